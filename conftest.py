@@ -1,0 +1,43 @@
+"""Session-wide test environment, set before anything is collected (including the stage
+notebooks that nbval runs in their own kernels, which inherit this environment).
+
+Every run gets a private SQLite store, runs folder and data folder under a temporary
+directory; a developer's `.env` is ignored.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+_SESSION_DIR: Path | None = None
+
+
+def pytest_configure(config) -> None:  # noqa: ANN001
+    global _SESSION_DIR
+    _SESSION_DIR = Path(tempfile.mkdtemp(prefix="marketintel-tests-"))
+    os.environ.update(
+        {
+            "MARKETINTEL_NO_DOTENV": "1",
+            "MARKETINTEL_DATABASE_URL": f"sqlite:///{_SESSION_DIR / 'session.db'}",
+            "MARKETINTEL_RUNS_DIR": str(_SESSION_DIR / "runs"),
+            "MARKETINTEL_DATA_DIR": str(_SESSION_DIR / "data"),
+            "MARKETINTEL_MODELS_DIR": str(_SESSION_DIR / "models"),
+            "MARKETINTEL_REPORTS_DIR": str(_SESSION_DIR / "reports"),
+        }
+    )
+    for key in ("MARKETINTEL_ADMIN_KEY", "MARKETINTEL_MIGRATION_DATABASE_URL"):
+        os.environ.pop(key, None)
+    # The stage notebooks run against this store, so it must be current before they start.
+    from store.engine import build_engine
+    from store.migrations import upgrade
+
+    engine = build_engine(os.environ["MARKETINTEL_DATABASE_URL"])
+    upgrade(engine)
+    engine.dispose()
+
+
+def pytest_unconfigure(config) -> None:  # noqa: ANN001
+    if _SESSION_DIR is not None:
+        shutil.rmtree(_SESSION_DIR, ignore_errors=True)

@@ -1,0 +1,1 @@
+"""Vocabulary shared by every package: settings, the exchange clock, errors and logging."""

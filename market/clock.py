@@ -1,0 +1,148 @@
+"""Exchange time and the trading calendar.
+
+The exchange keeps America/Jamaica time (UTC-5 all year, no daylight saving). A trading
+day is a weekday that is not a Jamaican public holiday, as published by the `holidays`
+package for country `JM` (observed dates included: Labour Day on a Saturday closes the
+following Monday). Extra closures (a special market holiday) can be added per calendar.
+
+Stored timestamps are UTC; `exchange_iso()` renders one as ISO 8601 without offset in
+exchange time, the format the API uses where the spec asks for it.
+"""
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta, timezone
+from functools import lru_cache
+from typing import Iterable, Iterator
+from zoneinfo import ZoneInfo
+
+import holidays
+
+from market.errors import InvalidInputError
+
+EXCHANGE_TZ = ZoneInfo("America/Jamaica")
+MARKET_CLOSE = time(16, 0)  # end-of-day data is final from here on (T0)
+
+
+class TradingCalendar:
+    """Weekdays minus Jamaican public holidays, minus any extra closures given."""
+
+    def __init__(self, extra_closures: Iterable[date] = ()) -> None:
+        self._extra = frozenset(extra_closures)
+        self._holidays = holidays.country_holidays("JM")  # fills years lazily on lookup
+
+    def holiday_name(self, day: date) -> str | None:
+        if day in self._extra:
+            return "Exchange closure"
+        return self._holidays.get(day)
+
+    def is_trading_day(self, day: date) -> bool:
+        return day.weekday() < 5 and self.holiday_name(day) is None
+
+    def closed_reason(self, day: date) -> str | None:
+        """Why the exchange is closed on `day`, or None when it trades."""
+        if day.weekday() >= 5:
+            return f"{day.isoformat()} is a {day.strftime('%A')}"
+        name = self.holiday_name(day)
+        return f"{day.isoformat()} is a public holiday ({name})" if name else None
+
+    def next_trading_day(self, day: date) -> date:
+        """The first trading day strictly after `day`."""
+        candidate = day + timedelta(days=1)
+        while not self.is_trading_day(candidate):
+            candidate += timedelta(days=1)
+        return candidate
+
+    def previous_trading_day(self, day: date) -> date:
+        """The last trading day strictly before `day`."""
+        candidate = day - timedelta(days=1)
+        while not self.is_trading_day(candidate):
+            candidate -= timedelta(days=1)
+        return candidate
+
+    def trading_days(self, start: date, end: date) -> list[date]:
+        """Trading days from `start` to `end`, both included."""
+        return list(self._iter_trading_days(start, end))
+
+    def trading_days_between(self, start: date, end: date) -> int:
+        """How many trading days lie after `start` up to and including `end`.
+
+        Consecutive trading days are 1 apart, a Friday and the next Monday too; the
+        result is negative when `end` is before `start`, so it reads as a signed distance.
+        """
+        if end < start:
+            return -self.trading_days_between(end, start)
+        return sum(1 for _ in self._iter_trading_days(start + timedelta(days=1), end))
+
+    def add_trading_days(self, day: date, count: int) -> date:
+        """The trading day `count` trading days after (or before, if negative) `day`."""
+        step = self.next_trading_day if count >= 0 else self.previous_trading_day
+        for _ in range(abs(count)):
+            day = step(day)
+        return day
+
+    def latest_trading_day(self, day: date) -> date:
+        """`day` itself if the exchange trades then, else the trading day before it."""
+        return day if self.is_trading_day(day) else self.previous_trading_day(day)
+
+    def _iter_trading_days(self, start: date, end: date) -> Iterator[date]:
+        day = start
+        while day <= end:
+            if self.is_trading_day(day):
+                yield day
+            day += timedelta(days=1)
+
+
+@lru_cache(maxsize=1)
+def default_calendar() -> TradingCalendar:
+    return TradingCalendar()
+
+
+def latest_closed_trading_day(moment: datetime, calendar: TradingCalendar | None = None) -> date:
+    """The most recent trading day whose 16:00 close has passed at `moment`."""
+    calendar = calendar or default_calendar()
+    local = moment.astimezone(EXCHANGE_TZ)
+    day = local.date()
+    if calendar.is_trading_day(day) and local.time() >= MARKET_CLOSE:
+        return day
+    return calendar.previous_trading_day(day)
+
+
+def exchange_now() -> datetime:
+    return datetime.now(EXCHANGE_TZ)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def exchange_date(moment: datetime) -> date:
+    """The calendar date on the exchange's wall clock at `moment` (aware datetimes only)."""
+    if moment.tzinfo is None:
+        raise InvalidInputError("a naive datetime has no place on the exchange clock; give a timezone")
+    return moment.astimezone(EXCHANGE_TZ).date()
+
+
+def session_close_utc(day: date) -> datetime:
+    """The 16:00 exchange-time close of `day`, as a UTC instant."""
+    return datetime.combine(day, MARKET_CLOSE, tzinfo=EXCHANGE_TZ).astimezone(timezone.utc)
+
+
+def exchange_iso(moment: datetime) -> str:
+    """ISO 8601 in exchange time without offset, e.g. '2026-11-20T16:05:00'."""
+    return exchange_date_time(moment).isoformat(timespec="seconds")
+
+
+def exchange_date_time(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)  # stored timestamps are UTC
+    return moment.astimezone(EXCHANGE_TZ).replace(tzinfo=None)
+
+
+def parse_trading_date(text: str) -> date:
+    """Parse YYYY-MM-DD strictly; anything else is an InvalidInputError naming the value."""
+    try:
+        if len(text) != 10:
+            raise ValueError
+        return date.fromisoformat(text)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"'{text}' is not a date in YYYY-MM-DD form") from None

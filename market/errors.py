@@ -1,0 +1,71 @@
+"""Domain errors. Services raise these; only `api/` and the CLI translate them.
+
+Each class names the kind of failure, never an HTTP status: the API maps classes to
+statuses in one place (`api/problems.py`), the CLI prints `str(error)` on one line.
+"""
+from __future__ import annotations
+
+
+class MarketIntelError(Exception):
+    """Base of every error the service raises on purpose."""
+
+    title = "Market intelligence error"
+
+    def __init__(self, detail: str, **context: object) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.context = context
+
+
+class ConfigurationError(MarketIntelError):
+    """A setting is missing or malformed; the process cannot start."""
+
+    title = "Configuration error"
+
+
+class InvalidInputError(MarketIntelError):
+    """The caller sent something the service cannot accept (bad date, unknown stage, ...)."""
+
+    title = "Invalid input"
+
+
+class NotFoundError(MarketIntelError):
+    title = "Not found"
+
+
+class ConflictError(MarketIntelError):
+    """The request is valid but the current state forbids it (e.g. suggestion not pending)."""
+
+    title = "Conflict"
+
+
+class NotReadyError(MarketIntelError):
+    """The data the request needs has not been produced yet (e.g. today's delivery)."""
+
+    title = "Not ready"
+
+
+class AuthenticationError(MarketIntelError):
+    title = "Unauthorized"
+
+
+class PermissionDeniedError(MarketIntelError):
+    title = "Forbidden"
+
+
+class SchemaNotReadyError(NotReadyError):
+    """The database has migrations that are not applied yet."""
+
+    title = "Database schema not up to date"
+
+
+class MigrationError(MarketIntelError):
+    """A migration failed or an applied migration file was edited afterwards."""
+
+    title = "Migration error"
+
+
+class StageFailedError(MarketIntelError):
+    """A pipeline stage failed; `detail` says which and why."""
+
+    title = "Stage failed"

@@ -1,0 +1,108 @@
+"""The one settings object. Every value comes from the environment (prefix `MARKETINTEL_`)
+or a `.env` file; nothing is read at import time: call `get_settings()`.
+
+Paths default to folders inside the project checkout (`var/`, `runs/`, `notebooks/`), so a
+fresh clone runs with no configuration at all.
+"""
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from market.errors import ConfigurationError
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+ADMIN_KEY_PATTERN = re.compile(r"^svc-admin-[0-9a-f]{32,}$")
+Tier = Literal["STANDARD", "PRO", "INSTITUTIONAL"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="MARKETINTEL_",
+        env_file=(PROJECT_ROOT / ".env", ".env"),
+        env_file_encoding="utf-8",
+        extra="ignore",
+    )
+
+    database_url: str = Field(
+        default=f"sqlite:///{PROJECT_ROOT / 'var' / 'marketintel.db'}",
+        description="SQLAlchemy URL of the store; SQLite file by default, postgresql://... in production.",
+    )
+    migration_database_url: str | None = Field(
+        default=None,
+        description="Owner connection used only by `marketintel db upgrade`; defaults to database_url.",
+    )
+    postgres_service_role: str | None = Field(
+        default="marketintel_app",
+        description="On Postgres every service connection runs SET ROLE to this role, which has no "
+        "UPDATE/DELETE/TRUNCATE; empty to connect as the login user unchanged.",
+    )
+    admin_key: SecretStr | None = Field(
+        default=None, description="Admin API key, `svc-admin-` followed by at least 32 hex digits."
+    )
+    key_pepper: SecretStr | None = Field(
+        default=None, description="Server-side secret for hashing client keys; defaults to the admin key."
+    )
+    data_dir: Path = Field(default=PROJECT_ROOT / "var" / "data", description="Raw snapshots, PDFs, imports.")
+    runs_dir: Path = Field(default=PROJECT_ROOT / "runs", description="Executed notebooks, runs/<date>/<stage>.ipynb.")
+    notebooks_dir: Path = Field(default=PROJECT_ROOT / "notebooks", description="Stage notebook templates.")
+    models_dir: Path = Field(default=PROJECT_ROOT / "var" / "models", description="Model artifacts (not in git).")
+    reports_dir: Path = Field(default=PROJECT_ROOT / "var" / "reports", description="Generated PDF reports.")
+    exchange_base_url: str = Field(default="http://127.0.0.1:8765", description="Exchange website (or simulator).")
+    foundation_model: str = Field(
+        default="amazon/chronos-bolt-small", description="Chronos-Bolt hub id or local folder."
+    )
+    foundation_model_offline: bool = Field(default=True, description="Never download model weights.")
+    public_reports: bool = Field(default=False, description="PDF report endpoints need no API key.")
+    company_name: str = Field(default="Market Intelligence Service", description="Report header line.")
+    rate_limit_standard: int = Field(default=60, ge=1, description="Requests per minute, STANDARD keys.")
+    rate_limit_pro: int = Field(default=300, ge=1, description="Requests per minute, PRO keys.")
+    rate_limit_institutional: int = Field(default=1200, ge=1, description="Requests per minute, INSTITUTIONAL keys.")
+    stage_timeout_seconds: int = Field(default=1800, ge=1, description="Per-notebook execution limit.")
+    log_level: str = Field(default="INFO", description="Python logging level.")
+
+    @field_validator("database_url", "migration_database_url")
+    @classmethod
+    def _known_database(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("sqlite", "postgresql", "postgres://")):
+            raise ValueError("only sqlite:/// and postgresql:// URLs are supported")
+        return value
+
+    def checked_admin_key(self) -> str:
+        """The admin key, or a ConfigurationError that says exactly what to set."""
+        if self.admin_key is None or not self.admin_key.get_secret_value():
+            raise ConfigurationError(
+                "MARKETINTEL_ADMIN_KEY is not set; generate one with `marketintel keys new-admin` "
+                "and put it in the environment or .env"
+            )
+        if not ADMIN_KEY_PATTERN.match(self.admin_key.get_secret_value()):
+            raise ConfigurationError(
+                "MARKETINTEL_ADMIN_KEY is malformed: expected 'svc-admin-' followed by at least 32 "
+                "lowercase hex digits"
+            )
+        return self.admin_key.get_secret_value()
+
+    def rate_limit_for(self, tier: Tier) -> int:
+        return {
+            "STANDARD": self.rate_limit_standard,
+            "PRO": self.rate_limit_pro,
+            "INSTITUTIONAL": self.rate_limit_institutional,
+        }[tier]
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings; tests call `get_settings.cache_clear()` after changing env.
+
+    MARKETINTEL_NO_DOTENV=1 ignores `.env` files (the test suite sets it, so a developer's
+    own .env cannot change what the tests see).
+    """
+    if os.environ.get("MARKETINTEL_NO_DOTENV") == "1":
+        return Settings(_env_file=None)
+    return Settings()

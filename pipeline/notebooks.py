@@ -1,0 +1,58 @@
+"""Runs a stage through its papermill notebook: `notebooks/<stage>.ipynb` in, the executed
+copy out at `runs/<trading-date>/<stage>.ipynb` for reviewers.
+
+The notebook reads settings from the environment like every other process (so a database
+URL with a password never lands in an output notebook); the only parameters are the
+trading date and who triggered the run.
+"""
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from market.clock import parse_trading_date
+from market.errors import ConfigurationError, StageFailedError
+from market.settings import Settings, get_settings
+from pipeline.registry import get_stage
+
+
+def notebook_paths(stage_name: str, trading_date: date, settings: Settings) -> tuple[Path, Path]:
+    stage = get_stage(stage_name)
+    source = settings.notebooks_dir / f"{stage.name}.ipynb"
+    output = settings.runs_dir / trading_date.isoformat() / f"{stage.name}.ipynb"
+    return source, output
+
+
+def run_stage_notebook(
+    stage_name: str,
+    trading_date: date | str,
+    *,
+    settings: Settings | None = None,
+    trigger: str = "notebook",
+) -> Path:
+    """Execute the stage's notebook for the date; return the output notebook's path."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    settings = settings or get_settings()
+    day = parse_trading_date(trading_date) if isinstance(trading_date, str) else trading_date
+    source, output = notebook_paths(stage_name, day, settings)
+    if not source.is_file():
+        raise ConfigurationError(f"stage notebook {source} does not exist")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        papermill.execute_notebook(
+            str(source),
+            str(output),
+            parameters={"run_date": day.isoformat(), "trigger": trigger},
+            kernel_name="python3",
+            progress_bar=False,
+            execution_timeout=settings.stage_timeout_seconds,
+            cwd=str(source.parent),
+        )
+    except PapermillExecutionError as exc:
+        raise StageFailedError(
+            f"stage notebook '{stage_name}' for {day.isoformat()} failed ({exc.ename}: {exc.evalue}); "
+            f"see {output}"
+        ) from exc
+    return output

@@ -1,0 +1,44 @@
+"""What a stage is: a named function of a `StageContext` that returns a `StageOutcome`."""
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, Callable
+
+from sqlalchemy import Connection, Engine
+
+from market.clock import TradingCalendar
+from market.settings import Settings
+from store.transactions import write_transaction
+
+
+@dataclass(frozen=True)
+class StageContext:
+    stage: str
+    trading_date: date
+    run_id: str
+    settings: Settings
+    engine: Engine
+    calendar: TradingCalendar
+
+    def transaction(self) -> AbstractContextManager[Connection]:
+        """The one write transaction of this stage for this date: all or nothing."""
+        return write_transaction(self.engine, f"stage:{self.stage}:{self.trading_date.isoformat()}")
+
+
+@dataclass
+class StageOutcome:
+    """What a stage reports: a small summary (numbers and short text) and named tables
+    (lists of rows) for notebooks and the CLI to show."""
+
+    summary: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    run: Callable[[StageContext], StageOutcome]
+    description: str
+    trading_days_only: bool = True  # False: runs on any calendar day (e.g. health)

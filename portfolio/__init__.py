@@ -1,0 +1,2 @@
+"""Money logic: liquidity rails, the autonomous AI executor, user portfolios, suggestions
+and the backtest."""

@@ -1,0 +1,1 @@
+"""The two PDF reports: Quant Briefing and Compliance Report."""

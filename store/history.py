@@ -1,0 +1,171 @@
+"""Append-only writes and point-in-time reads over the history tables.
+
+A history table's natural key (`table.info["key"]`) identifies one thing (an instrument,
+a day's price of an instrument, a suggestion's state). Its rows are versions of that
+thing; the current version is the one with the latest `recorded_at` (ties broken by
+`id`), and the version "as known at T" is the latest one recorded at or before T.
+
+`append_history` is how every stage writes: it compares each new row with the current
+version of its key and inserts only what differs, so re-running a stage for a date with
+the same content inserts nothing, while a correction becomes a new version.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Iterable, Mapping, Sequence
+
+from sqlalchemy import Connection, Date, Select, Table, func, select, tuple_
+from sqlalchemy.sql.elements import ColumnElement
+
+from market.clock import utc_now
+from market.errors import InvalidInputError
+from store.types import Money, UTCDateTime, as_utc
+
+_BOOKKEEPING = ("id", "recorded_at")
+_KEYS_PER_QUERY = 400
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    table: str
+    inserted: int
+    unchanged: int
+
+
+def append_history(
+    conn: Connection,
+    table: Table,
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    recorded_at: datetime | None = None,
+) -> AppendResult:
+    """Insert each row whose content differs from the current version of its key."""
+    prepared = [normalise_row(table, row) for row in rows]
+    key_names = table.info["key"]
+    by_key: dict[tuple, dict] = {}
+    for row in prepared:
+        key = tuple(row[k] for k in key_names)
+        if key in by_key:
+            raise InvalidInputError(f"{table.name}: two rows for the same key {dict(zip(key_names, key))}")
+        by_key[key] = row
+    current = {
+        tuple(row[k] for k in key_names): row for row in _current_for_keys(conn, table, list(by_key))
+    }
+    changed = [row for key, row in by_key.items() if not _same_content(table, current.get(key), row)]
+    if changed:
+        stamp = recorded_at or utc_now()
+        conn.execute(table.insert(), [{**row, "recorded_at": stamp} for row in changed])
+    return AppendResult(table.name, inserted=len(changed), unchanged=len(prepared) - len(changed))
+
+
+def current_query(
+    table: Table,
+    *,
+    as_of: datetime | None = None,
+    where: Sequence[ColumnElement[bool]] = (),
+) -> Select:
+    """SELECT of the latest version per natural key, optionally as known at `as_of`.
+
+    `where` filters the versions before the latest is picked (use it for the natural key
+    or a date range; a filter on a non-key column would pick the latest matching version).
+    """
+    key_columns = [table.c[name] for name in table.info["key"]]
+    rank = func.row_number().over(
+        partition_by=key_columns, order_by=(table.c.recorded_at.desc(), table.c.id.desc())
+    ).label("version_rank")
+    versions = select(table, rank)
+    if as_of is not None:
+        versions = versions.where(table.c.recorded_at <= as_utc(as_of))
+    for clause in where:
+        versions = versions.where(clause)
+    ranked = versions.subquery()
+    return select(*[ranked.c[c.name] for c in table.c]).where(ranked.c.version_rank == 1)
+
+
+def current_rows(
+    conn: Connection,
+    table: Table,
+    *,
+    as_of: datetime | None = None,
+    where: Sequence[ColumnElement[bool]] = (),
+) -> list[dict[str, Any]]:
+    return [dict(r._mapping) for r in conn.execute(current_query(table, as_of=as_of, where=where))]
+
+
+def row_counts(conn: Connection, tables: Iterable[Table]) -> dict[str, int]:
+    return {t.name: conn.execute(select(func.count()).select_from(t)).scalar_one() for t in tables}
+
+
+def normalise_row(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
+    """Complete a row with column defaults and coerce values to the column's Python type."""
+    unknown = set(row) - set(table.c.keys())
+    if unknown:
+        raise InvalidInputError(f"{table.name}: unknown columns {sorted(unknown)}")
+    written = [c for c in table.c if c.name not in _BOOKKEEPING]
+    result: dict[str, Any] = {}
+    for column in written:
+        if column.name in row:
+            value = row[column.name]
+        elif column.default is not None:
+            default = column.default
+            value = default.arg(None) if default.is_callable else default.arg
+        else:
+            value = None
+        value = _coerce(column.type, value)
+        if value is None and not column.nullable:
+            raise InvalidInputError(f"{table.name}.{column.name} is required")
+        result[column.name] = value
+    return result
+
+
+def _coerce(column_type: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None  # SQLite cannot keep NaN; "missing" means the same on both databases
+    if isinstance(column_type, Date) and isinstance(value, str):
+        return date.fromisoformat(value)
+    if isinstance(column_type, Date) and isinstance(value, datetime):
+        raise InvalidInputError(f"expected a date, got the datetime {value.isoformat()}")
+    if isinstance(column_type, Money):
+        return Decimal(str(value)).quantize(Decimal("0.000001"))
+    if isinstance(column_type, UTCDateTime):
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value)
+        if value.tzinfo is None:
+            raise InvalidInputError(f"naive datetime {value.isoformat()}: give a timezone")
+        return as_utc(value)
+    return value
+
+
+def _same_content(table: Table, stored: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    if stored is None:
+        return False
+    return all(_comparable(stored.get(name)) == _comparable(value) for name, value in new.items())
+
+
+def _comparable(value: Any) -> Any:
+    # Numbers compare across int/float/Decimal as Python does (10 == 10.0 == Decimal("10.000000"));
+    # JSON documents compare by content, whatever the key order they were stored in.
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, sort_keys=True, default=str)
+    return value
+
+
+def _current_for_keys(conn: Connection, table: Table, keys: list[tuple]) -> list[dict[str, Any]]:
+    if not keys:
+        return []
+    key_columns = [table.c[name] for name in table.info["key"]]
+    found: list[dict[str, Any]] = []
+    for start in range(0, len(keys), _KEYS_PER_QUERY):
+        chunk = keys[start:start + _KEYS_PER_QUERY]
+        if len(key_columns) == 1:
+            condition = key_columns[0].in_([k[0] for k in chunk])
+        else:
+            condition = tuple_(*key_columns).in_(chunk)
+        found.extend(current_rows(conn, table, where=[condition]))
+    return found

@@ -1,0 +1,86 @@
+"""Fixtures for real databases.
+
+Postgres tests use the server on 127.0.0.1:5432 (user postgres, trust auth) and create
+and drop their own database. Under CI=true a missing server fails the run; elsewhere
+those tests skip with the reason printed.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from market.settings import Settings, get_settings
+from store.engine import build_engine, dispose_engines
+from store.migrations import upgrade
+
+PG_ADMIN_URL = os.environ.get("MARKETINTEL_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+ADMIN_KEY = "svc-admin-" + "0123456789abcdef" * 2
+
+
+def _postgres_unavailable() -> str | None:
+    import psycopg
+
+    try:
+        with psycopg.connect(PG_ADMIN_URL, connect_timeout=3):
+            return None
+    except Exception as exc:  # noqa: BLE001 - any failure means "no server for us"
+        return f"no Postgres server at {PG_ADMIN_URL}: {str(exc).strip().splitlines()[0]}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    reason = _postgres_unavailable()
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true requires Postgres: {reason}")
+        pytest.skip(reason)
+    return PG_ADMIN_URL
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A fresh, empty database on the test server, dropped afterwards."""
+    import psycopg
+
+    name = f"marketintel_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield postgres_server.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        dispose_engines()
+        with psycopg.connect(postgres_server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database of each supported kind, one test run per kind."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
+    """Settings for an upgraded, empty store, also exported to the environment so that
+    notebooks and subprocesses started by the test see the same store."""
+    env = {
+        "MARKETINTEL_DATABASE_URL": database_url,
+        "MARKETINTEL_RUNS_DIR": str(tmp_path / "runs"),
+        "MARKETINTEL_DATA_DIR": str(tmp_path / "data"),
+        "MARKETINTEL_MODELS_DIR": str(tmp_path / "models"),
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    get_settings.cache_clear()
+    engine = build_engine(database_url)
+    upgrade(engine)
+    engine.dispose()
+    yield get_settings()
+    get_settings.cache_clear()
+    dispose_engines()
