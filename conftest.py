@@ -25,6 +25,10 @@ def pytest_configure(config) -> None:  # noqa: ANN001
             "MARKETINTEL_DATA_DIR": str(_SESSION_DIR / "data"),
             "MARKETINTEL_MODELS_DIR": str(_SESSION_DIR / "models"),
             "MARKETINTEL_REPORTS_DIR": str(_SESSION_DIR / "reports"),
+            # Airflow keeps its own metadata database and config here, never in ~/airflow.
+            "AIRFLOW_HOME": str(_SESSION_DIR / "airflow"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(Path(__file__).resolve().parent / "dags"),
         }
     )
     for key in ("MARKETINTEL_ADMIN_KEY", "MARKETINTEL_MIGRATION_DATABASE_URL"):

@@ -46,9 +46,6 @@ class Settings(BaseSettings):
     admin_key: SecretStr | None = Field(
         default=None, description="Admin API key, `svc-admin-` followed by at least 32 hex digits."
     )
-    key_pepper: SecretStr | None = Field(
-        default=None, description="Server-side secret for hashing client keys; defaults to the admin key."
-    )
     data_dir: Path = Field(default=PROJECT_ROOT / "var" / "data", description="Raw snapshots, PDFs, imports.")
     runs_dir: Path = Field(default=PROJECT_ROOT / "runs", description="Executed notebooks, runs/<date>/<stage>.ipynb.")
     notebooks_dir: Path = Field(default=PROJECT_ROOT / "notebooks", description="Stage notebook templates.")

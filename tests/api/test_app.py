@@ -1,0 +1,60 @@
+"""API start-up rules and the error format, over real HTTP on loopback."""
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from api.app import create_app
+from market.errors import ConfigurationError
+from market.settings import Settings
+from tests.conftest import ADMIN_KEY
+from tests.live_server import serve
+
+
+def test_no_admin_key_no_app(settings: Settings) -> None:
+    with pytest.raises(ConfigurationError, match="MARKETINTEL_ADMIN_KEY is not set"):
+        create_app(settings)
+
+
+def test_malformed_admin_key_no_app(settings: Settings) -> None:
+    with pytest.raises(ConfigurationError, match="malformed"):
+        create_app(settings.model_copy(update={"admin_key": SecretStr("svc-admin-123")}))
+
+
+def test_uvicorn_refuses_to_start_without_a_key(settings: Settings) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--port", "0"],
+        capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[2],
+    )
+    assert result.returncode != 0
+    assert "MARKETINTEL_ADMIN_KEY is not set" in result.stderr
+
+
+def test_healthz_answers_without_a_key(settings: Settings) -> None:
+    app = create_app(settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)}))
+    with serve(app) as base:
+        response = httpx.get(f"{base}/healthz")
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "ok",
+        "database": "sqlite" if settings.database_url.startswith("sqlite") else "postgresql",
+        "schema_current": True,
+    }
+    assert response.headers["X-Request-ID"]
+
+
+def test_unknown_paths_and_methods_are_problem_json(settings: Settings) -> None:
+    app = create_app(settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)}))
+    with serve(app) as base:
+        missing = httpx.get(f"{base}/api/nothing-here", headers={"X-Request-ID": "req-42"})
+        wrong_method = httpx.post(f"{base}/healthz")
+    assert missing.status_code == 404
+    assert missing.headers["content-type"] == "application/problem+json"
+    body = missing.json()
+    assert body["status"] == 404 and body["title"] == "Not Found" and body["instance"] == "/api/nothing-here"
+    assert body["request_id"] == "req-42"
+    assert wrong_method.status_code == 405
+    assert wrong_method.json()["type"] == "about:blank"

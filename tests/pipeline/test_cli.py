@@ -1,0 +1,78 @@
+"""The installed `marketintel` entry point, run as a user would run it."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from market.settings import Settings
+
+MARKETINTEL = str(Path(sys.executable).parent / "marketintel")
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([MARKETINTEL, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_db_upgrade_is_idempotent_and_status_lists_versions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MARKETINTEL_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    first = cli("db", "upgrade")
+    assert first.returncode == 0, first.stderr
+    assert "applied 0001_core_schema" in first.stdout and "applied 0002_append_only" in first.stdout
+    second = cli("db", "upgrade")
+    assert second.stdout.strip() == "schema is up to date; nothing to apply"
+    status = cli("db", "status")
+    assert re.search(r"^0001\s+core_schema\s+applied\s+\d{4}-", status.stdout, re.M)
+    assert re.search(r"^0002\s+append_only\s+applied", status.stdout, re.M)
+
+
+def test_db_status_hides_the_database_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MARKETINTEL_DATABASE_URL", "postgresql://svc:s3cret-pw@127.0.0.1:1/none")
+    result = cli("db", "status")
+    assert "s3cret-pw" not in result.stdout + result.stderr
+
+
+def test_stage_run_prints_the_summary(settings: Settings) -> None:
+    result = cli("stage", "run", "health", "--date", "2026-11-20")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("stage health for 2026-11-20: SUCCEEDED")
+    summary = json.loads(result.stdout.split("\n", 1)[1])
+    assert summary["healthy"] is True
+
+
+def test_stage_run_through_the_notebook_prints_the_output_path(settings: Settings) -> None:
+    result = cli("stage", "run", "health", "--date", "2026-11-20", "--notebook")
+    assert result.returncode == 0, result.stderr
+    output = settings.runs_dir / "2026-11-20" / "health.ipynb"
+    assert f"output notebook: {output}" in result.stdout
+    assert output.is_file()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["stage", "run", "health", "--date", "2026-13-01"], "error: '2026-13-01' is not a date in YYYY-MM-DD form"),
+        (["stage", "run", "nope", "--date", "2026-11-20"], "error: unknown stage 'nope'; known stages: health"),
+        (["serve"], "error: MARKETINTEL_ADMIN_KEY is not set"),
+    ],
+)
+def test_bad_input_is_one_line_on_stderr_and_exit_1(settings: Settings, args: list[str], message: str) -> None:
+    result = cli(*args)
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith(message)
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_a_stage_against_an_unmigrated_store_names_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MARKETINTEL_DATABASE_URL", f"sqlite:///{tmp_path / 'fresh.db'}")
+    result = cli("stage", "run", "health", "--date", "2026-11-20")
+    assert result.returncode == 1
+    assert "run `marketintel db upgrade`" in result.stderr
+
+
+def test_new_admin_key_has_the_documented_form() -> None:
+    result = cli("keys", "new-admin")
+    assert re.fullmatch(r"svc-admin-[0-9a-f]{32}\n", result.stdout)

@@ -1,0 +1,113 @@
+"""The stage runner: one real stage (health), idempotent re-runs, failures that leave
+no partial writes, and the attempt log."""
+from datetime import date
+
+import pytest
+from sqlalchemy import func, select
+
+from market.errors import InvalidInputError, SchemaNotReadyError, StageFailedError
+from market.settings import Settings, get_settings
+from pipeline import registry
+from pipeline.runner import run_stage
+from pipeline.stage import Stage, StageContext, StageOutcome
+from store import tables
+from store.engine import service_engine
+from store.history import append_history, current_rows
+
+DAY = date(2026, 11, 20)
+
+
+def _count(settings: Settings, table) -> int:  # noqa: ANN001
+    with service_engine(settings).connect() as conn:
+        return conn.execute(select(func.count()).select_from(table)).scalar_one()
+
+
+def test_health_reports_a_healthy_store_and_records_its_checks(settings: Settings) -> None:
+    result = run_stage("health", DAY, settings=settings)
+    assert result.status == "SUCCEEDED"
+    assert result.summary["healthy"] is True
+    assert {row["check"] for row in result.tables["checks"]} == {
+        "database", "schema", "append_only", "calendar", "row_counts"
+    }
+    assert {"table": "eod_prices", "rows": 0} in result.tables["row_counts"]
+    with service_engine(settings).connect() as conn:
+        checks = {r["check_name"]: r for r in current_rows(conn, tables.health_checks)}
+    assert checks["calendar"]["detail"]["next_trading_day"] == "2026-11-23"
+    assert checks["append_only"]["detail"] == {"unguarded_tables": []}
+
+
+def test_rerunning_a_date_writes_no_duplicate_rows(settings: Settings) -> None:
+    run_stage("health", DAY, settings=settings)
+    after_first = _count(settings, tables.health_checks)
+    run_stage("health", DAY, settings=settings)
+    assert _count(settings, tables.health_checks) == after_first == 5
+    assert _count(settings, tables.stage_runs) == 4  # STARTED + SUCCEEDED, twice
+
+
+def test_a_changed_store_becomes_a_new_version_of_one_check(settings: Settings) -> None:
+    run_stage("health", DAY, settings=settings)
+    with service_engine(settings).begin() as conn:
+        append_history(conn, tables.instruments, [{"symbol": "GK", "name": "GraceKennedy", "board": "MAIN", "source": "t"}])
+    result = run_stage("health", DAY, settings=settings)
+    assert result.summary["health_rows_written"] == 1
+    assert _count(settings, tables.health_checks) == 6
+
+
+def test_the_attempt_log_names_trigger_and_outcome(settings: Settings) -> None:
+    result = run_stage("health", "2026-11-20", settings=settings, trigger="airflow")
+    with service_engine(settings).connect() as conn:
+        events = current_rows(conn, tables.stage_runs, where=[tables.stage_runs.c.run_id == result.run_id])
+    assert sorted(e["event"] for e in events) == ["STARTED", "SUCCEEDED"]
+    assert {e["trigger"] for e in events} == {"airflow"}
+
+
+def _failing_stage(ctx: StageContext) -> StageOutcome:
+    with ctx.transaction() as conn:
+        append_history(conn, tables.instruments, [{"symbol": "HALF", "name": "Half written", "board": "MAIN", "source": "t"}])
+        raise RuntimeError("exchange page truncated")
+
+
+def _weekday_stage(ctx: StageContext) -> StageOutcome:
+    return StageOutcome(summary={"ran_on": ctx.trading_date.isoformat()})
+
+
+@pytest.fixture
+def extra_stages(monkeypatch: pytest.MonkeyPatch) -> None:
+    stages = dict(registry.STAGES)
+    stages["explodes"] = Stage("explodes", _failing_stage, "fails after writing")
+    stages["weekday"] = Stage("weekday", _weekday_stage, "trading days only")
+    monkeypatch.setattr(registry, "STAGES", stages)
+
+
+def test_a_failed_stage_leaves_no_partial_day_and_says_why(settings: Settings, extra_stages: None) -> None:
+    with pytest.raises(StageFailedError, match="stage 'explodes' for 2026-11-20 failed: RuntimeError: exchange page truncated"):
+        run_stage("explodes", DAY, settings=settings)
+    assert _count(settings, tables.instruments) == 0
+    with service_engine(settings).connect() as conn:
+        failed = current_rows(conn, tables.stage_runs, where=[tables.stage_runs.c.event == "FAILED"])
+    assert failed[0]["detail"]["error"] == "RuntimeError: exchange page truncated"
+
+
+def test_trading_day_stages_skip_holidays_with_the_reason(settings: Settings, extra_stages: None) -> None:
+    skipped = run_stage("weekday", date(2026, 4, 3), settings=settings)
+    assert skipped.status == "SKIPPED"
+    assert skipped.summary["skipped_reason"] == "2026-04-03 is a public holiday (Good Friday)"
+    assert run_stage("weekday", DAY, settings=settings).summary == {"ran_on": "2026-11-20"}
+    assert run_stage("health", date(2026, 4, 3), settings=settings).status == "SUCCEEDED"
+
+
+def test_unknown_stage_and_bad_date_are_clear_errors(settings: Settings) -> None:
+    with pytest.raises(InvalidInputError, match="unknown stage 'nope'; known stages: health"):
+        run_stage("nope", DAY, settings=settings)
+    with pytest.raises(InvalidInputError, match="YYYY-MM-DD"):
+        run_stage("health", "20/11/2026", settings=settings)
+
+
+def test_a_store_that_was_never_upgraded_is_refused(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("MARKETINTEL_DATABASE_URL", f"sqlite:///{tmp_path / 'empty.db'}")
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(SchemaNotReadyError, match="run `marketintel db upgrade`"):
+            run_stage("health", DAY)
+    finally:
+        get_settings.cache_clear()
