@@ -1,7 +1,7 @@
 # make demo: set up, upgrade the embedded SQLite store, run the day's stages, then the API.
 # make test: set up, run the whole test suite.
 # DATE=YYYY-MM-DD picks the trading date (default: the latest closed trading day).
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
 export AIRFLOW_HOME ?= $(CURDIR)/var/airflow
