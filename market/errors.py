@@ -69,3 +69,27 @@ class StageFailedError(MarketIntelError):
     """A pipeline stage failed; `detail` says which and why."""
 
     title = "Stage failed"
+
+
+class SourceUnavailableError(NotReadyError):
+    """An outside source did not answer usefully after bounded retries."""
+
+    title = "Source unavailable"
+
+
+class NotPublishedError(NotReadyError):
+    """The source says the requested day is not published yet (a late day)."""
+
+    title = "Not published yet"
+
+
+class IncompletePageError(SourceUnavailableError):
+    """A page arrived cut short or without a section it must have."""
+
+    title = "Incomplete page"
+
+
+class DeliveryRejectedError(InvalidInputError):
+    """A day's data failed validation; nothing of it was stored."""
+
+    title = "Delivery rejected"

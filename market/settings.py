@@ -52,6 +52,14 @@ class Settings(BaseSettings):
     models_dir: Path = Field(default=PROJECT_ROOT / "var" / "models", description="Model artifacts (not in git).")
     reports_dir: Path = Field(default=PROJECT_ROOT / "var" / "reports", description="Generated PDF reports.")
     exchange_base_url: str = Field(default="http://127.0.0.1:8765", description="Exchange website (or simulator).")
+    exchange_timeout_seconds: float = Field(default=10.0, gt=0, description="Per-request timeout for the exchange.")
+    exchange_retries: int = Field(default=3, ge=0, description="Retries of a transient exchange failure.")
+    exchange_backoff_seconds: float = Field(default=0.5, ge=0, description="First retry delay; doubles each retry.")
+    simulator_seed: int = Field(default=7, description="Seed of the built-in exchange simulator.")
+    simulator_instruments: int = Field(default=60, ge=60, description="Instruments the simulator lists.")
+    price_band: float = Field(
+        default=0.5, gt=0, description="Largest accepted close-to-previous-close move (0.5 = 50%) without a split notice."
+    )
     foundation_model: str = Field(
         default="amazon/chronos-bolt-small", description="Chronos-Bolt hub id or local folder."
     )

@@ -17,7 +17,9 @@ app = typer.Typer(help="Market intelligence service for a small stock exchange."
 db_app = typer.Typer(help="The database: apply migrations, show their state.", no_args_is_help=True)
 stage_app = typer.Typer(help="Run the stages of the trading day.", no_args_is_help=True)
 keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
+exchange_app = typer.Typer(help="The built-in exchange simulator.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
+app.add_typer(exchange_app, name="exchange")
 app.add_typer(stage_app, name="stage")
 app.add_typer(keys_app, name="keys")
 
@@ -104,6 +106,102 @@ def stage_run(
     result = run_stage(name, date, trigger="cli")
     typer.echo(f"stage {name} for {date}: {result.status}")
     typer.echo(json.dumps(result.summary, indent=2, default=str))
+
+
+def _default_date(date: Optional[str]) -> str:
+    from market.clock import exchange_now, latest_closed_trading_day
+
+    return date or latest_closed_trading_day(exchange_now()).isoformat()
+
+
+@app.command("scrape")
+@one_line_errors
+def scrape(
+    date: Optional[str] = typer.Option(None, "--date", help="Trading date; default: the latest closed trading day."),
+) -> None:
+    """T0: fetch, validate and store one day from the exchange (MARKETINTEL_EXCHANGE_BASE_URL)."""
+    from pipeline.runner import run_stage
+
+    day = _default_date(date)
+    result = run_stage("t0_scrape", day, trigger="cli")
+    typer.echo(f"t0_scrape for {day}: {result.status}")
+    typer.echo(json.dumps(result.summary, indent=2, default=str))
+
+
+@app.command("backfill")
+@one_line_errors
+def backfill(
+    days: int = typer.Option(..., "--days", min=1, help="How many simulated trading days to deliver."),
+    end: Optional[str] = typer.Option(None, "--end", help="Last day (YYYY-MM-DD); default: the latest closed trading day."),
+) -> None:
+    """Deliver simulated history through the T0 code path (no server needed)."""
+    from market.clock import parse_trading_date
+    from ingest.simulator.backfill import backfill as run_backfill
+    from store.engine import service_engine
+
+    settings = get_settings()
+    reports = run_backfill(service_engine(settings), settings, days, parse_trading_date(_default_date(end)))
+    inserted = sum(r.inserted.get("eod_prices", 0) for r in reports)
+    typer.echo(f"delivered {len(reports)} simulated days ({reports[0].trading_date} to {reports[-1].trading_date}); "
+               f"{inserted} price rows inserted")
+
+
+@app.command("import")
+@one_line_errors
+def import_files(
+    path: str = typer.Argument(..., help="A CSV file or a folder of them."),
+    format: str = typer.Option("auto", "--format", help="auto, nse-daily, nse-company or ohlcv."),
+    currency: Optional[str] = typer.Option(None, help="Currency of the prices; default KES for NSE files, else JMD."),
+) -> None:
+    """Import historical end-of-day files; bad rows are listed with file and line."""
+    from pathlib import Path
+
+    from ingest.importers import import_path
+    from ingest.importers.files import detect_format
+    from store.engine import service_engine
+
+    fmt = detect_format(Path(path)) if format == "auto" else format
+    report = import_path(service_engine(get_settings()), Path(path), fmt,
+                         currency=currency or ("KES" if fmt.startswith("nse") else "JMD"))
+    typer.echo(f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
+               f"{report.instruments} instruments ({report.instruments_inserted} new or changed)")
+    if report.lacks:
+        typer.echo(f"the source lacks: {', '.join(report.lacks)} (stored as missing, never invented)")
+    for bad in report.bad_rows[:20]:
+        typer.echo(f"bad row: {bad}")
+    if len(report.bad_rows) > 20:
+        typer.echo(f"... and {len(report.bad_rows) - 20} more bad rows")
+
+
+@exchange_app.command("serve")
+@one_line_errors
+def exchange_serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
+    port: int = typer.Option(8765, help="TCP port."),
+    news_signal: float = typer.Option(1.0, help="How strongly news tone moves the next day's return (0: not at all)."),
+) -> None:
+    """Serve the simulated exchange website (seed and size from settings)."""
+    import uvicorn
+
+    from ingest.simulator.backfill import simulator_for
+    from ingest.simulator.site import SimulatorSite
+
+    site = SimulatorSite(simulator_for(get_settings(), news_signal=news_signal), base_url=f"http://{host}:{port}")
+    typer.echo(f"simulated exchange on http://{host}:{port} (trade quotes: /market/trade-quotes?date=YYYY-MM-DD)")
+    uvicorn.run(site.asgi_app(), host=host, port=port, log_level="warning")
+
+
+@app.command("demo")
+@one_line_errors
+def demo(
+    days: int = typer.Option(260, "--days", min=1, help="Simulated history to backfill first."),
+) -> None:
+    """The whole simulated day on the embedded store: backfill, then T0 over real HTTP
+    from the simulator and T1's stages through their notebooks."""
+    from pipeline.demo import run_demo
+
+    for line in run_demo(get_settings(), days):
+        typer.echo(line)
 
 
 @keys_app.command("new-admin")

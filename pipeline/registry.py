@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from market.errors import InvalidInputError
 from pipeline.health import HEALTH
+from pipeline.preflight import PREFLIGHT
 from pipeline.stage import Stage
+from pipeline.t0 import T0_SCRAPE
 
-STAGES: dict[str, Stage] = {stage.name: stage for stage in [HEALTH]}
+STAGES: dict[str, Stage] = {stage.name: stage for stage in [HEALTH, T0_SCRAPE, PREFLIGHT]}
 
 
 def get_stage(name: str) -> Stage:

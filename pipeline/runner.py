@@ -37,10 +37,12 @@ class StageResult:
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def frame(self, name: str):  # noqa: ANN201 - pandas is imported lazily
-        """One of the stage's tables as a pandas DataFrame, for notebooks."""
+        """One of the stage's tables as a pandas DataFrame, for notebooks; an empty table
+        reads '(none)' rather than pandas' bare 'Empty DataFrame'."""
         import pandas as pd
 
-        return pd.DataFrame(self.tables.get(name, []))
+        rows = self.tables.get(name, [])
+        return pd.DataFrame(rows) if rows else pd.DataFrame({name: ["(none)"]})
 
     def to_json(self) -> str:
         return json.dumps(

@@ -42,8 +42,14 @@ def append_history(
     rows: Iterable[Mapping[str, Any]],
     *,
     recorded_at: datetime | None = None,
+    scope: Sequence[ColumnElement[bool]] | None = None,
 ) -> AppendResult:
-    """Insert each row whose content differs from the current version of its key."""
+    """Insert each row whose content differs from the current version of its key.
+
+    `scope` (optional) is a filter that covers every key in `rows`, for instance the date
+    range of a batch: the current versions are then read with one indexed query instead
+    of key lookups, which is much faster for large batches.
+    """
     prepared = [normalise_row(table, row) for row in rows]
     key_names = table.info["key"]
     by_key: dict[tuple, dict] = {}
@@ -52,9 +58,8 @@ def append_history(
         if key in by_key:
             raise InvalidInputError(f"{table.name}: two rows for the same key {dict(zip(key_names, key))}")
         by_key[key] = row
-    current = {
-        tuple(row[k] for k in key_names): row for row in _current_for_keys(conn, table, list(by_key))
-    }
+    stored = current_rows(conn, table, where=scope) if scope is not None else _current_for_keys(conn, table, list(by_key))
+    current = {tuple(row[k] for k in key_names): row for row in stored}
     changed = [row for key, row in by_key.items() if not _same_content(table, current.get(key), row)]
     if changed:
         stamp = recorded_at or utc_now()

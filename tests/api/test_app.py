@@ -11,7 +11,7 @@ from api.app import create_app
 from market.errors import ConfigurationError
 from market.settings import Settings
 from tests.conftest import ADMIN_KEY
-from tests.live_server import serve
+from pipeline.serving import serve_in_thread as serve
 
 
 def test_no_admin_key_no_app(settings: Settings) -> None:

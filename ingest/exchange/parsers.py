@@ -1,0 +1,151 @@
+"""Parsers for the exchange's pages. They read what is there and say precisely what is
+not: a cell that is not a number, a table shorter than its declared row count, a board
+that is missing. They never guess a value."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+from bs4 import BeautifulSoup
+
+from market.errors import IncompletePageError
+
+_NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
+BOARDS = ("MAIN", "JUNIOR")
+
+
+class CellError(ValueError):
+    pass
+
+
+def number(text: str) -> float | None:
+    """'1,234.50' -> 1234.5; '-' or '' -> None; anything else raises CellError."""
+    text = text.strip()
+    if text in {"-", ""}:
+        return None
+    if not _NUMBER.match(text):
+        raise CellError(f"'{text}' is not a number")
+    return float(text.replace(",", ""))
+
+
+def integer(text: str) -> int | None:
+    value = number(text)
+    if value is None:
+        return None
+    if value != int(value):
+        raise CellError(f"'{text.strip()}' is not a whole number")
+    return int(value)
+
+
+@dataclass
+class ParsedPage:
+    rows: list[dict] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # cells that could not be read: the day is refused
+    page_date: date | None = None
+
+
+_QUOTE_FIELDS = {
+    "Symbol": ("symbol", str), "Security": ("name", str), "Volume": ("volume", integer),
+    "Trades": ("trades", integer), "Open": ("open", number), "High": ("high", number), "Low": ("low", number),
+    "Close": ("close", number), "Prev Close": ("prev_close", number), "Change": ("change", number),
+    "Closing Bid": ("bid", number), "Closing Ask": ("ask", number), "Value (JMD)": ("value_traded", number),
+    "Status": ("status", str),
+}
+
+
+def parse_trade_quotes(html: str) -> tuple[ParsedPage, ParsedPage]:
+    """(quotes of every board, market notices). Raises IncompletePageError when the page
+    is cut short, a board is missing or a table holds fewer rows than it declares."""
+    if 'class="report-end"' not in html:
+        raise IncompletePageError("trade-quotes page is truncated (no end-of-report marker)")
+    soup = BeautifulSoup(html, "html.parser")
+    quotes = ParsedPage(page_date=_page_date(soup))
+    for board in BOARDS:
+        table = soup.find("table", attrs={"class": "quotes", "data-board": board})
+        if table is None:
+            raise IncompletePageError(f"trade-quotes page has no {board} board table")
+        rows = _table_rows(table, _QUOTE_FIELDS, quotes.errors, f"{board} board")
+        for row in rows:
+            row["board"] = board
+        quotes.rows.extend(rows)
+    notices_table = soup.find("table", attrs={"class": "notices"})
+    notices = ParsedPage(page_date=quotes.page_date)
+    if notices_table is not None:
+        fields = {"Symbol": ("symbol", str), "Notice": ("kind", str), "Amount": ("amount", number), "Detail": ("detail", str)}
+        notices.rows = _table_rows(notices_table, fields, notices.errors, "notices")
+    return quotes, notices
+
+
+def parse_fundamentals(html: str) -> ParsedPage:
+    return _single_table(html, "fundamentals", {
+        "Symbol": ("symbol", str), "Report Date": ("report_date", _iso_date), "Period End": ("period_end", _iso_date),
+        "EPS": ("eps", number), "Book Value per Share": ("book_value_per_share", number),
+        "Dividend Yield %": ("dividend_yield", number), "Shares Outstanding": ("shares_outstanding", integer),
+        "Market Cap (JMD)": ("market_cap", number),
+    })
+
+
+def parse_securities(html: str) -> ParsedPage:
+    return _single_table(html, "securities", {
+        "Symbol": ("symbol", str), "Security": ("name", str), "Board": ("board", str), "Sector": ("sector", str),
+        "Listed": ("listed_on", _iso_date), "Delisted": ("delisted_on", _iso_date), "Status": ("status", str),
+    })
+
+
+def _single_table(html: str, name: str, fields: dict) -> ParsedPage:
+    if 'class="report-end"' not in html:
+        raise IncompletePageError(f"{name} page is truncated (no end-of-report marker)")
+    soup = BeautifulSoup(html, "html.parser")
+    table = soup.find("table", attrs={"class": name})
+    if table is None:
+        raise IncompletePageError(f"{name} page has no {name} table")
+    page = ParsedPage()
+    page.rows = _table_rows(table, fields, page.errors, name)
+    return page
+
+
+def _table_rows(table, fields: dict, errors: list[str], label: str) -> list[dict]:  # noqa: ANN001
+    headers = [th.get_text(strip=True) for th in table.find("thead").find_all("th")]
+    missing = [h for h in fields if h not in headers]
+    if missing:
+        raise IncompletePageError(f"{label} table lacks columns {missing}")
+    body = table.find("tbody")
+    trs = body.find_all("tr") if body else []
+    declared = table.get("data-rows")
+    if declared is not None and int(declared) != len(trs):
+        raise IncompletePageError(f"{label} table declares {declared} rows but holds {len(trs)}")
+    rows = []
+    for line, tr in enumerate(trs, start=1):
+        cells = [td.get_text(strip=True) for td in tr.find_all("td")]
+        if len(cells) != len(headers):
+            errors.append(f"{label} row {line}: {len(cells)} cells, expected {len(headers)}")
+            continue
+        row, ok = {}, True
+        for header, text in zip(headers, cells):
+            if header not in fields:
+                continue
+            key, convert = fields[header]
+            try:
+                row[key] = convert(text) if convert is not str else text
+            except (CellError, ValueError) as exc:
+                errors.append(f"{label} row {line} ({cells[0]}), column '{header}': {exc}")
+                ok = False
+        if ok:
+            rows.append(row)
+    return rows
+
+
+def _iso_date(text: str) -> date | None:
+    text = text.strip()
+    if text in {"", "-"}:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise CellError(f"'{text}' is not a date") from None
+
+
+def _page_date(soup: BeautifulSoup) -> date | None:
+    marker = soup.find(attrs={"class": "trading-date"})
+    return _iso_date(marker["data-date"]) if marker is not None and marker.get("data-date") else None

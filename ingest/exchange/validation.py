@@ -1,0 +1,93 @@
+"""Validation of one day's end-of-day data before any of it is stored.
+
+Errors refuse the whole day (nothing is stored, the delivery is recorded as FAILED with
+the reasons); warnings are kept in the manifest and do not block.
+
+Errors:
+- the page is for another date than the one asked for;
+- a cell that could not be read (a malformed number is never guessed);
+- a symbol twice on the quotes page;
+- a symbol on the quotes page that is neither in the store's instruments nor on the day's
+  securities list (a new listing must appear on the securities list: that is the
+  explicit new-listing path);
+- an active security on the securities list with no row on the quotes page;
+- negative volume or trades, a close that is not positive, bid above ask, low above high;
+- a close more than `price_band` (default 50%) away from the previous close, unless the
+  day's notices carry a SPLIT for that symbol.
+Warnings: a zero-volume row whose close differs from the previous close, a traded row
+without trades count, a NEW LISTING status without a LISTING notice, a board that differs
+from the securities list.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+
+
+@dataclass
+class Verdict:
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def validate_day(
+    day: date,
+    page_date: date | None,
+    quotes: list[dict],
+    notices: list[dict],
+    securities: list[dict],
+    known_symbols: set[str],
+    previous_close: dict[str, float],
+    price_band: float,
+) -> Verdict:
+    verdict = Verdict()
+    if page_date != day:
+        verdict.errors.append(f"the trade-quotes page is for {page_date}, not {day.isoformat()}")
+    listed = {s["symbol"]: s for s in securities}
+    seen: set[str] = set()
+    splits = {n["symbol"] for n in notices if n.get("kind") == "SPLIT"}
+    listings = {n["symbol"] for n in notices if n.get("kind") == "LISTING"}
+    for row in quotes:
+        symbol = row["symbol"]
+        if symbol in seen:
+            verdict.errors.append(f"{symbol}: appears twice on the trade-quotes page")
+            continue
+        seen.add(symbol)
+        if symbol not in known_symbols and symbol not in listed:
+            verdict.errors.append(f"{symbol}: unknown symbol (not in the store and not on the securities list)")
+        _check_row(row, previous_close.get(symbol, row.get("prev_close")), symbol in splits, price_band, verdict)
+        if row.get("status") == "NEW LISTING" and symbol not in listings:
+            verdict.warnings.append(f"{symbol}: marked NEW LISTING without a LISTING notice")
+        if symbol in listed and listed[symbol]["board"] != row["board"]:
+            verdict.warnings.append(f"{symbol}: on the {row['board']} board page but listed on {listed[symbol]['board']}")
+    for symbol, security in listed.items():
+        active = security["status"] == "ACTIVE" and (security["delisted_on"] is None or security["delisted_on"] > day)
+        if active and security["listed_on"] <= day and symbol not in seen:
+            verdict.errors.append(f"{symbol}: active security missing from the trade-quotes page")
+    return verdict
+
+
+def _check_row(row: dict, previous: float | None, split: bool, band: float, verdict: Verdict) -> None:
+    symbol = row["symbol"]
+    volume, close = row.get("volume"), row.get("close")
+    if volume is None or volume < 0:
+        verdict.errors.append(f"{symbol}: volume {volume} is not a non-negative whole number")
+    if row.get("trades") is not None and row["trades"] < 0:
+        verdict.errors.append(f"{symbol}: negative trades count {row['trades']}")
+    if close is None or close <= 0:
+        verdict.errors.append(f"{symbol}: close {close} is not a positive price")
+        return
+    bid, ask = row.get("bid"), row.get("ask")
+    if bid is not None and ask is not None and bid > ask:
+        verdict.errors.append(f"{symbol}: closing bid {bid} is above closing ask {ask}")
+    if row.get("low") is not None and row.get("high") is not None and row["low"] > row["high"]:
+        verdict.errors.append(f"{symbol}: low {row['low']} is above high {row['high']}")
+    if previous and not split and abs(close / previous - 1) > band:
+        verdict.errors.append(
+            f"{symbol}: close {close} is {abs(close / previous - 1):.0%} from the previous close {previous} "
+            f"(band {band:.0%}, no split notice)"
+        )
+    if volume == 0 and previous and close != previous:
+        verdict.warnings.append(f"{symbol}: no volume but the close moved from {previous} to {close}")
+    if volume and not row.get("trades"):
+        verdict.warnings.append(f"{symbol}: volume {volume} without a trades count")

@@ -1,0 +1,106 @@
+"""Backfill the store from historical files, in batches, with a progress bar.
+
+A bad row is reported with its file and line and the rest still loads; a source's
+missing fields are reported as `lacks` (never filled in: a missing bid/ask stays NULL,
+and the liquidity rails apply their documented rule for a missing spread). Re-importing
+the same files inserts nothing (rows are compared with what the store holds).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from sqlalchemy import Engine
+from tqdm import tqdm
+
+from market.errors import InvalidInputError
+from ingest.importers.formats import NSE_LACKS, Bad, ohlcv_lacks, read_nse_company, read_nse_daily, read_ohlcv
+from store import tables
+from store.history import append_history
+from store.transactions import write_transaction
+
+BATCH_ROWS = 25_000
+
+
+@dataclass
+class ImportReport:
+    format: str
+    files: int = 0
+    rows_read: int = 0
+    rows_inserted: int = 0
+    instruments: int = 0
+    instruments_inserted: int = 0
+    lacks: list[str] = field(default_factory=list)
+    bad_rows: list[str] = field(default_factory=list)
+
+
+def detect_format(path: Path) -> str:
+    sample = path if path.is_file() else next(iter(sorted(path.rglob("*.csv"))), None)
+    if sample is None:
+        raise InvalidInputError(f"{path} holds no .csv files")
+    first = sample.open(encoding="utf-8", errors="replace").readline()
+    if first.startswith("Code;Name;"):
+        return "nse-daily"
+    if first.startswith("Date;"):
+        return "nse-company"
+    if "symbol" in first.lower() and "close" in first.lower():
+        return "ohlcv"
+    raise InvalidInputError(f"{sample}: unrecognised header '{first.strip()[:80]}'; expected NSE daily, NSE per-company or OHLCV CSV")
+
+
+def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str = "JMD", board: str = "OTHER") -> ImportReport:
+    path = Path(path)
+    if not path.exists():
+        raise InvalidInputError(f"{path} does not exist")
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    readers: dict[str, Callable[[Path], Iterator]] = {"nse-daily": read_nse_daily, "nse-company": read_nse_company, "ohlcv": read_ohlcv}
+    if fmt not in readers:
+        raise InvalidInputError(f"unknown format '{fmt}'; use auto, nse-daily, nse-company or ohlcv")
+    files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
+    report = ImportReport(fmt, files=len(files))
+    report.lacks = list(NSE_LACKS) if fmt.startswith("nse") else sorted(set().union(*(ohlcv_lacks(f) for f in files)))
+    source = f"import:{fmt}"
+    names: dict[str, tuple] = {}
+    seen: set[tuple] = set()
+    batch: list[dict] = []
+    for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
+        for item in readers[fmt](file):
+            if isinstance(item, Bad):
+                report.bad_rows.append(str(item))
+                continue
+            where = item.pop("_line")
+            key = (item["symbol"], item["trading_date"])
+            if key in seen:
+                report.bad_rows.append(f"{where}: second row for {item['symbol']} on {item['trading_date']}")
+                continue
+            seen.add(key)
+            report.rows_read += 1
+            name = item.pop("name", None)
+            if item["symbol"] not in names or item["trading_date"] >= names[item["symbol"]][0]:
+                names[item["symbol"]] = (item["trading_date"], name or names.get(item["symbol"], (None, item["symbol"]))[1])
+            batch.append({**item, "source": source})
+            if len(batch) >= BATCH_ROWS:
+                report.rows_inserted += _flush(engine, batch)
+                batch = []
+    report.rows_inserted += _flush(engine, batch)
+    first_day: dict[str, object] = {}
+    for symbol, day in seen:
+        first_day[symbol] = min(day, first_day.get(symbol, day))
+    with write_transaction(engine, f"import:{fmt}:instruments") as conn:
+        report.instruments_inserted = append_history(conn, tables.instruments, [
+            {"symbol": s, "name": n, "board": board, "currency": currency, "listed_on": first_day[s], "source": source}
+            for s, (_, n) in sorted(names.items())
+        ]).inserted
+    report.instruments = len(names)
+    return report
+
+
+def _flush(engine: Engine, batch: list[dict]) -> int:
+    if not batch:
+        return 0
+    days = [row["trading_date"] for row in batch]
+    scope = [tables.eod_prices.c.trading_date.between(min(days), max(days)),
+             tables.eod_prices.c.symbol.in_({row["symbol"] for row in batch})]
+    with write_transaction(engine, "import:prices") as conn:
+        return append_history(conn, tables.eod_prices, batch, scope=scope).inserted

@@ -1,0 +1,154 @@
+"""Readers for the historical file formats. Each yields (line number, row) or a bad-row
+message naming file and line; none of them invents a value a source does not carry.
+
+- `nse-daily`: the Nairobi daily market summary, one file per day named YYYYMMDD.csv:
+  header `Code;Name;Lowest Price of the Day;Highest Price of the Day;Closing Price;
+  Previous Day Closing Price;Volume Traded`, `;`-separated, `-` where no shares traded
+  (read as volume 0). Lacks open, bid, ask, trades and value traded.
+- `nse-company`: the per-company twin, CODE.csv: a `;` header line but `,`-separated
+  rows, dates as YYYYMMDD, `-` for no volume. Same fields, no name.
+- `ohlcv`: a generic CSV with a header row; required columns `symbol,date,close,volume`
+  (date YYYY-MM-DD); optional `open,high,low,prev_close,bid,ask,trades,value_traded,name`.
+  Whatever optional column is absent is reported as lacking.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Iterator
+
+NSE_DAILY_HEADER = ["Code", "Name", "Lowest Price of the Day", "Highest Price of the Day", "Closing Price",
+                    "Previous Day Closing Price", "Volume Traded"]
+NSE_LACKS = ["open", "bid", "ask", "trades", "value_traded"]
+OHLCV_REQUIRED = ["symbol", "date", "close", "volume"]
+OHLCV_OPTIONAL = ["open", "high", "low", "prev_close", "bid", "ask", "trades", "value_traded"]
+
+
+@dataclass
+class Bad:
+    where: str  # file:line
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+def _price(text: str) -> float | None:
+    text = text.strip()
+    if text in {"", "-"}:
+        return None
+    value = float(text.replace(",", ""))
+    if value != value or value < 0:
+        raise ValueError(f"'{text}' is not a price")
+    return value
+
+
+def _volume(text: str) -> int:
+    text = text.strip()
+    if text in {"", "-"}:
+        return 0
+    value = float(text.replace(",", ""))
+    if value < 0 or value != int(value):
+        raise ValueError(f"'{text}' is not a share count")
+    return int(value)
+
+
+def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, volume: str) -> dict:
+    bar = {"symbol": symbol.strip().upper(), "trading_date": day, "low": _price(low), "high": _price(high),
+           "close": _price(close), "prev_close": _price(prev), "volume": _volume(volume)}
+    if not bar["symbol"]:
+        raise ValueError("empty symbol")
+    if bar["close"] is None or bar["close"] <= 0:
+        raise ValueError(f"close '{close.strip()}' is not a positive price")
+    if bar["low"] is not None and bar["high"] is not None and bar["low"] > bar["high"]:
+        raise ValueError(f"low {bar['low']} is above high {bar['high']}")
+    return bar
+
+
+def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
+    match = re.fullmatch(r"(\d{4})(\d{2})(\d{2})\.csv", path.name)
+    if not match:
+        yield Bad(f"{path}:0", "file name is not YYYYMMDD.csv")
+        return
+    day = date(*map(int, match.groups()))
+    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+        for line, fields in enumerate(csv.reader(handle, delimiter=";"), start=1):
+            if line == 1:
+                if [f.strip() for f in fields] != NSE_DAILY_HEADER:
+                    yield Bad(f"{path}:1", "header is not the NSE daily-summary header")
+                    return
+                continue
+            if not fields or not "".join(fields).strip():
+                continue
+            try:
+                if len(fields) != 7:
+                    raise ValueError(f"{len(fields)} fields, expected 7")
+                code, name, low, high, close, prev, volume = fields
+                yield {**_bar(code, day, low, high, close, prev, volume), "name": name.strip(), "_line": f"{path}:{line}"}
+            except ValueError as exc:
+                yield Bad(f"{path}:{line}", str(exc))
+
+
+def read_nse_company(path: Path) -> Iterator[dict | Bad]:
+    symbol = path.stem.upper()
+    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+        for line, raw in enumerate(handle, start=1):
+            raw = raw.strip()
+            if line == 1:
+                if not raw.startswith("Date;"):
+                    yield Bad(f"{path}:1", "header is not the NSE per-company header")
+                    return
+                continue
+            if not raw:
+                continue
+            fields = raw.split(",")
+            try:
+                if len(fields) != 6:
+                    raise ValueError(f"{len(fields)} fields, expected 6")
+                stamp, low, high, close, prev, volume = fields
+                if not re.fullmatch(r"\d{8}", stamp):
+                    raise ValueError(f"date '{stamp}' is not YYYYMMDD")
+                day = date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:]))
+                yield {**_bar(symbol, day, low, high, close, prev, volume), "_line": f"{path}:{line}"}
+            except ValueError as exc:
+                yield Bad(f"{path}:{line}", str(exc))
+
+
+def ohlcv_lacks(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        header = [h.strip().lower() for h in next(csv.reader(handle), [])]
+    return [c for c in OHLCV_OPTIONAL if c not in header]
+
+
+def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
+    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+        reader = csv.reader(handle)
+        header = [h.strip().lower() for h in next(reader, [])]
+        missing = [c for c in OHLCV_REQUIRED if c not in header]
+        if missing:
+            yield Bad(f"{path}:1", f"header lacks required columns {missing}")
+            return
+        for line, fields in enumerate(reader, start=2):
+            if not fields or not "".join(fields).strip():
+                continue
+            try:
+                if len(fields) != len(header):
+                    raise ValueError(f"{len(fields)} fields, expected {len(header)}")
+                row = dict(zip(header, (f.strip() for f in fields)))
+                day = date.fromisoformat(row["date"])
+                bar = _bar(row["symbol"], day, row.get("low", ""), row.get("high", ""), row["close"],
+                           row.get("prev_close", ""), row["volume"])
+                bar["open"] = _price(row.get("open", ""))
+                bar["bid"], bar["ask"] = _price(row.get("bid", "")), _price(row.get("ask", ""))
+                if bar["bid"] is not None and bar["ask"] is not None and bar["bid"] > bar["ask"]:
+                    raise ValueError(f"bid {bar['bid']} is above ask {bar['ask']}")
+                bar["trades"] = _volume(row["trades"]) if row.get("trades") else None
+                bar["value_traded"] = _price(row.get("value_traded", ""))
+                if row.get("name"):
+                    bar["name"] = row["name"]
+                yield {**bar, "_line": f"{path}:{line}"}
+            except ValueError as exc:
+                yield Bad(f"{path}:{line}", str(exc))

@@ -1,0 +1,135 @@
+"""The simulated exchange website's pages, in the shapes a small exchange publishes:
+HTML tables per board (with a row count the scraper checks), a fundamentals table, a
+securities list, corporate notices and an RSS news feed.
+
+Numbers are formatted as exchanges print them: thousands separators, two decimals for
+prices, '-' where there is no value.
+"""
+from __future__ import annotations
+
+from datetime import date, datetime, time
+from email.utils import format_datetime
+from html import escape
+from xml.sax.saxutils import escape as xml_escape
+
+from market.clock import EXCHANGE_TZ
+from ingest.simulator.market import NewsEvent, SimulatedDay
+
+QUOTE_COLUMNS = [
+    ("symbol", "Symbol"), ("name", "Security"), ("volume", "Volume"), ("trades", "Trades"),
+    ("open", "Open"), ("high", "High"), ("low", "Low"), ("close", "Close"), ("prev_close", "Prev Close"),
+    ("change", "Change"), ("bid", "Closing Bid"), ("ask", "Closing Ask"), ("value_traded", "Value (JMD)"),
+    ("status", "Status"),
+]
+BOARDS = {"MAIN": "Main Market", "JUNIOR": "Junior Market"}
+
+
+def money(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.2f}"
+
+
+def count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,d}"
+
+
+def trade_quotes_page(day: SimulatedDay, boards: list[str] | None = None) -> str:
+    boards = boards or list(BOARDS)
+    sections = []
+    for board in boards:
+        rows = [b for b in day.bars if b["board"] == board]
+        body = "\n".join(_quote_row(r) for r in rows)
+        header = "".join(f"<th>{escape(title)}</th>" for _, title in QUOTE_COLUMNS)
+        sections.append(
+            f'<section class="board" data-board="{board}">\n<h2>{BOARDS[board]}</h2>\n'
+            f'<table class="quotes" data-board="{board}" data-rows="{len(rows)}">\n'
+            f"<thead><tr>{header}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n</section>"
+        )
+    notices = "\n".join(
+        f"<tr><td>{escape(n['symbol'])}</td><td>{n['kind']}</td><td>{money(n['amount'])}</td>"
+        f"<td>{escape(n['detail'])}</td></tr>"
+        for n in day.notices
+    )
+    return _page(
+        f"Daily Trade Quotes {day.day.isoformat()}",
+        f'<p class="trading-date" data-date="{day.day.isoformat()}">Trading date: {day.day:%A %d %B %Y}</p>\n'
+        + "\n".join(sections)
+        + f'\n<section class="notices"><h2>Market Notices</h2>\n<table class="notices" data-rows="{len(day.notices)}">'
+        "<thead><tr><th>Symbol</th><th>Notice</th><th>Amount</th><th>Detail</th></tr></thead>\n"
+        f"<tbody>\n{notices}\n</tbody></table></section>\n"
+        f'<p class="report-end" data-boards="{",".join(boards)}">End of report</p>',
+    )
+
+
+def _quote_row(bar: dict) -> str:
+    change = None if bar["volume"] == 0 else round(bar["close"] - bar["prev_close"], 2)
+    cells = {
+        **bar,
+        "volume": count(bar["volume"]), "trades": count(bar["trades"]),
+        "open": money(bar["open"]), "high": money(bar["high"]), "low": money(bar["low"]),
+        "close": money(bar["close"]), "prev_close": money(bar["prev_close"]),
+        "change": "-" if change is None else f"{change:+,.2f}",
+        "bid": money(bar["bid"]), "ask": money(bar["ask"]), "value_traded": money(bar["value_traded"]),
+    }
+    return "<tr>" + "".join(f"<td>{escape(str(cells[key]))}</td>" for key, _ in QUOTE_COLUMNS) + "</tr>"
+
+
+def fundamentals_page(day: SimulatedDay) -> str:
+    header = ("<tr><th>Symbol</th><th>Report Date</th><th>Period End</th><th>EPS</th><th>Book Value per Share</th>"
+              "<th>Dividend Yield %</th><th>Shares Outstanding</th><th>Market Cap (JMD)</th></tr>")
+    rows = "\n".join(
+        f"<tr><td>{escape(f['symbol'])}</td><td>{f['report_date'].isoformat()}</td><td>{f['period_end'].isoformat()}</td>"
+        f"<td>{f['eps']:,.3f}</td><td>{money(f['book_value_per_share'])}</td><td>{f['dividend_yield']:.2f}</td>"
+        f"<td>{count(f['shares_outstanding'])}</td><td>{money(f['market_cap'])}</td></tr>"
+        for f in day.fundamentals
+    )
+    return _page(
+        f"Fundamentals {day.day.isoformat()}",
+        f'<table class="fundamentals" data-rows="{len(day.fundamentals)}"><thead>{header}</thead>'
+        f"<tbody>\n{rows}\n</tbody></table>\n<p class=\"report-end\">End of report</p>",
+    )
+
+
+def securities_page(day: SimulatedDay) -> str:
+    header = ("<tr><th>Symbol</th><th>Security</th><th>Board</th><th>Sector</th><th>Listed</th>"
+              "<th>Delisted</th><th>Status</th></tr>")
+    rows = "\n".join(
+        f"<tr><td>{escape(s['symbol'])}</td><td>{escape(s['name'])}</td><td>{s['board']}</td>"
+        f"<td>{escape(s['sector'])}</td><td>{s['listed_on'].isoformat()}</td>"
+        f"<td>{s['delisted_on'].isoformat() if s['delisted_on'] else '-'}</td><td>{s['status']}</td></tr>"
+        for s in day.securities
+    )
+    return _page(
+        f"Listed Securities {day.day.isoformat()}",
+        f'<table class="securities" data-rows="{len(day.securities)}"><thead>{header}</thead>'
+        f"<tbody>\n{rows}\n</tbody></table>\n<p class=\"report-end\">End of report</p>",
+    )
+
+
+def news_feed(events: list[NewsEvent], base_url: str, title: str = "Exchange News") -> str:
+    items = []
+    for event in sorted(events, key=lambda e: (e.day, e.event_id), reverse=True):
+        published = datetime.combine(event.day, time(16, 30), tzinfo=EXCHANGE_TZ)
+        link = f"{base_url}/news/{event.event_id}"
+        enclosure = ""
+        if event.kind != "NEWS":
+            enclosure = f'<enclosure url="{base_url}/disclosures/{event.event_id}.pdf" type="application/pdf" length="0"/>'
+        items.append(
+            f"<item><title>{xml_escape(event.title)}</title><link>{link}</link>"
+            f"<guid isPermaLink=\"true\">{link}</guid><pubDate>{format_datetime(published)}</pubDate>"
+            f"<category>{event.kind}</category><description>{xml_escape(event.body)}</description>{enclosure}</item>"
+        )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"><channel>'
+        f"<title>{xml_escape(title)}</title><link>{base_url}/news</link>"
+        "<description>Company news and disclosures</description>\n" + "\n".join(items) + "\n</channel></rss>"
+    )
+
+
+def not_published_page(day: date) -> str:
+    return _page("Not yet published", f'<p class="not-published" data-date="{day.isoformat()}">'
+                 f"Trade quotes for {day.isoformat()} have not been published yet.</p>")
+
+
+def _page(title: str, body: str) -> str:
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{escape(title)}</title></head>\n"
+            f"<body>\n<h1>{escape(title)}</h1>\n{body}\n</body></html>\n")

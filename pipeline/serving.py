@@ -1,0 +1,29 @@
+"""Serve an ASGI app on a free loopback port from a background thread: the demo's
+simulated exchange and the tests' real-HTTP servers use it."""
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import uvicorn
+
+
+@contextmanager
+def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """Yield the base URL (http://127.0.0.1:PORT) while `app` is being served."""
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not (server.started and server.servers):
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError(f"the server on {host} did not start")
+        time.sleep(0.02)
+    bound = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://{host}:{bound}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

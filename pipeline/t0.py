@@ -1,0 +1,49 @@
+"""T0 (16:00 exchange time): scrape the day's end-of-day data and deliver it to the store."""
+from __future__ import annotations
+
+from ingest.exchange.delivery import client_for, deliver_day
+from pipeline.stage import Stage, StageContext, StageOutcome
+from store import tables
+from store.history import current_rows
+
+
+def run_t0_scrape(ctx: StageContext) -> StageOutcome:
+    with client_for(ctx.settings) as client:
+        report = deliver_day(ctx.engine, ctx.settings, ctx.trading_date, client)
+    return StageOutcome(
+        summary={
+            "status": report.status, "checksum": report.checksum[:16], "instruments": report.row_counts["MAIN"] + report.row_counts["JUNIOR"],
+            "rows_inserted": report.inserted, "warning_count": len(report.warnings),
+            "http_requests": report.attempts, "snapshot": report.snapshot_path,
+        },
+        tables={
+            "prices": day_table(ctx),
+            "row_counts": [{"section": k, "rows": v} for k, v in report.row_counts.items()],
+            "warnings": [{"warning": w} for w in report.warnings],
+        },
+    )
+
+
+def day_table(ctx: StageContext) -> list[dict]:
+    """The delivered day as a reviewer reads it: one row per instrument with its spread."""
+    with ctx.engine.connect() as conn:
+        rows = current_rows(conn, tables.eod_prices, where=[tables.eod_prices.c.trading_date == ctx.trading_date])
+        boards = {r["symbol"]: r["board"] for r in current_rows(conn, tables.instruments)}
+    return [
+        {
+            "symbol": r["symbol"], "board": boards.get(r["symbol"]), "close": r["close"],
+            "change_pct": round((r["close"] / r["prev_close"] - 1) * 100, 2) if r["prev_close"] else None,
+            "volume": r["volume"], "bid": r["bid"], "ask": r["ask"],
+            "spread_pct": round((r["ask"] - r["bid"]) / ((r["ask"] + r["bid"]) / 2) * 100, 2)
+            if r["bid"] and r["ask"] else None,
+            "halted": r["halted"],
+        }
+        for r in sorted(rows, key=lambda r: r["symbol"])
+    ]
+
+
+T0_SCRAPE = Stage(
+    name="t0_scrape",
+    run=run_t0_scrape,
+    description="Fetch, validate and store the day's prices, quotes, fundamentals and notices.",
+)
