@@ -1,6 +1,5 @@
 # make demo: set up, upgrade the embedded SQLite store, run the day's stages, then the API.
 # make test: set up, run the whole test suite.
-# DATE=YYYY-MM-DD picks the trading date (default: the latest closed trading day).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -20,8 +19,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 demo: install
-	$(BIN)/marketintel db upgrade
-	$(BIN)/marketintel stage run health --notebook $(if $(DATE),--date $(DATE))
+	$(BIN)/marketintel demo
 
 test: install
 	$(BIN)/python -m pytest

@@ -2,7 +2,9 @@
 notebooks that nbval runs in their own kernels, which inherit this environment).
 
 Every run gets a private SQLite store, runs folder and data folder under a temporary
-directory; a developer's `.env` is ignored.
+directory, and the built-in exchange simulator on a loopback port (published through the
+notebooks' default date), so the stage notebooks run as they would in production; a
+developer's `.env` is ignored.
 """
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import tempfile
 from pathlib import Path
 
 _SESSION_DIR: Path | None = None
+_SIMULATOR = None  # the context manager serving the simulated exchange
+NOTEBOOK_DEFAULT_DATE = "2026-11-20"  # the run_date default in every stage notebook
 
 
 def pytest_configure(config) -> None:  # noqa: ANN001
@@ -40,8 +44,24 @@ def pytest_configure(config) -> None:  # noqa: ANN001
     engine = build_engine(os.environ["MARKETINTEL_DATABASE_URL"])
     upgrade(engine)
     engine.dispose()
+    _start_simulator()
+
+
+def _start_simulator() -> None:
+    global _SIMULATOR
+    from datetime import date
+
+    from ingest.simulator.market import SimulatedMarket
+    from ingest.simulator.site import SimulatorSite
+    from pipeline.serving import serve_in_thread
+
+    site = SimulatorSite(SimulatedMarket(), published_through=date.fromisoformat(NOTEBOOK_DEFAULT_DATE))
+    _SIMULATOR = serve_in_thread(site.asgi_app())
+    os.environ["MARKETINTEL_EXCHANGE_BASE_URL"] = _SIMULATOR.__enter__()
 
 
 def pytest_unconfigure(config) -> None:  # noqa: ANN001
+    if _SIMULATOR is not None:
+        _SIMULATOR.__exit__(None, None, None)
     if _SESSION_DIR is not None:
         shutil.rmtree(_SESSION_DIR, ignore_errors=True)

@@ -17,6 +17,7 @@ from market.settings import Settings, get_settings
 from store.engine import build_engine, dispose_engines
 from store.migrations import upgrade
 
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 PG_ADMIN_URL = os.environ.get("MARKETINTEL_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 ADMIN_KEY = "svc-admin-" + "0123456789abcdef" * 2
 
@@ -84,3 +85,15 @@ def settings(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     yield get_settings()
     get_settings.cache_clear()
     dispose_engines()
+
+
+@pytest.fixture(scope="session")
+def nse_data() -> Path:
+    """../shared/data/nse-kenya: required under CI=true, skipped elsewhere when absent."""
+    folder = SHARED_DATA / "nse-kenya"
+    if not (folder / "daily").is_dir():
+        reason = f"the NSE data set is not at {folder} (it lives beside the project, in ../shared/data)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true requires it: {reason}")
+        pytest.skip(reason)
+    return folder

@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 from tqdm import tqdm
 
 from market.errors import InvalidInputError
-from ingest.importers.formats import NSE_LACKS, Bad, ohlcv_lacks, read_nse_company, read_nse_daily, read_ohlcv
+from ingest.importers.formats import NSE_LACKS, OHLCV_OPTIONAL, Bad, ohlcv_lacks, read_nse_company, read_nse_daily, read_ohlcv
 from store import tables
 from store.history import append_history
 from store.transactions import write_transaction
@@ -59,7 +59,11 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
         raise InvalidInputError(f"unknown format '{fmt}'; use auto, nse-daily, nse-company or ohlcv")
     files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
     report = ImportReport(fmt, files=len(files))
-    report.lacks = list(NSE_LACKS) if fmt.startswith("nse") else sorted(set().union(*(ohlcv_lacks(f) for f in files)))
+    if fmt.startswith("nse"):
+        report.lacks = list(NSE_LACKS)
+    else:
+        lacking = set().union(*(ohlcv_lacks(f) for f in files))
+        report.lacks = [c for c in OHLCV_OPTIONAL if c in lacking]
     source = f"import:{fmt}"
     names: dict[str, tuple] = {}
     seen: set[tuple] = set()

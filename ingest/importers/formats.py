@@ -36,13 +36,16 @@ class Bad:
         return f"{self.where}: {self.reason}"
 
 
-def _price(text: str) -> float | None:
+def _price(text: str, name: str = "price") -> float | None:
     text = text.strip()
     if text in {"", "-"}:
         return None
-    value = float(text.replace(",", ""))
+    try:
+        value = float(text.replace(",", ""))
+    except ValueError:
+        raise ValueError(f"{name} '{text}' is not a number") from None
     if value != value or value < 0:
-        raise ValueError(f"'{text}' is not a price")
+        raise ValueError(f"{name} '{text}' is not a price")
     return value
 
 
@@ -50,15 +53,19 @@ def _volume(text: str) -> int:
     text = text.strip()
     if text in {"", "-"}:
         return 0
-    value = float(text.replace(",", ""))
+    try:
+        value = float(text.replace(",", ""))
+    except ValueError:
+        raise ValueError(f"volume '{text}' is not a number") from None
     if value < 0 or value != int(value):
-        raise ValueError(f"'{text}' is not a share count")
+        raise ValueError(f"volume '{text}' is not a share count")
     return int(value)
 
 
 def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, volume: str) -> dict:
-    bar = {"symbol": symbol.strip().upper(), "trading_date": day, "low": _price(low), "high": _price(high),
-           "close": _price(close), "prev_close": _price(prev), "volume": _volume(volume)}
+    bar = {"symbol": symbol.strip().upper(), "trading_date": day, "low": _price(low, "low"),
+           "high": _price(high, "high"), "close": _price(close, "close"), "prev_close": _price(prev, "prev_close"),
+           "volume": _volume(volume)}
     if not bar["symbol"]:
         raise ValueError("empty symbol")
     if bar["close"] is None or bar["close"] <= 0:
@@ -141,12 +148,12 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                 day = date.fromisoformat(row["date"])
                 bar = _bar(row["symbol"], day, row.get("low", ""), row.get("high", ""), row["close"],
                            row.get("prev_close", ""), row["volume"])
-                bar["open"] = _price(row.get("open", ""))
-                bar["bid"], bar["ask"] = _price(row.get("bid", "")), _price(row.get("ask", ""))
+                bar["open"] = _price(row.get("open", ""), "open")
+                bar["bid"], bar["ask"] = _price(row.get("bid", ""), "bid"), _price(row.get("ask", ""), "ask")
                 if bar["bid"] is not None and bar["ask"] is not None and bar["bid"] > bar["ask"]:
                     raise ValueError(f"bid {bar['bid']} is above ask {bar['ask']}")
                 bar["trades"] = _volume(row["trades"]) if row.get("trades") else None
-                bar["value_traded"] = _price(row.get("value_traded", ""))
+                bar["value_traded"] = _price(row.get("value_traded", ""), "value_traded")
                 if row.get("name"):
                     bar["name"] = row["name"]
                 yield {**bar, "_line": f"{path}:{line}"}

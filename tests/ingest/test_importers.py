@@ -1,0 +1,113 @@
+"""Historical importers: formats, bad rows by file and line, what a source lacks, and
+idempotent re-imports; then the whole real NSE set."""
+from datetime import date
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from ingest.importers import import_path
+from market.errors import InvalidInputError
+from market.settings import Settings
+from store import tables
+from store.engine import service_engine
+from store.history import current_rows
+
+HEADER = "Code;Name;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded"
+
+
+def _write(path: Path, lines: list[str], newline: str = "\r\n") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(newline.join(lines) + newline)
+    return path
+
+
+@pytest.fixture
+def nse_daily_folder(tmp_path: Path) -> Path:
+    root = tmp_path / "daily"
+    _write(root / "2022" / "04" / "20220427.csv", [HEADER, "SCOM;Safaricom Plc;24.0;24.5;24.3;24.1;1,200,300",
+                                                   "EGAD;Eaagads Ltd;12.65;12.65;12.65;12.65;-"])
+    _write(root / "2022" / "04" / "20220428.csv", [HEADER, "SCOM;Safaricom PLC;24.1;24.4;24.2;24.3;800",
+                                                   "EGAD;Eaagads Ltd;12.65;12.65;-;12.65;-",
+                                                   "KUKZ;Kakuzi Plc;400.0;400.0;400.0;400.0;-", ""])
+    return root
+
+
+def _prices(settings: Settings) -> list[dict]:
+    with service_engine(settings).connect() as conn:
+        return current_rows(conn, tables.eod_prices)
+
+
+def test_nse_daily_summary_imports_with_bad_rows_reported(settings: Settings, nse_daily_folder: Path) -> None:
+    report = import_path(service_engine(settings), nse_daily_folder)
+    assert report.format == "nse-daily" and report.files == 2
+    assert report.rows_read == report.rows_inserted == 4
+    assert report.bad_rows == [f"{nse_daily_folder}/2022/04/20220428.csv:3: close '-' is not a positive price"]
+    assert report.lacks == ["open", "bid", "ask", "trades", "value_traded"]
+    prices = {(p["symbol"], p["trading_date"]): p for p in _prices(settings)}
+    assert prices[("EGAD", date(2022, 4, 27))]["volume"] == 0  # '-' means no shares traded
+    assert prices[("SCOM", date(2022, 4, 27))]["volume"] == 1_200_300
+    scom = prices[("SCOM", date(2022, 4, 28))]
+    assert (scom["low"], scom["high"], scom["close"], scom["prev_close"]) == (24.1, 24.4, 24.2, 24.3)
+    assert scom["open"] is None and scom["bid"] is None and scom["ask"] is None
+    with service_engine(settings).connect() as conn:
+        names = {r["symbol"]: (r["name"], r["currency"], r["listed_on"]) for r in current_rows(conn, tables.instruments)}
+    assert names["SCOM"] == ("Safaricom PLC", "JMD", date(2022, 4, 27))  # the latest name in the source
+
+
+def test_reimporting_adds_nothing(settings: Settings, nse_daily_folder: Path) -> None:
+    engine = service_engine(settings)
+    import_path(engine, nse_daily_folder)
+    again = import_path(engine, nse_daily_folder)
+    assert again.rows_inserted == 0 and again.instruments_inserted == 0
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.eod_prices)).scalar_one() == 4
+
+
+def test_nse_per_company_quirk_header_semicolons_rows_commas(settings: Settings, tmp_path: Path) -> None:
+    path = _write(tmp_path / "company" / "SCOM.csv", [
+        "Date;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded",
+        "20080609,6.95,8.0,7.35,219.5,416383100", "20080610,6.65,8.0,6.95,7.35,-", "2008-06-11,6.9,7.1,6.95,6.95,100"])
+    report = import_path(service_engine(settings), path, "nse-company", currency="KES")
+    assert report.rows_inserted == 2
+    assert report.bad_rows == [f"{path}:4: date '2008-06-11' is not YYYYMMDD"]
+    assert {p["volume"] for p in _prices(settings)} == {416383100, 0}
+
+
+def test_generic_ohlcv_with_optional_bid_ask(settings: Settings, tmp_path: Path) -> None:
+    path = _write(tmp_path / "prices.csv", [
+        "symbol,date,open,high,low,close,volume,bid,ask",
+        "KCB,2026-11-19,25.5,26.0,25.4,25.73,12000,25.70,25.80",
+        "KCB,2026-11-20,25.7,26.3,25.6,26.17,0,26.11,26.22",
+        "KCB,2026-11-21,25.7,26.3,25.6,26.17,0,26.30,26.22",
+        "KCB,20-11-2026,25.7,26.3,25.6,26.17,0,26.11,26.22",
+    ], newline="\n")
+    report = import_path(service_engine(settings), path)
+    assert report.format == "ohlcv" and report.rows_inserted == 2
+    assert report.lacks == ["prev_close", "trades", "value_traded"]
+    assert report.bad_rows[0] == f"{path}:4: bid 26.3 is above ask 26.22"
+    assert report.bad_rows[1].startswith(f"{path}:5: Invalid isoformat")
+    assert {(p["bid"], p["ask"]) for p in _prices(settings)} == {(25.7, 25.8), (26.11, 26.22)}
+
+
+def test_unrecognised_files_are_a_clear_error(settings: Settings, tmp_path: Path) -> None:
+    path = _write(tmp_path / "x.csv", ["a,b,c", "1,2,3"])
+    with pytest.raises(InvalidInputError, match="unrecognised header 'a,b,c'"):
+        import_path(service_engine(settings), path)
+    with pytest.raises(InvalidInputError, match="does not exist"):
+        import_path(service_engine(settings), tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_whole_nse_daily_set(settings: Settings, nse_data: Path) -> None:
+    engine = service_engine(settings)
+    report = import_path(engine, nse_data / "daily", currency="KES")
+    assert report.instruments == 74
+    assert 230_000 <= report.rows_inserted <= 240_000
+    assert len(report.bad_rows) < 10 and all(".csv:" in b for b in report.bad_rows)
+    again = import_path(engine, nse_data / "daily", currency="KES")
+    assert again.rows_inserted == 0 and again.instruments_inserted == 0
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.eod_prices)).scalar_one() == report.rows_inserted
+        zero = conn.execute(select(func.count()).select_from(tables.eod_prices).where(tables.eod_prices.c.volume == 0)).scalar_one()
+    assert 0.15 < zero / report.rows_inserted < 0.35  # about a quarter of instrument-days have no trades

@@ -1,0 +1,96 @@
+from datetime import date
+
+import pytest
+
+from ingest.exchange.parsers import CellError, integer, number
+from ingest.exchange.validation import validate_day
+
+DAY = date(2026, 11, 20)
+
+
+@pytest.mark.parametrize("text, value", [("1,234.50", 1234.5), ("12", 12.0), ("-0.44", -0.44), ("+0.44", 0.44),
+                                         ("-", None), ("", None), ("1,234,567", 1234567.0)])
+def test_numbers_as_exchanges_print_them(text: str, value: float | None) -> None:
+    assert number(text) == value
+
+
+@pytest.mark.parametrize("text", ["12,3O", "1.234,50", "12.3.4", "1,23", "abc", "1 000"])
+def test_malformed_numbers_are_never_guessed(text: str) -> None:
+    with pytest.raises(CellError):
+        number(text)
+
+
+def test_share_counts_must_be_whole() -> None:
+    assert integer("97,730") == 97730
+    with pytest.raises(CellError, match="whole number"):
+        integer("10.5")
+
+
+def _row(symbol: str = "KCB", **values) -> dict:  # noqa: ANN003
+    row = {"symbol": symbol, "board": "MAIN", "volume": 100, "trades": 2, "open": 10.0, "high": 10.5, "low": 9.5,
+           "close": 10.0, "prev_close": 10.0, "bid": 9.9, "ask": 10.1, "status": ""}
+    return {**row, **values}
+
+
+def _security(symbol: str = "KCB", **values) -> dict:  # noqa: ANN003
+    return {"symbol": symbol, "board": "MAIN", "listed_on": date(2000, 1, 1), "delisted_on": None, "status": "ACTIVE", **values}
+
+
+def _validate(quotes: list, securities: list | None = None, notices: list | None = None,
+              previous: dict | None = None, page_date: date = DAY):  # noqa: ANN202
+    securities = [_security(q["symbol"]) for q in quotes] if securities is None else securities
+    return validate_day(DAY, page_date, quotes, notices or [], securities, set(), previous or {}, 0.5)
+
+
+def test_a_clean_day_has_no_errors() -> None:
+    assert _validate([_row(), _row("ISB")]).errors == []
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        (_row(bid=10.2, ask=10.1), "closing bid 10.2 is above closing ask 10.1"),
+        (_row(volume=-1), "volume -1"),
+        (_row(close=0.0), "close 0.0 is not a positive price"),
+        (_row(low=11.0, high=10.5), "low 11.0 is above high 10.5"),
+        (_row(trades=-2), "negative trades count"),
+    ],
+)
+def test_row_errors(row: dict, message: str) -> None:
+    assert any(message in e for e in _validate([row]).errors)
+
+
+def test_bid_equal_to_ask_is_accepted() -> None:
+    assert _validate([_row(bid=10.0, ask=10.0)]).errors == []
+
+
+def test_price_band_edges() -> None:
+    assert _validate([_row(close=15.0)], previous={"KCB": 10.0}).errors == []  # exactly +50%
+    assert "from the previous close" in _validate([_row(close=15.01)], previous={"KCB": 10.0}).errors[0]
+    split = [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": "2 for 1"}]
+    assert _validate([_row(close=5.0 - 0.01)], previous={"KCB": 10.0}, notices=split).errors == []
+
+
+def test_unknown_symbols_need_the_new_listing_path() -> None:
+    verdict = _validate([_row("NEW")], securities=[])
+    assert verdict.errors == ["NEW: unknown symbol (not in the store and not on the securities list)"]
+    listed = _validate([_row("NEW", status="NEW LISTING")], securities=[_security("NEW", listed_on=DAY)],
+                       notices=[{"symbol": "NEW", "kind": "LISTING", "amount": None, "detail": ""}])
+    assert listed.errors == [] and listed.warnings == []
+
+
+def test_an_active_security_missing_from_the_page_is_an_error() -> None:
+    verdict = _validate([_row()], securities=[_security(), _security("GONE"), _security("OLD", status="DELISTED", delisted_on=DAY),
+                                              _security("LATER", listed_on=date(2026, 12, 1))])
+    assert verdict.errors == ["GONE: active security missing from the trade-quotes page"]
+
+
+def test_duplicates_and_wrong_page_date() -> None:
+    assert "appears twice" in _validate([_row(), _row()]).errors[0]
+    assert "is for 2026-11-19" in _validate([_row()], page_date=date(2026, 11, 19)).errors[0]
+
+
+def test_warnings_do_not_block() -> None:
+    verdict = _validate([_row(volume=0, trades=0, close=10.5)], previous={"KCB": 10.0})
+    assert verdict.errors == []
+    assert verdict.warnings == ["KCB: no volume but the close moved from 10.0 to 10.5"]

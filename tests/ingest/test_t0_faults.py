@@ -1,0 +1,183 @@
+"""T0 against the simulator over real HTTP: every injected fault is retried when it is
+transient, fails clearly when it is not, never leaves a partial day, and pre-flight then
+refuses the day with the reason."""
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from sqlalchemy import func, select
+
+from ingest.exchange.delivery import client_for, deliver_day
+from ingest.simulator.market import SimulatedMarket
+from ingest.simulator.site import SimulatorSite
+from market.errors import (DeliveryRejectedError, IncompletePageError, NotPublishedError, NotReadyError,
+                           SourceUnavailableError)
+from market.settings import Settings
+from pipeline.preflight import check_delivery
+from pipeline.serving import serve_in_thread
+from store import tables
+from store.engine import service_engine
+from store.history import current_rows
+
+DAY = date(2026, 11, 20)
+MARKET = SimulatedMarket(seed=7, size=60)
+
+
+@pytest.fixture
+def site() -> SimulatorSite:
+    return SimulatorSite(MARKET, published_through=DAY)
+
+
+@pytest.fixture
+def exchange(site: SimulatorSite, settings: Settings) -> Iterator[Settings]:
+    with serve_in_thread(site.asgi_app()) as url:
+        yield settings.model_copy(update={
+            "exchange_base_url": url, "exchange_timeout_seconds": 0.5,
+            "exchange_retries": 2, "exchange_backoff_seconds": 0.01,
+        })
+
+
+def deliver(settings: Settings, day: date = DAY):  # noqa: ANN201
+    with client_for(settings) as client:
+        return deliver_day(service_engine(settings), settings, day, client)
+
+
+def count(settings: Settings, table, day: date = DAY) -> int:  # noqa: ANN001
+    with service_engine(settings).connect() as conn:
+        query = select(func.count()).select_from(table)
+        if "trading_date" in table.c:
+            query = query.where(table.c.trading_date == day)
+        return conn.execute(query).scalar_one()
+
+
+def assert_nothing_stored_and_preflight_refuses(settings: Settings, reason: str) -> None:
+    assert count(settings, tables.eod_prices) == 0
+    assert count(settings, tables.instruments) == 0
+    with pytest.raises(NotReadyError, match=reason):
+        check_delivery(service_engine(settings), DAY)
+
+
+def test_a_clean_day_is_delivered_whole_with_snapshot_and_manifest(exchange: Settings) -> None:
+    report = deliver(exchange)
+    assert report.status == "COMPLETE"
+    assert report.row_counts["MAIN"] + report.row_counts["JUNIOR"] == count(exchange, tables.eod_prices) == 59
+    snapshot = Path(report.snapshot_path)
+    assert {p.name for p in snapshot.iterdir()} == {"trade-quotes.html", "fundamentals.html", "securities.html", "manifest.json"}
+    with service_engine(exchange).connect() as conn:
+        (delivery,) = current_rows(conn, tables.deliveries)
+    assert delivery["manifest"]["checksum"] == report.checksum
+    assert [s["name"] for s in delivery["manifest"]["sources"]] == ["fundamentals", "securities", "trade_quotes"]
+    summary = check_delivery(service_engine(exchange), DAY)
+    assert summary["active_instruments"] == 59 and summary["traded"] + summary["no_trade"] == 59
+
+
+def test_the_same_day_again_adds_nothing(exchange: Settings) -> None:
+    deliver(exchange)
+    before = {t.name: count(exchange, t) for t in (tables.eod_prices, tables.deliveries, tables.instruments, tables.fundamentals)}
+    again = deliver(exchange)
+    assert sum(again.inserted.values()) == 0
+    assert {t.name: count(exchange, t) for t in (tables.eod_prices, tables.deliveries, tables.instruments, tables.fundamentals)} == before
+
+
+def test_different_content_for_a_past_day_is_a_new_version(exchange: Settings, site: SimulatorSite) -> None:
+    deliver(exchange)
+    first_seen = datetime.now(timezone.utc)
+    site.market = SimulatedMarket(seed=7, size=60, news_signal=0.3)  # same listings, revised prices
+    revised = deliver(exchange)
+    assert revised.inserted["deliveries"] == 1 and revised.inserted["eod_prices"] > 0
+    assert count(exchange, tables.eod_prices) == 59 + revised.inserted["eod_prices"]
+    with service_engine(exchange).connect() as conn:
+        old = {r["symbol"]: r["close"] for r in current_rows(conn, tables.eod_prices, as_of=first_seen)}
+        new = {r["symbol"]: r["close"] for r in current_rows(conn, tables.eod_prices)}
+    assert old != new
+    assert old == {b["symbol"]: b["close"] for b in MARKET.day(DAY).bars}
+
+
+def test_transient_server_errors_are_retried(exchange: Settings, site: SimulatorSite) -> None:
+    site.faults.server_errors = 2
+    report = deliver(exchange)
+    assert report.status == "COMPLETE" and report.attempts == 5  # 3 pages, one of them on the third try
+
+
+def test_persistent_server_errors_fail_clearly(exchange: Settings, site: SimulatorSite) -> None:
+    site.faults.server_errors = 1_000_000
+    with pytest.raises(SourceUnavailableError, match="answered 503 on all 3 attempts"):
+        deliver(exchange)
+    assert_nothing_stored_and_preflight_refuses(exchange, "is FAILED: .*answered 503")
+
+
+def test_a_slow_response_is_retried_and_a_dead_slow_site_fails(exchange: Settings, site: SimulatorSite) -> None:
+    site.faults.slow_seconds, site.faults.slow_requests = 1.0, 1
+    assert deliver(exchange).status == "COMPLETE"
+    site.faults.slow_requests = 1_000_000
+    with pytest.raises(SourceUnavailableError, match="timed out"):
+        deliver(exchange, date(2026, 11, 19))
+
+
+def test_a_truncated_page_is_fetched_again(exchange: Settings, site: SimulatorSite) -> None:
+    site.faults.truncated = 1
+    assert deliver(exchange).status == "COMPLETE"
+
+
+def test_a_page_truncated_every_time_stores_nothing(exchange: Settings, site: SimulatorSite) -> None:
+    site.faults.truncated = 1_000_000
+    with pytest.raises(IncompletePageError, match="truncated .* on all 3 attempts"):
+        deliver(exchange)
+    assert_nothing_stored_and_preflight_refuses(exchange, "truncated")
+
+
+def test_a_missing_board_stores_nothing(exchange: Settings, site: SimulatorSite) -> None:
+    site.faults.missing_board = "JUNIOR"
+    with pytest.raises(IncompletePageError, match="no JUNIOR board table"):
+        deliver(exchange)
+    assert_nothing_stored_and_preflight_refuses(exchange, "no JUNIOR board table")
+
+
+def test_a_malformed_number_refuses_the_day_and_keeps_the_evidence(exchange: Settings, site: SimulatorSite) -> None:
+    site.faults.malformed = {"symbol": "KCB", "column": "close"}
+    with pytest.raises(DeliveryRejectedError, match=r"KCB\), column 'Close': '26,17O' is not a number"):
+        deliver(exchange)
+    assert_nothing_stored_and_preflight_refuses(exchange, "column 'Close'")
+    with service_engine(exchange).connect() as conn:
+        (failed,) = current_rows(conn, tables.deliveries)
+    assert failed["status"] == "FAILED"
+    assert "26,17O" in (Path(failed["snapshot_path"]) / "trade-quotes.html").read_text()
+
+
+def test_a_late_day_is_not_published_yet(exchange: Settings, site: SimulatorSite) -> None:
+    site.faults.late = 1
+    with pytest.raises(NotPublishedError, match="not published yet"):
+        deliver(exchange)
+    assert_nothing_stored_and_preflight_refuses(exchange, "not published yet")
+    assert deliver(exchange).status == "COMPLETE"  # published later: the next run delivers it
+    assert check_delivery(service_engine(exchange), DAY)["active_instruments"] == 59
+
+
+def test_a_future_day_is_not_published(exchange: Settings) -> None:
+    with pytest.raises(NotPublishedError):
+        deliver(exchange, date(2026, 11, 23))
+
+
+def test_a_failed_rerun_does_not_demote_a_complete_day(exchange: Settings, site: SimulatorSite) -> None:
+    deliver(exchange)
+    site.faults.server_errors = 1_000_000
+    with pytest.raises(SourceUnavailableError):
+        deliver(exchange)
+    assert check_delivery(service_engine(exchange), DAY)["active_instruments"] == 59
+
+
+def test_preflight_without_any_delivery_names_the_command(settings: Settings) -> None:
+    with pytest.raises(NotReadyError, match="no T0 delivery for 2026-11-20; run `marketintel scrape --date 2026-11-20`"):
+        check_delivery(service_engine(settings), DAY)
+
+
+def test_preflight_lists_active_instruments_without_a_row(exchange: Settings) -> None:
+    from store.history import append_history
+
+    deliver(exchange)
+    with service_engine(exchange).begin() as conn:
+        append_history(conn, tables.instruments, [{"symbol": "LATE", "name": "Late Listing", "board": "MAIN",
+                                                   "listed_on": date(2026, 11, 2), "source": "test"}])
+    with pytest.raises(NotReadyError, match="lacks 1 active instruments: LATE"):
+        check_delivery(service_engine(exchange), DAY)

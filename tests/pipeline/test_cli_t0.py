@@ -1,0 +1,101 @@
+"""The T0 commands as a user runs them: serve the simulator, scrape it over HTTP,
+backfill, import, and the demo."""
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from market.settings import Settings
+from tests.pipeline.test_cli import MARKETINTEL, cli
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def simulator_process(settings: Settings):  # noqa: ANN201
+    port = _free_port()
+    process = subprocess.Popen([MARKETINTEL, "exchange", "serve", "--port", str(port)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(f"{url}/market/securities", params={"date": "2026-11-20"}, timeout=1)
+            break
+        except httpx.TransportError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                pytest.fail(f"simulator did not start: {process.stderr.read()}")
+            time.sleep(0.2)
+    yield url
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def test_scrape_the_served_simulator_then_preflight(simulator_process: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    quotes = httpx.get(f"{simulator_process}/market/trade-quotes", params={"date": "2026-11-20"})
+    assert quotes.status_code == 200 and 'data-board="JUNIOR"' in quotes.text
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", simulator_process)
+    scraped = cli("scrape", "--date", "2026-11-20")
+    assert scraped.returncode == 0, scraped.stderr
+    assert scraped.stdout.startswith("t0_scrape for 2026-11-20: SUCCEEDED")
+    assert '"status": "COMPLETE"' in scraped.stdout
+    preflight = cli("stage", "run", "t1_preflight", "--date", "2026-11-20")
+    assert preflight.returncode == 0, preflight.stderr
+    assert '"active_instruments": 59' in preflight.stdout
+
+
+def test_scrape_with_no_exchange_is_one_line(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", f"http://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_RETRIES", "1")
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_BACKOFF_SECONDS", "0.01")
+    result = cli("scrape", "--date", "2026-11-20")
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: stage 't0_scrape' for 2026-11-20 failed:") and "connection failed" in lines[-1]
+    assert "Traceback" not in result.stderr
+    refused = cli("stage", "run", "t1_preflight", "--date", "2026-11-20")
+    assert refused.returncode == 1 and "is FAILED" in refused.stderr and "connection failed" in refused.stderr
+
+
+def test_scrape_on_a_holiday_is_skipped_with_the_reason(settings: Settings) -> None:
+    result = cli("scrape", "--date", "2026-12-25")
+    assert result.returncode == 0
+    assert "SKIPPED" in result.stdout and "Christmas Day" in result.stdout
+
+
+def test_backfill_delivers_simulated_days(settings: Settings) -> None:
+    result = cli("backfill", "--days", "3", "--end", "2026-11-20")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("delivered 3 simulated days (2026-11-18 to 2026-11-20)")
+    again = cli("backfill", "--days", "3", "--end", "2026-11-20")
+    assert "; 0 price rows inserted" in again.stdout
+
+
+def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path: Path) -> None:
+    path = tmp_path / "prices.csv"
+    path.write_text("symbol,date,close,volume\nKCB,2026-11-20,26.17,100\nKCB,2026-11-21,-5,100\n")
+    result = cli("import", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "ohlcv: 1 files, 1 rows read, 1 inserted, 1 instruments" in result.stdout
+    assert f"bad row: {path}:3: close '-5' is not a price" in result.stdout
+    assert "the source lacks: open, high, low, prev_close, bid, ask, trades, value_traded" in result.stdout
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_demo_runs_the_day_through_the_notebooks(settings: Settings) -> None:
+    result = subprocess.run([MARKETINTEL, "demo", "--days", "5"], capture_output=True, text=True, timeout=300,
+                            env={**os.environ})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "backfilled 5 simulated trading days" in result.stdout
+    outputs = [line.split("->")[1].strip() for line in result.stdout.splitlines() if "->" in line]
+    assert [Path(o).name for o in outputs] == ["t0_scrape.ipynb", "t1_preflight.ipynb", "health.ipynb"]
+    assert all(Path(o).is_file() for o in outputs)
