@@ -181,3 +181,17 @@ def test_preflight_lists_active_instruments_without_a_row(exchange: Settings) ->
                                                    "listed_on": date(2026, 11, 2), "source": "test"}])
     with pytest.raises(NotReadyError, match="lacks 1 active instruments: LATE"):
         check_delivery(service_engine(exchange), DAY)
+
+
+def test_faults_can_be_injected_over_http(site: SimulatorSite) -> None:
+    import httpx
+
+    with serve_in_thread(site.asgi_app()) as url:
+        plan = httpx.post(f"{url}/_sim/faults", json={"server_errors": 1, "missing_board": "MAIN"})
+        assert plan.status_code == 200 and plan.json()["server_errors"] == 1
+        assert httpx.get(f"{url}/market/trade-quotes", params={"date": "2026-11-20"}).status_code == 503
+        page = httpx.get(f"{url}/market/trade-quotes", params={"date": "2026-11-20"})
+        assert page.status_code == 200 and 'data-board="MAIN"' not in page.text and 'data-board="JUNIOR"' in page.text
+        assert httpx.post(f"{url}/_sim/faults", json={"no_such_fault": 1}).status_code == 422
+        assert httpx.post(f"{url}/_sim/faults", json={}).json()["missing_board"] is None
+        assert httpx.get(f"{url}/disclosures/20261120-ISB-results.pdf").content.startswith(b"%PDF")
