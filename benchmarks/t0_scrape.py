@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -21,7 +22,8 @@ from datetime import date
 from pathlib import Path
 
 DAY = date(2026, 11, 20)
-DEFAULT_NSE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "nse-kenya" / "daily"
+SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+DEFAULT_NSE = SHARED_DATA / "nse-kenya" / "daily"
 
 
 def _settings(workdir: Path, instruments: int):  # noqa: ANN202

@@ -93,3 +93,15 @@ class DeliveryRejectedError(InvalidInputError):
     """A day's data failed validation; nothing of it was stored."""
 
     title = "Delivery rejected"
+
+
+class PayloadTooLargeError(InvalidInputError):
+    """An upload is over its size limit."""
+
+    title = "Payload too large"
+
+
+class UnsupportedMediaTypeError(InvalidInputError):
+    """An upload is of a kind the service does not read."""
+
+    title = "Unsupported media type"

@@ -57,6 +57,13 @@ class Settings(BaseSettings):
     exchange_backoff_seconds: float = Field(default=0.5, ge=0, description="First retry delay; doubles each retry.")
     simulator_seed: int = Field(default=7, description="Seed of the built-in exchange simulator.")
     simulator_instruments: int = Field(default=60, ge=60, description="Instruments the simulator lists.")
+    news_feeds: list[str] = Field(
+        default_factory=list,
+        description="RSS/Atom feed URLs (JSON list); empty: the exchange's own feed at <exchange_base_url>/news/rss.",
+    )
+    pdf_max_bytes: int = Field(default=10_000_000, ge=1, description="Largest PDF accepted (disclosures, statements, research).")
+    pdf_max_pages: int = Field(default=50, ge=1, description="Most pages read from one PDF.")
+    pdf_timeout_seconds: float = Field(default=20.0, gt=0, description="Time allowed to extract one PDF's text.")
     price_band: float = Field(
         default=0.5, gt=0, description="Largest accepted close-to-previous-close move (0.5 = 50%) without a split notice."
     )

@@ -6,8 +6,9 @@ from pipeline.health import HEALTH
 from pipeline.preflight import PREFLIGHT
 from pipeline.stage import Stage
 from pipeline.t0 import T0_SCRAPE
+from pipeline.text_stages import INGEST_TEXT, SENTIMENT
 
-STAGES: dict[str, Stage] = {stage.name: stage for stage in [HEALTH, T0_SCRAPE, PREFLIGHT]}
+STAGES: dict[str, Stage] = {stage.name: stage for stage in [HEALTH, T0_SCRAPE, PREFLIGHT, INGEST_TEXT, SENTIMENT]}
 
 
 def get_stage(name: str) -> Stage:

@@ -418,6 +418,15 @@ health_checks = history_table(
     Column("detail", JSONDocument, nullable=False, default=dict),
 )
 
+ingest_failures = history_table(
+    "ingest_failures",
+    ("source_kind", "source_url", "trading_date", "reason"),
+    Column("source_kind", Text(), nullable=False),
+    Column("source_url", Text(), nullable=False),
+    Column("trading_date", Date(), nullable=False),
+    Column("reason", Text(), nullable=False),
+)
+
 
 schema_migrations = Table(
     "schema_migrations",

@@ -17,7 +17,8 @@ from market.settings import Settings, get_settings
 from store.engine import build_engine, dispose_engines
 from store.migrations import upgrade
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# ../shared/data beside the project; MARKETINTEL_SHARED_DATA points elsewhere (a clone in /tmp).
+SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 PG_ADMIN_URL = os.environ.get("MARKETINTEL_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 ADMIN_KEY = "svc-admin-" + "0123456789abcdef" * 2
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
-from bs4 import BeautifulSoup
+import lxml.html
 
 from market.errors import IncompletePageError
 
@@ -59,17 +59,17 @@ def parse_trade_quotes(html: str) -> tuple[ParsedPage, ParsedPage]:
     is cut short, a board is missing or a table holds fewer rows than it declares."""
     if 'class="report-end"' not in html:
         raise IncompletePageError("trade-quotes page is truncated (no end-of-report marker)")
-    soup = BeautifulSoup(html, "html.parser")
-    quotes = ParsedPage(page_date=_page_date(soup))
+    root = lxml.html.fromstring(html)
+    quotes = ParsedPage(page_date=_page_date(root))
     for board in BOARDS:
-        table = soup.find("table", attrs={"class": "quotes", "data-board": board})
+        table = _find_table(root, f'@class="quotes" and @data-board="{board}"')
         if table is None:
             raise IncompletePageError(f"trade-quotes page has no {board} board table")
         rows = _table_rows(table, _QUOTE_FIELDS, quotes.errors, f"{board} board")
         for row in rows:
             row["board"] = board
         quotes.rows.extend(rows)
-    notices_table = soup.find("table", attrs={"class": "notices"})
+    notices_table = _find_table(root, '@class="notices"')
     notices = ParsedPage(page_date=quotes.page_date)
     if notices_table is not None:
         fields = {"Symbol": ("symbol", str), "Notice": ("kind", str), "Amount": ("amount", number), "Detail": ("detail", str)}
@@ -96,8 +96,7 @@ def parse_securities(html: str) -> ParsedPage:
 def _single_table(html: str, name: str, fields: dict) -> ParsedPage:
     if 'class="report-end"' not in html:
         raise IncompletePageError(f"{name} page is truncated (no end-of-report marker)")
-    soup = BeautifulSoup(html, "html.parser")
-    table = soup.find("table", attrs={"class": name})
+    table = _find_table(lxml.html.fromstring(html), f'@class="{name}"')
     if table is None:
         raise IncompletePageError(f"{name} page has no {name} table")
     page = ParsedPage()
@@ -105,19 +104,23 @@ def _single_table(html: str, name: str, fields: dict) -> ParsedPage:
     return page
 
 
+def _find_table(root, condition: str):  # noqa: ANN001, ANN202
+    found = root.xpath(f"//table[{condition}]")
+    return found[0] if found else None
+
+
 def _table_rows(table, fields: dict, errors: list[str], label: str) -> list[dict]:  # noqa: ANN001
-    headers = [th.get_text(strip=True) for th in table.find("thead").find_all("th")]
+    headers = [th.text_content().strip() for th in table.xpath("./thead//th")]
     missing = [h for h in fields if h not in headers]
     if missing:
         raise IncompletePageError(f"{label} table lacks columns {missing}")
-    body = table.find("tbody")
-    trs = body.find_all("tr") if body else []
+    trs = table.xpath("./tbody/tr")
     declared = table.get("data-rows")
     if declared is not None and int(declared) != len(trs):
         raise IncompletePageError(f"{label} table declares {declared} rows but holds {len(trs)}")
     rows = []
     for line, tr in enumerate(trs, start=1):
-        cells = [td.get_text(strip=True) for td in tr.find_all("td")]
+        cells = [td.text_content().strip() for td in tr.xpath("./td")]
         if len(cells) != len(headers):
             errors.append(f"{label} row {line}: {len(cells)} cells, expected {len(headers)}")
             continue
@@ -146,6 +149,6 @@ def _iso_date(text: str) -> date | None:
         raise CellError(f"'{text}' is not a date") from None
 
 
-def _page_date(soup: BeautifulSoup) -> date | None:
-    marker = soup.find(attrs={"class": "trading-date"})
-    return _iso_date(marker["data-date"]) if marker is not None and marker.get("data-date") else None
+def _page_date(root) -> date | None:  # noqa: ANN001
+    found = root.xpath('//*[@class="trading-date"]/@data-date')
+    return _iso_date(found[0]) if found else None

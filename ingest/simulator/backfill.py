@@ -1,9 +1,11 @@
-"""Simulated history: deliver past simulated days through the same T0 code path (pages,
-parsers, validation, store), served in-process instead of over a socket."""
+"""Simulated history: deliver past simulated days through the same T0 and T1 text code
+paths (pages, parsers, validation, store; feeds, PDFs, sentiment), served in-process
+instead of over a socket."""
 from __future__ import annotations
 
 from datetime import date
 
+import httpx
 from sqlalchemy import Engine
 from tqdm import tqdm
 
@@ -12,19 +14,30 @@ from ingest.exchange.client import ExchangeClient
 from ingest.exchange.delivery import DeliveryReport, deliver_day
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
+from ingest.text_sources import ingest_text, pdf_extractor
+from models.sentiment.composite import build_composite
+from store.transactions import write_transaction
 
 
 def simulator_for(settings: Settings, **options) -> SimulatedMarket:  # noqa: ANN003
     return SimulatedMarket(seed=settings.simulator_seed, size=settings.simulator_instruments, **options)
 
 
-def backfill(engine: Engine, settings: Settings, days: int, end: date, market: SimulatedMarket | None = None) -> list[DeliveryReport]:
-    """Deliver the `days` simulated trading days ending at `end` (inclusive), oldest first."""
+def backfill(engine: Engine, settings: Settings, days: int, end: date, market: SimulatedMarket | None = None,
+             with_text: bool = True) -> list[DeliveryReport]:
+    """Deliver the `days` simulated trading days ending at `end` (inclusive), oldest first;
+    with `with_text`, also each day's news and disclosures and its sentiment composite."""
     market = market or simulator_for(settings)
     wanted = [d for d in market.days if d <= end][-days:]
     site = SimulatorSite(market, base_url="http://simulator.local", published_through=end)
+    settings = settings.model_copy(update={"exchange_base_url": site.base_url, "news_feeds": []})
     reports = []
-    with ExchangeClient(site.base_url, transport=site.transport(), retries=0) as client:
+    with ExchangeClient(site.base_url, transport=site.transport(), retries=0) as client, \
+            httpx.Client(transport=site.transport()) as http, pdf_extractor(settings) as extractor:
         for day in tqdm(wanted, desc="backfill", unit="day", disable=None):
             reports.append(deliver_day(engine, settings, day, client, source="exchange"))
+            if with_text:
+                ingest_text(engine, settings, day, client, http, extractor)
+                with write_transaction(engine, f"stage:t1_sentiment:{day.isoformat()}") as conn:
+                    build_composite(conn, day)
     return reports

@@ -9,9 +9,10 @@ The microstructure is that of a thin market: an instrument trades on a given day
 its own probability (liquid banks almost daily, junior stocks about once a week), the
 close stays at the last traded price on no-trade days, closing quotes are wide (under 1%
 to over 10%) and sometimes one-sided, halts last a few days, dividends drop the price on
-the ex-date. News and disclosures carry a tone in [-1, 1]; a weak share of the next
-day's return follows that tone (`news_signal` scales it, 0 switches it off), which is the
-"true" signal the sentiment features should find.
+the ex-date. News and disclosures carry a tone in [-1, 1] and the market under-reacts
+to them: the following days' returns drift with the recent tones (decayed with a
+half-life of one trading day), a weak share of each day's move (`news_signal` scales it,
+0 switches it off). That is the "true" signal the sentiment features should find.
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ from ingest.simulator.universe import SIM_START, Instrument, build_universe
 
 SIM_END = date(2028, 12, 29)
 REPORT_EVERY = 63  # trading days between quarterly reports
-TONE_EFFECT = 0.35  # share of a day's volatility moved by a news tone of 1 (times news_signal)
+TONE_EFFECT = 0.6  # share of a day's volatility moved by a news tone of 1 (times news_signal)
+DRIFT_DECAY = 0.5  # how much of the tone-driven drift is left a trading day later
 
 POSITIVE = [
     "{name} reports record quarterly profit, beating expectations",
@@ -152,12 +154,12 @@ class SimulatedMarket:
             value = np.log(np.array([x.initial_price for x in self.universe]))
             last_close = np.exp(value).round(2)
             halt_left = np.zeros(n, dtype=int)
-            prev_tone = np.zeros(n)
+            drift = np.zeros(n)
         else:
             prev = self._computed[i - 1]
             value, last_close = prev["value"].copy(), prev["close"].copy()
             halt_left = np.maximum(prev["halt_left"] - 1, 0)
-            prev_tone = prev["tone"]
+            drift = prev["drift"]
         newly_listed = listed & (self._listed_day == i) & (i > 0)
         last_close = np.where(newly_listed, np.exp(value).round(2), last_close)
 
@@ -165,7 +167,7 @@ class SimulatedMarket:
         noise = rng.normal(0, 1, n)
         dividend_today = listed & (self._div_yield > 0) & ((i + self._dividend_phase) % 126 == 0) & (i > 0)
         dividend = np.where(dividend_today, (self._div_yield / 2 * last_close).round(2), 0.0)
-        tone_push = self.news_signal * TONE_EFFECT * self._vol * prev_tone
+        tone_push = self.news_signal * TONE_EFFECT * self._vol * drift
         value = value + self._beta * market + self._vol * noise + tone_push
         value = value + np.log(np.clip(1 - dividend / np.maximum(last_close, 0.01), 0.5, 1.0))
 
@@ -199,7 +201,7 @@ class SimulatedMarket:
             "value": value, "close": close, "prev_close": prev_close, "halt_left": halt_left,
             "halted": halted, "listed": listed, "traded": traded, "volume": volume, "trades": trades,
             "open": open_, "high": high, "low": low, "bid": bid, "ask": ask, "tone": tone,
-            "dividend": dividend,
+            "dividend": dividend, "drift": DRIFT_DECAY * drift + tone,
         })
         self._events.append(events)
 

@@ -108,7 +108,7 @@ def securities_page(day: SimulatedDay) -> str:
 def news_feed(events: list[NewsEvent], base_url: str, title: str = "Exchange News") -> str:
     items = []
     for event in sorted(events, key=lambda e: (e.day, e.event_id), reverse=True):
-        published = datetime.combine(event.day, time(16, 30), tzinfo=EXCHANGE_TZ)
+        published = datetime.combine(event.day, time(14, 0), tzinfo=EXCHANGE_TZ)  # before the close: T1 sees it
         link = f"{base_url}/news/{event.event_id}"
         enclosure = ""
         if event.kind != "NEWS":

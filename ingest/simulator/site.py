@@ -78,8 +78,11 @@ class SimulatorSite:
         return value() if callable(value) else value
 
     # ---- request handling ---------------------------------------------------------
-    def handle(self, method: str, path: str, query: str = "", body: bytes = b"") -> Reply:
+    def handle(self, method: str, path: str, query: str = "", body: bytes = b"", base_url: str | None = None) -> Reply:
+        """Answer one request; `base_url` is where the request was addressed (links in the
+        feed point there), defaulting to the configured one."""
         with self._lock:
+            self._request_base = (base_url or self.base_url).rstrip("/")
             self.requests.append(f"{method} {path}?{query}")
             if path == "/_sim/faults":
                 return self._fault_control(method, body)
@@ -137,7 +140,7 @@ class SimulatorSite:
         events: list[NewsEvent] = []
         for i in range(max(0, index - NEWS_WINDOW_DAYS + 1), index + 1):
             events.extend(self.market.day(self.market.days[i]).events)
-        return Reply(200, "application/rss+xml", pages.news_feed(events, self.base_url).encode())
+        return Reply(200, "application/rss+xml", pages.news_feed(events, self._request_base).encode())
 
     def _find_event(self, event_id: str) -> NewsEvent | None:
         try:
@@ -173,7 +176,8 @@ class SimulatorSite:
         """An in-process httpx transport: the same answers without a socket (no delays)."""
 
         def respond(request: httpx.Request) -> httpx.Response:
-            reply = self.handle(request.method, request.url.path, request.url.query.decode(), request.content)
+            base = f"{request.url.scheme}://{request.url.netloc.decode()}"
+            reply = self.handle(request.method, request.url.path, request.url.query.decode(), request.content, base)
             return httpx.Response(reply.status, content=reply.body, headers={"content-type": reply.content_type})
 
         return httpx.MockTransport(respond)
@@ -196,7 +200,9 @@ class SimulatorSite:
                 body += message.get("body", b"")
                 if not message.get("more_body"):
                     break
-            reply = site.handle(scope["method"], scope["path"], scope["query_string"].decode(), body)
+            host = dict(scope["headers"]).get(b"host", b"").decode()
+            base = f"{scope.get('scheme', 'http')}://{host}" if host else None
+            reply = site.handle(scope["method"], scope["path"], scope["query_string"].decode(), body, base)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
             await send({"type": "http.response.start", "status": reply.status,

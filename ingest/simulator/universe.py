@@ -138,7 +138,7 @@ def build_universe(size: int, seed: int, day_count: int) -> list[Instrument]:
                 base_spread=float(spread * rng.uniform(0.6, 1.5)),
                 volatility=float(rng.uniform(0.008, 0.02) * (1 + 0.35 * tier)),
                 beta=float(rng.uniform(0.3, 1.2)),
-                news_rate=float(0.06 / (1 + tier) + 0.01),
+                news_rate=float(0.08 / (1 + tier) + 0.02),
                 initial_price=float(np.round(rng.lognormal(3.2, 1.0), 2) + 1.0),
                 shares_outstanding=int(rng.integers(50, 4000) * 1_000_000),
                 listed_day=listed_day,

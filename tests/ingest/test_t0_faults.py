@@ -136,13 +136,15 @@ def test_a_missing_board_stores_nothing(exchange: Settings, site: SimulatorSite)
 
 def test_a_malformed_number_refuses_the_day_and_keeps_the_evidence(exchange: Settings, site: SimulatorSite) -> None:
     site.faults.malformed = {"symbol": "KCB", "column": "close"}
-    with pytest.raises(DeliveryRejectedError, match=r"KCB\), column 'Close': '26,17O' is not a number"):
+    close = next(b["close"] for b in MARKET.day(DAY).bars if b["symbol"] == "KCB")
+    garbled = f"{close:,.2f}".replace(".", ",", 1) + "O"
+    with pytest.raises(DeliveryRejectedError, match=rf"KCB\), column 'Close': '{garbled}' is not a number"):
         deliver(exchange)
     assert_nothing_stored_and_preflight_refuses(exchange, "column 'Close'")
     with service_engine(exchange).connect() as conn:
         (failed,) = current_rows(conn, tables.deliveries)
     assert failed["status"] == "FAILED"
-    assert "26,17O" in (Path(failed["snapshot_path"]) / "trade-quotes.html").read_text()
+    assert garbled in (Path(failed["snapshot_path"]) / "trade-quotes.html").read_text()
 
 
 def test_a_late_day_is_not_published_yet(exchange: Settings, site: SimulatorSite) -> None:

@@ -97,5 +97,6 @@ def test_demo_runs_the_day_through_the_notebooks(settings: Settings) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     assert "backfilled 5 simulated trading days" in result.stdout
     outputs = [line.split("->")[1].strip() for line in result.stdout.splitlines() if "->" in line]
-    assert [Path(o).name for o in outputs] == ["t0_scrape.ipynb", "t1_preflight.ipynb", "health.ipynb"]
+    assert [Path(o).name for o in outputs] == ["t0_scrape.ipynb", "t1_preflight.ipynb", "t1_ingest_text.ipynb",
+                                              "t1_sentiment.ipynb", "health.ipynb"]
     assert all(Path(o).is_file() for o in outputs)

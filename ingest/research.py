@@ -1,0 +1,78 @@
+"""Research intake: a client's research note (PDF or plain text) read, tagged, scored,
+stored and summarised. `POST /api/portfolio/upload-research` is a thin adapter over
+`intake_research`.
+
+The note is stored once per content (sha256): uploading the same bytes again returns the
+stored summary with `already_stored: true`. PDFs go through the sandboxed extractor
+(size, page and time limits); text must be UTF-8. The summary names the instruments the
+note mentions (and how each was matched), its sentiment with the scorer's label, and the
+sentences that carry the most sentiment.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import PurePath
+
+from sqlalchemy import Engine
+
+from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
+from market.settings import Settings
+from ingest.mentions import InstrumentMatcher
+from ingest.text_sources import pdf_extractor
+from models.sentiment import SCORER_ID, key_sentences, score_text
+from store import tables
+from store.history import append_history, current_rows
+from store.transactions import write_transaction
+
+TEXT_TYPES = {"text/plain", "text/markdown"}
+TEXT_SUFFIXES = {".txt", ".md", ".text"}
+
+
+def intake_research(engine: Engine, settings: Settings, content: bytes, filename: str | None = None,
+                    media_type: str | None = None, client_id: str | None = None) -> dict:
+    name = PurePath(filename or "research note").name
+    if not content:
+        raise InvalidInputError(f"{name} is empty")
+    if len(content) > settings.pdf_max_bytes:
+        raise PayloadTooLargeError(f"{name} is {len(content):,} bytes, more than the limit of {settings.pdf_max_bytes:,}")
+    kind, text, pages = _read(content, name, (media_type or "").split(";")[0].strip().lower(), settings)
+    if not text.strip():
+        raise InvalidInputError(f"{name} holds no readable text")
+    sha = hashlib.sha256(content).hexdigest()
+    with engine.connect() as conn:
+        matcher = InstrumentMatcher(current_rows(conn, tables.instruments))
+        stored = current_rows(conn, tables.research_notes, where=[tables.research_notes.c.content_sha256 == sha])
+    if stored:
+        return {**stored[0]["summary"], "id": stored[0]["id"], "already_stored": True}
+    mentions = matcher.find(text)
+    sentiment = score_text(text)
+    summary = {
+        "sha256": sha, "filename": name, "media_type": kind, "pages": pages, "characters": len(text),
+        "instruments": [{"symbol": m.symbol, "matched_by": m.matched_by} for m in mentions],
+        "sentiment": {"score": sentiment.score, "label": sentiment.label, "scorer": SCORER_ID,
+                      "positive_hits": sentiment.positive, "negative_hits": sentiment.negative},
+        "key_sentences": key_sentences(text),
+    }
+    with write_transaction(engine, f"research:{sha}") as conn:
+        append_history(conn, tables.research_notes, [{"content_sha256": sha, "client_id": client_id, "filename": name,
+                                                      "media_type": kind, "body": text, "summary": summary}])
+        (note,) = current_rows(conn, tables.research_notes, where=[tables.research_notes.c.content_sha256 == sha])
+        append_history(conn, tables.document_mentions, [
+            {"doc_kind": "RESEARCH", "doc_id": note["id"], "symbol": m.symbol, "matched_by": m.matched_by} for m in mentions])
+        append_history(conn, tables.sentiment_scores, [{"doc_kind": "RESEARCH", "doc_id": note["id"], "scorer": SCORER_ID,
+                                                        "score": sentiment.score, "detail": sentiment.as_detail()}])
+    return {**summary, "id": note["id"], "already_stored": False}
+
+
+def _read(content: bytes, name: str, media_type: str, settings: Settings) -> tuple[str, str, int | None]:
+    looks_pdf = content.lstrip()[:5] == b"%PDF-"
+    if looks_pdf or media_type == "application/pdf" or name.lower().endswith(".pdf"):
+        with pdf_extractor(settings) as extractor:
+            text = extractor.extract(content, name)  # PdfRejected says why when it is no PDF
+        return "application/pdf", text.text, text.pages
+    if media_type in TEXT_TYPES or PurePath(name).suffix.lower() in TEXT_SUFFIXES or (not media_type and not looks_pdf):
+        try:
+            return "text/plain", content.decode("utf-8"), None
+        except UnicodeDecodeError:
+            raise InvalidInputError(f"{name} is not UTF-8 text") from None
+    raise UnsupportedMediaTypeError(f"{name}: {media_type} is not supported; send a PDF or plain text")

@@ -1,0 +1,202 @@
+"""T1 step 2: news feeds and disclosure PDFs for a trading day.
+
+Feed items without a PDF become `news_items` (de-duplicated: an item whose link or whose
+content hash is already stored is skipped); items that carry a PDF enclosure are
+disclosures: the PDF is downloaded (size-capped), kept under
+`<data_dir>/disclosures/<sha256>.pdf`, read by the sandboxed extractor, classified and
+stored. Every text is tagged with the instruments it names (`document_mentions`).
+
+Nothing here stops the day: a feed that fails is an `ingest_failures` row, a PDF that
+fails (404, not a PDF, encrypted, a bomb, too slow) is a FAILED `disclosures` row with
+its reason, and the rest goes on.
+"""
+from __future__ import annotations
+
+import calendar
+import hashlib
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import feedparser
+import httpx
+from sqlalchemy import Connection, Engine, select
+
+from market.errors import MarketIntelError
+from market.settings import Settings
+from ingest.exchange.client import ExchangeClient
+from ingest.mentions import InstrumentMatcher
+from ingest.pdf_text import PdfExtractor, PdfRejected
+from store import tables
+from store.history import append_history, current_rows
+from store.transactions import write_transaction
+
+log = logging.getLogger(__name__)
+
+DISCLOSURE_KINDS = [  # first match wins; checked on the title, then the text
+    ("DIRECTOR_TRADING", re.compile(r"director(s)?'? (dealing|trading|purchase|sale)|insider|purchased \d|sold \d", re.I)),
+    ("DIVIDEND", re.compile(r"dividend", re.I)),
+    ("AGM", re.compile(r"annual general meeting|\bAGM\b", re.I)),
+    ("RESULTS", re.compile(r"results|financial statements|quarterly|earnings|profit|interim report", re.I)),
+]
+
+
+@dataclass
+class TextIngestReport:
+    feeds: int = 0
+    news_new: int = 0
+    news_seen: int = 0
+    disclosures_ok: int = 0
+    disclosures_failed: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def feed_urls(settings: Settings) -> list[str]:
+    return settings.news_feeds or [f"{settings.exchange_base_url.rstrip('/')}/news/rss"]
+
+
+def classify_disclosure(title: str, text: str) -> str:
+    for source in (title, text):
+        for kind, pattern in DISCLOSURE_KINDS:
+            if pattern.search(source or ""):
+                return kind
+    return "OTHER"
+
+
+def pdf_extractor(settings: Settings) -> PdfExtractor:
+    return PdfExtractor(settings.pdf_max_bytes, settings.pdf_max_pages, settings.pdf_timeout_seconds)
+
+
+def ingest_text(engine: Engine, settings: Settings, day: date, client: ExchangeClient, http: httpx.Client,
+                extractor: PdfExtractor | None = None) -> TextIngestReport:
+    """Ingest every configured feed for `day`; pass an `extractor` to reuse one PDF
+    worker across many days (a backfill), else one is started for this call."""
+    if extractor is None:
+        with pdf_extractor(settings) as own:
+            return ingest_text(engine, settings, day, client, http, own)
+    report = TextIngestReport()
+    with engine.connect() as conn:
+        matcher = InstrumentMatcher(current_rows(conn, tables.instruments))
+    for url in feed_urls(settings):
+        report.feeds += 1
+        entries = _read_feed(engine, client, url, day, report)
+        news = [e for e in entries if not e["pdf"]]
+        _store_news(engine, day, news, matcher, report)
+        for entry in (e for e in entries if e["pdf"]):
+            _store_disclosure(engine, settings, day, entry, matcher, extractor, http, report)
+    return report
+
+
+def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, report: TextIngestReport) -> list[dict]:
+    try:
+        body = client.get(url, {"date": day.isoformat()} if url.endswith("/news/rss") else None).body
+        parsed = feedparser.parse(body)
+        # A feed that is not well-formed is refused whole (its entries may be cut short;
+        # a later run takes them when the feed is whole again). A wrong charset
+        # declaration or content type alone is harmless.
+        benign = (feedparser.CharacterEncodingOverride, feedparser.NonXMLContentType)
+        if parsed.bozo and not isinstance(parsed.bozo_exception, benign):
+            raise MarketIntelError(f"not a readable feed ({type(parsed.bozo_exception).__name__}: {parsed.bozo_exception})")
+    except MarketIntelError as exc:
+        reason = exc.detail
+        log.warning("feed %s failed for %s: %s", url, day, reason)
+        report.failures.append(f"{url}: {reason}")
+        with write_transaction(engine, f"text:{day}") as conn:
+            append_history(conn, tables.ingest_failures, [{"source_kind": "FEED", "source_url": url, "trading_date": day, "reason": reason}])
+        return []
+    entries = []
+    for item in parsed.entries:
+        pdf = next((e.get("href") for e in item.get("enclosures", []) if e.get("type") == "application/pdf"), None)
+        stamp = item.get("published_parsed") or item.get("updated_parsed")
+        entries.append({
+            "title": (item.get("title") or "").strip(), "summary": (item.get("summary") or "").strip(),
+            "link": item.get("link"), "feed_url": url, "pdf": pdf,
+            "published_at": datetime.fromtimestamp(calendar.timegm(stamp), tz=timezone.utc) if stamp else None,
+        })
+    return entries
+
+
+def _store_news(engine: Engine, day: date, entries: list[dict], matcher: InstrumentMatcher, report: TextIngestReport) -> None:
+    if not entries:
+        return
+    news = tables.news_items
+    for entry in entries:
+        entry["content_hash"] = hashlib.sha256(" ".join(f"{entry['title']}\n{entry['summary']}".split()).encode()).hexdigest()
+    with write_transaction(engine, f"text:{day}") as conn:
+        links = {entry["link"] for entry in entries if entry["link"]}
+        hashes = {entry["content_hash"] for entry in entries}
+        known = conn.execute(select(news.c.link, news.c.content_hash).where(
+            news.c.link.in_(links) | news.c.content_hash.in_(hashes))).all()
+        known_links, known_hashes = {k.link for k in known}, {k.content_hash for k in known}
+        fresh, seen = [], set()
+        for entry in entries:
+            if entry["link"] in known_links or entry["content_hash"] in known_hashes | seen:
+                report.news_seen += 1
+                continue
+            seen.add(entry["content_hash"])
+            fresh.append({k: entry[k] for k in ("content_hash", "link", "title", "summary", "feed_url", "published_at")})
+        append_history(conn, news, fresh)
+        for entry in fresh:
+            doc_id = conn.execute(select(news.c.id).where(news.c.content_hash == entry["content_hash"])).scalar_one()
+            _tag(conn, "NEWS", doc_id, f"{entry['title']}\n{entry['summary']}", matcher)
+        report.news_new += len(fresh)
+
+
+def _store_disclosure(engine: Engine, settings: Settings, day: date, entry: dict, matcher: InstrumentMatcher,
+                      extractor: PdfExtractor, http: httpx.Client, report: TextIngestReport) -> None:
+    url = entry["pdf"]
+    with engine.connect() as conn:
+        stored = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
+    if stored and stored[0]["status"] == "OK":
+        return
+    row = {"url": url, "title": entry["title"], "published_at": entry["published_at"], "status": "OK"}
+    try:
+        data = _download(http, url, settings.pdf_max_bytes)
+        sha = hashlib.sha256(data).hexdigest()
+        with engine.connect() as conn:
+            same_file = conn.execute(select(tables.disclosures.c.id).where(
+                (tables.disclosures.c.file_sha256 == sha) & (tables.disclosures.c.status == "OK"))).first()
+        if same_file:
+            return  # the same document under another address: stored once
+        path = settings.data_dir / "disclosures" / f"{sha}.pdf"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            path.write_bytes(data)
+        row.update(file_path=str(path), file_sha256=sha)
+        text = extractor.extract(data, Path(url).name)
+        row.update(page_count=text.pages, body=text.text, kind=classify_disclosure(entry["title"], text.text))
+    except (PdfRejected, MarketIntelError) as exc:
+        row.update(status="FAILED", failure_reason=exc.detail)
+        log.warning("disclosure %s failed: %s", url, exc.detail)
+        report.failures.append(f"{url}: {exc.detail}")
+    with write_transaction(engine, f"text:{day}") as conn:
+        append_history(conn, tables.disclosures, [row])
+        if row["status"] == "OK":
+            (stored_row,) = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
+            _tag(conn, "DISCLOSURE", stored_row["id"], f"{entry['title']}\n{row['body']}", matcher)
+    report.disclosures_ok += row["status"] == "OK"
+    report.disclosures_failed += row["status"] == "FAILED"
+
+
+def _download(http: httpx.Client, url: str, max_bytes: int) -> bytes:
+    try:
+        with http.stream("GET", url) as response:
+            if response.status_code != 200:
+                raise MarketIntelError(f"download answered HTTP {response.status_code}")
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
+                    raise MarketIntelError(f"download exceeds the limit of {max_bytes:,} bytes")
+                chunks.append(chunk)
+            return b"".join(chunks)
+    except httpx.HTTPError as exc:
+        raise MarketIntelError(f"download failed ({type(exc).__name__}: {exc})") from None
+
+
+def _tag(conn: Connection, kind: str, doc_id: int, text: str, matcher: InstrumentMatcher) -> None:
+    append_history(conn, tables.document_mentions, [
+        {"doc_kind": kind, "doc_id": doc_id, "symbol": m.symbol, "matched_by": m.matched_by} for m in matcher.find(text)
+    ])

@@ -1,0 +1,42 @@
+import pytest
+
+from ingest.mentions import ALIASES, InstrumentMatcher
+from ingest.simulator.universe import NAMED_COMPANIES
+
+INSTRUMENTS = [{"symbol": s, "name": n} for s, n, *_ in NAMED_COMPANIES] + [{"symbol": "WIN", "name": "Windward Insurance Limited"}]
+matcher = InstrumentMatcher(INSTRUMENTS)
+
+
+def symbols(text: str) -> list[str]:
+    return [m.symbol for m in matcher.find(text)]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("KCB reports higher profit", ["KCB"]),
+        ("Shares of Island Savings Bank (ISB) rose", ["ISB"]),
+        ("Kingston Commercial Bank Limited declares dividend", ["KCB"]),
+        ("Windward Insurance posts a loss", ["WIN"]),
+        ("NCT: board meeting date confirmed", ["NCT"]),
+        ("Both CFG and BLH traded higher", ["BLH", "CFG"]),
+    ],
+)
+def test_symbols_and_names(text: str, expected: list[str]) -> None:
+    assert symbols(text) == expected
+
+
+@pytest.mark.parametrize("text", ["We expect to win more contracts", "The KCBX index", "Kingston Harbour Commercial Centre",
+                                  "ISBN 978-0", "a kcb subsidiary"])
+def test_no_false_matches(text: str) -> None:
+    assert symbols(text) == []
+
+
+@pytest.mark.parametrize("symbol, alias", [(s, a) for s, aliases in ALIASES.items() for a in aliases])
+def test_every_alias_finds_its_instrument(symbol: str, alias: str) -> None:
+    found = matcher.find(f"Analysts say {alias} outperformed this week.")
+    assert [(m.symbol, m.matched_by) for m in found] == [(symbol, "alias")]
+
+
+def test_how_it_was_matched_is_kept() -> None:
+    assert [(m.symbol, m.matched_by) for m in matcher.find("Blue Lagoon Holdings and ISB")] == [("BLH", "name"), ("ISB", "symbol")]

@@ -1,0 +1,134 @@
+"""News and disclosure ingestion over real HTTP, with hostile sources that must each
+become a stored failure with its reason while the day goes on."""
+from datetime import date
+from typing import Iterator
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+
+from ingest.exchange.client import ExchangeClient
+from ingest.text_sources import classify_disclosure, ingest_text
+from market.settings import Settings
+from pipeline.serving import serve_in_thread
+from store import tables
+from store.engine import service_engine
+from store.history import append_history, current_rows
+from tests.pdf_samples import decompression_bomb, page_bomb, text_pdf
+
+DAY = date(2026, 11, 20)
+
+
+def _item(title: str, link: str, pdf: str | None = None, description: str = "") -> str:
+    enclosure = f'<enclosure url="{pdf}" type="application/pdf" length="0"/>' if pdf else ""
+    return (f"<item><title>{title}</title><link>{link}</link><guid>{link}</guid>"
+            f"<pubDate>Fri, 20 Nov 2026 14:00:00 -0500</pubDate><description>{description}</description>{enclosure}</item>")
+
+
+class Files:
+    """A tiny website whose pages the test sets."""
+
+    def __init__(self) -> None:
+        self.pages: dict[str, tuple[int, str, bytes]] = {}
+
+    async def __call__(self, scope, receive, send) -> None:  # noqa: ANN001
+        if scope["type"] != "http":
+            return
+        status, kind, body = self.pages.get(scope["path"], (404, "text/plain", b"not found"))
+        await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", kind.encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+@pytest.fixture
+def site(settings: Settings) -> Iterator[tuple[Files, str]]:
+    files = Files()
+    with serve_in_thread(files) as url:
+        yield files, url
+
+
+def _ingest(settings: Settings, feeds: list[str]):  # noqa: ANN202
+    settings = settings.model_copy(update={"news_feeds": feeds, "pdf_timeout_seconds": 15, "exchange_retries": 1,
+                                           "exchange_backoff_seconds": 0.01})
+    with service_engine(settings).begin() as conn:
+        append_history(conn, tables.instruments, [{"symbol": "KCB", "name": "Kingston Commercial Bank", "board": "MAIN", "source": "t"},
+                                                  {"symbol": "ISB", "name": "Island Savings Bank", "board": "MAIN", "source": "t"}])
+    with ExchangeClient("", retries=1, backoff=0.01) as client, httpx.Client(timeout=15) as http:
+        return ingest_text(service_engine(settings), settings, DAY, client, http)
+
+
+def _feed(*items: str) -> tuple[int, str, bytes]:
+    return 200, "application/rss+xml", ("<?xml version='1.0'?><rss version='2.0'><channel><title>t</title>"
+                                        + "".join(items) + "</channel></rss>").encode()
+
+
+def test_the_same_feed_twice_stores_each_item_once(settings: Settings, site: tuple[Files, str]) -> None:
+    files, url = site
+    files.pages["/feed"] = _feed(
+        _item("KCB reports strong profit growth", f"{url}/n/1", description="Record results."),
+        _item("Island Savings Bank warns of losses", f"{url}/n/2"),
+        _item("KCB reports strong profit growth", f"{url}/n/1-copy", description="Record results."),  # same content
+    )
+    first = _ingest(settings, [f"{url}/feed"])
+    second = _ingest(settings, [f"{url}/feed"])
+    assert (first.news_new, second.news_new, second.news_seen) == (2, 0, 3)
+    with service_engine(settings).connect() as conn:
+        news = current_rows(conn, tables.news_items)
+        mentions = {(m["doc_id"], m["symbol"], m["matched_by"]) for m in current_rows(conn, tables.document_mentions)}
+    assert len(news) == 2
+    ids = {n["title"]: n["id"] for n in news}
+    assert mentions == {(ids["KCB reports strong profit growth"], "KCB", "symbol"),
+                        (ids["Island Savings Bank warns of losses"], "ISB", "name")}
+
+
+def test_hostile_sources_are_stored_failures_and_the_day_goes_on(settings: Settings, site: tuple[Files, str]) -> None:
+    files, url = site
+    files.pages.update({
+        "/broken-feed": (200, "application/rss+xml", b"<rss><channel><item><title>cut off"),
+        "/good.pdf": (200, "application/pdf", text_pdf(["Kingston Commercial Bank interim financial results",
+                                                         "Profit improved strongly."])),
+        "/encrypted.pdf": (200, "application/pdf", text_pdf(["secret"], password="pw")),
+        "/pages.pdf": (200, "application/pdf", page_bomb()),
+        "/zip.pdf": (200, "application/pdf", decompression_bomb()),
+        "/page.pdf": (200, "application/pdf", b"<html><body>Not a PDF at all</body></html>"),
+        "/feed": _feed(*(_item(f"Disclosure {n}", f"{url}/d/{n}", pdf=f"{url}/{n}.pdf")
+                         for n in ("good", "missing", "encrypted", "pages", "zip", "page"))),
+    })
+    report = _ingest(settings, [f"{url}/unreachable-feed", f"{url}/broken-feed", f"{url}/feed"])
+    assert report.disclosures_ok == 1 and report.disclosures_failed == 5
+    with service_engine(settings).connect() as conn:
+        disclosures = {r["url"].rsplit("/", 1)[1]: r for r in current_rows(conn, tables.disclosures)}
+        failures = {r["source_url"].rsplit("/", 1)[1]: r["reason"] for r in current_rows(conn, tables.ingest_failures)}
+    assert disclosures["good.pdf"]["status"] == "OK" and disclosures["good.pdf"]["kind"] == "RESULTS"
+    assert "Profit improved strongly." in disclosures["good.pdf"]["body"]
+    reasons = {name: row["failure_reason"] for name, row in disclosures.items() if row["status"] == "FAILED"}
+    assert reasons["missing.pdf"] == "download answered HTTP 404"
+    assert reasons["encrypted.pdf"] == "encrypted.pdf is encrypted (a password is required)"
+    assert reasons["pages.pdf"] == "pages.pdf has 400 pages, more than the limit of 50"
+    assert reasons["zip.pdf"].startswith("zip.pdf ") and ("memory" in reasons["zip.pdf"] or "longer than" in reasons["zip.pdf"])
+    assert reasons["page.pdf"] == "page.pdf is not a PDF (it starts with '<html><body>Not ')"
+    assert failures["unreachable-feed"].endswith("answered 404; not retried")
+    assert failures["broken-feed"].startswith("not a readable feed")
+
+
+def test_a_failed_disclosure_is_retried_and_an_unchanged_failure_not_repeated(settings: Settings, site: tuple[Files, str]) -> None:
+    files, url = site
+    files.pages["/feed"] = _feed(_item("KCB dividend notice", f"{url}/d/1", pdf=f"{url}/late.pdf"))
+    _ingest(settings, [f"{url}/feed"])
+    _ingest(settings, [f"{url}/feed"])
+    files.pages["/late.pdf"] = (200, "application/pdf", text_pdf(["KCB declares a dividend of J$0.50"]))
+    _ingest(settings, [f"{url}/feed"])
+    with service_engine(settings).connect() as conn:
+        versions = conn.execute(select(tables.disclosures.c.status).order_by(tables.disclosures.c.id)).scalars().all()
+        (current,) = current_rows(conn, tables.disclosures)
+    assert versions == ["FAILED", "OK"]
+    assert current["kind"] == "DIVIDEND"
+
+
+@pytest.mark.parametrize(
+    "title, text, kind",
+    [("Audited financial statements for the year", "", "RESULTS"), ("Notice of dividend", "", "DIVIDEND"),
+     ("Directors' dealings", "", "DIRECTOR_TRADING"), ("Notice of Annual General Meeting", "", "AGM"),
+     ("Change of registered office", "", "OTHER"), ("Notice", "A director purchased 10,000 shares", "DIRECTOR_TRADING")],
+)
+def test_disclosure_classification(title: str, text: str, kind: str) -> None:
+    assert classify_disclosure(title, text) == kind

@@ -1,0 +1,64 @@
+"""Hostile and ordinary PDFs, made by the tests themselves (nothing is downloaded)."""
+from __future__ import annotations
+
+import io
+
+
+def text_pdf(lines: list[str], pages: int = 1, password: str | None = None) -> bytes:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.pdfencrypt import StandardEncryption
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    encrypt = StandardEncryption(password, ownerPassword="owner-" + password) if password else None
+    pdf = canvas.Canvas(buffer, pagesize=A4, invariant=1, encrypt=encrypt)
+    for page in range(pages):
+        y = 800
+        for line in lines:
+            pdf.drawString(60, y, line)
+            y -= 16
+        pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def page_bomb(pages: int = 400) -> bytes:
+    """A valid PDF with far more pages than any disclosure has."""
+    return text_pdf(["page"], pages=pages)
+
+
+def _assemble(objects: list[bytes]) -> bytes:
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+    return out.getvalue()
+
+
+def decompression_bomb(expanded_bytes: int = 3_000_000_000) -> bytes:
+    """A page whose content stream is a few MB of deflate that expands to gigabytes."""
+    import zlib
+
+    # After a full flush every identical chunk compresses to identical bytes, so the
+    # stream is built from two compressions plus the right checksum, in about a second.
+    chunk, count = b"0" * 10_000_000, expanded_bytes // 10_000_000
+    packer = zlib.compressobj(9)
+    first = packer.compress(chunk) + packer.flush(zlib.Z_FULL_FLUSH)
+    repeated = packer.compress(chunk) + packer.flush(zlib.Z_FULL_FLUSH)
+    checksum = 1
+    for _ in range(count):
+        checksum = zlib.adler32(chunk, checksum)
+    stream = first + repeated * (count - 1) + packer.flush()[:-4] + checksum.to_bytes(4, "big")
+    return _assemble([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ])
