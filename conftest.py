@@ -33,6 +33,9 @@ def pytest_configure(config) -> None:  # noqa: ANN001
             "AIRFLOW_HOME": str(_SESSION_DIR / "airflow"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__DAGS_FOLDER": str(Path(__file__).resolve().parent / "dags"),
+            # No model or dataset download, ever, in tests.
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
         }
     )
     for key in ("MARKETINTEL_ADMIN_KEY", "MARKETINTEL_MIGRATION_DATABASE_URL"):
@@ -43,8 +46,23 @@ def pytest_configure(config) -> None:  # noqa: ANN001
 
     engine = build_engine(os.environ["MARKETINTEL_DATABASE_URL"])
     upgrade(engine)
+    _backfill_history(engine)
     engine.dispose()
     _start_simulator()
+
+
+def _backfill_history(engine) -> None:  # noqa: ANN001
+    """30 simulated days before the notebooks' date, so the model notebooks have history;
+    the date itself is left for the T0 notebook to scrape over HTTP."""
+    from datetime import date
+
+    from ingest.simulator.backfill import backfill
+    from market.clock import default_calendar
+    from market.settings import get_settings
+
+    day = default_calendar().previous_trading_day(date.fromisoformat(NOTEBOOK_DEFAULT_DATE))
+    backfill(engine, get_settings(), 30, day, with_text=False)
+    get_settings.cache_clear()
 
 
 def _start_simulator() -> None:

@@ -29,6 +29,7 @@ SIM_END = date(2028, 12, 29)
 REPORT_EVERY = 63  # trading days between quarterly reports
 TONE_EFFECT = 0.6  # share of a day's volatility moved by a news tone of 1 (times news_signal)
 DRIFT_DECAY = 0.5  # how much of the tone-driven drift is left a trading day later
+PRICE_LIMIT = 0.15  # daily price limit around the previous close
 
 POSITIVE = [
     "{name} reports record quarterly profit, beating expectations",
@@ -181,7 +182,10 @@ class SimulatedMarket:
         traded = listed & ~halted & (rng.random(n) < p_trade)
         prev_close = last_close.copy()
         fair = np.exp(value)
-        close = np.where(traded, np.maximum(fair.round(2), 0.01), last_close)
+        # The exchange's daily price limit: a trade prints at most 15% from the previous
+        # close, so a name untraded for weeks catches up with its value over several days.
+        limited = np.clip(fair, last_close * (1 - PRICE_LIMIT), last_close * (1 + PRICE_LIMIT))
+        close = np.where(traded, np.maximum(limited.round(2), 0.01), last_close)
         volume = np.where(
             traded,
             np.maximum(1, np.round(self._volume * rng.lognormal(0, 0.8, n) * (1 + 2 * np.abs(tone)), -1)),

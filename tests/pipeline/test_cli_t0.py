@@ -92,11 +92,12 @@ def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_demo_runs_the_day_through_the_notebooks(settings: Settings) -> None:
-    result = subprocess.run([MARKETINTEL, "demo", "--days", "5"], capture_output=True, text=True, timeout=300,
+    result = subprocess.run([MARKETINTEL, "demo", "--days", "20"], capture_output=True, text=True, timeout=300,
                             env={**os.environ})
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "backfilled 5 simulated trading days" in result.stdout
+    assert "backfilled 20 simulated trading days" in result.stdout
     outputs = [line.split("->")[1].strip() for line in result.stdout.splitlines() if "->" in line]
     assert [Path(o).name for o in outputs] == ["t0_scrape.ipynb", "t1_preflight.ipynb", "t1_ingest_text.ipynb",
-                                              "t1_sentiment.ipynb", "health.ipynb"]
+                                              "t1_sentiment.ipynb", "t1_features.ipynb", "t1_predict.ipynb",
+                                              "health.ipynb"]
     assert all(Path(o).is_file() for o in outputs)

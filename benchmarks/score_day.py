@@ -1,0 +1,74 @@
+"""Seconds to score one new trading day for 100 simulated instruments: features, layer 1
+(fallback, and a small random-weight Chronos-Bolt for the foundation model's cost on
+this CPU) and the risk model, with and without a scheduled retrain. Target: under 60 s
+for a day including layer 1.
+
+    python benchmarks/score_day.py [--instruments 100] [--days 260]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+DAY = date(2026, 11, 20)
+
+
+def _tiny_chronos(folder: Path) -> str:
+    import torch
+    from chronos.chronos_bolt import ChronosBoltModelForForecasting
+    from transformers import T5Config
+
+    config = T5Config(d_model=256, d_ff=1024, num_layers=4, num_decoder_layers=4, num_heads=4, d_kv=64,
+                      dense_act_fn="relu", decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
+                      chronos_pipeline_class="ChronosBoltPipeline", architectures=["ChronosBoltModelForForecasting"],
+                      chronos_config={"context_length": 512, "prediction_length": 64, "input_patch_size": 16,
+                                      "input_patch_stride": 16, "quantiles": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+                                      "use_reg_token": True})
+    torch.manual_seed(0)
+    ChronosBoltModelForForecasting(config).save_pretrained(folder)
+    return str(folder)
+
+
+def main() -> None:
+    from market.clock import default_calendar
+    from market.settings import Settings
+    from ingest.simulator.backfill import backfill
+    from models.layer1 import EmpiricalFallback, load_layer1
+    from models.scoring import score_day
+    from store.engine import build_engine
+    from store.migrations import upgrade
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--instruments", type=int, default=100)
+    parser.add_argument("--days", type=int, default=260)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-score-"))
+    settings = Settings(_env_file=None, database_url=f"sqlite:///{work / 'bench.db'}", data_dir=work / "data",
+                        models_dir=work / "models", simulator_instruments=args.instruments)
+    engine = build_engine(settings.database_url)
+    upgrade(engine)
+    calendar = default_calendar()
+    following = calendar.next_trading_day(DAY)
+    started = time.perf_counter()
+    backfill(engine, settings, args.days, following, with_text=False)
+    figures = {"benchmark": "score_day", "instruments": args.instruments, "history_days": args.days,
+               "backfill_s": round(time.perf_counter() - started, 1)}
+    chronos = load_layer1(_tiny_chronos(work / "chronos-bolt-random"), offline=True)
+    for label, backend, day in (("fallback_with_retrain", EmpiricalFallback(), DAY),
+                                ("fallback_no_retrain", EmpiricalFallback(), following),
+                                ("chronos_random_weights_no_retrain", chronos, following)):
+        started = time.perf_counter()
+        with engine.begin() as conn:
+            result = score_day(conn, settings, day, calendar, backend)
+        figures[f"{label}_s"] = round(time.perf_counter() - started, 2)
+        print(f"{label}: {figures[f'{label}_s']} s for {len(result.predictions)} instruments "
+              f"(model {result.model_id}, retrained {result.trained is not None})")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

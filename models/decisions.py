@@ -1,0 +1,58 @@
+"""From model outputs to what a user acts on: Score, Action, Position Weight, Tercile.
+
+- Score = 100 x calibrated P(up | the close moves), rounded to 0.1 (50 is a coin toss);
+  the thresholds below apply to the rounded Score, the number users see.
+- Action: LONG when Score >= 55 and the predicted return is positive; AVOID when
+  Score <= 45 or the predicted return is below -0.5%; HOLD otherwise.
+- Position Weight (LONG only, else 0): edge over volatility, (P(up) - 0.5) / volatility_20,
+  each capped at 15%, then scaled down if needed so the weights sum to at most 1.
+- Tercile: instruments that pass the entry liquidity gates are ranked by Score into TOP,
+  MIDDLE and BOTTOM thirds; the rest are ILLIQUID.
+
+The entry gates used here are those of the liquidity rail: ADV_20 >= 5,000 shares, volume
+today > 0 and a spread <= 5%. The spread is the closing bid-ask spread over the mid; when
+the source has no quotes (the NSE files) the day's high-low range over the close stands in
+for it (a wider, conservative proxy), and with neither the spread gate fails.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+LONG_SCORE, AVOID_SCORE, AVOID_RETURN = 55.0, 45.0, -0.005
+MAX_WEIGHT = 0.15
+MIN_ADV, MAX_SPREAD = 5_000, 0.05
+
+
+def effective_spread(frame: pd.DataFrame) -> pd.Series:
+    quoted = (frame["ask"] - frame["bid"]) / ((frame["ask"] + frame["bid"]) / 2)
+    proxy = (frame["high"] - frame["low"]) / frame["close"]
+    return quoted.where(quoted.notna(), proxy)
+
+
+def passes_entry_gates(frame: pd.DataFrame) -> pd.Series:
+    """The three per-instrument entry gates (the position-size gate belongs to sizing)."""
+    spread = effective_spread(frame)
+    return (frame["adv_20"] >= MIN_ADV) & (frame["volume"] > 0) & spread.notna() & (spread <= MAX_SPREAD)
+
+
+def decide(day: pd.DataFrame) -> pd.DataFrame:
+    """One trading day's rows (predicted_return, p_up, volatility_20 and the gate inputs)
+    in, with score, action, weight and tercile added."""
+    out = day.copy()
+    out["score"] = (100 * out["p_up"]).round(1)
+    long_ = (out["score"] >= LONG_SCORE) & (out["predicted_return"] > 0)
+    avoid = (out["score"] <= AVOID_SCORE) | (out["predicted_return"] < AVOID_RETURN)
+    out["action"] = np.where(long_, "LONG", np.where(avoid, "AVOID", "HOLD"))
+    vol = out["volatility_20"].fillna(out["volatility_20"].median()).clip(lower=0.005)
+    raw = np.where(long_, (out["p_up"] - 0.5) / vol, 0.0)
+    weight = np.minimum(np.maximum(raw, 0.0) / 100, MAX_WEIGHT)
+    if weight.sum() > 1:
+        weight = weight / weight.sum()
+    out["weight"] = np.round(weight, 4)
+    liquid = passes_entry_gates(out)
+    out["tercile"] = "ILLIQUID"
+    if liquid.any():
+        ranks = out.loc[liquid, "score"].rank(method="first", pct=True)
+        out.loc[liquid, "tercile"] = np.where(ranks > 2 / 3, "TOP", np.where(ranks > 1 / 3, "MIDDLE", "BOTTOM"))
+    return out

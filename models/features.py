@@ -1,0 +1,132 @@
+"""The feature registry: exactly 14 features, each computed for an instrument and a
+trading day D only from data dated D or earlier (nothing after the close of D).
+
+Input is one instrument's daily panel, oldest first, one row per trading day the
+instrument was listed: `close`, `volume`, `bid`, `ask`, `high`, `low`,
+`sentiment`, `market_sentiment`, `layer1_p_up`. Missing quotes are NaN and stay NaN (the
+risk model handles missing values); nothing is filled from the future.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+FEATURE_SET = "core14-v1"
+
+
+def rsi_14(p: pd.DataFrame) -> pd.Series:
+    """Wilder's RSI over 14 days: 100 - 100 / (1 + avg gain / avg loss), where the averages
+    are exponential with alpha 1/14 over daily close changes; 100 when there was no loss,
+    50 when the close never moved."""
+    change = p["close"].diff()
+    gain = change.clip(lower=0).ewm(alpha=1 / 14, adjust=False, min_periods=14).mean()
+    loss = (-change.clip(upper=0)).ewm(alpha=1 / 14, adjust=False, min_periods=14).mean()
+    rsi = 100 - 100 / (1 + gain / loss)
+    rsi = rsi.where(loss > 0, 100.0).where(gain + loss > 0, 50.0)
+    return rsi.where(change.notna().cumsum() >= 14)
+
+
+def _bands(p: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+    mean = p["close"].rolling(20).mean()
+    std = p["close"].rolling(20).std(ddof=0)
+    return mean - 2 * std, mean, mean + 2 * std
+
+
+def bollinger_pct_b(p: pd.DataFrame) -> pd.Series:
+    """%B of the 20-day, 2-standard-deviation Bollinger Bands: (close - lower) / (upper -
+    lower); 0.5 when the bands have no width (the close did not move for 20 days)."""
+    lower, _, upper = _bands(p)
+    width = upper - lower
+    return ((p["close"] - lower) / width).where(width > 0, 0.5).where(width.notna())
+
+
+def bollinger_bandwidth(p: pd.DataFrame) -> pd.Series:
+    """Bollinger bandwidth: (upper - lower) / middle band, the 20-day volatility of price."""
+    lower, middle, upper = _bands(p)
+    return (upper - lower) / middle
+
+
+def momentum_5(p: pd.DataFrame) -> pd.Series:
+    """Return over the last 5 trading days: close / close 5 days earlier - 1."""
+    return p["close"] / p["close"].shift(5) - 1
+
+
+def momentum_20(p: pd.DataFrame) -> pd.Series:
+    """Return over the last 20 trading days."""
+    return p["close"] / p["close"].shift(20) - 1
+
+
+def momentum_60(p: pd.DataFrame) -> pd.Series:
+    """Return over the last 60 trading days."""
+    return p["close"] / p["close"].shift(60) - 1
+
+
+def return_1d(p: pd.DataFrame) -> pd.Series:
+    """The last day's return (short-term reversal is strong in thin markets)."""
+    return p["close"] / p["close"].shift(1) - 1
+
+
+def volatility_20(p: pd.DataFrame) -> pd.Series:
+    """Standard deviation of daily log returns over 20 days (not annualised)."""
+    return np.log(p["close"]).diff().rolling(20).std(ddof=0)
+
+
+def volume_ratio_20(p: pd.DataFrame) -> pd.Series:
+    """Today's volume over ADV_20, the mean daily volume of the last 20 days (today
+    included); 0 when nothing traded in 20 days."""
+    adv = p["volume"].rolling(20).mean()
+    return (p["volume"] / adv).where(adv > 0, 0.0).where(adv.notna())
+
+
+def zero_volume_share_20(p: pd.DataFrame) -> pd.Series:
+    """Share of the last 20 days with no trade at all."""
+    return (p["volume"] == 0).astype(float).rolling(20).mean()
+
+
+def spread_pct(p: pd.DataFrame) -> pd.Series:
+    """Closing bid-ask spread over the mid: (ask - bid) / ((ask + bid) / 2). NaN when a
+    side of the book is missing or the source has no quotes (the model sees "unknown")."""
+    mid = (p["ask"] + p["bid"]) / 2
+    return ((p["ask"] - p["bid"]) / mid).where(mid > 0)
+
+
+def sentiment(p: pd.DataFrame) -> pd.Series:
+    """The instrument's sentiment composite for the day (0 when nothing was said)."""
+    return p["sentiment"].fillna(0.0)
+
+
+def market_sentiment(p: pd.DataFrame) -> pd.Series:
+    """The market-wide sentiment composite for the day."""
+    return p["market_sentiment"].fillna(0.0)
+
+
+def layer1_p_up(p: pd.DataFrame) -> pd.Series:
+    """Layer 1's probability that the close is higher after the label horizon, from the
+    last 200 closes (the foundation model, or the labelled fallback)."""
+    return p["layer1_p_up"]
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    compute: Callable[[pd.DataFrame], pd.Series]
+
+    @property
+    def definition(self) -> str:
+        return " ".join((self.compute.__doc__ or "").split())
+
+
+FEATURES: list[Feature] = [Feature(f.__name__, f) for f in (
+    rsi_14, bollinger_pct_b, bollinger_bandwidth, momentum_5, momentum_20, momentum_60, return_1d,
+    volatility_20, volume_ratio_20, zero_volume_share_20, spread_pct, sentiment, market_sentiment, layer1_p_up,
+)]
+FEATURE_NAMES = [f.name for f in FEATURES]
+assert len(FEATURES) == 14, "the risk model is specified on exactly 14 features"
+
+
+def compute_features(panel: pd.DataFrame) -> pd.DataFrame:
+    """All 14 features for one instrument's panel (same index), oldest row first."""
+    return pd.DataFrame({f.name: f.compute(panel) for f in FEATURES}, index=panel.index)

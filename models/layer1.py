@@ -1,0 +1,106 @@
+"""Layer 1: a time-series foundation model's probability of an up move, from the last
+200 closes of an instrument, behind one small interface (`Layer1Backend`).
+
+Backends:
+- `ChronosBolt`: Chronos-Bolt through `chronos-forecasting`, from a local folder or a hub
+  id; with offline mode on (the default) only a local folder is used, never a download.
+  It forecasts quantiles of the close `horizon` days ahead; P(up) is read off them by
+  linear interpolation of the forecast distribution at today's close.
+- `EmpiricalFallback` (`fallback-empirical-v1`): used when no weights are available, and
+  labelled as such everywhere its output goes. It is a real model: the share of rising
+  `horizon`-day moves within the same 200-day window, Laplace-smoothed:
+  (ups + 1) / (ups + downs + 2), unchanged moves not counted.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from market.errors import ConfigurationError
+
+log = logging.getLogger(__name__)
+WINDOW = 200
+QUANTILE_LEVELS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+
+
+class Layer1Backend(Protocol):
+    model_id: str
+    backend: str
+    is_fallback: bool
+
+    def p_up(self, windows: list[np.ndarray], horizon: int) -> np.ndarray: ...
+
+
+class EmpiricalFallback:
+    model_id = "fallback-empirical-v1"
+    backend = "fallback-empirical"
+    is_fallback = True
+
+    def p_up(self, windows: list[np.ndarray], horizon: int) -> np.ndarray:
+        out = np.empty(len(windows))
+        for i, window in enumerate(windows):
+            closes = np.asarray(window, dtype=float)[-WINDOW:]
+            moves = closes[horizon:] - closes[:-horizon] if len(closes) > horizon else np.array([])
+            out[i] = ((moves > 0).sum() + 1) / ((moves != 0).sum() + 2)
+        return out
+
+
+def empirical_p_up_series(closes: pd.Series, horizon: int) -> pd.Series:
+    """`EmpiricalFallback` for every day of one instrument at once (same numbers, fast):
+    the window of day t is the 200 closes ending at t."""
+    moves = closes - closes.shift(horizon)
+    ups = (moves > 0).astype(float).where(moves.notna())
+    moved = (moves != 0).astype(float).where(moves.notna())
+    span = WINDOW - horizon  # moves inside a 200-close window
+    ups_sum = ups.rolling(span, min_periods=0).sum()
+    moved_sum = moved.rolling(span, min_periods=0).sum()
+    return (ups_sum + 1) / (moved_sum + 2)
+
+
+class ChronosBolt:
+    backend = "chronos-bolt"
+    is_fallback = False
+
+    def __init__(self, source: str, offline: bool = True, batch_size: int = 256) -> None:
+        local = Path(source).expanduser()
+        if offline and not local.is_dir():
+            raise ConfigurationError(f"foundation model '{source}' is not a local folder and offline mode is on")
+        from chronos import BaseChronosPipeline  # imported here: torch loads only when used
+
+        self.pipeline = BaseChronosPipeline.from_pretrained(str(local) if local.is_dir() else source, device_map="cpu",
+                                                            local_files_only=offline)
+        self.model_id = f"chronos-bolt:{local.name if local.is_dir() else source}"
+        self.batch_size = batch_size
+
+    def p_up(self, windows: list[np.ndarray], horizon: int) -> np.ndarray:
+        import torch
+
+        out = []
+        for start in range(0, len(windows), self.batch_size):
+            batch = [torch.tensor(np.asarray(w, dtype=np.float32)[-WINDOW:]) for w in windows[start:start + self.batch_size]]
+            quantiles, _ = self.pipeline.predict_quantiles(batch, prediction_length=horizon, quantile_levels=QUANTILE_LEVELS)
+            at_horizon = quantiles[:, horizon - 1, :].numpy()
+            out.extend(p_up_from_quantiles(q, float(w[-1])) for q, w in zip(at_horizon, windows[start:]))
+        return np.array(out)
+
+
+def p_up_from_quantiles(values: np.ndarray, current: float, levels: list[float] = QUANTILE_LEVELS) -> float:
+    """P(close after the horizon > current) from forecast quantiles: the forecast CDF is
+    linear between the quantiles (sorted, so crossing quantiles cannot make it decrease)
+    and the tails beyond the outer quantiles hold their 10% each, clipped to [0.01, 0.99]."""
+    values = np.sort(np.asarray(values, dtype=float))
+    cdf = float(np.interp(current, values, levels, left=levels[0] / 2, right=1 - (1 - levels[-1]) / 2))
+    return float(np.clip(1 - cdf, 0.01, 0.99))
+
+
+def load_layer1(source: str, offline: bool) -> Layer1Backend:
+    """Chronos-Bolt when its weights can be loaded, else the labelled fallback."""
+    try:
+        return ChronosBolt(source, offline)
+    except Exception as exc:  # noqa: BLE001 - any loading failure means "no weights here"
+        log.warning("layer 1 falls back to %s: %s", EmpiricalFallback.model_id, exc)
+        return EmpiricalFallback()

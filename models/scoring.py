@@ -1,0 +1,189 @@
+"""Scoring a trading day from the store (T1 step 4): the point-in-time panel, layer 1 with
+its per-day cache, retraining when due, predictions and decisions.
+
+Point in time: the panel holds only rows dated on or before the day, in their versions as
+stored when the stage runs. Layer 1 values are cached per (instrument, day, model id,
+horizon) in `layer1_forecasts`, so a day is computed once; history days without a cached
+value use the empirical fallback inside the panel.
+
+Retraining: a new model is trained when none exists or when at least 5 trading days have
+passed since the last one was trained: warm-started from the previous model's boosters
+on the latest 250 trading days, with a full refit on all history every 120 trading days. Each model is registered in `model_runs` (train
+window, features, parameters, parent for warm starts, layer-1 backend) and its boosters
+are kept under `<models_dir>/<model_id>/`.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date
+
+import pandas as pd
+from sqlalchemy import Connection, Engine
+
+from market.clock import TradingCalendar
+from market.settings import Settings
+from models.dataset import build_panel
+from models.decisions import decide
+from models.features import FEATURE_NAMES, FEATURE_SET
+from models.layer1 import WINDOW, Layer1Backend
+from models.risk import RiskModel, load_model, save_model
+from models.sentiment.composite import MARKET, METHOD
+from models.walkforward import WalkForwardConfig
+from store import tables
+from store.history import append_history, current_rows
+
+log = logging.getLogger(__name__)
+RETRAIN_EVERY, FULL_REFIT_EVERY = 5, 120
+
+
+@dataclass
+class DayScore:
+    predictions: pd.DataFrame
+    model_id: str
+    trained: dict | None
+    importances: dict[str, float]
+    track_record: dict
+
+
+def price_panel(conn: Connection, day: date) -> pd.DataFrame:
+    rows = current_rows(conn, tables.eod_prices, where=[tables.eod_prices.c.trading_date <= day])
+    frame = pd.DataFrame(rows, columns=[c.name for c in tables.eod_prices.c])
+    return frame.rename(columns={"trading_date": "date"})[["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]]
+
+
+def sentiment_inputs(conn: Connection, day: date) -> tuple[pd.DataFrame, pd.Series]:
+    c = tables.sentiment_composites.c
+    rows = pd.DataFrame(current_rows(conn, tables.sentiment_composites, where=[c.trading_date <= day, c.method == METHOD]),
+                        columns=[x.name for x in tables.sentiment_composites.c]).rename(columns={"trading_date": "date"})
+    market = rows[rows["symbol"] == MARKET].set_index("date")["score"]
+    return rows[rows["symbol"] != MARKET][["symbol", "date", "score"]], market
+
+
+def layer1_for_day(conn: Connection, prices: pd.DataFrame, day: date, backend: Layer1Backend, horizon: int) -> pd.DataFrame:
+    """Cached P(up) of every instrument priced on `day`; computes and stores what is missing."""
+    c = tables.layer1_forecasts.c
+    cached = {r["symbol"]: r["p_up"] for r in current_rows(conn, tables.layer1_forecasts, where=[
+        c.trading_date == day, c.model_id == backend.model_id, c.horizon_days == horizon])}
+    today = prices[prices["date"] == day]["symbol"].tolist()
+    missing = [s for s in today if s not in cached]
+    if missing:
+        history = prices.sort_values("date").groupby("symbol")["close"]
+        windows = [history.get_group(s).to_numpy()[-WINDOW:] for s in missing]
+        values = backend.p_up(windows, horizon)
+        append_history(conn, tables.layer1_forecasts, [
+            {"symbol": s, "trading_date": day, "model_id": backend.model_id, "horizon_days": horizon,
+             "backend": backend.backend, "p_up": float(v)} for s, v in zip(missing, values)])
+        cached.update(zip(missing, map(float, values)))
+    return pd.DataFrame({"symbol": list(cached), "date": day, "p_up": list(cached.values())})
+
+
+def feature_rows(conn: Connection, day: date, backend: Layer1Backend, horizon: int) -> pd.DataFrame:
+    prices = price_panel(conn, day)
+    sentiment, market = sentiment_inputs(conn, day)
+    layer1 = layer1_for_day(conn, prices, day, backend, horizon)
+    return build_panel(prices, horizon, sentiment, market, layer1)
+
+
+def store_features(conn: Connection, panel: pd.DataFrame, day: date) -> int:
+    today = panel[panel["date"] == day]
+    return append_history(conn, tables.features, [
+        {"symbol": r.symbol, "trading_date": day, "feature_set": FEATURE_SET,
+         "feature_values": {n: (None if pd.isna(getattr(r, n)) else round(float(getattr(r, n)), 10)) for n in FEATURE_NAMES}}
+        for r in today.itertuples()], scope=[tables.features.c.trading_date == day]).inserted
+
+
+def latest_model(conn: Connection) -> dict | None:
+    runs = current_rows(conn, tables.model_runs, where=[tables.model_runs.c.kind == "risk"])
+    return max(runs, key=lambda r: (r["train_end"], r["recorded_at"])) if runs else None
+
+
+def ensure_model(conn: Connection, settings: Settings, panel: pd.DataFrame, day: date, calendar: TradingCalendar,
+                 backend: Layer1Backend, horizon: int) -> tuple[str, RiskModel, dict | None]:
+    """The model to score `day` with, training a new one first when it is due."""
+    current = latest_model(conn)
+    due = current is None or calendar.trading_days_between(current["train_end"], day) >= RETRAIN_EVERY
+    if not due:
+        return current["model_id"], load_model(current["artifact_path"]), None
+    train = panel[panel["forward_return"].notna() & (panel["label_end"] < day)].sort_values(["date", "symbol"], kind="stable")
+    if len(train) < 500:
+        raise_not_ready(len(train))
+    full = current is None or calendar.trading_days_between(_last_full_end(conn, current), day) >= FULL_REFIT_EVERY
+    config = WalkForwardConfig(horizon=horizon)
+    parent = None if full else load_model(current["artifact_path"])
+    if not full:
+        recent = sorted(train["date"].unique())[-config.warm_window_days:]
+        train = train[train["date"] >= recent[0]]
+    model = RiskModel().fit(train[FEATURE_NAMES].to_numpy(float), train["forward_return"].to_numpy(float),
+                            config.full_rounds if full else config.warm_rounds, warm_from=parent)
+    model_id = f"risk-{day.isoformat()}-h{horizon}-{'full' if full else 'warm'}"
+    folder = settings.models_dir / model_id
+    save_model(model, folder)
+    run = {"model_id": model_id, "kind": "risk", "parent_model_id": None if full else current["model_id"],
+           "train_start": train["date"].min(), "train_end": day, "horizon_days": horizon,
+           "layer1_backend": backend.model_id, "warm_start": not full, "training_rows": len(train),
+           "feature_names": FEATURE_NAMES, "params": model.params, "artifact_path": str(folder)}
+    append_history(conn, tables.model_runs, [run])
+    return model_id, model, run
+
+
+def _last_full_end(conn: Connection, current: dict) -> date:
+    runs = {r["model_id"]: r for r in current_rows(conn, tables.model_runs)}
+    run = current
+    while run["warm_start"] and run["parent_model_id"] in runs:
+        run = runs[run["parent_model_id"]]
+    return run["train_end"]
+
+
+def raise_not_ready(rows: int) -> None:
+    from market.errors import NotReadyError
+
+    raise NotReadyError(f"only {rows} labelled rows in the store; the risk model needs at least 500 "
+                        "(backfill more history: `marketintel backfill --days 260`)")
+
+
+def score_day(conn: Connection, settings: Settings, day: date, calendar: TradingCalendar, backend: Layer1Backend,
+              horizon: int = 1) -> DayScore:
+    panel = feature_rows(conn, day, backend, horizon)
+    store_features(conn, panel, day)
+    model_id, model, trained = ensure_model(conn, settings, panel, day, calendar, backend, horizon)
+    today = panel[panel["date"] == day].copy()
+    today["predicted_return"], today["p_up"] = model.predict(today[FEATURE_NAMES].to_numpy(float))
+    decided = decide(today)
+    append_history(conn, tables.predictions, [
+        {"symbol": r.symbol, "trading_date": day, "model_id": model_id, "horizon_days": horizon,
+         "predicted_return": float(r.predicted_return), "p_up": float(r.p_up), "score": float(r.score),
+         "action": r.action, "weight": float(r.weight), "tercile": r.tercile, "layer1_p_up": float(r.layer1_p_up),
+         "layer1_backend": backend.model_id}
+        for r in decided.itertuples()], scope=[tables.predictions.c.trading_date == day])
+    record = track_record(conn, day, horizon)
+    if record:
+        append_history(conn, tables.model_metrics, [
+            {"model_id": "live", "scope": f"live:{day.isoformat()}", "metric": name, "value": m["value"],
+             "base_rate": m["base_rate"], "sample_size": m["sample_size"], "detail": {"baselines": m["baselines"]}}
+            for name, m in record["metrics"].items()])
+    return DayScore(decided, model_id, trained, model.importances(FEATURE_NAMES), record)
+
+
+def track_record(conn: Connection, day: date, horizon: int) -> dict:
+    """Out-of-sample record of every stored prediction whose label is known by `day`:
+    the metrics (with base rates and baselines) and a calibration table by Score decile."""
+    from models.metrics import evaluate
+
+    c = tables.predictions.c
+    preds = pd.DataFrame(current_rows(conn, tables.predictions, where=[c.trading_date < day, c.horizon_days == horizon]),
+                         columns=[x.name for x in tables.predictions.c])
+    if preds.empty:
+        return {}
+    prices = price_panel(conn, day).sort_values(["symbol", "date"])
+    prices["forward_return"] = prices.groupby("symbol")["close"].shift(-horizon) / prices["close"] - 1
+    prices["last_return"] = prices.groupby("symbol")["close"].pct_change()
+    joined = preds.rename(columns={"trading_date": "date"}).merge(
+        prices[["symbol", "date", "forward_return", "last_return"]], on=["symbol", "date"]).dropna(subset=["forward_return"])
+    if joined.empty:
+        return {}
+    moved = joined[joined["forward_return"] != 0]
+    buckets = (moved.assign(bucket=(moved["score"] // 10 * 10).clip(0, 90))
+               .groupby("bucket").agg(predictions=("score", "size"), mean_score=("score", "mean"),
+                                      up_rate=("forward_return", lambda r: float((r > 0).mean()))).reset_index())
+    return {"metrics": evaluate(joined), "calibration": buckets.to_dict("records")}

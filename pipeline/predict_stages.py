@@ -1,0 +1,47 @@
+"""T1 step 4: features, then layer 1 and the risk model (retraining when due)."""
+from __future__ import annotations
+
+from models.features import FEATURE_NAMES
+from models.layer1 import load_layer1
+from models.scoring import feature_rows, score_day, store_features
+from pipeline.stage import Stage, StageContext, StageOutcome
+
+HORIZON_DAYS = 1
+
+
+def run_features(ctx: StageContext) -> StageOutcome:
+    backend = load_layer1(ctx.settings.foundation_model, ctx.settings.foundation_model_offline)
+    with ctx.transaction() as conn:
+        panel = feature_rows(conn, ctx.trading_date, backend, HORIZON_DAYS)
+        written = store_features(conn, panel, ctx.trading_date)
+    today = panel[panel["date"] == ctx.trading_date]
+    return StageOutcome(
+        summary={"instruments": len(today), "feature_rows_written": written, "layer1": backend.model_id,
+                 "layer1_is_fallback": backend.is_fallback},
+        tables={"features": today[["symbol", *FEATURE_NAMES]].round(4).to_dict("records")},
+    )
+
+
+def run_predict(ctx: StageContext) -> StageOutcome:
+    backend = load_layer1(ctx.settings.foundation_model, ctx.settings.foundation_model_offline)
+    with ctx.transaction() as conn:
+        result = score_day(conn, ctx.settings, ctx.trading_date, ctx.calendar, backend, HORIZON_DAYS)
+    day = result.predictions.sort_values("score", ascending=False)
+    metrics = result.track_record.get("metrics", {})
+    return StageOutcome(
+        summary={"model_id": result.model_id, "retrained": result.trained is not None,
+                 "warm_start": bool(result.trained and result.trained["warm_start"]),
+                 "layer1": backend.model_id, "layer1_is_fallback": backend.is_fallback,
+                 "actions": day["action"].value_counts().to_dict(), "terciles": day["tercile"].value_counts().to_dict()},
+        tables={
+            "ranking": day[["symbol", "score", "action", "weight", "tercile", "predicted_return", "layer1_p_up"]].round(4).to_dict("records"),
+            "importances": [{"feature": k, "gain_share": v} for k, v in sorted(result.importances.items(), key=lambda x: -x[1])],
+            "metrics": [{"metric": k, "value": m["value"], "base_rate": m["base_rate"], "n": m["sample_size"],
+                         **{f"baseline_{b}": v for b, v in m["baselines"].items()}} for k, m in metrics.items()],
+            "calibration": result.track_record.get("calibration", []),
+        },
+    )
+
+
+FEATURES_STAGE = Stage("t1_features", run_features, "Compute the 14 features of every instrument for the day.")
+PREDICT = Stage("t1_predict", run_predict, "Layer 1 and the risk model: Score, Action, Weight, Tercile (retrain when due).")

@@ -1,0 +1,88 @@
+"""Each of the 14 features against values worked out by hand on tiny panels."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from models import features as f
+
+
+def panel(closes, volumes=None, bid=None, ask=None, **extra) -> pd.DataFrame:  # noqa: ANN001, ANN003
+    n = len(closes)
+    return pd.DataFrame({"close": closes, "volume": volumes if volumes is not None else [100] * n,
+                         "bid": bid if bid is not None else [np.nan] * n, "ask": ask if ask is not None else [np.nan] * n,
+                         "sentiment": extra.get("sentiment", [np.nan] * n),
+                         "market_sentiment": extra.get("market_sentiment", [0.2] * n),
+                         "layer1_p_up": extra.get("layer1_p_up", [0.55] * n)}, dtype=float)
+
+
+def test_exactly_fourteen_documented_features() -> None:
+    assert len(f.FEATURES) == 14 and len(set(f.FEATURE_NAMES)) == 14
+    assert all(len(feature.definition) > 30 for feature in f.FEATURES)
+
+
+def test_rsi_extremes_and_a_hand_computed_value() -> None:
+    assert f.rsi_14(panel(list(range(1, 17)))).iloc[-1] == 100.0
+    assert f.rsi_14(panel([5.0] * 16)).iloc[-1] == 50.0
+    closes = [10.0] * 14 + [11.0, 10.5]  # changes: 13 zeros, +1, -0.5
+    alpha = 1 / 14
+    gain = loss = 0.0  # Wilder smoothing from a zero start (the first 13 changes are zero)
+    for change in np.diff(closes):
+        gain = (1 - alpha) * gain + alpha * max(change, 0)
+        loss = (1 - alpha) * loss + alpha * max(-change, 0)
+    assert f.rsi_14(panel(closes)).iloc[-1] == pytest.approx(100 - 100 / (1 + gain / loss))
+    assert np.isnan(f.rsi_14(panel([1.0] * 10)).iloc[-1])  # fewer than 14 changes
+
+
+def test_bollinger_on_a_known_window() -> None:
+    closes = [10.0] * 19 + [12.0]
+    mean = (19 * 10 + 12) / 20  # 10.1
+    std = np.sqrt((19 * (10 - mean) ** 2 + (12 - mean) ** 2) / 20)  # population std
+    lower, upper = mean - 2 * std, mean + 2 * std
+    p = panel(closes)
+    assert f.bollinger_pct_b(p).iloc[-1] == pytest.approx((12 - lower) / (upper - lower))
+    assert f.bollinger_bandwidth(p).iloc[-1] == pytest.approx((upper - lower) / mean)
+    assert f.bollinger_pct_b(panel([7.0] * 20)).iloc[-1] == 0.5  # no width
+
+
+def test_momentum_and_last_return() -> None:
+    closes = [float(x) for x in range(100, 161)]  # 61 closes
+    p = panel(closes)
+    assert f.momentum_5(p).iloc[-1] == pytest.approx(160 / 155 - 1)
+    assert f.momentum_20(p).iloc[-1] == pytest.approx(160 / 140 - 1)
+    assert f.momentum_60(p).iloc[-1] == pytest.approx(160 / 100 - 1)
+    assert f.return_1d(p).iloc[-1] == pytest.approx(160 / 159 - 1)
+
+
+def test_volatility_of_alternating_log_returns() -> None:
+    closes = [100.0 * (1.01 if i % 2 else 1.0) for i in range(21)]  # log returns +-log(1.01)
+    assert f.volatility_20(panel(closes)).iloc[-1] == pytest.approx(np.log(1.01))
+
+
+def test_volume_features() -> None:
+    volumes = [0] * 10 + [1000] * 9 + [5000]
+    p = panel([1.0] * 20, volumes=volumes)
+    assert f.volume_ratio_20(p).iloc[-1] == pytest.approx(5000 / ((9000 + 5000) / 20))
+    assert f.zero_volume_share_20(p).iloc[-1] == pytest.approx(0.5)
+    assert f.volume_ratio_20(panel([1.0] * 20, volumes=[0] * 20)).iloc[-1] == 0.0
+
+
+def test_spread_and_missing_quotes() -> None:
+    p = panel([10.0, 10.0], bid=[9.9, np.nan], ask=[10.1, 10.2])
+    spread = f.spread_pct(p)
+    assert spread.iloc[0] == pytest.approx(0.2 / 10.0) and np.isnan(spread.iloc[1])
+
+
+def test_sentiment_and_layer1_pass_through() -> None:
+    p = panel([1.0, 1.0], sentiment=[np.nan, -0.3], layer1_p_up=[0.4, 0.6])
+    assert f.sentiment(p).tolist() == [0.0, -0.3]
+    assert f.market_sentiment(p).tolist() == [0.2, 0.2]
+    assert f.layer1_p_up(p).tolist() == [0.4, 0.6]
+
+
+def test_no_feature_looks_ahead() -> None:
+    rng = np.random.default_rng(1)
+    closes = list(100 * np.exp(np.cumsum(rng.normal(0, 0.02, 120))))
+    base = f.compute_features(panel(closes))
+    changed = closes[:80] + [c * 3 for c in closes[80:]]
+    after = f.compute_features(panel(changed))
+    pd.testing.assert_frame_equal(base.iloc[:80], after.iloc[:80])

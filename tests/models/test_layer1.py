@@ -1,0 +1,96 @@
+"""Layer 1: the fallback's arithmetic, the quantile-to-probability rule, and the real
+Chronos-Bolt loading and caching code on a tiny random-weight model saved to a folder."""
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from models.layer1 import EmpiricalFallback, empirical_p_up_series, load_layer1, p_up_from_quantiles
+
+
+def test_fallback_counts_rising_moves_in_the_window() -> None:
+    window = np.array([10, 11, 11, 10, 12, 13], dtype=float)  # 1-day moves: +1, 0, -1, +2, +1
+    assert EmpiricalFallback().p_up([window], 1)[0] == pytest.approx((3 + 1) / (4 + 2))
+    assert EmpiricalFallback().p_up([window], 2)[0] == pytest.approx((3 + 1) / (4 + 2))  # +1, -1, +1, +3: 3 up of 4
+    assert EmpiricalFallback().p_up([np.array([5.0])], 1)[0] == 0.5
+
+
+def test_fallback_series_equals_the_windowed_fallback() -> None:
+    closes = pd.Series(100 * np.exp(np.cumsum(np.random.default_rng(3).normal(0, 0.02, 320))))
+    series = empirical_p_up_series(closes, 1)
+    for t in (10, 199, 250, 319):
+        assert series.iloc[t] == pytest.approx(EmpiricalFallback().p_up([closes.iloc[:t + 1].to_numpy()], 1)[0])
+
+
+def test_probability_from_quantiles() -> None:
+    levels = np.array([90, 92, 94, 96, 100, 102, 104, 106, 108], dtype=float)
+    assert p_up_from_quantiles(levels, 100.0) == pytest.approx(0.5)
+    assert p_up_from_quantiles(levels, 97.0) == pytest.approx(1 - 0.425)  # a quarter of the way from q0.4=96 to q0.5=100
+    assert p_up_from_quantiles(levels, 80.0) == pytest.approx(0.95)
+    assert p_up_from_quantiles(levels[::-1], 100.0) == pytest.approx(0.5)  # crossing quantiles are sorted
+
+
+@pytest.fixture(scope="module")
+def tiny_chronos(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+    from chronos.chronos_bolt import ChronosBoltModelForForecasting
+    from transformers import T5Config
+
+    config = T5Config(d_model=32, d_ff=64, num_layers=1, num_decoder_layers=1, num_heads=2, d_kv=16,
+                      dense_act_fn="relu", decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
+                      chronos_pipeline_class="ChronosBoltPipeline", architectures=["ChronosBoltModelForForecasting"],
+                      chronos_config={"context_length": 256, "prediction_length": 8, "input_patch_size": 16,
+                                      "input_patch_stride": 16, "quantiles": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+                                      "use_reg_token": True})
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("models") / "tiny-chronos-bolt"
+    ChronosBoltModelForForecasting(config).save_pretrained(folder)
+    return folder
+
+
+def test_a_local_chronos_bolt_loads_offline_and_forecasts(tiny_chronos: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    backend = load_layer1(str(tiny_chronos), offline=True)
+    assert backend.backend == "chronos-bolt" and not backend.is_fallback
+    assert backend.model_id == "chronos-bolt:tiny-chronos-bolt"
+    windows = [100 + np.cumsum(np.random.default_rng(i).normal(0, 1, 200)) for i in range(5)] + [np.full(30, 50.0)]
+    p = backend.p_up(windows, 1)
+    assert p.shape == (6,) and np.all((p >= 0.01) & (p <= 0.99))
+    assert np.array_equal(p, backend.p_up(windows, 1))  # deterministic
+
+
+def test_no_weights_means_the_labelled_fallback(tmp_path: Path) -> None:
+    backend = load_layer1("amazon/chronos-bolt-small", offline=True)  # a hub id, and offline: never downloaded
+    assert backend.is_fallback and backend.model_id == "fallback-empirical-v1"
+    assert load_layer1(str(tmp_path / "missing-folder"), offline=True).is_fallback
+
+
+def test_a_day_is_computed_once_and_cached_per_model(settings, tiny_chronos: Path) -> None:  # noqa: ANN001
+    from models.scoring import layer1_for_day
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+
+    day = date(2026, 11, 20)
+    days = pd.bdate_range(end="2026-11-20", periods=210).date
+    prices = pd.DataFrame([{"symbol": s, "date": d, "close": 100 + i * k, "volume": 1}
+                           for k, s in enumerate(["AAA", "BBB"], start=1) for i, d in enumerate(days)])
+    calls = []
+
+    class Counting(EmpiricalFallback):
+        def p_up(self, windows, horizon):  # noqa: ANN001, ANN201
+            calls.append(len(windows))
+            return super().p_up(windows, horizon)
+
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        first = layer1_for_day(conn, prices, day, Counting(), 1)
+        again = layer1_for_day(conn, prices, day, Counting(), 1)
+        chronos = layer1_for_day(conn, prices, day, load_layer1(str(tiny_chronos), offline=True), 1)
+        rows = current_rows(conn, tables.layer1_forecasts)
+    assert calls == [2] and first.equals(again)
+    assert {(r["model_id"], r["backend"]) for r in rows} == {("fallback-empirical-v1", "fallback-empirical"),
+                                                             ("chronos-bolt:tiny-chronos-bolt", "chronos-bolt")}
+    assert len(rows) == 4 and len(chronos) == 2

@@ -1,0 +1,71 @@
+"""T1 step 4 through the stage runner on a store of simulated history: features,
+training when due (full, then warm-started), predictions stored once, and the layer-1
+backend named on every prediction."""
+from datetime import date
+
+import pytest
+from sqlalchemy import func, select
+
+from ingest.simulator.backfill import backfill
+from market.clock import default_calendar
+from market.errors import StageFailedError
+from market.settings import Settings
+from models.features import FEATURE_NAMES
+from pipeline.runner import run_stage
+from store import tables
+from store.engine import service_engine
+from store.history import current_rows
+
+DAY = date(2026, 11, 13)
+
+
+def _count(settings: Settings, table) -> int:  # noqa: ANN001
+    with service_engine(settings).connect() as conn:
+        return conn.execute(select(func.count()).select_from(table)).scalar_one()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_features_then_predict_then_warm_retrain(settings: Settings) -> None:
+    engine = service_engine(settings)
+    later = default_calendar().add_trading_days(DAY, 5)
+    backfill(engine, settings, 45, later, with_text=False)
+
+    features = run_stage("t1_features", DAY, settings=settings)
+    assert features.summary["instruments"] == 59 and features.summary["layer1_is_fallback"] is True
+    with engine.connect() as conn:
+        stored = current_rows(conn, tables.features, where=[tables.features.c.trading_date == DAY])
+    assert len(stored) == 59 and set(stored[0]["feature_values"]) == set(FEATURE_NAMES)
+
+    first = run_stage("t1_predict", DAY, settings=settings)
+    assert first.summary["retrained"] is True and first.summary["warm_start"] is False
+    assert first.summary["layer1"] == "fallback-empirical-v1"
+    ranking = first.tables["ranking"]
+    assert len(ranking) == 59 and {r["tercile"] for r in ranking} <= {"TOP", "MIDDLE", "BOTTOM", "ILLIQUID"}
+    assert sum(r["weight"] for r in ranking) <= 1.0 + 1e-9
+    assert [r["score"] for r in ranking] == sorted((r["score"] for r in ranking), reverse=True)
+    with engine.connect() as conn:
+        predictions = current_rows(conn, tables.predictions)
+        (run,) = current_rows(conn, tables.model_runs)
+    assert {p["layer1_backend"] for p in predictions} == {"fallback-empirical-v1"}
+    assert run["feature_names"] == FEATURE_NAMES and run["train_end"] == DAY and run["training_rows"] > 500
+
+    again = run_stage("t1_predict", DAY, settings=settings)
+    assert again.summary["retrained"] is False
+    assert _count(settings, tables.predictions) == 59 and _count(settings, tables.model_runs) == 1
+
+    run_stage("t1_features", later, settings=settings)
+    warm = run_stage("t1_predict", later, settings=settings)
+    assert warm.summary["retrained"] is True and warm.summary["warm_start"] is True
+    with engine.connect() as conn:
+        runs = {r["model_id"]: r for r in current_rows(conn, tables.model_runs)}
+    (child,) = [r for r in runs.values() if r["warm_start"]]
+    assert child["parent_model_id"] == run["model_id"]
+    metrics = {m["metric"] for m in warm.tables["metrics"]}
+    assert {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error"} <= metrics
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_too_little_history_is_a_clear_refusal(settings: Settings) -> None:
+    backfill(service_engine(settings), settings, 3, DAY, with_text=False)
+    with pytest.raises(StageFailedError, match="needs at least 500 .*`marketintel backfill --days 260`"):
+        run_stage("t1_predict", DAY, settings=settings)
