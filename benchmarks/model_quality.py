@@ -44,6 +44,8 @@ def main() -> None:
     parser.add_argument("--tune-trials", type=int, default=0)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if not Path(args.nse).is_dir():
+        raise SystemExit(f"error: no NSE daily files at {args.nse} (set --nse or MARKETINTEL_SHARED_DATA)")
     started = time.perf_counter()
     prices = load_nse(Path(args.nse))
     panel = build_panel(prices, horizon=1)

@@ -17,27 +17,11 @@ from pathlib import Path
 DAY = date(2026, 11, 20)
 
 
-def _tiny_chronos(folder: Path) -> str:
-    import torch
-    from chronos.chronos_bolt import ChronosBoltModelForForecasting
-    from transformers import T5Config
-
-    config = T5Config(d_model=256, d_ff=1024, num_layers=4, num_decoder_layers=4, num_heads=4, d_kv=64,
-                      dense_act_fn="relu", decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
-                      chronos_pipeline_class="ChronosBoltPipeline", architectures=["ChronosBoltModelForForecasting"],
-                      chronos_config={"context_length": 512, "prediction_length": 64, "input_patch_size": 16,
-                                      "input_patch_stride": 16, "quantiles": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
-                                      "use_reg_token": True})
-    torch.manual_seed(0)
-    ChronosBoltModelForForecasting(config).save_pretrained(folder)
-    return str(folder)
-
-
 def main() -> None:
     from market.clock import default_calendar
     from market.settings import Settings
     from ingest.simulator.backfill import backfill
-    from models.layer1 import EmpiricalFallback, load_layer1
+    from models.layer1 import EmpiricalFallback, load_layer1, save_random_chronos_bolt
     from models.scoring import score_day
     from store.engine import build_engine
     from store.migrations import upgrade
@@ -57,7 +41,7 @@ def main() -> None:
     backfill(engine, settings, args.days, following, with_text=False)
     figures = {"benchmark": "score_day", "instruments": args.instruments, "history_days": args.days,
                "backfill_s": round(time.perf_counter() - started, 1)}
-    chronos = load_layer1(_tiny_chronos(work / "chronos-bolt-random"), offline=True)
+    chronos = load_layer1(str(save_random_chronos_bolt(work / "chronos-bolt-random", d_model=256, layers=4)), offline=True)
     for label, backend, day in (("fallback_with_retrain", EmpiricalFallback(), DAY),
                                 ("fallback_no_retrain", EmpiricalFallback(), following),
                                 ("chronos_random_weights_no_retrain", chronos, following)):

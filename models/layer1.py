@@ -104,3 +104,22 @@ def load_layer1(source: str, offline: bool) -> Layer1Backend:
     except Exception as exc:  # noqa: BLE001 - any loading failure means "no weights here"
         log.warning("layer 1 falls back to %s: %s", EmpiricalFallback.model_id, exc)
         return EmpiricalFallback()
+
+
+def save_random_chronos_bolt(folder: Path, d_model: int = 32, layers: int = 1, seed: int = 0) -> Path:
+    """Save a Chronos-Bolt with the real architecture and random weights to `folder`: how
+    tests and benchmarks exercise the real loading and forecasting code with no download
+    (its forecasts mean nothing; its cost and interfaces are real)."""
+    import torch
+    from chronos.chronos_bolt import ChronosBoltModelForForecasting
+    from transformers import T5Config
+
+    config = T5Config(d_model=d_model, d_ff=4 * d_model if d_model > 32 else 64, num_layers=layers,
+                      num_decoder_layers=layers, num_heads=max(2, d_model // 64), d_kv=16 if d_model <= 32 else 64,
+                      dense_act_fn="relu", decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
+                      chronos_pipeline_class="ChronosBoltPipeline", architectures=["ChronosBoltModelForForecasting"],
+                      chronos_config={"context_length": 512, "prediction_length": 64, "input_patch_size": 16,
+                                      "input_patch_stride": 16, "quantiles": QUANTILE_LEVELS, "use_reg_token": True})
+    torch.manual_seed(seed)
+    ChronosBoltModelForForecasting(config).save_pretrained(folder)
+    return Path(folder)

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from models.layer1 import EmpiricalFallback, empirical_p_up_series, load_layer1, p_up_from_quantiles
+from models.layer1 import (EmpiricalFallback, empirical_p_up_series, load_layer1, p_up_from_quantiles,
+                           save_random_chronos_bolt)
 
 
 def test_fallback_counts_rising_moves_in_the_window() -> None:
@@ -34,20 +35,7 @@ def test_probability_from_quantiles() -> None:
 
 @pytest.fixture(scope="module")
 def tiny_chronos(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import torch
-    from chronos.chronos_bolt import ChronosBoltModelForForecasting
-    from transformers import T5Config
-
-    config = T5Config(d_model=32, d_ff=64, num_layers=1, num_decoder_layers=1, num_heads=2, d_kv=16,
-                      dense_act_fn="relu", decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
-                      chronos_pipeline_class="ChronosBoltPipeline", architectures=["ChronosBoltModelForForecasting"],
-                      chronos_config={"context_length": 256, "prediction_length": 8, "input_patch_size": 16,
-                                      "input_patch_stride": 16, "quantiles": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
-                                      "use_reg_token": True})
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp("models") / "tiny-chronos-bolt"
-    ChronosBoltModelForForecasting(config).save_pretrained(folder)
-    return folder
+    return save_random_chronos_bolt(tmp_path_factory.mktemp("models") / "tiny-chronos-bolt")
 
 
 def test_a_local_chronos_bolt_loads_offline_and_forecasts(tiny_chronos: Path, monkeypatch: pytest.MonkeyPatch) -> None:
