@@ -6,8 +6,8 @@
   Score <= 45 or the predicted return is below -0.5%; HOLD otherwise.
 - Position Weight (LONG only, else 0): edge over volatility, (P(up) - 0.5) / volatility_20,
   each capped at 15%, then scaled down if needed so the weights sum to at most 1.
-- Tercile: instruments that pass the entry liquidity gates are ranked by Score into TOP,
-  MIDDLE and BOTTOM thirds; the rest are ILLIQUID.
+- Tercile: instruments that pass the entry liquidity gates are ranked by Score (ties by
+  predicted return) into TOP, MIDDLE and BOTTOM thirds; the rest are ILLIQUID.
 
 The entry gates used here are those of the liquidity rail: ADV_20 >= 5,000 shares, volume
 today > 0 and a spread <= 5%. The spread is the closing bid-ask spread over the mid; when
@@ -53,6 +53,9 @@ def decide(day: pd.DataFrame) -> pd.DataFrame:
     liquid = passes_entry_gates(out)
     out["tercile"] = "ILLIQUID"
     if liquid.any():
-        ranks = out.loc[liquid, "score"].rank(method="first", pct=True)
-        out.loc[liquid, "tercile"] = np.where(ranks > 2 / 3, "TOP", np.where(ranks > 1 / 3, "MIDDLE", "BOTTOM"))
+        # Rank by Score, ties broken by the predicted return: a model with little
+        # discrimination calibrates many names to the same Score.
+        ordered = out.loc[liquid].sort_values(["score", "predicted_return"], kind="stable").index
+        share = pd.Series(np.arange(1, len(ordered) + 1) / len(ordered), index=ordered)
+        out.loc[ordered, "tercile"] = np.where(share > 2 / 3, "TOP", np.where(share > 1 / 3, "MIDDLE", "BOTTOM"))
     return out

@@ -40,6 +40,11 @@ def test_terciles_rank_liquid_names_and_flag_the_rest() -> None:
     assert out["tercile"].tolist() == ["TOP", "TOP", "MIDDLE", "MIDDLE", "BOTTOM", "BOTTOM", "ILLIQUID"]
 
 
+def test_equal_scores_are_ranked_by_predicted_return() -> None:
+    out = decide(day(p_up=[0.5] * 3, predicted_return=[0.002, -0.003, 0.0]))
+    assert out["tercile"].tolist() == ["TOP", "BOTTOM", "MIDDLE"]
+
+
 @pytest.mark.parametrize(
     "changes, liquid",
     [({}, True), ({"adv_20": [4_999]}, False), ({"adv_20": [5_000]}, True), ({"volume": [0]}, False),
