@@ -67,6 +67,13 @@ class Settings(BaseSettings):
     price_band: float = Field(
         default=0.5, gt=0, description="Largest accepted close-to-previous-close move (0.5 = 50%) without a split notice."
     )
+    trade_price_band: float = Field(
+        default=0.15, gt=0, lt=1,
+        description="A manual trade's price must lie within this fraction of the latest close (the exchange's daily limit).",
+    )
+    ai_starting_cash: float = Field(default=10_000_000, gt=0, description="Opening cash of the autonomous AI portfolio (JMD).")
+    brokerage_fee_rate: float = Field(default=0.005, ge=0, lt=0.1, description="Brokerage fee as a fraction of a trade's value (AI portfolio, suggestions).")
+    brokerage_min_fee: float = Field(default=0.0, ge=0, description="Smallest brokerage fee per trade (JMD).")
     foundation_model: str = Field(
         default="amazon/chronos-bolt-small", description="Chronos-Bolt hub id or local folder."
     )

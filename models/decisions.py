@@ -9,31 +9,19 @@
 - Tercile: instruments that pass the entry liquidity gates are ranked by Score (ties by
   predicted return) into TOP, MIDDLE and BOTTOM thirds; the rest are ILLIQUID.
 
-The entry gates used here are those of the liquidity rail: ADV_20 >= 5,000 shares, volume
-today > 0 and a spread <= 5%. The spread is the closing bid-ask spread over the mid; when
-the source has no quotes (the NSE files) the day's high-low range over the close stands in
-for it (a wider, conservative proxy), and with neither the spread gate fails.
+The entry gates used here are those of the liquidity rail (portfolio/rails.py, where the
+spread and its no-quotes proxy are defined): ADV_20 >= 5,000 shares, volume today > 0 and
+a spread <= 5%.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from portfolio.rails import passes_entry_gates
+
 LONG_SCORE, AVOID_SCORE, AVOID_RETURN = 55.0, 45.0, -0.005
 MAX_WEIGHT = 0.15
-MIN_ADV, MAX_SPREAD = 5_000, 0.05
-
-
-def effective_spread(frame: pd.DataFrame) -> pd.Series:
-    quoted = (frame["ask"] - frame["bid"]) / ((frame["ask"] + frame["bid"]) / 2)
-    proxy = (frame["high"] - frame["low"]) / frame["close"]
-    return quoted.where(quoted.notna(), proxy)
-
-
-def passes_entry_gates(frame: pd.DataFrame) -> pd.Series:
-    """The three per-instrument entry gates (the position-size gate belongs to sizing)."""
-    spread = effective_spread(frame)
-    return (frame["adv_20"] >= MIN_ADV) & (frame["volume"] > 0) & spread.notna() & (spread <= MAX_SPREAD)
 
 
 def decide(day: pd.DataFrame) -> pd.DataFrame:

@@ -427,6 +427,18 @@ ingest_failures = history_table(
     Column("reason", Text(), nullable=False),
 )
 
+portfolio_days = history_table(
+    "portfolio_days",
+    ("portfolio_id", "trading_date"),
+    Column("portfolio_id", Text(), nullable=False),
+    Column("trading_date", Date(), nullable=False),
+    Column("model_id", Text()),
+    Column("cash", Money(), nullable=False),
+    Column("market_value", Money(), nullable=False),
+    Column("liquid_equity", Money(), nullable=False),
+    Column("summary", JSONDocument, nullable=False, default=dict),
+)
+
 
 schema_migrations = Table(
     "schema_migrations",

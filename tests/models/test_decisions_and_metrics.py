@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from models.decisions import decide, effective_spread, passes_entry_gates
+from models.decisions import decide
+from portfolio.rails import effective_spread, passes_entry_gates
 from models.metrics import evaluate
 
 

@@ -1,0 +1,20 @@
+"""T1 step 6 (autonomous execution) and T2 (morning suggestions) as stages."""
+from __future__ import annotations
+
+from portfolio.ai import execute_day
+from pipeline.stage import Stage, StageContext, StageOutcome
+
+
+def run_execute(ctx: StageContext) -> StageOutcome:
+    result = execute_day(ctx.engine, ctx.settings, ctx.trading_date)
+    summary = {k: result[k] for k in ("model_id", "cash", "market_value", "equity", "liquid_equity", "would_trade",
+                                      "blocked_by_rails", "cut_by_rails", "rerun")}
+    summary["orders"] = len(result["orders"])
+    return StageOutcome(summary=summary, tables={
+        "orders": result["orders"],
+        "skipped": [{"symbol": s["symbol"], "side": s["side"], "reason": s["reason"]} for s in result["skipped"]],
+        "illiquid_discounts": [{"symbol": k, "discount": v} for k, v in result["illiquid_discounts"].items()],
+    })
+
+
+EXECUTE = Stage("t1_execute", run_execute, "Autonomous AI portfolio: exits and entries under the liquidity rails.")

@@ -1,0 +1,132 @@
+"""The autonomous AI portfolio (T1 step 6) and what the API and reports read of it.
+
+`execute_day` runs the executor for one trading date in one transaction: it opens the
+portfolio with `ai_starting_cash` on first use, reads the date's predictions (from the
+latest model that scored the date) and market, plans, records every order as a trade with
+its rationale at the session close, and appends the day's `portfolio_days` record (cash,
+market value, liquid equity, what was done). A date already executed returns its stored
+record and writes nothing; a date earlier than the latest executed one is refused, since
+trades cannot be slotted into the past of a ledger that has moved on.
+"""
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection, Engine, func, select
+
+from market.clock import exchange_iso, session_close_utc
+from market.errors import ConflictError, NotReadyError
+from market.settings import Settings
+from portfolio import ledger
+from portfolio.executor import FeeSchedule, Signal, plan_day
+from portfolio.ledger import AI_PORTFOLIO, TradeRequest
+from portfolio.market import market_days
+from portfolio.rails import exit_state, value_positions
+from store import tables
+from store.history import append_history, current_rows
+
+OPENING_ENTRY = "AI:opening-cash"
+
+
+def fee_schedule(settings: Settings) -> FeeSchedule:
+    return FeeSchedule(Decimal(str(settings.brokerage_fee_rate)), Decimal(str(settings.brokerage_min_fee)))
+
+
+def day_signals(conn: Connection, day: date) -> tuple[str | None, dict[str, Signal]]:
+    """The date's predictions from the model that scored it last."""
+    c = tables.predictions.c
+    rows = current_rows(conn, tables.predictions, where=[c.trading_date == day])
+    if not rows:
+        return None, {}
+    latest = max(rows, key=lambda r: (r["recorded_at"], r["id"]))["model_id"]
+    return latest, {r["symbol"]: Signal(r["symbol"], r["score"], r["action"], r["tercile"], r["weight"] or 0.0,
+                                        r["predicted_return"] or 0.0)
+                    for r in rows if r["model_id"] == latest and r["score"] is not None}
+
+
+def executed_day(conn: Connection, portfolio_id: str, day: date) -> dict[str, Any] | None:
+    c = tables.portfolio_days.c
+    rows = current_rows(conn, tables.portfolio_days, where=[c.portfolio_id == portfolio_id, c.trading_date == day])
+    return rows[0] if rows else None
+
+
+def execute_day(engine: Engine, settings: Settings, day: date) -> dict[str, Any]:
+    with ledger.portfolio_transaction(engine, AI_PORTFOLIO) as conn:
+        done = executed_day(conn, AI_PORTFOLIO, day)
+        if done is not None:
+            return {**done["summary"], "rerun": True}
+        c = tables.portfolio_days.c
+        latest = conn.execute(select(func.max(c.trading_date)).where(c.portfolio_id == AI_PORTFOLIO)).scalar()
+        if latest is not None and latest > day:
+            raise ConflictError(f"the AI portfolio has already executed {latest}; {day} cannot be executed after it")
+        model_id, signals = day_signals(conn, day)
+        if not signals:
+            raise NotReadyError(f"no predictions for {day.isoformat()}: run t1_predict for that date first")
+        ledger.ensure_portfolio(conn, AI_PORTFOLIO, "AI")
+        close = session_close_utc(day)
+        if not current_rows(conn, tables.cash_entries, where=[tables.cash_entries.c.entry_id == OPENING_ENTRY]):
+            ledger.record_cash(conn, AI_PORTFOLIO, OPENING_ENTRY, Decimal(str(settings.ai_starting_cash)), "DEPOSIT",
+                               close, "opening cash of the AI portfolio")
+        held = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO).items()}
+        market = market_days(conn, day)
+        plan = plan_day(ledger.cash_balance(conn, AI_PORTFOLIO), held, signals, market, fee_schedule(settings))
+        stamp = exchange_iso(close)
+        trades = []
+        for order in plan.orders:
+            trades.append(ledger.record_trade(conn, TradeRequest(
+                portfolio_id=AI_PORTFOLIO, trading_date=day, executed_at=close, symbol=order.symbol, side=order.side,
+                quantity=order.quantity, price=order.price, fees=order.fees, origin="AI",
+                rationale={**order.rationale, "timestamp": stamp, "model_id": model_id},
+                trade_id=f"AI-{day.isoformat()}-{order.symbol}-{order.side}")))
+        cash = ledger.cash_balance(conn, AI_PORTFOLIO)
+        after = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO).items()}
+        valuation = value_positions(float(cash), after, market)
+        summary = {
+            "trading_date": day.isoformat(), "model_id": model_id, "timestamp": stamp,
+            "orders": [{"symbol": o.symbol, "side": o.side, "quantity": o.quantity, "price": str(o.price),
+                        "fees": str(o.fees), "bound_by": o.rationale["limits"]["bound_by"]} for o in plan.orders],
+            "skipped": plan.skipped, "would_trade": plan.would_trade, "blocked_by_rails": plan.blocked_by_rails,
+            "cut_by_rails": plan.cut_by_rails, "cash": str(cash), "market_value": round(valuation.market_value, 2),
+            "equity": round(valuation.equity, 2), "liquid_equity": round(valuation.liquid_equity, 2),
+            "illiquid_discounts": {k: round(v, 2) for k, v in valuation.discounts.items()},
+        }
+        append_history(conn, tables.portfolio_days, [{
+            "portfolio_id": AI_PORTFOLIO, "trading_date": day, "model_id": model_id, "cash": cash,
+            "market_value": Decimal(str(round(valuation.market_value, 6))),
+            "liquid_equity": Decimal(str(round(valuation.liquid_equity, 6))), "summary": summary}])
+        return {**summary, "rerun": False, "trades_recorded": len(trades)}
+
+
+def ai_positions(conn: Connection, day: date) -> list[dict[str, Any]]:
+    """Open AI positions with the rationale and timestamp of the trade that opened them,
+    valued at the latest close on or before `day`, with their exit flags."""
+    trades = ledger.trade_rows(conn, AI_PORTFOLIO)
+    book = ledger.replay(trades)
+    market = market_days(conn, day, [s for s, p in book.items() if p.quantity > 0])
+    result = []
+    for symbol, position in sorted(book.items()):
+        if position.quantity <= 0:
+            continue
+        opening = next(t for t in reversed(trades) if t["symbol"] == symbol and t["side"] == "BUY"
+                       and t["trading_date"] == position.opened_on)
+        market_day = market.get(symbol)
+        price = market_day.close if market_day else float(position.average_cost)
+        result.append({
+            "symbol": symbol, "direction": "LONG", "quantity": position.quantity,
+            "cost_basis": str(position.cost_basis.quantize(Decimal("0.01"))),
+            "average_cost": str(position.average_cost), "purchase_date": position.opened_on.isoformat(),
+            "price": price, "market_value": round(price * position.quantity, 2),
+            "unrealized_pnl": round(price * position.quantity - float(position.cost_basis), 2),
+            "flags": list(exit_state(market_day, position.quantity).flags) if market_day else ["TRAPPED"],
+            "rationale": opening["rationale"], "timestamp": opening["rationale"].get("timestamp", exchange_iso(opening["executed_at"])),
+        })
+    return result
+
+
+def equity_curve(conn: Connection, portfolio_id: str = AI_PORTFOLIO) -> list[dict[str, Any]]:
+    rows = current_rows(conn, tables.portfolio_days, where=[tables.portfolio_days.c.portfolio_id == portfolio_id])
+    return [{"trading_date": r["trading_date"], "cash": float(r["cash"]), "market_value": float(r["market_value"]),
+             "equity": float(r["cash"] + r["market_value"]), "liquid_equity": float(r["liquid_equity"])}
+            for r in sorted(rows, key=lambda r: r["trading_date"])]

@@ -1,0 +1,196 @@
+"""The portfolio ledger: portfolios, trades and cash entries, and what follows from them.
+
+Nothing here is ever updated: a trade is a `trades` row plus its `cash_entries` (the gross
+amount and the fee, separately); cash is the sum of a portfolio's cash entries; positions
+are the replay of its trades in execution order. Money is `Decimal` throughout.
+
+Cost basis is average cost, buy fees included; a sell realises proceeds - fees - average
+cost x quantity and leaves the average cost of the rest unchanged. A position's purchase
+date is the date of the buy that opened it (a position sold to zero and bought again
+starts a new date).
+
+Every write that checks a balance first happens inside `portfolio_transaction`, which
+serialises writers per portfolio (see its docstring), so two concurrent requests can
+never both spend the same cash or sell the same shares.
+"""
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Iterable
+
+from sqlalchemy import Connection, Engine, select
+
+from market.errors import InvalidInputError, NotFoundError
+from store import tables
+from store.history import append_history, current_rows
+from store.transactions import write_transaction
+
+AI_PORTFOLIO, HOUSE_PORTFOLIO = "AI", "HOUSE"
+ZERO = Decimal("0")
+CENT = Decimal("0.000001")
+
+
+class TradeRejected(InvalidInputError):
+    title = "Trade rejected"
+
+
+def client_portfolio_id(client_id: str) -> str:
+    return f"client:{client_id}"
+
+
+def portfolio_transaction(engine: Engine, portfolio_id: str) -> AbstractContextManager[Connection]:
+    """One transaction holding the portfolio's write lock.
+
+    Postgres: a transaction-scoped advisory lock on the portfolio (the shared stage
+    mechanism). It serialises exactly what a `SELECT ... FOR UPDATE` on the portfolio row
+    would, but the service role may not take row locks: FOR UPDATE needs the UPDATE
+    privilege, which the append-only role does not have. SQLite: BEGIN IMMEDIATE.
+    """
+    return write_transaction(engine, f"portfolio:{portfolio_id}")
+
+
+def ensure_portfolio(conn: Connection, portfolio_id: str, kind: str, client_id: str | None = None) -> None:
+    append_history(conn, tables.portfolios, [{"portfolio_id": portfolio_id, "kind": kind, "client_id": client_id}])
+
+
+def get_portfolio(conn: Connection, portfolio_id: str) -> dict[str, Any]:
+    rows = current_rows(conn, tables.portfolios, where=[tables.portfolios.c.portfolio_id == portfolio_id])
+    if not rows:
+        raise NotFoundError(f"no portfolio '{portfolio_id}'")
+    return rows[0]
+
+
+def trade_rows(conn: Connection, portfolio_id: str, until: datetime | None = None) -> list[dict[str, Any]]:
+    t = tables.trades
+    query = select(t).where(t.c.portfolio_id == portfolio_id)
+    if until is not None:
+        query = query.where(t.c.executed_at <= until)
+    return [dict(r._mapping) for r in conn.execute(query.order_by(t.c.executed_at, t.c.id))]
+
+
+def cash_balance(conn: Connection, portfolio_id: str) -> Decimal:
+    c = tables.cash_entries.c
+    amounts = conn.execute(select(c.amount).where(c.portfolio_id == portfolio_id)).scalars()
+    return sum(amounts, ZERO)
+
+
+@dataclass
+class Position:
+    symbol: str
+    quantity: int = 0
+    cost_basis: Decimal = ZERO
+    opened_on: date | None = None
+    realized_pnl: Decimal = ZERO
+
+    @property
+    def average_cost(self) -> Decimal:
+        return (self.cost_basis / self.quantity).quantize(CENT) if self.quantity else ZERO
+
+
+def replay(trades: Iterable[dict[str, Any]]) -> dict[str, Position]:
+    """Positions from trades in execution order (the ones sold to zero are kept for their
+    realised PnL; callers filter on quantity)."""
+    book: dict[str, Position] = {}
+    for trade in trades:
+        position = book.setdefault(trade["symbol"], Position(trade["symbol"]))
+        quantity, price, fees = int(trade["quantity"]), Decimal(trade["price"]), Decimal(trade["fees"])
+        if trade["side"] == "BUY":
+            if position.quantity == 0:
+                position.opened_on = trade["trading_date"]
+            position.quantity += quantity
+            position.cost_basis += quantity * price + fees
+        else:
+            if quantity > position.quantity:
+                raise InvalidInputError(f"ledger of {trade['portfolio_id']} sells {quantity} {trade['symbol']} holding {position.quantity}")
+            released = (position.cost_basis * quantity / position.quantity) if position.quantity else ZERO
+            position.realized_pnl += quantity * price - fees - released
+            position.cost_basis -= released
+            position.quantity -= quantity
+            if position.quantity == 0:
+                position.cost_basis, position.opened_on = ZERO, None
+    return book
+
+
+def holdings(conn: Connection, portfolio_id: str) -> dict[str, Position]:
+    return {s: p for s, p in replay(trade_rows(conn, portfolio_id)).items() if p.quantity > 0}
+
+
+@dataclass
+class TradeRequest:
+    portfolio_id: str
+    trading_date: date
+    executed_at: datetime
+    symbol: str
+    side: str
+    quantity: int
+    price: Decimal
+    fees: Decimal = ZERO
+    origin: str = "MANUAL"
+    rationale: dict = field(default_factory=dict)
+    idempotency_key: str | None = None
+    trade_id: str = ""
+
+
+def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = True) -> dict[str, Any]:
+    """Check the trade against the ledger as it is now and append it with its cash entries.
+
+    Refuses (TradeRejected) a sell of more than is held and a buy that costs more than the
+    cash; call it inside `portfolio_transaction` so the check and the write are atomic.
+    `moves_cash=False` is for statement synchronisation, whose cash is reconciled apart.
+    """
+    if request.side not in ("BUY", "SELL"):
+        raise TradeRejected(f"side must be buy or sell, not '{request.side}'")
+    if isinstance(request.quantity, bool) or not isinstance(request.quantity, int) or request.quantity <= 0:
+        raise TradeRejected(f"quantity must be a positive whole number of shares, not {request.quantity!r}")
+    price, fees = Decimal(request.price).quantize(CENT), Decimal(request.fees).quantize(CENT)
+    if not price.is_finite() or price <= 0:
+        raise TradeRejected(f"price must be positive, not {request.price}")
+    if not fees.is_finite() or fees < 0:
+        raise TradeRejected(f"fees must be zero or more, not {request.fees}")
+    held = holdings(conn, request.portfolio_id).get(request.symbol)
+    held_quantity = held.quantity if held else 0
+    gross = (price * request.quantity).quantize(CENT)
+    if request.side == "SELL" and request.quantity > held_quantity:
+        raise TradeRejected(f"cannot sell {request.quantity} {request.symbol}: the portfolio holds {held_quantity}")
+    cash = cash_balance(conn, request.portfolio_id)
+    if moves_cash:
+        if request.side == "BUY" and gross + fees > cash:
+            raise TradeRejected(f"buying {request.quantity} {request.symbol} costs {gross + fees:,.2f} with fees; cash is {cash:,.2f}")
+        if request.side == "SELL" and fees > cash + gross:
+            raise TradeRejected(f"the fees of {fees:,.2f} exceed the cash after the sale")
+    row = {
+        "trade_id": request.trade_id, "portfolio_id": request.portfolio_id, "trading_date": request.trading_date,
+        "executed_at": request.executed_at, "symbol": request.symbol, "side": request.side,
+        "quantity": request.quantity, "price": price, "fees": fees, "origin": request.origin,
+        "rationale": request.rationale, "idempotency_key": request.idempotency_key,
+    }
+    append_history(conn, tables.trades, [row])
+    entries = []
+    if moves_cash:
+        entries.append({"entry_id": f"{request.trade_id}:gross", "portfolio_id": request.portfolio_id,
+                        "amount": -gross if request.side == "BUY" else gross, "kind": "TRADE",
+                        "trade_id": request.trade_id, "effective_at": request.executed_at})
+        if fees:
+            entries.append({"entry_id": f"{request.trade_id}:fee", "portfolio_id": request.portfolio_id, "amount": -fees,
+                            "kind": "FEE", "trade_id": request.trade_id, "effective_at": request.executed_at})
+        append_history(conn, tables.cash_entries, entries)
+    after = holdings(conn, request.portfolio_id).get(request.symbol)
+    return {**row, "price": price, "fees": fees, "gross": gross,
+            "position_after": after.quantity if after else 0, "cash_after": cash_balance(conn, request.portfolio_id)}
+
+
+def record_cash(conn: Connection, portfolio_id: str, entry_id: str, amount: Decimal, kind: str,
+                effective_at: datetime, note: str | None = None) -> Decimal:
+    """Append a cash movement that is not a trade; refuses one that would leave cash below zero."""
+    amount = Decimal(amount).quantize(CENT)
+    if not amount.is_finite():
+        raise InvalidInputError("a cash amount must be a finite number")
+    balance = cash_balance(conn, portfolio_id)
+    if balance + amount < 0:
+        raise TradeRejected(f"a {kind.lower()} of {amount:,.2f} would leave cash at {balance + amount:,.2f}")
+    append_history(conn, tables.cash_entries, [{"entry_id": entry_id, "portfolio_id": portfolio_id, "amount": amount,
+                                                "kind": kind, "note": note, "effective_at": effective_at}])
+    return balance + amount

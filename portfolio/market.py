@@ -1,0 +1,64 @@
+"""Market facts the portfolio code reads from the store, point in time.
+
+`market_days(conn, day)` gives each instrument's latest bar on or before `day` as a rail
+`MarketDay`, with ADV_20 over the instrument's last 20 stored bars (a bar with no trades
+counts as zero volume). A symbol whose latest bar is older than `day` is reported with
+volume 0 for `day`: no trade was reported, so nothing could have been bought or sold.
+"""
+from __future__ import annotations
+
+from datetime import date, timedelta
+from decimal import Decimal
+
+import pandas as pd
+from sqlalchemy import Connection
+
+from market.errors import NotFoundError
+from portfolio.rails import MarketDay, adv_20
+from store import tables
+from store.history import current_rows
+
+LOOKBACK_CALENDAR_DAYS = 60  # comfortably more than 20 trading days, holidays included
+
+
+def _frame(conn: Connection, day: date, symbols: list[str] | None) -> pd.DataFrame:
+    c = tables.eod_prices.c
+    where = [c.trading_date <= day, c.trading_date > day - timedelta(days=LOOKBACK_CALENDAR_DAYS)]
+    if symbols is not None:
+        where.append(c.symbol.in_(symbols))
+    rows = current_rows(conn, tables.eod_prices, where=where)
+    return pd.DataFrame(rows, columns=[x.name for x in tables.eod_prices.c])
+
+
+def _known(value: object) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def market_days(conn: Connection, day: date, symbols: list[str] | None = None) -> dict[str, MarketDay]:
+    frame = _frame(conn, day, symbols)
+    result: dict[str, MarketDay] = {}
+    for symbol, bars in frame.sort_values("trading_date").groupby("symbol"):
+        last = bars.iloc[-1]
+        stale = last["trading_date"] != day
+        result[symbol] = MarketDay(
+            symbol=symbol, close=float(last["close"]), volume=0 if stale else int(last["volume"]),
+            adv_20=adv_20(bars["volume"].to_numpy()[-20:]),
+            bid=None if stale else _known(last["bid"]), ask=None if stale else _known(last["ask"]),
+            high=None if stale else _known(last["high"]), low=None if stale else _known(last["low"]),
+        )
+    return result
+
+
+def known_symbols(conn: Connection) -> set[str]:
+    return {r["symbol"] for r in current_rows(conn, tables.instruments)}
+
+
+def reference_close(conn: Connection, symbol: str, day: date) -> tuple[Decimal, date]:
+    """The latest close of `symbol` on or before `day`, and its date."""
+    c = tables.eod_prices.c
+    rows = current_rows(conn, tables.eod_prices, where=[c.symbol == symbol, c.trading_date <= day,
+                                                        c.trading_date > day - timedelta(days=LOOKBACK_CALENDAR_DAYS)])
+    if not rows:
+        raise NotFoundError(f"no price for {symbol} in the {LOOKBACK_CALENDAR_DAYS} days up to {day.isoformat()}")
+    latest = max(rows, key=lambda r: r["trading_date"])
+    return Decimal(str(latest["close"])), latest["trading_date"]

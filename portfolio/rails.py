@@ -1,0 +1,243 @@
+"""The liquidity rail: entry gates, exit flags and liquid equity, as pure functions.
+
+Entry needs all four gates:
+- ADV_20 >= 5,000 shares (the mean volume of the instrument's last 20 trading days,
+  today included; fewer than 20 days of history means no ADV_20 and the gate fails);
+- today's volume > 0;
+- spread <= 5%;
+- position size <= 15% of ADV_20 (the whole position after the buy, in shares).
+
+Exit flags on a held position:
+- TRAPPED: no volume today. Nothing can be sold; the position is left out of liquid equity.
+- SLOW_EXIT: more than 5 trading days to exit. Days to exit = quantity / (25% of ADV_20):
+  we assume an exit may take at most a quarter of a normal day's volume without moving the
+  price, the same participation that caps a partial exit, so a position becomes slow when
+  it exceeds 1.25 x ADV_20 (typically because volume dried up after entry). A partial exit
+  under SLOW_EXIT is capped at 25% of today's volume.
+- HIGH_SPREAD: spread above 10%. Exit proceeds are discounted by the spread percentage.
+
+Spread = (ask - bid) / mid from the closing quotes. When a source has no quotes (one side
+missing, or the NSE files, which carry none) the day's range (high - low) / close stands in:
+a wider, conservative proxy. With neither, the spread is unknown: the entry gate fails and
+no HIGH_SPREAD discount can be computed (the rationale records `spread_source: none`).
+Spreads are rounded to 6 decimals (0.01 basis point) before any comparison, so a quoted
+5.00% is exactly at the threshold, not a float's width above it.
+
+Liquid equity = cash + market value of positions - illiquid discounts, where a TRAPPED
+position is discounted by its whole value and a HIGH_SPREAD one by value x spread.
+All new position sizing uses liquid equity.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+MIN_ADV = 5_000
+MAX_ENTRY_SPREAD = 0.05
+MAX_ADV_SHARE = 0.15
+EXIT_PARTICIPATION = 0.25
+SLOW_EXIT_DAYS = 5
+HIGH_SPREAD = 0.10
+SPREAD_DECIMALS = 6
+
+TRAPPED, SLOW_EXIT, HIGH_SPREAD_FLAG = "TRAPPED", "SLOW_EXIT", "HIGH_SPREAD"
+
+
+@dataclass(frozen=True)
+class MarketDay:
+    """What the rail needs to know about one instrument on one trading day."""
+
+    symbol: str
+    close: float
+    volume: int
+    adv_20: float | None
+    bid: float | None = None
+    ask: float | None = None
+    high: float | None = None
+    low: float | None = None
+
+    @property
+    def spread(self) -> float | None:
+        return spread_fraction(self.bid, self.ask, self.high, self.low, self.close)[0]
+
+    @property
+    def spread_source(self) -> str:
+        return spread_fraction(self.bid, self.ask, self.high, self.low, self.close)[1]
+
+
+def _known(value: float | None) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def spread_fraction(bid: float | None, ask: float | None, high: float | None, low: float | None,
+                    close: float) -> tuple[float | None, str]:
+    """(spread as a fraction, where it came from: 'quotes', 'range' or 'none')."""
+    if _known(bid) and _known(ask) and bid > 0 and ask >= bid:
+        return round((ask - bid) / ((ask + bid) / 2), SPREAD_DECIMALS), "quotes"
+    if _known(high) and _known(low) and close > 0 and high >= low:
+        return round((high - low) / close, SPREAD_DECIMALS), "range"
+    return None, "none"
+
+
+def effective_spread(frame: pd.DataFrame) -> pd.Series:
+    """`spread_fraction` over a frame with bid, ask, high, low and close columns."""
+    quoted = (frame["ask"] - frame["bid"]) / ((frame["ask"] + frame["bid"]) / 2)
+    quoted = quoted.where((frame["bid"] > 0) & (frame["ask"] >= frame["bid"]))
+    proxy = ((frame["high"] - frame["low"]) / frame["close"]).where(frame["high"] >= frame["low"])
+    return quoted.where(quoted.notna(), proxy).round(SPREAD_DECIMALS)
+
+
+def passes_entry_gates(frame: pd.DataFrame) -> pd.Series:
+    """The three per-instrument entry gates over a frame (the size gate needs a quantity)."""
+    spread = effective_spread(frame)
+    return (frame["adv_20"] >= MIN_ADV) & (frame["volume"] > 0) & spread.notna() & (spread <= MAX_ENTRY_SPREAD)
+
+
+def max_position_shares(adv_20: float | None) -> int:
+    """The largest position the size gate allows: 15% of ADV_20, whole shares."""
+    if not _known(adv_20) or adv_20 <= 0:
+        return 0
+    return int(math.floor(MAX_ADV_SHARE * adv_20 + 1e-9))
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str
+    value: float | None
+    threshold: float
+    passed: bool
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "value": self.value, "threshold": self.threshold, "passed": self.passed}
+
+
+@dataclass(frozen=True)
+class EntryCheck:
+    gates: tuple[Gate, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
+
+    @property
+    def failed(self) -> list[str]:
+        return [g.name for g in self.gates if not g.passed]
+
+    def as_dict(self) -> dict:
+        return {"passed": self.passed, "gates": [g.as_dict() for g in self.gates]}
+
+
+def check_entry(day: MarketDay, position_after: int) -> EntryCheck:
+    """All four entry gates for holding `position_after` shares after the buy."""
+    adv = day.adv_20 if _known(day.adv_20) else None
+    spread = day.spread
+    return EntryCheck((
+        Gate("adv_20", adv, MIN_ADV, adv is not None and adv >= MIN_ADV),
+        Gate("volume_today", day.volume, 0, day.volume > 0),
+        Gate("spread", spread, MAX_ENTRY_SPREAD, spread is not None and spread <= MAX_ENTRY_SPREAD),
+        Gate("position_size", position_after, max_position_shares(adv), adv is not None and 0 < position_after <= max_position_shares(adv)),
+    ))
+
+
+def days_to_exit(quantity: int, adv_20: float | None) -> float:
+    """Trading days to sell `quantity` at 25% of ADV_20 a day (infinite without volume)."""
+    if quantity <= 0:
+        return 0.0
+    if not _known(adv_20) or adv_20 <= 0:
+        return math.inf
+    return quantity / (EXIT_PARTICIPATION * adv_20)
+
+
+@dataclass(frozen=True)
+class ExitState:
+    flags: tuple[str, ...]
+    days_to_exit: float
+    spread: float | None
+    spread_source: str
+    sellable_today: int
+
+    def as_dict(self) -> dict:
+        return {"flags": list(self.flags), "days_to_exit": None if math.isinf(self.days_to_exit) else round(self.days_to_exit, 2),
+                "spread": self.spread, "spread_source": self.spread_source, "sellable_today": self.sellable_today}
+
+
+def exit_state(day: MarketDay, quantity: int) -> ExitState:
+    """The exit rail's flags for a position of `quantity` shares and how much of it can be
+    sold today: nothing when TRAPPED, 25% of today's volume when SLOW_EXIT, else all."""
+    flags: list[str] = []
+    if day.volume <= 0:
+        flags.append(TRAPPED)
+    days = days_to_exit(quantity, day.adv_20)
+    if days > SLOW_EXIT_DAYS:
+        flags.append(SLOW_EXIT)
+    spread, source = spread_fraction(day.bid, day.ask, day.high, day.low, day.close)
+    if spread is not None and spread > HIGH_SPREAD:
+        flags.append(HIGH_SPREAD_FLAG)
+    if TRAPPED in flags:
+        sellable = 0
+    elif SLOW_EXIT in flags:
+        sellable = min(quantity, int(math.floor(EXIT_PARTICIPATION * day.volume + 1e-9)))
+    else:
+        sellable = quantity
+    return ExitState(tuple(flags), days, spread, source, sellable)
+
+
+def exit_price(day: MarketDay, state: ExitState) -> float:
+    """The price an exit realises: the close, less the spread under HIGH_SPREAD."""
+    if HIGH_SPREAD_FLAG in state.flags and state.spread is not None:
+        return day.close * (1 - state.spread)
+    return day.close
+
+
+def illiquid_discount(day: MarketDay, quantity: int) -> float:
+    """What liquid equity leaves out of this position's market value."""
+    value = quantity * day.close
+    state = exit_state(day, quantity)
+    if TRAPPED in state.flags:
+        return value
+    if HIGH_SPREAD_FLAG in state.flags and state.spread is not None:
+        return value * state.spread
+    return 0.0
+
+
+@dataclass
+class Valuation:
+    cash: float
+    market_value: float
+    discounts: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def equity(self) -> float:
+        return self.cash + self.market_value
+
+    @property
+    def liquid_equity(self) -> float:
+        return self.equity - sum(self.discounts.values())
+
+
+def value_positions(cash: float, holdings: dict[str, int], market: dict[str, MarketDay]) -> Valuation:
+    """Equity and liquid equity. `market` holds the latest known day of every held symbol;
+    a symbol that has never been priced adds nothing (it has no value to discount)."""
+    valuation = Valuation(cash=cash, market_value=0.0)
+    for symbol, quantity in holdings.items():
+        if quantity <= 0:
+            continue
+        day = market.get(symbol)
+        if day is None:
+            continue
+        valuation.market_value += quantity * day.close
+        discount = illiquid_discount(day, quantity)
+        if discount:
+            valuation.discounts[symbol] = discount
+    return valuation
+
+
+def adv_20(volumes: np.ndarray | list[float]) -> float | None:
+    """Mean of the last 20 daily volumes (zero-volume days count); None with fewer than 20."""
+    values = np.asarray(volumes, dtype=float)
+    if len(values) < 20:
+        return None
+    return float(values[-20:].mean())

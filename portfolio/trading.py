@@ -1,0 +1,150 @@
+"""User portfolios: one per client (all of a client's keys share it) plus the admin
+"house" portfolio; manual trades, deposits and withdrawals, with idempotent retries.
+
+A manual trade is checked, in this order, and refused with the reason (TradeRejected):
+the symbol is listed; the quantity is a positive whole number; the price lies within
+`trade_price_band` (default 15%, the exchange's daily limit) of the latest close on or
+before the trade's trading date; a sell does not exceed the holding; a buy plus its fees
+does not exceed cash. The trade's trading date is the exchange date of the moment it is
+made, or the last trading day before it on a weekend or holiday.
+
+Idempotency: with an `Idempotency-Key` the first successful trade's response is stored
+(`idempotency_records`, scope `trade:<portfolio>`) in the same transaction as the trade;
+a retry with the same key and the same request gets that response back and executes
+nothing; the same key with a different request is a conflict. A refused trade stores
+nothing, so a retry after topping up cash is evaluated afresh.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from sqlalchemy import Connection, Engine
+
+from market.clock import TradingCalendar, exchange_date, utc_now
+from market.errors import ConflictError, InvalidInputError
+from market.settings import Settings
+from portfolio import ledger
+from portfolio.ledger import CENT, TradeRejected, TradeRequest
+from portfolio.market import known_symbols, reference_close
+from store import tables
+from store.history import append_history, current_rows
+
+
+MAX_AMOUNT = Decimal("1000000000000")  # the store keeps 14 integer digits; nothing real comes near
+
+
+@dataclass(frozen=True)
+class ManualTrade:
+    side: str
+    symbol: str
+    quantity: Any
+    price: Any
+    fees: Any = 0
+
+
+def open_client_portfolio(engine: Engine, client_id: str, kind: str = "CLIENT") -> str:
+    portfolio_id = ledger.HOUSE_PORTFOLIO if kind == "HOUSE" else ledger.client_portfolio_id(client_id)
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        ledger.ensure_portfolio(conn, portfolio_id, kind, None if kind == "HOUSE" else client_id)
+    return portfolio_id
+
+
+def move_cash(engine: Engine, portfolio_id: str, amount: Any, note: str | None = None, now: datetime | None = None) -> Decimal:
+    """A deposit (amount > 0) or a withdrawal (amount < 0); the new balance."""
+    value = _decimal(amount, "amount")
+    if value == 0:
+        raise InvalidInputError("a deposit or withdrawal must not be zero")
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        ledger.get_portfolio(conn, portfolio_id)
+        kind = "DEPOSIT" if value > 0 else "WITHDRAWAL"
+        return ledger.record_cash(conn, portfolio_id, f"C-{uuid.uuid4().hex}", value, kind, now or utc_now(), note)
+
+
+def place_manual_trade(engine: Engine, settings: Settings, calendar: TradingCalendar, portfolio_id: str,
+                       order: ManualTrade, idempotency_key: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+    moment = now or utc_now()
+    request_hash = hashlib.sha256(json.dumps(
+        [order.side, order.symbol, str(order.quantity), str(order.price), str(order.fees)]).encode()).hexdigest()
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        ledger.get_portfolio(conn, portfolio_id)
+        if idempotency_key is not None:
+            replay = _stored_response(conn, f"trade:{portfolio_id}", idempotency_key, request_hash)
+            if replay is not None:
+                return {**replay, "replayed": True}
+        request = _checked_request(conn, settings, calendar, portfolio_id, order, moment, idempotency_key)
+        result = _public(ledger.record_trade(conn, request))
+        if idempotency_key is not None:
+            append_history(conn, tables.idempotency_records, [{
+                "scope": f"trade:{portfolio_id}", "idempotency_key": idempotency_key, "request_hash": request_hash,
+                "status_code": 201, "response": result}])
+        return {**result, "replayed": False}
+
+
+def _checked_request(conn: Connection, settings: Settings, calendar: TradingCalendar, portfolio_id: str,
+                     order: ManualTrade, moment: datetime, idempotency_key: str | None) -> TradeRequest:
+    side = str(order.side).upper()
+    if side not in ("BUY", "SELL"):
+        raise TradeRejected(f"side must be buy or sell, not '{order.side}'")
+    symbol = str(order.symbol).upper()
+    if symbol not in known_symbols(conn):
+        raise TradeRejected(f"unknown symbol '{order.symbol}'")
+    quantity = order.quantity
+    if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity <= 0:
+        raise TradeRejected(f"quantity must be a positive whole number of shares, not {quantity!r}")
+    price, fees = _decimal(order.price, "price"), _decimal(order.fees, "fees")
+    if price <= 0:
+        raise TradeRejected(f"price must be positive, not {order.price}")
+    if fees < 0:
+        raise TradeRejected(f"fees must be zero or more, not {order.fees}")
+    trading_date = calendar.latest_trading_day(exchange_date(moment))
+    close, close_date = reference_close(conn, symbol, trading_date)
+    band = Decimal(str(settings.trade_price_band))
+    low, high = (close * (1 - band)).quantize(CENT), (close * (1 + band)).quantize(CENT)
+    if not low <= price <= high:
+        raise TradeRejected(f"price {price:,.2f} is outside the day's band {low:,.2f}-{high:,.2f} "
+                            f"({band:.0%} around the {close_date.isoformat()} close of {close:,.2f})")
+    return TradeRequest(portfolio_id=portfolio_id, trading_date=trading_date, executed_at=moment, symbol=symbol,
+                        side=side, quantity=quantity, price=price, fees=fees, origin="MANUAL",
+                        rationale={"reference_close": str(close), "reference_date": close_date.isoformat()},
+                        idempotency_key=idempotency_key, trade_id=f"T-{uuid.uuid4().hex}")
+
+
+def _stored_response(conn: Connection, scope: str, key: str, request_hash: str) -> dict | None:
+    c = tables.idempotency_records.c
+    rows = current_rows(conn, tables.idempotency_records, where=[c.scope == scope, c.idempotency_key == key])
+    if not rows:
+        return None
+    if rows[0]["request_hash"] != request_hash:
+        raise ConflictError(f"Idempotency-Key '{key}' was already used with a different request")
+    return rows[0]["response"]
+
+
+def _decimal(value: Any, name: str) -> Decimal:
+    if isinstance(value, bool):
+        raise TradeRejected(f"{name} must be a number, not {value!r}")
+    try:
+        result = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        raise TradeRejected(f"{name} must be a number, not {value!r}") from None
+    if not result.is_finite() or abs(result) > MAX_AMOUNT:
+        raise TradeRejected(f"{name} must be a finite number of at most {MAX_AMOUNT:,}, not {value!r}")
+    return result.quantize(CENT)
+
+
+def _public(result: dict[str, Any]) -> dict[str, Any]:
+    """The trade as JSON-safe values (the stored idempotent response and the API body)."""
+    out = {}
+    for key, value in result.items():
+        if isinstance(value, Decimal):
+            out[key] = str(value)
+        elif hasattr(value, "isoformat"):
+            out[key] = value.isoformat()
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,120 @@
+"""User portfolios: manual trades with every refusal reason, positions and cash from the
+ledger, idempotent retries, and the append-only history they leave (SQLite and Postgres)."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import func, select
+
+from market.errors import ConflictError, NotFoundError
+from market.settings import Settings
+from portfolio import ledger
+from portfolio.ledger import TradeRejected
+from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
+from store import tables
+from store.engine import service_engine
+from tests.portfolio.seed import CALENDAR, seed_market
+
+NOW = datetime(2026, 11, 20, 18, 0, tzinfo=timezone.utc)  # 13:00 exchange time on the Friday
+
+
+@pytest.fixture
+def client(settings: Settings):
+    engine = service_engine(settings)
+    seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}, "BBB": {"close": 10.0, "volume": 50_000}})
+    portfolio_id = open_client_portfolio(engine, "acme")
+    move_cash(engine, portfolio_id, "10000", now=NOW)
+    return engine, settings, portfolio_id
+
+
+def trade(client, side, symbol, quantity, price, fees=0, key=None):
+    engine, settings, portfolio_id = client
+    return place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade(side, symbol, quantity, price, fees),
+                              idempotency_key=key, now=NOW)
+
+
+def test_buy_then_sell_moves_cash_and_positions(client) -> None:
+    engine, _, portfolio_id = client
+    bought = trade(client, "buy", "AAA", 50, 100, fees=25)
+    assert bought["cash_after"] == "4975.000000" and bought["position_after"] == 50
+    trade(client, "buy", "AAA", 10, 110)
+    sold = trade(client, "sell", "AAA", 30, 105, fees=5)
+    with engine.connect() as conn:
+        (position,) = ledger.holdings(conn, portfolio_id).values()
+        cash = ledger.cash_balance(conn, portfolio_id)
+    # average cost (5,000 + 25 + 1,100) / 60 = 102.083333; half is released by the sale
+    assert position.quantity == 30 and position.cost_basis == Decimal("3062.5")
+    assert position.opened_on.isoformat() == "2026-11-20"
+    assert cash == Decimal("10000") - 5025 - 1100 + 3150 - 5
+    assert sold["position_after"] == 30
+
+
+@pytest.mark.parametrize("order, reason", [
+    (("buy", "ZZZ", 1, 100), "unknown symbol 'ZZZ'"),
+    (("buy", "AAA", 0, 100), "positive whole number"),
+    (("buy", "AAA", -5, 100), "positive whole number"),
+    (("buy", "AAA", 1.5, 100), "positive whole number"),
+    (("buy", "AAA", "10", 100), "positive whole number"),
+    (("buy", "AAA", True, 100), "positive whole number"),
+    (("buy", "AAA", 1, 115.01), "outside the day's band 85.00-115.00"),
+    (("buy", "AAA", 1, 84.99), "outside the day's band"),
+    (("buy", "AAA", 1, "abc"), "price must be a number"),
+    (("buy", "AAA", 1, "NaN"), "finite number"),
+    (("sell", "AAA", 1, 100), "cannot sell 1 AAA: the portfolio holds 0"),
+    (("buy", "AAA", 101, 100), "costs 10,100.00 with fees; cash is 10,000.00"),
+    (("hold", "AAA", 1, 100), "side must be buy or sell"),
+])
+def test_refusals_say_why_and_write_nothing(client, order, reason) -> None:
+    engine, _, portfolio_id = client
+    with pytest.raises(TradeRejected, match=reason.replace("(", r"\(").replace(")", r"\)")):
+        trade(client, *order)
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.trades)).scalar_one() == 0
+        assert ledger.cash_balance(conn, portfolio_id) == Decimal("10000")
+
+
+def test_band_edges_are_inclusive_and_exact_cash_is_enough(client) -> None:
+    assert trade(client, "buy", "AAA", 1, 115)["price"] == "115.000000"
+    assert trade(client, "buy", "AAA", 1, 85)["price"] == "85.000000"
+    spent = trade(client, "buy", "BBB", 980, 10)  # 9,800 of the 9,800 left: cash may reach zero exactly
+    assert spent["cash_after"] == "0.000000"
+    with pytest.raises(TradeRejected):
+        trade(client, "buy", "BBB", 1, 10)
+
+
+def test_a_sell_of_more_than_held_after_buys(client) -> None:
+    trade(client, "buy", "BBB", 100, 10)
+    with pytest.raises(TradeRejected, match="holds 100"):
+        trade(client, "sell", "BBB", 101, 10)
+    assert trade(client, "sell", "BBB", 100, 10)["position_after"] == 0
+
+
+def test_idempotency_key_replays_and_refuses_a_different_request(client) -> None:
+    engine, _, portfolio_id = client
+    first = trade(client, "buy", "AAA", 10, 100, key="k-1")
+    again = trade(client, "buy", "AAA", 10, 100, key="k-1")
+    assert again["replayed"] is True and first["replayed"] is False
+    assert {k: v for k, v in again.items() if k != "replayed"} == {k: v for k, v in first.items() if k != "replayed"}
+    with pytest.raises(ConflictError, match="different request"):
+        trade(client, "buy", "AAA", 11, 100, key="k-1")
+    with engine.connect() as conn:
+        assert len(ledger.trade_rows(conn, portfolio_id)) == 1
+
+
+def test_withdrawals_cannot_overdraw_and_unknown_portfolios_are_404(client) -> None:
+    engine, _, portfolio_id = client
+    with pytest.raises(TradeRejected, match="would leave cash at -0.01"):
+        move_cash(engine, portfolio_id, "-10000.01", now=NOW)
+    assert move_cash(engine, portfolio_id, "-10000", now=NOW) == 0
+    with pytest.raises(NotFoundError):
+        move_cash(engine, "client:nobody", "5", now=NOW)
+
+
+def test_history_is_append_only_for_trades_and_cash(client) -> None:
+    engine, _, _ = client
+    trade(client, "buy", "AAA", 1, 100)
+    with pytest.raises(Exception, match="(?i)append-only|permission denied"):
+        with engine.begin() as conn:
+            conn.execute(tables.cash_entries.delete())
