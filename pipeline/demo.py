@@ -5,7 +5,8 @@ starts the simulated exchange on a free loopback port, then runs the day's stage
 notebooks exactly as Airflow would: T0 scrapes the latest closed trading day over real
 HTTP, T1's pre-flight checks the delivery, T1 ingests the day's news and disclosures,
 builds the sentiment composite, computes the features and scores the day (training the
-first model), and the health stage counts the store.
+first model), the AI portfolio trades under the liquidity rails, and the health stage
+counts the store.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from pipeline.serving import serve_in_thread
 from store.engine import migration_engine, service_engine
 from store.migrations import upgrade
 
-DAY_STAGES = ["t0_scrape", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "health"]
+DAY_STAGES = ["t0_scrape", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_trade", "health"]
 
 
 def run_demo(settings: Settings, history_days: int) -> Iterator[str]:

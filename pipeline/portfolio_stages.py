@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from portfolio.ai import execute_day
+from portfolio.suggestions import generate
 from pipeline.stage import Stage, StageContext, StageOutcome
 
 
@@ -17,4 +18,16 @@ def run_execute(ctx: StageContext) -> StageOutcome:
     })
 
 
-EXECUTE = Stage("t1_execute", run_execute, "Autonomous AI portfolio: exits and entries under the liquidity rails.")
+EXECUTE = Stage("t1_trade", run_execute, "Autonomous AI portfolio: exits and entries under the liquidity rails.")
+
+
+def run_suggestions(ctx: StageContext) -> StageOutcome:
+    result = generate(ctx.engine, ctx.settings, ctx.trading_date)
+    return StageOutcome(
+        summary={"signals_from": result["signals_from"], "portfolios": result["portfolios"],
+                 "suggestions": len(result["suggestions"]), "expired": result["expired"]},
+        tables={"suggestions": result["suggestions"]},
+    )
+
+
+SUGGEST = Stage("t2_suggestions", run_suggestions, "Morning pre-market suggestions for every client portfolio.")

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from market.errors import InvalidInputError
 from pipeline.health import HEALTH
-from pipeline.portfolio_stages import EXECUTE
+from pipeline.portfolio_stages import EXECUTE, SUGGEST
 from pipeline.predict_stages import FEATURES_STAGE, PREDICT
 from pipeline.preflight import PREFLIGHT
 from pipeline.stage import Stage
 from pipeline.t0 import T0_SCRAPE
 from pipeline.text_stages import INGEST_TEXT, SENTIMENT
 
-STAGES: dict[str, Stage] = {stage.name: stage for stage in [HEALTH, T0_SCRAPE, PREFLIGHT, INGEST_TEXT, SENTIMENT, FEATURES_STAGE, PREDICT, EXECUTE]}
+STAGES: dict[str, Stage] = {stage.name: stage for stage in [HEALTH, T0_SCRAPE, PREFLIGHT, INGEST_TEXT, SENTIMENT, FEATURES_STAGE, PREDICT, EXECUTE, SUGGEST]}
 
 
 def get_stage(name: str) -> Stage:

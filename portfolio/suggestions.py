@@ -1,0 +1,173 @@
+"""Morning suggestions (T2, 07:00) and what a client does with them.
+
+For trading date D, every client and house portfolio gets the executor's plan (the same
+`plan_day` as the AI portfolio, on the portfolio's own cash and holdings) from the latest
+scored day before D and that day's market: each planned order becomes a PENDING
+suggestion with quantity, limit price (the price the plan used) and the rationale. A
+portfolio that already has suggestions for D is left alone, so re-running T2 changes
+nothing. Suggestions expire at D's close (16:00 exchange time); T2 also records EXPIRED
+for pending suggestions of earlier days.
+
+Confirm re-checks, under the portfolio's lock, at that moment: the suggestion is still
+pending and unexpired; a buy still passes the entry gates with the resulting position and
+is affordable with fees; a sell is still held and sellable under the exit rail. Then it
+executes the trade at the limit price and records CONFIRMED with the trade id, atomically.
+Reject records REJECTED. Another portfolio's suggestion is "not found", never "forbidden".
+Each state is an appended `suggestion_events` row.
+"""
+from __future__ import annotations
+
+import hashlib
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection, Engine, func, select
+
+from market.clock import TradingCalendar, session_close_utc, utc_now
+from market.errors import ConflictError, NotFoundError, NotReadyError
+from market.settings import Settings
+from portfolio import ledger
+from portfolio.ai import day_signals, fee_schedule
+from portfolio.executor import plan_day
+from portfolio.ledger import TradeRejected, TradeRequest
+from portfolio.market import market_days
+from portfolio.rails import check_entry, exit_state
+from store import tables
+from store.history import append_history, current_rows
+
+TERMINAL = ("CONFIRMED", "REJECTED", "EXPIRED")
+
+
+def suggestion_id(portfolio_id: str, day: date, symbol: str, side: str) -> str:
+    digest = hashlib.sha256(portfolio_id.encode()).hexdigest()[:10]
+    return f"S-{day:%Y%m%d}-{digest}-{symbol}-{side}"
+
+
+def latest_scored_day(conn: Connection, before: date) -> date | None:
+    c = tables.predictions.c
+    return conn.execute(select(func.max(c.trading_date)).where(c.trading_date < before)).scalar()
+
+
+def generate(engine: Engine, settings: Settings, day: date, now: datetime | None = None) -> dict[str, Any]:
+    moment = now or utc_now()
+    with engine.connect() as conn:
+        scored = latest_scored_day(conn, day)
+        portfolios = [r for r in current_rows(conn, tables.portfolios) if r["kind"] in ("CLIENT", "HOUSE")]
+    if scored is None:
+        raise NotReadyError(f"no predictions before {day.isoformat()}: T1 has not scored a day yet")
+    expired = expire_stale(engine, day, moment)
+    created: list[dict[str, Any]] = []
+    for portfolio in sorted(portfolios, key=lambda p: p["portfolio_id"]):
+        with ledger.portfolio_transaction(engine, portfolio["portfolio_id"]) as conn:
+            created.extend(_suggest_for(conn, settings, portfolio["portfolio_id"], day, scored))
+    return {"trading_date": day.isoformat(), "signals_from": scored.isoformat(), "portfolios": len(portfolios),
+            "suggestions": created, "expired": expired}
+
+
+def _suggest_for(conn: Connection, settings: Settings, portfolio_id: str, day: date, scored: date) -> list[dict[str, Any]]:
+    c = tables.suggestions.c
+    if current_rows(conn, tables.suggestions, where=[c.portfolio_id == portfolio_id, c.trading_date == day]):
+        return []
+    model_id, signals = day_signals(conn, scored)
+    held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id).items()}
+    plan = plan_day(ledger.cash_balance(conn, portfolio_id), held, signals, market_days(conn, scored), fee_schedule(settings))
+    rows = [{"suggestion_id": suggestion_id(portfolio_id, day, o.symbol, o.side), "portfolio_id": portfolio_id,
+             "trading_date": day, "symbol": o.symbol, "side": o.side, "quantity": o.quantity, "limit_price": o.price,
+             "reason": {**o.rationale, "signals_from": scored.isoformat(), "model_id": model_id},
+             "expires_at": session_close_utc(day)} for o in plan.orders]
+    if rows:
+        append_history(conn, tables.suggestions, rows)
+        append_history(conn, tables.suggestion_events, [{"suggestion_id": r["suggestion_id"], "state": "PENDING"} for r in rows])
+    return [{k: r[k] for k in ("suggestion_id", "portfolio_id", "symbol", "side", "quantity")} for r in rows]
+
+
+def expire_stale(engine: Engine, day: date, now: datetime) -> int:
+    """Record EXPIRED for pending suggestions whose close has passed."""
+    with engine.begin() as conn:
+        stale = [s for s in current_rows(conn, tables.suggestions, where=[tables.suggestions.c.trading_date <= day])
+                 if s["expires_at"] <= now and _state(conn, s["suggestion_id"]) == "PENDING"]
+        append_history(conn, tables.suggestion_events, [{"suggestion_id": s["suggestion_id"], "state": "EXPIRED"} for s in stale])
+    return len(stale)
+
+
+def _state(conn: Connection, sid: str) -> str | None:
+    events = {e["state"] for e in current_rows(conn, tables.suggestion_events, where=[tables.suggestion_events.c.suggestion_id == sid])}
+    return next((s for s in TERMINAL if s in events), "PENDING" if "PENDING" in events else None)
+
+
+def _view(conn: Connection, row: dict[str, Any], now: datetime) -> dict[str, Any]:
+    state = _state(conn, row["suggestion_id"])
+    if state == "PENDING" and row["expires_at"] <= now:
+        state = "EXPIRED"
+    return {**row, "state": state}
+
+
+def list_pending(engine: Engine, portfolio_id: str, now: datetime | None = None) -> list[dict[str, Any]]:
+    moment = now or utc_now()
+    with engine.connect() as conn:
+        rows = current_rows(conn, tables.suggestions, where=[tables.suggestions.c.portfolio_id == portfolio_id])
+        views = [_view(conn, r, moment) for r in rows]
+    return sorted((v for v in views if v["state"] == "PENDING"), key=lambda v: (v["trading_date"], v["side"] != "SELL", v["symbol"]))
+
+
+def _owned(conn: Connection, portfolio_id: str, sid: str, now: datetime) -> dict[str, Any]:
+    rows = current_rows(conn, tables.suggestions, where=[tables.suggestions.c.suggestion_id == sid])
+    if not rows or rows[0]["portfolio_id"] != portfolio_id:
+        raise NotFoundError(f"no suggestion '{sid}'")
+    return _view(conn, rows[0], now)
+
+
+def reject(engine: Engine, portfolio_id: str, sid: str, now: datetime | None = None) -> dict[str, Any]:
+    return _decide(engine, portfolio_id, sid, now or utc_now(), confirm=None)
+
+
+def confirm(engine: Engine, settings: Settings, calendar: TradingCalendar, portfolio_id: str, sid: str,
+            now: datetime | None = None) -> dict[str, Any]:
+    return _decide(engine, portfolio_id, sid, now or utc_now(), confirm=(settings, calendar))
+
+
+def _decide(engine: Engine, portfolio_id: str, sid: str, now: datetime, confirm: tuple | None) -> dict[str, Any]:
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        suggestion = _owned(conn, portfolio_id, sid, now)
+        state = _state(conn, sid)
+        if state == "PENDING" and suggestion["state"] == "EXPIRED":
+            append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "EXPIRED"}])
+        elif state == "PENDING" and confirm is None:
+            append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "REJECTED"}])
+            return {**suggestion, "state": "REJECTED"}
+        elif state == "PENDING":
+            trade = _execute(conn, confirm[0], suggestion, now)
+            append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "CONFIRMED",
+                                                             "trade_id": trade["trade_id"]}])
+            return {**suggestion, "state": "CONFIRMED", "trade_id": trade["trade_id"]}
+    # Reached only when the suggestion is not pending; an EXPIRED event found on the way is committed.
+    raise ConflictError(f"suggestion '{sid}' is {suggestion['state']}, not PENDING")
+
+
+def _execute(conn: Connection, settings: Settings, suggestion: dict[str, Any], now: datetime) -> dict[str, Any]:
+    portfolio_id, symbol, quantity = suggestion["portfolio_id"], suggestion["symbol"], int(suggestion["quantity"])
+    priced = conn.execute(select(func.max(tables.eod_prices.c.trading_date))
+                          .where(tables.eod_prices.c.trading_date <= suggestion["trading_date"])).scalar()
+    day = market_days(conn, priced, [symbol]).get(symbol) if priced else None
+    if day is None:
+        raise TradeRejected(f"no market data for {symbol} to check the rails against")
+    held = ledger.holdings(conn, portfolio_id).get(symbol)
+    held_quantity = held.quantity if held else 0
+    if suggestion["side"] == "BUY":
+        check = check_entry(day, held_quantity + quantity)
+        if not check.passed:
+            raise TradeRejected(f"{symbol} no longer passes the entry gates: {', '.join(check.failed)}")
+    elif quantity > held_quantity:
+        raise TradeRejected(f"cannot sell {quantity} {symbol}: the portfolio holds {held_quantity}")
+    else:
+        state = exit_state(day, held_quantity)
+        if quantity > state.sellable_today:
+            raise TradeRejected(f"the exit rail allows selling {state.sellable_today} {symbol} now ({', '.join(state.flags)})")
+    price = Decimal(suggestion["limit_price"])
+    fees = fee_schedule(settings).fee((price * quantity).quantize(ledger.CENT))
+    return ledger.record_trade(conn, TradeRequest(
+        portfolio_id=portfolio_id, trading_date=suggestion["trading_date"], executed_at=now, symbol=symbol,
+        side=suggestion["side"], quantity=quantity, price=price, fees=fees, origin="SUGGESTION",
+        rationale={"suggestion_id": suggestion["suggestion_id"], **suggestion["reason"]},
+        trade_id=f"T-{suggestion['suggestion_id']}"))

@@ -1,0 +1,127 @@
+"""T2 suggestions: generated once per portfolio and day, confirmed with re-checks,
+rejected, expired, and hidden from other clients (SQLite and Postgres)."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import select
+
+from market.errors import ConflictError, NotFoundError, NotReadyError
+from market.settings import Settings
+from pipeline.runner import run_stage
+from portfolio import ledger, suggestions
+from portfolio.ledger import TradeRejected
+from portfolio.trading import move_cash, open_client_portfolio
+from store import tables
+from store.engine import service_engine
+from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
+
+MONDAY = CALENDAR.next_trading_day(DAY)
+MORNING = datetime(2026, 11, 23, 12, 30, tzinfo=timezone.utc)  # 07:30 exchange time
+AFTER_CLOSE = datetime(2026, 11, 23, 21, 1, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def store(settings: Settings):
+    engine = service_engine(settings)
+    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1},
+                         "OUT": {"close": 20.0, "volume": 40_000, "bid": 19.9, "ask": 20.1}})
+    seed_predictions(engine, DAY, {"LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1},
+                                   "OUT": {"score": 30.0, "action": "AVOID", "tercile": "BOTTOM"}})
+    acme = open_client_portfolio(engine, "acme")
+    move_cash(engine, acme, "100000", now=MORNING)
+    other = open_client_portfolio(engine, "other")
+    return engine, settings, acme, other
+
+
+def _events(engine, sid):  # noqa: ANN001
+    with engine.connect() as conn:
+        return [r.state for r in conn.execute(select(tables.suggestion_events.c.state)
+                                              .where(tables.suggestion_events.c.suggestion_id == sid)
+                                              .order_by(tables.suggestion_events.c.id))]
+
+
+def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store) -> None:
+    engine, settings, acme, other = store
+    result = run_stage("t2_suggestions", MONDAY, settings=settings)
+    assert result.summary["signals_from"] == "2026-11-20" and result.summary["suggestions"] == 1
+    (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
+    # 10% of 100,000 at 50 is 200 shares, well under 15% of ADV_20 (6,000)
+    assert (pending["symbol"], pending["side"], pending["quantity"], str(pending["limit_price"])) == ("LIQ", "BUY", 200, "50.000000")
+    assert pending["reason"]["gates"]["passed"] is True and pending["reason"]["signals_from"] == "2026-11-20"
+    assert suggestions.list_pending(engine, other, now=MORNING) == []  # no cash, nothing to suggest
+
+    assert run_stage("t2_suggestions", MONDAY, settings=settings).summary["suggestions"] == 0
+
+    done = suggestions.confirm(engine, settings, CALENDAR, acme, pending["suggestion_id"], now=MORNING)
+    assert done["state"] == "CONFIRMED"
+    with engine.connect() as conn:
+        (trade,) = ledger.trade_rows(conn, acme)
+        assert ledger.cash_balance(conn, acme) == 100_000 - 10_000 - 50  # 0.5% fee
+    assert trade["origin"] == "SUGGESTION" and trade["trade_id"] == done["trade_id"]
+    with pytest.raises(ConflictError, match="is CONFIRMED, not PENDING"):
+        suggestions.confirm(engine, settings, CALENDAR, acme, pending["suggestion_id"], now=MORNING)
+    with pytest.raises(ConflictError, match="is CONFIRMED"):
+        suggestions.reject(engine, acme, pending["suggestion_id"], now=MORNING)
+    assert _events(engine, pending["suggestion_id"]) == ["PENDING", "CONFIRMED"]
+
+
+def test_reject_unknown_foreign_and_expired(store) -> None:
+    engine, settings, acme, other = store
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
+    sid = pending["suggestion_id"]
+    with pytest.raises(NotFoundError):
+        suggestions.confirm(engine, settings, CALENDAR, acme, "S-nope", now=MORNING)
+    with pytest.raises(NotFoundError):  # another client's suggestion is not found, not forbidden
+        suggestions.reject(engine, other, sid, now=MORNING)
+    assert suggestions.list_pending(engine, acme, now=AFTER_CLOSE) == []
+    with pytest.raises(ConflictError, match="is EXPIRED"):
+        suggestions.confirm(engine, settings, CALENDAR, acme, sid, now=AFTER_CLOSE)
+    assert _events(engine, sid) == ["PENDING", "EXPIRED"]  # the expiry found on the way is kept
+    with engine.connect() as conn:
+        assert ledger.trade_rows(conn, acme) == []
+
+
+def test_reject_records_and_the_next_morning_expires_the_rest(store) -> None:
+    engine, settings, acme, _ = store
+    house = open_client_portfolio(engine, "admin", kind="HOUSE")
+    move_cash(engine, house, "50000", now=MORNING)
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    (mine,) = suggestions.list_pending(engine, acme, now=MORNING)
+    assert suggestions.reject(engine, acme, mine["suggestion_id"], now=MORNING)["state"] == "REJECTED"
+    (theirs,) = suggestions.list_pending(engine, house, now=MORNING)
+    tuesday = CALENDAR.next_trading_day(MONDAY)
+    assert suggestions.generate(engine, settings, tuesday, now=AFTER_CLOSE + timedelta(hours=12))["expired"] == 1
+    assert _events(engine, theirs["suggestion_id"]) == ["PENDING", "EXPIRED"]
+    assert _events(engine, mine["suggestion_id"]) == ["PENDING", "REJECTED"]
+
+
+def test_confirm_rechecks_cash_and_holdings(store) -> None:
+    engine, settings, acme, _ = store
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
+    move_cash(engine, acme, "-95000", now=MORNING)  # the client spent the cash elsewhere
+    with pytest.raises(TradeRejected, match="cash is 5,000.00"):
+        suggestions.confirm(engine, settings, CALENDAR, acme, pending["suggestion_id"], now=MORNING)
+    assert _events(engine, pending["suggestion_id"]) == ["PENDING"]
+
+
+def test_sell_suggestions_for_holdings_that_turned_avoid(store) -> None:
+    engine, settings, acme, _ = store
+    from portfolio.trading import ManualTrade, place_manual_trade
+
+    place_manual_trade(engine, settings, CALENDAR, acme, ManualTrade("buy", "OUT", 100, 20), now=MORNING - timedelta(days=3))
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    sides = {(p["symbol"], p["side"], p["quantity"]) for p in suggestions.list_pending(engine, acme, now=MORNING)}
+    assert ("OUT", "SELL", 100) in sides
+    sell = next(p for p in suggestions.list_pending(engine, acme, now=MORNING) if p["side"] == "SELL")
+    assert suggestions.confirm(engine, settings, CALENDAR, acme, sell["suggestion_id"], now=MORNING)["state"] == "CONFIRMED"
+    with engine.connect() as conn:
+        assert "OUT" not in ledger.holdings(conn, acme)
+
+
+def test_no_scores_yet_is_not_ready(settings: Settings) -> None:
+    with pytest.raises(NotReadyError, match="T1 has not scored"):
+        suggestions.generate(service_engine(settings), settings, MONDAY, now=MORNING)
