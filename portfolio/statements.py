@@ -1,0 +1,223 @@
+"""Account-statement import: a broker PDF in, the client portfolio synchronised to it.
+
+Reading goes through the sandboxed PDF worker (ingest/pdf_text.py: size, page, time and
+memory limits; not a PDF, encrypted and malformed files refused with the reason). Two
+layouts are recognised by their title line:
+
+- Valuation statement (holdings table): one row per holding, `SYMBOL description
+  quantity avg-cost price value`, then Total Market Value, Cash Balance and Total
+  Portfolio Value. Every row must satisfy quantity x price = value (to the cent), the
+  values must sum to Total Market Value and that plus cash to Total Portfolio Value.
+- Activity statement (transactions ledger): opening holdings, then dated rows with a
+  running balance, then the closing cash balance and holdings. Every row's balance must
+  be the previous balance plus its amount; a buy's amount must be -quantity x price and a
+  sell's +quantity x price; opening holdings plus the trades must equal the closing
+  holdings; the last balance must equal the closing cash balance.
+
+Anything else is refused with the reason: no recognisable layout or holdings table,
+numbers that do not add up, a negative cash balance, a symbol the exchange does not list.
+
+Synchronisation appends reconciling entries and never rewrites history: for each symbol
+whose holding differs, a STATEMENT_SYNC trade for the difference (buys at the statement's
+average cost, or the ledger's last price for the symbol; sells at the statement's market
+price or last price), which moves no cash; then one RECONCILIATION cash entry that brings
+cash to the statement's balance. The same file imported again (same SHA-256) changes
+nothing and says so; every attempt, refused or not, is kept in `statement_imports`.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection, Engine
+
+from ingest.pdf_text import PdfExtractor, PdfRejected
+from market.clock import utc_now
+from market.errors import InvalidInputError
+from market.settings import Settings
+from portfolio import ledger
+from portfolio.ledger import TradeRequest
+from portfolio.market import known_symbols, reference_close
+from portfolio.statement_pdfs import HOLDINGS_TITLE, LEDGER_TITLE
+from store import tables
+from store.history import append_history, current_rows
+
+
+class StatementRejected(InvalidInputError):
+    title = "Statement rejected"
+
+
+NUMBER = r"-?[\d,]+(?:\.\d+)?"
+HOLDING_ROW = re.compile(rf"^([A-Z][A-Z0-9.]{{0,11}}) (.+?) ([\d,]+) ({NUMBER}) ({NUMBER}) ({NUMBER})$")
+LEDGER_ROW = re.compile(rf"^(\d{{4}}-\d{{2}}-\d{{2}}) (BUY|SELL|DEPOSIT|WITHDRAWAL|FEE|DIVIDEND|OPENING) (\S+) (\S+) (\S+) (\S+) ({NUMBER})$")
+QUANTITY_ROW = re.compile(r"^([A-Z][A-Z0-9.]{0,11}) ([\d,]+)$")
+TOLERANCE = Decimal("0.01")
+
+
+@dataclass
+class ParsedStatement:
+    layout: str
+    as_of: date
+    cash: Decimal
+    holdings: dict[str, int]
+    prices: dict[str, Decimal] = field(default_factory=dict)  # buy price for a sync trade
+    sale_prices: dict[str, Decimal] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"layout": self.layout, "as_of": self.as_of.isoformat(), "cash": str(self.cash),
+                "holdings": dict(sorted(self.holdings.items()))}
+
+
+def _number(text: str) -> Decimal:
+    return Decimal(text.replace(",", ""))
+
+
+def _labelled(lines: list[str], label: str) -> Decimal:
+    for line in lines:
+        if line.startswith(label + ":"):
+            return _number(line.split(":", 1)[1].strip())
+    raise StatementRejected(f"the statement has no '{label}' line")
+
+
+def _date_after(lines: list[str], label: str) -> date:
+    for line in lines:
+        match = re.search(rf"{label}:? .*?(\d{{4}}-\d{{2}}-\d{{2}})$", line)
+        if match:
+            return date.fromisoformat(match.group(1))
+    raise StatementRejected(f"the statement has no '{label}' date")
+
+
+def parse_text(text: str) -> ParsedStatement:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if HOLDINGS_TITLE in lines:
+        return _parse_holdings(lines)
+    if LEDGER_TITLE in lines:
+        return _parse_ledger(lines)
+    raise StatementRejected("no recognisable statement layout: expected a valuation statement with a holdings "
+                            "table or an activity statement with a transactions ledger")
+
+
+def _parse_holdings(lines: list[str]) -> ParsedStatement:
+    rows = [m for m in map(HOLDING_ROW.match, lines) if m]
+    if not any(line.startswith("Symbol Description Quantity") for line in lines):
+        raise StatementRejected("no recognisable holdings table (no 'Symbol Description Quantity ...' header)")
+    holdings, costs, prices, total = {}, {}, {}, Decimal(0)
+    for m in rows:
+        symbol, quantity = m.group(1), int(m.group(3).replace(",", ""))
+        cost, price, value = _number(m.group(4)), _number(m.group(5)), _number(m.group(6))
+        if abs(price * quantity - value) > TOLERANCE:
+            raise StatementRejected(f"numbers do not add up: {symbol} {quantity:,} x {price:,.2f} is not {value:,.2f}")
+        if symbol in holdings:
+            raise StatementRejected(f"{symbol} appears twice in the holdings table")
+        holdings[symbol], costs[symbol], prices[symbol] = quantity, cost, price
+        total += value
+    stated, cash, portfolio = _labelled(lines, "Total Market Value"), _labelled(lines, "Cash Balance"), _labelled(lines, "Total Portfolio Value")
+    if abs(total - stated) > TOLERANCE:
+        raise StatementRejected(f"numbers do not add up: the holdings sum to {total:,.2f}, the statement says {stated:,.2f}")
+    if abs(stated + cash - portfolio) > TOLERANCE:
+        raise StatementRejected(f"numbers do not add up: {stated:,.2f} + cash {cash:,.2f} is not the total {portfolio:,.2f}")
+    return ParsedStatement("holdings-table", _date_after(lines, "Statement date"), cash, holdings, costs, prices)
+
+
+def _section(lines: list[str], start: str, stop: str | None) -> list[str]:
+    if start not in lines:
+        return []
+    part = lines[lines.index(start) + 1:]
+    return part[:part.index(stop)] if stop and stop in part else part
+
+
+def _parse_ledger(lines: list[str]) -> ParsedStatement:
+    opening = {m.group(1): int(m.group(2).replace(",", "")) for m in map(QUANTITY_ROW.match, _section(lines, "Opening Holdings", "Transactions")) if m}
+    closing = {m.group(1): int(m.group(2).replace(",", "")) for m in map(QUANTITY_ROW.match, _section(lines, "Closing Holdings", None)) if m}
+    rows = [m for m in map(LEDGER_ROW.match, lines) if m]
+    if not rows or rows[0].group(2) != "OPENING":
+        raise StatementRejected("no recognisable transactions ledger (no OPENING row with a balance)")
+    balance, held, last_price = _number(rows[0].group(7)), dict(opening), {}
+    for m in rows[1:]:
+        day, kind, symbol, amount, stated = m.group(1), m.group(2), m.group(3), _number(m.group(6)), _number(m.group(7))
+        if abs(balance + amount - stated) > TOLERANCE:
+            raise StatementRejected(f"numbers do not add up: on {day} {balance:,.2f} + {amount:,.2f} is not the balance {stated:,.2f}")
+        balance = stated
+        if kind in ("BUY", "SELL"):
+            quantity, price = int(m.group(4).replace(",", "")), _number(m.group(5))
+            expected = -quantity * price if kind == "BUY" else quantity * price
+            if abs(expected - amount) > TOLERANCE:
+                raise StatementRejected(f"numbers do not add up: {day} {kind} {quantity:,} {symbol} at {price:,.2f} is not {amount:,.2f}")
+            held[symbol] = held.get(symbol, 0) + (quantity if kind == "BUY" else -quantity)
+            last_price[symbol] = price
+    held = {s: q for s, q in held.items() if q}
+    if held != closing:
+        raise StatementRejected(f"numbers do not add up: opening holdings and trades give {held}, the closing holdings say {closing}")
+    cash = _labelled(lines, "Closing Cash Balance")
+    if abs(cash - balance) > TOLERANCE:
+        raise StatementRejected(f"numbers do not add up: the last balance is {balance:,.2f}, the closing cash balance {cash:,.2f}")
+    return ParsedStatement("transactions-ledger", _date_after(lines, "Period"), cash, closing, last_price, dict(last_price))
+
+
+def import_statement(engine: Engine, settings: Settings, portfolio_id: str, data: bytes, filename: str = "statement.pdf",
+                     now: datetime | None = None) -> dict[str, Any]:
+    moment = now or utc_now()
+    digest = hashlib.sha256(data).hexdigest()
+    with engine.connect() as conn:
+        ledger.get_portfolio(conn, portfolio_id)
+        if _already_synced(conn, portfolio_id, digest):
+            return {"status": "ALREADY_IMPORTED", "file_sha256": digest, "changes": [],
+                    "detail": "this statement was imported before; nothing changed"}
+    try:
+        with PdfExtractor(settings.pdf_max_bytes, settings.pdf_max_pages, settings.pdf_timeout_seconds) as extractor:
+            parsed = parse_text(extractor.extract(data, filename).text)
+        with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+            if _already_synced(conn, portfolio_id, digest):  # a concurrent upload of the same file won
+                return {"status": "ALREADY_IMPORTED", "file_sha256": digest, "changes": [],
+                        "detail": "this statement was imported before; nothing changed"}
+            changes = _synchronise(conn, portfolio_id, parsed, digest, moment)
+            append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, "file_sha256": digest,
+                                                             "layout": parsed.layout, "status": "SYNCED",
+                                                             "parsed": parsed.as_dict(), "changes": changes}])
+    except (StatementRejected, PdfRejected) as exc:
+        with engine.begin() as conn:
+            append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, "file_sha256": digest,
+                                                             "status": "REJECTED", "reason": str(exc)}])
+        raise
+    return {"status": "SYNCED", "file_sha256": digest, "statement": parsed.as_dict(), "changes": changes}
+
+
+def _already_synced(conn: Connection, portfolio_id: str, digest: str) -> bool:
+    c = tables.statement_imports.c
+    rows = current_rows(conn, tables.statement_imports, where=[c.portfolio_id == portfolio_id, c.file_sha256 == digest])
+    return bool(rows) and rows[0]["status"] == "SYNCED"
+
+
+def _synchronise(conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, moment: datetime) -> list[dict]:
+    if parsed.cash < 0:
+        raise StatementRejected(f"the statement's cash balance is negative ({parsed.cash:,.2f}); margin accounts are not supported")
+    unknown = sorted(set(parsed.holdings) - known_symbols(conn))
+    if unknown:
+        raise StatementRejected(f"the statement holds symbols the exchange does not list: {', '.join(unknown)}")
+    current = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id).items()}
+    changes = []
+    for symbol in sorted(set(current) | set(parsed.holdings)):
+        difference = parsed.holdings.get(symbol, 0) - current.get(symbol, 0)
+        if difference == 0:
+            continue
+        side = "BUY" if difference > 0 else "SELL"
+        source = parsed.prices if side == "BUY" else parsed.sale_prices
+        price = source.get(symbol) or reference_close(conn, symbol, parsed.as_of)[0]
+        ledger.record_trade(conn, TradeRequest(
+            portfolio_id=portfolio_id, trading_date=parsed.as_of, executed_at=moment, symbol=symbol, side=side,
+            quantity=abs(difference), price=price, origin="STATEMENT_SYNC",
+            rationale={"statement_sha256": digest, "layout": parsed.layout, "statement_quantity": parsed.holdings.get(symbol, 0)},
+            trade_id=f"SYNC-{uuid.uuid4().hex}"), moves_cash=False)
+        changes.append({"symbol": symbol, "side": side, "quantity": abs(difference), "price": str(price),
+                        "before": current.get(symbol, 0), "after": parsed.holdings.get(symbol, 0)})
+    cash = ledger.cash_balance(conn, portfolio_id)
+    if cash != parsed.cash:
+        ledger.record_cash(conn, portfolio_id, f"SYNC-{uuid.uuid4().hex}", parsed.cash - cash, "RECONCILIATION", moment,
+                           f"statement {digest[:12]} of {parsed.as_of.isoformat()}")
+        changes.append({"cash_before": str(cash), "cash_after": str(parsed.cash)})
+    return changes

@@ -1,0 +1,106 @@
+"""Account-statement import on real PDFs drawn by the project: both layouts round-trip to
+exactly their holdings and cash, a second import changes nothing, and every bad file is
+refused with its reason and leaves the portfolio as it was."""
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from decimal import Decimal
+
+import pytest
+
+from market.errors import InvalidInputError, PayloadTooLargeError
+from market.settings import Settings
+from portfolio import ledger
+from portfolio.statement_pdfs import Activity, Holding, holdings_statement, ledger_statement
+from portfolio.statements import StatementRejected, import_statement
+from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
+from store import tables
+from store.engine import service_engine
+from store.history import current_rows
+from tests.pdf_samples import text_pdf
+from tests.portfolio.seed import CALENDAR, seed_market
+
+NOW = datetime(2026, 11, 20, 18, 0, tzinfo=timezone.utc)
+AS_OF = date(2026, 11, 20)
+HOLDINGS = [Holding("LIQ", "Liquid Holdings Ltd", 6_000, Decimal("50.25"), Decimal("52")),
+            Holding("OUT", "Outer Co", 100, Decimal("20"), Decimal("19.5"))]
+
+
+@pytest.fixture
+def client(settings: Settings):
+    engine = service_engine(settings)
+    seed_market(engine, {"LIQ": {"close": 52.0, "volume": 40_000}, "OUT": {"close": 19.5, "volume": 40_000},
+                         "GONE": {"close": 5.0, "volume": 40_000}})
+    return engine, settings, open_client_portfolio(engine, "acme")
+
+
+def _state(engine, portfolio_id):  # noqa: ANN001
+    with engine.connect() as conn:
+        held = {s: (p.quantity, p.average_cost) for s, p in ledger.holdings(conn, portfolio_id).items()}
+        return held, ledger.cash_balance(conn, portfolio_id), len(ledger.trade_rows(conn, portfolio_id))
+
+
+def test_holdings_statement_round_trip_then_nothing_changes(client) -> None:
+    engine, settings, portfolio_id = client
+    move_cash(engine, portfolio_id, "1000", now=NOW)
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "GONE", 10, 5), now=NOW)
+    pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, HOLDINGS, Decimal("10000"))
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert result["status"] == "SYNCED" and result["statement"]["layout"] == "holdings-table"
+    assert {(c.get("symbol"), c.get("side"), c.get("quantity")) for c in result["changes"]} == {
+        ("GONE", "SELL", 10), ("LIQ", "BUY", 6000), ("OUT", "BUY", 100), (None, None, None)}
+    held, cash, trades = _state(engine, portfolio_id)
+    assert held == {"LIQ": (6000, Decimal("50.25")), "OUT": (100, Decimal("20"))} and cash == Decimal("10000")
+    again = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert again["status"] == "ALREADY_IMPORTED" and again["changes"] == []
+    assert _state(engine, portfolio_id) == (held, cash, trades)
+
+
+def test_ledger_statement_round_trip(client) -> None:
+    engine, settings, portfolio_id = client
+    pdf = ledger_statement("IT-77", "Acme Ltd", date(2026, 11, 2), AS_OF, Decimal("100000"), {"OUT": 100}, [
+        Activity(date(2026, 11, 3), "BUY", "LIQ", 1_000, Decimal("50"), Decimal("-50000")),
+        Activity(date(2026, 11, 5), "SELL", "LIQ", 200, Decimal("52"), Decimal("10400")),
+        Activity(date(2026, 11, 6), "DEPOSIT", None, None, None, Decimal("5000")),
+        Activity(date(2026, 11, 9), "FEE", None, None, None, Decimal("-25")),
+    ])
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert result["statement"] == {"layout": "transactions-ledger", "as_of": "2026-11-20", "cash": "65375.00",
+                                   "holdings": {"LIQ": 800, "OUT": 100}}
+    held, cash, _ = _state(engine, portfolio_id)
+    assert {s: q for s, (q, _) in held.items()} == {"LIQ": 800, "OUT": 100} and cash == Decimal("65375")
+    assert import_statement(engine, settings, portfolio_id, pdf, now=NOW)["changes"] == []
+
+
+def _refused(client, pdf: bytes, match: str, error=InvalidInputError) -> None:  # noqa: ANN001
+    engine, settings, portfolio_id = client
+    before = _state(engine, portfolio_id)
+    with pytest.raises(error, match=match):
+        import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert _state(engine, portfolio_id) == before
+    with engine.connect() as conn:
+        rows = current_rows(conn, tables.statement_imports)
+    assert rows[-1]["status"] == "REJECTED" and rows[-1]["reason"]
+
+
+def test_numbers_that_do_not_add_up(client) -> None:
+    _refused(client, holdings_statement("KC", "Acme", AS_OF, HOLDINGS, Decimal("10000"), total_value=Decimal("1")),
+             "numbers do not add up: 313,950.00 \\+ cash 10,000.00 is not the total 1.00")
+    _refused(client, ledger_statement("IT", "Acme", AS_OF, AS_OF, Decimal("10"), {}, [
+        Activity(AS_OF, "DEPOSIT", None, None, None, Decimal("5"))], closing_cash=Decimal("16")),
+        "the last balance is 15.00, the closing cash balance 16.00")
+
+
+def test_bad_files_say_why(client, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    _refused(client, b"GIF89a not a statement", "not a PDF")
+    _refused(client, text_pdf(["hello"], password="secret"), "encrypted")
+    _refused(client, text_pdf(["Monthly newsletter", "Nothing to see"]), "no recognisable statement layout")
+    _refused(client, text_pdf(["Portfolio Valuation Statement", "Statement date: 2026-11-20"]), "no recognisable holdings table")
+    _refused(client, holdings_statement("KC", "Acme", AS_OF, [Holding("ZZZ", "Nobody", 1, Decimal("1"), Decimal("1"))],
+                                        Decimal("0")), "symbols the exchange does not list: ZZZ")
+    engine, _, portfolio_id = client
+    small = settings.model_copy(update={"pdf_max_bytes": 1_000, "pdf_max_pages": 1})
+    with pytest.raises(PayloadTooLargeError, match="more than the limit of 1,000"):
+        import_statement(engine, small, portfolio_id, holdings_statement("KC", "Acme", AS_OF, HOLDINGS, Decimal("0")))
+    _refused((engine, small.model_copy(update={"pdf_max_bytes": 10_000_000}), portfolio_id),
+             text_pdf(["Portfolio Valuation Statement"], pages=3), "3 pages, more than the limit of 1")
