@@ -24,9 +24,10 @@ LONG_SCORE, AVOID_SCORE, AVOID_RETURN = 55.0, 45.0, -0.005
 MAX_WEIGHT = 0.15
 
 
-def decide(day: pd.DataFrame) -> pd.DataFrame:
+def decide(day: pd.DataFrame, liquidity_gates: bool = True) -> pd.DataFrame:
     """One trading day's rows (predicted_return, p_up, volatility_20 and the gate inputs)
-    in, with score, action, weight and tercile added."""
+    in, with score, action, weight and tercile added. `liquidity_gates=False` ranks every
+    instrument into terciles (the backtest's no-rails comparison); nothing is ILLIQUID."""
     out = day.copy()
     out["score"] = (100 * out["p_up"]).round(1)
     long_ = (out["score"] >= LONG_SCORE) & (out["predicted_return"] > 0)
@@ -38,7 +39,7 @@ def decide(day: pd.DataFrame) -> pd.DataFrame:
     if weight.sum() > 1:
         weight = weight / weight.sum()
     out["weight"] = np.round(weight, 4)
-    liquid = passes_entry_gates(out)
+    liquid = passes_entry_gates(out) if liquidity_gates else pd.Series(True, index=out.index)
     out["tercile"] = "ILLIQUID"
     if liquid.any():
         # Rank by Score, ties broken by the predicted return: a model with little

@@ -2,16 +2,16 @@
 function; a domain error is printed as one line (`error: ...`) with exit status 1."""
 from __future__ import annotations
 
-import functools
 import json
 import secrets
-from typing import Callable, Optional
+from typing import Optional
 
 import typer
 
-from market.errors import MarketIntelError
 from market.logging import configure_logging
 from market.settings import get_settings
+from pipeline.cli_errors import one_line_errors
+from pipeline.cli_portfolio import portfolio_app
 
 app = typer.Typer(help="Market intelligence service for a small stock exchange.", no_args_is_help=True)
 db_app = typer.Typer(help="The database: apply migrations, show their state.", no_args_is_help=True)
@@ -22,20 +22,7 @@ app.add_typer(db_app, name="db")
 app.add_typer(exchange_app, name="exchange")
 app.add_typer(stage_app, name="stage")
 app.add_typer(keys_app, name="keys")
-
-
-def one_line_errors(command: Callable) -> Callable:
-    """Turn a domain error into `error: <message>` on stderr and exit status 1."""
-
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        try:
-            return command(*args, **kwargs)
-        except MarketIntelError as exc:
-            typer.echo(f"error: {exc.detail}", err=True)
-            raise typer.Exit(1) from None
-
-    return wrapper
+app.add_typer(portfolio_app, name="portfolio")
 
 
 @app.callback()

@@ -41,3 +41,25 @@ def run_demo(settings: Settings, history_days: int) -> Iterator[str]:
         for stage in DAY_STAGES:
             output = run_stage_notebook(stage, day, settings=get_settings(), trigger="demo")
             yield f"{stage:<14} {day}  ->  {output}"
+    yield from _house_portfolio_and_suggestions(get_settings(), day, market.calendar.next_trading_day(day))
+
+
+def _house_portfolio_and_suggestions(settings: Settings, day, morning) -> Iterator[str]:  # noqa: ANN001
+    """The house portfolio synchronised from a generated broker statement, then the next
+    morning's T2 suggestions for it."""
+    from portfolio.market import market_days
+    from portfolio.statement_pdfs import sample_holdings_statement
+    from portfolio.statements import import_statement
+    from portfolio.trading import open_client_portfolio
+
+    engine = service_engine(settings)
+    house = open_client_portfolio(engine, "admin", kind="HOUSE")
+    with engine.connect() as conn:
+        pdf = sample_holdings_statement(market_days(conn, day), day)
+    path = settings.data_dir / "sample-statement.pdf"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pdf)
+    result = import_statement(engine, settings, house, pdf, path.name)
+    yield f"house portfolio synchronised from {path}: {result['status']}, {len(result['changes'])} changes"
+    output = run_stage_notebook("t2_suggestions", morning, settings=settings, trigger="demo")
+    yield f"{'t2_suggestions':<14} {morning}  ->  {output}"

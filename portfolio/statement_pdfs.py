@@ -108,3 +108,12 @@ def ledger_statement(account: str, client: str, start: date, end: date, opening_
         Table(closing_rows, style=_style()) if len(closing_rows) > 1 else Paragraph("None", styles["Normal"]),
     ]
     return _document(story)
+
+
+def sample_holdings_statement(market: dict, as_of: date, client: str = "House account", count: int = 3) -> bytes:
+    """A valuation statement over the `count` most traded instruments of a `market_days`
+    map, for the demo: 1,000 shares of each at 95% of today's close, and 250,000 cash."""
+    liquid = sorted(market.values(), key=lambda d: (-(d.adv_20 or 0), d.symbol))[:count]
+    holdings = [Holding(d.symbol, f"{d.symbol} ordinary shares", 1_000, Decimal(str(round(d.close * 0.95, 2))),
+                        Decimal(str(round(d.close, 2)))) for d in liquid]
+    return holdings_statement("KC-DEMO-0001", client, as_of, holdings, Decimal("250000"))

@@ -315,3 +315,14 @@ def _body(instrument: Instrument, kind: str, tone: float, day: date) -> str:
         mood = "The company reported results in line with the prior period. No further matters were noted."
     return (f"{instrument.name} ({instrument.symbol}) - {kind.replace('_', ' ').title()} notice dated "
             f"{day.isoformat()}. {mood}")
+
+
+def price_history(market: SimulatedMarket, end: date, days: int) -> "pd.DataFrame":
+    """The `days` simulated trading days ending at `end` as one frame (symbol, date, close,
+    volume, bid, ask, high, low), for research notebooks and backtests without a store."""
+    import pandas as pd
+
+    wanted = [d for d in market.days if d <= end][-days:]
+    columns = ["symbol", "close", "volume", "bid", "ask", "high", "low"]
+    rows = [{"date": d, **{c: bar[c] for c in columns}} for d in wanted for bar in market.day(d).bars]
+    return pd.DataFrame(rows, columns=["date", *columns])

@@ -1,0 +1,95 @@
+"""`marketintel portfolio ...`: user portfolios from the command line (thin adapters)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from market.settings import get_settings
+from pipeline.cli_errors import one_line_errors
+
+portfolio_app = typer.Typer(help="User portfolios: open, trade, import statements, show.", no_args_is_help=True)
+
+
+def _engine():  # noqa: ANN202
+    from store.engine import service_engine
+
+    return service_engine(get_settings())
+
+
+@portfolio_app.command("open")
+@one_line_errors
+def open_portfolio(
+    client: str = typer.Argument(..., help="Client id; ignored with --house."),
+    house: bool = typer.Option(False, "--house", help="The admin house portfolio."),
+    cash: Optional[str] = typer.Option(None, help="Deposit this much cash (JMD)."),
+) -> None:
+    """Open a client's portfolio (or the house portfolio), optionally with a deposit."""
+    from portfolio.trading import move_cash, open_client_portfolio
+
+    portfolio_id = open_client_portfolio(_engine(), client, kind="HOUSE" if house else "CLIENT")
+    balance = move_cash(_engine(), portfolio_id, cash, note="opening deposit (cli)") if cash else None
+    typer.echo(f"portfolio {portfolio_id}" + (f"; cash {balance:,.2f}" if balance is not None else ""))
+
+
+@portfolio_app.command("trade")
+@one_line_errors
+def trade(
+    portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client:acme or HOUSE."),
+    side: str = typer.Argument(..., help="buy or sell."),
+    symbol: str = typer.Argument(...),
+    quantity: int = typer.Argument(...),
+    price: str = typer.Argument(...),
+    fees: str = typer.Option("0", help="Brokerage fees paid (JMD)."),
+) -> None:
+    """Record a manual trade (refused with the reason when it breaks a rule)."""
+    from market.clock import default_calendar
+    from portfolio.trading import ManualTrade, place_manual_trade
+
+    result = place_manual_trade(_engine(), get_settings(), default_calendar(), portfolio_id,
+                                ManualTrade(side, symbol, quantity, price, fees))
+    typer.echo(json.dumps(result, indent=2))
+
+
+@portfolio_app.command("sample-statement")
+@one_line_errors
+def sample_statement(out: Path = typer.Argument(..., help="Where to write the PDF.")) -> None:
+    """Draw a valuation statement over today's most traded instruments (for the demo)."""
+    from market.clock import exchange_now, latest_closed_trading_day
+    from portfolio.market import market_days
+    from portfolio.statement_pdfs import sample_holdings_statement
+
+    day = latest_closed_trading_day(exchange_now())
+    with _engine().connect() as conn:
+        market = market_days(conn, day)
+    out.write_bytes(sample_holdings_statement(market, day))
+    typer.echo(f"wrote {out}")
+
+
+@portfolio_app.command("import-statement")
+@one_line_errors
+def import_statement(
+    portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client:acme or HOUSE."),
+    path: Path = typer.Argument(..., exists=True, dir_okay=False, help="The broker statement PDF."),
+) -> None:
+    """Synchronise a portfolio to a broker account statement; prints what changed."""
+    from portfolio.statements import import_statement as run_import
+
+    typer.echo(json.dumps(run_import(_engine(), get_settings(), portfolio_id, path.read_bytes(), path.name), indent=2))
+
+
+@portfolio_app.command("show")
+@one_line_errors
+def show(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client:acme, HOUSE or AI.")) -> None:
+    """Cash and positions with their cost basis and purchase date."""
+    from portfolio import ledger
+
+    with _engine().connect() as conn:
+        ledger.get_portfolio(conn, portfolio_id)
+        cash = ledger.cash_balance(conn, portfolio_id)
+        held = ledger.holdings(conn, portfolio_id)
+    typer.echo(f"{portfolio_id}: cash {cash:,.2f}")
+    for symbol, p in sorted(held.items()):
+        typer.echo(f"  {symbol:<10} {p.quantity:>10,}  cost {p.cost_basis:>14,.2f}  avg {p.average_cost:>10,.4f}  since {p.opened_on}")
