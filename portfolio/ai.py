@@ -23,7 +23,8 @@ from portfolio import ledger
 from portfolio.executor import FeeSchedule, Signal, plan_day
 from portfolio.ledger import AI_PORTFOLIO, TradeRequest
 from portfolio.market import market_days
-from portfolio.rails import exit_state, value_positions
+from portfolio.rails import value_positions
+from portfolio.valuation import portfolio_view
 from store import tables
 from store.history import append_history, current_rows
 
@@ -100,28 +101,15 @@ def execute_day(engine: Engine, settings: Settings, day: date) -> dict[str, Any]
 
 
 def ai_positions(conn: Connection, day: date) -> list[dict[str, Any]]:
-    """Open AI positions with the rationale and timestamp of the trade that opened them,
-    valued at the latest close on or before `day`, with their exit flags."""
+    """Open AI positions valued at `day` (portfolio/valuation.py), each with the rationale
+    and exchange-time timestamp of the trade that opened it."""
     trades = ledger.trade_rows(conn, AI_PORTFOLIO)
-    book = ledger.replay(trades)
-    market = market_days(conn, day, [s for s, p in book.items() if p.quantity > 0])
     result = []
-    for symbol, position in sorted(book.items()):
-        if position.quantity <= 0:
-            continue
-        opening = next(t for t in reversed(trades) if t["symbol"] == symbol and t["side"] == "BUY"
-                       and t["trading_date"] == position.opened_on)
-        market_day = market.get(symbol)
-        price = market_day.close if market_day else float(position.average_cost)
-        result.append({
-            "symbol": symbol, "direction": "LONG", "quantity": position.quantity,
-            "cost_basis": str(position.cost_basis.quantize(Decimal("0.01"))),
-            "average_cost": str(position.average_cost), "purchase_date": position.opened_on.isoformat(),
-            "price": price, "market_value": round(price * position.quantity, 2),
-            "unrealized_pnl": round(price * position.quantity - float(position.cost_basis), 2),
-            "flags": list(exit_state(market_day, position.quantity).flags) if market_day else ["TRAPPED"],
-            "rationale": opening["rationale"], "timestamp": opening["rationale"].get("timestamp", exchange_iso(opening["executed_at"])),
-        })
+    for position in portfolio_view(conn, AI_PORTFOLIO, day)["positions"]:
+        opening = next(t for t in reversed(trades) if t["symbol"] == position["symbol"] and t["side"] == "BUY"
+                       and t["trading_date"] == position["purchase_date"])
+        result.append({**position, "direction": "LONG", "rationale": opening["rationale"],
+                       "timestamp": opening["rationale"].get("timestamp", exchange_iso(opening["executed_at"]))})
     return result
 
 

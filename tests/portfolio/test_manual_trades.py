@@ -118,3 +118,22 @@ def test_history_is_append_only_for_trades_and_cash(client) -> None:
     with pytest.raises(Exception, match="(?i)append-only|permission denied"):
         with engine.begin() as conn:
             conn.execute(tables.cash_entries.delete())
+
+
+def test_portfolio_view_values_positions_at_the_latest_close(client) -> None:
+    from portfolio.valuation import portfolio_view
+    from tests.portfolio.seed import DAY
+
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 20, 90, fees=10)   # cost 1,810
+    trade(client, "sell", "AAA", 10, 110)          # releases 905, realises 1,100 - 905 = 195
+    trade(client, "buy", "BBB", 100, 10)
+    with engine.connect() as conn:
+        view = portfolio_view(conn, portfolio_id, DAY)
+    assert [(p["symbol"], p["quantity"], p["price"], p["market_value"], p["unrealized_pnl"]) for p in view["positions"]] == [
+        ("AAA", 10, Decimal("100.0"), Decimal("1000.00"), Decimal("95.00")),
+        ("BBB", 100, Decimal("10.0"), Decimal("1000.00"), Decimal("0.00"))]
+    assert view["cash"] == Decimal("10000") - 1810 + 1100 - 1000
+    assert view["equity"] == view["cash"] + 2000 and view["liquid_equity"] == view["equity"]
+    assert view["realized_pnl"] == Decimal("195.00") and view["unrealized_pnl"] == Decimal("95.00")
+    assert view["positions"][0]["purchase_date"].isoformat() == "2026-11-20" and view["positions"][0]["flags"] == []
