@@ -25,10 +25,14 @@ STATUS_BY_ERROR: dict[type[errors.MarketIntelError], int] = {
     errors.NotReadyError: 503,
     errors.AuthenticationError: 401,
     errors.PermissionDeniedError: 403,
+    errors.PayloadTooLargeError: 413,
+    errors.UnsupportedMediaTypeError: 415,
+    errors.RateLimitedError: 429,
 }
 
 
-def problem(request: Request, status: int, detail: str, *, title: str | None = None, **extra: object) -> JSONResponse:
+def problem(request: Request, status: int, detail: str, *, title: str | None = None,
+            headers: dict[str, str] | None = None, **extra: object) -> JSONResponse:
     request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
     body = {
         "type": "about:blank",
@@ -39,7 +43,8 @@ def problem(request: Request, status: int, detail: str, *, title: str | None = N
         "request_id": request_id,
         **extra,
     }
-    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers={"X-Request-ID": request_id})
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON,
+                        headers={**(headers or {}), "X-Request-ID": request_id})
 
 
 def status_for(error: errors.MarketIntelError) -> int:
@@ -56,11 +61,11 @@ def install_problem_handlers(app: FastAPI) -> None:
         if status == 500:
             log.exception("unmapped domain error", exc_info=exc)
             return problem(request, 500, "internal error; quote the request id to the operator")
-        return problem(request, status, exc.detail, title=exc.title)
+        return problem(request, status, exc.detail, title=exc.title, headers=exc.context.get("headers"))  # type: ignore[arg-type]
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return problem(request, exc.status_code, str(exc.detail))
+        return problem(request, exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

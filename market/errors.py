@@ -53,6 +53,12 @@ class PermissionDeniedError(MarketIntelError):
     title = "Forbidden"
 
 
+class RateLimitedError(MarketIntelError):
+    """Too many requests for the caller's limit; `context["headers"]` says when to retry."""
+
+    title = "Too Many Requests"
+
+
 class SchemaNotReadyError(NotReadyError):
     """The database has migrations that are not applied yet."""
 

@@ -83,6 +83,17 @@ class Settings(BaseSettings):
     rate_limit_standard: int = Field(default=60, ge=1, description="Requests per minute, STANDARD keys.")
     rate_limit_pro: int = Field(default=300, ge=1, description="Requests per minute, PRO keys.")
     rate_limit_institutional: int = Field(default=1200, ge=1, description="Requests per minute, INSTITUTIONAL keys.")
+    rate_limit_store: Literal["memory", "database"] = Field(
+        default="memory",
+        description="Where per-key request counts live: in the process (one API worker) or in the database, "
+        "shared by every worker (`marketintel serve --workers N` with N > 1 switches to it).",
+    )
+    api_key_pepper: SecretStr | None = Field(
+        default=None,
+        description="Server-side secret mixed into every client key's HMAC-SHA256; unset: a random pepper is "
+        "created once in secrets_dir/api-key-pepper. Changing it invalidates every client key.",
+    )
+    secrets_dir: Path = Field(default=PROJECT_ROOT / "var" / "secrets", description="Generated secrets (mode 0600).")
     stage_timeout_seconds: int = Field(default=1800, ge=1, description="Per-notebook execution limit.")
     log_level: str = Field(default="INFO", description="Python logging level.")
 

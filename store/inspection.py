@@ -3,13 +3,16 @@ from __future__ import annotations
 
 from sqlalchemy import Engine, inspect, text
 
+from store.tables import OPERATIONAL_TABLES
+
 
 def table_names(engine: Engine) -> list[str]:
     return sorted(n for n in inspect(engine).get_table_names() if not n.startswith("sqlite_"))
 
 
 def tables_without_append_only(engine: Engine) -> list[str]:
-    """Tables that lack the triggers rejecting UPDATE and DELETE (and TRUNCATE on Postgres)."""
+    """History tables that lack the triggers rejecting UPDATE and DELETE (and TRUNCATE on
+    Postgres); the operational tables (store/tables.py) are exempt by design."""
     with engine.connect() as conn:
         if engine.dialect.name == "sqlite":
             rows = conn.execute(text(
@@ -31,4 +34,5 @@ def tables_without_append_only(engine: Engine) -> list[str]:
             for table, trigger in rows:
                 guarded.setdefault(table, set()).add(trigger)
             required = {"append_only_rows", "append_only_truncate"}
-    return [name for name in table_names(engine) if not required <= guarded.get(name, set())]
+    return [name for name in table_names(engine)
+            if name not in OPERATIONAL_TABLES and not required <= guarded.get(name, set())]

@@ -450,4 +450,15 @@ schema_migrations = Table(
     info={"key": ("version",)},
 )
 
-HISTORY_TABLES: dict[str, Table] = {name: t for name, t in metadata.tables.items()}
+# Operational state, not history: exempt from the append-only rule (see sql/*/0006).
+rate_limit_counters = Table(
+    "rate_limit_counters",
+    metadata,
+    Column("key_id", Text(), primary_key=True),
+    Column("window_start", BigInteger(), primary_key=True, autoincrement=False),
+    Column("hits", Integer(), nullable=False),
+    info={"operational": True},
+)
+
+OPERATIONAL_TABLES: dict[str, Table] = {n: t for n, t in metadata.tables.items() if t.info.get("operational")}
+HISTORY_TABLES: dict[str, Table] = {n: t for n, t in metadata.tables.items() if not t.info.get("operational")}

@@ -76,6 +76,7 @@ def settings(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         "MARKETINTEL_RUNS_DIR": str(tmp_path / "runs"),
         "MARKETINTEL_DATA_DIR": str(tmp_path / "data"),
         "MARKETINTEL_MODELS_DIR": str(tmp_path / "models"),
+        "MARKETINTEL_SECRETS_DIR": str(tmp_path / "secrets"),
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)

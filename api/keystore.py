@@ -1,0 +1,250 @@
+"""Client API keys: issued, looked up, revoked, rotated and tuned, never stored in clear.
+
+A client key is `svc-sk-` followed by 40 hex digits (160 random bits). The store keeps
+only `HMAC-SHA256(pepper, key)`, where the pepper is a server-side secret
+(`MARKETINTEL_API_KEY_PEPPER`, or a random one created once in `secrets_dir`), so a copy
+of the database alone cannot be used to test guesses. A request's key is hashed the same
+way and looked up by that hash.
+
+Every change is an appended `api_key_events` row with the moment it takes effect:
+REVOKED (now), ROTATED (now, or after an admin-chosen grace period, detail names the new
+key), RATE_LIMIT_SET, MACRO_ACCESS_SET, TIER_SET. A key is usable while no REVOKED or
+ROTATED event has taken effect; the check runs on every request, so a revocation holds
+from the very next request in every worker.
+
+Clients are named; generating a key for a name that exists adds a key for that client
+(all of a client's keys share one portfolio). Generating a key opens the client's
+portfolio.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine
+
+from market.clock import utc_now
+from market.errors import ConfigurationError, InvalidInputError, NotFoundError
+from market.settings import Settings
+from store import tables
+from store.history import append_history, current_rows
+from store.transactions import write_transaction
+
+CLIENT_KEY_PATTERN = re.compile(r"^svc-sk-[0-9a-f]{32,128}$")
+TIERS = ("STANDARD", "PRO", "INSTITUTIONAL")
+MAX_GRACE_SECONDS = 30 * 24 * 3600
+PEPPER_FILE = "api-key-pepper"
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """A key as the API sees it on a request: who, which tier, which limits."""
+
+    key_id: str
+    client_id: str
+    client_name: str
+    tier: str
+    rate_limit: int | None
+    macro_access: bool | None
+    expires_at: datetime | None
+
+
+def pepper(settings: Settings) -> bytes:
+    if settings.api_key_pepper is not None and settings.api_key_pepper.get_secret_value():
+        return settings.api_key_pepper.get_secret_value().encode()
+    return _pepper_file(Path(settings.secrets_dir) / PEPPER_FILE)
+
+
+def _pepper_file(path: Path) -> bytes:
+    """Read the generated pepper, creating it exactly once (O_EXCL: two workers starting
+    together agree on one pepper)."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(32))
+    value = path.read_text().strip()
+    if len(value) < 32:
+        raise ConfigurationError(f"the API key pepper in {path} is shorter than 32 characters")
+    return value.encode()
+
+
+def key_hash(settings: Settings, key: str) -> str:
+    return hmac.new(pepper(settings), key.encode(), hashlib.sha256).hexdigest()
+
+
+def _new_secret() -> str:
+    return f"svc-sk-{secrets.token_hex(20)}"
+
+
+def _checked_tier(tier: str) -> str:
+    if tier not in TIERS:
+        raise InvalidInputError(f"tier must be one of {', '.join(TIERS)}, not '{tier}'")
+    return tier
+
+
+def generate(engine: Engine, settings: Settings, client_name: str, tier: str, now: datetime | None = None) -> dict[str, Any]:
+    """A new key for `client_name` (created if new); the secret is in the result only."""
+    from portfolio.trading import open_client_portfolio
+
+    name = " ".join(client_name.split())
+    if not name or len(name) > 200:
+        raise InvalidInputError("client_name must be 1 to 200 characters of text")
+    _checked_tier(tier)
+    moment = now or utc_now()
+    secret = _new_secret()
+    with write_transaction(engine, "api-keys") as conn:
+        existing = [c for c in current_rows(conn, tables.clients) if c["name"] == name]
+        client_id = existing[0]["client_id"] if existing else f"c-{secrets.token_hex(6)}"
+        append_history(conn, tables.clients, [{"client_id": client_id, "name": name, "tier": tier}], recorded_at=moment)
+        key_id = _insert_key(conn, settings, client_id, tier, secret, moment)
+    open_client_portfolio(engine, client_id)
+    return {"api_key": secret, "key_id": key_id, "client_id": client_id, "client_name": name, "tier": tier,
+            "created_at": moment}
+
+
+def _insert_key(conn: Connection, settings: Settings, client_id: str, tier: str, secret: str, moment: datetime) -> str:
+    key_id = f"k-{secrets.token_hex(8)}"
+    append_history(conn, tables.api_keys, [{"key_id": key_id, "client_id": client_id, "key_hash": key_hash(settings, secret),
+                                            "tier": tier}], recorded_at=moment)
+    return key_id
+
+
+def authenticate(conn: Connection, settings: Settings, presented: str, now: datetime) -> KeyRecord | None:
+    """The key's record when `presented` is a well-formed, known, usable client key."""
+    if not CLIENT_KEY_PATTERN.match(presented):
+        return None
+    rows = current_rows(conn, tables.api_keys, where=[tables.api_keys.c.key_hash == key_hash(settings, presented)])
+    if not rows:
+        return None
+    record = _record(conn, rows[0], now)
+    return None if record is None else record
+
+
+def _record(conn: Connection, key: dict[str, Any], now: datetime) -> KeyRecord | None:
+    c = tables.api_key_events.c
+    events = sorted(current_rows(conn, tables.api_key_events, where=[c.key_id == key["key_id"]]),
+                    key=lambda e: (e["recorded_at"], e["id"]))
+    state = _state(events, now)
+    if state["ended_at"] is not None and state["ended_at"] <= now:
+        return None
+    client = current_rows(conn, tables.clients, where=[tables.clients.c.client_id == key["client_id"]])
+    return KeyRecord(key["key_id"], key["client_id"], client[0]["name"] if client else key["client_id"],
+                     state["tier"] or key["tier"], state["rate_limit"], state["macro_access"], state["ended_at"])
+
+
+def _state(events: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
+    """Fold a key's events (oldest first) into what holds at `now`."""
+    state: dict[str, Any] = {"tier": None, "rate_limit": None, "macro_access": None, "ended_at": None,
+                             "revoked_at": None, "rotated_to": None}
+    for event in events:
+        if event["event"] in ("REVOKED", "ROTATED"):
+            end = event["effective_at"]
+            state["ended_at"] = end if state["ended_at"] is None else min(state["ended_at"], end)
+            if event["event"] == "REVOKED":
+                state["revoked_at"] = end
+            else:
+                state["rotated_to"] = event["detail"].get("new_key_id")
+        elif event["effective_at"] <= now:
+            field = {"RATE_LIMIT_SET": "rate_limit", "MACRO_ACCESS_SET": "macro_access", "TIER_SET": "tier"}[event["event"]]
+            state[field] = event["detail"]["value"]
+    return state
+
+
+def _key(conn: Connection, key_id: str) -> dict[str, Any]:
+    rows = current_rows(conn, tables.api_keys, where=[tables.api_keys.c.key_id == key_id])
+    if not rows:
+        raise NotFoundError(f"no API key '{key_id}'")
+    return rows[0]
+
+
+def list_keys(engine: Engine, now: datetime | None = None) -> list[dict[str, Any]]:
+    """Every key with its client, tier, limits and status; never a secret or a hash."""
+    moment = now or utc_now()
+    with engine.connect() as conn:
+        clients = {c["client_id"]: c for c in current_rows(conn, tables.clients)}
+        events: dict[str, list[dict[str, Any]]] = {}
+        for event in sorted(current_rows(conn, tables.api_key_events), key=lambda e: (e["recorded_at"], e["id"])):
+            events.setdefault(event["key_id"], []).append(event)
+        keys = sorted(current_rows(conn, tables.api_keys), key=lambda k: (k["recorded_at"], k["key_id"]))
+    return [_listing(k, clients.get(k["client_id"]), events.get(k["key_id"], []), moment) for k in keys]
+
+
+def _listing(key: dict[str, Any], client: dict[str, Any] | None, events: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
+    state = _state(events, now)
+    ended = state["ended_at"]
+    if ended is not None and ended <= now:
+        status = "REVOKED" if state["revoked_at"] is not None and state["revoked_at"] <= now else "ROTATED"
+    else:
+        status = "ACTIVE" if ended is None else "EXPIRING"
+    return {"key_id": key["key_id"], "client_id": key["client_id"], "client_name": client["name"] if client else None,
+            "tier": state["tier"] or key["tier"], "created_at": key["recorded_at"], "status": status,
+            "expires_at": ended, "rate_limit": state["rate_limit"], "macro_access": state["macro_access"],
+            "replaced_by": state["rotated_to"]}
+
+
+def key_view(engine: Engine, key_id: str, now: datetime | None = None) -> dict[str, Any]:
+    listing = [k for k in list_keys(engine, now) if k["key_id"] == key_id]
+    if not listing:
+        raise NotFoundError(f"no API key '{key_id}'")
+    return listing[0]
+
+
+def revoke(engine: Engine, key_id: str, now: datetime | None = None) -> dict[str, Any]:
+    """Stop the key from the next request on (a second revoke changes nothing)."""
+    moment = now or utc_now()
+    with write_transaction(engine, "api-keys") as conn:
+        _key(conn, key_id)
+        c = tables.api_key_events.c
+        already = current_rows(conn, tables.api_key_events, where=[c.key_id == key_id, c.event == "REVOKED"])
+        if not already:
+            append_history(conn, tables.api_key_events, [{"key_id": key_id, "event": "REVOKED", "effective_at": moment}],
+                           recorded_at=moment)
+    return key_view(engine, key_id, moment)
+
+
+def rotate(engine: Engine, settings: Settings, key_id: str, grace_seconds: int = 0,
+           now: datetime | None = None) -> dict[str, Any]:
+    """A new key for the same client, tier and limits; the old one stops now or after the grace period."""
+    if isinstance(grace_seconds, bool) or not 0 <= grace_seconds <= MAX_GRACE_SECONDS:
+        raise InvalidInputError(f"grace_seconds must be between 0 and {MAX_GRACE_SECONDS} (30 days)")
+    moment = now or utc_now()
+    secret = _new_secret()
+    with write_transaction(engine, "api-keys") as conn:
+        old = _key(conn, key_id)
+        record = _record(conn, old, moment)
+        if record is None:
+            raise InvalidInputError(f"API key '{key_id}' is no longer active; generate a new key instead")
+        new_id = _insert_key(conn, settings, old["client_id"], record.tier, secret, moment)
+        carried = [("RATE_LIMIT_SET", record.rate_limit), ("MACRO_ACCESS_SET", record.macro_access)]
+        append_history(conn, tables.api_key_events, [
+            *({"key_id": new_id, "event": e, "detail": {"value": v}, "effective_at": moment} for e, v in carried if v is not None),
+            {"key_id": key_id, "event": "ROTATED", "detail": {"new_key_id": new_id, "grace_seconds": grace_seconds},
+             "effective_at": moment + timedelta(seconds=grace_seconds)}], recorded_at=moment)
+    return {"api_key": secret, "key_id": new_id, "client_id": old["client_id"], "client_name": record.client_name,
+            "tier": record.tier, "created_at": moment, "replaces": key_id,
+            "old_key_expires_at": moment + timedelta(seconds=grace_seconds)}
+
+
+def set_option(engine: Engine, key_id: str, event: str, value: Any, now: datetime | None = None) -> dict[str, Any]:
+    """RATE_LIMIT_SET (requests per minute, None: the tier's default), MACRO_ACCESS_SET
+    (True/False, None: the tier's rule) or TIER_SET."""
+    if event == "TIER_SET":
+        _checked_tier(value)
+    moment = now or utc_now()
+    with write_transaction(engine, "api-keys") as conn:
+        _key(conn, key_id)
+        append_history(conn, tables.api_key_events, [{"key_id": key_id, "event": event, "detail": {"value": value},
+                                                      "effective_at": moment}], recorded_at=moment)
+    return key_view(engine, key_id, moment)

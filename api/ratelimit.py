@@ -1,0 +1,120 @@
+"""Per-key rate limits: a sliding-window counter over one-minute windows.
+
+The estimate at a moment is `hits in this window + hits in the previous window x the
+share of the previous window still inside the last 60 s`: smooth like a true sliding
+window, two counters per key instead of a timestamp per request, and no burst of twice
+the limit at a window boundary. A request over the limit is refused (429) and not
+counted, so a client that backs off for `Retry-After` seconds gets through.
+
+Two stores with one behaviour: `MemoryStore` for a single API worker (the embedded
+default) and `DatabaseStore` for several workers, which share the counters through the
+`rate_limit_counters` table (an atomic upsert per request; windows older than the
+previous one are deleted as the minute turns).
+"""
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from typing import Protocol
+
+from sqlalchemy import Engine, text
+
+WINDOW_SECONDS = 60
+POLICY_NAME = "per-key"
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_seconds: int
+    retry_after: int
+
+    def headers(self) -> dict[str, str]:
+        """IETF draft-ietf-httpapi-ratelimit-headers: the policy and the current state."""
+        headers = {"RateLimit-Policy": f'"{POLICY_NAME}";q={self.limit};w={WINDOW_SECONDS}',
+                   "RateLimit": f'"{POLICY_NAME}";r={self.remaining};t={self.reset_seconds}'}
+        if not self.allowed:
+            headers["Retry-After"] = str(self.retry_after)
+        return headers
+
+
+class CounterStore(Protocol):
+    def hit(self, key_id: str, window: int) -> tuple[int, int]:
+        """Count one request in `window`; (hits in window, hits in the window before)."""
+
+    def undo(self, key_id: str, window: int) -> None:
+        """Take back the request just counted (it was refused)."""
+
+
+def decide(store: CounterStore, key_id: str, limit: int, now: float) -> Decision:
+    window = int(now // WINDOW_SECONDS)
+    elapsed = now - window * WINDOW_SECONDS
+    current, previous = store.hit(key_id, window)
+    carried = previous * (1 - elapsed / WINDOW_SECONDS)
+    estimate = current + carried
+    reset = max(1, math.ceil(WINDOW_SECONDS - elapsed))
+    if estimate <= limit:
+        return Decision(True, limit, max(0, math.floor(limit - estimate)), reset, 0)
+    store.undo(key_id, window)
+    return Decision(False, limit, 0, reset, _retry_after(current - 1, previous, limit, elapsed))
+
+
+def _retry_after(current: int, previous: int, limit: int, elapsed: float) -> int:
+    """Seconds until one more request fits under the limit."""
+    if current + 1 > limit:  # this window alone is full: wait for the next, where it carries over
+        to_next = WINDOW_SECONDS - elapsed
+        # in the next window the estimate is current x (1 - t/60); need it <= limit - 1
+        share = 1 - (limit - 1) / current if current else 0.0
+        return max(1, math.ceil(to_next + max(0.0, share) * WINDOW_SECONDS))
+    # the previous window's carried share must fall to limit - 1 - current
+    needed_share = (limit - 1 - current) / previous if previous else 1.0
+    wait = (1 - needed_share) * WINDOW_SECONDS - elapsed
+    return max(1, math.ceil(wait))
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, int], int] = {}
+        self._lock = threading.Lock()
+        self._window = 0
+
+    def hit(self, key_id: str, window: int) -> tuple[int, int]:
+        with self._lock:
+            if window != self._window:
+                self._counts = {k: v for k, v in self._counts.items() if k[1] >= window - 1}
+                self._window = window
+            self._counts[(key_id, window)] = self._counts.get((key_id, window), 0) + 1
+            return self._counts[(key_id, window)], self._counts.get((key_id, window - 1), 0)
+
+    def undo(self, key_id: str, window: int) -> None:
+        with self._lock:
+            if self._counts.get((key_id, window), 0) > 0:
+                self._counts[(key_id, window)] -= 1
+
+
+class DatabaseStore:
+    _UPSERT = text(
+        "INSERT INTO rate_limit_counters (key_id, window_start, hits) VALUES (:k, :w, 1) "
+        "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + 1 RETURNING hits")
+    _PREVIOUS = text("SELECT hits FROM rate_limit_counters WHERE key_id = :k AND window_start = :w")
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._pruned = 0
+
+    def hit(self, key_id: str, window: int) -> tuple[int, int]:
+        with self.engine.begin() as conn:
+            current = conn.execute(self._UPSERT, {"k": key_id, "w": window}).scalar_one()
+            previous = conn.execute(self._PREVIOUS, {"k": key_id, "w": window - 1}).scalar()
+            if self._pruned != window:
+                conn.execute(text("DELETE FROM rate_limit_counters WHERE window_start < :w"), {"w": window - 1})
+                self._pruned = window
+        return int(current), int(previous or 0)
+
+    def undo(self, key_id: str, window: int) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(text("UPDATE rate_limit_counters SET hits = hits - 1 "
+                              "WHERE key_id = :k AND window_start = :w AND hits > 0"), {"k": key_id, "w": window})

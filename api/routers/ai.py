@@ -1,0 +1,61 @@
+"""The autonomous AI portfolio and the model's live record."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from fastapi import APIRouter, Depends
+
+from api.schemas.common import KEYED, problems
+from api.schemas.portfolio import AIHistory, AIPosition, AISummary, Performance
+from api.security import Principal, admin, principal
+from api.services import Services, services
+from market.clock import exchange_date
+from models import market_views
+from models.performance import performance
+from portfolio import views
+from portfolio.ai import ai_positions, equity_curve
+from portfolio.ledger import AI_PORTFOLIO
+
+router = APIRouter(tags=["ai"])
+
+
+def _valuation_day(svc: Services):  # noqa: ANN202
+    with svc.engine.connect() as conn:
+        return market_views.latest_priced_day(conn) or svc.calendar.latest_trading_day(exchange_date(svc.now()))
+
+
+@router.get("/api/ai-portfolio/positions", response_model=list[AIPosition], responses=problems(*KEYED))
+def positions(svc: Services = Depends(services), _: Principal = Depends(principal)) -> list[AIPosition]:
+    """Open AI positions at the latest close, each with the rationale and exchange-time
+    timestamp (ISO 8601, no offset) of the trade that opened it."""
+    day = _valuation_day(svc)
+    with svc.engine.connect() as conn:
+        return [AIPosition.model_validate(p) for p in ai_positions(conn, day)]
+
+
+@router.get("/api/ai-portfolio/summary", response_model=AISummary, responses=problems(*KEYED))
+def summary(svc: Services = Depends(services), _: Principal = Depends(principal)) -> AISummary:
+    """Total value, PnL, liquid equity, allocation breakdown and flagged positions."""
+    day = _valuation_day(svc)
+    starting = Decimal(str(svc.settings.ai_starting_cash)).quantize(Decimal("0.01"))
+    with svc.engine.connect() as conn:
+        body = views.summary(conn, AI_PORTFOLIO, day)
+        started = bool(equity_curve(conn))
+    total_return = round(float(body["equity"] / starting - 1) * 100, 4) if started else None
+    return AISummary.model_validate({**body, "started": started, "starting_cash": starting, "total_return_pct": total_return})
+
+
+@router.get("/api/ai-portfolio/history", response_model=AIHistory, responses=problems(*KEYED, 403))
+def history(svc: Services = Depends(services), _: Principal = Depends(admin)) -> AIHistory:
+    """Admin only: every executed day (orders, what the rails blocked or cut) and every
+    AI trade with its rationale."""
+    with svc.engine.connect() as conn:
+        return AIHistory.model_validate(views.ai_record(conn))
+
+
+@router.get("/api/ai/performance", response_model=Performance, responses=problems(*KEYED))
+def model_performance(svc: Services = Depends(services), _: Principal = Depends(principal)) -> Performance:
+    """Out-of-sample binary, 3-class and movers accuracy, average error and IC with base
+    rates and sample sizes; the model id and the layer-1 backend (fallback named)."""
+    with svc.engine.connect() as conn:
+        return Performance.model_validate(performance(conn))

@@ -1,0 +1,74 @@
+"""Market data: the latest day per ticker, a symbol's statistics, its history."""
+from __future__ import annotations
+
+from datetime import date
+
+from fastapi import APIRouter, Depends, Path, Query
+from fastapi.responses import Response
+
+from api.schemas.common import KEYED, problems
+from api.schemas.market import LATEST_EXAMPLE, History, LatestQuote, SymbolStatistics
+from api.security import Principal, principal
+from api.services import Services, services
+from market.errors import InvalidInputError
+from models import market_views
+
+router = APIRouter(prefix="/api/market", tags=["market"])
+SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", description="Ticker, e.g. NCBFG.")
+
+
+@router.get("/latest", response_model=dict[str, LatestQuote], responses={
+    **problems(*KEYED, 503), 200: {"content": {"application/json": {"example": LATEST_EXAMPLE}}}})
+def latest(date_: date | None = Query(None, alias="date", description="A trading date already delivered; default: the latest."),
+           svc: Services = Depends(services), _: Principal = Depends(principal)) -> Response:
+    """Every ticker's latest close, volume and change with its prediction (score, action,
+    tercile, predicted return) and RSI. 503 when the requested day is not delivered yet."""
+    def render() -> bytes:
+        with svc.engine.connect() as conn:
+            body = market_views.latest_market(conn, svc.calendar, date_)
+        return _json(dict[str, LatestQuote], body)
+
+    with svc.engine.connect() as conn:
+        version = market_views.data_version(conn)
+    return Response(svc.cached(("latest", date_), version, render), media_type="application/json")
+
+
+@router.get("/symbol/{symbol}", response_model=SymbolStatistics, responses=problems(*KEYED, 404, 503))
+def symbol_statistics(symbol: str = SYMBOL, svc: Services = Depends(services),
+                      _: Principal = Depends(principal)) -> SymbolStatistics:
+    """Variance of daily log returns over 20, 60, 120 and 250 days, and the latest day's
+    statistics as z-scores against the instrument's own history."""
+    with svc.engine.connect() as conn:
+        return SymbolStatistics.model_validate(market_views.symbol_statistics(conn, symbol))
+
+
+@router.get("/history/{symbol}", response_model=History, responses=problems(*KEYED, 404))
+def history(symbol: str = SYMBOL,
+            start: date | None = Query(None, description="First trading date (inclusive)."),
+            end: date | None = Query(None, description="Last trading date (inclusive)."),
+            limit: int = Query(250, ge=1, le=2000, description="Bars per page."),
+            cursor: str | None = Query(None, max_length=40, description="`next_cursor` of the previous page."),
+            svc: Services = Depends(services), _: Principal = Depends(principal)) -> History:
+    """Daily bars oldest first with RSI, Bollinger %B and bandwidth, momentum, volatility,
+    volume ratio and spread; pages of `limit` bars."""
+    after = _cursor(cursor)
+    with svc.engine.connect() as conn:
+        page = market_views.history(conn, symbol, start, end, limit, after)
+    cursor_out = page["next_cursor"]
+    return History.model_validate({**page, "next_cursor": cursor_out.isoformat() if cursor_out else None})
+
+
+def _cursor(cursor: str | None) -> date | None:
+    if cursor is None:
+        return None
+    try:
+        return date.fromisoformat(cursor)
+    except ValueError:
+        raise InvalidInputError(f"cursor '{cursor}' was not issued by this endpoint; pass next_cursor unchanged") from None
+
+
+def _json(model: object, body: object) -> bytes:
+    from pydantic import TypeAdapter
+
+    adapter = TypeAdapter(model)
+    return adapter.dump_json(adapter.validate_python(body))

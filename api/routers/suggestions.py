@@ -1,0 +1,38 @@
+"""Morning suggestions for the caller's portfolio: list, confirm, reject."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Path
+
+from api.routers.portfolio import _portfolio
+from api.schemas.common import KEYED, problems
+from api.schemas.portfolio import Suggestion
+from api.security import Principal, principal
+from api.services import Services, services
+from portfolio import suggestions
+
+router = APIRouter(prefix="/api/suggestions", tags=["suggestions"])
+SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id from GET /api/suggestions.")
+
+
+@router.get("", response_model=list[Suggestion], responses=problems(*KEYED))
+def pending(svc: Services = Depends(services), caller: Principal = Depends(principal)) -> list[Suggestion]:
+    """The caller's pending suggestions (expired ones are not listed)."""
+    pid = _portfolio(svc, caller)
+    return [Suggestion.model_validate(s) for s in suggestions.list_pending(svc.engine, pid, svc.now())]
+
+
+@router.post("/{suggestion_id}/confirm", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
+def confirm(suggestion_id: str = SUGGESTION_ID, svc: Services = Depends(services),
+            caller: Principal = Depends(principal)) -> Suggestion:
+    """Execute the suggestion as a trade after re-checking cash, holdings and the rails;
+    404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
+    pid = _portfolio(svc, caller)
+    return Suggestion.model_validate(suggestions.confirm(svc.engine, svc.settings, svc.calendar, pid, suggestion_id, svc.now()))
+
+
+@router.post("/{suggestion_id}/reject", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
+def reject(suggestion_id: str = SUGGESTION_ID, svc: Services = Depends(services),
+           caller: Principal = Depends(principal)) -> Suggestion:
+    """Decline the suggestion; 404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
+    pid = _portfolio(svc, caller)
+    return Suggestion.model_validate(suggestions.reject(svc.engine, pid, suggestion_id, svc.now()))

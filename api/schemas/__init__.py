@@ -1,0 +1,1 @@
+"""Response and request models: every endpoint's body is documented in OpenAPI from these."""

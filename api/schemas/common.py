@@ -1,0 +1,54 @@
+"""Shared pieces: the problem+json body and the error responses each endpoint documents."""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details; every non-2xx response has this body."""
+
+    model_config = ConfigDict(extra="allow", json_schema_extra={"example": {
+        "type": "about:blank", "title": "Not Found", "status": 404, "detail": "no instrument 'XYZ'",
+        "instance": "/api/market/symbol/XYZ", "request_id": "5f0c6d3e9b2a4f1e8d7c6b5a49382716"}})
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    instance: str
+    request_id: str
+    errors: list[dict[str, Any]] | None = Field(default=None, description="422 only: the failing fields.")
+
+
+DESCRIPTIONS = {
+    401: "The X-API-Key header is absent, malformed, unknown or revoked.",
+    403: "The key is valid but lacks the right (admin-only endpoint, tier, macro access).",
+    404: "Nothing with that identifier is visible to this key.",
+    409: "The request is valid but the current state forbids it.",
+    413: "The upload is over the size limit.",
+    415: "The upload is not of a media type this endpoint reads.",
+    422: "The request does not match the schema or the domain rules; `errors` names the fields.",
+    429: "Over the key's rate limit; see Retry-After and RateLimit headers.",
+    503: "The data the request needs is not ready yet.",
+}
+RATE_HEADERS = {
+    "RateLimit-Policy": {"description": "The key's policy: quota per window.", "schema": {"type": "string"}},
+    "RateLimit": {"description": "Remaining requests and seconds to the window's end.", "schema": {"type": "string"}},
+}
+
+
+def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for the given error statuses (401, 422 and 429 are added to all keyed endpoints)."""
+    result: dict[int | str, dict[str, Any]] = {}
+    for status in sorted(set(statuses)):
+        # api/openapi.py moves the body under application/problem+json
+        entry: dict[str, Any] = {"description": DESCRIPTIONS[status], "model": Problem}
+        if status == 429:
+            entry["headers"] = {**RATE_HEADERS, "Retry-After": {"description": "Seconds to wait.", "schema": {"type": "string"}}}
+        result[status] = entry
+    return result
+
+
+KEYED = (401, 422, 429)

@@ -1,0 +1,181 @@
+"""Bodies of the portfolio, AI portfolio and suggestion endpoints. Money is a decimal
+string (exact to the cent); quantities are whole shares."""
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Position(BaseModel):
+    symbol: str
+    quantity: int
+    cost_basis: Decimal
+    average_cost: Decimal
+    purchase_date: date | None
+    price: Decimal = Field(description="Latest close on or before the valuation day.")
+    market_value: Decimal
+    unrealized_pnl: Decimal
+    realized_pnl: Decimal
+    flags: list[str] = Field(description="TRAPPED (no trade that day), EXIT_SLOW (over 5 days to exit), WIDE_SPREAD, UNPRICED.")
+
+
+class AIPosition(Position):
+    direction: Literal["LONG"]
+    rationale: dict[str, Any] = Field(description="Why the executor bought: score, gates, flags, limits, bound_by, model.")
+    timestamp: str = Field(description="Exchange time of the opening trade, ISO 8601 without offset.",
+                           examples=["2026-11-20T16:00:00"])
+
+
+class PortfolioPositions(BaseModel):
+    portfolio_id: str
+    as_of: date
+    cash: Decimal
+    equity: Decimal
+    positions: list[Position]
+
+
+class Allocation(BaseModel):
+    symbol: str = Field(description="A ticker, or CASH.")
+    market_value: Decimal
+    weight: float = Field(description="Share of equity.")
+
+
+class PortfolioSummary(BaseModel):
+    portfolio_id: str
+    as_of: date
+    cash: Decimal
+    market_value: Decimal
+    equity: Decimal = Field(description="Cash plus positions at the latest close.")
+    liquid_equity: Decimal = Field(description="Equity less the discounts of positions that cannot be sold at the close.")
+    illiquid_discounts: dict[str, float]
+    unrealized_pnl: Decimal
+    realized_pnl: Decimal
+    positions_count: int
+    allocation: list[Allocation]
+    flags: dict[str, list[str]] = Field(description="Positions with exit flags, by ticker.")
+
+
+class AISummary(PortfolioSummary):
+    started: bool = Field(description="False until the AI portfolio's first executed day.")
+    starting_cash: Decimal
+    total_return_pct: float | None
+
+
+class Trade(BaseModel):
+    trade_id: str
+    trading_date: date
+    timestamp: str = Field(description="Exchange time, ISO 8601 without offset.")
+    symbol: str
+    side: Literal["BUY", "SELL"]
+    quantity: int
+    price: Decimal
+    fees: Decimal
+    value: Decimal
+    origin: str = Field(description="MANUAL, AI, SUGGESTION or STATEMENT_SYNC.")
+    rationale: dict[str, Any]
+
+
+class AIDay(BaseModel):
+    trading_date: date
+    model_id: str | None
+    equity: float
+    liquid_equity: float
+    cash: float
+    summary: dict[str, Any] = Field(description="Orders, skipped names, what the rails blocked or cut.")
+
+
+class AIHistory(BaseModel):
+    days: list[AIDay]
+    trades: list[Trade]
+
+
+class ManualTradeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"example": {
+        "side": "buy", "symbol": "NCBFG", "quantity": 100, "price": "101.50"}})
+
+    side: Literal["buy", "sell", "BUY", "SELL"]
+    symbol: str = Field(min_length=1, max_length=20)
+    quantity: int = Field(gt=0, le=1_000_000_000)
+    price: Decimal = Field(gt=0, le=Decimal("1000000000"), max_digits=16, decimal_places=2)
+    fees: Decimal = Field(default=Decimal(0), ge=0, le=Decimal("1000000000"), max_digits=16, decimal_places=2)
+
+
+class TradeOut(BaseModel):
+    trade_id: str
+    portfolio_id: str
+    trading_date: date
+    executed_at: datetime
+    symbol: str
+    side: str
+    quantity: int
+    price: Decimal
+    fees: Decimal
+    cash_after: Decimal | None = None
+    replayed: bool = Field(description="True when an Idempotency-Key retry returned the stored result.")
+
+
+class CashIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    amount: Decimal = Field(description="Positive: a deposit; negative: a withdrawal.", max_digits=16, decimal_places=2,
+                            ge=Decimal("-1000000000"), le=Decimal("1000000000"))
+    note: str | None = Field(default=None, max_length=500)
+
+
+class CashOut(BaseModel):
+    portfolio_id: str
+    balance: Decimal
+
+
+class Suggestion(BaseModel):
+    suggestion_id: str
+    trading_date: date
+    symbol: str
+    side: str
+    quantity: int
+    limit_price: Decimal
+    reason: dict[str, Any]
+    expires_at: datetime
+    state: str = Field(description="PENDING, CONFIRMED, REJECTED or EXPIRED.")
+    trade_id: str | None = None
+
+
+class StatementResult(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    status: str = Field(description="SYNCED, or ALREADY_IMPORTED for the same file again.")
+    changes: list[dict[str, Any]]
+
+
+class ResearchResult(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: int
+    sha256: str
+    filename: str
+    media_type: str
+    instruments: list[dict[str, Any]]
+    sentiment: dict[str, Any]
+    key_sentences: list[Any]
+    already_stored: bool
+
+
+class Metric(BaseModel):
+    value: float | None
+    base_rate: float | None
+    sample_size: int | None
+
+
+class Performance(BaseModel):
+    model_id: str | None
+    trained_through: date | None
+    training_rows: int | None
+    horizon_days: int | None
+    layer1_backend: str | None
+    layer1_is_fallback: bool
+    evaluated_through: str | None
+    metrics: dict[str, Metric | None]
+    reason: str | None

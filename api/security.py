@@ -1,0 +1,106 @@
+"""Who is calling: the `X-API-Key` dependency shared by REST and GraphQL.
+
+Credential classes: the admin key (`svc-admin-...`, from settings only, compared in
+constant time, not rate limited: it is the operator's) and client keys (`svc-sk-...`,
+api/keystore.py). Every keyed request is authenticated, then counted against its key's
+per-minute limit (the key's own setting, else its tier's default); the decision's
+RateLimit headers go on the response.
+
+A client acts on its own portfolio (`client:<client_id>`); the admin key acts on the
+house portfolio. That is why another client's suggestion id answers 404: it is simply not
+in the caller's portfolio.
+"""
+from __future__ import annotations
+
+import hmac
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from fastapi import Depends, Request, Security
+from fastapi.security import APIKeyHeader
+
+from api import keystore
+from api.ratelimit import decide
+from api.services import Services, services
+from market.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
+from portfolio.ledger import HOUSE_PORTFOLIO, client_portfolio_id
+
+api_key_header = APIKeyHeader(
+    name="X-API-Key", auto_error=False,
+    description="A client key `svc-sk-<hex>` from POST /api/keys/generate, or the admin key `svc-admin-<hex>`.")
+
+
+@dataclass(frozen=True)
+class Principal:
+    kind: str  # "admin" or "client"
+    key_id: str | None
+    client_id: str | None
+    client_name: str | None
+    tier: str | None
+    macro_access: bool | None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.kind == "admin"
+
+    @property
+    def portfolio_id(self) -> str:
+        return HOUSE_PORTFOLIO if self.is_admin else client_portfolio_id(self.client_id or "")
+
+    @property
+    def may_read_macro_insights(self) -> bool:
+        """PRO and INSTITUTIONAL keys, and keys whose macro access is switched on; a key
+        switched off is refused whatever its tier."""
+        if self.is_admin:
+            return True
+        if self.macro_access is not None:
+            return self.macro_access
+        return self.tier in ("PRO", "INSTITUTIONAL")
+
+
+ADMIN = Principal("admin", None, None, None, None, True)
+
+
+def authenticate(request: Request, svc: Services, presented: str | None) -> Principal:
+    if not presented:
+        raise AuthenticationError("the X-API-Key header is missing")
+    if presented.startswith("svc-admin-"):
+        if hmac.compare_digest(presented.encode(), svc.settings.checked_admin_key().encode()):
+            return ADMIN
+        raise AuthenticationError("the API key is not valid")
+    if not keystore.CLIENT_KEY_PATTERN.match(presented):
+        raise AuthenticationError("the X-API-Key header is malformed: expected svc-sk- followed by hex digits")
+    with svc.engine.connect() as conn:
+        record = keystore.authenticate(conn, svc.settings, presented, svc.now())
+    if record is None:
+        raise AuthenticationError("the API key is unknown, revoked or rotated out")
+    limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
+    decision = decide(svc.limiter, record.key_id, limit, time.time())
+    request.state.rate_limit = decision
+    if not decision.allowed:
+        raise RateLimitedError(f"over the limit of {limit} requests per minute for this key; retry in "
+                               f"{decision.retry_after} s", headers=decision.headers())
+    return Principal("client", record.key_id, record.client_id, record.client_name, record.tier, record.macro_access)
+
+
+def principal(request: Request, svc: Services = Depends(services),
+              presented: str | None = Security(api_key_header)) -> Principal:
+    """Any valid key."""
+    return authenticate(request, svc, presented)
+
+
+def admin(caller: Principal = Depends(principal)) -> Principal:
+    if not caller.is_admin:
+        raise PermissionDeniedError("this endpoint needs the admin key")
+    return caller
+
+
+def optional_key(public_setting: Callable[[Services], bool]) -> Callable[..., Principal | None]:
+    """A dependency that needs no key while `public_setting` is on (the PDF reports)."""
+    def dependency(request: Request, svc: Services = Depends(services),
+                   presented: str | None = Security(api_key_header)) -> Principal | None:
+        if public_setting(svc) and not presented:
+            return None
+        return authenticate(request, svc, presented)
+    return dependency

@@ -1,0 +1,49 @@
+"""What a request handler needs, built once per app: settings, the service engine, the
+trading calendar, the clock (tests pin it), the rate limiter's store and a small cache
+of rendered bodies keyed by the store's data version."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+
+from fastapi import Request
+from sqlalchemy import Engine
+
+from api.ratelimit import CounterStore, DatabaseStore, MemoryStore
+from market.clock import TradingCalendar, default_calendar, utc_now
+from market.settings import Settings
+from store.engine import service_engine
+
+
+@dataclass
+class Services:
+    settings: Settings
+    engine: Engine
+    calendar: TradingCalendar
+    now: Callable[[], datetime]
+    limiter: CounterStore
+    _cache: dict[Any, Any] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def cached(self, key: Any, version: Any, build: Callable[[], Any]) -> Any:
+        """`build()` once per (key, version); a new version replaces the old entry."""
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        value = build()
+        with self._lock:
+            self._cache[key] = (version, value)
+        return value
+
+
+def build_services(settings: Settings, now: Callable[[], datetime] | None = None) -> Services:
+    engine = service_engine(settings)
+    limiter: CounterStore = DatabaseStore(engine) if settings.rate_limit_store == "database" else MemoryStore()
+    return Services(settings, engine, default_calendar(), now or utc_now, limiter)
+
+
+def services(request: Request) -> Services:
+    return request.app.state.services

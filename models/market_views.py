@@ -1,0 +1,194 @@
+"""What the market endpoints serve, read point in time from the store: the latest day
+per ticker with its prediction, a symbol's variance and normalised statistics, and its
+history with technical indicators.
+
+Indicators are the feature registry's own functions (models/features.py), computed over
+the bars before the requested range as well, so the first rows of a page are warmed up.
+RSI is Wilder's exponential average; reading `INDICATOR_WARMUP_DAYS` of earlier bars makes
+it equal to the full-history value to within about 1e-6 ((13/14)^180).
+"""
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Connection, func, select
+
+from market.clock import TradingCalendar
+from market.errors import InvalidInputError, NotFoundError, NotReadyError
+from models import features as f
+from store import tables
+from store.history import current_rows
+
+INDICATOR_WARMUP_DAYS = 270  # calendar days, about 185 trading days
+LATEST_LOOKBACK_DAYS = 60    # a symbol whose last bar is older is not "latest" any more
+VARIANCE_WINDOWS = (20, 60, 120, 250)
+TRADING_DAYS_PER_YEAR = 252
+INDICATORS = {
+    "rsi_14": f.rsi_14, "bollinger_pct_b": f.bollinger_pct_b, "bollinger_bandwidth": f.bollinger_bandwidth,
+    "momentum_5": f.momentum_5, "momentum_20": f.momentum_20, "volatility_20": f.volatility_20,
+    "volume_ratio_20": f.volume_ratio_20, "spread_pct": f.spread_pct,
+}
+PRICE_COLUMNS = ["trading_date", "open", "high", "low", "close", "volume", "bid", "ask"]
+
+
+def data_version(conn: Connection) -> tuple:
+    """Changes whenever a price or prediction is appended (append-only ids only grow)."""
+    return tuple(conn.execute(select(select(func.max(tables.eod_prices.c.id)).scalar_subquery(),
+                                     select(func.max(tables.predictions.c.id)).scalar_subquery())).one())
+
+
+def latest_priced_day(conn: Connection, on_or_before: date | None = None) -> date | None:
+    query = select(func.max(tables.eod_prices.c.trading_date))
+    if on_or_before is not None:
+        query = query.where(tables.eod_prices.c.trading_date <= on_or_before)
+    return conn.execute(query).scalar()
+
+
+def market_day(conn: Connection, calendar: TradingCalendar, requested: date | None) -> date:
+    """The trading date to serve: the requested one once delivered, else the latest priced."""
+    if requested is not None:
+        reason = calendar.closed_reason(requested)
+        if reason:
+            raise InvalidInputError(f"{requested.isoformat()} is not a trading day ({reason})")
+        if latest_priced_day(conn, requested) != requested:
+            raise NotReadyError(f"prices for {requested.isoformat()} are not delivered yet (T0 runs at 16:00 "
+                                "exchange time); ask again later or omit `date` for the latest delivered day")
+        return requested
+    day = latest_priced_day(conn)
+    if day is None:
+        raise NotReadyError("no trading day has been delivered yet; run T0 (`marketintel scrape`) first")
+    return day
+
+
+def _bars(conn: Connection, start: date, end: date, symbols: list[str] | None = None) -> pd.DataFrame:
+    c = tables.eod_prices.c
+    where = [c.trading_date >= start, c.trading_date <= end]
+    if symbols is not None:
+        where.append(c.symbol.in_(symbols))
+    frame = pd.DataFrame(current_rows(conn, tables.eod_prices, where=where), columns=[x.name for x in tables.eod_prices.c])
+    return frame.sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
+
+
+def with_indicators(bars: pd.DataFrame) -> pd.DataFrame:
+    """`bars` of one symbol, oldest first, with every indicator column added."""
+    panel = bars.astype({"close": float, "volume": float, "bid": float, "ask": float, "high": float, "low": float})
+    return bars.assign(**{name: compute(panel).to_numpy() for name, compute in INDICATORS.items()})
+
+
+def _number(value: Any, digits: int = 6) -> float | None:
+    return None if value is None or pd.isna(value) else round(float(value), digits)
+
+
+def _predictions(conn: Connection, day: date) -> tuple[str | None, dict[str, dict]]:
+    c = tables.predictions.c
+    rows = current_rows(conn, tables.predictions, where=[c.trading_date == day])
+    if not rows:
+        return None, {}
+    model_id = max(rows, key=lambda r: (r["recorded_at"], r["id"]))["model_id"]
+    return model_id, {r["symbol"]: r for r in rows if r["model_id"] == model_id}
+
+
+def latest_market(conn: Connection, calendar: TradingCalendar, requested: date | None = None) -> dict[str, dict]:
+    """Ticker -> the day's close, volume, change and indicators with the prediction, or
+    null prediction fields and `reason` when the day is not scored for that ticker."""
+    day = market_day(conn, calendar, requested)
+    bars = _bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day)
+    model_id, predictions = _predictions(conn, day)
+    result: dict[str, dict] = {}
+    for symbol, rows in bars.groupby("symbol", sort=True):
+        last = rows.iloc[-1]
+        if last["trading_date"] < day - timedelta(days=LATEST_LOOKBACK_DAYS):
+            continue
+        enriched = with_indicators(rows.reset_index(drop=True)).iloc[-1]
+        previous = rows["close"].iloc[-2] if len(rows) > 1 else None
+        traded = last["trading_date"] == day
+        prediction = predictions.get(symbol)
+        entry = {
+            "trading_date": last["trading_date"], "close": float(last["close"]),
+            "volume": int(last["volume"]) if traded else 0,
+            "change_pct": _number((last["close"] / previous - 1) * 100, 4) if previous and traded else 0.0 if previous else None,
+            "rsi": _number(enriched["rsi_14"], 4),
+            "predicted_return": None, "score": None, "action": None, "tercile": None, "model_id": None,
+            "layer1_backend": None, "reason": None,
+        }
+        if prediction is not None:
+            entry.update(predicted_return=_number(prediction["predicted_return"]), score=_number(prediction["score"], 4),
+                         action=prediction["action"], tercile=prediction["tercile"], model_id=model_id,
+                         layer1_backend=prediction["layer1_backend"])
+        elif model_id is None:
+            entry["reason"] = f"{day.isoformat()} is not scored yet (T1 step 4, t1_predict, has not run for it)"
+        else:
+            entry["reason"] = f"{symbol} has no prediction for {day.isoformat()} (the model skipped it: too little history)"
+        result[symbol] = entry
+    return result
+
+
+def _known_symbol(conn: Connection, symbol: str) -> str:
+    rows = current_rows(conn, tables.instruments, where=[tables.instruments.c.symbol == symbol.upper()])
+    if not rows:
+        raise NotFoundError(f"no instrument '{symbol}'")
+    return rows[0]["symbol"]
+
+
+def history(conn: Connection, symbol: str, start: date | None, end: date | None, limit: int,
+            after: date | None = None) -> dict[str, Any]:
+    """Bars oldest first within [start, end], after the cursor date, at most `limit`."""
+    symbol = _known_symbol(conn, symbol)
+    if start and end and start > end:
+        raise InvalidInputError(f"start {start.isoformat()} is after end {end.isoformat()}")
+    last = latest_priced_day(conn, end) if end else latest_priced_day(conn)
+    if last is None:
+        return {"symbol": symbol, "items": [], "next_cursor": None}
+    first = start or date(1900, 1, 1)
+    if after is not None:
+        first = max(first, after + timedelta(days=1))
+    c = tables.eod_prices.c
+    window_end = conn.execute(select(c.trading_date).where(c.symbol == symbol, c.trading_date >= first, c.trading_date <= last)
+                              .distinct().order_by(c.trading_date).offset(limit).limit(1)).scalar()
+    page_end = (window_end - timedelta(days=1)) if window_end else last
+    bars = _bars(conn, max(first - timedelta(days=INDICATOR_WARMUP_DAYS), date(1900, 1, 1)), page_end, [symbol])
+    enriched = with_indicators(bars) if not bars.empty else bars
+    page = enriched[enriched["trading_date"] >= first] if not bars.empty else enriched
+    items = [{**{k: (_number(row[k], 6) if k not in ("trading_date", "volume") else row[k]) for k in PRICE_COLUMNS},
+              "volume": int(row["volume"]), **{k: _number(row[k], 6) for k in INDICATORS}}
+             for _, row in page.iterrows()]
+    return {"symbol": symbol, "items": items, "next_cursor": items[-1]["trading_date"] if window_end else None}
+
+
+def _zscore(series: pd.Series) -> dict[str, Any]:
+    clean = series.dropna()
+    if len(clean) < 21:
+        return {"value": _number(clean.iloc[-1]) if len(clean) else None, "mean": None, "std": None, "z": None,
+                "observations": int(len(clean))}
+    value, history_part = clean.iloc[-1], clean.iloc[:-1]
+    std = history_part.std(ddof=1)
+    return {"value": _number(value), "mean": _number(history_part.mean()), "std": _number(std),
+            "z": _number((value - history_part.mean()) / std, 4) if std > 0 else None, "observations": int(len(clean))}
+
+
+def symbol_statistics(conn: Connection, symbol: str) -> dict[str, Any]:
+    """Variance of daily log returns over several windows, and the latest values of the
+    day's statistics as z-scores against the instrument's own earlier history."""
+    symbol = _known_symbol(conn, symbol)
+    bars = _bars(conn, date(1900, 1, 1), date(9999, 12, 31), [symbol])
+    if bars.empty:
+        raise NotReadyError(f"{symbol} has no prices yet")
+    enriched = with_indicators(bars)
+    log_returns = np.log(bars["close"].astype(float)).diff().dropna()
+    variance = {}
+    for window in VARIANCE_WINDOWS:
+        part = log_returns.iloc[-window:]
+        var = float(part.var(ddof=1)) if len(part) == window else None
+        variance[f"{window}d"] = {"variance": _number(var, 10), "annualised_volatility":
+                                  _number(np.sqrt(var * TRADING_DAYS_PER_YEAR)) if var is not None else None,
+                                  "observations": int(len(part))}
+    day_range = (bars["high"].astype(float) - bars["low"].astype(float)) / bars["close"].astype(float)
+    normalised = {"return_1d": _zscore(bars["close"].astype(float).pct_change()),
+                  "volume": _zscore(bars["volume"].astype(float)),
+                  "day_range_pct": _zscore(day_range), "spread_pct": _zscore(enriched["spread_pct"]),
+                  "rsi_14": _zscore(enriched["rsi_14"]), "volatility_20": _zscore(enriched["volatility_20"])}
+    return {"symbol": symbol, "as_of": bars["trading_date"].iloc[-1], "observations": int(len(bars)),
+            "variance": variance, "normalised": normalised}

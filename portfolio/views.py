@@ -1,0 +1,57 @@
+"""Read models of portfolios for the API and the reports: a summary with the allocation
+breakdown, the trade history, and the AI portfolio's record. Values come from
+portfolio/valuation.py, so every reader agrees on prices, PnL and flags."""
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection
+
+from market.clock import exchange_iso
+from portfolio import ledger
+from portfolio.ai import equity_curve
+from portfolio.valuation import portfolio_view
+from store import tables
+from store.history import current_rows
+
+CENTS = Decimal("0.01")
+
+
+def summary(conn: Connection, portfolio_id: str, day: date) -> dict[str, Any]:
+    """Totals plus each position's and cash's share of equity, and the flagged positions."""
+    view = portfolio_view(conn, portfolio_id, day)
+    equity = view["equity"]
+
+    def share(value: Decimal) -> float:
+        return round(float(value / equity), 6) if equity > 0 else 0.0
+
+    allocation = [{"symbol": p["symbol"], "market_value": p["market_value"], "weight": share(p["market_value"])}
+                  for p in view["positions"]]
+    allocation.append({"symbol": "CASH", "market_value": view["cash"], "weight": share(view["cash"])})
+    flags = {p["symbol"]: p["flags"] for p in view["positions"] if p["flags"]}
+    return {key: value for key, value in view.items() if key != "positions"} | {
+        "positions_count": len(view["positions"]), "allocation": allocation, "flags": flags}
+
+
+def trade_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
+    """Every trade, oldest first, with the exchange-time timestamp (no offset)."""
+    return [{"trade_id": t["trade_id"], "trading_date": t["trading_date"], "timestamp": exchange_iso(t["executed_at"]),
+             "symbol": t["symbol"], "side": t["side"], "quantity": int(t["quantity"]), "price": t["price"],
+             "fees": t["fees"], "value": (t["price"] * int(t["quantity"])).quantize(CENTS), "origin": t["origin"],
+             "rationale": t["rationale"]}
+            for t in ledger.trade_rows(conn, portfolio_id)]
+
+
+def ai_record(conn: Connection) -> dict[str, Any]:
+    """The AI portfolio's whole record: each executed day (what was planned, blocked, cut)
+    and every trade with its rationale."""
+    days = current_rows(conn, tables.portfolio_days, where=[tables.portfolio_days.c.portfolio_id == ledger.AI_PORTFOLIO])
+    curve = {p["trading_date"]: p for p in equity_curve(conn)}
+    return {
+        "days": [{"trading_date": d["trading_date"], "model_id": d["model_id"], "equity": curve[d["trading_date"]]["equity"],
+                  "liquid_equity": float(d["liquid_equity"]), "cash": float(d["cash"]), "summary": d["summary"]}
+                 for d in sorted(days, key=lambda d: d["trading_date"])],
+        "trades": trade_history(conn, ledger.AI_PORTFOLIO),
+    }

@@ -1,0 +1,50 @@
+"""The API under test: a seeded store (tests/api/world.py) served over real HTTP on loopback."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import httpx
+import pytest
+
+from api.app import create_app
+from market.settings import Settings
+from pipeline.serving import serve_in_thread
+from tests.api import world
+from tests.conftest import ADMIN_KEY
+
+
+class Api:
+    def __init__(self, base: str, w: world.World) -> None:
+        self.base, self.world = base, w
+        self.http = httpx.Client(base_url=base, timeout=30)
+
+    def call(self, method: str, path: str, key: str | None = None, **kwargs) -> httpx.Response:  # noqa: ANN003
+        headers = dict(kwargs.pop("headers", {}))
+        if key is not None:
+            headers["X-API-Key"] = key
+        return self.http.request(method, path, headers=headers, **kwargs)
+
+    def admin(self, method: str, path: str, **kwargs) -> httpx.Response:  # noqa: ANN003
+        return self.call(method, path, ADMIN_KEY, **kwargs)
+
+    def acme(self, method: str, path: str, **kwargs) -> httpx.Response:  # noqa: ANN003
+        return self.call(method, path, self.world.acme_key, **kwargs)
+
+
+@pytest.fixture
+def api(settings: Settings) -> Iterator[Api]:
+    w = world.build(settings)
+    with serve_in_thread(create_app(w.settings, now=lambda: world.MORNING)) as base:
+        client = Api(base, w)
+        yield client
+        client.http.close()
+
+
+def assert_problem(response: httpx.Response, status: int, *detail_parts: str) -> dict:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    body = response.json()
+    assert body["status"] == status and body["type"] == "about:blank" and body["request_id"] and body["instance"]
+    for part in detail_parts:
+        assert part in body["detail"], body["detail"]
+    return body

@@ -1,0 +1,188 @@
+"""Every endpoint's success body over real HTTP, on SQLite and Postgres."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from models.features import rsi_14
+from tests.api.conftest import Api, assert_problem
+from tests.api.world import DAY, HISTORY_DAYS, SYMBOLS, close_of
+from tests.conftest import ADMIN_KEY
+
+
+def test_market_latest_keys_every_ticker_with_prediction_or_reason(api: Api) -> None:
+    response = api.acme("GET", "/api/market/latest")
+    assert response.status_code == 200
+    body = response.json()
+    assert sorted(body) == sorted(SYMBOLS)
+    liq = body["LIQ"]
+    expected_change = (close_of("LIQ", HISTORY_DAYS - 1) / close_of("LIQ", HISTORY_DAYS - 2) - 1) * 100
+    assert liq["trading_date"] == DAY.isoformat() and liq["close"] == close_of("LIQ", HISTORY_DAYS - 1)
+    assert liq["change_pct"] == pytest.approx(expected_change, abs=1e-4)
+    assert (liq["score"], liq["action"], liq["tercile"], liq["predicted_return"]) == (72.0, "LONG", "TOP", 0.012)
+    assert liq["reason"] is None and liq["layer1_backend"] == "fallback-empirical-v1"
+    import pandas as pd
+
+    closes = pd.DataFrame({"close": [close_of("LIQ", i) for i in range(HISTORY_DAYS)]})
+    assert liq["rsi"] == pytest.approx(float(rsi_14(closes).iloc[-1]), abs=1e-4)
+    dry = body["DRY"]
+    assert dry["score"] is None and dry["action"] is None and "no prediction" in dry["reason"]
+    assert dry["volume"] == 0
+
+
+def test_market_latest_for_a_day_not_delivered_is_503(api: Api) -> None:
+    assert_problem(api.acme("GET", "/api/market/latest", params={"date": "2026-11-23"}), 503, "not delivered yet")
+    assert_problem(api.acme("GET", "/api/market/latest", params={"date": "2026-11-21"}), 422, "not a trading day")
+    assert api.acme("GET", "/api/market/latest", params={"date": DAY.isoformat()}).status_code == 200
+
+
+def test_symbol_statistics_variance_and_zscores(api: Api) -> None:
+    body = api.acme("GET", "/api/market/symbol/liq").json()
+    import numpy as np
+
+    closes = np.array([close_of("LIQ", i) for i in range(HISTORY_DAYS)])
+    log_returns = np.diff(np.log(closes))
+    assert body["symbol"] == "LIQ" and body["as_of"] == DAY.isoformat() and body["observations"] == HISTORY_DAYS
+    assert body["variance"]["20d"]["variance"] == pytest.approx(np.var(log_returns[-20:], ddof=1), rel=1e-4)
+    assert body["variance"]["60d"]["variance"] is None  # 59 returns: shorter than the window
+    returns = closes[1:] / closes[:-1] - 1
+    z = body["normalised"]["return_1d"]
+    assert z["z"] == pytest.approx((returns[-1] - returns[:-1].mean()) / returns[:-1].std(ddof=1), abs=1e-3)
+    assert_problem(api.acme("GET", "/api/market/symbol/NOPE"), 404, "no instrument 'NOPE'")
+
+
+def test_history_pages_with_a_cursor_and_indicators(api: Api) -> None:
+    first = api.acme("GET", "/api/market/history/LIQ", params={"limit": 25}).json()
+    assert len(first["items"]) == 25 and first["next_cursor"] == first["items"][-1]["trading_date"]
+    seen = list(first["items"])
+    cursor = first["next_cursor"]
+    while cursor:
+        page = api.acme("GET", "/api/market/history/LIQ", params={"limit": 25, "cursor": cursor}).json()
+        seen += page["items"]
+        cursor = page["next_cursor"]
+    assert [b["close"] for b in seen] == [close_of("LIQ", i) for i in range(HISTORY_DAYS)]
+    dates = [b["trading_date"] for b in seen]
+    assert dates == sorted(dates) and len(set(dates)) == HISTORY_DAYS
+    whole = api.acme("GET", "/api/market/history/LIQ", params={"limit": 2000}).json()["items"]
+    assert [b["rsi_14"] for b in seen] == [b["rsi_14"] for b in whole]  # warm-up makes pages agree
+    window = api.acme("GET", "/api/market/history/LIQ", params={"start": "2026-11-16", "end": "2026-11-19"}).json()
+    assert [b["trading_date"] for b in window["items"]] == ["2026-11-16", "2026-11-17", "2026-11-18", "2026-11-19"]
+    assert window["items"][-1]["rsi_14"] == whole[-2]["rsi_14"]
+    assert_problem(api.acme("GET", "/api/market/history/LIQ", params={"cursor": "garbage"}), 422, "cursor")
+    assert_problem(api.acme("GET", "/api/market/history/LIQ", params={"start": "2026-11-20", "end": "2026-11-01"}), 422)
+
+
+def test_ai_portfolio_positions_summary_and_history(api: Api) -> None:
+    (position,) = api.acme("GET", "/api/ai-portfolio/positions").json()
+    assert position["symbol"] == "LIQ" and position["direction"] == "LONG"
+    assert position["timestamp"] == "2026-11-20T16:00:00"  # exchange time, no offset
+    assert position["rationale"]["tercile"] == "TOP" and position["rationale"]["gates"]["passed"] is True
+    assert position["quantity"] > 0 and Decimal(position["cost_basis"]) > 0
+    summary = api.acme("GET", "/api/ai-portfolio/summary").json()
+    assert summary["started"] is True and summary["positions_count"] == 1
+    assert Decimal(summary["equity"]) == Decimal(summary["cash"]) + Decimal(summary["market_value"])
+    assert [a["symbol"] for a in summary["allocation"]] == ["LIQ", "CASH"]
+    assert sum(a["weight"] for a in summary["allocation"]) == pytest.approx(1.0, abs=1e-5)
+    history = api.admin("GET", "/api/ai-portfolio/history").json()
+    assert [d["trading_date"] for d in history["days"]] == [DAY.isoformat()]
+    (trade,) = history["trades"]
+    assert (trade["symbol"], trade["side"], trade["origin"], trade["quantity"]) == ("LIQ", "BUY", "AI", position["quantity"])
+
+
+def test_ai_performance_says_why_it_is_empty(api: Api) -> None:
+    body = api.acme("GET", "/api/ai/performance").json()
+    assert body["model_id"] is None and "no model" in body["reason"]
+    assert set(body["metrics"]) == {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error",
+                                    "information_coefficient"}
+
+
+def test_portfolio_trade_cash_and_summary(api: Api) -> None:
+    order = {"side": "buy", "symbol": "LIQ", "quantity": 100, "price": "52.00"}
+    first = api.acme("POST", "/api/portfolio/trade", json=order, headers={"Idempotency-Key": "order-1"})
+    assert first.status_code == 201, first.text
+    assert first.json()["replayed"] is False and first.json()["trading_date"] == "2026-11-23"
+    again = api.acme("POST", "/api/portfolio/trade", json=order, headers={"Idempotency-Key": "order-1"})
+    assert again.status_code == 201 and again.json()["replayed"] is True
+    assert again.json()["trade_id"] == first.json()["trade_id"]
+    assert_problem(api.acme("POST", "/api/portfolio/trade", json={**order, "quantity": 5},
+                            headers={"Idempotency-Key": "order-1"}), 409, "different request")
+    assert_problem(api.acme("POST", "/api/portfolio/trade", json={**order, "price": "80.00"}), 422, "outside the day's band")
+    assert_problem(api.acme("POST", "/api/portfolio/trade", json={**order, "side": "sell", "quantity": 500}), 422,
+                   "holds 100")
+    (trade,) = api.acme("GET", "/api/portfolio/trade").json()
+    assert (trade["symbol"], trade["side"], trade["quantity"], Decimal(trade["price"])) == ("LIQ", "BUY", 100, Decimal("52"))
+    assert trade["timestamp"] == "2026-11-23T07:30:00"
+    positions = api.acme("GET", "/api/portfolio").json()
+    (held,) = positions["positions"]
+    assert held["quantity"] == 100 and Decimal(positions["cash"]) == Decimal("200000") - Decimal("5200")
+    withdrawal = api.acme("POST", "/api/portfolio/cash", json={"amount": "-1000000"})
+    assert_problem(withdrawal, 422, "would leave cash at")
+    deposit = api.acme("POST", "/api/portfolio/cash", json={"amount": "1000.50", "note": "top-up"})
+    assert deposit.status_code == 201 and Decimal(deposit.json()["balance"]) == Decimal("195800.50")
+    summary = api.acme("GET", "/api/portfolio/summary").json()
+    assert Decimal(summary["cash"]) == Decimal("195800.50") and summary["positions_count"] == 1
+    # another client sees none of it
+    assert api.call("GET", "/api/portfolio/trade", api.world.beta_key).json() == []
+
+
+def test_suggestions_confirm_reject_and_isolation(api: Api) -> None:
+    sid = api.world.pending_suggestion
+    (listed,) = api.acme("GET", "/api/suggestions").json()
+    assert listed["suggestion_id"] == sid and listed["state"] == "PENDING" and listed["side"] == "BUY"
+    assert api.call("GET", "/api/suggestions", api.world.beta_key).json() == []
+    assert_problem(api.call("POST", f"/api/suggestions/{sid}/confirm", api.world.beta_key), 404, "no suggestion")
+    assert_problem(api.admin("POST", f"/api/suggestions/{sid}/reject"), 404)  # not in the house portfolio either
+    confirmed = api.acme("POST", f"/api/suggestions/{sid}/confirm")
+    assert confirmed.status_code == 200 and confirmed.json()["state"] == "CONFIRMED" and confirmed.json()["trade_id"]
+    assert_problem(api.acme("POST", f"/api/suggestions/{sid}/reject"), 409, "CONFIRMED")
+    assert api.acme("GET", "/api/suggestions").json() == []
+    (trade,) = api.acme("GET", "/api/portfolio/trade").json()
+    assert trade["origin"] == "SUGGESTION" and trade["quantity"] == listed["quantity"]
+
+
+def test_admin_key_acts_on_the_house_portfolio(api: Api) -> None:
+    api.admin("POST", "/api/portfolio/cash", json={"amount": "5000"})
+    assert api.admin("GET", "/api/portfolio").json()["portfolio_id"] == "HOUSE"
+    assert Decimal(api.admin("GET", "/api/portfolio").json()["cash"]) == Decimal("5000")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_statement_and_research_uploads(api: Api) -> None:
+    from portfolio.market import market_days
+    from portfolio.statement_pdfs import sample_holdings_statement
+
+    with api.world.engine.connect() as conn:
+        pdf = sample_holdings_statement(market_days(conn, DAY), DAY)
+    files = {"file": ("statement.pdf", pdf, "application/pdf")}
+    synced = api.acme("POST", "/api/portfolio/upload-pdf", files=files)
+    assert synced.status_code == 200, synced.text
+    assert synced.json()["status"] == "SYNCED" and synced.json()["changes"]
+    assert api.acme("POST", "/api/portfolio/upload-pdf", files=files).json()["status"] == "ALREADY_IMPORTED"
+    positions = {p["symbol"]: p["quantity"] for p in api.acme("GET", "/api/portfolio").json()["positions"]}
+    assert positions  # the statement's holdings are now the portfolio's
+    note = b"LIQ Holdings reported record profit and strong growth; analysts upgrade the outlook."
+    research = api.acme("POST", "/api/portfolio/upload-research", files={"file": ("note.txt", note, "text/plain")})
+    assert research.status_code == 200, research.text
+    body = research.json()
+    assert [i["symbol"] for i in body["instruments"]] == ["LIQ"] and body["sentiment"]["score"] > 0
+    assert body["already_stored"] is False
+    assert_problem(api.acme("POST", "/api/portfolio/upload-pdf", files={"file": ("x.png", b"\x89PNG....", "image/png")}),
+                   415, "not a PDF")
+    assert_problem(api.acme("POST", "/api/portfolio/upload-research", files={"file": ("x.png", b"\x89PNG", "image/png")}),
+                   415)
+    assert_problem(api.acme("POST", "/api/portfolio/upload-pdf", json={"file": "statement"}), 415, "multipart/form-data")
+
+
+def test_keys_generate_list_never_show_secrets(api: Api) -> None:
+    created = api.admin("POST", "/api/keys/generate", json={"client_name": "Gamma Partners", "tier": "INSTITUTIONAL"})
+    assert created.status_code == 201
+    body = created.json()
+    assert body["api_key"].startswith("svc-sk-") and len(body["api_key"]) == len("svc-sk-") + 40
+    assert (body["client_name"], body["tier"]) == ("Gamma Partners", "INSTITUTIONAL") and body["created_at"]
+    assert api.call("GET", "/api/portfolio", body["api_key"]).status_code == 200
+    listing = api.admin("GET", "/api/keys")
+    assert body["api_key"] not in listing.text and "svc-sk-" not in listing.text
+    mine = next(k for k in listing.json() if k["key_id"] == body["key_id"])
+    assert mine["status"] == "ACTIVE" and mine["tier"] == "INSTITUTIONAL" and mine["client_name"] == "Gamma Partners"
+    assert ADMIN_KEY not in listing.text

@@ -1,0 +1,75 @@
+"""A small, hand-set market for the API tests, written through the real services: prices
+with movement (so indicators are not trivial), predictions, one executed AI day, client
+keys and a pending suggestion."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+
+from pydantic import SecretStr
+from sqlalchemy import Engine
+
+from api import keystore
+from market.settings import Settings
+from portfolio import ai, suggestions
+from portfolio.trading import move_cash
+from store import tables
+from store.engine import service_engine
+from store.history import append_history
+from tests.conftest import ADMIN_KEY
+from tests.portfolio.seed import CALENDAR, DAY, days_up_to, seed_predictions
+
+MONDAY = CALENDAR.next_trading_day(DAY)
+MORNING = datetime(2026, 11, 23, 12, 30, tzinfo=timezone.utc)  # 07:30 exchange time, Monday
+SYMBOLS = {  # symbol: (base close, daily volume, half-spread)
+    "LIQ": (50.0, 40_000, 0.05), "MID": (20.0, 30_000, 0.04), "SLOW": (8.0, 3_000, 0.30), "DRY": (12.0, 0, 0.5)}
+HISTORY_DAYS = 60
+
+
+def close_of(symbol: str, i: int) -> float:
+    base = SYMBOLS[symbol][0]
+    return round(base * (1 + 0.03 * math.sin(i / 3 + len(symbol)) + 0.001 * i), 2)
+
+
+def seed_prices(engine: Engine) -> None:
+    with engine.begin() as conn:
+        append_history(conn, tables.instruments, [
+            {"symbol": s, "name": f"{s} Holdings Ltd", "board": "MAIN", "currency": "JMD", "source": "test"} for s in SYMBOLS])
+        rows = []
+        for symbol, (_, volume, half) in SYMBOLS.items():
+            for i, d in enumerate(days_up_to(DAY, HISTORY_DAYS)):
+                close = close_of(symbol, i)
+                rows.append({"symbol": symbol, "trading_date": d, "open": close, "high": round(close * 1.01, 2),
+                             "low": round(close * 0.99, 2), "close": close, "volume": volume + 100 * (i % 7) if volume else 0,
+                             "bid": round(close - half, 2), "ask": round(close + half, 2), "source": "test"})
+        append_history(conn, tables.eod_prices, rows)
+
+
+@dataclass
+class World:
+    settings: Settings
+    engine: Engine
+    acme_key: str
+    acme_key_id: str
+    beta_key: str
+    beta_key_id: str
+    pending_suggestion: str
+
+
+def build(settings: Settings) -> World:
+    """Seed everything; returns the settings with the admin key set."""
+    settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY), "ai_starting_cash": 1_000_000})
+    engine = service_engine(settings)
+    seed_prices(engine)
+    seed_predictions(engine, DAY, {
+        "LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP", "weight": 0.2, "predicted_return": 0.012},
+        "MID": {"score": 55.0, "action": "HOLD", "tercile": "MIDDLE", "predicted_return": 0.001},
+        "SLOW": {"score": 30.0, "action": "AVOID", "tercile": "ILLIQUID", "predicted_return": -0.01}})
+    ai.execute_day(engine, settings, DAY)
+    acme = keystore.generate(engine, settings, "Acme Capital", "STANDARD", now=MORNING)
+    beta = keystore.generate(engine, settings, "Beta Fund", "PRO", now=MORNING)
+    move_cash(engine, f"client:{acme['client_id']}", "200000", now=MORNING)
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    (pending,) = suggestions.list_pending(engine, f"client:{acme['client_id']}", now=MORNING)
+    return World(settings, engine, acme["api_key"], acme["key_id"], beta["api_key"], beta["key_id"], pending["suggestion_id"])
