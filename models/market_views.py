@@ -47,15 +47,27 @@ def latest_priced_day(conn: Connection, on_or_before: date | None = None) -> dat
     return conn.execute(query).scalar()
 
 
-def market_day(conn: Connection, calendar: TradingCalendar, requested: date | None) -> date:
-    """The trading date to serve: the requested one once delivered, else the latest priced."""
+def market_day(conn: Connection, calendar: TradingCalendar, requested: date | None, closed_through: date) -> date:
+    """The trading date to serve: the latest priced one, or the requested one once delivered.
+
+    A requested date after `closed_through` (the latest session that has closed) is in the
+    future (InvalidInputError); one whose session closed but is newer than anything
+    delivered is not ready yet (NotReadyError: T0 is still running or late); an older one
+    with no prices is a gap in the history (NotFoundError).
+    """
     if requested is not None:
         reason = calendar.closed_reason(requested)
         if reason:
             raise InvalidInputError(f"{requested.isoformat()} is not a trading day ({reason})")
-        if latest_priced_day(conn, requested) != requested:
+        if requested > closed_through:
+            raise InvalidInputError(f"{requested.isoformat()} has not closed yet; the latest closed trading day is "
+                                    f"{closed_through.isoformat()}")
+        latest = latest_priced_day(conn)
+        if latest is None or requested > latest:
             raise NotReadyError(f"prices for {requested.isoformat()} are not delivered yet (T0 runs at 16:00 "
                                 "exchange time); ask again later or omit `date` for the latest delivered day")
+        if latest_priced_day(conn, requested) != requested:
+            raise NotFoundError(f"the store has no prices for {requested.isoformat()}")
         return requested
     day = latest_priced_day(conn)
     if day is None:
@@ -91,10 +103,11 @@ def _predictions(conn: Connection, day: date) -> tuple[str | None, dict[str, dic
     return model_id, {r["symbol"]: r for r in rows if r["model_id"] == model_id}
 
 
-def latest_market(conn: Connection, calendar: TradingCalendar, requested: date | None = None) -> dict[str, dict]:
+def latest_market(conn: Connection, calendar: TradingCalendar, closed_through: date,
+                  requested: date | None = None) -> dict[str, dict]:
     """Ticker -> the day's close, volume, change and indicators with the prediction, or
     null prediction fields and `reason` when the day is not scored for that ticker."""
-    day = market_day(conn, calendar, requested)
+    day = market_day(conn, calendar, requested, closed_through)
     bars = _bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day)
     model_id, predictions = _predictions(conn, day)
     result: dict[str, dict] = {}

@@ -10,6 +10,7 @@ from api.schemas.common import KEYED, problems
 from api.schemas.market import LATEST_EXAMPLE, History, LatestQuote, SymbolStatistics
 from api.security import Principal, principal
 from api.services import Services, services
+from market.clock import latest_closed_trading_day
 from market.errors import InvalidInputError
 from models import market_views
 
@@ -18,14 +19,16 @@ SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", descrip
 
 
 @router.get("/latest", response_model=dict[str, LatestQuote], responses={
-    **problems(*KEYED, 503), 200: {"content": {"application/json": {"example": LATEST_EXAMPLE}}}})
+    **problems(*KEYED, 404, 503), 200: {"content": {"application/json": {"example": LATEST_EXAMPLE}}}})
 def latest(date_: date | None = Query(None, alias="date", description="A trading date already delivered; default: the latest."),
            svc: Services = Depends(services), _: Principal = Depends(principal)) -> Response:
     """Every ticker's latest close, volume and change with its prediction (score, action,
-    tercile, predicted return) and RSI. 503 when the requested day is not delivered yet."""
+    tercile, predicted return) and RSI. With `date`: 503 when that day's session has closed
+    but its data is not delivered yet, 404 for a gap in the history, 422 for a date that is
+    not a trading day or has not closed."""
     def render() -> bytes:
         with svc.engine.connect() as conn:
-            body = market_views.latest_market(conn, svc.calendar, date_)
+            body = market_views.latest_market(conn, svc.calendar, latest_closed_trading_day(svc.now(), svc.calendar), date_)
         return _json(dict[str, LatestQuote], body)
 
     with svc.engine.connect() as conn:

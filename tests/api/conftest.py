@@ -13,9 +13,19 @@ from tests.api import world
 from tests.conftest import ADMIN_KEY
 
 
+class Clock:
+    """The app's clock, moved by tests (key grace periods, suggestion expiry)."""
+
+    def __init__(self) -> None:
+        self.moment = world.MORNING
+
+    def __call__(self):  # noqa: ANN204
+        return self.moment
+
+
 class Api:
-    def __init__(self, base: str, w: world.World) -> None:
-        self.base, self.world = base, w
+    def __init__(self, base: str, w: world.World, clock: Clock) -> None:
+        self.base, self.world, self.clock = base, w, clock
         self.http = httpx.Client(base_url=base, timeout=30)
 
     def call(self, method: str, path: str, key: str | None = None, **kwargs) -> httpx.Response:  # noqa: ANN003
@@ -34,8 +44,9 @@ class Api:
 @pytest.fixture
 def api(settings: Settings) -> Iterator[Api]:
     w = world.build(settings)
-    with serve_in_thread(create_app(w.settings, now=lambda: world.MORNING)) as base:
-        client = Api(base, w)
+    clock = Clock()
+    with serve_in_thread(create_app(w.settings, now=clock)) as base:
+        client = Api(base, w, clock)
         yield client
         client.http.close()
 

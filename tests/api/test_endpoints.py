@@ -1,6 +1,7 @@
 """Every endpoint's success body over real HTTP, on SQLite and Postgres."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from decimal import Decimal
 
 import pytest
@@ -32,8 +33,11 @@ def test_market_latest_keys_every_ticker_with_prediction_or_reason(api: Api) -> 
 
 
 def test_market_latest_for_a_day_not_delivered_is_503(api: Api) -> None:
+    assert_problem(api.acme("GET", "/api/market/latest", params={"date": "2026-11-23"}), 422, "has not closed yet")
+    api.clock.moment = datetime(2026, 11, 23, 21, 5, tzinfo=timezone.utc)  # 16:05 exchange time: closed, T0 not done
     assert_problem(api.acme("GET", "/api/market/latest", params={"date": "2026-11-23"}), 503, "not delivered yet")
     assert_problem(api.acme("GET", "/api/market/latest", params={"date": "2026-11-21"}), 422, "not a trading day")
+    assert_problem(api.acme("GET", "/api/market/latest", params={"date": "2025-01-06"}), 404, "no prices for 2025-01-06")
     assert api.acme("GET", "/api/market/latest", params={"date": DAY.isoformat()}).status_code == 200
 
 

@@ -1,0 +1,122 @@
+"""Key lifecycle over HTTP: revoke takes effect on the very next request, rotation with
+and without a grace period, per-key rate limits (429 with Retry-After and RateLimit
+headers), and key hygiene: no secret in any table, log line or error body."""
+from __future__ import annotations
+
+import logging
+import re
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select
+
+from store.tables import metadata
+from tests.api.conftest import Api, assert_problem
+from tests.conftest import ADMIN_KEY
+
+pytestmark = pytest.mark.parametrize("database_url", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
+                                     indirect=True)
+
+
+def test_revocation_holds_from_the_very_next_request(api: Api) -> None:
+    assert api.acme("GET", "/api/portfolio").status_code == 200
+    revoked = api.admin("POST", f"/api/keys/{api.world.acme_key_id}/revoke")
+    assert revoked.status_code == 200 and revoked.json()["status"] == "REVOKED"
+    assert_problem(api.acme("GET", "/api/portfolio"), 401, "revoked")
+    assert api.admin("POST", f"/api/keys/{api.world.acme_key_id}/revoke").json()["status"] == "REVOKED"  # idempotent
+    assert_problem(api.admin("POST", "/api/keys/k-nothing/revoke"), 404, "no API key")
+
+
+def test_rotation_without_grace_replaces_the_key_at_once(api: Api) -> None:
+    api.acme("POST", "/api/portfolio/cash", json={"amount": "1"})
+    rotated = api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate", json={"grace_seconds": 0})
+    assert rotated.status_code == 201
+    new = rotated.json()
+    assert new["replaces"] == api.world.acme_key_id and new["api_key"] != api.world.acme_key
+    assert_problem(api.acme("GET", "/api/portfolio"), 401)
+    same = api.call("GET", "/api/portfolio", new["api_key"]).json()
+    assert same["portfolio_id"].startswith("client:") and same["cash"] == "200001.00"  # the same client's portfolio
+    listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()}
+    assert listing[api.world.acme_key_id]["status"] == "ROTATED"
+    assert listing[api.world.acme_key_id]["replaced_by"] == new["key_id"]
+    assert_problem(api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate"), 422, "no longer active")
+
+
+def test_rotation_with_grace_keeps_the_old_key_until_it_ends(api: Api) -> None:
+    api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": 500})
+    rotated = api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate", json={"grace_seconds": 3600}).json()
+    assert api.acme("GET", "/api/portfolio").status_code == 200
+    listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()}
+    assert listing[api.world.acme_key_id]["status"] == "EXPIRING"
+    assert listing[rotated["key_id"]]["rate_limit"] == 500  # carried to the new key
+    api.clock.moment += timedelta(seconds=3599)
+    assert api.acme("GET", "/api/portfolio").status_code == 200
+    api.clock.moment += timedelta(seconds=1)
+    assert_problem(api.acme("GET", "/api/portfolio"), 401)
+    assert api.call("GET", "/api/portfolio", rotated["api_key"]).status_code == 200
+
+
+def test_rate_limit_per_key_with_headers(api: Api) -> None:
+    set_limit = api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": 3})
+    assert set_limit.json()["rate_limit"] == 3
+    remaining = []
+    for _ in range(3):
+        response = api.acme("GET", "/api/ai/performance")
+        assert response.status_code == 200
+        assert response.headers["RateLimit-Policy"] == '"per-key";q=3;w=60'
+        remaining.append(int(re.search(r"r=(\d+)", response.headers["RateLimit"]).group(1)))
+    assert remaining == [2, 1, 0]
+    refused = api.acme("GET", "/api/ai/performance")
+    body = assert_problem(refused, 429, "over the limit of 3 requests per minute")
+    assert body["title"] == "Too Many Requests"
+    assert 1 <= int(refused.headers["Retry-After"]) <= 120 and "r=0" in refused.headers["RateLimit"]
+    assert api.call("GET", "/api/ai/performance", api.world.beta_key).status_code == 200  # other keys unaffected
+    assert api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": None}).json()["rate_limit"] is None
+    assert api.acme("GET", "/api/ai/performance").status_code == 200  # back to STANDARD's 60
+    tier = api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/tier", json={"tier": "PRO"}).json()
+    assert tier["tier"] == "PRO"
+    assert api.acme("GET", "/api/ai/performance").headers["RateLimit-Policy"] == '"per-key";q=300;w=60'
+    macro = api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/macro-access", json={"enabled": False}).json()
+    assert macro["macro_access"] is False
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record) + (record.exc_text or ""))
+
+
+def test_no_secret_in_any_table_log_line_or_error_body(api: Api) -> None:
+    collector = _Collect()
+    root = logging.getLogger()
+    previous = root.level
+    root.addHandler(collector)
+    root.setLevel(logging.DEBUG)
+    secrets, bodies = [ADMIN_KEY, api.world.acme_key, api.world.beta_key], []
+    try:
+        created = api.admin("POST", "/api/keys/generate", json={"client_name": "Hygiene", "tier": "PRO"}).json()
+        secrets.append(created["api_key"])
+        rotated = api.admin("POST", f"/api/keys/{created['key_id']}/rotate", json={"grace_seconds": 0}).json()
+        secrets.append(rotated["api_key"])
+        api.admin("POST", f"/api/keys/{api.world.beta_key_id}/revoke")
+        for key in secrets + ["svc-sk-" + "9" * 40, "svc-admin-" + "e" * 32, "svc-sk-bad"]:
+            for method, path in (("GET", "/api/portfolio"), ("GET", "/api/keys"), ("POST", "/api/portfolio/trade")):
+                response = api.call(method, path, key, json={"side": "buy", "symbol": key, "quantity": 1, "price": "1"})
+                if response.status_code >= 400:
+                    bodies.append(response.text)
+        bodies.append(api.acme("GET", f"/api/market/symbol/{api.world.acme_key[:20]}").text)
+    finally:
+        root.removeHandler(collector)
+        root.setLevel(previous)
+    assert len(bodies) > 10 and collector.lines
+    with api.world.engine.connect() as conn:
+        stored = [str(tuple(row)) for table in metadata.sorted_tables for row in conn.execute(select(table))]
+    haystacks = {"tables": "\n".join(stored), "logs": "\n".join(collector.lines), "error bodies": "\n".join(bodies)}
+    for where, text in haystacks.items():
+        for secret in secrets:
+            assert secret not in text, f"a secret is in the {where}"
+            assert secret.split("-")[-1] not in text, f"a secret's hex part is in the {where}"
+        assert not re.search(r"svc-(sk|admin)-[0-9a-f]{32,}", text), f"a key-shaped secret is in the {where}"
