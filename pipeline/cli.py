@@ -182,13 +182,27 @@ def exchange_serve(
 @one_line_errors
 def demo(
     days: int = typer.Option(260, "--days", min=1, help="Simulated history to backfill first."),
+    serve: bool = typer.Option(True, "--serve/--no-serve", help="End by serving the API until Ctrl-C."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="API port (0: any free port)."),
 ) -> None:
     """The whole simulated day on the embedded store: backfill, then T0 over real HTTP
-    from the simulator and T1's stages through their notebooks."""
-    from pipeline.demo import run_demo
+    from the simulator, T1's stages and T2 through their notebooks, then the API."""
+    import time
+
+    from pipeline.demo import demo_api, run_demo
 
     for line in run_demo(get_settings(), days):
         typer.echo(line)
+    if not serve:
+        return
+    with demo_api(get_settings(), port) as lines:
+        for line in lines:
+            typer.echo(line)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            typer.echo("API stopped")
 
 
 @keys_app.command("new-admin")
@@ -202,12 +216,19 @@ def keys_new_admin() -> None:
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8000, help="TCP port."),
-    workers: int = typer.Option(1, min=1, help="Worker processes."),
+    workers: int = typer.Option(1, min=1, help="Worker processes (more than 1 shares rate limits through the database)."),
 ) -> None:
     """Start the HTTP API (uvicorn). Refuses to start without a valid admin key."""
+    import os
+
     import uvicorn
 
-    get_settings().checked_admin_key()
+    settings = get_settings()
+    settings.checked_admin_key()
+    if workers > 1 and settings.rate_limit_store == "memory":
+        # per-process counters would let each worker grant the whole limit
+        os.environ["MARKETINTEL_RATE_LIMIT_STORE"] = "database"
+        typer.echo("several workers: per-key rate limits are counted in the database")
     uvicorn.run("api.app:create_app", factory=True, host=host, port=port, workers=workers)
 
 

@@ -6,11 +6,13 @@ notebooks exactly as Airflow would: T0 scrapes the latest closed trading day ove
 HTTP, T1's pre-flight checks the delivery, T1 ingests the day's news and disclosures,
 builds the sentiment composite, computes the features and scores the day (training the
 first model), the AI portfolio trades under the liquidity rails, and the health stage
-counts the store.
+counts the store. Then the API serves the result on loopback (`demo_api`) with a fresh
+client key, until Ctrl-C.
 """
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from typing import Iterator
 
 from market.clock import exchange_now, latest_closed_trading_day
@@ -42,6 +44,55 @@ def run_demo(settings: Settings, history_days: int) -> Iterator[str]:
             output = run_stage_notebook(stage, day, settings=get_settings(), trigger="demo")
             yield f"{stage:<14} {day}  ->  {output}"
     yield from _house_portfolio_and_suggestions(get_settings(), day, market.calendar.next_trading_day(day))
+
+
+def demo_admin_key(settings: Settings) -> tuple[Settings, str]:
+    """The configured admin key, or one generated once into secrets_dir/admin-key (0600);
+    returns the settings carrying it and where it came from."""
+    import secrets as random
+
+    from pydantic import SecretStr
+
+    if settings.admin_key is not None and settings.admin_key.get_secret_value():
+        settings.checked_admin_key()
+        return settings, "MARKETINTEL_ADMIN_KEY (environment or .env)"
+    path = settings.secrets_dir / "admin-key"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(f"svc-admin-{random.token_hex(16)}\n")
+    key = path.read_text().strip()
+    return settings.model_copy(update={"admin_key": SecretStr(key)}), str(path)
+
+
+@contextmanager
+def demo_api(settings: Settings, port: int) -> Iterator[list[str]]:
+    """Serve the API on loopback with a fresh demo client key; yields the lines to print."""
+    from api import keystore
+    from api.app import create_app
+
+    settings, admin_from = demo_admin_key(settings)
+    client = keystore.generate(service_engine(settings), settings, "Demo Client", "PRO")
+    with serve_in_thread(create_app(settings), port=port) as base:
+        key = client["api_key"]
+        yield [
+            f"API serving on {base}  (Ctrl-C stops it)",
+            f"docs: {base}/docs   (OpenAPI: {base}/openapi.json)",
+            f"admin key: {admin_from}",
+            f"client key for 'Demo Client' (PRO, shown once): {key}",
+            "try:",
+            f"  curl -s -H 'X-API-Key: {key}' {base}/api/market/latest",
+            f"  curl -s -H 'X-API-Key: {key}' {base}/api/ai-portfolio/summary",
+            f"  curl -s -H 'X-API-Key: {key}' '{base}/api/market/history/{_first_symbol(settings)}?limit=5'",
+        ]
+
+
+def _first_symbol(settings: Settings) -> str:
+    from portfolio.market import known_symbols
+
+    with service_engine(settings).connect() as conn:
+        return min(known_symbols(conn), default="NCBFG")
 
 
 def _house_portfolio_and_suggestions(settings: Settings, day, morning) -> Iterator[str]:  # noqa: ANN001

@@ -91,14 +91,46 @@ def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_demo_runs_the_day_through_the_notebooks(settings: Settings) -> None:
-    result = subprocess.run([MARKETINTEL, "demo", "--days", "20"], capture_output=True, text=True, timeout=300,
-                            env={**os.environ})
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "backfilled 20 simulated trading days" in result.stdout
-    outputs = [line.split("->")[1].strip() for line in result.stdout.splitlines() if "->" in line]
+def test_demo_runs_the_day_through_the_notebooks_then_serves_the_api(settings: Settings) -> None:
+    import re
+    import signal
+
+    import httpx
+
+    env = {k: v for k, v in os.environ.items() if k != "MARKETINTEL_ADMIN_KEY"}
+    process = subprocess.Popen([MARKETINTEL, "demo", "--days", "20", "--port", "0"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env)
+    lines: list[str] = []
+    try:
+        for line in process.stdout:  # type: ignore[union-attr]
+            lines.append(line.rstrip())
+            if "/api/market/history/" in line:  # the last curl line: the API is up
+                break
+        stdout = "\n".join(lines)
+        assert process.poll() is None, process.stderr.read()[-3000:]  # type: ignore[union-attr]
+        key = re.search(r"client key for 'Demo Client' \(PRO, shown once\): (svc-sk-[0-9a-f]+)", stdout).group(1)
+        base = re.search(r"API serving on (http://127\.0\.0\.1:\d+)", stdout).group(1)
+        admin_file = Path(re.search(r"admin key: (\S+)", stdout).group(1))
+        assert admin_file.is_file() and oct(admin_file.stat().st_mode & 0o777) == "0o600"
+        assert f"docs: {base}/docs" in stdout
+        curls = [line.strip() for line in lines if line.strip().startswith("curl ")]
+        assert len(curls) == 3
+        latest = httpx.get(f"{base}/api/market/latest", headers={"X-API-Key": key}, timeout=30)
+        assert latest.status_code == 200 and len(latest.json()) >= 50  # the simulator lists 60, some not yet or no longer
+        summary = httpx.get(f"{base}/api/ai-portfolio/summary", headers={"X-API-Key": key}, timeout=30)
+        assert summary.status_code == 200 and summary.json()["started"] is True
+        admin = httpx.get(f"{base}/api/keys", headers={"X-API-Key": admin_file.read_text().strip()}, timeout=30)
+        assert [k["client_name"] for k in admin.json()] == ["Demo Client"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        finally:
+            process.kill()
+    assert "backfilled 20 simulated trading days" in stdout
+    outputs = [line.split("->")[1].strip() for line in lines if "->" in line]
     assert [Path(o).name for o in outputs] == ["t0_scrape.ipynb", "t1_preflight.ipynb", "t1_ingest_text.ipynb",
                                               "t1_sentiment.ipynb", "t1_features.ipynb", "t1_predict.ipynb",
                                               "t1_trade.ipynb", "health.ipynb", "t2_suggestions.ipynb"]
-    assert "house portfolio synchronised from" in result.stdout and ": SYNCED, 4 changes" in result.stdout
+    assert "house portfolio synchronised from" in stdout and ": SYNCED, 4 changes" in stdout
     assert all(Path(o).is_file() for o in outputs)
