@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, select
 
 from market.clock import utc_now
 from market.errors import ConfigurationError, InvalidInputError, NotFoundError
@@ -49,7 +49,7 @@ class KeyRecord:
 
     key_id: str
     client_id: str
-    client_name: str
+    client_name: str | None  # None on the request path, which does not need it
     tier: str
     rate_limit: int | None
     macro_access: bool | None
@@ -122,14 +122,26 @@ def _insert_key(conn: Connection, settings: Settings, client_id: str, tier: str,
 
 
 def authenticate(conn: Connection, settings: Settings, presented: str, now: datetime) -> KeyRecord | None:
-    """The key's record when `presented` is a well-formed, known, usable client key."""
+    """The key's record when `presented` is a well-formed, known, usable client key: one
+    indexed query (the key by its hash, joined with its events), run on every request."""
     if not CLIENT_KEY_PATTERN.match(presented):
         return None
-    rows = current_rows(conn, tables.api_keys, where=[tables.api_keys.c.key_hash == key_hash(settings, presented)])
+    k, e = tables.api_keys.c, tables.api_key_events.c
+    rows = conn.execute(
+        select(k.key_id, k.client_id, k.tier, e.id, e.event, e.detail, e.effective_at, e.recorded_at)
+        .select_from(tables.api_keys.outerjoin(tables.api_key_events, e.key_id == k.key_id))
+        .where(k.key_hash == key_hash(settings, presented))).all()
     if not rows:
         return None
-    record = _record(conn, rows[0], now)
-    return None if record is None else record
+    events = sorted(({"id": r.id, "event": r.event, "detail": r.detail, "effective_at": r.effective_at,
+                      "recorded_at": r.recorded_at} for r in rows if r.event is not None),
+                    key=lambda ev: (ev["recorded_at"], ev["id"]))
+    state = _state(events, now)
+    if state["ended_at"] is not None and state["ended_at"] <= now:
+        return None
+    first = rows[0]
+    return KeyRecord(first.key_id, first.client_id, None, state["tier"] or first.tier, state["rate_limit"],
+                     state["macro_access"], state["ended_at"])
 
 
 def _record(conn: Connection, key: dict[str, Any], now: datetime) -> KeyRecord | None:

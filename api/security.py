@@ -90,7 +90,7 @@ def principal(request: Request, svc: Services = Depends(services),
     return authenticate(request, svc, presented)
 
 
-def admin(caller: Principal = Depends(principal)) -> Principal:
+async def admin(caller: Principal = Depends(principal)) -> Principal:
     if not caller.is_admin:
         raise PermissionDeniedError("this endpoint needs the admin key")
     return caller

@@ -45,5 +45,6 @@ def build_services(settings: Settings, now: Callable[[], datetime] | None = None
     return Services(settings, engine, default_calendar(), now or utc_now, limiter)
 
 
-def services(request: Request) -> Services:
+async def services(request: Request) -> Services:
+    """Async on purpose: FastAPI runs a sync dependency in the thread pool, a hop this needs not."""
     return request.app.state.services
