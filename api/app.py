@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Callable
 
 from fastapi import FastAPI, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from api.openapi import install_openapi
 from api.problems import install_problem_handlers, problem
@@ -21,6 +21,8 @@ WITH_BODY = ("POST", "PUT", "PATCH")
 
 
 class Health(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"status": "ok", "database": "sqlite", "schema_current": True}]})
+
     status: str
     database: str
     schema_current: bool

@@ -17,6 +17,8 @@ class KeyRequest(BaseModel):
 
 
 class NewKey(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"api_key": "svc-sk-" + "0" * 40, "key_id": "k-1a2b3c4d5e6f7a8b", "client_id": "c-1a2b3c4d5e6f", "client_name": "Acme Capital", "tier": "PRO", "created_at": "2026-11-20T15:00:00Z"}]})
+
     api_key: str = Field(description="The secret, shown once; only its keyed hash is stored.")
     key_id: str
     client_id: str
@@ -26,11 +28,17 @@ class NewKey(BaseModel):
 
 
 class RotatedKey(NewKey):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        **NewKey.model_config["json_schema_extra"]["examples"][0], "key_id": "k-9f8e7d6c5b4a3921",  # type: ignore[index]
+        "replaces": "k-1a2b3c4d5e6f7a8b", "old_key_expires_at": "2026-11-21T15:00:00Z"}]})
+
     replaces: str
     old_key_expires_at: datetime
 
 
 class KeyInfo(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"key_id": "k-1a2b3c4d5e6f7a8b", "client_id": "c-1a2b3c4d5e6f", "client_name": "Acme Capital", "tier": "PRO", "created_at": "2026-11-20T15:00:00Z", "status": "ACTIVE", "expires_at": None, "rate_limit": None, "macro_access": None, "replaced_by": None}]})
+
     key_id: str
     client_id: str
     client_name: str | None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class LatestQuote(BaseModel):
@@ -45,6 +45,8 @@ class Normalised(BaseModel):
 
 
 class SymbolStatistics(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "as_of": "2026-11-20", "observations": 1250, "variance": {"20d": {"variance": 0.000144, "annualised_volatility": 0.1905, "observations": 20}}, "normalised": {"volume": {"value": 125000.0, "mean": 80000.0, "std": 30000.0, "z": 1.5, "observations": 1250}}}]})
+
     symbol: str
     as_of: date
     observations: int
@@ -54,6 +56,8 @@ class SymbolStatistics(BaseModel):
 
 
 class Bar(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"trading_date": "2026-11-20", "open": 101.0, "high": 103.5, "low": 100.8, "close": 103.2, "volume": 125000, "bid": 103.0, "ask": 103.4, "rsi_14": 58.2, "bollinger_pct_b": 0.71, "bollinger_bandwidth": 0.08, "momentum_5": 0.021, "momentum_20": 0.043, "volatility_20": 0.012, "volume_ratio_20": 1.3, "spread_pct": 0.0039}]})
+
     trading_date: date
     open: float | None
     high: float | None
@@ -73,6 +77,8 @@ class Bar(BaseModel):
 
 
 class History(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "items": [{"trading_date": "2026-11-20", "open": 101.0, "high": 103.5, "low": 100.8, "close": 103.2, "volume": 125000, "bid": 103.0, "ask": 103.4, "rsi_14": 58.2, "bollinger_pct_b": 0.71, "bollinger_bandwidth": 0.08, "momentum_5": 0.021, "momentum_20": 0.043, "volatility_20": 0.012, "volume_ratio_20": 1.3, "spread_pct": 0.0039}], "next_cursor": "2026-11-20"}]})
+
     symbol: str
     items: list[Bar]
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")

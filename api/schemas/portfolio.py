@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Position(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "quantity": 1000, "cost_basis": "101500.00", "average_cost": "101.50", "purchase_date": "2026-11-18", "price": "103.20", "market_value": "103200.00", "unrealized_pnl": "1700.00", "realized_pnl": "0.00", "flags": []}]})
+
     symbol: str
     quantity: int
     cost_basis: Decimal
@@ -23,6 +25,8 @@ class Position(BaseModel):
 
 
 class AIPosition(Position):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "quantity": 1000, "cost_basis": "101500.00", "average_cost": "101.50", "purchase_date": "2026-11-18", "price": "103.20", "market_value": "103200.00", "unrealized_pnl": "1700.00", "realized_pnl": "0.00", "flags": [], "direction": "LONG", "rationale": {"reason": "LONG in the TOP tercile", "score": 71.5}, "timestamp": "2026-11-18T16:00:00"}]})
+
     direction: Literal["LONG"]
     rationale: dict[str, Any] = Field(description="Why the executor bought: score, gates, flags, limits, bound_by, model.")
     timestamp: str = Field(description="Exchange time of the opening trade, ISO 8601 without offset.",
@@ -30,6 +34,8 @@ class AIPosition(Position):
 
 
 class PortfolioPositions(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "as_of": "2026-11-20", "cash": "96800.00", "equity": "200000.00", "positions": [Position.model_config["json_schema_extra"]["examples"][0]]}]})
+
     portfolio_id: str
     as_of: date
     cash: Decimal
@@ -44,6 +50,8 @@ class Allocation(BaseModel):
 
 
 class PortfolioSummary(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "as_of": "2026-11-20", "cash": "96800.00", "market_value": "103200.00", "equity": "200000.00", "liquid_equity": "199500.00", "illiquid_discounts": {"NCBFG": 500.0}, "unrealized_pnl": "1700.00", "realized_pnl": "0.00", "positions_count": 1, "allocation": [{"symbol": "NCBFG", "market_value": "103200.00", "weight": 0.516}, {"symbol": "CASH", "market_value": "96800.00", "weight": 0.484}], "flags": {}}]})
+
     portfolio_id: str
     as_of: date
     cash: Decimal
@@ -59,12 +67,18 @@ class PortfolioSummary(BaseModel):
 
 
 class AISummary(PortfolioSummary):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        **PortfolioSummary.model_config["json_schema_extra"]["examples"][0], "portfolio_id": "AI",  # type: ignore[index]
+        "started": True, "starting_cash": "10000000.00", "total_return_pct": 1.25}]})
+
     started: bool = Field(description="False until the AI portfolio's first executed day.")
     starting_cash: Decimal
     total_return_pct: float | None
 
 
 class Trade(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"trade_id": "T-5f0c", "trading_date": "2026-11-20", "timestamp": "2026-11-20T10:31:05", "symbol": "NCBFG", "side": "BUY", "quantity": 100, "price": "101.50", "fees": "0.00", "value": "10150.00", "origin": "MANUAL", "rationale": {}}]})
+
     trade_id: str
     trading_date: date
     timestamp: str = Field(description="Exchange time, ISO 8601 without offset.")
@@ -88,6 +102,8 @@ class AIDay(BaseModel):
 
 
 class AIHistory(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"days": [{"trading_date": "2026-11-20", "model_id": "risk-2026-11-20-h1-warm", "equity": 10012500.0, "liquid_equity": 10010000.0, "cash": 8012500.0, "summary": {"orders": [], "blocked_by_rails": 1}}], "trades": [Trade.model_config["json_schema_extra"]["examples"][0]]}]})
+
     days: list[AIDay]
     trades: list[Trade]
 
@@ -104,6 +120,8 @@ class ManualTradeIn(BaseModel):
 
 
 class TradeOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"trade_id": "T-5f0c", "portfolio_id": "client:c-1a2b3c4d5e6f", "trading_date": "2026-11-20", "executed_at": "2026-11-20T15:31:05Z", "symbol": "NCBFG", "side": "BUY", "quantity": 100, "price": "101.50", "fees": "0.00", "cash_after": "89850.00", "replayed": False}]})
+
     trade_id: str
     portfolio_id: str
     trading_date: date
@@ -126,11 +144,15 @@ class CashIn(BaseModel):
 
 
 class CashOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "balance": "250000.00"}]})
+
     portfolio_id: str
     balance: Decimal
 
 
 class Suggestion(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"suggestion_id": "S-20261123-1a2b3c-NCBFG-BUY", "trading_date": "2026-11-23", "symbol": "NCBFG", "side": "BUY", "quantity": 200, "limit_price": "103.20", "reason": {"reason": "LONG in the TOP tercile"}, "expires_at": "2026-11-23T21:00:00Z", "state": "PENDING"}]})
+
     suggestion_id: str
     trading_date: date
     symbol: str
@@ -144,14 +166,19 @@ class Suggestion(BaseModel):
 
 
 class StatementResult(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [{
+        "status": "SYNCED", "file_sha256": "9f2c...", "changes": [{"symbol": "NCBFG", "from": 0, "to": 1000}]}]})
 
     status: str = Field(description="SYNCED, or ALREADY_IMPORTED for the same file again.")
     changes: list[dict[str, Any]]
 
 
 class ResearchResult(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [{
+        "id": 12, "sha256": "4b1d...", "filename": "ncb-note.pdf", "media_type": "application/pdf",
+        "instruments": [{"symbol": "NCBFG", "matched_by": "ticker"}],
+        "sentiment": {"score": 0.42, "label": "positive", "scorer": "finlex-v1"},
+        "key_sentences": ["NCB reported record profit."], "already_stored": False}]})
 
     id: int
     sha256: str
@@ -170,6 +197,8 @@ class Metric(BaseModel):
 
 
 class Performance(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"model_id": "risk-2026-11-20-h1-warm", "trained_through": "2026-11-20", "training_rows": 15230, "horizon_days": 1, "layer1_backend": "fallback-empirical-v1", "layer1_is_fallback": True, "evaluated_through": "2026-11-20", "metrics": {"binary_accuracy": {"value": 0.562, "base_rate": 0.508, "sample_size": 4210}}, "reason": None}]})
+
     model_id: str | None
     trained_through: date | None
     training_rows: int | None
