@@ -15,7 +15,6 @@ from __future__ import annotations
 import hmac
 import time
 from dataclasses import dataclass
-from typing import Callable
 
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader
@@ -96,11 +95,9 @@ async def admin(caller: Principal = Depends(principal)) -> Principal:
     return caller
 
 
-def optional_key(public_setting: Callable[[Services], bool]) -> Callable[..., Principal | None]:
-    """A dependency that needs no key while `public_setting` is on (the PDF reports)."""
-    def dependency(request: Request, svc: Services = Depends(services),
-                   presented: str | None = Security(api_key_header)) -> Principal | None:
-        if public_setting(svc) and not presented:
-            return None
-        return authenticate(request, svc, presented)
-    return dependency
+def caller_portfolio(svc: Services, caller: Principal) -> str:
+    """The caller's portfolio id, opened on first use (a client key's is opened when issued)."""
+    from portfolio.trading import open_client_portfolio
+
+    kind = "HOUSE" if caller.is_admin else "CLIENT"
+    return open_client_portfolio(svc.engine, caller.client_id or "admin", kind=kind)

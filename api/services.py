@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Callable
 
 from fastapi import Request
 from sqlalchemy import Engine
 
 from api.ratelimit import CounterStore, DatabaseStore, MemoryStore
-from market.clock import TradingCalendar, default_calendar, utc_now
+from market.clock import TradingCalendar, default_calendar, exchange_date, utc_now
 from market.settings import Settings
 from store.engine import service_engine
 
@@ -37,6 +37,14 @@ class Services:
         with self._lock:
             self._cache[key] = (version, value)
         return value
+
+    def valuation_day(self) -> date:
+        """The day portfolios are valued at: the latest priced trading day (or, on an empty
+        store, the latest trading day on the exchange clock)."""
+        from models.market_views import latest_priced_day
+
+        with self.engine.connect() as conn:
+            return latest_priced_day(conn) or self.calendar.latest_trading_day(exchange_date(self.now()))
 
 
 def build_services(settings: Settings, now: Callable[[], datetime] | None = None) -> Services:

@@ -9,8 +9,6 @@ from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import AIHistory, AIPosition, AISummary, Performance
 from api.security import Principal, admin, principal
 from api.services import Services, services
-from market.clock import exchange_date
-from models import market_views
 from models.performance import performance
 from portfolio import views
 from portfolio.ai import ai_positions, equity_curve
@@ -19,16 +17,11 @@ from portfolio.ledger import AI_PORTFOLIO
 router = APIRouter(tags=["ai"])
 
 
-def _valuation_day(svc: Services):  # noqa: ANN202
-    with svc.engine.connect() as conn:
-        return market_views.latest_priced_day(conn) or svc.calendar.latest_trading_day(exchange_date(svc.now()))
-
-
 @router.get("/api/ai-portfolio/positions", response_model=list[AIPosition], responses=problems(*KEYED))
 def positions(svc: Services = Depends(services), _: Principal = Depends(principal)) -> list[AIPosition]:
     """Open AI positions at the latest close, each with the rationale and exchange-time
     timestamp (ISO 8601, no offset) of the trade that opened it."""
-    day = _valuation_day(svc)
+    day = svc.valuation_day()
     with svc.engine.connect() as conn:
         return [AIPosition.model_validate(p) for p in ai_positions(conn, day)]
 
@@ -36,7 +29,7 @@ def positions(svc: Services = Depends(services), _: Principal = Depends(principa
 @router.get("/api/ai-portfolio/summary", response_model=AISummary, responses=problems(*KEYED))
 def summary(svc: Services = Depends(services), _: Principal = Depends(principal)) -> AISummary:
     """Total value, PnL, liquid equity, allocation breakdown and flagged positions."""
-    day = _valuation_day(svc)
+    day = svc.valuation_day()
     starting = Decimal(str(svc.settings.ai_starting_cash)).quantize(Decimal("0.01"))
     with svc.engine.connect() as conn:
         body = views.summary(conn, AI_PORTFOLIO, day)

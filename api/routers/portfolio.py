@@ -3,19 +3,18 @@ A client key acts on its client's portfolio, the admin key on the house portfoli
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, File, Header, UploadFile, status
+from starlette.concurrency import run_in_threadpool
 
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import (CashIn, CashOut, ManualTradeIn, PortfolioPositions, PortfolioSummary, ResearchResult,
                                    StatementResult, Trade, TradeOut)
-from api.security import Principal, principal
+from api.security import Principal, caller_portfolio, principal
 from api.services import Services, services
 from api.uploads import read_upload
 from ingest.research import intake_research
-from market.clock import exchange_date
-from models.market_views import latest_priced_day
 from portfolio import views
 from portfolio.statements import import_statement
-from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
+from portfolio.trading import ManualTrade, move_cash, place_manual_trade
 from portfolio.valuation import portfolio_view
 
 router = APIRouter(prefix="/api/portfolio", tags=["portfolio"])
@@ -23,37 +22,26 @@ IDEMPOTENCY = Header(None, alias="Idempotency-Key", min_length=1, max_length=200
                      description="Retrying with the same key returns the first result and trades once.")
 
 
-def _portfolio(svc: Services, caller: Principal) -> str:
-    """The caller's portfolio id, opened on first use (a client key's is opened when issued)."""
-    kind = "HOUSE" if caller.is_admin else "CLIENT"
-    return open_client_portfolio(svc.engine, caller.client_id or "admin", kind=kind)
-
-
-def _day(svc: Services):  # noqa: ANN202
-    with svc.engine.connect() as conn:
-        return latest_priced_day(conn) or svc.calendar.latest_trading_day(exchange_date(svc.now()))
-
-
 @router.get("", response_model=PortfolioPositions, responses=problems(*KEYED))
 def positions(svc: Services = Depends(services), caller: Principal = Depends(principal)) -> PortfolioPositions:
     """Open positions at the latest close with market value, PnL and exit flags."""
-    pid = _portfolio(svc, caller)
+    pid = caller_portfolio(svc, caller)
     with svc.engine.connect() as conn:
-        return PortfolioPositions.model_validate(portfolio_view(conn, pid, _day(svc)))
+        return PortfolioPositions.model_validate(portfolio_view(conn, pid, svc.valuation_day()))
 
 
 @router.get("/summary", response_model=PortfolioSummary, responses=problems(*KEYED))
 def summary(svc: Services = Depends(services), caller: Principal = Depends(principal)) -> PortfolioSummary:
     """Equity, cash, liquid equity, PnL and the allocation breakdown."""
-    pid = _portfolio(svc, caller)
+    pid = caller_portfolio(svc, caller)
     with svc.engine.connect() as conn:
-        return PortfolioSummary.model_validate(views.summary(conn, pid, _day(svc)))
+        return PortfolioSummary.model_validate(views.summary(conn, pid, svc.valuation_day()))
 
 
 @router.get("/trade", response_model=list[Trade], responses=problems(*KEYED))
 def trades(svc: Services = Depends(services), caller: Principal = Depends(principal)) -> list[Trade]:
     """Every trade of the portfolio, oldest first."""
-    pid = _portfolio(svc, caller)
+    pid = caller_portfolio(svc, caller)
     with svc.engine.connect() as conn:
         return [Trade.model_validate(t) for t in views.trade_history(conn, pid)]
 
@@ -65,7 +53,7 @@ def trade(order: ManualTradeIn, idempotency_key: str | None = IDEMPOTENCY, svc: 
     """A manual trade at the given price, checked against the listing, the day's price
     band around the latest close, holdings and cash; refused with the reason (422).
     The same Idempotency-Key with a different order is 409."""
-    pid = _portfolio(svc, caller)
+    pid = caller_portfolio(svc, caller)
     result = place_manual_trade(svc.engine, svc.settings, svc.calendar, pid,
                                 ManualTrade(order.side, order.symbol, order.quantity, order.price, order.fees),
                                 idempotency_key, svc.now())
@@ -75,7 +63,7 @@ def trade(order: ManualTradeIn, idempotency_key: str | None = IDEMPOTENCY, svc: 
 @router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 415))
 def cash(movement: CashIn, svc: Services = Depends(services), caller: Principal = Depends(principal)) -> CashOut:
     """A deposit (positive amount) or withdrawal (negative); cash never goes below zero."""
-    pid = _portfolio(svc, caller)
+    pid = caller_portfolio(svc, caller)
     balance = move_cash(svc.engine, pid, movement.amount, movement.note, svc.now())
     return CashOut(portfolio_id=pid, balance=balance)
 
@@ -86,9 +74,7 @@ async def upload_pdf(file: UploadFile = File(description="An account statement P
     """Synchronise the portfolio from a broker statement (holdings or transactions
     layout); the same file twice changes nothing (ALREADY_IMPORTED)."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=True)
-    pid = _portfolio(svc, caller)
-    from starlette.concurrency import run_in_threadpool
-
+    pid = caller_portfolio(svc, caller)
     result = await run_in_threadpool(import_statement, svc.engine, svc.settings, pid, data, file.filename or "statement.pdf",
                                      svc.now())
     return StatementResult.model_validate(result)
@@ -99,8 +85,6 @@ async def upload_research(file: UploadFile = File(description="A research note: 
                           svc: Services = Depends(services), caller: Principal = Depends(principal)) -> ResearchResult:
     """Read, tag and score a research note; the instruments it names and its sentiment."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=False)
-    from starlette.concurrency import run_in_threadpool
-
     result = await run_in_threadpool(intake_research, svc.engine, svc.settings, data, file.filename, file.content_type,
                                      caller.client_id)
     return ResearchResult.model_validate(result)

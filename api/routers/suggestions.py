@@ -3,10 +3,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Path
 
-from api.routers.portfolio import _portfolio
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import Suggestion
-from api.security import Principal, principal
+from api.security import Principal, caller_portfolio, principal
 from api.services import Services, services
 from portfolio import suggestions
 
@@ -17,7 +16,7 @@ SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id 
 @router.get("", response_model=list[Suggestion], responses=problems(*KEYED))
 def pending(svc: Services = Depends(services), caller: Principal = Depends(principal)) -> list[Suggestion]:
     """The caller's pending suggestions (expired ones are not listed)."""
-    pid = _portfolio(svc, caller)
+    pid = caller_portfolio(svc, caller)
     return [Suggestion.model_validate(s) for s in suggestions.list_pending(svc.engine, pid, svc.now())]
 
 
@@ -26,7 +25,7 @@ def confirm(suggestion_id: str = SUGGESTION_ID, svc: Services = Depends(services
             caller: Principal = Depends(principal)) -> Suggestion:
     """Execute the suggestion as a trade after re-checking cash, holdings and the rails;
     404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
-    pid = _portfolio(svc, caller)
+    pid = caller_portfolio(svc, caller)
     return Suggestion.model_validate(suggestions.confirm(svc.engine, svc.settings, svc.calendar, pid, suggestion_id, svc.now()))
 
 
@@ -34,5 +33,5 @@ def confirm(suggestion_id: str = SUGGESTION_ID, svc: Services = Depends(services
 def reject(suggestion_id: str = SUGGESTION_ID, svc: Services = Depends(services),
            caller: Principal = Depends(principal)) -> Suggestion:
     """Decline the suggestion; 404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
-    pid = _portfolio(svc, caller)
+    pid = caller_portfolio(svc, caller)
     return Suggestion.model_validate(suggestions.reject(svc.engine, pid, suggestion_id, svc.now()))
