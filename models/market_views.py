@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, and_, func, or_, select
 
 from market.clock import TradingCalendar
 from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
+from models.instrument_views import served_predictions
 from store import tables
 from store.history import current_rows
 
@@ -31,6 +32,7 @@ INDICATORS = {
     "momentum_5": f.momentum_5, "momentum_20": f.momentum_20, "volatility_20": f.volatility_20,
     "volume_ratio_20": f.volume_ratio_20, "spread_pct": f.spread_pct,
 }
+EARLIEST = date(1900, 1, 1)
 PRICE_COLUMNS = ["trading_date", "open", "high", "low", "close", "volume", "bid", "ask"]
 
 
@@ -96,11 +98,10 @@ def _number(value: Any, digits: int = 6) -> float | None:
 
 def _predictions(conn: Connection, day: date) -> tuple[str | None, dict[str, dict]]:
     c = tables.predictions.c
-    rows = current_rows(conn, tables.predictions, where=[c.trading_date == day])
-    if not rows:
+    served = served_predictions(current_rows(conn, tables.predictions, where=[c.trading_date == day])).get(day)
+    if not served:
         return None, {}
-    model_id = max(rows, key=lambda r: (r["recorded_at"], r["id"]))["model_id"]
-    return model_id, {r["symbol"]: r for r in rows if r["model_id"] == model_id}
+    return next(iter(served.values()))["model_id"], served
 
 
 def latest_market(conn: Connection, calendar: TradingCalendar, closed_through: date,
@@ -150,25 +151,70 @@ def history(conn: Connection, symbol: str, start: date | None, end: date | None,
             after: date | None = None) -> dict[str, Any]:
     """Bars oldest first within [start, end], after the cursor date, at most `limit`."""
     symbol = _known_symbol(conn, symbol)
+    return histories(conn, [symbol], start, end, limit, after)[symbol]
+
+
+def histories(conn: Connection, symbols: list[str], start: date | None, end: date | None, limit: int,
+              after: date | None = None) -> dict[str, dict[str, Any]]:
+    """`history` of many symbols with three SQL statements whatever their number."""
     if start and end and start > end:
         raise InvalidInputError(f"start {start.isoformat()} is after end {end.isoformat()}")
-    last = latest_priced_day(conn, end) if end else latest_priced_day(conn)
-    if last is None:
-        return {"symbol": symbol, "items": [], "next_cursor": None}
-    first = start or date(1900, 1, 1)
+    first = start or EARLIEST
     if after is not None:
         first = max(first, after + timedelta(days=1))
+    return _pages(conn, {s: first for s in symbols}, end, limit)
+
+
+def recent_histories(conn: Connection, symbols: list[str], count: int, end: date | None = None) -> dict[str, dict[str, Any]]:
+    """The last `count` bars of each symbol up to `end` (default: the latest), oldest first:
+    each is `history` from the date of the symbol's count-th last bar, so it equals that
+    page of the REST history. Four SQL statements whatever the number of symbols."""
     c = tables.eod_prices.c
-    window_end = conn.execute(select(c.trading_date).where(c.symbol == symbol, c.trading_date >= first, c.trading_date <= last)
-                              .distinct().order_by(c.trading_date).offset(limit).limit(1)).scalar()
-    page_end = (window_end - timedelta(days=1)) if window_end else last
-    bars = _bars(conn, max(first - timedelta(days=INDICATOR_WARMUP_DAYS), date(1900, 1, 1)), page_end, [symbol])
-    enriched = with_indicators(bars) if not bars.empty else bars
-    page = enriched[enriched["trading_date"] >= first] if not bars.empty else enriched
-    items = [{**{k: (_number(row[k], 6) if k not in ("trading_date", "volume") else row[k]) for k in PRICE_COLUMNS},
-              "volume": int(row["volume"]), **{k: _number(row[k], 6) for k in INDICATORS}}
-             for _, row in page.iterrows()]
-    return {"symbol": symbol, "items": items, "next_cursor": items[-1]["trading_date"] if window_end else None}
+    where = [c.symbol.in_(symbols)] + ([c.trading_date <= end] if end else [])
+    dates = select(c.symbol, c.trading_date).where(*where).distinct().subquery()
+    ranked = select(dates.c.symbol, dates.c.trading_date, func.row_number().over(
+        partition_by=dates.c.symbol, order_by=dates.c.trading_date.desc()).label("n")).subquery()
+    firsts = dict(conn.execute(select(ranked.c.symbol, ranked.c.trading_date).where(ranked.c.n == count)).all())
+    return _pages(conn, {s: firsts.get(s, EARLIEST) for s in symbols}, end, count)
+
+
+def _pages(conn: Connection, firsts: dict[str, date], end: date | None, limit: int) -> dict[str, dict[str, Any]]:
+    """Per symbol: at most `limit` bars from its first date up to `end`, with indicators
+    warmed up on the bars before, and the cursor when more bars follow."""
+    last = latest_priced_day(conn, end) if end else latest_priced_day(conn)
+    if last is None or not firsts:
+        return {s: {"symbol": s, "items": [], "next_cursor": None} for s in firsts}
+    c = tables.eod_prices.c
+    in_range = or_(*[and_(c.symbol == s, c.trading_date >= first) for s, first in firsts.items()]) \
+        if len(set(firsts.values())) > 1 else c.trading_date >= next(iter(firsts.values()))
+    dates = select(c.symbol, c.trading_date).where(c.symbol.in_(list(firsts)), in_range, c.trading_date <= last) \
+        .distinct().subquery()
+    ranked = select(dates.c.symbol, dates.c.trading_date, func.row_number().over(
+        partition_by=dates.c.symbol, order_by=dates.c.trading_date).label("n")).subquery()
+    beyond = dict(conn.execute(select(ranked.c.symbol, ranked.c.trading_date).where(ranked.c.n == limit + 1)).all())
+    page_ends = {s: beyond[s] - timedelta(days=1) if s in beyond else last for s in firsts}
+    earliest = max(min(firsts.values()) - timedelta(days=INDICATOR_WARMUP_DAYS), EARLIEST)
+    bars = _bars(conn, earliest, max(page_ends.values()), list(firsts))
+    by_symbol = dict(iter(bars.groupby("symbol", sort=False))) if not bars.empty else {}
+    result = {}
+    for symbol, first in firsts.items():
+        rows = by_symbol.get(symbol)
+        items = []
+        if rows is not None:
+            # Each symbol warms up from its own first date, exactly as a one-symbol request would.
+            warm_from = max(first - timedelta(days=INDICATOR_WARMUP_DAYS), EARLIEST)
+            rows = rows[(rows["trading_date"] >= warm_from) & (rows["trading_date"] <= page_ends[symbol])]
+            rows = rows.reset_index(drop=True)
+            items = _items(with_indicators(rows)[lambda frame: frame["trading_date"] >= first]) if len(rows) else []
+        result[symbol] = {"symbol": symbol, "items": items,
+                          "next_cursor": items[-1]["trading_date"] if symbol in beyond and items else None}
+    return result
+
+
+def _items(page: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{**{k: (_number(row[k], 6) if k not in ("trading_date", "volume") else row[k]) for k in PRICE_COLUMNS},
+             "volume": int(row["volume"]), **{k: _number(row[k], 6) for k in INDICATORS}}
+            for _, row in page.iterrows()]
 
 
 def _zscore(series: pd.Series) -> dict[str, Any]:

@@ -70,7 +70,9 @@ def place_manual_trade(engine: Engine, settings: Settings, calendar: TradingCale
                        order: ManualTrade, idempotency_key: str | None = None, now: datetime | None = None) -> dict[str, Any]:
     moment = now or utc_now()
     request_hash = hashlib.sha256(json.dumps(
-        [order.side, order.symbol, str(order.quantity), str(order.price), str(order.fees)]).encode()).hexdigest()
+        # Case is not part of the order: "buy liq" retried as "BUY LIQ" is the same trade.
+        [str(order.side).upper(), str(order.symbol).upper(), str(order.quantity), str(order.price), str(order.fees)]
+    ).encode()).hexdigest()
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         ledger.get_portfolio(conn, portfolio_id)
         if idempotency_key is not None:

@@ -21,7 +21,11 @@ CENTS = Decimal("0.01")
 
 def summary(conn: Connection, portfolio_id: str, day: date) -> dict[str, Any]:
     """Totals plus each position's and cash's share of equity, and the flagged positions."""
-    view = portfolio_view(conn, portfolio_id, day)
+    return summarise(portfolio_view(conn, portfolio_id, day))
+
+
+def summarise(view: dict[str, Any]) -> dict[str, Any]:
+    """`summary` of a `portfolio_view` already read."""
     equity = view["equity"]
 
     def share(value: Decimal) -> float:
@@ -33,6 +37,15 @@ def summary(conn: Connection, portfolio_id: str, day: date) -> dict[str, Any]:
     flags = {p["symbol"]: p["flags"] for p in view["positions"] if p["flags"]}
     return {key: value for key, value in view.items() if key != "positions"} | {
         "positions_count": len(view["positions"]), "allocation": allocation, "flags": flags}
+
+
+def ai_summary(conn: Connection, day: date, starting_cash: float) -> dict[str, Any]:
+    """The AI portfolio's summary with its start, starting cash and total return."""
+    starting = Decimal(str(starting_cash)).quantize(CENTS)
+    body = summary(conn, ledger.AI_PORTFOLIO, day)
+    started = bool(equity_curve(conn))
+    total_return = round(float(body["equity"] / starting - 1) * 100, 4) if started else None
+    return {**body, "started": started, "starting_cash": starting, "total_return_pct": total_return}
 
 
 def trade_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:

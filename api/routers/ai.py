@@ -1,8 +1,6 @@
 """The autonomous AI portfolio and the model's live record."""
 from __future__ import annotations
 
-from decimal import Decimal
-
 from fastapi import APIRouter, Depends
 
 from api.schemas.common import KEYED, problems
@@ -11,8 +9,7 @@ from api.security import Principal, admin, principal
 from api.services import Services, services
 from models.performance import performance
 from portfolio import views
-from portfolio.ai import ai_positions, equity_curve
-from portfolio.ledger import AI_PORTFOLIO
+from portfolio.ai import ai_positions
 
 router = APIRouter(tags=["ai"])
 
@@ -30,12 +27,8 @@ def positions(svc: Services = Depends(services), _: Principal = Depends(principa
 def summary(svc: Services = Depends(services), _: Principal = Depends(principal)) -> AISummary:
     """Total value, PnL, liquid equity, allocation breakdown and flagged positions."""
     day = svc.valuation_day()
-    starting = Decimal(str(svc.settings.ai_starting_cash)).quantize(Decimal("0.01"))
     with svc.engine.connect() as conn:
-        body = views.summary(conn, AI_PORTFOLIO, day)
-        started = bool(equity_curve(conn))
-    total_return = round(float(body["equity"] / starting - 1) * 100, 4) if started else None
-    return AISummary.model_validate({**body, "started": started, "starting_cash": starting, "total_return_pct": total_return})
+        return AISummary.model_validate(views.ai_summary(conn, day, svc.settings.ai_starting_cash))
 
 
 @router.get("/api/ai-portfolio/history", response_model=AIHistory, responses=problems(*KEYED, 403))

@@ -1,0 +1,155 @@
+"""Instrument-centred reads for many instruments at once: the listing, each one's latest
+prediction, predictions over a range, fundamentals, news with sentiment, the daily
+sentiment composite and the liquidity gates.
+
+Every function takes a list of symbols and answers for all of them with a fixed number of
+SQL statements, so a GraphQL list of N instruments costs the same queries as one (the
+DataLoaders in api/graphql/loaders.py call these). Results are keyed by symbol; a symbol
+with nothing stored maps to an empty list or is absent.
+
+Which prediction is served for a day: when a day was scored by more than one model (a
+retrain re-scored it), the model recorded last wins, the same rule as /api/market/latest.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date
+from typing import Any, Iterable
+
+from sqlalchemy import Connection, func, select
+
+from models.sentiment.composite import METHOD as SENTIMENT_METHOD
+from models.sentiment.scorer import SCORER_ID
+from portfolio.market import market_days
+from portfolio.rails import MAX_ENTRY_SPREAD, MIN_ADV
+from store import tables
+from store.history import current_rows
+
+NEWS_KINDS = {"NEWS": tables.news_items, "DISCLOSURE": tables.disclosures}
+
+
+def instruments(conn: Connection, on: date | None = None) -> list[dict[str, Any]]:
+    """Instruments listed on `on` (all current ones without it), ordered by symbol."""
+    rows = current_rows(conn, tables.instruments)
+    if on is not None:
+        rows = [r for r in rows if (r["listed_on"] is None or r["listed_on"] <= on)
+                and (r["delisted_on"] is None or r["delisted_on"] > on)]
+    return sorted(rows, key=lambda r: r["symbol"])
+
+
+def served_predictions(rows: Iterable[dict[str, Any]]) -> dict[date, dict[str, dict[str, Any]]]:
+    """trading date -> symbol -> the row of the model recorded last for that date."""
+    by_day: dict[date, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_day[row["trading_date"]].append(row)
+    served = {}
+    for day, day_rows in by_day.items():
+        model_id = max(day_rows, key=lambda r: (r["recorded_at"], r["id"]))["model_id"]
+        served[day] = {r["symbol"]: r for r in day_rows if r["model_id"] == model_id}
+    return served
+
+
+def latest_scored_day(conn: Connection) -> date | None:
+    return conn.execute(select(func.max(tables.predictions.c.trading_date))).scalar()
+
+
+def latest_predictions(conn: Connection, symbols: list[str]) -> dict[str, dict[str, Any]]:
+    """Each symbol's prediction on the latest scored day; absent when the model skipped it."""
+    day = latest_scored_day(conn)
+    if day is None:
+        return {}
+    c = tables.predictions.c
+    rows = current_rows(conn, tables.predictions, where=[c.trading_date == day])
+    served = served_predictions(rows).get(day, {})
+    return {s: served[s] for s in symbols if s in served}
+
+
+def predictions_between(conn: Connection, symbols: list[str], start: date | None, end: date | None) -> dict[str, list[dict]]:
+    """Served predictions within [start, end], oldest first, per symbol."""
+    c = tables.predictions.c
+    where = []
+    if start is not None:
+        where.append(c.trading_date >= start)
+    if end is not None:
+        where.append(c.trading_date <= end)
+    # The served model of a day is decided over all its rows, so the symbol filter comes after.
+    served = served_predictions(current_rows(conn, tables.predictions, where=where))
+    wanted = set(symbols)
+    result: dict[str, list[dict]] = {s: [] for s in symbols}
+    for day in sorted(served):
+        for symbol, row in served[day].items():
+            if symbol in wanted:
+                result[symbol].append(row)
+    return result
+
+
+def latest_fundamentals(conn: Connection, symbols: list[str]) -> dict[str, dict[str, Any]]:
+    """The latest reported fundamentals of each symbol (by report date)."""
+    c = tables.fundamentals.c
+    latest: dict[str, dict[str, Any]] = {}
+    for row in current_rows(conn, tables.fundamentals, where=[c.symbol.in_(symbols)]):
+        held = latest.get(row["symbol"])
+        if held is None or row["report_date"] > held["report_date"]:
+            latest[row["symbol"]] = row
+    return latest
+
+
+def news(conn: Connection, symbols: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """News items and disclosures that name each symbol, newest first, with the document's
+    sentiment score (null until t1_sentiment has scored it)."""
+    m = tables.document_mentions.c
+    mentions = current_rows(conn, tables.document_mentions,
+                            where=[m.symbol.in_(symbols), m.doc_kind.in_(list(NEWS_KINDS))])
+    ids: dict[str, set[int]] = defaultdict(set)
+    for mention in mentions:
+        ids[mention["doc_kind"]].add(mention["doc_id"])
+    documents: dict[tuple[str, int], dict[str, Any]] = {}
+    for kind, table in NEWS_KINDS.items():
+        if ids[kind]:
+            for row in conn.execute(select(table).where(table.c.id.in_(sorted(ids[kind])))).mappings():
+                documents[(kind, row["id"])] = {"kind": kind, "id": row["id"], "title": row["title"] or "",
+                                                "link": row.get("link") or row.get("url"), "summary": row.get("summary"),
+                                                "published_at": row["published_at"] or row["recorded_at"]}
+    s = tables.sentiment_scores.c
+    scores = {(r["doc_kind"], r["doc_id"]): r["score"] for r in current_rows(
+        conn, tables.sentiment_scores, where=[s.scorer == SCORER_ID, s.doc_id.in_(sorted(set().union(*ids.values())))])} \
+        if ids else {}
+    result: dict[str, list[dict[str, Any]]] = {s_: [] for s_ in symbols}
+    for mention in mentions:
+        key = (mention["doc_kind"], mention["doc_id"])
+        if key in documents:
+            result[mention["symbol"]].append({**documents[key], "sentiment": scores.get(key)})
+    for items in result.values():
+        items.sort(key=lambda d: (d["published_at"], d["kind"], d["id"]), reverse=True)
+    return result
+
+
+def sentiment_between(conn: Connection, symbols: list[str], start: date | None, end: date | None) -> dict[str, list[dict]]:
+    """The daily sentiment composite (t1_sentiment) within [start, end], oldest first."""
+    c = tables.sentiment_composites.c
+    where = [c.symbol.in_(symbols), c.method == SENTIMENT_METHOD]
+    if start is not None:
+        where.append(c.trading_date >= start)
+    if end is not None:
+        where.append(c.trading_date <= end)
+    result: dict[str, list[dict]] = {s: [] for s in symbols}
+    for row in sorted(current_rows(conn, tables.sentiment_composites, where=where), key=lambda r: r["trading_date"]):
+        result[row["symbol"]].append(row)
+    return result
+
+
+def liquidity(conn: Connection, day: date, symbols: list[str]) -> dict[str, dict[str, Any]]:
+    """The three per-instrument entry gates of the liquidity rail (portfolio/rails.py) on
+    `day`: ADV_20, the day's volume and the spread, each with whether it passes."""
+    result = {}
+    for symbol, market in market_days(conn, day, symbols).items():
+        spread = market.spread
+        adv = market.adv_20
+        gates = {"adv_20": adv is not None and adv >= MIN_ADV, "traded": market.volume > 0,
+                 "spread": spread is not None and spread <= MAX_ENTRY_SPREAD}
+        result[symbol] = {"symbol": symbol, "trading_date": day, "adv_20": adv, "volume": market.volume,
+                          "spread": spread, "spread_source": market.spread_source,
+                          "passes_entry_gates": all(gates.values()),
+                          "failed_gates": [name for name, passed in gates.items() if not passed]}
+    return result
+
