@@ -8,6 +8,7 @@ from typing import Callable
 from fastapi import FastAPI, Request
 from pydantic import BaseModel, ConfigDict
 
+from api.graphql.schema import graphql_router
 from api.openapi import install_openapi
 from api.problems import install_problem_handlers, problem
 from api.routers import ai, keys, market, portfolio, suggestions
@@ -43,6 +44,7 @@ def create_app(settings: Settings | None = None, now: Callable[[], datetime] | N
     install_problem_handlers(app)
     for router in (market.router, ai.router, portfolio.router, suggestions.router, keys.router):
         app.include_router(router)
+    app.include_router(graphql_router(settings), prefix="/graphql")
     install_openapi(app)
 
     @app.middleware("http")

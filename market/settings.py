@@ -94,6 +94,13 @@ class Settings(BaseSettings):
         "created once in secrets_dir/api-key-pepper. Changing it invalidates every client key.",
     )
     secrets_dir: Path = Field(default=PROJECT_ROOT / "var" / "secrets", description="Generated secrets (mode 0600).")
+    graphql_introspection: bool = Field(
+        default=True, description="GraphQL introspection and the GraphiQL page (/graphql in a browser); off hides both.")
+    graphql_max_depth: int = Field(default=8, ge=2, description="Deepest GraphQL selection accepted.")
+    graphql_max_tokens: int = Field(default=2000, ge=50, description="Most lexical tokens in one GraphQL document.")
+    graphql_max_aliases: int = Field(default=15, ge=0, description="Most aliased fields in one GraphQL document.")
+    graphql_max_cost: int = Field(
+        default=200_000, ge=100, description="Largest estimated GraphQL cost: each field costs 1, times the page sizes above it.")
     stage_timeout_seconds: int = Field(default=1800, ge=1, description="Per-notebook execution limit.")
     log_level: str = Field(default="INFO", description="Python logging level.")
 

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
 from pydantic import SecretStr
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
 from api import keystore
 from market.settings import Settings
+from models.sentiment.composite import METHOD as SENTIMENT_METHOD
+from models.sentiment.scorer import SCORER_ID
 from portfolio import ai, suggestions
 from portfolio.trading import move_cash
 from store import tables
@@ -46,6 +48,30 @@ def seed_prices(engine: Engine) -> None:
         append_history(conn, tables.eod_prices, rows)
 
 
+def seed_documents(engine: Engine) -> None:
+    """Fundamentals, one news item naming LIQ with its sentiment score, and LIQ's daily
+    sentiment composite: what an instrument's GraphQL fields read beside prices."""
+    with engine.begin() as conn:
+        append_history(conn, tables.fundamentals, [
+            {"symbol": "LIQ", "report_date": date(2026, 9, 30), "period_end": date(2026, 9, 30), "eps": 4.2,
+             "book_value_per_share": 31.5, "dividend_yield": 0.031, "shares_outstanding": 2_000_000,
+             "market_cap": 100_000_000.0, "source": "test"},
+            {"symbol": "LIQ", "report_date": date(2026, 6, 30), "period_end": date(2026, 6, 30), "eps": 3.9,
+             "source": "test"}])
+        append_history(conn, tables.news_items, [
+            {"content_hash": "n1", "link": "https://news.example/liq-profit", "title": "LIQ Holdings profit up 12%",
+             "summary": "Record quarter.", "feed_url": "https://news.example/rss",
+             "published_at": datetime(2026, 11, 19, 14, 0, tzinfo=timezone.utc)}])
+        news_id = conn.execute(select(tables.news_items.c.id)).scalar_one()
+        append_history(conn, tables.document_mentions, [
+            {"doc_kind": "NEWS", "doc_id": news_id, "symbol": "LIQ", "matched_by": "symbol"}])
+        append_history(conn, tables.sentiment_scores, [
+            {"doc_kind": "NEWS", "doc_id": news_id, "scorer": SCORER_ID, "score": 0.6}])
+        append_history(conn, tables.sentiment_composites, [
+            {"symbol": "LIQ", "trading_date": d, "method": SENTIMENT_METHOD, "score": 0.3, "item_count": 1}
+            for d in days_up_to(DAY, 2)])
+
+
 @dataclass
 class World:
     settings: Settings
@@ -62,6 +88,7 @@ def build(settings: Settings) -> World:
     settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY), "ai_starting_cash": 1_000_000})
     engine = service_engine(settings)
     seed_prices(engine)
+    seed_documents(engine)
     seed_predictions(engine, DAY, {
         "LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP", "weight": 0.2, "predicted_return": 0.012},
         "MID": {"score": 55.0, "action": "HOLD", "tercile": "MIDDLE", "predicted_return": 0.001},

@@ -1,0 +1,67 @@
+"""What every resolver sees: the services, the caller and this request's DataLoaders.
+
+The context is built by the REST key dependency's own function (`authenticate`), so a
+GraphQL request is authenticated, tiered and rate limited exactly as a REST one: a bad
+key is an HTTP 401 and an exhausted limit an HTTP 429, both problem+json, before the
+document is even parsed. The one exception is the GraphiQL page itself (a browser's GET
+without a query), which executes nothing; its requests carry the key you set in its
+headers pane.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable, TypeVar
+
+from fastapi import Depends, Request, Security
+from strawberry.fastapi import BaseContext
+from strawberry.types import Info
+
+from api.graphql.loaders import Loaders
+from api.security import Principal, api_key_header, authenticate
+from api.services import Services, services
+from market.errors import PermissionDeniedError
+
+T = TypeVar("T")
+
+
+class GraphContext(BaseContext):
+    def __init__(self, svc: Services, caller: Principal | None) -> None:
+        super().__init__()
+        self.svc = svc
+        self.caller = caller
+        self.loaders = Loaders(svc)
+
+    @property
+    def principal(self) -> Principal:
+        if self.caller is None:  # only the GraphiQL page has no caller, and it resolves nothing
+            raise PermissionDeniedError("this request carries no API key")
+        return self.caller
+
+    async def read(self, read: Callable[..., T], *args: Any) -> T:
+        """`read(conn, *args)` on a pooled connection, off the event loop."""
+        def run() -> T:
+            with self.svc.engine.connect() as conn:
+                return read(conn, *args)
+        return await asyncio.to_thread(run)
+
+    async def call(self, function: Callable[..., T], *args: Any) -> T:
+        """A service function that manages its own transaction, off the event loop."""
+        return await asyncio.to_thread(function, *args)
+
+
+def is_ide_page(request: Request, svc: Services) -> bool:
+    return (svc.settings.graphql_introspection and request.method == "GET" and "query" not in request.query_params
+            and "text/html" in request.headers.get("accept", ""))
+
+
+def graph_context(request: Request, svc: Services = Depends(services),
+                  presented: str | None = Security(api_key_header)) -> GraphContext:
+    """Sync on purpose: FastAPI runs it in the thread pool, where the key lookup may block."""
+    if is_ide_page(request, svc):
+        return GraphContext(svc, None)
+    return GraphContext(svc, authenticate(request, svc, presented))
+
+
+def context_of(info: Info) -> GraphContext:
+    return info.context
+

@@ -1,0 +1,126 @@
+"""Protection of the GraphQL endpoint and its error policy.
+
+Limits (settings `graphql_max_*`): depth, lexical tokens and aliases use Strawberry's
+extensions; the cost cap is ours. The cost of an operation is an upper bound of the
+objects it can return: every field costs 1, times the page size (`first`, or the field's
+default page size) of each list above it. So `instruments(first: 60) { nodes {
+recentBars(first: 20) { nodes { close } } } }` costs 1 + 60 x (1 + 1 + 20 x (1 + 1)) =
+2,521. It is computed before execution from the document and the variables, and an
+operation over the cap is refused whole (code QUERY_TOO_COSTLY) without touching the store.
+
+Errors: a domain error a resolver raises on purpose (bad argument, not ready, forbidden)
+keeps its message and gains `extensions.code`; GraphQL syntax and validation errors are
+returned as they are; anything else is masked ("Unexpected error") and logged with the
+request id, so no stack detail or SQL reaches a client.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterator
+
+from graphql import (DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLError,
+                     GraphQLNamedType, GraphQLSchema, InlineFragmentNode, OperationDefinitionNode, SelectionSetNode,
+                     VariableNode, get_named_type, value_from_ast)
+from strawberry.extensions import MaskErrors, SchemaExtension
+
+from market.errors import (ConflictError, InvalidInputError, NotFoundError, NotReadyError, PermissionDeniedError)
+
+log = logging.getLogger(__name__)
+CODES = {InvalidInputError: "BAD_USER_INPUT", NotFoundError: "NOT_FOUND", ConflictError: "CONFLICT",
+         NotReadyError: "NOT_READY", PermissionDeniedError: "FORBIDDEN"}
+PAGE_ARGUMENT = "first"
+
+
+def operation_cost(schema: GraphQLSchema, document: DocumentNode, variables: dict[str, Any] | None,
+                   operation_name: str | None) -> int:
+    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
+    if not chosen:
+        return 0
+    operation = chosen[0]
+    root = schema.get_root_type(operation.operation)
+    return _cost(schema, operation.selection_set, root, 1, fragments, variables or {}, frozenset())
+
+
+def _cost(schema: GraphQLSchema, selections: SelectionSetNode, parent: GraphQLNamedType | None, multiplier: int,
+          fragments: dict[str, FragmentDefinitionNode], variables: dict[str, Any], seen: frozenset[str]) -> int:
+    total = 0
+    for selection in selections.selections:
+        if isinstance(selection, FieldNode):
+            total += multiplier
+            definition = getattr(parent, "fields", {}).get(selection.name.value)
+            if selection.selection_set and definition is not None:
+                inner = multiplier * _page_size(selection, definition, variables)
+                total += _cost(schema, selection.selection_set, get_named_type(definition.type), inner, fragments,
+                               variables, seen)
+        elif isinstance(selection, InlineFragmentNode):
+            kind = schema.get_type(selection.type_condition.name.value) if selection.type_condition else parent
+            total += _cost(schema, selection.selection_set, kind, multiplier, fragments, variables, seen)
+        elif isinstance(selection, FragmentSpreadNode):
+            name = selection.name.value
+            fragment = fragments.get(name)
+            if fragment is not None and name not in seen:
+                kind = schema.get_type(fragment.type_condition.name.value)
+                total += _cost(schema, fragment.selection_set, kind, multiplier, fragments, variables, seen | {name})
+    return total
+
+
+def _page_size(node: FieldNode, definition: Any, variables: dict[str, Any]) -> int:
+    argument = definition.args.get(PAGE_ARGUMENT)
+    if argument is None:
+        return 1
+    given = next((a.value for a in node.arguments or () if a.name.value == PAGE_ARGUMENT), None)
+    value = None
+    if isinstance(given, VariableNode):
+        value = variables.get(given.name.value)
+    elif given is not None:
+        value = value_from_ast(given, argument.type)
+    if value is None:
+        value = argument.default_value
+    return value if isinstance(value, int) and value > 0 else 1
+
+
+class CostLimiter(SchemaExtension):
+    """Refuses an operation whose estimated cost is over `max_cost`, before validation and execution."""
+
+    def __init__(self, max_cost: int) -> None:
+        self.max_cost = max_cost
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.graphql_document is not None:
+            cost = operation_cost(context.schema._schema, context.graphql_document, context.variables,
+                                  context.operation_name)
+            if cost > self.max_cost:
+                context.pre_execution_errors = [GraphQLError(
+                    f"the query's estimated cost is {cost:,}, over the limit of {self.max_cost:,}; ask for smaller "
+                    "pages (`first`) or fewer nested lists", extensions={"code": "QUERY_TOO_COSTLY", "cost": cost,
+                                                                          "limit": self.max_cost})]
+        yield
+
+
+def _unexpected(error: GraphQLError) -> bool:
+    original = error.original_error
+    return original is not None and not isinstance(original, (GraphQLError, *CODES))
+
+
+class ErrorPolicy(MaskErrors):
+    """Codes for domain errors, masking for the unexpected (see the module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__(should_mask_error=_unexpected,
+                         error_message="Unexpected error; the server log has the details under this response's X-Request-ID")
+
+    def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
+        processed = []
+        for error in errors:
+            if self.should_mask_error(error):
+                log.error("GraphQL resolver failed at %s", error.path, exc_info=error.original_error)
+                processed.append(self.anonymise_error(error))
+                continue
+            code = next((c for cls, c in CODES.items() if isinstance(error.original_error, cls)), None)
+            if code is not None:
+                error.extensions = {**(error.extensions or {}), "code": code}
+            processed.append(error)
+        return processed

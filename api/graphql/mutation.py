@@ -1,0 +1,99 @@
+"""Mutations for what a client can do over REST: a manual trade, cash in or out, confirm or
+reject a suggestion. Expected failures are union members (InvalidInput, NotFound,
+Conflict, NotReady); anything else is an unexpected error and is masked."""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Any, Awaitable, Callable, Union
+
+import strawberry
+from pydantic import BaseModel, ValidationError
+from strawberry.types import Info
+
+from api.graphql.types.cash_moved import CashMoved
+from api.graphql.types.inputs import ManualTradeInput
+from api.graphql.types.suggestion import Suggestion
+from api.graphql.types.trade_placed import TradePlaced
+from api.graphql.types.user_errors import Conflict, FieldError, InvalidInput, NotFound, NotReady, UserError
+from api.schemas.portfolio import CashIn, ManualTradeIn
+from api.security import caller_portfolio
+from market.errors import ConflictError, InvalidInputError, NotFoundError, NotReadyError
+from portfolio import suggestions
+from portfolio.trading import ManualTrade, move_cash, place_manual_trade
+
+TradeResult = Annotated[Union[TradePlaced, InvalidInput, Conflict, NotReady], strawberry.union("TradeResult")]
+CashResult = Annotated[Union[CashMoved, InvalidInput], strawberry.union("CashResult")]
+SuggestionResult = Annotated[Union[Suggestion, NotFound, Conflict, InvalidInput, NotReady],
+                             strawberry.union("SuggestionResult")]
+EXPECTED = {InvalidInputError: InvalidInput, NotFoundError: NotFound, ConflictError: Conflict, NotReadyError: NotReady}
+
+
+def _validated(model: type[BaseModel], values: dict[str, Any]) -> BaseModel | InvalidInput:
+    try:
+        return model.model_validate(values)
+    except ValidationError as error:
+        fields = [FieldError(field=".".join(str(p) for p in e["loc"]) or "input", message=e["msg"]) for e in error.errors()]
+        return InvalidInput(message="the input failed validation: " + "; ".join(f"{f.field}: {f.message}" for f in fields),
+                            fields=fields)
+
+
+async def _expected(action: Callable[[], Awaitable[Any]]) -> Any:
+    """The action's result, or its expected domain failure as a union member."""
+    try:
+        return await action()
+    except tuple(EXPECTED) as error:
+        return next(kind for cls, kind in EXPECTED.items() if isinstance(error, cls))(message=str(error))
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation(description="A manual trade (POST /api/portfolio/trade); a retried idempotency key returns "
+                                     "the first result and trades once.")
+    async def place_trade(self, info: Info, order: ManualTradeInput, idempotency_key: str | None = None) -> TradeResult:
+        ctx = info.context
+        checked = _validated(ManualTradeIn, vars(order))
+        if isinstance(checked, UserError):
+            return checked
+        if idempotency_key is not None and not 1 <= len(idempotency_key) <= 200:
+            return InvalidInput(message="idempotencyKey must be 1 to 200 characters")
+
+        async def act() -> TradePlaced:
+            portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
+            trade = ManualTrade(checked.side, checked.symbol, checked.quantity, checked.price, checked.fees)
+            result = await ctx.call(place_manual_trade, ctx.svc.engine, ctx.svc.settings, ctx.svc.calendar, portfolio_id,
+                                    trade, idempotency_key, ctx.svc.now())
+            return TradePlaced.from_result(result)
+        return await _expected(act)
+
+    @strawberry.mutation(description="A deposit (positive amount) or withdrawal (negative); cash never goes below zero.")
+    async def move_cash(self, info: Info, amount: Decimal, note: str | None = None) -> CashResult:
+        ctx = info.context
+        checked = _validated(CashIn, {"amount": amount, "note": note})
+        if isinstance(checked, UserError):
+            return checked
+
+        async def act() -> CashMoved:
+            portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
+            balance = await ctx.call(move_cash, ctx.svc.engine, portfolio_id, checked.amount, checked.note, ctx.svc.now())
+            return CashMoved(portfolio_id=portfolio_id, balance=balance)
+        return await _expected(act)
+
+    @strawberry.mutation(description="Execute a pending suggestion after re-checking cash, holdings and the rails.")
+    async def confirm_suggestion(self, info: Info, suggestion_id: strawberry.ID) -> SuggestionResult:
+        ctx = info.context
+
+        async def act() -> Suggestion:
+            portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
+            return Suggestion.from_row(await ctx.call(suggestions.confirm, ctx.svc.engine, ctx.svc.settings, ctx.svc.calendar,
+                                                      portfolio_id, str(suggestion_id), ctx.svc.now()))
+        return await _expected(act)
+
+    @strawberry.mutation(description="Decline a pending suggestion.")
+    async def reject_suggestion(self, info: Info, suggestion_id: strawberry.ID) -> SuggestionResult:
+        ctx = info.context
+
+        async def act() -> Suggestion:
+            portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
+            return Suggestion.from_row(await ctx.call(suggestions.reject, ctx.svc.engine, portfolio_id, str(suggestion_id),
+                                                      ctx.svc.now()))
+        return await _expected(act)

@@ -1,0 +1,16 @@
+"""Field-level authorisation: a client key asking for an admin-only field gets an error at
+that field (code FORBIDDEN) and null in its place; the rest of the query still answers."""
+from __future__ import annotations
+
+from typing import Any
+
+from strawberry.permission import BasePermission
+from strawberry.types import Info
+
+
+class AdminOnly(BasePermission):
+    message = "this field needs the admin key (the same rule as its REST endpoint)"
+    error_extensions = {"code": "FORBIDDEN"}
+
+    def has_permission(self, source: Any, info: Info, **kwargs: Any) -> bool:
+        return info.context.principal.is_admin

@@ -1,0 +1,71 @@
+"""Root queries: thin adapters over the services the REST routers use. Every root field
+is nullable, so one failing field leaves the others' answers in place (partial results)."""
+from __future__ import annotations
+
+import strawberry
+from strawberry.types import Info
+
+from api.graphql.pagination import Connection, Page
+from api.graphql.types.ai_portfolio import AIPortfolio
+from api.graphql.types.enums import Action, Tercile
+from api.graphql.types.instrument import Instrument
+from api.graphql.types.model_performance import ModelPerformance
+from api.graphql.types.portfolio import Portfolio
+from api.security import caller_portfolio
+from models import instrument_views
+from models.performance import performance
+from portfolio import views
+from portfolio.ai import ai_positions
+from portfolio.valuation import portfolio_view
+
+INSTRUMENTS = Page("instruments", default=50, largest=200)
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="Listed instruments by symbol, filtered by board, sector, the latest prediction's "
+                                  "tercile and action, and whether they pass the liquidity rail's entry gates today.")
+    async def instruments(self, info: Info, board: str | None = None, sector: str | None = None,
+                          tercile: Tercile | None = None, action: Action | None = None, liquid: bool | None = None,
+                          first: int | None = INSTRUMENTS.default, after: str | None = None) -> Connection[Instrument] | None:
+        ctx = info.context
+        INSTRUMENTS.size(first)
+        rows = await ctx.read(instrument_views.instruments)
+        rows = [r for r in rows if (board is None or r["board"].upper() == board.upper())
+                and (sector is None or (r["sector"] or "").lower() == sector.lower())]
+        keys = [(r["symbol"],) for r in rows]
+        if tercile is not None or action is not None:
+            predictions = await ctx.loaders.latest_prediction.load_many(keys)
+            rows = [r for r, p in zip(rows, predictions) if p is not None
+                    and (tercile is None or p["tercile"] == tercile.value) and (action is None or p["action"] == action.value)]
+            keys = [(r["symbol"],) for r in rows]
+        if liquid is not None:
+            gates = await ctx.loaders.liquidity.load_many(keys)
+            rows = [r for r, g in zip(rows, gates) if (g is not None and g["passes_entry_gates"]) == liquid]
+        page, page_info = INSTRUMENTS.slice(rows, lambda r: r["symbol"], first, after)
+        return Connection(nodes=[Instrument.from_row(r) for r in page], page_info=page_info)
+
+    @strawberry.field(description="One instrument by symbol (case-insensitive); null when not listed.")
+    async def instrument(self, info: Info, symbol: str) -> Instrument | None:
+        row = await info.context.loaders.instrument.load((symbol.strip().upper(),))
+        return Instrument.from_row(row) if row else None
+
+    @strawberry.field(description="The caller's portfolio (the admin key's is the house portfolio).")
+    async def portfolio(self, info: Info) -> Portfolio | None:
+        ctx = info.context
+        portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
+        day = await ctx.call(ctx.svc.valuation_day)
+        view = await ctx.read(portfolio_view, portfolio_id, day)
+        return Portfolio.build(views.summarise(view), view["positions"])
+
+    @strawberry.field(description="The autonomous AI portfolio.")
+    async def ai_portfolio(self, info: Info) -> AIPortfolio | None:
+        ctx = info.context
+        day = await ctx.call(ctx.svc.valuation_day)
+        summary = await ctx.read(views.ai_summary, day, ctx.svc.settings.ai_starting_cash)
+        positions = await ctx.read(ai_positions, day)
+        return AIPortfolio.build(summary, positions)
+
+    @strawberry.field(description="The model's live out-of-sample record with base rates.")
+    async def model_performance(self, info: Info) -> ModelPerformance | None:
+        return ModelPerformance.from_record(await info.context.read(performance))

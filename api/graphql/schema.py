@@ -1,0 +1,39 @@
+"""The schema and the FastAPI router mounted at /graphql.
+
+Batching is off (Strawberry's default: no `batching_config`), so one HTTP request is one
+operation, counted once against the key's rate limit and capped by one cost estimate.
+Introspection and GraphiQL are on by default for developers; `graphql_introspection=false`
+turns both off. GET is accepted for queries (never mutations), as the GraphQL-over-HTTP
+spec allows; a key is required either way, so cross-site requests cannot act.
+"""
+from __future__ import annotations
+
+import strawberry
+from strawberry.extensions import DisableIntrospection, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.fastapi import GraphQLRouter
+
+from api.graphql.context import graph_context
+from api.graphql.limits import CostLimiter, ErrorPolicy
+from api.graphql.mutation import Mutation
+from api.graphql.query import Query
+from market.settings import Settings
+
+
+def build_schema(settings: Settings) -> strawberry.Schema:
+    # Factories, not instances: Strawberry builds a fresh extension for each request.
+    extensions = [
+        ErrorPolicy,
+        lambda: QueryDepthLimiter(max_depth=settings.graphql_max_depth),
+        lambda: MaxTokensLimiter(max_token_count=settings.graphql_max_tokens),
+        lambda: MaxAliasesLimiter(max_alias_count=settings.graphql_max_aliases),
+        lambda: CostLimiter(settings.graphql_max_cost),
+    ]
+    if not settings.graphql_introspection:
+        extensions.append(DisableIntrospection)
+    return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions)
+
+
+def graphql_router(settings: Settings) -> GraphQLRouter:
+    return GraphQLRouter(build_schema(settings), context_getter=graph_context,
+                         graphql_ide="graphiql" if settings.graphql_introspection else None,
+                         include_in_schema=False, multipart_uploads_enabled=False)

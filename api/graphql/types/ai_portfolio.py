@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from api.graphql.pagination import Connection, Page
+from api.graphql.permissions import AdminOnly
+from api.graphql.types.ai_day import AIDay
+from api.graphql.types.ai_position import AIPosition
+from api.graphql.types.ai_trade import AITrade
+from portfolio import views
+
+AI_POSITIONS = Page("aiPositions", default=100, largest=500)
+AI_TRADES = Page("aiTrades", default=100, largest=1000)
+AI_DAYS = Page("aiDays", default=100, largest=1000)
+
+
+@strawberry.type(description="The autonomous AI portfolio at the latest close (GET /api/ai-portfolio/summary and positions).")
+class AIPortfolio:
+    as_of: date
+    started: bool = strawberry.field(description="False until the AI portfolio's first executed day.")
+    starting_cash: Decimal
+    total_return_pct: float | None
+    cash: Decimal
+    market_value: Decimal
+    equity: Decimal
+    liquid_equity: Decimal
+    illiquid_discounts: JSON
+    unrealized_pnl: Decimal
+    realized_pnl: Decimal
+    positions_count: int
+    open_positions: strawberry.Private[list[dict[str, Any]]]
+
+    @classmethod
+    def build(cls, summary: dict[str, Any], positions: list[dict[str, Any]]) -> AIPortfolio:
+        fields = {name: summary[name] for name in cls.__annotations__ if name in summary}
+        return cls(**fields, open_positions=positions)
+
+    @strawberry.field(description="Open positions by ticker, each with the rationale of its opening trade.")
+    def positions(self, first: int | None = AI_POSITIONS.default, after: str | None = None) -> Connection[AIPosition]:
+        page, info = AI_POSITIONS.slice(self.open_positions, lambda p: p["symbol"], first, after)
+        return Connection(nodes=[AIPosition.from_row(p, self.equity) for p in page], page_info=info)
+
+    @strawberry.field(description="Admin only (null with a FORBIDDEN error otherwise): every AI trade with its rationale, oldest first.", permission_classes=[AdminOnly])
+    async def trades(self, info: Info, first: int | None = AI_TRADES.default, after: str | None = None) -> Connection[AITrade] | None:
+        record = await info.context.read(views.ai_record)
+        page, page_info = AI_TRADES.slice(record["trades"], lambda t: t["trade_id"], first, after, order="as-listed")
+        return Connection(nodes=[AITrade.from_row(t) for t in page], page_info=page_info)
+
+    @strawberry.field(description="Admin only (null with a FORBIDDEN error otherwise): every executed day, oldest first.", permission_classes=[AdminOnly])
+    async def days(self, info: Info, first: int | None = AI_DAYS.default, after: str | None = None) -> Connection[AIDay] | None:
+        record = await info.context.read(views.ai_record)
+        page, page_info = AI_DAYS.slice(record["days"], lambda d: d["trading_date"], first, after)
+        return Connection(nodes=[AIDay.from_row(d) for d in page], page_info=page_info)

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import strawberry
+from strawberry.types import Info
+
+from api.graphql.pagination import Connection, Page, PageInfo
+from api.graphql.types.daily_bar import DailyBar
+from api.graphql.types.fundamentals import Fundamentals
+from api.graphql.types.liquidity import Liquidity
+from api.graphql.types.news_item import NewsItem
+from api.graphql.types.prediction import Prediction
+from api.graphql.types.quote import Quote
+from api.graphql.types.sentiment_score import SentimentScore
+from market.errors import InvalidInputError
+
+HISTORY = Page("history", default=100, largest=2000)
+RECENT_BARS = Page("recentBars", default=20, largest=2000)
+PREDICTIONS = Page("predictions", default=100, largest=2000)
+NEWS = Page("news", default=20, largest=200)
+SENTIMENT = Page("sentiment", default=100, largest=2000)
+
+
+def _range(start: date | None, end: date | None) -> None:
+    if start and end and start > end:
+        raise InvalidInputError(f"start {start.isoformat()} is after end {end.isoformat()}")
+
+
+@strawberry.type(description="A listed instrument; every per-instrument field is batched across a list of instruments.")
+class Instrument:
+    symbol: str
+    name: str
+    board: str
+    sector: str | None
+    currency: str
+    listed_on: date | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Instrument:
+        return cls(symbol=row["symbol"], name=row["name"], board=row["board"], sector=row["sector"],
+                   currency=row["currency"], listed_on=row["listed_on"])
+
+    @strawberry.field(description="This instrument's entry in GET /api/market/latest.")
+    async def latest_quote(self, info: Info) -> Quote | None:
+        entry = await info.context.loaders.quote.load((self.symbol,))
+        return Quote.from_entry(entry) if entry else None
+
+    @strawberry.field(description="The prediction of the latest scored day; null when the model skipped the instrument.")
+    async def latest_prediction(self, info: Info) -> Prediction | None:
+        row = await info.context.loaders.latest_prediction.load((self.symbol,))
+        return Prediction.from_row(row) if row else None
+
+    @strawberry.field(description="Entry gates of the liquidity rail on the latest market day.")
+    async def liquidity(self, info: Info) -> Liquidity | None:
+        row = await info.context.loaders.liquidity.load((self.symbol,))
+        return Liquidity.from_row(row) if row else None
+
+    @strawberry.field(description="The latest reported fundamentals.")
+    async def fundamentals(self, info: Info) -> Fundamentals | None:
+        row = await info.context.loaders.fundamentals.load((self.symbol,))
+        return Fundamentals.from_row(row) if row else None
+
+    @strawberry.field(description="Daily bars oldest first within [start, end] (GET /api/market/history).")
+    async def history(self, info: Info, start: date | None = None, end: date | None = None,
+                      first: int | None = HISTORY.default, after: str | None = None) -> Connection[DailyBar]:
+        _range(start, end)
+        size, key = HISTORY.size(first), HISTORY.key_after(after)
+        cursor_day = date.fromisoformat(key) if key else None
+        page = await info.context.loaders.history.load((self.symbol, start, end, size, cursor_day))
+        return _bars(HISTORY, page)
+
+    @strawberry.field(description="The last `first` bars up to `end` (default: the latest), oldest first.")
+    async def recent_bars(self, info: Info, first: int | None = RECENT_BARS.default,
+                          end: date | None = None) -> Connection[DailyBar]:
+        page = await info.context.loaders.recent_bars.load((self.symbol, RECENT_BARS.size(first), end))
+        return _bars(RECENT_BARS, page)
+
+    @strawberry.field(description="Served predictions within [start, end], oldest first.")
+    async def predictions(self, info: Info, start: date | None = None, end: date | None = None,
+                          first: int | None = PREDICTIONS.default, after: str | None = None) -> Connection[Prediction]:
+        _range(start, end)
+        rows = await info.context.loaders.predictions.load((self.symbol, start, end))
+        page, page_info = PREDICTIONS.slice(rows, lambda r: r["trading_date"], first, after)
+        return Connection(nodes=[Prediction.from_row(r) for r in page], page_info=page_info)
+
+    @strawberry.field(description="News and disclosures naming the instrument, newest first.")
+    async def news(self, info: Info, first: int | None = NEWS.default, after: str | None = None) -> Connection[NewsItem]:
+        rows = await info.context.loaders.news.load((self.symbol,))
+        page, page_info = NEWS.slice(rows, lambda r: (r["published_at"], r["kind"], r["id"]), first, after, order="descending")
+        return Connection(nodes=[NewsItem.from_row(r) for r in page], page_info=page_info)
+
+    @strawberry.field(description="The daily sentiment composite within [start, end], oldest first.")
+    async def sentiment(self, info: Info, start: date | None = None, end: date | None = None,
+                        first: int | None = SENTIMENT.default, after: str | None = None) -> Connection[SentimentScore]:
+        _range(start, end)
+        rows = await info.context.loaders.sentiment.load((self.symbol, start, end))
+        page, page_info = SENTIMENT.slice(rows, lambda r: r["trading_date"], first, after)
+        return Connection(nodes=[SentimentScore.from_row(r) for r in page], page_info=page_info)
+
+
+def _bars(page_rule: Page, page: dict[str, Any]) -> Connection[DailyBar]:
+    items = page["items"]
+    end_cursor = page_rule.cursor(items[-1]["trading_date"]) if items else None
+    return Connection(nodes=[DailyBar.from_item(i) for i in items],
+                      page_info=PageInfo(end_cursor=end_cursor, has_next_page=page["next_cursor"] is not None))

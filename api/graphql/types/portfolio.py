@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from api.graphql.pagination import Connection, Page
+from api.graphql.types.position import Position
+from api.graphql.types.suggestion import Suggestion
+from api.graphql.types.trade import Trade
+from portfolio import suggestions, views
+
+POSITIONS = Page("positions", default=100, largest=500)
+TRADES = Page("trades", default=100, largest=1000)
+SUGGESTIONS = Page("suggestions", default=50, largest=200)
+
+
+@strawberry.type(description="The caller's portfolio valued at the latest close (the admin key's is the house portfolio).")
+class Portfolio:
+    portfolio_id: str
+    as_of: date
+    cash: Decimal
+    market_value: Decimal
+    equity: Decimal = strawberry.field(description="Cash plus positions at the latest close.")
+    liquid_equity: Decimal = strawberry.field(description="Equity less the discounts of positions that cannot be sold.")
+    illiquid_discounts: JSON = strawberry.field(description="Discount per ticker (TRAPPED: whole value; HIGH_SPREAD: value x spread).")
+    unrealized_pnl: Decimal
+    realized_pnl: Decimal
+    positions_count: int
+    cash_weight: float = strawberry.field(description="Cash's share of equity.")
+    open_positions: strawberry.Private[list[dict[str, Any]]]
+
+    @classmethod
+    def build(cls, summary: dict[str, Any], positions: list[dict[str, Any]]) -> Portfolio:
+        cash = next(a["weight"] for a in summary["allocation"] if a["symbol"] == "CASH")
+        fields = {name: summary[name] for name in cls.__annotations__ if name in summary}
+        return cls(**fields, cash_weight=cash, open_positions=positions)
+
+    @strawberry.field(description="Open positions by ticker.")
+    def positions(self, first: int | None = POSITIONS.default, after: str | None = None) -> Connection[Position]:
+        page, info = POSITIONS.slice(self.open_positions, lambda p: p["symbol"], first, after)
+        return Connection(nodes=[Position.from_row(p, self.equity) for p in page], page_info=info)
+
+    @strawberry.field(description="Every trade, oldest first.")
+    async def trades(self, info: Info, first: int | None = TRADES.default, after: str | None = None) -> Connection[Trade]:
+        rows = await info.context.read(views.trade_history, self.portfolio_id)
+        page, page_info = TRADES.slice(rows, lambda t: t["trade_id"], first, after, order="as-listed")
+        return Connection(nodes=[Trade.from_row(t) for t in page], page_info=page_info)
+
+    @strawberry.field(description="Pending morning suggestions (expired ones are not listed).")
+    async def suggestions(self, info: Info, first: int | None = SUGGESTIONS.default,
+                          after: str | None = None) -> Connection[Suggestion]:
+        ctx = info.context
+        rows = await ctx.call(suggestions.list_pending, ctx.svc.engine, self.portfolio_id, ctx.svc.now())
+        page, page_info = SUGGESTIONS.slice(
+            rows, lambda s: (str(s["trading_date"]), s["side"] != "SELL", s["symbol"]), first, after)
+        return Connection(nodes=[Suggestion.from_row(s) for s in page], page_info=page_info)

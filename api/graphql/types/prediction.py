@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import strawberry
+
+from api.graphql.types.enums import Action, Tercile
+
+
+@strawberry.type(description="The two-layer model's output for one instrument and trading day.")
+class Prediction:
+    symbol: str
+    trading_date: date
+    model_id: str
+    horizon_days: int = strawberry.field(description="Trading days the prediction looks ahead.")
+    score: float | None = strawberry.field(description="0-100 calibrated conviction that the close rises over the horizon.")
+    action: Action | None
+    weight: float | None = strawberry.field(description="Risk-adjusted position weight (volatility-scaled, capped).")
+    tercile: Tercile | None
+    predicted_return: float | None
+    probability_up: float | None = strawberry.field(description="Layer 2's probability of an up move.")
+    layer1_probability: float | None = strawberry.field(description="The foundation model's P(up), one of the 14 features.")
+    layer1_backend: str | None = strawberry.field(description="Foundation-model backend; `fallback-...` names the labelled fallback.")
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Prediction:
+        return cls(symbol=row["symbol"], trading_date=row["trading_date"], model_id=row["model_id"],
+                   horizon_days=row["horizon_days"], score=row["score"], action=_enum(Action, row["action"]),
+                   weight=row["weight"], tercile=_enum(Tercile, row["tercile"]), predicted_return=row["predicted_return"], probability_up=row["p_up"],
+                   layer1_probability=row["layer1_p_up"], layer1_backend=row["layer1_backend"])
+
+
+def _enum(kind: type, value: str | None):  # noqa: ANN202
+    return kind(value) if value is not None else None

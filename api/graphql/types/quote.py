@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import strawberry
+
+from api.graphql.types.enums import Action, Tercile
+
+
+@strawberry.type(description="An instrument's entry in GET /api/market/latest: the market day's close with its prediction.")
+class Quote:
+    trading_date: date = strawberry.field(description="Date of the last bar (older than the market day when it did not trade).")
+    close: float
+    volume: int
+    change_pct: float | None
+    rsi: float | None
+    predicted_return: float | None
+    score: float | None
+    action: Action | None
+    tercile: Tercile | None
+    model_id: str | None
+    layer1_backend: str | None
+    reason: str | None = strawberry.field(description="Why the prediction fields are null.")
+
+    @classmethod
+    def from_entry(cls, entry: dict[str, Any]) -> Quote:
+        action, tercile = entry["action"], entry["tercile"]
+        return cls(**{**entry, "action": Action(action) if action else None, "tercile": Tercile(tercile) if tercile else None})

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+import strawberry
+from strawberry.scalars import JSON
+
+
+@strawberry.type(description="A morning trade suggestion for the caller's portfolio.")
+class Suggestion:
+    suggestion_id: strawberry.ID
+    trading_date: date
+    symbol: str
+    side: str
+    quantity: int
+    limit_price: Decimal
+    reason: JSON
+    expires_at: datetime
+    state: str = strawberry.field(description="PENDING, CONFIRMED, REJECTED or EXPIRED.")
+    trade_id: str | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Suggestion:
+        return cls(**{name: row.get(name) for name in cls.__annotations__})

@@ -1,0 +1,266 @@
+"""GraphQL over real HTTP: every type reachable, results equal to REST's for the same data,
+filters, pagination and mutations with typed failures; on SQLite and Postgres."""
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+import pytest
+
+from tests.api.conftest import Api
+from tests.api.graph import data, gql, snake
+from tests.api.world import DAY
+from tests.conftest import ADMIN_KEY
+
+POSITION = "symbol quantity costBasis averageCost purchaseDate price marketValue unrealizedPnl realizedPnl flags"
+TRADE = "tradeId tradingDate timestamp symbol side quantity price fees value origin rationale"
+BAR = ("tradingDate open high low close volume bid ask rsi14 bollingerPctB bollingerBandwidth momentum5 momentum20 "
+       "volatility20 volumeRatio20 spreadPct")
+METRIC = "{ value baseRate sampleSize }"
+EVERYTHING = f"""{{
+  instruments {{ nodes {{ __typename symbol name board sector currency listedOn
+    latestQuote {{ __typename close reason }}
+    latestPrediction {{ __typename score action weight tercile predictedReturn probabilityUp layer1Probability layer1Backend }}
+    liquidity {{ __typename adv20 passesEntryGates failedGates }}
+    fundamentals {{ __typename reportDate eps }}
+    history(first: 2) {{ nodes {{ __typename close }} }}
+    recentBars(first: 2) {{ nodes {{ __typename close }} }}
+    predictions {{ nodes {{ __typename score }} }}
+    news {{ nodes {{ __typename title sentiment }} }}
+    sentiment {{ nodes {{ __typename score }} }} }} }}
+  portfolio {{ __typename positions {{ nodes {{ __typename symbol instrument {{ symbol }} latestPrediction {{ score }} }} }}
+    trades {{ nodes {{ __typename tradeId }} }} suggestions {{ nodes {{ __typename suggestionId }} }} }}
+  aiPortfolio {{ __typename positions {{ nodes {{ __typename symbol }} }} trades {{ nodes {{ __typename tradeId }} }}
+    days {{ nodes {{ __typename tradingDate }} }} }}
+  modelPerformance {{ __typename modelId }}
+}}"""
+REQUIRED_TYPES = {"Instrument", "DailyBar", "Prediction", "Fundamentals", "NewsItem", "SentimentScore", "AIPosition",
+                  "AITrade", "Portfolio", "Position", "Trade", "Suggestion", "ModelPerformance"}
+
+
+def _typenames(value: object) -> set[str]:
+    if isinstance(value, dict):
+        found = {value["__typename"]} if "__typename" in value else set()
+        return found.union(*(_typenames(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_typenames(v) for v in value))
+    return set()
+
+
+def _buy(api: Api, key: str, symbol: str = "LIQ", quantity: int = 100, price: str = "52.00") -> dict:
+    result = data(api, """mutation($order: ManualTradeInput!) { placeTrade(order: $order) {
+        __typename ... on TradePlaced { tradeId symbol quantity price cashAfter replayed } ... on UserError { message } } }""",
+                  key, {"order": {"side": "BUY", "symbol": symbol, "quantity": quantity, "price": price}})["placeTrade"]
+    assert result["__typename"] == "TradePlaced", result
+    return result
+
+
+def test_every_type_is_reachable_and_returned(api: Api) -> None:
+    data(api, 'mutation { moveCash(amount: "100000") { __typename } }', ADMIN_KEY)
+    _buy(api, ADMIN_KEY)  # the house portfolio gets a position and a trade
+    returned = _typenames(data(api, EVERYTHING, ADMIN_KEY))
+    returned |= _typenames(data(api, "{ portfolio { suggestions { nodes { __typename } } } }", api.world.acme_key))
+    assert REQUIRED_TYPES <= returned, REQUIRED_TYPES - returned
+    schema = data(api, "{ __schema { types { name } } }", api.world.acme_key)["__schema"]["types"]
+    assert REQUIRED_TYPES <= {t["name"] for t in schema}
+
+
+def test_market_fields_equal_rest(api: Api) -> None:
+    key = api.world.acme_key
+    rest_latest = api.acme("GET", "/api/market/latest").json()
+    graph = data(api, """{ instruments { nodes { symbol latestQuote { tradingDate close volume changePct rsi
+        predictedReturn score action tercile modelId layer1Backend reason } } } }""", key)["instruments"]["nodes"]
+    assert {n["symbol"]: snake(n["latestQuote"]) for n in graph} == rest_latest
+
+    rest_page = api.acme("GET", "/api/market/history/LIQ", params={"limit": 25, "start": "2026-09-01"}).json()
+    page = data(api, f"""{{ instrument(symbol: "liq") {{ history(first: 25, start: "2026-09-01") {{
+        nodes {{ {BAR} }} pageInfo {{ endCursor hasNextPage }} }} }} }}""", key)["instrument"]["history"]
+    assert snake(page["nodes"]) == rest_page["items"] and page["pageInfo"]["hasNextPage"]
+    rest_next = api.acme("GET", "/api/market/history/LIQ",
+                         params={"limit": 25, "start": "2026-09-01", "cursor": rest_page["next_cursor"]}).json()
+    following = data(api, f"""query($after: String) {{ instrument(symbol: "LIQ") {{
+        history(first: 25, start: "2026-09-01", after: $after) {{ nodes {{ {BAR} }} pageInfo {{ hasNextPage }} }} }} }}""",
+                     key, {"after": page["pageInfo"]["endCursor"]})["instrument"]["history"]
+    assert snake(following["nodes"]) == rest_next["items"]
+    assert following["pageInfo"]["hasNextPage"] == (rest_next["next_cursor"] is not None)
+
+    recent = data(api, f'{{ instrument(symbol: "MID") {{ recentBars(first: 20) {{ nodes {{ {BAR} }} }} }} }}',
+                  key)["instrument"]["recentBars"]["nodes"]
+    assert len(recent) == 20 and recent[-1]["tradingDate"] == DAY.isoformat()
+    rest_recent = api.acme("GET", "/api/market/history/MID", params={"start": recent[0]["tradingDate"]}).json()
+    assert snake(recent) == rest_recent["items"]
+
+    prediction = data(api, '{ instrument(symbol: "LIQ") { latestPrediction { tradingDate score action tercile '
+                           'predictedReturn layer1Backend modelId } } }', key)["instrument"]["latestPrediction"]
+    liq = rest_latest["LIQ"]
+    assert (prediction["tradingDate"], prediction["score"], prediction["action"], prediction["tercile"]) == \
+        (liq["trading_date"], liq["score"], liq["action"], liq["tercile"])
+    assert (prediction["predictedReturn"], prediction["layer1Backend"], prediction["modelId"]) == \
+        (liq["predicted_return"], liq["layer1_backend"], liq["model_id"])
+
+
+def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
+    key = api.world.acme_key
+    _buy(api, key)
+    graph = data(api, f"""{{ portfolio {{ portfolioId asOf cash marketValue equity liquidEquity illiquidDiscounts
+        unrealizedPnl realizedPnl positionsCount cashWeight positions {{ nodes {{ {POSITION} weight }} }}
+        trades {{ nodes {{ {TRADE} }} }}
+        suggestions {{ nodes {{ suggestionId tradingDate symbol side quantity limitPrice reason expiresAt state tradeId }} }} }} }}""",
+                 key)["portfolio"]
+    summary = api.acme("GET", "/api/portfolio/summary").json()
+    assert {k: v for k, v in snake(graph).items() if k in summary} == {k: v for k, v in summary.items()
+                                                                        if k not in ("allocation", "flags")}
+    weights = {a["symbol"]: a["weight"] for a in summary["allocation"]}
+    assert graph["cashWeight"] == weights["CASH"]
+    positions = api.acme("GET", "/api/portfolio").json()["positions"]
+    assert [{k: v for k, v in p.items() if k != "weight"} for p in snake(graph["positions"]["nodes"])] == positions
+    assert [p["weight"] for p in graph["positions"]["nodes"]] == [weights[p["symbol"]] for p in positions]
+    assert snake(graph["trades"]["nodes"]) == api.acme("GET", "/api/portfolio/trade").json()
+    rest_suggestions = api.acme("GET", "/api/suggestions").json()
+    for mine, theirs in zip(snake(graph["suggestions"]["nodes"]), rest_suggestions, strict=True):
+        assert datetime.fromisoformat(mine.pop("expires_at")) == datetime.fromisoformat(theirs.pop("expires_at"))
+        assert mine == theirs
+
+    ai = data(api, f"""{{ aiPortfolio {{ asOf started startingCash totalReturnPct cash marketValue equity liquidEquity
+        illiquidDiscounts unrealizedPnl realizedPnl positionsCount
+        positions {{ nodes {{ {POSITION} direction rationale timestamp }} }}
+        trades {{ nodes {{ {TRADE} }} }} days {{ nodes {{ tradingDate modelId equity liquidEquity cash summary }} }} }} }}""",
+              ADMIN_KEY)["aiPortfolio"]
+    rest_ai = api.admin("GET", "/api/ai-portfolio/summary").json()
+    assert {k: v for k, v in snake(ai).items() if k in rest_ai} == {k: v for k, v in rest_ai.items()
+                                                                     if k not in ("allocation", "flags", "portfolio_id")}
+    assert snake(ai["positions"]["nodes"]) == api.admin("GET", "/api/ai-portfolio/positions").json()
+    history = api.admin("GET", "/api/ai-portfolio/history").json()
+    assert snake(ai["trades"]["nodes"]) == history["trades"] and snake(ai["days"]["nodes"]) == history["days"]
+
+    performance = data(api, f"""{{ modelPerformance {{ modelId trainedThrough trainingRows horizonDays layer1Backend
+        layer1IsFallback evaluatedThrough binaryAccuracy {METRIC} threeClassAccuracy {METRIC} moversAccuracy {METRIC}
+        averageError {METRIC} informationCoefficient {METRIC} reason }} }}""", key)["modelPerformance"]
+    rest = api.acme("GET", "/api/ai/performance").json()
+    metrics = rest.pop("metrics")
+    assert {k: v for k, v in snake(performance).items() if k in rest} == rest
+    assert {name: snake(performance)[name] for name in metrics} == metrics
+
+
+def test_position_carries_its_latest_prediction_and_instrument(api: Api) -> None:
+    _buy(api, api.world.acme_key)
+    node = data(api, "{ portfolio { positions { nodes { symbol instrument { name board } latestPrediction { score action } } } } }",
+                api.world.acme_key)["portfolio"]["positions"]["nodes"][0]
+    assert node == {"symbol": "LIQ", "instrument": {"name": "LIQ Holdings Ltd", "board": "MAIN"},
+                    "latestPrediction": {"score": 72.0, "action": "LONG"}}
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_instrument_filters(api: Api) -> None:
+    def symbols(arguments: str) -> list[str]:
+        query = f"{{ instruments{arguments} {{ nodes {{ symbol }} }} }}"
+        return [n["symbol"] for n in data(api, query, api.world.acme_key)["instruments"]["nodes"]]
+
+    assert symbols("") == ["DRY", "LIQ", "MID", "SLOW"]
+    assert symbols("(tercile: TOP)") == ["LIQ"]
+    assert symbols("(action: AVOID)") == ["SLOW"]
+    assert symbols("(tercile: MIDDLE, action: LONG)") == []
+    assert symbols("(liquid: true)") == ["LIQ", "MID"]
+    assert symbols("(liquid: false)") == ["DRY", "SLOW"]
+    assert symbols('(board: "main", liquid: true, action: HOLD)') == ["MID"]
+    assert symbols('(board: "JUNIOR")') == [] and symbols('(sector: "Banking")') == []
+    response = gql(api, "{ instruments(tercile: BEST) { nodes { symbol } } }", api.world.acme_key)
+    assert response.status_code == 200 and "BEST" in response.json()["errors"][0]["message"]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_cursor_pagination(api: Api) -> None:
+    key = api.world.acme_key
+    query = "query($after: String) { instruments(first: 3, after: $after) { nodes { symbol } pageInfo { endCursor hasNextPage } } }"
+    first = data(api, query, key)["instruments"]
+    assert [n["symbol"] for n in first["nodes"]] == ["DRY", "LIQ", "MID"] and first["pageInfo"]["hasNextPage"]
+    second = data(api, query, key, {"after": first["pageInfo"]["endCursor"]})["instruments"]
+    assert [n["symbol"] for n in second["nodes"]] == ["SLOW"] and not second["pageInfo"]["hasNextPage"]
+
+    news_cursor = data(api, '{ instrument(symbol: "LIQ") { news { pageInfo { endCursor } } } }', key)
+    foreign = news_cursor["instrument"]["news"]["pageInfo"]["endCursor"]
+    body = gql(api, query, key, {"after": foreign}).json()
+    assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    assert "belongs to news, not instruments" in body["errors"][0]["message"]
+    body = gql(api, query, key, {"after": "garbage!"}).json()
+    assert "was not issued by this API" in body["errors"][0]["message"]
+    for size in (0, 201):
+        body = gql(api, f"{{ instruments(first: {size}) {{ nodes {{ symbol }} }} }}", key).json()
+        assert "`first` must be between 1 and 200" in body["errors"][0]["message"]
+
+    two = data(api, '{ instrument(symbol: "LIQ") { sentiment(first: 1) { nodes { tradingDate } pageInfo { endCursor } } } }', key)
+    after = two["instrument"]["sentiment"]["pageInfo"]["endCursor"]
+    rest = data(api, 'query($a: String) { instrument(symbol: "LIQ") { sentiment(after: $a) { nodes { tradingDate } '
+                     'pageInfo { hasNextPage } } } }', key, {"a": after})["instrument"]["sentiment"]
+    assert rest["nodes"] == [{"tradingDate": DAY.isoformat()}] and not rest["pageInfo"]["hasNextPage"]
+
+
+def test_unknown_instrument_is_null_and_bad_range_says_why(api: Api) -> None:
+    assert data(api, '{ instrument(symbol: "NOPE") { symbol } }', api.world.acme_key) == {"instrument": None}
+    body = gql(api, '{ instrument(symbol: "LIQ") { history(start: "2026-11-20", end: "2026-11-01") { nodes { close } } } }',
+               api.world.acme_key).json()
+    assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    assert "start 2026-11-20 is after end 2026-11-01" in body["errors"][0]["message"]
+
+
+TRADE_MUTATION = """mutation($order: ManualTradeInput!, $key: String) { placeTrade(order: $order, idempotencyKey: $key) {
+    __typename ... on TradePlaced { tradeId replayed cashAfter } ... on UserError { message }
+    ... on InvalidInput { fields { field message } } } }"""
+SUGGESTION_MUTATION = """mutation($id: ID!) { %s(suggestionId: $id) {
+    __typename ... on Suggestion { suggestionId state tradeId } ... on UserError { message } } }"""
+
+
+def test_manual_trade_mutation_and_its_typed_failures(api: Api) -> None:
+    key = api.world.acme_key
+    order = {"side": "BUY", "symbol": "LIQ", "quantity": 100, "price": "52.00"}
+    placed = data(api, TRADE_MUTATION, key, {"order": order, "key": "k-1"})["placeTrade"]
+    assert placed["__typename"] == "TradePlaced" and not placed["replayed"]
+    assert Decimal(placed["cashAfter"]) == Decimal(api.acme("GET", "/api/portfolio/summary").json()["cash"])
+    again = data(api, TRADE_MUTATION, key, {"order": order, "key": "k-1"})["placeTrade"]
+    assert again["replayed"] and again["tradeId"] == placed["tradeId"]
+    rest_retry = api.acme("POST", "/api/portfolio/trade", json={**order, "side": "buy"}, headers={"Idempotency-Key": "k-1"})
+    assert rest_retry.json()["trade_id"] == placed["tradeId"]  # one idempotency store for REST and GraphQL
+    assert len(api.acme("GET", "/api/portfolio/trade").json()) == 1
+
+    conflict = data(api, TRADE_MUTATION, key, {"order": {**order, "quantity": 5}, "key": "k-1"})["placeTrade"]
+    assert conflict["__typename"] == "Conflict" and "already used with a different request" in conflict["message"]
+    invalid = data(api, TRADE_MUTATION, key, {"order": {**order, "quantity": -3, "side": "HOLD"}})["placeTrade"]
+    assert invalid["__typename"] == "InvalidInput"
+    assert {f["field"] for f in invalid["fields"]} == {"quantity", "side"}
+    band = data(api, TRADE_MUTATION, key, {"order": {**order, "price": "90.00"}})["placeTrade"]
+    rest_band = api.acme("POST", "/api/portfolio/trade", json={**order, "price": "90.00"}).json()
+    assert band["__typename"] == "InvalidInput" and band["message"] == rest_band["detail"]
+    broke = data(api, TRADE_MUTATION, key, {"order": {**order, "quantity": 1_000_000}})["placeTrade"]
+    assert broke["__typename"] == "InvalidInput" and "cash" in broke["message"]
+    overdraw = data(api, 'mutation { moveCash(amount: "-99999999") { __typename ... on UserError { message } } }', key)
+    assert overdraw["moveCash"]["__typename"] == "InvalidInput"
+    deposit = data(api, 'mutation { moveCash(amount: "100.50", note: "top up") { __typename ... on CashMoved { balance } } }', key)
+    assert Decimal(deposit["moveCash"]["balance"]) == Decimal(api.acme("GET", "/api/portfolio/summary").json()["cash"])
+
+
+def test_suggestion_mutations_and_their_typed_failures(api: Api) -> None:
+    key, pending = api.world.acme_key, api.world.pending_suggestion
+    unknown = data(api, SUGGESTION_MUTATION % "confirmSuggestion", key, {"id": "S-unknown"})["confirmSuggestion"]
+    assert unknown["__typename"] == "NotFound"
+    beta = data(api, SUGGESTION_MUTATION % "rejectSuggestion", api.world.beta_key, {"id": pending})["rejectSuggestion"]
+    assert beta["__typename"] == "NotFound"  # another client's suggestion is not in the caller's portfolio
+    confirmed = data(api, SUGGESTION_MUTATION % "confirmSuggestion", key, {"id": pending})["confirmSuggestion"]
+    assert confirmed["__typename"] == "Suggestion" and confirmed["state"] == "CONFIRMED" and confirmed["tradeId"]
+    assert [t["trade_id"] for t in api.acme("GET", "/api/portfolio/trade").json()] == [confirmed["tradeId"]]
+    twice = data(api, SUGGESTION_MUTATION % "rejectSuggestion", key, {"id": pending})["rejectSuggestion"]
+    assert twice["__typename"] == "Conflict" and "CONFIRMED" in twice["message"]
+    assert api.acme("GET", "/api/suggestions").json() == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_unexpected_errors_are_masked(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(conn):  # noqa: ANN001, ANN202
+        raise RuntimeError("SELECT secret FROM internals")
+
+    monkeypatch.setattr("api.graphql.query.performance", broken)
+    response = gql(api, "{ modelPerformance { modelId } instruments(first: 1) { nodes { symbol } } }", api.world.acme_key)
+    body = response.json()
+    assert response.status_code == 200 and "secret" not in response.text
+    assert body["errors"][0]["message"].startswith("Unexpected error")
+    assert body["errors"][0]["path"] == ["modelPerformance"] and response.headers["X-Request-ID"]
+    assert body["data"] == {"modelPerformance": None, "instruments": {"nodes": [{"symbol": "DRY"}]}}
