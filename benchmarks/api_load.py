@@ -24,12 +24,17 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
+from urllib.parse import urlencode
 
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN = "svc-admin-" + "b" * 32
 DAY = date(2026, 11, 20)
+
+
+GRAPHQL_SCREEN = ("{ instruments(first: 60) { nodes { symbol latestPrediction { score action } "
+                  "recentBars(first: 20) { nodes { tradingDate close rsi14 } } } } }")
 
 
 def bench_app():  # noqa: ANN201 - uvicorn factory: the real app plus the constant ceiling endpoint
@@ -147,7 +152,8 @@ def main() -> None:
         for name, path, with_key in (("ceiling_constant", "/bench/constant", False),
                                      ("market_latest", "/api/market/latest", True),
                                      ("market_history", f"/api/market/history/{symbol}?limit=250", True),
-                                     ("portfolio_summary", "/api/portfolio/summary", True)):
+                                     ("portfolio_summary", "/api/portfolio/summary", True),
+                                     ("graphql_screen", "/graphql?" + urlencode({"query": GRAPHQL_SCREEN}), True)):
             figures[name] = asyncio.run(_drive(base, path, key if with_key else None, args.seconds, args.connections))
             print(f"{name:<18} {figures[name]}", flush=True)
     finally:

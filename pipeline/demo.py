@@ -79,6 +79,7 @@ def demo_api(settings: Settings, port: int) -> Iterator[list[str]]:
         yield [
             f"API serving on {base}  (Ctrl-C stops it)",
             f"docs: {base}/docs   (OpenAPI: {base}/openapi.json)",
+            f"GraphQL: {base}/graphql   (GraphiQL in a browser; put the key in its Headers pane as X-API-Key)",
             f"admin key: {admin_from}",
             f"client key for 'Demo Client' (PRO, shown once): {key}",
             "try:",

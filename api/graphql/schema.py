@@ -37,3 +37,9 @@ def graphql_router(settings: Settings) -> GraphQLRouter:
     return GraphQLRouter(build_schema(settings), context_getter=graph_context,
                          graphql_ide="graphiql" if settings.graphql_introspection else None,
                          include_in_schema=False, multipart_uploads_enabled=False)
+
+
+if __name__ == "__main__":  # python -m api.graphql.schema > api/graphql/schema.graphql
+    from market.settings import get_settings
+
+    print(build_schema(get_settings()).as_str())

@@ -264,3 +264,32 @@ def test_unexpected_errors_are_masked(api: Api, monkeypatch: pytest.MonkeyPatch)
     assert body["errors"][0]["message"].startswith("Unexpected error")
     assert body["errors"][0]["path"] == ["modelPerformance"] and response.headers["X-Request-ID"]
     assert body["data"] == {"modelPerformance": None, "instruments": {"nodes": [{"symbol": "DRY"}]}}
+
+
+def test_committed_sdl_is_current() -> None:
+    """api/graphql/schema.graphql is the schema reviewers and client generators read."""
+    from pathlib import Path
+
+    from api.graphql.schema import build_schema
+    from market.settings import Settings
+
+    committed = (Path(__file__).parents[2] / "api" / "graphql" / "schema.graphql").read_text()
+    assert build_schema(Settings()).as_str() + "\n" == committed, \
+        "the schema changed: run `python -m api.graphql.schema > api/graphql/schema.graphql`"
+
+
+def test_readme_example_queries_are_valid() -> None:
+    """The README's GraphQL examples parse and validate against the schema."""
+    from pathlib import Path
+
+    from graphql import parse, validate
+
+    from api.graphql.schema import build_schema
+    from market.settings import Settings
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    blocks = [b.split("```")[0] for b in readme.split("```graphql")[1:]]
+    assert blocks, "the README has no GraphQL examples"
+    schema = build_schema(Settings())._schema
+    for block in blocks:
+        assert validate(schema, parse(block)) == [], block

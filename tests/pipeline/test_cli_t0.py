@@ -112,7 +112,10 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_the_api(settings: S
         base = re.search(r"API serving on (http://127\.0\.0\.1:\d+)", stdout).group(1)
         admin_file = Path(re.search(r"admin key: (\S+)", stdout).group(1))
         assert admin_file.is_file() and oct(admin_file.stat().st_mode & 0o777) == "0o600"
-        assert f"docs: {base}/docs" in stdout
+        assert f"docs: {base}/docs" in stdout and f"GraphQL: {base}/graphql" in stdout
+        graph = httpx.post(f"{base}/graphql", headers={"X-API-Key": key}, timeout=30,
+                           json={"query": "{ instruments(tercile: TOP) { nodes { symbol latestPrediction { score } } } }"})
+        assert graph.status_code == 200 and graph.json()["data"]["instruments"]["nodes"]
         curls = [line.strip() for line in lines if line.strip().startswith("curl ")]
         assert len(curls) == 3
         latest = httpx.get(f"{base}/api/market/latest", headers={"X-API-Key": key}, timeout=30)

@@ -1,0 +1,84 @@
+"""The DataLoaders keep a list of N instruments at a fixed number of SQL statements: the
+acceptance case is 60 instruments, each with its latest prediction and last 20 bars."""
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+import pytest
+from pydantic import SecretStr
+from sqlalchemy import Engine, event
+
+from api.app import create_app
+from market.settings import Settings
+from pipeline.serving import serve_in_thread
+from store import tables
+from store.history import append_history
+from tests.api.conftest import Api, Clock
+from tests.api.graph import data
+from tests.conftest import ADMIN_KEY
+from tests.portfolio.seed import DAY, days_up_to, seed_predictions
+
+INSTRUMENTS = 60
+QUERY = """query($n: Int) { instruments(first: $n) { nodes { symbol
+    latestPrediction { score action tercile }
+    recentBars(first: 20) { nodes { tradingDate close rsi14 volumeRatio20 } } } } }"""
+
+
+def _seed(engine: Engine) -> None:
+    symbols = [f"S{i:02d}" for i in range(INSTRUMENTS)]
+    with engine.begin() as conn:
+        append_history(conn, tables.instruments, [
+            {"symbol": s, "name": f"{s} Ltd", "board": "MAIN", "currency": "JMD", "source": "test"} for s in symbols])
+        append_history(conn, tables.eod_prices, [
+            {"symbol": s, "trading_date": d, "close": round(10 + i + math.sin(k / 4), 2), "volume": 1000 * (i + 1),
+             "source": "test"}
+            for i, s in enumerate(symbols) for k, d in enumerate(days_up_to(DAY, 40))])
+    seed_predictions(engine, DAY, {s: {"score": 40 + i % 50, "action": "HOLD", "tercile": "MIDDLE"}
+                                   for i, s in enumerate(symbols)})
+
+
+class StatementCounter:
+    def __init__(self, engine: Engine) -> None:
+        self.count = 0
+        event.listen(engine, "before_cursor_execute", self._seen)
+
+    def _seen(self, conn, cursor, statement: str, *args: object) -> None:  # noqa: ANN001
+        # SQLite's driver issues BEGIN per connection: transaction control, not a query.
+        if not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")):
+            self.count += 1
+
+    def during(self, action) -> int:  # noqa: ANN001
+        before = self.count
+        action()
+        return self.count - before
+
+
+@pytest.fixture
+def served(settings: Settings) -> Iterator[tuple[Api, StatementCounter]]:
+    settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)})
+    app = create_app(settings, now=Clock())
+    _seed(app.state.services.engine)
+    counter = StatementCounter(app.state.services.engine)
+    with serve_in_thread(app) as base:
+        api = Api(base, None, Clock())  # type: ignore[arg-type]
+        yield api, counter
+        api.http.close()
+
+
+def test_sixty_instruments_with_prediction_and_bars_take_a_fixed_number_of_queries(served) -> None:  # noqa: ANN001
+    api, counter = served
+    answers: dict[int, dict] = {}
+
+    def fetch(n: int) -> None:
+        answers[n] = data(api, QUERY, ADMIN_KEY, {"n": n})
+
+    statements = {n: counter.during(lambda n=n: fetch(n)) for n in (INSTRUMENTS, 6, 1)}
+    nodes = answers[INSTRUMENTS]["instruments"]["nodes"]
+    assert len(nodes) == INSTRUMENTS
+    assert all(len(n["recentBars"]["nodes"]) == 20 and n["latestPrediction"]["action"] == "HOLD" for n in nodes)
+    assert nodes[-1]["recentBars"]["nodes"][-1]["tradingDate"] == DAY.isoformat()
+    assert statements[INSTRUMENTS] == statements[6] == statements[1], statements
+    # instruments 1, latest predictions 2 (latest scored day, its rows), last 20 bars 4 (each
+    # symbol's 20th-last date, latest priced day, page ends, the bars with their warm-up)
+    assert statements[INSTRUMENTS] == 7, statements

@@ -1,0 +1,169 @@
+"""GraphQL authentication, authorisation field by field, rate limits shared with REST, and
+the protective limits (depth, tokens, aliases, cost, batching, introspection)."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+from graphql.language import Lexer, Source, TokenKind
+
+from api import keystore
+from api.app import create_app
+from market.settings import Settings
+from pipeline.serving import serve_in_thread
+from tests.api import world
+from tests.api.conftest import Api, Clock, assert_problem
+from tests.api.graph import data, gql
+from tests.api.test_authorization import ALLOWED, ANY_KEY, CLASSES, FORBIDDEN, UNAUTHORISED, _credentials
+from tests.api.world import MORNING
+from tests.conftest import ADMIN_KEY
+
+ADMIN_FIELD = {**ANY_KEY, "standard": FORBIDDEN, "pro": FORBIDDEN, "institutional": FORBIDDEN}
+# (what the cell is about, document, path of the field checked, expected per credential class)
+FIELDS = [
+    ("instruments", "{ instruments { nodes { symbol } } }", ["instruments"], ANY_KEY),
+    ("instrument", '{ instrument(symbol: "LIQ") { history(first: 1) { nodes { close } } } }', ["instrument"], ANY_KEY),
+    ("portfolio", "{ portfolio { equity trades { nodes { tradeId } } } }", ["portfolio"], ANY_KEY),
+    ("suggestions", "{ portfolio { suggestions { nodes { suggestionId } } } }", ["portfolio"], ANY_KEY),
+    ("aiPortfolio", "{ aiPortfolio { equity positions { nodes { symbol } } } }", ["aiPortfolio"], ANY_KEY),
+    ("aiPortfolio.trades", "{ aiPortfolio { equity trades { nodes { tradeId } } } }", ["aiPortfolio", "trades"], ADMIN_FIELD),
+    ("aiPortfolio.days", "{ aiPortfolio { equity days { nodes { tradingDate } } } }", ["aiPortfolio", "days"], ADMIN_FIELD),
+    ("modelPerformance", "{ modelPerformance { modelId } }", ["modelPerformance"], ANY_KEY),
+    ("placeTrade", 'mutation { placeTrade(order: {side: "BUY", symbol: "LIQ", quantity: 1, price: "52.00"}) '
+                   "{ __typename } }", ["placeTrade"], ANY_KEY),
+    ("moveCash", 'mutation { moveCash(amount: "10") { __typename } }', ["moveCash"], ANY_KEY),
+    ("confirmSuggestion", 'mutation { confirmSuggestion(suggestionId: "S-unknown") { __typename } }',
+     ["confirmSuggestion"], ANY_KEY),
+    ("rejectSuggestion", 'mutation { rejectSuggestion(suggestionId: "S-unknown") { __typename } }',
+     ["rejectSuggestion"], ANY_KEY),
+]
+
+
+def _at(body: dict, path: list[str]) -> object:
+    value: object = body.get("data")
+    for name in path:
+        value = value.get(name) if isinstance(value, dict) else None
+    return value
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_authorisation_matrix_holds_field_by_field(api: Api) -> None:
+    credentials = _credentials(api)
+    failures = []
+    for name, document, path, expected in FIELDS:
+        for cls in CLASSES:
+            response = gql(api, document, credentials[cls])
+            want = expected[cls]
+            if want == UNAUTHORISED:
+                if response.status_code != 401 or response.headers["content-type"] != "application/problem+json":
+                    failures.append(f"{name} as {cls}: {response.status_code} {response.text[:100]}")
+                continue
+            body = response.json()
+            forbidden = [e for e in body.get("errors", []) if e.get("extensions", {}).get("code") == "FORBIDDEN"]
+            if want == ALLOWED and (response.status_code != 200 or forbidden or _at(body, path) is None):
+                failures.append(f"{name} as {cls}: expected an answer, got {response.text[:160]}")
+            if want == FORBIDDEN and not (forbidden and forbidden[0]["path"] == path and _at(body, path) is None
+                                          and _at(body, path[:1]) is not None):
+                failures.append(f"{name} as {cls}: expected FORBIDDEN at {path} only, got {response.text[:160]}")
+    assert failures == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_401_and_forbidden_say_why(api: Api) -> None:
+    assert_problem(gql(api, "{ modelPerformance { modelId } }", None), 401, "X-API-Key header is missing")
+    assert_problem(gql(api, "{ modelPerformance { modelId } }", "svc-sk-nothex"), 401, "malformed")
+    body = gql(api, "{ aiPortfolio { trades { nodes { tradeId } } } }", api.world.acme_key).json()
+    assert body["errors"][0]["message"].startswith("this field needs the admin key")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_rate_limit_is_the_keys_and_shared_with_rest(api: Api) -> None:
+    keystore.set_option(api.world.engine, api.world.acme_key_id, "RATE_LIMIT_SET", 3, now=MORNING)
+    key = api.world.acme_key
+    assert api.acme("GET", "/api/ai/performance").status_code == 200
+    first = gql(api, "{ modelPerformance { modelId } }", key)
+    assert first.status_code == 200 and first.headers["RateLimit-Policy"] == '"per-key";q=3;w=60'
+    assert gql(api, "{ modelPerformance { modelId } }", key).status_code == 200
+    refused = gql(api, "{ modelPerformance { modelId } }", key)
+    assert_problem(refused, 429, "over the limit of 3 requests per minute")
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert api.acme("GET", "/api/ai/performance").status_code == 429
+
+
+@pytest.fixture
+def tight(settings: Settings) -> Iterator[Api]:
+    """The API with small limits, so that queries just under and just over each are short."""
+    w = world.build(settings)
+    limits = {"graphql_max_depth": 4, "graphql_max_tokens": 40, "graphql_max_aliases": 3, "graphql_max_cost": 101}
+    clock = Clock()
+    with serve_in_thread(create_app(w.settings.model_copy(update=limits), now=clock)) as base:
+        client = Api(base, w, clock)
+        yield client
+        client.http.close()
+
+
+def _errors(api: Api, document: str, variables: dict | None = None) -> list[str]:
+    response = gql(api, document, ADMIN_KEY, variables)
+    assert response.status_code == 200, response.text
+    return [e["message"] for e in response.json().get("errors", [])]
+
+
+def _tokens(document: str) -> int:
+    lexer, count = Lexer(Source(document)), 0
+    while lexer.advance().kind != TokenKind.EOF:
+        count += 1
+    return count
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_each_limit_accepts_just_under_and_rejects_just_over(tight: Api) -> None:
+    # depth: the root field is level 0; `close` is at level 4
+    assert _errors(tight, "{ instruments(first: 1) { nodes { recentBars(first: 1) { nodes { close } } } } }") == []
+    assert "exceeds maximum operation depth of 4" in _errors(
+        tight, "{ portfolio { positions(first: 1) { nodes { instrument { recentBars(first: 1) { nodes { close } } } } } } }")[0]
+
+    at_limit = "{ modelPerformance { " + "reason " * 35 + "} }"
+    assert _tokens(at_limit) == 40 and _errors(tight, at_limit) == []
+    over = "{ modelPerformance { " + "reason " * 36 + "} }"
+    assert _tokens(over) == 41 and "more than 40 tokens" in _errors(tight, over)[0]
+
+    aliases = " ".join(f"a{i}: modelPerformance {{ reason }}" for i in range(3))
+    assert _errors(tight, "{ " + aliases + " }") == []
+    assert "4 aliases found. Allowed: 3" in _errors(tight, "{ " + aliases + " a3: modelPerformance { reason } }")[0]
+
+    # cost: 1 for `instruments`, then per instrument 1 for `nodes` and 1 for `symbol`
+    costly = "query($n: Int) { instruments(first: $n) { nodes { symbol } } }"
+    assert _errors(tight, costly, {"n": 50}) == []
+    refused = gql(tight, costly, ADMIN_KEY, {"n": 51}).json()
+    assert refused["data"] is None
+    assert refused["errors"][0]["extensions"] == {"code": "QUERY_TOO_COSTLY", "cost": 103, "limit": 101}
+    assert _errors(tight, "{ instruments(first: 51) { nodes { symbol } } }")[0].startswith("the query's estimated cost is 103")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_batching_is_off(api: Api) -> None:
+    batch = [{"query": "{ modelPerformance { modelId } }"}] * 2
+    response = api.call("POST", "/graphql", api.world.acme_key, json=batch)
+    assert response.status_code == 400
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_introspection_and_graphiql_on_by_default(api: Api) -> None:
+    assert data(api, "{ __schema { queryType { name } } }", api.world.acme_key) == {"__schema": {"queryType": {"name": "Query"}}}
+    page = api.call("GET", "/graphql", headers={"Accept": "text/html"})
+    assert page.status_code == 200 and "graphiql" in page.text.lower()
+    by_get = api.call("GET", "/graphql", api.world.acme_key, params={"query": "{ modelPerformance { modelId } }"})
+    assert by_get.status_code == 200 and "modelPerformance" in by_get.json()["data"]
+    assert_problem(api.call("GET", "/graphql", params={"query": "{ modelPerformance { modelId } }"}), 401, "missing")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_introspection_off_by_setting(settings: Settings) -> None:
+    w = world.build(settings)
+    with serve_in_thread(create_app(w.settings.model_copy(update={"graphql_introspection": False}), now=Clock())) as base:
+        api = Api(base, w, Clock())
+        response = gql(api, "{ __schema { queryType { name } } }", w.acme_key).json()
+        assert "introspection" in response["errors"][0]["message"].lower()
+        assert data(api, "{ modelPerformance { reason } }", w.acme_key)["modelPerformance"]["reason"]
+        assert api.call("GET", "/graphql", headers={"Accept": "text/html"}).status_code == 401
+        api.http.close()
