@@ -70,7 +70,9 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         fields = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
-        return problem(request, 422, "the request does not match the schema", errors=fields)
+        # Name each failing field and why (pydantic's messages do not repeat the input).
+        named = "; ".join(f"{'.'.join(str(p) for p in f['loc'][1:]) or f['loc'][0]}: {f['msg']}" for f in fields)
+        return problem(request, 422, f"the request does not match the schema: {named}", errors=fields)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -57,6 +57,9 @@ class Settings(BaseSettings):
     exchange_backoff_seconds: float = Field(default=0.5, ge=0, description="First retry delay; doubles each retry.")
     simulator_seed: int = Field(default=7, description="Seed of the built-in exchange simulator.")
     simulator_instruments: int = Field(default=60, ge=60, description="Instruments the simulator lists.")
+    macro_base_url: str | None = Field(
+        default=None, description="Where the three macro sources are (/boj, /statin, /pioj); default: the exchange base URL, "
+                                  "which the simulator serves them at.")
     news_feeds: list[str] = Field(
         default_factory=list,
         description="RSS/Atom feed URLs (JSON list); empty: the exchange's own feed at <exchange_base_url>/news/rss.",

@@ -6,7 +6,8 @@ notebooks exactly as Airflow would: T0 scrapes the latest closed trading day ove
 HTTP, T1's pre-flight checks the delivery, T1 ingests the day's news and disclosures,
 builds the sentiment composite, computes the features and scores the day (training the
 first model), the AI portfolio trades under the liquidity rails, and the health stage
-counts the store. Then the API serves the result on loopback (`demo_api`) with a fresh
+counts the store; T3 then reads the three macro sources and computes the week's macro
+parameters. Then the API serves the result on loopback (`demo_api`) with a fresh
 client key, until Ctrl-C.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Iterator
 
 from market.clock import exchange_now, latest_closed_trading_day
 from market.settings import Settings, get_settings
+from models.macro_model import week_start
 from ingest.simulator.backfill import backfill, simulator_for
 from ingest.simulator.site import SimulatorSite
 from pipeline.notebooks import run_stage_notebook
@@ -43,6 +45,9 @@ def run_demo(settings: Settings, history_days: int) -> Iterator[str]:
         for stage in DAY_STAGES:
             output = run_stage_notebook(stage, day, settings=get_settings(), trigger="demo")
             yield f"{stage:<14} {day}  ->  {output}"
+        monday = week_start(day)  # T3 runs on Mondays: the week's macro parameters
+        output = run_stage_notebook("t3_macro", monday, settings=get_settings(), trigger="demo")
+        yield f"{'t3_macro':<14} {monday}  ->  {output}"
     yield from _house_portfolio_and_suggestions(get_settings(), day, market.calendar.next_trading_day(day))
 
 

@@ -7,6 +7,8 @@ from typing import Any
 from strawberry.permission import BasePermission
 from strawberry.types import Info
 
+from models.macro_model import INSIGHTS_REFUSAL
+
 
 class AdminOnly(BasePermission):
     message = "this field needs the admin key (the same rule as its REST endpoint)"
@@ -14,3 +16,13 @@ class AdminOnly(BasePermission):
 
     def has_permission(self, source: Any, info: Info, **kwargs: Any) -> bool:
         return info.context.principal.is_admin
+
+
+class MacroInsightsAccess(BasePermission):
+    """The REST rule, from the same place: `Principal.may_read_macro_insights`."""
+
+    message = INSIGHTS_REFUSAL
+    error_extensions = {"code": "FORBIDDEN"}
+
+    def has_permission(self, source: Any, info: Info, **kwargs: Any) -> bool:
+        return info.context.principal.may_read_macro_insights

@@ -2,6 +2,8 @@
 is nullable, so one failing field leaves the others' answers in place (partial results)."""
 from __future__ import annotations
 
+from datetime import date
+
 import strawberry
 from strawberry.types import Info
 
@@ -9,16 +11,20 @@ from api.graphql.pagination import Connection, Page
 from api.graphql.types.ai_portfolio import AIPortfolio
 from api.graphql.types.enums import Action, Tercile
 from api.graphql.types.instrument import Instrument
+from api.graphql.types.macro_indicator import MacroIndicator
+from api.graphql.types.macro_insights import MacroInsights
 from api.graphql.types.model_performance import ModelPerformance
 from api.graphql.types.portfolio import Portfolio
 from api.security import caller_portfolio
-from models import instrument_views
+from api.graphql.permissions import MacroInsightsAccess
+from models import instrument_views, macro_model, macro_views
 from models.performance import performance
 from portfolio import views
 from portfolio.ai import ai_positions
 from portfolio.valuation import portfolio_view
 
 INSTRUMENTS = Page("instruments", default=50, largest=200)
+MACRO = Page("macroIndicators", default=50, largest=200)
 
 
 @strawberry.type
@@ -69,3 +75,18 @@ class Query:
     @strawberry.field(description="The model's live out-of-sample record with base rates.")
     async def model_performance(self, info: Info) -> ModelPerformance | None:
         return ModelPerformance.from_record(await info.context.read(performance))
+
+    @strawberry.field(description="The latest value of every macro indicator with the REST filters: source, category, "
+                                  "currency (converts money values) and asOf (values as known on that date).")
+    async def macro_indicators(self, info: Info, source: str | None = None, category: str | None = None,
+                               currency: str | None = None, as_of: date | None = None,
+                               first: int | None = MACRO.default, after: str | None = None
+                               ) -> Connection[MacroIndicator] | None:
+        body = await info.context.read(macro_views.indicators, source, category, currency, as_of)
+        page, page_info = MACRO.slice(body["indicators"], lambda i: (i["source"], i["indicator_code"]), first, after)
+        return Connection(nodes=[MacroIndicator.from_item(i, body["generation"]) for i in page], page_info=page_info)
+
+    @strawberry.field(description="PRO, INSTITUTIONAL or macro access on: the week's macro parameters.",
+                      permission_classes=[MacroInsightsAccess])
+    async def macro_insights(self, info: Info) -> MacroInsights | None:
+        return MacroInsights.from_record(await info.context.read(macro_model.insights))

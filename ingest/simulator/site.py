@@ -23,6 +23,7 @@ import httpx
 
 from market.clock import exchange_now, latest_closed_trading_day
 from ingest.simulator import pages
+from ingest.simulator.macro import SERIES, MacroEconomy
 from ingest.simulator.market import NewsEvent, SimulatedMarket
 
 NEWS_WINDOW_DAYS = 10  # trading days of news the RSS feed carries
@@ -63,8 +64,10 @@ class SimulatorSite:
         *,
         base_url: str = "http://127.0.0.1:8765",
         published_through: Callable[[], date] | date | None = None,
+        economy: MacroEconomy | None = None,
     ) -> None:
         self.market = market
+        self.economy = economy or MacroEconomy(market.seed)
         self.base_url = base_url.rstrip("/")
         self.faults = Faults()
         self._published_through = published_through
@@ -105,6 +108,8 @@ class SimulatorSite:
             if isinstance(day, Reply):
                 return day
             return routes[path](day)
+        if path.startswith(("/boj/", "/statin/", "/pioj/")):
+            return self._macro(path, params)
         if path.startswith("/news/"):
             return self._article(path.removeprefix("/news/"))
         if path.startswith("/disclosures/") and path.endswith(".pdf"):
@@ -122,6 +127,24 @@ class SimulatorSite:
         if day > self.published_through():
             return Reply(404, "text/html", pages.not_published_page(day).encode())
         return day
+
+    def _macro(self, path: str, params: dict[str, list[str]]) -> Reply:
+        """The three national sources: what each had published by `date` (default: today)."""
+        raw = params.get("date", [None])[0]
+        try:
+            through = min(date.fromisoformat(raw), self.published_through()) if raw else self.published_through()
+        except ValueError:
+            return Reply(400, "text/plain", b"date must be YYYY-MM-DD")
+        if path.startswith("/boj/series/") and path.endswith(".csv"):
+            code = path.removeprefix("/boj/series/").removesuffix(".csv")
+            if SERIES.get(code, ("",))[0] != "BOJ":
+                return Reply(404, "text/plain", b"no such series")
+            return Reply(200, "text/csv", self.economy.boj_csv(code, through).encode())
+        if path == "/statin/indicators.html":
+            return _html(self.economy.statin_html(through))
+        if path == "/pioj/economic-update.pdf":
+            return Reply(200, "application/pdf", self.economy.pioj_pdf(through))
+        return Reply(404, "text/plain", b"no such page")
 
     def _quotes(self, day: date) -> Reply:
         if self.faults.take("late"):

@@ -17,6 +17,7 @@ CLASSES = ["none", "malformed", "unknown", "revoked", "rotated_out", "wrong_admi
            "standard", "pro", "institutional", "admin"]
 ANY_KEY = {c: (ALLOWED if c in ("standard", "pro", "institutional", "admin") else UNAUTHORISED) for c in CLASSES}
 ADMIN_ONLY = {**ANY_KEY, "standard": FORBIDDEN, "pro": FORBIDDEN, "institutional": FORBIDDEN}
+MACRO_TIER = {**ANY_KEY, "standard": FORBIDDEN}  # PRO, INSTITUTIONAL, admin; per-key switch in test_macro_api
 ENDPOINTS = [
     ("GET", "/api/market/latest", None, ANY_KEY),
     ("GET", "/api/market/symbol/LIQ", None, ANY_KEY),
@@ -25,6 +26,8 @@ ENDPOINTS = [
     ("GET", "/api/ai-portfolio/summary", None, ANY_KEY),
     ("GET", "/api/ai-portfolio/history", None, ADMIN_ONLY),
     ("GET", "/api/ai/performance", None, ANY_KEY),
+    ("GET", "/api/v1/macro/indicators", None, ANY_KEY),
+    ("GET", "/api/macro_insights", None, MACRO_TIER),
     ("GET", "/api/suggestions", None, ANY_KEY),
     ("POST", "/api/suggestions/S-unknown/confirm", None, ANY_KEY),
     ("POST", "/api/suggestions/S-unknown/reject", None, ANY_KEY),

@@ -122,6 +122,8 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_the_api(settings: S
         assert latest.status_code == 200 and len(latest.json()) >= 50  # the simulator lists 60, some not yet or no longer
         summary = httpx.get(f"{base}/api/ai-portfolio/summary", headers={"X-API-Key": key}, timeout=30)
         assert summary.status_code == 200 and summary.json()["started"] is True
+        insights = httpx.get(f"{base}/api/macro_insights", headers={"X-API-Key": key}, timeout=30)
+        assert insights.status_code == 200 and len(insights.json()["parameters"]) == 3
         admin = httpx.get(f"{base}/api/keys", headers={"X-API-Key": admin_file.read_text().strip()}, timeout=30)
         assert [k["client_name"] for k in admin.json()] == ["Demo Client"]
     finally:

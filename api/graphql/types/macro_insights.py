@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import strawberry
+from strawberry.scalars import JSON
+
+
+@strawberry.type(description="One of the week's national speculation parameters.")
+class MacroParameter:
+    parameter: str
+    value: float
+    reading: str
+    inputs: JSON
+
+
+@strawberry.type(description="A national source the parameters draw on.")
+class MacroSource:
+    code: str
+    name: str
+    role: str
+    latest_release: date | None
+
+
+@strawberry.type(description="The week's macro parameters with their sources (GET /api/macro_insights).")
+class MacroInsights:
+    generation: str
+    week_start: date
+    model_version: str
+    parameters: list[MacroParameter]
+    sources: list[MacroSource]
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> MacroInsights:
+        return cls(generation=record["generation"], week_start=record["week_start"], model_version=record["model_version"],
+                   parameters=[MacroParameter(**p) for p in record["parameters"]],
+                   sources=[MacroSource(**s) for s in record["sources"]])

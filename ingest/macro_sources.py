@@ -1,0 +1,161 @@
+"""Adapters for the three national macro sources, each in the format that institution
+publishes: the central bank's CSV downloads (one per series), the statistics institute's
+HTML table, and the planning institute's PDF bulletin.
+
+Each adapter returns observations ready for `macro_observations`: source, category,
+indicator code, period (YYYY-MM or YYYY-Qn), frequency, value, unit, currency (of money
+values; null for rates, indices and percentages) and release date. A revision is simply
+another release of the same period and becomes another row; nothing is overwritten.
+
+A file that cannot be read whole is refused whole (SourceFormatError naming the source
+and the line), so a stage never stores half a release.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+import httpx
+from lxml import html as lxml_html
+
+from ingest.pdf_text import PdfExtractor
+from market.errors import MarketIntelError
+from market.settings import Settings
+
+PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2]|Q[1-4])$")
+
+
+@dataclass(frozen=True)
+class Source:
+    code: str
+    name: str
+    role: str
+    path: str
+
+
+SOURCES = {
+    "BOJ": Source("BOJ", "Bank of Jamaica", "central bank: policy rate, FX rates, reserves, money supply", "/boj"),
+    "STATIN": Source("STATIN", "Statistical Institute of Jamaica", "statistics institute: CPI, GDP, unemployment",
+                     "/statin/indicators.html"),
+    "PIOJ": Source("PIOJ", "Planning Institute of Jamaica", "planning institute: growth estimates and outlook",
+                   "/pioj/economic-update.pdf"),
+}
+BOJ_SERIES = {  # code: (category, currency of the values)
+    "POLICY_RATE": ("rates", None), "USDJMD": ("fx", None), "GBPJMD": ("fx", None), "EURJMD": ("fx", None),
+    "CADJMD": ("fx", None), "NIR": ("reserves", "USD"), "M2": ("money", "JMD"),
+}
+STATIN_CATEGORIES = {"CPI": "prices", "CPI_YOY": "prices", "GDP": "output", "UNEMPLOYMENT": "labour"}
+PIOJ_CATEGORIES = {"GDP_GROWTH_EST": "output", "GROWTH_OUTLOOK": "outlook"}
+CATEGORIES = {**{c: v[0] for c, v in BOJ_SERIES.items()}, **STATIN_CATEGORIES, **PIOJ_CATEGORIES}
+
+
+class SourceFormatError(MarketIntelError):
+    title = "Macro source format error"
+
+
+def _observation(source: str, code: str, period: str, value: Any, unit: str, currency: str | None,
+                 released: date, where: str) -> dict[str, Any]:
+    if not PERIOD.match(period):
+        raise SourceFormatError(f"{source}: {where}: period '{period}' is not YYYY-MM or YYYY-Qn")
+    try:
+        number = float(str(value).replace(",", ""))
+    except ValueError:
+        raise SourceFormatError(f"{source}: {where}: value '{value}' is not a number") from None
+    return {"source": source, "category": CATEGORIES[code], "indicator_code": code, "period": period,
+            "frequency": "Q" if "Q" in period else "M", "value": number, "unit": unit, "currency": currency,
+            "release_date": released}
+
+
+def parse_boj_csv(code: str, text: str) -> list[dict[str, Any]]:
+    """One BOJ series download: `# unit: ...` comment lines, then period,value,release_date."""
+    unit = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("# unit:")), None)
+    if unit is None:
+        raise SourceFormatError(f"BOJ {code}: the download has no '# unit:' line")
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    reader = csv.DictReader(io.StringIO(body))
+    if reader.fieldnames != ["period", "value", "release_date"]:
+        raise SourceFormatError(f"BOJ {code}: expected columns period,value,release_date, got {reader.fieldnames}")
+    rows = []
+    for line, row in enumerate(reader, start=2):
+        rows.append(_observation("BOJ", code, row["period"], row["value"], unit, BOJ_SERIES[code][1],
+                                 _iso_date("BOJ", row["release_date"], f"{code} line {line}"), f"{code} line {line}"))
+    return rows
+
+
+def parse_statin_html(text: str) -> list[dict[str, Any]]:
+    """STATIN's indicator table: Indicator, Code, Period, Value, Unit, Currency, Released."""
+    tree = lxml_html.fromstring(text)
+    table = tree.xpath("//table[@id='indicators']")
+    if not table:
+        raise SourceFormatError("STATIN: the page has no indicators table")
+    rows = []
+    for number, tr in enumerate(table[0].xpath(".//tbody/tr"), start=1):
+        cells = [c.text_content().strip() for c in tr.xpath("./td")]
+        if len(cells) != 7:
+            raise SourceFormatError(f"STATIN: table row {number} has {len(cells)} cells, not 7")
+        _, code, period, value, unit, currency, released = cells
+        if code not in STATIN_CATEGORIES:
+            continue  # an indicator this service does not track
+        try:
+            day = datetime.strptime(released, "%d %b %Y").date()
+        except ValueError:
+            raise SourceFormatError(f"STATIN: row {number}: release date '{released}' is not like 05 Nov 2026") from None
+        rows.append(_observation("STATIN", code, period, value, unit, currency or None, day, f"row {number}"))
+    return rows
+
+
+def parse_pioj_pdf(data: bytes, settings: Settings) -> list[dict[str, Any]]:
+    """The PIOJ bulletin's table, read back from the PDF text (in the sandboxed reader, as
+    every downloaded PDF is): Code Period Value Unit Released."""
+    with PdfExtractor(settings.pdf_max_bytes, settings.pdf_max_pages, settings.pdf_timeout_seconds) as extractor:
+        text = extractor.extract(data, "the PIOJ bulletin").text
+    line = re.compile(r"^(GDP_GROWTH_EST|GROWTH_OUTLOOK)\s+(\S+)\s+(-?[\d.]+)\s+(\w+)\s+(\d{4}-\d{2}-\d{2})$")
+    rows = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        found = line.match(raw.strip())
+        if found:
+            code, period, value, unit, released = found.groups()
+            rows.append(_observation("PIOJ", code, period, value, unit, None,
+                                     _iso_date("PIOJ", released, f"line {number}"), f"line {number}"))
+    if not rows:
+        raise SourceFormatError("PIOJ: the bulletin has no estimates table")
+    return rows
+
+
+def _iso_date(source: str, text: str, where: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise SourceFormatError(f"{source}: {where}: release date '{text}' is not YYYY-MM-DD") from None
+
+
+def fetch_all(settings: Settings, on: date, http: httpx.Client | None = None) -> list[dict[str, Any]]:
+    """Every observation the three sources had released by `on` (the date is also passed to
+    the sites, which the simulator honours; a live site answers with what it has)."""
+    base = (settings.macro_base_url or settings.exchange_base_url).rstrip("/")
+    client = http or httpx.Client(timeout=settings.exchange_timeout_seconds, follow_redirects=True)
+    params = {"date": on.isoformat()}
+    try:
+        rows: list[dict[str, Any]] = []
+        for code in BOJ_SERIES:
+            rows += parse_boj_csv(code, _get(client, f"{base}/boj/series/{code}.csv", params, "BOJ").text)
+        rows += parse_statin_html(_get(client, base + SOURCES["STATIN"].path, params, "STATIN").text)
+        rows += parse_pioj_pdf(_get(client, base + SOURCES["PIOJ"].path, params, "PIOJ").content, settings)
+    finally:
+        if http is None:
+            client.close()
+    return [r for r in rows if r["release_date"] <= on]
+
+
+def _get(client: httpx.Client, url: str, params: dict[str, str], source: str) -> httpx.Response:
+    try:
+        response = client.get(url, params=params)
+    except httpx.HTTPError as exc:
+        raise MarketIntelError(f"{source}: {url} unreachable ({type(exc).__name__})") from None
+    if response.status_code != 200:
+        raise MarketIntelError(f"{source}: {url} answered HTTP {response.status_code}")
+    return response

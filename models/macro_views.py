@@ -1,0 +1,148 @@
+"""Macro indicators point in time, in the caller's currency.
+
+Point in time works the way ALFRED vintages do: a query `as_of` D sees, for every period,
+the value of its latest release dated on or before D, and nothing released after D, even
+if the store loaded it long ago. Without `as_of` it sees every release. The answer is each
+indicator's latest period under that view.
+
+Currency: values in money units (reserves in USD, M2 and GDP in JMD) convert to a target
+currency with the central bank's FX rates of the observation's own period (the monthly
+average; for a quarter, the mean of its three months), as known `as_of` the same date.
+FX rates are JMD per unit of the foreign currency, so X in USD is X x USDJMD in JMD, and
+X in JMD is X / GBPJMD in GBP. Each converted value says which rates were used. When a
+period's rate is not published yet, the latest earlier month's rate is used and named.
+Rates, indices and percentages have no currency and are never converted.
+"""
+from __future__ import annotations
+
+import re
+from datetime import date
+from statistics import fmean
+from typing import Any, Iterable
+
+from sqlalchemy import Connection
+
+from ingest.macro_sources import CATEGORIES, SOURCES
+from market.errors import InvalidInputError
+from store import tables
+from store.history import current_rows
+
+GENERATION = "v7"  # the macro data generation label every response carries
+HOME = "JMD"
+FX_CATEGORY = "fx"
+
+
+def supported_currencies(conn: Connection) -> list[str]:
+    pairs = {r["indicator_code"] for r in _rows(conn, None, "BOJ", FX_CATEGORY)}
+    return sorted({HOME} | {p[:3] for p in pairs if p.endswith(HOME)})
+
+
+def _rows(conn: Connection, as_of: date | None, source: str | None = None, category: str | None = None) -> list[dict]:
+    c = tables.macro_observations.c
+    where = [c.release_date <= as_of] if as_of is not None else []
+    if source is not None:
+        where.append(c.source == source)
+    if category is not None:
+        where.append(c.category == category)
+    return current_rows(conn, tables.macro_observations, where=where)
+
+
+def vintage(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(source, code, period) -> the row of its latest release among `rows`."""
+    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        key = (row["source"], row["indicator_code"], row["period"])
+        held = latest.get(key)
+        if held is None or (row["release_date"], row["id"]) > (held["release_date"], held["id"]):
+            latest[key] = row
+    return latest
+
+
+def checked_filters(source: str | None, category: str | None, currency: str | None) -> tuple[str | None, ...]:
+    if source is not None and source.upper() not in SOURCES:
+        raise InvalidInputError(f"unknown source '{source}'; the sources are {', '.join(SOURCES)}")
+    known_categories = sorted(set(CATEGORIES.values()))
+    if category is not None and category.lower() not in known_categories:
+        raise InvalidInputError(f"unknown category '{category}'; the categories are {', '.join(known_categories)}")
+    if currency is not None and not re.fullmatch(r"[A-Za-z]{3}", currency):
+        raise InvalidInputError(f"currency '{currency}' is not a three-letter ISO 4217 code")
+    return (source.upper() if source else None, category.lower() if category else None,
+            currency.upper() if currency else None)
+
+
+def indicators(conn: Connection, source: str | None = None, category: str | None = None, currency: str | None = None,
+               as_of: date | None = None) -> dict[str, Any]:
+    """The latest value of every indicator (filtered), point in time and converted."""
+    source, category, currency = checked_filters(source, category, currency)
+    if currency is not None and currency not in (known := supported_currencies(conn)):
+        raise InvalidInputError(f"unknown currency code '{currency}'; FX rates exist for {', '.join(known)}")
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for (src, code, _), row in vintage(_rows(conn, as_of, source, category)).items():
+        held = latest.get((src, code))
+        if held is None or row["period"] > held["period"]:
+            latest[(src, code)] = row
+    fx = _fx_series(conn, as_of) if currency else {}
+    items = [_item(row, currency, fx) for _, row in sorted(latest.items())]
+    return {"generation": GENERATION, "as_of": as_of, "currency": currency, "count": len(items), "indicators": items}
+
+
+def _item(row: dict[str, Any], target: str | None, fx: dict[str, dict[str, dict]]) -> dict[str, Any]:
+    item = {k: row[k] for k in ("source", "category", "indicator_code", "period", "frequency", "value", "unit", "currency",
+                                "release_date")}
+    item.update(original=None, fx=[], note=None)
+    if target is None or row["currency"] is None or row["currency"] == target:
+        return item
+    used, factor = [], 1.0
+    for code, power in ((row["currency"], 1), (target, -1)):
+        if code == HOME:
+            continue
+        rate = _rate(fx.get(code + HOME, {}), row["period"])
+        if rate is None:
+            return {**item, "note": f"no {code}{HOME} rate is published for {row['period']} or earlier; not converted"}
+        used.append(rate)
+        factor *= rate["rate"] ** power
+    unit = row["unit"].replace(row["currency"], target)
+    return {**item, "value": round(row["value"] * factor, 6), "currency": target, "unit": unit,
+            "original": {"value": row["value"], "currency": row["currency"], "unit": row["unit"]}, "fx": used}
+
+
+def _fx_series(conn: Connection, as_of: date | None) -> dict[str, dict[str, dict]]:
+    series: dict[str, dict[str, dict]] = {}
+    for (_, code, period), row in vintage(_rows(conn, as_of, "BOJ", FX_CATEGORY)).items():
+        series.setdefault(code, {})[period] = row
+    return series
+
+
+def period_months(period: str) -> list[str]:
+    if "Q" not in period:
+        return [period]
+    year, quarter = period.split("-Q")
+    return [f"{year}-{m:02d}" for m in range(int(quarter) * 3 - 2, int(quarter) * 3 + 1)]
+
+
+def _rate(months: dict[str, dict], period: str) -> dict[str, Any] | None:
+    """The FX rate of `period` (a quarter: the mean of its months), or the latest earlier
+    month's when none of its months is published yet; None when there is no rate at all."""
+    wanted = period_months(period)
+    found = [months[m] for m in wanted if m in months]
+    note = None
+    if not found:
+        earlier = sorted(m for m in months if m < wanted[0])
+        if not earlier:
+            return None
+        found = [months[earlier[-1]]]
+        note = f"the {period} rate is not published yet; the {earlier[-1]} rate is used"
+    elif len(found) < len(wanted):
+        note = f"only {', '.join(r['period'] for r in found)} of {period} are published; their mean is used"
+    return {"pair": found[0]["indicator_code"], "periods": [r["period"] for r in found],
+            "rate": round(fmean(r["value"] for r in found), 6), "release_date": max(r["release_date"] for r in found),
+            "source": "BOJ", "note": note}
+
+
+def releases(conn: Connection, code: str) -> list[dict[str, Any]]:
+    """Every stored release of one indicator, by period then release date (revisions show
+    as several releases of one period)."""
+    c = tables.macro_observations.c
+    rows = current_rows(conn, tables.macro_observations, where=[c.indicator_code == code])
+    return sorted(rows, key=lambda r: (r["period"], r["release_date"]))
+

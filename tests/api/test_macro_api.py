@@ -1,0 +1,90 @@
+"""The macro endpoints over real HTTP: indicators with filters, point in time and currency,
+422s, and the tier rule of macro insights with the per-key switch (REST and GraphQL)."""
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from api import keystore
+from ingest.simulator.market import SimulatedMarket
+from ingest.simulator.site import SimulatorSite
+from pipeline.runner import run_stage
+from pipeline.serving import serve_in_thread
+from tests.api.conftest import Api, assert_problem
+from tests.api.graph import data, gql, snake
+from tests.api.world import MORNING
+from tests.conftest import ADMIN_KEY
+
+MONDAY = date(2026, 11, 16)
+
+
+def _run_t3(api: Api) -> None:
+    site = SimulatorSite(SimulatedMarket(), published_through=date(2026, 11, 20))
+    with serve_in_thread(site.asgi_app()) as base:
+        run_stage("t3_macro", MONDAY, settings=api.world.settings.model_copy(update={"macro_base_url": base}))
+
+
+def test_indicators_latest_filtered_point_in_time_and_converted(api: Api) -> None:
+    _run_t3(api)
+    body = api.acme("GET", "/api/v1/macro/indicators").json()
+    assert body["generation"] == "v7" and body["as_of"] is None and body["currency"] is None
+    codes = {(i["source"], i["indicator_code"]) for i in body["indicators"]}
+    assert {("BOJ", "POLICY_RATE"), ("BOJ", "USDJMD"), ("BOJ", "NIR"), ("BOJ", "M2"), ("STATIN", "CPI_YOY"),
+            ("STATIN", "GDP"), ("STATIN", "UNEMPLOYMENT"), ("PIOJ", "GDP_GROWTH_EST"), ("PIOJ", "GROWTH_OUTLOOK")} <= codes
+    assert body["count"] == len(body["indicators"]) == len(codes)
+
+    boj = api.acme("GET", "/api/v1/macro/indicators", params={"source": "boj", "category": "reserves"}).json()
+    assert [(i["source"], i["indicator_code"]) for i in boj["indicators"]] == [("BOJ", "NIR")]
+    old = api.acme("GET", "/api/v1/macro/indicators", params={"as_of": "2025-06-30"}).json()
+    assert old["as_of"] == "2025-06-30" and all(i["release_date"] <= "2025-06-30" for i in old["indicators"])
+
+    usd = api.acme("GET", "/api/v1/macro/indicators", params={"category": "output", "currency": "usd"}).json()
+    gdp = next(i for i in usd["indicators"] if i["indicator_code"] == "GDP")
+    (rate,) = gdp["fx"]
+    assert gdp["currency"] == "USD" and gdp["original"]["currency"] == "JMD" and rate["pair"] == "USDJMD"
+    assert gdp["value"] == pytest.approx(gdp["original"]["value"] / rate["rate"], rel=1e-9)
+
+    graph = data(api, """{ macroIndicators(category: "output", currency: "usd") { nodes { source category indicatorCode
+        period frequency value unit currency releaseDate original { value currency unit }
+        fx { pair periods rate releaseDate source note } note generation } } }""", api.world.acme_key)
+    nodes = snake(graph["macroIndicators"]["nodes"])
+    assert {n.pop("generation") for n in nodes} == {"v7"}
+    assert nodes == usd["indicators"]
+
+
+def test_indicators_422_for_a_bad_date_or_currency(api: Api) -> None:
+    assert_problem(api.acme("GET", "/api/v1/macro/indicators", params={"as_of": "2026-13-01"}), 422, "as_of")
+    assert_problem(api.acme("GET", "/api/v1/macro/indicators", params={"currency": "XYZ"}), 422, "unknown currency code 'XYZ'")
+    assert_problem(api.acme("GET", "/api/v1/macro/indicators", params={"source": "IMF"}), 422, "unknown source 'IMF'")
+    body = gql(api, '{ macroIndicators(currency: "XYZ") { nodes { value } } }', api.world.acme_key).json()
+    assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+
+
+def test_insights_follow_the_tier_and_the_per_key_switch(api: Api) -> None:
+    w = api.world
+    assert_problem(api.call("GET", "/api/macro_insights", w.beta_key), 503, "T3")  # PRO, but nothing computed yet
+    _run_t3(api)
+    institutional = keystore.generate(w.engine, w.settings, "Inst Ltd", "INSTITUTIONAL", now=MORNING)["api_key"]
+    refused = assert_problem(api.acme("GET", "/api/macro_insights"), 403, "PRO or INSTITUTIONAL", "macro-access")
+    assert "svc-sk" not in refused["detail"]
+    for key in (w.beta_key, institutional, ADMIN_KEY):
+        body = api.call("GET", "/api/macro_insights", key).json()
+        assert body["week_start"] == MONDAY.isoformat() and body["generation"] == "v7"
+        assert [p["parameter"] for p in body["parameters"]] == ["rates_regime", "fx_pressure", "macro_risk"]
+        assert [s["code"] for s in body["sources"]] == ["BOJ", "STATIN", "PIOJ"]
+        assert all(s["latest_release"] < MONDAY.isoformat() for s in body["sources"])
+
+    keystore.set_option(w.engine, w.acme_key_id, "MACRO_ACCESS_SET", True, now=MORNING)
+    assert api.acme("GET", "/api/macro_insights").status_code == 200  # STANDARD with macro access on
+    keystore.set_option(w.engine, w.beta_key_id, "MACRO_ACCESS_SET", False, now=MORNING)
+    assert_problem(api.call("GET", "/api/macro_insights", w.beta_key), 403, "macro access")  # PRO switched off
+
+    query = "{ macroInsights { weekStart parameters { parameter value reading } } modelPerformance { reason } }"
+    assert data(api, query, w.acme_key)["macroInsights"]["weekStart"] == MONDAY.isoformat()
+    denied = gql(api, query, w.beta_key).json()
+    assert denied["data"]["macroInsights"] is None and denied["data"]["modelPerformance"] is not None
+    assert denied["errors"][0]["extensions"]["code"] == "FORBIDDEN" and denied["errors"][0]["path"] == ["macroInsights"]
+    rest = api.acme("GET", "/api/macro_insights").json()
+    graph = data(api, "{ macroInsights { parameters { parameter value reading } } }", w.acme_key)["macroInsights"]
+    assert graph["parameters"] == [{k: p[k] for k in ("parameter", "value", "reading")} for p in rest["parameters"]]

@@ -1,0 +1,145 @@
+"""The three macro sources: their formats read back, refusal of a broken file, and point
+in time after revisions, against the simulated institutions served over HTTP."""
+from __future__ import annotations
+
+import random
+from datetime import date, timedelta
+from typing import Iterator
+
+import httpx
+import pytest
+
+from ingest.macro_sources import SourceFormatError, fetch_all, parse_boj_csv, parse_pioj_pdf, parse_statin_html
+from ingest.simulator.macro import SERIES, MacroEconomy
+from ingest.simulator.market import SimulatedMarket
+from ingest.simulator.site import SimulatorSite
+from market.settings import Settings
+from models.macro_views import indicators
+from pipeline.runner import run_stage
+from pipeline.serving import serve_in_thread
+from store import tables
+from store.engine import service_engine
+from store.history import append_history, row_counts
+
+ECONOMY = MacroEconomy()
+FIRST_SEEN = date(2026, 11, 16)  # NIR 2026-10 was first released 2026-11-09; its revision comes 2026-11-23
+AFTER_REVISION = date(2026, 11, 24)
+
+
+class MovingSite:
+    """The simulated institutions over real HTTP, with a publication date the test moves."""
+
+    def __init__(self) -> None:
+        self.through = FIRST_SEEN
+        self.site = SimulatorSite(SimulatedMarket(), published_through=lambda: self.through, economy=ECONOMY)
+
+
+@pytest.fixture
+def institutions(settings: Settings) -> Iterator[tuple[MovingSite, Settings]]:
+    moving = MovingSite()
+    with serve_in_thread(moving.site.asgi_app()) as base:
+        yield moving, settings.model_copy(update={"macro_base_url": base})
+
+
+def test_each_format_reads_back_every_release() -> None:
+    day = AFTER_REVISION
+    nir = parse_boj_csv("NIR", ECONOMY.boj_csv("NIR", day))
+    assert [(r["period"], r["value"], r["release_date"]) for r in nir] == \
+        [(r.period, r.value, r.release_date) for r in ECONOMY.published("NIR", day)]
+    assert {(r["unit"], r["currency"], r["category"]) for r in nir} == {("USD millions", "USD", "reserves")}
+    statin = parse_statin_html(ECONOMY.statin_html(day))
+    assert {r["indicator_code"] for r in statin} == {c for c, s in SERIES.items() if s[0] == "STATIN"}
+    gdp = [r for r in statin if r["indicator_code"] == "GDP"]
+    assert [(r["period"], r["value"]) for r in gdp] == [(r.period, r.value) for r in ECONOMY.published("GDP", day)]
+    assert gdp[0]["currency"] == "JMD" and gdp[0]["frequency"] == "Q"
+    pioj = parse_pioj_pdf(ECONOMY.pioj_pdf(day), Settings())
+    expected = [(r.code, r.period, r.value, r.release_date)
+                for code in ("GDP_GROWTH_EST", "GROWTH_OUTLOOK") for r in ECONOMY.published(code, day)]
+    assert [(r["indicator_code"], r["period"], r["value"], r["release_date"]) for r in pioj] == expected
+
+
+def test_a_broken_file_is_refused_whole_with_where() -> None:
+    good = ECONOMY.boj_csv("M2", AFTER_REVISION)
+    broken = good.replace(good.splitlines()[10].split(",")[1], "n/a", 1)
+    with pytest.raises(SourceFormatError, match=r"BOJ: M2 line \d+: value 'n/a' is not a number"):
+        parse_boj_csv("M2", broken)
+    with pytest.raises(SourceFormatError, match="no '# unit:' line"):
+        parse_boj_csv("M2", "period,value,release_date\n2026-01,1,2026-02-03\n")
+    with pytest.raises(SourceFormatError, match="no indicators table"):
+        parse_statin_html("<html><body><p>maintenance</p></body></html>")
+    with pytest.raises(SourceFormatError, match="release date '31/12/2026'"):
+        parse_statin_html(ECONOMY.statin_html(AFTER_REVISION).replace("15 Oct 2026", "31/12/2026", 1))
+
+
+def _nir(engine, as_of: date | None) -> dict:  # noqa: ANN001
+    with engine.connect() as conn:
+        body = indicators(conn, source="BOJ", category="reserves", as_of=as_of)
+    (item,) = body["indicators"]
+    return item
+
+
+def test_as_of_before_a_revision_sees_the_first_release_and_after_it_the_revision(institutions) -> None:  # noqa: ANN001
+    moving, settings = institutions
+    engine = service_engine(settings)
+    first, revised = [r for r in ECONOMY.releases["NIR"] if r.period == "2026-10"]
+    assert first.release_date < FIRST_SEEN < revised.release_date <= AFTER_REVISION and first.value != revised.value
+    run_stage("t3_macro", FIRST_SEEN, settings=settings)
+    assert _nir(engine, None)["value"] == first.value  # only the first estimate is out
+    moving.through = AFTER_REVISION
+    run_stage("t3_macro", AFTER_REVISION, settings=settings)
+    before = _nir(engine, revised.release_date - timedelta(days=1))
+    assert (before["period"], before["value"], before["release_date"]) == ("2026-10", first.value, first.release_date)
+    after = _nir(engine, revised.release_date)
+    assert (after["period"], after["value"], after["release_date"]) == ("2026-10", revised.value, revised.release_date)
+    assert _nir(engine, None) == after
+    with engine.connect() as conn:
+        rows = [r for r in conn.execute(tables.macro_observations.select().where(
+            tables.macro_observations.c.indicator_code == "NIR", tables.macro_observations.c.period == "2026-10")).mappings()]
+    assert sorted((r["release_date"], r["value"]) for r in rows) == [(first.release_date, first.value),
+                                                                     (revised.release_date, revised.value)]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_no_as_of_query_sees_a_release_from_its_future(settings: Settings) -> None:
+    site = SimulatorSite(SimulatedMarket(), published_through=AFTER_REVISION, economy=ECONOMY)
+    engine = service_engine(settings)
+    with httpx.Client(transport=site.transport()) as http, engine.begin() as conn:
+        append_history(conn, tables.macro_observations, fetch_all(settings, AFTER_REVISION, http))
+    rng = random.Random(11)
+    for _ in range(40):
+        as_of = date(2018, 1, 1) + timedelta(days=rng.randrange((AFTER_REVISION - date(2018, 1, 1)).days))
+        with engine.connect() as conn:
+            body = indicators(conn, as_of=as_of)
+        assert body["indicators"], as_of
+        for item in body["indicators"]:
+            assert item["release_date"] <= as_of
+            known = [r for r in ECONOMY.releases[item["indicator_code"]] if r.release_date <= as_of]
+            latest_period = max(r.period for r in known)
+            expected = max((r for r in known if r.period == latest_period), key=lambda r: r.release_date)
+            assert (item["period"], item["value"]) == (expected.period, expected.value), (as_of, item)
+
+
+def test_running_t3_twice_changes_nothing(institutions) -> None:  # noqa: ANN001
+    moving, settings = institutions
+    moving.through = AFTER_REVISION
+    engine = service_engine(settings)
+    first = run_stage("t3_macro", date(2026, 11, 16), settings=settings)
+    with engine.connect() as conn:
+        counts = row_counts(conn, [tables.macro_observations, tables.macro_parameters])
+    again = run_stage("t3_macro", date(2026, 11, 16), settings=settings)
+    with engine.connect() as conn:
+        assert row_counts(conn, [tables.macro_observations, tables.macro_parameters]) == counts
+    assert first.summary["parameters"] == 3 and again.summary["releases_new"] == 0
+    assert again.summary["parameter_rows_new"] == 0 and counts["macro_parameters"] == 3 * 26
+
+
+def test_an_unreachable_source_fails_the_stage_and_stores_nothing(institutions) -> None:  # noqa: ANN001
+    moving, settings = institutions
+    moving.site.faults.server_errors = 1_000_000
+    from market.errors import StageFailedError
+
+    with pytest.raises(StageFailedError, match="BOJ: .* answered HTTP 503"):
+        run_stage("t3_macro", FIRST_SEEN, settings=settings)
+    with service_engine(settings).connect() as conn:
+        assert row_counts(conn, [tables.macro_observations, tables.macro_parameters]) == \
+            {"macro_observations": 0, "macro_parameters": 0}
