@@ -124,7 +124,7 @@ def test_each_limit_accepts_just_under_and_rejects_just_over(tight: Api) -> None
     # depth: the root field is level 0; `close` is at level 4
     assert _errors(tight, "{ instruments(first: 1) { nodes { recentBars(first: 1) { nodes { close } } } } }") == []
     assert "exceeds maximum operation depth of 4" in _errors(
-        tight, "{ portfolio { positions(first: 1) { nodes { instrument { recentBars(first: 1) { nodes { close } } } } } } }")[0]
+        tight, "{ portfolio { positions(first: 1) { nodes { instrument { fundamentals { eps } } } } } }")[0]  # eps: 5
 
     at_limit = "{ modelPerformance { " + "reason " * 35 + "} }"
     assert _tokens(at_limit) == 40 and _errors(tight, at_limit) == []
@@ -138,9 +138,9 @@ def test_each_limit_accepts_just_under_and_rejects_just_over(tight: Api) -> None
     # cost: 1 for `instruments`, then per instrument 1 for `nodes` and 1 for `symbol`
     costly = "query($n: Int) { instruments(first: $n) { nodes { symbol } } }"
     assert _errors(tight, costly, {"n": 50}) == []
-    refused = gql(tight, costly, ADMIN_KEY, {"n": 51}).json()
+    refused = gql(tight, costly.replace("} } }", "} } __typename }"), ADMIN_KEY, {"n": 50}).json()  # one more field
     assert refused["data"] is None
-    assert refused["errors"][0]["extensions"] == {"code": "QUERY_TOO_COSTLY", "cost": 103, "limit": 101}
+    assert refused["errors"][0]["extensions"] == {"code": "QUERY_TOO_COSTLY", "cost": 102, "limit": 101}
     assert _errors(tight, "{ instruments(first: 51) { nodes { symbol } } }")[0].startswith("the query's estimated cost is 103")
 
 
