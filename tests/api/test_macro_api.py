@@ -2,31 +2,21 @@
 422s, and the tier rule of macro insights with the per-key switch (REST and GraphQL)."""
 from __future__ import annotations
 
-from datetime import date
 
 import pytest
 
 from api import keystore
-from ingest.simulator.market import SimulatedMarket
-from ingest.simulator.site import SimulatorSite
-from pipeline.runner import run_stage
-from pipeline.serving import serve_in_thread
+from tests.api import world
 from tests.api.conftest import Api, assert_problem
 from tests.api.graph import data, gql, snake
 from tests.api.world import MORNING
 from tests.conftest import ADMIN_KEY
 
-MONDAY = date(2026, 11, 16)
-
-
-def _run_t3(api: Api) -> None:
-    site = SimulatorSite(SimulatedMarket(), published_through=date(2026, 11, 20))
-    with serve_in_thread(site.asgi_app()) as base:
-        run_stage("t3_macro", MONDAY, settings=api.world.settings.model_copy(update={"macro_base_url": base}))
+MONDAY = world.MACRO_MONDAY
 
 
 def test_indicators_latest_filtered_point_in_time_and_converted(api: Api) -> None:
-    _run_t3(api)
+    world.run_t3(api.world.settings)
     body = api.acme("GET", "/api/v1/macro/indicators").json()
     assert body["generation"] == "v7" and body["as_of"] is None and body["currency"] is None
     codes = {(i["source"], i["indicator_code"]) for i in body["indicators"]}
@@ -64,7 +54,7 @@ def test_indicators_422_for_a_bad_date_or_currency(api: Api) -> None:
 def test_insights_follow_the_tier_and_the_per_key_switch(api: Api) -> None:
     w = api.world
     assert_problem(api.call("GET", "/api/macro_insights", w.beta_key), 503, "T3")  # PRO, but nothing computed yet
-    _run_t3(api)
+    world.run_t3(api.world.settings)
     institutional = keystore.generate(w.engine, w.settings, "Inst Ltd", "INSTITUTIONAL", now=MORNING)["api_key"]
     refused = assert_problem(api.acme("GET", "/api/macro_insights"), 403, "PRO or INSTITUTIONAL", "macro-access")
     assert "svc-sk" not in refused["detail"]

@@ -27,6 +27,7 @@ MORNING = datetime(2026, 11, 23, 12, 30, tzinfo=timezone.utc)  # 07:30 exchange 
 SYMBOLS = {  # symbol: (base close, daily volume, half-spread)
     "LIQ": (50.0, 40_000, 0.05), "MID": (20.0, 30_000, 0.04), "SLOW": (8.0, 3_000, 0.30), "DRY": (12.0, 0, 0.5)}
 HISTORY_DAYS = 60
+MACRO_MONDAY = date(2026, 11, 16)
 
 
 def close_of(symbol: str, i: int) -> float:
@@ -100,3 +101,16 @@ def build(settings: Settings) -> World:
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
     (pending,) = suggestions.list_pending(engine, f"client:{acme['client_id']}", now=MORNING)
     return World(settings, engine, acme["api_key"], acme["key_id"], beta["api_key"], beta["key_id"], pending["suggestion_id"])
+
+
+def run_t3(settings: Settings) -> None:
+    """T3 for MACRO_MONDAY against the simulated institutions (published through that
+    Friday) over HTTP, so the macro endpoints have indicators and parameters."""
+    from ingest.simulator.market import SimulatedMarket
+    from ingest.simulator.site import SimulatorSite
+    from pipeline.runner import run_stage
+    from pipeline.serving import serve_in_thread
+
+    site = SimulatorSite(SimulatedMarket(), published_through=date(2026, 11, 20))
+    with serve_in_thread(site.asgi_app()) as base:
+        run_stage("t3_macro", MACRO_MONDAY, settings=settings.model_copy(update={"macro_base_url": base}))

@@ -136,6 +136,6 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_the_api(settings: S
     outputs = [line.split("->")[1].strip() for line in lines if "->" in line]
     assert [Path(o).name for o in outputs] == ["t0_scrape.ipynb", "t1_preflight.ipynb", "t1_ingest_text.ipynb",
                                               "t1_sentiment.ipynb", "t1_features.ipynb", "t1_predict.ipynb",
-                                              "t1_trade.ipynb", "health.ipynb", "t2_suggestions.ipynb"]
+                                              "t1_trade.ipynb", "health.ipynb", "t3_macro.ipynb", "t2_suggestions.ipynb"]
     assert "house portfolio synchronised from" in stdout and ": SYNCED, 4 changes" in stdout
     assert all(Path(o).is_file() for o in outputs)
