@@ -2,7 +2,6 @@
 422s, and the tier rule of macro insights with the per-key switch (REST and GraphQL)."""
 from __future__ import annotations
 
-
 import pytest
 
 from api import keystore
