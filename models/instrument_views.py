@@ -111,9 +111,9 @@ def news(conn: Connection, symbols: list[str]) -> dict[str, list[dict[str, Any]]
                                                 "link": row.get("link") or row.get("url"), "summary": row.get("summary"),
                                                 "published_at": row["published_at"] or row["recorded_at"]}
     s = tables.sentiment_scores.c
+    all_ids = sorted(set().union(*ids.values()))
     scores = {(r["doc_kind"], r["doc_id"]): r["score"] for r in current_rows(
-        conn, tables.sentiment_scores, where=[s.scorer == SCORER_ID, s.doc_id.in_(sorted(set().union(*ids.values())))])} \
-        if ids else {}
+        conn, tables.sentiment_scores, where=[s.scorer == SCORER_ID, s.doc_id.in_(all_ids)])} if all_ids else {}
     result: dict[str, list[dict[str, Any]]] = {s_: [] for s_ in symbols}
     for mention in mentions:
         key = (mention["doc_kind"], mention["doc_id"])

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import TypeVar
 
 import strawberry
+
+E = TypeVar("E", bound=Enum)
 
 
 @strawberry.enum(description="What the model says to do with the instrument.")
@@ -18,3 +21,8 @@ class Tercile(Enum):
     MIDDLE = "MIDDLE"
     BOTTOM = "BOTTOM"
     ILLIQUID = "ILLIQUID"
+
+
+def optional(kind: type[E], value: str | None) -> E | None:
+    """The stored text as the GraphQL enum (null stays null)."""
+    return kind(value) if value is not None else None

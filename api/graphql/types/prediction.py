@@ -5,7 +5,7 @@ from typing import Any
 
 import strawberry
 
-from api.graphql.types.enums import Action, Tercile
+from api.graphql.types.enums import Action, Tercile, optional
 
 
 @strawberry.type(description="The two-layer model's output for one instrument and trading day.")
@@ -26,10 +26,7 @@ class Prediction:
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Prediction:
         return cls(symbol=row["symbol"], trading_date=row["trading_date"], model_id=row["model_id"],
-                   horizon_days=row["horizon_days"], score=row["score"], action=_enum(Action, row["action"]),
-                   weight=row["weight"], tercile=_enum(Tercile, row["tercile"]), predicted_return=row["predicted_return"], probability_up=row["p_up"],
+                   horizon_days=row["horizon_days"], score=row["score"], action=optional(Action, row["action"]),
+                   weight=row["weight"], tercile=optional(Tercile, row["tercile"]), predicted_return=row["predicted_return"], probability_up=row["p_up"],
                    layer1_probability=row["layer1_p_up"], layer1_backend=row["layer1_backend"])
 
-
-def _enum(kind: type, value: str | None):  # noqa: ANN202
-    return kind(value) if value is not None else None

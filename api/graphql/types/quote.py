@@ -5,7 +5,7 @@ from typing import Any
 
 import strawberry
 
-from api.graphql.types.enums import Action, Tercile
+from api.graphql.types.enums import Action, Tercile, optional
 
 
 @strawberry.type(description="An instrument's entry in GET /api/market/latest: the market day's close with its prediction.")
@@ -25,5 +25,4 @@ class Quote:
 
     @classmethod
     def from_entry(cls, entry: dict[str, Any]) -> Quote:
-        action, tercile = entry["action"], entry["tercile"]
-        return cls(**{**entry, "action": Action(action) if action else None, "tercile": Tercile(tercile) if tercile else None})
+        return cls(**{**entry, "action": optional(Action, entry["action"]), "tercile": optional(Tercile, entry["tercile"])})
