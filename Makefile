@@ -8,7 +8,7 @@ export AIRFLOW__CORE__LOAD_EXAMPLES = False
 export AIRFLOW__CORE__DAGS_FOLDER = $(CURDIR)/dags
 export AIRFLOW__CORE__PARALLELISM = 4
 
-.PHONY: install demo test lab airflow clean
+.PHONY: install demo test lab airflow report-images clean
 
 install: $(VENV)/.installed
 
@@ -30,6 +30,13 @@ lab: install
 airflow: install
 	$(BIN)/airflow db migrate
 	$(BIN)/airflow standalone
+
+# Page images of the demo's reports for the README (needs pdftoppm: Debian's poppler-utils).
+report-images:
+	@test -f var/reports/quant-briefing.pdf || { echo "run make demo first: var/reports/ has no reports"; exit 1; }
+	mkdir -p docs/reports
+	pdftoppm -r 70 -png var/reports/quant-briefing.pdf docs/reports/quant-briefing
+	pdftoppm -r 70 -png var/reports/compliance-report.pdf docs/reports/compliance-report
 
 clean:
 	rm -rf $(VENV) var runs .pytest_cache

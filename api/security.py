@@ -89,6 +89,15 @@ def principal(request: Request, svc: Services = Depends(services),
     return authenticate(request, svc, presented)
 
 
+def report_reader(request: Request, svc: Services = Depends(services),
+                  presented: str | None = Security(api_key_header)) -> Principal | None:
+    """The PDF reports: any valid key, or no key at all while `public_reports` is on (a key
+    that is presented is still checked and counted)."""
+    if svc.settings.public_reports and not presented:
+        return None
+    return authenticate(request, svc, presented)
+
+
 async def admin(caller: Principal = Depends(principal)) -> Principal:
     if not caller.is_admin:
         raise PermissionDeniedError("this endpoint needs the admin key")

@@ -12,7 +12,7 @@ from fastapi import Request
 from sqlalchemy import Engine
 
 from api.ratelimit import CounterStore, DatabaseStore, MemoryStore
-from market.clock import TradingCalendar, default_calendar, exchange_date, utc_now
+from market.clock import TradingCalendar, default_calendar, utc_now
 from market.settings import Settings
 from store.engine import service_engine
 
@@ -41,10 +41,10 @@ class Services:
     def valuation_day(self) -> date:
         """The day portfolios are valued at: the latest priced trading day (or, on an empty
         store, the latest trading day on the exchange clock)."""
-        from models.market_views import latest_priced_day
+        from models.market_views import valuation_day
 
         with self.engine.connect() as conn:
-            return latest_priced_day(conn) or self.calendar.latest_trading_day(exchange_date(self.now()))
+            return valuation_day(conn, self.calendar, self.now())
 
 
 def build_services(settings: Settings, now: Callable[[], datetime] | None = None) -> Services:

@@ -83,6 +83,7 @@ class Settings(BaseSettings):
     foundation_model_offline: bool = Field(default=True, description="Never download model weights.")
     public_reports: bool = Field(default=False, description="PDF report endpoints need no API key.")
     company_name: str = Field(default="Market Intelligence Service", description="Report header line.")
+    report_page_size: Literal["A4", "Letter"] = Field(default="A4", description="Paper size of the PDF reports.")
     rate_limit_standard: int = Field(default=60, ge=1, description="Requests per minute, STANDARD keys.")
     rate_limit_pro: int = Field(default=300, ge=1, description="Requests per minute, PRO keys.")
     rate_limit_institutional: int = Field(default=1200, ge=1, description="Requests per minute, INSTITUTIONAL keys.")

@@ -9,14 +9,14 @@ it equal to the full-history value to within about 1e-6 ((13/14)^180).
 """
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, and_, func, or_, select
 
-from market.clock import TradingCalendar
+from market.clock import TradingCalendar, exchange_date
 from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
 from models.instrument_views import served_predictions
@@ -47,6 +47,12 @@ def latest_priced_day(conn: Connection, on_or_before: date | None = None) -> dat
     if on_or_before is not None:
         query = query.where(tables.eod_prices.c.trading_date <= on_or_before)
     return conn.execute(query).scalar()
+
+
+def valuation_day(conn: Connection, calendar: TradingCalendar, now: datetime) -> date:
+    """The day portfolios are valued at: the latest priced trading day (or, on an empty
+    store, the latest trading day on the exchange clock at `now`)."""
+    return latest_priced_day(conn) or calendar.latest_trading_day(exchange_date(now))
 
 
 def market_day(conn: Connection, calendar: TradingCalendar, requested: date | None, closed_through: date) -> date:
@@ -110,13 +116,15 @@ def latest_market(conn: Connection, calendar: TradingCalendar, closed_through: d
     null prediction fields and `reason` when the day is not scored for that ticker."""
     day = market_day(conn, calendar, requested, closed_through)
     bars = _bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day)
+    if not bars.empty:  # only RSI is served here: one pass over every symbol, not all indicators per symbol
+        bars["rsi_14"] = bars.groupby("symbol", group_keys=False)[["close"]].apply(
+            lambda one: f.rsi_14(one.astype({"close": float})))
     model_id, predictions = _predictions(conn, day)
     result: dict[str, dict] = {}
     for symbol, rows in bars.groupby("symbol", sort=True):
         last = rows.iloc[-1]
         if last["trading_date"] < day - timedelta(days=LATEST_LOOKBACK_DAYS):
             continue
-        enriched = with_indicators(rows.reset_index(drop=True)).iloc[-1]
         previous = rows["close"].iloc[-2] if len(rows) > 1 else None
         traded = last["trading_date"] == day
         prediction = predictions.get(symbol)
@@ -124,7 +132,7 @@ def latest_market(conn: Connection, calendar: TradingCalendar, closed_through: d
             "trading_date": last["trading_date"], "close": float(last["close"]),
             "volume": int(last["volume"]) if traded else 0,
             "change_pct": _number((last["close"] / previous - 1) * 100, 4) if previous and traded else 0.0 if previous else None,
-            "rsi": _number(enriched["rsi_14"], 4),
+            "rsi": _number(last["rsi_14"], 4),
             "predicted_return": None, "score": None, "action": None, "tercile": None, "model_id": None,
             "layer1_backend": None, "reason": None,
         }

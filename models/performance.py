@@ -5,6 +5,10 @@ known (models/scoring.py `track_record`, scope `live:<date>`): binary, 3-class a
 accuracy, average error and IC, each with its base rate and sample size. This module
 reads the latest of those and names the model and layer-1 backend that produced the
 latest predictions, saying so when that backend is the fallback.
+
+Tercile spread: the up-move rate of TOP-tercile predictions minus that of BOTTOM-tercile
+ones (days whose close moved), in rate units (0.08 = 8 points); its no-skill base rate is
+0 and its sample size counts both terciles' predictions.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ def performance(conn: Connection) -> dict[str, Any]:
     latest = {r["metric"]: r for r in rows if r["scope"] == scope}
     metrics = {name: {"value": latest[name]["value"], "base_rate": latest[name]["base_rate"],
                       "sample_size": latest[name]["sample_size"]} if name in latest else None for name in REPORTED}
+    metrics["tercile_spread"] = _tercile_spread(latest)
     backend = model["layer1_backend"] if model else None
     reason = None
     if model is None:
@@ -43,3 +48,11 @@ def performance(conn: Connection) -> dict[str, Any]:
         "metrics": metrics,
         "reason": reason,
     }
+
+
+def _tercile_spread(latest: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    top, bottom = latest.get("hit_rate_top"), latest.get("hit_rate_bottom")
+    if not top or not bottom or top["value"] is None or bottom["value"] is None:
+        return None
+    return {"value": round(top["value"] - bottom["value"], 6), "base_rate": 0.0,
+            "sample_size": int(top["sample_size"]) + int(bottom["sample_size"])}

@@ -205,6 +205,25 @@ def demo(
             typer.echo("API stopped")
 
 
+@app.command("report")
+@one_line_errors
+def report(
+    kind: str = typer.Argument(..., help="quant-briefing or compliance."),
+    out: Optional[str] = typer.Option(None, "--out", help="PDF file to write; default: <reports dir>/<file name of the day>."),
+) -> None:
+    """Generate a PDF report from the store as it is now."""
+    from pathlib import Path
+
+    from market.clock import default_calendar, utc_now
+    from reports import generate, save
+    from store.engine import service_engine
+
+    settings = get_settings()
+    made = generate(kind, service_engine(settings), settings, default_calendar(), utc_now())
+    path = save(made, Path(out) if out else settings.reports_dir / made.filename)
+    typer.echo(f"wrote {path} ({made.pages} pages; data snapshot sha256 {made.sha256})")
+
+
 @keys_app.command("new-admin")
 def keys_new_admin() -> None:
     """Print a fresh admin key for MARKETINTEL_ADMIN_KEY (nothing is stored)."""

@@ -7,7 +7,7 @@ HTTP, T1's pre-flight checks the delivery, T1 ingests the day's news and disclos
 builds the sentiment composite, computes the features and scores the day (training the
 first model), the AI portfolio trades under the liquidity rails, and the health stage
 counts the store; T3 then reads the three macro sources and computes the week's macro
-parameters. Then the API serves the result on loopback (`demo_api`) with a fresh
+parameters; both PDF reports are written to `reports_dir`. Then the API serves the result on loopback (`demo_api`) with a fresh
 client key, until Ctrl-C.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
-from market.clock import exchange_now, latest_closed_trading_day
+from market.clock import TradingCalendar, exchange_now, latest_closed_trading_day
 from market.settings import Settings, get_settings
 from models.macro_model import week_start
 from ingest.simulator.backfill import backfill, simulator_for
@@ -49,6 +49,18 @@ def run_demo(settings: Settings, history_days: int) -> Iterator[str]:
         output = run_stage_notebook("t3_macro", monday, settings=get_settings(), trigger="demo")
         yield f"{'t3_macro':<14} {monday}  ->  {output}"
     yield from _house_portfolio_and_suggestions(get_settings(), day, market.calendar.next_trading_day(day))
+    yield from _reports(get_settings(), market.calendar)
+
+
+def _reports(settings: Settings, calendar: TradingCalendar) -> Iterator[str]:
+    """Both PDF reports of the day, under fixed names so the README's page images can be
+    remade from any demo run (`make report-images`)."""
+    from market.clock import utc_now
+    from reports import generate, save
+
+    for kind, name in (("quant-briefing", "quant-briefing.pdf"), ("compliance", "compliance-report.pdf")):
+        made = generate(kind, service_engine(settings), settings, calendar, utc_now())
+        yield f"{kind:<14} report  ->  {save(made, settings.reports_dir / name)} ({made.pages} pages)"
 
 
 def demo_admin_key(settings: Settings) -> tuple[Settings, str]:

@@ -1,1 +1,81 @@
-"""The two PDF reports: Quant Briefing and Compliance Report."""
+"""The two PDF reports, generated on demand from the store: the Quant Briefing and the
+Compliance Report (GET /api/quant-briefing.pdf, GET /api/compliance-report.pdf,
+`marketintel report quant-briefing|compliance`).
+
+`generate` reads the report's inputs in one read transaction (reports/inputs.py), hashes
+them, and typesets them with reportlab (reports/layout.py); charts are matplotlib images.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib.metadata import version
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from market.clock import TradingCalendar, exchange_iso
+from market.errors import InvalidInputError
+from market.settings import Settings
+from reports import compliance, quant_briefing
+from reports.inputs import briefing_inputs, compliance_inputs, snapshot_sha256
+from reports.layout import render
+
+KINDS = ("quant-briefing", "compliance")
+RIGHTS = "Copyright {company}. For the recipient's internal use; not investment advice; redistribution requires consent."
+
+
+@dataclass(frozen=True)
+class Report:
+    kind: str
+    pdf: bytes
+    pages: int
+    sha256: str
+    filename: str
+
+
+def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCalendar, now: datetime) -> Report:
+    """Build report `kind` ('quant-briefing' or 'compliance') from the store as it is at
+    `now` (an aware datetime: the API's clock)."""
+    if kind not in KINDS:
+        raise InvalidInputError(f"unknown report '{kind}'; choose one of: {', '.join(KINDS)}")
+    gather = briefing_inputs if kind == "quant-briefing" else compliance_inputs
+    with engine.connect() as conn, conn.begin():
+        inputs = gather(conn, calendar, now, settings)
+    digest = snapshot_sha256(inputs)
+    company = settings.company_name
+    stamp = exchange_iso(now)
+    if kind == "quant-briefing":
+        title = quant_briefing.TITLE_TEXT
+        story = quant_briefing.story(inputs, f"{stamp.replace('T', ' ')} exchange time", settings.report_page_size)
+    else:
+        title = compliance.TITLE_TEXT
+        generated = {
+            "utc": now.astimezone(timezone.utc).isoformat(timespec="seconds"),
+            "exchange": stamp.replace("T", " "),
+            "method": f"generated on demand by the service from its store (reportlab {version('reportlab')}, "
+                      f"matplotlib {version('matplotlib')}); no figure is typed by hand",
+            "rights": RIGHTS.format(company=company),
+            "sha256": digest,
+        }
+        story = compliance.story(inputs, generated, company, settings.report_page_size)
+    rendered = render(story, company=company, title=title, page_size=settings.report_page_size,
+                      subject=f"data snapshot sha256 {digest}")
+    name = "quant-briefing" if kind == "quant-briefing" else "compliance-report"
+    return Report(kind, rendered.pdf, rendered.pages, digest, f"{name}-{stamp[:10]}.pdf")
+
+
+def save(report: Report, path: Path) -> Path:
+    """Write the PDF whole or not at all: a temporary file beside `path`, then a rename."""
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(report.pdf)
+        os.replace(partial, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise InvalidInputError(f"cannot write the report to {path}: {exc.strerror or exc}") from None
+    return path

@@ -7,12 +7,13 @@ from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import Response
 
 from api.schemas.common import KEYED, problems
-from api.schemas.market import LATEST_EXAMPLE, History, LatestQuote, SymbolStatistics
+from api.schemas.market import LATEST_EXAMPLE, Breadth, History, LatestQuote, SymbolStatistics
 from api.security import Principal, principal
 from api.services import Services, services
 from market.clock import latest_closed_trading_day
 from market.errors import InvalidInputError
 from models import market_views
+from models.breadth import market_breadth
 
 router = APIRouter(prefix="/api/market", tags=["market"])
 SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", description="Ticker, e.g. NCBFG.")
@@ -34,6 +35,16 @@ def latest(date_: date | None = Query(None, alias="date", description="A trading
     with svc.engine.connect() as conn:
         version = market_views.data_version(conn)
     return Response(svc.cached(("latest", date_), version, render), media_type="application/json")
+
+
+@router.get("/breadth", response_model=Breadth, responses=problems(*KEYED, 404, 503))
+def breadth(date_: date | None = Query(None, alias="date", description="A trading date already delivered; default: the latest."),
+            svc: Services = Depends(services), _: Principal = Depends(principal)) -> Breadth:
+    """The day's advancers, decliners, unchanged and untraded stocks and the change of the
+    service's capitalisation-weighted index; same dates and errors as /latest."""
+    with svc.engine.connect() as conn:
+        body = market_breadth(conn, svc.calendar, latest_closed_trading_day(svc.now(), svc.calendar), date_)
+    return Breadth.model_validate(body)
 
 
 @router.get("/symbol/{symbol}", response_model=SymbolStatistics, responses=problems(*KEYED, 404, 503))

@@ -82,3 +82,20 @@ class History(BaseModel):
     symbol: str
     items: list[Bar]
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
+
+
+class Breadth(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"trading_date": "2026-11-20", "instruments": 60, "traded": 41, "advancers": 17, "decliners": 15, "unchanged": 9, "not_traded": 19, "index_change_pct": 0.4127, "index_market_cap": 1523000000000.0, "index_constituents": 60, "index_excluded": []}]})
+
+    trading_date: date | None = Field(description="The market day; null on an empty store.")
+    instruments: int = Field(description="Listed instruments served by /api/market/latest for the day.")
+    traded: int = Field(description="Instruments with volume on the day.")
+    advancers: int = Field(description="Traded and closed above the previous close.")
+    decliners: int = Field(description="Traded and closed below the previous close.")
+    unchanged: int = Field(description="Traded firm: traded and closed at the previous close.")
+    not_traded: int
+    index_change_pct: float | None = Field(
+        description="Change of the service's capitalisation-weighted index in percent (not the exchange's official index).")
+    index_market_cap: float | None = Field(description="Total capitalisation of the index constituents at the close.")
+    index_constituents: int
+    index_excluded: list[str] = Field(description="Instruments left out of the index: no shares outstanding reported.")

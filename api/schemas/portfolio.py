@@ -206,5 +206,7 @@ class Performance(BaseModel):
     layer1_backend: str | None
     layer1_is_fallback: bool
     evaluated_through: str | None
-    metrics: dict[str, Metric | None]
+    metrics: dict[str, Metric | None] = Field(
+        description="binary_accuracy, three_class_accuracy, movers_accuracy, average_error, information_coefficient and "
+                    "tercile_spread (up-move rate of TOP minus BOTTOM tercile predictions; base rate 0); null until known.")
     reason: str | None

@@ -20,6 +20,9 @@ ADMIN_ONLY = {**ANY_KEY, "standard": FORBIDDEN, "pro": FORBIDDEN, "institutional
 MACRO_TIER = {**ANY_KEY, "standard": FORBIDDEN}  # PRO, INSTITUTIONAL, admin; per-key switch in test_macro_api
 ENDPOINTS = [
     ("GET", "/api/market/latest", None, ANY_KEY),
+    ("GET", "/api/market/breadth", None, ANY_KEY),
+    ("GET", "/api/quant-briefing.pdf", None, ANY_KEY),  # public_reports: tests/api/test_reports.py
+    ("GET", "/api/compliance-report.pdf", None, ANY_KEY),
     ("GET", "/api/market/symbol/LIQ", None, ANY_KEY),
     ("GET", "/api/market/history/LIQ", None, ANY_KEY),
     ("GET", "/api/ai-portfolio/positions", None, ANY_KEY),

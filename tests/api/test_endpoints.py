@@ -98,7 +98,7 @@ def test_ai_performance_says_why_it_is_empty(api: Api) -> None:
     body = api.acme("GET", "/api/ai/performance").json()
     assert body["model_id"] is None and "no model" in body["reason"]
     assert set(body["metrics"]) == {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error",
-                                    "information_coefficient"}
+                                    "information_coefficient", "tercile_spread"}
 
 
 def test_portfolio_trade_cash_and_summary(api: Api) -> None:

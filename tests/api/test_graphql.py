@@ -135,7 +135,7 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
 
     performance = data(api, f"""{{ modelPerformance {{ modelId trainedThrough trainingRows horizonDays layer1Backend
         layer1IsFallback evaluatedThrough binaryAccuracy {METRIC} threeClassAccuracy {METRIC} moversAccuracy {METRIC}
-        averageError {METRIC} informationCoefficient {METRIC} reason }} }}""", key)["modelPerformance"]
+        averageError {METRIC} informationCoefficient {METRIC} tercileSpread {METRIC} reason }} }}""", key)["modelPerformance"]
     rest = api.acme("GET", "/api/ai/performance").json()
     metrics = rest.pop("metrics")
     assert {k: v for k, v in snake(performance).items() if k in rest} == rest

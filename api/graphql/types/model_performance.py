@@ -27,6 +27,8 @@ class ModelPerformance:
     movers_accuracy: Metric | None
     average_error: Metric | None
     information_coefficient: Metric | None
+    tercile_spread: Metric | None = strawberry.field(
+        description="Up-move rate of TOP minus BOTTOM tercile predictions; base rate 0 (no skill).")
     reason: str | None = strawberry.field(description="Why metrics are missing.")
 
     @classmethod

@@ -1,0 +1,36 @@
+"""The two PDF reports, generated on demand from current data (reports/)."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import Response
+
+from api.schemas.common import KEYED, problems
+from api.security import Principal, report_reader
+from api.services import Services, services
+from reports import generate
+
+router = APIRouter(tags=["reports"])
+PDF = {200: {"content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}},
+             "description": "The report; `X-Data-SHA256` carries the digest of the data snapshot it was built from."}}
+
+
+def _pdf(kind: str, svc: Services) -> Response:
+    report = generate(kind, svc.engine, svc.settings, svc.calendar, svc.now())
+    return Response(report.pdf, media_type="application/pdf", headers={
+        "Content-Disposition": f'inline; filename="{report.filename}"', "X-Data-SHA256": report.sha256,
+        "Cache-Control": "no-store"})
+
+
+@router.get("/api/quant-briefing.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})
+def quant_briefing(svc: Services = Depends(services), _: Principal | None = Depends(report_reader)) -> Response:
+    """System performance, market breadth, top signals by Score, the AI portfolio, its
+    equity curve and the Score distribution. Needs a key unless `public_reports` is on."""
+    return _pdf("quant-briefing", svc)
+
+
+@router.get("/api/compliance-report.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})
+def compliance_report(svc: Services = Depends(services), _: Principal | None = Depends(report_reader)) -> Response:
+    """Risk disclosures, model metrics, the AI portfolio's recent trade audit trail,
+    regulatory notices and a certification with the data snapshot's SHA-256. Needs a key
+    unless `public_reports` is on."""
+    return _pdf("compliance", svc)

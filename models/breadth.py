@@ -1,0 +1,71 @@
+"""Market breadth of one trading day the way the Jamaica Stock Exchange's daily summary
+states it: how many stocks advanced, declined or traded firm (traded, price unchanged),
+how many did not trade, and the change of a capitalisation-weighted index.
+
+The index is the service's own, not the exchange's published one: the day's change in the
+total market capitalisation of every listed instrument with known shares outstanding
+(point in time: the latest fundamentals reported on or before the day), shares held fixed
+over the day, so it moves like a capitalisation-weighted price index. An instrument that
+did not trade contributes no change; one trading for the first time (no previous close)
+counts as traded but neither advancing, declining nor unchanged. Instruments without shares outstanding are left out
+of the index (and counted in `index_excluded`) but still counted in breadth.
+
+Every count comes from the same per-ticker day that GET /api/market/latest serves
+(`latest_market`), so the breadth and the latest quotes cannot disagree.
+"""
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from sqlalchemy import Connection
+
+from market.clock import TradingCalendar
+from models.market_views import latest_market
+from store import tables
+from store.history import current_rows
+
+
+def market_breadth(conn: Connection, calendar: TradingCalendar, closed_through: date,
+                   requested: date | None = None) -> dict[str, Any]:
+    """Breadth of the latest delivered day (or `requested`), with the same errors as
+    `latest_market` for dates not delivered or not trading days."""
+    return breadth_of(conn, latest_market(conn, calendar, closed_through, requested))
+
+
+def breadth_of(conn: Connection, quotes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Breadth of a `latest_market` answer already read."""
+    day = max((q["trading_date"] for q in quotes.values()), default=None)
+    traded = {s: q for s, q in quotes.items() if q["trading_date"] == day and q["volume"] > 0}
+    changes = {s: q["change_pct"] for s, q in traded.items() if q["change_pct"] is not None}
+    shares = _shares_outstanding(conn, day) if day else {}
+    weights: dict[str, float] = {}
+    for symbol, quote in quotes.items():
+        if shares.get(symbol):
+            change = changes.get(symbol, 0.0)
+            weights[symbol] = quote["close"] / (1 + change / 100) * shares[symbol]
+    total = sum(weights.values())
+    index_change = sum(w * changes.get(s, 0.0) for s, w in weights.items()) / total if total else None
+    return {
+        "trading_date": day,
+        "instruments": len(quotes),
+        "traded": len(traded),
+        "advancers": sum(1 for c in changes.values() if c > 0),
+        "decliners": sum(1 for c in changes.values() if c < 0),
+        "unchanged": sum(1 for c in changes.values() if c == 0),
+        "not_traded": len(quotes) - len(traded),
+        "index_change_pct": round(index_change, 4) if index_change is not None else None,
+        "index_market_cap": round(sum(quotes[s]["close"] * shares[s] for s in weights), 2) if weights else None,
+        "index_constituents": len(weights),
+        "index_excluded": sorted(set(quotes) - set(weights)),
+    }
+
+
+def _shares_outstanding(conn: Connection, day: date) -> dict[str, int]:
+    c = tables.fundamentals.c
+    latest: dict[str, tuple[date, int | None]] = {}
+    for row in current_rows(conn, tables.fundamentals, where=[c.report_date <= day]):
+        held = latest.get(row["symbol"])
+        if held is None or row["report_date"] > held[0]:
+            latest[row["symbol"]] = (row["report_date"], row["shares_outstanding"])
+    return {symbol: shares for symbol, (_, shares) in latest.items() if shares}

@@ -1,0 +1,123 @@
+"""The Compliance Report: risk disclosures, model metrics, the AI portfolio's recent trade
+audit trail, regulatory notices and a certification that names the SHA-256 of the data
+snapshot the report was built from. Built from `inputs.compliance_inputs`.
+
+The audit trail is the AI portfolio's (the service's own model-driven trades), newest
+first, at most `inputs.AUDIT_TRADES`: date, symbol, action, quantity, price and value.
+Client portfolios never appear: a report is readable by any key (or by anyone with
+`public_reports`), and the full rationale of each trade stays on the admin-only
+GET /api/ai-portfolio/history.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from reportlab.platypus import Flowable, PageBreak, Spacer
+
+from reports.format import backend_line, metric_rows, money, number
+from reports.layout import DIGEST, SMALL, SUBHEADING, SUBTITLE, TITLE, content_width, data_table, key_figures, notice, section, text
+from reports.logos import powered_by
+
+TITLE_TEXT = "Compliance Report"
+
+RISK_DISCLOSURES = [
+    ("Model risk", "Scores, actions and weights come from statistical models fitted to past prices, volumes and news. "
+     "A model can be wrong, mis-specified or fitted to noise; its output is an estimate, not a fact."),
+    ("Out-of-sample accuracy", "Every accuracy figure in this report is measured out of sample: on predictions made "
+     "before their outcome was known. It is stated beside its base rate; a figure near its base rate means little or "
+     "no skill."),
+    ("Regime change", "Relationships seen in the past can break when rates, currency, regulation or market structure "
+     "change. Past accuracy does not carry over to a new regime."),
+    ("Backtesting limits", "Backtests and simulated portfolios assume fills at the close within liquidity rails. Real "
+     "orders can move the price, fill partly or not at all; fees and taxes can differ from those assumed."),
+    ("Illiquidity", "Many listed stocks trade rarely and with wide spreads. A position may not be sellable at the last "
+     "close, or at all for days; the service discounts such positions in its liquid equity but cannot remove the risk."),
+    ("No investment advice", "Nothing in this report or in the service is investment advice or a recommendation to "
+     "buy or sell a security. Decisions and their consequences are the reader's."),
+    ("Speculative nature", "Trading listed equities is speculative: the whole amount invested can be lost."),
+]
+
+REGULATORY_NOTICES = [
+    ("Corporate structure", "{company} operates this service. The AI portfolio is a virtual portfolio run by the "
+     "service's own rules; it holds no client money and places no orders on the exchange."),
+    ("Nature of output", "Scores, actions, position weights and terciles are the output of an automated model, "
+     "generated without human review of each figure."),
+    ("User responsibility", "Users decide and are responsible for their own trades, suitability and compliance with "
+     "the rules that apply to them; suggestions are executed only when a user confirms them."),
+    ("Data provenance", "{provenance}"),
+    ("Forward-looking statements", "Predicted returns and probabilities are forward-looking estimates. Actual results "
+     "can differ materially; no figure is a promise of a future price or return."),
+]
+
+
+def story(inputs: dict[str, Any], generated: dict[str, str], company: str, page_size: str) -> list[Flowable]:
+    width = content_width(page_size)
+    return [
+        text(TITLE_TEXT, TITLE),
+        text(f"Generated {generated['exchange']} exchange time", SUBTITLE),
+        *section("Risk disclosures", *_paragraphs(RISK_DISCLOSURES)),
+        *_metrics(inputs),
+        *_audit_trail(inputs),
+        *section("Regulatory notices", *_paragraphs(REGULATORY_NOTICES, company=company,
+                                                    provenance=_provenance(inputs["provenance"]))),
+        *_certification(generated),
+        PageBreak(),
+        *section("Powered by", powered_by(width)),
+    ]
+
+
+def _paragraphs(items: list[tuple[str, str]], **values: str) -> list[Flowable]:
+    blocks: list[Flowable] = []
+    for title, body in items:
+        blocks += [text(title, SUBHEADING), text(body.format(**values))]
+    return blocks
+
+
+def _metrics(inputs: dict[str, Any]) -> list[Flowable]:
+    perf = inputs["performance"]
+    rows = metric_rows(perf, ("binary_accuracy", "movers_accuracy", "tercile_spread"))
+    table: Flowable = (data_table(["Out-of-sample metric", "Value", "Base rate", "Sample"], rows) if rows
+                       else notice(perf["reason"] or "no out-of-sample metrics yet"))
+    figures = key_figures([("Training rows", number(perf["training_rows"])),
+                           ("Feature count", str(inputs["feature_count"])),
+                           ("Model", perf["model_id"] or "none yet"),
+                           ("Horizon", f"{perf['horizon_days']} trading day(s)" if perf["horizon_days"] else "-"),
+                           ("Layer 1", backend_line(perf))])
+    features = text("Features: " + ", ".join(inputs["features"]) + ".", SMALL)
+    return section("Model metrics", table, Spacer(0, 4), figures, features)
+
+
+def _audit_trail(inputs: dict[str, Any]) -> list[Flowable]:
+    trades = inputs["audit_trail"]
+    if not trades:
+        return section("Recent trade audit trail", notice("the AI portfolio has not traded yet"))
+    rows = [[t["trading_date"], t["symbol"], t["side"], number(t["quantity"]), money(t["price"]), money(t["value"])]
+            for t in trades]
+    table = data_table(["Date", "Symbol", "Action", "Quantity", "Price", "Value"], rows, numeric_from=3)
+    note = text(f"The AI portfolio's {len(trades)} most recent of {inputs['trades_total']} trades, newest first, "
+                "executed at the session close.", SMALL)
+    return section("Recent trade audit trail", note, table)
+
+
+def _provenance(provenance: dict[str, Any]) -> str:
+    latest = provenance["latest"]
+    if latest is None:
+        return "No end-of-day delivery has been stored yet."
+    return (f"Prices come from {provenance['deliveries']} end-of-day deliveries ({provenance['first_day']} to "
+            f"{latest['trading_date']}) scraped from the exchange's published pages (source '{latest['source']}'); the "
+            f"latest delivery is {latest['status']} with {latest['row_count']} rows and checksum {latest['checksum'][:16]}. "
+            "Stored history is append-only: corrections are new rows and nothing is overwritten.")
+
+
+def _certification(generated: dict[str, str]) -> list[Flowable]:
+    figures = key_figures([
+        ("Generated (UTC)", generated["utc"]),
+        ("Generated (exchange time)", generated["exchange"]),
+        ("Generation method", generated["method"]),
+        ("Rights", generated["rights"]),
+        ("Data snapshot SHA-256", text(generated["sha256"], DIGEST)),
+    ])
+    explain = text("The SHA-256 is taken over the canonical JSON (sorted keys, no whitespace) of every figure this "
+                   "report was built from; the same store state always yields the same digest, returned also in the "
+                   "X-Data-SHA256 response header.", SMALL)
+    return section("Document certification", figures, explain)

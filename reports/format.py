@@ -1,0 +1,65 @@
+"""How numbers read in the reports: money with thousands separators and two decimals,
+percentages with their sign where a change is meant, a dash for a missing value, and
+each metric beside its base rate and sample size."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+DASH = "-"
+METRIC_LABELS = {
+    "binary_accuracy": "Binary accuracy (up vs down)",
+    "three_class_accuracy": "3-class accuracy (down/flat/up)",
+    "movers_accuracy": "Movers accuracy (moves beyond 2%)",
+    "average_error": "Average error of predicted return",
+    "information_coefficient": "Information coefficient",
+    "tercile_spread": "Tercile spread (TOP minus BOTTOM up-rate)",
+}
+RATE_METRICS = {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "tercile_spread"}
+
+
+def money(value: Any) -> str:
+    return DASH if value is None else f"{float(value):,.2f}"
+
+
+def number(value: Any, digits: int = 0) -> str:
+    return DASH if value is None else f"{float(value):,.{digits}f}"
+
+
+def pct(value: Any, digits: int = 1) -> str:
+    return DASH if value is None else f"{float(value):.{digits}f}%"
+
+
+def signed_pct(value: Any, digits: int = 2) -> str:
+    return DASH if value is None else f"{float(value):+.{digits}f}%"
+
+
+def metric_value(name: str, value: Any) -> str:
+    """Rates as percentages (a spread in points), errors and IC as plain decimals."""
+    if value is None:
+        return DASH
+    if name == "tercile_spread":
+        return f"{float(value) * 100:+.1f} pts"
+    if name in RATE_METRICS:
+        return f"{float(value) * 100:.1f}%"
+    return f"{float(value):.4f}"
+
+
+def metric_rows(perf: dict[str, Any], names: Iterable[str]) -> list[list[str]]:
+    """One row per metric that has a value: label, value, base rate, sample size."""
+    rows = []
+    for name in names:
+        metric = perf["metrics"].get(name)
+        if metric is None:
+            continue
+        rows.append([METRIC_LABELS[name], metric_value(name, metric["value"]), metric_value(name, metric["base_rate"]),
+                     number(metric["sample_size"])])
+    return rows
+
+
+def backend_line(perf: dict[str, Any]) -> str:
+    backend = perf["layer1_backend"]
+    if backend is None:
+        return "none yet"
+    if perf["layer1_is_fallback"]:
+        return f"{backend} (FALLBACK: no foundation-model weights; an empirical estimate from the 200-day window)"
+    return backend

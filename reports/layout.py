@@ -1,0 +1,161 @@
+"""The look shared by both reports: page size (setting), one type scale and palette, the
+header line on every page (company, report title, "Engine v3"), "Page N of M" footers,
+tables that repeat their header row when they split across pages, and the boxed notice
+that says a section is not available yet.
+"""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from reportlab.lib import colors
+from reportlab.lib.enums import TA_CENTER, TA_LEFT
+from reportlab.lib.pagesizes import A4, LETTER
+from reportlab.lib.styles import ParagraphStyle
+from reportlab.lib.units import mm
+from reportlab.pdfgen.canvas import Canvas
+from reportlab.platypus import BaseDocTemplate, Flowable, Frame, PageTemplate, Paragraph, Table, TableStyle
+from xml.sax.saxutils import escape
+
+ENGINE = "Engine v3"
+PAGE_SIZES = {"A4": A4, "Letter": LETTER}
+MARGIN = 18 * mm
+
+NAVY = colors.HexColor("#1f3a5f")
+TEAL = colors.HexColor("#2a9d8f")
+AMBER = colors.HexColor("#e9a23b")
+GREY = colors.HexColor("#5f6b7a")
+RULE = colors.HexColor("#c9d2dc")
+ZEBRA = colors.HexColor("#f3f6f9")
+HEADER_FILL = colors.HexColor("#e3eaf2")
+NOTICE_FILL = colors.HexColor("#fff6e5")
+
+BODY = ParagraphStyle("body", fontName="Helvetica", fontSize=9.5, leading=13, alignment=TA_LEFT, spaceAfter=4)
+SMALL = ParagraphStyle("small", parent=BODY, fontSize=8, leading=10.5, textColor=GREY)
+TITLE = ParagraphStyle("title", parent=BODY, fontName="Helvetica-Bold", fontSize=20, leading=24, textColor=NAVY,
+                       spaceAfter=2)
+SUBTITLE = ParagraphStyle("subtitle", parent=BODY, fontSize=10.5, leading=14, textColor=GREY, spaceAfter=10)
+# keepWithNext: a heading never ends a page without the block it introduces
+HEADING = ParagraphStyle("heading", parent=BODY, fontName="Helvetica-Bold", fontSize=13, leading=17, textColor=NAVY,
+                         spaceBefore=10, spaceAfter=5, keepWithNext=1)
+SUBHEADING = ParagraphStyle("subheading", parent=BODY, fontName="Helvetica-Bold", fontSize=10.5, leading=14,
+                            textColor=NAVY, spaceBefore=6, spaceAfter=2, keepWithNext=1)
+CELL = ParagraphStyle("cell", parent=BODY, fontSize=8.5, leading=10.5, spaceAfter=0)
+CAPTION = ParagraphStyle("caption", parent=CELL, alignment=TA_CENTER, textColor=GREY)
+DIGEST = ParagraphStyle("digest", parent=CELL, fontName="Courier", fontSize=7.5)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    pdf: bytes
+    pages: int
+
+
+def text(value: str, style: ParagraphStyle = BODY) -> Paragraph:
+    """A paragraph of plain text (escaped: stored text never becomes markup)."""
+    return Paragraph(escape(value), style)
+
+
+def heading(value: str) -> Paragraph:
+    return text(value, HEADING)
+
+
+def notice(reason: str) -> Table:
+    """A boxed 'not available yet' line for a section with nothing to show."""
+    box = Table([[text(f"Not available yet: {reason}", BODY)]], colWidths=["100%"])
+    box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), NOTICE_FILL), ("BOX", (0, 0), (-1, -1), 0.6, AMBER),
+                             ("LEFTPADDING", (0, 0), (-1, -1), 8), ("TOPPADDING", (0, 0), (-1, -1), 5),
+                             ("BOTTOMPADDING", (0, 0), (-1, -1), 5)]))
+    return box
+
+
+def data_table(header: Sequence[str], rows: Sequence[Sequence[Any]], widths: Sequence[float] | None = None,
+               numeric_from: int = 1) -> Table:
+    """A table whose header row repeats on every page it spans; columns from
+    `numeric_from` on are right-aligned."""
+    body = [[c if isinstance(c, Flowable) else str(c) for c in row] for row in rows]
+    table = Table([list(header), *body], colWidths=widths, repeatRows=1, hAlign="LEFT")
+    style = [
+        ("FONTNAME", (0, 0), (-1, 0), "Helvetica-Bold"), ("FONTNAME", (0, 1), (-1, -1), "Helvetica"),
+        ("FONTSIZE", (0, 0), (-1, -1), 8.5), ("TEXTCOLOR", (0, 0), (-1, 0), NAVY),
+        ("BACKGROUND", (0, 0), (-1, 0), HEADER_FILL), ("LINEBELOW", (0, 0), (-1, 0), 0.8, NAVY),
+        ("LINEBELOW", (0, -1), (-1, -1), 0.4, RULE), ("VALIGN", (0, 0), (-1, -1), "MIDDLE"),
+        ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 3),
+        ("ALIGN", (numeric_from, 0), (-1, -1), "RIGHT"),
+    ]
+    style += [("BACKGROUND", (0, i), (-1, i), ZEBRA) for i in range(2, len(body) + 1, 2)]
+    table.setStyle(TableStyle(style))
+    return table
+
+
+def key_figures(pairs: Sequence[tuple[str, str | Flowable]]) -> Table:
+    """Label/value pairs in two columns, for a section's headline numbers."""
+    table = Table([[text(label, CELL), value if isinstance(value, Flowable) else text(value, CELL)]
+                   for label, value in pairs], colWidths=[50 * mm, None], hAlign="LEFT")
+    table.setStyle(TableStyle([("LINEBELOW", (0, 0), (-1, -1), 0.3, RULE), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                               ("TOPPADDING", (0, 0), (-1, -1), 2),
+                               ("BOTTOMPADDING", (0, 0), (-1, -1), 2)]))
+    return table
+
+
+def section(title: str, *flowables: Flowable) -> list[Flowable]:
+    """A heading (kept on the page of the section's first block) and the blocks."""
+    return [heading(title), *flowables]
+
+
+class _NumberedCanvas(Canvas):
+    """Holds every page until the end so each footer can say 'Page N of M'."""
+
+    def __init__(self, *args: Any, header: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header = header
+        self._pages: list[dict[str, Any]] = []
+
+    def showPage(self) -> None:  # noqa: N802 - reportlab's name
+        self._pages.append(dict(self.__dict__))
+        self._startPage()
+
+    def save(self) -> None:
+        total = len(self._pages)
+        for state in self._pages:
+            self.__dict__.update(state)
+            self._decorate(total)
+            super().showPage()
+        super().save()
+
+    def _decorate(self, total: int) -> None:
+        width, height = self._pagesize
+        self.saveState()
+        self.setFont("Helvetica-Bold", 8.5)
+        self.setFillColor(NAVY)
+        self.drawString(MARGIN, height - 11 * mm, self._header)
+        self.setStrokeColor(TEAL)
+        self.setLineWidth(1.2)
+        self.line(MARGIN, height - 12.8 * mm, width - MARGIN, height - 12.8 * mm)
+        self.setFont("Helvetica", 8)
+        self.setFillColor(GREY)
+        self.drawRightString(width - MARGIN, 10 * mm, f"Page {self._pageNumber} of {total}")
+        self.restoreState()
+
+
+def header_line(company: str, title: str) -> str:
+    return f"{company} | {title} | {ENGINE}"
+
+
+def render(story: list[Flowable], *, company: str, title: str, page_size: str, subject: str) -> Rendered:
+    """Typeset `story` with the shared page furniture; returns the PDF and its page count."""
+    buffer = io.BytesIO()
+    size = PAGE_SIZES[page_size]
+    doc = BaseDocTemplate(buffer, pagesize=size, leftMargin=MARGIN, rightMargin=MARGIN, topMargin=20 * mm,
+                          bottomMargin=18 * mm, title=f"{title} - {company}", author=company, subject=subject,
+                          creator=f"marketintel reports ({ENGINE})")
+    frame = Frame(doc.leftMargin, doc.bottomMargin, doc.width, doc.height, id="body")
+    doc.addPageTemplates([PageTemplate(id="page", frames=[frame])])
+    header = header_line(company, title)
+    doc.build(story, canvasmaker=lambda *a, **k: _NumberedCanvas(*a, header=header, **k))
+    return Rendered(buffer.getvalue(), doc.page)
+
+
+def content_width(page_size: str) -> float:
+    return PAGE_SIZES[page_size][0] - 2 * MARGIN

@@ -1,0 +1,175 @@
+"""The PDF reports over real HTTP, read back with pdfplumber and compared with the API's
+own answers for the same store."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import date
+
+import httpx
+import pytest
+
+from api.app import create_app
+from market.clock import default_calendar
+from pipeline.serving import serve_in_thread
+from reports.format import metric_value, money, number, signed_pct
+from reports.inputs import compliance_inputs, snapshot_sha256
+from store import tables
+from store.history import append_history
+from tests.api.conftest import Api, assert_problem
+from tests.api.world import DAY
+from tests.reports.pdf import read
+
+BRIEFING_SECTIONS = ["System performance", "Market sentiment", "Top AI signals", "AI portfolio", "Equity curve",
+                     "Score distribution", "Powered by"]
+COMPLIANCE_SECTIONS = ["Risk disclosures", "Model risk", "Out-of-sample accuracy", "Regime change", "Backtesting limits",
+                       "Illiquidity", "No investment advice", "Speculative nature", "Model metrics",
+                       "Recent trade audit trail", "Regulatory notices", "Corporate structure", "Nature of output",
+                       "User responsibility", "Data provenance", "Forward-looking statements", "Document certification",
+                       "Generation method", "Rights", "Data snapshot SHA-256", "Powered by"]
+
+
+def seed_model_record(api: Api) -> None:
+    """A trained model and its live out-of-sample record, as t1_predict writes them."""
+    scope = f"live:{DAY.isoformat()}"
+    with api.world.engine.begin() as conn:
+        append_history(conn, tables.model_runs, [{
+            "model_id": "risk-test-h1", "kind": "risk", "train_start": date(2026, 8, 1), "train_end": DAY,
+            "horizon_days": 1, "layer1_backend": "fallback-empirical-v1", "training_rows": 4321}])
+        append_history(conn, tables.model_metrics, [
+            {"model_id": "live", "scope": scope, "metric": name, "value": value, "base_rate": base, "sample_size": n}
+            for name, value, base, n in [("binary_accuracy", 0.5625, 0.512, 640), ("movers_accuracy", 0.6031, 0.53, 126),
+                                         ("three_class_accuracy", 0.41, 0.38, 700), ("hit_rate_top", 0.58, 0.51, 210),
+                                         ("hit_rate_bottom", 0.46, 0.51, 205)]])
+
+
+def pdf_of(response: httpx.Response) -> bytes:
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/pdf"
+    assert re.fullmatch(r'inline; filename="[a-z-]+-\d{4}-\d{2}-\d{2}\.pdf"', response.headers["content-disposition"])
+    return response.content
+
+
+def assert_page_furniture(pages: list[str], title: str, company: str = "Market Intelligence Service") -> None:
+    for number_, page in enumerate(pages, start=1):
+        assert page.splitlines()[0] == f"{company} | {title} | Engine v3", page[:200]
+        assert f"Page {number_} of {len(pages)}" in page
+
+
+def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None:
+    seed_model_record(api)
+    pdf = read(pdf_of(api.acme("GET", "/api/quant-briefing.pdf")))
+    assert_page_furniture(pdf.pages, "Quant Briefing")
+    for heading in BRIEFING_SECTIONS:
+        assert heading in pdf.text, heading
+
+    perf = api.acme("GET", "/api/ai/performance").json()
+    for name in ("binary_accuracy", "movers_accuracy", "tercile_spread"):
+        metric = perf["metrics"][name]
+        assert f"{metric_value(name, metric['value'])} {metric_value(name, metric['base_rate'])} " \
+               f"{number(metric['sample_size'])}" in pdf.text, name
+    assert "+12.0 pts" in pdf.text  # 0.58 - 0.46, from the stored hit rates
+    assert f"Training rows {number(perf['training_rows'])}" in pdf.text and "4,321" in pdf.text
+    assert "fallback-empirical-v1 (FALLBACK" in pdf.text
+
+    breadth = api.acme("GET", "/api/market/breadth").json()
+    assert f"Index change {signed_pct(breadth['index_change_pct'])}" in pdf.text
+    for label, key in [("Advancers", "advancers"), ("Decliners", "decliners"), ("Unchanged (traded firm)", "unchanged"),
+                       ("Did not trade", "not_traded")]:
+        assert f"{label} {breadth[key]}" in pdf.text
+
+    latest = api.acme("GET", "/api/market/latest").json()
+    ranked = sorted((s for s, q in latest.items() if q["score"] is not None), key=lambda s: -latest[s]["score"])
+    for rank, symbol in enumerate(ranked, start=1):
+        q = latest[symbol]
+        row = (f"{rank} {symbol} {money(q['close'])} {signed_pct(q['change_pct'])} {number(q['rsi'], 1)} "
+               f"{signed_pct(q['predicted_return'] * 100)} {number(q['score'], 1)} {q['action']} {q['tercile']}")
+        assert row in pdf.text, row
+
+    summary = api.acme("GET", "/api/ai-portfolio/summary").json()
+    assert f"Open positions {summary['positions_count']}" in pdf.text
+    assert f"Portfolio value {money(summary['equity'])}" in pdf.text
+    for position in api.acme("GET", "/api/ai-portfolio/positions").json():
+        assert f"{position['symbol']} {number(position['quantity'])} {money(position['average_cost'])}" in pdf.text
+    assert pdf.image_pages, "the equity curve and score distribution charts are images"
+
+
+def test_compliance_report_sections_trail_and_certified_digest(api: Api) -> None:
+    seed_model_record(api)
+    response = api.acme("GET", "/api/compliance-report.pdf")
+    pdf = read(pdf_of(response))
+    assert_page_furniture(pdf.pages, "Compliance Report")
+    for heading in COMPLIANCE_SECTIONS:
+        assert heading in pdf.text, heading
+    assert "Feature count 14" in pdf.text and "Training rows 4,321" in pdf.text
+    assert "Binary accuracy (up vs down) 56.2% 51.2% 640" in pdf.text
+
+    trades = api.admin("GET", "/api/ai-portfolio/history").json()["trades"]
+    assert trades, "the world's executed AI day traded"
+    for trade in trades:
+        row = (f"{trade['trading_date']} {trade['symbol']} {trade['side']} {number(trade['quantity'])} "
+               f"{money(trade['price'])} {money(trade['value'])}")
+        assert row in pdf.text, row
+
+    digest = response.headers["X-Data-SHA256"]
+    assert re.fullmatch(r"[0-9a-f]{64}", digest) and digest in pdf.text.replace("\n", "")
+    again = api.acme("GET", "/api/compliance-report.pdf")
+    assert again.headers["X-Data-SHA256"] == digest, "the same store state is the same snapshot"
+    bought = api.acme("POST", "/api/portfolio/trade", json={"side": "buy", "symbol": "LIQ", "quantity": 10, "price": "52.00"},
+                      headers={"Idempotency-Key": "report-1"})
+    assert bought.status_code == 201, bought.text
+    assert api.acme("GET", "/api/compliance-report.pdf").headers["X-Data-SHA256"] == digest, \
+        "a client's own trade is not in the compliance snapshot"
+    seed_model_record_later(api)
+    assert api.acme("GET", "/api/compliance-report.pdf").headers["X-Data-SHA256"] != digest
+
+
+def seed_model_record_later(api: Api) -> None:
+    with api.world.engine.begin() as conn:
+        append_history(conn, tables.model_metrics, [{"model_id": "live", "scope": "live:2026-11-23",
+                                                     "metric": "binary_accuracy", "value": 0.57, "base_rate": 0.51,
+                                                     "sample_size": 700}])
+
+
+@pytest.mark.parametrize("path", ["/api/quant-briefing.pdf", "/api/compliance-report.pdf"])
+def test_final_page_shows_three_self_drawn_logos(api: Api, path: str) -> None:
+    pdf = read(pdf_of(api.acme("GET", path)))
+    assert "Powered by" in pdf.pages[-1]
+    assert pdf.logo_forms == ["FormXob.Logo-Engine", "FormXob.Logo-Forecaster", "FormXob.Logo-Ledger"]
+    assert pdf.logo_clusters == 3
+    assert len(pdf.image_pages) == 0 or pdf.image_pages[-1] != len(pdf.pages), "the logos are vector drawings"
+
+
+def test_reports_need_a_key_unless_public(api: Api) -> None:
+    assert_problem(api.call("GET", "/api/quant-briefing.pdf"), 401, "X-API-Key")
+    assert_problem(api.call("GET", "/api/compliance-report.pdf", "svc-sk-" + "0" * 32), 401)
+    public = api.world.settings.model_copy(update={"public_reports": True, "company_name": "Blue Mountain Analytics",
+                                                   "report_page_size": "Letter"})
+    with serve_in_thread(create_app(public, now=api.clock)) as base, httpx.Client(base_url=base, timeout=30) as http:
+        pdf = read(pdf_of(http.get("/api/quant-briefing.pdf")))
+        assert_page_furniture(pdf.pages, "Quant Briefing", company="Blue Mountain Analytics")
+        assert all(size == (612.0, 792.0) for size in pdf.sizes), "Letter paper"
+        assert_problem(http.get("/api/quant-briefing.pdf", headers={"X-API-Key": "svc-sk-nothex"}), 401, "malformed")
+
+
+def test_breadth_counts_and_capitalisation_index(api: Api) -> None:
+    latest = api.acme("GET", "/api/market/latest").json()
+    breadth = api.acme("GET", "/api/market/breadth").json()
+    traded = {s: q for s, q in latest.items() if q["volume"] > 0}
+    assert breadth["advancers"] == sum(q["change_pct"] > 0 for q in traded.values())
+    assert breadth["decliners"] == sum(q["change_pct"] < 0 for q in traded.values())
+    assert breadth["not_traded"] == len(latest) - len(traded) == 1  # DRY never trades
+    # only LIQ reports shares outstanding: the index is LIQ's own change
+    assert breadth["index_constituents"] == 1 and breadth["index_excluded"] == ["DRY", "MID", "SLOW"]
+    assert breadth["index_change_pct"] == pytest.approx(latest["LIQ"]["change_pct"], abs=1e-4)
+    assert breadth["index_market_cap"] == pytest.approx(latest["LIQ"]["close"] * 2_000_000)
+    assert_problem(api.acme("GET", "/api/market/breadth", params={"date": "2026-11-21"}), 422, "not a trading day")
+
+
+def test_snapshot_digest_is_the_sha256_of_canonical_inputs(api: Api) -> None:
+    response = api.acme("GET", "/api/compliance-report.pdf")
+    with api.world.engine.connect() as conn:
+        inputs = compliance_inputs(conn, default_calendar(), api.clock(), api.world.settings)
+    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":")).encode()
+    assert response.headers["X-Data-SHA256"] == snapshot_sha256(inputs) == hashlib.sha256(canonical).hexdigest()

@@ -1,0 +1,63 @@
+"""Reports on a brand-new store, tables that split across pages, and the CLI."""
+from __future__ import annotations
+
+import re
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from market.clock import default_calendar
+from market.settings import Settings
+from reports import KINDS, generate
+from reports.layout import data_table, render, text
+from store.engine import service_engine
+from tests.pipeline.test_cli import MARKETINTEL
+from tests.reports.pdf import read
+
+NOW = datetime(2026, 11, 22, 15, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_empty_store_gives_a_valid_report_that_says_what_is_missing(settings: Settings, kind: str) -> None:
+    report = generate(kind, service_engine(settings), settings, default_calendar(), NOW)
+    pdf = read(report.pdf)
+    assert report.pages == len(pdf.pages) >= 2
+    missing = re.findall(r"Not available yet: ([^\n]+)", pdf.text)
+    if kind == "quant-briefing":
+        assert len(missing) == 6, missing  # performance, sentiment, signals, portfolio, both charts
+        assert "no trading day has been delivered yet" in pdf.text and "no model has been trained yet" in pdf.text
+    else:
+        assert any("has not traded yet" in m for m in missing) and "No end-of-day delivery has been stored yet" in pdf.text
+    assert pdf.logo_clusters == 3
+
+
+def test_a_long_table_repeats_its_header_on_every_page() -> None:
+    rows = [[f"2026-11-{1 + i % 28:02d}", f"SYM{i}", "BUY", i, f"{i}.00"] for i in range(150)]
+    story = [text("Trail"), data_table(["Date", "Symbol", "Action", "Quantity", "Price"], rows, numeric_from=3)]
+    rendered = render(story, company="Co", title="Split", page_size="A4", subject="test")
+    pdf = read(rendered.pdf)
+    assert len(pdf.pages) >= 3
+    for page in pdf.pages:
+        assert page.splitlines()[1] == "Date Symbol Action Quantity Price" or page.splitlines()[2].startswith("Date")
+    listed = re.findall(r"SYM(\d+) BUY", pdf.text)
+    assert [int(n) for n in listed] == list(range(150)), "every row once, in order"
+
+
+def test_cli_writes_the_report_and_refuses_an_unknown_kind(settings: Settings, tmp_path: Path) -> None:
+    out = tmp_path / "deep" / "compliance.pdf"
+    result = subprocess.run([MARKETINTEL, "report", "compliance", "--out", str(out)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(rf"wrote {re.escape(str(out))} \(\d+ pages; data snapshot sha256 [0-9a-f]{{64}}\)\n", result.stdout)
+    assert "Compliance Report" in read(out.read_bytes()).pages[0]
+    unknown = subprocess.run([MARKETINTEL, "report", "weekly"], capture_output=True, text=True, timeout=120)
+    assert unknown.returncode == 1
+    assert unknown.stderr == "error: unknown report 'weekly'; choose one of: quant-briefing, compliance\n"
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    refused = subprocess.run([MARKETINTEL, "report", "quant-briefing", "--out", str(blocked / "r.pdf")],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and refused.stderr.startswith(f"error: cannot write the report to {blocked / 'r.pdf'}")
+    assert list(tmp_path.glob("**/.*.partial")) == []
