@@ -105,6 +105,20 @@ class Settings(BaseSettings):
     graphql_max_aliases: int = Field(default=15, ge=0, description="Most aliased fields in one GraphQL document.")
     graphql_max_cost: int = Field(
         default=200_000, ge=100, description="Largest estimated GraphQL cost: each field costs 1, times the page sizes above it.")
+    analysis_writer: Literal["template", "openai"] = Field(
+        default="template", description="Who writes T1's daily analysis: the deterministic template, or an "
+                                        "OpenAI-compatible chat endpoint (falls back to the template on any failure).")
+    llm_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible API root, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1.")
+    llm_model: str = Field(default="gpt-4o-mini", description="Chat model name sent to the endpoint.")
+    llm_api_key: SecretStr | None = Field(default=None, description="Bearer token for the endpoint (none for local servers).")
+    llm_timeout_seconds: float = Field(default=30.0, gt=0, description="Whole-request limit for the language model.")
+    webhook_url: str | None = Field(default=None, description="Where notifications are POSTed as JSON; unset: stored only.")
+    webhook_secret: SecretStr | None = Field(
+        default=None, description="HMAC-SHA256 key of the X-Marketintel-Signature header (required with webhook_url).")
+    webhook_retries: int = Field(default=3, ge=0, description="Retries of a failed webhook delivery.")
+    webhook_backoff_seconds: float = Field(default=1.0, ge=0, description="First webhook retry delay; doubles each retry.")
+    webhook_timeout_seconds: float = Field(default=10.0, gt=0, description="Per-attempt webhook timeout.")
     stage_timeout_seconds: int = Field(default=1800, ge=1, description="Per-notebook execution limit.")
     log_level: str = Field(default="INFO", description="Python logging level.")
 

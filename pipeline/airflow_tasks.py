@@ -30,3 +30,44 @@ def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> str:
 
     output = run_stage_notebook(stage_name, trading_date_from_context(context), trigger="airflow")
     return str(output)
+
+
+def trading_day_gate(context: Mapping[str, Any]) -> bool:
+    """False (downstream tasks skip) when the run's trading date is an exchange holiday or
+    a weekend, with the reason logged."""
+    import logging
+
+    from market.clock import default_calendar
+
+    day = trading_date_from_context(context)
+    reason = default_calendar().closed_reason(day)
+    if reason:
+        logging.getLogger(__name__).info("no run for %s: the exchange is closed (%s)", day.isoformat(), reason)
+        return False
+    return True
+
+
+def run_preflight_task(context: Mapping[str, Any]) -> str:
+    """The pre-flight notebook; when its last retry fails, a PREFLIGHT_FAILED alert is
+    stored and sent before the task fails with the reason."""
+    from market.errors import StageFailedError
+
+    try:
+        return run_notebook_task("t1_preflight", context)
+    except StageFailedError as exc:
+        task, ti = context.get("task"), context.get("ti")
+        retries = getattr(task, "retries", 0) or 0
+        if ti is None or getattr(ti, "try_number", 1) >= retries + 1:
+            preflight_failed(trading_date_from_context(context), exc.detail)
+        raise
+
+
+def preflight_failed(day: date, reason: str) -> None:
+    from market.settings import get_settings
+    from pipeline.notify import Notification, alert
+    from store.engine import service_engine
+
+    settings = get_settings()
+    alert(service_engine(settings), settings, Notification(
+        f"{day.isoformat()}:preflight-failed", day, "PREFLIGHT_FAILED", "CRITICAL",
+        f"T1 pre-flight failed for {day.isoformat()}: the day is not scored or traded", {"reason": reason}))

@@ -205,6 +205,22 @@ def demo(
             typer.echo("API stopped")
 
 
+@app.command("run-day")
+@one_line_errors
+def run_day(
+    date: Optional[str] = typer.Option(None, "--date", help="Trading date; default: the latest closed trading day."),
+) -> None:
+    """T0 and T1 for one trading day without Airflow, through the stage notebooks."""
+    from market.clock import parse_trading_date
+    from pipeline.day import run_day as run
+
+    settings = get_settings()
+    day = parse_trading_date(_default_date(date))
+    for stage, output in run(day, settings):
+        typer.echo(f"{stage:<15} {day}  ->  {output}")
+    typer.echo(f"index of runs: {settings.runs_dir / 'index.md'}")
+
+
 @app.command("report")
 @one_line_errors
 def report(

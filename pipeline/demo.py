@@ -5,7 +5,8 @@ starts the simulated exchange on a free loopback port, then runs the day's stage
 notebooks exactly as Airflow would: T0 scrapes the latest closed trading day over real
 HTTP, T1's pre-flight checks the delivery, T1 ingests the day's news and disclosures,
 builds the sentiment composite, computes the features and scores the day (training the
-first model), the AI portfolio trades under the liquidity rails, and the health stage
+first model), writes the day's analysis and notifications, the AI portfolio trades under
+the liquidity rails, and the health stage
 counts the store; T3 then reads the three macro sources and computes the week's macro
 parameters; both PDF reports are written to `reports_dir`. Then the API serves the result on loopback (`demo_api`) with a fresh
 client key, until Ctrl-C.
@@ -21,12 +22,13 @@ from market.settings import Settings, get_settings
 from models.macro_model import week_start
 from ingest.simulator.backfill import backfill, simulator_for
 from ingest.simulator.site import SimulatorSite
+from pipeline.day import T0_STAGES, T1_STAGES
 from pipeline.notebooks import run_stage_notebook
 from pipeline.serving import serve_in_thread
 from store.engine import migration_engine, service_engine
 from store.migrations import upgrade
 
-DAY_STAGES = ["t0_scrape", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_trade", "health"]
+DAY_STAGES = [*T0_STAGES, *T1_STAGES, "health"]
 
 
 def run_demo(settings: Settings, history_days: int) -> Iterator[str]:
@@ -50,6 +52,7 @@ def run_demo(settings: Settings, history_days: int) -> Iterator[str]:
         yield f"{'t3_macro':<14} {monday}  ->  {output}"
     yield from _house_portfolio_and_suggestions(get_settings(), day, market.calendar.next_trading_day(day))
     yield from _reports(get_settings(), market.calendar)
+    yield f"index of every executed notebook: {get_settings().runs_dir / 'index.md'}"
 
 
 def _reports(settings: Settings, calendar: TradingCalendar) -> Iterator[str]:

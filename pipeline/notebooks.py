@@ -1,5 +1,5 @@
 """Runs a stage through its papermill notebook: `notebooks/<stage>.ipynb` in, the executed
-copy out at `runs/<trading-date>/<stage>.ipynb` for reviewers.
+copy out at `runs/<trading-date>/<stage>.ipynb` for reviewers, listed in `runs/index.md`.
 
 The notebook reads settings from the environment like every other process (so a database
 URL with a password never lands in an output notebook); the only parameters are the
@@ -14,6 +14,7 @@ from market.clock import parse_trading_date
 from market.errors import ConfigurationError, StageFailedError
 from market.settings import Settings, get_settings
 from pipeline.registry import get_stage
+from pipeline.run_index import write_index
 
 
 def notebook_paths(stage_name: str, trading_date: date, settings: Settings) -> tuple[Path, Path]:
@@ -55,4 +56,6 @@ def run_stage_notebook(
             f"stage notebook '{stage_name}' for {day.isoformat()} failed ({exc.ename}: {exc.evalue}); "
             f"see {output}"
         ) from exc
+    finally:
+        write_index(settings.runs_dir)
     return output

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from market.errors import InvalidInputError
+from pipeline.analysis_stage import ANALYSIS
 from pipeline.health import HEALTH
 from pipeline.macro_stage import T3_MACRO
 from pipeline.portfolio_stages import EXECUTE, SUGGEST
@@ -11,7 +12,8 @@ from pipeline.stage import Stage
 from pipeline.t0 import T0_SCRAPE
 from pipeline.text_stages import INGEST_TEXT, SENTIMENT
 
-STAGES: dict[str, Stage] = {stage.name: stage for stage in [HEALTH, T0_SCRAPE, PREFLIGHT, INGEST_TEXT, SENTIMENT, FEATURES_STAGE, PREDICT, EXECUTE, SUGGEST, T3_MACRO]}
+STAGES: dict[str, Stage] = {stage.name: stage for stage in [
+    HEALTH, T0_SCRAPE, PREFLIGHT, INGEST_TEXT, SENTIMENT, FEATURES_STAGE, PREDICT, ANALYSIS, EXECUTE, SUGGEST, T3_MACRO]}
 
 
 def get_stage(name: str) -> Stage:

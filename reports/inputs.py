@@ -16,16 +16,14 @@ report was generated.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-from datetime import date, datetime
-from decimal import Decimal
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
 
 from market.clock import TradingCalendar, latest_closed_trading_day
 from market.errors import NotReadyError
+from market.plain import canonical_sha256, to_plain
 from market.settings import Settings
 from models.breadth import breadth_of
 from models.features import FEATURE_NAMES
@@ -47,7 +45,7 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
     scored.sort(key=lambda q: (-q["score"], q["symbol"]))
     day = valuation_day(conn, calendar, now)
     summary = views.ai_summary(conn, day, settings.ai_starting_cash)
-    return _plain({
+    return to_plain({
         "performance": performance(conn),
         "market": market,
         "signals": scored[:TOP_SIGNALS],
@@ -62,7 +60,7 @@ def compliance_inputs(conn: Connection, calendar: TradingCalendar, now: datetime
     trades = views.ai_record(conn)["trades"]
     audit = [{k: t[k] for k in ("trade_id", "trading_date", "timestamp", "symbol", "side", "quantity", "price", "value")}
              for t in reversed(trades[-AUDIT_TRADES:])]
-    return _plain({
+    return to_plain({
         "performance": performance(conn),
         "feature_count": len(FEATURE_NAMES),
         "features": FEATURE_NAMES,
@@ -74,8 +72,7 @@ def compliance_inputs(conn: Connection, calendar: TradingCalendar, now: datetime
 
 def snapshot_sha256(inputs: dict[str, Any]) -> str:
     """SHA-256 of the inputs as canonical JSON (sorted keys, no whitespace)."""
-    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return canonical_sha256(inputs)
 
 
 def _market(conn: Connection, calendar: TradingCalendar, now: datetime) -> dict[str, Any]:
@@ -94,16 +91,3 @@ def _provenance(conn: Connection) -> dict[str, Any]:
     latest = max(deliveries, key=lambda d: d["trading_date"])
     return {"deliveries": len(deliveries), "first_day": min(d["trading_date"] for d in deliveries),
             "latest": {k: latest[k] for k in ("trading_date", "source", "status", "checksum", "row_count")}}
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready copy: dates in ISO 8601, decimals as their exact text."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (date, datetime)):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return str(value)
-    return value

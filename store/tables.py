@@ -375,6 +375,7 @@ analyses = history_table(
     Column("writer", Text(), nullable=False),
     Column("body", Text(), nullable=False),
     Column("facts", JSONDocument, nullable=False, default=dict),
+    Column("fallback_reason", Text()),
 )
 
 notifications = history_table(

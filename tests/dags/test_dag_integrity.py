@@ -38,10 +38,54 @@ def test_every_dag_has_tags_docs_owner_retries_and_one_active_run(dag_bag) -> No
             assert task.owner == "marketintel", f"{dag_id}.{task.task_id}"
 
 
-def test_health_dag_schedule_is_on_the_exchange_clock(dag_bag) -> None:  # noqa: ANN001
-    dag = dag_bag.dags["marketintel_health"]
-    assert dag.timetable.expression == "45 15 * * 1-5"
-    assert str(dag.timetable.timezone) == "America/Jamaica"
+SCHEDULES = {"marketintel_health": "45 15 * * 1-5", "marketintel_t0": "0 16 * * 1-5", "marketintel_t1": "15 16 * * 1-5",
+             "marketintel_t2": "0 7 * * 1-5", "marketintel_t3": "0 9 * * 1"}
+
+
+def test_schedules_are_the_tables_on_the_exchange_clock(dag_bag) -> None:  # noqa: ANN001
+    assert {d: dag.timetable.expression for d, dag in dag_bag.dags.items()} == SCHEDULES
+    assert {str(dag.timetable.timezone) for dag in dag_bag.dags.values()} == {"America/Jamaica"}
+
+
+def _chain(dag) -> list[str]:  # noqa: ANN001
+    (first,) = [t for t in dag.tasks if not t.upstream_list]
+    order = [first.task_id]
+    while first.downstream_list:
+        (first,) = first.downstream_list
+        order.append(first.task_id)
+    assert len(order) == len(dag.tasks), "one straight line of tasks"
+    return order
+
+
+def test_task_order_of_every_dag(dag_bag) -> None:  # noqa: ANN001
+    from pipeline.day import T0_STAGES, T1_STAGES
+
+    assert _chain(dag_bag.dags["marketintel_t0"]) == ["trading_day", *T0_STAGES]
+    assert _chain(dag_bag.dags["marketintel_t1"]) == ["trading_day", *T1_STAGES] == [
+        "trading_day", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis",
+        "t1_trade"]
+    assert _chain(dag_bag.dags["marketintel_t2"]) == ["trading_day", "t2_suggestions"]
+    assert _chain(dag_bag.dags["marketintel_t3"]) == ["t3_macro"]
+
+
+def test_preflight_retries_within_a_bounded_window(dag_bag) -> None:  # noqa: ANN001
+    from datetime import timedelta
+
+    preflight = dag_bag.dags["marketintel_t1"].get_task("t1_preflight")
+    assert preflight.retries == 6 and preflight.retry_delay == timedelta(minutes=5)
+    assert preflight.retry_exponential_backoff in (False, 0)
+
+
+@pytest.mark.parametrize("run_date, runs", [("2026-11-20", True), ("2026-12-25", False), ("2026-11-21", False),
+                                            ("2026-08-06", False)])
+def test_the_trading_day_gate_skips_weekends_and_holidays(run_date: str, runs: bool,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    from pipeline.airflow_tasks import trading_day_gate
+
+    with caplog.at_level("INFO"):
+        assert trading_day_gate({"params": {"run_date": run_date}}) is runs
+    if not runs:
+        assert f"no run for {run_date}: the exchange is closed" in caplog.text
 
 
 def test_dag_files_read_nothing_at_parse_time() -> None:
@@ -83,3 +127,71 @@ def test_health_dag_runs_end_to_end_with_dag_test(settings: Settings, tmp_path: 
     with service_engine(settings).connect() as conn:
         triggers = {t for (t,) in conn.execute(select(tables.stage_runs.c.trigger))}
     assert triggers == {"airflow"}
+
+
+_RUN_DAYS = """
+import json, sys
+from airflow.dag_processing.dagbag import DagBag
+from sqlalchemy import func, select
+from market.settings import get_settings
+from store.engine import service_engine
+from store.tables import HISTORY_TABLES
+bag = DagBag(dag_folder=sys.argv[1])
+
+def counts():
+    with service_engine(get_settings()).connect() as conn:
+        return {name: conn.execute(select(func.count()).select_from(t)).scalar() for name, t in HISTORY_TABLES.items()}
+
+def run(dag_id, day):
+    dag_run = bag.get_dag(dag_id).test(run_conf={"run_date": day})
+    states = {ti.task_id: str(ti.state) for ti in dag_run.get_task_instances()}
+    return {"state": str(dag_run.state), "tasks": states}
+
+result = {"t0": run("marketintel_t0", "2026-11-20"), "t1": run("marketintel_t1", "2026-11-20")}
+result["counts_once"] = counts()
+result["t1_again"] = run("marketintel_t1", "2026-11-20")
+result["counts_twice"] = counts()
+result["t2"] = run("marketintel_t2", "2026-11-23")
+result["t3"] = run("marketintel_t3", "2026-11-16")
+result["t1_holiday"] = run("marketintel_t1", "2026-12-25")
+print("RESULT " + json.dumps(result))
+"""
+
+
+@pytest.mark.airflow
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(settings: Settings, tmp_path: Path) -> None:
+    """T0 scrapes 2026-11-20 from the session's simulator over HTTP into a store holding 30
+    earlier days, T1 scores and trades it (twice), T2 suggests for Monday, T3 runs the
+    macro week of 2026-11-16, and T1 on Christmas Day skips every stage."""
+    from datetime import date
+
+    from ingest.simulator.backfill import backfill
+    from store.engine import service_engine
+
+    backfill(service_engine(settings), settings, 30, date(2026, 11, 19), with_text=False)
+    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow")}
+    migrate = subprocess.run([AIRFLOW, "db", "migrate"], env=env, capture_output=True, text=True, timeout=300)
+    assert migrate.returncode == 0, migrate.stderr[-2000:]
+    run = subprocess.run([sys.executable, "-c", _RUN_DAYS, str(DAGS_FOLDER)], env=env, capture_output=True, text=True,
+                         timeout=900)
+    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, run.stdout[-3000:] + run.stderr[-5000:]
+    result = json.loads(lines[0][7:])
+    for name in ("t0", "t1", "t1_again", "t2", "t3"):
+        assert result[name]["state"].endswith("success"), (name, result[name])
+        assert all(state.endswith("success") for state in result[name]["tasks"].values()), (name, result[name])
+    assert set(result["t1"]["tasks"]) == {"trading_day", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features",
+                                          "t1_predict", "t1_analysis", "t1_trade"}
+    once, twice = result["counts_once"], result["counts_twice"]
+    assert once["eod_prices"] > 0 and once["predictions"] > 0 and once["analyses"] == 1 and once["portfolio_days"] == 1
+    assert {k: v for k, v in twice.items() if k != "stage_runs"} == {k: v for k, v in once.items() if k != "stage_runs"}
+    holiday = result["t1_holiday"]["tasks"]
+    assert holiday["trading_day"].endswith("success")
+    assert all(state.endswith("skipped") for task, state in holiday.items() if task != "trading_day"), holiday
+    assert not (settings.runs_dir / "2026-12-25").exists()
+    for day, stage in [("2026-11-20", "t0_scrape"), ("2026-11-20", "t1_trade"), ("2026-11-23", "t2_suggestions"),
+                       ("2026-11-16", "t3_macro")]:
+        assert (settings.runs_dir / day / f"{stage}.ipynb").is_file(), (day, stage)
+    index = (settings.runs_dir / "index.md").read_text()
+    assert "| 2026-11-20 | t1_analysis | SUCCEEDED |" in index and "| 2026-11-16 | t3_macro | SUCCEEDED |" in index

@@ -136,9 +136,12 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_the_api(settings: S
     outputs = [line.split("->")[1].strip() for line in lines if "->" in line and line.endswith(".ipynb")]
     assert [Path(o).name for o in outputs] == ["t0_scrape.ipynb", "t1_preflight.ipynb", "t1_ingest_text.ipynb",
                                               "t1_sentiment.ipynb", "t1_features.ipynb", "t1_predict.ipynb",
-                                              "t1_trade.ipynb", "health.ipynb", "t3_macro.ipynb", "t2_suggestions.ipynb"]
+                                              "t1_analysis.ipynb", "t1_trade.ipynb", "health.ipynb", "t3_macro.ipynb", "t2_suggestions.ipynb"]
     assert "house portfolio synchronised from" in stdout and ": SYNCED, 4 changes" in stdout
     reports = [Path(line.split("->")[1].rsplit(" (", 1)[0].strip()) for line in lines if " report  ->" in line]
     assert [r.name for r in reports] == ["quant-briefing.pdf", "compliance-report.pdf"]
     assert all(r.parent == settings.reports_dir and r.read_bytes().startswith(b"%PDF-") for r in reports)
+    index = settings.runs_dir / "index.md"
+    assert f"index of every executed notebook: {index}" in stdout
+    assert "| t1_analysis | SUCCEEDED |" in index.read_text()
     assert all(Path(o).is_file() for o in outputs)

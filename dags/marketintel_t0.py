@@ -1,0 +1,51 @@
+"""
+### T0: end-of-day scrape (16:00 exchange time)
+
+Weekdays at 16:00 America/Jamaica: the `t0_scrape` stage notebook fetches the day's prices,
+trade summaries (closing bid/ask) and fundamentals from the exchange website
+(`MARKETINTEL_EXCHANGE_BASE_URL`; the simulator in the embedded default), validates them and
+stores the day with its raw snapshot and delivery manifest, all or nothing. T1's pre-flight
+at 16:15 checks this delivery.
+
+`trading_day` skips the run on weekends and exchange holidays (reason in its log). The
+trading date is the `run_date` param, else the run's own date on the exchange clock.
+Retries back off exponentially: the website is often slow right after the close.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.sdk import Param, dag, task
+
+
+@dag(
+    dag_id="marketintel_t0",
+    schedule="0 16 * * 1-5",
+    start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
+    catchup=False,
+    max_active_runs=1,
+    tags=["marketintel", "t0", "ingest"],
+    doc_md=__doc__,
+    default_args={"owner": "marketintel", "retries": 3, "retry_delay": timedelta(minutes=1),
+                  "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=20)},
+    params={"run_date": Param(None, type=["null", "string"],
+                              description="Trading date YYYY-MM-DD; empty means the run's own date in exchange time.")},
+)
+def marketintel_t0() -> None:
+    @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))
+    def trading_day(**context) -> bool:  # noqa: ANN003
+        from pipeline.airflow_tasks import trading_day_gate
+
+        return trading_day_gate(context)
+
+    @task(task_id="t0_scrape")
+    def scrape(**context) -> str:  # noqa: ANN003
+        from pipeline.airflow_tasks import run_notebook_task
+
+        return run_notebook_task("t0_scrape", context)
+
+    trading_day() >> scrape()
+
+
+marketintel_t0()

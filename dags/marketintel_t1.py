@@ -1,0 +1,76 @@
+"""
+### T1: the trading day's close (16:15 exchange time)
+
+Weekdays at 16:15 America/Jamaica, after T0's delivery. One task per stage notebook, in
+this order, each a transaction that a re-run leaves as one run would:
+
+1. `t1_preflight`: T0 delivered the same trading date whole. Retried every 5 minutes for
+   30 minutes (T0 may be late); then the run fails with the reason and a PREFLIGHT_FAILED
+   alert is stored and sent to the webhook.
+2. `t1_ingest_text`: news feeds and disclosure PDFs.
+3. `t1_sentiment`: the sentiment composite.
+4. `t1_features`, then `t1_predict`: the 14 features, layer 1 and the risk model (Score,
+   Action, Weight, Tercile); retrains when 5 trading days have passed since the last model.
+5. `t1_analysis`: the written analysis and its notifications (webhook).
+6. `t1_trade`: the AI portfolio trades under the liquidity rails.
+
+The first task, `trading_day`, skips everything on weekends and exchange holidays with
+the reason in its log. The trading date is the `run_date` param, else the run's own date
+on the exchange clock (a manual run has no logical date: its `run_after` is used).
+Executed notebooks land in `runs/<date>/<stage>.ipynb`.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.sdk import Param, dag, task
+
+STAGES = ["t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis", "t1_trade"]
+TIMEOUTS = {"t1_ingest_text": 20, "t1_sentiment": 20, "t1_features": 20, "t1_predict": 45, "t1_analysis": 10,
+            "t1_trade": 15}
+
+
+def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task factory
+    @task(task_id=name, execution_timeout=timedelta(minutes=minutes))
+    def run(**context) -> str:  # noqa: ANN003
+        from pipeline.airflow_tasks import run_notebook_task
+
+        return run_notebook_task(name, context)
+
+    return run
+
+
+@dag(
+    dag_id="marketintel_t1",
+    schedule="15 16 * * 1-5",
+    start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
+    catchup=False,
+    max_active_runs=1,
+    tags=["marketintel", "t1", "close"],
+    doc_md=__doc__,
+    default_args={"owner": "marketintel", "retries": 2, "retry_delay": timedelta(minutes=2),
+                  "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=20)},
+    params={"run_date": Param(None, type=["null", "string"],
+                              description="Trading date YYYY-MM-DD; empty means the run's own date in exchange time.")},
+)
+def marketintel_t1() -> None:
+    @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))
+    def trading_day(**context) -> bool:  # noqa: ANN003
+        from pipeline.airflow_tasks import trading_day_gate
+
+        return trading_day_gate(context)
+
+    @task(task_id="t1_preflight", retries=6, retry_delay=timedelta(minutes=5), retry_exponential_backoff=False,
+          execution_timeout=timedelta(minutes=5))
+    def preflight(**context) -> str:  # noqa: ANN003
+        from pipeline.airflow_tasks import run_preflight_task
+
+        return run_preflight_task(context)
+
+    chain = trading_day() >> preflight()
+    for name in STAGES:
+        chain = chain >> stage_task(name, TIMEOUTS[name])()
+
+
+marketintel_t1()

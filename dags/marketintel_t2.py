@@ -1,0 +1,49 @@
+"""
+### T2: morning intel (07:00 exchange time)
+
+Weekdays at 07:00 America/Jamaica, before the session: the `t2_suggestions` stage notebook
+turns the latest scored day into pending trade suggestions for every client portfolio
+(each one a user confirms or rejects; unconfirmed ones expire at the session's close).
+
+`trading_day` skips the run on weekends and exchange holidays (reason in its log). The
+trading date is the `run_date` param, else the run's own date on the exchange clock: the
+morning of the day the suggestions are for.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.sdk import Param, dag, task
+
+
+@dag(
+    dag_id="marketintel_t2",
+    schedule="0 7 * * 1-5",
+    start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
+    catchup=False,
+    max_active_runs=1,
+    tags=["marketintel", "t2", "morning"],
+    doc_md=__doc__,
+    default_args={"owner": "marketintel", "retries": 2, "retry_delay": timedelta(minutes=2),
+                  "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=15)},
+    params={"run_date": Param(None, type=["null", "string"],
+                              description="Trading date YYYY-MM-DD; empty means the run's own date in exchange time.")},
+)
+def marketintel_t2() -> None:
+    @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))
+    def trading_day(**context) -> bool:  # noqa: ANN003
+        from pipeline.airflow_tasks import trading_day_gate
+
+        return trading_day_gate(context)
+
+    @task(task_id="t2_suggestions")
+    def suggestions(**context) -> str:  # noqa: ANN003
+        from pipeline.airflow_tasks import run_notebook_task
+
+        return run_notebook_task("t2_suggestions", context)
+
+    trading_day() >> suggestions()
+
+
+marketintel_t2()

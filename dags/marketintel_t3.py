@@ -1,0 +1,44 @@
+"""
+### T3: weekly macro (Mondays 09:00 exchange time)
+
+Mondays at 09:00 America/Jamaica: the `t3_macro` stage notebook reads the central bank
+(CSV), statistics institute (HTML) and planning institute (PDF) releases, stores every
+release point in time (a revision is a new row) and computes the week's macro parameters
+(rates regime, FX pressure, macro risk) from what was published before the Monday.
+
+It runs on an exchange holiday too: the macro sources do not follow the exchange's
+calendar, and skipping a holiday Monday would leave the week without parameters. The
+date is the `run_date` param, else the run's own date on the exchange clock.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.sdk import Param, dag, task
+
+
+@dag(
+    dag_id="marketintel_t3",
+    schedule="0 9 * * 1",
+    start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
+    catchup=False,
+    max_active_runs=1,
+    tags=["marketintel", "t3", "macro"],
+    doc_md=__doc__,
+    default_args={"owner": "marketintel", "retries": 3, "retry_delay": timedelta(minutes=5),
+                  "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=30)},
+    params={"run_date": Param(None, type=["null", "string"],
+                              description="A Monday YYYY-MM-DD; empty means the run's own date in exchange time.")},
+)
+def marketintel_t3() -> None:
+    @task(task_id="t3_macro")
+    def macro(**context) -> str:  # noqa: ANN003
+        from pipeline.airflow_tasks import run_notebook_task
+
+        return run_notebook_task("t3_macro", context)
+
+    macro()
+
+
+marketintel_t3()

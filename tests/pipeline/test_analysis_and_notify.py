@@ -1,0 +1,230 @@
+"""T1 step 5 on the API tests' seeded store: the written analysis (template and an
+OpenAI-compatible endpoint on loopback, with its fallbacks), the notifications it raises,
+and their signed webhook delivery to a receiver on loopback, with retries."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from market.settings import Settings
+from pipeline.airflow_tasks import run_preflight_task
+from pipeline.notify import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from pipeline.runner import run_stage
+from pipeline.serving import serve_in_thread
+from pipeline.writers import TEMPLATE_ID
+from store import tables
+from store.history import current_rows
+from tests.api import world
+
+SECRET = "whsec-test-0123456789"
+DAY = world.DAY
+
+
+class Receiver:
+    """A webhook receiver that answers with the statuses it is given, then 200."""
+
+    def __init__(self, statuses: list[int] | None = None) -> None:
+        self.statuses = list(statuses or [])
+        self.received: list[dict[str, Any]] = []
+
+    def app(self) -> Starlette:
+        async def hook(request: Request) -> Response:
+            body = await request.body()
+            stamp = request.headers[TIMESTAMP_HEADER]
+            expected = "sha256=" + hmac.new(SECRET.encode(), stamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+            self.received.append({"valid": hmac.compare_digest(expected, request.headers[SIGNATURE_HEADER]),
+                                  "body": json.loads(body)})
+            return Response(status_code=self.statuses.pop(0) if self.statuses else 200)
+
+        return Starlette(routes=[Route("/hook", hook, methods=["POST"])])
+
+
+class ChatServer:
+    """An OpenAI-compatible /v1/chat/completions on loopback."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode, self.requests = mode, []
+
+    def app(self) -> Starlette:
+        async def completions(request: Request) -> Response:
+            body = await request.json()
+            self.requests.append({"body": body, "auth": request.headers.get("authorization")})
+            if self.mode == "slow":
+                await asyncio.sleep(3)
+            if self.mode == "error":
+                return JSONResponse({"error": {"message": "overloaded"}}, status_code=503)
+            facts = json.loads(body["messages"][1]["content"])
+            return JSONResponse({"choices": [{"index": 0, "message": {
+                "role": "assistant", "content": f"Breadth on {facts['trading_date']}: {facts['breadth']['advancers']} up."}}]})
+
+        return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+
+
+@pytest.fixture
+def seeded(settings: Settings) -> Settings:
+    return world.build(settings).settings
+
+
+def stored(settings: Settings, table) -> list[dict]:  # noqa: ANN001
+    from store.engine import service_engine
+
+    with service_engine(settings).connect() as conn:
+        return current_rows(conn, table)
+
+
+def test_template_analysis_is_stored_once_and_a_rerun_writes_nothing(seeded: Settings) -> None:
+    first = run_stage("t1_analysis", DAY, settings=seeded)
+    assert first.summary["writer"] == TEMPLATE_ID and first.summary["reused_stored_analysis"] is False
+    (analysis,) = stored(seeded, tables.analyses)
+    assert analysis["writer"] == TEMPLATE_ID and analysis["fallback_reason"] is None
+    breadth = analysis["facts"]["breadth"]
+    assert analysis["body"].startswith(f"Market on {DAY.isoformat()}: ")
+    assert f"{breadth['advancers']} up, {breadth['decliners']} down" in analysis["body"]
+    assert "LIQ (Score 72.0, LONG, TOP, predicted +1.20%)" in analysis["body"]
+    assert "SLOW (Score 30.0)" in analysis["body"]  # the AVOID
+    assert '"LIQ Holdings profit up 12%"' not in analysis["body"]  # published the day before: not today's news
+    kinds = {n["kind"] for n in stored(seeded, tables.notifications)}
+    assert kinds == {"ANALYSIS"}, "the world's predictions come from no registered training: nothing retrained"
+    again = run_stage("t1_analysis", DAY, settings=seeded)
+    assert again.summary["reused_stored_analysis"] is True and again.summary["new_notifications"] == 0
+    assert len(stored(seeded, tables.analyses)) == 1 and len(stored(seeded, tables.notifications)) == 1
+
+
+def test_a_language_model_writes_it_and_failures_fall_back_to_the_template(seeded: Settings) -> None:
+    server = ChatServer("ok")
+    with serve_in_thread(server.app()) as base:
+        llm = seeded.model_copy(update={"analysis_writer": "openai", "llm_base_url": f"{base}/v1", "llm_model": "tiny",
+                                        "llm_api_key": SecretStr("sk-local")})
+        result = run_stage("t1_analysis", DAY, settings=llm)
+    assert result.summary["writer"] == "openai-compatible:tiny" and result.summary["fallback_reason"] is None
+    (request,) = server.requests
+    assert request["auth"] == "Bearer sk-local" and request["body"]["temperature"] == 0
+    (analysis,) = stored(seeded, tables.analyses)
+    assert analysis["body"] == f"Breadth on {DAY.isoformat()}: {analysis['facts']['breadth']['advancers']} up."
+    with serve_in_thread(server.app()) as base:  # a re-run reuses it: the model is not asked again
+        run_stage("t1_analysis", DAY, settings=llm.model_copy(update={"llm_base_url": f"{base}/v1"}))
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("mode, reason", [("slow", "ReadTimeout"), ("error", "HTTPStatusError")])
+def test_a_failing_language_model_falls_back_and_says_why(seeded: Settings, mode: str, reason: str) -> None:
+    server = ChatServer(mode)
+    with serve_in_thread(server.app()) as base:
+        llm = seeded.model_copy(update={"analysis_writer": "openai", "llm_base_url": f"{base}/v1",
+                                        "llm_timeout_seconds": 0.5})
+        result = run_stage("t1_analysis", DAY, settings=llm)
+    assert result.summary["writer"] == TEMPLATE_ID and result.summary["fallback_reason"].startswith(reason)
+    (analysis,) = stored(seeded, tables.analyses)
+    assert analysis["fallback_reason"].startswith(reason) and analysis["body"].startswith("Market on ")
+
+
+def test_notifications_are_signed_retried_and_never_sent_twice(seeded: Settings) -> None:
+    receiver = Receiver([503, 503])
+    with serve_in_thread(receiver.app()) as base:
+        hooked = seeded.model_copy(update={"webhook_url": f"{base}/hook?token=abc", "webhook_secret": SecretStr(SECRET),
+                                           "webhook_backoff_seconds": 0.01, "webhook_retries": 3})
+        result = run_stage("t1_analysis", DAY, settings=hooked)
+        assert result.summary["delivered"] == 1 and result.summary["failed"] == 0
+        run_stage("t1_analysis", DAY, settings=hooked)
+    assert len(receiver.received) == 3 and all(r["valid"] for r in receiver.received)
+    body = receiver.received[-1]["body"]
+    assert body["notification_id"] == f"{DAY.isoformat()}:analysis" and body["kind"] == "ANALYSIS"
+    assert body["payload"]["body"].startswith("Market on ")
+    attempts = sorted(stored(seeded, tables.notification_attempts), key=lambda a: a["attempt"])
+    assert [(a["attempt"], a["status"], a["response_code"]) for a in attempts] == [
+        (1, "FAILED", 503), (2, "FAILED", 503), (3, "DELIVERED", 200)]
+    assert {a["channel"] for a in attempts} == {f"webhook:{base}/hook"}, "no query (tokens) in the store"
+
+
+def test_a_client_error_is_not_retried_and_the_next_pass_delivers(seeded: Settings) -> None:
+    receiver = Receiver([400])
+    with serve_in_thread(receiver.app()) as base:
+        hooked = seeded.model_copy(update={"webhook_url": f"{base}/hook", "webhook_secret": SecretStr(SECRET),
+                                           "webhook_backoff_seconds": 0.01})
+        first = run_stage("t1_analysis", DAY, settings=hooked)
+        assert first.summary["failed"] == 1 and len(receiver.received) == 1
+        second = run_stage("t1_analysis", DAY, settings=hooked)
+        assert second.summary["delivered"] == 1 and len(receiver.received) == 2
+
+
+def test_a_webhook_without_a_secret_is_refused(seeded: Settings) -> None:
+    from market.errors import StageFailedError
+
+    with pytest.raises(StageFailedError, match="WEBHOOK_SECRET"):
+        run_stage("t1_analysis", DAY, settings=seeded.model_copy(update={"webhook_url": "http://127.0.0.1:9/hook"}))
+
+
+def test_new_trapped_positions_and_a_retrained_model_raise_alerts(seeded: Settings) -> None:
+    """The AI portfolio bought on DAY; on the next day DRY-like silence (no volume) traps
+    whatever it holds that did not trade."""
+    from store.engine import service_engine
+    from store.history import append_history
+
+    engine = service_engine(seeded)
+    monday = world.MONDAY
+    with engine.begin() as conn:
+        held = {t["symbol"] for t in current_rows(conn, tables.trades) if t["portfolio_id"] == "AI"}
+        assert held, "the world's AI day bought something"
+        closes = {r["symbol"]: r for r in current_rows(conn, tables.eod_prices,
+                                                        where=[tables.eod_prices.c.trading_date == DAY])}
+        append_history(conn, tables.eod_prices, [
+            {**{k: v for k, v in closes[s].items() if k not in ("id", "recorded_at")}, "trading_date": monday,
+             "volume": 0 if s in held else closes[s]["volume"]} for s in closes])
+    world.seed_predictions(engine, monday, {"LIQ": {"score": 60.0, "action": "LONG", "tercile": "TOP"}}, model_id="fresh")
+    with engine.begin() as conn:
+        append_history(conn, tables.model_runs, [{"model_id": "fresh", "kind": "risk", "train_end": DAY, "horizon_days": 1,
+                                                  "warm_start": True, "training_rows": 900}])
+    result = run_stage("t1_analysis", monday, settings=seeded)
+    notes = {n["notification_id"]: n for n in stored(seeded, tables.notifications) if n["trading_date"] == monday}
+    assert {f"{monday.isoformat()}:trapped:{s}" for s in held} | {f"{monday.isoformat()}:analysis",
+                                                                  f"{monday.isoformat()}:model-retrained:fresh"} == set(notes)
+    assert all(notes[f"{monday.isoformat()}:trapped:{s}"]["severity"] == "WARNING" for s in held)
+    assert f"Newly TRAPPED at this close (no volume, no exit possible): {', '.join(sorted(held))}." in \
+        result.tables["analysis"][-1]["paragraph"]
+
+
+def test_a_failed_preflight_on_its_last_try_alerts(seeded: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    from market.errors import StageFailedError
+    from market.settings import get_settings
+
+    class Ti:
+        try_number = 7
+
+    class Task:
+        retries = 6
+
+    receiver = Receiver()
+    with serve_in_thread(receiver.app()) as base:
+        monkeypatch.setenv("MARKETINTEL_WEBHOOK_URL", f"{base}/hook")
+        monkeypatch.setenv("MARKETINTEL_WEBHOOK_SECRET", SECRET)
+        get_settings.cache_clear()
+        with pytest.raises(StageFailedError, match="no T0 delivery for 2026-11-19"):
+            run_preflight_task({"params": {"run_date": "2026-11-19"}, "ti": Ti(), "task": Task()})
+    (note,) = [n for n in stored(seeded, tables.notifications) if n["kind"] == "PREFLIGHT_FAILED"]
+    assert note["notification_id"] == "2026-11-19:preflight-failed" and note["severity"] == "CRITICAL"
+    assert "no T0 delivery" in note["payload"]["reason"]
+    assert [r["body"]["kind"] for r in receiver.received] == ["PREFLIGHT_FAILED"] and receiver.received[0]["valid"]
+
+
+def test_an_earlier_try_of_the_preflight_does_not_alert(seeded: Settings) -> None:
+    from market.errors import StageFailedError
+
+    class Ti:
+        try_number = 2
+
+    class Task:
+        retries = 6
+
+    with pytest.raises(StageFailedError):
+        run_preflight_task({"params": {"run_date": "2026-11-19"}, "ti": Ti(), "task": Task()})
+    assert [n for n in stored(seeded, tables.notifications) if n["kind"] == "PREFLIGHT_FAILED"] == []
