@@ -29,6 +29,7 @@ lab: install
 
 airflow: install
 	$(BIN)/airflow db migrate
+	$(BIN)/airflow dags reserialize
 	$(BIN)/airflow standalone
 
 # Page images of the demo's reports for the README (needs pdftoppm: Debian's poppler-utils).

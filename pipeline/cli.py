@@ -23,6 +23,8 @@ app.add_typer(exchange_app, name="exchange")
 app.add_typer(stage_app, name="stage")
 app.add_typer(keys_app, name="keys")
 app.add_typer(portfolio_app, name="portfolio")
+notify_app = typer.Typer(help="Notifications: the analysis and alerts sent to the webhook.", no_args_is_help=True)
+app.add_typer(notify_app, name="notify")
 
 
 @app.callback()
@@ -219,6 +221,21 @@ def run_day(
     for stage, output in run(day, settings):
         typer.echo(f"{stage:<15} {day}  ->  {output}")
     typer.echo(f"index of runs: {settings.runs_dir / 'index.md'}")
+
+
+@notify_app.command("deliver")
+@one_line_errors
+def notify_deliver(
+    date: Optional[str] = typer.Option(None, "--date", help="Only this trading date's notifications; default: all."),
+) -> None:
+    """Send every stored notification not yet delivered to MARKETINTEL_WEBHOOK_URL."""
+    from market.clock import parse_trading_date
+    from pipeline.notify import deliver_pending
+    from store.engine import service_engine
+
+    settings = get_settings()
+    result = deliver_pending(service_engine(settings), settings, parse_trading_date(date) if date else None)
+    typer.echo(json.dumps(result))
 
 
 @app.command("report")

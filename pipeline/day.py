@@ -22,7 +22,7 @@ def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[tup
     """Run T0 and T1 for `day`; yields (stage, executed notebook) as each one finishes."""
     reason = default_calendar().closed_reason(day)
     if reason:
-        raise InvalidInputError(f"{day.isoformat()} is not a trading day ({reason}); nothing to run")
+        raise InvalidInputError(f"nothing to run: {reason}")
     for stage in T0_STAGES + T1_STAGES:
         try:
             output = run_stage_notebook(stage, day, settings=settings, trigger=trigger)
