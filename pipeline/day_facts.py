@@ -22,7 +22,7 @@ from sqlalchemy import Connection, func, select
 
 from market.clock import TradingCalendar, exchange_date
 from market.plain import to_plain
-from models.breadth import market_breadth
+from models.breadth import breadth_of
 from models.instrument_views import news
 from models.market_views import latest_market
 from models.performance import performance
@@ -43,7 +43,7 @@ def day_facts(conn: Connection, calendar: TradingCalendar, day: date) -> dict[st
     signal = ("symbol", "close", "change_pct", "score", "action", "tercile", "predicted_return")
     return to_plain({
         "trading_date": day,
-        "breadth": market_breadth(conn, calendar, day, day),
+        "breadth": breadth_of(conn, quotes),
         "top_signals": [{k: q[k] for k in signal} for q in scored[:TOP_SIGNALS]],
         "avoid": [{k: q[k] for k in signal} for q in reversed(scored) if q["action"] == "AVOID"][:TOP_SIGNALS],
         "scored": len(scored),
