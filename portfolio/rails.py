@@ -83,11 +83,11 @@ def spread_fraction(bid: float | None, ask: float | None, high: float | None, lo
 
 
 def effective_spread(frame: pd.DataFrame) -> pd.Series:
-    """`spread_fraction` over a frame with bid, ask, high, low and close columns."""
-    quoted = (frame["ask"] - frame["bid"]) / ((frame["ask"] + frame["bid"]) / 2)
-    quoted = quoted.where((frame["bid"] > 0) & (frame["ask"] >= frame["bid"]))
-    proxy = ((frame["high"] - frame["low"]) / frame["close"]).where(frame["high"] >= frame["low"])
-    return quoted.where(quoted.notna(), proxy).round(SPREAD_DECIMALS)
+    """`spread_fraction` over a frame with bid, ask, high, low and close columns (the
+    feature registry's `spread_pct`, the same definition)."""
+    from models.features import spread_pct
+
+    return spread_pct(frame).round(SPREAD_DECIMALS)
 
 
 def passes_entry_gates(frame: pd.DataFrame) -> pd.Series:

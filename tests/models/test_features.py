@@ -6,10 +6,11 @@ import pytest
 from models import features as f
 
 
-def panel(closes, volumes=None, bid=None, ask=None, **extra) -> pd.DataFrame:  # noqa: ANN001, ANN003
+def panel(closes, volumes=None, bid=None, ask=None, high=None, low=None, **extra) -> pd.DataFrame:  # noqa: ANN001, ANN003
     n = len(closes)
     return pd.DataFrame({"close": closes, "volume": volumes if volumes is not None else [100] * n,
                          "bid": bid if bid is not None else [np.nan] * n, "ask": ask if ask is not None else [np.nan] * n,
+                         "high": high if high is not None else [np.nan] * n, "low": low if low is not None else [np.nan] * n,
                          "sentiment": extra.get("sentiment", [np.nan] * n),
                          "market_sentiment": extra.get("market_sentiment", [0.2] * n),
                          "layer1_p_up": extra.get("layer1_p_up", [0.55] * n)}, dtype=float)
@@ -49,7 +50,6 @@ def test_momentum_and_last_return() -> None:
     p = panel(closes)
     assert f.momentum_5(p).iloc[-1] == pytest.approx(160 / 155 - 1)
     assert f.momentum_20(p).iloc[-1] == pytest.approx(160 / 140 - 1)
-    assert f.momentum_60(p).iloc[-1] == pytest.approx(160 / 100 - 1)
     assert f.return_1d(p).iloc[-1] == pytest.approx(160 / 159 - 1)
 
 
@@ -66,10 +66,20 @@ def test_volume_features() -> None:
     assert f.volume_ratio_20(panel([1.0] * 20, volumes=[0] * 20)).iloc[-1] == 0.0
 
 
-def test_spread_and_missing_quotes() -> None:
-    p = panel([10.0, 10.0], bid=[9.9, np.nan], ask=[10.1, 10.2])
+def test_spread_and_its_no_quotes_proxy() -> None:
+    p = panel([10.0, 10.0, 10.0, 8.0], bid=[9.9, np.nan, 10.2, np.nan], ask=[10.1, 10.2, 10.1, np.nan],
+              high=[10.5, 10.4, 10.6, np.nan], low=[9.5, 9.6, 9.8, np.nan])
     spread = f.spread_pct(p)
-    assert spread.iloc[0] == pytest.approx(0.2 / 10.0) and np.isnan(spread.iloc[1])
+    assert spread.iloc[0] == pytest.approx(0.2 / 10.0)  # quoted: (ask - bid) / mid
+    assert spread.iloc[1] == pytest.approx(0.8 / 10.0)  # one side missing: (high - low) / close
+    assert spread.iloc[2] == pytest.approx(0.8 / 10.0)  # crossed quotes are not a spread: the proxy
+    assert np.isnan(spread.iloc[3])  # neither known
+
+
+def test_close_location_in_the_days_range() -> None:
+    p = panel([10.0, 11.0, 9.0, 7.0, 5.0], high=[11.0, 11.0, 9.0, 7.0, np.nan], low=[9.0, 9.0, 8.0, 7.0, 4.0])
+    assert f.close_location(p).iloc[:4].tolist() == [0.5, 1.0, 1.0, 0.5]  # mid, at the high, at the high, no range
+    assert np.isnan(f.close_location(p).iloc[4])  # high unknown
 
 
 def test_sentiment_and_layer1_pass_through() -> None:
