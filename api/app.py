@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from api.graphql.schema import graphql_router
 from api.openapi import install_openapi
 from api.problems import install_problem_handlers, problem
-from api.routers import ai, keys, macro, market, portfolio, reports, suggestions
+from api.routers import ai, analysis, keys, macro, market, portfolio, reports, suggestions
 from api.services import build_services
 from market.logging import configure_logging
 from market.settings import Settings, get_settings
@@ -42,7 +42,8 @@ def create_app(settings: Settings | None = None, now: Callable[[], datetime] | N
     app.state.settings = settings
     app.state.services = build_services(settings, now)
     install_problem_handlers(app)
-    for router in (market.router, ai.router, portfolio.router, suggestions.router, macro.router, reports.router, keys.router):
+    for router in (market.router, ai.router, portfolio.router, suggestions.router, macro.router, analysis.router, reports.router,
+                   keys.router):
         app.include_router(router)
     app.include_router(graphql_router(settings), prefix="/graphql")
     install_openapi(app)

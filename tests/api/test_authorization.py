@@ -21,6 +21,7 @@ MACRO_TIER = {**ANY_KEY, "standard": FORBIDDEN}  # PRO, INSTITUTIONAL, admin; pe
 ENDPOINTS = [
     ("GET", "/api/market/latest", None, ANY_KEY),
     ("GET", "/api/market/breadth", None, ANY_KEY),
+    ("GET", "/api/analysis", None, ANY_KEY),
     ("GET", "/api/quant-briefing.pdf", None, ANY_KEY),  # public_reports: tests/api/test_reports.py
     ("GET", "/api/compliance-report.pdf", None, ANY_KEY),
     ("GET", "/api/market/symbol/LIQ", None, ANY_KEY),
