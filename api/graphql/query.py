@@ -9,18 +9,23 @@ from strawberry.types import Info
 
 from api.graphql.pagination import Connection, Page
 from api.graphql.types.ai_portfolio import AIPortfolio
+from api.graphql.types.day_analysis import DayAnalysis
 from api.graphql.types.enums import Action, Tercile
 from api.graphql.types.instrument import Instrument
 from api.graphql.types.macro_indicator import MacroIndicator
 from api.graphql.types.macro_insights import MacroInsights
+from api.graphql.types.market_breadth import MarketBreadth
 from api.graphql.types.model_performance import ModelPerformance
 from api.graphql.types.portfolio import Portfolio
 from api.security import caller_portfolio
 from api.graphql.permissions import MacroInsightsAccess
+from market.clock import latest_closed_trading_day
 from models import instrument_views, macro_model, macro_views
+from models.breadth import market_breadth
 from models.performance import performance
 from portfolio import views
 from portfolio.ai import ai_positions
+from pipeline.analysis_stage import stored_analysis
 from portfolio.valuation import portfolio_view
 
 INSTRUMENTS = Page("instruments", default=50, largest=200)
@@ -71,6 +76,17 @@ class Query:
         summary = await ctx.read(views.ai_summary, day, ctx.svc.settings.ai_starting_cash)
         positions = await ctx.read(ai_positions, day)
         return AIPortfolio.build(summary, positions)
+
+    @strawberry.field(description="Advancers, decliners, unchanged and untraded stocks and the service's index change "
+                                  "for the latest delivered day, or `date`.")
+    async def market_breadth(self, info: Info, date: date | None = None) -> MarketBreadth | None:
+        svc = info.context.svc
+        closed = latest_closed_trading_day(svc.now(), svc.calendar)
+        return MarketBreadth.from_record(await info.context.read(market_breadth, svc.calendar, closed, date))
+
+    @strawberry.field(description="The day's written analysis and its notifications (the latest analysed day, or `date`).")
+    async def analysis(self, info: Info, date: date | None = None) -> DayAnalysis | None:
+        return DayAnalysis.from_record(await info.context.read(stored_analysis, date))
 
     @strawberry.field(description="The model's live out-of-sample record with base rates.")
     async def model_performance(self, info: Info) -> ModelPerformance | None:

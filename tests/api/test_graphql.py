@@ -293,3 +293,22 @@ def test_readme_example_queries_are_valid() -> None:
     schema = build_schema(Settings())._schema
     for block in blocks:
         assert validate(schema, parse(block)) == [], block
+
+
+def test_market_breadth_and_the_days_analysis_equal_rest(api: Api) -> None:
+    from pipeline.runner import run_stage
+
+    key = api.world.acme_key
+    fields = ("tradingDate instruments traded advancers decliners unchanged notTraded indexChangePct indexMarketCap "
+              "indexConstituents indexExcluded")
+    breadth = data(api, f"{{ marketBreadth {{ {fields} }} }}", key)["marketBreadth"]
+    assert snake(breadth) == api.acme("GET", "/api/market/breadth").json()
+    dated = data(api, f'{{ marketBreadth(date: "{DAY.isoformat()}") {{ advancers }} }}', key)["marketBreadth"]
+    assert dated["advancers"] == breadth["advancers"]
+
+    missing = gql(api, "{ analysis { body } }", key).json()
+    assert missing["data"]["analysis"] is None and missing["errors"][0]["extensions"]["code"] == "NOT_READY"
+    run_stage("t1_analysis", DAY, settings=api.world.settings)
+    analysis = data(api, """{ analysis { tradingDate writer fallbackReason body facts writtenAt
+        notifications { notificationId kind severity title delivered } } }""", key)["analysis"]
+    assert snake(analysis) == api.acme("GET", "/api/analysis").json()
