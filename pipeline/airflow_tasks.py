@@ -58,16 +58,7 @@ def run_preflight_task(context: Mapping[str, Any]) -> str:
         task, ti = context.get("task"), context.get("ti")
         retries = getattr(task, "retries", 0) or 0
         if ti is None or getattr(ti, "try_number", 1) >= retries + 1:
-            preflight_failed(trading_date_from_context(context), exc.detail)
+            from pipeline.preflight import alert_failed_preflight
+
+            alert_failed_preflight(trading_date_from_context(context), exc.detail)
         raise
-
-
-def preflight_failed(day: date, reason: str) -> None:
-    from market.settings import get_settings
-    from pipeline.notify import Notification, alert
-    from store.engine import service_engine
-
-    settings = get_settings()
-    alert(service_engine(settings), settings, Notification(
-        f"{day.isoformat()}:preflight-failed", day, "PREFLIGHT_FAILED", "CRITICAL",
-        f"T1 pre-flight failed for {day.isoformat()}: the day is not scored or traded", {"reason": reason}))

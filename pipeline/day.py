@@ -9,10 +9,11 @@ from datetime import date
 from pathlib import Path
 from typing import Iterator
 
+from market.clock import default_calendar
 from market.errors import InvalidInputError, StageFailedError
 from market.settings import Settings
-from market.clock import default_calendar
 from pipeline.notebooks import run_stage_notebook
+from pipeline.preflight import alert_failed_preflight
 
 T0_STAGES = ["t0_scrape"]
 T1_STAGES = ["t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis", "t1_trade"]
@@ -28,8 +29,6 @@ def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[tup
             output = run_stage_notebook(stage, day, settings=settings, trigger=trigger)
         except StageFailedError as exc:
             if stage == "t1_preflight":
-                from pipeline.airflow_tasks import preflight_failed
-
-                preflight_failed(day, exc.detail)
+                alert_failed_preflight(day, exc.detail)
             raise
         yield stage, output

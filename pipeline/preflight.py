@@ -43,6 +43,19 @@ def check_delivery(engine: Engine, day: date) -> dict:
     }
 
 
+def alert_failed_preflight(day: date, reason: str) -> None:
+    """Store and send the PREFLIGHT_FAILED alert: called by Airflow on the last retry and by
+    `marketintel run-day`, which has no retries."""
+    from market.settings import get_settings
+    from pipeline.notify import Notification, alert
+    from store.engine import service_engine
+
+    settings = get_settings()
+    alert(service_engine(settings), settings, Notification(
+        f"{day.isoformat()}:preflight-failed", day, "PREFLIGHT_FAILED", "CRITICAL",
+        f"T1 pre-flight failed for {day.isoformat()}: the day is not scored or traded", {"reason": reason}))
+
+
 def run_preflight(ctx: StageContext) -> StageOutcome:
     report = check_delivery(ctx.engine, ctx.trading_date)
     return StageOutcome(
