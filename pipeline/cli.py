@@ -146,12 +146,11 @@ def import_files(
     from pathlib import Path
 
     from ingest.importers import import_path
-    from ingest.importers.files import detect_format
+    from ingest.importers.files import detect_format, source_currency
     from store.engine import service_engine
 
     fmt = detect_format(Path(path)) if format == "auto" else format
-    report = import_path(service_engine(get_settings()), Path(path), fmt,
-                         currency=currency or ("KES" if fmt.startswith("nse") else "JMD"))
+    report = import_path(service_engine(get_settings()), Path(path), fmt, currency=source_currency(fmt, currency))
     typer.echo(f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
                f"{report.instruments} instruments ({report.instruments_inserted} new or changed)")
     if report.lacks:
