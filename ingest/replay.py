@@ -86,9 +86,6 @@ class ReplayMarket:
         self.source = ReplaySource(Path(path), fmt, len(files), source_currency(fmt, currency), source_lacks(fmt, files))
         self.currency = self.source.currency
         self._load(files)
-        if not self.days:
-            raise InvalidInputError(f"{path} holds no readable {fmt} rows"
-                                    + (f" (first problem: {self.source.bad_rows[0]})" if self.source.bad_rows else ""))
         self.calendar = DatedCalendar(self.days)
         self._index = {d: i for i, d in enumerate(self.days)}
 
@@ -131,6 +128,9 @@ class ReplayMarket:
                 name = item.get("name")
                 if name and (key[0] not in names or key[1] >= names[key[0]][0]):
                     names[key[0]] = (key[1], name)
+        if not items:
+            problem = f" (first problem: {self.source.bad_rows[0]})" if self.source.bad_rows else ""
+            raise InvalidInputError(f"{self.source.path} holds no readable {self.source.format} rows{problem}")
         self.days: list[date] = sorted({item["trading_date"] for item in items})
         self._symbols: list[str] = sorted({item["symbol"] for item in items})
         self._names = {s: names.get(s, (None, s))[1] for s in self._symbols}
