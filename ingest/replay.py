@@ -45,6 +45,7 @@ What the replay serves, and the rules it follows:
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -61,6 +62,7 @@ from ingest.simulator.market import SimulatedDay
 
 BOARD = "MAIN"  # the files do not say; the page has a MAIN and a JUNIOR board
 ABSENT_STATUS = "NOT IN FILE"
+RECENT_DAYS = 16
 _FIELDS = ("close", "low", "high", "prev_close", "volume", "open", "bid", "ask", "trades", "value_traded")
 
 
@@ -89,6 +91,7 @@ class ReplayMarket:
         self._load(files)
         self.calendar = DatedCalendar(self.days)
         self._index = {d: i for i, d in enumerate(self.days)}
+        self._recent: OrderedDict[date, SimulatedDay] = OrderedDict()
 
     # ---- what the site and backfill ask of a market ---------------------------------
     def is_simulated(self, day: date) -> bool:
@@ -96,11 +99,18 @@ class ReplayMarket:
         return day in self._index
 
     def day(self, day: date) -> SimulatedDay:
+        """The day as the site serves it (read-only: the same object is handed out again).
+        The last few are kept: one delivery reads a day three times (quotes, fundamentals,
+        securities) and the news feed ten days at once."""
         if day not in self._index:
             raise KeyError(f"{day.isoformat()} is not a day in the replayed files")
-        i = self._index[day]
-        return SimulatedDay(day=day, index=i, bars=self._bars(i), notices=self._notices(i), fundamentals=[],
-                            securities=self._securities(i), events=[])
+        if day not in self._recent:
+            i = self._index[day]
+            self._recent[day] = SimulatedDay(day=day, index=i, bars=self._bars(i), notices=self._notices(i),
+                                             fundamentals=[], securities=self._securities(i), events=[])
+            while len(self._recent) > RECENT_DAYS:
+                self._recent.popitem(last=False)
+        return self._recent[day]
 
     @property
     def symbols(self) -> list[str]:

@@ -11,6 +11,7 @@ transient failure looks; a count of 1,000,000 makes one permanent.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import io
 import json
 import threading
@@ -166,7 +167,7 @@ class SimulatorSite:
         return _html(html)
 
     def _rss(self, day: date) -> Reply:
-        index = self.market.days.index(day)
+        index = bisect.bisect_left(self.market.days, day)  # days are sorted; list.index scanned thousands
         events: list[NewsEvent] = []
         for i in range(max(0, index - NEWS_WINDOW_DAYS + 1), index + 1):
             events.extend(self.market.day(self.market.days[i]).events)
