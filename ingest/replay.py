@@ -77,7 +77,15 @@ class ReplaySource:
 
 
 class ReplayMarket:
-    """Real end-of-day history, offered as a market the exchange site can serve."""
+    """Real end-of-day history, offered as a market the exchange site can serve.
+
+    `path`: a file or a folder of .csv files; `fmt`: auto (detected from the header, as
+    the importer does), nse-daily, nse-company or ohlcv; `currency`: overrides the
+    format's; `seed`: of the simulated macro economy served beside it; `move_band`: a
+    close further than this from the previous one is served as a CONFIRMED MOVE (give
+    T0's price band). Unreadable rows are skipped and listed in `source.bad_rows`; a path
+    without any readable row is an InvalidInputError.
+    """
 
     replayed = True  # the site labels the simulated parts (news feed, macro sources)
 
@@ -115,9 +123,6 @@ class ReplayMarket:
     @property
     def symbols(self) -> list[str]:
         return list(self._symbols)
-
-    def first_day(self, symbol: str) -> date:
-        return self.days[self._first[self._column[symbol]]]
 
     # ---- loading ----------------------------------------------------------------------
     def _load(self, files: list[Path]) -> None:
