@@ -1,4 +1,4 @@
--- 0008 the day's sentiment composites by date.
+-- 0009 the day's sentiment composites by date (SQLite twin of sql/postgres/0009).
 -- T1 step 3 reads and appends one day's composites (WHERE trading_date = ?); the key index
 -- starts with symbol, so without this the read scanned the whole table and a long
 -- backfill slowed day after day.
