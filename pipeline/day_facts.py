@@ -89,7 +89,7 @@ def _ai_portfolio(conn: Connection, calendar: TradingCalendar, day: date) -> dic
 
 def _model(conn: Connection, day: date, model_id: str | None) -> dict[str, Any]:
     record = performance(conn)
-    live = {name: m for name, m in record["metrics"].items() if m is not None}
+    live = {name: m for name, m in record["live"]["metrics"].items() if m is not None}
     if model_id is None:
         return {"model_id": None, "retrained": False, "live": live, "layer1_backend": record["layer1_backend"]}
     p = tables.predictions.c
