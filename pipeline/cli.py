@@ -207,6 +207,28 @@ def demo(
             typer.echo("API stopped")
 
 
+@app.command("bootstrap")
+@one_line_errors
+def bootstrap_record(
+    days: int = typer.Option(250, "--days", min=1, help="Trading days the validation record covers (the latest ones)."),
+    min_train_days: int = typer.Option(120, "--min-train-days", min=20,
+                                       help="Trading days of history before the record's first day."),
+    replay_days: int = typer.Option(60, "--replay-days", min=0, help="Last record days the AI executor replays."),
+) -> None:
+    """A track record before the first live day: the walk-forward validation record over
+    the stored history, the AI executor replayed over its last days, then T2. Re-running
+    writes nothing new."""
+    from market.clock import default_calendar
+    from pipeline.bootstrap import bootstrap
+    from store.engine import service_engine
+
+    settings = get_settings()
+    result = bootstrap(service_engine(settings), settings, default_calendar(), days=days,
+                       min_train_days=min_train_days, replay_days=replay_days)
+    for line in result.lines():
+        typer.echo(line)
+
+
 @app.command("run-day")
 @one_line_errors
 def run_day(
