@@ -10,14 +10,18 @@ exchange time, the format the API uses where the spec asks for it.
 """
 from __future__ import annotations
 
+import bisect
+import hashlib
 from datetime import date, datetime, time, timedelta, timezone
 from functools import lru_cache
+from pathlib import Path
 from typing import Iterable, Iterator
 from zoneinfo import ZoneInfo
 
 import holidays
 
-from market.errors import InvalidInputError
+from market.errors import ConfigurationError, InvalidInputError
+from market.settings import get_settings
 
 EXCHANGE_TZ = ZoneInfo("America/Jamaica")
 MARKET_CLOSE = time(16, 0)  # end-of-day data is final from here on (T0)
@@ -92,9 +96,121 @@ class TradingCalendar:
             day += timedelta(days=1)
 
 
-@lru_cache(maxsize=1)
+class DatedCalendar(TradingCalendar):
+    """A calendar defined by an explicit set of trading dates: the sessions a replay's
+    files record (see `ingest/replay.py`).
+
+    From the first to the last date given, a day trades exactly when it is in the set (a
+    weekday with no file was a closure: a Kenyan holiday, say). Outside that span the
+    dates say nothing, so every weekday counts as a trading day there: the day after the
+    last replayed session still has a next trading day (T2 suggests for it) and no
+    search for one runs forever.
+    """
+
+    def __init__(self, dates: Iterable[date]) -> None:
+        self.dates: list[date] = sorted(set(dates))
+        if not self.dates:
+            raise InvalidInputError("a dated calendar needs at least one trading date")
+        self._set = frozenset(self.dates)
+        self.first, self.last = self.dates[0], self.dates[-1]
+
+    def holiday_name(self, day: date) -> str | None:
+        if self.first <= day <= self.last and day.weekday() < 5 and day not in self._set:
+            return "No session in the replayed files"
+        return None
+
+    def is_trading_day(self, day: date) -> bool:
+        if self.first <= day <= self.last:
+            return day in self._set
+        return day.weekday() < 5
+
+    def closed_reason(self, day: date) -> str | None:
+        if self.is_trading_day(day):
+            return None
+        if day.weekday() >= 5:
+            return f"{day.isoformat()} is a {day.strftime('%A')}"
+        return f"{day.isoformat()} has no session in the replayed files ({self.first} to {self.last})"
+
+    def _iter_trading_days(self, start: date, end: date) -> Iterator[date]:
+        if start < self.first:
+            yield from _weekdays(start, min(end, self.first - timedelta(days=1)))
+        low, high = bisect.bisect_left(self.dates, start), bisect.bisect_right(self.dates, end)
+        yield from self.dates[low:high]
+        if end > self.last:
+            yield from _weekdays(max(start, self.last + timedelta(days=1)), end)
+
+
+def _weekdays(start: date, end: date) -> Iterator[date]:
+    day = start
+    while day <= end:
+        if day.weekday() < 5:
+            yield day
+        day += timedelta(days=1)
+
+
 def default_calendar() -> TradingCalendar:
+    """The calendar every process uses: weekdays minus Jamaican holidays; under
+    `MARKETINTEL_REPLAY_PATH`, the dates of the replayed files (read from the index that
+    building the replay writes, see `replay_dates_file`)."""
+    settings = get_settings()
+    if settings.replay_path is None:
+        return _jamaica_calendar()
+    return _replay_calendar(replay_dates_file(settings.data_dir, settings.replay_path), Path(settings.replay_path))
+
+
+@lru_cache(maxsize=1)
+def _jamaica_calendar() -> TradingCalendar:
     return TradingCalendar()
+
+
+# ---- the replay's dates, shared by every process ----------------------------------------
+# The dates of a replay live in its files, and only ingest can read those formats (market
+# must not import ingest). So building a replay (`ingest.replay.ReplayMarket`) writes its
+# dates to an index file under the data folder, keyed by the files' path, and any process
+# started with MARKETINTEL_REPLAY_PATH reads them from there. The index records a
+# signature of the files (names, sizes, modification times): when the files change the
+# index is stale and refused until the replay is built again.
+
+def replay_signature(path: Path) -> str:
+    """A cheap fingerprint of the .csv files under `path` (or of `path` itself)."""
+    path = Path(path)
+    files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
+    digest = hashlib.sha256(str(path.resolve()).encode())
+    for file in files:
+        stat = file.stat()
+        digest.update(f"\n{file.relative_to(path) if file != path else file.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def replay_dates_file(data_dir: Path, path: Path) -> Path:
+    key = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:16]
+    return Path(data_dir) / "replay" / f"calendar-{key}.txt"
+
+
+def write_replay_dates(data_dir: Path, path: Path, dates: Iterable[date]) -> Path:
+    """Record the trading dates of the replay built from `path` for every other process."""
+    target = replay_dates_file(data_dir, path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lines = [f"# trading dates of the replay of {Path(path).resolve()}", f"signature {replay_signature(path)}"]
+    temporary = target.with_suffix(".tmp")
+    temporary.write_text("\n".join(lines + [d.isoformat() for d in sorted(set(dates))]) + "\n")
+    temporary.replace(target)
+    _replay_calendar.cache_clear()
+    return target
+
+
+@lru_cache(maxsize=4)
+def _replay_calendar(index: Path, path: Path) -> DatedCalendar:
+    """Read (and check) once per process; building the replay again clears this."""
+    if not index.is_file():
+        raise ConfigurationError(
+            f"MARKETINTEL_REPLAY_PATH is set but its calendar has not been built yet ({index} is missing); "
+            "build the replay once, e.g. `marketintel exchange serve --replay PATH`")
+    lines = index.read_text().splitlines()
+    if f"signature {replay_signature(path)}" not in lines[:2]:
+        raise ConfigurationError(
+            f"the replay calendar {index} is stale: the files changed since it was built; build the replay again")
+    return DatedCalendar(date.fromisoformat(line) for line in lines[2:] if line)
 
 
 def latest_closed_trading_day(moment: datetime, calendar: TradingCalendar | None = None) -> date:

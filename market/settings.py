@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from market.errors import ConfigurationError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+HOME_CURRENCY = "JMD"  # the home exchange's currency: the simulator's, and the generic CSV's default
 ADMIN_KEY_PATTERN = re.compile(r"^svc-admin-[0-9a-f]{32,}$")
 Tier = Literal["STANDARD", "PRO", "INSTITUTIONAL"]
 
@@ -57,6 +58,14 @@ class Settings(BaseSettings):
     exchange_backoff_seconds: float = Field(default=0.5, ge=0, description="First retry delay; doubles each retry.")
     simulator_seed: int = Field(default=7, description="Seed of the built-in exchange simulator.")
     simulator_instruments: int = Field(default=60, ge=60, description="Instruments the simulator lists.")
+    replay_path: Path | None = Field(
+        default=None,
+        description="Replay real history instead of simulating: a folder (or file) of end-of-day files in a format the "
+                    "importer reads. Every process then uses the files' trading calendar, and the exchange served and "
+                    "backfilled is the replay (`ingest/replay.py`); unset: the built-in simulator.")
+    replay_currency: str | None = Field(
+        default=None, pattern=r"^[A-Z]{3}$",
+        description="Currency of replayed prices; unset: the format's (KES for the NSE files, JMD for the generic CSV).")
     macro_base_url: str | None = Field(
         default=None, description="Where the three macro sources are (/boj, /statin, /pioj); default: the exchange base URL, "
                                   "which the simulator serves them at.")
@@ -128,6 +137,11 @@ class Settings(BaseSettings):
         if value is not None and not value.startswith(("sqlite", "postgresql", "postgres://")):
             raise ValueError("only sqlite:/// and postgresql:// URLs are supported")
         return value
+
+    @field_validator("replay_path", "replay_currency", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     def checked_admin_key(self) -> str:
         """The admin key, or a ConfigurationError that says exactly what to set."""

@@ -17,7 +17,7 @@ app = typer.Typer(help="Market intelligence service for a small stock exchange."
 db_app = typer.Typer(help="The database: apply migrations, show their state.", no_args_is_help=True)
 stage_app = typer.Typer(help="Run the stages of the trading day.", no_args_is_help=True)
 keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
-exchange_app = typer.Typer(help="The built-in exchange simulator.", no_args_is_help=True)
+exchange_app = typer.Typer(help="The built-in exchange website: the simulator, or a replay of real files.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(exchange_app, name="exchange")
 app.add_typer(stage_app, name="stage")
@@ -120,10 +120,11 @@ def scrape(
 @app.command("backfill")
 @one_line_errors
 def backfill(
-    days: int = typer.Option(..., "--days", min=1, help="How many simulated trading days to deliver."),
+    days: int = typer.Option(..., "--days", min=1, help="How many trading days to deliver (simulated, or replayed "
+                                                      "under MARKETINTEL_REPLAY_PATH)."),
     end: Optional[str] = typer.Option(None, "--end", help="Last day (YYYY-MM-DD); default: the latest closed trading day."),
 ) -> None:
-    """Deliver simulated history through the T0 code path (no server needed)."""
+    """Deliver simulated (or replayed) history through the T0 code path (no server needed)."""
     from market.clock import parse_trading_date
     from ingest.simulator.backfill import backfill as run_backfill
     from store.engine import service_engine
@@ -131,7 +132,8 @@ def backfill(
     settings = get_settings()
     reports = run_backfill(service_engine(settings), settings, days, parse_trading_date(_default_date(end)))
     inserted = sum(r.inserted.get("eod_prices", 0) for r in reports)
-    typer.echo(f"delivered {len(reports)} simulated days ({reports[0].trading_date} to {reports[-1].trading_date}); "
+    kind = "replayed" if settings.replay_path else "simulated"
+    typer.echo(f"delivered {len(reports)} {kind} days ({reports[0].trading_date} to {reports[-1].trading_date}); "
                f"{inserted} price rows inserted")
 
 
@@ -146,12 +148,11 @@ def import_files(
     from pathlib import Path
 
     from ingest.importers import import_path
-    from ingest.importers.files import detect_format
+    from ingest.importers.files import detect_format, source_currency
     from store.engine import service_engine
 
     fmt = detect_format(Path(path)) if format == "auto" else format
-    report = import_path(service_engine(get_settings()), Path(path), fmt,
-                         currency=currency or ("KES" if fmt.startswith("nse") else "JMD"))
+    report = import_path(service_engine(get_settings()), Path(path), fmt, currency=source_currency(fmt, currency))
     typer.echo(f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
                f"{report.instruments} instruments ({report.instruments_inserted} new or changed)")
     if report.lacks:
@@ -168,15 +169,40 @@ def exchange_serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8765, help="TCP port."),
     news_signal: float = typer.Option(1.0, help="How strongly news tone moves the next day's return (0: not at all)."),
+    replay: Optional[str] = typer.Option(
+        None, "--replay", help="Serve real end-of-day files (a folder or a file the importer reads) instead of the "
+                               "simulator; default: MARKETINTEL_REPLAY_PATH when set."),
+    through: Optional[str] = typer.Option(
+        None, "--through", help="With a replay: published through this day (YYYY-MM-DD); default: the files' last day."),
 ) -> None:
-    """Serve the simulated exchange website (seed and size from settings)."""
+    """Serve the exchange website: the simulator (seed and size from settings) or a replay of real files."""
     import uvicorn
 
+    from market.clock import parse_trading_date
+    from market.errors import InvalidInputError
+    from ingest.replay import replay_for
     from ingest.simulator.backfill import simulator_for
     from ingest.simulator.site import SimulatorSite
 
-    site = SimulatorSite(simulator_for(get_settings(), news_signal=news_signal), base_url=f"http://{host}:{port}")
-    typer.echo(f"simulated exchange on http://{host}:{port} (trade quotes: /market/trade-quotes?date=YYYY-MM-DD)")
+    settings = get_settings()
+    base_url = f"http://{host}:{port}"
+    if replay or settings.replay_path:
+        market = replay_for(settings, replay)
+        last = market.days[-1]
+        day = parse_trading_date(through) if through else last
+        if not market.days[0] <= day <= last:
+            raise InvalidInputError(f"--through {day} is outside the replayed files ({market.days[0]} to {last})")
+        site = SimulatorSite(market, base_url=base_url, published_through=day)
+        source = market.source
+        typer.echo(f"replayed exchange on {base_url}: {len(market.days)} days of {source.path} ({source.format}, "
+                   f"{len(market.symbols)} instruments, {market.currency}), published through {day}; "
+                   f"served as missing: {', '.join(source.lacks + ['fundamentals', 'news'])}; macro simulated"
+                   + (f"; {len(source.bad_rows)} unreadable rows skipped" if source.bad_rows else ""))
+    else:
+        if through:
+            raise InvalidInputError("--through applies to a replay; give --replay PATH")
+        site = SimulatorSite(simulator_for(settings, news_signal=news_signal), base_url=base_url)
+        typer.echo(f"simulated exchange on {base_url} (trade quotes: /market/trade-quotes?date=YYYY-MM-DD)")
     uvicorn.run(site.asgi_app(), host=host, port=port, log_level="warning")
 
 

@@ -5,7 +5,8 @@ delivery manifest, and append the day to the store in one transaction.
   content-addressed, so a re-run with the same content rewrites nothing different and a
   changed day lands beside the earlier one.
 - The `deliveries` row and the day's instruments, prices, fundamentals and notices are
-  written together or not at all. The same content again adds nothing; different content
+  written together or not at all. The instruments' currency is the one the trade-quotes
+  page names in its money columns (`Value (KES)`), the home currency if it names none. The same content again adds nothing; different content
   for a past date becomes new versions.
 - A day that cannot be fetched or fails validation is recorded as a FAILED delivery with
   the reasons (unless a COMPLETE delivery for that date already exists, which a failed
@@ -23,7 +24,7 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, func, select
 
 from market.errors import DeliveryRejectedError, IncompletePageError, MarketIntelError
-from market.settings import Settings
+from market.settings import HOME_CURRENCY, Settings
 from ingest.exchange.client import ExchangeClient, Fetched
 from ingest.exchange.parsers import ParsedPage, parse_fundamentals, parse_securities, parse_trade_quotes
 from ingest.exchange.validation import validate_day
@@ -134,7 +135,8 @@ def _store_day(conn: Connection, day: date, s: ScrapedDay, manifest: dict, snaps
     inserted["deliveries"] = delivery.inserted
     delivery_id = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == day])[0]["id"]
     inserted["instruments"] = append_history(conn, tables.instruments, [
-        {"symbol": r["symbol"], "name": r["name"], "board": r["board"], "sector": r["sector"], "currency": "JMD",
+        {"symbol": r["symbol"], "name": r["name"], "board": r["board"], "sector": r["sector"],
+         "currency": s.quotes.currency or HOME_CURRENCY,
          "listed_on": r["listed_on"], "delisted_on": r["delisted_on"], "source": source}
         for r in s.securities.rows
     ]).inserted

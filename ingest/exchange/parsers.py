@@ -12,6 +12,7 @@ import lxml.html
 from market.errors import IncompletePageError
 
 _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
+_MONEY_HEADER = re.compile(r"^(?P<title>.+) \((?P<currency>[A-Z]{3})\)$")  # 'Value (JMD)': the column and its currency
 BOARDS = ("MAIN", "JUNIOR")
 
 
@@ -43,13 +44,16 @@ class ParsedPage:
     rows: list[dict] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # cells that could not be read: the day is refused
     page_date: date | None = None
+    currency: str | None = None  # named by the page's money column headers, e.g. 'Value (JMD)'
+
+
 
 
 _QUOTE_FIELDS = {
     "Symbol": ("symbol", str), "Security": ("name", str), "Volume": ("volume", integer),
     "Trades": ("trades", integer), "Open": ("open", number), "High": ("high", number), "Low": ("low", number),
     "Close": ("close", number), "Prev Close": ("prev_close", number), "Change": ("change", number),
-    "Closing Bid": ("bid", number), "Closing Ask": ("ask", number), "Value (JMD)": ("value_traded", number),
+    "Closing Bid": ("bid", number), "Closing Ask": ("ask", number), "Value": ("value_traded", number),
     "Status": ("status", str),
 }
 
@@ -65,7 +69,7 @@ def parse_trade_quotes(html: str) -> tuple[ParsedPage, ParsedPage]:
         table = _find_table(root, f'@class="quotes" and @data-board="{board}"')
         if table is None:
             raise IncompletePageError(f"trade-quotes page has no {board} board table")
-        rows = _table_rows(table, _QUOTE_FIELDS, quotes.errors, f"{board} board")
+        rows = _table_rows(table, _QUOTE_FIELDS, quotes.errors, f"{board} board", quotes)
         for row in rows:
             row["board"] = board
         quotes.rows.extend(rows)
@@ -73,7 +77,7 @@ def parse_trade_quotes(html: str) -> tuple[ParsedPage, ParsedPage]:
     notices = ParsedPage(page_date=quotes.page_date)
     if notices_table is not None:
         fields = {"Symbol": ("symbol", str), "Notice": ("kind", str), "Amount": ("amount", number), "Detail": ("detail", str)}
-        notices.rows = _table_rows(notices_table, fields, notices.errors, "notices")
+        notices.rows = _table_rows(notices_table, fields, notices.errors, "notices", notices)
     return quotes, notices
 
 
@@ -82,13 +86,13 @@ def parse_fundamentals(html: str) -> ParsedPage:
         "Symbol": ("symbol", str), "Report Date": ("report_date", _iso_date), "Period End": ("period_end", _iso_date),
         "EPS": ("eps", number), "Book Value per Share": ("book_value_per_share", number),
         "Dividend Yield %": ("dividend_yield", number), "Shares Outstanding": ("shares_outstanding", integer),
-        "Market Cap (JMD)": ("market_cap", number),
+        "Market Cap": ("market_cap", number),
     })
 
 
 def parse_securities(html: str) -> ParsedPage:
     return _single_table(html, "securities", {
-        "Symbol": ("symbol", str), "Security": ("name", str), "Board": ("board", str), "Sector": ("sector", str),
+        "Symbol": ("symbol", str), "Security": ("name", str), "Board": ("board", str), "Sector": ("sector", _text),
         "Listed": ("listed_on", _iso_date), "Delisted": ("delisted_on", _iso_date), "Status": ("status", str),
     })
 
@@ -100,7 +104,7 @@ def _single_table(html: str, name: str, fields: dict) -> ParsedPage:
     if table is None:
         raise IncompletePageError(f"{name} page has no {name} table")
     page = ParsedPage()
-    page.rows = _table_rows(table, fields, page.errors, name)
+    page.rows = _table_rows(table, fields, page.errors, name, page)
     return page
 
 
@@ -109,8 +113,8 @@ def _find_table(root, condition: str):  # noqa: ANN001, ANN202
     return found[0] if found else None
 
 
-def _table_rows(table, fields: dict, errors: list[str], label: str) -> list[dict]:  # noqa: ANN001
-    headers = [th.text_content().strip() for th in table.xpath("./thead//th")]
+def _table_rows(table, fields: dict, errors: list[str], label: str, page: ParsedPage) -> list[dict]:  # noqa: ANN001
+    headers = [_column(th.text_content().strip(), page) for th in table.xpath("./thead//th")]
     missing = [h for h in fields if h not in headers]
     if missing:
         raise IncompletePageError(f"{label} table lacks columns {missing}")
@@ -137,6 +141,20 @@ def _table_rows(table, fields: dict, errors: list[str], label: str) -> list[dict
         if ok:
             rows.append(row)
     return rows
+
+
+def _column(header: str, page: ParsedPage) -> str:
+    """A header without its currency ('Value (JMD)' -> 'Value'), noting the currency on the page."""
+    money = _MONEY_HEADER.match(header)
+    if money is None:
+        return header
+    page.currency = page.currency or money["currency"]
+    return money["title"]
+
+
+def _text(text: str) -> str | None:
+    """A text cell; '-' means the page has no value for it."""
+    return None if text.strip() in {"", "-"} else text.strip()
 
 
 def _iso_date(text: str) -> date | None:

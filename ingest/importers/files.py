@@ -15,12 +15,15 @@ from sqlalchemy import Engine
 from tqdm import tqdm
 
 from market.errors import InvalidInputError
+from market.settings import HOME_CURRENCY
 from ingest.importers.formats import NSE_LACKS, OHLCV_OPTIONAL, Bad, ohlcv_lacks, read_nse_company, read_nse_daily, read_ohlcv
 from store import tables
 from store.history import append_history
 from store.transactions import write_transaction
 
 BATCH_ROWS = 25_000
+READERS: dict[str, Callable[[Path], Iterator]] = {"nse-daily": read_nse_daily, "nse-company": read_nse_company, "ohlcv": read_ohlcv}
+FORMAT_CURRENCY = {"nse-daily": "KES", "nse-company": "KES"}  # the generic CSV says nothing: the home currency
 
 
 @dataclass
@@ -49,27 +52,42 @@ def detect_format(path: Path) -> str:
     raise InvalidInputError(f"{sample}: unrecognised header '{first.strip()[:80]}'; expected NSE daily, NSE per-company or OHLCV CSV")
 
 
-def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str = "JMD", board: str = "OTHER") -> ImportReport:
+def resolve_source(path: Path, fmt: str = "auto") -> tuple[str, list[Path]]:
+    """(format, the .csv files to read) for a file or a folder; InvalidInputError when the
+    path does not exist, holds no .csv file or the format is not one we read."""
     path = Path(path)
     if not path.exists():
         raise InvalidInputError(f"{path} does not exist")
     fmt = detect_format(path) if fmt == "auto" else fmt
-    readers: dict[str, Callable[[Path], Iterator]] = {"nse-daily": read_nse_daily, "nse-company": read_nse_company, "ohlcv": read_ohlcv}
-    if fmt not in readers:
+    if fmt not in READERS:
         raise InvalidInputError(f"unknown format '{fmt}'; use auto, nse-daily, nse-company or ohlcv")
-    files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
-    report = ImportReport(fmt, files=len(files))
+    return fmt, [path] if path.is_file() else sorted(path.rglob("*.csv"))
+
+
+def source_lacks(fmt: str, files: list[Path]) -> list[str]:
+    """The optional fields these files do not carry (stored as missing, never invented)."""
     if fmt.startswith("nse"):
-        report.lacks = list(NSE_LACKS)
-    else:
-        lacking = set().union(*(ohlcv_lacks(f) for f in files))
-        report.lacks = [c for c in OHLCV_OPTIONAL if c in lacking]
+        return list(NSE_LACKS)
+    lacking = set().union(*(ohlcv_lacks(f) for f in files))
+    return [c for c in OHLCV_OPTIONAL if c in lacking]
+
+
+def source_currency(fmt: str, currency: str | None = None) -> str:
+    """The prices' currency: the one given, else the format's (KES for the NSE files, the
+    home currency for the generic CSV, which does not say)."""
+    return currency or FORMAT_CURRENCY.get(fmt, HOME_CURRENCY)
+
+
+def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str = HOME_CURRENCY, board: str = "OTHER") -> ImportReport:
+    fmt, files = resolve_source(path, fmt)
+    report = ImportReport(fmt, files=len(files))
+    report.lacks = source_lacks(fmt, files)
     source = f"import:{fmt}"
     names: dict[str, tuple] = {}
     seen: set[tuple] = set()
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
-        for item in readers[fmt](file):
+        for item in READERS[fmt](file):
             if isinstance(item, Bad):
                 report.bad_rows.append(str(item))
                 continue

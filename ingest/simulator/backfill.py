@@ -1,6 +1,6 @@
-"""Simulated history: deliver past simulated days through the same T0 and T1 text code
-paths (pages, parsers, validation, store; feeds, PDFs, sentiment), served in-process
-instead of over a socket."""
+"""Past days through the same T0 and T1 text code paths (pages, parsers, validation,
+store; feeds, PDFs, sentiment), served in-process instead of over a socket: simulated
+days, or real ones from a replay (`ingest/replay.py`) when MARKETINTEL_REPLAY_PATH is set."""
 from __future__ import annotations
 
 from datetime import date
@@ -12,6 +12,7 @@ from tqdm import tqdm
 from market.settings import Settings
 from ingest.exchange.client import ExchangeClient
 from ingest.exchange.delivery import DeliveryReport, deliver_day
+from ingest.replay import ReplayMarket, replay_for
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from ingest.text_sources import ingest_text, pdf_extractor
@@ -23,11 +24,21 @@ def simulator_for(settings: Settings, **options) -> SimulatedMarket:  # noqa: AN
     return SimulatedMarket(seed=settings.simulator_seed, size=settings.simulator_instruments, **options)
 
 
-def backfill(engine: Engine, settings: Settings, days: int, end: date, market: SimulatedMarket | None = None,
+def market_for(settings: Settings, **options) -> SimulatedMarket | ReplayMarket:  # noqa: ANN003
+    """The market this world trades: the replay of MARKETINTEL_REPLAY_PATH when it is set
+    (which also records its calendar for every other process), else the simulator
+    (`options` are the simulator's, e.g. news_signal)."""
+    if settings.replay_path is not None:
+        return replay_for(settings)
+    return simulator_for(settings, **options)
+
+
+def backfill(engine: Engine, settings: Settings, days: int, end: date, market: SimulatedMarket | ReplayMarket | None = None,
              with_text: bool = True) -> list[DeliveryReport]:
-    """Deliver the `days` simulated trading days ending at `end` (inclusive), oldest first;
-    with `with_text`, also each day's news and disclosures and its sentiment composite."""
-    market = market or simulator_for(settings)
+    """Deliver the `days` trading days of `market` (default: `market_for(settings)`) ending
+    at `end` (inclusive), oldest first; with `with_text`, also each day's news and
+    disclosures and its sentiment composite."""
+    market = market or market_for(settings)
     wanted = [d for d in market.days if d <= end][-days:]
     site = SimulatorSite(market, base_url="http://simulator.local", published_through=end)
     settings = settings.model_copy(update={"exchange_base_url": site.base_url, "news_feeds": []})

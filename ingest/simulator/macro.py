@@ -83,8 +83,12 @@ def quarter_label(index: int) -> str:
 
 
 class MacroEconomy:
-    def __init__(self, seed: int = 7) -> None:
+    """`label` (e.g. "simulated") is added to every source's title, for a world where real
+    prices are replayed beside these simulated figures; empty: the titles as published."""
+
+    def __init__(self, seed: int = 7, label: str = "") -> None:
         self.seed = seed
+        self._suffix = f" ({label})" if label else ""
 
     @cached_property
     def _paths(self) -> dict[str, np.ndarray]:
@@ -155,7 +159,7 @@ class MacroEconomy:
     def boj_csv(self, code: str, through: date) -> str:
         source, name, _, frequency, unit, _ = SERIES[code]
         buffer = io.StringIO()
-        buffer.write(f"# Bank of Jamaica statistical series {code}: {name}\n# unit: {unit}\n"
+        buffer.write(f"# Bank of Jamaica statistical series {code}: {name}{self._suffix}\n# unit: {unit}\n"
                      f"# frequency: {'monthly' if frequency == 'M' else 'quarterly'}\n")
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(["period", "value", "release_date"])
@@ -170,8 +174,8 @@ class MacroEconomy:
                 rows += [f"<tr><td>{name}</td><td>{code}</td><td>{r.period}</td><td>{r.value:,}</td><td>{unit}</td>"
                          f"<td>{currency or ''}</td><td>{r.release_date:%d %b %Y}</td></tr>"
                          for r in self.published(code, through)]
-        return ("<!doctype html><html><head><title>STATIN key indicators</title></head><body>"
-                "<h1>Statistical Institute of Jamaica: key indicators, every release</h1>"
+        return (f"<!doctype html><html><head><title>STATIN key indicators{self._suffix}</title></head><body>"
+                f"<h1>Statistical Institute of Jamaica: key indicators, every release{self._suffix}</h1>"
                 "<table id='indicators'><thead><tr><th>Indicator</th><th>Code</th><th>Period</th><th>Value</th>"
                 "<th>Unit</th><th>Currency</th><th>Released</th></tr></thead><tbody>" + "".join(rows) +
                 "</tbody></table></body></html>")
@@ -188,8 +192,8 @@ class MacroEconomy:
                 lines += [[code, r.period, f"{r.value:.1f}", unit, r.release_date.isoformat()]
                           for r in self.published(code, through)]
         buffer = io.BytesIO()
-        document = SimpleDocTemplate(buffer, pagesize=A4, title="PIOJ Economic Update and Outlook")
-        document.build([Paragraph("Planning Institute of Jamaica: Economic Update and Outlook", styles["Title"]),
+        document = SimpleDocTemplate(buffer, pagesize=A4, title=f"PIOJ Economic Update and Outlook{self._suffix}")
+        document.build([Paragraph(f"Planning Institute of Jamaica: Economic Update and Outlook{self._suffix}", styles["Title"]),
                         Paragraph(f"Bulletin date: {through.isoformat()}", styles["Normal"]),
                         Paragraph("Estimates and projections of real GDP growth (percent, year on year), "
                                   "every release.", styles["Normal"]), Spacer(1, 12), Table(lines, repeatRows=1)])

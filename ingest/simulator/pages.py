@@ -3,7 +3,9 @@ HTML tables per board (with a row count the scraper checks), a fundamentals tabl
 securities list, corporate notices and an RSS news feed.
 
 Numbers are formatted as exchanges print them: thousands separators, two decimals for
-prices, '-' where there is no value.
+prices, '-' where there is no value (an unknown sector too). Money columns name their
+currency in the header, e.g. `Value (JMD)`; the parser reads the instruments' currency
+from there.
 """
 from __future__ import annotations
 
@@ -13,12 +15,13 @@ from html import escape
 from xml.sax.saxutils import escape as xml_escape
 
 from market.clock import EXCHANGE_TZ
+from market.settings import HOME_CURRENCY
 from ingest.simulator.market import NewsEvent, SimulatedDay
 
 QUOTE_COLUMNS = [
     ("symbol", "Symbol"), ("name", "Security"), ("volume", "Volume"), ("trades", "Trades"),
     ("open", "Open"), ("high", "High"), ("low", "Low"), ("close", "Close"), ("prev_close", "Prev Close"),
-    ("change", "Change"), ("bid", "Closing Bid"), ("ask", "Closing Ask"), ("value_traded", "Value (JMD)"),
+    ("change", "Change"), ("bid", "Closing Bid"), ("ask", "Closing Ask"), ("value_traded", "Value ({currency})"),
     ("status", "Status"),
 ]
 BOARDS = {"MAIN": "Main Market", "JUNIOR": "Junior Market"}
@@ -32,13 +35,14 @@ def count(value: int | None) -> str:
     return "-" if value is None else f"{value:,d}"
 
 
-def trade_quotes_page(day: SimulatedDay, boards: list[str] | None = None) -> str:
+def trade_quotes_page(day: SimulatedDay, boards: list[str] | None = None, currency: str = HOME_CURRENCY) -> str:
+    """The day's quotes per board; money columns name the `currency` (the parser reads it)."""
     boards = boards or list(BOARDS)
     sections = []
     for board in boards:
         rows = [b for b in day.bars if b["board"] == board]
         body = "\n".join(_quote_row(r) for r in rows)
-        header = "".join(f"<th>{escape(title)}</th>" for _, title in QUOTE_COLUMNS)
+        header = "".join(f"<th>{escape(title.format(currency=currency))}</th>" for _, title in QUOTE_COLUMNS)
         sections.append(
             f'<section class="board" data-board="{board}">\n<h2>{BOARDS[board]}</h2>\n'
             f'<table class="quotes" data-board="{board}" data-rows="{len(rows)}">\n'
@@ -61,7 +65,7 @@ def trade_quotes_page(day: SimulatedDay, boards: list[str] | None = None) -> str
 
 
 def _quote_row(bar: dict) -> str:
-    change = None if bar["volume"] == 0 else round(bar["close"] - bar["prev_close"], 2)
+    change = None if bar["volume"] == 0 or bar["prev_close"] is None else round(bar["close"] - bar["prev_close"], 2)
     cells = {
         **bar,
         "volume": count(bar["volume"]), "trades": count(bar["trades"]),
@@ -73,9 +77,9 @@ def _quote_row(bar: dict) -> str:
     return "<tr>" + "".join(f"<td>{escape(str(cells[key]))}</td>" for key, _ in QUOTE_COLUMNS) + "</tr>"
 
 
-def fundamentals_page(day: SimulatedDay) -> str:
+def fundamentals_page(day: SimulatedDay, currency: str = HOME_CURRENCY) -> str:
     header = ("<tr><th>Symbol</th><th>Report Date</th><th>Period End</th><th>EPS</th><th>Book Value per Share</th>"
-              "<th>Dividend Yield %</th><th>Shares Outstanding</th><th>Market Cap (JMD)</th></tr>")
+              f"<th>Dividend Yield %</th><th>Shares Outstanding</th><th>Market Cap ({currency})</th></tr>")
     rows = "\n".join(
         f"<tr><td>{escape(f['symbol'])}</td><td>{f['report_date'].isoformat()}</td><td>{f['period_end'].isoformat()}</td>"
         f"<td>{f['eps']:,.3f}</td><td>{money(f['book_value_per_share'])}</td><td>{f['dividend_yield']:.2f}</td>"
@@ -94,7 +98,7 @@ def securities_page(day: SimulatedDay) -> str:
               "<th>Delisted</th><th>Status</th></tr>")
     rows = "\n".join(
         f"<tr><td>{escape(s['symbol'])}</td><td>{escape(s['name'])}</td><td>{s['board']}</td>"
-        f"<td>{escape(s['sector'])}</td><td>{s['listed_on'].isoformat()}</td>"
+        f"<td>{escape(s['sector'] or '-')}</td><td>{s['listed_on'].isoformat()}</td>"
         f"<td>{s['delisted_on'].isoformat() if s['delisted_on'] else '-'}</td><td>{s['status']}</td></tr>"
         for s in day.securities
     )

@@ -22,11 +22,13 @@ from urllib.parse import parse_qs
 import httpx
 
 from market.clock import exchange_now, latest_closed_trading_day
+from market.settings import HOME_CURRENCY
 from ingest.simulator import pages
 from ingest.simulator.macro import SERIES, MacroEconomy
 from ingest.simulator.market import NewsEvent, SimulatedMarket
 
 NEWS_WINDOW_DAYS = 10  # trading days of news the RSS feed carries
+SIMULATED_LABEL = "simulated"  # how a replay's simulated sources say what they are
 
 
 @dataclass
@@ -67,7 +69,12 @@ class SimulatorSite:
         economy: MacroEconomy | None = None,
     ) -> None:
         self.market = market
-        self.economy = economy or MacroEconomy(market.seed)
+        # A replay (ingest/replay.py) serves real prices in its files' currency beside the
+        # simulator's text and macro sources, which it labels simulated; the simulated
+        # market trades in the home currency and is all simulated, so it labels nothing.
+        self.currency = getattr(market, "currency", HOME_CURRENCY)
+        self.replayed = getattr(market, "replayed", False)
+        self.economy = economy or MacroEconomy(market.seed, label=SIMULATED_LABEL if self.replayed else "")
         self.base_url = base_url.rstrip("/")
         self.faults = Faults()
         self._published_through = published_through
@@ -99,7 +106,7 @@ class SimulatorSite:
     def _route(self, path: str, params: dict[str, list[str]]) -> Reply:
         routes = {
             "/market/trade-quotes": self._quotes,
-            "/market/fundamentals": lambda d: _html(pages.fundamentals_page(self.market.day(d))),
+            "/market/fundamentals": lambda d: _html(pages.fundamentals_page(self.market.day(d), self.currency)),
             "/market/securities": lambda d: _html(pages.securities_page(self.market.day(d))),
             "/news/rss": self._rss,
         }
@@ -151,7 +158,7 @@ class SimulatorSite:
             return Reply(404, "text/html", pages.not_published_page(day).encode())
         simulated = self.market.day(day)
         boards = [b for b in pages.BOARDS if b != self.faults.missing_board]
-        html = pages.trade_quotes_page(simulated, boards)
+        html = pages.trade_quotes_page(simulated, boards, self.currency)
         if self.faults.malformed:
             html = _garble(html, simulated, **self.faults.malformed)
         if self.faults.take("truncated"):
@@ -163,7 +170,8 @@ class SimulatorSite:
         events: list[NewsEvent] = []
         for i in range(max(0, index - NEWS_WINDOW_DAYS + 1), index + 1):
             events.extend(self.market.day(self.market.days[i]).events)
-        return Reply(200, "application/rss+xml", pages.news_feed(events, self._request_base).encode())
+        title = f"Exchange News ({SIMULATED_LABEL})" if self.replayed else "Exchange News"
+        return Reply(200, "application/rss+xml", pages.news_feed(events, self._request_base, title).encode())
 
     def _find_event(self, event_id: str) -> NewsEvent | None:
         try:

@@ -1,0 +1,236 @@
+"""Real-history replay: real end-of-day files served as the exchange, one trading day at a time.
+
+`ReplayMarket(path)` reads a file or a folder in any format the historical importer reads
+(NSE daily, NSE per-company, the generic OHLCV CSV; `ingest.importers`' own readers, so a
+row the importer refuses is refused here too) and offers what `SimulatorSite` and
+`backfill()` ask of a market: `days`, `calendar`, `day(d)` with bars, notices,
+fundamentals, securities and events, `is_simulated(d)` and `seed`. So
+`SimulatorSite(ReplayMarket(path))` serves real history through the same exchange pages,
+and `backfill(engine, settings, n, end, market=replay)` delivers it through the same T0
+code (client, parsers, validation, delivery) that scrapes a live day.
+
+What the replay serves, and the rules it follows:
+- Calendar: the dates of the files (`market.clock.DatedCalendar`); instruments and names
+  from the files, all on the MAIN board, sector unknown; the currency is the format's
+  (KES for NSE) unless given (`source_currency`).
+- What the files lack is served as missing ('-' on the page, NULL in the store), never
+  invented: open, bid, ask, trades, value traded where the format has none;
+  fundamentals (the table is served empty); news and disclosures (see below).
+- Listing and delisting: an instrument is listed from the first day it appears in the
+  files (a LISTING notice when that is after the first replayed day) and delisted on the
+  first session after its last appearance (a DELISTING notice), when that falls inside
+  the files. Telling a delisting from a long suspension needs the later files: the one
+  place where a replayed day uses what came after it, and only for that status.
+- A listed name absent from a day's file is served as a no-trade row: volume 0, the
+  close and previous close at its last close (the exchange convention for an untraded
+  name, which the NSE files follow themselves from 2009 on, where earlier files simply
+  leave untraded names out), no high, low, bid or ask, status `NOT IN FILE`. A row the
+  importer's reader refuses (e.g. a close of '-') counts as absent; a second row for the
+  same name and day is ignored; both are listed in `bad_rows`.
+- A close more than `move_band` from the previous close is published with a
+  CONFIRMED_MOVE notice saying so: in a replay the file is the record of what traded
+  (most such moves in the NSE files are unrecorded splits and bonus issues), so T0's
+  validation accepts the move, as it accepts one explained by a SPLIT notice. The live
+  exchange publishes no such notice, so its validation is unchanged. The notice is
+  computed against the previous served close, which is the store's previous close when
+  days are delivered in order.
+- Previous close: the file's where it has one, else the previous served close.
+- Text and macro stay simulated: the replay carries no news and no disclosures (the
+  simulator's news are drawn together with its own prices, whose drift they drive;
+  attached to real prices they would be noise, and invented headlines about real, named
+  companies would mislead). The site still serves the feed, empty and titled as a
+  simulated source, so T1's text step runs unchanged, and serves the simulator's macro
+  sources labelled "(simulated)".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+from market.clock import DatedCalendar, write_replay_dates
+from market.errors import InvalidInputError
+from market.settings import Settings
+from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks
+from ingest.exchange.validation import CONFIRMED_MOVE
+from ingest.importers.formats import Bad
+from ingest.simulator.market import SimulatedDay
+
+BOARD = "MAIN"  # the files do not say; the page has a MAIN and a JUNIOR board
+ABSENT_STATUS = "NOT IN FILE"
+_FIELDS = ("close", "low", "high", "prev_close", "volume", "open", "bid", "ask", "trades", "value_traded")
+
+
+@dataclass
+class ReplaySource:
+    path: Path
+    format: str
+    files: int
+    currency: str
+    lacks: list[str]
+    bad_rows: list[str] = field(default_factory=list)
+
+
+class ReplayMarket:
+    """Real end-of-day history, offered as a market the exchange site can serve."""
+
+    replayed = True  # the site labels the simulated parts (news feed, macro sources)
+
+    def __init__(self, path: Path | str, *, fmt: str = "auto", currency: str | None = None, seed: int = 7,
+                 move_band: float = 0.5) -> None:
+        fmt, files = resolve_source(Path(path), fmt)
+        self.seed = seed  # of the simulated macro economy served beside the replay
+        self.move_band = move_band
+        self.source = ReplaySource(Path(path), fmt, len(files), source_currency(fmt, currency), source_lacks(fmt, files))
+        self.currency = self.source.currency
+        self._load(files)
+        self.calendar = DatedCalendar(self.days)
+        self._index = {d: i for i, d in enumerate(self.days)}
+
+    # ---- what the site and backfill ask of a market ---------------------------------
+    def is_simulated(self, day: date) -> bool:
+        """Whether this market has `day` (the site's name for it: a day it can serve)."""
+        return day in self._index
+
+    def day(self, day: date) -> SimulatedDay:
+        if day not in self._index:
+            raise KeyError(f"{day.isoformat()} is not a day in the replayed files")
+        i = self._index[day]
+        return SimulatedDay(day=day, index=i, bars=self._bars(i), notices=self._notices(i), fundamentals=[],
+                            securities=self._securities(i), events=[])
+
+    @property
+    def symbols(self) -> list[str]:
+        return list(self._symbols)
+
+    def first_day(self, symbol: str) -> date:
+        return self.days[self._first[self._column[symbol]]]
+
+    # ---- loading ----------------------------------------------------------------------
+    def _load(self, files: list[Path]) -> None:
+        read = READERS[self.source.format]
+        items: list[dict] = []
+        seen: set[tuple[str, date]] = set()
+        names: dict[str, tuple[date, str]] = {}
+        for file in files:
+            for item in read(file):
+                if isinstance(item, Bad):
+                    self.source.bad_rows.append(str(item))
+                    continue
+                key = (item["symbol"], item["trading_date"])
+                if key in seen:
+                    self.source.bad_rows.append(f"{item['_line']}: second row for {key[0]} on {key[1]}; the first is served")
+                    continue
+                seen.add(key)
+                items.append(item)
+                name = item.get("name")
+                if name and (key[0] not in names or key[1] >= names[key[0]][0]):
+                    names[key[0]] = (key[1], name)
+        if not items:
+            problem = f" (first problem: {self.source.bad_rows[0]})" if self.source.bad_rows else ""
+            raise InvalidInputError(f"{self.source.path} holds no readable {self.source.format} rows{problem}")
+        self.days: list[date] = sorted({item["trading_date"] for item in items})
+        self._symbols: list[str] = sorted({item["symbol"] for item in items})
+        self._names = {s: names.get(s, (None, s))[1] for s in self._symbols}
+        self._column = {s: k for k, s in enumerate(self._symbols)}
+        row = {d: i for i, d in enumerate(self.days)}
+        shape = (len(self.days), len(self._symbols))
+        self._present = np.zeros(shape, dtype=bool)
+        self._values = {name: np.full(shape, np.nan) for name in _FIELDS}
+        for item in items:
+            i, k = row[item["trading_date"]], self._column[item["symbol"]]
+            self._present[i, k] = True
+            for name in _FIELDS:
+                value = item.get(name)
+                if value is not None:
+                    self._values[name][i, k] = value
+        self._first = self._present.argmax(axis=0)
+        self._last = len(self.days) - 1 - self._present[::-1].argmax(axis=0)
+        served = np.full(shape, np.nan)
+        carried = np.full(shape[1], np.nan)
+        for i in range(shape[0]):
+            carried = np.where(self._present[i], self._values["close"][i], carried)
+            served[i] = carried
+        self._served_close = served
+
+    # ---- one day's views ----------------------------------------------------------------
+    def _listed(self, i: int) -> np.ndarray:
+        return np.flatnonzero((self._first <= i) & (self._last >= i))
+
+    def _previous_close(self, i: int, k: int) -> float | None:
+        return None if i == 0 or np.isnan(self._served_close[i - 1, k]) else float(self._served_close[i - 1, k])
+
+    def _bars(self, i: int) -> list[dict]:
+        v = self._values
+        bars = []
+        for k in self._listed(i):
+            symbol = self._symbols[k]
+            previous = self._previous_close(i, k)
+            bar = {"symbol": symbol, "name": self._names[symbol], "board": BOARD, "sector": None}
+            if self._present[i, k]:
+                file_prev = _num(v["prev_close"][i, k])
+                trades = _num(v["trades"][i, k])
+                bar.update({
+                    "open": _num(v["open"][i, k]), "high": _num(v["high"][i, k]), "low": _num(v["low"][i, k]),
+                    "close": float(v["close"][i, k]), "prev_close": file_prev if file_prev is not None else previous,
+                    "volume": int(v["volume"][i, k]), "trades": None if trades is None else int(trades),
+                    "value_traded": _num(v["value_traded"][i, k]), "bid": _num(v["bid"][i, k]), "ask": _num(v["ask"][i, k]),
+                    "status": "NEW LISTING" if self._first[k] == i and i > 0 else "",
+                })
+            else:
+                close = float(self._served_close[i, k])
+                bar.update({"open": None, "high": None, "low": None, "close": close, "prev_close": close, "volume": 0,
+                            "trades": None, "value_traded": None, "bid": None, "ask": None, "status": ABSENT_STATUS})
+            bars.append(bar)
+        return bars
+
+    def _notices(self, i: int) -> list[dict]:
+        notices = []
+        for k in np.flatnonzero(self._first == i) if i > 0 else []:
+            notices.append({"symbol": self._symbols[k], "kind": "LISTING", "amount": None,
+                            "detail": f"{BOARD} board; first day in the replayed files"})
+        for k in np.flatnonzero(self._last == i - 1) if i > 0 else []:
+            notices.append({"symbol": self._symbols[k], "kind": "DELISTING", "amount": None,
+                            "detail": "last day in the replayed files was the previous session"})
+        for k in np.flatnonzero(self._present[i]):
+            close = float(self._values["close"][i, k])
+            # T0 compares with the store's previous close, or with the row's own previous
+            # close when the store has none (the first day delivered): either may be far.
+            references = {self._previous_close(i, k), _num(self._values["prev_close"][i, k])} - {None, 0.0}
+            far = [p for p in sorted(references) if abs(close / p - 1) > self.move_band]
+            if far:
+                notices.append({"symbol": self._symbols[k], "kind": CONFIRMED_MOVE, "amount": None,
+                                "detail": f"close {close:g} is {close / far[0] - 1:+.0%} from the previous close {far[0]:g} "
+                                          "as the replayed files record it; they record no corporate actions "
+                                          "(a split or a bonus issue looks the same)"})
+        return notices
+
+    def _securities(self, i: int) -> list[dict]:
+        rows = []
+        for k in np.flatnonzero(self._first <= i):
+            symbol = self._symbols[k]
+            gone = self._last[k] < i
+            rows.append({"symbol": symbol, "name": self._names[symbol], "board": BOARD, "sector": None,
+                         "listed_on": self.days[self._first[k]],
+                         "delisted_on": self.days[self._last[k] + 1] if gone else None,
+                         "status": "DELISTED" if gone else "ACTIVE"})
+        return rows
+
+
+def _num(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def replay_for(settings: Settings, path: Path | str | None = None, fmt: str = "auto") -> ReplayMarket:
+    """The replay of `path` (default: MARKETINTEL_REPLAY_PATH) with the settings' currency,
+    seed and price band; records its trading dates so that every process started with
+    MARKETINTEL_REPLAY_PATH set to the same path gets them from `default_calendar()`."""
+    path = Path(path or settings.replay_path or "")
+    if not str(path) or str(path) == ".":
+        raise InvalidInputError("no replay path given (set MARKETINTEL_REPLAY_PATH or pass one)")
+    market = ReplayMarket(path, fmt=fmt, currency=settings.replay_currency, seed=settings.simulator_seed,
+                          move_band=settings.price_band)
+    write_replay_dates(settings.data_dir, path, market.days)
+    return market
