@@ -6,8 +6,8 @@ in a real in-order delivery one refused day also leaves the next days compared w
 older close, so refusals cascade.
 
 Two passes: `raw` serves only the files' rows (a listed name absent from a day's file is
-simply missing, a jump has no notice), `replay` serves what `ReplayMarket` serves (the
-no-trade rows and CONFIRMED_MOVE notices of its documented rules). Last line: one JSON.
+simply missing, a jump is not marked), `replay` serves what `ReplayMarket` serves (the
+no-trade rows and CONFIRMED MOVE statuses of its documented rules). Last line: one JSON.
 
     python benchmarks/replay_validation.py [--path ../shared/data/nse-kenya/daily]
 """
@@ -42,8 +42,8 @@ def validate_all(market, raw: bool) -> dict:  # noqa: ANN001
     for day in market.days:
         served = market.day(day)
         if raw:
-            served = replace(served, bars=[b for b in served.bars if b["status"] != ABSENT_STATUS],
-                             notices=[n for n in served.notices if n["kind"] != CONFIRMED_MOVE])
+            served = replace(served, bars=[{**b, "status": "" if b["status"] == CONFIRMED_MOVE else b["status"]}
+                                           for b in served.bars if b["status"] != ABSENT_STATUS])
         quotes, notices = parse_trade_quotes(pages.trade_quotes_page(served, currency=market.currency))
         securities = parse_securities(pages.securities_page(served))
         verdict = validate_day(day, quotes.page_date, quotes.rows, notices.rows, securities.rows, known, previous, 0.5)

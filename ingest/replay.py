@@ -27,13 +27,14 @@ What the replay serves, and the rules it follows:
   leave untraded names out), no high, low, bid or ask, status `NOT IN FILE`. A row the
   importer's reader refuses (e.g. a close of '-') counts as absent; a second row for the
   same name and day is ignored; both are listed in `bad_rows`.
-- A close more than `move_band` from the previous close is published with a
-  CONFIRMED_MOVE notice saying so: in a replay the file is the record of what traded
-  (most such moves in the NSE files are unrecorded splits and bonus issues), so T0's
-  validation accepts the move, as it accepts one explained by a SPLIT notice. The live
-  exchange publishes no such notice, so its validation is unchanged. The notice is
-  computed against the previous served close, which is the store's previous close when
-  days are delivered in order.
+- A close more than `move_band` from the previous close is served with the row status
+  CONFIRMED MOVE: in a replay the file is the record of what traded (most such moves in
+  the NSE files are splits and bonus issues the files do not record), so T0's
+  validation accepts the move, with a warning in the delivery manifest, as it accepts
+  one a SPLIT notice explains. A live exchange marks no row so: its validation is
+  unchanged. The move is measured against the previous served close (the store's
+  latest close when days are delivered in order, as backfill and T0 deliver them) and
+  against the row's own previous close (what T0 uses on the first day it delivers).
 - Previous close: the file's where it has one, else the previous served close.
 - Text and macro stay simulated: the replay carries no news and no disclosures (the
   simulator's news are drawn together with its own prices, whose drift they drive;
@@ -172,12 +173,17 @@ class ReplayMarket:
             if self._present[i, k]:
                 file_prev = _num(v["prev_close"][i, k])
                 trades = _num(v["trades"][i, k])
+                close = float(v["close"][i, k])
+                # T0 compares with the store's latest close, or with the row's own previous
+                # close on the first day it delivers: a move beyond the band from either is
+                # confirmed (the file is the record).
+                far = any(p and abs(close / p - 1) > self.move_band for p in (previous, file_prev))
                 bar.update({
                     "open": _num(v["open"][i, k]), "high": _num(v["high"][i, k]), "low": _num(v["low"][i, k]),
-                    "close": float(v["close"][i, k]), "prev_close": file_prev if file_prev is not None else previous,
+                    "close": close, "prev_close": file_prev if file_prev is not None else previous,
                     "volume": int(v["volume"][i, k]), "trades": None if trades is None else int(trades),
                     "value_traded": _num(v["value_traded"][i, k]), "bid": _num(v["bid"][i, k]), "ask": _num(v["ask"][i, k]),
-                    "status": "NEW LISTING" if self._first[k] == i and i > 0 else "",
+                    "status": CONFIRMED_MOVE if far else "NEW LISTING" if self._first[k] == i and i > 0 else "",
                 })
             else:
                 close = float(self._served_close[i, k])
@@ -194,17 +200,6 @@ class ReplayMarket:
         for k in np.flatnonzero(self._last == i - 1) if i > 0 else []:
             notices.append({"symbol": self._symbols[k], "kind": "DELISTING", "amount": None,
                             "detail": "last day in the replayed files was the previous session"})
-        for k in np.flatnonzero(self._present[i]):
-            close = float(self._values["close"][i, k])
-            # T0 compares with the store's previous close, or with the row's own previous
-            # close when the store has none (the first day delivered): either may be far.
-            references = {self._previous_close(i, k), _num(self._values["prev_close"][i, k])} - {None, 0.0}
-            far = [p for p in sorted(references) if abs(close / p - 1) > self.move_band]
-            if far:
-                notices.append({"symbol": self._symbols[k], "kind": CONFIRMED_MOVE, "amount": None,
-                                "detail": f"close {close:g} is {close / far[0] - 1:+.0%} from the previous close {far[0]:g} "
-                                          "as the replayed files record it; they record no corporate actions "
-                                          "(a split or a bonus issue looks the same)"})
         return notices
 
     def _securities(self, i: int) -> list[dict]:

@@ -13,10 +13,11 @@ Errors:
 - an active security on the securities list with no row on the quotes page;
 - negative volume or trades, a close that is not positive, bid above ask, low above high;
 - a close more than `price_band` (default 50%) away from the previous close, unless the
-  day's notices explain it for that symbol: a SPLIT, or a CONFIRMED_MOVE, by which the
-  publisher states the close is what traded. Only the real-history replay publishes the
-  latter (`ingest/replay.py`: its files are the record, and their unrecorded splits show
-  up as jumps); a live exchange's jump still needs a split notice.
+  day's notices carry a SPLIT for that symbol, or its row's status is CONFIRMED MOVE: the
+  publisher states that the close is what traded (kept as a warning). Only the
+  real-history replay marks rows so (`ingest/replay.py`: its files are the record, and
+  the splits they do not record show up as jumps); a live exchange's jump still needs a
+  split notice.
 Warnings: a zero-volume row whose close differs from the previous close, a traded row
 without trades count, a NEW LISTING status without a LISTING notice, a board that differs
 from the securities list.
@@ -27,8 +28,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 
-CONFIRMED_MOVE = "CONFIRMED_MOVE"  # a notice by which the publisher confirms a close outside the band
-MOVE_EXPLAINED_BY = ("SPLIT", CONFIRMED_MOVE)  # notices that let a close leave the price band
+CONFIRMED_MOVE = "CONFIRMED MOVE"  # a row status: the publisher confirms a close outside the band
 
 
 @dataclass
@@ -52,7 +52,7 @@ def validate_day(
         verdict.errors.append(f"the trade-quotes page is for {page_date}, not {day.isoformat()}")
     listed = {s["symbol"]: s for s in securities}
     seen: set[str] = set()
-    splits = {n["symbol"] for n in notices if n.get("kind") in MOVE_EXPLAINED_BY}
+    splits = {n["symbol"] for n in notices if n.get("kind") == "SPLIT"}
     listings = {n["symbol"] for n in notices if n.get("kind") == "LISTING"}
     for row in quotes:
         symbol = row["symbol"]
@@ -90,10 +90,11 @@ def _check_row(row: dict, previous: float | None, split: bool, band: float, verd
     if row.get("low") is not None and row.get("high") is not None and row["low"] > row["high"]:
         verdict.errors.append(f"{symbol}: low {row['low']} is above high {row['high']}")
     if previous and not split and abs(close / previous - 1) > band:
-        verdict.errors.append(
-            f"{symbol}: close {close} is {abs(close / previous - 1):.0%} from the previous close {previous} "
-            f"(band {band:.0%}, no split or confirmed-move notice)"
-        )
+        move = f"{symbol}: close {close} is {abs(close / previous - 1):.0%} from the previous close {previous}"
+        if row.get("status") == CONFIRMED_MOVE:
+            verdict.warnings.append(f"{move}, beyond the {band:.0%} band: accepted, the page confirms it ({CONFIRMED_MOVE})")
+        else:
+            verdict.errors.append(f"{move} (band {band:.0%}, no split notice)")
     if volume == 0 and previous and close != previous:
         verdict.warnings.append(f"{symbol}: no volume but the close moved from {previous} to {close}")
     if volume and not row.get("trades"):

@@ -69,6 +69,9 @@ def test_price_band_edges() -> None:
     assert "from the previous close" in _validate([_row(close=15.01)], previous={"KCB": 10.0}).errors[0]
     split = [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": "2 for 1"}]
     assert _validate([_row(close=5.0 - 0.01)], previous={"KCB": 10.0}, notices=split).errors == []
+    confirmed = _validate([_row(close=1.0, status="CONFIRMED MOVE"), _row("ISB", close=1.0)], previous={"KCB": 10.0, "ISB": 10.0})
+    assert confirmed.errors == ["ISB: close 1.0 is 90% from the previous close 10.0 (band 50%, no split notice)"]
+    assert "KCB: close 1.0 is 90% from the previous close 10.0, beyond the 50% band: accepted" in confirmed.warnings[0]
 
 
 def test_unknown_symbols_need_the_new_listing_path() -> None:

@@ -1,0 +1,209 @@
+"""Real-history replay: real files served as the exchange website and delivered by the same
+T0 code (client, parsers, validation, delivery), on a generic OHLCV file written here and
+on a few real NSE days over real HTTP."""
+import os
+from datetime import date
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ingest.exchange.delivery import client_for, deliver_day
+from ingest.importers.formats import Bad, read_nse_daily
+from ingest.macro_sources import parse_boj_csv, parse_statin_html
+from ingest.replay import ABSENT_STATUS, ReplayMarket, replay_for
+from ingest.simulator.backfill import backfill, market_for
+from ingest.simulator.market import SimulatedMarket
+from ingest.simulator.site import SimulatorSite
+from market import clock
+from market.clock import DatedCalendar, TradingCalendar, default_calendar
+from market.errors import ConfigurationError, InvalidInputError
+from market.settings import Settings, get_settings
+from pipeline.preflight import check_delivery
+from pipeline.serving import serve_in_thread
+from store import tables
+from store.engine import service_engine
+from store.history import current_rows
+from tests.pipeline.test_cli import cli
+
+OHLCV = """symbol,date,open,high,low,close,volume,name
+AAA,2021-03-01,10.00,10.50,9.90,10.20,1500,Alpha Holdings
+BBB,2021-03-01,,,,4.00,0,Beta Mills
+AAA,2021-03-02,10.20,10.40,10.00,10.30,900,Alpha Holdings
+BBB,2021-03-02,4.00,4.10,3.95,4.05,2000,Beta Mills
+AAA,2021-03-04,10.30,10.30,10.30,10.30,0,Alpha Holdings
+AAA,2021-03-05,10.30,25.00,10.30,24.00,5100,Alpha Holdings
+BBB,2021-03-05,4.05,4.05,4.00,4.00,300,Beta Mills
+CCC,2021-03-05,1.00,1.10,0.95,1.05,7000,Gamma Energy
+"""
+
+
+@pytest.fixture
+def ohlcv(tmp_path: Path) -> Path:
+    path = tmp_path / "history" / "prices.csv"
+    path.parent.mkdir()
+    path.write_text(OHLCV)
+    return path
+
+
+def _prices(settings: Settings) -> dict[tuple[str, str], dict]:
+    with service_engine(settings).connect() as conn:
+        return {(r["symbol"], r["trading_date"].isoformat()): r for r in current_rows(conn, tables.eod_prices)}
+
+
+def test_a_generic_csv_replays_through_t0_as_the_file_says(settings: Settings, ohlcv: Path) -> None:
+    market = ReplayMarket(ohlcv)
+    assert market.days == [date(2021, 3, d) for d in (1, 2, 4, 5)]  # the calendar is the file's dates
+    assert market.calendar.closed_reason(date(2021, 3, 3)).endswith("has no session in the replayed files (2021-03-01 to 2021-03-05)")
+    assert market.currency == "JMD" and ReplayMarket(ohlcv, currency="USD").currency == "USD"
+    assert market.source.lacks == ["prev_close", "bid", "ask", "trades", "value_traded"]
+
+    reports = backfill(service_engine(settings), settings, 4, date(2021, 3, 5), market)
+    assert [r.status for r in reports] == ["COMPLETE"] * 4
+    stored = _prices(settings)
+    for line in OHLCV.splitlines()[1:]:
+        symbol, day, open_, high, low, close, volume, _ = line.split(",")
+        row = stored[(symbol, day)]
+        assert (row["open"], row["high"], row["low"]) == tuple(float(x) if x else None for x in (open_, high, low))
+        assert (row["close"], row["volume"]) == (float(close), int(volume))
+        assert row["bid"] is row["ask"] is row["trades"] is row["value_traded"] is None  # lacking: never invented
+    # BBB is missing from 2021-03-04's rows while still listed: a no-trade row at its last close
+    gap = stored[("BBB", "2021-03-04")]
+    assert (gap["close"], gap["prev_close"], gap["volume"], gap["high"], gap["halted"]) == (4.05, 4.05, 0, None, False)
+    assert stored[("AAA", "2021-03-02")]["prev_close"] == 10.20  # the file's previous row: it has no prev_close column
+    assert ("CCC", "2021-03-04") not in stored  # not listed before its first row
+    with service_engine(settings).connect() as conn:
+        instruments = {r["symbol"]: r for r in current_rows(conn, tables.instruments)}
+        actions = current_rows(conn, tables.corporate_actions)
+    assert {s: (i["name"], i["currency"], i["board"], i["sector"]) for s, i in instruments.items()} == {
+        "AAA": ("Alpha Holdings", "JMD", "MAIN", None), "BBB": ("Beta Mills", "JMD", "MAIN", None),
+        "CCC": ("Gamma Energy", "JMD", "MAIN", None)}
+    assert instruments["CCC"]["listed_on"] == date(2021, 3, 5)
+    assert [(a["symbol"], a["kind"]) for a in actions] == [("CCC", "LISTING")]
+    # AAA's +133% is what the file says: delivered, and the manifest says it was accepted as confirmed
+    assert any(w.startswith("AAA: close 24.0 is 133% from the previous close 10.3, beyond the 50% band: accepted")
+               for w in reports[-1].warnings)
+    assert check_delivery(service_engine(settings), date(2021, 3, 5))["active_instruments"] == 3
+
+
+def test_the_setting_makes_every_process_use_the_replay_calendar(settings: Settings, ohlcv: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    assert type(default_calendar()) is TradingCalendar  # no setting: weekdays minus Jamaican holidays
+    assert isinstance(market_for(settings), SimulatedMarket)
+    monkeypatch.setenv("MARKETINTEL_REPLAY_PATH", str(ohlcv))
+    get_settings.cache_clear()
+    with pytest.raises(ConfigurationError, match="has not been built yet"):
+        default_calendar()  # nothing has read the files yet
+    market = market_for(get_settings())
+    assert isinstance(market, ReplayMarket)
+    calendar = default_calendar()
+    assert isinstance(calendar, DatedCalendar) and calendar.dates == market.days
+    assert calendar.next_trading_day(date(2021, 3, 2)) == date(2021, 3, 4)
+    assert calendar.next_trading_day(date(2021, 3, 5)) == date(2021, 3, 8)  # after the files: weekdays
+    # a kernel started now reads the same calendar, with nothing but the environment
+    kernel = cli("scrape", "--date", "2021-03-03")
+    assert "has no session in the replayed files" in kernel.stdout + kernel.stderr, kernel.stderr
+    ohlcv.write_text(OHLCV + "AAA,2021-03-08,24,24,24,24,0,Alpha Holdings\n")
+    os.utime(ohlcv, ns=(1, 1))
+    clock._replay_calendar.cache_clear()  # as in a new process: the files changed since the replay was built
+    with pytest.raises(ConfigurationError, match="stale"):
+        default_calendar()
+    assert replay_for(get_settings()).days[-1] == date(2021, 3, 8) == default_calendar().last
+
+
+def test_simulated_text_and_macro_are_labelled(ohlcv: Path) -> None:
+    site = SimulatorSite(ReplayMarket(ohlcv), published_through=date(2021, 3, 5))
+    feed = site.handle("GET", "/news/rss", "date=2021-03-05")
+    assert feed.status == 200 and b"<title>Exchange News (simulated)</title>" in feed.body and b"<item>" not in feed.body
+    statin = site.handle("GET", "/statin/indicators.html", "date=2026-01-30").body.decode()
+    boj = site.handle("GET", "/boj/series/M2.csv", "date=2026-01-30").body.decode()
+    assert "key indicators (simulated)" in statin and boj.splitlines()[0].endswith("(simulated)")
+    assert parse_statin_html(statin) and parse_boj_csv("M2", boj)  # still read by the same adapters
+    plain = SimulatorSite(SimulatedMarket(), published_through=date(2026, 11, 20))
+    assert b"(simulated)" not in plain.handle("GET", "/statin/indicators.html", "date=2026-01-30").body
+    assert b"<th>Value (JMD)</th>" in plain.handle("GET", "/market/trade-quotes", "date=2026-11-20").body
+
+
+def test_replay_without_files_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match="does not exist"):
+        ReplayMarket(tmp_path / "nowhere")
+    with pytest.raises(InvalidInputError, match="holds no .csv files"):
+        ReplayMarket(tmp_path)
+    (tmp_path / "bad.csv").write_text("symbol,date,close,volume\nAAA,2021-13-01,1,1\n")
+    with pytest.raises(InvalidInputError, match="holds no readable ohlcv rows .first problem: .*bad.csv:2"):
+        ReplayMarket(tmp_path)
+
+
+def test_serve_replay_with_a_bad_path_is_one_line(tmp_path: Path) -> None:
+    for path, message in ((tmp_path / "nowhere", "does not exist"), (tmp_path, "holds no .csv files")):
+        result = cli("exchange", "serve", "--replay", str(path))
+        assert result.returncode == 1
+        assert result.stderr.strip().splitlines() == [f"error: {path} {message}"]
+
+
+# ---- the real NSE files ------------------------------------------------------------------
+# Days are delivered in order, as T0 and backfill deliver them: T0 checks each close
+# against the store's latest one before it.
+
+
+@pytest.fixture(scope="module")
+def nse_replay(nse_data: Path) -> ReplayMarket:
+    return ReplayMarket(nse_data / "daily")
+
+
+def _file_rows(nse_data: Path, day: date) -> tuple[dict[str, dict], list[Bad]]:
+    items = list(read_nse_daily(nse_data / "daily" / f"{day:%Y}" / f"{day:%m}" / f"{day:%Y%m%d}.csv"))
+    return {r["symbol"]: r for r in items if not isinstance(r, Bad)}, [r for r in items if isinstance(r, Bad)]
+
+
+def _deliver_over_http(settings: Settings, nse_data: Path, replay: ReplayMarket, days: list[date]) -> dict:
+    """Serve the replay on loopback, let T0 scrape `days`, check the store holds each
+    file row as it is and that the pre-flight passes; return the stored prices."""
+    site = SimulatorSite(replay, published_through=days[-1])
+    with serve_in_thread(site.asgi_app()) as url:
+        exchange = settings.model_copy(update={"exchange_base_url": url})
+        later = replay.calendar.next_trading_day(days[-1]).isoformat()
+        assert httpx.get(f"{url}/market/trade-quotes", params={"date": later}).status_code == 404  # not published yet
+        with client_for(exchange) as client:
+            reports = [deliver_day(service_engine(exchange), exchange, day, client) for day in days]
+    assert [r.status for r in reports] == ["COMPLETE"] * len(days)
+    stored = _prices(settings)
+    for day in days:
+        rows, _ = _file_rows(nse_data, day)
+        for symbol, row in rows.items():
+            got = stored[(symbol, day.isoformat())]
+            assert {k: got[k] for k in ("low", "high", "close", "prev_close", "volume")} == \
+                   {k: row[k] for k in ("low", "high", "close", "prev_close", "volume")}, (symbol, day)
+            assert got["open"] is got["bid"] is got["ask"] is got["trades"] is None  # the files lack them
+        check_delivery(service_engine(settings), day)  # the pre-flight passes a replayed day
+    with service_engine(settings).connect() as conn:
+        assert {r["currency"] for r in current_rows(conn, tables.instruments)} == {"KES"}
+    return stored
+
+
+def test_real_nse_calendar_and_currency(nse_data: Path, nse_replay: ReplayMarket) -> None:
+    files = sorted(nse_data.joinpath("daily").rglob("*.csv"))
+    assert nse_replay.days == [date(int(f.stem[:4]), int(f.stem[4:6]), int(f.stem[6:])) for f in files]
+    assert nse_replay.calendar.is_trading_day(date(2021, 12, 24)) and not nse_replay.calendar.is_trading_day(date(2021, 12, 27))
+    assert nse_replay.currency == "KES" and nse_replay.source.lacks == ["open", "bid", "ask", "trades", "value_traded"]
+
+
+def test_a_real_split_day_through_t0_over_http(settings: Settings, nse_data: Path, nse_replay: ReplayMarket) -> None:
+    stored = _deliver_over_http(settings, nse_data, nse_replay, [date(2007, 4, 2), date(2007, 4, 3)])
+    # KCB closes 89% below the day before (a 10-for-1 split the files do not record):
+    # delivered as the file says, the manifest saying why it passed the price band
+    assert (stored[("KCB", "2007-04-02")]["close"], stored[("KCB", "2007-04-03")]["close"]) == (212.0, 22.5)
+    with service_engine(settings).connect() as conn:
+        delivery = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == date(2007, 4, 3)])[0]
+    assert "KCB: close 22.5 is 89% from the previous close 212.0, beyond the 50% band: accepted, the page confirms it " \
+           "(CONFIRMED MOVE)" in delivery["manifest"]["warnings"]
+
+
+def test_a_real_unreadable_row_is_a_no_trade_row(settings: Settings, nse_data: Path, nse_replay: ReplayMarket) -> None:
+    day = date(2019, 10, 16)
+    _, bad = _file_rows(nse_data, day)
+    assert len(bad) == 1 and "close '-'" in str(bad[0])  # the importer refuses it, and so does the replay
+    stored = _deliver_over_http(settings, nse_data, nse_replay, [date(2019, 10, 15), day])
+    (absent,) = [b for b in nse_replay.day(day).bars if b["status"] == ABSENT_STATUS]
+    gap = stored[(absent["symbol"], day.isoformat())]
+    assert (gap["close"], gap["volume"], gap["high"]) == (stored[(absent["symbol"], "2019-10-15")]["close"], 0, None)
