@@ -209,17 +209,21 @@ def exchange_serve(
 @app.command("demo")
 @one_line_errors
 def demo(
-    days: int = typer.Option(260, "--days", min=1, help="Simulated history to backfill first."),
+    days: Optional[int] = typer.Option(None, "--days", min=1,
+                                       help="History to backfill first; default 260 simulated or 1,000 replayed days."),
+    market: Optional[str] = typer.Option(None, "--market", help="Real end-of-day files (NSE daily or per-company, or "
+                                         "the generic OHLCV CSV) to replay instead of the simulator."),
     serve: bool = typer.Option(True, "--serve/--no-serve", help="End by serving the API until Ctrl-C."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="API port (0: any free port)."),
 ) -> None:
-    """The whole simulated day on the embedded store: backfill, then T0 over real HTTP
-    from the simulator, T1's stages and T2 through their notebooks, then the API."""
+    """The whole day on the embedded store: backfill history, bootstrap the track record,
+    then T0 over real HTTP from the simulated (or replayed) exchange, T1's stages and T2
+    through their notebooks, then the API."""
     import time
 
     from pipeline.demo import demo_api, run_demo
 
-    for line in run_demo(get_settings(), days):
+    for line in run_demo(get_settings(), days, market):
         typer.echo(line)
     if not serve:
         return

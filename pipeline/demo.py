@@ -21,7 +21,7 @@ from typing import Iterator
 from market.clock import TradingCalendar, exchange_now, latest_closed_trading_day
 from market.settings import Settings, get_settings
 from models.macro_model import week_start
-from ingest.simulator.backfill import backfill, simulator_for
+from ingest.simulator.backfill import backfill, market_for
 from ingest.simulator.site import SimulatorSite
 from pipeline.bootstrap import bootstrap
 from pipeline.day import T0_STAGES, T1_STAGES
@@ -35,13 +35,27 @@ from store.migrations import upgrade
 DAY_STAGES = [*T0_STAGES, *T1_STAGES, "health"]
 
 
-def run_demo(settings: Settings, history_days: int) -> Iterator[str]:
+SIMULATED_DAYS = 260  # a year of simulated history: the record's walk-forward trains on 120 days, predicts 140
+REPLAY_DAYS = 1000  # about four years of real history: 750 days of training before a 250-day record
+
+
+def run_demo(settings: Settings, history_days: int | None = None, market_path: str | None = None) -> Iterator[str]:
+    """The demo on the simulator, or with `market_path` on that real history (replayed
+    through the same exchange website; the demo day is the files' last day)."""
+    if market_path is not None:
+        # Every stage kernel, the API and the reports must see the replay's calendar.
+        os.environ["MARKETINTEL_REPLAY_PATH"] = str(market_path)
+        get_settings.cache_clear()
+        settings = settings.model_copy(update={"replay_path": get_settings().replay_path})
     upgrade(migration_engine(settings))
-    market = simulator_for(settings)
-    day = latest_closed_trading_day(exchange_now(), market.calendar)
+    market = market_for(settings)
+    replay = settings.replay_path is not None
+    day = market.days[-1] if replay else latest_closed_trading_day(exchange_now(), market.calendar)
     previous = market.calendar.previous_trading_day(day)
-    reports = backfill(service_engine(settings), settings, history_days, previous, market)
-    yield f"backfilled {len(reports)} simulated trading days up to {previous}"
+    days = history_days or (REPLAY_DAYS if replay else SIMULATED_DAYS)
+    reports = backfill(service_engine(settings), settings, days, previous, market)
+    source = f"real trading days from {settings.replay_path}" if replay else "simulated trading days"
+    yield f"backfilled {len(reports)} {source} up to {previous}"
     yield _demo_client(settings)
     yield from bootstrap(service_engine(settings), settings, market.calendar).lines()
     site = SimulatorSite(market, published_through=day)
@@ -49,7 +63,7 @@ def run_demo(settings: Settings, history_days: int) -> Iterator[str]:
         # The stage notebooks run in kernels that read settings from the environment.
         os.environ["MARKETINTEL_EXCHANGE_BASE_URL"] = base_url
         get_settings.cache_clear()
-        yield f"simulated exchange serving on {base_url}"
+        yield f"{'replayed' if replay else 'simulated'} exchange serving on {base_url}"
         for stage in DAY_STAGES:
             output = run_stage_notebook(stage, day, settings=get_settings(), trigger="demo")
             yield f"{stage:<14} {day}  ->  {output}"
