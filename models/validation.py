@@ -119,7 +119,8 @@ def build_validation_record(conn: Connection, end: date | None = None, horizon: 
     import time
 
     started = time.perf_counter()
-    end = end or record_end(conn)
+    limit = record_end(conn)
+    end = min(end, limit) if end is not None and limit is not None else limit  # never into the live record
     if end is None:
         return ValidationRecord(None, None, 0, 0, {}, {}, 0.0, "no prices in the store")
     panel = history_panel(conn, end, horizon)
@@ -183,8 +184,10 @@ def stored_record(conn: Connection) -> tuple[str | None, dict[str, dict[str, Any
     return latest, {r["metric"]: r for r in rows if r["scope"] == latest}
 
 
-def record_days(conn: Connection) -> list[date]:
-    """Every trading day the validation record has predictions for, oldest first."""
+def record_days(conn: Connection, first: date, last: date) -> list[date]:
+    """The trading days from `first` to `last` that the validation record has predictions
+    for, oldest first."""
     c = tables.validation_predictions.c
-    return [d for (d,) in conn.execute(select(c.trading_date).distinct().order_by(c.trading_date))]
+    query = select(c.trading_date).where(c.trading_date >= first, c.trading_date <= last).distinct()
+    return [d for (d,) in conn.execute(query.order_by(c.trading_date))]
 

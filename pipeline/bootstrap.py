@@ -23,6 +23,7 @@ into its own past); T2 leaves a portfolio that already has the day's suggestions
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from sqlalchemy import Engine, func, select
@@ -76,18 +77,25 @@ class Bootstrap:
         return lines
 
 
-def bootstrap(engine: Engine, settings: Settings, calendar: TradingCalendar, *, days: int = DEFAULT_DAYS,
-              min_train_days: int = DEFAULT_MIN_TRAIN_DAYS, replay_days: int = REPLAY_DAYS, horizon: int = 1) -> Bootstrap:
+def bootstrap(engine: Engine, settings: Settings, calendar: TradingCalendar, *, end: date | None = None,
+              days: int = DEFAULT_DAYS, min_train_days: int = DEFAULT_MIN_TRAIN_DAYS, replay_days: int = REPLAY_DAYS,
+              horizon: int = 1) -> Bootstrap:
+    """`end`: the record's last day; default the day before the first live prediction, or
+    the latest priced day (the demo passes the day before its live day, so a re-run after
+    that day's T0 builds the same record)."""
     with write_transaction(engine, "bootstrap:validation-record") as conn:
-        record = build_validation_record(conn, horizon=horizon, days=days, min_train_days=min_train_days)
-    replayed, replay_note = _replay_ai(engine, settings, replay_days)
+        record = build_validation_record(conn, end, horizon=horizon, days=days, min_train_days=min_train_days)
+    replayed, replay_note = _replay_ai(engine, settings, record, replay_days)
     suggestions, suggestions_note = _suggestions(engine, settings, calendar, record)
     return Bootstrap(record, replayed, replay_note, suggestions, suggestions_note)
 
 
-def _replay_ai(engine: Engine, settings: Settings, replay_days: int) -> tuple[list[dict[str, Any]], str | None]:
+def _replay_ai(engine: Engine, settings: Settings, record: ValidationRecord, replay_days: int
+               ) -> tuple[list[dict[str, Any]], str | None]:
+    if record.first is None or replay_days <= 0:
+        return [], "no validation record to replay" if record.first is None else None
     with engine.connect() as conn:
-        window = record_days(conn)[-replay_days:] if replay_days > 0 else []
+        window = record_days(conn, record.first, record.last)[-replay_days:]
         c = tables.portfolio_days.c
         executed = conn.execute(select(func.max(c.trading_date)).where(c.portfolio_id == AI_PORTFOLIO)).scalar()
     if not window:

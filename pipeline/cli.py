@@ -244,6 +244,8 @@ def bootstrap_record(
     min_train_days: int = typer.Option(120, "--min-train-days", min=20,
                                        help="Trading days of history before the record's first day."),
     replay_days: int = typer.Option(60, "--replay-days", min=0, help="Last record days the AI executor replays."),
+    end: Optional[str] = typer.Option(None, "--end", help="The record's last day (YYYY-MM-DD); default and latest "
+                                      "allowed: the day before the first live prediction, else the latest priced day."),
 ) -> None:
     """A track record before the first live day: the walk-forward validation record over
     the stored history, the AI executor replayed over its last days, then T2. Re-running
@@ -253,8 +255,11 @@ def bootstrap_record(
     from store.engine import service_engine
 
     settings = get_settings()
+    from market.clock import parse_trading_date
+
     result = bootstrap(service_engine(settings), settings, default_calendar(), days=days,
-                       min_train_days=min_train_days, replay_days=replay_days)
+                       min_train_days=min_train_days, replay_days=replay_days,
+                       end=parse_trading_date(end) if end else None)
     for line in result.lines():
         typer.echo(line)
 

@@ -57,7 +57,7 @@ def run_demo(settings: Settings, history_days: int | None = None, market_path: s
     source = f"real trading days from {settings.replay_path}" if replay else "simulated trading days"
     yield f"backfilled {len(reports)} {source} up to {previous}"
     yield _demo_client(settings)
-    yield from bootstrap(service_engine(settings), settings, market.calendar).lines()
+    yield from bootstrap(service_engine(settings), settings, market.calendar, end=previous).lines()
     site = SimulatorSite(market, published_through=day)
     with serve_in_thread(site.asgi_app()) as base_url:
         # The stage notebooks run in kernels that read settings from the environment.
