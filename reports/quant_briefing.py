@@ -103,7 +103,7 @@ def _charts(inputs: dict[str, Any], width: float) -> list[Flowable]:
     curve = inputs["equity_curve"]
     equity: Flowable = (charts.equity_curve([date.fromisoformat(d["trading_date"]) for d in curve],
                                             [d["equity"] for d in curve], [d["liquid_equity"] for d in curve],
-                                            float(inputs["ai_portfolio"]["starting_cash"]), width)
+                                            float(inputs["ai_portfolio"]["starting_cash"]), width, inputs["currency"])
                         if curve else notice("no executed day yet, so no equity curve"))
     scores = inputs["scores"]
     distribution: Flowable = (charts.score_distribution(scores, LONG_SCORE, AVOID_SCORE, width) if scores
