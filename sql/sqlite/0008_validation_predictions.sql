@@ -23,3 +23,8 @@ CREATE TRIGGER validation_predictions_no_update BEFORE UPDATE ON validation_pred
 BEGIN SELECT RAISE(ABORT, 'append-only history: UPDATE on table "validation_predictions" is not allowed; record a new row instead'); END;
 CREATE TRIGGER validation_predictions_no_delete BEFORE DELETE ON validation_predictions
 BEGIN SELECT RAISE(ABORT, 'append-only history: DELETE on table "validation_predictions" is not allowed; record a new row instead'); END;
+-- REPLACE would delete a colliding row without firing the DELETE trigger: refuse any
+-- insert that collides with a stored row (the same guard every history table gets).
+CREATE TRIGGER validation_predictions_no_replace BEFORE INSERT ON validation_predictions
+WHEN EXISTS (SELECT 1 FROM validation_predictions WHERE id = NEW.id)
+BEGIN SELECT RAISE(ABORT, 'append-only history: an INSERT colliding with a stored row of table "validation_predictions" (REPLACE) is not allowed; record a new row instead'); END;
