@@ -18,8 +18,9 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# make demo MARKET=../shared/data/nse-kenya/daily replays that real history instead of the simulator.
 demo: install
-	$(BIN)/marketintel demo
+	$(BIN)/marketintel demo $(if $(MARKET),--market "$(MARKET)")
 
 test: install
 	$(BIN)/python -m pytest

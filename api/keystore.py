@@ -105,13 +105,31 @@ def generate(engine: Engine, settings: Settings, client_name: str, tier: str, no
     moment = now or utc_now()
     secret = _new_secret()
     with write_transaction(engine, "api-keys") as conn:
-        existing = [c for c in current_rows(conn, tables.clients) if c["name"] == name]
-        client_id = existing[0]["client_id"] if existing else f"c-{secrets.token_hex(6)}"
-        append_history(conn, tables.clients, [{"client_id": client_id, "name": name, "tier": tier}], recorded_at=moment)
+        client_id = _client(conn, name, tier, moment)
         key_id = _insert_key(conn, settings, client_id, tier, secret, moment)
     open_client_portfolio(engine, client_id)
     return {"api_key": secret, "key_id": key_id, "client_id": client_id, "client_name": name, "tier": tier,
             "created_at": moment}
+
+
+def ensure_client(engine: Engine, client_name: str, tier: str, now: datetime | None = None) -> str:
+    """The client id of `client_name` (created with `tier` if new, no key issued) with its
+    portfolio opened: what a later `generate` for the same name issues a key for."""
+    from portfolio.trading import open_client_portfolio
+
+    name = " ".join(client_name.split())
+    _checked_tier(tier)
+    with write_transaction(engine, "api-keys") as conn:
+        client_id = _client(conn, name, tier, now or utc_now())
+    open_client_portfolio(engine, client_id)
+    return client_id
+
+
+def _client(conn: Connection, name: str, tier: str, moment: datetime) -> str:
+    existing = [c for c in current_rows(conn, tables.clients) if c["name"] == name]
+    client_id = existing[0]["client_id"] if existing else f"c-{secrets.token_hex(6)}"
+    append_history(conn, tables.clients, [{"client_id": client_id, "name": name, "tier": tier}], recorded_at=moment)
+    return client_id
 
 
 def _insert_key(conn: Connection, settings: Settings, client_id: str, tier: str, secret: str, moment: datetime) -> str:

@@ -25,11 +25,9 @@ SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).reso
 
 
 def load_nse(folder: Path) -> pd.DataFrame:
-    from ingest.importers.formats import Bad, read_nse_daily
+    from ingest.importers.formats import nse_daily_frame
 
-    rows = [r for path in sorted(folder.rglob("*.csv")) for r in read_nse_daily(path) if not isinstance(r, Bad)]
-    frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"})
-    return frame.drop_duplicates(["symbol", "date"])[["symbol", "date", "close", "volume", "high", "low"]]
+    return nse_daily_frame(folder)
 
 
 def main() -> None:

@@ -1,10 +1,17 @@
-"""The model's live, out-of-sample record as the API and the reports show it.
+"""The model's two out-of-sample records as the API and the reports show them, side by side.
 
-`t1_predict` appends, each day, the metrics of every earlier prediction whose label is
-known (models/scoring.py `track_record`, scope `live:<date>`): binary, 3-class and movers
-accuracy, average error and IC, each with its base rate and sample size. This module
-reads the latest of those and names the model and layer-1 backend that produced the
-latest predictions, saying so when that backend is the fallback.
+- **validation**: the walk-forward over the history before the first live day
+  (models/validation.py): every prediction out of sample, made by a model trained only on
+  labels known before its 5-day block; stored once by bootstrapping.
+- **live**: from the first live day on, `t1_predict` appends each day the metrics of every
+  earlier live prediction whose label is known (models/scoring.py `track_record`, scope
+  `live:<date>`).
+
+Each record carries its label, period, prediction and model counts, layer-1 backend and
+the same metrics (binary, 3-class and movers accuracy, average error, IC, tercile spread),
+each beside its base rate, sample size and baselines, or a reason when it is empty. The
+top level names the model that produced the latest live predictions and its layer-1
+backend, saying so when that backend is the fallback.
 
 Tercile spread: the up-move rate of TOP-tercile predictions minus that of BOTTOM-tercile
 ones (days whose close moved), in rate units (0.08 = 8 points); its no-skill base rate is
@@ -14,29 +21,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, func, select
 
 from models.scoring import latest_model
+from models.validation import stored_record
 from store import tables
 from store.history import current_rows
 
 REPORTED = ("binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error", "information_coefficient")
+LABELS = {
+    "validation": "Validation record (walk-forward, out of sample, before the first live day)",
+    "live": "Live record (predictions made each trading day, from the first live day)",
+}
 
 
 def performance(conn: Connection) -> dict[str, Any]:
     model = latest_model(conn)
-    rows = current_rows(conn, tables.model_metrics, where=[tables.model_metrics.c.model_id == "live"])
-    scope = max((r["scope"] for r in rows), default=None)
-    latest = {r["metric"]: r for r in rows if r["scope"] == scope}
-    metrics = {name: {"value": latest[name]["value"], "base_rate": latest[name]["base_rate"],
-                      "sample_size": latest[name]["sample_size"]} if name in latest else None for name in REPORTED}
-    metrics["tercile_spread"] = _tercile_spread(latest)
     backend = model["layer1_backend"] if model else None
-    reason = None
-    if model is None:
-        reason = "no model has been trained yet (t1_predict trains the first one)"
-    elif not latest:
-        reason = "no prediction has a realised outcome yet; the record starts the trading day after the first scored day"
     return {
         "model_id": model["model_id"] if model else None,
         "trained_through": model["train_end"] if model else None,
@@ -44,10 +45,65 @@ def performance(conn: Connection) -> dict[str, Any]:
         "horizon_days": model["horizon_days"] if model else None,
         "layer1_backend": backend,
         "layer1_is_fallback": bool(backend and backend.startswith("fallback")),
-        "evaluated_through": scope.split(":", 1)[1] if scope else None,
-        "metrics": metrics,
-        "reason": reason,
+        "validation": validation_record(conn),
+        "live": live_record(conn, model),
     }
+
+
+def shown_record(perf: dict[str, Any]) -> dict[str, Any]:
+    """The record a one-box summary shows: the live record once it has metrics, else the
+    validation record (the reports' rule, written once)."""
+    live = perf["live"]
+    return live if any(live["metrics"].values()) else perf["validation"]
+
+
+def validation_record(conn: Connection) -> dict[str, Any]:
+    scope, latest = stored_record(conn)
+    any_row = next(iter(latest.values()), None)
+    detail = any_row["detail"] if any_row else {}
+    return _record(
+        "validation", latest,
+        period_start=detail.get("period_start"), period_end=detail.get("period_end"),
+        evaluated_through=detail.get("period_end"), models=detail.get("models"),
+        layer1_backend=detail.get("layer1_backend"),
+        reason=None if scope else "no validation record yet: `marketintel bootstrap` (the demo runs it) builds it "
+                                  "from the stored history")
+
+
+def live_record(conn: Connection, model: dict[str, Any] | None) -> dict[str, Any]:
+    rows = current_rows(conn, tables.model_metrics, where=[tables.model_metrics.c.model_id == "live"])
+    scope = max((r["scope"] for r in rows), default=None)
+    latest = {r["metric"]: r for r in rows if r["scope"] == scope}
+    p = tables.predictions.c
+    first = conn.execute(select(func.min(p.trading_date))).scalar()
+    models = conn.execute(select(func.count(func.distinct(p.model_id)))).scalar() or None
+    reason = None
+    if model is None:
+        reason = "no model has been trained yet (t1_predict trains the first one)"
+    elif not latest:
+        reason = "no prediction has a realised outcome yet; the record starts the trading day after the first scored day"
+    return _record("live", latest, period_start=first.isoformat() if first else None,
+                   period_end=scope.split(":", 1)[1] if scope else None,
+                   evaluated_through=scope.split(":", 1)[1] if scope else None, models=models,
+                   layer1_backend=model["layer1_backend"] if model else None, reason=reason)
+
+
+def _record(kind: str, latest: dict[str, dict[str, Any]], *, period_start: str | None, period_end: str | None,
+            evaluated_through: str | None, models: int | None, layer1_backend: str | None,
+            reason: str | None) -> dict[str, Any]:
+    metrics: dict[str, Any] = {name: _metric(latest[name]) if name in latest else None for name in REPORTED}
+    metrics["tercile_spread"] = _tercile_spread(latest)
+    three = latest.get("three_class_accuracy")
+    return {"record": kind, "label": LABELS[kind], "period_start": period_start, "period_end": period_end,
+            "evaluated_through": evaluated_through, "predictions": int(three["sample_size"]) if three else 0,
+            "models": models, "layer1_backend": layer1_backend, "metrics": metrics,
+            "reason": reason if not latest else None}
+
+
+def _metric(row: dict[str, Any]) -> dict[str, Any]:
+    baselines = (row.get("detail") or {}).get("baselines") or {}
+    return {"value": row["value"], "base_rate": row["base_rate"], "sample_size": row["sample_size"],
+            "baselines": {k: v for k, v in baselines.items() if v is not None}}
 
 
 def _tercile_spread(latest: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
@@ -55,4 +111,5 @@ def _tercile_spread(latest: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     if not top or not bottom or top["value"] is None or bottom["value"] is None:
         return None
     return {"value": round(top["value"] - bottom["value"], 6), "base_rate": 0.0,
-            "sample_size": int(top["sample_size"]) + int(bottom["sample_size"])}
+            "sample_size": int(top["sample_size"]) + int(bottom["sample_size"]), "baselines": {}}
+

@@ -209,17 +209,21 @@ def exchange_serve(
 @app.command("demo")
 @one_line_errors
 def demo(
-    days: int = typer.Option(260, "--days", min=1, help="Simulated history to backfill first."),
+    days: Optional[int] = typer.Option(None, "--days", min=1,
+                                       help="History to backfill first; default 260 simulated or 1,000 replayed days."),
+    market: Optional[str] = typer.Option(None, "--market", help="Real end-of-day files (NSE daily or per-company, or "
+                                         "the generic OHLCV CSV) to replay instead of the simulator."),
     serve: bool = typer.Option(True, "--serve/--no-serve", help="End by serving the API until Ctrl-C."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="API port (0: any free port)."),
 ) -> None:
-    """The whole simulated day on the embedded store: backfill, then T0 over real HTTP
-    from the simulator, T1's stages and T2 through their notebooks, then the API."""
+    """The whole day on the embedded store: backfill history, bootstrap the track record,
+    then T0 over real HTTP from the simulated (or replayed) exchange, T1's stages and T2
+    through their notebooks, then the API."""
     import time
 
     from pipeline.demo import demo_api, run_demo
 
-    for line in run_demo(get_settings(), days):
+    for line in run_demo(get_settings(), days, market):
         typer.echo(line)
     if not serve:
         return
@@ -231,6 +235,33 @@ def demo(
                 time.sleep(3600)
         except KeyboardInterrupt:
             typer.echo("API stopped")
+
+
+@app.command("bootstrap")
+@one_line_errors
+def bootstrap_record(
+    days: int = typer.Option(250, "--days", min=1, help="Trading days the validation record covers (the latest ones)."),
+    min_train_days: int = typer.Option(120, "--min-train-days", min=20,
+                                       help="Trading days of history before the record's first day."),
+    replay_days: int = typer.Option(60, "--replay-days", min=0, help="Last record days the AI executor replays."),
+    end: Optional[str] = typer.Option(None, "--end", help="The record's last day (YYYY-MM-DD); default and latest "
+                                      "allowed: the day before the first live prediction, else the latest priced day."),
+) -> None:
+    """A track record before the first live day: the walk-forward validation record over
+    the stored history, the AI executor replayed over its last days, then T2. Re-running
+    writes nothing new."""
+    from market.clock import default_calendar
+    from pipeline.bootstrap import bootstrap
+    from store.engine import service_engine
+
+    settings = get_settings()
+    from market.clock import parse_trading_date
+
+    result = bootstrap(service_engine(settings), settings, default_calendar(), days=days,
+                       min_train_days=min_train_days, replay_days=replay_days,
+                       end=parse_trading_date(end) if end else None)
+    for line in result.lines():
+        typer.echo(line)
 
 
 @app.command("run-day")

@@ -89,13 +89,16 @@ def _ai_portfolio(conn: Connection, calendar: TradingCalendar, day: date) -> dic
 
 def _model(conn: Connection, day: date, model_id: str | None) -> dict[str, Any]:
     record = performance(conn)
-    live = {name: m for name, m in record["metrics"].items() if m is not None}
+    live = {name: m for name, m in record["live"]["metrics"].items() if m is not None}
+    validation = {"period_start": record["validation"]["period_start"], "period_end": record["validation"]["period_end"],
+                  **{name: m for name, m in record["validation"]["metrics"].items() if m is not None}}
     if model_id is None:
-        return {"model_id": None, "retrained": False, "live": live, "layer1_backend": record["layer1_backend"]}
+        return {"model_id": None, "retrained": False, "live": live, "validation": validation,
+                "layer1_backend": record["layer1_backend"]}
     p = tables.predictions.c
     first = conn.execute(select(func.min(p.trading_date)).where(p.model_id == model_id)).scalar()
     runs = current_rows(conn, tables.model_runs, where=[tables.model_runs.c.model_id == model_id])
     run = runs[0] if runs else {}
     return {"model_id": model_id, "retrained": bool(runs) and first == day, "warm_start": bool(run.get("warm_start")),
             "training_rows": run.get("training_rows"), "trained_through": run.get("train_end"),
-            "layer1_backend": record["layer1_backend"], "live": live}
+            "layer1_backend": record["layer1_backend"], "live": live, "validation": validation}

@@ -15,35 +15,55 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from decimal import Decimal
 from typing import Iterator
 
 from market.clock import TradingCalendar, exchange_now, latest_closed_trading_day
 from market.settings import Settings, get_settings
 from models.macro_model import week_start
-from ingest.simulator.backfill import backfill, simulator_for
+from ingest.simulator.backfill import backfill, market_for
 from ingest.simulator.site import SimulatorSite
+from pipeline.bootstrap import bootstrap
 from pipeline.day import T0_STAGES, T1_STAGES
 from pipeline.notebooks import run_stage_notebook
 from pipeline.serving import serve_in_thread
+from store import tables
 from store.engine import migration_engine, service_engine
+from store.history import current_rows
 from store.migrations import upgrade
 
 DAY_STAGES = [*T0_STAGES, *T1_STAGES, "health"]
 
 
-def run_demo(settings: Settings, history_days: int) -> Iterator[str]:
+SIMULATED_DAYS = 260  # a year of simulated history: the record's walk-forward trains on 120 days, predicts 140
+REPLAY_DAYS = 1000  # about four years of real history: 750 days of training before a 250-day record
+
+
+def run_demo(settings: Settings, history_days: int | None = None, market_path: str | None = None) -> Iterator[str]:
+    """The demo on the simulator, or with `market_path` on that real history (replayed
+    through the same exchange website; the demo day is the files' last day)."""
+    if market_path is not None:
+        # Every stage kernel, the API and the reports must see the replay's calendar.
+        os.environ["MARKETINTEL_REPLAY_PATH"] = str(market_path)
+        get_settings.cache_clear()
+        settings = settings.model_copy(update={"replay_path": get_settings().replay_path})
     upgrade(migration_engine(settings))
-    market = simulator_for(settings)
-    day = latest_closed_trading_day(exchange_now(), market.calendar)
+    market = market_for(settings)
+    replay = settings.replay_path is not None
+    day = market.days[-1] if replay else latest_closed_trading_day(exchange_now(), market.calendar)
     previous = market.calendar.previous_trading_day(day)
-    reports = backfill(service_engine(settings), settings, history_days, previous, market)
-    yield f"backfilled {len(reports)} simulated trading days up to {previous}"
+    days = history_days or (REPLAY_DAYS if replay else SIMULATED_DAYS)
+    reports = backfill(service_engine(settings), settings, days, previous, market)
+    source = f"real trading days from {settings.replay_path}" if replay else "simulated trading days"
+    yield f"backfilled {len(reports)} {source} up to {previous}"
+    yield _demo_client(settings)
+    yield from bootstrap(service_engine(settings), settings, market.calendar, end=previous).lines()
     site = SimulatorSite(market, published_through=day)
     with serve_in_thread(site.asgi_app()) as base_url:
         # The stage notebooks run in kernels that read settings from the environment.
         os.environ["MARKETINTEL_EXCHANGE_BASE_URL"] = base_url
         get_settings.cache_clear()
-        yield f"simulated exchange serving on {base_url}"
+        yield f"{'replayed' if replay else 'simulated'} exchange serving on {base_url}"
         for stage in DAY_STAGES:
             output = run_stage_notebook(stage, day, settings=get_settings(), trigger="demo")
             yield f"{stage:<14} {day}  ->  {output}"
@@ -93,7 +113,7 @@ def demo_api(settings: Settings, port: int) -> Iterator[list[str]]:
     from api.app import create_app
 
     settings, admin_from = demo_admin_key(settings)
-    client = keystore.generate(service_engine(settings), settings, "Demo Client", "PRO")
+    client = keystore.generate(service_engine(settings), settings, DEMO_CLIENT, DEMO_TIER)
     with serve_in_thread(create_app(settings), port=port) as base:
         key = client["api_key"]
         yield [
@@ -107,6 +127,30 @@ def demo_api(settings: Settings, port: int) -> Iterator[list[str]]:
             f"  curl -s -H 'X-API-Key: {key}' {base}/api/ai-portfolio/summary",
             f"  curl -s -H 'X-API-Key: {key}' '{base}/api/market/history/{_first_symbol(settings)}?limit=5'",
         ]
+
+
+DEMO_CLIENT, DEMO_TIER = "Demo Client", "PRO"
+DEMO_CLIENT_CASH = Decimal("5000000")
+DEMO_DEPOSIT = "DEMO:opening-cash"
+
+
+def _demo_client(settings: Settings) -> str:
+    """The demo client (the one `demo_api` prints a key for) with a portfolio and its
+    opening cash, before T2 runs, so its suggestions are waiting when the API starts."""
+    from api import keystore
+    from market.clock import utc_now
+    from portfolio import ledger
+    from portfolio.ledger import client_portfolio_id
+
+    engine = service_engine(settings)
+    portfolio_id = client_portfolio_id(keystore.ensure_client(engine, DEMO_CLIENT, DEMO_TIER))
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        c = tables.cash_entries.c
+        if not current_rows(conn, tables.cash_entries, where=[c.portfolio_id == portfolio_id, c.entry_id == DEMO_DEPOSIT]):
+            ledger.record_cash(conn, portfolio_id, DEMO_DEPOSIT, DEMO_CLIENT_CASH, "DEPOSIT", utc_now(),
+                               "demo client's opening cash")
+        cash = ledger.cash_balance(conn, portfolio_id)
+    return f"demo client '{DEMO_CLIENT}' ({DEMO_TIER}): portfolio {portfolio_id}, cash {cash:,.2f}"
 
 
 def _first_symbol(settings: Settings) -> str:

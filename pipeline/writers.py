@@ -96,9 +96,15 @@ class TemplateWriter:
         trained = " (retrained for this day" + (", warm start)" if model.get("warm_start") else ", full refit)") \
             if model["retrained"] else ""
         binary = model["live"].get("binary_accuracy")
+        validation = model.get("validation", {})
+        earlier = validation.get("binary_accuracy")
         record = (f"live binary accuracy {binary['value'] * 100:.1f}% against a base rate of "
                   f"{binary['base_rate'] * 100:.1f}% on {binary['sample_size']} predictions" if binary
                   else "no live out-of-sample record yet")
+        if earlier and earlier["value"] is not None:
+            record += (f"; validation record (walk-forward, {validation['period_start']} to {validation['period_end']}) "
+                       f"{earlier['value'] * 100:.1f}% against {earlier['base_rate'] * 100:.1f}% on "
+                       f"{earlier['sample_size']} predictions")
         return f"{moves} Model {model['model_id']}{trained}: {record}; layer 1 {model['layer1_backend']}."
 
 

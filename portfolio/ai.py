@@ -14,7 +14,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, func, select
+from sqlalchemy import Connection, Engine, Table, func, select
 
 from market.clock import exchange_iso, session_close_utc
 from market.errors import ConflictError, NotReadyError
@@ -35,10 +35,11 @@ def fee_schedule(settings: Settings) -> FeeSchedule:
     return FeeSchedule(Decimal(str(settings.brokerage_fee_rate)), Decimal(str(settings.brokerage_min_fee)))
 
 
-def day_signals(conn: Connection, day: date) -> tuple[str | None, dict[str, Signal]]:
-    """The date's predictions from the model that scored it last."""
-    c = tables.predictions.c
-    rows = current_rows(conn, tables.predictions, where=[c.trading_date == day])
+def day_signals(conn: Connection, day: date, record: Table = tables.predictions) -> tuple[str | None, dict[str, Signal]]:
+    """The date's predictions from the model that scored it last, read from the live
+    record (`predictions`) or the validation record (`validation_predictions`)."""
+    c = record.c
+    rows = current_rows(conn, record, where=[c.trading_date == day])
     if not rows:
         return None, {}
     latest = max(rows, key=lambda r: (r["recorded_at"], r["id"]))["model_id"]
@@ -47,13 +48,21 @@ def day_signals(conn: Connection, day: date) -> tuple[str | None, dict[str, Sign
                     for r in rows if r["model_id"] == latest and r["score"] is not None}
 
 
+def record_name(record: Table) -> str:
+    """`live` for the daily predictions, `validation` for the walk-forward record."""
+    return "validation" if record is tables.validation_predictions else "live"
+
+
 def executed_day(conn: Connection, portfolio_id: str, day: date) -> dict[str, Any] | None:
     c = tables.portfolio_days.c
     rows = current_rows(conn, tables.portfolio_days, where=[c.portfolio_id == portfolio_id, c.trading_date == day])
     return rows[0] if rows else None
 
 
-def execute_day(engine: Engine, settings: Settings, day: date) -> dict[str, Any]:
+def execute_day(engine: Engine, settings: Settings, day: date, record: Table = tables.predictions) -> dict[str, Any]:
+    """T1 step 6 for `day` on the signals of `record`: the live predictions, or the
+    validation record when bootstrapping replays the days before the first live one
+    (each trade's rationale names which, under `record`)."""
     with ledger.portfolio_transaction(engine, AI_PORTFOLIO) as conn:
         done = executed_day(conn, AI_PORTFOLIO, day)
         if done is not None:
@@ -62,9 +71,10 @@ def execute_day(engine: Engine, settings: Settings, day: date) -> dict[str, Any]
         latest = conn.execute(select(func.max(c.trading_date)).where(c.portfolio_id == AI_PORTFOLIO)).scalar()
         if latest is not None and latest > day:
             raise ConflictError(f"the AI portfolio has already executed {latest}; {day} cannot be executed after it")
-        model_id, signals = day_signals(conn, day)
+        model_id, signals = day_signals(conn, day, record)
         if not signals:
-            raise NotReadyError(f"no predictions for {day.isoformat()}: run t1_predict for that date first")
+            raise NotReadyError(f"no {record_name(record)} predictions for {day.isoformat()}: "
+                                "run t1_predict for that date first")
         ledger.ensure_portfolio(conn, AI_PORTFOLIO, "AI")
         close = session_close_utc(day)
         if not current_rows(conn, tables.cash_entries, where=[tables.cash_entries.c.entry_id == OPENING_ENTRY]):
@@ -79,13 +89,13 @@ def execute_day(engine: Engine, settings: Settings, day: date) -> dict[str, Any]
             trades.append(ledger.record_trade(conn, TradeRequest(
                 portfolio_id=AI_PORTFOLIO, trading_date=day, executed_at=close, symbol=order.symbol, side=order.side,
                 quantity=order.quantity, price=order.price, fees=order.fees, origin="AI",
-                rationale={**order.rationale, "timestamp": stamp, "model_id": model_id},
+                rationale={**order.rationale, "timestamp": stamp, "model_id": model_id, "record": record_name(record)},
                 trade_id=f"AI-{day.isoformat()}-{order.symbol}-{order.side}")))
         cash = ledger.cash_balance(conn, AI_PORTFOLIO)
         after = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO).items()}
         valuation = value_positions(float(cash), after, market)
         summary = {
-            "trading_date": day.isoformat(), "model_id": model_id, "timestamp": stamp,
+            "trading_date": day.isoformat(), "model_id": model_id, "record": record_name(record), "timestamp": stamp,
             "orders": [{"symbol": o.symbol, "side": o.side, "quantity": o.quantity, "price": str(o.price),
                         "fees": str(o.fees), "bound_by": o.rationale["limits"]["bound_by"]} for o in plan.orders],
             "skipped": plan.skipped, "would_trade": plan.would_trade, "blocked_by_rails": plan.blocked_by_rails,

@@ -62,3 +62,13 @@ def reference_close(conn: Connection, symbol: str, day: date) -> tuple[Decimal, 
         raise NotFoundError(f"no price for {symbol} in the {LOOKBACK_CALENDAR_DAYS} days up to {day.isoformat()}")
     latest = max(rows, key=lambda r: r["trading_date"])
     return Decimal(str(latest["close"])), latest["trading_date"]
+
+
+def trading_currency(conn: Connection, default: str = "JMD") -> str:
+    """The currency the listed instruments trade in (the most common one among them, as
+    their delivery or import recorded it; KES for a replayed NSE), `default` before any
+    instrument is stored. Money figures of the AI portfolio are in this currency."""
+    from collections import Counter
+
+    counts = Counter(r["currency"] for r in current_rows(conn, tables.instruments) if r["currency"])
+    return counts.most_common(1)[0][0] if counts else default

@@ -22,13 +22,13 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine, func, select
+from sqlalchemy import Connection, Engine, Table, func, select
 
 from market.clock import TradingCalendar, session_close_utc, utc_now
 from market.errors import ConflictError, NotFoundError, NotReadyError
 from market.settings import Settings
 from portfolio import ledger
-from portfolio.ai import day_signals, fee_schedule
+from portfolio.ai import day_signals, fee_schedule, record_name
 from portfolio.executor import plan_day
 from portfolio.ledger import TradeRejected, TradeRequest
 from portfolio.market import market_days
@@ -44,15 +44,18 @@ def suggestion_id(portfolio_id: str, day: date, symbol: str, side: str) -> str:
     return f"S-{day:%Y%m%d}-{digest}-{symbol}-{side}"
 
 
-def latest_scored_day(conn: Connection, before: date) -> date | None:
-    c = tables.predictions.c
+def latest_scored_day(conn: Connection, before: date, record: Table = tables.predictions) -> date | None:
+    c = record.c
     return conn.execute(select(func.max(c.trading_date)).where(c.trading_date < before)).scalar()
 
 
-def generate(engine: Engine, settings: Settings, day: date, now: datetime | None = None) -> dict[str, Any]:
+def generate(engine: Engine, settings: Settings, day: date, now: datetime | None = None,
+             record: Table = tables.predictions) -> dict[str, Any]:
+    """T2 for `day` from the latest day scored before it in `record` (the live
+    predictions; bootstrapping passes the validation record before the first live day)."""
     moment = now or utc_now()
     with engine.connect() as conn:
-        scored = latest_scored_day(conn, day)
+        scored = latest_scored_day(conn, day, record)
         portfolios = [r for r in current_rows(conn, tables.portfolios) if r["kind"] in ("CLIENT", "HOUSE")]
     if scored is None:
         raise NotReadyError(f"no predictions before {day.isoformat()}: T1 has not scored a day yet")
@@ -60,21 +63,24 @@ def generate(engine: Engine, settings: Settings, day: date, now: datetime | None
     created: list[dict[str, Any]] = []
     for portfolio in sorted(portfolios, key=lambda p: p["portfolio_id"]):
         with ledger.portfolio_transaction(engine, portfolio["portfolio_id"]) as conn:
-            created.extend(_suggest_for(conn, settings, portfolio["portfolio_id"], day, scored))
-    return {"trading_date": day.isoformat(), "signals_from": scored.isoformat(), "portfolios": len(portfolios),
+            created.extend(_suggest_for(conn, settings, portfolio["portfolio_id"], day, scored, record))
+    return {"trading_date": day.isoformat(), "signals_from": scored.isoformat(), "record": record_name(record),
+            "portfolios": len(portfolios),
             "suggestions": created, "expired": expired}
 
 
-def _suggest_for(conn: Connection, settings: Settings, portfolio_id: str, day: date, scored: date) -> list[dict[str, Any]]:
+def _suggest_for(conn: Connection, settings: Settings, portfolio_id: str, day: date, scored: date,
+                 record: Table) -> list[dict[str, Any]]:
     c = tables.suggestions.c
     if current_rows(conn, tables.suggestions, where=[c.portfolio_id == portfolio_id, c.trading_date == day]):
         return []
-    model_id, signals = day_signals(conn, scored)
+    model_id, signals = day_signals(conn, scored, record)
     held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id).items()}
     plan = plan_day(ledger.cash_balance(conn, portfolio_id), held, signals, market_days(conn, scored), fee_schedule(settings))
     rows = [{"suggestion_id": suggestion_id(portfolio_id, day, o.symbol, o.side), "portfolio_id": portfolio_id,
              "trading_date": day, "symbol": o.symbol, "side": o.side, "quantity": o.quantity, "limit_price": o.price,
-             "reason": {**o.rationale, "signals_from": scored.isoformat(), "model_id": model_id},
+             "reason": {**o.rationale, "signals_from": scored.isoformat(), "model_id": model_id,
+                        "record": record_name(record)},
              "expires_at": session_close_utc(day)} for o in plan.orders]
     if rows:
         append_history(conn, tables.suggestions, rows)

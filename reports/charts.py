@@ -38,13 +38,14 @@ def _image(figure, width: float) -> Image:  # noqa: ANN001
 
 
 def equity_curve(days: Sequence[date], equity: Sequence[float], liquid: Sequence[float], starting_cash: float,
-                 width: float) -> Image:
-    """Equity and liquid equity by executed day, with the starting cash as a reference."""
+                 width: float, currency: str = "JMD") -> Image:
+    """Equity and liquid equity by executed day, with the starting cash as a reference;
+    the axis names the market's currency."""
     figure, axes = _figure(width)
     axes.plot(days, equity, color=PALETTE["navy"], linewidth=1.6, label="Equity", marker="o" if len(days) < 3 else None)
     axes.plot(days, liquid, color=PALETTE["teal"], linewidth=1.0, linestyle="--", label="Liquid equity")
     axes.axhline(starting_cash, color=PALETTE["amber"], linewidth=0.8, label="Starting cash")
-    axes.set_ylabel("JMD", fontsize=7, color=PALETTE["grey"])
+    axes.set_ylabel(currency, fontsize=7, color=PALETTE["grey"])
     axes.yaxis.set_major_formatter(lambda value, _: f"{value / 1e6:,.2f}M")
     axes.legend(fontsize=7, frameon=False, loc="best")
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter

@@ -14,7 +14,8 @@ from typing import Any
 
 from reportlab.platypus import Flowable, PageBreak, Spacer
 
-from reports.format import backend_line, metric_rows, money, number
+from models.performance import shown_record
+from reports.format import backend_line, metric_rows, money, number, record_caption
 from reports.layout import DIGEST, SMALL, SUBHEADING, SUBTITLE, TITLE, content_width, data_table, key_figures, notice, section, text
 from reports.logos import powered_by
 
@@ -75,16 +76,17 @@ def _paragraphs(items: list[tuple[str, str]], **values: str) -> list[Flowable]:
 
 def _metrics(inputs: dict[str, Any]) -> list[Flowable]:
     perf = inputs["performance"]
-    rows = metric_rows(perf, ("binary_accuracy", "movers_accuracy", "tercile_spread"))
+    record = shown_record(perf)
+    rows = metric_rows(record, ("binary_accuracy", "movers_accuracy", "tercile_spread"))
     table: Flowable = (data_table(["Out-of-sample metric", "Value", "Base rate", "Sample"], rows) if rows
-                       else notice(perf["reason"] or "no out-of-sample metrics yet"))
+                       else notice(record["reason"] or "no out-of-sample metrics yet"))
     figures = key_figures([("Training rows", number(perf["training_rows"])),
                            ("Feature count", str(inputs["feature_count"])),
                            ("Model", perf["model_id"] or "none yet"),
                            ("Horizon", f"{perf['horizon_days']} trading day(s)" if perf["horizon_days"] else "-"),
                            ("Layer 1", backend_line(perf))])
     features = text("Features: " + ", ".join(inputs["features"]) + ".", SMALL)
-    return section("Model metrics", table, Spacer(0, 4), figures, features)
+    return section("Model metrics", text(record_caption(perf, record), SMALL), table, Spacer(0, 4), figures, features)
 
 
 def _audit_trail(inputs: dict[str, Any]) -> list[Flowable]:

@@ -56,6 +56,21 @@ def metric_rows(perf: dict[str, Any], names: Iterable[str]) -> list[list[str]]:
     return rows
 
 
+def record_caption(perf: dict[str, Any], shown: dict[str, Any]) -> str:
+    """Which out-of-sample record the metrics table shows, over what, and where the other
+    one stands: the reader must never mistake the validation record for live results."""
+    line = shown["label"]
+    if shown["period_start"]:
+        models = f" by {shown['models']} models" if shown["models"] else ""
+        line += f": {shown['period_start']} to {shown['period_end']}, {shown['predictions']:,} predictions{models}."
+    other = perf["live" if shown["record"] == "validation" else "validation"]
+    if other["reason"]:
+        line += f" {other['label']}: {other['reason']}."
+    elif other["period_start"]:
+        line += f" {other['label']}: {other['period_start']} to {other['period_end']} (GET /api/ai/performance)."
+    return line
+
+
 def backend_line(perf: dict[str, Any]) -> str:
     backend = perf["layer1_backend"]
     if backend is None:

@@ -31,6 +31,7 @@ from models.market_views import latest_market, valuation_day
 from models.performance import performance
 from portfolio import views
 from portfolio.ai import ai_positions
+from portfolio.market import trading_currency
 from store import tables
 from store.history import current_rows
 
@@ -53,6 +54,7 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
         "scores": [q["score"] for q in scored],
         "ai_portfolio": {**summary, "positions": ai_positions(conn, day)},
         "equity_curve": views.ai_record(conn)["days"],
+        "currency": trading_currency(conn),
     })
 
 

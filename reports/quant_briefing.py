@@ -10,7 +10,8 @@ from reportlab.platypus import Flowable, PageBreak, Spacer
 
 from models.decisions import AVOID_SCORE, LONG_SCORE
 from reports import charts
-from reports.format import backend_line, metric_rows, money, number, pct, signed_pct
+from models.performance import shown_record
+from reports.format import backend_line, metric_rows, money, number, pct, record_caption, signed_pct
 from reports.layout import SMALL, SUBTITLE, TITLE, content_width, data_table, key_figures, notice, section, text
 from reports.logos import powered_by
 
@@ -35,16 +36,16 @@ def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowab
 
 
 def _performance(perf: dict[str, Any]) -> list[Flowable]:
-    rows = metric_rows(perf, ("binary_accuracy", "movers_accuracy", "tercile_spread"))
+    record = shown_record(perf)
+    rows = metric_rows(record, ("binary_accuracy", "movers_accuracy", "tercile_spread"))
     blocks: list[Flowable] = [
-        data_table(["Out-of-sample metric", "Value", "Base rate", "Sample"], rows) if rows else notice(perf["reason"] or "no metrics"),
+        text(record_caption(perf, record), SMALL),
+        data_table(["Out-of-sample metric", "Value", "Base rate", "Sample"], rows) if rows else notice(record["reason"] or "no metrics"),
         Spacer(0, 4),
         key_figures([("Training rows", number(perf["training_rows"])), ("Model", perf["model_id"] or "none yet"),
-                     ("Evaluated through", perf["evaluated_through"] or "no realised outcome yet"),
+                     ("Evaluated through", record["evaluated_through"] or "no realised outcome yet"),
                      ("Layer 1", backend_line(perf))]),
     ]
-    if perf["reason"] and rows:
-        blocks.append(text(perf["reason"], SMALL))
     return section("System performance", *blocks)
 
 
@@ -102,7 +103,7 @@ def _charts(inputs: dict[str, Any], width: float) -> list[Flowable]:
     curve = inputs["equity_curve"]
     equity: Flowable = (charts.equity_curve([date.fromisoformat(d["trading_date"]) for d in curve],
                                             [d["equity"] for d in curve], [d["liquid_equity"] for d in curve],
-                                            float(inputs["ai_portfolio"]["starting_cash"]), width)
+                                            float(inputs["ai_portfolio"]["starting_cash"]), width, inputs["currency"])
                         if curve else notice("no executed day yet, so no equity curve"))
     scores = inputs["scores"]
     distribution: Flowable = (charts.score_distribution(scores, LONG_SCORE, AVOID_SCORE, width) if scores

@@ -217,22 +217,30 @@ model_metrics = history_table(
     Column("detail", JSONDocument, nullable=False, default=dict),
 )
 
-predictions = history_table(
-    "predictions",
-    ("symbol", "trading_date", "model_id"),
-    Column("symbol", Text(), nullable=False),
-    Column("trading_date", Date(), nullable=False),
-    Column("model_id", Text(), nullable=False),
-    Column("horizon_days", Integer(), nullable=False),
-    Column("predicted_return", Double()),
-    Column("p_up", Double()),
-    Column("score", Double()),
-    Column("action", Text()),
-    Column("weight", Double()),
-    Column("tercile", Text()),
-    Column("layer1_p_up", Double()),
-    Column("layer1_backend", Text()),
-)
+def _prediction_columns() -> list[Column]:
+    return [
+        Column("symbol", Text(), nullable=False),
+        Column("trading_date", Date(), nullable=False),
+        Column("model_id", Text(), nullable=False),
+        Column("horizon_days", Integer(), nullable=False),
+        Column("predicted_return", Double()),
+        Column("p_up", Double()),
+        Column("score", Double()),
+        Column("action", Text()),
+        Column("weight", Double()),
+        Column("tercile", Text()),
+        Column("layer1_p_up", Double()),
+        Column("layer1_backend", Text()),
+    ]
+
+
+# The live record: what T1 predicts each day.
+predictions = history_table("predictions", ("symbol", "trading_date", "model_id"), *_prediction_columns())
+
+# The validation record: the walk-forward's out-of-sample predictions over the history
+# before the first live day (models/validation.py), never mixed with the live record.
+validation_predictions = history_table("validation_predictions", ("symbol", "trading_date", "model_id"),
+                                       *_prediction_columns())
 
 clients = history_table(
     "clients",

@@ -88,7 +88,7 @@ class Query:
     async def analysis(self, info: Info, date: date | None = None) -> DayAnalysis | None:
         return DayAnalysis.from_record(await info.context.read(stored_analysis, date))
 
-    @strawberry.field(description="The model's live out-of-sample record with base rates.")
+    @strawberry.field(description="The model's validation and live out-of-sample records, side by side, with base rates.")
     async def model_performance(self, info: Info) -> ModelPerformance | None:
         return ModelPerformance.from_record(await info.context.read(performance))
 

@@ -41,7 +41,10 @@ def history(svc: Services = Depends(services), _: Principal = Depends(admin)) ->
 
 @router.get("/api/ai/performance", response_model=Performance, responses=problems(*KEYED))
 def model_performance(svc: Services = Depends(services), _: Principal = Depends(principal)) -> Performance:
-    """Out-of-sample binary, 3-class and movers accuracy, average error and IC with base
-    rates and sample sizes; the model id and the layer-1 backend (fallback named)."""
+    """The model's two out-of-sample records side by side, each labelled: `validation`
+    (the walk-forward over the history before the first live day) and `live` (from the
+    first live day). Each has binary, 3-class and movers accuracy, average error, IC and
+    the tercile spread with base rates, baselines and sample sizes; the top level names
+    the latest live model and its layer-1 backend (fallback named)."""
     with svc.engine.connect() as conn:
         return Performance.model_validate(performance(conn))

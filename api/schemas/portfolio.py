@@ -192,21 +192,52 @@ class ResearchResult(BaseModel):
 
 class Metric(BaseModel):
     value: float | None
-    base_rate: float | None
+    base_rate: float | None = Field(description="The no-skill rate: the more common direction or class, the error of "
+                                                "predicting 0, or 0 for the IC and the tercile spread.")
     sample_size: int | None
+    baselines: dict[str, float] = Field(default_factory=dict, description="Simple rules on the same rows: the majority "
+                                        "class, the sign of the last move, predicting a zero return.")
+
+
+_METRIC_EXAMPLE = {"value": 0.603, "base_rate": 0.511, "sample_size": 3923,
+                   "baselines": {"majority": 0.511, "last_move_sign": 0.402}}
+
+
+class Record(BaseModel):
+    record: str = Field(description="`validation` (walk-forward over the history before the first live day) or `live`.")
+    label: str = Field(description="What the record is, in words, for display.")
+    period_start: str | None = Field(description="First predicted trading day (ISO date).")
+    period_end: str | None = Field(description="Last trading day with a realised outcome in the record.")
+    evaluated_through: str | None
+    predictions: int = Field(description="Predictions with a realised outcome (the 3-class sample).")
+    models: int | None = Field(description="Models that made the record's predictions (walk-forward retrains).")
+    layer1_backend: str | None
+    metrics: dict[str, Metric | None] = Field(
+        description="binary_accuracy, three_class_accuracy, movers_accuracy, average_error, information_coefficient and "
+                    "tercile_spread (up-move rate of TOP minus BOTTOM tercile predictions; base rate 0); null until known.")
+    reason: str | None = Field(description="Why the record is empty; null when it has metrics.")
 
 
 class Performance(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"model_id": "risk-2026-11-20-h1-warm", "trained_through": "2026-11-20", "training_rows": 15230, "horizon_days": 1, "layer1_backend": "fallback-empirical-v1", "layer1_is_fallback": True, "evaluated_through": "2026-11-20", "metrics": {"binary_accuracy": {"value": 0.562, "base_rate": 0.508, "sample_size": 4210}}, "reason": None}]})
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "model_id": "risk-2026-11-20-h1-full", "trained_through": "2026-11-20", "training_rows": 15230, "horizon_days": 1,
+        "layer1_backend": "fallback-empirical-v1", "layer1_is_fallback": True,
+        "validation": {"record": "validation", "label": "Validation record (walk-forward, out of sample, before the "
+                       "first live day)", "period_start": "2026-05-05", "period_end": "2026-11-19",
+                       "evaluated_through": "2026-11-19", "predictions": 8260, "models": 28,
+                       "layer1_backend": "fallback-empirical-v1", "metrics": {"binary_accuracy": _METRIC_EXAMPLE},
+                       "reason": None},
+        "live": {"record": "live", "label": "Live record (predictions made each trading day, from the first live day)",
+                 "period_start": "2026-11-20", "period_end": None, "evaluated_through": None, "predictions": 0,
+                 "models": 1, "layer1_backend": "fallback-empirical-v1", "metrics": {"binary_accuracy": None},
+                 "reason": "no prediction has a realised outcome yet; the record starts the trading day after the "
+                           "first scored day"}}]})
 
-    model_id: str | None
+    model_id: str | None = Field(description="The model that made the latest live predictions.")
     trained_through: date | None
     training_rows: int | None
     horizon_days: int | None
     layer1_backend: str | None
     layer1_is_fallback: bool
-    evaluated_through: str | None
-    metrics: dict[str, Metric | None] = Field(
-        description="binary_accuracy, three_class_accuracy, movers_accuracy, average_error, information_coefficient and "
-                    "tercile_spread (up-move rate of TOP minus BOTTOM tercile predictions; base rate 0); null until known.")
-    reason: str | None
+    validation: Record = Field(description="The walk-forward record over the history before the first live day.")
+    live: Record = Field(description="The record of the daily predictions from the first live day on.")

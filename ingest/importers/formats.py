@@ -159,3 +159,14 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                 yield {**bar, "_line": f"{path}:{line}"}
             except ValueError as exc:
                 yield Bad(f"{path}:{line}", str(exc))
+
+
+def nse_daily_frame(folder: Path) -> "pd.DataFrame":
+    """Every readable row of the NSE daily files under `folder` (recursively) as one frame
+    (symbol, date, close, volume, high, low), one row per symbol and date; bad rows are
+    left out (the importer reports them, a research frame does not need them)."""
+    import pandas as pd
+
+    rows = [r for path in sorted(folder.rglob("*.csv")) for r in read_nse_daily(path) if not isinstance(r, Bad)]
+    frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"})
+    return frame.drop_duplicates(["symbol", "date"])[["symbol", "date", "close", "volume", "high", "low"]]

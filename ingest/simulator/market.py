@@ -5,11 +5,19 @@ day's numbers do not depend on which days were asked for before it. State (the l
 value of each company, its last traded price, halts) is carried forward day by day from
 SIM_START and cached.
 
-The microstructure is that of a thin market: an instrument trades on a given day with
-its own probability (liquid banks almost daily, junior stocks about once a week), the
-close stays at the last traded price on no-trade days, closing quotes are wide (under 1%
-to over 10%) and sometimes one-sided, halts last a few days, dividends drop the price on
-the ex-date. News and disclosures carry a tone in [-1, 1] and the market under-reacts
+The microstructure is that of a thin market, calibrated to stylised facts measured on the
+NSE Kenya daily files (ingest/simulator/facts.py, stylised_facts.json): an instrument
+trades on a given day with its own probability (liquid banks almost daily, junior stocks
+a few days a week), the close stays at the last close on no-trade days, halts last a few
+days, dividends drop the price on the ex-date. Trades print at the standing bid or ask
+around a latent value (`_prints`): quotes stay put while the value is inside them, so on
+a quiet day the same prices trade again; a print's side tends to repeat the previous
+one's; prints sit on a tick grid and within the daily price limit. High and low are the
+day's extreme prints; the close is their volume-weighted average (the NSE's closes lie
+inside the day's range far more often than a last trade at the bid or ask would), so it
+carries a damped bid-ask bounce: a close near the day's high tends to be followed by a
+fall. Closing quotes run from about 1% to over 10% wide and are sometimes one-sided.
+News and disclosures carry a tone in [-1, 1] and the market under-reacts
 to them: the following days' returns drift with the recent tones (decayed with a
 half-life of one trading day), a weak share of each day's move (`news_signal` scales it,
 0 switches it off). That is the "true" signal the sentiment features should find.
@@ -27,9 +35,25 @@ from ingest.simulator.universe import SIM_START, Instrument, build_universe
 
 SIM_END = date(2028, 12, 29)
 REPORT_EVERY = 63  # trading days between quarterly reports
-TONE_EFFECT = 0.6  # share of a day's volatility moved by a news tone of 1 (times news_signal)
+TONE_EFFECT = 1.2  # share of a day's volatility moved by a news tone of 1 (times news_signal); a VWAP
+# close takes in about half of a day's move that day, so this is twice what it was with last-trade closes
 DRIFT_DECAY = 0.5  # how much of the tone-driven drift is left a trading day later
 PRICE_LIMIT = 0.15  # daily price limit around the previous close
+# Microstructure, calibrated to the NSE Kenya daily files (ingest/simulator/stylised_facts.json;
+# benchmarks/stylised_facts.py prints the comparison).
+PRINTS_PER_DAY = 8  # trade prints simulated per instrument-day at most (more trades share these prices)
+PRINT_SHARES = 2000.0  # shares per print on average: a day of v shares has 1 + Poisson(v / this) prints
+SIDE_PERSISTENCE = 0.75  # chance the day's first print is on the side (bid/ask) of the previous day's last
+INTRADAY_PERSISTENCE = 0.75  # chance a later print is on the side of the print before it
+QUIET_SHARE = 0.4  # share of instrument-days without news of the company: its value barely moves
+QUIET_SCALE = 0.15  # volatility on a quiet day, as a multiple of the instrument's
+ACTIVE_SCALE = 1.3  # volatility on the other days (so the average day's variance stays near the instrument's)
+INTRADAY_VOL = 1.0  # volatility of the value's path between prints, as a multiple of the day's
+# The tick grid (price below which the tick applies, tick): twice the NSE's ticks (0.01
+# below 10, 0.05 from 10, 0.25 from 100, 1 from 1,000), because its prices cluster on round
+# numbers: 63% of its closes between 10 and 100 are multiples of 0.25, where a 0.05 grid
+# would give 20%.
+TICKS = ((10.0, 0.02), (100.0, 0.10), (1000.0, 0.5), (np.inf, 2.0))
 
 POSITIVE = [
     "{name} reports record quarterly profit, beating expectations",
@@ -153,24 +177,30 @@ class SimulatedMarket:
         listed = self._listed(i)
         if i == 0:
             value = np.log(np.array([x.initial_price for x in self.universe]))
-            last_close = np.exp(value).round(2)
+            last_close = _to_tick(np.exp(value))
             halt_left = np.zeros(n, dtype=int)
             drift = np.zeros(n)
+            centre, half, side = np.exp(value), self._spread / 2, np.ones(n)
         else:
             prev = self._computed[i - 1]
             value, last_close = prev["value"].copy(), prev["close"].copy()
             halt_left = np.maximum(prev["halt_left"] - 1, 0)
             drift = prev["drift"]
+            centre, half, side = prev["centre"], prev["half"], prev["side"]
         newly_listed = listed & (self._listed_day == i) & (i > 0)
-        last_close = np.where(newly_listed, np.exp(value).round(2), last_close)
+        last_close = np.where(newly_listed, _to_tick(np.exp(value)), last_close)
+        centre = np.where(newly_listed, np.exp(value), centre)
 
         market = rng.normal(0.0002, 0.006)
         noise = rng.normal(0, 1, n)
         dividend_today = listed & (self._div_yield > 0) & ((i + self._dividend_phase) % 126 == 0) & (i > 0)
         dividend = np.where(dividend_today, (self._div_yield / 2 * last_close).round(2), 0.0)
         tone_push = self.news_signal * TONE_EFFECT * self._vol * drift
-        value = value + self._beta * market + self._vol * noise + tone_push
-        value = value + np.log(np.clip(1 - dividend / np.maximum(last_close, 0.01), 0.5, 1.0))
+        opening = value + np.log(np.clip(1 - dividend / np.maximum(last_close, 0.01), 0.5, 1.0))
+        # On a quiet day nothing is learnt about the company: its value barely moves.
+        activity = np.where(rng.random(n) < QUIET_SHARE, QUIET_SCALE, ACTIVE_SCALE)
+        day_vol = self._vol * activity
+        value = opening + activity * self._beta * market + day_vol * noise + tone_push
 
         starts_halt = listed & (halt_left == 0) & (rng.random(n) < 0.0008)
         halt_left = np.where(starts_halt, rng.integers(1, 5, n), halt_left)
@@ -181,23 +211,24 @@ class SimulatedMarket:
         p_trade = np.clip(self._p_trade + 0.3 * news_today, 0, 0.99)
         traded = listed & ~halted & (rng.random(n) < p_trade)
         prev_close = last_close.copy()
-        fair = np.exp(value)
-        # The exchange's daily price limit: a trade prints at most 15% from the previous
-        # close, so a name untraded for weeks catches up with its value over several days.
-        limited = np.clip(fair, last_close * (1 - PRICE_LIMIT), last_close * (1 + PRICE_LIMIT))
-        close = np.where(traded, np.maximum(limited.round(2), 0.01), last_close)
         volume = np.where(
             traded,
             np.maximum(1, np.round(self._volume * rng.lognormal(0, 0.8, n) * (1 + 2 * np.abs(tone)), -1)),
             0,
         ).astype(np.int64)
         trades = np.where(traded, 1 + rng.poisson(np.minimum(volume / 3000.0, 150)), 0)
-        open_ = np.where(traded, (prev_close * np.exp(rng.normal(0, self._vol / 2))).round(2), np.nan)
-        high = np.where(traded, (np.maximum(open_, close) * (1 + np.abs(rng.normal(0, self._vol / 3)))).round(2), np.nan)
-        low = np.where(traded, (np.minimum(open_, close) * (1 - np.abs(rng.normal(0, self._vol / 3)))).round(2), np.nan)
-        half = self._spread * rng.lognormal(0, 0.3, n) / 2
-        bid = np.maximum((fair * (1 - half)).round(2), 0.01)
-        ask = np.maximum((fair * (1 + half)).round(2), bid + 0.01).round(2)
+        fresh_half = self._spread * rng.lognormal(0, 0.3, n) / 2
+        prints = np.where(traded, np.minimum(1 + rng.poisson(volume / PRINT_SHARES), PRINTS_PER_DAY), 0)
+        open_, high, low, close, centre, half, side = self._prints(
+            rng, opening, value, day_vol, centre, half, fresh_half, side, prints, last_close)
+        close = np.where(traded, close, last_close)
+        # Closing quotes: the standing ones while the value stays inside them, new ones
+        # around the value once it has left them (also on a day without a trade).
+        requote = np.abs(value - np.log(centre)) > half
+        centre = np.where(requote, np.exp(value), centre)
+        half = np.where(requote, fresh_half, half)
+        bid = np.maximum(_to_tick(centre * (1 - half), np.floor), 0.01)
+        ask = np.maximum(_to_tick(centre * (1 + half), np.ceil), (bid + _tick(bid)).round(2))
         one_sided = rng.random(n)
         bid = np.where(halted | (~traded & (one_sided < 0.03)), np.nan, bid)
         ask = np.where(halted | (~traded & (one_sided > 0.98)), np.nan, ask)
@@ -206,8 +237,60 @@ class SimulatedMarket:
             "halted": halted, "listed": listed, "traded": traded, "volume": volume, "trades": trades,
             "open": open_, "high": high, "low": low, "bid": bid, "ask": ask, "tone": tone,
             "dividend": dividend, "drift": DRIFT_DECAY * drift + tone,
+            "centre": centre, "half": half, "side": side,
         })
         self._events.append(events)
+
+    def _prints(self, rng: np.random.Generator, opening: np.ndarray, value: np.ndarray, vol: np.ndarray,
+                centre: np.ndarray,
+                half: np.ndarray, fresh_half: np.ndarray, side: np.ndarray, prints: np.ndarray,
+                last_close: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The day's trade prints of every instrument, `prints[k]` of them (0: no trade).
+
+        The value moves from `opening` (the previous close's value, after any dividend) to
+        `value` along a Brownian bridge with the instrument's volatility; the prints happen
+        at sorted uniform times. A print is at the standing bid or ask: the quotes stay where
+        they are while the value is inside them and are set afresh around it (with a new
+        width) once it leaves. Its side repeats the previous print's with probability
+        SIDE_PERSISTENCE and is a fair coin otherwise (order flow in a thin market comes in
+        runs: the same standing order is hit again). Every print respects the daily price
+        limit around the previous close and sits on the tick grid. Returns open, high, low,
+        close (NaN without a print) and the quotes' centre, half-width and last side.
+        """
+        n = len(value)
+        times = np.sort(rng.random((PRINTS_PER_DAY, n)), axis=0)
+        shocks = rng.normal(0, 1, (PRINTS_PER_DAY, n))
+        coins = rng.random((PRINTS_PER_DAY, n))
+        flips = rng.random((PRINTS_PER_DAY, n)) >= np.where(np.arange(PRINTS_PER_DAY) == 0, SIDE_PERSISTENCE, INTRADAY_PERSISTENCE)[:, None]
+        sizes = rng.exponential(1.0, (PRINTS_PER_DAY, n))
+        turnover, shares = np.zeros(n), np.zeros(n)
+        floor, cap = last_close * (1 - PRICE_LIMIT), last_close * (1 + PRICE_LIMIT)
+        high, low = np.full(n, -np.inf), np.full(n, np.inf)
+        open_ = np.full(n, np.nan)
+        now, level = np.zeros(n), opening
+        for j in range(PRINTS_PER_DAY):
+            active = j < prints
+            if not active.any():
+                break
+            step = times[j] - now
+            left = np.maximum(1 - now, 1e-12)
+            level = level + (value - level) * step / left + INTRADAY_VOL * vol * np.sqrt(np.maximum(step * (1 - times[j]) / left, 0)) * shocks[j]
+            now = np.where(active, times[j], now)
+            requote = active & (np.abs(level - np.log(centre)) > half)
+            centre = np.where(requote, np.exp(level), centre)
+            half = np.where(requote, fresh_half, half)
+            side = np.where(active & flips[j], np.where(coins[j] < 0.5, 1.0, -1.0), side)
+            price = centre * (1 + side * half)
+            price = np.clip(_to_tick(price), _to_tick(floor, np.ceil), _to_tick(cap, np.floor))
+            price = np.maximum(price, 0.01)
+            turnover = turnover + np.where(active, sizes[j] * price, 0.0)
+            shares = shares + np.where(active, sizes[j], 0.0)
+            open_ = np.where(active & (j == 0), price, open_)
+            high = np.where(active, np.maximum(high, price), high)
+            low = np.where(active, np.minimum(low, price), low)
+        traded = prints > 0
+        close = np.where(traded, _to_tick(turnover / np.maximum(shares, 1e-12)), np.nan)
+        return (open_, np.where(traded, high, np.nan), np.where(traded, low, np.nan), close, centre, half, side)
 
     def _news(self, i: int, rng: np.random.Generator, listed: np.ndarray) -> tuple[np.ndarray, list[NewsEvent]]:
         n = self.size
@@ -298,6 +381,20 @@ class SimulatedMarket:
                 "status": "DELISTED" if delisted else "ACTIVE",
             })
         return rows
+
+
+def _tick(price: np.ndarray) -> np.ndarray:
+    """The tick size at each price (TICKS)."""
+    limits = np.array([limit for limit, _ in TICKS])
+    sizes = np.array([size for _, size in TICKS])
+    return sizes[np.searchsorted(limits, price, side="right").clip(max=len(sizes) - 1)]
+
+
+def _to_tick(price: np.ndarray, rounding=np.round) -> np.ndarray:  # noqa: ANN001 - a numpy rounding function
+    """`price` on the tick grid (to the nearest tick, or down/up with np.floor/np.ceil),
+    rounded to cents so the float prints as the exchange would write it."""
+    tick = _tick(price)
+    return (rounding((price / tick).round(6)) * tick).round(2)
 
 
 def _num(value: float) -> float | None:

@@ -80,13 +80,23 @@ NAMED_COMPANIES: list[tuple[str, str, str, str, int]] = [
     ("ZNT", "Zion Hill Networks", "Technology", "JUNIOR", 3),
 ]
 
-# tier -> (probability of trading on a day, typical daily volume, base spread fraction)
+@dataclass(frozen=True)
+class Tier:
+    """What a liquidity tier draws its instruments' parameters from (uniform ranges)."""
+
+    p_trade: tuple[float, float]  # probability of trading on a day
+    typical_volume: float  # median daily volume in shares on a traded day
+    base_spread: float  # median quoted spread as a fraction of the price
+    volatility: tuple[float, float]  # daily log-return standard deviation
+
+
 TIERS = {
-    0: (0.97, 150_000, 0.004),
-    1: (0.75, 30_000, 0.015),
-    2: (0.40, 8_000, 0.045),
-    3: (0.18, 2_500, 0.11),
+    0: Tier((0.95, 0.99), 300_000, 0.011, (0.014, 0.025)),
+    1: Tier((0.85, 0.98), 40_000, 0.022, (0.017, 0.031)),
+    2: Tier((0.70, 0.95), 8_000, 0.045, (0.020, 0.036)),
+    3: Tier((0.20, 0.70), 1_500, 0.09, (0.022, 0.042)),
 }
+VOLUME_DISPERSION = 1.0  # log-sd of typical volume around its tier's median, across names
 SECTORS = sorted({c[2] for c in NAMED_COMPANIES})
 
 
@@ -122,7 +132,7 @@ def build_universe(size: int, seed: int, day_count: int) -> list[Instrument]:
             board = "JUNIOR" if rng.random() < 0.4 else "MAIN"
             tier = int(rng.choice([1, 2, 3], p=[0.3, 0.4, 0.3]))
             symbol, name, sector = f"S{i:04d}", f"Simulated Company {i:04d}", SECTORS[i % len(SECTORS)]
-        p_trade, volume, spread = TIERS[tier]
+        params = TIERS[tier]
         listed_day = int(rng.integers(40, day_count // 2)) if i % 20 == 13 else 0
         delisted_day = int(rng.integers(max(listed_day + 120, day_count // 3), day_count)) if i % 29 == 17 else None
         instruments.append(
@@ -133,10 +143,10 @@ def build_universe(size: int, seed: int, day_count: int) -> list[Instrument]:
                 sector=sector,
                 board=board,
                 tier=tier,
-                p_trade=float(np.clip(p_trade * rng.uniform(0.8, 1.1), 0.05, 0.99)),
-                typical_volume=float(volume * rng.lognormal(0, 0.5)),
-                base_spread=float(spread * rng.uniform(0.6, 1.5)),
-                volatility=float(rng.uniform(0.008, 0.02) * (1 + 0.35 * tier)),
+                p_trade=float(rng.uniform(*params.p_trade)),
+                typical_volume=float(params.typical_volume * rng.lognormal(0, VOLUME_DISPERSION)),
+                base_spread=float(params.base_spread * rng.uniform(0.6, 1.5)),
+                volatility=float(rng.uniform(*params.volatility)),
                 beta=float(rng.uniform(0.3, 1.2)),
                 news_rate=float(0.08 / (1 + tier) + 0.02),
                 initial_price=float(np.round(rng.lognormal(3.2, 1.0), 2) + 1.0),

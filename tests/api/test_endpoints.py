@@ -94,11 +94,15 @@ def test_ai_portfolio_positions_summary_and_history(api: Api) -> None:
     assert (trade["symbol"], trade["side"], trade["origin"], trade["quantity"]) == ("LIQ", "BUY", "AI", position["quantity"])
 
 
-def test_ai_performance_says_why_it_is_empty(api: Api) -> None:
+def test_ai_performance_says_why_each_record_is_empty(api: Api) -> None:
     body = api.acme("GET", "/api/ai/performance").json()
-    assert body["model_id"] is None and "no model" in body["reason"]
-    assert set(body["metrics"]) == {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error",
-                                    "information_coefficient", "tercile_spread"}
+    assert body["model_id"] is None
+    assert body["live"]["record"] == "live" and "no model" in body["live"]["reason"]
+    assert body["validation"]["record"] == "validation" and "marketintel bootstrap" in body["validation"]["reason"]
+    for record in (body["live"], body["validation"]):
+        assert set(record["metrics"]) == {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error",
+                                          "information_coefficient", "tercile_spread"}
+        assert record["predictions"] == 0 and record["evaluated_through"] is None
 
 
 def test_portfolio_trade_cash_and_summary(api: Api) -> None:

@@ -16,7 +16,7 @@ POSITION = "symbol quantity costBasis averageCost purchaseDate price marketValue
 TRADE = "tradeId tradingDate timestamp symbol side quantity price fees value origin rationale"
 BAR = ("tradingDate open high low close volume bid ask rsi14 bollingerPctB bollingerBandwidth momentum5 momentum20 "
        "volatility20 volumeRatio20 spreadPct")
-METRIC = "{ value baseRate sampleSize }"
+METRIC = "{ value baseRate sampleSize baselines { name value } }"
 EVERYTHING = f"""{{
   instruments {{ nodes {{ __typename symbol name board sector currency listedOn
     latestQuote {{ __typename close reason }}
@@ -133,13 +133,20 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     history = api.admin("GET", "/api/ai-portfolio/history").json()
     assert snake(ai["trades"]["nodes"]) == history["trades"] and snake(ai["days"]["nodes"]) == history["days"]
 
-    performance = data(api, f"""{{ modelPerformance {{ modelId trainedThrough trainingRows horizonDays layer1Backend
-        layer1IsFallback evaluatedThrough binaryAccuracy {METRIC} threeClassAccuracy {METRIC} moversAccuracy {METRIC}
-        averageError {METRIC} informationCoefficient {METRIC} tercileSpread {METRIC} reason }} }}""", key)["modelPerformance"]
+    record = f"""record label periodStart periodEnd evaluatedThrough predictions models layer1Backend
+        binaryAccuracy {METRIC} threeClassAccuracy {METRIC} moversAccuracy {METRIC} averageError {METRIC}
+        informationCoefficient {METRIC} tercileSpread {METRIC} reason"""
+    performance = snake(data(api, f"""{{ modelPerformance {{ modelId trainedThrough trainingRows horizonDays layer1Backend
+        layer1IsFallback validation {{ {record} }} live {{ {record} }} }} }}""", key)["modelPerformance"])
     rest = api.acme("GET", "/api/ai/performance").json()
-    metrics = rest.pop("metrics")
-    assert {k: v for k, v in snake(performance).items() if k in rest} == rest
-    assert {name: snake(performance)[name] for name in metrics} == metrics
+    for name in ("validation", "live"):
+        metrics = rest[name].pop("metrics")
+        assert {k: v for k, v in performance[name].items() if k in rest[name]} == rest[name]
+        assert {m: performance[name][m] for m in metrics} == {
+            m: None if v is None else {**v, "baselines": [{"name": b, "value": x} for b, x in v["baselines"].items()]}
+            for m, v in metrics.items()}
+    assert {k: v for k, v in performance.items() if k not in ("validation", "live")} == {
+        k: v for k, v in rest.items() if k not in ("validation", "live")}
 
 
 def test_position_carries_its_latest_prediction_and_instrument(api: Api) -> None:

@@ -66,7 +66,7 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
 
     perf = api.acme("GET", "/api/ai/performance").json()
     for name in ("binary_accuracy", "movers_accuracy", "tercile_spread"):
-        metric = perf["metrics"][name]
+        metric = perf["live"]["metrics"][name]
         assert f"{metric_value(name, metric['value'])} {metric_value(name, metric['base_rate'])} " \
                f"{number(metric['sample_size'])}" in pdf.text, name
     assert "+12.0 pts" in pdf.text  # 0.58 - 0.46, from the stored hit rates
@@ -123,6 +123,33 @@ def test_compliance_report_sections_trail_and_certified_digest(api: Api) -> None
         "a client's own trade is not in the compliance snapshot"
     seed_model_record_later(api)
     assert api.acme("GET", "/api/compliance-report.pdf").headers["X-Data-SHA256"] != digest
+
+
+def seed_validation_record(api: Api) -> None:
+    """A validation record as bootstrapping stores it (models/validation.py), no live metrics."""
+    detail = {"period_start": "2026-05-05", "period_end": "2026-11-19", "models": 28,
+              "layer1_backend": "fallback-empirical-v1", "horizon_days": 1}
+    with api.world.engine.begin() as conn:
+        append_history(conn, tables.model_metrics, [
+            {"model_id": "validation", "scope": "validation:2026-05-05:2026-11-19", "metric": name, "value": value,
+             "base_rate": base, "sample_size": n, "detail": {**detail, "baselines": {"majority": base}}}
+            for name, value, base, n in [("binary_accuracy", 0.6034, 0.511, 3923), ("movers_accuracy", 0.6512, 0.52, 1200),
+                                         ("three_class_accuracy", 0.47, 0.45, 8260), ("hit_rate_top", 0.61, 0.51, 900),
+                                         ("hit_rate_bottom", 0.41, 0.51, 880)]])
+
+
+@pytest.mark.parametrize("path", ["/api/quant-briefing.pdf", "/api/compliance-report.pdf"])
+def test_reports_show_the_validation_record_while_the_live_one_is_empty_and_say_so(api: Api, path: str) -> None:
+    seed_validation_record(api)
+    pdf = read(pdf_of(api.acme("GET", path)))
+    text = " ".join(pdf.text.split())
+    perf = api.acme("GET", "/api/ai/performance").json()
+    assert perf["live"]["reason"] and perf["validation"]["reason"] is None
+    assert ("Validation record (walk-forward, out of sample, before the first live day): 2026-05-05 to 2026-11-19, "
+            "8,260 predictions by 28 models.") in text
+    assert f"Live record (predictions made each trading day, from the first live day): {perf['live']['reason']}" in text
+    assert "60.3% 51.1% 3,923" in text and "+20.0 pts" in text
+    assert "Not available yet" not in text.split("Model metrics" if "compliance" in path else "System performance")[1][:400]
 
 
 def seed_model_record_later(api: Api) -> None:

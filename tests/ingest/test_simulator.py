@@ -98,3 +98,19 @@ def _tone_return_correlation(market: SimulatedMarket) -> float:
 def test_news_tone_weakly_leads_returns_and_can_be_switched_off() -> None:
     assert 0.05 < _tone_return_correlation(SimulatedMarket(seed=7, size=60)) < 0.6
     assert abs(_tone_return_correlation(SimulatedMarket(seed=7, size=60, news_signal=0.0))) < 0.08
+
+
+def test_the_day_range_holds_open_and_close_and_closes_bounce(year: list) -> None:
+    traded = [b for d in year for b in d.bars if b["volume"] > 0]
+    assert all(b["low"] <= min(b["open"], b["close"]) and max(b["open"], b["close"]) <= b["high"] for b in traded)
+    assert all(b["close"] >= 0.01 and abs(b["close"] / b["prev_close"] - 1) <= 0.15 + 0.01 for b in traded)
+    # Bid-ask bounce: a close in the top fifth of the day's range is followed more often by a
+    # fall than by a rise (closes with an untraded or unchanged next day left out).
+    nxt = {}
+    for before, after in zip(year, year[1:]):
+        following = {b["symbol"]: b["close"] for b in after.bars}
+        for b in before.bars:
+            if b["volume"] > 0 and b["high"] > b["low"] and following.get(b["symbol"], b["close"]) != b["close"]:
+                nxt.setdefault((b["close"] - b["low"]) / (b["high"] - b["low"]) >= 0.8, []).append(
+                    following[b["symbol"]] > b["close"])
+    assert np.mean(nxt[True]) < 0.4

@@ -91,14 +91,20 @@ def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_demo_runs_the_day_through_the_notebooks_then_serves_the_api(settings: Settings) -> None:
+def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(settings: Settings) -> None:
+    """`make demo`'s acceptance: a validation record beside its base rate (n >= 2,000),
+    LONG and AVOID among liquid names, every tercile populated, an AI portfolio that traded
+    with rationales over 60 replayed days, pending suggestions for the printed client key,
+    and reports without a "Not available" box."""
     import re
     import signal
 
     import httpx
 
+    from tests.reports.pdf import read
+
     env = {k: v for k, v in os.environ.items() if k != "MARKETINTEL_ADMIN_KEY"}
-    process = subprocess.Popen([MARKETINTEL, "demo", "--days", "20", "--port", "0"], stdout=subprocess.PIPE,
+    process = subprocess.Popen([MARKETINTEL, "demo", "--port", "0"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env)
     lines: list[str] = []
     try:
@@ -124,15 +130,36 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_the_api(settings: S
         assert summary.status_code == 200 and summary.json()["started"] is True
         insights = httpx.get(f"{base}/api/macro_insights", headers={"X-API-Key": key}, timeout=30)
         assert insights.status_code == 200 and len(insights.json()["parameters"]) == 3
-        admin = httpx.get(f"{base}/api/keys", headers={"X-API-Key": admin_file.read_text().strip()}, timeout=30)
+        admin_key = admin_file.read_text().strip()
+        admin = httpx.get(f"{base}/api/keys", headers={"X-API-Key": admin_key}, timeout=30)
         assert [k["client_name"] for k in admin.json()] == ["Demo Client"]
+
+        perf = httpx.get(f"{base}/api/ai/performance", headers={"X-API-Key": key}, timeout=30).json()
+        binary = perf["validation"]["metrics"]["binary_accuracy"]
+        assert binary["sample_size"] >= 2000 and binary["value"] > binary["base_rate"], binary
+        assert perf["validation"]["label"].startswith("Validation record") and perf["live"]["label"].startswith("Live")
+        screen = httpx.post(f"{base}/graphql", headers={"X-API-Key": key}, timeout=30, json={"query": """{
+            instruments(first: 100) { nodes { symbol latestPrediction { action tercile } } } }"""}).json()
+        predictions = [n["latestPrediction"] for n in screen["data"]["instruments"]["nodes"] if n["latestPrediction"]]
+        liquid = [p for p in predictions if p["tercile"] != "ILLIQUID"]
+        assert {"LONG", "AVOID"} <= {p["action"] for p in liquid}, liquid
+        assert {"TOP", "MIDDLE", "BOTTOM"} <= {p["tercile"] for p in liquid}
+        history = httpx.get(f"{base}/api/ai-portfolio/history", headers={"X-API-Key": admin_key}, timeout=30).json()
+        replayed = [t for t in history["trades"] if t["rationale"].get("record") == "validation"]
+        positions = httpx.get(f"{base}/api/ai-portfolio/positions", headers={"X-API-Key": key}, timeout=30).json()
+        assert len(positions) >= 3 or len(replayed) >= 10, (len(positions), len(replayed))
+        assert all(t["rationale"]["reason"] and t["rationale"]["score"] is not None for t in history["trades"])
+        assert len(history["days"]) >= 61  # 60 replayed days and the demo day: the equity curve's points
+        pending = httpx.get(f"{base}/api/suggestions", headers={"X-API-Key": key}, timeout=30).json()
+        assert len(pending) >= 1 and all(p["state"] == "PENDING" for p in pending)
     finally:
         process.send_signal(signal.SIGINT)
         try:
             process.wait(timeout=30)
         finally:
             process.kill()
-    assert "backfilled 20 simulated trading days" in stdout
+    assert "backfilled 260 simulated trading days" in stdout
+    assert re.search(r"validation record .* binary accuracy \d+\.\d% \(base rate \d+\.\d%, n=\d{4,}\)", stdout)
     outputs = [line.split("->")[1].strip() for line in lines if "->" in line and line.endswith(".ipynb")]
     assert [Path(o).name for o in outputs] == ["t0_scrape.ipynb", "t1_preflight.ipynb", "t1_ingest_text.ipynb",
                                               "t1_sentiment.ipynb", "t1_features.ipynb", "t1_predict.ipynb",
@@ -141,6 +168,9 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_the_api(settings: S
     reports = [Path(line.split("->")[1].rsplit(" (", 1)[0].strip()) for line in lines if " report  ->" in line]
     assert [r.name for r in reports] == ["quant-briefing.pdf", "compliance-report.pdf"]
     assert all(r.parent == settings.reports_dir and r.read_bytes().startswith(b"%PDF-") for r in reports)
+    for report in reports:
+        text = read(report.read_bytes()).text
+        assert "Not available" not in text and "Validation record (walk-forward" in text, report.name
     index = settings.runs_dir / "index.md"
     assert f"index of every executed notebook: {index}" in stdout
     assert "| t1_analysis | SUCCEEDED |" in index.read_text()

@@ -6,22 +6,38 @@ from typing import Any
 import strawberry
 
 
-@strawberry.type(description="An out-of-sample metric next to its base rate and sample size.")
+@strawberry.type(description="A simple rule scored on the same rows as the model (majority, last_move_sign, predict_zero).")
+class Baseline:
+    name: str
+    value: float
+
+
+@strawberry.type(description="An out-of-sample metric next to its base rate, sample size and baselines.")
 class Metric:
     value: float | None
     base_rate: float | None
     sample_size: int | None
+    baselines: list[Baseline]
+
+    @classmethod
+    def from_record(cls, metric: dict[str, Any] | None) -> Metric | None:
+        if not metric:
+            return None
+        return cls(value=metric["value"], base_rate=metric["base_rate"], sample_size=metric["sample_size"],
+                   baselines=[Baseline(name=k, value=v) for k, v in metric.get("baselines", {}).items()])
 
 
-@strawberry.type(description="The model's live out-of-sample record (GET /api/ai/performance).")
-class ModelPerformance:
-    model_id: str | None
-    trained_through: date | None
-    training_rows: int | None
-    horizon_days: int | None
-    layer1_backend: str | None
-    layer1_is_fallback: bool
+@strawberry.type(description="One out-of-sample record: `validation` (walk-forward over the history before the first "
+                             "live day) or `live` (from the first live day).")
+class PerformanceRecord:
+    record: str
+    label: str
+    period_start: str | None
+    period_end: str | None
     evaluated_through: str | None
+    predictions: int
+    models: int | None
+    layer1_backend: str | None
     binary_accuracy: Metric | None
     three_class_accuracy: Metric | None
     movers_accuracy: Metric | None
@@ -32,6 +48,23 @@ class ModelPerformance:
     reason: str | None = strawberry.field(description="Why metrics are missing.")
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> ModelPerformance:
-        metrics = {name: Metric(**value) if value else None for name, value in record["metrics"].items()}
+    def from_record(cls, record: dict[str, Any]) -> PerformanceRecord:
+        metrics = {name: Metric.from_record(value) for name, value in record["metrics"].items()}
         return cls(**{k: v for k, v in record.items() if k != "metrics"}, **metrics)
+
+
+@strawberry.type(description="The model's validation and live records side by side (GET /api/ai/performance).")
+class ModelPerformance:
+    model_id: str | None
+    trained_through: date | None
+    training_rows: int | None
+    horizon_days: int | None
+    layer1_backend: str | None
+    layer1_is_fallback: bool
+    validation: PerformanceRecord
+    live: PerformanceRecord
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> ModelPerformance:
+        records = {k: PerformanceRecord.from_record(record[k]) for k in ("validation", "live")}
+        return cls(**{k: v for k, v in record.items() if k not in records}, **records)

@@ -1,0 +1,82 @@
+"""Stylised facts: the simulated market beside the real NSE Kenya daily files.
+
+Prints each fact (ingest/simulator/facts.py defines them) measured on the simulator (the
+default market, seed 7 and 60 instruments, over its 260 trading days to 2026-11-20) beside
+the NSE figure, the tolerance and pass/fail; the last line is one JSON object.
+
+The NSE figures come from the committed table ingest/simulator/stylised_facts.json, so the
+comparison runs on a clone without ../shared. With --write the NSE files are measured
+again and the table rewritten (source, period, sample sizes, definitions, tolerances).
+
+    python benchmarks/stylised_facts.py [--write] [--nse DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", ROOT.parent / "shared" / "data"))
+TABLE = ROOT / "ingest" / "simulator" / "stylised_facts.json"
+SOURCE = "NSE Kenya daily files (../shared/data/nse-kenya/daily; kwoshvick/NSE-Stock-Price-Crawler "\
+         "at 1b03878ab3c5addf9ee1fe54d7c60216b03d51b7, MIT)"
+
+
+def measure_nse(folder: Path) -> dict:
+    """The table written to stylised_facts.json: the facts of the NSE files under `folder`
+    with where they come from, the period, the sample sizes, definitions and tolerances."""
+    from ingest.importers.formats import nse_daily_frame
+    from ingest.simulator.facts import DEFINITIONS, TOLERANCES, stylised_facts
+    from portfolio.rails import MIN_ADV
+
+    prices = nse_daily_frame(folder)
+    measured = stylised_facts(prices, adv_gate=MIN_ADV)
+    return {
+        "source": SOURCE,
+        "period": [str(prices["date"].min()), str(prices["date"].max())],
+        "adv_gate_shares": MIN_ADV,
+        "facts": {name: round(measured[name], 6) for name in TOLERANCES},
+        "n": {k: measured[k] for k in ("instrument_days", "instruments", "moved_pairs", "close_location_days")},
+        "tolerances": TOLERANCES,
+        "definitions": DEFINITIONS,
+        "produced_by": "python benchmarks/stylised_facts.py --write",
+    }
+
+
+def main() -> None:
+    from ingest.simulator.facts import SIM_DAYS, SIM_END, compare, simulated_facts
+    from portfolio.rails import MIN_ADV
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="measure the NSE files and rewrite the table")
+    parser.add_argument("--nse", default=str(SHARED_DATA / "nse-kenya" / "daily"))
+    args = parser.parse_args()
+    if args.write:
+        if not Path(args.nse).is_dir():
+            raise SystemExit(f"error: no NSE daily files at {args.nse} (set --nse or MARKETINTEL_SHARED_DATA)")
+        TABLE.write_text(json.dumps(measure_nse(Path(args.nse)), indent=2) + "\n")
+        print(f"wrote {TABLE.relative_to(ROOT)}")
+    table = json.loads(TABLE.read_text())
+    started = time.perf_counter()
+    simulated = simulated_facts(adv_gate=MIN_ADV)
+    seconds = time.perf_counter() - started
+    rows = compare(simulated, table["facts"], table["tolerances"])
+    print(f"NSE {table['period'][0]}..{table['period'][1]}, {table['n']['instruments']} instruments, "
+          f"{table['n']['instrument_days']} instrument-days | simulated: seed 7, 60 instruments, {SIM_DAYS} days "
+          f"to {SIM_END}, {simulated['instrument_days']} instrument-days ({seconds:.1f}s)")
+    print(f"{'fact':<32}{'NSE':>10}{'simulated':>11}{'diff':>9}{'tolerance':>11}  result")
+    for r in rows:
+        print(f"{r['fact']:<32}{r['nse']:>10.4f}{r['simulated']:>11.4f}{r['diff']:>+9.4f}{r['tolerance']:>11.3f}  "
+              f"{'pass' if r['passes'] else 'FAIL'}")
+    print(json.dumps({"benchmark": "stylised_facts", "nse_period": table["period"], "simulated_days": SIM_DAYS,
+                      "simulated_end": str(SIM_END), "facts": rows, "passed": sum(r["passes"] for r in rows),
+                      "total": len(rows), "simulate_seconds": round(seconds, 2)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Bootstrapping: a track record before the first live day.
+
+Once history is in the store (the simulated backfill, a real-history replay or an
+import), `bootstrap`:
+
+a) runs the walk-forward over that history and stores every out-of-sample prediction
+   as the model's validation record (models/validation.py);
+b) replays the AI executor over the last `replay_days` (60) trading days of that record
+   under the liquidity rails, exactly as T1 step 6 would have run on each of those days
+   (portfolio/ai.py `execute_day` on the record's signals; every trade's rationale says
+   `record: validation`), so the AI portfolio has trades, open positions and an equity
+   curve;
+c) runs T2 for the morning after the record's last day on the record's signals, so every
+   client portfolio has its suggestions (only while no live day exists: after that, T2
+   reads the live predictions).
+
+Every row it writes is an ordinary append-only row with its own recorded_at. Re-running
+it writes nothing new: the record is deterministic and appended only where it differs;
+days the AI portfolio already executed are skipped (and the replay is skipped whole once
+the AI portfolio has executed a day after the record, since a ledger cannot be slotted
+into its own past); T2 leaves a portfolio that already has the day's suggestions alone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+
+from market.clock import TradingCalendar
+from market.errors import NotReadyError
+from market.settings import Settings
+from models.validation import (DEFAULT_DAYS, DEFAULT_MIN_TRAIN_DAYS, ValidationRecord, build_validation_record,
+                               first_live_day, record_days)
+from portfolio.ai import execute_day
+from portfolio.ledger import AI_PORTFOLIO
+from portfolio.suggestions import generate
+from store import tables
+from store.transactions import write_transaction
+
+REPLAY_DAYS = 60
+
+
+@dataclass
+class Bootstrap:
+    record: ValidationRecord
+    replayed: list[dict[str, Any]]
+    replay_note: str | None
+    suggestions: dict[str, Any] | None
+    suggestions_note: str | None
+
+    def lines(self) -> list[str]:
+        r = self.record
+        lines = []
+        if r.first is None:
+            lines.append(f"validation record: none ({r.reason})")
+        else:
+            binary = r.metrics.get("binary_accuracy", {})
+            accuracy = "n/a" if binary.get("value") is None else f"{binary['value']:.1%}"
+            base = "n/a" if binary.get("base_rate") is None else f"{binary['base_rate']:.1%}"
+            lines.append(f"validation record {r.first} to {r.last}: {r.predictions} out-of-sample predictions by "
+                         f"{r.models} walk-forward models, binary accuracy {accuracy} (base rate {base}, "
+                         f"n={binary.get('sample_size', 0)}); rows inserted {r.inserted}; {r.seconds:.1f}s")
+        trades = sum(d.get("trades_recorded", 0) for d in self.replayed)
+        if self.replayed:
+            last = self.replayed[-1]
+            lines.append(f"AI portfolio replayed over {len(self.replayed)} days ({self.replayed[0]['trading_date']} to "
+                         f"{last['trading_date']}): {trades} trades, equity {last['equity']:,.2f}")
+        if self.replay_note:
+            lines.append(f"AI portfolio replay: {self.replay_note}")
+        if self.suggestions is not None:
+            lines.append(f"T2 for {self.suggestions['trading_date']} from the validation record: "
+                         f"{len(self.suggestions['suggestions'])} suggestions for {self.suggestions['portfolios']} portfolios")
+        if self.suggestions_note:
+            lines.append(f"T2: {self.suggestions_note}")
+        return lines
+
+
+def bootstrap(engine: Engine, settings: Settings, calendar: TradingCalendar, *, end: date | None = None,
+              days: int = DEFAULT_DAYS, min_train_days: int = DEFAULT_MIN_TRAIN_DAYS, replay_days: int = REPLAY_DAYS,
+              horizon: int = 1) -> Bootstrap:
+    """`end`: the record's last day; default the day before the first live prediction, or
+    the latest priced day (the demo passes the day before its live day, so a re-run after
+    that day's T0 builds the same record)."""
+    with write_transaction(engine, "bootstrap:validation-record") as conn:
+        record = build_validation_record(conn, end, horizon=horizon, days=days, min_train_days=min_train_days)
+    replayed, replay_note = _replay_ai(engine, settings, record, replay_days)
+    suggestions, suggestions_note = _suggestions(engine, settings, calendar, record)
+    return Bootstrap(record, replayed, replay_note, suggestions, suggestions_note)
+
+
+def _replay_ai(engine: Engine, settings: Settings, record: ValidationRecord, replay_days: int
+               ) -> tuple[list[dict[str, Any]], str | None]:
+    if record.first is None or replay_days <= 0:
+        return [], "no validation record to replay" if record.first is None else None
+    with engine.connect() as conn:
+        window = record_days(conn, record.first, record.last)[-replay_days:]
+        c = tables.portfolio_days.c
+        executed = conn.execute(select(func.max(c.trading_date)).where(c.portfolio_id == AI_PORTFOLIO)).scalar()
+    if not window:
+        return [], "no validation record to replay"
+    if executed is not None and executed > window[-1]:
+        return [], f"skipped: the AI portfolio has already executed {executed}, after the record's last day"
+    todo = [d for d in window if executed is None or d > executed]
+    results = [execute_day(engine, settings, day, record=tables.validation_predictions) for day in todo]
+    return results, None if todo else "every replay day was already executed"
+
+
+def _suggestions(engine: Engine, settings: Settings, calendar: TradingCalendar, record: ValidationRecord
+                 ) -> tuple[dict[str, Any] | None, str | None]:
+    if record.last is None:
+        return None, "no validation record"
+    with engine.connect() as conn:
+        live = first_live_day(conn)
+    if live is not None:
+        return None, f"skipped: live predictions exist from {live}, so T2 reads those"
+    try:
+        return generate(engine, settings, calendar.next_trading_day(record.last),
+                        record=tables.validation_predictions), None
+    except NotReadyError as error:
+        return None, str(error)
+

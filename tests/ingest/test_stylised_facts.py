@@ -1,0 +1,84 @@
+"""The simulator has the stylised facts of the real NSE daily files (within the stated
+tolerances), and the committed table is what those files measure."""
+import json
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ingest.simulator.facts import TOLERANCES, compare, simulated_facts, stylised_facts
+from portfolio.rails import MIN_ADV
+
+TABLE = Path(__file__).resolve().parents[2] / "ingest" / "simulator" / "stylised_facts.json"
+
+
+@pytest.fixture(scope="module")
+def table() -> dict:
+    return json.loads(TABLE.read_text())
+
+
+def test_the_table_states_every_fact_its_tolerance_and_definition(table: dict) -> None:
+    assert set(table["facts"]) == set(table["tolerances"]) == set(table["definitions"]) == set(TOLERANCES)
+    assert table["tolerances"] == TOLERANCES
+    assert table["adv_gate_shares"] == MIN_ADV
+    assert table["n"]["instrument_days"] > 100_000 and table["period"][0] < table["period"][1]
+
+
+def test_260_simulated_days_have_the_nse_stylised_facts(table: dict) -> None:
+    simulated = simulated_facts(adv_gate=MIN_ADV)
+    assert simulated["instrument_days"] > 15_000
+    rows = compare(simulated, table["facts"], table["tolerances"])
+    failed = [f"{r['fact']}: simulated {r['simulated']:.4f}, NSE {r['nse']:.4f}, tolerance {r['tolerance']}"
+              for r in rows if not r["passes"]]
+    assert not failed, "; ".join(failed)
+
+
+def test_the_committed_table_is_what_the_nse_files_measure(table: dict, nse_data: Path) -> None:
+    from ingest.importers.formats import nse_daily_frame
+
+    prices = nse_daily_frame(nse_data / "daily")
+    measured = stylised_facts(prices, adv_gate=MIN_ADV)
+    assert [str(prices["date"].min()), str(prices["date"].max())] == table["period"]
+    assert {k: measured[k] for k in table["n"]} == table["n"]
+    for name, value in table["facts"].items():
+        assert measured[name] == pytest.approx(value, abs=1e-6), name
+
+
+def test_each_fact_follows_its_definition_on_a_hand_made_frame() -> None:
+    # A: traded every day, prints alternate between the bid (10.0) and the ask (10.2):
+    # closes at the top of the range are followed by a fall and at the bottom by a rise.
+    days = [date(2025, 1, d) for d in range(1, 31)]
+    a = [{"symbol": "A", "date": d, "close": 10.2 if i % 2 else 10.0, "volume": 6000,
+          "high": 10.2, "low": 10.0} for i, d in enumerate(days)]
+    # B: trades every fourth day at an unchanged price, no high/low reported.
+    b = [{"symbol": "B", "date": d, "close": 5.0, "volume": 1200 if i % 4 == 0 else 0,
+          "high": np.nan, "low": np.nan} for i, d in enumerate(days)]
+    index = [{"symbol": "^IDX", "date": d, "close": 100.0 + i, "volume": 0, "high": np.nan, "low": np.nan}
+             for i, d in enumerate(days)]
+    facts = stylised_facts(pd.DataFrame(a + b + index), adv_gate=5000)
+    assert facts["instruments"] == 2 and facts["instrument_days"] == 60  # the index row is no instrument
+    assert facts["zero_volume_share"] == pytest.approx(22 / 60)
+    assert facts["unchanged_close_share"] == pytest.approx(29 / 58)  # all of B's 29 returns, none of A's
+    assert facts["unchanged_close_share_traded"] == pytest.approx(7 / 36)  # B's 7 traded days after its first
+    assert facts["return_autocorr_lag1"] == pytest.approx(-1.0)  # A alternates; B never moves
+    assert facts["median_range"] == pytest.approx((0.2 / 10.0 + 0.2 / 10.2) / 2)  # A: 15 days each; B has none
+    assert facts["close_location_next_up_spread"] == pytest.approx(-1.0)
+    assert facts["close_location_next_spearman"] == pytest.approx(-1.0)
+    assert facts["adv_gate_share"] == pytest.approx(0.5)  # A's ADV_20 is 6,000, B's 300
+    assert facts["adv_iqr_decades"] == pytest.approx(0.5 * np.log10(6000 / 300))
+
+
+def test_liquid_names_still_pass_the_liquidity_gates() -> None:
+    # The demo needs LONG candidates: names with ADV_20 >= 5,000 shares and closing quotes
+    # within the rail's 5% spread on the demo day.
+    from ingest.simulator.market import SimulatedMarket, price_history
+    from portfolio.rails import MAX_ENTRY_SPREAD
+
+    prices = price_history(SimulatedMarket(), date(2026, 11, 20), 20)
+    last = prices[prices["date"] == prices["date"].max()].set_index("symbol")
+    adv = prices.groupby("symbol")["volume"].mean()
+    spread = (last["ask"] - last["bid"]) / ((last["ask"] + last["bid"]) / 2)
+    liquid = (adv.reindex(last.index) >= MIN_ADV) & (spread <= MAX_ENTRY_SPREAD) & (last["volume"] > 0)
+    assert liquid.sum() >= 10, sorted(last.index[liquid])

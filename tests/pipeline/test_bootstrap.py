@@ -1,0 +1,119 @@
+"""Bootstrapping a track record (pipeline/bootstrap.py, models/validation.py): idempotent,
+no look-ahead, kept apart from the live record, on both databases."""
+from __future__ import annotations
+
+import math
+from datetime import date
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import func, select
+
+from market.clock import default_calendar
+from market.settings import Settings
+from models.performance import performance
+from models.validation import build_validation_record, record_end
+from pipeline.bootstrap import bootstrap
+from store import tables
+from store.engine import migration_engine, service_engine
+from store.history import append_history
+from store.migrations import upgrade
+from tests.models.synthetic import synthetic_prices
+
+DAYS, INSTRUMENTS = 190, 12
+
+
+def _prices(seed: int = 5) -> pd.DataFrame:
+    prices, _ = synthetic_prices(instruments=INSTRUMENTS, days=DAYS, signal=0.0, seed=seed)
+    calendar = default_calendar()
+    days = calendar.trading_days(date(2025, 1, 2), date(2026, 6, 30))[:DAYS]
+    mapping = dict(zip(sorted(prices["date"].unique()), days))
+    return prices.assign(date=prices["date"].map(mapping))
+
+
+def _store(settings: Settings, prices: pd.DataFrame):  # noqa: ANN202
+    upgrade(migration_engine(settings))
+    engine = service_engine(settings)
+    rows = [{"symbol": r.symbol, "trading_date": r.date, "close": r.close, "high": r.high, "low": r.low,
+             "volume": int(r.volume), "bid": None, "ask": None, "source": "test"} for r in prices.itertuples()]
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, rows)
+    return engine
+
+
+def _history_counts(engine) -> dict[str, int]:  # noqa: ANN001
+    with engine.connect() as conn:
+        return {t.name: conn.execute(select(func.count()).select_from(t)).scalar()
+                for t in tables.metadata.sorted_tables if "recorded_at" in t.c}
+
+
+def _record(engine) -> pd.DataFrame:  # noqa: ANN001
+    with engine.connect() as conn:
+        rows = conn.execute(select(tables.validation_predictions)).mappings().all()
+    return pd.DataFrame(rows).drop(columns=["id", "recorded_at"]).sort_values(["trading_date", "symbol"]).reset_index(drop=True)
+
+
+def test_bootstrap_stores_the_record_and_a_second_run_writes_no_history_row(settings: Settings) -> None:
+    engine = _store(settings, _prices())
+    first = bootstrap(engine, settings, default_calendar(), days=60, min_train_days=120)
+    assert first.record.predictions == 60 * INSTRUMENTS and first.record.models == 12
+    assert first.record.inserted["validation_predictions"] == 60 * INSTRUMENTS
+    assert first.record.metrics["binary_accuracy"]["sample_size"] > 0
+    counts = _history_counts(engine)
+    again = bootstrap(engine, settings, default_calendar(), days=60, min_train_days=120)
+    assert _history_counts(engine) == counts
+    assert again.record.inserted == {"validation_predictions": 0, "model_runs": 0, "model_metrics": 0}
+    with engine.connect() as conn:
+        perf = performance(conn)
+        assert conn.execute(select(func.count()).select_from(tables.predictions)).scalar() == 0  # live untouched
+        runs = conn.execute(select(tables.model_runs.c.kind, func.count()).group_by(tables.model_runs.c.kind)).all()
+    record = perf["validation"]
+    assert dict(runs) == {"validation": 12}
+    assert record["period_start"] == first.record.first.isoformat() and record["period_end"] == first.record.last.isoformat()
+    assert record["models"] == 12 and record["predictions"] == 60 * INSTRUMENTS - INSTRUMENTS  # the last day has no outcome yet
+    binary = record["metrics"]["binary_accuracy"]
+    assert math.isclose(binary["value"], first.record.metrics["binary_accuracy"]["value"])
+    assert set(binary["baselines"]) == {"majority", "last_move_sign"}
+    assert perf["live"]["reason"] and perf["model_id"] is None
+
+
+def test_the_record_for_day_d_is_bit_for_bit_the_same_when_later_prices_change(tmp_path, settings: Settings) -> None:
+    prices = _prices()
+    days = sorted(prices["date"].unique())
+    cut = days[160]
+    changed = prices.copy()
+    later = changed["date"] > cut
+    changed.loc[later, "close"] = changed.loc[later, "close"] * np.random.default_rng(3).uniform(0.5, 2.0, later.sum())
+    changed.loc[later, "volume"] = 0
+    original = _store(settings, prices)
+    other_settings = settings.model_copy(update={"database_url": f"sqlite:///{tmp_path / 'changed.db'}",
+                                                 "migration_database_url": None})
+    altered = _store(other_settings, changed)
+    for engine in (original, altered):
+        with engine.begin() as conn:
+            build_validation_record(conn, days=60, min_train_days=120)
+    a, b = _record(original), _record(altered)
+    up_to_cut = a["trading_date"] <= cut
+    assert up_to_cut.sum() > 0 and (~up_to_cut).sum() > 0
+    pd.testing.assert_frame_equal(a[up_to_cut], b[b["trading_date"] <= cut], check_exact=True)
+    assert not a[~up_to_cut].reset_index(drop=True).equals(b[b["trading_date"] > cut].reset_index(drop=True))
+
+
+def test_the_record_ends_before_the_first_live_day(settings: Settings) -> None:
+    prices = _prices()
+    engine = _store(settings, prices)
+    days = sorted(prices["date"].unique())
+    with engine.begin() as conn:
+        append_history(conn, tables.predictions, [{"symbol": "S00", "trading_date": days[-5], "model_id": "risk-x",
+                                                   "horizon_days": 1, "p_up": 0.5, "score": 50.0}])
+        assert record_end(conn) == days[-6]
+        result = build_validation_record(conn, days=60, min_train_days=120)
+    assert result.last == days[-6]
+
+
+def test_a_short_history_gives_no_record_and_says_why(settings: Settings) -> None:
+    engine = _store(settings, _prices()[lambda p: p["date"] <= sorted(p["date"].unique())[100]])
+    result = bootstrap(engine, settings, default_calendar(), days=60, min_train_days=120)
+    assert result.record.predictions == 0 and "fewer than 120 trading days" in result.record.reason
+    assert result.replayed == [] and result.replay_note == "no validation record to replay"
+    assert any("validation record: none" in line for line in result.lines())
