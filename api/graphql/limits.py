@@ -5,8 +5,10 @@ extensions; the cost cap is ours. The cost of an operation is an upper bound of 
 objects it can return: every field costs 1, times the page size (`first`, or the field's
 default page size) of each list above it. So `instruments(first: 60) { nodes {
 recentBars(first: 20) { nodes { close } } } }` costs 1 + 60 x (1 + 1 + 20 x (1 + 1)) =
-2,521. It is computed before execution from the document and the variables, and an
-operation over the cap is refused whole (code QUERY_TOO_COSTLY) without touching the store.
+2,521. It is computed before execution from the document and the variables, coerced
+exactly as execution will coerce them (so a variable's default in the operation counts
+like the value sent, and both like a literal), and an operation over the cap is refused
+whole (code QUERY_TOO_COSTLY) without touching the store.
 
 Errors: a domain error a resolver raises on purpose (bad argument, not ready, forbidden)
 keeps its message and gains `extensions.code`; GraphQL syntax and validation errors are
@@ -20,7 +22,8 @@ from typing import Any, Iterator
 
 from graphql import (DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLError,
                      GraphQLNamedType, GraphQLSchema, InlineFragmentNode, OperationDefinitionNode, SelectionSetNode,
-                     VariableNode, get_named_type, value_from_ast)
+                     VariableNode, get_named_type, type_from_ast, value_from_ast)
+from graphql.execution.values import get_variable_values
 from strawberry.extensions import MaskErrors, SchemaExtension
 
 from market.errors import (ConflictError, InvalidInputError, NotFoundError, NotReadyError, PermissionDeniedError)
@@ -40,7 +43,25 @@ def operation_cost(schema: GraphQLSchema, document: DocumentNode, variables: dic
         return 0
     operation = chosen[0]
     root = schema.get_root_type(operation.operation)
-    return _cost(schema, operation.selection_set, root, 1, fragments, variables or {}, frozenset())
+    return _cost(schema, operation.selection_set, root, 1, fragments, _coerced(schema, operation, variables),
+                 frozenset())
+
+
+def _coerced(schema: GraphQLSchema, operation: OperationDefinitionNode, sent: dict[str, Any] | None) -> dict[str, Any]:
+    """The operation's variables as execution will see them: the values sent, coerced to
+    their declared types, and each declared default where nothing was sent. Variables that
+    do not coerce fail execution anyway; their defaults still count, so an invalid value
+    cannot hide a costly default."""
+    definitions = operation.variable_definitions or ()
+    coerced = get_variable_values(schema, definitions, sent or {})
+    if not isinstance(coerced, list):  # a list holds the coercion errors
+        return dict(coerced.coerced)
+    defaults = {}
+    for definition in definitions:
+        kind = type_from_ast(schema, definition.type)
+        if definition.default_value is not None and kind is not None:
+            defaults[definition.variable.name.value] = value_from_ast(definition.default_value, kind)
+    return defaults
 
 
 def _cost(schema: GraphQLSchema, selections: SelectionSetNode, parent: GraphQLNamedType | None, multiplier: int,
