@@ -67,6 +67,11 @@ class Settings(BaseSettings):
     pdf_max_bytes: int = Field(default=10_000_000, ge=1, description="Largest PDF accepted (disclosures, statements, research).")
     pdf_max_pages: int = Field(default=50, ge=1, description="Most pages read from one PDF.")
     pdf_timeout_seconds: float = Field(default=20.0, gt=0, description="Time allowed to extract one PDF's text.")
+    research_text_max_bytes: int = Field(
+        default=1_000_000, ge=1, description="Largest plain-text research note accepted (a PDF note is capped by "
+                                             "pdf_max_bytes and pdf_max_pages).")
+    research_text_timeout_seconds: float = Field(
+        default=5.0, gt=0, description="Time allowed to tag and score one research note's text (plain or from a PDF).")
     price_band: float = Field(
         default=0.5, gt=0, description="Largest accepted close-to-previous-close move (0.5 = 50%) without a split notice."
     )
