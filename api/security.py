@@ -25,8 +25,9 @@ from api.services import Services, services
 from market.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
 from portfolio.ledger import HOUSE_PORTFOLIO, client_portfolio_id
 
+api_key_header_name = "X-API-Key"
 api_key_header = APIKeyHeader(
-    name="X-API-Key", auto_error=False,
+    name=api_key_header_name, auto_error=False,
     description="A client key `svc-sk-<hex>` from POST /api/keys/generate, or the admin key `svc-admin-<hex>`.")
 
 
@@ -62,6 +63,18 @@ ADMIN = Principal("admin", None, None, None, None, True)
 
 
 def authenticate(request: Request, svc: Services, presented: str | None) -> Principal:
+    """The caller of `presented`, counted once against its rate limit. The edge (api/edge.py)
+    authenticates a request that carries a body before reading it; the route's dependency
+    then gets the same principal back instead of a second lookup and count."""
+    known = getattr(request.state, "principal", None)
+    if known is not None:
+        return known
+    caller = _authenticate(request, svc, presented)
+    request.state.principal = caller
+    return caller
+
+
+def _authenticate(request: Request, svc: Services, presented: str | None) -> Principal:
     if not presented:
         raise AuthenticationError("the X-API-Key header is missing")
     if presented.startswith("svc-admin-"):

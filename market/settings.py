@@ -65,6 +65,12 @@ class Settings(BaseSettings):
         description="RSS/Atom feed URLs (JSON list); empty: the exchange's own feed at <exchange_base_url>/news/rss.",
     )
     pdf_max_bytes: int = Field(default=10_000_000, ge=1, description="Largest PDF accepted (disclosures, statements, research).")
+    max_body_bytes: int = Field(
+        default=262_144, ge=1024, description="Largest request body other than an upload (REST JSON, GraphQL "
+                                              "documents with their variables); 413 from Content-Length or as soon "
+                                              "as a chunked body passes it.")
+    max_url_bytes: int = Field(default=8_192, ge=256, description="Longest path plus query string (a GraphQL "
+                                                                   "document sent by GET included); 414 over it.")
     pdf_max_pages: int = Field(default=50, ge=1, description="Most pages read from one PDF.")
     pdf_timeout_seconds: float = Field(default=20.0, gt=0, description="Time allowed to extract one PDF's text.")
     research_text_max_bytes: int = Field(

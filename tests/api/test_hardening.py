@@ -9,7 +9,7 @@ import pytest
 from api.app import create_app
 from market.settings import Settings
 from pipeline.serving import serve_in_thread
-from tests.api import world
+from tests.api import rawhttp, world
 from tests.api.conftest import Api, Clock, assert_problem
 
 NOTE = b"LIQ Holdings reported record profit and strong growth; analysts upgrade the outlook."
@@ -62,3 +62,127 @@ def test_reading_a_research_note_stops_at_its_time_budget(settings: Settings) ->
         assert_problem(_research(api, api.world.acme_key, "long.txt", long_note), 422,
                        "reading long.txt took longer than the 0.05 s allowed")
         assert _research(api, api.world.acme_key, "short.txt", NOTE).status_code == 200
+
+
+MB = 1 << 20
+BLOCK = b"x" * MB
+
+
+def _json(megabytes: int) -> tuple[list[bytes], int]:
+    """A JSON body of about `megabytes` MB: its chunks (one shared 1 MB block) and length."""
+    parts = [b'{"side": "buy", "symbol": "LIQ", "quantity": 1, "price": "50", "padding": "'] + [BLOCK] * megabytes + [b'"}']
+    return parts, sum(len(p) for p in parts)
+
+
+def _multipart(megabytes: int):  # noqa: ANN202
+    yield b'--b\r\nContent-Disposition: form-data; name="file"; filename="s.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\n'
+    for _ in range(megabytes):
+        yield BLOCK
+    yield b"\r\n--b--\r\n"
+
+
+def _gave_up(answer: rawhttp.Answer) -> bool:
+    """Without the edge's checks the server reads on; stop early, the figures already fail."""
+    return answer.peak_temp_bytes > 8 * MB or answer.peak_rss_growth > 80 * MB
+
+
+@pytest.fixture
+def spool(tmp_path, monkeypatch: pytest.MonkeyPatch) -> str:  # noqa: ANN001
+    """Temporary files (spooled uploads) go to a folder of their own, to be measured."""
+    import tempfile
+
+    folder = tmp_path / "spool"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return str(folder)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_unauthenticated_bodies_are_refused_before_a_byte_is_read(api: Api, spool: str) -> None:
+    """Issue 18: a 100 MB JSON body without a key was parsed before the 401 (+282 MB RSS);
+    a 1 GiB chunked multipart was spooled whole (+1,075 MB of temp files)."""
+    parts, length = _json(100)
+    for key in (None, "svc-sk-" + "0" * 40, "not a key"):
+        headers = {"Content-Type": "application/json", **({"X-API-Key": key} if key else {})}
+        answer = rawhttp.stream(api.base, "/api/portfolio/trade", headers, parts, length=length, temp_folder=spool,
+                                stop=_gave_up)
+        assert answer.status == 401, answer.body
+        print(f"100 MB JSON, key {key!r}: 401 after {answer.sent / MB:.0f} MB sent, "
+              f"RSS +{answer.peak_rss_growth / MB:.1f} MB")
+        assert answer.peak_rss_growth < 20 * MB
+    gigabyte = rawhttp.stream(api.base, "/api/portfolio/upload-pdf",
+                              {"Content-Type": "multipart/form-data; boundary=b"}, _multipart(1024),
+                              temp_folder=spool, stop=_gave_up)
+    assert gigabyte.status == 401 and gigabyte.headers["content-type"] == "application/problem+json"
+    assert "X-API-Key header is missing" in gigabyte.json()["detail"]
+    print(f"1 GiB chunked multipart without a key: 401 after {gigabyte.sent / MB:.0f} MB sent, "
+          f"RSS +{gigabyte.peak_rss_growth / MB:.1f} MB, temp files {gigabyte.peak_temp_bytes / MB:.2f} MB")
+    assert gigabyte.peak_temp_bytes < 2 * MB and gigabyte.peak_rss_growth < 20 * MB
+    graphql = rawhttp.stream(api.base, "/graphql", {"Content-Type": "application/json"}, parts, length=length,
+                             stop=_gave_up)
+    assert graphql.status == 401 and graphql.peak_rss_growth < 20 * MB
+    assert api.admin("GET", "/api/portfolio/trade").json() == []  # nothing was stored
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_keyed_bodies_over_the_cap_are_413_from_the_header_or_while_streaming(settings: Settings, spool: str) -> None:
+    with serving(settings, pdf_max_bytes=1_000_000) as api:
+        key = {"X-API-Key": api.world.acme_key}
+        parts, length = _json(100)
+        cap = api.world.settings.max_body_bytes
+        for path in ("/api/portfolio/trade", "/graphql"):
+            declared = rawhttp.stream(api.base, path, {**key, "Content-Type": "application/json"}, parts, length=length,
+                                      stop=_gave_up)
+            assert declared.status == 413, declared.body
+            assert f"over the limit of {cap:,} bytes" in declared.json()["detail"]
+            streamed = rawhttp.stream(api.base, path, {**key, "Content-Type": "application/json"}, parts, stop=_gave_up)
+            assert streamed.status == 413, streamed.body
+            assert streamed.json()["detail"] == f"the request body is over the limit of {cap:,} bytes; reading stopped there"
+            assert streamed.headers["content-type"] == "application/problem+json" and streamed.json()["request_id"]
+            assert declared.peak_rss_growth < 20 * MB and streamed.peak_rss_growth < 20 * MB
+        upload = rawhttp.stream(api.base, "/api/portfolio/upload-pdf",
+                                {**key, "Content-Type": "multipart/form-data; boundary=b"}, _multipart(1024),
+                                temp_folder=spool, stop=_gave_up)
+        assert upload.status == 413 and "over the limit of 1,000,000 bytes for an upload" in upload.json()["detail"]
+        print(f"1 GiB chunked upload with a key: 413 after {upload.sent / MB:.0f} MB sent, "
+              f"temp files {upload.peak_temp_bytes / MB:.2f} MB")
+        assert upload.peak_temp_bytes < 2 * MB and upload.peak_rss_growth < 20 * MB
+        assert api.acme("GET", "/api/portfolio/trade").json() == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_graphql_documents_are_capped_by_post_and_by_get(api: Api) -> None:
+    cap = api.world.settings.max_body_bytes
+    huge = "{ " + "modelPerformance { reason } " * (cap // 28 + 1) + "}"
+    assert_problem(api.acme("POST", "/graphql", json={"query": huge}), 413, f"over the limit of {cap:,} bytes")
+    long_get = "{ " + "modelPerformance { reason } " * 800 + "}"  # 22 kB, over the 8 kB URL limit
+    assert_problem(api.acme("GET", "/graphql", params={"query": long_get}), 414, "send a GraphQL document by POST")
+    small = api.acme("POST", "/graphql", json={"query": "{ modelPerformance { reason } }"})
+    assert small.status_code == 200 and small.json()["data"]["modelPerformance"]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_request_authenticated_at_the_edge_is_counted_once(api: Api) -> None:
+    def remaining(response) -> int:  # noqa: ANN001
+        return int(response.headers["RateLimit"].split("r=")[1].split(";")[0])
+
+    first = api.acme("POST", "/api/portfolio/cash", json={"amount": "1", "note": "a"})
+    second = api.acme("POST", "/api/portfolio/cash", json={"amount": "1", "note": "b"})
+    assert first.status_code == second.status_code == 201
+    assert remaining(first) - remaining(second) == 1
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_request_id_is_echoed_only_when_it_is_a_plain_token(api: Api) -> None:
+    """Issue 18 #7: X-Request-ID was echoed unvalidated (8,000 characters, HTML)."""
+    import re
+
+    plain = api.acme("GET", "/api/portfolio", headers={"X-Request-ID": "req-42.a_b:c"})
+    assert plain.headers["X-Request-ID"] == "req-42.a_b:c"
+    for hostile in ("x" * 8_000, "<script>alert(1)</script>", "a b", "\"quoted\""):
+        for response in (api.acme("GET", "/api/portfolio", headers={"X-Request-ID": hostile}),
+                         api.call("GET", "/api/portfolio", headers={"X-Request-ID": hostile})):  # a 401 too
+            echoed = response.headers["X-Request-ID"]
+            assert re.fullmatch(r"[0-9a-f]{32}", echoed), echoed[:80]
+            if response.status_code >= 400:
+                assert response.json()["request_id"] == echoed
