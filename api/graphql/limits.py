@@ -18,6 +18,7 @@ request id, so no stack detail or SQL reaches a client.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, Iterator
 
 from graphql import (DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLError,
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 CODES = {InvalidInputError: "BAD_USER_INPUT", NotFoundError: "NOT_FOUND", ConflictError: "CONFLICT",
          NotReadyError: "NOT_READY", PermissionDeniedError: "FORBIDDEN"}
 PAGE_ARGUMENT = "first"
+SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
 
 
 def operation_cost(schema: GraphQLSchema, document: DocumentNode, variables: dict[str, Any] | None,
@@ -121,17 +123,29 @@ class CostLimiter(SchemaExtension):
         yield
 
 
-def _unexpected(error: GraphQLError) -> bool:
+def _cause(error: GraphQLError) -> Exception | None:
+    """What went wrong underneath: graphql-core wraps an input coercion failure (a domain
+    error raised by a scalar, e.g. a date out of range) in one or two GraphQLErrors."""
     original = error.original_error
+    while isinstance(original, GraphQLError) and original.original_error is not None:
+        original = original.original_error
+    return original
+
+
+def _unexpected(error: GraphQLError) -> bool:
+    original = _cause(error)
     return original is not None and not isinstance(original, (GraphQLError, *CODES))
 
 
 class ErrorPolicy(MaskErrors):
-    """Codes for domain errors, masking for the unexpected (see the module docstring)."""
+    """Codes for domain errors, masking for the unexpected (see the module docstring).
+    With `hide_suggestions` (introspection off) validation errors lose their "Did you mean
+    ...?" hints, which would otherwise spell out the schema that introspection hides."""
 
-    def __init__(self) -> None:
+    def __init__(self, hide_suggestions: bool = False) -> None:
         super().__init__(should_mask_error=_unexpected,
                          error_message="Unexpected error; the server log has the details under this response's X-Request-ID")
+        self.hide_suggestions = hide_suggestions
 
     def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
         processed = []
@@ -140,8 +154,11 @@ class ErrorPolicy(MaskErrors):
                 log.error("GraphQL resolver failed at %s", error.path, exc_info=error.original_error)
                 processed.append(self.anonymise_error(error))
                 continue
-            code = next((c for cls, c in CODES.items() if isinstance(error.original_error, cls)), None)
+            code = next((c for cls, c in CODES.items() if isinstance(_cause(error), cls)), None)
             if code is not None:
                 error.extensions = {**(error.extensions or {}), "code": code}
+            if self.hide_suggestions and SUGGESTION.search(error.message):
+                error = GraphQLError(SUGGESTION.sub("", error.message), error.nodes, error.source, error.positions,
+                                     error.path, error.original_error, error.extensions)
             processed.append(error)
         return processed

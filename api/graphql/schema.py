@@ -16,13 +16,14 @@ from api.graphql.context import graph_context
 from api.graphql.limits import CostLimiter, ErrorPolicy
 from api.graphql.mutation import Mutation
 from api.graphql.query import Query
+from api.graphql.scalars import SCALAR_OVERRIDES
 from market.settings import Settings
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:
     # Factories, not instances: Strawberry builds a fresh extension for each request.
     extensions = [
-        ErrorPolicy,
+        lambda: ErrorPolicy(hide_suggestions=not settings.graphql_introspection),
         lambda: QueryDepthLimiter(max_depth=settings.graphql_max_depth),
         lambda: MaxTokensLimiter(max_token_count=settings.graphql_max_tokens),
         lambda: MaxAliasesLimiter(max_alias_count=settings.graphql_max_aliases),
@@ -30,7 +31,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
     ]
     if not settings.graphql_introspection:
         extensions.append(DisableIntrospection)
-    return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions)
+    return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions, scalar_overrides=SCALAR_OVERRIDES)
 
 
 def graphql_router(settings: Settings) -> GraphQLRouter:

@@ -1,9 +1,24 @@
 """Shared pieces: the problem+json body and the error responses each endpoint documents."""
 from __future__ import annotations
 
-from typing import Any
+from datetime import date
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from market.clock import supported_date
+from market.errors import InvalidInputError
+
+
+def _supported(value: date) -> date:
+    try:
+        return supported_date(value, "the date")
+    except InvalidInputError as error:
+        raise ValueError(error.detail) from None
+
+
+# Every date a REST caller gives: YYYY-MM-DD within market.clock.SUPPORTED_DATES (422 otherwise).
+SupportedDate = Annotated[date, AfterValidator(_supported)]
 
 
 class Problem(BaseModel):

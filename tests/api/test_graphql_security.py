@@ -246,3 +246,21 @@ def test_accepted_operations_stay_under_the_cap_however_page_sizes_are_supplied(
         else:
             assert "errors" not in body, body
             assert 0 < _fields(body["data"]) <= expected <= 101, (how, n, h)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_with_introspection_off_errors_do_not_suggest_names(settings: Settings) -> None:
+    """Issue 18 #7: "Did you mean ...?" spelled out the schema that introspection hides."""
+    w = world.build(settings)
+    typo = '{ instrument(symbol: "LIQ") { histroy { nodes { close } } } instruments(tercile: TOPP) { nodes { symbol } } }'
+    variable = 'query Q($t: Tercile) { instruments(tercile: $t) { nodes { symbol } } }'
+    for introspection in (True, False):
+        app = create_app(w.settings.model_copy(update={"graphql_introspection": introspection}), now=Clock())
+        with serve_in_thread(app) as base:
+            api = Api(base, w, Clock())
+            messages = [e["message"] for e in gql(api, typo, w.acme_key).json()["errors"]]
+            messages += [e["message"] for e in gql(api, variable, w.acme_key, {"t": "TOPP"}).json()["errors"]]
+            api.http.close()
+        assert any("histroy" in m for m in messages) and any("TOPP" in m for m in messages), messages
+        suggested = [m for m in messages if "Did you mean" in m or "'history'" in m or "'TOP'" in m]
+        assert bool(suggested) == introspection, messages

@@ -1,0 +1,23 @@
+"""Scalars whose input the service checks beyond their format.
+
+`Date` is Strawberry's own (ISO 8601 text) with one more rule: an argument or variable
+must lie within market.clock.SUPPORTED_DATES, the same rule as every REST date parameter,
+so `history(start: "0001-01-01")` is a validation error with code BAD_USER_INPUT, never a
+masked unexpected error.
+"""
+from __future__ import annotations
+
+import dataclasses
+from datetime import date
+
+from strawberry.schema.types.base_scalars import DateDefinition
+
+from market.clock import SUPPORTED_DATES, supported_date
+
+SupportedDate = dataclasses.replace(
+    DateDefinition,
+    description=f"Date (isoformat); as an argument, between {SUPPORTED_DATES[0].isoformat()} and "
+                f"{SUPPORTED_DATES[1].isoformat()}",
+    parse_value=lambda value: supported_date(value, "a Date"))
+
+SCALAR_OVERRIDES = {date: SupportedDate}
