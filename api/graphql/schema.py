@@ -17,6 +17,7 @@ from api.graphql.limits import CostLimiter, ErrorPolicy
 from api.graphql.mutation import Mutation
 from api.graphql.query import Query
 from api.graphql.scalars import SCALAR_OVERRIDES
+from api.jsonbody import strict_json
 from market.settings import Settings
 
 
@@ -34,8 +35,15 @@ def build_schema(settings: Settings) -> strawberry.Schema:
     return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions, scalar_overrides=SCALAR_OVERRIDES)
 
 
+class StrictGraphQLRouter(GraphQLRouter):
+    """Request bodies decoded like REST's (api/jsonbody.py): a key named twice is a 422."""
+
+    def decode_json(self, data: str | bytes) -> object:
+        return strict_json(data)
+
+
 def graphql_router(settings: Settings) -> GraphQLRouter:
-    return GraphQLRouter(build_schema(settings), context_getter=graph_context,
+    return StrictGraphQLRouter(build_schema(settings), context_getter=graph_context,
                          graphql_ide="graphiql" if settings.graphql_introspection else None,
                          include_in_schema=False, multipart_uploads_enabled=False)
 

@@ -6,8 +6,13 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from decimal import Decimal
+
+from pydantic import BeforeValidator
+
 from market.clock import supported_date
 from market.errors import InvalidInputError
+from market.money import parse_money, parse_quantity
 
 
 def _supported(value: date) -> date:
@@ -16,6 +21,24 @@ def _supported(value: date) -> date:
     except InvalidInputError as error:
         raise ValueError(error.detail) from None
 
+
+def _money(value: object) -> Decimal:
+    try:
+        return parse_money(value, "the amount")
+    except InvalidInputError as error:
+        raise ValueError(error.detail) from None
+
+
+def _quantity(value: object) -> int:
+    try:
+        return parse_quantity(value, "the quantity")
+    except InvalidInputError as error:
+        raise ValueError(error.detail) from None
+
+
+# Money and share quantities in request bodies: market.money's one strict rule.
+MoneyIn = Annotated[Decimal, BeforeValidator(_money)]
+QuantityIn = Annotated[int, BeforeValidator(_quantity)]
 
 # Every date a REST caller gives: YYYY-MM-DD within market.clock.SUPPORTED_DATES (422 otherwise).
 SupportedDate = Annotated[date, AfterValidator(_supported)]

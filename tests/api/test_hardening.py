@@ -186,3 +186,60 @@ def test_a_request_id_is_echoed_only_when_it_is_a_plain_token(api: Api) -> None:
             assert re.fullmatch(r"[0-9a-f]{32}", echoed), echoed[:80]
             if response.status_code >= 400:
                 assert response.json()["request_id"] == echoed
+
+
+def _close(api: Api, symbol: str = "LIQ") -> str:
+    return f"{api.acme('GET', '/api/market/latest').json()[symbol]['close']:.2f}"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_money_and_quantities_are_strict_over_rest_and_graphql(api: Api) -> None:
+    """Issue 18 #7: quantity true bought 1 share; "10", 1.0, full-width digits and "6_48"
+    (read as 648) were accepted."""
+    from tests.api.graph import gql
+
+    price = _close(api)
+    order = {"side": "buy", "symbol": "LIQ", "quantity": 1, "price": price}
+    for field, value, words in [("quantity", True, "whole number"), ("quantity", "10", "whole number"),
+                                ("quantity", 1.0, "whole number"), ("price", "６.４８", "decimal number like 101.50"),
+                                ("price", "6_48", "decimal number like 101.50"), ("price", "1e2", "decimal number"),
+                                ("price", " 50", "decimal number"), ("price", True, "decimal number"),
+                                ("fees", "NaN", "decimal number")]:
+        body = assert_problem(api.acme("POST", "/api/portfolio/trade", json={**order, field: value}), 422, words)
+        assert body["errors"][0]["loc"] == ["body", field]
+    assert_problem(api.acme("POST", "/api/portfolio/cash", json={"amount": "１00"}), 422, "decimal number")
+    mutation = "mutation($p: Decimal!) { placeTrade(order: {side: \"BUY\", symbol: \"LIQ\", quantity: 1, price: $p}) { __typename } }"
+    for wrong in ("６.４８", "6_48", "Infinity"):
+        (error,) = gql(api, mutation, api.world.acme_key, {"p": wrong}).json()["errors"]
+        assert "decimal number like 101.50" in error["message"] and error["extensions"]["code"] == "BAD_USER_INPUT"
+    assert api.acme("GET", "/api/portfolio/trade").json() == []
+    placed = api.acme("POST", "/api/portfolio/trade", json=order)
+    assert placed.status_code == 201, placed.text
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_json_bodies_naming_a_key_twice_are_refused(api: Api) -> None:
+    """Issue 18 #7: with duplicate keys the last won."""
+    price = _close(api)
+    twice = ('{"side": "buy", "symbol": "LIQ", "quantity": 1, "price": "%s", "quantity": 1000}' % price).encode()
+    assert_problem(api.acme("POST", "/api/portfolio/trade", content=twice, headers={"content-type": "application/json"}),
+                   422, "names the key 'quantity' more than once")
+    graphql = b'{"query": "{ modelPerformance { reason } }", "query": "mutation { moveCash(amount: \\"5\\") { __typename } }"}'
+    assert_problem(api.acme("POST", "/graphql", content=graphql, headers={"content-type": "application/json"}), 422,
+                   "names the key 'query' more than once")
+    assert api.acme("GET", "/api/portfolio/trade").json() == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_an_idempotent_retry_may_spell_the_price_differently(api: Api) -> None:
+    """Issue 18 #7: "6.480" retried as "6.48" on the same key was a 409."""
+    price = _close(api)
+    order = {"side": "buy", "symbol": "LIQ", "quantity": 3, "price": price + "0"}
+    first = api.acme("POST", "/api/portfolio/trade", json=order, headers={"Idempotency-Key": "k-spelling"})
+    again = api.acme("POST", "/api/portfolio/trade", json={**order, "price": price, "side": "BUY"},
+                     headers={"Idempotency-Key": "k-spelling"})
+    assert first.status_code == again.status_code == 201, again.text
+    assert again.json()["replayed"] is True and again.json()["trade_id"] == first.json()["trade_id"]
+    other = api.acme("POST", "/api/portfolio/trade", json={**order, "quantity": 4}, headers={"Idempotency-Key": "k-spelling"})
+    assert_problem(other, 409, "different request")
+    assert len(api.acme("GET", "/api/portfolio/trade").json()) == 1
