@@ -69,9 +69,26 @@ def authenticate(request: Request, svc: Services, presented: str | None) -> Prin
     known = getattr(request.state, "principal", None)
     if known is not None:
         return known
-    caller = _authenticate(request, svc, presented)
+    try:
+        caller = _authenticate(request, svc, presented)
+    except AuthenticationError as failure:
+        _count_failure(request, svc, failure)
+        raise
     request.state.principal = caller
     return caller
+
+
+def _count_failure(request: Request, svc: Services, failure: AuthenticationError) -> None:
+    """Failed authentications count per client address (`rate_limit_unauthenticated` a
+    minute); past the limit the answer is 429 instead of 401, so guessing keys or flooding
+    without one is throttled like any key's requests."""
+    address = request.client.host if request.client else "unknown"
+    limit = svc.settings.rate_limit_unauthenticated
+    decision = decide(svc.limiter, f"unauthenticated:{address}", limit, time.time())
+    if not decision.allowed:
+        raise RateLimitedError(f"over the limit of {limit} requests per minute without a valid key from this address "
+                               f"({failure.detail}); retry in {decision.retry_after} s",
+                               headers=decision.headers()) from failure
 
 
 def _authenticate(request: Request, svc: Services, presented: str | None) -> Principal:

@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     rate_limit_standard: int = Field(default=60, ge=1, description="Requests per minute, STANDARD keys.")
     rate_limit_pro: int = Field(default=300, ge=1, description="Requests per minute, PRO keys.")
     rate_limit_institutional: int = Field(default=1200, ge=1, description="Requests per minute, INSTITUTIONAL keys.")
+    rate_limit_unauthenticated: int = Field(
+        default=120, ge=1, description="Requests per minute from one client address that fail authentication (no key, "
+                                       "a malformed, unknown, revoked or rotated-out key); past it 429.")
     rate_limit_store: Literal["memory", "database"] = Field(
         default="memory",
         description="Where per-key request counts live: in the process (one API worker) or in the database, "

@@ -243,3 +243,18 @@ def test_an_idempotent_retry_may_spell_the_price_differently(api: Api) -> None:
     other = api.acme("POST", "/api/portfolio/trade", json={**order, "quantity": 4}, headers={"Idempotency-Key": "k-spelling"})
     assert_problem(other, 409, "different request")
     assert len(api.acme("GET", "/api/portfolio/trade").json()) == 1
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_requests_without_a_valid_key_are_rate_limited_per_address(settings: Settings) -> None:
+    """Issue 18 #7: requests with unknown keys were never rate limited (300 in 0.6 s)."""
+    with serving(settings, rate_limit_unauthenticated=5) as api:
+        bad = ["svc-sk-" + "0" * 40, None, "nonsense", "svc-sk-" + "1" * 40, None]
+        for key in bad:
+            assert_problem(api.call("GET", "/api/portfolio", key), 401)
+        limited = assert_problem(api.call("GET", "/api/portfolio", "svc-sk-" + "2" * 40), 429,
+                                 "over the limit of 5 requests per minute without a valid key from this address")
+        assert int(api.call("POST", "/api/portfolio/cash", None, json={"amount": "1"}).headers["Retry-After"]) >= 1
+        assert "unknown" in limited["detail"]
+        assert api.acme("GET", "/api/portfolio").status_code == 200  # a valid key still works
+        assert api.call("POST", "/graphql", "svc-sk-" + "3" * 40, json={"query": "{ portfolio { cash } }"}).status_code == 429
