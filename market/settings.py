@@ -133,6 +133,10 @@ class Settings(BaseSettings):
     webhook_retries: int = Field(default=3, ge=0, description="Retries of a failed webhook delivery.")
     webhook_backoff_seconds: float = Field(default=1.0, ge=0, description="First webhook retry delay; doubles each retry.")
     webhook_timeout_seconds: float = Field(default=10.0, gt=0, description="Per-attempt webhook timeout.")
+    heavy_requests: int = Field(
+        default=2, ge=1, description="PDF reports and GraphQL operations run at most this many at a time per API worker, "
+                                     "each in a worker thread; the rest queue, so /healthz and light requests stay "
+                                     "responsive.")
     stage_timeout_seconds: int = Field(default=1800, ge=1, description="Per-notebook execution limit.")
     log_level: str = Field(default="INFO", description="Python logging level.")
 

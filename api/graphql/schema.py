@@ -8,6 +8,9 @@ spec allows; a key is required either way, so cross-site requests cannot act.
 """
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import strawberry
 from strawberry.extensions import DisableIntrospection, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.fastapi import GraphQLRouter
@@ -36,10 +39,18 @@ def build_schema(settings: Settings) -> strawberry.Schema:
 
 
 class StrictGraphQLRouter(GraphQLRouter):
-    """Request bodies decoded like REST's (api/jsonbody.py): a key named twice is a 422."""
+    """Request bodies decoded like REST's (api/jsonbody.py): a key named twice is a 422.
+    Each operation (parse, validate, execute) runs in a worker thread on an event loop of
+    its own, under the heavy-work limit (`Services.run_heavy`): a document that is slow to
+    validate or execute never holds the server's event loop."""
 
     def decode_json(self, data: str | bytes) -> object:
         return strict_json(data)
+
+    async def execute_single(self, request: Any, request_adapter: Any, sub_response: Any, context: Any,  # noqa: PLR0913
+                             root_value: Any, request_data: Any) -> Any:
+        operation = super().execute_single(request, request_adapter, sub_response, context, root_value, request_data)
+        return await context.svc.run_heavy(asyncio.run, operation)
 
 
 def graphql_router(settings: Settings) -> GraphQLRouter:

@@ -258,3 +258,39 @@ def test_requests_without_a_valid_key_are_rate_limited_per_address(settings: Set
         assert "unknown" in limited["detail"]
         assert api.acme("GET", "/api/portfolio").status_code == 200  # a valid key still works
         assert api.call("POST", "/graphql", "svc-sk-" + "3" * 40, json={"query": "{ portfolio { cash } }"}).status_code == 429
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_graphql_operations_and_reports_run_off_the_event_loop(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18 #7: GraphQL validation ran on the event loop (400 fields stalled /healthz for
+    1.2 s). Validation and the report renderer must run on another thread, under the limit."""
+    import threading
+
+    from api.graphql import limits
+    from api.routers import reports as report_routes
+
+    seen: dict[str, int] = {}
+    validate = limits.CostLimiter.on_validate
+
+    def recording_validate(self):  # noqa: ANN001, ANN202
+        seen["validate"] = threading.get_ident()
+        yield from validate(self)
+
+    render = report_routes._pdf
+
+    def recording_render(kind, svc):  # noqa: ANN001, ANN202
+        seen["report"] = threading.get_ident()
+        return render(kind, svc)
+
+    monkeypatch.setattr(limits.CostLimiter, "on_validate", recording_validate)
+    monkeypatch.setattr(report_routes, "_pdf", recording_render)
+    w = world.build(settings)
+    app = create_app(w.settings, now=Clock())
+    app.router.on_startup.append(lambda: seen.setdefault("loop", threading.get_ident()))
+    with serve_in_thread(app) as base:
+        api = Api(base, w, Clock())
+        wide = "{ portfolio { " + "cash " * 400 + "} }"
+        assert "errors" not in api.acme("POST", "/graphql", json={"query": wide}).json()
+        assert api.acme("GET", "/api/quant-briefing.pdf").status_code == 200
+        api.http.close()
+    assert seen["loop"] not in (seen["validate"], seen["report"]), seen
