@@ -47,6 +47,15 @@ def problem(request: Request, status: int, detail: str, *, title: str | None = N
                         headers={**(headers or {}), "X-Request-ID": request_id})
 
 
+def problem_for(request: Request, error: errors.MarketIntelError) -> JSONResponse:
+    """The problem response of a domain error (the exception handler and the edge share it)."""
+    status = status_for(error)
+    if status == 500:
+        log.exception("unmapped domain error", exc_info=error)
+        return problem(request, 500, "internal error; quote the request id to the operator")
+    return problem(request, status, error.detail, title=error.title, headers=error.context.get("headers"))  # type: ignore[arg-type]
+
+
 def status_for(error: errors.MarketIntelError) -> int:
     for cls in type(error).__mro__:
         if cls in STATUS_BY_ERROR:
@@ -57,11 +66,7 @@ def status_for(error: errors.MarketIntelError) -> int:
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.MarketIntelError)
     async def _domain(request: Request, exc: errors.MarketIntelError) -> JSONResponse:
-        status = status_for(exc)
-        if status == 500:
-            log.exception("unmapped domain error", exc_info=exc)
-            return problem(request, 500, "internal error; quote the request id to the operator")
-        return problem(request, status, exc.detail, title=exc.title, headers=exc.context.get("headers"))  # type: ignore[arg-type]
+        return problem_for(request, exc)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

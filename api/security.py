@@ -25,8 +25,9 @@ from api.services import Services, services
 from market.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
 from portfolio.ledger import HOUSE_PORTFOLIO, client_portfolio_id
 
+api_key_header_name = "X-API-Key"
 api_key_header = APIKeyHeader(
-    name="X-API-Key", auto_error=False,
+    name=api_key_header_name, auto_error=False,
     description="A client key `svc-sk-<hex>` from POST /api/keys/generate, or the admin key `svc-admin-<hex>`.")
 
 
@@ -62,6 +63,35 @@ ADMIN = Principal("admin", None, None, None, None, True)
 
 
 def authenticate(request: Request, svc: Services, presented: str | None) -> Principal:
+    """The caller of `presented`, counted once against its rate limit. The edge (api/edge.py)
+    authenticates a request that carries a body before reading it; the route's dependency
+    then gets the same principal back instead of a second lookup and count."""
+    known = getattr(request.state, "principal", None)
+    if known is not None:
+        return known
+    try:
+        caller = _authenticate(request, svc, presented)
+    except AuthenticationError as failure:
+        _count_failure(request, svc, failure)
+        raise
+    request.state.principal = caller
+    return caller
+
+
+def _count_failure(request: Request, svc: Services, failure: AuthenticationError) -> None:
+    """Failed authentications count per client address (`rate_limit_unauthenticated` a
+    minute); past the limit the answer is 429 instead of 401, so guessing keys or flooding
+    without one is throttled like any key's requests."""
+    address = request.client.host if request.client else "unknown"
+    limit = svc.settings.rate_limit_unauthenticated
+    decision = decide(svc.limiter, f"unauthenticated:{address}", limit, time.time())
+    if not decision.allowed:
+        raise RateLimitedError(f"over the limit of {limit} requests per minute without a valid key from this address "
+                               f"({failure.detail}); retry in {decision.retry_after} s",
+                               headers=decision.headers()) from failure
+
+
+def _authenticate(request: Request, svc: Services, presented: str | None) -> Principal:
     if not presented:
         raise AuthenticationError("the X-API-Key header is missing")
     if presented.startswith("svc-admin-"):

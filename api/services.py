@@ -1,6 +1,6 @@
 """What a request handler needs, built once per app: settings, the service engine, the
-trading calendar, the clock (tests pin it), the rate limiter's store and a small cache
-of rendered bodies keyed by the store's data version."""
+trading calendar, the clock (tests pin it), the rate limiter's store, a small cache of
+rendered bodies keyed by the store's data version, and the limit on heavy work."""
 from __future__ import annotations
 
 import threading
@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Callable
 
+from anyio import CapacityLimiter, to_thread
 from fastapi import Request
 from sqlalchemy import Engine
 
@@ -24,6 +25,7 @@ class Services:
     calendar: TradingCalendar
     now: Callable[[], datetime]
     limiter: CounterStore
+    heavy: CapacityLimiter
     _cache: dict[Any, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -38,6 +40,12 @@ class Services:
             self._cache[key] = (version, value)
         return value
 
+    async def run_heavy(self, function: Callable[..., Any], *args: Any) -> Any:
+        """`function(*args)` in a worker thread, at most `heavy_requests` at a time (PDF
+        reports, GraphQL operations): the rest wait for a turn without holding a thread, so
+        the event loop, /healthz and light requests keep their share of the CPU."""
+        return await to_thread.run_sync(function, *args, limiter=self.heavy)
+
     def valuation_day(self) -> date:
         """The day portfolios are valued at: the latest priced trading day (or, on an empty
         store, the latest trading day on the exchange clock)."""
@@ -50,7 +58,7 @@ class Services:
 def build_services(settings: Settings, now: Callable[[], datetime] | None = None) -> Services:
     engine = service_engine(settings)
     limiter: CounterStore = DatabaseStore(engine) if settings.rate_limit_store == "database" else MemoryStore()
-    return Services(settings, engine, default_calendar(), now or utc_now, limiter)
+    return Services(settings, engine, default_calendar(), now or utc_now, limiter, CapacityLimiter(settings.heavy_requests))
 
 
 async def services(request: Request) -> Services:

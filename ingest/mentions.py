@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from market.budget import Deadline
+
 _SUFFIXES = re.compile(r"\s+(limited|ltd\.?|plc|inc\.?|company|co\.?|group|holdings|corporation|corp\.?)$", re.I)
 
 ALIASES: dict[str, list[str]] = {
@@ -47,12 +49,15 @@ class InstrumentMatcher:
         self._phrases = [(re.compile(r"(?<![\w&])" + re.escape(p) + r"(?![\w&])", re.I), s, how) for p, s, how in phrases]
         self._symbol_pattern = re.compile(r"(?<![\w.&-])([A-Z][A-Z0-9]{1,9})(?![\w&-])")
 
-    def find(self, text: str) -> list[Mention]:
+    def find(self, text: str, deadline: Deadline | None = None) -> list[Mention]:
+        """The instruments `text` names; `deadline` is checked between patterns."""
         found: dict[str, Mention] = {}
         for match in self._symbol_pattern.finditer(text):
             if match.group(1) in self._symbols:
                 found.setdefault(match.group(1), Mention(match.group(1), "symbol"))
         for pattern, symbol, how in self._phrases:
+            if deadline is not None:
+                deadline.check()
             if symbol not in found and pattern.search(text):
                 found[symbol] = Mention(symbol, how)
         return sorted(found.values(), key=lambda m: m.symbol)

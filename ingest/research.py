@@ -2,9 +2,12 @@
 stored and summarised. `POST /api/portfolio/upload-research` is a thin adapter over
 `intake_research`.
 
-The note is stored once per content (sha256): uploading the same bytes again returns the
-stored summary with `already_stored: true`. PDFs go through the sandboxed extractor
-(size, page and time limits); text must be UTF-8. The summary names the instruments the
+A note is stored once per client and content (sha256): the same client uploading the same
+bytes again gets its stored summary with `already_stored: true`; another client uploading
+those bytes gets a record of its own (its own filename, never the first client's). PDFs go
+through the sandboxed extractor (size, page and time limits); text must be UTF-8 and at
+most `research_text_max_bytes`, and reading any note's text (tagging, scoring, key
+sentences) stops with a clear error past `research_text_timeout_seconds`. The summary names the instruments the
 note mentions (and how each was matched), its sentiment with the scorer's label, and the
 sentences that carry the most sentiment.
 """
@@ -15,6 +18,7 @@ from pathlib import PurePath
 
 from sqlalchemy import Engine
 
+from market.budget import Deadline
 from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
 from market.settings import Settings
 from ingest.mentions import InstrumentMatcher
@@ -39,29 +43,38 @@ def intake_research(engine: Engine, settings: Settings, content: bytes, filename
     if not text.strip():
         raise InvalidInputError(f"{name} holds no readable text")
     sha = hashlib.sha256(content).hexdigest()
+    mine = _client_note(client_id, sha)
     with engine.connect() as conn:
         matcher = InstrumentMatcher(current_rows(conn, tables.instruments))
-        stored = current_rows(conn, tables.research_notes, where=[tables.research_notes.c.content_sha256 == sha])
+        stored = current_rows(conn, tables.research_notes, where=mine)
     if stored:
         return {**stored[0]["summary"], "id": stored[0]["id"], "already_stored": True}
-    mentions = matcher.find(text)
+    deadline = Deadline(settings.research_text_timeout_seconds, f"reading {name}")
+    mentions = matcher.find(text, deadline)
+    deadline.check()
     sentiment = score_text(text)
     summary = {
         "sha256": sha, "filename": name, "media_type": kind, "pages": pages, "characters": len(text),
         "instruments": [{"symbol": m.symbol, "matched_by": m.matched_by} for m in mentions],
         "sentiment": {"score": sentiment.score, "label": sentiment.label, "scorer": SCORER_ID,
                       "positive_hits": sentiment.positive, "negative_hits": sentiment.negative},
-        "key_sentences": key_sentences(text),
+        "key_sentences": key_sentences(text, deadline=deadline),
     }
-    with write_transaction(engine, f"research:{sha}") as conn:
+    with write_transaction(engine, f"research:{client_id}:{sha}") as conn:
         append_history(conn, tables.research_notes, [{"content_sha256": sha, "client_id": client_id, "filename": name,
                                                       "media_type": kind, "body": text, "summary": summary}])
-        (note,) = current_rows(conn, tables.research_notes, where=[tables.research_notes.c.content_sha256 == sha])
+        (note,) = current_rows(conn, tables.research_notes, where=mine)
         append_history(conn, tables.document_mentions, [
             {"doc_kind": "RESEARCH", "doc_id": note["id"], "symbol": m.symbol, "matched_by": m.matched_by} for m in mentions])
         append_history(conn, tables.sentiment_scores, [{"doc_kind": "RESEARCH", "doc_id": note["id"], "scorer": SCORER_ID,
                                                         "score": sentiment.score, "detail": sentiment.as_detail()}])
     return {**summary, "id": note["id"], "already_stored": False}
+
+
+def _client_note(client_id: str | None, sha: str) -> list:
+    """The filter of one client's note with this content (the admin's notes have no client)."""
+    c = tables.research_notes.c
+    return [c.content_sha256 == sha, c.client_id.is_(None) if client_id is None else c.client_id == client_id]
 
 
 def _read(content: bytes, name: str, media_type: str, settings: Settings) -> tuple[str, str, int | None]:
@@ -71,6 +84,9 @@ def _read(content: bytes, name: str, media_type: str, settings: Settings) -> tup
             text = extractor.extract(content, name)  # PdfRejected says why when it is no PDF
         return "application/pdf", text.text, text.pages
     if media_type in TEXT_TYPES or PurePath(name).suffix.lower() in TEXT_SUFFIXES or (not media_type and not looks_pdf):
+        if len(content) > settings.research_text_max_bytes:
+            raise PayloadTooLargeError(f"{name} is {len(content):,} bytes of text, more than the limit of "
+                                       f"{settings.research_text_max_bytes:,} for a plain-text note")
         try:
             return "text/plain", content.decode("utf-8"), None
         except UnicodeDecodeError:

@@ -7,6 +7,11 @@ following Monday). Extra closures (a special market holiday) can be added per ca
 
 Stored timestamps are UTC; `exchange_iso()` renders one as ISO 8601 without offset in
 exchange time, the format the API uses where the spec asks for it.
+
+Dates a caller gives (query parameters, GraphQL arguments, cursors) must lie within
+`SUPPORTED_DATES`: the service computes warm-up windows and next days around them, and
+Python's dates end at 0001-01-01 and 9999-12-31, so `supported_date` refuses anything
+outside with a clear InvalidInputError instead of an overflow deep in a read.
 """
 from __future__ import annotations
 
@@ -23,8 +28,26 @@ import holidays
 from market.errors import ConfigurationError, InvalidInputError
 from market.settings import get_settings
 
+SUPPORTED_DATES = (date(1900, 1, 1), date(2199, 12, 31))
 EXCHANGE_TZ = ZoneInfo("America/Jamaica")
 MARKET_CLOSE = time(16, 0)  # end-of-day data is final from here on (T0)
+
+
+def supported_date(value: object, name: str) -> date:
+    """`value` (a date or its ISO text) as a date within SUPPORTED_DATES, or InvalidInputError
+    naming `name`, the range and what was given."""
+    first, last = SUPPORTED_DATES
+    if isinstance(value, str):
+        try:
+            value = date.fromisoformat(value)
+        except ValueError:
+            raise InvalidInputError(f"{name} must be a date YYYY-MM-DD, not '{value[:40]}'") from None
+    if isinstance(value, datetime) or not isinstance(value, date):
+        raise InvalidInputError(f"{name} must be a date YYYY-MM-DD, not {type(value).__name__}")
+    if not first <= value <= last:
+        raise InvalidInputError(f"{name} {value.isoformat()} is outside the supported dates "
+                                f"{first.isoformat()} to {last.isoformat()}")
+    return value
 
 
 class TradingCalendar:

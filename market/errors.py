@@ -101,6 +101,12 @@ class DeliveryRejectedError(InvalidInputError):
     title = "Delivery rejected"
 
 
+class BudgetExceededError(InvalidInputError):
+    """Work on the caller's input ran past its time budget (market/budget.py) and was stopped."""
+
+    title = "Budget exceeded"
+
+
 class PayloadTooLargeError(InvalidInputError):
     """An upload is over its size limit."""
 

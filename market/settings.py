@@ -74,8 +74,19 @@ class Settings(BaseSettings):
         description="RSS/Atom feed URLs (JSON list); empty: the exchange's own feed at <exchange_base_url>/news/rss.",
     )
     pdf_max_bytes: int = Field(default=10_000_000, ge=1, description="Largest PDF accepted (disclosures, statements, research).")
+    max_body_bytes: int = Field(
+        default=262_144, ge=1024, description="Largest request body other than an upload (REST JSON, GraphQL "
+                                              "documents with their variables); 413 from Content-Length or as soon "
+                                              "as a chunked body passes it.")
+    max_url_bytes: int = Field(default=8_192, ge=256, description="Longest path plus query string (a GraphQL "
+                                                                   "document sent by GET included); 414 over it.")
     pdf_max_pages: int = Field(default=50, ge=1, description="Most pages read from one PDF.")
     pdf_timeout_seconds: float = Field(default=20.0, gt=0, description="Time allowed to extract one PDF's text.")
+    research_text_max_bytes: int = Field(
+        default=1_000_000, ge=1, description="Largest plain-text research note accepted (a PDF note is capped by "
+                                             "pdf_max_bytes and pdf_max_pages).")
+    research_text_timeout_seconds: float = Field(
+        default=5.0, gt=0, description="Time allowed to tag and score one research note's text (plain or from a PDF).")
     price_band: float = Field(
         default=0.5, gt=0, description="Largest accepted close-to-previous-close move (0.5 = 50%) without a split notice."
     )
@@ -96,6 +107,9 @@ class Settings(BaseSettings):
     rate_limit_standard: int = Field(default=60, ge=1, description="Requests per minute, STANDARD keys.")
     rate_limit_pro: int = Field(default=300, ge=1, description="Requests per minute, PRO keys.")
     rate_limit_institutional: int = Field(default=1200, ge=1, description="Requests per minute, INSTITUTIONAL keys.")
+    rate_limit_unauthenticated: int = Field(
+        default=120, ge=1, description="Requests per minute from one client address that fail authentication (no key, "
+                                       "a malformed, unknown, revoked or rotated-out key); past it 429.")
     rate_limit_store: Literal["memory", "database"] = Field(
         default="memory",
         description="Where per-key request counts live: in the process (one API worker) or in the database, "
@@ -128,6 +142,10 @@ class Settings(BaseSettings):
     webhook_retries: int = Field(default=3, ge=0, description="Retries of a failed webhook delivery.")
     webhook_backoff_seconds: float = Field(default=1.0, ge=0, description="First webhook retry delay; doubles each retry.")
     webhook_timeout_seconds: float = Field(default=10.0, gt=0, description="Per-attempt webhook timeout.")
+    heavy_requests: int = Field(
+        default=2, ge=1, description="PDF reports and GraphQL operations run at most this many at a time per API worker, "
+                                     "each in a worker thread; the rest queue, so /healthz and light requests stay "
+                                     "responsive.")
     stage_timeout_seconds: int = Field(default=1800, ge=1, description="Per-notebook execution limit.")
     log_level: str = Field(default="INFO", description="Python logging level.")
 

@@ -21,13 +21,14 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Connection, Engine
 
 from market.clock import TradingCalendar, exchange_date, utc_now
 from market.errors import ConflictError, InvalidInputError
+from market.money import money_text, parse_money
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
@@ -70,8 +71,10 @@ def place_manual_trade(engine: Engine, settings: Settings, calendar: TradingCale
                        order: ManualTrade, idempotency_key: str | None = None, now: datetime | None = None) -> dict[str, Any]:
     moment = now or utc_now()
     request_hash = hashlib.sha256(json.dumps(
-        # Case is not part of the order: "buy liq" retried as "BUY LIQ" is the same trade.
-        [str(order.side).upper(), str(order.symbol).upper(), str(order.quantity), str(order.price), str(order.fees)]
+        # Case and spelling are not part of the order: "buy liq" at "6.480" retried as "BUY LIQ"
+        # at "6.48" is the same trade (money in its canonical text, market.money.money_text).
+        [str(order.side).upper(), str(order.symbol).upper(), str(order.quantity),
+         money_text(_decimal(order.price, "price")), money_text(_decimal(order.fees, "fees"))]
     ).encode()).hexdigest()
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         ledger.get_portfolio(conn, portfolio_id)
@@ -128,12 +131,15 @@ def _stored_response(conn: Connection, scope: str, key: str, request_hash: str) 
 
 
 def _decimal(value: Any, name: str) -> Decimal:
-    if isinstance(value, bool):
-        raise TradeRejected(f"{name} must be a number, not {value!r}")
-    try:
-        result = Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        raise TradeRejected(f"{name} must be a number, not {value!r}") from None
+    """A Decimal as it is (validated upstream or computed here); anything else (the CLI's
+    text, a caller's number) by market.money's strict rule."""
+    if isinstance(value, Decimal):
+        result = value
+    else:
+        try:
+            result = parse_money(value, name)
+        except InvalidInputError as error:
+            raise TradeRejected(error.detail) from None
     if not result.is_finite() or abs(result) > MAX_AMOUNT:
         raise TradeRejected(f"{name} must be a finite number of at most {MAX_AMOUNT:,}, not {value!r}")
     return result.quantize(CENT)

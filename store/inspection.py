@@ -12,7 +12,8 @@ def table_names(engine: Engine) -> list[str]:
 
 def tables_without_append_only(engine: Engine) -> list[str]:
     """History tables that lack the triggers rejecting UPDATE and DELETE (and TRUNCATE on
-    Postgres); the operational tables (store/tables.py) are exempt by design."""
+    Postgres, and on SQLite an INSERT colliding with a stored row, which is how REPLACE
+    rewrites one); the operational tables (store/tables.py) are exempt by design."""
     with engine.connect() as conn:
         if engine.dialect.name == "sqlite":
             rows = conn.execute(text(
@@ -20,10 +21,10 @@ def tables_without_append_only(engine: Engine) -> list[str]:
             )).all()
             guarded: dict[str, set[str]] = {}
             for table, sql in rows:
-                for op in ("UPDATE", "DELETE"):
+                for op in ("UPDATE", "DELETE", "INSERT"):
                     if f"BEFORE {op} ON" in sql.upper() and "RAISE(ABORT" in sql.upper():
                         guarded.setdefault(table, set()).add(op)
-            required = {"UPDATE", "DELETE"}
+            required = {"UPDATE", "DELETE", "INSERT"}
         else:
             rows = conn.execute(text(
                 "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "

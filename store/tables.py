@@ -126,9 +126,9 @@ disclosures = history_table(
     Column("failure_reason", Text()),
 )
 
-research_notes = history_table(
+research_notes = history_table(  # one note per client and content (issue 18: notes never cross clients)
     "research_notes",
-    ("content_sha256",),
+    ("client_id", "content_sha256"),
     Column("content_sha256", Text(), nullable=False),
     Column("client_id", Text()),
     Column("filename", Text()),

@@ -5,8 +5,10 @@ extensions; the cost cap is ours. The cost of an operation is an upper bound of 
 objects it can return: every field costs 1, times the page size (`first`, or the field's
 default page size) of each list above it. So `instruments(first: 60) { nodes {
 recentBars(first: 20) { nodes { close } } } }` costs 1 + 60 x (1 + 1 + 20 x (1 + 1)) =
-2,521. It is computed before execution from the document and the variables, and an
-operation over the cap is refused whole (code QUERY_TOO_COSTLY) without touching the store.
+2,521. It is computed before execution from the document and the variables, coerced
+exactly as execution will coerce them (so a variable's default in the operation counts
+like the value sent, and both like a literal), and an operation over the cap is refused
+whole (code QUERY_TOO_COSTLY) without touching the store.
 
 Errors: a domain error a resolver raises on purpose (bad argument, not ready, forbidden)
 keeps its message and gains `extensions.code`; GraphQL syntax and validation errors are
@@ -16,11 +18,13 @@ request id, so no stack detail or SQL reaches a client.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, Iterator
 
 from graphql import (DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLError,
                      GraphQLNamedType, GraphQLSchema, InlineFragmentNode, OperationDefinitionNode, SelectionSetNode,
-                     VariableNode, get_named_type, value_from_ast)
+                     VariableNode, get_named_type, type_from_ast, value_from_ast)
+from graphql.execution.values import get_variable_values
 from strawberry.extensions import MaskErrors, SchemaExtension
 
 from market.errors import (ConflictError, InvalidInputError, NotFoundError, NotReadyError, PermissionDeniedError)
@@ -29,6 +33,7 @@ log = logging.getLogger(__name__)
 CODES = {InvalidInputError: "BAD_USER_INPUT", NotFoundError: "NOT_FOUND", ConflictError: "CONFLICT",
          NotReadyError: "NOT_READY", PermissionDeniedError: "FORBIDDEN"}
 PAGE_ARGUMENT = "first"
+SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
 
 
 def operation_cost(schema: GraphQLSchema, document: DocumentNode, variables: dict[str, Any] | None,
@@ -40,7 +45,25 @@ def operation_cost(schema: GraphQLSchema, document: DocumentNode, variables: dic
         return 0
     operation = chosen[0]
     root = schema.get_root_type(operation.operation)
-    return _cost(schema, operation.selection_set, root, 1, fragments, variables or {}, frozenset())
+    return _cost(schema, operation.selection_set, root, 1, fragments, _coerced(schema, operation, variables),
+                 frozenset())
+
+
+def _coerced(schema: GraphQLSchema, operation: OperationDefinitionNode, sent: dict[str, Any] | None) -> dict[str, Any]:
+    """The operation's variables as execution will see them: the values sent, coerced to
+    their declared types, and each declared default where nothing was sent. Variables that
+    do not coerce fail execution anyway; their defaults still count, so an invalid value
+    cannot hide a costly default."""
+    definitions = operation.variable_definitions or ()
+    coerced = get_variable_values(schema, definitions, sent or {})
+    if not isinstance(coerced, list):  # a list holds the coercion errors
+        return dict(coerced.coerced)
+    defaults = {}
+    for definition in definitions:
+        kind = type_from_ast(schema, definition.type)
+        if definition.default_value is not None and kind is not None:
+            defaults[definition.variable.name.value] = value_from_ast(definition.default_value, kind)
+    return defaults
 
 
 def _cost(schema: GraphQLSchema, selections: SelectionSetNode, parent: GraphQLNamedType | None, multiplier: int,
@@ -100,17 +123,29 @@ class CostLimiter(SchemaExtension):
         yield
 
 
-def _unexpected(error: GraphQLError) -> bool:
+def _cause(error: GraphQLError) -> Exception | None:
+    """What went wrong underneath: graphql-core wraps an input coercion failure (a domain
+    error raised by a scalar, e.g. a date out of range) in one or two GraphQLErrors."""
     original = error.original_error
+    while isinstance(original, GraphQLError) and original.original_error is not None:
+        original = original.original_error
+    return original
+
+
+def _unexpected(error: GraphQLError) -> bool:
+    original = _cause(error)
     return original is not None and not isinstance(original, (GraphQLError, *CODES))
 
 
 class ErrorPolicy(MaskErrors):
-    """Codes for domain errors, masking for the unexpected (see the module docstring)."""
+    """Codes for domain errors, masking for the unexpected (see the module docstring).
+    With `hide_suggestions` (introspection off) validation errors lose their "Did you mean
+    ...?" hints, which would otherwise spell out the schema that introspection hides."""
 
-    def __init__(self) -> None:
+    def __init__(self, hide_suggestions: bool = False) -> None:
         super().__init__(should_mask_error=_unexpected,
                          error_message="Unexpected error; the server log has the details under this response's X-Request-ID")
+        self.hide_suggestions = hide_suggestions
 
     def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
         processed = []
@@ -119,8 +154,11 @@ class ErrorPolicy(MaskErrors):
                 log.error("GraphQL resolver failed at %s", error.path, exc_info=error.original_error)
                 processed.append(self.anonymise_error(error))
                 continue
-            code = next((c for cls, c in CODES.items() if isinstance(error.original_error, cls)), None)
+            code = next((c for cls, c in CODES.items() if isinstance(_cause(error), cls)), None)
             if code is not None:
                 error.extensions = {**(error.extensions or {}), "code": code}
+            if self.hide_suggestions and SUGGESTION.search(error.message):
+                error = GraphQLError(SUGGESTION.sub("", error.message), error.nodes, error.source, error.positions,
+                                     error.path, error.original_error, error.extensions)
             processed.append(error)
         return processed

@@ -74,6 +74,8 @@ class Page:
         items = list(items)
         if last_key is not None:
             bound = _comparable(last_key)
+            if items and _shape(bound) != _shape(_comparable(key(items[0]))):
+                raise InvalidInputError(f"that cursor was not issued for {self.name}; pass pageInfo.endCursor unchanged")
             if order == "as-listed":
                 keys = [_comparable(key(i)) for i in items]
                 if bound not in keys:
@@ -85,6 +87,13 @@ class Page:
                 items = [i for i in items if _comparable(key(i)) > bound]
         page = items[:size]
         return page, PageInfo(end_cursor=self.cursor(key(page[-1])) if page else None, has_next_page=len(items) > size)
+
+
+def _shape(key: Any) -> Any:
+    """What kind of key a comparable key is (a forged cursor's key may be of another kind)."""
+    if isinstance(key, list):
+        return tuple(_shape(k) for k in key)
+    return "number" if isinstance(key, (int, float)) else "text"
 
 
 def _comparable(key: Any) -> Any:

@@ -8,6 +8,9 @@ spec allows; a key is required either way, so cross-site requests cannot act.
 """
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import strawberry
 from strawberry.extensions import DisableIntrospection, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.fastapi import GraphQLRouter
@@ -16,13 +19,15 @@ from api.graphql.context import graph_context
 from api.graphql.limits import CostLimiter, ErrorPolicy
 from api.graphql.mutation import Mutation
 from api.graphql.query import Query
+from api.graphql.scalars import SCALAR_OVERRIDES
+from api.jsonbody import strict_json
 from market.settings import Settings
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:
     # Factories, not instances: Strawberry builds a fresh extension for each request.
     extensions = [
-        ErrorPolicy,
+        lambda: ErrorPolicy(hide_suggestions=not settings.graphql_introspection),
         lambda: QueryDepthLimiter(max_depth=settings.graphql_max_depth),
         lambda: MaxTokensLimiter(max_token_count=settings.graphql_max_tokens),
         lambda: MaxAliasesLimiter(max_alias_count=settings.graphql_max_aliases),
@@ -30,11 +35,26 @@ def build_schema(settings: Settings) -> strawberry.Schema:
     ]
     if not settings.graphql_introspection:
         extensions.append(DisableIntrospection)
-    return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions)
+    return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions, scalar_overrides=SCALAR_OVERRIDES)
+
+
+class StrictGraphQLRouter(GraphQLRouter):
+    """Request bodies decoded like REST's (api/jsonbody.py): a key named twice is a 422.
+    Each operation (parse, validate, execute) runs in a worker thread on an event loop of
+    its own, under the heavy-work limit (`Services.run_heavy`): a document that is slow to
+    validate or execute never holds the server's event loop."""
+
+    def decode_json(self, data: str | bytes) -> object:
+        return strict_json(data)
+
+    async def execute_single(self, request: Any, request_adapter: Any, sub_response: Any, context: Any,  # noqa: PLR0913
+                             root_value: Any, request_data: Any) -> Any:
+        operation = super().execute_single(request, request_adapter, sub_response, context, root_value, request_data)
+        return await context.svc.run_heavy(asyncio.run, operation)
 
 
 def graphql_router(settings: Settings) -> GraphQLRouter:
-    return GraphQLRouter(build_schema(settings), context_getter=graph_context,
+    return StrictGraphQLRouter(build_schema(settings), context_getter=graph_context,
                          graphql_ide="graphiql" if settings.graphql_introspection else None,
                          include_in_schema=False, multipart_uploads_enabled=False)
 

@@ -1,12 +1,10 @@
 """The day's written analysis (T1 step 5) and its notifications."""
 from __future__ import annotations
 
-from datetime import date
-
 from fastapi import APIRouter, Depends, Query
 
 from api.schemas.analysis import DayAnalysis
-from api.schemas.common import KEYED, problems
+from api.schemas.common import KEYED, SupportedDate, problems
 from api.security import Principal, principal
 from api.services import Services, services
 from pipeline.analysis_stage import stored_analysis
@@ -15,7 +13,7 @@ router = APIRouter(tags=["analysis"])
 
 
 @router.get("/api/analysis", response_model=DayAnalysis, responses=problems(*KEYED, 404, 503))
-def analysis(date_: date | None = Query(None, alias="date", description="A trading date; default: the latest analysed."),
+def analysis(date_: SupportedDate | None = Query(None, alias="date", description="A trading date; default: the latest analysed."),
              svc: Services = Depends(services), _: Principal = Depends(principal)) -> DayAnalysis:
     """The day's analysis as written (writer named, fallback reason when the language model
     failed), the facts it was written from, and the day's notifications with whether the

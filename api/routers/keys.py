@@ -4,13 +4,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Path, status
 
 from api import keystore
+from api.jsonbody import StrictJSONRoute
 from api.schemas.common import KEYED, problems
 from api.schemas.keys import (KeyInfo, KeyRequest, MacroAccessRequest, NewKey, RateLimitRequest, RotatedKey, RotateRequest,
                               TierRequest)
 from api.security import Principal, admin
 from api.services import Services, services
 
-router = APIRouter(prefix="/api/keys", tags=["keys"])
+router = APIRouter(prefix="/api/keys", tags=["keys"], route_class=StrictJSONRoute)
 KEY_ID = Path(min_length=1, max_length=64, description="A key id from GET /api/keys (never the secret).")
 ADMIN_ERRORS = problems(*KEYED, 403, 404, 415)
 

@@ -1,11 +1,9 @@
 """Macro indicators (any key) and the tier-gated macro insights."""
 from __future__ import annotations
 
-from datetime import date
-
 from fastapi import APIRouter, Depends, Query
 
-from api.schemas.common import KEYED, problems
+from api.schemas.common import KEYED, SupportedDate, problems
 from api.schemas.macro import MacroIndicators, MacroInsights
 from api.security import Principal, principal
 from api.services import Services, services
@@ -20,7 +18,7 @@ def indicators(source: str | None = Query(None, max_length=20, description="BOJ,
                category: str | None = Query(None, max_length=20, description="rates, fx, reserves, money, prices, "
                                                                               "output, labour or outlook."),
                currency: str | None = Query(None, max_length=3, description="Convert money values to this ISO 4217 code."),
-               as_of: date | None = Query(None, description="YYYY-MM-DD: values as known on that date."),
+               as_of: SupportedDate | None = Query(None, description="YYYY-MM-DD: values as known on that date."),
                svc: Services = Depends(services), _: Principal = Depends(principal)) -> MacroIndicators:
     """The latest value of every indicator from the central bank, the statistics institute
     and the planning institute, optionally filtered; `as_of` gives the values as they were

@@ -6,11 +6,11 @@ from datetime import date
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import Response
 
-from api.schemas.common import KEYED, problems
+from api.schemas.common import KEYED, SupportedDate, problems
 from api.schemas.market import LATEST_EXAMPLE, Breadth, History, LatestQuote, SymbolStatistics
 from api.security import Principal, principal
 from api.services import Services, services
-from market.clock import latest_closed_trading_day
+from market.clock import latest_closed_trading_day, supported_date
 from market.errors import InvalidInputError
 from models import market_views
 from models.breadth import market_breadth
@@ -21,7 +21,7 @@ SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", descrip
 
 @router.get("/latest", response_model=dict[str, LatestQuote], responses={
     **problems(*KEYED, 404, 503), 200: {"content": {"application/json": {"example": LATEST_EXAMPLE}}}})
-def latest(date_: date | None = Query(None, alias="date", description="A trading date already delivered; default: the latest."),
+def latest(date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest."),
            svc: Services = Depends(services), _: Principal = Depends(principal)) -> Response:
     """Every ticker's latest close, volume and change with its prediction (score, action,
     tercile, predicted return) and RSI. With `date`: 503 when that day's session has closed
@@ -38,7 +38,7 @@ def latest(date_: date | None = Query(None, alias="date", description="A trading
 
 
 @router.get("/breadth", response_model=Breadth, responses=problems(*KEYED, 404, 503))
-def breadth(date_: date | None = Query(None, alias="date", description="A trading date already delivered; default: the latest."),
+def breadth(date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest."),
             svc: Services = Depends(services), _: Principal = Depends(principal)) -> Breadth:
     """The day's advancers, decliners, unchanged and untraded stocks and the change of the
     service's capitalisation-weighted index; same dates and errors as /latest."""
@@ -58,8 +58,8 @@ def symbol_statistics(symbol: str = SYMBOL, svc: Services = Depends(services),
 
 @router.get("/history/{symbol}", response_model=History, responses=problems(*KEYED, 404))
 def history(symbol: str = SYMBOL,
-            start: date | None = Query(None, description="First trading date (inclusive)."),
-            end: date | None = Query(None, description="Last trading date (inclusive)."),
+            start: SupportedDate | None = Query(None, description="First trading date (inclusive)."),
+            end: SupportedDate | None = Query(None, description="Last trading date (inclusive)."),
             limit: int = Query(250, ge=1, le=2000, description="Bars per page."),
             cursor: str | None = Query(None, max_length=40, description="`next_cursor` of the previous page."),
             svc: Services = Depends(services), _: Principal = Depends(principal)) -> History:
@@ -76,8 +76,8 @@ def _cursor(cursor: str | None) -> date | None:
     if cursor is None:
         return None
     try:
-        return date.fromisoformat(cursor)
-    except ValueError:
+        return supported_date(cursor, "cursor")
+    except InvalidInputError:
         raise InvalidInputError(f"cursor '{cursor}' was not issued by this endpoint; pass next_cursor unchanged") from None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, File, Header, UploadFile, status
 from starlette.concurrency import run_in_threadpool
 
+from api.jsonbody import StrictJSONRoute
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import (CashIn, CashOut, ManualTradeIn, PortfolioPositions, PortfolioSummary, ResearchResult,
                                    StatementResult, Trade, TradeOut)
@@ -17,7 +18,7 @@ from portfolio.statements import import_statement
 from portfolio.trading import ManualTrade, move_cash, place_manual_trade
 from portfolio.valuation import portfolio_view
 
-router = APIRouter(prefix="/api/portfolio", tags=["portfolio"])
+router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=StrictJSONRoute)
 IDEMPOTENCY = Header(None, alias="Idempotency-Key", min_length=1, max_length=200,
                      description="Retrying with the same key returns the first result and trades once.")
 

@@ -22,15 +22,15 @@ def _pdf(kind: str, svc: Services) -> Response:
 
 
 @router.get("/api/quant-briefing.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})
-def quant_briefing(svc: Services = Depends(services), _: Principal | None = Depends(report_reader)) -> Response:
+async def quant_briefing(svc: Services = Depends(services), _: Principal | None = Depends(report_reader)) -> Response:
     """System performance, market breadth, top signals by Score, the AI portfolio, its
     equity curve and the Score distribution. Needs a key unless `public_reports` is on."""
-    return _pdf("quant-briefing", svc)
+    return await svc.run_heavy(_pdf, "quant-briefing", svc)
 
 
 @router.get("/api/compliance-report.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})
-def compliance_report(svc: Services = Depends(services), _: Principal | None = Depends(report_reader)) -> Response:
+async def compliance_report(svc: Services = Depends(services), _: Principal | None = Depends(report_reader)) -> Response:
     """Risk disclosures, model metrics, the AI portfolio's recent trade audit trail,
     regulatory notices and a certification with the data snapshot's SHA-256. Needs a key
     unless `public_reports` is on."""
-    return _pdf("compliance", svc)
+    return await svc.run_heavy(_pdf, "compliance", svc)

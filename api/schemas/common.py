@@ -1,9 +1,47 @@
 """Shared pieces: the problem+json body and the error responses each endpoint documents."""
 from __future__ import annotations
 
-from typing import Any
+from datetime import date
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from decimal import Decimal
+
+from pydantic import BeforeValidator
+
+from market.clock import supported_date
+from market.errors import InvalidInputError
+from market.money import parse_money, parse_quantity
+
+
+def _supported(value: date) -> date:
+    try:
+        return supported_date(value, "the date")
+    except InvalidInputError as error:
+        raise ValueError(error.detail) from None
+
+
+def _money(value: object) -> Decimal:
+    try:
+        return parse_money(value, "the amount")
+    except InvalidInputError as error:
+        raise ValueError(error.detail) from None
+
+
+def _quantity(value: object) -> int:
+    try:
+        return parse_quantity(value, "the quantity")
+    except InvalidInputError as error:
+        raise ValueError(error.detail) from None
+
+
+# Money and share quantities in request bodies: market.money's one strict rule.
+MoneyIn = Annotated[Decimal, BeforeValidator(_money)]
+QuantityIn = Annotated[int, BeforeValidator(_quantity)]
+
+# Every date a REST caller gives: YYYY-MM-DD within market.clock.SUPPORTED_DATES (422 otherwise).
+SupportedDate = Annotated[date, AfterValidator(_supported)]
 
 
 class Problem(BaseModel):

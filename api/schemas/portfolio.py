@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from api.schemas.common import MoneyIn, QuantityIn
+
 
 class Position(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "quantity": 1000, "cost_basis": "101500.00", "average_cost": "101.50", "purchase_date": "2026-11-18", "price": "103.20", "market_value": "103200.00", "unrealized_pnl": "1700.00", "realized_pnl": "0.00", "flags": []}]})
@@ -114,9 +116,9 @@ class ManualTradeIn(BaseModel):
 
     side: Literal["buy", "sell", "BUY", "SELL"]
     symbol: str = Field(min_length=1, max_length=20)
-    quantity: int = Field(gt=0, le=1_000_000_000)
-    price: Decimal = Field(gt=0, le=Decimal("1000000000"), max_digits=16, decimal_places=2)
-    fees: Decimal = Field(default=Decimal(0), ge=0, le=Decimal("1000000000"), max_digits=16, decimal_places=2)
+    quantity: QuantityIn = Field(gt=0, le=1_000_000_000)
+    price: MoneyIn = Field(gt=0, le=Decimal("1000000000"), max_digits=16, decimal_places=2)
+    fees: MoneyIn = Field(default=Decimal(0), ge=0, le=Decimal("1000000000"), max_digits=16, decimal_places=2)
 
 
 class TradeOut(BaseModel):
@@ -138,7 +140,7 @@ class TradeOut(BaseModel):
 class CashIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    amount: Decimal = Field(description="Positive: a deposit; negative: a withdrawal.", max_digits=16, decimal_places=2,
+    amount: MoneyIn = Field(description="Positive: a deposit; negative: a withdrawal.", max_digits=16, decimal_places=2,
                             ge=Decimal("-1000000000"), le=Decimal("1000000000"))
     note: str | None = Field(default=None, max_length=500)
 

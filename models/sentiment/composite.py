@@ -79,7 +79,12 @@ def texts_in_window(conn: Connection, day: date) -> list[ScoredText]:
                ("RESEARCH", tables.research_notes, "recorded_at")]
     for kind, table, stamp in sources:
         recent = [table.c[stamp].is_(None) | (table.c[stamp] > start)] if stamp != "recorded_at" else [table.c.recorded_at > start]
-        for row in current_rows(conn, table, where=recent):
+        contents: set[str] = set()
+        for row in sorted(current_rows(conn, table, where=recent), key=lambda r: r["id"]):
+            if kind == "RESEARCH":  # a note that several clients uploaded counts once, as its first copy
+                if row["content_sha256"] in contents:
+                    continue
+                contents.add(row["content_sha256"])
             published = row.get(stamp) or row["recorded_at"]
             if start < published <= close and (kind, row["id"]) in scores:
                 found.append(ScoredText(kind, row["id"], published, scores[(kind, row["id"])],

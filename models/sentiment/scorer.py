@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from market.budget import Deadline
 from models.sentiment.lexicon import INTENSIFIERS, IRREGULAR, NEGATION_WINDOW, NEGATIVE, NEGATORS, POSITIVE
 
 SCORER_ID = "finlex-v1"
@@ -78,8 +79,13 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
 
 
-def key_sentences(text: str, count: int = 3) -> list[dict]:
-    """The `count` sentences with the strongest sentiment, in reading order."""
-    scored = [(i, s, score_text(s).score) for i, s in enumerate(sentences(text))]
+def key_sentences(text: str, count: int = 3, deadline: Deadline | None = None) -> list[dict]:
+    """The `count` sentences with the strongest sentiment, in reading order; `deadline` is
+    checked every 200 sentences."""
+    scored = []
+    for i, s in enumerate(sentences(text)):
+        if deadline is not None and i % 200 == 0:
+            deadline.check()
+        scored.append((i, s, score_text(s).score))
     strongest = sorted((x for x in scored if x[2] != 0), key=lambda x: -abs(x[2]))[:count]
     return [{"sentence": s, "score": v} for _, s, v in sorted(strongest)]

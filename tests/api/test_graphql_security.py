@@ -171,3 +171,96 @@ def test_introspection_off_by_setting(settings: Settings) -> None:
         assert data(api, "{ modelPerformance { reason } }", w.acme_key)["modelPerformance"]["reason"]
         assert api.call("GET", "/graphql", headers={"Accept": "text/html"}).status_code == 401
         api.http.close()
+
+
+ATTACK = "query Q($n: Int = 200, $h: Int = 2000) { " + " ".join(
+    f"a{i}: instruments(first: $n) {{ nodes {{ recentBars(first: $h) {{ nodes {{ close volume }} }} }} }}"
+    for i in range(12)) + " }"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_variable_defaults_cost_exactly_what_literals_cost(api: Api) -> None:
+    """The attack of issue 18: page sizes hidden in the operation's variable defaults, sent
+    without variables, ran for 13.5 s; they must be refused like the same literals."""
+    literal = ATTACK.replace("($n: Int = 200, $h: Int = 2000)", "").replace("$n", "200").replace("$h", "2000")
+    costs = {}
+    for how, document, variables in [("literals", literal, None), ("defaults", ATTACK, None),
+                                     ("sent", ATTACK, {"n": 200, "h": 2000}), ("sent as null", ATTACK, {})]:
+        body = gql(api, document, api.world.acme_key, variables).json()
+        assert body["data"] is None, how
+        (error,) = body["errors"]
+        assert error["extensions"]["code"] == "QUERY_TOO_COSTLY", (how, error)
+        costs[how] = error["extensions"]["cost"]
+    assert len(set(costs.values())) == 1 and costs["literals"] > 200_000, costs
+    # a sent value that does not coerce cannot hide the default either
+    body = gql(api, ATTACK, api.world.acme_key, {"n": "many"}).json()
+    assert body["errors"][0]["extensions"]["code"] == "QUERY_TOO_COSTLY"
+
+
+@pytest.fixture
+def capped(settings: Settings) -> Iterator[Api]:
+    """The API with only the cost cap lowered, to 101."""
+    w = world.build(settings)
+    clock = Clock()
+    with serve_in_thread(create_app(w.settings.model_copy(update={"graphql_max_cost": 101}), now=clock)) as base:
+        client = Api(base, w, clock)
+        yield client
+        client.http.close()
+
+
+def _fields(value: object) -> int:
+    """Fields in a response: every key of every object (what the cost counts)."""
+    if isinstance(value, dict):
+        return len(value) + sum(_fields(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_fields(v) for v in value)
+    return 0
+
+
+def _supplied(how: str, n: int, h: int) -> tuple[str, dict | None]:
+    body = "nodes { recentBars(first: $h) { nodes { close } } }"
+    if how == "literals":
+        return "{ instruments(first: %d) { %s } }" % (n, body.replace("$h", str(h))), None
+    if how == "variables":
+        return "query Q($n: Int, $h: Int) { instruments(first: $n) { %s } }" % body, {"n": n, "h": h}
+    if how == "defaults":
+        return "query Q($n: Int = %d, $h: Int = %d) { instruments(first: $n) { %s } }" % (n, h, body), None
+    return ("query Q($n: Int = %d, $h: Int = %d) { instruments(first: $n) { ...Bars } } "
+            "fragment Bars on InstrumentConnection { %s }" % (n, h, body)), None
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("how", ["literals", "variables", "defaults", "fragment with defaults"])
+def test_accepted_operations_stay_under_the_cap_however_page_sizes_are_supplied(capped: Api, how: str) -> None:
+    from api.graphql.limits import operation_cost
+    from api.graphql.schema import build_schema
+    from graphql import parse
+
+    schema = build_schema(capped.world.settings)._schema
+    for n, h in [(1, 49), (1, 50), (4, 10), (4, 12), (2, 60)]:
+        document, variables = _supplied(how, n, h)
+        expected = operation_cost(schema, parse(_supplied("literals", n, h)[0]), None, None)
+        body = gql(capped, document, ADMIN_KEY, variables).json()
+        if expected > 101:
+            assert body["errors"][0]["extensions"] == {"code": "QUERY_TOO_COSTLY", "cost": expected, "limit": 101}, how
+        else:
+            assert "errors" not in body, body
+            assert 0 < _fields(body["data"]) <= expected <= 101, (how, n, h)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_with_introspection_off_errors_do_not_suggest_names(settings: Settings) -> None:
+    """Issue 18 #7: "Did you mean ...?" spelled out the schema that introspection hides."""
+    w = world.build(settings)
+    typo = '{ instrument(symbol: "LIQ") { histroy { nodes { close } } } instruments(tercile: TOPP) { nodes { symbol } } }'
+    variable = 'query Q($t: Tercile) { instruments(tercile: $t) { nodes { symbol } } }'
+    for introspection in (True, False):
+        app = create_app(w.settings.model_copy(update={"graphql_introspection": introspection}), now=Clock())
+        with serve_in_thread(app) as base:
+            api = Api(base, w, Clock())
+            messages = [e["message"] for e in gql(api, typo, w.acme_key).json()["errors"]]
+            messages += [e["message"] for e in gql(api, variable, w.acme_key, {"t": "TOPP"}).json()["errors"]]
+            api.http.close()
+        assert any("histroy" in m for m in messages) and any("TOPP" in m for m in messages), messages
+        suggested = [m for m in messages if "Did you mean" in m or "'history'" in m or "'TOP'" in m]
+        assert bool(suggested) == introspection, messages

@@ -86,7 +86,10 @@ class World:
 
 def build(settings: Settings) -> World:
     """Seed everything; returns the settings with the admin key set."""
-    settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY), "ai_starting_cash": 1_000_000})
+    # The authorisation matrices send a few hundred keyless requests from one address within
+    # seconds; the per-address limit on them is tested on its own (tests/api/test_hardening.py).
+    settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY), "ai_starting_cash": 1_000_000,
+                                           "rate_limit_unauthenticated": 100_000})
     engine = service_engine(settings)
     seed_prices(engine)
     seed_documents(engine)

@@ -66,3 +66,59 @@ def test_a_note_over_the_size_limit(settings: Settings, engine) -> None:  # noqa
     small = settings.model_copy(update={"pdf_max_bytes": 100})
     with pytest.raises(PayloadTooLargeError, match="more than the limit of 100"):
         intake_research(engine, small, b"x" * 101, "big.txt", "text/plain")
+
+
+def test_notes_never_cross_clients(settings: Settings, engine) -> None:  # noqa: ANN001
+    """Issue 18: a client uploading bytes another client uploaded got the other's summary
+    and filename with already_stored: true. Each client now gets its own record."""
+    first = intake_research(engine, settings, NOTE.encode(), "acme-secret-plan.txt", "text/plain", client_id="acme")
+    other = intake_research(engine, settings, NOTE.encode(), "beta.txt", "text/plain", client_id="beta")
+    assert other["already_stored"] is False and other["id"] != first["id"]
+    assert other["filename"] == "beta.txt" and "acme" not in str(other)
+    house = intake_research(engine, settings, NOTE.encode(), "house.txt", "text/plain", client_id=None)
+    assert house["already_stored"] is False and house["filename"] == "house.txt"
+    again = intake_research(engine, settings, NOTE.encode(), "renamed.txt", "text/plain", client_id="beta")
+    assert again["already_stored"] is True and again["id"] == other["id"] and again["filename"] == "beta.txt"
+    assert intake_research(engine, settings, NOTE.encode(), "x.txt", "text/plain", client_id="acme")["id"] == first["id"]
+    assert intake_research(engine, settings, NOTE.encode(), "y.txt", "text/plain", client_id=None)["id"] == house["id"]
+    with engine.connect() as conn:
+        notes = {n["client_id"]: n for n in current_rows(conn, tables.research_notes)}
+        everything = conn.execute(tables.research_notes.select()).all()
+    assert {k: n["filename"] for k, n in notes.items()} == {"acme": "acme-secret-plan.txt", "beta": "beta.txt",
+                                                            None: "house.txt"}
+    assert len(everything) == 3  # appended, never rewritten
+
+
+def test_the_market_sentiment_counts_a_shared_note_once(settings: Settings, engine) -> None:  # noqa: ANN001
+    from models.sentiment.composite import texts_in_window
+    from tests.portfolio.seed import CALENDAR
+
+    intake_research(engine, settings, NOTE.encode(), "a.txt", "text/plain", client_id="acme")
+    intake_research(engine, settings, NOTE.encode(), "b.txt", "text/plain", client_id="beta")
+    day = CALENDAR.next_trading_day(__import__("datetime").date.today())
+    with engine.connect() as conn:
+        assert [t.kind for t in texts_in_window(conn, day)] == ["RESEARCH"]
+
+
+def test_a_plain_text_note_over_the_text_limit(settings: Settings, engine) -> None:  # noqa: ANN001
+    small = settings.model_copy(update={"research_text_max_bytes": 1_000})
+    with pytest.raises(PayloadTooLargeError, match="1,001 bytes of text, more than the limit of 1,000"):
+        intake_research(engine, small, b"x" * 1_001, "big.txt", "text/plain")
+    assert intake_research(engine, small, NOTE.encode(), "ok.txt", "text/plain")["already_stored"] is False
+    with engine.connect() as conn:
+        assert len(current_rows(conn, tables.research_notes)) == 1
+
+
+def test_reading_a_note_stops_at_its_time_budget(settings: Settings, engine) -> None:  # noqa: ANN001
+    import time
+
+    from market.errors import BudgetExceededError
+
+    text = (NOTE + " ") * 4_000  # about 570 kB: well under the size limit, over a 0.05 s budget
+    quick = settings.model_copy(update={"research_text_timeout_seconds": 0.05})
+    started = time.monotonic()
+    with pytest.raises(BudgetExceededError, match="took longer than the 0.05 s allowed"):
+        intake_research(engine, quick, text.encode(), "long.txt", "text/plain")
+    assert time.monotonic() - started < 1.0
+    with engine.connect() as conn:
+        assert current_rows(conn, tables.research_notes) == []

@@ -60,8 +60,11 @@ def test_buy_then_sell_moves_cash_and_positions(client) -> None:
     (("buy", "AAA", True, 100), "positive whole number"),
     (("buy", "AAA", 1, 115.01), "outside the day's band 85.00-115.00"),
     (("buy", "AAA", 1, 84.99), "outside the day's band"),
-    (("buy", "AAA", 1, "abc"), "price must be a number"),
-    (("buy", "AAA", 1, "NaN"), "finite number"),
+    (("buy", "AAA", 1, "abc"), "price must be a decimal number like 101.50"),
+    (("buy", "AAA", 1, "NaN"), "price must be a decimal number like 101.50"),
+    (("buy", "AAA", 1, "６.４８"), "price must be a decimal number like 101.50"),  # issue 18: full-width digits
+    (("buy", "AAA", 1, "1_00"), "price must be a decimal number like 101.50"),  # issue 18: read as 100
+    (("buy", "AAA", 1, True), "price must be a decimal number like 101.50"),
     (("sell", "AAA", 1, 100), "cannot sell 1 AAA: the portfolio holds 0"),
     (("buy", "AAA", 101, 100), "costs 10,100.00 with fees; cash is 10,000.00"),
     (("hold", "AAA", 1, 100), "side must be buy or sell"),

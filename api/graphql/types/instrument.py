@@ -14,6 +14,7 @@ from api.graphql.types.news_item import NewsItem
 from api.graphql.types.prediction import Prediction
 from api.graphql.types.quote import Quote
 from api.graphql.types.sentiment_score import SentimentScore
+from market.clock import supported_date
 from market.errors import InvalidInputError
 
 HISTORY = Page("history", default=100, largest=2000)
@@ -67,7 +68,7 @@ class Instrument:
                       first: int | None = HISTORY.default, after: str | None = None) -> Connection[DailyBar]:
         _range(start, end)
         size, key = HISTORY.size(first), HISTORY.key_after(after)
-        cursor_day = date.fromisoformat(key) if key else None
+        cursor_day = supported_date(key, "the history cursor") if key else None
         page = await info.context.loaders.history.load((self.symbol, start, end, size, cursor_day))
         return _bars(HISTORY, page)
 

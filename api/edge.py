@@ -1,0 +1,139 @@
+"""The edge: the one ASGI middleware every request passes before any route, dependency or
+body parser sees it.
+
+In order:
+1. A request id: the caller's `X-Request-ID` when it is a plain token (letters, digits,
+   `.` `_` `:` `-`, at most 128), else a fresh one; it goes back on every response.
+2. A URL longer than `max_url_bytes` is 414 (a GraphQL document in `GET ?query=` included).
+3. A request that carries a body (a Content-Length above 0, or Transfer-Encoding) on any
+   path but the open ones (`/healthz`, the docs) is authenticated here, before a byte of
+   it is read: no key, a bad key or an exhausted rate limit is answered (401, 429) and
+   the body is never parsed, buffered or spooled. The principal is kept on the request,
+   so the route's own key dependency reuses it (counted once against the rate limit).
+4. The media type (JSON endpoints take JSON, the two uploads multipart) and the declared
+   Content-Length against the path's cap are checked from the headers (415, 413).
+5. The body is counted as it streams in: the moment it passes the cap (a chunked body
+   declares no length) reading stops with a 413, so nothing larger than the cap is ever
+   held in memory or spooled to disk.
+
+Caps: uploads `pdf_max_bytes` plus the multipart framing; every other body (REST JSON and
+GraphQL) `max_body_bytes`.
+"""
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from fastapi import HTTPException
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api.problems import problem, problem_for
+from api.security import api_key_header_name, authenticate
+from market.errors import MarketIntelError
+from market.settings import Settings
+
+UPLOAD_PATHS = ("/api/portfolio/upload-pdf", "/api/portfolio/upload-research")
+OPEN_PATHS = ("/healthz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
+MULTIPART_OVERHEAD = 1 << 16
+REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+class BodyTooLarge(HTTPException):
+    """Raised from `receive` once a body passes its cap; FastAPI's body parsing re-raises
+    an HTTPException as it is, and the problem handlers answer it as 413."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(status_code=413, detail=detail)
+
+
+class Edge:
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app, self.settings = app, settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)  # no receive: nothing here can read the body
+        given = request.headers.get("x-request-id", "")
+        request.state.request_id = given if REQUEST_ID.match(given) else uuid.uuid4().hex
+        started = False
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
+                headers.append((b"x-request-id", request.state.request_id.encode()))
+                decision = getattr(request.state, "rate_limit", None)
+                if decision is not None:
+                    present = {k.lower() for k, _ in headers}
+                    headers += [(k.lower().encode(), v.encode()) for k, v in decision.headers().items()
+                                if k.lower().encode() not in present]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        refusal = await self._refusal(request)
+        if refusal is not None:
+            await refusal(scope, receive, send_with_headers)
+            return
+        cap = self._cap(request.url.path)
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > cap:
+                    raise BodyTooLarge(f"the request body is {self._limit(request.url.path)}; reading stopped there")
+            return message
+
+        try:
+            await self.app(scope, counted, send_with_headers)
+        except BodyTooLarge as exc:  # raised where no exception handler saw it (outside a route)
+            if started:
+                raise
+            await problem(request, 413, str(exc.detail))(scope, receive, send_with_headers)
+
+    async def _refusal(self, request: Request) -> Any:
+        """The response that ends the request here, or None to go on."""
+        settings = self.settings
+        if len(request.scope.get("query_string", b"")) + len(request.scope.get("raw_path", b"")) > settings.max_url_bytes:
+            return problem(request, 414, f"the URL is over the limit of {settings.max_url_bytes:,} bytes; "
+                                         "send a GraphQL document by POST")
+        length = request.headers.get("content-length")
+        has_body = (length is not None and length.strip() != "0") or "transfer-encoding" in request.headers
+        path = request.url.path
+        if not has_body or path in OPEN_PATHS:
+            return None
+        try:
+            await run_in_threadpool(authenticate, request, request.app.state.services,
+                                    request.headers.get(api_key_header_name))
+        except MarketIntelError as error:
+            return problem_for(request, error)
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        cap = self._cap(path)
+        if length is not None and length.strip().isdigit() and int(length) > cap:
+            return problem(request, 413, f"the request body is {int(length):,} bytes, {self._limit(path)}")
+        if path in UPLOAD_PATHS:
+            if media != "multipart/form-data":
+                return problem(request, 415, "uploads are multipart/form-data with a `file` part, not "
+                                             f"{media or 'no content type'}")
+        elif path.startswith("/api/") and media != "application/json" and not media.endswith("+json"):
+            return problem(request, 415, f"request bodies are application/json, not {media or 'no content type'}")
+        return None
+
+    def _limit(self, path: str) -> str:
+        if path in UPLOAD_PATHS:
+            return (f"over the limit of {self.settings.pdf_max_bytes:,} bytes for an upload "
+                    f"(plus {MULTIPART_OVERHEAD:,} of multipart framing)")
+        return f"over the limit of {self.settings.max_body_bytes:,} bytes"
+
+    def _cap(self, path: str) -> int:
+        if path in UPLOAD_PATHS:
+            return self.settings.pdf_max_bytes + MULTIPART_OVERHEAD
+        return self.settings.max_body_bytes

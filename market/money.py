@@ -1,0 +1,50 @@
+"""Money and share quantities as the service accepts them from outside, one strict rule
+for REST bodies, GraphQL arguments and the CLI.
+
+Money is decimal text of ASCII digits (or a JSON number that prints as such): an optional
+sign, at most 14 integer digits and 6 decimals, nothing else. Python's Decimal() alone
+would also take full-width digits ("６.４８"), underscores ("6_48" is 648), exponents,
+whitespace, NaN and infinities. A quantity is a whole number, never a boolean (true is
+not one share), text ("10") or a float (1.0).
+"""
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any
+
+from market.errors import InvalidInputError
+
+MONEY_TEXT = re.compile(r"[+-]?[0-9]{1,14}(\.[0-9]{1,6})?")
+
+
+def parse_money(value: Any, name: str) -> Decimal:
+    """`value` as an exact Decimal, or InvalidInputError saying what a money value looks like."""
+    if isinstance(value, Decimal):
+        text = format(value, "f") if value.is_finite() else str(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)
+    elif isinstance(value, float):
+        text = repr(value)
+    elif isinstance(value, str):
+        text = value
+    else:
+        text = None
+    if text is None or not MONEY_TEXT.fullmatch(text):
+        shown = repr(value)[:40]
+        raise InvalidInputError(f"{name} must be a decimal number like 101.50 (ASCII digits, at most 14 before "
+                                f"and 6 after the point), not {shown}")
+    return Decimal(text)
+
+
+def parse_quantity(value: Any, name: str) -> int:
+    """`value` as a whole number of shares (not a boolean, text or float)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{name} must be a whole number of shares, not {repr(value)[:40]}")
+    return value
+
+
+def money_text(value: Decimal) -> str:
+    """The canonical text of an amount: the same for 6.48 and 6.480 (idempotency fingerprints)."""
+    normalised = value.normalize()
+    return format(normalised, "f") if normalised != 0 else "0"

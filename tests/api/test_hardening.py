@@ -1,0 +1,296 @@
+"""Issue 18: the holes an adversarial run found, each kept closed over real HTTP."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import pytest
+
+from api.app import create_app
+from market.settings import Settings
+from pipeline.serving import serve_in_thread
+from tests.api import rawhttp, world
+from tests.api.conftest import Api, Clock, assert_problem
+
+NOTE = b"LIQ Holdings reported record profit and strong growth; analysts upgrade the outlook."
+
+
+@contextmanager
+def serving(settings: Settings, **limits: object) -> Iterator[Api]:
+    """The seeded API with some settings changed, over real HTTP."""
+    w = world.build(settings)
+    clock = Clock()
+    with serve_in_thread(create_app(w.settings.model_copy(update=limits), now=clock)) as base:
+        client = Api(base, w, clock)
+        yield client
+        client.http.close()
+
+
+def _research(api: Api, key: str, name: str, content: bytes, media: str = "text/plain"):  # noqa: ANN202
+    return api.call("POST", "/api/portfolio/upload-research", key, files={"file": (name, content, media)})
+
+
+def test_research_notes_never_cross_clients(api: Api) -> None:
+    first = _research(api, api.world.acme_key, "acme-takeover-plan.txt", NOTE)
+    assert first.status_code == 200, first.text
+    other = _research(api, api.world.beta_key, "beta.txt", NOTE)
+    assert other.status_code == 200, other.text
+    body = other.json()
+    assert body["already_stored"] is False and body["filename"] == "beta.txt" and body["id"] != first.json()["id"]
+    assert "acme" not in other.text
+    again = _research(api, api.world.beta_key, "beta-again.txt", NOTE).json()
+    assert again["already_stored"] is True and again["id"] == body["id"] and again["filename"] == "beta.txt"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_plain_text_research_has_a_size_and_time_budget(api: Api) -> None:
+    from sqlalchemy import func, select
+
+    from store import tables
+
+    limit = api.world.settings.research_text_max_bytes
+    assert_problem(_research(api, api.world.acme_key, "huge.txt", b"profit " * (limit // 7 + 1)), 413,
+                   "bytes of text, more than the limit of", f"{limit:,}")
+    with api.world.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.research_notes)).scalar_one() == 0
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_reading_a_research_note_stops_at_its_time_budget(settings: Settings) -> None:
+    with serving(settings, research_text_timeout_seconds=0.05) as api:
+        long_note = NOTE * 6_000  # about 520 kB, under the size limit
+        assert_problem(_research(api, api.world.acme_key, "long.txt", long_note), 422,
+                       "reading long.txt took longer than the 0.05 s allowed")
+        assert _research(api, api.world.acme_key, "short.txt", NOTE).status_code == 200
+
+
+MB = 1 << 20
+BLOCK = b"x" * MB
+
+
+def _json(megabytes: int) -> tuple[list[bytes], int]:
+    """A JSON body of about `megabytes` MB: its chunks (one shared 1 MB block) and length."""
+    parts = [b'{"side": "buy", "symbol": "LIQ", "quantity": 1, "price": "50", "padding": "'] + [BLOCK] * megabytes + [b'"}']
+    return parts, sum(len(p) for p in parts)
+
+
+def _multipart(megabytes: int):  # noqa: ANN202
+    yield b'--b\r\nContent-Disposition: form-data; name="file"; filename="s.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\n'
+    for _ in range(megabytes):
+        yield BLOCK
+    yield b"\r\n--b--\r\n"
+
+
+def _gave_up(answer: rawhttp.Answer) -> bool:
+    """Without the edge's checks the server reads on; stop early, the figures already fail."""
+    return answer.peak_temp_bytes > 8 * MB or answer.peak_rss_growth > 80 * MB
+
+
+@pytest.fixture
+def spool(tmp_path, monkeypatch: pytest.MonkeyPatch) -> str:  # noqa: ANN001
+    """Temporary files (spooled uploads) go to a folder of their own, to be measured."""
+    import tempfile
+
+    folder = tmp_path / "spool"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return str(folder)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_unauthenticated_bodies_are_refused_before_a_byte_is_read(api: Api, spool: str) -> None:
+    """Issue 18: a 100 MB JSON body without a key was parsed before the 401 (+282 MB RSS);
+    a 1 GiB chunked multipart was spooled whole (+1,075 MB of temp files)."""
+    parts, length = _json(100)
+    for key in (None, "svc-sk-" + "0" * 40, "not a key"):
+        headers = {"Content-Type": "application/json", **({"X-API-Key": key} if key else {})}
+        answer = rawhttp.stream(api.base, "/api/portfolio/trade", headers, parts, length=length, temp_folder=spool,
+                                stop=_gave_up)
+        assert answer.status == 401, answer.body
+        print(f"100 MB JSON, key {key!r}: 401 after {answer.sent / MB:.0f} MB sent, "
+              f"RSS +{answer.peak_rss_growth / MB:.1f} MB")
+        assert answer.peak_rss_growth < 20 * MB
+    gigabyte = rawhttp.stream(api.base, "/api/portfolio/upload-pdf",
+                              {"Content-Type": "multipart/form-data; boundary=b"}, _multipart(1024),
+                              temp_folder=spool, stop=_gave_up)
+    assert gigabyte.status == 401 and gigabyte.headers["content-type"] == "application/problem+json"
+    assert "X-API-Key header is missing" in gigabyte.json()["detail"]
+    print(f"1 GiB chunked multipart without a key: 401 after {gigabyte.sent / MB:.0f} MB sent, "
+          f"RSS +{gigabyte.peak_rss_growth / MB:.1f} MB, temp files {gigabyte.peak_temp_bytes / MB:.2f} MB")
+    assert gigabyte.peak_temp_bytes < 2 * MB and gigabyte.peak_rss_growth < 20 * MB
+    graphql = rawhttp.stream(api.base, "/graphql", {"Content-Type": "application/json"}, parts, length=length,
+                             stop=_gave_up)
+    assert graphql.status == 401 and graphql.peak_rss_growth < 20 * MB
+    assert api.admin("GET", "/api/portfolio/trade").json() == []  # nothing was stored
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_keyed_bodies_over_the_cap_are_413_from_the_header_or_while_streaming(settings: Settings, spool: str) -> None:
+    with serving(settings, pdf_max_bytes=1_000_000) as api:
+        key = {"X-API-Key": api.world.acme_key}
+        parts, length = _json(100)
+        cap = api.world.settings.max_body_bytes
+        for path in ("/api/portfolio/trade", "/graphql"):
+            declared = rawhttp.stream(api.base, path, {**key, "Content-Type": "application/json"}, parts, length=length,
+                                      stop=_gave_up)
+            assert declared.status == 413, declared.body
+            assert f"over the limit of {cap:,} bytes" in declared.json()["detail"]
+            streamed = rawhttp.stream(api.base, path, {**key, "Content-Type": "application/json"}, parts, stop=_gave_up)
+            assert streamed.status == 413, streamed.body
+            assert streamed.json()["detail"] == f"the request body is over the limit of {cap:,} bytes; reading stopped there"
+            assert streamed.headers["content-type"] == "application/problem+json" and streamed.json()["request_id"]
+            assert declared.peak_rss_growth < 20 * MB and streamed.peak_rss_growth < 20 * MB
+        upload = rawhttp.stream(api.base, "/api/portfolio/upload-pdf",
+                                {**key, "Content-Type": "multipart/form-data; boundary=b"}, _multipart(1024),
+                                temp_folder=spool, stop=_gave_up)
+        assert upload.status == 413 and "over the limit of 1,000,000 bytes for an upload" in upload.json()["detail"]
+        print(f"1 GiB chunked upload with a key: 413 after {upload.sent / MB:.0f} MB sent, "
+              f"temp files {upload.peak_temp_bytes / MB:.2f} MB")
+        assert upload.peak_temp_bytes < 2 * MB and upload.peak_rss_growth < 20 * MB
+        assert api.acme("GET", "/api/portfolio/trade").json() == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_graphql_documents_are_capped_by_post_and_by_get(api: Api) -> None:
+    cap = api.world.settings.max_body_bytes
+    huge = "{ " + "modelPerformance { reason } " * (cap // 28 + 1) + "}"
+    assert_problem(api.acme("POST", "/graphql", json={"query": huge}), 413, f"over the limit of {cap:,} bytes")
+    long_get = "{ " + "modelPerformance { reason } " * 800 + "}"  # 22 kB, over the 8 kB URL limit
+    assert_problem(api.acme("GET", "/graphql", params={"query": long_get}), 414, "send a GraphQL document by POST")
+    small = api.acme("POST", "/graphql", json={"query": "{ modelPerformance { reason } }"})
+    assert small.status_code == 200 and small.json()["data"]["modelPerformance"]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_request_authenticated_at_the_edge_is_counted_once(api: Api) -> None:
+    def remaining(response) -> int:  # noqa: ANN001
+        return int(response.headers["RateLimit"].split("r=")[1].split(";")[0])
+
+    first = api.acme("POST", "/api/portfolio/cash", json={"amount": "1", "note": "a"})
+    second = api.acme("POST", "/api/portfolio/cash", json={"amount": "1", "note": "b"})
+    assert first.status_code == second.status_code == 201
+    assert remaining(first) - remaining(second) == 1
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_request_id_is_echoed_only_when_it_is_a_plain_token(api: Api) -> None:
+    """Issue 18 #7: X-Request-ID was echoed unvalidated (8,000 characters, HTML)."""
+    import re
+
+    plain = api.acme("GET", "/api/portfolio", headers={"X-Request-ID": "req-42.a_b:c"})
+    assert plain.headers["X-Request-ID"] == "req-42.a_b:c"
+    for hostile in ("x" * 8_000, "<script>alert(1)</script>", "a b", "\"quoted\""):
+        for response in (api.acme("GET", "/api/portfolio", headers={"X-Request-ID": hostile}),
+                         api.call("GET", "/api/portfolio", headers={"X-Request-ID": hostile})):  # a 401 too
+            echoed = response.headers["X-Request-ID"]
+            assert re.fullmatch(r"[0-9a-f]{32}", echoed), echoed[:80]
+            if response.status_code >= 400:
+                assert response.json()["request_id"] == echoed
+
+
+def _close(api: Api, symbol: str = "LIQ") -> str:
+    return f"{api.acme('GET', '/api/market/latest').json()[symbol]['close']:.2f}"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_money_and_quantities_are_strict_over_rest_and_graphql(api: Api) -> None:
+    """Issue 18 #7: quantity true bought 1 share; "10", 1.0, full-width digits and "6_48"
+    (read as 648) were accepted."""
+    from tests.api.graph import gql
+
+    price = _close(api)
+    order = {"side": "buy", "symbol": "LIQ", "quantity": 1, "price": price}
+    for field, value, words in [("quantity", True, "whole number"), ("quantity", "10", "whole number"),
+                                ("quantity", 1.0, "whole number"), ("price", "６.４８", "decimal number like 101.50"),
+                                ("price", "6_48", "decimal number like 101.50"), ("price", "1e2", "decimal number"),
+                                ("price", " 50", "decimal number"), ("price", True, "decimal number"),
+                                ("fees", "NaN", "decimal number")]:
+        body = assert_problem(api.acme("POST", "/api/portfolio/trade", json={**order, field: value}), 422, words)
+        assert body["errors"][0]["loc"] == ["body", field]
+    assert_problem(api.acme("POST", "/api/portfolio/cash", json={"amount": "１00"}), 422, "decimal number")
+    mutation = "mutation($p: Decimal!) { placeTrade(order: {side: \"BUY\", symbol: \"LIQ\", quantity: 1, price: $p}) { __typename } }"
+    for wrong in ("６.４８", "6_48", "Infinity"):
+        (error,) = gql(api, mutation, api.world.acme_key, {"p": wrong}).json()["errors"]
+        assert "decimal number like 101.50" in error["message"] and error["extensions"]["code"] == "BAD_USER_INPUT"
+    assert api.acme("GET", "/api/portfolio/trade").json() == []
+    placed = api.acme("POST", "/api/portfolio/trade", json=order)
+    assert placed.status_code == 201, placed.text
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_json_bodies_naming_a_key_twice_are_refused(api: Api) -> None:
+    """Issue 18 #7: with duplicate keys the last won."""
+    price = _close(api)
+    twice = ('{"side": "buy", "symbol": "LIQ", "quantity": 1, "price": "%s", "quantity": 1000}' % price).encode()
+    assert_problem(api.acme("POST", "/api/portfolio/trade", content=twice, headers={"content-type": "application/json"}),
+                   422, "names the key 'quantity' more than once")
+    graphql = b'{"query": "{ modelPerformance { reason } }", "query": "mutation { moveCash(amount: \\"5\\") { __typename } }"}'
+    assert_problem(api.acme("POST", "/graphql", content=graphql, headers={"content-type": "application/json"}), 422,
+                   "names the key 'query' more than once")
+    assert api.acme("GET", "/api/portfolio/trade").json() == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_an_idempotent_retry_may_spell_the_price_differently(api: Api) -> None:
+    """Issue 18 #7: "6.480" retried as "6.48" on the same key was a 409."""
+    price = _close(api)
+    order = {"side": "buy", "symbol": "LIQ", "quantity": 3, "price": price + "0"}
+    first = api.acme("POST", "/api/portfolio/trade", json=order, headers={"Idempotency-Key": "k-spelling"})
+    again = api.acme("POST", "/api/portfolio/trade", json={**order, "price": price, "side": "BUY"},
+                     headers={"Idempotency-Key": "k-spelling"})
+    assert first.status_code == again.status_code == 201, again.text
+    assert again.json()["replayed"] is True and again.json()["trade_id"] == first.json()["trade_id"]
+    other = api.acme("POST", "/api/portfolio/trade", json={**order, "quantity": 4}, headers={"Idempotency-Key": "k-spelling"})
+    assert_problem(other, 409, "different request")
+    assert len(api.acme("GET", "/api/portfolio/trade").json()) == 1
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_requests_without_a_valid_key_are_rate_limited_per_address(settings: Settings) -> None:
+    """Issue 18 #7: requests with unknown keys were never rate limited (300 in 0.6 s)."""
+    with serving(settings, rate_limit_unauthenticated=5) as api:
+        bad = ["svc-sk-" + "0" * 40, None, "nonsense", "svc-sk-" + "1" * 40, None]
+        for key in bad:
+            assert_problem(api.call("GET", "/api/portfolio", key), 401)
+        limited = assert_problem(api.call("GET", "/api/portfolio", "svc-sk-" + "2" * 40), 429,
+                                 "over the limit of 5 requests per minute without a valid key from this address")
+        assert int(api.call("POST", "/api/portfolio/cash", None, json={"amount": "1"}).headers["Retry-After"]) >= 1
+        assert "unknown" in limited["detail"]
+        assert api.acme("GET", "/api/portfolio").status_code == 200  # a valid key still works
+        assert api.call("POST", "/graphql", "svc-sk-" + "3" * 40, json={"query": "{ portfolio { cash } }"}).status_code == 429
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_graphql_operations_and_reports_run_off_the_event_loop(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18 #7: GraphQL validation ran on the event loop (400 fields stalled /healthz for
+    1.2 s). Validation and the report renderer must run on another thread, under the limit."""
+    import threading
+
+    from api.graphql import limits
+    from api.routers import reports as report_routes
+
+    seen: dict[str, int] = {}
+    validate = limits.CostLimiter.on_validate
+
+    def recording_validate(self):  # noqa: ANN001, ANN202
+        seen["validate"] = threading.get_ident()
+        yield from validate(self)
+
+    render = report_routes._pdf
+
+    def recording_render(kind, svc):  # noqa: ANN001, ANN202
+        seen["report"] = threading.get_ident()
+        return render(kind, svc)
+
+    monkeypatch.setattr(limits.CostLimiter, "on_validate", recording_validate)
+    monkeypatch.setattr(report_routes, "_pdf", recording_render)
+    w = world.build(settings)
+    app = create_app(w.settings, now=Clock())
+    app.router.on_startup.append(lambda: seen.setdefault("loop", threading.get_ident()))
+    with serve_in_thread(app) as base:
+        api = Api(base, w, Clock())
+        wide = "{ portfolio { " + "cash " * 400 + "} }"
+        assert "errors" not in api.acme("POST", "/graphql", json={"query": wide}).json()
+        assert api.acme("GET", "/api/quant-briefing.pdf").status_code == 200
+        api.http.close()
+    assert seen["loop"] not in (seen["validate"], seen["report"]), seen
