@@ -1,4 +1,4 @@
--- 0008 no REPLACE on history (SQLite only; issue 18).
+-- 0010 no REPLACE on history (SQLite only; issue 18).
 -- INSERT OR REPLACE, REPLACE INTO and an INSERT ... ON CONFLICT REPLACE delete the row they
 -- collide with without firing its DELETE trigger (unless a connection turns
 -- recursive_triggers on), so 0002's triggers alone let them rewrite a trade or a deposit.
