@@ -50,6 +50,7 @@ TOLERANCES: dict[str, float] = {
     "zero_volume_share": 0.04,
     "unchanged_close_share": 0.05,
     "unchanged_close_share_traded": 0.06,
+    "median_abs_move": 0.004,
     "return_autocorr_lag1": 0.05,
     "median_range": 0.008,
     "close_location_next_up_spread": 0.10,
@@ -63,6 +64,8 @@ DEFINITIONS: dict[str, str] = {
                              "(no-trade days included: a stale close is an unchanged one)",
     "unchanged_close_share_traded": "the same among traded days only (what price discreteness and sticky quotes "
                                     "produce, apart from thin trading)",
+    "median_abs_move": "median |r_t| over the instrument-days whose return is a move (the size of a typical "
+                       "price change; scale-free)",
     "return_autocorr_lag1": "Spearman correlation of r_t with r_{t-1}, pooled over instrument-days where both are "
                             "moves (ranks, because real files carry splits and bonus issues that would dominate a "
                             "product-moment correlation)",
@@ -118,6 +121,7 @@ def stylised_facts(prices: pd.DataFrame, *, adv_gate: float) -> dict[str, float 
         "zero_volume_share": float((~traded).mean()),
         "unchanged_close_share": float(unchanged[has_previous].mean()),
         "unchanged_close_share_traded": float(unchanged[has_previous & traded].mean()),
+        "median_abs_move": float(ret[ret.notna() & (ret != 0)].abs().median()),
         "return_autocorr_lag1": _spearman(ret[moved_pair], prev_ret[moved_pair]),
         "median_range": float(day_range[ranged].median()),
         "close_location_next_up_spread": float((top > 0).mean() - (bottom > 0).mean()),

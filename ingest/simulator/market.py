@@ -41,19 +41,25 @@ DRIFT_DECAY = 0.5  # how much of the tone-driven drift is left a trading day lat
 PRICE_LIMIT = 0.15  # daily price limit around the previous close
 # Microstructure, calibrated to the NSE Kenya daily files (ingest/simulator/stylised_facts.json;
 # benchmarks/stylised_facts.py prints the comparison).
-PRINTS_PER_DAY = 8  # trade prints simulated per instrument-day at most (more trades share these prices)
+PRINTS_PER_DAY = 12  # trade prints simulated per instrument-day at most (more trades share these prices)
 PRINT_SHARES = 2000.0  # shares per print on average: a day of v shares has 1 + Poisson(v / this) prints
-SIDE_PERSISTENCE = 0.75  # chance the day's first print is on the side (bid/ask) of the previous day's last
-INTRADAY_PERSISTENCE = 0.75  # chance a later print is on the side of the print before it
-QUIET_SHARE = 0.4  # share of instrument-days without news of the company: its value barely moves
+SIDE_PERSISTENCE = 0.95  # chance the day's first print is on the side (bid/ask) of the previous day's last
+INTRADAY_PERSISTENCE = 0.85  # chance a later print is on the side of the print before it
+QUIET_SHARE = 0.4  # share of instrument-days on which the value barely moves (nothing new is learnt)
 QUIET_SCALE = 0.15  # volatility on a quiet day, as a multiple of the instrument's
-ACTIVE_SCALE = 1.3  # volatility on the other days (so the average day's variance stays near the instrument's)
-INTRADAY_VOL = 1.0  # volatility of the value's path between prints, as a multiple of the day's
-# The tick grid (price below which the tick applies, tick): twice the NSE's ticks (0.01
-# below 10, 0.05 from 10, 0.25 from 100, 1 from 1,000), because its prices cluster on round
-# numbers: 63% of its closes between 10 and 100 are multiples of 0.25, where a 0.05 grid
-# would give 20%.
-TICKS = ((10.0, 0.02), (100.0, 0.10), (1000.0, 0.5), (np.inf, 2.0))
+# volatility on the other days, so that the average day's variance is the instrument's
+ACTIVE_SCALE = float(np.sqrt((1 - QUIET_SHARE * QUIET_SCALE**2) / (1 - QUIET_SHARE)))
+ODD_LOT_SHARE = 0.3  # share of traded instrument-days with an odd-lot print away from the quotes
+ODD_LOT_REACH = 1.3  # how far beyond the quotes an odd lot prints: |N(0, 1)| times this times the day's volatility
+ODD_LOT_SIZE = 0.02  # an odd lot's size relative to an average print
+INTRADAY_VOL = 1.5  # volatility of the value's path between prints, as a multiple of the day's
+# Price grids as (price below which the step applies, step). TICKS: the NSE's ticks, where
+# its closes (volume-weighted averages) sit: 0.01 below 10, 0.05 from 10, 0.25 from 100,
+# 1 from 1,000. QUOTE_GRID: the round numbers where its trades print (its highs and lows):
+# 74% of those between 10 and 100 are multiples of 0.25 and 42% whole shillings, 97% of
+# those from 100 to 1,000 whole shillings; quotes and prints sit on it.
+TICKS = ((10.0, 0.01), (100.0, 0.05), (1000.0, 0.25), (np.inf, 1.0))
+QUOTE_GRID = ((10.0, 0.05), (100.0, 0.25), (1000.0, 1.0), (np.inf, 5.0))
 
 POSITIVE = [
     "{name} reports record quarterly profit, beating expectations",
@@ -197,7 +203,7 @@ class SimulatedMarket:
         dividend = np.where(dividend_today, (self._div_yield / 2 * last_close).round(2), 0.0)
         tone_push = self.news_signal * TONE_EFFECT * self._vol * drift
         opening = value + np.log(np.clip(1 - dividend / np.maximum(last_close, 0.01), 0.5, 1.0))
-        # On a quiet day nothing is learnt about the company: its value barely moves.
+        # A quiet day (QUIET_SHARE of instrument-days): the value barely moves, with the market or alone.
         activity = np.where(rng.random(n) < QUIET_SHARE, QUIET_SCALE, ACTIVE_SCALE)
         day_vol = self._vol * activity
         value = opening + activity * self._beta * market + day_vol * noise + tone_push
@@ -227,8 +233,8 @@ class SimulatedMarket:
         requote = np.abs(value - np.log(centre)) > half
         centre = np.where(requote, np.exp(value), centre)
         half = np.where(requote, fresh_half, half)
-        bid = np.maximum(_to_tick(centre * (1 - half), np.floor), 0.01)
-        ask = np.maximum(_to_tick(centre * (1 + half), np.ceil), (bid + _tick(bid)).round(2))
+        bid = np.maximum(_to_tick(centre * (1 - half), np.floor, QUOTE_GRID), 0.01)
+        ask = np.maximum(_to_tick(centre * (1 + half), np.ceil, QUOTE_GRID), (bid + _tick(bid, QUOTE_GRID)).round(2))
         one_sided = rng.random(n)
         bid = np.where(halted | (~traded & (one_sided < 0.03)), np.nan, bid)
         ask = np.where(halted | (~traded & (one_sided > 0.98)), np.nan, ask)
@@ -242,55 +248,64 @@ class SimulatedMarket:
         self._events.append(events)
 
     def _prints(self, rng: np.random.Generator, opening: np.ndarray, value: np.ndarray, vol: np.ndarray,
-                centre: np.ndarray,
-                half: np.ndarray, fresh_half: np.ndarray, side: np.ndarray, prints: np.ndarray,
+                centre: np.ndarray, half: np.ndarray, fresh_half: np.ndarray, side: np.ndarray, prints: np.ndarray,
                 last_close: np.ndarray) -> tuple[np.ndarray, ...]:
         """The day's trade prints of every instrument, `prints[k]` of them (0: no trade).
 
         The value moves from `opening` (the previous close's value, after any dividend) to
-        `value` along a Brownian bridge with the instrument's volatility; the prints happen
-        at sorted uniform times. A print is at the standing bid or ask: the quotes stay where
-        they are while the value is inside them and are set afresh around it (with a new
-        width) once it leaves. Its side repeats the previous print's with probability
-        SIDE_PERSISTENCE and is a fair coin otherwise (order flow in a thin market comes in
-        runs: the same standing order is hit again). Every print respects the daily price
-        limit around the previous close and sits on the tick grid. Returns open, high, low,
-        close (NaN without a print) and the quotes' centre, half-width and last side.
+        `value` along a Brownian bridge with the day's volatility times INTRADAY_VOL; the
+        prints happen at sorted uniform times. A print is at the standing bid or ask: the
+        quotes stay where they are while the value is inside them and are set afresh around
+        it (with a new width) once it leaves. Its side repeats the previous print's with
+        probability SIDE_PERSISTENCE for the day's first print (the previous day's last
+        print) and INTRADAY_PERSISTENCE for the others, and is a fair coin otherwise: order
+        flow in a thin market comes in runs, the same standing order is hit again. Prints sit
+        on QUOTE_GRID within the daily price limit around the previous close, with sizes
+        drawn from an exponential distribution. Returns open, high, low, the close (the
+        volume-weighted average price on the TICKS grid; NaN without a print) and the
+        quotes' centre, half-width and last side.
         """
-        n = len(value)
-        times = np.sort(rng.random((PRINTS_PER_DAY, n)), axis=0)
-        shocks = rng.normal(0, 1, (PRINTS_PER_DAY, n))
-        coins = rng.random((PRINTS_PER_DAY, n))
-        flips = rng.random((PRINTS_PER_DAY, n)) >= np.where(np.arange(PRINTS_PER_DAY) == 0, SIDE_PERSISTENCE, INTRADAY_PERSISTENCE)[:, None]
-        sizes = rng.exponential(1.0, (PRINTS_PER_DAY, n))
-        turnover, shares = np.zeros(n), np.zeros(n)
-        floor, cap = last_close * (1 - PRICE_LIMIT), last_close * (1 + PRICE_LIMIT)
-        high, low = np.full(n, -np.inf), np.full(n, np.inf)
-        open_ = np.full(n, np.nan)
-        now, level = np.zeros(n), opening
-        for j in range(PRINTS_PER_DAY):
-            active = j < prints
-            if not active.any():
-                break
-            step = times[j] - now
-            left = np.maximum(1 - now, 1e-12)
-            level = level + (value - level) * step / left + INTRADAY_VOL * vol * np.sqrt(np.maximum(step * (1 - times[j]) / left, 0)) * shocks[j]
-            now = np.where(active, times[j], now)
-            requote = active & (np.abs(level - np.log(centre)) > half)
-            centre = np.where(requote, np.exp(level), centre)
+        n, p = len(value), PRINTS_PER_DAY
+        times = np.sort(rng.random((p, n)), axis=0)
+        walk = np.cumsum(np.sqrt(np.diff(times, axis=0, prepend=0.0)) * rng.normal(0, 1, (p, n)), axis=0)
+        walk_end = walk[-1] + np.sqrt(1 - times[-1]) * rng.normal(0, 1, n)
+        level = opening + times * (value - opening) + INTRADAY_VOL * vol * (walk - times * walk_end)
+        persistence = np.where(np.arange(p) == 0, SIDE_PERSISTENCE, INTRADAY_PERSISTENCE)[:, None]
+        flip = rng.random((p, n)) >= persistence
+        coin = np.where(rng.random((p, n)) < 0.5, 1.0, -1.0)
+        sizes = rng.exponential(1.0, (p, n))
+        odd_lot = (rng.random(n) < ODD_LOT_SHARE) & (prints > 0)
+        odd_side = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        odd_reach = np.abs(rng.normal(0, 1, n)) * ODD_LOT_REACH * vol
+        active = np.arange(p)[:, None] < prints
+        # Each print's side is the coin of the latest flip at or before it, or the standing side.
+        latest = np.maximum.accumulate(np.where(flip, np.arange(p)[:, None], -1), axis=0)
+        sides = np.where(latest >= 0, np.take_along_axis(coin, np.maximum(latest, 0), axis=0), side)
+        centres, halves = np.empty((p, n)), np.empty((p, n))
+        for j in range(p):  # quotes move only when the value leaves them: sequential
+            requote = active[j] & (np.abs(level[j] - np.log(centre)) > half)
+            centre = np.where(requote, np.exp(level[j]), centre)
             half = np.where(requote, fresh_half, half)
-            side = np.where(active & flips[j], np.where(coins[j] < 0.5, 1.0, -1.0), side)
-            price = centre * (1 + side * half)
-            price = np.clip(_to_tick(price), _to_tick(floor, np.ceil), _to_tick(cap, np.floor))
-            price = np.maximum(price, 0.01)
-            turnover = turnover + np.where(active, sizes[j] * price, 0.0)
-            shares = shares + np.where(active, sizes[j], 0.0)
-            open_ = np.where(active & (j == 0), price, open_)
-            high = np.where(active, np.maximum(high, price), high)
-            low = np.where(active, np.minimum(low, price), low)
+            centres[j], halves[j] = centre, half
+        floor = _to_tick(last_close * (1 - PRICE_LIMIT), np.ceil)
+        cap = _to_tick(last_close * (1 + PRICE_LIMIT), np.floor)
+        price = np.maximum(np.clip(_to_tick(centres * (1 + sides * halves), np.round, QUOTE_GRID), floor, cap), 0.01)
         traded = prints > 0
-        close = np.where(traded, _to_tick(turnover / np.maximum(shares, 1e-12)), np.nan)
-        return (open_, np.where(traded, high, np.nan), np.where(traded, low, np.nan), close, centre, half, side)
+        # An odd lot: a small trade away from the quotes (beyond them by a random share of the
+        # day's volatility) that sets the day's high or low and hardly moves the close.
+        odd_price = centre * np.exp(odd_side * (half + odd_reach))
+        odd_price = np.maximum(np.clip(_to_tick(odd_price, np.round, QUOTE_GRID), floor, cap), 0.01)
+        weight = np.where(active, sizes, 0.0)
+        odd_weight = np.where(odd_lot, ODD_LOT_SIZE, 0.0)
+        turnover = (weight * price).sum(axis=0) + odd_weight * odd_price
+        close = np.where(traded, _to_tick(turnover / np.maximum(weight.sum(axis=0) + odd_weight, 1e-12)), np.nan)
+        high = np.where(traded, np.where(active, price, -np.inf).max(axis=0), np.nan)
+        low = np.where(traded, np.where(active, price, np.inf).min(axis=0), np.nan)
+        high = np.where(odd_lot, np.maximum(high, odd_price), high)
+        low = np.where(odd_lot, np.minimum(low, odd_price), low)
+        open_ = np.where(traded, price[0], np.nan)
+        last_side = np.where(traded, np.take_along_axis(sides, np.maximum(prints - 1, 0)[None, :], axis=0)[0], side)
+        return open_, high, low, close, centre, half, last_side
 
     def _news(self, i: int, rng: np.random.Generator, listed: np.ndarray) -> tuple[np.ndarray, list[NewsEvent]]:
         n = self.size
@@ -383,17 +398,17 @@ class SimulatedMarket:
         return rows
 
 
-def _tick(price: np.ndarray) -> np.ndarray:
-    """The tick size at each price (TICKS)."""
-    limits = np.array([limit for limit, _ in TICKS])
-    sizes = np.array([size for _, size in TICKS])
+def _tick(price: np.ndarray, grid: tuple = TICKS) -> np.ndarray:
+    """The step of `grid` (TICKS or QUOTE_GRID) at each price."""
+    limits = np.array([limit for limit, _ in grid])
+    sizes = np.array([size for _, size in grid])
     return sizes[np.searchsorted(limits, price, side="right").clip(max=len(sizes) - 1)]
 
 
-def _to_tick(price: np.ndarray, rounding=np.round) -> np.ndarray:  # noqa: ANN001 - a numpy rounding function
-    """`price` on the tick grid (to the nearest tick, or down/up with np.floor/np.ceil),
+def _to_tick(price: np.ndarray, rounding=np.round, grid: tuple = TICKS) -> np.ndarray:  # noqa: ANN001
+    """`price` on `grid` (to the nearest step, or down/up with `rounding` np.floor/np.ceil),
     rounded to cents so the float prints as the exchange would write it."""
-    tick = _tick(price)
+    tick = _tick(price, grid)
     return (rounding((price / tick).round(6)) * tick).round(2)
 
 
