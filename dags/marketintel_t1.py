@@ -1,12 +1,12 @@
 """
-### T1: the trading day's close (16:15 exchange time)
+### T1: the trading day's close, weekdays 16:15 America/Jamaica (21:15 UTC; the exchange keeps no daylight saving)
 
 Weekdays at 16:15 America/Jamaica, after T0's delivery. One task per stage notebook, in
 this order, each a transaction that a re-run leaves as one run would:
 
 1. `t1_preflight`: T0 delivered the same trading date whole. Retried every 5 minutes for
-   30 minutes (T0 may be late); then the run fails with the reason and a PREFLIGHT_FAILED
-   alert is stored and sent to the webhook.
+   30 minutes (T0 may be late); then the run fails with the reason and the failure
+   callback stores and sends a PREFLIGHT_FAILED alert to the webhook.
 2. `t1_ingest_text`: news feeds and disclosure PDFs.
 3. `t1_sentiment`: the sentiment composite.
 4. `t1_features`, then `t1_predict`: the 14 features, layer 1 and the risk model (Score,
@@ -18,6 +18,11 @@ The first task, `trading_day`, skips everything on weekends and exchange holiday
 the reason in its log. The trading date is the `run_date` param, else the run's own date
 on the exchange clock (a manual run has no logical date: its `run_after` is used).
 Executed notebooks land in `runs/<date>/<stage>.ipynb`.
+
+A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
+for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
+written per table, duration and the executed notebook. Re-running and backfilling past
+exchange days: README, "Airflow: re-running and backfilling".
 """
 from __future__ import annotations
 
@@ -26,6 +31,8 @@ from datetime import timedelta
 import pendulum
 from airflow.sdk import Param, dag, task
 
+from pipeline.airflow_plugin import ExchangeTimetable, on_task_failure
+
 STAGES = ["t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis", "t1_trade"]
 TIMEOUTS = {"t1_ingest_text": 20, "t1_sentiment": 20, "t1_features": 20, "t1_predict": 45, "t1_analysis": 10,
             "t1_trade": 15}
@@ -33,7 +40,7 @@ TIMEOUTS = {"t1_ingest_text": 20, "t1_sentiment": 20, "t1_features": 20, "t1_pre
 
 def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task factory
     @task(task_id=name, execution_timeout=timedelta(minutes=minutes))
-    def run(**context) -> str:  # noqa: ANN003
+    def run(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
         from pipeline.airflow_tasks import run_notebook_task
 
         return run_notebook_task(name, context)
@@ -43,13 +50,14 @@ def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task facto
 
 @dag(
     dag_id="marketintel_t1",
-    schedule="15 16 * * 1-5",
+    schedule=ExchangeTimetable("15 16 * * 1-5"),
     start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
     catchup=False,
     max_active_runs=1,
     tags=["marketintel", "t1", "close"],
     doc_md=__doc__,
-    default_args={"owner": "marketintel", "retries": 2, "retry_delay": timedelta(minutes=2),
+    default_args={"owner": "marketintel", "on_failure_callback": on_task_failure,
+                  "retries": 2, "retry_delay": timedelta(minutes=2),
                   "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=20)},
     params={"run_date": Param(None, type=["null", "string"],
                               description="Trading date YYYY-MM-DD; empty means the run's own date in exchange time.")},
@@ -63,10 +71,10 @@ def marketintel_t1() -> None:
 
     @task(task_id="t1_preflight", retries=6, retry_delay=timedelta(minutes=5), retry_exponential_backoff=False,
           execution_timeout=timedelta(minutes=5))
-    def preflight(**context) -> str:  # noqa: ANN003
-        from pipeline.airflow_tasks import run_preflight_task
+    def preflight(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
+        from pipeline.airflow_tasks import run_notebook_task
 
-        return run_preflight_task(context)
+        return run_notebook_task("t1_preflight", context)
 
     chain = trading_day() >> preflight()
     for name in STAGES:
