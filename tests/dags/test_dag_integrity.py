@@ -312,3 +312,33 @@ def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(sett
         assert (settings.runs_dir / day / f"{stage}.ipynb").is_file(), (day, stage)
     index = (settings.runs_dir / "index.md").read_text()
     assert "| 2026-11-20 | t1_analysis | SUCCEEDED |" in index and "| 2026-11-16 | t3_macro | SUCCEEDED |" in index
+
+
+@pytest.mark.airflow
+def test_the_readmes_backfill_command_runs_every_exchange_day_and_the_trap_is_real(tmp_path: Path) -> None:
+    """README, "Airflow: re-running and backfilling": its `--to-date` (the day after the last
+    exchange day) gives T1 one run per exchange day 2026-11-16..20, each on its exchange
+    day; `--to-date` at the last day itself loses that day's 16:15 run."""
+    import re
+    from datetime import date, datetime
+
+    from market.clock import exchange_date
+
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    (from_date, to_date), = re.findall(r"airflow backfill create --dag-id \$dag --from-date (\S+) --to-date (\S+)", readme)
+    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
+           "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
+    for command in (["db", "migrate"], ["dags", "reserialize"]):
+        done = subprocess.run([AIRFLOW, *command], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    def exchange_days(last: str) -> list[date]:
+        run = subprocess.run([AIRFLOW, "backfill", "create", "--dag-id", "marketintel_t1", "--from-date", from_date,
+                              "--to-date", last, "--dry-run"], env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        moments = re.findall(r"\| (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+00:00) \|", run.stdout)
+        assert all(m.endswith("21:15:00+00:00") for m in moments), moments
+        return [exchange_date(datetime.fromisoformat(m)) for m in moments]
+
+    assert exchange_days(to_date) == [date(2026, 11, d) for d in range(16, 21)]
+    assert exchange_days("2026-11-20") == [date(2026, 11, d) for d in range(16, 20)]
