@@ -236,6 +236,10 @@ def test_health_dag_runs_end_to_end_with_dag_test(settings: Settings, tmp_path: 
     assert json.loads(result[0][7:])["state"].endswith("success")
     output = settings.runs_dir / "2026-11-20" / "health.ipynb"
     assert output.is_file()
+    task_log = [line for line in (run.stdout + run.stderr).splitlines() if "stage summary: " in line or "Returned value" in line]
+    assert len(task_log) == 2, task_log  # the summary, then Airflow's closing line: the summary again
+    assert "stage summary: health for 2026-11-20 SUCCEEDED in " in task_log[0] and f"notebook: {output}" in task_log[0]
+    assert "Returned value was: {'stage': 'health', 'trading_date': '2026-11-20', 'status': 'SUCCEEDED'" in task_log[1]
     from sqlalchemy import select
 
     from store import tables
