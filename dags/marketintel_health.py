@@ -19,9 +19,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import Param, dag, task
+from airflow.sdk import dag, task
 
-from pipeline.airflow_plugin import ExchangeTimetable, on_task_failure
+from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure
 
 
 @dag(
@@ -40,13 +40,7 @@ from pipeline.airflow_plugin import ExchangeTimetable, on_task_failure
         "retry_exponential_backoff": True,
         "execution_timeout": timedelta(minutes=15),
     },
-    params={
-        "run_date": Param(
-            None,
-            type=["null", "string"],
-            description="Trading date YYYY-MM-DD; empty means the run's own date in exchange time.",
-        )
-    },
+    params={"run_date": exchange_day_param()},
 )
 def marketintel_health() -> None:
     @task

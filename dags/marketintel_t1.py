@@ -29,9 +29,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import Param, dag, task
+from airflow.sdk import dag, task
 
-from pipeline.airflow_plugin import ExchangeTimetable, on_task_failure
+from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure
 
 STAGES = ["t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis", "t1_trade"]
 TIMEOUTS = {"t1_ingest_text": 20, "t1_sentiment": 20, "t1_features": 20, "t1_predict": 45, "t1_analysis": 10,
@@ -59,8 +59,7 @@ def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task facto
     default_args={"owner": "marketintel", "on_failure_callback": on_task_failure,
                   "retries": 2, "retry_delay": timedelta(minutes=2),
                   "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=20)},
-    params={"run_date": Param(None, type=["null", "string"],
-                              description="Trading date YYYY-MM-DD; empty means the run's own date in exchange time.")},
+    params={"run_date": exchange_day_param()},
 )
 def marketintel_t1() -> None:
     @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))

@@ -20,9 +20,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import Param, dag, task
+from airflow.sdk import dag, task
 
-from pipeline.airflow_plugin import ExchangeTimetable, on_task_failure
+from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure
 
 
 @dag(
@@ -36,8 +36,7 @@ from pipeline.airflow_plugin import ExchangeTimetable, on_task_failure
     default_args={"owner": "marketintel", "on_failure_callback": on_task_failure,
                   "retries": 3, "retry_delay": timedelta(minutes=5),
                   "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=30)},
-    params={"run_date": Param(None, type=["null", "string"],
-                              description="A Monday YYYY-MM-DD; empty means the run's own date in exchange time.")},
+    params={"run_date": exchange_day_param("The Monday of the macro week to run")},
 )
 def marketintel_t3() -> None:
     @task(task_id="t3_macro")

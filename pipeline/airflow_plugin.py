@@ -11,6 +11,12 @@ API server to be serialised; `MarketintelPlugin` does that through the `airflow.
 entry point in pyproject.toml, so installing the package is all it takes (no
 plugins folder to copy).
 
+`exchange_day_param` is every DAG's `run_date` param: in the trigger form a date picker
+titled "Exchange day (America/Jamaica)" whose value wins over the form's logical date,
+which Airflow fills in UTC (2026-11-20 00:00 UTC is 19:00 on 11-19 in Kingston, so a
+logical date alone can name the day before). A value that is not a date is refused by the
+form, before any run is created.
+
 `on_task_failure` is every task's `on_failure_callback`; it imports the alerting code
 only when a task has failed (`pipeline.airflow_tasks.alert_task_failure`).
 """
@@ -19,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
+from airflow.sdk import Param
 from airflow.timetables.trigger import CronTriggerTimetable
 
 EXCHANGE_TIMEZONE = "America/Jamaica"
@@ -36,6 +43,14 @@ class ExchangeTimetable(CronTriggerTimetable):
     @property
     def summary(self) -> str:
         return f"{self._expression} {self._zone_name}"
+
+
+def exchange_day_param(which: str = "The exchange day to run") -> Param:
+    """The `run_date` param: an exchange day YYYY-MM-DD, or empty for the run's own date."""
+    return Param(None, type=["null", "string"], format="date", title=f"Exchange day ({EXCHANGE_TIMEZONE})",
+                 description=f"{which}, YYYY-MM-DD on the exchange's calendar; it wins over the logical date, which "
+                             f"Airflow gives in UTC (00:00 UTC is 19:00 the day before in Kingston). Empty: the "
+                             f"run's own date on the exchange clock.")
 
 
 def on_task_failure(context: Any) -> None:

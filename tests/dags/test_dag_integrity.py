@@ -78,6 +78,28 @@ def test_t1_at_1615_exchange_time_is_2115_utc(dag_bag) -> None:  # noqa: ANN001
     assert info.run_after == pendulum.datetime(2026, 11, 23, 21, 15, tz="UTC")  # Monday, not Saturday
 
 
+def test_the_trigger_forms_date_is_the_exchange_day(dag_bag) -> None:  # noqa: ANN001
+    """The trigger form's run_date is a date picker titled with the exchange's zone; a value
+    that is not a date is refused before a run exists; given, it wins over a UTC logical
+    date that would otherwise name the day before."""
+    from datetime import date, datetime, timezone
+
+    from airflow.sdk.exceptions import ParamValidationError
+
+    from pipeline.airflow_tasks import trading_date_from_context
+
+    for dag_id, dag in dag_bag.dags.items():
+        param = _as_airflow_shows_it(dag).params.get_param("run_date")
+        assert param.schema["format"] == "date" and param.schema["title"] == "Exchange day (America/Jamaica)", dag_id
+        assert "00:00 UTC is 19:00 the day before" in param.description, dag_id
+        with pytest.raises(ParamValidationError, match="is not a 'date'"):
+            dag.params.get_param("run_date").resolve("2026-13-01")
+    midnight_utc = datetime(2026, 11, 20, tzinfo=timezone.utc)
+    assert trading_date_from_context({"params": {"run_date": None}, "logical_date": midnight_utc}) == date(2026, 11, 19)
+    assert trading_date_from_context({"params": {"run_date": "2026-11-20"}, "logical_date": midnight_utc}) == \
+        date(2026, 11, 20)
+
+
 def test_every_task_alerts_the_webhook_when_it_fails_its_last_retry(dag_bag) -> None:  # noqa: ANN001
     from pipeline.airflow_plugin import on_task_failure
 
@@ -137,7 +159,7 @@ def test_dag_files_read_nothing_at_parse_time() -> None:
         source = path.read_text()
         top_level = [line for line in source.splitlines() if line.startswith(("from ", "import "))]
         project = [line for line in top_level if any(p in line for p in ("pipeline", "store", "market", "models"))]
-        assert project == ["from pipeline.airflow_plugin import ExchangeTimetable, on_task_failure"], path.name
+        assert project == ["from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure"], path.name
     probe = ("import sys; from airflow.dag_processing.dagbag import DagBag; bag = DagBag(dag_folder=sys.argv[1]); "
              "assert len(bag.dags) == 5, bag.import_errors; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
