@@ -5,7 +5,9 @@ Weekdays at 16:00 America/Jamaica: the `t0_scrape` stage notebook fetches the da
 trade summaries (closing bid/ask) and fundamentals from the exchange website
 (`MARKETINTEL_EXCHANGE_BASE_URL`; the simulator in the embedded default), validates them and
 stores the day with its raw snapshot and delivery manifest, all or nothing. T1's pre-flight
-at 16:15 checks this delivery.
+at 16:15 checks this delivery. Each stored day updates the `marketintel_t0_delivery` asset
+(its extra names the trading date), which starts T1 for that day without waiting for
+16:15.
 
 `trading_day` skips the run on weekends and exchange holidays (reason in its log). The
 trading date is the `run_date` param, else the run's own date on the exchange clock.
@@ -23,7 +25,7 @@ from datetime import timedelta
 import pendulum
 from airflow.sdk import dag, task
 
-from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure
+from pipeline.airflow_plugin import T0_DELIVERY, ExchangeTimetable, exchange_day_param, on_task_failure
 
 
 @dag(
@@ -46,7 +48,7 @@ def marketintel_t0() -> None:
 
         return trading_day_gate(context)
 
-    @task(task_id="t0_scrape")
+    @task(task_id="t0_scrape", outlets=[T0_DELIVERY])
     def scrape(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
         from pipeline.airflow_tasks import run_notebook_task
 

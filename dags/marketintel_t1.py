@@ -1,8 +1,11 @@
 """
 ### T1: the trading day's close, weekdays 16:15 America/Jamaica (21:15 UTC; the exchange keeps no daylight saving)
 
-Weekdays at 16:15 America/Jamaica, after T0's delivery. One task per stage notebook, in
-this order, each a transaction that a re-run leaves as one run would:
+When T0's delivery asset (`marketintel_t0_delivery`) updates, for the day it delivered,
+and weekdays at 16:15 America/Jamaica; whichever comes second finds the day already done
+for that delivery and skips at `trading_day`, so a day runs once per delivery (a manual
+run with `run_date` always runs). One task per stage notebook, in this order, each a
+transaction that a re-run leaves as one run would:
 
 1. `t1_preflight`: T0 delivered the same trading date whole. Retried every 5 minutes for
    30 minutes (T0 may be late); then the run fails with the reason and the failure
@@ -15,8 +18,9 @@ this order, each a transaction that a re-run leaves as one run would:
 6. `t1_trade`: the AI portfolio trades under the liquidity rails.
 
 The first task, `trading_day`, skips everything on weekends and exchange holidays with
-the reason in its log. The trading date is the `run_date` param, else the run's own date
-on the exchange clock (a manual run has no logical date: its `run_after` is used).
+the reason in its log. The trading date is the `run_date` param, else the day T0's
+delivery names (a run started by the asset), else the run's own date on the exchange clock
+(a manual run has no logical date: its `run_after` is used).
 Executed notebooks land in `runs/<date>/<stage>.ipynb`.
 
 A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
@@ -29,9 +33,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import dag, task
+from airflow.sdk import AssetOrTimeSchedule, dag, task
 
-from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure
+from pipeline.airflow_plugin import T0_DELIVERY, ExchangeTimetable, exchange_day_param, on_task_failure
 
 STAGES = ["t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis", "t1_trade"]
 TIMEOUTS = {"t1_ingest_text": 20, "t1_sentiment": 20, "t1_features": 20, "t1_predict": 45, "t1_analysis": 10,
@@ -50,7 +54,7 @@ def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task facto
 
 @dag(
     dag_id="marketintel_t1",
-    schedule=ExchangeTimetable("15 16 * * 1-5"),
+    schedule=AssetOrTimeSchedule(timetable=ExchangeTimetable("15 16 * * 1-5"), assets=[T0_DELIVERY]),
     start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
     catchup=False,
     max_active_runs=1,
@@ -66,7 +70,7 @@ def marketintel_t1() -> None:
     def trading_day(**context) -> bool:  # noqa: ANN003
         from pipeline.airflow_tasks import trading_day_gate
 
-        return trading_day_gate(context)
+        return trading_day_gate(context, current=("t1_trade", "t0_scrape"))
 
     @task(task_id="t1_preflight", retries=6, retry_delay=timedelta(minutes=5), retry_exponential_backoff=False,
           execution_timeout=timedelta(minutes=5))

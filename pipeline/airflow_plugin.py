@@ -17,6 +17,10 @@ which Airflow fills in UTC (2026-11-20 00:00 UTC is 19:00 on 11-19 in Kingston, 
 logical date alone can name the day before). A value that is not a date is refused by the
 form, before any run is created.
 
+`T0_DELIVERY` links T0 to T1: T0's scrape task updates it with the trading date it
+stored, and T1 runs on that update as well as on its clock, once per delivery (the
+second of the two finds the day done and skips: `pipeline.airflow_tasks.trading_day_gate`).
+
 `on_task_failure` is every task's `on_failure_callback`; it imports the alerting code
 only when a task has failed (`pipeline.airflow_tasks.alert_task_failure`).
 """
@@ -25,10 +29,13 @@ from __future__ import annotations
 from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
-from airflow.sdk import Param
+from airflow.sdk import Asset, Param
 from airflow.timetables.trigger import CronTriggerTimetable
 
 EXCHANGE_TIMEZONE = "America/Jamaica"
+# Updated by T0's t0_scrape each time it stores a day (the event's extra names the
+# trading date); T1 is scheduled on it as well as on its 16:15 clock.
+T0_DELIVERY = Asset(name="marketintel_t0_delivery", uri="marketintel://t0/delivery", group="marketintel")
 
 
 class ExchangeTimetable(CronTriggerTimetable):

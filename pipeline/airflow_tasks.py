@@ -22,18 +22,40 @@ log = logging.getLogger(__name__)
 
 
 def trading_date_from_context(context: Mapping[str, Any]) -> date:
-    """The trading date of a run: the `run_date` param when given, else the run's own time
-    on the exchange clock. A manually triggered Airflow 3 run has no logical date, so its
-    `run_after` is used."""
+    """The trading date of a run: the `run_date` param when given; else, for a run started
+    by T0's delivery asset, the date that delivery carried (a T0 re-run for a past day
+    starts T1 for that day, not for today); else the run's own time on the exchange clock.
+    A manually triggered Airflow 3 run has no logical date, so its `run_after` is used."""
     params = context.get("params") or {}
     if params.get("run_date"):
         return parse_trading_date(str(params["run_date"]))
+    delivered = _delivered_date(context.get("triggering_asset_events"))
+    if delivered is not None:
+        return delivered
     moment = context.get("logical_date")
     if moment is None and context.get("dag_run") is not None:
         moment = context["dag_run"].run_after
     if moment is None:
         raise InvalidInputError("the run has neither a run_date param, a logical date nor a run_after time")
     return exchange_date(moment)
+
+
+def _delivered_date(events: Any) -> date | None:
+    """The trading date of the latest triggering asset event that carries one. Airflow
+    hands a run every event queued since the last one; when they name several days only
+    the latest is run, and the others are logged for a re-run by run_date."""
+    if not events:
+        return None
+    dated = [(event.timestamp, str(event.extra["trading_date"])) for asset in events for event in events[asset]
+             if (getattr(event, "extra", None) or {}).get("trading_date")]
+    if not dated:
+        return None
+    dated.sort()
+    others = sorted({day for _, day in dated} - {dated[-1][1]})
+    if others:
+        log.warning("T0 delivered several days since the last run: running %s; re-run %s with run_date",
+                    dated[-1][1], ", ".join(others))
+    return parse_trading_date(dated[-1][1])
 
 
 def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> dict[str, Any]:
@@ -48,7 +70,12 @@ def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> dict[str, 
     except Exception:
         log_stage_summary(stage_name, day, since, time.monotonic() - started)
         raise
-    return log_stage_summary(stage_name, day, since, time.monotonic() - started)
+    summary = log_stage_summary(stage_name, day, since, time.monotonic() - started)
+    outlet_events = context.get("outlet_events")
+    for outlet in getattr(context.get("task"), "outlets", None) or []:  # e.g. T0's delivery asset
+        if outlet_events is not None:
+            outlet_events[outlet].extra = {"trading_date": day.isoformat(), "status": summary["status"]}
+    return summary
 
 
 def log_stage_summary(stage_name: str, day: date, since: datetime, seconds: float) -> dict[str, Any]:
@@ -81,9 +108,16 @@ def log_stage_summary(stage_name: str, day: date, since: datetime, seconds: floa
     return summary
 
 
-def trading_day_gate(context: Mapping[str, Any]) -> bool:
+def trading_day_gate(context: Mapping[str, Any], current: tuple[str, str] | None = None) -> bool:
     """False (downstream tasks skip) when the run's trading date is an exchange holiday or
-    a weekend, with the reason logged."""
+    a weekend, with the reason logged.
+
+    `current=(last_stage, input_stage)` also skips a scheduled or asset-triggered run when
+    `last_stage` already succeeded for the day after `input_stage`'s latest success: T1 runs
+    when T0's delivery asset updates and again on the 16:15 clock, and whichever comes
+    second finds the day done for that delivery and skips, so the day runs once per
+    delivery. A new T0 delivery (a correction) makes the day due again; manual and
+    backfill runs always run (an operator asked for them)."""
     from market.clock import default_calendar
 
     day = trading_date_from_context(context)
@@ -91,7 +125,29 @@ def trading_day_gate(context: Mapping[str, Any]) -> bool:
     if reason:
         log.info("no run for %s: the exchange is closed (%s)", day.isoformat(), reason)
         return False
+    run_type = str(getattr(context.get("dag_run"), "run_type", "") or "")
+    if current and run_type.split(".")[-1].lower() in ("scheduled", "asset_triggered"):
+        done, delivered = (_last_success(stage, day) for stage in current)
+        if done is not None and (delivered is None or done > delivered):
+            log.info("no run for %s: %s already succeeded for this day at %s, after %s's latest delivery; "
+                     "trigger with run_date to run it again", day.isoformat(), current[0], done.isoformat(), current[1])
+            return False
     return True
+
+
+def _last_success(stage: str, day: date) -> datetime | None:
+    from sqlalchemy import func, select
+
+    from market.settings import get_settings
+    from store import tables
+    from store.engine import service_engine
+    from store.types import as_utc
+
+    c = tables.stage_runs.c
+    with service_engine(get_settings()).connect() as conn:
+        moment = conn.execute(select(func.max(c.recorded_at)).where(
+            c.stage == stage, c.trading_date == day, c.event == "SUCCEEDED")).scalar()
+    return as_utc(moment) if moment is not None else None
 
 
 def alert_task_failure(context: Mapping[str, Any]) -> None:

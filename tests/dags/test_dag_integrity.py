@@ -57,9 +57,12 @@ def test_schedules_are_the_tables_on_the_exchange_clock_and_say_so(dag_bag) -> N
     timetable summary and description (the UI's schedule column, `timetable_summary` and
     `timetable_description` in the REST API) and the first line of the DAG's docs."""
     shown = {dag_id: _as_airflow_shows_it(dag).timetable for dag_id, dag in dag_bag.dags.items()}
-    assert {d: t.summary for d, t in shown.items()} == {d: f"{cron} America/Jamaica" for d, cron in SCHEDULES.items()}
-    assert {str(t._timezone) for t in shown.values()} == {"America/Jamaica"}
-    assert shown["marketintel_t1"].description == "At 16:15, Monday through Friday (America/Jamaica, exchange time)"
+    clocks = {d: getattr(t, "timetable", t) for d, t in shown.items()}  # T1: its clock beside T0's delivery asset
+    assert {d: t.summary for d, t in clocks.items()} == {d: f"{cron} America/Jamaica" for d, cron in SCHEDULES.items()}
+    assert {str(t._timezone) for t in clocks.values()} == {"America/Jamaica"}
+    assert shown["marketintel_t1"].summary == "Asset or 15 16 * * 1-5 America/Jamaica"
+    assert shown["marketintel_t1"].description == \
+        "Triggered by assets or At 16:15, Monday through Friday (America/Jamaica, exchange time)"
     assert shown["marketintel_t3"].description == "At 09:00, only on Monday (America/Jamaica, exchange time)"
     for dag_id, dag in dag_bag.dags.items():
         assert shown[dag_id].description.endswith("(America/Jamaica, exchange time)"), dag_id
@@ -71,7 +74,7 @@ def test_t1_at_1615_exchange_time_is_2115_utc(dag_bag) -> None:  # noqa: ANN001
     import pendulum
     from airflow.timetables.base import DataInterval, TimeRestriction
 
-    timetable = _as_airflow_shows_it(dag_bag.dags["marketintel_t1"]).timetable
+    timetable = _as_airflow_shows_it(dag_bag.dags["marketintel_t1"]).timetable.timetable
     friday = pendulum.datetime(2026, 11, 20, 21, 15, tz="UTC")
     info = timetable.next_dagrun_info(last_automated_data_interval=DataInterval(friday, friday),
                                       restriction=TimeRestriction(earliest=None, latest=None, catchup=True))
@@ -98,6 +101,65 @@ def test_the_trigger_forms_date_is_the_exchange_day(dag_bag) -> None:  # noqa: A
     assert trading_date_from_context({"params": {"run_date": None}, "logical_date": midnight_utc}) == date(2026, 11, 19)
     assert trading_date_from_context({"params": {"run_date": "2026-11-20"}, "logical_date": midnight_utc}) == \
         date(2026, 11, 20)
+
+
+def test_t1_runs_on_t0s_delivery_asset_as_well_as_its_clock(dag_bag) -> None:  # noqa: ANN001
+    from airflow.timetables.assets import AssetOrTimeSchedule
+
+    from pipeline.airflow_plugin import T0_DELIVERY
+
+    assert dag_bag.dags["marketintel_t0"].get_task("t0_scrape").outlets == [T0_DELIVERY]
+    t1 = _as_airflow_shows_it(dag_bag.dags["marketintel_t1"])
+    assert isinstance(t1.timetable, AssetOrTimeSchedule)
+    assets = [(a.name, a.uri) for _, a in t1.timetable.asset_condition.iter_assets()]
+    assert assets == [("marketintel_t0_delivery", "marketintel://t0/delivery")]
+    others = [d for d in dag_bag.dags if d != "marketintel_t1"]
+    assert not any(isinstance(_as_airflow_shows_it(dag_bag.dags[d]).timetable, AssetOrTimeSchedule) for d in others)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_t1_runs_once_per_t0_delivery_and_for_the_day_delivered(settings: Settings,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    """T1 starts on T0's delivery and again at 16:15: the second finds the day done for that
+    delivery and skips; a new delivery (a correction) makes the day due again; a manual
+    run always runs; an asset-started run takes the day the delivery names."""
+    from datetime import date, datetime, timedelta, timezone
+    from types import SimpleNamespace
+
+    from pipeline.airflow_plugin import T0_DELIVERY
+    from pipeline.airflow_tasks import trading_date_from_context, trading_day_gate
+    from store import tables
+    from store.engine import service_engine
+    from store.history import append_history
+
+    day, at = date(2026, 11, 19), datetime(2026, 11, 19, 21, 5, tzinfo=timezone.utc)
+
+    def succeeded(stage: str, minutes: int) -> None:
+        with service_engine(settings).begin() as conn:
+            append_history(conn, tables.stage_runs, [{"run_id": f"{stage}-{minutes}", "stage": stage, "trading_date": day,
+                                                      "event": "SUCCEEDED", "trigger": "airflow", "detail": {}}],
+                           recorded_at=at + timedelta(minutes=minutes))
+
+    def runs(run_type: str) -> bool:
+        return trading_day_gate({"params": {"run_date": day.isoformat()}, "dag_run": SimpleNamespace(run_type=run_type)},
+                                current=("t1_trade", "t0_scrape"))
+
+    succeeded("t0_scrape", 0)
+    assert runs("asset_triggered") and runs("scheduled")  # T1 not done yet for this delivery
+    succeeded("t1_trade", 8)  # the asset-started run finished
+    with caplog.at_level("INFO", logger="pipeline.airflow_tasks"):
+        assert not runs("scheduled")  # the 16:15 clock run skips
+    assert "t1_trade already succeeded for this day" in caplog.text
+    assert not runs("asset_triggered") and runs("manual") and runs("backfill")
+    succeeded("t0_scrape", 30)  # T0 re-delivered a corrected day
+    assert runs("asset_triggered")
+
+    event = SimpleNamespace(timestamp=at, extra={"trading_date": "2026-11-19", "status": "SUCCEEDED"})
+    monday_run = SimpleNamespace(run_after=datetime(2026, 11, 23, 21, 0, tzinfo=timezone.utc))
+    assert trading_date_from_context({"params": {}, "triggering_asset_events": {T0_DELIVERY: [event]},
+                                      "dag_run": monday_run}) == day
+    assert trading_date_from_context({"params": {}, "triggering_asset_events": {}, "dag_run": monday_run}) == \
+        date(2026, 11, 23)
 
 
 def test_every_task_alerts_the_webhook_when_it_fails_its_last_retry(dag_bag) -> None:  # noqa: ANN001
@@ -159,7 +221,7 @@ def test_dag_files_read_nothing_at_parse_time() -> None:
         source = path.read_text()
         top_level = [line for line in source.splitlines() if line.startswith(("from ", "import "))]
         project = [line for line in top_level if any(p in line for p in ("pipeline", "store", "market", "models"))]
-        assert project == ["from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure"], path.name
+        assert len(project) == 1 and project[0].startswith("from pipeline.airflow_plugin import "), path.name
     probe = ("import sys; from airflow.dag_processing.dagbag import DagBag; bag = DagBag(dag_folder=sys.argv[1]); "
              "assert len(bag.dags) == 5, bag.import_errors; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
