@@ -335,7 +335,9 @@ def serve(
 
     settings = get_settings()
     settings.checked_admin_key()
-    if workers > 1 and settings.rate_limit_store == "memory" and not settings.redis_url:
+    if settings.redis_url:
+        typer.echo("per-key rate limits are counted in Redis (MARKETINTEL_REDIS_URL)")
+    elif workers > 1 and settings.rate_limit_store == "memory":
         # per-process counters would let each worker grant the whole limit
         os.environ["MARKETINTEL_RATE_LIMIT_STORE"] = "database"
         typer.echo("several workers: per-key rate limits are counted in the database")
