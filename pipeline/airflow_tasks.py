@@ -4,9 +4,10 @@ stay thin and read nothing at parse time. Airflow itself is not imported here.
 Every stage task ends its log with the stage summary (status, rows written per table,
 duration, executed-notebook path) and returns it, so Airflow's closing "Returned value
 was: ..." line and the task's XCom are that summary too (the DAGs annotate the task
-functions `-> object`: a dict annotation makes Airflow push one XCom per key). A task that fails after its last
-retry calls `alert_task_failure` (each DAG's `on_failure_callback`), which stores and sends
-the signed webhook alert of `pipeline.notify`; retries in between alert nobody.
+functions `-> object`: a dict annotation makes Airflow push one XCom per key). A task
+that fails after its last retry calls `alert_task_failure` (each DAG's
+`on_failure_callback`), which stores and sends the signed webhook alert of
+`pipeline.notify`; retries in between alert nobody.
 """
 from __future__ import annotations
 
@@ -68,7 +69,10 @@ def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> dict[str, 
     try:
         run_stage_notebook(stage_name, day, trigger="airflow")
     except Exception:
-        log_stage_summary(stage_name, day, since, time.monotonic() - started)
+        try:
+            log_stage_summary(stage_name, day, since, time.monotonic() - started)
+        except Exception:  # noqa: BLE001 - e.g. the store is down: the stage's own failure is what matters
+            log.exception("no stage summary for %s on %s", stage_name, day.isoformat())
         raise
     summary = log_stage_summary(stage_name, day, since, time.monotonic() - started)
     outlet_events = context.get("outlet_events")
