@@ -3,7 +3,10 @@
 The same function serves the CLI, the stage notebooks and (through the notebooks) the
 Airflow tasks, so a stage behaves the same wherever it is started. Every attempt leaves
 a STARTED row and one of SUCCEEDED, FAILED or SKIPPED; the stage's own data writes are a
-separate transaction that either commits whole or leaves nothing.
+separate transaction that either commits whole or leaves nothing. A SUCCEEDED row's
+detail holds the stage's summary and `rows_written`, the rows it inserted per history
+table (counted by `store.history.counting_writes`; zero everywhere on a re-run that
+found everything right), which the Airflow task logs as its last line.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from pipeline.registry import get_stage
 from pipeline.stage import StageContext, StageOutcome
 from store import tables
 from store.engine import service_engine
-from store.history import append_history
+from store.history import append_history, counting_writes
 from store.migrations import require_current_schema
 
 log = logging.getLogger(__name__)
@@ -76,12 +79,13 @@ def run_stage(
         return StageResult(stage.name, day, ctx.run_id, "SKIPPED", {"skipped_reason": closed})
 
     try:
-        outcome: StageOutcome = stage.run(ctx)
+        with counting_writes() as written:
+            outcome: StageOutcome = stage.run(ctx)
     except Exception as exc:
         reason = exc.detail if isinstance(exc, MarketIntelError) else f"{type(exc).__name__}: {exc}"
         _record(ctx, "FAILED", trigger, {"error": reason})
         raise StageFailedError(f"stage '{stage.name}' for {day.isoformat()} failed: {reason}") from exc
-    _record(ctx, "SUCCEEDED", trigger, {"summary": outcome.summary})
+    _record(ctx, "SUCCEEDED", trigger, {"summary": outcome.summary, "rows_written": dict(sorted(written.items()))})
     log.info("stage %s for %s succeeded: %s", stage.name, day, outcome.summary)
     return StageResult(stage.name, day, ctx.run_id, "SUCCEEDED", outcome.summary, outcome.tables)
 
