@@ -13,6 +13,8 @@ What the replay serves, and the rules it follows:
 - Calendar: the dates of the files (`market.clock.DatedCalendar`); instruments and names
   from the files, all on the MAIN board, sector unknown; the currency is the format's
   (KES for NSE) unless given (`source_currency`).
+- Market indices in the files (the NSE's ^NASI, ^N20I, ...) are not securities: they are
+  left out of every page and listed in `source.indices`.
 - What the files lack is served as missing ('-' on the page, NULL in the store), never
   invented: open, bid, ask, trades, value traded where the format has none;
   fundamentals (the table is served empty); news and disclosures (see below).
@@ -57,7 +59,7 @@ from market.errors import InvalidInputError
 from market.settings import Settings
 from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks
 from ingest.exchange.validation import CONFIRMED_MOVE
-from ingest.importers.formats import Bad
+from ingest.importers.formats import Bad, is_index
 from ingest.simulator.market import SimulatedDay
 
 BOARD = "MAIN"  # the files do not say; the page has a MAIN and a JUNIOR board
@@ -74,6 +76,7 @@ class ReplaySource:
     currency: str
     lacks: list[str]
     bad_rows: list[str] = field(default_factory=list)
+    indices: set[str] = field(default_factory=set)  # market indices in the files, not served as securities
 
 
 class ReplayMarket:
@@ -134,6 +137,9 @@ class ReplayMarket:
             for item in read(file):
                 if isinstance(item, Bad):
                     self.source.bad_rows.append(str(item))
+                    continue
+                if is_index(item["symbol"]):
+                    self.source.indices.add(item["symbol"])
                     continue
                 key = (item["symbol"], item["trading_date"])
                 if key in seen:

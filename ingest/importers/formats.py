@@ -36,6 +36,16 @@ class Bad:
         return f"{self.where}: {self.reason}"
 
 
+INDEX_PREFIX = "^"  # market indices in the NSE files (^NASI, ^N20I, ...), published beside the equities
+
+
+def is_index(symbol: str) -> bool:
+    """A market index's row, not a security's: it has a level but never trades, so the
+    replayed exchange does not list it and the stylised facts leave it out (the importer
+    keeps it, as the file has it)."""
+    return symbol.startswith(INDEX_PREFIX)
+
+
 def _price(text: str, name: str = "price") -> float | None:
     text = text.strip()
     if text in {"", "-"}:

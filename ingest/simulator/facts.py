@@ -36,6 +36,7 @@ from datetime import date
 import numpy as np
 import pandas as pd
 
+from ingest.importers.formats import is_index
 from ingest.simulator.market import SimulatedMarket, price_history
 
 CLOSE_LOCATION_FIFTH = 0.2  # top fifth: location >= 1 - this; bottom fifth: <= this
@@ -94,7 +95,7 @@ SIM_END = date(2026, 11, 20)
 def stylised_facts(prices: pd.DataFrame, *, adv_gate: float) -> dict[str, float | int]:
     """The facts of the module docstring for `prices`, plus the sample sizes behind them
     (`instrument_days`, `instruments`, `moved_pairs`, `close_location_days`)."""
-    frame = prices.loc[~prices["symbol"].astype(str).str.startswith("^"),
+    frame = prices.loc[~prices["symbol"].astype(str).map(is_index),
                        ["symbol", "date", "close", "volume", "high", "low"]].copy()
     frame["high"] = pd.to_numeric(frame["high"], errors="coerce")
     frame["low"] = pd.to_numeric(frame["low"], errors="coerce")
