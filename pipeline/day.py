@@ -2,33 +2,88 @@
 DAGs' order, through the same stage notebooks. A failed pre-flight stores and sends the
 PREFLIGHT_FAILED alert (there is no retry window here: run it again when T0 has
 delivered) and stops the day; any failed stage stops the day with its reason, and a
-re-run redoes only what is not already stored (every stage is a transaction)."""
+re-run redoes only what is not already stored (every stage is a transaction).
+
+Each stage reports what a person running the day wants to see: its status (from
+`stage_runs`, as the runner recorded it), how long it took, and how many rows it wrote:
+the growth of every table but `stage_runs` (the runner's own bookkeeping) while the stage
+ran. The store is append-only, so growth is what was written; the count assumes nothing
+else writes meanwhile, which holds for `run-day` and not for a busy Airflow (whose own
+task logs time each task).
+"""
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Iterator
+
+from sqlalchemy import Engine, select
 
 from market.clock import default_calendar
 from market.errors import InvalidInputError, StageFailedError
 from market.settings import Settings
 from pipeline.notebooks import run_stage_notebook
 from pipeline.preflight import alert_failed_preflight
+from store import tables
+from store.engine import service_engine
+from store.history import row_counts
 
 T0_STAGES = ["t0_scrape"]
 T1_STAGES = ["t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis", "t1_trade"]
 
 
-def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[tuple[str, Path]]:
-    """Run T0 and T1 for `day`; yields (stage, executed notebook) as each one finishes."""
+@dataclass(frozen=True)
+class DayStage:
+    """One stage of the day as it ran."""
+
+    stage: str
+    status: str  # SUCCEEDED, SKIPPED or FAILED (the runner's last event for the stage and day)
+    seconds: float
+    rows_written: int
+    output: Path | None  # the executed notebook
+
+
+def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[DayStage]:
+    """Run T0 and T1 for `day`; yields each stage as it finishes, a FAILED one included,
+    after which the stage's StageFailedError is raised."""
     reason = default_calendar().closed_reason(day)
     if reason:
         raise InvalidInputError(f"nothing to run: {reason}")
+    engine = service_engine(settings)
     for stage in T0_STAGES + T1_STAGES:
+        before, started = written_rows(engine), time.monotonic()
         try:
             output = run_stage_notebook(stage, day, settings=settings, trigger=trigger)
         except StageFailedError as exc:
+            yield DayStage(stage, "FAILED", time.monotonic() - started, written_rows(engine) - before, None)
             if stage == "t1_preflight":
                 alert_failed_preflight(day, exc.detail)
             raise
-        yield stage, output
+        yield DayStage(stage, _last_event(engine, stage, day), time.monotonic() - started,
+                       written_rows(engine) - before, output)
+
+
+def stage_table(stages: list[DayStage]) -> list[str]:
+    """The stages of a day as an aligned table, with a total row."""
+    lines = [f"{'stage':<15} {'status':<9} {'seconds':>8} {'rows written':>13}"]
+    for s in stages:
+        lines.append(f"{s.stage:<15} {s.status:<9} {s.seconds:>8.1f} {s.rows_written:>13,}")
+    if stages:
+        lines.append(f"{'total':<15} {'':<9} {sum(s.seconds for s in stages):>8.1f} "
+                     f"{sum(s.rows_written for s in stages):>13,}")
+    return lines
+
+
+def written_rows(engine: Engine) -> int:
+    """Rows in every table but the runner's own `stage_runs`."""
+    with engine.connect() as conn:
+        return sum(row_counts(conn, [t for t in tables.metadata.tables.values() if t is not tables.stage_runs]).values())
+
+
+def _last_event(engine: Engine, stage: str, day: date) -> str:
+    s = tables.stage_runs.c
+    with engine.connect() as conn:
+        return conn.execute(select(s.event).where(s.stage == stage, s.trading_date == day)
+                            .order_by(s.id.desc()).limit(1)).scalar_one()
