@@ -3,7 +3,9 @@ copy out at `runs/<trading-date>/<stage>.ipynb` for reviewers, listed in `runs/i
 
 The notebook reads settings from the environment like every other process (so a database
 URL with a password never lands in an output notebook); the only parameters are the
-trading date and who triggered the run.
+trading date, who triggered the run, and `write=True`: a stage notebook opened by hand
+defaults to a preview that stores nothing (`write: bool = False` in its parameters cell,
+pipeline/runner.py); a run through here (the CLI, Airflow's tasks, the demo) stores.
 
 The kernel talks to papermill over IPC (Unix sockets in a fresh private temporary folder
 per run, mode 0700, removed afterwards; so parallel Airflow tasks never share one) instead
@@ -55,7 +57,7 @@ def run_stage_notebook(
             papermill.execute_notebook(
                 str(source),
                 str(output),
-                parameters={"run_date": day.isoformat(), "trigger": trigger},
+                parameters={"run_date": day.isoformat(), "trigger": trigger, "write": True},
                 kernel_name="python3",
                 config=Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "kernel")}}),
                 progress_bar=False,
