@@ -289,11 +289,10 @@ def run_day(
             for stage in run(day, settings):
                 done.append(stage)
                 bar.update()
-    finally:
-        for line in stage_table(done):
+    finally:  # the stages that ran, also when one failed (nothing when the day was refused)
+        for line in stage_table(done) if done else []:
             typer.echo(line)
     typer.echo(f"executed notebooks: {settings.runs_dir / day.isoformat()}  (index: {settings.runs_dir / 'index.md'})")
-
 
 
 @notify_app.command("deliver")

@@ -121,6 +121,17 @@ def test_run_day_ends_with_a_table_of_its_stages(simulator_process: str, setting
     assert [line.split()[-1] for line in again.stdout.splitlines()[1:9]] == ["0"] * 8, again.stdout
 
 
+def test_run_day_shows_the_failed_stage_in_its_table_then_the_error(settings: Settings,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", f"http://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_RETRIES", "1")
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_BACKOFF_SECONDS", "0.01")
+    result = cli("run-day", "--date", "2026-11-20")
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[1].split()[:2] == ["t0_scrape", "FAILED"]
+    assert result.stderr.strip().splitlines()[-1].startswith("error: stage notebook 't0_scrape' for 2026-11-20 failed")
+
+
 def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path: Path) -> None:
     path = tmp_path / "prices.csv"
     path.write_text("symbol,date,close,volume\nKCB,2026-11-20,26.17,100\nKCB,2026-11-21,-5,100\n")
