@@ -6,10 +6,17 @@ window, two counters per key instead of a timestamp per request, and no burst of
 the limit at a window boundary. A request over the limit is refused (429) and not
 counted, so a client that backs off for `Retry-After` seconds gets through.
 
-Two stores with one behaviour: `MemoryStore` for a single API worker (the embedded
-default) and `DatabaseStore` for several workers, which share the counters through the
-`rate_limit_counters` table (an atomic upsert per request; windows older than the
-previous one are deleted as the minute turns).
+Three stores with one behaviour, chosen once by `counter_store`: `MemoryStore` for a
+single API worker (the embedded default); `DatabaseStore` for several workers, which
+share the counters through the `rate_limit_counters` table (an atomic upsert per request;
+windows older than the previous one are deleted as the minute turns); `RedisStore` when
+`MARKETINTEL_REDIS_URL` is set, for API processes on several machines, or to keep the
+per-request writes off the store's database.
+
+`RedisStore` talks to Redis through the `limits` library's storage (URL forms for TLS,
+unix sockets, Sentinel and Cluster, an atomic INCRBY+EXPIRE script, a health check), but
+not through its rate-limiter strategies: the sliding-window arithmetic above is the one
+rule, so the three stores give the same answers, headers and Retry-After.
 """
 from __future__ import annotations
 
@@ -19,6 +26,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sqlalchemy import Engine, text
+
+from market.errors import ConfigurationError, SourceUnavailableError
+from market.settings import Settings
 
 WINDOW_SECONDS = 60
 POLICY_NAME = "per-key"
@@ -118,3 +128,62 @@ class DatabaseStore:
         with self.engine.begin() as conn:
             conn.execute(text("UPDATE rate_limit_counters SET hits = hits - 1 "
                               "WHERE key_id = :k AND window_start = :w AND hits > 0"), {"k": key_id, "w": window})
+
+
+class RedisStore:
+    """Counters in Redis, keyed `<prefix>:ratelimit:<key_id>:<window>`, each expiring two
+    windows after it is created (nothing to prune). A Redis that stops answering turns a
+    request into 503 (fail closed: an unreachable limiter must not mean no limit)."""
+
+    def __init__(self, url: str, key_prefix: str) -> None:
+        from limits.errors import StorageError
+        from limits.storage import storage_from_string
+
+        self._errors = (StorageError,)
+        self.url = url
+        self.storage = storage_from_string(url, key_prefix=key_prefix, wrap_exceptions=True)
+
+    def check(self) -> None:
+        """ConfigurationError unless Redis answers a PING (checked once at start-up)."""
+        if not self.storage.check():
+            raise ConfigurationError(f"MARKETINTEL_REDIS_URL: Redis at {_redacted(self.url)} does not answer")
+
+    @staticmethod
+    def _key(key_id: str, window: int) -> str:
+        return f"ratelimit:{key_id}:{window}"
+
+    def hit(self, key_id: str, window: int) -> tuple[int, int]:
+        try:
+            current = self.storage.incr(self._key(key_id, window), 2 * WINDOW_SECONDS)
+            previous = self.storage.get(self._key(key_id, window - 1))
+        except self._errors as exc:
+            raise self._unavailable(exc) from exc
+        return int(current), int(previous)
+
+    def undo(self, key_id: str, window: int) -> None:
+        try:
+            self.storage.incr(self._key(key_id, window), 2 * WINDOW_SECONDS, amount=-1)
+        except self._errors as exc:
+            raise self._unavailable(exc) from exc
+
+    def _unavailable(self, exc: Exception) -> SourceUnavailableError:
+        return SourceUnavailableError(f"the rate-limit store (Redis at {_redacted(self.url)}) does not answer: "
+                                      f"{type(getattr(exc, 'storage_error', exc)).__name__}")
+
+
+def _redacted(url: str) -> str:
+    """The URL with its password as ***."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def counter_store(settings: Settings, engine: Engine) -> CounterStore:
+    """Where this process counts requests: Redis when `redis_url` is set (checked now, so
+    a wrong URL stops start-up with the reason), else the database or the process memory
+    as `rate_limit_store` says."""
+    if settings.redis_url:
+        store = RedisStore(settings.redis_url, settings.redis_key_prefix)
+        store.check()
+        return store
+    return DatabaseStore(engine) if settings.rate_limit_store == "database" else MemoryStore()

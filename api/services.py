@@ -12,7 +12,7 @@ from anyio import CapacityLimiter, to_thread
 from fastapi import Request
 from sqlalchemy import Engine
 
-from api.ratelimit import CounterStore, DatabaseStore, MemoryStore
+from api.ratelimit import CounterStore, counter_store
 from market.clock import TradingCalendar, default_calendar, utc_now
 from market.settings import Settings
 from store.engine import service_engine
@@ -57,8 +57,8 @@ class Services:
 
 def build_services(settings: Settings, now: Callable[[], datetime] | None = None) -> Services:
     engine = service_engine(settings)
-    limiter: CounterStore = DatabaseStore(engine) if settings.rate_limit_store == "database" else MemoryStore()
-    return Services(settings, engine, default_calendar(), now or utc_now, limiter, CapacityLimiter(settings.heavy_requests))
+    return Services(settings, engine, default_calendar(), now or utc_now, counter_store(settings, engine),
+                    CapacityLimiter(settings.heavy_requests))
 
 
 async def services(request: Request) -> Services:

@@ -1,5 +1,5 @@
 """
-### Store health
+### Store health: weekdays 15:45 America/Jamaica (20:45 UTC; the exchange keeps no daylight saving)
 
 Runs the `health` stage notebook (`notebooks/health.ipynb`) for one trading date: is the
 database reachable, is every migration applied, does every history table reject UPDATE
@@ -8,18 +8,25 @@ and DELETE, and how many rows does each table hold. The executed notebook lands 
 
 Scheduled at 15:45 exchange time (America/Jamaica) on weekdays, before the end-of-day
 scrape. Trigger by hand with `{"run_date": "YYYY-MM-DD"}` to check another date.
+
+A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
+for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
+written per table, duration and the executed notebook. Re-running and backfilling past
+exchange days: README, "Airflow: re-running and backfilling".
 """
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import Param, dag, task
+from airflow.sdk import dag, task
+
+from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure
 
 
 @dag(
     dag_id="marketintel_health",
-    schedule="45 15 * * 1-5",
+    schedule=ExchangeTimetable("45 15 * * 1-5"),
     start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
     catchup=False,
     max_active_runs=1,
@@ -27,22 +34,17 @@ from airflow.sdk import Param, dag, task
     doc_md=__doc__,
     default_args={
         "owner": "marketintel",
+        "on_failure_callback": on_task_failure,
         "retries": 2,
         "retry_delay": timedelta(minutes=1),
         "retry_exponential_backoff": True,
         "execution_timeout": timedelta(minutes=15),
     },
-    params={
-        "run_date": Param(
-            None,
-            type=["null", "string"],
-            description="Trading date YYYY-MM-DD; empty means the run's own date in exchange time.",
-        )
-    },
+    params={"run_date": exchange_day_param()},
 )
 def marketintel_health() -> None:
     @task
-    def health(**context) -> str:  # noqa: ANN003
+    def health(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
         from pipeline.airflow_tasks import run_notebook_task
 
         return run_notebook_task("health", context)

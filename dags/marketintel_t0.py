@@ -1,36 +1,45 @@
 """
-### T0: end-of-day scrape (16:00 exchange time)
+### T0: end-of-day scrape, weekdays 16:00 America/Jamaica (21:00 UTC; the exchange keeps no daylight saving)
 
 Weekdays at 16:00 America/Jamaica: the `t0_scrape` stage notebook fetches the day's prices,
 trade summaries (closing bid/ask) and fundamentals from the exchange website
 (`MARKETINTEL_EXCHANGE_BASE_URL`; the simulator in the embedded default), validates them and
 stores the day with its raw snapshot and delivery manifest, all or nothing. T1's pre-flight
-at 16:15 checks this delivery.
+at 16:15 checks this delivery. Each stored day updates the `marketintel_t0_delivery` asset
+(its extra names the trading date), which starts T1 for that day without waiting for
+16:15.
 
 `trading_day` skips the run on weekends and exchange holidays (reason in its log). The
 trading date is the `run_date` param, else the run's own date on the exchange clock.
 Retries back off exponentially: the website is often slow right after the close.
+
+A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
+for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
+written per table, duration and the executed notebook. Re-running and backfilling past
+exchange days: README, "Airflow: re-running and backfilling".
 """
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import Param, dag, task
+from airflow.sdk import dag, task
+
+from pipeline.airflow_plugin import T0_DELIVERY, ExchangeTimetable, exchange_day_param, on_task_failure
 
 
 @dag(
     dag_id="marketintel_t0",
-    schedule="0 16 * * 1-5",
+    schedule=ExchangeTimetable("0 16 * * 1-5"),
     start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
     catchup=False,
     max_active_runs=1,
     tags=["marketintel", "t0", "ingest"],
     doc_md=__doc__,
-    default_args={"owner": "marketintel", "retries": 3, "retry_delay": timedelta(minutes=1),
+    default_args={"owner": "marketintel", "on_failure_callback": on_task_failure,
+                  "retries": 3, "retry_delay": timedelta(minutes=1),
                   "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=20)},
-    params={"run_date": Param(None, type=["null", "string"],
-                              description="Trading date YYYY-MM-DD; empty means the run's own date in exchange time.")},
+    params={"run_date": exchange_day_param()},
 )
 def marketintel_t0() -> None:
     @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))
@@ -39,8 +48,8 @@ def marketintel_t0() -> None:
 
         return trading_day_gate(context)
 
-    @task(task_id="t0_scrape")
-    def scrape(**context) -> str:  # noqa: ANN003
+    @task(task_id="t0_scrape", outlets=[T0_DELIVERY])
+    def scrape(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
         from pipeline.airflow_tasks import run_notebook_task
 
         return run_notebook_task("t0_scrape", context)

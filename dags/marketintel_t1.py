@@ -1,12 +1,15 @@
 """
-### T1: the trading day's close (16:15 exchange time)
+### T1: the trading day's close, weekdays 16:15 America/Jamaica (21:15 UTC; the exchange keeps no daylight saving)
 
-Weekdays at 16:15 America/Jamaica, after T0's delivery. One task per stage notebook, in
-this order, each a transaction that a re-run leaves as one run would:
+When T0's delivery asset (`marketintel_t0_delivery`) updates, for the day it delivered,
+and weekdays at 16:15 America/Jamaica; whichever comes second finds the day already done
+for that delivery and skips at `trading_day`, so a day runs once per delivery (a manual
+run with `run_date` always runs). One task per stage notebook, in this order, each a
+transaction that a re-run leaves as one run would:
 
 1. `t1_preflight`: T0 delivered the same trading date whole. Retried every 5 minutes for
-   30 minutes (T0 may be late); then the run fails with the reason and a PREFLIGHT_FAILED
-   alert is stored and sent to the webhook.
+   30 minutes (T0 may be late); then the run fails with the reason and the failure
+   callback stores and sends a PREFLIGHT_FAILED alert to the webhook.
 2. `t1_ingest_text`: news feeds and disclosure PDFs.
 3. `t1_sentiment`: the sentiment composite.
 4. `t1_features`, then `t1_predict`: the 14 features, layer 1 and the risk model (Score,
@@ -15,16 +18,24 @@ this order, each a transaction that a re-run leaves as one run would:
 6. `t1_trade`: the AI portfolio trades under the liquidity rails.
 
 The first task, `trading_day`, skips everything on weekends and exchange holidays with
-the reason in its log. The trading date is the `run_date` param, else the run's own date
-on the exchange clock (a manual run has no logical date: its `run_after` is used).
+the reason in its log. The trading date is the `run_date` param, else the day T0's
+delivery names (a run started by the asset), else the run's own date on the exchange clock
+(a manual run has no logical date: its `run_after` is used).
 Executed notebooks land in `runs/<date>/<stage>.ipynb`.
+
+A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
+for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
+written per table, duration and the executed notebook. Re-running and backfilling past
+exchange days: README, "Airflow: re-running and backfilling".
 """
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import Param, dag, task
+from airflow.sdk import AssetOrTimeSchedule, dag, task
+
+from pipeline.airflow_plugin import T0_DELIVERY, ExchangeTimetable, exchange_day_param, on_task_failure
 
 STAGES = ["t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis", "t1_trade"]
 TIMEOUTS = {"t1_ingest_text": 20, "t1_sentiment": 20, "t1_features": 20, "t1_predict": 45, "t1_analysis": 10,
@@ -33,7 +44,7 @@ TIMEOUTS = {"t1_ingest_text": 20, "t1_sentiment": 20, "t1_features": 20, "t1_pre
 
 def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task factory
     @task(task_id=name, execution_timeout=timedelta(minutes=minutes))
-    def run(**context) -> str:  # noqa: ANN003
+    def run(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
         from pipeline.airflow_tasks import run_notebook_task
 
         return run_notebook_task(name, context)
@@ -43,30 +54,30 @@ def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task facto
 
 @dag(
     dag_id="marketintel_t1",
-    schedule="15 16 * * 1-5",
+    schedule=AssetOrTimeSchedule(timetable=ExchangeTimetable("15 16 * * 1-5"), assets=[T0_DELIVERY]),
     start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
     catchup=False,
     max_active_runs=1,
     tags=["marketintel", "t1", "close"],
     doc_md=__doc__,
-    default_args={"owner": "marketintel", "retries": 2, "retry_delay": timedelta(minutes=2),
+    default_args={"owner": "marketintel", "on_failure_callback": on_task_failure,
+                  "retries": 2, "retry_delay": timedelta(minutes=2),
                   "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=20)},
-    params={"run_date": Param(None, type=["null", "string"],
-                              description="Trading date YYYY-MM-DD; empty means the run's own date in exchange time.")},
+    params={"run_date": exchange_day_param()},
 )
 def marketintel_t1() -> None:
     @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))
     def trading_day(**context) -> bool:  # noqa: ANN003
         from pipeline.airflow_tasks import trading_day_gate
 
-        return trading_day_gate(context)
+        return trading_day_gate(context, current=("t1_trade", "t0_scrape"))
 
     @task(task_id="t1_preflight", retries=6, retry_delay=timedelta(minutes=5), retry_exponential_backoff=False,
           execution_timeout=timedelta(minutes=5))
-    def preflight(**context) -> str:  # noqa: ANN003
-        from pipeline.airflow_tasks import run_preflight_task
+    def preflight(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
+        from pipeline.airflow_tasks import run_notebook_task
 
-        return run_preflight_task(context)
+        return run_notebook_task("t1_preflight", context)
 
     chain = trading_day() >> preflight()
     for name in STAGES:

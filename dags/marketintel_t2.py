@@ -1,5 +1,5 @@
 """
-### T2: morning intel (07:00 exchange time)
+### T2: morning intel, weekdays 07:00 America/Jamaica (12:00 UTC; the exchange keeps no daylight saving)
 
 Weekdays at 07:00 America/Jamaica, before the session: the `t2_suggestions` stage notebook
 turns the latest scored day into pending trade suggestions for every client portfolio
@@ -8,27 +8,34 @@ turns the latest scored day into pending trade suggestions for every client port
 `trading_day` skips the run on weekends and exchange holidays (reason in its log). The
 trading date is the `run_date` param, else the run's own date on the exchange clock: the
 morning of the day the suggestions are for.
+
+A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
+for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
+written per table, duration and the executed notebook. Re-running and backfilling past
+exchange days: README, "Airflow: re-running and backfilling".
 """
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import Param, dag, task
+from airflow.sdk import dag, task
+
+from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure
 
 
 @dag(
     dag_id="marketintel_t2",
-    schedule="0 7 * * 1-5",
+    schedule=ExchangeTimetable("0 7 * * 1-5"),
     start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
     catchup=False,
     max_active_runs=1,
     tags=["marketintel", "t2", "morning"],
     doc_md=__doc__,
-    default_args={"owner": "marketintel", "retries": 2, "retry_delay": timedelta(minutes=2),
+    default_args={"owner": "marketintel", "on_failure_callback": on_task_failure,
+                  "retries": 2, "retry_delay": timedelta(minutes=2),
                   "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=15)},
-    params={"run_date": Param(None, type=["null", "string"],
-                              description="Trading date YYYY-MM-DD; empty means the run's own date in exchange time.")},
+    params={"run_date": exchange_day_param()},
 )
 def marketintel_t2() -> None:
     @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))
@@ -38,7 +45,7 @@ def marketintel_t2() -> None:
         return trading_day_gate(context)
 
     @task(task_id="t2_suggestions")
-    def suggestions(**context) -> str:  # noqa: ANN003
+    def suggestions(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
         from pipeline.airflow_tasks import run_notebook_task
 
         return run_notebook_task("t2_suggestions", context)

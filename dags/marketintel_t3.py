@@ -1,5 +1,5 @@
 """
-### T3: weekly macro (Mondays 09:00 exchange time)
+### T3: weekly macro, Mondays 09:00 America/Jamaica (14:00 UTC; the exchange keeps no daylight saving)
 
 Mondays at 09:00 America/Jamaica: the `t3_macro` stage notebook reads the central bank
 (CSV), statistics institute (HTML) and planning institute (PDF) releases, stores every
@@ -9,31 +9,38 @@ release point in time (a revision is a new row) and computes the week's macro pa
 It runs on an exchange holiday too: the macro sources do not follow the exchange's
 calendar, and skipping a holiday Monday would leave the week without parameters. The
 date is the `run_date` param, else the run's own date on the exchange clock.
+
+A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
+for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
+written per table, duration and the executed notebook. Re-running and backfilling past
+exchange days: README, "Airflow: re-running and backfilling".
 """
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import Param, dag, task
+from airflow.sdk import dag, task
+
+from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure
 
 
 @dag(
     dag_id="marketintel_t3",
-    schedule="0 9 * * 1",
+    schedule=ExchangeTimetable("0 9 * * 1"),
     start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
     catchup=False,
     max_active_runs=1,
     tags=["marketintel", "t3", "macro"],
     doc_md=__doc__,
-    default_args={"owner": "marketintel", "retries": 3, "retry_delay": timedelta(minutes=5),
+    default_args={"owner": "marketintel", "on_failure_callback": on_task_failure,
+                  "retries": 3, "retry_delay": timedelta(minutes=5),
                   "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=30)},
-    params={"run_date": Param(None, type=["null", "string"],
-                              description="A Monday YYYY-MM-DD; empty means the run's own date in exchange time.")},
+    params={"run_date": exchange_day_param("The Monday of the macro week to run")},
 )
 def marketintel_t3() -> None:
     @task(task_id="t3_macro")
-    def macro(**context) -> str:  # noqa: ANN003
+    def macro(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
         from pipeline.airflow_tasks import run_notebook_task
 
         return run_notebook_task("t3_macro", context)

@@ -20,6 +20,7 @@ from market.errors import ConfigurationError
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 HOME_CURRENCY = "JMD"  # the home exchange's currency: the simulator's, and the generic CSV's default
 ADMIN_KEY_PATTERN = re.compile(r"^svc-admin-[0-9a-f]{32,}$")
+REDIS_SCHEMES = ("redis://", "rediss://", "redis+unix://", "redis+sentinel://", "redis+cluster://")
 Tier = Literal["STANDARD", "PRO", "INSTITUTIONAL"]
 
 
@@ -113,8 +114,17 @@ class Settings(BaseSettings):
     rate_limit_store: Literal["memory", "database"] = Field(
         default="memory",
         description="Where per-key request counts live: in the process (one API worker) or in the database, "
-        "shared by every worker (`marketintel serve --workers N` with N > 1 switches to it).",
+        "shared by every worker (`marketintel serve --workers N` with N > 1 switches to it); not used when "
+        "redis_url is set.",
     )
+    redis_url: str | None = Field(
+        default=None,
+        description="Redis shared by API processes on one or several machines (redis://host:6379/0, rediss://, "
+                    "redis+unix://, redis+sentinel://, redis+cluster://); set: per-key rate limits are counted there "
+                    "and rate_limit_store is not used. Unset: nothing needs Redis.")
+    redis_key_prefix: str = Field(
+        default="marketintel", pattern=r"^[A-Za-z0-9_.:-]{1,64}$",
+        description="Prefix of every key written to Redis, so deployments (or tests) can share one server.")
     api_key_pepper: SecretStr | None = Field(
         default=None,
         description="Server-side secret mixed into every client key's HMAC-SHA256; unset: a random pepper is "
@@ -154,6 +164,15 @@ class Settings(BaseSettings):
     def _known_database(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("sqlite", "postgresql", "postgres://")):
             raise ValueError("only sqlite:/// and postgresql:// URLs are supported")
+        return value
+
+    @field_validator("redis_url", mode="before")
+    @classmethod
+    def _redis_scheme(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return None
+        if isinstance(value, str) and not value.startswith(REDIS_SCHEMES):
+            raise ValueError(f"expected a URL starting with {', '.join(REDIS_SCHEMES)}")
         return value
 
     @field_validator("replay_path", "replay_currency", mode="before")

@@ -1,21 +1,38 @@
-"""What the Airflow task callables do, kept out of `dags/` so the DAG files stay thin and
-read nothing at parse time. Airflow itself is not imported here."""
+"""What the Airflow task callables and callbacks do, kept out of `dags/` so the DAG files
+stay thin and read nothing at parse time. Airflow itself is not imported here.
+
+Every stage task ends its log with the stage summary (status, rows written per table,
+duration, executed-notebook path) and returns it, so Airflow's closing "Returned value
+was: ..." line and the task's XCom are that summary too (the DAGs annotate the task
+functions `-> object`: a dict annotation makes Airflow push one XCom per key). A task
+that fails after its last retry calls `alert_task_failure` (each DAG's
+`on_failure_callback`), which stores and sends the signed webhook alert of
+`pipeline.notify`; retries in between alert nobody.
+"""
 from __future__ import annotations
 
-from datetime import date
+import logging
+import time
+from datetime import date, datetime
 from typing import Any, Mapping
 
-from market.clock import exchange_date, parse_trading_date
-from market.errors import InvalidInputError
+from market.clock import exchange_date, parse_trading_date, utc_now
+from market.errors import InvalidInputError, MarketIntelError
+
+log = logging.getLogger(__name__)
 
 
 def trading_date_from_context(context: Mapping[str, Any]) -> date:
-    """The trading date of a run: the `run_date` param when given, else the run's own time
-    on the exchange clock. A manually triggered Airflow 3 run has no logical date, so its
-    `run_after` is used."""
+    """The trading date of a run: the `run_date` param when given; else, for a run started
+    by T0's delivery asset, the date that delivery carried (a T0 re-run for a past day
+    starts T1 for that day, not for today); else the run's own time on the exchange clock.
+    A manually triggered Airflow 3 run has no logical date, so its `run_after` is used."""
     params = context.get("params") or {}
     if params.get("run_date"):
         return parse_trading_date(str(params["run_date"]))
+    delivered = _delivered_date(context.get("triggering_asset_events"))
+    if delivered is not None:
+        return delivered
     moment = context.get("logical_date")
     if moment is None and context.get("dag_run") is not None:
         moment = context["dag_run"].run_after
@@ -24,41 +41,152 @@ def trading_date_from_context(context: Mapping[str, Any]) -> date:
     return exchange_date(moment)
 
 
-def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> str:
-    """Execute the stage notebook for the run's trading date; return the output path."""
+def _delivered_date(events: Any) -> date | None:
+    """The trading date of the latest triggering asset event that carries one. Airflow
+    hands a run every event queued since the last one; when they name several days only
+    the latest is run, and the others are logged for a re-run by run_date."""
+    if not events:
+        return None
+    dated = [(event.timestamp, str(event.extra["trading_date"])) for asset in events for event in events[asset]
+             if (getattr(event, "extra", None) or {}).get("trading_date")]
+    if not dated:
+        return None
+    dated.sort()
+    others = sorted({day for _, day in dated} - {dated[-1][1]})
+    if others:
+        log.warning("T0 delivered several days since the last run: running %s; re-run %s with run_date",
+                    dated[-1][1], ", ".join(others))
+    return parse_trading_date(dated[-1][1])
+
+
+def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> dict[str, Any]:
+    """Execute the stage notebook for the run's trading date; log the stage summary as the
+    last line (a failed stage's too, before the failure propagates) and return it."""
     from pipeline.notebooks import run_stage_notebook
 
-    output = run_stage_notebook(stage_name, trading_date_from_context(context), trigger="airflow")
-    return str(output)
+    day = trading_date_from_context(context)
+    since, started = utc_now(), time.monotonic()
+    try:
+        run_stage_notebook(stage_name, day, trigger="airflow")
+    except Exception:
+        try:
+            log_stage_summary(stage_name, day, since, time.monotonic() - started)
+        except Exception:  # noqa: BLE001 - e.g. the store is down: the stage's own failure is what matters
+            log.exception("no stage summary for %s on %s", stage_name, day.isoformat())
+        raise
+    summary = log_stage_summary(stage_name, day, since, time.monotonic() - started)
+    outlet_events = context.get("outlet_events")
+    for outlet in getattr(context.get("task"), "outlets", None) or []:  # e.g. T0's delivery asset
+        if outlet_events is not None:
+            outlet_events[outlet].extra = {"trading_date": day.isoformat(), "status": summary["status"]}
+    return summary
 
 
-def trading_day_gate(context: Mapping[str, Any]) -> bool:
+def log_stage_summary(stage_name: str, day: date, since: datetime, seconds: float) -> dict[str, Any]:
+    """The stage's summary for a task log: its latest outcome in `stage_runs` recorded since
+    `since` (FAILED when the notebook died before recording one), the rows it inserted per
+    table, how long the task's notebook ran and where the executed notebook is."""
+    from sqlalchemy import select
+
+    from market.settings import get_settings
+    from pipeline.notebooks import notebook_paths
+    from store import tables
+    from store.engine import service_engine
+
+    settings = get_settings()
+    c = tables.stage_runs.c
+    with service_engine(settings).connect() as conn:
+        row = conn.execute(select(c.event, c.detail).where(
+            c.stage == stage_name, c.trading_date == day, c.recorded_at >= since,
+            c.event.in_(["SUCCEEDED", "FAILED", "SKIPPED"])).order_by(c.recorded_at.desc(), c.id.desc()).limit(1)).first()
+    detail = dict(row.detail) if row else {}
+    summary = {"stage": stage_name, "trading_date": day.isoformat(), "status": row.event if row else "FAILED",
+               "rows_written": detail.get("rows_written", {}), "duration_seconds": round(seconds, 1),
+               "notebook": str(notebook_paths(stage_name, day, settings)[1])}
+    if "error" in detail or "reason" in detail:
+        summary["reason"] = detail.get("error") or detail.get("reason")
+    written = ", ".join(f"{table} {n}" for table, n in summary["rows_written"].items() if n) or "none"
+    log.info("stage summary: %s for %s %s in %.1f s; rows written: %s; notebook: %s%s", stage_name, day.isoformat(),
+             summary["status"], seconds, written, summary["notebook"],
+             f"; reason: {summary['reason']}" if "reason" in summary else "")
+    return summary
+
+
+def trading_day_gate(context: Mapping[str, Any], current: tuple[str, str] | None = None) -> bool:
     """False (downstream tasks skip) when the run's trading date is an exchange holiday or
-    a weekend, with the reason logged."""
-    import logging
+    a weekend, with the reason logged.
 
+    `current=(last_stage, input_stage)` also skips a scheduled or asset-triggered run when
+    `last_stage` already succeeded for the day after `input_stage`'s latest success: T1 runs
+    when T0's delivery asset updates and again on the 16:15 clock, and whichever comes
+    second finds the day done for that delivery and skips, so the day runs once per
+    delivery. A new T0 delivery (a correction) makes the day due again; manual and
+    backfill runs always run (an operator asked for them)."""
     from market.clock import default_calendar
 
     day = trading_date_from_context(context)
     reason = default_calendar().closed_reason(day)
     if reason:
-        logging.getLogger(__name__).info("no run for %s: the exchange is closed (%s)", day.isoformat(), reason)
+        log.info("no run for %s: the exchange is closed (%s)", day.isoformat(), reason)
         return False
+    run_type = str(getattr(context.get("dag_run"), "run_type", "") or "")
+    if current and run_type.split(".")[-1].lower() in ("scheduled", "asset_triggered"):
+        done, delivered = (_last_success(stage, day) for stage in current)
+        if done is not None and (delivered is None or done > delivered):
+            log.info("no run for %s: %s already succeeded for this day at %s, after %s's latest delivery; "
+                     "trigger with run_date to run it again", day.isoformat(), current[0], done.isoformat(), current[1])
+            return False
     return True
 
 
-def run_preflight_task(context: Mapping[str, Any]) -> str:
-    """The pre-flight notebook; when its last retry fails, a PREFLIGHT_FAILED alert is
-    stored and sent before the task fails with the reason."""
-    from market.errors import StageFailedError
+def _last_success(stage: str, day: date) -> datetime | None:
+    from sqlalchemy import func, select
 
+    from market.settings import get_settings
+    from store import tables
+    from store.engine import service_engine
+    from store.types import as_utc
+
+    c = tables.stage_runs.c
+    with service_engine(get_settings()).connect() as conn:
+        moment = conn.execute(select(func.max(c.recorded_at)).where(
+            c.stage == stage, c.trading_date == day, c.event == "SUCCEEDED")).scalar()
+    return as_utc(moment) if moment is not None else None
+
+
+def alert_task_failure(context: Mapping[str, Any]) -> None:
+    """Airflow's `on_failure_callback` for every task, called once a task has failed its
+    last retry: store and send (signed, retried, at least once) a CRITICAL alert naming the
+    DAG, the task, the trading date and the reason. A failed T1 pre-flight is the
+    PREFLIGHT_FAILED alert (`marketintel run-day` sends the same one); any other task is
+    TASK_FAILED, one per DAG run, task and try, so clearing a task that fails again alerts
+    again. An alert that cannot be stored or sent is logged, never raised: the callback must
+    not hide the task's own failure."""
+    from market.settings import get_settings
+    from pipeline.notify import Notification, alert
+    from pipeline.preflight import alert_failed_preflight
+    from store.engine import service_engine
+
+    ti = context.get("ti") or context.get("task_instance")
+    dag_id = getattr(context.get("dag"), "dag_id", None) or getattr(ti, "dag_id", "?")
+    task_id = getattr(ti, "task_id", None) or getattr(context.get("task"), "task_id", "?")
+    run_id = getattr(context.get("dag_run"), "run_id", None) or context.get("run_id") or "?"
+    exc = context.get("exception")
+    reason = exc.detail if isinstance(exc, MarketIntelError) else f"{type(exc).__name__}: {exc}" if exc else "unknown"
     try:
-        return run_notebook_task("t1_preflight", context)
-    except StageFailedError as exc:
-        task, ti = context.get("task"), context.get("ti")
-        retries = getattr(task, "retries", 0) or 0
-        if ti is None or getattr(ti, "try_number", 1) >= retries + 1:
-            from pipeline.preflight import alert_failed_preflight
-
-            alert_failed_preflight(trading_date_from_context(context), exc.detail)
-        raise
+        day = trading_date_from_context(context)
+    except MarketIntelError:  # a malformed run_date param is what failed: date the alert today
+        day = exchange_date(utc_now())
+    try:
+        if task_id == "t1_preflight":
+            alert_failed_preflight(day, reason)
+            return
+        try_number = getattr(ti, "try_number", 1)
+        settings = get_settings()
+        alert(service_engine(settings), settings, Notification(
+            f"{day.isoformat()}:task-failed:{dag_id}.{task_id}:{run_id}:{try_number}", day, "TASK_FAILED", "CRITICAL",
+            f"{dag_id}.{task_id} failed for {day.isoformat()} after {try_number} tries",
+            {"dag_id": dag_id, "task_id": task_id, "run_id": run_id, "try_number": try_number, "reason": reason,
+             "log_url": getattr(ti, "log_url", None)}))
+    except Exception:  # noqa: BLE001 - see the docstring
+        log.exception("the failure alert for %s.%s on %s could not be stored or sent", dag_id, task_id, day)

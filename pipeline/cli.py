@@ -340,7 +340,8 @@ def keys_new_admin() -> None:
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8000, help="TCP port."),
-    workers: int = typer.Option(1, min=1, help="Worker processes (more than 1 shares rate limits through the database)."),
+    workers: int = typer.Option(1, min=1, help="Worker processes (more than 1 shares rate limits through the database, "
+                                                "or through Redis when MARKETINTEL_REDIS_URL is set)."),
 ) -> None:
     """Start the HTTP API (uvicorn). Refuses to start without a valid admin key."""
     import os
@@ -349,7 +350,9 @@ def serve(
 
     settings = get_settings()
     settings.checked_admin_key()
-    if workers > 1 and settings.rate_limit_store == "memory":
+    if settings.redis_url:
+        typer.echo("per-key rate limits are counted in Redis (MARKETINTEL_REDIS_URL)")
+    elif workers > 1 and settings.rate_limit_store == "memory":
         # per-process counters would let each worker grant the whole limit
         os.environ["MARKETINTEL_RATE_LIMIT_STORE"] = "database"
         typer.echo("several workers: per-key rate limits are counted in the database")

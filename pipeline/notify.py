@@ -1,7 +1,8 @@
 """Notifications: stored first, then POSTed to the configured webhook.
 
 A notification has a stable id (`<date>:analysis`, `<date>:trapped:<symbol>`,
-`<date>:preflight-failed`, `<date>:model-retrained:<model>`), so recording it again is a
+`<date>:preflight-failed`, `<date>:model-retrained:<model>`,
+`<date>:task-failed:<dag>.<task>:<run>:<try>`), so recording it again is a
 no-op and a re-run never notifies twice (a notification, once stored, is never changed).
 Delivery is at least once: every attempt is a `notification_attempts` row, a notification
 with a DELIVERED attempt on the channel (`webhook:<url without query>`) is not sent again, and one whose attempts all failed is retried by the next delivery pass (the
@@ -44,7 +45,7 @@ RETRYABLE = {408, 429}
 class Notification:
     notification_id: str
     trading_date: date
-    kind: str  # ANALYSIS, TRAPPED, PREFLIGHT_FAILED, MODEL_RETRAINED
+    kind: str  # ANALYSIS, TRAPPED, PREFLIGHT_FAILED, MODEL_RETRAINED, TASK_FAILED
     severity: str  # INFO, WARNING, CRITICAL
     title: str
     payload: dict[str, Any]

@@ -3,7 +3,10 @@
 The same function serves the CLI, the stage notebooks and (through the notebooks) the
 Airflow tasks, so a stage behaves the same wherever it is started. Every attempt leaves
 a STARTED row and one of SUCCEEDED, FAILED or SKIPPED; the stage's own data writes are a
-separate transaction that either commits whole or leaves nothing.
+separate transaction that either commits whole or leaves nothing. A SUCCEEDED row's
+detail holds the stage's summary and `rows_written`, the rows it inserted per history
+table (counted by `store.history.counting_writes`; zero everywhere on a re-run that
+found everything right), which the Airflow task logs as its last line.
 
 `write=False` is a preview: the very same stage function runs, on an engine whose every
 write is rolled back at the end (store/engine.py `preview_engine`), `stage_runs` records
@@ -31,7 +34,7 @@ from pipeline.registry import get_stage
 from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
 from store.engine import preview_engine, service_engine
-from store.history import append_history
+from store.history import append_history, counting_writes
 from store.migrations import require_current_schema
 
 log = logging.getLogger(__name__)
@@ -138,12 +141,13 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
         return StageResult(stage.name, day, ctx.run_id, "SKIPPED", ctx.write, {"skipped_reason": closed})
 
     try:
-        outcome: StageOutcome = stage.run(ctx)
+        with counting_writes() as written:
+            outcome: StageOutcome = stage.run(ctx)
     except Exception as exc:
         reason = exc.detail if isinstance(exc, MarketIntelError) else f"{type(exc).__name__}: {exc}"
         _record(ctx, "FAILED", trigger, {"error": reason})
         raise StageFailedError(f"stage '{stage.name}' for {day.isoformat()} failed: {reason}") from exc
-    _record(ctx, "SUCCEEDED", trigger, {"summary": outcome.summary})
+    _record(ctx, "SUCCEEDED", trigger, {"summary": outcome.summary, "rows_written": dict(sorted(written.items()))})
     log.info("stage %s for %s succeeded%s: %s", stage.name, day, "" if ctx.write else " (preview, nothing stored)",
              outcome.summary)
     return StageResult(stage.name, day, ctx.run_id, "SUCCEEDED", ctx.write, outcome.summary, outcome.tables)

@@ -7,16 +7,21 @@ thing; the current version is the one with the latest `recorded_at` (ties broken
 
 `append_history` is how every stage writes: it compares each new row with the current
 version of its key and inserts only what differs, so re-running a stage for a date with
-the same content inserts nothing, while a correction becomes a new version.
+the same content inserts nothing, while a correction becomes a new version. Inside
+`counting_writes()` it also tallies the rows it inserts per table, which is how a stage
+run reports what it wrote without each stage counting for itself.
 """
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from sqlalchemy import Connection, Date, Select, Table, func, select, tuple_
 from sqlalchemy.sql.elements import ColumnElement
@@ -27,6 +32,23 @@ from store.types import Money, UTCDateTime, as_utc
 
 _BOOKKEEPING = ("id", "recorded_at")
 _KEYS_PER_QUERY = 400
+
+
+_written: ContextVar[Counter[str] | None] = ContextVar("rows_written", default=None)
+
+
+@contextmanager
+def counting_writes() -> Iterator[Counter[str]]:
+    """Rows inserted per table by `append_history` inside the block, in this thread's
+    context (a worker thread started inside is not counted; stages write from their own
+    thread). Counted when the INSERT runs: a transaction that then rolls back still shows,
+    so read the tally only after the block committed, as the stage runner does."""
+    tally: Counter[str] = Counter()
+    token = _written.set(tally)
+    try:
+        yield tally
+    finally:
+        _written.reset(token)
 
 
 @dataclass(frozen=True)
@@ -64,6 +86,9 @@ def append_history(
     if changed:
         stamp = recorded_at or utc_now()
         conn.execute(table.insert(), [{**row, "recorded_at": stamp} for row in changed])
+        tally = _written.get()
+        if tally is not None:
+            tally[table.name] += len(changed)
     return AppendResult(table.name, inserted=len(changed), unchanged=len(prepared) - len(changed))
 
 

@@ -1,8 +1,9 @@
 """Fixtures for real databases.
 
 Postgres tests use the server on 127.0.0.1:5432 (user postgres, trust auth) and create
-and drop their own database. Under CI=true a missing server fails the run; elsewhere
-those tests skip with the reason printed.
+and drop their own database; Redis tests use the server on 127.0.0.1:6379 with a key
+prefix of their own, deleted afterwards. Under CI=true a missing server fails the run;
+elsewhere those tests skip with the reason printed.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from store.migrations import upgrade
 # ../shared/data beside the project; MARKETINTEL_SHARED_DATA points elsewhere (a clone in /tmp).
 SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 PG_ADMIN_URL = os.environ.get("MARKETINTEL_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+REDIS_TEST_URL = os.environ.get("MARKETINTEL_TEST_REDIS", "redis://127.0.0.1:6379/0")
 ADMIN_KEY = "svc-admin-" + "0123456789abcdef" * 2
 
 
@@ -37,9 +39,7 @@ def _postgres_unavailable() -> str | None:
 def postgres_server() -> str:
     reason = _postgres_unavailable()
     if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true requires Postgres: {reason}")
-        pytest.skip(reason)
+        _required(reason)
     return PG_ADMIN_URL
 
 
@@ -57,6 +57,28 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
         dispose_engines()
         with psycopg.connect(postgres_server, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _required(reason: str) -> None:
+    """Under CI=true a missing server or data set fails the run; elsewhere the test skips."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true requires it: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def redis_url() -> Iterator[tuple[str, str]]:
+    """(URL, key prefix) on the test Redis; every key under the prefix is deleted afterwards."""
+    from limits.storage import storage_from_string
+
+    prefix = f"marketintel-test-{uuid.uuid4().hex[:12]}"
+    storage = storage_from_string(REDIS_TEST_URL, key_prefix=prefix)
+    if not storage.check():
+        _required(f"no Redis server answers at {REDIS_TEST_URL}")
+    try:
+        yield REDIS_TEST_URL, prefix
+    finally:
+        storage.reset()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -94,8 +116,5 @@ def nse_data() -> Path:
     """../shared/data/nse-kenya: required under CI=true, skipped elsewhere when absent."""
     folder = SHARED_DATA / "nse-kenya"
     if not (folder / "daily").is_dir():
-        reason = f"the NSE data set is not at {folder} (it lives beside the project, in ../shared/data)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true requires it: {reason}")
-        pytest.skip(reason)
+        _required(f"the NSE data set is not at {folder} (it lives beside the project, in ../shared/data)")
     return folder

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 class NotificationSummary(BaseModel):
     notification_id: str
-    kind: str = Field(description="ANALYSIS, TRAPPED, PREFLIGHT_FAILED or MODEL_RETRAINED.")
+    kind: str = Field(description="ANALYSIS, TRAPPED, PREFLIGHT_FAILED, MODEL_RETRAINED or TASK_FAILED (an Airflow task failed its last retry).")
     severity: str = Field(description="INFO, WARNING or CRITICAL.")
     title: str | None
     delivered: bool = Field(description="The webhook acknowledged it (2xx); false when not configured or not yet delivered.")

@@ -126,14 +126,14 @@ def test_each_limit_accepts_just_under_and_rejects_just_over(tight: Api) -> None
     assert "exceeds maximum operation depth of 4" in _errors(
         tight, "{ portfolio { positions(first: 1) { nodes { instrument { fundamentals { eps } } } } } }")[0]  # eps: 5
 
-    at_limit = "{ modelPerformance { " + "reason " * 35 + "} }"
+    at_limit = "{ modelPerformance { " + "modelId " * 35 + "} }"
     assert _tokens(at_limit) == 40 and _errors(tight, at_limit) == []
-    over = "{ modelPerformance { " + "reason " * 36 + "} }"
+    over = "{ modelPerformance { " + "modelId " * 36 + "} }"
     assert _tokens(over) == 41 and "more than 40 tokens" in _errors(tight, over)[0]
 
-    aliases = " ".join(f"a{i}: modelPerformance {{ reason }}" for i in range(3))
+    aliases = " ".join(f"a{i}: modelPerformance {{ modelId }}" for i in range(3))
     assert _errors(tight, "{ " + aliases + " }") == []
-    assert "4 aliases found. Allowed: 3" in _errors(tight, "{ " + aliases + " a3: modelPerformance { reason } }")[0]
+    assert "4 aliases found. Allowed: 3" in _errors(tight, "{ " + aliases + " a3: modelPerformance { modelId } }")[0]
 
     # cost: 1 for `instruments`, then per instrument 1 for `nodes` and 1 for `symbol`
     costly = "query($n: Int) { instruments(first: $n) { nodes { symbol } } }"
@@ -168,7 +168,7 @@ def test_introspection_off_by_setting(settings: Settings) -> None:
         api = Api(base, w, Clock())
         response = gql(api, "{ __schema { queryType { name } } }", w.acme_key).json()
         assert "introspection" in response["errors"][0]["message"].lower()
-        assert data(api, "{ modelPerformance { reason } }", w.acme_key)["modelPerformance"]["reason"]
+        assert data(api, "{ modelPerformance { live { reason } } }", w.acme_key)["modelPerformance"]["live"]["reason"]
         assert api.call("GET", "/graphql", headers={"Accept": "text/html"}).status_code == 401
         api.http.close()
 

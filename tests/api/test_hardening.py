@@ -153,11 +153,11 @@ def test_keyed_bodies_over_the_cap_are_413_from_the_header_or_while_streaming(se
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_graphql_documents_are_capped_by_post_and_by_get(api: Api) -> None:
     cap = api.world.settings.max_body_bytes
-    huge = "{ " + "modelPerformance { reason } " * (cap // 28 + 1) + "}"
+    huge = "{ " + "modelPerformance { modelId } " * (cap // 29 + 1) + "}"
     assert_problem(api.acme("POST", "/graphql", json={"query": huge}), 413, f"over the limit of {cap:,} bytes")
-    long_get = "{ " + "modelPerformance { reason } " * 800 + "}"  # 22 kB, over the 8 kB URL limit
+    long_get = "{ " + "modelPerformance { modelId } " * 800 + "}"  # 22 kB, over the 8 kB URL limit
     assert_problem(api.acme("GET", "/graphql", params={"query": long_get}), 414, "send a GraphQL document by POST")
-    small = api.acme("POST", "/graphql", json={"query": "{ modelPerformance { reason } }"})
+    small = api.acme("POST", "/graphql", json={"query": "{ modelPerformance { modelId } }"})
     assert small.status_code == 200 and small.json()["data"]["modelPerformance"]
 
 
@@ -224,7 +224,7 @@ def test_json_bodies_naming_a_key_twice_are_refused(api: Api) -> None:
     twice = ('{"side": "buy", "symbol": "LIQ", "quantity": 1, "price": "%s", "quantity": 1000}' % price).encode()
     assert_problem(api.acme("POST", "/api/portfolio/trade", content=twice, headers={"content-type": "application/json"}),
                    422, "names the key 'quantity' more than once")
-    graphql = b'{"query": "{ modelPerformance { reason } }", "query": "mutation { moveCash(amount: \\"5\\") { __typename } }"}'
+    graphql = b'{"query": "{ modelPerformance { modelId } }", "query": "mutation { moveCash(amount: \\"5\\") { __typename } }"}'
     assert_problem(api.acme("POST", "/graphql", content=graphql, headers={"content-type": "application/json"}), 422,
                    "names the key 'query' more than once")
     assert api.acme("GET", "/api/portfolio/trade").json() == []

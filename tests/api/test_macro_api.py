@@ -69,7 +69,7 @@ def test_insights_follow_the_tier_and_the_per_key_switch(api: Api) -> None:
     keystore.set_option(w.engine, w.beta_key_id, "MACRO_ACCESS_SET", False, now=MORNING)
     assert_problem(api.call("GET", "/api/macro_insights", w.beta_key), 403, "macro access")  # PRO switched off
 
-    query = "{ macroInsights { weekStart parameters { parameter value reading } } modelPerformance { reason } }"
+    query = "{ macroInsights { weekStart parameters { parameter value reading } } modelPerformance { modelId } }"
     assert data(api, query, w.acme_key)["macroInsights"]["weekStart"] == MONDAY.isoformat()
     denied = gql(api, query, w.beta_key).json()
     assert denied["data"]["macroInsights"] is None and denied["data"]["modelPerformance"] is not None

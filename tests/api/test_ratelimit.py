@@ -1,13 +1,26 @@
 """The sliding-window limiter: exact counts, Retry-After that is enough and not more than
-needed, refused requests not counted, and the database store shared between workers."""
+needed, refused requests not counted, the database store shared between workers, and
+Redis shared between `marketintel serve` processes."""
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from api.ratelimit import WINDOW_SECONDS, DatabaseStore, MemoryStore, decide
+from api.ratelimit import WINDOW_SECONDS, DatabaseStore, MemoryStore, RedisStore, counter_store, decide
+from market.errors import ConfigurationError
+from market.settings import Settings
 from store.engine import build_engine
 from store.migrations import upgrade
+from tests.conftest import ADMIN_KEY
+
+MARKETINTEL = str(Path(sys.executable).parent / "marketintel")
 
 
 def test_limit_counts_exactly_and_refusals_do_not_count() -> None:
@@ -72,3 +85,78 @@ def test_database_store_on_sqlite_matches_memory(tmp_path) -> None:  # noqa: ANN
     for i in range(12):
         moment = now + i * 7.5
         assert decide(memory, "k", 5, moment) == decide(database, "k", 5, moment)
+
+
+def test_redis_store_matches_memory(redis_url: tuple[str, str]) -> None:
+    memory, shared = MemoryStore(), RedisStore(*redis_url)
+    now = 11_000 * WINDOW_SECONDS + 30.0
+    for i in range(12):
+        moment = now + i * 7.5
+        assert decide(memory, "k", 5, moment) == decide(shared, "k", 5, moment)
+
+
+def test_the_embedded_default_needs_no_redis_and_a_dead_redis_stops_start_up(tmp_path: Path) -> None:
+    engine = build_engine(f"sqlite:///{tmp_path / 'rl.db'}")
+    assert isinstance(counter_store(Settings(_env_file=None), engine), MemoryStore)
+    assert isinstance(counter_store(Settings(_env_file=None, rate_limit_store="database"), engine), DatabaseStore)
+    with pytest.raises(ConfigurationError, match=r"Redis at redis://:\*\*\*@127.0.0.1:1/0 does not answer"):
+        counter_store(Settings(_env_file=None, redis_url="redis://:secret@127.0.0.1:1/0"), engine)
+    with pytest.raises(ValueError, match="expected a URL starting with redis://"):
+        Settings(_env_file=None, redis_url="http://127.0.0.1:6379")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start_api(port: int) -> subprocess.Popen:
+    process = subprocess.Popen([MARKETINTEL, "serve", "--port", str(port)], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline or process.poll() is not None:
+            process.kill()
+            pytest.fail(f"marketintel serve did not start: {process.stdout.read()[-3000:]}")
+        time.sleep(0.3)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_two_serve_processes_share_one_keys_budget_through_redis(settings: Settings, redis_url: tuple[str, str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two `marketintel serve` processes on one Redis: a key limited to 6 a minute gets 6
+    answers in all, whichever process it asks, then 429 from both."""
+    url, prefix = redis_url
+    for name, value in {"MARKETINTEL_ADMIN_KEY": ADMIN_KEY, "MARKETINTEL_REDIS_URL": url,
+                        "MARKETINTEL_REDIS_KEY_PREFIX": prefix}.items():
+        monkeypatch.setenv(name, value)
+    ports = [_free_port(), _free_port()]
+    processes = [_start_api(port) for port in ports]
+    try:
+        bases = [f"http://127.0.0.1:{port}" for port in ports]
+        admin = {"X-API-Key": ADMIN_KEY}
+        made = httpx.post(f"{bases[0]}/api/keys/generate", json={"client_name": "Acme", "tier": "STANDARD"},
+                          headers=admin, timeout=30)
+        assert made.status_code == 201, made.text
+        key, key_id = made.json()["api_key"], made.json()["key_id"]
+        limited = httpx.put(f"{bases[1]}/api/keys/{key_id}/rate-limit", json={"per_minute": 6}, headers=admin, timeout=30)
+        assert limited.status_code == 200, limited.text
+        if time.time() % WINDOW_SECONDS > WINDOW_SECONDS - 15:  # the sliding window's carry-over is not what this tests
+            time.sleep(WINDOW_SECONDS - time.time() % WINDOW_SECONDS + 0.5)
+        answers = [httpx.get(f"{bases[i % 2]}/api/portfolio", headers={"X-API-Key": key}, timeout=30)
+                   for i in range(14)]
+        statuses = [(i % 2, r.status_code) for i, r in enumerate(answers)]
+        assert [status for _, status in statuses] == [200] * 6 + [429] * 8, statuses
+        assert {process for process, status in statuses if status == 429} == {0, 1}
+        assert all('"per-key";q=6;w=60' == r.headers["RateLimit-Policy"] for r in answers)
+        assert httpx.get(f"{bases[0]}/api/portfolio", headers={"X-API-Key": key}, timeout=30).status_code == 429
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=20)

@@ -40,11 +40,137 @@ def test_every_dag_has_tags_docs_owner_retries_and_one_active_run(dag_bag) -> No
 
 SCHEDULES = {"marketintel_health": "45 15 * * 1-5", "marketintel_t0": "0 16 * * 1-5", "marketintel_t1": "15 16 * * 1-5",
              "marketintel_t2": "0 7 * * 1-5", "marketintel_t3": "0 9 * * 1"}
+UTC_TIMES = {"marketintel_health": "20:45 UTC", "marketintel_t0": "21:00 UTC", "marketintel_t1": "21:15 UTC",
+             "marketintel_t2": "12:00 UTC", "marketintel_t3": "14:00 UTC"}
 
 
-def test_schedules_are_the_tables_on_the_exchange_clock(dag_bag) -> None:  # noqa: ANN001
-    assert {d: dag.timetable.expression for d, dag in dag_bag.dags.items()} == SCHEDULES
-    assert {str(dag.timetable.timezone) for dag in dag_bag.dags.values()} == {"America/Jamaica"}
+def _as_airflow_shows_it(dag):  # noqa: ANN001, ANN202
+    """The DAG as the scheduler, the UI and the REST API hold it: serialised and read back
+    (a timetable that is not registered fails here, as it would in the dag processor)."""
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    return DagSerialization.from_dict(DagSerialization.to_dict(dag))
+
+
+def test_schedules_are_the_tables_on_the_exchange_clock_and_say_so(dag_bag) -> None:  # noqa: ANN001
+    """What an operator reads next to Airflow's UTC clock names the exchange's zone: the
+    timetable summary and description (the UI's schedule column, `timetable_summary` and
+    `timetable_description` in the REST API) and the first line of the DAG's docs."""
+    shown = {dag_id: _as_airflow_shows_it(dag).timetable for dag_id, dag in dag_bag.dags.items()}
+    clocks = {d: getattr(t, "timetable", t) for d, t in shown.items()}  # T1: its clock beside T0's delivery asset
+    assert {d: t.summary for d, t in clocks.items()} == {d: f"{cron} America/Jamaica" for d, cron in SCHEDULES.items()}
+    assert {str(t._timezone) for t in clocks.values()} == {"America/Jamaica"}
+    assert shown["marketintel_t1"].summary == "Asset or 15 16 * * 1-5 America/Jamaica"
+    assert shown["marketintel_t1"].description == \
+        "Triggered by assets or At 16:15, Monday through Friday (America/Jamaica, exchange time)"
+    assert shown["marketintel_t3"].description == "At 09:00, only on Monday (America/Jamaica, exchange time)"
+    for dag_id, dag in dag_bag.dags.items():
+        assert shown[dag_id].description.endswith("(America/Jamaica, exchange time)"), dag_id
+        header = dag.doc_md.strip().splitlines()[0]
+        assert "America/Jamaica" in header and UTC_TIMES[dag_id] in header, header
+
+
+def test_t1_at_1615_exchange_time_is_2115_utc(dag_bag) -> None:  # noqa: ANN001
+    import pendulum
+    from airflow.timetables.base import DataInterval, TimeRestriction
+
+    timetable = _as_airflow_shows_it(dag_bag.dags["marketintel_t1"]).timetable.timetable
+    friday = pendulum.datetime(2026, 11, 20, 21, 15, tz="UTC")
+    info = timetable.next_dagrun_info(last_automated_data_interval=DataInterval(friday, friday),
+                                      restriction=TimeRestriction(earliest=None, latest=None, catchup=True))
+    assert info.run_after == pendulum.datetime(2026, 11, 23, 21, 15, tz="UTC")  # Monday, not Saturday
+
+
+def test_the_trigger_forms_date_is_the_exchange_day(dag_bag) -> None:  # noqa: ANN001
+    """The trigger form's run_date is a date picker titled with the exchange's zone; a value
+    that is not a date is refused before a run exists; given, it wins over a UTC logical
+    date that would otherwise name the day before."""
+    from datetime import date, datetime, timezone
+
+    from airflow.sdk.exceptions import ParamValidationError
+
+    from pipeline.airflow_tasks import trading_date_from_context
+
+    for dag_id, dag in dag_bag.dags.items():
+        param = _as_airflow_shows_it(dag).params.get_param("run_date")
+        assert param.schema["format"] == "date" and param.schema["title"] == "Exchange day (America/Jamaica)", dag_id
+        assert "00:00 UTC is 19:00 the day before" in param.description, dag_id
+        with pytest.raises(ParamValidationError, match="is not a 'date'"):
+            dag.params.get_param("run_date").resolve("2026-13-01")
+    midnight_utc = datetime(2026, 11, 20, tzinfo=timezone.utc)
+    assert trading_date_from_context({"params": {"run_date": None}, "logical_date": midnight_utc}) == date(2026, 11, 19)
+    assert trading_date_from_context({"params": {"run_date": "2026-11-20"}, "logical_date": midnight_utc}) == \
+        date(2026, 11, 20)
+
+
+def test_t1_runs_on_t0s_delivery_asset_as_well_as_its_clock(dag_bag) -> None:  # noqa: ANN001
+    from airflow.timetables.assets import AssetOrTimeSchedule
+
+    from pipeline.airflow_plugin import T0_DELIVERY
+
+    assert dag_bag.dags["marketintel_t0"].get_task("t0_scrape").outlets == [T0_DELIVERY]
+    t1 = _as_airflow_shows_it(dag_bag.dags["marketintel_t1"])
+    assert isinstance(t1.timetable, AssetOrTimeSchedule)
+    assets = [(a.name, a.uri) for _, a in t1.timetable.asset_condition.iter_assets()]
+    assert assets == [("marketintel_t0_delivery", "marketintel://t0/delivery")]
+    others = [d for d in dag_bag.dags if d != "marketintel_t1"]
+    assert not any(isinstance(_as_airflow_shows_it(dag_bag.dags[d]).timetable, AssetOrTimeSchedule) for d in others)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_t1_runs_once_per_t0_delivery_and_for_the_day_delivered(settings: Settings,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    """T1 starts on T0's delivery and again at 16:15: the second finds the day done for that
+    delivery and skips; a new delivery (a correction) makes the day due again; a manual
+    run always runs; an asset-started run takes the day the delivery names."""
+    from datetime import date, datetime, timedelta, timezone
+    from types import SimpleNamespace
+
+    from pipeline.airflow_plugin import T0_DELIVERY
+    from pipeline.airflow_tasks import trading_date_from_context, trading_day_gate
+    from store import tables
+    from store.engine import service_engine
+    from store.history import append_history
+
+    day, at = date(2026, 11, 19), datetime(2026, 11, 19, 21, 5, tzinfo=timezone.utc)
+
+    def succeeded(stage: str, minutes: int) -> None:
+        with service_engine(settings).begin() as conn:
+            append_history(conn, tables.stage_runs, [{"run_id": f"{stage}-{minutes}", "stage": stage, "trading_date": day,
+                                                      "event": "SUCCEEDED", "trigger": "airflow", "detail": {}}],
+                           recorded_at=at + timedelta(minutes=minutes))
+
+    def runs(run_type: str) -> bool:
+        return trading_day_gate({"params": {"run_date": day.isoformat()}, "dag_run": SimpleNamespace(run_type=run_type)},
+                                current=("t1_trade", "t0_scrape"))
+
+    succeeded("t0_scrape", 0)
+    assert runs("asset_triggered") and runs("scheduled")  # T1 not done yet for this delivery
+    succeeded("t1_trade", 8)  # the asset-started run finished
+    with caplog.at_level("INFO", logger="pipeline.airflow_tasks"):
+        assert not runs("scheduled")  # the 16:15 clock run skips
+    assert "t1_trade already succeeded for this day" in caplog.text
+    assert not runs("asset_triggered") and runs("manual") and runs("backfill")
+    succeeded("t0_scrape", 30)  # T0 re-delivered a corrected day
+    assert runs("asset_triggered")
+
+    event = SimpleNamespace(timestamp=at, extra={"trading_date": "2026-11-19", "status": "SUCCEEDED"})
+    monday_run = SimpleNamespace(run_after=datetime(2026, 11, 23, 21, 0, tzinfo=timezone.utc))
+    assert trading_date_from_context({"params": {}, "triggering_asset_events": {T0_DELIVERY: [event]},
+                                      "dag_run": monday_run}) == day
+    assert trading_date_from_context({"params": {}, "triggering_asset_events": {}, "dag_run": monday_run}) == \
+        date(2026, 11, 23)
+
+
+def test_every_task_alerts_the_webhook_when_it_fails_its_last_retry(dag_bag) -> None:  # noqa: ANN001
+    from pipeline.airflow_plugin import on_task_failure
+
+    for dag_id, dag in dag_bag.dags.items():
+        shown = _as_airflow_shows_it(dag)
+        for task in dag.tasks:
+            assert task.on_failure_callback == [on_task_failure], f"{dag_id}.{task.task_id}"
+            assert not task.on_retry_callback, f"{dag_id}.{task.task_id}: a retry is not an incident"
+            assert shown.get_task(task.task_id).has_on_failure_callback, f"{dag_id}.{task.task_id}"
 
 
 def _chain(dag) -> list[str]:  # noqa: ANN001
@@ -89,10 +215,85 @@ def test_the_trading_day_gate_skips_weekends_and_holidays(run_date: str, runs: b
 
 
 def test_dag_files_read_nothing_at_parse_time() -> None:
+    """The DAG files import only `pipeline.airflow_plugin` from the project at parse time,
+    and parsing them loads no settings, database, pandas or model code."""
     for path in DAGS_FOLDER.glob("*.py"):
         source = path.read_text()
         top_level = [line for line in source.splitlines() if line.startswith(("from ", "import "))]
-        assert not [line for line in top_level if "pipeline" in line or "store" in line], path.name
+        project = [line for line in top_level if any(p in line for p in ("pipeline", "store", "market", "models"))]
+        assert len(project) == 1 and project[0].startswith("from pipeline.airflow_plugin import "), path.name
+    probe = ("import sys; from airflow.dag_processing.dagbag import DagBag; bag = DagBag(dag_folder=sys.argv[1]); "
+             "assert len(bag.dags) == 5, bag.import_errors; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('market', 'store', 'ingest', 'models', 'portfolio', 'views', 'pandas', 'lightgbm', 'torch')))")
+    loaded = subprocess.run([sys.executable, "-c", probe, str(DAGS_FOLDER)], capture_output=True, text=True, timeout=300)
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    assert loaded.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_stage_tasks_log_ends_with_its_stage_summary(settings: Settings, caplog: pytest.LogCaptureFixture) -> None:
+    """What the task logs last and returns (Airflow's "Returned value was: ..." and the
+    XCom): status, rows written per table, duration and the executed notebook; a failed
+    stage's summary too, with the reason, before the failure propagates."""
+    from market.errors import StageFailedError
+    from pipeline.airflow_tasks import run_notebook_task
+
+    with caplog.at_level("INFO", logger="pipeline.airflow_tasks"):
+        summary = run_notebook_task("health", {"params": {"run_date": "2026-11-20"}})
+    notebook = settings.runs_dir / "2026-11-20" / "health.ipynb"
+    assert summary["status"] == "SUCCEEDED" and summary["notebook"] == str(notebook) and notebook.is_file()
+    assert summary["rows_written"]["health_checks"] > 0 and summary["duration_seconds"] > 0
+    last = [r for r in caplog.records if r.name == "pipeline.airflow_tasks"][-1].getMessage()
+    assert last.startswith("stage summary: health for 2026-11-20 SUCCEEDED in ")
+    assert f"rows written: health_checks {summary['rows_written']['health_checks']}" in last
+    assert last.endswith(f"; notebook: {notebook}")
+
+    caplog.clear()
+    with caplog.at_level("INFO", logger="pipeline.airflow_tasks"), pytest.raises(StageFailedError):
+        run_notebook_task("t1_preflight", {"params": {"run_date": "2026-11-20"}})
+    last = [r for r in caplog.records if r.name == "pipeline.airflow_tasks"][-1].getMessage()
+    assert last.startswith("stage summary: t1_preflight for 2026-11-20 FAILED in ")
+    assert "rows written: none" in last and "reason: " in last and "no T0 delivery for 2026-11-20" in last
+    assert f"notebook: {settings.runs_dir / '2026-11-20' / 't1_preflight.ipynb'}" in last
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_failure_callback_sends_a_signed_task_failed_alert(settings: Settings, dag_bag,  # noqa: ANN001
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The callback Airflow calls after a task's last retry: a TASK_FAILED alert, signed,
+    naming the DAG, task, run, try and reason, stored once per run, task and try."""
+    from types import SimpleNamespace
+
+    from market.errors import SourceUnavailableError
+    from market.settings import get_settings
+    from pipeline.airflow_plugin import on_task_failure
+    from pipeline.serving import serve_in_thread
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+    from tests.pipeline.test_analysis_and_notify import SECRET, Receiver
+
+    dag = dag_bag.dags["marketintel_t0"]
+    context = {"dag": dag, "task": dag.get_task("t0_scrape"), "params": {"run_date": "2026-11-20"},
+               "dag_run": SimpleNamespace(run_id="manual__2026-11-20"), "exception": SourceUnavailableError("exchange down"),
+               "ti": SimpleNamespace(dag_id=dag.dag_id, task_id="t0_scrape", try_number=4, log_url="http://airflow/log")}
+    receiver = Receiver()
+    with serve_in_thread(receiver.app()) as base:
+        monkeypatch.setenv("MARKETINTEL_WEBHOOK_URL", f"{base}/hook")
+        monkeypatch.setenv("MARKETINTEL_WEBHOOK_SECRET", SECRET)
+        get_settings.cache_clear()
+        on_task_failure(context)
+        on_task_failure(context)  # a callback fired twice sends once
+    (sent,) = receiver.received
+    assert sent["valid"] and sent["body"]["kind"] == "TASK_FAILED" and sent["body"]["severity"] == "CRITICAL"
+    body = json.dumps(sent["body"])
+    for part in ("marketintel_t0.t0_scrape failed for 2026-11-20 after 4 tries", "exchange down", "manual__2026-11-20",
+                 "http://airflow/log"):
+        assert part in body, body
+    with service_engine(get_settings()).connect() as conn:
+        (note,) = current_rows(conn, tables.notifications)
+    assert note["notification_id"] == "2026-11-20:task-failed:marketintel_t0.t0_scrape:manual__2026-11-20:4"
 
 
 _RUN_DAG = """
@@ -119,6 +320,10 @@ def test_health_dag_runs_end_to_end_with_dag_test(settings: Settings, tmp_path: 
     assert json.loads(result[0][7:])["state"].endswith("success")
     output = settings.runs_dir / "2026-11-20" / "health.ipynb"
     assert output.is_file()
+    task_log = [line for line in (run.stdout + run.stderr).splitlines() if "stage summary: " in line or "Returned value" in line]
+    assert len(task_log) == 2, task_log  # the summary, then Airflow's closing line: the summary again
+    assert "stage summary: health for 2026-11-20 SUCCEEDED in " in task_log[0] and f"notebook: {output}" in task_log[0]
+    assert "Returned value was: {'stage': 'health', 'trading_date': '2026-11-20', 'status': 'SUCCEEDED'" in task_log[1]
     from sqlalchemy import select
 
     from store import tables
@@ -195,3 +400,33 @@ def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(sett
         assert (settings.runs_dir / day / f"{stage}.ipynb").is_file(), (day, stage)
     index = (settings.runs_dir / "index.md").read_text()
     assert "| 2026-11-20 | t1_analysis | SUCCEEDED |" in index and "| 2026-11-16 | t3_macro | SUCCEEDED |" in index
+
+
+@pytest.mark.airflow
+def test_the_readmes_backfill_command_runs_every_exchange_day_and_the_trap_is_real(tmp_path: Path) -> None:
+    """README, "Airflow: re-running and backfilling": its `--to-date` (the day after the last
+    exchange day) gives T1 one run per exchange day 2026-11-16..20, each on its exchange
+    day; `--to-date` at the last day itself loses that day's 16:15 run."""
+    import re
+    from datetime import date, datetime
+
+    from market.clock import exchange_date
+
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    (from_date, to_date), = re.findall(r"airflow backfill create --dag-id \$dag --from-date (\S+) --to-date (\S+)", readme)
+    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
+           "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
+    for command in (["db", "migrate"], ["dags", "reserialize"]):
+        done = subprocess.run([AIRFLOW, *command], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    def exchange_days(last: str) -> list[date]:
+        run = subprocess.run([AIRFLOW, "backfill", "create", "--dag-id", "marketintel_t1", "--from-date", from_date,
+                              "--to-date", last, "--dry-run"], env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        moments = re.findall(r"\| (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+00:00) \|", run.stdout)
+        assert all(m.endswith("21:15:00+00:00") for m in moments), moments
+        return [exchange_date(datetime.fromisoformat(m)) for m in moments]
+
+    assert exchange_days(to_date) == [date(2026, 11, d) for d in range(16, 21)]
+    assert exchange_days("2026-11-20") == [date(2026, 11, d) for d in range(16, 20)]

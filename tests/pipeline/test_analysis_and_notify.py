@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from market.settings import Settings
-from pipeline.airflow_tasks import run_preflight_task
+from pipeline.airflow_tasks import alert_task_failure, run_notebook_task
 from pipeline.notify import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from pipeline.runner import run_stage
 from pipeline.serving import serve_in_thread
@@ -193,38 +194,25 @@ def test_new_trapped_positions_and_a_retrained_model_raise_alerts(seeded: Settin
         result.tables["analysis"][-1]["paragraph"]
 
 
-def test_a_failed_preflight_on_its_last_try_alerts(seeded: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_preflight_alerts_through_the_failure_callback(seeded: Settings,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failing try alerts nobody (Airflow retries it); the failure callback, which Airflow
+    calls once the last retry has failed, stores and sends PREFLIGHT_FAILED with the reason."""
     from market.errors import StageFailedError
     from market.settings import get_settings
 
-    class Ti:
-        try_number = 7
-
-    class Task:
-        retries = 6
-
+    context = {"params": {"run_date": "2026-11-19"}, "ti": SimpleNamespace(task_id="t1_preflight", dag_id="marketintel_t1",
+                                                                           try_number=7)}
     receiver = Receiver()
     with serve_in_thread(receiver.app()) as base:
         monkeypatch.setenv("MARKETINTEL_WEBHOOK_URL", f"{base}/hook")
         monkeypatch.setenv("MARKETINTEL_WEBHOOK_SECRET", SECRET)
         get_settings.cache_clear()
-        with pytest.raises(StageFailedError, match="no T0 delivery for 2026-11-19"):
-            run_preflight_task({"params": {"run_date": "2026-11-19"}, "ti": Ti(), "task": Task()})
+        with pytest.raises(StageFailedError, match="no T0 delivery for 2026-11-19") as failure:
+            run_notebook_task("t1_preflight", context)
+        assert [n for n in stored(seeded, tables.notifications) if n["kind"] == "PREFLIGHT_FAILED"] == []
+        alert_task_failure({**context, "exception": failure.value})
     (note,) = [n for n in stored(seeded, tables.notifications) if n["kind"] == "PREFLIGHT_FAILED"]
     assert note["notification_id"] == "2026-11-19:preflight-failed" and note["severity"] == "CRITICAL"
     assert "no T0 delivery" in note["payload"]["reason"]
     assert [r["body"]["kind"] for r in receiver.received] == ["PREFLIGHT_FAILED"] and receiver.received[0]["valid"]
-
-
-def test_an_earlier_try_of_the_preflight_does_not_alert(seeded: Settings) -> None:
-    from market.errors import StageFailedError
-
-    class Ti:
-        try_number = 2
-
-    class Task:
-        retries = 6
-
-    with pytest.raises(StageFailedError):
-        run_preflight_task({"params": {"run_date": "2026-11-19"}, "ti": Ti(), "task": Task()})
-    assert [n for n in stored(seeded, tables.notifications) if n["kind"] == "PREFLIGHT_FAILED"] == []

@@ -156,8 +156,9 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(sett
     from tests.reports.pdf import read
 
     env = {k: v for k, v in os.environ.items() if k != "MARKETINTEL_ADMIN_KEY"}
+    errors = open(settings.data_dir.parent / "demo-stderr.log", "w+")  # a file, not a pipe nobody drains
     process = subprocess.Popen([MARKETINTEL, "demo", "--port", "0"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=env)
+                               stderr=errors, text=True, env=env)
     lines: list[str] = []
     try:
         for line in process.stdout:  # type: ignore[union-attr]
@@ -165,7 +166,8 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(sett
             if "/api/market/history/" in line:  # the last curl line: the API is up
                 break
         stdout = "\n".join(lines)
-        assert process.poll() is None, process.stderr.read()[-3000:]  # type: ignore[union-attr]
+        errors.seek(0)
+        assert process.poll() is None, errors.read()[-3000:]
         key = re.search(r"client key for 'Demo Client' \(PRO, shown once\): (svc-sk-[0-9a-f]+)", stdout).group(1)
         base = re.search(r"API serving on (http://127\.0\.0\.1:\d+)", stdout).group(1)
         admin_file = Path(re.search(r"admin key: (\S+)", stdout).group(1))
@@ -210,6 +212,7 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(sett
             process.wait(timeout=30)
         finally:
             process.kill()
+            errors.close()
     assert "backfilled 260 simulated trading days" in stdout
     assert re.search(r"validation record .* binary accuracy \d+\.\d% \(base rate \d+\.\d%, n=\d{4,}\)", stdout)
     outputs = [line.split("->")[1].strip() for line in lines if "->" in line and line.endswith(".ipynb")]

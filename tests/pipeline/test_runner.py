@@ -42,6 +42,10 @@ def test_rerunning_a_date_writes_no_duplicate_rows(settings: Settings) -> None:
     run_stage("health", DAY, settings=settings)
     assert _count(settings, tables.health_checks) == after_first == 5
     assert _count(settings, tables.stage_runs) == 4  # STARTED + SUCCEEDED, twice
+    with service_engine(settings).connect() as conn:
+        done = conn.execute(select(tables.stage_runs.c.detail).where(tables.stage_runs.c.event == "SUCCEEDED")
+                            .order_by(tables.stage_runs.c.id)).scalars().all()
+    assert [d["rows_written"] for d in done] == [{"health_checks": 5}, {}]  # what each run inserted, per table
 
 
 def test_a_changed_store_becomes_a_new_version_of_one_check(settings: Settings) -> None:
@@ -85,7 +89,7 @@ def test_a_failed_stage_leaves_no_partial_day_and_says_why(settings: Settings, e
     assert _count(settings, tables.instruments) == 0
     with service_engine(settings).connect() as conn:
         failed = current_rows(conn, tables.stage_runs, where=[tables.stage_runs.c.event == "FAILED"])
-    assert failed[0]["detail"]["error"] == "RuntimeError: exchange page truncated"
+    assert failed[0]["detail"] == {"error": "RuntimeError: exchange page truncated"}  # its rolled-back write not counted
 
 
 def test_trading_day_stages_skip_holidays_with_the_reason(settings: Settings, extra_stages: None) -> None:

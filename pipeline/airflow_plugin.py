@@ -1,0 +1,72 @@
+"""What the DAG files take from the project at parse time, and the Airflow plugin that
+registers it. Imports Airflow and nothing of the project beyond this module, so parsing
+a DAG reads no settings, opens no database and loads no model code.
+
+`ExchangeTimetable` is Airflow's `CronTriggerTimetable` on the exchange clock
+(America/Jamaica) whose description and summary carry the zone, because the Airflow UI
+and REST API show a DAG's schedule next to a UTC clock: "At 16:15, Monday through Friday
+(America/Jamaica, exchange time)" and "15 16 * * 1-5 America/Jamaica" instead of a bare
+cron string. A custom timetable must be registered with the scheduler, dag processor and
+API server to be serialised; `MarketintelPlugin` does that through the `airflow.plugins`
+entry point in pyproject.toml, so installing the package is all it takes (no
+plugins folder to copy).
+
+`exchange_day_param` is every DAG's `run_date` param: in the trigger form a date picker
+titled "Exchange day (America/Jamaica)" whose value wins over the form's logical date,
+which Airflow fills in UTC (2026-11-20 00:00 UTC is 19:00 on 11-19 in Kingston, so a
+logical date alone can name the day before). A value that is not a date is refused by the
+form, before any run is created.
+
+`T0_DELIVERY` links T0 to T1: T0's scrape task updates it with the trading date it
+stored, and T1 runs on that update as well as on its clock, once per delivery (the
+second of the two finds the day done and skips: `pipeline.airflow_tasks.trading_day_gate`).
+
+`on_task_failure` is every task's `on_failure_callback`; it imports the alerting code
+only when a task has failed (`pipeline.airflow_tasks.alert_task_failure`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from airflow.plugins_manager import AirflowPlugin
+from airflow.sdk import Asset, Param
+from airflow.timetables.trigger import CronTriggerTimetable
+
+EXCHANGE_TIMEZONE = "America/Jamaica"
+# Updated by T0's t0_scrape each time it stores a day (the event's extra names the
+# trading date); T1 is scheduled on it as well as on its 16:15 clock.
+T0_DELIVERY = Asset(name="marketintel_t0_delivery", uri="marketintel://t0/delivery", group="marketintel")
+
+
+class ExchangeTimetable(CronTriggerTimetable):
+    """A cron schedule on the exchange clock, named as such wherever Airflow shows it."""
+
+    def __init__(self, cron: str, *, timezone: Any = EXCHANGE_TIMEZONE, **kwargs: Any) -> None:
+        super().__init__(cron, timezone=timezone, **kwargs)
+        zone = getattr(self._timezone, "name", str(self._timezone))
+        self.description = f"{self.description} ({zone}, exchange time)" if self.description else f"{zone} time"
+        self._zone_name = zone
+
+    @property
+    def summary(self) -> str:
+        return f"{self._expression} {self._zone_name}"
+
+
+def exchange_day_param(which: str = "The exchange day to run") -> Param:
+    """The `run_date` param: an exchange day YYYY-MM-DD, or empty for the run's own date."""
+    return Param(None, type=["null", "string"], format="date", title=f"Exchange day ({EXCHANGE_TIMEZONE})",
+                 description=f"{which}, YYYY-MM-DD on the exchange's calendar; it wins over the logical date, which "
+                             f"Airflow gives in UTC (00:00 UTC is 19:00 the day before in Kingston). Empty: the "
+                             f"run's own date on the exchange clock.")
+
+
+def on_task_failure(context: Any) -> None:
+    """Send the failure alert of a task that failed its last retry (see `alert_task_failure`)."""
+    from pipeline.airflow_tasks import alert_task_failure
+
+    alert_task_failure(context)
+
+
+class MarketintelPlugin(AirflowPlugin):
+    name = "marketintel"
+    timetables = [ExchangeTimetable]
