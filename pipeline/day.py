@@ -4,31 +4,27 @@ PREFLIGHT_FAILED alert (there is no retry window here: run it again when T0 has
 delivered) and stops the day; any failed stage stops the day with its reason, and a
 re-run redoes only what is not already stored (every stage is a transaction).
 
-Each stage reports what a person running the day wants to see: its status (from
-`stage_runs`, as the runner recorded it), how long it took, and how many rows it wrote:
-the growth of every table but `stage_runs` (the runner's own bookkeeping) while the stage
-ran. The store is append-only, so growth is what was written; the count assumes nothing
-else writes meanwhile, which holds for `run-day` and not for a busy Airflow (whose own
-task logs time each task).
+Each stage reports what a person running the day wants to see: its status, how long it
+took and the rows it inserted, as the runner recorded them in `stage_runs`
+(`pipeline.runner.recorded_outcome`, which Airflow's task log reads too).
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Iterator
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
-from market.clock import default_calendar
+from market.clock import default_calendar, utc_now
 from market.errors import InvalidInputError, StageFailedError
 from market.settings import Settings
 from pipeline.notebooks import run_stage_notebook
 from pipeline.preflight import alert_failed_preflight
-from store import tables
+from pipeline.runner import recorded_outcome
 from store.engine import service_engine
-from store.history import row_counts
 
 T0_STAGES = ["t0_scrape"]
 T1_STAGES = ["t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis", "t1_trade"]
@@ -41,7 +37,7 @@ class DayStage:
     stage: str
     status: str  # SUCCEEDED, SKIPPED or FAILED (the runner's last event for the stage and day)
     seconds: float
-    rows_written: int
+    rows_written: int  # rows inserted, all history tables together
     output: Path | None  # the executed notebook
 
 
@@ -53,16 +49,20 @@ def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[Day
         raise InvalidInputError(f"nothing to run: {reason}")
     engine = service_engine(settings)
     for stage in T0_STAGES + T1_STAGES:
-        before, started = written_rows(engine), time.monotonic()
+        since, started = utc_now(), time.monotonic()
         try:
             output = run_stage_notebook(stage, day, settings=settings, trigger=trigger)
         except StageFailedError as exc:
-            yield DayStage(stage, "FAILED", time.monotonic() - started, written_rows(engine) - before, None)
+            yield _finished(engine, stage, day, since, started, None)
             if stage == "t1_preflight":
                 alert_failed_preflight(day, exc.detail)
             raise
-        yield DayStage(stage, _last_event(engine, stage, day), time.monotonic() - started,
-                       written_rows(engine) - before, output)
+        yield _finished(engine, stage, day, since, started, output)
+
+
+def _finished(engine: Engine, stage: str, day: date, since: datetime, started: float, output: Path | None) -> DayStage:
+    outcome = recorded_outcome(engine, stage, day, since)
+    return DayStage(stage, outcome["status"], time.monotonic() - started, sum(outcome["rows_written"].values()), output)
 
 
 def stage_table(stages: list[DayStage]) -> list[str]:
@@ -75,15 +75,3 @@ def stage_table(stages: list[DayStage]) -> list[str]:
                      f"{sum(s.rows_written for s in stages):>13,}")
     return lines
 
-
-def written_rows(engine: Engine) -> int:
-    """Rows in every table but the runner's own `stage_runs`."""
-    with engine.connect() as conn:
-        return sum(row_counts(conn, [t for t in tables.metadata.tables.values() if t is not tables.stage_runs]).values())
-
-
-def _last_event(engine: Engine, stage: str, day: date) -> str:
-    s = tables.stage_runs.c
-    with engine.connect() as conn:
-        return conn.execute(select(s.event).where(s.stage == stage, s.trading_date == day)
-                            .order_by(s.id.desc()).limit(1)).scalar_one()

@@ -24,8 +24,10 @@ import logging
 import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from typing import Any
+
+from sqlalchemy import Engine, select
 
 from market.clock import default_calendar, parse_trading_date
 from market.errors import MarketIntelError, StageFailedError
@@ -151,6 +153,23 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
     log.info("stage %s for %s succeeded%s: %s", stage.name, day, "" if ctx.write else " (preview, nothing stored)",
              outcome.summary)
     return StageResult(stage.name, day, ctx.run_id, "SUCCEEDED", ctx.write, outcome.summary, outcome.tables)
+
+
+def recorded_outcome(engine: Engine, stage: str, day: date, since: datetime) -> dict[str, Any]:
+    """A stage's latest outcome for `day` recorded in `stage_runs` at or after `since`:
+    `status` (SUCCEEDED, SKIPPED, or FAILED, also when it died before recording one),
+    `rows_written` per history table (empty unless SUCCEEDED) and, for a failure or a skip,
+    `reason`. What the Airflow task log and `run-day` report."""
+    c = tables.stage_runs.c
+    with engine.connect() as conn:
+        row = conn.execute(select(c.event, c.detail).where(
+            c.stage == stage, c.trading_date == day, c.recorded_at >= since,
+            c.event.in_(["SUCCEEDED", "FAILED", "SKIPPED"])).order_by(c.recorded_at.desc(), c.id.desc()).limit(1)).first()
+    detail = dict(row.detail) if row else {}
+    outcome: dict[str, Any] = {"status": row.event if row else "FAILED", "rows_written": detail.get("rows_written", {})}
+    if "error" in detail or "reason" in detail:
+        outcome["reason"] = detail.get("error") or detail.get("reason")
+    return outcome
 
 
 def _record(ctx: StageContext, event: str, trigger: str, detail: dict[str, Any]) -> None:
