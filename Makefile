@@ -8,7 +8,7 @@ export AIRFLOW__CORE__LOAD_EXAMPLES = False
 export AIRFLOW__CORE__DAGS_FOLDER = $(CURDIR)/dags
 export AIRFLOW__CORE__PARALLELISM = 4
 
-.PHONY: install demo test lab airflow report-images clean
+.PHONY: install demo test lab airflow report-images docs-runs clean
 
 install: $(VENV)/.installed
 
@@ -32,6 +32,17 @@ airflow: install
 	$(BIN)/airflow db migrate
 	$(BIN)/airflow dags reserialize
 	$(BIN)/airflow standalone
+
+# The executed example day under docs/runs/ (committed; .gitignore ignores only the root
+# /runs/): the demo on a throwaway store in var/docs-runs, its runs folder copied over.
+DOCS_RUNS := $(CURDIR)/var/docs-runs
+docs-runs: install
+	rm -rf $(DOCS_RUNS) && mkdir -p $(DOCS_RUNS)
+	cd $(DOCS_RUNS) && MARKETINTEL_NO_DOTENV=1 MARKETINTEL_DATABASE_URL=sqlite:///$(DOCS_RUNS)/store.db \
+		MARKETINTEL_DATA_DIR=$(DOCS_RUNS)/data MARKETINTEL_MODELS_DIR=$(DOCS_RUNS)/models \
+		MARKETINTEL_REPORTS_DIR=$(DOCS_RUNS)/reports MARKETINTEL_SECRETS_DIR=$(DOCS_RUNS)/secrets \
+		MARKETINTEL_RUNS_DIR=$(DOCS_RUNS)/runs $(CURDIR)/$(BIN)/marketintel demo --no-serve
+	rm -rf docs/runs && cp -r $(DOCS_RUNS)/runs docs/runs
 
 # Page images of the demo's reports for the README (needs pdftoppm: Debian's poppler-utils).
 report-images:

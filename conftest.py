@@ -5,6 +5,12 @@ Every run gets a private SQLite store, runs folder and data folder under a tempo
 directory, and the built-in exchange simulator on a loopback port (published through the
 notebooks' default date), so the stage notebooks run as they would in production; a
 developer's `.env` is ignored.
+
+nbval runs each stage notebook as "Run All" does: with its default parameters, a preview
+that stores nothing (pipeline/runner.py). So that each preview has its inputs (T1 needs
+T0's day, the trade needs the predictions), a session that collects stage notebooks first
+runs the notebooks' day for real: T0 over HTTP from the simulator, then T1's stages, and
+T3 for its Monday (its notebook also charts the stored releases and parameters).
 """
 from __future__ import annotations
 
@@ -15,7 +21,8 @@ from pathlib import Path
 
 _SESSION_DIR: Path | None = None
 _SIMULATOR = None  # the context manager serving the simulated exchange
-NOTEBOOK_DEFAULT_DATE = "2026-11-20"  # the run_date default in every stage notebook
+NOTEBOOK_DEFAULT_DATE = "2026-11-20"  # the run_date default in every stage notebook but t3_macro's
+T3_NOTEBOOK_DATE = "2026-11-16"  # t3_macro's run_date default: the Monday of that week
 
 
 def pytest_configure(config) -> None:  # noqa: ANN001
@@ -76,6 +83,26 @@ def _start_simulator() -> None:
     site = SimulatorSite(SimulatedMarket(), published_through=date.fromisoformat(NOTEBOOK_DEFAULT_DATE))
     _SIMULATOR = serve_in_thread(site.asgi_app())
     os.environ["MARKETINTEL_EXCHANGE_BASE_URL"] = _SIMULATOR.__enter__()
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:  # noqa: ANN001
+    from market.settings import PROJECT_ROOT
+
+    stage_notebooks = PROJECT_ROOT / "notebooks"
+    if any(Path(str(item.fspath)).parent == stage_notebooks for item in items):
+        _run_the_notebooks_day()
+
+
+def _run_the_notebooks_day() -> None:
+    from market.settings import get_settings
+    from pipeline.day import T0_STAGES, T1_STAGES
+    from pipeline.runner import run_stage
+
+    get_settings.cache_clear()  # the simulator's URL was set after the first read
+    for stage in T0_STAGES + T1_STAGES:
+        run_stage(stage, NOTEBOOK_DEFAULT_DATE, trigger="cli")
+    run_stage("t3_macro", T3_NOTEBOOK_DATE, trigger="cli")
+    get_settings.cache_clear()
 
 
 def pytest_unconfigure(config) -> None:  # noqa: ANN001

@@ -86,25 +86,18 @@ def log_stage_summary(stage_name: str, day: date, since: datetime, seconds: floa
     """The stage's summary for a task log: its latest outcome in `stage_runs` recorded since
     `since` (FAILED when the notebook died before recording one), the rows it inserted per
     table, how long the task's notebook ran and where the executed notebook is."""
-    from sqlalchemy import select
-
     from market.settings import get_settings
     from pipeline.notebooks import notebook_paths
-    from store import tables
+    from pipeline.runner import recorded_outcome
     from store.engine import service_engine
 
     settings = get_settings()
-    c = tables.stage_runs.c
-    with service_engine(settings).connect() as conn:
-        row = conn.execute(select(c.event, c.detail).where(
-            c.stage == stage_name, c.trading_date == day, c.recorded_at >= since,
-            c.event.in_(["SUCCEEDED", "FAILED", "SKIPPED"])).order_by(c.recorded_at.desc(), c.id.desc()).limit(1)).first()
-    detail = dict(row.detail) if row else {}
-    summary = {"stage": stage_name, "trading_date": day.isoformat(), "status": row.event if row else "FAILED",
-               "rows_written": detail.get("rows_written", {}), "duration_seconds": round(seconds, 1),
+    outcome = recorded_outcome(service_engine(settings), stage_name, day, since)
+    summary = {"stage": stage_name, "trading_date": day.isoformat(), "status": outcome["status"],
+               "rows_written": outcome["rows_written"], "duration_seconds": round(seconds, 1),
                "notebook": str(notebook_paths(stage_name, day, settings)[1])}
-    if "error" in detail or "reason" in detail:
-        summary["reason"] = detail.get("error") or detail.get("reason")
+    if "reason" in outcome:
+        summary["reason"] = outcome["reason"]
     written = ", ".join(f"{table} {n}" for table, n in summary["rows_written"].items() if n) or "none"
     log.info("stage summary: %s for %s %s in %.1f s; rows written: %s; notebook: %s%s", stage_name, day.isoformat(),
              summary["status"], seconds, written, summary["notebook"],

@@ -7,7 +7,7 @@ transaction (a slow model must not hold the store), then one transaction stores 
 analysis and the notifications it raises: the analysis itself, each newly TRAPPED AI
 position and a retrained model. After the commit, pending notifications of the day go to
 the webhook; a webhook outage does not fail the stage (T1 goes on to trade) but is in its
-summary and retried by the next pass.
+summary and retried by the next pass. A preview sends nothing.
 """
 from __future__ import annotations
 
@@ -46,7 +46,9 @@ def run_analysis(ctx: StageContext) -> StageOutcome:
         if not reused:
             append_history(conn, tables.analyses, [analysis])
         new = notify.record(conn, raised(facts, analysis))
-    delivery = notify.deliver_pending(ctx.engine, ctx.settings, day)
+    # a preview (ctx.write False) stores nothing, so it must not tell the webhook either
+    delivery = (notify.deliver_pending(ctx.engine, ctx.settings, day) if ctx.write
+                else {"webhook": "not sent: preview", "delivered": 0, "failed": 0})
     summary: dict[str, Any] = {"writer": analysis["writer"], "fallback_reason": analysis["fallback_reason"],
                                "reused_stored_analysis": reused, "new_notifications": new, **delivery}
     with ctx.engine.connect() as conn:

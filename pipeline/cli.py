@@ -10,26 +10,30 @@ import typer
 
 from market.logging import configure_logging
 from market.settings import get_settings
+from pipeline.cli_app import command_group
 from pipeline.cli_errors import one_line_errors
 from pipeline.cli_portfolio import portfolio_app
 
-app = typer.Typer(help="Market intelligence service for a small stock exchange.", no_args_is_help=True)
-db_app = typer.Typer(help="The database: apply migrations, show their state.", no_args_is_help=True)
-stage_app = typer.Typer(help="Run the stages of the trading day.", no_args_is_help=True)
-keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
-exchange_app = typer.Typer(help="The built-in exchange website: the simulator, or a replay of real files.", no_args_is_help=True)
+app = command_group("Market intelligence service for a small stock exchange.")
+db_app = command_group("The database: apply migrations, show their state.")
+stage_app = command_group("Run the stages of the trading day.")
+keys_app = command_group("API keys.")
+exchange_app = command_group("The built-in exchange website: the simulator, or a replay of real files.")
 app.add_typer(db_app, name="db")
 app.add_typer(exchange_app, name="exchange")
 app.add_typer(stage_app, name="stage")
 app.add_typer(keys_app, name="keys")
 app.add_typer(portfolio_app, name="portfolio")
-notify_app = typer.Typer(help="Notifications: the analysis and alerts sent to the webhook.", no_args_is_help=True)
+notify_app = command_group("Notifications: the analysis and alerts sent to the webhook.")
 app.add_typer(notify_app, name="notify")
 
 
 @app.callback()
-def _setup() -> None:
-    configure_logging(get_settings().log_level)
+def _setup(
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show the libraries' logs (HTTP requests, "
+                                 "papermill, the kernels) at MARKETINTEL_LOG_LEVEL; without it they show warnings only."),
+) -> None:
+    configure_logging(get_settings().log_level, verbose=verbose)
 
 
 @db_app.command("upgrade")
@@ -269,15 +273,26 @@ def bootstrap_record(
 def run_day(
     date: Optional[str] = typer.Option(None, "--date", help="Trading date; default: the latest closed trading day."),
 ) -> None:
-    """T0 and T1 for one trading day without Airflow, through the stage notebooks."""
+    """T0 and T1 for one trading day without Airflow, through the stage notebooks; ends
+    with a table of the stages: status, duration and rows written (also when one fails)."""
+    from tqdm import tqdm
+
     from market.clock import parse_trading_date
+    from pipeline.day import T0_STAGES, T1_STAGES, DayStage, stage_table
     from pipeline.day import run_day as run
 
     settings = get_settings()
     day = parse_trading_date(_default_date(date))
-    for stage, output in run(day, settings):
-        typer.echo(f"{stage:<15} {day}  ->  {output}")
-    typer.echo(f"index of runs: {settings.runs_dir / 'index.md'}")
+    done: list[DayStage] = []
+    try:
+        with tqdm(total=len(T0_STAGES + T1_STAGES), desc=f"run-day {day}", unit="stage", disable=None) as bar:
+            for stage in run(day, settings):
+                done.append(stage)
+                bar.update()
+    finally:  # the stages that ran, also when one failed (nothing when the day was refused)
+        for line in stage_table(done) if done else []:
+            typer.echo(line)
+    typer.echo(f"executed notebooks: {settings.runs_dir / day.isoformat()}  (index: {settings.runs_dir / 'index.md'})")
 
 
 @notify_app.command("deliver")

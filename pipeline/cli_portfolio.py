@@ -8,9 +8,10 @@ from typing import Optional
 import typer
 
 from market.settings import get_settings
+from pipeline.cli_app import command_group
 from pipeline.cli_errors import one_line_errors
 
-portfolio_app = typer.Typer(help="User portfolios: open, trade, import statements, show.", no_args_is_help=True)
+portfolio_app = command_group("User portfolios: open, trade, import statements, show.")
 
 
 def _engine():  # noqa: ANN202

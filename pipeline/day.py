@@ -2,33 +2,76 @@
 DAGs' order, through the same stage notebooks. A failed pre-flight stores and sends the
 PREFLIGHT_FAILED alert (there is no retry window here: run it again when T0 has
 delivered) and stops the day; any failed stage stops the day with its reason, and a
-re-run redoes only what is not already stored (every stage is a transaction)."""
+re-run redoes only what is not already stored (every stage is a transaction).
+
+Each stage reports what a person running the day wants to see: its status, how long it
+took and the rows it inserted, as the runner recorded them in `stage_runs`
+(`pipeline.runner.recorded_outcome`, which Airflow's task log reads too).
+"""
 from __future__ import annotations
 
-from datetime import date
+import time
+from dataclasses import dataclass
+from datetime import date, datetime
 from pathlib import Path
 from typing import Iterator
 
-from market.clock import default_calendar
+from sqlalchemy import Engine
+
+from market.clock import default_calendar, utc_now
 from market.errors import InvalidInputError, StageFailedError
 from market.settings import Settings
 from pipeline.notebooks import run_stage_notebook
 from pipeline.preflight import alert_failed_preflight
+from pipeline.runner import recorded_outcome
+from store.engine import service_engine
 
 T0_STAGES = ["t0_scrape"]
 T1_STAGES = ["t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis", "t1_trade"]
 
 
-def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[tuple[str, Path]]:
-    """Run T0 and T1 for `day`; yields (stage, executed notebook) as each one finishes."""
+@dataclass(frozen=True)
+class DayStage:
+    """One stage of the day as it ran."""
+
+    stage: str
+    status: str  # SUCCEEDED, SKIPPED or FAILED (the runner's last event for the stage and day)
+    seconds: float
+    rows_written: int  # rows inserted, all history tables together
+    output: Path | None  # the executed notebook
+
+
+def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[DayStage]:
+    """Run T0 and T1 for `day`; yields each stage as it finishes, a FAILED one included,
+    after which the stage's StageFailedError is raised."""
     reason = default_calendar().closed_reason(day)
     if reason:
         raise InvalidInputError(f"nothing to run: {reason}")
+    engine = service_engine(settings)
     for stage in T0_STAGES + T1_STAGES:
+        since, started = utc_now(), time.monotonic()
         try:
             output = run_stage_notebook(stage, day, settings=settings, trigger=trigger)
         except StageFailedError as exc:
+            yield _finished(engine, stage, day, since, started, None)
             if stage == "t1_preflight":
                 alert_failed_preflight(day, exc.detail)
             raise
-        yield stage, output
+        yield _finished(engine, stage, day, since, started, output)
+
+
+def _finished(engine: Engine, stage: str, day: date, since: datetime, started: float, output: Path | None) -> DayStage:
+    outcome = recorded_outcome(engine, stage, day, since)
+    return DayStage(stage, outcome["status"], time.monotonic() - started, sum(outcome["rows_written"].values()), output)
+
+
+def stage_table(stages: list[DayStage]) -> list[str]:
+    """The stages of a day as an aligned table, with a total row."""
+    lines = [f"{'stage':<15} {'status':<9} {'seconds':>8} {'rows written':>13}"]
+    for s in stages:
+        lines.append(f"{s.stage:<15} {s.status:<9} {s.seconds:>8.1f} {s.rows_written:>13,}")
+    if stages:
+        lines.append(f"{'total':<15} {'':<9} {sum(s.seconds for s in stages):>8.1f} "
+                     f"{sum(s.rows_written for s in stages):>13,}")
+    return lines
+

@@ -3,7 +3,15 @@ copy out at `runs/<trading-date>/<stage>.ipynb` for reviewers, listed in `runs/i
 
 The notebook reads settings from the environment like every other process (so a database
 URL with a password never lands in an output notebook); the only parameters are the
-trading date and who triggered the run.
+trading date, who triggered the run, and `write=True`: a stage notebook opened by hand
+defaults to a preview that stores nothing (`write: bool = False` in its parameters cell,
+pipeline/runner.py); a run through here (the CLI, Airflow's tasks, the demo) stores.
+
+The kernel talks to papermill over IPC (Unix sockets in a fresh private temporary folder
+per run, mode 0700, removed afterwards; so parallel Airflow tasks never share one) instead
+of TCP on localhost: with TCP and no CurveZMQ keys, ipykernel warns on every start that
+"Kernel is running over TCP without encryption", once per stage; IPC leaves nothing to warn
+about, and no port for another local user to reach.
 """
 from __future__ import annotations
 
@@ -32,8 +40,11 @@ def run_stage_notebook(
     trigger: str = "notebook",
 ) -> Path:
     """Execute the stage's notebook for the date; return the output notebook's path."""
+    import tempfile
+
     import papermill
     from papermill.exceptions import PapermillExecutionError
+    from traitlets.config import Config
 
     settings = settings or get_settings()
     day = parse_trading_date(trading_date) if isinstance(trading_date, str) else trading_date
@@ -42,15 +53,17 @@ def run_stage_notebook(
         raise ConfigurationError(f"stage notebook {source} does not exist")
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        papermill.execute_notebook(
-            str(source),
-            str(output),
-            parameters={"run_date": day.isoformat(), "trigger": trigger},
-            kernel_name="python3",
-            progress_bar=False,
-            execution_timeout=settings.stage_timeout_seconds,
-            cwd=str(source.parent),
-        )
+        with tempfile.TemporaryDirectory(prefix="marketintel-kernel-") as sockets:
+            papermill.execute_notebook(
+                str(source),
+                str(output),
+                parameters={"run_date": day.isoformat(), "trigger": trigger, "write": True},
+                kernel_name="python3",
+                config=Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "kernel")}}),
+                progress_bar=False,
+                execution_timeout=settings.stage_timeout_seconds,
+                cwd=str(source.parent),
+            )
     except PapermillExecutionError as exc:
         raise StageFailedError(
             f"stage notebook '{stage_name}' for {day.isoformat()} failed ({exc.ename}: {exc.evalue}); "

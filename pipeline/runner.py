@@ -7,23 +7,35 @@ separate transaction that either commits whole or leaves nothing. A SUCCEEDED ro
 detail holds the stage's summary and `rows_written`, the rows it inserted per history
 table (counted by `store.history.counting_writes`; zero everywhere on a re-run that
 found everything right), which the Airflow task logs as its last line.
+
+`write=False` is a preview: the very same stage function runs, on an engine whose every
+write is rolled back at the end (store/engine.py `preview_engine`), `stage_runs` records
+included, so the result shows what the stage would do and the store is left as it was.
+This is what a stage notebook opened by hand does (its `write` parameter defaults to
+False); papermill runs (CLI, Airflow, the demo) pass `write=True`. A stage with an effect
+outside the store checks `ctx.write` (t1_analysis sends no webhook in a preview); files
+the stages keep under the data and models folders (raw snapshots, documents, model
+files) are caches keyed by their content and may still be written.
 """
 from __future__ import annotations
 
 import json
 import logging
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from typing import Any
+
+from sqlalchemy import Engine, select
 
 from market.clock import default_calendar, parse_trading_date
 from market.errors import MarketIntelError, StageFailedError
 from market.settings import Settings, get_settings
 from pipeline.registry import get_stage
-from pipeline.stage import StageContext, StageOutcome
+from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
-from store.engine import service_engine
+from store.engine import preview_engine, service_engine
 from store.history import append_history, counting_writes
 from store.migrations import require_current_schema
 
@@ -36,16 +48,51 @@ class StageResult:
     trading_date: date
     run_id: str
     status: str  # SUCCEEDED or SKIPPED; failures raise StageFailedError
+    written: bool  # False: a preview, nothing was stored
     summary: dict[str, Any] = field(default_factory=dict)
-    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
 
     def frame(self, name: str):  # noqa: ANN201 - pandas is imported lazily
-        """One of the stage's tables as a pandas DataFrame, for notebooks; an empty table
-        reads '(none)' rather than pandas' bare 'Empty DataFrame'."""
+        """One of the stage's tables as a pandas DataFrame, to compute on (an empty table
+        is an empty DataFrame); to display one, use `show`."""
         import pandas as pd
 
+        return pd.DataFrame(self.tables.get(name, []))
+
+    def show(self, name: str, empty: str | None = None):  # noqa: ANN201 - IPython is imported lazily
+        """One of the stage's tables for a notebook to display: the DataFrame, or when the
+        table is empty a sentence saying so: `empty` (the notebook knows what an empty
+        table means), else one naming the table and day; a skipped stage says why it did
+        not run. Never an empty frame or a one-cell placeholder."""
         rows = self.tables.get(name, [])
-        return pd.DataFrame(rows) if rows else pd.DataFrame({name: ["(none)"]})
+        if rows:
+            return self.frame(name)
+        from IPython.display import Markdown
+
+        what = name.replace("_", " ")
+        return Markdown(self.nothing(what) if self.status == "SKIPPED" else empty or self.nothing(what))
+
+    def nothing(self, what: str) -> str:
+        """The sentence for an empty table: why there is nothing, as far as the runner knows."""
+        if self.status == "SKIPPED":
+            return f"No {what}: {self.stage} was skipped, {self.summary.get('skipped_reason', 'not a trading day')}."
+        return f"No {what} for {self.trading_date.isoformat()}."
+
+    def headline(self) -> str:
+        """One sentence: what ran, its status, and whether anything was stored."""
+        day = self.trading_date.isoformat()
+        if self.written:
+            return f"{self.stage} for {day}: {self.status}."
+        return (f"{self.stage} for {day}: {self.status}, as a preview: nothing was stored. To store it, run "
+                f"`marketintel stage run {self.stage} --date {day} --notebook` (or set `write = True` here).")
+
+    def _repr_markdown_(self) -> str:
+        """In a notebook: the headline, then the summary as a two-column table."""
+        lines = [f"**{self.headline()}**", ""]
+        if self.summary:
+            lines += ["| | |", "|---|---|"]
+            lines += [f"| {key.replace('_', ' ')} | {_cell(value)} |" for key, value in self.summary.items()]
+        return "\n".join(lines)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -55,28 +102,45 @@ class StageResult:
         )
 
 
+def _cell(value: Any) -> str:
+    """A summary value as Markdown table text: mappings as `key: value` pairs."""
+    if isinstance(value, dict):
+        value = ", ".join(f"{k}: {v}" for k, v in value.items()) or "none"
+    elif isinstance(value, (list, tuple)):
+        value = ", ".join(str(v) for v in value) or "none"
+    elif value is None:
+        value = "-"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
 def run_stage(
     name: str,
     trading_date: date | str,
     *,
     settings: Settings | None = None,
     trigger: str = "cli",
+    write: bool = True,
 ) -> StageResult:
-    """Run stage `name` for `trading_date` (a date or 'YYYY-MM-DD')."""
+    """Run stage `name` for `trading_date` (a date or 'YYYY-MM-DD'); with `write=False`,
+    a preview that stores nothing (see the module's docstring)."""
     stage = get_stage(name)
     day = parse_trading_date(trading_date) if isinstance(trading_date, str) else trading_date
     settings = settings or get_settings()
-    engine = service_engine(settings)
-    require_current_schema(engine)
-    calendar = default_calendar()
-    ctx = StageContext(stage.name, day, uuid.uuid4().hex, settings, engine, calendar)
+    require_current_schema(service_engine(settings))
+    with nullcontext(service_engine(settings)) if write else preview_engine(settings) as engine:
+        ctx = StageContext(stage.name, day, uuid.uuid4().hex, settings, engine, default_calendar(), write)
+        return _run(stage, ctx, trigger)
+
+
+def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
+    day, calendar = ctx.trading_date, ctx.calendar
     _record(ctx, "STARTED", trigger, {})
 
     closed = calendar.closed_reason(day)
     if stage.trading_days_only and closed:
         log.info("stage %s skipped for %s: %s", stage.name, day, closed)
         _record(ctx, "SKIPPED", trigger, {"reason": closed})
-        return StageResult(stage.name, day, ctx.run_id, "SKIPPED", {"skipped_reason": closed})
+        return StageResult(stage.name, day, ctx.run_id, "SKIPPED", ctx.write, {"skipped_reason": closed})
 
     try:
         with counting_writes() as written:
@@ -86,8 +150,26 @@ def run_stage(
         _record(ctx, "FAILED", trigger, {"error": reason})
         raise StageFailedError(f"stage '{stage.name}' for {day.isoformat()} failed: {reason}") from exc
     _record(ctx, "SUCCEEDED", trigger, {"summary": outcome.summary, "rows_written": dict(sorted(written.items()))})
-    log.info("stage %s for %s succeeded: %s", stage.name, day, outcome.summary)
-    return StageResult(stage.name, day, ctx.run_id, "SUCCEEDED", outcome.summary, outcome.tables)
+    log.info("stage %s for %s succeeded%s: %s", stage.name, day, "" if ctx.write else " (preview, nothing stored)",
+             outcome.summary)
+    return StageResult(stage.name, day, ctx.run_id, "SUCCEEDED", ctx.write, outcome.summary, outcome.tables)
+
+
+def recorded_outcome(engine: Engine, stage: str, day: date, since: datetime) -> dict[str, Any]:
+    """A stage's latest outcome for `day` recorded in `stage_runs` at or after `since`:
+    `status` (SUCCEEDED, SKIPPED, or FAILED, also when it died before recording one),
+    `rows_written` per history table (empty unless SUCCEEDED) and, for a failure or a skip,
+    `reason`. What the Airflow task log and `run-day` report."""
+    c = tables.stage_runs.c
+    with engine.connect() as conn:
+        row = conn.execute(select(c.event, c.detail).where(
+            c.stage == stage, c.trading_date == day, c.recorded_at >= since,
+            c.event.in_(["SUCCEEDED", "FAILED", "SKIPPED"])).order_by(c.recorded_at.desc(), c.id.desc()).limit(1)).first()
+    detail = dict(row.detail) if row else {}
+    outcome: dict[str, Any] = {"status": row.event if row else "FAILED", "rows_written": detail.get("rows_written", {})}
+    if "error" in detail or "reason" in detail:
+        outcome["reason"] = detail.get("error") or detail.get("reason")
+    return outcome
 
 
 def _record(ctx: StageContext, event: str, trigger: str, detail: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ class StageContext:
     settings: Settings
     engine: Engine
     calendar: TradingCalendar
+    write: bool = True  # False: a preview on an engine that stores nothing (pipeline/runner.py)
 
     def transaction(self) -> AbstractContextManager[Connection]:
         """The one write transaction of this stage for this date: all or nothing."""

@@ -7,10 +7,14 @@ connections `SET ROLE` to the append-only service role (see sql/postgres/0003).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from itertools import count
 from pathlib import Path
+from typing import Iterator
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.pool import StaticPool
 
 from market.settings import Settings
 
@@ -33,11 +37,15 @@ def build_engine(url: str, *, service_role: str | None = None) -> Engine:
     return engine
 
 
-def _sqlite_engine(url: str) -> Engine:
+def _sqlite_engine(url: str, *, preview: bool = False) -> Engine:
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": 30})
+    if preview:
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
+                               poolclass=StaticPool, pool_reset_on_return=None)
+    else:
+        engine = create_engine(url, connect_args={"timeout": 30})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):  # noqa: ANN001
@@ -48,10 +56,11 @@ def _sqlite_engine(url: str) -> Engine:
         cursor.execute("PRAGMA busy_timeout = 30000")
         cursor.close()
 
-    @event.listens_for(engine, "begin")
-    def _on_begin(connection):  # noqa: ANN001
-        mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
-        connection.exec_driver_sql(f"BEGIN {mode}")
+    if not preview:  # a preview engine's transactions are savepoints (preview_engine)
+        @event.listens_for(engine, "begin")
+        def _on_begin(connection):  # noqa: ANN001
+            mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
+            connection.exec_driver_sql(f"BEGIN {mode}")
 
     return engine
 
@@ -70,6 +79,62 @@ _ENGINES: dict[tuple[str, str | None], Engine] = {}
 def service_engine(settings: Settings) -> Engine:
     """The engine every stage, notebook and API request uses (one pool per process)."""
     return _cached_engine(settings.database_url, settings.postgres_service_role or None)
+
+
+@contextmanager
+def preview_engine(settings: Settings) -> Iterator[Engine]:
+    """An engine like `service_engine` on which nothing is ever stored: a stage run on it
+    reads and writes as usual (its later reads see its own writes), and everything is
+    rolled back when the block ends, whether it ends well or not.
+
+    One database connection holds one outer transaction; every transaction the code opens
+    (`engine.begin()`, `write_transaction`, the runner's `stage_runs` records) becomes a
+    savepoint inside it: its commit releases the savepoint, its rollback rolls back to it.
+    The limit: on SQLite the outer transaction holds the write lock from the first write
+    to the end of the block, so a writer elsewhere waits (up to the 30 s busy timeout) while
+    a preview runs."""
+    url = normalise_url(settings.database_url)
+    if make_url(url).get_backend_name() == "sqlite":
+        engine = _sqlite_engine(url, preview=True)
+    else:
+        engine = create_engine(url, poolclass=StaticPool, pool_reset_on_return=None)
+        if settings.postgres_service_role:
+            _set_role_on_connect(engine, settings.postgres_service_role)
+    names: list[str] = []
+    numbers = count(1)
+    dialect = engine.dialect
+
+    def savepoint(dbapi_connection, sql: str) -> None:  # noqa: ANN001
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(sql)
+        finally:
+            cursor.close()
+
+    def do_begin(dbapi_connection) -> None:  # noqa: ANN001
+        names.append(f"preview_{next(numbers)}")
+        savepoint(dbapi_connection, f"SAVEPOINT {names[-1]}")
+
+    def do_commit(dbapi_connection) -> None:  # noqa: ANN001
+        if names:
+            savepoint(dbapi_connection, f"RELEASE SAVEPOINT {names.pop()}")
+
+    def do_rollback(dbapi_connection) -> None:  # noqa: ANN001
+        if names:
+            name = names.pop()
+            savepoint(dbapi_connection, f"ROLLBACK TO SAVEPOINT {name}")
+            savepoint(dbapi_connection, f"RELEASE SAVEPOINT {name}")
+
+    dialect.do_begin, dialect.do_commit, dialect.do_rollback = do_begin, do_commit, do_rollback
+    outer = engine.raw_connection()
+    try:
+        if dialect.name == "sqlite":
+            savepoint(outer.driver_connection, "BEGIN")
+        yield engine
+    finally:
+        outer.driver_connection.rollback()
+        outer.close()
+        engine.dispose()
 
 
 def migration_engine(settings: Settings) -> Engine:

@@ -48,6 +48,7 @@ def test_stage_run_through_the_notebook_prints_the_output_path(settings: Setting
     output = settings.runs_dir / "2026-11-20" / "health.ipynb"
     assert f"output notebook: {output}" in result.stdout
     assert output.is_file()
+    assert "without encryption" not in result.stderr  # the kernel runs over IPC, not TCP
 
 
 @pytest.mark.parametrize(
@@ -71,6 +72,13 @@ def test_a_stage_against_an_unmigrated_store_names_the_fix(tmp_path: Path, monke
     result = cli("stage", "run", "health", "--date", "2026-11-20")
     assert result.returncode == 1
     assert "run `marketintel db upgrade`" in result.stderr
+
+
+def test_flags_show_no_value_placeholder() -> None:
+    help_text = cli("stage", "run", "--help").stdout
+    assert "--notebook " in help_text and "--date <str>" in help_text
+    assert "<bool>" not in help_text
+    assert "--verbose" in cli("--help").stdout
 
 
 def test_new_admin_key_has_the_documented_form() -> None:

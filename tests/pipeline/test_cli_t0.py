@@ -80,6 +80,58 @@ def test_backfill_delivers_simulated_days(settings: Settings) -> None:
     assert "; 0 price rows inserted" in again.stdout
 
 
+def test_a_long_backfill_prints_a_few_lines_not_one_per_request(settings: Settings) -> None:
+    """Not a terminal (a pipe): no progress bar and no library INFO lines, only the result."""
+    result = cli("backfill", "--days", "260", "--end", "2026-11-20")
+    assert result.returncode == 0, result.stderr
+    output = (result.stdout + result.stderr).splitlines()
+    assert len(output) < 20, output[:30]
+    assert output[-1].startswith("delivered 260 simulated days")
+
+
+def test_verbose_shows_the_libraries_logs(settings: Settings) -> None:
+    quiet = cli("backfill", "--days", "1", "--end", "2026-11-20")
+    verbose = cli("--verbose", "backfill", "--days", "1", "--end", "2026-11-19")
+    assert "httpx" not in quiet.stderr
+    assert "INFO httpx: HTTP Request: GET http://simulator.local/" in verbose.stderr
+
+
+def test_run_day_ends_with_a_table_of_its_stages(simulator_process: str, settings: Settings,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import date
+
+    from ingest.simulator.backfill import backfill
+    from store.engine import service_engine
+
+    backfill(service_engine(settings), settings, 45, date(2026, 11, 19), with_text=False)
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", simulator_process)
+    result = cli("run-day", "--date", "2026-11-20")
+    assert result.returncode == 0, result.stderr
+    assert "without encryption" not in result.stderr and "papermill" not in result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["stage", "status", "seconds", "rows", "written"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:9]}
+    assert list(rows) == ["t0_scrape", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features",
+                          "t1_predict", "t1_analysis", "t1_trade"]
+    assert {status for status, _, _ in rows.values()} == {"SUCCEEDED"}
+    assert int(rows["t0_scrape"][2].replace(",", "")) >= 59  # the day's prices, at least
+    assert int(rows["t1_predict"][2].replace(",", "")) >= 59  # a prediction per instrument
+    assert lines[9].startswith("total")
+    again = cli("run-day", "--date", "2026-11-20")  # a re-run writes nothing new
+    assert [line.split()[-1] for line in again.stdout.splitlines()[1:9]] == ["0"] * 8, again.stdout
+
+
+def test_run_day_shows_the_failed_stage_in_its_table_then_the_error(settings: Settings,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", f"http://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_RETRIES", "1")
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_BACKOFF_SECONDS", "0.01")
+    result = cli("run-day", "--date", "2026-11-20")
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[1].split()[:2] == ["t0_scrape", "FAILED"]
+    assert result.stderr.strip().splitlines()[-1].startswith("error: stage notebook 't0_scrape' for 2026-11-20 failed")
+
+
 def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path: Path) -> None:
     path = tmp_path / "prices.csv"
     path.write_text("symbol,date,close,volume\nKCB,2026-11-20,26.17,100\nKCB,2026-11-21,-5,100\n")

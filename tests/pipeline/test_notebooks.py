@@ -1,5 +1,6 @@
 """Stages run through papermill: parameters injected, output where reviewers look."""
 import json
+from datetime import date
 import re
 from pathlib import Path
 
@@ -52,5 +53,72 @@ def test_every_stage_notebook_has_exactly_one_typed_parameters_cell(name: str) -
     assert len(tagged) == 1
     for line in tagged[0].source.splitlines():
         assert re.fullmatch(r"\w+: [\w|\[\], ]+ = .+  # .+", line), f"untyped or undocumented parameter: {line}"
+    assert "write: bool = False  # preview" in tagged[0].source  # opened by hand: a preview
+    assert f'run_stage("{name}", run_date, trigger=trigger, write=write)' in notebook.cells[2].source
     assert not any("def " in c.source for c in notebook.cells if c.cell_type == "code")
     assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code"), "commit notebooks without outputs"
+
+
+def _rows_in_every_table(settings: Settings) -> dict[str, int]:
+    from store.history import row_counts
+
+    with service_engine(settings).connect() as conn:
+        return row_counts(conn, tables.metadata.tables.values())
+
+
+def _run_all_with_defaults(name: str, tmp_path: Path) -> str:
+    """The stage notebook executed as "Run All" in JupyterLab would: no parameter given."""
+    import papermill
+
+    output = tmp_path / f"{name}-by-hand.ipynb"
+    papermill.execute_notebook(str(PROJECT_ROOT / "notebooks" / f"{name}.ipynb"), str(output), kernel_name="python3",
+                               progress_bar=False, cwd=str(PROJECT_ROOT / "notebooks"))
+    return json.dumps([c.get("outputs", []) for c in nbformat.read(output, as_version=4).cells])
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_stage_notebook_run_by_hand_previews_and_writes_no_row(settings: Settings, tmp_path: Path) -> None:
+    """Opened by hand, t1_predict and t1_trade (the stages that train a model and trade
+    the AI portfolio) show what they would do and leave every table as it was; the same
+    stage run through papermill (write=True) then stores it."""
+    from ingest.simulator.backfill import backfill
+    from pipeline.runner import run_stage
+
+    day = "2026-11-20"
+    backfill(service_engine(settings), settings, 45, date.fromisoformat(day), with_text=False)
+    run_stage("t1_features", day, settings=settings)
+
+    before = _rows_in_every_table(settings)
+    outputs = _run_all_with_defaults("t1_predict", tmp_path)
+    assert _rows_in_every_table(settings) == before
+    assert "'retrained': True" in outputs and "predicted_return" in outputs  # trained, ranked and shown
+
+    run_stage_notebook("t1_predict", day, settings=settings)  # the papermill run writes
+    with service_engine(settings).connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.predictions)).scalar_one() == 59
+
+    before = _rows_in_every_table(settings)
+    outputs = _run_all_with_defaults("t1_trade", tmp_path)
+    assert _rows_in_every_table(settings) == before
+    assert "as a preview: nothing was stored" in outputs
+    assert "No AI position is TRAPPED or HIGH_SPREAD" in outputs  # an empty table is a sentence
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_every_stage_previewed_in_the_days_order_stores_nothing(settings: Settings) -> None:
+    """Each stage of a day previewed (as its notebook does by default) on the store the
+    stages before it left, then run for real so the next one has its inputs."""
+    from ingest.simulator.backfill import backfill
+    from pipeline.day import T0_STAGES, T1_STAGES
+    from pipeline.runner import run_stage
+
+    backfill(service_engine(settings), settings, 45, date(2026, 11, 19), with_text=False)
+    day = [(stage, "2026-11-20") for stage in ["health", *T0_STAGES, *T1_STAGES]]
+    # T2 runs the next morning on the day before's predictions; T3 on a Monday
+    for stage, when in [*day, ("t2_suggestions", "2026-11-23"), ("t3_macro", "2026-11-16")]:
+        before = _rows_in_every_table(settings)
+        preview = run_stage(stage, when, settings=settings, write=False)
+        assert preview.status == "SUCCEEDED" and not preview.written
+        assert _rows_in_every_table(settings) == before, stage
+        run_stage(stage, when, settings=settings)
+        assert _rows_in_every_table(settings) != before, f"{stage} wrote nothing, so its preview proved nothing"

@@ -39,3 +39,25 @@ def test_run_day_refuses_a_closed_day_in_one_line(settings: Settings) -> None:
     assert result.stderr == "error: nothing to run: 2026-12-25 is a public holiday (Christmas Day)\n"
     bad = subprocess.run([MARKETINTEL, "run-day", "--date", "20-11-2026"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and bad.stderr == "error: '20-11-2026' is not a date in YYYY-MM-DD form\n"
+
+
+def test_the_committed_example_day_has_every_stage_executed_with_outputs() -> None:
+    """docs/runs/ (made by `make docs-runs` from a demo run) is in the repository: every
+    notebook its index.md links exists, and every stage of a day (T0, T1, health, the next
+    morning's T2, the week's T3) ran without an error, with outputs a reviewer can read."""
+    import re
+
+    from market.settings import PROJECT_ROOT
+    from pipeline.day import T0_STAGES, T1_STAGES
+
+    docs = PROJECT_ROOT / "docs" / "runs"
+    links = re.findall(r"\]\((\d{4}-\d{2}-\d{2}/\w+\.ipynb)\)", (docs / "index.md").read_text())
+    assert links and all((docs / link).is_file() for link in links)
+    stages = {Path(link).stem for link in links}
+    assert set(T0_STAGES + T1_STAGES + ["health", "t2_suggestions", "t3_macro"]) <= stages, stages
+    for link in links:
+        cells = json.loads((docs / link).read_text())["cells"]
+        outputs = [o for c in cells if c["cell_type"] == "code" for o in c.get("outputs", [])]
+        assert outputs and not any(o["output_type"] == "error" for o in outputs), link
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(docs / links[0])], cwd=PROJECT_ROOT)
+    assert ignored.returncode == 1, ".gitignore hides docs/runs/: anchor its runs/ rule to the root (/runs/)"

@@ -115,3 +115,35 @@ def test_a_store_that_was_never_upgraded_is_refused(tmp_path, monkeypatch: pytes
             run_stage("health", DAY)
     finally:
         get_settings.cache_clear()
+
+
+def _writes_then_reads_back(ctx: StageContext) -> StageOutcome:
+    with ctx.transaction() as conn:
+        append_history(conn, tables.instruments, [{"symbol": "PRV", "name": "Preview Co", "board": "MAIN", "source": "t"}])
+    with ctx.engine.begin() as conn:  # a second transaction, as stages that write in steps do
+        append_history(conn, tables.instruments, [{"symbol": "PRW", "name": "Preview Two", "board": "MAIN", "source": "t"}])
+    with ctx.engine.connect() as conn:
+        seen = sorted(r["symbol"] for r in current_rows(conn, tables.instruments))
+    return StageOutcome(summary={"seen": seen}, tables={"seen": [{"symbol": s} for s in seen], "orders": []})
+
+
+def test_a_preview_runs_the_stage_and_stores_nothing(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "STAGES", {**registry.STAGES, "writer": Stage("writer", _writes_then_reads_back, "writes")})
+    preview = run_stage("writer", DAY, settings=settings, write=False)
+    assert preview.summary == {"seen": ["PRV", "PRW"]}  # the stage saw its own writes
+    assert preview.written is False and "as a preview: nothing was stored" in preview._repr_markdown_()
+    assert _count(settings, tables.instruments) == 0 and _count(settings, tables.stage_runs) == 0
+    stored = run_stage("writer", DAY, settings=settings)  # the store is not left locked
+    assert stored.written is True and _count(settings, tables.instruments) == 2
+
+
+def test_an_empty_table_is_a_sentence_and_a_skipped_stage_says_why(settings: Settings, extra_stages: None,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "STAGES", {**registry.STAGES, "writer": Stage("writer", _writes_then_reads_back, "writes")})
+    result = run_stage("writer", DAY, settings=settings, write=False)
+    assert result.show("orders", empty="No order was executed at this close.").data == "No order was executed at this close."
+    assert result.show("fills").data == "No fills for 2026-11-20."
+    assert list(result.show("seen")["symbol"]) == ["PRV", "PRW"] and result.frame("orders").empty
+    skipped = run_stage("weekday", date(2026, 4, 3), settings=settings)
+    assert skipped.show("orders", empty="No order.").data == \
+        "No orders: weekday was skipped, 2026-04-03 is a public holiday (Good Friday)."
