@@ -7,11 +7,11 @@ trading date, who triggered the run, and `write=True`: a stage notebook opened b
 defaults to a preview that stores nothing (`write: bool = False` in its parameters cell,
 pipeline/runner.py); a run through here (the CLI, Airflow's tasks, the demo) stores.
 
-The kernel talks to papermill over IPC (Unix sockets in a fresh private temporary folder
-per run, mode 0700, removed afterwards; so parallel Airflow tasks never share one) instead
-of TCP on localhost: with TCP and no CurveZMQ keys, ipykernel warns on every start that
-"Kernel is running over TCP without encryption", once per stage; IPC leaves nothing to warn
-about, and no port for another local user to reach.
+The kernel talks to papermill over TCP on localhost, jupyter_client's default, so ipykernel
+still prints "Kernel is running over TCP without encryption" once per stage. IPC sockets in
+a per-run temporary folder silenced it, but left the parent's ZeroMQ context asserting
+(`pfd.revents & POLLIN`, signaler.cpp) and, once, hanging a long-running demo at exit:
+a cosmetic warning is not worth that.
 """
 from __future__ import annotations
 
@@ -40,11 +40,8 @@ def run_stage_notebook(
     trigger: str = "notebook",
 ) -> Path:
     """Execute the stage's notebook for the date; return the output notebook's path."""
-    import tempfile
-
     import papermill
     from papermill.exceptions import PapermillExecutionError
-    from traitlets.config import Config
 
     settings = settings or get_settings()
     day = parse_trading_date(trading_date) if isinstance(trading_date, str) else trading_date
@@ -53,17 +50,15 @@ def run_stage_notebook(
         raise ConfigurationError(f"stage notebook {source} does not exist")
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with tempfile.TemporaryDirectory(prefix="marketintel-kernel-") as sockets:
-            papermill.execute_notebook(
-                str(source),
-                str(output),
-                parameters={"run_date": day.isoformat(), "trigger": trigger, "write": True},
-                kernel_name="python3",
-                config=Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "kernel")}}),
-                progress_bar=False,
-                execution_timeout=settings.stage_timeout_seconds,
-                cwd=str(source.parent),
-            )
+        papermill.execute_notebook(
+            str(source),
+            str(output),
+            parameters={"run_date": day.isoformat(), "trigger": trigger, "write": True},
+            kernel_name="python3",
+            progress_bar=False,
+            execution_timeout=settings.stage_timeout_seconds,
+            cwd=str(source.parent),
+        )
     except PapermillExecutionError as exc:
         raise StageFailedError(
             f"stage notebook '{stage_name}' for {day.isoformat()} failed ({exc.ename}: {exc.evalue}); "

