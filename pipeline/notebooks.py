@@ -9,9 +9,10 @@ pipeline/runner.py); a run through here (the CLI, Airflow's tasks, the demo) sto
 
 The kernel talks to papermill over TCP on localhost, jupyter_client's default, so ipykernel
 still prints "Kernel is running over TCP without encryption" once per stage. IPC sockets in
-a per-run temporary folder silenced it, but left the parent's ZeroMQ context asserting
-(`pfd.revents & POLLIN`, signaler.cpp) and, once, hanging a long-running demo at exit:
-a cosmetic warning is not worth that.
+a per-run temporary folder silenced it; they were taken out while chasing a demo that does
+not exit after Ctrl-C in clean-clone CI runs (ZeroMQ's `pfd.revents & POLLIN` assertion in
+its stderr), which then showed up on TCP too: IPC was not the cause and can come back once
+that hang is understood.
 """
 from __future__ import annotations
 
