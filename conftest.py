@@ -63,7 +63,7 @@ def _backfill_history(engine) -> None:  # noqa: ANN001
     the date itself is left for the T0 notebook to scrape over HTTP."""
     from datetime import date
 
-    from ingest.simulator.backfill import backfill
+    from pipeline.backfill import backfill
     from market.clock import default_calendar
     from market.settings import get_settings
 
@@ -95,7 +95,7 @@ def pytest_collection_modifyitems(session, config, items) -> None:  # noqa: ANN0
 
 def _run_the_notebooks_day() -> None:
     from market.settings import get_settings
-    from pipeline.day import T0_STAGES, T1_STAGES
+    from pipeline.stage_lists import T0_STAGES, T1_STAGES
     from pipeline.runner import run_stage
 
     get_settings.cache_clear()  # the simulator's URL was set after the first read

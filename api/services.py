@@ -49,7 +49,7 @@ class Services:
     def valuation_day(self) -> date:
         """The day portfolios are valued at: the latest priced trading day (or, on an empty
         store, the latest trading day on the exchange clock)."""
-        from models.market_views import valuation_day
+        from views.market import valuation_day
 
         with self.engine.connect() as conn:
             return valuation_day(conn, self.calendar, self.now())

@@ -53,7 +53,7 @@ def bench_app():  # noqa: ANN201 - uvicorn factory: the real app plus the consta
 
 def _prepare(work: Path) -> tuple[dict[str, str], str]:
     from api import keystore
-    from ingest.simulator.backfill import backfill
+    from pipeline.backfill import backfill
     from market.clock import default_calendar
     from market.settings import Settings
     from portfolio.trading import ManualTrade, move_cash, place_manual_trade

@@ -68,7 +68,8 @@ def retrained(env: dict[str, str], day: date) -> bool:
 
 
 def measure(size: int, history: int, work: Path) -> dict:
-    from ingest.simulator.backfill import backfill, simulator_for
+    from pipeline.backfill import backfill
+    from ingest.markets import simulator_for
     from ingest.simulator.site import SimulatorSite
     from market.settings import Settings
     from pipeline.serving import serve_in_thread

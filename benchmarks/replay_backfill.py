@@ -22,7 +22,7 @@ SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).reso
 
 def measure(market, days: int, with_text: bool) -> dict:  # noqa: ANN001
     from market.settings import Settings
-    from ingest.simulator.backfill import backfill
+    from pipeline.backfill import backfill
     from store.engine import build_engine
     from store.migrations import upgrade
 

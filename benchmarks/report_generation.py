@@ -29,7 +29,7 @@ SCORED_DAYS = 20
 
 
 def prepare(work: Path):  # noqa: ANN201 - (settings, engine)
-    from ingest.simulator.backfill import backfill
+    from pipeline.backfill import backfill
     from market.clock import default_calendar
     from market.settings import Settings
     from portfolio import ai

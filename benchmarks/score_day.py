@@ -20,7 +20,7 @@ DAY = date(2026, 11, 20)
 def main() -> None:
     from market.clock import default_calendar
     from market.settings import Settings
-    from ingest.simulator.backfill import backfill
+    from pipeline.backfill import backfill
     from models.layer1 import EmpiricalFallback, load_layer1, save_random_chronos_bolt
     from models.scoring import score_day
     from store.engine import build_engine

@@ -32,7 +32,7 @@ def measure_nse(folder: Path) -> dict:
     with where they come from, the period, the sample sizes, definitions and tolerances."""
     from ingest.importers.formats import nse_daily_frame
     from ingest.simulator.facts import DEFINITIONS, TOLERANCES, stylised_facts
-    from portfolio.rails import MIN_ADV
+    from market.liquidity import MIN_ADV
 
     prices = nse_daily_frame(folder)
     measured = stylised_facts(prices, adv_gate=MIN_ADV)
@@ -50,7 +50,7 @@ def measure_nse(folder: Path) -> dict:
 
 def main() -> None:
     from ingest.simulator.facts import SIM_DAYS, SIM_END, compare, simulated_facts
-    from portfolio.rails import MIN_ADV
+    from market.liquidity import MIN_ADV
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="measure the NSE files and rewrite the table")

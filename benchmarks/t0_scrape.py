@@ -35,7 +35,8 @@ def _settings(workdir: Path, instruments: int):  # noqa: ANN202
 
 def scrape(instruments: int) -> dict:
     from ingest.exchange.delivery import client_for, deliver_day
-    from ingest.simulator.backfill import backfill, simulator_for
+    from pipeline.backfill import backfill
+    from ingest.markets import simulator_for
     from ingest.simulator.site import SimulatorSite
     from pipeline.serving import serve_in_thread
     from store.engine import build_engine

@@ -36,10 +36,8 @@ import pendulum
 from airflow.sdk import AssetOrTimeSchedule, dag, task
 
 from pipeline.airflow_plugin import T0_DELIVERY, ExchangeTimetable, exchange_day_param, on_task_failure
+from pipeline.stage_lists import T1_PREFLIGHT, T1_STAGES, T1_TIMEOUT_MINUTES
 
-STAGES = ["t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis", "t1_trade"]
-TIMEOUTS = {"t1_ingest_text": 20, "t1_sentiment": 20, "t1_features": 20, "t1_predict": 45, "t1_analysis": 10,
-            "t1_trade": 15}
 
 
 def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task factory
@@ -72,16 +70,16 @@ def marketintel_t1() -> None:
 
         return trading_day_gate(context, current=("t1_trade", "t0_scrape"))
 
-    @task(task_id="t1_preflight", retries=6, retry_delay=timedelta(minutes=5), retry_exponential_backoff=False,
-          execution_timeout=timedelta(minutes=5))
+    @task(task_id=T1_PREFLIGHT, retries=6, retry_delay=timedelta(minutes=5), retry_exponential_backoff=False,
+          execution_timeout=timedelta(minutes=T1_TIMEOUT_MINUTES[T1_PREFLIGHT]))
     def preflight(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
         from pipeline.airflow_tasks import run_notebook_task
 
-        return run_notebook_task("t1_preflight", context)
+        return run_notebook_task(T1_PREFLIGHT, context)
 
     chain = trading_day() >> preflight()
-    for name in STAGES:
-        chain = chain >> stage_task(name, TIMEOUTS[name])()
+    for name in T1_STAGES[1:]:
+        chain = chain >> stage_task(name, T1_TIMEOUT_MINUTES[name])()
 
 
 marketintel_t1()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -24,33 +23,10 @@ from lxml import html as lxml_html
 
 from ingest.pdf_text import PdfExtractor
 from market.errors import MarketIntelError
+from market.macro_catalogue import BOJ_SERIES, CATEGORIES, SOURCES, STATIN_CATEGORIES
 from market.settings import Settings
 
 PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2]|Q[1-4])$")
-
-
-@dataclass(frozen=True)
-class Source:
-    code: str
-    name: str
-    role: str
-    path: str
-
-
-SOURCES = {
-    "BOJ": Source("BOJ", "Bank of Jamaica", "central bank: policy rate, FX rates, reserves, money supply", "/boj"),
-    "STATIN": Source("STATIN", "Statistical Institute of Jamaica", "statistics institute: CPI, GDP, unemployment",
-                     "/statin/indicators.html"),
-    "PIOJ": Source("PIOJ", "Planning Institute of Jamaica", "planning institute: growth estimates and outlook",
-                   "/pioj/economic-update.pdf"),
-}
-BOJ_SERIES = {  # code: (category, currency of the values)
-    "POLICY_RATE": ("rates", None), "USDJMD": ("fx", None), "GBPJMD": ("fx", None), "EURJMD": ("fx", None),
-    "CADJMD": ("fx", None), "NIR": ("reserves", "USD"), "M2": ("money", "JMD"),
-}
-STATIN_CATEGORIES = {"CPI": "prices", "CPI_YOY": "prices", "GDP": "output", "UNEMPLOYMENT": "labour"}
-PIOJ_CATEGORIES = {"GDP_GROWTH_EST": "output", "GROWTH_OUTLOOK": "outlook"}
-CATEGORIES = {**{c: v[0] for c, v in BOJ_SERIES.items()}, **STATIN_CATEGORIES, **PIOJ_CATEGORIES}
 
 
 class SourceFormatError(MarketIntelError):

@@ -9,16 +9,16 @@
 - Tercile: instruments that pass the entry liquidity gates are ranked by Score (ties by
   predicted return) into TOP, MIDDLE and BOTTOM thirds; the rest are ILLIQUID.
 
-The entry gates used here are those of the liquidity rail (portfolio/rails.py, where the
-spread and its no-quotes proxy are defined): ADV_20 >= 5,000 shares, volume today > 0 and
-a spread <= 5%.
+The entry gates used here are the liquidity rail's per-instrument gates, defined once in
+market/liquidity.py with the spread and its no-quotes proxy: ADV_20 >= 5,000 shares,
+volume today > 0 and a spread <= 5%.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from portfolio.rails import passes_entry_gates
+from market.liquidity import passes_entry_gates
 
 LONG_SCORE, AVOID_SCORE, AVOID_RETURN = 55.0, 45.0, -0.005
 MAX_WEIGHT = 0.15

@@ -14,6 +14,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from market.liquidity import spread_series
+
 FEATURE_SET = "core14-v2"  # v2: close_location for momentum_60, spread_pct falls back to the range proxy
 
 
@@ -92,12 +94,9 @@ def zero_volume_share_20(p: pd.DataFrame) -> pd.Series:
 
 
 def spread_pct(p: pd.DataFrame) -> pd.Series:
-    """Closing bid-ask spread over the mid, (ask - bid) / ((ask + bid) / 2), when both
-    sides are quoted (bid > 0, ask >= bid); otherwise the liquidity rail's no-quotes proxy,
-    the day's range over the close, (high - low) / close; NaN when neither is known."""
-    quoted = ((p["ask"] - p["bid"]) / ((p["ask"] + p["bid"]) / 2)).where((p["bid"] > 0) & (p["ask"] >= p["bid"]))
-    proxy = ((p["high"] - p["low"]) / p["close"]).where((p["high"] >= p["low"]) & (p["close"] > 0))
-    return quoted.where(quoted.notna(), proxy)
+    """Closing bid-ask spread over the mid when both sides are quoted, else the day's range
+    over the close; NaN when neither is known (market/liquidity.py's rule, unrounded)."""
+    return spread_series(p)
 
 
 def sentiment(p: pd.DataFrame) -> pd.Series:

@@ -29,9 +29,8 @@ from typing import Any, Callable
 import pandas as pd
 from sqlalchemy import Connection
 
-from ingest.macro_sources import SOURCES
 from market.errors import NotReadyError
-from models.macro_views import GENERATION, vintage
+from market.macro_catalogue import GENERATION, SOURCES, vintage
 from store import tables
 from store.history import current_rows
 

@@ -1,5 +1,8 @@
-"""One function per stage of the trading day, the runner that records every run, the
-papermill notebook runner and the `marketintel` CLI.
+"""Orchestration: one adapter per stage of the trading day (registry.py), the stage lists
+the DAGs read (stage_lists.py), the runner that records every run, the papermill notebook
+runner, run-day, backfill and bootstrap, and what the Airflow tasks call.
+
+May import: market, store, ingest, models, portfolio, views, analysis, reports.
 
 `run_stage` is loaded on first use (PEP 562), not when the package is imported: the DAG
 files import `pipeline.airflow_plugin` at parse time, and that must not pull in the

@@ -7,7 +7,7 @@ was: ..." line and the task's XCom are that summary too (the DAGs annotate the t
 functions `-> object`: a dict annotation makes Airflow push one XCom per key). A task
 that fails after its last retry calls `alert_task_failure` (each DAG's
 `on_failure_callback`), which stores and sends the signed webhook alert of
-`pipeline.notify`; retries in between alert nobody.
+`analysis.notify`; retries in between alert nobody.
 """
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ def alert_task_failure(context: Mapping[str, Any]) -> None:
     again. An alert that cannot be stored or sent is logged, never raised: the callback must
     not hide the task's own failure."""
     from market.settings import get_settings
-    from pipeline.notify import Notification, alert
+    from analysis.notify import Notification, alert
     from pipeline.preflight import alert_failed_preflight
     from store.engine import service_engine
 

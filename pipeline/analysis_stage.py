@@ -1,8 +1,8 @@
 """T1 step 5: the day's written analysis and its notifications.
 
-Reads the day's facts (pipeline/day_facts.py); when an analysis of the same facts is
+Reads the day's facts (analysis/day_facts.py); when an analysis of the same facts is
 already stored (a re-run), it is reused and the language model is not asked again, so a
-re-run writes nothing. Otherwise the writer (pipeline/writers.py) writes it outside any
+re-run writes nothing. Otherwise the writer (analysis/writers.py) writes it outside any
 transaction (a slow model must not hold the store), then one transaction stores the
 analysis and the notifications it raises: the analysis itself, each newly TRAPPED AI
 position and a retrained model. After the commit, pending notifications of the day go to
@@ -14,16 +14,13 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Connection, func, select
 
-from market.clock import exchange_iso
-from market.errors import NotFoundError, NotReadyError
 from market.plain import canonical_sha256
-from pipeline import notify
-from pipeline.day_facts import day_facts
-from pipeline.notify import Notification
+from analysis import notify
+from analysis.day_facts import day_facts
+from analysis.notify import Notification
 from pipeline.stage import Stage, StageContext, StageOutcome
-from pipeline.writers import write_analysis
+from analysis.writers import write_analysis
 from store import tables
 from store.history import append_history, current_rows
 
@@ -82,28 +79,3 @@ def raised(facts: dict[str, Any], analysis: dict[str, Any]) -> list[Notification
 
 
 ANALYSIS = Stage("t1_analysis", run_analysis, "Write the day's analysis and send its notifications (webhook).")
-
-
-def stored_analysis(conn: Connection, day: date | None = None) -> dict[str, Any]:
-    """The analysis of `day` (default: the latest one stored) with that day's
-    notifications and whether each reached the webhook; the latest version when the day was
-    written more than once (new facts after a correction)."""
-    a = tables.analyses.c
-    if day is None:
-        day = conn.execute(select(func.max(a.trading_date))).scalar()
-        if day is None:
-            raise NotReadyError("no analysis has been written yet; T1 step 5 (t1_analysis) writes one per trading day")
-    versions = current_rows(conn, tables.analyses, where=[a.trading_date == day])
-    if not versions:
-        raise NotFoundError(f"no analysis is stored for {day.isoformat()}")
-    latest = max(versions, key=lambda r: (r["recorded_at"], r["id"]))
-    n, d = tables.notifications.c, tables.notification_attempts.c
-    delivered = {r for (r,) in conn.execute(select(d.notification_id).where(d.status == "DELIVERED"))}
-    notes = current_rows(conn, tables.notifications, where=[n.trading_date == day])
-    return {
-        "trading_date": day, "writer": latest["writer"], "fallback_reason": latest["fallback_reason"],
-        "body": latest["body"], "facts": latest["facts"], "written_at": exchange_iso(latest["recorded_at"]),
-        "notifications": [{"notification_id": x["notification_id"], "kind": x["kind"], "severity": x["severity"],
-                           "title": x["payload"].get("title"), "delivered": x["notification_id"] in delivered}
-                          for x in sorted(notes, key=lambda x: x["id"])],
-    }

@@ -24,10 +24,9 @@ from market.settings import Settings
 from pipeline.notebooks import run_stage_notebook
 from pipeline.preflight import alert_failed_preflight
 from pipeline.runner import recorded_outcome
+from pipeline.stage_lists import T0_STAGES, T1_PREFLIGHT, T1_STAGES
 from store.engine import service_engine
 
-T0_STAGES = ["t0_scrape"]
-T1_STAGES = ["t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis", "t1_trade"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[Day
             output = run_stage_notebook(stage, day, settings=settings, trigger=trigger)
         except StageFailedError as exc:
             yield _finished(engine, stage, day, since, started, None)
-            if stage == "t1_preflight":
+            if stage == T1_PREFLIGHT:
                 alert_failed_preflight(day, exc.detail)
             raise
         yield _finished(engine, stage, day, since, started, output)

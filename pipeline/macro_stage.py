@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from ingest.macro_sources import SOURCES, fetch_all
+from ingest.macro_sources import fetch_all
+from market.macro_catalogue import SOURCES
 from models import macro_model
 from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables

@@ -47,7 +47,7 @@ def alert_failed_preflight(day: date, reason: str) -> None:
     """Store and send the PREFLIGHT_FAILED alert: called by Airflow on the last retry and by
     `marketintel run-day`, which has no retries."""
     from market.settings import get_settings
-    from pipeline.notify import Notification, alert
+    from analysis.notify import Notification, alert
     from store.engine import service_engine
 
     settings = get_settings()

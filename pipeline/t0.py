@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ingest.exchange.delivery import client_for, deliver_day
+from market.liquidity import spread_fraction
 from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
 from store.history import current_rows
@@ -34,12 +35,17 @@ def day_table(ctx: StageContext) -> list[dict]:
             "symbol": r["symbol"], "board": boards.get(r["symbol"]), "close": r["close"],
             "change_pct": round((r["close"] / r["prev_close"] - 1) * 100, 2) if r["prev_close"] else None,
             "volume": r["volume"], "bid": r["bid"], "ask": r["ask"],
-            "spread_pct": round((r["ask"] - r["bid"]) / ((r["ask"] + r["bid"]) / 2) * 100, 2)
-            if r["bid"] and r["ask"] else None,
+            **_spread(r),
             "halted": r["halted"],
         }
         for r in sorted(rows, key=lambda r: r["symbol"])
     ]
+
+
+def _spread(row: dict) -> dict:
+    """The spread in percent with where it came from (market/liquidity.py's rule)."""
+    spread, source = spread_fraction(row["bid"], row["ask"], row["high"], row["low"], row["close"])
+    return {"spread_pct": None if spread is None else round(spread * 100, 2), "spread_source": source}
 
 
 T0_SCRAPE = Stage(

@@ -24,7 +24,6 @@ from portfolio.executor import FeeSchedule, Signal, plan_day
 from portfolio.ledger import AI_PORTFOLIO, TradeRequest
 from portfolio.market import market_days
 from portfolio.rails import value_positions
-from portfolio.valuation import portfolio_view
 from store import tables
 from store.history import append_history, current_rows
 
@@ -110,21 +109,3 @@ def execute_day(engine: Engine, settings: Settings, day: date, record: Table = t
         return {**summary, "rerun": False, "trades_recorded": len(trades)}
 
 
-def ai_positions(conn: Connection, day: date) -> list[dict[str, Any]]:
-    """Open AI positions valued at `day` (portfolio/valuation.py), each with the rationale
-    and exchange-time timestamp of the trade that opened it."""
-    trades = ledger.trade_rows(conn, AI_PORTFOLIO)
-    result = []
-    for position in portfolio_view(conn, AI_PORTFOLIO, day)["positions"]:
-        opening = next(t for t in reversed(trades) if t["symbol"] == position["symbol"] and t["side"] == "BUY"
-                       and t["trading_date"] == position["purchase_date"])
-        result.append({**position, "direction": "LONG", "rationale": opening["rationale"],
-                       "timestamp": opening["rationale"].get("timestamp", exchange_iso(opening["executed_at"]))})
-    return result
-
-
-def equity_curve(conn: Connection, portfolio_id: str = AI_PORTFOLIO) -> list[dict[str, Any]]:
-    rows = current_rows(conn, tables.portfolio_days, where=[tables.portfolio_days.c.portfolio_id == portfolio_id])
-    return [{"trading_date": r["trading_date"], "cash": float(r["cash"]), "market_value": float(r["market_value"]),
-             "equity": float(r["cash"] + r["market_value"]), "liquid_equity": float(r["liquid_equity"])}
-            for r in sorted(rows, key=lambda r: r["trading_date"])]

@@ -16,12 +16,10 @@ Exit flags on a held position:
   under SLOW_EXIT is capped at 25% of today's volume.
 - HIGH_SPREAD: spread above 10%. Exit proceeds are discounted by the spread percentage.
 
-Spread = (ask - bid) / mid from the closing quotes. When a source has no quotes (one side
-missing, or the NSE files, which carry none) the day's range (high - low) / close stands in:
-a wider, conservative proxy. With neither, the spread is unknown: the entry gate fails and
-no HIGH_SPREAD discount can be computed (the rationale records `spread_source: none`).
-Spreads are rounded to 6 decimals (0.01 basis point) before any comparison, so a quoted
-5.00% is exactly at the threshold, not a float's width above it.
+The spread (quotes, else the day's range over the close) and the three per-instrument
+entry gates are defined once in market/liquidity.py, which the model's tercile gating and
+the read views share; this module adds the position-size gate, the exit flags and liquid
+equity.
 
 Liquid equity = cash + market value of positions - illiquid discounts, where a TRAPPED
 position is discounted by its whole value and a HIGH_SPREAD one by value x spread.
@@ -33,15 +31,13 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-MIN_ADV = 5_000
-MAX_ENTRY_SPREAD = 0.05
+from market.liquidity import MAX_ENTRY_SPREAD, MIN_ADV, entry_gates, known, spread_fraction
+
 MAX_ADV_SHARE = 0.15
 EXIT_PARTICIPATION = 0.25
 SLOW_EXIT_DAYS = 5
 HIGH_SPREAD = 0.10
-SPREAD_DECIMALS = 6
 
 TRAPPED, SLOW_EXIT, HIGH_SPREAD_FLAG = "TRAPPED", "SLOW_EXIT", "HIGH_SPREAD"
 
@@ -68,37 +64,9 @@ class MarketDay:
         return spread_fraction(self.bid, self.ask, self.high, self.low, self.close)[1]
 
 
-def _known(value: float | None) -> bool:
-    return value is not None and not (isinstance(value, float) and math.isnan(value))
-
-
-def spread_fraction(bid: float | None, ask: float | None, high: float | None, low: float | None,
-                    close: float) -> tuple[float | None, str]:
-    """(spread as a fraction, where it came from: 'quotes', 'range' or 'none')."""
-    if _known(bid) and _known(ask) and bid > 0 and ask >= bid:
-        return round((ask - bid) / ((ask + bid) / 2), SPREAD_DECIMALS), "quotes"
-    if _known(high) and _known(low) and close > 0 and high >= low:
-        return round((high - low) / close, SPREAD_DECIMALS), "range"
-    return None, "none"
-
-
-def effective_spread(frame: pd.DataFrame) -> pd.Series:
-    """`spread_fraction` over a frame with bid, ask, high, low and close columns (the
-    feature registry's `spread_pct`, the same definition)."""
-    from models.features import spread_pct
-
-    return spread_pct(frame).round(SPREAD_DECIMALS)
-
-
-def passes_entry_gates(frame: pd.DataFrame) -> pd.Series:
-    """The three per-instrument entry gates over a frame (the size gate needs a quantity)."""
-    spread = effective_spread(frame)
-    return (frame["adv_20"] >= MIN_ADV) & (frame["volume"] > 0) & spread.notna() & (spread <= MAX_ENTRY_SPREAD)
-
-
 def max_position_shares(adv_20: float | None) -> int:
     """The largest position the size gate allows: 15% of ADV_20, whole shares."""
-    if not _known(adv_20) or adv_20 <= 0:
+    if not known(adv_20) or adv_20 <= 0:
         return 0
     return int(math.floor(MAX_ADV_SHARE * adv_20 + 1e-9))
 
@@ -132,12 +100,13 @@ class EntryCheck:
 
 def check_entry(day: MarketDay, position_after: int) -> EntryCheck:
     """All four entry gates for holding `position_after` shares after the buy."""
-    adv = day.adv_20 if _known(day.adv_20) else None
+    adv = day.adv_20 if known(day.adv_20) else None
     spread = day.spread
+    passed = entry_gates(adv, day.volume, spread)
     return EntryCheck((
-        Gate("adv_20", adv, MIN_ADV, adv is not None and adv >= MIN_ADV),
-        Gate("volume_today", day.volume, 0, day.volume > 0),
-        Gate("spread", spread, MAX_ENTRY_SPREAD, spread is not None and spread <= MAX_ENTRY_SPREAD),
+        Gate("adv_20", adv, MIN_ADV, passed["adv_20"]),
+        Gate("volume_today", day.volume, 0, passed["volume_today"]),
+        Gate("spread", spread, MAX_ENTRY_SPREAD, passed["spread"]),
         Gate("position_size", position_after, max_position_shares(adv), adv is not None and 0 < position_after <= max_position_shares(adv)),
     ))
 
@@ -146,7 +115,7 @@ def days_to_exit(quantity: int, adv_20: float | None) -> float:
     """Trading days to sell `quantity` at 25% of ADV_20 a day (infinite without volume)."""
     if quantity <= 0:
         return 0.0
-    if not _known(adv_20) or adv_20 <= 0:
+    if not known(adv_20) or adv_20 <= 0:
         return math.inf
     return quantity / (EXIT_PARTICIPATION * adv_20)
 

@@ -4,6 +4,8 @@ Compliance Report (GET /api/quant-briefing.pdf, GET /api/compliance-report.pdf,
 
 `generate` reads the report's inputs in one read transaction (reports/inputs.py), hashes
 them, and typesets them with reportlab (reports/layout.py); charts are matplotlib images.
+
+May import: market, store, ingest, models, portfolio, views, analysis.
 """
 from __future__ import annotations
 

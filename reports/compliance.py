@@ -14,7 +14,7 @@ from typing import Any
 
 from reportlab.platypus import Flowable, PageBreak, Spacer
 
-from models.performance import shown_record
+from views.performance import shown_record
 from reports.format import backend_line, metric_rows, money, number, record_caption
 from reports.layout import DIGEST, SMALL, SUBHEADING, SUBTITLE, TITLE, content_width, data_table, key_figures, notice, section, text
 from reports.logos import powered_by

@@ -3,11 +3,11 @@ serves, so a figure in a PDF is the figure a client reads over REST:
 
 | report figure | service function | endpoint |
 |---|---|---|
-| system performance, model metrics | models.performance.performance | GET /api/ai/performance |
-| market sentiment | models.breadth.breadth_of over latest_market | GET /api/market/breadth |
-| top AI signals, score distribution | models.market_views.latest_market | GET /api/market/latest |
-| AI portfolio summary and positions | portfolio.views.ai_summary, portfolio.ai.ai_positions | GET /api/ai-portfolio/summary, /positions |
-| equity curve, trade audit trail | portfolio.views.ai_record | GET /api/ai-portfolio/history (admin) |
+| system performance, model metrics | views.performance.performance | GET /api/ai/performance |
+| market sentiment | views.breadth.breadth_of over latest_market | GET /api/market/breadth |
+| top AI signals, score distribution | views.market.latest_market | GET /api/market/latest |
+| AI portfolio summary and positions | views.portfolio.ai_summary, views.portfolio.ai_positions | GET /api/ai-portfolio/summary, /positions |
+| equity curve, trade audit trail | views.portfolio.ai_record | GET /api/ai-portfolio/history (admin) |
 
 A section whose source has nothing yet carries `unavailable` (the reason) instead of
 failing the report. The inputs are one JSON document; its SHA-256 (`snapshot_sha256`) is
@@ -25,12 +25,11 @@ from market.clock import TradingCalendar, latest_closed_trading_day
 from market.errors import NotReadyError
 from market.plain import canonical_sha256, to_plain
 from market.settings import Settings
-from models.breadth import breadth_of
+from views.breadth import breadth_of
 from models.features import FEATURE_NAMES
-from models.market_views import latest_market, valuation_day
-from models.performance import performance
-from portfolio import views
-from portfolio.ai import ai_positions
+from views.market import latest_market, valuation_day
+from views.performance import performance
+from views import portfolio as portfolio_views
 from portfolio.market import trading_currency
 from store import tables
 from store.history import current_rows
@@ -45,21 +44,21 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
     scored = [{"symbol": s, **q} for s, q in quotes.items() if q["score"] is not None]
     scored.sort(key=lambda q: (-q["score"], q["symbol"]))
     day = valuation_day(conn, calendar, now)
-    summary = views.ai_summary(conn, day, settings.ai_starting_cash)
+    summary = portfolio_views.ai_summary(conn, day, settings.ai_starting_cash)
     return to_plain({
         "performance": performance(conn),
         "market": market,
         "signals": scored[:TOP_SIGNALS],
         "scored_instruments": len(scored),
         "scores": [q["score"] for q in scored],
-        "ai_portfolio": {**summary, "positions": ai_positions(conn, day)},
-        "equity_curve": views.ai_record(conn)["days"],
+        "ai_portfolio": {**summary, "positions": portfolio_views.ai_positions(conn, day)},
+        "equity_curve": portfolio_views.ai_record(conn)["days"],
         "currency": trading_currency(conn),
     })
 
 
 def compliance_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, settings: Settings) -> dict[str, Any]:
-    trades = views.ai_record(conn)["trades"]
+    trades = portfolio_views.ai_record(conn)["trades"]
     audit = [{k: t[k] for k in ("trade_id", "trading_date", "timestamp", "symbol", "side", "quantity", "price", "value")}
              for t in reversed(trades[-AUDIT_TRADES:])]
     return to_plain({

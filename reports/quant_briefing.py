@@ -10,7 +10,7 @@ from reportlab.platypus import Flowable, PageBreak, Spacer
 
 from models.decisions import AVOID_SCORE, LONG_SCORE
 from reports import charts
-from models.performance import shown_record
+from views.performance import shown_record
 from reports.format import backend_line, metric_rows, money, number, pct, record_caption, signed_pct
 from reports.layout import SMALL, SUBTITLE, TITLE, content_width, data_table, key_figures, notice, section, text
 from reports.logos import powered_by

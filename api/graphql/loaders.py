@@ -1,6 +1,6 @@
 """Per-request DataLoaders: every per-instrument field of a list of N instruments is
-gathered into one batch and answered by one call of a `models/instrument_views.py` or
-`models/market_views.py` function (a fixed number of SQL statements), not N.
+gathered into one batch and answered by one call of a `views/instrument.py` or
+`views/market.py` function (a fixed number of SQL statements), not N.
 
 A key is a tuple `(symbol, *arguments)`; keys that share their arguments (the same
 `history(first: 20)` on every instrument of a list) are answered together.
@@ -15,7 +15,7 @@ from sqlalchemy import Connection
 from strawberry.dataloader import DataLoader
 
 from market.clock import latest_closed_trading_day
-from models import instrument_views, market_views
+from views import instrument as instrument_views, market as market_views
 
 if TYPE_CHECKING:
     from api.services import Services

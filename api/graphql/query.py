@@ -20,13 +20,13 @@ from api.graphql.types.portfolio import Portfolio
 from api.security import caller_portfolio
 from api.graphql.permissions import MacroInsightsAccess
 from market.clock import latest_closed_trading_day
-from models import instrument_views, macro_model, macro_views
-from models.breadth import market_breadth
-from models.performance import performance
-from portfolio import views
-from portfolio.ai import ai_positions
-from pipeline.analysis_stage import stored_analysis
-from portfolio.valuation import portfolio_view
+from models import macro_model
+from views import instrument as instrument_views, macro as macro_views
+from views.breadth import market_breadth
+from views.performance import performance
+from views import portfolio as portfolio_views
+from views.analysis import stored_analysis
+from views.valuation import portfolio_view
 
 INSTRUMENTS = Page("instruments", default=50, largest=200)
 MACRO = Page("macroIndicators", default=50, largest=200)
@@ -67,14 +67,14 @@ class Query:
         portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
         day = await ctx.call(ctx.svc.valuation_day)
         view = await ctx.read(portfolio_view, portfolio_id, day)
-        return Portfolio.build(views.summarise(view), view["positions"])
+        return Portfolio.build(portfolio_views.summarise(view), view["positions"])
 
     @strawberry.field(description="The autonomous AI portfolio.")
     async def ai_portfolio(self, info: Info) -> AIPortfolio | None:
         ctx = info.context
         day = await ctx.call(ctx.svc.valuation_day)
-        summary = await ctx.read(views.ai_summary, day, ctx.svc.settings.ai_starting_cash)
-        positions = await ctx.read(ai_positions, day)
+        summary = await ctx.read(portfolio_views.ai_summary, day, ctx.svc.settings.ai_starting_cash)
+        positions = await ctx.read(portfolio_views.ai_positions, day)
         return AIPortfolio.build(summary, positions)
 
     @strawberry.field(description="Advancers, decliners, unchanged and untraded stocks and the service's index change "

@@ -7,9 +7,8 @@ from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import AIHistory, AIPosition, AISummary, Performance
 from api.security import Principal, admin, principal
 from api.services import Services, services
-from models.performance import performance
-from portfolio import views
-from portfolio.ai import ai_positions
+from views.performance import performance
+from views import portfolio as portfolio_views
 
 router = APIRouter(tags=["ai"])
 
@@ -20,7 +19,7 @@ def positions(svc: Services = Depends(services), _: Principal = Depends(principa
     timestamp (ISO 8601, no offset) of the trade that opened it."""
     day = svc.valuation_day()
     with svc.engine.connect() as conn:
-        return [AIPosition.model_validate(p) for p in ai_positions(conn, day)]
+        return [AIPosition.model_validate(p) for p in portfolio_views.ai_positions(conn, day)]
 
 
 @router.get("/api/ai-portfolio/summary", response_model=AISummary, responses=problems(*KEYED))
@@ -28,7 +27,7 @@ def summary(svc: Services = Depends(services), _: Principal = Depends(principal)
     """Total value, PnL, liquid equity, allocation breakdown and flagged positions."""
     day = svc.valuation_day()
     with svc.engine.connect() as conn:
-        return AISummary.model_validate(views.ai_summary(conn, day, svc.settings.ai_starting_cash))
+        return AISummary.model_validate(portfolio_views.ai_summary(conn, day, svc.settings.ai_starting_cash))
 
 
 @router.get("/api/ai-portfolio/history", response_model=AIHistory, responses=problems(*KEYED, 403))
@@ -36,7 +35,7 @@ def history(svc: Services = Depends(services), _: Principal = Depends(admin)) ->
     """Admin only: every executed day (orders, what the rails blocked or cut) and every
     AI trade with its rationale."""
     with svc.engine.connect() as conn:
-        return AIHistory.model_validate(views.ai_record(conn))
+        return AIHistory.model_validate(portfolio_views.ai_record(conn))
 
 
 @router.get("/api/ai/performance", response_model=Performance, responses=problems(*KEYED))

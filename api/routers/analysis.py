@@ -7,7 +7,7 @@ from api.schemas.analysis import DayAnalysis
 from api.schemas.common import KEYED, SupportedDate, problems
 from api.security import Principal, principal
 from api.services import Services, services
-from pipeline.analysis_stage import stored_analysis
+from views.analysis import stored_analysis
 
 router = APIRouter(tags=["analysis"])
 

@@ -8,7 +8,8 @@ from api.schemas.macro import MacroIndicators, MacroInsights
 from api.security import Principal, principal
 from api.services import Services, services
 from market.errors import PermissionDeniedError
-from models import macro_model, macro_views
+from models import macro_model
+from views import macro as macro_views
 
 router = APIRouter(tags=["macro"])
 

@@ -12,8 +12,8 @@ from api.security import Principal, principal
 from api.services import Services, services
 from market.clock import latest_closed_trading_day, supported_date
 from market.errors import InvalidInputError
-from models import market_views
-from models.breadth import market_breadth
+from views import market as market_views
+from views.breadth import market_breadth
 
 router = APIRouter(prefix="/api/market", tags=["market"])
 SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", description="Ticker, e.g. NCBFG.")

@@ -12,11 +12,11 @@ from api.schemas.portfolio import (CashIn, CashOut, ManualTradeIn, PortfolioPosi
 from api.security import Principal, caller_portfolio, principal
 from api.services import Services, services
 from api.uploads import read_upload
-from ingest.research import intake_research
-from portfolio import views
+from analysis.research import intake_research
+from views import portfolio as portfolio_views
 from portfolio.statements import import_statement
 from portfolio.trading import ManualTrade, move_cash, place_manual_trade
-from portfolio.valuation import portfolio_view
+from views.valuation import portfolio_view
 
 router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=StrictJSONRoute)
 IDEMPOTENCY = Header(None, alias="Idempotency-Key", min_length=1, max_length=200,
@@ -36,7 +36,7 @@ def summary(svc: Services = Depends(services), caller: Principal = Depends(princ
     """Equity, cash, liquid equity, PnL and the allocation breakdown."""
     pid = caller_portfolio(svc, caller)
     with svc.engine.connect() as conn:
-        return PortfolioSummary.model_validate(views.summary(conn, pid, svc.valuation_day()))
+        return PortfolioSummary.model_validate(portfolio_views.summary(conn, pid, svc.valuation_day()))
 
 
 @router.get("/trade", response_model=list[Trade], responses=problems(*KEYED))
@@ -44,7 +44,7 @@ def trades(svc: Services = Depends(services), caller: Principal = Depends(princi
     """Every trade of the portfolio, oldest first."""
     pid = caller_portfolio(svc, caller)
     with svc.engine.connect() as conn:
-        return [Trade.model_validate(t) for t in views.trade_history(conn, pid)]
+        return [Trade.model_validate(t) for t in portfolio_views.trade_history(conn, pid)]
 
 
 @router.post("/trade", response_model=TradeOut, status_code=status.HTTP_201_CREATED,

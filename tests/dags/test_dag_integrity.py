@@ -184,7 +184,7 @@ def _chain(dag) -> list[str]:  # noqa: ANN001
 
 
 def test_task_order_of_every_dag(dag_bag) -> None:  # noqa: ANN001
-    from pipeline.day import T0_STAGES, T1_STAGES
+    from pipeline.stage_lists import T0_STAGES, T1_STAGES
 
     assert _chain(dag_bag.dags["marketintel_t0"]) == ["trading_day", *T0_STAGES]
     assert _chain(dag_bag.dags["marketintel_t1"]) == ["trading_day", *T1_STAGES] == [
@@ -371,7 +371,7 @@ def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(sett
     macro week of 2026-11-16, and T1 on Christmas Day skips every stage."""
     from datetime import date
 
-    from ingest.simulator.backfill import backfill
+    from pipeline.backfill import backfill
     from store.engine import service_engine
 
     backfill(service_engine(settings), settings, 30, date(2026, 11, 19), with_text=False)

@@ -14,7 +14,7 @@ from ingest.simulator.macro import SERIES, MacroEconomy
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from market.settings import Settings
-from models.macro_views import indicators
+from views.macro import indicators
 from pipeline.runner import run_stage
 from pipeline.serving import serve_in_thread
 from store import tables

@@ -12,7 +12,8 @@ from ingest.exchange.delivery import client_for, deliver_day
 from ingest.importers.formats import Bad, is_index, read_nse_daily
 from ingest.macro_sources import parse_boj_csv, parse_statin_html
 from ingest.replay import ABSENT_STATUS, ReplayMarket, replay_for
-from ingest.simulator.backfill import backfill, market_for
+from pipeline.backfill import backfill
+from ingest.markets import market_for
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from market import clock

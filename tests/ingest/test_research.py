@@ -1,7 +1,7 @@
 """Research intake: PDF or text in, a structured summary out, stored once."""
 import pytest
 
-from ingest.research import intake_research
+from analysis.research import intake_research
 from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
 from market.settings import Settings
 from store import tables

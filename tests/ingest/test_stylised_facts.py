@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from ingest.simulator.facts import TOLERANCES, compare, simulated_facts, stylised_facts
-from portfolio.rails import MIN_ADV
+from market.liquidity import MIN_ADV
 
 TABLE = Path(__file__).resolve().parents[2] / "ingest" / "simulator" / "stylised_facts.json"
 
@@ -74,7 +74,7 @@ def test_liquid_names_still_pass_the_liquidity_gates() -> None:
     # The demo needs LONG candidates: names with ADV_20 >= 5,000 shares and closing quotes
     # within the rail's 5% spread on the demo day.
     from ingest.simulator.market import SimulatedMarket, price_history
-    from portfolio.rails import MAX_ENTRY_SPREAD
+    from market.liquidity import MAX_ENTRY_SPREAD
 
     prices = price_history(SimulatedMarket(), date(2026, 11, 20), 20)
     last = prices[prices["date"] == prices["date"].max()].set_index("symbol")

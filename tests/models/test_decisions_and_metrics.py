@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from models.decisions import decide
-from portfolio.rails import effective_spread, passes_entry_gates
+from market.liquidity import effective_spread, passes_entry_gates
 from models.metrics import evaluate
 
 

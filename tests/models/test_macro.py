@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 from market.errors import InvalidInputError
 from market.settings import Settings
 from models import macro_model
-from models.macro_views import indicators
+from views.macro import indicators
 from store import tables
 from store.engine import service_engine
 from store.history import append_history

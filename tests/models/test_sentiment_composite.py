@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import spearmanr
 
-from ingest.simulator.backfill import backfill
+from pipeline.backfill import backfill
 from ingest.simulator.market import SimulatedMarket
 from market.clock import session_close_utc
 from market.settings import Settings

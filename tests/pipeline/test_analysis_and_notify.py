@@ -19,10 +19,10 @@ from starlette.routing import Route
 
 from market.settings import Settings
 from pipeline.airflow_tasks import alert_task_failure, run_notebook_task
-from pipeline.notify import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from analysis.notify import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from pipeline.runner import run_stage
 from pipeline.serving import serve_in_thread
-from pipeline.writers import TEMPLATE_ID
+from analysis.writers import TEMPLATE_ID
 from store import tables
 from store.history import current_rows
 from tests.api import world

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from market.clock import default_calendar
 from market.settings import Settings
-from models.performance import performance
+from views.performance import performance
 from models.validation import build_validation_record, record_end
 from pipeline.bootstrap import bootstrap
 from store import tables

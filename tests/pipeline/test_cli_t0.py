@@ -101,7 +101,7 @@ def test_run_day_ends_with_a_table_of_its_stages(simulator_process: str, setting
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from datetime import date
 
-    from ingest.simulator.backfill import backfill
+    from pipeline.backfill import backfill
     from store.engine import service_engine
 
     backfill(service_engine(settings), settings, 45, date(2026, 11, 19), with_text=False)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, func, select
 
-from ingest.simulator.backfill import backfill
+from pipeline.backfill import backfill
 from market.settings import Settings
 from pipeline.runner import run_stage
 from store import tables

@@ -81,7 +81,7 @@ def test_a_stage_notebook_run_by_hand_previews_and_writes_no_row(settings: Setti
     """Opened by hand, t1_predict and t1_trade (the stages that train a model and trade
     the AI portfolio) show what they would do and leave every table as it was; the same
     stage run through papermill (write=True) then stores it."""
-    from ingest.simulator.backfill import backfill
+    from pipeline.backfill import backfill
     from pipeline.runner import run_stage
 
     day = "2026-11-20"
@@ -108,8 +108,8 @@ def test_a_stage_notebook_run_by_hand_previews_and_writes_no_row(settings: Setti
 def test_every_stage_previewed_in_the_days_order_stores_nothing(settings: Settings) -> None:
     """Each stage of a day previewed (as its notebook does by default) on the store the
     stages before it left, then run for real so the next one has its inputs."""
-    from ingest.simulator.backfill import backfill
-    from pipeline.day import T0_STAGES, T1_STAGES
+    from pipeline.backfill import backfill
+    from pipeline.stage_lists import T0_STAGES, T1_STAGES
     from pipeline.runner import run_stage
 
     backfill(service_engine(settings), settings, 45, date(2026, 11, 19), with_text=False)

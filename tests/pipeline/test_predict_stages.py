@@ -6,7 +6,7 @@ from datetime import date
 import pytest
 from sqlalchemy import func, select
 
-from ingest.simulator.backfill import backfill
+from pipeline.backfill import backfill
 from market.clock import default_calendar
 from market.errors import StageFailedError
 from market.settings import Settings

@@ -48,7 +48,7 @@ def test_the_committed_example_day_has_every_stage_executed_with_outputs() -> No
     import re
 
     from market.settings import PROJECT_ROOT
-    from pipeline.day import T0_STAGES, T1_STAGES
+    from pipeline.stage_lists import T0_STAGES, T1_STAGES
 
     docs = PROJECT_ROOT / "docs" / "runs"
     links = re.findall(r"\]\((\d{4}-\d{2}-\d{2}/\w+\.ipynb)\)", (docs / "index.md").read_text())

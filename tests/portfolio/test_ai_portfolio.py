@@ -11,7 +11,8 @@ from market.errors import ConflictError, NotReadyError
 from market.settings import Settings
 from pipeline.runner import run_stage
 from portfolio import ledger
-from portfolio.ai import ai_positions, equity_curve, execute_day
+from portfolio.ai import execute_day
+from views.portfolio import ai_positions, equity_curve
 from store import tables
 from store.engine import service_engine
 from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions

@@ -124,7 +124,7 @@ def test_history_is_append_only_for_trades_and_cash(client) -> None:
 
 
 def test_portfolio_view_values_positions_at_the_latest_close(client) -> None:
-    from portfolio.valuation import portfolio_view
+    from views.valuation import portfolio_view
     from tests.portfolio.seed import DAY
 
     engine, _, portfolio_id = client

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from portfolio.rails import (HIGH_SPREAD_FLAG, SLOW_EXIT, TRAPPED, MarketDay, adv_20, check_entry, days_to_exit,
-                             exit_price, exit_state, illiquid_discount, max_position_shares, spread_fraction,
+                             exit_price, exit_state, illiquid_discount, max_position_shares,
                              value_positions)
 
 
@@ -46,9 +46,8 @@ def test_spread_gate_on_quotes(bid, ask, passed) -> None:
 
 
 def test_spread_without_quotes_uses_the_range_and_without_either_fails() -> None:
-    assert spread_fraction(None, None, 102.5, 97.5, 100.0) == (0.05, "range")
-    assert spread_fraction(99.0, None, 103.0, 97.0, 100.0) == (0.06, "range")  # one side missing
-    assert spread_fraction(None, None, None, None, 100.0) == (None, "none")
+    # the rule's table is tests/market/test_liquidity.py; here, the rail's gate reads it
+    assert gate(check_entry(day(bid=None, ask=None, high=102.5, low=97.5), 100), "spread").passed
     assert gate(check_entry(day(bid=None, ask=None, high=None, low=None), 100), "spread").passed is False
 
 

@@ -13,7 +13,7 @@ from api.graphql.permissions import AdminOnly
 from api.graphql.types.ai_day import AIDay
 from api.graphql.types.ai_position import AIPosition
 from api.graphql.types.ai_trade import AITrade
-from portfolio import views
+from views import portfolio as portfolio_views
 
 AI_POSITIONS = Page("aiPositions", default=100, largest=500)
 AI_TRADES = Page("aiTrades", default=100, largest=1000)
@@ -48,12 +48,12 @@ class AIPortfolio:
 
     @strawberry.field(description="Admin only (null with a FORBIDDEN error otherwise): every AI trade with its rationale, oldest first.", permission_classes=[AdminOnly])
     async def trades(self, info: Info, first: int | None = AI_TRADES.default, after: str | None = None) -> Connection[AITrade] | None:
-        record = await info.context.read(views.ai_record)
+        record = await info.context.read(portfolio_views.ai_record)
         page, page_info = AI_TRADES.slice(record["trades"], lambda t: t["trade_id"], first, after, order="as-listed")
         return Connection(nodes=[AITrade.from_row(t) for t in page], page_info=page_info)
 
     @strawberry.field(description="Admin only (null with a FORBIDDEN error otherwise): every executed day, oldest first.", permission_classes=[AdminOnly])
     async def days(self, info: Info, first: int | None = AI_DAYS.default, after: str | None = None) -> Connection[AIDay] | None:
-        record = await info.context.read(views.ai_record)
+        record = await info.context.read(portfolio_views.ai_record)
         page, page_info = AI_DAYS.slice(record["days"], lambda d: d["trading_date"], first, after)
         return Connection(nodes=[AIDay.from_row(d) for d in page], page_info=page_info)

@@ -14,7 +14,7 @@ class Liquidity:
     spread: float | None = strawberry.field(description="Closing spread as a fraction of the mid (or the day's range).")
     spread_source: str = strawberry.field(description="quotes, range or none.")
     passes_entry_gates: bool
-    failed_gates: list[str] = strawberry.field(description="adv_20, traded, spread: the gates that failed.")
+    failed_gates: list[str] = strawberry.field(description="adv_20, volume_today, spread: the gates that failed.")
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Liquidity:

@@ -12,7 +12,8 @@ from api.graphql.pagination import Connection, Page
 from api.graphql.types.position import Position
 from api.graphql.types.suggestion import Suggestion
 from api.graphql.types.trade import Trade
-from portfolio import suggestions, views
+from portfolio import suggestions
+from views import portfolio as portfolio_views
 
 POSITIONS = Page("positions", default=100, largest=500)
 TRADES = Page("trades", default=100, largest=1000)
@@ -47,7 +48,7 @@ class Portfolio:
 
     @strawberry.field(description="Every trade, oldest first.")
     async def trades(self, info: Info, first: int | None = TRADES.default, after: str | None = None) -> Connection[Trade]:
-        rows = await info.context.read(views.trade_history, self.portfolio_id)
+        rows = await info.context.read(portfolio_views.trade_history, self.portfolio_id)
         page, page_info = TRADES.slice(rows, lambda t: t["trade_id"], first, after, order="as-listed")
         return Connection(nodes=[Trade.from_row(t) for t in page], page_info=page_info)
 

@@ -18,16 +18,15 @@ from __future__ import annotations
 import re
 from datetime import date
 from statistics import fmean
-from typing import Any, Iterable
+from typing import Any
 
 from sqlalchemy import Connection
 
-from ingest.macro_sources import CATEGORIES, SOURCES
 from market.errors import InvalidInputError
+from market.macro_catalogue import CATEGORIES, GENERATION, SOURCES, vintage
 from store import tables
 from store.history import current_rows
 
-GENERATION = "v7"  # the macro data generation label every response carries
 HOME = "JMD"
 FX_CATEGORY = "fx"
 
@@ -45,17 +44,6 @@ def _rows(conn: Connection, as_of: date | None, source: str | None = None, categ
     if category is not None:
         where.append(c.category == category)
     return current_rows(conn, tables.macro_observations, where=where)
-
-
-def vintage(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """(source, code, period) -> the row of its latest release among `rows`."""
-    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for row in rows:
-        key = (row["source"], row["indicator_code"], row["period"])
-        held = latest.get(key)
-        if held is None or (row["release_date"], row["id"]) > (held["release_date"], held["id"]):
-            latest[key] = row
-    return latest
 
 
 def checked_filters(source: str | None, category: str | None, currency: str | None) -> tuple[str | None, ...]:

@@ -21,7 +21,7 @@ from sqlalchemy import Connection, func, select
 from models.sentiment.composite import METHOD as SENTIMENT_METHOD
 from models.sentiment.scorer import SCORER_ID
 from portfolio.market import market_days
-from portfolio.rails import MAX_ENTRY_SPREAD, MIN_ADV
+from market.liquidity import entry_gates
 from store import tables
 from store.history import current_rows
 
@@ -139,14 +139,13 @@ def sentiment_between(conn: Connection, symbols: list[str], start: date | None, 
 
 
 def liquidity(conn: Connection, day: date, symbols: list[str]) -> dict[str, dict[str, Any]]:
-    """The three per-instrument entry gates of the liquidity rail (portfolio/rails.py) on
+    """The three per-instrument entry gates (market/liquidity.py) on
     `day`: ADV_20, the day's volume and the spread, each with whether it passes."""
     result = {}
     for symbol, market in market_days(conn, day, symbols).items():
         spread = market.spread
         adv = market.adv_20
-        gates = {"adv_20": adv is not None and adv >= MIN_ADV, "traded": market.volume > 0,
-                 "spread": spread is not None and spread <= MAX_ENTRY_SPREAD}
+        gates = entry_gates(adv, market.volume, spread)
         result[symbol] = {"symbol": symbol, "trading_date": day, "adv_20": adv, "volume": market.volume,
                           "spread": spread, "spread_source": market.spread_source,
                           "passes_entry_gates": all(gates.values()),

@@ -1,4 +1,4 @@
-"""Who writes the day's analysis from its facts (pipeline/day_facts.py).
+"""Who writes the day's analysis from its facts (analysis/day_facts.py).
 
 - `TemplateWriter` (default, `template-v1`): deterministic sentences from the facts; the
   same facts always give the same text.

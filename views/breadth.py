@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from market.clock import TradingCalendar
-from models.market_views import latest_market
+from views.market import latest_market
 from store import tables
 from store.history import current_rows
 

@@ -8,8 +8,8 @@ from typing import Optional
 import typer
 
 from market.settings import get_settings
-from pipeline.cli_app import command_group
-from pipeline.cli_errors import one_line_errors
+from cli.app import command_group
+from cli.errors import one_line_errors
 
 portfolio_app = command_group("User portfolios: open, trade, import statements, show.")
 

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, and_, func, or_, select
 from market.clock import TradingCalendar, exchange_date
 from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
-from models.instrument_views import served_predictions
+from views.instrument import served_predictions
 from store import tables
 from store.history import current_rows
 

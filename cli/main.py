@@ -10,9 +10,9 @@ import typer
 
 from market.logging import configure_logging
 from market.settings import get_settings
-from pipeline.cli_app import command_group
-from pipeline.cli_errors import one_line_errors
-from pipeline.cli_portfolio import portfolio_app
+from cli.app import command_group
+from cli.errors import one_line_errors
+from cli.portfolio import portfolio_app
 
 app = command_group("Market intelligence service for a small stock exchange.")
 db_app = command_group("The database: apply migrations, show their state.")
@@ -130,7 +130,7 @@ def backfill(
 ) -> None:
     """Deliver simulated (or replayed) history through the T0 code path (no server needed)."""
     from market.clock import parse_trading_date
-    from ingest.simulator.backfill import backfill as run_backfill
+    from pipeline.backfill import backfill as run_backfill
     from store.engine import service_engine
 
     settings = get_settings()
@@ -185,7 +185,7 @@ def exchange_serve(
     from market.clock import parse_trading_date
     from market.errors import InvalidInputError
     from ingest.replay import replay_for
-    from ingest.simulator.backfill import simulator_for
+    from ingest.markets import simulator_for
     from ingest.simulator.site import SimulatorSite
 
     settings = get_settings()
@@ -225,7 +225,7 @@ def demo(
     through their notebooks, then the API."""
     import time
 
-    from pipeline.demo import demo_api, run_demo
+    from cli.demo import demo_api, run_demo
 
     for line in run_demo(get_settings(), days, market):
         typer.echo(line)
@@ -278,7 +278,8 @@ def run_day(
     from tqdm import tqdm
 
     from market.clock import parse_trading_date
-    from pipeline.day import T0_STAGES, T1_STAGES, DayStage, stage_table
+    from pipeline.day import DayStage, stage_table
+    from pipeline.stage_lists import T0_STAGES, T1_STAGES
     from pipeline.day import run_day as run
 
     settings = get_settings()
@@ -302,7 +303,7 @@ def notify_deliver(
 ) -> None:
     """Send every stored notification not yet delivered to MARKETINTEL_WEBHOOK_URL."""
     from market.clock import parse_trading_date
-    from pipeline.notify import deliver_pending
+    from analysis.notify import deliver_pending
     from store.engine import service_engine
 
     settings = get_settings()

@@ -12,25 +12,13 @@ from tqdm import tqdm
 from market.settings import Settings
 from ingest.exchange.client import ExchangeClient
 from ingest.exchange.delivery import DeliveryReport, deliver_day
-from ingest.replay import ReplayMarket, replay_for
+from ingest.markets import market_for
+from ingest.replay import ReplayMarket
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from ingest.text_sources import ingest_text, pdf_extractor
 from models.sentiment.composite import build_composite
 from store.transactions import write_transaction
-
-
-def simulator_for(settings: Settings, **options) -> SimulatedMarket:  # noqa: ANN003
-    return SimulatedMarket(seed=settings.simulator_seed, size=settings.simulator_instruments, **options)
-
-
-def market_for(settings: Settings, **options) -> SimulatedMarket | ReplayMarket:  # noqa: ANN003
-    """The market this world trades: the replay of MARKETINTEL_REPLAY_PATH when it is set
-    (which also records its calendar for every other process), else the simulator
-    (`options` are the simulator's, e.g. news_signal)."""
-    if settings.replay_path is not None:
-        return replay_for(settings)
-    return simulator_for(settings, **options)
 
 
 def backfill(engine: Engine, settings: Settings, days: int, end: date, market: SimulatedMarket | ReplayMarket | None = None,

@@ -1,6 +1,6 @@
 """What T1 step 5 writes about and alerts on: the day's facts, read from the store.
 
-- market breadth and the capitalisation-weighted index (models/breadth.py);
+- market breadth and the capitalisation-weighted index (views/breadth.py);
 - the top signals by Score and the AVOIDs with the lowest Scores (the served predictions);
 - notable news: the day's items naming a listed instrument, strongest sentiment first;
 - the AI portfolio: its latest executed day before this one (orders, equity) and its
@@ -22,10 +22,10 @@ from sqlalchemy import Connection, func, select
 
 from market.clock import TradingCalendar, exchange_date
 from market.plain import to_plain
-from models.breadth import breadth_of
-from models.instrument_views import news
-from models.market_views import latest_market
-from models.performance import performance
+from views.breadth import breadth_of
+from views.instrument import news
+from views.market import latest_market
+from views.performance import performance
 from portfolio import ledger
 from portfolio.market import market_days
 from portfolio.rails import TRAPPED, exit_state

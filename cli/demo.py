@@ -21,10 +21,11 @@ from typing import Iterator
 from market.clock import TradingCalendar, exchange_now, latest_closed_trading_day
 from market.settings import Settings, get_settings
 from models.macro_model import week_start
-from ingest.simulator.backfill import backfill, market_for
+from pipeline.backfill import backfill
+from ingest.markets import market_for
 from ingest.simulator.site import SimulatorSite
 from pipeline.bootstrap import bootstrap
-from pipeline.day import T0_STAGES, T1_STAGES
+from pipeline.stage_lists import T0_STAGES, T1_STAGES
 from pipeline.notebooks import run_stage_notebook
 from pipeline.serving import serve_in_thread
 from store import tables

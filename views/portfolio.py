@@ -1,6 +1,6 @@
 """Read models of portfolios for the API and the reports: a summary with the allocation
 breakdown, the trade history, and the AI portfolio's record. Values come from
-portfolio/valuation.py, so every reader agrees on prices, PnL and flags."""
+views/valuation.py, so every reader agrees on prices, PnL and flags."""
 from __future__ import annotations
 
 from datetime import date
@@ -11,8 +11,8 @@ from sqlalchemy import Connection
 
 from market.clock import exchange_iso
 from portfolio import ledger
-from portfolio.ai import equity_curve
-from portfolio.valuation import portfolio_view
+from portfolio.ledger import AI_PORTFOLIO
+from views.valuation import portfolio_view
 from store import tables
 from store.history import current_rows
 
@@ -68,3 +68,23 @@ def ai_record(conn: Connection) -> dict[str, Any]:
                  for d in sorted(days, key=lambda d: d["trading_date"])],
         "trades": trade_history(conn, ledger.AI_PORTFOLIO),
     }
+
+
+def ai_positions(conn: Connection, day: date) -> list[dict[str, Any]]:
+    """Open AI positions valued at `day` (views/valuation.py), each with the rationale
+    and exchange-time timestamp of the trade that opened it."""
+    trades = ledger.trade_rows(conn, AI_PORTFOLIO)
+    result = []
+    for position in portfolio_view(conn, AI_PORTFOLIO, day)["positions"]:
+        opening = next(t for t in reversed(trades) if t["symbol"] == position["symbol"] and t["side"] == "BUY"
+                       and t["trading_date"] == position["purchase_date"])
+        result.append({**position, "direction": "LONG", "rationale": opening["rationale"],
+                       "timestamp": opening["rationale"].get("timestamp", exchange_iso(opening["executed_at"]))})
+    return result
+
+
+def equity_curve(conn: Connection, portfolio_id: str = AI_PORTFOLIO) -> list[dict[str, Any]]:
+    rows = current_rows(conn, tables.portfolio_days, where=[tables.portfolio_days.c.portfolio_id == portfolio_id])
+    return [{"trading_date": r["trading_date"], "cash": float(r["cash"]), "market_value": float(r["market_value"]),
+             "equity": float(r["cash"] + r["market_value"]), "liquid_equity": float(r["liquid_equity"])}
+            for r in sorted(rows, key=lambda r: r["trading_date"])]

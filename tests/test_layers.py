@@ -1,0 +1,43 @@
+"""Packages import downward only: the layer contract in pyproject.toml ([tool.importlinter],
+run by import-linter, lazy imports inside functions included), and the DAG files, which the
+DAG processor parses every 30 s, import only the parse-light parts of pipeline/."""
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"]
+PACKAGES = ["market", "store", "ingest", "models", "portfolio", "views", "analysis", "reports", "pipeline", "api", "cli"]
+DAG_IMPORTS = {"pipeline.airflow_plugin", "pipeline.stage_lists", "pipeline.airflow_tasks"}
+
+
+def lint(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([*LINT, "--config", str(ROOT / "pyproject.toml"), "--no-cache"], cwd=root,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+
+
+def test_every_package_imports_only_the_layers_below_it() -> None:
+    result = lint(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 kept, 0 broken" in result.stdout
+
+
+def test_the_contract_catches_an_upward_import(tmp_path: Path) -> None:
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    decisions = tmp_path / "models" / "decisions.py"
+    decisions.write_text(decisions.read_text() + "\n\ndef late():\n    from portfolio.rails import exit_state\n")
+    result = lint(tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "models.decisions -> portfolio.rails" in result.stdout
+
+
+def test_dag_files_import_only_the_parse_light_pipeline_modules() -> None:
+    for dag in sorted((ROOT / "dags").glob("*.py")):
+        project = {node.module for node in ast.walk(ast.parse(dag.read_text()))
+                   if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES}
+        assert project <= DAG_IMPORTS, (dag.name, project - DAG_IMPORTS)
