@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable, TypeVar
 
-from fastapi import Depends, Request, Security
+from fastapi import Request
 from strawberry.fastapi import BaseContext
 from strawberry.types import Info
 
+from api.deps import PresentedKey, ServicesDep
 from api.graphql.loaders import Loaders
-from api.security import Principal, api_key_header, authenticate
-from api.services import Services, services
+from api.security import Principal, authenticate
+from api.services import Services
 from market.errors import PermissionDeniedError
 
 T = TypeVar("T")
@@ -54,8 +55,7 @@ def is_ide_page(request: Request, svc: Services) -> bool:
             and "text/html" in request.headers.get("accept", ""))
 
 
-def graph_context(request: Request, svc: Services = Depends(services),
-                  presented: str | None = Security(api_key_header)) -> GraphContext:
+def graph_context(request: Request, svc: ServicesDep, presented: PresentedKey) -> GraphContext:
     """Sync on purpose: FastAPI runs it in the thread pool, where the key lookup may block."""
     if is_ide_page(request, svc):
         return GraphContext(svc, None)

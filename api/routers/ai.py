@@ -1,20 +1,19 @@
 """The autonomous AI portfolio and the model's live record."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
+from api.deps import AdminDep, CallerDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import AIHistory, AIPosition, AISummary, Performance
-from api.security import Principal, admin, principal
-from api.services import Services, services
-from views.performance import performance
 from views import portfolio as portfolio_views
+from views.performance import performance
 
 router = APIRouter(tags=["ai"])
 
 
 @router.get("/api/ai-portfolio/positions", response_model=list[AIPosition], responses=problems(*KEYED))
-def positions(svc: Services = Depends(services), _: Principal = Depends(principal)) -> list[AIPosition]:
+def positions(svc: ServicesDep, _: CallerDep) -> list[AIPosition]:
     """Open AI positions at the latest close, each with the rationale and exchange-time
     timestamp (ISO 8601, no offset) of the trade that opened it."""
     day = svc.valuation_day()
@@ -23,7 +22,7 @@ def positions(svc: Services = Depends(services), _: Principal = Depends(principa
 
 
 @router.get("/api/ai-portfolio/summary", response_model=AISummary, responses=problems(*KEYED))
-def summary(svc: Services = Depends(services), _: Principal = Depends(principal)) -> AISummary:
+def summary(svc: ServicesDep, _: CallerDep) -> AISummary:
     """Total value, PnL, liquid equity, allocation breakdown and flagged positions."""
     day = svc.valuation_day()
     with svc.engine.connect() as conn:
@@ -31,7 +30,7 @@ def summary(svc: Services = Depends(services), _: Principal = Depends(principal)
 
 
 @router.get("/api/ai-portfolio/history", response_model=AIHistory, responses=problems(*KEYED, 403))
-def history(svc: Services = Depends(services), _: Principal = Depends(admin)) -> AIHistory:
+def history(svc: ServicesDep, _: AdminDep) -> AIHistory:
     """Admin only: every executed day (orders, what the rails blocked or cut) and every
     AI trade with its rationale."""
     with svc.engine.connect() as conn:
@@ -39,7 +38,7 @@ def history(svc: Services = Depends(services), _: Principal = Depends(admin)) ->
 
 
 @router.get("/api/ai/performance", response_model=Performance, responses=problems(*KEYED))
-def model_performance(svc: Services = Depends(services), _: Principal = Depends(principal)) -> Performance:
+def model_performance(svc: ServicesDep, _: CallerDep) -> Performance:
     """The model's two out-of-sample records side by side, each labelled: `validation`
     (the walk-forward over the history before the first live day) and `live` (from the
     first live day). Each has binary, 3-class and movers accuracy, average error, IC and

@@ -1,20 +1,19 @@
 """The day's written analysis (T1 step 5) and its notifications."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
+from api.deps import CallerDep, ServicesDep
 from api.schemas.analysis import DayAnalysis
 from api.schemas.common import KEYED, SupportedDate, problems
-from api.security import Principal, principal
-from api.services import Services, services
 from views.analysis import stored_analysis
 
 router = APIRouter(tags=["analysis"])
 
 
 @router.get("/api/analysis", response_model=DayAnalysis, responses=problems(*KEYED, 404, 503))
-def analysis(date_: SupportedDate | None = Query(None, alias="date", description="A trading date; default: the latest analysed."),
-             svc: Services = Depends(services), _: Principal = Depends(principal)) -> DayAnalysis:
+def analysis(svc: ServicesDep, _: CallerDep,
+             date_: SupportedDate | None = Query(None, alias="date", description="A trading date; default: the latest analysed.")) -> DayAnalysis:
     """The day's analysis as written (writer named, fallback reason when the language model
     failed), the facts it was written from, and the day's notifications with whether the
     webhook acknowledged each. 503 before any analysis exists, 404 for a date without one."""

@@ -1,15 +1,22 @@
 """Admin only: issue, list, revoke, rotate and tune client keys."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Path, status
+from fastapi import APIRouter, Path, status
 
 from api import keystore
+from api.deps import AdminDep, ServicesDep
 from api.jsonbody import StrictJSONRoute
 from api.schemas.common import KEYED, problems
-from api.schemas.keys import (KeyInfo, KeyRequest, MacroAccessRequest, NewKey, RateLimitRequest, RotatedKey, RotateRequest,
-                              TierRequest)
-from api.security import Principal, admin
-from api.services import Services, services
+from api.schemas.keys import (
+    KeyInfo,
+    KeyRequest,
+    MacroAccessRequest,
+    NewKey,
+    RateLimitRequest,
+    RotatedKey,
+    RotateRequest,
+    TierRequest,
+)
 
 router = APIRouter(prefix="/api/keys", tags=["keys"], route_class=StrictJSONRoute)
 KEY_ID = Path(min_length=1, max_length=64, description="A key id from GET /api/keys (never the secret).")
@@ -17,27 +24,26 @@ ADMIN_ERRORS = problems(*KEYED, 403, 404, 415)
 
 
 @router.post("/generate", response_model=NewKey, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 403, 415))
-def generate(request: KeyRequest, svc: Services = Depends(services), _: Principal = Depends(admin)) -> NewKey:
+def generate(request: KeyRequest, svc: ServicesDep, _: AdminDep) -> NewKey:
     """A new client key, shown once in this response; a known client name gets another key
     for the same client (and portfolio)."""
     return NewKey.model_validate(keystore.generate(svc.engine, svc.settings, request.client_name, request.tier, svc.now()))
 
 
 @router.get("", response_model=list[KeyInfo], responses=problems(*KEYED, 403))
-def list_keys(svc: Services = Depends(services), _: Principal = Depends(admin)) -> list[KeyInfo]:
+def list_keys(svc: ServicesDep, _: AdminDep) -> list[KeyInfo]:
     """Every key with client, tier, status and limits; never a secret."""
     return [KeyInfo.model_validate(k) for k in keystore.list_keys(svc.engine, svc.now())]
 
 
 @router.post("/{key_id}/revoke", response_model=KeyInfo, responses=ADMIN_ERRORS)
-def revoke(key_id: str = KEY_ID, svc: Services = Depends(services), _: Principal = Depends(admin)) -> KeyInfo:
+def revoke(svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
     """The key stops working from the very next request."""
     return KeyInfo.model_validate(keystore.revoke(svc.engine, key_id, svc.now()))
 
 
 @router.post("/{key_id}/rotate", response_model=RotatedKey, status_code=status.HTTP_201_CREATED, responses=ADMIN_ERRORS)
-def rotate(request: RotateRequest | None = None, key_id: str = KEY_ID, svc: Services = Depends(services),
-           _: Principal = Depends(admin)) -> RotatedKey:
+def rotate(svc: ServicesDep, _: AdminDep, request: RotateRequest | None = None, key_id: str = KEY_ID) -> RotatedKey:
     """A replacement key (shown once) with the same client, tier and limits; the old key
     stops at once or after `grace_seconds`."""
     grace = request.grace_seconds if request else 0
@@ -45,21 +51,18 @@ def rotate(request: RotateRequest | None = None, key_id: str = KEY_ID, svc: Serv
 
 
 @router.put("/{key_id}/rate-limit", response_model=KeyInfo, responses=ADMIN_ERRORS)
-def set_rate_limit(request: RateLimitRequest, key_id: str = KEY_ID, svc: Services = Depends(services),
-                   _: Principal = Depends(admin)) -> KeyInfo:
+def set_rate_limit(request: RateLimitRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
     """Requests per minute for this key (null: the tier's default)."""
     return KeyInfo.model_validate(keystore.set_option(svc.engine, key_id, "RATE_LIMIT_SET", request.per_minute, svc.now()))
 
 
 @router.put("/{key_id}/macro-access", response_model=KeyInfo, responses=ADMIN_ERRORS)
-def set_macro_access(request: MacroAccessRequest, key_id: str = KEY_ID, svc: Services = Depends(services),
-                     _: Principal = Depends(admin)) -> KeyInfo:
+def set_macro_access(request: MacroAccessRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
     """Switch the macro datasets on or off for this key (null: the tier's rule)."""
     return KeyInfo.model_validate(keystore.set_option(svc.engine, key_id, "MACRO_ACCESS_SET", request.enabled, svc.now()))
 
 
 @router.put("/{key_id}/tier", response_model=KeyInfo, responses=ADMIN_ERRORS)
-def set_tier(request: TierRequest, key_id: str = KEY_ID, svc: Services = Depends(services),
-             _: Principal = Depends(admin)) -> KeyInfo:
+def set_tier(request: TierRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
     """Move the key to another tier (its default rate limit and macro rule follow)."""
     return KeyInfo.model_validate(keystore.set_option(svc.engine, key_id, "TIER_SET", request.tier, svc.now()))

@@ -1,12 +1,11 @@
 """Macro indicators (any key) and the tier-gated macro insights."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
+from api.deps import CallerDep, ServicesDep
 from api.schemas.common import KEYED, SupportedDate, problems
 from api.schemas.macro import MacroIndicators, MacroInsights
-from api.security import Principal, principal
-from api.services import Services, services
 from market.errors import PermissionDeniedError
 from models import macro_model
 from views import macro as macro_views
@@ -15,12 +14,12 @@ router = APIRouter(tags=["macro"])
 
 
 @router.get("/api/v1/macro/indicators", response_model=MacroIndicators, responses=problems(*KEYED))
-def indicators(source: str | None = Query(None, max_length=20, description="BOJ, STATIN or PIOJ."),
+def indicators(svc: ServicesDep, _: CallerDep,
+               source: str | None = Query(None, max_length=20, description="BOJ, STATIN or PIOJ."),
                category: str | None = Query(None, max_length=20, description="rates, fx, reserves, money, prices, "
                                                                               "output, labour or outlook."),
                currency: str | None = Query(None, max_length=3, description="Convert money values to this ISO 4217 code."),
-               as_of: SupportedDate | None = Query(None, description="YYYY-MM-DD: values as known on that date."),
-               svc: Services = Depends(services), _: Principal = Depends(principal)) -> MacroIndicators:
+               as_of: SupportedDate | None = Query(None, description="YYYY-MM-DD: values as known on that date.")) -> MacroIndicators:
     """The latest value of every indicator from the central bank, the statistics institute
     and the planning institute, optionally filtered; `as_of` gives the values as they were
     known on a date (releases on or before it only), `currency` converts money values with
@@ -30,7 +29,7 @@ def indicators(source: str | None = Query(None, max_length=20, description="BOJ,
 
 
 @router.get("/api/macro_insights", response_model=MacroInsights, responses=problems(*KEYED, 403, 503))
-def insights(svc: Services = Depends(services), caller: Principal = Depends(principal)) -> MacroInsights:
+def insights(svc: ServicesDep, caller: CallerDep) -> MacroInsights:
     """The week's macro parameters (rates regime, FX pressure, macro risk) with their inputs
     and the three sources. PRO and INSTITUTIONAL keys, and keys whose macro access is on."""
     if not caller.may_read_macro_insights:

@@ -3,13 +3,18 @@ from __future__ import annotations
 
 from datetime import date
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
+from api.deps import CallerDep, ServicesDep
 from api.schemas.common import KEYED, SupportedDate, problems
-from api.schemas.market import LATEST_EXAMPLE, Breadth, History, LatestQuote, SymbolStatistics
-from api.security import Principal, principal
-from api.services import Services, services
+from api.schemas.market import (
+    LATEST_EXAMPLE,
+    Breadth,
+    History,
+    LatestQuote,
+    SymbolStatistics,
+)
 from market.clock import latest_closed_trading_day, supported_date
 from market.errors import InvalidInputError
 from views import market as market_views
@@ -21,8 +26,8 @@ SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", descrip
 
 @router.get("/latest", response_model=dict[str, LatestQuote], responses={
     **problems(*KEYED, 404, 503), 200: {"content": {"application/json": {"example": LATEST_EXAMPLE}}}})
-def latest(date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest."),
-           svc: Services = Depends(services), _: Principal = Depends(principal)) -> Response:
+def latest(svc: ServicesDep, _: CallerDep,
+           date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest.")) -> Response:
     """Every ticker's latest close, volume and change with its prediction (score, action,
     tercile, predicted return) and RSI. With `date`: 503 when that day's session has closed
     but its data is not delivered yet, 404 for a gap in the history, 422 for a date that is
@@ -38,8 +43,8 @@ def latest(date_: SupportedDate | None = Query(None, alias="date", description="
 
 
 @router.get("/breadth", response_model=Breadth, responses=problems(*KEYED, 404, 503))
-def breadth(date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest."),
-            svc: Services = Depends(services), _: Principal = Depends(principal)) -> Breadth:
+def breadth(svc: ServicesDep, _: CallerDep,
+            date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest.")) -> Breadth:
     """The day's advancers, decliners, unchanged and untraded stocks and the change of the
     service's capitalisation-weighted index; same dates and errors as /latest."""
     with svc.engine.connect() as conn:
@@ -48,8 +53,7 @@ def breadth(date_: SupportedDate | None = Query(None, alias="date", description=
 
 
 @router.get("/symbol/{symbol}", response_model=SymbolStatistics, responses=problems(*KEYED, 404, 503))
-def symbol_statistics(symbol: str = SYMBOL, svc: Services = Depends(services),
-                      _: Principal = Depends(principal)) -> SymbolStatistics:
+def symbol_statistics(svc: ServicesDep, _: CallerDep, symbol: str = SYMBOL) -> SymbolStatistics:
     """Variance of daily log returns over 20, 60, 120 and 250 days, and the latest day's
     statistics as z-scores against the instrument's own history."""
     with svc.engine.connect() as conn:
@@ -57,12 +61,11 @@ def symbol_statistics(symbol: str = SYMBOL, svc: Services = Depends(services),
 
 
 @router.get("/history/{symbol}", response_model=History, responses=problems(*KEYED, 404))
-def history(symbol: str = SYMBOL,
+def history(svc: ServicesDep, _: CallerDep, symbol: str = SYMBOL,
             start: SupportedDate | None = Query(None, description="First trading date (inclusive)."),
             end: SupportedDate | None = Query(None, description="Last trading date (inclusive)."),
             limit: int = Query(250, ge=1, le=2000, description="Bars per page."),
-            cursor: str | None = Query(None, max_length=40, description="`next_cursor` of the previous page."),
-            svc: Services = Depends(services), _: Principal = Depends(principal)) -> History:
+            cursor: str | None = Query(None, max_length=40, description="`next_cursor` of the previous page.")) -> History:
     """Daily bars oldest first with RSI, Bollinger %B and bandwidth, momentum, volatility,
     volume ratio and spread; pages of `limit` bars."""
     after = _cursor(cursor)

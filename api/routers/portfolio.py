@@ -2,20 +2,29 @@
 A client key acts on its client's portfolio, the admin key on the house portfolio."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, File, Header, UploadFile, status
+from fastapi import APIRouter, File, Header, UploadFile, status
 from starlette.concurrency import run_in_threadpool
 
+from analysis.research import intake_research
+from api.deps import CallerDep, ServicesDep
 from api.jsonbody import StrictJSONRoute
 from api.schemas.common import KEYED, problems
-from api.schemas.portfolio import (CashIn, CashOut, ManualTradeIn, PortfolioPositions, PortfolioSummary, ResearchResult,
-                                   StatementResult, Trade, TradeOut)
-from api.security import Principal, caller_portfolio, principal
-from api.services import Services, services
+from api.schemas.portfolio import (
+    CashIn,
+    CashOut,
+    ManualTradeIn,
+    PortfolioPositions,
+    PortfolioSummary,
+    ResearchResult,
+    StatementResult,
+    Trade,
+    TradeOut,
+)
+from api.security import caller_portfolio
 from api.uploads import read_upload
-from analysis.research import intake_research
-from views import portfolio as portfolio_views
 from portfolio.statements import import_statement
 from portfolio.trading import ManualTrade, move_cash, place_manual_trade
+from views import portfolio as portfolio_views
 from views.valuation import portfolio_view
 
 router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=StrictJSONRoute)
@@ -24,7 +33,7 @@ IDEMPOTENCY = Header(None, alias="Idempotency-Key", min_length=1, max_length=200
 
 
 @router.get("", response_model=PortfolioPositions, responses=problems(*KEYED))
-def positions(svc: Services = Depends(services), caller: Principal = Depends(principal)) -> PortfolioPositions:
+def positions(svc: ServicesDep, caller: CallerDep) -> PortfolioPositions:
     """Open positions at the latest close with market value, PnL and exit flags."""
     pid = caller_portfolio(svc, caller)
     with svc.engine.connect() as conn:
@@ -32,7 +41,7 @@ def positions(svc: Services = Depends(services), caller: Principal = Depends(pri
 
 
 @router.get("/summary", response_model=PortfolioSummary, responses=problems(*KEYED))
-def summary(svc: Services = Depends(services), caller: Principal = Depends(principal)) -> PortfolioSummary:
+def summary(svc: ServicesDep, caller: CallerDep) -> PortfolioSummary:
     """Equity, cash, liquid equity, PnL and the allocation breakdown."""
     pid = caller_portfolio(svc, caller)
     with svc.engine.connect() as conn:
@@ -40,7 +49,7 @@ def summary(svc: Services = Depends(services), caller: Principal = Depends(princ
 
 
 @router.get("/trade", response_model=list[Trade], responses=problems(*KEYED))
-def trades(svc: Services = Depends(services), caller: Principal = Depends(principal)) -> list[Trade]:
+def trades(svc: ServicesDep, caller: CallerDep) -> list[Trade]:
     """Every trade of the portfolio, oldest first."""
     pid = caller_portfolio(svc, caller)
     with svc.engine.connect() as conn:
@@ -49,8 +58,7 @@ def trades(svc: Services = Depends(services), caller: Principal = Depends(princi
 
 @router.post("/trade", response_model=TradeOut, status_code=status.HTTP_201_CREATED,
              responses=problems(*KEYED, 409, 415))
-def trade(order: ManualTradeIn, idempotency_key: str | None = IDEMPOTENCY, svc: Services = Depends(services),
-          caller: Principal = Depends(principal)) -> TradeOut:
+def trade(order: ManualTradeIn, svc: ServicesDep, caller: CallerDep, idempotency_key: str | None = IDEMPOTENCY) -> TradeOut:
     """A manual trade at the given price, checked against the listing, the day's price
     band around the latest close, holdings and cash; refused with the reason (422).
     The same Idempotency-Key with a different order is 409."""
@@ -62,7 +70,7 @@ def trade(order: ManualTradeIn, idempotency_key: str | None = IDEMPOTENCY, svc: 
 
 
 @router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 415))
-def cash(movement: CashIn, svc: Services = Depends(services), caller: Principal = Depends(principal)) -> CashOut:
+def cash(movement: CashIn, svc: ServicesDep, caller: CallerDep) -> CashOut:
     """A deposit (positive amount) or withdrawal (negative); cash never goes below zero."""
     pid = caller_portfolio(svc, caller)
     balance = move_cash(svc.engine, pid, movement.amount, movement.note, svc.now())
@@ -70,8 +78,8 @@ def cash(movement: CashIn, svc: Services = Depends(services), caller: Principal 
 
 
 @router.post("/upload-pdf", response_model=StatementResult, responses=problems(*KEYED, 413, 415))
-async def upload_pdf(file: UploadFile = File(description="An account statement PDF."), svc: Services = Depends(services),
-                     caller: Principal = Depends(principal)) -> StatementResult:
+async def upload_pdf(svc: ServicesDep, caller: CallerDep,
+                     file: UploadFile = File(description="An account statement PDF.")) -> StatementResult:
     """Synchronise the portfolio from a broker statement (holdings or transactions
     layout); the same file twice changes nothing (ALREADY_IMPORTED)."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=True)
@@ -82,8 +90,8 @@ async def upload_pdf(file: UploadFile = File(description="An account statement P
 
 
 @router.post("/upload-research", response_model=ResearchResult, responses=problems(*KEYED, 413, 415))
-async def upload_research(file: UploadFile = File(description="A research note: PDF or UTF-8 text."),
-                          svc: Services = Depends(services), caller: Principal = Depends(principal)) -> ResearchResult:
+async def upload_research(svc: ServicesDep, caller: CallerDep,
+                          file: UploadFile = File(description="A research note: PDF or UTF-8 text.")) -> ResearchResult:
     """Read, tag and score a research note; the instruments it names and its sentiment."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=False)
     result = await run_in_threadpool(intake_research, svc.engine, svc.settings, data, file.filename, file.content_type,

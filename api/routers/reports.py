@@ -1,12 +1,12 @@
 """The two PDF reports, generated on demand from current data (reports/)."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from fastapi.responses import Response
 
+from api.deps import ReportReaderDep, ServicesDep
 from api.schemas.common import KEYED, problems
-from api.security import Principal, report_reader
-from api.services import Services, services
+from api.services import Services
 from reports import generate
 
 router = APIRouter(tags=["reports"])
@@ -22,14 +22,14 @@ def _pdf(kind: str, svc: Services) -> Response:
 
 
 @router.get("/api/quant-briefing.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})
-async def quant_briefing(svc: Services = Depends(services), _: Principal | None = Depends(report_reader)) -> Response:
+async def quant_briefing(svc: ServicesDep, _: ReportReaderDep) -> Response:
     """System performance, market breadth, top signals by Score, the AI portfolio, its
     equity curve and the Score distribution. Needs a key unless `public_reports` is on."""
     return await svc.run_heavy(_pdf, "quant-briefing", svc)
 
 
 @router.get("/api/compliance-report.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})
-async def compliance_report(svc: Services = Depends(services), _: Principal | None = Depends(report_reader)) -> Response:
+async def compliance_report(svc: ServicesDep, _: ReportReaderDep) -> Response:
     """Risk disclosures, model metrics, the AI portfolio's recent trade audit trail,
     regulatory notices and a certification with the data snapshot's SHA-256. Needs a key
     unless `public_reports` is on."""

@@ -1,12 +1,12 @@
 """Morning suggestions for the caller's portfolio: list, confirm, reject."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Path
 
+from api.deps import CallerDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import Suggestion
-from api.security import Principal, caller_portfolio, principal
-from api.services import Services, services
+from api.security import caller_portfolio
 from portfolio import suggestions
 
 router = APIRouter(prefix="/api/suggestions", tags=["suggestions"])
@@ -14,15 +14,14 @@ SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id 
 
 
 @router.get("", response_model=list[Suggestion], responses=problems(*KEYED))
-def pending(svc: Services = Depends(services), caller: Principal = Depends(principal)) -> list[Suggestion]:
+def pending(svc: ServicesDep, caller: CallerDep) -> list[Suggestion]:
     """The caller's pending suggestions (expired ones are not listed)."""
     pid = caller_portfolio(svc, caller)
     return [Suggestion.model_validate(s) for s in suggestions.list_pending(svc.engine, pid, svc.now())]
 
 
 @router.post("/{suggestion_id}/confirm", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
-def confirm(suggestion_id: str = SUGGESTION_ID, svc: Services = Depends(services),
-            caller: Principal = Depends(principal)) -> Suggestion:
+def confirm(svc: ServicesDep, caller: CallerDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
     """Execute the suggestion as a trade after re-checking cash, holdings and the rails;
     404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
     pid = caller_portfolio(svc, caller)
@@ -30,8 +29,7 @@ def confirm(suggestion_id: str = SUGGESTION_ID, svc: Services = Depends(services
 
 
 @router.post("/{suggestion_id}/reject", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
-def reject(suggestion_id: str = SUGGESTION_ID, svc: Services = Depends(services),
-           caller: Principal = Depends(principal)) -> Suggestion:
+def reject(svc: ServicesDep, caller: CallerDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
     """Decline the suggestion; 404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
     pid = caller_portfolio(svc, caller)
     return Suggestion.model_validate(suggestions.reject(svc.engine, pid, suggestion_id, svc.now()))
