@@ -1,0 +1,54 @@
+"""A record that crosses the API is declared twice, as a Pydantic schema (REST) and a
+Strawberry type (GraphQL), because Strawberry's Pydantic bridge is experimental (see
+docs/architecture.md). This keeps the two lists from drifting: each pair has the same
+fields, apart from the differences written here on purpose."""
+from __future__ import annotations
+
+import pytest
+
+from api.graphql.types import (ai_day, ai_portfolio, ai_position, ai_trade, daily_bar, day_analysis, macro_indicator,
+                               macro_insights, market_breadth, model_performance, portfolio, position, quote,
+                               suggestion, trade, trade_placed)
+from api.schemas import analysis as s_analysis, macro as s_macro, market as s_market, portfolio as s_portfolio
+
+RELATIONS = {"instrument", "latest_prediction"}  # GraphQL resolves the instrument and its prediction on demand
+PAIRS = [
+    (ai_day.AIDay, s_portfolio.AIDay, set(), set()),
+    (ai_trade.AITrade, s_portfolio.Trade, set(), set()),
+    (trade.Trade, s_portfolio.Trade, set(), set()),
+    (trade_placed.TradePlaced, s_portfolio.TradeOut, set(), set()),
+    (daily_bar.DailyBar, s_market.Bar, set(), set()),
+    (quote.Quote, s_market.LatestQuote, set(), set()),
+    (market_breadth.MarketBreadth, s_market.Breadth, set(), set()),
+    (day_analysis.AnalysisNotification, s_analysis.NotificationSummary, set(), set()),
+    (day_analysis.DayAnalysis, s_analysis.DayAnalysis, set(), set()),
+    (macro_indicator.FxRate, s_macro.FxRate, set(), set()),
+    (macro_indicator.OriginalValue, s_macro.Original, set(), set()),
+    # a GraphQL indicator carries its data generation; REST says it once per response
+    (macro_indicator.MacroIndicator, s_macro.MacroIndicator, {"generation"}, set()),
+    (macro_insights.MacroParameter, s_macro.MacroParameter, set(), set()),
+    (macro_insights.MacroSource, s_macro.MacroSource, set(), set()),
+    (macro_insights.MacroInsights, s_macro.MacroInsights, set(), set()),
+    (model_performance.Metric, s_portfolio.Metric, set(), set()),
+    (model_performance.ModelPerformance, s_portfolio.Performance, set(), set()),
+    # REST returns the metrics as a map; GraphQL as one typed field per metric
+    (model_performance.PerformanceRecord, s_portfolio.Record,
+     {"binary_accuracy", "movers_accuracy", "three_class_accuracy", "information_coefficient", "tercile_spread",
+      "average_error"}, {"metrics"}),
+    (suggestion.Suggestion, s_portfolio.Suggestion, set(), set()),
+    (position.Position, s_portfolio.Position, RELATIONS | {"weight"}, set()),
+    (ai_position.AIPosition, s_portfolio.AIPosition, RELATIONS | {"weight"}, set()),
+    # GraphQL nests positions, trades and suggestions as fields; REST has them as endpoints
+    (portfolio.Portfolio, s_portfolio.PortfolioSummary,
+     {"cash_weight", "open_positions", "positions", "suggestions", "trades"}, {"allocation", "flags"}),
+    (ai_portfolio.AIPortfolio, s_portfolio.AISummary,
+     {"days", "open_positions", "positions", "trades"}, {"allocation", "flags", "portfolio_id"}),
+]
+
+
+@pytest.mark.parametrize("graph, rest, only_graph, only_rest", PAIRS, ids=[p[0].__name__ for p in PAIRS])
+def test_graphql_type_and_rest_schema_declare_the_same_fields(graph, rest, only_graph, only_rest) -> None:
+    graph_fields = {f.python_name for f in graph.__strawberry_definition__.fields}
+    rest_fields = set(rest.model_fields)
+    assert graph_fields - rest_fields == only_graph
+    assert rest_fields - graph_fields == only_rest
