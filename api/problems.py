@@ -1,16 +1,20 @@
 """RFC 9457 problem details for every non-2xx response.
 
 Domain errors (market/errors.py) map to statuses here and only here, one class each.
+Every problem's `type` is an absolute URI on the service itself, `<base>/problems/<slug>`,
+one per status the API answers; GET on it (no key needed) returns a page saying what the
+problem means and what to do about it (PROBLEM_TYPES below is the one table behind both).
 """
 from __future__ import annotations
 
+import html
 import logging
 import uuid
 from http import HTTPStatus
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from market import errors
@@ -31,11 +35,55 @@ STATUS_BY_ERROR: dict[type[errors.MarketIntelError], int] = {
 }
 
 
+PROBLEMS_PATH = "/problems"
+# status: (slug, what it means, what to do)
+PROBLEM_TYPES: dict[int, tuple[str, str, str]] = {
+    400: ("bad-request", "The request could not be read (e.g. a body that is not valid JSON).",
+          "Send a well-formed request; the detail names what could not be read."),
+    401: ("unauthenticated", "No API key was sent, or the key is malformed, unknown, revoked or rotated out.",
+          "Send your key in the X-API-Key header (svc-sk- followed by 40 hex digits); ask the operator for a new "
+          "key if yours was revoked or rotated."),
+    403: ("forbidden", "The key is valid but its tier or settings do not allow this (admin-only endpoints, macro "
+                       "insights for STANDARD keys or with macro access switched off).",
+          "Use a key of the tier the detail names, or ask the operator to change your key's tier or switch."),
+    404: ("not-found", "Nothing is stored under what the request names: an unknown symbol, portfolio, suggestion, "
+                       "key or day, or a path that is not an endpoint.",
+          "Check the identifier; GET /api/market/latest lists the symbols, /docs lists the endpoints."),
+    405: ("method-not-allowed", "The path exists but not with this HTTP method.",
+          "Use one of the methods in the response's Allow header."),
+    409: ("conflict", "The request contradicts what is stored: an idempotency key reused with another body, a "
+                      "suggestion already decided, a sale of shares not held, a trade that would overdraw cash.",
+          "Read the current state (the detail says what clashed) and send a request that fits it."),
+    413: ("payload-too-large", "The body or upload is over the service's limit.",
+          "Send a smaller body; the detail gives the limit."),
+    414: ("uri-too-long", "The URL is over the service's limit (e.g. a huge GraphQL document sent by GET).",
+          "Send long GraphQL documents by POST."),
+    415: ("unsupported-media-type", "The body's content type is not one this endpoint reads.",
+          "Send application/json, or multipart/form-data with a `file` part for uploads."),
+    422: ("invalid-input", "A value is outside what the endpoint accepts: a malformed date or amount, a date "
+                           "outside the supported range, a field that fails the schema.",
+          "Correct the fields named in the detail (and in `errors` for schema failures)."),
+    429: ("rate-limited", "The key (or, without a key, the address) is over its requests per minute.",
+          "Wait the Retry-After seconds; the RateLimit headers show the budget."),
+    500: ("internal-error", "The service failed in a way it did not expect.",
+          "Quote the request_id to the operator; the request may be retried."),
+    503: ("not-ready", "The data asked for is not there yet: the day's delivery, stage or model has not run, or "
+                       "the database schema is not up to date.",
+          "Retry after the stage named in the detail has run (Retry-After when given)."),
+}
+
+
+def problem_type(request: Request, status: int) -> str:
+    """The absolute URI of the page that documents `status`'s problem type."""
+    slug = PROBLEM_TYPES.get(status, PROBLEM_TYPES[500])[0]
+    return f"{str(request.base_url).rstrip('/')}{PROBLEMS_PATH}/{slug}"
+
+
 def problem(request: Request, status: int, detail: str, *, title: str | None = None,
             headers: dict[str, str] | None = None, **extra: object) -> JSONResponse:
     request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
     body = {
-        "type": "about:blank",
+        "type": problem_type(request, status),
         "title": title or HTTPStatus(status).phrase,
         "status": status,
         "detail": detail,
@@ -70,7 +118,8 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return problem(request, exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None))
+        headers = getattr(exc, "headers", None)
+        return problem(request, exc.status_code, _http_detail(request, exc, headers), headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -83,3 +132,42 @@ def install_problem_handlers(app: FastAPI) -> None:
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error", exc_info=exc)
         return problem(request, 500, "internal error; quote the request id to the operator")
+
+    @app.get(PROBLEMS_PATH + "/{slug}", response_class=HTMLResponse, include_in_schema=False)
+    def problem_page(slug: str) -> HTMLResponse:
+        """The page a problem's `type` URI resolves to (no key needed)."""
+        for status, (known, meaning, remedy) in PROBLEM_TYPES.items():
+            if known == slug:
+                return HTMLResponse(_page(status, slug, meaning, remedy))
+        raise StarletteHTTPException(404, f"no problem type '{slug[:40]}'; the types are listed at {PROBLEMS_PATH}")
+
+    @app.get(PROBLEMS_PATH, response_class=HTMLResponse, include_in_schema=False)
+    def problem_index() -> HTMLResponse:
+        rows = "".join(f'<li><a href="{PROBLEMS_PATH}/{slug}">{status} {slug}</a>: {html.escape(meaning)}</li>'
+                       for status, (slug, meaning, _) in PROBLEM_TYPES.items())
+        return HTMLResponse(f"<!doctype html><html lang=en><meta charset=utf-8><title>Problem types</title>"
+                            f"<h1>Problem types</h1><p>Every error is RFC 9457 application/problem+json; its "
+                            f"<code>type</code> links here.</p><ul>{rows}</ul></html>")
+
+
+def _http_detail(request: Request, exc: StarletteHTTPException, headers: dict[str, str] | None) -> str:
+    """Routing errors say what was asked and what exists, not the status phrase again."""
+    detail = str(exc.detail)
+    if detail != HTTPStatus(exc.status_code).phrase:
+        return detail
+    if exc.status_code == 404:
+        return f"no endpoint at {request.url.path[:200]}; the endpoints are listed at /docs"
+    if exc.status_code == 405:
+        allowed = (headers or {}).get("allow") or (headers or {}).get("Allow") or "see /docs"
+        return f"{request.method} is not allowed on {request.url.path[:200]}; allowed: {allowed}"
+    return detail
+
+
+def _page(status: int, slug: str, meaning: str, remedy: str) -> str:
+    title = f"{status} {HTTPStatus(status).phrase}"
+    return (f"<!doctype html><html lang=en><meta charset=utf-8><title>{title}</title>"
+            f"<h1>{title} <small>({slug})</small></h1><p>{html.escape(meaning)}</p>"
+            f"<h2>What to do</h2><p>{html.escape(remedy)}</p>"
+            f'<p>The response body is RFC 9457 application/problem+json: <code>detail</code> says what happened '
+            f'this time, <code>request_id</code> identifies the request. <a href="{PROBLEMS_PATH}">All problem '
+            f"types</a>.</p></html>")

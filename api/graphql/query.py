@@ -20,6 +20,7 @@ from api.graphql.types.portfolio import Portfolio
 from api.security import caller_portfolio
 from api.graphql.permissions import MacroInsightsAccess
 from market.clock import latest_closed_trading_day
+from market.errors import NotFoundError
 from models import macro_model
 from views import instrument as instrument_views, macro as macro_views
 from views.breadth import market_breadth
@@ -56,10 +57,14 @@ class Query:
         page, page_info = INSTRUMENTS.slice(rows, lambda r: r["symbol"], first, after)
         return Connection(nodes=[Instrument.from_row(r) for r in page], page_info=page_info)
 
-    @strawberry.field(description="One instrument by symbol (case-insensitive); null when not listed.")
+    @strawberry.field(description="One instrument by symbol (case-insensitive). A symbol that is not listed is an "
+                                  "error with extensions.code NOT_FOUND (and null data), as REST answers 404.")
     async def instrument(self, info: Info, symbol: str) -> Instrument | None:
-        row = await info.context.loaders.instrument.load((symbol.strip().upper(),))
-        return Instrument.from_row(row) if row else None
+        wanted = symbol.strip().upper()
+        row = await info.context.loaders.instrument.load((wanted,))
+        if not row:
+            raise NotFoundError(f"no instrument '{wanted[:20]}' is listed; `instruments` lists the symbols")
+        return Instrument.from_row(row)
 
     @strawberry.field(description="The caller's portfolio (the admin key's is the house portfolio).")
     async def portfolio(self, info: Info) -> Portfolio | None:

@@ -48,10 +48,11 @@ class Problem(BaseModel):
     """RFC 9457 problem details; every non-2xx response has this body."""
 
     model_config = ConfigDict(extra="allow", json_schema_extra={"example": {
-        "type": "about:blank", "title": "Not Found", "status": 404, "detail": "no instrument 'XYZ'",
+        "type": "http://localhost:8000/problems/not-found", "title": "Not found", "status": 404,
+        "detail": "no instrument 'XYZ'",
         "instance": "/api/market/symbol/XYZ", "request_id": "5f0c6d3e9b2a4f1e8d7c6b5a49382716"}})
 
-    type: str = "about:blank"
+    type: str = Field(description="URI of the page documenting this problem type (GET it: no key needed).")
     title: str
     status: int
     detail: str

@@ -4,6 +4,8 @@ from __future__ import annotations
 from typing import Iterator
 
 import httpx
+
+from api.problems import PROBLEM_TYPES
 import pytest
 
 from api.app import create_app
@@ -55,7 +57,9 @@ def assert_problem(response: httpx.Response, status: int, *detail_parts: str) ->
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/problem+json"
     body = response.json()
-    assert body["status"] == status and body["type"] == "about:blank" and body["request_id"] and body["instance"]
+    assert body["status"] == status and body["request_id"] and body["instance"]
+    assert body["type"].endswith(f"/problems/{PROBLEM_TYPES[status][0]}"), body["type"]
+    assert body["detail"] != body["title"]
     for part in detail_parts:
         assert part in body["detail"], body["detail"]
     return body

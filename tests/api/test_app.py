@@ -8,6 +8,7 @@ import pytest
 from pydantic import SecretStr
 
 from api.app import create_app
+from api.problems import PROBLEM_TYPES
 from market.errors import ConfigurationError
 from market.settings import Settings
 from tests.conftest import ADMIN_KEY
@@ -51,10 +52,21 @@ def test_unknown_paths_and_methods_are_problem_json(settings: Settings) -> None:
     with serve(app) as base:
         missing = httpx.get(f"{base}/api/nothing-here", headers={"X-Request-ID": "req-42"})
         wrong_method = httpx.post(f"{base}/healthz")
+        pages = {status: httpx.get(r.json()["type"]) for status, r in [(404, missing), (405, wrong_method)]}
+        unknown_type = httpx.get(f"{base}/problems/no-such-problem")
+        index = httpx.get(f"{base}/problems")
     assert missing.status_code == 404
     assert missing.headers["content-type"] == "application/problem+json"
     body = missing.json()
     assert body["status"] == 404 and body["title"] == "Not Found" and body["instance"] == "/api/nothing-here"
     assert body["request_id"] == "req-42"
+    assert body["type"] == f"{base}/problems/not-found"
+    assert body["detail"] == "no endpoint at /api/nothing-here; the endpoints are listed at /docs"
     assert wrong_method.status_code == 405
-    assert wrong_method.json()["type"] == "about:blank"
+    assert wrong_method.json()["type"] == f"{base}/problems/method-not-allowed"
+    assert wrong_method.json()["detail"] == "POST is not allowed on /healthz; allowed: GET"
+    for status, page in pages.items():  # each type URI resolves, without a key, to the page about it
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert f"<h1>{status} " in page.text and "What to do" in page.text
+    assert unknown_type.status_code == 404
+    assert all(f"/problems/{slug}" in index.text for slug, _, _ in PROBLEM_TYPES.values())
