@@ -10,12 +10,16 @@ not one share), text ("10") or a float (1.0).
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from market.errors import InvalidInputError
 
 MONEY_TEXT = re.compile(r"[+-]?[0-9]{1,14}(\.[0-9]{1,6})?")
+# Amounts leave the service with the currency's minor-unit digits (ISO 4217): 2 for JMD,
+# KES and USD, the currencies this service lists and reports in.
+MONEY_PLACES = 2
+MONEY_OUT = re.compile(r"-?[0-9]+\.[0-9]{%d}" % MONEY_PLACES)
 
 
 def parse_money(value: Any, name: str) -> Decimal:
@@ -48,3 +52,12 @@ def money_text(value: Decimal) -> str:
     """The canonical text of an amount: the same for 6.48 and 6.480 (idempotency fingerprints)."""
     normalised = value.normalize()
     return format(normalised, "f") if normalised != 0 else "0"
+
+
+def money_display(value: Decimal | float | int) -> str:
+    """An amount as the API and the reports show it: decimal text with exactly
+    MONEY_PLACES digits after the point, half-up ("100000.00", "0.00", "-12.35"). Stored
+    amounts keep their full precision; only the answer is rounded."""
+    amount = value if isinstance(value, Decimal) else Decimal(str(value))
+    shown = amount.quantize(Decimal(1).scaleb(-MONEY_PLACES), rounding=ROUND_HALF_UP)
+    return format(shown + 0, "f")  # + 0 turns -0.00 into 0.00

@@ -8,11 +8,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from decimal import Decimal
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
 
 from market.clock import supported_date
 from market.errors import InvalidInputError
-from market.money import parse_money, parse_quantity
+from market.money import MONEY_OUT, money_display, parse_money, parse_quantity
 
 
 def _supported(value: date) -> date:
@@ -39,6 +39,11 @@ def _quantity(value: object) -> int:
 # Money and share quantities in request bodies: market.money's one strict rule.
 MoneyIn = Annotated[Decimal, BeforeValidator(_money)]
 QuantityIn = Annotated[int, BeforeValidator(_quantity)]
+# Money in every response: decimal text with the currency's 2 minor-unit digits, never a
+# float and never "100000.000000" beside "0" (market.money.money_display).
+Money = Annotated[Decimal, PlainSerializer(money_display, return_type=str),
+                  WithJsonSchema({"type": "string", "pattern": f"^{MONEY_OUT.pattern}$", "examples": ["125000.00"],
+                                  "description": "An amount in the market's currency, decimal text with 2 places."})]
 
 # Every date a REST caller gives: YYYY-MM-DD within market.clock.SUPPORTED_DATES (422 otherwise).
 SupportedDate = Annotated[date, AfterValidator(_supported)]

@@ -1,5 +1,5 @@
-"""Bodies of the portfolio, AI portfolio and suggestion endpoints. Money is a decimal
-string (exact to the cent); quantities are whole shares."""
+"""Bodies of the portfolio, AI portfolio and suggestion endpoints. Money is decimal text
+with the currency's 2 places in every answer (`Money`); quantities are whole shares."""
 from __future__ import annotations
 
 from datetime import date, datetime
@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.schemas.common import MoneyIn, QuantityIn
+from api.schemas.common import Money, MoneyIn, QuantityIn
 
 
 class Position(BaseModel):
@@ -16,13 +16,13 @@ class Position(BaseModel):
 
     symbol: str
     quantity: int
-    cost_basis: Decimal
-    average_cost: Decimal
+    cost_basis: Money
+    average_cost: Money
     purchase_date: date | None
-    price: Decimal = Field(description="Latest close on or before the valuation day.")
-    market_value: Decimal
-    unrealized_pnl: Decimal
-    realized_pnl: Decimal
+    price: Money = Field(description="Latest close on or before the valuation day.")
+    market_value: Money
+    unrealized_pnl: Money
+    realized_pnl: Money
     flags: list[str] = Field(description="TRAPPED (no trade that day), EXIT_SLOW (over 5 days to exit), WIDE_SPREAD, UNPRICED.")
 
 
@@ -40,14 +40,14 @@ class PortfolioPositions(BaseModel):
 
     portfolio_id: str
     as_of: date
-    cash: Decimal
-    equity: Decimal
+    cash: Money
+    equity: Money
     positions: list[Position]
 
 
 class Allocation(BaseModel):
     symbol: str = Field(description="A ticker, or CASH.")
-    market_value: Decimal
+    market_value: Money
     weight: float = Field(description="Share of equity.")
 
 
@@ -56,13 +56,13 @@ class PortfolioSummary(BaseModel):
 
     portfolio_id: str
     as_of: date
-    cash: Decimal
-    market_value: Decimal
-    equity: Decimal = Field(description="Cash plus positions at the latest close.")
-    liquid_equity: Decimal = Field(description="Equity less the discounts of positions that cannot be sold at the close.")
-    illiquid_discounts: dict[str, float]
-    unrealized_pnl: Decimal
-    realized_pnl: Decimal
+    cash: Money
+    market_value: Money
+    equity: Money = Field(description="Cash plus positions at the latest close.")
+    liquid_equity: Money = Field(description="Equity less the discounts of positions that cannot be sold at the close.")
+    illiquid_discounts: dict[str, Money]
+    unrealized_pnl: Money
+    realized_pnl: Money
     positions_count: int
     allocation: list[Allocation]
     flags: dict[str, list[str]] = Field(description="Positions with exit flags, by ticker.")
@@ -74,7 +74,7 @@ class AISummary(PortfolioSummary):
         "started": True, "starting_cash": "10000000.00", "total_return_pct": 1.25}]})
 
     started: bool = Field(description="False until the AI portfolio's first executed day.")
-    starting_cash: Decimal
+    starting_cash: Money
     total_return_pct: float | None
 
 
@@ -87,9 +87,9 @@ class Trade(BaseModel):
     symbol: str
     side: Literal["BUY", "SELL"]
     quantity: int
-    price: Decimal
-    fees: Decimal
-    value: Decimal
+    price: Money
+    fees: Money
+    value: Money
     origin: str = Field(description="MANUAL, AI, SUGGESTION or STATEMENT_SYNC.")
     rationale: dict[str, Any]
 
@@ -97,9 +97,9 @@ class Trade(BaseModel):
 class AIDay(BaseModel):
     trading_date: date
     model_id: str | None
-    equity: float
-    liquid_equity: float
-    cash: float
+    equity: Money
+    liquid_equity: Money
+    cash: Money
     summary: dict[str, Any] = Field(description="Orders, skipped names, what the rails blocked or cut.")
 
 
@@ -131,9 +131,9 @@ class TradeOut(BaseModel):
     symbol: str
     side: str
     quantity: int
-    price: Decimal
-    fees: Decimal
-    cash_after: Decimal | None = None
+    price: Money
+    fees: Money
+    cash_after: Money | None = None
     replayed: bool = Field(description="True when an Idempotency-Key retry returned the stored result.")
 
 
@@ -149,7 +149,7 @@ class CashOut(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "balance": "250000.00"}]})
 
     portfolio_id: str
-    balance: Decimal
+    balance: Money
 
 
 class Suggestion(BaseModel):
@@ -160,7 +160,7 @@ class Suggestion(BaseModel):
     symbol: str
     side: str
     quantity: int
-    limit_price: Decimal
+    limit_price: Money
     reason: dict[str, Any]
     expires_at: datetime
     state: str = Field(description="PENDING, CONFIRMED, REJECTED or EXPIRED.")

@@ -5,10 +5,10 @@ from typing import Iterator
 
 import httpx
 
-from api.problems import PROBLEM_TYPES
 import pytest
 
 from api.app import create_app
+from api.problems import PROBLEM_TYPES
 from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from tests.api import world
