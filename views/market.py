@@ -30,8 +30,8 @@ TRADING_DAYS_PER_YEAR = 252
 INDICATORS = {
     "rsi_14": f.rsi_14, "bollinger_pct_b": f.bollinger_pct_b, "bollinger_bandwidth": f.bollinger_bandwidth,
     "momentum_5": f.momentum_5, "momentum_20": f.momentum_20, "volatility_20": f.volatility_20,
-    "volume_ratio_20": f.volume_ratio_20, "spread_pct": f.spread_pct,
-}
+    "volume_ratio_20": f.volume_ratio_20, "spread_pct": lambda p: f.spread_pct(p) * 100,
+}  # one unit convention in every answer: a *_pct field is in percent, other ratios are fractions
 EARLIEST = date(1900, 1, 1)
 PRICE_COLUMNS = ["trading_date", "open", "high", "low", "close", "volume", "bid", "ask"]
 

@@ -15,7 +15,7 @@ class LatestQuote(BaseModel):
     volume: int = Field(description="Shares traded on the market day (0 when it did not trade).")
     change_pct: float | None = Field(description="Close over the previous close - 1, in percent.")
     rsi: float | None = Field(description="Wilder's 14-day RSI.")
-    predicted_return: float | None
+    predicted_return: float | None = Field(description="Expected return over the horizon, a fraction (0.012 = 1.2%).")
     score: float | None = Field(description="0-100 calibrated conviction that the close rises over the horizon.")
     action: str | None = Field(description="LONG, HOLD or AVOID.")
     tercile: str | None = Field(description="TOP, MIDDLE, BOTTOM or ILLIQUID.")
@@ -56,7 +56,9 @@ class SymbolStatistics(BaseModel):
 
 
 class Bar(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"trading_date": "2026-11-20", "open": 101.0, "high": 103.5, "low": 100.8, "close": 103.2, "volume": 125000, "bid": 103.0, "ask": 103.4, "rsi_14": 58.2, "bollinger_pct_b": 0.71, "bollinger_bandwidth": 0.08, "momentum_5": 0.021, "momentum_20": 0.043, "volatility_20": 0.012, "volume_ratio_20": 1.3, "spread_pct": 0.0039}]})
+    """Units: a field named *_pct is in percent; other ratios (momentum, volatility, %B,
+    bandwidth) are fractions; the descriptions say which."""
+    model_config = ConfigDict(json_schema_extra={"examples": [{"trading_date": "2026-11-20", "open": 101.0, "high": 103.5, "low": 100.8, "close": 103.2, "volume": 125000, "bid": 103.0, "ask": 103.4, "rsi_14": 58.2, "bollinger_pct_b": 0.71, "bollinger_bandwidth": 0.08, "momentum_5": 0.021, "momentum_20": 0.043, "volatility_20": 0.012, "volume_ratio_20": 1.3, "spread_pct": 0.39}]})
 
     trading_date: date
     open: float | None
@@ -66,18 +68,18 @@ class Bar(BaseModel):
     volume: int
     bid: float | None
     ask: float | None
-    rsi_14: float | None
-    bollinger_pct_b: float | None
-    bollinger_bandwidth: float | None
-    momentum_5: float | None
-    momentum_20: float | None
-    volatility_20: float | None
-    volume_ratio_20: float | None
-    spread_pct: float | None
+    rsi_14: float | None = Field(description="Wilder's 14-day RSI, 0-100.")
+    bollinger_pct_b: float | None = Field(description='Bollinger %B (20 days, 2 sd): where the close sits in the bands, a fraction (0 = lower band, 1 = upper).')
+    bollinger_bandwidth: float | None = Field(description='Bollinger bandwidth (20 days, 2 sd): band width over the middle band, a fraction.')
+    momentum_5: float | None = Field(description='Return over 5 trading days, a fraction (0.021 = 2.1%).')
+    momentum_20: float | None = Field(description='Return over 20 trading days, a fraction.')
+    volatility_20: float | None = Field(description='Standard deviation of daily returns over 20 trading days, a fraction.')
+    volume_ratio_20: float | None = Field(description='Volume over ADV_20 (the 20-day mean volume), a ratio.')
+    spread_pct: float | None = Field(description="Closing spread in percent: (ask - bid) / mid x 100 from the quotes, else the day's range over the close (market/liquidity.py).")
 
 
 class History(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "items": [{"trading_date": "2026-11-20", "open": 101.0, "high": 103.5, "low": 100.8, "close": 103.2, "volume": 125000, "bid": 103.0, "ask": 103.4, "rsi_14": 58.2, "bollinger_pct_b": 0.71, "bollinger_bandwidth": 0.08, "momentum_5": 0.021, "momentum_20": 0.043, "volatility_20": 0.012, "volume_ratio_20": 1.3, "spread_pct": 0.0039}], "next_cursor": "2026-11-20"}]})
+    model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "items": [{"trading_date": "2026-11-20", "open": 101.0, "high": 103.5, "low": 100.8, "close": 103.2, "volume": 125000, "bid": 103.0, "ask": 103.4, "rsi_14": 58.2, "bollinger_pct_b": 0.71, "bollinger_bandwidth": 0.08, "momentum_5": 0.021, "momentum_20": 0.043, "volatility_20": 0.012, "volume_ratio_20": 1.3, "spread_pct": 0.39}], "next_cursor": "2026-11-20"}]})
 
     symbol: str
     items: list[Bar]

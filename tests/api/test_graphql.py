@@ -202,8 +202,12 @@ def test_cursor_pagination(api: Api) -> None:
     assert rest["nodes"] == [{"tradingDate": DAY.isoformat()}] and not rest["pageInfo"]["hasNextPage"]
 
 
-def test_unknown_instrument_is_null_and_bad_range_says_why(api: Api) -> None:
-    assert data(api, '{ instrument(symbol: "NOPE") { symbol } }', api.world.acme_key) == {"instrument": None}
+def test_unknown_instrument_is_not_found_and_bad_range_says_why(api: Api) -> None:
+    unknown = gql(api, '{ instrument(symbol: "nope") { symbol } }', api.world.acme_key).json()
+    assert unknown["data"] == {"instrument": None}
+    assert unknown["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    assert unknown["errors"][0]["message"] == "no instrument 'NOPE' is listed; `instruments` lists the symbols"
+    assert api.acme("GET", "/api/market/symbol/NOPE").status_code == 404  # REST says the same
     body = gql(api, '{ instrument(symbol: "LIQ") { history(start: "2026-11-20", end: "2026-11-01") { nodes { close } } } }',
                api.world.acme_key).json()
     assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"

@@ -18,7 +18,7 @@ class Prediction:
     action: Action | None
     weight: float | None = strawberry.field(description="Risk-adjusted position weight (volatility-scaled, capped).")
     tercile: Tercile | None
-    predicted_return: float | None
+    predicted_return: float | None = strawberry.field(description="Expected return over the horizon, a fraction (0.012 = 1.2%).")
     probability_up: float | None = strawberry.field(description="Layer 2's probability of an up move.")
     layer1_probability: float | None = strawberry.field(description="The foundation model's P(up), one of the 14 features.")
     layer1_backend: str | None = strawberry.field(description="Foundation-model backend; `fallback-...` names the labelled fallback.")

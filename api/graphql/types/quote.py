@@ -15,7 +15,7 @@ class Quote:
     volume: int
     change_pct: float | None
     rsi: float | None
-    predicted_return: float | None
+    predicted_return: float | None = strawberry.field(description="Expected return over the horizon, a fraction (0.012 = 1.2%).")
     score: float | None
     action: Action | None
     tercile: Tercile | None
