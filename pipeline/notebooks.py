@@ -7,23 +7,34 @@ trading date, who triggered the run, and `write=True`: a stage notebook opened b
 defaults to a preview that stores nothing (`write: bool = False` in its parameters cell,
 pipeline/runner.py); a run through here (the CLI, Airflow's tasks, the demo) stores.
 
-The kernel talks to papermill over TCP on localhost, jupyter_client's default, so ipykernel
-still prints "Kernel is running over TCP without encryption" once per stage. IPC sockets in
-a per-run temporary folder silenced it; they were taken out while chasing a demo that does
-not exit after Ctrl-C in clean-clone CI runs (ZeroMQ's `pfd.revents & POLLIN` assertion in
-its stderr), which then showed up on TCP too: IPC was not the cause and can come back once
-that hang is understood.
+The kernel talks to papermill over TCP on localhost with CurveZMQ transport encryption:
+the kernel manager provisions the kernel's Curve keys (jupyter_client's
+`transport_encryption`, "auto": used whenever pyzmq has Curve and the kernelspec declares
+it, as ipykernel's does), so no other local user can read or inject a stage's code and
+outputs, and ipykernel has no reason to warn "Kernel is running over TCP without
+encryption".
 """
 from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
 
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
+
 from market.clock import parse_trading_date
 from market.errors import ConfigurationError, StageFailedError
 from market.settings import Settings, get_settings
 from pipeline.registry import get_stage
 from pipeline.run_index import write_index
+
+
+class EncryptedKernelManager(AsyncKernelManager):
+    """A kernel manager that provisions CurveZMQ keys when the kernel supports them."""
+
+    @default("transport_encryption")
+    def _encrypted(self) -> str:
+        return "auto"
 
 
 def notebook_paths(stage_name: str, trading_date: date, settings: Settings) -> tuple[Path, Path]:
@@ -56,6 +67,7 @@ def run_stage_notebook(
             str(output),
             parameters={"run_date": day.isoformat(), "trigger": trigger, "write": True},
             kernel_name="python3",
+            kernel_manager_class=EncryptedKernelManager,
             progress_bar=False,
             execution_timeout=settings.stage_timeout_seconds,
             cwd=str(source.parent),

@@ -109,6 +109,7 @@ def test_run_day_ends_with_a_table_of_its_stages(simulator_process: str, setting
     result = cli("run-day", "--date", "2026-11-20")
     assert result.returncode == 0, result.stderr
     assert "papermill" not in result.stderr
+    assert "without encryption" not in result.stderr  # the kernels' channels are Curve-encrypted
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["stage", "status", "seconds", "rows", "written"]
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:9]}
