@@ -223,10 +223,15 @@ def demo(
     """The whole day on the embedded store: backfill history, bootstrap the track record,
     then T0 over real HTTP from the simulated (or replayed) exchange, T1's stages and T2
     through their notebooks, then the API."""
+    import faulthandler
+    import signal
     import time
 
     from cli.demo import demo_api, run_demo
 
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: how an operator (and the
+    # demo test) sees where a demo that does not stop is waiting.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     for line in run_demo(get_settings(), days, market):
         typer.echo(line)
     if not serve:
