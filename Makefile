@@ -44,7 +44,7 @@ docs-runs: install
 		MARKETINTEL_RUNS_DIR=$(DOCS_RUNS)/runs $(CURDIR)/$(BIN)/marketintel demo --no-serve
 	rm -rf docs/runs && cp -r $(DOCS_RUNS)/runs docs/runs
 
-# Page images of the demo's reports for the README (needs pdftoppm: Debian's poppler-utils).
+# Page images of the demo's reports for docs/reports.md (needs pdftoppm: Debian's poppler-utils).
 report-images:
 	@test -f var/reports/quant-briefing.pdf || { echo "run make demo first: var/reports/ has no reports"; exit 1; }
 	mkdir -p docs/reports
