@@ -18,6 +18,16 @@ from fastapi.staticfiles import StaticFiles
 
 DOCS_ASSETS = "/static/docs"
 GRAPHIQL_ASSETS = "/static/graphiql"
+# The pages may load only from this server: a reference inside a bundle (ReDoc's footer logo
+# on its own CDN) is blocked by the browser instead of leaking the reader's visit.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+                           "img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'")
+HIDE_REDOCLY_LOGO = '<style>a[href^="https://redocly.com"] { display: none; }</style>'
+
+
+def local_only(page: HTMLResponse) -> HTMLResponse:
+    page.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    return page
 
 
 def _package_folder(package: str, *parts: str) -> Path:
@@ -38,14 +48,14 @@ def install_docs(app: FastAPI) -> None:
     @app.get("/docs", include_in_schema=False)
     def swagger_ui(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return get_swagger_ui_html(
+        return local_only(get_swagger_ui_html(
             openapi_url=f"{root}{openapi_url}", title=f"{app.title} - Swagger UI",
             oauth2_redirect_url=f"{root}/docs/oauth2-redirect",
             swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
             swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
             swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
             # validatorUrl: null keeps Swagger UI from sending the schema to its public validator.
-            swagger_ui_parameters={"validatorUrl": None, "persistAuthorization": True})
+            swagger_ui_parameters={"validatorUrl": None, "persistAuthorization": True}))
 
     @app.get("/docs/oauth2-redirect", include_in_schema=False)
     def swagger_ui_redirect() -> HTMLResponse:
@@ -54,9 +64,11 @@ def install_docs(app: FastAPI) -> None:
     @app.get("/redoc", include_in_schema=False)
     def redoc(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return get_redoc_html(openapi_url=f"{root}{openapi_url}", title=f"{app.title} - ReDoc",
+        page = get_redoc_html(openapi_url=f"{root}{openapi_url}", title=f"{app.title} - ReDoc",
                               redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
                               redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png", with_google_fonts=False)
+        html = bytes(page.body).decode().replace("</head>", f"{HIDE_REDOCLY_LOGO}\n</head>", 1)
+        return local_only(HTMLResponse(html))
 
 
 GRAPHIQL_PAGE = """<!doctype html>
@@ -74,14 +86,15 @@ GRAPHIQL_PAGE = """<!doctype html>
 <body>
   <div id="graphiql">Loading GraphiQL...</div>
   <script>
-    // Put {{"X-API-Key": "svc-sk-..."}} in the Headers pane; ?query=...&headers=... prefill the panes.
+    // Put {{"X-API-Key": "svc-sk-..."}} in the Headers pane; ?q=...&headers=... prefill the panes (a
+    // `query` parameter would be run as a GraphQL GET request instead of opening this page).
     const parameters = new URLSearchParams(window.location.search);
     const fetcher = GraphiQL.createFetcher({{ url: window.location.pathname }});
     ReactDOM.render(
       React.createElement(GraphiQL, {{
         fetcher: fetcher,
         defaultQuery: "# Put your key in the Headers pane below: {{\\"X-API-Key\\": \\"svc-sk-...\\"}}\\n{{ instruments(first: 5) {{ nodes {{ symbol name latestPrediction {{ score action }} }} }} }}\\n",
-        query: parameters.get("query") || undefined,
+        query: parameters.get("q") || undefined,
         headers: parameters.get("headers") || undefined,
         defaultEditorToolsVisibility: true,
         headerEditorEnabled: true,
