@@ -24,8 +24,8 @@ DEMO_HISTORY_DAYS = "150"  # enough for a validation record (120 days of trainin
 
 
 class DemoServer:
-    def __init__(self, base: str, env: dict[str, str], keys: dict[str, str]) -> None:
-        self.base, self.env, self.keys = base, env, keys
+    def __init__(self, base: str, env: dict[str, str], keys: dict[str, str], folder: Path) -> None:
+        self.base, self.env, self.keys, self.folder = base, env, keys, folder
         self.http = httpx.Client(base_url=base, timeout=60)
 
 
@@ -55,7 +55,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
                         admin_key=SecretStr(ADMIN_KEY))
     client = keystore.generate(service_engine(settings), settings, DEMO_CLIENT, DEMO_TIER)
     with serve_in_thread(create_app(settings)) as base:
-        server = DemoServer(base, env, {"client": client["api_key"], "admin": ADMIN_KEY})
+        server = DemoServer(base, env, {"client": client["api_key"], "admin": ADMIN_KEY}, root)
         yield server
         server.http.close()
 
@@ -77,11 +77,13 @@ def _check_json(example: Example, body: object) -> None:
 def run_example(demo: DemoServer, example: Example) -> None:
     expect = example.expect
     if example.kind == "cli":
-        done = subprocess.run([MARKETINTEL, *shlex.split(example.command)[1:]], env=demo.env, capture_output=True,
-                              text=True, timeout=300)
+        done = subprocess.run([MARKETINTEL, *shlex.split(example.command)[1:]], env=demo.env, cwd=demo.folder,
+                              capture_output=True, text=True, timeout=300)
         assert done.returncode == expect.get("exit", 0), f"{example.id}: {done.stderr[-2000:]}"
         for text in expect.get("stdout", []):
             assert text in done.stdout, f"{example.id}: {text!r} not in {done.stdout[-2000:]}"
+        if example.output:
+            assert (demo.folder / example.output).read_bytes().startswith(b"%PDF-"), example.id
         return
     if example.kind == "graphql":
         response = demo.http.post("/graphql", json={"query": example.query}, headers=_headers(demo, example))
