@@ -1,5 +1,5 @@
 # make demo: set up, upgrade the embedded SQLite store, run the day's stages, then the API.
-# make test: set up, run the whole test suite.
+# make test: set up (Debian's chromium for the browser tests too, when root), run the whole test suite.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -8,7 +8,7 @@ export AIRFLOW__CORE__LOAD_EXAMPLES = False
 export AIRFLOW__CORE__DAGS_FOLDER = $(CURDIR)/dags
 export AIRFLOW__CORE__PARALLELISM = 4
 
-.PHONY: install demo test lab airflow report-images docs-runs clean
+.PHONY: install install-browser demo test lab airflow report-images docs-runs clean
 
 install: $(VENV)/.installed
 
@@ -22,8 +22,18 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	$(BIN)/marketintel demo $(if $(MARKET),--market "$(MARKET)")
 
-test: install
+test: install install-browser
 	$(BIN)/python -m pytest
+
+# The browser tests (tests/docs/test_browser.py) drive Debian's chromium through its
+# chromedriver; installed here when missing and running as root. Elsewhere those tests skip
+# with the reason, except under CI=true, where they fail.
+install-browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's chromium and chromium-driver for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	else echo "chromium or chromedriver missing and not root: the browser tests will skip"; fi
 
 lab: install
 	$(BIN)/jupyter lab notebooks/
@@ -44,7 +54,7 @@ docs-runs: install
 		MARKETINTEL_RUNS_DIR=$(DOCS_RUNS)/runs $(CURDIR)/$(BIN)/marketintel demo --no-serve
 	rm -rf docs/runs && cp -r $(DOCS_RUNS)/runs docs/runs
 
-# Page images of the demo's reports for the README (needs pdftoppm: Debian's poppler-utils).
+# Page images of the demo's reports for docs/reports.md (needs pdftoppm: Debian's poppler-utils).
 report-images:
 	@test -f var/reports/quant-briefing.pdf || { echo "run make demo first: var/reports/ has no reports"; exit 1; }
 	mkdir -p docs/reports

@@ -7,6 +7,7 @@ from typing import Callable
 from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict
 
+from api.docs_pages import install_docs
 from api.edge import Edge
 from api.graphql.schema import graphql_router
 from api.openapi import install_openapi
@@ -31,7 +32,9 @@ def create_app(settings: Settings | None = None, now: Callable[[], datetime] | N
     settings = settings or get_settings()
     settings.checked_admin_key()
     configure_logging(settings.log_level)
-    app = FastAPI(title="Market Intelligence Service", version="3.0.0",
+    # docs_url/redoc_url None: FastAPI's own pages load Swagger UI and ReDoc from a CDN; ours
+    # (api/docs_pages.py) serve them from installed packages.
+    app = FastAPI(title="Market Intelligence Service", version="3.0.0", docs_url=None, redoc_url=None,
                   description="Market data, two-layer predictions, the AI portfolio and client portfolios for one "
                               "small stock exchange. Every request but /healthz carries `X-API-Key`; every error is "
                               "RFC 9457 application/problem+json.")
@@ -43,6 +46,7 @@ def create_app(settings: Settings | None = None, now: Callable[[], datetime] | N
         app.include_router(router)
     app.include_router(graphql_router(settings), prefix="/graphql")
     install_openapi(app)
+    install_docs(app)
 
     app.add_middleware(Edge, settings=settings)
 

@@ -12,7 +12,7 @@ morning of the day the suggestions are for.
 A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
 for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
 written per table, duration and the executed notebook. Re-running and backfilling past
-exchange days: README, "Airflow: re-running and backfilling".
+exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 """
 from __future__ import annotations
 

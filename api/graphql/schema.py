@@ -12,9 +12,11 @@ import asyncio
 from typing import Any
 
 import strawberry
+from fastapi.responses import HTMLResponse
 from strawberry.extensions import DisableIntrospection, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.fastapi import GraphQLRouter
 
+from api.docs_pages import graphiql_html, local_only
 from api.graphql.context import graph_context
 from api.graphql.limits import CostLimiter, ErrorPolicy
 from api.graphql.mutation import Mutation
@@ -43,6 +45,14 @@ class StrictGraphQLRouter(GraphQLRouter):
     Each operation (parse, validate, execute) runs in a worker thread on an event loop of
     its own, under the heavy-work limit (`Services.run_heavy`): a document that is slow to
     validate or execute never holds the server's event loop."""
+
+    @property
+    def graphql_ide_html(self) -> str:
+        """GraphiQL from installed assets (api/docs_pages.py), not strawberry's CDN page."""
+        return graphiql_html()
+
+    async def render_graphql_ide(self, request: Any) -> HTMLResponse:
+        return local_only(HTMLResponse(self.graphql_ide_html))
 
     def decode_json(self, data: str | bytes) -> object:
         return strict_json(data)

@@ -1,4 +1,4 @@
-"""The authorisation matrix (README "Authorisation matrix"): every endpoint against every
+"""The authorisation matrix (docs/api.md, "Keys, tiers and the authorisation matrix"): every endpoint against every
 credential class. A cell is 401, 403 or "allowed" (anything else: the request got past
 authentication and authorisation, and the endpoint itself answered)."""
 from __future__ import annotations

@@ -289,8 +289,10 @@ def test_committed_sdl_is_current() -> None:
         "the schema changed: run `python -m api.graphql.schema > api/graphql/schema.graphql`"
 
 
-def test_readme_example_queries_are_valid() -> None:
-    """The README's GraphQL examples parse and validate against the schema."""
+@pytest.mark.parametrize("page", ["README.md", "docs/api.md"])
+def test_documented_example_queries_are_valid(page: str) -> None:
+    """The GraphQL examples of the README and docs/api.md parse and validate against the
+    schema (tests/docs/test_examples.py also runs them against a demo store)."""
     from pathlib import Path
 
     from graphql import parse, validate
@@ -298,9 +300,9 @@ def test_readme_example_queries_are_valid() -> None:
     from api.graphql.schema import build_schema
     from market.settings import Settings
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    blocks = [b.split("```")[0] for b in readme.split("```graphql")[1:]]
-    assert blocks, "the README has no GraphQL examples"
+    text = (Path(__file__).parents[2] / page).read_text()
+    blocks = [b.split("```")[0] for b in text.split("```graphql")[1:]]
+    assert blocks, f"{page} has no GraphQL examples"
     schema = build_schema(Settings())._schema
     for block in blocks:
         assert validate(schema, parse(block)) == [], block

@@ -400,8 +400,8 @@ def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(sett
 
 
 @pytest.mark.airflow
-def test_the_readmes_backfill_command_runs_every_exchange_day_and_the_trap_is_real(tmp_path: Path) -> None:
-    """README, "Airflow: re-running and backfilling": its `--to-date` (the day after the last
+def test_the_documented_backfill_command_runs_every_exchange_day_and_the_trap_is_real(tmp_path: Path) -> None:
+    """docs/airflow.md, "Airflow: re-running and backfilling": its `--to-date` (the day after the last
     exchange day) gives T1 one run per exchange day 2026-11-16..20, each on its exchange
     day; `--to-date` at the last day itself loses that day's 16:15 run."""
     import re
@@ -409,8 +409,8 @@ def test_the_readmes_backfill_command_runs_every_exchange_day_and_the_trap_is_re
 
     from market.clock import exchange_date
 
-    readme = (PROJECT_ROOT / "README.md").read_text()
-    (from_date, to_date), = re.findall(r"airflow backfill create --dag-id \$dag --from-date (\S+) --to-date (\S+)", readme)
+    page = (PROJECT_ROOT / "docs" / "airflow.md").read_text()
+    (from_date, to_date), = re.findall(r"airflow backfill create --dag-id \$dag --from-date (\S+) --to-date (\S+)", page)
     env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
            "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
     for command in (["db", "migrate"], ["dags", "reserialize"]):
