@@ -8,7 +8,7 @@ export AIRFLOW__CORE__LOAD_EXAMPLES = False
 export AIRFLOW__CORE__DAGS_FOLDER = $(CURDIR)/dags
 export AIRFLOW__CORE__PARALLELISM = 4
 
-.PHONY: install install-browser demo test lab airflow report-images docs-runs clean
+.PHONY: install install-browser demo test lab airflow airflow-prod airflow-prod-stop airflow-prod-status report-images docs-runs clean
 
 install: $(VENV)/.installed
 
@@ -42,6 +42,18 @@ airflow: install
 	$(BIN)/airflow db migrate
 	$(BIN)/airflow dags reserialize
 	$(BIN)/airflow standalone
+
+# The production profile on this machine (docs/production.md): Postgres metadata database,
+# CeleryExecutor on Redis, scheduler, dag-processor, api-server, triggerer and two Celery
+# workers, the store on Postgres. AIRFLOW_PROD_* variables change ports, databases, workers.
+airflow-prod: install
+	ops/airflow_prod.sh start
+
+airflow-prod-stop:
+	ops/airflow_prod.sh stop
+
+airflow-prod-status:
+	ops/airflow_prod.sh status
 
 # The executed example day under docs/runs/ (committed; .gitignore ignores only the root
 # /runs/): the demo on a throwaway store in var/docs-runs, its runs folder copied over.

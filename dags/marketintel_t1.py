@@ -15,7 +15,9 @@ transaction that a re-run leaves as one run would:
 4. `t1_features`, then `t1_predict`: the 14 features, layer 1 and the risk model (Score,
    Action, Weight, Tercile); retrains when 5 trading days have passed since the last model.
 5. `t1_analysis`: the written analysis and its notifications (webhook).
-6. `t1_trade`: the AI portfolio trades under the liquidity rails.
+6. `t1_trade`: the AI portfolio trades under the liquidity rails. Each day it closes
+   updates the asset `marketintel_t1_close` (its extra names the day), which starts T2
+   for the next trading day's morning.
 
 The first task, `trading_day`, skips everything on weekends and exchange holidays with
 the reason in its log. The trading date is the `run_date` param, else the day T0's
@@ -35,13 +37,15 @@ from datetime import timedelta
 import pendulum
 from airflow.sdk import AssetOrTimeSchedule, dag, task
 
-from pipeline.airflow_plugin import T0_DELIVERY, ExchangeTimetable, exchange_day_param, on_task_failure
+from pipeline.airflow_plugin import T0_DELIVERY, T1_CLOSE, ExchangeTimetable, exchange_day_param, on_task_failure
 from pipeline.stage_lists import T1_PREFLIGHT, T1_STAGES, T1_TIMEOUT_MINUTES
 
+# t1_trade closes the day: each time it succeeds it updates T1_CLOSE, which starts T2.
+OUTLETS = {"t1_trade": [T1_CLOSE]}
 
 
 def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task factory
-    @task(task_id=name, execution_timeout=timedelta(minutes=minutes))
+    @task(task_id=name, execution_timeout=timedelta(minutes=minutes), outlets=OUTLETS.get(name, []))
     def run(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
         from pipeline.airflow_tasks import run_notebook_task
 

@@ -25,8 +25,10 @@ log = logging.getLogger(__name__)
 def trading_date_from_context(context: Mapping[str, Any]) -> date:
     """The trading date of a run: the `run_date` param when given; else, for a run started
     by T0's delivery asset, the date that delivery carried (a T0 re-run for a past day
-    starts T1 for that day, not for today); else the run's own time on the exchange clock.
-    A manually triggered Airflow 3 run has no logical date, so its `run_after` is used."""
+    starts T1 for that day, not for today), and for a run started by T1's close asset the
+    trading day after the day it closed (T2 is that morning's suggestions); else the run's
+    own time on the exchange clock. A manually triggered Airflow 3 run has no logical date,
+    so its `run_after` is used."""
     params = context.get("params") or {}
     if params.get("run_date"):
         return parse_trading_date(str(params["run_date"]))
@@ -41,22 +43,38 @@ def trading_date_from_context(context: Mapping[str, Any]) -> date:
     return exchange_date(moment)
 
 
+# Assets whose event names a day whose consumer runs for the next trading day: T1's close
+# of day D starts T2 for D's next trading day (pipeline.airflow_plugin.T1_CLOSE).
+NEXT_MORNING_ASSETS = frozenset({"marketintel_t1_close"})
+
+
 def _delivered_date(events: Any) -> date | None:
-    """The trading date of the latest triggering asset event that carries one. Airflow
-    hands a run every event queued since the last one; when they name several days only
-    the latest is run, and the others are logged for a re-run by run_date."""
+    """The trading date of the latest triggering asset event that carries one (the next
+    trading day for T1's close). Airflow hands a run every event queued since the last
+    one; when they name several days only the latest is run, and the others are logged
+    for a re-run by run_date."""
     if not events:
         return None
-    dated = [(event.timestamp, str(event.extra["trading_date"])) for asset in events for event in events[asset]
+    dated = [(event.timestamp, _run_day_of(asset, event)) for asset in events for event in events[asset]
              if (getattr(event, "extra", None) or {}).get("trading_date")]
     if not dated:
         return None
     dated.sort()
-    others = sorted({day for _, day in dated} - {dated[-1][1]})
+    others = sorted({day.isoformat() for _, day in dated} - {dated[-1][1].isoformat()})
     if others:
-        log.warning("T0 delivered several days since the last run: running %s; re-run %s with run_date",
-                    dated[-1][1], ", ".join(others))
-    return parse_trading_date(dated[-1][1])
+        log.warning("the upstream asset named several days since the last run: running %s; re-run %s with run_date",
+                    dated[-1][1].isoformat(), ", ".join(others))
+    return dated[-1][1]
+
+
+def _run_day_of(asset: Any, event: Any) -> date:
+    day = parse_trading_date(str(event.extra["trading_date"]))
+    name = getattr(asset, "name", None) or getattr(getattr(event, "asset", None), "name", None)
+    if name in NEXT_MORNING_ASSETS:
+        from market.clock import default_calendar
+
+        return default_calendar().next_trading_day(day)
+    return day
 
 
 def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,7 +123,8 @@ def log_stage_summary(stage_name: str, day: date, since: datetime, seconds: floa
     return summary
 
 
-def trading_day_gate(context: Mapping[str, Any], current: tuple[str, str] | None = None) -> bool:
+def trading_day_gate(context: Mapping[str, Any], current: tuple[str, str] | None = None,
+                     input_is_previous_day: bool = False) -> bool:
     """False (downstream tasks skip) when the run's trading date is an exchange holiday or
     a weekend, with the reason logged.
 
@@ -114,7 +133,9 @@ def trading_day_gate(context: Mapping[str, Any], current: tuple[str, str] | None
     when T0's delivery asset updates and again on the 16:15 clock, and whichever comes
     second finds the day done for that delivery and skips, so the day runs once per
     delivery. A new T0 delivery (a correction) makes the day due again; manual and
-    backfill runs always run (an operator asked for them)."""
+    backfill runs always run (an operator asked for them). With `input_is_previous_day`
+    the input is the previous trading day's: T2 for a morning runs once per T1 close of
+    the day before (the asset run in the evening, then the 07:00 run skips)."""
     from market.clock import default_calendar
 
     day = trading_date_from_context(context)
@@ -124,10 +145,12 @@ def trading_day_gate(context: Mapping[str, Any], current: tuple[str, str] | None
         return False
     run_type = str(getattr(context.get("dag_run"), "run_type", "") or "")
     if current and run_type.split(".")[-1].lower() in ("scheduled", "asset_triggered"):
-        done, delivered = (_last_success(stage, day) for stage in current)
+        input_day = default_calendar().previous_trading_day(day) if input_is_previous_day else day
+        done, delivered = _last_success(current[0], day), _last_success(current[1], input_day)
         if done is not None and (delivered is None or done > delivered):
-            log.info("no run for %s: %s already succeeded for this day at %s, after %s's latest delivery; "
-                     "trigger with run_date to run it again", day.isoformat(), current[0], done.isoformat(), current[1])
+            log.info("no run for %s: %s already succeeded for this day at %s, after %s's latest success for %s; "
+                     "trigger with run_date to run it again", day.isoformat(), current[0], done.isoformat(), current[1],
+                     input_day.isoformat())
             return False
     return True
 
