@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from reportlab.platypus import Flowable, PageBreak, Spacer
+from reportlab.platypus import Flowable, Spacer
 
 from models.decisions import AVOID_SCORE, LONG_SCORE
 from reports import charts
 from models.performance import shown_record
 from reports.format import backend_line, metric_rows, money, number, pct, record_caption, signed_pct
-from reports.layout import SMALL, SUBTITLE, TITLE, content_width, data_table, key_figures, notice, section, text
+from reports.layout import SMALL, SUBTITLE, TITLE, content_width, data_table, key_figures, kept, notice, section, text
 from reports.logos import powered_by
 
 TITLE_TEXT = "Quant Briefing"
@@ -30,8 +30,7 @@ def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowab
         *_signals(inputs),
         *_portfolio(inputs["ai_portfolio"]),
         *_charts(inputs, width),
-        PageBreak(),
-        *section("Powered by", powered_by(width)),
+        *kept(*section("Powered by", powered_by(width))),
     ]
 
 
@@ -79,7 +78,7 @@ def _signals(inputs: dict[str, Any]) -> list[Flowable]:
                        numeric_from=2)
     note = text(f"Top {len(signals)} of {inputs['scored_instruments']} scored instruments by Score (0-100 conviction "
                 f"that the close rises over the horizon; calibrated). Return: the day's change.", SMALL)
-    return section("Top AI signals", table, note)
+    return section("Top AI signals", note, table)
 
 
 def _portfolio(ai: dict[str, Any]) -> list[Flowable]:
