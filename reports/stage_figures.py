@@ -68,7 +68,8 @@ def spreads_by_board(result):  # noqa: ANN001, ANN201
     fig, ax = figure(6.5, 3.2)
     boards = sorted(prices["board"].dropna().unique())
     data = [prices.loc[prices["board"] == b, "spread_pct"].dropna() for b in boards]
-    ax.boxplot(data, labels=boards)
+    ax.boxplot(data)
+    ax.set_xticks(range(1, len(boards) + 1), boards)
     percent_axis(ax, fraction=False)
     titled(ax, f"Closing spread by board, {result.trading_date}", "board", "(ask - bid) / mid")
     fig.tight_layout()
