@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from functools import cache
 from typing import Any, Callable, Iterable, Sequence
 
@@ -20,6 +21,7 @@ from reports.charts import PALETTE
 from reports.fonts import MATPLOTLIB_RC
 
 DASH = "-"
+_DECIMAL = re.compile(r"-?\d+\.\d+")
 COLOURS = [PALETTE["navy"], PALETTE["teal"], PALETTE["amber"], PALETTE["grey"], "#8e5ea2", "#c8553d"]
 
 # Column names (or their endings) that hold a fraction to show as a percentage...
@@ -83,6 +85,12 @@ def styled(frame, formats: dict[str, Callable[[Any], str] | str] | None = None, 
     to a function or a format string), numbers right-aligned, no index column."""
     import pandas as pd
 
+    frame = frame.copy()
+    for column in frame.columns:  # Decimal values stored as text ("81.250000") are numbers to format
+        series = frame[column]
+        if pd.api.types.is_string_dtype(series) and len(series.dropna()) and series.dropna().map(
+                lambda v: isinstance(v, str) and _DECIMAL.fullmatch(v) is not None).all():
+            frame[column] = pd.to_numeric(series)
     formats = dict(formats or {})
     for column in frame.columns:
         if column in formats:

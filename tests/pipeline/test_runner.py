@@ -152,12 +152,12 @@ def test_an_empty_table_is_a_sentence_and_a_skipped_stage_says_why(settings: Set
 def test_summaries_and_tables_read_as_formatted_numbers() -> None:
     result = StageResult("t1_trade", DAY, "r", "SUCCEEDED", True,
                          {"cash": "6460855.833050", "orders": 12000, "rerun": False, "market_score": 0.254452},
-                         {"orders": [{"symbol": "CLM", "weight": 0.0957, "price": 81.25, "quantity": 1482,
+                         {"orders": [{"symbol": "CLM", "weight": 0.0957, "price": 81.25, "quantity": 1482, "fees": "602.062500",
                                       "change_pct": 1.5, "predicted_return": -0.0171}]})
     summary = result._repr_markdown_()
     for row in ("| cash | 6,460,855.83 |", "| orders | 12,000 |", "| rerun | no |", "| market score | 0.25 |"):
         assert row in summary, summary
     html = result.show("orders").to_html()
-    for shown in (">CLM<", ">9.57%<", ">81.25<", ">1,482<", ">1.50%<", ">-1.71%<"):
+    for shown in (">CLM<", ">9.57%<", ">81.25<", ">1,482<", ">1.50%<", ">-1.71%<", ">602.06<"):
         assert shown in html, shown
     assert "0.0957" not in html and "-0.0171" not in html
