@@ -61,6 +61,7 @@ docs-research: install
 report-images:
 	@test -f var/reports/quant-briefing.pdf || { echo "run make demo first: var/reports/ has no reports"; exit 1; }
 	mkdir -p docs/reports
+	rm -f docs/reports/quant-briefing-*.png docs/reports/compliance-report-*.png  # a report can lose a page
 	pdftoppm -r 70 -png var/reports/quant-briefing.pdf docs/reports/quant-briefing
 	pdftoppm -r 70 -png var/reports/compliance-report.pdf docs/reports/compliance-report
 

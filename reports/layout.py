@@ -118,7 +118,7 @@ def key_figures(pairs: Sequence[tuple[str, str | Flowable]]) -> Table:
     return table
 
 
-LONG_TABLE_ROWS = 12  # a table longer than this may start on the heading's page and split
+LONG_TABLE_ROWS = 20  # a longer table may start under its heading and split; a shorter one moves whole
 ROOM_FOR_A_SECTION = 45 * mm  # less room than this left on a page: a section starts on the next
 
 
@@ -126,14 +126,16 @@ def section(title: str, *flowables: Flowable) -> list[Flowable]:
     """A heading and the section's blocks. The heading never ends a page: it is kept on
     one page with what leads the section (a short note and the first block, unless that
     is a long table, which starts under it and splits), and a section does not start in
-    the last few centimetres of a page."""
+    the last few centimetres of a page. A short table moves to the next page whole rather
+    than leave a row or two behind."""
     blocks = list(flowables)
     lead = 1 if blocks else 0
     while lead < min(len(blocks), 4) and _leads_in(blocks[lead - 1]):
         lead += 1
     if lead and _long_table(blocks[lead - 1]):
         lead -= 1
-    return [CondPageBreak(ROOM_FOR_A_SECTION), KeepTogether([heading(title), *blocks[:lead]]), *blocks[lead:]]
+    rest = [KeepTogether([b]) if isinstance(b, Table) and not _long_table(b) else b for b in blocks[lead:]]
+    return [CondPageBreak(ROOM_FOR_A_SECTION), KeepTogether([heading(title), *blocks[:lead]]), *rest]
 
 
 def _leads_in(block: Flowable) -> bool:

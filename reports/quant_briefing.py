@@ -29,8 +29,7 @@ def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowab
         *_sentiment(market),
         *_signals(inputs),
         *_portfolio(inputs["ai_portfolio"]),
-        *_charts(inputs, width),
-        *kept(*section("Powered by", powered_by(width))),
+        *_charts(inputs, width, closing=section("Powered by", powered_by(width))),
     ]
 
 
@@ -98,7 +97,9 @@ def _portfolio(ai: dict[str, Any]) -> list[Flowable]:
     return section("AI portfolio", figures, Spacer(0, 6), table)
 
 
-def _charts(inputs: dict[str, Any], width: float) -> list[Flowable]:
+def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> list[Flowable]:
+    """Both charts; the last one kept on one page with `closing` (the logos), which never
+    stand alone on the last page."""
     curve = inputs["equity_curve"]
     equity: Flowable = (charts.equity_curve([date.fromisoformat(d["trading_date"]) for d in curve],
                                             [d["equity"] for d in curve], [d["liquid_equity"] for d in curve],
@@ -107,4 +108,4 @@ def _charts(inputs: dict[str, Any], width: float) -> list[Flowable]:
     scores = inputs["scores"]
     distribution: Flowable = (charts.score_distribution(scores, LONG_SCORE, AVOID_SCORE, width) if scores
                               else notice("no scored instruments on the latest market day"))
-    return [*section("Equity curve", equity), *section("Score distribution", distribution)]
+    return [*section("Equity curve", equity), *kept(*section("Score distribution", distribution), *closing)]
