@@ -6,7 +6,8 @@ percentages, money and counts with thousands separators, never a raw float.
   by what its name says it holds (`column_format`).
 - `fmt_pct`, `fmt_money`, `fmt_count`, `fmt_number`: one value as text.
 - `percent_axis`, `thousands_axis`, `millions_axis`: axis tick labels.
-- `bar`, `line`, `figure`: small charts with a title and axis units.
+- `bar`, `figure`: small charts with a title and axis units; a figure shows itself in a
+  notebook as a PNG.
 - `markdown(text)`: prose rendered as Markdown in a notebook.
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ import io
 import math
 import re
 from functools import cache
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from reports.charts import PALETTE
 from reports.fonts import MATPLOTLIB_RC
@@ -205,22 +206,4 @@ def bar(labels: Sequence[Any], values: Sequence[float], title: str, *, xlabel: s
         ax.bar_label(bars, labels=[value_format(v) for v in values], fontsize=7, padding=2, color=PALETTE["grey"])
     titled(ax, title, xlabel, ylabel)
     fig.tight_layout()
-    return fig, ax
-
-
-def line(series: dict[str, Iterable[float]], x: Iterable[Any], title: str, *, xlabel: str = "", ylabel: str = "",
-         width: float = 8.0, height: float = 3.2, ax=None):  # noqa: ANN001, ANN201
-    """Named series over a shared x axis, with a title and units."""
-    fig = None
-    if ax is None:
-        fig, ax = figure(width, height)
-    x = list(x)
-    for i, (name, values) in enumerate(series.items()):
-        ax.plot(x, list(values), label=name, color=COLOURS[i % len(COLOURS)], linewidth=1.3)
-    if len(series) > 1:
-        ax.legend(fontsize=8, frameon=False)
-    titled(ax, title, xlabel, ylabel)
-    if fig is not None:
-        fig.autofmt_xdate() if hasattr(x[0] if x else None, "year") else None
-        fig.tight_layout()
     return fig, ax

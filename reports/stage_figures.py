@@ -6,7 +6,6 @@ Formatting and chart style come from reports/figures.py.
 """
 from __future__ import annotations
 
-from typing import Any
 
 from reports.figures import (COLOURS, PALETTE, bar, figure, fmt_count, fmt_money, fmt_number, fmt_pct, markdown,
                              percent_axis, styled, thousands_axis, titled)
@@ -26,11 +25,6 @@ SPREAD_FEATURES = [("rsi_14", "RSI (14 days)", False), ("momentum_20", "Momentum
 
 def _nothing(result, what: str, empty: str | None = None):  # noqa: ANN001, ANN202
     return markdown(result.nothing(what) if result.status == "SKIPPED" or empty is None else empty)
-
-
-def summary_sentence(result) -> Any:  # noqa: ANN001, ANN401
-    """The stage's headline as Markdown (the summary table is the result's own display)."""
-    return markdown(f"**{result.headline()}**")
 
 
 # --- health ---------------------------------------------------------------------------------
