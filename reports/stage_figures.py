@@ -6,7 +6,6 @@ Formatting and chart style come from reports/figures.py.
 """
 from __future__ import annotations
 
-
 from reports.figures import (COLOURS, PALETTE, bar, figure, fmt_count, fmt_money, fmt_number, fmt_pct, markdown,
                              percent_axis, styled, thousands_axis, titled)
 from reports.format import METRIC_LABELS, metric_value
