@@ -357,7 +357,7 @@ def equity_chart(results: dict, source: str, currency: str):  # noqa: ANN201
                     color=COLOURS[i], linestyle="--")
     millions_axis(ax)
     ax.legend(fontsize=8, frameon=False)
-    titled(ax, f"{source}: equity of the executor with and without the liquidity rails", "", f"{currency}, millions")
+    titled(ax, f"{source}: equity of the executor with and without the liquidity rails", "", currency)
     fig.autofmt_xdate()
     fig.tight_layout()
     return fig

@@ -242,7 +242,8 @@ def suggestions(result):  # noqa: ANN001, ANN201
         ax.bar(counts.index, counts[side], bottom=bottom, label=side,
                color=PALETTE["teal"] if side == "BUY" else PALETTE["amber"] if side == "SELL" else COLOURS[i])
         bottom = counts[side] if bottom is None else bottom + counts[side]
-    ax.legend(fontsize=8, frameon=False)
+    ax.set_ylim(0, float(counts.sum(axis=1).max()) * 1.3)  # room for the legend above the bars
+    ax.legend(fontsize=8, frameon=False, ncols=len(counts.columns), loc="upper right")
     ax.yaxis.get_major_locator().set_params(integer=True)
     titled(ax, f"Suggestions for {result.trading_date} by instrument and side, over "
                f"{frame['portfolio_id'].nunique()} portfolio(s)", "", "suggestions")
