@@ -8,7 +8,7 @@ export AIRFLOW__CORE__LOAD_EXAMPLES = False
 export AIRFLOW__CORE__DAGS_FOLDER = $(CURDIR)/dags
 export AIRFLOW__CORE__PARALLELISM = 4
 
-.PHONY: install install-browser demo test lab airflow airflow-prod airflow-prod-stop airflow-prod-status report-images docs-runs clean
+.PHONY: install install-browser demo test lab airflow airflow-prod airflow-prod-stop airflow-prod-status report-images docs-runs docs-research clean
 
 install: $(VENV)/.installed
 
@@ -66,10 +66,24 @@ docs-runs: install
 		MARKETINTEL_RUNS_DIR=$(DOCS_RUNS)/runs $(CURDIR)/$(BIN)/marketintel demo --no-serve
 	rm -rf docs/runs && cp -r $(DOCS_RUNS)/runs docs/runs
 
+# The research notebooks executed, under docs/research/ (committed): on the store that
+# docs-runs leaves in var/docs-runs and, when present, the shared NSE daily files
+# (MARKETINTEL_SHARED_DATA, default ../shared/data). About a minute each.
+docs-research: install
+	@test -f $(DOCS_RUNS)/store.db || { echo "run make docs-runs first: $(DOCS_RUNS) has no store"; exit 1; }
+	mkdir -p docs/research
+	for notebook in notebooks/research/*.ipynb; do \
+		MARKETINTEL_NO_DOTENV=1 MARKETINTEL_DATABASE_URL=sqlite:///$(DOCS_RUNS)/store.db \
+		MARKETINTEL_DATA_DIR=$(DOCS_RUNS)/data MARKETINTEL_MODELS_DIR=$(DOCS_RUNS)/models HF_HUB_OFFLINE=1 \
+		$(BIN)/papermill --no-progress-bar -k python3 --cwd notebooks/research $$notebook docs/research/$$(basename $$notebook) \
+		|| exit 1; \
+	done
+
 # Page images of the demo's reports for docs/reports.md (needs pdftoppm: Debian's poppler-utils).
 report-images:
 	@test -f var/reports/quant-briefing.pdf || { echo "run make demo first: var/reports/ has no reports"; exit 1; }
 	mkdir -p docs/reports
+	rm -f docs/reports/quant-briefing-*.png docs/reports/compliance-report-*.png  # a report can lose a page
 	pdftoppm -r 70 -png var/reports/quant-briefing.pdf docs/reports/quant-briefing
 	pdftoppm -r 70 -png var/reports/compliance-report.pdf docs/reports/compliance-report
 

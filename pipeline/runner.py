@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from store.history import append_history, counting_writes
 from store.migrations import require_current_schema
 
 log = logging.getLogger(__name__)
+_DECIMAL = re.compile(r"-?\d+\.\d+")  # a Decimal summary value stored as text (cash)
 
 
 @dataclass
@@ -60,13 +62,16 @@ class StageResult:
         return pd.DataFrame(self.tables.get(name, []))
 
     def show(self, name: str, empty: str | None = None):  # noqa: ANN201 - IPython is imported lazily
-        """One of the stage's tables for a notebook to display: the DataFrame, or when the
-        table is empty a sentence saying so: `empty` (the notebook knows what an empty
-        table means), else one naming the table and day; a skipped stage says why it did
-        not run. Never an empty frame or a one-cell placeholder."""
+        """One of the stage's tables for a notebook to display: formatted (percentages,
+        thousands separators, no index: reports.figures.styled; `.data` is the DataFrame),
+        or when the table is empty a sentence saying so: `empty` (the notebook knows what an
+        empty table means), else one naming the table and day; a skipped stage says why it
+        did not run. Never an empty frame or a one-cell placeholder."""
         rows = self.tables.get(name, [])
         if rows:
-            return self.frame(name)
+            from reports.figures import styled
+
+            return styled(self.frame(name))
         from IPython.display import Markdown
 
         what = name.replace("_", " ")
@@ -103,14 +108,29 @@ class StageResult:
 
 
 def _cell(value: Any) -> str:
-    """A summary value as Markdown table text: mappings as `key: value` pairs."""
+    """A summary value as Markdown table text: mappings as `key: value` pairs, numbers
+    with thousands separators (decimals, also as text, to two places), yes/no."""
     if isinstance(value, dict):
-        value = ", ".join(f"{k}: {v}" for k, v in value.items()) or "none"
+        value = ", ".join(f"{k}: {_number(v)}" for k, v in value.items()) or "none"
     elif isinstance(value, (list, tuple)):
         value = ", ".join(str(v) for v in value) or "none"
     elif value is None:
         value = "-"
+    else:
+        value = _number(value)
     return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    if isinstance(value, str) and _DECIMAL.fullmatch(value):
+        return f"{float(value):,.2f}"
+    return value
 
 
 def run_stage(

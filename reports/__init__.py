@@ -3,7 +3,11 @@ Compliance Report (GET /api/quant-briefing.pdf, GET /api/compliance-report.pdf,
 `marketintel report quant-briefing|compliance`).
 
 `generate` reads the report's inputs in one read transaction (reports/inputs.py), hashes
-them, and typesets them with reportlab (reports/layout.py); charts are matplotlib images.
+them, and typesets them with reportlab (reports/layout.py) in one embedded type family
+(reports/fonts.py); charts are matplotlib drawn in as vectors (reports/charts.py).
+
+A report's file name carries the market day it reports on, not the day it was generated:
+`quant-briefing-<market day>.pdf`, `compliance-report-<market day>.pdf` (`market_day`).
 
 May import: market, store, ingest, models, portfolio, views, analysis.
 """
@@ -18,7 +22,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from market.clock import TradingCalendar, exchange_iso
+from market.clock import TradingCalendar, exchange_iso, latest_closed_trading_day
 from market.errors import InvalidInputError
 from market.settings import Settings
 from reports import compliance, quant_briefing
@@ -58,7 +62,7 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
             "utc": now.astimezone(timezone.utc).isoformat(timespec="seconds"),
             "exchange": stamp.replace("T", " "),
             "method": f"generated on demand by the service from its store (reportlab {version('reportlab')}, "
-                      f"matplotlib {version('matplotlib')}); no figure is typed by hand",
+                      f"matplotlib {version('matplotlib')}, svglib {version('svglib')}); no figure is typed by hand",
             "rights": RIGHTS.format(company=company),
             "sha256": digest,
         }
@@ -66,7 +70,20 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
     rendered = render(story, company=company, title=title, page_size=settings.report_page_size,
                       subject=f"data snapshot sha256 {digest}")
     name = "quant-briefing" if kind == "quant-briefing" else "compliance-report"
-    return Report(kind, rendered.pdf, rendered.pages, digest, f"{name}-{stamp[:10]}.pdf")
+    return Report(kind, rendered.pdf, rendered.pages, digest, f"{name}-{market_day(inputs, calendar, now)}.pdf")
+
+
+def market_day(inputs: dict, calendar: TradingCalendar, now: datetime) -> str:
+    """The market day a report is about (YYYY-MM-DD): the briefing's breadth day, the
+    compliance report's latest delivered day; before any delivery, the latest closed
+    trading day at `now`. A report generated on Sunday about Friday is Friday's."""
+    breadth = inputs.get("market", {}).get("breadth")
+    latest = inputs.get("provenance", {}).get("latest")
+    if breadth:
+        return str(breadth["trading_date"])
+    if latest:
+        return str(latest["trading_date"])
+    return latest_closed_trading_day(now, calendar).isoformat()
 
 
 def save(report: Report, path: Path) -> Path:

@@ -1,51 +1,82 @@
-"""The briefing's two charts, drawn with matplotlib (Agg, no screen) into PNG images sized
-for the page, in the reports' palette."""
+"""The briefing's two charts, drawn with matplotlib (no screen) in the reports' palette and
+type (reports/fonts.py), written as SVG and converted by svglib into reportlab vector
+drawings: lines, bars and text stay vectors and text in the PDF, never a bitmap."""
 from __future__ import annotations
 
 import io
 from datetime import date, timedelta
-from typing import Sequence
+from functools import wraps
+from typing import Callable, Sequence
 
+from reportlab.graphics.shapes import Drawing
 from reportlab.lib.units import mm
-from reportlab.platypus import Image
+
+from reports import fonts
 
 PALETTE = {"navy": "#1f3a5f", "teal": "#2a9d8f", "amber": "#e9a23b", "grey": "#5f6b7a", "rule": "#c9d2dc"}
 HEIGHT = 62 * mm
-DPI = 160
+
+
+def _in_report_type(draw: Callable[..., Drawing]) -> Callable[..., Drawing]:
+    """Draw under the reports' matplotlib settings (fonts.MATPLOTLIB_RC): a Text takes its
+    family when it is created, so the whole chart is drawn inside them."""
+    @wraps(draw)
+    def drawn(*args, **kwargs) -> Drawing:  # noqa: ANN002, ANN003
+        import matplotlib
+
+        with matplotlib.rc_context(fonts.MATPLOTLIB_RC):
+            return draw(*args, **kwargs)
+
+    return drawn
 
 
 def _figure(width: float):  # noqa: ANN202 - matplotlib is imported lazily
-    import matplotlib
-
-    matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(width / 72, HEIGHT / 72), dpi=DPI)
+    figure = Figure(figsize=(width / 72, HEIGHT / 72), dpi=72)
     axes = figure.add_subplot()
     for side in ("top", "right"):
         axes.spines[side].set_visible(False)
     axes.tick_params(labelsize=7, colors=PALETTE["grey"])
     axes.grid(axis="y", color=PALETTE["rule"], linewidth=0.5)
+    axes.set_axisbelow(True)
     return figure, axes
 
 
-def _image(figure, width: float) -> Image:  # noqa: ANN001
-    figure.tight_layout(pad=0.4)
+def _unit(axes, label: str) -> None:  # noqa: ANN001
+    """The y axis's unit, level above its top end: rotated text reads back letter by letter
+    reversed in PDF text extraction, so no chart text is rotated."""
+    axes.set_ylabel(label, fontsize=7, color=PALETTE["grey"], rotation=0, ha="left", va="bottom")
+    axes.yaxis.set_label_coords(-0.01, 1.02)
+
+
+def _image(figure, width: float) -> Drawing:  # noqa: ANN001
+    """The figure as a reportlab Drawing (a flowable) of `width` x HEIGHT points."""
+    from svglib.svglib import svg2rlg
+
+    fonts.register()
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI)
+    figure.tight_layout(pad=0.4)
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
     buffer.seek(0)
-    return Image(buffer, width=width, height=HEIGHT)
+    drawing = svg2rlg(buffer)
+    scale = width / drawing.width
+    drawing.scale(scale, scale)
+    drawing.width, drawing.height = width, drawing.height * scale
+    drawing.initialFontName = fonts.REGULAR  # reportlab's default state would name Helvetica
+    return drawing
 
 
+@_in_report_type
 def equity_curve(days: Sequence[date], equity: Sequence[float], liquid: Sequence[float], starting_cash: float,
-                 width: float, currency: str = "JMD") -> Image:
+                 width: float, currency: str = "JMD") -> Drawing:
     """Equity and liquid equity by executed day, with the starting cash as a reference;
     the axis names the market's currency."""
     figure, axes = _figure(width)
     axes.plot(days, equity, color=PALETTE["navy"], linewidth=1.6, label="Equity", marker="o" if len(days) < 3 else None)
     axes.plot(days, liquid, color=PALETTE["teal"], linewidth=1.0, linestyle="--", label="Liquid equity")
     axes.axhline(starting_cash, color=PALETTE["amber"], linewidth=0.8, label="Starting cash")
-    axes.set_ylabel(currency, fontsize=7, color=PALETTE["grey"])
+    _unit(axes, currency)
     axes.yaxis.set_major_formatter(lambda value, _: f"{value / 1e6:,.2f}M")
     axes.legend(fontsize=7, frameon=False, loc="best")
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
@@ -58,7 +89,8 @@ def equity_curve(days: Sequence[date], equity: Sequence[float], liquid: Sequence
     return _image(figure, width)
 
 
-def score_distribution(scores: Sequence[float], long_at: float, avoid_at: float, width: float) -> Image:
+@_in_report_type
+def score_distribution(scores: Sequence[float], long_at: float, avoid_at: float, width: float) -> Drawing:
     """Histogram of the day's Scores in 5-point bins, with the Action thresholds marked."""
     figure, axes = _figure(width)
     axes.hist(scores, bins=list(range(0, 105, 5)), color=PALETTE["navy"], edgecolor="white", linewidth=0.6)
@@ -66,6 +98,6 @@ def score_distribution(scores: Sequence[float], long_at: float, avoid_at: float,
     axes.axvline(avoid_at, color=PALETTE["amber"], linewidth=1.2, label=f"AVOID at or below {avoid_at:g}")
     axes.set_xlim(0, 100)
     axes.set_xlabel("Score (0-100)", fontsize=7, color=PALETTE["grey"])
-    axes.set_ylabel("Instruments", fontsize=7, color=PALETTE["grey"])
+    _unit(axes, "Instruments")
     axes.legend(fontsize=7, frameon=False)
     return _image(figure, width)

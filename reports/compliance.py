@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from reportlab.platypus import Flowable, PageBreak, Spacer
+from reportlab.platypus import Flowable, Spacer
 
 from views.performance import shown_record
 from reports.format import backend_line, metric_rows, money, number, record_caption
-from reports.layout import DIGEST, SMALL, SUBHEADING, SUBTITLE, TITLE, content_width, data_table, key_figures, notice, section, text
+from reports.layout import (DIGEST, SMALL, SUBHEADING, SUBTITLE, TITLE, content_width, data_table, key_figures, kept,
+                            notice, section, text)
 from reports.logos import powered_by
 
 TITLE_TEXT = "Compliance Report"
@@ -61,13 +62,12 @@ def story(inputs: dict[str, Any], generated: dict[str, str], company: str, page_
         *_audit_trail(inputs),
         *section("Regulatory notices", *_paragraphs(REGULATORY_NOTICES, company=company,
                                                     provenance=_provenance(inputs["provenance"]))),
-        *_certification(generated),
-        PageBreak(),
-        *section("Powered by", powered_by(width)),
+        *_certification(generated, powered_by(width)),
     ]
 
 
 def _paragraphs(items: list[tuple[str, str]], **values: str) -> list[Flowable]:
+    """Titled paragraphs (a subheading keeps with its paragraph: SUBHEADING.keepWithNext)."""
     blocks: list[Flowable] = []
     for title, body in items:
         blocks += [text(title, SUBHEADING), text(body.format(**values))]
@@ -111,7 +111,8 @@ def _provenance(provenance: dict[str, Any]) -> str:
             "Stored history is append-only: corrections are new rows and nothing is overwritten.")
 
 
-def _certification(generated: dict[str, str]) -> list[Flowable]:
+def _certification(generated: dict[str, str], logos: Flowable) -> list[Flowable]:
+    """The certification and the logos that close the report, kept on one page."""
     figures = key_figures([
         ("Generated (UTC)", generated["utc"]),
         ("Generated (exchange time)", generated["exchange"]),
@@ -122,4 +123,4 @@ def _certification(generated: dict[str, str]) -> list[Flowable]:
     explain = text("The SHA-256 is taken over the canonical JSON (sorted keys, no whitespace) of every figure this "
                    "report was built from; the same store state always yields the same digest, returned also in the "
                    "X-Data-SHA256 response header.", SMALL)
-    return section("Document certification", figures, explain)
+    return kept(*section("Document certification", figures, explain), *section("Powered by", logos))

@@ -1,7 +1,9 @@
-"""The look shared by both reports: page size (setting), one type scale and palette, the
-header line on every page (company, report title, "Engine v3"), "Page N of M" footers,
-tables that repeat their header row when they split across pages, and the boxed notice
-that says a section is not available yet.
+"""The look shared by both reports: page size (setting), one embedded type family
+(DejaVu Sans, reports/fonts.py) in one scale and palette, the header line on every page
+(company, report title, "Engine v3"), "Page N of M" footers, tables at the full text
+width that repeat their header row when they split across pages, and the boxed notice
+that says a section is not available yet. A section's heading always stays on the page of
+the section's first block (`section` keeps them together).
 """
 from __future__ import annotations
 
@@ -15,8 +17,12 @@ from reportlab.lib.pagesizes import A4, LETTER
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
 from reportlab.pdfgen.canvas import Canvas
-from reportlab.platypus import BaseDocTemplate, Flowable, Frame, PageTemplate, Paragraph, Table, TableStyle
+from reportlab.platypus import BaseDocTemplate, CondPageBreak, Flowable, Frame, KeepTogether, PageTemplate, Paragraph, Table, TableStyle
 from xml.sax.saxutils import escape
+
+from reports.fonts import BOLD, REGULAR, register
+
+register()
 
 ENGINE = "Engine v3"
 PAGE_SIZES = {"A4": A4, "Letter": LETTER}
@@ -31,19 +37,22 @@ ZEBRA = colors.HexColor("#f3f6f9")
 HEADER_FILL = colors.HexColor("#e3eaf2")
 NOTICE_FILL = colors.HexColor("#fff6e5")
 
-BODY = ParagraphStyle("body", fontName="Helvetica", fontSize=9.5, leading=13, alignment=TA_LEFT, spaceAfter=4)
+BODY = ParagraphStyle("body", fontName=REGULAR, fontSize=9.5, leading=13, alignment=TA_LEFT, spaceAfter=4)
 SMALL = ParagraphStyle("small", parent=BODY, fontSize=8, leading=10.5, textColor=GREY)
-TITLE = ParagraphStyle("title", parent=BODY, fontName="Helvetica-Bold", fontSize=20, leading=24, textColor=NAVY,
+TITLE = ParagraphStyle("title", parent=BODY, fontName=BOLD, fontSize=20, leading=24, textColor=NAVY,
                        spaceAfter=2)
 SUBTITLE = ParagraphStyle("subtitle", parent=BODY, fontSize=10.5, leading=14, textColor=GREY, spaceAfter=10)
 # keepWithNext: a heading never ends a page without the block it introduces
-HEADING = ParagraphStyle("heading", parent=BODY, fontName="Helvetica-Bold", fontSize=13, leading=17, textColor=NAVY,
+HEADING = ParagraphStyle("heading", parent=BODY, fontName=BOLD, fontSize=13, leading=17, textColor=NAVY,
                          spaceBefore=10, spaceAfter=5, keepWithNext=1)
-SUBHEADING = ParagraphStyle("subheading", parent=BODY, fontName="Helvetica-Bold", fontSize=10.5, leading=14,
+SUBHEADING = ParagraphStyle("subheading", parent=BODY, fontName=BOLD, fontSize=10.5, leading=14,
                             textColor=NAVY, spaceBefore=6, spaceAfter=2, keepWithNext=1)
 CELL = ParagraphStyle("cell", parent=BODY, fontSize=8.5, leading=10.5, spaceAfter=0)
 CAPTION = ParagraphStyle("caption", parent=CELL, alignment=TA_CENTER, textColor=GREY)
-DIGEST = ParagraphStyle("digest", parent=CELL, fontName="Courier", fontSize=7.5)
+# Every table's cell font, also of cells that hold paragraphs (reportlab sets it on the canvas
+# for each cell; left unset it is Helvetica, a font that is not embedded).
+FONT = ("FONTNAME", (0, 0), (-1, -1), REGULAR)
+DIGEST = ParagraphStyle("digest", parent=CELL, fontSize=7.5)
 
 
 @dataclass(frozen=True)
@@ -64,20 +73,22 @@ def heading(value: str) -> Paragraph:
 def notice(reason: str) -> Table:
     """A boxed 'not available yet' line for a section with nothing to show."""
     box = Table([[text(f"Not available yet: {reason}", BODY)]], colWidths=["100%"])
-    box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), NOTICE_FILL), ("BOX", (0, 0), (-1, -1), 0.6, AMBER),
+    box.setStyle(TableStyle([FONT, ("BACKGROUND", (0, 0), (-1, -1), NOTICE_FILL), ("BOX", (0, 0), (-1, -1), 0.6, AMBER),
                              ("LEFTPADDING", (0, 0), (-1, -1), 8), ("TOPPADDING", (0, 0), (-1, -1), 5),
                              ("BOTTOMPADDING", (0, 0), (-1, -1), 5)]))
     return box
 
 
-def data_table(header: Sequence[str], rows: Sequence[Sequence[Any]], widths: Sequence[float] | None = None,
+def data_table(header: Sequence[str], rows: Sequence[Sequence[Any]], widths: Sequence[float | str] | None = None,
                numeric_from: int = 1) -> Table:
-    """A table whose header row repeats on every page it spans; columns from
-    `numeric_from` on are right-aligned."""
+    """A table as wide as the text, whose header row repeats on every page it spans;
+    columns from `numeric_from` on are right-aligned. `widths`: fractions of the text
+    width as "NN%" strings (the default shares it out by each column's longest text)."""
     body = [[c if isinstance(c, Flowable) else str(c) for c in row] for row in rows]
-    table = Table([list(header), *body], colWidths=widths, repeatRows=1, hAlign="LEFT")
+    table = Table([list(header), *body], colWidths=widths or _shares([list(header), *body]), repeatRows=1,
+                  hAlign="LEFT")
     style = [
-        ("FONTNAME", (0, 0), (-1, 0), "Helvetica-Bold"), ("FONTNAME", (0, 1), (-1, -1), "Helvetica"),
+        ("FONTNAME", (0, 0), (-1, 0), BOLD), ("FONTNAME", (0, 1), (-1, -1), REGULAR),
         ("FONTSIZE", (0, 0), (-1, -1), 8.5), ("TEXTCOLOR", (0, 0), (-1, 0), NAVY),
         ("BACKGROUND", (0, 0), (-1, 0), HEADER_FILL), ("LINEBELOW", (0, 0), (-1, 0), 0.8, NAVY),
         ("LINEBELOW", (0, -1), (-1, -1), 0.4, RULE), ("VALIGN", (0, 0), (-1, -1), "MIDDLE"),
@@ -89,19 +100,60 @@ def data_table(header: Sequence[str], rows: Sequence[Sequence[Any]], widths: Seq
     return table
 
 
+def _shares(rows: Sequence[Sequence[Any]]) -> list[str]:
+    """Column widths as percentages of the text width, in proportion to each column's
+    longest text (at least 6 characters, so short codes keep room)."""
+    longest = [max(6, *(len(str(row[i])) if not isinstance(row[i], Flowable) else 12 for row in rows))
+               for i in range(len(rows[0]))]
+    return [f"{100 * n / sum(longest):.3f}%" for n in longest]
+
+
 def key_figures(pairs: Sequence[tuple[str, str | Flowable]]) -> Table:
     """Label/value pairs in two columns, for a section's headline numbers."""
     table = Table([[text(label, CELL), value if isinstance(value, Flowable) else text(value, CELL)]
-                   for label, value in pairs], colWidths=[50 * mm, None], hAlign="LEFT")
-    table.setStyle(TableStyle([("LINEBELOW", (0, 0), (-1, -1), 0.3, RULE), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                   for label, value in pairs], colWidths=["32%", "68%"], hAlign="LEFT")
+    table.setStyle(TableStyle([FONT, ("LINEBELOW", (0, 0), (-1, -1), 0.3, RULE), ("VALIGN", (0, 0), (-1, -1), "TOP"),
                                ("TOPPADDING", (0, 0), (-1, -1), 2),
                                ("BOTTOMPADDING", (0, 0), (-1, -1), 2)]))
     return table
 
 
+LONG_TABLE_ROWS = 20  # a longer table may start under its heading and split; a shorter one moves whole
+ROOM_FOR_A_SECTION = 45 * mm  # less room than this left on a page: a section starts on the next
+
+
 def section(title: str, *flowables: Flowable) -> list[Flowable]:
-    """A heading (kept on the page of the section's first block) and the blocks."""
-    return [heading(title), *flowables]
+    """A heading and the section's blocks. The heading never ends a page: it is kept on
+    one page with what leads the section (a short note and the first block, unless that
+    is a long table, which starts under it and splits), and a section does not start in
+    the last few centimetres of a page. A short table moves to the next page whole rather
+    than leave a row or two behind."""
+    blocks = list(flowables)
+    lead = 1 if blocks else 0
+    while lead < min(len(blocks), 4) and _leads_in(blocks[lead - 1]):
+        lead += 1
+    if lead and _long_table(blocks[lead - 1]):
+        lead -= 1
+    rest = [KeepTogether([b]) if isinstance(b, Table) and not _long_table(b) else b for b in blocks[lead:]]
+    return [CondPageBreak(ROOM_FOR_A_SECTION), KeepTogether([heading(title), *blocks[:lead]]), *rest]
+
+
+def _leads_in(block: Flowable) -> bool:
+    """A short note or a subheading: it belongs with the block after it."""
+    return isinstance(block, Paragraph) and (block.style is SMALL or bool(getattr(block.style, "keepWithNext", 0)))
+
+
+def _long_table(block: Flowable) -> bool:
+    return isinstance(block, Table) and len(block._cellvalues) > LONG_TABLE_ROWS  # noqa: SLF001 - reportlab's rows
+
+
+def kept(*flowables: Flowable) -> list[Flowable]:
+    """Blocks (sections included) that move to the next page together rather than split:
+    a closing block that must not end up alone at the top of a page."""
+    flat: list[Flowable] = []
+    for block in flowables:  # a KeepTogether inside another one breaks the page early: unwrap it
+        flat += block._content if isinstance(block, KeepTogether) else [block]  # noqa: SLF001 - reportlab's list
+    return [KeepTogether([f for f in flat if not isinstance(f, CondPageBreak)])]
 
 
 class _NumberedCanvas(Canvas):
@@ -127,13 +179,13 @@ class _NumberedCanvas(Canvas):
     def _decorate(self, total: int) -> None:
         width, height = self._pagesize
         self.saveState()
-        self.setFont("Helvetica-Bold", 8.5)
+        self.setFont(BOLD, 8.5)
         self.setFillColor(NAVY)
         self.drawString(MARGIN, height - 11 * mm, self._header)
         self.setStrokeColor(TEAL)
         self.setLineWidth(1.2)
         self.line(MARGIN, height - 12.8 * mm, width - MARGIN, height - 12.8 * mm)
-        self.setFont("Helvetica", 8)
+        self.setFont(REGULAR, 8)
         self.setFillColor(GREY)
         self.drawRightString(width - MARGIN, 10 * mm, f"Page {self._pageNumber} of {total}")
         self.restoreState()
@@ -149,7 +201,7 @@ def render(story: list[Flowable], *, company: str, title: str, page_size: str, s
     size = PAGE_SIZES[page_size]
     doc = BaseDocTemplate(buffer, pagesize=size, leftMargin=MARGIN, rightMargin=MARGIN, topMargin=20 * mm,
                           bottomMargin=18 * mm, title=f"{title} - {company}", author=company, subject=subject,
-                          creator=f"marketintel reports ({ENGINE})")
+                          creator=f"marketintel reports ({ENGINE})", initialFontName=REGULAR)
     frame = Frame(doc.leftMargin, doc.bottomMargin, doc.width, doc.height, id="body")
     doc.addPageTemplates([PageTemplate(id="page", frames=[frame])])
     header = header_line(company, title)

@@ -14,7 +14,7 @@ from reportlab.lib.units import mm
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable, Table, TableStyle
 
-from reports.layout import AMBER, CAPTION, NAVY, TEAL, text
+from reports.layout import AMBER, CAPTION, FONT, NAVY, TEAL, text
 
 SIZE = 30 * mm
 
@@ -96,6 +96,6 @@ def powered_by(width: float) -> Table:
     """The three logos side by side, each over its caption."""
     cells = [[Logo(name) for name in LOGOS], [text(caption, CAPTION) for caption, _ in LOGOS.values()]]
     table = Table(cells, colWidths=[width / 3] * 3, hAlign="CENTER")
-    table.setStyle(TableStyle([("ALIGN", (0, 0), (-1, 0), "CENTER"), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    table.setStyle(TableStyle([FONT, ("ALIGN", (0, 0), (-1, 0), "CENTER"), ("VALIGN", (0, 0), (-1, -1), "TOP"),
                                ("TOPPADDING", (0, 0), (-1, -1), 6)]))
     return table

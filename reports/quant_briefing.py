@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from reportlab.platypus import Flowable, PageBreak, Spacer
+from reportlab.platypus import Flowable, Spacer
 
 from models.decisions import AVOID_SCORE, LONG_SCORE
 from reports import charts
 from views.performance import shown_record
 from reports.format import backend_line, metric_rows, money, number, pct, record_caption, signed_pct
-from reports.layout import SMALL, SUBTITLE, TITLE, content_width, data_table, key_figures, notice, section, text
+from reports.layout import SMALL, SUBTITLE, TITLE, content_width, data_table, key_figures, kept, notice, section, text
 from reports.logos import powered_by
 
 TITLE_TEXT = "Quant Briefing"
@@ -29,9 +29,7 @@ def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowab
         *_sentiment(market),
         *_signals(inputs),
         *_portfolio(inputs["ai_portfolio"]),
-        *_charts(inputs, width),
-        PageBreak(),
-        *section("Powered by", powered_by(width)),
+        *_charts(inputs, width, closing=section("Powered by", powered_by(width))),
     ]
 
 
@@ -79,7 +77,7 @@ def _signals(inputs: dict[str, Any]) -> list[Flowable]:
                        numeric_from=2)
     note = text(f"Top {len(signals)} of {inputs['scored_instruments']} scored instruments by Score (0-100 conviction "
                 f"that the close rises over the horizon; calibrated). Return: the day's change.", SMALL)
-    return section("Top AI signals", table, note)
+    return section("Top AI signals", note, table)
 
 
 def _portfolio(ai: dict[str, Any]) -> list[Flowable]:
@@ -99,7 +97,9 @@ def _portfolio(ai: dict[str, Any]) -> list[Flowable]:
     return section("AI portfolio", figures, Spacer(0, 6), table)
 
 
-def _charts(inputs: dict[str, Any], width: float) -> list[Flowable]:
+def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> list[Flowable]:
+    """Both charts; the last one kept on one page with `closing` (the logos), which never
+    stand alone on the last page."""
     curve = inputs["equity_curve"]
     equity: Flowable = (charts.equity_curve([date.fromisoformat(d["trading_date"]) for d in curve],
                                             [d["equity"] for d in curve], [d["liquid_equity"] for d in curve],
@@ -108,4 +108,4 @@ def _charts(inputs: dict[str, Any], width: float) -> list[Flowable]:
     scores = inputs["scores"]
     distribution: Flowable = (charts.score_distribution(scores, LONG_SCORE, AVOID_SCORE, width) if scores
                               else notice("no scored instruments on the latest market day"))
-    return [*section("Equity curve", equity), *section("Score distribution", distribution)]
+    return [*section("Equity curve", equity), *kept(*section("Score distribution", distribution), *closing)]

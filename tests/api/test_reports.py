@@ -14,6 +14,7 @@ from api.app import create_app
 from market.clock import default_calendar
 from pipeline.serving import serve_in_thread
 from reports.format import metric_value, money, number, signed_pct
+from reports.layout import HEADER_FILL, MARGIN, PAGE_SIZES
 from reports.inputs import compliance_inputs, snapshot_sha256
 from store import tables
 from store.history import append_history
@@ -92,7 +93,7 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     assert f"Portfolio value {money(summary['equity'])}" in pdf.text
     for position in api.acme("GET", "/api/ai-portfolio/positions").json():
         assert f"{position['symbol']} {number(position['quantity'])} {money(position['average_cost'])}" in pdf.text
-    assert pdf.image_pages, "the equity curve and score distribution charts are images"
+    assert "Starting cash" in pdf.text and "Score (0-100)" in pdf.text, "the charts' legend and axis titles are text"
 
 
 def test_compliance_report_sections_trail_and_certified_digest(api: Api) -> None:
@@ -200,3 +201,51 @@ def test_snapshot_digest_is_the_sha256_of_canonical_inputs(api: Api) -> None:
         inputs = compliance_inputs(conn, default_calendar(), api.clock(), api.world.settings)
     canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":")).encode()
     assert response.headers["X-Data-SHA256"] == snapshot_sha256(inputs) == hashlib.sha256(canonical).hexdigest()
+
+
+REPORTS = [("/api/quant-briefing.pdf", "quant-briefing", BRIEFING_SECTIONS),
+           ("/api/compliance-report.pdf", "compliance-report", COMPLIANCE_SECTIONS)]
+
+
+@pytest.mark.parametrize(("path", "name", "sections"), REPORTS)
+def test_reports_embed_every_font_draw_charts_as_vectors_and_set_tables_at_text_width(
+        api: Api, path: str, name: str, sections: list[str]) -> None:
+    seed_model_record(api)
+    pdf = read(pdf_of(api.acme("GET", path)))
+    assert pdf.fonts and all(pdf.fonts.values()), f"fonts not embedded: {[f for f, e in pdf.fonts.items() if not e]}"
+    assert {font.split("-")[0] for font in pdf.fonts} == {"DejaVuSans"}, "one family for text and charts"
+    assert pdf.image_xobjects == 0 and pdf.image_pages == [], "charts and logos are vector drawings, no bitmap"
+    # every data table's header band (HEADER_FILL) runs from the text's left edge to its right
+    left = MARGIN + 6  # the frame's padding
+    right = PAGE_SIZES["A4"][0] - MARGIN - 6
+    fill = tuple(round(c, 3) for c in HEADER_FILL.rgb())
+    bands = [(x0, x1) for page in pdf.filled for x0, x1, colour in page
+             if tuple(round(c, 3) for c in colour) == fill]
+    assert bands, "the report has data tables"
+    assert all(abs(x0 - left) < 0.5 and abs(x1 - right) < 0.5 for x0, x1 in bands), bands
+
+
+@pytest.mark.parametrize(("path", "name", "sections"), REPORTS)
+def test_no_page_ends_on_a_heading_and_the_logos_share_their_page(api: Api, path: str, name: str,
+                                                                   sections: list[str]) -> None:
+    seed_model_record(api)
+    pdf = read(pdf_of(api.acme("GET", path)))
+    for number_, page in enumerate(pdf.pages, start=1):
+        body = page.splitlines()[1:-1]  # less the header line and the footer
+        assert body and body[-1] not in sections, f"page {number_} ends on the heading '{body[-1]}'"
+        assert len(body) > 1, f"page {number_} holds nothing but '{body}'"
+    last = pdf.pages[-1]
+    assert "Powered by" in last
+    others = [s for s in sections if s in last.splitlines() and s != "Powered by"]
+    assert others, "the logos do not stand alone on the last page"
+    if name == "compliance-report":
+        assert "Document certification" in last
+
+
+@pytest.mark.parametrize(("path", "name", "sections"), REPORTS)
+def test_report_files_are_named_by_their_market_day_not_the_day_they_were_made(
+        api: Api, path: str, name: str, sections: list[str]) -> None:
+    made_on = api.clock().date()
+    assert made_on != DAY, "the clock is the Monday after the market day"
+    response = api.acme("GET", path)
+    assert response.headers["content-disposition"] == f'inline; filename="{name}-{DAY.isoformat()}.pdf"'

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from market.errors import InvalidInputError, SchemaNotReadyError, StageFailedError
 from market.settings import Settings, get_settings
 from pipeline import registry
-from pipeline.runner import run_stage
+from pipeline.runner import StageResult, run_stage
 from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
 from store.engine import service_engine
@@ -143,7 +143,21 @@ def test_an_empty_table_is_a_sentence_and_a_skipped_stage_says_why(settings: Set
     result = run_stage("writer", DAY, settings=settings, write=False)
     assert result.show("orders", empty="No order was executed at this close.").data == "No order was executed at this close."
     assert result.show("fills").data == "No fills for 2026-11-20."
-    assert list(result.show("seen")["symbol"]) == ["PRV", "PRW"] and result.frame("orders").empty
+    assert list(result.show("seen").data["symbol"]) == ["PRV", "PRW"] and result.frame("orders").empty
     skipped = run_stage("weekday", date(2026, 4, 3), settings=settings)
     assert skipped.show("orders", empty="No order.").data == \
         "No orders: weekday was skipped, 2026-04-03 is a public holiday (Good Friday)."
+
+
+def test_summaries_and_tables_read_as_formatted_numbers() -> None:
+    result = StageResult("t1_trade", DAY, "r", "SUCCEEDED", True,
+                         {"cash": "6460855.833050", "orders": 12000, "rerun": False, "market_score": 0.254452},
+                         {"orders": [{"symbol": "CLM", "weight": 0.0957, "price": 81.25, "quantity": 1482, "fees": "602.062500",
+                                      "change_pct": 1.5, "predicted_return": -0.0171}]})
+    summary = result._repr_markdown_()
+    for row in ("| cash | 6,460,855.83 |", "| orders | 12,000 |", "| rerun | no |", "| market score | 0.25 |"):
+        assert row in summary, summary
+    html = result.show("orders").to_html()
+    for shown in (">CLM<", ">9.57%<", ">81.25<", ">1,482<", ">1.50%<", ">-1.71%<", ">602.06<"):
+        assert shown in html, shown
+    assert "0.0957" not in html and "-0.0171" not in html

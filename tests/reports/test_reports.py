@@ -23,7 +23,7 @@ NOW = datetime(2026, 11, 22, 15, 0, tzinfo=timezone.utc)
 def test_an_empty_store_gives_a_valid_report_that_says_what_is_missing(settings: Settings, kind: str) -> None:
     report = generate(kind, service_engine(settings), settings, default_calendar(), NOW)
     pdf = read(report.pdf)
-    assert report.pages == len(pdf.pages) >= 2
+    assert report.pages == len(pdf.pages) >= 1  # the logos close the last page, after what precedes them
     missing = re.findall(r"Not available yet: ([^\n]+)", pdf.text)
     if kind == "quant-briefing":
         assert len(missing) == 6, missing  # performance, sentiment, signals, portfolio, both charts

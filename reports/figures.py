@@ -1,0 +1,209 @@
+"""Tables and charts for the notebooks (the stage notebooks and notebooks/research/), in
+the reports' palette and type, with every number formatted for a reader: percentages as
+percentages, money and counts with thousands separators, never a raw float.
+
+- `styled(frame)`: a DataFrame as a formatted table (pandas Styler), each column formatted
+  by what its name says it holds (`column_format`).
+- `fmt_pct`, `fmt_money`, `fmt_count`, `fmt_number`: one value as text.
+- `percent_axis`, `thousands_axis`, `millions_axis`: axis tick labels.
+- `bar`, `figure`: small charts with a title and axis units; a figure shows itself in a
+  notebook as a PNG.
+- `markdown(text)`: prose rendered as Markdown in a notebook.
+"""
+from __future__ import annotations
+
+import io
+import math
+import re
+from functools import cache
+from typing import Any, Callable, Sequence
+
+from reports.charts import PALETTE
+from reports.fonts import MATPLOTLIB_RC
+
+DASH = "-"
+_DECIMAL = re.compile(r"-?\d+\.\d+")
+COLOURS = [PALETTE["navy"], PALETTE["teal"], PALETTE["amber"], PALETTE["grey"], "#8e5ea2", "#c8553d"]
+
+# Column names (or their endings) that hold a fraction to show as a percentage...
+_FRACTION = ("_share", "_rate", "share", "rate", "weight", "accuracy", "_return", "return", "p_up", "spread",
+             "drawdown", "volatility", "momentum_5", "momentum_20", "momentum_60", "percent_b", "bandwidth")
+# ...a value already in percent...
+_PERCENT = ("_pct", "pct", "change_pct", "spread_pct")
+# ...money, or a count.
+_MONEY = ("cash", "equity", "value", "price", "close", "open", "high", "low", "bid", "ask", "cost", "pnl", "gross",
+          "fees", "limit", "amount", "market_value", "turnover", "adv_20", "adv")
+_COUNT = ("count", "rows", "orders", "volume", "quantity", "trades", "days", "instruments", "n", "predictions",
+          "sample_size", "models", "shares", "items", "written")
+
+
+def fmt_pct(value: Any, digits: int = 1, signed: bool = False, fraction: bool = True) -> str:
+    """A fraction (0.0123) or, with fraction=False, a percent (1.23) as '1.2%'."""
+    if _missing(value):
+        return DASH
+    number = float(value) * (100 if fraction else 1)
+    return f"{number:+.{digits}f}%" if signed else f"{number:.{digits}f}%"
+
+
+def fmt_money(value: Any, digits: int = 2) -> str:
+    return DASH if _missing(value) else f"{float(value):,.{digits}f}"
+
+
+def fmt_count(value: Any) -> str:
+    return DASH if _missing(value) else f"{round(float(value)):,}"
+
+
+def fmt_number(value: Any, digits: int = 2) -> str:
+    return DASH if _missing(value) else f"{float(value):,.{digits}f}"
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return math.isnan(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def column_format(name: str) -> Callable[[Any], str] | None:
+    """How a column reads, from its name: percent, money, count or a plain number (None
+    for text columns, which are left as they are)."""
+    key = name.lower()
+    if key.endswith(_PERCENT) or key in _PERCENT:
+        return lambda v: fmt_pct(v, 2, fraction=False)
+    if key.endswith(_FRACTION) or key in _FRACTION:
+        return lambda v: fmt_pct(v, 2)
+    if key.endswith(_MONEY) or key in _MONEY:
+        return fmt_money
+    if key.endswith(_COUNT) or key in _COUNT:
+        return fmt_count
+    return None
+
+
+def styled(frame, formats: dict[str, Callable[[Any], str] | str] | None = None, caption: str | None = None):  # noqa: ANN001, ANN201
+    """`frame` as a formatted table: numbers by `column_format` (or `formats`: a column
+    to a function or a format string), numbers right-aligned, no index column."""
+    import pandas as pd
+
+    frame = frame.copy()
+    for column in frame.columns:  # Decimal values stored as text ("81.250000") are numbers to format
+        series = frame[column]
+        if pd.api.types.is_string_dtype(series) and len(series.dropna()) and series.dropna().map(
+                lambda v: isinstance(v, str) and _DECIMAL.fullmatch(v) is not None).all():
+            frame[column] = pd.to_numeric(series)
+    formats = dict(formats or {})
+    for column in frame.columns:
+        if column in formats:
+            continue
+        series = frame[column]
+        if pd.api.types.is_bool_dtype(series):
+            formats[column] = lambda v: DASH if v is None else ("yes" if v else "no")
+        elif pd.api.types.is_numeric_dtype(series):
+            formats[column] = column_format(str(column)) or (fmt_count if pd.api.types.is_integer_dtype(series)
+                                                             else fmt_number)
+    styler = frame.style.format(formats, na_rep=DASH).hide(axis="index")
+    styler = styler.set_table_styles([{"selector": "th", "props": [("text-align", "left")]}])
+    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+    if numeric:
+        styler = styler.set_properties(subset=numeric, **{"text-align": "right"})
+    return styler.set_caption(caption) if caption else styler
+
+
+def markdown(text: str):  # noqa: ANN201 - IPython is imported lazily
+    from IPython.display import Markdown
+
+    return Markdown(text)
+
+
+# --- charts -----------------------------------------------------------------------------
+
+def figure(width: float = 7.0, height: float = 3.2, ncols: int = 1, nrows: int = 1):  # noqa: ANN201
+    """A figure and its axes in the reports' look (grid, no top/right spines). The figure
+    is not pyplot's: a notebook shows it once, as the cell's value (`Chart`)."""
+    import matplotlib
+
+    with matplotlib.rc_context(MATPLOTLIB_RC):
+        fig = _chart_class()(figsize=(width, height), dpi=100)
+        axes = fig.subplots(nrows, ncols, squeeze=False)
+    for ax in axes.flat:
+        _look(ax)
+    return fig, (axes[0, 0] if nrows == ncols == 1 else axes.flatten())
+
+
+@cache
+def _chart_class():  # noqa: ANN202 - matplotlib is imported lazily
+    from matplotlib.figure import Figure
+
+    class Chart(Figure):
+        """A Figure that a notebook displays as a PNG by itself (no pyplot, no inline
+        backend), and that names its title in plain text."""
+
+        def _repr_png_(self) -> bytes:
+            buffer = io.BytesIO()
+            self.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+            return buffer.getvalue()
+
+        def __repr__(self) -> str:
+            titles = [ax.get_title(loc="left") or ax.get_title() for ax in self.axes]
+            return f"<chart: {self._suptitle.get_text() if self._suptitle else '; '.join(t for t in titles if t)}>"
+
+    return Chart
+
+
+def _look(ax) -> None:  # noqa: ANN001
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.grid(axis="y", color=PALETTE["rule"], linewidth=0.5)
+    ax.set_axisbelow(True)
+    ax.tick_params(labelsize=8, colors=PALETTE["grey"])
+
+
+def percent_axis(ax, axis: str = "y", digits: int = 0, fraction: bool = True) -> None:  # noqa: ANN001
+    """Tick labels as percentages (of fractions, or of values already in percent)."""
+    from matplotlib.ticker import FuncFormatter
+
+    formatter = FuncFormatter(lambda v, _: fmt_pct(v, digits, fraction=fraction))
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(formatter)
+
+
+def thousands_axis(ax, axis: str = "y") -> None:  # noqa: ANN001
+    from matplotlib.ticker import FuncFormatter
+
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+
+
+def millions_axis(ax, axis: str = "y") -> None:  # noqa: ANN001
+    from matplotlib.ticker import FuncFormatter
+
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e6:,.2f}M"))
+
+
+def titled(ax, title: str, xlabel: str = "", ylabel: str = "") -> None:  # noqa: ANN001
+    ax.set_title(title, fontsize=10, color=PALETTE["navy"], loc="left")
+    ax.set_xlabel(xlabel, fontsize=8, color=PALETTE["grey"])
+    ax.set_ylabel(ylabel, fontsize=8, color=PALETTE["grey"])
+
+
+def bar(labels: Sequence[Any], values: Sequence[float], title: str, *, xlabel: str = "", ylabel: str = "",
+        horizontal: bool = False, value_format: Callable[[float], str] | None = None,
+        colours: Sequence[str] | None = None, width: float = 7.0, height: float | None = None):  # noqa: ANN201
+    """A bar chart with a title, axis units and each bar labelled with its formatted value."""
+    labels = [str(label) for label in labels]
+    height = height or (max(2.2, 0.28 * len(labels) + 0.9) if horizontal else 3.2)
+    fig, ax = figure(width, height)
+    colour = list(colours) if colours else PALETTE["navy"]
+    if horizontal:
+        bars = ax.barh(labels, values, color=colour)
+        ax.invert_yaxis()
+        ax.grid(axis="y", visible=False)
+        ax.grid(axis="x", color=PALETTE["rule"], linewidth=0.5)
+    else:
+        bars = ax.bar(labels, values, color=colour)
+        if len(labels) > 8:
+            ax.tick_params(axis="x", rotation=45)
+    if value_format is not None:
+        ax.bar_label(bars, labels=[value_format(v) for v in values], fontsize=7, padding=2, color=PALETTE["grey"])
+    titled(ax, title, xlabel, ylabel)
+    fig.tight_layout()
+    return fig, ax
