@@ -86,7 +86,7 @@ class TemplateWriter:
         if last is None:
             moves = "The AI portfolio has not executed a day yet."
         else:
-            orders = ", ".join(f"{o['side']} {o['quantity']} {o['symbol']}" for o in last["orders"]) or "no orders"
+            orders = ", ".join(f"{o['side']} {o['quantity']:,} {o['symbol']}" for o in last["orders"]) or "no orders"
             moves = (f"The AI portfolio holds {ai['positions']} positions going into today's execution; on "
                      f"{last['trading_date']} it placed {orders} (equity {last['equity']:,.2f}).")
         if ai["newly_trapped"]:
