@@ -12,9 +12,11 @@ import logging
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
-# The project's own top-level packages: the `include` list of pyproject.toml's
-# [tool.setuptools.packages.find] (tests/market/test_logging.py keeps the two equal).
-OWN_PACKAGES = ("market", "store", "ingest", "models", "portfolio", "reports", "api", "pipeline")
+# The project's own top-level packages, lowest layer first: the `include` list of
+# pyproject.toml's [tool.setuptools.packages.find] and the import contract's
+# root_packages (tests/market/test_logging.py and tests/test_layers.py keep them equal).
+OWN_PACKAGES = ("market", "store", "ingest", "models", "portfolio", "views", "analysis", "reports", "pipeline", "api",
+                "cli")
 LIBRARY_LEVEL = "WARNING"
 
 

@@ -7,11 +7,14 @@ import ast
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
+
+from market.logging import OWN_PACKAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"]
-PACKAGES = ["market", "store", "ingest", "models", "portfolio", "views", "analysis", "reports", "pipeline", "api", "cli"]
+PACKAGES = list(OWN_PACKAGES)
 PARSE_TIME = {"pipeline.airflow_plugin", "pipeline.stage_lists"}  # imported when the DAG file is parsed
 RUN_TIME = {"pipeline.airflow_tasks"}  # imported inside a task, when it runs
 
@@ -19,6 +22,13 @@ RUN_TIME = {"pipeline.airflow_tasks"}  # imported inside a task, when it runs
 def lint(root: Path) -> subprocess.CompletedProcess:
     return subprocess.run([*LINT, "--config", str(ROOT / "pyproject.toml"), "--no-cache"], cwd=root,
                           capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+
+
+def test_the_contract_covers_every_package_in_layer_order() -> None:
+    linter = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    assert linter["root_packages"] == PACKAGES
+    (contract,) = linter["contracts"]
+    assert contract["layers"] == PACKAGES[::-1]  # import-linter lists the top layer first
 
 
 def test_every_package_imports_only_the_layers_below_it() -> None:
