@@ -16,10 +16,24 @@ def write_transaction(engine: Engine, lock_name: str) -> Iterator[Connection]:
     SQLite: BEGIN IMMEDIATE, the database's single write lock, taken up front so the
     transaction never fails half-way on a busy database.
     """
-    with engine.connect() as conn:
-        if engine.dialect.name == "sqlite":
-            conn.execution_options(sqlite_begin="IMMEDIATE")
+    with engine.connect() as conn, write_on(conn, lock_name):
+        yield conn
+
+
+@contextmanager
+def write_on(conn: Connection, lock_name: str) -> Iterator[Connection]:
+    """`write_transaction` on a connection already held (an API request's one connection):
+    the read transaction it may be in ends first, then the same locked transaction runs."""
+    if conn.in_transaction():
+        conn.commit()
+    sqlite = conn.dialect.name == "sqlite"
+    if sqlite:
+        conn.execution_options(sqlite_begin="IMMEDIATE")
+    try:
         with conn.begin():
-            if engine.dialect.name == "postgresql":
+            if conn.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": lock_name})
             yield conn
+    finally:
+        if sqlite:
+            conn.execution_options(sqlite_begin="DEFERRED")
