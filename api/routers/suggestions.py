@@ -3,21 +3,28 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Path
 
-from api.deps import CallerDep, ServicesDep
+from fastapi.responses import Response
+
+from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import Suggestion
-from api.security import caller_portfolio
+from api.security import caller_portfolio, caller_portfolio_on
+from api.services import json_body
 from portfolio import suggestions
+from store import tables
+from store.history import newest_ids
 
 router = APIRouter(prefix="/api/suggestions", tags=["suggestions"])
 SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id from GET /api/suggestions.")
 
 
 @router.get("", response_model=list[Suggestion], responses=problems(*KEYED))
-def pending(svc: ServicesDep, caller: CallerDep) -> list[Suggestion]:
+def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """The caller's pending suggestions (expired ones are not listed)."""
-    pid = caller_portfolio(svc, caller)
-    return [Suggestion.model_validate(s) for s in suggestions.list_pending(svc.engine, pid, svc.now())]
+    pid = caller_portfolio_on(conn, svc, caller)
+    version = newest_ids(conn, (tables.suggestions, tables.suggestions.c.portfolio_id == pid), tables.suggestion_events)
+    states = svc.cached(("suggestions", pid), version, lambda: suggestions.suggestion_states(conn, pid))
+    return Response(json_body(list[Suggestion], suggestions.pending_at(states, svc.now())), media_type="application/json")
 
 
 @router.post("/{suggestion_id}/confirm", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
