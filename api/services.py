@@ -25,7 +25,7 @@ from pydantic import TypeAdapter
 from sqlalchemy import Connection, Engine
 
 from api.ratelimit import CounterStore, counter_store
-from market.clock import TradingCalendar, default_calendar, utc_now
+from market.clock import TradingCalendar, default_calendar, exchange_date, utc_now
 from market.settings import Settings
 from store import tables
 from store.engine import service_engine
@@ -130,8 +130,12 @@ class Services:
         and the portfolio's newest trade and cash entry ids (its writers hold its lock, so
         its ids commit in order), plus any `more` parts for `newest_ids`."""
         t, c = tables.trades.c, tables.cash_entries.c
-        return (self.valuation_day(conn), *newest_ids(conn, tables.eod_prices, (tables.trades, t.portfolio_id == portfolio_id),
-                                                      (tables.cash_entries, c.portfolio_id == portfolio_id), *more))
+        newest = newest_ids(conn, tables.eod_prices, (tables.trades, t.portfolio_id == portfolio_id),
+                            (tables.cash_entries, c.portfolio_id == portfolio_id), *more)
+        # The valuation day follows from the prices, but on a store without any it is the clock's.
+        day = self.cached(("valuation-day",), (newest[0], self.calendar.latest_trading_day(exchange_date(self.now()))),
+                          lambda: self.valuation_day(conn))
+        return (day, *newest)
 
     def valuation(self, conn: Connection, portfolio_id: str, version: tuple | None = None) -> dict[str, Any]:
         """`views.valuation.portfolio_view` of the portfolio, computed once per valuation

@@ -9,7 +9,6 @@ from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import Suggestion
 from api.security import caller_portfolio, caller_portfolio_on
-from api.services import json_body
 from portfolio import suggestions
 from store import tables
 from store.history import newest_ids
@@ -23,8 +22,10 @@ def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """The caller's pending suggestions (expired ones are not listed)."""
     pid = caller_portfolio_on(conn, svc, caller)
     version = newest_ids(conn, (tables.suggestions, tables.suggestions.c.portfolio_id == pid), tables.suggestion_events)
-    states = svc.cached(("suggestions", pid), version, lambda: suggestions.suggestion_states(conn, pid))
-    return Response(json_body(list[Suggestion], suggestions.pending_at(states, svc.now())), media_type="application/json")
+    states = svc.cached(("suggestion-states", pid), version, lambda: suggestions.suggestion_states(conn, pid))
+    now = svc.now()
+    expired = sum(s["expires_at"] <= now for s in states)  # the clock's part of the answer
+    return svc.body(("suggestions", pid), (version, expired), list[Suggestion], lambda: suggestions.pending_at(states, now))
 
 
 @router.post("/{suggestion_id}/confirm", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
