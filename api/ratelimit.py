@@ -30,6 +30,7 @@ from sqlalchemy import Connection, Engine, text
 
 from market.errors import ConfigurationError, SourceUnavailableError
 from market.settings import Settings
+from store.transactions import transactional
 
 WINDOW_SECONDS = 60
 POLICY_NAME = "per-key"
@@ -126,9 +127,7 @@ class DatabaseStore:
             with self.engine.begin() as own:
                 yield own
             return
-        if conn.in_transaction():
-            conn.commit()
-        with conn.begin():
+        with transactional(conn).begin():
             yield conn
 
     def hit(self, key_id: str, window: int, conn: Connection | None = None) -> tuple[int, int]:

@@ -127,7 +127,7 @@ def _prepare(work: Path, database_url: str) -> tuple[dict[str, str], str]:
     return env, client["api_key"]
 
 
-async def _drive(base: str, path: str, key: str | None, seconds: float, connections: int) -> dict:
+async def _drive(base: str, path: str, key: str | None, seconds: float, connections: int, keep: bool = False) -> dict:
     latencies: list[float] = []
     errors = 0
     headers = {"X-API-Key": key} if key else {}
@@ -151,11 +151,35 @@ async def _drive(base: str, path: str, key: str | None, seconds: float, connecti
         began = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(connections)))
         elapsed = time.perf_counter() - began
+    if keep:
+        return {"latencies": latencies, "elapsed_s": elapsed, "errors": errors}
     latencies.sort()
     return {"requests_per_s": round(len(latencies) / elapsed, 1),
             "p50_ms": round(statistics.median(latencies) * 1000, 2),
             "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000, 2),
             "requests": len(latencies), "errors": errors}
+
+
+def _paired(base: str, first: tuple[str, str | None], second: tuple[str, str | None], args: argparse.Namespace,
+            second_base: str | None = None) -> tuple[dict, dict]:
+    """Both paths driven in alternating slices of `--slice` seconds until each had
+    `--seconds`, their figures pooled: on a machine shared with other work the load moves
+    within seconds, and alternating gives the ceiling and the endpoint the same share of it."""
+    runs: tuple[list[dict], list[dict]] = ([], [])
+    rounds = max(1, round(args.seconds / args.slice))
+    for _ in range(rounds):
+        for runs_of, at, (path, key) in zip(runs, (base, second_base or base), (first, second)):
+            runs_of.append(asyncio.run(_drive(at, path, key, args.seconds / rounds, args.connections, keep=True)))
+    return _pooled(runs[0]), _pooled(runs[1])
+
+
+def _pooled(runs: list[dict]) -> dict:
+    latencies = sorted(x for r in runs for x in r.pop("latencies"))
+    elapsed = sum(r["elapsed_s"] for r in runs)
+    return {"requests_per_s": round(len(latencies) / elapsed, 1),
+            "p50_ms": round(statistics.median(latencies) * 1000, 2),
+            "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000, 2),
+            "requests": len(latencies), "errors": sum(r["errors"] for r in runs)}
 
 
 class Server:
@@ -205,8 +229,7 @@ def run_database(kind: str, database_url: str, args: argparse.Namespace) -> dict
     figures: dict[str, dict] = {}
     try:
         for name, _, who in ENDPOINTS:
-            ceiling = asyncio.run(_drive(server.base, f"/bench/constant/{name}", None, args.seconds, args.connections))
-            measured = asyncio.run(_drive(server.base, paths[name], keys[who], args.seconds, args.connections))
+            ceiling, measured = _paired(server.base, (f"/bench/constant/{name}", None), (paths[name], keys[who]), args)
             ratio = round(measured["requests_per_s"] / ceiling["requests_per_s"], 3)
             figures[name] = {**measured, "ceiling_requests_per_s": ceiling["requests_per_s"],
                              "ceiling_p50_ms": ceiling["p50_ms"], "vs_ceiling": ratio,
@@ -214,28 +237,55 @@ def run_database(kind: str, database_url: str, args: argparse.Namespace) -> dict
             print(f"{kind:<8} {name:<20} {measured['requests_per_s']:>8.1f} req/s  ceiling {ceiling['requests_per_s']:>8.1f}"
                   f"  x{ratio:<6} p50 {measured['p50_ms']:>7.2f} ms  p99 {measured['p99_ms']:>7.2f} ms"
                   f"  errors {measured['errors']}  {figures[name]['body_bytes']} B", flush=True)
+        # The screen's latency unqueued: one connection, one operation at a time.
+        alone = asyncio.run(_drive(server.base, paths["graphql_screen"], client_key, args.seconds, 1))
+        figures["graphql_screen"]["one_connection"] = alone
+        print(f"{kind:<8} graphql_screen on one connection: p50 {alone['p50_ms']} ms, p99 {alone['p99_ms']} ms, "
+              f"{alone['requests_per_s']} req/s", flush=True)
     finally:
         server.stop()
-    scaling = {}
-    for workers in (1, 2):  # the deployed command; both count rate limits in the database, as serve does for N > 1
-        command = [str(Path(sys.executable).parent / "marketintel"), "serve", "--port", str(args.port), "--workers", str(workers)]
-        server = Server(command, {**env, "MARKETINTEL_RATE_LIMIT_STORE": "database"}, args.port)
-        try:
-            scaling[workers] = asyncio.run(_drive(server.base, "/api/market/latest", client_key, args.seconds, args.connections))
-        finally:
-            server.stop()
-        print(f"{kind:<8} serve --workers {workers}: /api/market/latest {scaling[workers]}", flush=True)
+    # The deployed command, one and two workers side by side on two ports; both count rate
+    # limits in the database, as serve does for N > 1 (a write per request).
+    serve = str(Path(sys.executable).parent / "marketintel")
+    scaling = _scaling(lambda workers, port: [serve, "serve", "--port", str(port), "--workers", str(workers)],
+                       {**env, "MARKETINTEL_RATE_LIMIT_STORE": "database"}, client_key, args)
     scale = round(scaling[2]["requests_per_s"] / scaling[1]["requests_per_s"], 3)
     print(f"{kind:<8} serve --workers 2 vs 1 on /api/market/latest: x{scale}", flush=True)
+    # The same without the per-request counter write: uvicorn's workers, each counting in its own memory.
+    memory = _scaling(lambda workers, port: [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--port",
+                                             str(port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"],
+                      {**env, "MARKETINTEL_RATE_LIMIT_STORE": "memory"}, client_key, args)
+    memory_scale = round(memory[2]["requests_per_s"] / memory[1]["requests_per_s"], 3)
+    print(f"{kind:<8} uvicorn --workers 2 vs 1, rate limits in memory: x{memory_scale}", flush=True)
     rest = [n for n, _, _ in ENDPOINTS if n != "graphql_screen"]
     screen = figures["graphql_screen"]
     return {"endpoints": figures,
             "serve_workers_1": scaling[1], "serve_workers_2": scaling[2], "workers_2_vs_1": scale,
+            "memory_limits_workers_1": memory[1], "memory_limits_workers_2": memory[2],
+            "memory_limits_workers_2_vs_1": memory_scale,
             "rest_min_vs_ceiling": min(figures[n]["vs_ceiling"] for n in rest),
             "targets_met": {"rest": all(figures[n]["vs_ceiling"] >= REST_TARGET and figures[n]["errors"] == 0 for n in rest),
                             "graphql": screen["vs_ceiling"] >= GRAPHQL_TARGET and screen["p50_ms"] < GRAPHQL_P50_MS
                             and screen["errors"] == 0,
                             "workers": scale >= SCALING_TARGET}}
+
+
+def _scaling(command, env: dict[str, str], key: str, args: argparse.Namespace) -> dict[int, dict]:  # noqa: ANN001
+    """/api/market/latest on one worker and on two, the two servers up side by side and
+    driven in alternating slices (`_paired`)."""
+    servers = {}
+    try:
+        for workers in (1, 2):
+            port = args.port + workers
+            servers[workers] = Server(command(workers, port), env, port)
+        one, two = _paired(servers[1].base, ("/api/market/latest", key), ("/api/market/latest", key), args,
+                           second_base=servers[2].base)
+    finally:
+        for server in servers.values():
+            server.stop()
+    for workers, figures in ((1, one), (2, two)):
+        print(f"    workers {workers}: /api/market/latest {figures}", flush=True)
+    return {1: one, 2: two}
 
 
 def _postgres_database() -> tuple[str, callable]:
@@ -255,6 +305,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--slice", type=float, default=1.0, help="Seconds per alternating slice of a paired measurement.")
     parser.add_argument("--port", type=int, default=8791)
     parser.add_argument("--database", choices=["sqlite", "postgres", "both"], default="both")
     args = parser.parse_args()

@@ -24,8 +24,7 @@ def write_transaction(engine: Engine, lock_name: str) -> Iterator[Connection]:
 def write_on(conn: Connection, lock_name: str) -> Iterator[Connection]:
     """`write_transaction` on a connection already held (an API request's one connection):
     the read transaction it may be in ends first, then the same locked transaction runs."""
-    if conn.in_transaction():
-        conn.commit()
+    transactional(conn)
     sqlite = conn.dialect.name == "sqlite"
     if sqlite:
         conn.execution_options(sqlite_begin="IMMEDIATE")
@@ -37,3 +36,14 @@ def write_on(conn: Connection, lock_name: str) -> Iterator[Connection]:
     finally:
         if sqlite:
             conn.execution_options(sqlite_begin="DEFERRED")
+
+
+def transactional(conn: Connection) -> Connection:
+    """Make a held connection ready to begin a real transaction: end the read transaction it
+    may be in, and take a Postgres connection that reads in autocommit (an API request's:
+    api/services.py) back to the default isolation level, so BEGIN ... COMMIT is atomic."""
+    if conn.in_transaction():
+        conn.commit()
+    if conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
+        conn.execution_options(isolation_level=conn.default_isolation_level)
+    return conn
