@@ -8,7 +8,7 @@ from fastapi.responses import Response
 from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import Suggestion
-from api.security import caller_portfolio, caller_portfolio_on
+from api.security import caller_portfolio_on
 from portfolio import suggestions
 from store import tables
 from store.history import newest_ids
@@ -29,15 +29,17 @@ def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
 
 
 @router.post("/{suggestion_id}/confirm", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
-def confirm(svc: ServicesDep, caller: CallerDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
+def confirm(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
     """Execute the suggestion as a trade after re-checking cash, holdings and the rails;
     404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
-    pid = caller_portfolio(svc, caller)
+    pid = caller_portfolio_on(conn, svc, caller)
+    conn.release()  # the write takes its own locked transaction: one connection at a time
     return Suggestion.model_validate(suggestions.confirm(svc.engine, svc.settings, svc.calendar, pid, suggestion_id, svc.now()))
 
 
 @router.post("/{suggestion_id}/reject", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
-def reject(svc: ServicesDep, caller: CallerDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
+def reject(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
     """Decline the suggestion; 404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
-    pid = caller_portfolio(svc, caller)
+    pid = caller_portfolio_on(conn, svc, caller)
+    conn.release()  # the write takes its own locked transaction: one connection at a time
     return Suggestion.model_validate(suggestions.reject(svc.engine, pid, suggestion_id, svc.now()))

@@ -87,3 +87,15 @@ def test_sixty_four_concurrent_requests_to_every_read_endpoint_on_a_pool_of_two(
                                        mixed))
         assert all(answer == alone[read] for read, answer in answers), \
             sorted({(read[0], answer[0]) for read, answer in answers if answer != alone[read]})
+
+
+def test_a_bodiless_write_gives_the_request_connection_back_before_writing(seeded) -> None:  # noqa: ANN001
+    """POST /api/suggestions/{id}/reject carries no body, so its key is checked on the
+    request's connection; the write then runs in its own locked transaction, which on a
+    pool of one would wait for the request's connection if it still held it."""
+    w, client_key = seeded
+    _, server = _serve(w, 1)
+    with server as base, httpx.Client(base_url=base, timeout=60) as http:
+        response = http.post(f"/api/suggestions/{w.pending_suggestion}/reject", headers={"X-API-Key": client_key})
+        assert response.status_code == 200 and response.json()["state"] == "REJECTED", response.text
+        assert http.get("/api/suggestions", headers={"X-API-Key": client_key}).json() == []
