@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import math
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Iterator, Protocol
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, text
 
 from market.errors import ConfigurationError, SourceUnavailableError
 from market.settings import Settings
+from store.transactions import transactional
 
 WINDOW_SECONDS = 60
 POLICY_NAME = "per-key"
@@ -52,23 +54,25 @@ class Decision:
 
 
 class CounterStore(Protocol):
-    def hit(self, key_id: str, window: int) -> tuple[int, int]:
-        """Count one request in `window`; (hits in window, hits in the window before)."""
+    def hit(self, key_id: str, window: int, conn: Connection | None = None) -> tuple[int, int]:
+        """Count one request in `window`; (hits in window, hits in the window before).
+        `conn`: the request's connection, which a store in the database writes on rather
+        than taking a second one from the pool."""
 
-    def undo(self, key_id: str, window: int) -> None:
+    def undo(self, key_id: str, window: int, conn: Connection | None = None) -> None:
         """Take back the request just counted (it was refused)."""
 
 
-def decide(store: CounterStore, key_id: str, limit: int, now: float) -> Decision:
+def decide(store: CounterStore, key_id: str, limit: int, now: float, conn: Connection | None = None) -> Decision:
     window = int(now // WINDOW_SECONDS)
     elapsed = now - window * WINDOW_SECONDS
-    current, previous = store.hit(key_id, window)
+    current, previous = store.hit(key_id, window, conn)
     carried = previous * (1 - elapsed / WINDOW_SECONDS)
     estimate = current + carried
     reset = max(1, math.ceil(WINDOW_SECONDS - elapsed))
     if estimate <= limit:
         return Decision(True, limit, max(0, math.floor(limit - estimate)), reset, 0)
-    store.undo(key_id, window)
+    store.undo(key_id, window, conn)
     return Decision(False, limit, 0, reset, _retry_after(current - 1, previous, limit, elapsed))
 
 
@@ -91,7 +95,7 @@ class MemoryStore:
         self._lock = threading.Lock()
         self._window = 0
 
-    def hit(self, key_id: str, window: int) -> tuple[int, int]:
+    def hit(self, key_id: str, window: int, conn: Connection | None = None) -> tuple[int, int]:
         with self._lock:
             if window != self._window:
                 self._counts = {k: v for k, v in self._counts.items() if k[1] >= window - 1}
@@ -99,7 +103,7 @@ class MemoryStore:
             self._counts[(key_id, window)] = self._counts.get((key_id, window), 0) + 1
             return self._counts[(key_id, window)], self._counts.get((key_id, window - 1), 0)
 
-    def undo(self, key_id: str, window: int) -> None:
+    def undo(self, key_id: str, window: int, conn: Connection | None = None) -> None:
         with self._lock:
             if self._counts.get((key_id, window), 0) > 0:
                 self._counts[(key_id, window)] -= 1
@@ -115,8 +119,19 @@ class DatabaseStore:
         self.engine = engine
         self._pruned = 0
 
-    def hit(self, key_id: str, window: int) -> tuple[int, int]:
-        with self.engine.begin() as conn:
+    @contextmanager
+    def _transaction(self, conn: Connection | None) -> Iterator[Connection]:
+        """A short write transaction: on the request's connection when given (its read
+        transaction, if one is open, ends first), else on one of the engine's."""
+        if conn is None:
+            with self.engine.begin() as own:
+                yield own
+            return
+        with transactional(conn).begin():
+            yield conn
+
+    def hit(self, key_id: str, window: int, conn: Connection | None = None) -> tuple[int, int]:
+        with self._transaction(conn) as conn:
             current = conn.execute(self._UPSERT, {"k": key_id, "w": window}).scalar_one()
             previous = conn.execute(self._PREVIOUS, {"k": key_id, "w": window - 1}).scalar()
             if self._pruned != window:
@@ -124,8 +139,8 @@ class DatabaseStore:
                 self._pruned = window
         return int(current), int(previous or 0)
 
-    def undo(self, key_id: str, window: int) -> None:
-        with self.engine.begin() as conn:
+    def undo(self, key_id: str, window: int, conn: Connection | None = None) -> None:
+        with self._transaction(conn) as conn:
             conn.execute(text("UPDATE rate_limit_counters SET hits = hits - 1 "
                               "WHERE key_id = :k AND window_start = :w AND hits > 0"), {"k": key_id, "w": window})
 
@@ -152,7 +167,7 @@ class RedisStore:
     def _key(key_id: str, window: int) -> str:
         return f"ratelimit:{key_id}:{window}"
 
-    def hit(self, key_id: str, window: int) -> tuple[int, int]:
+    def hit(self, key_id: str, window: int, conn: Connection | None = None) -> tuple[int, int]:
         try:
             current = self.storage.incr(self._key(key_id, window), 2 * WINDOW_SECONDS)
             previous = self.storage.get(self._key(key_id, window - 1))
@@ -160,7 +175,7 @@ class RedisStore:
             raise self._unavailable(exc) from exc
         return int(current), int(previous)
 
-    def undo(self, key_id: str, window: int) -> None:
+    def undo(self, key_id: str, window: int, conn: Connection | None = None) -> None:
         try:
             self.storage.incr(self._key(key_id, window), 2 * WINDOW_SECONDS, amount=-1)
         except self._errors as exc:

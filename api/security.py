@@ -18,12 +18,14 @@ from dataclasses import dataclass
 
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader
+from sqlalchemy import Connection, select
 
 from api import keystore
 from api.ratelimit import decide
-from api.services import Services, services
+from api.services import Services, request_connection, services
 from market.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
 from portfolio.ledger import HOUSE_PORTFOLIO, client_portfolio_id
+from store import tables
 
 api_key_header_name = "X-API-Key"
 api_key_header = APIKeyHeader(
@@ -62,7 +64,7 @@ class Principal:
 ADMIN = Principal("admin", None, None, None, None, True)
 
 
-def authenticate(request: Request, svc: Services, presented: str | None) -> Principal:
+def authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None = None) -> Principal:
     """The caller of `presented`, counted once against its rate limit. The edge (api/edge.py)
     authenticates a request that carries a body before reading it; the route's dependency
     then gets the same principal back instead of a second lookup and count."""
@@ -70,28 +72,28 @@ def authenticate(request: Request, svc: Services, presented: str | None) -> Prin
     if known is not None:
         return known
     try:
-        caller = _authenticate(request, svc, presented)
+        caller = _authenticate(request, svc, presented, conn)
     except AuthenticationError as failure:
-        _count_failure(request, svc, failure)
+        _count_failure(request, svc, failure, conn)
         raise
     request.state.principal = caller
     return caller
 
 
-def _count_failure(request: Request, svc: Services, failure: AuthenticationError) -> None:
+def _count_failure(request: Request, svc: Services, failure: AuthenticationError, conn: Connection | None) -> None:
     """Failed authentications count per client address (`rate_limit_unauthenticated` a
     minute); past the limit the answer is 429 instead of 401, so guessing keys or flooding
     without one is throttled like any key's requests."""
     address = request.client.host if request.client else "unknown"
     limit = svc.settings.rate_limit_unauthenticated
-    decision = decide(svc.limiter, f"unauthenticated:{address}", limit, time.time())
+    decision = decide(svc.limiter, f"unauthenticated:{address}", limit, time.time(), conn)
     if not decision.allowed:
         raise RateLimitedError(f"over the limit of {limit} requests per minute without a valid key from this address "
                                f"({failure.detail}); retry in {decision.retry_after} s",
                                headers=decision.headers()) from failure
 
 
-def _authenticate(request: Request, svc: Services, presented: str | None) -> Principal:
+def _authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None) -> Principal:
     if not presented:
         raise AuthenticationError("the X-API-Key header is missing")
     if presented.startswith("svc-admin-"):
@@ -100,12 +102,15 @@ def _authenticate(request: Request, svc: Services, presented: str | None) -> Pri
         raise AuthenticationError("the API key is not valid")
     if not keystore.CLIENT_KEY_PATTERN.match(presented):
         raise AuthenticationError("the X-API-Key header is malformed: expected svc-sk- followed by hex digits")
-    with svc.engine.connect() as conn:
+    if conn is None:
+        with svc.engine.connect() as own:
+            record = keystore.authenticate(own, svc.settings, presented, svc.now())
+    else:
         record = keystore.authenticate(conn, svc.settings, presented, svc.now())
     if record is None:
         raise AuthenticationError("the API key is unknown, revoked or rotated out")
     limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
-    decision = decide(svc.limiter, record.key_id, limit, time.time())
+    decision = decide(svc.limiter, record.key_id, limit, time.time(), conn)
     request.state.rate_limit = decision
     if not decision.allowed:
         raise RateLimitedError(f"over the limit of {limit} requests per minute for this key; retry in "
@@ -114,9 +119,10 @@ def _authenticate(request: Request, svc: Services, presented: str | None) -> Pri
 
 
 def principal(request: Request, svc: Services = Depends(services),
-              presented: str | None = Security(api_key_header)) -> Principal:
-    """Any valid key."""
-    return authenticate(request, svc, presented)
+              presented: str | None = Security(api_key_header),
+              conn: Connection = Depends(request_connection, scope="function")) -> Principal:
+    """Any valid key, checked on the request's one connection (api/deps.py's ConnDep)."""
+    return authenticate(request, svc, presented, conn)
 
 
 def report_reader(request: Request, svc: Services = Depends(services),
@@ -132,6 +138,25 @@ async def admin(caller: Principal = Depends(principal)) -> Principal:
     if not caller.is_admin:
         raise PermissionDeniedError("this endpoint needs the admin key")
     return caller
+
+
+def caller_portfolio_on(conn: Connection, svc: Services, caller: Principal) -> str:
+    """`caller_portfolio` on the request's connection: a read while the portfolio exists
+    (once seen, remembered: portfolios are never closed), its opening on the same
+    connection the first time (the house portfolio; a client's opens with its key)."""
+    portfolio_id = caller.portfolio_id
+    if portfolio_id in svc.open_portfolios:
+        return portfolio_id
+    p = tables.portfolios.c
+    if conn.execute(select(p.id).where(p.portfolio_id == portfolio_id).limit(1)).first() is None:
+        from portfolio.ledger import ensure_portfolio
+        from store.transactions import write_on
+
+        with write_on(conn, f"portfolio:{portfolio_id}"):
+            ensure_portfolio(conn, portfolio_id, "HOUSE" if caller.is_admin else "CLIENT",
+                             None if caller.is_admin else caller.client_id)
+    svc.open_portfolios.add(portfolio_id)
+    return portfolio_id
 
 
 def caller_portfolio(svc: Services, caller: Principal) -> str:

@@ -1,21 +1,79 @@
 """What a request handler needs, built once per app: settings, the service engine, the
 trading calendar, the clock (tests pin it), the rate limiter's store, a small cache of
-rendered bodies keyed by the store's data version, and the limit on heavy work."""
+rendered bodies keyed by the store's data version, and the limit on heavy work.
+
+The cache is how read models that change only when data is appended are built once per
+change rather than per request: an entry is `(key, version) -> value`, where the version
+is read from the database on every request (`store.history.newest_ids`: the newest ids of
+the append-only rows the value depends on). So every API process (`serve --workers N`)
+keeps its own copy, and each sees a write from any process or stage on its next request:
+the version it reads has moved, the entry is rebuilt once and replaces the old one.
+Portfolio valuations are cached this way (`valuation`), keyed by the newest price, the
+portfolio's newest trade and cash entry and the valuation day."""
 from __future__ import annotations
 
 import threading
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from anyio import CapacityLimiter, to_thread
 from fastapi import Request
-from sqlalchemy import Engine
+from fastapi.responses import Response
+from pydantic import TypeAdapter
+from sqlalchemy import Connection, Engine
 
 from api.ratelimit import CounterStore, counter_store
-from market.clock import TradingCalendar, default_calendar, utc_now
+from market.clock import TradingCalendar, default_calendar, exchange_date, utc_now
 from market.settings import Settings
+from store import tables
 from store.engine import service_engine
+from store.history import newest_ids
+
+CACHE_ENTRIES = 4096  # entries kept per process; the oldest key goes first past it ...
+CACHE_BYTES = 64 * 1024 * 1024  # ... or past this many bytes of rendered bodies (a 2,000-bar history is ~600 KB)
+_ADAPTERS: dict[Any, TypeAdapter] = {}
+
+
+def json_body(model: Any, body: Any) -> bytes:
+    """`body` validated as `model` and rendered as JSON, as FastAPI's response_model would."""
+    adapter = _ADAPTERS.get(model)
+    if adapter is None:
+        adapter = _ADAPTERS[model] = TypeAdapter(model)
+    return adapter.dump_json(adapter.validate_python(body))
+
+
+class LazyConnection:
+    """A request's connection, checked out of the pool on first use (in the worker thread
+    that first reads) and given back by `release`. Everything else is the SQLAlchemy
+    Connection's own: attribute access is passed through.
+
+    On Postgres it reads in autocommit: at the default READ COMMITTED every statement sees
+    its own snapshot in a transaction too, so this changes no answer and saves the BEGIN
+    and the ROLLBACK round trips of each request; a write on it (store.transactions.
+    transactional) returns to the default level first. SQLite keeps its read transaction,
+    which is one snapshot for the whole request."""
+
+    __slots__ = ("_engine", "_conn")
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._conn: Connection | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        conn = self._conn
+        if conn is None:
+            conn = self._engine.connect()
+            if conn.dialect.name == "postgresql":
+                conn.execution_options(isolation_level="AUTOCOMMIT")
+            self._conn = conn
+        return getattr(conn, name)
+
+    def release(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
 
 
 @dataclass
@@ -26,8 +84,11 @@ class Services:
     now: Callable[[], datetime]
     limiter: CounterStore
     heavy: CapacityLimiter
+    slots: CapacityLimiter  # one per pooled connection: requests wait here, holding nothing
     _cache: dict[Any, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _cached_bytes: int = 0
+    open_portfolios: set[str] = field(default_factory=set)  # portfolios known to exist (never closed)
 
     def cached(self, key: Any, version: Any, build: Callable[[], Any]) -> Any:
         """`build()` once per (key, version); a new version replaces the old entry."""
@@ -36,9 +97,34 @@ class Services:
         if hit is not None and hit[0] == version:
             return hit[1]
         value = build()
+        size = len(value) if isinstance(value, bytes) else 0
         with self._lock:
-            self._cache[key] = (version, value)
+            old = self._cache.pop(key, None)
+            self._cached_bytes -= old[2] if old else 0
+            while self._cache and (len(self._cache) >= CACHE_ENTRIES or self._cached_bytes + size > CACHE_BYTES):
+                self._cached_bytes -= self._cache.pop(next(iter(self._cache)))[2]
+            self._cache[key] = (version, value, size)
+            self._cached_bytes += size
         return value
+
+    def body(self, key: Any, version: Any, model: Any, build: Callable[[], Any]) -> Response:
+        """The JSON response of `build()` as `model`, rendered once per (key, version)."""
+        return Response(self.cached(key, version, lambda: json_body(model, build())), media_type="application/json")
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Connection]:
+        """A request's one connection. The wait for it is on the event loop, for a slot (as
+        many as the pool has connections), before the request holds a connection or a
+        worker thread; a request with a slot then finds a connection free in the pool when
+        it first reads. So a request never waits for a thread while holding a connection,
+        or for a connection while holding one: a pool of 2 serves 64 concurrent requests,
+        in turn."""
+        async with self.slots:
+            conn = LazyConnection(self.engine)
+            try:
+                yield conn  # type: ignore[misc]
+            finally:
+                conn.release()
 
     async def run_heavy(self, function: Callable[..., Any], *args: Any) -> Any:
         """`function(*args)` in a worker thread, at most `heavy_requests` at a time (PDF
@@ -46,21 +132,46 @@ class Services:
         the event loop, /healthz and light requests keep their share of the CPU."""
         return await to_thread.run_sync(function, *args, limiter=self.heavy)
 
-    def valuation_day(self) -> date:
+    def valuation_day(self, conn: Connection) -> date:
         """The day portfolios are valued at: the latest priced trading day (or, on an empty
-        store, the latest trading day on the exchange clock)."""
+        store, the latest trading day on the exchange clock), read on the caller's connection."""
         from views.market import valuation_day
 
-        with self.engine.connect() as conn:
-            return valuation_day(conn, self.calendar, self.now())
+        return valuation_day(conn, self.calendar, self.now())
+
+    def valuation_version(self, conn: Connection, portfolio_id: str, *more: Any) -> tuple:
+        """What a portfolio's valuation depends on: the valuation day, the newest price id
+        and the portfolio's newest trade and cash entry ids (its writers hold its lock, so
+        its ids commit in order), plus any `more` parts for `newest_ids`."""
+        t, c = tables.trades.c, tables.cash_entries.c
+        newest = newest_ids(conn, tables.eod_prices, (tables.trades, t.portfolio_id == portfolio_id),
+                            (tables.cash_entries, c.portfolio_id == portfolio_id), *more)
+        # The valuation day follows from the prices, but on a store without any it is the clock's.
+        day = self.cached(("valuation-day",), (newest[0], self.calendar.latest_trading_day(exchange_date(self.now()))),
+                          lambda: self.valuation_day(conn))
+        return (day, *newest)
+
+    def valuation(self, conn: Connection, portfolio_id: str, version: tuple | None = None) -> dict[str, Any]:
+        """`views.valuation.portfolio_view` of the portfolio, computed once per valuation
+        version (`valuation_version`) in this process."""
+        from views.valuation import portfolio_view
+
+        version = version or self.valuation_version(conn, portfolio_id)
+        return self.cached(("valuation", portfolio_id), version[:4], lambda: portfolio_view(conn, portfolio_id, version[0]))
 
 
 def build_services(settings: Settings, now: Callable[[], datetime] | None = None) -> Services:
     engine = service_engine(settings)
     return Services(settings, engine, default_calendar(), now or utc_now, counter_store(settings, engine),
-                    CapacityLimiter(settings.heavy_requests))
+                    CapacityLimiter(settings.heavy_requests), CapacityLimiter(settings.db_pool_size + settings.db_max_overflow))
 
 
 async def services(request: Request) -> Services:
     """Async on purpose: FastAPI runs a sync dependency in the thread pool, a hop this needs not."""
     return request.app.state.services
+
+
+async def request_connection(request: Request) -> AsyncIterator[Connection]:
+    """The request's one connection (`Services.connection`), for `ConnDep` and the key check."""
+    async with request.app.state.services.connection() as conn:
+        yield conn

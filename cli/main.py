@@ -156,7 +156,14 @@ def import_files(
     from store.engine import service_engine
 
     fmt = detect_format(Path(path)) if format == "auto" else format
-    report = import_path(service_engine(get_settings()), Path(path), fmt, currency=source_currency(fmt, currency))
+    engine = service_engine(get_settings())
+    report = import_path(engine, Path(path), fmt, currency=source_currency(fmt, currency))
+    if report.rows_inserted:
+        from store.transactions import write_transaction
+        from views.bars import refresh_bars
+
+        with write_transaction(engine, "read-model:daily_bars") as conn:
+            refresh_bars(conn)  # the API's stored bars and indicators for the imported prices
     typer.echo(f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
                f"{report.instruments} instruments ({report.instruments_inserted} new or changed)")
     if report.lacks:

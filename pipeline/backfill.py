@@ -19,6 +19,7 @@ from ingest.simulator.site import SimulatorSite
 from ingest.text_sources import ingest_text, pdf_extractor
 from models.sentiment.composite import build_composite
 from store.transactions import write_transaction
+from views.bars import refresh_bars
 
 
 def backfill(engine: Engine, settings: Settings, days: int, end: date, market: SimulatedMarket | ReplayMarket | None = None,
@@ -39,4 +40,6 @@ def backfill(engine: Engine, settings: Settings, days: int, end: date, market: S
                 ingest_text(engine, settings, day, client, http, extractor)
                 with write_transaction(engine, f"stage:t1_sentiment:{day.isoformat()}") as conn:
                     build_composite(conn, day)
+    with write_transaction(engine, "read-model:daily_bars") as conn:
+        refresh_bars(conn)  # the API's stored bars and indicators for the delivered history
     return reports

@@ -5,6 +5,7 @@ from models.features import FEATURE_NAMES
 from models.layer1 import load_layer1
 from models.scoring import feature_rows, score_day, store_features
 from pipeline.stage import Stage, StageContext, StageOutcome
+from views.bars import refresh_bars
 
 HORIZON_DAYS = 1
 
@@ -14,9 +15,11 @@ def run_features(ctx: StageContext) -> StageOutcome:
     with ctx.transaction() as conn:
         panel = feature_rows(conn, ctx.trading_date, backend, HORIZON_DAYS)
         written = store_features(conn, panel, ctx.trading_date)
+        bars = refresh_bars(conn)  # the API's daily bars and indicators, if T0's refresh has not built them
     today = panel[panel["date"] == ctx.trading_date]
     return StageOutcome(
-        summary={"instruments": len(today), "feature_rows_written": written, "layer1": backend.model_id,
+        summary={"instruments": len(today), "feature_rows_written": written, "daily_bars_written": bars,
+                 "layer1": backend.model_id,
                  "layer1_is_fallback": backend.is_fallback},
         tables={"features": today[["symbol", *FEATURE_NAMES]].round(4).to_dict("records")},
     )

@@ -39,6 +39,8 @@ from store import tables
 from store.engine import preview_engine, service_engine
 from store.history import append_history, counting_writes
 from store.migrations import require_current_schema
+from store.transactions import write_transaction
+from views.bars import refresh_bars
 
 log = logging.getLogger(__name__)
 _DECIMAL = re.compile(r"-?\d+\.\d+")  # a Decimal summary value stored as text (cash)
@@ -169,10 +171,21 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
         reason = exc.detail if isinstance(exc, MarketIntelError) else f"{type(exc).__name__}: {exc}"
         _record(ctx, "FAILED", trigger, {"error": reason})
         raise StageFailedError(f"stage '{stage.name}' for {day.isoformat()} failed: {reason}") from exc
+    if written.get("eod_prices"):
+        _refresh_read_models(ctx)
     _record(ctx, "SUCCEEDED", trigger, {"summary": outcome.summary, "rows_written": dict(sorted(written.items()))})
     log.info("stage %s for %s succeeded%s: %s", stage.name, day, "" if ctx.write else " (preview, nothing stored)",
              outcome.summary)
     return StageResult(stage.name, day, ctx.run_id, "SUCCEEDED", ctx.write, outcome.summary, outcome.tables)
+
+
+def _refresh_read_models(ctx: StageContext) -> None:
+    """A stage that appended prices brings the stored daily bars and indicators up to date
+    (views/bars.py) before it reports success, so the API never recomputes them per request
+    and a read after the stage finds them stored."""
+    with write_transaction(ctx.engine, "read-model:daily_bars") as conn:
+        inserted = refresh_bars(conn)
+    log.info("stage %s for %s: %d daily bars rebuilt", ctx.stage, ctx.trading_date, inserted)
 
 
 def recorded_outcome(engine: Engine, stage: str, day: date, since: datetime) -> dict[str, Any]:

@@ -110,11 +110,21 @@ def _view(conn: Connection, row: dict[str, Any], now: datetime) -> dict[str, Any
 
 
 def list_pending(engine: Engine, portfolio_id: str, now: datetime | None = None) -> list[dict[str, Any]]:
-    moment = now or utc_now()
     with engine.connect() as conn:
-        rows = current_rows(conn, tables.suggestions, where=[tables.suggestions.c.portfolio_id == portfolio_id])
-        views = [_view(conn, r, moment) for r in rows]
-    return sorted((v for v in views if v["state"] == "PENDING"), key=lambda v: (v["trading_date"], v["side"] != "SELL", v["symbol"]))
+        return pending_at(suggestion_states(conn, portfolio_id), now or utc_now())
+
+
+def suggestion_states(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
+    """Every suggestion of the portfolio with the state its events give (expiry by the
+    clock not applied: `pending_at` applies it), so a reader can keep this between writes."""
+    rows = current_rows(conn, tables.suggestions, where=[tables.suggestions.c.portfolio_id == portfolio_id])
+    return [{**r, "state": _state(conn, r["suggestion_id"])} for r in rows]
+
+
+def pending_at(states: list[dict[str, Any]], now: datetime) -> list[dict[str, Any]]:
+    """The suggestions still pending at `now` (not decided, not past their expiry)."""
+    return sorted((s for s in states if s["state"] == "PENDING" and s["expires_at"] > now),
+                  key=lambda v: (v["trading_date"], v["side"] != "SELL", v["symbol"]))
 
 
 def _owned(conn: Connection, portfolio_id: str, sid: str, now: datetime) -> dict[str, Any]:

@@ -8,6 +8,7 @@ connections `SET ROLE` to the append-only service role (see sql/postgres/0003).
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
 from typing import Iterator
@@ -27,17 +28,20 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def build_engine(url: str, *, service_role: str | None = None) -> Engine:
+def build_engine(url: str, *, service_role: str | None = None, pool: PoolSize | None = None) -> Engine:
+    """`pool`: the QueuePool's size, overflow and checkout timeout (settings.db_pool_*);
+    SQLAlchemy's defaults (5, 10, 30 s) when not given."""
     url = normalise_url(url)
+    sizing = {"pool_size": pool.size, "max_overflow": pool.overflow, "pool_timeout": pool.timeout} if pool else {}
     if make_url(url).get_backend_name() == "sqlite":
-        return _sqlite_engine(url)
-    engine = create_engine(url, pool_pre_ping=True)
+        return _sqlite_engine(url, sizing=sizing)
+    engine = create_engine(url, pool_pre_ping=True, **sizing)
     if service_role:
         _set_role_on_connect(engine, service_role)
     return engine
 
 
-def _sqlite_engine(url: str, *, preview: bool = False) -> Engine:
+def _sqlite_engine(url: str, *, preview: bool = False, sizing: dict | None = None) -> Engine:
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
@@ -45,7 +49,7 @@ def _sqlite_engine(url: str, *, preview: bool = False) -> Engine:
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
                                poolclass=StaticPool, pool_reset_on_return=None)
     else:
-        engine = create_engine(url, connect_args={"timeout": 30})
+        engine = create_engine(url, connect_args={"timeout": 30}, **(sizing or {}))
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):  # noqa: ANN001
@@ -73,12 +77,21 @@ def _set_role_on_connect(engine: Engine, role: str) -> None:
         dbapi_connection.commit()
 
 
-_ENGINES: dict[tuple[str, str | None], Engine] = {}
+@dataclass(frozen=True)
+class PoolSize:
+    size: int
+    overflow: int
+    timeout: float
+
+
+_ENGINES: dict[tuple[str, str | None, PoolSize | None], Engine] = {}
 
 
 def service_engine(settings: Settings) -> Engine:
-    """The engine every stage, notebook and API request uses (one pool per process)."""
-    return _cached_engine(settings.database_url, settings.postgres_service_role or None)
+    """The engine every stage, notebook and API request uses (one pool per process, sized
+    by settings.db_pool_size, db_max_overflow and db_pool_timeout)."""
+    return _cached_engine(settings.database_url, settings.postgres_service_role or None,
+                          PoolSize(settings.db_pool_size, settings.db_max_overflow, settings.db_pool_timeout))
 
 
 @contextmanager
@@ -142,10 +155,10 @@ def migration_engine(settings: Settings) -> Engine:
     return _cached_engine(settings.migration_database_url or settings.database_url, None)
 
 
-def _cached_engine(url: str, service_role: str | None) -> Engine:
-    key = (url, service_role)
+def _cached_engine(url: str, service_role: str | None, pool: PoolSize | None = None) -> Engine:
+    key = (url, service_role, pool)
     if key not in _ENGINES:
-        _ENGINES[key] = build_engine(url, service_role=service_role)
+        _ENGINES[key] = build_engine(url, service_role=service_role, pool=pool)
     return _ENGINES[key]
 
 

@@ -199,3 +199,24 @@ def _current_for_keys(conn: Connection, table: Table, keys: list[tuple]) -> list
             condition = tuple_(*key_columns).in_(chunk)
         found.extend(current_rows(conn, table, where=[condition]))
     return found
+
+
+def newest_ids(conn: Connection, *parts: Table | tuple[Table, ColumnElement[bool]]) -> tuple:
+    """The newest `id` of each part (a table, or a table and a filter) in one statement.
+
+    A history table is append-only and its ids only grow, so these numbers change exactly
+    when a row that the part covers is appended: a data version that a cache of derived
+    results can be keyed by in any process (the ids are read from the database, not held
+    in memory). The caveat is the ids' commit order: a Postgres transaction that took an
+    id and commits after a later one would not raise the maximum. Every writer of a part
+    that reads rely on (a portfolio's trades and cash under its lock, a stage's rows under
+    the stage's lock) commits its ids in order, which is why a filter narrows a part to
+    one such writer where it can."""
+    columns = []
+    for part in parts:
+        table, where = (part, None) if isinstance(part, Table) else part
+        query = select(func.max(table.c.id))
+        if where is not None:
+            query = query.where(where)
+        columns.append(query.scalar_subquery())
+    return tuple(conn.execute(select(*columns)).one())

@@ -75,6 +75,25 @@ eod_prices = history_table(
     Column("source", Text(), nullable=False),
 )
 
+# The read model of daily bars with their indicators (sql/*/0011, views/bars.py): built
+# when prices change, read by the market endpoints and GraphQL instead of per request.
+daily_bars = history_table(
+    "daily_bars",
+    ("symbol", "trading_date"),
+    Column("symbol", Text(), nullable=False),
+    Column("trading_date", Date(), nullable=False),
+    Column("price_id", BigInteger(), nullable=False),
+    Column("open", Double()),
+    Column("high", Double()),
+    Column("low", Double()),
+    Column("close", Double(), nullable=False),
+    Column("volume", BigInteger(), nullable=False, default=0),
+    Column("bid", Double()),
+    Column("ask", Double()),
+    *[Column(name, Double()) for name in ("rsi_14", "bollinger_pct_b", "bollinger_bandwidth", "momentum_5",
+                                           "momentum_20", "volatility_20", "volume_ratio_20", "spread_pct")],
+)
+
 fundamentals = history_table(
     "fundamentals",
     ("symbol", "report_date"),

@@ -16,10 +16,34 @@ def write_transaction(engine: Engine, lock_name: str) -> Iterator[Connection]:
     SQLite: BEGIN IMMEDIATE, the database's single write lock, taken up front so the
     transaction never fails half-way on a busy database.
     """
-    with engine.connect() as conn:
-        if engine.dialect.name == "sqlite":
-            conn.execution_options(sqlite_begin="IMMEDIATE")
+    with engine.connect() as conn, write_on(conn, lock_name):
+        yield conn
+
+
+@contextmanager
+def write_on(conn: Connection, lock_name: str) -> Iterator[Connection]:
+    """`write_transaction` on a connection already held (an API request's one connection):
+    the read transaction it may be in ends first, then the same locked transaction runs."""
+    transactional(conn)
+    sqlite = conn.dialect.name == "sqlite"
+    if sqlite:
+        conn.execution_options(sqlite_begin="IMMEDIATE")
+    try:
         with conn.begin():
-            if engine.dialect.name == "postgresql":
+            if conn.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": lock_name})
             yield conn
+    finally:
+        if sqlite:
+            conn.execution_options(sqlite_begin="DEFERRED")
+
+
+def transactional(conn: Connection) -> Connection:
+    """Make a held connection ready to begin a real transaction: end the read transaction it
+    may be in, and take a Postgres connection that reads in autocommit (an API request's:
+    api/services.py) back to the default isolation level, so BEGIN ... COMMIT is atomic."""
+    if conn.in_transaction():
+        conn.commit()
+    if conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
+        conn.execution_options(isolation_level=conn.default_isolation_level)
+    return conn

@@ -5,7 +5,13 @@ history with technical indicators.
 Indicators are the feature registry's own functions (models/features.py), computed over
 the bars before the requested range as well, so the first rows of a page are warmed up.
 RSI is Wilder's exponential average; reading `INDICATOR_WARMUP_DAYS` of earlier bars makes
-it equal to the full-history value to within about 1e-6 ((13/14)^180).
+it equal to the full-history value to within about 1e-4 (measured 2e-5: (13/14)^180 times
+how far the average's seed is from its value; tests/api/test_read_models.py).
+
+The API serves history, symbol statistics and GraphQL's bars from the stored read model
+(views/bars.py: the same functions over each instrument's whole history, written when
+prices change); the per-request `history`, `histories`, `recent_histories` and
+`symbol_statistics` here are what it is checked against, field for field.
 """
 from __future__ import annotations
 
@@ -148,7 +154,7 @@ def latest_market(conn: Connection, calendar: TradingCalendar, closed_through: d
     return result
 
 
-def _known_symbol(conn: Connection, symbol: str) -> str:
+def known_symbol(conn: Connection, symbol: str) -> str:
     rows = current_rows(conn, tables.instruments, where=[tables.instruments.c.symbol == symbol.upper()])
     if not rows:
         raise NotFoundError(f"no instrument '{symbol}'")
@@ -158,7 +164,7 @@ def _known_symbol(conn: Connection, symbol: str) -> str:
 def history(conn: Connection, symbol: str, start: date | None, end: date | None, limit: int,
             after: date | None = None) -> dict[str, Any]:
     """Bars oldest first within [start, end], after the cursor date, at most `limit`."""
-    symbol = _known_symbol(conn, symbol)
+    symbol = known_symbol(conn, symbol)
     return histories(conn, [symbol], start, end, limit, after)[symbol]
 
 
@@ -242,11 +248,16 @@ def _zscore(series: pd.Series) -> dict[str, Any]:
 def symbol_statistics(conn: Connection, symbol: str) -> dict[str, Any]:
     """Variance of daily log returns over several windows, and the latest values of the
     day's statistics as z-scores against the instrument's own earlier history."""
-    symbol = _known_symbol(conn, symbol)
+    symbol = known_symbol(conn, symbol)
     bars = _bars(conn, date(1900, 1, 1), date(9999, 12, 31), [symbol])
     if bars.empty:
         raise NotReadyError(f"{symbol} has no prices yet")
-    enriched = with_indicators(bars)
+    return statistics(symbol, bars, with_indicators(bars))
+
+
+def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame) -> dict[str, Any]:
+    """`symbol_statistics` of one symbol's bars (oldest first) and their indicators, computed
+    here or read from the stored read model (views/bars.py)."""
     log_returns = np.log(bars["close"].astype(float)).diff().dropna()
     variance = {}
     for window in VARIANCE_WINDOWS:

@@ -39,10 +39,11 @@ def summarise(view: dict[str, Any]) -> dict[str, Any]:
         "positions_count": len(view["positions"]), "allocation": allocation, "flags": flags}
 
 
-def ai_summary(conn: Connection, day: date, starting_cash: float) -> dict[str, Any]:
-    """The AI portfolio's summary with its start, starting cash and total return."""
+def ai_summary(conn: Connection, day: date, starting_cash: float, view: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The AI portfolio's summary with its start, starting cash and total return (`view`:
+    its valuation at `day` when already read)."""
     starting = Decimal(str(starting_cash)).quantize(CENTS)
-    body = summary(conn, ledger.AI_PORTFOLIO, day)
+    body = summarise(view) if view is not None else summary(conn, ledger.AI_PORTFOLIO, day)
     started = bool(equity_curve(conn))
     total_return = round(float(body["equity"] / starting - 1) * 100, 4) if started else None
     return {**body, "started": started, "starting_cash": starting, "total_return_pct": total_return}
@@ -70,12 +71,13 @@ def ai_record(conn: Connection) -> dict[str, Any]:
     }
 
 
-def ai_positions(conn: Connection, day: date) -> list[dict[str, Any]]:
+def ai_positions(conn: Connection, day: date, view: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Open AI positions valued at `day` (views/valuation.py), each with the rationale
-    and exchange-time timestamp of the trade that opened it."""
+    and exchange-time timestamp of the trade that opened it (`view`: the valuation at
+    `day` when already read)."""
     trades = ledger.trade_rows(conn, AI_PORTFOLIO)
     result = []
-    for position in portfolio_view(conn, AI_PORTFOLIO, day)["positions"]:
+    for position in (view if view is not None else portfolio_view(conn, AI_PORTFOLIO, day))["positions"]:
         opening = next(t for t in reversed(trades) if t["symbol"] == position["symbol"] and t["side"] == "BUY"
                        and t["trading_date"] == position["purchase_date"])
         result.append({**position, "direction": "LONG", "rationale": opening["rationale"],

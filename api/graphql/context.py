@@ -13,6 +13,7 @@ import asyncio
 from typing import Any, Callable, TypeVar
 
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 from strawberry.fastapi import BaseContext
 from strawberry.types import Info
 
@@ -55,11 +56,16 @@ def is_ide_page(request: Request, svc: Services) -> bool:
             and "text/html" in request.headers.get("accept", ""))
 
 
-def graph_context(request: Request, svc: ServicesDep, presented: PresentedKey) -> GraphContext:
-    """Sync on purpose: FastAPI runs it in the thread pool, where the key lookup may block."""
+async def graph_context(request: Request, svc: ServicesDep, presented: PresentedKey) -> GraphContext:
+    """The key is checked in a worker thread on a connection taken as a REST request takes
+    its one (`Services.connection`) and given back before the operation runs; the
+    operation's reads then take one connection per read or DataLoader batch, never two at
+    once in one thread."""
     if is_ide_page(request, svc):
         return GraphContext(svc, None)
-    return GraphContext(svc, authenticate(request, svc, presented))
+    async with svc.connection() as conn:
+        caller = await run_in_threadpool(authenticate, request, svc, presented, conn)
+    return GraphContext(svc, caller)
 
 
 def context_of(info: Info) -> GraphContext:

@@ -15,7 +15,9 @@ from sqlalchemy import Connection
 from strawberry.dataloader import DataLoader
 
 from market.clock import latest_closed_trading_day
-from views import instrument as instrument_views, market as market_views
+from store import tables
+from store.history import newest_ids
+from views import bars as bar_views, instrument as instrument_views, market as market_views
 
 if TYPE_CHECKING:
     from api.services import Services
@@ -28,14 +30,14 @@ class Loaders:
         self.svc = svc
         self.instrument = self._loader(_instruments_by_symbol)
         self.quote = self._loader(self._latest_quotes)
-        self.latest_prediction = self._loader(instrument_views.latest_predictions)
+        self.latest_prediction = self._loader(self._latest_predictions)
         self.predictions = self._loader(instrument_views.predictions_between)
         self.fundamentals = self._loader(instrument_views.latest_fundamentals)
         self.news = self._loader(instrument_views.news)
         self.sentiment = self._loader(instrument_views.sentiment_between)
         self.liquidity = self._loader(self._liquidity)
-        self.history = self._loader(market_views.histories)
-        self.recent_bars = self._loader(market_views.recent_histories)
+        self.history = self._loader(self._stored(bar_views.histories))
+        self.recent_bars = self._loader(self._stored(bar_views.recent_histories))
 
     def _loader(self, read: BatchRead) -> DataLoader:
         engine = self.svc.engine
@@ -64,6 +66,20 @@ class Loaders:
 
         quotes = svc.cached(("latest-quotes",), market_views.data_version(conn), build)
         return {s: quotes[s] for s in symbols if s in quotes}
+
+    def _stored(self, read: BatchRead) -> BatchRead:
+        """A batch read of the stored daily bars (views/bars.py), kept per batch of keys
+        until the bars' version moves: one statement for every symbol of a batch."""
+        def batch(conn: Connection, symbols: list[str], *arguments: Any) -> dict[str, Any]:
+            marks = bar_views.watermarks(conn)
+            return self.svc.cached((read.__name__, tuple(symbols), *arguments), marks,
+                                   lambda: read(conn, symbols, *arguments, marks=marks))
+        return batch
+
+    def _latest_predictions(self, conn: Connection, symbols: list[str]) -> dict[str, dict]:
+        version = newest_ids(conn, tables.predictions)
+        return self.svc.cached(("latest-predictions", tuple(symbols)), version,
+                               lambda: instrument_views.latest_predictions(conn, symbols))
 
     def _liquidity(self, conn: Connection, symbols: list[str]) -> dict[str, dict]:
         day = market_views.latest_priced_day(conn)

@@ -17,7 +17,9 @@ from api.graphql.types.macro_insights import MacroInsights
 from api.graphql.types.market_breadth import MarketBreadth
 from api.graphql.types.model_performance import ModelPerformance
 from api.graphql.types.portfolio import Portfolio
-from api.security import caller_portfolio
+from sqlalchemy import Connection as DatabaseConnection
+
+from api.security import caller_portfolio_on
 from api.graphql.permissions import MacroInsightsAccess
 from market.clock import latest_closed_trading_day
 from market.errors import NotFoundError
@@ -27,7 +29,7 @@ from views.breadth import market_breadth
 from views.performance import performance
 from views import portfolio as portfolio_views
 from views.analysis import stored_analysis
-from views.valuation import portfolio_view
+from portfolio.ledger import AI_PORTFOLIO
 
 INSTRUMENTS = Page("instruments", default=50, largest=200)
 MACRO = Page("macroIndicators", default=50, largest=200)
@@ -69,17 +71,25 @@ class Query:
     @strawberry.field(description="The caller's portfolio (the admin key's is the house portfolio).")
     async def portfolio(self, info: Info) -> Portfolio | None:
         ctx = info.context
-        portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
-        day = await ctx.call(ctx.svc.valuation_day)
-        view = await ctx.read(portfolio_view, portfolio_id, day)
+        svc, caller = ctx.svc, ctx.principal
+
+        def valued(conn: DatabaseConnection) -> dict:  # one connection: the portfolio, its version, its valuation
+            return svc.valuation(conn, caller_portfolio_on(conn, svc, caller))
+
+        view = await ctx.read(valued)
         return Portfolio.build(portfolio_views.summarise(view), view["positions"])
 
     @strawberry.field(description="The autonomous AI portfolio.")
     async def ai_portfolio(self, info: Info) -> AIPortfolio | None:
-        ctx = info.context
-        day = await ctx.call(ctx.svc.valuation_day)
-        summary = await ctx.read(portfolio_views.ai_summary, day, ctx.svc.settings.ai_starting_cash)
-        positions = await ctx.read(portfolio_views.ai_positions, day)
+        svc = info.context.svc
+
+        def read(conn: DatabaseConnection) -> tuple[dict, list]:  # one connection for the whole AI portfolio
+            version = svc.valuation_version(conn, AI_PORTFOLIO)
+            view = svc.valuation(conn, AI_PORTFOLIO, version)
+            return (portfolio_views.ai_summary(conn, version[0], svc.settings.ai_starting_cash, view=view),
+                    portfolio_views.ai_positions(conn, version[0], view=view))
+
+        summary, positions = await info.context.read(read)
         return AIPortfolio.build(summary, positions)
 
     @strawberry.field(description="Advancers, decliners, unchanged and untraded stocks and the service's index change "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
-from api.deps import CallerDep, ServicesDep
+from api.deps import CallerDep, ConnDep
 from api.schemas.analysis import DayAnalysis
 from api.schemas.common import KEYED, SupportedDate, problems
 from views.analysis import stored_analysis
@@ -12,10 +12,9 @@ router = APIRouter(tags=["analysis"])
 
 
 @router.get("/api/analysis", response_model=DayAnalysis, responses=problems(*KEYED, 404, 503))
-def analysis(svc: ServicesDep, _: CallerDep,
+def analysis(_: CallerDep, conn: ConnDep,
              date_: SupportedDate | None = Query(None, alias="date", description="A trading date; default: the latest analysed.")) -> DayAnalysis:
     """The day's analysis as written (writer named, fallback reason when the language model
     failed), the facts it was written from, and the day's notifications with whether the
     webhook acknowledged each. 503 before any analysis exists, 404 for a date without one."""
-    with svc.engine.connect() as conn:
-        return DayAnalysis.model_validate(stored_analysis(conn, date_))
+    return DayAnalysis.model_validate(stored_analysis(conn, date_))

@@ -3,36 +3,39 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
-from api.deps import CallerDep, ServicesDep
+from fastapi.responses import Response
+
+from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, SupportedDate, problems
 from api.schemas.macro import MacroIndicators, MacroInsights
 from market.errors import PermissionDeniedError
 from models import macro_model
+from store import tables
+from store.history import newest_ids
 from views import macro as macro_views
 
 router = APIRouter(tags=["macro"])
 
 
 @router.get("/api/v1/macro/indicators", response_model=MacroIndicators, responses=problems(*KEYED))
-def indicators(svc: ServicesDep, _: CallerDep,
+def indicators(svc: ServicesDep, _: CallerDep, conn: ConnDep,
                source: str | None = Query(None, max_length=20, description="BOJ, STATIN or PIOJ."),
                category: str | None = Query(None, max_length=20, description="rates, fx, reserves, money, prices, "
                                                                               "output, labour or outlook."),
                currency: str | None = Query(None, max_length=3, description="Convert money values to this ISO 4217 code."),
-               as_of: SupportedDate | None = Query(None, description="YYYY-MM-DD: values as known on that date.")) -> MacroIndicators:
+               as_of: SupportedDate | None = Query(None, description="YYYY-MM-DD: values as known on that date.")) -> Response:
     """The latest value of every indicator from the central bank, the statistics institute
     and the planning institute, optionally filtered; `as_of` gives the values as they were
     known on a date (releases on or before it only), `currency` converts money values with
     the FX rate of each value's period and names the rate."""
-    with svc.engine.connect() as conn:
-        return MacroIndicators.model_validate(macro_views.indicators(conn, source, category, currency, as_of))
+    return svc.body(("macro", source, category, currency, as_of), newest_ids(conn, tables.macro_observations),
+                    MacroIndicators, lambda: macro_views.indicators(conn, source, category, currency, as_of))
 
 
 @router.get("/api/macro_insights", response_model=MacroInsights, responses=problems(*KEYED, 403, 503))
-def insights(svc: ServicesDep, caller: CallerDep) -> MacroInsights:
+def insights(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> MacroInsights:
     """The week's macro parameters (rates regime, FX pressure, macro risk) with their inputs
     and the three sources. PRO and INSTITUTIONAL keys, and keys whose macro access is on."""
     if not caller.may_read_macro_insights:
         raise PermissionDeniedError(macro_model.INSIGHTS_REFUSAL)
-    with svc.engine.connect() as conn:
-        return MacroInsights.model_validate(macro_model.insights(conn))
+    return MacroInsights.model_validate(macro_model.insights(conn))

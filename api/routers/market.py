@@ -6,7 +6,7 @@ from datetime import date
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
-from api.deps import CallerDep, ServicesDep
+from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, SupportedDate, problems
 from api.schemas.market import (
     LATEST_EXAMPLE,
@@ -17,7 +17,7 @@ from api.schemas.market import (
 )
 from market.clock import latest_closed_trading_day, supported_date
 from market.errors import InvalidInputError
-from views import market as market_views
+from views import bars as bar_views, market as market_views
 from views.breadth import market_breadth
 
 router = APIRouter(prefix="/api/market", tags=["market"])
@@ -26,66 +26,65 @@ SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", descrip
 
 @router.get("/latest", response_model=dict[str, LatestQuote], responses={
     **problems(*KEYED, 404, 503), 200: {"content": {"application/json": {"example": LATEST_EXAMPLE}}}})
-def latest(svc: ServicesDep, _: CallerDep,
+def latest(svc: ServicesDep, _: CallerDep, conn: ConnDep,
            date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest.")) -> Response:
     """Every ticker's latest close, volume and change with its prediction (score, action,
     tercile, predicted return) and RSI. With `date`: 503 when that day's session has closed
     but its data is not delivered yet, 404 for a gap in the history, 422 for a date that is
     not a trading day or has not closed."""
-    def render() -> bytes:
-        with svc.engine.connect() as conn:
-            body = market_views.latest_market(conn, svc.calendar, latest_closed_trading_day(svc.now(), svc.calendar), date_)
-        return _json(dict[str, LatestQuote], body)
-
-    with svc.engine.connect() as conn:
-        version = market_views.data_version(conn)
-    return Response(svc.cached(("latest", date_), version, render), media_type="application/json")
+    closed = latest_closed_trading_day(svc.now(), svc.calendar)
+    return svc.body(("latest", date_), (market_views.data_version(conn), closed), dict[str, LatestQuote],
+                    lambda: market_views.latest_market(conn, svc.calendar, closed, date_))
 
 
 @router.get("/breadth", response_model=Breadth, responses=problems(*KEYED, 404, 503))
-def breadth(svc: ServicesDep, _: CallerDep,
+def breadth(svc: ServicesDep, _: CallerDep, conn: ConnDep,
             date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest.")) -> Breadth:
     """The day's advancers, decliners, unchanged and untraded stocks and the change of the
     service's capitalisation-weighted index; same dates and errors as /latest."""
-    with svc.engine.connect() as conn:
-        body = market_breadth(conn, svc.calendar, latest_closed_trading_day(svc.now(), svc.calendar), date_)
+    body = market_breadth(conn, svc.calendar, latest_closed_trading_day(svc.now(), svc.calendar), date_)
     return Breadth.model_validate(body)
 
 
 @router.get("/symbol/{symbol}", response_model=SymbolStatistics, responses=problems(*KEYED, 404, 503))
-def symbol_statistics(svc: ServicesDep, _: CallerDep, symbol: str = SYMBOL) -> SymbolStatistics:
+def symbol_statistics(svc: ServicesDep, _: CallerDep, conn: ConnDep, symbol: str = SYMBOL) -> Response:
     """Variance of daily log returns over 20, 60, 120 and 250 days, and the latest day's
-    statistics as z-scores against the instrument's own history."""
-    with svc.engine.connect() as conn:
-        return SymbolStatistics.model_validate(market_views.symbol_statistics(conn, symbol))
+    statistics as z-scores against the instrument's own history (read from the stored
+    daily bars and indicators)."""
+    marks = bar_views.watermarks(conn)
+    return svc.body(("symbol", symbol.upper()), marks, SymbolStatistics,
+                    lambda: bar_views.symbol_statistics(conn, symbol, marks))
 
 
 @router.get("/history/{symbol}", response_model=History, responses=problems(*KEYED, 404))
-def history(svc: ServicesDep, _: CallerDep, symbol: str = SYMBOL,
-            start: SupportedDate | None = Query(None, description="First trading date (inclusive)."),
+def history(svc: ServicesDep, _: CallerDep, conn: ConnDep, symbol: str = SYMBOL,
+            start: SupportedDate | None = Query(None, description="First trading date (inclusive); given, pages run "
+                                                                   "forward from it."),
             end: SupportedDate | None = Query(None, description="Last trading date (inclusive)."),
             limit: int = Query(250, ge=1, le=2000, description="Bars per page."),
-            cursor: str | None = Query(None, max_length=40, description="`next_cursor` of the previous page.")) -> History:
-    """Daily bars oldest first with RSI, Bollinger %B and bandwidth, momentum, volatility,
-    volume ratio and spread; pages of `limit` bars."""
-    after = _cursor(cursor)
-    with svc.engine.connect() as conn:
-        page = market_views.history(conn, symbol, start, end, limit, after)
-    cursor_out = page["next_cursor"]
-    return History.model_validate({**page, "next_cursor": cursor_out.isoformat() if cursor_out else None})
+            cursor: str | None = Query(None, max_length=40, description="`next_cursor` of the previous page.")) -> Response:
+    """Daily bars with RSI, Bollinger %B and bandwidth, momentum, volatility, volume ratio
+    and spread, in pages of `limit` bars; inside a page the bars are oldest first.
+
+    By default a page is the newest `limit` bars (up to `end` when given) and `next_cursor`
+    leads to the page of older bars before it. With `start` pages run forward: the first
+    holds the oldest `limit` bars from `start`, and `next_cursor` leads to the newer ones.
+    Indicators are stored when prices arrive, computed over the instrument's whole
+    history, so every page (even `limit=5`) has them warmed up."""
+    after, before = _cursor(cursor)
+    marks = bar_views.watermarks(conn)
+    return svc.body(("history", symbol.upper(), start, end, limit, cursor), marks, History,
+                    lambda: bar_views.history(conn, symbol, start, end, limit, after, before, marks))
 
 
-def _cursor(cursor: str | None) -> date | None:
+def _cursor(cursor: str | None) -> tuple[date | None, date | None]:
+    """(after, before): `<date>` continues forward after that date, `before:<date>`
+    continues backward before it."""
     if cursor is None:
-        return None
+        return None, None
+    backward = cursor.startswith("before:")
     try:
-        return supported_date(cursor, "cursor")
+        day = supported_date(cursor.removeprefix("before:"), "cursor")
     except InvalidInputError:
         raise InvalidInputError(f"cursor '{cursor}' was not issued by this endpoint; pass next_cursor unchanged") from None
-
-
-def _json(model: object, body: object) -> bytes:
-    from pydantic import TypeAdapter
-
-    adapter = TypeAdapter(model)
-    return adapter.dump_json(adapter.validate_python(body))
+    return (None, day) if backward else (day, None)

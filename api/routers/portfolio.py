@@ -6,7 +6,7 @@ from fastapi import APIRouter, File, Header, UploadFile, status
 from starlette.concurrency import run_in_threadpool
 
 from analysis.research import intake_research
-from api.deps import CallerDep, ServicesDep
+from api.deps import CallerDep, ConnDep, ServicesDep
 from api.jsonbody import StrictJSONRoute
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import (
@@ -20,12 +20,15 @@ from api.schemas.portfolio import (
     Trade,
     TradeOut,
 )
-from api.security import caller_portfolio
+from api.security import caller_portfolio, caller_portfolio_on
 from api.uploads import read_upload
 from portfolio.statements import import_statement
 from portfolio.trading import ManualTrade, move_cash, place_manual_trade
+from fastapi.responses import Response
+
+from store import tables
+from store.history import newest_ids
 from views import portfolio as portfolio_views
-from views.valuation import portfolio_view
 
 router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=StrictJSONRoute)
 IDEMPOTENCY = Header(None, alias="Idempotency-Key", min_length=1, max_length=200,
@@ -33,27 +36,28 @@ IDEMPOTENCY = Header(None, alias="Idempotency-Key", min_length=1, max_length=200
 
 
 @router.get("", response_model=PortfolioPositions, responses=problems(*KEYED))
-def positions(svc: ServicesDep, caller: CallerDep) -> PortfolioPositions:
+def positions(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """Open positions at the latest close with market value, PnL and exit flags."""
-    pid = caller_portfolio(svc, caller)
-    with svc.engine.connect() as conn:
-        return PortfolioPositions.model_validate(portfolio_view(conn, pid, svc.valuation_day()))
+    pid = caller_portfolio_on(conn, svc, caller)
+    version = svc.valuation_version(conn, pid)
+    return svc.body(("positions", pid), version, PortfolioPositions, lambda: svc.valuation(conn, pid, version))
 
 
 @router.get("/summary", response_model=PortfolioSummary, responses=problems(*KEYED))
-def summary(svc: ServicesDep, caller: CallerDep) -> PortfolioSummary:
+def summary(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """Equity, cash, liquid equity, PnL and the allocation breakdown."""
-    pid = caller_portfolio(svc, caller)
-    with svc.engine.connect() as conn:
-        return PortfolioSummary.model_validate(portfolio_views.summary(conn, pid, svc.valuation_day()))
+    pid = caller_portfolio_on(conn, svc, caller)
+    version = svc.valuation_version(conn, pid)
+    return svc.body(("summary", pid), version, PortfolioSummary,
+                    lambda: portfolio_views.summarise(svc.valuation(conn, pid, version)))
 
 
 @router.get("/trade", response_model=list[Trade], responses=problems(*KEYED))
-def trades(svc: ServicesDep, caller: CallerDep) -> list[Trade]:
+def trades(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """Every trade of the portfolio, oldest first."""
-    pid = caller_portfolio(svc, caller)
-    with svc.engine.connect() as conn:
-        return [Trade.model_validate(t) for t in portfolio_views.trade_history(conn, pid)]
+    pid = caller_portfolio_on(conn, svc, caller)
+    version = newest_ids(conn, (tables.trades, tables.trades.c.portfolio_id == pid))
+    return svc.body(("trades", pid), version, list[Trade], lambda: portfolio_views.trade_history(conn, pid))
 
 
 @router.post("/trade", response_model=TradeOut, status_code=status.HTTP_201_CREATED,

@@ -3,33 +3,43 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Path
 
-from api.deps import CallerDep, ServicesDep
+from fastapi.responses import Response
+
+from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import Suggestion
-from api.security import caller_portfolio
+from api.security import caller_portfolio_on
 from portfolio import suggestions
+from store import tables
+from store.history import newest_ids
 
 router = APIRouter(prefix="/api/suggestions", tags=["suggestions"])
 SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id from GET /api/suggestions.")
 
 
 @router.get("", response_model=list[Suggestion], responses=problems(*KEYED))
-def pending(svc: ServicesDep, caller: CallerDep) -> list[Suggestion]:
+def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """The caller's pending suggestions (expired ones are not listed)."""
-    pid = caller_portfolio(svc, caller)
-    return [Suggestion.model_validate(s) for s in suggestions.list_pending(svc.engine, pid, svc.now())]
+    pid = caller_portfolio_on(conn, svc, caller)
+    version = newest_ids(conn, (tables.suggestions, tables.suggestions.c.portfolio_id == pid), tables.suggestion_events)
+    states = svc.cached(("suggestion-states", pid), version, lambda: suggestions.suggestion_states(conn, pid))
+    now = svc.now()
+    expired = sum(s["expires_at"] <= now for s in states)  # the clock's part of the answer
+    return svc.body(("suggestions", pid), (version, expired), list[Suggestion], lambda: suggestions.pending_at(states, now))
 
 
 @router.post("/{suggestion_id}/confirm", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
-def confirm(svc: ServicesDep, caller: CallerDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
+def confirm(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
     """Execute the suggestion as a trade after re-checking cash, holdings and the rails;
     404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
-    pid = caller_portfolio(svc, caller)
+    pid = caller_portfolio_on(conn, svc, caller)
+    conn.release()  # the write takes its own locked transaction: one connection at a time
     return Suggestion.model_validate(suggestions.confirm(svc.engine, svc.settings, svc.calendar, pid, suggestion_id, svc.now()))
 
 
 @router.post("/{suggestion_id}/reject", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
-def reject(svc: ServicesDep, caller: CallerDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
+def reject(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
     """Decline the suggestion; 404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
-    pid = caller_portfolio(svc, caller)
+    pid = caller_portfolio_on(conn, svc, caller)
+    conn.release()  # the write takes its own locked transaction: one connection at a time
     return Suggestion.model_validate(suggestions.reject(svc.engine, pid, suggestion_id, svc.now()))

@@ -57,23 +57,41 @@ def test_symbol_statistics_variance_and_zscores(api: Api) -> None:
 
 
 def test_history_pages_with_a_cursor_and_indicators(api: Api) -> None:
+    # By default the newest bars, oldest first inside the page; the cursor leads backward.
     first = api.acme("GET", "/api/market/history/LIQ", params={"limit": 25}).json()
-    assert len(first["items"]) == 25 and first["next_cursor"] == first["items"][-1]["trading_date"]
-    seen = list(first["items"])
+    assert len(first["items"]) == 25 and first["items"][-1]["trading_date"] == DAY.isoformat()
+    assert first["next_cursor"] == "before:" + first["items"][0]["trading_date"]
+    pages = [first["items"]]
     cursor = first["next_cursor"]
     while cursor:
         page = api.acme("GET", "/api/market/history/LIQ", params={"limit": 25, "cursor": cursor}).json()
-        seen += page["items"]
+        pages.insert(0, page["items"])
         cursor = page["next_cursor"]
+    seen = [bar for page in pages for bar in page]
     assert [b["close"] for b in seen] == [close_of("LIQ", i) for i in range(HISTORY_DAYS)]
     dates = [b["trading_date"] for b in seen]
     assert dates == sorted(dates) and len(set(dates)) == HISTORY_DAYS
     whole = api.acme("GET", "/api/market/history/LIQ", params={"limit": 2000}).json()["items"]
-    assert [b["rsi_14"] for b in seen] == [b["rsi_14"] for b in whole]  # warm-up makes pages agree
+    assert [b["rsi_14"] for b in seen] == [b["rsi_14"] for b in whole]  # stored once: pages agree
+    # With `start` pages run forward from it, the cursor leading to newer bars.
+    forward, cursor = [], None
+    while True:
+        params = {"limit": 25, "start": "1900-01-01", **({"cursor": cursor} if cursor else {})}
+        page = api.acme("GET", "/api/market/history/LIQ", params=params).json()
+        forward += page["items"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+        assert cursor == page["items"][-1]["trading_date"]
+    assert forward == whole
+    # A short page of the newest bars has every indicator warmed up (LIQ has 60 days).
+    short = api.acme("GET", "/api/market/history/LIQ", params={"limit": 5}).json()["items"]
+    assert short == whole[-5:] and all(value is not None for bar in short for value in bar.values())
     window = api.acme("GET", "/api/market/history/LIQ", params={"start": "2026-11-16", "end": "2026-11-19"}).json()
     assert [b["trading_date"] for b in window["items"]] == ["2026-11-16", "2026-11-17", "2026-11-18", "2026-11-19"]
     assert window["items"][-1]["rsi_14"] == whole[-2]["rsi_14"]
     assert_problem(api.acme("GET", "/api/market/history/LIQ", params={"cursor": "garbage"}), 422, "cursor")
+    assert_problem(api.acme("GET", "/api/market/history/LIQ", params={"cursor": "before:garbage"}), 422, "cursor")
     assert_problem(api.acme("GET", "/api/market/history/LIQ", params={"start": "2026-11-20", "end": "2026-11-01"}), 422)
 
 

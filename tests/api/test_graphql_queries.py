@@ -14,6 +14,7 @@ from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from store import tables
 from store.history import append_history
+from views.bars import refresh_bars
 from tests.api.conftest import Api, Clock
 from tests.api.graph import data
 from tests.conftest import ADMIN_KEY
@@ -34,6 +35,7 @@ def _seed(engine: Engine) -> None:
             {"symbol": s, "trading_date": d, "close": round(10 + i + math.sin(k / 4), 2), "volume": 1000 * (i + 1),
              "source": "test"}
             for i, s in enumerate(symbols) for k, d in enumerate(days_up_to(DAY, 40))])
+        refresh_bars(conn)  # as the stage runner does after T0 appends prices
     seed_predictions(engine, DAY, {s: {"score": 40 + i % 50, "action": "HOLD", "tercile": "MIDDLE"}
                                    for i, s in enumerate(symbols)})
 
@@ -79,6 +81,6 @@ def test_sixty_instruments_with_prediction_and_bars_take_a_fixed_number_of_queri
     assert all(len(n["recentBars"]["nodes"]) == 20 and n["latestPrediction"]["action"] == "HOLD" for n in nodes)
     assert nodes[-1]["recentBars"]["nodes"][-1]["tradingDate"] == DAY.isoformat()
     assert statements[INSTRUMENTS] == statements[6] == statements[1], statements
-    # instruments 1, latest predictions 2 (latest scored day, its rows), last 20 bars 4 (each
-    # symbol's 20th-last date, latest priced day, page ends, the bars with their warm-up)
-    assert statements[INSTRUMENTS] == 7, statements
+    # instruments 1, latest predictions 3 (their version, latest scored day, its rows), last
+    # 20 bars 2 (the stored bars' version, then every symbol's stored bars in one statement)
+    assert statements[INSTRUMENTS] == 6, statements

@@ -19,6 +19,7 @@ from portfolio.trading import move_cash
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
+from views.bars import refresh_bars
 from tests.conftest import ADMIN_KEY
 from tests.portfolio.seed import CALENDAR, DAY, days_up_to, seed_predictions
 
@@ -47,6 +48,7 @@ def seed_prices(engine: Engine) -> None:
                              "low": round(close * 0.99, 2), "close": close, "volume": volume + 100 * (i % 7) if volume else 0,
                              "bid": round(close - half, 2), "ask": round(close + half, 2), "source": "test"})
         append_history(conn, tables.eod_prices, rows)
+        refresh_bars(conn)  # as the stage runner does after T0 appends prices
 
 
 def seed_documents(engine: Engine) -> None:

@@ -1,0 +1,224 @@
+"""Daily bars with their indicators, stored when prices change and read by the market
+endpoints and GraphQL (issue 23): the read model in `daily_bars` (sql/*/0011).
+
+Built by `refresh_bars`, which the writers call, never a request: the stage runner after
+any stage that appended prices (T0), `t1_features` (the stage that computes the day's
+indicators), backfill and the price import. It rebuilds each instrument whose prices
+changed since the last build (eod_prices ids newer than the newest `price_id` stored)
+over the instrument's whole history, with the feature registry's own functions
+(`views.market.INDICATORS`), and appends only the rows whose content changed, so a day's
+refresh inserts that day's bars and a corrected price re-versions the bars it moves.
+Indicators are therefore warmed up from the first bar: a page of 5 bars has no nulls once
+the instrument has the indicator's window of history (RSI's 14 changes, 20 days for the
+others).
+
+A reader first asks `is_current`: when prices were appended and no refresh has run yet
+(a writer outside the stage runner, or a read between T0's commit and the refresh), the
+same rows are built in memory for the symbols asked (`built_rows`, no write), so a read
+right after a write sees it either way and both ways give the same numbers.
+"""
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Connection, and_, func, or_, select
+
+from market.errors import InvalidInputError, NotReadyError
+from store import tables
+from store.history import append_history, current_query, current_rows
+from views import market as market_views
+from views.market import EARLIEST, INDICATORS, PRICE_COLUMNS, known_symbol, with_indicators
+
+LATEST = date(9999, 12, 31)
+BAR_FIELDS = PRICE_COLUMNS + list(INDICATORS)  # what a history item holds, in order
+
+
+def watermarks(conn: Connection) -> tuple[int | None, int | None, int | None, int | None]:
+    """The version of everything a bars read depends on, in one statement: (newest
+    eod_prices id, newest price id the bars were built from, newest daily_bars id, newest
+    instruments id). It moves whenever a price, a bar or a listing is appended."""
+    p, b, i = tables.eod_prices.c, tables.daily_bars.c, tables.instruments.c
+    return tuple(conn.execute(select(select(func.max(p.id)).scalar_subquery(),
+                                     select(func.max(b.price_id)).scalar_subquery(),
+                                     select(func.max(b.id)).scalar_subquery(),
+                                     select(func.max(i.id)).scalar_subquery())).one())
+
+
+def is_current(marks: tuple) -> bool:
+    """Whether the stored bars were built from the newest prices (`watermarks`)."""
+    newest_price, built_from = marks[0], marks[1]
+    return newest_price is None or (built_from is not None and built_from >= newest_price)
+
+
+def _prices(conn: Connection, symbols: list[str] | None) -> pd.DataFrame:
+    c = tables.eod_prices.c
+    where = [c.symbol.in_(symbols)] if symbols is not None else []
+    frame = pd.DataFrame(current_rows(conn, tables.eod_prices, where=where), columns=[x.name for x in tables.eod_prices.c])
+    return frame.sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
+
+
+def built_rows(conn: Connection, symbols: list[str] | None = None) -> list[dict[str, Any]]:
+    """The `daily_bars` rows of `symbols` (all when None) as the prices now stand: every
+    current price row with its indicators over the symbol's whole history."""
+    prices = _prices(conn, symbols)
+    rows: list[dict[str, Any]] = []
+    for _, bars in prices.groupby("symbol", sort=True):
+        enriched = with_indicators(bars.reset_index(drop=True))
+        values = enriched[[c for c in BAR_FIELDS if c not in ("trading_date", "volume")]].to_numpy(dtype=float)
+        numeric = [c for c in BAR_FIELDS if c not in ("trading_date", "volume")]
+        for symbol, day, price_id, volume, row in zip(enriched["symbol"], enriched["trading_date"], enriched["id"],
+                                                       enriched["volume"], values):
+            rows.append({"symbol": symbol, "trading_date": day, "price_id": int(price_id), "volume": int(volume),
+                         **{name: None if np.isnan(v) else float(v) for name, v in zip(numeric, row)}})
+    return rows
+
+
+def refresh_bars(conn: Connection) -> int:
+    """Bring `daily_bars` up to date with `eod_prices`; the number of bar rows inserted.
+    Idempotent: with nothing new it reads two numbers and returns 0."""
+    marks = watermarks(conn)
+    built_from = marks[1]
+    if is_current(marks):
+        return 0
+    p = tables.eod_prices.c
+    changed = sorted(conn.execute(select(p.symbol).where(p.id > (built_from or 0)).distinct()).scalars())
+    if not changed:
+        return 0
+    rows = built_rows(conn, changed)
+    return append_history(conn, tables.daily_bars, rows, scope=[tables.daily_bars.c.symbol.in_(changed)]).inserted
+
+
+def stored_pages(conn: Connection, ranges: dict[str, tuple[date, date]], limit: int,
+                 newest_first: bool) -> dict[str, tuple[list[dict[str, Any]], bool]]:
+    """Per symbol: at most `limit` bars within its [first, last] range, oldest first in the
+    list, and whether more bars lie beyond the page (after it when reading forward, before
+    it when `newest_first`). One SQL statement whatever the number of symbols."""
+    if not ranges:
+        return {}
+    b = tables.daily_bars.c
+    spans = {(first, last) for first, last in ranges.values()}
+    if len(spans) == 1:
+        first, last = next(iter(spans))
+        where = [b.symbol.in_(list(ranges)), b.trading_date >= first, b.trading_date <= last]
+    else:
+        where = [or_(*[and_(b.symbol == s, b.trading_date >= first, b.trading_date <= last)
+                       for s, (first, last) in ranges.items()])]
+    current = current_query(tables.daily_bars, where=where).subquery()
+    order = current.c.trading_date.desc() if newest_first else current.c.trading_date
+    ranked = select(current, func.row_number().over(partition_by=current.c.symbol, order_by=order).label("n")).subquery()
+    query = select(*[ranked.c[name] for name in ("symbol", *BAR_FIELDS)]).where(ranked.c.n <= limit + 1)
+    found: dict[str, list[dict[str, Any]]] = {s: [] for s in ranges}
+    for row in conn.execute(query):
+        found[row.symbol].append(row._mapping)
+    return {s: _page(rows, limit, newest_first) for s, rows in found.items()}
+
+
+def memory_pages(rows: list[dict[str, Any]], ranges: dict[str, tuple[date, date]], limit: int,
+                 newest_first: bool) -> dict[str, tuple[list[dict[str, Any]], bool]]:
+    """`stored_pages` over rows built in memory (`built_rows`): the same pages."""
+    by_symbol: dict[str, list[dict[str, Any]]] = {s: [] for s in ranges}
+    for row in rows:
+        span = ranges.get(row["symbol"])
+        if span and span[0] <= row["trading_date"] <= span[1]:
+            by_symbol[row["symbol"]].append(row)
+    result = {}
+    for symbol, found in by_symbol.items():
+        found.sort(key=lambda r: r["trading_date"], reverse=newest_first)
+        result[symbol] = _page(found[:limit + 1], limit, newest_first)
+    return result
+
+
+def _page(rows: list, limit: int, newest_first: bool) -> tuple[list[dict[str, Any]], bool]:
+    more = len(rows) > limit
+    rows = rows[:limit]
+    if newest_first:
+        rows = rows[::-1]
+    return [_item(r) for r in rows], more
+
+
+def _item(row: Any) -> dict[str, Any]:
+    """A history item as the API serves it: numbers rounded to 6 places, as the computed
+    path (`views.market._items`) rounds them."""
+    return {"trading_date": row["trading_date"], "volume": int(row["volume"]),
+            **{name: None if row[name] is None else round(float(row[name]), 6)
+               for name in BAR_FIELDS if name not in ("trading_date", "volume")}}
+
+
+def stored_series(conn: Connection, symbol: str) -> pd.DataFrame:
+    """Every stored bar of `symbol`, oldest first, as a frame (what `symbol_statistics` reads)."""
+    b = tables.daily_bars.c
+    rows = conn.execute(current_query(tables.daily_bars, where=[b.symbol == symbol])).mappings().all()
+    frame = pd.DataFrame([dict(r) for r in rows], columns=[c.name for c in tables.daily_bars.c])
+    return frame.sort_values("trading_date", kind="stable").reset_index(drop=True)
+
+
+def _pages(conn: Connection, ranges: dict[str, tuple[date, date]], limit: int, newest_first: bool,
+           marks: tuple | None) -> dict[str, tuple[list[dict[str, Any]], bool]]:
+    """Stored pages, or the same pages built in memory while the store has prices that no
+    refresh has built into bars yet (`marks`: the `watermarks` the caller read, if any)."""
+    if is_current(marks or watermarks(conn)):
+        return stored_pages(conn, ranges, limit, newest_first)
+    return memory_pages(built_rows(conn, list(ranges)), ranges, limit, newest_first)
+
+
+def history(conn: Connection, symbol: str, start: date | None, end: date | None, limit: int,
+            after: date | None = None, before: date | None = None, marks: tuple | None = None) -> dict[str, Any]:
+    """One page of a symbol's bars, oldest first inside the page.
+
+    Without `start` and `after` the page is the newest `limit` bars up to `end` (and before
+    `before`, the cursor of the page after it), and `next_cursor` (`before:<date>`) leads to
+    the older ones. With `start` or `after` pages run forward from there: `next_cursor`
+    (`<date>`) leads to the newer ones, as GraphQL's `history` does."""
+    symbol = known_symbol(conn, symbol)
+    _check_range(start, end)
+    last = min(end or LATEST, before - timedelta(days=1) if before else LATEST)
+    if before is not None or (start is None and after is None):
+        items, more = _pages(conn, {symbol: (start or EARLIEST, last)}, limit, True, marks)[symbol]
+        return {"symbol": symbol, "items": items,
+                "next_cursor": f"before:{items[0]['trading_date'].isoformat()}" if more and items else None}
+    first = max(start or EARLIEST, after + timedelta(days=1) if after else EARLIEST)
+    items, more = _pages(conn, {symbol: (first, last)}, limit, False, marks)[symbol]
+    return {"symbol": symbol, "items": items,
+            "next_cursor": items[-1]["trading_date"].isoformat() if more and items else None}
+
+
+def histories(conn: Connection, symbols: list[str], start: date | None, end: date | None, limit: int,
+              after: date | None = None, marks: tuple | None = None) -> dict[str, dict[str, Any]]:
+    """GraphQL's `history` of many symbols, forward from `start` (after the cursor date):
+    the stored twin of `views.market.histories`, one statement for every symbol."""
+    _check_range(start, end)
+    first = max(start or EARLIEST, after + timedelta(days=1) if after else EARLIEST)
+    pages = _pages(conn, {s: (first, end or LATEST) for s in symbols}, limit, False, marks)
+    return {s: {"symbol": s, "items": items, "next_cursor": items[-1]["trading_date"] if more and items else None}
+            for s, (items, more) in pages.items()}
+
+
+def recent_histories(conn: Connection, symbols: list[str], count: int, end: date | None = None,
+                     marks: tuple | None = None) -> dict[str, dict[str, Any]]:
+    """The last `count` bars of each symbol up to `end`, oldest first (GraphQL's
+    `recentBars`; nothing follows them, so no cursor): one statement for every symbol."""
+    pages = _pages(conn, {s: (EARLIEST, end or LATEST) for s in symbols}, count, True, marks)
+    return {s: {"symbol": s, "items": items, "next_cursor": None} for s, (items, _) in pages.items()}
+
+
+def symbol_statistics(conn: Connection, symbol: str, marks: tuple | None = None) -> dict[str, Any]:
+    """`views.market.symbol_statistics` over the stored bars and indicators."""
+    if not is_current(marks or watermarks(conn)):
+        return market_views.symbol_statistics(conn, symbol)
+    symbol = known_symbol(conn, symbol)
+    bars = stored_series(conn, symbol)
+    if bars.empty:
+        raise NotReadyError(f"{symbol} has no prices yet")
+    return market_views.statistics(symbol, bars, bars)
+
+
+def _check_range(start: date | None, end: date | None) -> None:
+    if start and end and start > end:
+        raise InvalidInputError(f"start {start.isoformat()} is after end {end.isoformat()}")
+
+
+__all__ = ["BAR_FIELDS", "EARLIEST", "LATEST", "built_rows", "histories", "history", "is_current", "memory_pages",
+           "recent_histories", "refresh_bars", "stored_pages", "stored_series", "symbol_statistics", "watermarks"]
