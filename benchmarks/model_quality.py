@@ -49,6 +49,13 @@ REFERENCE_FEATURES = ["r1", "r2", "r3", "r5", "r10", "r20", "r60", "rsi14", "bb_
                       "volume_adv20", "log_adv20", "zero_volume_20", "close_location", "range_close"]
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process (user + system): what the run costs whatever else the
+    machine is doing (the wall time depends on the load)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return round(usage.ru_utime + usage.ru_stime, 1)
+
+
 def rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
@@ -282,14 +289,14 @@ def main() -> None:
     print(f"binary above both baselines in {beats}/{len(by_year)} years; 3-class above majority in {beats3}/{len(by_year)}")
     print(f"MAE {overall['mae']['model']:.5f} vs zero {overall['mae']['zero']:.5f}; IC predicted {overall['ic']['predicted_return']}, "
           f"expected {overall['ic']['expected_return']}, p_up {overall['ic']['p_up']}, reference {overall['ic']['reference_p_up']}")
-    print(f"models {n_models} (+{warmup} calibration warm-up); load {loaded:.0f}s, walk-forward {model_seconds:.0f}s, reference {reference_seconds:.0f}s, total {wall:.0f}s, "
+    print(f"models {n_models} (+{warmup} calibration warm-up); load {loaded:.0f}s, walk-forward {model_seconds:.0f}s, reference {reference_seconds:.0f}s, total {wall:.0f}s (CPU {cpu_seconds():.0f}s), "
           f"peak RSS {rss_mb():.0f} MB")
     print(json.dumps({"benchmark": "model_quality", "data": label, "from": start.isoformat(), "to": end.isoformat(),
                       "horizon_days": 1, "config": overrides, "layer1_backend": "fallback-empirical-v1", "overall": overall,
                       "by_year": by_year, "years_binary_above_both_baselines": beats,
                       "years_three_class_above_majority": beats3, "walk_forward_seconds": round(model_seconds, 1),
                       "reference_seconds": round(reference_seconds, 1), "models": n_models, "warmup_models": warmup, "wall_seconds": round(wall, 1),
-                      "peak_rss_mb": rss_mb()}, default=str))
+                      "cpu_seconds": cpu_seconds(), "peak_rss_mb": rss_mb()}, default=str))
 
 
 if __name__ == "__main__":

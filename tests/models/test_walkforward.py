@@ -79,7 +79,7 @@ def test_a_model_trained_on_one_span_never_sees_a_row_dated_after_its_training_e
     from models import calibration, walkforward
     from models.risk import RiskModel
 
-    panel = synthetic_panel(instruments=8, days=260, signal=0.5)
+    panel = synthetic_panel(instruments=12, days=260, signal=0.5)
     dates = sorted(panel["date"].unique())
     panel["market_sentiment"] = panel["date"].map({d: float(i) for i, d in enumerate(dates)})  # a feature that names the day
     column = walkforward.FEATURE_NAMES.index("market_sentiment")
@@ -97,7 +97,7 @@ def test_a_model_trained_on_one_span_never_sees_a_row_dated_after_its_training_e
     monkeypatch.setattr(RiskModel, "fit", recording_fit)
     monkeypatch.setattr(calibration.Calibration, "fit", classmethod(recording_calibration))
     config = WalkForwardConfig(min_train_days=100, full_refit_every=40, full_rounds=20, warm_rounds=5,
-                               first_test_date=dates[180], calibration_days=60)
+                               first_test_date=dates[180], calibration_days=80)
     result = walk_forward(panel, config)
     assert result.warmup_models > 0 and calibrated, "the calibration window was used"
     trained = fitted[result.warmup_models:]
