@@ -20,7 +20,7 @@ that moved more than 2%, MAE beside predicting zero, IC = mean daily Spearman co
 
     python benchmarks/model_quality.py                         # NSE, scored 2012-2021
     python benchmarks/model_quality.py --from 2008-01-01 --to 2011-12-31   # the early span
-    python benchmarks/model_quality.py --regime bear           # simulated, scored 2025-2028
+    python benchmarks/model_quality.py --regime bear           # simulated, scored 2026-2028
     python benchmarks/model_quality.py --ohlcv prices.csv      # symbol,date,close,volume[,high,low]
 
 The last line is one JSON object with every figure, the wall time and the peak RSS.
@@ -219,7 +219,7 @@ def main() -> None:
     parser.add_argument("--sim-days", type=int, default=None, help="simulated trading days (default: all the simulator has)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--from", dest="start", default=None, help="first scored day (NSE: 2012-01-01; else the "
-                        "first 1 January with a year of history before it)")
+                        "first 1 January after 250 trading days and a whole calendar year of history)")
     parser.add_argument("--to", dest="end", default=None, help="last scored day (NSE: 2021-12-31; else the last)")
     parser.add_argument("--no-reference", action="store_true", help="skip the plain reference (timing runs)")
     parser.add_argument("--tune-trials", type=int, default=0)
