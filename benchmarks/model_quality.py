@@ -166,17 +166,19 @@ def figures(f: pd.DataFrame) -> dict:
     true3 = three_class(f["forward_return"])
     pred3 = f["predicted_class"].where(f["predicted_class"].notna(), three_class(f["predicted_return"]))
     share3 = true3.value_counts(normalize=True)
+    has_reference = bool(f["reference_p_up"].notna().any())  # --no-reference: no figures, not "always down"
     out = {
         "rows": int(len(f)), "moved_rows": int(len(moved)), "up_share_of_moved": float(up.mean()) if len(moved) else None,
-        "binary": {"model": _mean((moved["p_up"] > 0.5) == up), "reference": _mean((moved["reference_p_up"] > 0.5) == up),
+        "binary": {"model": _mean((moved["p_up"] > 0.5) == up),
+                   "reference": _mean((moved["reference_p_up"] > 0.5) == up) if has_reference else None,
                    "majority": _mean(up == majority_up), "last_move": _mean(pd.Series(last_pred == up.to_numpy()))},
         "three_class": {"model": _mean(pred3 == true3), "majority": float(share3.max()) if len(share3) else None},
         "movers": {"model": _mean((movers["p_up"] > 0.5) == (movers["forward_return"] > 0)),
-                   "reference": _mean((movers["reference_p_up"] > 0.5) == (movers["forward_return"] > 0)),
+                   "reference": _mean((movers["reference_p_up"] > 0.5) == (movers["forward_return"] > 0)) if has_reference else None,
                    "rows": int(len(movers))},
         "mae": {"model": _mean((f["predicted_return"] - f["forward_return"]).abs()), "zero": _mean(f["forward_return"].abs())},
         "ic": {"predicted_return": daily_ic(f, "predicted_return"), "expected_return": daily_ic(f, "expected_return"),
-               "p_up": daily_ic(f, "p_up"), "reference_p_up": daily_ic(f, "reference_p_up")},
+               "p_up": daily_ic(f, "p_up"), "reference_p_up": daily_ic(f, "reference_p_up") if has_reference else None},
     }
     return out
 
