@@ -4,7 +4,8 @@ On rows with a realised forward return:
 - binary accuracy: up vs down, on rows whose close moved (unchanged rows are neither);
   prediction = P(up) > 0.5. Base rate: the share of the more common direction.
 - 3-class accuracy: down / flat / up with a flat band of +-0.5%; the prediction is the
-  class of the predicted return. Base rate: the share of the most common class.
+  most probable class of the calibrated class probabilities (`predicted_class`, from
+  models/calibration.py) where there is one, else the class of the predicted return. Base rate: the share of the most common class.
 - movers accuracy: binary accuracy on rows that moved more than 2% either way.
 - average error: mean absolute error of the predicted return.
 - IC: the mean over days of the Spearman rank correlation of predicted and realised
@@ -39,6 +40,8 @@ def evaluate(frame: pd.DataFrame) -> dict:
     movers = moved[moved["forward_return"].abs() > MOVER]
     movers_up = movers["forward_return"] > 0
     three_true, three_pred = _classes(f["forward_return"]), _classes(f["predicted_return"])
+    if "predicted_class" in f:
+        three_pred = f["predicted_class"].where(f["predicted_class"].notna(), three_pred)
     result = {
         "binary_accuracy": {
             "value": float(((moved["p_up"] > 0.5) == up).mean()) if len(moved) else None,

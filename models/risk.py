@@ -33,25 +33,38 @@ class RiskModel:
     platt: tuple[float, float] = (1.0, 0.0)
     training_rows: int = 0
 
-    def fit(self, X: np.ndarray, forward_return: np.ndarray, rounds: int, warm_from: "RiskModel | None" = None) -> "RiskModel":
+    def fit(self, X: np.ndarray, forward_return: np.ndarray, rounds: int, warm_from: "RiskModel | None" = None,
+            calibration_share: float = 0.2, regressor: bool = True) -> "RiskModel":
+        """`calibration_share`: the most recent share of the moved rows held out for the
+        Platt calibration (0: the classifier sees every row and the caller calibrates out of
+        sample, as the walk-forward does with models/calibration.py). The boosters keep no
+        training data (keep_training_booster=False): a warm start continues from the model
+        alone, and a kept model costs its trees, not its training set. `regressor=False` fits
+        the classifier only (the walk-forward reads the predicted return off the calibrated
+        class probabilities instead); `predict` then returns a zero return."""
         reg_params = {**self.params, "objective": "huber", "alpha": 0.02}
         cls_params = {**self.params, "objective": "binary"}
-        self.regressor = lgb.train(reg_params, lgb.Dataset(X, forward_return, free_raw_data=False), rounds,
-                                   init_model=warm_from.regressor if warm_from else None, keep_training_booster=True)
+        self.regressor = lgb.train(reg_params, lgb.Dataset(X, forward_return), rounds,
+                                   init_model=warm_from.regressor if warm_from else None) if regressor else None
         moved = forward_return != 0
         Xm, up = X[moved], (forward_return[moved] > 0).astype(float)
-        split = int(len(Xm) * 0.8)  # rows are in time order: calibrate on the most recent fifth
-        self.classifier = lgb.train(cls_params, lgb.Dataset(Xm[:split], up[:split], free_raw_data=False), rounds,
-                                    init_model=warm_from.classifier if warm_from else None, keep_training_booster=True)
-        self.platt = _platt(self.classifier.predict(Xm[split:], raw_score=True), up[split:])
+        split = int(len(Xm) * (1 - calibration_share))  # rows are in time order: calibrate on the most recent share
+        self.classifier = lgb.train(cls_params, lgb.Dataset(Xm[:split], up[:split]), rounds,
+                                    init_model=warm_from.classifier if warm_from else None)
+        self.platt = _platt(self.classifier.predict(Xm[split:], raw_score=True), up[split:]) if split < len(Xm) else (1.0, 0.0)
         self.training_rows = len(X)
         return self
+
+    def raw_score(self, X: np.ndarray) -> np.ndarray:
+        """The classifier's uncalibrated log-odds of up (for out-of-sample recalibration)."""
+        return self.classifier.predict(X, raw_score=True)
 
     def predict(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(predicted forward return, calibrated P(up))."""
         a, b = self.platt
         raw = self.classifier.predict(X, raw_score=True)
-        return self.regressor.predict(X), _sigmoid(a * raw + b)
+        predicted = self.regressor.predict(X) if self.regressor is not None else np.zeros(len(X))
+        return predicted, _sigmoid(a * raw + b)
 
     def importances(self, names: list[str]) -> dict[str, float]:
         gain = self.classifier.feature_importance("gain")

@@ -21,6 +21,15 @@ News and disclosures carry a tone in [-1, 1] and the market under-reacts
 to them: the following days' returns drift with the recent tones (decayed with a
 half-life of one trading day), a weak share of each day's move (`news_signal` scales it,
 0 switches it off). That is the "true" signal the sentiment features should find.
+
+Regimes (`regime=`, a `Regime` or a name in REGIMES): markets the models were not tuned
+on, for benchmarks/model_quality.py. The default, `nse`, is the calibrated market above
+and draws exactly the same numbers as before regimes existed. `bear`: the market factor
+drifts down (-0.5% a day), so down days dominate. `liquid`: every listed instrument
+trades every day with no halts and many prints, and a close never equals the previous
+one (a close that would is moved one tick toward the day's value): no zero-volume days
+and no flat closes. `limit`: a 2% daily price limit, which most active days hit. Every
+regime draws the same random numbers as the default; only what they are used for changes.
 """
 from __future__ import annotations
 
@@ -86,6 +95,27 @@ NEUTRAL = [
 
 
 @dataclass(frozen=True)
+class Regime:
+    """What a regime changes; the defaults are the calibrated NSE-like market."""
+
+    name: str = "nse"
+    market_drift: float = 0.0002  # mean daily log move of the market factor
+    price_limit: float = PRICE_LIMIT  # daily price limit around the previous close
+    halt_rate: float = 0.0008  # chance a listed instrument starts a halt on a day
+    always_trades: bool = False  # every listed, unhalted instrument trades every day
+    min_prints: int = 1  # prints on a traded day at least
+    no_flat_closes: bool = False  # a traded close equal to the previous close moves one tick
+
+
+REGIMES = {
+    "nse": Regime(),
+    "bear": Regime("bear", market_drift=-0.005),
+    "liquid": Regime("liquid", halt_rate=0.0, always_trades=True, min_prints=PRINTS_PER_DAY, no_flat_closes=True),
+    "limit": Regime("limit", price_limit=0.02),
+}
+
+
+@dataclass(frozen=True)
 class NewsEvent:
     event_id: str
     symbol: str
@@ -114,7 +144,9 @@ class SimulatedMarket:
         size: int = 60,
         news_signal: float = 1.0,
         calendar: TradingCalendar | None = None,
+        regime: "Regime | str" = "nse",
     ) -> None:
+        self.regime = REGIMES[regime] if isinstance(regime, str) else regime
         self.seed = seed
         self.size = size
         self.news_signal = news_signal
@@ -197,7 +229,7 @@ class SimulatedMarket:
         last_close = np.where(newly_listed, _to_tick(np.exp(value)), last_close)
         centre = np.where(newly_listed, np.exp(value), centre)
 
-        market = rng.normal(0.0002, 0.006)
+        market = rng.normal(self.regime.market_drift, 0.006)
         noise = rng.normal(0, 1, n)
         dividend_today = listed & (self._div_yield > 0) & ((i + self._dividend_phase) % 126 == 0) & (i > 0)
         dividend = np.where(dividend_today, (self._div_yield / 2 * last_close).round(2), 0.0)
@@ -208,14 +240,14 @@ class SimulatedMarket:
         day_vol = self._vol * activity
         value = opening + activity * self._beta * market + day_vol * noise + tone_push
 
-        starts_halt = listed & (halt_left == 0) & (rng.random(n) < 0.0008)
+        starts_halt = listed & (halt_left == 0) & (rng.random(n) < self.regime.halt_rate)
         halt_left = np.where(starts_halt, rng.integers(1, 5, n), halt_left)
         halted = listed & (halt_left > 0)
 
         tone, events = self._news(i, rng, listed)
         news_today = np.abs(tone) > 0
         p_trade = np.clip(self._p_trade + 0.3 * news_today, 0, 0.99)
-        traded = listed & ~halted & (rng.random(n) < p_trade)
+        traded = listed & ~halted & ((rng.random(n) < p_trade) | self.regime.always_trades)
         prev_close = last_close.copy()
         volume = np.where(
             traded,
@@ -224,10 +256,15 @@ class SimulatedMarket:
         ).astype(np.int64)
         trades = np.where(traded, 1 + rng.poisson(np.minimum(volume / 3000.0, 150)), 0)
         fresh_half = self._spread * rng.lognormal(0, 0.3, n) / 2
-        prints = np.where(traded, np.minimum(1 + rng.poisson(volume / PRINT_SHARES), PRINTS_PER_DAY), 0)
+        prints = np.where(traded, np.clip(1 + rng.poisson(volume / PRINT_SHARES), self.regime.min_prints, PRINTS_PER_DAY), 0)
         open_, high, low, close, centre, half, side = self._prints(
             rng, opening, value, day_vol, centre, half, fresh_half, side, prints, last_close)
         close = np.where(traded, close, last_close)
+        if self.regime.no_flat_closes:
+            flat = traded & (close == last_close)
+            step = np.where(value >= np.log(last_close), 1.0, -1.0) * _tick(last_close)
+            close = np.where(flat, np.maximum((last_close + step).round(2), 0.01), close)
+            high, low = np.where(traded, np.fmax(high, close), high), np.where(traded, np.fmin(low, close), low)
         # Closing quotes: the standing ones while the value stays inside them, new ones
         # around the value once it has left them (also on a day without a trade).
         requote = np.abs(value - np.log(centre)) > half
@@ -287,8 +324,8 @@ class SimulatedMarket:
             centre = np.where(requote, np.exp(level[j]), centre)
             half = np.where(requote, fresh_half, half)
             centres[j], halves[j] = centre, half
-        floor = _to_tick(last_close * (1 - PRICE_LIMIT), np.ceil)
-        cap = _to_tick(last_close * (1 + PRICE_LIMIT), np.floor)
+        floor = _to_tick(last_close * (1 - self.regime.price_limit), np.ceil)
+        cap = _to_tick(last_close * (1 + self.regime.price_limit), np.floor)
         price = np.maximum(np.clip(_to_tick(centres * (1 + sides * halves), np.round, QUOTE_GRID), floor, cap), 0.01)
         traded = prints > 0
         # An odd lot: a small trade away from the quotes (beyond them by a random share of the

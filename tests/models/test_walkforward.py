@@ -62,7 +62,7 @@ def test_retrains_every_five_days_with_warm_starts_between_full_refits() -> None
     assert all(dates.index(b) - dates.index(a) == 5 for a, b in zip(starts, starts[1:]))
     flags = [m.warm_start for m in result.models]
     assert flags[0] is False and flags.count(False) == 4 and flags.count(True) == len(flags) - 4
-    assert result.models[1].model.classifier.num_trees() > result.models[0].model.classifier.num_trees()
+    assert result.models[1].trees > result.models[0].trees
 
 
 def test_optuna_tuning_stays_in_budget_and_changes_parameters() -> None:
@@ -70,3 +70,43 @@ def test_optuna_tuning_stays_in_budget_and_changes_parameters() -> None:
                                tune_trials=4, tune_timeout_seconds=60)
     result = walk_forward(synthetic_panel(instruments=10, days=165), config)
     assert result.models[0].params["num_leaves"] != 15 or result.models[0].params["learning_rate"] != 0.03
+
+
+def test_a_model_trained_on_one_span_never_sees_a_row_dated_after_its_training_end(monkeypatch) -> None:
+    """Every row a booster is fitted on, and every row the block's calibration is fitted
+    on, has a label known before the block it scores: its date and its label's date are
+    at most the model's training end, which is before the block's first day."""
+    from models import calibration, walkforward
+    from models.risk import RiskModel
+
+    panel = synthetic_panel(instruments=12, days=260, signal=0.5)
+    dates = sorted(panel["date"].unique())
+    panel["market_sentiment"] = panel["date"].map({d: float(i) for i, d in enumerate(dates)})  # a feature that names the day
+    column = walkforward.FEATURE_NAMES.index("market_sentiment")
+    fitted, calibrated = [], []
+    original_fit, original_calibration = RiskModel.fit, calibration.Calibration.fit.__func__
+
+    def recording_fit(self, X, y, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        fitted.append(int(X[:, column].max()))
+        return original_fit(self, X, y, *args, **kwargs)
+
+    def recording_calibration(cls, raw, frame, forward_return):  # noqa: ANN001, ANN202
+        calibrated.append(max(frame["label_end"]))
+        return original_calibration(cls, raw, frame, forward_return)
+
+    monkeypatch.setattr(RiskModel, "fit", recording_fit)
+    monkeypatch.setattr(calibration.Calibration, "fit", classmethod(recording_calibration))
+    config = WalkForwardConfig(min_train_days=100, full_refit_every=40, full_rounds=20, warm_rounds=5,
+                               first_test_date=dates[180], calibration_days=80)
+    result = walk_forward(panel, config)
+    assert result.warmup_models > 0 and calibrated, "the calibration window was used"
+    trained = fitted[result.warmup_models:]
+    assert len(trained) == len(result.models)
+    for model, last_row_day in zip(result.models, trained):
+        assert dates[last_row_day] < model.train_end < model.block_start  # the row's date and its label
+    first_scored = result.predictions["date"].min()
+    assert first_scored == dates[180] and all(m.block_start >= dates[176] for m in result.models)
+    blocks = [m.block_start for m in result.models if m.calibrated]  # calibrations are fitted in block order
+    assert blocks and len(calibrated) >= len(blocks)
+    for block_start, latest_label in zip(blocks, calibrated[-len(blocks):]):
+        assert latest_label < block_start
