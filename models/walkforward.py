@@ -70,7 +70,9 @@ class WalkForwardConfig:
 @dataclass
 class TrainedModel:
     """What is kept of each model: its window and settings (the boosters are not kept,
-    a re-run rebuilds them bit for bit); `trees` counts the classifier's trees."""
+    a re-run rebuilds them bit for bit); `trees` counts the classifier's trees and
+    `importances` is each feature's share of its gain (14 numbers, for the research
+    notebook's feature importance over time)."""
 
     block_start: date
     train_end: date
@@ -79,6 +81,7 @@ class TrainedModel:
     params: dict
     trees: int = 0
     calibrated: bool = False
+    importances: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -175,7 +178,8 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
         scored_block = block_start + config.retrain_every > first_scored
         if scored_block:  # warm-up models (calibration history only) are counted, not listed
             models.append(TrainedModel(dates[block_start], train_end, len(train_index), not full, dict(params),
-                                       model.classifier.num_trees(), calibration is not None))
+                                       model.classifier.num_trees(), calibration is not None,
+                                       model.importances(FEATURE_NAMES)))
         else:
             warmup += 1
         if config.calibrate:

@@ -190,9 +190,7 @@ def walk_forward_models(prices: pd.DataFrame, test_days: int, min_train_days: in
 
 def importances_over_time(result) -> pd.DataFrame:  # noqa: ANN001
     """Each walk-forward model's share of gain per feature, by the first day it predicted."""
-    from models.features import FEATURE_NAMES
-
-    rows = [{"from": m.block_start, **m.model.importances(FEATURE_NAMES)} for m in result.models]
+    rows = [{"from": m.block_start, **m.importances} for m in result.models]
     return pd.DataFrame(rows).set_index("from")
 
 
