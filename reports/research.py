@@ -414,8 +414,11 @@ class Diagnostics:
             f"**{self.source}**: {fmt_count(len(self.frame))} out-of-sample predictions over {fmt_count(days)} trading "
             f"days, {self.frame['date'].min()} to {self.frame['date'].max()}. Binary accuracy "
             f"**{fmt_pct(binary['value'])}** against a base rate of {fmt_pct(binary['base_rate'])} "
-            f"({fmt_count(binary['sample_size'])} predictions of instruments that moved); mean daily IC "
-            f"**{ic['value']:+.3f}** over {fmt_count(ic['sample_size'])} days (0 is no skill).")
+            f"({fmt_count(binary['sample_size'])} predictions of instruments that moved); " + (
+                f"mean daily IC **{ic['value']:+.3f}** over {fmt_count(ic['sample_size'])} days (0 is no skill)."
+                if ic["value"] is not None else
+                "no IC: the predicted return does not vary over these days (the walk-forward predicts a return "
+                "of 0 until it has enough out-of-sample history to calibrate on)."))
 
     def accuracy_ic(self):  # noqa: ANN201
         if self.empty:
