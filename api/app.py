@@ -12,6 +12,7 @@ from api.edge import Edge
 from api.graphql.schema import graphql_router
 from api.openapi import install_openapi
 from api.problems import install_problem_handlers
+from api.security import check_in_handler_thread
 from api.routers import ai, analysis, keys, macro, market, portfolio, reports, suggestions
 from api.services import build_services
 from market.logging import configure_logging
@@ -45,6 +46,7 @@ def create_app(settings: Settings | None = None, now: Callable[[], datetime] | N
                    keys.router):
         app.include_router(router)
     app.include_router(graphql_router(settings), prefix="/graphql")
+    check_in_handler_thread(app)
     install_openapi(app)
     install_docs(app)
 

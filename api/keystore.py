@@ -23,12 +23,13 @@ import hmac
 import os
 import re
 import secrets
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, bindparam, func, select
 
 from market.clock import utc_now
 from market.errors import ConfigurationError, InvalidInputError, NotFoundError
@@ -62,9 +63,16 @@ def pepper(settings: Settings) -> bytes:
     return _pepper_file(Path(settings.secrets_dir) / PEPPER_FILE)
 
 
+_PEPPERS: dict[Path, bytes] = {}
+
+
 def _pepper_file(path: Path) -> bytes:
     """Read the generated pepper, creating it exactly once (O_EXCL: two workers starting
-    together agree on one pepper)."""
+    together agree on one pepper). It never changes once written, so each process reads it
+    once per path (every authenticated request hashes with it)."""
+    known = _PEPPERS.get(path)
+    if known is not None:
+        return known
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -77,7 +85,8 @@ def _pepper_file(path: Path) -> bytes:
     value = path.read_text().strip()
     if len(value) < 32:
         raise ConfigurationError(f"the API key pepper in {path} is shorter than 32 characters")
-    return value.encode()
+    _PEPPERS[path] = value.encode()
+    return _PEPPERS[path]
 
 
 def key_hash(settings: Settings, key: str) -> str:
@@ -139,16 +148,47 @@ def _insert_key(conn: Connection, settings: Settings, client_id: str, tier: str,
     return key_id
 
 
-def authenticate(conn: Connection, settings: Settings, presented: str, now: datetime) -> KeyRecord | None:
+class KeyCache:
+    """A process's copy of the keys it has seen, each with its rows (the key joined with its
+    events) and the keys' version they were read at: the newest `api_keys` and
+    `api_key_events` ids, which move with every issued key and every event (both are
+    append-only and written under one lock, so their ids commit in order). A request reads
+    that version (two index lookups) and reuses the rows while it has not moved; the state
+    is still folded at the request's moment, so a rotation's grace period ends on time.
+    So the check stays exact in every worker, and the costly part of the lookup (a join
+    whose timestamps SQLite returns as text to parse) runs once per change, not per request.
+    Unknown keys are never kept: a flood of guesses cannot fill it."""
+
+    ENTRIES = 10_000
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple[tuple, list]] = {}
+        self._lock = threading.Lock()
+
+    def rows(self, conn: Connection, hashed: str) -> list:
+        version = tuple(conn.execute(_KEYS_VERSION).one())
+        with self._lock:
+            hit = self._rows.get(hashed)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        rows = conn.execute(_KEY_WITH_EVENTS, {"key_hash": hashed}).all()
+        if rows:
+            with self._lock:
+                if len(self._rows) >= self.ENTRIES:
+                    self._rows.pop(next(iter(self._rows)))
+                self._rows[hashed] = (version, rows)
+        return rows
+
+
+def authenticate(conn: Connection, settings: Settings, presented: str, now: datetime,
+                 cache: KeyCache | None = None) -> KeyRecord | None:
     """The key's record when `presented` is a well-formed, known, usable client key: one
-    indexed query (the key by its hash, joined with its events), run on every request."""
+    indexed query (the key by its hash, joined with its events), run on every request, or,
+    with a `cache`, the keys' version read on every request and that query when it moved."""
     if not CLIENT_KEY_PATTERN.match(presented):
         return None
-    k, e = tables.api_keys.c, tables.api_key_events.c
-    rows = conn.execute(
-        select(k.key_id, k.client_id, k.tier, e.id, e.event, e.detail, e.effective_at, e.recorded_at)
-        .select_from(tables.api_keys.outerjoin(tables.api_key_events, e.key_id == k.key_id))
-        .where(k.key_hash == key_hash(settings, presented))).all()
+    hashed = key_hash(settings, presented)
+    rows = cache.rows(conn, hashed) if cache is not None else conn.execute(_KEY_WITH_EVENTS, {"key_hash": hashed}).all()
     if not rows:
         return None
     events = sorted(({"id": r.id, "event": r.event, "detail": r.detail, "effective_at": r.effective_at,
@@ -160,6 +200,17 @@ def authenticate(conn: Connection, settings: Settings, presented: str, now: date
     first = rows[0]
     return KeyRecord(first.key_id, first.client_id, None, state["tier"] or first.tier, state["rate_limit"],
                      state["macro_access"], state["ended_at"])
+
+
+_KEY_WITH_EVENTS = (  # built once: it runs on every keyed request
+    select(tables.api_keys.c.key_id, tables.api_keys.c.client_id, tables.api_keys.c.tier, tables.api_key_events.c.id,
+           tables.api_key_events.c.event, tables.api_key_events.c.detail, tables.api_key_events.c.effective_at,
+           tables.api_key_events.c.recorded_at)
+    .select_from(tables.api_keys.outerjoin(tables.api_key_events,
+                                           tables.api_key_events.c.key_id == tables.api_keys.c.key_id))
+    .where(tables.api_keys.c.key_hash == bindparam("key_hash")))
+_KEYS_VERSION = select(select(func.max(tables.api_keys.c.id)).scalar_subquery(),
+                       select(func.max(tables.api_key_events.c.id)).scalar_subquery())
 
 
 def _record(conn: Connection, key: dict[str, Any], now: datetime) -> KeyRecord | None:

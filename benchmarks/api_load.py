@@ -127,30 +127,77 @@ def _prepare(work: Path, database_url: str) -> tuple[dict[str, str], str]:
     return env, client["api_key"]
 
 
+class _Connection:
+    """One keep-alive HTTP/1.1 connection that sends a prepared GET and reads the answer:
+    the status line, the headers and a Content-Length or chunked body. A driver this thin
+    costs a few tens of microseconds a request, so on a machine whose cores it shares with
+    the server it takes little of them (httpx costs several times more, which showed as
+    lower ceilings and no room at all for a second worker)."""
+
+    def __init__(self, host: str, port: int, request: bytes) -> None:
+        self.host, self.port, self.request = host, port, request
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def get(self) -> int:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        self.writer.write(self.request)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(head[9:12])
+        lower = head.lower()
+        at = lower.find(b"content-length:")
+        if at >= 0:
+            await self.reader.readexactly(int(lower[at + 15:lower.index(b"\r\n", at)]))
+        elif b"transfer-encoding: chunked" in lower:
+            while True:
+                size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+        if b"connection: close" in lower:
+            self.close()
+        return status
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+
+def _request(base: str, path: str, key: str | None) -> tuple[str, int, bytes]:
+    host, port = base.removeprefix("http://").split(":")
+    headers = f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: */*\r\n"
+    if key:
+        headers += f"X-API-Key: {key}\r\n"
+    return host, int(port), (headers + "\r\n").encode()
+
+
 async def _drive(base: str, path: str, key: str | None, seconds: float, connections: int, keep: bool = False) -> dict:
     latencies: list[float] = []
     errors = 0
-    headers = {"X-API-Key": key} if key else {}
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=30) as client:
-        for _ in range(20):  # warm the server's caches and the connections
-            await client.get(path)
-        deadline = time.perf_counter() + seconds
+    host, port, request = _request(base, path, key)
+    pool = [_Connection(host, port, request) for _ in range(connections)]
+    for conn in pool:  # warm the server's caches and the connections
+        await conn.get()
+    deadline = time.perf_counter() + seconds
 
-        async def worker() -> None:
-            nonlocal errors
-            while time.perf_counter() < deadline:
-                started = time.perf_counter()
-                try:
-                    response = await client.get(path)
-                    errors += response.status_code != 200
-                except httpx.HTTPError:
-                    errors += 1
-                latencies.append(time.perf_counter() - started)
+    async def worker(conn: _Connection) -> None:
+        nonlocal errors
+        while time.perf_counter() < deadline:
+            started = time.perf_counter()
+            try:
+                errors += await conn.get() != 200
+            except (OSError, asyncio.IncompleteReadError, ValueError):
+                errors += 1
+                conn.close()
+            latencies.append(time.perf_counter() - started)
 
-        began = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(connections)))
-        elapsed = time.perf_counter() - began
+    began = time.perf_counter()
+    await asyncio.gather(*(worker(conn) for conn in pool))
+    elapsed = time.perf_counter() - began
+    for conn in pool:
+        conn.close()
     if keep:
         return {"latencies": latencies, "elapsed_s": elapsed, "errors": errors}
     latencies.sort()
@@ -158,6 +205,14 @@ async def _drive(base: str, path: str, key: str | None, seconds: float, connecti
             "p50_ms": round(statistics.median(latencies) * 1000, 2),
             "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000, 2),
             "requests": len(latencies), "errors": errors}
+
+
+def _run(coroutine):  # noqa: ANN001, ANN202 - on uvloop when installed (uvicorn's standard extra brings it)
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
 
 
 def _paired(base: str, first: tuple[str, str | None], second: tuple[str, str | None], args: argparse.Namespace,
@@ -169,7 +224,7 @@ def _paired(base: str, first: tuple[str, str | None], second: tuple[str, str | N
     rounds = max(1, round(args.seconds / args.slice))
     for _ in range(rounds):
         for runs_of, at, (path, key) in zip(runs, (base, second_base or base), (first, second)):
-            runs_of.append(asyncio.run(_drive(at, path, key, args.seconds / rounds, args.connections, keep=True)))
+            runs_of.append(_run(_drive(at, path, key, args.seconds / rounds, args.connections, keep=True)))
     return _pooled(runs[0]), _pooled(runs[1])
 
 
@@ -210,6 +265,10 @@ def _uvicorn(port: int) -> list[str]:
 def run_database(kind: str, database_url: str, args: argparse.Namespace) -> dict:
     work = Path(tempfile.mkdtemp(prefix=f"bench-api-{kind}-"))
     env, client_key = _prepare(work, database_url)
+    return measure(kind, work, env, client_key, args)
+
+
+def measure(kind: str, work: Path, env: dict[str, str], client_key: str, args: argparse.Namespace) -> dict:
     keys = {"client": client_key, "admin": ADMIN}
     bodies = work / "bodies"
     bodies.mkdir()
@@ -229,6 +288,8 @@ def run_database(kind: str, database_url: str, args: argparse.Namespace) -> dict
     figures: dict[str, dict] = {}
     try:
         for name, _, who in ENDPOINTS:
+            if args.only and name not in args.only:
+                continue
             ceiling, measured = _paired(server.base, (f"/bench/constant/{name}", None), (paths[name], keys[who]), args)
             ratio = round(measured["requests_per_s"] / ceiling["requests_per_s"], 3)
             figures[name] = {**measured, "ceiling_requests_per_s": ceiling["requests_per_s"],
@@ -238,12 +299,15 @@ def run_database(kind: str, database_url: str, args: argparse.Namespace) -> dict
                   f"  x{ratio:<6} p50 {measured['p50_ms']:>7.2f} ms  p99 {measured['p99_ms']:>7.2f} ms"
                   f"  errors {measured['errors']}  {figures[name]['body_bytes']} B", flush=True)
         # The screen's latency unqueued: one connection, one operation at a time.
-        alone = asyncio.run(_drive(server.base, paths["graphql_screen"], client_key, args.seconds, 1))
-        figures["graphql_screen"]["one_connection"] = alone
+        alone = _run(_drive(server.base, paths["graphql_screen"], client_key, args.seconds, 1))
+        if "graphql_screen" in figures:
+            figures["graphql_screen"]["one_connection"] = alone
         print(f"{kind:<8} graphql_screen on one connection: p50 {alone['p50_ms']} ms, p99 {alone['p99_ms']} ms, "
               f"{alone['requests_per_s']} req/s", flush=True)
     finally:
         server.stop()
+    if args.only:
+        return {"endpoints": figures}
     # The deployed command, one and two workers side by side on two ports; both count rate
     # limits in the database, as serve does for N > 1 (a write per request).
     serve = str(Path(sys.executable).parent / "marketintel")
@@ -308,6 +372,8 @@ def main() -> None:
     parser.add_argument("--slice", type=float, default=1.0, help="Seconds per alternating slice of a paired measurement.")
     parser.add_argument("--port", type=int, default=8791)
     parser.add_argument("--database", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument("--only", nargs="*", default=[], metavar="NAME",
+                        help="measure only these endpoints (names as printed), no workers: while working on one")
     args = parser.parse_args()
     result: dict = {"benchmark": "api_load", "connections": args.connections, "seconds": args.seconds,
                     "cpu_count": os.cpu_count(), "load_average_before": os.getloadavg()[0]}

@@ -23,7 +23,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from sqlalchemy import Connection, Date, Select, Table, func, select, tuple_
+from sqlalchemy import Connection, Date, Select, Table, bindparam, func, select, tuple_
 from sqlalchemy.sql.elements import ColumnElement
 
 from market.clock import utc_now
@@ -201,8 +201,13 @@ def _current_for_keys(conn: Connection, table: Table, keys: list[tuple]) -> list
     return found
 
 
-def newest_ids(conn: Connection, *parts: Table | tuple[Table, ColumnElement[bool]]) -> tuple:
-    """The newest `id` of each part (a table, or a table and a filter) in one statement.
+Part = Table | tuple[Table, str, Any]  # a whole table, or (table, column name, value): the rows where column == value
+_NEWEST_STATEMENTS: dict[tuple, Select] = {}
+
+
+def newest_ids(conn: Connection, *parts: Part) -> tuple:
+    """The newest `id` of each part (a table, or a table narrowed to the rows whose column
+    equals a value) in one statement.
 
     A history table is append-only and its ids only grow, so these numbers change exactly
     when a row that the part covers is appended: a data version that a cache of derived
@@ -211,12 +216,21 @@ def newest_ids(conn: Connection, *parts: Table | tuple[Table, ColumnElement[bool
     id and commits after a later one would not raise the maximum. Every writer of a part
     that reads rely on (a portfolio's trades and cash under its lock, a stage's rows under
     the stage's lock) commits its ids in order, which is why a filter narrows a part to
-    one such writer where it can."""
-    columns = []
-    for part in parts:
-        table, where = (part, None) if isinstance(part, Table) else part
-        query = select(func.max(table.c.id))
-        if where is not None:
-            query = query.where(where)
-        columns.append(query.scalar_subquery())
-    return tuple(conn.execute(select(*columns)).one())
+    one such writer where it can.
+
+    It runs on every cached read, so the statement is built once per shape (which tables,
+    which filter columns) and the filter values are bound parameters: building a SQLAlchemy
+    select costs several times what SQLite takes to answer it."""
+    shape = tuple(part.name if isinstance(part, Table) else (part[0].name, part[1]) for part in parts)
+    statement = _NEWEST_STATEMENTS.get(shape)
+    if statement is None:
+        columns = []
+        for n, part in enumerate(parts):
+            table = part if isinstance(part, Table) else part[0]
+            query = select(func.max(table.c.id))
+            if not isinstance(part, Table):
+                query = query.where(table.c[part[1]] == bindparam(f"v{n}"))
+            columns.append(query.scalar_subquery())
+        statement = _NEWEST_STATEMENTS.setdefault(shape, select(*columns))
+    values = {f"v{n}": part[2] for n, part in enumerate(parts) if not isinstance(part, Table)}
+    return tuple(conn.execute(statement, values).one())

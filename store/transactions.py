@@ -27,6 +27,7 @@ def write_on(conn: Connection, lock_name: str) -> Iterator[Connection]:
     transactional(conn)
     sqlite = conn.dialect.name == "sqlite"
     if sqlite:
+        before = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
         conn.execution_options(sqlite_begin="IMMEDIATE")
     try:
         with conn.begin():
@@ -35,7 +36,7 @@ def write_on(conn: Connection, lock_name: str) -> Iterator[Connection]:
             yield conn
     finally:
         if sqlite:
-            conn.execution_options(sqlite_begin="DEFERRED")
+            conn.execution_options(sqlite_begin=before)
 
 
 def transactional(conn: Connection) -> Connection:

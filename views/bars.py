@@ -40,11 +40,13 @@ def watermarks(conn: Connection) -> tuple[int | None, int | None, int | None, in
     """The version of everything a bars read depends on, in one statement: (newest
     eod_prices id, newest price id the bars were built from, newest daily_bars id, newest
     instruments id). It moves whenever a price, a bar or a listing is appended."""
-    p, b, i = tables.eod_prices.c, tables.daily_bars.c, tables.instruments.c
-    return tuple(conn.execute(select(select(func.max(p.id)).scalar_subquery(),
-                                     select(func.max(b.price_id)).scalar_subquery(),
-                                     select(func.max(b.id)).scalar_subquery(),
-                                     select(func.max(i.id)).scalar_subquery())).one())
+    return tuple(conn.execute(_WATERMARKS).one())
+
+
+_WATERMARKS = select(select(func.max(tables.eod_prices.c.id)).scalar_subquery(),  # built once: it runs on every read
+                     select(func.max(tables.daily_bars.c.price_id)).scalar_subquery(),
+                     select(func.max(tables.daily_bars.c.id)).scalar_subquery(),
+                     select(func.max(tables.instruments.c.id)).scalar_subquery())
 
 
 def is_current(marks: tuple) -> bool:

@@ -27,7 +27,7 @@ from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
 from views.instrument import served_predictions
 from store import tables
-from store.history import current_rows
+from store.history import current_rows, newest_ids
 
 INDICATOR_WARMUP_DAYS = 270  # calendar days, about 185 trading days
 LATEST_LOOKBACK_DAYS = 60    # a symbol whose last bar is older is not "latest" any more
@@ -44,8 +44,7 @@ PRICE_COLUMNS = ["trading_date", "open", "high", "low", "close", "volume", "bid"
 
 def data_version(conn: Connection) -> tuple:
     """Changes whenever a price or prediction is appended (append-only ids only grow)."""
-    return tuple(conn.execute(select(select(func.max(tables.eod_prices.c.id)).scalar_subquery(),
-                                     select(func.max(tables.predictions.c.id)).scalar_subquery())).one())
+    return newest_ids(conn, tables.eod_prices, tables.predictions)
 
 
 def latest_priced_day(conn: Connection, on_or_before: date | None = None) -> date | None:

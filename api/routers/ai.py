@@ -14,8 +14,8 @@ from store.history import newest_ids
 from views import portfolio as portfolio_views
 from views.performance import performance
 
-AI_DAYS = (tables.portfolio_days, tables.portfolio_days.c.portfolio_id == AI_PORTFOLIO)
-AI_TRADES = (tables.trades, tables.trades.c.portfolio_id == AI_PORTFOLIO)
+AI_DAYS = (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO)
+AI_TRADES = (tables.trades, "portfolio_id", AI_PORTFOLIO)
 PERFORMANCE_TABLES = (tables.model_metrics, tables.model_runs, tables.predictions, tables.validation_predictions)
 
 router = APIRouter(tags=["ai"])

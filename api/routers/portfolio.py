@@ -56,7 +56,7 @@ def summary(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
 def trades(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """Every trade of the portfolio, oldest first."""
     pid = caller_portfolio_on(conn, svc, caller)
-    version = newest_ids(conn, (tables.trades, tables.trades.c.portfolio_id == pid))
+    version = newest_ids(conn, (tables.trades, "portfolio_id", pid))
     return svc.body(("trades", pid), version, list[Trade], lambda: portfolio_views.trade_history(conn, pid))
 
 

@@ -21,7 +21,7 @@ SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id 
 def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """The caller's pending suggestions (expired ones are not listed)."""
     pid = caller_portfolio_on(conn, svc, caller)
-    version = newest_ids(conn, (tables.suggestions, tables.suggestions.c.portfolio_id == pid), tables.suggestion_events)
+    version = newest_ids(conn, (tables.suggestions, "portfolio_id", pid), tables.suggestion_events)
     states = svc.cached(("suggestion-states", pid), version, lambda: suggestions.suggestion_states(conn, pid))
     now = svc.now()
     expired = sum(s["expires_at"] <= now for s in states)  # the clock's part of the answer

@@ -120,3 +120,28 @@ def test_no_secret_in_any_table_log_line_or_error_body(api: Api) -> None:
             assert secret not in text, f"a secret is in the {where}"
             assert secret.split("-")[-1] not in text, f"a secret's hex part is in the {where}"
         assert not re.search(r"svc-(sk|admin)-[0-9a-f]{32,}", text), f"a key-shaped secret is in the {where}"
+
+
+def test_a_key_change_made_by_another_worker_holds_here_from_the_next_request(api: Api) -> None:
+    """Each API process keeps the client keys it has seen (api/keystore.py KeyCache) and
+    reuses them while the keys' version it reads per request has not moved. A second app on
+    the same store stands for the other worker: its writes (a limit, a tier, a revocation,
+    each an appended event) hold in this one from the very next request."""
+    from api.app import create_app
+    from pipeline.serving import serve_in_thread
+    from tests.api.conftest import Clock
+
+    macro = "/api/macro_insights"
+    assert_problem(api.acme("GET", macro), 403)  # STANDARD: no macro insights; the key is now known here
+    assert api.acme("GET", "/api/portfolio").headers["RateLimit-Policy"].split("q=")[1].startswith("60;")
+    with serve_in_thread(create_app(api.world.settings, now=Clock())) as other:
+        def admin(method: str, path: str, **kwargs) -> None:  # noqa: ANN003
+            answer = api.http.request(method, other + path, headers={"X-API-Key": ADMIN_KEY}, **kwargs)
+            assert answer.status_code == 200, answer.text
+        admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": 7})
+        assert api.acme("GET", "/api/portfolio").headers["RateLimit-Policy"].split("q=")[1].startswith("7;")
+        admin("PUT", f"/api/keys/{api.world.acme_key_id}/tier", json={"tier": "PRO"})
+        assert api.acme("GET", macro).status_code != 403
+        admin("POST", f"/api/keys/{api.world.acme_key_id}/revoke")
+    assert_problem(api.acme("GET", "/api/portfolio"), 401, "revoked")
+    assert_problem(api.acme("GET", "/api/ai-portfolio/history"), 401)  # checked before the admin rule: 401, not 403
