@@ -102,14 +102,19 @@ class Services:
     open_portfolios: set[str] = field(default_factory=set)  # portfolios known to exist (never closed)
     keys: KeyCache = field(default_factory=KeyCache)  # the client keys seen, by keys' version (api/keystore.py)
 
-    def cached(self, key: Any, version: Any, build: Callable[[], Any]) -> Any:
-        """`build()` once per (key, version); a new version replaces the old entry."""
+    def cached(self, key: Any, version: Any, build: Callable[[], Any],
+               size: Callable[[Any], int | None] | None = None) -> Any:
+        """`build()` once per (key, version); a new version replaces the old entry. `size`:
+        the bytes a value counts against the cache's bound (default: a body's length, else
+        0), or None for a value not to keep."""
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None and hit[0] == version:
             return hit[1]
         value = build()
-        size = len(value) if isinstance(value, bytes) else 0
+        size = size(value) if size is not None else len(value) if isinstance(value, bytes) else 0
+        if size is None:
+            return value
         with self._lock:
             old = self._cache.pop(key, None)
             self._cached_bytes -= old[2] if old else 0

@@ -329,8 +329,10 @@ def measure(kind: str, work: Path, env: dict[str, str], client_key: str, args: a
             "memory_limits_workers_2_vs_1": memory_scale,
             "rest_min_vs_ceiling": min(figures[n]["vs_ceiling"] for n in rest),
             "targets_met": {"rest": all(figures[n]["vs_ceiling"] >= REST_TARGET and figures[n]["errors"] == 0 for n in rest),
-                            "graphql": screen["vs_ceiling"] >= GRAPHQL_TARGET and screen["p50_ms"] < GRAPHQL_P50_MS
-                            and screen["errors"] == 0,
+                            # "p50 alone": the screen's latency on one connection, unqueued (with 16
+                            # in flight every endpoint's p50 is about 16 / its requests per second)
+                            "graphql": screen["vs_ceiling"] >= GRAPHQL_TARGET and screen["errors"] == 0
+                            and screen["one_connection"]["p50_ms"] < GRAPHQL_P50_MS,
                             "workers": scale >= SCALING_TARGET}}
 
 

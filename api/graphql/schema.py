@@ -9,6 +9,7 @@ spec allows; a key is required either way, so cross-site requests cannot act.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import strawberry
@@ -17,12 +18,14 @@ from strawberry.extensions import DisableIntrospection, MaxAliasesLimiter, MaxTo
 from strawberry.fastapi import GraphQLRouter
 
 from api.docs_pages import graphiql_html, local_only
+from api.graphql import cache
 from api.graphql.context import graph_context
 from api.graphql.limits import CostLimiter, ErrorPolicy
 from api.graphql.mutation import Mutation
 from api.graphql.query import Query
 from api.graphql.scalars import SCALAR_OVERRIDES
 from api.jsonbody import strict_json
+from market.clock import latest_closed_trading_day
 from market.settings import Settings
 
 
@@ -59,8 +62,32 @@ class StrictGraphQLRouter(GraphQLRouter):
 
     async def execute_single(self, request: Any, request_adapter: Any, sub_response: Any, context: Any,  # noqa: PLR0913
                              root_value: Any, request_data: Any) -> Any:
+        """The operation in a worker thread; a market query's result kept per data version
+        (api/graphql/cache.py) and answered from there while the version holds."""
         operation = super().execute_single(request, request_adapter, sub_response, context, root_value, request_data)
-        return await context.svc.run_heavy(asyncio.run, operation)
+        svc = context.svc
+        if context.caller is None or not cache.cacheable(request_data.query, request_data.operation_name):
+            return await svc.run_heavy(asyncio.run, operation)
+        kept = cache.key(request_data.query, request_data.variables, request_data.operation_name,
+                         latest_closed_trading_day(svc.now(), svc.calendar))
+
+        def run() -> Any:
+            with svc.engine.connect() as conn:
+                version = cache.version(conn)
+            ran = []
+            result = svc.cached(kept, version, lambda: ran.append(1) or asyncio.run(operation), size=_kept_size)
+            if not ran:
+                operation.close()  # answered from the cache: the coroutine is never run
+            return result
+        return await svc.run_heavy(run)
+
+
+def _kept_size(result: Any) -> int | None:
+    """A successful result's size as JSON (what it counts against the cache's bound); a
+    result with errors is not kept."""
+    if result.errors or result.data is None:
+        return None
+    return len(json.dumps(result.data, default=str))
 
 
 def graphql_router(settings: Settings) -> GraphQLRouter:

@@ -81,6 +81,10 @@ def test_sixty_instruments_with_prediction_and_bars_take_a_fixed_number_of_queri
     assert all(len(n["recentBars"]["nodes"]) == 20 and n["latestPrediction"]["action"] == "HOLD" for n in nodes)
     assert nodes[-1]["recentBars"]["nodes"][-1]["tradingDate"] == DAY.isoformat()
     assert statements[INSTRUMENTS] == statements[6] == statements[1], statements
-    # instruments 1, latest predictions 3 (their version, latest scored day, its rows), last
-    # 20 bars 2 (the stored bars' version, then every symbol's stored bars in one statement)
-    assert statements[INSTRUMENTS] == 6, statements
+    # the market tables' version 1 (api/graphql/cache.py), instruments 1, latest predictions
+    # 3 (their version, latest scored day, its rows), last 20 bars 2 (the stored bars'
+    # version, then every symbol's stored bars in one statement)
+    assert statements[INSTRUMENTS] == 7, statements
+    # Asked again with nothing new in the store: the kept result, after its version's one statement.
+    again = counter.during(lambda: fetch(INSTRUMENTS))
+    assert again == 1 and answers[INSTRUMENTS]["instruments"]["nodes"] == nodes, again

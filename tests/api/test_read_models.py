@@ -186,3 +186,43 @@ def test_a_read_right_after_a_trade_or_a_deposit_sees_it(api: Api) -> None:
     deposit = api.acme("POST", "/api/portfolio/cash", json={"amount": "1234.56"})
     assert deposit.status_code == 201, deposit.text
     assert float(api.acme("GET", "/api/portfolio/summary").json()["cash"]) == pytest.approx(float(after["cash"]) + 1234.56)
+
+
+SCREEN = ("query Screen($first: Int) { instruments(first: $first) { nodes { symbol latestPrediction { score action } "
+          "latestQuote { close } recentBars(first: 3) { nodes { tradingDate close rsi14 } } } } }")
+
+
+def test_a_market_query_is_kept_per_version_and_a_read_after_new_data_sees_it(api: Api) -> None:
+    """GraphQL market queries are answered from a per-version cache (api/graphql/cache.py):
+    repeated, they answer what executing them answers; after a prediction or a price is
+    appended, the next one sees it; per-caller root fields are never kept."""
+    from api.graphql import cache
+    from tests.api.graph import data
+
+    first = data(api, SCREEN, api.world.acme_key, {"first": 10})
+    assert data(api, SCREEN, api.world.acme_key, {"first": 10}) == first  # from the cache
+    # The same market fields beside a per-caller one are executed, not kept: the same answer.
+    mixed = data(api, SCREEN[:-1] + "portfolio { cash } }", api.world.acme_key, {"first": 10})
+    assert mixed["instruments"] == first["instruments"]
+    assert data(api, SCREEN, api.world.beta_key, {"first": 10}) == first  # every caller alike
+    assert data(api, SCREEN, api.world.acme_key, {"first": 2})["instruments"]["nodes"] == first["instruments"]["nodes"][:2]
+
+    liq = next(n for n in first["instruments"]["nodes"] if n["symbol"] == "LIQ")
+    with api.world.engine.begin() as conn:
+        append_history(conn, tables.predictions, [
+            {"symbol": "LIQ", "trading_date": DAY, "model_id": "test-model-2", "horizon_days": 1, "predicted_return": -0.02,
+             "p_up": 0.3, "score": 12.5, "action": "AVOID", "weight": 0.0, "tercile": "BOTTOM", "layer1_p_up": 0.4,
+             "layer1_backend": "fallback-empirical-v1"}])
+    now = next(n for n in data(api, SCREEN, api.world.acme_key, {"first": 10})["instruments"]["nodes"] if n["symbol"] == "LIQ")
+    assert now["latestPrediction"] == {"score": 12.5, "action": "AVOID"} != liq["latestPrediction"]
+    _append_day(api.world.engine, MONDAY, {"LIQ": 61.0})
+    now = next(n for n in data(api, SCREEN, api.world.acme_key, {"first": 10})["instruments"]["nodes"] if n["symbol"] == "LIQ")
+    assert now["recentBars"]["nodes"][-1] == {**now["recentBars"]["nodes"][-1], "tradingDate": MONDAY.isoformat(), "close": 61.0}
+
+    assert cache.cacheable(SCREEN, None) and cache.cacheable("{ instrument(symbol: \"LIQ\") { symbol } }", None)
+    for document, operation in [("{ portfolio { cash } }", None), ("{ instruments { nodes { symbol } } analysis { date } }", None),
+                                ("mutation { __typename }", None), ("query A { instruments { totalCount } } query B { portfolio { cash } }", None),
+                                ("query A { instruments { totalCount } } query B { portfolio { cash } }", "B"),
+                                ("{ ...Root } fragment Root on Query { instruments { totalCount } }", None), ("{ broken", None)]:
+        assert not cache.cacheable(document, operation), document
+    assert cache.cacheable("query A { instruments { totalCount } } query B { portfolio { cash } }", "A")
