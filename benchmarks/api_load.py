@@ -9,9 +9,10 @@ embedded SQLite store and on Postgres.
 The server runs in its own process (uvicorn, one worker) over a store of 260 simulated
 days of 60 instruments with the stages' read models built (backfill), a prediction for
 the last day, one executed AI day, the week's macro indicators (T3 against the simulated
-institutions), a client with cash, ten positions and pending suggestions. The driver is an
-httpx async client with a fixed number of connections, in this process, so driver and
-server do not share a GIL (they do share the machine's cores: say how many). Every keyed
+institutions), a client with cash, ten positions and pending suggestions. The driver is a
+raw keep-alive HTTP/1.1 client on asyncio (uvloop when installed) with a fixed number of
+connections, in this process, so driver and server do not share a GIL (they do share the
+machine's cores: say how many). Every keyed
 request carries a client key (authentication and rate limiting are measured), the admin
 key for the admin-only AI history. The last line printed is one JSON object with every
 figure.
@@ -129,10 +130,11 @@ def _prepare(work: Path, database_url: str) -> tuple[dict[str, str], str]:
 
 class _Connection:
     """One keep-alive HTTP/1.1 connection that sends a prepared GET and reads the answer:
-    the status line, the headers and a Content-Length or chunked body. A driver this thin
-    costs a few tens of microseconds a request, so on a machine whose cores it shares with
-    the server it takes little of them (httpx costs several times more, which showed as
-    lower ceilings and no room at all for a second worker)."""
+    the status line, the headers and a Content-Length or chunked body.
+    On a machine whose cores it shares with the server, the driver's own cost is taken
+    from the server: measured on one ceiling endpoint (382 B), this driver used 55-62 us
+    of CPU a request and saw 1,780-1,844 req/s; the httpx client used before, 1.4-1.6 ms
+    and 600-713 req/s."""
 
     def __init__(self, host: str, port: int, request: bytes) -> None:
         self.host, self.port, self.request = host, port, request
