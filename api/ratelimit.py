@@ -152,8 +152,11 @@ class DatabaseStore:
             with self.engine.connect() as own, _unflushed(own), own.begin():
                 yield own
             return
+        reading = conn.get_execution_options().get("isolation_level")
         with _unflushed(transactional(conn)), conn.begin():
             yield conn
+        if reading == "AUTOCOMMIT":  # the request's reads go on without BEGIN/ROLLBACK (api/services.py)
+            conn.execution_options(isolation_level="AUTOCOMMIT")
 
 
 
