@@ -158,8 +158,11 @@ class Settings(BaseSettings):
                                      "responsive.")
     db_pool_size: int = Field(
         default=5, ge=1, description="Connections each process keeps open to the store (SQLAlchemy QueuePool size). "
-                                     "An API request holds at most one at a time, so a small pool only queues requests.")
-    db_max_overflow: int = Field(default=10, ge=0, description="Extra connections opened past db_pool_size under load.")
+                                     "An API request holds at most one at a time, and at most this many requests "
+                                     "hold one at once (the rest wait, holding nothing), so a small pool only "
+                                     "queues requests.")
+    db_max_overflow: int = Field(default=10, ge=0, description="Extra connections opened past db_pool_size under load "
+                                                               "(GraphQL batches, writes); closed again when given back.")
     db_pool_timeout: float = Field(
         default=30.0, gt=0, description="Seconds a request waits for a pooled connection before failing (503).")
     stage_timeout_seconds: int = Field(default=1800, ge=1, description="Per-notebook execution limit.")
