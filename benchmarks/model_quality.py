@@ -4,8 +4,8 @@ simulated market regime it was never tuned on (`--regime bear|liquid|limit|nse`)
 
 In one run, on the same scored rows (every instrument-day from --from to --to whose
 next-day close is known):
-- the project's model: the walk-forward (models/walkforward.py: retrained every 5 trading
-  days with warm starts, rolling out-of-sample calibration, models/calibration.py), 1-day
+- the project's model: the walk-forward (models/walkforward.py: 5-day blocks, a full refit
+  every 120 trading days, rolling out-of-sample calibration, models/calibration.py), 1-day
   horizon, layer 1 = the empirical fallback (its model_id is in the JSON);
 - the plain reference: one LightGBM classifier per calendar year (300 trees, learning rate
   0.03, 31 leaves, min_child_samples 200, subsample 0.8 every iteration, colsample 0.8),
