@@ -4,9 +4,9 @@ simulated market regime it was never tuned on (`--regime bear|liquid|limit|nse`)
 
 In one run, on the same scored rows (every instrument-day from --from to --to whose
 next-day close is known):
-- the project's model: the walk-forward (models/walkforward.py: retrained every 5 trading
-  days with warm starts, rolling out-of-sample calibration, models/calibration.py), 1-day
-  horizon, layer 1 = the empirical fallback;
+- the project's model: the walk-forward (models/walkforward.py: 5-day blocks, a full refit
+  every 120 trading days, rolling out-of-sample calibration, models/calibration.py), 1-day
+  horizon, layer 1 = the empirical fallback (its model_id is in the JSON);
 - the plain reference: one LightGBM classifier per calendar year (300 trees, learning rate
   0.03, 31 leaves, min_child_samples 200, subsample 0.8 every iteration, colsample 0.8),
   trained on every moved day before that year less a 10-trading-day embargo, on the
@@ -210,6 +210,7 @@ def _pct(x: float | None) -> str:
 
 def main() -> None:
     from models.dataset import build_panel
+    from models.layer1 import EmpiricalFallback
     from models.walkforward import WalkForwardConfig, walk_forward
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -294,7 +295,7 @@ def main() -> None:
     print(f"models {n_models} (+{warmup} calibration warm-up); load {loaded:.0f}s, walk-forward {model_seconds:.0f}s, reference {reference_seconds:.0f}s, total {wall:.0f}s (CPU {cpu_seconds():.0f}s), "
           f"peak RSS {rss_mb():.0f} MB")
     print(json.dumps({"benchmark": "model_quality", "data": label, "from": start.isoformat(), "to": end.isoformat(),
-                      "horizon_days": 1, "config": overrides, "layer1_backend": "fallback-empirical-v1", "overall": overall,
+                      "horizon_days": 1, "config": overrides, "layer1_backend": EmpiricalFallback.model_id, "overall": overall,
                       "by_year": by_year, "years_binary_above_both_baselines": beats,
                       "years_three_class_above_majority": beats3, "walk_forward_seconds": round(model_seconds, 1),
                       "reference_seconds": round(reference_seconds, 1), "models": n_models, "warmup_models": warmup, "wall_seconds": round(wall, 1),

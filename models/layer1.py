@@ -6,10 +6,15 @@ Backends:
   id; with offline mode on (the default) only a local folder is used, never a download.
   It forecasts quantiles of the close `horizon` days ahead; P(up) is read off them by
   linear interpolation of the forecast distribution at today's close.
-- `EmpiricalFallback` (`fallback-empirical-v1`): used when no weights are available, and
-  labelled as such everywhere its output goes. It is a real model: the share of rising
-  `horizon`-day moves within the same 200-day window, Laplace-smoothed:
-  (ups + 1) / (ups + downs + 2), unchanged moves not counted.
+- `EmpiricalFallback` (`fallback-empirical-v2`): used when no weights are available, and
+  labelled as such everywhere its output goes. It is a real model, estimated on the same
+  200-close window only: the share of rising `horizon`-day moves among those that followed
+  a `horizon`-day move in the same direction as the latest one (up, down or unchanged),
+  Laplace-smoothed: (ups + 1) / (ups + downs + 2), unchanged outcomes not counted. It is
+  the instrument's own continuation or reversal rate (in a thin market, how strongly its
+  bid-ask bounce undoes a move), which the risk model's other inputs, pooled over every
+  instrument, do not carry. v1 was the unconditional share of rising moves in the window;
+  v2 was chosen on the NSE early span (scored 2008-2011, docs/model.md).
 """
 from __future__ import annotations
 
@@ -36,7 +41,7 @@ class Layer1Backend(Protocol):
 
 
 class EmpiricalFallback:
-    model_id = "fallback-empirical-v1"
+    model_id = "fallback-empirical-v2"
     backend = "fallback-empirical"
     is_fallback = True
 
@@ -44,21 +49,34 @@ class EmpiricalFallback:
         out = np.empty(len(windows))
         for i, window in enumerate(windows):
             closes = np.asarray(window, dtype=float)[-WINDOW:]
-            moves = closes[horizon:] - closes[:-horizon] if len(closes) > horizon else np.array([])
-            out[i] = ((moves > 0).sum() + 1) / ((moves != 0).sum() + 2)
+            if len(closes) <= horizon:
+                out[i] = 0.5
+                continue
+            moves = closes[horizon:] - closes[:-horizon]  # moves[j]: the move ending at close j + horizon
+            state = np.sign(moves[-1])
+            before, after = moves[:-horizon], moves[horizon:]  # a move and the one that followed it
+            same = np.sign(before) == state
+            out[i] = ((after[same] > 0).sum() + 1) / ((after[same] != 0).sum() + 2)
         return out
 
 
 def empirical_p_up_series(closes: pd.Series, horizon: int) -> pd.Series:
     """`EmpiricalFallback` for every day of one instrument at once (same numbers, fast):
     the window of day t is the 200 closes ending at t."""
-    moves = closes - closes.shift(horizon)
-    ups = (moves > 0).astype(float).where(moves.notna())
-    moved = (moves != 0).astype(float).where(moves.notna())
-    span = WINDOW - horizon  # moves inside a 200-close window
-    ups_sum = ups.rolling(span, min_periods=0).sum()
-    moved_sum = moved.rolling(span, min_periods=0).sum()
-    return (ups_sum + 1) / (moved_sum + 2)
+    moves = closes - closes.shift(horizon)  # the move ending at each day
+    state = np.sign(moves)
+    following = moves.shift(-horizon)  # the move that followed it (counted only once known, below)
+    span = WINDOW - 2 * horizon  # pairs of moves inside a 200-close window
+    ups = pd.Series(0.0, index=closes.index)
+    moved = pd.Series(0.0, index=closes.index)
+    for value in (-1.0, 0.0, 1.0):
+        match = state == value
+        # pair started at day j, known at day j + horizon: shift so it counts from then on
+        ups_in = (match & (following > 0)).astype(float).shift(horizon).rolling(span, min_periods=0).sum()
+        moved_in = (match & (following != 0) & following.notna()).astype(float).shift(horizon).rolling(span, min_periods=0).sum()
+        ups = ups.where(~match, ups_in)
+        moved = moved.where(~match, moved_in)
+    return ((ups + 1) / (moved + 2)).where(state.notna(), 0.5)
 
 
 class ChronosBolt:

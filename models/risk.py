@@ -41,7 +41,13 @@ class RiskModel:
         training data (keep_training_booster=False): a warm start continues from the model
         alone, and a kept model costs its trees, not its training set. `regressor=False` fits
         the classifier only (the walk-forward reads the predicted return off the calibrated
-        class probabilities instead); `predict` then returns a zero return."""
+        class probabilities instead); `predict` then returns a zero return. `rounds=0` with
+        `warm_from`: no boosting, the previous model's boosters and Platt scaling are kept."""
+        if rounds == 0 and warm_from is not None:  # no boosting: keep the previous model's boosters as they are
+            self.regressor = warm_from.regressor if regressor else None
+            self.classifier, self.platt = warm_from.classifier, warm_from.platt
+            self.training_rows = len(X)
+            return self
         reg_params = {**self.params, "objective": "huber", "alpha": 0.02}
         cls_params = {**self.params, "objective": "binary"}
         self.regressor = lgb.train(reg_params, lgb.Dataset(X, forward_return), rounds,

@@ -18,7 +18,7 @@ prices and sentiment, and stores:
 Period: the last `days` trading days up to `end` (the day before the first live
 prediction, or the latest priced day), after at least `min_train_days` trading days of
 training history; on a short history the period shrinks rather than training on less.
-Layer 1 over history is the empirical fallback (`fallback-empirical-v1`): running the
+Layer 1 over history is the empirical fallback (`fallback-empirical-v2`, models/layer1.py): running the
 foundation model over every past day is the cost a record must not need, and the live
 model trains on the same fallback values for its history rows. Everything is seeded
 and single-threaded, so the same history gives the same record bit for bit, and

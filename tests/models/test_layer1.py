@@ -11,18 +11,27 @@ from models.layer1 import (EmpiricalFallback, empirical_p_up_series, load_layer1
                            save_random_chronos_bolt)
 
 
-def test_fallback_counts_rising_moves_in_the_window() -> None:
-    window = np.array([10, 11, 11, 10, 12, 13], dtype=float)  # 1-day moves: +1, 0, -1, +2, +1
-    assert EmpiricalFallback().p_up([window], 1)[0] == pytest.approx((3 + 1) / (4 + 2))
-    assert EmpiricalFallback().p_up([window], 2)[0] == pytest.approx((3 + 1) / (4 + 2))  # +1, -1, +1, +3: 3 up of 4
+def test_fallback_counts_rising_moves_after_a_move_like_the_latest() -> None:
+    window = np.array([10, 11, 11, 10, 12, 13], dtype=float)  # 1-day moves: +1, 0, -1, +2, +1 (latest: up)
+    # moves after an up move: 0 (after +1, not counted), +1 (after +2): 1 up of 1
+    assert EmpiricalFallback().p_up([window], 1)[0] == pytest.approx((1 + 1) / (1 + 2))
+    # 2-day moves: +1, -1, +1, +3 (latest: up); after an up move 2 days later: +1 (after +1): 1 up of 1
+    assert EmpiricalFallback().p_up([window], 2)[0] == pytest.approx((1 + 1) / (1 + 2))
+    bounce = np.array([10, 11, 10, 11, 10, 11, 10], dtype=float)  # latest move down; every down move was undone
+    assert EmpiricalFallback().p_up([bounce], 1)[0] == pytest.approx((2 + 1) / (2 + 2))
     assert EmpiricalFallback().p_up([np.array([5.0])], 1)[0] == 0.5
+    assert EmpiricalFallback().model_id == "fallback-empirical-v2" and EmpiricalFallback.is_fallback
 
 
-def test_fallback_series_equals_the_windowed_fallback() -> None:
-    closes = pd.Series(100 * np.exp(np.cumsum(np.random.default_rng(3).normal(0, 0.02, 320))))
-    series = empirical_p_up_series(closes, 1)
-    for t in (10, 199, 250, 319):
-        assert series.iloc[t] == pytest.approx(EmpiricalFallback().p_up([closes.iloc[:t + 1].to_numpy()], 1)[0])
+@pytest.mark.parametrize("horizon", [1, 2, 5])
+def test_fallback_series_equals_the_windowed_fallback(horizon: int) -> None:
+    rng = np.random.default_rng(3)
+    closes = pd.Series(100 * np.exp(np.cumsum(rng.normal(0, 0.02, 320))))
+    closes[rng.random(320) < 0.3] = np.nan
+    closes = closes.ffill().fillna(100.0)  # unchanged closes too, as in a thin market
+    series = empirical_p_up_series(closes, horizon)
+    for t in (0, 3, 10, 199, 200, 250, 319):
+        assert series.iloc[t] == pytest.approx(EmpiricalFallback().p_up([closes.iloc[:t + 1].to_numpy()], horizon)[0])
 
 
 def test_probability_from_quantiles() -> None:
@@ -51,7 +60,7 @@ def test_a_local_chronos_bolt_loads_offline_and_forecasts(tiny_chronos: Path, mo
 
 def test_no_weights_means_the_labelled_fallback(tmp_path: Path) -> None:
     backend = load_layer1("amazon/chronos-bolt-small", offline=True)  # a hub id, and offline: never downloaded
-    assert backend.is_fallback and backend.model_id == "fallback-empirical-v1"
+    assert backend.is_fallback and backend.model_id == "fallback-empirical-v2"
     assert load_layer1(str(tmp_path / "missing-folder"), offline=True).is_fallback
 
 
@@ -79,6 +88,6 @@ def test_a_day_is_computed_once_and_cached_per_model(settings, tiny_chronos: Pat
         chronos = layer1_for_day(conn, prices, day, load_layer1(str(tiny_chronos), offline=True), 1)
         rows = current_rows(conn, tables.layer1_forecasts)
     assert calls == [2] and first.equals(again)
-    assert {(r["model_id"], r["backend"]) for r in rows} == {("fallback-empirical-v1", "fallback-empirical"),
+    assert {(r["model_id"], r["backend"]) for r in rows} == {("fallback-empirical-v2", "fallback-empirical"),
                                                              ("chronos-bolt:tiny-chronos-bolt", "chronos-bolt")}
     assert len(rows) == 4 and len(chronos) == 2

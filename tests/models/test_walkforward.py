@@ -110,3 +110,31 @@ def test_a_model_trained_on_one_span_never_sees_a_row_dated_after_its_training_e
     assert blocks and len(calibrated) >= len(blocks)
     for block_start, latest_label in zip(blocks, calibrated[-len(blocks):]):
         assert latest_label < block_start
+
+
+def test_without_warm_starts_the_full_refit_is_kept_until_the_next() -> None:
+    """The default (warm_rounds=0): between full refits no booster is trained; the kept
+    model's recorded window and training end are its full refit's, before every block it
+    scores, and its trees do not change."""
+    config = WalkForwardConfig(min_train_days=100, full_refit_every=40, full_rounds=20, calibrate=False)
+    assert config.warm_rounds == 0
+    result = walk_forward(synthetic_panel(instruments=10, days=240), config)
+    full = None
+    for model in result.models:
+        if not model.warm_start:
+            full = model
+            continue
+        assert (model.trees, model.train_end, model.training_rows) == (full.trees, full.train_end, full.training_rows)
+        assert model.train_end < model.block_start
+    assert sum(not m.warm_start for m in result.models) >= 3 and any(m.warm_start for m in result.models)
+
+
+def test_zero_warm_rounds_keep_the_parent_boosters() -> None:
+    from models.risk import RiskModel
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(1500, 14)), rng.normal(0, 0.01, 1500)
+    parent = RiskModel().fit(X, y, 10)
+    child = RiskModel().fit(X[:700], y[:700], 0, warm_from=parent)
+    assert child.classifier is parent.classifier and child.regressor is parent.regressor and child.platt == parent.platt
+    np.testing.assert_array_equal(child.predict(X)[1], parent.predict(X)[1])

@@ -38,7 +38,7 @@ def test_features_then_predict_then_warm_retrain(settings: Settings) -> None:
 
     first = run_stage("t1_predict", DAY, settings=settings)
     assert first.summary["retrained"] is True and first.summary["warm_start"] is False
-    assert first.summary["layer1"] == "fallback-empirical-v1"
+    assert first.summary["layer1"] == "fallback-empirical-v2"
     ranking = first.tables["ranking"]
     assert len(ranking) == 59 and {r["tercile"] for r in ranking} <= {"TOP", "MIDDLE", "BOTTOM", "ILLIQUID"}
     assert sum(r["weight"] for r in ranking) <= 1.0 + 1e-9
@@ -46,7 +46,7 @@ def test_features_then_predict_then_warm_retrain(settings: Settings) -> None:
     with engine.connect() as conn:
         predictions = current_rows(conn, tables.predictions)
         (run,) = current_rows(conn, tables.model_runs)
-    assert {p["layer1_backend"] for p in predictions} == {"fallback-empirical-v1"}
+    assert {p["layer1_backend"] for p in predictions} == {"fallback-empirical-v2"}
     assert run["feature_names"] == FEATURE_NAMES and run["train_end"] == DAY and run["training_rows"] > 500
 
     again = run_stage("t1_predict", DAY, settings=settings)
