@@ -27,7 +27,7 @@ class LatestQuote(BaseModel):
 LATEST_EXAMPLE = {"NCBFG": {
     "trading_date": "2026-11-20", "close": 101.5, "volume": 125000, "change_pct": 1.25, "rsi": 56.3,
     "predicted_return": 0.0021, "score": 58.4, "action": "HOLD", "tercile": "TOP", "model_id": "risk-2026-11-20-h1-warm",
-    "layer1_backend": "fallback-empirical-v1", "reason": None}}
+    "layer1_backend": "fallback-empirical-v2", "reason": None}}
 
 
 class VarianceWindow(BaseModel):

@@ -223,15 +223,15 @@ class Record(BaseModel):
 class Performance(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "model_id": "risk-2026-11-20-h1-full", "trained_through": "2026-11-20", "training_rows": 15230, "horizon_days": 1,
-        "layer1_backend": "fallback-empirical-v1", "layer1_is_fallback": True,
+        "layer1_backend": "fallback-empirical-v2", "layer1_is_fallback": True,
         "validation": {"record": "validation", "label": "Validation record (walk-forward, out of sample, before the "
                        "first live day)", "period_start": "2026-05-05", "period_end": "2026-11-19",
                        "evaluated_through": "2026-11-19", "predictions": 8260, "models": 28,
-                       "layer1_backend": "fallback-empirical-v1", "metrics": {"binary_accuracy": _METRIC_EXAMPLE},
+                       "layer1_backend": "fallback-empirical-v2", "metrics": {"binary_accuracy": _METRIC_EXAMPLE},
                        "reason": None},
         "live": {"record": "live", "label": "Live record (predictions made each trading day, from the first live day)",
                  "period_start": "2026-11-20", "period_end": None, "evaluated_through": None, "predictions": 0,
-                 "models": 1, "layer1_backend": "fallback-empirical-v1", "metrics": {"binary_accuracy": None},
+                 "models": 1, "layer1_backend": "fallback-empirical-v2", "metrics": {"binary_accuracy": None},
                  "reason": "no prediction has a realised outcome yet; the record starts the trading day after the "
                            "first scored day"}}]})
 
