@@ -46,3 +46,26 @@ def test_every_table_declares_a_natural_key() -> None:
     for name, table in HISTORY_TABLES.items():
         assert table.info["key"], name
         assert "recorded_at" in table.c, name
+
+
+def test_a_portfolios_newest_ids_are_one_index_lookup(tmp_path) -> None:  # noqa: ANN001
+    """The data versions read on every cached API request (store.history.newest_ids, a
+    portfolio's trades, cash, days and suggestions) use the (portfolio_id, id) indexes of
+    migration 0012, not a walk over the portfolio's whole history."""
+    from sqlalchemy import text
+
+    from store import tables
+    from store.engine import build_engine
+    from store.history import newest_ids
+    from store.migrations import upgrade
+
+    engine = build_engine(f"sqlite:///{tmp_path}/plan.db")
+    upgrade(engine)
+    plans = []
+    with engine.connect() as conn:
+        for table in (tables.trades, tables.cash_entries, tables.portfolio_days, tables.suggestions):
+            newest_ids(conn, (table, "portfolio_id", "ai"))  # the statement runs
+            plan = conn.execute(text(f"EXPLAIN QUERY PLAN SELECT max(id) FROM {table.name} WHERE portfolio_id = 'ai'")).all()
+            plans.append(" ".join(str(row[-1]) for row in plan))
+    engine.dispose()
+    assert all(f"ix_{t}_portfolio_id" in p for t, p in zip(("trades", "cash_entries", "portfolio_days", "suggestions"), plans)), plans
