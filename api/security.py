@@ -129,7 +129,7 @@ class PendingCheck:
     request (a revocation holds from the next request in every worker); only where it runs
     changes. Run by a dependency of its own, the key lookup cost a second trip through the
     thread pool per request (enqueue, a worker's wake-up, the GIL handed over and back):
-    measured, a third of a cached read's time on SQLite."""
+    measured, a quarter of a cached read's time on SQLite."""
 
     __slots__ = ("request", "svc", "presented", "conn")
 
