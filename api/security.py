@@ -25,11 +25,12 @@ from sqlalchemy import Connection, select
 from starlette.concurrency import run_in_threadpool
 
 from api import keystore
-from api.ratelimit import decide
+from api.ratelimit import WINDOW_SECONDS, Decision, decide
 from api.services import Services, request_connection, services
 from market.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
 from portfolio.ledger import HOUSE_PORTFOLIO, client_portfolio_id
 from store import tables
+from store.history import VersionMoved, settle
 
 api_key_header_name = "X-API-Key"
 api_key_header = APIKeyHeader(
@@ -68,15 +69,17 @@ class Principal:
 ADMIN = Principal("admin", None, None, None, None, True)
 
 
-def authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None = None) -> Principal:
+def authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None = None,
+                 defer: bool = False) -> Principal:
     """The caller of `presented`, counted once against its rate limit. The edge (api/edge.py)
     authenticates a request that carries a body before reading it; the route's dependency
-    then gets the same principal back instead of a second lookup and count."""
+    then gets the same principal back instead of a second lookup and count. `defer`: the
+    keys' version may ride on the request's next version read (api/keystore.py KeyCache)."""
     known = getattr(request.state, "principal", None)
     if known is not None:
         return known
     try:
-        caller = _authenticate(request, svc, presented, conn)
+        caller = _authenticate(request, svc, presented, conn, defer)
     except AuthenticationError as failure:
         _count_failure(request, svc, failure, conn)
         raise
@@ -97,7 +100,8 @@ def _count_failure(request: Request, svc: Services, failure: AuthenticationError
                                headers=decision.headers()) from failure
 
 
-def _authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None) -> Principal:
+def _authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None,
+                  defer: bool = False) -> Principal:
     if not presented:
         raise AuthenticationError("the X-API-Key header is missing")
     if presented.startswith("svc-admin-"):
@@ -110,16 +114,33 @@ def _authenticate(request: Request, svc: Services, presented: str | None, conn: 
         with svc.engine.connect() as own:
             record = keystore.authenticate(own, svc.settings, presented, svc.now(), svc.keys)
     else:
-        record = keystore.authenticate(conn, svc.settings, presented, svc.now(), svc.keys)
+        record = keystore.authenticate(conn, svc.settings, presented, svc.now(), svc.keys, defer)
     if record is None:
         raise AuthenticationError("the API key is unknown, revoked or rotated out")
     limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
-    decision = decide(svc.limiter, record.key_id, limit, time.time(), conn)
+    decision = _count(request, svc, record.key_id, limit, conn)
     request.state.rate_limit = decision
     if not decision.allowed:
         raise RateLimitedError(f"over the limit of {limit} requests per minute for this key; retry in "
                                f"{decision.retry_after} s", headers=decision.headers())
     return Principal("client", record.key_id, record.client_id, record.client_name, record.tier, record.macro_access)
+
+
+def _count(request: Request, svc: Services, key_id: str, limit: int, conn: Connection | None) -> Decision:
+    """`decide` once a request. A request that starts over (`PendingCheck.run`) keeps the
+    decision it had while its key's limit is the same; when the limit changed meanwhile,
+    its hit (if it was counted: a refused request is not) moves to a new decision."""
+    earlier = getattr(request.state, "counted", None)
+    if earlier is not None:
+        counted_key, window, decision = earlier
+        if counted_key == key_id and decision.limit == limit:
+            return decision
+        if decision.allowed:
+            svc.limiter.undo(counted_key, window, conn)
+    now = time.time()
+    decision = decide(svc.limiter, key_id, limit, now, conn)
+    request.state.counted = (key_id, int(now // WINDOW_SECONDS), decision)
+    return decision
 
 
 class PendingCheck:
@@ -129,7 +150,16 @@ class PendingCheck:
     request (a revocation holds from the next request in every worker); only where it runs
     changes. Run by a dependency of its own, the key lookup cost a second trip through the
     thread pool per request (enqueue, a worker's wake-up, the GIL handed over and back):
-    measured, a quarter of a cached read's time on SQLite."""
+    measured, a quarter of a cached read's time on SQLite.
+
+    On a read route (GET, HEAD) the check of a key this process has seen defers the keys'
+    version to the handler's own version read (api/keystore.py KeyCache): one statement
+    instead of two. Whatever happens, the version is read before the answer leaves and
+    before anything is written (store.transactions.transactional), and when it moved the
+    handler's work is dropped and the request starts over: the key checked afresh (401 if
+    it no longer holds, its new tier and limits if they changed), then the handler again.
+    Same snapshot rule as before: the keys are read in the statement that reads the data,
+    or later, never earlier."""
 
     __slots__ = ("request", "svc", "presented", "conn")
 
@@ -138,6 +168,20 @@ class PendingCheck:
 
     def resolve(self) -> Principal:
         return authenticate(self.request, self.svc, self.presented, self.conn)
+
+    def run(self, call: Callable[..., Any], args: tuple, values: dict[str, Any], name: str) -> Any:
+        """`call` with this check's principal as `values[name]`, the keys' version deferred
+        (see above), starting over once when it moved."""
+        try:
+            try:
+                values[name] = authenticate(self.request, self.svc, self.presented, self.conn, defer=True)
+                return call(*args, **values)
+            finally:  # the answer, or the error, leaves only on a key confirmed
+                settle(self.conn)
+        except VersionMoved:
+            self.request.state.principal = None
+            values[name] = self.resolve()
+            return call(*args, **values)
 
 
 async def principal(request: Request, svc: Services = Depends(services),
@@ -167,17 +211,23 @@ async def principal(request: Request, svc: Services = Depends(services),
 def check_in_handler_thread(app: FastAPI) -> None:
     """Make every sync route of `app` resolve a `PendingCheck` among its arguments (its
     `CallerDep`) in its own worker thread before running: FastAPI calls a route's
-    `dependant.call` in the thread pool, so the wrapper runs there. Async routes are left
-    alone (`principal` checks their keys in a thread of its own)."""
+    `dependant.call` in the thread pool, so the wrapper runs there. On read routes (GET,
+    HEAD) the check defers the keys' version to the handler's own version read
+    (`PendingCheck.run`). Async routes are left alone (`principal` checks their keys in a
+    thread of its own)."""
     for route in app.routes:
         dependant = getattr(route, "dependant", None)
         call = getattr(dependant, "call", None)
         if call is None or getattr(call, "checks_keys", False) or inspect.iscoroutinefunction(inspect.unwrap(call)):
             continue
 
-        def checked(*args: Any, __call: Callable[..., Any] = call, **values: Any) -> Any:
+        reads = getattr(route, "methods", None) is not None and set(route.methods) <= {"GET", "HEAD"}  # type: ignore[attr-defined]
+
+        def checked(*args: Any, __call: Callable[..., Any] = call, __reads: bool = reads, **values: Any) -> Any:
             for name, value in values.items():
                 if type(value) is PendingCheck:
+                    if __reads:
+                        return value.run(__call, args, values, name)
                     values[name] = value.resolve()
             return __call(*args, **values)
 

@@ -30,7 +30,7 @@ from market.clock import TradingCalendar, default_calendar, exchange_date, utc_n
 from market.settings import Settings
 from store import tables
 from store.engine import service_engine
-from store.history import newest_ids
+from store.history import Rider, newest_ids
 
 CACHE_ENTRIES = 4096  # entries kept per process; the oldest key goes first past it ...
 CACHE_BYTES = 64 * 1024 * 1024  # ... or past this many bytes of rendered bodies (a 2,000-bar history is ~600 KB)
@@ -60,11 +60,12 @@ class LazyConnection:
     (store.transactions.write_on) takes a real transaction first: the default isolation
     level on Postgres, BEGIN IMMEDIATE on SQLite."""
 
-    __slots__ = ("_engine", "_conn")
+    __slots__ = ("_engine", "_conn", "rider")
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._conn: Connection | None = None
+        self.rider: Rider | None = None  # a check riding on the next version read (store.history.Rider)
 
     def __getattr__(self, name: str) -> Any:
         conn = self._conn

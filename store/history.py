@@ -220,7 +220,53 @@ def newest_ids(conn: Connection, *parts: Part) -> tuple:
 
     It runs on every cached read, so the statement is built once per shape (which tables,
     which filter columns) and the filter values are bound parameters: building a SQLAlchemy
-    select costs several times what SQLite takes to answer it."""
+    select costs several times what SQLite takes to answer it. A `Rider` on the connection
+    is read in the same statement."""
+    rider = getattr(conn, "rider", None)
+    if rider is not None and rider.moved is None:
+        values = _newest(conn, parts + rider.parts)
+        rider.settle(values[len(parts):])
+        return values[:len(parts)]
+    return _newest(conn, parts)
+
+
+class VersionMoved(Exception):
+    """A `Rider`'s parts moved from what the request assumed: what it did under that
+    assumption is void, and the request starts over from its check."""
+
+
+class Rider:
+    """A version check deferred to ride on the next statement a request makes anyway.
+
+    A request that assumed something about `parts` (an API key's check answered from a
+    cache kept per keys' version: api/keystore.py) puts a rider on its connection (the
+    connection's `rider` attribute: api/services.py LazyConnection). The next `newest_ids`
+    on that connection reads the rider's parts in the same statement, so the check costs
+    no round trip of its own; `settle` reads them alone when no such statement came, and
+    `store.transactions.transactional` does so before any write. Either way the parts are
+    read before anything is written or answered, and `VersionMoved` is raised when they
+    differ from `expected`."""
+
+    __slots__ = ("parts", "expected", "moved")
+
+    def __init__(self, parts: tuple[Part, ...], expected: tuple) -> None:
+        self.parts, self.expected = parts, expected
+        self.moved: bool | None = None  # None: not read yet
+
+    def settle(self, values: tuple) -> None:
+        self.moved = tuple(values) != tuple(self.expected)
+        if self.moved:
+            raise VersionMoved(self.parts)
+
+
+def settle(conn: Connection) -> None:
+    """Read the connection's pending rider, if any, on its own (see `Rider`)."""
+    rider = getattr(conn, "rider", None)
+    if rider is not None and rider.moved is None:
+        rider.settle(_newest(conn, rider.parts))
+
+
+def _newest(conn: Connection, parts: tuple[Part, ...]) -> tuple:
     shape = tuple(part.name if isinstance(part, Table) else (part[0].name, part[1]) for part in parts)
     statement = _NEWEST_STATEMENTS.get(shape)
     if statement is None:

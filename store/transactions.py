@@ -7,6 +7,8 @@ from typing import Iterator
 
 from sqlalchemy import Connection, Engine, text
 
+from store.history import settle
+
 
 @contextmanager
 def write_transaction(engine: Engine, lock_name: str) -> Iterator[Connection]:
@@ -42,7 +44,10 @@ def write_on(conn: Connection, lock_name: str) -> Iterator[Connection]:
 def transactional(conn: Connection) -> Connection:
     """Make a held connection ready to begin a real transaction: end the read transaction it
     may be in, and take a Postgres connection that reads in autocommit (an API request's:
-    api/services.py) back to the default isolation level, so BEGIN ... COMMIT is atomic."""
+    api/services.py) back to the default isolation level, so BEGIN ... COMMIT is atomic.
+    A check still riding on the connection (store.history.Rider) is read first: nothing is
+    written on an assumption that no longer holds."""
+    settle(conn)
     if conn.in_transaction():
         conn.commit()
     if conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
