@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.problems import problem, problem_for
-from api.security import api_key_header_name, authenticate
+from api.security import api_key_header_name, authenticate, request_fact
 from market.errors import MarketIntelError
 from market.settings import Settings
 
@@ -68,7 +68,7 @@ class Edge:
                 started = True
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
                 headers.append((b"x-request-id", request.state.request_id.encode()))
-                decision = getattr(request.state, "rate_limit", None)
+                decision = request_fact(request, "rate_limit")
                 if decision is not None:
                     present = {k.lower() for k, _ in headers}
                     headers += [(k.lower().encode(), v.encode()) for k, v in decision.headers().items()

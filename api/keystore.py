@@ -29,13 +29,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, func, select
+from sqlalchemy import Connection, Engine, bindparam, select
 
 from market.clock import utc_now
 from market.errors import ConfigurationError, InvalidInputError, NotFoundError
 from market.settings import Settings
 from store import tables
-from store.history import Rider, append_history, current_rows
+from store.history import Rider, append_history, current_rows, newest_ids
 from store.transactions import write_transaction
 
 CLIENT_KEY_PATTERN = re.compile(r"^svc-sk-[0-9a-f]{32,128}$")
@@ -182,7 +182,7 @@ class KeyCache:
             if hit is not None:
                 conn.rider = Rider(self.KEYS, hit[0])  # type: ignore[attr-defined]
                 return hit[1]
-        version = _keys_version(conn)
+        version = newest_ids(conn, *self.KEYS)
         with self._lock:
             hit = self._rows.get(hashed)
         if hit is not None and hit[0] == version:
@@ -227,28 +227,6 @@ _KEY_WITH_EVENTS = (  # built once: it runs on every keyed request
     .select_from(tables.api_keys.outerjoin(tables.api_key_events,
                                            tables.api_key_events.c.key_id == tables.api_keys.c.key_id))
     .where(tables.api_keys.c.key_hash == bindparam("key_hash")))
-_KEYS_VERSION = select(select(func.max(tables.api_keys.c.id)).scalar_subquery(),
-                       select(func.max(tables.api_key_events.c.id)).scalar_subquery())
-_KEYS_VERSION_SQL: dict[str, str] = {}
-
-
-def _keys_version(conn: Connection) -> tuple:
-    """`_KEYS_VERSION`, run on the driver's connection: it has no parameters and runs on
-    every keyed request, and SQLAlchemy's execution path (context, result, events) cost
-    several times what the database takes to answer it. It reads in whatever transaction
-    state the connection is in, as any statement would (nothing is written)."""
-    dialect = conn.dialect
-    sql = _KEYS_VERSION_SQL.get(dialect.name)
-    if sql is None:
-        sql = _KEYS_VERSION_SQL.setdefault(dialect.name, str(_KEYS_VERSION.compile(dialect=dialect)))
-    cursor = conn.connection.driver_connection.cursor()
-    try:
-        cursor.execute(sql)
-        return tuple(cursor.fetchone())
-    finally:
-        cursor.close()
-
-
 def _record(conn: Connection, key: dict[str, Any], now: datetime) -> KeyRecord | None:
     c = tables.api_key_events.c
     events = sorted(current_rows(conn, tables.api_key_events, where=[c.key_id == key["key_id"]]),

@@ -3,8 +3,10 @@ acceptance case is 60 instruments, each with its latest prediction and last 20 b
 from __future__ import annotations
 
 import math
+import sqlite3
 from typing import Iterator
 
+import psycopg
 import pytest
 from pydantic import SecretStr
 from sqlalchemy import Engine, event
@@ -41,12 +43,30 @@ def _seed(engine: Engine) -> None:
 
 
 class StatementCounter:
+    """The statements the database is sent, counted at the driver (SQLite's trace callback,
+    a counting psycopg cursor class), so that reads made on the driver's own cursor
+    (store/history.py `newest_ids`) count as well as SQLAlchemy's."""
+
     def __init__(self, engine: Engine) -> None:
         self.count = 0
-        event.listen(engine, "before_cursor_execute", self._seen)
+        counter = self
 
-    def _seen(self, conn, cursor, statement: str, *args: object) -> None:  # noqa: ANN001
-        # SQLite's driver issues BEGIN per connection: transaction control, not a query.
+        class Counting(psycopg.Cursor):
+            def execute(self, query, params=None, **kwargs):  # noqa: ANN001, ANN003, ANN202
+                counter._seen(str(query))
+                return super().execute(query, params, **kwargs)
+
+        self._cursor = Counting
+        event.listen(engine, "checkout", self._watch)
+
+    def _watch(self, dbapi_connection, *_: object) -> None:  # noqa: ANN001
+        if isinstance(dbapi_connection, sqlite3.Connection):
+            dbapi_connection.set_trace_callback(self._seen)
+        else:
+            dbapi_connection.cursor_factory = self._cursor
+
+    def _seen(self, statement: str) -> None:
+        # Transaction control (SQLite's BEGIN per connection, ROLLBACK on return), not a query.
         if not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")):
             self.count += 1
 
