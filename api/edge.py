@@ -22,7 +22,7 @@ GraphQL) `max_body_bytes`.
 from __future__ import annotations
 
 import re
-import uuid
+import secrets
 from typing import Any
 
 from fastapi import HTTPException
@@ -59,7 +59,7 @@ class Edge:
             return
         request = Request(scope)  # no receive: nothing here can read the body
         given = request.headers.get("x-request-id", "")
-        request.state.request_id = given if REQUEST_ID.match(given) else uuid.uuid4().hex
+        request.state.request_id = given if REQUEST_ID.match(given) else secrets.token_hex(16)  # uuid4().hex's form, at half its cost
         started = False
 
         async def send_with_headers(message: Message) -> None:
@@ -76,11 +76,12 @@ class Edge:
                 message = {**message, "headers": headers}
             await send(message)
 
-        refusal = await self._refusal(request)
+        path = request.url.path
+        refusal = await self._refusal(request, path)
         if refusal is not None:
             await refusal(scope, receive, send_with_headers)
             return
-        cap = self._cap(request.url.path)
+        cap = self._cap(path)
         received = 0
 
         async def counted() -> Message:
@@ -89,7 +90,7 @@ class Edge:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > cap:
-                    raise BodyTooLarge(f"the request body is {self._limit(request.url.path)}; reading stopped there")
+                    raise BodyTooLarge(f"the request body is {self._limit(path)}; reading stopped there")
             return message
 
         try:
@@ -99,7 +100,7 @@ class Edge:
                 raise
             await problem(request, 413, str(exc.detail))(scope, receive, send_with_headers)
 
-    async def _refusal(self, request: Request) -> Any:
+    async def _refusal(self, request: Request, path: str) -> Any:
         """The response that ends the request here, or None to go on."""
         settings = self.settings
         if len(request.scope.get("query_string", b"")) + len(request.scope.get("raw_path", b"")) > settings.max_url_bytes:
@@ -107,7 +108,6 @@ class Edge:
                                          "send a GraphQL document by POST")
         length = request.headers.get("content-length")
         has_body = (length is not None and length.strip() != "0") or "transfer-encoding" in request.headers
-        path = request.url.path
         if not has_body or path in OPEN_PATHS:
             return None
         try:

@@ -60,19 +60,18 @@ class KeyRecord:
 def pepper(settings: Settings) -> bytes:
     if settings.api_key_pepper is not None and settings.api_key_pepper.get_secret_value():
         return settings.api_key_pepper.get_secret_value().encode()
-    return _pepper_file(Path(settings.secrets_dir) / PEPPER_FILE)
+    known = _PEPPERS.get(settings.secrets_dir)  # per folder, not per path: building the Path cost more than the hash
+    return known if known is not None else _pepper_file(settings.secrets_dir)
 
 
-_PEPPERS: dict[Path, bytes] = {}
+_PEPPERS: dict[Any, bytes] = {}
 
 
-def _pepper_file(path: Path) -> bytes:
+def _pepper_file(folder: Any) -> bytes:
     """Read the generated pepper, creating it exactly once (O_EXCL: two workers starting
     together agree on one pepper). It never changes once written, so each process reads it
-    once per path (every authenticated request hashes with it)."""
-    known = _PEPPERS.get(path)
-    if known is not None:
-        return known
+    once per secrets folder (every authenticated request hashes with it)."""
+    path = Path(folder) / PEPPER_FILE
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -85,8 +84,8 @@ def _pepper_file(path: Path) -> bytes:
     value = path.read_text().strip()
     if len(value) < 32:
         raise ConfigurationError(f"the API key pepper in {path} is shorter than 32 characters")
-    _PEPPERS[path] = value.encode()
-    return _PEPPERS[path]
+    _PEPPERS[folder] = value.encode()
+    return _PEPPERS[folder]
 
 
 def key_hash(settings: Settings, key: str) -> str:

@@ -12,7 +12,9 @@ Portfolio valuations are cached this way (`valuation`), keyed by the newest pric
 portfolio's newest trade and cash entry and the valuation day."""
 from __future__ import annotations
 
+import asyncio
 import threading
+import weakref
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -84,6 +86,27 @@ class LazyConnection:
             conn.close()
 
 
+class Slots:
+    """At most `size` holders at once: an asyncio.Semaphore per event loop (a uvicorn worker
+    has one; a test may serve one app from several loops in turn, and a semaphore that had
+    to wait belongs to its loop). Not anyio's CapacityLimiter: it looked up the current task
+    and entered a cancel scope on every acquire and release, 5% of a cached read's CPU; an
+    uncontended semaphore is a counter. The app is served on asyncio (uvicorn)."""
+
+    __slots__ = ("size", "_by_loop")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+    def __call__(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        semaphore = self._by_loop.get(loop)
+        if semaphore is None:
+            semaphore = self._by_loop.setdefault(loop, asyncio.Semaphore(self.size))
+        return semaphore
+
+
 @dataclass
 class Services:
     settings: Settings
@@ -96,7 +119,7 @@ class Services:
     # one per overflow connection too: those are closed as soon as they are given back, so
     # 16 concurrent requests on a pool of 5 + 10 opened and closed ten connections a round
     # (on SQLite with its PRAGMAs) instead of reusing them.
-    slots: CapacityLimiter
+    slots: Slots
     _cache: dict[Any, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _cached_bytes: int = 0
@@ -137,7 +160,7 @@ class Services:
         it first reads. So a request never waits for a thread while holding a connection,
         or for a connection while holding one: a pool of 2 serves 64 concurrent requests,
         in turn."""
-        async with self.slots:
+        async with self.slots():
             conn = LazyConnection(self.engine)
             try:
                 yield conn  # type: ignore[misc]
@@ -180,7 +203,7 @@ class Services:
 def build_services(settings: Settings, now: Callable[[], datetime] | None = None) -> Services:
     engine = service_engine(settings)
     return Services(settings, engine, default_calendar(), now or utc_now, counter_store(settings, engine),
-                    CapacityLimiter(settings.heavy_requests), CapacityLimiter(settings.db_pool_size))
+                    CapacityLimiter(settings.heavy_requests), Slots(settings.db_pool_size))
 
 
 async def services(request: Request) -> Services:
