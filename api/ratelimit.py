@@ -30,6 +30,7 @@ from sqlalchemy import Connection, Engine, text
 
 from market.errors import ConfigurationError, SourceUnavailableError
 from market.settings import Settings
+from store.history import settle
 from store.transactions import transactional
 
 WINDOW_SECONDS = 60
@@ -140,9 +141,29 @@ class DatabaseStore:
         "SELECT (SELECT hits FROM counted), "
         "(SELECT hits FROM rate_limit_counters WHERE key_id = :k AND window_start = :p)")
 
+    _ALONE = text(  # Postgres, on a request's connection in autocommit: the whole count in one statement
+        "WITH unflushed AS (SELECT set_config('synchronous_commit', 'off', true) AS setting), "
+        "counted AS (INSERT INTO rate_limit_counters (key_id, window_start, hits) VALUES (:k, :w, 1) "
+        "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + 1 RETURNING hits) "
+        "SELECT (SELECT hits FROM counted), "
+        "(SELECT hits FROM rate_limit_counters WHERE key_id = :k AND window_start = :p), "
+        "(SELECT setting FROM unflushed)")
+
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._pruned = 0
+
+    @staticmethod
+    def _alone(conn: Connection | None) -> bool:
+        """A Postgres request connection in autocommit (api/services.py): a statement there
+        is its own transaction, so one statement counts (upsert, the previous window, and
+        `synchronous_commit` off for that statement's commit through set_config's local
+        form) with no BEGIN, SET, COMMIT round trips and no switch of isolation level, and
+        the counter's row is locked for one statement, not a transaction's round trips (two
+        workers counting one key queue on that row). A check riding on the connection is
+        read first, as before any write (store.history.settle)."""
+        return conn is not None and conn.dialect.name == "postgresql" \
+            and conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT"
 
     @contextmanager
     def _transaction(self, conn: Connection | None) -> Iterator[Connection]:
@@ -161,6 +182,13 @@ class DatabaseStore:
 
 
     def hit(self, key_id: str, window: int, conn: Connection | None = None) -> tuple[int, int]:
+        if self._alone(conn):
+            settle(conn)
+            current, previous, _ = conn.execute(self._ALONE, {"k": key_id, "w": window, "p": window - 1}).one()
+            if self._pruned != window:
+                conn.execute(text("DELETE FROM rate_limit_counters WHERE window_start < :w"), {"w": window - 1})
+                self._pruned = window
+            return int(current), int(previous or 0)
         with self._transaction(conn) as conn:
             if conn.dialect.name == "postgresql":  # one round trip for both counts
                 conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
@@ -173,10 +201,14 @@ class DatabaseStore:
                 self._pruned = window
         return int(current), int(previous or 0)
 
+    _UNDO = text("UPDATE rate_limit_counters SET hits = hits - 1 WHERE key_id = :k AND window_start = :w AND hits > 0")
+
     def undo(self, key_id: str, window: int, conn: Connection | None = None) -> None:
+        if self._alone(conn):  # one statement: its own transaction
+            conn.execute(self._UNDO, {"k": key_id, "w": window})  # type: ignore[union-attr]
+            return
         with self._transaction(conn) as conn:
-            conn.execute(text("UPDATE rate_limit_counters SET hits = hits - 1 "
-                              "WHERE key_id = :k AND window_start = :w AND hits > 0"), {"k": key_id, "w": window})
+            conn.execute(self._UNDO, {"k": key_id, "w": window})
 
 
 class RedisStore:

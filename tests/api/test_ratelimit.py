@@ -57,16 +57,25 @@ def test_retry_after_is_enough_and_tight(limit: int, burst: int, offset: float, 
 
 
 @pytest.mark.postgres
-def test_database_store_is_shared_by_workers(postgres_url: str) -> None:
+@pytest.mark.parametrize("on", ["own connection", "request connection"])
+def test_database_store_is_shared_by_workers(postgres_url: str, on: str) -> None:
+    """Counted on a connection of the store's own, or (as an API request counts) on the
+    request's connection in autocommit, where one statement does the whole count."""
     owner = build_engine(postgres_url)
     upgrade(owner)
     workers = [DatabaseStore(build_engine(postgres_url, service_role="marketintel_app")) for _ in range(2)]
+    held = [w.engine.connect().execution_options(isolation_level="AUTOCOMMIT") for w in workers] \
+        if on == "request connection" else [None, None]
     now = 7_000 * WINDOW_SECONDS + 1.0
-    allowed = [decide(workers[i % 2], "shared", 4, now + i * 0.01).allowed for i in range(6)]
+    allowed = [decide(workers[i % 2], "shared", 4, now + i * 0.01, held[i % 2]).allowed for i in range(6)]
     assert allowed == [True] * 4 + [False] * 2
-    assert decide(workers[0], "other", 4, now).allowed
+    assert decide(workers[0], "other", 4, now, held[0]).allowed
     later = now + 3 * WINDOW_SECONDS
-    assert decide(workers[1], "shared", 4, later).allowed  # old windows are pruned as the minute turns
+    assert decide(workers[1], "shared", 4, later, held[1]).allowed  # old windows are pruned as the minute turns
+    for conn in held:
+        if conn is not None:
+            assert conn.get_execution_options()["isolation_level"] == "AUTOCOMMIT"  # still reading without BEGIN
+            conn.close()
     from sqlalchemy import text
 
     with owner.connect() as conn:
