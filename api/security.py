@@ -163,7 +163,8 @@ class PendingCheck:
     On a read route (GET, HEAD) the check of a key this process has seen defers the keys'
     version to the handler's own version read (api/keystore.py KeyCache): one statement
     instead of two. Whatever happens, the version is read before the answer leaves and
-    before anything is written (store.transactions.transactional), and when it moved the
+    before any data is written (store.transactions.transactional; the rate-limit count,
+    which counts the request itself, does not wait: api/ratelimit.py), and when it moved the
     handler's work is dropped and the request starts over: the key checked afresh (401 if
     it no longer holds, its new tier and limits if they changed), then the handler again.
     Same snapshot rule as before: the keys are read in the statement that reads the data,
