@@ -243,9 +243,10 @@ class Rider:
     connection's `rider` attribute: api/services.py LazyConnection). The next `newest_ids`
     on that connection reads the rider's parts in the same statement, so the check costs
     no round trip of its own; `settle` reads them alone when no such statement came, and
-    `store.transactions.transactional` does so before any write. Either way the parts are
-    read before anything is written or answered, and `VersionMoved` is raised when they
-    differ from `expected`."""
+    `store.transactions.transactional` does so before any write of data. Either way the
+    parts are read before data is written or anything is answered, and `VersionMoved` is
+    raised when they differ from `expected`. (A writer may choose not to wait: the
+    rate-limit count on Postgres counts the request itself, api/ratelimit.py.)"""
 
     __slots__ = ("parts", "expected", "moved")
 
