@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from models.features import FEATURE_NAMES, compute_features
+from models.features import FEATURE_NAMES, compute_features, market_breadth_by_day
 from models.layer1 import empirical_p_up_series
 
 PRICE_COLUMNS = ["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]
@@ -21,7 +21,9 @@ def build_panel(prices: pd.DataFrame, horizon: int = 1, sentiment: pd.DataFrame 
                 market_sentiment: pd.Series | None = None, layer1: pd.DataFrame | None = None) -> pd.DataFrame:
     """`prices`: PRICE_COLUMNS (bid/ask/high/low may be NaN). `sentiment`: symbol, date,
     score. `market_sentiment`: score by date. `layer1`: symbol, date, p_up (missing rows
-    use the empirical fallback, which is also what layer1=None means)."""
+    use the empirical fallback, which is also what layer1=None means). The market breadth
+    input is worked out from `prices` across instruments, so `prices` must hold every
+    instrument of the market on the days it covers, not a selection."""
     frame = prices.copy()
     for column in ("bid", "ask", "high", "low"):
         frame[column] = frame[column].astype(float) if column in frame else np.nan
@@ -32,6 +34,7 @@ def build_panel(prices: pd.DataFrame, horizon: int = 1, sentiment: pd.DataFrame 
     else:
         frame["sentiment"] = 0.0
     frame["market_sentiment"] = frame["date"].map(market_sentiment) if market_sentiment is not None else 0.0
+    frame["market_breadth"] = frame["date"].map(market_breadth_by_day(frame)) if len(frame) else 0.0
     if layer1 is not None and len(layer1):
         frame = frame.merge(layer1.rename(columns={"p_up": "layer1_p_up"})[["symbol", "date", "layer1_p_up"]],
                             on=["symbol", "date"], how="left")

@@ -12,6 +12,7 @@ from reports.format import METRIC_LABELS, metric_value
 
 # t1_features: how each feature reads (fractions as percentages, the rest as numbers)
 FEATURE_FORMATS = {"rsi_14": fmt_number, "bollinger_pct_b": fmt_number, "bollinger_bandwidth": fmt_pct,
+                   "market_breadth": fmt_number,
                    "momentum_5": fmt_pct, "momentum_20": fmt_pct, "momentum_60": fmt_pct, "close_location": fmt_number,
                    "return_1d": fmt_pct, "volatility_20": fmt_pct, "volume_ratio_20": fmt_number,
                    "zero_volume_share_20": fmt_pct, "spread_pct": fmt_pct, "sentiment": fmt_number,

@@ -13,6 +13,7 @@ def panel(closes, volumes=None, bid=None, ask=None, high=None, low=None, **extra
                          "high": high if high is not None else [np.nan] * n, "low": low if low is not None else [np.nan] * n,
                          "sentiment": extra.get("sentiment", [np.nan] * n),
                          "market_sentiment": extra.get("market_sentiment", [0.2] * n),
+                         "market_breadth": extra.get("market_breadth", [0.1] * n),
                          "layer1_p_up": extra.get("layer1_p_up", [0.55] * n)}, dtype=float)
 
 
@@ -87,6 +88,25 @@ def test_sentiment_and_layer1_pass_through() -> None:
     assert f.sentiment(p).tolist() == [0.0, -0.3]
     assert f.market_sentiment(p).tolist() == [0.2, 0.2]
     assert f.layer1_p_up(p).tolist() == [0.4, 0.6]
+
+
+def test_market_breadth_counts_advancers_and_decliners_of_each_day() -> None:
+    day1, day2, day3 = pd.Timestamp("2026-01-05"), pd.Timestamp("2026-01-06"), pd.Timestamp("2026-01-07")
+    prices = pd.DataFrame([
+        ("AAA", day1, 10.0, 100), ("AAA", day2, 11.0, 100), ("AAA", day3, 10.5, 100),  # up, then down
+        ("BBB", day1, 5.0, 100), ("BBB", day2, 4.0, 100), ("BBB", day3, 4.0, 0),      # down, then no trade
+        ("CCC", day1, 2.0, 100), ("CCC", day2, 2.5, 0), ("CCC", day3, 2.6, 100),      # a moved close without a trade: not an advance
+        ("DDD", day2, 7.0, 100), ("DDD", day3, 7.7, np.nan),                          # listed on day 2; unknown volume counts as traded
+    ], columns=["symbol", "date", "close", "volume"])
+    breadth = f.market_breadth_by_day(prices.sample(frac=1, random_state=3))  # order of rows does not matter
+    assert breadth[day1] == 0.0  # nobody has a previous close
+    assert breadth[day2] == pytest.approx((1 - 1) / 4)  # AAA up, BBB down, CCC not traded, DDD new
+    assert breadth[day3] == pytest.approx((2 - 1) / 4)  # CCC and DDD up, AAA down, BBB not traded
+    later = prices.copy()
+    later.loc[later["date"] == day3, "close"] *= 3  # a later day changes nothing before it
+    assert f.market_breadth_by_day(later)[[day1, day2]].tolist() == breadth[[day1, day2]].tolist()
+    p = panel([1.0, 1.0], market_breadth=[0.25, -0.5])
+    assert f.market_breadth(p).tolist() == [0.25, -0.5]
 
 
 def test_no_feature_looks_ahead() -> None:
