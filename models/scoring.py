@@ -6,8 +6,9 @@ stored when the stage runs. Layer 1 values are cached per (instrument, day, mode
 horizon) in `layer1_forecasts`, so a day is computed once; history days without a cached
 value use the empirical fallback inside the panel.
 
-Retraining: a new model is trained when none exists or when at least 5 trading days have
-passed since the last one was trained: warm-started from the previous model's boosters
+Retraining: a new model is trained when none exists, when the last one was trained on
+another feature list than the registry's (a full refit), or when at least 5 trading days
+have passed since the last one was trained: warm-started from the previous model's boosters
 on the latest 250 trading days, with a full refit on all history every 120 trading days. Each model is registered in `model_runs` (train
 window, features, parameters, parent for warm starts, layer-1 backend) and its boosters
 are kept under `<models_dir>/<model_id>/`.
@@ -102,13 +103,16 @@ def ensure_model(conn: Connection, settings: Settings, panel: pd.DataFrame, day:
                  backend: Layer1Backend, horizon: int) -> tuple[str, RiskModel, dict | None]:
     """The model to score `day` with, training a new one first when it is due."""
     current = latest_model(conn)
-    due = current is None or calendar.trading_days_between(current["train_end"], day) >= RETRAIN_EVERY
+    # A model trained on another feature list (an upgrade changed the registry) would read
+    # today's columns with yesterday's meanings: it is replaced by a full refit at once.
+    changed = current is not None and list(current["feature_names"] or []) != FEATURE_NAMES
+    due = current is None or changed or calendar.trading_days_between(current["train_end"], day) >= RETRAIN_EVERY
     if not due:
         return current["model_id"], load_model(current["artifact_path"]), None
     train = panel[panel["forward_return"].notna() & (panel["label_end"] < day)].sort_values(["date", "symbol"], kind="stable")
     if len(train) < 500:
         raise_not_ready(len(train))
-    full = current is None or calendar.trading_days_between(_last_full_end(conn, current), day) >= FULL_REFIT_EVERY
+    full = current is None or changed or calendar.trading_days_between(_last_full_end(conn, current), day) >= FULL_REFIT_EVERY
     config = WalkForwardConfig(horizon=horizon)
     parent = None if full else load_model(current["artifact_path"])
     if not full:

@@ -14,7 +14,7 @@ from models.features import FEATURE_NAMES
 from pipeline.runner import run_stage
 from store import tables
 from store.engine import service_engine
-from store.history import current_rows
+from store.history import append_history, current_rows
 
 DAY = date(2026, 11, 13)
 
@@ -62,6 +62,28 @@ def test_features_then_predict_then_warm_retrain(settings: Settings) -> None:
     assert child["parent_model_id"] == run["model_id"]
     metrics = {m["metric"] for m in warm.tables["metrics"]}
     assert {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error"} <= metrics
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_model_of_an_older_feature_list_is_replaced_by_a_full_refit(settings: Settings) -> None:
+    engine = service_engine(settings)
+    next_day = default_calendar().add_trading_days(DAY, 1)
+    backfill(engine, settings, 45, next_day, with_text=False)
+    run_stage("t1_features", DAY, settings=settings)
+    run_stage("t1_predict", DAY, settings=settings)
+    older = [("bollinger_bandwidth" if n == "market_breadth" else n) for n in FEATURE_NAMES]  # feature set core14-v2
+    with engine.begin() as conn:
+        (run,) = current_rows(conn, tables.model_runs)
+        append_history(conn, tables.model_runs, [{**{k: v for k, v in run.items() if k in tables.model_runs.c and k not in (
+            "recorded_at", "superseded_at", "id")}, "feature_names": older}])
+        assert current_rows(conn, tables.model_runs)[0]["feature_names"] == older
+
+    run_stage("t1_features", next_day, settings=settings)
+    upgraded = run_stage("t1_predict", next_day, settings=settings)  # one day later: not due by age
+    assert upgraded.summary["retrained"] is True and upgraded.summary["warm_start"] is False
+    with engine.connect() as conn:
+        latest = max(current_rows(conn, tables.model_runs), key=lambda r: r["train_end"])
+    assert latest["train_end"] == next_day and latest["feature_names"] == FEATURE_NAMES
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
