@@ -18,6 +18,7 @@ def tune(train: pd.DataFrame, config, base_params: dict, folds: int = 3) -> dict
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    names = list(config.features or FEATURE_NAMES)
     dates = sorted(train["date"].unique())
     edges = [dates[int(len(dates) * k / (folds + 1))] for k in range(1, folds + 1)] + [dates[-1]]
 
@@ -34,9 +35,9 @@ def tune(train: pd.DataFrame, config, base_params: dict, folds: int = 3) -> dict
             valid = train[(train["date"] >= start) & (train["date"] < end)]
             if len(fit) < 500 or len(valid) < 100:
                 continue
-            model = RiskModel(params=params).fit(fit[FEATURE_NAMES].to_numpy(float), fit["forward_return"].to_numpy(float),
+            model = RiskModel(params=params).fit(fit[names].to_numpy(float), fit["forward_return"].to_numpy(float),
                                                  max(50, config.full_rounds // 2))
-            _, p = model.predict(valid[FEATURE_NAMES].to_numpy(float))
+            _, p = model.predict(valid[names].to_numpy(float))
             up = (valid["forward_return"] > 0).to_numpy(float)
             p = np.clip(p, 1e-6, 1 - 1e-6)
             losses.append(float(-np.mean(up * np.log(p) + (1 - up) * np.log(1 - p))))

@@ -70,6 +70,10 @@ class WalkForwardConfig:
     calibration_share: float = 0.0
     regressor: bool = False
     params: dict = field(default_factory=dict)  # LightGBM parameters over DEFAULT_PARAMS
+    # The model's inputs, columns of the panel: None is the registry (models/features.py).
+    # Another list is for screening candidate inputs on an early span only
+    # (benchmarks/feature_screen.py); the live pipeline always uses the registry.
+    features: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -132,7 +136,8 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
     day_number = data["day_number"].to_numpy()
     label_day = data["label_day"].to_numpy()
     labelled = data["forward_return"].notna().to_numpy()
-    X_all = data[FEATURE_NAMES].to_numpy(float)
+    names = list(config.features or FEATURE_NAMES)
+    X_all = data[names].to_numpy(float)
     y_all = data["forward_return"].to_numpy(float)
     day_start = np.searchsorted(day_number, np.arange(len(dates) + 1))  # rows of day d: day_start[d]:day_start[d+1]
     outputs, models = [], []
@@ -189,7 +194,7 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
         if scored_block:  # warm-up models (calibration history only) are counted, not listed
             models.append(TrainedModel(dates[block_start], train_end, training_count, not full, dict(params),
                                        model.classifier.num_trees(), calibration is not None,
-                                       model.importances(FEATURE_NAMES)))
+                                       model.importances(names)))
         else:
             warmup += 1
         if config.calibrate:

@@ -138,3 +138,14 @@ def test_zero_warm_rounds_keep_the_parent_boosters() -> None:
     child = RiskModel().fit(X[:700], y[:700], 0, warm_from=parent)
     assert child.classifier is parent.classifier and child.regressor is parent.regressor and child.platt == parent.platt
     np.testing.assert_array_equal(child.predict(X)[1], parent.predict(X)[1])
+
+
+def test_a_screened_feature_list_is_what_the_model_reads() -> None:
+    from models.features import FEATURE_NAMES
+
+    panel = synthetic_panel(instruments=20, days=220, signal=1.0)  # the signal lives in `sentiment`
+    panel["noise"] = np.random.default_rng(3).normal(size=len(panel))
+    without = tuple("noise" if n == "sentiment" else n for n in FEATURE_NAMES)
+    result = walk_forward(panel, WalkForwardConfig(**{**CONFIG.__dict__, "features": without}))
+    assert set(result.models[0].importances) == set(without)
+    assert abs(_accuracy(result) - 0.5) < 0.03  # the planted signal is not read any more

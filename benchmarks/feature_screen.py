@@ -1,0 +1,167 @@
+"""Screen candidate inputs and settings of the walk-forward on an early span only.
+
+Each variant is the registry's 14 inputs (models/features.py) with some slots swapped for
+candidate columns, and/or WalkForwardConfig fields or LightGBM parameters changed; each
+runs the project's walk-forward (models/walkforward.py, rolling calibration included) on
+the same rows, and prints binary accuracy (calibrated P(up) > 0.5, and the raw score > 0
+beside it), 3-class accuracy, movers, MAE beside zero, the ICs, per year, and the gain
+share of each input. This is the tool for choosing; benchmarks/model_quality.py is the
+tool for confirming, on a span the choice never saw (docs/model.md says which is which).
+
+    python benchmarks/feature_screen.py                      # the third round's variants, NSE 2008-2011
+    python benchmarks/feature_screen.py --jobs 16 --variant 'mine momentum_20=r60 cfg:full_rounds=200'
+
+A variant is `NAME SLOT=CANDIDATE ... cfg:FIELD=JSON ... p:PARAM=JSON`; swaps apply to the
+registry's list at once (so two swaps can exchange inputs). Candidates (CANDIDATES) are
+computed per instrument from data dated on or before the row's day, or across instruments
+from the same day only. Variants run in parallel processes (`--jobs`, one core each).
+The last line is one JSON object with every variant's figures.
+"""
+from __future__ import annotations
+
+import os
+
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")  # one core per variant: BLAS threads would fight over them
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import multiprocessing  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+from datetime import date  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from model_quality import SHARED_DATA, daily_ic, load_nse, three_class  # noqa: E402
+
+# Round three (docs/model.md): where the market's move of the day goes, and what else the
+# reference has that the registry has not.
+DEFAULT_VARIANTS = [
+    "core14-v3",
+    "core14-v2 market_breadth=bollinger_bandwidth",
+    "return-instead market_breadth=market_return",
+    "breadth-for-momentum20 market_breadth=bollinger_bandwidth momentum_20=market_breadth",
+    "breadth-for-rsi market_breadth=bollinger_bandwidth rsi_14=market_breadth",
+    "breadth-for-pctb market_breadth=bollinger_bandwidth bollinger_pct_b=market_breadth",
+    "plus-breadth-lag momentum_20=market_breadth_lag1",
+    "r60-for-momentum20 momentum_20=r60",
+    "r3-for-momentum5 momentum_5=r3",
+    "r2-for-rsi rsi_14=r2",
+    "r10-for-pctb bollinger_pct_b=r10",
+    "logadv-for-zero-volume zero_volume_share_20=log_adv20",
+    "refit-every-60 cfg:full_refit_every=60",
+    "calibration-250-days cfg:calibration_days=250",
+    "reference-capacity p:num_leaves=31 p:learning_rate=0.03 cfg:full_rounds=300",
+    "leaves-7 p:num_leaves=7",
+]
+
+
+def candidates(panel: pd.DataFrame) -> pd.DataFrame:
+    """Candidate columns beside the registry's: the bandwidth, the reference's returns and
+    log ADV20, the equal-weighted return of the instruments that traded, yesterday's breadth."""
+    from models.features import bollinger_bandwidth
+
+    panel = panel.sort_values(["symbol", "date"]).reset_index(drop=True)
+    by_symbol = panel.groupby("symbol", sort=False)
+    close = panel["close"].astype(float)
+    for k in (2, 3, 10, 60):
+        panel[f"r{k}"] = close / by_symbol["close"].shift(k) - 1
+    panel["log_adv20"] = np.log1p(panel["adv_20"])
+    panel["bollinger_bandwidth"] = by_symbol[["close"]].apply(bollinger_bandwidth).reset_index(level=0, drop=True)
+    traded = ~(panel["volume"].astype(float) == 0)
+    panel["market_return"] = panel["date"].map(panel["return_1d"].where(traded).groupby(panel["date"]).mean())
+    breadth = panel.groupby("date")["market_breadth"].first()
+    panel["market_breadth_lag1"] = panel["date"].map(breadth.shift(1))
+    return panel
+
+
+def parse(variant: str) -> tuple[str, dict, dict, dict]:
+    name, *items = variant.split()
+    swaps, config, params = {}, {}, {}
+    for item in items:
+        key, value = item.split("=", 1)
+        if key.startswith("cfg:"):
+            config[key[4:]] = json.loads(value)
+        elif key.startswith("p:"):
+            params[key[2:]] = json.loads(value)
+        else:
+            swaps[key] = value
+    return name, swaps, config, params
+
+
+_PANEL: pd.DataFrame | None = None  # the worker's copy (inherited on fork)
+
+
+def run(variant: str, start: date, end: date) -> dict:
+    from models.features import FEATURE_NAMES
+    from models.walkforward import WalkForwardConfig, walk_forward
+
+    name, swaps, config, params = parse(variant)
+    unknown = [s for s in swaps if s not in FEATURE_NAMES] + [c for c in swaps.values() if c not in _PANEL]
+    if unknown:
+        raise SystemExit(f"error: variant {name}: unknown slot or candidate {unknown}")
+    names = tuple(swaps.get(n, n) for n in FEATURE_NAMES)
+    started = time.perf_counter()
+    result = walk_forward(_PANEL, WalkForwardConfig(first_test_date=start, features=names, params=params, **config))
+    p = result.predictions
+    p = p[(p["date"] >= start) & (p["date"] <= end) & p["forward_return"].notna()]
+    moved = p[p["forward_return"] != 0]
+    up = moved["forward_return"] > 0
+    movers = moved[moved["forward_return"].abs() > 0.02]
+    years = {int(y): round(100 * float(((g["p_up"] > 0.5) == (g["forward_return"] > 0)).mean()), 2)
+             for y, g in moved.groupby(pd.to_datetime(moved["date"]).dt.year)}
+    gain = pd.DataFrame([m.importances for m in result.models]).mean().round(3).to_dict()
+    return {"variant": variant, "name": name, "moved_rows": int(len(moved)),
+            "binary": round(100 * float(((moved["p_up"] > 0.5) == up).mean()), 2),
+            "binary_raw_score": round(100 * float(((moved["raw_score"] > 0) == up).mean()), 2),
+            "three_class": round(100 * float((p["predicted_class"] == three_class(p["forward_return"])).mean()), 2),
+            "movers": round(100 * float(((movers["p_up"] > 0.5) == (movers["forward_return"] > 0)).mean()), 2),
+            "mae": round(float((p["predicted_return"] - p["forward_return"]).abs().mean()), 6),
+            "mae_zero": round(float(p["forward_return"].abs().mean()), 6),
+            "ic_p_up": round(daily_ic(p, "p_up"), 4), "ic_expected": round(daily_ic(p, "expected_return"), 4),
+            "binary_by_year": years, "gain_share": gain, "seconds": round(time.perf_counter() - started, 1)}
+
+
+def main() -> None:
+    global _PANEL
+    from models.dataset import build_panel
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nse", default=None, help="folder of NSE daily files")
+    parser.add_argument("--from", dest="start", default="2008-01-01", help="first scored day (early span: 2008-01-01)")
+    parser.add_argument("--to", dest="end", default="2011-12-31", help="last scored day (early span: 2011-12-31)")
+    parser.add_argument("--variant", action="append", default=None, help="a variant (repeatable); default: the third round's")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="variants run at once")
+    args = parser.parse_args()
+    folder = Path(args.nse or SHARED_DATA / "nse-kenya" / "daily")
+    if not folder.is_dir():
+        raise SystemExit(f"error: no NSE daily files at {folder} (set --nse or MARKETINTEL_SHARED_DATA)")
+    start, end = date.fromisoformat(args.start), date.fromisoformat(args.end)
+    if end.year >= 2012:
+        print("warning: 2012 and later are the confirmation span (docs/model.md): choosing there flatters", file=sys.stderr)
+    started = time.perf_counter()
+    prices = load_nse(folder)
+    dates = sorted(prices["date"].unique())
+    label_cut = next((d for d in dates if d > end), end)
+    prices = prices[prices["date"] <= label_cut]  # nothing after the last scored day's label is read
+    _PANEL = candidates(build_panel(prices, horizon=1))
+    variants = args.variant or DEFAULT_VARIANTS
+    with ProcessPoolExecutor(max_workers=min(args.jobs, len(variants)), mp_context=multiprocessing.get_context("fork")) as pool:
+        results = list(pool.map(run, variants, [start] * len(variants), [end] * len(variants)))
+    print(f"NSE scored {start} to {end}, {results[0]['moved_rows']} moved rows; binary = calibrated P(up) > 0.5")
+    print(f"{'variant':<26}{'binary':>8}{'raw':>8}{'3-cl':>8}{'movers':>8}{'MAE':>10}{'zero':>10}{'IC p':>8}{'IC e':>8}  by year")
+    for r in results:
+        print(f"{r['name']:<26}{r['binary']:>8.2f}{r['binary_raw_score']:>8.2f}{r['three_class']:>8.2f}{r['movers']:>8.2f}"
+              f"{r['mae']:>10.5f}{r['mae_zero']:>10.5f}{r['ic_p_up']:>8.3f}{r['ic_expected']:>8.3f}  "
+              + " ".join(f"{v:.2f}" for v in r["binary_by_year"].values()))
+    print(json.dumps({"benchmark": "feature_screen", "from": start.isoformat(), "to": end.isoformat(), "variants": results,
+                      "wall_seconds": round(time.perf_counter() - started, 1)}))
+
+
+if __name__ == "__main__":
+    main()
