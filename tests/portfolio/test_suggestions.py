@@ -42,8 +42,11 @@ def _events(engine, sid):  # noqa: ANN001
                                               .order_by(tables.suggestion_events.c.id))]
 
 
-def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store) -> None:
+def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store, monkeypatch: pytest.MonkeyPatch) -> None:
     engine, settings, acme, other = store
+    # The stage reads the clock: it runs on Monday morning, before the suggestions expire at
+    # Monday's close (a re-run after the close rightly expires them: test_reject_unknown_foreign_and_expired).
+    monkeypatch.setattr(suggestions, "utc_now", lambda: MORNING)
     result = run_stage("t2_suggestions", MONDAY, settings=settings)
     assert result.summary["signals_from"] == "2026-11-20" and result.summary["suggestions"] == 1
     (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
