@@ -83,7 +83,9 @@ def test_the_same_day_again_adds_nothing(exchange: Settings) -> None:
 def test_different_content_for_a_past_day_is_a_new_version(exchange: Settings, site: SimulatorSite) -> None:
     deliver(exchange)
     first_seen = datetime.now(timezone.utc)
-    site.market = SimulatedMarket(seed=7, size=60, news_signal=0.3)  # same listings, revised prices
+    revised_market = SimulatedMarket(seed=7, size=60, news_signal=0.3)  # same listings, revised prices
+    revised_market.day(DAY)  # generated here (over a second on a slow machine), not inside a request with a 0.5 s timeout
+    site.market = revised_market
     revised = deliver(exchange)
     assert revised.inserted["deliveries"] == 1 and revised.inserted["eod_prices"] > 0
     assert count(exchange, tables.eod_prices) == 59 + revised.inserted["eod_prices"]
