@@ -20,6 +20,11 @@ already known (`window` rows from the previous blocks, never the block itself):
   return in it) is kept beside it; its information coefficient is reported too, as it
   ranks every row while the median is 0 for many.
 
+The same rule serves the walk-forward (models/walkforward.py, one calibration per 5-day
+block) and the live stage (models/scoring.py, one per day): `in_window` says which
+out-of-sample scores may calibrate a block, and `score_rows` turns a model, its rows and
+the calibration into the outputs both store.
+
 scikit-learn does the fitting (LogisticRegression); the project's definitions of the
 classes and moves (metrics.FLAT_BAND, "moved" = return != 0) are kept because they are
 what every reported figure uses.
@@ -27,15 +32,46 @@ what every reported figure uses.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from models.metrics import FLAT_BAND
 
+if TYPE_CHECKING:
+    from models.risk import RiskModel
+
 CLASS_INPUTS = ["zero_volume_share_20", "volatility_20", "volume_ratio_20", "return_1d"]
 QUANTILE_LEVELS = np.linspace(0, 1, 21)
 MIN_ROWS = 500  # fewer calibration rows than this: no recalibration (the model's own Platt is used)
+
+
+def in_window(day_number: np.ndarray, label_day: np.ndarray, block_start: int, calibration_days: int,
+              embargo_days: int) -> np.ndarray:
+    """Which earlier out-of-sample rows may calibrate the block that starts on trading day
+    `block_start` (positions among the trading days): rows dated within the last
+    `calibration_days` trading days whose label was known before the block, less the
+    embargo (the purge training uses, models/walkforward.training_rows)."""
+    cutoff = max(0, block_start - embargo_days)
+    return (np.asarray(label_day) < cutoff) & (np.asarray(day_number) >= block_start - calibration_days)
+
+
+def score_rows(model: "RiskModel", X: np.ndarray, frame: pd.DataFrame, calibration: "Calibration | None"
+               ) -> dict[str, np.ndarray]:
+    """A risk model's outputs for rows `X` (`frame`: the same rows with the class inputs).
+    Calibrated: P(up), the class probabilities, the 3-class prediction, the predicted
+    return (conditional median) and the expected return (conditional mean) come from
+    `calibration`. Without one (too few earlier out-of-sample rows): the booster's own
+    probability, predicted and expected returns of 0 unless the model has its own
+    regressor, and no class prediction. `raw_score` is always kept: it is what later
+    calibrations are fitted on."""
+    predicted_return, p_up = model.predict(X)
+    raw = model.raw_score(X)
+    out = {"predicted_return": predicted_return, "expected_return": predicted_return.copy(), "p_up": p_up, "raw_score": raw}
+    if calibration is not None:
+        out.update(calibration.apply(raw, frame))
+    return out
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -75,6 +111,8 @@ class Calibration:
     part_means: dict | None = None
     part_quantiles: dict | None = None  # each part's returns at QUANTILE_LEVELS
 
+    rows: int = 0  # the window's rows (labelled, moved or not)
+
     @classmethod
     def fit(cls, raw: np.ndarray, frame: pd.DataFrame, forward_return: np.ndarray) -> "Calibration | None":
         from sklearn.linear_model import LogisticRegression
@@ -97,7 +135,7 @@ class Calibration:
             values = forward_return[labels == k]
             means[int(k)] = float(values.mean())
             quantiles[int(k)] = np.quantile(values, QUANTILE_LEVELS)
-        return cls(binary, parts, None if parts is None else parts.classes_, (mean, sd), means, quantiles)
+        return cls(binary, parts, None if parts is None else parts.classes_, (mean, sd), means, quantiles, len(raw))
 
     def apply(self, raw: np.ndarray, frame: pd.DataFrame) -> dict[str, np.ndarray]:
         """p_up (P(up | moves)), p_down3 / p_flat3 / p_up3 (3-class), predicted_class,

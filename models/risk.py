@@ -1,12 +1,17 @@
-"""Layer 2, the risk model: LightGBM on the 14 features, two boosters: a regressor of the
-forward return on every row (Huber loss: thin markets have jumps) and a binary classifier
+"""Layer 2, the risk model: LightGBM on the 14 features. Its core is a binary classifier
 of the direction on the rows whose close moved, so P(up) means "up, given that it moves"
 (in a thin market half the days do not move at all, and "higher or not" would mostly
-predict "no trade"). The classifier is fitted on the earlier 80% of the moved rows and
-its probability calibrated with Platt scaling on the most recent 20%, which it has not
-seen, so that a Score of 70 means "up about 70% of the time" (one classifier fit per
-retrain instead of two; the calibration rows still shape the regressor). `fit` can continue boosting from a previous
-model (`warm_from`): that is the warm start of the weekly retrain.
+predict "no trade"). Its raw score is turned into P(up), the down / flat / up
+probabilities and the predicted return by the rolling out-of-sample calibration of
+models/calibration.py, in the walk-forward and in the live stage alike.
+
+The recipe (chosen on the NSE early span, docs/model.md): the classifier sees every moved
+row (`CALIBRATION_SHARE` 0: no rows held out for an in-model Platt scaling) and no return
+regressor is fitted (`REGRESSOR` False: the predicted return is read off the calibrated
+probabilities). Both options remain for screening: a share > 0 fits the classifier on the
+earlier rows and Platt-scales it on the most recent ones; `regressor=True` adds a Huber
+regressor of the forward return on every row. `fit` can continue boosting from a previous
+model (`warm_from`), or keep it as it is (`rounds=0`).
 """
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ DEFAULT_PARAMS = {
     # about 4x slower (measured); one thread is also the simplest way to stay deterministic.
     "num_threads": 1,
 }
+CALIBRATION_SHARE = 0.0  # share of the newest moved rows held out for an in-model Platt scaling
+REGRESSOR = False  # whether a forward-return regressor is fitted beside the classifier
 
 
 @dataclass
@@ -34,7 +41,7 @@ class RiskModel:
     training_rows: int = 0
 
     def fit(self, X: np.ndarray, forward_return: np.ndarray, rounds: int, warm_from: "RiskModel | None" = None,
-            calibration_share: float = 0.2, regressor: bool = True) -> "RiskModel":
+            calibration_share: float = CALIBRATION_SHARE, regressor: bool = REGRESSOR) -> "RiskModel":
         """`calibration_share`: the most recent share of the moved rows held out for the
         Platt calibration (0: the classifier sees every row and the caller calibrates out of
         sample, as the walk-forward does with models/calibration.py). The boosters keep no
@@ -100,13 +107,15 @@ def _platt(raw: np.ndarray, y: np.ndarray, steps: int = 50) -> tuple[float, floa
 
 
 def save_model(model: RiskModel, folder) -> None:  # noqa: ANN001
-    """Write both boosters and the calibration to `folder` (created)."""
+    """Write the boosters (the regressor only where the model has one) and the in-model
+    Platt scaling to `folder` (created)."""
     import json
     from pathlib import Path
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    model.regressor.save_model(str(folder / "regressor.txt"))
+    if model.regressor is not None:
+        model.regressor.save_model(str(folder / "regressor.txt"))
     model.classifier.save_model(str(folder / "classifier.txt"))
     (folder / "model.json").write_text(json.dumps({"params": model.params, "platt": model.platt,
                                                    "training_rows": model.training_rows}, indent=2, default=str))
@@ -118,6 +127,7 @@ def load_model(folder) -> RiskModel:  # noqa: ANN001
 
     folder = Path(folder)
     meta = json.loads((folder / "model.json").read_text())
-    return RiskModel(params=meta["params"], regressor=lgb.Booster(model_file=str(folder / "regressor.txt")),
+    regressor = folder / "regressor.txt"
+    return RiskModel(params=meta["params"], regressor=lgb.Booster(model_file=str(regressor)) if regressor.exists() else None,
                      classifier=lgb.Booster(model_file=str(folder / "classifier.txt")),
                      platt=tuple(meta["platt"]), training_rows=meta["training_rows"])

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from models.features import FEATURE_NAMES
-from models.risk import DEFAULT_PARAMS, RiskModel
+from models.risk import CALIBRATION_SHARE, DEFAULT_PARAMS, REGRESSOR, RiskModel
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +67,21 @@ class WalkForwardConfig:
     # against 57.93% with a 20% hold-out) and no regressor (the predicted return comes
     # from the calibrated probabilities; blocks before any calibration predict 0 and use
     # the booster's uncalibrated probability).
-    calibration_share: float = 0.0
-    regressor: bool = False
+    calibration_share: float = CALIBRATION_SHARE
+    regressor: bool = REGRESSOR
     params: dict = field(default_factory=dict)  # LightGBM parameters over DEFAULT_PARAMS
     # The model's inputs, columns of the panel: None is the registry (models/features.py).
     # Another list is for screening candidate inputs on an early span only
     # (benchmarks/feature_screen.py); the live pipeline always uses the registry.
     features: tuple[str, ...] | None = None
+
+
+def run_params(params: dict, config: WalkForwardConfig) -> dict:
+    """What is stored of a model's recipe with each model run (`model_runs.params`): its
+    LightGBM parameters, the classifier's hold-out share and whether a regressor was fitted.
+    The live stage refits in full when its stored model was trained under another hold-out
+    share or regressor setting (models/scoring.ensure_model)."""
+    return {**params, "calibration_share": config.calibration_share, "regressor": config.regressor}
 
 
 @dataclass
@@ -124,7 +132,7 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
     """Predictions for every row from `first_test_date` (or `min_train_days`) on. Memory:
     only the previous model (for the warm start) and the calibration window's scores are
     carried from block to block (boosters keep no training data)."""
-    from models.calibration import Calibration
+    from models.calibration import Calibration, in_window, score_rows
 
     started = time.perf_counter()
     dates = sorted(data["date"].unique())
@@ -175,21 +183,19 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
             last_full = block_start
         previous = model
         rows = np.arange(day_start[block_start], day_start[min(block_start + config.retrain_every, len(dates))])
-        Xb = X_all[rows]
-        predicted_return, p_up = model.predict(Xb)
-        raw = model.raw_score(Xb)
         block = data.iloc[rows]
-        out = {"predicted_return": predicted_return, "p_up": p_up, "raw_score": raw}
         calibration = None
         if config.calibrate and recent_rows:
             window_rows = np.concatenate(recent_rows)
             window_raw = np.concatenate(recent_raw)
-            known = labelled[window_rows] & (label_day[window_rows] < cutoff) & (day_number[window_rows] >= block_start - config.calibration_days)
+            known = labelled[window_rows] & in_window(day_number[window_rows], label_day[window_rows], block_start,
+                                                      config.calibration_days, config.embargo_days)
             if known.sum() >= 500:
                 frame = data.iloc[window_rows[known]]
                 calibration = Calibration.fit(window_raw[known], frame, y_all[window_rows[known]])
-        if calibration is not None:
-            out.update(calibration.apply(raw, block))
+        out = score_rows(model, X_all[rows], block, calibration)
+        out["calibration_rows"] = np.full(len(rows), calibration.rows if calibration is not None else 0)
+        raw = out["raw_score"]
         scored_block = block_start + config.retrain_every > first_scored
         if scored_block:  # warm-up models (calibration history only) are counted, not listed
             models.append(TrainedModel(dates[block_start], train_end, training_count, not full, dict(params),
