@@ -6,12 +6,27 @@ stored when the stage runs. Layer 1 values are cached per (instrument, day, mode
 horizon) in `layer1_forecasts`, so a day is computed once; history days without a cached
 value use the empirical fallback inside the panel.
 
-Retraining: a new model is trained when none exists, when the last one was trained on
-another feature list than the registry's (a full refit), or when at least 5 trading days
-have passed since the last one was trained: warm-started from the previous model's boosters
-on the latest 250 trading days, with a full refit on all history every 120 trading days. Each model is registered in `model_runs` (train
-window, features, parameters, parent for warm starts, layer-1 backend) and its boosters
-are kept under `<models_dir>/<model_id>/`.
+The model is the one the benchmark measures (models/walkforward.py, docs/model.md): the
+same recipe, the same training rows and the same calibration rule.
+
+- Retraining: a new model is trained when none exists, when the last one was trained on
+  another feature list than the registry's or under another recipe (a full refit), or when
+  at least 5 trading days have passed since the last one was trained: with the default
+  `warm_rounds=0` the new model keeps its parent's boosters, with a full refit on all
+  history every 120 trading days. Training rows are `walkforward.training_rows`: labels
+  known before the day, less the embargo. Each model is registered in `model_runs` (train
+  window, features, parameters and recipe, parent, layer-1 backend) and its boosters are
+  kept under `<models_dir>/<model_id>/`.
+- Calibration: before scoring, the classifier's raw scores are recalibrated
+  (models/calibration.py) on the stored out-of-sample raw scores of the last 120 trading
+  days whose labels are known (`calibration.in_window`): the live record's own
+  predictions, and before it the validation record's (models/validation.py), whose
+  walk-forward follows the same recipe. P(up), the Score, the 3-class prediction and the
+  predicted return (conditional median) come from there. With fewer than 500 such moved
+  rows (a store that has neither a validation record nor two weeks of live predictions)
+  the day is scored uncalibrated, as the walk-forward's first blocks are: the booster's
+  own P(up), a predicted return of 0, and `calibration_rows` 0 on every prediction, so
+  the state is never hidden (`marketintel bootstrap` builds the validation record).
 """
 from __future__ import annotations
 
@@ -19,23 +34,24 @@ import logging
 from dataclasses import dataclass
 from datetime import date
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, Engine
 
 from market.clock import TradingCalendar
 from market.settings import Settings
+from models.calibration import Calibration, in_window, score_rows
 from models.dataset import build_panel
 from models.decisions import decide
 from models.features import FEATURE_NAMES, FEATURE_SET
 from models.layer1 import WINDOW, Layer1Backend
-from models.risk import RiskModel, load_model, save_model
+from models.risk import DEFAULT_PARAMS, RiskModel, load_model, save_model
 from models.sentiment.composite import MARKET, METHOD
-from models.walkforward import WalkForwardConfig
+from models.walkforward import WalkForwardConfig, run_params, training_rows, with_day_numbers
 from store import tables
 from store.history import append_history, current_rows
 
 log = logging.getLogger(__name__)
-RETRAIN_EVERY, FULL_REFIT_EVERY = 5, 120
 
 
 @dataclass
@@ -45,6 +61,7 @@ class DayScore:
     trained: dict | None
     importances: dict[str, float]
     track_record: dict
+    calibration_rows: int = 0  # out-of-sample rows the day's calibration was fitted on (0: uncalibrated)
 
 
 def price_panel(conn: Connection, day: date) -> pd.DataFrame:
@@ -102,33 +119,42 @@ def latest_model(conn: Connection) -> dict | None:
 def ensure_model(conn: Connection, settings: Settings, panel: pd.DataFrame, day: date, calendar: TradingCalendar,
                  backend: Layer1Backend, horizon: int) -> tuple[str, RiskModel, dict | None]:
     """The model to score `day` with, training a new one first when it is due."""
+    config = WalkForwardConfig(horizon=horizon)
     current = latest_model(conn)
     # A model trained on another feature list (an upgrade changed the registry) would read
-    # today's columns with yesterday's meanings: it is replaced by a full refit at once.
-    changed = current is not None and list(current["feature_names"] or []) != FEATURE_NAMES
-    due = current is None or changed or calendar.trading_days_between(current["train_end"], day) >= RETRAIN_EVERY
+    # today's columns with yesterday's meanings, and one trained under another recipe is not
+    # the model the benchmark measures: either is replaced by a full refit at once.
+    changed = current is not None and (list(current["feature_names"] or []) != FEATURE_NAMES
+                                       or not _same_recipe(current["params"] or {}, config))
+    due = current is None or changed or calendar.trading_days_between(current["train_end"], day) >= config.retrain_every
     if not due:
         return current["model_id"], load_model(current["artifact_path"]), None
-    train = panel[panel["forward_return"].notna() & (panel["label_end"] < day)].sort_values(["date", "symbol"], kind="stable")
+    dates = sorted(panel["date"].unique())
+    train = training_rows(panel, dates, dates.index(day) if day in dates else len(dates), config.embargo_days)
     if len(train) < 500:
         raise_not_ready(len(train))
-    full = current is None or changed or calendar.trading_days_between(_last_full_end(conn, current), day) >= FULL_REFIT_EVERY
-    config = WalkForwardConfig(horizon=horizon)
+    full = current is None or changed or calendar.trading_days_between(_last_full_end(conn, current), day) >= config.full_refit_every
     parent = None if full else load_model(current["artifact_path"])
     if not full:
         recent = sorted(train["date"].unique())[-config.warm_window_days:]
         train = train[train["date"] >= recent[0]]
-    model = RiskModel().fit(train[FEATURE_NAMES].to_numpy(float), train["forward_return"].to_numpy(float),
-                            config.full_rounds if full else config.warm_rounds, warm_from=parent)
+    model = RiskModel(params={**DEFAULT_PARAMS, **config.params}).fit(
+        train[FEATURE_NAMES].to_numpy(float), train["forward_return"].to_numpy(float),
+        config.full_rounds if full else config.warm_rounds, warm_from=parent,
+        calibration_share=config.calibration_share, regressor=config.regressor)
     model_id = f"risk-{day.isoformat()}-h{horizon}-{'full' if full else 'warm'}"
     folder = settings.models_dir / model_id
     save_model(model, folder)
     run = {"model_id": model_id, "kind": "risk", "parent_model_id": None if full else current["model_id"],
            "train_start": train["date"].min(), "train_end": day, "horizon_days": horizon,
            "layer1_backend": backend.model_id, "warm_start": not full, "training_rows": len(train),
-           "feature_names": FEATURE_NAMES, "params": model.params, "artifact_path": str(folder)}
+           "feature_names": FEATURE_NAMES, "params": run_params(model.params, config), "artifact_path": str(folder)}
     append_history(conn, tables.model_runs, [run])
     return model_id, model, run
+
+
+def _same_recipe(stored: dict, config: WalkForwardConfig) -> bool:
+    return stored.get("calibration_share") == config.calibration_share and stored.get("regressor") == config.regressor
 
 
 def _last_full_end(conn: Connection, current: dict) -> date:
@@ -146,19 +172,65 @@ def raise_not_ready(rows: int) -> None:
                         "(backfill more history: `marketintel backfill --days 260`)")
 
 
+def stored_raw_scores(conn: Connection, since: date, day: date, horizon: int) -> pd.DataFrame:
+    """symbol, date, raw_score: the out-of-sample raw score stored for each instrument and
+    trading day from `since` to before `day`, one per instrument and day: the live
+    record's where it has the day, else the validation record's; among several models'
+    predictions of one day, the latest recorded."""
+    frames = []
+    for rank, table in enumerate((tables.predictions, tables.validation_predictions)):
+        c = table.c
+        rows = current_rows(conn, table, where=[c.trading_date >= since, c.trading_date < day, c.horizon_days == horizon,
+                                                c.raw_score.is_not(None)])
+        frames.append(pd.DataFrame(rows, columns=[x.name for x in table.c]).assign(rank=rank))
+    scores = pd.concat(frames, ignore_index=True)
+    if scores.empty:
+        return pd.DataFrame(columns=["symbol", "date", "raw_score"])
+    scores = scores.sort_values(["rank", "recorded_at", "id"], ascending=[True, False, False], kind="stable")
+    scores = scores.drop_duplicates(["symbol", "trading_date"]).rename(columns={"trading_date": "date"})
+    return scores[["symbol", "date", "raw_score"]]
+
+
+def live_calibration(conn: Connection, panel: pd.DataFrame, day: date, horizon: int) -> Calibration | None:
+    """The calibration for `day`'s scores: fitted on the stored out-of-sample raw scores
+    of the rows `calibration.in_window` admits for a block starting on `day`, with their
+    labels and class inputs from the point-in-time panel; None below 500 moved rows."""
+    config = WalkForwardConfig(horizon=horizon)
+    dates = sorted(panel["date"].unique())
+    if day not in dates:
+        return None
+    block_start = dates.index(day)
+    scores = stored_raw_scores(conn, dates[max(0, block_start - config.calibration_days)], day, horizon)
+    if scores.empty:
+        return None
+    window = with_day_numbers(panel.merge(scores, on=["symbol", "date"]), dates)
+    known = window["forward_return"].notna().to_numpy() & in_window(
+        window["day_number"].to_numpy(), window["label_day"].to_numpy(), block_start, config.calibration_days,
+        config.embargo_days)
+    window = window[known].sort_values(["day_number", "symbol"], kind="stable")  # the walk-forward's order
+    if window.empty:
+        return None
+    return Calibration.fit(window["raw_score"].to_numpy(float), window, window["forward_return"].to_numpy(float))
+
+
 def score_day(conn: Connection, settings: Settings, day: date, calendar: TradingCalendar, backend: Layer1Backend,
               horizon: int = 1) -> DayScore:
     panel = feature_rows(conn, day, backend, horizon)
     store_features(conn, panel, day)
     model_id, model, trained = ensure_model(conn, settings, panel, day, calendar, backend, horizon)
+    calibration = live_calibration(conn, panel, day, horizon)
     today = panel[panel["date"] == day].copy()
-    today["predicted_return"], today["p_up"] = model.predict(today[FEATURE_NAMES].to_numpy(float))
+    scored = score_rows(model, today[FEATURE_NAMES].to_numpy(float), today, calibration)
+    for name in ("predicted_return", "expected_return", "p_up", "raw_score", "predicted_class"):
+        today[name] = scored.get(name, np.full(len(today), np.nan))
+    rows_used = calibration.rows if calibration is not None else 0
     decided = decide(today)
     append_history(conn, tables.predictions, [
         {"symbol": r.symbol, "trading_date": day, "model_id": model_id, "horizon_days": horizon,
          "predicted_return": float(r.predicted_return), "p_up": float(r.p_up), "score": float(r.score),
          "action": r.action, "weight": float(r.weight), "tercile": r.tercile, "layer1_p_up": float(r.layer1_p_up),
-         "layer1_backend": backend.model_id}
+         "layer1_backend": backend.model_id, "raw_score": float(r.raw_score), "expected_return": float(r.expected_return),
+         "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class), "calibration_rows": rows_used}
         for r in decided.itertuples()], scope=[tables.predictions.c.trading_date == day])
     record = track_record(conn, day, horizon)
     if record:
@@ -166,7 +238,7 @@ def score_day(conn: Connection, settings: Settings, day: date, calendar: Trading
             {"model_id": "live", "scope": f"live:{day.isoformat()}", "metric": name, "value": m["value"],
              "base_rate": m["base_rate"], "sample_size": m["sample_size"], "detail": {"baselines": m["baselines"]}}
             for name, m in record["metrics"].items()])
-    return DayScore(decided, model_id, trained, model.importances(FEATURE_NAMES), record)
+    return DayScore(decided, model_id, trained, model.importances(FEATURE_NAMES), record, rows_used)
 
 
 def track_record(conn: Connection, day: date, horizon: int) -> dict:
@@ -186,6 +258,7 @@ def track_record(conn: Connection, day: date, horizon: int) -> dict:
         prices[["symbol", "date", "forward_return", "last_return"]], on=["symbol", "date"]).dropna(subset=["forward_return"])
     if joined.empty:
         return {}
+    joined["predicted_class"] = pd.to_numeric(joined["predicted_class"])  # null before 0013 or uncalibrated
     moved = joined[joined["forward_return"] != 0]
     buckets = (moved.assign(bucket=(moved["score"] // 10 * 10).clip(0, 90))
                .groupby("bucket").agg(predictions=("score", "size"), mean_score=("score", "mean"),

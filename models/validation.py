@@ -43,7 +43,7 @@ from models.features import FEATURE_NAMES
 from models.layer1 import EmpiricalFallback
 from models.metrics import evaluate
 from models.scoring import price_panel, sentiment_inputs
-from models.walkforward import WalkForwardConfig, WalkForwardResult, walk_forward
+from models.walkforward import WalkForwardConfig, WalkForwardResult, run_params, walk_forward
 from store import tables
 from store.history import append_history, current_rows
 
@@ -147,7 +147,10 @@ def _store_predictions(conn: Connection, decided: pd.DataFrame, horizon: int, ba
     rows = [{"symbol": r.symbol, "trading_date": r.date, "model_id": r.model_id, "horizon_days": horizon,
              "predicted_return": float(r.predicted_return), "p_up": float(r.p_up), "score": float(r.score),
              "action": r.action, "weight": float(r.weight), "tercile": r.tercile,
-             "layer1_p_up": None if pd.isna(r.layer1_p_up) else float(r.layer1_p_up), "layer1_backend": backend}
+             "layer1_p_up": None if pd.isna(r.layer1_p_up) else float(r.layer1_p_up), "layer1_backend": backend,
+             "raw_score": float(r.raw_score), "expected_return": float(r.expected_return),
+             "calibration_rows": int(r.calibration_rows),
+             "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class)}
             for r in decided.itertuples()]
     return append_history(conn, tables.validation_predictions, rows,
                           scope=[c.trading_date >= first, c.trading_date <= last]).inserted
@@ -155,12 +158,13 @@ def _store_predictions(conn: Connection, decided: pd.DataFrame, horizon: int, ba
 
 def _store_models(conn: Connection, result: WalkForwardResult, ids: list[str], history_start: date, horizon: int,
                   backend: str) -> int:
+    config = WalkForwardConfig(horizon=horizon)  # run_walk_forward's recipe (defaults)
     rows = []
     for i, (model, model_id) in enumerate(zip(result.models, ids)):
         rows.append({"model_id": model_id, "kind": RECORD, "parent_model_id": ids[i - 1] if model.warm_start else None,
                      "train_start": history_start, "train_end": model.train_end, "horizon_days": horizon,
                      "layer1_backend": backend, "warm_start": model.warm_start, "training_rows": model.training_rows,
-                     "feature_names": FEATURE_NAMES, "params": model.params, "artifact_path": None})
+                     "feature_names": FEATURE_NAMES, "params": run_params(model.params, config), "artifact_path": None})
     return append_history(conn, tables.model_runs, rows).inserted
 
 

@@ -35,6 +35,7 @@ def run_predict(ctx: StageContext) -> StageOutcome:
         summary={"model_id": result.model_id, "retrained": result.trained is not None,
                  "warm_start": bool(result.trained and result.trained["warm_start"]),
                  "layer1": backend.model_id, "layer1_is_fallback": backend.is_fallback,
+                 "calibration_rows": result.calibration_rows,
                  "actions": day["action"].value_counts().to_dict(), "terciles": day["tercile"].value_counts().to_dict()},
         tables={
             "ranking": day[["symbol", "score", "action", "weight", "tercile", "predicted_return", "layer1_p_up"]].round(4).to_dict("records"),

@@ -250,6 +250,13 @@ def _prediction_columns() -> list[Column]:
         Column("tercile", Text()),
         Column("layer1_p_up", Double()),
         Column("layer1_backend", Text()),
+        # Since 0013: the classifier's raw score (what later calibrations are fitted on), the
+        # expected return (what the Action was decided on), the calibrated 3-class prediction
+        # and the calibration window's size (0: uncalibrated).
+        Column("raw_score", Double()),
+        Column("expected_return", Double()),
+        Column("predicted_class", Integer()),
+        Column("calibration_rows", Integer()),
     ]
 
 

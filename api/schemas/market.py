@@ -15,7 +15,9 @@ class LatestQuote(BaseModel):
     volume: int = Field(description="Shares traded on the market day (0 when it did not trade).")
     change_pct: float | None = Field(description="Close over the previous close - 1, in percent.")
     rsi: float | None = Field(description="Wilder's 14-day RSI.")
-    predicted_return: float | None = Field(description="Expected return over the horizon, a fraction (0.012 = 1.2%).")
+    predicted_return: float | None = Field(description=(
+        "Predicted return over the horizon, a fraction (0.012 = 1.2%): the median of the calibrated "
+        "distribution of the next move, 0 unless a move one way is more likely than not."))
     score: float | None = Field(description="0-100 calibrated conviction that the close rises over the horizon.")
     action: str | None = Field(description="LONG, HOLD or AVOID.")
     tercile: str | None = Field(description="TOP, MIDDLE, BOTTOM or ILLIQUID.")

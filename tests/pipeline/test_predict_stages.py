@@ -39,6 +39,7 @@ def test_features_then_predict_then_warm_retrain(settings: Settings) -> None:
     first = run_stage("t1_predict", DAY, settings=settings)
     assert first.summary["retrained"] is True and first.summary["warm_start"] is False
     assert first.summary["layer1"] == "fallback-empirical-v2"
+    assert first.summary["calibration_rows"] == 0  # no validation record and no earlier live day: uncalibrated
     ranking = first.tables["ranking"]
     assert len(ranking) == 59 and {r["tercile"] for r in ranking} <= {"TOP", "MIDDLE", "BOTTOM", "ILLIQUID"}
     assert sum(r["weight"] for r in ranking) <= 1.0 + 1e-9
@@ -64,19 +65,27 @@ def test_features_then_predict_then_warm_retrain(settings: Settings) -> None:
     assert {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error"} <= metrics
 
 
+OLDER_FEATURES = {"feature_names": [("bollinger_bandwidth" if n == "market_breadth" else n) for n in FEATURE_NAMES]}  # core14-v2
+# A model stored before the live stage took the walk-forward's recipe: Platt hold-out and
+# regressor, and no recipe in its parameters.
+OLDER_RECIPE = {"params": {"learning_rate": 0.05, "num_leaves": 15}}
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_a_model_of_an_older_feature_list_is_replaced_by_a_full_refit(settings: Settings) -> None:
+@pytest.mark.parametrize("older", [OLDER_FEATURES, OLDER_RECIPE], ids=["feature-list", "recipe"])
+def test_a_model_of_an_older_feature_list_or_recipe_is_replaced_by_a_full_refit(settings: Settings, older: dict) -> None:
     engine = service_engine(settings)
     next_day = default_calendar().add_trading_days(DAY, 1)
     backfill(engine, settings, 45, next_day, with_text=False)
     run_stage("t1_features", DAY, settings=settings)
     run_stage("t1_predict", DAY, settings=settings)
-    older = [("bollinger_bandwidth" if n == "market_breadth" else n) for n in FEATURE_NAMES]  # feature set core14-v2
     with engine.begin() as conn:
         (run,) = current_rows(conn, tables.model_runs)
+        assert run["params"]["calibration_share"] == 0.0 and run["params"]["regressor"] is False
         append_history(conn, tables.model_runs, [{**{k: v for k, v in run.items() if k in tables.model_runs.c and k not in (
-            "recorded_at", "superseded_at", "id")}, "feature_names": older}])
-        assert current_rows(conn, tables.model_runs)[0]["feature_names"] == older
+            "recorded_at", "superseded_at", "id")}, **older}])
+        (stored,) = current_rows(conn, tables.model_runs)
+        assert all(stored[k] == v for k, v in older.items())
 
     run_stage("t1_features", next_day, settings=settings)
     upgraded = run_stage("t1_predict", next_day, settings=settings)  # one day later: not due by age

@@ -21,7 +21,7 @@ def panel(days: int = 40) -> pd.DataFrame:
             rows.append({"symbol": symbol, "date": day, "close": close, "volume": volume, "adv_20": float(volume or 400),
                          "bid": close * 0.995, "ask": close * 1.005, "high": close * 1.01, "low": close * 0.99,
                          "p_up": p_up if i % 10 < 8 else 1 - p_up, "predicted_return": 0.01 if p_up > 0.5 else -0.01,
-                         "volatility_20": 0.02})
+                         "expected_return": 0.01 if p_up > 0.5 else -0.01, "volatility_20": 0.02})
     return pd.DataFrame(rows)
 
 

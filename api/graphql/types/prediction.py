@@ -18,7 +18,9 @@ class Prediction:
     action: Action | None
     weight: float | None = strawberry.field(description="Risk-adjusted position weight (volatility-scaled, capped).")
     tercile: Tercile | None
-    predicted_return: float | None = strawberry.field(description="Expected return over the horizon, a fraction (0.012 = 1.2%).")
+    predicted_return: float | None = strawberry.field(description=(
+        "Predicted return over the horizon, a fraction (0.012 = 1.2%): the median of the calibrated "
+        "distribution of the next move, 0 unless a move one way is more likely than not."))
     probability_up: float | None = strawberry.field(description="Layer 2's probability of an up move.")
     layer1_probability: float | None = strawberry.field(description="The foundation model's P(up), one of the 14 features.")
     layer1_backend: str | None = strawberry.field(description="Foundation-model backend; `fallback-...` names the labelled fallback.")

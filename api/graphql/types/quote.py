@@ -15,7 +15,9 @@ class Quote:
     volume: int
     change_pct: float | None
     rsi: float | None
-    predicted_return: float | None = strawberry.field(description="Expected return over the horizon, a fraction (0.012 = 1.2%).")
+    predicted_return: float | None = strawberry.field(description=(
+        "Predicted return over the horizon, a fraction (0.012 = 1.2%): the median of the calibrated "
+        "distribution of the next move, 0 unless a move one way is more likely than not."))
     score: float | None
     action: Action | None
     tercile: Tercile | None
