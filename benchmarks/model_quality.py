@@ -82,9 +82,15 @@ def load_ohlcv(path: Path) -> pd.DataFrame:
 
 
 def load_regime(regime: str, instruments: int, days: int | None, seed: int) -> pd.DataFrame:
-    from ingest.simulator.market import SimulatedMarket, price_history
+    """The simulated market's first `days` trading days (default: all of the standard
+    span, 2024-01-02 to 2028-12-29, 1,255 days); more days than that simulate a longer
+    market, to the trading day `days` - 1 after the start."""
+    from ingest.simulator.market import SIM_END, SimulatedMarket, price_history
+    from ingest.simulator.universe import SIM_START
+    from market.clock import default_calendar
 
-    market = SimulatedMarket(seed=seed, size=instruments, regime=regime)
+    end = SIM_END if days is None else max(SIM_END, default_calendar().add_trading_days(SIM_START, days - 1))
+    market = SimulatedMarket(seed=seed, size=instruments, regime=regime, end=end)
     wanted = len(market.days) if days is None else min(days, len(market.days))
     return price_history(market, market.days[wanted - 1], wanted)
 
@@ -219,7 +225,8 @@ def main() -> None:
     source.add_argument("--ohlcv", default=None, help="generic OHLCV CSV file or folder")
     source.add_argument("--regime", choices=["nse", "bear", "liquid", "limit"], default=None, help="a simulated market")
     parser.add_argument("--instruments", type=int, default=60, help="simulated instruments (--regime)")
-    parser.add_argument("--sim-days", type=int, default=None, help="simulated trading days (default: all the simulator has)")
+    parser.add_argument("--sim-days", type=int, default=None, help="simulated trading days (default: the standard "
+                        "span's 1,255; more simulate a longer market)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--from", dest="start", default=None, help="first scored day (NSE: 2012-01-01; else the "
                         "first 1 January after 250 trading days and a whole calendar year of history)")

@@ -145,13 +145,17 @@ class SimulatedMarket:
         news_signal: float = 1.0,
         calendar: TradingCalendar | None = None,
         regime: "Regime | str" = "nse",
+        end: date = SIM_END,
     ) -> None:
+        """`end`: the last simulated day. SIM_END is the market everything else uses; a
+        later end (benchmarks/model_quality.py --sim-days) is a longer market whose
+        universe (listing and delisting days) is drawn for its own length."""
         self.regime = REGIMES[regime] if isinstance(regime, str) else regime
         self.seed = seed
         self.size = size
         self.news_signal = news_signal
         self.calendar = calendar or default_calendar()
-        self.days: list[date] = self.calendar.trading_days(SIM_START, SIM_END)
+        self.days: list[date] = self.calendar.trading_days(SIM_START, end)
         self._index = {d: i for i, d in enumerate(self.days)}
         self.universe: list[Instrument] = build_universe(size, seed, len(self.days))
         self._computed: list[dict[str, np.ndarray]] = []
