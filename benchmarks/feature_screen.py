@@ -9,6 +9,7 @@ share of each input. This is the tool for choosing; benchmarks/model_quality.py 
 tool for confirming, on a span the choice never saw (docs/model.md says which is which).
 
     python benchmarks/feature_screen.py                      # the third round's variants, NSE 2008-2011
+    python benchmarks/feature_screen.py --round four --jobs 2  # the fourth round's
     python benchmarks/feature_screen.py --jobs 16 --variant 'mine momentum_20=r60 cfg:full_rounds=200'
 
 A variant is `NAME SLOT=CANDIDATE ... cfg:FIELD=JSON ... p:PARAM=JSON`; swaps apply to the
@@ -61,9 +62,33 @@ DEFAULT_VARIANTS = [
 ]
 
 
+# Round four (docs/model.md): on price files the two sentiment slots are constant 0, so
+# filling them is adding inputs: the reference's, and more of the market's move (the most
+# liquid names', the last five days', the move a stale price has not followed yet).
+ROUND_FOUR = [
+    "core14-v3",
+    "plus-r60-log-adv sentiment=r60 market_sentiment=log_adv20",
+    "plus-r3-r10 sentiment=r3 market_sentiment=r10",
+    "plus-liquid-return sentiment=liquid_return",
+    "plus-liquid-breadth sentiment=liquid_breadth",
+    "plus-market-return-5d sentiment=market_return_5d",
+    "plus-stale-gap sentiment=stale_gap market_sentiment=days_since_change",
+    "plus-last-move sentiment=last_move",
+    "plus-breadth-lag sentiment=market_breadth_lag1",
+    "refit-every-60 cfg:full_refit_every=60",
+    "rounds-300 cfg:full_rounds=300",
+    "rounds-100 cfg:full_rounds=100",
+]
+ROUNDS = {"three": DEFAULT_VARIANTS, "four": ROUND_FOUR}
+
+
 def candidates(panel: pd.DataFrame) -> pd.DataFrame:
-    """Candidate columns beside the registry's: the bandwidth, the reference's returns and
-    log ADV20, the equal-weighted return of the instruments that traded, yesterday's breadth."""
+    """Candidate columns beside the registry's, each from data dated on or before the row's
+    day: the bandwidth, the reference's returns and log ADV20, the equal-weighted return of
+    the instruments that traded (today, summed over five days, and of the ten with the
+    largest ADV20), the breadth of those ten, yesterday's breadth, the trading days since
+    the close last changed, the last non-zero move, and the market's summed return since
+    then (the move a stale price has not followed yet)."""
     from models.features import bollinger_bandwidth
 
     panel = panel.sort_values(["symbol", "date"]).reset_index(drop=True)
@@ -77,6 +102,19 @@ def candidates(panel: pd.DataFrame) -> pd.DataFrame:
     panel["market_return"] = panel["date"].map(panel["return_1d"].where(traded).groupby(panel["date"]).mean())
     breadth = panel.groupby("date")["market_breadth"].first()
     panel["market_breadth_lag1"] = panel["date"].map(breadth.shift(1))
+    market = panel["return_1d"].where(traded).groupby(panel["date"]).mean()
+    panel["market_return_5d"] = panel["date"].map(market.rolling(5, min_periods=1).sum())
+    liquid = (panel["adv_20"].fillna(0).groupby(panel["date"]).rank(ascending=False, method="first") <= 10) & panel["return_1d"].notna()
+    panel["liquid_return"] = panel["date"].map(panel["return_1d"].where(liquid).groupby(panel["date"]).mean())
+    direction = np.sign(panel["return_1d"].where(traded, 0.0)).where(liquid)
+    panel["liquid_breadth"] = panel["date"].map(direction.groupby(panel["date"]).mean())
+    previous = by_symbol["close"].shift(1)
+    changed = (close != previous) & previous.notna()
+    spell = changed.astype(int).groupby(panel["symbol"]).cumsum()  # a new spell starts at each change
+    panel["days_since_change"] = panel.groupby([panel["symbol"], spell]).cumcount()
+    panel["last_move"] = panel["return_1d"].where(changed).groupby(panel["symbol"]).ffill()
+    unfollowed = panel["date"].map(market).fillna(0.0).where(~changed, 0.0)
+    panel["stale_gap"] = unfollowed.groupby([panel["symbol"], spell]).cumsum()
     return panel
 
 
@@ -135,7 +173,8 @@ def main() -> None:
     parser.add_argument("--nse", default=None, help="folder of NSE daily files")
     parser.add_argument("--from", dest="start", default="2008-01-01", help="first scored day (early span: 2008-01-01)")
     parser.add_argument("--to", dest="end", default="2011-12-31", help="last scored day (early span: 2011-12-31)")
-    parser.add_argument("--variant", action="append", default=None, help="a variant (repeatable); default: the third round's")
+    parser.add_argument("--variant", action="append", default=None, help="a variant (repeatable); default: --round's")
+    parser.add_argument("--round", choices=sorted(ROUNDS), default="three", help="a round's variants (docs/model.md)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="variants run at once")
     args = parser.parse_args()
     folder = Path(args.nse or SHARED_DATA / "nse-kenya" / "daily")
@@ -150,7 +189,7 @@ def main() -> None:
     label_cut = next((d for d in dates if d > end), end)
     prices = prices[prices["date"] <= label_cut]  # nothing after the last scored day's label is read
     _PANEL = candidates(build_panel(prices, horizon=1))
-    variants = args.variant or DEFAULT_VARIANTS
+    variants = args.variant or ROUNDS[args.round]
     with ProcessPoolExecutor(max_workers=min(args.jobs, len(variants)), mp_context=multiprocessing.get_context("fork")) as pool:
         results = list(pool.map(run, variants, [start] * len(variants), [end] * len(variants)))
     print(f"NSE scored {start} to {end}, {results[0]['moved_rows']} moved rows; binary = calibrated P(up) > 0.5")
