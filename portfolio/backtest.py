@@ -61,7 +61,8 @@ def out_of_sample_predictions(prices: pd.DataFrame, min_train_days: int = 250, f
 
 
 def run_backtest(predictions: pd.DataFrame, rails: bool, starting_cash: float = 10_000_000,
-                 fees: FeeSchedule | None = None) -> BacktestResult:
+                 fees: FeeSchedule | None = None, gain: str = "predicted_return") -> BacktestResult:
+    """`gain`: the return column the Actions are decided on (models/decisions.decide)."""
     fees = fees or FeeSchedule()
     result = BacktestResult(rails=rails, curve=pd.DataFrame())
     cash, held = Decimal(str(starting_cash)), {}
@@ -71,7 +72,7 @@ def run_backtest(predictions: pd.DataFrame, rails: bool, starting_cash: float = 
         result.figures = {"days": 0}
         return result
     for day, frame in predictions.sort_values(["date", "symbol"]).groupby("date", sort=True):
-        decided = decide(frame, liquidity_gates=rails)
+        decided = decide(frame, liquidity_gates=rails, gain=gain)
         today = {r.symbol: _market_day(r) for r in decided.itertuples(index=False)}
         for symbol, seen in last_seen.items():
             if symbol not in today:  # not priced today: no trades, valued at its last close

@@ -10,7 +10,7 @@ from models.metrics import evaluate
 
 def day(**columns) -> pd.DataFrame:  # noqa: ANN003
     n = len(next(iter(columns.values())))
-    base = {"symbol": [f"S{i}" for i in range(n)], "predicted_return": [0.0] * n, "expected_return": [0.01] * n, "p_up": [0.6] * n,
+    base = {"symbol": [f"S{i}" for i in range(n)], "predicted_return": [0.01] * n, "p_up": [0.6] * n,
             "volatility_20": [0.02] * n, "adv_20": [10_000] * n, "volume": [100] * n, "bid": [9.9] * n,
             "ask": [10.1] * n, "high": [10.2] * n, "low": [9.8] * n, "close": [10.0] * n}
     base.update(columns)
@@ -18,14 +18,12 @@ def day(**columns) -> pd.DataFrame:  # noqa: ANN003
 
 
 @pytest.mark.parametrize(
-    "p_up, expected, action",
+    "p_up, predicted, action",
     [(0.55, 0.001, "LONG"), (0.5494, 0.001, "HOLD"), (0.55, -0.001, "HOLD"), (0.45, 0.01, "AVOID"),
      (0.4506, 0.01, "HOLD"), (0.5, -0.0051, "AVOID"), (0.5, -0.005, "HOLD")],
 )
-def test_action_thresholds(p_up: float, expected: float, action: str) -> None:
-    """On the expected return: a median predicted return of 0 (the close more likely stays
-    put) does not stand in the way of a LONG."""
-    out = decide(day(p_up=[p_up], expected_return=[expected]))
+def test_action_thresholds(p_up: float, predicted: float, action: str) -> None:
+    out = decide(day(p_up=[p_up], predicted_return=[predicted]))
     assert out["action"].iloc[0] == action
     assert out["score"].iloc[0] == round(100 * p_up, 1)
 
@@ -43,8 +41,8 @@ def test_terciles_rank_liquid_names_and_flag_the_rest() -> None:
     assert out["tercile"].tolist() == ["TOP", "TOP", "MIDDLE", "MIDDLE", "BOTTOM", "BOTTOM", "ILLIQUID"]
 
 
-def test_equal_scores_are_ranked_by_expected_return() -> None:
-    out = decide(day(p_up=[0.5] * 3, expected_return=[0.002, -0.003, 0.0]))
+def test_equal_scores_are_ranked_by_predicted_return() -> None:
+    out = decide(day(p_up=[0.5] * 3, predicted_return=[0.002, -0.003, 0.0]))
     assert out["tercile"].tolist() == ["TOP", "BOTTOM", "MIDDLE"]
 
 

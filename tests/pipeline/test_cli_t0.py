@@ -201,10 +201,14 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(sett
             instruments(first: 100) { nodes { symbol latestPrediction { action tercile } } } }"""}).json()
         predictions = [n["latestPrediction"] for n in screen["data"]["instruments"]["nodes"] if n["latestPrediction"]]
         liquid = [p for p in predictions if p["tercile"] != "ILLIQUID"]
-        assert {"LONG", "AVOID"} <= {p["action"] for p in liquid}, liquid
+        # Whether today has a LONG depends on the day (a liquid name must be more likely than
+        # not to close higher: about two days in three of the simulated record); the record's
+        # LONGs show in the AI portfolio's replayed buys below.
+        assert len({p["action"] for p in liquid}) >= 2 and {"LONG", "AVOID"} & {p["action"] for p in liquid}, liquid
         assert {"TOP", "MIDDLE", "BOTTOM"} <= {p["tercile"] for p in liquid}
         history = httpx.get(f"{base}/api/ai-portfolio/history", headers={"X-API-Key": admin_key}, timeout=30).json()
         replayed = [t for t in history["trades"] if t["rationale"].get("record") == "validation"]
+        assert any(t["side"] == "BUY" and t["rationale"]["action"] == "LONG" for t in replayed), replayed[:3]
         positions = httpx.get(f"{base}/api/ai-portfolio/positions", headers={"X-API-Key": key}, timeout=30).json()
         assert len(positions) >= 3 or len(replayed) >= 10, (len(positions), len(replayed))
         assert all(t["rationale"]["reason"] and t["rationale"]["score"] is not None for t in history["trades"])
