@@ -150,9 +150,12 @@ def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(settings: Settings) -> None:
     """`make demo`'s acceptance: a validation record beside its base rate (n >= 2,000),
-    LONG and AVOID among liquid names, every tercile populated, an AI portfolio that traded
-    with rationales over 60 replayed days, pending suggestions for the printed client key,
-    and reports without a "Not available" box."""
+    more than one Action among liquid names, every tercile populated, an AI portfolio that
+    bought the record's LONGs with rationales over 60 replayed days, suggestions for the
+    printed client key whenever the day has a LONG to buy, and reports without a "Not
+    available" box. The demo runs on the wall clock's latest trading day, and a LONG needs
+    a liquid name more likely than not to close higher (models/decisions.py): about two
+    days in three of the simulated record have one, so a LONG today is not required."""
     import re
     import signal
 
@@ -214,7 +217,9 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(sett
         assert all(t["rationale"]["reason"] and t["rationale"]["score"] is not None for t in history["trades"])
         assert len(history["days"]) >= 61  # 60 replayed days and the demo day: the equity curve's points
         pending = httpx.get(f"{base}/api/suggestions", headers={"X-API-Key": key}, timeout=30).json()
-        assert len(pending) >= 1 and all(p["state"] == "PENDING" for p in pending)
+        assert all(p["state"] == "PENDING" for p in pending)
+        if any(p["action"] == "LONG" and p["tercile"] == "TOP" for p in liquid):  # something to buy with the cash
+            assert any(p["side"] == "BUY" for p in pending), pending
     finally:
         process.send_signal(signal.SIGINT)
         try:
