@@ -9,7 +9,7 @@ reported separately. The measured day follows with no retrain due (fewer than 5 
 days since), so its time is an ordinary day's. Peak memory is the largest resident set
 of any process of the run (the CLI or a notebook kernel).
 
-    python benchmarks/pipeline.py [--sizes 60 2000] [--history 250 60]
+    python benchmarks/run_day.py [--sizes 60 2000] [--history 250 60]
 """
 from __future__ import annotations
 
