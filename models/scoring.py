@@ -31,8 +31,10 @@ same recipe, the same training rows and the same calibration rule.
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
@@ -172,23 +174,33 @@ def raise_not_ready(rows: int) -> None:
                         "(backfill more history: `marketintel backfill --days 260`)")
 
 
+def served_predictions(rows: Iterable[dict[str, Any]]) -> dict[date, dict[str, dict[str, Any]]]:
+    """trading date -> symbol -> the served prediction: when a day was scored by more than
+    one model (a retrain re-scored it), the rows of the model recorded last for that date.
+    The API, the AI executor, T2 and the live calibration all read this rule."""
+    by_day: dict[date, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_day[row["trading_date"]].append(row)
+    served = {}
+    for day, day_rows in by_day.items():
+        model_id = max(day_rows, key=lambda r: (r["recorded_at"], r["id"]))["model_id"]
+        served[day] = {r["symbol"]: r for r in day_rows if r["model_id"] == model_id}
+    return served
+
+
 def stored_raw_scores(conn: Connection, since: date, day: date, horizon: int) -> pd.DataFrame:
-    """symbol, date, raw_score: the out-of-sample raw score stored for each instrument and
-    trading day from `since` to before `day`, one per instrument and day: the live
-    record's where it has the day, else the validation record's; among several models'
-    predictions of one day, the latest recorded."""
-    frames = []
-    for rank, table in enumerate((tables.predictions, tables.validation_predictions)):
+    """symbol, date, raw_score: the out-of-sample raw score of each served prediction from
+    `since` to before `day`: the live record's days, and the validation record's for the
+    days the live record has not scored. Predictions stored before 0013 have none."""
+    served: dict[date, dict[str, dict[str, Any]]] = {}
+    for table in (tables.predictions, tables.validation_predictions):
         c = table.c
-        rows = current_rows(conn, table, where=[c.trading_date >= since, c.trading_date < day, c.horizon_days == horizon,
-                                                c.raw_score.is_not(None)])
-        frames.append(pd.DataFrame(rows, columns=[x.name for x in table.c]).assign(rank=rank))
-    scores = pd.concat(frames, ignore_index=True)
-    if scores.empty:
-        return pd.DataFrame(columns=["symbol", "date", "raw_score"])
-    scores = scores.sort_values(["rank", "recorded_at", "id"], ascending=[True, False, False], kind="stable")
-    scores = scores.drop_duplicates(["symbol", "trading_date"]).rename(columns={"trading_date": "date"})
-    return scores[["symbol", "date", "raw_score"]]
+        rows = current_rows(conn, table, where=[c.trading_date >= since, c.trading_date < day, c.horizon_days == horizon])
+        for scored_day, by_symbol in served_predictions(rows).items():
+            served.setdefault(scored_day, by_symbol)
+    scores = [(symbol, scored_day, row["raw_score"]) for scored_day, by_symbol in served.items()
+              for symbol, row in by_symbol.items() if row["raw_score"] is not None]
+    return pd.DataFrame(scores, columns=["symbol", "date", "raw_score"])
 
 
 def live_calibration(conn: Connection, panel: pd.DataFrame, day: date, horizon: int) -> Calibration | None:

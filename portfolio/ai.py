@@ -19,6 +19,7 @@ from sqlalchemy import Connection, Engine, Table, func, select
 from market.clock import exchange_iso, session_close_utc
 from market.errors import ConflictError, NotReadyError
 from market.settings import Settings
+from models.scoring import served_predictions
 from portfolio import ledger
 from portfolio.executor import FeeSchedule, Signal, plan_day
 from portfolio.ledger import AI_PORTFOLIO, TradeRequest
@@ -38,13 +39,13 @@ def day_signals(conn: Connection, day: date, record: Table = tables.predictions)
     """The date's predictions from the model that scored it last, read from the live
     record (`predictions`) or the validation record (`validation_predictions`)."""
     c = record.c
-    rows = current_rows(conn, record, where=[c.trading_date == day])
-    if not rows:
+    served = served_predictions(current_rows(conn, record, where=[c.trading_date == day])).get(day)
+    if not served:
         return None, {}
-    latest = max(rows, key=lambda r: (r["recorded_at"], r["id"]))["model_id"]
-    return latest, {r["symbol"]: Signal(r["symbol"], r["score"], r["action"], r["tercile"], r["weight"] or 0.0,
-                                        r["predicted_return"] or 0.0)
-                    for r in rows if r["model_id"] == latest and r["score"] is not None}
+    rows = list(served.values())
+    return rows[0]["model_id"], {r["symbol"]: Signal(r["symbol"], r["score"], r["action"], r["tercile"], r["weight"] or 0.0,
+                                                     r["predicted_return"] or 0.0)
+                                 for r in rows if r["score"] is not None}
 
 
 def record_name(record: Table) -> str:

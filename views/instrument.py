@@ -8,16 +8,18 @@ DataLoaders in api/graphql/loaders.py call these). Results are keyed by symbol; 
 with nothing stored maps to an empty list or is absent.
 
 Which prediction is served for a day: when a day was scored by more than one model (a
-retrain re-scored it), the model recorded last wins, the same rule as /api/market/latest.
+retrain re-scored it), the model recorded last wins (models/scoring.served_predictions, the
+rule the AI executor, T2 and the live calibration read too).
 """
 from __future__ import annotations
 
 from collections import defaultdict
 from datetime import date
-from typing import Any, Iterable
+from typing import Any
 
 from sqlalchemy import Connection, func, select
 
+from models.scoring import served_predictions
 from models.sentiment.composite import METHOD as SENTIMENT_METHOD
 from models.sentiment.scorer import SCORER_ID
 from portfolio.market import market_days
@@ -35,18 +37,6 @@ def instruments(conn: Connection, on: date | None = None) -> list[dict[str, Any]
         rows = [r for r in rows if (r["listed_on"] is None or r["listed_on"] <= on)
                 and (r["delisted_on"] is None or r["delisted_on"] > on)]
     return sorted(rows, key=lambda r: r["symbol"])
-
-
-def served_predictions(rows: Iterable[dict[str, Any]]) -> dict[date, dict[str, dict[str, Any]]]:
-    """trading date -> symbol -> the row of the model recorded last for that date."""
-    by_day: dict[date, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        by_day[row["trading_date"]].append(row)
-    served = {}
-    for day, day_rows in by_day.items():
-        model_id = max(day_rows, key=lambda r: (r["recorded_at"], r["id"]))["model_id"]
-        served[day] = {r["symbol"]: r for r in day_rows if r["model_id"] == model_id}
-    return served
 
 
 def latest_scored_day(conn: Connection) -> date | None:

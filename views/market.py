@@ -25,7 +25,7 @@ from sqlalchemy import Connection, and_, func, or_, select
 from market.clock import TradingCalendar, exchange_date
 from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
-from views.instrument import served_predictions
+from models.scoring import served_predictions
 from store import tables
 from store.history import current_rows, newest_ids
 

@@ -74,7 +74,9 @@ def test_without_out_of_sample_scores_the_day_is_scored_uncalibrated_and_says_so
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_the_live_record_s_scores_take_precedence_over_the_validation_record_s(settings: Settings) -> None:
+def test_the_served_scores_calibrate_the_live_record_s_before_the_validation_record_s(settings: Settings) -> None:
+    """Per day, the served prediction's raw score (models/scoring.served_predictions: the
+    model recorded last): the live record's days, the validation record's for the rest."""
     prices = _prices()
     engine = _store(settings, prices)
     days = sorted(prices["date"].unique())
@@ -87,12 +89,16 @@ def test_the_live_record_s_scores_take_precedence_over_the_validation_record_s(s
         return [{"symbol": s, "trading_date": d, "model_id": model_id, "horizon_days": 1, "p_up": 0.5, "score": 50.0,
                  "raw_score": float(centre + rng.normal())} for d in window for s in symbols]
 
-    validation, own = rows("wf-x", -3.0), rows("risk-x", 2.0)
+    validation, own, rescored = rows("wf-x", -3.0), rows("risk-x", 2.0), rows("risk-y", 7.0)
+    half = len(own) // 2
+    first_day = [r for r in rescored if r["trading_date"] == window[0]]  # the first day re-scored by a later model
     with engine.begin() as conn:
         append_history(conn, tables.validation_predictions, validation)
-        append_history(conn, tables.predictions, own[:len(own) // 2])  # live for the window's first days only
+        append_history(conn, tables.predictions, own[:half])  # live for the window's first days only
+        append_history(conn, tables.predictions, first_day)
         panel = feature_rows(conn, live, EmpiricalFallback(), 1)
         fitted = live_calibration(conn, panel, live, 1)
-    used = np.array([r["raw_score"] for r in own[:len(own) // 2]] + [r["raw_score"] for r in validation[len(own) // 2:]])
+    own = first_day + own[len(first_day):]
+    used = np.array([r["raw_score"] for r in own[:half]] + [r["raw_score"] for r in validation[half:]])
     assert fitted.rows == len(window) * len(symbols)
     assert fitted.scale == pytest.approx((used.mean(), used.std()))
