@@ -30,6 +30,7 @@ import json  # noqa: E402
 import multiprocessing  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+import warnings  # noqa: E402
 from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from datetime import date  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -79,7 +80,32 @@ ROUND_FOUR = [
     "rounds-300 cfg:full_rounds=300",
     "rounds-100 cfg:full_rounds=100",
 ]
-ROUNDS = {"three": DEFAULT_VARIANTS, "four": ROUND_FOUR}
+
+# Round five (docs/model.md): what the day's bar says beyond close_location and the range
+# (where yesterday's close sits in today's range, the gap to the day's low and high, the
+# price level that sets how large one tick is, yesterday's close location, a five-day
+# stochastic, the last bar with trades for a day without), the move against its own
+# volatility and against the market's, the weekday, and the move of the instrument's
+# peers (a sector found in the returns, since the files name none); added in the empty
+# sentiment slots.
+ROUND_FIVE = [
+    "core14-v3",
+    "plus-log-close sentiment=log_close",
+    "plus-previous-in-range sentiment=previous_in_range",
+    "plus-gaps sentiment=gap_low market_sentiment=gap_high",
+    "plus-location-lag sentiment=close_location_lag1",
+    "plus-stochastic-5 sentiment=stochastic_5",
+    "plus-z-return sentiment=z_return",
+    "plus-idiosyncratic sentiment=idiosyncratic_return",
+    "plus-weekday sentiment=weekday",
+    "plus-up-share sentiment=up_share_20",
+    "plus-peers-3 sentiment=peer_return_3 market_sentiment=peer_breadth_3",
+    "plus-peers-5 sentiment=peer_return_5 market_sentiment=peer_breadth_5",
+    "plus-peers-10 sentiment=peer_return_10 market_sentiment=peer_breadth_10",
+    "plus-last-bar sentiment=last_bar_location market_sentiment=last_bar_range",
+    "plus-last-location-days sentiment=last_bar_location market_sentiment=days_since_trade",
+]
+ROUNDS = {"three": DEFAULT_VARIANTS, "four": ROUND_FOUR, "five": ROUND_FIVE}
 
 
 def candidates(panel: pd.DataFrame) -> pd.DataFrame:
@@ -88,7 +114,13 @@ def candidates(panel: pd.DataFrame) -> pd.DataFrame:
     the instruments that traded (today, summed over five days, and of the ten with the
     largest ADV20), the breadth of those ten, yesterday's breadth, the trading days since
     the close last changed, the last non-zero move, and the market's summed return since
-    then (the move a stale price has not followed yet)."""
+    then (the move a stale price has not followed yet); for round five, the day's bar
+    against yesterday's close (`previous_in_range`, `gap_low`, `gap_high`), the price
+    level (`log_close`), yesterday's close location, a five-day stochastic, the last bar
+    with trades and its range carried over days without (`last_bar_location`,
+    `last_bar_range`, `days_since_trade`), the move over its 20-day volatility and less
+    the market's, the weekday, the share of rising moves in 20 days, and the peers' move
+    (`peer_moves`)."""
     from models.features import bollinger_bandwidth
 
     panel = panel.sort_values(["symbol", "date"]).reset_index(drop=True)
@@ -115,7 +147,66 @@ def candidates(panel: pd.DataFrame) -> pd.DataFrame:
     panel["last_move"] = panel["return_1d"].where(changed).groupby(panel["symbol"]).ffill()
     unfollowed = panel["date"].map(market).fillna(0.0).where(~changed, 0.0)
     panel["stale_gap"] = unfollowed.groupby([panel["symbol"], spell]).cumsum()
+    high, low = panel["high"].astype(float), panel["low"].astype(float)
+    day_range = high - low
+    panel["log_close"] = np.log(close)
+    panel["previous_in_range"] = ((previous - low) / day_range).where(day_range > 0, 0.5).where(day_range.notna() & previous.notna())
+    panel["gap_low"] = low / previous - 1
+    panel["gap_high"] = high / previous - 1
+    panel["close_location_lag1"] = by_symbol["close_location"].shift(1)
+    low5 = by_symbol["low"].transform(lambda s: s.astype(float).rolling(5).min())
+    high5 = by_symbol["high"].transform(lambda s: s.astype(float).rolling(5).max())
+    panel["stochastic_5"] = ((close - low5) / (high5 - low5)).where(high5 > low5, 0.5).where(high5.notna() & low5.notna())
+    panel["z_return"] = (panel["return_1d"] / panel["volatility_20"]).where(panel["volatility_20"] > 0, 0.0)
+    panel["idiosyncratic_return"] = panel["return_1d"] - panel["market_return"]
+    panel["weekday"] = pd.to_datetime(panel["date"]).dt.day_of_week.astype(float)
+    moved = np.sign(panel["return_1d"]).where(panel["return_1d"] != 0)
+    ups = (moved > 0).astype(float).groupby(panel["symbol"]).transform(lambda s: s.rolling(20, min_periods=1).sum())
+    moves = moved.notna().astype(float).groupby(panel["symbol"]).transform(lambda s: s.rolling(20, min_periods=1).sum())
+    panel["up_share_20"] = (ups / moves).where(moves > 0, 0.5)
+    has_bar = traded & (day_range > 0)
+    panel["last_bar_location"] = panel["close_location"].where(has_bar).groupby(panel["symbol"]).ffill()
+    panel["last_bar_range"] = (day_range / close).where(has_bar).groupby(panel["symbol"]).ffill()
+    trade_spell = traded.astype(int).groupby(panel["symbol"]).cumsum()
+    panel["days_since_trade"] = panel.groupby([panel["symbol"], trade_spell]).cumcount().astype(float)
+    for k in (3, 5, 10):
+        panel[f"peer_return_{k}"], panel[f"peer_breadth_{k}"] = peer_moves(panel, traded, k)
     return panel
+
+
+def peer_moves(panel: pd.DataFrame, traded: pd.Series, k: int, window: int = 250) -> tuple[pd.Series, pd.Series]:
+    """The day's mean return and net breadth of the instrument's `k` peers: the instruments
+    whose daily returns correlated most with its own over the `window` trading days before
+    the month began (at least 60 days in common), chosen afresh each month from data dated
+    before it; NaN where no peer traded that day."""
+    returns = panel.pivot(index="date", columns="symbol", values="return_1d").sort_index()
+    moved = panel.assign(r=panel["return_1d"].where(traded)).pivot(index="date", columns="symbol", values="r").sort_index()
+    days = returns.index
+    months = pd.Series(pd.to_datetime(days).to_period("M"), index=days)
+    peer_return = pd.DataFrame(np.nan, index=days, columns=returns.columns)
+    peer_breadth = peer_return.copy()
+    for _, month_days in months.groupby(months):
+        first = days.get_loc(month_days.index[0])
+        history = returns.iloc[max(0, first - window):first]
+        if len(history) < 60:
+            continue
+        corr = history.corr(min_periods=60).to_numpy().copy()
+        np.fill_diagonal(corr, np.nan)
+        block = moved.loc[month_days.index].to_numpy()
+        for j, symbol in enumerate(returns.columns):
+            row = corr[j]
+            ok = ~np.isnan(row)
+            if ok.sum() < k:
+                continue
+            peers = np.argsort(-np.where(ok, row, -np.inf))[:k]
+            values = block[:, peers]
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a day no peer traded: NaN
+                peer_return.loc[month_days.index, symbol] = np.nanmean(values, axis=1)
+                peer_breadth.loc[month_days.index, symbol] = np.nanmean(np.sign(values), axis=1)
+    key = pd.MultiIndex.from_arrays([panel["date"], panel["symbol"]])
+    return (pd.Series(peer_return.stack().reindex(key).to_numpy(), index=panel.index),
+            pd.Series(peer_breadth.stack().reindex(key).to_numpy(), index=panel.index))
 
 
 def parse(variant: str) -> tuple[str, dict, dict, dict]:

@@ -1,0 +1,70 @@
+"""The screening tool's candidates are point in time: a candidate that read a later day
+would flatter every variant using it and choose on leaked information (docs/model.md)."""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from models.dataset import build_panel
+from tests.models.synthetic import synthetic_prices
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def screen():  # noqa: ANN201
+    saved = dict(os.environ)  # the tool pins BLAS threads for its own processes; not for the suite's
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        yield importlib.import_module("feature_screen")
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def test_every_candidate_uses_nothing_after_its_day(screen) -> None:  # noqa: ANN001
+    prices, _ = synthetic_prices(instruments=12, days=330, seed=11)
+    rng = np.random.default_rng(3)
+    prices.loc[rng.random(len(prices)) < 0.25, "volume"] = 0  # days without a trade, as on the NSE
+    cut = sorted(prices["date"].unique())[299]
+    full = screen.candidates(build_panel(prices, horizon=1))
+    early = screen.candidates(build_panel(prices[prices["date"] <= cut], horizon=1))
+    registry = set(build_panel(prices[prices["date"] <= cut], horizon=1).columns) - {"market_breadth"}
+    columns = [c for c in early.columns if c not in registry]
+    assert {"peer_return_5", "gap_high", "last_bar_location", "stale_gap", "liquid_return"} <= set(columns)
+    key = ["symbol", "date"]
+    merged = early.merge(full[full["date"] <= cut], on=key, suffixes=("", "_full"))
+    assert len(merged) == len(early)
+    for column in columns:
+        a, b = merged[column].astype(float), merged[f"{column}_full"].astype(float)
+        assert a.isna().equals(b.isna()), column
+        assert np.allclose(a.fillna(0), b.fillna(0), rtol=0, atol=1e-12), column
+    # the peers are chosen, and a day with peers trading has a peer move
+    assert merged["peer_return_5"].notna().mean() > 0.5
+
+
+def test_peers_are_chosen_from_the_months_before(screen) -> None:  # noqa: ANN001
+    """S00 moves with S01-S03 until a month begins and with S04-S06 from then on: on that
+    month's days its three peers are still S01-S03, chosen from the 250 days before."""
+    days = pd.bdate_range("2024-01-01", periods=300).date
+    switch = next(i for i in range(260, 300) if days[i].month != days[i - 1].month)
+    rng = np.random.default_rng(0)
+    old, new = rng.normal(0, 0.02, len(days)), rng.normal(0, 0.02, len(days))
+    returns = {f"S{k:02d}": (old if k <= 3 else new) + rng.normal(0, 0.002, len(days)) for k in range(1, 7)}
+    returns["S00"] = np.where(np.arange(len(days)) < switch, old, new) + rng.normal(0, 0.002, len(days))
+    returns["S07"] = rng.normal(0, 0.02, len(days))
+    rows = [{"symbol": s, "date": d, "close": float(c), "volume": 100, "high": float(c), "low": float(c), "bid": np.nan, "ask": np.nan}
+            for s, r in returns.items() for d, c in zip(days, 50 * np.exp(np.cumsum(r)))]
+    panel = screen.candidates(build_panel(pd.DataFrame(rows), horizon=1))
+    moves = panel.pivot(index="date", columns="symbol", values="return_1d")
+    peers = panel.pivot(index="date", columns="symbol", values="peer_return_3")
+    month = [d for d in days[switch:] if d.month == days[switch].month]
+    assert len(month) >= 5
+    assert np.allclose(peers.loc[month, "S00"], moves.loc[month, ["S01", "S02", "S03"]].mean(axis=1))
