@@ -12,8 +12,9 @@ tool for confirming, on a span the choice never saw (docs/model.md says which is
     python benchmarks/feature_screen.py --round four --jobs 2  # the fourth round's
     python benchmarks/feature_screen.py --jobs 16 --variant 'mine momentum_20=r60 cfg:full_rounds=200'
 
-A variant is `NAME SLOT=CANDIDATE ... cfg:FIELD=JSON ... p:PARAM=JSON`; swaps apply to the
-registry's list at once (so two swaps can exchange inputs). Candidates (CANDIDATES) are
+A variant is `NAME SLOT=CANDIDATE ... +CANDIDATE ... cfg:FIELD=JSON ... p:PARAM=JSON`; swaps
+apply to the registry's list at once (so two swaps can exchange inputs); `+CANDIDATE` adds
+an input after the registry's 14. Candidates (CANDIDATES) are
 computed per instrument from data dated on or before the row's day, or across instruments
 from the same day only. Variants run in parallel processes (`--jobs`, one core each).
 The last line is one JSON object with every variant's figures.
@@ -105,7 +106,27 @@ ROUND_FIVE = [
     "plus-last-bar sentiment=last_bar_location market_sentiment=last_bar_range",
     "plus-last-location-days sentiment=last_bar_location market_sentiment=days_since_trade",
 ]
-ROUNDS = {"three": DEFAULT_VARIANTS, "four": ROUND_FOUR, "five": ROUND_FIVE}
+# Round six (docs/model.md): the earlier rounds' candidates one at a time were flat, each
+# within one year's standard error; here the best of them go in together (the gaps, the
+# liquid names' return, refit every 60 days). `+NAME` adds an input beyond the registry's
+# 14 (the walk-forward takes any list), so the reference's inputs the registry lacks can
+# all go in at once beside the market's move; the last three stay within the 14.
+REFERENCE_EXTRAS = "+r2 +r3 +r10 +r60 +bollinger_bandwidth +log_adv20"
+ROUND_SIX = [
+    "core14-v3",
+    "gaps-refit-60 sentiment=gap_low market_sentiment=gap_high cfg:full_refit_every=60",
+    "gaps-liquid sentiment=gap_low market_sentiment=gap_high +liquid_return",
+    "gaps-liquid-r60-adv sentiment=gap_low market_sentiment=gap_high +liquid_return +r60 +log_adv20",
+    f"reference-superset {REFERENCE_EXTRAS}",
+    f"superset-gaps-liquid sentiment=gap_low market_sentiment=gap_high +liquid_return {REFERENCE_EXTRAS}",
+    f"superset-gaps-liquid-refit-60 sentiment=gap_low market_sentiment=gap_high +liquid_return {REFERENCE_EXTRAS} cfg:full_refit_every=60",
+    f"superset-reference-capacity {REFERENCE_EXTRAS} p:num_leaves=31 p:learning_rate=0.03 cfg:full_rounds=300",
+    # within the registry's 14 (the sentiment slots keep the news): the weakest inputs give way
+    "liquid-for-zero-volume zero_volume_share_20=liquid_return",
+    "liquid-gap-high-for-zv-m20 zero_volume_share_20=liquid_return momentum_20=gap_high",
+    "liquid-gaps-for-zv-m20-vol zero_volume_share_20=liquid_return momentum_20=gap_low volatility_20=gap_high",
+]
+ROUNDS = {"three": DEFAULT_VARIANTS, "four": ROUND_FOUR, "five": ROUND_FIVE, "six": ROUND_SIX}
 
 
 def candidates(panel: pd.DataFrame) -> pd.DataFrame:
@@ -209,10 +230,13 @@ def peer_moves(panel: pd.DataFrame, traded: pd.Series, k: int, window: int = 250
             pd.Series(peer_breadth.stack().reindex(key).to_numpy(), index=panel.index))
 
 
-def parse(variant: str) -> tuple[str, dict, dict, dict]:
+def parse(variant: str) -> tuple[str, dict, dict, dict, list]:
     name, *items = variant.split()
-    swaps, config, params = {}, {}, {}
+    swaps, config, params, extras = {}, {}, {}, []
     for item in items:
+        if item.startswith("+"):
+            extras.append(item[1:])
+            continue
         key, value = item.split("=", 1)
         if key.startswith("cfg:"):
             config[key[4:]] = json.loads(value)
@@ -220,7 +244,7 @@ def parse(variant: str) -> tuple[str, dict, dict, dict]:
             params[key[2:]] = json.loads(value)
         else:
             swaps[key] = value
-    return name, swaps, config, params
+    return name, swaps, config, params, extras
 
 
 _PANEL: pd.DataFrame | None = None  # the worker's copy (inherited on fork)
@@ -230,11 +254,11 @@ def run(variant: str, start: date, end: date) -> dict:
     from models.features import FEATURE_NAMES
     from models.walkforward import WalkForwardConfig, walk_forward
 
-    name, swaps, config, params = parse(variant)
-    unknown = [s for s in swaps if s not in FEATURE_NAMES] + [c for c in swaps.values() if c not in _PANEL]
+    name, swaps, config, params, extras = parse(variant)
+    unknown = [s for s in swaps if s not in FEATURE_NAMES] + [c for c in [*swaps.values(), *extras] if c not in _PANEL]
     if unknown:
         raise SystemExit(f"error: variant {name}: unknown slot or candidate {unknown}")
-    names = tuple(swaps.get(n, n) for n in FEATURE_NAMES)
+    names = tuple(swaps.get(n, n) for n in FEATURE_NAMES) + tuple(extras)
     started = time.perf_counter()
     result = walk_forward(_PANEL, WalkForwardConfig(first_test_date=start, features=names, params=params, **config))
     p = result.predictions

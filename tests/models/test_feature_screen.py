@@ -68,3 +68,21 @@ def test_peers_are_chosen_from_the_months_before(screen) -> None:  # noqa: ANN00
     month = [d for d in days[switch:] if d.month == days[switch].month]
     assert len(month) >= 5
     assert np.allclose(peers.loc[month, "S00"], moves.loc[month, ["S01", "S02", "S03"]].mean(axis=1))
+
+
+def test_a_variant_adds_inputs_beyond_the_registry(screen) -> None:  # noqa: ANN001
+    """`SLOT=CANDIDATE` takes a registered input's place, `+CANDIDATE` adds one after the
+    14: the walk-forward then trains on 15 inputs and reports the added one's gain."""
+    from models.features import FEATURE_NAMES
+
+    name, swaps, _, params, extras = screen.parse("v zero_volume_share_20=r60 +log_adv20 +r2 p:num_leaves=7")
+    assert (name, swaps, extras, params) == ("v", {"zero_volume_share_20": "r60"}, ["log_adv20", "r2"], {"num_leaves": 7})
+    prices, _ = synthetic_prices(instruments=8, days=420, seed=5)
+    screen._PANEL = screen.candidates(build_panel(prices, horizon=1))
+    days = sorted(prices["date"].unique())
+    start, end = days[320], days[400]
+    result = screen.run("plus-adv +log_adv20", start, end)
+    assert set(result["gain_share"]) == {*FEATURE_NAMES, "log_adv20"}
+    assert result["moved_rows"] > 0
+    with pytest.raises(SystemExit, match="no_such_input"):
+        screen.run("bad +no_such_input", start, end)
