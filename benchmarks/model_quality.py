@@ -69,11 +69,14 @@ def load_nse(folder: Path) -> pd.DataFrame:
 
 
 def load_ohlcv(path: Path) -> pd.DataFrame:
-    """Any file or folder the generic OHLCV reader reads (bad rows left out)."""
-    from ingest.importers.formats import Bad, read_ohlcv
+    """Any file or folder the generic OHLCV reader reads (bad rows and copied days left out,
+    as the importer leaves them out)."""
+    from ingest.importers.formats import Bad, read_ohlcv, repeated_days
 
     files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
     rows = [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad)]
+    copies = repeated_days(rows)
+    rows = [r for r in rows if r["trading_date"] not in copies]
     frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"})
     for column in ("high", "low", "bid", "ask"):
         if column not in frame:

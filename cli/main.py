@@ -168,6 +168,8 @@ def import_files(
                f"{report.instruments} instruments ({report.instruments_inserted} new or changed)")
     if report.lacks:
         typer.echo(f"the source lacks: {', '.join(report.lacks)} (stored as missing, never invented)")
+    for copy in report.repeated_days:
+        typer.echo(f"left out: {copy}")
     for bad in report.bad_rows[:20]:
         typer.echo(f"bad row: {bad}")
     if len(report.bad_rows) > 20:
@@ -208,7 +210,9 @@ def exchange_serve(
         typer.echo(f"replayed exchange on {base_url}: {len(market.days)} days of {source.path} ({source.format}, "
                    f"{len(market.symbols)} instruments, {market.currency}), published through {day}; "
                    f"served as missing: {', '.join(source.lacks + ['fundamentals', 'news'])}; macro simulated"
-                   + (f"; {len(source.bad_rows)} unreadable rows skipped" if source.bad_rows else ""))
+                   + (f"; {len(source.bad_rows)} unreadable rows skipped" if source.bad_rows else "")
+                   + (f"; {len(source.repeated_days)} days left out as copies of the day before"
+                      if source.repeated_days else ""))
     else:
         if through:
             raise InvalidInputError("--through applies to a replay; give --replay PATH")

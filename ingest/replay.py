@@ -10,7 +10,9 @@ and `backfill(engine, settings, n, end, market=replay)` delivers it through the 
 code (client, parsers, validation, delivery) that scrapes a live day.
 
 What the replay serves, and the rules it follows:
-- Calendar: the dates of the files (`market.clock.DatedCalendar`); instruments and names
+- Calendar: the dates of the files (`market.clock.DatedCalendar`), less the days that
+  copy the one before verbatim (`ingest.importers.formats.repeated_days`, listed in
+  `source.repeated_days`: a crawler's record of a holiday is not a session); instruments and names
   from the files, all on the MAIN board, sector unknown; the currency is the format's
   (KES for NSE) unless given (`source_currency`).
 - Market indices in the files (the NSE's ^NASI, ^N20I, ...) are not securities: they are
@@ -59,7 +61,7 @@ from market.errors import InvalidInputError
 from market.settings import Settings
 from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks
 from ingest.exchange.validation import CONFIRMED_MOVE
-from ingest.importers.formats import Bad, is_index
+from ingest.importers.formats import Bad, describe_repeated, is_index, repeated_days
 from ingest.simulator.market import SimulatedDay
 
 BOARD = "MAIN"  # the files do not say; the page has a MAIN and a JUNIOR board
@@ -77,6 +79,7 @@ class ReplaySource:
     lacks: list[str]
     bad_rows: list[str] = field(default_factory=list)
     indices: set[str] = field(default_factory=set)  # market indices in the files, not served as securities
+    repeated_days: list[str] = field(default_factory=list)  # days left out as copies of the one before
 
 
 class ReplayMarket:
@@ -150,6 +153,9 @@ class ReplayMarket:
                 name = item.get("name")
                 if name and (key[0] not in names or key[1] >= names[key[0]][0]):
                     names[key[0]] = (key[1], name)
+        copies = repeated_days(items)
+        self.source.repeated_days = describe_repeated(copies)
+        items = [item for item in items if item["trading_date"] not in copies]
         if not items:
             problem = f" (first problem: {self.source.bad_rows[0]})" if self.source.bad_rows else ""
             raise InvalidInputError(f"{self.source.path} holds no readable {self.source.format} rows{problem}")

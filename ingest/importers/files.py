@@ -1,6 +1,8 @@
 """Backfill the store from historical files, in batches, with a progress bar.
 
-A bad row is reported with its file and line and the rest still loads; a source's
+A bad row is reported with its file and line and the rest still loads; a day that copies
+the previous one verbatim (`formats.repeated_days`: how a crawler records a holiday) is
+left out and listed in `repeated_days`; a source's
 missing fields are reported as `lacks` (never filled in: a missing bid/ask stays NULL,
 and the liquidity rails apply their documented rule for a missing spread). Re-importing
 the same files inserts nothing (rows are compared with what the store holds).
@@ -16,7 +18,8 @@ from tqdm import tqdm
 
 from market.errors import InvalidInputError
 from market.settings import HOME_CURRENCY
-from ingest.importers.formats import NSE_LACKS, OHLCV_OPTIONAL, Bad, ohlcv_lacks, read_nse_company, read_nse_daily, read_ohlcv
+from ingest.importers.formats import (NSE_LACKS, OHLCV_OPTIONAL, Bad, describe_repeated, ohlcv_lacks, read_nse_company,
+                                     read_nse_daily, read_ohlcv, repeated_days)
 from store import tables
 from store.history import append_history
 from store.transactions import write_transaction
@@ -36,6 +39,7 @@ class ImportReport:
     instruments_inserted: int = 0
     lacks: list[str] = field(default_factory=list)
     bad_rows: list[str] = field(default_factory=list)
+    repeated_days: list[str] = field(default_factory=list)  # days left out as copies of the one before
 
 
 def detect_format(path: Path) -> str:
@@ -82,6 +86,9 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
     fmt, files = resolve_source(path, fmt)
     report = ImportReport(fmt, files=len(files))
     report.lacks = source_lacks(fmt, files)
+    # a first pass finds the copied days (a day's rows may come from many files: per-company, OHLCV)
+    copies = repeated_days(item for file in files for item in READERS[fmt](file) if not isinstance(item, Bad))
+    report.repeated_days = describe_repeated(copies)
     source = f"import:{fmt}"
     names: dict[str, tuple] = {}
     seen: set[tuple] = set()
@@ -92,6 +99,8 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
                 report.bad_rows.append(str(item))
                 continue
             where = item.pop("_line")
+            if item["trading_date"] in copies:
+                continue
             key = (item["symbol"], item["trading_date"])
             if key in seen:
                 report.bad_rows.append(f"{where}: second row for {item['symbol']} on {item['trading_date']}")

@@ -10,6 +10,10 @@ message naming file and line; none of them invents a value a source does not car
 - `ohlcv`: a generic CSV with a header row; required columns `symbol,date,close,volume`
   (date YYYY-MM-DD); optional `open,high,low,prev_close,bid,ask,trades,value_traded,name`.
   Whatever optional column is absent is reported as lacking.
+
+A day of any format whose traded rows all repeat the previous date's verbatim is a copy,
+not a session (`repeated_days`): the importer, the replay and the research frames leave
+it out and say so.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 NSE_DAILY_HEADER = ["Code", "Name", "Lowest Price of the Day", "Highest Price of the Day", "Closing Price",
                     "Previous Day Closing Price", "Volume Traded"]
@@ -171,12 +175,54 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                 yield Bad(f"{path}:{line}", str(exc))
 
 
+REPEAT_MINIMUM_TRADED = 5  # traded rows a day needs before "all of them repeat" says it is a copy
+_REPEATED_FIELDS = ("low", "high", "close", "prev_close", "volume")
+
+
+def repeated_days(rows: Iterable[dict]) -> dict[date, date]:
+    """The days that are copies of an earlier one: {copy: the session it repeats}.
+
+    A day is a copy when it has at least REPEAT_MINIMUM_TRADED traded rows (volume > 0;
+    market indices, which never trade, do not count) and every one of them repeats the
+    same symbol's row of the previous date in the source field for field (low, high,
+    close, previous close, volume). That is how a crawler records a day the exchange did
+    not publish: it saves the page it still finds, the previous session's. The NSE files
+    hold 55 such days (2007-2021; many of them Kenyan public holidays: Moi Day, Eid, the
+    2010 referendum, the election days), each a verbatim copy of the day before, whose
+    previous-close column is the day before's too (not the close it repeats). Read as a
+    session, a copy is a day on which nothing moved, and it takes the next session's move
+    away from the day that really preceded it. Two sessions in a row on which five or more
+    names traded the same volume between the same low and high to the same close do not
+    happen in real trading; one instrument's repeated bar can, and is kept. A run of
+    copies (a long holiday) maps every copy to the session before the run.
+    """
+    bars: dict[date, dict[str, tuple]] = {}
+    for row in rows:
+        bars.setdefault(row["trading_date"], {})[row["symbol"]] = tuple(row.get(f) for f in _REPEATED_FIELDS)
+    copies: dict[date, date] = {}
+    days = sorted(bars)
+    for before, day in zip(days, days[1:]):
+        previous = bars[before]
+        traded = [(symbol, bar) for symbol, bar in bars[day].items() if bar[-1] and not is_index(symbol)]
+        if len(traded) >= REPEAT_MINIMUM_TRADED and all(previous.get(symbol) == bar for symbol, bar in traded):
+            copies[day] = copies.get(before, before)
+    return copies
+
+
+def describe_repeated(copies: dict[date, date]) -> list[str]:
+    """One line per copied day, as the importer and the replay report them."""
+    return [f"{day.isoformat()}: every traded row repeats {source.isoformat()}'s verbatim; left out as a copy, "
+            f"not a session" for day, source in sorted(copies.items())]
+
+
 def nse_daily_frame(folder: Path) -> "pd.DataFrame":
     """Every readable row of the NSE daily files under `folder` (recursively) as one frame
-    (symbol, date, close, volume, high, low), one row per symbol and date; bad rows are
-    left out (the importer reports them, a research frame does not need them)."""
+    (symbol, date, close, volume, high, low), one row per symbol and date; bad rows and
+    the days that copy an earlier one (`repeated_days`) are left out (the importer reports
+    them, a research frame does not need them)."""
     import pandas as pd
 
     rows = [r for path in sorted(folder.rglob("*.csv")) for r in read_nse_daily(path) if not isinstance(r, Bad)]
-    frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"})
+    copies = repeated_days(rows)
+    frame = pd.DataFrame([r for r in rows if r["trading_date"] not in copies]).rename(columns={"trading_date": "date"})
     return frame.drop_duplicates(["symbol", "date"])[["symbol", "date", "close", "volume", "high", "low"]]

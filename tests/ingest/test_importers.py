@@ -12,6 +12,7 @@ from market.settings import Settings
 from store import tables
 from store.engine import service_engine
 from store.history import current_rows
+from tests.pipeline.test_cli import cli
 
 HEADER = "Code;Name;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded"
 
@@ -64,6 +65,50 @@ def test_reimporting_adds_nothing(settings: Settings, nse_daily_folder: Path) ->
         assert conn.execute(select(func.count()).select_from(tables.eod_prices)).scalar_one() == 4
 
 
+def _six_names(volume_of_last: str = "700") -> list[str]:
+    return [HEADER, "SCOM;Safaricom;24.0;24.5;24.3;24.1;1,200", "KCB;KCB Group;40.0;41.0;40.5;40.0;300",
+            "EQTY;Equity;50.0;51.0;50.5;50.0;900", "EABL;EABL;150.0;151.0;150.0;151.0;50",
+            "BAT;BAT Kenya;400.0;405.0;401.0;400.0;20", f"NMG;Nation Media;30.0;30.5;30.2;30.0;{volume_of_last}",
+            "EGAD;Eaagads Ltd;12.65;12.65;12.65;12.65;-", "^NASI;NSE All Share;;;150.1;149.9;-"]
+
+
+def test_a_day_that_copies_the_one_before_is_left_out_and_said(settings: Settings, tmp_path: Path) -> None:
+    """A crawler records an unpublished day (a holiday) as a copy of the session before: every
+    traded row the same, field for field. It is not a session: importing it would make a
+    day on which nothing moved and take the next day's move away from the real session."""
+    root = tmp_path / "daily"
+    _write(root / "2010" / "08" / "20100803.csv", _six_names())
+    _write(root / "2010" / "08" / "20100804.csv", _six_names())  # the referendum holiday: the page of the 3rd
+    _write(root / "2010" / "08" / "20100805.csv", [HEADER, "SCOM;Safaricom;24.4;24.8;24.6;24.3;500"])
+    _write(root / "2010" / "08" / "20100806.csv", _six_names())  # the same bars again, but not the day before's
+    _write(root / "2010" / "08" / "20100809.csv", _six_names(volume_of_last="701"))  # five repeat, one does not
+    result = cli("import", str(root))
+    assert result.returncode == 0, result.stderr
+    left_out = [line for line in result.stdout.splitlines() if line.startswith("left out: ")]
+    assert left_out == ["left out: 2010-08-04: every traded row repeats 2010-08-03's verbatim; left out as a copy, "
+                        "not a session"]
+    assert "nse-daily: 5 files, 25 rows read, 25 inserted" in result.stdout
+    prices = _prices(settings)
+    assert {p["trading_date"] for p in prices} == {date(2010, 8, d) for d in (3, 5, 6, 9)}
+    # the replay serves the same calendar: the copy is not a session there either
+    from ingest.replay import ReplayMarket
+
+    replay = ReplayMarket(root)
+    assert replay.days == [date(2010, 8, d) for d in (3, 5, 6, 9)]
+    assert replay.source.repeated_days == [left_out[0].removeprefix("left out: ")]
+
+
+def test_a_market_with_few_trades_keeps_its_repeated_bars(settings: Settings, tmp_path: Path) -> None:
+    """Under five traded rows, all of them repeating is not evidence of a copy: kept."""
+    root = tmp_path / "daily"
+    lines = [HEADER, "SCOM;Safaricom;24.0;24.5;24.3;24.1;1,200", "KCB;KCB Group;40.0;41.0;40.5;40.0;300",
+             "EGAD;Eaagads Ltd;12.65;12.65;12.65;12.65;-"]
+    _write(root / "2010" / "08" / "20100803.csv", lines)
+    _write(root / "2010" / "08" / "20100804.csv", lines)
+    report = import_path(service_engine(settings), root)
+    assert report.repeated_days == [] and report.rows_inserted == 6
+
+
 def test_nse_per_company_quirk_header_semicolons_rows_commas(settings: Settings, tmp_path: Path) -> None:
     path = _write(tmp_path / "company" / "SCOM.csv", [
         "Date;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded",
@@ -105,9 +150,17 @@ def test_the_whole_nse_daily_set(settings: Settings, nse_data: Path) -> None:
     assert report.instruments == 74
     assert 230_000 <= report.rows_inserted <= 240_000
     assert len(report.bad_rows) < 10 and all(".csv:" in b for b in report.bad_rows)
+    # 55 days are the previous session's file saved again (holidays among them: the 2010
+    # referendum, the 2017 election days); none is stored as a session
+    assert len(report.repeated_days) == 55
+    assert any(r.startswith("2010-08-04: every traded row repeats 2010-08-03's") for r in report.repeated_days)
+    assert any(r.startswith("2017-08-08: every traded row repeats 2017-08-07's") for r in report.repeated_days)
     again = import_path(engine, nse_data / "daily", currency="KES")
     assert again.rows_inserted == 0 and again.instruments_inserted == 0
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(tables.eod_prices)).scalar_one() == report.rows_inserted
         zero = conn.execute(select(func.count()).select_from(tables.eod_prices).where(tables.eod_prices.c.volume == 0)).scalar_one()
     assert 0.15 < zero / report.rows_inserted < 0.35  # about a quarter of instrument-days have no trades
+    with engine.connect() as conn:
+        days = {d for (d,) in conn.execute(select(tables.eod_prices.c.trading_date).distinct())}
+    assert date(2010, 8, 4) not in days and date(2010, 8, 3) in days and date(2010, 8, 5) in days
