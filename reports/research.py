@@ -37,12 +37,17 @@ def nse_available(path: str) -> bool:
 
 
 def nse_prices(path: str, days: int | None = None) -> pd.DataFrame:
-    """The NSE daily files as a price frame (bid/ask unknown), the last `days` trading days."""
+    """The NSE daily files as a price frame (bid/ask unknown), the last `days` trading days;
+    `attrs["repeated_days"]`: the days in that window left out as copies of the one before."""
     from ingest.importers.formats import nse_daily_frame
 
     prices = nse_daily_frame(Path(path))
+    copies = prices.attrs.get("repeated_days", [])
     prices["date"] = pd.to_datetime(prices["date"]).dt.date
-    return _last_days(prices, days)
+    prices = _last_days(prices, days)
+    first = str(prices["date"].min()) if not prices.empty else ""
+    prices.attrs["repeated_days"] = [line for line in copies if line[:10] >= first]  # those inside the window
+    return prices
 
 
 def store_prices(days: int | None = None) -> pd.DataFrame:
@@ -539,7 +544,20 @@ def quality_summary(prices: pd.DataFrame, source: str):  # noqa: ANN201
         "of rows on an average day\n"
         f"- market days an instrument has no row between its first and last day: "
         f"**{fmt_count(instruments['missing_days'].sum())}** in all, the longest run {fmt_count(instruments['longest_gap'].max())} days\n"
-        f"- breaks of more than 5 calendar days between market days: **{fmt_count(len(gaps))}**")
+        f"- breaks of more than 5 calendar days between market days: **{fmt_count(len(gaps))}**"
+        + _copies_line(prices.attrs.get("repeated_days")))
+
+
+def _copies_line(copies: list[str] | None) -> str:
+    """The days the reader left out as copies of the session before (ingest.importers.
+    formats.repeated_days), where the source had any: how many, and the first few."""
+    from reports.figures import fmt_count
+
+    if not copies:
+        return ""
+    shown = ", ".join(line[:10] for line in copies[:6]) + (", ..." if len(copies) > 6 else "")
+    return (f"\n- days left out because every traded row repeats the session before verbatim (a holiday or "
+            f"an unpublished day saved as a copy): **{fmt_count(len(copies))}** ({shown})")
 
 
 def gaps_table(prices: pd.DataFrame):  # noqa: ANN201

@@ -219,10 +219,13 @@ def nse_daily_frame(folder: Path) -> "pd.DataFrame":
     """Every readable row of the NSE daily files under `folder` (recursively) as one frame
     (symbol, date, close, volume, high, low), one row per symbol and date; bad rows and
     the days that copy an earlier one (`repeated_days`) are left out (the importer reports
-    them, a research frame does not need them)."""
+    them, a research frame does not need them; the copies are listed in the frame's
+    `attrs["repeated_days"]`, as the importer words them)."""
     import pandas as pd
 
     rows = [r for path in sorted(folder.rglob("*.csv")) for r in read_nse_daily(path) if not isinstance(r, Bad)]
     copies = repeated_days(rows)
     frame = pd.DataFrame([r for r in rows if r["trading_date"] not in copies]).rename(columns={"trading_date": "date"})
-    return frame.drop_duplicates(["symbol", "date"])[["symbol", "date", "close", "volume", "high", "low"]]
+    frame = frame.drop_duplicates(["symbol", "date"])[["symbol", "date", "close", "volume", "high", "low"]]
+    frame.attrs["repeated_days"] = describe_repeated(copies)
+    return frame
