@@ -98,10 +98,11 @@ def deliver_day(engine: Engine, settings: Settings, day: date, client: ExchangeC
         raise
     with engine.connect() as conn:
         known = {r["symbol"] for r in current_rows(conn, tables.instruments)}
-        previous = _previous_closes(conn, day)
+        previous = _previous_day(conn, day)
+    closes = {symbol: row["close"] for symbol, row in previous[1].items()} if previous else {}
     parse_errors = scraped.quotes.errors + scraped.notices.errors + scraped.fundamentals.errors + scraped.securities.errors
     verdict = validate_day(day, scraped.quotes.page_date, scraped.quotes.rows, scraped.notices.rows,
-                           scraped.securities.rows, known, previous, settings.price_band)
+                           scraped.securities.rows, known, closes, settings.price_band, previous_day=previous)
     errors = parse_errors + verdict.errors
     row_counts = {
         "MAIN": sum(1 for r in scraped.quotes.rows if r["board"] == "MAIN"),
@@ -173,12 +174,13 @@ def _record_failure(engine: Engine, day: date, source: str, errors: list[str], m
         }])
 
 
-def _previous_closes(conn: Connection, day: date) -> dict[str, float]:
+def _previous_day(conn: Connection, day: date) -> tuple[date, dict[str, dict]] | None:
+    """The latest stored session before `day` and its rows by symbol (None before the first)."""
     prices = tables.eod_prices
     before = conn.execute(select(func.max(prices.c.trading_date)).where(prices.c.trading_date < day)).scalar()
     if before is None:
-        return {}
-    return {r["symbol"]: r["close"] for r in current_rows(conn, prices, where=[prices.c.trading_date == before])}
+        return None
+    return before, {r["symbol"]: r for r in current_rows(conn, prices, where=[prices.c.trading_date == before])}
 
 
 def _write_snapshot(data_dir: Path, scraped: ScrapedDay, manifest: dict) -> Path:

@@ -12,6 +12,11 @@ Errors:
   explicit new-listing path);
 - an active security on the securities list with no row on the quotes page;
 - negative volume or trades, a close that is not positive, bid above ask, low above high;
+- a stale page: every traded row (five or more) repeats the previous stored session's row
+  field for field (low, high, close, previous close, volume), the rule the historical
+  importer applies to a copied day (`ingest.importers.formats.repeated_days`): the
+  exchange served the previous session's page again under the new date, which the NSE
+  crawler's files show happens (55 such days);
 - a close more than `price_band` (default 50%) away from the previous close, unless the
   day's notices carry a SPLIT for that symbol, or its row's status is CONFIRMED MOVE: the
   publisher states that the close is what traded (kept as a warning). Only the
@@ -26,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+
+from ingest.importers.formats import repeated_days
 
 
 CONFIRMED_MOVE = "CONFIRMED MOVE"  # a row status: the publisher confirms a close outside the band
@@ -46,10 +53,20 @@ def validate_day(
     known_symbols: set[str],
     previous_close: dict[str, float],
     price_band: float,
+    previous_day: tuple[date, dict[str, dict]] | None = None,
 ) -> Verdict:
+    """`previous_day`: the latest stored session before `day` and its rows by symbol, for
+    the stale-page rule (left out: the rule is not applied)."""
     verdict = Verdict()
     if page_date != day:
         verdict.errors.append(f"the trade-quotes page is for {page_date}, not {day.isoformat()}")
+    if previous_day is not None:
+        before, rows = previous_day
+        both = [{**row, "symbol": symbol, "trading_date": before} for symbol, row in rows.items()]
+        both += [{**row, "trading_date": day} for row in quotes]
+        if day in repeated_days(both):
+            verdict.errors.append(f"every traded row repeats {before.isoformat()}'s verbatim (low, high, close, previous "
+                                  f"close, volume): the previous session's page served again, not {day.isoformat()}'s")
     listed = {s["symbol"]: s for s in securities}
     seen: set[str] = set()
     splits = {n["symbol"] for n in notices if n.get("kind") == "SPLIT"}

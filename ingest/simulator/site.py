@@ -15,7 +15,7 @@ import bisect
 import io
 import json
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from typing import Callable
 from urllib.parse import parse_qs
@@ -42,6 +42,7 @@ class Faults:
     missing_board: str | None = None  # this board is left out of trade-quote pages while set
     malformed: dict | None = None  # {"symbol": "KCB", "column": "close"}: that cell is garbled while set
     late: int = 0  # the next N trade-quote requests say the day is not published yet
+    stale: int = 0  # the next N trade-quote pages are the previous session's, under the asked date
 
     def take(self, name: str) -> bool:
         left = getattr(self, name)
@@ -158,6 +159,10 @@ class SimulatorSite:
         if self.faults.take("late"):
             return Reply(404, "text/html", pages.not_published_page(day).encode())
         simulated = self.market.day(day)
+        if self.faults.take("stale"):  # the site serves the last page it built again, dated today
+            index = bisect.bisect_left(self.market.days, day)
+            if index > 0:
+                simulated = replace(self.market.day(self.market.days[index - 1]), day=day)
         boards = [b for b in pages.BOARDS if b != self.faults.missing_board]
         html = pages.trade_quotes_page(simulated, boards, self.currency)
         if self.faults.malformed:

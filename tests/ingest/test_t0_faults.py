@@ -149,6 +149,26 @@ def test_a_malformed_number_refuses_the_day_and_keeps_the_evidence(exchange: Set
     assert garbled in (Path(failed["snapshot_path"]) / "trade-quotes.html").read_text()
 
 
+def test_the_previous_sessions_page_served_again_is_refused(exchange: Settings, site: SimulatorSite) -> None:
+    """The exchange's site puts up the previous session's page again under the new date (the
+    NSE crawler's files hold 55 such days): its date is right, every row is yesterday's."""
+    before = date(2026, 11, 19)
+    assert deliver(exchange, before).status == "COMPLETE"
+    site.faults.stale = 1
+    with pytest.raises(DeliveryRejectedError, match="every traded row repeats 2026-11-19's verbatim .*: the previous "
+                                                    "session's page served again, not 2026-11-20's"):
+        deliver(exchange)
+    assert_nothing_stored_and_preflight_refuses_day(exchange, "page served again")
+    assert deliver(exchange).status == "COMPLETE"  # the real page, once the site has it
+    assert count(exchange, tables.eod_prices) == 59
+
+
+def assert_nothing_stored_and_preflight_refuses_day(settings: Settings, reason: str) -> None:
+    assert count(settings, tables.eod_prices) == 0
+    with pytest.raises(NotReadyError, match=reason):
+        check_delivery(service_engine(settings), DAY)
+
+
 def test_a_late_day_is_not_published_yet(exchange: Settings, site: SimulatorSite) -> None:
     site.faults.late = 1
     with pytest.raises(NotPublishedError, match="not published yet"):
