@@ -194,11 +194,18 @@ def _jamaica_calendar() -> TradingCalendar:
 # signature of the files (names, sizes, modification times): when the files change the
 # index is stale and refused until the replay is built again.
 
+# The version of the rules that turn files into trading dates; an index written under other
+# rules is stale like one written from other files. 2: the days that copy the session
+# before are not sessions (ingest.importers.formats.repeated_days).
+REPLAY_CALENDAR_RULES = 2
+
+
 def replay_signature(path: Path) -> str:
-    """A cheap fingerprint of the .csv files under `path` (or of `path` itself)."""
+    """A cheap fingerprint of the .csv files under `path` (or of `path` itself) and of the
+    calendar rules' version."""
     path = Path(path)
     files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
-    digest = hashlib.sha256(str(path.resolve()).encode())
+    digest = hashlib.sha256(f"{path.resolve()}\nrules {REPLAY_CALENDAR_RULES}".encode())
     for file in files:
         stat = file.stat()
         digest.update(f"\n{file.relative_to(path) if file != path else file.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
@@ -232,7 +239,8 @@ def _replay_calendar(index: Path, path: Path) -> DatedCalendar:
     lines = index.read_text().splitlines()
     if f"signature {replay_signature(path)}" not in lines[:2]:
         raise ConfigurationError(
-            f"the replay calendar {index} is stale: the files changed since it was built; build the replay again")
+            f"the replay calendar {index} is stale: the files (or the calendar rules) changed since it was built; "
+            "build the replay again")
     return DatedCalendar(date.fromisoformat(line) for line in lines[2:] if line)
 
 

@@ -110,6 +110,14 @@ def test_the_setting_makes_every_process_use_the_replay_calendar(settings: Setti
     with pytest.raises(ConfigurationError, match="stale"):
         default_calendar()
     assert replay_for(get_settings()).days[-1] == date(2021, 3, 8) == default_calendar().last
+    # an index written under older calendar rules (before the copied days were left out) is stale too
+    rules = clock.REPLAY_CALENDAR_RULES
+    monkeypatch.setattr(clock, "REPLAY_CALENDAR_RULES", rules - 1)
+    replay_for(get_settings())
+    monkeypatch.setattr(clock, "REPLAY_CALENDAR_RULES", rules)
+    clock._replay_calendar.cache_clear()
+    with pytest.raises(ConfigurationError, match=r"stale: the files \(or the calendar rules\) changed"):
+        default_calendar()
 
 
 def test_simulated_text_and_macro_are_labelled(ohlcv: Path) -> None:
