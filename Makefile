@@ -22,8 +22,12 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	$(BIN)/marketintel demo $(if $(MARKET),--market "$(MARKET)")
 
+# One pytest worker per core, each taking whole files (a module's fixtures and a stage
+# notebook's cells stay on one worker), the files with tests marked slow first (conftest.py);
+# TEST_WORKERS=0 runs the suite in one process.
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 test: install install-browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The browser tests (tests/docs/test_browser.py) drive Debian's chromium through its
 # chromedriver; installed here when missing and running as root. Elsewhere those tests skip

@@ -1,10 +1,10 @@
 """Session-wide test environment, set before anything is collected (including the stage
 notebooks that nbval runs in their own kernels, which inherit this environment).
 
-Every run gets a private SQLite store, runs folder and data folder under a temporary
-directory, and the built-in exchange simulator on a loopback port (published through the
-notebooks' default date), so the stage notebooks run as they would in production; a
-developer's `.env` is ignored.
+Every run (each worker's, under `pytest -n`) gets a private SQLite store, runs folder and
+data folder under a temporary directory, and the built-in exchange simulator on a loopback
+port (published through the notebooks' default date), so the stage notebooks run as they
+would in production; a developer's `.env` is ignored.
 
 nbval runs each stage notebook as "Run All" does: with its default parameters, a preview
 that stores nothing (pipeline/runner.py). So that each preview has its inputs (T1 needs
@@ -25,8 +25,16 @@ NOTEBOOK_DEFAULT_DATE = "2026-11-20"  # the run_date default in every stage note
 T3_NOTEBOOK_DATE = "2026-11-16"  # t3_macro's run_date default: the Monday of that week
 
 
+def _is_xdist_controller(config) -> bool:  # noqa: ANN001
+    """Under `pytest -n N` (make test) the controller only hands files to the workers: each
+    worker sets up its own session below, so the controller sets up none."""
+    return not hasattr(config, "workerinput") and getattr(config.option, "dist", "no") != "no"
+
+
 def pytest_configure(config) -> None:  # noqa: ANN001
     global _SESSION_DIR
+    if _is_xdist_controller(config):
+        return
     _SESSION_DIR = Path(tempfile.mkdtemp(prefix="marketintel-tests-"))
     os.environ.update(
         {
@@ -88,9 +96,23 @@ def _start_simulator() -> None:
 def pytest_collection_modifyitems(session, config, items) -> None:  # noqa: ANN001
     from market.settings import PROJECT_ROOT
 
+    if hasattr(config, "workerinput"):
+        _slow_files_first(items)
     stage_notebooks = PROJECT_ROOT / "notebooks"
     if any(Path(str(item.fspath)).parent == stage_notebooks for item in items):
         _run_the_notebooks_day()
+
+
+def _slow_files_first(items: list) -> None:  # noqa: ANN001
+    """Under `pytest -n N --dist loadfile --no-loadscope-reorder` (make test) the workers take
+    whole files in this order. A file whose tests take minutes (marked `slow`) handed out
+    last would leave one worker running it alone at the end, so those files go first, the
+    one with the most slow tests first; every other file keeps its place."""
+    slow: dict[str, int] = {}
+    for item in items:
+        if item.get_closest_marker("slow"):
+            slow[str(item.fspath)] = slow.get(str(item.fspath), 0) + 1
+    items.sort(key=lambda item: -slow.get(str(item.fspath), 0))  # stable: in-file order kept
 
 
 def _run_the_notebooks_day() -> None:

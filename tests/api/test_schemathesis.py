@@ -22,6 +22,7 @@ EXAMPLES_PER_OPERATION = 25
 DOMAIN_RULES = [positive_data_acceptance]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_generated_requests_conform_to_the_schema(api: Api) -> None:
     client = keystore.generate(api.world.engine, api.world.settings, "Fuzz Fund", "INSTITUTIONAL", now=MORNING)

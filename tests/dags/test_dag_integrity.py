@@ -360,6 +360,7 @@ print("RESULT " + json.dumps(result))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.airflow
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(settings: Settings, tmp_path: Path) -> None:

@@ -104,6 +104,7 @@ def run_example(demo: DemoServer, example: Example) -> None:
         _check_json(example, body)
 
 
+@pytest.mark.slow
 def test_every_documented_example_runs_against_the_demo(demo: DemoServer) -> None:
     """One test, in the file's order: later examples see what earlier ones wrote (a deposit,
     a new key), as a reader pasting them one after another would."""

@@ -80,6 +80,7 @@ def _rank_correlation_with_next_day_returns(tmp_path: Path, news_signal: float) 
     return float(result.statistic), float(result.pvalue), len(pairs)
 
 
+@pytest.mark.slow
 def test_composite_carries_the_planted_signal_and_nothing_without_it(tmp_path: Path) -> None:
     with_signal, p_with, n = _rank_correlation_with_next_day_returns(tmp_path, 1.0)
     without, p_without, _ = _rank_correlation_with_next_day_returns(tmp_path, 0.0)

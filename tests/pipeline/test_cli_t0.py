@@ -81,6 +81,7 @@ def test_backfill_delivers_simulated_days(settings: Settings) -> None:
     assert "; 0 price rows inserted" in again.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_long_backfill_prints_a_few_lines_not_one_per_request(settings: Settings) -> None:
     """Not a terminal (a pipe): no progress bar and no library INFO lines, only the result.
@@ -100,6 +101,7 @@ def test_verbose_shows_the_libraries_logs(settings: Settings) -> None:
     assert "INFO httpx: HTTP Request: GET http://simulator.local/" in verbose.stderr
 
 
+@pytest.mark.slow
 def test_run_day_ends_with_a_table_of_its_stages(simulator_process: str, settings: Settings,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from datetime import date
@@ -147,6 +149,7 @@ def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path
     assert "the source lacks: open, high, low, prev_close, bid, ask, trades, value_traded" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(settings: Settings) -> None:
     """`make demo`'s acceptance: a validation record beside its base rate (n >= 2,000),

@@ -8,6 +8,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, select
 
 from store import tables
@@ -17,6 +18,7 @@ from tests.reports.pdf import read
 LIMIT_SECONDS = 600  # the bound for the whole replayed demo on 2 cores; a guard, not a benchmark
 
 
+@pytest.mark.slow
 def test_demo_on_replayed_nse_history_builds_a_validation_record_above_57_percent(nse_data: Path, tmp_path: Path) -> None:
     database = tmp_path / "store.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MARKETINTEL_")}
