@@ -1,0 +1,121 @@
+"""`make demo` as a newcomer runs it: the whole day through the stage notebooks on the
+embedded default, then the API serving a living world (marketintel demo)."""
+import os
+import subprocess
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+from market.settings import Settings
+from tests.pipeline.test_cli import MARKETINTEL
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(settings: Settings) -> None:
+    """`make demo`'s acceptance: a validation record beside its base rate (n >= 2,000),
+    more than one Action among liquid names, every tercile populated, an AI portfolio that
+    bought the record's LONGs with rationales over 60 replayed days, suggestions for the
+    printed client key whenever the day has a LONG to buy, and reports without a "Not
+    available" box. The demo runs on the wall clock's latest trading day, and a LONG needs
+    a liquid name more likely than not to close higher (models/decisions.py): about two
+    days in three of the simulated record have one, so a LONG today is not required."""
+    import re
+    import signal
+
+    import httpx
+
+    from tests.reports.pdf import read
+
+    env = {k: v for k, v in os.environ.items() if k != "MARKETINTEL_ADMIN_KEY"}
+    errors = open(settings.data_dir.parent / "demo-stderr.log", "w+")  # a file, not a pipe nobody drains
+    process = subprocess.Popen([MARKETINTEL, "demo", "--port", "0"], stdout=subprocess.PIPE,
+                               stderr=errors, text=True, env=env)
+    lines: list[str] = []
+    try:
+        for line in process.stdout:  # type: ignore[union-attr]
+            lines.append(line.rstrip())
+            if "/api/market/history/" in line:  # the last curl line: the API is up
+                break
+        stdout = "\n".join(lines)
+        errors.seek(0)
+        assert process.poll() is None, errors.read()[-3000:]
+        key = re.search(r"client key for 'Demo Client' \(PRO, shown once\): (svc-sk-[0-9a-f]+)", stdout).group(1)
+        base = re.search(r"API serving on (http://127\.0\.0\.1:\d+)", stdout).group(1)
+        admin_file = Path(re.search(r"admin key: (\S+)", stdout).group(1))
+        assert admin_file.is_file() and oct(admin_file.stat().st_mode & 0o777) == "0o600"
+        assert f"docs: {base}/docs" in stdout and f"GraphQL: {base}/graphql" in stdout
+        graph = httpx.post(f"{base}/graphql", headers={"X-API-Key": key}, timeout=30,
+                           json={"query": "{ instruments(tercile: TOP) { nodes { symbol latestPrediction { score } } } }"})
+        assert graph.status_code == 200 and graph.json()["data"]["instruments"]["nodes"]
+        curls = [line.strip() for line in lines if line.strip().startswith("curl ")]
+        assert len(curls) == 3
+        latest = httpx.get(f"{base}/api/market/latest", headers={"X-API-Key": key}, timeout=30)
+        assert latest.status_code == 200 and len(latest.json()) >= 50  # the simulator lists 60, some not yet or no longer
+        summary = httpx.get(f"{base}/api/ai-portfolio/summary", headers={"X-API-Key": key}, timeout=30)
+        assert summary.status_code == 200 and summary.json()["started"] is True
+        insights = httpx.get(f"{base}/api/macro_insights", headers={"X-API-Key": key}, timeout=30)
+        assert insights.status_code == 200 and len(insights.json()["parameters"]) == 3
+        admin_key = admin_file.read_text().strip()
+        admin = httpx.get(f"{base}/api/keys", headers={"X-API-Key": admin_key}, timeout=30)
+        assert [k["client_name"] for k in admin.json()] == ["Demo Client"]
+
+        perf = httpx.get(f"{base}/api/ai/performance", headers={"X-API-Key": key}, timeout=30).json()
+        binary = perf["validation"]["metrics"]["binary_accuracy"]
+        assert binary["sample_size"] >= 2000 and binary["value"] > binary["base_rate"], binary
+        assert perf["validation"]["label"].startswith("Validation record") and perf["live"]["label"].startswith("Live")
+        screen = httpx.post(f"{base}/graphql", headers={"X-API-Key": key}, timeout=30, json={"query": """{
+            instruments(first: 100) { nodes { symbol latestPrediction { action tercile } } } }"""}).json()
+        predictions = [n["latestPrediction"] for n in screen["data"]["instruments"]["nodes"] if n["latestPrediction"]]
+        liquid = [p for p in predictions if p["tercile"] != "ILLIQUID"]
+        # Whether today has a LONG depends on the day (a liquid name must be more likely than
+        # not to close higher: about two days in three of the simulated record); the record's
+        # LONGs show in the AI portfolio's replayed buys below.
+        assert len({p["action"] for p in liquid}) >= 2 and {"LONG", "AVOID"} & {p["action"] for p in liquid}, liquid
+        assert {"TOP", "MIDDLE", "BOTTOM"} <= {p["tercile"] for p in liquid}
+        history = httpx.get(f"{base}/api/ai-portfolio/history", headers={"X-API-Key": admin_key}, timeout=30).json()
+        replayed = [t for t in history["trades"] if t["rationale"].get("record") == "validation"]
+        assert any(t["side"] == "BUY" and t["rationale"]["action"] == "LONG" for t in replayed), replayed[:3]
+        positions = httpx.get(f"{base}/api/ai-portfolio/positions", headers={"X-API-Key": key}, timeout=30).json()
+        assert len(positions) >= 3 or len(replayed) >= 10, (len(positions), len(replayed))
+        assert all(t["rationale"]["reason"] and t["rationale"]["score"] is not None for t in history["trades"])
+        assert len(history["days"]) >= 61  # 60 replayed days and the demo day: the equity curve's points
+        pending = httpx.get(f"{base}/api/suggestions", headers={"X-API-Key": key}, timeout=30).json()
+        assert all(p["state"] == "PENDING" for p in pending)
+        if any(p["action"] == "LONG" and p["tercile"] == "TOP" for p in liquid):  # something to buy with the cash
+            assert any(p["side"] == "BUY" for p in pending), pending
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=90)  # Ctrl-C: the API stops, then the interpreter exits
+        except subprocess.TimeoutExpired:
+            # Known open defect: in clean-clone CI runs the demo has not exited within 90 s of
+            # Ctrl-C (its stderr shows ZeroMQ's "pfd.revents & POLLIN" assertion); locally it
+            # exits at once. What this test checks is what the served world shows, above.
+            process.send_signal(signal.SIGUSR1)  # the demo's faulthandler: every thread's stack
+            time.sleep(3)
+            errors.seek(0)
+            warnings.warn("the demo did not exit within 90 s of Ctrl-C; killed. Its stderr ends:\n"
+                          + errors.read()[-6000:], stacklevel=1)
+        finally:
+            process.kill()
+            errors.close()
+    assert "backfilled 260 simulated trading days" in stdout
+    assert re.search(r"validation record .* binary accuracy \d+\.\d% \(base rate \d+\.\d%, n=\d{4,}\)", stdout)
+    outputs = [line.split("->")[1].strip() for line in lines if "->" in line and line.endswith(".ipynb")]
+    assert [Path(o).name for o in outputs] == ["t0_scrape.ipynb", "t1_preflight.ipynb", "t1_ingest_text.ipynb",
+                                              "t1_sentiment.ipynb", "t1_features.ipynb", "t1_predict.ipynb",
+                                              "t1_analysis.ipynb", "t1_trade.ipynb", "health.ipynb", "t3_macro.ipynb", "t2_suggestions.ipynb"]
+    assert "house portfolio synchronised from" in stdout and ": SYNCED, 4 changes" in stdout
+    reports = [Path(line.split("->")[1].rsplit(" (", 1)[0].strip()) for line in lines if " report  ->" in line]
+    assert [r.name for r in reports] == ["quant-briefing.pdf", "compliance-report.pdf"]
+    assert all(r.parent == settings.reports_dir and r.read_bytes().startswith(b"%PDF-") for r in reports)
+    for report in reports:
+        text = read(report.read_bytes()).text
+        assert "Not available" not in text and "Validation record (walk-forward" in text, report.name
+    index = settings.runs_dir / "index.md"
+    assert f"index of every executed notebook: {index}" in stdout
+    assert "| t1_analysis | SUCCEEDED |" in index.read_text()
+    assert all(Path(o).is_file() for o in outputs)
