@@ -13,7 +13,9 @@ MARKETINTEL = str(Path(sys.executable).parent / "marketintel")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([MARKETINTEL, *args], capture_output=True, text=True, timeout=120)
+    """The command as a user runs it. The limit only stops a hung command: `run-day` builds
+    the day's model and took up to 120 s beside another test worker on a slow machine."""
+    return subprocess.run([MARKETINTEL, *args], capture_output=True, text=True, timeout=300)
 
 
 def test_db_upgrade_is_idempotent_and_status_lists_versions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
