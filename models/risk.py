@@ -12,13 +12,20 @@ probabilities). Both options remain for screening: a share > 0 fits the classifi
 earlier rows and Platt-scales it on the most recent ones; `regressor=True` adds a Huber
 regressor of the forward return on every row. `fit` can continue boosting from a previous
 model (`warm_from`), or keep it as it is (`rounds=0`).
+
+LightGBM is imported where a booster is trained or loaded, not with the module: importing
+it pulls in scikit-learn and SciPy (over a second), and most importers of this module
+(every stage notebook's kernel through the views, the API, the CLI) never touch a booster.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import lightgbm as lgb
 import numpy as np
+
+if TYPE_CHECKING:
+    import lightgbm as lgb
 
 DEFAULT_PARAMS = {
     "learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 200, "feature_fraction": 0.8,
@@ -55,6 +62,8 @@ class RiskModel:
             self.classifier, self.platt = warm_from.classifier, warm_from.platt
             self.training_rows = len(X)
             return self
+        import lightgbm as lgb
+
         reg_params = {**self.params, "objective": "huber", "alpha": 0.02}
         cls_params = {**self.params, "objective": "binary"}
         self.regressor = lgb.train(reg_params, lgb.Dataset(X, forward_return), rounds,
@@ -124,6 +133,8 @@ def save_model(model: RiskModel, folder) -> None:  # noqa: ANN001
 def load_model(folder) -> RiskModel:  # noqa: ANN001
     import json
     from pathlib import Path
+
+    import lightgbm as lgb
 
     folder = Path(folder)
     meta = json.loads((folder / "model.json").read_text())

@@ -25,9 +25,6 @@ from sqlalchemy import Engine
 from market.clock import TradingCalendar, exchange_iso, latest_closed_trading_day
 from market.errors import InvalidInputError
 from market.settings import Settings
-from reports import compliance, quant_briefing
-from reports.inputs import briefing_inputs, compliance_inputs, snapshot_sha256
-from reports.layout import render
 
 KINDS = ("quant-briefing", "compliance")
 RIGHTS = "Copyright {company}. For the recipient's internal use; not investment advice; redistribution requires consent."
@@ -47,6 +44,12 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
     `now` (an aware datetime: the API's clock)."""
     if kind not in KINDS:
         raise InvalidInputError(f"unknown report '{kind}'; choose one of: {', '.join(KINDS)}")
+    # Imported here, not with the package: `reports.stage_figures`, which every stage
+    # notebook imports, must not pull in reportlab, the fonts and the views behind them.
+    from reports import compliance, quant_briefing
+    from reports.inputs import briefing_inputs, compliance_inputs, snapshot_sha256
+    from reports.layout import render
+
     gather = briefing_inputs if kind == "quant-briefing" else compliance_inputs
     with engine.connect() as conn, conn.begin():
         inputs = gather(conn, calendar, now, settings)
