@@ -24,7 +24,7 @@ from sqlalchemy import Connection, select
 from market.clock import session_close_utc
 from models.sentiment.scorer import SCORER_ID, score_text
 from store import tables
-from store.history import append_history, current_rows
+from store.history import append_history, current_query, current_rows
 
 METHOD = "decay-v1"
 MARKET = "^MARKET"
@@ -45,50 +45,66 @@ class ScoredText:
 
 def score_new_documents(conn: Connection) -> int:
     """Score every stored text that has no score from the current scorer yet."""
-    scored = {(r.doc_kind, r.doc_id) for r in conn.execute(
-        select(tables.sentiment_scores.c.doc_kind, tables.sentiment_scores.c.doc_id)
-        .where(tables.sentiment_scores.c.scorer == SCORER_ID))}
     rows = []
-    for kind, doc_id, text in _texts(conn):
-        if (kind, doc_id) not in scored:
-            result = score_text(text)
-            rows.append({"doc_kind": kind, "doc_id": doc_id, "scorer": SCORER_ID, "score": result.score,
-                         "detail": result.as_detail()})
+    for kind, doc_id, text in _unscored_texts(conn):
+        result = score_text(text)
+        rows.append({"doc_kind": kind, "doc_id": doc_id, "scorer": SCORER_ID, "score": result.score,
+                     "detail": result.as_detail()})
     return append_history(conn, tables.sentiment_scores, rows).inserted
 
 
-def _texts(conn: Connection):  # noqa: ANN202
-    for row in current_rows(conn, tables.news_items):
-        yield "NEWS", row["id"], f"{row['title']}. {row['summary'] or ''}"
-    for row in current_rows(conn, tables.disclosures, where=[tables.disclosures.c.status == "OK"]):
-        yield "DISCLOSURE", row["id"], f"{row['title'] or ''}. {row['body'] or ''}"
-    for row in current_rows(conn, tables.research_notes):
-        yield "RESEARCH", row["id"], row["body"]
+_SOURCES = [("NEWS", tables.news_items, "published_at"), ("DISCLOSURE", tables.disclosures, "published_at"),
+            ("RESEARCH", tables.research_notes, "recorded_at")]
+
+
+def _text(kind: str, row) -> str:  # noqa: ANN001
+    if kind == "NEWS":
+        return f"{row['title']}. {row['summary'] or ''}"
+    if kind == "DISCLOSURE":
+        return f"{row['title'] or ''}. {row['body'] or ''}"
+    return row["body"]
+
+
+def _unscored_texts(conn: Connection):  # noqa: ANN202
+    """The current version of each text (a disclosure's latest one read successfully) that
+    the current scorer has not scored. The database leaves out the scored ones: reading
+    every text's body every day to find the new ones grew with the history."""
+    scores = tables.sentiment_scores
+    for kind, table, _ in _SOURCES:
+        where = [table.c.status == "OK"] if kind == "DISCLOSURE" else []
+        current = current_query(table, where=where).subquery()
+        scored = select(scores.c.id).where(scores.c.doc_kind == kind, scores.c.doc_id == current.c.id,
+                                           scores.c.scorer == SCORER_ID)
+        for row in conn.execute(select(current).where(~scored.exists()).order_by(current.c.id)).mappings():
+            yield kind, row["id"], _text(kind, row)
 
 
 def texts_in_window(conn: Connection, day: date) -> list[ScoredText]:
+    """The scored texts published in the LOOKBACK_DAYS before the day's close. Scores and
+    mentions are read for the texts recorded in the window only, not the whole history."""
     close = session_close_utc(day)
     start = close - timedelta(days=LOOKBACK_DAYS)
-    scores = {(r["doc_kind"], r["doc_id"]): r["score"]
-              for r in current_rows(conn, tables.sentiment_scores, where=[tables.sentiment_scores.c.scorer == SCORER_ID])}
-    mentions: dict[tuple[str, int], set[str]] = {}
-    for m in current_rows(conn, tables.document_mentions):
-        mentions.setdefault((m["doc_kind"], m["doc_id"]), set()).add(m["symbol"])
     found = []
-    sources = [("NEWS", tables.news_items, "published_at"), ("DISCLOSURE", tables.disclosures, "published_at"),
-               ("RESEARCH", tables.research_notes, "recorded_at")]
-    for kind, table, stamp in sources:
-        recent = [table.c[stamp].is_(None) | (table.c[stamp] > start)] if stamp != "recorded_at" else [table.c.recorded_at > start]
+    for kind, table, stamp in _SOURCES:
+        recent = table.c[stamp] > start if stamp == "recorded_at" else table.c[stamp].is_(None) | (table.c[stamp] > start)
+        candidates = select(table.c.id).where(recent).scalar_subquery()  # every version that may be a current one
+        scores = {r["doc_id"]: r["score"] for r in current_rows(conn, tables.sentiment_scores, where=[
+            tables.sentiment_scores.c.scorer == SCORER_ID, tables.sentiment_scores.c.doc_kind == kind,
+            tables.sentiment_scores.c.doc_id.in_(candidates)])}
+        mentions: dict[int, set[str]] = {}
+        for m in current_rows(conn, tables.document_mentions, where=[
+                tables.document_mentions.c.doc_kind == kind, tables.document_mentions.c.doc_id.in_(candidates)]):
+            mentions.setdefault(m["doc_id"], set()).add(m["symbol"])
         contents: set[str] = set()
-        for row in sorted(current_rows(conn, table, where=recent), key=lambda r: r["id"]):
+        for row in sorted(current_rows(conn, table, where=[recent]), key=lambda r: r["id"]):
             if kind == "RESEARCH":  # a note that several clients uploaded counts once, as its first copy
                 if row["content_sha256"] in contents:
                     continue
                 contents.add(row["content_sha256"])
             published = row.get(stamp) or row["recorded_at"]
-            if start < published <= close and (kind, row["id"]) in scores:
-                found.append(ScoredText(kind, row["id"], published, scores[(kind, row["id"])],
-                                        frozenset(mentions.get((kind, row["id"]), ()))))
+            if start < published <= close and row["id"] in scores:
+                found.append(ScoredText(kind, row["id"], published, scores[row["id"]],
+                                        frozenset(mentions.get(row["id"], ()))))
     return found
 
 
