@@ -87,6 +87,9 @@ def texts_in_window(conn: Connection, day: date) -> list[ScoredText]:
     found = []
     for kind, table, stamp in _SOURCES:
         recent = table.c[stamp] > start if stamp == "recorded_at" else table.c[stamp].is_(None) | (table.c[stamp] > start)
+        window = sorted(current_rows(conn, table, where=[recent]), key=lambda r: r["id"])
+        if not window:  # no text of this kind in the window (a market of price files has none): nothing to look up
+            continue
         candidates = select(table.c.id).where(recent).scalar_subquery()  # every version that may be a current one
         scores = {r["doc_id"]: r["score"] for r in current_rows(conn, tables.sentiment_scores, where=[
             tables.sentiment_scores.c.scorer == SCORER_ID, tables.sentiment_scores.c.doc_kind == kind,
@@ -96,7 +99,7 @@ def texts_in_window(conn: Connection, day: date) -> list[ScoredText]:
                 tables.document_mentions.c.doc_kind == kind, tables.document_mentions.c.doc_id.in_(candidates)]):
             mentions.setdefault(m["doc_id"], set()).add(m["symbol"])
         contents: set[str] = set()
-        for row in sorted(current_rows(conn, table, where=[recent]), key=lambda r: r["id"]):
+        for row in window:
             if kind == "RESEARCH":  # a note that several clients uploaded counts once, as its first copy
                 if row["content_sha256"] in contents:
                     continue
