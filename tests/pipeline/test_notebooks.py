@@ -122,3 +122,20 @@ def test_every_stage_previewed_in_the_days_order_stores_nothing(settings: Settin
         assert _rows_in_every_table(settings) == before, stage
         run_stage(stage, when, settings=settings)
         assert _rows_in_every_table(settings) != before, f"{stage} wrote nothing, so its preview proved nothing"
+
+
+def test_a_stage_kernel_starts_without_the_model_libraries_and_the_pdf_reports() -> None:
+    """A day runs eight to eleven stage notebooks, each in a new kernel: what a notebook's
+    first cell imports (the runner, every stage, the figures) must not load LightGBM,
+    scikit-learn or SciPy, nor the two PDF reports and their page layout (fonts registered
+    on import); a stage that trains or loads a model, or writes a report, imports them
+    where it does so. Loading them doubled every kernel's start-up time and memory."""
+    import subprocess
+    import sys
+
+    heavy = "{'lightgbm', 'sklearn', 'scipy', 'reports.layout', 'reports.compliance', 'reports.quant_briefing'}"
+    probe = ("import sys; from pipeline import run_stage; from reports import stage_figures; run_stage.__name__; "
+             f"print(sorted(({{m.split('.')[0] for m in sys.modules}} | set(sys.modules)) & {heavy}))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT)
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    assert loaded.stdout.strip().splitlines()[-1] == "[]"
