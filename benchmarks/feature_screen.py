@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from model_quality import SHARED_DATA, daily_ic, load_nse, three_class  # noqa: E402
+from model_quality import SHARED_DATA, daily_ic, three_class  # noqa: E402
 
 # Round three (docs/model.md): where the market's move of the day goes, and what else the
 # reference has that the registry has not.
@@ -126,7 +126,32 @@ ROUND_SIX = [
     "liquid-gap-high-for-zv-m20 zero_volume_share_20=liquid_return momentum_20=gap_high",
     "liquid-gaps-for-zv-m20-vol zero_volume_share_20=liquid_return momentum_20=gap_low volatility_20=gap_high",
 ]
-ROUNDS = {"three": DEFAULT_VARIANTS, "four": ROUND_FOUR, "five": ROUND_FIVE, "six": ROUND_SIX}
+# Round seven (docs/model.md): the market indices the exchange's files carry beside the
+# equities (NASI and the NSE 20 from the closes; FTSE NSE Kenya 15, from 2012, with an
+# intraday range from 2014), in the sentiment slots. The FTSE index's return adds to a
+# forecast of the next day's breadth what breadth does not say, so it is screened where
+# it exists: 2014-03 to 2016 (`--from 2014-03-01 --to 2016-12-31`), leaving 2017-2021
+# unseen.
+ROUND_SEVEN = [
+    "core14-v3",
+    "plus-fnk15-return sentiment=index_return_FNK15",
+    "plus-fnk15-return-location sentiment=index_return_FNK15 market_sentiment=index_location_FNK15",
+    "plus-nasi-return sentiment=index_return_NASI",
+]
+ROUNDS = {"three": DEFAULT_VARIANTS, "four": ROUND_FOUR, "five": ROUND_FIVE, "six": ROUND_SIX, "seven": ROUND_SEVEN}
+
+
+def index_candidates(panel: pd.DataFrame, indices: pd.DataFrame) -> pd.DataFrame:
+    """`index_return_NAME` and `index_location_NAME` (the close in the day's low-high, NaN
+    where the index has no range) of each index in `indices` (symbol `^NAME`), by day; NaN
+    on a day the index has no row."""
+    for symbol, rows in indices.sort_values("date").groupby("symbol"):
+        rows = rows.set_index("date")
+        close, high, low = (rows[c].astype(float) for c in ("close", "high", "low"))
+        name = str(symbol).lstrip("^")
+        panel[f"index_return_{name}"] = panel["date"].map(close.pct_change())
+        panel[f"index_location_{name}"] = panel["date"].map(((close - low) / (high - low)).where(high > low))
+    return panel
 
 
 def candidates(panel: pd.DataFrame) -> pd.DataFrame:
@@ -299,11 +324,15 @@ def main() -> None:
     if end.year >= 2012:
         print("warning: 2012 and later are the confirmation span (docs/model.md): choosing there flatters", file=sys.stderr)
     started = time.perf_counter()
-    prices = load_nse(folder)
+    from ingest.importers.formats import is_index, nse_daily_frame
+
+    frame = nse_daily_frame(folder)
+    prices = frame[~frame["symbol"].map(is_index)]  # what load_nse gives the benchmark
     dates = sorted(prices["date"].unique())
     label_cut = next((d for d in dates if d > end), end)
     prices = prices[prices["date"] <= label_cut]  # nothing after the last scored day's label is read
-    _PANEL = candidates(build_panel(prices, horizon=1))
+    indices = frame[frame["symbol"].map(is_index) & (frame["date"] <= label_cut)]
+    _PANEL = index_candidates(candidates(build_panel(prices, horizon=1)), indices)
     variants = args.variant or ROUNDS[args.round]
     with ProcessPoolExecutor(max_workers=min(args.jobs, len(variants)), mp_context=multiprocessing.get_context("fork")) as pool:
         results = list(pool.map(run, variants, [start] * len(variants), [end] * len(variants)))

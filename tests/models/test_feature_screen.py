@@ -86,3 +86,25 @@ def test_a_variant_adds_inputs_beyond_the_registry(screen) -> None:  # noqa: ANN
     assert result["moved_rows"] > 0
     with pytest.raises(SystemExit, match="no_such_input"):
         screen.run("bad +no_such_input", start, end)
+
+
+def test_index_candidates_are_the_days_own_index_move(screen) -> None:  # noqa: ANN001
+    """Round seven's inputs: an index's return and close location on the row's own day,
+    from the index's rows up to that day only, NaN where the index has no row or no range."""
+    prices, _ = synthetic_prices(instruments=4, days=60, seed=2)
+    days = sorted(prices["date"].unique())
+    levels = 100 * np.exp(np.cumsum(np.random.default_rng(1).normal(0, 0.01, len(days))))
+    indices = pd.DataFrame({"symbol": "^IDX", "date": days, "close": levels, "high": levels * 1.01, "low": levels * 0.99})
+    indices = indices.drop(index=30)  # a day the index has no row
+    indices.loc[indices.index[:5], ["high", "low"]] = indices.loc[indices.index[:5], "close"]  # no range yet
+    cut = days[45]
+    full = screen.index_candidates(build_panel(prices, horizon=1), indices)
+    early = screen.index_candidates(build_panel(prices[prices["date"] <= cut], horizon=1), indices[indices["date"] <= cut])
+    day = full[full["date"] == days[20]].iloc[0]
+    assert day["index_return_IDX"] == pytest.approx(levels[20] / levels[19] - 1)
+    assert day["index_location_IDX"] == pytest.approx(0.5)
+    assert full.loc[full["date"] == days[30], "index_return_IDX"].isna().all()
+    assert full.loc[full["date"] == days[3], "index_location_IDX"].isna().all()
+    merged = early.merge(full, on=["symbol", "date"], suffixes=("", "_full"))
+    for column in ("index_return_IDX", "index_location_IDX"):
+        assert np.allclose(merged[column].fillna(-9), merged[f"{column}_full"].fillna(-9), rtol=0, atol=1e-12)
