@@ -326,8 +326,8 @@ def main() -> None:
     started = time.perf_counter()
     from ingest.importers.formats import is_index, nse_daily_frame
 
-    frame = nse_daily_frame(folder)
-    prices = frame[~frame["symbol"].map(is_index)]  # what load_nse gives the benchmark
+    frame = nse_daily_frame(folder, indices=True)  # round seven reads the indices' levels
+    prices = frame[~frame["symbol"].map(is_index)]  # the equities, as model_quality.py's load_nse
     dates = sorted(prices["date"].unique())
     label_cut = next((d for d in dates if d > end), end)
     prices = prices[prices["date"] <= label_cut]  # nothing after the last scored day's label is read

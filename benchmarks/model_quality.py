@@ -62,19 +62,18 @@ def rss_mb() -> float:
 
 # ---- data -------------------------------------------------------------------------------
 def load_nse(folder: Path) -> pd.DataFrame:
-    from ingest.importers.formats import is_index, nse_daily_frame
+    from ingest.importers.formats import nse_daily_frame
 
-    frame = nse_daily_frame(folder)
-    return frame[~frame["symbol"].map(is_index)]
+    return nse_daily_frame(folder)  # the equities: the market indices are left out
 
 
 def load_ohlcv(path: Path) -> pd.DataFrame:
-    """Any file or folder the generic OHLCV reader reads (bad rows and copied days left out,
-    as the importer leaves them out)."""
-    from ingest.importers.formats import Bad, read_ohlcv, repeated_days
+    """Any file or folder the generic OHLCV reader reads (bad rows, copied days and market
+    indices left out, as the importer leaves them out)."""
+    from ingest.importers.formats import Bad, is_index, read_ohlcv, repeated_days
 
     files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
-    rows = [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad)]
+    rows = [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and not is_index(r["symbol"])]
     copies = repeated_days(rows)
     rows = [r for r in rows if r["trading_date"] not in copies]
     frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"})

@@ -170,6 +170,8 @@ def import_files(
         typer.echo(f"the source lacks: {', '.join(report.lacks)} (stored as missing, never invented)")
     for copy in report.repeated_days:
         typer.echo(f"left out: {copy}")
+    if report.indices:
+        typer.echo(f"left out: market indices {', '.join(report.indices)} (index levels, not securities)")
     for bad in report.bad_rows[:20]:
         typer.echo(f"bad row: {bad}")
     if len(report.bad_rows) > 20:

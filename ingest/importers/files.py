@@ -6,6 +6,13 @@ left out and listed in `repeated_days`; a source's
 missing fields are reported as `lacks` (never filled in: a missing bid/ask stays NULL,
 and the liquidity rails apply their documented rule for a missing spread). Re-importing
 the same files inserts nothing (rows are compared with what the store holds).
+
+Market indices in the files (`formats.is_index`: the NSE's `^NASI`, `^N20I`, FTSE's
+`^FNK15`, a generic file's `^`-prefixed symbols) are levels, not securities: stored as
+instruments they would be listed, priced, counted as untraded names in the breadth and
+the liquidity figures, scored and trained on (an "instrument" that moves every day with no
+volume). They are left out and named in `indices`, as the replay leaves them out
+(`ReplayMarket.source.indices`) and the benchmarks' frames do.
 """
 from __future__ import annotations
 
@@ -19,7 +26,7 @@ from tqdm import tqdm
 from market.errors import InvalidInputError
 from market.settings import HOME_CURRENCY
 from ingest.importers.formats import (NSE_LACKS, OHLCV_OPTIONAL, Bad, describe_repeated, ohlcv_lacks, read_nse_company,
-                                     read_nse_daily, read_ohlcv, repeated_days)
+                                     read_nse_daily, read_ohlcv, is_index, repeated_days)
 from store import tables
 from store.history import append_history
 from store.transactions import write_transaction
@@ -40,6 +47,7 @@ class ImportReport:
     lacks: list[str] = field(default_factory=list)
     bad_rows: list[str] = field(default_factory=list)
     repeated_days: list[str] = field(default_factory=list)  # days left out as copies of the one before
+    indices: list[str] = field(default_factory=list)  # market indices left out (levels, not securities)
 
 
 def detect_format(path: Path) -> str:
@@ -92,6 +100,7 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
     source = f"import:{fmt}"
     names: dict[str, tuple] = {}
     seen: set[tuple] = set()
+    indices: set[str] = set()
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
         for item in READERS[fmt](file):
@@ -99,6 +108,9 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
                 report.bad_rows.append(str(item))
                 continue
             where = item.pop("_line")
+            if is_index(item["symbol"]):
+                indices.add(item["symbol"])
+                continue
             if item["trading_date"] in copies:
                 continue
             key = (item["symbol"], item["trading_date"])
@@ -115,6 +127,7 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
                 report.rows_inserted += _flush(engine, batch)
                 batch = []
     report.rows_inserted += _flush(engine, batch)
+    report.indices = sorted(indices)
     first_day: dict[str, object] = {}
     for symbol, day in seen:
         first_day[symbol] = min(day, first_day.get(symbol, day))

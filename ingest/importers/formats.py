@@ -45,8 +45,8 @@ INDEX_PREFIX = "^"  # market indices in the NSE files (^NASI, ^N20I, ...), publi
 
 def is_index(symbol: str) -> bool:
     """A market index's row, not a security's: it has a level but never trades, so the
-    replayed exchange does not list it and the stylised facts leave it out (the importer
-    keeps it, as the file has it)."""
+    replayed exchange does not list it, the importer does not store it (it names it) and
+    the stylised facts and the benchmarks leave it out."""
     return symbol.startswith(INDEX_PREFIX)
 
 
@@ -215,17 +215,22 @@ def describe_repeated(copies: dict[date, date]) -> list[str]:
             f"not a session" for day, source in sorted(copies.items())]
 
 
-def nse_daily_frame(folder: Path) -> "pd.DataFrame":
+def nse_daily_frame(folder: Path, *, indices: bool = False) -> "pd.DataFrame":
     """Every readable row of the NSE daily files under `folder` (recursively) as one frame
     (symbol, date, close, volume, high, low), one row per symbol and date; bad rows and
     the days that copy an earlier one (`repeated_days`) are left out (the importer reports
     them, a research frame does not need them; the copies are listed in the frame's
-    `attrs["repeated_days"]`, as the importer words them)."""
+    `attrs["repeated_days"]`, as the importer words them). Market indices (`is_index`) are
+    left out as the importer leaves them out, and named in `attrs["indices"]`, unless
+    `indices` asks for their rows too (the screening tool reads their levels)."""
     import pandas as pd
 
     rows = [r for path in sorted(folder.rglob("*.csv")) for r in read_nse_daily(path) if not isinstance(r, Bad)]
     copies = repeated_days(rows)
-    frame = pd.DataFrame([r for r in rows if r["trading_date"] not in copies]).rename(columns={"trading_date": "date"})
+    names = sorted({r["symbol"] for r in rows if is_index(r["symbol"])})
+    kept = [r for r in rows if r["trading_date"] not in copies and (indices or not is_index(r["symbol"]))]
+    frame = pd.DataFrame(kept).rename(columns={"trading_date": "date"})
     frame = frame.drop_duplicates(["symbol", "date"])[["symbol", "date", "close", "volume", "high", "low"]]
     frame.attrs["repeated_days"] = describe_repeated(copies)
+    frame.attrs["indices"] = names
     return frame

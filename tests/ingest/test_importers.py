@@ -86,8 +86,8 @@ def test_a_day_that_copies_the_one_before_is_left_out_and_said(settings: Setting
     assert result.returncode == 0, result.stderr
     left_out = [line for line in result.stdout.splitlines() if line.startswith("left out: ")]
     assert left_out == ["left out: 2010-08-04: every traded row repeats 2010-08-03's verbatim; left out as a copy, "
-                        "not a session"]
-    assert "nse-daily: 5 files, 25 rows read, 25 inserted" in result.stdout
+                        "not a session", "left out: market indices ^NASI (index levels, not securities)"]
+    assert "nse-daily: 5 files, 22 rows read, 22 inserted" in result.stdout  # the index's three rows are not read as prices
     prices = _prices(settings)
     assert {p["trading_date"] for p in prices} == {date(2010, 8, d) for d in (3, 5, 6, 9)}
     # the replay serves the same calendar: the copy is not a session there either
@@ -147,8 +147,9 @@ def test_unrecognised_files_are_a_clear_error(settings: Settings, tmp_path: Path
 def test_the_whole_nse_daily_set(settings: Settings, nse_data: Path) -> None:
     engine = service_engine(settings)
     report = import_path(engine, nse_data / "daily", currency="KES")
-    assert report.instruments == 74
-    assert 230_000 <= report.rows_inserted <= 240_000
+    assert report.instruments == 67  # the 74 names in the files less seven market indices
+    assert report.indices == ["^FNK15", "^FNK25", "^N20I", "^N25I", "^NASI", "^ZKEQTK", "^ZKEQTU"]
+    assert 210_000 <= report.rows_inserted <= 220_000
     assert len(report.bad_rows) < 10 and all(".csv:" in b for b in report.bad_rows)
     # 55 days are the previous session's file saved again (holidays among them: the 2010
     # referendum, the 2017 election days); none is stored as a session
@@ -164,3 +165,24 @@ def test_the_whole_nse_daily_set(settings: Settings, nse_data: Path) -> None:
     with engine.connect() as conn:
         days = {d for (d,) in conn.execute(select(tables.eod_prices.c.trading_date).distinct())}
     assert date(2010, 8, 4) not in days and date(2010, 8, 3) in days and date(2010, 8, 5) in days
+
+
+def test_market_indices_are_left_out_and_named(settings: Settings, tmp_path: Path) -> None:
+    """The NSE files carry index levels (`^NASI`, FTSE's `^FNK15`) beside the equities. They
+    are not securities: imported they would be listed and priced, counted as untraded
+    names, scored and trained on. The importer leaves them out and says so, as the replay does."""
+    root = tmp_path / "daily"
+    _write(root / "2021" / "12" / "20211230.csv", _six_names() + ["^FNK15;FTSE NSE Kenya 15 Index;206.1;209.9;207.1;206.5;-"])
+    _write(root / "2021" / "12" / "20211231.csv", _six_names(volume_of_last="800"))
+    result = cli("import", str(root))
+    assert result.returncode == 0, result.stderr
+    assert "left out: market indices ^FNK15, ^NASI (index levels, not securities)" in result.stdout
+    assert "nse-daily: 2 files, 14 rows read, 14 inserted, 7 instruments" in result.stdout
+    engine = service_engine(settings)
+    with engine.connect() as conn:
+        symbols = {r["symbol"] for r in current_rows(conn, tables.instruments)}
+    assert len(symbols) == 7 and not any(s.startswith("^") for s in symbols)
+    assert not any(p["symbol"].startswith("^") for p in _prices(settings))
+    from ingest.replay import ReplayMarket
+
+    assert ReplayMarket(root).source.indices == {"^FNK15", "^NASI"}  # the replay's rule, the same
