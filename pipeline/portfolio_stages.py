@@ -11,8 +11,10 @@ def run_execute(ctx: StageContext) -> StageOutcome:
     summary = {k: result[k] for k in ("model_id", "cash", "market_value", "equity", "liquid_equity", "would_trade",
                                       "blocked_by_rails", "cut_by_rails", "rerun")}
     summary["orders"] = len(result["orders"])
+    summary["dividends"] = len(result.get("dividends", []))  # a day executed before dividends were credited has none
     return StageOutcome(summary=summary, tables={
         "orders": result["orders"],
+        "dividends": result.get("dividends", []),
         "skipped": [{"symbol": s["symbol"], "side": s["side"], "reason": s["reason"]} for s in result["skipped"]],
         "illiquid_discounts": [{"symbol": k, "discount": v} for k, v in result["illiquid_discounts"].items()],
     })
@@ -25,8 +27,9 @@ def run_suggestions(ctx: StageContext) -> StageOutcome:
     result = generate(ctx.engine, ctx.settings, ctx.trading_date)
     return StageOutcome(
         summary={"signals_from": result["signals_from"], "portfolios": result["portfolios"],
-                 "suggestions": len(result["suggestions"]), "expired": result["expired"]},
-        tables={"suggestions": result["suggestions"]},
+                 "suggestions": len(result["suggestions"]), "expired": result["expired"],
+                 "dividends": len(result["dividends"])},
+        tables={"suggestions": result["suggestions"], "dividends": result["dividends"]},
     )
 
 

@@ -2,7 +2,8 @@
 
 `execute_day` runs the executor for one trading date in one transaction: it opens the
 portfolio with `ai_starting_cash` on first use, reads the date's predictions (from the
-latest model that scored the date) and market, plans, records every order as a trade with
+latest model that scored the date) and market, credits the dividends owed up to the
+date (`portfolio.dividends`), plans, records every order as a trade with
 its rationale at the session close, and appends the day's `portfolio_days` record (cash,
 market value, liquid equity, what was done). A date already executed returns its stored
 record and writes nothing; a date earlier than the latest executed one is refused, since
@@ -20,7 +21,7 @@ from market.clock import exchange_iso, session_close_utc
 from market.errors import ConflictError, NotReadyError
 from market.settings import Settings
 from models.scoring import served_predictions
-from portfolio import ledger
+from portfolio import dividends, ledger
 from portfolio.executor import FeeSchedule, Signal, plan_day
 from portfolio.ledger import AI_PORTFOLIO, TradeRequest
 from portfolio.market import market_days
@@ -80,6 +81,7 @@ def execute_day(engine: Engine, settings: Settings, day: date, record: Table = t
         if not current_rows(conn, tables.cash_entries, where=[tables.cash_entries.c.entry_id == OPENING_ENTRY]):
             ledger.record_cash(conn, AI_PORTFOLIO, OPENING_ENTRY, Decimal(str(settings.ai_starting_cash)), "DEPOSIT",
                                close, "opening cash of the AI portfolio")
+        credited = dividends.credit_dividends(conn, AI_PORTFOLIO, day)
         held = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO).items()}
         market = market_days(conn, day)
         plan = plan_day(ledger.cash_balance(conn, AI_PORTFOLIO), held, signals, market, fee_schedule(settings))
@@ -99,7 +101,7 @@ def execute_day(engine: Engine, settings: Settings, day: date, record: Table = t
             "orders": [{"symbol": o.symbol, "side": o.side, "quantity": o.quantity, "price": str(o.price),
                         "fees": str(o.fees), "bound_by": o.rationale["limits"]["bound_by"]} for o in plan.orders],
             "skipped": plan.skipped, "would_trade": plan.would_trade, "blocked_by_rails": plan.blocked_by_rails,
-            "cut_by_rails": plan.cut_by_rails, "cash": str(cash), "market_value": round(valuation.market_value, 2),
+            "cut_by_rails": plan.cut_by_rails, "dividends": credited, "cash": str(cash), "market_value": round(valuation.market_value, 2),
             "equity": round(valuation.equity, 2), "liquid_equity": round(valuation.liquid_equity, 2),
             "illiquid_discounts": {k: round(v, 2) for k, v in valuation.discounts.items()},
         }

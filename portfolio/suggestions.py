@@ -1,6 +1,7 @@
 """Morning suggestions (T2, 07:00) and what a client does with them.
 
-For trading date D, every client and house portfolio gets the executor's plan (the same
+For trading date D, every client and house portfolio is first credited the dividends it
+is owed up to D (`portfolio.dividends`), then gets the executor's plan (the same
 `plan_day` as the AI portfolio, on the portfolio's own cash and holdings) from the latest
 scored day before D and that day's market: each planned order becomes a PENDING
 suggestion with quantity, limit price (the price the plan used) and the rationale. A
@@ -27,7 +28,7 @@ from sqlalchemy import Connection, Engine, Table, func, select
 from market.clock import TradingCalendar, session_close_utc, utc_now
 from market.errors import ConflictError, NotFoundError, NotReadyError
 from market.settings import Settings
-from portfolio import ledger
+from portfolio import dividends, ledger
 from portfolio.ai import day_signals, fee_schedule, record_name
 from portfolio.executor import plan_day
 from portfolio.ledger import TradeRejected, TradeRequest
@@ -61,12 +62,16 @@ def generate(engine: Engine, settings: Settings, day: date, now: datetime | None
         raise NotReadyError(f"no predictions before {day.isoformat()}: T1 has not scored a day yet")
     expired = expire_stale(engine, day, moment)
     created: list[dict[str, Any]] = []
+    credited: list[dict[str, Any]] = []
     for portfolio in sorted(portfolios, key=lambda p: p["portfolio_id"]):
-        with ledger.portfolio_transaction(engine, portfolio["portfolio_id"]) as conn:
-            created.extend(_suggest_for(conn, settings, portfolio["portfolio_id"], day, scored, record))
+        portfolio_id = portfolio["portfolio_id"]
+        with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+            # the cash the plan spends includes the dividends owed up to the morning
+            credited.extend({"portfolio_id": portfolio_id, **d} for d in dividends.credit_dividends(conn, portfolio_id, day))
+            created.extend(_suggest_for(conn, settings, portfolio_id, day, scored, record))
     return {"trading_date": day.isoformat(), "signals_from": scored.isoformat(), "record": record_name(record),
             "portfolios": len(portfolios),
-            "suggestions": created, "expired": expired}
+            "suggestions": created, "expired": expired, "dividends": credited}
 
 
 def _suggest_for(conn: Connection, settings: Settings, portfolio_id: str, day: date, scored: date,

@@ -6,7 +6,9 @@ the symbol is listed; the quantity is a positive whole number; the price lies wi
 `trade_price_band` (default 15%, the exchange's daily limit) of the latest close on or
 before the trade's trading date; a sell does not exceed the holding; a buy plus its fees
 does not exceed cash. The trade's trading date is the exchange date of the moment it is
-made, or the last trading day before it on a weekend or holiday.
+made, or the last trading day before it on a weekend or holiday. Before any balance check
+(a trade, a deposit, a withdrawal) the dividends the portfolio is owed up to that date are
+credited (`portfolio.dividends`), so they can be spent.
 
 Idempotency: with an `Idempotency-Key` the first successful trade's response is stored
 (`idempotency_records`, scope `trade:<portfolio>`) in the same transaction as the trade;
@@ -30,7 +32,7 @@ from market.clock import TradingCalendar, exchange_date, utc_now
 from market.errors import ConflictError, InvalidInputError
 from market.money import money_text, parse_money
 from market.settings import Settings
-from portfolio import ledger
+from portfolio import dividends, ledger
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
 from portfolio.market import known_symbols, reference_close
 from store import tables
@@ -61,10 +63,12 @@ def move_cash(engine: Engine, portfolio_id: str, amount: Any, note: str | None =
     value = _decimal(amount, "amount")
     if value == 0:
         raise InvalidInputError("a deposit or withdrawal must not be zero")
+    moment = now or utc_now()
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         ledger.get_portfolio(conn, portfolio_id)
+        dividends.credit_dividends(conn, portfolio_id, exchange_date(moment))  # a withdrawal may spend them
         kind = "DEPOSIT" if value > 0 else "WITHDRAWAL"
-        return ledger.record_cash(conn, portfolio_id, f"C-{uuid.uuid4().hex}", value, kind, now or utc_now(), note)
+        return ledger.record_cash(conn, portfolio_id, f"C-{uuid.uuid4().hex}", value, kind, moment, note)
 
 
 def place_manual_trade(engine: Engine, settings: Settings, calendar: TradingCalendar, portfolio_id: str,
@@ -83,6 +87,7 @@ def place_manual_trade(engine: Engine, settings: Settings, calendar: TradingCale
             if replay is not None:
                 return {**replay, "replayed": True}
         request = _checked_request(conn, settings, calendar, portfolio_id, order, moment, idempotency_key)
+        dividends.credit_dividends(conn, portfolio_id, request.trading_date)  # a buy may spend them
         result = _public(ledger.record_trade(conn, request))
         if idempotency_key is not None:
             append_history(conn, tables.idempotency_records, [{

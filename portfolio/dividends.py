@@ -1,0 +1,134 @@
+"""Cash dividends reach the portfolios that held the name.
+
+The exchange announces a dividend as a DIVIDEND notice (T0 stores it in
+`corporate_actions`: symbol, date, amount per share). The notice's date is taken as the
+ex-date, the first session that trades without the dividend: the simulator drops the
+price that morning, as a real exchange does. A portfolio is entitled to amount x the
+shares it held at the close of the session before, that is, the replay of its trades
+dated before the ex-date; buying on the ex-date earns nothing, selling on it keeps the
+dividend.
+
+`credit_dividends(conn, portfolio, through)` appends one DIVIDEND cash entry per
+dividend with an ex-date on or before `through` that the portfolio was entitled to,
+effective at the ex-date's close (so the day's valuation sees the cash beside the lower
+price) and noted with what it pays for. It runs where a portfolio's cash is about to be
+used: the AI executor before it plans a day, T2 before it plans a client's suggestions,
+a manual trade, deposit or withdrawal before its balance check; always inside the
+portfolio's write lock. It is idempotent (the entry id names portfolio, symbol and
+ex-date), and append-only: a notice corrected later (another amount for the same key) is
+settled by a further entry for the difference, never by rewriting the first.
+
+The payment date is not in the notice, so the cash counts from the ex-date (a broker's
+statement shows it weeks later; the value is the holder's from the ex-date on). A
+portfolio synchronised to a broker statement takes its cash from the statement: the
+dividends with an ex-date on or before the last synchronisation are in that balance
+already, so only later ones are credited. Stock splits and bonus issues are validated at
+T0 (a SPLIT notice explains the move) but do not adjust holdings yet: see
+docs/portfolio.md.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Any, Callable
+
+from sqlalchemy import Connection, func, select
+
+from market.clock import exchange_date, session_close_utc
+from portfolio import ledger
+from store import tables
+from store.types import as_utc
+from store.history import append_history, current_rows
+
+ENTRY_PREFIX = "DIV"
+
+
+def entry_id(portfolio_id: str, symbol: str, ex_date: date) -> str:
+    return f"{ENTRY_PREFIX}:{portfolio_id}:{symbol}:{ex_date.isoformat()}"
+
+
+def announced(conn: Connection, symbols: set[str], through: date, after: date | None = None) -> list[dict[str, Any]]:
+    """The current DIVIDEND notices of `symbols` with an ex-date in (after, through],
+    in ex-date order; a notice without a positive, finite amount pays nothing and is
+    left out."""
+    if not symbols:
+        return []
+    c = tables.corporate_actions.c
+    where = [c.kind == "DIVIDEND", c.action_date <= through, c.symbol.in_(sorted(symbols))]
+    if after is not None:
+        where.append(c.action_date > after)
+    rows = []
+    for row in current_rows(conn, tables.corporate_actions, where=where):
+        try:
+            amount = Decimal(str(row["amount"]))
+        except (InvalidOperation, TypeError, ValueError):
+            continue
+        if amount.is_finite() and amount > 0:
+            rows.append({**row, "amount": amount})
+    return sorted(rows, key=lambda r: (r["action_date"], r["symbol"]))
+
+
+def last_statement_sync(conn: Connection, portfolio_id: str) -> date | None:
+    """The exchange date of the portfolio's latest statement reconciliation, if any."""
+    c = tables.cash_entries.c
+    moment = conn.execute(select(func.max(c.effective_at)).where(c.portfolio_id == portfolio_id,
+                                                                 c.kind == "RECONCILIATION")).scalar()
+    return exchange_date(as_utc(moment)) if moment is not None else None
+
+
+def holdings_before(trades: list[dict[str, Any]]) -> Callable[[str, date], int]:
+    """A function (symbol, day) -> shares held at the close of the session before `day`
+    (the trades dated before it, bought less sold); `trades` in execution order."""
+    dates: dict[str, list[date]] = {}
+    held: dict[str, list[int]] = {}
+    for t in trades:
+        change = int(t["quantity"]) * (1 if t["side"] == "BUY" else -1)
+        days, totals = dates.setdefault(t["symbol"], []), held.setdefault(t["symbol"], [])
+        if days and days[-1] == t["trading_date"]:
+            totals[-1] += change
+        else:
+            days.append(t["trading_date"])
+            totals.append((totals[-1] if totals else 0) + change)
+
+    def shares(symbol: str, day: date) -> int:
+        position = bisect_left(dates.get(symbol, []), day)
+        return held[symbol][position - 1] if position else 0
+    return shares
+
+
+def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list[dict[str, Any]]:
+    """Append what the portfolio is owed for dividends with an ex-date up to `through`;
+    returns what was credited (symbol, ex_date, shares, per_share, amount, entry_id; nothing
+    on a re-run). Call inside `portfolio_transaction`.
+
+    A downward correction is appended only while the cash covers it (cash never goes
+    below zero); otherwise it waits for the next call, which finds it still due."""
+    trades = ledger.trade_rows(conn, portfolio_id)
+    notices = announced(conn, {t["symbol"] for t in trades}, through, last_statement_sync(conn, portfolio_id))
+    if not notices:
+        return []
+    c = tables.cash_entries.c
+    credited = {row.entry_id: Decimal(row.amount) for row in conn.execute(
+        select(c.entry_id, c.amount).where(c.portfolio_id == portfolio_id, c.kind == "DIVIDEND"))}
+    cash, held = ledger.cash_balance(conn, portfolio_id), holdings_before(trades)
+    entries, report = [], []
+    for notice in notices:
+        ex_date, symbol = notice["action_date"], notice["symbol"]
+        base = entry_id(portfolio_id, symbol, ex_date)
+        settled = [i for i in credited if i == base or i.startswith(base + ":")]
+        shares = held(symbol, ex_date)
+        due = (notice["amount"] * shares).quantize(ledger.CENT) - sum((credited[i] for i in settled), ledger.ZERO)
+        if due == 0 or cash + due < 0:
+            continue
+        identifier = f"{base}:{len(settled)}" if settled else base  # a correction settles the difference
+        note = f"dividend {notice['amount']} per share on {shares:,} {symbol}, ex-date {ex_date.isoformat()}"
+        if settled:
+            note += f" (notice corrected after it was credited: {due:+,.2f})"
+        entries.append({"entry_id": identifier, "portfolio_id": portfolio_id, "amount": due, "kind": "DIVIDEND",
+                        "note": note, "effective_at": session_close_utc(ex_date)})
+        report.append({"symbol": symbol, "ex_date": ex_date.isoformat(), "shares": shares,
+                       "per_share": str(notice["amount"]), "amount": str(due), "entry_id": identifier})
+        cash += due
+    append_history(conn, tables.cash_entries, entries)
+    return report

@@ -1,0 +1,155 @@
+"""Cash dividends reach the portfolios that held the name at the close before the
+ex-date: the AI portfolio's day, a client's morning suggestions, a manual trade or
+withdrawal; once, append-only, corrections as differences (SQLite and Postgres)."""
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import Engine, select
+
+from market.clock import session_close_utc
+from market.settings import Settings
+from pipeline.runner import run_stage
+from portfolio import ledger
+from portfolio.dividends import credit_dividends
+from portfolio.ledger import AI_PORTFOLIO, TradeRejected
+from portfolio.suggestions import generate
+from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
+from store import tables
+from store.engine import service_engine
+from store.history import append_history
+from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
+
+EX_DATE = CALENDAR.add_trading_days(DAY, 1)  # Monday 2026-11-23
+FRIDAY = datetime(2026, 11, 20, 18, 0, tzinfo=timezone.utc)  # 13:00 exchange time
+MONDAY = datetime(2026, 11, 23, 18, 0, tzinfo=timezone.utc)
+MARKET = {"AAA": {"close": 100.0, "volume": 20_000}, "BBB": {"close": 10.0, "volume": 50_000}}
+
+
+def announce(engine: Engine, symbol: str, amount: float | None, day: date = EX_DATE) -> None:
+    with engine.begin() as conn:
+        append_history(conn, tables.corporate_actions, [{"symbol": symbol, "action_date": day, "kind": "DIVIDEND",
+                                                         "amount": amount, "detail": {"text": "interim"}, "source": "test"}])
+
+
+def dividend_entries(engine: Engine, portfolio_id: str) -> list[dict]:
+    c = tables.cash_entries.c
+    with engine.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(
+            select(c.entry_id, c.amount, c.note, c.effective_at).where(c.portfolio_id == portfolio_id, c.kind == "DIVIDEND")
+            .order_by(c.id))]
+
+
+def cash(engine: Engine, portfolio_id: str) -> Decimal:
+    with engine.connect() as conn:
+        return ledger.cash_balance(conn, portfolio_id)
+
+
+@pytest.fixture
+def client(settings: Settings):
+    engine = service_engine(settings)
+    seed_market(engine, MARKET)
+    portfolio_id = open_client_portfolio(engine, "acme")
+    move_cash(engine, portfolio_id, "5000", now=FRIDAY)
+    return engine, settings, portfolio_id
+
+
+def trade(client, side: str, symbol: str, quantity: int, price: float, now: datetime) -> dict:  # noqa: ANN001
+    engine, settings, portfolio_id = client
+    return place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade(side, symbol, quantity, price), now=now)
+
+
+def test_a_holder_is_paid_once_and_can_spend_it(client) -> None:  # noqa: ANN001
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)  # all the cash
+    announce(engine, "AAA", 2.0)
+    with pytest.raises(TradeRejected, match="would leave cash at -10.00"):
+        move_cash(engine, portfolio_id, "-10", now=FRIDAY)  # Friday: the ex-date has not come
+    assert move_cash(engine, portfolio_id, "-100", now=MONDAY) == 0  # Monday: the 100 are owed, and spendable
+    move_cash(engine, portfolio_id, "250", now=MONDAY)
+    (entry,) = dividend_entries(engine, portfolio_id)
+    assert entry["entry_id"] == f"DIV:{portfolio_id}:AAA:2026-11-23" and entry["amount"] == Decimal("100")
+    assert entry["note"] == "dividend 2.0 per share on 50 AAA, ex-date 2026-11-23"
+    assert entry["effective_at"] == session_close_utc(EX_DATE)
+    assert cash(engine, portfolio_id) == Decimal("250")
+
+
+def test_entitlement_is_the_holding_at_the_close_before_the_ex_date(client) -> None:  # noqa: ANN001
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 40, 100, FRIDAY)
+    announce(engine, "AAA", 1.5)
+    announce(engine, "BBB", 1.0)
+    trade(client, "sell", "AAA", 40, 100, MONDAY)  # sold on the ex-date: the dividend is still the seller's
+    trade(client, "buy", "BBB", 100, 10, MONDAY)   # bought on the ex-date: it is not the buyer's
+    assert [(e["entry_id"].split(":")[-2], e["amount"]) for e in dividend_entries(engine, portfolio_id)] == [("AAA", Decimal("60"))]
+    assert cash(engine, portfolio_id) == Decimal("5000") - 4000 + 60 + 4000 - 1000
+
+
+def test_a_corrected_notice_is_settled_by_the_difference(client) -> None:  # noqa: ANN001
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    announce(engine, "AAA", 2.0)
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        assert credit_dividends(conn, portfolio_id, DAY) == []  # through Friday: nothing is due yet
+        (paid,) = credit_dividends(conn, portfolio_id, EX_DATE)
+        assert credit_dividends(conn, portfolio_id, EX_DATE) == []  # a re-run pays nothing
+    assert paid["amount"] == "100.000000" and paid["shares"] == 50
+    announce(engine, "AAA", 2.5)  # the exchange corrects the amount
+    announce(engine, "AAA", None, CALENDAR.add_trading_days(DAY, 2))  # a notice without an amount pays nothing
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        (more,) = credit_dividends(conn, portfolio_id, CALENDAR.add_trading_days(DAY, 2))
+    assert more["amount"] == "25.000000" and more["entry_id"].endswith(":1")
+    move_cash(engine, portfolio_id, "-125", now=MONDAY)  # spends it all
+    announce(engine, "AAA", 1.0)  # corrected down: 75 too much was paid, and the cash is gone
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        assert credit_dividends(conn, portfolio_id, EX_DATE) == []  # cash never goes below zero: it waits
+    move_cash(engine, portfolio_id, "80", now=MONDAY)
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        (settled,) = credit_dividends(conn, portfolio_id, EX_DATE)  # now the cash covers it
+    assert settled["amount"] == "-75.000000" and settled["entry_id"].endswith(":2")
+    entries = dividend_entries(engine, portfolio_id)
+    assert [e["amount"] for e in entries] == [Decimal("100"), Decimal("25"), Decimal("-75")]
+    assert "notice corrected after it was credited: -75.00" in entries[-1]["note"]
+    assert cash(engine, portfolio_id) == Decimal("5")
+
+
+def test_a_statement_balance_already_holds_the_dividends_before_it(client) -> None:  # noqa: ANN001
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    announce(engine, "AAA", 2.0)
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:  # what a statement sync appends
+        ledger.record_cash(conn, portfolio_id, "SYNC-1", Decimal("100"), "RECONCILIATION", MONDAY, "statement")
+        assert credit_dividends(conn, portfolio_id, EX_DATE) == []
+    assert cash(engine, portfolio_id) == Decimal("100")
+
+
+def test_morning_suggestions_credit_client_portfolios_first(client) -> None:  # noqa: ANN001
+    engine, settings, portfolio_id = client
+    trade(client, "buy", "BBB", 200, 10, FRIDAY)
+    announce(engine, "BBB", 0.25)
+    seed_predictions(engine, DAY, {"BBB": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
+    result = run_stage("t2_suggestions", EX_DATE, settings=settings)
+    assert result.summary["dividends"] == 1
+    assert [(d["portfolio_id"], d["symbol"], d["amount"]) for d in result.tables["dividends"]] == [
+        (portfolio_id, "BBB", "50.000000")]
+    assert generate(engine, settings, EX_DATE)["dividends"] == []  # a re-run pays nothing
+    assert cash(engine, portfolio_id) == Decimal("3050")
+
+
+def test_the_ai_portfolio_is_paid_before_it_plans_the_ex_date(settings: Settings) -> None:
+    engine = service_engine(settings)
+    market = {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}}
+    seed_market(engine, market)
+    seed_predictions(engine, DAY, {"LIQ": {"score": 71.0, "action": "LONG", "tercile": "TOP", "weight": 0.15}})
+    first = run_stage("t1_trade", DAY, settings=settings)
+    assert first.tables["orders"][0]["quantity"] == 6000 and first.summary["dividends"] == 0
+    seed_market(engine, market, day=EX_DATE)
+    seed_predictions(engine, EX_DATE, {"LIQ": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
+    announce(engine, "LIQ", 0.5)
+    second = run_stage("t1_trade", EX_DATE, settings=settings)
+    assert [(d["symbol"], d["shares"], d["amount"]) for d in second.tables["dividends"]] == [("LIQ", 6000, "3000.000000")]
+    assert Decimal(second.summary["cash"]) == Decimal(first.summary["cash"]) + 3000
+    again = run_stage("t1_trade", EX_DATE, settings=settings)
+    assert again.summary["rerun"] is True and len(dividend_entries(engine, AI_PORTFOLIO)) == 1
