@@ -31,6 +31,7 @@ from portfolio.market import market_days
 from portfolio.rails import TRAPPED, exit_state
 from store import tables
 from store.history import current_rows
+from store.splits import stored_splits
 
 TOP_SIGNALS = 5
 NOTABLE_NEWS = 5
@@ -77,7 +78,8 @@ def _ai_portfolio(conn: Connection, calendar: TradingCalendar, day: date) -> dic
         summary = row["summary"]
         last = {"trading_date": before, "equity": summary.get("equity"), "cash": summary.get("cash"),
                 "orders": summary.get("orders", [])}
-    book = ledger.replay(t for t in ledger.trade_rows(conn, ledger.AI_PORTFOLIO) if t["trading_date"] < day)
+    trades = [t for t in ledger.trade_rows(conn, ledger.AI_PORTFOLIO) if t["trading_date"] < day]
+    book = ledger.replay(trades, stored_splits(conn, day, {t["symbol"] for t in trades}))  # held into `day`, on its count
     positions = {s: p.quantity for s, p in book.items() if p.quantity > 0}
     today = market_days(conn, day, list(positions))
     previous = market_days(conn, calendar.previous_trading_day(day), list(positions))

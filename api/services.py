@@ -181,11 +181,12 @@ class Services:
         return valuation_day(conn, self.calendar, self.now())
 
     def valuation_version(self, conn: Connection, portfolio_id: str, *more: Any) -> tuple:
-        """What a portfolio's valuation depends on: the valuation day, the newest price id
-        and the portfolio's newest trade and cash entry ids (its writers hold its lock, so
-        its ids commit in order), plus any `more` parts for `newest_ids`."""
+        """What a portfolio's valuation depends on: the valuation day, the newest price id,
+        the portfolio's newest trade and cash entry ids (its writers hold its lock, so its
+        ids commit in order) and the newest corporate action id (a split changes its
+        holdings), plus any `more` parts for `newest_ids`."""
         newest = newest_ids(conn, tables.eod_prices, (tables.trades, "portfolio_id", portfolio_id),
-                            (tables.cash_entries, "portfolio_id", portfolio_id), *more)
+                            (tables.cash_entries, "portfolio_id", portfolio_id), tables.corporate_actions, *more)
         # The valuation day follows from the prices, but on a store without any it is the clock's.
         day = self.cached(("valuation-day",), (newest[0], self.calendar.latest_trading_day(exchange_date(self.now()))),
                           lambda: self.valuation_day(conn))
@@ -197,7 +198,7 @@ class Services:
         from views.valuation import portfolio_view
 
         version = version or self.valuation_version(conn, portfolio_id)
-        return self.cached(("valuation", portfolio_id), version[:4], lambda: portfolio_view(conn, portfolio_id, version[0]))
+        return self.cached(("valuation", portfolio_id), version[:5], lambda: portfolio_view(conn, portfolio_id, version[0]))
 
 
 def build_services(settings: Settings, now: Callable[[], datetime] | None = None) -> Services:

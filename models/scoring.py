@@ -52,6 +52,7 @@ from models.sentiment.composite import MARKET, METHOD
 from models.walkforward import WalkForwardConfig, run_params, training_rows, with_day_numbers
 from store import tables
 from store.history import append_history, current_rows
+from store.splits import Split, stored_splits
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +68,34 @@ class DayScore:
 
 
 def price_panel(conn: Connection, day: date) -> pd.DataFrame:
+    """Every stored bar up to `day`, adjusted for the splits known by then."""
     rows = current_rows(conn, tables.eod_prices, where=[tables.eod_prices.c.trading_date <= day])
     frame = pd.DataFrame(rows, columns=[c.name for c in tables.eod_prices.c])
-    return frame.rename(columns={"trading_date": "date"})[["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]]
+    frame = frame.rename(columns={"trading_date": "date"})[["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]]
+    return split_adjusted(frame, stored_splits(conn, day))
+
+
+PRICE_COLUMNS = ("close", "bid", "ask", "high", "low")
+
+
+def split_adjusted(prices: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:
+    """The bars before each split's ex-date on the new count: prices divided by the factor,
+    volumes multiplied by it, so the ex-date's return, the momentum, RSI, bands and
+    volatility read no loss (or gain) where there was only a new share count. The
+    stored bars are unchanged (what the API serves is what traded)."""
+    if not splits:
+        return prices
+    adjusted = prices.copy()
+    for column in ("volume", *PRICE_COLUMNS):
+        if column in adjusted:
+            adjusted[column] = pd.to_numeric(adjusted[column], errors="coerce")  # a missing quote is NaN, not None
+    for split in splits:
+        before = (adjusted["symbol"] == split.symbol) & (adjusted["date"] < split.ex_date)
+        for column in PRICE_COLUMNS:
+            if column in adjusted:
+                adjusted.loc[before, column] = adjusted.loc[before, column] / split.factor
+        adjusted.loc[before, "volume"] = adjusted.loc[before, "volume"] * split.factor
+    return adjusted
 
 
 def sentiment_inputs(conn: Connection, day: date) -> tuple[pd.DataFrame, pd.Series]:

@@ -82,7 +82,7 @@ def execute_day(engine: Engine, settings: Settings, day: date, record: Table = t
             ledger.record_cash(conn, AI_PORTFOLIO, OPENING_ENTRY, Decimal(str(settings.ai_starting_cash)), "DEPOSIT",
                                close, "opening cash of the AI portfolio")
         credited = dividends.credit_dividends(conn, AI_PORTFOLIO, day)
-        held = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO).items()}
+        held = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO, day).items()}
         market = market_days(conn, day)
         plan = plan_day(ledger.cash_balance(conn, AI_PORTFOLIO), held, signals, market, fee_schedule(settings))
         stamp = exchange_iso(close)
@@ -94,7 +94,7 @@ def execute_day(engine: Engine, settings: Settings, day: date, record: Table = t
                 rationale={**order.rationale, "timestamp": stamp, "model_id": model_id, "record": record_name(record)},
                 trade_id=f"AI-{day.isoformat()}-{order.symbol}-{order.side}")))
         cash = ledger.cash_balance(conn, AI_PORTFOLIO)
-        after = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO).items()}
+        after = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO, day).items()}
         valuation = value_positions(float(cash), after, market)
         summary = {
             "trading_date": day.isoformat(), "model_id": model_id, "record": record_name(record), "timestamp": stamp,

@@ -22,9 +22,8 @@ The payment date is not in the notice, so the cash counts from the ex-date (a br
 statement shows it weeks later; the value is the holder's from the ex-date on). A
 portfolio synchronised to a broker statement takes its cash from the statement: the
 dividends with an ex-date on or before the last synchronisation are in that balance
-already, so only later ones are credited. Stock splits and bonus issues are validated at
-T0 (a SPLIT notice explains the move) but do not adjust holdings yet: see
-docs/portfolio.md.
+already, so only later ones are credited. A split before the ex-date counts the shares
+on the new count, as the ledger does (`store.splits`).
 """
 from __future__ import annotations
 
@@ -40,6 +39,7 @@ from portfolio import ledger
 from store import tables
 from store.types import as_utc
 from store.history import append_history, current_rows
+from store.splits import Split, stored_splits
 
 ENTRY_PREFIX = "DIV"
 
@@ -77,19 +77,27 @@ def last_statement_sync(conn: Connection, portfolio_id: str) -> date | None:
     return exchange_date(as_utc(moment)) if moment is not None else None
 
 
-def holdings_before(trades: list[dict[str, Any]]) -> Callable[[str, date], int]:
-    """A function (symbol, day) -> shares held at the close of the session before `day`
-    (the trades dated before it, bought less sold); `trades` in execution order."""
+def holdings_before(trades: list[dict[str, Any]], splits: list[Split]) -> Callable[[str, date], int]:
+    """A function (symbol, day) -> shares held at the close of the session before `day`:
+    the trades dated before it, bought less sold, on the count of the splits before it
+    (`ledger.split_quantity`, applied before the trades of their ex-date, as the ledger
+    does); `trades` in execution order."""
+    events: dict[str, list[tuple[date, int, float]]] = {}
+    for split in splits:
+        events.setdefault(split.symbol, []).append((split.ex_date, 0, split.factor))
+    for order, t in enumerate(trades, start=1):
+        events.setdefault(t["symbol"], []).append((t["trading_date"], order, int(t["quantity"]) * (1 if t["side"] == "BUY" else -1)))
     dates: dict[str, list[date]] = {}
     held: dict[str, list[int]] = {}
-    for t in trades:
-        change = int(t["quantity"]) * (1 if t["side"] == "BUY" else -1)
-        days, totals = dates.setdefault(t["symbol"], []), held.setdefault(t["symbol"], [])
-        if days and days[-1] == t["trading_date"]:
-            totals[-1] += change
-        else:
-            days.append(t["trading_date"])
-            totals.append((totals[-1] if totals else 0) + change)
+    for symbol, happened in events.items():
+        quantity, days, totals = 0, dates.setdefault(symbol, []), held.setdefault(symbol, [])
+        for day, order, change in sorted(happened, key=lambda e: (e[0], e[1])):
+            quantity = ledger.split_quantity(quantity, change) if order == 0 else quantity + int(change)
+            if days and days[-1] == day:
+                totals[-1] = quantity
+            else:
+                days.append(day)
+                totals.append(quantity)
 
     def shares(symbol: str, day: date) -> int:
         position = bisect_left(dates.get(symbol, []), day)
@@ -111,7 +119,8 @@ def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list
     c = tables.cash_entries.c
     credited = {row.entry_id: Decimal(row.amount) for row in conn.execute(
         select(c.entry_id, c.amount).where(c.portfolio_id == portfolio_id, c.kind == "DIVIDEND"))}
-    cash, held = ledger.cash_balance(conn, portfolio_id), holdings_before(trades)
+    splits = stored_splits(conn, through, {t["symbol"] for t in trades})
+    cash, held = ledger.cash_balance(conn, portfolio_id), holdings_before(trades, splits)
     entries, report = [], []
     for notice in notices:
         ex_date, symbol = notice["action_date"], notice["symbol"]

@@ -15,6 +15,7 @@ never both spend the same cash or sell the same shares.
 """
 from __future__ import annotations
 
+import math
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -26,6 +27,7 @@ from sqlalchemy import Connection, Engine, select
 from market.errors import InvalidInputError, NotFoundError
 from store import tables
 from store.history import append_history, current_rows
+from store.splits import Split, stored_splits
 from store.transactions import write_transaction
 
 AI_PORTFOLIO, HOUSE_PORTFOLIO = "AI", "HOUSE"
@@ -90,11 +92,27 @@ class Position:
         return (self.cost_basis / self.quantity).quantize(CENT) if self.quantity else ZERO
 
 
-def replay(trades: Iterable[dict[str, Any]]) -> dict[str, Position]:
+def split_quantity(quantity: int, factor: float) -> int:
+    """Whole shares after a split of `factor` (shares after per share before): a fraction
+    is dropped (the exchange settles it in cash at a price the notice does not carry)."""
+    return int(math.floor(quantity * factor + 1e-9))
+
+
+def replay(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = ()) -> dict[str, Position]:
     """Positions from trades in execution order (the ones sold to zero are kept for their
-    realised PnL; callers filter on quantity)."""
+    realised PnL; callers filter on quantity).
+
+    `splits` (store.splits) multiply a holding from their ex-date on: the trades dated
+    before it are replayed first, then the quantity becomes `split_quantity` and the cost
+    basis stays, so the average cost is divided by the factor and the split is neither a
+    gain nor a loss. Pass only the splits known at the date the positions are for."""
+    pending = sorted(splits, key=lambda x: x.ex_date)
     book: dict[str, Position] = {}
+    applied = 0
     for trade in trades:
+        while applied < len(pending) and pending[applied].ex_date <= trade["trading_date"]:
+            _apply_split(book, pending[applied])
+            applied += 1
         position = book.setdefault(trade["symbol"], Position(trade["symbol"]))
         quantity, price, fees = int(trade["quantity"]), Decimal(trade["price"]), Decimal(trade["fees"])
         if trade["side"] == "BUY":
@@ -111,11 +129,25 @@ def replay(trades: Iterable[dict[str, Any]]) -> dict[str, Position]:
             position.quantity -= quantity
             if position.quantity == 0:
                 position.cost_basis, position.opened_on = ZERO, None
+    for split in pending[applied:]:
+        _apply_split(book, split)
     return book
 
 
-def holdings(conn: Connection, portfolio_id: str) -> dict[str, Position]:
-    return {s: p for s, p in replay(trade_rows(conn, portfolio_id)).items() if p.quantity > 0}
+def _apply_split(book: dict[str, Position], split: Split) -> None:
+    position = book.get(split.symbol)
+    if position is not None and position.quantity:
+        position.quantity = split_quantity(position.quantity, split.factor)
+        if position.quantity == 0:  # a consolidation left less than one share
+            position.cost_basis, position.opened_on = ZERO, None
+
+
+def holdings(conn: Connection, portfolio_id: str, as_of: date | None = None) -> dict[str, Position]:
+    """Open positions, with the splits whose ex-date is on or before `as_of` (every stored
+    one when None: the positions as they stand now)."""
+    trades = trade_rows(conn, portfolio_id)
+    book = replay(trades, stored_splits(conn, as_of, {t["symbol"] for t in trades}))
+    return {s: p for s, p in book.items() if p.quantity > 0}
 
 
 @dataclass
@@ -150,7 +182,7 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
         raise TradeRejected(f"price must be positive, not {request.price}")
     if not fees.is_finite() or fees < 0:
         raise TradeRejected(f"fees must be zero or more, not {request.fees}")
-    held = holdings(conn, request.portfolio_id).get(request.symbol)
+    held = holdings(conn, request.portfolio_id, request.trading_date).get(request.symbol)
     held_quantity = held.quantity if held else 0
     gross = (price * request.quantity).quantize(CENT)
     if request.side == "SELL" and request.quantity > held_quantity:
@@ -177,7 +209,7 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
             entries.append({"entry_id": f"{request.trade_id}:fee", "portfolio_id": request.portfolio_id, "amount": -fees,
                             "kind": "FEE", "trade_id": request.trade_id, "effective_at": request.executed_at})
         append_history(conn, tables.cash_entries, entries)
-    after = holdings(conn, request.portfolio_id).get(request.symbol)
+    after = holdings(conn, request.portfolio_id, request.trading_date).get(request.symbol)
     return {**row, "price": price, "fees": fees, "gross": gross,
             "position_after": after.quantity if after else 0, "cash_after": cash_balance(conn, request.portfolio_id)}
 

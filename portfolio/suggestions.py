@@ -80,7 +80,7 @@ def _suggest_for(conn: Connection, settings: Settings, portfolio_id: str, day: d
     if current_rows(conn, tables.suggestions, where=[c.portfolio_id == portfolio_id, c.trading_date == day]):
         return []
     model_id, signals = day_signals(conn, scored, record)
-    held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id).items()}
+    held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, day).items()}
     plan = plan_day(ledger.cash_balance(conn, portfolio_id), held, signals, market_days(conn, scored), fee_schedule(settings))
     rows = [{"suggestion_id": suggestion_id(portfolio_id, day, o.symbol, o.side), "portfolio_id": portfolio_id,
              "trading_date": day, "symbol": o.symbol, "side": o.side, "quantity": o.quantity, "limit_price": o.price,
@@ -173,7 +173,7 @@ def _execute(conn: Connection, settings: Settings, suggestion: dict[str, Any], n
     day = market_days(conn, priced, [symbol]).get(symbol) if priced else None
     if day is None:
         raise TradeRejected(f"no market data for {symbol} to check the rails against")
-    held = ledger.holdings(conn, portfolio_id).get(symbol)
+    held = ledger.holdings(conn, portfolio_id, suggestion["trading_date"]).get(symbol)
     held_quantity = held.quantity if held else 0
     if suggestion["side"] == "BUY":
         check = check_entry(day, held_quantity + quantity)

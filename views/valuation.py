@@ -17,13 +17,14 @@ from sqlalchemy import Connection
 from portfolio import ledger
 from portfolio.market import market_days
 from portfolio.rails import exit_state, illiquid_discount
+from store.splits import stored_splits
 
 CENTS = Decimal("0.01")
 
 
 def portfolio_view(conn: Connection, portfolio_id: str, day: date) -> dict[str, Any]:
     trades = ledger.trade_rows(conn, portfolio_id)
-    book = ledger.replay(trades)
+    book = ledger.replay(trades, stored_splits(conn, day, {t["symbol"] for t in trades}))
     open_positions = {s: p for s, p in book.items() if p.quantity > 0}
     market = market_days(conn, day, list(open_positions))
     cash = ledger.cash_balance(conn, portfolio_id)

@@ -27,7 +27,7 @@ from market.errors import DeliveryRejectedError, IncompletePageError, MarketInte
 from market.settings import HOME_CURRENCY, Settings
 from ingest.exchange.client import ExchangeClient, Fetched
 from ingest.exchange.parsers import ParsedPage, parse_fundamentals, parse_securities, parse_trade_quotes
-from ingest.exchange.validation import validate_day
+from ingest.exchange.validation import split_factor, validate_day
 from store import tables
 from store.history import append_history, current_rows
 from store.transactions import write_transaction
@@ -152,7 +152,8 @@ def _store_day(conn: Connection, day: date, s: ScrapedDay, manifest: dict, snaps
         {**r, "source": source} for r in s.fundamentals.rows
     ]).inserted
     inserted["corporate_actions"] = append_history(conn, tables.corporate_actions, [
-        {"symbol": n["symbol"], "action_date": day, "kind": n["kind"], "amount": n["amount"],
+        {"symbol": n["symbol"], "action_date": day, "kind": n["kind"],
+         "amount": split_factor(n) if n["kind"] == "SPLIT" else n["amount"],  # a split's amount: its factor (store.splits)
          "detail": {"text": n["detail"]}, "source": source}
         for n in s.notices.rows
     ]).inserted

@@ -17,6 +17,11 @@ Errors:
   importer applies to a copied day (`ingest.importers.formats.repeated_days`): the
   exchange served the previous session's page again under the new date, which the NSE
   crawler's files show happens (55 such days);
+- a SPLIT notice whose ratio cannot be read (`split_factor`: the Amount column, shares
+  after per share before, or "N for M" in the detail), or whose ratio does not explain
+  the day's close: the close times the factor must lie within `price_band` of the
+  previous close (holdings and the model's price history are adjusted by that factor,
+  so a guessed one would misstate every position in the name);
 - a close more than `price_band` (default 50%) away from the previous close, unless the
   day's notices carry a SPLIT for that symbol, or its row's status is CONFIRMED MOVE: the
   publisher states that the close is what traded (kept as a warning). Only the
@@ -29,6 +34,8 @@ from the securities list.
 """
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -36,6 +43,24 @@ from ingest.importers.formats import repeated_days
 
 
 CONFIRMED_MOVE = "CONFIRMED MOVE"  # a row status: the publisher confirms a close outside the band
+_RATIO = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-\s*for\s*-|for|:)\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def split_factor(notice: dict) -> float | None:
+    """Shares after per share before, from a SPLIT notice: its amount when that is a
+    positive number, else the detail's "N for M" ("2 for 1", "1-for-10", "3:2"): N new
+    shares for every M held is N / M, and for a bonus issue ("bonus 1 for 5": one more
+    share for every five) (M + N) / M. None when neither says."""
+    amount = notice.get("amount")
+    if isinstance(amount, (int, float)) and not isinstance(amount, bool) and math.isfinite(amount) and amount > 0:
+        return float(amount)
+    match = _RATIO.search(str(notice.get("detail") or ""))
+    if not match:
+        return None
+    new, old = float(match.group(1)), float(match.group(2))
+    if new <= 0 or old <= 0:
+        return None
+    return (old + new) / old if "bonus" in str(notice.get("detail")).lower() else new / old
 
 
 @dataclass
@@ -69,7 +94,11 @@ def validate_day(
                                   f"close, volume): the previous session's page served again, not {day.isoformat()}'s")
     listed = {s["symbol"]: s for s in securities}
     seen: set[str] = set()
-    splits = {n["symbol"] for n in notices if n.get("kind") == "SPLIT"}
+    splits = {n["symbol"]: split_factor(n) for n in notices if n.get("kind") == "SPLIT"}
+    for symbol, factor in splits.items():
+        if factor is None:
+            verdict.errors.append(f"{symbol}: SPLIT notice without a ratio (Amount: shares after per share before, "
+                                  "or 'N for M' in the detail)")
     listings = {n["symbol"] for n in notices if n.get("kind") == "LISTING"}
     for row in quotes:
         symbol = row["symbol"]
@@ -79,7 +108,8 @@ def validate_day(
         seen.add(symbol)
         if symbol not in known_symbols and symbol not in listed:
             verdict.errors.append(f"{symbol}: unknown symbol (not in the store and not on the securities list)")
-        _check_row(row, previous_close.get(symbol, row.get("prev_close")), symbol in splits, price_band, verdict)
+        _check_row(row, previous_close.get(symbol, row.get("prev_close")), splits.get(symbol), symbol in splits,
+                   price_band, verdict)
         if row.get("status") == "NEW LISTING" and symbol not in listings:
             verdict.warnings.append(f"{symbol}: marked NEW LISTING without a LISTING notice")
         if symbol in listed and listed[symbol]["board"] != row["board"]:
@@ -91,7 +121,7 @@ def validate_day(
     return verdict
 
 
-def _check_row(row: dict, previous: float | None, split: bool, band: float, verdict: Verdict) -> None:
+def _check_row(row: dict, previous: float | None, factor: float | None, split: bool, band: float, verdict: Verdict) -> None:
     symbol = row["symbol"]
     volume, close = row.get("volume"), row.get("close")
     if volume is None or volume < 0:
@@ -106,6 +136,9 @@ def _check_row(row: dict, previous: float | None, split: bool, band: float, verd
         verdict.errors.append(f"{symbol}: closing bid {bid} is above closing ask {ask}")
     if row.get("low") is not None and row.get("high") is not None and row["low"] > row["high"]:
         verdict.errors.append(f"{symbol}: low {row['low']} is above high {row['high']}")
+    if previous and factor and row.get("volume") and abs(close * factor / previous - 1) > band:
+        verdict.errors.append(f"{symbol}: the SPLIT notice's ratio {factor:g} does not explain the close {close} "
+                              f"after {previous} (band {band:.0%})")
     if previous and not split and abs(close / previous - 1) > band:
         move = f"{symbol}: close {close} is {abs(close / previous - 1):.0%} from the previous close {previous}"
         if row.get("status") == CONFIRMED_MOVE:

@@ -3,7 +3,7 @@ from datetime import date
 import pytest
 
 from ingest.exchange.parsers import CellError, integer, number
-from ingest.exchange.validation import validate_day
+from ingest.exchange.validation import split_factor, validate_day
 
 DAY = date(2026, 11, 20)
 
@@ -97,3 +97,27 @@ def test_warnings_do_not_block() -> None:
     verdict = _validate([_row(volume=0, trades=0, close=10.5)], previous={"KCB": 10.0})
     assert verdict.errors == []
     assert verdict.warnings == ["KCB: no volume but the close moved from 10.0 to 10.5"]
+
+
+@pytest.mark.parametrize("notice, factor", [
+    ({"amount": 2.0, "detail": "anything"}, 2.0),              # the Amount column: shares after per share before
+    ({"amount": None, "detail": "2 for 1 stock split"}, 2.0),
+    ({"amount": None, "detail": "1-for-10 consolidation"}, 0.1),
+    ({"amount": None, "detail": "3:2"}, 1.5),
+    ({"amount": None, "detail": "Bonus issue 1 for 5"}, 1.2),  # one more share for every five held
+    ({"amount": 0.0, "detail": "split"}, None),
+    ({"amount": float("nan"), "detail": ""}, None),
+    ({"amount": None, "detail": "0 for 1"}, None),
+])
+def test_split_factor(notice: dict, factor: float | None) -> None:
+    assert split_factor({"symbol": "KCB", "kind": "SPLIT", **notice}) == (pytest.approx(factor) if factor else None)
+
+
+def test_a_split_notice_must_say_its_ratio_and_explain_the_close() -> None:
+    vague = [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": "share split approved"}]
+    assert _validate([_row(close=5.0)], previous={"KCB": 10.0}, notices=vague).errors == [
+        "KCB: SPLIT notice without a ratio (Amount: shares after per share before, or 'N for M' in the detail)"]
+    ten = [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": "10 for 1"}]
+    assert _validate([_row(close=1.02)], previous={"KCB": 10.0}, notices=ten).errors == []
+    (error,) = _validate([_row(close=5.0)], previous={"KCB": 10.0}, notices=ten).errors  # a 2-for-1 move
+    assert error == "KCB: the SPLIT notice's ratio 10 does not explain the close 5.0 after 10.0 (band 50%)"

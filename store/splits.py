@@ -1,0 +1,45 @@
+"""Stock splits, bonus issues and consolidations as the store holds them.
+
+T0 stores a SPLIT notice as a `corporate_actions` row whose amount is the factor: the
+shares after per share before (2 for a 2-for-1 split, 1.2 for a one-for-five bonus
+issue, 0.1 for a one-for-ten consolidation; `ingest.exchange.validation.split_factor`
+reads it off the notice and T0 refuses a day whose SPLIT notice has none). Its date is
+the ex-date, the first session that trades on the new count. A row without a positive
+factor adjusts nothing.
+
+Two readers apply them, each from the ex-date on: the ledger multiplies a holding
+(`portfolio.ledger.replay`), and the model's price history divides the closes before
+it (`models.scoring.price_panel`), so neither a position nor a return shows the split
+as a loss.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date
+from typing import Iterable
+
+from sqlalchemy import Connection
+
+from store import tables
+from store.history import current_rows
+
+
+@dataclass(frozen=True)
+class Split:
+    symbol: str
+    ex_date: date
+    factor: float  # shares after per share before
+
+
+def stored_splits(conn: Connection, through: date | None = None, symbols: Iterable[str] | None = None) -> list[Split]:
+    """The splits with an ex-date on or before `through` (all when None), in ex-date order."""
+    c = tables.corporate_actions.c
+    where = [c.kind == "SPLIT"]
+    if through is not None:
+        where.append(c.action_date <= through)
+    if symbols is not None:
+        where.append(c.symbol.in_(sorted(set(symbols))))
+    found = [Split(r["symbol"], r["action_date"], float(r["amount"])) for r in current_rows(conn, tables.corporate_actions, where=where)
+             if r["amount"] is not None and math.isfinite(r["amount"]) and r["amount"] > 0 and r["amount"] != 1]
+    return sorted(found, key=lambda s: (s.ex_date, s.symbol))

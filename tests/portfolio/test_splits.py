@@ -1,0 +1,114 @@
+"""Stock splits, bonus issues and consolidations from the exchange's SPLIT notices: a
+holding changes count from the ex-date on and keeps its cost, so the split is neither a
+gain nor a loss in the portfolio, and the model's price history reads no crash on the
+ex-date (SQLite and Postgres)."""
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import Engine
+
+from market.errors import InvalidInputError
+from market.settings import Settings
+from models.scoring import price_panel
+from portfolio import ledger
+from portfolio.dividends import credit_dividends
+from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
+from store import tables
+from store.engine import service_engine
+from store.history import append_history
+from tests.portfolio.seed import CALENDAR, DAY, seed_market
+from views.valuation import portfolio_view
+
+EX_DATE = CALENDAR.add_trading_days(DAY, 1)  # Monday 2026-11-23
+FRIDAY = datetime(2026, 11, 20, 18, 0, tzinfo=timezone.utc)
+MONDAY = datetime(2026, 11, 23, 18, 0, tzinfo=timezone.utc)
+
+
+def announce(engine: Engine, symbol: str, kind: str, amount: float, day: date = EX_DATE) -> None:
+    with engine.begin() as conn:
+        append_history(conn, tables.corporate_actions, [{"symbol": symbol, "action_date": day, "kind": kind,
+                                                         "amount": amount, "detail": {"text": "test"}, "source": "test"}])
+
+
+def price(engine: Engine, symbol: str, day: date, close: float, volume: int) -> None:
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, [{"symbol": symbol, "trading_date": day, "close": close, "open": close,
+                                                  "high": close, "low": close, "volume": volume, "source": "test"}])
+
+
+@pytest.fixture
+def client(settings: Settings):
+    engine = service_engine(settings)
+    seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}, "BBB": {"close": 10.0, "volume": 50_000}})
+    portfolio_id = open_client_portfolio(engine, "acme")
+    move_cash(engine, portfolio_id, "10000", now=FRIDAY)
+    return engine, settings, portfolio_id
+
+
+def trade(client, side: str, symbol: str, quantity: int, price_: float, now: datetime) -> dict:  # noqa: ANN001
+    engine, settings, portfolio_id = client
+    return place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade(side, symbol, quantity, price_), now=now)
+
+
+def test_a_two_for_one_split_doubles_the_holding_and_halves_its_cost(client) -> None:  # noqa: ANN001
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    announce(engine, "AAA", "SPLIT", 2.0)
+    price(engine, "AAA", EX_DATE, 50.5, 30_000)
+    with engine.connect() as conn:
+        before, after = ledger.holdings(conn, portfolio_id, DAY)["AAA"], ledger.holdings(conn, portfolio_id)["AAA"]
+        friday, monday = portfolio_view(conn, portfolio_id, DAY), portfolio_view(conn, portfolio_id, EX_DATE)
+    assert (before.quantity, before.average_cost) == (50, Decimal("100"))
+    assert (after.quantity, after.average_cost, after.cost_basis) == (100, Decimal("50"), Decimal("5000"))
+    assert after.opened_on == DAY  # still the position bought on Friday
+    assert friday["equity"] == Decimal("10000.00")
+    assert monday["equity"] == Decimal("10050.00") and monday["positions"][0]["unrealized_pnl"] == Decimal("50.00")
+    with pytest.raises(ledger.TradeRejected, match="the portfolio holds 100"):
+        trade(client, "sell", "AAA", 101, 50.5, MONDAY)
+    sold = trade(client, "sell", "AAA", 100, 50.5, MONDAY)
+    assert sold["position_after"] == 0
+    with engine.connect() as conn:
+        assert ledger.holdings(conn, portfolio_id) == {}
+        view = portfolio_view(conn, portfolio_id, EX_DATE)
+        with pytest.raises(InvalidInputError, match="sells 100 AAA holding 50"):  # the same trades without the split
+            ledger.replay(ledger.trade_rows(conn, portfolio_id))
+    assert view["positions"] == [] and view["realized_pnl"] == Decimal("50.00")
+
+
+def test_bonus_issues_and_consolidations_keep_whole_shares(client) -> None:  # noqa: ANN001
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 53, 100, FRIDAY)
+    trade(client, "buy", "BBB", 5, 10, FRIDAY)
+    announce(engine, "AAA", "SPLIT", 1.2)  # one bonus share for every five: 63.6 -> 63
+    announce(engine, "BBB", "SPLIT", 0.1)  # one for ten: less than one share is left
+    with engine.connect() as conn:
+        held = ledger.holdings(conn, portfolio_id)
+    assert held["AAA"].quantity == 63 and held["AAA"].cost_basis == Decimal("5300") and "BBB" not in held
+
+
+def test_a_dividend_after_a_split_is_paid_on_the_new_count(client) -> None:  # noqa: ANN001
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    announce(engine, "AAA", "SPLIT", 2.0)
+    announce(engine, "AAA", "DIVIDEND", 0.5, CALENDAR.add_trading_days(DAY, 2))
+    announce(engine, "AAA", "DIVIDEND", 1.0, EX_DATE)  # same ex-date as the split: per share held the night before
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        paid = credit_dividends(conn, portfolio_id, CALENDAR.add_trading_days(DAY, 2))
+    assert [(p["ex_date"], p["shares"], p["amount"]) for p in paid] == [
+        ("2026-11-23", 50, "50.000000"), ("2026-11-24", 100, "50.000000")]
+
+
+def test_the_models_prices_are_split_adjusted_from_the_day_it_is_known(settings: Settings) -> None:
+    engine = service_engine(settings)
+    seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}})
+    price(engine, "AAA", EX_DATE, 51.0, 30_000)
+    announce(engine, "AAA", "SPLIT", 2.0)
+    with engine.connect() as conn:
+        known = price_panel(conn, EX_DATE).set_index("date")
+        before = price_panel(conn, DAY).set_index("date")
+    assert known.loc[DAY, "close"] == 50.0 and known.loc[DAY, "volume"] == 40_000 and known.loc[DAY, "high"] == 50.5
+    assert known.loc[EX_DATE, "close"] / known.loc[DAY, "close"] - 1 == pytest.approx(0.02)  # not -49%
+    assert before.loc[DAY, "close"] == 100.0  # on Friday the split was not known, and it did not apply
