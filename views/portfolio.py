@@ -7,7 +7,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
 
 from market.clock import exchange_iso
 from portfolio import ledger
@@ -56,6 +56,21 @@ def trade_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
              "fees": t["fees"], "value": (t["price"] * int(t["quantity"])).quantize(CENTS), "origin": t["origin"],
              "rationale": t["rationale"]}
             for t in ledger.trade_rows(conn, portfolio_id)]
+
+
+def cash_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
+    """Every cash movement, oldest first: deposits, withdrawals, each trade's gross and
+    fee, dividends (with what they pay for) and statement reconciliations, with the
+    exchange-time timestamp (no offset) and the balance after it."""
+    c = tables.cash_entries.c
+    rows = conn.execute(select(c.entry_id, c.kind, c.amount, c.trade_id, c.note, c.effective_at)
+                        .where(c.portfolio_id == portfolio_id).order_by(c.effective_at, c.id))
+    balance, history = Decimal(0), []
+    for r in rows:
+        balance += r.amount
+        history.append({"entry_id": r.entry_id, "timestamp": exchange_iso(r.effective_at), "kind": r.kind,
+                        "amount": r.amount, "balance": balance, "trade_id": r.trade_id, "note": r.note})
+    return history
 
 
 def ai_record(conn: Connection) -> dict[str, Any]:

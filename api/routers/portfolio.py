@@ -10,6 +10,7 @@ from api.deps import CallerDep, ConnDep, ServicesDep
 from api.jsonbody import StrictJSONRoute
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import (
+    CashEntry,
     CashIn,
     CashOut,
     ManualTradeIn,
@@ -71,6 +72,15 @@ def trade(order: ManualTradeIn, svc: ServicesDep, caller: CallerDep, idempotency
                                 ManualTrade(order.side, order.symbol, order.quantity, order.price, order.fees),
                                 idempotency_key, svc.now())
     return TradeOut.model_validate(result)
+
+
+@router.get("/cash", response_model=list[CashEntry], responses=problems(*KEYED))
+def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
+    """Every cash movement of the portfolio, oldest first, with the balance after each:
+    deposits, withdrawals, trades and fees, dividends, statement reconciliations."""
+    pid = caller_portfolio_on(conn, svc, caller)
+    version = newest_ids(conn, (tables.cash_entries, "portfolio_id", pid))
+    return svc.body(("cash", pid), version, list[CashEntry], lambda: portfolio_views.cash_history(conn, pid))
 
 
 @router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 415))

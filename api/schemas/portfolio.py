@@ -94,6 +94,18 @@ class Trade(BaseModel):
     rationale: dict[str, Any]
 
 
+class CashEntry(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"entry_id": "DIV:client:c-1a2b:NCBFG:2026-11-23", "timestamp": "2026-11-23T16:00:00", "kind": "DIVIDEND", "amount": "250.00", "balance": "12750.00", "trade_id": None, "note": "dividend 0.5 per share on 500 NCBFG, ex-date 2026-11-23"}]})
+
+    entry_id: str
+    timestamp: str = Field(description="Exchange time, ISO 8601 without offset (a dividend: the ex-date's close).")
+    kind: Literal["DEPOSIT", "WITHDRAWAL", "TRADE", "FEE", "DIVIDEND", "RECONCILIATION"]
+    amount: Money = Field(description="Positive into the portfolio, negative out of it.")
+    balance: Money = Field(description="The cash balance after this movement, in timestamp order.")
+    trade_id: str | None = Field(None, description="The trade a TRADE or FEE movement belongs to.")
+    note: str | None = None
+
+
 class AIDay(BaseModel):
     trading_date: date
     model_id: str | None

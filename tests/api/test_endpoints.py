@@ -148,8 +148,14 @@ def test_portfolio_trade_cash_and_summary(api: Api) -> None:
     assert deposit.status_code == 201 and Decimal(deposit.json()["balance"]) == Decimal("195800.50")
     summary = api.acme("GET", "/api/portfolio/summary").json()
     assert Decimal(summary["cash"]) == Decimal("195800.50") and summary["positions_count"] == 1
+    movements = api.acme("GET", "/api/portfolio/cash").json()
+    assert [(m["kind"], Decimal(m["amount"]), m["trade_id"]) for m in movements[-2:]] == [
+        ("TRADE", Decimal("-5200"), trade["trade_id"]), ("DEPOSIT", Decimal("1000.50"), None)]
+    assert movements[-1]["note"] == "top-up" and Decimal(movements[-1]["balance"]) == Decimal("195800.50")
+    assert sum(Decimal(m["amount"]) for m in movements) == Decimal("195800.50")
     # another client sees none of it
     assert api.call("GET", "/api/portfolio/trade", api.world.beta_key).json() == []
+    assert api.call("GET", "/api/portfolio/cash", api.world.beta_key).json() == []
 
 
 def test_suggestions_confirm_reject_and_isolation(api: Api) -> None:

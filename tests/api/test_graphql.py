@@ -105,6 +105,7 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     graph = data(api, f"""{{ portfolio {{ portfolioId asOf cash marketValue equity liquidEquity illiquidDiscounts
         unrealizedPnl realizedPnl positionsCount cashWeight positions {{ nodes {{ {POSITION} weight }} }}
         trades {{ nodes {{ {TRADE} }} }}
+        cashMovements {{ nodes {{ entryId timestamp kind amount balance tradeId note }} }}
         suggestions {{ nodes {{ suggestionId tradingDate symbol side quantity limitPrice reason expiresAt state tradeId }} }} }} }}""",
                  key)["portfolio"]
     summary = api.acme("GET", "/api/portfolio/summary").json()
@@ -116,6 +117,8 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     assert [{k: v for k, v in p.items() if k != "weight"} for p in snake(graph["positions"]["nodes"])] == positions
     assert [p["weight"] for p in graph["positions"]["nodes"]] == [weights[p["symbol"]] for p in positions]
     assert snake(graph["trades"]["nodes"]) == api.acme("GET", "/api/portfolio/trade").json()
+    assert snake(graph["cashMovements"]["nodes"]) == api.acme("GET", "/api/portfolio/cash").json()
+    assert [m["kind"] for m in graph["cashMovements"]["nodes"]][-1:] == ["TRADE"]
     rest_suggestions = api.acme("GET", "/api/suggestions").json()
     for mine, theirs in zip(snake(graph["suggestions"]["nodes"]), rest_suggestions, strict=True):
         assert datetime.fromisoformat(mine.pop("expires_at")) == datetime.fromisoformat(theirs.pop("expires_at"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.graphql.types import (ai_day, ai_portfolio, ai_position, ai_trade, daily_bar, day_analysis, macro_indicator,
+from api.graphql.types import (ai_day, ai_portfolio, ai_position, ai_trade, cash_movement, daily_bar, day_analysis, macro_indicator,
                                macro_insights, market_breadth, model_performance, portfolio, position, quote,
                                suggestion, trade, trade_placed)
 from api.schemas import analysis as s_analysis, macro as s_macro, market as s_market, portfolio as s_portfolio
@@ -16,6 +16,7 @@ PAIRS = [
     (ai_day.AIDay, s_portfolio.AIDay, set(), set()),
     (ai_trade.AITrade, s_portfolio.Trade, set(), set()),
     (trade.Trade, s_portfolio.Trade, set(), set()),
+    (cash_movement.CashMovement, s_portfolio.CashEntry, set(), set()),
     (trade_placed.TradePlaced, s_portfolio.TradeOut, set(), set()),
     (daily_bar.DailyBar, s_market.Bar, set(), set()),
     (quote.Quote, s_market.LatestQuote, set(), set()),
@@ -38,9 +39,9 @@ PAIRS = [
     (suggestion.Suggestion, s_portfolio.Suggestion, set(), set()),
     (position.Position, s_portfolio.Position, RELATIONS | {"weight"}, set()),
     (ai_position.AIPosition, s_portfolio.AIPosition, RELATIONS | {"weight"}, set()),
-    # GraphQL nests positions, trades and suggestions as fields; REST has them as endpoints
+    # GraphQL nests positions, trades, cash movements and suggestions as fields; REST has them as endpoints
     (portfolio.Portfolio, s_portfolio.PortfolioSummary,
-     {"cash_weight", "open_positions", "positions", "suggestions", "trades"}, {"allocation", "flags"}),
+     {"cash_weight", "open_positions", "positions", "suggestions", "trades", "cash_movements"}, {"allocation", "flags"}),
     (ai_portfolio.AIPortfolio, s_portfolio.AISummary,
      {"days", "open_positions", "positions", "trades"}, {"allocation", "flags", "portfolio_id"}),
 ]

@@ -9,6 +9,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from api.graphql.pagination import Connection, Page
+from api.graphql.types.cash_movement import CashMovement
 from api.graphql.types.position import Position
 from api.graphql.types.suggestion import Suggestion
 from api.graphql.types.trade import Trade
@@ -17,6 +18,7 @@ from views import portfolio as portfolio_views
 
 POSITIONS = Page("positions", default=100, largest=500)
 TRADES = Page("trades", default=100, largest=1000)
+CASH = Page("cashMovements", default=100, largest=1000)
 SUGGESTIONS = Page("suggestions", default=50, largest=200)
 
 
@@ -51,6 +53,13 @@ class Portfolio:
         rows = await info.context.read(portfolio_views.trade_history, self.portfolio_id)
         page, page_info = TRADES.slice(rows, lambda t: t["trade_id"], first, after, order="as-listed")
         return Connection(nodes=[Trade.from_row(t) for t in page], page_info=page_info)
+
+    @strawberry.field(description="Every cash movement, oldest first, with the balance after each.")
+    async def cash_movements(self, info: Info, first: int | None = CASH.default,
+                             after: str | None = None) -> Connection[CashMovement]:
+        rows = await info.context.read(portfolio_views.cash_history, self.portfolio_id)
+        page, page_info = CASH.slice(rows, lambda e: e["entry_id"], first, after, order="as-listed")
+        return Connection(nodes=[CashMovement.from_row(e) for e in page], page_info=page_info)
 
     @strawberry.field(description="Pending morning suggestions (expired ones are not listed).")
     async def suggestions(self, info: Info, first: int | None = SUGGESTIONS.default,
