@@ -27,21 +27,23 @@ on the new count, as the ledger does (`store.splits`).
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, select
 
-from market.clock import exchange_date, session_close_utc
+from market.clock import session_close_utc, utc_now
 from portfolio import ledger
 from store import tables
-from store.types import as_utc
 from store.history import append_history, current_rows
 from store.splits import Split, stored_splits
 
 ENTRY_PREFIX = "DIV"
+ZERO = ledger.ZERO
+_CORRECTION = re.compile(r"(\d{4}-\d{2}-\d{2}):\d+$")
 
 
 def entry_id(portfolio_id: str, symbol: str, ex_date: date) -> str:
@@ -50,8 +52,8 @@ def entry_id(portfolio_id: str, symbol: str, ex_date: date) -> str:
 
 def announced(conn: Connection, symbols: set[str], through: date, after: date | None = None) -> list[dict[str, Any]]:
     """The current DIVIDEND notices of `symbols` with an ex-date in (after, through],
-    in ex-date order; a notice without a positive, finite amount pays nothing and is
-    left out."""
+    in ex-date order; a notice without a positive, finite amount counts as 0 (it pays
+    nothing, and a notice cancelled after it was credited is reversed)."""
     if not symbols:
         return []
     c = tables.corporate_actions.c
@@ -63,18 +65,19 @@ def announced(conn: Connection, symbols: set[str], through: date, after: date | 
         try:
             amount = Decimal(str(row["amount"]))
         except (InvalidOperation, TypeError, ValueError):
-            continue
-        if amount.is_finite() and amount > 0:
-            rows.append({**row, "amount": amount})
+            amount = ZERO
+        rows.append({**row, "amount": amount if amount.is_finite() and amount > 0 else ZERO})
     return sorted(rows, key=lambda r: (r["action_date"], r["symbol"]))
 
 
 def last_statement_sync(conn: Connection, portfolio_id: str) -> date | None:
-    """The exchange date of the portfolio's latest statement reconciliation, if any."""
-    c = tables.cash_entries.c
-    moment = conn.execute(select(func.max(c.effective_at)).where(c.portfolio_id == portfolio_id,
-                                                                 c.kind == "RECONCILIATION")).scalar()
-    return exchange_date(as_utc(moment)) if moment is not None else None
+    """The date of the newest broker statement the portfolio was synchronised to (the
+    statement's own as-of date, not the day it was uploaded), if any."""
+    c = tables.statement_imports.c
+    dates = [date.fromisoformat(r["parsed"]["as_of"]) for r in current_rows(
+        conn, tables.statement_imports, where=[c.portfolio_id == portfolio_id, c.status == "SYNCED"])
+        if isinstance(r["parsed"], dict) and r["parsed"].get("as_of")]
+    return max(dates, default=None)
 
 
 def holdings_before(trades: list[dict[str, Any]], splits: list[Split]) -> Callable[[str, date], int]:
@@ -117,25 +120,30 @@ def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list
     if not notices:
         return []
     c = tables.cash_entries.c
-    credited = {row.entry_id: Decimal(row.amount) for row in conn.execute(
-        select(c.entry_id, c.amount).where(c.portfolio_id == portfolio_id, c.kind == "DIVIDEND"))}
+    paid: dict[str, tuple[Decimal, int]] = {}  # entry id of the first payment -> (sum, entries)
+    for row in conn.execute(select(c.entry_id, c.amount).where(c.portfolio_id == portfolio_id, c.kind == "DIVIDEND")):
+        base = _CORRECTION.sub(r"\1", row.entry_id)  # DIV:<portfolio>:<symbol>:<ex-date>[:<n>]
+        total, count = paid.get(base, (ZERO, 0))
+        paid[base] = (total + Decimal(row.amount), count + 1)
     splits = stored_splits(conn, through, {t["symbol"] for t in trades})
     cash, held = ledger.cash_balance(conn, portfolio_id), holdings_before(trades, splits)
     entries, report = [], []
     for notice in notices:
         ex_date, symbol = notice["action_date"], notice["symbol"]
         base = entry_id(portfolio_id, symbol, ex_date)
-        settled = [i for i in credited if i == base or i.startswith(base + ":")]
+        settled, count = paid.get(base, (ZERO, 0))
         shares = held(symbol, ex_date)
-        due = (notice["amount"] * shares).quantize(ledger.CENT) - sum((credited[i] for i in settled), ledger.ZERO)
+        due = (notice["amount"] * shares).quantize(ledger.CENT) - settled
         if due == 0 or cash + due < 0:
             continue
-        identifier = f"{base}:{len(settled)}" if settled else base  # a correction settles the difference
+        identifier = f"{base}:{count}" if count else base  # a correction settles the difference
         note = f"dividend {notice['amount']} per share on {shares:,} {symbol}, ex-date {ex_date.isoformat()}"
-        if settled:
+        moment = session_close_utc(ex_date)
+        if count:
             note += f" (notice corrected after it was credited: {due:+,.2f})"
+            moment = max(moment, utc_now())  # a correction is dated when it is made, after what it follows
         entries.append({"entry_id": identifier, "portfolio_id": portfolio_id, "amount": due, "kind": "DIVIDEND",
-                        "note": note, "effective_at": session_close_utc(ex_date)})
+                        "note": note, "effective_at": moment})
         report.append({"symbol": symbol, "ex_date": ex_date.isoformat(), "shares": shares,
                        "per_share": str(notice["amount"]), "amount": str(due), "entry_id": identifier})
         cash += due

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from contextlib import AbstractContextManager
+from fractions import Fraction
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -95,7 +96,7 @@ class Position:
 def split_quantity(quantity: int, factor: float) -> int:
     """Whole shares after a split of `factor` (shares after per share before): a fraction
     is dropped (the exchange settles it in cash at a price the notice does not carry)."""
-    return int(math.floor(quantity * factor + 1e-9))
+    return math.floor(quantity * Fraction(factor).limit_denominator(10_000))  # 30/11 is 30/11, not 2.7272...7
 
 
 def replay(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = ()) -> dict[str, Position]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from decimal import Decimal
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Connection
 
@@ -17,6 +18,7 @@ from market.errors import NotFoundError
 from portfolio.rails import MarketDay, adv_20
 from store import tables
 from store.history import current_rows
+from store.splits import stored_splits
 
 LOOKBACK_CALENDAR_DAYS = 60  # comfortably more than 20 trading days, holidays included
 
@@ -35,14 +37,22 @@ def _known(value: object) -> float | None:
 
 
 def market_days(conn: Connection, day: date, symbols: list[str] | None = None) -> dict[str, MarketDay]:
+    """ADV_20 counts the volumes before a split (known by `day`) on the new count, so a
+    10-for-1 split does not make a name look ten times less liquid for 20 sessions."""
     frame = _frame(conn, day, symbols)
+    splits: dict[str, list] = {}
+    for split in stored_splits(conn, day, symbols):
+        splits.setdefault(split.symbol, []).append(split)
     result: dict[str, MarketDay] = {}
     for symbol, bars in frame.sort_values("trading_date").groupby("symbol"):
         last = bars.iloc[-1]
         stale = last["trading_date"] != day
+        volumes = bars["volume"].astype(float).to_numpy()
+        for split in splits.get(symbol, []):
+            volumes = np.where((bars["trading_date"] < split.ex_date).to_numpy(), volumes * split.factor, volumes)
         result[symbol] = MarketDay(
             symbol=symbol, close=float(last["close"]), volume=0 if stale else int(last["volume"]),
-            adv_20=adv_20(bars["volume"].to_numpy()[-20:]),
+            adv_20=adv_20(volumes[-20:]),
             bid=None if stale else _known(last["bid"]), ask=None if stale else _known(last["ask"]),
             high=None if stale else _known(last["high"]), low=None if stale else _known(last["low"]),
         )

@@ -199,7 +199,7 @@ def _synchronise(conn: Connection, portfolio_id: str, parsed: ParsedStatement, d
     unknown = sorted(set(parsed.holdings) - known_symbols(conn))
     if unknown:
         raise StatementRejected(f"the statement holds symbols the exchange does not list: {', '.join(unknown)}")
-    current = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id).items()}
+    current = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, parsed.as_of).items()}  # on the statement date's share count
     changes = []
     for symbol in sorted(set(current) | set(parsed.holdings)):
         difference = parsed.holdings.get(symbol, 0) - current.get(symbol, 0)

@@ -20,8 +20,9 @@ Errors:
 - a SPLIT notice whose ratio cannot be read (`split_factor`: the Amount column, shares
   after per share before, or "N for M" in the detail), or whose ratio does not explain
   the day's close: the close times the factor must lie within `price_band` of the
-  previous close (holdings and the model's price history are adjusted by that factor,
-  so a guessed one would misstate every position in the name);
+  previous close, also on a day without trades, when the exchange restates the close on
+  the new count (holdings and the model's price history are adjusted by that factor,
+  so a guessed one, or a close left on the old count, would misstate every position);
 - a close more than `price_band` (default 50%) away from the previous close, unless the
   day's notices carry a SPLIT for that symbol, or its row's status is CONFIRMED MOVE: the
   publisher states that the close is what traded (kept as a warning). Only the
@@ -43,24 +44,34 @@ from ingest.importers.formats import repeated_days
 
 
 CONFIRMED_MOVE = "CONFIRMED MOVE"  # a row status: the publisher confirms a close outside the band
-_RATIO = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-\s*for\s*-|for|:)\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_FOR = re.compile(rf"{_NUMBER}\s*(?:new\s+)?(?:shares?\s+)?(?:-\s*)?for\s*(?:-\s*)?(?:every\s+)?{_NUMBER}", re.IGNORECASE)
+_INTO = re.compile(rf"{_NUMBER}\s+(?:shares?\s+)?into\s+{_NUMBER}", re.IGNORECASE)
+_COLON = re.compile(rf"(?<![\d:.]){_NUMBER}\s*:\s*{_NUMBER}(?![\d:])(?!\s*(?:am|pm|a\.m|p\.m)\b)", re.IGNORECASE)
+_TIME = re.compile(r"\b(?:at|effective|from)\s+\d{1,2}:\d{2}\b", re.IGNORECASE)
 
 
 def split_factor(notice: dict) -> float | None:
     """Shares after per share before, from a SPLIT notice: its amount when that is a
-    positive number, else the detail's "N for M" ("2 for 1", "1-for-10", "3:2"): N new
-    shares for every M held is N / M, and for a bonus issue ("bonus 1 for 5": one more
-    share for every five) (M + N) / M. None when neither says."""
+    positive number, else the detail: "N for M" ("2 for 1", "1-for-10", "1 new for every
+    5") is N new shares for every M held, N / M, and for a bonus issue ("bonus 1 for 5":
+    one more share for every five) (M + N) / M; "N into M" (a consolidation, "10 into 1")
+    is M / N; "N:M" (not a time of day) is read as "N for M". None when the detail says
+    none of these, and T0 then refuses the day rather than guess."""
     amount = notice.get("amount")
     if isinstance(amount, (int, float)) and not isinstance(amount, bool) and math.isfinite(amount) and amount > 0:
         return float(amount)
-    match = _RATIO.search(str(notice.get("detail") or ""))
-    if not match:
-        return None
-    new, old = float(match.group(1)), float(match.group(2))
-    if new <= 0 or old <= 0:
-        return None
-    return (old + new) / old if "bonus" in str(notice.get("detail")).lower() else new / old
+    detail = _TIME.sub(" ", str(notice.get("detail") or ""))
+    for pattern, into in ((_FOR, False), (_INTO, True), (_COLON, False)):
+        match = pattern.search(detail)
+        if match:
+            first, second = float(match.group(1)), float(match.group(2))
+            if first <= 0 or second <= 0:
+                return None
+            if into:
+                return second / first
+            return (second + first) / second if "bonus" in detail.lower() else first / second
+    return None
 
 
 @dataclass
@@ -136,7 +147,7 @@ def _check_row(row: dict, previous: float | None, factor: float | None, split: b
         verdict.errors.append(f"{symbol}: closing bid {bid} is above closing ask {ask}")
     if row.get("low") is not None and row.get("high") is not None and row["low"] > row["high"]:
         verdict.errors.append(f"{symbol}: low {row['low']} is above high {row['high']}")
-    if previous and factor and row.get("volume") and abs(close * factor / previous - 1) > band:
+    if previous and factor and abs(close * factor / previous - 1) > band:  # untraded too: the close must be restated
         verdict.errors.append(f"{symbol}: the SPLIT notice's ratio {factor:g} does not explain the close {close} "
                               f"after {previous} (band {band:.0%})")
     if previous and not split and abs(close / previous - 1) > band:

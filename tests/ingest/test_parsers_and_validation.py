@@ -108,6 +108,10 @@ def test_warnings_do_not_block() -> None:
     ({"amount": 0.0, "detail": "split"}, None),
     ({"amount": float("nan"), "detail": ""}, None),
     ({"amount": None, "detail": "0 for 1"}, None),
+    ({"amount": None, "detail": "Effective 09:30, split 2 for 1"}, 2.0),  # a time of day is not a ratio
+    ({"amount": None, "detail": "1 new share for every 5 held"}, 0.2),
+    ({"amount": None, "detail": "consolidation: 10 shares into 1"}, 0.1),
+    ({"amount": None, "detail": "split one-for-ten"}, None),  # words are not read: the day is refused, not guessed
 ])
 def test_split_factor(notice: dict, factor: float | None) -> None:
     assert split_factor({"symbol": "KCB", "kind": "SPLIT", **notice}) == (pytest.approx(factor) if factor else None)
@@ -121,3 +125,5 @@ def test_a_split_notice_must_say_its_ratio_and_explain_the_close() -> None:
     assert _validate([_row(close=1.02)], previous={"KCB": 10.0}, notices=ten).errors == []
     (error,) = _validate([_row(close=5.0)], previous={"KCB": 10.0}, notices=ten).errors  # a 2-for-1 move
     assert error == "KCB: the SPLIT notice's ratio 10 does not explain the close 5.0 after 10.0 (band 50%)"
+    (stale,) = _validate([_row(close=10.0, volume=0, trades=0)], previous={"KCB": 10.0}, notices=ten).errors
+    assert "does not explain the close 10.0" in stale  # untraded, the close must still be restated on the new count

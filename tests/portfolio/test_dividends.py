@@ -3,7 +3,7 @@ ex-date: the AI portfolio's day, a client's morning suggestions, a manual trade 
 withdrawal; once, append-only, corrections as differences (SQLite and Postgres)."""
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
@@ -119,10 +119,27 @@ def test_a_statement_balance_already_holds_the_dividends_before_it(client) -> No
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 50, 100, FRIDAY)
     announce(engine, "AAA", 2.0)
-    with ledger.portfolio_transaction(engine, portfolio_id) as conn:  # what a statement sync appends
-        ledger.record_cash(conn, portfolio_id, "SYNC-1", Decimal("100"), "RECONCILIATION", MONDAY, "statement")
-        assert credit_dividends(conn, portfolio_id, EX_DATE) == []
-    assert cash(engine, portfolio_id) == Decimal("100")
+    later = CALENDAR.add_trading_days(DAY, 3)
+    announce(engine, "AAA", 1.0, later)
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:  # what a statement sync of Monday's statement appends
+        ledger.record_cash(conn, portfolio_id, "SYNC-1", Decimal("100"), "RECONCILIATION", MONDAY + timedelta(days=5),
+                           "statement of 2026-11-23, uploaded on the Saturday after")
+        append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, "file_sha256": "f" * 64,
+                                                         "status": "SYNCED", "parsed": {"as_of": "2026-11-23"}}])
+        (paid,) = credit_dividends(conn, portfolio_id, later)  # Monday's is in the statement; Wednesday's is not
+    assert paid["ex_date"] == later.isoformat() and cash(engine, portfolio_id) == Decimal("150")
+
+
+def test_a_cancelled_notice_is_reversed(client) -> None:  # noqa: ANN001
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 40, 100, FRIDAY)
+    announce(engine, "AAA", 1.0)
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        credit_dividends(conn, portfolio_id, EX_DATE)
+    announce(engine, "AAA", None)  # the exchange withdraws the notice's amount
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        (reversed_,) = credit_dividends(conn, portfolio_id, EX_DATE)
+    assert reversed_["amount"] == "-40.000000" and cash(engine, portfolio_id) == Decimal("1000")
 
 
 def test_morning_suggestions_credit_client_portfolios_first(client) -> None:  # noqa: ANN001

@@ -15,6 +15,7 @@ from market.settings import Settings
 from models.scoring import price_panel
 from portfolio import ledger
 from portfolio.dividends import credit_dividends
+from portfolio.market import market_days
 from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
 from store import tables
 from store.engine import service_engine
@@ -87,6 +88,17 @@ def test_bonus_issues_and_consolidations_keep_whole_shares(client) -> None:  # n
     with engine.connect() as conn:
         held = ledger.holdings(conn, portfolio_id)
     assert held["AAA"].quantity == 63 and held["AAA"].cost_basis == Decimal("5300") and "BBB" not in held
+
+
+def test_whole_shares_are_counted_exactly_and_liquidity_on_the_new_count(client) -> None:  # noqa: ANN001
+    assert ledger.split_quantity(11_000_000, 30 / 11) == 30_000_000  # not 29,999,999
+    assert ledger.split_quantity(100_000_000, 1.15) == 115_000_000
+    engine, _, _ = client
+    announce(engine, "BBB", "SPLIT", 10.0)
+    price(engine, "BBB", EX_DATE, 1.0, 500_000)
+    with engine.connect() as conn:
+        (before,), (after,) = market_days(conn, DAY, ["BBB"]).values(), market_days(conn, EX_DATE, ["BBB"]).values()
+    assert before.adv_20 == 50_000 and after.adv_20 == 500_000  # 19 old days x 10 and the new one
 
 
 def test_a_dividend_after_a_split_is_paid_on_the_new_count(client) -> None:  # noqa: ANN001
