@@ -10,6 +10,7 @@ tool for confirming, on a span the choice never saw (docs/model.md says which is
 
     python benchmarks/feature_screen.py                      # the third round's variants, NSE 2008-2011
     python benchmarks/feature_screen.py --round four --jobs 2  # the fourth round's
+    python benchmarks/feature_screen.py --round nine --jobs 2  # a learned layer 1 (docs/model.md)
     python benchmarks/feature_screen.py --jobs 16 --variant 'mine momentum_20=r60 cfg:full_rounds=200'
 
 A variant is `NAME SLOT=CANDIDATE ... +CANDIDATE ... cfg:FIELD=JSON ... p:PARAM=JSON`; swaps
@@ -138,7 +139,29 @@ ROUND_SEVEN = [
     "plus-fnk15-return-location sentiment=index_return_FNK15 market_sentiment=index_location_FNK15",
     "plus-nasi-return sentiment=index_return_NASI",
 ]
-ROUNDS = {"three": DEFAULT_VARIANTS, "four": ROUND_FOUR, "five": ROUND_FIVE, "six": ROUND_SIX, "seven": ROUND_SEVEN}
+# Round nine (docs/model.md): can layer 1 carry what the 14 inputs leave out? Layer 1 as a
+# learned, pooled model of the instrument's own window (`learned_p_up_own`: every
+# own-instrument candidate) or of its window and the market's (`learned_p_up_all`: every
+# candidate), trained like the plain reference (`learned_layer1`), in layer 1's slot, so the
+# risk model keeps its 14 inputs; beside them, every candidate as an input (the eighth look's
+# kitchen sink) at the walk-forward's capacity and under the reference's recipe.
+OWN_CANDIDATES = ["r2", "r3", "r10", "r60", "bollinger_bandwidth", "days_since_change", "last_move", "log_close",
+                  "z_return", "up_share_20", "log_adv20", "previous_in_range", "close_location_lag1", "stochastic_5",
+                  "last_bar_location", "last_bar_range", "days_since_trade", "weekday", "gap_low", "gap_high"]
+CROSS_CANDIDATES = ["market_return", "market_breadth_lag1", "market_return_5d", "liquid_return", "liquid_breadth",
+                    "stale_gap", "idiosyncratic_return", "peer_return_5", "peer_breadth_5"]
+SINK = " ".join(f"+{c}" for c in OWN_CANDIDATES + CROSS_CANDIDATES if c not in ("gap_low", "gap_high"))
+PLAIN_RECIPE = "p:learning_rate=0.03 p:num_leaves=31 p:lambda_l2=0 p:max_bin=255 cfg:full_rounds=300"
+ROUND_NINE = [
+    "core14-v3",
+    "learned-layer1-own layer1_p_up=learned_p_up_own",
+    "learned-layer1-all layer1_p_up=learned_p_up_all",
+    f"kitchen-sink sentiment=gap_low market_sentiment=gap_high {SINK}",
+    f"kitchen-sink-plain-recipe sentiment=gap_low market_sentiment=gap_high {SINK} {PLAIN_RECIPE}",
+]
+ROUNDS = {"three": DEFAULT_VARIANTS, "four": ROUND_FOUR, "five": ROUND_FIVE, "six": ROUND_SIX, "seven": ROUND_SEVEN,
+          "nine": ROUND_NINE}
+LEARNED = {"learned_p_up_own": OWN_CANDIDATES, "learned_p_up_all": OWN_CANDIDATES + CROSS_CANDIDATES + ["market_breadth"]}
 
 
 def index_candidates(panel: pd.DataFrame, indices: pd.DataFrame) -> pd.DataFrame:
@@ -255,6 +278,37 @@ def peer_moves(panel: pd.DataFrame, traded: pd.Series, k: int, window: int = 250
             pd.Series(peer_breadth.stack().reindex(key).to_numpy(), index=panel.index))
 
 
+def learned_layer1(panel: pd.DataFrame, columns: list[str], every: int = 60, embargo: int = 10,
+                   min_rows: int = 5000) -> pd.Series:
+    """A learned layer 1 for round nine: one LightGBM classifier of the next move's
+    direction (the plain reference's parameters and 300 trees, model_quality.py), pooled
+    over every instrument, on the registry's own-instrument inputs (layer 1's empirical
+    fallback among them) and `columns`, refitted every `every` trading days on the moved
+    rows whose label was known `embargo` trading days before the first day it predicts;
+    its P(up) for those days. Point in time: a row's value comes from a model trained on
+    labels known before its day; NaN before `min_rows` moved rows are known."""
+    import lightgbm as lgb
+    from model_quality import REFERENCE_PARAMS, REFERENCE_TREES
+
+    own = ["rsi_14", "bollinger_pct_b", "momentum_5", "momentum_20", "close_location", "return_1d", "volatility_20",
+           "volume_ratio_20", "zero_volume_share_20", "spread_pct", "layer1_p_up"]
+    dates = sorted(panel["date"].unique())
+    position = {d: i for i, d in enumerate(dates)}
+    day = panel["date"].map(position).to_numpy()
+    known = panel["label_end"].map(position).fillna(len(dates) + 1).to_numpy()
+    y = panel["forward_return"].to_numpy(float)
+    X = panel[own + list(columns)].to_numpy(float)
+    learned = np.full(len(panel), np.nan)
+    for start in range(0, len(dates), every):
+        train = ~np.isnan(y) & (y != 0) & (known < start - embargo)
+        if train.sum() < min_rows:
+            continue
+        booster = lgb.train(REFERENCE_PARAMS, lgb.Dataset(X[train], (y[train] > 0).astype(float)), REFERENCE_TREES)
+        rows = (day >= start) & (day < start + every)
+        learned[rows] = booster.predict(X[rows])
+    return pd.Series(learned, index=panel.index)
+
+
 def parse(variant: str) -> tuple[str, dict, dict, dict, list]:
     name, *items = variant.split()
     swaps, config, params, extras = {}, {}, {}, []
@@ -334,6 +388,13 @@ def main() -> None:
     indices = frame[frame["symbol"].map(is_index) & (frame["date"] <= label_cut)]
     _PANEL = index_candidates(candidates(build_panel(prices, horizon=1)), indices)
     variants = args.variant or ROUNDS[args.round]
+    learned_alone = {}
+    for column, inputs in LEARNED.items():  # trained only when a variant reads them
+        if any(column in [*parse(v)[1].values(), *parse(v)[4]] for v in variants):
+            _PANEL[column] = learned_layer1(_PANEL, inputs)
+            scored = _PANEL[(_PANEL["date"] >= start) & (_PANEL["date"] <= end) & (_PANEL["forward_return"].fillna(0) != 0)]
+            learned_alone[column] = round(100 * float(((scored[column] > 0.5) == (scored["forward_return"] > 0)).mean()), 2)
+            print(f"{column} alone (P(up) > 0.5, uncalibrated): binary {learned_alone[column]:.2f}")
     with ProcessPoolExecutor(max_workers=min(args.jobs, len(variants)), mp_context=multiprocessing.get_context("fork")) as pool:
         results = list(pool.map(run, variants, [start] * len(variants), [end] * len(variants)))
     print(f"NSE scored {start} to {end}, {results[0]['moved_rows']} moved rows; binary = calibrated P(up) > 0.5")
@@ -343,7 +404,7 @@ def main() -> None:
               f"{r['mae']:>10.5f}{r['mae_zero']:>10.5f}{r['ic_p_up']:>8.3f}{r['ic_expected']:>8.3f}  "
               + " ".join(f"{v:.2f}" for v in r["binary_by_year"].values()))
     print(json.dumps({"benchmark": "feature_screen", "from": start.isoformat(), "to": end.isoformat(), "variants": results,
-                      "wall_seconds": round(time.perf_counter() - started, 1)}))
+                      "learned_alone": learned_alone, "wall_seconds": round(time.perf_counter() - started, 1)}))
 
 
 if __name__ == "__main__":

@@ -108,3 +108,24 @@ def test_index_candidates_are_the_days_own_index_move(screen) -> None:  # noqa: 
     merged = early.merge(full, on=["symbol", "date"], suffixes=("", "_full"))
     for column in ("index_return_IDX", "index_location_IDX"):
         assert np.allclose(merged[column].fillna(-9), merged[f"{column}_full"].fillna(-9), rtol=0, atol=1e-12)
+
+
+def test_learned_layer1_reads_no_label_after_its_day(screen) -> None:  # noqa: ANN001
+    """Round nine's learned layer 1 is point in time: a row's P(up) is the same whether the
+    panel ends at the row's day or runs on for a month (no model saw a later label), rows
+    without enough known history are NaN, and the values are probabilities."""
+    prices, _ = synthetic_prices(instruments=12, days=330, seed=5)
+    cut = sorted(prices["date"].unique())[299]
+    columns = ["r2", "r10", "gap_high", "liquid_return"]
+    full = screen.candidates(build_panel(prices, horizon=1))
+    early = screen.candidates(build_panel(prices[prices["date"] <= cut], horizon=1))
+    full["learned"] = screen.learned_layer1(full, columns, every=40, min_rows=600)
+    early["learned"] = screen.learned_layer1(early, columns, every=40, min_rows=600)
+    merged = early.merge(full[full["date"] <= cut], on=["symbol", "date"], suffixes=("", "_full"))
+    assert merged["learned"].isna().equals(merged["learned_full"].isna())
+    assert np.allclose(merged["learned"].fillna(0), merged["learned_full"].fillna(0), rtol=0, atol=1e-12)
+    assert merged["learned"].notna().mean() > 0.5 and merged["learned"].isna().any()
+    assert merged["learned"].dropna().between(0, 1).all()
+    # a model trained on the longer panel scores the month after the cut: it is not the early one
+    later = full[full["date"] > cut]["learned"]
+    assert later.notna().all()
