@@ -82,25 +82,27 @@ def last_statement_sync(conn: Connection, portfolio_id: str) -> date | None:
 
 def holdings_before(trades: list[dict[str, Any]], splits: list[Split]) -> Callable[[str, date], int]:
     """A function (symbol, day) -> shares held at the close of the session before `day`:
-    the trades dated before it, bought less sold, on the count of the splits before it
-    (`ledger.split_quantity`, applied before the trades of their ex-date, as the ledger
-    does); `trades` in execution order."""
-    events: dict[str, list[tuple[date, int, float]]] = {}
-    for split in splits:
-        events.setdefault(split.symbol, []).append((split.ex_date, 0, split.factor))
-    for order, t in enumerate(trades, start=1):
-        events.setdefault(t["symbol"], []).append((t["trading_date"], order, int(t["quantity"]) * (1 if t["side"] == "BUY" else -1)))
+    the trades dated before it, bought less sold, on the count of the splits before it,
+    in the ledger's own order (`ledger.in_replay_order`, so a split and a trade of its
+    ex-date fall as the ledger puts them); never below zero."""
     dates: dict[str, list[date]] = {}
     held: dict[str, list[int]] = {}
-    for symbol, happened in events.items():
-        quantity, days, totals = 0, dates.setdefault(symbol, []), held.setdefault(symbol, [])
-        for day, order, change in sorted(happened, key=lambda e: (e[0], e[1])):
-            quantity = ledger.split_quantity(quantity, change) if order == 0 else quantity + int(change)
-            if days and days[-1] == day:
-                totals[-1] = quantity
-            else:
-                days.append(day)
-                totals.append(quantity)
+    quantity: dict[str, int] = {}
+    for kind, item in ledger.in_replay_order(trades, splits):
+        symbol = item.symbol if kind == "split" else item["symbol"]
+        day = item.ex_date if kind == "split" else item["trading_date"]
+        now = quantity.get(symbol, 0)
+        if kind == "split":
+            now = ledger.split_quantity(now, item.factor)
+        else:
+            now = max(0, now + int(item["quantity"]) * (1 if item["side"] == "BUY" else -1))
+        quantity[symbol] = now
+        days, totals = dates.setdefault(symbol, []), held.setdefault(symbol, [])
+        if days and days[-1] == day:
+            totals[-1] = now
+        else:
+            days.append(day)
+            totals.append(now)
 
     def shares(symbol: str, day: date) -> int:
         position = bisect_left(dates.get(symbol, []), day)
@@ -113,8 +115,10 @@ def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list
     returns what was credited (symbol, ex_date, shares, per_share, amount, entry_id; nothing
     on a re-run). Call inside `portfolio_transaction`.
 
-    A downward correction is appended only while the cash covers it (cash never goes
-    below zero); otherwise it waits for the next call, which finds it still due."""
+    A downward correction (or a withdrawn notice) takes back what the cash covers now,
+    never more (cash never goes below zero); the rest stays due and the next call, which
+    finds it so, takes it from the cash there is then, so a pending reversal cannot be
+    spent in the meantime by anything that credits dividends first."""
     trades = ledger.trade_rows(conn, portfolio_id)
     notices = announced(conn, {t["symbol"] for t in trades}, through, last_statement_sync(conn, portfolio_id))
     if not notices:
@@ -134,7 +138,9 @@ def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list
         settled, count = paid.get(base, (ZERO, 0))
         shares = held(symbol, ex_date)
         due = (notice["amount"] * shares).quantize(ledger.CENT) - settled
-        if due == 0 or cash + due < 0:
+        if due < 0:
+            due = max(due, -cash)  # take back what the cash covers; the rest stays due
+        if due == 0:
             continue
         identifier = f"{base}:{count}" if count else base  # a correction settles the difference
         note = f"dividend {notice['amount']} per share on {shares:,} {symbol}, ex-date {ex_date.isoformat()}"

@@ -95,25 +95,56 @@ class Position:
 
 def split_quantity(quantity: int, factor: float) -> int:
     """Whole shares after a split of `factor` (shares after per share before): a fraction
-    is dropped (the exchange settles it in cash at a price the notice does not carry)."""
-    return math.floor(quantity * Fraction(factor).limit_denominator(10_000))  # 30/11 is 30/11, not 2.7272...7
+    is dropped (the exchange settles it in cash at a price the notice does not carry). The
+    factor is read as the nearest fraction with a denominator up to a million, so 30/11 is
+    30/11 (not 2.7272...7, one share short on 11,000,000) and a 1-for-20,000 consolidation
+    is 1/20,000 (T0 accepts factors from 1/1,000 to 1,000)."""
+    return math.floor(quantity * Fraction(factor).limit_denominator(1_000_000))
+
+
+def _known_when_entered(split: Split, trade: dict[str, Any]) -> bool:
+    """Whether the store knew of `split` when `trade` was entered: both times are the
+    store's own clock (the notice row's and the trade row's recorded_at), so a replay of
+    simulated days compares them as well as a live day does. Unknown times count as known."""
+    entered = trade.get("recorded_at")
+    return split.known_at is None or entered is None or entered >= split.known_at
+
+
+def in_replay_order(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = ()) -> list[tuple[str, Any]]:
+    """Trades and splits in the order the ledger replays them, as ("trade", row) and
+    ("split", Split). Trades by trading date, then execution (a statement's trades, dated
+    the statement's day and executed when it was uploaded, fall where the statement says).
+    A split comes before the first trade after its ex-date, or of its ex-date entered
+    once the store knew of it (T0 stores the notice at the ex-date's close): a trade of
+    the ex-date entered before then was checked and priced on the old count, and is
+    replayed before the split multiplies what is left."""
+    ordered = sorted(trades, key=lambda t: (t["trading_date"], t["executed_at"], t.get("id") or 0))
+    pending = sorted(splits, key=lambda x: (x.ex_date, x.symbol))
+    events: list[tuple[str, Any]] = []
+    for trade in ordered:
+        due = [x for x in pending if x.ex_date < trade["trading_date"]
+               or (x.ex_date == trade["trading_date"] and _known_when_entered(x, trade))]
+        events.extend(("split", x) for x in due)
+        pending = [x for x in pending if x not in due]
+        events.append(("trade", trade))
+    events.extend(("split", x) for x in pending)
+    return events
 
 
 def replay(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = ()) -> dict[str, Position]:
-    """Positions from trades in execution order (the ones sold to zero are kept for their
-    realised PnL; callers filter on quantity).
+    """Positions from trades in the order of `in_replay_order` (the ones sold to zero are
+    kept for their realised PnL; callers filter on quantity).
 
-    `splits` (store.splits) multiply a holding from their ex-date on: the trades dated
-    before it are replayed first, then the quantity becomes `split_quantity` and the cost
-    basis stays, so the average cost is divided by the factor and the split is neither a
-    gain nor a loss. Pass only the splits known at the date the positions are for."""
-    pending = sorted(splits, key=lambda x: x.ex_date)
+    `splits` (store.splits) multiply a holding from their ex-date on: the quantity becomes
+    `split_quantity` and the cost basis stays, so the average cost is divided by the
+    factor and the split is neither a gain nor a loss. Pass only the splits known at the
+    date the positions are for."""
     book: dict[str, Position] = {}
-    applied = 0
-    for trade in trades:
-        while applied < len(pending) and pending[applied].ex_date <= trade["trading_date"]:
-            _apply_split(book, pending[applied])
-            applied += 1
+    for kind, item in in_replay_order(trades, splits):
+        if kind == "split":
+            _apply_split(book, item)
+            continue
+        trade = item
         position = book.setdefault(trade["symbol"], Position(trade["symbol"]))
         quantity, price, fees = int(trade["quantity"]), Decimal(trade["price"]), Decimal(trade["fees"])
         if trade["side"] == "BUY":
@@ -130,8 +161,6 @@ def replay(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = ()) -> di
             position.quantity -= quantity
             if position.quantity == 0:
                 position.cost_basis, position.opened_on = ZERO, None
-    for split in pending[applied:]:
-        _apply_split(book, split)
     return book
 
 
@@ -144,9 +173,12 @@ def _apply_split(book: dict[str, Position], split: Split) -> None:
 
 
 def holdings(conn: Connection, portfolio_id: str, as_of: date | None = None) -> dict[str, Position]:
-    """Open positions, with the splits whose ex-date is on or before `as_of` (every stored
-    one when None: the positions as they stand now)."""
+    """Open positions at the close of `as_of`: the trades dated on or before it, with the
+    splits whose ex-date is on or before it (every trade and split when None: the
+    positions as they stand now)."""
     trades = trade_rows(conn, portfolio_id)
+    if as_of is not None:
+        trades = [t for t in trades if t["trading_date"] <= as_of]
     book = replay(trades, stored_splits(conn, as_of, {t["symbol"] for t in trades}))
     return {s: p for s, p in book.items() if p.quantity > 0}
 
@@ -210,6 +242,10 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
             entries.append({"entry_id": f"{request.trade_id}:fee", "portfolio_id": request.portfolio_id, "amount": -fees,
                             "kind": "FEE", "trade_id": request.trade_id, "effective_at": request.executed_at})
         append_history(conn, tables.cash_entries, entries)
+    try:  # the whole ledger must still replay: a back-dated sell may not undo a later one
+        holdings(conn, request.portfolio_id)
+    except InvalidInputError as exc:
+        raise TradeRejected(f"the ledger would not hold: {exc.detail}") from exc
     after = holdings(conn, request.portfolio_id, request.trading_date).get(request.symbol)
     return {**row, "price": price, "fees": fees, "gross": gross,
             "position_after": after.quantity if after else 0, "cash_after": cash_balance(conn, request.portfolio_id)}

@@ -19,6 +19,7 @@ Each state is an appended `suggestion_events` row.
 from __future__ import annotations
 
 import hashlib
+import logging
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Table, func, select
 
 from market.clock import TradingCalendar, session_close_utc, utc_now
-from market.errors import ConflictError, NotFoundError, NotReadyError
+from market.errors import ConflictError, InvalidInputError, NotFoundError, NotReadyError, StageFailedError
 from market.settings import Settings
 from portfolio import dividends, ledger
 from portfolio.ai import day_signals, fee_schedule, record_name
@@ -36,6 +37,8 @@ from portfolio.market import market_days
 from portfolio.rails import check_entry, exit_state
 from store import tables
 from store.history import append_history, current_rows
+
+log = logging.getLogger(__name__)
 
 TERMINAL = ("CONFIRMED", "REJECTED", "EXPIRED")
 
@@ -63,12 +66,23 @@ def generate(engine: Engine, settings: Settings, day: date, now: datetime | None
     expired = expire_stale(engine, day, moment)
     created: list[dict[str, Any]] = []
     credited: list[dict[str, Any]] = []
+    failed: list[str] = []
     for portfolio in sorted(portfolios, key=lambda p: p["portfolio_id"]):
         portfolio_id = portfolio["portfolio_id"]
-        with ledger.portfolio_transaction(engine, portfolio_id) as conn:
-            # the cash the plan spends includes the dividends owed up to the morning
-            credited.extend({"portfolio_id": portfolio_id, **d} for d in dividends.credit_dividends(conn, portfolio_id, day))
-            created.extend(_suggest_for(conn, settings, portfolio_id, day, scored, record))
+        try:
+            with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+                # the cash the plan spends includes the dividends owed up to the morning
+                paid = [{"portfolio_id": portfolio_id, **d} for d in dividends.credit_dividends(conn, portfolio_id, day)]
+                made = _suggest_for(conn, settings, portfolio_id, day, scored, record)
+        except InvalidInputError as exc:  # one book that does not replay must not stop the others' morning
+            log.error("T2 for %s skipped portfolio %s: %s", day, portfolio_id, exc.detail)
+            failed.append(f"{portfolio_id}: {exc.detail}")
+            continue
+        credited.extend(paid)
+        created.extend(made)
+    if failed:  # the others are planned and committed; the stage still fails, so the operator sees it
+        raise StageFailedError(f"T2 for {day.isoformat()} planned {len(portfolios) - len(failed)} of {len(portfolios)} "
+                               f"portfolios; not: {'; '.join(failed)}")
     return {"trading_date": day.isoformat(), "signals_from": scored.isoformat(), "record": record_name(record),
             "portfolios": len(portfolios),
             "suggestions": created, "expired": expired, "dividends": credited}

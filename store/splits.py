@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Iterable
 
 from sqlalchemy import Connection
@@ -30,6 +30,10 @@ class Split:
     symbol: str
     ex_date: date
     factor: float  # shares after per share before
+    # When the store learned of it (the notice row's recorded_at): a trade of the ex-date
+    # executed before then was entered on the old count (portfolio.ledger.replay). None:
+    # known before any trade of its ex-date.
+    known_at: datetime | None = None
 
 
 def stored_splits(conn: Connection, through: date | None = None, symbols: Iterable[str] | None = None) -> list[Split]:
@@ -40,6 +44,6 @@ def stored_splits(conn: Connection, through: date | None = None, symbols: Iterab
         where.append(c.action_date <= through)
     if symbols is not None:
         where.append(c.symbol.in_(sorted(set(symbols))))
-    found = [Split(r["symbol"], r["action_date"], float(r["amount"])) for r in current_rows(conn, tables.corporate_actions, where=where)
+    found = [Split(r["symbol"], r["action_date"], float(r["amount"]), r["recorded_at"]) for r in current_rows(conn, tables.corporate_actions, where=where)
              if r["amount"] is not None and math.isfinite(r["amount"]) and r["amount"] > 0 and r["amount"] != 1]
     return sorted(found, key=lambda s: (s.ex_date, s.symbol))

@@ -59,12 +59,16 @@ def trade_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
 
 
 def cash_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
-    """Every cash movement, oldest first: deposits, withdrawals, each trade's gross and
-    fee, dividends (with what they pay for) and statement reconciliations, with the
-    exchange-time timestamp (no offset) and the balance after it."""
+    """Every cash movement in the order the book recorded it: deposits, withdrawals, each
+    trade's gross and fee, dividends (with what they pay for) and statement
+    reconciliations, with the exchange-time timestamp it takes effect (no offset) and the
+    balance after it. Recording order, not the effective time: a dividend takes effect at
+    its ex-date's close but is recorded when it is next credited, possibly after a later
+    deposit; placed by its effective time it would change balances already shown and shift
+    a page a client has read. Its timestamp still says when it took effect."""
     c = tables.cash_entries.c
     rows = conn.execute(select(c.entry_id, c.kind, c.amount, c.trade_id, c.note, c.effective_at)
-                        .where(c.portfolio_id == portfolio_id).order_by(c.effective_at, c.id))
+                        .where(c.portfolio_id == portfolio_id).order_by(c.id))
     balance, history = Decimal(0), []
     for r in rows:
         balance += r.amount

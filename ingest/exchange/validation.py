@@ -18,11 +18,24 @@ Errors:
   exchange served the previous session's page again under the new date, which the NSE
   crawler's files show happens (55 such days);
 - a SPLIT notice whose ratio cannot be read (`split_factor`: the Amount column, shares
-  after per share before, or "N for M" in the detail), or whose ratio does not explain
-  the day's close: the close times the factor must lie within `price_band` of the
-  previous close, also on a day without trades, when the exchange restates the close on
-  the new count (holdings and the model's price history are adjusted by that factor,
-  so a guessed one, or a close left on the old count, would misstate every position);
+  after per share before, or "N for M" in the detail), lies outside 1/1,000 to 1,000 or
+  is 1, or does not explain the day's close: the close times the factor must lie within
+  `price_band` of the previous close and nearer to it than the close itself (the ratio
+  explains the move better than no split), also on a day without trades, when the
+  exchange restates the close on the new count; a SPLIT for a symbol with no row on the
+  quotes page or no previous close cannot be checked and is refused too (holdings and
+  the model's price history are adjusted by that factor, so a guessed one, or a close
+  left on the old count, would misstate every position; a made-up 3-for-2 on a day the
+  close did not move would create shares). A known limit of the rule: a small bonus
+  issue on a day the price rose by more than half the bonus reads as no split, and the
+  day is refused until the page is corrected or the row confirmed;
+- a DIVIDEND notice whose amount per share is negative or not finite, is not below the
+  symbol's previous close (or the day's close, for a name without one), or is for a
+  symbol neither in the store nor on the securities list (an empty or zero amount is a
+  nil dividend or a withdrawn notice: it pays nothing, and reverses what was credited);
+- two notices of one kind for one symbol on one day (the store keeps one per symbol, day
+  and kind: the exchange's special dividend beside a regular one is sent as one notice
+  with the total);
 - a close more than `price_band` (default 50%) away from the previous close, unless the
   day's notices carry a SPLIT for that symbol, or its row's status is CONFIRMED MOVE: the
   publisher states that the close is what traded (kept as a warning). Only the
@@ -37,12 +50,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
 
 from ingest.importers.formats import repeated_days
 
 
+MIN_SPLIT, MAX_SPLIT = 1 / 1000, 1000.0  # shares after per share before: beyond, a misread ratio
 CONFIRMED_MOVE = "CONFIRMED MOVE"  # a row status: the publisher confirms a close outside the band
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _FOR = re.compile(rf"{_NUMBER}\s*(?:new\s+)?(?:shares?\s+)?(?:-\s*)?for\s*(?:-\s*)?(?:every\s+)?{_NUMBER}", re.IGNORECASE)
@@ -105,11 +120,26 @@ def validate_day(
                                   f"close, volume): the previous session's page served again, not {day.isoformat()}'s")
     listed = {s["symbol"]: s for s in securities}
     seen: set[str] = set()
+    for (symbol, kind), count in Counter((n.get("symbol"), n.get("kind")) for n in notices).items():
+        if count > 1:
+            verdict.errors.append(f"{symbol}: {count} {kind} notices on one day (one per symbol, day and kind is kept: "
+                                  "send one notice with the total)")
+    quoted = {row["symbol"]: row for row in quotes}
     splits = {n["symbol"]: split_factor(n) for n in notices if n.get("kind") == "SPLIT"}
     for symbol, factor in splits.items():
+        previous = previous_close.get(symbol, (quoted.get(symbol) or {}).get("prev_close"))
         if factor is None:
             verdict.errors.append(f"{symbol}: SPLIT notice without a ratio (Amount: shares after per share before, "
                                   "or 'N for M' in the detail)")
+        elif not MIN_SPLIT <= factor <= MAX_SPLIT or factor == 1:
+            verdict.errors.append(f"{symbol}: SPLIT ratio {factor:g} is not a split (shares after per share before "
+                                  f"must be from 1/{MAX_SPLIT:g} to {MAX_SPLIT:g}, and not 1)")
+        elif symbol not in quoted or not previous:
+            verdict.errors.append(f"{symbol}: SPLIT notice for a symbol with no row on the trade-quotes page or no "
+                                  "previous close: its ratio cannot be checked against a close")
+    for notice in notices:
+        if notice.get("kind") == "DIVIDEND":
+            _check_dividend(notice, quoted.get(notice.get("symbol")), previous_close, known_symbols | set(listed), verdict)
     listings = {n["symbol"] for n in notices if n.get("kind") == "LISTING"}
     for row in quotes:
         symbol = row["symbol"]
@@ -119,7 +149,9 @@ def validate_day(
         seen.add(symbol)
         if symbol not in known_symbols and symbol not in listed:
             verdict.errors.append(f"{symbol}: unknown symbol (not in the store and not on the securities list)")
-        _check_row(row, previous_close.get(symbol, row.get("prev_close")), splits.get(symbol), symbol in splits,
+        factor = splits.get(symbol)
+        readable = factor is not None and MIN_SPLIT <= factor <= MAX_SPLIT and factor != 1  # else refused above
+        _check_row(row, previous_close.get(symbol, row.get("prev_close")), factor if readable else None, symbol in splits,
                    price_band, verdict)
         if row.get("status") == "NEW LISTING" and symbol not in listings:
             verdict.warnings.append(f"{symbol}: marked NEW LISTING without a LISTING notice")
@@ -130,6 +162,28 @@ def validate_day(
         if active and security["listed_on"] <= day and symbol not in seen:
             verdict.errors.append(f"{symbol}: active security missing from the trade-quotes page")
     return verdict
+
+
+def _check_dividend(notice: dict, row: dict | None, previous_close: dict[str, float], symbols: set[str],
+                    verdict: Verdict) -> None:
+    """A DIVIDEND notice pays its amount on every share held: it must be a number a share
+    can pay (finite, not negative, below the share's price) for a symbol the store knows."""
+    symbol, amount = notice.get("symbol"), notice.get("amount")
+    if symbol not in symbols:
+        verdict.errors.append(f"{symbol}: DIVIDEND notice for an unknown symbol (not in the store and not on the "
+                              "securities list)")
+        return
+    if amount is None or amount == 0:
+        return  # a nil dividend, or a notice withdrawn: pays nothing (and reverses what was credited)
+    if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not math.isfinite(amount) or amount < 0:
+        verdict.errors.append(f"{symbol}: DIVIDEND amount {amount!r} is not a finite amount per share of zero or more")
+        return
+    price = previous_close.get(symbol) or (row or {}).get("prev_close") or (row or {}).get("close")
+    if not price:
+        verdict.errors.append(f"{symbol}: DIVIDEND of {amount:g} per share for a name with no price to check it against")
+    elif amount >= price:
+        verdict.errors.append(f"{symbol}: DIVIDEND of {amount:g} per share is not below the share's price {price:g} "
+                              "(an amount per share, not a total?)")
 
 
 def _check_row(row: dict, previous: float | None, factor: float | None, split: bool, band: float, verdict: Verdict) -> None:
@@ -147,9 +201,11 @@ def _check_row(row: dict, previous: float | None, factor: float | None, split: b
         verdict.errors.append(f"{symbol}: closing bid {bid} is above closing ask {ask}")
     if row.get("low") is not None and row.get("high") is not None and row["low"] > row["high"]:
         verdict.errors.append(f"{symbol}: low {row['low']} is above high {row['high']}")
-    if previous and factor and abs(close * factor / previous - 1) > band:  # untraded too: the close must be restated
+    if previous and factor and (abs(close * factor / previous - 1) > band  # untraded too: the close must be restated
+                                or abs(math.log(close * factor / previous)) >= abs(math.log(close / previous))):
         verdict.errors.append(f"{symbol}: the SPLIT notice's ratio {factor:g} does not explain the close {close} "
-                              f"after {previous} (band {band:.0%})")
+                              f"after {previous} (on the new count it must be within {band:.0%} of the previous "
+                              "close and nearer to it than without the split)")
     if previous and not split and abs(close / previous - 1) > band:
         move = f"{symbol}: close {close} is {abs(close / previous - 1):.0%} from the previous close {previous}"
         if row.get("status") == CONFIRMED_MOVE:

@@ -124,6 +124,52 @@ def test_a_split_notice_must_say_its_ratio_and_explain_the_close() -> None:
     ten = [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": "10 for 1"}]
     assert _validate([_row(close=1.02)], previous={"KCB": 10.0}, notices=ten).errors == []
     (error,) = _validate([_row(close=5.0)], previous={"KCB": 10.0}, notices=ten).errors  # a 2-for-1 move
-    assert error == "KCB: the SPLIT notice's ratio 10 does not explain the close 5.0 after 10.0 (band 50%)"
+    assert error == ("KCB: the SPLIT notice's ratio 10 does not explain the close 5.0 after 10.0 (on the new count "
+                     "it must be within 50% of the previous close and nearer to it than without the split)")
     (stale,) = _validate([_row(close=10.0, volume=0, trades=0)], previous={"KCB": 10.0}, notices=ten).errors
     assert "does not explain the close 10.0" in stale  # untraded, the close must still be restated on the new count
+
+
+def test_a_split_that_creates_shares_is_refused() -> None:
+    """A made-up ratio must not pass because the band is wide: 3-for-2 on a close that did
+    not move lands on the band's edge, and would turn 10,000 shares into 15,000."""
+    def split(detail: str) -> list[dict]:
+        return [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": detail}]
+    (made_up,) = _validate([_row(close=10.0)], previous={"KCB": 10.0}, notices=split("3 for 2")).errors
+    assert "does not explain the close 10.0" in made_up
+    assert _validate([_row(close=6.8)], previous={"KCB": 10.0}, notices=split("3 for 2")).errors == []  # a real one
+    (huge,) = _validate([_row(close=10.0)], previous={"KCB": 10.0}, notices=split("1000000 for 1")).errors
+    assert huge.startswith("KCB: SPLIT ratio 1e+06 is not a split")
+    (one,) = _validate([_row(close=10.0)], previous={"KCB": 10.0}, notices=split("1 for 1")).errors
+    assert "is not a split" in one
+    # no row on the quotes page (a suspended name) or no previous close: nothing to check the ratio against
+    (unquoted,) = _validate([_row("EQTY")], securities=[_security("EQTY")], notices=split("2 for 1"),
+                            previous={"KCB": 10.0, "EQTY": 10.0}).errors
+    assert unquoted.startswith("KCB: SPLIT notice for a symbol with no row on the trade-quotes page or no previous close")
+    assert any("no previous close" in e for e in _validate([_row(close=5.0, prev_close=None)], notices=split("2 for 1")).errors)
+
+
+@pytest.mark.parametrize("amount, error", [
+    (0.5, None),
+    (None, None),  # a nil dividend or a withdrawn notice
+    (0.0, None),
+    (-0.5, "KCB: DIVIDEND amount -0.5 is not a finite amount per share of zero or more"),
+    (float("inf"), "KCB: DIVIDEND amount inf is not a finite amount per share of zero or more"),
+    (float("nan"), "KCB: DIVIDEND amount nan is not a finite amount per share of zero or more"),
+    (1_000_000.0, "KCB: DIVIDEND of 1e+06 per share is not below the share's price 10 (an amount per share, not a total?)"),
+    (10.0, "KCB: DIVIDEND of 10 per share is not below the share's price 10 (an amount per share, not a total?)"),
+])
+def test_a_dividend_must_be_an_amount_a_share_can_pay(amount: float | None, error: str | None) -> None:
+    notices = [{"symbol": "KCB", "kind": "DIVIDEND", "amount": amount, "detail": "final dividend"}]
+    errors = _validate([_row()], notices=notices, previous={"KCB": 10.0}).errors
+    assert errors == ([error] if error else [])
+
+
+def test_a_dividend_for_an_unknown_symbol_and_two_notices_of_a_kind_are_refused() -> None:
+    unknown = [{"symbol": "NOPE", "kind": "DIVIDEND", "amount": 0.5, "detail": ""}]
+    assert _validate([_row()], notices=unknown, previous={"KCB": 10.0}).errors == [
+        "NOPE: DIVIDEND notice for an unknown symbol (not in the store and not on the securities list)"]
+    twice = [{"symbol": "KCB", "kind": "DIVIDEND", "amount": 0.5, "detail": "final"},
+             {"symbol": "KCB", "kind": "DIVIDEND", "amount": 0.2, "detail": "special"}]
+    assert _validate([_row()], notices=twice, previous={"KCB": 10.0}).errors == [
+        "KCB: 2 DIVIDEND notices on one day (one per symbol, day and kind is kept: send one notice with the total)"]

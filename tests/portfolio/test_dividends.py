@@ -15,6 +15,7 @@ from pipeline.runner import run_stage
 from portfolio import ledger
 from portfolio.dividends import credit_dividends
 from portfolio.ledger import AI_PORTFOLIO, TradeRejected
+from market.errors import StageFailedError
 from portfolio.suggestions import generate
 from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
 from store import tables
@@ -104,14 +105,18 @@ def test_a_corrected_notice_is_settled_by_the_difference(client) -> None:  # noq
     move_cash(engine, portfolio_id, "-125", now=MONDAY)  # spends it all
     announce(engine, "AAA", 1.0)  # corrected down: 75 too much was paid, and the cash is gone
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
-        assert credit_dividends(conn, portfolio_id, EX_DATE) == []  # cash never goes below zero: it waits
-    move_cash(engine, portfolio_id, "80", now=MONDAY)
+        assert credit_dividends(conn, portfolio_id, EX_DATE) == []  # cash never goes below zero: nothing to take
+    move_cash(engine, portfolio_id, "60", now=MONDAY)  # credits first: the 60 is not there yet, so still nothing
+    with pytest.raises(TradeRejected, match="would leave cash at -60.00"):
+        move_cash(engine, portfolio_id, "-60", now=MONDAY)  # the pending reversal takes the 60 before it can leave
+    assert cash(engine, portfolio_id) == Decimal("60")  # refused whole: the withdrawal and what the reversal took
+    move_cash(engine, portfolio_id, "20", now=MONDAY)  # the reversal takes the 60 first, the 20 arrives after
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
-        (settled,) = credit_dividends(conn, portfolio_id, EX_DATE)  # now the cash covers it
-    assert settled["amount"] == "-75.000000" and settled["entry_id"].endswith(":2")
+        (settled,) = credit_dividends(conn, portfolio_id, EX_DATE)  # the rest, now that the cash covers it
+    assert settled["amount"] == "-15.000000" and settled["entry_id"].endswith(":3")
     entries = dividend_entries(engine, portfolio_id)
-    assert [e["amount"] for e in entries] == [Decimal("100"), Decimal("25"), Decimal("-75")]
-    assert "notice corrected after it was credited: -75.00" in entries[-1]["note"]
+    assert [e["amount"] for e in entries] == [Decimal("100"), Decimal("25"), Decimal("-60"), Decimal("-15")]
+    assert "notice corrected after it was credited: -60.00" in entries[2]["note"]
     assert cash(engine, portfolio_id) == Decimal("5")
 
 
@@ -170,3 +175,48 @@ def test_the_ai_portfolio_is_paid_before_it_plans_the_ex_date(settings: Settings
     assert Decimal(second.summary["cash"]) == Decimal(first.summary["cash"]) + 3000
     again = run_stage("t1_trade", EX_DATE, settings=settings)
     assert again.summary["rerun"] is True and len(dividend_entries(engine, AI_PORTFOLIO)) == 1
+
+
+def test_one_book_that_does_not_replay_does_not_stop_the_others_morning(client) -> None:  # noqa: ANN001
+    engine, settings, portfolio_id = client
+    other = open_client_portfolio(engine, "zeta")
+    move_cash(engine, other, "1000", now=FRIDAY)
+    trade(client, "buy", "BBB", 200, 10, FRIDAY)
+    with engine.begin() as conn:  # a book broken outside the ledger's checks (a hand edit, an old bug)
+        append_history(conn, tables.trades, [{"trade_id": "T-broken", "portfolio_id": portfolio_id, "trading_date": DAY,
+                                              "executed_at": FRIDAY, "symbol": "AAA", "side": "SELL", "quantity": 5,
+                                              "price": Decimal("100"), "fees": Decimal("0"), "origin": "MANUAL",
+                                              "rationale": {}}])
+    with engine.begin() as conn:
+        append_history(conn, tables.trades, [{"trade_id": "T-zeta", "portfolio_id": other, "trading_date": DAY,
+                                              "executed_at": FRIDAY, "symbol": "BBB", "side": "BUY", "quantity": 100,
+                                              "price": Decimal("10"), "fees": Decimal("0"), "origin": "MANUAL",
+                                              "rationale": {}}])
+    announce(engine, "BBB", 0.25)
+    seed_predictions(engine, DAY, {"BBB": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
+    with pytest.raises(StageFailedError, match=f"planned 1 of 2 portfolios; not: {portfolio_id}: ledger of .* sells 5 AAA"):
+        generate(engine, settings, EX_DATE)
+    assert [e["amount"] for e in dividend_entries(engine, other)] == [Decimal("25")]  # the other book was still paid
+    assert dividend_entries(engine, portfolio_id) == []
+
+
+def test_the_cash_history_keeps_the_order_it_was_shown_in(client) -> None:  # noqa: ANN001
+    """A dividend effective at Monday's close is credited only at the next call, after a
+    deposit made on Tuesday: the balances already listed do not change, the dividend comes
+    after them and its timestamp says when it took effect."""
+    from views.portfolio import cash_history
+
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    announce(engine, "AAA", 2.0)
+    with engine.connect() as conn:
+        shown = cash_history(conn, portfolio_id)
+    with engine.begin() as conn:  # a deposit recorded without the credit that move_cash runs first
+        ledger.record_cash(conn, portfolio_id, "DEP-tuesday", Decimal("10"), "DEPOSIT", MONDAY + timedelta(days=1))
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        credit_dividends(conn, portfolio_id, EX_DATE)
+    with engine.connect() as conn:
+        history = cash_history(conn, portfolio_id)
+    assert history[:len(shown)] == shown
+    assert [h["kind"] for h in history[len(shown):]] == ["DEPOSIT", "DIVIDEND"]
+    assert history[-1]["timestamp"].startswith(EX_DATE.isoformat()) and history[-1]["balance"] == Decimal("110")

@@ -4,7 +4,7 @@ gain nor a loss in the portfolio, and the model's price history reads no crash o
 ex-date (SQLite and Postgres)."""
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
@@ -124,3 +124,46 @@ def test_the_models_prices_are_split_adjusted_from_the_day_it_is_known(settings:
     assert known.loc[DAY, "close"] == 50.0 and known.loc[DAY, "volume"] == 40_000 and known.loc[DAY, "high"] == 50.5
     assert known.loc[EX_DATE, "close"] / known.loc[DAY, "close"] - 1 == pytest.approx(0.02)  # not -49%
     assert before.loc[DAY, "close"] == 100.0  # on Friday the split was not known, and it did not apply
+
+
+def test_a_trade_of_the_ex_date_entered_before_the_notice_is_on_the_old_count(client) -> None:  # noqa: ANN001
+    """A client sells their 50 shares on the ex-date before T0 stores the 2-for-1 notice:
+    the sale was checked and priced on the old count, so it sold the whole position; the
+    split must not turn it into 50 shares still held (50 more to sell, cash from nothing)."""
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    trade(client, "sell", "AAA", 50, 100, MONDAY)  # entered during Monday's session
+    announce(engine, "AAA", "SPLIT", 2.0)  # Monday's T0 stores the notice at the close
+    price(engine, "AAA", EX_DATE, 50.0, 30_000)
+    with engine.connect() as conn:
+        assert ledger.holdings(conn, portfolio_id) == {}
+    with pytest.raises(ledger.TradeRejected, match="the portfolio holds 0"):
+        trade(client, "sell", "AAA", 50, 50, MONDAY + timedelta(hours=1))
+    trade(client, "buy", "AAA", 10, 50, MONDAY + timedelta(hours=1))  # entered after the notice: the new count
+    with engine.connect() as conn:
+        assert ledger.holdings(conn, portfolio_id)["AAA"].quantity == 10
+        assert ledger.cash_balance(conn, portfolio_id) == Decimal("9500")
+
+
+def test_trades_replay_in_trading_date_order_and_a_back_dated_sell_cannot_break_the_book(client) -> None:  # noqa: ANN001
+    """A statement's trades are dated the statement's day but entered when it is uploaded:
+    the ledger replays them on their date, and a back-dated sale that a later sale would
+    then oversell is refused, not stored."""
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    trade(client, "sell", "AAA", 50, 100, MONDAY)
+    with engine.connect() as conn:
+        assert ledger.holdings(conn, portfolio_id, DAY)["AAA"].quantity == 50  # Friday's close: before Monday's sale
+    with pytest.raises(ledger.TradeRejected, match="the ledger would not hold: ledger of .* sells 50 AAA holding 40"):
+        with ledger.portfolio_transaction(engine, portfolio_id) as conn:  # as a statement of Friday would
+            ledger.record_trade(conn, ledger.TradeRequest(portfolio_id, DAY, MONDAY + timedelta(hours=1), "AAA", "SELL", 10,
+                                                          Decimal("100"), origin="STATEMENT_SYNC", trade_id="T-late"),
+                                moves_cash=False)
+    with engine.connect() as conn:
+        assert [t["side"] for t in ledger.trade_rows(conn, portfolio_id)] == ["BUY", "SELL"]  # nothing stored
+
+
+def test_a_deep_consolidation_is_counted_exactly() -> None:
+    assert ledger.split_quantity(20_000, 1 / 20_000) == 1
+    assert ledger.split_quantity(25_000, 1 / 12_500) == 2
+    assert ledger.split_quantity(11_000_000, 30 / 11) == 30_000_000
