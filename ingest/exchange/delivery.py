@@ -18,7 +18,7 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, func, select
@@ -27,7 +27,7 @@ from market.errors import DeliveryRejectedError, IncompletePageError, MarketInte
 from market.settings import HOME_CURRENCY, Settings
 from ingest.exchange.client import ExchangeClient, Fetched
 from ingest.exchange.parsers import ParsedPage, parse_fundamentals, parse_securities, parse_trade_quotes
-from ingest.exchange.validation import split_factor, validate_day
+from ingest.exchange.validation import REPEAT_WINDOW_DAYS, repeated_notices, split_factor, validate_day
 from store import tables
 from store.history import append_history, current_rows
 from store.transactions import write_transaction
@@ -99,10 +99,18 @@ def deliver_day(engine: Engine, settings: Settings, day: date, client: ExchangeC
     with engine.connect() as conn:
         known = {r["symbol"] for r in current_rows(conn, tables.instruments)}
         previous = _previous_day(conn, day)
+        c = tables.corporate_actions.c
+        earlier = current_rows(conn, tables.corporate_actions, where=[
+            c.action_date < day, c.action_date >= day - timedelta(days=REPEAT_WINDOW_DAYS)])
+    repeats = repeated_notices(scraped.notices.rows, earlier)
+    if repeats:  # the same announcement shown again: neither checked nor stored as the day's own
+        scraped.notices.rows = [n for n in scraped.notices.rows if all(n is not r for r, _ in repeats)]
     closes = {symbol: row["close"] for symbol, row in previous[1].items()} if previous else {}
     parse_errors = scraped.quotes.errors + scraped.notices.errors + scraped.fundamentals.errors + scraped.securities.errors
     verdict = validate_day(day, scraped.quotes.page_date, scraped.quotes.rows, scraped.notices.rows,
                            scraped.securities.rows, known, closes, settings.price_band, previous_day=previous)
+    verdict.warnings[:0] = [f"{n['symbol']}: {n['kind']} notice repeats the one stored for {first.isoformat()} (same "
+                            "amount and detail): left out, not stored again" for n, first in repeats]
     errors = parse_errors + verdict.errors
     row_counts = {
         "MAIN": sum(1 for r in scraped.quotes.rows if r["board"] == "MAIN"),

@@ -42,6 +42,12 @@ Errors:
   real-history replay marks rows so (`ingest/replay.py`: its files are the record, and
   the splits they do not record show up as jumps); a live exchange's jump still needs a
   split notice.
+Repeats: a notice whose symbol, kind, amount (a split's ratio) and non-empty detail text
+are those of a notice stored for an earlier session of the last `REPEAT_WINDOW_DAYS`
+calendar days (`repeated_notices`) is the same announcement shown again (a page that
+lists recent notices): it is left out (a warning), neither checked against the day's
+close as a new split nor stored under the new date, where it would be paid or applied a
+second time. A notice without detail text is never taken for a repeat.
 Warnings: a zero-volume row whose close differs from the previous close, a traded row
 without trades count, a NEW LISTING status without a LISTING notice, a board that differs
 from the securities list.
@@ -87,6 +93,35 @@ def split_factor(notice: dict) -> float | None:
                 return second / first
             return (second + first) / second if "bonus" in detail.lower() else first / second
     return None
+
+
+REPEAT_WINDOW_DAYS = 45
+
+
+def _notice_key(kind: object, symbol: object, amount: object, detail: object) -> tuple | None:
+    text = " ".join(str(detail or "").split())
+    if not text:
+        return None
+    number = float(amount) if isinstance(amount, (int, float)) and not isinstance(amount, bool) else None
+    return (symbol, kind, None if number is None or not math.isfinite(number) else round(number, 9), text)
+
+
+def repeated_notices(notices: list[dict], earlier: list[dict]) -> list[tuple[dict, date]]:
+    """The day's notices that repeat one stored for an earlier session (`earlier`: stored
+    corporate_actions rows, amount as stored, i.e. a split's ratio, and detail {"text"}),
+    each with the date it was first stored."""
+    seen = {}
+    for row in sorted(earlier, key=lambda r: r["action_date"], reverse=True):
+        key = _notice_key(row["kind"], row["symbol"], row["amount"], (row.get("detail") or {}).get("text"))
+        if key is not None:
+            seen[key] = row["action_date"]
+    found = []
+    for notice in notices:
+        amount = split_factor(notice) if notice.get("kind") == "SPLIT" else notice.get("amount")
+        key = _notice_key(notice.get("kind"), notice.get("symbol"), amount, notice.get("detail"))
+        if key in seen:
+            found.append((notice, seen[key]))
+    return found
 
 
 @dataclass

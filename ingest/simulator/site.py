@@ -43,6 +43,7 @@ class Faults:
     malformed: dict | None = None  # {"symbol": "KCB", "column": "close"}: that cell is garbled while set
     late: int = 0  # the next N trade-quote requests say the day is not published yet
     stale: int = 0  # the next N trade-quote pages are the previous session's, under the asked date
+    repeated_notices: int = 0  # the next N trade-quote pages list the previous session's notices again, before the day's
 
     def take(self, name: str) -> bool:
         left = getattr(self, name)
@@ -163,6 +164,11 @@ class SimulatorSite:
             index = bisect.bisect_left(self.market.days, day)
             if index > 0:
                 simulated = replace(self.market.day(self.market.days[index - 1]), day=day)
+        if self.faults.take("repeated_notices"):  # a page that shows the recent notices, not only the day's
+            index = bisect.bisect_left(self.market.days, day)
+            if index > 0:
+                simulated = replace(simulated, notices=[*self.market.day(self.market.days[index - 1]).notices,
+                                                        *simulated.notices])
         boards = [b for b in pages.BOARDS if b != self.faults.missing_board]
         html = pages.trade_quotes_page(simulated, boards, self.currency)
         if self.faults.malformed:

@@ -219,3 +219,21 @@ def test_faults_can_be_injected_over_http(site: SimulatorSite) -> None:
         assert httpx.post(f"{url}/_sim/faults", json={"no_such_fault": 1}).status_code == 422
         assert httpx.post(f"{url}/_sim/faults", json={}).json()["missing_board"] is None
         assert httpx.get(f"{url}/disclosures/20261120-ISB-results.pdf").content.startswith(b"%PDF")
+
+
+def test_a_notice_shown_again_on_the_next_page_is_stored_once(exchange: Settings, site: SimulatorSite) -> None:
+    """A page that lists the recent notices, not only the day's, would store the same
+    dividend under a second ex-date and pay every holder twice: T0 leaves the repeat out
+    and says so."""
+    ex_date, after = date(2026, 11, 10), date(2026, 11, 11)
+    (dividend,) = [n for n in MARKET.day(ex_date).notices if n["kind"] == "DIVIDEND"]
+    deliver(exchange, ex_date)
+    site.faults.repeated_notices = 1
+    report = deliver(exchange, after)
+    assert report.status == "COMPLETE"
+    assert f"{dividend['symbol']}: DIVIDEND notice repeats the one stored for 2026-11-10 (same amount and detail): " \
+           "left out, not stored again" in report.warnings
+    with service_engine(exchange).connect() as conn:
+        stored = current_rows(conn, tables.corporate_actions, where=[tables.corporate_actions.c.symbol == dividend["symbol"],
+                                                                     tables.corporate_actions.c.kind == "DIVIDEND"])
+    assert [(r["action_date"], r["amount"]) for r in stored] == [(ex_date, dividend["amount"])]
