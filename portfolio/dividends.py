@@ -36,6 +36,7 @@ from typing import Any, Callable
 from sqlalchemy import Connection, select
 
 from market.clock import session_close_utc, utc_now
+from market.errors import InvalidInputError
 from portfolio import ledger
 from store import tables
 from store.history import append_history, current_rows
@@ -84,7 +85,8 @@ def holdings_before(trades: list[dict[str, Any]], splits: list[Split]) -> Callab
     """A function (symbol, day) -> shares held at the close of the session before `day`:
     the trades dated before it, bought less sold, on the count of the splits before it,
     in the ledger's own order (`ledger.in_replay_order`, so a split and a trade of its
-    ex-date fall as the ledger puts them); never below zero."""
+    ex-date fall as the ledger puts them). A book that sells more than it holds raises
+    InvalidInputError, as `ledger.replay` does."""
     dates: dict[str, list[date]] = {}
     held: dict[str, list[int]] = {}
     quantity: dict[str, int] = {}
@@ -95,7 +97,10 @@ def holdings_before(trades: list[dict[str, Any]], splits: list[Split]) -> Callab
         if kind == "split":
             now = ledger.split_quantity(now, item.factor)
         else:
-            now = max(0, now + int(item["quantity"]) * (1 if item["side"] == "BUY" else -1))
+            now += int(item["quantity"]) * (1 if item["side"] == "BUY" else -1)
+            if now < 0:  # a book that does not replay is refused, as the ledger refuses it, not paid on a guess
+                raise InvalidInputError(f"ledger of {item['portfolio_id']} sells {item['quantity']} {symbol} "
+                                        f"holding {now + int(item['quantity'])}")
         quantity[symbol] = now
         days, totals = dates.setdefault(symbol, []), held.setdefault(symbol, [])
         if days and days[-1] == day:
@@ -119,7 +124,7 @@ def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list
     never more (cash never goes below zero); the rest stays due and the next call, which
     finds it so, takes it from the cash there is then, so a pending reversal cannot be
     spent in the meantime by anything that credits dividends first."""
-    trades = ledger.trade_rows(conn, portfolio_id)
+    trades = ledger.ledger_rows(conn, portfolio_id)
     notices = announced(conn, {t["symbol"] for t in trades}, through, last_statement_sync(conn, portfolio_id))
     if not notices:
         return []

@@ -74,6 +74,18 @@ def trade_rows(conn: Connection, portfolio_id: str, until: datetime | None = Non
     return [dict(r._mapping) for r in conn.execute(query.order_by(t.c.executed_at, t.c.id))]
 
 
+LEDGER_COLUMNS = ("id", "trade_id", "portfolio_id", "trading_date", "executed_at", "symbol", "side", "quantity", "price",
+                  "fees", "recorded_at")
+
+
+def ledger_rows(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
+    """The trades with what a replay reads (not their rationale documents: a long book's
+    JSON costs more to decode than the replay itself)."""
+    t = tables.trades
+    query = select(*(t.c[name] for name in LEDGER_COLUMNS)).where(t.c.portfolio_id == portfolio_id)
+    return [dict(r._mapping) for r in conn.execute(query.order_by(t.c.executed_at, t.c.id))]
+
+
 def cash_balance(conn: Connection, portfolio_id: str) -> Decimal:
     c = tables.cash_entries.c
     amounts = conn.execute(select(c.amount).where(c.portfolio_id == portfolio_id)).scalars()
@@ -96,10 +108,10 @@ class Position:
 def split_quantity(quantity: int, factor: float) -> int:
     """Whole shares after a split of `factor` (shares after per share before): a fraction
     is dropped (the exchange settles it in cash at a price the notice does not carry). The
-    factor is read as the nearest fraction with a denominator up to a million, so 30/11 is
-    30/11 (not 2.7272...7, one share short on 11,000,000) and a 1-for-20,000 consolidation
-    is 1/20,000 (T0 accepts factors from 1/1,000 to 1,000)."""
-    return math.floor(quantity * Fraction(factor).limit_denominator(1_000_000))
+    factor is read as the nearest fraction with a denominator up to 10,000, so 30/11 is
+    30/11 (not 2.7272...7, one share short on 11,000,000), an amount published as
+    1.333333 is 4/3, and every factor T0 accepts (1/1,000 to 1,000) is exact."""
+    return math.floor(quantity * Fraction(factor).limit_denominator(10_000))
 
 
 def _known_when_entered(split: Split, trade: dict[str, Any]) -> bool:
@@ -110,6 +122,10 @@ def _known_when_entered(split: Split, trade: dict[str, Any]) -> bool:
     return split.known_at is None or entered is None or entered >= split.known_at
 
 
+def _id_or_last(trade: dict[str, Any]) -> float:
+    return trade["id"] if trade.get("id") is not None else math.inf  # a trade not stored yet comes after its peers
+
+
 def in_replay_order(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = ()) -> list[tuple[str, Any]]:
     """Trades and splits in the order the ledger replays them, as ("trade", row) and
     ("split", Split). Trades by trading date, then execution (a statement's trades, dated
@@ -118,7 +134,7 @@ def in_replay_order(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = 
     once the store knew of it (T0 stores the notice at the ex-date's close): a trade of
     the ex-date entered before then was checked and priced on the old count, and is
     replayed before the split multiplies what is left."""
-    ordered = sorted(trades, key=lambda t: (t["trading_date"], t["executed_at"], t.get("id") or 0))
+    ordered = sorted(trades, key=lambda t: (t["trading_date"], t["executed_at"], _id_or_last(t)))
     pending = sorted(splits, key=lambda x: (x.ex_date, x.symbol))
     events: list[tuple[str, Any]] = []
     for trade in ordered:
@@ -176,10 +192,16 @@ def holdings(conn: Connection, portfolio_id: str, as_of: date | None = None) -> 
     """Open positions at the close of `as_of`: the trades dated on or before it, with the
     splits whose ex-date is on or before it (every trade and split when None: the
     positions as they stand now)."""
-    trades = trade_rows(conn, portfolio_id)
+    return _open(_book(conn, ledger_rows(conn, portfolio_id), as_of))
+
+
+def _book(conn: Connection, trades: list[dict[str, Any]], as_of: date | None) -> dict[str, Position]:
     if as_of is not None:
         trades = [t for t in trades if t["trading_date"] <= as_of]
-    book = replay(trades, stored_splits(conn, as_of, {t["symbol"] for t in trades}))
+    return replay(trades, stored_splits(conn, as_of, {t["symbol"] for t in trades}))
+
+
+def _open(book: dict[str, Position]) -> dict[str, Position]:
     return {s: p for s, p in book.items() if p.quantity > 0}
 
 
@@ -215,7 +237,8 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
         raise TradeRejected(f"price must be positive, not {request.price}")
     if not fees.is_finite() or fees < 0:
         raise TradeRejected(f"fees must be zero or more, not {request.fees}")
-    held = holdings(conn, request.portfolio_id, request.trading_date).get(request.symbol)
+    trades = ledger_rows(conn, request.portfolio_id)  # read once: the checks below replay it in memory
+    held = _open(_book(conn, trades, request.trading_date)).get(request.symbol)
     held_quantity = held.quantity if held else 0
     gross = (price * request.quantity).quantize(CENT)
     if request.side == "SELL" and request.quantity > held_quantity:
@@ -232,6 +255,12 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
         "quantity": request.quantity, "price": price, "fees": fees, "origin": request.origin,
         "rationale": request.rationale, "idempotency_key": request.idempotency_key,
     }
+    # the whole ledger with this trade must still replay: a back-dated sell may not undo a
+    # later one (a trade entered now is entered knowing every stored split: recorded_at None)
+    try:
+        _book(conn, [*trades, {**row, "id": None, "recorded_at": None}], None)
+    except InvalidInputError as exc:
+        raise TradeRejected(f"the ledger would not hold: {exc.detail}") from exc
     append_history(conn, tables.trades, [row])
     entries = []
     if moves_cash:
@@ -242,11 +271,7 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
             entries.append({"entry_id": f"{request.trade_id}:fee", "portfolio_id": request.portfolio_id, "amount": -fees,
                             "kind": "FEE", "trade_id": request.trade_id, "effective_at": request.executed_at})
         append_history(conn, tables.cash_entries, entries)
-    try:  # the whole ledger must still replay: a back-dated sell may not undo a later one
-        holdings(conn, request.portfolio_id)
-    except InvalidInputError as exc:
-        raise TradeRejected(f"the ledger would not hold: {exc.detail}") from exc
-    after = holdings(conn, request.portfolio_id, request.trading_date).get(request.symbol)
+    after = _open(_book(conn, [*trades, {**row, "id": None, "recorded_at": None}], request.trading_date)).get(request.symbol)
     return {**row, "price": price, "fees": fees, "gross": gross,
             "position_after": after.quantity if after else 0, "cash_after": cash_balance(conn, request.portfolio_id)}
 

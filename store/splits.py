@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Iterable
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, func, select
 
 from store import tables
 from store.history import current_rows
@@ -30,9 +30,9 @@ class Split:
     symbol: str
     ex_date: date
     factor: float  # shares after per share before
-    # When the store learned of it (the notice row's recorded_at): a trade of the ex-date
-    # executed before then was entered on the old count (portfolio.ledger.replay). None:
-    # known before any trade of its ex-date.
+    # When the store first learned of it (the first version of the notice's row, so a
+    # corrected notice does not move it): a trade of the ex-date entered before then was
+    # entered on the old count (portfolio.ledger.replay). None: known before any trade.
     known_at: datetime | None = None
 
 
@@ -44,6 +44,9 @@ def stored_splits(conn: Connection, through: date | None = None, symbols: Iterab
         where.append(c.action_date <= through)
     if symbols is not None:
         where.append(c.symbol.in_(sorted(set(symbols))))
-    found = [Split(r["symbol"], r["action_date"], float(r["amount"]), r["recorded_at"]) for r in current_rows(conn, tables.corporate_actions, where=where)
+    first_known = {(r.symbol, r.action_date): r.known for r in conn.execute(
+        select(c.symbol, c.action_date, func.min(c.recorded_at).label("known")).where(*where).group_by(c.symbol, c.action_date))}
+    found = [Split(r["symbol"], r["action_date"], float(r["amount"]), first_known.get((r["symbol"], r["action_date"])))
+             for r in current_rows(conn, tables.corporate_actions, where=where)
              if r["amount"] is not None and math.isfinite(r["amount"]) and r["amount"] > 0 and r["amount"] != 1]
     return sorted(found, key=lambda s: (s.ex_date, s.symbol))

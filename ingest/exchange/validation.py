@@ -28,7 +28,8 @@ Errors:
   left on the old count, would misstate every position; a made-up 3-for-2 on a day the
   close did not move would create shares). A known limit of the rule: a small bonus
   issue on a day the price rose by more than half the bonus reads as no split, and the
-  day is refused until the page is corrected or the row confirmed;
+  day is refused until the page is corrected or the row's status is CONFIRMED MOVE (the
+  publisher confirms the close; a warning then);
 - a DIVIDEND notice whose amount per share is negative or not finite, is not below the
   symbol's previous close (or the day's close, for a name without one), or is for a
   symbol neither in the store nor on the securities list (an empty or zero amount is a
@@ -42,12 +43,15 @@ Errors:
   real-history replay marks rows so (`ingest/replay.py`: its files are the record, and
   the splits they do not record show up as jumps); a live exchange's jump still needs a
   split notice.
-Repeats: a notice whose symbol, kind, amount (a split's ratio) and non-empty detail text
-are those of a notice stored for an earlier session of the last `REPEAT_WINDOW_DAYS`
-calendar days (`repeated_notices`) is the same announcement shown again (a page that
-lists recent notices): it is left out (a warning), neither checked against the day's
-close as a new split nor stored under the new date, where it would be paid or applied a
-second time. A notice without detail text is never taken for a repeat.
+Repeats: a DIVIDEND or SPLIT notice whose symbol, kind, amount (a split's ratio) and
+non-empty detail text are those of a notice stored for an earlier session of the last
+`REPEAT_WINDOW_DAYS` (10) calendar days (`repeated_notices`) is the same announcement
+shown again (a page that lists the recent notices): it is left out (a warning), neither
+checked against the day's close as a new split nor stored under the new date, where it
+would be paid or applied a second time. The window is short so that a monthly
+distribution with the same amount and wording is a new notice; a notice without detail
+text is never taken for a repeat; other kinds (HALT, RESUME, ...) pay nothing and are
+stored as sent.
 Warnings: a zero-volume row whose close differs from the previous close, a traded row
 without trades count, a NEW LISTING status without a LISTING notice, a board that differs
 from the securities list.
@@ -95,12 +99,13 @@ def split_factor(notice: dict) -> float | None:
     return None
 
 
-REPEAT_WINDOW_DAYS = 45
+REPEAT_WINDOW_DAYS = 10
+REPEATABLE = ("DIVIDEND", "SPLIT")  # the kinds a second copy would pay or apply again
 
 
 def _notice_key(kind: object, symbol: object, amount: object, detail: object) -> tuple | None:
     text = " ".join(str(detail or "").split())
-    if not text:
+    if not text or kind not in REPEATABLE:
         return None
     number = float(amount) if isinstance(amount, (int, float)) and not isinstance(amount, bool) else None
     return (symbol, kind, None if number is None or not math.isfinite(number) else round(number, 9), text)
@@ -238,9 +243,14 @@ def _check_row(row: dict, previous: float | None, factor: float | None, split: b
         verdict.errors.append(f"{symbol}: low {row['low']} is above high {row['high']}")
     if previous and factor and (abs(close * factor / previous - 1) > band  # untraded too: the close must be restated
                                 or abs(math.log(close * factor / previous)) >= abs(math.log(close / previous))):
-        verdict.errors.append(f"{symbol}: the SPLIT notice's ratio {factor:g} does not explain the close {close} "
-                              f"after {previous} (on the new count it must be within {band:.0%} of the previous "
-                              "close and nearer to it than without the split)")
+        unexplained = (f"{symbol}: the SPLIT notice's ratio {factor:g} does not explain the close {close} after "
+                       f"{previous} (on the new count it must be within {band:.0%} of the previous close and nearer "
+                       "to it than without the split)")
+        if row.get("status") == CONFIRMED_MOVE and abs(close * factor / previous - 1) <= band:
+            # a small bonus issue on a day the price rose by more than half of it: the publisher confirms the close
+            verdict.warnings.append(f"{unexplained}: accepted, the page confirms the close ({CONFIRMED_MOVE})")
+        else:
+            verdict.errors.append(unexplained)
     if previous and not split and abs(close / previous - 1) > band:
         move = f"{symbol}: close {close} is {abs(close / previous - 1):.0%} from the previous close {previous}"
         if row.get("status") == CONFIRMED_MOVE:

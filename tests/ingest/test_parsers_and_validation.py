@@ -173,3 +173,27 @@ def test_a_dividend_for_an_unknown_symbol_and_two_notices_of_a_kind_are_refused(
              {"symbol": "KCB", "kind": "DIVIDEND", "amount": 0.2, "detail": "special"}]
     assert _validate([_row()], notices=twice, previous={"KCB": 10.0}).errors == [
         "KCB: 2 DIVIDEND notices on one day (one per symbol, day and kind is kept: send one notice with the total)"]
+
+
+def test_a_small_bonus_issue_on_a_rising_day_passes_when_the_page_confirms_the_close() -> None:
+    bonus = [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": "bonus 1 for 10"}]
+    rising = _row(close=9.636)  # 10 / 1.1 = 9.09 on the new count, then up 6%
+    (error,) = _validate([rising], previous={"KCB": 10.0}, notices=bonus).errors
+    assert "does not explain the close 9.636" in error
+    confirmed = _validate([{**rising, "status": "CONFIRMED MOVE"}], previous={"KCB": 10.0}, notices=bonus)
+    assert confirmed.errors == [] and any("accepted, the page confirms the close" in w for w in confirmed.warnings)
+    huge = [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": "10 for 1"}]  # beyond the band: still refused
+    assert _validate([{**_row(close=5.0), "status": "CONFIRMED MOVE"}], previous={"KCB": 10.0}, notices=huge).errors
+
+
+def test_only_dividends_and_splits_shown_again_within_days_are_repeats() -> None:
+    from ingest.exchange.validation import repeated_notices
+
+    def stored(kind: str, day: date, amount: float | None = 0.5, text: str = "final dividend, payment 2026-12-01") -> dict:
+        return {"symbol": "KCB", "kind": kind, "amount": amount, "detail": {"text": text}, "action_date": day}
+    dividend = {"symbol": "KCB", "kind": "DIVIDEND", "amount": 0.5, "detail": "final  dividend, payment 2026-12-01"}
+    halt = {"symbol": "KCB", "kind": "HALT", "amount": None, "detail": "trading halted pending announcement"}
+    earlier = [stored("DIVIDEND", date(2026, 11, 19)), stored("HALT", date(2026, 11, 19), None, halt["detail"])]
+    assert repeated_notices([dividend, halt], earlier) == [(dividend, date(2026, 11, 19))]
+    assert repeated_notices([{**dividend, "amount": 0.6}], earlier) == []  # another amount: a new notice
+    assert repeated_notices([{**dividend, "detail": ""}], [stored("DIVIDEND", date(2026, 11, 19), text="")]) == []

@@ -163,7 +163,25 @@ def test_trades_replay_in_trading_date_order_and_a_back_dated_sell_cannot_break_
         assert [t["side"] for t in ledger.trade_rows(conn, portfolio_id)] == ["BUY", "SELL"]  # nothing stored
 
 
-def test_a_deep_consolidation_is_counted_exactly() -> None:
-    assert ledger.split_quantity(20_000, 1 / 20_000) == 1
-    assert ledger.split_quantity(25_000, 1 / 12_500) == 2
+def test_split_ratios_are_counted_exactly() -> None:
+    assert ledger.split_quantity(1_000, 1 / 1_000) == 1  # the deepest consolidation T0 accepts
     assert ledger.split_quantity(11_000_000, 30 / 11) == 30_000_000
+    assert ledger.split_quantity(300, 1.333333) == 400  # a ratio published rounded is the fraction it rounds
+    assert ledger.split_quantity(3_000, 0.333333) == 1_000
+
+
+def test_a_corrected_split_notice_does_not_move_when_the_split_was_known(client) -> None:  # noqa: ANN001
+    """T0 re-run with a corrected detail appends a new version of the notice: the split
+    was still known from the first, so the ex-date's trades entered after it stay on the
+    new count (no shares appear, the book still replays)."""
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 40, 100, FRIDAY)
+    announce(engine, "AAA", "SPLIT", 2.0)
+    price(engine, "AAA", EX_DATE, 50.0, 30_000)
+    trade(client, "sell", "AAA", 60, 50, MONDAY + timedelta(hours=1))  # 80 held on the new count
+    with engine.begin() as conn:
+        append_history(conn, tables.corporate_actions, [{"symbol": "AAA", "action_date": EX_DATE, "kind": "SPLIT",
+                                                         "amount": 2.0, "detail": {"text": "2-for-1 share split"},
+                                                         "source": "test"}])
+    with engine.connect() as conn:
+        assert ledger.holdings(conn, portfolio_id)["AAA"].quantity == 20
