@@ -44,7 +44,7 @@ from market.clock import TradingCalendar
 from market.settings import Settings
 from models.calibration import Calibration, in_window, score_rows
 from models.dataset import build_panel
-from models.decisions import decide
+from models.decisions import EDGE_WINDOW, HORIZON, EdgeTable, decide, decision_columns, edge_rows, edge_tables
 from models.features import FEATURE_NAMES, FEATURE_SET
 from models.layer1 import WINDOW, Layer1Backend
 from models.risk import DEFAULT_PARAMS, RiskModel, load_model, save_model
@@ -218,15 +218,37 @@ def stored_raw_scores(conn: Connection, since: date, day: date, horizon: int) ->
     """symbol, date, raw_score: the out-of-sample raw score of each served prediction from
     `since` to before `day`: the live record's days, and the validation record's for the
     days the live record has not scored. Predictions stored before 0013 have none."""
+    scores = stored_scores(conn, since, day, horizon)
+    return scores[scores["raw_score"].notna()][["symbol", "date", "raw_score"]].reset_index(drop=True)
+
+
+def stored_scores(conn: Connection, since: date, day: date, horizon: int) -> pd.DataFrame:
+    """symbol, date, raw_score, score of every served out-of-sample prediction from `since`
+    to before `day` (the live record's days, else the validation record's)."""
     served: dict[date, dict[str, dict[str, Any]]] = {}
     for table in (tables.predictions, tables.validation_predictions):
         c = table.c
         rows = current_rows(conn, table, where=[c.trading_date >= since, c.trading_date < day, c.horizon_days == horizon])
         for scored_day, by_symbol in served_predictions(rows).items():
             served.setdefault(scored_day, by_symbol)
-    scores = [(symbol, scored_day, row["raw_score"]) for scored_day, by_symbol in served.items()
-              for symbol, row in by_symbol.items() if row["raw_score"] is not None]
-    return pd.DataFrame(scores, columns=["symbol", "date", "raw_score"])
+    scores = [(symbol, scored_day, row["raw_score"], row["score"]) for scored_day, by_symbol in served.items()
+              for symbol, row in by_symbol.items()]
+    return pd.DataFrame(scores, columns=["symbol", "date", "raw_score", "score"])
+
+
+def live_edge(conn: Connection, panel: pd.DataFrame, day: date, prediction_horizon: int = 1,
+              horizon: int = HORIZON) -> EdgeTable | None:
+    """The held-edge table as `day` can know it (models/decisions.edge_tables), from the
+    Scores the live and validation records served and the panel's closes."""
+    dates = sorted(d for d in panel["date"].unique() if d < day)
+    if not dates:
+        return None
+    since = dates[max(0, len(dates) - EDGE_WINDOW - horizon - 2)]
+    scores = stored_scores(conn, since, day, prediction_horizon)[["symbol", "date", "score"]]
+    if scores.empty:
+        return None
+    frame = panel[panel["date"] >= since].merge(scores, on=["symbol", "date"], how="left")
+    return edge_tables(edge_rows(frame, horizon), [day], horizon)[day]
 
 
 def live_calibration(conn: Connection, panel: pd.DataFrame, day: date, horizon: int) -> Calibration | None:
@@ -262,13 +284,14 @@ def score_day(conn: Connection, settings: Settings, day: date, calendar: Trading
     for name in ("predicted_return", "expected_return", "p_up", "raw_score", "predicted_class"):
         today[name] = scored.get(name, np.full(len(today), np.nan))
     rows_used = calibration.rows if calibration is not None else 0
-    decided = decide(today)
+    decided = decide(today, edge=live_edge(conn, panel, day, horizon), fee_rate=float(settings.brokerage_fee_rate))
     append_history(conn, tables.predictions, [
         {"symbol": r.symbol, "trading_date": day, "model_id": model_id, "horizon_days": horizon,
          "predicted_return": float(r.predicted_return), "p_up": float(r.p_up), "score": float(r.score),
          "action": r.action, "weight": float(r.weight), "tercile": r.tercile, "layer1_p_up": float(r.layer1_p_up),
          "layer1_backend": backend.model_id, "raw_score": float(r.raw_score), "expected_return": float(r.expected_return),
-         "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class), "calibration_rows": rows_used}
+         "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class), "calibration_rows": rows_used,
+         **decision_columns(r)}
         for r in decided.itertuples()], scope=[tables.predictions.c.trading_date == day])
     record = track_record(conn, day, horizon)
     if record:

@@ -38,7 +38,7 @@ import pandas as pd
 from sqlalchemy import Connection, func, select
 
 from models.dataset import build_panel
-from models.decisions import decide
+from models.decisions import HORIZON, decide, decision_columns, edge_rows, edge_tables
 from models.features import FEATURE_NAMES
 from models.layer1 import EmpiricalFallback
 from models.metrics import evaluate
@@ -104,7 +104,10 @@ def run_walk_forward(panel: pd.DataFrame, end: date, horizon: int, days: int, mi
     result = walk_forward(panel, config)
     if result.predictions.empty:
         return None
-    decided = pd.concat([decide(day) for _, day in result.predictions.groupby("date", sort=True)], ignore_index=True)
+    days = sorted(result.predictions["date"].unique())
+    edges = edge_tables(edge_rows(result.predictions, HORIZON), days, HORIZON)
+    decided = pd.concat([decide(day, edge=edges[d]) for d, day in result.predictions.groupby("date", sort=True)],
+                        ignore_index=True)
     return result, decided
 
 
@@ -150,7 +153,7 @@ def _store_predictions(conn: Connection, decided: pd.DataFrame, horizon: int, ba
              "layer1_p_up": None if pd.isna(r.layer1_p_up) else float(r.layer1_p_up), "layer1_backend": backend,
              "raw_score": float(r.raw_score), "expected_return": float(r.expected_return),
              "calibration_rows": int(r.calibration_rows),
-             "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class)}
+             "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class), **decision_columns(r)}
             for r in decided.itertuples()]
     return append_history(conn, tables.validation_predictions, rows,
                           scope=[c.trading_date >= first, c.trading_date <= last]).inserted

@@ -1,11 +1,15 @@
 """The autonomous AI portfolio (T1 step 6) and what the API and reports read of it.
 
 `execute_day` runs the executor for one trading date in one transaction: it opens the
-portfolio with `ai_starting_cash` on first use, reads the date's predictions (from the
-latest model that scored the date) and market, credits the dividends owed up to the
-date (`portfolio.dividends`), plans, records every order as a trade with
-its rationale at the session close, and appends the day's `portfolio_days` record (cash,
-market value, liquid equity, what was done). A date already executed returns its stored
+portfolio with `ai_starting_cash` on first use, credits the dividends owed up to the
+date (`portfolio.dividends`), fills the orders the previous executed day decided in this
+session (the first an order decided after a close can reach: the ask or the bid, impact,
+at most 25% of the session's volume, fees, market/costs.py; what the session cannot fill
+lapses and is listed with the reason), records each fill as a trade dated this session
+with its rationale and cost parts, then reads the date's predictions (from the latest
+model that scored the date) and plans the next session's orders (`pending` in the day's
+record), and appends the day's `portfolio_days` record (cash, market value, liquid
+equity, what was filled, what lapsed, what was decided). A date already executed returns its stored
 record and writes nothing; a date earlier than the latest executed one is refused, since
 trades cannot be slotted into the past of a ledger that has moved on.
 """
@@ -22,7 +26,8 @@ from market.errors import ConflictError, NotReadyError
 from market.settings import Settings
 from models.scoring import served_predictions
 from portfolio import dividends, ledger
-from portfolio.executor import FeeSchedule, Signal, plan_day
+from market.costs import FeeSchedule
+from portfolio.executor import Order, Signal, fill_orders, plan_day
 from portfolio.ledger import AI_PORTFOLIO, TradeRequest
 from portfolio.market import market_days
 from portfolio.rails import value_positions
@@ -45,8 +50,30 @@ def day_signals(conn: Connection, day: date, record: Table = tables.predictions)
         return None, {}
     rows = list(served.values())
     return rows[0]["model_id"], {r["symbol"]: Signal(r["symbol"], r["score"], r["action"], r["tercile"], r["weight"] or 0.0,
-                                                     r["predicted_return"] or 0.0)
+                                                     r["predicted_return"] or 0.0, _number(r.get("held_edge")),
+                                                     _number(r.get("round_trip_cost")), r.get("decision_reason") or "")
                                  for r in rows if r["score"] is not None}
+
+
+def _number(value: Any) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def pending_orders(conn: Connection, portfolio_id: str, day: date) -> tuple[str | None, list[Order]]:
+    """The orders the last day executed before `day` decided for the next session."""
+    c = tables.portfolio_days.c
+    rows = current_rows(conn, tables.portfolio_days, where=[c.portfolio_id == portfolio_id, c.trading_date < day])
+    if not rows:
+        return None, []
+    last = max(rows, key=lambda r: r["trading_date"])
+    return last["trading_date"].isoformat(), [
+        Order(o["symbol"], o["side"], int(o["quantity"]), Decimal(o["price"]), Decimal(o["fees"]), o["rationale"])
+        for o in last["summary"].get("pending", [])]
+
+
+def order_dict(order: Order) -> dict[str, Any]:
+    return {"symbol": order.symbol, "side": order.side, "quantity": order.quantity, "price": str(order.price),
+            "fees": str(order.fees), "rationale": order.rationale}
 
 
 def record_name(record: Table) -> str:
@@ -82,24 +109,32 @@ def execute_day(engine: Engine, settings: Settings, day: date, record: Table = t
             ledger.record_cash(conn, AI_PORTFOLIO, OPENING_ENTRY, Decimal(str(settings.ai_starting_cash)), "DEPOSIT",
                                close, "opening cash of the AI portfolio")
         credited = dividends.credit_dividends(conn, AI_PORTFOLIO, day)
-        held = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO, day).items()}
         market = market_days(conn, day)
-        plan = plan_day(ledger.cash_balance(conn, AI_PORTFOLIO), held, signals, market, fee_schedule(settings))
+        fees = fee_schedule(settings)
         stamp = exchange_iso(close)
+        decided_on, pending = pending_orders(conn, AI_PORTFOLIO, day)
+        run = fill_orders(pending, market, ledger.cash_balance(conn, AI_PORTFOLIO), fees, True, decided_on)
         trades = []
-        for order in plan.orders:
+        for order in run.filled:
             trades.append(ledger.record_trade(conn, TradeRequest(
                 portfolio_id=AI_PORTFOLIO, trading_date=day, executed_at=close, symbol=order.symbol, side=order.side,
                 quantity=order.quantity, price=order.price, fees=order.fees, origin="AI",
-                rationale={**order.rationale, "timestamp": stamp, "model_id": model_id, "record": record_name(record)},
+                rationale={**order.rationale, "timestamp": stamp},
                 trade_id=f"AI-{day.isoformat()}-{order.symbol}-{order.side}")))
+        held = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO, day).items()}
+        plan = plan_day(ledger.cash_balance(conn, AI_PORTFOLIO), held, signals, market, fees)
+        decided = [Order(o.symbol, o.side, o.quantity, o.price, o.fees,
+                         {**o.rationale, "decided_at": stamp, "model_id": model_id, "record": record_name(record)})
+                   for o in plan.orders]
         cash = ledger.cash_balance(conn, AI_PORTFOLIO)
         after = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO, day).items()}
         valuation = value_positions(float(cash), after, market)
         summary = {
             "trading_date": day.isoformat(), "model_id": model_id, "record": record_name(record), "timestamp": stamp,
             "orders": [{"symbol": o.symbol, "side": o.side, "quantity": o.quantity, "price": str(o.price),
-                        "fees": str(o.fees), "bound_by": o.rationale["limits"]["bound_by"]} for o in plan.orders],
+                        "fees": str(o.fees), "costs": {k: str(v) for k, v in o.costs.items()},
+                        "decided_on": decided_on, "bound_by": o.rationale["limits"]["bound_by"]} for o in run.filled],
+            "lapsed": run.lapsed, "pending": [order_dict(o) for o in decided],
             "skipped": plan.skipped, "would_trade": plan.would_trade, "blocked_by_rails": plan.blocked_by_rails,
             "cut_by_rails": plan.cut_by_rails, "dividends": credited, "cash": str(cash), "market_value": round(valuation.market_value, 2),
             "equity": round(valuation.equity, 2), "liquid_equity": round(valuation.liquid_equity, 2),

@@ -1,7 +1,8 @@
 """Market facts the portfolio code reads from the store, point in time.
 
 `market_days(conn, day)` gives each instrument's latest bar on or before `day` as a rail
-`MarketDay`, with ADV_20 over the instrument's last 20 stored bars (a bar with no trades
+`MarketDay`, with ADV_20 over the instrument's last 20 stored bars and the volatility of
+their closes (the cost model's sigma) (a bar with no trades
 counts as zero volume). A symbol whose latest bar is older than `day` is reported with
 volume 0 for `day`: no trade was reported, so nothing could have been bought or sold.
 """
@@ -55,8 +56,17 @@ def market_days(conn: Connection, day: date, symbols: list[str] | None = None) -
             adv_20=adv_20(volumes[-20:]),
             bid=None if stale else _known(last["bid"]), ask=None if stale else _known(last["ask"]),
             high=None if stale else _known(last["high"]), low=None if stale else _known(last["low"]),
+            volatility=_volatility(bars["close"].astype(float).to_numpy()),
         )
     return result
+
+
+def _volatility(closes: np.ndarray) -> float | None:
+    """volatility_20 as the features define it: the standard deviation of the last 20
+    daily returns (the cost model's sigma); None with fewer than 5."""
+    returns = np.diff(closes[-21:]) / closes[-21:-1] if len(closes) > 1 else np.array([])
+    returns = returns[np.isfinite(returns)]
+    return float(returns.std(ddof=1)) if len(returns) >= 5 else None
 
 
 def known_symbols(conn: Connection) -> set[str]:

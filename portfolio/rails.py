@@ -14,7 +14,9 @@ Exit flags on a held position:
   price, the same participation that caps a partial exit, so a position becomes slow when
   it exceeds 1.25 x ADV_20 (typically because volume dried up after entry). A partial exit
   under SLOW_EXIT is capped at 25% of today's volume.
-- HIGH_SPREAD: spread above 10%. Exit proceeds are discounted by the spread percentage.
+- HIGH_SPREAD: spread above 10%. Liquid equity discounts the position by the spread; the
+  exit itself fills at the bid (or the close less half the spread proxy) like every fill
+  (market/costs.py).
 
 The spread (quotes, else the day's range over the close) and the three per-instrument
 entry gates are defined once in market/liquidity.py, which the model's tercile gating and
@@ -32,10 +34,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from market.costs import MAX_PARTICIPATION, Session
 from market.liquidity import MAX_ENTRY_SPREAD, MIN_ADV, entry_gates, known, spread_fraction
 
 MAX_ADV_SHARE = 0.15
-EXIT_PARTICIPATION = 0.25
+EXIT_PARTICIPATION = MAX_PARTICIPATION  # the cost model's cap on a session's volume
 SLOW_EXIT_DAYS = 5
 HIGH_SPREAD = 0.10
 
@@ -54,6 +57,11 @@ class MarketDay:
     ask: float | None = None
     high: float | None = None
     low: float | None = None
+    volatility: float | None = None  # daily, volatility_20: the impact term's sigma
+
+    def session(self) -> Session:
+        """This day as the cost model's session (market/costs.py)."""
+        return Session(self.close, self.volume, self.adv_20, self.bid, self.ask, self.high, self.low, self.volatility)
 
     @property
     def spread(self) -> float | None:
@@ -152,13 +160,6 @@ def exit_state(day: MarketDay, quantity: int) -> ExitState:
     else:
         sellable = quantity
     return ExitState(tuple(flags), days, spread, source, sellable)
-
-
-def exit_price(day: MarketDay, state: ExitState) -> float:
-    """The price an exit realises: the close, less the spread under HIGH_SPREAD."""
-    if HIGH_SPREAD_FLAG in state.flags and state.spread is not None:
-        return day.close * (1 - state.spread)
-    return day.close
 
 
 def illiquid_discount(day: MarketDay, quantity: int) -> float:

@@ -257,6 +257,10 @@ def _prediction_columns() -> list[Column]:
         Column("expected_return", Double()),
         Column("predicted_class", Integer()),
         Column("calibration_rows", Integer()),
+        # Since 0014: what the decision weighed (models/decisions.py).
+        Column("held_edge", Double()),
+        Column("round_trip_cost", Double()),
+        Column("decision_reason", Text()),
     ]
 
 

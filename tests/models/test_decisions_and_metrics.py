@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from models.decisions import decide
+from models.decisions import EDGE_BANDS, EdgeTable, decide, edge_tables
 from market.liquidity import effective_spread, passes_entry_gates
 from models.metrics import evaluate
 
@@ -17,23 +17,50 @@ def day(**columns) -> pd.DataFrame:  # noqa: ANN003
     return pd.DataFrame(base)
 
 
+def flat_edge(edge: float) -> EdgeTable:
+    return EdgeTable(1, tuple([edge] * (len(EDGE_BANDS) - 1)), tuple([100] * (len(EDGE_BANDS) - 1)))
+
+
+# The day's quoted spread is 2%, fees 0.5% a side: a round trip costs 3%, leaving 1.5%.
 @pytest.mark.parametrize(
-    "p_up, predicted, action",
-    [(0.55, 0.001, "LONG"), (0.5494, 0.001, "HOLD"), (0.55, -0.001, "HOLD"), (0.45, 0.01, "AVOID"),
-     (0.4506, 0.01, "HOLD"), (0.5, -0.0051, "AVOID"), (0.5, -0.005, "HOLD")],
+    "p_up, edge, action",
+    [(0.55, 0.0301, "LONG"), (0.5494, 0.0301, "HOLD"), (0.55, 0.03, "HOLD"), (0.90, 0.029, "HOLD"),
+     (0.45, -0.0001, "AVOID"), (0.45, 0.0, "HOLD"), (0.4506, -0.0149, "HOLD"), (0.60, -0.0151, "AVOID")],
 )
-def test_action_thresholds(p_up: float, predicted: float, action: str) -> None:
-    out = decide(day(p_up=[p_up], predicted_return=[predicted]))
+def test_action_reads_the_held_edge_against_the_round_trip_cost(p_up: float, edge: float, action: str) -> None:
+    out = decide(day(p_up=[p_up]), edge=flat_edge(edge), fee_rate=0.005)
     assert out["action"].iloc[0] == action
     assert out["score"].iloc[0] == round(100 * p_up, 1)
+    assert out["round_trip_cost"].iloc[0] == pytest.approx(0.03)
+
+
+def test_a_score_above_the_long_line_that_is_not_long_says_why() -> None:
+    out = decide(day(p_up=[0.68]), edge=flat_edge(0.004), fee_rate=0.005)
+    assert out["action"].iloc[0] == "HOLD"
+    assert out["reason"].iloc[0] == "edge +0.40% over 1 sessions below round-trip cost 3.00% (spread 2.00%, fees 1.00%)"
+    assert decide(day(p_up=[0.68]))["action"].iloc[0] == "HOLD"  # no held-return record: no LONG on conviction alone
+    assert decide(day(p_up=[0.40]))["action"].iloc[0] == "AVOID"
 
 
 def test_weights_only_for_long_capped_and_summing_to_at_most_one() -> None:
-    out = decide(day(p_up=[0.9] * 10 + [0.5], volatility_20=[0.001] * 10 + [0.02]))
+    out = decide(day(p_up=[0.9] * 10 + [0.5], volatility_20=[0.001] * 10 + [0.02]), edge=flat_edge(0.05))
     assert (out["weight"].iloc[:10] <= 0.15).all() and out["weight"].iloc[10] == 0
     assert out["weight"].sum() <= 1.0 + 1e-9
-    one = decide(day(p_up=[0.6, 0.7], volatility_20=[0.02, 0.02]))
-    assert one["weight"].tolist() == [pytest.approx(0.05), pytest.approx(0.1)]  # (p - 0.5) / vol / 100
+    one = decide(day(p_up=[0.6, 0.7], volatility_20=[0.2, 0.4]), edge=flat_edge(0.07))
+    # a quarter of the Kelly fraction of the net edge: 0.25 x (0.07 - 0.03) / (vol^2 x 1)
+    assert one["weight"].iloc[1] == pytest.approx(0.0625) and one["weight"].iloc[0] == pytest.approx(0.15)
+
+
+def test_the_held_edge_is_known_only_after_its_exit_close() -> None:
+    rows = pd.DataFrame({"score": [70.0] * 60 + [70.0], "held_return": [0.01] * 60 + [0.5], "liquid": [True] * 61,
+                         "known_on": [pd.Timestamp("2026-01-05").date()] * 60 + [pd.Timestamp("2026-01-07").date()]})
+    days = [pd.Timestamp(d).date() for d in ("2026-01-05", "2026-01-06", "2026-01-07", "2026-01-08")]
+    tables = edge_tables(rows, days, horizon=1)
+    assert np.isnan(tables[days[0]].lookup([70.0])[0])  # exits known on the 5th count from the 6th
+    assert tables[days[1]].lookup([70.0])[0] == pytest.approx(0.01)
+    assert tables[days[2]].lookup([70.0])[0] == pytest.approx(0.01)  # the 0.5 is known on the 7th, counted from the 8th
+    assert tables[days[3]].lookup([70.0])[0] == pytest.approx((60 * 0.01 + 0.5) / 61)
+    assert np.isnan(tables[days[3]].lookup([50.0])[0])  # a band with too few rows has no edge
 
 
 def test_terciles_rank_liquid_names_and_flag_the_rest() -> None:

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from portfolio.rails import (HIGH_SPREAD_FLAG, SLOW_EXIT, TRAPPED, MarketDay, adv_20, check_entry, days_to_exit,
-                             exit_price, exit_state, illiquid_discount, max_position_shares,
+                             exit_state, illiquid_discount, max_position_shares,
                              value_positions)
 
 
@@ -84,15 +84,14 @@ def test_days_to_exit_without_volume_is_infinite() -> None:
 
 
 @pytest.mark.parametrize("bid, ask, high_spread", [(95.0, 105.0, False), (94.99, 105.01, True)])
-def test_high_spread_above_ten_percent_discounts_the_exit(bid, ask, high_spread) -> None:
+def test_high_spread_above_ten_percent_discounts_liquid_equity(bid, ask, high_spread) -> None:
     market = day(bid=bid, ask=ask)
     state = exit_state(market, 100)
     assert (HIGH_SPREAD_FLAG in state.flags) is high_spread
     if high_spread:
-        assert exit_price(market, state) == pytest.approx(100 * (1 - state.spread))
         assert illiquid_discount(market, 100) == pytest.approx(100 * 100 * state.spread)
     else:
-        assert exit_price(market, state) == 100.0 and illiquid_discount(market, 100) == 0
+        assert illiquid_discount(market, 100) == 0
 
 
 def test_liquid_equity_is_equity_less_the_discounts() -> None:

@@ -1,0 +1,220 @@
+"""The one cost model: what a fill could have cost, wherever a fill happens.
+
+Every fill (the AI portfolio's executor, the backtest, the validation record's replay, the
+morning suggestions, the manual-trade preview) and every decision that weighs an edge
+against its cost (models/decisions.py) reads this module. It lives in market/, the
+vocabulary every layer may import, beside the spread it builds on (market/liquidity.py):
+the risk model's Action needs the same round-trip cost the executor pays, and models/
+sits below portfolio/.
+
+A fill's price, per share, for a buy (a sell mirrors it):
+
+1. **Touch.** The ask where the session's closing quotes exist (bid > 0, ask >= bid);
+   elsewhere the close plus half the spread proxy (the day's range over the close,
+   market/liquidity.py: wider than a quoted spread, so it errs against us). With neither
+   quotes nor a range the close plus half of `FALLBACK_SPREAD` (no flattering zero).
+2. **Market impact**, the square-root law (Almgren et al. 2005; Toth et al. 2011):
+   impact = IMPACT_Y x sigma x sqrt(participation), sigma the name's daily volatility
+   (volatility_20; the range proxy times 0.6, Parkinson's estimator, where unknown), and
+   participation = quantity / the smaller of the session's volume and ADV_20, so a fill
+   pays for both its share of the day and its share of a normal day (a block trade that
+   inflated ADV_20 does not make the next order cheap). IMPACT_Y = 1: the coefficient is
+   of order one across the equity markets it was measured on; it is not fitted to this
+   project's strategy, and its inputs (volatility, volume) are the name's own facts.
+3. **Participation cap.** No fill exceeds MAX_PARTICIPATION (25%) of the session's
+   traded volume, the same share the exit rail assumes a seller can take
+   (portfolio/rails.py); what is left lapses (a new decision the next day may ask again)
+   and the rationale says so. A session without trades fills nothing.
+4. **Fees**, the brokerage schedule: max(minimum, rate x value) per fill.
+
+`Fill.costs` keeps the parts in money (spread = |touch - close| x quantity, impact, fees)
+so a trade stores what it paid and the track record can attribute costs.
+
+The round-trip cost a decision weighs (`round_trip_cost`) is the spread proxy (half in,
+half out), two fees at the rate, and, when a size is given, twice the impact of that size.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import ROUND_DOWN, Decimal
+
+import pandas as pd
+
+from market.liquidity import SPREAD_DECIMALS, known, spread_fraction, spread_series
+
+IMPACT_Y = 1.0
+MAX_PARTICIPATION = 0.25
+PARKINSON = 0.6  # daily sigma ~ 0.6 x (high - low) / close (Parkinson 1980: 1 / (2 sqrt(ln 2)))
+FALLBACK_SPREAD = 0.05  # neither quotes nor a range: the entry gate's widest spread
+MONEY = Decimal("0.000001")
+
+
+@dataclass(frozen=True)
+class FeeSchedule:
+    rate: Decimal = Decimal("0.005")
+    minimum: Decimal = Decimal("0")
+
+    def fee(self, gross: Decimal) -> Decimal:
+        return max(self.minimum, gross * self.rate).quantize(MONEY)
+
+
+@dataclass(frozen=True)
+class Session:
+    """What the cost model needs to know of the session a fill happens in."""
+
+    close: float
+    volume: int
+    adv_20: float | None = None
+    bid: float | None = None
+    ask: float | None = None
+    high: float | None = None
+    low: float | None = None
+    volatility: float | None = None
+
+
+@dataclass(frozen=True)
+class Fill:
+    side: str
+    requested: int
+    quantity: int
+    price: Decimal  # per share, touch and impact included
+    fee: Decimal
+    spread_cost: Decimal
+    impact_cost: Decimal
+    touch: float
+    touch_source: str  # quotes | range | fallback | close (cost-free)
+    impact: float  # the fraction of the touch price
+    lapsed: int  # shares not filled (participation cap or no trades)
+    lapse_reason: str | None
+
+    @property
+    def gross(self) -> Decimal:
+        return (self.price * self.quantity).quantize(MONEY)
+
+    @property
+    def costs(self) -> dict[str, str]:
+        """The parts in money, as decimal text: spread, impact, fees and their sum."""
+        total = self.spread_cost + self.impact_cost + self.fee
+        return {"spread": str(self.spread_cost), "impact": str(self.impact_cost), "fees": str(self.fee),
+                "total": str(total)}
+
+    def as_dict(self) -> dict:
+        return {"requested": self.requested, "filled": self.quantity, "lapsed": self.lapsed,
+                "lapse_reason": self.lapse_reason, "touch": round(self.touch, 6), "touch_source": self.touch_source,
+                "impact": round(self.impact, 6), "costs": self.costs}
+
+
+def session_spread(session: Session) -> tuple[float, str]:
+    """The spread a fill crosses (a fraction) and where it came from."""
+    spread, source = spread_fraction(session.bid, session.ask, session.high, session.low, session.close)
+    if spread is None:
+        return FALLBACK_SPREAD, "fallback"
+    return spread, source
+
+
+def touch_price(side: str, session: Session) -> tuple[float, str]:
+    """The price before impact: the ask (buy) or bid (sell) where quoted, else the close
+    plus or minus half the spread proxy."""
+    spread, source = session_spread(session)
+    if source == "quotes":
+        return (float(session.ask) if side == "BUY" else float(session.bid)), source
+    half = spread / 2
+    return session.close * (1 + half if side == "BUY" else 1 - half), source
+
+
+def daily_sigma(session: Session) -> float:
+    if known(session.volatility) and session.volatility > 0:
+        return float(session.volatility)
+    spread, _ = session_spread(session)
+    return PARKINSON * spread
+
+
+def participation_base(session: Session) -> float:
+    """The volume an order's share is measured against: the smaller of the session's
+    volume and ADV_20 (the session's alone where ADV_20 is unknown)."""
+    volumes = [float(session.volume)] + ([float(session.adv_20)] if known(session.adv_20) and session.adv_20 > 0 else [])
+    return max(min(volumes), 0.0)
+
+
+def impact_fraction(quantity: float, session: Session) -> float:
+    base = participation_base(session)
+    if quantity <= 0:
+        return 0.0
+    if base <= 0:
+        return math.inf
+    return IMPACT_Y * daily_sigma(session) * math.sqrt(quantity / base)
+
+
+def max_fill(session: Session) -> int:
+    """The most shares one session can fill: MAX_PARTICIPATION of its traded volume."""
+    return int(math.floor(MAX_PARTICIPATION * max(session.volume, 0) + 1e-9))
+
+
+def fill(side: str, quantity: int, session: Session, fees: FeeSchedule, realistic: bool = True) -> Fill:
+    """Fill `quantity` shares in `session`. `realistic=False` is the comparison switch:
+    at the close, whole, without spread, impact or fees."""
+    if not realistic:
+        price = Decimal(str(session.close)).quantize(MONEY)
+        zero = Decimal(0)
+        return Fill(side, quantity, quantity, price, zero, zero, zero, session.close, "close", 0.0, 0, None)
+    cap = max_fill(session)
+    filled = max(min(quantity, cap), 0)
+    reason = None
+    if filled < quantity:
+        reason = ("no trades in the session" if session.volume <= 0 else
+                  f"capped at {MAX_PARTICIPATION:.0%} of the session's volume ({session.volume:,} shares)")
+    touch, source = touch_price(side, session)
+    impact = impact_fraction(filled, session) if filled else 0.0
+    sign = 1 if side == "BUY" else -1
+    raw = touch * (1 + sign * impact) if filled else touch
+    price = Decimal(str(max(raw, 0.0))).quantize(MONEY)
+    gross = (price * filled).quantize(MONEY)
+    spread_cost = (Decimal(str(abs(touch - session.close))) * filled).quantize(MONEY)
+    impact_cost = (Decimal(str(abs(raw - touch))) * filled).quantize(MONEY)
+    fee = fees.fee(gross) if filled else Decimal(0)
+    return Fill(side, quantity, filled, price, fee, spread_cost, impact_cost, touch, source, impact,
+                quantity - filled, reason)
+
+
+def affordable(cash: Decimal, price: Decimal, fees: FeeSchedule) -> int:
+    """The most whole shares whose value at `price` plus fee fits in `cash`."""
+    if cash <= 0 or price <= 0:
+        return 0
+    quantity = int(min(cash / (price * (1 + fees.rate)), max(cash - fees.minimum, Decimal(0)) / price)
+                   .to_integral_value(rounding=ROUND_DOWN))
+    while quantity > 0 and (price * quantity).quantize(MONEY) + fees.fee((price * quantity).quantize(MONEY)) > cash:
+        quantity -= 1
+    return quantity
+
+
+def round_trip_cost(spread: float | None, fee_rate: float, impact: float = 0.0) -> float:
+    """What buying and later selling costs, as a fraction: the spread (half each way; the
+    fallback where unknown), two fees at the rate, twice the impact of the size."""
+    crossed = FALLBACK_SPREAD if spread is None or not math.isfinite(spread) else spread
+    return round(float(crossed + 2 * fee_rate + 2 * impact), SPREAD_DECIMALS)
+
+
+def round_trip_costs(frame: pd.DataFrame, fee_rate: float) -> pd.Series:
+    """`round_trip_cost` over a frame with bid, ask, high, low and close, before impact."""
+    spread = spread_series(frame).fillna(FALLBACK_SPREAD)
+    return (spread + 2 * fee_rate).round(SPREAD_DECIMALS)
+
+
+def size_for_edge(edge: float, spread: float, fee_rate: float, session: Session) -> float:
+    """The largest quantity whose round trip (spread, fees, twice the square-root impact)
+    the `edge` still clears; 0 when even the smallest order does not."""
+    room = edge - spread - 2 * fee_rate
+    sigma = daily_sigma(session)
+    if room <= 0:
+        return 0.0
+    if sigma <= 0:
+        return math.inf
+    return participation_base(session) * (room / (2 * IMPACT_Y * sigma)) ** 2
+
+
+def exit_cost(spread: float | None, fee_rate: float) -> float:
+    """Leaving a position: half the spread and one fee."""
+    crossed = FALLBACK_SPREAD if spread is None or not math.isfinite(spread) else spread
+    return float(crossed / 2 + fee_rate)
+

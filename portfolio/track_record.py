@@ -1,0 +1,160 @@
+"""Track-record statistics beside two benchmarks, from empyrical (empyrical-reloaded).
+
+The statistics a quant expects of a book, computed by a well-kept library rather than by
+hand: empyrical-reloaded (the maintained fork of Quantopian's empyrical, the library
+behind pyfolio's tear sheets; light: numpy, pandas, scipy, bottleneck). quantstats would
+have brought matplotlib, seaborn and yfinance along for the same figures.
+
+For a daily equity curve (the AI portfolio live or replayed, the backtest, a client's
+ledger valued each day, dividends and cash movements included):
+
+- total and annual return, annual volatility, Sharpe and Sortino ratios (risk-free rate
+  0: the figures compare books, not a cash rate), maximum drawdown (a positive fraction)
+  and Calmar ratio; annual turnover (value traded / mean equity / years) and the costs
+  paid (fees, spread, impact, their total and its share of mean equity a year);
+- beside each benchmark over the same days: the benchmark's own total and annual return,
+  excess annual return, tracking error (annualised volatility of the daily active
+  return), information ratio (mean over standard deviation of the daily active return,
+  annualised: empyrical's `excess_sharpe` x sqrt(250)), beta and annual alpha.
+
+A day's return is equity over the previous day's, less the day's deposits and plus its
+withdrawals (`flows`), so money moved in or out is not counted as performance. Years have
+250 trading days (this exchange's calendar), passed to empyrical as the annualisation.
+
+The benchmarks (`equal_weight_liquid`, `index_returns`):
+- the equal-weighted liquid universe: at each month's start, every name that passed the
+  entry gates (market/liquidity.py) on the last trading day before it, bought in equal
+  amounts and held through the month (untraded days at the last close), rebalanced
+  monthly; no costs (a benchmark is what the market gave, not a strategy);
+- the market's index: the service's capitalisation-weighted index (views/breadth.py) or
+  the index levels a replayed file carries (the NSE's NASI), as daily returns.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from market.liquidity import passes_entry_gates
+
+TRADING_DAYS_PER_YEAR = 250
+
+
+def _round(value: Any, digits: int = 4) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if not math.isfinite(value) else round(value, digits)
+
+
+def daily_returns(equity: pd.Series, flows: pd.Series | None = None) -> pd.Series:
+    """Day-on-day returns of an equity curve indexed by date, net of external flows
+    (deposits positive) booked on the day."""
+    equity = equity.sort_index().astype(float)
+    flow = (flows.reindex(equity.index).fillna(0.0).astype(float) if flows is not None
+            else pd.Series(0.0, index=equity.index))
+    previous = equity.shift(1)
+    returns = (equity - flow - previous) / previous
+    return returns.iloc[1:].replace([np.inf, -np.inf], np.nan).fillna(0.0)
+
+
+def statistics(returns: pd.Series, benchmarks: dict[str, pd.Series] | None = None, traded_value: float = 0.0,
+               mean_equity: float | None = None, costs: dict[str, float] | None = None) -> dict[str, Any]:
+    """Every figure of the module's docstring for daily `returns` (indexed by date)."""
+    import empyrical as ep
+
+    returns = returns.sort_index().astype(float)
+    n = len(returns)
+    if n < 2:
+        return {"days": n}
+    years = n / TRADING_DAYS_PER_YEAR
+    ann = TRADING_DAYS_PER_YEAR
+    out: dict[str, Any] = {
+        "days": n, "first": str(returns.index[0]), "last": str(returns.index[-1]),
+        "total_return": _round(ep.cum_returns_final(returns)),
+        "annual_return": _round(ep.annual_return(returns, annualization=ann)),
+        "annual_volatility": _round(ep.annual_volatility(returns, annualization=ann)),
+        "sharpe": _round(ep.sharpe_ratio(returns, annualization=ann), 3),
+        "sortino": _round(ep.sortino_ratio(returns, annualization=ann), 3),
+        "max_drawdown": _round(max(0.0, -float(ep.max_drawdown(returns)))),
+        "calmar": _round(ep.calmar_ratio(returns, annualization=ann), 3),
+    }
+    if mean_equity:
+        out["annual_turnover"] = _round(traded_value / mean_equity / years, 2)
+        if costs is not None:
+            total = sum(float(v) for k, v in costs.items() if k != "total")
+            out["costs"] = {**{k: round(float(v), 2) for k, v in costs.items() if k != "total"}, "total": round(total, 2),
+                            "share_of_equity_per_year": _round(total / mean_equity / years)}
+    out["benchmarks"] = {name: _against(returns, bench, ann) for name, bench in (benchmarks or {}).items()}
+    return out
+
+
+def _against(returns: pd.Series, benchmark: pd.Series, ann: int) -> dict[str, Any]:
+    import empyrical as ep
+
+    aligned = benchmark.reindex(returns.index).fillna(0.0).astype(float)
+    active = returns - aligned
+    sd = float(active.std(ddof=1))
+    own = ep.annual_return(returns, annualization=ann)
+    theirs = ep.annual_return(aligned, annualization=ann)
+    alpha, beta = ep.alpha_beta(returns, aligned, annualization=ann)
+    return {
+        "total_return": _round(ep.cum_returns_final(aligned)), "annual_return": _round(theirs),
+        "excess_annual_return": _round(own - theirs),
+        "tracking_error": _round(ep.annual_volatility(active, annualization=ann)),
+        "information_ratio": _round(ep.excess_sharpe(returns, aligned) * math.sqrt(ann), 3) if sd > 0 else None,
+        "beta": _round(beta, 3), "alpha": _round(alpha),
+    }
+
+
+def by_year(returns: pd.Series, benchmarks: dict[str, pd.Series], traded: pd.Series | None = None,
+            equity: pd.Series | None = None, costs: pd.DataFrame | None = None) -> dict[str, dict[str, Any]]:
+    """`statistics` per calendar year; `traded` (value traded per day), `equity` (per day)
+    and `costs` (per day, one column per part) give each year its turnover and costs."""
+    index = pd.to_datetime(pd.Index(returns.index))
+    out = {}
+    for year in sorted(set(index.year)):
+        mask = np.asarray(index.year == year)
+        days = returns.index[mask]
+        part_costs = None
+        if costs is not None:
+            part_costs = costs.reindex(days).fillna(0.0).sum().to_dict()
+        out[str(year)] = statistics(
+            returns[mask], benchmarks,
+            traded_value=float(traded.reindex(days).fillna(0.0).sum()) if traded is not None else 0.0,
+            mean_equity=float(equity.reindex(days).mean()) if equity is not None else None, costs=part_costs)
+    return out
+
+
+def equal_weight_liquid(frame: pd.DataFrame) -> pd.Series:
+    """Daily returns of the equal-weighted liquid universe (module docstring), from a
+    frame with symbol, date, close and the gate inputs (adv_20, volume, bid, ask, high,
+    low)."""
+    frame = frame.sort_values(["date", "symbol"])
+    closes = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
+    liquid = frame.assign(liquid=passes_entry_gates(frame).to_numpy()).pivot_table(
+        index="date", columns="symbol", values="liquid", aggfunc="last").reindex(closes.index).fillna(False).astype(bool)
+    dates = list(closes.index)
+    months = pd.Series([(d.year, d.month) for d in pd.to_datetime(pd.Index(dates))], index=dates)
+    out = pd.Series(0.0, index=dates[1:])
+    for _, days in months.groupby(months, sort=True):
+        first = dates.index(days.index[0])
+        if first == 0:
+            continue
+        before = dates[first - 1]
+        members = [s for s in closes.columns if liquid.at[before, s] and closes.at[before, s] > 0]
+        if not members:
+            continue
+        relative = closes.loc[list(days.index), members].div(closes.loc[before, members])
+        value = relative.mean(axis=1)
+        chained = pd.concat([pd.Series([1.0]), value.reset_index(drop=True)])
+        out.loc[list(days.index)] = chained.pct_change().iloc[1:].to_numpy()
+    return out
+
+
+def index_returns(levels: pd.Series) -> pd.Series:
+    """Daily returns of an index level series indexed by date."""
+    levels = levels.sort_index().astype(float)
+    return levels.pct_change().iloc[1:].replace([np.inf, -np.inf], np.nan).fillna(0.0)

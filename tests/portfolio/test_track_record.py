@@ -1,0 +1,56 @@
+"""Track-record statistics on hand-made curves: the figures a hand computation gives, and
+the ones only the library defines equal to empyrical's own."""
+from __future__ import annotations
+
+import math
+from datetime import date, timedelta
+
+import empyrical as ep
+import numpy as np
+import pandas as pd
+import pytest
+
+from portfolio.track_record import daily_returns, equal_weight_liquid, statistics
+
+DAYS = [date(2026, 1, 5) + timedelta(days=i) for i in range(6)]
+
+
+def test_statistics_by_hand_and_by_the_library() -> None:
+    equity = pd.Series([100.0, 110.0, 99.0, 99.0, 108.9, 119.79], index=DAYS)
+    returns = daily_returns(equity)
+    assert returns.tolist() == pytest.approx([0.10, -0.10, 0.0, 0.10, 0.10])
+    bench = pd.Series([0.05, -0.05, 0.01, 0.02, 0.0], index=DAYS[1:])
+    stats = statistics(returns, {"b": bench}, traded_value=500.0, mean_equity=100.0,
+                       costs={"fees": 1.0, "spread": 2.0, "impact": 0.5})
+    assert stats["total_return"] == pytest.approx(0.1979, abs=1e-4)  # 119.79 / 100 - 1
+    assert stats["max_drawdown"] == pytest.approx(0.10)  # 110 -> 99
+    assert stats["annual_turnover"] == pytest.approx(500 / 100 / (5 / 250))
+    assert stats["costs"]["total"] == 3.5
+    mean, sd = np.mean(returns), np.std(returns, ddof=1)
+    assert stats["sharpe"] == pytest.approx(mean / sd * math.sqrt(250), abs=1e-3)
+    assert stats["sortino"] == pytest.approx(ep.sortino_ratio(returns, annualization=250), abs=1e-3)
+    assert stats["calmar"] == pytest.approx(ep.calmar_ratio(returns, annualization=250), abs=1e-3)
+    against = stats["benchmarks"]["b"]
+    active = returns - bench
+    assert against["information_ratio"] == pytest.approx(active.mean() / active.std(ddof=1) * math.sqrt(250), abs=1e-3)
+    assert against["tracking_error"] == pytest.approx(active.std(ddof=1) * math.sqrt(250), abs=1e-4)
+    assert against["beta"] == pytest.approx(np.cov(returns, bench)[0, 1] / np.var(bench, ddof=1), abs=1e-3)
+
+
+def test_deposits_and_withdrawals_are_not_performance() -> None:
+    equity = pd.Series([100.0, 150.0, 165.0], index=DAYS[:3])
+    flows = pd.Series([0.0, 50.0, 0.0], index=DAYS[:3])  # 50 deposited on the second day
+    assert daily_returns(equity, flows).tolist() == pytest.approx([0.0, 0.10])
+
+
+def test_the_equal_weighted_liquid_benchmark_holds_last_months_liquid_names_for_the_month() -> None:
+    rows = []
+    for d, a, b, c in ((date(2026, 1, 30), 10.0, 20.0, 5.0), (date(2026, 2, 2), 11.0, 20.0, 50.0),
+                       (date(2026, 2, 3), 12.1, 22.0, 5.0)):
+        for symbol, close, volume in (("A", a, 10_000), ("B", b, 10_000), ("C", c, 0)):
+            rows.append({"symbol": symbol, "date": d, "close": close, "volume": volume, "adv_20": 10_000.0,
+                         "bid": close * 0.99, "ask": close * 1.01, "high": close, "low": close})
+    ew = equal_weight_liquid(pd.DataFrame(rows))
+    # C did not trade on 30 January: not in February's basket, whatever it does
+    assert ew.loc[date(2026, 2, 2)] == pytest.approx((1.1 + 1.0) / 2 - 1)
+    assert ew.loc[date(2026, 2, 3)] == pytest.approx(((1.21 + 1.1) / 2) / ((1.1 + 1.0) / 2) - 1)
