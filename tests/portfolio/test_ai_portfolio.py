@@ -15,6 +15,7 @@ from portfolio.ai import execute_day
 from views.portfolio import ai_positions, equity_curve
 from store import tables
 from store.engine import service_engine
+from store.history import append_history
 from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
 
 MARKET = {
@@ -30,7 +31,16 @@ def _count(engine, table) -> int:  # noqa: ANN001
         return conn.execute(select(func.count()).select_from(table)).scalar_one()
 
 
-def test_a_day_of_the_ai_portfolio(settings: Settings) -> None:
+def next_session(engine, day, bars: dict[str, dict]) -> None:  # noqa: ANN001
+    """One more bar per symbol: the session after `day`'s decisions."""
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, [
+            {"symbol": s, "trading_date": day, "close": b["close"], "open": b["close"], "high": b["close"] * 1.01,
+             "low": b["close"] * 0.99, "volume": b["volume"], "bid": b.get("bid"), "ask": b.get("ask"), "source": "test"}
+            for s, b in bars.items()])
+
+
+def test_a_day_decides_and_the_next_session_fills(settings: Settings) -> None:
     engine = service_engine(settings)
     seed_market(engine, MARKET)
     seed_predictions(engine, DAY, {
@@ -43,48 +53,66 @@ def test_a_day_of_the_ai_portfolio(settings: Settings) -> None:
         execute_day(engine, settings, CALENDAR.previous_trading_day(DAY))
 
     result = run_stage("t1_trade", DAY, settings=settings)
-    # LIQ: 15% of 10,000,000 is 30,000 shares; the size gate allows 15% of ADV_20 = 6,000
-    assert result.tables["orders"] == [{"symbol": "LIQ", "side": "BUY", "quantity": 6000, "price": "50.000000",
-                                         "fees": "1500.000000", "bound_by": "adv_20"}]
+    # Decided after the close: nothing fills at it. LIQ: 15% of 10,000,000 is about 30,000
+    # shares; the size gate allows 15% of ADV_20 = 6,000, decided for the next session.
+    assert result.tables["orders"] == []
+    (decided,) = result.tables["decided"]
+    assert (decided["symbol"], decided["side"], decided["quantity"], decided["bound_by"]) == ("LIQ", "BUY", 6000, "adv_20")
     reasons = {row["symbol"]: row["reason"] for row in result.tables["skipped"]}
     assert reasons == {"THIN": "entry gates failed: adv_20", "WIDE": "entry gates failed: spread"}
     assert result.summary["blocked_by_rails"] == 2 and result.summary["cut_by_rails"] == 1
-    assert Decimal(result.summary["cash"]) == Decimal("10000000") - 300_000 - 1_500
+    assert Decimal(result.summary["cash"]) == Decimal("10000000")
+
+    nxt = CALENDAR.next_trading_day(DAY)
+    next_session(engine, nxt, {"LIQ": {"close": 51.0, "volume": 20_000, "bid": 50.9, "ask": 51.1}})
+    seed_predictions(engine, nxt, {"LIQ": {"score": 60.0, "action": "HOLD", "tercile": "TOP"}})
+    filled = run_stage("t1_trade", nxt, settings=settings)
+    (order,) = filled.tables["orders"]
+    # 25% of the session's 20,000 shares fill, at the next session's ask plus impact; the rest lapses
+    assert (order["symbol"], order["side"], order["quantity"], order["decided_on"]) == ("LIQ", "BUY", 5000, DAY.isoformat())
+    assert Decimal(order["price"]) > Decimal("51.1")
+    assert filled.tables["lapsed"] == [{"symbol": "LIQ", "side": "BUY", "quantity": 1000,
+                                        "reason": "capped at 25% of the session's volume (20,000 shares)"}]
+    costs = {k: Decimal(v) for k, v in order["costs"].items()}
+    assert costs["fees"] == Decimal(order["fees"]) and costs["spread"] == Decimal("0.1") * 5000
+    assert costs["total"] == costs["fees"] + costs["spread"] + costs["impact"]
+    gross = Decimal(order["price"]) * 5000
+    assert Decimal(filled.summary["cash"]) == Decimal("10000000") - gross - Decimal(order["fees"])
 
     with engine.connect() as conn:
-        (position,) = ai_positions(conn, DAY)
-        curve = equity_curve(conn)
-    assert position["symbol"] == "LIQ" and position["direction"] == "LONG" and position["quantity"] == 6000
-    assert position["timestamp"] == "2026-11-20T16:00:00"
-    assert position["rationale"]["score"] == 71.0 and position["rationale"]["gates"]["passed"] is True
-    assert position["rationale"]["limits"]["bound_by"] == "adv_20" and position["flags"] == []
-    assert curve == [{"trading_date": DAY, "cash": 9_698_500.0, "market_value": 300_000.0,
-                      "equity": 9_998_500.0, "liquid_equity": 9_998_500.0}]
+        (position,) = ai_positions(conn, nxt)
+        (trade,) = ledger.trade_rows(conn, ledger.AI_PORTFOLIO)
+    assert position["symbol"] == "LIQ" and position["direction"] == "LONG" and position["quantity"] == 5000
+    assert trade["trading_date"] == nxt and position["timestamp"] == f"{nxt.isoformat()}T16:00:00"
+    assert trade["rationale"]["score"] == 71.0 and trade["rationale"]["gates"]["passed"] is True
+    assert trade["rationale"]["fill"]["touch"] == 51.1 and trade["rationale"]["decided_on"] == DAY.isoformat()
 
     counts = {t.name: _count(engine, t) for t in (tables.trades, tables.cash_entries, tables.portfolio_days)}
-    again = run_stage("t1_trade", DAY, settings=settings)
-    assert again.summary["rerun"] is True and again.tables["orders"] == result.tables["orders"]
+    again = run_stage("t1_trade", nxt, settings=settings)
+    assert again.summary["rerun"] is True and again.tables["orders"] == filled.tables["orders"]
     assert {t.name: _count(engine, t) for t in (tables.trades, tables.cash_entries, tables.portfolio_days)} == counts
 
-    with pytest.raises(ConflictError, match="already executed 2026-11-20"):
+    with pytest.raises(ConflictError, match=f"already executed {nxt.isoformat()}"):
         seed_predictions(engine, CALENDAR.previous_trading_day(DAY), {"LIQ": {"score": 50.0, "action": "HOLD", "tercile": "TOP"}})
         execute_day(engine, settings, CALENDAR.previous_trading_day(DAY))
 
 
-def test_the_next_day_exits_an_avoid_name(settings: Settings) -> None:
+def test_an_avoid_name_is_sold_at_the_next_sessions_bid(settings: Settings) -> None:
     engine = service_engine(settings)
     seed_market(engine, MARKET)
     seed_predictions(engine, DAY, {"LIQ": {"score": 71.0, "action": "LONG", "tercile": "TOP", "weight": 0.15}})
     execute_day(engine, settings, DAY)
-    nxt = CALENDAR.next_trading_day(DAY)
-    seed_market(engine, {"LIQ": {"close": 55.0, "volume": 40_000, "bid": 54.9, "ask": 55.1}}, day=nxt)
-    seed_predictions(engine, nxt, {"LIQ": {"score": 40.0, "action": "AVOID", "tercile": "BOTTOM"}})
-    result = execute_day(engine, settings, nxt)
-    assert [(o["symbol"], o["side"], o["quantity"]) for o in result["orders"]] == [("LIQ", "SELL", 6000)]
+    days = [CALENDAR.add_trading_days(DAY, i) for i in (1, 2, 3)]
+    next_session(engine, days[0], {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}})
+    seed_predictions(engine, days[0], {"LIQ": {"score": 40.0, "action": "AVOID", "tercile": "BOTTOM"}})
+    bought = execute_day(engine, settings, days[0])
+    assert [(o["side"], o["quantity"]) for o in bought["orders"]] == [("BUY", 6000)]
+    next_session(engine, days[1], {"LIQ": {"close": 55.0, "volume": 40_000, "bid": 54.9, "ask": 55.1}})
+    seed_predictions(engine, days[1], {"LIQ": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
+    result = execute_day(engine, settings, days[1])
+    (sell,) = result["orders"]
+    assert (sell["side"], sell["quantity"]) == ("SELL", 6000) and Decimal(sell["price"]) < Decimal("54.9")
     with engine.connect() as conn:
         assert ledger.holdings(conn, ledger.AI_PORTFOLIO) == {}
-        (sell,) = [t for t in ledger.trade_rows(conn, ledger.AI_PORTFOLIO) if t["side"] == "SELL"]
-        curve = equity_curve(conn)
-    assert sell["rationale"]["reason"] == "turned AVOID" and sell["rationale"]["exit"]["flags"] == []
-    # bought 6,000 at 50 (+1,500 fee), sold at 55 (-1,650 fee)
-    assert curve[-1]["equity"] == 10_000_000 - 1_500 + 30_000 - 1_650
+        (stored,) = [t for t in ledger.trade_rows(conn, ledger.AI_PORTFOLIO) if t["side"] == "SELL"]
+    assert stored["rationale"]["reason"].startswith("turned AVOID") and stored["trading_date"] == days[1]

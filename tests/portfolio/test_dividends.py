@@ -161,10 +161,16 @@ def test_morning_suggestions_credit_client_portfolios_first(client) -> None:  # 
 
 
 def test_the_ai_portfolio_is_paid_before_it_plans_the_ex_date(settings: Settings) -> None:
+    """Decided on the day before, filled in the next session, held at the close before the
+    ex-date: paid on the ex-date before anything is filled or planned."""
     engine = service_engine(settings)
     market = {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}}
+    decided_on = CALENDAR.previous_trading_day(DAY)
+    seed_market(engine, market, day=decided_on)
+    seed_predictions(engine, decided_on, {"LIQ": {"score": 71.0, "action": "LONG", "tercile": "TOP", "weight": 0.15}})
+    run_stage("t1_trade", decided_on, settings=settings)
     seed_market(engine, market)
-    seed_predictions(engine, DAY, {"LIQ": {"score": 71.0, "action": "LONG", "tercile": "TOP", "weight": 0.15}})
+    seed_predictions(engine, DAY, {"LIQ": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
     first = run_stage("t1_trade", DAY, settings=settings)
     assert first.tables["orders"][0]["quantity"] == 6000 and first.summary["dividends"] == 0
     seed_market(engine, market, day=EX_DATE)

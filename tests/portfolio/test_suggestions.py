@@ -2,6 +2,8 @@
 rejected, expired, and hidden from other clients (SQLite and Postgres)."""
 from __future__ import annotations
 
+from decimal import Decimal
+
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -50,8 +52,11 @@ def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store, mo
     result = run_stage("t2_suggestions", MONDAY, settings=settings)
     assert result.summary["signals_from"] == "2026-11-20" and result.summary["suggestions"] == 1
     (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
-    # 10% of 100,000 at 50 is 200 shares, well under 15% of ADV_20 (6,000)
-    assert (pending["symbol"], pending["side"], pending["quantity"], str(pending["limit_price"])) == ("LIQ", "BUY", 200, "50.000000")
+    # 10% of 100,000 at the ask (50.10) plus impact is 199 shares, well under 15% of ADV_20
+    # (6,000); the limit is the cost model's price, not the stale close of 50
+    assert (pending["symbol"], pending["side"], pending["quantity"]) == ("LIQ", "BUY", 199)
+    limit = Decimal(str(pending["limit_price"]))
+    assert Decimal("50.1") < limit < Decimal("50.2")
     assert pending["reason"]["gates"]["passed"] is True and pending["reason"]["signals_from"] == "2026-11-20"
     assert suggestions.list_pending(engine, other, now=MORNING) == []  # no cash, nothing to suggest
 
@@ -61,7 +66,8 @@ def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store, mo
     assert done["state"] == "CONFIRMED"
     with engine.connect() as conn:
         (trade,) = ledger.trade_rows(conn, acme)
-        assert ledger.cash_balance(conn, acme) == 100_000 - 10_000 - 50  # 0.5% fee
+        gross = (limit * 199).quantize(Decimal("0.000001"))
+        assert ledger.cash_balance(conn, acme) == 100_000 - gross - (gross * Decimal("0.005")).quantize(Decimal("0.000001"))
     assert trade["origin"] == "SUGGESTION" and trade["trade_id"] == done["trade_id"]
     with pytest.raises(ConflictError, match="is CONFIRMED, not PENDING"):
         suggestions.confirm(engine, settings, CALENDAR, acme, pending["suggestion_id"], now=MORNING)
