@@ -17,12 +17,13 @@
     executor adds the square-root impact of the size it trades and sizes so the edge
     still clears it).
 - Action: LONG when Score >= LONG_SCORE and the held edge exceeds the round-trip cost;
-  AVOID when the held edge is below minus the cost of leaving (half the spread and one
-  fee): holding is expected to lose more than selling costs; HOLD otherwise. Without a
-  held edge (too little history) nothing is LONG and AVOID falls back to Score <=
-  AVOID_SCORE. The gap between the two rules is the hysteresis: a held name is kept while
-  its edge stays above minus its exit cost, so a small change in Score neither sells nor
-  re-buys it (the executor sells on AVOID only).
+  AVOID when the Score is at or below AVOID_SCORE and the held edge is negative, or when
+  the held edge is below minus the cost of leaving (half the spread and one fee: holding
+  is expected to lose more than selling costs); HOLD otherwise. Without a held edge (too
+  little history) nothing is LONG and AVOID is Score <= AVOID_SCORE. The gap between the
+  two rules is the hysteresis: a held name whose Score drifts between 45 and the LONG
+  line, or whose edge no longer clears a new round trip, is kept (the executor sells on
+  AVOID only), so a small change neither sells nor re-buys it.
 - `reason` says in words why each row has its Action, e.g. "edge +0.40% over 10 sessions
   below round-trip cost 1.90% (spread 0.90%, fees 1.00%)" for a Score above the LONG line
   that is not LONG.

@@ -7,12 +7,13 @@ from fastapi.responses import Response
 
 from api.deps import AdminDep, CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
-from api.schemas.portfolio import AIHistory, AIPosition, AISummary, Performance
+from api.schemas.portfolio import AIHistory, AIPosition, AISummary, Performance, TrackRecord
 from portfolio.ledger import AI_PORTFOLIO
 from store import tables
 from store.history import newest_ids
 from views import portfolio as portfolio_views
 from views.performance import performance
+from views.track_record import ai_track_record
 
 AI_DAYS = (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO)
 AI_TRADES = (tables.trades, "portfolio_id", AI_PORTFOLIO)
@@ -44,6 +45,17 @@ def history(svc: ServicesDep, _: AdminDep, conn: ConnDep) -> Response:
     AI trade with its rationale."""
     return svc.body(("ai-history",), newest_ids(conn, AI_DAYS, AI_TRADES), AIHistory,
                     lambda: portfolio_views.ai_record(conn))
+
+
+@router.get("/api/ai-portfolio/track-record", response_model=TrackRecord, responses=problems(*KEYED))
+def track_record(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
+    """The AI portfolio's record as a quant reads it: total and annual return, volatility,
+    Sharpe, Sortino, maximum drawdown, Calmar, annual turnover, costs paid by part (fees,
+    spread, impact), and beside the equal-weighted liquid universe over the same days its
+    return, the excess return, tracking error, information ratio, beta and alpha
+    (empyrical-reloaded; fractions, not percent; 250 trading days a year)."""
+    return svc.body(("ai-track-record",), newest_ids(conn, AI_DAYS, AI_TRADES), TrackRecord,
+                    lambda: ai_track_record(conn, svc.settings.ai_starting_cash))
 
 
 @router.get("/api/ai/performance", response_model=Performance, responses=problems(*KEYED))

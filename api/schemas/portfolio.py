@@ -255,3 +255,31 @@ class Performance(BaseModel):
     layer1_is_fallback: bool
     validation: Record = Field(description="The walk-forward record over the history before the first live day.")
     live: Record = Field(description="The record of the daily predictions from the first live day on.")
+
+
+class TrackRecord(BaseModel):
+    """Track-record statistics (portfolio/track_record.py): fractions, not percent."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "days": 60, "first": "2026-08-28", "last": "2026-11-25", "total_return": 0.0123, "annual_return": 0.0524,
+        "annual_volatility": 0.031, "sharpe": 1.69, "sortino": 2.4, "max_drawdown": 0.012, "calmar": 4.36,
+        "annual_turnover": 1.8, "costs": {"fees": 950.0, "spread": 1400.0, "impact": 310.0, "total": 2660.0,
+                                          "share_of_equity_per_year": 0.0011},
+        "benchmarks": {"equal_weight_liquid": {"total_return": 0.004, "annual_return": 0.017, "excess_annual_return": 0.035,
+                                               "tracking_error": 0.09, "information_ratio": 0.41, "beta": 0.12,
+                                               "alpha": 0.031}}, "trades": 14}]})
+
+    days: int
+    first: str | None = None
+    last: str | None = None
+    total_return: float | None = None
+    annual_return: float | None = None
+    annual_volatility: float | None = None
+    sharpe: float | None = None
+    sortino: float | None = None
+    max_drawdown: float | None = None
+    calmar: float | None = None
+    annual_turnover: float | None = None
+    costs: dict[str, float] | None = None
+    benchmarks: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    trades: int | None = None

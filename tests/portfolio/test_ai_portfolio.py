@@ -13,6 +13,7 @@ from pipeline.runner import run_stage
 from portfolio import ledger
 from portfolio.ai import execute_day
 from views.portfolio import ai_positions, equity_curve
+from views.track_record import ai_track_record
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
@@ -86,6 +87,15 @@ def test_a_day_decides_and_the_next_session_fills(settings: Settings) -> None:
     assert trade["trading_date"] == nxt and position["timestamp"] == f"{nxt.isoformat()}T16:00:00"
     assert trade["rationale"]["score"] == 71.0 and trade["rationale"]["gates"]["passed"] is True
     assert trade["rationale"]["fill"]["touch"] == 51.1 and trade["rationale"]["decided_on"] == DAY.isoformat()
+
+    with engine.connect() as conn:
+        record = ai_track_record(conn, settings.ai_starting_cash)
+    # the record's costs are the parts the fill stored; its return is equity over the opening cash
+    assert record["days"] == 2 and record["trades"] == 1
+    assert record["costs"]["total"] == pytest.approx(float(costs["total"]), abs=0.01)
+    equity = float(Decimal(filled.summary["cash"])) + 5000 * 51.0
+    assert record["total_return"] == pytest.approx(equity / 10_000_000 - 1, abs=1e-4)
+    assert set(record["benchmarks"]["equal_weight_liquid"]) >= {"information_ratio", "tracking_error", "beta"}
 
     counts = {t.name: _count(engine, t) for t in (tables.trades, tables.cash_entries, tables.portfolio_days)}
     again = run_stage("t1_trade", nxt, settings=settings)
