@@ -127,10 +127,10 @@ def edge_rows(frame: pd.DataFrame, horizon: int = HORIZON) -> pd.DataFrame:
     stored records' Scores beside it (rows without one only lend their closes)."""
     held = held_returns(frame, horizon)
     out = frame[["symbol", "date"]].copy()
-    out["score"] = (100 * frame["p_up"]).round(1)
+    out["score"] = frame["score"].to_numpy() if "score" in frame else (100 * frame["p_up"]).round(1).to_numpy()
     out["liquid"] = passes_entry_gates(frame).to_numpy()
     out = out.merge(held, on=["symbol", "date"], how="left")
-    return out
+    return out[out["score"].notna()]
 
 
 def decide(day: pd.DataFrame, edge: EdgeTable | None = None, fee_rate: float = DEFAULT_FEE_RATE,

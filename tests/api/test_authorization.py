@@ -28,6 +28,7 @@ ENDPOINTS = [
     ("GET", "/api/market/history/LIQ", None, ANY_KEY),
     ("GET", "/api/ai-portfolio/positions", None, ANY_KEY),
     ("GET", "/api/ai-portfolio/summary", None, ANY_KEY),
+    ("GET", "/api/ai-portfolio/track-record", None, ANY_KEY),
     ("GET", "/api/ai-portfolio/history", None, ADMIN_ONLY),
     ("GET", "/api/ai/performance", None, ANY_KEY),
     ("GET", "/api/v1/macro/indicators", None, ANY_KEY),

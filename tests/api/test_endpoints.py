@@ -9,6 +9,7 @@ import pytest
 from models.features import rsi_14
 from tests.api.conftest import Api, assert_problem
 from tests.api.world import DAY, HISTORY_DAYS, SYMBOLS, close_of
+from tests.portfolio.seed import CALENDAR
 from tests.conftest import ADMIN_KEY
 
 
@@ -107,9 +108,18 @@ def test_ai_portfolio_positions_summary_and_history(api: Api) -> None:
     assert [a["symbol"] for a in summary["allocation"]] == ["LIQ", "CASH"]
     assert sum(a["weight"] for a in summary["allocation"]) == pytest.approx(1.0, abs=1e-5)
     history = api.admin("GET", "/api/ai-portfolio/history").json()
-    assert [d["trading_date"] for d in history["days"]] == [DAY.isoformat()]
+    decided_on = CALENDAR.previous_trading_day(DAY).isoformat()
+    assert [d["trading_date"] for d in history["days"]] == [decided_on, DAY.isoformat()]
     (trade,) = history["trades"]
     assert (trade["symbol"], trade["side"], trade["origin"], trade["quantity"]) == ("LIQ", "BUY", "AI", position["quantity"])
+    assert trade["trading_date"] == DAY.isoformat() and trade["rationale"]["decided_on"] == decided_on
+    costs = trade["rationale"]["fill"]["costs"]
+    assert Decimal(costs["total"]) == Decimal(costs["spread"]) + Decimal(costs["impact"]) + Decimal(costs["fees"])
+    assert Decimal(trade["fees"]) == Decimal(costs["fees"]).quantize(Decimal("0.01"))
+    record = api.acme("GET", "/api/ai-portfolio/track-record").json()
+    assert record["days"] == 2 and record["trades"] == 1
+    assert record["costs"]["total"] == pytest.approx(float(costs["total"]), abs=0.01)
+    assert set(record["benchmarks"]["equal_weight_liquid"]) >= {"information_ratio", "tracking_error", "beta", "alpha"}
 
 
 def test_ai_performance_says_why_each_record_is_empty(api: Api) -> None:

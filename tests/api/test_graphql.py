@@ -135,6 +135,14 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     assert snake(ai["positions"]["nodes"]) == api.admin("GET", "/api/ai-portfolio/positions").json()
     history = api.admin("GET", "/api/ai-portfolio/history").json()
     assert snake(ai["trades"]["nodes"]) == history["trades"] and snake(ai["days"]["nodes"]) == history["days"]
+    track = snake(data(api, """{ aiPortfolio { trackRecord { days first last totalReturn annualReturn annualVolatility
+        sharpe sortino maxDrawdown calmar annualTurnover trades
+        costs { fees spread impact total shareOfEquityPerYear }
+        benchmarks { name totalReturn annualReturn excessAnnualReturn trackingError informationRatio beta alpha } } } }""",
+                           key)["aiPortfolio"]["trackRecord"])
+    rest_track = api.acme("GET", "/api/ai-portfolio/track-record").json()
+    assert [{"name": n, **b} for n, b in rest_track.pop("benchmarks").items()] == track.pop("benchmarks")
+    assert {k: v for k, v in track.items() if k in rest_track} == rest_track
 
     record = f"""record label periodStart periodEnd evaluatedThrough predictions models layer1Backend
         binaryAccuracy {METRIC} threeClassAccuracy {METRIC} moversAccuracy {METRIC} averageError {METRIC}

@@ -1,5 +1,5 @@
 """A small, hand-set market for the API tests, written through the real services: prices
-with movement (so indicators are not trivial), predictions, one executed AI day, client
+with movement (so indicators are not trivial), predictions, two executed AI days (a decision and its fill), client
 keys and a pending suggestion."""
 from __future__ import annotations
 
@@ -95,11 +95,15 @@ def build(settings: Settings) -> World:
     engine = service_engine(settings)
     seed_prices(engine)
     seed_documents(engine)
-    seed_predictions(engine, DAY, {
+    signals = {
         "LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP", "weight": 0.2, "predicted_return": 0.012},
         "MID": {"score": 55.0, "action": "HOLD", "tercile": "MIDDLE", "predicted_return": 0.001},
-        "SLOW": {"score": 30.0, "action": "AVOID", "tercile": "ILLIQUID", "predicted_return": -0.01}})
-    ai.execute_day(engine, settings, DAY)
+        "SLOW": {"score": 30.0, "action": "AVOID", "tercile": "ILLIQUID", "predicted_return": -0.01}}
+    # The AI portfolio decides after a close and fills in the next session: the day before
+    # DAY decides the LIQ buy, DAY fills it.
+    for day in (CALENDAR.previous_trading_day(DAY), DAY):
+        seed_predictions(engine, day, signals)
+        ai.execute_day(engine, settings, day)
     acme = keystore.generate(engine, settings, "Acme Capital", "STANDARD", now=MORNING)
     beta = keystore.generate(engine, settings, "Beta Fund", "PRO", now=MORNING)
     move_cash(engine, f"client:{acme['client_id']}", "200000", now=MORNING)

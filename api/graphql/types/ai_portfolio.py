@@ -13,7 +13,9 @@ from api.graphql.permissions import AdminOnly
 from api.graphql.types.ai_day import AIDay
 from api.graphql.types.ai_position import AIPosition
 from api.graphql.types.ai_trade import AITrade
+from api.graphql.types.track_record import TrackRecord
 from views import portfolio as portfolio_views
+from views.track_record import ai_track_record
 
 AI_POSITIONS = Page("aiPositions", default=100, largest=500)
 AI_TRADES = Page("aiTrades", default=100, largest=1000)
@@ -45,6 +47,12 @@ class AIPortfolio:
     def positions(self, first: int | None = AI_POSITIONS.default, after: str | None = None) -> Connection[AIPosition]:
         page, info = AI_POSITIONS.slice(self.open_positions, lambda p: p["symbol"], first, after)
         return Connection(nodes=[AIPosition.from_row(p, self.equity) for p in page], page_info=info)
+
+    @strawberry.field(description="Return, risk, turnover and costs beside the equal-weighted liquid universe "
+                                  "(GET /api/ai-portfolio/track-record).")
+    async def track_record(self, info: Info) -> TrackRecord:
+        starting = info.context.svc.settings.ai_starting_cash
+        return TrackRecord.from_record(await info.context.read(ai_track_record, starting))
 
     @strawberry.field(description="Admin only (null with a FORBIDDEN error otherwise): every AI trade with its rationale, oldest first.", permission_classes=[AdminOnly])
     async def trades(self, info: Info, first: int | None = AI_TRADES.default, after: str | None = None) -> Connection[AITrade] | None:

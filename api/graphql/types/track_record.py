@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+
+
+@strawberry.type(description="The book beside one benchmark over the same days (fractions; 250 trading days a year).")
+class BenchmarkComparison:
+    name: str = strawberry.field(description="equal_weight_liquid: the names that passed the entry gates at the month's "
+                                             "start, held equally through the month.")
+    total_return: float | None
+    annual_return: float | None
+    excess_annual_return: float | None
+    tracking_error: float | None
+    information_ratio: float | None
+    beta: float | None
+    alpha: float | None
+
+
+@strawberry.type(description="Costs the book paid, in the market's currency, and their share of mean equity a year.")
+class CostsPaid:
+    fees: float
+    spread: float
+    impact: float
+    total: float
+    share_of_equity_per_year: float | None
+
+
+@strawberry.type(description="Track-record statistics (GET /api/ai-portfolio/track-record): empyrical-reloaded's "
+                             "figures, fractions not percent.")
+class TrackRecord:
+    days: int
+    first: str | None
+    last: str | None
+    total_return: float | None
+    annual_return: float | None
+    annual_volatility: float | None
+    sharpe: float | None
+    sortino: float | None
+    max_drawdown: float | None
+    calmar: float | None
+    annual_turnover: float | None
+    trades: int | None
+    costs: CostsPaid | None
+    benchmarks: list[BenchmarkComparison]
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> TrackRecord:
+        plain = {name: record.get(name) for name in ("first", "last", "total_return", "annual_return", "annual_volatility",
+                                                     "sharpe", "sortino", "max_drawdown", "calmar", "annual_turnover",
+                                                     "trades")}
+        costs = record.get("costs")
+        return cls(days=record.get("days", 0), **plain, costs=CostsPaid(**costs) if costs else None,
+                   benchmarks=[BenchmarkComparison(name=name, **{k: figures.get(k) for k in (
+                       "total_return", "annual_return", "excess_annual_return", "tracking_error", "information_ratio",
+                       "beta", "alpha")}) for name, figures in record.get("benchmarks", {}).items()])
