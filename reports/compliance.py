@@ -93,11 +93,13 @@ def _audit_trail(inputs: dict[str, Any]) -> list[Flowable]:
     trades = inputs["audit_trail"]
     if not trades:
         return section("Recent trade audit trail", notice("the AI portfolio has not traded yet"))
-    rows = [[t["trading_date"], t["symbol"], t["side"], number(t["quantity"]), money(t["price"]), money(t["value"])]
-            for t in trades]
-    table = data_table(["Date", "Symbol", "Action", "Quantity", "Price", "Value"], rows, numeric_from=3)
-    note = text(f"The AI portfolio's {len(trades)} most recent of {inputs['trades_total']} trades, newest first, "
-                "executed at the session close.", SMALL)
+    rows = [[t["trading_date"], t["symbol"], t["side"], number(t["quantity"]), money(t["price"]), money(t["value"]),
+             money(t.get("fees")), money(t.get("costs"))] for t in trades]
+    table = data_table(["Date", "Symbol", "Action", "Quantity", "Price", "Value", "Fees", "All costs"], rows,
+                       numeric_from=3)
+    note = text(f"The AI portfolio's {len(trades)} most recent of {inputs['trades_total']} trades, newest first. Each "
+                "was decided after a close and filled in the next session at the ask or the bid (or half the day's "
+                "range from the close), with square-root market impact; all costs = spread + impact + fees.", SMALL)
     return section("Recent trade audit trail", note, table)
 
 

@@ -25,6 +25,7 @@ from market.clock import TradingCalendar, latest_closed_trading_day
 from market.errors import NotReadyError
 from market.plain import canonical_sha256, to_plain
 from market.settings import Settings
+from views.track_record import ai_track_record
 from views.breadth import breadth_of
 from models.features import FEATURE_NAMES
 from views.market import latest_market, valuation_day
@@ -53,13 +54,16 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
         "scores": [q["score"] for q in scored],
         "ai_portfolio": {**summary, "positions": portfolio_views.ai_positions(conn, day)},
         "equity_curve": portfolio_views.ai_record(conn)["days"],
+        "track_record": ai_track_record(conn, settings.ai_starting_cash),
         "currency": trading_currency(conn),
     })
 
 
 def compliance_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, settings: Settings) -> dict[str, Any]:
     trades = portfolio_views.ai_record(conn)["trades"]
-    audit = [{k: t[k] for k in ("trade_id", "trading_date", "timestamp", "symbol", "side", "quantity", "price", "value")}
+    audit = [{**{k: t[k] for k in ("trade_id", "trading_date", "timestamp", "symbol", "side", "quantity", "price", "value",
+                                   "fees")},
+              "costs": ((t["rationale"] or {}).get("fill") or {}).get("costs", {}).get("total", str(t["fees"]))}
              for t in reversed(trades[-AUDIT_TRADES:])]
     return to_plain({
         "performance": performance(conn),

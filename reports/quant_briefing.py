@@ -29,6 +29,7 @@ def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowab
         *_sentiment(market),
         *_signals(inputs),
         *_portfolio(inputs["ai_portfolio"]),
+        *_track_record(inputs.get("track_record") or {"days": 0}),
         *_charts(inputs, width, closing=section("Powered by", powered_by(width))),
     ]
 
@@ -97,6 +98,39 @@ def _portfolio(ai: dict[str, Any]) -> list[Flowable]:
     return section("AI portfolio", figures, Spacer(0, 6), table)
 
 
+def _track_record(record: dict[str, Any]) -> list[Flowable]:
+    """Return, risk, turnover and costs beside the equal-weighted liquid universe."""
+    if record.get("days", 0) < 2:
+        return section("Track record", notice("fewer than two executed days: no statistics yet"))
+    bench = record["benchmarks"].get("equal_weight_liquid", {})
+    costs = record.get("costs") or {}
+
+    def ratio(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    def share(value: float | None) -> str:
+        return signed_pct(None if value is None else value * 100, 2)
+
+    rows = [["Total return", share(record["total_return"]), share(bench.get("total_return"))],
+            ["Annual return", share(record["annual_return"]), share(bench.get("annual_return"))],
+            ["Annual volatility", share(record["annual_volatility"]), "-"],
+            ["Sharpe / Sortino", f"{ratio(record['sharpe'])} / {ratio(record['sortino'])}", "-"],
+            ["Maximum drawdown / Calmar", f"{share(record['max_drawdown'])} / {ratio(record['calmar'])}", "-"],
+            ["Excess annual return", share(bench.get("excess_annual_return")), ""],
+            ["Tracking error / information ratio", f"{share(bench.get('tracking_error'))} / "
+                                                   f"{ratio(bench.get('information_ratio'))}", ""],
+            ["Beta / annual alpha", f"{ratio(bench.get('beta'))} / {share(bench.get('alpha'))}", ""],
+            ["Annual turnover", f"{ratio(record.get('annual_turnover'))}x", ""],
+            ["Costs paid (fees / spread / impact)", f"{money(costs.get('fees'))} / {money(costs.get('spread'))} / "
+                                                    f"{money(costs.get('impact'))}", ""]]
+    note = text(f"{record['days']} executed days from {record['first']} to {record['last']}, {record.get('trades', 0)} "
+                "fills. Orders decided after a close fill in the next session at the ask or the bid (else half the "
+                "range), plus square-root impact and fees, at most 25% of the session's volume. Benchmark: the names "
+                "that passed the entry gates at each month's start, held equally. Statistics: empyrical-reloaded, "
+                "250 trading days a year, no risk-free rate.", SMALL)
+    return section("Track record", note, data_table(["Statistic", "AI portfolio", "Equal-weighted liquid"], rows))
+
+
 def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> list[Flowable]:
     """Both charts; the last one kept on one page with `closing` (the logos), which never
     stand alone on the last page."""
@@ -108,4 +142,9 @@ def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> li
     scores = inputs["scores"]
     distribution: Flowable = (charts.score_distribution(scores, LONG_SCORE, AVOID_SCORE, width) if scores
                               else notice("no scored instruments on the latest market day"))
-    return [*section("Equity curve", equity), *kept(*section("Score distribution", distribution), *closing)]
+    rule = text(f"LONG needs a Score of at least {LONG_SCORE:.0f} and a held edge (what that Score band earned from the "
+                "next session's close) above the name's round-trip cost (its spread and two fees); AVOID: a Score of "
+                f"{AVOID_SCORE:.0f} or less with a negative held edge, or a held edge that loses more than leaving costs. "
+                "A Score above the line that is not LONG did not clear its cost (GET /api/market/... predictions carry "
+                "the reason).", SMALL)
+    return [*section("Equity curve", equity), *kept(*section("Score distribution", distribution, rule), *closing)]
