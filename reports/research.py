@@ -355,28 +355,44 @@ def equity_chart(results: dict, source: str, currency: str):  # noqa: ANN201
         if curve.empty:
             continue
         ax.plot(pd.to_datetime(curve["date"]), curve["equity"], label=f"{label}: equity", color=COLOURS[i])
-        if result.rails:
+        if result.rails and result.realistic:
             ax.plot(pd.to_datetime(curve["date"]), curve["liquid_equity"], label=f"{label}: liquid equity",
                     color=COLOURS[i], linestyle="--")
     millions_axis(ax)
     ax.legend(fontsize=8, frameon=False)
-    titled(ax, f"{source}: equity of the executor with and without the liquidity rails", "", currency)
+    titled(ax, f"{source}: equity, next-session fills with costs against same-close free fills", "", currency)
     fig.autofmt_xdate()
     fig.tight_layout()
     return fig
 
 
 def backtest_table(results: dict):  # noqa: ANN201
-    """The backtest figures side by side, each formatted as it reads."""
+    """The backtest figures side by side, each formatted as it reads: the book's own, its
+    costs, and against the equal-weighted liquid universe."""
     from reports.figures import fmt_count, fmt_money, fmt_number, fmt_pct, styled
 
-    formats = {"total_return": lambda v: fmt_pct(v, 2, signed=True), "annual_return": lambda v: fmt_pct(v, 2, signed=True),
+    share = lambda v: fmt_pct(v, 2, signed=True)  # noqa: E731
+    ratio = lambda v: "-" if v is None else fmt_number(v, 2)  # noqa: E731
+    formats = {"total_return": share, "annual_return": share, "annual_volatility": lambda v: fmt_pct(v, 2),
+               "sharpe": ratio, "sortino": ratio, "calmar": ratio,
                "max_drawdown": lambda v: fmt_pct(v, 2), "annual_turnover": lambda v: f"{fmt_number(v, 1)}x",
                "blocked_share": lambda v: fmt_pct(v, 1), "cut_share": lambda v: fmt_pct(v, 1),
-               "final_equity": fmt_money, "final_liquid_equity": fmt_money}
-    names = [n for n in next(iter(results.values())).figures if n != "rails"]
-    rows = [{"figure": name.replace("_", " "), **{label: formats.get(name, fmt_count)(r.figures.get(name))
-                                                 for label, r in results.items()}} for name in names]
+               "final_equity": fmt_money, "final_liquid_equity": fmt_money, "costs paid": fmt_money,
+               "benchmark return": share, "excess annual return": share, "tracking error": lambda v: fmt_pct(v, 2),
+               "information ratio": ratio, "beta": ratio}
+
+    def flat(figures: dict) -> dict:
+        bench = figures.get("benchmarks", {}).get("equal_weight_liquid", {})
+        plain = {k: v for k, v in figures.items() if not isinstance(v, dict) and k not in ("rails", "fills", "first", "last")}
+        return {**plain, "costs paid": (figures.get("costs") or {}).get("total"),
+                "benchmark return": bench.get("total_return"), "excess annual return": bench.get("excess_annual_return"),
+                "tracking error": bench.get("tracking_error"), "information ratio": bench.get("information_ratio"),
+                "beta": bench.get("beta")}
+
+    flattened = {label: flat(r.figures) for label, r in results.items()}
+    names = list(next(iter(flattened.values())))
+    rows = [{"figure": name.replace("_", " "), **{label: formats.get(name, fmt_count)(f.get(name))
+                                                 for label, f in flattened.items()}} for name in names]
     return styled(pd.DataFrame(rows))
 
 
@@ -496,9 +512,13 @@ def nse_diagnostics(path: str, history_days: int, test_days: int, min_train_days
 
 
 def backtest(prices: pd.DataFrame, test_days: int, min_train_days: int, cash: float) -> dict | None:
-    """The rails backtest (portfolio/backtest.py) over the last `test_days` of `prices`:
-    {"with rails": result, "without rails": result}, or None on too short a history."""
-    from portfolio.backtest import out_of_sample_predictions, run_backtest
+    """The backtest (portfolio/backtest.py) over the last `test_days` of `prices`: the
+    decisions filled in the next session through the cost model, the same decisions filled
+    at their own close for free, and that again without the rails; each result's figures
+    carry the statistics beside the equal-weighted liquid universe. None on too short a
+    history."""
+    from portfolio.backtest import out_of_sample_predictions, run_backtest, summarise
+    from portfolio.track_record import equal_weight_liquid
 
     dates = sorted(prices["date"].unique()) if not prices.empty else []
     if len(dates) <= min_train_days + 5:
@@ -507,17 +527,40 @@ def backtest(prices: pd.DataFrame, test_days: int, min_train_days: int, cash: fl
     predictions = out_of_sample_predictions(prices, min_train_days=min_train_days, first_test_date=first)
     if predictions.empty:
         return None
-    return {"with rails": run_backtest(predictions, True, cash), "without rails": run_backtest(predictions, False, cash)}
+    benchmarks = {"equal_weight_liquid": equal_weight_liquid(predictions)}
+    results = {"next session, cost model": run_backtest(predictions, True, cash),
+               "same close, cost-free": run_backtest(predictions, True, cash, realistic=False),
+               "same close, cost-free, no rails": run_backtest(predictions, False, cash, realistic=False)}
+    for result in results.values():
+        result.figures = summarise(result, cash, benchmarks)
+    return results
 
 
 def rails_table(results: dict):  # noqa: ANN201
     from reports.figures import fmt_count, styled
 
     rows = [{"portfolio": label, "would-be orders": r.would_trade, "blocked by the rails": r.blocked,
-             "cut in size": r.cut, "orders filled": r.orders, "position-days trapped": r.days_trapped}
+             "cut in size": r.cut, "orders filled": r.orders, "orders lapsed": r.lapsed,
+             "position-days trapped": r.days_trapped}
             for label, r in results.items()]
     frame = pd.DataFrame(rows)
     return styled(frame, {c: fmt_count for c in frame.columns if c != "portfolio"})
+
+
+def monthly_returns_table(result):  # noqa: ANN001, ANN201 - a BacktestResult
+    """The book's return per calendar month (rows: years, columns: months), compounded
+    from its daily equity."""
+    from reports.figures import fmt_pct, styled
+
+    curve = result.curve
+    if curve.empty:
+        return styled(pd.DataFrame({"note": ["no day replayed"]}))
+    equity = pd.Series(curve["equity"].to_numpy(), index=pd.to_datetime(curve["date"]))
+    monthly = equity.resample("ME").last().pct_change()
+    monthly.iloc[0] = equity.resample("ME").last().iloc[0] / equity.iloc[0] - 1
+    table = pd.DataFrame({"year": monthly.index.year, "month": monthly.index.strftime("%b"), "r": monthly.to_numpy()})
+    pivot = table.pivot_table(index="year", columns="month", values="r", aggfunc="sum", sort=False)
+    return styled(pivot.reset_index(), {c: (lambda v: fmt_pct(v, 2, signed=True)) for c in pivot.columns})
 
 
 def quality_instruments_table(prices: pd.DataFrame, top: int = 15):  # noqa: ANN201

@@ -22,8 +22,8 @@ from tests.api.conftest import Api, assert_problem
 from tests.api.world import DAY
 from tests.reports.pdf import read
 
-BRIEFING_SECTIONS = ["System performance", "Market sentiment", "Top AI signals", "AI portfolio", "Equity curve",
-                     "Score distribution", "Powered by"]
+BRIEFING_SECTIONS = ["System performance", "Market sentiment", "Top AI signals", "AI portfolio", "Track record",
+                     "Equity curve", "Score distribution", "Powered by"]
 COMPLIANCE_SECTIONS = ["Risk disclosures", "Model risk", "Out-of-sample accuracy", "Regime change", "Backtesting limits",
                        "Illiquidity", "No investment advice", "Speculative nature", "Model metrics",
                        "Recent trade audit trail", "Regulatory notices", "Corporate structure", "Nature of output",
@@ -94,6 +94,13 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     for position in api.acme("GET", "/api/ai-portfolio/positions").json():
         assert f"{position['symbol']} {number(position['quantity'])} {money(position['average_cost'])}" in pdf.text
     assert "Starting cash" in pdf.text and "Score (0-100)" in pdf.text, "the charts' legend and axis titles are text"
+    record = api.acme("GET", "/api/ai-portfolio/track-record").json()
+    bench = record["benchmarks"]["equal_weight_liquid"]
+    assert (f"Total return {signed_pct(record['total_return'] * 100, 2)} {signed_pct(bench['total_return'] * 100, 2)}"
+            in pdf.text)
+    assert f"Costs paid (fees / spread / impact) {money(record['costs']['fees'])} / {money(record['costs']['spread'])}" \
+        in pdf.text
+    assert "LONG needs a Score of at least 55 and a held edge" in pdf.text.replace("\n", " ")
 
 
 def test_compliance_report_sections_trail_and_certified_digest(api: Api) -> None:
@@ -109,8 +116,9 @@ def test_compliance_report_sections_trail_and_certified_digest(api: Api) -> None
     trades = api.admin("GET", "/api/ai-portfolio/history").json()["trades"]
     assert trades, "the world's executed AI day traded"
     for trade in trades:
+        costs = trade["rationale"]["fill"]["costs"]["total"]
         row = (f"{trade['trading_date']} {trade['symbol']} {trade['side']} {number(trade['quantity'])} "
-               f"{money(trade['price'])} {money(trade['value'])}")
+               f"{money(trade['price'])} {money(trade['value'])} {money(trade['fees'])} {money(costs)}")
         assert row in pdf.text, row
 
     digest = response.headers["X-Data-SHA256"]
