@@ -139,12 +139,14 @@ def latest_market(conn: Connection, calendar: TradingCalendar, closed_through: d
             "change_pct": _number((last["close"] / previous - 1) * 100, 4) if previous and traded else 0.0 if previous else None,
             "rsi": _number(last["rsi_14"], 4),
             "predicted_return": None, "score": None, "action": None, "tercile": None, "model_id": None,
-            "layer1_backend": None, "reason": None,
+            "layer1_backend": None, "held_edge": None, "round_trip_cost": None, "decision_reason": None, "reason": None,
         }
         if prediction is not None:
             entry.update(predicted_return=_number(prediction["predicted_return"]), score=_number(prediction["score"], 4),
                          action=prediction["action"], tercile=prediction["tercile"], model_id=model_id,
-                         layer1_backend=prediction["layer1_backend"])
+                         layer1_backend=prediction["layer1_backend"], held_edge=_number(prediction.get("held_edge")),
+                         round_trip_cost=_number(prediction.get("round_trip_cost")),
+                         decision_reason=prediction.get("decision_reason"))
         elif model_id is None:
             entry["reason"] = f"{day.isoformat()} is not scored yet (T1 step 4, t1_predict, has not run for it)"
         else:

@@ -23,13 +23,21 @@ class LatestQuote(BaseModel):
     tercile: str | None = Field(description="TOP, MIDDLE, BOTTOM or ILLIQUID.")
     model_id: str | None
     layer1_backend: str | None = Field(description="Foundation-model backend; `fallback-...` names the labelled fallback.")
+    held_edge: float | None = Field(description=(
+        "What earlier out-of-sample predictions in the same Score band earned from the next session's close over "
+        "the horizon held, a fraction; null before enough history (models/decisions.py)."))
+    round_trip_cost: float | None = Field(description="The name's spread and two brokerage fees, a fraction.")
+    decision_reason: str | None = Field(description=(
+        "Why the Action is what it is, e.g. 'edge +0.40% over 1 sessions below round-trip cost 3.00% "
+        "(spread 2.00%, fees 1.00%)' for a Score above the LONG line that is not LONG."))
     reason: str | None = Field(description="Why the prediction fields are null.")
 
 
 LATEST_EXAMPLE = {"NCBFG": {
     "trading_date": "2026-11-20", "close": 101.5, "volume": 125000, "change_pct": 1.25, "rsi": 56.3,
     "predicted_return": 0.0021, "score": 58.4, "action": "HOLD", "tercile": "TOP", "model_id": "risk-2026-11-20-h1-warm",
-    "layer1_backend": "fallback-empirical-v2", "reason": None}}
+    "layer1_backend": "fallback-empirical-v2", "held_edge": 0.0016, "round_trip_cost": 0.0273,
+    "decision_reason": "edge +0.16% over 1 sessions below round-trip cost 2.73% (spread 1.73%, fees 1.00%)", "reason": None}}
 
 
 class VarianceWindow(BaseModel):

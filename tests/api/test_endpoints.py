@@ -8,7 +8,7 @@ import pytest
 
 from models.features import rsi_14
 from tests.api.conftest import Api, assert_problem
-from tests.api.world import DAY, HISTORY_DAYS, SYMBOLS, close_of
+from tests.api.world import DAY, HISTORY_DAYS, HOLD_REASON, SYMBOLS, close_of
 from tests.portfolio.seed import CALENDAR
 from tests.conftest import ADMIN_KEY
 
@@ -94,6 +94,12 @@ def test_history_pages_with_a_cursor_and_indicators(api: Api) -> None:
     assert_problem(api.acme("GET", "/api/market/history/LIQ", params={"cursor": "garbage"}), 422, "cursor")
     assert_problem(api.acme("GET", "/api/market/history/LIQ", params={"cursor": "before:garbage"}), 422, "cursor")
     assert_problem(api.acme("GET", "/api/market/history/LIQ", params={"start": "2026-11-20", "end": "2026-11-01"}), 422)
+
+
+def test_a_score_at_the_long_line_that_is_not_long_says_why(api: Api) -> None:
+    mid = api.acme("GET", "/api/market/latest").json()["MID"]
+    assert (mid["score"], mid["action"]) == (55.0, "HOLD")
+    assert (mid["held_edge"], mid["round_trip_cost"], mid["decision_reason"]) == (0.002, 0.014, HOLD_REASON)
 
 
 def test_ai_portfolio_positions_summary_and_history(api: Api) -> None:

@@ -69,7 +69,8 @@ def test_market_fields_equal_rest(api: Api) -> None:
     key = api.world.acme_key
     rest_latest = api.acme("GET", "/api/market/latest").json()
     graph = data(api, """{ instruments { nodes { symbol latestQuote { tradingDate close volume changePct rsi
-        predictedReturn score action tercile modelId layer1Backend reason } } } }""", key)["instruments"]["nodes"]
+        predictedReturn score action tercile modelId layer1Backend heldEdge roundTripCost decisionReason reason } } } }""",
+                 key)["instruments"]["nodes"]
     assert {n["symbol"]: snake(n["latestQuote"]) for n in graph} == rest_latest
 
     rest_page = api.acme("GET", "/api/market/history/LIQ", params={"limit": 25, "start": "2026-09-01"}).json()
@@ -91,12 +92,15 @@ def test_market_fields_equal_rest(api: Api) -> None:
     assert snake(recent) == rest_recent["items"]
 
     prediction = data(api, '{ instrument(symbol: "LIQ") { latestPrediction { tradingDate score action tercile '
-                           'predictedReturn layer1Backend modelId } } }', key)["instrument"]["latestPrediction"]
+                           'predictedReturn layer1Backend modelId heldEdge roundTripCost decisionReason } } }',
+                      key)["instrument"]["latestPrediction"]
     liq = rest_latest["LIQ"]
     assert (prediction["tradingDate"], prediction["score"], prediction["action"], prediction["tercile"]) == \
         (liq["trading_date"], liq["score"], liq["action"], liq["tercile"])
     assert (prediction["predictedReturn"], prediction["layer1Backend"], prediction["modelId"]) == \
         (liq["predicted_return"], liq["layer1_backend"], liq["model_id"])
+    assert (prediction["heldEdge"], prediction["roundTripCost"], prediction["decisionReason"]) == \
+        (liq["held_edge"], liq["round_trip_cost"], liq["decision_reason"])
 
 
 def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:

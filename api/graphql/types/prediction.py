@@ -24,11 +24,17 @@ class Prediction:
     probability_up: float | None = strawberry.field(description="Layer 2's probability of an up move.")
     layer1_probability: float | None = strawberry.field(description="The foundation model's P(up), one of the 14 features.")
     layer1_backend: str | None = strawberry.field(description="Foundation-model backend; `fallback-...` names the labelled fallback.")
+    held_edge: float | None = strawberry.field(description=(
+        "What earlier predictions in the same Score band earned from the next session's close, a fraction."))
+    round_trip_cost: float | None = strawberry.field(description="The name's spread and two brokerage fees, a fraction.")
+    decision_reason: str | None = strawberry.field(description="Why the Action is what it is (held edge against cost).")
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Prediction:
         return cls(symbol=row["symbol"], trading_date=row["trading_date"], model_id=row["model_id"],
                    horizon_days=row["horizon_days"], score=row["score"], action=optional(Action, row["action"]),
                    weight=row["weight"], tercile=optional(Tercile, row["tercile"]), predicted_return=row["predicted_return"], probability_up=row["p_up"],
-                   layer1_probability=row["layer1_p_up"], layer1_backend=row["layer1_backend"])
+                   layer1_probability=row["layer1_p_up"], layer1_backend=row["layer1_backend"],
+                   held_edge=row.get("held_edge"), round_trip_cost=row.get("round_trip_cost"),
+                   decision_reason=row.get("decision_reason"))
 

@@ -23,6 +23,10 @@ class Quote:
     tercile: Tercile | None
     model_id: str | None
     layer1_backend: str | None
+    held_edge: float | None = strawberry.field(description=(
+        "What earlier predictions in the same Score band earned from the next session's close, a fraction."))
+    round_trip_cost: float | None = strawberry.field(description="The name's spread and two brokerage fees, a fraction.")
+    decision_reason: str | None = strawberry.field(description="Why the Action is what it is (held edge against cost).")
     reason: str | None = strawberry.field(description="Why the prediction fields are null.")
 
     @classmethod
