@@ -72,8 +72,34 @@ def run_demo(settings: Settings, history_days: int | None = None, market_path: s
         output = run_stage_notebook("t3_macro", monday, settings=get_settings(), trigger="demo")
         yield f"{'t3_macro':<14} {monday}  ->  {output}"
     yield from _house_portfolio_and_suggestions(get_settings(), day, market.calendar.next_trading_day(day))
+    yield _track_record_line(get_settings())
     yield from _reports(get_settings(), market.calendar)
     yield f"index of every executed notebook: {get_settings().runs_dir / 'index.md'}"
+
+
+def _track_record_line(settings: Settings) -> str:
+    """The AI portfolio's record in one line, as GET /api/ai-portfolio/track-record serves it."""
+    from views.track_record import ai_track_record
+
+    with service_engine(settings).connect() as conn:
+        record = ai_track_record(conn, settings.ai_starting_cash)
+    if record.get("days", 0) < 2:
+        return "AI portfolio track record: fewer than two executed days"
+    bench = record["benchmarks"].get("equal_weight_liquid", {})
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:+.2%}"
+
+    def num(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.2f}"
+
+    costs = record.get("costs") or {}
+    why = "" if record.get("trades") else " (no name's held edge cleared its round-trip cost: every Score above the LONG line says why)"
+    return (f"AI portfolio track record over {record['days']} days: {record.get('trades', 0)} fills{why}, return "
+            f"{pct(record['total_return'])}, Sharpe {num(record['sharpe'])}, max drawdown {pct(record['max_drawdown'])}, "
+            f"turnover {num(record.get('annual_turnover'))}x a year, costs {costs.get('total', 0):,.2f}; equal-weighted "
+            f"liquid universe {pct(bench.get('total_return'))}, information ratio {num(bench.get('information_ratio'))}, "
+            f"beta {num(bench.get('beta'))} (GET /api/ai-portfolio/track-record)")
 
 
 def _reports(settings: Settings, calendar: TradingCalendar) -> Iterator[str]:

@@ -26,8 +26,9 @@ The benchmarks (`equal_weight_liquid`, `index_returns`):
   entry gates (market/liquidity.py) on the last trading day before it, bought in equal
   amounts and held through the month (untraded days at the last close), rebalanced
   monthly; no costs (a benchmark is what the market gave, not a strategy);
-- the market's index: the service's capitalisation-weighted index (views/breadth.py) or
-  the index levels a replayed file carries (the NSE's NASI), as daily returns.
+- the market's index: the service's capitalisation-weighted index (`cap_weighted_index`,
+  the day's change as views/breadth.py defines it) or the index levels a replayed file
+  carries (the NSE's NASI, `index_returns`), as daily returns.
 """
 from __future__ import annotations
 
@@ -152,6 +153,26 @@ def equal_weight_liquid(frame: pd.DataFrame) -> pd.Series:
         chained = pd.concat([pd.Series([1.0]), value.reset_index(drop=True)])
         out.loc[list(days.index)] = chained.pct_change().iloc[1:].to_numpy()
     return out
+
+
+def cap_weighted_index(closes: pd.DataFrame, shares: pd.DataFrame) -> pd.Series:
+    """Daily returns of the service's capitalisation-weighted index, as views/breadth.py
+    defines a day's change: every instrument with shares outstanding known on the day
+    (the latest report on or before it), shares held fixed over the day, a name that did
+    not trade at its last close (no change). `closes`: date x symbol, `shares`: symbol,
+    report_date, shares_outstanding."""
+    closes = closes.sort_index().ffill()
+    known = shares.dropna(subset=["shares_outstanding"]).sort_values("report_date")
+    out = {}
+    dates = list(closes.index)
+    for previous, day in zip(dates[:-1], dates[1:]):
+        held = known[known["report_date"] <= day].groupby("symbol")["shares_outstanding"].last()
+        held = held[[s for s in held.index if s in closes.columns]]
+        before, now = closes.loc[previous, held.index], closes.loc[day, held.index]
+        usable = before.notna() & now.notna() & (before > 0)
+        cap_before = float((before[usable] * held[usable]).sum())
+        out[day] = float((now[usable] * held[usable]).sum()) / cap_before - 1 if cap_before > 0 else 0.0
+    return pd.Series(out, dtype=float)
 
 
 def index_returns(levels: pd.Series) -> pd.Series:

@@ -103,6 +103,7 @@ def _track_record(record: dict[str, Any]) -> list[Flowable]:
     if record.get("days", 0) < 2:
         return section("Track record", notice("fewer than two executed days: no statistics yet"))
     bench = record["benchmarks"].get("equal_weight_liquid", {})
+    index = record["benchmarks"].get("index", {})
     costs = record.get("costs") or {}
 
     def ratio(value: float | None) -> str:
@@ -111,24 +112,27 @@ def _track_record(record: dict[str, Any]) -> list[Flowable]:
     def share(value: float | None) -> str:
         return signed_pct(None if value is None else value * 100, 2)
 
-    rows = [["Total return", share(record["total_return"]), share(bench.get("total_return"))],
-            ["Annual return", share(record["annual_return"]), share(bench.get("annual_return"))],
-            ["Annual volatility", share(record["annual_volatility"]), "-"],
-            ["Sharpe / Sortino", f"{ratio(record['sharpe'])} / {ratio(record['sortino'])}", "-"],
-            ["Maximum drawdown / Calmar", f"{share(record['max_drawdown'])} / {ratio(record['calmar'])}", "-"],
-            ["Excess annual return", share(bench.get("excess_annual_return")), ""],
-            ["Tracking error / information ratio", f"{share(bench.get('tracking_error'))} / "
-                                                   f"{ratio(bench.get('information_ratio'))}", ""],
-            ["Beta / annual alpha", f"{ratio(bench.get('beta'))} / {share(bench.get('alpha'))}", ""],
-            ["Annual turnover", f"{ratio(record.get('annual_turnover'))}x", ""],
+    def against(key: str, shown=share) -> list[str]:  # noqa: ANN001 - a formatter
+        return [shown(bench.get(key)), shown(index.get(key)) if index else "-"]
+
+    rows = [["Total return", share(record["total_return"]), *against("total_return")],
+            ["Annual return", share(record["annual_return"]), *against("annual_return")],
+            ["Annual volatility", share(record["annual_volatility"]), "", ""],
+            ["Sharpe / Sortino", f"{ratio(record['sharpe'])} / {ratio(record['sortino'])}", "", ""],
+            ["Maximum drawdown / Calmar", f"{share(record['max_drawdown'])} / {ratio(record['calmar'])}", "", ""],
+            ["Annual turnover", f"{ratio(record.get('annual_turnover'))}x", "", ""],
             ["Costs paid (fees / spread / impact)", f"{money(costs.get('fees'))} / {money(costs.get('spread'))} / "
-                                                    f"{money(costs.get('impact'))}", ""]]
+                                                    f"{money(costs.get('impact'))}", "", ""],
+            ["Excess annual return (book - benchmark)", "", *against("excess_annual_return")],
+            ["Tracking error", "", *against("tracking_error")],
+            ["Information ratio", "", *against("information_ratio", ratio)],
+            ["Beta", "", *against("beta", ratio)]]
     note = text(f"{record['days']} executed days from {record['first']} to {record['last']}, {record.get('trades', 0)} "
                 "fills. Orders decided after a close fill in the next session at the ask or the bid (else half the "
-                "range), plus square-root impact and fees, at most 25% of the session's volume. Benchmark: the names "
-                "that passed the entry gates at each month's start, held equally. Statistics: empyrical-reloaded, "
-                "250 trading days a year, no risk-free rate.", SMALL)
-    return section("Track record", note, data_table(["Statistic", "AI portfolio", "Equal-weighted liquid"], rows))
+                "range), plus square-root impact and fees, at most 25% of the session's volume. Benchmarks: the names "
+                "that passed the entry gates at each month's start, held equally; the service's capitalisation-weighted "
+                "index. Statistics: empyrical-reloaded, 250 trading days a year, no risk-free rate.", SMALL)
+    return section("Track record", note, data_table(["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"], rows))
 
 
 def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> list[Flowable]:

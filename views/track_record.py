@@ -4,10 +4,11 @@ store (portfolio/track_record.py computes; this view gathers).
 The equity curve is the AI portfolio's `portfolio_days` (cash plus positions at each
 close, dividends included), its first day measured against the opening cash; costs are
 the parts each fill stored (spread, impact, fees) and turnover the value its trades moved.
-The benchmark is the equal-weighted liquid universe over the same days, from the stored
-closes, volumes and quotes (ADV_20 over each name's last 20 stored bars). The market's
-index is not served here yet: the service's capitalisation-weighted index is computed per
-day by views/breadth.py, not stored as a series (docs/portfolio.md).
+The benchmarks, over the same days: the equal-weighted liquid universe, from the stored
+closes, volumes and quotes (ADV_20 over each name's last 20 stored bars), and the
+market's index, the service's capitalisation-weighted index (the day's change as
+views/breadth.py defines it, from the stored closes and the shares outstanding the
+fundamentals reported), absent while no instrument has shares outstanding.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import pandas as pd
 from sqlalchemy import Connection
 
 from portfolio import ledger
-from portfolio.track_record import daily_returns, equal_weight_liquid, statistics
+from portfolio.track_record import cap_weighted_index, daily_returns, equal_weight_liquid, statistics
 from store import tables
 from store.history import current_rows
 from views.portfolio import equity_curve
@@ -42,22 +43,29 @@ def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
         costs["fees"] += float(t["fees"])
         costs["spread"] += float(Decimal(parts.get("spread", "0")))
         costs["impact"] += float(Decimal(parts.get("impact", "0")))
-    benchmark = _equal_weight(conn, dates)
-    out = statistics(returns, {"equal_weight_liquid": benchmark} if benchmark is not None else {}, traded_value=traded,
+    out = statistics(returns, _benchmarks(conn, dates), traded_value=traded,
                      mean_equity=float(pd.Series([r["equity"] for r in curve]).mean()), costs=costs)
     out["trades"] = len(trades)
     return out
 
 
-def _equal_weight(conn: Connection, dates: list) -> pd.Series | None:
+def _benchmarks(conn: Connection, dates: list) -> dict[str, pd.Series]:
     c = tables.eod_prices.c
     rows = current_rows(conn, tables.eod_prices, where=[c.trading_date >= dates[0] - timedelta(days=60),
                                                          c.trading_date <= dates[-1]])
     if not rows:
-        return None
+        return {}
     frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"}).sort_values(["symbol", "date"])
     for column in ("close", "volume", "bid", "ask", "high", "low"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     frame["adv_20"] = frame.groupby("symbol")["volume"].transform(lambda v: v.rolling(20, min_periods=20).mean())
-    returns = equal_weight_liquid(frame)
-    return returns.reindex(dates).fillna(0.0)
+    out = {"equal_weight_liquid": equal_weight_liquid(frame).reindex(dates).fillna(0.0)}
+    f = tables.fundamentals.c
+    shares = pd.DataFrame(current_rows(conn, tables.fundamentals, where=[f.report_date <= dates[-1]]),
+                          columns=[x.name for x in tables.fundamentals.c])
+    shares = shares.dropna(subset=["shares_outstanding"])
+    if not shares.empty:
+        closes = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last")
+        out["index"] = cap_weighted_index(closes, shares[["symbol", "report_date", "shares_outstanding"]]
+                                          ).reindex(dates).fillna(0.0)
+    return out

@@ -51,9 +51,11 @@ def history(svc: ServicesDep, _: AdminDep, conn: ConnDep) -> Response:
 def track_record(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     """The AI portfolio's record as a quant reads it: total and annual return, volatility,
     Sharpe, Sortino, maximum drawdown, Calmar, annual turnover, costs paid by part (fees,
-    spread, impact), and beside the equal-weighted liquid universe over the same days its
-    return, the excess return, tracking error, information ratio, beta and alpha
-    (empyrical-reloaded; fractions, not percent; 250 trading days a year)."""
+    spread, impact), and beside each benchmark over the same days (`equal_weight_liquid`:
+    the names that passed the entry gates at the month's start, held equally; `index`: the
+    service's capitalisation-weighted index) its return, the excess return, tracking error,
+    information ratio, beta and alpha (empyrical-reloaded; fractions, not percent; 250
+    trading days a year)."""
     return svc.body(("ai-track-record",), newest_ids(conn, AI_DAYS, AI_TRADES), TrackRecord,
                     lambda: ai_track_record(conn, svc.settings.ai_starting_cash))
 

@@ -96,8 +96,9 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     assert "Starting cash" in pdf.text and "Score (0-100)" in pdf.text, "the charts' legend and axis titles are text"
     record = api.acme("GET", "/api/ai-portfolio/track-record").json()
     bench = record["benchmarks"]["equal_weight_liquid"]
-    assert (f"Total return {signed_pct(record['total_return'] * 100, 2)} {signed_pct(bench['total_return'] * 100, 2)}"
-            in pdf.text)
+    index = record["benchmarks"]["index"]
+    assert (f"Total return {signed_pct(record['total_return'] * 100, 2)} {signed_pct(bench['total_return'] * 100, 2)} "
+            f"{signed_pct(index['total_return'] * 100, 2)}" in pdf.text)
     assert f"Costs paid (fees / spread / impact) {money(record['costs']['fees'])} / {money(record['costs']['spread'])}" \
         in pdf.text
     assert "LONG needs a Score of at least 55 and a held edge" in pdf.text.replace("\n", " ")

@@ -54,3 +54,15 @@ def test_the_equal_weighted_liquid_benchmark_holds_last_months_liquid_names_for_
     # C did not trade on 30 January: not in February's basket, whatever it does
     assert ew.loc[date(2026, 2, 2)] == pytest.approx((1.1 + 1.0) / 2 - 1)
     assert ew.loc[date(2026, 2, 3)] == pytest.approx(((1.21 + 1.1) / 2) / ((1.1 + 1.0) / 2) - 1)
+
+
+def test_the_cap_weighted_index_moves_with_capitalisation_and_ignores_untraded_days() -> None:
+    from portfolio.track_record import cap_weighted_index
+
+    closes = pd.DataFrame({"A": [10.0, 11.0, None], "B": [5.0, 5.0, 4.0]}, index=DAYS[:3])
+    shares = pd.DataFrame({"symbol": ["A", "B", "B"], "report_date": [DAYS[0], DAYS[0], DAYS[2]],
+                           "shares_outstanding": [100, 200, 300]})
+    index = cap_weighted_index(closes, shares)
+    assert index.loc[DAYS[1]] == pytest.approx((1100 + 1000) / (1000 + 1000) - 1)
+    # A did not trade on the third day (its last close stands); B's new share count counts from its report
+    assert index.loc[DAYS[2]] == pytest.approx((1100 + 4.0 * 300) / (1100 + 5.0 * 300) - 1)

@@ -8,7 +8,8 @@ import strawberry
 @strawberry.type(description="The book beside one benchmark over the same days (fractions; 250 trading days a year).")
 class BenchmarkComparison:
     name: str = strawberry.field(description="equal_weight_liquid: the names that passed the entry gates at the month's "
-                                             "start, held equally through the month.")
+                                             "start, held equally through the month; index: the service's "
+                                             "capitalisation-weighted index.")
     total_return: float | None
     annual_return: float | None
     excess_annual_return: float | None
