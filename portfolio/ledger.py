@@ -75,7 +75,7 @@ def trade_rows(conn: Connection, portfolio_id: str, until: datetime | None = Non
 
 
 LEDGER_COLUMNS = ("id", "trade_id", "portfolio_id", "trading_date", "executed_at", "symbol", "side", "quantity", "price",
-                  "fees", "recorded_at")
+                  "fees", "origin", "recorded_at")
 
 
 def ledger_rows(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:

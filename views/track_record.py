@@ -17,11 +17,13 @@ from decimal import Decimal
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
 
 from portfolio import ledger
 from portfolio.track_record import cap_weighted_index, daily_returns, equal_weight_liquid, statistics
+from market.clock import exchange_date
 from store import tables
+from store.splits import stored_splits
 from store.history import current_rows
 from views.portfolio import equity_curve
 
@@ -45,6 +47,59 @@ def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
         costs["impact"] += float(Decimal(parts.get("impact", "0")))
     out = statistics(returns, _benchmarks(conn, dates), traded_value=traded,
                      mean_equity=float(pd.Series([r["equity"] for r in curve]).mean()), costs=costs)
+    out["trades"] = len(trades)
+    return out
+
+
+EXTERNAL_FLOWS = ("DEPOSIT", "WITHDRAWAL", "RECONCILIATION")
+
+
+def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any]:
+    """A client's (or the house's) book valued at every market day's close from its first
+    cash movement or trade: cash as its entries stood at the close (trades, fees and
+    dividends included), positions replayed from the ledger with the splits known by the
+    day, at each name's latest close. Deposits, withdrawals, statement reconciliations
+    and the shares a statement sync adds or removes are flows, not performance. Costs are
+    the fees recorded: a manual trade's price is the client's own, so no spread or impact
+    is attributed to it."""
+    cash_rows = conn.execute(select(tables.cash_entries.c.amount, tables.cash_entries.c.kind,
+                                    tables.cash_entries.c.effective_at)
+                             .where(tables.cash_entries.c.portfolio_id == portfolio_id)).all()
+    trades = ledger.ledger_rows(conn, portfolio_id)
+    moments = [exchange_date(r.effective_at) for r in cash_rows] + [t["trading_date"] for t in trades]
+    if not moments:
+        return {"days": 0, "benchmarks": {}}
+    start = min(moments)
+    c = tables.eod_prices.c
+    prices = pd.DataFrame(current_rows(conn, tables.eod_prices, where=[c.trading_date >= start - timedelta(days=60)]),
+                          columns=[x.name for x in tables.eod_prices.c])
+    dates = sorted(d for d in prices["trading_date"].unique() if d >= start)
+    if len(dates) < 2:
+        return {"days": len(dates), "benchmarks": {}}
+    closes = prices.pivot_table(index="trading_date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
+    symbols = {t["symbol"] for t in trades}
+    splits = stored_splits(conn, dates[-1], symbols) if symbols else []
+    entries = sorted((exchange_date(r.effective_at), float(r.amount), r.kind) for r in cash_rows)
+    equity, flows = [], []
+    for day in dates:
+        cash = sum(amount for when, amount, _ in entries if when <= day)
+        flow = sum(amount for when, amount, kind in entries if when == day and kind in EXTERNAL_FLOWS)
+        for t in trades:  # shares a statement brought in (or took out) arrive from outside, like cash
+            if t["origin"] == "STATEMENT_SYNC" and t["trading_date"] == day and t["symbol"] in closes.columns:
+                sign = 1 if t["side"] == "BUY" else -1
+                flow += sign * int(t["quantity"]) * float(closes.at[day, t["symbol"]])
+        book = ledger.replay([t for t in trades if t["trading_date"] <= day], [s for s in splits if s.ex_date <= day])
+        value = sum(p.quantity * float(closes.at[day, sym]) for sym, p in book.items()
+                    if p.quantity > 0 and sym in closes.columns and pd.notna(closes.at[day, sym]))
+        equity.append(cash + value)
+        flows.append(flow)
+    returns = daily_returns(pd.Series(equity, index=dates), pd.Series(flows, index=dates))
+    traded = sum(float(t["price"] * int(t["quantity"])) for t in trades)
+    fees = sum(float(t["fees"]) for t in trades)
+    positive = [e for e in equity if e > 0]
+    out = statistics(returns, _benchmarks(conn, list(returns.index)), traded_value=traded,
+                     mean_equity=float(pd.Series(positive).mean()) if positive else None,
+                     costs={"fees": fees, "spread": 0.0, "impact": 0.0})
     out["trades"] = len(trades)
     return out
 

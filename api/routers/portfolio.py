@@ -19,6 +19,7 @@ from api.schemas.portfolio import (
     ResearchResult,
     StatementResult,
     Trade,
+    TrackRecord,
     TradeOut,
 )
 from api.security import caller_portfolio, caller_portfolio_on
@@ -30,6 +31,7 @@ from fastapi.responses import Response
 from store import tables
 from store.history import newest_ids
 from views import portfolio as portfolio_views
+from views.track_record import portfolio_track_record
 
 router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=StrictJSONRoute)
 IDEMPOTENCY = Header(None, alias="Idempotency-Key", min_length=1, max_length=200,
@@ -72,6 +74,18 @@ def trade(order: ManualTradeIn, svc: ServicesDep, caller: CallerDep, idempotency
                                 ManualTrade(order.side, order.symbol, order.quantity, order.price, order.fees),
                                 idempotency_key, svc.now())
     return TradeOut.model_validate(result)
+
+
+@router.get("/track-record", response_model=TrackRecord, responses=problems(*KEYED))
+def track_record(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
+    """The portfolio's record valued at every market day's close since its first movement:
+    return, volatility, Sharpe, Sortino, drawdown, Calmar, turnover and fees, beside the
+    equal-weighted liquid universe and the service's index (fractions; deposits,
+    withdrawals and statement syncs are flows, not performance; dividends count)."""
+    pid = caller_portfolio_on(conn, svc, caller)
+    version = newest_ids(conn, (tables.cash_entries, "portfolio_id", pid), (tables.trades, "portfolio_id", pid),
+                         tables.eod_prices)
+    return svc.body(("track-record", pid), version, TrackRecord, lambda: portfolio_track_record(conn, pid))
 
 
 @router.get("/cash", response_model=list[CashEntry], responses=problems(*KEYED))

@@ -123,6 +123,14 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     assert snake(graph["trades"]["nodes"]) == api.acme("GET", "/api/portfolio/trade").json()
     assert snake(graph["cashMovements"]["nodes"]) == api.acme("GET", "/api/portfolio/cash").json()
     assert [m["kind"] for m in graph["cashMovements"]["nodes"]][-1:] == ["TRADE"]
+    mine = snake(data(api, """{ portfolio { trackRecord { days first last totalReturn annualTurnover trades
+        costs { fees spread impact total } benchmarks { name informationRatio beta } } } }""", key)["portfolio"]["trackRecord"])
+    rest_mine = api.acme("GET", "/api/portfolio/track-record").json()
+    assert {k: v for k, v in mine.items() if k not in ("benchmarks", "costs")} == {
+        k: rest_mine[k] for k in ("days", "first", "last", "total_return", "annual_turnover", "trades")}
+    assert mine["costs"] == (None if rest_mine.get("costs") is None else
+                             {k: rest_mine["costs"][k] for k in ("fees", "spread", "impact", "total")})
+    assert [b["name"] for b in mine["benchmarks"]] == list(rest_mine["benchmarks"])
     rest_suggestions = api.acme("GET", "/api/suggestions").json()
     for mine, theirs in zip(snake(graph["suggestions"]["nodes"]), rest_suggestions, strict=True):
         assert datetime.fromisoformat(mine.pop("expires_at")) == datetime.fromisoformat(theirs.pop("expires_at"))

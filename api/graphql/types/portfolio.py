@@ -13,8 +13,10 @@ from api.graphql.types.cash_movement import CashMovement
 from api.graphql.types.position import Position
 from api.graphql.types.suggestion import Suggestion
 from api.graphql.types.trade import Trade
+from api.graphql.types.track_record import TrackRecord
 from portfolio import suggestions
 from views import portfolio as portfolio_views
+from views.track_record import portfolio_track_record
 
 POSITIONS = Page("positions", default=100, largest=500)
 TRADES = Page("trades", default=100, largest=1000)
@@ -47,6 +49,11 @@ class Portfolio:
     def positions(self, first: int | None = POSITIONS.default, after: str | None = None) -> Connection[Position]:
         page, info = POSITIONS.slice(self.open_positions, lambda p: p["symbol"], first, after)
         return Connection(nodes=[Position.from_row(p, self.equity) for p in page], page_info=info)
+
+    @strawberry.field(description="Return, risk, turnover and fees since the first movement, beside the equal-weighted "
+                                  "liquid universe and the service's index (GET /api/portfolio/track-record).")
+    async def track_record(self, info: Info) -> TrackRecord:
+        return TrackRecord.from_record(await info.context.read(portfolio_track_record, self.portfolio_id))
 
     @strawberry.field(description="Every trade, oldest first.")
     async def trades(self, info: Info, first: int | None = TRADES.default, after: str | None = None) -> Connection[Trade]:
