@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 
 from market.clock import TradingCalendar, exchange_date, utc_now
-from market.errors import ConflictError, InvalidInputError
+from market.errors import ConflictError, InvalidInputError, NotFoundError
 from market.money import money_text, parse_money
 from market.settings import Settings
 from portfolio import dividends, ledger
@@ -123,6 +123,48 @@ def _checked_request(conn: Connection, settings: Settings, calendar: TradingCale
                         side=side, quantity=quantity, price=price, fees=fees, origin="MANUAL",
                         rationale={"reference_close": str(close), "reference_date": close_date.isoformat()},
                         idempotency_key=idempotency_key, trade_id=f"T-{uuid.uuid4().hex}")
+
+
+def preview_trade(conn: Connection, settings: Settings, calendar: TradingCalendar, side: str, symbol: str,
+                  quantity: int, moment: datetime) -> dict[str, Any]:
+    """What the one cost model (market/costs.py) says an order of `quantity` shares would
+    cost in a session like the latest one before `moment`: the touch (the ask or the bid,
+    else half the range proxy from the close), the square-root impact, the fee, the price
+    per share with all of them, and how much of it one session's volume would fill (25%
+    of it). A client's own trade is recorded at the client's price; this is the estimate
+    to set that price against. Nothing is stored."""
+    from market.costs import fill
+    from portfolio.ai import fee_schedule
+    from portfolio.market import market_days
+
+    side = str(side).upper()
+    if side not in ("BUY", "SELL"):
+        raise InvalidInputError(f"side must be buy or sell, not '{side.lower()}'")
+    symbol = str(symbol).upper()
+    if symbol not in known_symbols(conn):
+        raise NotFoundError(f"no instrument '{symbol}'")
+    _, as_of = reference_close(conn, symbol, calendar.latest_trading_day(exchange_date(moment)))
+    session = market_days(conn, as_of, [symbol])[symbol]  # the symbol's latest bar, with its own quotes
+    done = fill(side, quantity, _priced_session(session), fee_schedule(settings))
+    costs = {k: Decimal(v) for k, v in done.costs.items()}
+    return {"symbol": symbol, "side": side, "quantity": quantity, "as_of": as_of.isoformat(),
+            "close": Decimal(str(session.close)).quantize(CENT), "touch": Decimal(str(done.touch)).quantize(CENT),
+            "touch_source": done.touch_source, "impact": round(done.impact, 6) if done.quantity else None,
+            "price": done.price.quantize(CENT), "fillable_in_one_session": done.quantity,
+            "lapse_reason": done.lapse_reason, "fees": costs["fees"].quantize(CENT),
+            "spread_cost": costs["spread"].quantize(CENT), "impact_cost": costs["impact"].quantize(CENT),
+            "total_cost": costs["total"].quantize(CENT)}
+
+
+def _priced_session(day):  # noqa: ANN001, ANN202 - a rail MarketDay
+    """The latest bar as a session: a day the name did not trade still has its last close,
+    and its volume is the normal day's (ADV_20), so the preview prices a session like it."""
+    from dataclasses import replace
+
+    session = day.session()
+    if session.volume <= 0 and day.adv_20:
+        session = replace(session, volume=int(day.adv_20))
+    return session
 
 
 def _stored_response(conn: Connection, scope: str, key: str, request_hash: str) -> dict | None:

@@ -2,7 +2,9 @@
 A client key acts on its client's portfolio, the admin key on the house portfolio."""
 from __future__ import annotations
 
-from fastapi import APIRouter, File, Header, UploadFile, status
+from typing import Literal
+
+from fastapi import APIRouter, File, Header, Query, UploadFile, status
 from starlette.concurrency import run_in_threadpool
 
 from analysis.research import intake_research
@@ -21,11 +23,12 @@ from api.schemas.portfolio import (
     Trade,
     TrackRecord,
     TradeOut,
+    TradePreview,
 )
 from api.security import caller_portfolio, caller_portfolio_on
 from api.uploads import read_upload
 from portfolio.statements import import_statement
-from portfolio.trading import ManualTrade, move_cash, place_manual_trade
+from portfolio.trading import ManualTrade, move_cash, place_manual_trade, preview_trade
 from fastapi.responses import Response
 
 from store import tables
@@ -61,6 +64,19 @@ def trades(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     pid = caller_portfolio_on(conn, svc, caller)
     version = newest_ids(conn, (tables.trades, "portfolio_id", pid))
     return svc.body(("trades", pid), version, list[Trade], lambda: portfolio_views.trade_history(conn, pid))
+
+
+@router.get("/trade/preview", response_model=TradePreview, responses=problems(*KEYED, 404))
+def trade_preview(svc: ServicesDep, _: CallerDep, conn: ConnDep,
+                  side: Literal["buy", "sell"] = Query(description="buy or sell"),
+                  symbol: str = Query(min_length=1, max_length=20, description="A listed symbol."),
+                  quantity: int = Query(gt=0, le=10**12, description="Shares.")) -> TradePreview:
+    """What the cost model says `quantity` shares would cost in a session like the latest:
+    the touch (ask or bid, else half the day's range from the close), square-root impact,
+    fees, the price per share with all of them, and how much one session would fill. The
+    same model prices the AI portfolio's fills and the morning suggestions; nothing is
+    stored."""
+    return TradePreview.model_validate(preview_trade(conn, svc.settings, svc.calendar, side, symbol, quantity, svc.now()))
 
 
 @router.post("/trade", response_model=TradeOut, status_code=status.HTTP_201_CREATED,

@@ -283,3 +283,28 @@ class TrackRecord(BaseModel):
     costs: dict[str, float] | None = None
     benchmarks: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     trades: int | None = None
+
+
+class TradePreview(BaseModel):
+    """The one cost model's estimate of an order (market/costs.py); nothing is stored."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "symbol": "NCBFG", "side": "BUY", "quantity": 1000, "as_of": "2026-11-20", "close": "101.50", "touch": "102.00",
+        "touch_source": "quotes", "impact": 0.0031, "price": "102.32", "fillable_in_one_session": 1000,
+        "lapse_reason": None, "fees": "511.58", "spread_cost": "500.00", "impact_cost": "316.20", "total_cost": "1327.78"}]})
+
+    symbol: str
+    side: Literal["BUY", "SELL"]
+    quantity: int
+    as_of: date = Field(description="The session the estimate is priced on (the symbol's latest bar).")
+    close: Money
+    touch: Money = Field(description="The ask (buy) or bid (sell); else the close plus or minus half the day's range.")
+    touch_source: str = Field(description="quotes, range or fallback.")
+    impact: float | None = Field(description="Square-root impact, a fraction of the touch.")
+    price: Money = Field(description="Per share, touch and impact included.")
+    fillable_in_one_session: int = Field(description="At most 25% of a session's volume fills; the rest would wait.")
+    lapse_reason: str | None
+    fees: Money
+    spread_cost: Money
+    impact_cost: Money
+    total_cost: Money = Field(description="Spread, impact and fees on the fillable part, in money.")

@@ -43,6 +43,7 @@ ENDPOINTS = [
     ("POST", "/api/portfolio/cash", {"amount": "10"}, ANY_KEY),
     ("GET", "/api/portfolio/cash", None, ANY_KEY),
     ("GET", "/api/portfolio/track-record", None, ANY_KEY),
+    ("GET", "/api/portfolio/trade/preview?side=buy&symbol=LIQ&quantity=10", None, ANY_KEY),
     ("POST", "/api/portfolio/upload-pdf", "file", ANY_KEY),
     ("POST", "/api/portfolio/upload-research", "file", ANY_KEY),
     ("POST", "/api/keys/generate", {"client_name": "Matrix", "tier": "STANDARD"}, ADMIN_ONLY),

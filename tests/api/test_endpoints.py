@@ -96,6 +96,23 @@ def test_history_pages_with_a_cursor_and_indicators(api: Api) -> None:
     assert_problem(api.acme("GET", "/api/market/history/LIQ", params={"start": "2026-11-20", "end": "2026-11-01"}), 422)
 
 
+def test_a_trade_preview_prices_the_order_with_the_cost_model(api: Api) -> None:
+    liq = api.acme("GET", "/api/market/latest").json()["LIQ"]
+    buy = api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "liq", "quantity": 1000}).json()
+    ask = Decimal(str(liq["close"])) + Decimal("0.05")  # the world's half-spread
+    assert buy["touch"] == f"{ask:.2f}" and buy["touch_source"] == "quotes" and Decimal(buy["price"]) > ask
+    assert Decimal(buy["total_cost"]) == pytest.approx(
+        Decimal(buy["spread_cost"]) + Decimal(buy["impact_cost"]) + Decimal(buy["fees"]), abs=Decimal("0.02"))
+    sell = api.acme("GET", "/api/portfolio/trade/preview", params={"side": "sell", "symbol": "LIQ", "quantity": 1000}).json()
+    assert Decimal(sell["price"]) < Decimal(str(liq["close"])) - Decimal("0.05")
+    huge = api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "LIQ", "quantity": 10**9}).json()
+    assert huge["fillable_in_one_session"] < 10**9 and "25%" in huge["lapse_reason"]
+    assert_problem(api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "NOPE", "quantity": 1}),
+                   404, "NOPE")
+    assert_problem(api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "LIQ", "quantity": 0}),
+                   422)
+
+
 def test_a_score_at_the_long_line_that_is_not_long_says_why(api: Api) -> None:
     mid = api.acme("GET", "/api/market/latest").json()["MID"]
     assert (mid["score"], mid["action"]) == (55.0, "HOLD")
