@@ -2,7 +2,8 @@
 store (portfolio/track_record.py computes; this view gathers).
 
 The equity curve is the AI portfolio's `portfolio_days` (cash plus positions at each
-close, dividends included), its first day measured against the opening cash; costs are
+close, dividends included), its first day measured against the opening cash; `records`
+splits the days replayed on the validation record from the live ones; costs are
 the parts each fill stored (spread, impact, fees) and turnover the value its trades moved.
 The benchmarks, over the same days: the equal-weighted liquid universe, from the stored
 closes, volumes and quotes (ADV_20 over each name's last 20 stored bars), and the
@@ -45,9 +46,29 @@ def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
         costs["fees"] += float(t["fees"])
         costs["spread"] += float(Decimal(parts.get("spread", "0")))
         costs["impact"] += float(Decimal(parts.get("impact", "0")))
-    out = statistics(returns, _benchmarks(conn, dates), traded_value=traded,
+    benchmarks = _benchmarks(conn, dates)
+    out = statistics(returns, benchmarks, traded_value=traded,
                      mean_equity=float(pd.Series([r["equity"] for r in curve]).mean()), costs=costs)
     out["trades"] = len(trades)
+    out["records"] = _by_record(conn, returns, benchmarks, trades)
+    return out
+
+
+def _by_record(conn: Connection, returns: pd.Series, benchmarks: dict[str, pd.Series],
+               trades: list[dict[str, Any]]) -> dict[str, Any]:
+    """The same statistics over the days replayed on the validation record and over the
+    live days apart (each day's `record`, as t1_trade stored it)."""
+    c = tables.portfolio_days.c
+    labels = {r["trading_date"]: (r["summary"] or {}).get("record", "live")
+              for r in current_rows(conn, tables.portfolio_days, where=[c.portfolio_id == ledger.AI_PORTFOLIO])}
+    out = {}
+    for label in ("validation", "live"):
+        days = [d for d in returns.index if labels.get(d) == label]
+        if not days:
+            continue
+        part = statistics(returns.loc[days], {k: v.reindex(days) for k, v in benchmarks.items()})
+        part["trades"] = sum(1 for t in trades if t["trading_date"] in set(days))
+        out[label] = part
     return out
 
 

@@ -283,6 +283,9 @@ class TrackRecord(BaseModel):
     costs: dict[str, float] | None = None
     benchmarks: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     trades: int | None = None
+    records: dict[str, dict[str, Any]] | None = Field(default=None, description=(
+        "The AI portfolio only: the same statistics over the days replayed on the validation record and over the "
+        "live days, apart."))
 
 
 class TradePreview(BaseModel):

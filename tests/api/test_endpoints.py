@@ -141,6 +141,7 @@ def test_ai_portfolio_positions_summary_and_history(api: Api) -> None:
     assert Decimal(trade["fees"]) == Decimal(costs["fees"]).quantize(Decimal("0.01"))
     record = api.acme("GET", "/api/ai-portfolio/track-record").json()
     assert record["days"] == 2 and record["trades"] == 1
+    assert list(record["records"]) == ["live"] and record["records"]["live"]["trades"] == 1  # no validation replay here
     assert record["costs"]["total"] == pytest.approx(float(costs["total"]), abs=0.01)
     assert set(record["benchmarks"]["equal_weight_liquid"]) >= {"information_ratio", "tracking_error", "beta", "alpha"}
 

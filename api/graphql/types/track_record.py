@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import strawberry
+from strawberry.scalars import JSON
 
 
 @strawberry.type(description="The book beside one benchmark over the same days (fractions; 250 trading days a year).")
@@ -45,6 +46,9 @@ class TrackRecord:
     trades: int | None
     costs: CostsPaid | None
     benchmarks: list[BenchmarkComparison]
+    records: JSON | None = strawberry.field(description=(
+        "The AI portfolio only: the same statistics over the days replayed on the validation record and over the "
+        "live days, apart (as REST serves them)."))
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> TrackRecord:
@@ -53,6 +57,7 @@ class TrackRecord:
                                                      "trades")}
         costs = record.get("costs")
         return cls(days=record.get("days", 0), **plain, costs=CostsPaid(**costs) if costs else None,
+                   records=record.get("records"),
                    benchmarks=[BenchmarkComparison(name=name, **{k: figures.get(k) for k in (
                        "total_return", "annual_return", "excess_annual_return", "tracking_error", "information_ratio",
                        "beta", "alpha")}) for name, figures in record.get("benchmarks", {}).items()])
