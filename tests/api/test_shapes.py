@@ -8,7 +8,7 @@ import pytest
 
 from api.graphql.types import (ai_day, ai_portfolio, ai_position, ai_trade, cash_movement, daily_bar, day_analysis, macro_indicator,
                                macro_insights, market_breadth, model_performance, portfolio, position, quote,
-                               suggestion, trade, trade_placed)
+                               suggestion, trade, trade_placed, track_record)
 from api.schemas import analysis as s_analysis, macro as s_macro, market as s_market, portfolio as s_portfolio
 
 RELATIONS = {"instrument", "latest_prediction"}  # GraphQL resolves the instrument and its prediction on demand
@@ -39,11 +39,14 @@ PAIRS = [
     (suggestion.Suggestion, s_portfolio.Suggestion, set(), set()),
     (position.Position, s_portfolio.Position, RELATIONS | {"weight"}, set()),
     (ai_position.AIPosition, s_portfolio.AIPosition, RELATIONS | {"weight"}, set()),
-    # GraphQL nests positions, trades, cash movements and suggestions as fields; REST has them as endpoints
+    # GraphQL nests positions, trades, cash movements, suggestions and the track record as fields; REST has
+    # them as endpoints
     (portfolio.Portfolio, s_portfolio.PortfolioSummary,
-     {"cash_weight", "open_positions", "positions", "suggestions", "trades", "cash_movements"}, {"allocation", "flags"}),
+     {"cash_weight", "open_positions", "positions", "suggestions", "trades", "cash_movements", "track_record"},
+     {"allocation", "flags"}),
     (ai_portfolio.AIPortfolio, s_portfolio.AISummary,
-     {"days", "open_positions", "positions", "trades"}, {"allocation", "flags", "portfolio_id"}),
+     {"days", "open_positions", "positions", "trades", "track_record"}, {"allocation", "flags", "portfolio_id"}),
+    (track_record.TrackRecord, s_portfolio.TrackRecord, set(), set()),
 ]
 
 
