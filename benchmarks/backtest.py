@@ -1,7 +1,9 @@
 """The autonomous executor replayed over a market's daily files: decisions after each
 close, fills in the next session through the one cost model, and the track record beside
 two benchmarks, overall and per calendar year; the same run with same-close, cost-free
-fills beside it, so what realism takes is one subtraction.
+fills beside it, so what realism takes is one subtraction; and the Score alone deciding
+(LONG at 55, AVOID at 45, costs ignored) under both fill modes, what the signal earns
+before the rule that weighs it against its costs.
 
 Predictions are the walk-forward's out-of-sample output (1-day horizon, layer 1 = the
 empirical fallback, the protocol of model_quality.py) from --from on; the decisions
@@ -54,6 +56,17 @@ def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, p
     return (name, chosen.drop_duplicates("date").set_index("date")["close"].astype(float)) if not chosen.empty else (None, None)
 
 
+def score_alone():  # noqa: ANN201 - an EdgeTable
+    """A held-edge table that makes the Score alone decide: every band from the LONG line
+    up clears any cost, every band at or below the AVOID line loses, the rest is flat."""
+    from models.decisions import AVOID_SCORE, EDGE_BANDS, HORIZON, LONG_SCORE, EdgeTable
+
+    bands = EDGE_BANDS[:-1]
+    means = tuple(1.0 if lo >= LONG_SCORE else (-1.0 if EDGE_BANDS[i + 1] <= AVOID_SCORE else 0.0)
+                  for i, lo in enumerate(bands))
+    return EdgeTable(HORIZON, means, tuple([0] * len(bands)))
+
+
 def main() -> None:
     from portfolio.backtest import out_of_sample_predictions, run_backtest, summarise
     from portfolio.track_record import equal_weight_liquid, index_returns
@@ -87,6 +100,13 @@ def main() -> None:
         run = run_backtest(predictions, rails=True, starting_cash=args.cash, realistic=realistic)
         results["next_session_costed" if realistic else "same_close_cost_free"] = summarise(
             run, args.cash, benchmarks, by_year=True)
+    # The Score alone (LONG at 55, AVOID at 45, costs ignored by the decision): what the
+    # signal earns before the cost rule, under both fill modes.
+    alone = {d: score_alone() for d in predictions["date"].unique()}
+    for realistic in (True, False):
+        run = run_backtest(predictions, rails=True, starting_cash=args.cash, realistic=realistic, edges=alone)
+        results["score_alone_next_session_costed" if realistic else "score_alone_same_close_cost_free"] = summarise(
+            run, args.cash, benchmarks, by_year=True)
     wall = time.perf_counter() - started
     real, free = results["next_session_costed"], results["same_close_cost_free"]
     print(f"{'':<20}{'next session, costs':>22}{'same close, free':>20}")
@@ -97,6 +117,11 @@ def main() -> None:
             label = f"{bench[:10]} {key[:14]}"
             print(f"{label:<26}{real['benchmarks'][bench].get(key)!s:>16}{free['benchmarks'][bench].get(key)!s:>20}")
     print(f"costs paid (next session): {real.get('costs')}")
+    for label in ("score_alone_next_session_costed", "score_alone_same_close_cost_free"):
+        alone_run = results[label]
+        print(f"{label}: total {alone_run['total_return']}, Sharpe {alone_run['sharpe']}, turnover "
+              f"{alone_run.get('annual_turnover')}x, orders {alone_run['orders']}, costs {alone_run['costs']['total']}, "
+              f"IR vs EW-liquid {alone_run['benchmarks']['equal_weight_liquid']['information_ratio']}")
     print("year   return  sharpe  turnover  IR vs EW-liquid  EW-liquid  " + ("index" if levels is not None else ""))
     for year, y in real.get("years", {}).items():
         ew = y["benchmarks"].get("equal_weight_liquid", {})
