@@ -206,12 +206,12 @@ def analysis(result):  # noqa: ANN001, ANN201
 def orders(result):  # noqa: ANN001, ANN201
     frame = result.frame("orders")
     if frame.empty:
-        return _nothing(result, "orders", "No order was executed at this close, so there is nothing to chart.")
+        return _nothing(result, "orders", "No order filled in this session, so there is nothing to chart.")
     frame = frame.assign(value=frame["quantity"].astype(float) * frame["price"].astype(float))
     frame = frame.assign(signed=frame["value"].where(frame["side"] == "BUY", -frame["value"])).sort_values("signed")
     colours = [PALETTE["teal"] if s == "BUY" else PALETTE["amber"] for s in frame["side"]]
     fig, ax = bar([f"{s} {side}" for s, side in zip(frame["symbol"], frame["side"])], frame["signed"],
-                  f"Orders at the close of {result.trading_date}: value bought (+) and sold (-)", xlabel="value",
+                  f"Orders filled in the session of {result.trading_date}: value bought (+) and sold (-)", xlabel="value",
                   horizontal=True, value_format=fmt_money, colours=colours)
     thousands_axis(ax, "x")
     ax.axvline(0, color=PALETTE["grey"], linewidth=0.8)
