@@ -72,13 +72,22 @@ def _signals(inputs: dict[str, Any]) -> list[Flowable]:
         reason = inputs["market"]["unavailable"] or "the latest market day is not scored yet (t1_predict has not run)"
         return section("Top AI signals", notice(reason))
     rows = [[i + 1, s["symbol"], money(s["close"]), signed_pct(s["change_pct"]), number(s["rsi"], 1),
-             signed_pct(s["predicted_return"] * 100 if s["predicted_return"] is not None else None, 2),
-             number(s["score"], 1), s["action"], s["tercile"]] for i, s in enumerate(signals)]
-    table = data_table(["#", "Symbol", "Price", "Return", "RSI", "AI pred. return", "Score", "Action", "Tercile"], rows,
+             number(s["score"], 1), s["action"], s["tercile"], edge_against_cost(s)] for i, s in enumerate(signals)]
+    table = data_table(["#", "Symbol", "Price", "Return", "RSI", "Score", "Action", "Tercile", "Edge / cost"], rows,
                        numeric_from=2)
     note = text(f"Top {len(signals)} of {inputs['scored_instruments']} scored instruments by Score (0-100 conviction "
-                f"that the close rises over the horizon; calibrated). Return: the day's change.", SMALL)
+                "that the close rises over the horizon; calibrated). Return: the day's change. Edge / cost: what the "
+                "Score's band earned from the next session's close against the name's round-trip cost (spread and "
+                "two fees); a Score at or above the LONG line that is not LONG did not clear it.", SMALL)
     return section("Top AI signals", note, table)
+
+
+def edge_against_cost(signal: dict[str, Any]) -> str:
+    """"+0.16% / 4.47%": the held edge against the round-trip cost, "-" without an edge."""
+    edge, cost = signal.get("held_edge"), signal.get("round_trip_cost")
+    if edge is None or cost is None:
+        return "-"
+    return f"{edge * 100:+.2f}% / {cost * 100:.2f}%"
 
 
 def _portfolio(ai: dict[str, Any]) -> list[Flowable]:

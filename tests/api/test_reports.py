@@ -16,6 +16,7 @@ from pipeline.serving import serve_in_thread
 from reports.format import metric_value, money, number, signed_pct
 from reports.layout import HEADER_FILL, MARGIN, PAGE_SIZES
 from reports.inputs import compliance_inputs, snapshot_sha256
+from reports.quant_briefing import edge_against_cost
 from store import tables
 from store.history import append_history
 from tests.api.conftest import Api, assert_problem
@@ -85,7 +86,7 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     for rank, symbol in enumerate(ranked, start=1):
         q = latest[symbol]
         row = (f"{rank} {symbol} {money(q['close'])} {signed_pct(q['change_pct'])} {number(q['rsi'], 1)} "
-               f"{signed_pct(q['predicted_return'] * 100)} {number(q['score'], 1)} {q['action']} {q['tercile']}")
+               f"{number(q['score'], 1)} {q['action']} {q['tercile']} {edge_against_cost(q)}")
         assert row in pdf.text, row
 
     summary = api.acme("GET", "/api/ai-portfolio/summary").json()
@@ -102,6 +103,7 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     assert f"Costs paid (fees / spread / impact) {money(record['costs']['fees'])} / {money(record['costs']['spread'])}" \
         in pdf.text
     assert "LONG needs a Score of at least 55 and a held edge" in pdf.text.replace("\n", " ")
+    assert "+0.20% / 1.40%" in pdf.text  # MID: a Score at the LONG line, HOLD, with its edge against its cost
 
 
 def test_compliance_report_sections_trail_and_certified_digest(api: Api) -> None:
