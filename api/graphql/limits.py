@@ -46,7 +46,7 @@ def operation_cost(schema: GraphQLSchema, document: DocumentNode, variables: dic
     operation = chosen[0]
     root = schema.get_root_type(operation.operation)
     return _cost(schema, operation.selection_set, root, 1, fragments, _coerced(schema, operation, variables),
-                 frozenset())
+                 frozenset(), {})
 
 
 def _coerced(schema: GraphQLSchema, operation: OperationDefinitionNode, sent: dict[str, Any] | None) -> dict[str, Any]:
@@ -67,7 +67,13 @@ def _coerced(schema: GraphQLSchema, operation: OperationDefinitionNode, sent: di
 
 
 def _cost(schema: GraphQLSchema, selections: SelectionSetNode, parent: GraphQLNamedType | None, multiplier: int,
-          fragments: dict[str, FragmentDefinitionNode], variables: dict[str, Any], seen: frozenset[str]) -> int:
+          fragments: dict[str, FragmentDefinitionNode], variables: dict[str, Any], seen: frozenset[str],
+          unit: dict[str, int]) -> int:
+    """The cost is linear in `multiplier`, so a fragment's cost is walked once, at a
+    multiplier of 1, and remembered (`unit`): a document whose fragments spread one
+    another many times (F1 spreads F2 twice, F2 spreads F3 twice, ...) costs a walk per
+    fragment, not one per path (2^depth). `seen` stops a cycle (invalid GraphQL, which
+    validation refuses after this)."""
     total = 0
     for selection in selections.selections:
         if isinstance(selection, FieldNode):
@@ -76,16 +82,18 @@ def _cost(schema: GraphQLSchema, selections: SelectionSetNode, parent: GraphQLNa
             if selection.selection_set and definition is not None:
                 inner = multiplier * _page_size(selection, definition, variables)
                 total += _cost(schema, selection.selection_set, get_named_type(definition.type), inner, fragments,
-                               variables, seen)
+                               variables, seen, unit)
         elif isinstance(selection, InlineFragmentNode):
             kind = schema.get_type(selection.type_condition.name.value) if selection.type_condition else parent
-            total += _cost(schema, selection.selection_set, kind, multiplier, fragments, variables, seen)
+            total += _cost(schema, selection.selection_set, kind, multiplier, fragments, variables, seen, unit)
         elif isinstance(selection, FragmentSpreadNode):
             name = selection.name.value
             fragment = fragments.get(name)
             if fragment is not None and name not in seen:
-                kind = schema.get_type(fragment.type_condition.name.value)
-                total += _cost(schema, fragment.selection_set, kind, multiplier, fragments, variables, seen | {name})
+                if name not in unit:
+                    kind = schema.get_type(fragment.type_condition.name.value)
+                    unit[name] = _cost(schema, fragment.selection_set, kind, 1, fragments, variables, seen | {name}, unit)
+                total += multiplier * unit[name]
     return total
 
 
