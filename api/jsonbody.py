@@ -1,7 +1,9 @@
 """JSON request bodies, decoded strictly: an object that names a key twice is refused (422)
 instead of silently keeping the last value, which would let a body say one thing to a
 proxy or log that reads the first and another to the service. REST routers that take
-JSON bodies use `StrictJSONRoute`; the GraphQL router decodes with `strict_json` too."""
+JSON bodies use `StrictJSONRoute`; the GraphQL router decodes with `strict_json` too. The
+same rule caps nesting at MAX_DEPTH levels (400), so a body of 2,000 nested arrays is a
+clear refusal on REST and on /graphql alike, never a RecursionError."""
 from __future__ import annotations
 
 import json
@@ -26,8 +28,39 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
+MAX_DEPTH = 32  # arrays and objects inside one another; no body of this API needs more than a handful
+
+
+class TooDeep(HTTPException):
+    def __init__(self) -> None:
+        super().__init__(status_code=400, detail=f"the JSON body nests arrays or objects more than {MAX_DEPTH} levels "
+                                                 "deep; no request of this API needs that")
+
+
+def depth(value: Any) -> int:
+    """How many arrays and objects lie inside one another in a decoded value (iterative:
+    a deep value cannot exhaust the interpreter's stack here)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, level)
+            if level > MAX_DEPTH:
+                return level
+            stack.extend((child, level + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
 def strict_json(data: str | bytes) -> Any:
-    return json.loads(data, object_pairs_hook=_unique)
+    """Decoded, refusing a key named twice (422) and nesting deeper than MAX_DEPTH (400:
+    the decoder's own recursion limit would otherwise surface as a server error)."""
+    try:
+        value = json.loads(data, object_pairs_hook=_unique)
+    except RecursionError:
+        raise TooDeep() from None
+    if depth(value) > MAX_DEPTH:
+        raise TooDeep()
+    return value
 
 
 class StrictJSONRequest(Request):

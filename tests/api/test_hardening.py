@@ -231,6 +231,22 @@ def test_json_bodies_naming_a_key_twice_are_refused(api: Api) -> None:
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_deeply_nested_json_is_a_clear_refusal_on_rest_and_graphql_alike(api: Api) -> None:
+    """Issue 39, defect 4: variables 2,000 levels deep (8 KB) answered 500 on /graphql
+    (RecursionError) while REST answered 400; a forged nested cursor was masked."""
+    deep = "[" * 2000 + "]" * 2000
+    body = ('{"query": "query($v: String) { modelPerformance { modelId } }", "variables": {"v": %s}}' % deep).encode()
+    for path, content in (("/graphql", body), ("/api/portfolio/cash", ('{"amount": %s}' % deep).encode())):
+        assert_problem(api.acme("POST", path, content=content, headers={"content-type": "application/json"}), 400,
+                       "more than 32 levels deep")
+    shallow = ('{"query": "{ modelPerformance { modelId } }", "variables": {"v": %s}}' % ("[" * 33 + "]" * 33)).encode()
+    assert_problem(api.acme("POST", "/graphql", content=shallow, headers={"content-type": "application/json"}), 400,
+                   "more than 32 levels deep")
+    fine = api.acme("POST", "/graphql", json={"query": "{ modelPerformance { modelId } }", "variables": {"v": [[[1]]]}})
+    assert fine.status_code == 200 and "errors" not in fine.json(), fine.text
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_an_idempotent_retry_may_spell_the_price_differently(api: Api) -> None:
     """Issue 18 #7: "6.480" retried as "6.48" on the same key was a 409."""
     price = _close(api)
