@@ -23,6 +23,7 @@ from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMe
 from market.settings import Settings
 from ingest.mentions import InstrumentMatcher
 from ingest.text_sources import pdf_extractor
+from market.text import checked_text, printable
 from models.sentiment import SCORER_ID, key_sentences, score_text
 from store import tables
 from store.history import append_history, current_rows
@@ -82,13 +83,14 @@ def _read(content: bytes, name: str, media_type: str, settings: Settings) -> tup
     if looks_pdf or media_type == "application/pdf" or name.lower().endswith(".pdf"):
         with pdf_extractor(settings) as extractor:
             text = extractor.extract(content, name)  # PdfRejected says why when it is no PDF
-        return "application/pdf", text.text, text.pages
+        return "application/pdf", printable(text.text), text.pages  # a PDF's own control characters are dropped
     if media_type in TEXT_TYPES or PurePath(name).suffix.lower() in TEXT_SUFFIXES or (not media_type and not looks_pdf):
         if len(content) > settings.research_text_max_bytes:
             raise PayloadTooLargeError(f"{name} is {len(content):,} bytes of text, more than the limit of "
                                        f"{settings.research_text_max_bytes:,} for a plain-text note")
         try:
-            return "text/plain", content.decode("utf-8"), None
+            decoded = content.decode("utf-8")
         except UnicodeDecodeError:
             raise InvalidInputError(f"{name} is not UTF-8 text") from None
+        return "text/plain", checked_text(decoded, name), None
     raise UnsupportedMediaTypeError(f"{name}: {media_type} is not supported; send a PDF or plain text")

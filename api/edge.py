@@ -4,7 +4,8 @@ body parser sees it.
 In order:
 1. A request id: the caller's `X-Request-ID` when it is a plain token (letters, digits,
    `.` `_` `:` `-`, at most 128), else a fresh one; it goes back on every response.
-2. A URL longer than `max_url_bytes` is 414 (a GraphQL document in `GET ?query=` included).
+2. A URL longer than `max_url_bytes` is 414 (a GraphQL document in `GET ?query=` included);
+   one whose decoded path or query holds a control character is 422 (market/text.py).
 3. A request that carries a body (a Content-Length above 0, or Transfer-Encoding) on any
    path but the open ones (`/healthz`, the docs) is authenticated here, before a byte of
    it is read: no key, a bad key or an exhausted rate limit is answered (401, 429) and
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from urllib.parse import unquote_plus
 from typing import Any
 
 from fastapi import HTTPException
@@ -33,6 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.problems import problem, problem_for
 from api.security import api_key_header_name, authenticate, request_fact
 from market.errors import MarketIntelError
+from market.text import control_character
 from market.settings import Settings
 
 UPLOAD_PATHS = ("/api/portfolio/upload-pdf", "/api/portfolio/upload-research")
@@ -106,6 +109,12 @@ class Edge:
         if len(request.scope.get("query_string", b"")) + len(request.scope.get("raw_path", b"")) > settings.max_url_bytes:
             return problem(request, 414, f"the URL is over the limit of {settings.max_url_bytes:,} bytes; "
                                          "send a GraphQL document by POST")
+        for part, text in (("path", request.scope.get("path", "")),
+                           ("query", unquote_plus(request.scope.get("query_string", b"").decode("latin-1")))):
+            where = control_character(text)
+            if where is not None:
+                return problem(request, 422, f"the URL's {part} holds a control character ({where}); send printable "
+                                             "text")
         length = request.headers.get("content-length")
         has_body = (length is not None and length.strip() != "0") or "transfer-encoding" in request.headers
         if not has_body or path in OPEN_PATHS:

@@ -12,6 +12,8 @@ from typing import Any, Callable, Coroutine
 from fastapi import HTTPException, Request, Response
 from fastapi.routing import APIRoute
 
+from market.text import control_character
+
 
 class DuplicateKey(HTTPException):
     def __init__(self, key: str) -> None:
@@ -37,6 +39,25 @@ class TooDeep(HTTPException):
                                                  "deep; no request of this API needs that")
 
 
+class ControlCharacter(HTTPException):
+    def __init__(self, where: str) -> None:
+        super().__init__(status_code=422, detail=f"the JSON body holds a control character ({where}) in a key or "
+                                                 "string; send printable text (tab and line breaks are fine)")
+
+
+def _strings(value: Any) -> Any:
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
 def depth(value: Any) -> int:
     """How many arrays and objects lie inside one another in a decoded value (iterative:
     a deep value cannot exhaust the interpreter's stack here)."""
@@ -52,14 +73,19 @@ def depth(value: Any) -> int:
 
 
 def strict_json(data: str | bytes) -> Any:
-    """Decoded, refusing a key named twice (422) and nesting deeper than MAX_DEPTH (400:
-    the decoder's own recursion limit would otherwise surface as a server error)."""
+    """Decoded, refusing a key named twice (422), nesting deeper than MAX_DEPTH (400: the
+    decoder's own recursion limit would otherwise surface as a server error) and a key or
+    string holding a control character (422, market/text.py)."""
     try:
         value = json.loads(data, object_pairs_hook=_unique)
     except RecursionError:
         raise TooDeep() from None
     if depth(value) > MAX_DEPTH:
         raise TooDeep()
+    for text in _strings(value):
+        where = control_character(text)
+        if where is not None:
+            raise ControlCharacter(where)
     return value
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from fastapi import UploadFile
 
 from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
+from market.text import checked_text
 
 TEXT_TYPES = ("text/plain", "text/markdown", "application/octet-stream", "")
 CHUNK = 1 << 16
@@ -12,6 +13,8 @@ CHUNK = 1 << 16
 async def read_upload(file: UploadFile, max_bytes: int, *, pdf_only: bool) -> bytes:
     """The file's bytes; 413 past `max_bytes`, 415 when it is not a PDF (or, where text is
     allowed, not a PDF and not declared as plain text or markdown)."""
+    if file.filename:
+        checked_text(file.filename, "the upload's filename")
     parts, size = [], 0
     while chunk := await file.read(CHUNK):
         size += len(chunk)

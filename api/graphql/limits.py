@@ -21,13 +21,14 @@ import logging
 import re
 from typing import Any, Iterator
 
-from graphql import (DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLError,
+from graphql import (DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLError, StringValueNode,
                      GraphQLNamedType, GraphQLSchema, InlineFragmentNode, OperationDefinitionNode, SelectionSetNode,
                      VariableNode, get_named_type, type_from_ast, value_from_ast)
 from graphql.execution.values import get_variable_values
 from strawberry.extensions import MaskErrors, SchemaExtension
 
 from market.errors import (ConflictError, InvalidInputError, NotFoundError, NotReadyError, PermissionDeniedError)
+from market.text import control_character
 
 log = logging.getLogger(__name__)
 CODES = {InvalidInputError: "BAD_USER_INPUT", NotFoundError: "NOT_FOUND", ConflictError: "CONFLICT",
@@ -129,6 +130,38 @@ class CostLimiter(SchemaExtension):
                     "pages (`first`) or fewer nested lists", extensions={"code": "QUERY_TOO_COSTLY", "cost": cost,
                                                                           "limit": self.max_cost})]
         yield
+
+
+class ControlCharacters(SchemaExtension):
+    """Refuses an operation with a control character in a string argument or variable
+    (market/text.py: Postgres cannot store a NUL, and no field means anything by one), as
+    BAD_USER_INPUT before validation and execution. The JSON body's own strings are
+    already refused at decoding (api/jsonbody.py); this catches the document's literals,
+    where GraphQL's own escapes (`"\\u0000"`) put them."""
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        where = None
+        if context.graphql_document is not None:
+            where = next((w for node in _string_literals(context.graphql_document)
+                          if (w := control_character(node)) is not None), None)
+        if where is not None:
+            context.pre_execution_errors = [GraphQLError(
+                f"a string argument holds a control character ({where}); send printable text",
+                extensions={"code": "BAD_USER_INPUT"})]
+        yield
+
+
+def _string_literals(document: DocumentNode) -> Iterator[str]:
+    stack: list[Any] = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, StringValueNode):
+            yield node.value
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+        elif hasattr(node, "keys"):
+            stack.extend(getattr(node, key) for key in node.keys if key != "loc")
 
 
 def _cause(error: GraphQLError) -> Exception | None:

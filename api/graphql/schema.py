@@ -20,7 +20,7 @@ from strawberry.fastapi import GraphQLRouter
 from api.docs_pages import graphiql_html, local_only
 from api.graphql import cache
 from api.graphql.context import graph_context
-from api.graphql.limits import CostLimiter, ErrorPolicy
+from api.graphql.limits import ControlCharacters, CostLimiter, ErrorPolicy
 from api.graphql.mutation import Mutation
 from api.graphql.query import Query
 from api.graphql.scalars import SCALAR_OVERRIDES
@@ -37,6 +37,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         lambda: MaxTokensLimiter(max_token_count=settings.graphql_max_tokens),
         lambda: MaxAliasesLimiter(max_alias_count=settings.graphql_max_aliases),
         lambda: CostLimiter(settings.graphql_max_cost),
+        ControlCharacters,
     ]
     if not settings.graphql_introspection:
         extensions.append(DisableIntrospection)

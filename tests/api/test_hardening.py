@@ -310,3 +310,41 @@ def test_graphql_operations_and_reports_run_off_the_event_loop(settings: Setting
         assert api.acme("GET", "/api/quant-briefing.pdf").status_code == 200
         api.http.close()
     assert seen["loop"] not in (seen["validate"], seen["report"]), seen
+
+
+def _multipart(filename: bytes, content: bytes) -> bytes:
+    """A one-file multipart body written by hand: client libraries escape a NUL in a filename."""
+    return (b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + filename +
+            b"\"\r\nContent-Type: text/plain\r\n\r\n" + content + b"\r\n--BOUNDARY--\r\n")
+
+
+def test_a_control_character_is_refused_at_the_edge_on_both_databases(api: Api) -> None:
+    """Issue 39, defect 3: a NUL reached Postgres and answered 500 (23 distinct 500s; GraphQL
+    "Unexpected error"). Every text a client sends is refused with 422 / BAD_USER_INPUT and
+    the character's position; nothing is stored."""
+    nul, bell = "%00", "%07"  # percent-encoded in a URL (a client library refuses the raw byte); raw in bodies
+    raw = "\u0000"
+    cash_before = api.acme("GET", "/api/portfolio/cash").json()
+    refusals = [
+        api.acme("POST", f"/api/suggestions/S-{nul}x/confirm"),
+        api.acme("POST", f"/api/suggestions/S-{bell}x/reject"),
+        api.acme("POST", "/api/portfolio/cash", json={"amount": "10", "note": f"top{raw}up"}),
+        api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": f"LIQ{raw}", "quantity": 1}),
+        api.admin("POST", "/api/keys/generate", json={"client_name": f"Evil{raw}Corp", "tier": "PRO"}),
+        api.admin("POST", f"/api/keys/k-{nul}/revoke"),
+        api.admin("POST", f"/api/keys/k-{nul}/rotate"),
+        api.admin("PUT", f"/api/keys/k-{nul}/tier", json={"tier": "PRO"}),
+        api.acme("POST", "/api/portfolio/upload-research", content=_multipart(b"note\x00.txt", b"LIQ looks strong"),
+                 headers={"content-type": "multipart/form-data; boundary=BOUNDARY"}),
+        api.acme("POST", "/api/portfolio/upload-research",
+                 files={"file": ("note.txt", b"LIQ looks \x00 strong", "text/plain")}),
+    ]
+    for response in refusals:
+        problem = assert_problem(response, 422, "control character")
+        assert "U+0000" in problem["detail"] or "U+0007" in problem["detail"], problem
+    graph = api.acme("POST", "/graphql", json={"query": 'mutation { confirmSuggestion(suggestionId: "S-\\u0000") '
+                                                        "{ __typename } }"}).json()
+    assert graph["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT" and "U+0000" in graph["errors"][0]["message"]
+    assert api.acme("GET", "/api/portfolio/cash").json() == cash_before
+    fine = api.acme("POST", "/api/portfolio/cash", json={"amount": "10", "note": "top-up\tline one\nline two"})
+    assert fine.status_code == 201, fine.text  # tab and line breaks are text
