@@ -72,21 +72,28 @@ def depth(value: Any) -> int:
     return deepest
 
 
-def strict_json(data: str | bytes) -> Any:
+def strict_json(data: str | bytes, text_rule: bool = True) -> Any:
     """Decoded, refusing a key named twice (422), nesting deeper than MAX_DEPTH (400: the
     decoder's own recursion limit would otherwise surface as a server error) and a key or
-    string holding a control character (422, market/text.py)."""
+    string holding a control character (422, market/text.py). GraphQL decodes with
+    `text_rule=False`: its variables are checked by the schema (api/graphql/limits.py) and
+    refused as BAD_USER_INPUT in a GraphQL answer, as every GraphQL input error is."""
     try:
         value = json.loads(data, object_pairs_hook=_unique)
     except RecursionError:
         raise TooDeep() from None
     if depth(value) > MAX_DEPTH:
         raise TooDeep()
-    for text in _strings(value):
-        where = control_character(text)
+    if text_rule:
+        where = first_control_character(value)
         if where is not None:
             raise ControlCharacter(where)
     return value
+
+
+def first_control_character(value: Any) -> str | None:
+    """Where the first control character of any key or string of a decoded value is."""
+    return next((w for text in _strings(value) if (w := control_character(text)) is not None), None)
 
 
 class StrictJSONRequest(Request):

@@ -28,6 +28,7 @@ from graphql.execution.values import get_variable_values
 from strawberry.extensions import MaskErrors, SchemaExtension
 
 from market.errors import (ConflictError, InvalidInputError, NotFoundError, NotReadyError, PermissionDeniedError)
+from api.jsonbody import first_control_character
 from market.text import control_character
 
 log = logging.getLogger(__name__)
@@ -133,11 +134,10 @@ class CostLimiter(SchemaExtension):
 
 
 class ControlCharacters(SchemaExtension):
-    """Refuses an operation with a control character in a string argument or variable
-    (market/text.py: Postgres cannot store a NUL, and no field means anything by one), as
-    BAD_USER_INPUT before validation and execution. The JSON body's own strings are
-    already refused at decoding (api/jsonbody.py); this catches the document's literals,
-    where GraphQL's own escapes (`"\\u0000"`) put them."""
+    """Refuses an operation with a control character in a string literal of the document
+    (GraphQL's own escapes, `"\\u0000"`, put one there) or in a variable (market/text.py:
+    Postgres cannot store a NUL, and no field means anything by one), as BAD_USER_INPUT
+    before validation and execution."""
 
     def on_validate(self) -> Iterator[None]:
         context = self.execution_context
@@ -145,6 +145,8 @@ class ControlCharacters(SchemaExtension):
         if context.graphql_document is not None:
             where = next((w for node in _string_literals(context.graphql_document)
                           if (w := control_character(node)) is not None), None)
+        if where is None and context.variables:
+            where = first_control_character(context.variables)
         if where is not None:
             context.pre_execution_errors = [GraphQLError(
                 f"a string argument holds a control character ({where}); send printable text",

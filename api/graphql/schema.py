@@ -59,7 +59,7 @@ class StrictGraphQLRouter(GraphQLRouter):
         return local_only(HTMLResponse(self.graphql_ide_html))
 
     def decode_json(self, data: str | bytes) -> object:
-        return strict_json(data)
+        return strict_json(data, text_rule=False)
 
     async def execute_single(self, request: Any, request_adapter: Any, sub_response: Any, context: Any,  # noqa: PLR0913
                              root_value: Any, request_data: Any) -> Any:

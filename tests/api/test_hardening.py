@@ -312,7 +312,7 @@ def test_graphql_operations_and_reports_run_off_the_event_loop(settings: Setting
     assert seen["loop"] not in (seen["validate"], seen["report"]), seen
 
 
-def _multipart(filename: bytes, content: bytes) -> bytes:
+def _one_file(filename: bytes, content: bytes) -> bytes:
     """A one-file multipart body written by hand: client libraries escape a NUL in a filename."""
     return (b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + filename +
             b"\"\r\nContent-Type: text/plain\r\n\r\n" + content + b"\r\n--BOUNDARY--\r\n")
@@ -334,7 +334,7 @@ def test_a_control_character_is_refused_at_the_edge_on_both_databases(api: Api) 
         api.admin("POST", f"/api/keys/k-{nul}/revoke"),
         api.admin("POST", f"/api/keys/k-{nul}/rotate"),
         api.admin("PUT", f"/api/keys/k-{nul}/tier", json={"tier": "PRO"}),
-        api.acme("POST", "/api/portfolio/upload-research", content=_multipart(b"note\x00.txt", b"LIQ looks strong"),
+        api.acme("POST", "/api/portfolio/upload-research", content=_one_file(b"note\x00.txt", b"LIQ looks strong"),
                  headers={"content-type": "multipart/form-data; boundary=BOUNDARY"}),
         api.acme("POST", "/api/portfolio/upload-research",
                  files={"file": ("note.txt", b"LIQ looks \x00 strong", "text/plain")}),
@@ -345,6 +345,9 @@ def test_a_control_character_is_refused_at_the_edge_on_both_databases(api: Api) 
     graph = api.acme("POST", "/graphql", json={"query": 'mutation { confirmSuggestion(suggestionId: "S-\\u0000") '
                                                         "{ __typename } }"}).json()
     assert graph["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT" and "U+0000" in graph["errors"][0]["message"]
+    variable = api.acme("POST", "/graphql", json={"query": "mutation($id: String!) { confirmSuggestion(suggestionId: $id) "
+                                                           "{ __typename } }", "variables": {"id": f"S-{raw}"}})
+    assert variable.status_code == 200 and variable.json()["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
     assert api.acme("GET", "/api/portfolio/cash").json() == cash_before
     fine = api.acme("POST", "/api/portfolio/cash", json={"amount": "10", "note": "top-up\tline one\nline two"})
     assert fine.status_code == 201, fine.text  # tab and line breaks are text
