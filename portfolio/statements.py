@@ -37,12 +37,13 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 
 from ingest.pdf_text import PdfExtractor, PdfRejected
-from market.clock import utc_now
+from market.clock import SUPPORTED_DATES, utc_now
 from market.errors import InvalidInputError
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
 from portfolio.market import known_symbols, reference_close
+from portfolio.trading import MAX_AMOUNT
 from portfolio.statement_pdfs import HOLDINGS_TITLE, LEDGER_TITLE
 from store import tables
 from store.history import append_history, current_rows
@@ -193,7 +194,29 @@ def _already_synced(conn: Connection, portfolio_id: str, digest: str) -> bool:
     return bool(rows) and rows[0]["status"] == "SYNCED"
 
 
+MAX_QUANTITY = 10**12  # shares of one line: far past any listing, far inside the store's BIGINT
+
+
+def _in_range(parsed: ParsedStatement) -> None:
+    """The ranges a trade and a deposit are held to: a statement is refused past them, as
+    a number the store cannot hold answered 500 and a date outside the service's range
+    stored trades nowhere a read reaches."""
+    low, high = SUPPORTED_DATES
+    if not low <= parsed.as_of <= high:
+        raise StatementRejected(f"the statement is dated {parsed.as_of.isoformat()}, outside the supported dates "
+                                f"{low.isoformat()} to {high.isoformat()}")
+    if parsed.cash > MAX_AMOUNT:
+        raise StatementRejected(f"the statement's cash balance {parsed.cash:,.2f} is over the limit of {MAX_AMOUNT:,}")
+    for symbol, quantity in parsed.holdings.items():
+        if quantity > MAX_QUANTITY:
+            raise StatementRejected(f"the statement holds {quantity:,} {symbol}, over the limit of {MAX_QUANTITY:,} shares")
+    for symbol, price in {**parsed.prices, **parsed.sale_prices}.items():
+        if price > MAX_AMOUNT:
+            raise StatementRejected(f"the statement prices {symbol} at {price:,.2f}, over the limit of {MAX_AMOUNT:,}")
+
+
 def _synchronise(conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, moment: datetime) -> list[dict]:
+    _in_range(parsed)
     if parsed.cash < 0:
         raise StatementRejected(f"the statement's cash balance is negative ({parsed.cash:,.2f}); margin accounts are not supported")
     unknown = sorted(set(parsed.holdings) - known_symbols(conn))

@@ -104,3 +104,20 @@ def test_bad_files_say_why(client, settings: Settings, monkeypatch: pytest.Monke
         import_statement(engine, small, portfolio_id, holdings_statement("KC", "Acme", AS_OF, HOLDINGS, Decimal("0")))
     _refused((engine, small.model_copy(update={"pdf_max_bytes": 10_000_000}), portfolio_id),
              text_pdf(["Portfolio Valuation Statement"], pages=3), "3 pages, more than the limit of 1")
+
+
+@pytest.mark.parametrize("as_of, holdings, cash, reason", [
+    (date(1, 1, 1), HOLDINGS, Decimal("10000"), "outside the supported dates"),
+    (date(9999, 12, 31), HOLDINGS, Decimal("10000"), "outside the supported dates"),
+    (AS_OF, [Holding("LIQ", "Liquid Holdings Ltd", 10**20, Decimal("50"), Decimal("0.01"))], Decimal("10000"),
+     "over the limit of 1,000,000,000,000 shares"),
+    (AS_OF, [Holding("LIQ", "Liquid Holdings Ltd", 2**63, Decimal("50"), Decimal("0.01"))], Decimal("10000"),
+     "over the limit of 1,000,000,000,000 shares"),
+    (AS_OF, HOLDINGS, Decimal("1000000000000000"), "cash balance 1,000,000,000,000,000.00 is over the limit"),
+])
+def test_a_statement_past_the_ranges_of_trades_and_deposits_is_refused(client, as_of, holdings, cash, reason) -> None:  # noqa: ANN001
+    """Issue 39, defect 5: 10^20 or 2^63 shares answered 500; 10^15 of cash answered 500 on
+    Postgres and was stored as 1e20 on SQLite; statements dated 0001-01-01 or 9999-12-31
+    were synced."""
+    _refused(client, holdings_statement("KC-10042", "Acme Ltd", as_of, holdings, cash), reason,
+             error=StatementRejected)
