@@ -52,20 +52,20 @@ class KeyInfo(BaseModel):
 
 
 class RotateRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     grace_seconds: int = Field(default=0, ge=0, le=30 * 24 * 3600,
                                description="How long the old key keeps working; 0: it stops at once.")
 
 
 class RateLimitRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     per_minute: int | None = Field(ge=1, le=1_000_000, description="null: back to the tier's default.")
 
 
 class MacroAccessRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     enabled: bool | None = Field(description="null: back to the tier's rule (PRO and INSTITUTIONAL).")
 

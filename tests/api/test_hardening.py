@@ -351,3 +351,18 @@ def test_a_control_character_is_refused_at_the_edge_on_both_databases(api: Api) 
     assert api.acme("GET", "/api/portfolio/cash").json() == cash_before
     fine = api.acme("POST", "/api/portfolio/cash", json={"amount": "10", "note": "top-up\tline one\nline two"})
     assert fine.status_code == 201, fine.text  # tab and line breaks are text
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_admin_bodies_take_numbers_and_switches_as_themselves(api: Api) -> None:
+    """Issue 39, defect 8: {"grace_seconds": false} and {"enabled": 0} were accepted as 0
+    and False."""
+    key = api.world.acme_key_id
+    for method, path, body in (("POST", f"/api/keys/{key}/rotate", {"grace_seconds": False}),
+                               ("POST", f"/api/keys/{key}/rotate", {"grace_seconds": "60"}),
+                               ("PUT", f"/api/keys/{key}/macro-access", {"enabled": 0}),
+                               ("PUT", f"/api/keys/{key}/macro-access", {"enabled": "true"}),
+                               ("PUT", f"/api/keys/{key}/rate-limit", {"per_minute": True})):
+        assert_problem(api.admin(method, path, json=body), 422)
+    assert api.admin("PUT", f"/api/keys/{key}/macro-access", json={"enabled": False}).status_code == 200
+    assert api.admin("PUT", f"/api/keys/{key}/rate-limit", json={"per_minute": 30}).status_code == 200
