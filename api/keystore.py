@@ -32,7 +32,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, bindparam, select
 
 from market.clock import utc_now
-from market.errors import ConfigurationError, InvalidInputError, NotFoundError
+from market.errors import ConfigurationError, ConflictError, InvalidInputError, NotFoundError
 from market.settings import Settings
 from store import tables
 from store.history import Rider, append_history, current_rows, newest_ids
@@ -320,6 +320,12 @@ def rotate(engine: Engine, settings: Settings, key_id: str, grace_seconds: int =
         record = _record(conn, old, moment)
         if record is None:
             raise InvalidInputError(f"API key '{key_id}' is no longer active; generate a new key instead")
+        c = tables.api_key_events.c
+        rotated = [e for e in current_rows(conn, tables.api_key_events, where=[c.key_id == key_id]) if e["event"] == "ROTATED"]
+        if rotated:  # in its grace period: a second rotation would leave three keys working
+            successor = rotated[0]["detail"].get("new_key_id")
+            raise ConflictError(f"API key '{key_id}' was already rotated to '{successor}' and stops at "
+                                f"{rotated[0]['effective_at'].isoformat()}; rotate '{successor}' instead")
         new_id = _insert_key(conn, settings, old["client_id"], record.tier, secret, moment)
         carried = [("RATE_LIMIT_SET", record.rate_limit), ("MACRO_ACCESS_SET", record.macro_access)]
         append_history(conn, tables.api_key_events, [

@@ -42,10 +42,12 @@ def revoke(svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
     return KeyInfo.model_validate(keystore.revoke(svc.engine, key_id, svc.now()))
 
 
-@router.post("/{key_id}/rotate", response_model=RotatedKey, status_code=status.HTTP_201_CREATED, responses=ADMIN_ERRORS)
+@router.post("/{key_id}/rotate", response_model=RotatedKey, status_code=status.HTTP_201_CREATED,
+             responses=problems(*KEYED, 403, 404, 409, 415))
 def rotate(svc: ServicesDep, _: AdminDep, request: RotateRequest | None = None, key_id: str = KEY_ID) -> RotatedKey:
     """A replacement key (shown once) with the same client, tier and limits; the old key
-    stops at once or after `grace_seconds`."""
+    stops at once or after `grace_seconds`. A key already rotated (in its grace period) is
+    409: rotate its successor instead, so no more than two keys of a rotation ever work."""
     grace = request.grace_seconds if request else 0
     return RotatedKey.model_validate(keystore.rotate(svc.engine, svc.settings, key_id, grace, svc.now()))
 

@@ -366,3 +366,17 @@ def test_admin_bodies_take_numbers_and_switches_as_themselves(api: Api) -> None:
         assert_problem(api.admin(method, path, json=body), 422)
     assert api.admin("PUT", f"/api/keys/{key}/macro-access", json={"enabled": False}).status_code == 200
     assert api.admin("PUT", f"/api/keys/{key}/rate-limit", json={"per_minute": 30}).status_code == 200
+
+
+def test_a_key_in_its_grace_period_cannot_be_rotated_again(api: Api) -> None:
+    """Issue 39, defect 8: rotating an already-rotated key left three keys working."""
+    key = api.world.acme_key_id
+    first = api.admin("POST", f"/api/keys/{key}/rotate", json={"grace_seconds": 3600})
+    assert first.status_code == 201, first.text
+    again = assert_problem(api.admin("POST", f"/api/keys/{key}/rotate", json={"grace_seconds": 3600}), 409,
+                           "already rotated to", first.json()["key_id"])
+    assert again["status"] == 409
+    working = [k for k in api.admin("GET", "/api/keys").json() if k["client_id"] == first.json()["client_id"]
+               and k["status"] == "ACTIVE"]
+    assert len(working) <= 2, working
+    assert api.admin("POST", f"/api/keys/{first.json()['key_id']}/rotate", json={"grace_seconds": 0}).status_code == 201
