@@ -2,8 +2,11 @@
 
 Inputs are the texts known when T1 runs whose publication time is at or before the
 day's 16:00 close and within the last LOOKBACK_DAYS calendar days: news items,
-disclosures that were read successfully, and research notes (their upload time counts as
-publication). Each text's sentiment (scorer `finlex-v1`) enters with the weight
+disclosures that were read successfully, and the house's research notes (their upload
+time counts as publication). A client's research note never enters a composite, the
+market-wide one or an instrument's, so one client's uploads cannot move what every other
+client sees or the model's sentiment inputs; the operator admits a note by uploading it
+with the admin key (a house note, `client_id` null), which counts from its upload. Each text's sentiment (scorer `finlex-v1`) enters with the weight
 
     weight = SOURCE_WEIGHTS[kind] * 0.5 ** (age_in_days / HALF_LIFE_DAYS)
 
@@ -100,8 +103,10 @@ def texts_in_window(conn: Connection, day: date) -> list[ScoredText]:
             mentions.setdefault(m["doc_id"], set()).add(m["symbol"])
         contents: set[str] = set()
         for row in window:
-            if kind == "RESEARCH":  # a note that several clients uploaded counts once, as its first copy
-                if row["content_sha256"] in contents:
+            if kind == "RESEARCH":
+                if row["client_id"] is not None:  # a client's note stays the client's (module docstring)
+                    continue
+                if row["content_sha256"] in contents:  # the house's copies of one note count once
                     continue
                 contents.add(row["content_sha256"])
             published = row.get(stamp) or row["recorded_at"]

@@ -89,13 +89,22 @@ def test_notes_never_cross_clients(settings: Settings, engine) -> None:  # noqa:
     assert len(everything) == 3  # appended, never rewritten
 
 
-def test_the_market_sentiment_counts_a_shared_note_once(settings: Settings, engine) -> None:  # noqa: ANN001
-    from models.sentiment.composite import texts_in_window
+def test_a_clients_note_never_moves_the_composites_and_the_houses_counts_once(settings: Settings, engine) -> None:  # noqa: ANN001
+    """Issue 39, defect 7: client research fed the market-wide composite at weight 1.2, so
+    one client's uploads moved every client's sentiment and the model's inputs."""
+    from models.sentiment.composite import MARKET, build_composite, texts_in_window
     from tests.portfolio.seed import CALENDAR
 
     intake_research(engine, settings, NOTE.encode(), "a.txt", "text/plain", client_id="acme")
     intake_research(engine, settings, NOTE.encode(), "b.txt", "text/plain", client_id="beta")
     day = CALENDAR.next_trading_day(__import__("datetime").date.today())
+    with engine.connect() as conn:
+        assert texts_in_window(conn, day) == []
+    with engine.begin() as conn:
+        rows = {r["symbol"]: r for r in build_composite(conn, day)}
+    assert rows[MARKET]["item_count"] == 0 and rows["KCB"]["score"] == 0.0
+    intake_research(engine, settings, NOTE.encode(), "house.txt", "text/plain", client_id=None)  # the operator admits it
+    intake_research(engine, settings, NOTE.encode(), "house-again.txt", "text/plain", client_id=None)
     with engine.connect() as conn:
         assert [t.kind for t in texts_in_window(conn, day)] == ["RESEARCH"]
 
