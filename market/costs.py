@@ -42,6 +42,7 @@ from decimal import ROUND_DOWN, Decimal
 import pandas as pd
 
 from market.liquidity import SPREAD_DECIMALS, known, spread_fraction, spread_series
+from market.money import to_cents
 
 IMPACT_Y = 1.0
 MAX_PARTICIPATION = 0.25
@@ -56,7 +57,8 @@ class FeeSchedule:
     minimum: Decimal = Decimal("0")
 
     def fee(self, gross: Decimal) -> Decimal:
-        return max(self.minimum, gross * self.rate).quantize(MONEY)
+        """The broker's charge, in cents (market/money.to_cents: what the ledger stores)."""
+        return to_cents(max(self.minimum, gross * self.rate))
 
 
 @dataclass(frozen=True)

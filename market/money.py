@@ -61,3 +61,14 @@ def money_display(value: Decimal | float | int) -> str:
     amount = value if isinstance(value, Decimal) else Decimal(str(value))
     shown = amount.quantize(Decimal(1).scaleb(-MONEY_PLACES), rounding=ROUND_HALF_UP)
     return format(shown + 0, "f")  # + 0 turns -0.00 into 0.00
+
+
+CENTS = Decimal("0.01")
+
+
+def to_cents(value: Decimal | int | str) -> Decimal:
+    """Money as it is stored: rounded to the cent, half up. Every cash entry (a trade's
+    gross and fee, a deposit, a dividend) is stored so, so what a balance shows is what the
+    ledger holds (a fee of 294.7825 once left a balance shown as 21,520.93 that could not
+    be withdrawn). Prices keep their own precision: a price is not money moved."""
+    return Decimal(value).quantize(CENTS, rounding=ROUND_HALF_UP)

@@ -37,6 +37,7 @@ from sqlalchemy import Connection, select
 
 from market.clock import session_close_utc, utc_now
 from market.errors import InvalidInputError
+from market.money import to_cents
 from portfolio import ledger
 from store import tables
 from store.history import append_history, current_rows
@@ -142,7 +143,7 @@ def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list
         base = entry_id(portfolio_id, symbol, ex_date)
         settled, count = paid.get(base, (ZERO, 0))
         shares = held(symbol, ex_date)
-        due = (notice["amount"] * shares).quantize(ledger.CENT) - settled
+        due = to_cents(to_cents(notice["amount"] * shares) - settled)  # cents, as every cash entry
         if due < 0:
             due = max(due, -cash)  # take back what the cash covers; the rest stays due
         if due == 0:

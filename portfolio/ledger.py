@@ -26,6 +26,7 @@ from typing import Any, Iterable
 from sqlalchemy import Connection, Engine, select
 
 from market.errors import InvalidInputError, NotFoundError
+from market.money import to_cents
 from store import tables
 from store.history import append_history, current_rows
 from store.splits import Split, stored_splits
@@ -232,7 +233,9 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
         raise TradeRejected(f"side must be buy or sell, not '{request.side}'")
     if isinstance(request.quantity, bool) or not isinstance(request.quantity, int) or request.quantity <= 0:
         raise TradeRejected(f"quantity must be a positive whole number of shares, not {request.quantity!r}")
-    price, fees = Decimal(request.price).quantize(CENT), Decimal(request.fees).quantize(CENT)
+    price, fees = Decimal(request.price).quantize(CENT), Decimal(request.fees)
+    if fees.is_finite():
+        fees = to_cents(fees)  # money moved is stored in cents (market/money.to_cents)
     if not price.is_finite() or price <= 0:
         raise TradeRejected(f"price must be positive, not {request.price}")
     if not fees.is_finite() or fees < 0:
@@ -240,7 +243,7 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
     trades = ledger_rows(conn, request.portfolio_id)  # read once: the checks below replay it in memory
     held = _open(_book(conn, trades, request.trading_date)).get(request.symbol)
     held_quantity = held.quantity if held else 0
-    gross = (price * request.quantity).quantize(CENT)
+    gross = to_cents(price * request.quantity)
     if request.side == "SELL" and request.quantity > held_quantity:
         raise TradeRejected(f"cannot sell {request.quantity} {request.symbol}: the portfolio holds {held_quantity}")
     cash = cash_balance(conn, request.portfolio_id)
@@ -278,10 +281,12 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
 
 def record_cash(conn: Connection, portfolio_id: str, entry_id: str, amount: Decimal, kind: str,
                 effective_at: datetime, note: str | None = None) -> Decimal:
-    """Append a cash movement that is not a trade; refuses one that would leave cash below zero."""
-    amount = Decimal(amount).quantize(CENT)
+    """Append a cash movement that is not a trade, in cents; refuses one that would leave
+    cash below zero."""
+    amount = Decimal(amount)
     if not amount.is_finite():
         raise InvalidInputError("a cash amount must be a finite number")
+    amount = to_cents(amount)
     balance = cash_balance(conn, portfolio_id)
     if balance + amount < 0:
         raise TradeRejected(f"a {kind.lower()} of {amount:,.2f} would leave cash at {balance + amount:,.2f}")

@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from market.errors import ConflictError, NotReadyError
+from market.money import to_cents
 from market.settings import Settings
 from pipeline.runner import run_stage
 from portfolio import ledger
@@ -77,8 +78,9 @@ def test_a_day_decides_and_the_next_session_fills(settings: Settings) -> None:
     costs = {k: Decimal(v) for k, v in order["costs"].items()}
     assert costs["fees"] == Decimal(order["fees"]) and costs["spread"] == Decimal("0.1") * 5000
     assert costs["total"] == costs["fees"] + costs["spread"] + costs["impact"]
-    gross = Decimal(order["price"]) * 5000
+    gross = to_cents(Decimal(order["price"]) * 5000)  # money moved is stored in cents
     assert Decimal(filled.summary["cash"]) == Decimal("10000000") - gross - Decimal(order["fees"])
+    assert Decimal(order["fees"]) == to_cents(Decimal(order["fees"]))
 
     with engine.connect() as conn:
         (position,) = ai_positions(conn, nxt)

@@ -96,12 +96,12 @@ def test_a_corrected_notice_is_settled_by_the_difference(client) -> None:  # noq
         assert credit_dividends(conn, portfolio_id, DAY) == []  # through Friday: nothing is due yet
         (paid,) = credit_dividends(conn, portfolio_id, EX_DATE)
         assert credit_dividends(conn, portfolio_id, EX_DATE) == []  # a re-run pays nothing
-    assert paid["amount"] == "100.000000" and paid["shares"] == 50
+    assert paid["amount"] == "100.00" and paid["shares"] == 50
     announce(engine, "AAA", 2.5)  # the exchange corrects the amount
     announce(engine, "AAA", None, CALENDAR.add_trading_days(DAY, 2))  # a notice without an amount pays nothing
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         (more,) = credit_dividends(conn, portfolio_id, CALENDAR.add_trading_days(DAY, 2))
-    assert more["amount"] == "25.000000" and more["entry_id"].endswith(":1")
+    assert more["amount"] == "25.00" and more["entry_id"].endswith(":1")
     move_cash(engine, portfolio_id, "-125", now=MONDAY)  # spends it all
     announce(engine, "AAA", 1.0)  # corrected down: 75 too much was paid, and the cash is gone
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
@@ -113,7 +113,7 @@ def test_a_corrected_notice_is_settled_by_the_difference(client) -> None:  # noq
     move_cash(engine, portfolio_id, "20", now=MONDAY)  # the reversal takes the 60 first, the 20 arrives after
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         (settled,) = credit_dividends(conn, portfolio_id, EX_DATE)  # the rest, now that the cash covers it
-    assert settled["amount"] == "-15.000000" and settled["entry_id"].endswith(":3")
+    assert settled["amount"] == "-15.00" and settled["entry_id"].endswith(":3")
     entries = dividend_entries(engine, portfolio_id)
     assert [e["amount"] for e in entries] == [Decimal("100"), Decimal("25"), Decimal("-60"), Decimal("-15")]
     assert "notice corrected after it was credited: -60.00" in entries[2]["note"]
@@ -144,7 +144,7 @@ def test_a_cancelled_notice_is_reversed(client) -> None:  # noqa: ANN001
     announce(engine, "AAA", None)  # the exchange withdraws the notice's amount
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         (reversed_,) = credit_dividends(conn, portfolio_id, EX_DATE)
-    assert reversed_["amount"] == "-40.000000" and cash(engine, portfolio_id) == Decimal("1000")
+    assert reversed_["amount"] == "-40.00" and cash(engine, portfolio_id) == Decimal("1000")
 
 
 def test_morning_suggestions_credit_client_portfolios_first(client) -> None:  # noqa: ANN001
@@ -155,7 +155,7 @@ def test_morning_suggestions_credit_client_portfolios_first(client) -> None:  # 
     result = run_stage("t2_suggestions", EX_DATE, settings=settings)
     assert result.summary["dividends"] == 1
     assert [(d["portfolio_id"], d["symbol"], d["amount"]) for d in result.tables["dividends"]] == [
-        (portfolio_id, "BBB", "50.000000")]
+        (portfolio_id, "BBB", "50.00")]
     assert generate(engine, settings, EX_DATE)["dividends"] == []  # a re-run pays nothing
     assert cash(engine, portfolio_id) == Decimal("3050")
 
@@ -177,7 +177,7 @@ def test_the_ai_portfolio_is_paid_before_it_plans_the_ex_date(settings: Settings
     seed_predictions(engine, EX_DATE, {"LIQ": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
     announce(engine, "LIQ", 0.5)
     second = run_stage("t1_trade", EX_DATE, settings=settings)
-    assert [(d["symbol"], d["shares"], d["amount"]) for d in second.tables["dividends"]] == [("LIQ", 6000, "3000.000000")]
+    assert [(d["symbol"], d["shares"], d["amount"]) for d in second.tables["dividends"]] == [("LIQ", 6000, "3000.00")]
     assert Decimal(second.summary["cash"]) == Decimal(first.summary["cash"]) + 3000
     again = run_stage("t1_trade", EX_DATE, settings=settings)
     assert again.summary["rerun"] is True and len(dividend_entries(engine, AI_PORTFOLIO)) == 1

@@ -140,3 +140,18 @@ def test_portfolio_view_values_positions_at_the_latest_close(client) -> None:
     assert view["equity"] == view["cash"] + 2000 and view["liquid_equity"] == view["equity"]
     assert view["realized_pnl"] == Decimal("195.00") and view["unrealized_pnl"] == Decimal("95.00")
     assert view["positions"][0]["purchase_date"].isoformat() == "2026-11-20" and view["positions"][0]["flags"] == []
+
+
+def test_the_cash_shown_is_the_cash_held_and_can_all_be_withdrawn(client) -> None:  # noqa: ANN001
+    """Issue 39, defect 6: a fee of 294.7825 was stored as it was; the balance showed
+    21,520.93, the ledger held 21,520.9275 and withdrawing 21,520.93 was refused."""
+    from views.portfolio import cash_history
+
+    engine, _, portfolio_id = client
+    bought = trade(client, "buy", "BBB", 3, "10.333333", fees="0.7825")
+    assert Decimal(bought["fees"]) == Decimal("0.78")  # cents, half up; the gross 30.999999 is stored as 31.00
+    with engine.connect() as conn:
+        held = ledger.cash_balance(conn, portfolio_id)
+        shown = cash_history(conn, portfolio_id)[-1]["balance"]
+    assert held == shown == Decimal("9968.22")
+    assert move_cash(engine, portfolio_id, f"-{held}", now=NOW) == 0

@@ -110,7 +110,7 @@ def test_a_dividend_after_a_split_is_paid_on_the_new_count(client) -> None:  # n
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         paid = credit_dividends(conn, portfolio_id, CALENDAR.add_trading_days(DAY, 2))
     assert [(p["ex_date"], p["shares"], p["amount"]) for p in paid] == [
-        ("2026-11-23", 50, "50.000000"), ("2026-11-24", 100, "50.000000")]
+        ("2026-11-23", 50, "50.00"), ("2026-11-24", 100, "50.00")]
 
 
 def test_the_models_prices_are_split_adjusted_from_the_day_it_is_known(settings: Settings) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from market.money import to_cents
+
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -66,8 +68,8 @@ def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store, mo
     assert done["state"] == "CONFIRMED"
     with engine.connect() as conn:
         (trade,) = ledger.trade_rows(conn, acme)
-        gross = (limit * 199).quantize(Decimal("0.000001"))
-        assert ledger.cash_balance(conn, acme) == 100_000 - gross - (gross * Decimal("0.005")).quantize(Decimal("0.000001"))
+        gross = limit * 199  # money moved is stored in cents
+        assert ledger.cash_balance(conn, acme) == 100_000 - to_cents(gross) - to_cents(gross * Decimal("0.005"))
     assert trade["origin"] == "SUGGESTION" and trade["trade_id"] == done["trade_id"]
     with pytest.raises(ConflictError, match="is CONFIRMED, not PENDING"):
         suggestions.confirm(engine, settings, CALENDAR, acme, pending["suggestion_id"], now=MORNING)
