@@ -90,11 +90,36 @@ def equity_curve(days: Sequence[date], equity: Sequence[float], liquid: Sequence
 
 
 @_in_report_type
+def against_benchmarks(days: Sequence[date], book: Sequence[float], benchmarks: dict[str, Sequence[float]],
+                       drawdown: Sequence[float], width: float) -> Drawing:
+    """The book's cumulative return beside each benchmark's (percent), and its drawdown
+    from the running peak shaded below."""
+    figure, axes = _figure(width)
+    names = {"equal_weight_liquid": "Equal-weighted liquid", "index": "Index"}
+    colours = [PALETTE["teal"], PALETTE["amber"], PALETTE["grey"]]
+    axes.plot(days, [100 * v for v in book], color=PALETTE["navy"], linewidth=1.6, label="AI portfolio")
+    for (name, series), colour in zip(benchmarks.items(), colours):
+        axes.plot(days, [100 * v for v in series], color=colour, linewidth=1.0, label=names.get(name, name))
+    axes.fill_between(days, [100 * v for v in drawdown], 0, color=PALETTE["navy"], alpha=0.15, linewidth=0,
+                      label="AI portfolio drawdown")
+    axes.axhline(0, color=PALETTE["grey"], linewidth=0.6)
+    _unit(axes, "Cumulative return, %")
+    axes.legend(fontsize=7, frameon=False, loc="best")
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+    locator = AutoDateLocator(maxticks=7)
+    axes.xaxis.set_major_locator(locator)
+    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    return _image(figure, width)
+
+
+@_in_report_type
 def score_distribution(scores: Sequence[float], long_at: float, avoid_at: float, width: float) -> Drawing:
     """Histogram of the day's Scores in 5-point bins, with the Action thresholds marked."""
     figure, axes = _figure(width)
     axes.hist(scores, bins=list(range(0, 105, 5)), color=PALETTE["navy"], edgecolor="white", linewidth=0.6)
-    axes.axvline(long_at, color=PALETTE["teal"], linewidth=1.2, label=f"LONG at {long_at:g}")
+    axes.axvline(long_at, color=PALETTE["teal"], linewidth=1.2,
+                 label=f"LONG line {long_at:g} (and the edge clears its cost)")
     axes.axvline(avoid_at, color=PALETTE["amber"], linewidth=1.2, label=f"AVOID at or below {avoid_at:g}")
     axes.set_xlim(0, 100)
     axes.set_xlabel("Score (0-100)", fontsize=7, color=PALETTE["grey"])

@@ -25,7 +25,7 @@ from market.clock import TradingCalendar, latest_closed_trading_day
 from market.errors import NotReadyError
 from market.plain import canonical_sha256, to_plain
 from market.settings import Settings
-from views.track_record import ai_track_record
+from views.track_record import ai_track_record, ai_track_series
 from views.breadth import breadth_of
 from models.features import FEATURE_NAMES
 from views.market import latest_market, valuation_day
@@ -55,6 +55,7 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
         "ai_portfolio": {**summary, "positions": portfolio_views.ai_positions(conn, day)},
         "equity_curve": portfolio_views.ai_record(conn)["days"],
         "track_record": ai_track_record(conn, settings.ai_starting_cash),
+        "track_series": ai_track_series(conn, settings.ai_starting_cash),
         "currency": trading_currency(conn),
     })
 

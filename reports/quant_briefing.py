@@ -30,6 +30,7 @@ def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowab
         *_signals(inputs),
         *_portfolio(inputs["ai_portfolio"]),
         *_track_record(inputs.get("track_record") or {"days": 0}),
+        *_against_benchmarks(inputs.get("track_series") or {}, width),
         *_charts(inputs, width, closing=section("Powered by", powered_by(width))),
     ]
 
@@ -144,6 +145,25 @@ def _track_record(record: dict[str, Any]) -> list[Flowable]:
     return section("Track record", note, data_table(["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"], rows))
 
 
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def _against_benchmarks(series: dict[str, Any], width: float) -> list[Flowable]:
+    """Cumulative return against the benchmarks with the drawdown, and the monthly returns."""
+    if len(series.get("days", [])) < 2:
+        return section("Against the benchmarks", notice("fewer than two executed days: nothing to compare yet"))
+    chart = charts.against_benchmarks([date.fromisoformat(d) for d in series["days"]], series["book"],
+                                      series["benchmarks"], series["drawdown"], width)
+    by_year: dict[int, dict[int, float]] = {}
+    for m in series["monthly"]:
+        by_year.setdefault(m["year"], {})[m["month"]] = m["return"]
+    shown = sorted({m["month"] for m in series["monthly"]})
+    rows = [[str(year), *(signed_pct(months[k] * 100, 2) if k in months else "" for k in shown)]
+            for year, months in sorted(by_year.items())]
+    table = data_table(["Year", *(MONTHS[k - 1] for k in shown)], rows)
+    return section("Against the benchmarks", chart, Spacer(0, 4), text("Monthly returns of the AI portfolio", SMALL), table)
+
+
 def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> list[Flowable]:
     """Both charts; the last one kept on one page with `closing` (the logos), which never
     stand alone on the last page."""
@@ -158,6 +178,6 @@ def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> li
     rule = text(f"LONG needs a Score of at least {LONG_SCORE:.0f} and a held edge (what that Score band earned from the "
                 "next session's close) above the name's round-trip cost (its spread and two fees); AVOID: a Score of "
                 f"{AVOID_SCORE:.0f} or less with a negative held edge, or a held edge that loses more than leaving costs. "
-                "A Score above the line that is not LONG did not clear its cost (GET /api/market/... predictions carry "
-                "the reason).", SMALL)
+                "A Score above the line that is not LONG did not clear its cost (GET /api/market/latest gives each "
+                "name's reason).", SMALL)
     return [*section("Equity curve", equity), *kept(*section("Score distribution", distribution, rule), *closing)]

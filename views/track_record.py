@@ -29,14 +29,37 @@ from store.history import current_rows
 from views.portfolio import equity_curve
 
 
-def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
+def _ai_returns(conn: Connection, starting_cash: float) -> tuple[list, pd.Series, list[dict[str, Any]]]:
     curve = equity_curve(conn)
-    if not curve:
-        return {"days": 0, "benchmarks": {}}
     dates = [row["trading_date"] for row in curve]
     equity = pd.Series([float(starting_cash), *(row["equity"] for row in curve)], index=range(len(curve) + 1))
     returns = daily_returns(equity)
     returns.index = dates
+    return dates, returns, curve
+
+
+def ai_track_series(conn: Connection, starting_cash: float) -> dict[str, Any]:
+    """What the Quant Briefing draws: the book's cumulative return by executed day beside
+    each benchmark's, its drawdown from the running peak, and its return per calendar
+    month (compounded from the daily returns)."""
+    dates, returns, _ = _ai_returns(conn, starting_cash)
+    if len(dates) < 2:
+        return {"days": [], "book": [], "benchmarks": {}, "drawdown": [], "monthly": []}
+    growth = (1 + returns).cumprod()
+    benchmarks = {name: ((1 + series.reindex(dates).fillna(0.0)).cumprod() - 1).round(6).tolist()
+                  for name, series in _benchmarks(conn, dates).items()}
+    drawdown = (growth / growth.cummax() - 1).round(6)
+    index = pd.to_datetime(pd.Index(dates))
+    monthly = (1 + pd.Series(returns.to_numpy(), index=index)).groupby([index.year, index.month]).prod() - 1
+    return {"days": [d.isoformat() for d in dates], "book": (growth - 1).round(6).tolist(), "benchmarks": benchmarks,
+            "drawdown": drawdown.tolist(),
+            "monthly": [{"year": int(y), "month": int(m), "return": round(float(r), 6)} for (y, m), r in monthly.items()]}
+
+
+def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
+    dates, returns, curve = _ai_returns(conn, starting_cash)
+    if not curve:
+        return {"days": 0, "benchmarks": {}}
     trades = ledger.trade_rows(conn, ledger.AI_PORTFOLIO)
     costs = {"fees": 0.0, "spread": 0.0, "impact": 0.0}
     traded = 0.0

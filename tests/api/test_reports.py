@@ -24,7 +24,8 @@ from tests.api.world import DAY
 from tests.reports.pdf import read
 
 BRIEFING_SECTIONS = ["System performance", "Market sentiment", "Top AI signals", "AI portfolio", "Track record",
-                     "Equity curve", "Score distribution", "Powered by"]
+                     "Against the benchmarks", "Monthly returns of the AI portfolio", "Equity curve", "Score distribution",
+                     "Powered by"]
 COMPLIANCE_SECTIONS = ["Risk disclosures", "Model risk", "Out-of-sample accuracy", "Regime change", "Backtesting limits",
                        "Illiquidity", "No investment advice", "Speculative nature", "Model metrics",
                        "Recent trade audit trail", "Regulatory notices", "Corporate structure", "Nature of output",
@@ -104,6 +105,9 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
         in pdf.text
     assert "LONG needs a Score of at least 55 and a held edge" in pdf.text.replace("\n", " ")
     assert "+0.20% / 1.40%" in pdf.text  # MID: a Score at the LONG line, HOLD, with its edge against its cost
+    assert "Cumulative return, %" in pdf.text and "Equal-weighted liquid" in pdf.text  # the chart's axis and legend
+    month = f"{DAY.year} {signed_pct(record['total_return'] * 100, 2)}"  # the world's two days fall in one month
+    assert month in pdf.text, month
 
 
 def test_compliance_report_sections_trail_and_certified_digest(api: Api) -> None:

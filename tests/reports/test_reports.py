@@ -26,8 +26,9 @@ def test_an_empty_store_gives_a_valid_report_that_says_what_is_missing(settings:
     assert report.pages == len(pdf.pages) >= 1  # the logos close the last page, after what precedes them
     missing = re.findall(r"Not available yet: ([^\n]+)", pdf.text)
     if kind == "quant-briefing":
-        assert len(missing) == 7, missing  # performance, sentiment, signals, portfolio, track record, both charts
+        assert len(missing) == 8, missing  # performance, sentiment, signals, portfolio, track record, benchmarks, charts
         assert "fewer than two executed days: no statistics yet" in pdf.text
+        assert "fewer than two executed days: nothing to compare yet" in pdf.text
         assert "no trading day has been delivered yet" in pdf.text and "no model has been trained yet" in pdf.text
     else:
         assert any("has not traded yet" in m for m in missing) and "No end-of-day delivery has been stored yet" in pdf.text
