@@ -141,7 +141,7 @@ def demo_api(settings: Settings, port: int) -> Iterator[list[str]]:
 
     settings, admin_from = demo_admin_key(settings)
     client = keystore.generate(service_engine(settings), settings, DEMO_CLIENT, DEMO_TIER)
-    with serve_in_thread(create_app(settings), port=port) as base:
+    with serve_in_thread(create_app(settings), port=port, trusted_proxies=settings.trusted_proxies) as base:
         key = client["api_key"]
         yield [
             f"API serving on {base}  (Ctrl-C stops it)",

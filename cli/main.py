@@ -375,7 +375,10 @@ def serve(
         # per-process counters would let each worker grant the whole limit
         os.environ["MARKETINTEL_RATE_LIMIT_STORE"] = "database"
         typer.echo("several workers: per-key rate limits are counted in the database")
-    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, workers=workers)
+    from pipeline.serving import uvicorn_proxy_options
+
+    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, workers=workers,
+                **uvicorn_proxy_options(settings.trusted_proxies))
 
 
 def _redacted(url: str) -> str:

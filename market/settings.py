@@ -111,6 +111,11 @@ class Settings(BaseSettings):
     rate_limit_unauthenticated: int = Field(
         default=120, ge=1, description="Requests per minute from one client address that fail authentication (no key, "
                                        "a malformed, unknown, revoked or rotated-out key); past it 429.")
+    trusted_proxies: str = Field(
+        default="", description="Comma-separated addresses of the reverse proxies whose X-Forwarded-For names the "
+                                "client (uvicorn's forwarded_allow_ips; '*' trusts any). Empty: the header is ignored and "
+                                "the connecting address counts, so a client cannot pick its own address for the "
+                                "per-address limit.")
     rate_limit_store: Literal["memory", "database"] = Field(
         default="memory",
         description="Where per-key request counts live: in the process (one API worker) or in the database, "

@@ -10,10 +10,19 @@ from typing import Any, Iterator
 import uvicorn
 
 
+def uvicorn_proxy_options(trusted_proxies: str) -> dict[str, Any]:
+    """X-Forwarded-For is read only from the proxies named (MARKETINTEL_TRUSTED_PROXIES);
+    uvicorn's own default trusts it from 127.0.0.1, so any local client could choose the
+    address its failed logins are counted against."""
+    return {"proxy_headers": bool(trusted_proxies), "forwarded_allow_ips": trusted_proxies or None}
+
+
 @contextmanager
-def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
-    """Yield the base URL (http://127.0.0.1:PORT) while `app` is being served."""
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0, trusted_proxies: str = "") -> Iterator[str]:
+    """Yield the base URL (http://127.0.0.1:PORT) while `app` is being served.
+    `trusted_proxies`: see `uvicorn_proxy_options`."""
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
+                                           **uvicorn_proxy_options(trusted_proxies)))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -4,6 +4,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
+import httpx
 import pytest
 
 from api.app import create_app
@@ -274,6 +275,25 @@ def test_requests_without_a_valid_key_are_rate_limited_per_address(settings: Set
         assert "unknown" in limited["detail"]
         assert api.acme("GET", "/api/portfolio").status_code == 200  # a valid key still works
         assert api.call("POST", "/graphql", "svc-sk-" + "3" * 40, json={"query": "{ portfolio { cash } }"}).status_code == 429
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_forged_x_forwarded_for_does_not_escape_the_per_address_limit(settings: Settings) -> None:
+    """Issue 39, defect 8: uvicorn trusted X-Forwarded-For from loopback by default, so a
+    local client chose the address its failed logins counted against. Only the proxies
+    named in MARKETINTEL_TRUSTED_PROXIES are believed."""
+    with serving(settings, rate_limit_unauthenticated=3) as api:
+        codes = [api.call("GET", "/api/portfolio", "svc-sk-" + "0" * 40,
+                          headers={"X-Forwarded-For": f"203.0.113.{i}"}).status_code for i in range(5)]
+        assert codes == [401, 401, 401, 429, 429], codes
+    w = world.build(settings)
+    behind_proxy = w.settings.model_copy(update={"rate_limit_unauthenticated": 3, "trusted_proxies": "127.0.0.1"})
+    with serve_in_thread(create_app(behind_proxy), trusted_proxies=behind_proxy.trusted_proxies) as base:
+        with httpx.Client(base_url=base) as http:
+            codes = [http.get("/api/portfolio", headers={"X-API-Key": "svc-sk-" + "0" * 40,
+                                                          "X-Forwarded-For": f"203.0.113.{i}"}).status_code
+                     for i in range(5)]
+    assert codes == [401] * 5, codes  # each forwarded client has its own allowance behind a trusted proxy
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
