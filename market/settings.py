@@ -86,6 +86,9 @@ class Settings(BaseSettings):
     research_text_max_bytes: int = Field(
         default=1_000_000, ge=1, description="Largest plain-text research note accepted (a PDF note is capped by "
                                              "pdf_max_bytes and pdf_max_pages).")
+    research_quota_characters: int = Field(
+        default=10_000_000, ge=1, description="Most text one client's research notes may hold in all (characters); a "
+                                              "note past it is refused (413). The house's notes have no quota.")
     research_text_timeout_seconds: float = Field(
         default=5.0, gt=0, description="Time allowed to tag and score one research note's text (plain or from a PDF).")
     price_band: float = Field(

@@ -131,3 +131,19 @@ def test_reading_a_note_stops_at_its_time_budget(settings: Settings, engine) -> 
     assert time.monotonic() - started < 1.0
     with engine.connect() as conn:
         assert current_rows(conn, tables.research_notes) == []
+
+
+def test_a_clients_notes_are_held_to_a_quota(settings: Settings, engine) -> None:  # noqa: ANN001
+    """Issue 39, defect 8: research notes had no per-client quota (20 notes of 999 KB grew
+    the store by 19 MB)."""
+    small = settings.model_copy(update={"research_quota_characters": 2 * len(NOTE) + 10})
+    intake_research(engine, small, NOTE.encode(), "one.txt", "text/plain", client_id="acme")
+    intake_research(engine, small, (NOTE + " Again.").encode(), "two.txt", "text/plain", client_id="acme")
+    with pytest.raises(PayloadTooLargeError, match="over your quota of"):
+        intake_research(engine, small, (NOTE + " Third.").encode(), "three.txt", "text/plain", client_id="acme")
+    assert intake_research(engine, small, NOTE.encode(), "one-again.txt", "text/plain", client_id="acme")["already_stored"]
+    intake_research(engine, small, (NOTE + " Third.").encode(), "beta.txt", "text/plain", client_id="beta")  # its own
+    intake_research(engine, small, (NOTE + " Third.").encode(), "house.txt", "text/plain", client_id=None)  # no quota
+    with engine.connect() as conn:
+        assert {n["client_id"] for n in current_rows(conn, tables.research_notes)} == {"acme", "beta", None}
+        assert len(current_rows(conn, tables.research_notes)) == 4
