@@ -1,6 +1,6 @@
 """Research intake: a client's research note (PDF or plain text) read, tagged, scored,
 stored and summarised. `POST /api/portfolio/upload-research` is a thin adapter over
-`intake_research`.
+`read_note` (no database) and `file_note`; `intake_research` is the two in turn.
 
 A note is stored once per client and content (sha256): the same client uploading the same
 bytes again gets its stored summary with `already_stored: true`; another client uploading
@@ -15,6 +15,7 @@ sentences that carry the most sentiment.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from sqlalchemy import Engine, func, select
@@ -34,8 +35,21 @@ TEXT_TYPES = {"text/plain", "text/markdown"}
 TEXT_SUFFIXES = {".txt", ".md", ".text"}
 
 
-def intake_research(engine: Engine, settings: Settings, content: bytes, filename: str | None = None,
-                    media_type: str | None = None, client_id: str | None = None) -> dict:
+@dataclass(frozen=True)
+class NoteText:
+    """A note as read, before anything is stored or scored."""
+
+    sha256: str
+    name: str
+    media_type: str
+    text: str
+    pages: int | None
+
+
+def read_note(settings: Settings, content: bytes, filename: str | None = None,
+              media_type: str | None = None) -> NoteText:
+    """The note's text: a PDF through the sandboxed extractor, plain text checked. Touches
+    no database (the API reads uploads holding no database slot: api/routers/portfolio.py)."""
     name = PurePath(filename or "research note").name
     if not content:
         raise InvalidInputError(f"{name} is empty")
@@ -44,7 +58,13 @@ def intake_research(engine: Engine, settings: Settings, content: bytes, filename
     kind, text, pages = _read(content, name, (media_type or "").split(";")[0].strip().lower(), settings)
     if not text.strip():
         raise InvalidInputError(f"{name} holds no readable text")
-    sha = hashlib.sha256(content).hexdigest()
+    return NoteText(hashlib.sha256(content).hexdigest(), name, kind, text, pages)
+
+
+def file_note(engine: Engine, settings: Settings, note: NoteText, client_id: str | None = None) -> dict:
+    """A note read by `read_note` tagged, scored and stored once per client and content;
+    its summary."""
+    sha, name, text = note.sha256, note.name, note.text
     mine = _client_note(client_id, sha)
     with engine.connect() as conn:
         matcher = InstrumentMatcher(current_rows(conn, tables.instruments))
@@ -56,7 +76,7 @@ def intake_research(engine: Engine, settings: Settings, content: bytes, filename
     deadline.check()
     sentiment = score_text(text)
     summary = {
-        "sha256": sha, "filename": name, "media_type": kind, "pages": pages, "characters": len(text),
+        "sha256": sha, "filename": name, "media_type": note.media_type, "pages": note.pages, "characters": len(text),
         "instruments": [{"symbol": m.symbol, "matched_by": m.matched_by} for m in mentions],
         "sentiment": {"score": sentiment.score, "label": sentiment.label, "scorer": SCORER_ID,
                       "positive_hits": sentiment.positive, "negative_hits": sentiment.negative},
@@ -69,13 +89,21 @@ def intake_research(engine: Engine, settings: Settings, content: bytes, filename
         if client_id is not None:
             _within_quota(conn, settings, client_id, name, len(text))
         append_history(conn, tables.research_notes, [{"content_sha256": sha, "client_id": client_id, "filename": name,
-                                                      "media_type": kind, "body": text, "summary": summary}])
-        (note,) = current_rows(conn, tables.research_notes, where=mine)
+                                                      "media_type": note.media_type, "body": text, "summary": summary}])
+        (stored_note,) = current_rows(conn, tables.research_notes, where=mine)
         append_history(conn, tables.document_mentions, [
-            {"doc_kind": "RESEARCH", "doc_id": note["id"], "symbol": m.symbol, "matched_by": m.matched_by} for m in mentions])
-        append_history(conn, tables.sentiment_scores, [{"doc_kind": "RESEARCH", "doc_id": note["id"], "scorer": SCORER_ID,
-                                                        "score": sentiment.score, "detail": sentiment.as_detail()}])
-    return {**summary, "id": note["id"], "already_stored": False}
+            {"doc_kind": "RESEARCH", "doc_id": stored_note["id"], "symbol": m.symbol, "matched_by": m.matched_by}
+            for m in mentions])
+        append_history(conn, tables.sentiment_scores, [{"doc_kind": "RESEARCH", "doc_id": stored_note["id"],
+                                                        "scorer": SCORER_ID, "score": sentiment.score,
+                                                        "detail": sentiment.as_detail()}])
+    return {**summary, "id": stored_note["id"], "already_stored": False}
+
+
+def intake_research(engine: Engine, settings: Settings, content: bytes, filename: str | None = None,
+                    media_type: str | None = None, client_id: str | None = None) -> dict:
+    """`read_note` then `file_note`."""
+    return file_note(engine, settings, read_note(settings, content, filename, media_type), client_id)
 
 
 def _within_quota(conn, settings: Settings, client_id: str, name: str, characters: int) -> None:  # noqa: ANN001

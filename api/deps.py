@@ -17,11 +17,12 @@ from typing import Annotated
 from fastapi import Depends, Security
 from sqlalchemy import Connection
 
-from api.security import Principal, admin, api_key_header, principal, report_reader
+from api.security import Principal, admin, api_key_header, body_principal, principal, report_reader
 from api.services import Services, request_connection, services
 
 ServicesDep = Annotated[Services, Depends(services)]
 CallerDep = Annotated[Principal, Depends(principal)]  # any valid key
+UploaderDep = Annotated[Principal, Depends(body_principal)]  # any valid key, checked at the edge; holds no slot
 AdminDep = Annotated[Principal, Depends(admin)]  # the admin key
 ReportReaderDep = Annotated[Principal | None, Depends(report_reader)]  # a key, or none while reports are public
 PresentedKey = Annotated[str | None, Security(api_key_header)]  # the raw X-API-Key header

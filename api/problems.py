@@ -16,6 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from market import errors
 
@@ -63,13 +64,15 @@ PROBLEM_TYPES: dict[int, tuple[str, str, str]] = {
     422: ("invalid-input", "A value is outside what the endpoint accepts: a malformed date or amount, a date "
                            "outside the supported range, a field that fails the schema.",
           "Correct the fields named in the detail (and in `errors` for schema failures)."),
-    429: ("rate-limited", "The key (or, without a key, the address) is over its requests per minute.",
+    429: ("rate-limited", "The key (or, without a key, the address) is over its requests per minute, or its "
+                          "client already has as many uploads being read as it may.",
           "Wait the Retry-After seconds; the RateLimit headers show the budget."),
     500: ("internal-error", "The service failed in a way it did not expect.",
           "Quote the request_id to the operator; the request may be retried."),
     503: ("not-ready", "The data asked for is not there yet: the day's delivery, stage or model has not run, or "
-                       "the database schema is not up to date.",
-          "Retry after the stage named in the detail has run (Retry-After when given)."),
+                       "the database schema is not up to date; or the process is at its limit of uploads being "
+                       "read.",
+          "Retry after the stage named in the detail has run, or after the Retry-After seconds when given."),
 }
 
 
@@ -119,6 +122,8 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            headers = {**(headers or {}), "Allow": _allowed_methods(app, request)}
         return problem(request, exc.status_code, _http_detail(request, exc, headers), headers=headers)
 
     @app.exception_handler(RequestValidationError)
@@ -150,6 +155,18 @@ def install_problem_handlers(app: FastAPI) -> None:
                             f"<code>type</code> links here.</p><ul>{rows}</ul></html>")
 
 
+def _allowed_methods(app: FastAPI, request: Request) -> str:
+    """Every method some route serves at this path: Starlette's 405 names only the first
+    route that matched it (OPTIONS /api/portfolio/cash listed GET, not POST, which a route
+    of its own serves)."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"}) if hasattr(route, "matches") else (Match.NONE, None)
+        if match is not Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
+
+
 def _http_detail(request: Request, exc: StarletteHTTPException, headers: dict[str, str] | None) -> str:
     """Routing errors say what was asked and what exists, not the status phrase again."""
     detail = str(exc.detail)
@@ -158,7 +175,7 @@ def _http_detail(request: Request, exc: StarletteHTTPException, headers: dict[st
     if exc.status_code == 404:
         return f"no endpoint at {request.url.path[:200]}; the endpoints are listed at /docs"
     if exc.status_code == 405:
-        allowed = (headers or {}).get("allow") or (headers or {}).get("Allow") or "see /docs"
+        allowed = (headers or {}).get("Allow") or "see /docs"
         return f"{request.method} is not allowed on {request.url.path[:200]}; allowed: {allowed}"
     return detail
 

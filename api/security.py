@@ -108,10 +108,21 @@ def _count_failure(request: Request, svc: Services, failure: AuthenticationError
                                headers=decision.headers()) from failure
 
 
+def _misplaced_key(request: Request) -> str:
+    """Where a key that was sent but not in X-API-Key went, said in the 401 (an empty
+    string when nowhere)."""
+    if request.headers.get("authorization", "").lower().startswith("bearer "):
+        return "; an Authorization: Bearer header was sent, but this service reads the key from X-API-Key only"
+    if "api_key" in request.query_params or "apikey" in request.query_params:
+        return ("; a key was sent as a query parameter, which this service does not read (URLs end up in logs and "
+                "browser history): send it in the X-API-Key header")
+    return ""
+
+
 def _authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None,
                   defer: bool = False) -> Principal:
     if not presented:
-        raise AuthenticationError("the X-API-Key header is missing")
+        raise AuthenticationError(f"the X-API-Key header is missing{_misplaced_key(request)}")
     if presented.startswith("svc-admin-"):
         if hmac.compare_digest(presented.encode(), svc.settings.checked_admin_key().encode()):
             return ADMIN
@@ -215,6 +226,20 @@ async def principal(request: Request, svc: Services = Depends(services),
             and getattr(getattr(getattr(route, "dependant", None), "call", None), "checks_keys", False):
         return PendingCheck(request, svc, presented, conn)  # type: ignore[return-value]
     return await run_in_threadpool(authenticate, request, svc, presented, conn)
+
+
+async def body_principal(request: Request, svc: Services = Depends(services),
+                         presented: str | None = Security(api_key_header)) -> Principal:
+    """The key of a request whose body the edge authenticated before reading it (the
+    uploads: api/edge.py), without taking a database slot for the request: an upload holds
+    one only while it stores what it read (api/routers/portfolio.py), never while its body
+    streams in or its PDF is read. A request that reached here unchecked (no body) is
+    checked on a slot taken and given back at once."""
+    known = request_fact(request, "principal")
+    if known is not None:
+        return known
+    async with svc.connection() as conn:
+        return await run_in_threadpool(authenticate, request, svc, presented, conn)
 
 
 def check_in_handler_thread(app: FastAPI) -> None:

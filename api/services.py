@@ -13,12 +13,14 @@ portfolio's newest trade and cash entry and the valuation day."""
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
+import time
 import weakref
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Iterator
 
 from anyio import CapacityLimiter, to_thread
 from fastapi import Request
@@ -107,6 +109,47 @@ class Slots:
         return semaphore
 
 
+class UploadGate:
+    """At most `total` uploads read and filed at once in this process, `per_client` of them
+    for one client: an upload is refused at once past either (429 past its client's share,
+    503 past the process's), with a Retry-After of the typical time an upload takes here
+    (a moving average, at least 1 s), rather than queued: a queue would hold the body and a
+    connection to the client for as long as others' PDFs take. Each upload runs one PDF
+    sandbox (ingest/pdf_text.py, memory-capped), so this also bounds the sandboxes' memory
+    and CPU. Shared by every event loop and thread of the process (a lock, never awaited)."""
+
+    def __init__(self, total: int, per_client: int) -> None:
+        self.total, self.per_client = total, per_client
+        self._lock = threading.Lock()
+        self._running: dict[str, int] = {}
+        self._typical = 1.0
+
+    @contextmanager
+    def turn(self, client: str) -> Iterator[None]:
+        from market.errors import BusyError, RateLimitedError
+
+        with self._lock:
+            wait = {"Retry-After": str(max(1, math.ceil(self._typical)))}
+            if self._running.get(client, 0) >= self.per_client:
+                raise RateLimitedError(f"your client already has {self.per_client} upload(s) being read, the most it "
+                                       "may have at once; send the next when one has finished", headers=wait)
+            if sum(self._running.values()) >= self.total:
+                raise BusyError(f"the service is reading {self.total} uploads, the most it reads at once; retry "
+                                "shortly", headers=wait)
+            self._running[client] = self._running.get(client, 0) + 1
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._typical += 0.3 * (time.monotonic() - started - self._typical)
+                left = self._running[client] - 1
+                if left:
+                    self._running[client] = left
+                else:
+                    del self._running[client]
+
+
 @dataclass
 class Services:
     settings: Settings
@@ -120,6 +163,7 @@ class Services:
     # 16 concurrent requests on a pool of 5 + 10 opened and closed ten connections a round
     # (on SQLite with its PRAGMAs) instead of reusing them.
     slots: Slots
+    uploads: UploadGate
     _cache: dict[Any, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _cached_bytes: int = 0
@@ -204,7 +248,8 @@ class Services:
 def build_services(settings: Settings, now: Callable[[], datetime] | None = None) -> Services:
     engine = service_engine(settings)
     return Services(settings, engine, default_calendar(), now or utc_now, counter_store(settings, engine),
-                    CapacityLimiter(settings.heavy_requests), Slots(settings.db_pool_size))
+                    CapacityLimiter(settings.heavy_requests), Slots(settings.db_pool_size),
+                    UploadGate(settings.upload_reads, settings.upload_reads_per_client))
 
 
 async def services(request: Request) -> Services:

@@ -45,6 +45,13 @@ class NotReadyError(MarketIntelError):
     title = "Not ready"
 
 
+class BusyError(NotReadyError):
+    """The process is at its limit of a kind of work (uploads being read); `context["headers"]`
+    carries Retry-After."""
+
+    title = "Busy"
+
+
 class AuthenticationError(MarketIntelError):
     title = "Unauthorized"
 

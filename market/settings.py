@@ -89,6 +89,14 @@ class Settings(BaseSettings):
     research_quota_characters: int = Field(
         default=10_000_000, ge=1, description="Most text one client's research notes may hold in all (characters); a "
                                               "note past it is refused (413). The house's notes have no quota.")
+    upload_reads: int = Field(
+        default=2, ge=1, description="Uploads (statements, research notes) read and filed at once per API worker, each "
+                                     "in a PDF sandbox of its own; one past it is refused (503 with Retry-After), so "
+                                     "uploads bound the memory and CPU they take and never hold other requests' "
+                                     "database slots while a PDF is read.")
+    upload_reads_per_client: int = Field(
+        default=1, ge=1, description="Of those, at most this many for one client (the house counts as one); one past "
+                                     "it is refused (429 with Retry-After).")
     research_text_timeout_seconds: float = Field(
         default=5.0, gt=0, description="Time allowed to tag and score one research note's text (plain or from a PDF).")
     price_band: float = Field(
@@ -144,6 +152,10 @@ class Settings(BaseSettings):
     graphql_max_depth: int = Field(default=8, ge=2, description="Deepest GraphQL selection accepted.")
     graphql_max_tokens: int = Field(default=2000, ge=50, description="Most lexical tokens in one GraphQL document.")
     graphql_max_aliases: int = Field(default=15, ge=0, description="Most aliased fields in one GraphQL document.")
+    graphql_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="Wall-clock time one GraphQL operation may run, counted from its turn under "
+                                        "heavy_requests; past it, or once its client disconnects, its remaining fields "
+                                        "are not resolved (error code BUDGET_EXCEEDED).")
     graphql_max_cost: int = Field(
         default=200_000, ge=100, description="Largest estimated GraphQL cost: each field costs 1, times the page sizes above it.")
     analysis_writer: Literal["template", "openai"] = Field(

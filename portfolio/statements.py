@@ -160,22 +160,42 @@ def _parse_ledger(lines: list[str]) -> ParsedStatement:
     return ParsedStatement("transactions-ledger", _date_after(lines, "Period"), cash, closing, last_price, dict(last_price))
 
 
-def import_statement(engine: Engine, settings: Settings, portfolio_id: str, data: bytes, filename: str = "statement.pdf",
-                     now: datetime | None = None) -> dict[str, Any]:
-    moment = now or utc_now()
+@dataclass(frozen=True)
+class StatementRead:
+    """A statement as read, before anything is stored: its digest, and what it says or why
+    it was refused."""
+
+    digest: str
+    parsed: ParsedStatement | None = None
+    refusal: StatementRejected | PdfRejected | None = None
+
+
+def read_statement(settings: Settings, data: bytes, filename: str = "statement.pdf") -> StatementRead:
+    """The PDF read in the sandbox and parsed; touches no database (the API reads uploads
+    holding no database slot: api/routers/portfolio.py)."""
     digest = hashlib.sha256(data).hexdigest()
-    with engine.connect() as conn:
-        ledger.get_portfolio(conn, portfolio_id)
-        if _already_synced(conn, portfolio_id, digest):
-            return {"status": "ALREADY_IMPORTED", "file_sha256": digest, "changes": [],
-                    "detail": "this statement was imported before; nothing changed"}
     try:
         with PdfExtractor(settings.pdf_max_bytes, settings.pdf_max_pages, settings.pdf_timeout_seconds) as extractor:
-            parsed = parse_text(extractor.extract(data, filename).text)
+            return StatementRead(digest, parsed=parse_text(extractor.extract(data, filename).text))
+    except (StatementRejected, PdfRejected) as exc:
+        return StatementRead(digest, refusal=exc)
+
+
+def file_statement(engine: Engine, portfolio_id: str, read: StatementRead, now: datetime | None = None) -> dict[str, Any]:
+    """The portfolio synchronised to a statement read by `read_statement`, in one
+    transaction under the portfolio's lock; a refusal is recorded and raised. The same file
+    synchronised before changes nothing (ALREADY_IMPORTED), a concurrent upload of it
+    included."""
+    moment = now or utc_now()
+    digest, parsed = read.digest, read.parsed
+    try:
         with ledger.portfolio_transaction(engine, portfolio_id) as conn:
-            if _already_synced(conn, portfolio_id, digest):  # a concurrent upload of the same file won
-                return {"status": "ALREADY_IMPORTED", "file_sha256": digest, "changes": [],
-                        "detail": "this statement was imported before; nothing changed"}
+            ledger.get_portfolio(conn, portfolio_id)
+            if _already_synced(conn, portfolio_id, digest):
+                return _already(digest)
+            if read.refusal is not None:
+                raise read.refusal
+            assert parsed is not None
             changes = _synchronise(conn, portfolio_id, parsed, digest, moment)
             append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, "file_sha256": digest,
                                                              "layout": parsed.layout, "status": "SYNCED",
@@ -186,6 +206,22 @@ def import_statement(engine: Engine, settings: Settings, portfolio_id: str, data
                                                              "status": "REJECTED", "reason": str(exc)}])
         raise
     return {"status": "SYNCED", "file_sha256": digest, "statement": parsed.as_dict(), "changes": changes}
+
+
+def import_statement(engine: Engine, settings: Settings, portfolio_id: str, data: bytes, filename: str = "statement.pdf",
+                     now: datetime | None = None) -> dict[str, Any]:
+    """`read_statement` then `file_statement`; a file synchronised before is not read again."""
+    with engine.connect() as conn:
+        ledger.get_portfolio(conn, portfolio_id)
+        digest = hashlib.sha256(data).hexdigest()
+        if _already_synced(conn, portfolio_id, digest):
+            return _already(digest)
+    return file_statement(engine, portfolio_id, read_statement(settings, data, filename), now)
+
+
+def _already(digest: str) -> dict[str, Any]:
+    return {"status": "ALREADY_IMPORTED", "file_sha256": digest, "changes": [],
+            "detail": "this statement was imported before; nothing changed"}
 
 
 def _already_synced(conn: Connection, portfolio_id: str, digest: str) -> bool:

@@ -21,6 +21,7 @@ from api.deps import PresentedKey, ServicesDep
 from api.graphql.loaders import Loaders
 from api.security import Principal, authenticate
 from api.services import Services
+from market.budget import Deadline
 from market.errors import PermissionDeniedError
 
 T = TypeVar("T")
@@ -32,6 +33,7 @@ class GraphContext(BaseContext):
         self.svc = svc
         self.caller = caller
         self.loaders = Loaders(svc)
+        self.budget: Deadline | None = None  # the operation's wall-clock budget (api/graphql/limits.py OperationBudget)
 
     @property
     def principal(self) -> Principal:

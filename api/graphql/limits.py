@@ -27,12 +27,13 @@ from graphql import (DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSp
 from graphql.execution.values import get_variable_values
 from strawberry.extensions import MaskErrors, SchemaExtension
 
-from market.errors import (ConflictError, InvalidInputError, NotFoundError, NotReadyError, PermissionDeniedError)
+from market.errors import (BudgetExceededError, ConflictError, InvalidInputError, NotFoundError, NotReadyError,
+                           PermissionDeniedError)
 from api.jsonbody import first_control_character
 from market.text import control_character
 
 log = logging.getLogger(__name__)
-CODES = {InvalidInputError: "BAD_USER_INPUT", NotFoundError: "NOT_FOUND", ConflictError: "CONFLICT",
+CODES = {BudgetExceededError: "BUDGET_EXCEEDED", InvalidInputError: "BAD_USER_INPUT", NotFoundError: "NOT_FOUND", ConflictError: "CONFLICT",
          NotReadyError: "NOT_READY", PermissionDeniedError: "FORBIDDEN"}
 PAGE_ARGUMENT = "first"
 SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
@@ -133,6 +134,20 @@ class CostLimiter(SchemaExtension):
         yield
 
 
+class OperationBudget(SchemaExtension):
+    """Every field checks the operation's wall-clock budget (`GraphContext.budget`, set to
+    `graphql_timeout_seconds` when the operation's turn comes, and stopped when its client
+    disconnects: api/graphql/schema.py) before it resolves: once it is spent the remaining
+    fields are not resolved and the answer carries one BUDGET_EXCEEDED error, so no
+    operation keeps a worker thread past its budget or after its client left."""
+
+    def resolve(self, _next: Any, root: Any, info: Any, *args: Any, **kwargs: Any) -> Any:
+        budget = getattr(info.context, "budget", None)
+        if budget is not None:
+            budget.check()
+        return _next(root, info, *args, **kwargs)
+
+
 class ControlCharacters(SchemaExtension):
     """Refuses an operation with a control character in a string literal of the document
     (GraphQL's own escapes, `"\\u0000"`, put one there) or in a variable (market/text.py:
@@ -175,9 +190,17 @@ def _cause(error: GraphQLError) -> Exception | None:
     return original
 
 
-def _unexpected(error: GraphQLError) -> bool:
+def unexpected(error: GraphQLError) -> bool:
+    """Whether an error is the service's fault (masked and logged with its traceback), not
+    the client's."""
     original = _cause(error)
     return original is not None and not isinstance(original, (GraphQLError, *CODES))
+
+
+def error_code(error: GraphQLError) -> str | None:
+    """The `extensions.code` of a domain error (CODES), else the code already set, if any."""
+    cause = _cause(error)
+    return next((c for cls, c in CODES.items() if isinstance(cause, cls)), (error.extensions or {}).get("code"))
 
 
 class ErrorPolicy(MaskErrors):
@@ -186,18 +209,22 @@ class ErrorPolicy(MaskErrors):
     ...?" hints, which would otherwise spell out the schema that introspection hides."""
 
     def __init__(self, hide_suggestions: bool = False) -> None:
-        super().__init__(should_mask_error=_unexpected,
+        super().__init__(should_mask_error=unexpected,
                          error_message="Unexpected error; the server log has the details under this response's X-Request-ID")
         self.hide_suggestions = hide_suggestions
 
     def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
-        processed = []
+        processed, over_budget = [], False
         for error in errors:
             if self.should_mask_error(error):
                 log.error("GraphQL resolver failed at %s", error.path, exc_info=error.original_error)
                 processed.append(self.anonymise_error(error))
                 continue
             code = next((c for cls, c in CODES.items() if isinstance(_cause(error), cls)), None)
+            if code == "BUDGET_EXCEEDED":  # every field left unresolved says it: once is enough
+                if over_budget:
+                    continue
+                over_budget = True
             if code is not None:
                 error.extensions = {**(error.extensions or {}), "code": code}
             if self.hide_suggestions and SUGGESTION.search(error.message):

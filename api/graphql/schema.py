@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import strawberry
@@ -20,13 +21,18 @@ from strawberry.fastapi import GraphQLRouter
 from api.docs_pages import graphiql_html, local_only
 from api.graphql import cache
 from api.graphql.context import graph_context
-from api.graphql.limits import ControlCharacters, CostLimiter, ErrorPolicy
+from api.graphql.limits import ControlCharacters, CostLimiter, ErrorPolicy, OperationBudget, error_code, unexpected
 from api.graphql.mutation import Mutation
 from api.graphql.query import Query
 from api.graphql.scalars import SCALAR_OVERRIDES
 from api.jsonbody import strict_json
+from market.budget import Deadline
 from market.clock import latest_closed_trading_day
 from market.settings import Settings
+
+
+log = logging.getLogger(__name__)
+DISCONNECT_POLL_SECONDS = 0.25
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:
@@ -38,10 +44,24 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         lambda: MaxAliasesLimiter(max_alias_count=settings.graphql_max_aliases),
         lambda: CostLimiter(settings.graphql_max_cost),
         ControlCharacters,
+        OperationBudget,
     ]
     if not settings.graphql_introspection:
         extensions.append(DisableIntrospection)
-    return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions, scalar_overrides=SCALAR_OVERRIDES)
+    return ServiceSchema(query=Query, mutation=Mutation, extensions=extensions, scalar_overrides=SCALAR_OVERRIDES)
+
+
+class ServiceSchema(strawberry.Schema):
+    """Strawberry's schema, logging as REST does: a client's mistake (a syntax or
+    validation error, a domain error with a code: unknown symbol, bad date, FORBIDDEN) is
+    one INFO line without a traceback; an unexpected error is logged with its traceback by
+    `ErrorPolicy` (api/graphql/limits.py), which also masks it. Strawberry logged every
+    error at ERROR with a 20-line traceback."""
+
+    def process_errors(self, errors: list[Any], execution_context: Any = None) -> None:
+        for error in errors:
+            if not unexpected(error):
+                log.info("GraphQL request refused (%s): %s", error_code(error) or "invalid", error.message)
 
 
 class StrictGraphQLRouter(GraphQLRouter):
@@ -63,12 +83,26 @@ class StrictGraphQLRouter(GraphQLRouter):
 
     async def execute_single(self, request: Any, request_adapter: Any, sub_response: Any, context: Any,  # noqa: PLR0913
                              root_value: Any, request_data: Any) -> Any:
-        """The operation in a worker thread; a market query's result kept per data version
-        (api/graphql/cache.py) and answered from there while the version holds."""
-        operation = super().execute_single(request, request_adapter, sub_response, context, root_value, request_data)
+        """The operation in a worker thread under its wall-clock budget, stopped when its
+        client disconnects (`_stopped_on_disconnect`); a market query's result kept per data
+        version (api/graphql/cache.py) and answered from there while the version holds."""
         svc = context.svc
+        budget = context.budget = Deadline(svc.settings.graphql_timeout_seconds, "the operation",
+                                           "ask for smaller pages (`first`) or fewer fields")
+        operation = super().execute_single(request, request_adapter, sub_response, context, root_value, request_data)
+        watcher = asyncio.create_task(_stopped_on_disconnect(request, budget))
+        try:
+            return await self._run(svc, context, request_data, operation, budget)
+        finally:
+            watcher.cancel()
+
+    async def _run(self, svc: Any, context: Any, request_data: Any, operation: Any, budget: Deadline) -> Any:
+        def timed() -> Any:
+            budget.restart()  # the budget counts from the operation's turn, not from its wait for one
+            return asyncio.run(operation)
+
         if context.caller is None or not cache.cacheable(request_data.query, request_data.operation_name):
-            return await svc.run_heavy(asyncio.run, operation)
+            return await svc.run_heavy(timed)
         kept = cache.key(request_data.query, request_data.variables, request_data.operation_name,
                          latest_closed_trading_day(svc.now(), svc.calendar))
 
@@ -76,11 +110,19 @@ class StrictGraphQLRouter(GraphQLRouter):
             with svc.engine.connect() as conn:
                 version = cache.version(conn)
             ran = []
-            result = svc.cached(kept, version, lambda: ran.append(1) or asyncio.run(operation), size=_kept_size)
+            result = svc.cached(kept, version, lambda: ran.append(1) or timed(), size=_kept_size)
             if not ran:
                 operation.close()  # answered from the cache: the coroutine is never run
             return result
         return await svc.run_heavy(run)
+
+
+async def _stopped_on_disconnect(request: Any, budget: Deadline) -> None:
+    """Stop the operation's budget once its client has disconnected (polled: the request's
+    body is read, so the next ASGI message is the disconnect)."""
+    while not await request.is_disconnected():
+        await asyncio.sleep(DISCONNECT_POLL_SECONDS)
+    budget.stop("its client disconnected")
 
 
 def _kept_size(result: Any) -> int | None:

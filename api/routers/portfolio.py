@@ -7,8 +7,8 @@ from typing import Literal
 from fastapi import APIRouter, File, Header, Query, UploadFile, status
 from starlette.concurrency import run_in_threadpool
 
-from analysis.research import intake_research
-from api.deps import CallerDep, ConnDep, ServicesDep
+from analysis.research import file_note, read_note
+from api.deps import CallerDep, ConnDep, ServicesDep, UploaderDep
 from api.jsonbody import StrictJSONRoute
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import (
@@ -27,7 +27,7 @@ from api.schemas.portfolio import (
 )
 from api.security import caller_portfolio, caller_portfolio_on
 from api.uploads import read_upload
-from portfolio.statements import import_statement
+from portfolio.statements import file_statement, read_statement
 from portfolio.trading import ManualTrade, move_cash, place_manual_trade, preview_trade
 from fastapi.responses import Response
 
@@ -121,23 +121,31 @@ def cash(movement: CashIn, svc: ServicesDep, caller: CallerDep) -> CashOut:
     return CashOut(portfolio_id=pid, balance=balance)
 
 
-@router.post("/upload-pdf", response_model=StatementResult, responses=problems(*KEYED, 413, 415))
-async def upload_pdf(svc: ServicesDep, caller: CallerDep,
+# The uploads hold no database slot while their body streams in and their PDF is read
+# (UploaderDep, not CallerDep); each runs under the process's upload gate
+# (api/services.py UploadGate: 429 past the client's share, 503 past the process's), and
+# takes a slot only to store what it read.
+@router.post("/upload-pdf", response_model=StatementResult, responses=problems(*KEYED, 413, 415, 503))
+async def upload_pdf(svc: ServicesDep, caller: UploaderDep,
                      file: UploadFile = File(description="An account statement PDF.")) -> StatementResult:
     """Synchronise the portfolio from a broker statement (holdings or transactions
     layout); the same file twice changes nothing (ALREADY_IMPORTED)."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=True)
-    pid = caller_portfolio(svc, caller)
-    result = await run_in_threadpool(import_statement, svc.engine, svc.settings, pid, data, file.filename or "statement.pdf",
-                                     svc.now())
+    with svc.uploads.turn(caller.portfolio_id):
+        read = await run_in_threadpool(read_statement, svc.settings, data, file.filename or "statement.pdf")
+        async with svc.slots():
+            pid = await run_in_threadpool(caller_portfolio, svc, caller)
+            result = await run_in_threadpool(file_statement, svc.engine, pid, read, svc.now())
     return StatementResult.model_validate(result)
 
 
-@router.post("/upload-research", response_model=ResearchResult, responses=problems(*KEYED, 413, 415))
-async def upload_research(svc: ServicesDep, caller: CallerDep,
+@router.post("/upload-research", response_model=ResearchResult, responses=problems(*KEYED, 413, 415, 503))
+async def upload_research(svc: ServicesDep, caller: UploaderDep,
                           file: UploadFile = File(description="A research note: PDF or UTF-8 text.")) -> ResearchResult:
     """Read, tag and score a research note; the instruments it names and its sentiment."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=False)
-    result = await run_in_threadpool(intake_research, svc.engine, svc.settings, data, file.filename, file.content_type,
-                                     caller.client_id)
+    with svc.uploads.turn(caller.portfolio_id):
+        note = await run_in_threadpool(read_note, svc.settings, data, file.filename, file.content_type)
+        async with svc.slots():
+            result = await run_in_threadpool(file_note, svc.engine, svc.settings, note, caller.client_id)
     return ResearchResult.model_validate(result)

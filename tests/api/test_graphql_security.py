@@ -288,3 +288,77 @@ def test_a_fragment_fan_out_is_costed_once_per_fragment_and_refused_at_once(api:
         error = response.json()["errors"][0]
         assert error["extensions"]["code"] == "QUERY_TOO_COSTLY" and error["extensions"]["cost"] == 2 ** depth
         assert elapsed < 0.1, (depth, elapsed)
+
+
+def _slow_reads(monkeypatch: pytest.MonkeyPatch, seconds: float) -> list[str]:
+    """Every resolver's read takes `seconds` longer; returns the log of what the budget did."""
+    import asyncio
+
+    from api.graphql import context as graph_context
+    from api.graphql import limits
+    from market import budget as budgets
+
+    seen: list[str] = []
+    read, resolve, stop = graph_context.GraphContext.read, limits.OperationBudget.resolve, budgets.Deadline.stop
+
+    async def slow_read(self, function, *args):  # noqa: ANN001, ANN202
+        await asyncio.sleep(seconds)
+        return await read(self, function, *args)
+
+    def recording_resolve(self, _next, root, info, *args, **kwargs):  # noqa: ANN001, ANN202
+        try:
+            return resolve(self, _next, root, info, *args, **kwargs)
+        except Exception as exc:
+            seen.append(f"refused: {exc}")
+            raise
+
+    def recording_stop(self, why: str) -> None:  # noqa: ANN001
+        seen.append(f"stopped: {why}")
+        stop(self, why)
+
+    monkeypatch.setattr(graph_context.GraphContext, "read", slow_read)
+    monkeypatch.setattr(limits.OperationBudget, "resolve", recording_resolve)
+    monkeypatch.setattr(budgets.Deadline, "stop", recording_stop)
+    return seen
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_an_operation_past_its_wall_clock_budget_resolves_no_further_field(settings: Settings,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39: a wall-clock budget per operation. Its first field's read outlasts the
+    budget; the fields under it are not resolved, and the answer says so once."""
+    import time
+
+    seen = _slow_reads(monkeypatch, 0.4)
+    w = world.build(settings)
+    with serve_in_thread(create_app(w.settings.model_copy(update={"graphql_timeout_seconds": 0.2}), now=Clock())) as base:
+        api = Api(base, w, Clock())
+        started = time.perf_counter()
+        body = gql(api, "{ modelPerformance { modelId validation { label predictions } } }", w.acme_key).json()
+        elapsed = time.perf_counter() - started
+        api.http.close()
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["BUDGET_EXCEEDED"], body
+    assert "longer than the 0.2 s allowed" in body["errors"][0]["message"]
+    assert any(s.startswith("refused:") for s in seen) and elapsed < 2, (seen, elapsed)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_an_operation_whose_client_disconnects_is_stopped(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39, defect 1: a query kept burning CPU after its client left. The operation's
+    budget is stopped once the client disconnects; no field resolves after that."""
+    import time
+
+    import httpx
+
+    seen = _slow_reads(monkeypatch, 1.5)
+    w = world.build(settings)
+    with serve_in_thread(create_app(w.settings, now=Clock())) as base:
+        with httpx.Client(base_url=base, timeout=0.3) as impatient:
+            with pytest.raises(httpx.ReadTimeout):
+                impatient.post("/graphql", headers={"X-API-Key": w.acme_key},
+                               json={"query": "{ modelPerformance { modelId validation { label predictions } } }"})
+        deadline = time.monotonic() + 5
+        while not any(s.startswith("refused:") for s in seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert "stopped: its client disconnected" in seen, seen
+    assert any("was stopped: its client disconnected" in s for s in seen if s.startswith("refused:")), seen

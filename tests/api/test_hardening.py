@@ -400,3 +400,108 @@ def test_a_key_in_its_grace_period_cannot_be_rotated_again(api: Api) -> None:
                and k["status"] == "ACTIVE"]
     assert len(working) <= 2, working
     assert api.admin("POST", f"/api/keys/{first.json()['key_id']}/rotate", json={"grace_seconds": 0}).status_code == 201
+
+
+def _dense_note(tag: int, pages: int) -> bytes:
+    """A research note PDF that takes the sandbox about 0.2 s a page to read (on one core)."""
+    from tests.pdf_samples import text_pdf
+
+    return text_pdf([f"note {tag}: LIQ Holdings reported record profit and strong growth, analysts upgrade " * 2] * 40,
+                    pages=pages)
+
+
+def _concurrently(*calls):  # noqa: ANN002, ANN202
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return [f.result() for f in [pool.submit(call) for call in calls]]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_uploads_past_a_clients_share_or_the_process_limit_are_refused_with_retry_after(settings: Settings) -> None:
+    """Issue 39, defect 2: nothing bounded how many PDF sandboxes ran at once. One client's
+    second concurrent upload is 429, past the process's limit another client's is 503, both
+    with Retry-After; each is accepted once the first has finished."""
+    notes = [_dense_note(i, 6) for i in range(3)]
+    with serving(settings, upload_reads=2, upload_reads_per_client=1) as api:
+        beta = api.world.beta_key
+        upload = lambda key, i: lambda: _research(api, key, f"n{i}.pdf", notes[i], "application/pdf")  # noqa: E731
+        first, second = _concurrently(upload(api.world.acme_key, 0), upload(api.world.acme_key, 1))
+        assert sorted([first.status_code, second.status_code]) == [200, 429], (first.text, second.text)
+        refused = second if second.status_code == 429 else first
+        assert_problem(refused, 429, "upload(s) being read")
+        assert int(refused.headers["retry-after"]) >= 1
+        assert _research(api, api.world.acme_key, "n1.pdf", notes[1], "application/pdf").status_code == 200
+    with serving(settings, upload_reads=1, upload_reads_per_client=1) as api:
+        mine, theirs = _concurrently(upload(api.world.acme_key, 2),
+                                     lambda: (__import__("time").sleep(0.3), _research(api, api.world.beta_key, "n.pdf",
+                                                                                        notes[0], "application/pdf"))[1])
+        assert mine.status_code == 200, mine.text
+        assert_problem(theirs, 503, "the most it reads at once")
+        assert int(theirs.headers["retry-after"]) >= 1
+
+
+def test_another_client_is_answered_at_once_while_one_floods_the_service(api: Api) -> None:
+    """Issue 39 acceptance: 5 concurrent slow uploads from one client (each read in a
+    sandbox of its own: the limits here allow all 5) held the 5 database slots for the
+    whole PDF read, and another client's /api/market/breadth waited 17.5 s. With fragment
+    fan-outs, nested variables and costly queries from the same client besides, another
+    client's simple REST and GraphQL reads answer in under 1 s each, and the fan-out is
+    refused in under 100 ms."""
+    import time
+
+    from api import keystore
+    from tests.api.test_graphql_security import fan_out
+
+    w = api.world
+    for key_id in (w.acme_key_id, w.beta_key_id):
+        keystore.set_option(w.engine, key_id, "RATE_LIMIT_SET", 1_000_000, now=world.MORNING)
+    notes = [_dense_note(i, 8) for i in range(5)]
+    with serving(w.settings, upload_reads=5, upload_reads_per_client=5) as flooded:
+        flooded.call("GET", "/api/market/breadth", w.beta_key)  # warm
+        started = time.monotonic()
+        hostile = [lambda i=i: _research(flooded, w.acme_key, f"slow{i}.pdf", notes[i], "application/pdf")
+                   for i in range(5)]
+        deep = '{"query": "query($v: String) { modelPerformance { modelId } }", "variables": {"v": %s}}' % ("[" * 2000 + "]" * 2000)
+        hostile += [lambda: flooded.call("POST", "/graphql", w.acme_key, json={"query": fan_out(30)}),
+                    lambda: flooded.call("POST", "/graphql", w.acme_key, content=deep,
+                                         headers={"content-type": "application/json"}),
+                    lambda: flooded.call("POST", "/graphql", w.acme_key,
+                                         json={"query": "{ instruments(first: 100) { nodes { symbol recentBars(first: 60)"
+                                                        " { nodes { close volume } } } } }"})]
+        timings: list[tuple[str, int, float]] = []
+
+        def polite() -> None:
+            time.sleep(0.5)  # the uploads are being read by now
+            while time.monotonic() - started < 4:
+                for label, call in (("breadth", lambda: flooded.call("GET", "/api/market/breadth", w.beta_key)),
+                                    ("graphql", lambda: flooded.call("POST", "/graphql", w.beta_key,
+                                                                     json={"query": "{ modelPerformance { modelId } }"}))):
+                    t = time.perf_counter()
+                    status = call().status_code
+                    timings.append((label, status, time.perf_counter() - t))
+
+        def fan_out_alone() -> float:
+            time.sleep(1.0)
+            t = time.perf_counter()
+            assert flooded.call("POST", "/graphql", w.beta_key, json={"query": fan_out(30)}).json()["errors"][0][
+                "extensions"]["code"] == "QUERY_TOO_COSTLY"
+            return time.perf_counter() - t
+
+        *results, _, refused_in = _concurrently(*hostile, polite, fan_out_alone)
+    assert [r.status_code for r in results[:5]] == [200] * 5, [r.text[:200] for r in results[:5]]
+    assert time.monotonic() - started > 1.5, "the uploads were not slow enough to test anything"
+    assert timings and all(status == 200 for _, status, _ in timings), timings
+    assert max(elapsed for _, _, elapsed in timings) < 1.0, timings
+    assert refused_in < 0.3, refused_in  # 100 ms of server time unloaded (test_graphql_security.py); five sandboxes share these cores
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_405_names_every_method_the_path_serves(api: Api) -> None:
+    """Issue 39, defect 8: OPTIONS /api/portfolio/cash answered 405 with Allow: GET, though
+    POST is served there too (by a route of its own)."""
+    for method in ("OPTIONS", "DELETE"):
+        response = api.acme(method, "/api/portfolio/cash")
+        assert_problem(response, 405, f"{method} is not allowed", "allowed: GET, POST")
+        assert response.headers["allow"] == "GET, POST"
+    assert api.admin("PUT", "/api/keys/generate").headers["allow"] == "POST"
