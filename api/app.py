@@ -5,6 +5,7 @@ from datetime import datetime
 from typing import Callable
 
 from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, ConfigDict
 
 from api.docs_pages import install_docs
@@ -51,6 +52,11 @@ def create_app(settings: Settings | None = None, now: Callable[[], datetime] | N
     install_docs(app)
 
     app.add_middleware(Edge, settings=settings)
+
+    @app.get("/", include_in_schema=False)
+    def home() -> RedirectResponse:
+        """A first visit lands on the interactive docs (no key needed there), not a 404."""
+        return RedirectResponse("/docs", status_code=307)
 
     @app.get("/healthz", response_model=Health, tags=["operations"])
     def healthz() -> Health:

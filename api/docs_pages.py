@@ -89,7 +89,19 @@ GRAPHIQL_PAGE = """<!doctype html>
     // Put {{"X-API-Key": "svc-sk-..."}} in the Headers pane; ?q=...&headers=... prefill the panes (a
     // `query` parameter would be run as a GraphQL GET request instead of opening this page).
     const parameters = new URLSearchParams(window.location.search);
-    const fetcher = GraphiQL.createFetcher({{ url: window.location.pathname }});
+    // Without a key the server's answer is a 401 problem document; say what to do instead,
+    // and show any other problem document's detail as a GraphQL error.
+    const served = GraphiQL.createFetcher({{ url: window.location.pathname, enableIncrementalDelivery: false }});
+    const noKey = 'No API key yet: put {{"X-API-Key": "svc-sk-..."}} in the Headers pane below, then ' +
+                  'press Run. The operator issues keys (marketintel keys, or POST /api/keys/generate).';
+    const fetcher = async (params, options) => {{
+      const headers = (options && options.headers) || {{}};
+      if (!Object.keys(headers).some((name) => name.toLowerCase() === "x-api-key")) {{
+        return {{ errors: [{{ message: noKey }}] }};
+      }}
+      const answer = await served(params, options);
+      return answer && answer.status && answer.detail ? {{ errors: [{{ message: `${{answer.status}} ${{answer.title}}: ${{answer.detail}}` }}] }} : answer;
+    }};
     ReactDOM.render(
       React.createElement(GraphiQL, {{
         fetcher: fetcher,

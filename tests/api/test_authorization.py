@@ -95,6 +95,13 @@ def test_every_cell_of_the_matrix(api: Api) -> None:
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_401_and_403_say_why(api: Api) -> None:
     assert_problem(api.call("GET", "/api/market/latest"), 401, "X-API-Key header is missing")
+    # issue 42: a key sent where this service does not read it is named in the 401
+    assert_problem(api.call("GET", "/api/market/latest", headers={"Authorization": f"Bearer {api.world.acme_key}"}),
+                   401, "X-API-Key header is missing; an Authorization: Bearer header was sent")
+    assert_problem(api.call("GET", "/api/market/latest", params={"api_key": api.world.acme_key}), 401,
+                   "a key was sent as a query parameter", "X-API-Key header")
+    home = api.http.get("/", follow_redirects=False)
+    assert home.status_code == 307 and home.headers["location"] == "/docs"
     assert_problem(api.call("GET", "/api/market/latest", "svc-sk-XYZ"), 401, "malformed")
     assert_problem(api.call("GET", "/api/market/latest", "svc-sk-" + "0" * 40), 401, "unknown, revoked")
     assert_problem(api.acme("GET", "/api/keys"), 403, "needs the admin key")

@@ -300,6 +300,35 @@ def test_unexpected_errors_are_masked(api: Api, monkeypatch: pytest.MonkeyPatch)
     assert body["data"] == {"modelPerformance": None, "instruments": {"nodes": [{"symbol": "DRY"}]}}
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_clients_mistake_is_one_log_line_and_the_services_fault_keeps_its_traceback(
+        api: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 42: each expected user error (unknown field, unknown symbol, bad date,
+    FORBIDDEN) was logged as ERROR strawberry.execution with a 20-line traceback."""
+    import logging
+
+    caplog.set_level(logging.INFO)
+    key = api.world.acme_key
+    mistakes = ["{ instrument(symbol: \"LIQ\") { histroy { nodes { close } } } }",
+                '{ instrument(symbol: "NOPE") { symbol } }', '{ marketBreadth(date: "2026-13-40") { advancers } }',
+                "{ aiPortfolio { trades { nodes { tradeId } } } }"]
+    for document in mistakes:
+        assert gql(api, document, key).json()["errors"], document
+    mine = [r for r in caplog.records if r.name.startswith(("strawberry", "api."))]
+    assert mine and all(r.levelno == logging.INFO and r.exc_info is None for r in mine), \
+        [(r.name, r.levelname, r.getMessage()) for r in mine]
+    assert all("\n" not in r.getMessage() for r in mine)
+    caplog.clear()
+
+    def broken(conn):  # noqa: ANN001, ANN202
+        raise RuntimeError("SELECT secret FROM internals")
+
+    monkeypatch.setattr("api.graphql.query.performance", broken)
+    gql(api, "{ modelPerformance { modelId } }", key)
+    faults = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(faults) == 1 and faults[0].exc_info is not None, [(r.name, r.getMessage()) for r in caplog.records]
+
+
 def test_committed_sdl_is_current() -> None:
     """api/graphql/schema.graphql is the schema reviewers and client generators read."""
     from pathlib import Path
