@@ -20,9 +20,16 @@ numbers that do not add up, a negative cash balance, a symbol the exchange does 
 Synchronisation appends reconciling entries and never rewrites history: for each symbol
 whose holding differs, a STATEMENT_SYNC trade for the difference (buys at the statement's
 average cost, or the ledger's last price for the symbol; sells at the statement's market
-price or last price), which moves no cash; then one RECONCILIATION cash entry that brings
-cash to the statement's balance. The same file imported again (same SHA-256) changes
-nothing and says so; every attempt, refused or not, is kept in `statement_imports`.
+price or last price), dated the statement's day, which moves no cash; then one
+RECONCILIATION cash entry, effective at that day's close, that brings the cash the ledger
+held at the end of that day to the statement's balance. What the ledger records after the
+statement's day (trades, deposits, fees) is kept on top: the book after a sync is the
+statement plus what happened since, and a statement whose cash or holdings cannot carry
+what happened since is refused with the reason. A preview (`preview=True`, REST
+`?preview=true`, CLI `--preview`) runs the same sync, every check included, and rolls it
+back: it answers status PREVIEW with the changes and stores nothing. The same file
+imported again (same SHA-256) changes nothing and says so; every attempt, refused or not,
+is kept in `statement_imports` (a preview is not an attempt).
 """
 from __future__ import annotations
 
@@ -30,14 +37,14 @@ import hashlib
 import re
 import uuid
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, select
 
 from ingest.pdf_text import PdfExtractor, PdfRejected
-from market.clock import SUPPORTED_DATES, utc_now
+from market.clock import SUPPORTED_DATES, exchange_date, session_close_utc, utc_now
 from market.errors import InvalidInputError
 from market.settings import Settings
 from portfolio import ledger
@@ -181,11 +188,22 @@ def read_statement(settings: Settings, data: bytes, filename: str = "statement.p
         return StatementRead(digest, refusal=exc)
 
 
-def file_statement(engine: Engine, portfolio_id: str, read: StatementRead, now: datetime | None = None) -> dict[str, Any]:
+class _Previewed(Exception):
+    """Raised inside the sync's transaction to roll it back: a preview is the sync itself,
+    every check included, undone."""
+
+    def __init__(self, changes: list[dict]) -> None:
+        super().__init__("preview")
+        self.changes = changes
+
+
+def file_statement(engine: Engine, portfolio_id: str, read: StatementRead, now: datetime | None = None,
+                   preview: bool = False) -> dict[str, Any]:
     """The portfolio synchronised to a statement read by `read_statement`, in one
     transaction under the portfolio's lock; a refusal is recorded and raised. The same file
     synchronised before changes nothing (ALREADY_IMPORTED), a concurrent upload of it
-    included."""
+    included. `preview`: the same sync, rolled back: status PREVIEW with the changes it
+    would make; nothing is stored, a refusal neither."""
     moment = now or utc_now()
     digest, parsed = read.digest, read.parsed
     try:
@@ -197,10 +215,17 @@ def file_statement(engine: Engine, portfolio_id: str, read: StatementRead, now: 
                 raise read.refusal
             assert parsed is not None
             changes = _synchronise(conn, portfolio_id, parsed, digest, moment)
+            if preview:
+                raise _Previewed(changes)
             append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, "file_sha256": digest,
                                                              "layout": parsed.layout, "status": "SYNCED",
                                                              "parsed": parsed.as_dict(), "changes": changes}])
+    except _Previewed as done:
+        return {"status": "PREVIEW", "file_sha256": digest, "statement": parsed.as_dict(), "changes": done.changes,
+                "detail": "nothing was changed; upload the file again without preview to apply these changes"}
     except (StatementRejected, PdfRejected) as exc:
+        if preview:
+            raise
         with engine.begin() as conn:
             append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, "file_sha256": digest,
                                                              "status": "REJECTED", "reason": str(exc)}])
@@ -209,19 +234,45 @@ def file_statement(engine: Engine, portfolio_id: str, read: StatementRead, now: 
 
 
 def import_statement(engine: Engine, settings: Settings, portfolio_id: str, data: bytes, filename: str = "statement.pdf",
-                     now: datetime | None = None) -> dict[str, Any]:
+                     now: datetime | None = None, preview: bool = False) -> dict[str, Any]:
     """`read_statement` then `file_statement`; a file synchronised before is not read again."""
     with engine.connect() as conn:
         ledger.get_portfolio(conn, portfolio_id)
         digest = hashlib.sha256(data).hexdigest()
         if _already_synced(conn, portfolio_id, digest):
             return _already(digest)
-    return file_statement(engine, portfolio_id, read_statement(settings, data, filename), now)
+    return file_statement(engine, portfolio_id, read_statement(settings, data, filename), now, preview)
 
 
 def _already(digest: str) -> dict[str, Any]:
     return {"status": "ALREADY_IMPORTED", "file_sha256": digest, "changes": [],
             "detail": "this statement was imported before; nothing changed"}
+
+
+def _cash_through(conn: Connection, portfolio_id: str, day: date) -> Decimal:
+    """The portfolio's cash at the end of `day`: the entries of that day or before."""
+    return sum((e["amount"] for e in _cash_entries(conn, portfolio_id) if e["day"] <= day), Decimal(0))
+
+
+def _cash_after(conn: Connection, portfolio_id: str, day: date) -> list[dict[str, Any]]:
+    """The cash entries of the days after `day`, oldest first."""
+    return sorted((e for e in _cash_entries(conn, portfolio_id) if e["day"] > day), key=lambda e: e["effective_at"])
+
+
+def _cash_entries(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
+    """Each cash entry with the day it belongs to: its trade's trading date for a trade's
+    gross and fee (a trade entered after the close still belongs to its session), else the
+    exchange date it took effect."""
+    c, t = tables.cash_entries.c, tables.trades.c
+    rows = conn.execute(select(c.amount, c.effective_at, t.trading_date)
+                        .select_from(tables.cash_entries.outerjoin(tables.trades, c.trade_id == t.trade_id))
+                        .where(c.portfolio_id == portfolio_id)).mappings()
+    entries = []
+    for r in rows:
+        moment = r["effective_at"] if r["effective_at"].tzinfo else r["effective_at"].replace(tzinfo=timezone.utc)
+        entries.append({"amount": r["amount"], "effective_at": moment,
+                        "day": r["trading_date"] or exchange_date(moment)})
+    return entries
 
 
 def _already_synced(conn: Connection, portfolio_id: str, digest: str) -> bool:
@@ -274,9 +325,23 @@ def _synchronise(conn: Connection, portfolio_id: str, parsed: ParsedStatement, d
             trade_id=f"SYNC-{uuid.uuid4().hex}"), moves_cash=False)
         changes.append({"symbol": symbol, "side": side, "quantity": abs(difference), "price": str(price),
                         "before": current.get(symbol, 0), "after": parsed.holdings.get(symbol, 0)})
-    cash = ledger.cash_balance(conn, portfolio_id)
+    cash = _cash_through(conn, portfolio_id, parsed.as_of)
+    later = _cash_after(conn, portfolio_id, parsed.as_of)
+    running = parsed.cash
+    for entry in later:  # the statement's cash must pay for everything the ledger records since
+        running += entry["amount"]
+        if running < 0:
+            raise StatementRejected(
+                f"the statement's cash of {parsed.cash:,.2f} on {parsed.as_of.isoformat()} cannot pay for what the "
+                f"ledger records since: the balance would reach {running:,.2f} at {entry['effective_at'].isoformat()}")
     if cash != parsed.cash:
-        ledger.record_cash(conn, portfolio_id, f"SYNC-{uuid.uuid4().hex}", parsed.cash - cash, "RECONCILIATION", moment,
-                           f"statement {digest[:12]} of {parsed.as_of.isoformat()}")
+        ledger.record_cash(conn, portfolio_id, f"SYNC-{uuid.uuid4().hex}", parsed.cash - cash, "RECONCILIATION",
+                           session_close_utc(parsed.as_of), f"statement {digest[:12]} of {parsed.as_of.isoformat()}")
         changes.append({"cash_before": str(cash), "cash_after": str(parsed.cash)})
+    since = [t for t in ledger.ledger_rows(conn, portfolio_id) if t["trading_date"] > parsed.as_of]
+    if since or later:
+        changes.append({"carried": {
+            "detail": f"what the ledger records after {parsed.as_of.isoformat()} is kept on top of the statement",
+            "trades_after": len(since), "cash_movements_after": len(later),
+            "cash_now": str(ledger.cash_balance(conn, portfolio_id))}})
     return changes

@@ -127,15 +127,19 @@ def cash(movement: CashIn, svc: ServicesDep, caller: CallerDep) -> CashOut:
 # takes a slot only to store what it read.
 @router.post("/upload-pdf", response_model=StatementResult, responses=problems(*KEYED, 413, 415, 503))
 async def upload_pdf(svc: ServicesDep, caller: UploaderDep,
-                     file: UploadFile = File(description="An account statement PDF.")) -> StatementResult:
+                     file: UploadFile = File(description="An account statement PDF."),
+                     preview: bool = Query(False, description="Only say what the sync would change (status PREVIEW); "
+                                                              "nothing is stored.")) -> StatementResult:
     """Synchronise the portfolio from a broker statement (holdings or transactions
-    layout); the same file twice changes nothing (ALREADY_IMPORTED)."""
+    layout): positions and cash as the statement says at its date, with what the ledger
+    records after that date kept on top (`carried`); the same file twice changes nothing
+    (ALREADY_IMPORTED). `preview=true` runs the same sync and rolls it back."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=True)
     with svc.uploads.turn(caller.portfolio_id):
         read = await run_in_threadpool(read_statement, svc.settings, data, file.filename or "statement.pdf")
         async with svc.slots():
             pid = await run_in_threadpool(caller_portfolio, svc, caller)
-            result = await run_in_threadpool(file_statement, svc.engine, pid, read, svc.now())
+            result = await run_in_threadpool(file_statement, svc.engine, pid, read, svc.now(), preview)
     return StatementResult.model_validate(result)
 
 

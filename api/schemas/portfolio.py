@@ -183,7 +183,8 @@ class StatementResult(BaseModel):
     model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [{
         "status": "SYNCED", "file_sha256": "9f2c...", "changes": [{"symbol": "NCBFG", "from": 0, "to": 1000}]}]})
 
-    status: str = Field(description="SYNCED, or ALREADY_IMPORTED for the same file again.")
+    status: str = Field(description="SYNCED; PREVIEW when asked for a preview (nothing stored); ALREADY_IMPORTED for "
+                                    "the same file again.")
     changes: list[dict[str, Any]]
 
 

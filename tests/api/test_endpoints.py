@@ -221,9 +221,13 @@ def test_statement_and_research_uploads(api: Api) -> None:
     with api.world.engine.connect() as conn:
         pdf = sample_holdings_statement(market_days(conn, DAY), DAY)
     files = {"file": ("statement.pdf", pdf, "application/pdf")}
+    before = api.acme("GET", "/api/portfolio").json()
+    preview = api.acme("POST", "/api/portfolio/upload-pdf", files=files, params={"preview": "true"})
+    assert preview.status_code == 200 and preview.json()["status"] == "PREVIEW" and preview.json()["changes"], preview.text
+    assert api.acme("GET", "/api/portfolio").json() == before  # the preview changed nothing
     synced = api.acme("POST", "/api/portfolio/upload-pdf", files=files)
     assert synced.status_code == 200, synced.text
-    assert synced.json()["status"] == "SYNCED" and synced.json()["changes"]
+    assert synced.json()["status"] == "SYNCED" and synced.json()["changes"] == preview.json()["changes"]
     assert api.acme("POST", "/api/portfolio/upload-pdf", files=files).json()["status"] == "ALREADY_IMPORTED"
     positions = {p["symbol"]: p["quantity"] for p in api.acme("GET", "/api/portfolio").json()["positions"]}
     assert positions  # the statement's holdings are now the portfolio's

@@ -121,3 +121,51 @@ def test_a_statement_past_the_ranges_of_trades_and_deposits_is_refused(client, a
     were synced."""
     _refused(client, holdings_statement("KC-10042", "Acme Ltd", as_of, holdings, cash), reason,
              error=StatementRejected)
+
+
+EARLIER = date(2026, 11, 18)
+ON_EARLIER = datetime(2026, 11, 18, 15, 0, tzinfo=timezone.utc)
+
+
+def _imports(engine) -> int:  # noqa: ANN001
+    with engine.connect() as conn:
+        return len(current_rows(conn, tables.statement_imports))
+
+
+def test_a_statement_keeps_what_happened_after_its_date_and_its_preview_changes_nothing(client) -> None:  # noqa: ANN001
+    """Issue 42: the demo client bought after the statement's date, then synced it: cash was
+    set to the statement's 250,000 (-4,746,840 lost), the shares bought since were kept but
+    not their cost. The book after a sync is the statement plus what happened since."""
+    engine, settings, portfolio_id = client
+    move_cash(engine, portfolio_id, "10000", now=ON_EARLIER)  # on the statement's day: the statement replaces it
+    move_cash(engine, portfolio_id, "1000000", now=NOW)  # after it: kept on top
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "LIQ", 100, 52), now=NOW)
+    pdf = holdings_statement("KC-10042", "Acme Ltd", EARLIER, HOLDINGS, Decimal("250000"))
+    before, imports = _state(engine, portfolio_id), _imports(engine)
+
+    preview = import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=True)
+    assert preview["status"] == "PREVIEW" and "nothing was changed" in preview["detail"]
+    assert _state(engine, portfolio_id) == before and _imports(engine) == imports
+
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert result["status"] == "SYNCED"
+    assert result["changes"] == preview["changes"]  # the preview said exactly what the sync did
+    carried = result["changes"][-1]["carried"]
+    assert carried["trades_after"] == 1 and carried["cash_movements_after"] == 2
+    held, cash, _ = _state(engine, portfolio_id)
+    assert {s: q for s, (q, _) in held.items()} == {"LIQ": 6100, "OUT": 100}
+    assert cash == Decimal("250000") + Decimal("1000000") - Decimal("5200") == Decimal(carried["cash_now"])
+    assert import_statement(engine, settings, portfolio_id, pdf, now=NOW)["status"] == "ALREADY_IMPORTED"
+
+
+def test_a_statement_whose_cash_cannot_pay_for_what_happened_since_is_refused(client) -> None:  # noqa: ANN001
+    engine, settings, portfolio_id = client
+    move_cash(engine, portfolio_id, "10000", now=ON_EARLIER)
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "LIQ", 100, 52), now=NOW)
+    before = _state(engine, portfolio_id)
+    pdf = holdings_statement("KC-10042", "Acme Ltd", EARLIER, HOLDINGS, Decimal("1000"))
+    for preview in (True, False):
+        with pytest.raises(StatementRejected, match="cannot pay for what the ledger records since: the balance would "
+                                                     "reach -4,200.00"):
+            import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=preview)
+    assert _state(engine, portfolio_id) == before
