@@ -42,10 +42,11 @@ install-browser:
 lab: install
 	$(BIN)/jupyter lab notebooks/
 
+# Airflow 3 standalone with the settings exported above (ops/airflow_standalone.sh): the
+# virtualenv's bin first on PATH, since standalone starts its components by the bare name
+# `airflow`; Ctrl-C stops every process it started before make returns.
 airflow: install
-	$(BIN)/airflow db migrate
-	$(BIN)/airflow dags reserialize
-	$(BIN)/airflow standalone
+	AIRFLOW_STANDALONE_VENV="$(abspath $(VENV))" exec ops/airflow_standalone.sh
 
 # The production profile on this machine (docs/production.md): Postgres metadata database,
 # CeleryExecutor on Redis, scheduler, dag-processor, api-server, triggerer and two Celery
