@@ -67,14 +67,23 @@ def _image(figure, width: float) -> Drawing:  # noqa: ANN001
     return drawing
 
 
+WRITTEN_DOWN_LABEL = "Untraded holdings left out of liquid equity"
+
+
 @_in_report_type
 def equity_curve(days: Sequence[date], equity: Sequence[float], liquid: Sequence[float], starting_cash: float,
-                 width: float, currency: str = "JMD") -> Drawing:
+                 width: float, currency: str = "JMD", written_down: Sequence[bool] = ()) -> Drawing:
     """Equity and liquid equity by executed day, with the starting cash as a reference;
-    the axis names the market's currency."""
+    the axis names the market's currency. `written_down[i]`: on day i liquid equity left
+    out holdings that did not trade (marked on the liquid line, with a legend entry)."""
     figure, axes = _figure(width)
     axes.plot(days, equity, color=PALETTE["navy"], linewidth=1.6, label="Equity", marker="o" if len(days) < 3 else None)
     axes.plot(days, liquid, color=PALETTE["teal"], linewidth=1.0, linestyle="--", label="Liquid equity")
+    marked = [(d, v) for d, v, down in zip(days, liquid, written_down) if down]
+    if marked:
+        axes.scatter([d for d, _ in marked], [v for _, v in marked], marker="v", s=22, color=PALETTE["amber"],
+                     edgecolors=PALETTE["navy"], linewidths=0.5, zorder=3,
+                     label=WRITTEN_DOWN_LABEL)
     axes.axhline(starting_cash, color=PALETTE["amber"], linewidth=0.8, label="Starting cash")
     _unit(axes, currency)
     axes.yaxis.set_major_formatter(lambda value, _: f"{value / 1e6:,.2f}M")

@@ -11,6 +11,7 @@ GET /api/ai-portfolio/history.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from reportlab.platypus import Flowable, Spacer
 
@@ -62,7 +63,7 @@ def story(inputs: dict[str, Any], generated: dict[str, str], company: str, page_
         *_audit_trail(inputs),
         *section("Regulatory notices", *_paragraphs(REGULATORY_NOTICES, company=company,
                                                     provenance=_provenance(inputs["provenance"]))),
-        *_certification(generated, powered_by(width)),
+        *_certification(generated, powered_by(width, inputs["performance"])),
     ]
 
 
@@ -103,14 +104,47 @@ def _audit_trail(inputs: dict[str, Any]) -> list[Flowable]:
     return section("Recent trade audit trail", note, table)
 
 
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
 def _provenance(provenance: dict[str, Any]) -> str:
-    latest = provenance["latest"]
-    if latest is None:
+    """Where the prices came from, as the store records it: the market days from each
+    origin (inputs._price_origins), then the latest delivery."""
+    origins, latest = provenance.get("origins") or [], provenance["latest"]
+    if not origins and latest is None:
         return "No end-of-day delivery has been stored yet."
-    return (f"Prices come from {provenance['deliveries']} end-of-day deliveries ({provenance['first_day']} to "
-            f"{latest['trading_date']}) scraped from the exchange's published pages (source '{latest['source']}'); the "
-            f"latest delivery is {latest['status']} with {latest['row_count']} rows and checksum {latest['checksum'][:16]}. "
-            "Stored history is append-only: corrections are new rows and nothing is overwritten.")
+    total = sum(o["days"] for o in origins)
+    lines = [f"Prices for {_days(total, 'market day')}: {'; '.join(_origin_text(o) for o in origins)}."
+             if origins else "Prices: none stored yet."]
+    if latest is not None:
+        lines.append(f"The latest delivery ({latest['trading_date']}) is {latest['status']} with {latest['row_count']} "
+                     f"rows and checksum {latest['checksum'][:16]}.")
+    lines.append("Stored history is append-only: corrections are new rows and nothing is overwritten.")
+    return " ".join(lines)
+
+
+def _origin_text(origin: dict[str, Any]) -> str:
+    """"260 days of simulated backfill, ... (2025-11-13 to 2026-11-19)"."""
+    n, detail = origin["days"], origin["detail"]
+    if origin["origin"] == "scraped":
+        what = f"{_days(n)} scraped over HTTP from the exchange's pages" + (f" at {detail}" if detail else "")
+        if detail and (urlsplit(detail).hostname or "") in LOOPBACK_HOSTS:
+            what += ", a site on this machine"
+    elif origin["origin"] == "simulated":
+        what = f"{_days(n)} of simulated backfill, made up by the built-in exchange simulator and not market data"
+    elif origin["origin"] == "replayed":
+        what = f"{_days(n)} of replayed history from files" + (f" ({detail})" if detail else "")
+    elif origin["origin"] == "imported":
+        what = f"{_days(n)} imported from files in the {detail} format by marketintel import"
+    else:
+        what = f"{_days(n)} stored with source '{detail}' and no delivery"
+    span = origin["first_day"] if origin["first_day"] == origin["last_day"] else \
+        f"{origin['first_day']} to {origin['last_day']}"
+    return f"{what} ({span})"
+
+
+def _days(n: int, unit: str = "day") -> str:
+    return f"{n:,} {unit}{'' if n == 1 else 's'}"
 
 
 def _certification(generated: dict[str, str], logos: Flowable) -> list[Flowable]:

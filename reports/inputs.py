@@ -8,6 +8,21 @@ serves, so a figure in a PDF is the figure a client reads over REST:
 | top AI signals, score distribution | views.market.latest_market | GET /api/market/latest |
 | AI portfolio summary and positions | views.portfolio.ai_summary, views.portfolio.ai_positions | GET /api/ai-portfolio/summary, /positions |
 | equity curve, trade audit trail | views.portfolio.ai_record | GET /api/ai-portfolio/history (admin) |
+| data provenance | the store's deliveries and prices (`_provenance` here) | - |
+
+Data provenance counts the market days whose stored prices came from each origin, read
+from what the store records for each day: a price row names the delivery it came with
+(`eod_prices.delivery_id`) or, without one, its source (`import:<format>` for
+`marketintel import`); a delivery's manifest names the base URL its pages were fetched
+from. `pipeline/backfill.py` fetches from the built-in exchange site in-process at
+`BACKFILL_BASE_URL`, so a delivery from there is backfill: simulated, or replayed from
+files when the world is a replay (MARKETINTEL_REPLAY_PATH: every process of a replay
+world has it); a delivery from any other base URL was scraped over HTTP.
+
+The equity curve's days carry `untraded_written_down`: the holdings that did not trade
+that day (no price row with volume), which liquid equity left out at their whole value
+(the exit rail's TRAPPED; portfolio/rails.py), read from the day's stored
+`illiquid_discounts`.
 
 A section whose source has nothing yet carries `unavailable` (the reason) instead of
 failing the report. The inputs are one JSON document; its SHA-256 (`snapshot_sha256`) is
@@ -16,10 +31,10 @@ report was generated.
 """
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
 
 from market.clock import TradingCalendar, latest_closed_trading_day
 from market.errors import NotReadyError
@@ -33,10 +48,11 @@ from views.performance import performance
 from views import portfolio as portfolio_views
 from portfolio.market import trading_currency
 from store import tables
-from store.history import current_rows
+from store.history import current_query, current_rows
 
 TOP_SIGNALS = 15
 AUDIT_TRADES = 100
+BACKFILL_BASE_URL = "http://simulator.local"  # pipeline/backfill.py's in-process exchange site
 
 
 def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, settings: Settings) -> dict[str, Any]:
@@ -53,7 +69,7 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
         "scored_instruments": len(scored),
         "scores": [q["score"] for q in scored],
         "ai_portfolio": {**summary, "positions": portfolio_views.ai_positions(conn, day)},
-        "equity_curve": portfolio_views.ai_record(conn)["days"],
+        "equity_curve": _with_untraded_write_downs(conn, portfolio_views.ai_record(conn)["days"]),
         "track_record": ai_track_record(conn, settings.ai_starting_cash),
         "track_series": ai_track_series(conn, settings.ai_starting_cash),
         "currency": trading_currency(conn),
@@ -72,7 +88,7 @@ def compliance_inputs(conn: Connection, calendar: TradingCalendar, now: datetime
         "features": FEATURE_NAMES,
         "trades_total": len(trades),
         "audit_trail": audit,
-        "provenance": _provenance(conn),
+        "provenance": _provenance(conn, replay=settings.replay_path),
     })
 
 
@@ -89,11 +105,81 @@ def _market(conn: Connection, calendar: TradingCalendar, now: datetime) -> dict[
     return {"quotes": quotes, "breadth": breadth_of(conn, quotes), "unavailable": None}
 
 
-def _provenance(conn: Connection) -> dict[str, Any]:
-    """Where the prices came from: the latest delivery and how many days were delivered."""
+def _provenance(conn: Connection, replay: Any = None) -> dict[str, Any]:
+    """Where the prices came from: how many market days came from each origin (`origins`,
+    most days first), the latest delivery and how many days were delivered."""
     deliveries = current_rows(conn, tables.deliveries)
-    if not deliveries:
-        return {"deliveries": 0, "latest": None}
-    latest = max(deliveries, key=lambda d: d["trading_date"])
-    return {"deliveries": len(deliveries), "first_day": min(d["trading_date"] for d in deliveries),
-            "latest": {k: latest[k] for k in ("trading_date", "source", "status", "checksum", "row_count")}}
+    latest = max(deliveries, key=lambda d: d["trading_date"]) if deliveries else None
+    return {"deliveries": len(deliveries),
+            "first_day": min(d["trading_date"] for d in deliveries) if deliveries else None,
+            "latest": {k: latest[k] for k in ("trading_date", "source", "status", "checksum", "row_count")}
+            if latest else None,
+            "origins": _price_origins(conn, replay)}
+
+
+def _price_origins(conn: Connection, replay: Any) -> list[dict[str, Any]]:
+    """[{origin, detail, days, first_day, last_day}]: each market day with stored prices
+    counted once, under the delivery its prices came with (the latest one when several
+    did) or, for prices stored without a delivery, their source."""
+    prices = current_query(tables.eod_prices).subquery()
+    rows = conn.execute(select(prices.c.trading_date, prices.c.delivery_id, prices.c.source).distinct()).all()
+    by_day: dict[date, tuple[int | None, str]] = {}
+    for day, delivery_id, source in rows:
+        known = by_day.get(day)
+        if known is None or (delivery_id or 0, source) > (known[0] or 0, known[1]):
+            by_day[day] = (delivery_id, source)
+    ids = {d for d, _ in by_day.values() if d is not None}
+    c = tables.deliveries.c
+    manifests = ({r.id: (r.source, r.manifest) for r in conn.execute(
+        select(c.id, c.source, c.manifest).where(c.id.in_(ids)))} if ids else {})
+    groups: dict[tuple[str, str | None], list[date]] = {}
+    for day, (delivery_id, source) in by_day.items():
+        delivered = manifests.get(delivery_id)
+        key = (_delivered_origin(*delivered, replay) if delivered else _stored_origin(source))
+        groups.setdefault(key, []).append(day)
+    origins = [{"origin": origin, "detail": detail, "days": len(days), "first_day": min(days), "last_day": max(days)}
+               for (origin, detail), days in groups.items()]
+    return sorted(origins, key=lambda o: (-o["days"], o["origin"], o["detail"] or ""))
+
+
+def _delivered_origin(source: str, manifest: dict[str, Any], replay: Any) -> tuple[str, str | None]:
+    """A delivery's origin: backfill from the in-process site (simulated, or replayed from
+    files), else scraped over HTTP from the base URL its manifest names."""
+    base = str((manifest or {}).get("source") or "")
+    named = (source or "").lower()
+    if "replay" in named:
+        return "replayed", None
+    if "simulat" in named:
+        return "simulated", None
+    if base.rstrip("/") == BACKFILL_BASE_URL:
+        return ("replayed", _file_name(replay)) if replay else ("simulated", None)
+    return "scraped", base or None
+
+
+def _stored_origin(source: str) -> tuple[str, str | None]:
+    """The origin of prices stored without a delivery: `import:<format>` or another source."""
+    if source.startswith("import:"):
+        return "imported", source.removeprefix("import:")
+    return "other", source
+
+
+def _file_name(path: Any) -> str:
+    return str(path).rstrip("/").rsplit("/", 1)[-1] or str(path)
+
+
+def _with_untraded_write_downs(conn: Connection, days: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each executed day with `untraded_written_down`: {symbol: amount} of the holdings that
+    did not trade that day (no price row with volume on it, as portfolio.market reads it),
+    which liquid equity left out at their whole value. A HIGH_SPREAD discount (the holding
+    traded) is not one of them."""
+    discounts = {d["trading_date"]: (d.get("summary") or {}).get("illiquid_discounts") or {} for d in days}
+    traded: set[tuple[date, str]] = set()
+    if any(discounts.values()):
+        c = tables.eod_prices.c
+        rows = current_rows(conn, tables.eod_prices, where=[
+            c.symbol.in_(sorted({s for held in discounts.values() for s in held})),
+            c.trading_date.in_([day for day, held in discounts.items() if held])])
+        traded = {(r["trading_date"], r["symbol"]) for r in rows if (r["volume"] or 0) > 0}
+    return [{**d, "untraded_written_down": {symbol: amount for symbol, amount in sorted(discounts[day].items())
+                                            if (day, symbol) not in traded}}
+            for d in days for day in [d["trading_date"]]]

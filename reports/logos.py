@@ -2,13 +2,18 @@
 graphics (no third-party trademark): the scoring engine, the two-layer forecaster and the
 append-only ledger.
 
+The forecaster's caption names the layer-1 backend the latest model was trained with, as
+the store records it (`views.performance.performance`: the model run's `layer1_backend`),
+the same backend the report's "Layer 1" line names: a foundation model only when one was
+used, the empirical fallback said as such, nothing claimed before a model exists.
+
 Each mark is drawn once into its own PDF form XObject (`FormXob.Logo-<name>`) and placed
 from there, so a reader (or a test) finds exactly one drawing object per logo.
 """
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 from reportlab.lib.units import mm
 from reportlab.pdfgen.canvas import Canvas
@@ -70,7 +75,7 @@ def _ledger(c: Canvas, s: float) -> None:
 
 LOGOS: dict[str, tuple[str, Callable[[Canvas, float], None]]] = {
     "Engine": ("Engine v3: scoring and decisions", _engine),
-    "Forecaster": ("Two-layer forecaster: foundation model and risk model", _forecaster),
+    "Forecaster": ("Two-layer forecaster: layer 1 and a risk model", _forecaster),  # caption: forecaster_caption
     "Ledger": ("Append-only ledger: every row kept, every read as of a time", _ledger),
 }
 
@@ -92,9 +97,24 @@ class Logo(Flowable):
         self.canv.doForm(form)
 
 
-def powered_by(width: float) -> Table:
-    """The three logos side by side, each over its caption."""
-    cells = [[Logo(name) for name in LOGOS], [text(caption, CAPTION) for caption, _ in LOGOS.values()]]
+def forecaster_caption(perf: dict[str, Any]) -> str:
+    """What the forecaster mark claims: the layer-1 backend actually used (`perf`:
+    views.performance.performance)."""
+    backend = perf.get("layer1_backend")
+    if backend is None:
+        return "Two-layer forecaster: layer 1 and a risk model; no model has been trained yet"
+    if perf.get("layer1_is_fallback"):
+        return (f"Two-layer forecaster: layer 1 is the empirical fallback ({backend}), no foundation model; "
+                "layer 2 the risk model")
+    return f"Two-layer forecaster: foundation model ({backend}) and risk model"
+
+
+def powered_by(width: float, perf: dict[str, Any]) -> Table:
+    """The three logos side by side, each over its caption; the forecaster's names the
+    layer-1 backend `perf` (views.performance.performance) reports."""
+    captions = {name: caption for name, (caption, _) in LOGOS.items()}
+    captions["Forecaster"] = forecaster_caption(perf)
+    cells = [[Logo(name) for name in LOGOS], [text(captions[name], CAPTION) for name in LOGOS]]
     table = Table(cells, colWidths=[width / 3] * 3, hAlign="CENTER")
     table.setStyle(TableStyle([FONT, ("ALIGN", (0, 0), (-1, 0), "CENTER"), ("VALIGN", (0, 0), (-1, -1), "TOP"),
                                ("TOPPADDING", (0, 0), (-1, -1), 6)]))

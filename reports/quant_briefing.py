@@ -9,6 +9,7 @@ from typing import Any
 from reportlab.platypus import Flowable, Spacer
 
 from models.decisions import AVOID_SCORE, LONG_SCORE
+from portfolio.rails import HIGH_SPREAD
 from reports import charts
 from views.performance import shown_record
 from reports.format import backend_line, metric_rows, money, number, pct, record_caption, signed_pct
@@ -31,7 +32,7 @@ def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowab
         *_portfolio(inputs["ai_portfolio"]),
         *_track_record(inputs.get("track_record") or {"days": 0}),
         *_against_benchmarks(inputs.get("track_series") or {}, width),
-        *_charts(inputs, width, closing=section("Powered by", powered_by(width))),
+        *_charts(inputs, width, closing=section("Powered by", powered_by(width, inputs["performance"]))),
     ]
 
 
@@ -164,14 +165,39 @@ def _against_benchmarks(series: dict[str, Any], width: float) -> list[Flowable]:
     return section("Against the benchmarks", chart, Spacer(0, 4), text("Monthly returns of the AI portfolio", SMALL), table)
 
 
+WRITTEN_DOWN_LISTED = 5  # the latest days named under the chart; the rest are counted
+
+
+def _written_down_note(curve: list[dict[str, Any]]) -> list[Flowable]:
+    """Under the equity curve, when liquid equity left out untraded holdings on some days:
+    which days, which holdings and how much (the chart marks the same days)."""
+    days = [d for d in curve if d.get("untraded_written_down")]
+    if not days:
+        return []
+    listed = [f"{d['trading_date']} ({', '.join(d['untraded_written_down'])}: "
+              f"{money(sum(float(v) for v in d['untraded_written_down'].values()))} left out)"
+              for d in reversed(days[-WRITTEN_DOWN_LISTED:])]
+    earlier = len(days) - WRITTEN_DOWN_LISTED
+    more = f"; and {earlier} earlier day{'' if earlier == 1 else 's'}" if earlier > 0 else ""
+    return [Spacer(0, 2), text(
+        f"{charts.WRITTEN_DOWN_LABEL} (the triangles on the liquid-equity line): a holding that did not trade that "
+        "day cannot be sold, so liquid equity leaves out its whole value (the exit rail's TRAPPED) until it trades "
+        "again, while equity keeps it at its last close; a holding that traded at a spread above "
+        f"{HIGH_SPREAD:.0%} is discounted by its spread, unmarked. On {len(days)} of {len(curve)} executed days, "
+        f"latest first: {'; '.join(listed)}{more}.", SMALL)]
+
+
 def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> list[Flowable]:
     """Both charts; the last one kept on one page with `closing` (the logos), which never
     stand alone on the last page."""
     curve = inputs["equity_curve"]
-    equity: Flowable = (charts.equity_curve([date.fromisoformat(d["trading_date"]) for d in curve],
-                                            [d["equity"] for d in curve], [d["liquid_equity"] for d in curve],
-                                            float(inputs["ai_portfolio"]["starting_cash"]), width, inputs["currency"])
-                        if curve else notice("no executed day yet, so no equity curve"))
+    equity: list[Flowable] = ([charts.equity_curve([date.fromisoformat(d["trading_date"]) for d in curve],
+                                                   [d["equity"] for d in curve], [d["liquid_equity"] for d in curve],
+                                                   float(inputs["ai_portfolio"]["starting_cash"]), width,
+                                                   inputs["currency"],
+                                                   [bool(d.get("untraded_written_down")) for d in curve]),
+                               *_written_down_note(curve)]
+                              if curve else [notice("no executed day yet, so no equity curve")])
     scores = inputs["scores"]
     distribution: Flowable = (charts.score_distribution(scores, LONG_SCORE, AVOID_SCORE, width) if scores
                               else notice("no scored instruments on the latest market day"))
@@ -180,4 +206,4 @@ def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> li
                 f"{AVOID_SCORE:.0f} or less with a negative held edge, or a held edge that loses more than leaving costs. "
                 "A Score above the line that is not LONG did not clear its cost (GET /api/market/latest gives each "
                 "name's reason).", SMALL)
-    return [*section("Equity curve", equity), *kept(*section("Score distribution", distribution, rule), *closing)]
+    return [*section("Equity curve", *equity), *kept(*section("Score distribution", distribution, rule), *closing)]

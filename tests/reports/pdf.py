@@ -78,3 +78,16 @@ def _clusters_below(page, word: str) -> int:  # noqa: ANN001
             clusters += 1
         right = max(right or shape["x1"], shape["x1"])
     return clusters
+
+
+def column_below(pdf: bytes, word: str, column: int, columns: int = 3) -> str:
+    """The text of one of `columns` equal columns of the last page's text area, below the
+    first `word` on it (the Powered-by captions sit side by side: read across, their lines
+    interleave)."""
+    with pdfplumber.open(io.BytesIO(pdf)) as document:
+        last = document.pages[-1]
+        anchor = next(w for w in last.extract_words() if w["text"] == word)
+        left, right = anchor["x0"], last.width - anchor["x0"]
+        step = (right - left) / columns
+        box = (left + column * step, anchor["bottom"], left + (column + 1) * step, last.height)
+        return " ".join((last.crop(box).extract_text() or "").split())
