@@ -23,7 +23,11 @@ that moved more than 2%, MAE beside predicting zero, IC = mean daily Spearman co
     python benchmarks/model_quality.py --regime bear           # simulated, scored 2026-2028
     python benchmarks/model_quality.py --ohlcv prices.csv      # symbol,date,close,volume[,high,low]
 
-The last line is one JSON object with every figure, the wall time and the peak RSS.
+The first line of the table says the span actually scored: the first and last dates of
+the scored rows, with the span asked for (--from/--to or their defaults) beside it when
+they differ (the walk-forward scores nothing before its training history, and rows the
+reference did not predict are left out). The last line is one JSON object with every figure
+(`from`/`to`: asked; `scored_from`/`scored_to`: scored), the wall time and the peak RSS.
 """
 from __future__ import annotations
 
@@ -191,6 +195,28 @@ def figures(f: pd.DataFrame) -> dict:
     return out
 
 
+def scored_span(rows: pd.DataFrame) -> tuple[date, date] | None:
+    """The first and last dates of the rows actually scored (None when there are none).
+    Computed from the rows, never from --from/--to: the walk-forward scores nothing before
+    it has its training history, and a row the reference did not predict (a year it had too
+    few training rows for) is not scored either, so a file asked from 2002 on can score
+    from 2009 on."""
+    if rows.empty:
+        return None
+    days = pd.to_datetime(rows["date"])
+    return days.min().date(), days.max().date()
+
+
+def span_text(rows: pd.DataFrame, start: date, end: date) -> str:
+    """'scored FIRST to LAST' of the scored rows, with the span asked for beside it when it
+    differs (`start`, `end`: --from and --to, or their defaults)."""
+    span = scored_span(rows)
+    if span is None:
+        return f"scored nothing (asked {start} to {end})"
+    asked = "" if span == (start, end) else f" (asked {start} to {end})"
+    return f"scored {span[0]} to {span[1]}{asked}"
+
+
 def _mean(values: pd.Series) -> float | None:
     return float(np.mean(values)) if len(values) else None
 
@@ -288,7 +314,8 @@ def main() -> None:
     overall = figures(predictions)
     by_year = {int(y): figures(part) for y, part in predictions.groupby(pd.to_datetime(predictions["date"]).dt.year)}
     wall = time.perf_counter() - started
-    print(f"{label}: scored {start} to {end}, {overall['rows']} rows ({overall['moved_rows']} moved)")
+    span = scored_span(predictions)
+    print(f"{label}: {span_text(predictions, start, end)}, {overall['rows']} rows ({overall['moved_rows']} moved)")
     print(f"{'year':<8}{'moved':>8}{'model':>8}{'ref':>8}{'major':>8}{'last':>8} | {'3-cl':>7}{'major':>7} | {'movers':>7}{'IC':>7}")
     for name, m in [*by_year.items(), ("all", overall)]:
         b, t3 = m["binary"], m["three_class"]
@@ -304,6 +331,7 @@ def main() -> None:
     print(f"models {n_models} (+{warmup} calibration warm-up); load {loaded:.0f}s, walk-forward {model_seconds:.0f}s, reference {reference_seconds:.0f}s, total {wall:.0f}s (CPU {cpu_seconds():.0f}s), "
           f"peak RSS {rss_mb():.0f} MB")
     print(json.dumps({"benchmark": "model_quality", "data": label, "from": start.isoformat(), "to": end.isoformat(),
+                      "scored_from": span[0].isoformat() if span else None, "scored_to": span[1].isoformat() if span else None,
                       "horizon_days": 1, "config": overrides, "layer1_backend": EmpiricalFallback.model_id, "overall": overall,
                       "by_year": by_year, "years_binary_above_both_baselines": beats,
                       "years_three_class_above_majority": beats3, "walk_forward_seconds": round(model_seconds, 1),

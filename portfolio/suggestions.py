@@ -6,8 +6,16 @@ is owed up to D (`portfolio.dividends`), then gets the executor's plan (the same
 scored day before D and that day's market: each planned order becomes a PENDING
 suggestion with quantity, limit price (the price the plan used) and the rationale. A
 portfolio that already has suggestions for D is left alone, so re-running T2 changes
-nothing. Suggestions expire at D's close (16:00 exchange time); T2 also records EXPIRED
-for pending suggestions of earlier days.
+nothing.
+
+Expiry is one rule (`is_expired`): a suggestion for trading day D is open until D's
+session close (16:00 exchange time, its `expires_at`) on the clock of whoever asks, and
+that clock is always passed in, never read here: the API passes the service's clock
+(`Services.now`, which tests pin; on a replay it has to be the replayed market's), T2 the morning
+of its own trading date (`t2_moment`: 07:00 on D, whenever the stage actually runs, so a
+replay of 2019 or a re-run of an old day expires exactly the days before D, and never D's
+own suggestions). T2 records EXPIRED for the pending suggestions of the days before D;
+listing, confirming and rejecting apply the same rule at their own moment.
 
 Confirm re-checks, under the portfolio's lock, at that moment: the suggestion is still
 pending and unexpired; a buy still passes the entry gates with the resulting position and
@@ -20,13 +28,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from datetime import date, datetime
+from datetime import date, datetime, time, timezone
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, func, select
 
-from market.clock import TradingCalendar, session_close_utc, utc_now
+from market.clock import EXCHANGE_TZ, TradingCalendar, session_close_utc
 from market.errors import ConflictError, InvalidInputError, NotFoundError, NotReadyError, StageFailedError
 from market.settings import Settings
 from portfolio import dividends, ledger
@@ -41,6 +49,27 @@ from store.history import append_history, current_rows
 log = logging.getLogger(__name__)
 
 TERMINAL = ("CONFIRMED", "REJECTED", "EXPIRED")
+T2_TIME = time(7, 0)  # T2 runs at 07:00 exchange time on the trading day it suggests for
+
+
+def expires_at(day: date) -> datetime:
+    """When the suggestions for trading day `day` stop being open: its 16:00 session close
+    on the exchange clock, as a UTC instant (stored in `suggestions.expires_at`)."""
+    return session_close_utc(day)
+
+
+def is_expired(suggestion: dict[str, Any], now: datetime) -> bool:
+    """The one expiry rule: `suggestion` (a row with its `expires_at`) is past its day's
+    close at `now`, the caller's clock (the API's `Services.now`, T2's `t2_moment`). A
+    naive `now` has no place on the exchange clock and is refused."""
+    if now.tzinfo is None:
+        raise ValueError("suggestion expiry needs an aware datetime, not a naive one")
+    return now >= suggestion["expires_at"]
+
+
+def t2_moment(day: date) -> datetime:
+    """The stage's clock: 07:00 exchange time on `day`, T2's own morning."""
+    return datetime.combine(day, T2_TIME, tzinfo=EXCHANGE_TZ).astimezone(timezone.utc)
 
 
 def suggestion_id(portfolio_id: str, day: date, symbol: str, side: str) -> str:
@@ -56,8 +85,10 @@ def latest_scored_day(conn: Connection, before: date, record: Table = tables.pre
 def generate(engine: Engine, settings: Settings, day: date, now: datetime | None = None,
              record: Table = tables.predictions) -> dict[str, Any]:
     """T2 for `day` from the latest day scored before it in `record` (the live
-    predictions; bootstrapping passes the validation record before the first live day)."""
-    moment = now or utc_now()
+    predictions; bootstrapping passes the validation record before the first live day).
+    `now`: the moment expiry is judged at; default the stage's own, `t2_moment(day)`,
+    never the wall clock (on a replay the wall clock is years past every replayed close)."""
+    moment = now or t2_moment(day)
     with engine.connect() as conn:
         scored = latest_scored_day(conn, day, record)
         portfolios = [r for r in current_rows(conn, tables.portfolios) if r["kind"] in ("CLIENT", "HOUSE")]
@@ -100,7 +131,7 @@ def _suggest_for(conn: Connection, settings: Settings, portfolio_id: str, day: d
              "trading_date": day, "symbol": o.symbol, "side": o.side, "quantity": o.quantity, "limit_price": o.price,
              "reason": {**o.rationale, "signals_from": scored.isoformat(), "model_id": model_id,
                         "record": record_name(record)},
-             "expires_at": session_close_utc(day)} for o in plan.orders]
+             "expires_at": expires_at(day)} for o in plan.orders]
     if rows:
         append_history(conn, tables.suggestions, rows)
         append_history(conn, tables.suggestion_events, [{"suggestion_id": r["suggestion_id"], "state": "PENDING"} for r in rows])
@@ -108,10 +139,10 @@ def _suggest_for(conn: Connection, settings: Settings, portfolio_id: str, day: d
 
 
 def expire_stale(engine: Engine, day: date, now: datetime) -> int:
-    """Record EXPIRED for pending suggestions whose close has passed."""
+    """Record EXPIRED for the pending suggestions (of days up to `day`) expired at `now`."""
     with engine.begin() as conn:
         stale = [s for s in current_rows(conn, tables.suggestions, where=[tables.suggestions.c.trading_date <= day])
-                 if s["expires_at"] <= now and _state(conn, s["suggestion_id"]) == "PENDING"]
+                 if is_expired(s, now) and _state(conn, s["suggestion_id"]) == "PENDING"]
         append_history(conn, tables.suggestion_events, [{"suggestion_id": s["suggestion_id"], "state": "EXPIRED"} for s in stale])
     return len(stale)
 
@@ -123,14 +154,15 @@ def _state(conn: Connection, sid: str) -> str | None:
 
 def _view(conn: Connection, row: dict[str, Any], now: datetime) -> dict[str, Any]:
     state = _state(conn, row["suggestion_id"])
-    if state == "PENDING" and row["expires_at"] <= now:
+    if state == "PENDING" and is_expired(row, now):
         state = "EXPIRED"
     return {**row, "state": state}
 
 
-def list_pending(engine: Engine, portfolio_id: str, now: datetime | None = None) -> list[dict[str, Any]]:
+def list_pending(engine: Engine, portfolio_id: str, now: datetime) -> list[dict[str, Any]]:
+    """The portfolio's suggestions still pending at `now` (the caller's clock)."""
     with engine.connect() as conn:
-        return pending_at(suggestion_states(conn, portfolio_id), now or utc_now())
+        return pending_at(suggestion_states(conn, portfolio_id), now)
 
 
 def suggestion_states(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
@@ -141,8 +173,8 @@ def suggestion_states(conn: Connection, portfolio_id: str) -> list[dict[str, Any
 
 
 def pending_at(states: list[dict[str, Any]], now: datetime) -> list[dict[str, Any]]:
-    """The suggestions still pending at `now` (not decided, not past their expiry)."""
-    return sorted((s for s in states if s["state"] == "PENDING" and s["expires_at"] > now),
+    """The suggestions still pending at `now` (not decided, not expired: `is_expired`)."""
+    return sorted((s for s in states if s["state"] == "PENDING" and not is_expired(s, now)),
                   key=lambda v: (v["trading_date"], v["side"] != "SELL", v["symbol"]))
 
 
@@ -153,13 +185,16 @@ def _owned(conn: Connection, portfolio_id: str, sid: str, now: datetime) -> dict
     return _view(conn, rows[0], now)
 
 
-def reject(engine: Engine, portfolio_id: str, sid: str, now: datetime | None = None) -> dict[str, Any]:
-    return _decide(engine, portfolio_id, sid, now or utc_now(), confirm=None)
+def reject(engine: Engine, portfolio_id: str, sid: str, now: datetime) -> dict[str, Any]:
+    """REJECTED, if the suggestion is still pending at `now` (the caller's clock)."""
+    return _decide(engine, portfolio_id, sid, now, confirm=None)
 
 
 def confirm(engine: Engine, settings: Settings, calendar: TradingCalendar, portfolio_id: str, sid: str,
-            now: datetime | None = None) -> dict[str, Any]:
-    return _decide(engine, portfolio_id, sid, now or utc_now(), confirm=(settings, calendar))
+            now: datetime) -> dict[str, Any]:
+    """The trade, if the suggestion is still pending at `now` (the caller's clock, also the
+    trade's executed_at) and passes the re-checks."""
+    return _decide(engine, portfolio_id, sid, now, confirm=(settings, calendar))
 
 
 def _decide(engine: Engine, portfolio_id: str, sid: str, now: datetime, confirm: tuple | None) -> dict[str, Any]:

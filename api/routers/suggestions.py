@@ -19,12 +19,13 @@ SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id 
 
 @router.get("", response_model=list[Suggestion], responses=problems(*KEYED))
 def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
-    """The caller's pending suggestions (expired ones are not listed)."""
+    """The caller's pending suggestions (expired ones are not listed: a suggestion for
+    trading day D expires at D's close on the service's clock, the replayed market's on a replay)."""
     pid = caller_portfolio_on(conn, svc, caller)
     version = newest_ids(conn, (tables.suggestions, "portfolio_id", pid), tables.suggestion_events)
     states = svc.cached(("suggestion-states", pid), version, lambda: suggestions.suggestion_states(conn, pid))
-    now = svc.now()
-    expired = sum(s["expires_at"] <= now for s in states)  # the clock's part of the answer
+    now = svc.now()  # the service's clock, never the wall clock read here: expiry is suggestions.is_expired
+    expired = sum(suggestions.is_expired(s, now) for s in states)  # the clock's part of the answer
     return svc.body(("suggestions", pid), (version, expired), list[Suggestion], lambda: suggestions.pending_at(states, now))
 
 

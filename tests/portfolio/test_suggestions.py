@@ -6,11 +6,12 @@ from decimal import Decimal
 
 from market.money import to_cents
 
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, time, timedelta, timezone
 
 import pytest
 from sqlalchemy import select
 
+from market.clock import EXCHANGE_TZ
 from market.errors import ConflictError, NotFoundError, NotReadyError
 from market.settings import Settings
 from pipeline.runner import run_stage
@@ -46,11 +47,10 @@ def _events(engine, sid):  # noqa: ANN001
                                               .order_by(tables.suggestion_events.c.id))]
 
 
-def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store) -> None:
     engine, settings, acme, other = store
-    # The stage reads the clock: it runs on Monday morning, before the suggestions expire at
-    # Monday's close (a re-run after the close rightly expires them: test_reject_unknown_foreign_and_expired).
-    monkeypatch.setattr(suggestions, "utc_now", lambda: MORNING)
+    # The stage judges expiry on its own clock, Monday 07:00 (whenever it really runs); the
+    # suggestions expire at Monday's close on the reader's clock (test_reject_unknown_foreign_and_expired).
     result = run_stage("t2_suggestions", MONDAY, settings=settings)
     assert result.summary["signals_from"] == "2026-11-20" and result.summary["suggestions"] == 1
     (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
@@ -136,3 +136,69 @@ def test_sell_suggestions_for_holdings_that_turned_avoid(store) -> None:
 def test_no_scores_yet_is_not_ready(settings: Settings) -> None:
     with pytest.raises(NotReadyError, match="T1 has not scored"):
         suggestions.generate(service_engine(settings), settings, MONDAY, now=MORNING)
+
+
+# ---- expiry on the clock the caller runs on (issue 42) ------------------------------------
+REPLAYED = date(2019, 6, 3)  # a replayed market's last session, years before the wall clock
+REPLAYED_NEXT = CALENDAR.next_trading_day(REPLAYED)
+
+
+def _exchange_time(day: date, hour: int, minute: int = 0) -> datetime:
+    return datetime.combine(day, time(hour, minute), tzinfo=EXCHANGE_TZ).astimezone(timezone.utc)
+
+
+@pytest.fixture
+def replayed_store(settings: Settings):
+    engine = service_engine(settings)
+    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}}, day=REPLAYED)
+    seed_predictions(engine, REPLAYED, {"LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1}})
+    acme = open_client_portfolio(engine, "acme")
+    move_cash(engine, acme, "100000", now=_exchange_time(REPLAYED, 17))
+    return engine, settings, acme
+
+
+def test_t2_judges_expiry_on_its_own_trading_morning_not_the_wall_clock(replayed_store) -> None:
+    """T2 for a replayed day, re-run (an Airflow retry, the demo again on its store), keeps
+    that day's suggestions pending: it judges expiry at 07:00 of its own trading date. The
+    wall clock, years past the day's close, expired them on the re-run before the fix.
+    The next day's T2 records them EXPIRED."""
+    engine, settings, acme = replayed_store
+    assert run_stage("t2_suggestions", REPLAYED_NEXT, settings=settings).summary["suggestions"] == 1
+    again = run_stage("t2_suggestions", REPLAYED_NEXT, settings=settings).summary
+    assert (again["suggestions"], again["expired"]) == (0, 0)
+    (pending,) = suggestions.list_pending(engine, acme, now=_exchange_time(REPLAYED_NEXT, 7, 30))
+    assert _events(engine, pending["suggestion_id"]) == ["PENDING"]
+    assert pending["expires_at"] == suggestions.expires_at(REPLAYED_NEXT) == _exchange_time(REPLAYED_NEXT, 16)
+    later = CALENDAR.next_trading_day(REPLAYED_NEXT)
+    assert run_stage("t2_suggestions", later, settings=settings).summary["expired"] == 1
+    assert _events(engine, pending["suggestion_id"]) == ["PENDING", "EXPIRED"]
+
+
+def test_one_expiry_rule_at_the_close_for_listing_confirming_and_rejecting(replayed_store) -> None:
+    engine, settings, acme = replayed_store
+    suggestions.generate(engine, settings, REPLAYED_NEXT)
+    close = _exchange_time(REPLAYED_NEXT, 16)
+    (pending,) = suggestions.list_pending(engine, acme, now=close - timedelta(microseconds=1))
+    sid = pending["suggestion_id"]
+    assert not suggestions.is_expired(pending, close - timedelta(microseconds=1))
+    assert suggestions.is_expired(pending, close)
+    assert suggestions.list_pending(engine, acme, now=close) == []
+    with pytest.raises(ConflictError, match="is EXPIRED"):
+        suggestions.reject(engine, acme, sid, now=close)
+    with pytest.raises(ConflictError, match="is EXPIRED"):
+        suggestions.confirm(engine, settings, CALENDAR, acme, sid, now=close)
+    assert _events(engine, sid) == ["PENDING", "EXPIRED"]
+    with pytest.raises(ValueError, match="naive"):  # a clock without a zone is no exchange clock
+        suggestions.is_expired(pending, close.replace(tzinfo=None))
+
+
+def test_confirm_just_before_the_close_on_a_replayed_clock(replayed_store) -> None:
+    engine, settings, acme = replayed_store
+    suggestions.generate(engine, settings, REPLAYED_NEXT)
+    moment = _exchange_time(REPLAYED_NEXT, 15, 59)
+    (pending,) = suggestions.list_pending(engine, acme, now=moment)
+    done = suggestions.confirm(engine, settings, CALENDAR, acme, pending["suggestion_id"], now=moment)
+    assert done["state"] == "CONFIRMED"
+    with engine.connect() as conn:
+        (trade,) = ledger.trade_rows(conn, acme)
+    assert trade["trading_date"] == REPLAYED_NEXT and trade["executed_at"] == moment
