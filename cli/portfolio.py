@@ -74,14 +74,17 @@ def sample_statement(out: Path = typer.Argument(..., help="Where to write the PD
 def import_statement(
     portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client:acme or HOUSE."),
     path: Path = typer.Argument(..., exists=True, dir_okay=False, help="The broker statement PDF."),
-    preview: bool = typer.Option(False, "--preview", help="Only print what the sync would change; store nothing."),
+    preview: bool = typer.Option(False, "--preview", help="Only print what the sync would change and its confirm "
+                                                          "token; store nothing."),
+    confirm: Optional[str] = typer.Option(None, "--confirm", help="A preview's confirm token: apply exactly what it "
+                                                                  "showed (refused if the book changed since)."),
 ) -> None:
     """Synchronise a portfolio to a broker account statement (what the ledger records after
     the statement's date is kept on top); prints what changed, or with --preview what would."""
     from portfolio.statements import import_statement as run_import
 
     typer.echo(json.dumps(run_import(_engine(), get_settings(), portfolio_id, path.read_bytes(), path.name,
-                                     preview=preview), indent=2))
+                                     preview=preview, confirm=confirm), indent=2))
 
 
 @portfolio_app.command("show")

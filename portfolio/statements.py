@@ -27,7 +27,10 @@ statement's day (trades, deposits, fees) is kept on top: the book after a sync i
 statement plus what happened since, and a statement whose cash or holdings cannot carry
 what happened since is refused with the reason. A preview (`preview=True`, REST
 `?preview=true`, CLI `--preview`) runs the same sync, every check included, and rolls it
-back: it answers status PREVIEW with the changes and stores nothing. The same file
+back: it answers status PREVIEW with the changes and a `confirm_token`, and stores
+nothing; the same file sent with that token (`confirm=`, `--confirm`) is applied only
+while the book is as the preview saw it (409 otherwise), so what is applied is what was
+previewed. A file sent without either is synchronised at once. The same file
 imported again (same SHA-256) changes nothing and says so; every attempt, refused or not,
 is kept in `statement_imports` (a preview is not an attempt).
 """
@@ -45,7 +48,7 @@ from sqlalchemy import Connection, Engine, select
 
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.clock import SUPPORTED_DATES, exchange_date, session_close_utc, utc_now
-from market.errors import InvalidInputError
+from market.errors import ConflictError, InvalidInputError
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
@@ -53,7 +56,7 @@ from portfolio.market import known_symbols, reference_close
 from portfolio.trading import MAX_AMOUNT
 from portfolio.statement_pdfs import HOLDINGS_TITLE, LEDGER_TITLE
 from store import tables
-from store.history import append_history, current_rows
+from store.history import append_history, current_rows, newest_ids
 
 
 class StatementRejected(InvalidInputError):
@@ -192,18 +195,21 @@ class _Previewed(Exception):
     """Raised inside the sync's transaction to roll it back: a preview is the sync itself,
     every check included, undone."""
 
-    def __init__(self, changes: list[dict]) -> None:
+    def __init__(self, changes: list[dict], token: str) -> None:
         super().__init__("preview")
-        self.changes = changes
+        self.changes, self.token = changes, token
 
 
 def file_statement(engine: Engine, portfolio_id: str, read: StatementRead, now: datetime | None = None,
-                   preview: bool = False) -> dict[str, Any]:
+                   preview: bool = False, confirm: str | None = None) -> dict[str, Any]:
     """The portfolio synchronised to a statement read by `read_statement`, in one
     transaction under the portfolio's lock; a refusal is recorded and raised. The same file
     synchronised before changes nothing (ALREADY_IMPORTED), a concurrent upload of it
     included. `preview`: the same sync, rolled back: status PREVIEW with the changes it
-    would make; nothing is stored, a refusal neither."""
+    would make and a `confirm_token`; nothing is stored, a refusal neither. `confirm`: that
+    token; the sync is applied only while the book is as the preview saw it (no trade or
+    cash movement recorded since), else ConflictError: what is applied is what was
+    previewed."""
     moment = now or utc_now()
     digest, parsed = read.digest, read.parsed
     try:
@@ -214,15 +220,21 @@ def file_statement(engine: Engine, portfolio_id: str, read: StatementRead, now: 
             if read.refusal is not None:
                 raise read.refusal
             assert parsed is not None
+            token = _confirm_token(conn, portfolio_id, digest)
+            if confirm is not None and confirm != token:
+                raise ConflictError("the book changed since the preview (a trade or cash movement was recorded, or "
+                                    "this is another file); preview it again and confirm that")
             changes = _synchronise(conn, portfolio_id, parsed, digest, moment)
             if preview:
-                raise _Previewed(changes)
+                raise _Previewed(changes, token)
             append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, "file_sha256": digest,
                                                              "layout": parsed.layout, "status": "SYNCED",
                                                              "parsed": parsed.as_dict(), "changes": changes}])
     except _Previewed as done:
         return {"status": "PREVIEW", "file_sha256": digest, "statement": parsed.as_dict(), "changes": done.changes,
-                "detail": "nothing was changed; upload the file again without preview to apply these changes"}
+                "confirm_token": done.token,
+                "detail": "nothing was changed; upload the same file with confirm=<confirm_token> to apply exactly "
+                          "these changes (refused if the book changes first)"}
     except (StatementRejected, PdfRejected) as exc:
         if preview:
             raise
@@ -234,19 +246,27 @@ def file_statement(engine: Engine, portfolio_id: str, read: StatementRead, now: 
 
 
 def import_statement(engine: Engine, settings: Settings, portfolio_id: str, data: bytes, filename: str = "statement.pdf",
-                     now: datetime | None = None, preview: bool = False) -> dict[str, Any]:
+                     now: datetime | None = None, preview: bool = False, confirm: str | None = None) -> dict[str, Any]:
     """`read_statement` then `file_statement`; a file synchronised before is not read again."""
     with engine.connect() as conn:
         ledger.get_portfolio(conn, portfolio_id)
         digest = hashlib.sha256(data).hexdigest()
         if _already_synced(conn, portfolio_id, digest):
             return _already(digest)
-    return file_statement(engine, portfolio_id, read_statement(settings, data, filename), now, preview)
+    return file_statement(engine, portfolio_id, read_statement(settings, data, filename), now, preview, confirm)
 
 
 def _already(digest: str) -> dict[str, Any]:
     return {"status": "ALREADY_IMPORTED", "file_sha256": digest, "changes": [],
             "detail": "this statement was imported before; nothing changed"}
+
+
+def _confirm_token(conn: Connection, portfolio_id: str, digest: str) -> str:
+    """What a preview saw: the file and the portfolio's newest trade and cash entry (its
+    writers hold its lock, so these ids move exactly when its book does)."""
+    version = newest_ids(conn, (tables.trades, "portfolio_id", portfolio_id),
+                         (tables.cash_entries, "portfolio_id", portfolio_id))
+    return hashlib.sha256(f"{digest}:{version}".encode()).hexdigest()[:24]
 
 
 def _cash_through(conn: Connection, portfolio_id: str, day: date) -> Decimal:

@@ -10,14 +10,19 @@ masked unexpected error.
 from __future__ import annotations
 
 import dataclasses
-from datetime import date
+from typing import NewType
+
+import strawberry
+from datetime import date, datetime
 
 from decimal import Decimal
 
-from strawberry.schema.types.base_scalars import DateDefinition, DecimalDefinition
+from strawberry.schema.types.base_scalars import DateDefinition, DateTimeDefinition, DecimalDefinition
+
+from api.contract import exchange_timestamp
 
 from market.clock import SUPPORTED_DATES, supported_date
-from market.money import money_display, parse_money
+from market.money import money_display, parse_money, parse_quantity
 
 SupportedDate = dataclasses.replace(
     DateDefinition,
@@ -30,4 +35,16 @@ StrictDecimal = dataclasses.replace(DecimalDefinition, parse_value=lambda value:
                                     serialize=money_display,
                                     description="An amount in the market's currency: decimal text with 2 places")
 
-SCALAR_OVERRIDES = {date: SupportedDate, Decimal: StrictDecimal}
+# Timestamps answer as every answer does (api/contract.py): exchange time, no offset, to the second.
+ExchangeDateTime = dataclasses.replace(DateTimeDefinition, serialize=exchange_timestamp,
+                                       description="Exchange time (EST, UTC-5 all year), ISO 8601 without offset, to "
+                                                   "the second")
+
+# Share quantities and volumes: GraphQL's Int is 32 bits, and a listing's shares outstanding
+# (3,850,000,000 on the demo) or a line of up to 10^12 shares (market/money.py) is more.
+Shares = strawberry.scalar(
+    NewType("Shares", int), name="Shares",
+    description="A whole number of shares or a traded volume, up to 64 bits (a JSON number)",
+    serialize=int, parse_value=lambda value: parse_quantity(value, "a Shares value"))
+
+SCALAR_OVERRIDES = {date: SupportedDate, Decimal: StrictDecimal, datetime: ExchangeDateTime}

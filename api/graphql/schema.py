@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse
 from strawberry.extensions import DisableIntrospection, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.fastapi import GraphQLRouter
 
+from api.contract import conform
 from api.docs_pages import graphiql_html, local_only
 from api.graphql import cache
 from api.graphql.context import graph_context
@@ -99,7 +100,10 @@ class StrictGraphQLRouter(GraphQLRouter):
     async def _run(self, svc: Any, context: Any, request_data: Any, operation: Any, budget: Deadline) -> Any:
         def timed() -> Any:
             budget.restart()  # the budget counts from the operation's turn, not from its wait for one
-            return asyncio.run(operation)
+            result = asyncio.run(operation)
+            if result.data:
+                result.data = conform(result.data)  # the response contract, as REST's (api/contract.py)
+            return result
 
         if context.caller is None or not cache.cacheable(request_data.query, request_data.operation_name):
             return await svc.run_heavy(timed)

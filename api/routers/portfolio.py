@@ -125,21 +125,25 @@ def cash(movement: CashIn, svc: ServicesDep, caller: CallerDep) -> CashOut:
 # (UploaderDep, not CallerDep); each runs under the process's upload gate
 # (api/services.py UploadGate: 429 past the client's share, 503 past the process's), and
 # takes a slot only to store what it read.
-@router.post("/upload-pdf", response_model=StatementResult, responses=problems(*KEYED, 413, 415, 503))
+@router.post("/upload-pdf", response_model=StatementResult, responses=problems(*KEYED, 409, 413, 415, 503))
 async def upload_pdf(svc: ServicesDep, caller: UploaderDep,
                      file: UploadFile = File(description="An account statement PDF."),
-                     preview: bool = Query(False, description="Only say what the sync would change (status PREVIEW); "
-                                                              "nothing is stored.")) -> StatementResult:
+                     preview: bool = Query(False, description="Only say what the sync would change (status PREVIEW, "
+                                                              "with a confirm_token); nothing is stored."),
+                     confirm: str | None = Query(None, min_length=1, max_length=64,
+                                                 description="A preview's confirm_token: apply exactly what it showed "
+                                                             "(409 if the book changed since).")) -> StatementResult:
     """Synchronise the portfolio from a broker statement (holdings or transactions
     layout): positions and cash as the statement says at its date, with what the ledger
     records after that date kept on top (`carried`); the same file twice changes nothing
-    (ALREADY_IMPORTED). `preview=true` runs the same sync and rolls it back."""
+    (ALREADY_IMPORTED). `preview=true` runs the same sync and rolls it back; `confirm` applies
+    a preview only while the book is as it saw it."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=True)
     with svc.uploads.turn(caller.portfolio_id):
         read = await run_in_threadpool(read_statement, svc.settings, data, file.filename or "statement.pdf")
         async with svc.slots():
             pid = await run_in_threadpool(caller_portfolio, svc, caller)
-            result = await run_in_threadpool(file_statement, svc.engine, pid, read, svc.now(), preview)
+            result = await run_in_threadpool(file_statement, svc.engine, pid, read, svc.now(), preview, confirm)
     return StatementResult.model_validate(result)
 
 

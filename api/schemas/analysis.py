@@ -1,13 +1,15 @@
 """Body of the day's analysis endpoint."""
 from __future__ import annotations
 
+from api.contract import ApiModel
+
 from datetime import date
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class NotificationSummary(BaseModel):
+class NotificationSummary(ApiModel):
     notification_id: str
     kind: str = Field(description="ANALYSIS, TRAPPED, PREFLIGHT_FAILED, MODEL_RETRAINED or TASK_FAILED (an Airflow task failed its last retry).")
     severity: str = Field(description="INFO, WARNING or CRITICAL.")
@@ -15,7 +17,7 @@ class NotificationSummary(BaseModel):
     delivered: bool = Field(description="The webhook acknowledged it (2xx); false when not configured or not yet delivered.")
 
 
-class DayAnalysis(BaseModel):
+class DayAnalysis(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "trading_date": "2026-11-20", "writer": "template-v1", "fallback_reason": None,
         "body": "Market on 2026-11-20: Decliners led with 12 up, 15 down and 0 unchanged of 27 stocks that traded; ...",

@@ -1,6 +1,8 @@
 """Shared pieces: the problem+json body and the error responses each endpoint documents."""
 from __future__ import annotations
 
+from api.contract import ApiModel
+
 from datetime import date
 from typing import Annotated, Any
 
@@ -49,7 +51,7 @@ Money = Annotated[Decimal, PlainSerializer(money_display, return_type=str),
 SupportedDate = Annotated[date, AfterValidator(_supported)]
 
 
-class Problem(BaseModel):
+class Problem(ApiModel):
     """RFC 9457 problem details; every non-2xx response has this body."""
 
     model_config = ConfigDict(extra="allow", json_schema_extra={"example": {

@@ -1,7 +1,8 @@
 """Bodies of the admin key endpoints. A secret appears only in NewKey, once."""
 from __future__ import annotations
 
-from datetime import datetime
+from api.contract import ApiModel, Timestamp
+
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -9,14 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field
 TierName = Literal["STANDARD", "PRO", "INSTITUTIONAL"]
 
 
-class KeyRequest(BaseModel):
+class KeyRequest(ApiModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"example": {"client_name": "Acme Capital", "tier": "PRO"}})
 
     client_name: str = Field(min_length=1, max_length=200, pattern=r"\S")
     tier: TierName
 
 
-class NewKey(BaseModel):
+class NewKey(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"api_key": "svc-sk-" + "0" * 40, "key_id": "k-1a2b3c4d5e6f7a8b", "client_id": "c-1a2b3c4d5e6f", "client_name": "Acme Capital", "tier": "PRO", "created_at": "2026-11-20T15:00:00Z"}]})
 
     api_key: str = Field(description="The secret, shown once; only its keyed hash is stored.")
@@ -24,7 +25,7 @@ class NewKey(BaseModel):
     client_id: str
     client_name: str
     tier: TierName
-    created_at: datetime
+    created_at: Timestamp
 
 
 class RotatedKey(NewKey):
@@ -33,44 +34,44 @@ class RotatedKey(NewKey):
         "replaces": "k-1a2b3c4d5e6f7a8b", "old_key_expires_at": "2026-11-21T15:00:00Z"}]})
 
     replaces: str
-    old_key_expires_at: datetime
+    old_key_expires_at: Timestamp
 
 
-class KeyInfo(BaseModel):
+class KeyInfo(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"key_id": "k-1a2b3c4d5e6f7a8b", "client_id": "c-1a2b3c4d5e6f", "client_name": "Acme Capital", "tier": "PRO", "created_at": "2026-11-20T15:00:00Z", "status": "ACTIVE", "expires_at": None, "rate_limit": None, "macro_access": None, "replaced_by": None}]})
 
     key_id: str
     client_id: str
     client_name: str | None
     tier: TierName
-    created_at: datetime
+    created_at: Timestamp
     status: Literal["ACTIVE", "EXPIRING", "ROTATED", "REVOKED"]
-    expires_at: datetime | None
+    expires_at: Timestamp | None
     rate_limit: int | None = Field(description="Requests per minute set for this key; null: the tier's default.")
     macro_access: bool | None = Field(description="Macro datasets switch; null: the tier's rule.")
     replaced_by: str | None
 
 
-class RotateRequest(BaseModel):
+class RotateRequest(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     grace_seconds: int = Field(default=0, ge=0, le=30 * 24 * 3600,
                                description="How long the old key keeps working; 0: it stops at once.")
 
 
-class RateLimitRequest(BaseModel):
+class RateLimitRequest(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     per_minute: int | None = Field(ge=1, le=1_000_000, description="null: back to the tier's default.")
 
 
-class MacroAccessRequest(BaseModel):
+class MacroAccessRequest(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     enabled: bool | None = Field(description="null: back to the tier's rule (PRO and INSTITUTIONAL).")
 
 
-class TierRequest(BaseModel):
+class TierRequest(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     tier: TierName

@@ -1,6 +1,8 @@
 """Bodies of the macro endpoints."""
 from __future__ import annotations
 
+from api.contract import ApiModel
+
 from datetime import date
 from typing import Any
 
@@ -14,7 +16,7 @@ INDICATOR_EXAMPLE = {
             "release_date": "2026-07-03", "source": "BOJ", "note": None}], "note": None}
 
 
-class FxRate(BaseModel):
+class FxRate(ApiModel):
     pair: str = Field(description="JMD per unit of the other currency, e.g. USDJMD.")
     periods: list[str] = Field(description="The months averaged (a quarter: its three months).")
     rate: float
@@ -23,13 +25,13 @@ class FxRate(BaseModel):
     note: str | None = Field(description="Set when the period's own rate was not published yet.")
 
 
-class Original(BaseModel):
+class Original(ApiModel):
     value: float
     currency: str
     unit: str
 
 
-class MacroIndicator(BaseModel):
+class MacroIndicator(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [INDICATOR_EXAMPLE]})
 
     source: str = Field(description="BOJ, STATIN or PIOJ.")
@@ -46,7 +48,7 @@ class MacroIndicator(BaseModel):
     note: str | None
 
 
-class MacroIndicators(BaseModel):
+class MacroIndicators(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "generation": "v7", "as_of": "2026-11-01", "currency": "USD", "count": 1, "indicators": [INDICATOR_EXAMPLE]}]})
 
@@ -57,21 +59,21 @@ class MacroIndicators(BaseModel):
     indicators: list[MacroIndicator]
 
 
-class MacroParameter(BaseModel):
+class MacroParameter(ApiModel):
     parameter: str = Field(description="rates_regime, fx_pressure or macro_risk.")
     value: float
     reading: str = Field(description="The level and a plain-language reading of the inputs.")
     inputs: dict[str, Any] = Field(description="Each input's value, source, indicator, period and release date.")
 
 
-class MacroSource(BaseModel):
+class MacroSource(ApiModel):
     code: str
     name: str
     role: str
     latest_release: date | None = Field(description="Its latest release the parameters use.")
 
 
-class MacroInsights(BaseModel):
+class MacroInsights(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "generation": "v7", "week_start": "2026-11-16", "model_version": "macro-v1",
         "parameters": [{"parameter": "fx_pressure", "value": -0.04, "reading": "MODERATE: ...", "inputs": {

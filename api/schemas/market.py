@@ -1,12 +1,14 @@
 """Bodies of the market endpoints."""
 from __future__ import annotations
 
+from api.contract import ApiModel
+
 from datetime import date
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class LatestQuote(BaseModel):
+class LatestQuote(ApiModel):
     """One ticker's latest day and its prediction; prediction fields are null with a
     `reason` when the day is not scored for the ticker."""
 
@@ -40,13 +42,13 @@ LATEST_EXAMPLE = {"NCBFG": {
     "decision_reason": "edge +0.16% over 1 sessions below round-trip cost 2.73% (spread 1.73%, fees 1.00%)", "reason": None}}
 
 
-class VarianceWindow(BaseModel):
+class VarianceWindow(ApiModel):
     variance: float | None = Field(description="Sample variance of daily log returns over the window; null when shorter.")
     annualised_volatility: float | None = Field(description="sqrt(variance x 252).")
     observations: int
 
 
-class Normalised(BaseModel):
+class Normalised(ApiModel):
     value: float | None = Field(description="The latest value.")
     mean: float | None = Field(description="Mean of the instrument's earlier values.")
     std: float | None
@@ -54,7 +56,7 @@ class Normalised(BaseModel):
     observations: int
 
 
-class SymbolStatistics(BaseModel):
+class SymbolStatistics(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "as_of": "2026-11-20", "observations": 1250, "variance": {"20d": {"variance": 0.000144, "annualised_volatility": 0.1905, "observations": 20}}, "normalised": {"volume": {"value": 125000.0, "mean": 80000.0, "std": 30000.0, "z": 1.5, "observations": 1250}}}]})
 
     symbol: str
@@ -65,7 +67,7 @@ class SymbolStatistics(BaseModel):
         description="return_1d, volume, day_range_pct, spread_pct, rsi_14, volatility_20 against the instrument's own history.")
 
 
-class Bar(BaseModel):
+class Bar(ApiModel):
     """Units: a field named *_pct is in percent; other ratios (momentum, volatility, %B,
     bandwidth) are fractions; the descriptions say which."""
     model_config = ConfigDict(json_schema_extra={"examples": [{"trading_date": "2026-11-20", "open": 101.0, "high": 103.5, "low": 100.8, "close": 103.2, "volume": 125000, "bid": 103.0, "ask": 103.4, "rsi_14": 58.2, "bollinger_pct_b": 0.71, "bollinger_bandwidth": 0.08, "momentum_5": 0.021, "momentum_20": 0.043, "volatility_20": 0.012, "volume_ratio_20": 1.3, "spread_pct": 0.39}]})
@@ -88,7 +90,7 @@ class Bar(BaseModel):
     spread_pct: float | None = Field(description="Closing spread in percent: (ask - bid) / mid x 100 from the quotes, else the day's range over the close (market/liquidity.py).")
 
 
-class History(BaseModel):
+class History(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "items": [{"trading_date": "2026-11-20", "open": 101.0, "high": 103.5, "low": 100.8, "close": 103.2, "volume": 125000, "bid": 103.0, "ask": 103.4, "rsi_14": 58.2, "bollinger_pct_b": 0.71, "bollinger_bandwidth": 0.08, "momentum_5": 0.021, "momentum_20": 0.043, "volatility_20": 0.012, "volume_ratio_20": 1.3, "spread_pct": 0.39}], "next_cursor": "2026-11-20"}]})
 
     symbol: str
@@ -96,7 +98,7 @@ class History(BaseModel):
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
 
 
-class Breadth(BaseModel):
+class Breadth(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"trading_date": "2026-11-20", "instruments": 60, "traded": 41, "advancers": 17, "decliners": 15, "unchanged": 9, "not_traded": 19, "index_change_pct": 0.4127, "index_market_cap": 1523000000000.0, "index_constituents": 60, "index_excluded": []}]})
 
     trading_date: date | None = Field(description="The market day; null on an empty store.")

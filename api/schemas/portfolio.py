@@ -2,6 +2,8 @@
 with the currency's 2 places in every answer (`Money`); quantities are whole shares."""
 from __future__ import annotations
 
+from api.contract import ApiModel, Timestamp
+
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Literal
@@ -11,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.schemas.common import Money, MoneyIn, QuantityIn
 
 
-class Position(BaseModel):
+class Position(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "quantity": 1000, "cost_basis": "101500.00", "average_cost": "101.50", "purchase_date": "2026-11-18", "price": "103.20", "market_value": "103200.00", "unrealized_pnl": "1700.00", "realized_pnl": "0.00", "flags": []}]})
 
     symbol: str
@@ -35,7 +37,7 @@ class AIPosition(Position):
                            examples=["2026-11-20T16:00:00"])
 
 
-class PortfolioPositions(BaseModel):
+class PortfolioPositions(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "as_of": "2026-11-20", "cash": "96800.00", "equity": "200000.00", "positions": [Position.model_config["json_schema_extra"]["examples"][0]]}]})
 
     portfolio_id: str
@@ -45,13 +47,13 @@ class PortfolioPositions(BaseModel):
     positions: list[Position]
 
 
-class Allocation(BaseModel):
+class Allocation(ApiModel):
     symbol: str = Field(description="A ticker, or CASH.")
     market_value: Money
     weight: float = Field(description="Share of equity.")
 
 
-class PortfolioSummary(BaseModel):
+class PortfolioSummary(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "as_of": "2026-11-20", "cash": "96800.00", "market_value": "103200.00", "equity": "200000.00", "liquid_equity": "199500.00", "illiquid_discounts": {"NCBFG": 500.0}, "unrealized_pnl": "1700.00", "realized_pnl": "0.00", "positions_count": 1, "allocation": [{"symbol": "NCBFG", "market_value": "103200.00", "weight": 0.516}, {"symbol": "CASH", "market_value": "96800.00", "weight": 0.484}], "flags": {}}]})
 
     portfolio_id: str
@@ -78,7 +80,7 @@ class AISummary(PortfolioSummary):
     total_return_pct: float | None
 
 
-class Trade(BaseModel):
+class Trade(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"trade_id": "T-5f0c", "trading_date": "2026-11-20", "timestamp": "2026-11-20T10:31:05", "symbol": "NCBFG", "side": "BUY", "quantity": 100, "price": "101.50", "fees": "0.00", "value": "10150.00", "origin": "MANUAL", "rationale": {}}]})
 
     trade_id: str
@@ -94,7 +96,7 @@ class Trade(BaseModel):
     rationale: dict[str, Any]
 
 
-class CashEntry(BaseModel):
+class CashEntry(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"entry_id": "DIV:client:c-1a2b:NCBFG:2026-11-23", "timestamp": "2026-11-23T16:00:00", "kind": "DIVIDEND", "amount": "250.00", "balance": "12750.00", "trade_id": None, "note": "dividend 0.5 per share on 500 NCBFG, ex-date 2026-11-23"}]})
 
     entry_id: str
@@ -106,7 +108,7 @@ class CashEntry(BaseModel):
     note: str | None = None
 
 
-class AIDay(BaseModel):
+class AIDay(ApiModel):
     trading_date: date
     model_id: str | None
     equity: Money
@@ -115,14 +117,14 @@ class AIDay(BaseModel):
     summary: dict[str, Any] = Field(description="Orders, skipped names, what the rails blocked or cut.")
 
 
-class AIHistory(BaseModel):
+class AIHistory(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"days": [{"trading_date": "2026-11-20", "model_id": "risk-2026-11-20-h1-warm", "equity": 10012500.0, "liquid_equity": 10010000.0, "cash": 8012500.0, "summary": {"orders": [], "blocked_by_rails": 1}}], "trades": [Trade.model_config["json_schema_extra"]["examples"][0]]}]})
 
     days: list[AIDay]
     trades: list[Trade]
 
 
-class ManualTradeIn(BaseModel):
+class ManualTradeIn(ApiModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"example": {
         "side": "buy", "symbol": "NCBFG", "quantity": 100, "price": "101.50"}})
 
@@ -133,13 +135,13 @@ class ManualTradeIn(BaseModel):
     fees: MoneyIn = Field(default=Decimal(0), ge=0, le=Decimal("1000000000"), max_digits=16, decimal_places=2)
 
 
-class TradeOut(BaseModel):
+class TradeOut(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"trade_id": "T-5f0c", "portfolio_id": "client:c-1a2b3c4d5e6f", "trading_date": "2026-11-20", "executed_at": "2026-11-20T15:31:05Z", "symbol": "NCBFG", "side": "BUY", "quantity": 100, "price": "101.50", "fees": "0.00", "cash_after": "89850.00", "replayed": False}]})
 
     trade_id: str
     portfolio_id: str
     trading_date: date
-    executed_at: datetime
+    executed_at: Timestamp
     symbol: str
     side: str
     quantity: int
@@ -149,7 +151,7 @@ class TradeOut(BaseModel):
     replayed: bool = Field(description="True when an Idempotency-Key retry returned the stored result.")
 
 
-class CashIn(BaseModel):
+class CashIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     amount: MoneyIn = Field(description="Positive: a deposit; negative: a withdrawal.", max_digits=16, decimal_places=2,
@@ -157,14 +159,14 @@ class CashIn(BaseModel):
     note: str | None = Field(default=None, max_length=500)
 
 
-class CashOut(BaseModel):
+class CashOut(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "balance": "250000.00"}]})
 
     portfolio_id: str
     balance: Money
 
 
-class Suggestion(BaseModel):
+class Suggestion(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"suggestion_id": "S-20261123-1a2b3c-NCBFG-BUY", "trading_date": "2026-11-23", "symbol": "NCBFG", "side": "BUY", "quantity": 200, "limit_price": "103.20", "reason": {"reason": "LONG in the TOP tercile"}, "expires_at": "2026-11-23T21:00:00Z", "state": "PENDING"}]})
 
     suggestion_id: str
@@ -174,12 +176,12 @@ class Suggestion(BaseModel):
     quantity: int
     limit_price: Money
     reason: dict[str, Any]
-    expires_at: datetime
+    expires_at: Timestamp
     state: str = Field(description="PENDING, CONFIRMED, REJECTED or EXPIRED.")
     trade_id: str | None = None
 
 
-class StatementResult(BaseModel):
+class StatementResult(ApiModel):
     model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [{
         "status": "SYNCED", "file_sha256": "9f2c...", "changes": [{"symbol": "NCBFG", "from": 0, "to": 1000}]}]})
 
@@ -188,7 +190,7 @@ class StatementResult(BaseModel):
     changes: list[dict[str, Any]]
 
 
-class ResearchResult(BaseModel):
+class ResearchResult(ApiModel):
     model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [{
         "id": 12, "sha256": "4b1d...", "filename": "ncb-note.pdf", "media_type": "application/pdf",
         "instruments": [{"symbol": "NCBFG", "matched_by": "ticker"}],
@@ -205,7 +207,7 @@ class ResearchResult(BaseModel):
     already_stored: bool
 
 
-class Metric(BaseModel):
+class Metric(ApiModel):
     value: float | None
     base_rate: float | None = Field(description="The no-skill rate: the more common direction or class, the error of "
                                                 "predicting 0, or 0 for the IC and the tercile spread.")
@@ -218,7 +220,7 @@ _METRIC_EXAMPLE = {"value": 0.603, "base_rate": 0.511, "sample_size": 3923,
                    "baselines": {"majority": 0.511, "last_move_sign": 0.402}}
 
 
-class Record(BaseModel):
+class Record(ApiModel):
     record: str = Field(description="`validation` (walk-forward over the history before the first live day) or `live`.")
     label: str = Field(description="What the record is, in words, for display.")
     period_start: str | None = Field(description="First predicted trading day (ISO date).")
@@ -233,7 +235,7 @@ class Record(BaseModel):
     reason: str | None = Field(description="Why the record is empty; null when it has metrics.")
 
 
-class Performance(BaseModel):
+class Performance(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "model_id": "risk-2026-11-20-h1-full", "trained_through": "2026-11-20", "training_rows": 15230, "horizon_days": 1,
         "layer1_backend": "fallback-empirical-v2", "layer1_is_fallback": True,
@@ -258,13 +260,23 @@ class Performance(BaseModel):
     live: Record = Field(description="The record of the daily predictions from the first live day on.")
 
 
-class TrackRecord(BaseModel):
+class CostsPaid(ApiModel):
+    """Costs the book paid, in the market's currency, and their share of mean equity a year."""
+
+    fees: Money
+    spread: Money = Field(description="Paid to the spread: what the fills lost against the mid.")
+    impact: Money = Field(description="Paid to the square-root impact past the touch.")
+    total: Money
+    share_of_equity_per_year: float | None = Field(default=None, description="A fraction.")
+
+
+class TrackRecord(ApiModel):
     """Track-record statistics (portfolio/track_record.py): fractions, not percent."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "days": 60, "first": "2026-08-28", "last": "2026-11-25", "total_return": 0.0123, "annual_return": 0.0524,
         "annual_volatility": 0.031, "sharpe": 1.69, "sortino": 2.4, "max_drawdown": 0.012, "calmar": 4.36,
-        "annual_turnover": 1.8, "costs": {"fees": 950.0, "spread": 1400.0, "impact": 310.0, "total": 2660.0,
+        "annual_turnover": 1.8, "costs": {"fees": "950.00", "spread": "1400.00", "impact": "310.00", "total": "2660.00",
                                           "share_of_equity_per_year": 0.0011},
         "benchmarks": {"equal_weight_liquid": {"total_return": 0.004, "annual_return": 0.017, "excess_annual_return": 0.035,
                                                "tracking_error": 0.09, "information_ratio": 0.41, "beta": 0.12,
@@ -281,7 +293,7 @@ class TrackRecord(BaseModel):
     max_drawdown: float | None = None
     calmar: float | None = None
     annual_turnover: float | None = None
-    costs: dict[str, float] | None = None
+    costs: CostsPaid | None = None
     benchmarks: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     trades: int | None = None
     records: dict[str, dict[str, Any]] | None = Field(default=None, description=(
@@ -289,7 +301,7 @@ class TrackRecord(BaseModel):
         "live days, apart."))
 
 
-class TradePreview(BaseModel):
+class TradePreview(ApiModel):
     """The one cost model's estimate of an order (market/costs.py); nothing is stored."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [{

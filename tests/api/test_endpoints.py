@@ -21,7 +21,7 @@ def test_market_latest_keys_every_ticker_with_prediction_or_reason(api: Api) -> 
     liq = body["LIQ"]
     expected_change = (close_of("LIQ", HISTORY_DAYS - 1) / close_of("LIQ", HISTORY_DAYS - 2) - 1) * 100
     assert liq["trading_date"] == DAY.isoformat() and liq["close"] == close_of("LIQ", HISTORY_DAYS - 1)
-    assert liq["change_pct"] == pytest.approx(expected_change, abs=1e-4)
+    assert liq["change_pct"] == round(expected_change, 2)  # percent, two decimals (docs/api.md)
     assert (liq["score"], liq["action"], liq["tercile"], liq["predicted_return"]) == (72.0, "LONG", "TOP", 0.012)
     assert liq["reason"] is None and liq["layer1_backend"] == "fallback-empirical-v1"
     import pandas as pd
@@ -142,7 +142,7 @@ def test_ai_portfolio_positions_summary_and_history(api: Api) -> None:
     record = api.acme("GET", "/api/ai-portfolio/track-record").json()
     assert record["days"] == 2 and record["trades"] == 1
     assert list(record["records"]) == ["live"] and record["records"]["live"]["trades"] == 1  # no validation replay here
-    assert record["costs"]["total"] == pytest.approx(float(costs["total"]), abs=0.01)
+    assert Decimal(record["costs"]["total"]) == pytest.approx(Decimal(costs["total"]), abs=Decimal("0.01"))
     assert set(record["benchmarks"]["equal_weight_liquid"]) >= {"information_ratio", "tracking_error", "beta", "alpha"}
 
 
@@ -225,7 +225,10 @@ def test_statement_and_research_uploads(api: Api) -> None:
     preview = api.acme("POST", "/api/portfolio/upload-pdf", files=files, params={"preview": "true"})
     assert preview.status_code == 200 and preview.json()["status"] == "PREVIEW" and preview.json()["changes"], preview.text
     assert api.acme("GET", "/api/portfolio").json() == before  # the preview changed nothing
-    synced = api.acme("POST", "/api/portfolio/upload-pdf", files=files)
+    stale = api.acme("POST", "/api/portfolio/upload-pdf", files=files, params={"confirm": "0" * 24})
+    assert_problem(stale, 409, "the book changed since the preview")
+    synced = api.acme("POST", "/api/portfolio/upload-pdf", files=files,
+                      params={"confirm": preview.json()["confirm_token"]})
     assert synced.status_code == 200, synced.text
     assert synced.json()["status"] == "SYNCED" and synced.json()["changes"] == preview.json()["changes"]
     assert api.acme("POST", "/api/portfolio/upload-pdf", files=files).json()["status"] == "ALREADY_IMPORTED"

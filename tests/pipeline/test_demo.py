@@ -12,6 +12,31 @@ from market.settings import Settings
 from tests.pipeline.test_cli import MARKETINTEL
 
 
+class _Service:
+    """What tests/api/test_contract.py's walkers call: the served demo over HTTP."""
+
+    def __init__(self, base: str) -> None:
+        import httpx
+
+        self.http = httpx.Client(base_url=base, timeout=60)
+
+    def call(self, method: str, url: str, key: str, **kwargs):  # noqa: ANN003, ANN201
+        return self.http.request(method, url, headers={"X-API-Key": key}, **kwargs)
+
+
+def _contract_violations(base: str, keys: tuple[str, str], symbol: str) -> list[str]:
+    """Issue 42's contract walk (tests/api/contract.py) over every GET and GraphQL root field of the demo."""
+    from tests.api.contract import violations
+    from tests.api.test_contract import graphql_answers, rest_answers
+
+    service, found = _Service(base), []
+    for key in keys:
+        for where, body in [*rest_answers(service, key, symbol), *graphql_answers(service, key, symbol)]:
+            found += violations(body, where)
+    service.http.close()
+    return found
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(settings: Settings) -> None:
@@ -92,6 +117,7 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(sett
         assert all(p["state"] == "PENDING" for p in pending)
         if any(p["action"] == "LONG" and p["tercile"] == "TOP" for p in liquid):  # something to buy with the cash
             assert any(p["side"] == "BUY" for p in pending), pending
+        assert _contract_violations(base, (key, admin_key), next(iter(quotes))) == []  # issue 42
     finally:
         process.send_signal(signal.SIGINT)
         try:

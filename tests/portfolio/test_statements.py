@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from market.errors import InvalidInputError, PayloadTooLargeError
+from market.errors import ConflictError, InvalidInputError, PayloadTooLargeError
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.statement_pdfs import Activity, Holding, holdings_statement, ledger_statement
@@ -147,11 +147,16 @@ def test_a_statement_keeps_what_happened_after_its_date_and_its_preview_changes_
     assert preview["status"] == "PREVIEW" and "nothing was changed" in preview["detail"]
     assert _state(engine, portfolio_id) == before and _imports(engine) == imports
 
-    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    move_cash(engine, portfolio_id, "1", now=NOW)  # the book moves after the preview: its token no longer applies
+    with pytest.raises(ConflictError, match="the book changed since the preview"):
+        import_statement(engine, settings, portfolio_id, pdf, now=NOW, confirm=preview["confirm_token"])
+    move_cash(engine, portfolio_id, "-1", now=NOW)
+    preview = import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=True)
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW, confirm=preview["confirm_token"])
     assert result["status"] == "SYNCED"
-    assert result["changes"] == preview["changes"]  # the preview said exactly what the sync did
+    assert result["changes"] == preview["changes"]  # what was applied is what was previewed
     carried = result["changes"][-1]["carried"]
-    assert carried["trades_after"] == 1 and carried["cash_movements_after"] == 2
+    assert carried["trades_after"] == 1 and carried["cash_movements_after"] == 4
     held, cash, _ = _state(engine, portfolio_id)
     assert {s: q for s, (q, _) in held.items()} == {"LIQ": 6100, "OUT": 100}
     assert cash == Decimal("250000") + Decimal("1000000") - Decimal("5200") == Decimal(carried["cash_now"])

@@ -5,6 +5,8 @@ from typing import Any
 
 import strawberry
 
+from api.graphql.scalars import Shares
+
 
 @strawberry.type(description="One trading day of an instrument with its technical indicators (the REST history's bar).")
 class DailyBar:
@@ -13,7 +15,7 @@ class DailyBar:
     high: float | None
     low: float | None
     close: float
-    volume: int
+    volume: Shares
     bid: float | None = strawberry.field(description="Closing bid.")
     ask: float | None = strawberry.field(description="Closing ask.")
     rsi_14: float | None = strawberry.field(description="Wilder's 14-day RSI, 0-100.")

@@ -5,6 +5,8 @@ from typing import Any
 
 import strawberry
 
+from api.graphql.scalars import Shares
+
 
 @strawberry.type(description="The latest reported fundamentals of an instrument.")
 class Fundamentals:
@@ -13,7 +15,7 @@ class Fundamentals:
     eps: float | None
     book_value_per_share: float | None
     dividend_yield: float | None
-    shares_outstanding: int | None
+    shares_outstanding: Shares | None
     market_cap: float | None
     source: str
 

@@ -5,12 +5,14 @@ from typing import Any
 
 import strawberry
 
+from api.graphql.scalars import Shares
+
 
 @strawberry.type(description="The liquidity rail's per-instrument entry gates on the latest market day (portfolio/rails.py).")
 class Liquidity:
     trading_date: date
     adv_20: float | None = strawberry.field(description="Mean volume of the last 20 bars; null with fewer than 20.")
-    volume: int
+    volume: Shares
     spread: float | None = strawberry.field(description="Closing spread as a fraction of the mid (or the day's range).")
     spread_source: str = strawberry.field(description="quotes, range or none.")
     passes_entry_gates: bool

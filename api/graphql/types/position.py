@@ -5,6 +5,8 @@ from decimal import Decimal
 from typing import Any
 
 import strawberry
+
+from api.graphql.scalars import Shares
 from strawberry.types import Info
 
 from api.graphql.types.instrument import Instrument
@@ -14,7 +16,7 @@ from api.graphql.types.prediction import Prediction
 @strawberry.type(description="An open position valued at the latest close, with its exit flags.")
 class Position:
     symbol: str
-    quantity: int
+    quantity: Shares
     cost_basis: Decimal
     average_cost: Decimal
     purchase_date: date | None

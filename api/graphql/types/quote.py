@@ -5,6 +5,8 @@ from typing import Any
 
 import strawberry
 
+from api.graphql.scalars import Shares
+
 from api.graphql.types.enums import Action, Tercile, optional
 
 
@@ -12,7 +14,7 @@ from api.graphql.types.enums import Action, Tercile, optional
 class Quote:
     trading_date: date = strawberry.field(description="Date of the last bar (older than the market day when it did not trade).")
     close: float
-    volume: int
+    volume: Shares
     change_pct: float | None
     rsi: float | None
     predicted_return: float | None = strawberry.field(description=(

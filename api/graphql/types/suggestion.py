@@ -5,6 +5,8 @@ from decimal import Decimal
 from typing import Any
 
 import strawberry
+
+from api.graphql.scalars import Shares
 from strawberry.scalars import JSON
 
 
@@ -14,7 +16,7 @@ class Suggestion:
     trading_date: date
     symbol: str
     side: str
-    quantity: int
+    quantity: Shares
     limit_price: Decimal
     reason: JSON
     expires_at: datetime

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import strawberry
@@ -22,10 +23,10 @@ class BenchmarkComparison:
 
 @strawberry.type(description="Costs the book paid, in the market's currency, and their share of mean equity a year.")
 class CostsPaid:
-    fees: float
-    spread: float
-    impact: float
-    total: float
+    fees: Decimal
+    spread: Decimal
+    impact: Decimal
+    total: Decimal
     share_of_equity_per_year: float | None
 
 
@@ -56,7 +57,10 @@ class TrackRecord:
                                                      "sharpe", "sortino", "max_drawdown", "calmar", "annual_turnover",
                                                      "trades")}
         costs = record.get("costs")
-        return cls(days=record.get("days", 0), **plain, costs=CostsPaid(**costs) if costs else None,
+        money = {k: Decimal(str(v)) for k, v in (costs or {}).items() if k != "share_of_equity_per_year"}
+        return cls(days=record.get("days", 0), **plain,
+                   costs=CostsPaid(**money, share_of_equity_per_year=costs.get("share_of_equity_per_year"))
+                   if costs else None,
                    records=record.get("records"),
                    benchmarks=[BenchmarkComparison(name=name, **{k: figures.get(k) for k in (
                        "total_return", "annual_return", "excess_annual_return", "tracking_error", "information_ratio",

@@ -5,6 +5,8 @@ from decimal import Decimal
 from typing import Any
 
 import strawberry
+
+from api.graphql.scalars import Shares
 from strawberry.scalars import JSON
 
 
@@ -15,7 +17,7 @@ class Trade:
     timestamp: str = strawberry.field(description="Exchange time, ISO 8601 without offset.")
     symbol: str
     side: str = strawberry.field(description="BUY or SELL.")
-    quantity: int
+    quantity: Shares
     price: Decimal
     fees: Decimal
     value: Decimal

@@ -6,6 +6,8 @@ from typing import Any
 
 import strawberry
 
+from api.graphql.scalars import Shares
+
 
 @strawberry.type(description="A manual trade recorded (or, for a retried idempotency key, the first result replayed).")
 class TradePlaced:
@@ -15,7 +17,7 @@ class TradePlaced:
     executed_at: datetime
     symbol: str
     side: str
-    quantity: int
+    quantity: Shares
     price: Decimal
     fees: Decimal
     cash_after: Decimal | None
