@@ -30,12 +30,15 @@ def backfill(engine: Engine, settings: Settings, days: int, end: date, market: S
     market = market or market_for(settings)
     wanted = [d for d in market.days if d <= end][-days:]
     site = SimulatorSite(market, base_url="http://simulator.local", published_through=end)
+    # What the stored rows' `source` says they are (the Compliance Report counts days by it):
+    # the simulator's made-up market, or real history replayed from files.
+    origin = f"replay:{market.source.path.name}" if isinstance(market, ReplayMarket) else "simulated"
     settings = settings.model_copy(update={"exchange_base_url": site.base_url, "news_feeds": []})
     reports = []
     with ExchangeClient(site.base_url, transport=site.transport(), retries=0) as client, \
             httpx.Client(transport=site.transport()) as http, pdf_extractor(settings) as extractor:
         for day in tqdm(wanted, desc="backfill", unit="day", disable=None):
-            reports.append(deliver_day(engine, settings, day, client, source="exchange"))
+            reports.append(deliver_day(engine, settings, day, client, source=origin))
             if with_text:
                 ingest_text(engine, settings, day, client, http, extractor)
                 with write_transaction(engine, f"stage:t1_sentiment:{day.isoformat()}") as conn:

@@ -148,7 +148,7 @@ def _delivered_origin(source: str, manifest: dict[str, Any], replay: Any) -> tup
     base = str((manifest or {}).get("source") or "")
     named = (source or "").lower()
     if "replay" in named:
-        return "replayed", None
+        return "replayed", source.split(":", 1)[1] if ":" in source else None
     if "simulat" in named:
         return "simulated", None
     if base.rstrip("/") == BACKFILL_BASE_URL:

@@ -62,11 +62,19 @@ def test_compliance_report_counts_the_days_of_prices_from_each_source(settings: 
     assert "The latest delivery (2026-11-20) is COMPLETE with 59 rows" in text
     assert "published pages" not in text
 
-    # A replay world (MARKETINTEL_REPLAY_PATH) backfills its files through the same in-process site.
-    replay = settings.model_copy(update={"replay_path": tmp_path / "nse-daily"})
-    replayed = provenance_of(generate("compliance", engine, replay, default_calendar(), NOW).pdf)
-    assert f"3 days of replayed history from files (nse-daily) ({backfilled})" in replayed
-    assert "simulated" not in replayed
+    # Real history replayed from files is backfilled through the same in-process site; the
+    # rows say so (source replay:<folder>), whatever the settings of the process reading them.
+    from ingest.replay import ReplayMarket
+    from tests.ingest.test_replay import OHLCV
+
+    folder = tmp_path / "nse-daily"
+    folder.mkdir()
+    (folder / "prices.csv").write_text(OHLCV)
+    backfill(engine, settings, 4, date(2021, 3, 5), ReplayMarket(folder), with_text=False)
+    replayed = provenance_of(generate("compliance", engine, settings, default_calendar(), NOW).pdf)
+    assert "4 days of replayed history from files (nse-daily) (2021-03-01 to 2021-03-05)" in replayed, replayed
+    assert f"3 days of simulated backfill, made up by the built-in exchange simulator and not market data ({backfilled})" \
+        in replayed
 
 
 def seed_model_run(engine: Engine, model_id: str, train_end: date, backend: str) -> None:
