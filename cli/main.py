@@ -329,6 +329,33 @@ def notify_deliver(
     typer.echo(json.dumps(result))
 
 
+@app.command("monitor")
+@one_line_errors
+def monitor() -> None:
+    """The model monitor's latest day: the overall state, then each check on one line
+    (state, check, figure against its WATCH / ALERT thresholds, since, note)."""
+    from store.engine import service_engine
+    from views.performance import monitor_state
+
+    with service_engine(get_settings()).connect() as conn:
+        state = monitor_state(conn)
+    for line in monitor_lines(state):
+        typer.echo(line)
+
+
+def monitor_lines(state: dict) -> list[str]:
+    if state["state"] is None:
+        return [f"monitor: no state yet ({state['reason']})"]
+    lines = [f"monitor {state['trading_date'].isoformat()}: {state['state']}"]
+    for c in state["checks"]:
+        figure = "-" if c["figure"] is None else f"{c['figure']:.4f}"
+        bounds = "" if c["watch_threshold"] is None else f" (watch {c['watch_threshold']:g}, alert {c['alert_threshold']:g})"
+        since = f" since {c['since'].isoformat()}" if c["since"] else ""
+        note = f"  {c['note']}" if c["note"] else ""
+        lines.append(f"{c['state']:<5}  {c['check']:<28} {figure}{bounds}{since}{note}")
+    return lines
+
+
 @app.command("report")
 @one_line_errors
 def report(

@@ -14,6 +14,8 @@ transaction that a re-run leaves as one run would:
 3. `t1_sentiment`: the sentiment composite.
 4. `t1_features`, then `t1_predict`: the 14 features, layer 1 and the risk model (Score,
    Action, Weight, Tercile); retrains when 5 trading days have passed since the last model.
+   Then `t1_monitor`: the model monitor (input and Score drift, live accuracy and
+   calibration; MODEL_DRIFT / MODEL_DEGRADED to the webhook after the persistence days).
 5. `t1_analysis`: the written analysis and its notifications (webhook).
 6. `t1_trade`: the AI portfolio trades under the liquidity rails. Each day it closes
    updates the asset `marketintel_t1_close` (its extra names the day), which starts T2

@@ -172,6 +172,28 @@ class Settings(BaseSettings):
     webhook_retries: int = Field(default=3, ge=0, description="Retries of a failed webhook delivery.")
     webhook_backoff_seconds: float = Field(default=1.0, ge=0, description="First webhook retry delay; doubles each retry.")
     webhook_timeout_seconds: float = Field(default=10.0, gt=0, description="Per-attempt webhook timeout.")
+    notify_urls: list[str] = Field(
+        default_factory=list, description="Apprise URLs (a JSON list, e.g. [\"mailto://...\", \"tgram://...\"]) that "
+                                          "also get a message for each model monitor ALERT; empty: webhook only.")
+    monitor_window_days: int = Field(
+        default=20, ge=1, description="Trading days of live inputs and Scores the model monitor pools against the "
+                                      "validation record (docs/monitoring.md).")
+    monitor_psi_watch: float = Field(default=0.1, gt=0, description="Population stability index at which an input's or "
+                                                                    "the Score's drift is WATCH.")
+    monitor_psi_alert: float = Field(default=0.25, gt=0, description="Population stability index at which an input's or "
+                                                                     "the Score's drift is ALERT.")
+    monitor_tail_watch: float = Field(
+        default=0.05, gt=0, lt=1, description="A market-wide input is WATCH when the day's value is this far out in the "
+                                              "validation record's daily values (two-sided tail share).")
+    monitor_tail_alert: float = Field(default=0.01, gt=0, lt=1,
+                                      description="Two-sided tail share of a market-wide input's day value that is ALERT.")
+    monitor_live_outcomes: int = Field(
+        default=300, ge=50, description="Live outcomes (predictions of moved closes whose next close is known) the "
+                                        "accuracy and calibration checks read, the latest; fewer: those checks are OK "
+                                        "with the note 'not enough live outcomes'.")
+    monitor_persistence_days: int = Field(
+        default=3, ge=1, description="Consecutive trading days a check must breach its ALERT threshold before its state "
+                                     "is ALERT (and MODEL_DRIFT / MODEL_DEGRADED is sent).")
     heavy_requests: int = Field(
         default=2, ge=1, description="PDF reports and GraphQL operations run at most this many at a time per API worker, "
                                      "each in a worker thread; the rest queue, so /healthz and light requests stay "

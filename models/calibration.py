@@ -32,7 +32,7 @@ what every reported figure uses.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pandas as pd
@@ -57,18 +57,23 @@ def in_window(day_number: np.ndarray, label_day: np.ndarray, block_start: int, c
     return (np.asarray(label_day) < cutoff) & (np.asarray(day_number) >= block_start - calibration_days)
 
 
-def score_rows(model: "RiskModel", X: np.ndarray, frame: pd.DataFrame, calibration: "Calibration | None"
-               ) -> dict[str, np.ndarray]:
+def score_rows(model: "RiskModel", X: np.ndarray, frame: pd.DataFrame, calibration: "Calibration | None",
+               explain: Sequence[str] | None = None) -> dict[str, np.ndarray]:
     """A risk model's outputs for rows `X` (`frame`: the same rows with the class inputs).
     Calibrated: P(up), the class probabilities, the 3-class prediction, the predicted
     return (conditional median) and the expected return (conditional mean) come from
     `calibration`. Without one (too few earlier out-of-sample rows): the booster's own
     probability, predicted and expected returns of 0 unless the model has its own
     regressor, and no class prediction. `raw_score` is always kept: it is what later
-    calibrations are fitted on."""
+    calibrations are fitted on. `explain`: the inputs' names, to add `reasons` (the three
+    largest contributions to each raw score and the base value, models/reasons.py)."""
     predicted_return, p_up = model.predict(X)
     raw = model.raw_score(X)
     out = {"predicted_return": predicted_return, "expected_return": predicted_return.copy(), "p_up": p_up, "raw_score": raw}
+    if explain is not None:
+        from models.reasons import explain as reasons_of
+
+        out["reasons"] = np.array(reasons_of(model, X, list(explain)) + [None], dtype=object)[:-1]  # one dict per row
     if calibration is not None:
         out.update(calibration.apply(raw, frame))
     return out

@@ -280,9 +280,10 @@ def score_day(conn: Connection, settings: Settings, day: date, calendar: Trading
     model_id, model, trained = ensure_model(conn, settings, panel, day, calendar, backend, horizon)
     calibration = live_calibration(conn, panel, day, horizon)
     today = panel[panel["date"] == day].copy()
-    scored = score_rows(model, today[FEATURE_NAMES].to_numpy(float), today, calibration)
+    scored = score_rows(model, today[FEATURE_NAMES].to_numpy(float), today, calibration, explain=FEATURE_NAMES)
     for name in ("predicted_return", "expected_return", "p_up", "raw_score", "predicted_class"):
         today[name] = scored.get(name, np.full(len(today), np.nan))
+    today["reasons"] = scored["reasons"]  # the three largest contributions to each raw score (models/reasons.py)
     rows_used = calibration.rows if calibration is not None else 0
     decided = decide(today, edge=live_edge(conn, panel, day, horizon), fee_rate=float(settings.brokerage_fee_rate))
     append_history(conn, tables.predictions, [
@@ -291,7 +292,7 @@ def score_day(conn: Connection, settings: Settings, day: date, calendar: Trading
          "action": r.action, "weight": float(r.weight), "tercile": r.tercile, "layer1_p_up": float(r.layer1_p_up),
          "layer1_backend": backend.model_id, "raw_score": float(r.raw_score), "expected_return": float(r.expected_return),
          "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class), "calibration_rows": rows_used,
-         **decision_columns(r)}
+         "reasons": r.reasons, **decision_columns(r)}
         for r in decided.itertuples()], scope=[tables.predictions.c.trading_date == day])
     record = track_record(conn, day, horizon)
     if record:

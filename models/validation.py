@@ -100,7 +100,7 @@ def run_walk_forward(panel: pd.DataFrame, end: date, horizon: int, days: int, mi
     first = plan(dates, days, min_train_days)
     if first is None:
         return None
-    config = WalkForwardConfig(horizon=horizon, min_train_days=min_train_days, first_test_date=dates[first])
+    config = WalkForwardConfig(horizon=horizon, min_train_days=min_train_days, first_test_date=dates[first], explain=True)
     result = walk_forward(panel, config)
     if result.predictions.empty:
         return None
@@ -145,6 +145,12 @@ def build_validation_record(conn: Connection, end: date | None = None, horizon: 
     return ValidationRecord(first, last, len(decided), len(ids), inserted, metrics, time.perf_counter() - started)
 
 
+def _whole(value: object) -> int | None:
+    """A class label or None: a walk-forward too short to calibrate has no `predicted_class`
+    column at all (`marketintel demo --days 135` stopped on it)."""
+    return None if value is None or pd.isna(value) else int(value)  # type: ignore[arg-type]
+
+
 def _store_predictions(conn: Connection, decided: pd.DataFrame, horizon: int, backend: str, first: date, last: date) -> int:
     c = tables.validation_predictions.c
     rows = [{"symbol": r.symbol, "trading_date": r.date, "model_id": r.model_id, "horizon_days": horizon,
@@ -152,8 +158,8 @@ def _store_predictions(conn: Connection, decided: pd.DataFrame, horizon: int, ba
              "action": r.action, "weight": float(r.weight), "tercile": r.tercile,
              "layer1_p_up": None if pd.isna(r.layer1_p_up) else float(r.layer1_p_up), "layer1_backend": backend,
              "raw_score": float(r.raw_score), "expected_return": float(r.expected_return),
-             "calibration_rows": int(r.calibration_rows),
-             "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class), **decision_columns(r)}
+             "calibration_rows": int(r.calibration_rows), "reasons": getattr(r, "reasons", None),
+             "predicted_class": _whole(getattr(r, "predicted_class", None)), **decision_columns(r)}
             for r in decided.itertuples()]
     return append_history(conn, tables.validation_predictions, rows,
                           scope=[c.trading_date >= first, c.trading_date <= last]).inserted

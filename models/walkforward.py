@@ -74,6 +74,10 @@ class WalkForwardConfig:
     # Another list is for screening candidate inputs on an early span only
     # (benchmarks/feature_screen.py); the live pipeline always uses the registry.
     features: tuple[str, ...] | None = None
+    # Keep the reasons of each scored prediction (models/reasons.py: the three largest
+    # contributions to its raw score): the validation record stores them; the benchmarks
+    # and the tuning folds do not need them.
+    explain: bool = False
 
 
 def run_params(params: dict, config: WalkForwardConfig) -> dict:
@@ -193,10 +197,10 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
             if known.sum() >= 500:
                 frame = data.iloc[window_rows[known]]
                 calibration = Calibration.fit(window_raw[known], frame, y_all[window_rows[known]])
-        out = score_rows(model, X_all[rows], block, calibration)
+        scored_block = block_start + config.retrain_every > first_scored
+        out = score_rows(model, X_all[rows], block, calibration, names if config.explain and scored_block else None)
         out["calibration_rows"] = np.full(len(rows), calibration.rows if calibration is not None else 0)
         raw = out["raw_score"]
-        scored_block = block_start + config.retrain_every > first_scored
         if scored_block:  # warm-up models (calibration history only) are counted, not listed
             models.append(TrainedModel(dates[block_start], train_end, training_count, not full, dict(params),
                                        model.classifier.num_trees(), calibration is not None,

@@ -12,6 +12,7 @@ from store import tables
 from store.history import append_history, row_counts
 from store.inspection import tables_without_append_only
 from store.migrations import status as migration_status
+from views.performance import monitor_state
 
 # Tables the health stage itself (or the runner around it) writes: counting them would
 # make every re-run differ from the last.
@@ -49,6 +50,8 @@ def run_health(ctx: StageContext) -> StageOutcome:
     with ctx.transaction() as conn:
         written = append_history(conn, tables.health_checks, [{"trading_date": day, **c} for c in checks])
     failed = [c["check_name"] for c in checks if not c["ok"]]
+    with ctx.engine.connect() as conn:
+        model = monitor_state(conn)
     return StageOutcome(
         summary={
             "healthy": not failed,
@@ -56,10 +59,15 @@ def run_health(ctx: StageContext) -> StageOutcome:
             "database": backend,
             "total_rows": sum(counts.values()),
             "health_rows_written": written.inserted,
+            # the model monitor's latest day (t1_monitor; docs/monitoring.md), shown, not a health check of the store
+            "model_monitor": model["state"],
+            "model_monitor_date": model["trading_date"].isoformat() if model["trading_date"] else None,
+            "model_monitor_alerts": [c["check"] for c in model["checks"] if c["state"] == "ALERT"],
         },
         tables={
             "checks": [{"check": c["check_name"], "ok": c["ok"]} for c in checks],
             "row_counts": [{"table": name, "rows": n} for name, n in sorted(counts.items())],
+            "model_monitor": [{"check": c["check"], "state": c["state"], "figure": c["figure"]} for c in model["checks"]],
         },
     )
 

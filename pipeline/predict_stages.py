@@ -1,11 +1,17 @@
 """T1 step 4: features, then layer 1 and the risk model (retraining when due)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from models.features import FEATURE_NAMES
 from models.layer1 import load_layer1
+from models.reasons import served as served_reasons
 from models.scoring import feature_rows, score_day, store_features
 from pipeline.stage import Stage, StageContext, StageOutcome
 from views.bars import refresh_bars
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HORIZON_DAYS = 1
 
@@ -39,12 +45,29 @@ def run_predict(ctx: StageContext) -> StageOutcome:
                  "actions": day["action"].value_counts().to_dict(), "terciles": day["tercile"].value_counts().to_dict()},
         tables={
             "ranking": day[["symbol", "score", "action", "weight", "tercile", "predicted_return", "layer1_p_up"]].round(4).to_dict("records"),
+            "reasons": reasons_table(day),
             "importances": [{"feature": k, "gain_share": v} for k, v in sorted(result.importances.items(), key=lambda x: -x[1])],
             "metrics": [{"metric": k, "value": m["value"], "base_rate": m["base_rate"], "n": m["sample_size"],
                          **{f"baseline_{b}": v for b, v in m["baselines"].items()}} for k, m in metrics.items()],
             "calibration": result.track_record.get("calibration", []),
         },
     )
+
+
+TOP_NAMES = 10  # names in the notebook's table of reasons
+
+
+def reasons_table(day: pd.DataFrame, top: int = TOP_NAMES) -> list[dict]:
+    """The day's `top` names by Score (ranked as `ranking`) with the three inputs that moved
+    each prediction most: label and signed contribution to the raw score (models/reasons.py)."""
+    rows = []
+    for r in day.head(top).itertuples():
+        reasons = served_reasons(getattr(r, "reasons", None))
+        inputs = reasons["inputs"] if reasons else []
+        rows.append({"symbol": r.symbol, "score": r.score, "action": r.action,
+                     **{f"reason_{i + 1}": f"{x['input']} {x['contribution']:+.3f}" for i, x in enumerate(inputs)},
+                     "base_value": round(reasons["base_value"], 3) if reasons else None})
+    return rows
 
 
 FEATURES_STAGE = Stage("t1_features", run_features, "Compute the 14 features of every instrument for the day.")

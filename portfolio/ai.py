@@ -24,6 +24,7 @@ from sqlalchemy import Connection, Engine, Table, func, select
 from market.clock import exchange_iso, session_close_utc
 from market.errors import ConflictError, NotReadyError
 from market.settings import Settings
+from models.reasons import served as served_reasons
 from models.scoring import served_predictions
 from portfolio import dividends, ledger
 from market.costs import FeeSchedule
@@ -51,7 +52,8 @@ def day_signals(conn: Connection, day: date, record: Table = tables.predictions)
     rows = list(served.values())
     return rows[0]["model_id"], {r["symbol"]: Signal(r["symbol"], r["score"], r["action"], r["tercile"], r["weight"] or 0.0,
                                                      r["predicted_return"] or 0.0, _number(r.get("held_edge")),
-                                                     _number(r.get("round_trip_cost")), r.get("decision_reason") or "")
+                                                     _number(r.get("round_trip_cost")), r.get("decision_reason") or "",
+                                                     served_reasons(r.get("reasons")))
                                  for r in rows if r["score"] is not None}
 
 

@@ -25,7 +25,8 @@ the AI portfolio run this pair; the suggestions show the plan (a client confirms
    left.
 
 Every order carries its rationale: the signal with its held edge, round-trip cost and
-reason, the gates or exit flags, the limits that bound its size (`bound_by`), and once
+reason, the reasons behind the prediction (its three largest input contributions and the
+base value, models/reasons.py), the gates or exit flags, the limits that bound its size (`bound_by`), and once
 filled the fill's parts (touch, impact, spread, impact and fee in money, what lapsed).
 
 With `rails=False` (the backtest's comparison) nothing is gated or capped by ADV, and
@@ -57,6 +58,10 @@ class Signal:
     held_edge: float = math.nan
     round_trip_cost: float = math.nan
     reason: str = ""
+    # The three inputs that moved the prediction most and the base value, as served
+    # (models/reasons.served: {"base_value", "inputs": [{"input", "contribution"}]}); None
+    # for a prediction stored without them.
+    reasons: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,7 @@ def _signal_dict(signal: Signal) -> dict:
     return {"score": signal.score, "action": signal.action, "tercile": signal.tercile,
             "weight": signal.weight, "predicted_return": round(signal.predicted_return, 6),
             "held_edge": _finite(signal.held_edge), "round_trip_cost": _finite(signal.round_trip_cost),
-            "decision_reason": signal.reason}
+            "decision_reason": signal.reason, "reasons": signal.reasons}
 
 
 def wants_exit(signal: Signal | None) -> bool:

@@ -20,6 +20,7 @@ from reports.format import backend_line, metric_rows, money, number, record_capt
 from reports.layout import (DIGEST, SMALL, SUBHEADING, SUBTITLE, TITLE, content_width, data_table, key_figures, kept,
                             notice, section, text)
 from reports.logos import powered_by
+from reports.model_health import model_health
 
 TITLE_TEXT = "Compliance Report"
 
@@ -87,7 +88,8 @@ def _metrics(inputs: dict[str, Any]) -> list[Flowable]:
                            ("Horizon", f"{perf['horizon_days']} trading day(s)" if perf["horizon_days"] else "-"),
                            ("Layer 1", backend_line(perf))])
     features = text("Features: " + ", ".join(inputs["features"]) + ".", SMALL)
-    return section("Model metrics", text(record_caption(perf, record), SMALL), table, Spacer(0, 4), figures, features)
+    return section("Model metrics", text(record_caption(perf, record), SMALL), table, Spacer(0, 4), figures, features,
+                   Spacer(0, 6), text("Model health (model risk monitor)", SUBHEADING), *model_health(perf))
 
 
 def _audit_trail(inputs: dict[str, Any]) -> list[Flowable]:

@@ -13,8 +13,9 @@ from portfolio.rails import HIGH_SPREAD
 from reports import charts
 from views.performance import shown_record
 from reports.format import backend_line, metric_rows, money, number, pct, record_caption, signed_pct
-from reports.layout import SMALL, SUBTITLE, TITLE, content_width, data_table, key_figures, kept, notice, section, text
+from reports.layout import SMALL, SUBHEADING, SUBTITLE, TITLE, content_width, data_table, key_figures, kept, notice, section, text
 from reports.logos import powered_by
+from reports.model_health import model_health
 
 TITLE_TEXT = "Quant Briefing"
 
@@ -46,6 +47,7 @@ def _performance(perf: dict[str, Any]) -> list[Flowable]:
         key_figures([("Training rows", number(perf["training_rows"])), ("Model", perf["model_id"] or "none yet"),
                      ("Evaluated through", record["evaluated_through"] or "no realised outcome yet"),
                      ("Layer 1", backend_line(perf))]),
+        Spacer(0, 6), text("Model health", SUBHEADING), *model_health(perf),
     ]
     return section("System performance", *blocks)
 

@@ -261,6 +261,9 @@ def _prediction_columns() -> list[Column]:
         Column("held_edge", Double()),
         Column("round_trip_cost", Double()),
         Column("decision_reason", Text()),
+        # Since 0015: the three largest contributions to the raw score and the base value
+        # (models/reasons.py).
+        Column("reasons", JSONDocument),
     ]
 
 
@@ -455,6 +458,22 @@ health_checks = history_table(
     Column("check_name", Text(), nullable=False),
     Column("ok", Boolean(), nullable=False),
     Column("detail", JSONDocument, nullable=False, default=dict),
+)
+
+# The model monitor (sql/*/0016, models/monitor.py): one row per trading day and check.
+monitor_checks = history_table(
+    "monitor_checks",
+    ("trading_date", "check_name"),
+    Column("trading_date", Date(), nullable=False),
+    Column("check_name", Text(), nullable=False),
+    Column("kind", Text(), nullable=False),
+    Column("level", Text(), nullable=False),
+    Column("state", Text(), nullable=False),
+    Column("figure", Double()),
+    Column("watch_threshold", Double()),
+    Column("alert_threshold", Double()),
+    Column("since", Date()),
+    Column("figures", JSONDocument, nullable=False, default=dict),
 )
 
 ingest_failures = history_table(

@@ -214,7 +214,7 @@ def symbol_statistics(conn: Connection, symbol: str, marks: tuple | None = None)
     bars = stored_series(conn, symbol)
     if bars.empty:
         raise NotReadyError(f"{symbol} has no prices yet")
-    return market_views.statistics(symbol, bars, bars)
+    return {**market_views.statistics(symbol, bars, bars), **market_views.latest_reasons(conn, symbol)}
 
 
 def _check_range(start: date | None, end: date | None) -> None:

@@ -12,6 +12,11 @@ of the index (and counted in `index_excluded`) but still counted in breadth.
 
 Every count comes from the same per-ticker day that GET /api/market/latest serves
 (`latest_market`), so the breadth and the latest quotes cannot disagree.
+
+Computing it reads every instrument's bars of the last 270 calendar days and their RSI
+(0.3-1.4 s a call on the demo store), so the API serves it as a read model like its other
+reads: built once per `data_version` (the newest price and fundamentals ids, all it
+depends on) and the latest closed trading day, per process (api/services.py `cached`).
 """
 from __future__ import annotations
 
@@ -23,7 +28,15 @@ from sqlalchemy import Connection
 from market.clock import TradingCalendar
 from views.market import latest_market
 from store import tables
-from store.history import current_rows
+from store.history import current_rows, newest_ids
+
+
+def data_version(conn: Connection) -> tuple:
+    """What a day's breadth depends on: the newest price id (the bars `latest_market` reads)
+    and the newest fundamentals id (shares outstanding). Append-only ids only grow, so this
+    moves exactly when an answer could change; the caller adds the latest closed trading day
+    (which dates are served, and their errors, move with the clock)."""
+    return newest_ids(conn, tables.eod_prices, tables.fundamentals)
 
 
 def market_breadth(conn: Connection, calendar: TradingCalendar, closed_through: date,

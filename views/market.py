@@ -25,6 +25,7 @@ from sqlalchemy import Connection, and_, func, or_, select
 from market.clock import TradingCalendar, exchange_date
 from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
+from models.reasons import served as served_reasons
 from models.scoring import served_predictions
 from store import tables
 from store.history import current_rows, newest_ids
@@ -118,13 +119,45 @@ def _predictions(conn: Connection, day: date) -> tuple[str | None, dict[str, dic
 def latest_market(conn: Connection, calendar: TradingCalendar, closed_through: date,
                   requested: date | None = None) -> dict[str, dict]:
     """Ticker -> the day's close, volume, change and indicators with the prediction, or
-    null prediction fields and `reason` when the day is not scored for that ticker."""
+    null prediction fields and `reason` when the day is not scored for that ticker.
+
+    A day is answered from one record, never a mix: its live predictions when it has any,
+    else the bootstrapped validation record's (docs/model-and-validation.md, "Two
+    records"). A day before the first live day has no live scores, but the validation
+    record scored it out of sample, and over the record's last 60 days those are the very
+    signals the AI portfolio's replay traded on (and T2's first suggestions came from the
+    last one's). A user asking `?date=` for such a day wants the scores behind those
+    trades; answering "not scored yet" (or 404/503) would be false, since the day was
+    scored and will never be scored live. So the prediction fields are the validation record's and say so: `model_id` is
+    the walk-forward model that made them (`wf-<block start>-h<horizon>-...`, a
+    `model_runs` row of kind `validation`) and `reason` names the record. The records
+    stay apart where they are measured (GET /api/ai/performance serves them side by
+    side); this read only labels which one the day's scores came from. A day neither
+    record scored says so instead of "not scored yet" when no live run will ever score it
+    (it is before the live record)."""
     day = market_day(conn, calendar, requested, closed_through)
     bars = _bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day)
     if not bars.empty:  # only RSI is served here: one pass over every symbol, not all indicators per symbol
         bars["rsi_14"] = bars.groupby("symbol", group_keys=False)[["close"]].apply(
             lambda one: f.rsi_14(one.astype({"close": float})))
     model_id, predictions = _predictions(conn, day)
+    record, unscored = "live", f"{day.isoformat()} is not scored yet (T1 step 4, t1_predict, has not run for it)"
+    if model_id is None:  # no live scores for the day: the validation record's, if it scored the day
+        live_first = conn.execute(select(func.min(tables.predictions.c.trading_date))).scalar()
+        if live_first is None or day < live_first:
+            v = tables.validation_predictions.c
+            served = served_predictions(current_rows(conn, tables.validation_predictions,
+                                                     where=[v.trading_date == day])).get(day)
+            if served:
+                record, predictions = "validation", served
+                model_id = next(iter(served.values()))["model_id"]
+            else:
+                span = conn.execute(select(func.min(v.trading_date), func.max(v.trading_date))).one()
+                validation = (f"the validation record covers {span[0].isoformat()} to {span[1].isoformat()}"
+                              if span[0] else "there is no validation record (`marketintel bootstrap` builds it)")
+                live = f"the live record starts {live_first.isoformat()}" if live_first else "there is no live record yet"
+                if live_first is not None or (span[0] is not None and day < span[0]):
+                    unscored = f"{day.isoformat()} is scored by neither record: {validation}, {live} (GET /api/ai/performance)"
     result: dict[str, dict] = {}
     for symbol, rows in bars.groupby("symbol", sort=True):
         last = rows.iloc[-1]
@@ -139,16 +172,24 @@ def latest_market(conn: Connection, calendar: TradingCalendar, closed_through: d
             "change_pct": _number((last["close"] / previous - 1) * 100, 4) if previous and traded else 0.0 if previous else None,
             "rsi": _number(last["rsi_14"], 4),
             "predicted_return": None, "score": None, "action": None, "tercile": None, "model_id": None,
-            "layer1_backend": None, "held_edge": None, "round_trip_cost": None, "decision_reason": None, "reason": None,
+            "layer1_backend": None, "held_edge": None, "round_trip_cost": None, "decision_reason": None,
+            "reasons": None, "reason": None,
         }
         if prediction is not None:
             entry.update(predicted_return=_number(prediction["predicted_return"]), score=_number(prediction["score"], 4),
                          action=prediction["action"], tercile=prediction["tercile"], model_id=model_id,
                          layer1_backend=prediction["layer1_backend"], held_edge=_number(prediction.get("held_edge")),
                          round_trip_cost=_number(prediction.get("round_trip_cost")),
-                         decision_reason=prediction.get("decision_reason"))
+                         decision_reason=prediction.get("decision_reason"), reasons=served_reasons(prediction.get("reasons")))
+            if record == "validation":
+                entry["reason"] = (f"validation record: {day.isoformat()} is before the first live day, so these are the "
+                                   f"walk-forward's out-of-sample scores (model {model_id}; the record: GET "
+                                   "/api/ai/performance `validation`)")
         elif model_id is None:
-            entry["reason"] = f"{day.isoformat()} is not scored yet (T1 step 4, t1_predict, has not run for it)"
+            entry["reason"] = unscored
+        elif record == "validation":
+            entry["reason"] = (f"{symbol} has no prediction for {day.isoformat()} in the validation record (the "
+                               "walk-forward skipped it: too little history)")
         else:
             entry["reason"] = f"{symbol} has no prediction for {day.isoformat()} (the model skipped it: too little history)"
         result[symbol] = entry
@@ -253,7 +294,21 @@ def symbol_statistics(conn: Connection, symbol: str) -> dict[str, Any]:
     bars = _bars(conn, date(1900, 1, 1), date(9999, 12, 31), [symbol])
     if bars.empty:
         raise NotReadyError(f"{symbol} has no prices yet")
-    return statistics(symbol, bars, with_indicators(bars))
+    return {**statistics(symbol, bars, with_indicators(bars)), **latest_reasons(conn, symbol)}
+
+
+def latest_reasons(conn: Connection, symbol: str) -> dict[str, Any]:
+    """`prediction_date` and `reasons` of the symbol's latest served live prediction (the
+    three largest contributions to its raw score and the base value, models/reasons.py);
+    nulls when the live record has none for it (or it was stored before migration 0015)."""
+    c = tables.predictions.c
+    day = conn.execute(select(func.max(c.trading_date)).where(c.symbol == symbol)).scalar()
+    if day is None:
+        return {"prediction_date": None, "reasons": None}
+    # The served model of a day is decided over all its rows (served_predictions), then the symbol is picked.
+    served = served_predictions(current_rows(conn, tables.predictions, where=[c.trading_date == day])).get(day, {})
+    row = served.get(symbol)
+    return {"prediction_date": day if row else None, "reasons": served_reasons(row.get("reasons")) if row else None}
 
 
 def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame) -> dict[str, Any]:
@@ -267,7 +322,7 @@ def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame) -> dict[
         variance[f"{window}d"] = {"variance": _number(var, 10), "annualised_volatility":
                                   _number(np.sqrt(var * TRADING_DAYS_PER_YEAR)) if var is not None else None,
                                   "observations": int(len(part))}
-    day_range = (bars["high"].astype(float) - bars["low"].astype(float)) / bars["close"].astype(float)
+    day_range = 100 * (bars["high"].astype(float) - bars["low"].astype(float)) / bars["close"].astype(float)  # percent
     normalised = {"return_1d": _zscore(bars["close"].astype(float).pct_change()),
                   "volume": _zscore(bars["volume"].astype(float)),
                   "day_range_pct": _zscore(day_range), "spread_pct": _zscore(enriched["spread_pct"]),

@@ -47,7 +47,27 @@ def performance(conn: Connection) -> dict[str, Any]:
         "layer1_is_fallback": bool(backend and backend.startswith("fallback")),
         "validation": validation_record(conn),
         "live": live_record(conn, model),
+        "monitor": monitor_state(conn),
     }
+
+
+def monitor_state(conn: Connection) -> dict[str, Any]:
+    """The model monitor's latest day (T1's `t1_monitor`, docs/monitoring.md): the overall
+    state (the worst check's) and each check's state, figure, thresholds and since."""
+    m = tables.monitor_checks.c
+    day = conn.execute(select(func.max(m.trading_date))).scalar()
+    if day is None:
+        return {"state": None, "trading_date": None, "checks": [],
+                "reason": "the monitor has not run yet: T1's t1_monitor stage checks each trading day"}
+    order = ["input_drift", "score_drift", "live_accuracy", "live_brier", "live_calibration"]
+    rows = sorted(current_rows(conn, tables.monitor_checks, where=[m.trading_date == day]),
+                  key=lambda r: (order.index(r["kind"]) if r["kind"] in order else len(order), r["check_name"]))
+    states = [r["state"] for r in rows]
+    overall = "ALERT" if "ALERT" in states else "WATCH" if "WATCH" in states else "OK"
+    return {"state": overall, "trading_date": day, "reason": None, "checks": [
+        {"check": r["check_name"], "kind": r["kind"], "state": r["state"], "level": r["level"], "figure": r["figure"],
+         "watch_threshold": r["watch_threshold"], "alert_threshold": r["alert_threshold"], "since": r["since"],
+         "note": (r["figures"] or {}).get("note")} for r in rows]}
 
 
 def shown_record(perf: dict[str, Any]) -> dict[str, Any]:

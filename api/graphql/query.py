@@ -25,7 +25,7 @@ from market.clock import latest_closed_trading_day
 from market.errors import NotFoundError
 from models import macro_model
 from views import instrument as instrument_views, macro as macro_views
-from views.breadth import market_breadth
+from views.breadth import data_version as breadth_version, market_breadth
 from views.performance import performance
 from views import portfolio as portfolio_views
 from views.analysis import stored_analysis
@@ -97,7 +97,12 @@ class Query:
     async def market_breadth(self, info: Info, date: date | None = None) -> MarketBreadth | None:
         svc = info.context.svc
         closed = latest_closed_trading_day(svc.now(), svc.calendar)
-        return MarketBreadth.from_record(await info.context.read(market_breadth, svc.calendar, closed, date))
+
+        def read(conn: DatabaseConnection) -> dict:  # the REST route's read model: one entry per data version
+            version = (breadth_version(conn), closed)
+            return svc.cached(("market-breadth", date), version, lambda: market_breadth(conn, svc.calendar, closed, date))
+
+        return MarketBreadth.from_record(await info.context.read(read))
 
     @strawberry.field(description="The day's written analysis and its notifications (the latest analysed day, or `date`).")
     async def analysis(self, info: Info, date: date | None = None) -> DayAnalysis | None:

@@ -17,7 +17,8 @@ from views.track_record import ai_track_record
 
 AI_DAYS = (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO)
 AI_TRADES = (tables.trades, "portfolio_id", AI_PORTFOLIO)
-PERFORMANCE_TABLES = (tables.model_metrics, tables.model_runs, tables.predictions, tables.validation_predictions)
+PERFORMANCE_TABLES = (tables.model_metrics, tables.model_runs, tables.predictions, tables.validation_predictions,
+                      tables.monitor_checks)
 
 router = APIRouter(tags=["ai"])
 
@@ -66,5 +67,7 @@ def model_performance(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response
     (the walk-forward over the history before the first live day) and `live` (from the
     first live day). Each has binary, 3-class and movers accuracy, average error, IC and
     the tercile spread with base rates, baselines and sample sizes; the top level names
-    the latest live model and its layer-1 backend (fallback named)."""
+    the latest live model and its layer-1 backend (fallback named), and `monitor` the model
+    monitor's latest day: the overall state and each check's state (OK / WATCH / ALERT),
+    figure, thresholds and the day its breach began (docs/monitoring.md)."""
     return svc.body(("performance",), newest_ids(conn, *PERFORMANCE_TABLES), Performance, lambda: performance(conn))

@@ -17,8 +17,10 @@ from api.schemas.market import (
 )
 from market.clock import latest_closed_trading_day, supported_date
 from market.errors import InvalidInputError
+from store import tables
+from store.history import newest_ids
 from views import bars as bar_views, market as market_views
-from views.breadth import market_breadth
+from views.breadth import data_version as breadth_version, market_breadth
 
 router = APIRouter(prefix="/api/market", tags=["market"])
 SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", description="Ticker, e.g. NCBFG.")
@@ -31,28 +33,37 @@ def latest(svc: ServicesDep, _: CallerDep, conn: ConnDep,
     """Every ticker's latest close, volume and change with its prediction (score, action,
     tercile, predicted return) and RSI. With `date`: 503 when that day's session has closed
     but its data is not delivered yet, 404 for a gap in the history, 422 for a date that is
-    not a trading day or has not closed."""
+    not a trading day or has not closed. A day before the first live day carries the
+    validation record's out-of-sample scores (what the AI portfolio's replay traded on),
+    `model_id` the walk-forward model and `reason` naming the record."""
     closed = latest_closed_trading_day(svc.now(), svc.calendar)
-    return svc.body(("latest", date_), (market_views.data_version(conn), closed), dict[str, LatestQuote],
+    # The validation record's ids too: a day before the first live day is answered from it.
+    version = (newest_ids(conn, tables.eod_prices, tables.predictions, tables.validation_predictions), closed)
+    return svc.body(("latest", date_), version, dict[str, LatestQuote],
                     lambda: market_views.latest_market(conn, svc.calendar, closed, date_))
 
 
 @router.get("/breadth", response_model=Breadth, responses=problems(*KEYED, 404, 503))
 def breadth(svc: ServicesDep, _: CallerDep, conn: ConnDep,
-            date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest.")) -> Breadth:
+            date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest.")) -> Response:
     """The day's advancers, decliners, unchanged and untraded stocks and the change of the
     service's capitalisation-weighted index; same dates and errors as /latest."""
-    body = market_breadth(conn, svc.calendar, latest_closed_trading_day(svc.now(), svc.calendar), date_)
-    return Breadth.model_validate(body)
+    # A read model like the other reads: built once per (date, data version, latest closed
+    # day) and shared with GraphQL's marketBreadth (the same "market-breadth" entry).
+    closed = latest_closed_trading_day(svc.now(), svc.calendar)
+    version = (breadth_version(conn), closed)
+    return svc.body(("breadth", date_), version, Breadth, lambda: svc.cached(
+        ("market-breadth", date_), version, lambda: market_breadth(conn, svc.calendar, closed, date_)))
 
 
 @router.get("/symbol/{symbol}", response_model=SymbolStatistics, responses=problems(*KEYED, 404, 503))
 def symbol_statistics(svc: ServicesDep, _: CallerDep, conn: ConnDep, symbol: str = SYMBOL) -> Response:
     """Variance of daily log returns over 20, 60, 120 and 250 days, and the latest day's
     statistics as z-scores against the instrument's own history (read from the stored
-    daily bars and indicators)."""
+    daily bars and indicators), with the reasons behind the symbol's latest prediction."""
     marks = bar_views.watermarks(conn)
-    return svc.body(("symbol", symbol.upper()), marks, SymbolStatistics,
+    version = (*marks, *newest_ids(conn, tables.predictions))  # the reasons move with the predictions
+    return svc.body(("symbol", symbol.upper()), version, SymbolStatistics,
                     lambda: bar_views.symbol_statistics(conn, symbol, marks))
 
 

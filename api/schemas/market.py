@@ -8,6 +8,26 @@ from datetime import date
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class ReasonInput(ApiModel):
+    input: str = Field(description="The model input, by its label (one of the 14 features, models/features.py).")
+    contribution: float = Field(description=(
+        "Its signed contribution to this prediction's raw score, in raw-score units (log-odds of up given a move, "
+        "before calibration): positive pushes the Score up, negative down."))
+
+
+class PredictionReasons(ApiModel):
+    """The reasons behind one prediction: LightGBM's own per-prediction contributions of the
+    risk model (pred_contrib); base_value plus every input's contribution is the raw score."""
+
+    base_value: float = Field(description="The model's expected raw score before any input is read (raw-score units).")
+    inputs: list[ReasonInput] = Field(description="The three inputs with the largest absolute contribution, largest first.")
+
+
+REASONS_EXAMPLE = {"base_value": 0.021537, "inputs": [
+    {"input": "Last day's return", "contribution": -0.184213}, {"input": "Close in the day's range", "contribution": 0.093122},
+    {"input": "Market breadth", "contribution": 0.041870}]}
+
+
 class LatestQuote(ApiModel):
     """One ticker's latest day and its prediction; prediction fields are null with a
     `reason` when the day is not scored for the ticker."""
@@ -32,14 +52,20 @@ class LatestQuote(ApiModel):
     decision_reason: str | None = Field(description=(
         "Why the Action is what it is, e.g. 'edge +0.40% over 1 sessions below round-trip cost 3.00% "
         "(spread 2.00%, fees 1.00%)' for a Score above the LONG line that is not LONG."))
-    reason: str | None = Field(description="Why the prediction fields are null.")
+    reasons: PredictionReasons | None = Field(description=(
+        "The three inputs that moved this prediction most, with their contributions to the raw score and the base "
+        "value; null when the prediction has none (stored before migration 0015)."))
+    reason: str | None = Field(description="Why the prediction fields are null; or, for a day covered only by the "
+                                           "walk-forward validation record, \"validation record: ...\" (the scores "
+                                           "are that record's, `model_id` its walk-forward model).")
 
 
 LATEST_EXAMPLE = {"NCBFG": {
     "trading_date": "2026-11-20", "close": 101.5, "volume": 125000, "change_pct": 1.25, "rsi": 56.3,
     "predicted_return": 0.0021, "score": 58.4, "action": "HOLD", "tercile": "TOP", "model_id": "risk-2026-11-20-h1-warm",
     "layer1_backend": "fallback-empirical-v2", "held_edge": 0.0016, "round_trip_cost": 0.0273,
-    "decision_reason": "edge +0.16% over 1 sessions below round-trip cost 2.73% (spread 1.73%, fees 1.00%)", "reason": None}}
+    "decision_reason": "edge +0.16% over 1 sessions below round-trip cost 2.73% (spread 1.73%, fees 1.00%)",
+    "reasons": REASONS_EXAMPLE, "reason": None}}
 
 
 class VarianceWindow(ApiModel):
@@ -65,6 +91,10 @@ class SymbolStatistics(ApiModel):
     variance: dict[str, VarianceWindow] = Field(description="Keyed by window: 20d, 60d, 120d, 250d.")
     normalised: dict[str, Normalised] = Field(
         description="return_1d, volume, day_range_pct, spread_pct, rsi_14, volatility_20 against the instrument's own history.")
+    prediction_date: date | None = Field(None, description="The trading date of the symbol's latest live prediction; null when it has none.")
+    reasons: PredictionReasons | None = Field(None, description=(
+        "The reasons behind that prediction: the three inputs with the largest contributions to its raw score and the "
+        "base value; null when it has none."))
 
 
 class Bar(ApiModel):

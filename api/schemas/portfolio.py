@@ -235,6 +235,29 @@ class Record(ApiModel):
     reason: str | None = Field(description="Why the record is empty; null when it has metrics.")
 
 
+class MonitorCheck(ApiModel):
+    check: str = Field(description="`input:<name>` (one of the 14 inputs), `score`, `live_accuracy`, `live_brier` or "
+                                   "`live_calibration`.")
+    kind: str = Field(description="input_drift, score_drift, live_accuracy, live_brier or live_calibration.")
+    state: str = Field(description="OK, WATCH or ALERT after persistence (ALERT once the breach has lasted the set "
+                                   "number of consecutive trading days).")
+    level: str = Field(description="The day's own reading against the thresholds: OK, WATCH or ALERT.")
+    figure: float | None = Field(description="The population stability index (inputs, Score), the two-sided tail share "
+                                             "of the day's value (market-wide inputs) or the live metric; null before "
+                                             "the check can be computed.")
+    watch_threshold: float | None = Field(description="The figure's WATCH threshold.")
+    alert_threshold: float | None = Field(description="The figure's ALERT threshold.")
+    since: date | None = Field(description="First trading day of the current breach; null when OK.")
+    note: str | None = Field(description="Why the figure is missing (e.g. 'not enough live outcomes').")
+
+
+class ModelMonitor(ApiModel):
+    state: str | None = Field(description="The worst check's state: OK, WATCH or ALERT; null before the first run.")
+    trading_date: date | None = Field(description="The day the monitor last checked.")
+    checks: list[MonitorCheck]
+    reason: str | None = Field(description="Why there is no monitor state yet.")
+
+
 class Performance(ApiModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "model_id": "risk-2026-11-20-h1-full", "trained_through": "2026-11-20", "training_rows": 15230, "horizon_days": 1,
@@ -248,7 +271,12 @@ class Performance(ApiModel):
                  "period_start": "2026-11-20", "period_end": None, "evaluated_through": None, "predictions": 0,
                  "models": 1, "layer1_backend": "fallback-empirical-v2", "metrics": {"binary_accuracy": None},
                  "reason": "no prediction has a realised outcome yet; the record starts the trading day after the "
-                           "first scored day"}}]})
+                           "first scored day"},
+        "monitor": {"state": "WATCH", "trading_date": "2026-11-20", "reason": None, "checks": [
+            {"check": "input:layer1_p_up", "kind": "input_drift", "state": "WATCH", "level": "ALERT",
+             "figure": 0.412, "watch_threshold": 0.1, "alert_threshold": 0.25, "since": "2026-11-19", "note": None},
+            {"check": "live_brier", "kind": "live_brier", "state": "OK", "level": "OK", "figure": None,
+             "watch_threshold": None, "alert_threshold": None, "since": None, "note": "not enough live outcomes"}]}}]})
 
     model_id: str | None = Field(description="The model that made the latest live predictions.")
     trained_through: date | None
@@ -258,6 +286,9 @@ class Performance(ApiModel):
     layer1_is_fallback: bool
     validation: Record = Field(description="The walk-forward record over the history before the first live day.")
     live: Record = Field(description="The record of the daily predictions from the first live day on.")
+    monitor: ModelMonitor = Field(description="The model monitor's latest day (docs/monitoring.md): input and Score "
+                                              "drift, the live record's accuracy and calibration against the "
+                                              "validation record's band.")
 
 
 class CostsPaid(ApiModel):

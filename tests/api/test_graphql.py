@@ -69,7 +69,8 @@ def test_market_fields_equal_rest(api: Api) -> None:
     key = api.world.acme_key
     rest_latest = api.acme("GET", "/api/market/latest").json()
     graph = data(api, """{ instruments { nodes { symbol latestQuote { tradingDate close volume changePct rsi
-        predictedReturn score action tercile modelId layer1Backend heldEdge roundTripCost decisionReason reason } } } }""",
+        predictedReturn score action tercile modelId layer1Backend heldEdge roundTripCost decisionReason
+        reasons { baseValue inputs { input contribution } } reason } } } }""",
                  key)["instruments"]["nodes"]
     assert {n["symbol"]: snake(n["latestQuote"]) for n in graph} == rest_latest
 
@@ -160,7 +161,8 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
         binaryAccuracy {METRIC} threeClassAccuracy {METRIC} moversAccuracy {METRIC} averageError {METRIC}
         informationCoefficient {METRIC} tercileSpread {METRIC} reason"""
     performance = snake(data(api, f"""{{ modelPerformance {{ modelId trainedThrough trainingRows horizonDays layer1Backend
-        layer1IsFallback validation {{ {record} }} live {{ {record} }} }} }}""", key)["modelPerformance"])
+        layer1IsFallback validation {{ {record} }} live {{ {record} }} monitor {{ state tradingDate reason checks {{ check
+        kind state level figure watchThreshold alertThreshold since note }} }} }} }}""", key)["modelPerformance"])
     rest = api.acme("GET", "/api/ai/performance").json()
     for name in ("validation", "live"):
         metrics = rest[name].pop("metrics")

@@ -32,6 +32,8 @@ PAIRS = [
     (macro_insights.MacroInsights, s_macro.MacroInsights, set(), set()),
     (model_performance.Metric, s_portfolio.Metric, set(), set()),
     (model_performance.ModelPerformance, s_portfolio.Performance, set(), set()),
+    (model_performance.ModelMonitor, s_portfolio.ModelMonitor, set(), set()),
+    (model_performance.MonitorCheck, s_portfolio.MonitorCheck, set(), set()),
     # REST returns the metrics as a map; GraphQL as one typed field per metric
     (model_performance.PerformanceRecord, s_portfolio.Record,
      {"binary_accuracy", "movers_accuracy", "three_class_accuracy", "information_coefficient", "tercile_spread",

@@ -29,6 +29,10 @@ SYMBOLS = {  # symbol: (base close, daily volume, half-spread)
     "LIQ": (50.0, 40_000, 0.05), "MID": (20.0, 30_000, 0.04), "SLOW": (8.0, 3_000, 0.30), "DRY": (12.0, 0, 0.5)}
 HISTORY_DAYS = 60
 HOLD_REASON = "edge +0.20% over 1 sessions below round-trip cost 1.40% (spread 0.40%, fees 1.00%)"
+# LIQ's prediction as the live stage stores its reasons (models/reasons.py); MID's has none (before 0015)
+LIQ_REASONS = {"base_value": 0.012345, "top": [{"feature": "return_1d", "contribution": -0.21},
+                                               {"feature": "momentum_5", "contribution": 0.15},
+                                               {"feature": "market_breadth", "contribution": 0.04}]}
 MACRO_MONDAY = date(2026, 11, 16)
 
 
@@ -97,7 +101,8 @@ def build(settings: Settings) -> World:
     seed_prices(engine)
     seed_documents(engine)
     signals = {
-        "LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP", "weight": 0.2, "predicted_return": 0.012},
+        "LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP", "weight": 0.2, "predicted_return": 0.012,
+                "reasons": LIQ_REASONS},
         "MID": {"score": 55.0, "action": "HOLD", "tercile": "MIDDLE", "predicted_return": 0.001, "held_edge": 0.002,
                 "round_trip_cost": 0.014, "decision_reason": HOLD_REASON},
         "SLOW": {"score": 30.0, "action": "AVOID", "tercile": "ILLIQUID", "predicted_return": -0.01}}

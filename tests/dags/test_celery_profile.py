@@ -48,7 +48,7 @@ SCRIPT = str(PROJECT_ROOT / "ops" / "airflow_prod.sh")
 MARKETINTEL = str(Path(sys.executable).parent / "marketintel")
 T0_TASKS = ["trading_day", "t0_scrape"]
 T1_TASKS = ["trading_day", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict",
-            "t1_analysis", "t1_trade"]
+            "t1_monitor", "t1_analysis", "t1_trade"]
 
 
 def _free_ports(count: int) -> int:

@@ -188,8 +188,8 @@ def test_task_order_of_every_dag(dag_bag) -> None:  # noqa: ANN001
 
     assert _chain(dag_bag.dags["marketintel_t0"]) == ["trading_day", *T0_STAGES]
     assert _chain(dag_bag.dags["marketintel_t1"]) == ["trading_day", *T1_STAGES] == [
-        "trading_day", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_analysis",
-        "t1_trade"]
+        "trading_day", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_monitor",
+        "t1_analysis", "t1_trade"]
     assert _chain(dag_bag.dags["marketintel_t2"]) == ["trading_day", "t2_suggestions"]
     assert _chain(dag_bag.dags["marketintel_t3"]) == ["t3_macro"]
 
@@ -385,7 +385,7 @@ def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(sett
         assert result[name]["state"].endswith("success"), (name, result[name])
         assert all(state.endswith("success") for state in result[name]["tasks"].values()), (name, result[name])
     assert set(result["t1"]["tasks"]) == {"trading_day", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features",
-                                          "t1_predict", "t1_analysis", "t1_trade"}
+                                          "t1_predict", "t1_monitor", "t1_analysis", "t1_trade"}
     once, twice = result["counts_once"], result["counts_twice"]
     assert once["eod_prices"] > 0 and once["predictions"] > 0 and once["analyses"] == 1 and once["portfolio_days"] == 1
     assert {k: v for k, v in twice.items() if k != "stage_runs"} == {k: v for k, v in once.items() if k != "stage_runs"}

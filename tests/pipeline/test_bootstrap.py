@@ -59,6 +59,8 @@ def test_bootstrap_stores_the_record_and_a_second_run_writes_no_history_row(sett
     assert first.record.predictions == 60 * INSTRUMENTS and first.record.models == 12
     assert first.record.inserted["validation_predictions"] == 60 * INSTRUMENTS
     assert first.record.metrics["binary_accuracy"]["sample_size"] > 0
+    # every prediction keeps its reasons, as the live ones do (models/reasons.py)
+    assert all(len(r["top"]) == 3 and isinstance(r["base_value"], float) for r in _record(engine)["reasons"])
     counts = _history_counts(engine)
     again = bootstrap(engine, settings, default_calendar(), days=60, min_train_days=120)
     assert _history_counts(engine) == counts
@@ -117,3 +119,13 @@ def test_a_short_history_gives_no_record_and_says_why(settings: Settings) -> Non
     assert result.record.predictions == 0 and "fewer than 120 trading days" in result.record.reason
     assert result.replayed == [] and result.replay_note == "no validation record to replay"
     assert any("validation record: none" in line for line in result.lines())
+
+
+def test_a_history_too_short_to_calibrate_still_stores_its_record(settings: Settings) -> None:
+    """`marketintel demo --days 135` stopped in the record's store step: a walk-forward too
+    short to calibrate has no `predicted_class` column at all."""
+    engine = _store(settings, _prices()[lambda p: p["date"] <= sorted(p["date"].unique())[134]])
+    result = bootstrap(engine, settings, default_calendar(), days=60, min_train_days=120)
+    assert result.record.predictions > 0, result.record.reason
+    classes = _record(engine)["predicted_class"]
+    assert len(classes) == result.record.predictions

@@ -115,13 +115,13 @@ def test_run_day_ends_with_a_table_of_its_stages(simulator_process: str, setting
     assert "without encryption" not in result.stderr  # the kernels' channels are Curve-encrypted
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["stage", "status", "seconds", "rows", "written"]
-    rows = {line.split()[0]: line.split()[1:] for line in lines[1:9]}
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:10]}
     assert list(rows) == ["t0_scrape", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features",
-                          "t1_predict", "t1_analysis", "t1_trade"]
+                          "t1_predict", "t1_monitor", "t1_analysis", "t1_trade"]
     assert {status for status, _, _ in rows.values()} == {"SUCCEEDED"}
     assert int(rows["t0_scrape"][2].replace(",", "")) >= 59  # the day's prices, at least
     assert int(rows["t1_predict"][2].replace(",", "")) >= 59  # a prediction per instrument
-    assert lines[9].startswith("total")
+    assert lines[10].startswith("total")
     again = cli("run-day", "--date", "2026-11-20")  # a re-run writes nothing new
     assert [line.split()[-1] for line in again.stdout.splitlines()[1:9]] == ["0"] * 8, again.stdout
 

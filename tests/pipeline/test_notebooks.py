@@ -92,6 +92,7 @@ def test_a_stage_notebook_run_by_hand_previews_and_writes_no_row(settings: Setti
     outputs = _run_all_with_defaults("t1_predict", tmp_path)
     assert _rows_in_every_table(settings) == before
     assert "'retrained': True" in outputs and "predicted_return" in outputs  # trained, ranked and shown
+    assert "reason_1" in outputs  # the top names' reasons
 
     run_stage_notebook("t1_predict", day, settings=settings)  # the papermill run writes
     with service_engine(settings).connect() as conn:

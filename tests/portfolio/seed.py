@@ -41,5 +41,6 @@ def seed_predictions(engine: Engine, day: date, signals: dict[str, dict], model_
              "predicted_return": p.get("predicted_return", 0.01), "p_up": p["score"] / 100, "score": p["score"],
              "action": p["action"], "weight": p.get("weight", 0.0), "tercile": p["tercile"],
              "layer1_p_up": 0.5, "layer1_backend": "fallback-empirical-v1", "held_edge": p.get("held_edge"),
-             "round_trip_cost": p.get("round_trip_cost"), "decision_reason": p.get("decision_reason")}
+             "round_trip_cost": p.get("round_trip_cost"), "decision_reason": p.get("decision_reason"),
+             "reasons": p.get("reasons")}
             for s, p in signals.items()])

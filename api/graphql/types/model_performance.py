@@ -53,6 +53,32 @@ class PerformanceRecord:
         return cls(**{k: v for k, v in record.items() if k != "metrics"}, **metrics)
 
 
+@strawberry.type(description="One check of the model monitor: its state after persistence, the day's own level, its "
+                             "figure against its thresholds and the first day of the breach (docs/monitoring.md).")
+class MonitorCheck:
+    check: str
+    kind: str
+    state: str
+    level: str
+    figure: float | None
+    watch_threshold: float | None
+    alert_threshold: float | None
+    since: date | None
+    note: str | None
+
+
+@strawberry.type(description="The model monitor's latest day: the worst check's state and every check.")
+class ModelMonitor:
+    state: str | None
+    trading_date: date | None
+    checks: list[MonitorCheck]
+    reason: str | None
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> ModelMonitor:
+        return cls(**{**record, "checks": [MonitorCheck(**c) for c in record["checks"]]})
+
+
 @strawberry.type(description="The model's validation and live records side by side (GET /api/ai/performance).")
 class ModelPerformance:
     model_id: str | None
@@ -63,8 +89,10 @@ class ModelPerformance:
     layer1_is_fallback: bool
     validation: PerformanceRecord
     live: PerformanceRecord
+    monitor: ModelMonitor = strawberry.field(description="The model monitor's latest state and figures.")
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ModelPerformance:
         records = {k: PerformanceRecord.from_record(record[k]) for k in ("validation", "live")}
-        return cls(**{k: v for k, v in record.items() if k not in records}, **records)
+        monitor = ModelMonitor.from_record(record["monitor"])
+        return cls(**{k: v for k, v in record.items() if k not in records and k != "monitor"}, **records, monitor=monitor)

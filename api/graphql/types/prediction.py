@@ -6,6 +6,8 @@ from typing import Any
 import strawberry
 
 from api.graphql.types.enums import Action, Tercile, optional
+from api.graphql.types.reasons import PredictionReasons
+from models.reasons import served as served_reasons
 
 
 @strawberry.type(description="The two-layer model's output for one instrument and trading day.")
@@ -28,6 +30,9 @@ class Prediction:
         "What earlier predictions in the same Score band earned from the next session's close, a fraction."))
     round_trip_cost: float | None = strawberry.field(description="The name's spread and two brokerage fees, a fraction.")
     decision_reason: str | None = strawberry.field(description="Why the Action is what it is (held edge against cost).")
+    reasons: PredictionReasons | None = strawberry.field(description=(
+        "The three inputs that moved this prediction most, with their contributions to the raw score and the base "
+        "value; null when the prediction has none (stored before migration 0015)."))
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Prediction:
@@ -36,5 +41,6 @@ class Prediction:
                    weight=row["weight"], tercile=optional(Tercile, row["tercile"]), predicted_return=row["predicted_return"], probability_up=row["p_up"],
                    layer1_probability=row["layer1_p_up"], layer1_backend=row["layer1_backend"],
                    held_edge=row.get("held_edge"), round_trip_cost=row.get("round_trip_cost"),
-                   decision_reason=row.get("decision_reason"))
+                   decision_reason=row.get("decision_reason"),
+                   reasons=PredictionReasons.from_served(served_reasons(row.get("reasons"))))
 

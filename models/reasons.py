@@ -1,0 +1,65 @@
+"""The reasons behind each prediction: LightGBM's own per-prediction contributions of the
+risk model's classifier (`Booster.predict(X, pred_contrib=True)`, TreeSHAP), one signed
+contribution per input and the base value (the booster's expected raw score, the last
+column); per row they add up to the prediction's raw score. Units: the raw score, the
+log-odds of "up, given that the close moves" before the calibration of
+models/calibration.py (a contribution of +0.10 moves the uncalibrated odds by a factor
+e^0.10); they explain the ranking, not the calibrated Score itself.
+
+Each prediction keeps the three inputs with the largest absolute contribution, largest
+first, with their signs, and the base value: the JSON column `reasons` on `predictions`
+and `validation_predictions` (migration 0015), rounded to six decimals:
+`{"base_value": b, "top": [{"feature": name, "contribution": c}, ...]}`. `served` turns
+it into what the API, the rationales and the suggestions show: each input by its label
+(models/features.FEATURE_LABELS).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from models.features import FEATURE_LABELS
+
+if TYPE_CHECKING:
+    from models.risk import RiskModel
+
+TOP = 3  # inputs kept per prediction
+DIGITS = 6
+
+
+def contributions(model: "RiskModel", X: np.ndarray) -> np.ndarray:
+    """(rows, inputs + 1): each input's contribution to the classifier's raw score, the
+    base value last (LightGBM's pred_contrib)."""
+    return np.asarray(model.classifier.predict(X, pred_contrib=True), dtype=float).reshape(len(X), -1)
+
+
+def top_reasons(contrib: np.ndarray, names: Sequence[str], top: int = TOP) -> list[dict[str, Any]]:
+    """Per row of `contrib` (`contributions`): the `top` inputs by absolute contribution,
+    largest first (ties: the registry's order), with their signed contributions, and the
+    base value."""
+    values = contrib[:, :-1]
+    if values.shape[1] != len(names):
+        raise ValueError(f"{values.shape[1]} contributions for {len(names)} inputs")
+    order = np.argsort(-np.abs(values), axis=1, kind="stable")[:, :top]
+    return [{"base_value": round(float(row[-1]), DIGITS),
+             "top": [{"feature": names[j], "contribution": round(float(row[j]), DIGITS)} for j in picked]}
+            for row, picked in zip(contrib, order)]
+
+
+def explain(model: "RiskModel", X: np.ndarray, names: Sequence[str]) -> list[dict[str, Any]]:
+    """The stored reasons of each row of `X` (see the module docstring)."""
+    if len(X) == 0:
+        return []
+    return top_reasons(contributions(model, X), names)
+
+
+def served(stored: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Stored reasons as served: `{"base_value": b, "inputs": [{"input": label,
+    "contribution": c}, ...]}`, largest first; None when the prediction has none (stored
+    before migration 0015)."""
+    if not stored:
+        return None
+    return {"base_value": stored["base_value"],
+            "inputs": [{"input": FEATURE_LABELS.get(r["feature"], r["feature"]), "contribution": r["contribution"]}
+                       for r in stored["top"]]}

@@ -1,0 +1,211 @@
+"""The model monitor (T1's `t1_monitor`, models/monitor.py, docs/monitoring.md) on a seeded
+simulated world: the stable world raises no ALERT; a broken layer-1 feed (one value for
+every name) is ALERT after the persistence days, not before, and the signed MODEL_DRIFT
+event reaches a webhook receiver on loopback once. Plus the PSI against hand-computed
+values, the persistence rule and the live-record checks on planted outcomes. The broken
+feed runs on SQLite and Postgres (migration 0016 on both)."""
+from __future__ import annotations
+
+import math
+from datetime import date, datetime, timezone
+
+import numpy as np
+import pandas as pd
+import pytest
+from pydantic import SecretStr
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from typer.testing import CliRunner
+
+from api.graphql.types.model_performance import ModelPerformance
+from api.schemas.portfolio import Performance
+from cli.main import app as app_cli
+from market.clock import default_calendar
+from market.settings import Settings
+from models import monitor, scoring
+from models.monitor import ALERT, OK, WATCH, Check, Thresholds, live_checks, persist, psi
+from models.validation import build_validation_record
+from pipeline.backfill import backfill
+from pipeline.runner import run_stage
+from pipeline.serving import serve_in_thread
+from reports import KINDS, generate
+from store import tables
+from store.engine import service_engine
+from store.history import current_rows
+from tests.pipeline.test_analysis_and_notify import SECRET, Receiver
+from tests.reports.pdf import read
+from views.performance import performance
+
+CAL = default_calendar()
+FIRST_LIVE = date(2026, 11, 2)
+LIVE = [FIRST_LIVE] + [CAL.add_trading_days(FIRST_LIVE, i) for i in range(1, 4)]
+
+
+def test_psi_against_hand_computed_values() -> None:
+    reference = np.arange(100)  # quartile bins (bins=4): 0-24, 25-49, 50-74, 75-99, a quarter each
+    # shares 0.4, 0.3, 0.2, 0.1 against 0.25 each: sum of (c - r) ln(c / r)
+    current = [0] * 40 + [30] * 30 + [60] * 20 + [90] * 10
+    hand = 0.15 * math.log(1.6) + 0.05 * math.log(1.2) - 0.05 * math.log(0.8) - 0.15 * math.log(0.4)
+    assert psi(reference, current, bins=4) == pytest.approx(hand, abs=1e-12) == pytest.approx(0.2282175, abs=1e-6)
+    # empty bins count as 1e-4: two bins at 0.5, two empty
+    empty = 2 * 0.25 * math.log(2) + 2 * (1e-4 - 0.25) * math.log(1e-4 / 0.25)
+    assert psi(reference, [10] * 50 + [60] * 50, bins=4) == pytest.approx(empty, abs=1e-12)
+    assert psi(reference, reference, bins=4) == 0.0
+
+
+def _panel(days: list[date], names: int, rng: np.random.Generator, traded_share: float) -> pd.DataFrame:
+    from models.features import FEATURE_NAMES
+
+    rows = []
+    for day in days:
+        breadth = rng.normal(0, 0.2)  # market-wide: one value per day for every name
+        for n in range(names):
+            traded = rng.uniform() < traded_share
+            values = {f: rng.normal() for f in FEATURE_NAMES}
+            values["market_breadth"] = breadth
+            values["volume_ratio_20"] = rng.lognormal() if traded else 0.0  # no trade: a value of its own
+            rows.append({"symbol": f"S{n}", "date": day, "traded": traded, **values})
+    return pd.DataFrame(rows)
+
+
+def test_names_without_trades_are_left_out_and_market_wide_inputs_are_a_daily_series() -> None:
+    rng = np.random.default_rng(5)
+    days = list(pd.bdate_range("2026-01-01", periods=120).date)
+    reference = _panel(days[:100], 60, rng, traded_share=0.8)
+    thin = _panel(days[100:], 60, rng, traded_share=0.3)  # a thin month: most names do not trade
+    t = Thresholds()
+    checks = {c.check_name: c for c in monitor.input_checks(reference, thin, days[-1], t)}
+    assert checks["input:volume_ratio_20"].level == OK  # untraded rows left out: no false drift
+    assert checks["input:market_breadth"].figures["market_wide"] is True
+    assert checks["input:rsi_14"].figures["market_wide"] is False
+    with_untraded = {c.check_name: c for c in monitor.input_checks(
+        reference.assign(traded=True), thin.assign(traded=True), days[-1], t)}
+    assert with_untraded["input:volume_ratio_20"].level == ALERT  # the rule's reason: counted in, thin trading alarms
+    far = thin.copy()
+    far.loc[far["date"] == days[-1], "market_breadth"] = 5.0  # beyond any day of the reference
+    assert {c.check_name: c for c in monitor.input_checks(reference, far, days[-1], t)}["input:market_breadth"].level == ALERT
+
+
+def test_alert_only_after_the_persistence_days() -> None:
+    t = Thresholds(persistence=3)
+    days = [date(2026, 11, d) for d in (2, 3, 4, 5)]
+    history: dict[str, list] = {}
+    states = []
+    for day, level in zip(days, [ALERT, ALERT, ALERT, OK]):
+        (check,) = persist([Check("input:x", "input_drift", level, 1.0, 0.1, 0.25)], history, t, day)
+        states.append((check.state, check.since))
+        history = {"input:x": [(day, level, check.since)] + history.get("input:x", [])}
+    assert states == [(WATCH, days[0]), (WATCH, days[0]), (ALERT, days[0]), (OK, None)]
+
+
+def test_live_checks_wait_for_enough_outcomes_and_alert_on_a_degraded_record() -> None:
+    rng = np.random.default_rng(3)
+    t = Thresholds(live_outcomes=200)
+    p = rng.uniform(0.3, 0.7, 4000)
+    reference = pd.DataFrame({"p_up": p, "up": (rng.uniform(size=4000) < p).astype(float)})  # calibrated
+    few = live_checks(reference, reference.iloc[:150], t)
+    assert {c.level for c in few} == {OK} and all(c.figures["note"] == monitor.NOT_ENOUGH for c in few)
+    q = rng.uniform(0.3, 0.7, 400)
+    inverted = pd.DataFrame({"p_up": q, "up": (rng.uniform(size=400) < 1 - q).astype(float)})  # wrong way round
+    levels = {c.check_name: c.level for c in live_checks(reference, inverted, t)}
+    assert levels == {"live_accuracy": ALERT, "live_brier": ALERT, "live_calibration": ALERT}
+    fine = pd.DataFrame({"p_up": q, "up": (rng.uniform(size=400) < q).astype(float)})
+    assert ALERT not in {c.level for c in live_checks(reference, fine, t)}
+
+
+def _world(settings: Settings) -> None:
+    engine = service_engine(settings)
+    backfill(engine, settings, 110, LIVE[-1], with_text=False)
+    with engine.begin() as conn:
+        build_validation_record(conn, end=CAL.previous_trading_day(FIRST_LIVE), days=50, min_train_days=50)
+
+
+def _t1(day: date, settings: Settings) -> dict:
+    for stage in ("t1_features", "t1_predict"):
+        run_stage(stage, day, settings=settings)
+    return run_stage("t1_monitor", day, settings=settings).summary
+
+
+def _notifications(settings: Settings) -> list[dict]:
+    with service_engine(settings).connect() as conn:
+        return current_rows(conn, tables.notifications, where=[tables.notifications.c.kind.in_(["MODEL_DRIFT",
+                                                                                                "MODEL_DEGRADED"])])
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_stable_world_raises_no_alert(settings: Settings) -> None:
+    _world(settings)
+    summaries = [_t1(day, settings) for day in LIVE]
+    assert [s["alerts"] for s in summaries] == [[]] * len(LIVE)
+    assert {s["state"] for s in summaries} <= {OK, WATCH}
+    assert not _notifications(settings)
+    with service_engine(settings).connect() as conn:
+        rows = current_rows(conn, tables.monitor_checks, where=[tables.monitor_checks.c.trading_date == LIVE[-1]])
+    assert len(rows) == 14 + 1 + 3 and {r["state"] for r in rows} <= {OK, WATCH}
+    live = {r["check_name"]: r for r in rows if r["kind"].startswith("live_")}
+    assert all(r["figures"]["note"] == monitor.NOT_ENOUGH for r in live.values())  # 3 live days < 300 outcomes
+    assert _t1(LIVE[-1], settings)["monitor_rows_written"] == 0  # a re-run writes nothing
+
+
+def test_a_broken_input_feed_alerts_after_the_persistence_days_and_signs_its_webhook(
+        settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    _world(settings)
+    real = scoring.layer1_for_day
+
+    def broken(conn, prices, day, backend, horizon):  # noqa: ANN001, ANN202 - layer 1's feed gives 0.5 for every name
+        frame = real(conn, prices, day, backend, horizon)
+        return frame.assign(p_up=0.5) if day >= LIVE[1] else frame
+
+    monkeypatch.setattr(scoring, "layer1_for_day", broken)
+    receiver = Receiver()
+    app = receiver.app()
+    messages: list[dict] = []
+
+    async def operator(request: Request) -> Response:  # apprise's json:// service posts here
+        messages.append(await request.json())
+        return Response(status_code=200)
+
+    app.router.routes.append(Route("/operator", operator, methods=["POST"]))
+    with serve_in_thread(app) as base:
+        hooked = settings.model_copy(update={"webhook_url": f"{base}/hook", "webhook_secret": SecretStr(SECRET),
+                                             "webhook_backoff_seconds": 0.01,
+                                             "notify_urls": [base.replace("http://", "json://") + "/operator"]})
+        summaries = [_t1(day, hooked) for day in LIVE]
+        again = run_stage("t1_monitor", LIVE[-1], settings=hooked).summary
+    assert [("input:layer1_p_up" in s["alerts"]) for s in summaries] == [False, False, False, True]
+    assert "input:layer1_p_up" in summaries[2]["watch"]  # breached, not yet persistent
+    with service_engine(settings).connect() as conn:
+        rows = {(r["trading_date"], r["check_name"]): r for r in current_rows(conn, tables.monitor_checks)}
+    layer1 = [rows[(day, "input:layer1_p_up")] for day in LIVE]
+    assert [r["level"] for r in layer1] == [OK, ALERT, ALERT, ALERT]
+    assert [r["state"] for r in layer1] == [OK, WATCH, WATCH, ALERT]
+    assert layer1[-1]["since"] == LIVE[1] and layer1[-1]["figures"]["stuck"] is True
+    (note,) = [n for n in _notifications(settings) if n["payload"]["check"] == "input:layer1_p_up"]
+    assert note["kind"] == "MODEL_DRIFT" and note["notification_id"] == f"{LIVE[1].isoformat()}:model-drift:input:layer1_p_up"
+    sent = [r for r in receiver.received if r["body"]["kind"] == "MODEL_DRIFT"]
+    assert len(sent) == 1 and sent[0]["valid"], "signed, and sent once however often the stage runs"
+    assert sent[0]["body"]["payload"]["since"] == LIVE[1].isoformat() and again["new_alerts"] == 0
+    assert [m["title"] for m in messages] == [note["payload"]["title"]] and summaries[-1]["apprise"] == "sent 1 of 1"
+
+    # where it shows: GET /api/ai/performance and GraphQL modelPerformance, the CLI, the health stage
+    with service_engine(settings).connect() as conn:
+        perf = performance(conn)
+    assert perf["monitor"]["state"] == ALERT and perf["monitor"]["trading_date"] == LIVE[-1]
+    shown = {c["check"]: c for c in perf["monitor"]["checks"]}
+    assert shown["input:layer1_p_up"]["state"] == ALERT and shown["input:layer1_p_up"]["since"] == LIVE[1]
+    Performance.model_validate(perf)
+    graph = ModelPerformance.from_record(perf)
+    assert graph.monitor.state == ALERT and any(c.check == "input:layer1_p_up" and c.state == ALERT
+                                                for c in graph.monitor.checks)
+    cli = CliRunner().invoke(app_cli, ["monitor"])
+    assert cli.exit_code == 0, cli.output
+    lines = cli.output.splitlines()
+    assert lines[0] == f"monitor {LIVE[-1].isoformat()}: ALERT" and len(lines) == 1 + 18
+    assert any(line.startswith("ALERT  input:layer1_p_up") and f"since {LIVE[1].isoformat()}" in line for line in lines)
+    health = run_stage("health", LIVE[-1], settings=settings).summary
+    assert health["model_monitor"] == ALERT and "input:layer1_p_up" in health["model_monitor_alerts"]
+    for kind in KINDS:  # the model-health panel of both PDF reports
+        shown = read(generate(kind, service_engine(settings), settings, CAL, datetime(2026, 11, 6, 23, tzinfo=timezone.utc))
+                     .pdf).text
+        assert "Model health" in shown and "input:layer1_p_up ALERT" in shown, kind
