@@ -19,7 +19,7 @@ import time
 import weakref
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, time as dt_time
 from typing import Any, AsyncIterator, Callable, Iterator
 
 from anyio import CapacityLimiter, to_thread
@@ -36,6 +36,7 @@ from store import tables
 from store.engine import service_engine
 from store.history import Rider, newest_ids
 
+REPLAY_MORNING = dt_time(7, 30)  # a replay's clock starts here on the session after its newest priced day
 CACHE_ENTRIES = 4096  # entries kept per process; the oldest key goes first past it ...
 CACHE_BYTES = 64 * 1024 * 1024  # ... or past this many bytes of rendered bodies (a 2,000-bar history is ~600 KB)
 _ADAPTERS: dict[Any, TypeAdapter] = {}
@@ -245,9 +246,41 @@ class Services:
         return self.cached(("valuation", portfolio_id), version[:5], lambda: portfolio_view(conn, portfolio_id, version[0]))
 
 
+class ReplayClock:
+    """The service's clock on a replayed market (MARKETINTEL_REPLAY_PATH): the replay's own
+    time, not the wall clock, so what lives on the market's clock (suggestions open until
+    their session's close, the latest closed day) reads as it would have then. It starts
+    at 07:30 exchange time on the session after the store's newest priced day (T2's
+    suggestions for that session are open, its close is ahead) and advances with the wall
+    clock from the first time it is read; on a store without prices it is the wall clock."""
+
+    def __init__(self, engine: Engine, calendar: TradingCalendar) -> None:
+        self.engine, self.calendar = engine, calendar
+        self._offset: Any = None
+
+    def __call__(self) -> datetime:
+        wall = utc_now()
+        if self._offset is None:
+            from sqlalchemy import func, select
+
+            from market.clock import EXCHANGE_TZ
+
+            with self.engine.connect() as conn:
+                newest = conn.execute(select(func.max(tables.eod_prices.c.trading_date))).scalar_one_or_none()
+            if newest is None:
+                return wall
+            session = self.calendar.next_trading_day(newest)
+            start = datetime.combine(session, REPLAY_MORNING, tzinfo=EXCHANGE_TZ).astimezone(wall.tzinfo)
+            self._offset = start - wall
+        return wall + self._offset
+
+
 def build_services(settings: Settings, now: Callable[[], datetime] | None = None) -> Services:
     engine = service_engine(settings)
-    return Services(settings, engine, default_calendar(), now or utc_now, counter_store(settings, engine),
+    calendar = default_calendar()
+    if now is None and settings.replay_path is not None:
+        now = ReplayClock(engine, calendar)
+    return Services(settings, engine, calendar, now or utc_now, counter_store(settings, engine),
                     CapacityLimiter(settings.heavy_requests), Slots(settings.db_pool_size),
                     UploadGate(settings.upload_reads, settings.upload_reads_per_client))
 

@@ -49,6 +49,7 @@ ENDPOINTS = [  # (name, path, key): every REST read endpoint of issue 23, then t
     ("market_latest", "/api/market/latest", "client"),
     ("market_symbol", "/api/market/symbol/{symbol}", "client"),
     ("market_history", "/api/market/history/{symbol}?limit=250", "client"),
+    ("market_breadth", "/api/market/breadth", "client"),  # a cached read model since issue 42
     ("portfolio_positions", "/api/portfolio", "client"),
     ("portfolio_summary", "/api/portfolio/summary", "client"),
     ("ai_positions", "/api/ai-portfolio/positions", "client"),

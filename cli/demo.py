@@ -8,14 +8,16 @@ builds the sentiment composite, computes the features and scores the day (traini
 first model), writes the day's analysis and notifications, the AI portfolio trades under
 the liquidity rails, and the health stage
 counts the store; T3 then reads the three macro sources and computes the week's macro
-parameters; both PDF reports are written to `reports_dir`. Then the API serves the result on loopback (`demo_api`) with a fresh
-client key, until Ctrl-C.
+parameters; both PDF reports are written to `reports_dir`. Then the API serves the result on loopback (`demo_api`) with the
+demo client's key, until Ctrl-C: one key, kept in `secrets_dir/demo-client-key` and reused by the next run
+(`demo_client_key`), so re-running the demo never leaves the demo client a second active key.
 """
 from __future__ import annotations
 
 import os
 from contextlib import contextmanager
 from decimal import Decimal
+from pathlib import Path
 from typing import Iterator
 
 from market.clock import TradingCalendar, exchange_now, latest_closed_trading_day
@@ -24,7 +26,7 @@ from models.macro_model import week_start
 from pipeline.backfill import backfill
 from ingest.markets import market_for
 from ingest.simulator.site import SimulatorSite
-from pipeline.bootstrap import bootstrap
+from pipeline.bootstrap import Bootstrap, bootstrap
 from pipeline.stage_lists import T0_STAGES, T1_STAGES
 from pipeline.notebooks import run_stage_notebook
 from pipeline.serving import serve_in_thread
@@ -58,7 +60,7 @@ def run_demo(settings: Settings, history_days: int | None = None, market_path: s
     source = f"real trading days from {settings.replay_path}" if replay else "simulated trading days"
     yield f"backfilled {len(reports)} {source} up to {previous}"
     yield _demo_client(settings)
-    yield from bootstrap(service_engine(settings), settings, market.calendar, end=previous).lines()
+    yield from bootstrap_lines(settings, bootstrap(service_engine(settings), settings, market.calendar, end=previous))
     site = SimulatorSite(market, published_through=day)
     with serve_in_thread(site.asgi_app()) as base_url:
         # The stage notebooks run in kernels that read settings from the environment.
@@ -75,6 +77,39 @@ def run_demo(settings: Settings, history_days: int | None = None, market_path: s
     yield _track_record_line(get_settings())
     yield from _reports(get_settings(), market.calendar)
     yield f"index of every executed notebook: {get_settings().runs_dir / 'index.md'}"
+
+
+def bootstrap_lines(settings: Settings, result: Bootstrap) -> list[str]:
+    """Bootstrap's lines, the validation record's counted as GET /api/ai/performance, GraphQL
+    `modelPerformance` and both PDF reports count it: from `views.performance` itself.
+
+    The walk-forward stores a prediction for every day of the record, its last day
+    included, but that day's outcome (the next session's close) is not in the history the
+    record was built from, so its predictions are not scored: the API's `predictions` (the
+    metrics' sample size) is the stored count less that day's. Printing the stored count
+    (`ValidationRecord.predictions`) made the demo say 8,260 where the API and the reports
+    say 8,201; the line now prints the API's figure and names the difference."""
+    from views.performance import validation_record
+
+    lines = result.lines()
+    record = result.record
+    if record.first is None:
+        return lines
+    with service_engine(settings).connect() as conn:
+        shown = validation_record(conn)
+    if shown["reason"]:  # no stored metrics: bootstrap's own line says why
+        return lines
+    binary = shown["metrics"].get("binary_accuracy") or {}
+    accuracy = "n/a" if binary.get("value") is None else f"{binary['value']:.1%}"
+    base = "n/a" if binary.get("base_rate") is None else f"{binary['base_rate']:.1%}"
+    unscored = record.predictions - shown["predictions"]
+    note = (f"; {unscored:,} more are stored without an outcome (the record's last day: its next close came after "
+            "the record)" if unscored > 0 else "")
+    line = (f"validation record {shown['period_start']} to {shown['period_end']}: {shown['predictions']:,} out-of-sample "
+            f"predictions with outcomes by {shown['models']} walk-forward models, binary accuracy {accuracy} (base rate "
+            f"{base}, n={binary.get('sample_size', 0)}), as GET /api/ai/performance counts them{note}; rows inserted "
+            f"{record.inserted}; {record.seconds:.1f}s")
+    return [line, *lines[1:]]
 
 
 def _track_record_line(settings: Settings) -> str:
@@ -135,20 +170,19 @@ def demo_admin_key(settings: Settings) -> tuple[Settings, str]:
 
 @contextmanager
 def demo_api(settings: Settings, port: int) -> Iterator[list[str]]:
-    """Serve the API on loopback with a fresh demo client key; yields the lines to print."""
-    from api import keystore
+    """Serve the API on loopback with the demo client's key (`demo_client_key`); yields the lines to print."""
     from api.app import create_app
 
     settings, admin_from = demo_admin_key(settings)
-    client = keystore.generate(service_engine(settings), settings, DEMO_CLIENT, DEMO_TIER)
+    key, how, kept = demo_client_key(settings)
     with serve_in_thread(create_app(settings), port=port, trusted_proxies=settings.trusted_proxies) as base:
-        key = client["api_key"]
         yield [
             f"API serving on {base}  (Ctrl-C stops it)",
             f"docs: {base}/docs   (OpenAPI: {base}/openapi.json)",
             f"GraphQL: {base}/graphql   (GraphiQL in a browser; put the key in its Headers pane as X-API-Key)",
             f"admin key: {admin_from}",
-            f"client key for 'Demo Client' (PRO, shown once): {key}",
+            f"client key for 'Demo Client' ({DEMO_TIER}, {how}): {key}",
+            kept,
             "try:",
             f"  curl -s -H 'X-API-Key: {key}' {base}/api/market/latest",
             f"  curl -s -H 'X-API-Key: {key}' {base}/api/ai-portfolio/summary",
@@ -159,6 +193,51 @@ def demo_api(settings: Settings, port: int) -> Iterator[list[str]]:
 DEMO_CLIENT, DEMO_TIER = "Demo Client", "PRO"
 DEMO_CLIENT_CASH = Decimal("5000000")
 DEMO_DEPOSIT = "DEMO:opening-cash"
+DEMO_KEY_FILE = "demo-client-key"  # in secrets_dir, mode 0600, beside the generated admin key
+
+
+def demo_client_key(settings: Settings) -> tuple[str, str, str]:
+    """The demo client's one active key: the key kept in secrets_dir/demo-client-key when
+    it is still usable on this store (the same client's, active, no rotation or revocation
+    scheduled), else a new one, written there (0600) for the next run. Every other active
+    key of the demo client is then revoked, so however often the demo runs (and whatever
+    earlier runs minted) the demo client has exactly one active key, and the curl lines a
+    user pasted from the last run keep working. Returns the key, how it was come by (for
+    the printed line) and a line saying where it is kept and what was revoked."""
+    from api import keystore
+    from market.clock import utc_now
+
+    engine = service_engine(settings)
+    client_id = keystore.ensure_client(engine, DEMO_CLIENT, DEMO_TIER)
+    path = settings.secrets_dir / DEMO_KEY_FILE
+    kept = path.read_text().strip() if path.is_file() else ""
+    record = None
+    if kept:
+        with engine.connect() as conn:
+            record = keystore.authenticate(conn, settings, kept, utc_now())
+    if record is not None and record.client_id == client_id and record.expires_at is None:
+        key, key_id, how = kept, record.key_id, f"reused from {path}"
+    else:
+        issued = keystore.generate(engine, settings, DEMO_CLIENT, DEMO_TIER)
+        key, key_id, how = issued["api_key"], issued["key_id"], "shown once"
+        _write_secret(path, key)
+    stale = [k["key_id"] for k in keystore.list_keys(engine)
+             if k["client_id"] == client_id and k["key_id"] != key_id and k["status"] in ("ACTIVE", "EXPIRING")]
+    for key_id_ in stale:
+        keystore.revoke(engine, key_id_)
+    revoked = f"; revoked the demo client's {len(stale)} other active key(s)" if stale else ""
+    return key, how, f"demo client key kept in {path} (mode 0600): the next demo reuses it{revoked}"
+
+
+def _write_secret(path: Path, secret: str) -> None:
+    """`secret` into `path`, mode 0600 from the start, replacing it atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.unlink(missing_ok=True)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(f"{secret}\n")
+    os.replace(partial, path)
 
 
 def _demo_client(settings: Settings) -> str:

@@ -54,6 +54,10 @@ def test_symbol_statistics_variance_and_zscores(api: Api) -> None:
     returns = closes[1:] / closes[:-1] - 1
     z = body["normalised"]["return_1d"]
     assert z["z"] == pytest.approx((returns[-1] - returns[:-1].mean()) / returns[:-1].std(ddof=1), abs=1e-3)
+    # issue 42: `_pct` is percent everywhere; the day's range was a fraction here (0.02 for 2%)
+    last = closes[-1]
+    day_range = body["normalised"]["day_range_pct"]
+    assert day_range["value"] == pytest.approx(100 * (round(last * 1.01, 2) - round(last * 0.99, 2)) / last, abs=0.01)
     assert_problem(api.acme("GET", "/api/market/symbol/NOPE"), 404, "no instrument 'NOPE'")
 
 

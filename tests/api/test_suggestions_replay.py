@@ -100,9 +100,16 @@ def test_replayed_suggestions_are_open_until_their_close_on_the_service_clock(re
         c = tables.suggestion_events.c
         assert list(conn.execute(select(c.state).distinct())) == [("PENDING",)]  # the re-run of T2 expired nothing
     # On the wall clock, years after the replayed day, they would have expired: a service
-    # running on it lists nothing (what every replay demo answered before the fix).
-    with serve_in_thread(create_app(settings)) as base, httpx.Client(base_url=base, timeout=30) as http:
+    # running on it lists nothing (what every replay demo answered before the fix) ...
+    from market.clock import utc_now
+
+    with serve_in_thread(create_app(settings, now=utc_now)) as base, httpx.Client(base_url=base, timeout=30) as http:
         assert _listed(http, key) == [] and _graph_listed(http, key) == []
+    # ... so a service on a replay (`marketintel serve`, `make demo MARKET=...`: no clock
+    # given) runs on the replay's own clock (api/services.py ReplayClock): the morning of
+    # the session after the newest priced day, where they are open.
+    with serve_in_thread(create_app(settings)) as base, httpx.Client(base_url=base, timeout=30) as http:
+        assert [s["symbol"] for s in _listed(http, key)] == ["LIQ", "MID"] and len(_graph_listed(http, key)) == 2
 
     clock = Clock()
     clock.moment = exchange_time(day, 7, 30)  # the replayed market's morning of the suggestions' day

@@ -31,6 +31,8 @@ def test_portfolio_commands(settings: Settings, tmp_path: Path) -> None:
     assert '"status": "SYNCED"' in synced.stdout
 
     shown = cli("portfolio", "show", "client:acme")
-    assert shown.stdout.splitlines()[0] == "client:acme: cash 250,000.00"
+    # the statement's 250,000 on its date, plus the 5,000 deposited today, after it (issue 42:
+    # what the ledger records after a statement's date is kept on top)
+    assert shown.stdout.splitlines()[0] == "client:acme: cash 255,000.00"
     assert [line.split()[:2] for line in shown.stdout.splitlines()[1:]] == [["AAA", "1,000"], ["BBB", "1,000"]]
     assert cli("portfolio", "show", "client:nobody").stderr.strip() == "error: no portfolio 'client:nobody'"

@@ -9,7 +9,30 @@ from pathlib import Path
 import pytest
 
 from market.settings import Settings
+from tests.docs.test_browser import browser  # noqa: F401 - the fixture: headless chromium (make install-browser)
 from tests.pipeline.test_cli import MARKETINTEL
+
+
+def _first_visit_shows_no_error(browser, base: str) -> None:  # noqa: ANN001
+    """Issue 42: a newcomer's first visits on the fresh demo. `/` was a JSON 404 and GraphiQL
+    showed a raw 401 document; now `/` lands on Swagger UI's operation list, and GraphiQL
+    loads and, run without a key, says how to set one. The browser logs no error."""
+    from selenium.webdriver.common.by import By
+
+    from tests.docs.test_browser import _wait
+
+    browser.get(f"{base}/")
+    _wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")) >= 20,
+          "Swagger UI rendered no operation list")
+    assert browser.current_url == f"{base}/docs"
+    browser.get(f"{base}/graphql")
+    run = _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".graphiql-execute-button"), "GraphiQL did not load")
+    run[0].click()
+    shown = _wait(browser, lambda d: next((e.text for e in d.find_elements(By.CSS_SELECTOR, ".result-window")
+                                           if "errors" in e.text or "data" in e.text), None), "GraphiQL showed nothing")
+    assert "No API key yet" in shown and "Unauthorized" not in shown and "problems/" not in shown, shown
+    severe = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert severe == [], severe
 
 
 class _Service:
@@ -39,7 +62,7 @@ def _contract_violations(base: str, keys: tuple[str, str], symbol: str) -> list[
 
 @pytest.mark.slow
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(settings: Settings) -> None:
+def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(settings: Settings, browser) -> None:  # noqa: ANN001
     """`make demo`'s acceptance: a validation record beside its base rate (n >= 2,000),
     more than one Action among liquid names, every tercile populated, an AI portfolio whose
     60 replayed days and the demo day each have a record, its fills (if any) in the session
@@ -118,6 +141,7 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(sett
         if any(p["action"] == "LONG" and p["tercile"] == "TOP" for p in liquid):  # something to buy with the cash
             assert any(p["side"] == "BUY" for p in pending), pending
         assert _contract_violations(base, (key, admin_key), next(iter(quotes))) == []  # issue 42
+        _first_visit_shows_no_error(browser, base)
     finally:
         process.send_signal(signal.SIGINT)
         try:
@@ -139,7 +163,7 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(sett
     outputs = [line.split("->")[1].strip() for line in lines if "->" in line and line.endswith(".ipynb")]
     assert [Path(o).name for o in outputs] == ["t0_scrape.ipynb", "t1_preflight.ipynb", "t1_ingest_text.ipynb",
                                               "t1_sentiment.ipynb", "t1_features.ipynb", "t1_predict.ipynb",
-                                              "t1_analysis.ipynb", "t1_trade.ipynb", "health.ipynb", "t3_macro.ipynb", "t2_suggestions.ipynb"]
+                                              "t1_monitor.ipynb", "t1_analysis.ipynb", "t1_trade.ipynb", "health.ipynb", "t3_macro.ipynb", "t2_suggestions.ipynb"]
     assert "house portfolio synchronised from" in stdout and ": SYNCED, 4 changes" in stdout
     reports = [Path(line.split("->")[1].rsplit(" (", 1)[0].strip()) for line in lines if " report  ->" in line]
     assert [r.name for r in reports] == ["quant-briefing.pdf", "compliance-report.pdf"]
