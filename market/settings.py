@@ -178,6 +178,13 @@ class Settings(BaseSettings):
     monitor_window_days: int = Field(
         default=20, ge=1, description="Trading days of live inputs and Scores the model monitor pools against the "
                                       "validation record (docs/monitoring.md).")
+    monitor_short_window_days: int = Field(
+        default=5, ge=1, description="The model monitor's short window: each input's PSI is also taken over this many "
+                                     "latest trading days, so a sudden change shows within days (docs/monitoring.md).")
+    monitor_alert_margin: float = Field(
+        default=1.75, ge=1, description="An input's or the Score's drift is ALERT above this multiple of the largest PSI "
+                                       "of the validation record's own windows, where that is above MONITOR_PSI_ALERT "
+                                       "(docs/monitoring.md).")
     monitor_psi_watch: float = Field(default=0.1, gt=0, description="Population stability index at which an input's or "
                                                                     "the Score's drift is WATCH.")
     monitor_psi_alert: float = Field(default=0.25, gt=0, description="Population stability index at which an input's or "

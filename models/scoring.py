@@ -67,9 +67,10 @@ class DayScore:
     calibration_rows: int = 0  # out-of-sample rows the day's calibration was fitted on (0: uncalibrated)
 
 
-def price_panel(conn: Connection, day: date) -> pd.DataFrame:
-    """Every stored bar up to `day`, adjusted for the splits known by then."""
-    rows = current_rows(conn, tables.eod_prices, where=[tables.eod_prices.c.trading_date <= day])
+def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.DataFrame:
+    """Every stored bar up to `day` (from `since`, when given), adjusted for the splits known by then."""
+    c = tables.eod_prices.c
+    rows = current_rows(conn, tables.eod_prices, where=[c.trading_date <= day] + ([c.trading_date >= since] if since else []))
     frame = pd.DataFrame(rows, columns=[c.name for c in tables.eod_prices.c])
     frame = frame.rename(columns={"trading_date": "date"})[["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]]
     return split_adjusted(frame, stored_splits(conn, day))

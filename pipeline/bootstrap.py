@@ -31,6 +31,7 @@ from sqlalchemy import Engine, func, select
 from market.clock import TradingCalendar
 from market.errors import NotReadyError
 from market.settings import Settings
+from models.monitor import reference_data
 from models.validation import (DEFAULT_DAYS, DEFAULT_MIN_TRAIN_DAYS, ValidationRecord, build_validation_record,
                                first_live_day, record_days)
 from portfolio.ai import execute_day
@@ -85,6 +86,8 @@ def bootstrap(engine: Engine, settings: Settings, calendar: TradingCalendar, *, 
     that day's T0 builds the same record)."""
     with write_transaction(engine, "bootstrap:validation-record") as conn:
         record = build_validation_record(conn, end, horizon=horizon, days=days, min_train_days=min_train_days)
+    with engine.connect() as conn:  # the model monitor's reference, built once here rather than on T1's first day
+        reference_data(conn, horizon, settings.models_dir / "monitor")
     replayed, replay_note = _replay_ai(engine, settings, record, replay_days)
     suggestions, suggestions_note = _suggestions(engine, settings, calendar, record)
     return Bootstrap(record, replayed, replay_note, suggestions, suggestions_note)

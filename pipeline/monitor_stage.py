@@ -35,7 +35,7 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
     day = ctx.trading_date
     t = Thresholds.of(ctx.settings)
     with ctx.engine.connect() as conn:
-        checks, context = day_checks(conn, day, t)
+        checks, context = day_checks(conn, day, t, cache_dir=ctx.settings.models_dir / "monitor")
         persist(checks, stored_levels(conn, day), t, day)
     alerts = [alert_notification(c, day) for c in checks if c.state == ALERT]
     with ctx.transaction() as conn:

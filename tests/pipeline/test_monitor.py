@@ -7,6 +7,7 @@ feed runs on SQLite and Postgres (migration 0016 on both)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from datetime import date, datetime, timezone
 
 import numpy as np
@@ -32,7 +33,7 @@ from pipeline.serving import serve_in_thread
 from reports import KINDS, generate
 from store import tables
 from store.engine import service_engine
-from store.history import current_rows
+from store.history import append_history, current_rows
 from tests.pipeline.test_analysis_and_notify import SECRET, Receiver
 from tests.reports.pdf import read
 from views.performance import performance
@@ -85,6 +86,25 @@ def test_names_without_trades_are_left_out_and_market_wide_inputs_are_a_daily_se
     far = thin.copy()
     far.loc[far["date"] == days[-1], "market_breadth"] = 5.0  # beyond any day of the reference
     assert {c.check_name: c for c in monitor.input_checks(reference, far, days[-1], t)}["input:market_breadth"].level == ALERT
+
+
+def test_the_short_window_sees_a_sudden_shift_and_activity_is_a_check_of_its_own() -> None:
+    rng = np.random.default_rng(8)
+    days = list(pd.bdate_range("2026-01-01", periods=120).date)
+    reference = _panel(days[:100], 60, rng, traded_share=0.8)
+    current = _panel(days[100:], 60, rng, traded_share=0.8)
+    t = Thresholds()
+    calm = {c.check_name: c for c in monitor.input_checks(reference, current, days[-1], t)}
+    assert calm["input:rsi_14"].level == OK and calm[monitor.ACTIVITY].level == OK
+    last5 = current["date"].isin(days[-5:])
+    shifted = current.copy()
+    shifted.loc[last5, "rsi_14"] += 1.0  # one standard deviation, the last 5 days only
+    shifted.loc[last5, "traded"] = True  # and every name trades on them
+    checks = {c.check_name: c for c in monitor.input_checks(reference, shifted, days[-1], t)}
+    rsi = checks["input:rsi_14"]
+    assert rsi.level == ALERT and rsi.figures["window_days"] == 5
+    assert rsi.figures["windows"]["20"]["level"] != ALERT  # the 20-day window alone would still wait
+    assert checks[monitor.ACTIVITY].level == ALERT and checks[monitor.ACTIVITY].figures["value"] == 1.0
 
 
 def test_alert_only_after_the_persistence_days() -> None:
@@ -142,7 +162,7 @@ def test_the_stable_world_raises_no_alert(settings: Settings) -> None:
     assert not _notifications(settings)
     with service_engine(settings).connect() as conn:
         rows = current_rows(conn, tables.monitor_checks, where=[tables.monitor_checks.c.trading_date == LIVE[-1]])
-    assert len(rows) == 14 + 1 + 3 and {r["state"] for r in rows} <= {OK, WATCH}
+    assert len(rows) == 1 + 14 + 1 + 3 and {r["state"] for r in rows} <= {OK, WATCH}
     live = {r["check_name"]: r for r in rows if r["kind"].startswith("live_")}
     assert all(r["figures"]["note"] == monitor.NOT_ENOUGH for r in live.values())  # 3 live days < 300 outcomes
     assert _t1(LIVE[-1], settings)["monitor_rows_written"] == 0  # a re-run writes nothing
@@ -201,7 +221,7 @@ def test_a_broken_input_feed_alerts_after_the_persistence_days_and_signs_its_web
     cli = CliRunner().invoke(app_cli, ["monitor"])
     assert cli.exit_code == 0, cli.output
     lines = cli.output.splitlines()
-    assert lines[0] == f"monitor {LIVE[-1].isoformat()}: ALERT" and len(lines) == 1 + 18
+    assert lines[0] == f"monitor {LIVE[-1].isoformat()}: ALERT" and len(lines) == 1 + 19
     assert any(line.startswith("ALERT  input:layer1_p_up") and f"since {LIVE[1].isoformat()}" in line for line in lines)
     health = run_stage("health", LIVE[-1], settings=settings).summary
     assert health["model_monitor"] == ALERT and "input:layer1_p_up" in health["model_monitor_alerts"]
@@ -209,3 +229,37 @@ def test_a_broken_input_feed_alerts_after_the_persistence_days_and_signs_its_web
         shown = read(generate(kind, service_engine(settings), settings, CAL, datetime(2026, 11, 6, 23, tzinfo=timezone.utc))
                      .pdf).text
         assert "Model health" in shown and "input:layer1_p_up ALERT" in shown, kind
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_reference_is_read_from_its_cache_until_the_record_changes(
+        settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import models.validation
+
+    _world(settings)
+    run_stage("t1_features", LIVE[0], settings=settings)  # the day's inputs, as T1 stores them before its monitor
+    cache = tmp_path / "monitor"
+    t = Thresholds()
+    with service_engine(settings).connect() as conn:
+        built, _ = monitor.day_checks(conn, LIVE[0], t, cache_dir=cache)
+    (kept,) = cache.glob("monitor-reference-*.pkl")
+
+    def no_panel(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the cached reference needs no history panel
+        raise AssertionError("the reference was rebuilt")
+
+    monkeypatch.setattr(models.validation, "history_panel", no_panel)
+    with service_engine(settings).connect() as conn:
+        again, _ = monitor.day_checks(conn, LIVE[0], t, cache_dir=cache)
+    assert [(c.check_name, c.level, c.figure) for c in again] == [(c.check_name, c.level, c.figure) for c in built]
+    monkeypatch.undo()
+    # a correction of a price inside the record changes the reference: it is rebuilt, the old file replaced
+    with service_engine(settings).begin() as conn:
+        e = tables.eod_prices.c
+        old = conn.execute(tables.eod_prices.select().where(e.trading_date == CAL.previous_trading_day(FIRST_LIVE))
+                           .limit(1)).mappings().one()
+        row = {k: v for k, v in old.items() if k not in ("id", "recorded_at")}
+        assert append_history(conn, tables.eod_prices, [{**row, "close": old["close"] * 1.5}]).inserted == 1
+    with service_engine(settings).connect() as conn:
+        monitor.day_checks(conn, LIVE[0], t, cache_dir=cache)
+    (rebuilt,) = cache.glob("monitor-reference-*.pkl")
+    assert rebuilt.name != kept.name
