@@ -9,6 +9,7 @@ state after persistence: ALERT only when the level has been ALERT on each of the
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -18,6 +19,8 @@ import numpy as np
 import pandas as pd
 
 from models.features import FEATURE_NAMES
+
+log = logging.getLogger(__name__)
 
 OK, WATCH, ALERT = "OK", "WATCH", "ALERT"
 SEVERITY = {OK: 0, WATCH: 1, ALERT: 2}
@@ -208,6 +211,9 @@ def psi_thresholds(band: np.ndarray, t: Thresholds) -> tuple[float, float]:
 # the thin-trading rule reads only traded rows, so a change of the market's activity (or
 # a volume feed that breaks) is a check of its own rather than a shift hidden in the others.
 ACTIVITY = "activity:traded_share"
+# ... and only a move of at least this much from the reference's median share counts, so a
+# market where every name always traded is not ALERT because one name was suspended.
+ACTIVITY_MIN_MOVE = 0.1
 STUCK_SHARE = 0.5  # a feed is stuck when one value covers more than this share of the day's traded names
 
 
@@ -261,8 +267,8 @@ def input_checks(reference: pd.DataFrame, current: pd.DataFrame, day: date, t: T
     inputs, `current` covering at least the longest of `t.windows` up to `day`. Names
     without trades on a day are left out of both. A per-name input's PSI is taken over the
     last days of each window (`t.windows`) against thresholds from the reference's own
-    windows of that length, and the worse level counts (the figure shown is the window
-    nearest its ALERT threshold). A market-wide input is compared as a daily series: the
+    windows of that length, and the worse level counts (the figure shown is that window's,
+    the one nearer its ALERT threshold between equals). A market-wide input is compared as a daily series: the
     day's value against the reference's daily values, and so is the share of names that
     traded (ACTIVITY). `cache` keeps what depends on the
     reference only (a replay over many days passes one)."""
@@ -278,7 +284,9 @@ def input_checks(reference: pd.DataFrame, current: pd.DataFrame, day: date, t: T
     daily = summary[ACTIVITY]
     value = float(traded[on_day].mean()) if on_day.any() else float("nan")
     share = tail_share(daily, value)
-    checks = [Check(ACTIVITY, "input_drift", level_below(share, t.tail_watch, t.tail_alert), round(share, 6),
+    moved = len(daily) and np.isfinite(value) and abs(value - float(np.median(daily))) >= ACTIVITY_MIN_MOVE
+    checks = [Check(ACTIVITY, "input_drift", level_below(share, t.tail_watch, t.tail_alert) if moved else OK,
+                    round(share, 6),
                     t.tail_watch, t.tail_alert,
                     {"market_wide": True, "value": None if np.isnan(value) else round(value, 6),
                      "reference_days": int(len(daily)),
@@ -305,7 +313,7 @@ def input_checks(reference: pd.DataFrame, current: pd.DataFrame, day: date, t: T
             figure, rows = reference_psi.excess(values[in_window[w] & finite])
             watch, alert = bands[w]
             windows[w] = (figure, watch, alert, level_above(figure, watch, alert), rows)
-        deciding = max(windows, key=lambda w: (windows[w][0] / windows[w][2], w))
+        deciding = max(windows, key=lambda w: (SEVERITY[windows[w][3]], windows[w][0] / windows[w][2], w))
         figure, watch, alert, _, _ = windows[deciding]
         stuck, share = stuck_level(most, values[on_day & traded & finite])
         level = ALERT if stuck == ALERT else max((w[3] for w in windows.values()), key=SEVERITY.__getitem__)
@@ -420,7 +428,8 @@ def day_checks(conn: Any, day: date, t: Thresholds, horizon: int = 1,
     day T1 did not score (before the first live day), as the validation record computed
     them; each day's Scores as served (the live record's, else the validation record's).
     The live checks read the latest outcomes of the live predictions of the last
-    LIVE_LOOKBACK_DAYS priced days."""
+    LIVE_LOOKBACK_DAYS priced days, or of the whole live record where those hold fewer
+    than `t.live_outcomes`."""
     from sqlalchemy import select
 
     from models.features import FEATURE_SET
@@ -461,11 +470,12 @@ def day_checks(conn: Any, day: date, t: Thresholds, horizon: int = 1,
         earlier = inputs[inputs["date"].isin([d for d in window if d not in live_days])]
         current = pd.concat([earlier[["symbol", "date", "traded", *FEATURE_NAMES]], live], ignore_index=True)
         context["live_input_days"] = len(live_days)
-        checks += input_checks(reference["inputs"], current, day, t)
+        known = reference["inputs"][reference["inputs"]["date"] <= day]  # a re-run of a past day reads no later day
+        checks += input_checks(known, current, day, t)
         scores = stored_scores(conn, window[0], day + timedelta(days=1), horizon)
-        checks.append(score_check(reference["scores"], scores["score"].dropna().to_numpy(float),
-                                  int(scores["date"].nunique()), t))
-        reference_outcomes = reference["outcomes"]
+        checks.append(score_check(reference["scores"][reference["scores"]["date"] <= day],
+                                  scores["score"].dropna().to_numpy(float), int(scores["date"].nunique()), t))
+        reference_outcomes = reference["outcomes"][reference["outcomes"]["date"] < day]
     else:
         context["reference"] = None
         for name in [ACTIVITY, *(f"input:{n}" for n in FEATURE_NAMES), "score"]:
@@ -475,16 +485,23 @@ def day_checks(conn: Any, day: date, t: Thresholds, horizon: int = 1,
 
     # the live record's outcomes against the validation record's
     p = tables.predictions.c
-    live_served = served_predictions(current_rows(conn, tables.predictions, where=[
-        p.trading_date < day, p.horizon_days == horizon] + ([p.trading_date >= priced[0]] if priced else [])))
-    checks += live_checks(reference_outcomes, _outcomes(live_served, prices, horizon), t)
+    where = [p.trading_date < day, p.horizon_days == horizon]
+    live = _outcomes(served_predictions(current_rows(conn, tables.predictions, where=where + (
+        [p.trading_date >= priced[0]] if priced else []))), prices, horizon)
+    if len(live) < t.live_outcomes and priced and conn.execute(
+            select(p.id).where(*where, p.trading_date < priced[0]).limit(1)).first():
+        # a thin market: too few outcomes in the lookback, so the whole live record
+        live = _outcomes(served_predictions(current_rows(conn, tables.predictions, where=where)),
+                         price_panel(conn, day), horizon)
+    checks += live_checks(reference_outcomes, live, t)
     return checks, context
 
 
 def reference_version(conn: Any, horizon: int) -> tuple | None:
     """What the validation record's reference is made of: its rows (count, newest id, first
-    and last day) and the newest stored price, split and sentiment row up to its last day
-    (a correction there changes the inputs it computed). None without a record."""
+    and last day), the newest stored price up to the day its last outcome closes
+    (`outcomes_end`) and the newest split and sentiment row up to its last day (a
+    correction there changes the inputs it computed). None without a record."""
     from sqlalchemy import func, select
 
     from models.features import FEATURE_SET
@@ -496,14 +513,36 @@ def reference_version(conn: Any, horizon: int) -> tuple | None:
     if not count:
         return None
     e, a, m = tables.eod_prices.c, tables.corporate_actions.c, tables.sentiment_composites.c
-    prices = conn.execute(select(func.max(e.id)).where(e.trading_date <= last)).scalar()
+    prices = conn.execute(select(func.max(e.id)).where(e.trading_date <= outcomes_end(conn, last, horizon))).scalar()
     actions = conn.execute(select(func.max(a.id)).where(a.action_date <= last)).scalar()
     sentiment = conn.execute(select(func.max(m.id)).where(m.trading_date <= last)).scalar()
     return (REFERENCE_FORMAT, FEATURE_SET, horizon, count, newest, first.isoformat(), last.isoformat(),
             prices, actions, sentiment)
 
 
-REFERENCE_FORMAT = 1  # bumped when what `reference_data` keeps changes
+REFERENCE_FORMAT = 2  # bumped when what `reference_data` keeps changes
+
+
+def outcomes_end(conn: Any, last: date, horizon: int) -> date:
+    """The priced day `horizon` days after `last` (what the record's last outcome closes
+    on), else `last` while that day is not priced yet."""
+    from sqlalchemy import select
+
+    from store import tables
+
+    e = tables.eod_prices.c
+    later = [d for (d,) in conn.execute(select(e.trading_date).where(e.trading_date > last).distinct()
+                                        .order_by(e.trading_date).limit(horizon))]
+    return later[-1] if len(later) == horizon else last
+
+
+def cache_prefix(conn: Any, horizon: int) -> str:
+    """The reference files of one store and horizon share this name prefix (the store's
+    URL without its password, hashed), so stores that share a models folder keep theirs."""
+    import hashlib
+
+    url = conn.engine.url.render_as_string(hide_password=True)
+    return f"monitor-reference-{hashlib.sha256(url.encode()).hexdigest()[:12]}-h{horizon}-"
 
 
 def reference_data(conn: Any, horizon: int, cache_dir: Path | None) -> dict[str, Any] | None:
@@ -514,8 +553,9 @@ def reference_data(conn: Any, horizon: int, cache_dir: Path | None) -> dict[str,
     import hashlib
     import os
     import pickle
+    import tempfile
 
-    from models.scoring import served_predictions
+    from models.scoring import price_panel, served_predictions
     from models.validation import history_panel
     from store import tables
     from store.history import current_rows
@@ -523,27 +563,32 @@ def reference_data(conn: Any, horizon: int, cache_dir: Path | None) -> dict[str,
     version = reference_version(conn, horizon)
     if version is None:
         return None
-    name = f"monitor-reference-{hashlib.sha256(repr(version).encode()).hexdigest()[:16]}.pkl"
+    prefix = cache_prefix(conn, horizon)
+    name = f"{prefix}{hashlib.sha256(repr(version).encode()).hexdigest()[:16]}.pkl"
     if cache_dir is not None and (cache_dir / name).is_file():
-        with open(cache_dir / name, "rb") as handle:
-            return pickle.load(handle)
+        try:
+            with open(cache_dir / name, "rb") as handle:
+                return pickle.load(handle)
+        except Exception:  # noqa: BLE001 - a truncated or outdated file: built again below
+            log.warning("model monitor: the cached reference %s could not be read; building it again", name)
     v = tables.validation_predictions.c
     served = served_predictions(current_rows(conn, tables.validation_predictions, where=[v.horizon_days == horizon]))
     first, last = min(served), max(served)
     panel = history_panel(conn, last, horizon)
     panel = panel.assign(traded=panel["volume"].fillna(0) > 0)
+    closes = price_panel(conn, outcomes_end(conn, last, horizon), since=first)
     data = {"first": first, "last": last,
             "inputs": panel[(panel["date"] >= first)][["symbol", "date", "traded", *FEATURE_NAMES]].reset_index(drop=True),
             "scores": pd.DataFrame([(d, r["score"]) for d, by in served.items() for r in by.values()
                                     if r["score"] is not None], columns=["date", "score"]),
-            "outcomes": _outcomes(served, panel[["symbol", "date", "close"]], horizon)}
+            "outcomes": _outcomes(served, closes[["symbol", "date", "close"]], horizon)}
     if cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        partial = cache_dir / f".{name}.{os.getpid()}"
-        with open(partial, "wb") as handle:
-            pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        handle, partial = tempfile.mkstemp(dir=cache_dir, prefix=f".{name}.")
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(data, out, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(partial, cache_dir / name)
-        for old in cache_dir.glob("monitor-reference-*.pkl"):
+        for old in cache_dir.glob(f"{prefix}*.pkl"):
             if old.name != name:
                 old.unlink(missing_ok=True)
     return data

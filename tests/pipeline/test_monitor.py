@@ -105,6 +105,12 @@ def test_the_short_window_sees_a_sudden_shift_and_activity_is_a_check_of_its_own
     assert rsi.level == ALERT and rsi.figures["window_days"] == 5
     assert rsi.figures["windows"]["20"]["level"] != ALERT  # the 20-day window alone would still wait
     assert checks[monitor.ACTIVITY].level == ALERT and checks[monitor.ACTIVITY].figures["value"] == 1.0
+    # a market where every name always traded: one suspended name is no change of activity
+    always = reference.assign(traded=True)
+    one_out = current.assign(traded=True)
+    one_out.loc[(one_out["date"] == days[-1]) & (one_out["symbol"] == "S0"), "traded"] = False
+    activity = {c.check_name: c for c in monitor.input_checks(always, one_out, days[-1], t)}[monitor.ACTIVITY]
+    assert activity.figure == 0.0 and activity.level == OK  # beyond the record's range, but by one name in 60
 
 
 def test_alert_only_after_the_persistence_days() -> None:
@@ -252,6 +258,10 @@ def test_the_reference_is_read_from_its_cache_until_the_record_changes(
         again, _ = monitor.day_checks(conn, LIVE[0], t, cache_dir=cache)
     assert [(c.check_name, c.level, c.figure) for c in again] == [(c.check_name, c.level, c.figure) for c in built]
     monkeypatch.undo()
+    kept.write_bytes(b"not a pickle")  # a damaged file is built again, not a failing stage
+    with service_engine(settings).connect() as conn:
+        assert [c.figure for c in monitor.day_checks(conn, LIVE[0], t, cache_dir=cache)[0]] == [c.figure for c in built]
+    assert kept.read_bytes() != b"not a pickle"
     # a correction of a price inside the record changes the reference: it is rebuilt, the old file replaced
     with service_engine(settings).begin() as conn:
         e = tables.eod_prices.c
