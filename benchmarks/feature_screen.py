@@ -10,7 +10,7 @@ tool for confirming, on a span the choice never saw (docs/model.md says which is
 
     python benchmarks/feature_screen.py                      # the third round's variants, NSE 2008-2011
     python benchmarks/feature_screen.py --round four --jobs 2  # the fourth round's
-    python benchmarks/feature_screen.py --round nine --jobs 2  # a learned layer 1 (docs/model.md)
+    python benchmarks/feature_screen.py --round nine --jobs 2  # a learned layer 1 (docs/model-appendix-rounds.md)
     python benchmarks/feature_screen.py --jobs 16 --variant 'mine momentum_20=r60 cfg:full_rounds=200'
 
 A variant is `NAME SLOT=CANDIDATE ... +CANDIDATE ... cfg:FIELD=JSON ... p:PARAM=JSON`; swaps
@@ -43,7 +43,7 @@ import pandas as pd  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model_quality import SHARED_DATA, daily_ic, three_class  # noqa: E402
 
-# Round three (docs/model.md): where the market's move of the day goes, and what else the
+# Round three (docs/model-appendix-rounds.md): where the market's move of the day goes, and what else the
 # reference has that the registry has not.
 DEFAULT_VARIANTS = [
     "core14-v3",
@@ -65,7 +65,7 @@ DEFAULT_VARIANTS = [
 ]
 
 
-# Round four (docs/model.md): on price files the two sentiment slots are constant 0, so
+# Round four (docs/model-appendix-rounds.md): on price files the two sentiment slots are constant 0, so
 # filling them is adding inputs: the reference's, and more of the market's move (the most
 # liquid names', the last five days', the move a stale price has not followed yet).
 ROUND_FOUR = [
@@ -83,7 +83,7 @@ ROUND_FOUR = [
     "rounds-100 cfg:full_rounds=100",
 ]
 
-# Round five (docs/model.md): what the day's bar says beyond close_location and the range
+# Round five (docs/model-appendix-rounds.md): what the day's bar says beyond close_location and the range
 # (where yesterday's close sits in today's range, the gap to the day's low and high, the
 # price level that sets how large one tick is, yesterday's close location, a five-day
 # stochastic, the last bar with trades for a day without), the move against its own
@@ -107,7 +107,7 @@ ROUND_FIVE = [
     "plus-last-bar sentiment=last_bar_location market_sentiment=last_bar_range",
     "plus-last-location-days sentiment=last_bar_location market_sentiment=days_since_trade",
 ]
-# Round six (docs/model.md): the earlier rounds' candidates one at a time were flat, each
+# Round six (docs/model-appendix-rounds.md): the earlier rounds' candidates one at a time were flat, each
 # within one year's standard error; here the best of them go in together (the gaps, the
 # liquid names' return, refit every 60 days). `+NAME` adds an input beyond the registry's
 # 14 (the walk-forward takes any list), so the reference's inputs the registry lacks can
@@ -127,7 +127,7 @@ ROUND_SIX = [
     "liquid-gap-high-for-zv-m20 zero_volume_share_20=liquid_return momentum_20=gap_high",
     "liquid-gaps-for-zv-m20-vol zero_volume_share_20=liquid_return momentum_20=gap_low volatility_20=gap_high",
 ]
-# Round seven (docs/model.md): the market indices the exchange's files carry beside the
+# Round seven (docs/model-appendix-rounds.md): the market indices the exchange's files carry beside the
 # equities (NASI and the NSE 20 from the closes; FTSE NSE Kenya 15, from 2012, with an
 # intraday range from 2014), in the sentiment slots. The FTSE index's return adds to a
 # forecast of the next day's breadth what breadth does not say, so it is screened where
@@ -139,7 +139,7 @@ ROUND_SEVEN = [
     "plus-fnk15-return-location sentiment=index_return_FNK15 market_sentiment=index_location_FNK15",
     "plus-nasi-return sentiment=index_return_NASI",
 ]
-# Round nine (docs/model.md): can layer 1 carry what the 14 inputs leave out? Layer 1 as a
+# Round nine (docs/model-appendix-rounds.md): can layer 1 carry what the 14 inputs leave out? Layer 1 as a
 # learned, pooled model of the instrument's own window (`learned_p_up_own`: every
 # own-instrument candidate) or of its window and the market's (`learned_p_up_all`: every
 # candidate), trained like the plain reference (`learned_layer1`), in layer 1's slot, so the

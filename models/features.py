@@ -20,7 +20,7 @@ import pandas as pd
 from market.liquidity import spread_series
 
 FEATURE_SET = "core14-v3"  # v2: close_location for momentum_60, spread_pct falls back to the range proxy;
-# v3: market_breadth for bollinger_bandwidth (docs/model.md, third screening round)
+# v3: market_breadth for bollinger_bandwidth (docs/model-appendix-rounds.md, third screening round)
 
 
 def rsi_14(p: pd.DataFrame) -> pd.Series:

@@ -14,7 +14,7 @@ Backends:
   the instrument's own continuation or reversal rate (in a thin market, how strongly its
   bid-ask bounce undoes a move), which the risk model's other inputs, pooled over every
   instrument, do not carry. v1 was the unconditional share of rising moves in the window;
-  v2 was chosen on the NSE early span (scored 2008-2011, docs/model.md).
+  v2 was chosen on the NSE early span (scored 2008-2011, docs/model-appendix-rounds.md).
 """
 from __future__ import annotations
 

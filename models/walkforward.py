@@ -10,7 +10,7 @@ the model can be warm-started: boosting continues from the previous booster for
 window. The default is `warm_rounds=0`: between full refits the booster is kept as it is
 and only the rolling calibration below follows the newest days (on the NSE early span the
 warm starts, 20 rounds every 5 days, over-fitted the latest 250 days: binary 59.09% with
-them, 59.85% without, and the walk-forward costs less; docs/model.md). At each full refit Optuna can tune the
+them, 59.85% without, and the walk-forward costs less; docs/model-appendix-rounds.md). At each full refit Optuna can tune the
 hyperparameters on inner walk-forward folds of the training window, within a trial and
 time budget. Everything is seeded and single-threaded per fit, so a run is repeatable
 bit for bit.
@@ -49,7 +49,7 @@ class WalkForwardConfig:
     embargo_days: int = 1
     full_rounds: int = 150
     # 0: no warm start, the booster is kept until the next full refit (chosen on the NSE
-    # early span, docs/model.md: 20 rounds every 5 days over-fitted the latest days).
+    # early span, docs/model-appendix-rounds.md: 20 rounds every 5 days over-fitted the latest days).
     warm_rounds: int = 0
     warm_window_days: int = 250
     tune_trials: int = 0
@@ -63,7 +63,7 @@ class WalkForwardConfig:
     calibrate: bool = True
     # Share of the newest moved training rows the booster's own Platt scaling holds out,
     # and whether to fit the return regressor. Chosen on the NSE early span (scored
-    # 2008-2011, docs/model.md): the classifier sees every moved row (0: binary 58.84%
+    # 2008-2011, docs/model-appendix-rounds.md): the classifier sees every moved row (0: binary 58.84%
     # against 57.93% with a 20% hold-out) and no regressor (the predicted return comes
     # from the calibrated probabilities; blocks before any calibration predict 0 and use
     # the booster's uncalibrated probability).
