@@ -44,7 +44,7 @@ def validate_all(market, raw: bool) -> dict:  # noqa: ANN001
         if raw:
             served = replace(served, bars=[{**b, "status": "" if b["status"] == CONFIRMED_MOVE else b["status"]}
                                            for b in served.bars if b["status"] != ABSENT_STATUS])
-        quotes, notices = parse_trade_quotes(pages.trade_quotes_page(served, currency=market.currency))
+        quotes, notices, _ = parse_trade_quotes(pages.trade_quotes_page(served, currency=market.currency))
         securities = parse_securities(pages.securities_page(served))
         verdict = validate_day(day, quotes.page_date, quotes.rows, notices.rows, securities.rows, known, previous, 0.5)
         errors = quotes.errors + notices.errors + securities.errors + verdict.errors

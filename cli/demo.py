@@ -134,7 +134,18 @@ def _track_record_line(settings: Settings) -> str:
             f"{pct(record['total_return'])}, Sharpe {num(record['sharpe'])}, max drawdown {pct(record['max_drawdown'])}, "
             f"turnover {num(record.get('annual_turnover'))}x a year, costs {costs.get('total', 0):,.2f}; equal-weighted "
             f"liquid universe {pct(bench.get('total_return'))}, information ratio {num(bench.get('information_ratio'))}, "
-            f"beta {num(bench.get('beta'))} (GET /api/ai-portfolio/track-record)")
+            f"beta {num(bench.get('beta'))}{_index_part(record, pct, num)} (GET /api/ai-portfolio/track-record)")
+
+
+def _index_part(record: dict, pct, num) -> str:  # noqa: ANN001 - the two formatters above
+    """The market index benchmark's part of the demo's track-record line, where there is one."""
+    index = record["benchmarks"].get("index")
+    if not index:
+        return ""
+    source = record.get("index_source")
+    name = "the service's cap-weighted index" if source == "cap_weighted" else f"the index {source}"
+    return (f"; {name} {pct(index.get('total_return'))}, information ratio {num(index.get('information_ratio'))}, "
+            f"beta {num(index.get('beta'))}")
 
 
 def _reports(settings: Settings, calendar: TradingCalendar) -> Iterator[str]:

@@ -171,7 +171,8 @@ def import_files(
     for copy in report.repeated_days:
         typer.echo(f"left out: {copy}")
     if report.indices:
-        typer.echo(f"left out: market indices {', '.join(report.indices)} (index levels, not securities)")
+        typer.echo(f"left out: market indices {', '.join(report.indices)} (index levels, not securities); "
+                   f"{report.index_levels_inserted} levels stored as the market's benchmark (index_levels)")
     for bad in report.bad_rows[:20]:
         typer.echo(f"bad row: {bad}")
     if len(report.bad_rows) > 20:

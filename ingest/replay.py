@@ -16,7 +16,9 @@ What the replay serves, and the rules it follows:
   from the files, all on the MAIN board, sector unknown; the currency is the format's
   (KES for NSE) unless given (`source_currency`).
 - Market indices in the files (the NSE's ^NASI, ^N20I, ...) are not securities: they are
-  left out of every page and listed in `source.indices`.
+  left out of the quotes and listed in `source.indices`; their levels (the file's close)
+  are served in the trade-quotes page's index table, as an exchange publishes them, and
+  T0 stores them as the market's benchmark (`index_levels`).
 - What the files lack is served as missing ('-' on the page, NULL in the store), never
   invented: open, bid, ask, trades, value traded where the format has none;
   fundamentals (the table is served empty); news and disclosures (see below).
@@ -121,7 +123,9 @@ class ReplayMarket:
         if day not in self._recent:
             i = self._index[day]
             self._recent[day] = SimulatedDay(day=day, index=i, bars=self._bars(i), notices=self._notices(i),
-                                             fundamentals=[], securities=self._securities(i), events=[])
+                                             fundamentals=[], securities=self._securities(i), events=[],
+                                             indices=[{"symbol": k, "level": v}
+                                                      for k, v in sorted(self._index_levels.get(day, {}).items())])
             while len(self._recent) > RECENT_DAYS:
                 self._recent.popitem(last=False)
         return self._recent[day]
@@ -134,6 +138,7 @@ class ReplayMarket:
     def _load(self, files: list[Path]) -> None:
         read = READERS[self.source.format]
         items: list[dict] = []
+        self._index_levels: dict[date, dict[str, float]] = {}  # day -> index -> level (the file's close)
         seen: set[tuple[str, date]] = set()
         names: dict[str, tuple[date, str]] = {}
         for file in files:
@@ -143,6 +148,8 @@ class ReplayMarket:
                     continue
                 if is_index(item["symbol"]):
                     self.source.indices.add(item["symbol"])
+                    if item.get("close") is not None and item["close"] > 0:
+                        self._index_levels.setdefault(item["trading_date"], {}).setdefault(item["symbol"], float(item["close"]))
                     continue
                 key = (item["symbol"], item["trading_date"])
                 if key in seen:
@@ -156,6 +163,7 @@ class ReplayMarket:
         copies = repeated_days(items)
         self.source.repeated_days = describe_repeated(copies)
         items = [item for item in items if item["trading_date"] not in copies]
+        self._index_levels = {d: levels for d, levels in self._index_levels.items() if d not in copies}
         if not items:
             problem = f" (first problem: {self.source.bad_rows[0]})" if self.source.bad_rows else ""
             raise InvalidInputError(f"{self.source.path} holds no readable {self.source.format} rows{problem}")

@@ -175,6 +175,10 @@ class Settings(BaseSettings):
     notify_urls: list[str] = Field(
         default_factory=list, description="Apprise URLs (a JSON list, e.g. [\"mailto://...\", \"tgram://...\"]) that "
                                           "also get a message for each model monitor ALERT; empty: webhook only.")
+    benchmark_index: str | None = Field(
+        default=None, description="The stored index (index_levels, e.g. ^NASI) the track record compares with where "
+                                   "the store holds several; unset: the one with levels on the most of the span's "
+                                   "days. Without stored levels: the service's cap-weighted index.")
     monitor_window_days: int = Field(
         default=20, ge=1, description="Trading days of live inputs and Scores the model monitor pools against the "
                                       "validation record (docs/monitoring.md).")

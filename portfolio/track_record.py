@@ -26,9 +26,10 @@ The benchmarks (`equal_weight_liquid`, `index_returns`):
   entry gates (market/liquidity.py) on the last trading day before it, bought in equal
   amounts and held through the month (untraded days at the last close), rebalanced
   monthly; no costs (a benchmark is what the market gave, not a strategy);
-- the market's index: the service's capitalisation-weighted index (`cap_weighted_index`,
-  the day's change as views/breadth.py defines it) or the index levels a replayed file
-  carries (the NSE's NASI, `index_returns`), as daily returns.
+- the market's index: the levels the exchange publishes (or a replayed file carries, the
+  NSE's NASI) where the store holds them (`benchmark_index` says which, `index_returns`),
+  else the service's capitalisation-weighted index (`cap_weighted_index`, the day's change
+  as views/breadth.py defines it), as daily returns.
 """
 from __future__ import annotations
 
@@ -173,6 +174,21 @@ def cap_weighted_index(closes: pd.DataFrame, shares: pd.DataFrame) -> pd.Series:
         cap_before = float((before[usable] * held[usable]).sum())
         out[day] = float((now[usable] * held[usable]).sum()) / cap_before - 1 if cap_before > 0 else 0.0
     return pd.Series(out, dtype=float)
+
+
+def benchmark_index(levels: pd.DataFrame, first: Any, last: Any, preferred: str | None = None) -> str | None:
+    """Which of the stored index series (`levels`: symbol, date, level) is the market's
+    benchmark from `first` to `last`: `preferred` where it has levels in that span, else
+    the index with levels on the most of the span's days, then the most levels stored,
+    then by name. None without any level in the span."""
+    inside = levels[(levels["date"] >= first) & (levels["date"] <= last)]
+    if inside.empty:
+        return None
+    if preferred and preferred in set(inside["symbol"]):
+        return preferred
+    span = inside.groupby("symbol")["date"].nunique()
+    overall = levels.groupby("symbol")["date"].nunique()
+    return sorted(span.index, key=lambda s: (-span[s], -overall[s], s))[0]
 
 
 def index_returns(levels: pd.Series) -> pd.Series:

@@ -100,11 +100,13 @@ def equity_curve(days: Sequence[date], equity: Sequence[float], liquid: Sequence
 
 @_in_report_type
 def against_benchmarks(days: Sequence[date], book: Sequence[float], benchmarks: dict[str, Sequence[float]],
-                       drawdown: Sequence[float], width: float) -> Drawing:
+                       drawdown: Sequence[float], width: float, index_name: str | None = None) -> Drawing:
     """The book's cumulative return beside each benchmark's (percent), and its drawdown
-    from the running peak shaded below."""
+    from the running peak shaded below. `index_name`: which index `index` is (a published
+    index's symbol, or cap_weighted)."""
     figure, axes = _figure(width)
-    names = {"equal_weight_liquid": "Equal-weighted liquid", "index": "Index"}
+    index = "Index (cap-weighted)" if index_name == "cap_weighted" else f"Index ({index_name})" if index_name else "Index"
+    names = {"equal_weight_liquid": "Equal-weighted liquid", "index": index}
     colours = [PALETTE["teal"], PALETTE["amber"], PALETTE["grey"]]
     axes.plot(days, [100 * v for v in book], color=PALETTE["navy"], linewidth=1.6, label="AI portfolio")
     for (name, series), colour in zip(benchmarks.items(), colours):

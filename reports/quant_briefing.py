@@ -143,9 +143,17 @@ def _track_record(record: dict[str, Any]) -> list[Flowable]:
     note = text(f"{record['days']} executed days from {record['first']} to {record['last']}, {record.get('trades', 0)} "
                 "fills. Orders decided after a close fill in the next session at the ask or the bid (else half the "
                 "range), plus square-root impact and fees, at most 25% of the session's volume. Benchmarks: the names "
-                "that passed the entry gates at each month's start, held equally; the service's capitalisation-weighted "
-                "index. Statistics: empyrical-reloaded, 250 trading days a year, no risk-free rate.", SMALL)
+                f"that passed the entry gates at each month's start, held equally; {index_label(record)}. "
+                "Statistics: empyrical-reloaded, 250 trading days a year, no risk-free rate.", SMALL)
     return section("Track record", note, data_table(["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"], rows))
+
+
+def index_label(record: dict[str, Any]) -> str:
+    """What the `index` benchmark is (views/track_record.py: `index_source`)."""
+    source = record.get("index_source")
+    if source == "cap_weighted":
+        return "the service's capitalisation-weighted index"
+    return f"the exchange's published index {source}" if source else "no index (none published, no shares outstanding)"
 
 
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -156,7 +164,8 @@ def _against_benchmarks(series: dict[str, Any], width: float) -> list[Flowable]:
     if len(series.get("days", [])) < 2:
         return section("Against the benchmarks", notice("fewer than two executed days: nothing to compare yet"))
     chart = charts.against_benchmarks([date.fromisoformat(d) for d in series["days"]], series["book"],
-                                      series["benchmarks"], series["drawdown"], width)
+                                      series["benchmarks"], series["drawdown"], width,
+                                      index_name=series.get("index_source"))
     by_year: dict[int, dict[int, float]] = {}
     for m in series["monthly"]:
         by_year.setdefault(m["year"], {})[m["month"]] = m["return"]

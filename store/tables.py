@@ -476,6 +476,18 @@ monitor_checks = history_table(
     Column("figures", JSONDocument, nullable=False, default=dict),
 )
 
+# The market's own indices (sql/*/0017): the levels the exchange's page or a replayed
+# file publishes, the track record's market benchmark (views/track_record.py).
+index_levels = history_table(
+    "index_levels",
+    ("symbol", "trading_date"),
+    Column("symbol", Text(), nullable=False),
+    Column("trading_date", Date(), nullable=False),
+    Column("level", Double(), nullable=False),
+    Column("source", Text(), nullable=False),
+    Column("delivery_id", BigInteger()),
+)
+
 ingest_failures = history_table(
     "ingest_failures",
     ("source_kind", "source_url", "trading_date", "reason"),

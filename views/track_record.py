@@ -7,9 +7,12 @@ splits the days replayed on the validation record from the live ones; costs are
 the parts each fill stored (spread, impact, fees) and turnover the value its trades moved.
 The benchmarks, over the same days: the equal-weighted liquid universe, from the stored
 closes, volumes and quotes (ADV_20 over each name's last 20 stored bars), and the
-market's index, the service's capitalisation-weighted index (the day's change as
-views/breadth.py defines it, from the stored closes and the shares outstanding the
-fundamentals reported), absent while no instrument has shares outstanding.
+market's index: the index levels the exchange published (`index_levels`, stored by T0
+and the file importer; `MARKETINTEL_BENCHMARK_INDEX` names which where there are several,
+else `portfolio.track_record.benchmark_index` chooses), else the service's
+capitalisation-weighted index (the day's change as views/breadth.py defines it, from the
+stored closes and the shares outstanding the fundamentals reported), absent while neither
+exists. `index_source` says which: the index's symbol, or `cap_weighted`.
 """
 from __future__ import annotations
 
@@ -21,7 +24,9 @@ import pandas as pd
 from sqlalchemy import Connection, select
 
 from portfolio import ledger
-from portfolio.track_record import cap_weighted_index, daily_returns, equal_weight_liquid, statistics
+from market.settings import get_settings
+from portfolio.track_record import (benchmark_index, cap_weighted_index, daily_returns, equal_weight_liquid, index_returns,
+                                    statistics)
 from market.clock import exchange_date
 from store import tables
 from store.splits import stored_splits
@@ -46,13 +51,14 @@ def ai_track_series(conn: Connection, starting_cash: float) -> dict[str, Any]:
     if len(dates) < 2:
         return {"days": [], "book": [], "benchmarks": {}, "drawdown": [], "monthly": []}
     growth = (1 + returns).cumprod()
+    series_by_name, index_source = _benchmarks(conn, dates)
     benchmarks = {name: ((1 + series.reindex(dates).fillna(0.0)).cumprod() - 1).round(6).tolist()
-                  for name, series in _benchmarks(conn, dates).items()}
+                  for name, series in series_by_name.items()}
     drawdown = (growth / growth.cummax() - 1).round(6)
     index = pd.to_datetime(pd.Index(dates))
     monthly = (1 + pd.Series(returns.to_numpy(), index=index)).groupby([index.year, index.month]).prod() - 1
     return {"days": [d.isoformat() for d in dates], "book": (growth - 1).round(6).tolist(), "benchmarks": benchmarks,
-            "drawdown": drawdown.tolist(),
+            "index_source": index_source, "drawdown": drawdown.tolist(),
             "monthly": [{"year": int(y), "month": int(m), "return": round(float(r), 6)} for (y, m), r in monthly.items()]}
 
 
@@ -69,10 +75,11 @@ def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
         costs["fees"] += float(t["fees"])
         costs["spread"] += float(Decimal(parts.get("spread", "0")))
         costs["impact"] += float(Decimal(parts.get("impact", "0")))
-    benchmarks = _benchmarks(conn, dates)
+    benchmarks, index_source = _benchmarks(conn, dates)
     out = statistics(returns, benchmarks, traded_value=traded,
                      mean_equity=float(pd.Series([r["equity"] for r in curve]).mean()), costs=costs)
     out["trades"] = len(trades)
+    out["index_source"] = index_source
     out["records"] = _by_record(conn, returns, benchmarks, trades)
     return out
 
@@ -141,24 +148,38 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
     traded = sum(float(t["price"] * int(t["quantity"])) for t in trades)
     fees = sum(float(t["fees"]) for t in trades)
     positive = [e for e in equity if e > 0]
-    out = statistics(returns, _benchmarks(conn, list(returns.index)), traded_value=traded,
+    benchmarks, index_source = _benchmarks(conn, list(returns.index))
+    out = statistics(returns, benchmarks, traded_value=traded,
                      mean_equity=float(pd.Series(positive).mean()) if positive else None,
                      costs={"fees": fees, "spread": 0.0, "impact": 0.0})
     out["trades"] = len(trades)
+    out["index_source"] = index_source
     return out
 
 
-def _benchmarks(conn: Connection, dates: list) -> dict[str, pd.Series]:
+def _benchmarks(conn: Connection, dates: list) -> tuple[dict[str, pd.Series], str | None]:
+    """The benchmarks' daily returns over `dates`, and which index `index` is (module docstring)."""
     c = tables.eod_prices.c
     rows = current_rows(conn, tables.eod_prices, where=[c.trading_date >= dates[0] - timedelta(days=60),
                                                          c.trading_date <= dates[-1]])
     if not rows:
-        return {}
+        return {}, None
     frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"}).sort_values(["symbol", "date"])
     for column in ("close", "volume", "bid", "ask", "high", "low"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     frame["adv_20"] = frame.groupby("symbol")["volume"].transform(lambda v: v.rolling(20, min_periods=20).mean())
     out = {"equal_weight_liquid": equal_weight_liquid(frame).reindex(dates).fillna(0.0)}
+    i = tables.index_levels.c
+    levels = pd.DataFrame(current_rows(conn, tables.index_levels, where=[i.trading_date >= dates[0] - timedelta(days=60),
+                                                                          i.trading_date <= dates[-1]]),
+                          columns=[x.name for x in tables.index_levels.c]).rename(columns={"trading_date": "date"})
+    chosen = benchmark_index(levels, dates[0], dates[-1], get_settings().benchmark_index) if len(levels) else None
+    if chosen is not None:
+        series = levels[levels["symbol"] == chosen].set_index("date")["level"]
+        # a day without a published level: no change (the index's last level stands)
+        out["index"] = index_returns(series.reindex(sorted(set(series.index) | set(dates))).ffill().dropna()
+                                     ).reindex(dates).fillna(0.0)
+        return out, chosen
     f = tables.fundamentals.c
     shares = pd.DataFrame(current_rows(conn, tables.fundamentals, where=[f.report_date <= dates[-1]]),
                           columns=[x.name for x in tables.fundamentals.c])
@@ -167,4 +188,5 @@ def _benchmarks(conn: Connection, dates: list) -> dict[str, pd.Series]:
         closes = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last")
         out["index"] = cap_weighted_index(closes, shares[["symbol", "report_date", "shares_outstanding"]]
                                           ).reindex(dates).fillna(0.0)
-    return out
+        return out, "cap_weighted"
+    return out, None

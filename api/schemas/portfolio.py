@@ -326,6 +326,9 @@ class TrackRecord(ApiModel):
     annual_turnover: float | None = None
     costs: CostsPaid | None = None
     benchmarks: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    index_source: str | None = Field(default=None, description=(
+        "What the `index` benchmark is: the symbol of the index the exchange published (stored by T0 or the file "
+        "importer, e.g. ^NASI), or cap_weighted (the service's capitalisation-weighted index); null without one."))
     trades: int | None = None
     records: dict[str, dict[str, Any]] | None = Field(default=None, description=(
         "The AI portfolio only: the same statistics over the days replayed on the validation record and over the "

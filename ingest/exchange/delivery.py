@@ -4,8 +4,8 @@ delivery manifest, and append the day to the store in one transaction.
 - Raw pages are kept under `<data_dir>/raw/<date>/<checksum>/` with `manifest.json`:
   content-addressed, so a re-run with the same content rewrites nothing different and a
   changed day lands beside the earlier one.
-- The `deliveries` row and the day's instruments, prices, fundamentals and notices are
-  written together or not at all. The instruments' currency is the one the trade-quotes
+- The `deliveries` row and the day's instruments, prices, fundamentals, notices and the
+  market's index levels (where the page publishes them) are written together or not at all. The instruments' currency is the one the trade-quotes
   page names in its money columns (`Value (KES)`), the home currency if it names none. The same content again adds nothing; different content
   for a past date becomes new versions.
 - A day that cannot be fetched or fails validation is recorded as a FAILED delivery with
@@ -44,6 +44,7 @@ class ScrapedDay:
     notices: ParsedPage
     fundamentals: ParsedPage
     securities: ParsedPage
+    indices: ParsedPage = field(default_factory=ParsedPage)
 
     @property
     def checksum(self) -> str:
@@ -86,8 +87,8 @@ def scrape_day(client: ExchangeClient, day: date, page_attempts: int = 3) -> Scr
                 log.warning("%s for %s incomplete (attempt %d of %d): %s", name, day, attempt, page_attempts, exc)
                 if attempt == page_attempts:
                     raise IncompletePageError(f"{exc.detail} on all {page_attempts} attempts") from exc
-    quotes, notices = parsed["trade_quotes"]
-    return ScrapedDay(day, fetched, quotes, notices, parsed["fundamentals"], parsed["securities"])
+    quotes, notices, indices = parsed["trade_quotes"]
+    return ScrapedDay(day, fetched, quotes, notices, parsed["fundamentals"], parsed["securities"], indices)
 
 
 def deliver_day(engine: Engine, settings: Settings, day: date, client: ExchangeClient, source: str = "exchange") -> DeliveryReport:
@@ -106,9 +107,11 @@ def deliver_day(engine: Engine, settings: Settings, day: date, client: ExchangeC
     if repeats:  # the same announcement shown again: neither checked nor stored as the day's own
         scraped.notices.rows = [n for n in scraped.notices.rows if all(n is not r for r, _ in repeats)]
     closes = {symbol: row["close"] for symbol, row in previous[1].items()} if previous else {}
-    parse_errors = scraped.quotes.errors + scraped.notices.errors + scraped.fundamentals.errors + scraped.securities.errors
+    parse_errors = (scraped.quotes.errors + scraped.notices.errors + scraped.fundamentals.errors
+                    + scraped.securities.errors + scraped.indices.errors)
     verdict = validate_day(day, scraped.quotes.page_date, scraped.quotes.rows, scraped.notices.rows,
-                           scraped.securities.rows, known, closes, settings.price_band, previous_day=previous)
+                           scraped.securities.rows, known, closes, settings.price_band, previous_day=previous,
+                           indices=scraped.indices.rows)
     verdict.warnings[:0] = [f"{n['symbol']}: {n['kind']} notice repeats the one stored for {first.isoformat()} (same "
                             "amount and detail): left out, not stored again" for n, first in repeats]
     errors = parse_errors + verdict.errors
@@ -116,7 +119,7 @@ def deliver_day(engine: Engine, settings: Settings, day: date, client: ExchangeC
         "MAIN": sum(1 for r in scraped.quotes.rows if r["board"] == "MAIN"),
         "JUNIOR": sum(1 for r in scraped.quotes.rows if r["board"] == "JUNIOR"),
         "notices": len(scraped.notices.rows), "fundamentals": len(scraped.fundamentals.rows),
-        "securities": len(scraped.securities.rows),
+        "securities": len(scraped.securities.rows), "indices": len(scraped.indices.rows),
     }
     manifest = {
         "trading_date": day.isoformat(), "source": client.base_url, "status": "FAILED" if errors else "COMPLETE",
@@ -165,6 +168,10 @@ def _store_day(conn: Connection, day: date, s: ScrapedDay, manifest: dict, snaps
          "detail": {"text": n["detail"]}, "source": source}
         for n in s.notices.rows
     ]).inserted
+    inserted["index_levels"] = append_history(conn, tables.index_levels, [
+        {"symbol": x["symbol"], "trading_date": day, "level": x["level"], "delivery_id": delivery_id, "source": source}
+        for x in s.indices.rows
+    ], scope=[tables.index_levels.c.trading_date == day]).inserted
     return inserted
 
 

@@ -58,9 +58,10 @@ _QUOTE_FIELDS = {
 }
 
 
-def parse_trade_quotes(html: str) -> tuple[ParsedPage, ParsedPage]:
-    """(quotes of every board, market notices). Raises IncompletePageError when the page
-    is cut short, a board is missing or a table holds fewer rows than it declares."""
+def parse_trade_quotes(html: str) -> tuple[ParsedPage, ParsedPage, ParsedPage]:
+    """(quotes of every board, market notices, the market's index levels: symbol, level;
+    a page without an index table has none). Raises IncompletePageError when the page is
+    cut short, a board is missing or a table holds fewer rows than it declares."""
     if 'class="report-end"' not in html:
         raise IncompletePageError("trade-quotes page is truncated (no end-of-report marker)")
     root = lxml.html.fromstring(html)
@@ -78,7 +79,12 @@ def parse_trade_quotes(html: str) -> tuple[ParsedPage, ParsedPage]:
     if notices_table is not None:
         fields = {"Symbol": ("symbol", str), "Notice": ("kind", str), "Amount": ("amount", number), "Detail": ("detail", str)}
         notices.rows = _table_rows(notices_table, fields, notices.errors, "notices", notices)
-    return quotes, notices
+    indices_table = _find_table(root, '@class="indices"')
+    indices = ParsedPage(page_date=quotes.page_date)
+    if indices_table is not None:
+        indices.rows = _table_rows(indices_table, {"Index": ("symbol", str), "Level": ("level", number)},
+                                   indices.errors, "indices", indices)
+    return quotes, notices, indices
 
 
 def parse_fundamentals(html: str) -> ParsedPage:

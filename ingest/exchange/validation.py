@@ -145,10 +145,19 @@ def validate_day(
     previous_close: dict[str, float],
     price_band: float,
     previous_day: tuple[date, dict[str, dict]] | None = None,
+    indices: list[dict] = (),
 ) -> Verdict:
     """`previous_day`: the latest stored session before `day` and its rows by symbol, for
-    the stale-page rule (left out: the rule is not applied)."""
+    the stale-page rule (left out: the rule is not applied). `indices`: the market's index
+    levels the page publishes (symbol, level), each once, a level a positive number."""
     verdict = Verdict()
+    for symbol, count in Counter(x.get("symbol") for x in indices).items():
+        if count > 1:
+            verdict.errors.append(f"index {symbol}: {count} levels on one page (one per index and day)")
+    for x in indices:
+        level = x.get("level")
+        if not x.get("symbol") or level is None or not math.isfinite(level) or level <= 0:
+            verdict.errors.append(f"index {x.get('symbol') or '(no name)'}: level {level} is not a positive number")
     if page_date != day:
         verdict.errors.append(f"the trade-quotes page is for {page_date}, not {day.isoformat()}")
     if previous_day is not None:

@@ -11,8 +11,10 @@ Market indices in the files (`formats.is_index`: the NSE's `^NASI`, `^N20I`, FTS
 `^FNK15`, a generic file's `^`-prefixed symbols) are levels, not securities: stored as
 instruments they would be listed, priced, counted as untraded names in the breadth and
 the liquidity figures, scored and trained on (an "instrument" that moves every day with no
-volume). They are left out and named in `indices`, as the replay leaves them out
-(`ReplayMarket.source.indices`) and the benchmarks' frames do.
+volume). They are left out of the instruments and prices and named in `indices`, as the
+replay leaves them out (`ReplayMarket.source.indices`) and the benchmarks' frames do; their
+levels (the row's close) are stored in `index_levels`, the market's own benchmark series
+for the track record, as T0 stores the levels an exchange page publishes.
 """
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ class ImportReport:
     bad_rows: list[str] = field(default_factory=list)
     repeated_days: list[str] = field(default_factory=list)  # days left out as copies of the one before
     indices: list[str] = field(default_factory=list)  # market indices left out (levels, not securities)
+    index_levels_inserted: int = 0  # their levels, stored in index_levels
 
 
 def detect_format(path: Path) -> str:
@@ -101,6 +104,7 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
     names: dict[str, tuple] = {}
     seen: set[tuple] = set()
     indices: set[str] = set()
+    levels: dict[tuple, dict] = {}
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
         for item in READERS[fmt](file):
@@ -110,6 +114,11 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
             where = item.pop("_line")
             if is_index(item["symbol"]):
                 indices.add(item["symbol"])
+                if (item["trading_date"] not in copies and item.get("close") is not None and item["close"] > 0
+                        and (item["symbol"], item["trading_date"]) not in levels):
+                    levels[(item["symbol"], item["trading_date"])] = {
+                        "symbol": item["symbol"], "trading_date": item["trading_date"], "level": float(item["close"]),
+                        "source": source}
                 continue
             if item["trading_date"] in copies:
                 continue
@@ -128,6 +137,12 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
                 batch = []
     report.rows_inserted += _flush(engine, batch)
     report.indices = sorted(indices)
+    if levels:
+        with write_transaction(engine, f"import:{fmt}:index-levels") as conn:
+            c = tables.index_levels.c
+            days = [d for _, d in levels]
+            report.index_levels_inserted = append_history(conn, tables.index_levels, list(levels.values()), scope=[
+                c.trading_date.between(min(days), max(days)), c.symbol.in_(sorted(indices))]).inserted
     first_day: dict[str, object] = {}
     for symbol, day in seen:
         first_day[symbol] = min(day, first_day.get(symbol, day))

@@ -135,6 +135,7 @@ class SimulatedDay:
     fundamentals: list[dict]
     securities: list[dict]
     events: list[NewsEvent] = field(default_factory=list)
+    indices: list[dict] = field(default_factory=list)  # the market's published index levels: symbol, level
 
 
 class SimulatedMarket:

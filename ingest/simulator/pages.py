@@ -48,6 +48,11 @@ def trade_quotes_page(day: SimulatedDay, boards: list[str] | None = None, curren
             f'<table class="quotes" data-board="{board}" data-rows="{len(rows)}">\n'
             f"<thead><tr>{header}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n</section>"
         )
+    indices = ""
+    if day.indices:  # the market's own index levels, as the exchange publishes them (a replay's files carry them)
+        body = "\n".join(f"<tr><td>{escape(x['symbol'])}</td><td>{x['level']:,.4f}</td></tr>" for x in day.indices)
+        indices = (f'\n<section class="indices"><h2>Market Indices</h2>\n<table class="indices" data-rows="{len(day.indices)}">'
+                   f"<thead><tr><th>Index</th><th>Level</th></tr></thead>\n<tbody>\n{body}\n</tbody></table></section>")
     notices = "\n".join(
         f"<tr><td>{escape(n['symbol'])}</td><td>{n['kind']}</td><td>{money(n['amount'])}</td>"
         f"<td>{escape(n['detail'])}</td></tr>"
@@ -57,6 +62,7 @@ def trade_quotes_page(day: SimulatedDay, boards: list[str] | None = None, curren
         f"Daily Trade Quotes {day.day.isoformat()}",
         f'<p class="trading-date" data-date="{day.day.isoformat()}">Trading date: {day.day:%A %d %B %Y}</p>\n'
         + "\n".join(sections)
+        + indices
         + f'\n<section class="notices"><h2>Market Notices</h2>\n<table class="notices" data-rows="{len(day.notices)}">'
         "<thead><tr><th>Symbol</th><th>Notice</th><th>Amount</th><th>Detail</th></tr></thead>\n"
         f"<tbody>\n{notices}\n</tbody></table></section>\n"

@@ -149,7 +149,7 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     history = api.admin("GET", "/api/ai-portfolio/history").json()
     assert snake(ai["trades"]["nodes"]) == history["trades"] and snake(ai["days"]["nodes"]) == history["days"]
     track = snake(data(api, """{ aiPortfolio { trackRecord { days first last totalReturn annualReturn annualVolatility
-        sharpe sortino maxDrawdown calmar annualTurnover trades records
+        sharpe sortino maxDrawdown calmar annualTurnover trades records indexSource
         costs { fees spread impact total shareOfEquityPerYear }
         benchmarks { name totalReturn annualReturn excessAnnualReturn trackingError informationRatio beta alpha } } } }""",
                            key)["aiPortfolio"]["trackRecord"])

@@ -86,7 +86,8 @@ def test_a_day_that_copies_the_one_before_is_left_out_and_said(settings: Setting
     assert result.returncode == 0, result.stderr
     left_out = [line for line in result.stdout.splitlines() if line.startswith("left out: ")]
     assert left_out == ["left out: 2010-08-04: every traded row repeats 2010-08-03's verbatim; left out as a copy, "
-                        "not a session", "left out: market indices ^NASI (index levels, not securities)"]
+                        "not a session", "left out: market indices ^NASI (index levels, not securities); 3 levels "
+                        "stored as the market's benchmark (index_levels)"]  # not the copied day's
     assert "nse-daily: 5 files, 22 rows read, 22 inserted" in result.stdout  # the index's three rows are not read as prices
     prices = _prices(settings)
     assert {p["trading_date"] for p in prices} == {date(2010, 8, d) for d in (3, 5, 6, 9)}
@@ -176,13 +177,20 @@ def test_market_indices_are_left_out_and_named(settings: Settings, tmp_path: Pat
     _write(root / "2021" / "12" / "20211231.csv", _six_names(volume_of_last="800"))
     result = cli("import", str(root))
     assert result.returncode == 0, result.stderr
-    assert "left out: market indices ^FNK15, ^NASI (index levels, not securities)" in result.stdout
+    assert ("left out: market indices ^FNK15, ^NASI (index levels, not securities); 3 levels stored as the market's "
+            "benchmark (index_levels)") in result.stdout
     assert "nse-daily: 2 files, 14 rows read, 14 inserted, 7 instruments" in result.stdout
     engine = service_engine(settings)
     with engine.connect() as conn:
         symbols = {r["symbol"] for r in current_rows(conn, tables.instruments)}
     assert len(symbols) == 7 and not any(s.startswith("^") for s in symbols)
     assert not any(p["symbol"].startswith("^") for p in _prices(settings))
+    with engine.connect() as conn:  # their levels (the close) kept as the market's benchmark series
+        levels = {(r["symbol"], r["trading_date"], r["level"]) for r in current_rows(conn, tables.index_levels)}
+    assert levels == {("^NASI", date(2021, 12, 30), 150.1), ("^NASI", date(2021, 12, 31), 150.1),
+                      ("^FNK15", date(2021, 12, 30), 207.1)}
+    again = cli("import", str(root))
+    assert "0 levels stored" in again.stdout  # a re-import adds nothing
     from ingest.replay import ReplayMarket
 
     assert ReplayMarket(root).source.indices == {"^FNK15", "^NASI"}  # the replay's rule, the same

@@ -2,6 +2,7 @@
 T0 code (client, parsers, validation, delivery), on a generic OHLCV file written here and
 on a few real NSE days over real HTTP."""
 import os
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -85,6 +86,59 @@ def test_a_generic_csv_replays_through_t0_as_the_file_says(settings: Settings, o
     assert any(w.startswith("AAA: close 24.0 is 133% from the previous close 10.3, beyond the 50% band: accepted")
                for w in reports[-1].warnings)
     assert check_delivery(service_engine(settings), date(2021, 3, 5))["active_instruments"] == 3
+
+
+def test_a_replayed_index_is_published_on_the_page_stored_by_t0_and_is_the_track_records_benchmark(
+        settings: Settings, tmp_path: Path) -> None:
+    """The index levels a file carries are served in the page's index table, as an exchange
+    publishes them; T0 stores them (index_levels, with the day's delivery) and the track
+    record compares with that index rather than the service's own. A level that is not a
+    positive number refuses the day, as any bad cell does."""
+    from views.track_record import _benchmarks
+
+    path = tmp_path / "history" / "prices.csv"
+    path.parent.mkdir()
+    index = {"2021-03-01": 100.0, "2021-03-02": 101.0, "2021-03-04": 99.99, "2021-03-05": 102.0}
+    path.write_text(OHLCV + "".join(f"^ALL,{d},,,,{v},0,All Share\n" for d, v in index.items()))
+    market = ReplayMarket(path)
+    assert market.source.indices == {"^ALL"} and "^ALL" not in market.symbols
+    page = SimulatorSite(market, base_url="http://x").handle("GET", "/market/trade-quotes", "date=2021-03-02").body.decode()
+    assert 'class="indices"' in page and "^ALL" in page and "101.0000" in page
+    reports = backfill(service_engine(settings), settings, 4, date(2021, 3, 5), market)
+    assert [r.inserted["index_levels"] for r in reports] == [1, 1, 1, 1]
+    with service_engine(settings).connect() as conn:
+        stored = current_rows(conn, tables.index_levels)
+        deliveries = {r["trading_date"]: r["id"] for r in current_rows(conn, tables.deliveries)}
+        assert {(r["symbol"], r["trading_date"].isoformat()): r["level"] for r in stored} == {
+            ("^ALL", d): v for d, v in index.items()}
+        assert all(r["delivery_id"] == deliveries[r["trading_date"]] for r in stored)
+        benchmarks, source = _benchmarks(conn, [date(2021, 3, d) for d in (2, 4, 5)])
+    assert source == "^ALL"
+    assert benchmarks["index"].round(6).tolist() == [0.01, round(99.99 / 101 - 1, 6), round(102 / 99.99 - 1, 6)]
+    again = backfill(service_engine(settings), settings, 4, date(2021, 3, 5), market)
+    assert [r.inserted.get("index_levels", 0) for r in again] == [0, 0, 0, 0]
+
+
+def test_a_page_with_an_index_level_that_is_not_a_positive_number_is_refused() -> None:
+    from ingest.exchange.parsers import parse_trade_quotes
+    from ingest.exchange.validation import validate_day
+    from ingest.simulator import pages
+
+    market = SimulatedMarket(seed=7)
+    day = market.day(market.days[5])
+    for level, reason in ((0.0, "level 0.0 is not a positive number"), (-3.5, "level -3.5 is not a positive number")):
+        served = replace(day, indices=[{"symbol": "^ALL", "level": level}])
+        quotes, notices, indices = parse_trade_quotes(pages.trade_quotes_page(served))
+        assert indices.rows == [{"symbol": "^ALL", "level": level}]
+        verdict = validate_day(day.day, quotes.page_date, quotes.rows, notices.rows, day.securities,
+                               {b["symbol"] for b in day.bars}, {}, 0.5, indices=indices.rows)
+        assert f"index ^ALL: {reason}" in verdict.errors
+    twice = replace(day, indices=[{"symbol": "^ALL", "level": 1.0}, {"symbol": "^ALL", "level": 2.0}])
+    _, _, indices = parse_trade_quotes(pages.trade_quotes_page(twice))
+    assert "index ^ALL: 2 levels on one page (one per index and day)" in validate_day(
+        day.day, day.day, [], [], [], set(), {}, 0.5, indices=indices.rows).errors
+    plain = parse_trade_quotes(pages.trade_quotes_page(day))[2]
+    assert plain.rows == [] and plain.errors == []  # the simulator publishes no index: the track record uses its own
 
 
 def test_the_setting_makes_every_process_use_the_replay_calendar(settings: Settings, ohlcv: Path,
