@@ -26,6 +26,7 @@ MARKET = SimulatedMarket(seed=7, size=60)
 
 @pytest.fixture
 def site() -> SimulatorSite:
+    MARKET.day(DAY)  # simulated here (over a second on a loaded machine), not inside a request with a 0.5 s timeout
     return SimulatorSite(MARKET, published_through=DAY)
 
 
