@@ -5,8 +5,9 @@ A notification has a stable id (`<date>:analysis`, `<date>:trapped:<symbol>`,
 `<date>:task-failed:<dag>.<task>:<run>:<try>`), so recording it again is a
 no-op and a re-run never notifies twice (a notification, once stored, is never changed).
 Delivery is at least once: every attempt is a `notification_attempts` row, a notification
-with a DELIVERED attempt on the channel (`webhook:<url without query>`) is not sent again, and one whose attempts all failed is retried by the next delivery pass (the
-next run of the stage, or `marketintel notify deliver`).
+with a DELIVERED attempt on the channel (`webhook:<url without query>`) is not sent again,
+and one whose attempts all failed is retried by the next delivery pass (the next run of
+the stage, or `marketintel notify deliver`).
 
 The request: `POST <webhook_url>` with the notification as JSON and
 `X-Marketintel-Notification: <id>`, `X-Marketintel-Timestamp: <unix seconds>`,
@@ -15,6 +16,7 @@ The request: `POST <webhook_url>` with the notification as JSON and
 timestamps, which stops replays). Connection errors, timeouts, 408, 429 and 5xx are
 retried with exponential backoff; any other 4xx is final for that pass.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,9 +24,10 @@ import hmac
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 from sqlalchemy import Connection, Engine, func, select
@@ -51,8 +54,13 @@ class Notification:
     payload: dict[str, Any]
 
     def row(self) -> dict[str, Any]:
-        return {"notification_id": self.notification_id, "trading_date": self.trading_date, "kind": self.kind,
-                "severity": self.severity, "payload": {"title": self.title, **self.payload}}
+        return {
+            "notification_id": self.notification_id,
+            "trading_date": self.trading_date,
+            "kind": self.kind,
+            "severity": self.severity,
+            "payload": {"title": self.title, **self.payload},
+        }
 
 
 def record(conn: Connection, notifications: list[Notification]) -> int:
@@ -76,15 +84,18 @@ def webhook_target(settings: Settings) -> str | None:
     if not settings.webhook_url:
         return None
     if not settings.webhook_secret or not settings.webhook_secret.get_secret_value():
-        raise ConfigurationError("MARKETINTEL_WEBHOOK_URL is set without MARKETINTEL_WEBHOOK_SECRET; notifications "
-                                 "are signed, so set a secret the receiver shares")
+        raise ConfigurationError(
+            "MARKETINTEL_WEBHOOK_URL is set without MARKETINTEL_WEBHOOK_SECRET; notifications "
+            "are signed, so set a secret the receiver shares"
+        )
     if not settings.webhook_url.startswith(("http://", "https://")):
         raise ConfigurationError(f"MARKETINTEL_WEBHOOK_URL must be an http(s) URL, not '{settings.webhook_url}'")
     return settings.webhook_url
 
 
-def deliver_pending(engine: Engine, settings: Settings, trading_date: date | None = None,
-                    sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+def deliver_pending(
+    engine: Engine, settings: Settings, trading_date: date | None = None, sleep: Callable[[float], None] = time.sleep
+) -> dict[str, Any]:
     """Send every stored notification (of `trading_date`, or all) not yet delivered."""
     url = webhook_target(settings)
     if url is None:
@@ -92,9 +103,13 @@ def deliver_pending(engine: Engine, settings: Settings, trading_date: date | Non
     target = f"webhook:{_redacted(url)}"
     n = tables.notifications.c
     with engine.connect() as conn:
-        pending = [row for row in current_rows(conn, tables.notifications,
-                                               where=[n.trading_date == trading_date] if trading_date else None)
-                   if not _delivered(conn, row["notification_id"], target)]
+        pending = [
+            row
+            for row in current_rows(
+                conn, tables.notifications, where=[n.trading_date == trading_date] if trading_date else None
+            )
+            if not _delivered(conn, row["notification_id"], target)
+        ]
     delivered = failed = 0
     for row in sorted(pending, key=lambda r: r["id"]):
         if _send(engine, settings, url, target, row, sleep):
@@ -104,18 +119,27 @@ def deliver_pending(engine: Engine, settings: Settings, trading_date: date | Non
     return {"webhook": target, "delivered": delivered, "failed": failed}
 
 
-def _send(engine: Engine, settings: Settings, url: str, target: str, row: dict[str, Any],
-          sleep: Callable[[float], None]) -> bool:
-    body = json.dumps({k: row[k] for k in ("notification_id", "kind", "severity", "payload")}
-                      | {"title": row["payload"].get("title"),
-                         "trading_date": row["trading_date"].isoformat() if row["trading_date"] else None},
-                      sort_keys=True).encode()
+def _send(
+    engine: Engine, settings: Settings, url: str, target: str, row: dict[str, Any], sleep: Callable[[float], None]
+) -> bool:
+    body = json.dumps(
+        {k: row[k] for k in ("notification_id", "kind", "severity", "payload")}
+        | {
+            "title": row["payload"].get("title"),
+            "trading_date": row["trading_date"].isoformat() if row["trading_date"] else None,
+        },
+        sort_keys=True,
+    ).encode()
     secret = settings.webhook_secret.get_secret_value()  # type: ignore[union-attr] - checked by webhook_target
     delay = settings.webhook_backoff_seconds
     for attempt_of_pass in range(settings.webhook_retries + 1):
         stamp = str(int(time.time()))
-        headers = {"Content-Type": "application/json", ID_HEADER: row["notification_id"], TIMESTAMP_HEADER: stamp,
-                   SIGNATURE_HEADER: signature(secret, stamp, body)}
+        headers = {
+            "Content-Type": "application/json",
+            ID_HEADER: row["notification_id"],
+            TIMESTAMP_HEADER: stamp,
+            SIGNATURE_HEADER: signature(secret, stamp, body),
+        }
         status, error = None, None
         try:
             response = httpx.post(url, content=body, headers=headers, timeout=settings.webhook_timeout_seconds)
@@ -136,20 +160,38 @@ def _send(engine: Engine, settings: Settings, url: str, target: str, row: dict[s
     return False
 
 
-def _attempt(engine: Engine, notification_id: str, channel: str, status: str, http_status: int | None,
-             error: str | None) -> None:
+def _attempt(
+    engine: Engine, notification_id: str, channel: str, status: str, http_status: int | None, error: str | None
+) -> None:
     d = tables.notification_attempts.c
     with engine.begin() as conn:
         previous = conn.execute(select(func.max(d.attempt)).where(d.notification_id == notification_id)).scalar() or 0
-        append_history(conn, tables.notification_attempts, [{
-            "notification_id": notification_id, "channel": channel, "attempt": previous + 1, "status": status,
-            "response_code": http_status, "error": error}])
+        append_history(
+            conn,
+            tables.notification_attempts,
+            [
+                {
+                    "notification_id": notification_id,
+                    "channel": channel,
+                    "attempt": previous + 1,
+                    "status": status,
+                    "response_code": http_status,
+                    "error": error,
+                }
+            ],
+        )
 
 
 def _delivered(conn: Connection, notification_id: str, channel: str) -> bool:
     d = tables.notification_attempts.c
-    return conn.execute(select(func.count()).select_from(tables.notification_attempts).where(
-        d.notification_id == notification_id, d.channel == channel, d.status == "DELIVERED")).scalar() > 0
+    return (
+        conn.execute(
+            select(func.count())
+            .select_from(tables.notification_attempts)
+            .where(d.notification_id == notification_id, d.channel == channel, d.status == "DELIVERED")
+        ).scalar()
+        > 0
+    )
 
 
 def _redacted(url: str) -> str:

@@ -12,6 +12,7 @@ hold at most `research_quota_characters` of text in all (413 past it). The summa
 note mentions (and how each was matched), its sentiment with the scorer's label, and the
 sentences that carry the most sentiment.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,11 +21,11 @@ from pathlib import PurePath
 
 from sqlalchemy import Engine, func, select
 
+from ingest.mentions import InstrumentMatcher
+from ingest.text_sources import pdf_extractor
 from market.budget import Deadline
 from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
 from market.settings import Settings
-from ingest.mentions import InstrumentMatcher
-from ingest.text_sources import pdf_extractor
 from market.text import checked_text, printable
 from models.sentiment import SCORER_ID, key_sentences, score_text
 from store import tables
@@ -46,15 +47,18 @@ class NoteText:
     pages: int | None
 
 
-def read_note(settings: Settings, content: bytes, filename: str | None = None,
-              media_type: str | None = None) -> NoteText:
+def read_note(
+    settings: Settings, content: bytes, filename: str | None = None, media_type: str | None = None
+) -> NoteText:
     """The note's text: a PDF through the sandboxed extractor, plain text checked. Touches
     no database (the API reads uploads holding no database slot: api/routers/portfolio.py)."""
     name = PurePath(filename or "research note").name
     if not content:
         raise InvalidInputError(f"{name} is empty")
     if len(content) > settings.pdf_max_bytes:
-        raise PayloadTooLargeError(f"{name} is {len(content):,} bytes, more than the limit of {settings.pdf_max_bytes:,}")
+        raise PayloadTooLargeError(
+            f"{name} is {len(content):,} bytes, more than the limit of {settings.pdf_max_bytes:,}"
+        )
     kind, text, pages = _read(content, name, (media_type or "").split(";")[0].strip().lower(), settings)
     if not text.strip():
         raise InvalidInputError(f"{name} holds no readable text")
@@ -76,10 +80,19 @@ def file_note(engine: Engine, settings: Settings, note: NoteText, client_id: str
     deadline.check()
     sentiment = score_text(text)
     summary = {
-        "sha256": sha, "filename": name, "media_type": note.media_type, "pages": note.pages, "characters": len(text),
+        "sha256": sha,
+        "filename": name,
+        "media_type": note.media_type,
+        "pages": note.pages,
+        "characters": len(text),
         "instruments": [{"symbol": m.symbol, "matched_by": m.matched_by} for m in mentions],
-        "sentiment": {"score": sentiment.score, "label": sentiment.label, "scorer": SCORER_ID,
-                      "positive_hits": sentiment.positive, "negative_hits": sentiment.negative},
+        "sentiment": {
+            "score": sentiment.score,
+            "label": sentiment.label,
+            "scorer": SCORER_ID,
+            "positive_hits": sentiment.positive,
+            "negative_hits": sentiment.negative,
+        },
         "key_sentences": key_sentences(text, deadline=deadline),
     }
     with write_transaction(engine, f"research:{client_id or 'house'}") as conn:  # a client's notes one at a time
@@ -88,20 +101,53 @@ def file_note(engine: Engine, settings: Settings, note: NoteText, client_id: str
             return {**raced[0]["summary"], "id": raced[0]["id"], "already_stored": True}
         if client_id is not None:
             _within_quota(conn, settings, client_id, name, len(text))
-        append_history(conn, tables.research_notes, [{"content_sha256": sha, "client_id": client_id, "filename": name,
-                                                      "media_type": note.media_type, "body": text, "summary": summary}])
+        append_history(
+            conn,
+            tables.research_notes,
+            [
+                {
+                    "content_sha256": sha,
+                    "client_id": client_id,
+                    "filename": name,
+                    "media_type": note.media_type,
+                    "body": text,
+                    "summary": summary,
+                }
+            ],
+        )
         (stored_note,) = current_rows(conn, tables.research_notes, where=mine)
-        append_history(conn, tables.document_mentions, [
-            {"doc_kind": "RESEARCH", "doc_id": stored_note["id"], "symbol": m.symbol, "matched_by": m.matched_by}
-            for m in mentions])
-        append_history(conn, tables.sentiment_scores, [{"doc_kind": "RESEARCH", "doc_id": stored_note["id"],
-                                                        "scorer": SCORER_ID, "score": sentiment.score,
-                                                        "detail": sentiment.as_detail()}])
+        append_history(
+            conn,
+            tables.document_mentions,
+            [
+                {"doc_kind": "RESEARCH", "doc_id": stored_note["id"], "symbol": m.symbol, "matched_by": m.matched_by}
+                for m in mentions
+            ],
+        )
+        append_history(
+            conn,
+            tables.sentiment_scores,
+            [
+                {
+                    "doc_kind": "RESEARCH",
+                    "doc_id": stored_note["id"],
+                    "scorer": SCORER_ID,
+                    "score": sentiment.score,
+                    "detail": sentiment.as_detail(),
+                }
+            ],
+        )
     return {**summary, "id": stored_note["id"], "already_stored": False}
 
 
-def intake_research(engine: Engine, settings: Settings, content: bytes, filename: str | None = None,
-                    media_type: str | None = None, client_id: str | None = None) -> dict:
+def intake_research(
+    engine: Engine,
+    settings: Settings,
+    content: bytes,
+    filename: str | None = None,
+    media_type: str | None = None,
+    client_id: str | None = None,
+) -> dict:
     """`read_note` then `file_note`."""
     return file_note(engine, settings, read_note(settings, content, filename, media_type), client_id)
 
@@ -110,11 +156,15 @@ def _within_quota(conn, settings: Settings, client_id: str, name: str, character
     """A client's notes hold at most `research_quota_characters` of text in all (20 notes of
     999 KB once grew the store by 19 MB)."""
     c = tables.research_notes.c
-    used = conn.execute(select(func.coalesce(func.sum(func.length(c.body)), 0)).where(c.client_id == client_id)).scalar_one()
+    used = conn.execute(
+        select(func.coalesce(func.sum(func.length(c.body)), 0)).where(c.client_id == client_id)
+    ).scalar_one()
     quota = settings.research_quota_characters
     if used + characters > quota:
-        raise PayloadTooLargeError(f"{name} holds {characters:,} characters; with the {int(used):,} your notes already "
-                                   f"hold that is over your quota of {quota:,}")
+        raise PayloadTooLargeError(
+            f"{name} holds {characters:,} characters; with the {int(used):,} your notes already "
+            f"hold that is over your quota of {quota:,}"
+        )
 
 
 def _client_note(client_id: str | None, sha: str) -> list:
@@ -131,8 +181,10 @@ def _read(content: bytes, name: str, media_type: str, settings: Settings) -> tup
         return "application/pdf", printable(text.text), text.pages  # a PDF's own control characters are dropped
     if media_type in TEXT_TYPES or PurePath(name).suffix.lower() in TEXT_SUFFIXES or (not media_type and not looks_pdf):
         if len(content) > settings.research_text_max_bytes:
-            raise PayloadTooLargeError(f"{name} is {len(content):,} bytes of text, more than the limit of "
-                                       f"{settings.research_text_max_bytes:,} for a plain-text note")
+            raise PayloadTooLargeError(
+                f"{name} is {len(content):,} bytes of text, more than the limit of "
+                f"{settings.research_text_max_bytes:,} for a plain-text note"
+            )
         try:
             decoded = content.decode("utf-8")
         except UnicodeDecodeError:

@@ -10,6 +10,7 @@
 error or an empty answer falls back to the template, and the stored analysis names the
 writer that produced it and why the fallback was taken.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,7 +28,8 @@ SYSTEM_PROMPT = (
     "You are a market analyst writing the end-of-day note of a small stock exchange for portfolio managers. "
     "Write 4 short paragraphs: market breadth, the strongest model signals, notable news, the AI portfolio and "
     "model. Use only the facts in the JSON you are given; do not invent numbers, names or events; say when a "
-    "fact is missing. Plain text, no headings, at most 220 words. This is not investment advice.")
+    "fact is missing. Plain text, no headings, at most 220 words. This is not investment advice."
+)
 
 
 class Writer(Protocol):
@@ -56,18 +58,28 @@ class TemplateWriter:
     @staticmethod
     def _market(facts: dict[str, Any]) -> str:
         b = facts["breadth"]
-        lead = ("Advancers led" if b["advancers"] > b["decliners"] else
-                "Decliners led" if b["decliners"] > b["advancers"] else "Advancers and decliners were level")
-        return (f"Market on {facts['trading_date']}: {lead} with {b['advancers']} up, {b['decliners']} down and "
-                f"{b['unchanged']} unchanged of {b['traded']} stocks that traded; {b['not_traded']} did not trade. "
-                f"The service's capitalisation-weighted index moved {_pct(b['index_change_pct'])}.")
+        lead = (
+            "Advancers led"
+            if b["advancers"] > b["decliners"]
+            else "Decliners led"
+            if b["decliners"] > b["advancers"]
+            else "Advancers and decliners were level"
+        )
+        return (
+            f"Market on {facts['trading_date']}: {lead} with {b['advancers']} up, {b['decliners']} down and "
+            f"{b['unchanged']} unchanged of {b['traded']} stocks that traded; {b['not_traded']} did not trade. "
+            f"The service's capitalisation-weighted index moved {_pct(b['index_change_pct'])}."
+        )
 
     @staticmethod
     def _signals(facts: dict[str, Any]) -> str:
         if not facts["top_signals"]:
             return "Signals: the day is not scored yet."
-        top = "; ".join(f"{s['symbol']} (Score {s['score']:.1f}, {s['action']}, {s['tercile']}, predicted "
-                        f"{_pct(s['predicted_return'] * 100)})" for s in facts["top_signals"])
+        top = "; ".join(
+            f"{s['symbol']} (Score {s['score']:.1f}, {s['action']}, {s['tercile']}, predicted "
+            f"{_pct(s['predicted_return'] * 100)})"
+            for s in facts["top_signals"]
+        )
         avoid = ", ".join(f"{s['symbol']} (Score {s['score']:.1f})" for s in facts["avoid"]) or "none"
         return f"Top signals of {facts['scored']} scored instruments: {top}. AVOID: {avoid}."
 
@@ -75,8 +87,11 @@ class TemplateWriter:
     def _news(facts: dict[str, Any]) -> str:
         if not facts["news"]:
             return "News: no item naming a listed instrument was published today."
-        items = "; ".join(f"\"{n['title']}\" ({', '.join(n['symbols'])}, sentiment "
-                          f"{'n/a' if n['sentiment'] is None else format(n['sentiment'], '+.2f')})" for n in facts["news"])
+        items = "; ".join(
+            f'"{n["title"]}" ({", ".join(n["symbols"])}, sentiment '
+            f"{'n/a' if n['sentiment'] is None else format(n['sentiment'], '+.2f')})"
+            for n in facts["news"]
+        )
         return f"Notable news: {items}."
 
     @staticmethod
@@ -87,24 +102,34 @@ class TemplateWriter:
             moves = "The AI portfolio has not executed a day yet."
         else:
             orders = ", ".join(f"{o['side']} {o['quantity']:,} {o['symbol']}" for o in last["orders"]) or "no orders"
-            moves = (f"The AI portfolio holds {ai['positions']} positions going into today's execution; on "
-                     f"{last['trading_date']} it placed {orders} (equity {last['equity']:,.2f}).")
+            moves = (
+                f"The AI portfolio holds {ai['positions']} positions going into today's execution; on "
+                f"{last['trading_date']} it placed {orders} (equity {last['equity']:,.2f})."
+            )
         if ai["newly_trapped"]:
             moves += f" Newly TRAPPED at this close (no volume, no exit possible): {', '.join(ai['newly_trapped'])}."
         if model["model_id"] is None:
             return f"{moves} No model has scored the day."
-        trained = " (retrained for this day" + (", warm start)" if model.get("warm_start") else ", full refit)") \
-            if model["retrained"] else ""
+        trained = (
+            " (retrained for this day" + (", warm start)" if model.get("warm_start") else ", full refit)")
+            if model["retrained"]
+            else ""
+        )
         binary = model["live"].get("binary_accuracy")
         validation = model.get("validation", {})
         earlier = validation.get("binary_accuracy")
-        record = (f"live binary accuracy {binary['value'] * 100:.1f}% against a base rate of "
-                  f"{binary['base_rate'] * 100:.1f}% on {binary['sample_size']} predictions" if binary
-                  else "no live out-of-sample record yet")
+        record = (
+            f"live binary accuracy {binary['value'] * 100:.1f}% against a base rate of "
+            f"{binary['base_rate'] * 100:.1f}% on {binary['sample_size']} predictions"
+            if binary
+            else "no live out-of-sample record yet"
+        )
         if earlier and earlier["value"] is not None:
-            record += (f"; validation record (walk-forward, {validation['period_start']} to {validation['period_end']}) "
-                       f"{earlier['value'] * 100:.1f}% against {earlier['base_rate'] * 100:.1f}% on "
-                       f"{earlier['sample_size']} predictions")
+            record += (
+                f"; validation record (walk-forward, {validation['period_start']} to {validation['period_end']}) "
+                f"{earlier['value'] * 100:.1f}% against {earlier['base_rate'] * 100:.1f}% on "
+                f"{earlier['sample_size']} predictions"
+            )
         return f"{moves} Model {model['model_id']}{trained}: {record}; layer 1 {model['layer1_backend']}."
 
 
@@ -121,9 +146,14 @@ class ChatWriter:
 
     def write(self, facts: dict[str, Any]) -> str:
         headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
-        body = {"model": self.model, "temperature": 0, "messages": [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": json.dumps(facts, sort_keys=True)}]}
+        body = {
+            "model": self.model,
+            "temperature": 0,
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": json.dumps(facts, sort_keys=True)},
+            ],
+        }
         with httpx.Client(timeout=self.timeout, transport=self.transport) as client:
             response = client.post(self.url, json=body, headers=headers)
         response.raise_for_status()

@@ -1,8 +1,9 @@
 """The FastAPI application factory (`uvicorn api.app:create_app --factory`)."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
@@ -13,15 +14,17 @@ from api.edge import Edge
 from api.graphql.schema import graphql_router
 from api.openapi import install_openapi
 from api.problems import install_problem_handlers
-from api.security import check_in_handler_thread
 from api.routers import ai, analysis, keys, macro, market, portfolio, reports, suggestions
+from api.security import check_in_handler_thread
 from api.services import build_services
 from market.logging import configure_logging
 from market.settings import Settings, get_settings
 
 
 class Health(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"status": "ok", "database": "sqlite", "schema_current": True}]})
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"status": "ok", "database": "sqlite", "schema_current": True}]}
+    )
 
     status: str
     database: str
@@ -36,15 +39,28 @@ def create_app(settings: Settings | None = None, now: Callable[[], datetime] | N
     configure_logging(settings.log_level)
     # docs_url/redoc_url None: FastAPI's own pages load Swagger UI and ReDoc from a CDN; ours
     # (api/docs_pages.py) serve them from installed packages.
-    app = FastAPI(title="Market Intelligence Service", version="3.0.0", docs_url=None, redoc_url=None,
-                  description="Market data, two-layer predictions, the AI portfolio and client portfolios for one "
-                              "small stock exchange. Every request but /healthz carries `X-API-Key`; every error is "
-                              "RFC 9457 application/problem+json.")
+    app = FastAPI(
+        title="Market Intelligence Service",
+        version="3.0.0",
+        docs_url=None,
+        redoc_url=None,
+        description="Market data, two-layer predictions, the AI portfolio and client portfolios for one "
+        "small stock exchange. Every request but /healthz carries `X-API-Key`; every error is "
+        "RFC 9457 application/problem+json.",
+    )
     app.state.settings = settings
     app.state.services = build_services(settings, now)
     install_problem_handlers(app)
-    for router in (market.router, ai.router, portfolio.router, suggestions.router, macro.router, analysis.router, reports.router,
-                   keys.router):
+    for router in (
+        market.router,
+        ai.router,
+        portfolio.router,
+        suggestions.router,
+        macro.router,
+        analysis.router,
+        reports.router,
+        keys.router,
+    ):
         app.include_router(router)
     app.include_router(graphql_router(settings), prefix="/graphql")
     check_in_handler_thread(app)

@@ -24,12 +24,13 @@ names read as their snake_case REST names.
 
 Stored values keep their full precision; only the answer is rounded.
 """
+
 from __future__ import annotations
 
 import re
 from datetime import datetime
-from functools import lru_cache
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, PlainSerializer, WithJsonSchema, model_serializer
@@ -37,10 +38,32 @@ from pydantic import BaseModel, PlainSerializer, WithJsonSchema, model_serialize
 from market.clock import exchange_date_time
 from market.money import money_display
 
-MONEY_FIELDS = frozenset({
-    "cash", "equity", "market_value", "amount", "balance", "fees", "fee", "cost_basis", "realized_pnl",
-    "unrealized_pnl", "starting_cash", "liquid_equity", "gross", "cash_before", "cash_after", "cash_now", "price",
-    "average_cost", "limit_price", "pnl", "costs_paid", "total_costs"})
+MONEY_FIELDS = frozenset(
+    {
+        "cash",
+        "equity",
+        "market_value",
+        "amount",
+        "balance",
+        "fees",
+        "fee",
+        "cost_basis",
+        "realized_pnl",
+        "unrealized_pnl",
+        "starting_cash",
+        "liquid_equity",
+        "gross",
+        "cash_before",
+        "cash_after",
+        "cash_now",
+        "price",
+        "average_cost",
+        "limit_price",
+        "pnl",
+        "costs_paid",
+        "total_costs",
+    }
+)
 MARKET_PRICES = frozenset({"close", "open", "high", "low", "bid", "ask", "previous_close"})
 PERCENT_PLACES, SCORE_PLACES, NUMBER_PLACES, VARIANCE_PLACES, TICK_PLACES = 2, 1, 6, 10, 2
 TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$"
@@ -82,8 +105,17 @@ def _money(value: Any) -> Any:
 def _number(key: str, value: float) -> float:
     if value != value or value in (float("inf"), float("-inf")):
         return value
-    places = (PERCENT_PLACES if key.endswith("_pct") else SCORE_PLACES if key == "score"
-              else TICK_PLACES if key in MARKET_PRICES else VARIANCE_PLACES if key == "variance" else NUMBER_PLACES)
+    places = (
+        PERCENT_PLACES
+        if key.endswith("_pct")
+        else SCORE_PLACES
+        if key == "score"
+        else TICK_PLACES
+        if key in MARKET_PRICES
+        else VARIANCE_PLACES
+        if key == "variance"
+        else NUMBER_PLACES
+    )
     return round(value, places) + 0.0
 
 
@@ -118,7 +150,15 @@ class ApiModel(BaseModel):
 
 
 # A typed timestamp field: the contract's text, documented as such in the OpenAPI schema.
-Timestamp = Annotated[datetime, PlainSerializer(exchange_timestamp, return_type=str),
-                      WithJsonSchema({"type": "string", "pattern": TIMESTAMP_PATTERN, "examples": ["2026-11-20T10:31:05"],
-                                      "description": "Exchange time (EST, UTC-5 all year), ISO 8601 without offset, "
-                                                     "to the second."})]
+Timestamp = Annotated[
+    datetime,
+    PlainSerializer(exchange_timestamp, return_type=str),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": TIMESTAMP_PATTERN,
+            "examples": ["2026-11-20T10:31:05"],
+            "description": "Exchange time (EST, UTC-5 all year), ISO 8601 without offset, to the second.",
+        }
+    ),
+]

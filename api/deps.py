@@ -10,6 +10,7 @@ portfolio), use it; nothing below a handler opens another. It is given back when
 handler returns, before the response is sent. A request waits for it on the event loop
 (api/services.py, `Services.connection`), holding nothing, so a pool of any size queues
 requests but cannot deadlock them."""
+
 from __future__ import annotations
 
 from typing import Annotated

@@ -5,6 +5,7 @@ server by tests/docs/test_examples.py.
 `.venv/bin/python -m api.doc_examples` rewrites the blocks after an edit of the TOML file;
 `--check` exits 1 naming the pages whose blocks are stale.
 """
+
 from __future__ import annotations
 
 import json

@@ -6,6 +6,7 @@ copied into the repository by hand: `fastapi-offline` ships Swagger UI and ReDoc
 `graphene-django-graphiql-static` ships GraphiQL with React (only its static files are
 used; it needs no Django). They are mounted under /static/.
 """
+
 from __future__ import annotations
 
 from importlib.resources import files
@@ -20,8 +21,10 @@ DOCS_ASSETS = "/static/docs"
 GRAPHIQL_ASSETS = "/static/graphiql"
 # The pages may load only from this server: a reference inside a bundle (ReDoc's footer logo
 # on its own CDN) is blocked by the browser instead of leaking the reader's visit.
-CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
-                           "img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'")
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'"
+)
 HIDE_REDOCLY_LOGO = '<style>a[href^="https://redocly.com"] { display: none; }</style>'
 
 
@@ -41,21 +44,30 @@ def install_docs(app: FastAPI) -> None:
     """Mount the assets and add /docs, /docs/oauth2-redirect and /redoc (the app is built
     with docs_url=None, redoc_url=None, so FastAPI's CDN pages are not there)."""
     app.mount(DOCS_ASSETS, StaticFiles(directory=_package_folder("fastapi_offline", "static")), name="docs-assets")
-    app.mount(GRAPHIQL_ASSETS, StaticFiles(directory=_package_folder(
-        "graphene_django_graphiql_static", "static", "graphene_django_graphiql_static")), name="graphiql-assets")
+    app.mount(
+        GRAPHIQL_ASSETS,
+        StaticFiles(
+            directory=_package_folder("graphene_django_graphiql_static", "static", "graphene_django_graphiql_static")
+        ),
+        name="graphiql-assets",
+    )
     openapi_url = app.openapi_url or "/openapi.json"
 
     @app.get("/docs", include_in_schema=False)
     def swagger_ui(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return local_only(get_swagger_ui_html(
-            openapi_url=f"{root}{openapi_url}", title=f"{app.title} - Swagger UI",
-            oauth2_redirect_url=f"{root}/docs/oauth2-redirect",
-            swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
-            swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
-            # validatorUrl: null keeps Swagger UI from sending the schema to its public validator.
-            swagger_ui_parameters={"validatorUrl": None, "persistAuthorization": True}))
+        return local_only(
+            get_swagger_ui_html(
+                openapi_url=f"{root}{openapi_url}",
+                title=f"{app.title} - Swagger UI",
+                oauth2_redirect_url=f"{root}/docs/oauth2-redirect",
+                swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+                swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+                swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+                # validatorUrl: null keeps Swagger UI from sending the schema to its public validator.
+                swagger_ui_parameters={"validatorUrl": None, "persistAuthorization": True},
+            )
+        )
 
     @app.get("/docs/oauth2-redirect", include_in_schema=False)
     def swagger_ui_redirect() -> HTMLResponse:
@@ -64,14 +76,20 @@ def install_docs(app: FastAPI) -> None:
     @app.get("/redoc", include_in_schema=False)
     def redoc(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        page = get_redoc_html(openapi_url=f"{root}{openapi_url}", title=f"{app.title} - ReDoc",
-                              redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
-                              redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png", with_google_fonts=False)
+        page = get_redoc_html(
+            openapi_url=f"{root}{openapi_url}",
+            title=f"{app.title} - ReDoc",
+            redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
+            redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+            with_google_fonts=False,
+        )
         html = bytes(page.body).decode().replace("</head>", f"{HIDE_REDOCLY_LOGO}\n</head>", 1)
         return local_only(HTMLResponse(html))
 
 
-GRAPHIQL_PAGE = """<!doctype html>
+# One string, .format()ted: split into pieces only where a line of the page passes 120 characters.
+GRAPHIQL_PAGE = (
+    """<!doctype html>
 <html>
 <head>
   <meta charset="utf-8">
@@ -100,12 +118,15 @@ GRAPHIQL_PAGE = """<!doctype html>
         return {{ errors: [{{ message: noKey }}] }};
       }}
       const answer = await served(params, options);
-      return answer && answer.status && answer.detail ? {{ errors: [{{ message: `${{answer.status}} ${{answer.title}}: ${{answer.detail}}` }}] }} : answer;
+      return answer && answer.status && answer.detail """
+    "? {{ errors: [{{ message: `${{answer.status}} ${{answer.title}}: ${{answer.detail}}` }}] }} : answer;"
+    """
     }};
     ReactDOM.render(
       React.createElement(GraphiQL, {{
         fetcher: fetcher,
-        defaultQuery: "# Put your key in the Headers pane below: {{\\"X-API-Key\\": \\"svc-sk-...\\"}}\\n{{ instruments(first: 5) {{ nodes {{ symbol name latestPrediction {{ score action }} }} }} }}\\n",
+        defaultQuery: "# Put your key in the Headers pane below: {{\\"X-API-Key\\": \\"svc-sk-...\\"}}\\n"""
+    """{{ instruments(first: 5) {{ nodes {{ symbol name latestPrediction {{ score action }} }} }} }}\\n",
         query: parameters.get("q") || undefined,
         headers: parameters.get("headers") || undefined,
         defaultEditorToolsVisibility: true,
@@ -118,6 +139,7 @@ GRAPHIQL_PAGE = """<!doctype html>
 </body>
 </html>
 """
+)
 
 
 def graphiql_html() -> str:

@@ -20,12 +20,13 @@ In order:
 Caps: uploads `pdf_max_bytes` plus the multipart framing; every other body (REST JSON and
 GraphQL) `max_body_bytes`.
 """
+
 from __future__ import annotations
 
 import re
 import secrets
-from urllib.parse import unquote_plus
 from typing import Any
+from urllib.parse import unquote_plus
 
 from fastapi import HTTPException
 from starlette.concurrency import run_in_threadpool
@@ -35,8 +36,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.problems import problem, problem_for
 from api.security import api_key_header_name, authenticate, request_fact
 from market.errors import MarketIntelError
-from market.text import control_character
 from market.settings import Settings
+from market.text import control_character
 
 UPLOAD_PATHS = ("/api/portfolio/upload-pdf", "/api/portfolio/upload-research")
 OPEN_PATHS = ("/healthz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
@@ -62,7 +63,8 @@ class Edge:
             return
         request = Request(scope)  # no receive: nothing here can read the body
         given = request.headers.get("x-request-id", "")
-        request.state.request_id = given if REQUEST_ID.match(given) else secrets.token_hex(16)  # uuid4().hex's form, at half its cost
+        # uuid4().hex's form, at half its cost
+        request.state.request_id = given if REQUEST_ID.match(given) else secrets.token_hex(16)
         started = False
 
         async def send_with_headers(message: Message) -> None:
@@ -74,8 +76,11 @@ class Edge:
                 decision = request_fact(request, "rate_limit")
                 if decision is not None:
                     present = {k.lower() for k, _ in headers}
-                    headers += [(k.lower().encode(), v.encode()) for k, v in decision.headers().items()
-                                if k.lower().encode() not in present]
+                    headers += [
+                        (k.lower().encode(), v.encode())
+                        for k, v in decision.headers().items()
+                        if k.lower().encode() not in present
+                    ]
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -106,22 +111,32 @@ class Edge:
     async def _refusal(self, request: Request, path: str) -> Any:
         """The response that ends the request here, or None to go on."""
         settings = self.settings
-        if len(request.scope.get("query_string", b"")) + len(request.scope.get("raw_path", b"")) > settings.max_url_bytes:
-            return problem(request, 414, f"the URL is over the limit of {settings.max_url_bytes:,} bytes; "
-                                         "send a GraphQL document by POST")
-        for part, text in (("path", request.scope.get("path", "")),
-                           ("query", unquote_plus(request.scope.get("query_string", b"").decode("latin-1")))):
+        if (
+            len(request.scope.get("query_string", b"")) + len(request.scope.get("raw_path", b""))
+            > settings.max_url_bytes
+        ):
+            return problem(
+                request,
+                414,
+                f"the URL is over the limit of {settings.max_url_bytes:,} bytes; send a GraphQL document by POST",
+            )
+        for part, text in (
+            ("path", request.scope.get("path", "")),
+            ("query", unquote_plus(request.scope.get("query_string", b"").decode("latin-1"))),
+        ):
             where = control_character(text)
             if where is not None:
-                return problem(request, 422, f"the URL's {part} holds a control character ({where}); send printable "
-                                             "text")
+                return problem(
+                    request, 422, f"the URL's {part} holds a control character ({where}); send printable text"
+                )
         length = request.headers.get("content-length")
         has_body = (length is not None and length.strip() != "0") or "transfer-encoding" in request.headers
         if not has_body or path in OPEN_PATHS:
             return None
         try:
-            await run_in_threadpool(authenticate, request, request.app.state.services,
-                                    request.headers.get(api_key_header_name))
+            await run_in_threadpool(
+                authenticate, request, request.app.state.services, request.headers.get(api_key_header_name)
+            )
         except MarketIntelError as error:
             return problem_for(request, error)
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -130,16 +145,21 @@ class Edge:
             return problem(request, 413, f"the request body is {int(length):,} bytes, {self._limit(path)}")
         if path in UPLOAD_PATHS:
             if media != "multipart/form-data":
-                return problem(request, 415, "uploads are multipart/form-data with a `file` part, not "
-                                             f"{media or 'no content type'}")
+                return problem(
+                    request,
+                    415,
+                    f"uploads are multipart/form-data with a `file` part, not {media or 'no content type'}",
+                )
         elif path.startswith("/api/") and media != "application/json" and not media.endswith("+json"):
             return problem(request, 415, f"request bodies are application/json, not {media or 'no content type'}")
         return None
 
     def _limit(self, path: str) -> str:
         if path in UPLOAD_PATHS:
-            return (f"over the limit of {self.settings.pdf_max_bytes:,} bytes for an upload "
-                    f"(plus {MULTIPART_OVERHEAD:,} of multipart framing)")
+            return (
+                f"over the limit of {self.settings.pdf_max_bytes:,} bytes for an upload "
+                f"(plus {MULTIPART_OVERHEAD:,} of multipart framing)"
+            )
         return f"over the limit of {self.settings.max_body_bytes:,} bytes"
 
     def _cap(self, path: str) -> int:

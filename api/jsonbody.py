@@ -4,10 +4,12 @@ proxy or log that reads the first and another to the service. REST routers that 
 JSON bodies use `StrictJSONRoute`; the GraphQL router decodes with `strict_json` too. The
 same rule caps nesting at MAX_DEPTH levels (400), so a body of 2,000 nested arrays is a
 clear refusal on REST and on /graphql alike, never a RecursionError."""
+
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Coroutine
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from fastapi import HTTPException, Request, Response
 from fastapi.routing import APIRoute
@@ -17,8 +19,9 @@ from market.text import control_character
 
 class DuplicateKey(HTTPException):
     def __init__(self, key: str) -> None:
-        super().__init__(status_code=422, detail=f"the JSON body names the key '{key[:60]}' more than once; send each "
-                                                 "key once")
+        super().__init__(
+            status_code=422, detail=f"the JSON body names the key '{key[:60]}' more than once; send each key once"
+        )
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -35,14 +38,20 @@ MAX_DEPTH = 32  # arrays and objects inside one another; no body of this API nee
 
 class TooDeep(HTTPException):
     def __init__(self) -> None:
-        super().__init__(status_code=400, detail=f"the JSON body nests arrays or objects more than {MAX_DEPTH} levels "
-                                                 "deep; no request of this API needs that")
+        super().__init__(
+            status_code=400,
+            detail=f"the JSON body nests arrays or objects more than {MAX_DEPTH} levels "
+            "deep; no request of this API needs that",
+        )
 
 
 class ControlCharacter(HTTPException):
     def __init__(self, where: str) -> None:
-        super().__init__(status_code=422, detail=f"the JSON body holds a control character ({where}) in a key or "
-                                                 "string; send printable text (tab and line breaks are fine)")
+        super().__init__(
+            status_code=422,
+            detail=f"the JSON body holds a control character ({where}) in a key or "
+            "string; send printable text (tab and line breaks are fine)",
+        )
 
 
 def _strings(value: Any) -> Any:

@@ -16,6 +16,7 @@ Clients are named; generating a key for a name that exists adds a key for that c
 (all of a client's keys share one portfolio). Generating a key opens the client's
 portfolio.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -102,7 +103,9 @@ def _checked_tier(tier: str) -> str:
     return tier
 
 
-def generate(engine: Engine, settings: Settings, client_name: str, tier: str, now: datetime | None = None) -> dict[str, Any]:
+def generate(
+    engine: Engine, settings: Settings, client_name: str, tier: str, now: datetime | None = None
+) -> dict[str, Any]:
     """A new key for `client_name` (created if new); the secret is in the result only."""
     from portfolio.trading import open_client_portfolio
 
@@ -116,8 +119,14 @@ def generate(engine: Engine, settings: Settings, client_name: str, tier: str, no
         client_id = _client(conn, name, tier, moment)
         key_id = _insert_key(conn, settings, client_id, tier, secret, moment)
     open_client_portfolio(engine, client_id)
-    return {"api_key": secret, "key_id": key_id, "client_id": client_id, "client_name": name, "tier": tier,
-            "created_at": moment}
+    return {
+        "api_key": secret,
+        "key_id": key_id,
+        "client_id": client_id,
+        "client_name": name,
+        "tier": tier,
+        "created_at": moment,
+    }
 
 
 def ensure_client(engine: Engine, client_name: str, tier: str, now: datetime | None = None) -> str:
@@ -142,8 +151,12 @@ def _client(conn: Connection, name: str, tier: str, moment: datetime) -> str:
 
 def _insert_key(conn: Connection, settings: Settings, client_id: str, tier: str, secret: str, moment: datetime) -> str:
     key_id = f"k-{secrets.token_hex(8)}"
-    append_history(conn, tables.api_keys, [{"key_id": key_id, "client_id": client_id, "key_hash": key_hash(settings, secret),
-                                            "tier": tier}], recorded_at=moment)
+    append_history(
+        conn,
+        tables.api_keys,
+        [{"key_id": key_id, "client_id": client_id, "key_hash": key_hash(settings, secret), "tier": tier}],
+        recorded_at=moment,
+    )
     return key_id
 
 
@@ -195,8 +208,14 @@ class KeyCache:
         return rows
 
 
-def authenticate(conn: Connection, settings: Settings, presented: str, now: datetime,
-                 cache: KeyCache | None = None, defer: bool = False) -> KeyRecord | None:
+def authenticate(
+    conn: Connection,
+    settings: Settings,
+    presented: str,
+    now: datetime,
+    cache: KeyCache | None = None,
+    defer: bool = False,
+) -> KeyRecord | None:
     """The key's record when `presented` is a well-formed, known, usable client key: one
     indexed query (the key by its hash, joined with its events), run on every request, or,
     with a `cache`, the keys' version read on every request (or, with `defer`, riding on the
@@ -204,44 +223,91 @@ def authenticate(conn: Connection, settings: Settings, presented: str, now: date
     if not CLIENT_KEY_PATTERN.match(presented):
         return None
     hashed = key_hash(settings, presented)
-    rows = cache.rows(conn, hashed, defer) if cache is not None \
+    rows = (
+        cache.rows(conn, hashed, defer)
+        if cache is not None
         else conn.execute(_KEY_WITH_EVENTS, {"key_hash": hashed}).all()
+    )
     if not rows:
         return None
-    events = sorted(({"id": r.id, "event": r.event, "detail": r.detail, "effective_at": r.effective_at,
-                      "recorded_at": r.recorded_at} for r in rows if r.event is not None),
-                    key=lambda ev: (ev["recorded_at"], ev["id"]))
+    events = sorted(
+        (
+            {
+                "id": r.id,
+                "event": r.event,
+                "detail": r.detail,
+                "effective_at": r.effective_at,
+                "recorded_at": r.recorded_at,
+            }
+            for r in rows
+            if r.event is not None
+        ),
+        key=lambda ev: (ev["recorded_at"], ev["id"]),
+    )
     state = _state(events, now)
     if state["ended_at"] is not None and state["ended_at"] <= now:
         return None
     first = rows[0]
-    return KeyRecord(first.key_id, first.client_id, None, state["tier"] or first.tier, state["rate_limit"],
-                     state["macro_access"], state["ended_at"])
+    return KeyRecord(
+        first.key_id,
+        first.client_id,
+        None,
+        state["tier"] or first.tier,
+        state["rate_limit"],
+        state["macro_access"],
+        state["ended_at"],
+    )
 
 
 _KEY_WITH_EVENTS = (  # built once: it runs on every keyed request
-    select(tables.api_keys.c.key_id, tables.api_keys.c.client_id, tables.api_keys.c.tier, tables.api_key_events.c.id,
-           tables.api_key_events.c.event, tables.api_key_events.c.detail, tables.api_key_events.c.effective_at,
-           tables.api_key_events.c.recorded_at)
-    .select_from(tables.api_keys.outerjoin(tables.api_key_events,
-                                           tables.api_key_events.c.key_id == tables.api_keys.c.key_id))
-    .where(tables.api_keys.c.key_hash == bindparam("key_hash")))
+    select(
+        tables.api_keys.c.key_id,
+        tables.api_keys.c.client_id,
+        tables.api_keys.c.tier,
+        tables.api_key_events.c.id,
+        tables.api_key_events.c.event,
+        tables.api_key_events.c.detail,
+        tables.api_key_events.c.effective_at,
+        tables.api_key_events.c.recorded_at,
+    )
+    .select_from(
+        tables.api_keys.outerjoin(tables.api_key_events, tables.api_key_events.c.key_id == tables.api_keys.c.key_id)
+    )
+    .where(tables.api_keys.c.key_hash == bindparam("key_hash"))
+)
+
+
 def _record(conn: Connection, key: dict[str, Any], now: datetime) -> KeyRecord | None:
     c = tables.api_key_events.c
-    events = sorted(current_rows(conn, tables.api_key_events, where=[c.key_id == key["key_id"]]),
-                    key=lambda e: (e["recorded_at"], e["id"]))
+    events = sorted(
+        current_rows(conn, tables.api_key_events, where=[c.key_id == key["key_id"]]),
+        key=lambda e: (e["recorded_at"], e["id"]),
+    )
     state = _state(events, now)
     if state["ended_at"] is not None and state["ended_at"] <= now:
         return None
     client = current_rows(conn, tables.clients, where=[tables.clients.c.client_id == key["client_id"]])
-    return KeyRecord(key["key_id"], key["client_id"], client[0]["name"] if client else key["client_id"],
-                     state["tier"] or key["tier"], state["rate_limit"], state["macro_access"], state["ended_at"])
+    return KeyRecord(
+        key["key_id"],
+        key["client_id"],
+        client[0]["name"] if client else key["client_id"],
+        state["tier"] or key["tier"],
+        state["rate_limit"],
+        state["macro_access"],
+        state["ended_at"],
+    )
 
 
 def _state(events: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
     """Fold a key's events (oldest first) into what holds at `now`."""
-    state: dict[str, Any] = {"tier": None, "rate_limit": None, "macro_access": None, "ended_at": None,
-                             "revoked_at": None, "rotated_to": None}
+    state: dict[str, Any] = {
+        "tier": None,
+        "rate_limit": None,
+        "macro_access": None,
+        "ended_at": None,
+        "revoked_at": None,
+        "rotated_to": None,
+    }
     for event in events:
         if event["event"] in ("REVOKED", "ROTATED"):
             end = event["effective_at"]
@@ -251,7 +317,9 @@ def _state(events: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
             else:
                 state["rotated_to"] = event["detail"].get("new_key_id")
         elif event["effective_at"] <= now:
-            field = {"RATE_LIMIT_SET": "rate_limit", "MACRO_ACCESS_SET": "macro_access", "TIER_SET": "tier"}[event["event"]]
+            field = {"RATE_LIMIT_SET": "rate_limit", "MACRO_ACCESS_SET": "macro_access", "TIER_SET": "tier"}[
+                event["event"]
+            ]
             state[field] = event["detail"]["value"]
     return state
 
@@ -275,17 +343,27 @@ def list_keys(engine: Engine, now: datetime | None = None) -> list[dict[str, Any
     return [_listing(k, clients.get(k["client_id"]), events.get(k["key_id"], []), moment) for k in keys]
 
 
-def _listing(key: dict[str, Any], client: dict[str, Any] | None, events: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
+def _listing(
+    key: dict[str, Any], client: dict[str, Any] | None, events: list[dict[str, Any]], now: datetime
+) -> dict[str, Any]:
     state = _state(events, now)
     ended = state["ended_at"]
     if ended is not None and ended <= now:
         status = "REVOKED" if state["revoked_at"] is not None and state["revoked_at"] <= now else "ROTATED"
     else:
         status = "ACTIVE" if ended is None else "EXPIRING"
-    return {"key_id": key["key_id"], "client_id": key["client_id"], "client_name": client["name"] if client else None,
-            "tier": state["tier"] or key["tier"], "created_at": key["recorded_at"], "status": status,
-            "expires_at": ended, "rate_limit": state["rate_limit"], "macro_access": state["macro_access"],
-            "replaced_by": state["rotated_to"]}
+    return {
+        "key_id": key["key_id"],
+        "client_id": key["client_id"],
+        "client_name": client["name"] if client else None,
+        "tier": state["tier"] or key["tier"],
+        "created_at": key["recorded_at"],
+        "status": status,
+        "expires_at": ended,
+        "rate_limit": state["rate_limit"],
+        "macro_access": state["macro_access"],
+        "replaced_by": state["rotated_to"],
+    }
 
 
 def key_view(engine: Engine, key_id: str, now: datetime | None = None) -> dict[str, Any]:
@@ -303,13 +381,18 @@ def revoke(engine: Engine, key_id: str, now: datetime | None = None) -> dict[str
         c = tables.api_key_events.c
         already = current_rows(conn, tables.api_key_events, where=[c.key_id == key_id, c.event == "REVOKED"])
         if not already:
-            append_history(conn, tables.api_key_events, [{"key_id": key_id, "event": "REVOKED", "effective_at": moment}],
-                           recorded_at=moment)
+            append_history(
+                conn,
+                tables.api_key_events,
+                [{"key_id": key_id, "event": "REVOKED", "effective_at": moment}],
+                recorded_at=moment,
+            )
     return key_view(engine, key_id, moment)
 
 
-def rotate(engine: Engine, settings: Settings, key_id: str, grace_seconds: int = 0,
-           now: datetime | None = None) -> dict[str, Any]:
+def rotate(
+    engine: Engine, settings: Settings, key_id: str, grace_seconds: int = 0, now: datetime | None = None
+) -> dict[str, Any]:
     """A new key for the same client, tier and limits; the old one stops now or after the grace period."""
     if isinstance(grace_seconds, bool) or not 0 <= grace_seconds <= MAX_GRACE_SECONDS:
         raise InvalidInputError(f"grace_seconds must be between 0 and {MAX_GRACE_SECONDS} (30 days)")
@@ -321,20 +404,45 @@ def rotate(engine: Engine, settings: Settings, key_id: str, grace_seconds: int =
         if record is None:
             raise InvalidInputError(f"API key '{key_id}' is no longer active; generate a new key instead")
         c = tables.api_key_events.c
-        rotated = [e for e in current_rows(conn, tables.api_key_events, where=[c.key_id == key_id]) if e["event"] == "ROTATED"]
+        rotated = [
+            e for e in current_rows(conn, tables.api_key_events, where=[c.key_id == key_id]) if e["event"] == "ROTATED"
+        ]
         if rotated:  # in its grace period: a second rotation would leave three keys working
             successor = rotated[0]["detail"].get("new_key_id")
-            raise ConflictError(f"API key '{key_id}' was already rotated to '{successor}' and stops at "
-                                f"{rotated[0]['effective_at'].isoformat()}; rotate '{successor}' instead")
+            raise ConflictError(
+                f"API key '{key_id}' was already rotated to '{successor}' and stops at "
+                f"{rotated[0]['effective_at'].isoformat()}; rotate '{successor}' instead"
+            )
         new_id = _insert_key(conn, settings, old["client_id"], record.tier, secret, moment)
         carried = [("RATE_LIMIT_SET", record.rate_limit), ("MACRO_ACCESS_SET", record.macro_access)]
-        append_history(conn, tables.api_key_events, [
-            *({"key_id": new_id, "event": e, "detail": {"value": v}, "effective_at": moment} for e, v in carried if v is not None),
-            {"key_id": key_id, "event": "ROTATED", "detail": {"new_key_id": new_id, "grace_seconds": grace_seconds},
-             "effective_at": moment + timedelta(seconds=grace_seconds)}], recorded_at=moment)
-    return {"api_key": secret, "key_id": new_id, "client_id": old["client_id"], "client_name": record.client_name,
-            "tier": record.tier, "created_at": moment, "replaces": key_id,
-            "old_key_expires_at": moment + timedelta(seconds=grace_seconds)}
+        append_history(
+            conn,
+            tables.api_key_events,
+            [
+                *(
+                    {"key_id": new_id, "event": e, "detail": {"value": v}, "effective_at": moment}
+                    for e, v in carried
+                    if v is not None
+                ),
+                {
+                    "key_id": key_id,
+                    "event": "ROTATED",
+                    "detail": {"new_key_id": new_id, "grace_seconds": grace_seconds},
+                    "effective_at": moment + timedelta(seconds=grace_seconds),
+                },
+            ],
+            recorded_at=moment,
+        )
+    return {
+        "api_key": secret,
+        "key_id": new_id,
+        "client_id": old["client_id"],
+        "client_name": record.client_name,
+        "tier": record.tier,
+        "created_at": moment,
+        "replaces": key_id,
+        "old_key_expires_at": moment + timedelta(seconds=grace_seconds),
+    }
 
 
 def set_option(engine: Engine, key_id: str, event: str, value: Any, now: datetime | None = None) -> dict[str, Any]:
@@ -345,6 +453,10 @@ def set_option(engine: Engine, key_id: str, event: str, value: Any, now: datetim
     moment = now or utc_now()
     with write_transaction(engine, "api-keys") as conn:
         _key(conn, key_id)
-        append_history(conn, tables.api_key_events, [{"key_id": key_id, "event": event, "detail": {"value": value},
-                                                      "effective_at": moment}], recorded_at=moment)
+        append_history(
+            conn,
+            tables.api_key_events,
+            [{"key_id": key_id, "event": event, "detail": {"value": value}, "effective_at": moment}],
+            recorded_at=moment,
+        )
     return key_view(engine, key_id, moment)

@@ -1,5 +1,6 @@
 """OpenAPI adjustments FastAPI cannot express per route: error bodies are
 application/problem+json, and every /api/ operation names the X-API-Key scheme."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,10 +23,18 @@ def install_openapi(app: FastAPI) -> None:
                     if status[0] in "45" and "application/json" in content:
                         content[PROBLEM_JSON] = content.pop("application/json")
                     if path.startswith("/api/") and status[0] == "2":
-                        response.setdefault("headers", {}).update({
-                            "RateLimit-Policy": {"description": "Client keys: quota per window.", "schema": {"type": "string"}},
-                            "RateLimit": {"description": "Client keys: remaining requests, seconds to reset.",
-                                          "schema": {"type": "string"}}})
+                        response.setdefault("headers", {}).update(
+                            {
+                                "RateLimit-Policy": {
+                                    "description": "Client keys: quota per window.",
+                                    "schema": {"type": "string"},
+                                },
+                                "RateLimit": {
+                                    "description": "Client keys: remaining requests, seconds to reset.",
+                                    "schema": {"type": "string"},
+                                },
+                            }
+                        )
         app.openapi_schema = schema
         return schema
 

@@ -5,6 +5,7 @@ Every problem's `type` is an absolute URI on the service itself, `<base>/problem
 one per status the API answers; GET on it (no key needed) returns a page saying what the
 problem means and what to do about it (PROBLEM_TYPES below is the one table behind both).
 """
+
 from __future__ import annotations
 
 import html
@@ -39,40 +40,79 @@ STATUS_BY_ERROR: dict[type[errors.MarketIntelError], int] = {
 PROBLEMS_PATH = "/problems"
 # status: (slug, what it means, what to do)
 PROBLEM_TYPES: dict[int, tuple[str, str, str]] = {
-    400: ("bad-request", "The request could not be read (e.g. a body that is not valid JSON).",
-          "Send a well-formed request; the detail names what could not be read."),
-    401: ("unauthenticated", "No API key was sent, or the key is malformed, unknown, revoked or rotated out.",
-          "Send your key in the X-API-Key header (svc-sk- followed by 40 hex digits); ask the operator for a new "
-          "key if yours was revoked or rotated."),
-    403: ("forbidden", "The key is valid but its tier or settings do not allow this (admin-only endpoints, macro "
-                       "insights for STANDARD keys or with macro access switched off).",
-          "Use a key of the tier the detail names, or ask the operator to change your key's tier or switch."),
-    404: ("not-found", "Nothing is stored under what the request names: an unknown symbol, portfolio, suggestion, "
-                       "key or day, or a path that is not an endpoint.",
-          "Check the identifier; GET /api/market/latest lists the symbols, /docs lists the endpoints."),
-    405: ("method-not-allowed", "The path exists but not with this HTTP method.",
-          "Use one of the methods in the response's Allow header."),
-    409: ("conflict", "The request contradicts what is stored: an idempotency key reused with another body, a "
-                      "suggestion already decided, a sale of shares not held, a trade that would overdraw cash.",
-          "Read the current state (the detail says what clashed) and send a request that fits it."),
-    413: ("payload-too-large", "The body or upload is over the service's limit.",
-          "Send a smaller body; the detail gives the limit."),
-    414: ("uri-too-long", "The URL is over the service's limit (e.g. a huge GraphQL document sent by GET).",
-          "Send long GraphQL documents by POST."),
-    415: ("unsupported-media-type", "The body's content type is not one this endpoint reads.",
-          "Send application/json, or multipart/form-data with a `file` part for uploads."),
-    422: ("invalid-input", "A value is outside what the endpoint accepts: a malformed date or amount, a date "
-                           "outside the supported range, a field that fails the schema.",
-          "Correct the fields named in the detail (and in `errors` for schema failures)."),
-    429: ("rate-limited", "The key (or, without a key, the address) is over its requests per minute, or its "
-                          "client already has as many uploads being read as it may.",
-          "Wait the Retry-After seconds; the RateLimit headers show the budget."),
-    500: ("internal-error", "The service failed in a way it did not expect.",
-          "Quote the request_id to the operator; the request may be retried."),
-    503: ("not-ready", "The data asked for is not there yet: the day's delivery, stage or model has not run, or "
-                       "the database schema is not up to date; or the process is at its limit of uploads being "
-                       "read.",
-          "Retry after the stage named in the detail has run, or after the Retry-After seconds when given."),
+    400: (
+        "bad-request",
+        "The request could not be read (e.g. a body that is not valid JSON).",
+        "Send a well-formed request; the detail names what could not be read.",
+    ),
+    401: (
+        "unauthenticated",
+        "No API key was sent, or the key is malformed, unknown, revoked or rotated out.",
+        "Send your key in the X-API-Key header (svc-sk- followed by 40 hex digits); ask the operator for a new "
+        "key if yours was revoked or rotated.",
+    ),
+    403: (
+        "forbidden",
+        "The key is valid but its tier or settings do not allow this (admin-only endpoints, macro "
+        "insights for STANDARD keys or with macro access switched off).",
+        "Use a key of the tier the detail names, or ask the operator to change your key's tier or switch.",
+    ),
+    404: (
+        "not-found",
+        "Nothing is stored under what the request names: an unknown symbol, portfolio, suggestion, "
+        "key or day, or a path that is not an endpoint.",
+        "Check the identifier; GET /api/market/latest lists the symbols, /docs lists the endpoints.",
+    ),
+    405: (
+        "method-not-allowed",
+        "The path exists but not with this HTTP method.",
+        "Use one of the methods in the response's Allow header.",
+    ),
+    409: (
+        "conflict",
+        "The request contradicts what is stored: an idempotency key reused with another body, a "
+        "suggestion already decided, a sale of shares not held, a trade that would overdraw cash.",
+        "Read the current state (the detail says what clashed) and send a request that fits it.",
+    ),
+    413: (
+        "payload-too-large",
+        "The body or upload is over the service's limit.",
+        "Send a smaller body; the detail gives the limit.",
+    ),
+    414: (
+        "uri-too-long",
+        "The URL is over the service's limit (e.g. a huge GraphQL document sent by GET).",
+        "Send long GraphQL documents by POST.",
+    ),
+    415: (
+        "unsupported-media-type",
+        "The body's content type is not one this endpoint reads.",
+        "Send application/json, or multipart/form-data with a `file` part for uploads.",
+    ),
+    422: (
+        "invalid-input",
+        "A value is outside what the endpoint accepts: a malformed date or amount, a date "
+        "outside the supported range, a field that fails the schema.",
+        "Correct the fields named in the detail (and in `errors` for schema failures).",
+    ),
+    429: (
+        "rate-limited",
+        "The key (or, without a key, the address) is over its requests per minute, or its "
+        "client already has as many uploads being read as it may.",
+        "Wait the Retry-After seconds; the RateLimit headers show the budget.",
+    ),
+    500: (
+        "internal-error",
+        "The service failed in a way it did not expect.",
+        "Quote the request_id to the operator; the request may be retried.",
+    ),
+    503: (
+        "not-ready",
+        "The data asked for is not there yet: the day's delivery, stage or model has not run, or "
+        "the database schema is not up to date; or the process is at its limit of uploads being "
+        "read.",
+        "Retry after the stage named in the detail has run, or after the Retry-After seconds when given.",
+    ),
 }
 
 
@@ -82,8 +122,15 @@ def problem_type(request: Request, status: int) -> str:
     return f"{str(request.base_url).rstrip('/')}{PROBLEMS_PATH}/{slug}"
 
 
-def problem(request: Request, status: int, detail: str, *, title: str | None = None,
-            headers: dict[str, str] | None = None, **extra: object) -> JSONResponse:
+def problem(
+    request: Request,
+    status: int,
+    detail: str,
+    *,
+    title: str | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: object,
+) -> JSONResponse:
     request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
     body = {
         "type": problem_type(request, status),
@@ -94,8 +141,9 @@ def problem(request: Request, status: int, detail: str, *, title: str | None = N
         "request_id": request_id,
         **extra,
     }
-    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON,
-                        headers={**(headers or {}), "X-Request-ID": request_id})
+    return JSONResponse(
+        body, status_code=status, media_type=PROBLEM_JSON, headers={**(headers or {}), "X-Request-ID": request_id}
+    )
 
 
 def problem_for(request: Request, error: errors.MarketIntelError) -> JSONResponse:
@@ -148,11 +196,15 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.get(PROBLEMS_PATH, response_class=HTMLResponse, include_in_schema=False)
     def problem_index() -> HTMLResponse:
-        rows = "".join(f'<li><a href="{PROBLEMS_PATH}/{slug}">{status} {slug}</a>: {html.escape(meaning)}</li>'
-                       for status, (slug, meaning, _) in PROBLEM_TYPES.items())
-        return HTMLResponse(f"<!doctype html><html lang=en><meta charset=utf-8><title>Problem types</title>"
-                            f"<h1>Problem types</h1><p>Every error is RFC 9457 application/problem+json; its "
-                            f"<code>type</code> links here.</p><ul>{rows}</ul></html>")
+        rows = "".join(
+            f'<li><a href="{PROBLEMS_PATH}/{slug}">{status} {slug}</a>: {html.escape(meaning)}</li>'
+            for status, (slug, meaning, _) in PROBLEM_TYPES.items()
+        )
+        return HTMLResponse(
+            f"<!doctype html><html lang=en><meta charset=utf-8><title>Problem types</title>"
+            f"<h1>Problem types</h1><p>Every error is RFC 9457 application/problem+json; its "
+            f"<code>type</code> links here.</p><ul>{rows}</ul></html>"
+        )
 
 
 def _allowed_methods(app: FastAPI, request: Request) -> str:
@@ -161,7 +213,9 @@ def _allowed_methods(app: FastAPI, request: Request) -> str:
     of its own serves)."""
     methods: set[str] = set()
     for route in app.router.routes:
-        match, _ = route.matches({**request.scope, "method": "GET"}) if hasattr(route, "matches") else (Match.NONE, None)
+        match, _ = (
+            route.matches({**request.scope, "method": "GET"}) if hasattr(route, "matches") else (Match.NONE, None)
+        )
         if match is not Match.NONE:
             methods |= set(getattr(route, "methods", None) or ())
     return ", ".join(sorted(methods))
@@ -182,9 +236,11 @@ def _http_detail(request: Request, exc: StarletteHTTPException, headers: dict[st
 
 def _page(status: int, slug: str, meaning: str, remedy: str) -> str:
     title = f"{status} {HTTPStatus(status).phrase}"
-    return (f"<!doctype html><html lang=en><meta charset=utf-8><title>{title}</title>"
-            f"<h1>{title} <small>({slug})</small></h1><p>{html.escape(meaning)}</p>"
-            f"<h2>What to do</h2><p>{html.escape(remedy)}</p>"
-            f'<p>The response body is RFC 9457 application/problem+json: <code>detail</code> says what happened '
-            f'this time, <code>request_id</code> identifies the request. <a href="{PROBLEMS_PATH}">All problem '
-            f"types</a>.</p></html>")
+    return (
+        f"<!doctype html><html lang=en><meta charset=utf-8><title>{title}</title>"
+        f"<h1>{title} <small>({slug})</small></h1><p>{html.escape(meaning)}</p>"
+        f"<h2>What to do</h2><p>{html.escape(remedy)}</p>"
+        f"<p>The response body is RFC 9457 application/problem+json: <code>detail</code> says what happened "
+        f'this time, <code>request_id</code> identifies the request. <a href="{PROBLEMS_PATH}">All problem '
+        f"types</a>.</p></html>"
+    )

@@ -18,13 +18,15 @@ unix sockets, Sentinel and Cluster, an atomic INCRBY+EXPIRE script, a health che
 not through its rate-limiter strategies: the sliding-window arithmetic above is the one
 rule, so the three stores give the same answers, headers and Retry-After.
 """
+
 from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Protocol
+from typing import Protocol
 
 from sqlalchemy import Connection, Engine, text
 
@@ -46,8 +48,10 @@ class Decision:
 
     def headers(self) -> dict[str, str]:
         """IETF draft-ietf-httpapi-ratelimit-headers: the policy and the current state."""
-        headers = {"RateLimit-Policy": f'"{POLICY_NAME}";q={self.limit};w={WINDOW_SECONDS}',
-                   "RateLimit": f'"{POLICY_NAME}";r={self.remaining};t={self.reset_seconds}'}
+        headers = {
+            "RateLimit-Policy": f'"{POLICY_NAME}";q={self.limit};w={WINDOW_SECONDS}',
+            "RateLimit": f'"{POLICY_NAME}";r={self.remaining};t={self.reset_seconds}',
+        }
         if not self.allowed:
             headers["Retry-After"] = str(self.retry_after)
         return headers
@@ -132,13 +136,15 @@ def _unflushed(conn: Connection) -> Iterator[None]:
 class DatabaseStore:
     _UPSERT = text(
         "INSERT INTO rate_limit_counters (key_id, window_start, hits) VALUES (:k, :w, 1) "
-        "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + 1 RETURNING hits")
+        "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + 1 RETURNING hits"
+    )
     _PREVIOUS = text("SELECT hits FROM rate_limit_counters WHERE key_id = :k AND window_start = :w")
     _BOTH = text(  # Postgres: the upsert in a CTE beside the previous window's read (SQLite has no DML in a CTE)
         "WITH counted AS (INSERT INTO rate_limit_counters (key_id, window_start, hits) VALUES (:k, :w, 1) "
         "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + 1 RETURNING hits) "
         "SELECT (SELECT hits FROM counted), "
-        "(SELECT hits FROM rate_limit_counters WHERE key_id = :k AND window_start = :p)")
+        "(SELECT hits FROM rate_limit_counters WHERE key_id = :k AND window_start = :p)"
+    )
 
     _ALONE = text(  # Postgres, on a request's connection in autocommit: the whole count in one statement
         "WITH unflushed AS (SELECT set_config('synchronous_commit', 'off', true) AS setting), "
@@ -146,7 +152,8 @@ class DatabaseStore:
         "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + 1 RETURNING hits) "
         "SELECT (SELECT hits FROM counted), "
         "(SELECT hits FROM rate_limit_counters WHERE key_id = :k AND window_start = :p), "
-        "(SELECT setting FROM unflushed)")
+        "(SELECT setting FROM unflushed)"
+    )
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -168,8 +175,11 @@ class DatabaseStore:
         a request that starts over keeps or moves this count (api/security.py `_count`), and
         a key revoked meanwhile is refused with 401, its one count left in the old minute.
         Measured, that statement's round trip less lifted `serve --workers 2` on Postgres."""
-        return conn is not None and conn.dialect.name == "postgresql" \
+        return (
+            conn is not None
+            and conn.dialect.name == "postgresql"
             and conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT"
+        )
 
     @contextmanager
     def _transaction(self, conn: Connection | None) -> Iterator[Connection]:
@@ -184,8 +194,6 @@ class DatabaseStore:
             yield conn
         if reading == "AUTOCOMMIT":  # the request's reads go on without BEGIN/ROLLBACK (api/services.py)
             conn.execution_options(isolation_level="AUTOCOMMIT")
-
-
 
     def hit(self, key_id: str, window: int, conn: Connection | None = None) -> tuple[int, int]:
         if self._alone(conn):
@@ -253,8 +261,10 @@ class RedisStore:
             raise self._unavailable(exc) from exc
 
     def _unavailable(self, exc: Exception) -> SourceUnavailableError:
-        return SourceUnavailableError(f"the rate-limit store (Redis at {_redacted(self.url)}) does not answer: "
-                                      f"{type(getattr(exc, 'storage_error', exc)).__name__}")
+        return SourceUnavailableError(
+            f"the rate-limit store (Redis at {_redacted(self.url)}) does not answer: "
+            f"{type(getattr(exc, 'storage_error', exc)).__name__}"
+        )
 
 
 def _redacted(url: str) -> str:

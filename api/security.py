@@ -10,14 +10,16 @@ A client acts on its own portfolio (`client:<client_id>`); the admin key acts on
 house portfolio. That is why another client's suggestion id answers 404: it is simply not
 in the caller's portfolio.
 """
+
 from __future__ import annotations
 
 import functools
 import hmac
 import inspect
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request, Security
 from fastapi.security import APIKeyHeader
@@ -34,8 +36,10 @@ from store.history import VersionMoved, settle
 
 api_key_header_name = "X-API-Key"
 api_key_header = APIKeyHeader(
-    name=api_key_header_name, auto_error=False,
-    description="A client key `svc-sk-<hex>` from POST /api/keys/generate, or the admin key `svc-admin-<hex>`.")
+    name=api_key_header_name,
+    auto_error=False,
+    description="A client key `svc-sk-<hex>` from POST /api/keys/generate, or the admin key `svc-admin-<hex>`.",
+)
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,9 @@ def request_fact(request: Request, name: str) -> Any:
     return request.scope.get("state", {}).get(name)
 
 
-def authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None = None,
-                 defer: bool = False) -> Principal:
+def authenticate(
+    request: Request, svc: Services, presented: str | None, conn: Connection | None = None, defer: bool = False
+) -> Principal:
     """The caller of `presented`, counted once against its rate limit. The edge (api/edge.py)
     authenticates a request that carries a body before reading it; the route's dependency
     then gets the same principal back instead of a second lookup and count. `defer`: the
@@ -103,9 +108,11 @@ def _count_failure(request: Request, svc: Services, failure: AuthenticationError
     limit = svc.settings.rate_limit_unauthenticated
     decision = decide(svc.limiter, f"unauthenticated:{address}", limit, time.time(), conn)
     if not decision.allowed:
-        raise RateLimitedError(f"over the limit of {limit} requests per minute without a valid key from this address "
-                               f"({failure.detail}); retry in {decision.retry_after} s",
-                               headers=decision.headers()) from failure
+        raise RateLimitedError(
+            f"over the limit of {limit} requests per minute without a valid key from this address "
+            f"({failure.detail}); retry in {decision.retry_after} s",
+            headers=decision.headers(),
+        ) from failure
 
 
 def _misplaced_key(request: Request) -> str:
@@ -114,13 +121,16 @@ def _misplaced_key(request: Request) -> str:
     if request.headers.get("authorization", "").lower().startswith("bearer "):
         return "; an Authorization: Bearer header was sent, but this service reads the key from X-API-Key only"
     if "api_key" in request.query_params or "apikey" in request.query_params:
-        return ("; a key was sent as a query parameter, which this service does not read (URLs end up in logs and "
-                "browser history): send it in the X-API-Key header")
+        return (
+            "; a key was sent as a query parameter, which this service does not read (URLs end up in logs and "
+            "browser history): send it in the X-API-Key header"
+        )
     return ""
 
 
-def _authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None,
-                  defer: bool = False) -> Principal:
+def _authenticate(
+    request: Request, svc: Services, presented: str | None, conn: Connection | None, defer: bool = False
+) -> Principal:
     if not presented:
         raise AuthenticationError(f"the X-API-Key header is missing{_misplaced_key(request)}")
     if presented.startswith("svc-admin-"):
@@ -140,8 +150,10 @@ def _authenticate(request: Request, svc: Services, presented: str | None, conn: 
     decision = _count(request, svc, record.key_id, limit, conn)
     request.state.rate_limit = decision
     if not decision.allowed:
-        raise RateLimitedError(f"over the limit of {limit} requests per minute for this key; retry in "
-                               f"{decision.retry_after} s", headers=decision.headers())
+        raise RateLimitedError(
+            f"over the limit of {limit} requests per minute for this key; retry in {decision.retry_after} s",
+            headers=decision.headers(),
+        )
     return Principal("client", record.key_id, record.client_id, record.client_name, record.tier, record.macro_access)
 
 
@@ -204,9 +216,12 @@ class PendingCheck:
             return call(*args, **values)
 
 
-async def principal(request: Request, svc: Services = Depends(services),
-                    presented: str | None = Security(api_key_header),
-                    conn: Connection = Depends(request_connection, scope="function")) -> Principal:
+async def principal(
+    request: Request,
+    svc: Services = Depends(services),
+    presented: str | None = Security(api_key_header),
+    conn: Connection = Depends(request_connection, scope="function"),
+) -> Principal:
     """Any valid key, checked on the request's one connection (api/deps.py's ConnDep).
 
     Already known (the edge checked a request with a body) or the admin key (compared in
@@ -217,19 +232,27 @@ async def principal(request: Request, svc: Services = Depends(services),
     known = request_fact(request, "principal")
     if known is not None:
         return known
-    if presented and presented.startswith("svc-admin-") and svc.settings.admin_key is not None \
-            and hmac.compare_digest(presented.encode(), svc.settings.checked_admin_key().encode()):
+    if (
+        presented
+        and presented.startswith("svc-admin-")
+        and svc.settings.admin_key is not None
+        and hmac.compare_digest(presented.encode(), svc.settings.checked_admin_key().encode())
+    ):
         request.state.principal = ADMIN
         return ADMIN
     route = request.scope.get("route")
-    if presented and keystore.CLIENT_KEY_PATTERN.match(presented) \
-            and getattr(getattr(getattr(route, "dependant", None), "call", None), "checks_keys", False):
+    if (
+        presented
+        and keystore.CLIENT_KEY_PATTERN.match(presented)
+        and getattr(getattr(getattr(route, "dependant", None), "call", None), "checks_keys", False)
+    ):
         return PendingCheck(request, svc, presented, conn)  # type: ignore[return-value]
     return await run_in_threadpool(authenticate, request, svc, presented, conn)
 
 
-async def body_principal(request: Request, svc: Services = Depends(services),
-                         presented: str | None = Security(api_key_header)) -> Principal:
+async def body_principal(
+    request: Request, svc: Services = Depends(services), presented: str | None = Security(api_key_header)
+) -> Principal:
     """The key of a request whose body the edge authenticated before reading it (the
     uploads: api/edge.py), without taking a database slot for the request: an upload holds
     one only while it stores what it read (api/routers/portfolio.py), never while its body
@@ -270,8 +293,9 @@ def check_in_handler_thread(app: FastAPI) -> None:
         dependant.call = checked
 
 
-def report_reader(request: Request, svc: Services = Depends(services),
-                  presented: str | None = Security(api_key_header)) -> Principal | None:
+def report_reader(
+    request: Request, svc: Services = Depends(services), presented: str | None = Security(api_key_header)
+) -> Principal | None:
     """The PDF reports: any valid key, or no key at all while `public_reports` is on (a key
     that is presented is still checked and counted)."""
     if svc.settings.public_reports and not presented:
@@ -301,8 +325,12 @@ def caller_portfolio_on(conn: Connection, svc: Services, caller: Principal) -> s
         from store.transactions import write_on
 
         with write_on(conn, f"portfolio:{portfolio_id}"):
-            ensure_portfolio(conn, portfolio_id, "HOUSE" if caller.is_admin else "CLIENT",
-                             None if caller.is_admin else caller.client_id)
+            ensure_portfolio(
+                conn,
+                portfolio_id,
+                "HOUSE" if caller.is_admin else "CLIENT",
+                None if caller.is_admin else caller.client_id,
+            )
     svc.open_portfolios.add(portfolio_id)
     return portfolio_id
 

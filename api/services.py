@@ -10,6 +10,7 @@ keeps its own copy, and each sees a write from any process or stage on its next 
 the version it reads has moved, the entry is rebuilt once and replaces the old one.
 Portfolio valuations are cached this way (`valuation`), keyed by the newest price, the
 portfolio's newest trade and cash entry and the valuation day."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,10 +18,12 @@ import math
 import threading
 import time
 import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from datetime import date, datetime, time as dt_time
-from typing import Any, AsyncIterator, Callable, Iterator
+from datetime import date, datetime
+from datetime import time as dt_time
+from typing import Any
 
 from anyio import CapacityLimiter, to_thread
 from fastapi import Request
@@ -100,7 +103,9 @@ class Slots:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def __call__(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -132,11 +137,16 @@ class UploadGate:
         with self._lock:
             wait = {"Retry-After": str(max(1, math.ceil(self._typical)))}
             if self._running.get(client, 0) >= self.per_client:
-                raise RateLimitedError(f"your client already has {self.per_client} upload(s) being read, the most it "
-                                       "may have at once; send the next when one has finished", headers=wait)
+                raise RateLimitedError(
+                    f"your client already has {self.per_client} upload(s) being read, the most it "
+                    "may have at once; send the next when one has finished",
+                    headers=wait,
+                )
             if sum(self._running.values()) >= self.total:
-                raise BusyError(f"the service is reading {self.total} uploads, the most it reads at once; retry "
-                                "shortly", headers=wait)
+                raise BusyError(
+                    f"the service is reading {self.total} uploads, the most it reads at once; retry shortly",
+                    headers=wait,
+                )
             self._running[client] = self._running.get(client, 0) + 1
         started = time.monotonic()
         try:
@@ -171,8 +181,9 @@ class Services:
     open_portfolios: set[str] = field(default_factory=set)  # portfolios known to exist (never closed)
     keys: KeyCache = field(default_factory=KeyCache)  # the client keys seen, by keys' version (api/keystore.py)
 
-    def cached(self, key: Any, version: Any, build: Callable[[], Any],
-               size: Callable[[Any], int | None] | None = None) -> Any:
+    def cached(
+        self, key: Any, version: Any, build: Callable[[], Any], size: Callable[[Any], int | None] | None = None
+    ) -> Any:
         """`build()` once per (key, version); a new version replaces the old entry. `size`:
         the bytes a value counts against the cache's bound (default: a body's length, else
         0), or None for a value not to keep."""
@@ -230,11 +241,20 @@ class Services:
         the portfolio's newest trade and cash entry ids (its writers hold its lock, so its
         ids commit in order) and the newest corporate action id (a split changes its
         holdings), plus any `more` parts for `newest_ids`."""
-        newest = newest_ids(conn, tables.eod_prices, (tables.trades, "portfolio_id", portfolio_id),
-                            (tables.cash_entries, "portfolio_id", portfolio_id), tables.corporate_actions, *more)
+        newest = newest_ids(
+            conn,
+            tables.eod_prices,
+            (tables.trades, "portfolio_id", portfolio_id),
+            (tables.cash_entries, "portfolio_id", portfolio_id),
+            tables.corporate_actions,
+            *more,
+        )
         # The valuation day follows from the prices, but on a store without any it is the clock's.
-        day = self.cached(("valuation-day",), (newest[0], self.calendar.latest_trading_day(exchange_date(self.now()))),
-                          lambda: self.valuation_day(conn))
+        day = self.cached(
+            ("valuation-day",),
+            (newest[0], self.calendar.latest_trading_day(exchange_date(self.now()))),
+            lambda: self.valuation_day(conn),
+        )
         return (day, *newest)
 
     def valuation(self, conn: Connection, portfolio_id: str, version: tuple | None = None) -> dict[str, Any]:
@@ -243,7 +263,9 @@ class Services:
         from views.valuation import portfolio_view
 
         version = version or self.valuation_version(conn, portfolio_id)
-        return self.cached(("valuation", portfolio_id), version[:5], lambda: portfolio_view(conn, portfolio_id, version[0]))
+        return self.cached(
+            ("valuation", portfolio_id), version[:5], lambda: portfolio_view(conn, portfolio_id, version[0])
+        )
 
 
 class ReplayClock:
@@ -280,9 +302,16 @@ def build_services(settings: Settings, now: Callable[[], datetime] | None = None
     calendar = default_calendar()
     if now is None and settings.replay_path is not None:
         now = ReplayClock(engine, calendar)
-    return Services(settings, engine, calendar, now or utc_now, counter_store(settings, engine),
-                    CapacityLimiter(settings.heavy_requests), Slots(settings.db_pool_size),
-                    UploadGate(settings.upload_reads, settings.upload_reads_per_client))
+    return Services(
+        settings,
+        engine,
+        calendar,
+        now or utc_now,
+        counter_store(settings, engine),
+        CapacityLimiter(settings.heavy_requests),
+        Slots(settings.db_pool_size),
+        UploadGate(settings.upload_reads, settings.upload_reads_per_client),
+    )
 
 
 async def services(request: Request) -> Services:

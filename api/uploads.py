@@ -1,4 +1,5 @@
 """Upload checks shared by the multipart endpoints: size first, then what the bytes are."""
+
 from __future__ import annotations
 
 from fastapi import UploadFile
@@ -27,7 +28,9 @@ async def read_upload(file: UploadFile, max_bytes: int, *, pdf_only: bool) -> by
     is_pdf = data.lstrip()[:5] == b"%PDF-"
     declared = (file.content_type or "").split(";")[0].strip().lower()
     if pdf_only and not is_pdf:
-        raise UnsupportedMediaTypeError(f"{file.filename or 'the upload'} is not a PDF (declared {declared or 'nothing'})")
+        raise UnsupportedMediaTypeError(
+            f"{file.filename or 'the upload'} is not a PDF (declared {declared or 'nothing'})"
+        )
     if not pdf_only and not is_pdf and declared not in TEXT_TYPES:
         raise UnsupportedMediaTypeError(f"research notes are PDF or plain text, not {declared}")
     return data

@@ -19,6 +19,7 @@ figure.
 
     python benchmarks/api_load.py [--seconds 5] [--connections 16] [--database sqlite|postgres|both]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,7 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -43,8 +44,10 @@ ADMIN = "svc-admin-" + "b" * 32
 DAY = date(2026, 11, 20)
 PG_ADMIN_URL = os.environ.get("MARKETINTEL_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 
-GRAPHQL_SCREEN = ("{ instruments(first: 60) { nodes { symbol latestPrediction { score action } "
-                  "recentBars(first: 20) { nodes { tradingDate close rsi14 } } } } }")
+GRAPHQL_SCREEN = (
+    "{ instruments(first: 60) { nodes { symbol latestPrediction { score action } "
+    "recentBars(first: 20) { nodes { tradingDate close rsi14 } } } } }"
+)
 ENDPOINTS = [  # (name, path, key): every REST read endpoint of issue 23, then the GraphQL screen
     ("market_latest", "/api/market/latest", "client"),
     ("market_symbol", "/api/market/symbol/{symbol}", "client"),
@@ -63,15 +66,17 @@ ENDPOINTS = [  # (name, path, key): every REST read endpoint of issue 23, then t
 REST_TARGET, GRAPHQL_TARGET, GRAPHQL_P50_MS, SCALING_TARGET = 0.5, 0.3, 50.0, 1.6
 
 
-def bench_app():  # noqa: ANN201 - uvicorn factory: the real app plus one constant endpoint per captured body
+def bench_app():
     from api.app import create_app
     from market.settings import get_settings
 
     app = create_app(get_settings())
     folder = Path(os.environ["BENCH_BODIES"])
     for path in sorted(folder.glob("*.json")):
+
         def constant(body: object = json.loads(path.read_text())) -> object:
             return body
+
         app.add_api_route(f"/bench/constant/{path.stem}", constant, methods=["GET"], include_in_schema=False)
     return app
 
@@ -92,34 +97,75 @@ def _prepare(work: Path, database_url: str) -> tuple[dict[str, str], str]:
     from store.history import append_history
     from store.migrations import upgrade
 
-    env = {"MARKETINTEL_DATABASE_URL": database_url, "MARKETINTEL_ADMIN_KEY": ADMIN,
-           "MARKETINTEL_SECRETS_DIR": str(work / "secrets"), "MARKETINTEL_DATA_DIR": str(work / "data"),
-           "MARKETINTEL_MODELS_DIR": str(work / "models"), "MARKETINTEL_RUNS_DIR": str(work / "runs"),
-           "MARKETINTEL_NO_DOTENV": "1", "MARKETINTEL_LOG_LEVEL": "WARNING"}
+    env = {
+        "MARKETINTEL_DATABASE_URL": database_url,
+        "MARKETINTEL_ADMIN_KEY": ADMIN,
+        "MARKETINTEL_SECRETS_DIR": str(work / "secrets"),
+        "MARKETINTEL_DATA_DIR": str(work / "data"),
+        "MARKETINTEL_MODELS_DIR": str(work / "models"),
+        "MARKETINTEL_RUNS_DIR": str(work / "runs"),
+        "MARKETINTEL_NO_DOTENV": "1",
+        "MARKETINTEL_LOG_LEVEL": "WARNING",
+    }
     os.environ.update(env)
-    settings = Settings(_env_file=None, database_url=database_url, secrets_dir=work / "secrets", data_dir=work / "data",
-                        models_dir=work / "models", runs_dir=work / "runs", admin_key=ADMIN)
+    settings = Settings(
+        _env_file=None,
+        database_url=database_url,
+        secrets_dir=work / "secrets",
+        data_dir=work / "data",
+        models_dir=work / "models",
+        runs_dir=work / "runs",
+        admin_key=ADMIN,
+    )
     engine = build_engine(database_url)
     upgrade(engine)
     backfill(engine, settings, 260, DAY, with_text=False)  # delivers prices and builds the stored bars
     rng = random.Random(1)
     with engine.begin() as conn:
-        symbols = sorted({r.symbol for r in conn.execute(tables.eod_prices.select().where(tables.eod_prices.c.trading_date == DAY))})
-        append_history(conn, tables.predictions, [
-            {"symbol": s, "trading_date": DAY, "model_id": "bench", "horizon_days": 1, "predicted_return": rng.gauss(0, 0.01),
-             "p_up": 0.5, "score": rng.uniform(30, 70), "action": rng.choice(["LONG", "HOLD", "AVOID"]), "weight": 0.05,
-             "tercile": "MIDDLE", "layer1_p_up": 0.5, "layer1_backend": "fallback-empirical-v1"} for s in symbols])
+        symbols = sorted(
+            {r.symbol for r in conn.execute(tables.eod_prices.select().where(tables.eod_prices.c.trading_date == DAY))}
+        )
+        append_history(
+            conn,
+            tables.predictions,
+            [
+                {
+                    "symbol": s,
+                    "trading_date": DAY,
+                    "model_id": "bench",
+                    "horizon_days": 1,
+                    "predicted_return": rng.gauss(0, 0.01),
+                    "p_up": 0.5,
+                    "score": rng.uniform(30, 70),
+                    "action": rng.choice(["LONG", "HOLD", "AVOID"]),
+                    "weight": 0.05,
+                    "tercile": "MIDDLE",
+                    "layer1_p_up": 0.5,
+                    "layer1_backend": "fallback-empirical-v1",
+                }
+                for s in symbols
+            ],
+        )
     ai.execute_day(engine, settings, DAY)
     client = keystore.generate(engine, settings, "Load Test", "INSTITUTIONAL")
     keystore.set_option(engine, client["key_id"], "RATE_LIMIT_SET", 10_000_000)
     portfolio = f"client:{client['client_id']}"
     move_cash(engine, portfolio, "10000000")
     with engine.connect() as conn:
-        closes = {r.symbol: r.close for r in conn.execute(tables.eod_prices.select().where(tables.eod_prices.c.trading_date == DAY))}
-    after_close = datetime(2026, 11, 20, 21, 30, tzinfo=timezone.utc)
+        closes = {
+            r.symbol: r.close
+            for r in conn.execute(tables.eod_prices.select().where(tables.eod_prices.c.trading_date == DAY))
+        }
+    after_close = datetime(2026, 11, 20, 21, 30, tzinfo=UTC)
     for symbol in symbols[:10]:
-        place_manual_trade(engine, settings, default_calendar(), portfolio,
-                           ManualTrade("BUY", symbol, 100, round(closes[symbol], 2)), now=after_close)
+        place_manual_trade(
+            engine,
+            settings,
+            default_calendar(),
+            portfolio,
+            ManualTrade("BUY", symbol, 100, round(closes[symbol], 2)),
+            now=after_close,
+        )
     suggestions.generate(engine, settings, default_calendar().next_trading_day(DAY), now=after_close)
     site = SimulatorSite(SimulatedMarket(), published_through=DAY)
     with serve_in_thread(site.asgi_app()) as base:
@@ -151,7 +197,7 @@ class _Connection:
         lower = head.lower()
         at = lower.find(b"content-length:")
         if at >= 0:
-            await self.reader.readexactly(int(lower[at + 15:lower.index(b"\r\n", at)]))
+            await self.reader.readexactly(int(lower[at + 15 : lower.index(b"\r\n", at)]))
         elif b"transfer-encoding: chunked" in lower:
             while True:
                 size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
@@ -204,13 +250,16 @@ async def _drive(base: str, path: str, key: str | None, seconds: float, connecti
     if keep:
         return {"latencies": latencies, "elapsed_s": elapsed, "errors": errors}
     latencies.sort()
-    return {"requests_per_s": round(len(latencies) / elapsed, 1),
-            "p50_ms": round(statistics.median(latencies) * 1000, 2),
-            "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000, 2),
-            "requests": len(latencies), "errors": errors}
+    return {
+        "requests_per_s": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(statistics.median(latencies) * 1000, 2),
+        "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000, 2),
+        "requests": len(latencies),
+        "errors": errors,
+    }
 
 
-def _run(coroutine):  # noqa: ANN001, ANN202 - on uvloop when installed (uvicorn's standard extra brings it)
+def _run(coroutine):
     try:
         import uvloop
     except ImportError:
@@ -218,8 +267,13 @@ def _run(coroutine):  # noqa: ANN001, ANN202 - on uvloop when installed (uvicorn
     return uvloop.run(coroutine)
 
 
-def _paired(base: str, first: tuple[str, str | None], second: tuple[str, str | None], args: argparse.Namespace,
-            second_base: str | None = None) -> tuple[dict, dict]:
+def _paired(
+    base: str,
+    first: tuple[str, str | None],
+    second: tuple[str, str | None],
+    args: argparse.Namespace,
+    second_base: str | None = None,
+) -> tuple[dict, dict]:
     """Both paths driven in alternating slices of `--slice` seconds until each had
     `--seconds`, their figures pooled: on a machine shared with other work the load moves
     within seconds, and alternating gives the ceiling and the endpoint the same share of it."""
@@ -234,10 +288,13 @@ def _paired(base: str, first: tuple[str, str | None], second: tuple[str, str | N
 def _pooled(runs: list[dict]) -> dict:
     latencies = sorted(x for r in runs for x in r.pop("latencies"))
     elapsed = sum(r["elapsed_s"] for r in runs)
-    return {"requests_per_s": round(len(latencies) / elapsed, 1),
-            "p50_ms": round(statistics.median(latencies) * 1000, 2),
-            "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000, 2),
-            "requests": len(latencies), "errors": sum(r["errors"] for r in runs)}
+    return {
+        "requests_per_s": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(statistics.median(latencies) * 1000, 2),
+        "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000, 2),
+        "requests": len(latencies),
+        "errors": sum(r["errors"] for r in runs),
+    }
 
 
 class Server:
@@ -261,8 +318,20 @@ class Server:
 
 
 def _uvicorn(port: int) -> list[str]:
-    return [sys.executable, "-m", "uvicorn", "--factory", "api_load:bench_app", "--app-dir", str(ROOT / "benchmarks"),
-            "--port", str(port), "--log-level", "warning", "--no-access-log"]
+    return [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "api_load:bench_app",
+        "--app-dir",
+        str(ROOT / "benchmarks"),
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
 
 
 def run_database(kind: str, database_url: str, args: argparse.Namespace) -> dict:
@@ -295,18 +364,29 @@ def measure(kind: str, work: Path, env: dict[str, str], client_key: str, args: a
                 continue
             ceiling, measured = _paired(server.base, (f"/bench/constant/{name}", None), (paths[name], keys[who]), args)
             ratio = round(measured["requests_per_s"] / ceiling["requests_per_s"], 3)
-            figures[name] = {**measured, "ceiling_requests_per_s": ceiling["requests_per_s"],
-                             "ceiling_p50_ms": ceiling["p50_ms"], "vs_ceiling": ratio,
-                             "body_bytes": (bodies / f"{name}.json").stat().st_size}
-            print(f"{kind:<8} {name:<20} {measured['requests_per_s']:>8.1f} req/s  ceiling {ceiling['requests_per_s']:>8.1f}"
-                  f"  x{ratio:<6} p50 {measured['p50_ms']:>7.2f} ms  p99 {measured['p99_ms']:>7.2f} ms"
-                  f"  errors {measured['errors']}  {figures[name]['body_bytes']} B", flush=True)
+            figures[name] = {
+                **measured,
+                "ceiling_requests_per_s": ceiling["requests_per_s"],
+                "ceiling_p50_ms": ceiling["p50_ms"],
+                "vs_ceiling": ratio,
+                "body_bytes": (bodies / f"{name}.json").stat().st_size,
+            }
+            print(
+                f"{kind:<8} {name:<20} {measured['requests_per_s']:>8.1f} req/s  ceiling "
+                f"{ceiling['requests_per_s']:>8.1f}"
+                f"  x{ratio:<6} p50 {measured['p50_ms']:>7.2f} ms  p99 {measured['p99_ms']:>7.2f} ms"
+                f"  errors {measured['errors']}  {figures[name]['body_bytes']} B",
+                flush=True,
+            )
         # The screen's latency unqueued: one connection, one operation at a time.
         alone = _run(_drive(server.base, paths["graphql_screen"], client_key, args.seconds, 1))
         if "graphql_screen" in figures:
             figures["graphql_screen"]["one_connection"] = alone
-        print(f"{kind:<8} graphql_screen on one connection: p50 {alone['p50_ms']} ms, p99 {alone['p99_ms']} ms, "
-              f"{alone['requests_per_s']} req/s", flush=True)
+        print(
+            f"{kind:<8} graphql_screen on one connection: p50 {alone['p50_ms']} ms, p99 {alone['p99_ms']} ms, "
+            f"{alone['requests_per_s']} req/s",
+            flush=True,
+        )
     finally:
         server.stop()
     if args.only:
@@ -314,32 +394,60 @@ def measure(kind: str, work: Path, env: dict[str, str], client_key: str, args: a
     # The deployed command, one and two workers side by side on two ports; both count rate
     # limits in the database, as serve does for N > 1 (a write per request).
     serve = str(Path(sys.executable).parent / "marketintel")
-    scaling = _scaling(lambda workers, port: [serve, "serve", "--port", str(port), "--workers", str(workers)],
-                       {**env, "MARKETINTEL_RATE_LIMIT_STORE": "database"}, client_key, args)
+    scaling = _scaling(
+        lambda workers, port: [serve, "serve", "--port", str(port), "--workers", str(workers)],
+        {**env, "MARKETINTEL_RATE_LIMIT_STORE": "database"},
+        client_key,
+        args,
+    )
     scale = round(scaling[2]["requests_per_s"] / scaling[1]["requests_per_s"], 3)
     print(f"{kind:<8} serve --workers 2 vs 1 on /api/market/latest: x{scale}", flush=True)
     # The same without the per-request counter write: uvicorn's workers, each counting in its own memory.
-    memory = _scaling(lambda workers, port: [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--port",
-                                             str(port), "--workers", str(workers), "--log-level", "warning", "--no-access-log"],
-                      {**env, "MARKETINTEL_RATE_LIMIT_STORE": "memory"}, client_key, args)
+    memory = _scaling(
+        lambda workers, port: [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "api.app:create_app",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ],
+        {**env, "MARKETINTEL_RATE_LIMIT_STORE": "memory"},
+        client_key,
+        args,
+    )
     memory_scale = round(memory[2]["requests_per_s"] / memory[1]["requests_per_s"], 3)
     print(f"{kind:<8} uvicorn --workers 2 vs 1, rate limits in memory: x{memory_scale}", flush=True)
     rest = [n for n, _, _ in ENDPOINTS if n != "graphql_screen"]
     screen = figures["graphql_screen"]
-    return {"endpoints": figures,
-            "serve_workers_1": scaling[1], "serve_workers_2": scaling[2], "workers_2_vs_1": scale,
-            "memory_limits_workers_1": memory[1], "memory_limits_workers_2": memory[2],
-            "memory_limits_workers_2_vs_1": memory_scale,
-            "rest_min_vs_ceiling": min(figures[n]["vs_ceiling"] for n in rest),
-            "targets_met": {"rest": all(figures[n]["vs_ceiling"] >= REST_TARGET and figures[n]["errors"] == 0 for n in rest),
-                            # "p50 alone": the screen's latency on one connection, unqueued (with 16
-                            # in flight every endpoint's p50 is about 16 / its requests per second)
-                            "graphql": screen["vs_ceiling"] >= GRAPHQL_TARGET and screen["errors"] == 0
-                            and screen["one_connection"]["p50_ms"] < GRAPHQL_P50_MS,
-                            "workers": scale >= SCALING_TARGET}}
+    return {
+        "endpoints": figures,
+        "serve_workers_1": scaling[1],
+        "serve_workers_2": scaling[2],
+        "workers_2_vs_1": scale,
+        "memory_limits_workers_1": memory[1],
+        "memory_limits_workers_2": memory[2],
+        "memory_limits_workers_2_vs_1": memory_scale,
+        "rest_min_vs_ceiling": min(figures[n]["vs_ceiling"] for n in rest),
+        "targets_met": {
+            "rest": all(figures[n]["vs_ceiling"] >= REST_TARGET and figures[n]["errors"] == 0 for n in rest),
+            # "p50 alone": the screen's latency on one connection, unqueued (with 16
+            # in flight every endpoint's p50 is about 16 / its requests per second)
+            "graphql": screen["vs_ceiling"] >= GRAPHQL_TARGET
+            and screen["errors"] == 0
+            and screen["one_connection"]["p50_ms"] < GRAPHQL_P50_MS,
+            "workers": scale >= SCALING_TARGET,
+        },
+    }
 
 
-def _scaling(command, env: dict[str, str], key: str, args: argparse.Namespace) -> dict[int, dict]:  # noqa: ANN001
+def _scaling(command, env: dict[str, str], key: str, args: argparse.Namespace) -> dict[int, dict]:
     """/api/market/latest on one worker and on two, the two servers up side by side and
     driven in alternating slices (`_paired`)."""
     servers = {}
@@ -347,8 +455,9 @@ def _scaling(command, env: dict[str, str], key: str, args: argparse.Namespace) -
         for workers in (1, 2):
             port = args.port + workers
             servers[workers] = Server(command(workers, port), env, port)
-        one, two = _paired(servers[1].base, ("/api/market/latest", key), ("/api/market/latest", key), args,
-                           second_base=servers[2].base)
+        one, two = _paired(
+            servers[1].base, ("/api/market/latest", key), ("/api/market/latest", key), args, second_base=servers[2].base
+        )
     finally:
         for server in servers.values():
             server.stop()
@@ -367,6 +476,7 @@ def _postgres_database() -> tuple[str, callable]:
     def drop() -> None:
         with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
     return PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}", drop
 
 
@@ -374,14 +484,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--slice", type=float, default=1.0, help="Seconds per alternating slice of a paired measurement.")
+    parser.add_argument(
+        "--slice", type=float, default=1.0, help="Seconds per alternating slice of a paired measurement."
+    )
     parser.add_argument("--port", type=int, default=8791)
     parser.add_argument("--database", choices=["sqlite", "postgres", "both"], default="both")
-    parser.add_argument("--only", nargs="*", default=[], metavar="NAME",
-                        help="measure only these endpoints (names as printed), no workers: while working on one")
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        default=[],
+        metavar="NAME",
+        help="measure only these endpoints (names as printed), no workers: while working on one",
+    )
     args = parser.parse_args()
-    result: dict = {"benchmark": "api_load", "connections": args.connections, "seconds": args.seconds,
-                    "cpu_count": os.cpu_count(), "load_average_before": os.getloadavg()[0]}
+    result: dict = {
+        "benchmark": "api_load",
+        "connections": args.connections,
+        "seconds": args.seconds,
+        "cpu_count": os.cpu_count(),
+        "load_average_before": os.getloadavg()[0],
+    }
     if args.database in ("sqlite", "both"):
         result["sqlite"] = run_database("sqlite", f"sqlite:///{tempfile.mkdtemp(prefix='bench-db-')}/bench.db", args)
     if args.database in ("postgres", "both"):

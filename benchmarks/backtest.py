@@ -16,11 +16,12 @@ close is read).
 
     python benchmarks/backtest.py                                   # NSE, 2012-01-02 .. 2021-12-31
     python benchmarks/backtest.py --from 2008-01-02 --to 2011-12-31 # the early span the rule was fixed on
-    python benchmarks/backtest.py --ohlcv prices.csv                # any market: symbol,date,close,volume[,high,low,bid,ask]
+    python benchmarks/backtest.py --ohlcv prices.csv  # any market: symbol,date,close,volume[,high,low,bid,ask]
 
 The last line is one JSON object: every statistic for both fill modes, overall and per
 year, the wall time and the peak RSS.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,18 @@ from pathlib import Path
 import pandas as pd
 from model_quality import SHARED_DATA, load_nse, load_ohlcv
 
-HEADLINE = ("total_return", "annual_return", "annual_volatility", "sharpe", "sortino", "max_drawdown", "calmar",
-            "annual_turnover", "orders", "lapsed_orders")
+HEADLINE = (
+    "total_return",
+    "annual_return",
+    "annual_volatility",
+    "sharpe",
+    "sortino",
+    "max_drawdown",
+    "calmar",
+    "annual_turnover",
+    "orders",
+    "lapsed_orders",
+)
 
 
 def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, pd.Series | None]:
@@ -47,23 +58,30 @@ def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, p
         rows = frame[frame["symbol"].map(is_index)]
     else:
         files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
-        rows = pd.DataFrame([r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and is_index(r["symbol"])])
+        rows = pd.DataFrame(
+            [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and is_index(r["symbol"])]
+        )
         rows = rows.rename(columns={"trading_date": "date"}) if not rows.empty else rows
     if rows.empty:
         return None, None
     name = name or ("^NASI" if "^NASI" in set(rows["symbol"]) else sorted(set(rows["symbol"]))[0])
     chosen = rows[rows["symbol"] == name]
-    return (name, chosen.drop_duplicates("date").set_index("date")["close"].astype(float)) if not chosen.empty else (None, None)
+    return (
+        (name, chosen.drop_duplicates("date").set_index("date")["close"].astype(float))
+        if not chosen.empty
+        else (None, None)
+    )
 
 
-def score_alone():  # noqa: ANN201 - an EdgeTable
+def score_alone():
     """A held-edge table that makes the Score alone decide: every band from the LONG line
     up clears any cost, every band at or below the AVOID line loses, the rest is flat."""
     from models.decisions import AVOID_SCORE, EDGE_BANDS, HORIZON, LONG_SCORE, EdgeTable
 
     bands = EDGE_BANDS[:-1]
-    means = tuple(1.0 if lo >= LONG_SCORE else (-1.0 if EDGE_BANDS[i + 1] <= AVOID_SCORE else 0.0)
-                  for i, lo in enumerate(bands))
+    means = tuple(
+        1.0 if lo >= LONG_SCORE else (-1.0 if EDGE_BANDS[i + 1] <= AVOID_SCORE else 0.0) for i, lo in enumerate(bands)
+    )
     return EdgeTable(HORIZON, means, tuple([0] * len(bands)))
 
 
@@ -99,14 +117,16 @@ def main() -> None:
     for realistic in (True, False):
         run = run_backtest(predictions, rails=True, starting_cash=args.cash, realistic=realistic)
         results["next_session_costed" if realistic else "same_close_cost_free"] = summarise(
-            run, args.cash, benchmarks, by_year=True)
+            run, args.cash, benchmarks, by_year=True
+        )
     # The Score alone (LONG at 55, AVOID at 45, costs ignored by the decision): what the
     # signal earns before the cost rule, under both fill modes.
     alone = {d: score_alone() for d in predictions["date"].unique()}
     for realistic in (True, False):
         run = run_backtest(predictions, rails=True, starting_cash=args.cash, realistic=realistic, edges=alone)
         results["score_alone_next_session_costed" if realistic else "score_alone_same_close_cost_free"] = summarise(
-            run, args.cash, benchmarks, by_year=True)
+            run, args.cash, benchmarks, by_year=True
+        )
     wall = time.perf_counter() - started
     real, free = results["next_session_costed"], results["same_close_cost_free"]
     print(f"{'':<20}{'next session, costs':>22}{'same close, free':>20}")
@@ -119,19 +139,35 @@ def main() -> None:
     print(f"costs paid (next session): {real.get('costs')}")
     for label in ("score_alone_next_session_costed", "score_alone_same_close_cost_free"):
         alone_run = results[label]
-        print(f"{label}: total {alone_run['total_return']}, Sharpe {alone_run['sharpe']}, turnover "
-              f"{alone_run.get('annual_turnover')}x, orders {alone_run['orders']}, costs {alone_run['costs']['total']}, "
-              f"IR vs EW-liquid {alone_run['benchmarks']['equal_weight_liquid']['information_ratio']}")
+        print(
+            f"{label}: total {alone_run['total_return']}, Sharpe {alone_run['sharpe']}, turnover "
+            f"{alone_run.get('annual_turnover')}x, orders {alone_run['orders']}, costs {alone_run['costs']['total']}, "
+            f"IR vs EW-liquid {alone_run['benchmarks']['equal_weight_liquid']['information_ratio']}"
+        )
     print("year   return  sharpe  turnover  IR vs EW-liquid  EW-liquid  " + ("index" if levels is not None else ""))
     for year, y in real.get("years", {}).items():
         ew = y["benchmarks"].get("equal_weight_liquid", {})
         ix = y["benchmarks"].get("index", {})
-        print(f"{year}  {y.get('total_return')!s:>7} {y.get('sharpe')!s:>7} {y.get('annual_turnover')!s:>9} "
-              f"{ew.get('information_ratio')!s:>16} {ew.get('total_return')!s:>10} {ix.get('total_return', '')!s:>8}")
+        print(
+            f"{year}  {y.get('total_return')!s:>7} {y.get('sharpe')!s:>7} {y.get('annual_turnover')!s:>9} "
+            f"{ew.get('information_ratio')!s:>16} {ew.get('total_return')!s:>10} {ix.get('total_return', '')!s:>8}"
+        )
     print(f"predictions {len(predictions)} rows in {predicted:.1f}s; total {time.perf_counter() - started:.1f}s")
-    print(json.dumps({"benchmark": "backtest", "data": str(source), "from": args.start, "to": args.end,
-                      "index": index_name, "starting_cash": args.cash, **results, "wall_seconds": round(wall, 1),
-                      "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
+    print(
+        json.dumps(
+            {
+                "benchmark": "backtest",
+                "data": str(source),
+                "from": args.start,
+                "to": args.end,
+                "index": index_name,
+                "starting_cash": args.cash,
+                **results,
+                "wall_seconds": round(wall, 1),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

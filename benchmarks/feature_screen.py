@@ -20,6 +20,7 @@ computed per instrument from data dated on or before the row's day, or across in
 from the same day only. Variants run in parallel processes (`--jobs`, one core each).
 The last line is one JSON object with every variant's figures.
 """
+
 from __future__ import annotations
 
 import os
@@ -120,7 +121,8 @@ ROUND_SIX = [
     "gaps-liquid-r60-adv sentiment=gap_low market_sentiment=gap_high +liquid_return +r60 +log_adv20",
     f"reference-superset {REFERENCE_EXTRAS}",
     f"superset-gaps-liquid sentiment=gap_low market_sentiment=gap_high +liquid_return {REFERENCE_EXTRAS}",
-    f"superset-gaps-liquid-refit-60 sentiment=gap_low market_sentiment=gap_high +liquid_return {REFERENCE_EXTRAS} cfg:full_refit_every=60",
+    f"superset-gaps-liquid-refit-60 sentiment=gap_low market_sentiment=gap_high +liquid_return {REFERENCE_EXTRAS} "
+    "cfg:full_refit_every=60",
     f"superset-reference-capacity {REFERENCE_EXTRAS} p:num_leaves=31 p:learning_rate=0.03 cfg:full_rounds=300",
     # within the registry's 14 (the sentiment slots keep the news): the weakest inputs give way
     "liquid-for-zero-volume zero_volume_share_20=liquid_return",
@@ -145,11 +147,39 @@ ROUND_SEVEN = [
 # candidate), trained like the plain reference (`learned_layer1`), in layer 1's slot, so the
 # risk model keeps its 14 inputs; beside them, every candidate as an input (the eighth look's
 # kitchen sink) at the walk-forward's capacity and under the reference's recipe.
-OWN_CANDIDATES = ["r2", "r3", "r10", "r60", "bollinger_bandwidth", "days_since_change", "last_move", "log_close",
-                  "z_return", "up_share_20", "log_adv20", "previous_in_range", "close_location_lag1", "stochastic_5",
-                  "last_bar_location", "last_bar_range", "days_since_trade", "weekday", "gap_low", "gap_high"]
-CROSS_CANDIDATES = ["market_return", "market_breadth_lag1", "market_return_5d", "liquid_return", "liquid_breadth",
-                    "stale_gap", "idiosyncratic_return", "peer_return_5", "peer_breadth_5"]
+OWN_CANDIDATES = [
+    "r2",
+    "r3",
+    "r10",
+    "r60",
+    "bollinger_bandwidth",
+    "days_since_change",
+    "last_move",
+    "log_close",
+    "z_return",
+    "up_share_20",
+    "log_adv20",
+    "previous_in_range",
+    "close_location_lag1",
+    "stochastic_5",
+    "last_bar_location",
+    "last_bar_range",
+    "days_since_trade",
+    "weekday",
+    "gap_low",
+    "gap_high",
+]
+CROSS_CANDIDATES = [
+    "market_return",
+    "market_breadth_lag1",
+    "market_return_5d",
+    "liquid_return",
+    "liquid_breadth",
+    "stale_gap",
+    "idiosyncratic_return",
+    "peer_return_5",
+    "peer_breadth_5",
+]
 SINK = " ".join(f"+{c}" for c in OWN_CANDIDATES + CROSS_CANDIDATES if c not in ("gap_low", "gap_high"))
 PLAIN_RECIPE = "p:learning_rate=0.03 p:num_leaves=31 p:lambda_l2=0 p:max_bin=255 cfg:full_rounds=300"
 ROUND_NINE = [
@@ -159,9 +189,18 @@ ROUND_NINE = [
     f"kitchen-sink sentiment=gap_low market_sentiment=gap_high {SINK}",
     f"kitchen-sink-plain-recipe sentiment=gap_low market_sentiment=gap_high {SINK} {PLAIN_RECIPE}",
 ]
-ROUNDS = {"three": DEFAULT_VARIANTS, "four": ROUND_FOUR, "five": ROUND_FIVE, "six": ROUND_SIX, "seven": ROUND_SEVEN,
-          "nine": ROUND_NINE}
-LEARNED = {"learned_p_up_own": OWN_CANDIDATES, "learned_p_up_all": OWN_CANDIDATES + CROSS_CANDIDATES + ["market_breadth"]}
+ROUNDS = {
+    "three": DEFAULT_VARIANTS,
+    "four": ROUND_FOUR,
+    "five": ROUND_FIVE,
+    "six": ROUND_SIX,
+    "seven": ROUND_SEVEN,
+    "nine": ROUND_NINE,
+}
+LEARNED = {
+    "learned_p_up_own": OWN_CANDIDATES,
+    "learned_p_up_all": OWN_CANDIDATES + CROSS_CANDIDATES + ["market_breadth"],
+}
 
 
 def index_candidates(panel: pd.DataFrame, indices: pd.DataFrame) -> pd.DataFrame:
@@ -205,7 +244,9 @@ def candidates(panel: pd.DataFrame) -> pd.DataFrame:
     panel["market_breadth_lag1"] = panel["date"].map(breadth.shift(1))
     market = panel["return_1d"].where(traded).groupby(panel["date"]).mean()
     panel["market_return_5d"] = panel["date"].map(market.rolling(5, min_periods=1).sum())
-    liquid = (panel["adv_20"].fillna(0).groupby(panel["date"]).rank(ascending=False, method="first") <= 10) & panel["return_1d"].notna()
+    liquid = (panel["adv_20"].fillna(0).groupby(panel["date"]).rank(ascending=False, method="first") <= 10) & panel[
+        "return_1d"
+    ].notna()
     panel["liquid_return"] = panel["date"].map(panel["return_1d"].where(liquid).groupby(panel["date"]).mean())
     direction = np.sign(panel["return_1d"].where(traded, 0.0)).where(liquid)
     panel["liquid_breadth"] = panel["date"].map(direction.groupby(panel["date"]).mean())
@@ -219,13 +260,17 @@ def candidates(panel: pd.DataFrame) -> pd.DataFrame:
     high, low = panel["high"].astype(float), panel["low"].astype(float)
     day_range = high - low
     panel["log_close"] = np.log(close)
-    panel["previous_in_range"] = ((previous - low) / day_range).where(day_range > 0, 0.5).where(day_range.notna() & previous.notna())
+    panel["previous_in_range"] = (
+        ((previous - low) / day_range).where(day_range > 0, 0.5).where(day_range.notna() & previous.notna())
+    )
     panel["gap_low"] = low / previous - 1
     panel["gap_high"] = high / previous - 1
     panel["close_location_lag1"] = by_symbol["close_location"].shift(1)
     low5 = by_symbol["low"].transform(lambda s: s.astype(float).rolling(5).min())
     high5 = by_symbol["high"].transform(lambda s: s.astype(float).rolling(5).max())
-    panel["stochastic_5"] = ((close - low5) / (high5 - low5)).where(high5 > low5, 0.5).where(high5.notna() & low5.notna())
+    panel["stochastic_5"] = (
+        ((close - low5) / (high5 - low5)).where(high5 > low5, 0.5).where(high5.notna() & low5.notna())
+    )
     panel["z_return"] = (panel["return_1d"] / panel["volatility_20"]).where(panel["volatility_20"] > 0, 0.0)
     panel["idiosyncratic_return"] = panel["return_1d"] - panel["market_return"]
     panel["weekday"] = pd.to_datetime(panel["date"]).dt.day_of_week.astype(float)
@@ -249,14 +294,16 @@ def peer_moves(panel: pd.DataFrame, traded: pd.Series, k: int, window: int = 250
     the month began (at least 60 days in common), chosen afresh each month from data dated
     before it; NaN where no peer traded that day."""
     returns = panel.pivot(index="date", columns="symbol", values="return_1d").sort_index()
-    moved = panel.assign(r=panel["return_1d"].where(traded)).pivot(index="date", columns="symbol", values="r").sort_index()
+    moved = (
+        panel.assign(r=panel["return_1d"].where(traded)).pivot(index="date", columns="symbol", values="r").sort_index()
+    )
     days = returns.index
     months = pd.Series(pd.to_datetime(days).to_period("M"), index=days)
     peer_return = pd.DataFrame(np.nan, index=days, columns=returns.columns)
     peer_breadth = peer_return.copy()
     for _, month_days in months.groupby(months):
         first = days.get_loc(month_days.index[0])
-        history = returns.iloc[max(0, first - window):first]
+        history = returns.iloc[max(0, first - window) : first]
         if len(history) < 60:
             continue
         corr = history.corr(min_periods=60).to_numpy().copy()
@@ -274,12 +321,15 @@ def peer_moves(panel: pd.DataFrame, traded: pd.Series, k: int, window: int = 250
                 peer_return.loc[month_days.index, symbol] = np.nanmean(values, axis=1)
                 peer_breadth.loc[month_days.index, symbol] = np.nanmean(np.sign(values), axis=1)
     key = pd.MultiIndex.from_arrays([panel["date"], panel["symbol"]])
-    return (pd.Series(peer_return.stack().reindex(key).to_numpy(), index=panel.index),
-            pd.Series(peer_breadth.stack().reindex(key).to_numpy(), index=panel.index))
+    return (
+        pd.Series(peer_return.stack().reindex(key).to_numpy(), index=panel.index),
+        pd.Series(peer_breadth.stack().reindex(key).to_numpy(), index=panel.index),
+    )
 
 
-def learned_layer1(panel: pd.DataFrame, columns: list[str], every: int = 60, embargo: int = 10,
-                   min_rows: int = 5000) -> pd.Series:
+def learned_layer1(
+    panel: pd.DataFrame, columns: list[str], every: int = 60, embargo: int = 10, min_rows: int = 5000
+) -> pd.Series:
     """A learned layer 1 for round nine: one LightGBM classifier of the next move's
     direction (the plain reference's parameters and 300 trees, model_quality.py), pooled
     over every instrument, on the registry's own-instrument inputs (layer 1's empirical
@@ -290,8 +340,19 @@ def learned_layer1(panel: pd.DataFrame, columns: list[str], every: int = 60, emb
     import lightgbm as lgb
     from model_quality import REFERENCE_PARAMS, REFERENCE_TREES
 
-    own = ["rsi_14", "bollinger_pct_b", "momentum_5", "momentum_20", "close_location", "return_1d", "volatility_20",
-           "volume_ratio_20", "zero_volume_share_20", "spread_pct", "layer1_p_up"]
+    own = [
+        "rsi_14",
+        "bollinger_pct_b",
+        "momentum_5",
+        "momentum_20",
+        "close_location",
+        "return_1d",
+        "volatility_20",
+        "volume_ratio_20",
+        "zero_volume_share_20",
+        "spread_pct",
+        "layer1_p_up",
+    ]
     dates = sorted(panel["date"].unique())
     position = {d: i for i, d in enumerate(dates)}
     day = panel["date"].map(position).to_numpy()
@@ -345,18 +406,27 @@ def run(variant: str, start: date, end: date) -> dict:
     moved = p[p["forward_return"] != 0]
     up = moved["forward_return"] > 0
     movers = moved[moved["forward_return"].abs() > 0.02]
-    years = {int(y): round(100 * float(((g["p_up"] > 0.5) == (g["forward_return"] > 0)).mean()), 2)
-             for y, g in moved.groupby(pd.to_datetime(moved["date"]).dt.year)}
+    years = {
+        int(y): round(100 * float(((g["p_up"] > 0.5) == (g["forward_return"] > 0)).mean()), 2)
+        for y, g in moved.groupby(pd.to_datetime(moved["date"]).dt.year)
+    }
     gain = pd.DataFrame([m.importances for m in result.models]).mean().round(3).to_dict()
-    return {"variant": variant, "name": name, "moved_rows": int(len(moved)),
-            "binary": round(100 * float(((moved["p_up"] > 0.5) == up).mean()), 2),
-            "binary_raw_score": round(100 * float(((moved["raw_score"] > 0) == up).mean()), 2),
-            "three_class": round(100 * float((p["predicted_class"] == three_class(p["forward_return"])).mean()), 2),
-            "movers": round(100 * float(((movers["p_up"] > 0.5) == (movers["forward_return"] > 0)).mean()), 2),
-            "mae": round(float((p["predicted_return"] - p["forward_return"]).abs().mean()), 6),
-            "mae_zero": round(float(p["forward_return"].abs().mean()), 6),
-            "ic_p_up": round(daily_ic(p, "p_up"), 4), "ic_expected": round(daily_ic(p, "expected_return"), 4),
-            "binary_by_year": years, "gain_share": gain, "seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "variant": variant,
+        "name": name,
+        "moved_rows": int(len(moved)),
+        "binary": round(100 * float(((moved["p_up"] > 0.5) == up).mean()), 2),
+        "binary_raw_score": round(100 * float(((moved["raw_score"] > 0) == up).mean()), 2),
+        "three_class": round(100 * float((p["predicted_class"] == three_class(p["forward_return"])).mean()), 2),
+        "movers": round(100 * float(((movers["p_up"] > 0.5) == (movers["forward_return"] > 0)).mean()), 2),
+        "mae": round(float((p["predicted_return"] - p["forward_return"]).abs().mean()), 6),
+        "mae_zero": round(float(p["forward_return"].abs().mean()), 6),
+        "ic_p_up": round(daily_ic(p, "p_up"), 4),
+        "ic_expected": round(daily_ic(p, "expected_return"), 4),
+        "binary_by_year": years,
+        "gain_share": gain,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def main() -> None:
@@ -376,7 +446,10 @@ def main() -> None:
         raise SystemExit(f"error: no NSE daily files at {folder} (set --nse or MARKETINTEL_SHARED_DATA)")
     start, end = date.fromisoformat(args.start), date.fromisoformat(args.end)
     if end.year >= 2012:
-        print("warning: 2012 and later are the confirmation span (docs/model.md): choosing there flatters", file=sys.stderr)
+        print(
+            "warning: 2012 and later are the confirmation span (docs/model.md): choosing there flatters",
+            file=sys.stderr,
+        )
     started = time.perf_counter()
     from ingest.importers.formats import is_index, nse_daily_frame
 
@@ -392,19 +465,40 @@ def main() -> None:
     for column, inputs in LEARNED.items():  # trained only when a variant reads them
         if any(column in [*parse(v)[1].values(), *parse(v)[4]] for v in variants):
             _PANEL[column] = learned_layer1(_PANEL, inputs)
-            scored = _PANEL[(_PANEL["date"] >= start) & (_PANEL["date"] <= end) & (_PANEL["forward_return"].fillna(0) != 0)]
-            learned_alone[column] = round(100 * float(((scored[column] > 0.5) == (scored["forward_return"] > 0)).mean()), 2)
+            scored = _PANEL[
+                (_PANEL["date"] >= start) & (_PANEL["date"] <= end) & (_PANEL["forward_return"].fillna(0) != 0)
+            ]
+            learned_alone[column] = round(
+                100 * float(((scored[column] > 0.5) == (scored["forward_return"] > 0)).mean()), 2
+            )
             print(f"{column} alone (P(up) > 0.5, uncalibrated): binary {learned_alone[column]:.2f}")
-    with ProcessPoolExecutor(max_workers=min(args.jobs, len(variants)), mp_context=multiprocessing.get_context("fork")) as pool:
+    with ProcessPoolExecutor(
+        max_workers=min(args.jobs, len(variants)), mp_context=multiprocessing.get_context("fork")
+    ) as pool:
         results = list(pool.map(run, variants, [start] * len(variants), [end] * len(variants)))
     print(f"NSE scored {start} to {end}, {results[0]['moved_rows']} moved rows; binary = calibrated P(up) > 0.5")
-    print(f"{'variant':<26}{'binary':>8}{'raw':>8}{'3-cl':>8}{'movers':>8}{'MAE':>10}{'zero':>10}{'IC p':>8}{'IC e':>8}  by year")
+    print(
+        f"{'variant':<26}{'binary':>8}{'raw':>8}{'3-cl':>8}{'movers':>8}{'MAE':>10}"
+        f"{'zero':>10}{'IC p':>8}{'IC e':>8}  by year"
+    )
     for r in results:
-        print(f"{r['name']:<26}{r['binary']:>8.2f}{r['binary_raw_score']:>8.2f}{r['three_class']:>8.2f}{r['movers']:>8.2f}"
-              f"{r['mae']:>10.5f}{r['mae_zero']:>10.5f}{r['ic_p_up']:>8.3f}{r['ic_expected']:>8.3f}  "
-              + " ".join(f"{v:.2f}" for v in r["binary_by_year"].values()))
-    print(json.dumps({"benchmark": "feature_screen", "from": start.isoformat(), "to": end.isoformat(), "variants": results,
-                      "learned_alone": learned_alone, "wall_seconds": round(time.perf_counter() - started, 1)}))
+        print(
+            f"{r['name']:<26}{r['binary']:>8.2f}{r['binary_raw_score']:>8.2f}{r['three_class']:>8.2f}{r['movers']:>8.2f}"
+            f"{r['mae']:>10.5f}{r['mae_zero']:>10.5f}{r['ic_p_up']:>8.3f}{r['ic_expected']:>8.3f}  "
+            + " ".join(f"{v:.2f}" for v in r["binary_by_year"].values())
+        )
+    print(
+        json.dumps(
+            {
+                "benchmark": "feature_screen",
+                "from": start.isoformat(),
+                "to": end.isoformat(),
+                "variants": results,
+                "learned_alone": learned_alone,
+                "wall_seconds": round(time.perf_counter() - started, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

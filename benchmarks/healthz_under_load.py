@@ -9,6 +9,7 @@ reports and GraphQL operations run at once (the rest queue).
 
     python benchmarks/healthz_under_load.py [--heavy 2] [--reports 16] [--queries 16]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from api_load import GRAPHQL_SCREEN, ROOT, _prepare, _wait  # noqa: E402
+from api_load import GRAPHQL_SCREEN, ROOT, _prepare, _wait
 
 WIDE = "{ portfolio { " + "cash " * 400 + "} }"
 
@@ -50,6 +51,7 @@ async def _poll(base: str, stop: asyncio.Event) -> list[float]:
 async def _load(base: str, key: str, reports: int, queries: int) -> dict:
     limits = httpx.Limits(max_connections=reports + queries, max_keepalive_connections=reports + queries)
     async with httpx.AsyncClient(base_url=base, headers={"X-API-Key": key}, limits=limits, timeout=600) as client:
+
         async def report(i: int) -> int:
             path = "/api/quant-briefing.pdf" if i % 2 else "/api/compliance-report.pdf"
             return (await client.get(path)).status_code
@@ -75,11 +77,16 @@ async def _measure(base: str, key: str, reports: int, queries: int) -> dict:
     load = await _load(base, key, reports, queries)
     stop.set()
     busy = await poller
-    return {"idle_p50_ms": round(statistics.median(idle_latencies) * 1000, 1),
-            "idle_p99_ms": round(_percentile(idle_latencies, 0.99) * 1000, 1),
-            "busy_samples": len(busy), "busy_p50_ms": round(statistics.median(busy) * 1000, 1),
-            "busy_p99_ms": round(_percentile(busy, 0.99) * 1000, 1), "busy_max_ms": round(max(busy) * 1000, 1),
-            "load_seconds": load["seconds"], "load_failed": load["failed"]}
+    return {
+        "idle_p50_ms": round(statistics.median(idle_latencies) * 1000, 1),
+        "idle_p99_ms": round(_percentile(idle_latencies, 0.99) * 1000, 1),
+        "busy_samples": len(busy),
+        "busy_p50_ms": round(statistics.median(busy) * 1000, 1),
+        "busy_p99_ms": round(_percentile(busy, 0.99) * 1000, 1),
+        "busy_max_ms": round(max(busy) * 1000, 1),
+        "load_seconds": load["seconds"],
+        "load_failed": load["failed"],
+    }
 
 
 def main() -> None:
@@ -91,11 +98,30 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-healthz-"))
     env, key = _prepare(work)
-    env = {**os.environ, **env, "MARKETINTEL_HEAVY_REQUESTS": str(args.heavy), "PYTHONPATH": str(ROOT),
-           "MARKETINTEL_REPORTS_DIR": str(work / "reports")}
+    env = {
+        **os.environ,
+        **env,
+        "MARKETINTEL_HEAVY_REQUESTS": str(args.heavy),
+        "PYTHONPATH": str(ROOT),
+        "MARKETINTEL_REPORTS_DIR": str(work / "reports"),
+    }
     base = f"http://127.0.0.1:{args.port}"
-    server = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--port", str(args.port),
-                               "--log-level", "warning", "--no-access-log"], cwd=ROOT, env=env)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "api.app:create_app",
+            "--port",
+            str(args.port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
     try:
         _wait(base)
         figures = asyncio.run(_measure(base, key, args.reports, args.queries))
@@ -104,8 +130,18 @@ def main() -> None:
         server.wait(30)
     for name, value in figures.items():
         print(f"{name:<16} {value}")
-    print(json.dumps({"benchmark": "healthz_under_load", "heavy_requests": args.heavy, "reports": args.reports,
-                      "queries": args.queries, **figures, "target_met": figures["busy_p99_ms"] < 200}))
+    print(
+        json.dumps(
+            {
+                "benchmark": "healthz_under_load",
+                "heavy_requests": args.heavy,
+                "reports": args.reports,
+                "queries": args.queries,
+                **figures,
+                "target_met": figures["busy_p99_ms"] < 200,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ ALERT state) per year on the stable run and the delay in trading days from each 
 to the first ALERT state (null: never); per real year the flagged periods; the stage's
 seconds; the wall time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,7 +87,7 @@ def monitor(frame: pd.DataFrame, reference_days: list, monitored: list, dates: l
     out = []
     for day in monitored:
         j = by_date[day]
-        current = frame[frame["date"].isin(dates[max(0, j - max(t.windows) + 1):j + 1])]
+        current = frame[frame["date"].isin(dates[max(0, j - max(t.windows) + 1) : j + 1])]
         checks = persist(input_checks(reference, current, day, t, cache), history, t, day)
         for c in checks:
             history[c.check_name] = [(day, c.level, c.since)] + history.get(c.check_name, [])[:60]
@@ -107,14 +108,14 @@ def replay(prices: pd.DataFrame, change_at: int | None, broken_input: str | None
     from models.monitor import ALERT
 
     frame, dates = input_frame(prices)
-    reference_days = dates[WARMUP:WARMUP + REFERENCE]
-    monitored = dates[WARMUP + REFERENCE:WARMUP + REFERENCE + MONITORED]
+    reference_days = dates[WARMUP : WARMUP + REFERENCE]
+    monitored = dates[WARMUP + REFERENCE : WARMUP + REFERENCE + MONITORED]
     if broken_input:
         frame = frame.copy()
         frame.loc[frame["date"] >= monitored[change_at], broken_input] = 0.5
     previous: dict[str, str] = {}
     breaches, first_alert, alert_days, first_checks = 0, None, 0, []
-    for i, (day, states) in enumerate(monitor(frame, reference_days, monitored, dates)):
+    for i, (_, states) in enumerate(monitor(frame, reference_days, monitored, dates)):
         for name, state in states.items():
             if state == ALERT and previous.get(name) != ALERT:
                 breaches += 1  # a check entering the ALERT state: one alert sent
@@ -124,8 +125,12 @@ def replay(prices: pd.DataFrame, change_at: int | None, broken_input: str | None
             alert_days += 1
             if first_alert is None and (change_at is None or i >= change_at):
                 first_alert, first_checks = i, alerting
-    return {"alert_breaches": breaches, "alert_days": alert_days, "first_checks": first_checks,
-            "delay_days": None if change_at is None or first_alert is None else first_alert - change_at}
+    return {
+        "alert_breaches": breaches,
+        "alert_days": alert_days,
+        "first_checks": first_checks,
+        "delay_days": None if change_at is None or first_alert is None else first_alert - change_at,
+    }
 
 
 def simulated(seed: int) -> dict:
@@ -134,20 +139,28 @@ def simulated(seed: int) -> dict:
     dates = sorted(stable["date"].unique())
     middle = MONITORED // 2
     switch_day = dates[WARMUP + REFERENCE + middle]
-    results = {"stable": replay(stable, None),
-               "bear": replay(spliced(stable, market_prices("bear", seed, days), switch_day), middle),
-               "liquid": replay(spliced(stable, market_prices("liquid", seed, days), switch_day), middle),
-               "broken": replay(stable, middle, broken_input="layer1_p_up")}
+    results = {
+        "stable": replay(stable, None),
+        "bear": replay(spliced(stable, market_prices("bear", seed, days), switch_day), middle),
+        "liquid": replay(spliced(stable, market_prices("liquid", seed, days), switch_day), middle),
+        "broken": replay(stable, middle, broken_input="layer1_p_up"),
+    }
     print(f"seed {seed}, change on {switch_day}")
     print(f"{'run':<8} {'ALERT breaches':>15} {'ALERT days':>11} {'delay (trading days)':>21}  first ALERT")
     for name, r in results.items():
-        print(f"{name:<8} {r['alert_breaches']:>15} {r['alert_days']:>11} {str(r['delay_days']):>21}  "
-              f"{', '.join(r['first_checks'])}")
-    return {"seed": seed, "switch_day": switch_day.isoformat(),
-            "stable_false_alerts_per_year": round(results["stable"]["alert_breaches"] * 250 / MONITORED, 2),
-            "stable_alert_days": results["stable"]["alert_days"],
-            "bear_delay_days": results["bear"]["delay_days"], "liquid_delay_days": results["liquid"]["delay_days"],
-            "broken_feed_delay_days": results["broken"]["delay_days"]}
+        print(
+            f"{name:<8} {r['alert_breaches']:>15} {r['alert_days']:>11} {str(r['delay_days']):>21}  "
+            f"{', '.join(r['first_checks'])}"
+        )
+    return {
+        "seed": seed,
+        "switch_day": switch_day.isoformat(),
+        "stable_false_alerts_per_year": round(results["stable"]["alert_breaches"] * 250 / MONITORED, 2),
+        "stable_alert_days": results["stable"]["alert_days"],
+        "bear_delay_days": results["bear"]["delay_days"],
+        "liquid_delay_days": results["liquid"]["delay_days"],
+        "broken_feed_delay_days": results["broken"]["delay_days"],
+    }
 
 
 def real_market(prices: pd.DataFrame) -> dict:
@@ -173,11 +186,18 @@ def real_market(prices: pd.DataFrame) -> dict:
                 last["checks"] = sorted(set(last["checks"]) | alerting)
             else:
                 periods.append({"from": day.isoformat(), "to": day.isoformat(), "days": 1, "checks": sorted(alerting)})
-        years[str(year)] = {"trading_days": len(inside), "alert_days": sum(p["days"] for p in periods),
-                            "periods": periods}
-        print(f"{year}: {years[str(year)]['alert_days']:>3} ALERT days of {len(inside)}"
-              + "".join(f"\n    {p['from']}..{p['to']} ({p['days']} d): {', '.join(c.split(':')[-1] for c in p['checks'])}"
-                        for p in periods))
+        years[str(year)] = {
+            "trading_days": len(inside),
+            "alert_days": sum(p["days"] for p in periods),
+            "periods": periods,
+        }
+        print(
+            f"{year}: {years[str(year)]['alert_days']:>3} ALERT days of {len(inside)}"
+            + "".join(
+                f"\n    {p['from']}..{p['to']} ({p['days']} d): {', '.join(c.split(':')[-1] for c in p['checks'])}"
+                for p in periods
+            )
+        )
     return years
 
 
@@ -202,9 +222,15 @@ def stage_cost(instruments: int) -> dict:
     day = date(2026, 11, 20)
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite:///{Path(folder) / 'cost.db'}"
-        os.environ.update({"MARKETINTEL_DATABASE_URL": url, "MARKETINTEL_SIMULATOR_INSTRUMENTS": str(instruments),
-                           **{f"MARKETINTEL_{k}_DIR": str(Path(folder) / k.lower())
-                              for k in ("RUNS", "DATA", "MODELS", "SECRETS")}})
+        os.environ.update(
+            {
+                "MARKETINTEL_DATABASE_URL": url,
+                "MARKETINTEL_SIMULATOR_INSTRUMENTS": str(instruments),
+                **{
+                    f"MARKETINTEL_{k}_DIR": str(Path(folder) / k.lower()) for k in ("RUNS", "DATA", "MODELS", "SECRETS")
+                },
+            }
+        )
         get_settings.cache_clear()
         settings = get_settings()
         upgrade(build_engine(url))
@@ -219,15 +245,22 @@ def stage_cost(instruments: int) -> dict:
             started = time.perf_counter()
             run_stage("t1_monitor", day, settings=settings)
             times.append(time.perf_counter() - started)
-    print(f"t1_monitor on {instruments} names: {min(times[1:]):.2f} s a day (best of {len(times) - 1}: "
-          f"{', '.join(f'{x:.2f}' for x in times[1:])}); {times[0]:.2f} s the first day of a validation record")
-    return {"instruments": instruments, "t1_monitor_seconds": round(min(times[1:]), 2),
-            "first_day_seconds": round(times[0], 2), "runs_seconds": [round(x, 2) for x in times]}
+    print(
+        f"t1_monitor on {instruments} names: {min(times[1:]):.2f} s a day (best of {len(times) - 1}: "
+        f"{', '.join(f'{x:.2f}' for x in times[1:])}); {times[0]:.2f} s the first day of a validation record"
+    )
+    return {
+        "instruments": instruments,
+        "t1_monitor_seconds": round(min(times[1:]), 2),
+        "first_day_seconds": round(times[0], 2),
+        "runs_seconds": [round(x, 2) for x in times],
+    }
 
 
 def main() -> None:
-    from market.settings import get_settings
     from model_quality import SHARED_DATA, load_nse, load_ohlcv
+
+    from market.settings import get_settings
     from models.monitor import Thresholds
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -238,8 +271,12 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     t = Thresholds.of(get_settings())  # the settings' thresholds (MARKETINTEL_MONITOR_* override them)
-    summary: dict = {"windows_days": list(t.windows), "alert_margin": t.alert_margin,
-                     "persistence_days": t.persistence, "reference_days": REFERENCE}
+    summary: dict = {
+        "windows_days": list(t.windows),
+        "alert_margin": t.alert_margin,
+        "persistence_days": t.persistence,
+        "reference_days": REFERENCE,
+    }
     if args.cost:
         summary["cost"] = stage_cost(args.cost)
     elif args.nse or args.ohlcv:

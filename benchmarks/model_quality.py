@@ -29,6 +29,7 @@ they differ (the walk-forward scores nothing before its training history, and ro
 reference did not predict are left out). The last line is one JSON object with every figure
 (`from`/`to`: asked; `scored_from`/`scored_to`: scored), the wall time and the peak RSS.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,14 +44,43 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
-REFERENCE_PARAMS = {"objective": "binary", "learning_rate": 0.03, "num_leaves": 31, "min_child_samples": 200,
-                    "subsample": 0.8, "bagging_freq": 1, "colsample_bytree": 0.8, "verbose": -1, "seed": 7,
-                    "deterministic": True, "force_row_wise": True, "num_threads": 1}
+SHARED_DATA = Path(
+    os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
+)
+REFERENCE_PARAMS = {
+    "objective": "binary",
+    "learning_rate": 0.03,
+    "num_leaves": 31,
+    "min_child_samples": 200,
+    "subsample": 0.8,
+    "bagging_freq": 1,
+    "colsample_bytree": 0.8,
+    "verbose": -1,
+    "seed": 7,
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_threads": 1,
+}
 REFERENCE_TREES = 300
 REFERENCE_EMBARGO_DAYS = 10
-REFERENCE_FEATURES = ["r1", "r2", "r3", "r5", "r10", "r20", "r60", "rsi14", "bb_pct_b", "bb_width", "vol20",
-                      "volume_adv20", "log_adv20", "zero_volume_20", "close_location", "range_close"]
+REFERENCE_FEATURES = [
+    "r1",
+    "r2",
+    "r3",
+    "r5",
+    "r10",
+    "r20",
+    "r60",
+    "rsi14",
+    "bb_pct_b",
+    "bb_width",
+    "vol20",
+    "volume_adv20",
+    "log_adv20",
+    "zero_volume_20",
+    "close_location",
+    "range_close",
+]
 
 
 def cpu_seconds() -> float:
@@ -143,16 +173,28 @@ def reference_predictions(features: pd.DataFrame, years: list[int], dates: list,
         if first is None:
             continue
         cutoff = first - REFERENCE_EMBARGO_DAYS
-        train = features[(label_day < cutoff).to_numpy() & features["forward_return"].notna().to_numpy()
-                         & (features["forward_return"] != 0).to_numpy()]
+        train = features[
+            (label_day < cutoff).to_numpy()
+            & features["forward_return"].notna().to_numpy()
+            & (features["forward_return"] != 0).to_numpy()
+        ]
         if len(train) < 1000:
             continue
-        booster = lgb.train(REFERENCE_PARAMS, lgb.Dataset(train[columns].to_numpy(float),
-                                                          (train["forward_return"] > 0).astype(float).to_numpy()),
-                            REFERENCE_TREES)
+        booster = lgb.train(
+            REFERENCE_PARAMS,
+            lgb.Dataset(train[columns].to_numpy(float), (train["forward_return"] > 0).astype(float).to_numpy()),
+            REFERENCE_TREES,
+        )
         test = features[year_of == year]
-        out.append(pd.DataFrame({"symbol": test["symbol"].to_numpy(), "date": test["date"].to_numpy(),
-                                 "reference_p_up": booster.predict(test[columns].to_numpy(float))}))
+        out.append(
+            pd.DataFrame(
+                {
+                    "symbol": test["symbol"].to_numpy(),
+                    "date": test["date"].to_numpy(),
+                    "reference_p_up": booster.predict(test[columns].to_numpy(float)),
+                }
+            )
+        )
         del booster
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=["symbol", "date", "reference_p_up"])
 
@@ -180,17 +222,33 @@ def figures(f: pd.DataFrame) -> dict:
     share3 = true3.value_counts(normalize=True)
     has_reference = bool(f["reference_p_up"].notna().any())  # --no-reference: no figures, not "always down"
     out = {
-        "rows": int(len(f)), "moved_rows": int(len(moved)), "up_share_of_moved": float(up.mean()) if len(moved) else None,
-        "binary": {"model": _mean((moved["p_up"] > 0.5) == up),
-                   "reference": _mean((moved["reference_p_up"] > 0.5) == up) if has_reference else None,
-                   "majority": _mean(up == majority_up), "last_move": _mean(pd.Series(last_pred == up.to_numpy()))},
+        "rows": int(len(f)),
+        "moved_rows": int(len(moved)),
+        "up_share_of_moved": float(up.mean()) if len(moved) else None,
+        "binary": {
+            "model": _mean((moved["p_up"] > 0.5) == up),
+            "reference": _mean((moved["reference_p_up"] > 0.5) == up) if has_reference else None,
+            "majority": _mean(up == majority_up),
+            "last_move": _mean(pd.Series(last_pred == up.to_numpy())),
+        },
         "three_class": {"model": _mean(pred3 == true3), "majority": float(share3.max()) if len(share3) else None},
-        "movers": {"model": _mean((movers["p_up"] > 0.5) == (movers["forward_return"] > 0)),
-                   "reference": _mean((movers["reference_p_up"] > 0.5) == (movers["forward_return"] > 0)) if has_reference else None,
-                   "rows": int(len(movers))},
-        "mae": {"model": _mean((f["predicted_return"] - f["forward_return"]).abs()), "zero": _mean(f["forward_return"].abs())},
-        "ic": {"predicted_return": daily_ic(f, "predicted_return"), "expected_return": daily_ic(f, "expected_return"),
-               "p_up": daily_ic(f, "p_up"), "reference_p_up": daily_ic(f, "reference_p_up") if has_reference else None},
+        "movers": {
+            "model": _mean((movers["p_up"] > 0.5) == (movers["forward_return"] > 0)),
+            "reference": _mean((movers["reference_p_up"] > 0.5) == (movers["forward_return"] > 0))
+            if has_reference
+            else None,
+            "rows": int(len(movers)),
+        },
+        "mae": {
+            "model": _mean((f["predicted_return"] - f["forward_return"]).abs()),
+            "zero": _mean(f["forward_return"].abs()),
+        },
+        "ic": {
+            "predicted_return": daily_ic(f, "predicted_return"),
+            "expected_return": daily_ic(f, "expected_return"),
+            "p_up": daily_ic(f, "p_up"),
+            "reference_p_up": daily_ic(f, "reference_p_up") if has_reference else None,
+        },
     }
     return out
 
@@ -231,7 +289,7 @@ def daily_ic(f: pd.DataFrame, column: str) -> float | None:
     return float(np.nanmean(values)) if values else None
 
 
-def _value(text: str):  # noqa: ANN202
+def _value(text: str):
     try:
         return json.loads(text.lower() if text in ("True", "False") else text)
     except ValueError:
@@ -253,16 +311,30 @@ def main() -> None:
     source.add_argument("--ohlcv", default=None, help="generic OHLCV CSV file or folder")
     source.add_argument("--regime", choices=["nse", "bear", "liquid", "limit"], default=None, help="a simulated market")
     parser.add_argument("--instruments", type=int, default=60, help="simulated instruments (--regime)")
-    parser.add_argument("--sim-days", type=int, default=None, help="simulated trading days (default: the standard "
-                        "span's 1,255; more simulate a longer market)")
+    parser.add_argument(
+        "--sim-days",
+        type=int,
+        default=None,
+        help="simulated trading days (default: the standard span's 1,255; more simulate a longer market)",
+    )
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--from", dest="start", default=None, help="first scored day (NSE: 2012-01-01; else the "
-                        "first 1 January after 250 trading days and a whole calendar year of history)")
+    parser.add_argument(
+        "--from",
+        dest="start",
+        default=None,
+        help="first scored day (NSE: 2012-01-01; else the "
+        "first 1 January after 250 trading days and a whole calendar year of history)",
+    )
     parser.add_argument("--to", dest="end", default=None, help="last scored day (NSE: 2021-12-31; else the last)")
     parser.add_argument("--no-reference", action="store_true", help="skip the plain reference (timing runs)")
     parser.add_argument("--tune-trials", type=int, default=0)
-    parser.add_argument("--config", action="append", default=[], metavar="NAME=VALUE",
-                        help="a WalkForwardConfig field for screening variants on the early span")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a WalkForwardConfig field for screening variants on the early span",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     started = time.perf_counter()
@@ -289,16 +361,32 @@ def main() -> None:
     dates = sorted(prices["date"].unique())
     panel = build_panel(prices, horizon=1)
     loaded = time.perf_counter() - started
-    logging.info("%s: %d rows, %d instruments, %s to %s, loaded in %.0fs", label, len(panel), prices["symbol"].nunique(),
-                 dates[0], dates[-1], loaded)
+    logging.info(
+        "%s: %d rows, %d instruments, %s to %s, loaded in %.0fs",
+        label,
+        len(panel),
+        prices["symbol"].nunique(),
+        dates[0],
+        dates[-1],
+        loaded,
+    )
     overrides = {k: _value(v) for k, v in (item.split("=", 1) for item in args.config)}
     result = walk_forward(panel, WalkForwardConfig(first_test_date=start, tune_trials=args.tune_trials, **overrides))
     model_seconds = result.seconds
     predictions = result.predictions
-    predictions = predictions[(predictions["date"] >= start) & (predictions["date"] <= end)
-                              & predictions["forward_return"].notna()]
-    keep = ["symbol", "date", "forward_return", "last_return", "p_up", "predicted_return", "expected_return",
-            "predicted_class"]
+    predictions = predictions[
+        (predictions["date"] >= start) & (predictions["date"] <= end) & predictions["forward_return"].notna()
+    ]
+    keep = [
+        "symbol",
+        "date",
+        "forward_return",
+        "last_return",
+        "p_up",
+        "predicted_return",
+        "expected_return",
+        "predicted_class",
+    ]
     predictions = predictions.reindex(columns=keep)
     n_models, warmup = len(result.models), result.warmup_models
     del panel, result
@@ -316,27 +404,64 @@ def main() -> None:
     wall = time.perf_counter() - started
     span = scored_span(predictions)
     print(f"{label}: {span_text(predictions, start, end)}, {overall['rows']} rows ({overall['moved_rows']} moved)")
-    print(f"{'year':<8}{'moved':>8}{'model':>8}{'ref':>8}{'major':>8}{'last':>8} | {'3-cl':>7}{'major':>7} | {'movers':>7}{'IC':>7}")
+    print(
+        f"{'year':<8}{'moved':>8}{'model':>8}{'ref':>8}{'major':>8}{'last':>8} | {'3-cl':>7}{'major':>7} | "
+        f"{'movers':>7}{'IC':>7}"
+    )
     for name, m in [*by_year.items(), ("all", overall)]:
         b, t3 = m["binary"], m["three_class"]
         ic = m["ic"]["predicted_return"]
-        print(f"{name!s:<8}{m['moved_rows']:>8}{_pct(b['model']):>8}{_pct(b['reference']):>8}{_pct(b['majority']):>8}"
-              f"{_pct(b['last_move']):>8} | {_pct(t3['model']):>7}{_pct(t3['majority']):>7} | {_pct(m['movers']['model']):>7}"
-              f"{'' if ic is None else f'{ic:7.3f}':>7}")
-    beats = sum(1 for m in by_year.values() if m["binary"]["model"] > max(m["binary"]["majority"], m["binary"]["last_move"]))
+        print(
+            f"{name!s:<8}{m['moved_rows']:>8}{_pct(b['model']):>8}{_pct(b['reference']):>8}{_pct(b['majority']):>8}"
+            f"{_pct(b['last_move']):>8} | {_pct(t3['model']):>7}{_pct(t3['majority']):>7} | "
+            f"{_pct(m['movers']['model']):>7}"
+            f"{'' if ic is None else f'{ic:7.3f}':>7}"
+        )
+    beats = sum(
+        1 for m in by_year.values() if m["binary"]["model"] > max(m["binary"]["majority"], m["binary"]["last_move"])
+    )
     beats3 = sum(1 for m in by_year.values() if m["three_class"]["model"] > m["three_class"]["majority"])
-    print(f"binary above both baselines in {beats}/{len(by_year)} years; 3-class above majority in {beats3}/{len(by_year)}")
-    print(f"MAE {overall['mae']['model']:.5f} vs zero {overall['mae']['zero']:.5f}; IC predicted {overall['ic']['predicted_return']}, "
-          f"expected {overall['ic']['expected_return']}, p_up {overall['ic']['p_up']}, reference {overall['ic']['reference_p_up']}")
-    print(f"models {n_models} (+{warmup} calibration warm-up); load {loaded:.0f}s, walk-forward {model_seconds:.0f}s, reference {reference_seconds:.0f}s, total {wall:.0f}s (CPU {cpu_seconds():.0f}s), "
-          f"peak RSS {rss_mb():.0f} MB")
-    print(json.dumps({"benchmark": "model_quality", "data": label, "from": start.isoformat(), "to": end.isoformat(),
-                      "scored_from": span[0].isoformat() if span else None, "scored_to": span[1].isoformat() if span else None,
-                      "horizon_days": 1, "config": overrides, "layer1_backend": EmpiricalFallback.model_id, "overall": overall,
-                      "by_year": by_year, "years_binary_above_both_baselines": beats,
-                      "years_three_class_above_majority": beats3, "walk_forward_seconds": round(model_seconds, 1),
-                      "reference_seconds": round(reference_seconds, 1), "models": n_models, "warmup_models": warmup, "wall_seconds": round(wall, 1),
-                      "cpu_seconds": cpu_seconds(), "peak_rss_mb": rss_mb()}, default=str))
+    print(
+        f"binary above both baselines in {beats}/{len(by_year)} years; 3-class above majority in "
+        f"{beats3}/{len(by_year)}"
+    )
+    print(
+        f"MAE {overall['mae']['model']:.5f} vs zero {overall['mae']['zero']:.5f}; IC predicted "
+        f"{overall['ic']['predicted_return']}, expected {overall['ic']['expected_return']}, "
+        f"p_up {overall['ic']['p_up']}, reference {overall['ic']['reference_p_up']}"
+    )
+    print(
+        f"models {n_models} (+{warmup} calibration warm-up); load {loaded:.0f}s, walk-forward "
+        f"{model_seconds:.0f}s, reference {reference_seconds:.0f}s, total {wall:.0f}s (CPU {cpu_seconds():.0f}s), "
+        f"peak RSS {rss_mb():.0f} MB"
+    )
+    print(
+        json.dumps(
+            {
+                "benchmark": "model_quality",
+                "data": label,
+                "from": start.isoformat(),
+                "to": end.isoformat(),
+                "scored_from": span[0].isoformat() if span else None,
+                "scored_to": span[1].isoformat() if span else None,
+                "horizon_days": 1,
+                "config": overrides,
+                "layer1_backend": EmpiricalFallback.model_id,
+                "overall": overall,
+                "by_year": by_year,
+                "years_binary_above_both_baselines": beats,
+                "years_three_class_above_majority": beats3,
+                "walk_forward_seconds": round(model_seconds, 1),
+                "reference_seconds": round(reference_seconds, 1),
+                "models": n_models,
+                "warmup_models": warmup,
+                "wall_seconds": round(wall, 1),
+                "cpu_seconds": cpu_seconds(),
+                "peak_rss_mb": rss_mb(),
+            },
+            default=str,
+        )
+    )
 
 
 if __name__ == "__main__":

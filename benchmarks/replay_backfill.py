@@ -7,6 +7,7 @@ for the disk (each day commits its own transaction). Last line: one JSON object.
 
     python benchmarks/replay_backfill.py [--path ../shared/data/nse-kenya/daily] [--days 1000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,10 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
-SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+SHARED_DATA = Path(
+    os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
+)
 
 
-def measure(market, days: int, with_text: bool) -> dict:  # noqa: ANN001
+def measure(market, days: int, with_text: bool) -> dict:
     from market.settings import Settings
     from pipeline.backfill import backfill
     from store.engine import build_engine
@@ -33,9 +36,13 @@ def measure(market, days: int, with_text: bool) -> dict:  # noqa: ANN001
     wall, cpu = time.perf_counter(), time.process_time()
     reports = backfill(engine, settings, days, market.days[-1], market, with_text=with_text)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return {"days": len(reports), "complete": sum(r.status == "COMPLETE" for r in reports),
-            "s_per_day_wall": round(wall / len(reports), 4), "s_per_day_cpu": round(cpu / len(reports), 4),
-            "total_s": round(wall, 1)}
+    return {
+        "days": len(reports),
+        "complete": sum(r.status == "COMPLETE" for r in reports),
+        "s_per_day_wall": round(wall / len(reports), 4),
+        "s_per_day_cpu": round(cpu / len(reports), 4),
+        "total_s": round(wall, 1),
+    }
 
 
 def main() -> None:
@@ -55,8 +62,10 @@ def main() -> None:
         name = "with_text" if with_text else "without_text"
         figures[name] = measure(market, args.days, with_text)
         result = figures[name]
-        print(f"{result['days']} replayed days {name.replace('_', ' ')}: {result['s_per_day_wall']} s/day wall, "
-              f"{result['s_per_day_cpu']} s/day CPU ({result['complete']} COMPLETE, {result['total_s']} s)")
+        print(
+            f"{result['days']} replayed days {name.replace('_', ' ')}: {result['s_per_day_wall']} s/day wall, "
+            f"{result['s_per_day_cpu']} s/day CPU ({result['complete']} COMPLETE, {result['total_s']} s)"
+        )
     figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     print(json.dumps(figures))
 

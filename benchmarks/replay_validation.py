@@ -11,6 +11,7 @@ no-trade rows and CONFIRMED MOVE statuses of its documented rules). Last line: o
 
     python benchmarks/replay_validation.py [--path ../shared/data/nse-kenya/daily]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,9 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+SHARED_DATA = Path(
+    os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
+)
 REASONS = [
     ("active security missing from the quotes page", re.compile(r"active security missing")),
     ("close beyond the price band without a notice", re.compile(r"from the previous close")),
@@ -30,7 +33,7 @@ REASONS = [
 ]
 
 
-def validate_all(market, raw: bool) -> dict:  # noqa: ANN001
+def validate_all(market, raw: bool) -> dict:
     from ingest.exchange.parsers import parse_securities, parse_trade_quotes
     from ingest.exchange.validation import CONFIRMED_MOVE, validate_day
     from ingest.replay import ABSENT_STATUS
@@ -42,8 +45,14 @@ def validate_all(market, raw: bool) -> dict:  # noqa: ANN001
     for day in market.days:
         served = market.day(day)
         if raw:
-            served = replace(served, bars=[{**b, "status": "" if b["status"] == CONFIRMED_MOVE else b["status"]}
-                                           for b in served.bars if b["status"] != ABSENT_STATUS])
+            served = replace(
+                served,
+                bars=[
+                    {**b, "status": "" if b["status"] == CONFIRMED_MOVE else b["status"]}
+                    for b in served.bars
+                    if b["status"] != ABSENT_STATUS
+                ],
+            )
         quotes, notices, _ = parse_trade_quotes(pages.trade_quotes_page(served, currency=market.currency))
         securities = parse_securities(pages.securities_page(served))
         verdict = validate_day(day, quotes.page_date, quotes.rows, notices.rows, securities.rows, known, previous, 0.5)
@@ -57,8 +66,14 @@ def validate_all(market, raw: bool) -> dict:  # noqa: ANN001
             failing.append(day.isoformat())
         known |= {r["symbol"] for r in securities.rows}
         previous = {r["symbol"]: r["close"] for r in quotes.rows}
-    return {"days": len(market.days), "failing_days": len(failing), "first_failing": failing[:5],
-            "failing_days_by_reason": dict(days_by_reason.most_common()), "errors_by_reason": dict(reasons.most_common()), "warnings_by_kind": dict(warnings.most_common(5))}
+    return {
+        "days": len(market.days),
+        "failing_days": len(failing),
+        "first_failing": failing[:5],
+        "failing_days_by_reason": dict(days_by_reason.most_common()),
+        "errors_by_reason": dict(reasons.most_common()),
+        "warnings_by_kind": dict(warnings.most_common(5)),
+    }
 
 
 def main() -> None:
@@ -71,12 +86,19 @@ def main() -> None:
         raise SystemExit(f"error: no replay files at {args.path}")
     started = time.perf_counter()
     market = ReplayMarket(args.path)
-    figures = {"benchmark": "replay_validation", "path": args.path, "format": market.source.format,
-               "bad_rows": len(market.source.bad_rows), "load_seconds": round(time.perf_counter() - started, 2)}
+    figures = {
+        "benchmark": "replay_validation",
+        "path": args.path,
+        "format": market.source.format,
+        "bad_rows": len(market.source.bad_rows),
+        "load_seconds": round(time.perf_counter() - started, 2),
+    }
     for mode in ("raw", "replay"):
         figures[mode] = validate_all(market, raw=mode == "raw")
-        print(f"{mode}: {figures[mode]['failing_days']} of {figures[mode]['days']} days refused; "
-              f"days by reason: {figures[mode]['failing_days_by_reason']}; errors: {figures[mode]['errors_by_reason']}")
+        print(
+            f"{mode}: {figures[mode]['failing_days']} of {figures[mode]['days']} days refused; "
+            f"days by reason: {figures[mode]['failing_days_by_reason']}; errors: {figures[mode]['errors_by_reason']}"
+        )
     print(json.dumps(figures))
 
 

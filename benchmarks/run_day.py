@@ -11,6 +11,7 @@ of any process of the run (the CLI or a notebook kernel).
 
     python benchmarks/run_day.py [--sizes 60 2000] [--history 250 60]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,15 +28,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DAY = date(2026, 11, 20)
 MARKETINTEL = str(Path(sys.executable).parent / "marketintel")
-MEASURE = ("import resource, subprocess, sys, json, time; t = time.perf_counter(); "
-           "r = subprocess.run(sys.argv[1:]); w = time.perf_counter() - t; "
-           "print('MEASURED ' + json.dumps({'rc': r.returncode, 'wall_s': w, "
-           "'peak_rss_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))")
+MEASURE = (
+    "import resource, subprocess, sys, json, time; t = time.perf_counter(); "
+    "r = subprocess.run(sys.argv[1:]); w = time.perf_counter() - t; "
+    "print('MEASURED ' + json.dumps({'rc': r.returncode, 'wall_s': w, "
+    "'peak_rss_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))"
+)
 
 
 def run_day(day: date, env: dict[str, str]) -> dict:
-    out = subprocess.run([sys.executable, "-c", MEASURE, MARKETINTEL, "run-day", "--date", day.isoformat()], env=env,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, MARKETINTEL, "run-day", "--date", day.isoformat()],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     line = [x for x in out.stdout.splitlines() if x.startswith("MEASURED ")]
     measured = json.loads(line[-1][9:]) if line else {"rc": -1}
     if measured["rc"] != 0:
@@ -58,9 +65,13 @@ def retrained(env: dict[str, str], day: date) -> bool:
 
     engine = create_engine(env["MARKETINTEL_DATABASE_URL"])
     with engine.connect() as conn:
-        rows = conn.execute(select(tables.stage_runs.c.detail).where(
-            tables.stage_runs.c.stage == "t1_predict", tables.stage_runs.c.trading_date == day,
-            tables.stage_runs.c.event == "SUCCEEDED")).all()
+        rows = conn.execute(
+            select(tables.stage_runs.c.detail).where(
+                tables.stage_runs.c.stage == "t1_predict",
+                tables.stage_runs.c.trading_date == day,
+                tables.stage_runs.c.event == "SUCCEEDED",
+            )
+        ).all()
     engine.dispose()
     detail = rows[-1][0]
     detail = json.loads(detail) if isinstance(detail, str) else detail
@@ -68,20 +79,28 @@ def retrained(env: dict[str, str], day: date) -> bool:
 
 
 def measure(size: int, history: int, work: Path) -> dict:
-    from pipeline.backfill import backfill
     from ingest.markets import simulator_for
     from ingest.simulator.site import SimulatorSite
     from market.settings import Settings
+    from pipeline.backfill import backfill
     from pipeline.serving import serve_in_thread
     from store.engine import build_engine
     from store.migrations import upgrade
 
-    env = {**os.environ, "MARKETINTEL_NO_DOTENV": "1", "MARKETINTEL_LOG_LEVEL": "WARNING",
-           "MARKETINTEL_DATABASE_URL": f"sqlite:///{work / 'bench.db'}", "MARKETINTEL_RUNS_DIR": str(work / "runs"),
-           "MARKETINTEL_DATA_DIR": str(work / "data"), "MARKETINTEL_MODELS_DIR": str(work / "models"),
-           "MARKETINTEL_SECRETS_DIR": str(work / "secrets"), "MARKETINTEL_SIMULATOR_INSTRUMENTS": str(size)}
-    settings = Settings(_env_file=None, database_url=env["MARKETINTEL_DATABASE_URL"], data_dir=work / "data",
-                        simulator_instruments=size)
+    env = {
+        **os.environ,
+        "MARKETINTEL_NO_DOTENV": "1",
+        "MARKETINTEL_LOG_LEVEL": "WARNING",
+        "MARKETINTEL_DATABASE_URL": f"sqlite:///{work / 'bench.db'}",
+        "MARKETINTEL_RUNS_DIR": str(work / "runs"),
+        "MARKETINTEL_DATA_DIR": str(work / "data"),
+        "MARKETINTEL_MODELS_DIR": str(work / "models"),
+        "MARKETINTEL_SECRETS_DIR": str(work / "secrets"),
+        "MARKETINTEL_SIMULATOR_INSTRUMENTS": str(size),
+    }
+    settings = Settings(
+        _env_file=None, database_url=env["MARKETINTEL_DATABASE_URL"], data_dir=work / "data", simulator_instruments=size
+    )
     engine = build_engine(settings.database_url)
     upgrade(engine)
     market = simulator_for(settings)
@@ -97,23 +116,36 @@ def measure(size: int, history: int, work: Path) -> dict:
         day = run_day(DAY, env)
     stages = stage_seconds(work / "runs", DAY)
     figures = {
-        "instruments": size, "history_days": history, "backfill_s": round(backfill_s, 1),
-        "day_wall_s": round(day["wall_s"], 1), "day_peak_rss_mb": round(day["peak_rss_kb"] / 1024),
-        "day_retrained": retrained(env, DAY), "day_stage_s": stages,
-        "retrain_day_wall_s": round(first["wall_s"], 1), "retrain_t1_predict_s": first_stages.get("t1_predict"),
-        "retrain_day_retrained": retrained(env, before), "retrain_day_peak_rss_mb": round(first["peak_rss_kb"] / 1024),
+        "instruments": size,
+        "history_days": history,
+        "backfill_s": round(backfill_s, 1),
+        "day_wall_s": round(day["wall_s"], 1),
+        "day_peak_rss_mb": round(day["peak_rss_kb"] / 1024),
+        "day_retrained": retrained(env, DAY),
+        "day_stage_s": stages,
+        "retrain_day_wall_s": round(first["wall_s"], 1),
+        "retrain_t1_predict_s": first_stages.get("t1_predict"),
+        "retrain_day_retrained": retrained(env, before),
+        "retrain_day_peak_rss_mb": round(first["peak_rss_kb"] / 1024),
     }
-    print(f"{size:>5} instruments: T0+T1 {figures['day_wall_s']} s, peak RSS {figures['day_peak_rss_mb']} MB "
-          f"(no retrain: {not figures['day_retrained']}); a day with the first training: {figures['retrain_day_wall_s']} s, "
-          f"t1_predict {figures['retrain_t1_predict_s']} s; per stage: {stages}")
+    print(
+        f"{size:>5} instruments: T0+T1 {figures['day_wall_s']} s, peak RSS {figures['day_peak_rss_mb']} MB "
+        f"(no retrain: {not figures['day_retrained']}); a day with the first training: "
+        f"{figures['retrain_day_wall_s']} s, t1_predict {figures['retrain_t1_predict_s']} s; per stage: {stages}"
+    )
     return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[60, 2000])
-    parser.add_argument("--history", type=int, nargs="+", default=[250, 60],
-                        help="Backfilled trading days per size (2,000 instruments x 250 days takes about 11 minutes).")
+    parser.add_argument(
+        "--history",
+        type=int,
+        nargs="+",
+        default=[250, 60],
+        help="Backfilled trading days per size (2,000 instruments x 250 days takes about 11 minutes).",
+    )
     args = parser.parse_args()
     results = []
     for size, history in zip(args.sizes, args.history):

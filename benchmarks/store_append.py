@@ -6,6 +6,7 @@ the current rows and the rows "as known at" the previous day. Prints one JSON ob
 
     python benchmarks/store_append.py [--instruments 2000] [--days 5] [--database-url URL]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,7 +15,7 @@ import random
 import resource
 import tempfile
 import time
-from datetime import date, timedelta, timezone, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from market.clock import default_calendar
@@ -29,11 +30,20 @@ def _day_rows(symbols: list[str], day: date, rng: random.Random) -> list[dict]:
     for symbol in symbols:
         close = round(rng.uniform(1, 500), 2)
         spread = close * rng.uniform(0.002, 0.12)
-        rows.append({
-            "symbol": symbol, "trading_date": day, "close": close, "open": close, "high": close, "low": close,
-            "volume": rng.choice([0, 0, rng.randint(1, 200_000)]), "bid": round(close - spread / 2, 2),
-            "ask": round(close + spread / 2, 2), "source": "benchmark",
-        })
+        rows.append(
+            {
+                "symbol": symbol,
+                "trading_date": day,
+                "close": close,
+                "open": close,
+                "high": close,
+                "low": close,
+                "volume": rng.choice([0, 0, rng.randint(1, 200_000)]),
+                "bid": round(close - spread / 2, 2),
+                "ask": round(close + spread / 2, 2),
+                "source": "benchmark",
+            }
+        )
     return rows
 
 
@@ -56,7 +66,7 @@ def main() -> None:
     for n in range(args.days):
         day = calendar.next_trading_day(day)
         rows = _day_rows(symbols, day, rng)
-        stamp = datetime.combine(day, datetime.min.time(), tzinfo=timezone.utc) + timedelta(hours=21)
+        stamp = datetime.combine(day, datetime.min.time(), tzinfo=UTC) + timedelta(hours=21)
         started = time.perf_counter()
         with engine.begin() as conn:
             inserted = append_history(conn, tables.eod_prices, rows, recorded_at=stamp).inserted

@@ -10,6 +10,7 @@ again and the table rewritten (source, period, sample sizes, definitions, tolera
 
     python benchmarks/stylised_facts.py [--write] [--nse DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", ROOT.parent / "shared" / "data"))
 TABLE = ROOT / "ingest" / "simulator" / "stylised_facts.json"
-SOURCE = "NSE Kenya daily files (../shared/data/nse-kenya/daily; kwoshvick/NSE-Stock-Price-Crawler "\
-         "at 1b03878ab3c5addf9ee1fe54d7c60216b03d51b7, MIT)"
+SOURCE = (
+    "NSE Kenya daily files (../shared/data/nse-kenya/daily; kwoshvick/NSE-Stock-Price-Crawler "
+    "at 1b03878ab3c5addf9ee1fe54d7c60216b03d51b7, MIT)"
+)
 
 
 def measure_nse(folder: Path) -> dict:
@@ -66,16 +69,31 @@ def main() -> None:
     simulated = simulated_facts(adv_gate=MIN_ADV)
     seconds = time.perf_counter() - started
     rows = compare(simulated, table["facts"], table["tolerances"])
-    print(f"NSE {table['period'][0]}..{table['period'][1]}, {table['n']['instruments']} instruments, "
-          f"{table['n']['instrument_days']} instrument-days | simulated: seed 7, 60 instruments, {SIM_DAYS} days "
-          f"to {SIM_END}, {simulated['instrument_days']} instrument-days ({seconds:.1f}s)")
+    print(
+        f"NSE {table['period'][0]}..{table['period'][1]}, {table['n']['instruments']} instruments, "
+        f"{table['n']['instrument_days']} instrument-days | simulated: seed 7, 60 instruments, {SIM_DAYS} days "
+        f"to {SIM_END}, {simulated['instrument_days']} instrument-days ({seconds:.1f}s)"
+    )
     print(f"{'fact':<32}{'NSE':>10}{'simulated':>11}{'diff':>9}{'tolerance':>11}  result")
     for r in rows:
-        print(f"{r['fact']:<32}{r['nse']:>10.4f}{r['simulated']:>11.4f}{r['diff']:>+9.4f}{r['tolerance']:>11.3f}  "
-              f"{'pass' if r['passes'] else 'FAIL'}")
-    print(json.dumps({"benchmark": "stylised_facts", "nse_period": table["period"], "simulated_days": SIM_DAYS,
-                      "simulated_end": str(SIM_END), "facts": rows, "passed": sum(r["passes"] for r in rows),
-                      "total": len(rows), "simulate_seconds": round(seconds, 2)}))
+        print(
+            f"{r['fact']:<32}{r['nse']:>10.4f}{r['simulated']:>11.4f}{r['diff']:>+9.4f}{r['tolerance']:>11.3f}  "
+            f"{'pass' if r['passes'] else 'FAIL'}"
+        )
+    print(
+        json.dumps(
+            {
+                "benchmark": "stylised_facts",
+                "nse_period": table["period"],
+                "simulated_days": SIM_DAYS,
+                "simulated_end": str(SIM_END),
+                "facts": rows,
+                "passed": sum(r["passes"] for r in rows),
+                "total": len(rows),
+                "simulate_seconds": round(seconds, 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ NSE import in under 60 s.
 
     python benchmarks/t0_scrape.py [--nse ../shared/data/nse-kenya/daily]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,22 +23,28 @@ from datetime import date
 from pathlib import Path
 
 DAY = date(2026, 11, 20)
-SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+SHARED_DATA = Path(
+    os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
+)
 DEFAULT_NSE = SHARED_DATA / "nse-kenya" / "daily"
 
 
-def _settings(workdir: Path, instruments: int):  # noqa: ANN202
+def _settings(workdir: Path, instruments: int):
     from market.settings import Settings
 
-    return Settings(_env_file=None, database_url=f"sqlite:///{workdir / 'bench.db'}", data_dir=workdir / "data",
-                    simulator_instruments=instruments)
+    return Settings(
+        _env_file=None,
+        database_url=f"sqlite:///{workdir / 'bench.db'}",
+        data_dir=workdir / "data",
+        simulator_instruments=instruments,
+    )
 
 
 def scrape(instruments: int) -> dict:
     from ingest.exchange.delivery import client_for, deliver_day
-    from pipeline.backfill import backfill
     from ingest.markets import simulator_for
     from ingest.simulator.site import SimulatorSite
+    from pipeline.backfill import backfill
     from pipeline.serving import serve_in_thread
     from store.engine import build_engine
     from store.migrations import upgrade
@@ -55,8 +62,12 @@ def scrape(instruments: int) -> dict:
         with client_for(settings.model_copy(update={"exchange_base_url": url})) as client:
             report = deliver_day(engine, settings, DAY, client)
         seconds = time.perf_counter() - started
-    return {"instruments": report.row_counts["MAIN"] + report.row_counts["JUNIOR"], "seconds": round(seconds, 2),
-            "previous_day_in_process_s": round(warmup, 2), "peak_rss_mb": _peak_mb()}
+    return {
+        "instruments": report.row_counts["MAIN"] + report.row_counts["JUNIOR"],
+        "seconds": round(seconds, 2),
+        "previous_day_in_process_s": round(warmup, 2),
+        "peak_rss_mb": _peak_mb(),
+    }
 
 
 def nse_import(path: str) -> dict:
@@ -72,9 +83,14 @@ def nse_import(path: str) -> dict:
     seconds = time.perf_counter() - started
     started = time.perf_counter()
     again = import_path(engine, Path(path), currency="KES")
-    return {"rows": report.rows_inserted, "instruments": report.instruments, "seconds": round(seconds, 2),
-            "reimport_seconds": round(time.perf_counter() - started, 2), "reimport_inserted": again.rows_inserted,
-            "peak_rss_mb": _peak_mb()}
+    return {
+        "rows": report.rows_inserted,
+        "instruments": report.instruments,
+        "seconds": round(seconds, 2),
+        "reimport_seconds": round(time.perf_counter() - started, 2),
+        "reimport_inserted": again.rows_inserted,
+        "peak_rss_mb": _peak_mb(),
+    }
 
 
 def _peak_mb() -> float:
@@ -83,7 +99,9 @@ def _peak_mb() -> float:
 
 def _isolated(kind: str, argument: str) -> dict:
     """Run one measurement in a fresh interpreter; its last stdout line is its JSON."""
-    done = subprocess.run([sys.executable, __file__, "--child", kind, argument], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", kind, argument], capture_output=True, text=True, check=True
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -99,13 +117,18 @@ def main() -> None:
     figures: dict = {"benchmark": "t0_scrape"}
     for size in (60, 2000):
         result = _isolated("scrape", str(size))
-        print(f"scrape + deliver one day, {result['instruments']} instruments: {result['seconds']} s "
-              f"(peak {result['peak_rss_mb']} MB)")
+        print(
+            f"scrape + deliver one day, {result['instruments']} instruments: {result['seconds']} s "
+            f"(peak {result['peak_rss_mb']} MB)"
+        )
         figures[f"scrape_{size}"] = result
     if Path(args.nse).is_dir():
         result = _isolated("nse", args.nse)
-        print(f"NSE import: {result['rows']} rows, {result['instruments']} instruments in {result['seconds']} s; "
-              f"re-import {result['reimport_seconds']} s, {result['reimport_inserted']} inserted (peak {result['peak_rss_mb']} MB)")
+        print(
+            f"NSE import: {result['rows']} rows, {result['instruments']} instruments in {result['seconds']} s; "
+            f"re-import {result['reimport_seconds']} s, {result['reimport_inserted']} inserted (peak "
+            f"{result['peak_rss_mb']} MB)"
+        )
         figures["nse_import"] = result
     else:
         print(f"NSE import skipped: {args.nse} not found")

@@ -17,6 +17,7 @@ and folder made here is removed at the end.
 The last stdout line is one JSON object: both wall times, the ratio (Celery / embedded)
 and the per-stage seconds of each side.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,17 +61,26 @@ def store_url(server: str, name: str) -> str:
 
 
 def store_env(url: str, work: Path, size: int, exchange: str) -> dict[str, str]:
-    return {"MARKETINTEL_NO_DOTENV": "1", "MARKETINTEL_LOG_LEVEL": "WARNING", "MARKETINTEL_DATABASE_URL": url,
-            "MARKETINTEL_RUNS_DIR": str(work / "runs"), "MARKETINTEL_DATA_DIR": str(work / "data"),
-            "MARKETINTEL_MODELS_DIR": str(work / "models"), "MARKETINTEL_REPORTS_DIR": str(work / "reports"),
-            "MARKETINTEL_SECRETS_DIR": str(work / "secrets"), "MARKETINTEL_SIMULATOR_INSTRUMENTS": str(size),
-            "MARKETINTEL_EXCHANGE_BASE_URL": exchange, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    return {
+        "MARKETINTEL_NO_DOTENV": "1",
+        "MARKETINTEL_LOG_LEVEL": "WARNING",
+        "MARKETINTEL_DATABASE_URL": url,
+        "MARKETINTEL_RUNS_DIR": str(work / "runs"),
+        "MARKETINTEL_DATA_DIR": str(work / "data"),
+        "MARKETINTEL_MODELS_DIR": str(work / "models"),
+        "MARKETINTEL_REPORTS_DIR": str(work / "reports"),
+        "MARKETINTEL_SECRETS_DIR": str(work / "secrets"),
+        "MARKETINTEL_SIMULATOR_INSTRUMENTS": str(size),
+        "MARKETINTEL_EXCHANGE_BASE_URL": exchange,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
 
 
-def prepare(url: str, work: Path, size: int, history: int, exchange: str, market) -> float:  # noqa: ANN001
+def prepare(url: str, work: Path, size: int, history: int, exchange: str, market) -> float:
     """Backfill `history` days before DAY, then T0 for DAY over HTTP; seconds taken."""
-    from pipeline.backfill import backfill
     from market.settings import Settings, get_settings
+    from pipeline.backfill import backfill
     from pipeline.runner import run_stage
     from store.engine import build_engine, dispose_engines
     from store.migrations import upgrade
@@ -103,13 +113,21 @@ def run_celery(url: str, work: Path, size: int, exchange: str, server: str, redi
     import httpx
 
     api_port = free_port()
-    env = {**os.environ, **store_env(url, work, size, exchange), "MARKETINTEL_LOG_LEVEL": "INFO",
-           "AIRFLOW_PROD_DIR": str(work / "state"), "AIRFLOW_PROD_POSTGRES": server,
-           "AIRFLOW_PROD_AIRFLOW_DB": names["airflow"], "AIRFLOW_PROD_STORE_DB": names["celery"],
-           "AIRFLOW_PROD_REDIS_URL": redis_url, "AIRFLOW_PROD_QUEUE": f"bench-{names['suffix']}",
-           "AIRFLOW_PROD_API_PORT": str(api_port), "AIRFLOW_PROD_LOG_PORT": str(free_port()),
-           # Only the REST-triggered run: no catch-up run for the latest missed clock time.
-           "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False"}
+    env = {
+        **os.environ,
+        **store_env(url, work, size, exchange),
+        "MARKETINTEL_LOG_LEVEL": "INFO",
+        "AIRFLOW_PROD_DIR": str(work / "state"),
+        "AIRFLOW_PROD_POSTGRES": server,
+        "AIRFLOW_PROD_AIRFLOW_DB": names["airflow"],
+        "AIRFLOW_PROD_STORE_DB": names["celery"],
+        "AIRFLOW_PROD_REDIS_URL": redis_url,
+        "AIRFLOW_PROD_QUEUE": f"bench-{names['suffix']}",
+        "AIRFLOW_PROD_API_PORT": str(api_port),
+        "AIRFLOW_PROD_LOG_PORT": str(free_port()),
+        # Only the REST-triggered run: no catch-up run for the latest missed clock time.
+        "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",
+    }
     try:
         started = subprocess.run([SCRIPT, "start"], env=env, capture_output=True, text=True, timeout=600)
         if started.returncode != 0:
@@ -121,18 +139,26 @@ def run_celery(url: str, work: Path, size: int, exchange: str, server: str, redi
         api = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token['access_token']}"}, timeout=30)
         api.patch("/api/v2/dags/marketintel_t1", json={"is_paused": False}).raise_for_status()
         t = time.perf_counter()
-        response = api.post("/api/v2/dags/marketintel_t1/dagRuns",
-                            json={"logical_date": None, "conf": {"run_date": DAY.isoformat()}})
+        response = api.post(
+            "/api/v2/dags/marketintel_t1/dagRuns", json={"logical_date": None, "conf": {"run_date": DAY.isoformat()}}
+        )
         response.raise_for_status()
         run = response.json()["dag_run_id"]
-        while (state := api.get(f"/api/v2/dags/marketintel_t1/dagRuns/{run}").json()["state"]) not in ("success", "failed"):
+        while (state := api.get(f"/api/v2/dags/marketintel_t1/dagRuns/{run}").json()["state"]) not in (
+            "success",
+            "failed",
+        ):
             time.sleep(1)
         wall = time.perf_counter() - t
         tis = api.get(f"/api/v2/dags/marketintel_t1/dagRuns/{run}/taskInstances").json()["task_instances"]
         if state != "success":
             raise SystemExit(f"T1 on Celery ended {state}: {[(ti['task_id'], ti['state']) for ti in tis]}")
-        return {"wall_s": wall, "task_s": {ti["task_id"]: round(ti["duration"] or 0.0, 1) for ti in tis},
-                "hostnames": sorted({ti["hostname"] for ti in tis}), "queue": tis[0]["queue"]}
+        return {
+            "wall_s": wall,
+            "task_s": {ti["task_id"]: round(ti["duration"] or 0.0, 1) for ti in tis},
+            "hostnames": sorted({ti["hostname"] for ti in tis}),
+            "queue": tis[0]["queue"],
+        }
     finally:
         subprocess.run([SCRIPT, "stop"], env=env, capture_output=True, text=True, timeout=180)
 
@@ -158,30 +184,53 @@ def main() -> None:
 
     server = args.postgres.rstrip("/")
     suffix = uuid.uuid4().hex[:8]
-    names = {"suffix": suffix, "template": f"bench_t1_src_{suffix}", "embedded": f"bench_t1_emb_{suffix}",
-             "celery": f"bench_t1_cel_{suffix}", "airflow": f"bench_t1_af_{suffix}"}
+    names = {
+        "suffix": suffix,
+        "template": f"bench_t1_src_{suffix}",
+        "embedded": f"bench_t1_emb_{suffix}",
+        "celery": f"bench_t1_cel_{suffix}",
+        "airflow": f"bench_t1_af_{suffix}",
+    }
     market = simulator_for(Settings(_env_file=None, simulator_instruments=args.instruments))
     admin = f"{server}/postgres"
-    with tempfile.TemporaryDirectory() as tmp, \
-            serve_in_thread(SimulatorSite(market, published_through=DAY).asgi_app()) as exchange:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        serve_in_thread(SimulatorSite(market, published_through=DAY).asgi_app()) as exchange,
+    ):
         work = Path(tmp)
         try:
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE "{names["template"]}"')
-            setup_s = prepare(store_url(server, names["template"]), work / "setup", args.instruments, args.history,
-                              exchange, market)
+            setup_s = prepare(
+                store_url(server, names["template"]), work / "setup", args.instruments, args.history, exchange, market
+            )
             with psycopg.connect(admin, autocommit=True) as conn:
                 for side in ("embedded", "celery"):
                     conn.execute(f'CREATE DATABASE "{names[side]}" TEMPLATE "{names["template"]}"')
-            print(f"set-up: {args.instruments} instruments, {args.history} days backfilled and T0 of {DAY} in "
-                  f"{setup_s:.1f} s", flush=True)
+            print(
+                f"set-up: {args.instruments} instruments, {args.history} days backfilled and T0 of {DAY} in "
+                f"{setup_s:.1f} s",
+                flush=True,
+            )
             embedded = run_embedded(store_url(server, names["embedded"]), work / "embedded", args.instruments, exchange)
-            print(f"embedded (stage notebooks in one process, no Airflow): T1 {embedded['wall_s']:.1f} s; "
-                  f"{embedded['stage_s']}", flush=True)
-            celery = run_celery(store_url(server, names["celery"]), work / "celery", args.instruments, exchange, server,
-                                args.redis, names)
-            print(f"Celery profile (REST trigger to success, 2 workers): T1 {celery['wall_s']:.1f} s; "
-                  f"{celery['task_s']}", flush=True)
+            print(
+                f"embedded (stage notebooks in one process, no Airflow): T1 {embedded['wall_s']:.1f} s; "
+                f"{embedded['stage_s']}",
+                flush=True,
+            )
+            celery = run_celery(
+                store_url(server, names["celery"]),
+                work / "celery",
+                args.instruments,
+                exchange,
+                server,
+                args.redis,
+                names,
+            )
+            print(
+                f"Celery profile (REST trigger to success, 2 workers): T1 {celery['wall_s']:.1f} s; {celery['task_s']}",
+                flush=True,
+            )
         finally:
             from store.engine import dispose_engines
 
@@ -189,11 +238,21 @@ def main() -> None:
             with psycopg.connect(admin, autocommit=True) as conn:
                 for key in ("template", "embedded", "celery", "airflow"):
                     conn.execute(f'DROP DATABASE IF EXISTS "{names[key]}" WITH (FORCE)')
-    print(json.dumps({"instruments": args.instruments, "history_days": args.history, "day": DAY.isoformat(),
-                      "embedded_t1_s": round(embedded["wall_s"], 1), "celery_t1_s": round(celery["wall_s"], 1),
-                      "ratio_celery_to_embedded": round(celery["wall_s"] / embedded["wall_s"], 2),
-                      "embedded_stage_s": embedded["stage_s"], "celery_task_s": celery["task_s"],
-                      "setup_s": round(setup_s, 1)}))
+    print(
+        json.dumps(
+            {
+                "instruments": args.instruments,
+                "history_days": args.history,
+                "day": DAY.isoformat(),
+                "embedded_t1_s": round(embedded["wall_s"], 1),
+                "celery_t1_s": round(celery["wall_s"], 1),
+                "ratio_celery_to_embedded": round(celery["wall_s"] / embedded["wall_s"], 2),
+                "embedded_stage_s": embedded["stage_s"],
+                "celery_task_s": celery["task_s"],
+                "setup_s": round(setup_s, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ a type placeholder after every flag (`--notebook <bool>`, even `--help <bool>`),
 reads as if the flag took a value; the plain layout prints flags bare and options with
 their value type (`--date <str>`).
 """
+
 from __future__ import annotations
 
 import typer

@@ -6,30 +6,32 @@ notebooks exactly as Airflow would: T0 scrapes the latest closed trading day ove
 HTTP, T1's pre-flight checks the delivery, T1 ingests the day's news and disclosures,
 builds the sentiment composite, computes the features and scores the day (training the
 first model), writes the day's analysis and notifications, the AI portfolio trades under
-the liquidity rails, and the health stage
-counts the store; T3 then reads the three macro sources and computes the week's macro
-parameters; both PDF reports are written to `reports_dir`. Then the API serves the result on loopback (`demo_api`) with the
-demo client's key, until Ctrl-C: one key, kept in `secrets_dir/demo-client-key` and reused by the next run
-(`demo_client_key`), so re-running the demo never leaves the demo client a second active key.
+the liquidity rails, and the health stage counts the store; T3 then reads the three macro
+sources and computes the week's macro parameters; both PDF reports are written to
+`reports_dir`. Then the API serves the result on loopback (`demo_api`) with the demo
+client's key, until Ctrl-C: one key, kept in `secrets_dir/demo-client-key` and reused by
+the next run (`demo_client_key`), so re-running the demo never leaves the demo client a
+second active key.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
-from typing import Iterator
 
+from ingest.markets import market_for
+from ingest.simulator.site import SimulatorSite
 from market.clock import TradingCalendar, exchange_now, latest_closed_trading_day
 from market.settings import Settings, get_settings
 from models.macro_model import week_start
 from pipeline.backfill import backfill
-from ingest.markets import market_for
-from ingest.simulator.site import SimulatorSite
 from pipeline.bootstrap import Bootstrap, bootstrap
-from pipeline.stage_lists import T0_STAGES, T1_STAGES
 from pipeline.notebooks import run_stage_notebook
 from pipeline.serving import serve_in_thread
+from pipeline.stage_lists import T0_STAGES, T1_STAGES
 from store import tables
 from store.engine import migration_engine, service_engine
 from store.history import current_rows
@@ -103,12 +105,18 @@ def bootstrap_lines(settings: Settings, result: Bootstrap) -> list[str]:
     accuracy = "n/a" if binary.get("value") is None else f"{binary['value']:.1%}"
     base = "n/a" if binary.get("base_rate") is None else f"{binary['base_rate']:.1%}"
     unscored = record.predictions - shown["predictions"]
-    note = (f"; {unscored:,} more are stored without an outcome (the record's last day: its next close came after "
-            "the record)" if unscored > 0 else "")
-    line = (f"validation record {shown['period_start']} to {shown['period_end']}: {shown['predictions']:,} out-of-sample "
-            f"predictions with outcomes by {shown['models']} walk-forward models, binary accuracy {accuracy} (base rate "
-            f"{base}, n={binary.get('sample_size', 0)}), as GET /api/ai/performance counts them{note}; rows inserted "
-            f"{record.inserted}; {record.seconds:.1f}s")
+    note = (
+        f"; {unscored:,} more are stored without an outcome (the record's last day: its next close came after "
+        "the record)"
+        if unscored > 0
+        else ""
+    )
+    line = (
+        f"validation record {shown['period_start']} to {shown['period_end']}: {shown['predictions']:,} out-of-sample "
+        f"predictions with outcomes by {shown['models']} walk-forward models, binary accuracy {accuracy} (base rate "
+        f"{base}, n={binary.get('sample_size', 0)}), as GET /api/ai/performance counts them{note}; rows inserted "
+        f"{record.inserted}; {record.seconds:.1f}s"
+    )
     return [line, *lines[1:]]
 
 
@@ -129,12 +137,18 @@ def _track_record_line(settings: Settings) -> str:
         return "n/a" if value is None else f"{value:.2f}"
 
     costs = record.get("costs") or {}
-    why = "" if record.get("trades") else " (no name's held edge cleared its round-trip cost: every Score above the LONG line says why)"
-    return (f"AI portfolio track record over {record['days']} days: {record.get('trades', 0)} fills{why}, return "
-            f"{pct(record['total_return'])}, Sharpe {num(record['sharpe'])}, max drawdown {pct(record['max_drawdown'])}, "
-            f"turnover {num(record.get('annual_turnover'))}x a year, costs {costs.get('total', 0):,.2f}; equal-weighted "
-            f"liquid universe {pct(bench.get('total_return'))}, information ratio {num(bench.get('information_ratio'))}, "
-            f"beta {num(bench.get('beta'))}{_index_part(record, pct, num)} (GET /api/ai-portfolio/track-record)")
+    why = (
+        ""
+        if record.get("trades")
+        else " (no name's held edge cleared its round-trip cost: every Score above the LONG line says why)"
+    )
+    return (
+        f"AI portfolio track record over {record['days']} days: {record.get('trades', 0)} fills{why}, return "
+        f"{pct(record['total_return'])}, Sharpe {num(record['sharpe'])}, max drawdown {pct(record['max_drawdown'])}, "
+        f"turnover {num(record.get('annual_turnover'))}x a year, costs {costs.get('total', 0):,.2f}; equal-weighted "
+        f"liquid universe {pct(bench.get('total_return'))}, information ratio {num(bench.get('information_ratio'))}, "
+        f"beta {num(bench.get('beta'))}{_index_part(record, pct, num)} (GET /api/ai-portfolio/track-record)"
+    )
 
 
 def _index_part(record: dict, pct, num) -> str:  # noqa: ANN001 - the two formatters above
@@ -144,8 +158,10 @@ def _index_part(record: dict, pct, num) -> str:  # noqa: ANN001 - the two format
         return ""
     source = record.get("index_source")
     name = "the service's cap-weighted index" if source == "cap_weighted" else f"the index {source}"
-    return (f"; {name} {pct(index.get('total_return'))}, information ratio {num(index.get('information_ratio'))}, "
-            f"beta {num(index.get('beta'))}")
+    return (
+        f"; {name} {pct(index.get('total_return'))}, information ratio {num(index.get('information_ratio'))}, "
+        f"beta {num(index.get('beta'))}"
+    )
 
 
 def _reports(settings: Settings, calendar: TradingCalendar) -> Iterator[str]:
@@ -232,8 +248,11 @@ def demo_client_key(settings: Settings) -> tuple[str, str, str]:
         issued = keystore.generate(engine, settings, DEMO_CLIENT, DEMO_TIER)
         key, key_id, how = issued["api_key"], issued["key_id"], "shown once"
         _write_secret(path, key)
-    stale = [k["key_id"] for k in keystore.list_keys(engine)
-             if k["client_id"] == client_id and k["key_id"] != key_id and k["status"] in ("ACTIVE", "EXPIRING")]
+    stale = [
+        k["key_id"]
+        for k in keystore.list_keys(engine)
+        if k["client_id"] == client_id and k["key_id"] != key_id and k["status"] in ("ACTIVE", "EXPIRING")
+    ]
     for key_id_ in stale:
         keystore.revoke(engine, key_id_)
     revoked = f"; revoked the demo client's {len(stale)} other active key(s)" if stale else ""
@@ -263,9 +282,12 @@ def _demo_client(settings: Settings) -> str:
     portfolio_id = client_portfolio_id(keystore.ensure_client(engine, DEMO_CLIENT, DEMO_TIER))
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         c = tables.cash_entries.c
-        if not current_rows(conn, tables.cash_entries, where=[c.portfolio_id == portfolio_id, c.entry_id == DEMO_DEPOSIT]):
-            ledger.record_cash(conn, portfolio_id, DEMO_DEPOSIT, DEMO_CLIENT_CASH, "DEPOSIT", utc_now(),
-                               "demo client's opening cash")
+        if not current_rows(
+            conn, tables.cash_entries, where=[c.portfolio_id == portfolio_id, c.entry_id == DEMO_DEPOSIT]
+        ):
+            ledger.record_cash(
+                conn, portfolio_id, DEMO_DEPOSIT, DEMO_CLIENT_CASH, "DEPOSIT", utc_now(), "demo client's opening cash"
+            )
         cash = ledger.cash_balance(conn, portfolio_id)
     return f"demo client '{DEMO_CLIENT}' ({DEMO_TIER}): portfolio {portfolio_id}, cash {cash:,.2f}"
 

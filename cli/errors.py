@@ -2,10 +2,11 @@
 
 The CLI's edge too: every text argument is held to the input rule the API's edge applies
 (market/text.py: no NUL or other control character), before the command runs."""
+
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 import typer
 

@@ -1,18 +1,18 @@
 """The `marketintel` command line. Every command is a thin adapter over a service
 function; a domain error is printed as one line (`error: ...`) with exit status 1."""
+
 from __future__ import annotations
 
 import json
 import secrets
-from typing import Optional
 
 import typer
 
-from market.logging import configure_logging
-from market.settings import get_settings
 from cli.app import command_group
 from cli.errors import one_line_errors
 from cli.portfolio import portfolio_app
+from market.logging import configure_logging
+from market.settings import get_settings
 
 app = command_group("Market intelligence service for a small stock exchange.")
 db_app = command_group("The database: apply migrations, show their state.")
@@ -30,8 +30,13 @@ app.add_typer(notify_app, name="notify")
 
 @app.callback()
 def _setup(
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show the libraries' logs (HTTP requests, "
-                                 "papermill, the kernels) at MARKETINTEL_LOG_LEVEL; without it they show warnings only."),
+    verbose: bool = typer.Option(
+        False,
+        "--verbose",
+        "-v",
+        help="Also show the libraries' logs (HTTP requests, "
+        "papermill, the kernels) at MARKETINTEL_LOG_LEVEL; without it they show warnings only.",
+    ),
 ) -> None:
     configure_logging(get_settings().log_level, verbose=verbose)
 
@@ -78,7 +83,7 @@ def stage_list() -> None:
 @one_line_errors
 def stage_run(
     name: str = typer.Argument(..., help="Stage name (see `marketintel stage list`)."),
-    date: Optional[str] = typer.Option(
+    date: str | None = typer.Option(
         None, "--date", help="Trading date, YYYY-MM-DD (exchange time); default: the latest closed trading day."
     ),
     notebook: bool = typer.Option(False, "--notebook", help="Run through the stage's papermill notebook."),
@@ -101,7 +106,7 @@ def stage_run(
     typer.echo(json.dumps(result.summary, indent=2, default=str))
 
 
-def _default_date(date: Optional[str]) -> str:
+def _default_date(date: str | None) -> str:
     from market.clock import exchange_now, latest_closed_trading_day
 
     return date or latest_closed_trading_day(exchange_now()).isoformat()
@@ -110,7 +115,7 @@ def _default_date(date: Optional[str]) -> str:
 @app.command("scrape")
 @one_line_errors
 def scrape(
-    date: Optional[str] = typer.Option(None, "--date", help="Trading date; default: the latest closed trading day."),
+    date: str | None = typer.Option(None, "--date", help="Trading date; default: the latest closed trading day."),
 ) -> None:
     """T0: fetch, validate and store one day from the exchange (MARKETINTEL_EXCHANGE_BASE_URL)."""
     from pipeline.runner import run_stage
@@ -124,9 +129,15 @@ def scrape(
 @app.command("backfill")
 @one_line_errors
 def backfill(
-    days: int = typer.Option(..., "--days", min=1, help="How many trading days to deliver (simulated, or replayed "
-                                                      "under MARKETINTEL_REPLAY_PATH)."),
-    end: Optional[str] = typer.Option(None, "--end", help="Last day (YYYY-MM-DD); default: the latest closed trading day."),
+    days: int = typer.Option(
+        ...,
+        "--days",
+        min=1,
+        help="How many trading days to deliver (simulated, or replayed under MARKETINTEL_REPLAY_PATH).",
+    ),
+    end: str | None = typer.Option(
+        None, "--end", help="Last day (YYYY-MM-DD); default: the latest closed trading day."
+    ),
 ) -> None:
     """Deliver simulated (or replayed) history through the T0 code path (no server needed)."""
     from market.clock import parse_trading_date
@@ -137,16 +148,18 @@ def backfill(
     reports = run_backfill(service_engine(settings), settings, days, parse_trading_date(_default_date(end)))
     inserted = sum(r.inserted.get("eod_prices", 0) for r in reports)
     kind = "replayed" if settings.replay_path else "simulated"
-    typer.echo(f"delivered {len(reports)} {kind} days ({reports[0].trading_date} to {reports[-1].trading_date}); "
-               f"{inserted} price rows inserted")
+    typer.echo(
+        f"delivered {len(reports)} {kind} days ({reports[0].trading_date} to {reports[-1].trading_date}); "
+        f"{inserted} price rows inserted"
+    )
 
 
 @app.command("import")
 @one_line_errors
 def import_files(
     path: str = typer.Argument(..., help="A CSV file or a folder of them."),
-    format: str = typer.Option("auto", "--format", help="auto, nse-daily, nse-company or ohlcv."),
-    currency: Optional[str] = typer.Option(None, help="Currency of the prices; default KES for NSE files, else JMD."),
+    file_format: str = typer.Option("auto", "--format", help="auto, nse-daily, nse-company or ohlcv."),
+    currency: str | None = typer.Option(None, help="Currency of the prices; default KES for NSE files, else JMD."),
 ) -> None:
     """Import historical end-of-day files; bad rows are listed with file and line."""
     from pathlib import Path
@@ -155,7 +168,7 @@ def import_files(
     from ingest.importers.files import detect_format, source_currency
     from store.engine import service_engine
 
-    fmt = detect_format(Path(path)) if format == "auto" else format
+    fmt = detect_format(Path(path)) if file_format == "auto" else file_format
     engine = service_engine(get_settings())
     report = import_path(engine, Path(path), fmt, currency=source_currency(fmt, currency))
     if report.rows_inserted:
@@ -164,15 +177,19 @@ def import_files(
 
         with write_transaction(engine, "read-model:daily_bars") as conn:
             refresh_bars(conn)  # the API's stored bars and indicators for the imported prices
-    typer.echo(f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
-               f"{report.instruments} instruments ({report.instruments_inserted} new or changed)")
+    typer.echo(
+        f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
+        f"{report.instruments} instruments ({report.instruments_inserted} new or changed)"
+    )
     if report.lacks:
         typer.echo(f"the source lacks: {', '.join(report.lacks)} (stored as missing, never invented)")
     for copy in report.repeated_days:
         typer.echo(f"left out: {copy}")
     if report.indices:
-        typer.echo(f"left out: market indices {', '.join(report.indices)} (index levels, not securities); "
-                   f"{report.index_levels_inserted} levels stored as the market's benchmark (index_levels)")
+        typer.echo(
+            f"left out: market indices {', '.join(report.indices)} (index levels, not securities); "
+            f"{report.index_levels_inserted} levels stored as the market's benchmark (index_levels)"
+        )
     for bad in report.bad_rows[:20]:
         typer.echo(f"bad row: {bad}")
     if len(report.bad_rows) > 20:
@@ -185,20 +202,24 @@ def exchange_serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8765, help="TCP port."),
     news_signal: float = typer.Option(1.0, help="How strongly news tone moves the next day's return (0: not at all)."),
-    replay: Optional[str] = typer.Option(
-        None, "--replay", help="Serve real end-of-day files (a folder or a file the importer reads) instead of the "
-                               "simulator; default: MARKETINTEL_REPLAY_PATH when set."),
-    through: Optional[str] = typer.Option(
-        None, "--through", help="With a replay: published through this day (YYYY-MM-DD); default: the files' last day."),
+    replay: str | None = typer.Option(
+        None,
+        "--replay",
+        help="Serve real end-of-day files (a folder or a file the importer reads) instead of the "
+        "simulator; default: MARKETINTEL_REPLAY_PATH when set.",
+    ),
+    through: str | None = typer.Option(
+        None, "--through", help="With a replay: published through this day (YYYY-MM-DD); default: the files' last day."
+    ),
 ) -> None:
     """Serve the exchange website: the simulator (seed and size from settings) or a replay of real files."""
     import uvicorn
 
+    from ingest.markets import simulator_for
+    from ingest.replay import replay_for
+    from ingest.simulator.site import SimulatorSite
     from market.clock import parse_trading_date
     from market.errors import InvalidInputError
-    from ingest.replay import replay_for
-    from ingest.markets import simulator_for
-    from ingest.simulator.site import SimulatorSite
 
     settings = get_settings()
     base_url = f"http://{host}:{port}"
@@ -210,12 +231,17 @@ def exchange_serve(
             raise InvalidInputError(f"--through {day} is outside the replayed files ({market.days[0]} to {last})")
         site = SimulatorSite(market, base_url=base_url, published_through=day)
         source = market.source
-        typer.echo(f"replayed exchange on {base_url}: {len(market.days)} days of {source.path} ({source.format}, "
-                   f"{len(market.symbols)} instruments, {market.currency}), published through {day}; "
-                   f"served as missing: {', '.join(source.lacks + ['fundamentals', 'news'])}; macro simulated"
-                   + (f"; {len(source.bad_rows)} unreadable rows skipped" if source.bad_rows else "")
-                   + (f"; {len(source.repeated_days)} days left out as copies of the day before"
-                      if source.repeated_days else ""))
+        typer.echo(
+            f"replayed exchange on {base_url}: {len(market.days)} days of {source.path} ({source.format}, "
+            f"{len(market.symbols)} instruments, {market.currency}), published through {day}; "
+            f"served as missing: {', '.join(source.lacks + ['fundamentals', 'news'])}; macro simulated"
+            + (f"; {len(source.bad_rows)} unreadable rows skipped" if source.bad_rows else "")
+            + (
+                f"; {len(source.repeated_days)} days left out as copies of the day before"
+                if source.repeated_days
+                else ""
+            )
+        )
     else:
         if through:
             raise InvalidInputError("--through applies to a replay; give --replay PATH")
@@ -227,10 +253,15 @@ def exchange_serve(
 @app.command("demo")
 @one_line_errors
 def demo(
-    days: Optional[int] = typer.Option(None, "--days", min=1,
-                                       help="History to backfill first; default 260 simulated or 1,000 replayed days."),
-    market: Optional[str] = typer.Option(None, "--market", help="Real end-of-day files (NSE daily or per-company, or "
-                                         "the generic OHLCV CSV) to replay instead of the simulator."),
+    days: int | None = typer.Option(
+        None, "--days", min=1, help="History to backfill first; default 260 simulated or 1,000 replayed days."
+    ),
+    market: str | None = typer.Option(
+        None,
+        "--market",
+        help="Real end-of-day files (NSE daily or per-company, or "
+        "the generic OHLCV CSV) to replay instead of the simulator.",
+    ),
     serve: bool = typer.Option(True, "--serve/--no-serve", help="End by serving the API until Ctrl-C."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="API port (0: any free port)."),
 ) -> None:
@@ -264,11 +295,16 @@ def demo(
 @one_line_errors
 def bootstrap_record(
     days: int = typer.Option(250, "--days", min=1, help="Trading days the validation record covers (the latest ones)."),
-    min_train_days: int = typer.Option(120, "--min-train-days", min=20,
-                                       help="Trading days of history before the record's first day."),
+    min_train_days: int = typer.Option(
+        120, "--min-train-days", min=20, help="Trading days of history before the record's first day."
+    ),
     replay_days: int = typer.Option(60, "--replay-days", min=0, help="Last record days the AI executor replays."),
-    end: Optional[str] = typer.Option(None, "--end", help="The record's last day (YYYY-MM-DD); default and latest "
-                                      "allowed: the day before the first live prediction, else the latest priced day."),
+    end: str | None = typer.Option(
+        None,
+        "--end",
+        help="The record's last day (YYYY-MM-DD); default and latest "
+        "allowed: the day before the first live prediction, else the latest priced day.",
+    ),
 ) -> None:
     """A track record before the first live day: the walk-forward validation record over
     the stored history, the AI executor replayed over its last days, then T2. Re-running
@@ -280,9 +316,15 @@ def bootstrap_record(
     settings = get_settings()
     from market.clock import parse_trading_date
 
-    result = bootstrap(service_engine(settings), settings, default_calendar(), days=days,
-                       min_train_days=min_train_days, replay_days=replay_days,
-                       end=parse_trading_date(end) if end else None)
+    result = bootstrap(
+        service_engine(settings),
+        settings,
+        default_calendar(),
+        days=days,
+        min_train_days=min_train_days,
+        replay_days=replay_days,
+        end=parse_trading_date(end) if end else None,
+    )
     for line in result.lines():
         typer.echo(line)
 
@@ -290,7 +332,7 @@ def bootstrap_record(
 @app.command("run-day")
 @one_line_errors
 def run_day(
-    date: Optional[str] = typer.Option(None, "--date", help="Trading date; default: the latest closed trading day."),
+    date: str | None = typer.Option(None, "--date", help="Trading date; default: the latest closed trading day."),
 ) -> None:
     """T0 and T1 for one trading day without Airflow, through the stage notebooks; ends
     with a table of the stages: status, duration and rows written (also when one fails)."""
@@ -298,8 +340,8 @@ def run_day(
 
     from market.clock import parse_trading_date
     from pipeline.day import DayStage, stage_table
-    from pipeline.stage_lists import T0_STAGES, T1_STAGES
     from pipeline.day import run_day as run
+    from pipeline.stage_lists import T0_STAGES, T1_STAGES
 
     settings = get_settings()
     day = parse_trading_date(_default_date(date))
@@ -318,11 +360,11 @@ def run_day(
 @notify_app.command("deliver")
 @one_line_errors
 def notify_deliver(
-    date: Optional[str] = typer.Option(None, "--date", help="Only this trading date's notifications; default: all."),
+    date: str | None = typer.Option(None, "--date", help="Only this trading date's notifications; default: all."),
 ) -> None:
     """Send every stored notification not yet delivered to MARKETINTEL_WEBHOOK_URL."""
-    from market.clock import parse_trading_date
     from analysis.notify import deliver_pending
+    from market.clock import parse_trading_date
     from store.engine import service_engine
 
     settings = get_settings()
@@ -350,7 +392,9 @@ def monitor_lines(state: dict) -> list[str]:
     lines = [f"monitor {state['trading_date'].isoformat()}: {state['state']}"]
     for c in state["checks"]:
         figure = "-" if c["figure"] is None else f"{c['figure']:.4f}"
-        bounds = "" if c["watch_threshold"] is None else f" (watch {c['watch_threshold']:g}, alert {c['alert_threshold']:g})"
+        bounds = (
+            "" if c["watch_threshold"] is None else f" (watch {c['watch_threshold']:g}, alert {c['alert_threshold']:g})"
+        )
         since = f" since {c['since'].isoformat()}" if c["since"] else ""
         note = f"  {c['note']}" if c["note"] else ""
         lines.append(f"{c['state']:<5}  {c['check']:<28} {figure}{bounds}{since}{note}")
@@ -361,7 +405,9 @@ def monitor_lines(state: dict) -> list[str]:
 @one_line_errors
 def report(
     kind: str = typer.Argument(..., help="quant-briefing or compliance."),
-    out: Optional[str] = typer.Option(None, "--out", help="PDF file to write; default: <reports dir>/<file name of the day>."),
+    out: str | None = typer.Option(
+        None, "--out", help="PDF file to write; default: <reports dir>/<file name of the day>."
+    ),
 ) -> None:
     """Generate a PDF report from the store as it is now."""
     from pathlib import Path
@@ -387,8 +433,12 @@ def keys_new_admin() -> None:
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8000, help="TCP port."),
-    workers: int = typer.Option(1, min=1, help="Worker processes (more than 1 shares rate limits through the database, "
-                                                "or through Redis when MARKETINTEL_REDIS_URL is set)."),
+    workers: int = typer.Option(
+        1,
+        min=1,
+        help="Worker processes (more than 1 shares rate limits through the database, "
+        "or through Redis when MARKETINTEL_REDIS_URL is set).",
+    ),
 ) -> None:
     """Start the HTTP API (uvicorn). Refuses to start without a valid admin key."""
     import os
@@ -405,8 +455,14 @@ def serve(
         typer.echo("several workers: per-key rate limits are counted in the database")
     from pipeline.serving import uvicorn_proxy_options
 
-    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, workers=workers,
-                **uvicorn_proxy_options(settings.trusted_proxies))
+    uvicorn.run(
+        "api.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        **uvicorn_proxy_options(settings.trusted_proxies),
+    )
 
 
 def _redacted(url: str) -> str:
@@ -415,5 +471,5 @@ def _redacted(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     app(args=argv)

@@ -1,15 +1,15 @@
 """`marketintel portfolio ...`: user portfolios from the command line (thin adapters)."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from market.settings import get_settings
 from cli.app import command_group
 from cli.errors import one_line_errors
+from market.settings import get_settings
 
 portfolio_app = command_group("User portfolios: open, trade, import statements, show.")
 
@@ -25,7 +25,7 @@ def _engine():  # noqa: ANN202
 def open_portfolio(
     client: str = typer.Argument(..., help="Client id; ignored with --house."),
     house: bool = typer.Option(False, "--house", help="The admin house portfolio."),
-    cash: Optional[str] = typer.Option(None, help="Deposit this much cash (JMD)."),
+    cash: str | None = typer.Option(None, help="Deposit this much cash (JMD)."),
 ) -> None:
     """Open a client's portfolio (or the house portfolio), optionally with a deposit."""
     from portfolio.trading import move_cash, open_client_portfolio
@@ -49,8 +49,9 @@ def trade(
     from market.clock import default_calendar
     from portfolio.trading import ManualTrade, place_manual_trade
 
-    result = place_manual_trade(_engine(), get_settings(), default_calendar(), portfolio_id,
-                                ManualTrade(side, symbol, quantity, price, fees))
+    result = place_manual_trade(
+        _engine(), get_settings(), default_calendar(), portfolio_id, ManualTrade(side, symbol, quantity, price, fees)
+    )
     typer.echo(json.dumps(result, indent=2))
 
 
@@ -74,17 +75,27 @@ def sample_statement(out: Path = typer.Argument(..., help="Where to write the PD
 def import_statement(
     portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client:acme or HOUSE."),
     path: Path = typer.Argument(..., exists=True, dir_okay=False, help="The broker statement PDF."),
-    preview: bool = typer.Option(False, "--preview", help="Only print what the sync would change and its confirm "
-                                                          "token; store nothing."),
-    confirm: Optional[str] = typer.Option(None, "--confirm", help="A preview's confirm token: apply exactly what it "
-                                                                  "showed (refused if the book changed since)."),
+    preview: bool = typer.Option(
+        False, "--preview", help="Only print what the sync would change and its confirm token; store nothing."
+    ),
+    confirm: str | None = typer.Option(
+        None,
+        "--confirm",
+        help="A preview's confirm token: apply exactly what it showed (refused if the book changed since).",
+    ),
 ) -> None:
     """Synchronise a portfolio to a broker account statement (what the ledger records after
     the statement's date is kept on top); prints what changed, or with --preview what would."""
     from portfolio.statements import import_statement as run_import
 
-    typer.echo(json.dumps(run_import(_engine(), get_settings(), portfolio_id, path.read_bytes(), path.name,
-                                     preview=preview, confirm=confirm), indent=2))
+    typer.echo(
+        json.dumps(
+            run_import(
+                _engine(), get_settings(), portfolio_id, path.read_bytes(), path.name, preview=preview, confirm=confirm
+            ),
+            indent=2,
+        )
+    )
 
 
 @portfolio_app.command("show")
@@ -99,4 +110,7 @@ def show(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client
         held = ledger.holdings(conn, portfolio_id)
     typer.echo(f"{portfolio_id}: cash {cash:,.2f}")
     for symbol, p in sorted(held.items()):
-        typer.echo(f"  {symbol:<10} {p.quantity:>10,}  cost {p.cost_basis:>14,.2f}  avg {p.average_cost:>10,.4f}  since {p.opened_on}")
+        typer.echo(
+            f"  {symbol:<10} {p.quantity:>10,}  cost {p.cost_basis:>14,.2f}  avg {p.average_cost:>10,.4f}  since "
+            f"{p.opened_on}"
+        )

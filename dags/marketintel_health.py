@@ -14,6 +14,7 @@ for T1's pre-flight). Every stage task's log ends with its stage summary: status
 written per table, duration and the executed notebook. Re-running and backfilling past
 exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 """
+
 from __future__ import annotations
 
 from datetime import timedelta

@@ -18,6 +18,7 @@ for T1's pre-flight). Every stage task's log ends with its stage summary: status
 written per table, duration and the executed notebook. Re-running and backfilling past
 exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -36,9 +37,14 @@ from pipeline.airflow_plugin import T0_DELIVERY, ExchangeTimetable, exchange_day
     max_active_runs=1,
     tags=["marketintel", "t0", "ingest"],
     doc_md=__doc__,
-    default_args={"owner": "marketintel", "on_failure_callback": on_task_failure,
-                  "retries": 3, "retry_delay": timedelta(minutes=1),
-                  "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=20)},
+    default_args={
+        "owner": "marketintel",
+        "on_failure_callback": on_task_failure,
+        "retries": 3,
+        "retry_delay": timedelta(minutes=1),
+        "retry_exponential_backoff": True,
+        "execution_timeout": timedelta(minutes=20),
+    },
     params={"run_date": exchange_day_param()},
 )
 def marketintel_t0() -> None:

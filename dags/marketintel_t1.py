@@ -32,6 +32,7 @@ for T1's pre-flight). Every stage task's log ends with its stage summary: status
 written per table, duration and the executed notebook. Re-running and backfilling past
 exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -64,9 +65,14 @@ def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task facto
     max_active_runs=1,
     tags=["marketintel", "t1", "close"],
     doc_md=__doc__,
-    default_args={"owner": "marketintel", "on_failure_callback": on_task_failure,
-                  "retries": 2, "retry_delay": timedelta(minutes=2),
-                  "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=20)},
+    default_args={
+        "owner": "marketintel",
+        "on_failure_callback": on_task_failure,
+        "retries": 2,
+        "retry_delay": timedelta(minutes=2),
+        "retry_exponential_backoff": True,
+        "execution_timeout": timedelta(minutes=20),
+    },
     params={"run_date": exchange_day_param()},
 )
 def marketintel_t1() -> None:
@@ -76,8 +82,13 @@ def marketintel_t1() -> None:
 
         return trading_day_gate(context, current=("t1_trade", "t0_scrape"))
 
-    @task(task_id=T1_PREFLIGHT, retries=6, retry_delay=timedelta(minutes=5), retry_exponential_backoff=False,
-          execution_timeout=timedelta(minutes=T1_TIMEOUT_MINUTES[T1_PREFLIGHT]))
+    @task(
+        task_id=T1_PREFLIGHT,
+        retries=6,
+        retry_delay=timedelta(minutes=5),
+        retry_exponential_backoff=False,
+        execution_timeout=timedelta(minutes=T1_TIMEOUT_MINUTES[T1_PREFLIGHT]),
+    )
     def preflight(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
         from pipeline.airflow_tasks import run_notebook_task
 

@@ -19,6 +19,7 @@ for T1's pre-flight). Every stage task's log ends with its stage summary: status
 written per table, duration and the executed notebook. Re-running and backfilling past
 exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -37,9 +38,14 @@ from pipeline.airflow_plugin import T1_CLOSE, ExchangeTimetable, exchange_day_pa
     max_active_runs=1,
     tags=["marketintel", "t2", "morning"],
     doc_md=__doc__,
-    default_args={"owner": "marketintel", "on_failure_callback": on_task_failure,
-                  "retries": 2, "retry_delay": timedelta(minutes=2),
-                  "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=15)},
+    default_args={
+        "owner": "marketintel",
+        "on_failure_callback": on_task_failure,
+        "retries": 2,
+        "retry_delay": timedelta(minutes=2),
+        "retry_exponential_backoff": True,
+        "execution_timeout": timedelta(minutes=15),
+    },
     params={"run_date": exchange_day_param()},
 )
 def marketintel_t2() -> None:

@@ -15,6 +15,7 @@ for T1's pre-flight). Every stage task's log ends with its stage summary: status
 written per table, duration and the executed notebook. Re-running and backfilling past
 exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -33,9 +34,14 @@ from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_ta
     max_active_runs=1,
     tags=["marketintel", "t3", "macro"],
     doc_md=__doc__,
-    default_args={"owner": "marketintel", "on_failure_callback": on_task_failure,
-                  "retries": 3, "retry_delay": timedelta(minutes=5),
-                  "retry_exponential_backoff": True, "execution_timeout": timedelta(minutes=30)},
+    default_args={
+        "owner": "marketintel",
+        "on_failure_callback": on_task_failure,
+        "retries": 3,
+        "retry_delay": timedelta(minutes=5),
+        "retry_exponential_backoff": True,
+        "execution_timeout": timedelta(minutes=30),
+    },
     params={"run_date": exchange_day_param("The Monday of the macro week to run")},
 )
 def marketintel_t3() -> None:

@@ -10,6 +10,7 @@ another release of the same period and becomes another row; nothing is overwritt
 A file that cannot be read whole is refused whole (SourceFormatError naming the source
 and the line), so a stage never stores half a release.
 """
+
 from __future__ import annotations
 
 import csv
@@ -33,17 +34,26 @@ class SourceFormatError(MarketIntelError):
     title = "Macro source format error"
 
 
-def _observation(source: str, code: str, period: str, value: Any, unit: str, currency: str | None,
-                 released: date, where: str) -> dict[str, Any]:
+def _observation(
+    source: str, code: str, period: str, value: Any, unit: str, currency: str | None, released: date, where: str
+) -> dict[str, Any]:
     if not PERIOD.match(period):
         raise SourceFormatError(f"{source}: {where}: period '{period}' is not YYYY-MM or YYYY-Qn")
     try:
         number = float(str(value).replace(",", ""))
     except ValueError:
         raise SourceFormatError(f"{source}: {where}: value '{value}' is not a number") from None
-    return {"source": source, "category": CATEGORIES[code], "indicator_code": code, "period": period,
-            "frequency": "Q" if "Q" in period else "M", "value": number, "unit": unit, "currency": currency,
-            "release_date": released}
+    return {
+        "source": source,
+        "category": CATEGORIES[code],
+        "indicator_code": code,
+        "period": period,
+        "frequency": "Q" if "Q" in period else "M",
+        "value": number,
+        "unit": unit,
+        "currency": currency,
+        "release_date": released,
+    }
 
 
 def parse_boj_csv(code: str, text: str) -> list[dict[str, Any]]:
@@ -57,8 +67,18 @@ def parse_boj_csv(code: str, text: str) -> list[dict[str, Any]]:
         raise SourceFormatError(f"BOJ {code}: expected columns period,value,release_date, got {reader.fieldnames}")
     rows = []
     for line, row in enumerate(reader, start=2):
-        rows.append(_observation("BOJ", code, row["period"], row["value"], unit, BOJ_SERIES[code][1],
-                                 _iso_date("BOJ", row["release_date"], f"{code} line {line}"), f"{code} line {line}"))
+        rows.append(
+            _observation(
+                "BOJ",
+                code,
+                row["period"],
+                row["value"],
+                unit,
+                BOJ_SERIES[code][1],
+                _iso_date("BOJ", row["release_date"], f"{code} line {line}"),
+                f"{code} line {line}",
+            )
+        )
     return rows
 
 
@@ -79,7 +99,9 @@ def parse_statin_html(text: str) -> list[dict[str, Any]]:
         try:
             day = datetime.strptime(released, "%d %b %Y").date()
         except ValueError:
-            raise SourceFormatError(f"STATIN: row {number}: release date '{released}' is not like 05 Nov 2026") from None
+            raise SourceFormatError(
+                f"STATIN: row {number}: release date '{released}' is not like 05 Nov 2026"
+            ) from None
         rows.append(_observation("STATIN", code, period, value, unit, currency or None, day, f"row {number}"))
     return rows
 
@@ -95,8 +117,18 @@ def parse_pioj_pdf(data: bytes, settings: Settings) -> list[dict[str, Any]]:
         found = line.match(raw.strip())
         if found:
             code, period, value, unit, released = found.groups()
-            rows.append(_observation("PIOJ", code, period, value, unit, None,
-                                     _iso_date("PIOJ", released, f"line {number}"), f"line {number}"))
+            rows.append(
+                _observation(
+                    "PIOJ",
+                    code,
+                    period,
+                    value,
+                    unit,
+                    None,
+                    _iso_date("PIOJ", released, f"line {number}"),
+                    f"line {number}",
+                )
+            )
     if not rows:
         raise SourceFormatError("PIOJ: the bulletin has no estimates table")
     return rows

@@ -1,11 +1,12 @@
 """The market a world trades: the simulator, or a replay of real history
 (`ingest/replay.py`) when MARKETINTEL_REPLAY_PATH is set. `pipeline/backfill.py` delivers
 its past days through the T0 and T1 code paths."""
+
 from __future__ import annotations
 
-from market.settings import Settings
 from ingest.replay import ReplayMarket, replay_for
 from ingest.simulator.market import SimulatedMarket
+from market.settings import Settings
 
 
 def simulator_for(settings: Settings, **options) -> SimulatedMarket:  # noqa: ANN003

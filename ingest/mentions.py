@@ -6,6 +6,7 @@
   ("Kingston Commercial Bank Limited", "Kingston Commercial Bank").
 - ALIASES holds the short names the press uses; each alias is tested.
 """
+
 from __future__ import annotations
 
 import re
@@ -46,7 +47,9 @@ class InstrumentMatcher:
             for alias in aliases.get(instrument["symbol"], []):
                 phrases.append((alias, instrument["symbol"], "alias"))
         phrases.sort(key=lambda p: -len(p[0]))  # longest first: "Island Savings Bank" before "Island Savings"
-        self._phrases = [(re.compile(r"(?<![\w&])" + re.escape(p) + r"(?![\w&])", re.I), s, how) for p, s, how in phrases]
+        self._phrases = [
+            (re.compile(r"(?<![\w&])" + re.escape(p) + r"(?![\w&])", re.I), s, how) for p, s, how in phrases
+        ]
         self._symbol_pattern = re.compile(r"(?<![\w.&-])([A-Z][A-Z0-9]{1,9})(?![\w&-])")
 
     def find(self, text: str, deadline: Deadline | None = None) -> list[Mention]:

@@ -7,6 +7,7 @@ runs over is killed and replaced. Before that, the bytes must be under the size 
 start like a PDF. Every refusal is a `PdfRejected` whose message says why: too large, not
 a PDF, encrypted, too many pages, too slow, malformed.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,7 +42,7 @@ class PdfExtractor:
         self.max_bytes, self.max_pages, self.timeout = max_bytes, max_pages, timeout
         self._worker: subprocess.Popen | None = None
 
-    def __enter__(self) -> "PdfExtractor":
+    def __enter__(self) -> PdfExtractor:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -84,6 +85,8 @@ class PdfExtractor:
         if self._worker is None or self._worker.poll() is not None:
             self._worker = subprocess.Popen(
                 [sys.executable, "-m", "ingest.pdf_worker", str(self.max_pages), str(WORKER_MEMORY_BYTES)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
             )
         return self._worker

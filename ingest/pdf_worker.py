@@ -4,6 +4,7 @@ Reads requests from stdin (8-byte big-endian length, then the PDF bytes) and ans
 stdout (8-byte length, then JSON: {"text", "pages"} or {"refused": reason}). It runs in
 its own process under a memory cap so a hostile PDF can only hurt this process.
 """
+
 from __future__ import annotations
 
 import io

@@ -49,6 +49,7 @@ What the replay serves, and the rules it follows:
   simulated source, so T1's text step runs unchanged, and serves the simulator's macro
   sources labelled "(simulated)".
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -58,13 +59,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ingest.exchange.validation import CONFIRMED_MOVE
+from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks
+from ingest.importers.formats import Bad, describe_repeated, is_index, repeated_days
+from ingest.simulator.market import SimulatedDay
 from market.clock import DatedCalendar, write_replay_dates
 from market.errors import InvalidInputError
 from market.settings import Settings
-from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks
-from ingest.exchange.validation import CONFIRMED_MOVE
-from ingest.importers.formats import Bad, describe_repeated, is_index, repeated_days
-from ingest.simulator.market import SimulatedDay
 
 BOARD = "MAIN"  # the files do not say; the page has a MAIN and a JUNIOR board
 ABSENT_STATUS = "NOT IN FILE"
@@ -97,12 +98,15 @@ class ReplayMarket:
 
     replayed = True  # the site labels the simulated parts (news feed, macro sources)
 
-    def __init__(self, path: Path | str, *, fmt: str = "auto", currency: str | None = None, seed: int = 7,
-                 move_band: float = 0.5) -> None:
+    def __init__(
+        self, path: Path | str, *, fmt: str = "auto", currency: str | None = None, seed: int = 7, move_band: float = 0.5
+    ) -> None:
         fmt, files = resolve_source(Path(path), fmt)
         self.seed = seed  # of the simulated macro economy served beside the replay
         self.move_band = move_band
-        self.source = ReplaySource(Path(path), fmt, len(files), source_currency(fmt, currency), source_lacks(fmt, files))
+        self.source = ReplaySource(
+            Path(path), fmt, len(files), source_currency(fmt, currency), source_lacks(fmt, files)
+        )
         self.currency = self.source.currency
         self._load(files)
         self.calendar = DatedCalendar(self.days)
@@ -122,10 +126,16 @@ class ReplayMarket:
             raise KeyError(f"{day.isoformat()} is not a day in the replayed files")
         if day not in self._recent:
             i = self._index[day]
-            self._recent[day] = SimulatedDay(day=day, index=i, bars=self._bars(i), notices=self._notices(i),
-                                             fundamentals=[], securities=self._securities(i), events=[],
-                                             indices=[{"symbol": k, "level": v}
-                                                      for k, v in sorted(self._index_levels.get(day, {}).items())])
+            self._recent[day] = SimulatedDay(
+                day=day,
+                index=i,
+                bars=self._bars(i),
+                notices=self._notices(i),
+                fundamentals=[],
+                securities=self._securities(i),
+                events=[],
+                indices=[{"symbol": k, "level": v} for k, v in sorted(self._index_levels.get(day, {}).items())],
+            )
             while len(self._recent) > RECENT_DAYS:
                 self._recent.popitem(last=False)
         return self._recent[day]
@@ -149,11 +159,15 @@ class ReplayMarket:
                 if is_index(item["symbol"]):
                     self.source.indices.add(item["symbol"])
                     if item.get("close") is not None and item["close"] > 0:
-                        self._index_levels.setdefault(item["trading_date"], {}).setdefault(item["symbol"], float(item["close"]))
+                        self._index_levels.setdefault(item["trading_date"], {}).setdefault(
+                            item["symbol"], float(item["close"])
+                        )
                     continue
                 key = (item["symbol"], item["trading_date"])
                 if key in seen:
-                    self.source.bad_rows.append(f"{item['_line']}: second row for {key[0]} on {key[1]}; the first is served")
+                    self.source.bad_rows.append(
+                        f"{item['_line']}: second row for {key[0]} on {key[1]}; the first is served"
+                    )
                     continue
                 seen.add(key)
                 items.append(item)
@@ -213,28 +227,61 @@ class ReplayMarket:
                 # close on the first day it delivers: a move beyond the band from either is
                 # confirmed (the file is the record).
                 far = any(p and abs(close / p - 1) > self.move_band for p in (previous, file_prev))
-                bar.update({
-                    "open": _num(v["open"][i, k]), "high": _num(v["high"][i, k]), "low": _num(v["low"][i, k]),
-                    "close": close, "prev_close": file_prev if file_prev is not None else previous,
-                    "volume": int(v["volume"][i, k]), "trades": None if trades is None else int(trades),
-                    "value_traded": _num(v["value_traded"][i, k]), "bid": _num(v["bid"][i, k]), "ask": _num(v["ask"][i, k]),
-                    "status": CONFIRMED_MOVE if far else "NEW LISTING" if self._first[k] == i and i > 0 else "",
-                })
+                bar.update(
+                    {
+                        "open": _num(v["open"][i, k]),
+                        "high": _num(v["high"][i, k]),
+                        "low": _num(v["low"][i, k]),
+                        "close": close,
+                        "prev_close": file_prev if file_prev is not None else previous,
+                        "volume": int(v["volume"][i, k]),
+                        "trades": None if trades is None else int(trades),
+                        "value_traded": _num(v["value_traded"][i, k]),
+                        "bid": _num(v["bid"][i, k]),
+                        "ask": _num(v["ask"][i, k]),
+                        "status": CONFIRMED_MOVE if far else "NEW LISTING" if self._first[k] == i and i > 0 else "",
+                    }
+                )
             else:
                 close = float(self._served_close[i, k])
-                bar.update({"open": None, "high": None, "low": None, "close": close, "prev_close": close, "volume": 0,
-                            "trades": None, "value_traded": None, "bid": None, "ask": None, "status": ABSENT_STATUS})
+                bar.update(
+                    {
+                        "open": None,
+                        "high": None,
+                        "low": None,
+                        "close": close,
+                        "prev_close": close,
+                        "volume": 0,
+                        "trades": None,
+                        "value_traded": None,
+                        "bid": None,
+                        "ask": None,
+                        "status": ABSENT_STATUS,
+                    }
+                )
             bars.append(bar)
         return bars
 
     def _notices(self, i: int) -> list[dict]:
         notices = []
         for k in np.flatnonzero(self._first == i) if i > 0 else []:
-            notices.append({"symbol": self._symbols[k], "kind": "LISTING", "amount": None,
-                            "detail": f"{BOARD} board; first day in the replayed files"})
+            notices.append(
+                {
+                    "symbol": self._symbols[k],
+                    "kind": "LISTING",
+                    "amount": None,
+                    "detail": f"{BOARD} board; first day in the replayed files",
+                }
+            )
         for k in np.flatnonzero(self._last == i - 1) if i > 0 else []:
-            notices.append({"symbol": self._symbols[k], "kind": "DELISTING", "amount": None,
-                            "detail": "last day in the replayed files was the previous session"})
+            notices.append(
+                {
+                    "symbol": self._symbols[k],
+                    "kind": "DELISTING",
+                    "amount": None,
+                    "detail": "last day in the replayed files was the previous session",
+                }
+            )
         return notices
 
     def _securities(self, i: int) -> list[dict]:
@@ -242,10 +289,17 @@ class ReplayMarket:
         for k in np.flatnonzero(self._first <= i):
             symbol = self._symbols[k]
             gone = self._last[k] < i
-            rows.append({"symbol": symbol, "name": self._names[symbol], "board": BOARD, "sector": None,
-                         "listed_on": self.days[self._first[k]],
-                         "delisted_on": self.days[self._last[k] + 1] if gone else None,
-                         "status": "DELISTED" if gone else "ACTIVE"})
+            rows.append(
+                {
+                    "symbol": symbol,
+                    "name": self._names[symbol],
+                    "board": BOARD,
+                    "sector": None,
+                    "listed_on": self.days[self._first[k]],
+                    "delisted_on": self.days[self._last[k] + 1] if gone else None,
+                    "status": "DELISTED" if gone else "ACTIVE",
+                }
+            )
         return rows
 
 
@@ -260,7 +314,8 @@ def replay_for(settings: Settings, path: Path | str | None = None, fmt: str = "a
     path = Path(path or settings.replay_path or "")
     if not str(path) or str(path) == ".":
         raise InvalidInputError("no replay path given (set MARKETINTEL_REPLAY_PATH or pass one)")
-    market = ReplayMarket(path, fmt=fmt, currency=settings.replay_currency, seed=settings.simulator_seed,
-                          move_band=settings.price_band)
+    market = ReplayMarket(
+        path, fmt=fmt, currency=settings.replay_currency, seed=settings.simulator_seed, move_band=settings.price_band
+    )
     write_replay_dates(settings.data_dir, path, market.days)
     return market

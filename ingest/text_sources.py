@@ -10,6 +10,7 @@ Nothing here stops the day: a feed that fails is an `ingest_failures` row, a PDF
 fails (404, not a PDF, encrypted, a bomb, too slow) is a FAILED `disclosures` row with
 its reason, and the rest goes on.
 """
+
 from __future__ import annotations
 
 import calendar
@@ -17,18 +18,18 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import feedparser
 import httpx
 from sqlalchemy import Connection, Engine, select
 
-from market.errors import MarketIntelError
-from market.settings import Settings
 from ingest.exchange.client import ExchangeClient
 from ingest.mentions import InstrumentMatcher
 from ingest.pdf_text import PdfExtractor, PdfRejected
+from market.errors import MarketIntelError
+from market.settings import Settings
 from store import tables
 from store.history import append_history, current_rows
 from store.transactions import write_transaction
@@ -36,7 +37,10 @@ from store.transactions import write_transaction
 log = logging.getLogger(__name__)
 
 DISCLOSURE_KINDS = [  # first match wins; checked on the title, then the text
-    ("DIRECTOR_TRADING", re.compile(r"director(s)?'? (dealing|trading|purchase|sale)|insider|purchased \d|sold \d", re.I)),
+    (
+        "DIRECTOR_TRADING",
+        re.compile(r"director(s)?'? (dealing|trading|purchase|sale)|insider|purchased \d|sold \d", re.I),
+    ),
     ("DIVIDEND", re.compile(r"dividend", re.I)),
     ("AGM", re.compile(r"annual general meeting|\bAGM\b", re.I)),
     ("RESULTS", re.compile(r"results|financial statements|quarterly|earnings|profit|interim report", re.I)),
@@ -69,8 +73,14 @@ def pdf_extractor(settings: Settings) -> PdfExtractor:
     return PdfExtractor(settings.pdf_max_bytes, settings.pdf_max_pages, settings.pdf_timeout_seconds)
 
 
-def ingest_text(engine: Engine, settings: Settings, day: date, client: ExchangeClient, http: httpx.Client,
-                extractor: PdfExtractor | None = None) -> TextIngestReport:
+def ingest_text(
+    engine: Engine,
+    settings: Settings,
+    day: date,
+    client: ExchangeClient,
+    http: httpx.Client,
+    extractor: PdfExtractor | None = None,
+) -> TextIngestReport:
     """Ingest every configured feed for `day`; pass an `extractor` to reuse one PDF
     worker across many days (a backfill), else one is started for this call."""
     if extractor is None:
@@ -98,37 +108,53 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
         # declaration or content type alone is harmless.
         benign = (feedparser.CharacterEncodingOverride, feedparser.NonXMLContentType)
         if parsed.bozo and not isinstance(parsed.bozo_exception, benign):
-            raise MarketIntelError(f"not a readable feed ({type(parsed.bozo_exception).__name__}: {parsed.bozo_exception})")
+            raise MarketIntelError(
+                f"not a readable feed ({type(parsed.bozo_exception).__name__}: {parsed.bozo_exception})"
+            )
     except MarketIntelError as exc:
         reason = exc.detail
         log.warning("feed %s failed for %s: %s", url, day, reason)
         report.failures.append(f"{url}: {reason}")
         with write_transaction(engine, f"text:{day}") as conn:
-            append_history(conn, tables.ingest_failures, [{"source_kind": "FEED", "source_url": url, "trading_date": day, "reason": reason}])
+            append_history(
+                conn,
+                tables.ingest_failures,
+                [{"source_kind": "FEED", "source_url": url, "trading_date": day, "reason": reason}],
+            )
         return []
     entries = []
     for item in parsed.entries:
         pdf = next((e.get("href") for e in item.get("enclosures", []) if e.get("type") == "application/pdf"), None)
         stamp = item.get("published_parsed") or item.get("updated_parsed")
-        entries.append({
-            "title": (item.get("title") or "").strip(), "summary": (item.get("summary") or "").strip(),
-            "link": item.get("link"), "feed_url": url, "pdf": pdf,
-            "published_at": datetime.fromtimestamp(calendar.timegm(stamp), tz=timezone.utc) if stamp else None,
-        })
+        entries.append(
+            {
+                "title": (item.get("title") or "").strip(),
+                "summary": (item.get("summary") or "").strip(),
+                "link": item.get("link"),
+                "feed_url": url,
+                "pdf": pdf,
+                "published_at": datetime.fromtimestamp(calendar.timegm(stamp), tz=UTC) if stamp else None,
+            }
+        )
     return entries
 
 
-def _store_news(engine: Engine, day: date, entries: list[dict], matcher: InstrumentMatcher, report: TextIngestReport) -> None:
+def _store_news(
+    engine: Engine, day: date, entries: list[dict], matcher: InstrumentMatcher, report: TextIngestReport
+) -> None:
     if not entries:
         return
     news = tables.news_items
     for entry in entries:
-        entry["content_hash"] = hashlib.sha256(" ".join(f"{entry['title']}\n{entry['summary']}".split()).encode()).hexdigest()
+        entry["content_hash"] = hashlib.sha256(
+            " ".join(f"{entry['title']}\n{entry['summary']}".split()).encode()
+        ).hexdigest()
     with write_transaction(engine, f"text:{day}") as conn:
         links = {entry["link"] for entry in entries if entry["link"]}
         hashes = {entry["content_hash"] for entry in entries}
-        known = conn.execute(select(news.c.link, news.c.content_hash).where(
-            news.c.link.in_(links) | news.c.content_hash.in_(hashes))).all()
+        known = conn.execute(
+            select(news.c.link, news.c.content_hash).where(news.c.link.in_(links) | news.c.content_hash.in_(hashes))
+        ).all()
         known_links, known_hashes = {k.link for k in known}, {k.content_hash for k in known}
         fresh, seen = [], set()
         for entry in entries:
@@ -136,7 +162,9 @@ def _store_news(engine: Engine, day: date, entries: list[dict], matcher: Instrum
                 report.news_seen += 1
                 continue
             seen.add(entry["content_hash"])
-            fresh.append({k: entry[k] for k in ("content_hash", "link", "title", "summary", "feed_url", "published_at")})
+            fresh.append(
+                {k: entry[k] for k in ("content_hash", "link", "title", "summary", "feed_url", "published_at")}
+            )
         append_history(conn, news, fresh)
         for entry in fresh:
             doc_id = conn.execute(select(news.c.id).where(news.c.content_hash == entry["content_hash"])).scalar_one()
@@ -144,8 +172,16 @@ def _store_news(engine: Engine, day: date, entries: list[dict], matcher: Instrum
         report.news_new += len(fresh)
 
 
-def _store_disclosure(engine: Engine, settings: Settings, day: date, entry: dict, matcher: InstrumentMatcher,
-                      extractor: PdfExtractor, http: httpx.Client, report: TextIngestReport) -> None:
+def _store_disclosure(
+    engine: Engine,
+    settings: Settings,
+    day: date,
+    entry: dict,
+    matcher: InstrumentMatcher,
+    extractor: PdfExtractor,
+    http: httpx.Client,
+    report: TextIngestReport,
+) -> None:
     url = entry["pdf"]
     with engine.connect() as conn:
         stored = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
@@ -156,8 +192,11 @@ def _store_disclosure(engine: Engine, settings: Settings, day: date, entry: dict
         data = _download(http, url, settings.pdf_max_bytes)
         sha = hashlib.sha256(data).hexdigest()
         with engine.connect() as conn:
-            same_file = conn.execute(select(tables.disclosures.c.id).where(
-                (tables.disclosures.c.file_sha256 == sha) & (tables.disclosures.c.status == "OK"))).first()
+            same_file = conn.execute(
+                select(tables.disclosures.c.id).where(
+                    (tables.disclosures.c.file_sha256 == sha) & (tables.disclosures.c.status == "OK")
+                )
+            ).first()
         if same_file:
             return  # the same document under another address: stored once
         path = settings.data_dir / "disclosures" / f"{sha}.pdf"
@@ -197,6 +236,11 @@ def _download(http: httpx.Client, url: str, max_bytes: int) -> bytes:
 
 
 def _tag(conn: Connection, kind: str, doc_id: int, text: str, matcher: InstrumentMatcher) -> None:
-    append_history(conn, tables.document_mentions, [
-        {"doc_kind": kind, "doc_id": doc_id, "symbol": m.symbol, "matched_by": m.matched_by} for m in matcher.find(text)
-    ])
+    append_history(
+        conn,
+        tables.document_mentions,
+        [
+            {"doc_kind": kind, "doc_id": doc_id, "symbol": m.symbol, "matched_by": m.matched_by}
+            for m in matcher.find(text)
+        ],
+    )

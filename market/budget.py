@@ -2,6 +2,7 @@
 text, a GraphQL operation): the work checks it between steps and stops with a clear error
 once it is spent, or once someone stopped it (the client went away), so a hostile input
 costs at most about the budget, not as long as it likes."""
+
 from __future__ import annotations
 
 import time

@@ -13,14 +13,15 @@ Dates a caller gives (query parameters, GraphQL arguments, cursors) must lie wit
 Python's dates end at 0001-01-01 and 9999-12-31, so `supported_date` refuses anything
 outside with a clear InvalidInputError instead of an overflow deep in a read.
 """
+
 from __future__ import annotations
 
 import bisect
 import hashlib
-from datetime import date, datetime, time, timedelta, timezone
+from collections.abc import Iterable, Iterator
+from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator
 from zoneinfo import ZoneInfo
 
 import holidays
@@ -45,8 +46,9 @@ def supported_date(value: object, name: str) -> date:
     if isinstance(value, datetime) or not isinstance(value, date):
         raise InvalidInputError(f"{name} must be a date YYYY-MM-DD, not {type(value).__name__}")
     if not first <= value <= last:
-        raise InvalidInputError(f"{name} {value.isoformat()} is outside the supported dates "
-                                f"{first.isoformat()} to {last.isoformat()}")
+        raise InvalidInputError(
+            f"{name} {value.isoformat()} is outside the supported dates {first.isoformat()} to {last.isoformat()}"
+        )
     return value
 
 
@@ -208,7 +210,9 @@ def replay_signature(path: Path) -> str:
     digest = hashlib.sha256(f"{path.resolve()}\nrules {REPLAY_CALENDAR_RULES}".encode())
     for file in files:
         stat = file.stat()
-        digest.update(f"\n{file.relative_to(path) if file != path else file.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        digest.update(
+            f"\n{file.relative_to(path) if file != path else file.name}:{stat.st_size}:{stat.st_mtime_ns}".encode()
+        )
     return digest.hexdigest()
 
 
@@ -235,12 +239,14 @@ def _replay_calendar(index: Path, path: Path) -> DatedCalendar:
     if not index.is_file():
         raise ConfigurationError(
             f"MARKETINTEL_REPLAY_PATH is set but its calendar has not been built yet ({index} is missing); "
-            "build the replay once, e.g. `marketintel exchange serve --replay PATH`")
+            "build the replay once, e.g. `marketintel exchange serve --replay PATH`"
+        )
     lines = index.read_text().splitlines()
     if f"signature {replay_signature(path)}" not in lines[:2]:
         raise ConfigurationError(
             f"the replay calendar {index} is stale: the files (or the calendar rules) changed since it was built; "
-            "build the replay again")
+            "build the replay again"
+        )
     return DatedCalendar(date.fromisoformat(line) for line in lines[2:] if line)
 
 
@@ -259,7 +265,7 @@ def exchange_now() -> datetime:
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def exchange_date(moment: datetime) -> date:
@@ -271,7 +277,7 @@ def exchange_date(moment: datetime) -> date:
 
 def session_close_utc(day: date) -> datetime:
     """The 16:00 exchange-time close of `day`, as a UTC instant."""
-    return datetime.combine(day, MARKET_CLOSE, tzinfo=EXCHANGE_TZ).astimezone(timezone.utc)
+    return datetime.combine(day, MARKET_CLOSE, tzinfo=EXCHANGE_TZ).astimezone(UTC)
 
 
 def exchange_iso(moment: datetime) -> str:
@@ -281,7 +287,7 @@ def exchange_iso(moment: datetime) -> str:
 
 def exchange_date_time(moment: datetime) -> datetime:
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)  # stored timestamps are UTC
+        moment = moment.replace(tzinfo=UTC)  # stored timestamps are UTC
     return moment.astimezone(EXCHANGE_TZ).replace(tzinfo=None)
 
 

@@ -33,6 +33,7 @@ so a trade stores what it paid and the track record can attribute costs.
 The round-trip cost a decision weighs (`round_trip_cost`) is the spread proxy (half in,
 half out), two fees at the rate, and, when a size is given, twice the impact of that size.
 """
+
 from __future__ import annotations
 
 import math
@@ -98,13 +99,24 @@ class Fill:
     def costs(self) -> dict[str, str]:
         """The parts in money, as decimal text: spread, impact, fees and their sum."""
         total = self.spread_cost + self.impact_cost + self.fee
-        return {"spread": str(self.spread_cost), "impact": str(self.impact_cost), "fees": str(self.fee),
-                "total": str(total)}
+        return {
+            "spread": str(self.spread_cost),
+            "impact": str(self.impact_cost),
+            "fees": str(self.fee),
+            "total": str(total),
+        }
 
     def as_dict(self) -> dict:
-        return {"requested": self.requested, "filled": self.quantity, "lapsed": self.lapsed,
-                "lapse_reason": self.lapse_reason, "touch": round(self.touch, 6), "touch_source": self.touch_source,
-                "impact": round(self.impact, 6), "costs": self.costs}
+        return {
+            "requested": self.requested,
+            "filled": self.quantity,
+            "lapsed": self.lapsed,
+            "lapse_reason": self.lapse_reason,
+            "touch": round(self.touch, 6),
+            "touch_source": self.touch_source,
+            "impact": round(self.impact, 6),
+            "costs": self.costs,
+        }
 
 
 def session_spread(session: Session) -> tuple[float, str]:
@@ -135,7 +147,9 @@ def daily_sigma(session: Session) -> float:
 def participation_base(session: Session) -> float:
     """The volume an order's share is measured against: the smaller of the session's
     volume and ADV_20 (the session's alone where ADV_20 is unknown)."""
-    volumes = [float(session.volume)] + ([float(session.adv_20)] if known(session.adv_20) and session.adv_20 > 0 else [])
+    volumes = [float(session.volume)] + (
+        [float(session.adv_20)] if known(session.adv_20) and session.adv_20 > 0 else []
+    )
     return max(min(volumes), 0.0)
 
 
@@ -164,8 +178,11 @@ def fill(side: str, quantity: int, session: Session, fees: FeeSchedule, realisti
     filled = max(min(quantity, cap), 0)
     reason = None
     if filled < quantity:
-        reason = ("no trades in the session" if session.volume <= 0 else
-                  f"capped at {MAX_PARTICIPATION:.0%} of the session's volume ({session.volume:,} shares)")
+        reason = (
+            "no trades in the session"
+            if session.volume <= 0
+            else f"capped at {MAX_PARTICIPATION:.0%} of the session's volume ({session.volume:,} shares)"
+        )
     touch, source = touch_price(side, session)
     impact = impact_fraction(filled, session) if filled else 0.0
     sign = 1 if side == "BUY" else -1
@@ -175,16 +192,20 @@ def fill(side: str, quantity: int, session: Session, fees: FeeSchedule, realisti
     spread_cost = (Decimal(str(abs(touch - session.close))) * filled).quantize(MONEY)
     impact_cost = (Decimal(str(abs(raw - touch))) * filled).quantize(MONEY)
     fee = fees.fee(gross) if filled else Decimal(0)
-    return Fill(side, quantity, filled, price, fee, spread_cost, impact_cost, touch, source, impact,
-                quantity - filled, reason)
+    return Fill(
+        side, quantity, filled, price, fee, spread_cost, impact_cost, touch, source, impact, quantity - filled, reason
+    )
 
 
 def affordable(cash: Decimal, price: Decimal, fees: FeeSchedule) -> int:
     """The most whole shares whose value at `price` plus fee fits in `cash`."""
     if cash <= 0 or price <= 0:
         return 0
-    quantity = int(min(cash / (price * (1 + fees.rate)), max(cash - fees.minimum, Decimal(0)) / price)
-                   .to_integral_value(rounding=ROUND_DOWN))
+    quantity = int(
+        min(cash / (price * (1 + fees.rate)), max(cash - fees.minimum, Decimal(0)) / price).to_integral_value(
+            rounding=ROUND_DOWN
+        )
+    )
     while quantity > 0 and (price * quantity).quantize(MONEY) + fees.fee((price * quantity).quantize(MONEY)) > cash:
         quantity -= 1
     return quantity
@@ -219,4 +240,3 @@ def exit_cost(spread: float | None, fee_rate: float) -> float:
     """Leaving a position: half the spread and one fee."""
     crossed = FALLBACK_SPREAD if spread is None or not math.isfinite(spread) else spread
     return float(crossed / 2 + fee_rate)
-

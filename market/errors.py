@@ -3,6 +3,7 @@
 Each class names the kind of failure, never an HTTP status: the API maps classes to
 statuses in one place (`api/problems.py`), the CLI prints `str(error)` on one line.
 """
+
 from __future__ import annotations
 
 

@@ -19,6 +19,7 @@ gating in `models/decisions.py`, the rail's scalar checks (`portfolio/rails.py`)
 instrument liquidity view (`views/instrument.py`) and the T0 day table (`pipeline/t0.py`,
 in percent). `tests/market/test_liquidity.py` checks both twins on one table.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,8 +35,9 @@ def known(value: float | None) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
-def spread_fraction(bid: float | None, ask: float | None, high: float | None, low: float | None,
-                    close: float | None) -> tuple[float | None, str]:
+def spread_fraction(
+    bid: float | None, ask: float | None, high: float | None, low: float | None, close: float | None
+) -> tuple[float | None, str]:
     """(spread as a fraction rounded to 6 decimals, where it came from: 'quotes', 'range'
     or 'none')."""
     if known(bid) and known(ask) and bid > 0 and ask >= bid:
@@ -49,8 +51,11 @@ def spread_series(frame: pd.DataFrame) -> pd.Series:
     """`spread_fraction` over a frame with bid, ask, high, low and close columns, not
     rounded (the model feature keeps full precision); NaN where neither is known."""
     quoted = ((frame["ask"] - frame["bid"]) / ((frame["ask"] + frame["bid"]) / 2)).where(
-        (frame["bid"] > 0) & (frame["ask"] >= frame["bid"]))
-    proxy = ((frame["high"] - frame["low"]) / frame["close"]).where((frame["high"] >= frame["low"]) & (frame["close"] > 0))
+        (frame["bid"] > 0) & (frame["ask"] >= frame["bid"])
+    )
+    proxy = ((frame["high"] - frame["low"]) / frame["close"]).where(
+        (frame["high"] >= frame["low"]) & (frame["close"] > 0)
+    )
     return quoted.where(quoted.notna(), proxy)
 
 

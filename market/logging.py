@@ -6,6 +6,7 @@ traitlets, ...) logs at WARNING unless `verbose` is asked for (`marketintel --ve
 so a long job prints its progress and its result, not a line per HTTP request. The rule
 is by package, not a list of noisy libraries, so a new dependency is quiet too.
 """
+
 from __future__ import annotations
 
 import logging
@@ -15,8 +16,19 @@ _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # The project's own top-level packages, lowest layer first: the `include` list of
 # pyproject.toml's [tool.setuptools.packages.find] and the import contract's
 # root_packages (tests/market/test_logging.py and tests/test_layers.py keep them equal).
-OWN_PACKAGES = ("market", "store", "ingest", "models", "portfolio", "views", "analysis", "reports", "pipeline", "api",
-                "cli")
+OWN_PACKAGES = (
+    "market",
+    "store",
+    "ingest",
+    "models",
+    "portfolio",
+    "views",
+    "analysis",
+    "reports",
+    "pipeline",
+    "api",
+    "cli",
+)
 LIBRARY_LEVEL = "WARNING"
 
 
@@ -29,7 +41,7 @@ def configure_logging(level: str = "INFO", *, verbose: bool = False) -> None:
     if not any(getattr(h, "_marketintel", False) for h in root.handlers):
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter(_FORMAT))
-        handler._marketintel = True  # type: ignore[attr-defined]
+        handler._marketintel = True  # type: ignore[attr-defined]  # noqa: SLF001 - our marker on our own handler
         root.addHandler(handler)
     level = level.upper()
     root.setLevel(level if verbose else _coarser(level, LIBRARY_LEVEL))

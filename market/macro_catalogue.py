@@ -3,10 +3,12 @@ data generation label every macro answer carries, and the point-in-time rule (`v
 that every reader of `macro_observations` applies. Ingest adapters (ingest/macro_sources.py),
 the macro model (models/macro_model.py) and the read view (views/macro.py) all read it here,
 so none of them imports another for a constant."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 GENERATION = "v7"  # the macro data generation label every response carries
 
@@ -21,14 +23,27 @@ class Source:
 
 SOURCES = {
     "BOJ": Source("BOJ", "Bank of Jamaica", "central bank: policy rate, FX rates, reserves, money supply", "/boj"),
-    "STATIN": Source("STATIN", "Statistical Institute of Jamaica", "statistics institute: CPI, GDP, unemployment",
-                     "/statin/indicators.html"),
-    "PIOJ": Source("PIOJ", "Planning Institute of Jamaica", "planning institute: growth estimates and outlook",
-                   "/pioj/economic-update.pdf"),
+    "STATIN": Source(
+        "STATIN",
+        "Statistical Institute of Jamaica",
+        "statistics institute: CPI, GDP, unemployment",
+        "/statin/indicators.html",
+    ),
+    "PIOJ": Source(
+        "PIOJ",
+        "Planning Institute of Jamaica",
+        "planning institute: growth estimates and outlook",
+        "/pioj/economic-update.pdf",
+    ),
 }
 BOJ_SERIES = {  # code: (category, currency of the values)
-    "POLICY_RATE": ("rates", None), "USDJMD": ("fx", None), "GBPJMD": ("fx", None), "EURJMD": ("fx", None),
-    "CADJMD": ("fx", None), "NIR": ("reserves", "USD"), "M2": ("money", "JMD"),
+    "POLICY_RATE": ("rates", None),
+    "USDJMD": ("fx", None),
+    "GBPJMD": ("fx", None),
+    "EURJMD": ("fx", None),
+    "CADJMD": ("fx", None),
+    "NIR": ("reserves", "USD"),
+    "M2": ("money", "JMD"),
 }
 STATIN_CATEGORIES = {"CPI": "prices", "CPI_YOY": "prices", "GDP": "output", "UNEMPLOYMENT": "labour"}
 PIOJ_CATEGORIES = {"GDP_GROWTH_EST": "output", "GROWTH_OUTLOOK": "outlook"}

@@ -7,6 +7,7 @@ would also take full-width digits ("６.４８"), underscores ("6_48" is 648), e
 whitespace, NaN and infinities. A quantity is a whole number, never a boolean (true is
 not one share), text ("10") or a float (1.0).
 """
+
 from __future__ import annotations
 
 import re
@@ -19,7 +20,7 @@ MONEY_TEXT = re.compile(r"[+-]?[0-9]{1,14}(\.[0-9]{1,6})?")
 # Amounts leave the service with the currency's minor-unit digits (ISO 4217): 2 for JMD,
 # KES and USD, the currencies this service lists and reports in.
 MONEY_PLACES = 2
-MONEY_OUT = re.compile(r"-?[0-9]+\.[0-9]{%d}" % MONEY_PLACES)
+MONEY_OUT = re.compile(rf"-?[0-9]+\.[0-9]{{{MONEY_PLACES}}}")
 
 
 def parse_money(value: Any, name: str) -> Decimal:
@@ -36,8 +37,10 @@ def parse_money(value: Any, name: str) -> Decimal:
         text = None
     if text is None or not MONEY_TEXT.fullmatch(text):
         shown = repr(value)[:40]
-        raise InvalidInputError(f"{name} must be a decimal number like 101.50 (ASCII digits, at most 14 before "
-                                f"and 6 after the point), not {shown}")
+        raise InvalidInputError(
+            f"{name} must be a decimal number like 101.50 (ASCII digits, at most 14 before "
+            f"and 6 after the point), not {shown}"
+        )
     return Decimal(text)
 
 

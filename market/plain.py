@@ -1,4 +1,5 @@
 """Plain JSON values from what the services return, for hashing and storing."""
+
 from __future__ import annotations
 
 import hashlib

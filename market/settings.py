@@ -4,6 +4,7 @@ or a `.env` file; nothing is read at import time: call `get_settings()`.
 Paths default to folders inside the project checkout (`var/`, `runs/`, `notebooks/`), so a
 fresh clone runs with no configuration at all.
 """
+
 from __future__ import annotations
 
 import os
@@ -62,52 +63,91 @@ class Settings(BaseSettings):
     replay_path: Path | None = Field(
         default=None,
         description="Replay real history instead of simulating: a folder (or file) of end-of-day files in a format the "
-                    "importer reads. Every process then uses the files' trading calendar, and the exchange served and "
-                    "backfilled is the replay (`ingest/replay.py`); unset: the built-in simulator.")
+        "importer reads. Every process then uses the files' trading calendar, and the exchange served and "
+        "backfilled is the replay (`ingest/replay.py`); unset: the built-in simulator.",
+    )
     replay_currency: str | None = Field(
-        default=None, pattern=r"^[A-Z]{3}$",
-        description="Currency of replayed prices; unset: the format's (KES for the NSE files, JMD for the generic CSV).")
+        default=None,
+        pattern=r"^[A-Z]{3}$",
+        description="Currency of replayed prices; unset: the format's (KES for the NSE files, JMD for the generic "
+        "CSV).",
+    )
     macro_base_url: str | None = Field(
-        default=None, description="Where the three macro sources are (/boj, /statin, /pioj); default: the exchange base URL, "
-                                  "which the simulator serves them at.")
+        default=None,
+        description="Where the three macro sources are (/boj, /statin, /pioj); default: the exchange base URL, "
+        "which the simulator serves them at.",
+    )
     news_feeds: list[str] = Field(
         default_factory=list,
         description="RSS/Atom feed URLs (JSON list); empty: the exchange's own feed at <exchange_base_url>/news/rss.",
     )
-    pdf_max_bytes: int = Field(default=10_000_000, ge=1, description="Largest PDF accepted (disclosures, statements, research).")
+    pdf_max_bytes: int = Field(
+        default=10_000_000, ge=1, description="Largest PDF accepted (disclosures, statements, research)."
+    )
     max_body_bytes: int = Field(
-        default=262_144, ge=1024, description="Largest request body other than an upload (REST JSON, GraphQL "
-                                              "documents with their variables); 413 from Content-Length or as soon "
-                                              "as a chunked body passes it.")
-    max_url_bytes: int = Field(default=8_192, ge=256, description="Longest path plus query string (a GraphQL "
-                                                                   "document sent by GET included); 414 over it.")
+        default=262_144,
+        ge=1024,
+        description="Largest request body other than an upload (REST JSON, GraphQL "
+        "documents with their variables); 413 from Content-Length or as soon "
+        "as a chunked body passes it.",
+    )
+    max_url_bytes: int = Field(
+        default=8_192,
+        ge=256,
+        description="Longest path plus query string (a GraphQL document sent by GET included); 414 over it.",
+    )
     pdf_max_pages: int = Field(default=50, ge=1, description="Most pages read from one PDF.")
     pdf_timeout_seconds: float = Field(default=20.0, gt=0, description="Time allowed to extract one PDF's text.")
     research_text_max_bytes: int = Field(
-        default=1_000_000, ge=1, description="Largest plain-text research note accepted (a PDF note is capped by "
-                                             "pdf_max_bytes and pdf_max_pages).")
+        default=1_000_000,
+        ge=1,
+        description="Largest plain-text research note accepted (a PDF note is capped by "
+        "pdf_max_bytes and pdf_max_pages).",
+    )
     research_quota_characters: int = Field(
-        default=10_000_000, ge=1, description="Most text one client's research notes may hold in all (characters); a "
-                                              "note past it is refused (413). The house's notes have no quota.")
+        default=10_000_000,
+        ge=1,
+        description="Most text one client's research notes may hold in all (characters); a "
+        "note past it is refused (413). The house's notes have no quota.",
+    )
     upload_reads: int = Field(
-        default=2, ge=1, description="Uploads (statements, research notes) read and filed at once per API worker, each "
-                                     "in a PDF sandbox of its own; one past it is refused (503 with Retry-After), so "
-                                     "uploads bound the memory and CPU they take and never hold other requests' "
-                                     "database slots while a PDF is read.")
+        default=2,
+        ge=1,
+        description="Uploads (statements, research notes) read and filed at once per API worker, each "
+        "in a PDF sandbox of its own; one past it is refused (503 with Retry-After), so "
+        "uploads bound the memory and CPU they take and never hold other requests' "
+        "database slots while a PDF is read.",
+    )
     upload_reads_per_client: int = Field(
-        default=1, ge=1, description="Of those, at most this many for one client (the house counts as one); one past "
-                                     "it is refused (429 with Retry-After).")
+        default=1,
+        ge=1,
+        description="Of those, at most this many for one client (the house counts as one); one past "
+        "it is refused (429 with Retry-After).",
+    )
     research_text_timeout_seconds: float = Field(
-        default=5.0, gt=0, description="Time allowed to tag and score one research note's text (plain or from a PDF).")
+        default=5.0, gt=0, description="Time allowed to tag and score one research note's text (plain or from a PDF)."
+    )
     price_band: float = Field(
-        default=0.5, gt=0, description="Largest accepted close-to-previous-close move (0.5 = 50%) without a split notice."
+        default=0.5,
+        gt=0,
+        description="Largest accepted close-to-previous-close move (0.5 = 50%) without a split notice.",
     )
     trade_price_band: float = Field(
-        default=0.15, gt=0, lt=1,
-        description="A manual trade's price must lie within this fraction of the latest close (the exchange's daily limit).",
+        default=0.15,
+        gt=0,
+        lt=1,
+        description="A manual trade's price must lie within this fraction of the latest close (the exchange's daily "
+        "limit).",
     )
-    ai_starting_cash: float = Field(default=10_000_000, gt=0, description="Opening cash of the autonomous AI portfolio (JMD).")
-    brokerage_fee_rate: float = Field(default=0.005, ge=0, lt=0.1, description="Brokerage fee as a fraction of a trade's value (AI portfolio, suggestions).")
+    ai_starting_cash: float = Field(
+        default=10_000_000, gt=0, description="Opening cash of the autonomous AI portfolio (JMD)."
+    )
+    brokerage_fee_rate: float = Field(
+        default=0.005,
+        ge=0,
+        lt=0.1,
+        description="Brokerage fee as a fraction of a trade's value (AI portfolio, suggestions).",
+    )
     brokerage_min_fee: float = Field(default=0.0, ge=0, description="Smallest brokerage fee per trade (JMD).")
     foundation_model: str = Field(
         default="amazon/chronos-bolt-small", description="Chronos-Bolt hub id or local folder."
@@ -120,13 +160,18 @@ class Settings(BaseSettings):
     rate_limit_pro: int = Field(default=300, ge=1, description="Requests per minute, PRO keys.")
     rate_limit_institutional: int = Field(default=1200, ge=1, description="Requests per minute, INSTITUTIONAL keys.")
     rate_limit_unauthenticated: int = Field(
-        default=120, ge=1, description="Requests per minute from one client address that fail authentication (no key, "
-                                       "a malformed, unknown, revoked or rotated-out key); past it 429.")
+        default=120,
+        ge=1,
+        description="Requests per minute from one client address that fail authentication (no key, "
+        "a malformed, unknown, revoked or rotated-out key); past it 429.",
+    )
     trusted_proxies: str = Field(
-        default="", description="Comma-separated addresses of the reverse proxies whose X-Forwarded-For names the "
-                                "client (uvicorn's forwarded_allow_ips; '*' trusts any). Empty: the header is ignored and "
-                                "the connecting address counts, so a client cannot pick its own address for the "
-                                "per-address limit.")
+        default="",
+        description="Comma-separated addresses of the reverse proxies whose X-Forwarded-For names the "
+        "client (uvicorn's forwarded_allow_ips; '*' trusts any). Empty: the header is ignored and "
+        "the connecting address counts, so a client cannot pick its own address for the "
+        "per-address limit.",
+    )
     rate_limit_store: Literal["memory", "database"] = Field(
         default="memory",
         description="Where per-key request counts live: in the process (one API worker) or in the database, "
@@ -136,11 +181,14 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(
         default=None,
         description="Redis shared by API processes on one or several machines (redis://host:6379/0, rediss://, "
-                    "redis+unix://, redis+sentinel://, redis+cluster://); set: per-key rate limits are counted there "
-                    "and rate_limit_store is not used. Unset: nothing needs Redis.")
+        "redis+unix://, redis+sentinel://, redis+cluster://); set: per-key rate limits are counted there "
+        "and rate_limit_store is not used. Unset: nothing needs Redis.",
+    )
     redis_key_prefix: str = Field(
-        default="marketintel", pattern=r"^[A-Za-z0-9_.:-]{1,64}$",
-        description="Prefix of every key written to Redis, so deployments (or tests) can share one server.")
+        default="marketintel",
+        pattern=r"^[A-Za-z0-9_.:-]{1,64}$",
+        description="Prefix of every key written to Redis, so deployments (or tests) can share one server.",
+    )
     api_key_pepper: SecretStr | None = Field(
         default=None,
         description="Server-side secret mixed into every client key's HMAC-SHA256; unset: a random pepper is "
@@ -148,76 +196,131 @@ class Settings(BaseSettings):
     )
     secrets_dir: Path = Field(default=PROJECT_ROOT / "var" / "secrets", description="Generated secrets (mode 0600).")
     graphql_introspection: bool = Field(
-        default=True, description="GraphQL introspection and the GraphiQL page (/graphql in a browser); off hides both.")
+        default=True, description="GraphQL introspection and the GraphiQL page (/graphql in a browser); off hides both."
+    )
     graphql_max_depth: int = Field(default=8, ge=2, description="Deepest GraphQL selection accepted.")
     graphql_max_tokens: int = Field(default=2000, ge=50, description="Most lexical tokens in one GraphQL document.")
     graphql_max_aliases: int = Field(default=15, ge=0, description="Most aliased fields in one GraphQL document.")
     graphql_timeout_seconds: float = Field(
-        default=10.0, gt=0, description="Wall-clock time one GraphQL operation may run, counted from its turn under "
-                                        "heavy_requests; past it, or once its client disconnects, its remaining fields "
-                                        "are not resolved (error code BUDGET_EXCEEDED).")
+        default=10.0,
+        gt=0,
+        description="Wall-clock time one GraphQL operation may run, counted from its turn under "
+        "heavy_requests; past it, or once its client disconnects, its remaining fields "
+        "are not resolved (error code BUDGET_EXCEEDED).",
+    )
     graphql_max_cost: int = Field(
-        default=200_000, ge=100, description="Largest estimated GraphQL cost: each field costs 1, times the page sizes above it.")
+        default=200_000,
+        ge=100,
+        description="Largest estimated GraphQL cost: each field costs 1, times the page sizes above it.",
+    )
     analysis_writer: Literal["template", "openai"] = Field(
-        default="template", description="Who writes T1's daily analysis: the deterministic template, or an "
-                                        "OpenAI-compatible chat endpoint (falls back to the template on any failure).")
+        default="template",
+        description="Who writes T1's daily analysis: the deterministic template, or an "
+        "OpenAI-compatible chat endpoint (falls back to the template on any failure).",
+    )
     llm_base_url: str | None = Field(
-        default=None, description="OpenAI-compatible API root, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1.")
+        default=None,
+        description="OpenAI-compatible API root, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1.",
+    )
     llm_model: str = Field(default="gpt-4o-mini", description="Chat model name sent to the endpoint.")
-    llm_api_key: SecretStr | None = Field(default=None, description="Bearer token for the endpoint (none for local servers).")
+    llm_api_key: SecretStr | None = Field(
+        default=None, description="Bearer token for the endpoint (none for local servers)."
+    )
     llm_timeout_seconds: float = Field(default=30.0, gt=0, description="Whole-request limit for the language model.")
-    webhook_url: str | None = Field(default=None, description="Where notifications are POSTed as JSON; unset: stored only.")
+    webhook_url: str | None = Field(
+        default=None, description="Where notifications are POSTed as JSON; unset: stored only."
+    )
     webhook_secret: SecretStr | None = Field(
-        default=None, description="HMAC-SHA256 key of the X-Marketintel-Signature header (required with webhook_url).")
+        default=None, description="HMAC-SHA256 key of the X-Marketintel-Signature header (required with webhook_url)."
+    )
     webhook_retries: int = Field(default=3, ge=0, description="Retries of a failed webhook delivery.")
-    webhook_backoff_seconds: float = Field(default=1.0, ge=0, description="First webhook retry delay; doubles each retry.")
+    webhook_backoff_seconds: float = Field(
+        default=1.0, ge=0, description="First webhook retry delay; doubles each retry."
+    )
     webhook_timeout_seconds: float = Field(default=10.0, gt=0, description="Per-attempt webhook timeout.")
     notify_urls: list[str] = Field(
-        default_factory=list, description="Apprise URLs (a JSON list, e.g. [\"mailto://...\", \"tgram://...\"]) that "
-                                          "also get a message for each model monitor ALERT; empty: webhook only.")
+        default_factory=list,
+        description='Apprise URLs (a JSON list, e.g. ["mailto://...", "tgram://..."]) that '
+        "also get a message for each model monitor ALERT; empty: webhook only.",
+    )
     benchmark_index: str | None = Field(
-        default=None, description="The stored index (index_levels, e.g. ^NASI) the track record compares with where "
-                                   "the store holds several; unset: the one with levels on the most of the span's "
-                                   "days. Without stored levels: the service's cap-weighted index.")
+        default=None,
+        description="The stored index (index_levels, e.g. ^NASI) the track record compares with where "
+        "the store holds several; unset: the one with levels on the most of the span's "
+        "days. Without stored levels: the service's cap-weighted index.",
+    )
     monitor_window_days: int = Field(
-        default=20, ge=1, description="Trading days of live inputs and Scores the model monitor pools against the "
-                                      "validation record (docs/monitoring.md).")
+        default=20,
+        ge=1,
+        description="Trading days of live inputs and Scores the model monitor pools against the "
+        "validation record (docs/monitoring.md).",
+    )
     monitor_short_window_days: int = Field(
-        default=5, ge=1, description="The model monitor's short window: each input's PSI is also taken over this many "
-                                     "latest trading days, so a sudden change shows within days (docs/monitoring.md).")
+        default=5,
+        ge=1,
+        description="The model monitor's short window: each input's PSI is also taken over this many "
+        "latest trading days, so a sudden change shows within days (docs/monitoring.md).",
+    )
     monitor_alert_margin: float = Field(
-        default=1.75, ge=1, description="An input's or the Score's drift is ALERT above this multiple of the largest PSI "
-                                       "of the validation record's own windows, where that is above MONITOR_PSI_ALERT "
-                                       "(docs/monitoring.md).")
-    monitor_psi_watch: float = Field(default=0.1, gt=0, description="Population stability index at which an input's or "
-                                                                    "the Score's drift is WATCH.")
-    monitor_psi_alert: float = Field(default=0.25, gt=0, description="Population stability index at which an input's or "
-                                                                     "the Score's drift is ALERT.")
+        default=1.75,
+        ge=1,
+        description="An input's or the Score's drift is ALERT above this multiple of the largest PSI "
+        "of the validation record's own windows, where that is above MONITOR_PSI_ALERT "
+        "(docs/monitoring.md).",
+    )
+    monitor_psi_watch: float = Field(
+        default=0.1, gt=0, description="Population stability index at which an input's or the Score's drift is WATCH."
+    )
+    monitor_psi_alert: float = Field(
+        default=0.25, gt=0, description="Population stability index at which an input's or the Score's drift is ALERT."
+    )
     monitor_tail_watch: float = Field(
-        default=0.05, gt=0, lt=1, description="A market-wide input is WATCH when the day's value is this far out in the "
-                                              "validation record's daily values (two-sided tail share).")
-    monitor_tail_alert: float = Field(default=0.01, gt=0, lt=1,
-                                      description="Two-sided tail share of a market-wide input's day value that is ALERT.")
+        default=0.05,
+        gt=0,
+        lt=1,
+        description="A market-wide input is WATCH when the day's value is this far out in the "
+        "validation record's daily values (two-sided tail share).",
+    )
+    monitor_tail_alert: float = Field(
+        default=0.01, gt=0, lt=1, description="Two-sided tail share of a market-wide input's day value that is ALERT."
+    )
     monitor_live_outcomes: int = Field(
-        default=300, ge=50, description="Live outcomes (predictions of moved closes whose next close is known) the "
-                                        "accuracy and calibration checks read, the latest; fewer: those checks are OK "
-                                        "with the note 'not enough live outcomes'.")
+        default=300,
+        ge=50,
+        description="Live outcomes (predictions of moved closes whose next close is known) the "
+        "accuracy and calibration checks read, the latest; fewer: those checks are OK "
+        "with the note 'not enough live outcomes'.",
+    )
     monitor_persistence_days: int = Field(
-        default=3, ge=1, description="Consecutive trading days a check must breach its ALERT threshold before its state "
-                                     "is ALERT (and MODEL_DRIFT / MODEL_DEGRADED is sent).")
+        default=3,
+        ge=1,
+        description="Consecutive trading days a check must breach its ALERT threshold before its state "
+        "is ALERT (and MODEL_DRIFT / MODEL_DEGRADED is sent).",
+    )
     heavy_requests: int = Field(
-        default=2, ge=1, description="PDF reports and GraphQL operations run at most this many at a time per API worker, "
-                                     "each in a worker thread; the rest queue, so /healthz and light requests stay "
-                                     "responsive.")
+        default=2,
+        ge=1,
+        description="PDF reports and GraphQL operations run at most this many at a time per API worker, "
+        "each in a worker thread; the rest queue, so /healthz and light requests stay "
+        "responsive.",
+    )
     db_pool_size: int = Field(
-        default=5, ge=1, description="Connections each process keeps open to the store (SQLAlchemy QueuePool size). "
-                                     "An API request holds at most one at a time, and at most this many requests "
-                                     "hold one at once (the rest wait, holding nothing), so a small pool only "
-                                     "queues requests.")
-    db_max_overflow: int = Field(default=10, ge=0, description="Extra connections opened past db_pool_size under load "
-                                                               "(GraphQL batches, writes); closed again when given back.")
+        default=5,
+        ge=1,
+        description="Connections each process keeps open to the store (SQLAlchemy QueuePool size). "
+        "An API request holds at most one at a time, and at most this many requests "
+        "hold one at once (the rest wait, holding nothing), so a small pool only "
+        "queues requests.",
+    )
+    db_max_overflow: int = Field(
+        default=10,
+        ge=0,
+        description="Extra connections opened past db_pool_size under load "
+        "(GraphQL batches, writes); closed again when given back.",
+    )
     db_pool_timeout: float = Field(
-        default=30.0, gt=0, description="Seconds a request waits for a pooled connection before failing (503).")
+        default=30.0, gt=0, description="Seconds a request waits for a pooled connection before failing (503)."
+    )
     stage_timeout_seconds: int = Field(default=1800, ge=1, description="Per-notebook execution limit.")
     log_level: str = Field(default="INFO", description="Python logging level.")
 
@@ -251,8 +354,7 @@ class Settings(BaseSettings):
             )
         if not ADMIN_KEY_PATTERN.match(self.admin_key.get_secret_value()):
             raise ConfigurationError(
-                "MARKETINTEL_ADMIN_KEY is malformed: expected 'svc-admin-' followed by at least 32 "
-                "lowercase hex digits"
+                "MARKETINTEL_ADMIN_KEY is malformed: expected 'svc-admin-' followed by at least 32 lowercase hex digits"
             )
         return self.admin_key.get_secret_value()
 

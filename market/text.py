@@ -7,6 +7,7 @@ upload's filename, a plain-text note) is refused with the position of the first 
 Tab, line feed and carriage return are text. Text extracted from a PDF is not the
 client's typing: its control characters are dropped instead (`printable`).
 """
+
 from __future__ import annotations
 
 import re

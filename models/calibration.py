@@ -29,10 +29,12 @@ scikit-learn does the fitting (LogisticRegression); the project's definitions of
 classes and moves (metrics.FLAT_BAND, "moved" = return != 0) are kept because they are
 what every reported figure uses.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -47,8 +49,9 @@ QUANTILE_LEVELS = np.linspace(0, 1, 21)
 MIN_ROWS = 500  # fewer calibration rows than this: no recalibration (the model's own Platt is used)
 
 
-def in_window(day_number: np.ndarray, label_day: np.ndarray, block_start: int, calibration_days: int,
-              embargo_days: int) -> np.ndarray:
+def in_window(
+    day_number: np.ndarray, label_day: np.ndarray, block_start: int, calibration_days: int, embargo_days: int
+) -> np.ndarray:
     """Which earlier out-of-sample rows may calibrate the block that starts on trading day
     `block_start` (positions among the trading days): rows dated within the last
     `calibration_days` trading days whose label was known before the block, less the
@@ -57,8 +60,13 @@ def in_window(day_number: np.ndarray, label_day: np.ndarray, block_start: int, c
     return (np.asarray(label_day) < cutoff) & (np.asarray(day_number) >= block_start - calibration_days)
 
 
-def score_rows(model: "RiskModel", X: np.ndarray, frame: pd.DataFrame, calibration: "Calibration | None",
-               explain: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+def score_rows(
+    model: RiskModel,
+    X: np.ndarray,
+    frame: pd.DataFrame,
+    calibration: Calibration | None,
+    explain: Sequence[str] | None = None,
+) -> dict[str, np.ndarray]:
     """A risk model's outputs for rows `X` (`frame`: the same rows with the class inputs).
     Calibrated: P(up), the class probabilities, the 3-class prediction, the predicted
     return (conditional median) and the expected return (conditional mean) come from
@@ -69,7 +77,12 @@ def score_rows(model: "RiskModel", X: np.ndarray, frame: pd.DataFrame, calibrati
     largest contributions to each raw score and the base value, models/reasons.py)."""
     predicted_return, p_up = model.predict(X)
     raw = model.raw_score(X)
-    out = {"predicted_return": predicted_return, "expected_return": predicted_return.copy(), "p_up": p_up, "raw_score": raw}
+    out = {
+        "predicted_return": predicted_return,
+        "expected_return": predicted_return.copy(),
+        "p_up": p_up,
+        "raw_score": raw,
+    }
     if explain is not None:
         from models.reasons import explain as reasons_of
 
@@ -119,7 +132,7 @@ class Calibration:
     rows: int = 0  # the window's rows (labelled, moved or not)
 
     @classmethod
-    def fit(cls, raw: np.ndarray, frame: pd.DataFrame, forward_return: np.ndarray) -> "Calibration | None":
+    def fit(cls, raw: np.ndarray, frame: pd.DataFrame, forward_return: np.ndarray) -> Calibration | None:
         from sklearn.linear_model import LogisticRegression
 
         moved = forward_return != 0
@@ -160,8 +173,15 @@ class Calibration:
         predicted_class = np.array([-1, 0, 1])[three.argmax(axis=1)]
         means = self.part_means or {}
         expected = sum(probs[:, k + 2] * means.get(k, 0.0) for k in range(-2, 3))
-        return {"p_up": p_up, "p_down3": three[:, 0], "p_flat3": three[:, 1], "p_up3": three[:, 2],
-                "predicted_class": predicted_class, "predicted_return": self._median(probs), "expected_return": expected}
+        return {
+            "p_up": p_up,
+            "p_down3": three[:, 0],
+            "p_flat3": three[:, 1],
+            "p_up3": three[:, 2],
+            "predicted_class": predicted_class,
+            "predicted_return": self._median(probs),
+            "expected_return": expected,
+        }
 
     def _median(self, probs: np.ndarray) -> np.ndarray:
         """The conditional median: 0 unless the parts above (or below) zero hold more than
@@ -175,8 +195,10 @@ class Calibration:
             # In the outer part (beyond the band): the share of it beyond the median.
             in_outer = outer > 0.5
             in_inner = ~in_outer & (outer + inner > 0.5)
-            for mask, part, beyond in ((in_outer, 2 * sign, 0.5 / np.maximum(outer, 1e-9)),
-                                       (in_inner, sign, (0.5 - outer) / np.maximum(inner, 1e-9))):
+            for mask, part, beyond in (
+                (in_outer, 2 * sign, 0.5 / np.maximum(outer, 1e-9)),
+                (in_inner, sign, (0.5 - outer) / np.maximum(inner, 1e-9)),
+            ):
                 if mask.any() and part in quantiles:
                     level = 1 - beyond[mask] if sign > 0 else beyond[mask]  # quantile level inside the part
                     out[mask] = np.interp(level, QUANTILE_LEVELS, quantiles[part])

@@ -40,6 +40,7 @@ The entry gates used here are the liquidity rail's per-instrument gates, defined
 market/liquidity.py with the spread and its no-quotes proxy: ADV_20 >= 5,000 shares,
 volume today > 0 and a spread <= 5%.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,9 +75,18 @@ class EdgeTable:
         return np.asarray(self.means, float)[band]
 
     def as_dict(self) -> dict:
-        return {"horizon": self.horizon, "bands": [
-            {"from": EDGE_BANDS[i], "to": min(EDGE_BANDS[i + 1], 100.0), "edge": None if np.isnan(m) else round(m, 6),
-             "rows": n} for i, (m, n) in enumerate(zip(self.means, self.rows))]}
+        return {
+            "horizon": self.horizon,
+            "bands": [
+                {
+                    "from": EDGE_BANDS[i],
+                    "to": min(EDGE_BANDS[i + 1], 100.0),
+                    "edge": None if np.isnan(m) else round(m, 6),
+                    "rows": n,
+                }
+                for i, (m, n) in enumerate(zip(self.means, self.rows))
+            ],
+        }
 
 
 def held_returns(frame: pd.DataFrame, horizon: int = HORIZON) -> pd.DataFrame:
@@ -93,8 +103,9 @@ def held_returns(frame: pd.DataFrame, horizon: int = HORIZON) -> pd.DataFrame:
     return out
 
 
-def edge_tables(rows: pd.DataFrame, days: list, horizon: int = HORIZON, window: int = EDGE_WINDOW
-                ) -> dict[date, EdgeTable]:
+def edge_tables(
+    rows: pd.DataFrame, days: list, horizon: int = HORIZON, window: int = EDGE_WINDOW
+) -> dict[date, EdgeTable]:
     """The held edge as each of `days` could know it. `rows`: scored rows with score,
     held_return, known_on and liquid (passed the entry gates on the day scored). A row
     counts for day d once its exit close is known before d, and for the `window` trading
@@ -133,8 +144,9 @@ def edge_rows(frame: pd.DataFrame, horizon: int = HORIZON) -> pd.DataFrame:
     return out[out["score"].notna()]
 
 
-def decide(day: pd.DataFrame, edge: EdgeTable | None = None, fee_rate: float = DEFAULT_FEE_RATE,
-           liquidity_gates: bool = True) -> pd.DataFrame:
+def decide(
+    day: pd.DataFrame, edge: EdgeTable | None = None, fee_rate: float = DEFAULT_FEE_RATE, liquidity_gates: bool = True
+) -> pd.DataFrame:
     """One trading day's rows (p_up, predicted_return, volatility_20 and the gate and
     spread inputs) in, with score, held_edge, round_trip_cost, action, reason, weight and
     tercile added. `edge`: the held-edge table as of the day (None: no LONG).
@@ -155,10 +167,12 @@ def decide(day: pd.DataFrame, edge: EdgeTable | None = None, fee_rate: float = D
     out["held_edge"] = held
     out["round_trip_cost"] = cost
     out["action"] = np.where(long_, "LONG", np.where(avoid, "AVOID", "HOLD"))
-    out["reason"] = [_reason(a, s, h, c, sp, fee_rate, horizon) for a, s, h, c, sp in
-                     zip(out["action"], out["score"], held, cost, spread)]
+    out["reason"] = [
+        _reason(a, s, h, c, sp, fee_rate, horizon)
+        for a, s, h, c, sp in zip(out["action"], out["score"], held, cost, spread)
+    ]
     vol = out["volatility_20"].fillna(out["volatility_20"].median()).fillna(0.02).clip(lower=0.005).to_numpy(float)
-    kelly = np.where(long_, KELLY_FRACTION * np.maximum(net, 0) / (vol ** 2 * horizon), 0.0)
+    kelly = np.where(long_, KELLY_FRACTION * np.maximum(net, 0) / (vol**2 * horizon), 0.0)
     weight = np.minimum(np.nan_to_num(kelly), MAX_WEIGHT)
     if weight.sum() > 1:
         weight = weight / weight.sum()
@@ -195,5 +209,8 @@ def _reason(action: str, score: float, held: float, cost: float, spread: float, 
 def decision_columns(row) -> dict:  # noqa: ANN001 - a namedtuple row of `decide`'s output
     """The stored columns of what a decision weighed (0014)."""
     held = float(row.held_edge)
-    return {"held_edge": None if np.isnan(held) else held, "round_trip_cost": float(row.round_trip_cost),
-            "decision_reason": row.reason}
+    return {
+        "held_edge": None if np.isnan(held) else held,
+        "round_trip_cost": float(row.round_trip_cost),
+        "decision_reason": row.reason,
+    }

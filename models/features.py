@@ -9,10 +9,11 @@ the panel is split (`market_breadth_by_day` here, the sentiment composites in
 models/sentiment); they too use nothing dated after the day. Missing quotes are NaN and
 stay NaN (the risk model handles missing values); nothing is filled from the future.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -154,21 +155,44 @@ class Feature:
         return " ".join((self.compute.__doc__ or "").split())
 
 
-FEATURES: list[Feature] = [Feature(f.__name__, f) for f in (
-    rsi_14, bollinger_pct_b, market_breadth, momentum_5, momentum_20, close_location, return_1d,
-    volatility_20, volume_ratio_20, zero_volume_share_20, spread_pct, sentiment, market_sentiment, layer1_p_up,
-)]
+FEATURES: list[Feature] = [
+    Feature(f.__name__, f)
+    for f in (
+        rsi_14,
+        bollinger_pct_b,
+        market_breadth,
+        momentum_5,
+        momentum_20,
+        close_location,
+        return_1d,
+        volatility_20,
+        volume_ratio_20,
+        zero_volume_share_20,
+        spread_pct,
+        sentiment,
+        market_sentiment,
+        layer1_p_up,
+    )
+]
 FEATURE_NAMES = [f.name for f in FEATURES]
 assert len(FEATURES) == 14, "the risk model is specified on exactly 14 features"
 
 # What each input is called where a person reads it (the reasons behind a prediction,
 # models/reasons.py, served by the API and written into rationales).
 FEATURE_LABELS = {
-    "rsi_14": "RSI (14 days)", "bollinger_pct_b": "Bollinger %B (20 days)", "market_breadth": "Market breadth",
-    "momentum_5": "Momentum, 5 days", "momentum_20": "Momentum, 20 days", "close_location": "Close in the day's range",
-    "return_1d": "Last day's return", "volatility_20": "Volatility, 20 days (daily)",
-    "volume_ratio_20": "Volume over ADV_20", "zero_volume_share_20": "Share of no-trade days, 20 days",
-    "spread_pct": "Closing spread", "sentiment": "Sentiment", "market_sentiment": "Market sentiment",
+    "rsi_14": "RSI (14 days)",
+    "bollinger_pct_b": "Bollinger %B (20 days)",
+    "market_breadth": "Market breadth",
+    "momentum_5": "Momentum, 5 days",
+    "momentum_20": "Momentum, 20 days",
+    "close_location": "Close in the day's range",
+    "return_1d": "Last day's return",
+    "volatility_20": "Volatility, 20 days (daily)",
+    "volume_ratio_20": "Volume over ADV_20",
+    "zero_volume_share_20": "Share of no-trade days, 20 days",
+    "spread_pct": "Closing spread",
+    "sentiment": "Sentiment",
+    "market_sentiment": "Market sentiment",
     "layer1_p_up": "Layer 1 P(up)",
 }
 assert list(FEATURE_LABELS) == FEATURE_NAMES, "one label per feature, in the registry's order"

@@ -16,6 +16,7 @@ Backends:
   instrument, do not carry. v1 was the unconditional share of rising moves in the window;
   v2 was chosen on the NSE early span (scored 2008-2011, docs/model-appendix-rounds.md).
 """
+
 from __future__ import annotations
 
 import logging
@@ -73,7 +74,13 @@ def empirical_p_up_series(closes: pd.Series, horizon: int) -> pd.Series:
         match = state == value
         # pair started at day j, known at day j + horizon: shift so it counts from then on
         ups_in = (match & (following > 0)).astype(float).shift(horizon).rolling(span, min_periods=0).sum()
-        moved_in = (match & (following != 0) & following.notna()).astype(float).shift(horizon).rolling(span, min_periods=0).sum()
+        moved_in = (
+            (match & (following != 0) & following.notna())
+            .astype(float)
+            .shift(horizon)
+            .rolling(span, min_periods=0)
+            .sum()
+        )
         ups = ups.where(~match, ups_in)
         moved = moved.where(~match, moved_in)
     return ((ups + 1) / (moved + 2)).where(state.notna(), 0.5)
@@ -89,8 +96,9 @@ class ChronosBolt:
             raise ConfigurationError(f"foundation model '{source}' is not a local folder and offline mode is on")
         from chronos import BaseChronosPipeline  # imported here: torch loads only when used
 
-        self.pipeline = BaseChronosPipeline.from_pretrained(str(local) if local.is_dir() else source, device_map="cpu",
-                                                            local_files_only=offline)
+        self.pipeline = BaseChronosPipeline.from_pretrained(
+            str(local) if local.is_dir() else source, device_map="cpu", local_files_only=offline
+        )
         self.model_id = f"chronos-bolt:{local.name if local.is_dir() else source}"
         self.batch_size = batch_size
 
@@ -99,8 +107,13 @@ class ChronosBolt:
 
         out = []
         for start in range(0, len(windows), self.batch_size):
-            batch = [torch.tensor(np.asarray(w, dtype=np.float32)[-WINDOW:]) for w in windows[start:start + self.batch_size]]
-            quantiles, _ = self.pipeline.predict_quantiles(batch, prediction_length=horizon, quantile_levels=QUANTILE_LEVELS)
+            batch = [
+                torch.tensor(np.asarray(w, dtype=np.float32)[-WINDOW:])
+                for w in windows[start : start + self.batch_size]
+            ]
+            quantiles, _ = self.pipeline.predict_quantiles(
+                batch, prediction_length=horizon, quantile_levels=QUANTILE_LEVELS
+            )
             at_horizon = quantiles[:, horizon - 1, :].numpy()
             out.extend(p_up_from_quantiles(q, float(w[-1])) for q, w in zip(at_horizon, windows[start:]))
         return np.array(out)
@@ -132,12 +145,28 @@ def save_random_chronos_bolt(folder: Path, d_model: int = 32, layers: int = 1, s
     from chronos.chronos_bolt import ChronosBoltModelForForecasting
     from transformers import T5Config
 
-    config = T5Config(d_model=d_model, d_ff=4 * d_model if d_model > 32 else 64, num_layers=layers,
-                      num_decoder_layers=layers, num_heads=max(2, d_model // 64), d_kv=16 if d_model <= 32 else 64,
-                      dense_act_fn="relu", decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
-                      chronos_pipeline_class="ChronosBoltPipeline", architectures=["ChronosBoltModelForForecasting"],
-                      chronos_config={"context_length": 512, "prediction_length": 64, "input_patch_size": 16,
-                                      "input_patch_stride": 16, "quantiles": QUANTILE_LEVELS, "use_reg_token": True})
+    config = T5Config(
+        d_model=d_model,
+        d_ff=4 * d_model if d_model > 32 else 64,
+        num_layers=layers,
+        num_decoder_layers=layers,
+        num_heads=max(2, d_model // 64),
+        d_kv=16 if d_model <= 32 else 64,
+        dense_act_fn="relu",
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
+        chronos_pipeline_class="ChronosBoltPipeline",
+        architectures=["ChronosBoltModelForForecasting"],
+        chronos_config={
+            "context_length": 512,
+            "prediction_length": 64,
+            "input_patch_size": 16,
+            "input_patch_stride": 16,
+            "quantiles": QUANTILE_LEVELS,
+            "use_reg_token": True,
+        },
+    )
     torch.manual_seed(seed)
     ChronosBoltModelForForecasting(config).save_pretrained(folder)
     return Path(folder)

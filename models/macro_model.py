@@ -21,10 +21,12 @@ period, release date) and a plain-language reading:
 A parameter whose inputs are not all published yet is not stored; the stage says which
 input is missing.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, timedelta
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import Connection
@@ -35,11 +37,22 @@ from store import tables
 from store.history import current_rows
 
 MODEL_VERSION = "macro-v1"
-INSIGHTS_REFUSAL = ("macro insights need a PRO or INSTITUTIONAL key, or macro access switched on for this key "
-                    "(the operator sets it: PUT /api/keys/{key_id}/macro-access)")
+INSIGHTS_REFUSAL = (
+    "macro insights need a PRO or INSTITUTIONAL key, or macro access switched on for this key "
+    "(the operator sets it: PUT /api/keys/{key_id}/macro-access)"
+)
 INFLATION_TARGET = (4.0, 6.0)
-PANEL_CODES = ("POLICY_RATE", "USDJMD", "NIR", "M2", "CPI_YOY", "GDP", "UNEMPLOYMENT", "GDP_GROWTH_EST",
-               "GROWTH_OUTLOOK")
+PANEL_CODES = (
+    "POLICY_RATE",
+    "USDJMD",
+    "NIR",
+    "M2",
+    "CPI_YOY",
+    "GDP",
+    "UNEMPLOYMENT",
+    "GDP_GROWTH_EST",
+    "GROWTH_OUTLOOK",
+)
 
 
 def week_start(day: date) -> date:
@@ -79,8 +92,12 @@ def panel(all_rows: list[dict[str, Any]], weeks: list[date]) -> pd.DataFrame:
     records = []
     for week in weeks:
         known = known_before(all_rows, week)
-        records.append({"week_start": week, **{code: (known[code].back(0) or {}).get("value") if code in known else None
-                                               for code in PANEL_CODES}})
+        records.append(
+            {
+                "week_start": week,
+                **{code: (known[code].back(0) or {}).get("value") if code in known else None for code in PANEL_CODES},
+            }
+        )
     return pd.DataFrame.from_records(records).set_index("week_start")
 
 
@@ -88,43 +105,66 @@ def _input(series: dict[str, Series], code: str, steps: int = 0) -> dict[str, An
     row = series[code].back(steps) if code in series else None
     if row is None:
         return None
-    return {"value": row["value"], "source": row["source"], "indicator_code": code, "period": row["period"],
-            "release_date": row["release_date"].isoformat()}
+    return {
+        "value": row["value"],
+        "source": row["source"],
+        "indicator_code": code,
+        "period": row["period"],
+        "release_date": row["release_date"].isoformat(),
+    }
 
 
 def _rates_regime(s: dict[str, Series]) -> tuple[dict[str, Any], Callable[[dict], tuple[float, str]]]:
-    inputs = {"policy_rate": _input(s, "POLICY_RATE"), "policy_rate_6m_before": _input(s, "POLICY_RATE", 6),
-              "m2": _input(s, "M2"), "m2_12m_before": _input(s, "M2", 12)}
+    inputs = {
+        "policy_rate": _input(s, "POLICY_RATE"),
+        "policy_rate_6m_before": _input(s, "POLICY_RATE", 6),
+        "m2": _input(s, "M2"),
+        "m2_12m_before": _input(s, "M2", 12),
+    }
 
     def score(i: dict) -> tuple[float, str]:
         change = i["policy_rate"]["value"] - i["policy_rate_6m_before"]["value"]
         growth = (i["m2"]["value"] / i["m2_12m_before"]["value"] - 1) * 100
         value = round(0.6 * _clip(change / 1.0) + 0.4 * _clip((8 - growth) / 8), 4)
         regime = "TIGHTENING" if value > 0.25 else "EASING" if value < -0.25 else "NEUTRAL"
-        return value, (f"{regime}: the policy rate moved {change:+.2f} pp in six months to {i['policy_rate']['value']:.2f}%, "
-                       f"and broad money grew {growth:.1f}% in a year")
+        return value, (
+            f"{regime}: the policy rate moved {change:+.2f} pp in six months to {i['policy_rate']['value']:.2f}%, "
+            f"and broad money grew {growth:.1f}% in a year"
+        )
+
     return inputs, score
 
 
 def _fx_pressure(s: dict[str, Series]) -> tuple[dict[str, Any], Callable[[dict], tuple[float, str]]]:
-    inputs = {"usdjmd": _input(s, "USDJMD"), "usdjmd_3m_before": _input(s, "USDJMD", 3),
-              "reserves": _input(s, "NIR"), "reserves_3m_before": _input(s, "NIR", 3)}
+    inputs = {
+        "usdjmd": _input(s, "USDJMD"),
+        "usdjmd_3m_before": _input(s, "USDJMD", 3),
+        "reserves": _input(s, "NIR"),
+        "reserves_3m_before": _input(s, "NIR", 3),
+    }
 
     def score(i: dict) -> tuple[float, str]:
         depreciation = (i["usdjmd"]["value"] / i["usdjmd_3m_before"]["value"] - 1) * 400
         reserves = (i["reserves"]["value"] / i["reserves_3m_before"]["value"] - 1) * 100
         value = round(0.6 * _clip(depreciation / 10) + 0.4 * _clip(-reserves / 5), 4)
         level = "HIGH" if value > 0.33 else "LOW" if value < -0.33 else "MODERATE"
-        return value, (f"{level}: the JMD lost {depreciation:.1f}% a year against the USD over three months "
-                       f"(to {i['usdjmd']['value']:.2f}), and reserves changed {reserves:+.1f}% to "
-                       f"USD {i['reserves']['value']:,.0f} million")
+        return value, (
+            f"{level}: the JMD lost {depreciation:.1f}% a year against the USD over three months "
+            f"(to {i['usdjmd']['value']:.2f}), and reserves changed {reserves:+.1f}% to "
+            f"USD {i['reserves']['value']:,.0f} million"
+        )
+
     return inputs, score
 
 
 def _macro_risk(s: dict[str, Series]) -> tuple[dict[str, Any], Callable[[dict], tuple[float, str]]]:
-    inputs = {"inflation": _input(s, "CPI_YOY"), "growth_estimate": _input(s, "GDP_GROWTH_EST"),
-              "growth_outlook": _input(s, "GROWTH_OUTLOOK"), "unemployment": _input(s, "UNEMPLOYMENT"),
-              "unemployment_4q_before": _input(s, "UNEMPLOYMENT", 4)}
+    inputs = {
+        "inflation": _input(s, "CPI_YOY"),
+        "growth_estimate": _input(s, "GDP_GROWTH_EST"),
+        "growth_outlook": _input(s, "GROWTH_OUTLOOK"),
+        "unemployment": _input(s, "UNEMPLOYMENT"),
+        "unemployment_4q_before": _input(s, "UNEMPLOYMENT", 4),
+    }
 
     def score(i: dict) -> tuple[float, str]:
         inflation = i["inflation"]["value"]
@@ -133,8 +173,11 @@ def _macro_risk(s: dict[str, Series]) -> tuple[dict[str, Any], Callable[[dict], 
         jobs = i["unemployment"]["value"] - i["unemployment_4q_before"]["value"]
         value = round(_clip(40 + 8 * gap - 5 * growth - 3 * outlook + 6 * jobs, 0, 100), 2)
         level = "HIGH" if value > 60 else "LOW" if value < 35 else "ELEVATED"
-        return value, (f"{level}: inflation {inflation:.1f}% ({gap:.1f} pp outside the 4-6% target), growth "
-                       f"estimated at {growth:+.1f}% with {outlook:+.1f}% projected, unemployment {jobs:+.1f} pp in a year")
+        return value, (
+            f"{level}: inflation {inflation:.1f}% ({gap:.1f} pp outside the 4-6% target), growth "
+            f"estimated at {growth:+.1f}% with {outlook:+.1f}% projected, unemployment {jobs:+.1f} pp in a year"
+        )
+
     return inputs, score
 
 
@@ -152,8 +195,16 @@ def parameters(all_rows: list[dict[str, Any]], week: date) -> tuple[list[dict[st
             missing[name] = absent
             continue
         value, reading = score(inputs)
-        rows.append({"week_start": week, "parameter": name, "value": value, "reading": reading, "inputs": inputs,
-                     "model_version": MODEL_VERSION})
+        rows.append(
+            {
+                "week_start": week,
+                "parameter": name,
+                "value": value,
+                "reading": reading,
+                "inputs": inputs,
+                "model_version": MODEL_VERSION,
+            }
+        )
     return rows, missing
 
 
@@ -176,7 +227,13 @@ def insights(conn: Connection) -> dict[str, Any]:
         for used in row["inputs"].values():
             day = date.fromisoformat(used["release_date"])
             latest[used["source"]] = max(latest.get(used["source"], day), day)
-    return {"generation": GENERATION, "week_start": rows[0]["week_start"], "model_version": rows[0]["model_version"],
-            "parameters": [{k: r[k] for k in ("parameter", "value", "reading", "inputs")} for r in rows],
-            "sources": [{"code": s.code, "name": s.name, "role": s.role, "latest_release": latest.get(s.code)}
-                        for s in SOURCES.values()]}
+    return {
+        "generation": GENERATION,
+        "week_start": rows[0]["week_start"],
+        "model_version": rows[0]["model_version"],
+        "parameters": [{k: r[k] for k in ("parameter", "value", "reading", "inputs")} for r in rows],
+        "sources": [
+            {"code": s.code, "name": s.name, "role": s.role, "latest_release": latest.get(s.code)}
+            for s in SOURCES.values()
+        ],
+    }

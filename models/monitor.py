@@ -7,13 +7,15 @@ Every check gets the day's own level (OK / WATCH / ALERT against its two thresho
 state after persistence: ALERT only when the level has been ALERT on each of the last
 `persistence` trading days (this one included), WATCH while any breach lasts, else OK.
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -145,10 +147,18 @@ class Thresholds:
         return tuple(sorted({self.short_window_days, self.window_days}))
 
     @classmethod
-    def of(cls, settings: Any) -> "Thresholds":
-        return cls(settings.monitor_psi_watch, settings.monitor_psi_alert, settings.monitor_tail_watch,
-                   settings.monitor_tail_alert, settings.monitor_window_days, settings.monitor_short_window_days,
-                   settings.monitor_alert_margin, settings.monitor_live_outcomes, settings.monitor_persistence_days)
+    def of(cls, settings: Any) -> Thresholds:
+        return cls(
+            settings.monitor_psi_watch,
+            settings.monitor_psi_alert,
+            settings.monitor_tail_watch,
+            settings.monitor_tail_alert,
+            settings.monitor_window_days,
+            settings.monitor_short_window_days,
+            settings.monitor_alert_margin,
+            settings.monitor_live_outcomes,
+            settings.monitor_persistence_days,
+        )
 
 
 @dataclass
@@ -203,8 +213,7 @@ def psi_thresholds(band: np.ndarray, t: Thresholds) -> tuple[float, float]:
     the time (docs/monitoring.md)."""
     if not len(band):
         return t.psi_watch, t.psi_alert
-    return (max(t.psi_watch, float(np.quantile(band, 0.9))),
-            max(t.psi_alert, t.alert_margin * float(np.max(band))))
+    return (max(t.psi_watch, float(np.quantile(band, 0.9))), max(t.psi_alert, t.alert_margin * float(np.max(band))))
 
 
 # The share of the day's priced names that traded, against the reference's daily shares:
@@ -256,13 +265,19 @@ def _reference_summary(reference: pd.DataFrame, t: Thresholds) -> dict[str, Any]
         else:
             known = ref.dropna(subset=[name])
             binned = PsiReference(known[name], known["date"])
-            out[name] = ("psi", binned, {w: psi_thresholds(binned.window_band(w), t) for w in t.windows},
-                         reference_top_share(known, name), float(known[name].mean()) if len(known) else None)
+            out[name] = (
+                "psi",
+                binned,
+                {w: psi_thresholds(binned.window_band(w), t) for w in t.windows},
+                reference_top_share(known, name),
+                float(known[name].mean()) if len(known) else None,
+            )
     return out
 
 
-def input_checks(reference: pd.DataFrame, current: pd.DataFrame, day: date, t: Thresholds,
-                 cache: dict[str, Any] | None = None) -> list[Check]:
+def input_checks(
+    reference: pd.DataFrame, current: pd.DataFrame, day: date, t: Thresholds, cache: dict[str, Any] | None = None
+) -> list[Check]:
     """Per-input drift. `reference` and `current`: symbol, date, traded (bool) and the 14
     inputs, `current` covering at least the longest of `t.windows` up to `day`. Names
     without trades on a day are left out of both. A per-name input's PSI is taken over the
@@ -285,13 +300,22 @@ def input_checks(reference: pd.DataFrame, current: pd.DataFrame, day: date, t: T
     value = float(traded[on_day].mean()) if on_day.any() else float("nan")
     share = tail_share(daily, value)
     moved = len(daily) and np.isfinite(value) and abs(value - float(np.median(daily))) >= ACTIVITY_MIN_MOVE
-    checks = [Check(ACTIVITY, "input_drift", level_below(share, t.tail_watch, t.tail_alert) if moved else OK,
-                    round(share, 6),
-                    t.tail_watch, t.tail_alert,
-                    {"market_wide": True, "value": None if np.isnan(value) else round(value, 6),
-                     "reference_days": int(len(daily)),
-                     "reference_range": [round(float(daily.min()), 6), round(float(daily.max()), 6)]
-                     if len(daily) else None})]
+    checks = [
+        Check(
+            ACTIVITY,
+            "input_drift",
+            level_below(share, t.tail_watch, t.tail_alert) if moved else OK,
+            round(share, 6),
+            t.tail_watch,
+            t.tail_alert,
+            {
+                "market_wide": True,
+                "value": None if np.isnan(value) else round(value, 6),
+                "reference_days": int(len(daily)),
+                "reference_range": [round(float(daily.min()), 6), round(float(daily.max()), 6)] if len(daily) else None,
+            },
+        )
+    ]
     for name in FEATURE_NAMES:
         values = current[name].to_numpy(float)
         finite = np.isfinite(values)
@@ -300,12 +324,24 @@ def input_checks(reference: pd.DataFrame, current: pd.DataFrame, day: date, t: T
             today = values[on_day & finite]
             value = float(today[0]) if len(today) else float("nan")
             share = tail_share(daily, value)
-            checks.append(Check(f"input:{name}", "input_drift", level_below(share, t.tail_watch, t.tail_alert),
-                                round(share, 6), t.tail_watch, t.tail_alert,
-                                {"market_wide": True, "value": None if np.isnan(value) else round(value, 6),
-                                 "reference_days": int(len(daily)),
-                                 "reference_range": [round(float(daily.min()), 6), round(float(daily.max()), 6)]
-                                 if len(daily) else None}))
+            checks.append(
+                Check(
+                    f"input:{name}",
+                    "input_drift",
+                    level_below(share, t.tail_watch, t.tail_alert),
+                    round(share, 6),
+                    t.tail_watch,
+                    t.tail_alert,
+                    {
+                        "market_wide": True,
+                        "value": None if np.isnan(value) else round(value, 6),
+                        "reference_days": int(len(daily)),
+                        "reference_range": [round(float(daily.min()), 6), round(float(daily.max()), 6)]
+                        if len(daily)
+                        else None,
+                    },
+                )
+            )
             continue
         _, reference_psi, bands, most, reference_mean = summary[name]
         windows = {}
@@ -318,18 +354,38 @@ def input_checks(reference: pd.DataFrame, current: pd.DataFrame, day: date, t: T
         stuck, share = stuck_level(most, values[on_day & traded & finite])
         level = ALERT if stuck == ALERT else max((w[3] for w in windows.values()), key=SEVERITY.__getitem__)
         c = values[in_window[t.window_days] & finite]
-        checks.append(Check(f"input:{name}", "input_drift", level,
-                            round(figure, 6), round(watch, 6), round(alert, 6),
-                            {"market_wide": False, "window_days": deciding,
-                             "windows": {str(w): {"psi": round(f, 6), "watch": round(wa, 6), "alert": round(al, 6),
-                                                  "level": lv, "rows": n}
-                                         for w, (f, wa, al, lv, n) in windows.items()},
-                             "top_value_share": round(share, 6),
-                             "reference_top_value_share": round(most, 6), "stuck": stuck == ALERT,
-                             "reference_rows": int(reference_psi.size), "current_rows": int(len(c)),
-                             "current_days": int(len(set(dates[traded]))),
-                             "current_mean": round(float(c.mean()), 6) if len(c) else None,
-                             "reference_mean": None if reference_mean is None else round(reference_mean, 6)}))
+        checks.append(
+            Check(
+                f"input:{name}",
+                "input_drift",
+                level,
+                round(figure, 6),
+                round(watch, 6),
+                round(alert, 6),
+                {
+                    "market_wide": False,
+                    "window_days": deciding,
+                    "windows": {
+                        str(w): {
+                            "psi": round(f, 6),
+                            "watch": round(wa, 6),
+                            "alert": round(al, 6),
+                            "level": lv,
+                            "rows": n,
+                        }
+                        for w, (f, wa, al, lv, n) in windows.items()
+                    },
+                    "top_value_share": round(share, 6),
+                    "reference_top_value_share": round(most, 6),
+                    "stuck": stuck == ALERT,
+                    "reference_rows": int(reference_psi.size),
+                    "current_rows": int(len(c)),
+                    "current_days": int(len(set(dates[traded]))),
+                    "current_mean": round(float(c.mean()), 6) if len(c) else None,
+                    "reference_mean": None if reference_mean is None else round(reference_mean, 6),
+                },
+            )
+        )
     return checks
 
 
@@ -338,9 +394,15 @@ def score_check(reference: pd.DataFrame, current: np.ndarray, days: int, t: Thre
     r = reference["score"].to_numpy(float)
     figure = PsiReference(r).excess(current)[0] if len(r) else 0.0
     watch, alert = psi_thresholds(own_band(reference, "score", t.window_days), t)
-    return Check("score", "score_drift", level_above(figure, watch, alert), round(figure, 6), round(watch, 6),
-                 round(alert, 6), {"reference_rows": int(len(r)), "current_rows": int(len(current)),
-                                   "current_days": days})
+    return Check(
+        "score",
+        "score_drift",
+        level_above(figure, watch, alert),
+        round(figure, 6),
+        round(watch, 6),
+        round(alert, 6),
+        {"reference_rows": int(len(r)), "current_rows": int(len(current)), "current_days": days},
+    )
 
 
 METRICS = {  # name: (function, higher is worse)
@@ -356,13 +418,14 @@ def live_checks(reference: pd.DataFrame, live: pd.DataFrame, t: Thresholds) -> l
     chunks of as many rows: WATCH beyond the band's 10th/90th percentile on the worse side,
     ALERT beyond its worst chunk."""
     n = t.live_outcomes
-    chunks = [reference.iloc[i:i + n] for i in range(0, len(reference) - n + 1, n)]
+    chunks = [reference.iloc[i : i + n] for i in range(0, len(reference) - n + 1, n)]
     checks = []
     for name, (metric, worse_high) in METRICS.items():
         if len(live) < n or not chunks:
             note = NOT_ENOUGH if len(live) < n else "no validation record to compare with"
-            checks.append(Check(name, name, OK, None, None, None,
-                                {"note": note, "live_outcomes": int(len(live)), "needed": n}))
+            checks.append(
+                Check(name, name, OK, None, None, None, {"note": note, "live_outcomes": int(len(live)), "needed": n})
+            )
             continue
         tail = live.iloc[-n:]
         figure = metric(tail["p_up"].to_numpy(float), tail["up"].to_numpy(float))
@@ -373,15 +436,28 @@ def live_checks(reference: pd.DataFrame, live: pd.DataFrame, t: Thresholds) -> l
         else:
             watch, alert = float(np.quantile(band, 0.1)), float(band.min())
             level = level_below(figure, watch, alert)
-        checks.append(Check(name, name, level, round(figure, 6), round(watch, 6), round(alert, 6),
-                            {"live_outcomes": n, "validation_chunks": len(chunks),
-                             "validation_band": [round(float(band.min()), 6), round(float(band.max()), 6)],
-                             "validation_median": round(float(np.median(band)), 6)}))
+        checks.append(
+            Check(
+                name,
+                name,
+                level,
+                round(figure, 6),
+                round(watch, 6),
+                round(alert, 6),
+                {
+                    "live_outcomes": n,
+                    "validation_chunks": len(chunks),
+                    "validation_band": [round(float(band.min()), 6), round(float(band.max()), 6)],
+                    "validation_median": round(float(np.median(band)), 6),
+                },
+            )
+        )
     return checks
 
 
-def persist(checks: list[Check], history: dict[str, list[tuple[date, str, date | None]]], t: Thresholds,
-            day: date) -> list[Check]:
+def persist(
+    checks: list[Check], history: dict[str, list[tuple[date, str, date | None]]], t: Thresholds, day: date
+) -> list[Check]:
     """Set each check's state and since from its level today and its stored levels of the
     previous trading days (`history[check]`: (day, level, since), latest first, consecutive
     trading days only)."""
@@ -416,8 +492,9 @@ def overall(states: Iterable[str]) -> str:
 LIVE_LOOKBACK_DAYS = 60  # priced days of live predictions the live checks read their latest outcomes from
 
 
-def day_checks(conn: Any, day: date, t: Thresholds, horizon: int = 1,
-               cache_dir: Path | None = None) -> tuple[list[Check], dict[str, Any]]:
+def day_checks(
+    conn: Any, day: date, t: Thresholds, horizon: int = 1, cache_dir: Path | None = None
+) -> tuple[list[Check], dict[str, Any]]:
     """Every check of `day` (levels only; `persist` sets the states) and what they read.
 
     The reference is the validation record: its days' inputs as the record computed them
@@ -438,24 +515,49 @@ def day_checks(conn: Any, day: date, t: Thresholds, horizon: int = 1,
     from store.history import current_rows
 
     e = tables.eod_prices.c
-    priced = [d for (d,) in conn.execute(select(e.trading_date).where(e.trading_date <= day).distinct()
-                                         .order_by(e.trading_date.desc()).limit(max(max(t.windows), LIVE_LOOKBACK_DAYS)))]
+    priced = [
+        d
+        for (d,) in conn.execute(
+            select(e.trading_date)
+            .where(e.trading_date <= day)
+            .distinct()
+            .order_by(e.trading_date.desc())
+            .limit(max(max(t.windows), LIVE_LOOKBACK_DAYS))
+        )
+    ]
     priced.reverse()
-    window = priced[-max(t.windows):]
-    context: dict[str, Any] = {"window": [window[0].isoformat(), window[-1].isoformat()] if window else None,
-                               "window_days": len(window)}
+    window = priced[-max(t.windows) :]
+    context: dict[str, Any] = {
+        "window": [window[0].isoformat(), window[-1].isoformat()] if window else None,
+        "window_days": len(window),
+    }
     reference = reference_data(conn, horizon, cache_dir)
-    prices = price_panel(conn, day, since=priced[0]) if priced else pd.DataFrame(columns=["symbol", "date", "close", "volume"])
+    prices = (
+        price_panel(conn, day, since=priced[0])
+        if priced
+        else pd.DataFrame(columns=["symbol", "date", "close", "volume"])
+    )
     prices = prices.assign(traded=prices["volume"].fillna(0) > 0)
     checks: list[Check] = []
     if reference is not None and window:
         context["reference"] = [reference["first"].isoformat(), reference["last"].isoformat()]
         f = tables.features.c
-        stored = current_rows(conn, tables.features, where=[f.trading_date >= window[0], f.trading_date <= day,
-                                                            f.feature_set == FEATURE_SET])
-        live = pd.DataFrame([{"symbol": r["symbol"], "date": r["trading_date"],
-                              **{n: r["feature_values"].get(n) for n in FEATURE_NAMES}} for r in stored],
-                            columns=["symbol", "date", *FEATURE_NAMES])
+        stored = current_rows(
+            conn,
+            tables.features,
+            where=[f.trading_date >= window[0], f.trading_date <= day, f.feature_set == FEATURE_SET],
+        )
+        live = pd.DataFrame(
+            [
+                {
+                    "symbol": r["symbol"],
+                    "date": r["trading_date"],
+                    **{n: r["feature_values"].get(n) for n in FEATURE_NAMES},
+                }
+                for r in stored
+            ],
+            columns=["symbol", "date", *FEATURE_NAMES],
+        )
         live[FEATURE_NAMES] = live[FEATURE_NAMES].astype(float)
         live = live.merge(prices[["symbol", "date", "traded"]], on=["symbol", "date"], how="left")
         live["traded"] = live["traded"].fillna(False).astype(bool)
@@ -473,26 +575,50 @@ def day_checks(conn: Any, day: date, t: Thresholds, horizon: int = 1,
         known = reference["inputs"][reference["inputs"]["date"] <= day]  # a re-run of a past day reads no later day
         checks += input_checks(known, current, day, t)
         scores = stored_scores(conn, window[0], day + timedelta(days=1), horizon)
-        checks.append(score_check(reference["scores"][reference["scores"]["date"] <= day],
-                                  scores["score"].dropna().to_numpy(float), int(scores["date"].nunique()), t))
+        checks.append(
+            score_check(
+                reference["scores"][reference["scores"]["date"] <= day],
+                scores["score"].dropna().to_numpy(float),
+                int(scores["date"].nunique()),
+                t,
+            )
+        )
         reference_outcomes = reference["outcomes"][reference["outcomes"]["date"] < day]
     else:
         context["reference"] = None
         for name in [ACTIVITY, *(f"input:{n}" for n in FEATURE_NAMES), "score"]:
-            checks.append(Check(name, "score_drift" if name == "score" else "input_drift", OK, None, None, None,
-                                {"note": "no validation record to compare with"}))
+            checks.append(
+                Check(
+                    name,
+                    "score_drift" if name == "score" else "input_drift",
+                    OK,
+                    None,
+                    None,
+                    None,
+                    {"note": "no validation record to compare with"},
+                )
+            )
         reference_outcomes = _outcomes({}, prices, horizon)
 
     # the live record's outcomes against the validation record's
     p = tables.predictions.c
     where = [p.trading_date < day, p.horizon_days == horizon]
-    live = _outcomes(served_predictions(current_rows(conn, tables.predictions, where=where + (
-        [p.trading_date >= priced[0]] if priced else []))), prices, horizon)
-    if len(live) < t.live_outcomes and priced and conn.execute(
-            select(p.id).where(*where, p.trading_date < priced[0]).limit(1)).first():
+    live = _outcomes(
+        served_predictions(
+            current_rows(conn, tables.predictions, where=where + ([p.trading_date >= priced[0]] if priced else []))
+        ),
+        prices,
+        horizon,
+    )
+    if (
+        len(live) < t.live_outcomes
+        and priced
+        and conn.execute(select(p.id).where(*where, p.trading_date < priced[0]).limit(1)).first()
+    ):
         # a thin market: too few outcomes in the lookback, so the whole live record
-        live = _outcomes(served_predictions(current_rows(conn, tables.predictions, where=where)),
-                         price_panel(conn, day), horizon)
+        live = _outcomes(
+            served_predictions(current_rows(conn, tables.predictions, where=where)), price_panel(conn, day), horizon
+        )
     checks += live_checks(reference_outcomes, live, t)
     return checks, context
 
@@ -508,16 +634,29 @@ def reference_version(conn: Any, horizon: int) -> tuple | None:
     from store import tables
 
     v = tables.validation_predictions.c
-    count, newest, first, last = conn.execute(select(func.count(), func.max(v.id), func.min(v.trading_date),
-                                                     func.max(v.trading_date)).where(v.horizon_days == horizon)).one()
+    count, newest, first, last = conn.execute(
+        select(func.count(), func.max(v.id), func.min(v.trading_date), func.max(v.trading_date)).where(
+            v.horizon_days == horizon
+        )
+    ).one()
     if not count:
         return None
     e, a, m = tables.eod_prices.c, tables.corporate_actions.c, tables.sentiment_composites.c
     prices = conn.execute(select(func.max(e.id)).where(e.trading_date <= outcomes_end(conn, last, horizon))).scalar()
     actions = conn.execute(select(func.max(a.id)).where(a.action_date <= last)).scalar()
     sentiment = conn.execute(select(func.max(m.id)).where(m.trading_date <= last)).scalar()
-    return (REFERENCE_FORMAT, FEATURE_SET, horizon, count, newest, first.isoformat(), last.isoformat(),
-            prices, actions, sentiment)
+    return (
+        REFERENCE_FORMAT,
+        FEATURE_SET,
+        horizon,
+        count,
+        newest,
+        first.isoformat(),
+        last.isoformat(),
+        prices,
+        actions,
+        sentiment,
+    )
 
 
 REFERENCE_FORMAT = 2  # bumped when what `reference_data` keeps changes
@@ -531,8 +670,12 @@ def outcomes_end(conn: Any, last: date, horizon: int) -> date:
     from store import tables
 
     e = tables.eod_prices.c
-    later = [d for (d,) in conn.execute(select(e.trading_date).where(e.trading_date > last).distinct()
-                                        .order_by(e.trading_date).limit(horizon))]
+    later = [
+        d
+        for (d,) in conn.execute(
+            select(e.trading_date).where(e.trading_date > last).distinct().order_by(e.trading_date).limit(horizon)
+        )
+    ]
     return later[-1] if len(later) == horizon else last
 
 
@@ -577,11 +720,16 @@ def reference_data(conn: Any, horizon: int, cache_dir: Path | None) -> dict[str,
     panel = history_panel(conn, last, horizon)
     panel = panel.assign(traded=panel["volume"].fillna(0) > 0)
     closes = price_panel(conn, outcomes_end(conn, last, horizon), since=first)
-    data = {"first": first, "last": last,
-            "inputs": panel[(panel["date"] >= first)][["symbol", "date", "traded", *FEATURE_NAMES]].reset_index(drop=True),
-            "scores": pd.DataFrame([(d, r["score"]) for d, by in served.items() for r in by.values()
-                                    if r["score"] is not None], columns=["date", "score"]),
-            "outcomes": _outcomes(served, closes[["symbol", "date", "close"]], horizon)}
+    data = {
+        "first": first,
+        "last": last,
+        "inputs": panel[(panel["date"] >= first)][["symbol", "date", "traded", *FEATURE_NAMES]].reset_index(drop=True),
+        "scores": pd.DataFrame(
+            [(d, r["score"]) for d, by in served.items() for r in by.values() if r["score"] is not None],
+            columns=["date", "score"],
+        ),
+        "outcomes": _outcomes(served, closes[["symbol", "date", "close"]], horizon),
+    }
     if cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
         handle, partial = tempfile.mkstemp(dir=cache_dir, prefix=f".{name}.")
@@ -604,4 +752,6 @@ def _outcomes(served: dict[date, dict[str, dict[str, Any]]], prices: pd.DataFram
     joined = pd.DataFrame(rows, columns=["date", "symbol", "p_up"]).merge(frame, on=["symbol", "date"])
     joined = joined[joined["forward_return"].notna() & (joined["forward_return"] != 0)]
     joined["up"] = (joined["forward_return"] > 0).astype(float)
-    return joined.sort_values(["date", "symbol"], kind="stable").reset_index(drop=True)[["date", "symbol", "p_up", "up"]]
+    return joined.sort_values(["date", "symbol"], kind="stable").reset_index(drop=True)[
+        ["date", "symbol", "p_up", "up"]
+    ]

@@ -13,9 +13,11 @@ and `validation_predictions` (migration 0015), rounded to six decimals:
 it into what the API, the rationales and the suggestions show: each input by its label
 (models/features.FEATURE_LABELS).
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,7 +30,7 @@ TOP = 3  # inputs kept per prediction
 DIGITS = 6
 
 
-def contributions(model: "RiskModel", X: np.ndarray) -> np.ndarray:
+def contributions(model: RiskModel, X: np.ndarray) -> np.ndarray:
     """(rows, inputs + 1): each input's contribution to the classifier's raw score, the
     base value last (LightGBM's pred_contrib)."""
     return np.asarray(model.classifier.predict(X, pred_contrib=True), dtype=float).reshape(len(X), -1)
@@ -42,12 +44,16 @@ def top_reasons(contrib: np.ndarray, names: Sequence[str], top: int = TOP) -> li
     if values.shape[1] != len(names):
         raise ValueError(f"{values.shape[1]} contributions for {len(names)} inputs")
     order = np.argsort(-np.abs(values), axis=1, kind="stable")[:, :top]
-    return [{"base_value": round(float(row[-1]), DIGITS),
-             "top": [{"feature": names[j], "contribution": round(float(row[j]), DIGITS)} for j in picked]}
-            for row, picked in zip(contrib, order)]
+    return [
+        {
+            "base_value": round(float(row[-1]), DIGITS),
+            "top": [{"feature": names[j], "contribution": round(float(row[j]), DIGITS)} for j in picked],
+        }
+        for row, picked in zip(contrib, order)
+    ]
 
 
-def explain(model: "RiskModel", X: np.ndarray, names: Sequence[str]) -> list[dict[str, Any]]:
+def explain(model: RiskModel, X: np.ndarray, names: Sequence[str]) -> list[dict[str, Any]]:
     """The stored reasons of each row of `X` (see the module docstring)."""
     if len(X) == 0:
         return []
@@ -60,6 +66,10 @@ def served(stored: dict[str, Any] | None) -> dict[str, Any] | None:
     before migration 0015)."""
     if not stored:
         return None
-    return {"base_value": stored["base_value"],
-            "inputs": [{"input": FEATURE_LABELS.get(r["feature"], r["feature"]), "contribution": r["contribution"]}
-                       for r in stored["top"]]}
+    return {
+        "base_value": stored["base_value"],
+        "inputs": [
+            {"input": FEATURE_LABELS.get(r["feature"], r["feature"]), "contribution": r["contribution"]}
+            for r in stored["top"]
+        ],
+    }

@@ -17,6 +17,7 @@ LightGBM is imported where a booster is trained or loaded, not with the module: 
 it pulls in scikit-learn and SciPy (over a second), and most importers of this module
 (every stage notebook's kernel through the views, the API, the CLI) never touch a booster.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -28,9 +29,18 @@ if TYPE_CHECKING:
     import lightgbm as lgb
 
 DEFAULT_PARAMS = {
-    "learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 200, "feature_fraction": 0.8,
-    "bagging_fraction": 0.8, "bagging_freq": 1, "lambda_l2": 10.0, "max_bin": 63,
-    "verbose": -1, "seed": 7, "deterministic": True, "force_row_wise": True,
+    "learning_rate": 0.05,
+    "num_leaves": 15,
+    "min_data_in_leaf": 200,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambda_l2": 10.0,
+    "max_bin": 63,
+    "verbose": -1,
+    "seed": 7,
+    "deterministic": True,
+    "force_row_wise": True,
     # One thread: on a 2-core machine OpenMP threads that meet any other load spin and run
     # about 4x slower (measured); one thread is also the simplest way to stay deterministic.
     "num_threads": 1,
@@ -47,8 +57,15 @@ class RiskModel:
     platt: tuple[float, float] = (1.0, 0.0)
     training_rows: int = 0
 
-    def fit(self, X: np.ndarray, forward_return: np.ndarray, rounds: int, warm_from: "RiskModel | None" = None,
-            calibration_share: float = CALIBRATION_SHARE, regressor: bool = REGRESSOR) -> "RiskModel":
+    def fit(
+        self,
+        X: np.ndarray,
+        forward_return: np.ndarray,
+        rounds: int,
+        warm_from: RiskModel | None = None,
+        calibration_share: float = CALIBRATION_SHARE,
+        regressor: bool = REGRESSOR,
+    ) -> RiskModel:
         """`calibration_share`: the most recent share of the moved rows held out for the
         Platt calibration (0: the classifier sees every row and the caller calibrates out of
         sample, as the walk-forward does with models/calibration.py). The boosters keep no
@@ -66,14 +83,28 @@ class RiskModel:
 
         reg_params = {**self.params, "objective": "huber", "alpha": 0.02}
         cls_params = {**self.params, "objective": "binary"}
-        self.regressor = lgb.train(reg_params, lgb.Dataset(X, forward_return), rounds,
-                                   init_model=warm_from.regressor if warm_from else None) if regressor else None
+        self.regressor = (
+            lgb.train(
+                reg_params,
+                lgb.Dataset(X, forward_return),
+                rounds,
+                init_model=warm_from.regressor if warm_from else None,
+            )
+            if regressor
+            else None
+        )
         moved = forward_return != 0
         Xm, up = X[moved], (forward_return[moved] > 0).astype(float)
         split = int(len(Xm) * (1 - calibration_share))  # rows are in time order: calibrate on the most recent share
-        self.classifier = lgb.train(cls_params, lgb.Dataset(Xm[:split], up[:split]), rounds,
-                                    init_model=warm_from.classifier if warm_from else None)
-        self.platt = _platt(self.classifier.predict(Xm[split:], raw_score=True), up[split:]) if split < len(Xm) else (1.0, 0.0)
+        self.classifier = lgb.train(
+            cls_params,
+            lgb.Dataset(Xm[:split], up[:split]),
+            rounds,
+            init_model=warm_from.classifier if warm_from else None,
+        )
+        self.platt = (
+            _platt(self.classifier.predict(Xm[split:], raw_score=True), up[split:]) if split < len(Xm) else (1.0, 0.0)
+        )
         self.training_rows = len(X)
         return self
 
@@ -126,8 +157,11 @@ def save_model(model: RiskModel, folder) -> None:  # noqa: ANN001
     if model.regressor is not None:
         model.regressor.save_model(str(folder / "regressor.txt"))
     model.classifier.save_model(str(folder / "classifier.txt"))
-    (folder / "model.json").write_text(json.dumps({"params": model.params, "platt": model.platt,
-                                                   "training_rows": model.training_rows}, indent=2, default=str))
+    (folder / "model.json").write_text(
+        json.dumps(
+            {"params": model.params, "platt": model.platt, "training_rows": model.training_rows}, indent=2, default=str
+        )
+    )
 
 
 def load_model(folder) -> RiskModel:  # noqa: ANN001
@@ -139,6 +173,10 @@ def load_model(folder) -> RiskModel:  # noqa: ANN001
     folder = Path(folder)
     meta = json.loads((folder / "model.json").read_text())
     regressor = folder / "regressor.txt"
-    return RiskModel(params=meta["params"], regressor=lgb.Booster(model_file=str(regressor)) if regressor.exists() else None,
-                     classifier=lgb.Booster(model_file=str(folder / "classifier.txt")),
-                     platt=tuple(meta["platt"]), training_rows=meta["training_rows"])
+    return RiskModel(
+        params=meta["params"],
+        regressor=lgb.Booster(model_file=str(regressor)) if regressor.exists() else None,
+        classifier=lgb.Booster(model_file=str(folder / "classifier.txt")),
+        platt=tuple(meta["platt"]),
+        training_rows=meta["training_rows"],
+    )

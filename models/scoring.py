@@ -28,17 +28,19 @@ same recipe, the same training rows and the same calibration rule.
   own P(up), a predicted return of 0, and `calibration_rows` 0 on every prediction, so
   the state is never hidden (`marketintel bootstrap` builds the validation record).
 """
+
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection
 
 from market.clock import TradingCalendar
 from market.settings import Settings
@@ -70,9 +72,13 @@ class DayScore:
 def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.DataFrame:
     """Every stored bar up to `day` (from `since`, when given), adjusted for the splits known by then."""
     c = tables.eod_prices.c
-    rows = current_rows(conn, tables.eod_prices, where=[c.trading_date <= day] + ([c.trading_date >= since] if since else []))
+    rows = current_rows(
+        conn, tables.eod_prices, where=[c.trading_date <= day] + ([c.trading_date >= since] if since else [])
+    )
     frame = pd.DataFrame(rows, columns=[c.name for c in tables.eod_prices.c])
-    frame = frame.rename(columns={"trading_date": "date"})[["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]]
+    frame = frame.rename(columns={"trading_date": "date"})[
+        ["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]
+    ]
     return split_adjusted(frame, stored_splits(conn, day))
 
 
@@ -101,26 +107,48 @@ def split_adjusted(prices: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:
 
 def sentiment_inputs(conn: Connection, day: date) -> tuple[pd.DataFrame, pd.Series]:
     c = tables.sentiment_composites.c
-    rows = pd.DataFrame(current_rows(conn, tables.sentiment_composites, where=[c.trading_date <= day, c.method == METHOD]),
-                        columns=[x.name for x in tables.sentiment_composites.c]).rename(columns={"trading_date": "date"})
+    rows = pd.DataFrame(
+        current_rows(conn, tables.sentiment_composites, where=[c.trading_date <= day, c.method == METHOD]),
+        columns=[x.name for x in tables.sentiment_composites.c],
+    ).rename(columns={"trading_date": "date"})
     market = rows[rows["symbol"] == MARKET].set_index("date")["score"]
     return rows[rows["symbol"] != MARKET][["symbol", "date", "score"]], market
 
 
-def layer1_for_day(conn: Connection, prices: pd.DataFrame, day: date, backend: Layer1Backend, horizon: int) -> pd.DataFrame:
+def layer1_for_day(
+    conn: Connection, prices: pd.DataFrame, day: date, backend: Layer1Backend, horizon: int
+) -> pd.DataFrame:
     """Cached P(up) of every instrument priced on `day`; computes and stores what is missing."""
     c = tables.layer1_forecasts.c
-    cached = {r["symbol"]: r["p_up"] for r in current_rows(conn, tables.layer1_forecasts, where=[
-        c.trading_date == day, c.model_id == backend.model_id, c.horizon_days == horizon])}
+    cached = {
+        r["symbol"]: r["p_up"]
+        for r in current_rows(
+            conn,
+            tables.layer1_forecasts,
+            where=[c.trading_date == day, c.model_id == backend.model_id, c.horizon_days == horizon],
+        )
+    }
     today = prices[prices["date"] == day]["symbol"].tolist()
     missing = [s for s in today if s not in cached]
     if missing:
         history = prices.sort_values("date").groupby("symbol")["close"]
         windows = [history.get_group(s).to_numpy()[-WINDOW:] for s in missing]
         values = backend.p_up(windows, horizon)
-        append_history(conn, tables.layer1_forecasts, [
-            {"symbol": s, "trading_date": day, "model_id": backend.model_id, "horizon_days": horizon,
-             "backend": backend.backend, "p_up": float(v)} for s, v in zip(missing, values)])
+        append_history(
+            conn,
+            tables.layer1_forecasts,
+            [
+                {
+                    "symbol": s,
+                    "trading_date": day,
+                    "model_id": backend.model_id,
+                    "horizon_days": horizon,
+                    "backend": backend.backend,
+                    "p_up": float(v),
+                }
+                for s, v in zip(missing, values)
+            ],
+        )
         cached.update(zip(missing, map(float, values)))
     return pd.DataFrame({"symbol": list(cached), "date": day, "p_up": list(cached.values())})
 
@@ -134,10 +162,22 @@ def feature_rows(conn: Connection, day: date, backend: Layer1Backend, horizon: i
 
 def store_features(conn: Connection, panel: pd.DataFrame, day: date) -> int:
     today = panel[panel["date"] == day]
-    return append_history(conn, tables.features, [
-        {"symbol": r.symbol, "trading_date": day, "feature_set": FEATURE_SET,
-         "feature_values": {n: (None if pd.isna(getattr(r, n)) else round(float(getattr(r, n)), 10)) for n in FEATURE_NAMES}}
-        for r in today.itertuples()], scope=[tables.features.c.trading_date == day]).inserted
+    return append_history(
+        conn,
+        tables.features,
+        [
+            {
+                "symbol": r.symbol,
+                "trading_date": day,
+                "feature_set": FEATURE_SET,
+                "feature_values": {
+                    n: (None if pd.isna(getattr(r, n)) else round(float(getattr(r, n)), 10)) for n in FEATURE_NAMES
+                },
+            }
+            for r in today.itertuples()
+        ],
+        scope=[tables.features.c.trading_date == day],
+    ).inserted
 
 
 def latest_model(conn: Connection) -> dict | None:
@@ -145,16 +185,24 @@ def latest_model(conn: Connection) -> dict | None:
     return max(runs, key=lambda r: (r["train_end"], r["recorded_at"])) if runs else None
 
 
-def ensure_model(conn: Connection, settings: Settings, panel: pd.DataFrame, day: date, calendar: TradingCalendar,
-                 backend: Layer1Backend, horizon: int) -> tuple[str, RiskModel, dict | None]:
+def ensure_model(
+    conn: Connection,
+    settings: Settings,
+    panel: pd.DataFrame,
+    day: date,
+    calendar: TradingCalendar,
+    backend: Layer1Backend,
+    horizon: int,
+) -> tuple[str, RiskModel, dict | None]:
     """The model to score `day` with, training a new one first when it is due."""
     config = WalkForwardConfig(horizon=horizon)
     current = latest_model(conn)
     # A model trained on another feature list (an upgrade changed the registry) would read
     # today's columns with yesterday's meanings, and one trained under another recipe is not
     # the model the benchmark measures: either is replaced by a full refit at once.
-    changed = current is not None and (list(current["feature_names"] or []) != FEATURE_NAMES
-                                       or not _same_recipe(current["params"] or {}, config))
+    changed = current is not None and (
+        list(current["feature_names"] or []) != FEATURE_NAMES or not _same_recipe(current["params"] or {}, config)
+    )
     due = current is None or changed or calendar.trading_days_between(current["train_end"], day) >= config.retrain_every
     if not due:
         return current["model_id"], load_model(current["artifact_path"]), None
@@ -162,22 +210,40 @@ def ensure_model(conn: Connection, settings: Settings, panel: pd.DataFrame, day:
     train = training_rows(panel, dates, dates.index(day) if day in dates else len(dates), config.embargo_days)
     if len(train) < 500:
         raise_not_ready(len(train))
-    full = current is None or changed or calendar.trading_days_between(_last_full_end(conn, current), day) >= config.full_refit_every
+    full = (
+        current is None
+        or changed
+        or calendar.trading_days_between(_last_full_end(conn, current), day) >= config.full_refit_every
+    )
     parent = None if full else load_model(current["artifact_path"])
     if not full:
-        recent = sorted(train["date"].unique())[-config.warm_window_days:]
+        recent = sorted(train["date"].unique())[-config.warm_window_days :]
         train = train[train["date"] >= recent[0]]
     model = RiskModel(params={**DEFAULT_PARAMS, **config.params}).fit(
-        train[FEATURE_NAMES].to_numpy(float), train["forward_return"].to_numpy(float),
-        config.full_rounds if full else config.warm_rounds, warm_from=parent,
-        calibration_share=config.calibration_share, regressor=config.regressor)
+        train[FEATURE_NAMES].to_numpy(float),
+        train["forward_return"].to_numpy(float),
+        config.full_rounds if full else config.warm_rounds,
+        warm_from=parent,
+        calibration_share=config.calibration_share,
+        regressor=config.regressor,
+    )
     model_id = f"risk-{day.isoformat()}-h{horizon}-{'full' if full else 'warm'}"
     folder = settings.models_dir / model_id
     save_model(model, folder)
-    run = {"model_id": model_id, "kind": "risk", "parent_model_id": None if full else current["model_id"],
-           "train_start": train["date"].min(), "train_end": day, "horizon_days": horizon,
-           "layer1_backend": backend.model_id, "warm_start": not full, "training_rows": len(train),
-           "feature_names": FEATURE_NAMES, "params": run_params(model.params, config), "artifact_path": str(folder)}
+    run = {
+        "model_id": model_id,
+        "kind": "risk",
+        "parent_model_id": None if full else current["model_id"],
+        "train_start": train["date"].min(),
+        "train_end": day,
+        "horizon_days": horizon,
+        "layer1_backend": backend.model_id,
+        "warm_start": not full,
+        "training_rows": len(train),
+        "feature_names": FEATURE_NAMES,
+        "params": run_params(model.params, config),
+        "artifact_path": str(folder),
+    }
     append_history(conn, tables.model_runs, [run])
     return model_id, model, run
 
@@ -197,8 +263,10 @@ def _last_full_end(conn: Connection, current: dict) -> date:
 def raise_not_ready(rows: int) -> None:
     from market.errors import NotReadyError
 
-    raise NotReadyError(f"only {rows} labelled rows in the store; the risk model needs at least 500 "
-                        "(backfill more history: `marketintel backfill --days 260`)")
+    raise NotReadyError(
+        f"only {rows} labelled rows in the store; the risk model needs at least 500 "
+        "(backfill more history: `marketintel backfill --days 260`)"
+    )
 
 
 def served_predictions(rows: Iterable[dict[str, Any]]) -> dict[date, dict[str, dict[str, Any]]]:
@@ -229,16 +297,22 @@ def stored_scores(conn: Connection, since: date, day: date, horizon: int) -> pd.
     served: dict[date, dict[str, dict[str, Any]]] = {}
     for table in (tables.predictions, tables.validation_predictions):
         c = table.c
-        rows = current_rows(conn, table, where=[c.trading_date >= since, c.trading_date < day, c.horizon_days == horizon])
+        rows = current_rows(
+            conn, table, where=[c.trading_date >= since, c.trading_date < day, c.horizon_days == horizon]
+        )
         for scored_day, by_symbol in served_predictions(rows).items():
             served.setdefault(scored_day, by_symbol)
-    scores = [(symbol, scored_day, row["raw_score"], row["score"]) for scored_day, by_symbol in served.items()
-              for symbol, row in by_symbol.items()]
+    scores = [
+        (symbol, scored_day, row["raw_score"], row["score"])
+        for scored_day, by_symbol in served.items()
+        for symbol, row in by_symbol.items()
+    ]
     return pd.DataFrame(scores, columns=["symbol", "date", "raw_score", "score"])
 
 
-def live_edge(conn: Connection, panel: pd.DataFrame, day: date, prediction_horizon: int = 1,
-              horizon: int = HORIZON) -> EdgeTable | None:
+def live_edge(
+    conn: Connection, panel: pd.DataFrame, day: date, prediction_horizon: int = 1, horizon: int = HORIZON
+) -> EdgeTable | None:
     """The held-edge table as `day` can know it (models/decisions.edge_tables), from the
     Scores the live and validation records served and the panel's closes."""
     dates = sorted(d for d in panel["date"].unique() if d < day)
@@ -266,16 +340,21 @@ def live_calibration(conn: Connection, panel: pd.DataFrame, day: date, horizon: 
         return None
     window = with_day_numbers(panel.merge(scores, on=["symbol", "date"]), dates)
     known = window["forward_return"].notna().to_numpy() & in_window(
-        window["day_number"].to_numpy(), window["label_day"].to_numpy(), block_start, config.calibration_days,
-        config.embargo_days)
+        window["day_number"].to_numpy(),
+        window["label_day"].to_numpy(),
+        block_start,
+        config.calibration_days,
+        config.embargo_days,
+    )
     window = window[known].sort_values(["day_number", "symbol"], kind="stable")  # the walk-forward's order
     if window.empty:
         return None
     return Calibration.fit(window["raw_score"].to_numpy(float), window, window["forward_return"].to_numpy(float))
 
 
-def score_day(conn: Connection, settings: Settings, day: date, calendar: TradingCalendar, backend: Layer1Backend,
-              horizon: int = 1) -> DayScore:
+def score_day(
+    conn: Connection, settings: Settings, day: date, calendar: TradingCalendar, backend: Layer1Backend, horizon: int = 1
+) -> DayScore:
     panel = feature_rows(conn, day, backend, horizon)
     store_features(conn, panel, day)
     model_id, model, trained = ensure_model(conn, settings, panel, day, calendar, backend, horizon)
@@ -287,20 +366,52 @@ def score_day(conn: Connection, settings: Settings, day: date, calendar: Trading
     today["reasons"] = scored["reasons"]  # the three largest contributions to each raw score (models/reasons.py)
     rows_used = calibration.rows if calibration is not None else 0
     decided = decide(today, edge=live_edge(conn, panel, day, horizon), fee_rate=float(settings.brokerage_fee_rate))
-    append_history(conn, tables.predictions, [
-        {"symbol": r.symbol, "trading_date": day, "model_id": model_id, "horizon_days": horizon,
-         "predicted_return": float(r.predicted_return), "p_up": float(r.p_up), "score": float(r.score),
-         "action": r.action, "weight": float(r.weight), "tercile": r.tercile, "layer1_p_up": float(r.layer1_p_up),
-         "layer1_backend": backend.model_id, "raw_score": float(r.raw_score), "expected_return": float(r.expected_return),
-         "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class), "calibration_rows": rows_used,
-         "reasons": r.reasons, **decision_columns(r)}
-        for r in decided.itertuples()], scope=[tables.predictions.c.trading_date == day])
+    append_history(
+        conn,
+        tables.predictions,
+        [
+            {
+                "symbol": r.symbol,
+                "trading_date": day,
+                "model_id": model_id,
+                "horizon_days": horizon,
+                "predicted_return": float(r.predicted_return),
+                "p_up": float(r.p_up),
+                "score": float(r.score),
+                "action": r.action,
+                "weight": float(r.weight),
+                "tercile": r.tercile,
+                "layer1_p_up": float(r.layer1_p_up),
+                "layer1_backend": backend.model_id,
+                "raw_score": float(r.raw_score),
+                "expected_return": float(r.expected_return),
+                "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class),
+                "calibration_rows": rows_used,
+                "reasons": r.reasons,
+                **decision_columns(r),
+            }
+            for r in decided.itertuples()
+        ],
+        scope=[tables.predictions.c.trading_date == day],
+    )
     record = track_record(conn, day, horizon)
     if record:
-        append_history(conn, tables.model_metrics, [
-            {"model_id": "live", "scope": f"live:{day.isoformat()}", "metric": name, "value": m["value"],
-             "base_rate": m["base_rate"], "sample_size": m["sample_size"], "detail": {"baselines": m["baselines"]}}
-            for name, m in record["metrics"].items()])
+        append_history(
+            conn,
+            tables.model_metrics,
+            [
+                {
+                    "model_id": "live",
+                    "scope": f"live:{day.isoformat()}",
+                    "metric": name,
+                    "value": m["value"],
+                    "base_rate": m["base_rate"],
+                    "sample_size": m["sample_size"],
+                    "detail": {"baselines": m["baselines"]},
+                }
+                for name, m in record["metrics"].items()
+            ],
+        )
     return DayScore(decided, model_id, trained, model.importances(FEATURE_NAMES), record, rows_used)
 
 
@@ -310,20 +421,32 @@ def track_record(conn: Connection, day: date, horizon: int) -> dict:
     from models.metrics import evaluate
 
     c = tables.predictions.c
-    preds = pd.DataFrame(current_rows(conn, tables.predictions, where=[c.trading_date < day, c.horizon_days == horizon]),
-                         columns=[x.name for x in tables.predictions.c])
+    preds = pd.DataFrame(
+        current_rows(conn, tables.predictions, where=[c.trading_date < day, c.horizon_days == horizon]),
+        columns=[x.name for x in tables.predictions.c],
+    )
     if preds.empty:
         return {}
     prices = price_panel(conn, day).sort_values(["symbol", "date"])
     prices["forward_return"] = prices.groupby("symbol")["close"].shift(-horizon) / prices["close"] - 1
     prices["last_return"] = prices.groupby("symbol")["close"].pct_change()
-    joined = preds.rename(columns={"trading_date": "date"}).merge(
-        prices[["symbol", "date", "forward_return", "last_return"]], on=["symbol", "date"]).dropna(subset=["forward_return"])
+    joined = (
+        preds.rename(columns={"trading_date": "date"})
+        .merge(prices[["symbol", "date", "forward_return", "last_return"]], on=["symbol", "date"])
+        .dropna(subset=["forward_return"])
+    )
     if joined.empty:
         return {}
     joined["predicted_class"] = pd.to_numeric(joined["predicted_class"])  # null before 0013 or uncalibrated
     moved = joined[joined["forward_return"] != 0]
-    buckets = (moved.assign(bucket=(moved["score"] // 10 * 10).clip(0, 90))
-               .groupby("bucket").agg(predictions=("score", "size"), mean_score=("score", "mean"),
-                                      up_rate=("forward_return", lambda r: float((r > 0).mean()))).reset_index())
+    buckets = (
+        moved.assign(bucket=(moved["score"] // 10 * 10).clip(0, 90))
+        .groupby("bucket")
+        .agg(
+            predictions=("score", "size"),
+            mean_score=("score", "mean"),
+            up_rate=("forward_return", lambda r: float((r > 0).mean())),
+        )
+        .reset_index()
+    )
     return {"metrics": evaluate(joined), "calibration": buckets.to_dict("records")}

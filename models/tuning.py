@@ -5,6 +5,7 @@ The window's dates are cut into `folds + 1` consecutive parts; fold k trains on 
 is the mean validation log-loss of the up/down classifier. Seeded TPE, bounded by a trial
 count and a time budget; the best parameters found so far are returned.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,21 +23,24 @@ def tune(train: pd.DataFrame, config, base_params: dict, folds: int = 3) -> dict
     dates = sorted(train["date"].unique())
     edges = [dates[int(len(dates) * k / (folds + 1))] for k in range(1, folds + 1)] + [dates[-1]]
 
-    def objective(trial: "optuna.Trial") -> float:
-        params = {**base_params,
-                  "num_leaves": trial.suggest_int("num_leaves", 7, 63, log=True),
-                  "min_data_in_leaf": trial.suggest_int("min_data_in_leaf", 50, 1000, log=True),
-                  "learning_rate": trial.suggest_float("learning_rate", 0.01, 0.1, log=True),
-                  "feature_fraction": trial.suggest_float("feature_fraction", 0.5, 1.0),
-                  "lambda_l2": trial.suggest_float("lambda_l2", 0.1, 50.0, log=True)}
+    def objective(trial: optuna.Trial) -> float:
+        params = {
+            **base_params,
+            "num_leaves": trial.suggest_int("num_leaves", 7, 63, log=True),
+            "min_data_in_leaf": trial.suggest_int("min_data_in_leaf", 50, 1000, log=True),
+            "learning_rate": trial.suggest_float("learning_rate", 0.01, 0.1, log=True),
+            "feature_fraction": trial.suggest_float("feature_fraction", 0.5, 1.0),
+            "lambda_l2": trial.suggest_float("lambda_l2", 0.1, 50.0, log=True),
+        }
         losses = []
         for start, end in zip(edges[:-1], edges[1:]):
             fit = train[train["label_end"] < start]
             valid = train[(train["date"] >= start) & (train["date"] < end)]
             if len(fit) < 500 or len(valid) < 100:
                 continue
-            model = RiskModel(params=params).fit(fit[names].to_numpy(float), fit["forward_return"].to_numpy(float),
-                                                 max(50, config.full_rounds // 2))
+            model = RiskModel(params=params).fit(
+                fit[names].to_numpy(float), fit["forward_return"].to_numpy(float), max(50, config.full_rounds // 2)
+            )
             _, p = model.predict(valid[names].to_numpy(float))
             up = (valid["forward_return"] > 0).to_numpy(float)
             p = np.clip(p, 1e-6, 1 - 1e-6)

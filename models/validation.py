@@ -28,6 +28,7 @@ No look-ahead: a prediction for day D uses features of days <= D and a model tra
 labels known before the first day of D's 5-day block, less the embargo; changing any price
 after D leaves it unchanged (tests/models/test_validation.py checks this bit for bit).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -92,22 +93,26 @@ def plan(dates: list[date], days: int, min_train_days: int) -> int | None:
     return first if first < len(dates) else None
 
 
-def run_walk_forward(panel: pd.DataFrame, end: date, horizon: int, days: int, min_train_days: int
-                     ) -> tuple[WalkForwardResult, pd.DataFrame] | None:
+def run_walk_forward(
+    panel: pd.DataFrame, end: date, horizon: int, days: int, min_train_days: int
+) -> tuple[WalkForwardResult, pd.DataFrame] | None:
     """The walk-forward over `panel` (rows up to `end`) and its decided predictions."""
     panel = panel[panel["date"] <= end]
     dates = sorted(panel["date"].unique())
     first = plan(dates, days, min_train_days)
     if first is None:
         return None
-    config = WalkForwardConfig(horizon=horizon, min_train_days=min_train_days, first_test_date=dates[first], explain=True)
+    config = WalkForwardConfig(
+        horizon=horizon, min_train_days=min_train_days, first_test_date=dates[first], explain=True
+    )
     result = walk_forward(panel, config)
     if result.predictions.empty:
         return None
     days = sorted(result.predictions["date"].unique())
     edges = edge_tables(edge_rows(result.predictions, HORIZON), days, HORIZON)
-    decided = pd.concat([decide(day, edge=edges[d]) for d, day in result.predictions.groupby("date", sort=True)],
-                        ignore_index=True)
+    decided = pd.concat(
+        [decide(day, edge=edges[d]) for d, day in result.predictions.groupby("date", sort=True)], ignore_index=True
+    )
     return result, decided
 
 
@@ -115,8 +120,13 @@ def model_ids(result: WalkForwardResult, horizon: int) -> list[str]:
     return [f"wf-{m.block_start.isoformat()}-h{horizon}-{'warm' if m.warm_start else 'full'}" for m in result.models]
 
 
-def build_validation_record(conn: Connection, end: date | None = None, horizon: int = 1, days: int = DEFAULT_DAYS,
-                            min_train_days: int = DEFAULT_MIN_TRAIN_DAYS) -> ValidationRecord:
+def build_validation_record(
+    conn: Connection,
+    end: date | None = None,
+    horizon: int = 1,
+    days: int = DEFAULT_DAYS,
+    min_train_days: int = DEFAULT_MIN_TRAIN_DAYS,
+) -> ValidationRecord:
     """Run the walk-forward over the stored history up to `end` (default `record_end`)
     and append the record (predictions, models, metrics). Idempotent."""
     import time
@@ -129,8 +139,16 @@ def build_validation_record(conn: Connection, end: date | None = None, horizon: 
     panel = history_panel(conn, end, horizon)
     ran = run_walk_forward(panel, end, horizon, days, min_train_days)
     if ran is None:
-        return ValidationRecord(None, end, 0, 0, {}, {}, time.perf_counter() - started,
-                                f"fewer than {min_train_days} trading days of history with enough labelled rows")
+        return ValidationRecord(
+            None,
+            end,
+            0,
+            0,
+            {},
+            {},
+            time.perf_counter() - started,
+            f"fewer than {min_train_days} trading days of history with enough labelled rows",
+        )
     result, decided = ran
     ids = model_ids(result, horizon)
     backend = EmpiricalFallback.model_id
@@ -151,41 +169,90 @@ def _whole(value: object) -> int | None:
     return None if value is None or pd.isna(value) else int(value)  # type: ignore[arg-type]
 
 
-def _store_predictions(conn: Connection, decided: pd.DataFrame, horizon: int, backend: str, first: date, last: date) -> int:
+def _store_predictions(
+    conn: Connection, decided: pd.DataFrame, horizon: int, backend: str, first: date, last: date
+) -> int:
     c = tables.validation_predictions.c
-    rows = [{"symbol": r.symbol, "trading_date": r.date, "model_id": r.model_id, "horizon_days": horizon,
-             "predicted_return": float(r.predicted_return), "p_up": float(r.p_up), "score": float(r.score),
-             "action": r.action, "weight": float(r.weight), "tercile": r.tercile,
-             "layer1_p_up": None if pd.isna(r.layer1_p_up) else float(r.layer1_p_up), "layer1_backend": backend,
-             "raw_score": float(r.raw_score), "expected_return": float(r.expected_return),
-             "calibration_rows": int(r.calibration_rows), "reasons": getattr(r, "reasons", None),
-             "predicted_class": _whole(getattr(r, "predicted_class", None)), **decision_columns(r)}
-            for r in decided.itertuples()]
-    return append_history(conn, tables.validation_predictions, rows,
-                          scope=[c.trading_date >= first, c.trading_date <= last]).inserted
+    rows = [
+        {
+            "symbol": r.symbol,
+            "trading_date": r.date,
+            "model_id": r.model_id,
+            "horizon_days": horizon,
+            "predicted_return": float(r.predicted_return),
+            "p_up": float(r.p_up),
+            "score": float(r.score),
+            "action": r.action,
+            "weight": float(r.weight),
+            "tercile": r.tercile,
+            "layer1_p_up": None if pd.isna(r.layer1_p_up) else float(r.layer1_p_up),
+            "layer1_backend": backend,
+            "raw_score": float(r.raw_score),
+            "expected_return": float(r.expected_return),
+            "calibration_rows": int(r.calibration_rows),
+            "reasons": getattr(r, "reasons", None),
+            "predicted_class": _whole(getattr(r, "predicted_class", None)),
+            **decision_columns(r),
+        }
+        for r in decided.itertuples()
+    ]
+    return append_history(
+        conn, tables.validation_predictions, rows, scope=[c.trading_date >= first, c.trading_date <= last]
+    ).inserted
 
 
-def _store_models(conn: Connection, result: WalkForwardResult, ids: list[str], history_start: date, horizon: int,
-                  backend: str) -> int:
+def _store_models(
+    conn: Connection, result: WalkForwardResult, ids: list[str], history_start: date, horizon: int, backend: str
+) -> int:
     config = WalkForwardConfig(horizon=horizon)  # run_walk_forward's recipe (defaults)
     rows = []
     for i, (model, model_id) in enumerate(zip(result.models, ids)):
-        rows.append({"model_id": model_id, "kind": RECORD, "parent_model_id": ids[i - 1] if model.warm_start else None,
-                     "train_start": history_start, "train_end": model.train_end, "horizon_days": horizon,
-                     "layer1_backend": backend, "warm_start": model.warm_start, "training_rows": model.training_rows,
-                     "feature_names": FEATURE_NAMES, "params": run_params(model.params, config), "artifact_path": None})
+        rows.append(
+            {
+                "model_id": model_id,
+                "kind": RECORD,
+                "parent_model_id": ids[i - 1] if model.warm_start else None,
+                "train_start": history_start,
+                "train_end": model.train_end,
+                "horizon_days": horizon,
+                "layer1_backend": backend,
+                "warm_start": model.warm_start,
+                "training_rows": model.training_rows,
+                "feature_names": FEATURE_NAMES,
+                "params": run_params(model.params, config),
+                "artifact_path": None,
+            }
+        )
     return append_history(conn, tables.model_runs, rows).inserted
 
 
-def _store_metrics(conn: Connection, metrics: dict[str, Any], first: date, last: date, models: int, backend: str,
-                   horizon: int) -> int:
+def _store_metrics(
+    conn: Connection, metrics: dict[str, Any], first: date, last: date, models: int, backend: str, horizon: int
+) -> int:
     scope = f"{RECORD}:{first.isoformat()}:{last.isoformat()}"
-    context = {"period_start": first.isoformat(), "period_end": last.isoformat(), "models": models,
-               "layer1_backend": backend, "horizon_days": horizon}
-    return append_history(conn, tables.model_metrics, [
-        {"model_id": RECORD, "scope": scope, "metric": name, "value": m["value"], "base_rate": m["base_rate"],
-         "sample_size": m["sample_size"], "detail": {"baselines": m["baselines"], **context}}
-        for name, m in metrics.items()]).inserted
+    context = {
+        "period_start": first.isoformat(),
+        "period_end": last.isoformat(),
+        "models": models,
+        "layer1_backend": backend,
+        "horizon_days": horizon,
+    }
+    return append_history(
+        conn,
+        tables.model_metrics,
+        [
+            {
+                "model_id": RECORD,
+                "scope": scope,
+                "metric": name,
+                "value": m["value"],
+                "base_rate": m["base_rate"],
+                "sample_size": m["sample_size"],
+                "detail": {"baselines": m["baselines"], **context},
+            }
+            for name, m in metrics.items()
+        ],
+    ).inserted
 
 
 def stored_record(conn: Connection) -> tuple[str | None, dict[str, dict[str, Any]]]:
@@ -203,4 +270,3 @@ def record_days(conn: Connection, first: date, last: date) -> list[date]:
     c = tables.validation_predictions.c
     query = select(c.trading_date).where(c.trading_date >= first, c.trading_date <= last).distinct()
     return [d for (d,) in conn.execute(query.order_by(c.trading_date))]
-

@@ -2,18 +2,17 @@
 
 Expanding window, predicted in blocks of `retrain_every` trading days (5). At each full
 refit a model is trained on every row whose label was known strictly before the block's
-first day, less an embargo of
-`embargo_days` trading days (so no training label overlaps the days being predicted),
-and it predicts the block. Between full refits (every `full_refit_every` trading days)
-the model can be warm-started: boosting continues from the previous booster for
-`warm_rounds` more rounds on the most recent `warm_window_days` trading days of the
-window. The default is `warm_rounds=0`: between full refits the booster is kept as it is
-and only the rolling calibration below follows the newest days (on the NSE early span the
-warm starts, 20 rounds every 5 days, over-fitted the latest 250 days: binary 59.09% with
-them, 59.85% without, and the walk-forward costs less; docs/model-appendix-rounds.md). At each full refit Optuna can tune the
-hyperparameters on inner walk-forward folds of the training window, within a trial and
-time budget. Everything is seeded and single-threaded per fit, so a run is repeatable
-bit for bit.
+first day, less an embargo of `embargo_days` trading days (so no training label overlaps
+the days being predicted), and it predicts the block. Between full refits (every
+`full_refit_every` trading days) the model can be warm-started: boosting continues from
+the previous booster for `warm_rounds` more rounds on the most recent `warm_window_days`
+trading days of the window. The default is `warm_rounds=0`: between full refits the
+booster is kept as it is and only the rolling calibration below follows the newest days
+(on the NSE early span the warm starts, 20 rounds every 5 days, over-fitted the latest
+250 days: binary 59.09% with them, 59.85% without, and the walk-forward costs less;
+docs/model-appendix-rounds.md). At each full refit Optuna can tune the hyperparameters
+on inner walk-forward folds of the training window, within a trial and time budget.
+Everything is seeded and single-threaded per fit, so a run is repeatable bit for bit.
 
 Calibration (models/calibration.py): before each block, the classifier's raw scores are
 recalibrated on the out-of-sample scores of the previous `calibration_days` trading days
@@ -24,6 +23,7 @@ first scored day so the first scored block is calibrated; those warm-up models a
 (`warmup_models`), not returned. Memory: only the previous model and the calibration
 window's scores are carried from block to block.
 """
+
 from __future__ import annotations
 
 import logging
@@ -118,8 +118,10 @@ def with_day_numbers(data: pd.DataFrame, dates: list) -> pd.DataFrame:
     """Add integer positions of `date` and `label_end` among the trading days, so that the
     per-block filters compare integers instead of date objects."""
     position = {d: i for i, d in enumerate(dates)}
-    return data.assign(day_number=data["date"].map(position).astype("int64"),
-                       label_day=data["label_end"].map(position).fillna(len(dates) + 1).astype("int64"))
+    return data.assign(
+        day_number=data["date"].map(position).astype("int64"),
+        label_day=data["label_end"].map(position).fillna(len(dates) + 1).astype("int64"),
+    )
 
 
 def training_rows(data: pd.DataFrame, dates: list, block_start: int, embargo_days: int) -> pd.DataFrame:
@@ -142,7 +144,17 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
     dates = sorted(data["date"].unique())
     first_scored = config.min_train_days
     if config.first_test_date is not None:
-        first_scored = max(first_scored, int(np.searchsorted(dates, np.datetime64(config.first_test_date) if isinstance(dates[0], np.datetime64) else config.first_test_date)))
+        first_scored = max(
+            first_scored,
+            int(
+                np.searchsorted(
+                    dates,
+                    np.datetime64(config.first_test_date)
+                    if isinstance(dates[0], np.datetime64)
+                    else config.first_test_date,
+                )
+            ),
+        )
     first = max(config.min_train_days, first_scored - (config.calibration_days if config.calibrate else 0))
     data = with_day_numbers(data, dates).sort_values(["day_number", "symbol"], kind="stable").reset_index(drop=True)
     day_number = data["day_number"].to_numpy()
@@ -161,7 +173,7 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
     recent_rows: list[np.ndarray] = []
     for block_start in range(first, len(dates), config.retrain_every):
         cutoff = max(0, block_start - config.embargo_days)
-        train_mask = labelled[:day_start[cutoff]] & (label_day[:day_start[cutoff]] < cutoff)
+        train_mask = labelled[: day_start[cutoff]] & (label_day[: day_start[cutoff]] < cutoff)
         if train_mask.sum() < 500:
             continue
         full = previous is None or last_full is None or block_start - last_full >= config.full_refit_every
@@ -174,12 +186,17 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
             model = previous  # its training window and end are those of the model it is (kept_rows, kept_end)
         else:
             if not full:
-                train_mask &= day_number[:day_start[cutoff]] >= block_start - config.warm_window_days
+                train_mask &= day_number[: day_start[cutoff]] >= block_start - config.warm_window_days
             train_index = np.flatnonzero(train_mask)
             X, y = X_all[train_index], y_all[train_index]
-            model = RiskModel(params=dict(params)).fit(X, y, config.full_rounds if full else config.warm_rounds,
-                                                       warm_from=None if full else previous,
-                                                       calibration_share=config.calibration_share, regressor=config.regressor)
+            model = RiskModel(params=dict(params)).fit(
+                X,
+                y,
+                config.full_rounds if full else config.warm_rounds,
+                warm_from=None if full else previous,
+                calibration_share=config.calibration_share,
+                regressor=config.regressor,
+            )
             del X, y
             kept_rows, kept_end = len(train_index), dates[int(label_day[train_index].max())]
         training_count, train_end = kept_rows, kept_end
@@ -192,8 +209,13 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
         if config.calibrate and recent_rows:
             window_rows = np.concatenate(recent_rows)
             window_raw = np.concatenate(recent_raw)
-            known = labelled[window_rows] & in_window(day_number[window_rows], label_day[window_rows], block_start,
-                                                      config.calibration_days, config.embargo_days)
+            known = labelled[window_rows] & in_window(
+                day_number[window_rows],
+                label_day[window_rows],
+                block_start,
+                config.calibration_days,
+                config.embargo_days,
+            )
             if known.sum() >= 500:
                 frame = data.iloc[window_rows[known]]
                 calibration = Calibration.fit(window_raw[known], frame, y_all[window_rows[known]])
@@ -202,15 +224,28 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
         out["calibration_rows"] = np.full(len(rows), calibration.rows if calibration is not None else 0)
         raw = out["raw_score"]
         if scored_block:  # warm-up models (calibration history only) are counted, not listed
-            models.append(TrainedModel(dates[block_start], train_end, training_count, not full, dict(params),
-                                       model.classifier.num_trees(), calibration is not None,
-                                       model.importances(names)))
+            models.append(
+                TrainedModel(
+                    dates[block_start],
+                    train_end,
+                    training_count,
+                    not full,
+                    dict(params),
+                    model.classifier.num_trees(),
+                    calibration is not None,
+                    model.importances(names),
+                )
+            )
         else:
             warmup += 1
         if config.calibrate:
             recent_rows.append(rows)
             recent_raw.append(raw)
-            while recent_rows and day_number[recent_rows[0][-1]] < block_start - config.calibration_days - config.retrain_every - config.horizon:
+            while (
+                recent_rows
+                and day_number[recent_rows[0][-1]]
+                < block_start - config.calibration_days - config.retrain_every - config.horizon
+            ):
                 recent_rows.pop(0)
                 recent_raw.pop(0)
         if scored_block:
@@ -218,7 +253,11 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
             part = block.assign(**out, model_index=len(models) - 1)
             outputs.append(part[scored] if not scored.all() else part)
         if scored_block and len(models) % 50 == 0:
-            log.info("walk-forward: %d models, predicted up to %s, %.0fs", len(models), dates[block_start],
-                     time.perf_counter() - started)
+            log.info(
+                "walk-forward: %d models, predicted up to %s, %.0fs",
+                len(models),
+                dates[block_start],
+                time.perf_counter() - started,
+            )
     predictions = pd.concat(outputs, ignore_index=True) if outputs else pd.DataFrame()
     return WalkForwardResult(predictions, models, time.perf_counter() - started, previous, warmup)

@@ -7,6 +7,7 @@ May import: market, store, ingest, models, portfolio, views, analysis, reports.
 `run_stage` is loaded on first use (PEP 562), not when the package is imported: the DAG
 files import `pipeline.airflow_plugin` at parse time, and that must not pull in the
 runner's database, pandas and model imports."""
+
 from __future__ import annotations
 
 from typing import Any

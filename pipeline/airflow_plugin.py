@@ -27,6 +27,7 @@ at 07:00, once per close.
 `on_task_failure` is every task's `on_failure_callback`; it imports the alerting code
 only when a task has failed (`pipeline.airflow_tasks.alert_task_failure`).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -61,10 +62,15 @@ class ExchangeTimetable(CronTriggerTimetable):
 
 def exchange_day_param(which: str = "The exchange day to run") -> Param:
     """The `run_date` param: an exchange day YYYY-MM-DD, or empty for the run's own date."""
-    return Param(None, type=["null", "string"], format="date", title=f"Exchange day ({EXCHANGE_TIMEZONE})",
-                 description=f"{which}, YYYY-MM-DD on the exchange's calendar; it wins over the logical date, which "
-                             f"Airflow gives in UTC (00:00 UTC is 19:00 the day before in Kingston). Empty: the "
-                             f"run's own date on the exchange clock.")
+    return Param(
+        None,
+        type=["null", "string"],
+        format="date",
+        title=f"Exchange day ({EXCHANGE_TIMEZONE})",
+        description=f"{which}, YYYY-MM-DD on the exchange's calendar; it wins over the logical date, which "
+        f"Airflow gives in UTC (00:00 UTC is 19:00 the day before in Kingston). Empty: the "
+        f"run's own date on the exchange clock.",
+    )
 
 
 def on_task_failure(context: Any) -> None:

@@ -9,12 +9,14 @@ that fails after its last retry calls `alert_task_failure` (each DAG's
 `on_failure_callback`), which stores and sends the signed webhook alert of
 `analysis.notify`; retries in between alert nobody.
 """
+
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from datetime import date, datetime
-from typing import Any, Mapping
+from typing import Any
 
 from market.clock import exchange_date, parse_trading_date, utc_now
 from market.errors import InvalidInputError, MarketIntelError
@@ -55,15 +57,22 @@ def _delivered_date(events: Any) -> date | None:
     for a re-run by run_date."""
     if not events:
         return None
-    dated = [(event.timestamp, _run_day_of(asset, event)) for asset in events for event in events[asset]
-             if (getattr(event, "extra", None) or {}).get("trading_date")]
+    dated = [
+        (event.timestamp, _run_day_of(asset, event))
+        for asset in events
+        for event in events[asset]
+        if (getattr(event, "extra", None) or {}).get("trading_date")
+    ]
     if not dated:
         return None
     dated.sort()
     others = sorted({day.isoformat() for _, day in dated} - {dated[-1][1].isoformat()})
     if others:
-        log.warning("the upstream asset named several days since the last run: running %s; re-run %s with run_date",
-                    dated[-1][1].isoformat(), ", ".join(others))
+        log.warning(
+            "the upstream asset named several days since the last run: running %s; re-run %s with run_date",
+            dated[-1][1].isoformat(),
+            ", ".join(others),
+        )
     return dated[-1][1]
 
 
@@ -89,7 +98,7 @@ def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> dict[str, 
     except Exception:
         try:
             log_stage_summary(stage_name, day, since, time.monotonic() - started)
-        except Exception:  # noqa: BLE001 - e.g. the store is down: the stage's own failure is what matters
+        except Exception:
             log.exception("no stage summary for %s on %s", stage_name, day.isoformat())
         raise
     summary = log_stage_summary(stage_name, day, since, time.monotonic() - started)
@@ -111,20 +120,33 @@ def log_stage_summary(stage_name: str, day: date, since: datetime, seconds: floa
 
     settings = get_settings()
     outcome = recorded_outcome(service_engine(settings), stage_name, day, since)
-    summary = {"stage": stage_name, "trading_date": day.isoformat(), "status": outcome["status"],
-               "rows_written": outcome["rows_written"], "duration_seconds": round(seconds, 1),
-               "notebook": str(notebook_paths(stage_name, day, settings)[1])}
+    summary = {
+        "stage": stage_name,
+        "trading_date": day.isoformat(),
+        "status": outcome["status"],
+        "rows_written": outcome["rows_written"],
+        "duration_seconds": round(seconds, 1),
+        "notebook": str(notebook_paths(stage_name, day, settings)[1]),
+    }
     if "reason" in outcome:
         summary["reason"] = outcome["reason"]
     written = ", ".join(f"{table} {n}" for table, n in summary["rows_written"].items() if n) or "none"
-    log.info("stage summary: %s for %s %s in %.1f s; rows written: %s; notebook: %s%s", stage_name, day.isoformat(),
-             summary["status"], seconds, written, summary["notebook"],
-             f"; reason: {summary['reason']}" if "reason" in summary else "")
+    log.info(
+        "stage summary: %s for %s %s in %.1f s; rows written: %s; notebook: %s%s",
+        stage_name,
+        day.isoformat(),
+        summary["status"],
+        seconds,
+        written,
+        summary["notebook"],
+        f"; reason: {summary['reason']}" if "reason" in summary else "",
+    )
     return summary
 
 
-def trading_day_gate(context: Mapping[str, Any], current: tuple[str, str] | None = None,
-                     input_is_previous_day: bool = False) -> bool:
+def trading_day_gate(
+    context: Mapping[str, Any], current: tuple[str, str] | None = None, input_is_previous_day: bool = False
+) -> bool:
     """False (downstream tasks skip) when the run's trading date is an exchange holiday or
     a weekend, with the reason logged.
 
@@ -148,9 +170,15 @@ def trading_day_gate(context: Mapping[str, Any], current: tuple[str, str] | None
         input_day = default_calendar().previous_trading_day(day) if input_is_previous_day else day
         done, delivered = _last_success(current[0], day), _last_success(current[1], input_day)
         if done is not None and (delivered is None or done > delivered):
-            log.info("no run for %s: %s already succeeded for this day at %s, after %s's latest success for %s; "
-                     "trigger with run_date to run it again", day.isoformat(), current[0], done.isoformat(), current[1],
-                     input_day.isoformat())
+            log.info(
+                "no run for %s: %s already succeeded for this day at %s, after %s's latest success for %s; "
+                "trigger with run_date to run it again",
+                day.isoformat(),
+                current[0],
+                done.isoformat(),
+                current[1],
+                input_day.isoformat(),
+            )
             return False
     return True
 
@@ -165,8 +193,9 @@ def _last_success(stage: str, day: date) -> datetime | None:
 
     c = tables.stage_runs.c
     with service_engine(get_settings()).connect() as conn:
-        moment = conn.execute(select(func.max(c.recorded_at)).where(
-            c.stage == stage, c.trading_date == day, c.event == "SUCCEEDED")).scalar()
+        moment = conn.execute(
+            select(func.max(c.recorded_at)).where(c.stage == stage, c.trading_date == day, c.event == "SUCCEEDED")
+        ).scalar()
     return as_utc(moment) if moment is not None else None
 
 
@@ -178,8 +207,8 @@ def alert_task_failure(context: Mapping[str, Any]) -> None:
     TASK_FAILED, one per DAG run, task and try, so clearing a task that fails again alerts
     again. An alert that cannot be stored or sent is logged, never raised: the callback must
     not hide the task's own failure."""
-    from market.settings import get_settings
     from analysis.notify import Notification, alert
+    from market.settings import get_settings
     from pipeline.preflight import alert_failed_preflight
     from store.engine import service_engine
 
@@ -199,10 +228,24 @@ def alert_task_failure(context: Mapping[str, Any]) -> None:
             return
         try_number = getattr(ti, "try_number", 1)
         settings = get_settings()
-        alert(service_engine(settings), settings, Notification(
-            f"{day.isoformat()}:task-failed:{dag_id}.{task_id}:{run_id}:{try_number}", day, "TASK_FAILED", "CRITICAL",
-            f"{dag_id}.{task_id} failed for {day.isoformat()} after {try_number} tries",
-            {"dag_id": dag_id, "task_id": task_id, "run_id": run_id, "try_number": try_number, "reason": reason,
-             "log_url": getattr(ti, "log_url", None)}))
-    except Exception:  # noqa: BLE001 - see the docstring
+        alert(
+            service_engine(settings),
+            settings,
+            Notification(
+                f"{day.isoformat()}:task-failed:{dag_id}.{task_id}:{run_id}:{try_number}",
+                day,
+                "TASK_FAILED",
+                "CRITICAL",
+                f"{dag_id}.{task_id} failed for {day.isoformat()} after {try_number} tries",
+                {
+                    "dag_id": dag_id,
+                    "task_id": task_id,
+                    "run_id": run_id,
+                    "try_number": try_number,
+                    "reason": reason,
+                    "log_url": getattr(ti, "log_url", None),
+                },
+            ),
+        )
+    except Exception:
         log.exception("the failure alert for %s.%s on %s could not be stored or sent", dag_id, task_id, day)

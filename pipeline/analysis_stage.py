@@ -9,18 +9,18 @@ position and a retrained model. After the commit, pending notifications of the d
 the webhook; a webhook outage does not fail the stage (T1 goes on to trade) but is in its
 summary and retried by the next pass. A preview sends nothing.
 """
+
 from __future__ import annotations
 
 from datetime import date
 from typing import Any
 
-
-from market.plain import canonical_sha256
 from analysis import notify
 from analysis.day_facts import day_facts
 from analysis.notify import Notification
-from pipeline.stage import Stage, StageContext, StageOutcome
 from analysis.writers import write_analysis
+from market.plain import canonical_sha256
+from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
 from store.history import append_history, current_rows
 
@@ -31,50 +31,102 @@ def run_analysis(ctx: StageContext) -> StageOutcome:
         facts = day_facts(conn, ctx.calendar, day)
         stored = current_rows(conn, tables.analyses, where=[tables.analyses.c.trading_date == day])
     digest = canonical_sha256(facts)
-    same = sorted((a for a in stored if canonical_sha256(a["facts"]) == digest), key=lambda a: (a["recorded_at"], a["id"]))
+    same = sorted(
+        (a for a in stored if canonical_sha256(a["facts"]) == digest), key=lambda a: (a["recorded_at"], a["id"])
+    )
     reused = bool(same)
     if reused:
         analysis = same[-1]
     else:
         written = write_analysis(facts, ctx.settings)
-        analysis = {"trading_date": day, "writer": written.writer, "fallback_reason": written.fallback_reason,
-                    "facts": facts, "body": written.body}
+        analysis = {
+            "trading_date": day,
+            "writer": written.writer,
+            "fallback_reason": written.fallback_reason,
+            "facts": facts,
+            "body": written.body,
+        }
     with ctx.transaction() as conn:
         if not reused:
             append_history(conn, tables.analyses, [analysis])
         new = notify.record(conn, raised(facts, analysis))
     # a preview (ctx.write False) stores nothing, so it must not tell the webhook either
-    delivery = (notify.deliver_pending(ctx.engine, ctx.settings, day) if ctx.write
-                else {"webhook": "not sent: preview", "delivered": 0, "failed": 0})
-    summary: dict[str, Any] = {"writer": analysis["writer"], "fallback_reason": analysis["fallback_reason"],
-                               "reused_stored_analysis": reused, "new_notifications": new, **delivery}
+    delivery = (
+        notify.deliver_pending(ctx.engine, ctx.settings, day)
+        if ctx.write
+        else {"webhook": "not sent: preview", "delivered": 0, "failed": 0}
+    )
+    summary: dict[str, Any] = {
+        "writer": analysis["writer"],
+        "fallback_reason": analysis["fallback_reason"],
+        "reused_stored_analysis": reused,
+        "new_notifications": new,
+        **delivery,
+    }
     with ctx.engine.connect() as conn:
         notes = current_rows(conn, tables.notifications, where=[tables.notifications.c.trading_date == day])
-    return StageOutcome(summary=summary, tables={
-        "analysis": [{"paragraph": p} for p in analysis["body"].split("\n\n")],
-        "notifications": [{"id": n["notification_id"], "kind": n["kind"], "severity": n["severity"],
-                           "title": n["payload"].get("title")}
-                          for n in sorted(notes, key=lambda n: n["id"])],
-    })
+    return StageOutcome(
+        summary=summary,
+        tables={
+            "analysis": [{"paragraph": p} for p in analysis["body"].split("\n\n")],
+            "notifications": [
+                {
+                    "id": n["notification_id"],
+                    "kind": n["kind"],
+                    "severity": n["severity"],
+                    "title": n["payload"].get("title"),
+                }
+                for n in sorted(notes, key=lambda n: n["id"])
+            ],
+        },
+    )
 
 
 def raised(facts: dict[str, Any], analysis: dict[str, Any]) -> list[Notification]:
     """The notifications a day's facts raise."""
     day = date.fromisoformat(facts["trading_date"])
-    items = [Notification(f"{day.isoformat()}:analysis", day, "ANALYSIS", "INFO", f"Market analysis for {day.isoformat()}",
-                          {"body": analysis["body"], "writer": analysis["writer"],
-                           "fallback_reason": analysis["fallback_reason"], "breadth": facts["breadth"],
-                           "top_signals": facts["top_signals"]})]
+    items = [
+        Notification(
+            f"{day.isoformat()}:analysis",
+            day,
+            "ANALYSIS",
+            "INFO",
+            f"Market analysis for {day.isoformat()}",
+            {
+                "body": analysis["body"],
+                "writer": analysis["writer"],
+                "fallback_reason": analysis["fallback_reason"],
+                "breadth": facts["breadth"],
+                "top_signals": facts["top_signals"],
+            },
+        )
+    ]
     for symbol in facts["ai_portfolio"]["newly_trapped"]:
-        items.append(Notification(f"{day.isoformat()}:trapped:{symbol}", day, "TRAPPED", "WARNING",
-                                  f"AI position {symbol} is TRAPPED: no volume on {day.isoformat()}, no exit possible",
-                                  {"symbol": symbol}))
+        items.append(
+            Notification(
+                f"{day.isoformat()}:trapped:{symbol}",
+                day,
+                "TRAPPED",
+                "WARNING",
+                f"AI position {symbol} is TRAPPED: no volume on {day.isoformat()}, no exit possible",
+                {"symbol": symbol},
+            )
+        )
     model = facts["model"]
     if model["retrained"]:
-        items.append(Notification(f"{day.isoformat()}:model-retrained:{model['model_id']}", day, "MODEL_RETRAINED", "INFO",
-                                  f"Risk model {model['model_id']} trained for {day.isoformat()}",
-                                  {k: model.get(k) for k in ("model_id", "warm_start", "training_rows", "trained_through",
-                                                             "layer1_backend")}))
+        items.append(
+            Notification(
+                f"{day.isoformat()}:model-retrained:{model['model_id']}",
+                day,
+                "MODEL_RETRAINED",
+                "INFO",
+                f"Risk model {model['model_id']} trained for {day.isoformat()}",
+                {
+                    k: model.get(k)
+                    for k in ("model_id", "warm_start", "training_rows", "trained_through", "layer1_backend")
+                },
+            )
+        )
     return items
 
 

@@ -1,6 +1,7 @@
 """Past days through the same T0 and T1 text code paths (pages, parsers, validation,
 store; feeds, PDFs, sentiment), served in-process instead of over a socket: simulated
 days, or real ones from a replay (`ingest/replay.py`) when MARKETINTEL_REPLAY_PATH is set."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -9,7 +10,6 @@ import httpx
 from sqlalchemy import Engine
 from tqdm import tqdm
 
-from market.settings import Settings
 from ingest.exchange.client import ExchangeClient
 from ingest.exchange.delivery import DeliveryReport, deliver_day
 from ingest.markets import market_for
@@ -17,13 +17,20 @@ from ingest.replay import ReplayMarket
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from ingest.text_sources import ingest_text, pdf_extractor
+from market.settings import Settings
 from models.sentiment.composite import build_composite
 from store.transactions import write_transaction
 from views.bars import refresh_bars
 
 
-def backfill(engine: Engine, settings: Settings, days: int, end: date, market: SimulatedMarket | ReplayMarket | None = None,
-             with_text: bool = True) -> list[DeliveryReport]:
+def backfill(
+    engine: Engine,
+    settings: Settings,
+    days: int,
+    end: date,
+    market: SimulatedMarket | ReplayMarket | None = None,
+    with_text: bool = True,
+) -> list[DeliveryReport]:
     """Deliver the `days` trading days of `market` (default: `market_for(settings)`) ending
     at `end` (inclusive), oldest first; with `with_text`, also each day's news and
     disclosures and its sentiment composite."""
@@ -35,8 +42,11 @@ def backfill(engine: Engine, settings: Settings, days: int, end: date, market: S
     origin = f"replay:{market.source.path.name}" if isinstance(market, ReplayMarket) else "simulated"
     settings = settings.model_copy(update={"exchange_base_url": site.base_url, "news_feeds": []})
     reports = []
-    with ExchangeClient(site.base_url, transport=site.transport(), retries=0) as client, \
-            httpx.Client(transport=site.transport()) as http, pdf_extractor(settings) as extractor:
+    with (
+        ExchangeClient(site.base_url, transport=site.transport(), retries=0) as client,
+        httpx.Client(transport=site.transport()) as http,
+        pdf_extractor(settings) as extractor,
+    ):
         for day in tqdm(wanted, desc="backfill", unit="day", disable=None):
             reports.append(deliver_day(engine, settings, day, client, source=origin))
             if with_text:

@@ -8,13 +8,14 @@ Each stage reports what a person running the day wants to see: its status, how l
 took and the rows it inserted, as the runner recorded them in `stage_runs`
 (`pipeline.runner.recorded_outcome`, which Airflow's task log reads too).
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Iterator
 
 from sqlalchemy import Engine
 
@@ -26,7 +27,6 @@ from pipeline.preflight import alert_failed_preflight
 from pipeline.runner import recorded_outcome
 from pipeline.stage_lists import T0_STAGES, T1_PREFLIGHT, T1_STAGES
 from store.engine import service_engine
-
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def stage_table(stages: list[DayStage]) -> list[str]:
     for s in stages:
         lines.append(f"{s.stage:<15} {s.status:<9} {s.seconds:>8.1f} {s.rows_written:>13,}")
     if stages:
-        lines.append(f"{'total':<15} {'':<9} {sum(s.seconds for s in stages):>8.1f} "
-                     f"{sum(s.rows_written for s in stages):>13,}")
+        lines.append(
+            f"{'total':<15} {'':<9} {sum(s.seconds for s in stages):>8.1f} {sum(s.rows_written for s in stages):>13,}"
+        )
     return lines
-

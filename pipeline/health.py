@@ -3,6 +3,7 @@
 It records one row per check in `health_checks` for the date; re-running it when nothing
 changed writes nothing, while a changed row count becomes a new version of that check.
 """
+
 from __future__ import annotations
 
 from sqlalchemy import text
@@ -67,7 +68,9 @@ def run_health(ctx: StageContext) -> StageOutcome:
         tables={
             "checks": [{"check": c["check_name"], "ok": c["ok"]} for c in checks],
             "row_counts": [{"table": name, "rows": n} for name, n in sorted(counts.items())],
-            "model_monitor": [{"check": c["check"], "state": c["state"], "figure": c["figure"]} for c in model["checks"]],
+            "model_monitor": [
+                {"check": c["check"], "state": c["state"], "figure": c["figure"]} for c in model["checks"]
+            ],
         },
     )
 

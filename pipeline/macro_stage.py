@@ -1,6 +1,7 @@
 """T3 (Monday 09:00): read the three national macro sources, store every release (a
 revision is a new row), then compute the week's macro parameters, and any of the last
 `BACKFILL_WEEKS` weeks not computed yet, point in time (models/macro_model.py)."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -35,13 +36,27 @@ def run_macro(ctx: StageContext) -> StageOutcome:
         this_week = [r for r in computed if r["week_start"] == week]
         panel = macro_model.panel(everything, weeks[-13:])
     return StageOutcome(
-        summary={"week_start": week.isoformat(), "releases_read": len(observations), "releases_new": stored.inserted,
-                 "sources": ", ".join(SOURCES), "parameters": len(this_week), "parameter_rows_new": written.inserted,
-                 "missing": "; ".join(f"{k}: {', '.join(v)}" for k, v in missing.items()) or "none"},
-        tables={"parameters": [{"parameter": r["parameter"], "value": r["value"], "reading": r["reading"]} for r in this_week],
-                "panel": [{"week_start": w.isoformat(), **row} for w, row in panel.to_dict("index").items()]},
+        summary={
+            "week_start": week.isoformat(),
+            "releases_read": len(observations),
+            "releases_new": stored.inserted,
+            "sources": ", ".join(SOURCES),
+            "parameters": len(this_week),
+            "parameter_rows_new": written.inserted,
+            "missing": "; ".join(f"{k}: {', '.join(v)}" for k, v in missing.items()) or "none",
+        },
+        tables={
+            "parameters": [
+                {"parameter": r["parameter"], "value": r["value"], "reading": r["reading"]} for r in this_week
+            ],
+            "panel": [{"week_start": w.isoformat(), **row} for w, row in panel.to_dict("index").items()],
+        },
     )
 
 
-T3_MACRO = Stage("t3_macro", run_macro, "Weekly macro: read BOJ, STATIN and PIOJ releases; compute the macro parameters.",
-                 trading_days_only=False)
+T3_MACRO = Stage(
+    "t3_macro",
+    run_macro,
+    "Weekly macro: read BOJ, STATIN and PIOJ releases; compute the macro parameters.",
+    trading_days_only=False,
+)

@@ -11,6 +11,7 @@ the pending notifications of the day go to the signed webhook and new alerts to 
 apprise URLs of `notify_urls`; a delivery failure does not fail the stage. A re-run with
 the same figures writes nothing and notifies nobody again. A preview sends nothing.
 """
+
 from __future__ import annotations
 
 import logging
@@ -39,11 +40,17 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
         persist(checks, stored_levels(conn, day), t, day)
     alerts = [alert_notification(c, day) for c in checks if c.state == ALERT]
     with ctx.transaction() as conn:
-        written = append_history(conn, tables.monitor_checks, [row(c, day) for c in checks],
-                                 scope=[tables.monitor_checks.c.trading_date == day]).inserted
+        written = append_history(
+            conn,
+            tables.monitor_checks,
+            [row(c, day) for c in checks],
+            scope=[tables.monitor_checks.c.trading_date == day],
+        ).inserted
         n = tables.notifications.c
         ids = [a.notification_id for a in alerts]
-        known = {r for (r,) in conn.execute(select(n.notification_id).where(n.notification_id.in_(ids)))} if ids else set()
+        known = (
+            {r for (r,) in conn.execute(select(n.notification_id).where(n.notification_id.in_(ids)))} if ids else set()
+        )
         new = [a for a in alerts if a.notification_id not in known]
         notify.record(conn, new)
     if ctx.write:
@@ -53,21 +60,47 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
         delivery = {"webhook": "not sent: preview", "delivered": 0, "failed": 0, "apprise": "not sent: preview"}
     states = {c.check_name: c.state for c in checks}
     return StageOutcome(
-        summary={"state": overall(states.values()), "alerts": sorted(c for c, s in states.items() if s == ALERT),
-                 "watch": sorted(c for c, s in states.items() if s == "WATCH"),
-                 "monitor_rows_written": written, "new_alerts": len(new),
-                 "reference": context.get("reference"), "window": context.get("window"), **delivery},
-        tables={"checks": [{"check": c.check_name, "state": c.state, "level": c.level, "figure": c.figure,
-                            "watch_threshold": c.watch_threshold, "alert_threshold": c.alert_threshold,
-                            "since": c.since.isoformat() if c.since else None,
-                            "note": c.figures.get("note")} for c in checks]},
+        summary={
+            "state": overall(states.values()),
+            "alerts": sorted(c for c, s in states.items() if s == ALERT),
+            "watch": sorted(c for c, s in states.items() if s == "WATCH"),
+            "monitor_rows_written": written,
+            "new_alerts": len(new),
+            "reference": context.get("reference"),
+            "window": context.get("window"),
+            **delivery,
+        },
+        tables={
+            "checks": [
+                {
+                    "check": c.check_name,
+                    "state": c.state,
+                    "level": c.level,
+                    "figure": c.figure,
+                    "watch_threshold": c.watch_threshold,
+                    "alert_threshold": c.alert_threshold,
+                    "since": c.since.isoformat() if c.since else None,
+                    "note": c.figures.get("note"),
+                }
+                for c in checks
+            ]
+        },
     )
 
 
 def row(check: Check, day: date) -> dict[str, Any]:
-    return {"trading_date": day, "check_name": check.check_name, "kind": check.kind, "level": check.level,
-            "state": check.state, "figure": check.figure, "watch_threshold": check.watch_threshold, "alert_threshold": check.alert_threshold,
-            "since": check.since, "figures": check.figures}
+    return {
+        "trading_date": day,
+        "check_name": check.check_name,
+        "kind": check.kind,
+        "level": check.level,
+        "state": check.state,
+        "figure": check.figure,
+        "watch_threshold": check.watch_threshold,
+        "alert_threshold": check.alert_threshold,
+        "since": check.since,
+        "figures": check.figures,
+    }
 
 
 def stored_levels(conn: Any, day: date) -> dict[str, list[tuple[date, str, date | None]]]:
@@ -93,14 +126,33 @@ def stored_levels(conn: Any, day: date) -> dict[str, list[tuple[date, str, date 
 def alert_notification(check: Check, day: date) -> Notification:
     kind = "MODEL_DRIFT" if check.drift else "MODEL_DEGRADED"
     since = check.since or day
-    what = (f"input {check.check_name.split(':', 1)[1]}" if check.check_name.startswith("input:")
-            else "the Score" if check.check_name == "score" else check.check_name.replace("_", " "))
-    title = (f"Model {'drift' if check.drift else 'degraded'}: {what} has been ALERT since {since.isoformat()} "
-             f"(figure {check.figure}, alert at {check.alert_threshold})")
-    return Notification(f"{since.isoformat()}:{kind.lower().replace('_', '-')}:{check.check_name}", day, kind, "CRITICAL",
-                        title, {"check": check.check_name, "state": check.state, "figure": check.figure,
-                                "watch_threshold": check.watch_threshold, "alert_threshold": check.alert_threshold, "since": since.isoformat(),
-                                "figures": check.figures})
+    what = (
+        f"input {check.check_name.split(':', 1)[1]}"
+        if check.check_name.startswith("input:")
+        else "the Score"
+        if check.check_name == "score"
+        else check.check_name.replace("_", " ")
+    )
+    title = (
+        f"Model {'drift' if check.drift else 'degraded'}: {what} has been ALERT since {since.isoformat()} "
+        f"(figure {check.figure}, alert at {check.alert_threshold})"
+    )
+    return Notification(
+        f"{since.isoformat()}:{kind.lower().replace('_', '-')}:{check.check_name}",
+        day,
+        kind,
+        "CRITICAL",
+        title,
+        {
+            "check": check.check_name,
+            "state": check.state,
+            "figure": check.figure,
+            "watch_threshold": check.watch_threshold,
+            "alert_threshold": check.alert_threshold,
+            "since": since.isoformat(),
+            "figures": check.figures,
+        },
+    )
 
 
 def send_apprise(settings: Settings, alerts: list[Notification]) -> str:
@@ -115,13 +167,24 @@ def send_apprise(settings: Settings, alerts: list[Notification]) -> str:
         sender = apprise.Apprise()
         for url in settings.notify_urls:
             sender.add(url)
-        sent = sum(bool(sender.notify(title=a.title, body=a.title + "\n" + str(a.payload.get("figures", {})),
-                                      notify_type=apprise.NotifyType.FAILURE)) for a in alerts)
+        sent = sum(
+            bool(
+                sender.notify(
+                    title=a.title,
+                    body=a.title + "\n" + str(a.payload.get("figures", {})),
+                    notify_type=apprise.NotifyType.FAILURE,
+                )
+            )
+            for a in alerts
+        )
     except Exception as exc:  # noqa: BLE001 - a notification channel must not fail T1
         log.warning("apprise notification failed: %s", exc)
         return f"failed: {type(exc).__name__}"
     return f"sent {sent} of {len(alerts)}"
 
 
-MONITOR = Stage("t1_monitor", run_monitor, "Model monitor: input and Score drift, live accuracy and calibration; "
-                                           "alerts after persistence (webhook, apprise).")
+MONITOR = Stage(
+    "t1_monitor",
+    run_monitor,
+    "Model monitor: input and Score drift, live accuracy and calibration; alerts after persistence (webhook, apprise).",
+)

@@ -14,6 +14,7 @@ it, as ipykernel's does), so no other local user can read or inject a stage's co
 outputs, and ipykernel has no reason to warn "Kernel is running over TCP without
 encryption".
 """
+
 from __future__ import annotations
 
 from datetime import date
@@ -74,8 +75,7 @@ def run_stage_notebook(
         )
     except PapermillExecutionError as exc:
         raise StageFailedError(
-            f"stage notebook '{stage_name}' for {day.isoformat()} failed ({exc.ename}: {exc.evalue}); "
-            f"see {output}"
+            f"stage notebook '{stage_name}' for {day.isoformat()} failed ({exc.ename}: {exc.evalue}); see {output}"
         ) from exc
     finally:
         write_index(settings.runs_dir)

@@ -1,4 +1,5 @@
 """T1 step 4: features, then layer 1 and the risk model (retraining when due)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -24,9 +25,13 @@ def run_features(ctx: StageContext) -> StageOutcome:
         bars = refresh_bars(conn)  # the API's daily bars and indicators, if T0's refresh has not built them
     today = panel[panel["date"] == ctx.trading_date]
     return StageOutcome(
-        summary={"instruments": len(today), "feature_rows_written": written, "daily_bars_written": bars,
-                 "layer1": backend.model_id,
-                 "layer1_is_fallback": backend.is_fallback},
+        summary={
+            "instruments": len(today),
+            "feature_rows_written": written,
+            "daily_bars_written": bars,
+            "layer1": backend.model_id,
+            "layer1_is_fallback": backend.is_fallback,
+        },
         tables={"features": today[["symbol", *FEATURE_NAMES]].round(4).to_dict("records")},
     )
 
@@ -38,17 +43,34 @@ def run_predict(ctx: StageContext) -> StageOutcome:
     day = result.predictions.sort_values("score", ascending=False)
     metrics = result.track_record.get("metrics", {})
     return StageOutcome(
-        summary={"model_id": result.model_id, "retrained": result.trained is not None,
-                 "warm_start": bool(result.trained and result.trained["warm_start"]),
-                 "layer1": backend.model_id, "layer1_is_fallback": backend.is_fallback,
-                 "calibration_rows": result.calibration_rows,
-                 "actions": day["action"].value_counts().to_dict(), "terciles": day["tercile"].value_counts().to_dict()},
+        summary={
+            "model_id": result.model_id,
+            "retrained": result.trained is not None,
+            "warm_start": bool(result.trained and result.trained["warm_start"]),
+            "layer1": backend.model_id,
+            "layer1_is_fallback": backend.is_fallback,
+            "calibration_rows": result.calibration_rows,
+            "actions": day["action"].value_counts().to_dict(),
+            "terciles": day["tercile"].value_counts().to_dict(),
+        },
         tables={
-            "ranking": day[["symbol", "score", "action", "weight", "tercile", "predicted_return", "layer1_p_up"]].round(4).to_dict("records"),
+            "ranking": day[["symbol", "score", "action", "weight", "tercile", "predicted_return", "layer1_p_up"]]
+            .round(4)
+            .to_dict("records"),
             "reasons": reasons_table(day),
-            "importances": [{"feature": k, "gain_share": v} for k, v in sorted(result.importances.items(), key=lambda x: -x[1])],
-            "metrics": [{"metric": k, "value": m["value"], "base_rate": m["base_rate"], "n": m["sample_size"],
-                         **{f"baseline_{b}": v for b, v in m["baselines"].items()}} for k, m in metrics.items()],
+            "importances": [
+                {"feature": k, "gain_share": v} for k, v in sorted(result.importances.items(), key=lambda x: -x[1])
+            ],
+            "metrics": [
+                {
+                    "metric": k,
+                    "value": m["value"],
+                    "base_rate": m["base_rate"],
+                    "n": m["sample_size"],
+                    **{f"baseline_{b}": v for b, v in m["baselines"].items()},
+                }
+                for k, m in metrics.items()
+            ],
             "calibration": result.track_record.get("calibration", []),
         },
     )
@@ -64,11 +86,19 @@ def reasons_table(day: pd.DataFrame, top: int = TOP_NAMES) -> list[dict]:
     for r in day.head(top).itertuples():
         reasons = served_reasons(getattr(r, "reasons", None))
         inputs = reasons["inputs"] if reasons else []
-        rows.append({"symbol": r.symbol, "score": r.score, "action": r.action,
-                     **{f"reason_{i + 1}": f"{x['input']} {x['contribution']:+.3f}" for i, x in enumerate(inputs)},
-                     "base_value": round(reasons["base_value"], 3) if reasons else None})
+        rows.append(
+            {
+                "symbol": r.symbol,
+                "score": r.score,
+                "action": r.action,
+                **{f"reason_{i + 1}": f"{x['input']} {x['contribution']:+.3f}" for i, x in enumerate(inputs)},
+                "base_value": round(reasons["base_value"], 3) if reasons else None,
+            }
+        )
     return rows
 
 
 FEATURES_STAGE = Stage("t1_features", run_features, "Compute the 14 features of every instrument for the day.")
-PREDICT = Stage("t1_predict", run_predict, "Layer 1 and the risk model: Score, Action, Weight, Tercile (retrain when due).")
+PREDICT = Stage(
+    "t1_predict", run_predict, "Layer 1 and the risk model: Score, Action, Weight, Tercile (retrain when due)."
+)

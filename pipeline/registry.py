@@ -1,4 +1,5 @@
 """Every stage the runner knows, by name. A new stage is one entry here."""
+
 from __future__ import annotations
 
 from market.errors import InvalidInputError
@@ -13,8 +14,23 @@ from pipeline.stage import Stage
 from pipeline.t0 import T0_SCRAPE
 from pipeline.text_stages import INGEST_TEXT, SENTIMENT
 
-STAGES: dict[str, Stage] = {stage.name: stage for stage in [
-    HEALTH, T0_SCRAPE, PREFLIGHT, INGEST_TEXT, SENTIMENT, FEATURES_STAGE, PREDICT, MONITOR, ANALYSIS, EXECUTE, SUGGEST, T3_MACRO]}
+STAGES: dict[str, Stage] = {
+    stage.name: stage
+    for stage in [
+        HEALTH,
+        T0_SCRAPE,
+        PREFLIGHT,
+        INGEST_TEXT,
+        SENTIMENT,
+        FEATURES_STAGE,
+        PREDICT,
+        MONITOR,
+        ANALYSIS,
+        EXECUTE,
+        SUGGEST,
+        T3_MACRO,
+    ]
+}
 
 
 def get_stage(name: str) -> Stage:

@@ -17,6 +17,7 @@ outside the store checks `ctx.write` (t1_analysis sends no webhook in a preview)
 the stages keep under the data and models folders (raw snapshots, documents, model
 files) are caches keyed by their content and may still be written.
 """
+
 from __future__ import annotations
 
 import json
@@ -90,8 +91,10 @@ class StageResult:
         day = self.trading_date.isoformat()
         if self.written:
             return f"{self.stage} for {day}: {self.status}."
-        return (f"{self.stage} for {day}: {self.status}, as a preview: nothing was stored. To store it, run "
-                f"`marketintel stage run {self.stage} --date {day} --notebook` (or set `write = True` here).")
+        return (
+            f"{self.stage} for {day}: {self.status}, as a preview: nothing was stored. To store it, run "
+            f"`marketintel stage run {self.stage} --date {day} --notebook` (or set `write = True` here)."
+        )
 
     def _repr_markdown_(self) -> str:
         """In a notebook: the headline, then the summary as a two-column table."""
@@ -103,8 +106,13 @@ class StageResult:
 
     def to_json(self) -> str:
         return json.dumps(
-            {"stage": self.stage, "trading_date": self.trading_date.isoformat(), "run_id": self.run_id,
-             "status": self.status, "summary": self.summary},
+            {
+                "stage": self.stage,
+                "trading_date": self.trading_date.isoformat(),
+                "run_id": self.run_id,
+                "status": self.status,
+                "summary": self.summary,
+            },
             default=str,
         )
 
@@ -174,8 +182,13 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
     if written.get("eod_prices"):
         _refresh_read_models(ctx)
     _record(ctx, "SUCCEEDED", trigger, {"summary": outcome.summary, "rows_written": dict(sorted(written.items()))})
-    log.info("stage %s for %s succeeded%s: %s", stage.name, day, "" if ctx.write else " (preview, nothing stored)",
-             outcome.summary)
+    log.info(
+        "stage %s for %s succeeded%s: %s",
+        stage.name,
+        day,
+        "" if ctx.write else " (preview, nothing stored)",
+        outcome.summary,
+    )
     return StageResult(stage.name, day, ctx.run_id, "SUCCEEDED", ctx.write, outcome.summary, outcome.tables)
 
 
@@ -195,9 +208,17 @@ def recorded_outcome(engine: Engine, stage: str, day: date, since: datetime) -> 
     `reason`. What the Airflow task log and `run-day` report."""
     c = tables.stage_runs.c
     with engine.connect() as conn:
-        row = conn.execute(select(c.event, c.detail).where(
-            c.stage == stage, c.trading_date == day, c.recorded_at >= since,
-            c.event.in_(["SUCCEEDED", "FAILED", "SKIPPED"])).order_by(c.recorded_at.desc(), c.id.desc()).limit(1)).first()
+        row = conn.execute(
+            select(c.event, c.detail)
+            .where(
+                c.stage == stage,
+                c.trading_date == day,
+                c.recorded_at >= since,
+                c.event.in_(["SUCCEEDED", "FAILED", "SKIPPED"]),
+            )
+            .order_by(c.recorded_at.desc(), c.id.desc())
+            .limit(1)
+        ).first()
     detail = dict(row.detail) if row else {}
     outcome: dict[str, Any] = {"status": row.event if row else "FAILED", "rows_written": detail.get("rows_written", {})}
     if "error" in detail or "reason" in detail:
@@ -206,7 +227,13 @@ def recorded_outcome(engine: Engine, stage: str, day: date, since: datetime) -> 
 
 
 def _record(ctx: StageContext, event: str, trigger: str, detail: dict[str, Any]) -> None:
-    row = {"run_id": ctx.run_id, "stage": ctx.stage, "trading_date": ctx.trading_date,
-           "event": event, "trigger": trigger, "detail": json.loads(json.dumps(detail, default=str))}
+    row = {
+        "run_id": ctx.run_id,
+        "stage": ctx.stage,
+        "trading_date": ctx.trading_date,
+        "event": event,
+        "trigger": trigger,
+        "detail": json.loads(json.dumps(detail, default=str)),
+    }
     with ctx.engine.begin() as conn:
         append_history(conn, tables.stage_runs, [row])

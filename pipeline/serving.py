@@ -1,11 +1,13 @@
 """Serve an ASGI app on a free loopback port from a background thread: the demo's
 simulated exchange and the tests' real-HTTP servers use it."""
+
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import uvicorn
 
@@ -21,8 +23,11 @@ def uvicorn_proxy_options(trusted_proxies: str) -> dict[str, Any]:
 def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0, trusted_proxies: str = "") -> Iterator[str]:
     """Yield the base URL (http://127.0.0.1:PORT) while `app` is being served.
     `trusted_proxies`: see `uvicorn_proxy_options`."""
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
-                                           **uvicorn_proxy_options(trusted_proxies)))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, host=host, port=port, log_level="warning", lifespan="on", **uvicorn_proxy_options(trusted_proxies)
+        )
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

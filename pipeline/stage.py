@@ -1,10 +1,12 @@
 """What a stage is: a named function of a `StageContext` that returns a `StageOutcome`."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import Connection, Engine
 

@@ -1,4 +1,5 @@
 """T0 (16:00 exchange time): scrape the day's end-of-day data and deliver it to the store."""
+
 from __future__ import annotations
 
 from ingest.exchange.delivery import client_for, deliver_day
@@ -13,9 +14,13 @@ def run_t0_scrape(ctx: StageContext) -> StageOutcome:
         report = deliver_day(ctx.engine, ctx.settings, ctx.trading_date, client)
     return StageOutcome(
         summary={
-            "status": report.status, "checksum": report.checksum[:16], "instruments": report.row_counts["MAIN"] + report.row_counts["JUNIOR"],
-            "rows_inserted": report.inserted, "warning_count": len(report.warnings),
-            "http_requests": report.attempts, "snapshot": report.snapshot_path,
+            "status": report.status,
+            "checksum": report.checksum[:16],
+            "instruments": report.row_counts["MAIN"] + report.row_counts["JUNIOR"],
+            "rows_inserted": report.inserted,
+            "warning_count": len(report.warnings),
+            "http_requests": report.attempts,
+            "snapshot": report.snapshot_path,
         },
         tables={
             "prices": day_table(ctx),
@@ -32,9 +37,13 @@ def day_table(ctx: StageContext) -> list[dict]:
         boards = {r["symbol"]: r["board"] for r in current_rows(conn, tables.instruments)}
     return [
         {
-            "symbol": r["symbol"], "board": boards.get(r["symbol"]), "close": r["close"],
+            "symbol": r["symbol"],
+            "board": boards.get(r["symbol"]),
+            "close": r["close"],
             "change_pct": round((r["close"] / r["prev_close"] - 1) * 100, 2) if r["prev_close"] else None,
-            "volume": r["volume"], "bid": r["bid"], "ask": r["ask"],
+            "volume": r["volume"],
+            "bid": r["bid"],
+            "ask": r["ask"],
             **_spread(r),
             "halted": r["halted"],
         }

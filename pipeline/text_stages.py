@@ -1,5 +1,6 @@
 """T1 steps 2 and 3: ingest the day's news and disclosures, then score them and build
 the sentiment composite."""
+
 from __future__ import annotations
 
 import httpx
@@ -14,13 +15,24 @@ from store.history import current_rows
 
 def run_ingest_text(ctx: StageContext) -> StageOutcome:
     settings = ctx.settings
-    with ExchangeClient("", timeout=settings.exchange_timeout_seconds, retries=settings.exchange_retries,
-                        backoff=settings.exchange_backoff_seconds) as client, \
-            httpx.Client(timeout=settings.pdf_timeout_seconds, follow_redirects=True) as http:
+    with (
+        ExchangeClient(
+            "",
+            timeout=settings.exchange_timeout_seconds,
+            retries=settings.exchange_retries,
+            backoff=settings.exchange_backoff_seconds,
+        ) as client,
+        httpx.Client(timeout=settings.pdf_timeout_seconds, follow_redirects=True) as http,
+    ):
         report = ingest_text(ctx.engine, settings, ctx.trading_date, client, http)
     return StageOutcome(
-        summary={"feeds": report.feeds, "news_new": report.news_new, "news_already_stored": report.news_seen,
-                 "disclosures_ok": report.disclosures_ok, "disclosures_failed": report.disclosures_failed},
+        summary={
+            "feeds": report.feeds,
+            "news_new": report.news_new,
+            "news_already_stored": report.news_seen,
+            "disclosures_ok": report.disclosures_ok,
+            "disclosures_failed": report.disclosures_failed,
+        },
         tables={"failures": [{"failure": f} for f in report.failures]},
     )
 
@@ -32,12 +44,24 @@ def run_sentiment(ctx: StageContext) -> StageOutcome:
     market = next(r for r in rows if r["symbol"] == MARKET)
     named = sorted((r for r in rows if r["symbol"] != MARKET and r["item_count"]), key=lambda r: r["score"])
     return StageOutcome(
-        summary={"instruments": len(rows) - 1, "with_news": len(named), "market_score": market["score"],
-                 "texts_in_window": market["item_count"]},
+        summary={
+            "instruments": len(rows) - 1,
+            "with_news": len(named),
+            "market_score": market["score"],
+            "texts_in_window": market["item_count"],
+        },
         tables={
             "composite": [{"symbol": r["symbol"], "score": r["score"], "items": r["item_count"]} for r in named],
-            "texts": [{"kind": i["kind"], "id": i["id"], "score": i["score"], "weight": i["weight"],
-                       "title": titles.get((i["kind"], i["id"]), "")} for i in market["inputs"]],
+            "texts": [
+                {
+                    "kind": i["kind"],
+                    "id": i["id"],
+                    "score": i["score"],
+                    "weight": i["weight"],
+                    "title": titles.get((i["kind"], i["id"]), ""),
+                }
+                for i in market["inputs"]
+            ],
         },
     )
 
@@ -45,7 +69,9 @@ def run_sentiment(ctx: StageContext) -> StageOutcome:
 def _titles(conn) -> dict[tuple[str, int], str]:  # noqa: ANN001
     found = {("NEWS", r["id"]): r["title"] for r in current_rows(conn, tables.news_items)}
     found.update({("DISCLOSURE", r["id"]): r["title"] or "" for r in current_rows(conn, tables.disclosures)})
-    found.update({("RESEARCH", r["id"]): r["filename"] or "research note" for r in current_rows(conn, tables.research_notes)})
+    found.update(
+        {("RESEARCH", r["id"]): r["filename"] or "research note" for r in current_rows(conn, tables.research_notes)}
+    )
     return found
 
 

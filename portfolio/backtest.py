@@ -21,10 +21,12 @@ Figures (`summarise`): the track-record statistics of portfolio/track_record.py 
 part, orders, lapsed orders, days trapped (position-days flagged TRAPPED), and the share
 of would-be orders the rails blocked outright or cut in size.
 """
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 
 import pandas as pd
@@ -33,7 +35,7 @@ from market.costs import FeeSchedule
 from models.dataset import build_panel
 from models.decisions import HORIZON, decide, edge_rows, edge_tables
 from models.walkforward import WalkForwardConfig, walk_forward
-from portfolio.executor import Order, Signal, fill_orders, plan_day
+from portfolio.executor import Execution, Order, Signal, fill_orders, plan_day
 from portfolio.rails import TRAPPED, MarketDay, exit_state, value_positions
 from portfolio.track_record import by_year as yearly
 from portfolio.track_record import daily_returns, statistics
@@ -63,9 +65,17 @@ def _known(value):  # noqa: ANN001, ANN202
 
 
 def _market_day(row) -> MarketDay:  # noqa: ANN001 - a namedtuple row of the panel
-    return MarketDay(row.symbol, float(row.close), int(row.volume), _known(row.adv_20), _known(getattr(row, "bid", None)),
-                     _known(getattr(row, "ask", None)), _known(getattr(row, "high", None)), _known(getattr(row, "low", None)),
-                     _known(getattr(row, "volatility_20", None)))
+    return MarketDay(
+        row.symbol,
+        float(row.close),
+        int(row.volume),
+        _known(row.adv_20),
+        _known(getattr(row, "bid", None)),
+        _known(getattr(row, "ask", None)),
+        _known(getattr(row, "high", None)),
+        _known(getattr(row, "low", None)),
+        _known(getattr(row, "volatility_20", None)),
+    )
 
 
 def out_of_sample_predictions(prices: pd.DataFrame, min_train_days: int = 250, first_test_date=None) -> pd.DataFrame:  # noqa: ANN001
@@ -75,9 +85,15 @@ def out_of_sample_predictions(prices: pd.DataFrame, min_train_days: int = 250, f
     return walk_forward(panel, config).predictions
 
 
-def run_backtest(predictions: pd.DataFrame, rails: bool = True, starting_cash: float = 10_000_000,
-                 fees: FeeSchedule | None = None, realistic: bool = True, horizon: int = HORIZON,
-                 edges: dict | None = None) -> BacktestResult:
+def run_backtest(
+    predictions: pd.DataFrame,
+    rails: bool = True,
+    starting_cash: float = 10_000_000,
+    fees: FeeSchedule | None = None,
+    realistic: bool = True,
+    horizon: int = HORIZON,
+    edges: dict | None = None,
+) -> BacktestResult:
     """`edges`: the held-edge tables by day (computed from `predictions` when None)."""
     fees = fees or FeeSchedule()
     result = BacktestResult(rails=rails, realistic=realistic, curve=pd.DataFrame())
@@ -102,12 +118,24 @@ def run_backtest(predictions: pd.DataFrame, rails: bool = True, starting_cash: f
         spent = {part: 0.0 for part in COST_PARTS}
         traded = 0.0
         if realistic and pending:
-            cash, traded = _apply(fill_orders(pending, today, cash, fees, True, str(decided_on)), held, day, result,
-                                  trades, spent, traded)
+            cash, traded = _apply(
+                fill_orders(pending, today, cash, fees, True, str(decided_on)), held, day, result, trades, spent, traded
+            )
         decided = decide(frame, edge=edges.get(day), fee_rate=float(fees.rate), liquidity_gates=rails)
-        signals = {r.symbol: Signal(r.symbol, float(r.score), r.action, r.tercile, float(r.weight),
-                                    float(r.predicted_return), float(r.held_edge), float(r.round_trip_cost), r.reason)
-                   for r in decided.itertuples(index=False)}
+        signals = {
+            r.symbol: Signal(
+                r.symbol,
+                float(r.score),
+                r.action,
+                r.tercile,
+                float(r.weight),
+                float(r.predicted_return),
+                float(r.held_edge),
+                float(r.round_trip_cost),
+                r.reason,
+            )
+            for r in decided.itertuples(index=False)
+        }
         plan = plan_day(cash, held, signals, today, fees, rails=rails, realistic=realistic)
         result.would_trade += plan.would_trade
         result.blocked += plan.blocked_by_rails
@@ -115,20 +143,37 @@ def run_backtest(predictions: pd.DataFrame, rails: bool = True, starting_cash: f
         if realistic:
             pending, decided_on = plan.orders, day
         else:
-            cash, traded = _apply(fill_orders(plan.orders, today, cash, fees, False, str(day)), held, day, result,
-                                  trades, spent, traded)
+            cash, traded = _apply(
+                fill_orders(plan.orders, today, cash, fees, False, str(day)), held, day, result, trades, spent, traded
+            )
         result.days_trapped += sum(1 for s, q in held.items() if TRAPPED in exit_state(today[s], q).flags)
         valuation = value_positions(float(cash), held, today)
-        rows.append({"date": day, "cash": float(cash), "market_value": valuation.market_value,
-                     "equity": valuation.equity, "liquid_equity": valuation.liquid_equity, "traded": traded, **spent})
+        rows.append(
+            {
+                "date": day,
+                "cash": float(cash),
+                "market_value": valuation.market_value,
+                "equity": valuation.equity,
+                "liquid_equity": valuation.liquid_equity,
+                "traded": traded,
+                **spent,
+            }
+        )
     result.curve = pd.DataFrame(rows)
     result.trades = pd.DataFrame(trades)
     result.figures = summarise(result, starting_cash)
     return result
 
 
-def _apply(run, held: dict[str, int], day, result: BacktestResult, trades: list, spent: dict, traded: float  # noqa: ANN001
-           ) -> tuple[Decimal, float]:
+def _apply(
+    run: Execution,
+    held: dict[str, int],
+    day: date,
+    result: BacktestResult,
+    trades: list,
+    spent: dict,
+    traded: float,
+) -> tuple[Decimal, float]:
     for order in run.filled:
         held[order.symbol] = held.get(order.symbol, 0) + (order.quantity if order.side == "BUY" else -order.quantity)
         if held[order.symbol] <= 0:
@@ -138,17 +183,27 @@ def _apply(run, held: dict[str, int], day, result: BacktestResult, trades: list,
             spent[part] += float(costs[part])
         traded += float(order.gross)
         result.traded_value += float(order.gross)
-        trades.append({"decided_on": order.rationale.get("decided_on"), "date": day, "symbol": order.symbol,
-                       "side": order.side, "quantity": order.quantity, "price": float(order.price),
-                       "close": order.rationale.get("close"), "touch": order.rationale["fill"]["touch"],
-                       **{part: float(costs[part]) for part in COST_PARTS}})
+        trades.append(
+            {
+                "decided_on": order.rationale.get("decided_on"),
+                "date": day,
+                "symbol": order.symbol,
+                "side": order.side,
+                "quantity": order.quantity,
+                "price": float(order.price),
+                "close": order.rationale.get("close"),
+                "touch": order.rationale["fill"]["touch"],
+                **{part: float(costs[part]) for part in COST_PARTS},
+            }
+        )
     result.orders += len(run.filled)
     result.lapsed += len(run.lapsed)
     return run.cash, traded
 
 
-def summarise(result: BacktestResult, starting_cash: float, benchmarks: dict[str, pd.Series] | None = None,
-              by_year: bool = False) -> dict:
+def summarise(
+    result: BacktestResult, starting_cash: float, benchmarks: dict[str, pd.Series] | None = None, by_year: bool = False
+) -> dict:
     curve = result.curve
     if curve.empty:
         return {"days": 0}
@@ -157,18 +212,26 @@ def summarise(result: BacktestResult, starting_cash: float, benchmarks: dict[str
     returns = daily_returns(equity)
     returns.index = list(curve["date"])
     costs = {part: float(curve[part].sum()) for part in COST_PARTS}
-    figures = statistics(returns, benchmarks, traded_value=result.traded_value, mean_equity=float(curve["equity"].mean()),
-                         costs=costs)
-    figures.update({
-        "rails": result.rails, "fills": "next session, cost model" if result.realistic else "same close, cost-free",
-        "orders": result.orders, "lapsed_orders": result.lapsed, "days_trapped": result.days_trapped,
-        "would_be_orders": result.would_trade,
-        "blocked_share": round(result.blocked / result.would_trade, 4) if result.would_trade else 0.0,
-        "cut_share": round(result.cut / result.would_trade, 4) if result.would_trade else 0.0,
-        "final_liquid_equity": round(float(curve["liquid_equity"].iloc[-1]), 2),
-        "final_equity": round(float(curve["equity"].iloc[-1]), 2),
-    })
+    figures = statistics(
+        returns, benchmarks, traded_value=result.traded_value, mean_equity=float(curve["equity"].mean()), costs=costs
+    )
+    figures.update(
+        {
+            "rails": result.rails,
+            "fills": "next session, cost model" if result.realistic else "same close, cost-free",
+            "orders": result.orders,
+            "lapsed_orders": result.lapsed,
+            "days_trapped": result.days_trapped,
+            "would_be_orders": result.would_trade,
+            "blocked_share": round(result.blocked / result.would_trade, 4) if result.would_trade else 0.0,
+            "cut_share": round(result.cut / result.would_trade, 4) if result.would_trade else 0.0,
+            "final_liquid_equity": round(float(curve["liquid_equity"].iloc[-1]), 2),
+            "final_equity": round(float(curve["equity"].iloc[-1]), 2),
+        }
+    )
     if by_year:
         indexed = curve.set_index("date")
-        figures["years"] = yearly(returns, benchmarks or {}, indexed["traded"], indexed["equity"], indexed[list(COST_PARTS)])
+        figures["years"] = yearly(
+            returns, benchmarks or {}, indexed["traded"], indexed["equity"], indexed[list(COST_PARTS)]
+        )
     return figures

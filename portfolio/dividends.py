@@ -25,13 +25,15 @@ dividends with an ex-date on or before the last synchronisation are in that bala
 already, so only later ones are credited. A split before the ex-date counts the shares
 on the new count, as the ledger does (`store.splits`).
 """
+
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import Connection, select
 
@@ -76,9 +78,13 @@ def last_statement_sync(conn: Connection, portfolio_id: str) -> date | None:
     """The date of the newest broker statement the portfolio was synchronised to (the
     statement's own as-of date, not the day it was uploaded), if any."""
     c = tables.statement_imports.c
-    dates = [date.fromisoformat(r["parsed"]["as_of"]) for r in current_rows(
-        conn, tables.statement_imports, where=[c.portfolio_id == portfolio_id, c.status == "SYNCED"])
-        if isinstance(r["parsed"], dict) and r["parsed"].get("as_of")]
+    dates = [
+        date.fromisoformat(r["parsed"]["as_of"])
+        for r in current_rows(
+            conn, tables.statement_imports, where=[c.portfolio_id == portfolio_id, c.status == "SYNCED"]
+        )
+        if isinstance(r["parsed"], dict) and r["parsed"].get("as_of")
+    ]
     return max(dates, default=None)
 
 
@@ -100,8 +106,10 @@ def holdings_before(trades: list[dict[str, Any]], splits: list[Split]) -> Callab
         else:
             now += int(item["quantity"]) * (1 if item["side"] == "BUY" else -1)
             if now < 0:  # a book that does not replay is refused, as the ledger refuses it, not paid on a guess
-                raise InvalidInputError(f"ledger of {item['portfolio_id']} sells {item['quantity']} {symbol} "
-                                        f"holding {now + int(item['quantity'])}")
+                raise InvalidInputError(
+                    f"ledger of {item['portfolio_id']} sells {item['quantity']} {symbol} "
+                    f"holding {now + int(item['quantity'])}"
+                )
         quantity[symbol] = now
         days, totals = dates.setdefault(symbol, []), held.setdefault(symbol, [])
         if days and days[-1] == day:
@@ -113,6 +121,7 @@ def holdings_before(trades: list[dict[str, Any]], splits: list[Split]) -> Callab
     def shares(symbol: str, day: date) -> int:
         position = bisect_left(dates.get(symbol, []), day)
         return held[symbol][position - 1] if position else 0
+
     return shares
 
 
@@ -154,10 +163,26 @@ def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list
         if count:
             note += f" (notice corrected after it was credited: {due:+,.2f})"
             moment = max(moment, utc_now())  # a correction is dated when it is made, after what it follows
-        entries.append({"entry_id": identifier, "portfolio_id": portfolio_id, "amount": due, "kind": "DIVIDEND",
-                        "note": note, "effective_at": moment})
-        report.append({"symbol": symbol, "ex_date": ex_date.isoformat(), "shares": shares,
-                       "per_share": str(notice["amount"]), "amount": str(due), "entry_id": identifier})
+        entries.append(
+            {
+                "entry_id": identifier,
+                "portfolio_id": portfolio_id,
+                "amount": due,
+                "kind": "DIVIDEND",
+                "note": note,
+                "effective_at": moment,
+            }
+        )
+        report.append(
+            {
+                "symbol": symbol,
+                "ex_date": ex_date.isoformat(),
+                "shares": shares,
+                "per_share": str(notice["amount"]),
+                "amount": str(due),
+                "entry_id": identifier,
+            }
+        )
         cash += due
     append_history(conn, tables.cash_entries, entries)
     return report

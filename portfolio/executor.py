@@ -35,6 +35,7 @@ decision's own close, whole and cost-free (the same-close comparison the backtes
 beside the real one). With rails on, the plan also counts the would-be orders (what
 rails-off would have done from the same state) that the rails blocked or cut.
 """
+
 from __future__ import annotations
 
 import math
@@ -109,10 +110,17 @@ def _finite(value: float) -> float | None:
 
 
 def _signal_dict(signal: Signal) -> dict:
-    return {"score": signal.score, "action": signal.action, "tercile": signal.tercile,
-            "weight": signal.weight, "predicted_return": round(signal.predicted_return, 6),
-            "held_edge": _finite(signal.held_edge), "round_trip_cost": _finite(signal.round_trip_cost),
-            "decision_reason": signal.reason, "reasons": signal.reasons}
+    return {
+        "score": signal.score,
+        "action": signal.action,
+        "tercile": signal.tercile,
+        "weight": signal.weight,
+        "predicted_return": round(signal.predicted_return, 6),
+        "held_edge": _finite(signal.held_edge),
+        "round_trip_cost": _finite(signal.round_trip_cost),
+        "decision_reason": signal.reason,
+        "reasons": signal.reasons,
+    }
 
 
 def wants_exit(signal: Signal | None) -> bool:
@@ -123,8 +131,15 @@ def wants_entry(signal: Signal) -> bool:
     return signal.action == "LONG" and signal.tercile == "TOP" and signal.weight > 0
 
 
-def plan_day(cash: Decimal, holdings: dict[str, int], signals: dict[str, Signal], market: dict[str, MarketDay],
-             fees: FeeSchedule, rails: bool = True, realistic: bool = True) -> DayPlan:
+def plan_day(
+    cash: Decimal,
+    holdings: dict[str, int],
+    signals: dict[str, Signal],
+    market: dict[str, MarketDay],
+    fees: FeeSchedule,
+    rails: bool = True,
+    realistic: bool = True,
+) -> DayPlan:
     plan = DayPlan()
     valuation = value_positions(float(cash), holdings, market)
     plan.liquid_equity = valuation.liquid_equity if rails else valuation.equity
@@ -135,7 +150,9 @@ def plan_day(cash: Decimal, holdings: dict[str, int], signals: dict[str, Signal]
             continue
         cash += _plan_exit(plan, signal, day, held[symbol], fees, rails, realistic)
         held[symbol] -= sum(o.quantity for o in plan.orders if o.symbol == symbol and o.side == "SELL")
-    candidates = sorted((s for s in signals.values() if wants_entry(s)), key=lambda s: (-s.score, -s.predicted_return, s.symbol))
+    candidates = sorted(
+        (s for s in signals.values() if wants_entry(s)), key=lambda s: (-s.score, -s.predicted_return, s.symbol)
+    )
     for signal in candidates:
         day = market.get(signal.symbol)
         if day is None or day.close <= 0:
@@ -161,8 +178,9 @@ def _whole(session):  # noqa: ANN001, ANN202 - the estimate ignores the particip
     return replace(session, volume=max(session.volume, 1) * 10**9) if session.volume > 0 else session
 
 
-def _plan_exit(plan: DayPlan, signal: Signal, day: MarketDay, quantity: int, fees: FeeSchedule, rails: bool,
-               realistic: bool) -> Decimal:
+def _plan_exit(
+    plan: DayPlan, signal: Signal, day: MarketDay, quantity: int, fees: FeeSchedule, rails: bool, realistic: bool
+) -> Decimal:
     state = exit_state(day, quantity)
     plan.would_trade += 1
     sellable = state.sellable_today if rails else quantity
@@ -173,22 +191,47 @@ def _plan_exit(plan: DayPlan, signal: Signal, day: MarketDay, quantity: int, fee
             plan.cut_by_rails += 1
     reason = "turned AVOID: " + signal.reason if signal.reason else "turned AVOID"
     if sellable <= 0:
-        plan.skipped.append({"symbol": day.symbol, "side": "SELL", "reason": f"{reason}; but TRAPPED: no volume today",
-                             "exit": state.as_dict()})
+        plan.skipped.append(
+            {
+                "symbol": day.symbol,
+                "side": "SELL",
+                "reason": f"{reason}; but TRAPPED: no volume today",
+                "exit": state.as_dict(),
+            }
+        )
         return Decimal(0)
-    price, fee = _estimate("SELL", sellable, day, fees, realistic) if day.volume > 0 or not realistic else (
-        Decimal(str(day.close)).quantize(CENT), Decimal(0))
+    price, fee = (
+        _estimate("SELL", sellable, day, fees, realistic)
+        if day.volume > 0 or not realistic
+        else (Decimal(str(day.close)).quantize(CENT), Decimal(0))
+    )
     gross = (price * sellable).quantize(CENT)
-    rationale = {"reason": reason, **_signal_dict(signal), "exit": state.as_dict(),
-                 "limits": {"held": quantity, "sellable_today": sellable,
-                            "bound_by": "exit_rail" if sellable < quantity else "whole_position"},
-                 "close": day.close, "rails": rails}
+    rationale = {
+        "reason": reason,
+        **_signal_dict(signal),
+        "exit": state.as_dict(),
+        "limits": {
+            "held": quantity,
+            "sellable_today": sellable,
+            "bound_by": "exit_rail" if sellable < quantity else "whole_position",
+        },
+        "close": day.close,
+        "rails": rails,
+    }
     plan.orders.append(Order(day.symbol, "SELL", sellable, price, fee, rationale))
     return gross - fee
 
 
-def _plan_entry(plan: DayPlan, signal: Signal, day: MarketDay, held: int, cash: Decimal, fees: FeeSchedule,
-                rails: bool, realistic: bool) -> Order | None:
+def _plan_entry(
+    plan: DayPlan,
+    signal: Signal,
+    day: MarketDay,
+    held: int,
+    cash: Decimal,
+    fees: FeeSchedule,
+    rails: bool,
+    realistic: bool,
+) -> Order | None:
     price, _ = _estimate("BUY", 1, day, fees, realistic)
     target = int(math.floor(signal.weight * plan.liquid_equity / float(price)))
     wanted = target - held
@@ -199,7 +242,7 @@ def _plan_entry(plan: DayPlan, signal: Signal, day: MarketDay, held: int, cash: 
         plan.would_trade += 1
     quantity, bound_by = unrailed, ("cash" if cash_cap < wanted else "weight")
     if realistic and _finite(signal.held_edge) is not None:
-        spread = (day.spread if day.spread is not None else signal.round_trip_cost - 2 * float(fees.rate))
+        spread = day.spread if day.spread is not None else signal.round_trip_cost - 2 * float(fees.rate)
         room = size_for_edge(signal.held_edge, spread, float(fees.rate), day.session())
         cost_cap = int(math.floor(room)) if math.isfinite(room) else quantity
         limits["cost_cap"] = cost_cap
@@ -215,20 +258,39 @@ def _plan_entry(plan: DayPlan, signal: Signal, day: MarketDay, held: int, cash: 
         if quantity <= 0 or not check.passed:
             if unrailed > 0:
                 plan.blocked_by_rails += 1
-            plan.skipped.append({"symbol": day.symbol, "side": "BUY", "reason": _entry_refusal(check, quantity, wanted, bound_by),
-                                 "gates": check.as_dict(), "limits": limits})
+            plan.skipped.append(
+                {
+                    "symbol": day.symbol,
+                    "side": "BUY",
+                    "reason": _entry_refusal(check, quantity, wanted, bound_by),
+                    "gates": check.as_dict(),
+                    "limits": limits,
+                }
+            )
             return None
         if quantity < unrailed:
             plan.cut_by_rails += 1
     if quantity <= 0:
-        plan.skipped.append({"symbol": day.symbol, "side": "BUY", "limits": limits,
-                             "reason": "already at its target weight" if wanted <= 0 else
-                             ("its edge pays for no size after impact" if bound_by == "cost" else "no cash left")})
+        plan.skipped.append(
+            {
+                "symbol": day.symbol,
+                "side": "BUY",
+                "limits": limits,
+                "reason": "already at its target weight"
+                if wanted <= 0
+                else ("its edge pays for no size after impact" if bound_by == "cost" else "no cash left"),
+            }
+        )
         return None
     price, fee = _estimate("BUY", quantity, day, fees, realistic)
-    rationale = {"reason": "LONG in the TOP tercile: " + signal.reason if signal.reason else "LONG in the TOP tercile",
-                 **_signal_dict(signal), "gates": check.as_dict() if check else {"passed": None, "gates": []},
-                 "limits": {**limits, "bound_by": bound_by}, "close": day.close, "rails": rails}
+    rationale = {
+        "reason": "LONG in the TOP tercile: " + signal.reason if signal.reason else "LONG in the TOP tercile",
+        **_signal_dict(signal),
+        "gates": check.as_dict() if check else {"passed": None, "gates": []},
+        "limits": {**limits, "bound_by": bound_by},
+        "close": day.close,
+        "rails": rails,
+    }
     return Order(day.symbol, "BUY", quantity, price, fee, rationale)
 
 
@@ -243,8 +305,14 @@ def _entry_refusal(check, quantity: int, wanted: int, bound_by: str) -> str:  # 
     return "entry gates failed: " + ", ".join(failed or check.failed)
 
 
-def fill_orders(orders: list[Order], sessions: dict[str, MarketDay], cash: Decimal, fees: FeeSchedule,
-                realistic: bool = True, decided_on: str | None = None) -> Execution:
+def fill_orders(
+    orders: list[Order],
+    sessions: dict[str, MarketDay],
+    cash: Decimal,
+    fees: FeeSchedule,
+    realistic: bool = True,
+    decided_on: str | None = None,
+) -> Execution:
     """Fill the orders a decision made, in `sessions` (the next session's market; the
     decision's own with `realistic=False`): sells first, then buys within the cash their
     fills leave. Cash never goes below zero: a buy is cut to what the cash pays at its
@@ -253,8 +321,14 @@ def fill_orders(orders: list[Order], sessions: dict[str, MarketDay], cash: Decim
     for order in sorted(orders, key=lambda o: (o.side != "SELL",)):
         day = sessions.get(order.symbol)
         if day is None:
-            run.lapsed.append({"symbol": order.symbol, "side": order.side, "quantity": order.quantity,
-                               "reason": "no session for the symbol"})
+            run.lapsed.append(
+                {
+                    "symbol": order.symbol,
+                    "side": order.side,
+                    "quantity": order.quantity,
+                    "reason": "no session for the symbol",
+                }
+            )
             continue
         done = fill(order.side, order.quantity, day.session(), fees, realistic)
         if order.side == "BUY" and done.quantity and done.gross + done.fee > run.cash:
@@ -262,12 +336,17 @@ def fill_orders(orders: list[Order], sessions: dict[str, MarketDay], cash: Decim
             done = fill(order.side, cut, day.session(), fees, realistic)
             done = _relabel(done, order.quantity, "cut to the cash left")
         if done.lapsed:
-            run.lapsed.append({"symbol": order.symbol, "side": order.side, "quantity": done.lapsed,
-                               "reason": done.lapse_reason})
+            run.lapsed.append(
+                {"symbol": order.symbol, "side": order.side, "quantity": done.lapsed, "reason": done.lapse_reason}
+            )
         if done.quantity <= 0:
             continue
-        rationale = {**order.rationale, "decided_on": decided_on, "fill": done.as_dict(),
-                     "estimate": {"price": str(order.price), "quantity": order.quantity}}
+        rationale = {
+            **order.rationale,
+            "decided_on": decided_on,
+            "fill": done.as_dict(),
+            "estimate": {"price": str(order.price), "quantity": order.quantity},
+        }
         filled = Order(order.symbol, order.side, done.quantity, done.price, done.fee, rationale)
         run.cash += (filled.gross if filled.side == "SELL" else -filled.gross) - filled.fees
         run.filled.append(filled)
@@ -277,5 +356,9 @@ def fill_orders(orders: list[Order], sessions: dict[str, MarketDay], cash: Decim
 def _relabel(done, requested: int, reason: str):  # noqa: ANN001, ANN202 - a Fill
     from dataclasses import replace
 
-    return replace(done, requested=requested, lapsed=requested - done.quantity,
-                   lapse_reason=done.lapse_reason or reason if requested > done.quantity else done.lapse_reason)
+    return replace(
+        done,
+        requested=requested,
+        lapsed=requested - done.quantity,
+        lapse_reason=done.lapse_reason or reason if requested > done.quantity else done.lapse_reason,
+    )

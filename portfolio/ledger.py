@@ -13,15 +13,17 @@ Every write that checks a balance first happens inside `portfolio_transaction`, 
 serialises writers per portfolio (see its docstring), so two concurrent requests can
 never both spend the same cash or sell the same shares.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from fractions import Fraction
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Iterable
+from fractions import Fraction
+from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
@@ -75,8 +77,20 @@ def trade_rows(conn: Connection, portfolio_id: str, until: datetime | None = Non
     return [dict(r._mapping) for r in conn.execute(query.order_by(t.c.executed_at, t.c.id))]
 
 
-LEDGER_COLUMNS = ("id", "trade_id", "portfolio_id", "trading_date", "executed_at", "symbol", "side", "quantity", "price",
-                  "fees", "origin", "recorded_at")
+LEDGER_COLUMNS = (
+    "id",
+    "trade_id",
+    "portfolio_id",
+    "trading_date",
+    "executed_at",
+    "symbol",
+    "side",
+    "quantity",
+    "price",
+    "fees",
+    "origin",
+    "recorded_at",
+)
 
 
 def ledger_rows(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
@@ -139,8 +153,12 @@ def in_replay_order(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = 
     pending = sorted(splits, key=lambda x: (x.ex_date, x.symbol))
     events: list[tuple[str, Any]] = []
     for trade in ordered:
-        due = [x for x in pending if x.ex_date < trade["trading_date"]
-               or (x.ex_date == trade["trading_date"] and _known_when_entered(x, trade))]
+        due = [
+            x
+            for x in pending
+            if x.ex_date < trade["trading_date"]
+            or (x.ex_date == trade["trading_date"] and _known_when_entered(x, trade))
+        ]
         events.extend(("split", x) for x in due)
         pending = [x for x in pending if x not in due]
         events.append(("trade", trade))
@@ -171,7 +189,9 @@ def replay(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = ()) -> di
             position.cost_basis += quantity * price + fees
         else:
             if quantity > position.quantity:
-                raise InvalidInputError(f"ledger of {trade['portfolio_id']} sells {quantity} {trade['symbol']} holding {position.quantity}")
+                raise InvalidInputError(
+                    f"ledger of {trade['portfolio_id']} sells {quantity} {trade['symbol']} holding {position.quantity}"
+                )
             released = (position.cost_basis * quantity / position.quantity) if position.quantity else ZERO
             position.realized_pnl += quantity * price - fees - released
             position.cost_basis -= released
@@ -249,14 +269,24 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
     cash = cash_balance(conn, request.portfolio_id)
     if moves_cash:
         if request.side == "BUY" and gross + fees > cash:
-            raise TradeRejected(f"buying {request.quantity} {request.symbol} costs {gross + fees:,.2f} with fees; cash is {cash:,.2f}")
+            raise TradeRejected(
+                f"buying {request.quantity} {request.symbol} costs {gross + fees:,.2f} with fees; cash is {cash:,.2f}"
+            )
         if request.side == "SELL" and fees > cash + gross:
             raise TradeRejected(f"the fees of {fees:,.2f} exceed the cash after the sale")
     row = {
-        "trade_id": request.trade_id, "portfolio_id": request.portfolio_id, "trading_date": request.trading_date,
-        "executed_at": request.executed_at, "symbol": request.symbol, "side": request.side,
-        "quantity": request.quantity, "price": price, "fees": fees, "origin": request.origin,
-        "rationale": request.rationale, "idempotency_key": request.idempotency_key,
+        "trade_id": request.trade_id,
+        "portfolio_id": request.portfolio_id,
+        "trading_date": request.trading_date,
+        "executed_at": request.executed_at,
+        "symbol": request.symbol,
+        "side": request.side,
+        "quantity": request.quantity,
+        "price": price,
+        "fees": fees,
+        "origin": request.origin,
+        "rationale": request.rationale,
+        "idempotency_key": request.idempotency_key,
     }
     # the whole ledger with this trade must still replay: a back-dated sell may not undo a
     # later one (a trade entered now is entered knowing every stored split: recorded_at None)
@@ -267,20 +297,50 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
     append_history(conn, tables.trades, [row])
     entries = []
     if moves_cash:
-        entries.append({"entry_id": f"{request.trade_id}:gross", "portfolio_id": request.portfolio_id,
-                        "amount": -gross if request.side == "BUY" else gross, "kind": "TRADE",
-                        "trade_id": request.trade_id, "effective_at": request.executed_at})
+        entries.append(
+            {
+                "entry_id": f"{request.trade_id}:gross",
+                "portfolio_id": request.portfolio_id,
+                "amount": -gross if request.side == "BUY" else gross,
+                "kind": "TRADE",
+                "trade_id": request.trade_id,
+                "effective_at": request.executed_at,
+            }
+        )
         if fees:
-            entries.append({"entry_id": f"{request.trade_id}:fee", "portfolio_id": request.portfolio_id, "amount": -fees,
-                            "kind": "FEE", "trade_id": request.trade_id, "effective_at": request.executed_at})
+            entries.append(
+                {
+                    "entry_id": f"{request.trade_id}:fee",
+                    "portfolio_id": request.portfolio_id,
+                    "amount": -fees,
+                    "kind": "FEE",
+                    "trade_id": request.trade_id,
+                    "effective_at": request.executed_at,
+                }
+            )
         append_history(conn, tables.cash_entries, entries)
-    after = _open(_book(conn, [*trades, {**row, "id": None, "recorded_at": None}], request.trading_date)).get(request.symbol)
-    return {**row, "price": price, "fees": fees, "gross": gross,
-            "position_after": after.quantity if after else 0, "cash_after": cash_balance(conn, request.portfolio_id)}
+    after = _open(_book(conn, [*trades, {**row, "id": None, "recorded_at": None}], request.trading_date)).get(
+        request.symbol
+    )
+    return {
+        **row,
+        "price": price,
+        "fees": fees,
+        "gross": gross,
+        "position_after": after.quantity if after else 0,
+        "cash_after": cash_balance(conn, request.portfolio_id),
+    }
 
 
-def record_cash(conn: Connection, portfolio_id: str, entry_id: str, amount: Decimal, kind: str,
-                effective_at: datetime, note: str | None = None) -> Decimal:
+def record_cash(
+    conn: Connection,
+    portfolio_id: str,
+    entry_id: str,
+    amount: Decimal,
+    kind: str,
+    effective_at: datetime,
+    note: str | None = None,
+) -> Decimal:
     """Append a cash movement that is not a trade, in cents; refuses one that would leave
     cash below zero."""
     amount = Decimal(amount)
@@ -290,6 +350,18 @@ def record_cash(conn: Connection, portfolio_id: str, entry_id: str, amount: Deci
     balance = cash_balance(conn, portfolio_id)
     if balance + amount < 0:
         raise TradeRejected(f"a {kind.lower()} of {amount:,.2f} would leave cash at {balance + amount:,.2f}")
-    append_history(conn, tables.cash_entries, [{"entry_id": entry_id, "portfolio_id": portfolio_id, "amount": amount,
-                                                "kind": kind, "note": note, "effective_at": effective_at}])
+    append_history(
+        conn,
+        tables.cash_entries,
+        [
+            {
+                "entry_id": entry_id,
+                "portfolio_id": portfolio_id,
+                "amount": amount,
+                "kind": kind,
+                "note": note,
+                "effective_at": effective_at,
+            }
+        ],
+    )
     return balance + amount

@@ -6,6 +6,7 @@ their closes (the cost model's sigma) (a bar with no trades
 counts as zero volume). A symbol whose latest bar is older than `day` is reported with
 volume 0 for `day`: no trade was reported, so nothing could have been bought or sold.
 """
+
 from __future__ import annotations
 
 from datetime import date, timedelta
@@ -52,10 +53,14 @@ def market_days(conn: Connection, day: date, symbols: list[str] | None = None) -
         for split in splits.get(symbol, []):
             volumes = np.where((bars["trading_date"] < split.ex_date).to_numpy(), volumes * split.factor, volumes)
         result[symbol] = MarketDay(
-            symbol=symbol, close=float(last["close"]), volume=0 if stale else int(last["volume"]),
+            symbol=symbol,
+            close=float(last["close"]),
+            volume=0 if stale else int(last["volume"]),
             adv_20=adv_20(volumes[-20:]),
-            bid=None if stale else _known(last["bid"]), ask=None if stale else _known(last["ask"]),
-            high=None if stale else _known(last["high"]), low=None if stale else _known(last["low"]),
+            bid=None if stale else _known(last["bid"]),
+            ask=None if stale else _known(last["ask"]),
+            high=None if stale else _known(last["high"]),
+            low=None if stale else _known(last["low"]),
             volatility=_volatility(bars["close"].astype(float).to_numpy()),
         )
     return result
@@ -76,8 +81,15 @@ def known_symbols(conn: Connection) -> set[str]:
 def reference_close(conn: Connection, symbol: str, day: date) -> tuple[Decimal, date]:
     """The latest close of `symbol` on or before `day`, and its date."""
     c = tables.eod_prices.c
-    rows = current_rows(conn, tables.eod_prices, where=[c.symbol == symbol, c.trading_date <= day,
-                                                        c.trading_date > day - timedelta(days=LOOKBACK_CALENDAR_DAYS)])
+    rows = current_rows(
+        conn,
+        tables.eod_prices,
+        where=[
+            c.symbol == symbol,
+            c.trading_date <= day,
+            c.trading_date > day - timedelta(days=LOOKBACK_CALENDAR_DAYS),
+        ],
+    )
     if not rows:
         raise NotFoundError(f"no price for {symbol} in the {LOOKBACK_CALENDAR_DAYS} days up to {day.isoformat()}")
     latest = max(rows, key=lambda r: r["trading_date"])

@@ -27,6 +27,7 @@ Liquid equity = cash + market value of positions - illiquid discounts, where a T
 position is discounted by its whole value and a HIGH_SPREAD one by value x spread.
 All new position sizing uses liquid equity.
 """
+
 from __future__ import annotations
 
 import math
@@ -111,12 +112,19 @@ def check_entry(day: MarketDay, position_after: int) -> EntryCheck:
     adv = day.adv_20 if known(day.adv_20) else None
     spread = day.spread
     passed = entry_gates(adv, day.volume, spread)
-    return EntryCheck((
-        Gate("adv_20", adv, MIN_ADV, passed["adv_20"]),
-        Gate("volume_today", day.volume, 0, passed["volume_today"]),
-        Gate("spread", spread, MAX_ENTRY_SPREAD, passed["spread"]),
-        Gate("position_size", position_after, max_position_shares(adv), adv is not None and 0 < position_after <= max_position_shares(adv)),
-    ))
+    return EntryCheck(
+        (
+            Gate("adv_20", adv, MIN_ADV, passed["adv_20"]),
+            Gate("volume_today", day.volume, 0, passed["volume_today"]),
+            Gate("spread", spread, MAX_ENTRY_SPREAD, passed["spread"]),
+            Gate(
+                "position_size",
+                position_after,
+                max_position_shares(adv),
+                adv is not None and 0 < position_after <= max_position_shares(adv),
+            ),
+        )
+    )
 
 
 def days_to_exit(quantity: int, adv_20: float | None) -> float:
@@ -137,8 +145,13 @@ class ExitState:
     sellable_today: int
 
     def as_dict(self) -> dict:
-        return {"flags": list(self.flags), "days_to_exit": None if math.isinf(self.days_to_exit) else round(self.days_to_exit, 2),
-                "spread": self.spread, "spread_source": self.spread_source, "sellable_today": self.sellable_today}
+        return {
+            "flags": list(self.flags),
+            "days_to_exit": None if math.isinf(self.days_to_exit) else round(self.days_to_exit, 2),
+            "spread": self.spread,
+            "spread_source": self.spread_source,
+            "sellable_today": self.sellable_today,
+        }
 
 
 def exit_state(day: MarketDay, quantity: int) -> ExitState:

@@ -34,13 +34,14 @@ previewed. A file sent without either is synchronised at once. The same file
 imported again (same SHA-256) changes nothing and says so; every attempt, refused or not,
 is kept in `statement_imports` (a preview is not an attempt).
 """
+
 from __future__ import annotations
 
 import hashlib
 import re
 import uuid
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -53,8 +54,8 @@ from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
 from portfolio.market import known_symbols, reference_close
-from portfolio.trading import MAX_AMOUNT
 from portfolio.statement_pdfs import HOLDINGS_TITLE, LEDGER_TITLE
+from portfolio.trading import MAX_AMOUNT
 from store import tables
 from store.history import append_history, current_rows, newest_ids
 
@@ -65,7 +66,10 @@ class StatementRejected(InvalidInputError):
 
 NUMBER = r"-?[\d,]+(?:\.\d+)?"
 HOLDING_ROW = re.compile(rf"^([A-Z][A-Z0-9.]{{0,11}}) (.+?) ([\d,]+) ({NUMBER}) ({NUMBER}) ({NUMBER})$")
-LEDGER_ROW = re.compile(rf"^(\d{{4}}-\d{{2}}-\d{{2}}) (BUY|SELL|DEPOSIT|WITHDRAWAL|FEE|DIVIDEND|OPENING) (\S+) (\S+) (\S+) (\S+) ({NUMBER})$")
+LEDGER_ROW = re.compile(
+    rf"^(\d{{4}}-\d{{2}}-\d{{2}}) (BUY|SELL|DEPOSIT|WITHDRAWAL|FEE|DIVIDEND|OPENING) (\S+) (\S+) (\S+) (\S+) "
+    rf"({NUMBER})$"
+)
 QUANTITY_ROW = re.compile(r"^([A-Z][A-Z0-9.]{0,11}) ([\d,]+)$")
 TOLERANCE = Decimal("0.01")
 
@@ -80,8 +84,12 @@ class ParsedStatement:
     sale_prices: dict[str, Decimal] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"layout": self.layout, "as_of": self.as_of.isoformat(), "cash": str(self.cash),
-                "holdings": dict(sorted(self.holdings.items()))}
+        return {
+            "layout": self.layout,
+            "as_of": self.as_of.isoformat(),
+            "cash": str(self.cash),
+            "holdings": dict(sorted(self.holdings.items())),
+        }
 
 
 def _number(text: str) -> Decimal:
@@ -109,8 +117,10 @@ def parse_text(text: str) -> ParsedStatement:
         return _parse_holdings(lines)
     if LEDGER_TITLE in lines:
         return _parse_ledger(lines)
-    raise StatementRejected("no recognisable statement layout: expected a valuation statement with a holdings "
-                            "table or an activity statement with a transactions ledger")
+    raise StatementRejected(
+        "no recognisable statement layout: expected a valuation statement with a holdings "
+        "table or an activity statement with a transactions ledger"
+    )
 
 
 def _parse_holdings(lines: list[str]) -> ParsedStatement:
@@ -127,24 +137,40 @@ def _parse_holdings(lines: list[str]) -> ParsedStatement:
             raise StatementRejected(f"{symbol} appears twice in the holdings table")
         holdings[symbol], costs[symbol], prices[symbol] = quantity, cost, price
         total += value
-    stated, cash, portfolio = _labelled(lines, "Total Market Value"), _labelled(lines, "Cash Balance"), _labelled(lines, "Total Portfolio Value")
+    stated, cash, portfolio = (
+        _labelled(lines, "Total Market Value"),
+        _labelled(lines, "Cash Balance"),
+        _labelled(lines, "Total Portfolio Value"),
+    )
     if abs(total - stated) > TOLERANCE:
-        raise StatementRejected(f"numbers do not add up: the holdings sum to {total:,.2f}, the statement says {stated:,.2f}")
+        raise StatementRejected(
+            f"numbers do not add up: the holdings sum to {total:,.2f}, the statement says {stated:,.2f}"
+        )
     if abs(stated + cash - portfolio) > TOLERANCE:
-        raise StatementRejected(f"numbers do not add up: {stated:,.2f} + cash {cash:,.2f} is not the total {portfolio:,.2f}")
+        raise StatementRejected(
+            f"numbers do not add up: {stated:,.2f} + cash {cash:,.2f} is not the total {portfolio:,.2f}"
+        )
     return ParsedStatement("holdings-table", _date_after(lines, "Statement date"), cash, holdings, costs, prices)
 
 
 def _section(lines: list[str], start: str, stop: str | None) -> list[str]:
     if start not in lines:
         return []
-    part = lines[lines.index(start) + 1:]
-    return part[:part.index(stop)] if stop and stop in part else part
+    part = lines[lines.index(start) + 1 :]
+    return part[: part.index(stop)] if stop and stop in part else part
 
 
 def _parse_ledger(lines: list[str]) -> ParsedStatement:
-    opening = {m.group(1): int(m.group(2).replace(",", "")) for m in map(QUANTITY_ROW.match, _section(lines, "Opening Holdings", "Transactions")) if m}
-    closing = {m.group(1): int(m.group(2).replace(",", "")) for m in map(QUANTITY_ROW.match, _section(lines, "Closing Holdings", None)) if m}
+    opening = {
+        m.group(1): int(m.group(2).replace(",", ""))
+        for m in map(QUANTITY_ROW.match, _section(lines, "Opening Holdings", "Transactions"))
+        if m
+    }
+    closing = {
+        m.group(1): int(m.group(2).replace(",", ""))
+        for m in map(QUANTITY_ROW.match, _section(lines, "Closing Holdings", None))
+        if m
+    }
     rows = [m for m in map(LEDGER_ROW.match, lines) if m]
     if not rows or rows[0].group(2) != "OPENING":
         raise StatementRejected("no recognisable transactions ledger (no OPENING row with a balance)")
@@ -152,22 +178,32 @@ def _parse_ledger(lines: list[str]) -> ParsedStatement:
     for m in rows[1:]:
         day, kind, symbol, amount, stated = m.group(1), m.group(2), m.group(3), _number(m.group(6)), _number(m.group(7))
         if abs(balance + amount - stated) > TOLERANCE:
-            raise StatementRejected(f"numbers do not add up: on {day} {balance:,.2f} + {amount:,.2f} is not the balance {stated:,.2f}")
+            raise StatementRejected(
+                f"numbers do not add up: on {day} {balance:,.2f} + {amount:,.2f} is not the balance {stated:,.2f}"
+            )
         balance = stated
         if kind in ("BUY", "SELL"):
             quantity, price = int(m.group(4).replace(",", "")), _number(m.group(5))
             expected = -quantity * price if kind == "BUY" else quantity * price
             if abs(expected - amount) > TOLERANCE:
-                raise StatementRejected(f"numbers do not add up: {day} {kind} {quantity:,} {symbol} at {price:,.2f} is not {amount:,.2f}")
+                raise StatementRejected(
+                    f"numbers do not add up: {day} {kind} {quantity:,} {symbol} at {price:,.2f} is not {amount:,.2f}"
+                )
             held[symbol] = held.get(symbol, 0) + (quantity if kind == "BUY" else -quantity)
             last_price[symbol] = price
     held = {s: q for s, q in held.items() if q}
     if held != closing:
-        raise StatementRejected(f"numbers do not add up: opening holdings and trades give {held}, the closing holdings say {closing}")
+        raise StatementRejected(
+            f"numbers do not add up: opening holdings and trades give {held}, the closing holdings say {closing}"
+        )
     cash = _labelled(lines, "Closing Cash Balance")
     if abs(cash - balance) > TOLERANCE:
-        raise StatementRejected(f"numbers do not add up: the last balance is {balance:,.2f}, the closing cash balance {cash:,.2f}")
-    return ParsedStatement("transactions-ledger", _date_after(lines, "Period"), cash, closing, last_price, dict(last_price))
+        raise StatementRejected(
+            f"numbers do not add up: the last balance is {balance:,.2f}, the closing cash balance {cash:,.2f}"
+        )
+    return ParsedStatement(
+        "transactions-ledger", _date_after(lines, "Period"), cash, closing, last_price, dict(last_price)
+    )
 
 
 @dataclass(frozen=True)
@@ -200,8 +236,14 @@ class _Previewed(Exception):
         self.changes, self.token = changes, token
 
 
-def file_statement(engine: Engine, portfolio_id: str, read: StatementRead, now: datetime | None = None,
-                   preview: bool = False, confirm: str | None = None) -> dict[str, Any]:
+def file_statement(
+    engine: Engine,
+    portfolio_id: str,
+    read: StatementRead,
+    now: datetime | None = None,
+    preview: bool = False,
+    confirm: str | None = None,
+) -> dict[str, Any]:
     """The portfolio synchronised to a statement read by `read_statement`, in one
     transaction under the portfolio's lock; a refusal is recorded and raised. The same file
     synchronised before changes nothing (ALREADY_IMPORTED), a concurrent upload of it
@@ -222,31 +264,60 @@ def file_statement(engine: Engine, portfolio_id: str, read: StatementRead, now: 
             assert parsed is not None
             token = _confirm_token(conn, portfolio_id, digest)
             if confirm is not None and confirm != token:
-                raise ConflictError("the book changed since the preview (a trade or cash movement was recorded, or "
-                                    "this is another file); preview it again and confirm that")
+                raise ConflictError(
+                    "the book changed since the preview (a trade or cash movement was recorded, or "
+                    "this is another file); preview it again and confirm that"
+                )
             changes = _synchronise(conn, portfolio_id, parsed, digest, moment)
             if preview:
                 raise _Previewed(changes, token)
-            append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, "file_sha256": digest,
-                                                             "layout": parsed.layout, "status": "SYNCED",
-                                                             "parsed": parsed.as_dict(), "changes": changes}])
+            append_history(
+                conn,
+                tables.statement_imports,
+                [
+                    {
+                        "portfolio_id": portfolio_id,
+                        "file_sha256": digest,
+                        "layout": parsed.layout,
+                        "status": "SYNCED",
+                        "parsed": parsed.as_dict(),
+                        "changes": changes,
+                    }
+                ],
+            )
     except _Previewed as done:
-        return {"status": "PREVIEW", "file_sha256": digest, "statement": parsed.as_dict(), "changes": done.changes,
-                "confirm_token": done.token,
-                "detail": "nothing was changed; upload the same file with confirm=<confirm_token> to apply exactly "
-                          "these changes (refused if the book changes first)"}
+        return {
+            "status": "PREVIEW",
+            "file_sha256": digest,
+            "statement": parsed.as_dict(),
+            "changes": done.changes,
+            "confirm_token": done.token,
+            "detail": "nothing was changed; upload the same file with confirm=<confirm_token> to apply exactly "
+            "these changes (refused if the book changes first)",
+        }
     except (StatementRejected, PdfRejected) as exc:
         if preview:
             raise
         with engine.begin() as conn:
-            append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, "file_sha256": digest,
-                                                             "status": "REJECTED", "reason": str(exc)}])
+            append_history(
+                conn,
+                tables.statement_imports,
+                [{"portfolio_id": portfolio_id, "file_sha256": digest, "status": "REJECTED", "reason": str(exc)}],
+            )
         raise
     return {"status": "SYNCED", "file_sha256": digest, "statement": parsed.as_dict(), "changes": changes}
 
 
-def import_statement(engine: Engine, settings: Settings, portfolio_id: str, data: bytes, filename: str = "statement.pdf",
-                     now: datetime | None = None, preview: bool = False, confirm: str | None = None) -> dict[str, Any]:
+def import_statement(
+    engine: Engine,
+    settings: Settings,
+    portfolio_id: str,
+    data: bytes,
+    filename: str = "statement.pdf",
+    now: datetime | None = None,
+    preview: bool = False,
+    confirm: str | None = None,
+) -> dict[str, Any]:
     """`read_statement` then `file_statement`; a file synchronised before is not read again."""
     with engine.connect() as conn:
         ledger.get_portfolio(conn, portfolio_id)
@@ -257,15 +328,20 @@ def import_statement(engine: Engine, settings: Settings, portfolio_id: str, data
 
 
 def _already(digest: str) -> dict[str, Any]:
-    return {"status": "ALREADY_IMPORTED", "file_sha256": digest, "changes": [],
-            "detail": "this statement was imported before; nothing changed"}
+    return {
+        "status": "ALREADY_IMPORTED",
+        "file_sha256": digest,
+        "changes": [],
+        "detail": "this statement was imported before; nothing changed",
+    }
 
 
 def _confirm_token(conn: Connection, portfolio_id: str, digest: str) -> str:
     """What a preview saw: the file and the portfolio's newest trade and cash entry (its
     writers hold its lock, so these ids move exactly when its book does)."""
-    version = newest_ids(conn, (tables.trades, "portfolio_id", portfolio_id),
-                         (tables.cash_entries, "portfolio_id", portfolio_id))
+    version = newest_ids(
+        conn, (tables.trades, "portfolio_id", portfolio_id), (tables.cash_entries, "portfolio_id", portfolio_id)
+    )
     return hashlib.sha256(f"{digest}:{version}".encode()).hexdigest()[:24]
 
 
@@ -284,14 +360,17 @@ def _cash_entries(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
     gross and fee (a trade entered after the close still belongs to its session), else the
     exchange date it took effect."""
     c, t = tables.cash_entries.c, tables.trades.c
-    rows = conn.execute(select(c.amount, c.effective_at, t.trading_date)
-                        .select_from(tables.cash_entries.outerjoin(tables.trades, c.trade_id == t.trade_id))
-                        .where(c.portfolio_id == portfolio_id)).mappings()
+    rows = conn.execute(
+        select(c.amount, c.effective_at, t.trading_date)
+        .select_from(tables.cash_entries.outerjoin(tables.trades, c.trade_id == t.trade_id))
+        .where(c.portfolio_id == portfolio_id)
+    ).mappings()
     entries = []
     for r in rows:
-        moment = r["effective_at"] if r["effective_at"].tzinfo else r["effective_at"].replace(tzinfo=timezone.utc)
-        entries.append({"amount": r["amount"], "effective_at": moment,
-                        "day": r["trading_date"] or exchange_date(moment)})
+        moment = r["effective_at"] if r["effective_at"].tzinfo else r["effective_at"].replace(tzinfo=UTC)
+        entries.append(
+            {"amount": r["amount"], "effective_at": moment, "day": r["trading_date"] or exchange_date(moment)}
+        )
     return entries
 
 
@@ -310,26 +389,35 @@ def _in_range(parsed: ParsedStatement) -> None:
     stored trades nowhere a read reaches."""
     low, high = SUPPORTED_DATES
     if not low <= parsed.as_of <= high:
-        raise StatementRejected(f"the statement is dated {parsed.as_of.isoformat()}, outside the supported dates "
-                                f"{low.isoformat()} to {high.isoformat()}")
+        raise StatementRejected(
+            f"the statement is dated {parsed.as_of.isoformat()}, outside the supported dates "
+            f"{low.isoformat()} to {high.isoformat()}"
+        )
     if parsed.cash > MAX_AMOUNT:
         raise StatementRejected(f"the statement's cash balance {parsed.cash:,.2f} is over the limit of {MAX_AMOUNT:,}")
     for symbol, quantity in parsed.holdings.items():
         if quantity > MAX_QUANTITY:
-            raise StatementRejected(f"the statement holds {quantity:,} {symbol}, over the limit of {MAX_QUANTITY:,} shares")
+            raise StatementRejected(
+                f"the statement holds {quantity:,} {symbol}, over the limit of {MAX_QUANTITY:,} shares"
+            )
     for symbol, price in {**parsed.prices, **parsed.sale_prices}.items():
         if price > MAX_AMOUNT:
             raise StatementRejected(f"the statement prices {symbol} at {price:,.2f}, over the limit of {MAX_AMOUNT:,}")
 
 
-def _synchronise(conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, moment: datetime) -> list[dict]:
+def _synchronise(
+    conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, moment: datetime
+) -> list[dict]:
     _in_range(parsed)
     if parsed.cash < 0:
-        raise StatementRejected(f"the statement's cash balance is negative ({parsed.cash:,.2f}); margin accounts are not supported")
+        raise StatementRejected(
+            f"the statement's cash balance is negative ({parsed.cash:,.2f}); margin accounts are not supported"
+        )
     unknown = sorted(set(parsed.holdings) - known_symbols(conn))
     if unknown:
         raise StatementRejected(f"the statement holds symbols the exchange does not list: {', '.join(unknown)}")
-    current = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, parsed.as_of).items()}  # on the statement date's share count
+    # on the statement date's share count
+    current = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, parsed.as_of).items()}
     changes = []
     for symbol in sorted(set(current) | set(parsed.holdings)):
         difference = parsed.holdings.get(symbol, 0) - current.get(symbol, 0)
@@ -338,13 +426,36 @@ def _synchronise(conn: Connection, portfolio_id: str, parsed: ParsedStatement, d
         side = "BUY" if difference > 0 else "SELL"
         source = parsed.prices if side == "BUY" else parsed.sale_prices
         price = source.get(symbol) or reference_close(conn, symbol, parsed.as_of)[0]
-        ledger.record_trade(conn, TradeRequest(
-            portfolio_id=portfolio_id, trading_date=parsed.as_of, executed_at=moment, symbol=symbol, side=side,
-            quantity=abs(difference), price=price, origin="STATEMENT_SYNC",
-            rationale={"statement_sha256": digest, "layout": parsed.layout, "statement_quantity": parsed.holdings.get(symbol, 0)},
-            trade_id=f"SYNC-{uuid.uuid4().hex}"), moves_cash=False)
-        changes.append({"symbol": symbol, "side": side, "quantity": abs(difference), "price": str(price),
-                        "before": current.get(symbol, 0), "after": parsed.holdings.get(symbol, 0)})
+        ledger.record_trade(
+            conn,
+            TradeRequest(
+                portfolio_id=portfolio_id,
+                trading_date=parsed.as_of,
+                executed_at=moment,
+                symbol=symbol,
+                side=side,
+                quantity=abs(difference),
+                price=price,
+                origin="STATEMENT_SYNC",
+                rationale={
+                    "statement_sha256": digest,
+                    "layout": parsed.layout,
+                    "statement_quantity": parsed.holdings.get(symbol, 0),
+                },
+                trade_id=f"SYNC-{uuid.uuid4().hex}",
+            ),
+            moves_cash=False,
+        )
+        changes.append(
+            {
+                "symbol": symbol,
+                "side": side,
+                "quantity": abs(difference),
+                "price": str(price),
+                "before": current.get(symbol, 0),
+                "after": parsed.holdings.get(symbol, 0),
+            }
+        )
     cash = _cash_through(conn, portfolio_id, parsed.as_of)
     later = _cash_after(conn, portfolio_id, parsed.as_of)
     running = parsed.cash
@@ -353,15 +464,30 @@ def _synchronise(conn: Connection, portfolio_id: str, parsed: ParsedStatement, d
         if running < 0:
             raise StatementRejected(
                 f"the statement's cash of {parsed.cash:,.2f} on {parsed.as_of.isoformat()} cannot pay for what the "
-                f"ledger records since: the balance would reach {running:,.2f} at {entry['effective_at'].isoformat()}")
+                f"ledger records since: the balance would reach {running:,.2f} at {entry['effective_at'].isoformat()}"
+            )
     if cash != parsed.cash:
-        ledger.record_cash(conn, portfolio_id, f"SYNC-{uuid.uuid4().hex}", parsed.cash - cash, "RECONCILIATION",
-                           session_close_utc(parsed.as_of), f"statement {digest[:12]} of {parsed.as_of.isoformat()}")
+        ledger.record_cash(
+            conn,
+            portfolio_id,
+            f"SYNC-{uuid.uuid4().hex}",
+            parsed.cash - cash,
+            "RECONCILIATION",
+            session_close_utc(parsed.as_of),
+            f"statement {digest[:12]} of {parsed.as_of.isoformat()}",
+        )
         changes.append({"cash_before": str(cash), "cash_after": str(parsed.cash)})
     since = [t for t in ledger.ledger_rows(conn, portfolio_id) if t["trading_date"] > parsed.as_of]
     if since or later:
-        changes.append({"carried": {
-            "detail": f"what the ledger records after {parsed.as_of.isoformat()} is kept on top of the statement",
-            "trades_after": len(since), "cash_movements_after": len(later),
-            "cash_now": str(ledger.cash_balance(conn, portfolio_id))}})
+        changes.append(
+            {
+                "carried": {
+                    "detail": f"what the ledger records after {parsed.as_of.isoformat()} is kept on top of the "
+                    "statement",
+                    "trades_after": len(since),
+                    "cash_movements_after": len(later),
+                    "cash_now": str(ledger.cash_balance(conn, portfolio_id)),
+                }
+            }
+        )
     return changes

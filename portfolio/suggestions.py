@@ -24,11 +24,12 @@ executes the trade at the limit price and records CONFIRMED with the trade id, a
 Reject records REJECTED. Another portfolio's suggestion is "not found", never "forbidden".
 Each state is an appended `suggestion_events` row.
 """
+
 from __future__ import annotations
 
 import hashlib
 import logging
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Any
 
@@ -69,7 +70,7 @@ def is_expired(suggestion: dict[str, Any], now: datetime) -> bool:
 
 def t2_moment(day: date) -> datetime:
     """The stage's clock: 07:00 exchange time on `day`, T2's own morning."""
-    return datetime.combine(day, T2_TIME, tzinfo=EXCHANGE_TZ).astimezone(timezone.utc)
+    return datetime.combine(day, T2_TIME, tzinfo=EXCHANGE_TZ).astimezone(UTC)
 
 
 def suggestion_id(portfolio_id: str, day: date, symbol: str, side: str) -> str:
@@ -82,8 +83,9 @@ def latest_scored_day(conn: Connection, before: date, record: Table = tables.pre
     return conn.execute(select(func.max(c.trading_date)).where(c.trading_date < before)).scalar()
 
 
-def generate(engine: Engine, settings: Settings, day: date, now: datetime | None = None,
-             record: Table = tables.predictions) -> dict[str, Any]:
+def generate(
+    engine: Engine, settings: Settings, day: date, now: datetime | None = None, record: Table = tables.predictions
+) -> dict[str, Any]:
     """T2 for `day` from the latest day scored before it in `record` (the live
     predictions; bootstrapping passes the validation record before the first live day).
     `now`: the moment expiry is judged at; default the stage's own, `t2_moment(day)`,
@@ -103,7 +105,9 @@ def generate(engine: Engine, settings: Settings, day: date, now: datetime | None
         try:
             with ledger.portfolio_transaction(engine, portfolio_id) as conn:
                 # the cash the plan spends includes the dividends owed up to the morning
-                paid = [{"portfolio_id": portfolio_id, **d} for d in dividends.credit_dividends(conn, portfolio_id, day)]
+                paid = [
+                    {"portfolio_id": portfolio_id, **d} for d in dividends.credit_dividends(conn, portfolio_id, day)
+                ]
                 made = _suggest_for(conn, settings, portfolio_id, day, scored, record)
         except InvalidInputError as exc:  # one book that does not replay must not stop the others' morning
             log.error("T2 for %s skipped portfolio %s: %s", day, portfolio_id, exc.detail)
@@ -112,43 +116,78 @@ def generate(engine: Engine, settings: Settings, day: date, now: datetime | None
         credited.extend(paid)
         created.extend(made)
     if failed:  # the others are planned and committed; the stage still fails, so the operator sees it
-        raise StageFailedError(f"T2 for {day.isoformat()} planned {len(portfolios) - len(failed)} of {len(portfolios)} "
-                               f"portfolios; not: {'; '.join(failed)}")
-    return {"trading_date": day.isoformat(), "signals_from": scored.isoformat(), "record": record_name(record),
-            "portfolios": len(portfolios),
-            "suggestions": created, "expired": expired, "dividends": credited}
+        raise StageFailedError(
+            f"T2 for {day.isoformat()} planned {len(portfolios) - len(failed)} of {len(portfolios)} "
+            f"portfolios; not: {'; '.join(failed)}"
+        )
+    return {
+        "trading_date": day.isoformat(),
+        "signals_from": scored.isoformat(),
+        "record": record_name(record),
+        "portfolios": len(portfolios),
+        "suggestions": created,
+        "expired": expired,
+        "dividends": credited,
+    }
 
 
-def _suggest_for(conn: Connection, settings: Settings, portfolio_id: str, day: date, scored: date,
-                 record: Table) -> list[dict[str, Any]]:
+def _suggest_for(
+    conn: Connection, settings: Settings, portfolio_id: str, day: date, scored: date, record: Table
+) -> list[dict[str, Any]]:
     c = tables.suggestions.c
     if current_rows(conn, tables.suggestions, where=[c.portfolio_id == portfolio_id, c.trading_date == day]):
         return []
     model_id, signals = day_signals(conn, scored, record)
     held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, day).items()}
-    plan = plan_day(ledger.cash_balance(conn, portfolio_id), held, signals, market_days(conn, scored), fee_schedule(settings))
-    rows = [{"suggestion_id": suggestion_id(portfolio_id, day, o.symbol, o.side), "portfolio_id": portfolio_id,
-             "trading_date": day, "symbol": o.symbol, "side": o.side, "quantity": o.quantity, "limit_price": o.price,
-             "reason": {**o.rationale, "signals_from": scored.isoformat(), "model_id": model_id,
-                        "record": record_name(record)},
-             "expires_at": expires_at(day)} for o in plan.orders]
+    plan = plan_day(
+        ledger.cash_balance(conn, portfolio_id), held, signals, market_days(conn, scored), fee_schedule(settings)
+    )
+    rows = [
+        {
+            "suggestion_id": suggestion_id(portfolio_id, day, o.symbol, o.side),
+            "portfolio_id": portfolio_id,
+            "trading_date": day,
+            "symbol": o.symbol,
+            "side": o.side,
+            "quantity": o.quantity,
+            "limit_price": o.price,
+            "reason": {
+                **o.rationale,
+                "signals_from": scored.isoformat(),
+                "model_id": model_id,
+                "record": record_name(record),
+            },
+            "expires_at": expires_at(day),
+        }
+        for o in plan.orders
+    ]
     if rows:
         append_history(conn, tables.suggestions, rows)
-        append_history(conn, tables.suggestion_events, [{"suggestion_id": r["suggestion_id"], "state": "PENDING"} for r in rows])
+        append_history(
+            conn, tables.suggestion_events, [{"suggestion_id": r["suggestion_id"], "state": "PENDING"} for r in rows]
+        )
     return [{k: r[k] for k in ("suggestion_id", "portfolio_id", "symbol", "side", "quantity")} for r in rows]
 
 
 def expire_stale(engine: Engine, day: date, now: datetime) -> int:
     """Record EXPIRED for the pending suggestions (of days up to `day`) expired at `now`."""
     with engine.begin() as conn:
-        stale = [s for s in current_rows(conn, tables.suggestions, where=[tables.suggestions.c.trading_date <= day])
-                 if is_expired(s, now) and _state(conn, s["suggestion_id"]) == "PENDING"]
-        append_history(conn, tables.suggestion_events, [{"suggestion_id": s["suggestion_id"], "state": "EXPIRED"} for s in stale])
+        stale = [
+            s
+            for s in current_rows(conn, tables.suggestions, where=[tables.suggestions.c.trading_date <= day])
+            if is_expired(s, now) and _state(conn, s["suggestion_id"]) == "PENDING"
+        ]
+        append_history(
+            conn, tables.suggestion_events, [{"suggestion_id": s["suggestion_id"], "state": "EXPIRED"} for s in stale]
+        )
     return len(stale)
 
 
 def _state(conn: Connection, sid: str) -> str | None:
-    events = {e["state"] for e in current_rows(conn, tables.suggestion_events, where=[tables.suggestion_events.c.suggestion_id == sid])}
+    events = {
+        e["state"]
+        for e in current_rows(conn, tables.suggestion_events, where=[tables.suggestion_events.c.suggestion_id == sid])
+    }
     return next((s for s in TERMINAL if s in events), "PENDING" if "PENDING" in events else None)
 
 
@@ -174,8 +213,10 @@ def suggestion_states(conn: Connection, portfolio_id: str) -> list[dict[str, Any
 
 def pending_at(states: list[dict[str, Any]], now: datetime) -> list[dict[str, Any]]:
     """The suggestions still pending at `now` (not decided, not expired: `is_expired`)."""
-    return sorted((s for s in states if s["state"] == "PENDING" and not is_expired(s, now)),
-                  key=lambda v: (v["trading_date"], v["side"] != "SELL", v["symbol"]))
+    return sorted(
+        (s for s in states if s["state"] == "PENDING" and not is_expired(s, now)),
+        key=lambda v: (v["trading_date"], v["side"] != "SELL", v["symbol"]),
+    )
 
 
 def _owned(conn: Connection, portfolio_id: str, sid: str, now: datetime) -> dict[str, Any]:
@@ -190,8 +231,9 @@ def reject(engine: Engine, portfolio_id: str, sid: str, now: datetime) -> dict[s
     return _decide(engine, portfolio_id, sid, now, confirm=None)
 
 
-def confirm(engine: Engine, settings: Settings, calendar: TradingCalendar, portfolio_id: str, sid: str,
-            now: datetime) -> dict[str, Any]:
+def confirm(
+    engine: Engine, settings: Settings, calendar: TradingCalendar, portfolio_id: str, sid: str, now: datetime
+) -> dict[str, Any]:
     """The trade, if the suggestion is still pending at `now` (the caller's clock, also the
     trade's executed_at) and passes the re-checks."""
     return _decide(engine, portfolio_id, sid, now, confirm=(settings, calendar))
@@ -208,8 +250,11 @@ def _decide(engine: Engine, portfolio_id: str, sid: str, now: datetime, confirm:
             return {**suggestion, "state": "REJECTED"}
         elif state == "PENDING":
             trade = _execute(conn, confirm[0], suggestion, now)
-            append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "CONFIRMED",
-                                                             "trade_id": trade["trade_id"]}])
+            append_history(
+                conn,
+                tables.suggestion_events,
+                [{"suggestion_id": sid, "state": "CONFIRMED", "trade_id": trade["trade_id"]}],
+            )
             return {**suggestion, "state": "CONFIRMED", "trade_id": trade["trade_id"]}
     # Reached only when the suggestion is not pending; an EXPIRED event found on the way is committed.
     raise ConflictError(f"suggestion '{sid}' is {suggestion['state']}, not PENDING")
@@ -217,8 +262,11 @@ def _decide(engine: Engine, portfolio_id: str, sid: str, now: datetime, confirm:
 
 def _execute(conn: Connection, settings: Settings, suggestion: dict[str, Any], now: datetime) -> dict[str, Any]:
     portfolio_id, symbol, quantity = suggestion["portfolio_id"], suggestion["symbol"], int(suggestion["quantity"])
-    priced = conn.execute(select(func.max(tables.eod_prices.c.trading_date))
-                          .where(tables.eod_prices.c.trading_date <= suggestion["trading_date"])).scalar()
+    priced = conn.execute(
+        select(func.max(tables.eod_prices.c.trading_date)).where(
+            tables.eod_prices.c.trading_date <= suggestion["trading_date"]
+        )
+    ).scalar()
     day = market_days(conn, priced, [symbol]).get(symbol) if priced else None
     if day is None:
         raise TradeRejected(f"no market data for {symbol} to check the rails against")
@@ -233,11 +281,24 @@ def _execute(conn: Connection, settings: Settings, suggestion: dict[str, Any], n
     else:
         state = exit_state(day, held_quantity)
         if quantity > state.sellable_today:
-            raise TradeRejected(f"the exit rail allows selling {state.sellable_today} {symbol} now ({', '.join(state.flags)})")
+            raise TradeRejected(
+                f"the exit rail allows selling {state.sellable_today} {symbol} now ({', '.join(state.flags)})"
+            )
     price = Decimal(suggestion["limit_price"])
     fees = fee_schedule(settings).fee((price * quantity).quantize(ledger.CENT))
-    return ledger.record_trade(conn, TradeRequest(
-        portfolio_id=portfolio_id, trading_date=suggestion["trading_date"], executed_at=now, symbol=symbol,
-        side=suggestion["side"], quantity=quantity, price=price, fees=fees, origin="SUGGESTION",
-        rationale={"suggestion_id": suggestion["suggestion_id"], **suggestion["reason"]},
-        trade_id=f"T-{suggestion['suggestion_id']}"))
+    return ledger.record_trade(
+        conn,
+        TradeRequest(
+            portfolio_id=portfolio_id,
+            trading_date=suggestion["trading_date"],
+            executed_at=now,
+            symbol=symbol,
+            side=suggestion["side"],
+            quantity=quantity,
+            price=price,
+            fees=fees,
+            origin="SUGGESTION",
+            rationale={"suggestion_id": suggestion["suggestion_id"], **suggestion["reason"]},
+            trade_id=f"T-{suggestion['suggestion_id']}",
+        ),
+    )

@@ -31,6 +31,7 @@ The benchmarks (`equal_weight_liquid`, `index_returns`):
   else the service's capitalisation-weighted index (`cap_weighted_index`, the day's change
   as views/breadth.py defines it), as daily returns.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,15 +56,23 @@ def daily_returns(equity: pd.Series, flows: pd.Series | None = None) -> pd.Serie
     """Day-on-day returns of an equity curve indexed by date, net of external flows
     (deposits positive) booked on the day."""
     equity = equity.sort_index().astype(float)
-    flow = (flows.reindex(equity.index).fillna(0.0).astype(float) if flows is not None
-            else pd.Series(0.0, index=equity.index))
+    flow = (
+        flows.reindex(equity.index).fillna(0.0).astype(float)
+        if flows is not None
+        else pd.Series(0.0, index=equity.index)
+    )
     previous = equity.shift(1)
     returns = (equity - flow - previous) / previous
     return returns.iloc[1:].replace([np.inf, -np.inf], np.nan).fillna(0.0)
 
 
-def statistics(returns: pd.Series, benchmarks: dict[str, pd.Series] | None = None, traded_value: float = 0.0,
-               mean_equity: float | None = None, costs: dict[str, float] | None = None) -> dict[str, Any]:
+def statistics(
+    returns: pd.Series,
+    benchmarks: dict[str, pd.Series] | None = None,
+    traded_value: float = 0.0,
+    mean_equity: float | None = None,
+    costs: dict[str, float] | None = None,
+) -> dict[str, Any]:
     """Every figure of the module's docstring for daily `returns` (indexed by date)."""
     import empyrical as ep
 
@@ -74,7 +83,9 @@ def statistics(returns: pd.Series, benchmarks: dict[str, pd.Series] | None = Non
     years = n / TRADING_DAYS_PER_YEAR
     ann = TRADING_DAYS_PER_YEAR
     out: dict[str, Any] = {
-        "days": n, "first": str(returns.index[0]), "last": str(returns.index[-1]),
+        "days": n,
+        "first": str(returns.index[0]),
+        "last": str(returns.index[-1]),
         "total_return": _round(ep.cum_returns_final(returns)),
         "annual_return": _round(ep.annual_return(returns, annualization=ann)),
         "annual_volatility": _round(ep.annual_volatility(returns, annualization=ann)),
@@ -87,8 +98,11 @@ def statistics(returns: pd.Series, benchmarks: dict[str, pd.Series] | None = Non
         out["annual_turnover"] = _round(traded_value / mean_equity / years, 2)
         if costs is not None:
             total = sum(float(v) for k, v in costs.items() if k != "total")
-            out["costs"] = {**{k: round(float(v), 2) for k, v in costs.items() if k != "total"}, "total": round(total, 2),
-                            "share_of_equity_per_year": _round(total / mean_equity / years)}
+            out["costs"] = {
+                **{k: round(float(v), 2) for k, v in costs.items() if k != "total"},
+                "total": round(total, 2),
+                "share_of_equity_per_year": _round(total / mean_equity / years),
+            }
     out["benchmarks"] = {name: _against(returns, bench, ann) for name, bench in (benchmarks or {}).items()}
     return out
 
@@ -103,16 +117,23 @@ def _against(returns: pd.Series, benchmark: pd.Series, ann: int) -> dict[str, An
     theirs = ep.annual_return(aligned, annualization=ann)
     alpha, beta = ep.alpha_beta(returns, aligned, annualization=ann)
     return {
-        "total_return": _round(ep.cum_returns_final(aligned)), "annual_return": _round(theirs),
+        "total_return": _round(ep.cum_returns_final(aligned)),
+        "annual_return": _round(theirs),
         "excess_annual_return": _round(own - theirs),
         "tracking_error": _round(ep.annual_volatility(active, annualization=ann)),
         "information_ratio": _round(ep.excess_sharpe(returns, aligned) * math.sqrt(ann), 3) if sd > 0 else None,
-        "beta": _round(beta, 3), "alpha": _round(alpha),
+        "beta": _round(beta, 3),
+        "alpha": _round(alpha),
     }
 
 
-def by_year(returns: pd.Series, benchmarks: dict[str, pd.Series], traded: pd.Series | None = None,
-            equity: pd.Series | None = None, costs: pd.DataFrame | None = None) -> dict[str, dict[str, Any]]:
+def by_year(
+    returns: pd.Series,
+    benchmarks: dict[str, pd.Series],
+    traded: pd.Series | None = None,
+    equity: pd.Series | None = None,
+    costs: pd.DataFrame | None = None,
+) -> dict[str, dict[str, Any]]:
     """`statistics` per calendar year; `traded` (value traded per day), `equity` (per day)
     and `costs` (per day, one column per part) give each year its turnover and costs."""
     index = pd.to_datetime(pd.Index(returns.index))
@@ -124,9 +145,12 @@ def by_year(returns: pd.Series, benchmarks: dict[str, pd.Series], traded: pd.Ser
         if costs is not None:
             part_costs = costs.reindex(days).fillna(0.0).sum().to_dict()
         out[str(year)] = statistics(
-            returns[mask], benchmarks,
+            returns[mask],
+            benchmarks,
             traded_value=float(traded.reindex(days).fillna(0.0).sum()) if traded is not None else 0.0,
-            mean_equity=float(equity.reindex(days).mean()) if equity is not None else None, costs=part_costs)
+            mean_equity=float(equity.reindex(days).mean()) if equity is not None else None,
+            costs=part_costs,
+        )
     return out
 
 
@@ -136,8 +160,13 @@ def equal_weight_liquid(frame: pd.DataFrame) -> pd.Series:
     low)."""
     frame = frame.sort_values(["date", "symbol"])
     closes = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
-    liquid = frame.assign(liquid=passes_entry_gates(frame).to_numpy()).pivot_table(
-        index="date", columns="symbol", values="liquid", aggfunc="last").reindex(closes.index).fillna(False).astype(bool)
+    liquid = (
+        frame.assign(liquid=passes_entry_gates(frame).to_numpy())
+        .pivot_table(index="date", columns="symbol", values="liquid", aggfunc="last")
+        .reindex(closes.index)
+        .fillna(False)
+        .astype(bool)
+    )
     dates = list(closes.index)
     months = pd.Series([(d.year, d.month) for d in pd.to_datetime(pd.Index(dates))], index=dates)
     out = pd.Series(0.0, index=dates[1:])

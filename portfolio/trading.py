@@ -16,6 +16,7 @@ a retry with the same key and the same request gets that response back and execu
 nothing; the same key with a different request is a conflict. A refused trade stores
 nothing, so a retry after topping up cash is evaluated afresh.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,7 +39,6 @@ from portfolio.market import known_symbols, reference_close
 from store import tables
 from store.history import append_history, current_rows
 
-
 MAX_AMOUNT = Decimal("1000000000000")  # the store keeps 14 integer digits; nothing real comes near
 
 
@@ -58,7 +58,9 @@ def open_client_portfolio(engine: Engine, client_id: str, kind: str = "CLIENT") 
     return portfolio_id
 
 
-def move_cash(engine: Engine, portfolio_id: str, amount: Any, note: str | None = None, now: datetime | None = None) -> Decimal:
+def move_cash(
+    engine: Engine, portfolio_id: str, amount: Any, note: str | None = None, now: datetime | None = None
+) -> Decimal:
     """A deposit (amount > 0) or a withdrawal (amount < 0); the new balance."""
     value = _decimal(amount, "amount")
     if value == 0:
@@ -71,15 +73,29 @@ def move_cash(engine: Engine, portfolio_id: str, amount: Any, note: str | None =
         return ledger.record_cash(conn, portfolio_id, f"C-{uuid.uuid4().hex}", value, kind, moment, note)
 
 
-def place_manual_trade(engine: Engine, settings: Settings, calendar: TradingCalendar, portfolio_id: str,
-                       order: ManualTrade, idempotency_key: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+def place_manual_trade(
+    engine: Engine,
+    settings: Settings,
+    calendar: TradingCalendar,
+    portfolio_id: str,
+    order: ManualTrade,
+    idempotency_key: str | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
     moment = now or utc_now()
-    request_hash = hashlib.sha256(json.dumps(
-        # Case and spelling are not part of the order: "buy liq" at "6.480" retried as "BUY LIQ"
-        # at "6.48" is the same trade (money in its canonical text, market.money.money_text).
-        [str(order.side).upper(), str(order.symbol).upper(), str(order.quantity),
-         money_text(_decimal(order.price, "price")), money_text(_decimal(order.fees, "fees"))]
-    ).encode()).hexdigest()
+    request_hash = hashlib.sha256(
+        json.dumps(
+            # Case and spelling are not part of the order: "buy liq" at "6.480" retried as "BUY LIQ"
+            # at "6.48" is the same trade (money in its canonical text, market.money.money_text).
+            [
+                str(order.side).upper(),
+                str(order.symbol).upper(),
+                str(order.quantity),
+                money_text(_decimal(order.price, "price")),
+                money_text(_decimal(order.fees, "fees")),
+            ]
+        ).encode()
+    ).hexdigest()
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         ledger.get_portfolio(conn, portfolio_id)
         if idempotency_key is not None:
@@ -90,14 +106,31 @@ def place_manual_trade(engine: Engine, settings: Settings, calendar: TradingCale
         dividends.credit_dividends(conn, portfolio_id, request.trading_date)  # a buy may spend them
         result = _public(ledger.record_trade(conn, request))
         if idempotency_key is not None:
-            append_history(conn, tables.idempotency_records, [{
-                "scope": f"trade:{portfolio_id}", "idempotency_key": idempotency_key, "request_hash": request_hash,
-                "status_code": 201, "response": result}])
+            append_history(
+                conn,
+                tables.idempotency_records,
+                [
+                    {
+                        "scope": f"trade:{portfolio_id}",
+                        "idempotency_key": idempotency_key,
+                        "request_hash": request_hash,
+                        "status_code": 201,
+                        "response": result,
+                    }
+                ],
+            )
         return {**result, "replayed": False}
 
 
-def _checked_request(conn: Connection, settings: Settings, calendar: TradingCalendar, portfolio_id: str,
-                     order: ManualTrade, moment: datetime, idempotency_key: str | None) -> TradeRequest:
+def _checked_request(
+    conn: Connection,
+    settings: Settings,
+    calendar: TradingCalendar,
+    portfolio_id: str,
+    order: ManualTrade,
+    moment: datetime,
+    idempotency_key: str | None,
+) -> TradeRequest:
     side = str(order.side).upper()
     if side not in ("BUY", "SELL"):
         raise TradeRejected(f"side must be buy or sell, not '{order.side}'")
@@ -117,16 +150,35 @@ def _checked_request(conn: Connection, settings: Settings, calendar: TradingCale
     band = Decimal(str(settings.trade_price_band))
     low, high = (close * (1 - band)).quantize(CENT), (close * (1 + band)).quantize(CENT)
     if not low <= price <= high:
-        raise TradeRejected(f"price {price:,.2f} is outside the day's band {low:,.2f}-{high:,.2f} "
-                            f"({band:.0%} around the {close_date.isoformat()} close of {close:,.2f})")
-    return TradeRequest(portfolio_id=portfolio_id, trading_date=trading_date, executed_at=moment, symbol=symbol,
-                        side=side, quantity=quantity, price=price, fees=fees, origin="MANUAL",
-                        rationale={"reference_close": str(close), "reference_date": close_date.isoformat()},
-                        idempotency_key=idempotency_key, trade_id=f"T-{uuid.uuid4().hex}")
+        raise TradeRejected(
+            f"price {price:,.2f} is outside the day's band {low:,.2f}-{high:,.2f} "
+            f"({band:.0%} around the {close_date.isoformat()} close of {close:,.2f})"
+        )
+    return TradeRequest(
+        portfolio_id=portfolio_id,
+        trading_date=trading_date,
+        executed_at=moment,
+        symbol=symbol,
+        side=side,
+        quantity=quantity,
+        price=price,
+        fees=fees,
+        origin="MANUAL",
+        rationale={"reference_close": str(close), "reference_date": close_date.isoformat()},
+        idempotency_key=idempotency_key,
+        trade_id=f"T-{uuid.uuid4().hex}",
+    )
 
 
-def preview_trade(conn: Connection, settings: Settings, calendar: TradingCalendar, side: str, symbol: str,
-                  quantity: int, moment: datetime) -> dict[str, Any]:
+def preview_trade(
+    conn: Connection,
+    settings: Settings,
+    calendar: TradingCalendar,
+    side: str,
+    symbol: str,
+    quantity: int,
+    moment: datetime,
+) -> dict[str, Any]:
     """What the one cost model (market/costs.py) says an order of `quantity` shares would
     cost in a session like the latest one before `moment`: the touch (the ask or the bid,
     else half the range proxy from the close), the square-root impact, the fee, the price
@@ -147,13 +199,23 @@ def preview_trade(conn: Connection, settings: Settings, calendar: TradingCalenda
     session = market_days(conn, as_of, [symbol])[symbol]  # the symbol's latest bar, with its own quotes
     done = fill(side, quantity, _priced_session(session), fee_schedule(settings))
     costs = {k: Decimal(v) for k, v in done.costs.items()}
-    return {"symbol": symbol, "side": side, "quantity": quantity, "as_of": as_of.isoformat(),
-            "close": Decimal(str(session.close)).quantize(CENT), "touch": Decimal(str(done.touch)).quantize(CENT),
-            "touch_source": done.touch_source, "impact": round(done.impact, 6) if done.quantity else None,
-            "price": done.price.quantize(CENT), "fillable_in_one_session": done.quantity,
-            "lapse_reason": done.lapse_reason, "fees": costs["fees"].quantize(CENT),
-            "spread_cost": costs["spread"].quantize(CENT), "impact_cost": costs["impact"].quantize(CENT),
-            "total_cost": costs["total"].quantize(CENT)}
+    return {
+        "symbol": symbol,
+        "side": side,
+        "quantity": quantity,
+        "as_of": as_of.isoformat(),
+        "close": Decimal(str(session.close)).quantize(CENT),
+        "touch": Decimal(str(done.touch)).quantize(CENT),
+        "touch_source": done.touch_source,
+        "impact": round(done.impact, 6) if done.quantity else None,
+        "price": done.price.quantize(CENT),
+        "fillable_in_one_session": done.quantity,
+        "lapse_reason": done.lapse_reason,
+        "fees": costs["fees"].quantize(CENT),
+        "spread_cost": costs["spread"].quantize(CENT),
+        "impact_cost": costs["impact"].quantize(CENT),
+        "total_cost": costs["total"].quantize(CENT),
+    }
 
 
 def _priced_session(day):  # noqa: ANN001, ANN202 - a rail MarketDay

@@ -11,12 +11,13 @@ A report's file name carries the market day it reports on, not the day it was ge
 
 May import: market, store, ingest, models, portfolio, views, analysis.
 """
+
 from __future__ import annotations
 
 import contextlib
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
@@ -27,7 +28,9 @@ from market.errors import InvalidInputError
 from market.settings import Settings
 
 KINDS = ("quant-briefing", "compliance")
-RIGHTS = "Copyright {company}. For the recipient's internal use; not investment advice; redistribution requires consent."
+RIGHTS = (
+    "Copyright {company}. For the recipient's internal use; not investment advice; redistribution requires consent."
+)
 
 
 @dataclass(frozen=True)
@@ -62,16 +65,21 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
     else:
         title = compliance.TITLE_TEXT
         generated = {
-            "utc": now.astimezone(timezone.utc).isoformat(timespec="seconds"),
+            "utc": now.astimezone(UTC).isoformat(timespec="seconds"),
             "exchange": stamp.replace("T", " "),
             "method": f"generated on demand by the service from its store (reportlab {version('reportlab')}, "
-                      f"matplotlib {version('matplotlib')}, svglib {version('svglib')}); no figure is typed by hand",
+            f"matplotlib {version('matplotlib')}, svglib {version('svglib')}); no figure is typed by hand",
             "rights": RIGHTS.format(company=company),
             "sha256": digest,
         }
         story = compliance.story(inputs, generated, company, settings.report_page_size)
-    rendered = render(story, company=company, title=title, page_size=settings.report_page_size,
-                      subject=f"data snapshot sha256 {digest}")
+    rendered = render(
+        story,
+        company=company,
+        title=title,
+        page_size=settings.report_page_size,
+        subject=f"data snapshot sha256 {digest}",
+    )
     name = "quant-briefing" if kind == "quant-briefing" else "compliance-report"
     return Report(kind, rendered.pdf, rendered.pages, digest, f"{name}-{market_day(inputs, calendar, now)}.pdf")
 

@@ -1,12 +1,13 @@
 """The briefing's two charts, drawn with matplotlib (no screen) in the reports' palette and
 type (reports/fonts.py), written as SVG and converted by svglib into reportlab vector
 drawings: lines, bars and text stay vectors and text in the PDF, never a bitmap."""
+
 from __future__ import annotations
 
 import io
+from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 from functools import wraps
-from typing import Callable, Sequence
 
 from reportlab.graphics.shapes import Drawing
 from reportlab.lib.units import mm
@@ -20,6 +21,7 @@ HEIGHT = 62 * mm
 def _in_report_type(draw: Callable[..., Drawing]) -> Callable[..., Drawing]:
     """Draw under the reports' matplotlib settings (fonts.MATPLOTLIB_RC): a Text takes its
     family when it is created, so the whole chart is drawn inside them."""
+
     @wraps(draw)
     def drawn(*args, **kwargs) -> Drawing:  # noqa: ANN002, ANN003
         import matplotlib
@@ -71,8 +73,15 @@ WRITTEN_DOWN_LABEL = "Untraded holdings left out of liquid equity"
 
 
 @_in_report_type
-def equity_curve(days: Sequence[date], equity: Sequence[float], liquid: Sequence[float], starting_cash: float,
-                 width: float, currency: str = "JMD", written_down: Sequence[bool] = ()) -> Drawing:
+def equity_curve(
+    days: Sequence[date],
+    equity: Sequence[float],
+    liquid: Sequence[float],
+    starting_cash: float,
+    width: float,
+    currency: str = "JMD",
+    written_down: Sequence[bool] = (),
+) -> Drawing:
     """Equity and liquid equity by executed day, with the starting cash as a reference;
     the axis names the market's currency. `written_down[i]`: on day i liquid equity left
     out holdings that did not trade (marked on the liquid line, with a legend entry)."""
@@ -81,9 +90,17 @@ def equity_curve(days: Sequence[date], equity: Sequence[float], liquid: Sequence
     axes.plot(days, liquid, color=PALETTE["teal"], linewidth=1.0, linestyle="--", label="Liquid equity")
     marked = [(d, v) for d, v, down in zip(days, liquid, written_down) if down]
     if marked:
-        axes.scatter([d for d, _ in marked], [v for _, v in marked], marker="v", s=22, color=PALETTE["amber"],
-                     edgecolors=PALETTE["navy"], linewidths=0.5, zorder=3,
-                     label=WRITTEN_DOWN_LABEL)
+        axes.scatter(
+            [d for d, _ in marked],
+            [v for _, v in marked],
+            marker="v",
+            s=22,
+            color=PALETTE["amber"],
+            edgecolors=PALETTE["navy"],
+            linewidths=0.5,
+            zorder=3,
+            label=WRITTEN_DOWN_LABEL,
+        )
     axes.axhline(starting_cash, color=PALETTE["amber"], linewidth=0.8, label="Starting cash")
     _unit(axes, currency)
     axes.yaxis.set_major_formatter(lambda value, _: f"{value / 1e6:,.2f}M")
@@ -99,20 +116,35 @@ def equity_curve(days: Sequence[date], equity: Sequence[float], liquid: Sequence
 
 
 @_in_report_type
-def against_benchmarks(days: Sequence[date], book: Sequence[float], benchmarks: dict[str, Sequence[float]],
-                       drawdown: Sequence[float], width: float, index_name: str | None = None) -> Drawing:
+def against_benchmarks(
+    days: Sequence[date],
+    book: Sequence[float],
+    benchmarks: dict[str, Sequence[float]],
+    drawdown: Sequence[float],
+    width: float,
+    index_name: str | None = None,
+) -> Drawing:
     """The book's cumulative return beside each benchmark's (percent), and its drawdown
     from the running peak shaded below. `index_name`: which index `index` is (a published
     index's symbol, or cap_weighted)."""
     figure, axes = _figure(width)
-    index = "Index (cap-weighted)" if index_name == "cap_weighted" else f"Index ({index_name})" if index_name else "Index"
+    index = (
+        "Index (cap-weighted)" if index_name == "cap_weighted" else f"Index ({index_name})" if index_name else "Index"
+    )
     names = {"equal_weight_liquid": "Equal-weighted liquid", "index": index}
     colours = [PALETTE["teal"], PALETTE["amber"], PALETTE["grey"]]
     axes.plot(days, [100 * v for v in book], color=PALETTE["navy"], linewidth=1.6, label="AI portfolio")
     for (name, series), colour in zip(benchmarks.items(), colours):
         axes.plot(days, [100 * v for v in series], color=colour, linewidth=1.0, label=names.get(name, name))
-    axes.fill_between(days, [100 * v for v in drawdown], 0, color=PALETTE["navy"], alpha=0.15, linewidth=0,
-                      label="AI portfolio drawdown")
+    axes.fill_between(
+        days,
+        [100 * v for v in drawdown],
+        0,
+        color=PALETTE["navy"],
+        alpha=0.15,
+        linewidth=0,
+        label="AI portfolio drawdown",
+    )
     axes.axhline(0, color=PALETTE["grey"], linewidth=0.6)
     _unit(axes, "Cumulative return, %")
     axes.legend(fontsize=7, frameon=False, loc="best")
@@ -129,8 +161,9 @@ def score_distribution(scores: Sequence[float], long_at: float, avoid_at: float,
     """Histogram of the day's Scores in 5-point bins, with the Action thresholds marked."""
     figure, axes = _figure(width)
     axes.hist(scores, bins=list(range(0, 105, 5)), color=PALETTE["navy"], edgecolor="white", linewidth=0.6)
-    axes.axvline(long_at, color=PALETTE["teal"], linewidth=1.2,
-                 label=f"LONG line {long_at:g} (and the edge clears its cost)")
+    axes.axvline(
+        long_at, color=PALETTE["teal"], linewidth=1.2, label=f"LONG line {long_at:g} (and the edge clears its cost)"
+    )
     axes.axvline(avoid_at, color=PALETTE["amber"], linewidth=1.2, label=f"AVOID at or below {avoid_at:g}")
     axes.set_xlim(0, 100)
     axes.set_xlabel("Score (0-100)", fontsize=7, color=PALETTE["grey"])

@@ -8,6 +8,7 @@ Client portfolios never appear: a report is readable by any key (or by anyone wi
 `public_reports`), and the full rationale of each trade stays on the admin-only
 GET /api/ai-portfolio/history.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,42 +16,85 @@ from urllib.parse import urlsplit
 
 from reportlab.platypus import Flowable, Spacer
 
-from views.performance import shown_record
 from reports.format import backend_line, metric_rows, money, number, record_caption
-from reports.layout import (DIGEST, SMALL, SUBHEADING, SUBTITLE, TITLE, content_width, data_table, key_figures, kept,
-                            notice, section, text)
+from reports.layout import (
+    DIGEST,
+    SMALL,
+    SUBHEADING,
+    SUBTITLE,
+    TITLE,
+    content_width,
+    data_table,
+    kept,
+    key_figures,
+    notice,
+    section,
+    text,
+)
 from reports.logos import powered_by
 from reports.model_health import model_health
+from views.performance import shown_record
 
 TITLE_TEXT = "Compliance Report"
 
 RISK_DISCLOSURES = [
-    ("Model risk", "Scores, actions and weights come from statistical models fitted to past prices, volumes and news. "
-     "A model can be wrong, mis-specified or fitted to noise; its output is an estimate, not a fact."),
-    ("Out-of-sample accuracy", "Every accuracy figure in this report is measured out of sample: on predictions made "
-     "before their outcome was known. It is stated beside its base rate; a figure near its base rate means little or "
-     "no skill."),
-    ("Regime change", "Relationships seen in the past can break when rates, currency, regulation or market structure "
-     "change. Past accuracy does not carry over to a new regime."),
-    ("Backtesting limits", "Backtests and simulated portfolios assume fills at the close within liquidity rails. Real "
-     "orders can move the price, fill partly or not at all; fees and taxes can differ from those assumed."),
-    ("Illiquidity", "Many listed stocks trade rarely and with wide spreads. A position may not be sellable at the last "
-     "close, or at all for days; the service discounts such positions in its liquid equity but cannot remove the risk."),
-    ("No investment advice", "Nothing in this report or in the service is investment advice or a recommendation to "
-     "buy or sell a security. Decisions and their consequences are the reader's."),
+    (
+        "Model risk",
+        "Scores, actions and weights come from statistical models fitted to past prices, volumes and news. "
+        "A model can be wrong, mis-specified or fitted to noise; its output is an estimate, not a fact.",
+    ),
+    (
+        "Out-of-sample accuracy",
+        "Every accuracy figure in this report is measured out of sample: on predictions made "
+        "before their outcome was known. It is stated beside its base rate; a figure near its base rate means "
+        "little or no skill.",
+    ),
+    (
+        "Regime change",
+        "Relationships seen in the past can break when rates, currency, regulation or market structure "
+        "change. Past accuracy does not carry over to a new regime.",
+    ),
+    (
+        "Backtesting limits",
+        "Backtests and simulated portfolios assume fills at the close within liquidity rails. Real "
+        "orders can move the price, fill partly or not at all; fees and taxes can differ from those assumed.",
+    ),
+    (
+        "Illiquidity",
+        "Many listed stocks trade rarely and with wide spreads. A position may not be sellable at the last "
+        "close, or at all for days; the service discounts such positions in its liquid equity but cannot remove "
+        "the risk.",
+    ),
+    (
+        "No investment advice",
+        "Nothing in this report or in the service is investment advice or a recommendation to "
+        "buy or sell a security. Decisions and their consequences are the reader's.",
+    ),
     ("Speculative nature", "Trading listed equities is speculative: the whole amount invested can be lost."),
 ]
 
 REGULATORY_NOTICES = [
-    ("Corporate structure", "{company} operates this service. The AI portfolio is a virtual portfolio run by the "
-     "service's own rules; it holds no client money and places no orders on the exchange."),
-    ("Nature of output", "Scores, actions, position weights and terciles are the output of an automated model, "
-     "generated without human review of each figure."),
-    ("User responsibility", "Users decide and are responsible for their own trades, suitability and compliance with "
-     "the rules that apply to them; suggestions are executed only when a user confirms them."),
+    (
+        "Corporate structure",
+        "{company} operates this service. The AI portfolio is a virtual portfolio run by the "
+        "service's own rules; it holds no client money and places no orders on the exchange.",
+    ),
+    (
+        "Nature of output",
+        "Scores, actions, position weights and terciles are the output of an automated model, "
+        "generated without human review of each figure.",
+    ),
+    (
+        "User responsibility",
+        "Users decide and are responsible for their own trades, suitability and compliance with "
+        "the rules that apply to them; suggestions are executed only when a user confirms them.",
+    ),
     ("Data provenance", "{provenance}"),
-    ("Forward-looking statements", "Predicted returns and probabilities are forward-looking estimates. Actual results "
-     "can differ materially; no figure is a promise of a future price or return."),
+    (
+        "Forward-looking statements",
+        "Predicted returns and probabilities are forward-looking estimates. Actual results "
+        "can differ materially; no figure is a promise of a future price or return.",
+    ),
 ]
 
 
@@ -62,8 +106,10 @@ def story(inputs: dict[str, Any], generated: dict[str, str], company: str, page_
         *section("Risk disclosures", *_paragraphs(RISK_DISCLOSURES)),
         *_metrics(inputs),
         *_audit_trail(inputs),
-        *section("Regulatory notices", *_paragraphs(REGULATORY_NOTICES, company=company,
-                                                    provenance=_provenance(inputs["provenance"]))),
+        *section(
+            "Regulatory notices",
+            *_paragraphs(REGULATORY_NOTICES, company=company, provenance=_provenance(inputs["provenance"])),
+        ),
         *_certification(generated, powered_by(width, inputs["performance"])),
     ]
 
@@ -80,29 +126,60 @@ def _metrics(inputs: dict[str, Any]) -> list[Flowable]:
     perf = inputs["performance"]
     record = shown_record(perf)
     rows = metric_rows(record, ("binary_accuracy", "movers_accuracy", "tercile_spread"))
-    table: Flowable = (data_table(["Out-of-sample metric", "Value", "Base rate", "Sample"], rows) if rows
-                       else notice(record["reason"] or "no out-of-sample metrics yet"))
-    figures = key_figures([("Training rows", number(perf["training_rows"])),
-                           ("Feature count", str(inputs["feature_count"])),
-                           ("Model", perf["model_id"] or "none yet"),
-                           ("Horizon", f"{perf['horizon_days']} trading day(s)" if perf["horizon_days"] else "-"),
-                           ("Layer 1", backend_line(perf))])
+    table: Flowable = (
+        data_table(["Out-of-sample metric", "Value", "Base rate", "Sample"], rows)
+        if rows
+        else notice(record["reason"] or "no out-of-sample metrics yet")
+    )
+    figures = key_figures(
+        [
+            ("Training rows", number(perf["training_rows"])),
+            ("Feature count", str(inputs["feature_count"])),
+            ("Model", perf["model_id"] or "none yet"),
+            ("Horizon", f"{perf['horizon_days']} trading day(s)" if perf["horizon_days"] else "-"),
+            ("Layer 1", backend_line(perf)),
+        ]
+    )
     features = text("Features: " + ", ".join(inputs["features"]) + ".", SMALL)
-    return section("Model metrics", text(record_caption(perf, record), SMALL), table, Spacer(0, 4), figures, features,
-                   Spacer(0, 6), text("Model health (model risk monitor)", SUBHEADING), *model_health(perf))
+    return section(
+        "Model metrics",
+        text(record_caption(perf, record), SMALL),
+        table,
+        Spacer(0, 4),
+        figures,
+        features,
+        Spacer(0, 6),
+        text("Model health (model risk monitor)", SUBHEADING),
+        *model_health(perf),
+    )
 
 
 def _audit_trail(inputs: dict[str, Any]) -> list[Flowable]:
     trades = inputs["audit_trail"]
     if not trades:
         return section("Recent trade audit trail", notice("the AI portfolio has not traded yet"))
-    rows = [[t["trading_date"], t["symbol"], t["side"], number(t["quantity"]), money(t["price"]), money(t["value"]),
-             money(t.get("fees")), money(t.get("costs"))] for t in trades]
-    table = data_table(["Date", "Symbol", "Action", "Quantity", "Price", "Value", "Fees", "All costs"], rows,
-                       numeric_from=3)
-    note = text(f"The AI portfolio's {len(trades)} most recent of {inputs['trades_total']} trades, newest first. Each "
-                "was decided after a close and filled in the next session at the ask or the bid (or half the day's "
-                "range from the close), with square-root market impact; all costs = spread + impact + fees.", SMALL)
+    rows = [
+        [
+            t["trading_date"],
+            t["symbol"],
+            t["side"],
+            number(t["quantity"]),
+            money(t["price"]),
+            money(t["value"]),
+            money(t.get("fees")),
+            money(t.get("costs")),
+        ]
+        for t in trades
+    ]
+    table = data_table(
+        ["Date", "Symbol", "Action", "Quantity", "Price", "Value", "Fees", "All costs"], rows, numeric_from=3
+    )
+    note = text(
+        f"The AI portfolio's {len(trades)} most recent of {inputs['trades_total']} trades, newest first. Each "
+        "was decided after a close and filled in the next session at the ask or the bid (or half the day's "
+        "range from the close), with square-root market impact; all costs = spread + impact + fees.",
+        SMALL,
+    )
     return section("Recent trade audit trail", note, table)
 
 
@@ -116,17 +193,22 @@ def _provenance(provenance: dict[str, Any]) -> str:
     if not origins and latest is None:
         return "No end-of-day delivery has been stored yet."
     total = sum(o["days"] for o in origins)
-    lines = [f"Prices for {_days(total, 'market day')}: {'; '.join(_origin_text(o) for o in origins)}."
-             if origins else "Prices: none stored yet."]
+    lines = [
+        f"Prices for {_days(total, 'market day')}: {'; '.join(_origin_text(o) for o in origins)}."
+        if origins
+        else "Prices: none stored yet."
+    ]
     if latest is not None:
-        lines.append(f"The latest delivery ({latest['trading_date']}) is {latest['status']} with {latest['row_count']} "
-                     f"rows and checksum {latest['checksum'][:16]}.")
+        lines.append(
+            f"The latest delivery ({latest['trading_date']}) is {latest['status']} with {latest['row_count']} "
+            f"rows and checksum {latest['checksum'][:16]}."
+        )
     lines.append("Stored history is append-only: corrections are new rows and nothing is overwritten.")
     return " ".join(lines)
 
 
 def _origin_text(origin: dict[str, Any]) -> str:
-    """"260 days of simulated backfill, ... (2025-11-13 to 2026-11-19)"."""
+    """ "260 days of simulated backfill, ... (2025-11-13 to 2026-11-19)"."""
     n, detail = origin["days"], origin["detail"]
     if origin["origin"] == "scraped":
         what = f"{_days(n)} scraped over HTTP from the exchange's pages" + (f" at {detail}" if detail else "")
@@ -140,8 +222,11 @@ def _origin_text(origin: dict[str, Any]) -> str:
         what = f"{_days(n)} imported from files in the {detail} format by marketintel import"
     else:
         what = f"{_days(n)} stored with source '{detail}' and no delivery"
-    span = origin["first_day"] if origin["first_day"] == origin["last_day"] else \
-        f"{origin['first_day']} to {origin['last_day']}"
+    span = (
+        origin["first_day"]
+        if origin["first_day"] == origin["last_day"]
+        else f"{origin['first_day']} to {origin['last_day']}"
+    )
     return f"{what} ({span})"
 
 
@@ -151,14 +236,19 @@ def _days(n: int, unit: str = "day") -> str:
 
 def _certification(generated: dict[str, str], logos: Flowable) -> list[Flowable]:
     """The certification and the logos that close the report, kept on one page."""
-    figures = key_figures([
-        ("Generated (UTC)", generated["utc"]),
-        ("Generated (exchange time)", generated["exchange"]),
-        ("Generation method", generated["method"]),
-        ("Rights", generated["rights"]),
-        ("Data snapshot SHA-256", text(generated["sha256"], DIGEST)),
-    ])
-    explain = text("The SHA-256 is taken over the canonical JSON (sorted keys, no whitespace) of every figure this "
-                   "report was built from; the same store state always yields the same digest, returned also in the "
-                   "X-Data-SHA256 response header.", SMALL)
+    figures = key_figures(
+        [
+            ("Generated (UTC)", generated["utc"]),
+            ("Generated (exchange time)", generated["exchange"]),
+            ("Generation method", generated["method"]),
+            ("Rights", generated["rights"]),
+            ("Data snapshot SHA-256", text(generated["sha256"], DIGEST)),
+        ]
+    )
+    explain = text(
+        "The SHA-256 is taken over the canonical JSON (sorted keys, no whitespace) of every figure this "
+        "report was built from; the same store state always yields the same digest, returned also in the "
+        "X-Data-SHA256 response header.",
+        SMALL,
+    )
     return kept(*section("Document certification", figures, explain), *section("Powered by", logos))

@@ -10,31 +10,89 @@ percentages, money and counts with thousands separators, never a raw float.
   notebook as a PNG.
 - `markdown(text)`: prose rendered as Markdown in a notebook.
 """
+
 from __future__ import annotations
 
 import io
 import math
 import re
+from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from reports.charts import PALETTE
 from reports.fonts import MATPLOTLIB_RC
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 DASH = "-"
 _DECIMAL = re.compile(r"-?\d+\.\d+")
 COLOURS = [PALETTE["navy"], PALETTE["teal"], PALETTE["amber"], PALETTE["grey"], "#8e5ea2", "#c8553d"]
 
 # Column names (or their endings) that hold a fraction to show as a percentage...
-_FRACTION = ("_share", "_rate", "share", "rate", "weight", "accuracy", "_return", "return", "p_up", "spread",
-             "drawdown", "volatility", "momentum_5", "momentum_20", "momentum_60", "percent_b", "bandwidth")
+_FRACTION = (
+    "_share",
+    "_rate",
+    "share",
+    "rate",
+    "weight",
+    "accuracy",
+    "_return",
+    "return",
+    "p_up",
+    "spread",
+    "drawdown",
+    "volatility",
+    "momentum_5",
+    "momentum_20",
+    "momentum_60",
+    "percent_b",
+    "bandwidth",
+)
 # ...a value already in percent...
 _PERCENT = ("_pct", "pct", "change_pct", "spread_pct")
 # ...money, or a count.
-_MONEY = ("cash", "equity", "value", "price", "close", "open", "high", "low", "bid", "ask", "cost", "pnl", "gross",
-          "fees", "limit", "amount", "market_value", "turnover", "adv_20", "adv")
-_COUNT = ("count", "rows", "orders", "volume", "quantity", "trades", "days", "instruments", "n", "predictions",
-          "sample_size", "models", "shares", "items", "written")
+_MONEY = (
+    "cash",
+    "equity",
+    "value",
+    "price",
+    "close",
+    "open",
+    "high",
+    "low",
+    "bid",
+    "ask",
+    "cost",
+    "pnl",
+    "gross",
+    "fees",
+    "limit",
+    "amount",
+    "market_value",
+    "turnover",
+    "adv_20",
+    "adv",
+)
+_COUNT = (
+    "count",
+    "rows",
+    "orders",
+    "volume",
+    "quantity",
+    "trades",
+    "days",
+    "instruments",
+    "n",
+    "predictions",
+    "sample_size",
+    "models",
+    "shares",
+    "items",
+    "written",
+)
 
 
 def fmt_pct(value: Any, digits: int = 1, signed: bool = False, fraction: bool = True) -> str:
@@ -89,8 +147,11 @@ def styled(frame, formats: dict[str, Callable[[Any], str] | str] | None = None, 
     frame = frame.copy()
     for column in frame.columns:  # Decimal values stored as text ("81.250000") are numbers to format
         series = frame[column]
-        if pd.api.types.is_string_dtype(series) and len(series.dropna()) and series.dropna().map(
-                lambda v: isinstance(v, str) and _DECIMAL.fullmatch(v) is not None).all():
+        if (
+            pd.api.types.is_string_dtype(series)
+            and len(series.dropna())
+            and series.dropna().map(lambda v: isinstance(v, str) and _DECIMAL.fullmatch(v) is not None).all()
+        ):
             frame[column] = pd.to_numeric(series)
     formats = dict(formats or {})
     for column in frame.columns:
@@ -100,8 +161,9 @@ def styled(frame, formats: dict[str, Callable[[Any], str] | str] | None = None, 
         if pd.api.types.is_bool_dtype(series):
             formats[column] = lambda v: DASH if v is None else ("yes" if v else "no")
         elif pd.api.types.is_numeric_dtype(series):
-            formats[column] = column_format(str(column)) or (fmt_count if pd.api.types.is_integer_dtype(series)
-                                                             else fmt_number)
+            formats[column] = column_format(str(column)) or (
+                fmt_count if pd.api.types.is_integer_dtype(series) else fmt_number
+            )
     styler = frame.style.format(formats, na_rep=DASH).hide(axis="index")
     styler = styler.set_table_styles([{"selector": "th", "props": [("text-align", "left")]}])
     numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
@@ -117,6 +179,7 @@ def markdown(text: str):  # noqa: ANN201 - IPython is imported lazily
 
 
 # --- charts -----------------------------------------------------------------------------
+
 
 def figure(width: float = 7.0, height: float = 3.2, ncols: int = 1, nrows: int = 1):  # noqa: ANN201
     """A figure and its axes in the reports' look (grid, no top/right spines). The figure
@@ -185,9 +248,19 @@ def titled(ax, title: str, xlabel: str = "", ylabel: str = "") -> None:  # noqa:
     ax.set_ylabel(ylabel, fontsize=8, color=PALETTE["grey"])
 
 
-def bar(labels: Sequence[Any], values: Sequence[float], title: str, *, xlabel: str = "", ylabel: str = "",
-        horizontal: bool = False, value_format: Callable[[float], str] | None = None,
-        colours: Sequence[str] | None = None, width: float = 7.0, height: float | None = None):  # noqa: ANN201
+def bar(
+    labels: Sequence[Any],
+    values: Sequence[float],
+    title: str,
+    *,
+    xlabel: str = "",
+    ylabel: str = "",
+    horizontal: bool = False,
+    value_format: Callable[[float], str] | None = None,
+    colours: Sequence[str] | None = None,
+    width: float = 7.0,
+    height: float | None = None,
+) -> tuple[Figure, Axes]:
     """A bar chart with a title, axis units and each bar labelled with its formatted value."""
     labels = [str(label) for label in labels]
     height = height or (max(2.2, 0.28 * len(labels) + 0.9) if horizontal else 3.2)

@@ -7,6 +7,7 @@ every PDF that uses them) and to svglib; `MATPLOTLIB_RC` makes matplotlib draw w
 same family. The charts are SVG whose text stays text, mapped by svglib onto the same registered faces, so a
 PDF holds no font but these (tests/reports/test_pdf_quality.py reads them back).
 """
+
 from __future__ import annotations
 
 from functools import cache
@@ -20,8 +21,12 @@ BOLD_ITALIC = "DejaVuSans-BoldOblique"
 # matplotlib settings for a chart bound for a report (used under `matplotlib.rc_context`):
 # the same family, and SVG text written as text rather than glyph outlines.
 MATPLOTLIB_RC = {"font.family": "sans-serif", "font.sans-serif": [FAMILY], "svg.fonttype": "none"}
-FACES = {REGULAR: "DejaVuSans.ttf", BOLD: "DejaVuSans-Bold.ttf", ITALIC: "DejaVuSans-Oblique.ttf",
-         BOLD_ITALIC: "DejaVuSans-BoldOblique.ttf"}
+FACES = {
+    REGULAR: "DejaVuSans.ttf",
+    BOLD: "DejaVuSans-Bold.ttf",
+    ITALIC: "DejaVuSans-Oblique.ttf",
+    BOLD_ITALIC: "DejaVuSans-BoldOblique.ttf",
+}
 
 
 def font_dir() -> Path:
@@ -47,7 +52,11 @@ def register() -> str:
         addMapping(FAMILY, bold, italic, face)
     from svglib.fonts import register_font
 
-    for weight, style, face in (("normal", "normal", REGULAR), ("bold", "normal", BOLD),
-                                ("normal", "italic", ITALIC), ("bold", "italic", BOLD_ITALIC)):
+    for weight, style, face in (
+        ("normal", "normal", REGULAR),
+        ("bold", "normal", BOLD),
+        ("normal", "italic", ITALIC),
+        ("bold", "italic", BOLD_ITALIC),
+    ):
         register_font(FAMILY, str(folder / FACES[face]), weight=weight, style=style, rlgFontName=face)
     return REGULAR

@@ -1,9 +1,11 @@
 """How numbers read in the reports: money with thousands separators and two decimals,
 percentages with their sign where a change is meant, a dash for a missing value, and
 each metric beside its base rate and sample size."""
+
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 DASH = "-"
 METRIC_LABELS = {
@@ -51,8 +53,14 @@ def metric_rows(perf: dict[str, Any], names: Iterable[str]) -> list[list[str]]:
         metric = perf["metrics"].get(name)
         if metric is None:
             continue
-        rows.append([METRIC_LABELS[name], metric_value(name, metric["value"]), metric_value(name, metric["base_rate"]),
-                     number(metric["sample_size"])])
+        rows.append(
+            [
+                METRIC_LABELS[name],
+                metric_value(name, metric["value"]),
+                metric_value(name, metric["base_rate"]),
+                number(metric["sample_size"]),
+            ]
+        )
     return rows
 
 

@@ -6,7 +6,8 @@ serves, so a figure in a PDF is the figure a client reads over REST:
 | system performance, model metrics | views.performance.performance | GET /api/ai/performance |
 | market sentiment | views.breadth.breadth_of over latest_market | GET /api/market/breadth |
 | top AI signals, score distribution | views.market.latest_market | GET /api/market/latest |
-| AI portfolio summary and positions | views.portfolio.ai_summary, views.portfolio.ai_positions | GET /api/ai-portfolio/summary, /positions |
+| AI portfolio summary | views.portfolio.ai_summary | GET /api/ai-portfolio/summary |
+| AI portfolio positions | views.portfolio.ai_positions | GET /api/ai-portfolio/positions |
 | equity curve, trade audit trail | views.portfolio.ai_record | GET /api/ai-portfolio/history (admin) |
 | data provenance | the store's deliveries and prices (`_provenance` here) | - |
 
@@ -29,6 +30,7 @@ failing the report. The inputs are one JSON document; its SHA-256 (`snapshot_sha
 the data snapshot the compliance report certifies, and it does not depend on when the
 report was generated.
 """
+
 from __future__ import annotations
 
 from datetime import date, datetime
@@ -40,15 +42,15 @@ from market.clock import TradingCalendar, latest_closed_trading_day
 from market.errors import NotReadyError
 from market.plain import canonical_sha256, to_plain
 from market.settings import Settings
-from views.track_record import ai_track_record, ai_track_series
-from views.breadth import breadth_of
 from models.features import FEATURE_NAMES
-from views.market import latest_market, valuation_day
-from views.performance import performance
-from views import portfolio as portfolio_views
 from portfolio.market import trading_currency
 from store import tables
 from store.history import current_query, current_rows
+from views import portfolio as portfolio_views
+from views.breadth import breadth_of
+from views.market import latest_market, valuation_day
+from views.performance import performance
+from views.track_record import ai_track_record, ai_track_series
 
 TOP_SIGNALS = 15
 AUDIT_TRADES = 100
@@ -62,34 +64,54 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
     scored.sort(key=lambda q: (-q["score"], q["symbol"]))
     day = valuation_day(conn, calendar, now)
     summary = portfolio_views.ai_summary(conn, day, settings.ai_starting_cash)
-    return to_plain({
-        "performance": performance(conn),
-        "market": market,
-        "signals": scored[:TOP_SIGNALS],
-        "scored_instruments": len(scored),
-        "scores": [q["score"] for q in scored],
-        "ai_portfolio": {**summary, "positions": portfolio_views.ai_positions(conn, day)},
-        "equity_curve": _with_untraded_write_downs(conn, portfolio_views.ai_record(conn)["days"]),
-        "track_record": ai_track_record(conn, settings.ai_starting_cash),
-        "track_series": ai_track_series(conn, settings.ai_starting_cash),
-        "currency": trading_currency(conn),
-    })
+    return to_plain(
+        {
+            "performance": performance(conn),
+            "market": market,
+            "signals": scored[:TOP_SIGNALS],
+            "scored_instruments": len(scored),
+            "scores": [q["score"] for q in scored],
+            "ai_portfolio": {**summary, "positions": portfolio_views.ai_positions(conn, day)},
+            "equity_curve": _with_untraded_write_downs(conn, portfolio_views.ai_record(conn)["days"]),
+            "track_record": ai_track_record(conn, settings.ai_starting_cash),
+            "track_series": ai_track_series(conn, settings.ai_starting_cash),
+            "currency": trading_currency(conn),
+        }
+    )
 
 
 def compliance_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, settings: Settings) -> dict[str, Any]:
     trades = portfolio_views.ai_record(conn)["trades"]
-    audit = [{**{k: t[k] for k in ("trade_id", "trading_date", "timestamp", "symbol", "side", "quantity", "price", "value",
-                                   "fees")},
-              "costs": ((t["rationale"] or {}).get("fill") or {}).get("costs", {}).get("total", str(t["fees"]))}
-             for t in reversed(trades[-AUDIT_TRADES:])]
-    return to_plain({
-        "performance": performance(conn),
-        "feature_count": len(FEATURE_NAMES),
-        "features": FEATURE_NAMES,
-        "trades_total": len(trades),
-        "audit_trail": audit,
-        "provenance": _provenance(conn, replay=settings.replay_path),
-    })
+    audit = [
+        {
+            **{
+                k: t[k]
+                for k in (
+                    "trade_id",
+                    "trading_date",
+                    "timestamp",
+                    "symbol",
+                    "side",
+                    "quantity",
+                    "price",
+                    "value",
+                    "fees",
+                )
+            },
+            "costs": ((t["rationale"] or {}).get("fill") or {}).get("costs", {}).get("total", str(t["fees"])),
+        }
+        for t in reversed(trades[-AUDIT_TRADES:])
+    ]
+    return to_plain(
+        {
+            "performance": performance(conn),
+            "feature_count": len(FEATURE_NAMES),
+            "features": FEATURE_NAMES,
+            "trades_total": len(trades),
+            "audit_trail": audit,
+            "provenance": _provenance(conn, replay=settings.replay_path),
+        }
+    )
 
 
 def snapshot_sha256(inputs: dict[str, Any]) -> str:
@@ -110,11 +132,14 @@ def _provenance(conn: Connection, replay: Any = None) -> dict[str, Any]:
     most days first), the latest delivery and how many days were delivered."""
     deliveries = current_rows(conn, tables.deliveries)
     latest = max(deliveries, key=lambda d: d["trading_date"]) if deliveries else None
-    return {"deliveries": len(deliveries),
-            "first_day": min(d["trading_date"] for d in deliveries) if deliveries else None,
-            "latest": {k: latest[k] for k in ("trading_date", "source", "status", "checksum", "row_count")}
-            if latest else None,
-            "origins": _price_origins(conn, replay)}
+    return {
+        "deliveries": len(deliveries),
+        "first_day": min(d["trading_date"] for d in deliveries) if deliveries else None,
+        "latest": {k: latest[k] for k in ("trading_date", "source", "status", "checksum", "row_count")}
+        if latest
+        else None,
+        "origins": _price_origins(conn, replay),
+    }
 
 
 def _price_origins(conn: Connection, replay: Any) -> list[dict[str, Any]]:
@@ -130,15 +155,20 @@ def _price_origins(conn: Connection, replay: Any) -> list[dict[str, Any]]:
             by_day[day] = (delivery_id, source)
     ids = {d for d, _ in by_day.values() if d is not None}
     c = tables.deliveries.c
-    manifests = ({r.id: (r.source, r.manifest) for r in conn.execute(
-        select(c.id, c.source, c.manifest).where(c.id.in_(ids)))} if ids else {})
+    manifests = (
+        {r.id: (r.source, r.manifest) for r in conn.execute(select(c.id, c.source, c.manifest).where(c.id.in_(ids)))}
+        if ids
+        else {}
+    )
     groups: dict[tuple[str, str | None], list[date]] = {}
     for day, (delivery_id, source) in by_day.items():
         delivered = manifests.get(delivery_id)
-        key = (_delivered_origin(*delivered, replay) if delivered else _stored_origin(source))
+        key = _delivered_origin(*delivered, replay) if delivered else _stored_origin(source)
         groups.setdefault(key, []).append(day)
-    origins = [{"origin": origin, "detail": detail, "days": len(days), "first_day": min(days), "last_day": max(days)}
-               for (origin, detail), days in groups.items()]
+    origins = [
+        {"origin": origin, "detail": detail, "days": len(days), "first_day": min(days), "last_day": max(days)}
+        for (origin, detail), days in groups.items()
+    ]
     return sorted(origins, key=lambda o: (-o["days"], o["origin"], o["detail"] or ""))
 
 
@@ -176,10 +206,22 @@ def _with_untraded_write_downs(conn: Connection, days: list[dict[str, Any]]) -> 
     traded: set[tuple[date, str]] = set()
     if any(discounts.values()):
         c = tables.eod_prices.c
-        rows = current_rows(conn, tables.eod_prices, where=[
-            c.symbol.in_(sorted({s for held in discounts.values() for s in held})),
-            c.trading_date.in_([day for day, held in discounts.items() if held])])
+        rows = current_rows(
+            conn,
+            tables.eod_prices,
+            where=[
+                c.symbol.in_(sorted({s for held in discounts.values() for s in held})),
+                c.trading_date.in_([day for day, held in discounts.items() if held]),
+            ],
+        )
         traded = {(r["trading_date"], r["symbol"]) for r in rows if (r["volume"] or 0) > 0}
-    return [{**d, "untraded_written_down": {symbol: amount for symbol, amount in sorted(discounts[day].items())
-                                            if (day, symbol) not in traded}}
-            for d in days for day in [d["trading_date"]]]
+    return [
+        {
+            **d,
+            "untraded_written_down": {
+                symbol: amount for symbol, amount in sorted(discounts[day].items()) if (day, symbol) not in traded
+            },
+        }
+        for d in days
+        for day in [d["trading_date"]]
+    ]

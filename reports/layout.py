@@ -5,11 +5,14 @@ width that repeat their header row when they split across pages, and the boxed n
 that says a section is not available yet. A section's heading always stays on the page of
 the section's first block (`section` keeps them together).
 """
+
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
+from xml.sax.saxutils import escape
 
 from reportlab.lib import colors
 from reportlab.lib.enums import TA_CENTER, TA_LEFT
@@ -17,8 +20,17 @@ from reportlab.lib.pagesizes import A4, LETTER
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
 from reportlab.pdfgen.canvas import Canvas
-from reportlab.platypus import BaseDocTemplate, CondPageBreak, Flowable, Frame, KeepTogether, PageTemplate, Paragraph, Table, TableStyle
-from xml.sax.saxutils import escape
+from reportlab.platypus import (
+    BaseDocTemplate,
+    CondPageBreak,
+    Flowable,
+    Frame,
+    KeepTogether,
+    PageTemplate,
+    Paragraph,
+    Table,
+    TableStyle,
+)
 
 from reports.fonts import BOLD, REGULAR, register
 
@@ -39,14 +51,31 @@ NOTICE_FILL = colors.HexColor("#fff6e5")
 
 BODY = ParagraphStyle("body", fontName=REGULAR, fontSize=9.5, leading=13, alignment=TA_LEFT, spaceAfter=4)
 SMALL = ParagraphStyle("small", parent=BODY, fontSize=8, leading=10.5, textColor=GREY)
-TITLE = ParagraphStyle("title", parent=BODY, fontName=BOLD, fontSize=20, leading=24, textColor=NAVY,
-                       spaceAfter=2)
+TITLE = ParagraphStyle("title", parent=BODY, fontName=BOLD, fontSize=20, leading=24, textColor=NAVY, spaceAfter=2)
 SUBTITLE = ParagraphStyle("subtitle", parent=BODY, fontSize=10.5, leading=14, textColor=GREY, spaceAfter=10)
 # keepWithNext: a heading never ends a page without the block it introduces
-HEADING = ParagraphStyle("heading", parent=BODY, fontName=BOLD, fontSize=13, leading=17, textColor=NAVY,
-                         spaceBefore=10, spaceAfter=5, keepWithNext=1)
-SUBHEADING = ParagraphStyle("subheading", parent=BODY, fontName=BOLD, fontSize=10.5, leading=14,
-                            textColor=NAVY, spaceBefore=6, spaceAfter=2, keepWithNext=1)
+HEADING = ParagraphStyle(
+    "heading",
+    parent=BODY,
+    fontName=BOLD,
+    fontSize=13,
+    leading=17,
+    textColor=NAVY,
+    spaceBefore=10,
+    spaceAfter=5,
+    keepWithNext=1,
+)
+SUBHEADING = ParagraphStyle(
+    "subheading",
+    parent=BODY,
+    fontName=BOLD,
+    fontSize=10.5,
+    leading=14,
+    textColor=NAVY,
+    spaceBefore=6,
+    spaceAfter=2,
+    keepWithNext=1,
+)
 CELL = ParagraphStyle("cell", parent=BODY, fontSize=8.5, leading=10.5, spaceAfter=0)
 CAPTION = ParagraphStyle("caption", parent=CELL, alignment=TA_CENTER, textColor=GREY)
 # Every table's cell font, also of cells that hold paragraphs (reportlab sets it on the canvas
@@ -73,26 +102,45 @@ def heading(value: str) -> Paragraph:
 def notice(reason: str) -> Table:
     """A boxed 'not available yet' line for a section with nothing to show."""
     box = Table([[text(f"Not available yet: {reason}", BODY)]], colWidths=["100%"])
-    box.setStyle(TableStyle([FONT, ("BACKGROUND", (0, 0), (-1, -1), NOTICE_FILL), ("BOX", (0, 0), (-1, -1), 0.6, AMBER),
-                             ("LEFTPADDING", (0, 0), (-1, -1), 8), ("TOPPADDING", (0, 0), (-1, -1), 5),
-                             ("BOTTOMPADDING", (0, 0), (-1, -1), 5)]))
+    box.setStyle(
+        TableStyle(
+            [
+                FONT,
+                ("BACKGROUND", (0, 0), (-1, -1), NOTICE_FILL),
+                ("BOX", (0, 0), (-1, -1), 0.6, AMBER),
+                ("LEFTPADDING", (0, 0), (-1, -1), 8),
+                ("TOPPADDING", (0, 0), (-1, -1), 5),
+                ("BOTTOMPADDING", (0, 0), (-1, -1), 5),
+            ]
+        )
+    )
     return box
 
 
-def data_table(header: Sequence[str], rows: Sequence[Sequence[Any]], widths: Sequence[float | str] | None = None,
-               numeric_from: int = 1) -> Table:
+def data_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    widths: Sequence[float | str] | None = None,
+    numeric_from: int = 1,
+) -> Table:
     """A table as wide as the text, whose header row repeats on every page it spans;
     columns from `numeric_from` on are right-aligned. `widths`: fractions of the text
     width as "NN%" strings (the default shares it out by each column's longest text)."""
     body = [[c if isinstance(c, Flowable) else str(c) for c in row] for row in rows]
-    table = Table([list(header), *body], colWidths=widths or _shares([list(header), *body]), repeatRows=1,
-                  hAlign="LEFT")
+    table = Table(
+        [list(header), *body], colWidths=widths or _shares([list(header), *body]), repeatRows=1, hAlign="LEFT"
+    )
     style = [
-        ("FONTNAME", (0, 0), (-1, 0), BOLD), ("FONTNAME", (0, 1), (-1, -1), REGULAR),
-        ("FONTSIZE", (0, 0), (-1, -1), 8.5), ("TEXTCOLOR", (0, 0), (-1, 0), NAVY),
-        ("BACKGROUND", (0, 0), (-1, 0), HEADER_FILL), ("LINEBELOW", (0, 0), (-1, 0), 0.8, NAVY),
-        ("LINEBELOW", (0, -1), (-1, -1), 0.4, RULE), ("VALIGN", (0, 0), (-1, -1), "MIDDLE"),
-        ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 3),
+        ("FONTNAME", (0, 0), (-1, 0), BOLD),
+        ("FONTNAME", (0, 1), (-1, -1), REGULAR),
+        ("FONTSIZE", (0, 0), (-1, -1), 8.5),
+        ("TEXTCOLOR", (0, 0), (-1, 0), NAVY),
+        ("BACKGROUND", (0, 0), (-1, 0), HEADER_FILL),
+        ("LINEBELOW", (0, 0), (-1, 0), 0.8, NAVY),
+        ("LINEBELOW", (0, -1), (-1, -1), 0.4, RULE),
+        ("VALIGN", (0, 0), (-1, -1), "MIDDLE"),
+        ("TOPPADDING", (0, 0), (-1, -1), 3),
+        ("BOTTOMPADDING", (0, 0), (-1, -1), 3),
         ("ALIGN", (numeric_from, 0), (-1, -1), "RIGHT"),
     ]
     style += [("BACKGROUND", (0, i), (-1, i), ZEBRA) for i in range(2, len(body) + 1, 2)]
@@ -103,18 +151,31 @@ def data_table(header: Sequence[str], rows: Sequence[Sequence[Any]], widths: Seq
 def _shares(rows: Sequence[Sequence[Any]]) -> list[str]:
     """Column widths as percentages of the text width, in proportion to each column's
     longest text (at least 6 characters, so short codes keep room)."""
-    longest = [max(6, *(len(str(row[i])) if not isinstance(row[i], Flowable) else 12 for row in rows))
-               for i in range(len(rows[0]))]
+    longest = [
+        max(6, *(len(str(row[i])) if not isinstance(row[i], Flowable) else 12 for row in rows))
+        for i in range(len(rows[0]))
+    ]
     return [f"{100 * n / sum(longest):.3f}%" for n in longest]
 
 
 def key_figures(pairs: Sequence[tuple[str, str | Flowable]]) -> Table:
     """Label/value pairs in two columns, for a section's headline numbers."""
-    table = Table([[text(label, CELL), value if isinstance(value, Flowable) else text(value, CELL)]
-                   for label, value in pairs], colWidths=["32%", "68%"], hAlign="LEFT")
-    table.setStyle(TableStyle([FONT, ("LINEBELOW", (0, 0), (-1, -1), 0.3, RULE), ("VALIGN", (0, 0), (-1, -1), "TOP"),
-                               ("TOPPADDING", (0, 0), (-1, -1), 2),
-                               ("BOTTOMPADDING", (0, 0), (-1, -1), 2)]))
+    table = Table(
+        [[text(label, CELL), value if isinstance(value, Flowable) else text(value, CELL)] for label, value in pairs],
+        colWidths=["32%", "68%"],
+        hAlign="LEFT",
+    )
+    table.setStyle(
+        TableStyle(
+            [
+                FONT,
+                ("LINEBELOW", (0, 0), (-1, -1), 0.3, RULE),
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ("TOPPADDING", (0, 0), (-1, -1), 2),
+                ("BOTTOMPADDING", (0, 0), (-1, -1), 2),
+            ]
+        )
+    )
     return table
 
 
@@ -199,9 +260,19 @@ def render(story: list[Flowable], *, company: str, title: str, page_size: str, s
     """Typeset `story` with the shared page furniture; returns the PDF and its page count."""
     buffer = io.BytesIO()
     size = PAGE_SIZES[page_size]
-    doc = BaseDocTemplate(buffer, pagesize=size, leftMargin=MARGIN, rightMargin=MARGIN, topMargin=20 * mm,
-                          bottomMargin=18 * mm, title=f"{title} - {company}", author=company, subject=subject,
-                          creator=f"marketintel reports ({ENGINE})", initialFontName=REGULAR)
+    doc = BaseDocTemplate(
+        buffer,
+        pagesize=size,
+        leftMargin=MARGIN,
+        rightMargin=MARGIN,
+        topMargin=20 * mm,
+        bottomMargin=18 * mm,
+        title=f"{title} - {company}",
+        author=company,
+        subject=subject,
+        creator=f"marketintel reports ({ENGINE})",
+        initialFontName=REGULAR,
+    )
     frame = Frame(doc.leftMargin, doc.bottomMargin, doc.width, doc.height, id="body")
     doc.addPageTemplates([PageTemplate(id="page", frames=[frame])])
     header = header_line(company, title)

@@ -10,10 +10,12 @@ used, the empirical fallback said as such, nothing claimed before a model exists
 Each mark is drawn once into its own PDF form XObject (`FormXob.Logo-<name>`) and placed
 from there, so a reader (or a test) finds exactly one drawing object per logo.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from reportlab.lib.units import mm
 from reportlab.pdfgen.canvas import Canvas
@@ -27,8 +29,10 @@ SIZE = 30 * mm
 def _engine(c: Canvas, s: float) -> None:
     """A hexagon holding three rising candlesticks."""
     cx = cy = s / 2
-    points = [(cx + 0.48 * s * math.cos(math.radians(90 + 60 * i)), cy + 0.48 * s * math.sin(math.radians(90 + 60 * i)))
-              for i in range(6)]
+    points = [
+        (cx + 0.48 * s * math.cos(math.radians(90 + 60 * i)), cy + 0.48 * s * math.sin(math.radians(90 + 60 * i)))
+        for i in range(6)
+    ]
     path = c.beginPath()
     path.moveTo(*points[0])
     for point in points[1:]:
@@ -104,8 +108,10 @@ def forecaster_caption(perf: dict[str, Any]) -> str:
     if backend is None:
         return "Two-layer forecaster: layer 1 and a risk model; no model has been trained yet"
     if perf.get("layer1_is_fallback"):
-        return (f"Two-layer forecaster: layer 1 is the empirical fallback ({backend}), no foundation model; "
-                "layer 2 the risk model")
+        return (
+            f"Two-layer forecaster: layer 1 is the empirical fallback ({backend}), no foundation model; "
+            "layer 2 the risk model"
+        )
     return f"Two-layer forecaster: foundation model ({backend}) and risk model"
 
 
@@ -116,6 +122,14 @@ def powered_by(width: float, perf: dict[str, Any]) -> Table:
     captions["Forecaster"] = forecaster_caption(perf)
     cells = [[Logo(name) for name in LOGOS], [text(captions[name], CAPTION) for name in LOGOS]]
     table = Table(cells, colWidths=[width / 3] * 3, hAlign="CENTER")
-    table.setStyle(TableStyle([FONT, ("ALIGN", (0, 0), (-1, 0), "CENTER"), ("VALIGN", (0, 0), (-1, -1), "TOP"),
-                               ("TOPPADDING", (0, 0), (-1, -1), 6)]))
+    table.setStyle(
+        TableStyle(
+            [
+                FONT,
+                ("ALIGN", (0, 0), (-1, 0), "CENTER"),
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ("TOPPADDING", (0, 0), (-1, -1), 6),
+            ]
+        )
+    )
     return table

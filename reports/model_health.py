@@ -1,6 +1,7 @@
 """The model-health panel both PDF reports show: the model monitor's latest day
 (views.performance.monitor_state, docs/monitoring.md): the overall state, then every check
 that is not OK with its figure, thresholds and the day its breach began."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,19 +19,36 @@ def model_health(perf: dict[str, Any]) -> list[Flowable]:
     checks = monitor["checks"]
     flagged = [c for c in checks if c["state"] != "OK"]
     waiting = [c for c in checks if c.get("note")]
-    blocks: list[Flowable] = [key_figures([
-        ("Monitor state", monitor["state"]), ("Checked on", str(monitor["trading_date"])),
-        ("Checks OK", f"{len(checks) - len(flagged)} of {len(checks)}"),
-        ("Alerts", str(sum(c["state"] == "ALERT" for c in checks)))])]
+    blocks: list[Flowable] = [
+        key_figures(
+            [
+                ("Monitor state", monitor["state"]),
+                ("Checked on", str(monitor["trading_date"])),
+                ("Checks OK", f"{len(checks) - len(flagged)} of {len(checks)}"),
+                ("Alerts", str(sum(c["state"] == "ALERT" for c in checks))),
+            ]
+        )
+    ]
     if flagged:
-        rows = [[c["check"], c["state"], number(c["figure"], 4),
-                 "-" if c["watch_threshold"] is None else f"{number(c['watch_threshold'], 3)} / {number(c['alert_threshold'], 3)}",
-                 str(c["since"] or "-")] for c in flagged]
+        rows = [
+            [
+                c["check"],
+                c["state"],
+                number(c["figure"], 4),
+                "-"
+                if c["watch_threshold"] is None
+                else f"{number(c['watch_threshold'], 3)} / {number(c['alert_threshold'], 3)}",
+                str(c["since"] or "-"),
+            ]
+            for c in flagged
+        ]
         blocks.append(data_table(["Check", "State", "Figure", "Watch / alert at", "Since"], rows, numeric_from=2))
-    note = ("Input and Score drift: population stability index of the latest trading days against the validation "
-            "record (market-wide inputs: the day's value against the record's daily values); live accuracy, Brier "
-            "score and calibration error against the validation record's band. A check is ALERT only after its "
-            "breach has lasted the set number of consecutive trading days.")
+    note = (
+        "Input and Score drift: population stability index of the latest trading days against the validation "
+        "record (market-wide inputs: the day's value against the record's daily values); live accuracy, Brier "
+        "score and calibration error against the validation record's band. A check is ALERT only after its "
+        "breach has lasted the set number of consecutive trading days."
+    )
     if waiting:
         note += f" Live checks: {waiting[0]['note']} yet."
     blocks.append(text(note, SMALL))

@@ -1,6 +1,7 @@
 """The Quant Briefing: how the model has done out of sample, the market's breadth, the top
 signals by Score, the AI portfolio with its equity curve, and the day's Score distribution.
 Built from `inputs.briefing_inputs`; every missing piece is said, never an error."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -11,11 +12,23 @@ from reportlab.platypus import Flowable, Spacer
 from models.decisions import AVOID_SCORE, LONG_SCORE
 from portfolio.rails import HIGH_SPREAD
 from reports import charts
-from views.performance import shown_record
 from reports.format import backend_line, metric_rows, money, number, pct, record_caption, signed_pct
-from reports.layout import SMALL, SUBHEADING, SUBTITLE, TITLE, content_width, data_table, key_figures, kept, notice, section, text
+from reports.layout import (
+    SMALL,
+    SUBHEADING,
+    SUBTITLE,
+    TITLE,
+    content_width,
+    data_table,
+    kept,
+    key_figures,
+    notice,
+    section,
+    text,
+)
 from reports.logos import powered_by
 from reports.model_health import model_health
+from views.performance import shown_record
 
 TITLE_TEXT = "Quant Briefing"
 
@@ -42,12 +55,21 @@ def _performance(perf: dict[str, Any]) -> list[Flowable]:
     rows = metric_rows(record, ("binary_accuracy", "movers_accuracy", "tercile_spread"))
     blocks: list[Flowable] = [
         text(record_caption(perf, record), SMALL),
-        data_table(["Out-of-sample metric", "Value", "Base rate", "Sample"], rows) if rows else notice(record["reason"] or "no metrics"),
+        data_table(["Out-of-sample metric", "Value", "Base rate", "Sample"], rows)
+        if rows
+        else notice(record["reason"] or "no metrics"),
         Spacer(0, 4),
-        key_figures([("Training rows", number(perf["training_rows"])), ("Model", perf["model_id"] or "none yet"),
-                     ("Evaluated through", record["evaluated_through"] or "no realised outcome yet"),
-                     ("Layer 1", backend_line(perf))]),
-        Spacer(0, 6), text("Model health", SUBHEADING), *model_health(perf),
+        key_figures(
+            [
+                ("Training rows", number(perf["training_rows"])),
+                ("Model", perf["model_id"] or "none yet"),
+                ("Evaluated through", record["evaluated_through"] or "no realised outcome yet"),
+                ("Layer 1", backend_line(perf)),
+            ]
+        ),
+        Spacer(0, 6),
+        text("Model health", SUBHEADING),
+        *model_health(perf),
     ]
     return section("System performance", *blocks)
 
@@ -56,17 +78,29 @@ def _sentiment(market: dict[str, Any]) -> list[Flowable]:
     breadth = market["breadth"]
     if breadth is None:
         return section("Market sentiment", notice(market["unavailable"]))
-    mood = ("Advancers led" if breadth["advancers"] > breadth["decliners"] else
-            "Decliners led" if breadth["decliners"] > breadth["advancers"] else "Advancers and decliners were level")
-    figures = key_figures([
-        ("Index change", signed_pct(breadth["index_change_pct"])),
-        ("Advancers", str(breadth["advancers"])), ("Decliners", str(breadth["decliners"])),
-        ("Unchanged (traded firm)", str(breadth["unchanged"])), ("Did not trade", str(breadth["not_traded"])),
-    ])
-    explain = text(f"{mood}: {breadth['advancers']} up, {breadth['decliners']} down, {breadth['unchanged']} unchanged "
-                   f"of {breadth['traded']} stocks that traded on {breadth['trading_date']}. Index: the service's "
-                   f"capitalisation-weighted index of {breadth['index_constituents']} instruments, not the exchange's "
-                   "official index.", SMALL)
+    mood = (
+        "Advancers led"
+        if breadth["advancers"] > breadth["decliners"]
+        else "Decliners led"
+        if breadth["decliners"] > breadth["advancers"]
+        else "Advancers and decliners were level"
+    )
+    figures = key_figures(
+        [
+            ("Index change", signed_pct(breadth["index_change_pct"])),
+            ("Advancers", str(breadth["advancers"])),
+            ("Decliners", str(breadth["decliners"])),
+            ("Unchanged (traded firm)", str(breadth["unchanged"])),
+            ("Did not trade", str(breadth["not_traded"])),
+        ]
+    )
+    explain = text(
+        f"{mood}: {breadth['advancers']} up, {breadth['decliners']} down, {breadth['unchanged']} unchanged "
+        f"of {breadth['traded']} stocks that traded on {breadth['trading_date']}. Index: the service's "
+        f"capitalisation-weighted index of {breadth['index_constituents']} instruments, not the exchange's "
+        "official index.",
+        SMALL,
+    )
     return section("Market sentiment", figures, explain)
 
 
@@ -75,19 +109,35 @@ def _signals(inputs: dict[str, Any]) -> list[Flowable]:
     if not signals:
         reason = inputs["market"]["unavailable"] or "the latest market day is not scored yet (t1_predict has not run)"
         return section("Top AI signals", notice(reason))
-    rows = [[i + 1, s["symbol"], money(s["close"]), signed_pct(s["change_pct"]), number(s["rsi"], 1),
-             number(s["score"], 1), s["action"], s["tercile"], edge_against_cost(s)] for i, s in enumerate(signals)]
-    table = data_table(["#", "Symbol", "Price", "Return", "RSI", "Score", "Action", "Tercile", "Edge / cost"], rows,
-                       numeric_from=2)
-    note = text(f"Top {len(signals)} of {inputs['scored_instruments']} scored instruments by Score (0-100 conviction "
-                "that the close rises over the horizon; calibrated). Return: the day's change. Edge / cost: what the "
-                "Score's band earned from the next session's close against the name's round-trip cost (spread and "
-                "two fees); a Score at or above the LONG line that is not LONG did not clear it.", SMALL)
+    rows = [
+        [
+            i + 1,
+            s["symbol"],
+            money(s["close"]),
+            signed_pct(s["change_pct"]),
+            number(s["rsi"], 1),
+            number(s["score"], 1),
+            s["action"],
+            s["tercile"],
+            edge_against_cost(s),
+        ]
+        for i, s in enumerate(signals)
+    ]
+    table = data_table(
+        ["#", "Symbol", "Price", "Return", "RSI", "Score", "Action", "Tercile", "Edge / cost"], rows, numeric_from=2
+    )
+    note = text(
+        f"Top {len(signals)} of {inputs['scored_instruments']} scored instruments by Score (0-100 conviction "
+        "that the close rises over the horizon; calibrated). Return: the day's change. Edge / cost: what the "
+        "Score's band earned from the next session's close against the name's round-trip cost (spread and "
+        "two fees); a Score at or above the LONG line that is not LONG did not clear it.",
+        SMALL,
+    )
     return section("Top AI signals", note, table)
 
 
 def edge_against_cost(signal: dict[str, Any]) -> str:
-    """"+0.16% / 4.47%": the held edge against the round-trip cost, "-" without an edge."""
+    """ "+0.16% / 4.47%": the held edge against the round-trip cost, "-" without an edge."""
     edge, cost = signal.get("held_edge"), signal.get("round_trip_cost")
     if edge is None or cost is None:
         return "-"
@@ -97,15 +147,30 @@ def edge_against_cost(signal: dict[str, Any]) -> str:
 def _portfolio(ai: dict[str, Any]) -> list[Flowable]:
     if not ai["started"]:
         return section("AI portfolio", notice("the AI portfolio has not executed a day yet (T1 step 6, t1_trade)"))
-    figures = key_figures([
-        ("Open positions", str(ai["positions_count"])), ("Portfolio value", money(ai["equity"])),
-        ("Cash", money(ai["cash"])), ("Liquid equity", money(ai["liquid_equity"])),
-        ("Total return", signed_pct(ai["total_return_pct"])), ("Valued at close of", ai["as_of"]),
-    ])
+    figures = key_figures(
+        [
+            ("Open positions", str(ai["positions_count"])),
+            ("Portfolio value", money(ai["equity"])),
+            ("Cash", money(ai["cash"])),
+            ("Liquid equity", money(ai["liquid_equity"])),
+            ("Total return", signed_pct(ai["total_return_pct"])),
+            ("Valued at close of", ai["as_of"]),
+        ]
+    )
     weights = {a["symbol"]: a["weight"] for a in ai["allocation"]}
-    rows = [[p["symbol"], number(p["quantity"]), money(p["average_cost"]), money(p["price"]), money(p["market_value"]),
-             pct(weights.get(p["symbol"], 0.0) * 100), money(p["unrealized_pnl"]), ", ".join(p["flags"]) or "-"]
-            for p in ai["positions"]]
+    rows = [
+        [
+            p["symbol"],
+            number(p["quantity"]),
+            money(p["average_cost"]),
+            money(p["price"]),
+            money(p["market_value"]),
+            pct(weights.get(p["symbol"], 0.0) * 100),
+            money(p["unrealized_pnl"]),
+            ", ".join(p["flags"]) or "-",
+        ]
+        for p in ai["positions"]
+    ]
     rows.append(["CASH", "", "", "", money(ai["cash"]), pct(weights.get("CASH", 0.0) * 100), "", ""])
     table = data_table(["Symbol", "Quantity", "Avg cost", "Price", "Value", "Weight", "Unrealised PnL", "Flags"], rows)
     return section("AI portfolio", figures, Spacer(0, 6), table)
@@ -128,24 +193,35 @@ def _track_record(record: dict[str, Any]) -> list[Flowable]:
     def against(key: str, shown=share) -> list[str]:  # noqa: ANN001 - a formatter
         return [shown(bench.get(key)), shown(index.get(key)) if index else "-"]
 
-    rows = [["Total return", share(record["total_return"]), *against("total_return")],
-            ["Annual return", share(record["annual_return"]), *against("annual_return")],
-            ["Annual volatility", share(record["annual_volatility"]), "", ""],
-            ["Sharpe / Sortino", f"{ratio(record['sharpe'])} / {ratio(record['sortino'])}", "", ""],
-            ["Maximum drawdown / Calmar", f"{share(record['max_drawdown'])} / {ratio(record['calmar'])}", "", ""],
-            ["Annual turnover", f"{ratio(record.get('annual_turnover'))}x", "", ""],
-            ["Costs paid (fees / spread / impact)", f"{money(costs.get('fees'))} / {money(costs.get('spread'))} / "
-                                                    f"{money(costs.get('impact'))}", "", ""],
-            ["Excess annual return (book - benchmark)", "", *against("excess_annual_return")],
-            ["Tracking error", "", *against("tracking_error")],
-            ["Information ratio", "", *against("information_ratio", ratio)],
-            ["Beta", "", *against("beta", ratio)]]
-    note = text(f"{record['days']} executed days from {record['first']} to {record['last']}, {record.get('trades', 0)} "
-                "fills. Orders decided after a close fill in the next session at the ask or the bid (else half the "
-                "range), plus square-root impact and fees, at most 25% of the session's volume. Benchmarks: the names "
-                f"that passed the entry gates at each month's start, held equally; {index_label(record)}. "
-                "Statistics: empyrical-reloaded, 250 trading days a year, no risk-free rate.", SMALL)
-    return section("Track record", note, data_table(["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"], rows))
+    rows = [
+        ["Total return", share(record["total_return"]), *against("total_return")],
+        ["Annual return", share(record["annual_return"]), *against("annual_return")],
+        ["Annual volatility", share(record["annual_volatility"]), "", ""],
+        ["Sharpe / Sortino", f"{ratio(record['sharpe'])} / {ratio(record['sortino'])}", "", ""],
+        ["Maximum drawdown / Calmar", f"{share(record['max_drawdown'])} / {ratio(record['calmar'])}", "", ""],
+        ["Annual turnover", f"{ratio(record.get('annual_turnover'))}x", "", ""],
+        [
+            "Costs paid (fees / spread / impact)",
+            f"{money(costs.get('fees'))} / {money(costs.get('spread'))} / {money(costs.get('impact'))}",
+            "",
+            "",
+        ],
+        ["Excess annual return (book - benchmark)", "", *against("excess_annual_return")],
+        ["Tracking error", "", *against("tracking_error")],
+        ["Information ratio", "", *against("information_ratio", ratio)],
+        ["Beta", "", *against("beta", ratio)],
+    ]
+    note = text(
+        f"{record['days']} executed days from {record['first']} to {record['last']}, {record.get('trades', 0)} "
+        "fills. Orders decided after a close fill in the next session at the ask or the bid (else half the "
+        "range), plus square-root impact and fees, at most 25% of the session's volume. Benchmarks: the names "
+        f"that passed the entry gates at each month's start, held equally; {index_label(record)}. "
+        "Statistics: empyrical-reloaded, 250 trading days a year, no risk-free rate.",
+        SMALL,
+    )
+    return section(
+        "Track record", note, data_table(["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"], rows)
+    )
 
 
 def index_label(record: dict[str, Any]) -> str:
@@ -163,17 +239,26 @@ def _against_benchmarks(series: dict[str, Any], width: float) -> list[Flowable]:
     """Cumulative return against the benchmarks with the drawdown, and the monthly returns."""
     if len(series.get("days", [])) < 2:
         return section("Against the benchmarks", notice("fewer than two executed days: nothing to compare yet"))
-    chart = charts.against_benchmarks([date.fromisoformat(d) for d in series["days"]], series["book"],
-                                      series["benchmarks"], series["drawdown"], width,
-                                      index_name=series.get("index_source"))
+    chart = charts.against_benchmarks(
+        [date.fromisoformat(d) for d in series["days"]],
+        series["book"],
+        series["benchmarks"],
+        series["drawdown"],
+        width,
+        index_name=series.get("index_source"),
+    )
     by_year: dict[int, dict[int, float]] = {}
     for m in series["monthly"]:
         by_year.setdefault(m["year"], {})[m["month"]] = m["return"]
     shown = sorted({m["month"] for m in series["monthly"]})
-    rows = [[str(year), *(signed_pct(months[k] * 100, 2) if k in months else "" for k in shown)]
-            for year, months in sorted(by_year.items())]
+    rows = [
+        [str(year), *(signed_pct(months[k] * 100, 2) if k in months else "" for k in shown)]
+        for year, months in sorted(by_year.items())
+    ]
     table = data_table(["Year", *(MONTHS[k - 1] for k in shown)], rows)
-    return section("Against the benchmarks", chart, Spacer(0, 4), text("Monthly returns of the AI portfolio", SMALL), table)
+    return section(
+        "Against the benchmarks", chart, Spacer(0, 4), text("Monthly returns of the AI portfolio", SMALL), table
+    )
 
 
 WRITTEN_DOWN_LISTED = 5  # the latest days named under the chart; the rest are counted
@@ -185,36 +270,58 @@ def _written_down_note(curve: list[dict[str, Any]]) -> list[Flowable]:
     days = [d for d in curve if d.get("untraded_written_down")]
     if not days:
         return []
-    listed = [f"{d['trading_date']} ({', '.join(d['untraded_written_down'])}: "
-              f"{money(sum(float(v) for v in d['untraded_written_down'].values()))} left out)"
-              for d in reversed(days[-WRITTEN_DOWN_LISTED:])]
+    listed = [
+        f"{d['trading_date']} ({', '.join(d['untraded_written_down'])}: "
+        f"{money(sum(float(v) for v in d['untraded_written_down'].values()))} left out)"
+        for d in reversed(days[-WRITTEN_DOWN_LISTED:])
+    ]
     earlier = len(days) - WRITTEN_DOWN_LISTED
     more = f"; and {earlier} earlier day{'' if earlier == 1 else 's'}" if earlier > 0 else ""
-    return [Spacer(0, 2), text(
-        f"{charts.WRITTEN_DOWN_LABEL} (the triangles on the liquid-equity line): a holding that did not trade that "
-        "day cannot be sold, so liquid equity leaves out its whole value (the exit rail's TRAPPED) until it trades "
-        "again, while equity keeps it at its last close; a holding that traded at a spread above "
-        f"{HIGH_SPREAD:.0%} is discounted by its spread, unmarked. On {len(days)} of {len(curve)} executed days, "
-        f"latest first: {'; '.join(listed)}{more}.", SMALL)]
+    return [
+        Spacer(0, 2),
+        text(
+            f"{charts.WRITTEN_DOWN_LABEL} (the triangles on the liquid-equity line): a holding that did not trade that "
+            "day cannot be sold, so liquid equity leaves out its whole value (the exit rail's TRAPPED) until it trades "
+            "again, while equity keeps it at its last close; a holding that traded at a spread above "
+            f"{HIGH_SPREAD:.0%} is discounted by its spread, unmarked. On {len(days)} of {len(curve)} executed days, "
+            f"latest first: {'; '.join(listed)}{more}.",
+            SMALL,
+        ),
+    ]
 
 
 def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> list[Flowable]:
     """Both charts; the last one kept on one page with `closing` (the logos), which never
     stand alone on the last page."""
     curve = inputs["equity_curve"]
-    equity: list[Flowable] = ([charts.equity_curve([date.fromisoformat(d["trading_date"]) for d in curve],
-                                                   [d["equity"] for d in curve], [d["liquid_equity"] for d in curve],
-                                                   float(inputs["ai_portfolio"]["starting_cash"]), width,
-                                                   inputs["currency"],
-                                                   [bool(d.get("untraded_written_down")) for d in curve]),
-                               *_written_down_note(curve)]
-                              if curve else [notice("no executed day yet, so no equity curve")])
+    equity: list[Flowable] = (
+        [
+            charts.equity_curve(
+                [date.fromisoformat(d["trading_date"]) for d in curve],
+                [d["equity"] for d in curve],
+                [d["liquid_equity"] for d in curve],
+                float(inputs["ai_portfolio"]["starting_cash"]),
+                width,
+                inputs["currency"],
+                [bool(d.get("untraded_written_down")) for d in curve],
+            ),
+            *_written_down_note(curve),
+        ]
+        if curve
+        else [notice("no executed day yet, so no equity curve")]
+    )
     scores = inputs["scores"]
-    distribution: Flowable = (charts.score_distribution(scores, LONG_SCORE, AVOID_SCORE, width) if scores
-                              else notice("no scored instruments on the latest market day"))
-    rule = text(f"LONG needs a Score of at least {LONG_SCORE:.0f} and a held edge (what that Score band earned from the "
-                "next session's close) above the name's round-trip cost (its spread and two fees); AVOID: a Score of "
-                f"{AVOID_SCORE:.0f} or less with a negative held edge, or a held edge that loses more than leaving costs. "
-                "A Score above the line that is not LONG did not clear its cost (GET /api/market/latest gives each "
-                "name's reason).", SMALL)
+    distribution: Flowable = (
+        charts.score_distribution(scores, LONG_SCORE, AVOID_SCORE, width)
+        if scores
+        else notice("no scored instruments on the latest market day")
+    )
+    rule = text(
+        f"LONG needs a Score of at least {LONG_SCORE:.0f} and a held edge (what that Score band earned from the "
+        "next session's close) above the name's round-trip cost (its spread and two fees); AVOID: a Score of "
+        f"{AVOID_SCORE:.0f} or less with a negative held edge, or a held edge that loses more than leaving costs. "
+        "A Score above the line that is not LONG did not clear its cost (GET /api/market/latest gives each "
+        "name's reason).",
+        SMALL,
+    )
     return [*section("Equity curve", *equity), *kept(*section("Score distribution", distribution, rule), *closing)]

@@ -10,6 +10,7 @@ Sources
 
 Returns are fractions (0.012 is 1.2%); the notebooks format them as percentages.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,6 +25,7 @@ FLAT = 0.0  # a close that did not move is neither up nor down (models/metrics.p
 
 
 # --- sources ------------------------------------------------------------------------------
+
 
 def default_nse_path() -> str:
     """Where the shared NSE daily files are: MARKETINTEL_SHARED_DATA/nse-kenya/daily, else
@@ -52,9 +54,9 @@ def nse_prices(path: str, days: int | None = None) -> pd.DataFrame:
 
 def store_prices(days: int | None = None) -> pd.DataFrame:
     """The configured store's end-of-day history (all of it, or the last `days` days)."""
+    from market.settings import get_settings
     from models.scoring import price_panel
     from store.engine import service_engine
-    from market.settings import get_settings
 
     with service_engine(get_settings()).connect() as conn:
         prices = price_panel(conn, date.max)
@@ -64,10 +66,10 @@ def store_prices(days: int | None = None) -> pd.DataFrame:
 def store_predictions() -> pd.DataFrame:
     """The stored validation record: symbol, date, predicted_return, p_up, score, action,
     tercile, model_id (empty when bootstrapping has not built one)."""
+    from market.settings import get_settings
     from store import tables
     from store.engine import service_engine
     from store.history import current_rows
-    from market.settings import get_settings
 
     with service_engine(get_settings()).connect() as conn:
         rows = current_rows(conn, tables.validation_predictions)
@@ -96,6 +98,7 @@ def _last_days(prices: pd.DataFrame, days: int | None) -> pd.DataFrame:
 
 # --- outcomes and model diagnostics -----------------------------------------------------------
 
+
 def forward_returns(prices: pd.DataFrame, horizons: tuple[int, ...] = HORIZONS) -> pd.DataFrame:
     """symbol, date and `fwd_<h>`: the close-to-close return over the next h rows of each
     instrument (its next h trading days with a price)."""
@@ -106,8 +109,9 @@ def forward_returns(prices: pd.DataFrame, horizons: tuple[int, ...] = HORIZONS) 
     return frame.drop(columns="close")
 
 
-def with_outcomes(predictions: pd.DataFrame, prices: pd.DataFrame,
-                  horizons: tuple[int, ...] = HORIZONS) -> pd.DataFrame:
+def with_outcomes(
+    predictions: pd.DataFrame, prices: pd.DataFrame, horizons: tuple[int, ...] = HORIZONS
+) -> pd.DataFrame:
     return predictions.merge(forward_returns(prices, horizons), on=["symbol", "date"], how="left")
 
 
@@ -124,9 +128,15 @@ def daily_scores(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for day, part in frame.dropna(subset=["fwd_1"]).groupby("date", sort=True):
         moved = part[part["fwd_1"] != FLAT]
-        rows.append({"date": day, "accuracy": float(((moved["p_up"] > 0.5) == (moved["fwd_1"] > 0)).mean())
-                     if len(moved) else np.nan, "up_share": float((moved["fwd_1"] > 0).mean()) if len(moved) else np.nan,
-                     "ic": _spearman(part["predicted_return"], part["fwd_1"]), "predictions": len(part)})
+        rows.append(
+            {
+                "date": day,
+                "accuracy": float(((moved["p_up"] > 0.5) == (moved["fwd_1"] > 0)).mean()) if len(moved) else np.nan,
+                "up_share": float((moved["fwd_1"] > 0).mean()) if len(moved) else np.nan,
+                "ic": _spearman(part["predicted_return"], part["fwd_1"]),
+                "predictions": len(part),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -143,12 +153,20 @@ def ic_by_horizon(frame: pd.DataFrame, horizons: tuple[int, ...] = HORIZONS) -> 
     with its standard error and the share of days the IC was positive."""
     rows = []
     for h in horizons:
-        ics = [_spearman(part["predicted_return"], part[f"fwd_{h}"])
-               for _, part in frame.dropna(subset=[f"fwd_{h}"]).groupby("date")]
+        ics = [
+            _spearman(part["predicted_return"], part[f"fwd_{h}"])
+            for _, part in frame.dropna(subset=[f"fwd_{h}"]).groupby("date")
+        ]
         ics = pd.Series(ics, dtype=float).dropna()
-        rows.append({"horizon": h, "mean_ic": float(ics.mean()) if len(ics) else np.nan,
-                     "standard_error": float(ics.std() / np.sqrt(len(ics))) if len(ics) > 1 else np.nan,
-                     "positive_share": float((ics > 0).mean()) if len(ics) else np.nan, "days": len(ics)})
+        rows.append(
+            {
+                "horizon": h,
+                "mean_ic": float(ics.mean()) if len(ics) else np.nan,
+                "standard_error": float(ics.std() / np.sqrt(len(ics))) if len(ics) > 1 else np.nan,
+                "positive_share": float((ics > 0).mean()) if len(ics) else np.nan,
+                "days": len(ics),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -160,8 +178,9 @@ def calibration(frame: pd.DataFrame, bins: int = 10) -> pd.DataFrame:
     if moved.empty:
         return pd.DataFrame(columns=["mean_p_up", "rose_share", "predictions"])
     bucket = pd.qcut(moved["p_up"].rank(method="first"), q=min(bins, len(moved)), labels=False)
-    out = moved.groupby(bucket).agg(mean_p_up=("p_up", "mean"), rose_share=("fwd_1", lambda r: float((r > 0).mean())),
-                                    predictions=("p_up", "size"))
+    out = moved.groupby(bucket).agg(
+        mean_p_up=("p_up", "mean"), rose_share=("fwd_1", lambda r: float((r > 0).mean())), predictions=("p_up", "size")
+    )
     return out.reset_index(drop=True)
 
 
@@ -201,14 +220,16 @@ def importances_over_time(result) -> pd.DataFrame:  # noqa: ANN001
 
 # --- data quality ---------------------------------------------------------------------------
 
+
 def quality_by_day(prices: pd.DataFrame) -> pd.DataFrame:
     """Per trading day: instruments priced, the share with zero volume (no trade), and the
     share whose close equals the previous close (a stale price)."""
     frame = prices.sort_values(["symbol", "date"]).copy()
     frame["stale"] = frame.groupby("symbol")["close"].diff() == 0
     frame["zero_volume"] = frame["volume"].fillna(0) <= 0
-    out = frame.groupby("date").agg(instruments=("symbol", "nunique"), zero_volume_share=("zero_volume", "mean"),
-                                    stale_share=("stale", "mean"))
+    out = frame.groupby("date").agg(
+        instruments=("symbol", "nunique"), zero_volume_share=("zero_volume", "mean"), stale_share=("stale", "mean")
+    )
     return out.reset_index()
 
 
@@ -223,10 +244,18 @@ def quality_by_instrument(prices: pd.DataFrame) -> pd.DataFrame:
         index = np.array([position[d] for d in part["date"]])
         gaps = np.diff(index) - 1 if len(index) > 1 else np.array([0])
         closes = part["close"].to_numpy(float)
-        rows.append({"symbol": symbol, "first_day": part["date"].iloc[0], "last_day": part["date"].iloc[-1],
-                     "days": len(part), "zero_volume_share": float((part["volume"].fillna(0) <= 0).mean()),
-                     "stale_share": float((np.diff(closes) == 0).mean()) if len(closes) > 1 else 0.0,
-                     "missing_days": int(gaps.sum()), "longest_gap": int(gaps.max())})
+        rows.append(
+            {
+                "symbol": symbol,
+                "first_day": part["date"].iloc[0],
+                "last_day": part["date"].iloc[-1],
+                "days": len(part),
+                "zero_volume_share": float((part["volume"].fillna(0) <= 0).mean()),
+                "stale_share": float((np.diff(closes) == 0).mean()) if len(closes) > 1 else 0.0,
+                "missing_days": int(gaps.sum()),
+                "longest_gap": int(gaps.max()),
+            }
+        )
     return pd.DataFrame(rows).sort_values(["missing_days", "zero_volume_share"], ascending=False)
 
 
@@ -242,13 +271,19 @@ def calendar_gaps(prices: pd.DataFrame, min_days: int = 5) -> pd.DataFrame:
 
 # --- charts and tables (reports/figures.py look, formatted numbers) ---------------------------
 
+
 def accuracy_ic_chart(rolling: pd.DataFrame, source: str, window: int):  # noqa: ANN201
     from reports.figures import COLOURS, figure, percent_axis, titled
 
     fig, (top, bottom) = figure(9, 5.4, nrows=2)
     top.plot(rolling["date"], rolling["accuracy"], color=COLOURS[0], label="binary accuracy")
-    top.plot(rolling["date"], rolling["up_share"].where(rolling["up_share"] >= 0.5, 1 - rolling["up_share"]),
-             color=COLOURS[3], linestyle="--", label="base rate (the more common direction)")
+    top.plot(
+        rolling["date"],
+        rolling["up_share"].where(rolling["up_share"] >= 0.5, 1 - rolling["up_share"]),
+        color=COLOURS[3],
+        linestyle="--",
+        label="base rate (the more common direction)",
+    )
     percent_axis(top)
     top.legend(fontsize=8, frameon=False)
     titled(top, f"{source}: accuracy over time ({window}-day trailing mean)", "", "accuracy")
@@ -320,8 +355,12 @@ def importance_chart(importances: pd.DataFrame, source: str, top: int = 6):  # n
         ax.plot(importances.index, importances[feature], label=feature, color=COLOURS[i % len(COLOURS)], marker=".")
     percent_axis(ax)
     ax.legend(fontsize=7, frameon=False, ncols=3)
-    titled(ax, f"{source}: share of gain of the {len(leading)} leading features, model by model",
-           "first day the model predicted", "share of gain")
+    titled(
+        ax,
+        f"{source}: share of gain of the {len(leading)} leading features, model by model",
+        "first day the model predicted",
+        "share of gain",
+    )
     fig.autofmt_xdate()
     fig.tight_layout()
     return fig
@@ -332,8 +371,9 @@ def quality_chart(by_day: pd.DataFrame, source: str, window: int = 20):  # noqa:
 
     fig, (top, bottom) = figure(9, 5.2, nrows=2)
     days = pd.to_datetime(by_day["date"])
-    for i, (column, label) in enumerate([("zero_volume_share", "zero volume (no trade)"),
-                                         ("stale_share", "close unchanged from the previous day")]):
+    for i, (column, label) in enumerate(
+        [("zero_volume_share", "zero volume (no trade)"), ("stale_share", "close unchanged from the previous day")]
+    ):
         top.plot(days, by_day[column].rolling(window, min_periods=1).mean(), label=label, color=COLOURS[i])
     percent_axis(top)
     top.legend(fontsize=8, frameon=False)
@@ -356,8 +396,13 @@ def equity_chart(results: dict, source: str, currency: str):  # noqa: ANN201
             continue
         ax.plot(pd.to_datetime(curve["date"]), curve["equity"], label=f"{label}: equity", color=COLOURS[i])
         if result.rails and result.realistic:
-            ax.plot(pd.to_datetime(curve["date"]), curve["liquid_equity"], label=f"{label}: liquid equity",
-                    color=COLOURS[i], linestyle="--")
+            ax.plot(
+                pd.to_datetime(curve["date"]),
+                curve["liquid_equity"],
+                label=f"{label}: liquid equity",
+                color=COLOURS[i],
+                linestyle="--",
+            )
     millions_axis(ax)
     ax.legend(fontsize=8, frameon=False)
     titled(ax, f"{source}: equity, next-session fills with costs against same-close free fills", "", currency)
@@ -373,26 +418,51 @@ def backtest_table(results: dict):  # noqa: ANN201
 
     share = lambda v: fmt_pct(v, 2, signed=True)  # noqa: E731
     ratio = lambda v: "-" if v is None else fmt_number(v, 2)  # noqa: E731
-    formats = {"total_return": share, "annual_return": share, "annual_volatility": lambda v: fmt_pct(v, 2),
-               "sharpe": ratio, "sortino": ratio, "calmar": ratio,
-               "max_drawdown": lambda v: fmt_pct(v, 2), "annual_turnover": lambda v: f"{fmt_number(v, 1)}x",
-               "blocked_share": lambda v: fmt_pct(v, 1), "cut_share": lambda v: fmt_pct(v, 1),
-               "final_equity": fmt_money, "final_liquid_equity": fmt_money, "costs paid": fmt_money,
-               "benchmark return": share, "excess annual return": share, "tracking error": lambda v: fmt_pct(v, 2),
-               "information ratio": ratio, "beta": ratio}
+    formats = {
+        "total_return": share,
+        "annual_return": share,
+        "annual_volatility": lambda v: fmt_pct(v, 2),
+        "sharpe": ratio,
+        "sortino": ratio,
+        "calmar": ratio,
+        "max_drawdown": lambda v: fmt_pct(v, 2),
+        "annual_turnover": lambda v: f"{fmt_number(v, 1)}x",
+        "blocked_share": lambda v: fmt_pct(v, 1),
+        "cut_share": lambda v: fmt_pct(v, 1),
+        "final_equity": fmt_money,
+        "final_liquid_equity": fmt_money,
+        "costs paid": fmt_money,
+        "benchmark return": share,
+        "excess annual return": share,
+        "tracking error": lambda v: fmt_pct(v, 2),
+        "information ratio": ratio,
+        "beta": ratio,
+    }
 
     def flat(figures: dict) -> dict:
         bench = figures.get("benchmarks", {}).get("equal_weight_liquid", {})
-        plain = {k: v for k, v in figures.items() if not isinstance(v, dict) and k not in ("rails", "fills", "first", "last")}
-        return {**plain, "costs paid": (figures.get("costs") or {}).get("total"),
-                "benchmark return": bench.get("total_return"), "excess annual return": bench.get("excess_annual_return"),
-                "tracking error": bench.get("tracking_error"), "information ratio": bench.get("information_ratio"),
-                "beta": bench.get("beta")}
+        plain = {
+            k: v for k, v in figures.items() if not isinstance(v, dict) and k not in ("rails", "fills", "first", "last")
+        }
+        return {
+            **plain,
+            "costs paid": (figures.get("costs") or {}).get("total"),
+            "benchmark return": bench.get("total_return"),
+            "excess annual return": bench.get("excess_annual_return"),
+            "tracking error": bench.get("tracking_error"),
+            "information ratio": bench.get("information_ratio"),
+            "beta": bench.get("beta"),
+        }
 
     flattened = {label: flat(r.figures) for label, r in results.items()}
     names = list(next(iter(flattened.values())))
-    rows = [{"figure": name.replace("_", " "), **{label: formats.get(name, fmt_count)(f.get(name))
-                                                 for label, f in flattened.items()}} for name in names]
+    rows = [
+        {
+            "figure": name.replace("_", " "),
+            **{label: formats.get(name, fmt_count)(f.get(name)) for label, f in flattened.items()},
+        }
+        for name in names
+    ]
     return styled(pd.DataFrame(rows))
 
 
@@ -404,13 +474,20 @@ def _fixed(digits: int):  # noqa: ANN202
 
 # --- what each research notebook shows, one call per cell -------------------------------------
 
+
 class Diagnostics:
     """Model diagnostics of one source: out-of-sample predictions with outcomes (`frame`,
     from `with_outcomes`) and optionally the walk-forward that made them (for importances).
     Each method returns a chart, a formatted table, or a sentence saying why there is none."""
 
-    def __init__(self, frame: pd.DataFrame, source: str, window: int = 20, walk=None,  # noqa: ANN001
-                 missing: str | None = None) -> None:
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        source: str,
+        window: int = 20,
+        walk=None,  # noqa: ANN001
+        missing: str | None = None,
+    ) -> None:
         self.frame, self.source, self.window, self.walk = frame, source, window, walk
         self.missing = missing or f"{source} has no out-of-sample prediction with a known outcome"
         self.empty = frame.empty or frame["fwd_1"].notna().sum() == 0
@@ -421,8 +498,8 @@ class Diagnostics:
         return markdown(f"No {what}: {self.missing}.")
 
     def summary(self):  # noqa: ANN201
-        from reports.figures import fmt_count, fmt_pct, markdown
         from models.metrics import evaluate
+        from reports.figures import fmt_count, fmt_pct, markdown
 
         if self.empty:
             return self._none("diagnostics")
@@ -435,11 +512,14 @@ class Diagnostics:
             f"**{self.source}**: {fmt_count(len(self.frame))} out-of-sample predictions over {fmt_count(days)} trading "
             f"days, {self.frame['date'].min()} to {self.frame['date'].max()}. Binary accuracy "
             f"**{fmt_pct(binary['value'])}** against a base rate of {fmt_pct(binary['base_rate'])} "
-            f"({fmt_count(binary['sample_size'])} predictions of instruments that moved); " + (
+            f"({fmt_count(binary['sample_size'])} predictions of instruments that moved); "
+            + (
                 f"mean daily IC **{ic['value']:+.3f}** over {fmt_count(ic['sample_size'])} days (0 is no skill)."
-                if ic["value"] is not None else
-                "no IC: the predicted return does not vary over these days (the walk-forward predicts a return "
-                "of 0 until it has enough out-of-sample history to calibrate on)."))
+                if ic["value"] is not None
+                else "no IC: the predicted return does not vary over these days (the walk-forward predicts a return "
+                "of 0 until it has enough out-of-sample history to calibrate on)."
+            )
+        )
 
     def accuracy_ic(self):  # noqa: ANN201
         if self.empty:
@@ -469,7 +549,9 @@ class Diagnostics:
             return self._none("tercile returns")
         names = {f"fwd_{h}": f"{h}-day return" for h in HORIZONS}
         table = tercile_returns(self.frame).rename(columns=names)
-        return styled(table, {n: (lambda v: fmt_pct(v, 2, signed=True)) for n in names.values()} | {"predictions": fmt_count})
+        return styled(
+            table, {n: (lambda v: fmt_pct(v, 2, signed=True)) for n in names.values()} | {"predictions": fmt_count}
+        )
 
     def importances(self):  # noqa: ANN201
         if self.walk is None:
@@ -491,9 +573,15 @@ def store_diagnostics(window: int, importance_days: int, min_train_days: int) ->
     if importance_days and not prices.empty:
         ran = walk_forward_models(prices, importance_days, min_train_days)
         walk = ran[0] if ran else None
-    missing = None if not predictions.empty else (
-        f"the {store_name()} holds no validation record yet (bootstrapping builds it from "
-        f"{min_train_days}+ trading days of history; this store has {prices['date'].nunique() if not prices.empty else 0})")
+    missing = (
+        None
+        if not predictions.empty
+        else (
+            f"the {store_name()} holds no validation record yet (bootstrapping builds it from "
+            f"{min_train_days}+ trading days of history; this store has "
+            f"{prices['date'].nunique() if not prices.empty else 0})"
+        )
+    )
     return Diagnostics(frame, source, window, walk, missing)
 
 
@@ -501,12 +589,20 @@ def nse_diagnostics(path: str, history_days: int, test_days: int, min_train_days
     """The walk-forward over the last `history_days` of the NSE files, its last
     `test_days` out of sample."""
     if not nse_available(path):
-        return Diagnostics(pd.DataFrame(columns=["date", "fwd_1"]), "NSE daily files", window,
-                           missing=f"no NSE daily files at '{path or 'none'}'")
+        return Diagnostics(
+            pd.DataFrame(columns=["date", "fwd_1"]),
+            "NSE daily files",
+            window,
+            missing=f"no NSE daily files at '{path or 'none'}'",
+        )
     ran = walk_forward_models(nse_prices(path, history_days), test_days, min_train_days)
     if ran is None:
-        return Diagnostics(pd.DataFrame(columns=["date", "fwd_1"]), "NSE daily files", window,
-                           missing=f"fewer than {min_train_days} trading days in the {history_days} read")
+        return Diagnostics(
+            pd.DataFrame(columns=["date", "fwd_1"]),
+            "NSE daily files",
+            window,
+            missing=f"fewer than {min_train_days} trading days in the {history_days} read",
+        )
     walk, frame = ran
     return Diagnostics(frame, "NSE daily files (walk-forward)", window, walk)
 
@@ -528,9 +624,11 @@ def backtest(prices: pd.DataFrame, test_days: int, min_train_days: int, cash: fl
     if predictions.empty:
         return None
     benchmarks = {"equal_weight_liquid": equal_weight_liquid(predictions)}
-    results = {"next session, cost model": run_backtest(predictions, True, cash),
-               "same close, cost-free": run_backtest(predictions, True, cash, realistic=False),
-               "same close, cost-free, no rails": run_backtest(predictions, False, cash, realistic=False)}
+    results = {
+        "next session, cost model": run_backtest(predictions, True, cash),
+        "same close, cost-free": run_backtest(predictions, True, cash, realistic=False),
+        "same close, cost-free, no rails": run_backtest(predictions, False, cash, realistic=False),
+    }
     for result in results.values():
         result.figures = summarise(result, cash, benchmarks)
     return results
@@ -539,10 +637,18 @@ def backtest(prices: pd.DataFrame, test_days: int, min_train_days: int, cash: fl
 def rails_table(results: dict):  # noqa: ANN201
     from reports.figures import fmt_count, styled
 
-    rows = [{"portfolio": label, "would-be orders": r.would_trade, "blocked by the rails": r.blocked,
-             "cut in size": r.cut, "orders filled": r.orders, "orders lapsed": r.lapsed,
-             "position-days trapped": r.days_trapped}
-            for label, r in results.items()]
+    rows = [
+        {
+            "portfolio": label,
+            "would-be orders": r.would_trade,
+            "blocked by the rails": r.blocked,
+            "cut in size": r.cut,
+            "orders filled": r.orders,
+            "orders lapsed": r.lapsed,
+            "position-days trapped": r.days_trapped,
+        }
+        for label, r in results.items()
+    ]
     frame = pd.DataFrame(rows)
     return styled(frame, {c: fmt_count for c in frame.columns if c != "portfolio"})
 
@@ -567,8 +673,16 @@ def quality_instruments_table(prices: pd.DataFrame, top: int = 15):  # noqa: ANN
     from reports.figures import fmt_count, fmt_pct, styled
 
     table = quality_by_instrument(prices).head(top)
-    return styled(table, {"days": fmt_count, "missing_days": fmt_count, "longest_gap": fmt_count,
-                          "zero_volume_share": lambda v: fmt_pct(v, 1), "stale_share": lambda v: fmt_pct(v, 1)})
+    return styled(
+        table,
+        {
+            "days": fmt_count,
+            "missing_days": fmt_count,
+            "longest_gap": fmt_count,
+            "zero_volume_share": lambda v: fmt_pct(v, 1),
+            "stale_share": lambda v: fmt_pct(v, 1),
+        },
+    )
 
 
 def quality_summary(prices: pd.DataFrame, source: str):  # noqa: ANN201
@@ -580,15 +694,17 @@ def quality_summary(prices: pd.DataFrame, source: str):  # noqa: ANN201
     instruments = quality_by_instrument(prices)
     gaps = calendar_gaps(prices)
     return markdown(
-        f"**{source}**: {fmt_count(len(prices))} end-of-day rows of {fmt_count(prices['symbol'].nunique())} instruments "
-        f"over {fmt_count(len(by_day))} market days, {prices['date'].min()} to {prices['date'].max()}.\n\n"
+        f"**{source}**: {fmt_count(len(prices))} end-of-day rows of {fmt_count(prices['symbol'].nunique())} "
+        f"instruments over {fmt_count(len(by_day))} market days, {prices['date'].min()} to {prices['date'].max()}.\n\n"
         f"- zero volume (no trade): **{fmt_pct((prices['volume'].fillna(0) <= 0).mean())}** of rows\n"
         f"- close unchanged from the instrument's previous row (stale): **{fmt_pct(by_day['stale_share'].mean())}** "
         "of rows on an average day\n"
         f"- market days an instrument has no row between its first and last day: "
-        f"**{fmt_count(instruments['missing_days'].sum())}** in all, the longest run {fmt_count(instruments['longest_gap'].max())} days\n"
+        f"**{fmt_count(instruments['missing_days'].sum())}** in all, the longest run "
+        f"{fmt_count(instruments['longest_gap'].max())} days\n"
         f"- breaks of more than 5 calendar days between market days: **{fmt_count(len(gaps))}**"
-        + _copies_line(prices.attrs.get("repeated_days")))
+        + _copies_line(prices.attrs.get("repeated_days"))
+    )
 
 
 def _copies_line(copies: list[str] | None) -> str:
@@ -599,8 +715,10 @@ def _copies_line(copies: list[str] | None) -> str:
     if not copies:
         return ""
     shown = ", ".join(line[:10] for line in copies[:6]) + (", ..." if len(copies) > 6 else "")
-    return (f"\n- days left out because every traded row repeats the session before verbatim (a holiday or "
-            f"an unpublished day saved as a copy): **{fmt_count(len(copies))}** ({shown})")
+    return (
+        f"\n- days left out because every traded row repeats the session before verbatim (a holiday or "
+        f"an unpublished day saved as a copy): **{fmt_count(len(copies))}** ({shown})"
+    )
 
 
 def gaps_table(prices: pd.DataFrame):  # noqa: ANN201
@@ -615,21 +733,25 @@ def gaps_table(prices: pd.DataFrame):  # noqa: ANN201
 def markdown_none(path: str):  # noqa: ANN201
     from reports.figures import markdown
 
-    return markdown(f"No NSE daily files at '{path or 'none'}': this section is left out (set `nse_path`, or "
-                    "MARKETINTEL_SHARED_DATA, to the folder that holds them).")
+    return markdown(
+        f"No NSE daily files at '{path or 'none'}': this section is left out (set `nse_path`, or "
+        "MARKETINTEL_SHARED_DATA, to the folder that holds them)."
+    )
 
 
 def too_short(source: str, min_train_days: int):  # noqa: ANN201
     from reports.figures import markdown
 
-    return markdown(f"No backtest: {source} has too short a history for {min_train_days} trading days of training "
-                    "before the first prediction (run `make demo`, or lower `min_train_days`).")
+    return markdown(
+        f"No backtest: {source} has too short a history for {min_train_days} trading days of training "
+        "before the first prediction (run `make demo`, or lower `min_train_days`)."
+    )
 
 
 def store_currency() -> str:
+    from market.settings import get_settings
     from portfolio.market import trading_currency
     from store.engine import service_engine
-    from market.settings import get_settings
 
     with service_engine(get_settings()).connect() as conn:
         return trading_currency(conn)

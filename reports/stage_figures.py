@@ -4,23 +4,53 @@ when there is nothing to draw, a Markdown sentence that says why (never an empty
 
 Formatting and chart style come from reports/figures.py.
 """
+
 from __future__ import annotations
 
-from reports.figures import (COLOURS, PALETTE, bar, figure, fmt_count, fmt_money, fmt_number, fmt_pct, markdown,
-                             percent_axis, styled, thousands_axis, titled)
+from reports.figures import (
+    COLOURS,
+    PALETTE,
+    bar,
+    figure,
+    fmt_count,
+    fmt_money,
+    fmt_number,
+    fmt_pct,
+    markdown,
+    percent_axis,
+    styled,
+    thousands_axis,
+    titled,
+)
 from reports.format import METRIC_LABELS, metric_value
 
 # t1_features: how each feature reads (fractions as percentages, the rest as numbers)
-FEATURE_FORMATS = {"rsi_14": fmt_number, "bollinger_pct_b": fmt_number, "bollinger_bandwidth": fmt_pct,
-                   "market_breadth": fmt_number,
-                   "momentum_5": fmt_pct, "momentum_20": fmt_pct, "momentum_60": fmt_pct, "close_location": fmt_number,
-                   "return_1d": fmt_pct, "volatility_20": fmt_pct, "volume_ratio_20": fmt_number,
-                   "zero_volume_share_20": fmt_pct, "spread_pct": fmt_pct, "sentiment": fmt_number,
-                   "market_sentiment": fmt_number, "layer1_p_up": fmt_pct}
-SPREAD_FEATURES = [("rsi_14", "RSI (14 days)", False), ("momentum_20", "Momentum, 20 days", True),
-                   ("volatility_20", "Volatility, 20 days (daily)", True), ("zero_volume_share_20",
-                                                                          "Share of no-trade days, 20 days", True),
-                   ("spread_pct", "Closing spread", True), ("layer1_p_up", "Layer 1 P(up)", True)]
+FEATURE_FORMATS = {
+    "rsi_14": fmt_number,
+    "bollinger_pct_b": fmt_number,
+    "bollinger_bandwidth": fmt_pct,
+    "market_breadth": fmt_number,
+    "momentum_5": fmt_pct,
+    "momentum_20": fmt_pct,
+    "momentum_60": fmt_pct,
+    "close_location": fmt_number,
+    "return_1d": fmt_pct,
+    "volatility_20": fmt_pct,
+    "volume_ratio_20": fmt_number,
+    "zero_volume_share_20": fmt_pct,
+    "spread_pct": fmt_pct,
+    "sentiment": fmt_number,
+    "market_sentiment": fmt_number,
+    "layer1_p_up": fmt_pct,
+}
+SPREAD_FEATURES = [
+    ("rsi_14", "RSI (14 days)", False),
+    ("momentum_20", "Momentum, 20 days", True),
+    ("volatility_20", "Volatility, 20 days (daily)", True),
+    ("zero_volume_share_20", "Share of no-trade days, 20 days", True),
+    ("spread_pct", "Closing spread", True),
+    ("layer1_p_up", "Layer 1 P(up)", True),
+]
 
 
 def _nothing(result, what: str, empty: str | None = None):  # noqa: ANN001, ANN202
@@ -29,18 +59,26 @@ def _nothing(result, what: str, empty: str | None = None):  # noqa: ANN001, ANN2
 
 # --- health ---------------------------------------------------------------------------------
 
+
 def rows_per_table(result, top: int = 20):  # noqa: ANN001, ANN201
     frame = result.frame("row_counts")
     if frame.empty:
         return _nothing(result, "row counts")
     frame = frame.sort_values("rows", ascending=False).head(top)
-    fig, ax = bar(frame["table"], frame["rows"], f"Rows per table, the {len(frame)} largest ({result.trading_date})",
-                  xlabel="rows", horizontal=True, value_format=fmt_count)
+    fig, ax = bar(
+        frame["table"],
+        frame["rows"],
+        f"Rows per table, the {len(frame)} largest ({result.trading_date})",
+        xlabel="rows",
+        horizontal=True,
+        value_format=fmt_count,
+    )
     thousands_axis(ax, "x")
     return fig
 
 
 # --- t0 / pre-flight ------------------------------------------------------------------------
+
 
 def day_coverage(result):  # noqa: ANN001, ANN201
     """Pre-flight: the day's instruments that traded, did not, or were halted."""
@@ -49,9 +87,15 @@ def day_coverage(result):  # noqa: ANN001, ANN201
         return _nothing(result, "coverage of the day")
     labels = ["traded", "no trade (volume 0)", "halted"]
     values = [summary.get("traded", 0), summary.get("no_trade", 0), summary.get("halted", 0)]
-    fig, ax = bar(labels, values, f"{summary['active_instruments']} active instruments on {result.trading_date}",
-                  ylabel="instruments", value_format=fmt_count, colours=[PALETTE["teal"], PALETTE["amber"],
-                                                                         PALETTE["grey"]], width=5.5)
+    fig, ax = bar(
+        labels,
+        values,
+        f"{summary['active_instruments']} active instruments on {result.trading_date}",
+        ylabel="instruments",
+        value_format=fmt_count,
+        colours=[PALETTE["teal"], PALETTE["amber"], PALETTE["grey"]],
+        width=5.5,
+    )
     return fig
 
 
@@ -72,37 +116,58 @@ def spreads_by_board(result):  # noqa: ANN001, ANN201
 
 # --- T1 text and sentiment ------------------------------------------------------------------
 
+
 def text_intake(result):  # noqa: ANN001, ANN201
     summary = result.summary
-    keys = [("news_new", "news, new"), ("news_already_stored", "news, already stored"),
-            ("disclosures_ok", "disclosures read"), ("disclosures_failed", "disclosures failed")]
+    keys = [
+        ("news_new", "news, new"),
+        ("news_already_stored", "news, already stored"),
+        ("disclosures_ok", "disclosures read"),
+        ("disclosures_failed", "disclosures failed"),
+    ]
     if not any(k in summary for k, _ in keys):
         return _nothing(result, "texts")
     values = [summary.get(k, 0) for k, _ in keys]
     feeds = summary.get("feeds", 0)
     if not any(values):
-        return markdown(f"Nothing new to read on {result.trading_date}: {fmt_count(feeds)} feed(s) checked, no new news "
-                        "item and no disclosure in the window (a replayed market carries no news).")
-    fig, _ = bar([label for _, label in keys], values, f"Texts taken in on {result.trading_date} from "
-                 f"{fmt_count(feeds)} feed(s)", ylabel="items", value_format=fmt_count, width=6.5)
+        return markdown(
+            f"Nothing new to read on {result.trading_date}: {fmt_count(feeds)} feed(s) checked, no new news "
+            "item and no disclosure in the window (a replayed market carries no news)."
+        )
+    fig, _ = bar(
+        [label for _, label in keys],
+        values,
+        f"Texts taken in on {result.trading_date} from {fmt_count(feeds)} feed(s)",
+        ylabel="items",
+        value_format=fmt_count,
+        width=6.5,
+    )
     return fig
 
 
 def sentiment_composite(result):  # noqa: ANN001, ANN201
     composite = result.frame("composite")
     if composite.empty:
-        return _nothing(result, "sentiment composite", "No instrument had news or disclosures in the window: "
-                                                       "nothing to plot.")
+        return _nothing(
+            result, "sentiment composite", "No instrument had news or disclosures in the window: nothing to plot."
+        )
     composite = composite.sort_values("score")
     colours = [PALETTE["amber"] if s < 0 else PALETTE["teal"] for s in composite["score"]]
-    fig, ax = bar(composite["symbol"], composite["score"], f"Sentiment composite on {result.trading_date} "
-                  "(-1 most negative, +1 most positive)", xlabel="composite score", horizontal=True,
-                  value_format=lambda v: f"{v:+.2f}", colours=colours)
+    fig, ax = bar(
+        composite["symbol"],
+        composite["score"],
+        f"Sentiment composite on {result.trading_date} (-1 most negative, +1 most positive)",
+        xlabel="composite score",
+        horizontal=True,
+        value_format=lambda v: f"{v:+.2f}",
+        colours=colours,
+    )
     ax.axvline(0, color=PALETTE["grey"], linewidth=0.8)
     return fig
 
 
 # --- T1 features and prediction -------------------------------------------------------------
+
 
 def features_table(result):  # noqa: ANN001, ANN201
     frame = result.frame("features")
@@ -141,10 +206,15 @@ def features_spread(result):  # noqa: ANN001, ANN201
         titled(ax, title, "", "instruments")
         if as_pct:
             percent_axis(ax, "x")
-    for ax in list(axes)[len(shown):]:
+    for ax in list(axes)[len(shown) :]:
         ax.set_visible(False)
-    fig.suptitle(f"Features across the {len(frame)} instruments priced on {result.trading_date}", fontsize=11,
-                 color=PALETTE["navy"], x=0.01, ha="left")
+    fig.suptitle(
+        f"Features across the {len(frame)} instruments priced on {result.trading_date}",
+        fontsize=11,
+        color=PALETTE["navy"],
+        x=0.01,
+        ha="left",
+    )
     fig.tight_layout()
     return fig
 
@@ -160,8 +230,14 @@ def importances(result):  # noqa: ANN001, ANN201
     frame = result.frame("importances")
     if frame.empty:
         return _nothing(result, "feature importances", "No feature importances: no model scored this day.")
-    fig, ax = bar(frame["feature"], frame["gain_share"], "What the model leans on: share of total gain per feature",
-                  xlabel="share of gain", horizontal=True, value_format=lambda v: fmt_pct(v, 1))
+    fig, ax = bar(
+        frame["feature"],
+        frame["gain_share"],
+        "What the model leans on: share of total gain per feature",
+        xlabel="share of gain",
+        horizontal=True,
+        value_format=lambda v: fmt_pct(v, 1),
+    )
     percent_axis(ax, "x")
     return fig
 
@@ -169,11 +245,20 @@ def importances(result):  # noqa: ANN001, ANN201
 def metrics_table(result):  # noqa: ANN001, ANN201
     frame = result.frame("metrics")
     if frame.empty:
-        return _nothing(result, "metrics", "No out-of-sample record yet: no stored live prediction before this day "
-                                           "has a known outcome.")
-    rows = [{"metric": METRIC_LABELS.get(r["metric"], r["metric"].replace("_", " ")),
-             "value": metric_value(r["metric"], r["value"]), "base rate": metric_value(r["metric"], r["base_rate"]),
-             "sample": fmt_count(r["n"])} for r in frame.to_dict("records")]
+        return _nothing(
+            result,
+            "metrics",
+            "No out-of-sample record yet: no stored live prediction before this day has a known outcome.",
+        )
+    rows = [
+        {
+            "metric": METRIC_LABELS.get(r["metric"], r["metric"].replace("_", " ")),
+            "value": metric_value(r["metric"], r["value"]),
+            "base rate": metric_value(r["metric"], r["base_rate"]),
+            "sample": fmt_count(r["n"]),
+        }
+        for r in frame.to_dict("records")
+    ]
     import pandas as pd
 
     return styled(pd.DataFrame(rows))
@@ -182,8 +267,12 @@ def metrics_table(result):  # noqa: ANN001, ANN201
 def calibration(result):  # noqa: ANN001, ANN201
     frame = result.frame("calibration")
     if frame.empty or "mean_score" not in frame:
-        return _nothing(result, "calibration", "No calibration chart yet: it is drawn from the live out-of-sample "
-                                               "record, which has no prediction with a known outcome before this day.")
+        return _nothing(
+            result,
+            "calibration",
+            "No calibration chart yet: it is drawn from the live out-of-sample "
+            "record, which has no prediction with a known outcome before this day.",
+        )
     fig, ax = figure(4.5, 4.2)
     ax.plot([0, 100], [0, 1], linestyle="--", color=PALETTE["grey"], linewidth=0.8, label="perfect calibration")
     ax.scatter(frame["mean_score"], frame["up_rate"], color=PALETTE["navy"], zorder=3, label="Score decile")
@@ -195,6 +284,7 @@ def calibration(result):  # noqa: ANN001, ANN201
 
 
 # --- T1 analysis and trading ----------------------------------------------------------------
+
 
 def analysis(result):  # noqa: ANN001, ANN201
     paragraphs = [row["paragraph"] for row in result.tables.get("analysis", [])]
@@ -210,9 +300,15 @@ def orders(result):  # noqa: ANN001, ANN201
     frame = frame.assign(value=frame["quantity"].astype(float) * frame["price"].astype(float))
     frame = frame.assign(signed=frame["value"].where(frame["side"] == "BUY", -frame["value"])).sort_values("signed")
     colours = [PALETTE["teal"] if s == "BUY" else PALETTE["amber"] for s in frame["side"]]
-    fig, ax = bar([f"{s} {side}" for s, side in zip(frame["symbol"], frame["side"])], frame["signed"],
-                  f"Orders filled in the session of {result.trading_date}: value bought (+) and sold (-)", xlabel="value",
-                  horizontal=True, value_format=fmt_money, colours=colours)
+    fig, ax = bar(
+        [f"{s} {side}" for s, side in zip(frame["symbol"], frame["side"])],
+        frame["signed"],
+        f"Orders filled in the session of {result.trading_date}: value bought (+) and sold (-)",
+        xlabel="value",
+        horizontal=True,
+        value_format=fmt_money,
+        colours=colours,
+    )
     thousands_axis(ax, "x")
     ax.axvline(0, color=PALETTE["grey"], linewidth=0.8)
     return fig
@@ -224,9 +320,15 @@ def equity(result):  # noqa: ANN001, ANN201
         return _nothing(result, "portfolio valuation")
     labels = ["cash", "market value", "equity", "liquid equity"]
     values = [float(summary.get(k.replace(" ", "_"), 0) or 0) for k in labels]
-    fig, ax = bar(labels, values, f"AI portfolio after the close of {result.trading_date}", ylabel="currency units",
-                  value_format=fmt_money, colours=[PALETTE["grey"], PALETTE["navy"], PALETTE["teal"],
-                                                   PALETTE["amber"]], width=6)
+    fig, ax = bar(
+        labels,
+        values,
+        f"AI portfolio after the close of {result.trading_date}",
+        ylabel="currency units",
+        value_format=fmt_money,
+        colours=[PALETTE["grey"], PALETTE["navy"], PALETTE["teal"], PALETTE["amber"]],
+        width=6,
+    )
     thousands_axis(ax)
     return fig
 
@@ -234,20 +336,31 @@ def equity(result):  # noqa: ANN001, ANN201
 def suggestions(result):  # noqa: ANN001, ANN201
     frame = result.frame("suggestions")
     if frame.empty:
-        return _nothing(result, "suggestions", "No suggestion for any portfolio on this day, so there is nothing "
-                                               "to chart.")
+        return _nothing(
+            result, "suggestions", "No suggestion for any portfolio on this day, so there is nothing to chart."
+        )
     counts = frame.groupby(["symbol", "side"]).size().unstack(fill_value=0)
     fig, ax = figure(7, 3.2)
     bottom = None
     for i, side in enumerate(counts.columns):
-        ax.bar(counts.index, counts[side], bottom=bottom, label=side,
-               color=PALETTE["teal"] if side == "BUY" else PALETTE["amber"] if side == "SELL" else COLOURS[i])
+        ax.bar(
+            counts.index,
+            counts[side],
+            bottom=bottom,
+            label=side,
+            color=PALETTE["teal"] if side == "BUY" else PALETTE["amber"] if side == "SELL" else COLOURS[i],
+        )
         bottom = counts[side] if bottom is None else bottom + counts[side]
     ax.set_ylim(0, float(counts.sum(axis=1).max()) * 1.3)  # room for the legend above the bars
     ax.legend(fontsize=8, frameon=False, ncols=len(counts.columns), loc="upper right")
     ax.yaxis.get_major_locator().set_params(integer=True)
-    titled(ax, f"Suggestions for {result.trading_date} by instrument and side, over "
-               f"{frame['portfolio_id'].nunique()} portfolio(s)", "", "suggestions")
+    titled(
+        ax,
+        f"Suggestions for {result.trading_date} by instrument and side, over "
+        f"{frame['portfolio_id'].nunique()} portfolio(s)",
+        "",
+        "suggestions",
+    )
     fig.tight_layout()
     return fig
 

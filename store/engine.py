@@ -5,18 +5,19 @@ BEGIN statements so a stage can take the write lock up front (`BEGIN IMMEDIATE`)
 of failing half-way when another writer holds it. Postgres uses psycopg 3; service
 connections `SET ROLE` to the append-only service role (see sql/postgres/0003).
 """
+
 from __future__ import annotations
 
-from contextlib import contextmanager
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
-from typing import Iterator
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.pool import StaticPool
 
 from market.settings import Settings
@@ -26,7 +27,7 @@ def normalise_url(url: str) -> str:
     """Pick the psycopg 3 driver for plain postgresql:// URLs."""
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + url[len(prefix) :]
     return url
 
 
@@ -49,13 +50,17 @@ def _sqlite_engine(url: str, *, preview: bool = False, sizing: dict | None = Non
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
     if preview:
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
-                               poolclass=StaticPool, pool_reset_on_return=None)
+        engine = create_engine(
+            url,
+            connect_args={"timeout": 30, "check_same_thread": False},
+            poolclass=StaticPool,
+            pool_reset_on_return=None,
+        )
     else:
         engine = create_engine(url, connect_args={"timeout": 30}, **(sizing or {}))
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection, _record):  # noqa: ANN001
+    def _on_connect(dbapi_connection, _record) -> None:  # noqa: ANN001
         dbapi_connection.isolation_level = None  # we emit BEGIN ourselves, below
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys = ON")
@@ -64,8 +69,9 @@ def _sqlite_engine(url: str, *, preview: bool = False, sizing: dict | None = Non
         cursor.close()
 
     if not preview:  # a preview engine's transactions are savepoints (preview_engine)
+
         @event.listens_for(engine, "begin")
-        def _on_begin(connection):  # noqa: ANN001
+        def _on_begin(connection) -> None:  # noqa: ANN001
             # On the driver's connection: through exec_driver_sql the BEGIN went through
             # SQLAlchemy's whole execution path: 8% of a cached API read's profile.
             # sqlite_begin=None: no BEGIN at all, each statement reads in its own snapshot (an
@@ -82,19 +88,21 @@ IDLE_BEFORE_PING_SECONDS = 5.0
 
 def _ping_when_idle(engine: Engine) -> None:
     """SQLAlchemy's pessimistic disconnect handling, for connections that sat in the pool:
-    a connection checked out after more than IDLE_BEFORE_PING_SECONDS unused is pinged first, and one
-    that does not answer is replaced (the pool retries the checkout with a fresh one). The
-    pool's own `pool_pre_ping` pings on every checkout: one more round trip per API request
-    (under load a connection is back in use within milliseconds); without it the cached
-    reads on Postgres served 10-40% more requests a second in one paired run. The cost: if the server restarts while connections are in
-    steady use, the statements already under way fail (once; SQLAlchemy then invalidates
-    the pool and the next checkouts connect anew)."""
+    a connection checked out after more than IDLE_BEFORE_PING_SECONDS unused is pinged
+    first, and one that does not answer is replaced (the pool retries the checkout with a
+    fresh one). The pool's own `pool_pre_ping` pings on every checkout: one more round trip
+    per API request (under load a connection is back in use within milliseconds); without
+    it the cached reads on Postgres served 10-40% more requests a second in one paired run.
+    The cost: if the server restarts while connections are in steady use, the statements
+    already under way fail (once; SQLAlchemy then invalidates the pool and the next
+    checkouts connect anew)."""
+
     @event.listens_for(engine, "checkin")
-    def _returned(_dbapi_connection, record):  # noqa: ANN001
+    def _returned(_dbapi_connection, record) -> None:  # noqa: ANN001
         record.info["returned_at"] = time.monotonic()
 
     @event.listens_for(engine, "checkout")
-    def _checked_out(dbapi_connection, record, _proxy):  # noqa: ANN001
+    def _checked_out(dbapi_connection, record, _proxy) -> None:  # noqa: ANN001
         returned, idle_seconds = record.info.get("returned_at"), IDLE_BEFORE_PING_SECONDS
         if returned is not None and time.monotonic() - returned > idle_seconds:
             try:
@@ -105,7 +113,7 @@ def _ping_when_idle(engine: Engine) -> None:
 
 def _set_role_on_connect(engine: Engine, role: str) -> None:
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection, _record):  # noqa: ANN001
+    def _on_connect(dbapi_connection, _record) -> None:  # noqa: ANN001
         with dbapi_connection.cursor() as cursor:
             cursor.execute(f'SET ROLE "{role}"')
         dbapi_connection.commit()
@@ -124,8 +132,11 @@ _ENGINES: dict[tuple[str, str | None, PoolSize | None], Engine] = {}
 def service_engine(settings: Settings) -> Engine:
     """The engine every stage, notebook and API request uses (one pool per process, sized
     by settings.db_pool_size, db_max_overflow and db_pool_timeout)."""
-    return _cached_engine(settings.database_url, settings.postgres_service_role or None,
-                          PoolSize(settings.db_pool_size, settings.db_max_overflow, settings.db_pool_timeout))
+    return _cached_engine(
+        settings.database_url,
+        settings.postgres_service_role or None,
+        PoolSize(settings.db_pool_size, settings.db_max_overflow, settings.db_pool_timeout),
+    )
 
 
 @contextmanager

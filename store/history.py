@@ -11,17 +11,19 @@ the same content inserts nothing, while a correction becomes a new version. Insi
 `counting_writes()` it also tallies the rows it inserts per table, which is how a stage
 run reports what it wrote without each stage counting for itself.
 """
+
 from __future__ import annotations
 
 import json
 import math
 from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import Connection, Date, Select, Table, bindparam, func, select, tuple_
 from sqlalchemy.sql.elements import ColumnElement
@@ -80,7 +82,9 @@ def append_history(
         if key in by_key:
             raise InvalidInputError(f"{table.name}: two rows for the same key {dict(zip(key_names, key))}")
         by_key[key] = row
-    stored = current_rows(conn, table, where=scope) if scope is not None else _current_for_keys(conn, table, list(by_key))
+    stored = (
+        current_rows(conn, table, where=scope) if scope is not None else _current_for_keys(conn, table, list(by_key))
+    )
     current = {tuple(row[k] for k in key_names): row for row in stored}
     changed = [row for key, row in by_key.items() if not _same_content(table, current.get(key), row)]
     if changed:
@@ -104,9 +108,11 @@ def current_query(
     or a date range; a filter on a non-key column would pick the latest matching version).
     """
     key_columns = [table.c[name] for name in table.info["key"]]
-    rank = func.row_number().over(
-        partition_by=key_columns, order_by=(table.c.recorded_at.desc(), table.c.id.desc())
-    ).label("version_rank")
+    rank = (
+        func.row_number()
+        .over(partition_by=key_columns, order_by=(table.c.recorded_at.desc(), table.c.id.desc()))
+        .label("version_rank")
+    )
     versions = select(table, rank)
     if as_of is not None:
         versions = versions.where(table.c.recorded_at <= as_utc(as_of))
@@ -192,7 +198,7 @@ def _current_for_keys(conn: Connection, table: Table, keys: list[tuple]) -> list
     key_columns = [table.c[name] for name in table.info["key"]]
     found: list[dict[str, Any]] = []
     for start in range(0, len(keys), _KEYS_PER_QUERY):
-        chunk = keys[start:start + _KEYS_PER_QUERY]
+        chunk = keys[start : start + _KEYS_PER_QUERY]
         if len(key_columns) == 1:
             condition = key_columns[0].in_([k[0] for k in chunk])
         else:
@@ -225,8 +231,8 @@ def newest_ids(conn: Connection, *parts: Part) -> tuple:
     rider = getattr(conn, "rider", None)
     if rider is not None and rider.moved is None:
         values = _newest(conn, parts + rider.parts)
-        rider.settle(values[len(parts):])
-        return values[:len(parts)]
+        rider.settle(values[len(parts) :])
+        return values[: len(parts)]
     return _newest(conn, parts)
 
 
@@ -281,8 +287,11 @@ def _newest(conn: Connection, parts: tuple[Part, ...]) -> tuple:
         statement = _NEWEST_STATEMENTS.setdefault(shape, select(*columns))
     values = {f"v{n}": part[2] for n, part in enumerate(parts) if not isinstance(part, Table)}
     options = conn.get_execution_options()
-    if options.get("isolation_level") == "AUTOCOMMIT" or ("sqlite_begin" in options and options["sqlite_begin"] is None) \
-            or conn.in_transaction():
+    if (
+        options.get("isolation_level") == "AUTOCOMMIT"
+        or ("sqlite_begin" in options and options["sqlite_begin"] is None)
+        or conn.in_transaction()
+    ):
         return _on_driver(conn, shape, statement, values)
     return tuple(conn.execute(statement, values).one())  # SQLAlchemy begins the transaction this connection expects
 
@@ -303,8 +312,9 @@ def _on_driver(conn: Connection, shape: tuple, statement: Select, values: dict[s
     compiled = _DRIVER_SQL.get((dialect.name, shape))
     if compiled is None:
         built = statement.compile(dialect=dialect)
-        compiled = _DRIVER_SQL.setdefault((dialect.name, shape),
-                                          (str(built), tuple(built.positiontup or ()) if built.positional else None))
+        compiled = _DRIVER_SQL.setdefault(
+            (dialect.name, shape), (str(built), tuple(built.positiontup or ()) if built.positional else None)
+        )
     sql, order = compiled
     cursor = conn.connection.driver_connection.cursor()
     try:

@@ -5,6 +5,7 @@ with its row in `schema_migrations` (version, name, sha256 of the file). Re-runn
 applies nothing new. An applied file whose text later changed is an error, not a silent
 re-apply: write a new numbered file instead.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -97,7 +98,9 @@ def upgrade(engine: Engine, sql_dir: Path = SQL_DIR) -> list[Migration]:
     modified = [s for s in status(engine, sql_dir) if s.state == "modified"]
     if modified:
         names = ", ".join(f"{s.version:04d}_{s.name}" for s in modified)
-        raise MigrationError(f"applied migration files were edited afterwards: {names}; add a new numbered file instead")
+        raise MigrationError(
+            f"applied migration files were edited afterwards: {names}; add a new numbered file instead"
+        )
     return applied_now
 
 

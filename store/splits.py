@@ -12,12 +12,13 @@ Two readers apply them, each from the ex-date on: the ledger multiplies a holdin
 it (`models.scoring.price_panel`), so neither a position nor a return shows the split
 as a loss.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Iterable
 
 from sqlalchemy import Connection, func, select
 
@@ -44,9 +45,17 @@ def stored_splits(conn: Connection, through: date | None = None, symbols: Iterab
         where.append(c.action_date <= through)
     if symbols is not None:
         where.append(c.symbol.in_(sorted(set(symbols))))
-    first_known = {(r.symbol, r.action_date): r.known for r in conn.execute(
-        select(c.symbol, c.action_date, func.min(c.recorded_at).label("known")).where(*where).group_by(c.symbol, c.action_date))}
-    found = [Split(r["symbol"], r["action_date"], float(r["amount"]), first_known.get((r["symbol"], r["action_date"])))
-             for r in current_rows(conn, tables.corporate_actions, where=where)
-             if r["amount"] is not None and math.isfinite(r["amount"]) and r["amount"] > 0 and r["amount"] != 1]
+    first_known = {
+        (r.symbol, r.action_date): r.known
+        for r in conn.execute(
+            select(c.symbol, c.action_date, func.min(c.recorded_at).label("known"))
+            .where(*where)
+            .group_by(c.symbol, c.action_date)
+        )
+    }
+    found = [
+        Split(r["symbol"], r["action_date"], float(r["amount"]), first_known.get((r["symbol"], r["action_date"])))
+        for r in current_rows(conn, tables.corporate_actions, where=where)
+        if r["amount"] is not None and math.isfinite(r["amount"]) and r["amount"] > 0 and r["amount"] != 1
+    ]
     return sorted(found, key=lambda s: (s.ex_date, s.symbol))

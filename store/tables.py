@@ -5,6 +5,7 @@ Every table is a history table: `id` and `recorded_at` are added to each, and
 `table.info["key"]` names the natural key whose latest row is the current state (see
 store/history.py).
 """
+
 from __future__ import annotations
 
 from sqlalchemy import BigInteger, Boolean, Column, Date, Double, Integer, MetaData, Table, Text
@@ -90,8 +91,19 @@ daily_bars = history_table(
     Column("volume", BigInteger(), nullable=False, default=0),
     Column("bid", Double()),
     Column("ask", Double()),
-    *[Column(name, Double()) for name in ("rsi_14", "bollinger_pct_b", "bollinger_bandwidth", "momentum_5",
-                                           "momentum_20", "volatility_20", "volume_ratio_20", "spread_pct")],
+    *[
+        Column(name, Double())
+        for name in (
+            "rsi_14",
+            "bollinger_pct_b",
+            "bollinger_bandwidth",
+            "momentum_5",
+            "momentum_20",
+            "volatility_20",
+            "volume_ratio_20",
+            "spread_pct",
+        )
+    ],
 )
 
 fundamentals = history_table(
@@ -236,6 +248,7 @@ model_metrics = history_table(
     Column("detail", JSONDocument, nullable=False, default=dict),
 )
 
+
 def _prediction_columns() -> list[Column]:
     return [
         Column("symbol", Text(), nullable=False),
@@ -272,8 +285,9 @@ predictions = history_table("predictions", ("symbol", "trading_date", "model_id"
 
 # The validation record: the walk-forward's out-of-sample predictions over the history
 # before the first live day (models/validation.py), never mixed with the live record.
-validation_predictions = history_table("validation_predictions", ("symbol", "trading_date", "model_id"),
-                                       *_prediction_columns())
+validation_predictions = history_table(
+    "validation_predictions", ("symbol", "trading_date", "model_id"), *_prediction_columns()
+)
 
 clients = history_table(
     "clients",

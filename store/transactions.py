@@ -1,9 +1,10 @@
 """Write transactions for stages: one transaction per stage and trading date, holding an
 exclusive lock so two runs of the same stage cannot interleave their writes."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from sqlalchemy import Connection, Engine, text
 

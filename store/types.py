@@ -6,14 +6,16 @@
   REAL would round cash balances).
 - `JSONDocument`: JSONB on Postgres, JSON text on SQLite.
 """
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import JSON, DateTime, Numeric, String
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 _SQLITE_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 
@@ -25,30 +27,30 @@ def as_utc(value: datetime | str | None) -> datetime | None:
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 class UTCDateTime(TypeDecorator):
     impl = DateTime(timezone=True)
     cache_ok = True
 
-    def load_dialect_impl(self, dialect):  # noqa: ANN001
+    def load_dialect_impl(self, dialect) -> TypeEngine[Any]:  # noqa: ANN001
         if dialect.name == "sqlite":
             return dialect.type_descriptor(String())
         return dialect.type_descriptor(DateTime(timezone=True))
 
-    def process_bind_param(self, value, dialect):  # noqa: ANN001
+    def process_bind_param(self, value, dialect) -> datetime | str | None:  # noqa: ANN001
         if value is None:
             return None
         if not isinstance(value, datetime):
             raise TypeError(f"expected a datetime, got {value!r}")
         if value.tzinfo is None:
             raise ValueError("naive datetimes are ambiguous; store aware UTC datetimes")
-        value = value.astimezone(timezone.utc)
+        value = value.astimezone(UTC)
         return value.strftime(_SQLITE_FORMAT) if dialect.name == "sqlite" else value
 
-    def process_result_value(self, value, dialect):  # noqa: ANN001
+    def process_result_value(self, value, dialect) -> datetime | None:  # noqa: ANN001
         return as_utc(value)
 
 
@@ -56,12 +58,12 @@ class Money(TypeDecorator):
     impl = Numeric(20, 6)
     cache_ok = True
 
-    def load_dialect_impl(self, dialect):  # noqa: ANN001
+    def load_dialect_impl(self, dialect) -> TypeEngine[Any]:  # noqa: ANN001
         if dialect.name == "sqlite":
             return dialect.type_descriptor(String())
         return dialect.type_descriptor(Numeric(20, 6, asdecimal=True))
 
-    def process_bind_param(self, value, dialect):  # noqa: ANN001
+    def process_bind_param(self, value, dialect) -> Decimal | str | None:  # noqa: ANN001
         if value is None:
             return None
         amount = Decimal(str(value)) if not isinstance(value, Decimal) else value
@@ -70,7 +72,7 @@ class Money(TypeDecorator):
         amount = amount.quantize(Decimal("0.000001"))
         return format(amount, "f") if dialect.name == "sqlite" else amount
 
-    def process_result_value(self, value, dialect):  # noqa: ANN001
+    def process_result_value(self, value, dialect) -> Decimal | None:  # noqa: ANN001
         if value is None:
             return None
         return Decimal(value).quantize(Decimal("0.000001"))

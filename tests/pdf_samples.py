@@ -1,4 +1,5 @@
 """Hostile and ordinary PDFs, made by the tests themselves (nothing is downloaded)."""
+
 from __future__ import annotations
 
 import io
@@ -12,7 +13,7 @@ def text_pdf(lines: list[str], pages: int = 1, password: str | None = None) -> b
     buffer = io.BytesIO()
     encrypt = StandardEncryption(password, ownerPassword="owner-" + password) if password else None
     pdf = canvas.Canvas(buffer, pagesize=A4, invariant=1, encrypt=encrypt)
-    for page in range(pages):
+    for _ in range(pages):
         y = 800
         for line in lines:
             pdf.drawString(60, y, line)
@@ -56,9 +57,11 @@ def decompression_bomb(expanded_bytes: int = 3_000_000_000) -> bytes:
     for _ in range(count):
         checksum = zlib.adler32(chunk, checksum)
     stream = first + repeated * (count - 1) + packer.flush()[:-4] + checksum.to_bytes(4, "big")
-    return _assemble([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-    ])
+    return _assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        ]
+    )

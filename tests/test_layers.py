@@ -1,6 +1,7 @@
 """Packages import downward only: the layer contract in pyproject.toml ([tool.importlinter],
 run by import-linter, lazy imports inside functions included), and the DAG files, which the
 DAG processor parses every 30 s, import only the parse-light parts of pipeline/."""
+
 from __future__ import annotations
 
 import ast
@@ -13,15 +14,24 @@ from pathlib import Path
 from market.logging import OWN_PACKAGES
 
 ROOT = Path(__file__).resolve().parents[1]
-LINT = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"]
+LINT = [
+    sys.executable,
+    "-c",
+    "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())",
+]
 PACKAGES = list(OWN_PACKAGES)
 PARSE_TIME = {"pipeline.airflow_plugin", "pipeline.stage_lists"}  # imported when the DAG file is parsed
 RUN_TIME = {"pipeline.airflow_tasks"}  # imported inside a task, when it runs
 
 
 def lint(root: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*LINT, "--config", str(ROOT / "pyproject.toml"), "--no-cache"], cwd=root,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [*LINT, "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_the_contract_covers_every_package_in_layer_order() -> None:
@@ -47,7 +57,7 @@ def test_the_contract_catches_an_upward_import(tmp_path: Path) -> None:
     assert "models.decisions -> portfolio.rails" in result.stdout
 
 
-def _project_imports(nodes) -> set[str]:  # noqa: ANN001
+def _project_imports(nodes) -> set[str]:
     found = set()
     for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.module:

@@ -1,6 +1,7 @@
 """The stored day analysis as its readers see it (REST /api/analysis, GraphQL
 dayAnalysis): the latest version of a day's analysis with that day's notifications and
 whether each reached the webhook. `pipeline/analysis_stage.py` writes it."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -31,9 +32,20 @@ def stored_analysis(conn: Connection, day: date | None = None) -> dict[str, Any]
     delivered = {r for (r,) in conn.execute(select(d.notification_id).where(d.status == "DELIVERED"))}
     notes = current_rows(conn, tables.notifications, where=[n.trading_date == day])
     return {
-        "trading_date": day, "writer": latest["writer"], "fallback_reason": latest["fallback_reason"],
-        "body": latest["body"], "facts": latest["facts"], "written_at": exchange_iso(latest["recorded_at"]),
-        "notifications": [{"notification_id": x["notification_id"], "kind": x["kind"], "severity": x["severity"],
-                           "title": x["payload"].get("title"), "delivered": x["notification_id"] in delivered}
-                          for x in sorted(notes, key=lambda x: x["id"])],
+        "trading_date": day,
+        "writer": latest["writer"],
+        "fallback_reason": latest["fallback_reason"],
+        "body": latest["body"],
+        "facts": latest["facts"],
+        "written_at": exchange_iso(latest["recorded_at"]),
+        "notifications": [
+            {
+                "notification_id": x["notification_id"],
+                "kind": x["kind"],
+                "severity": x["severity"],
+                "title": x["payload"].get("title"),
+                "delivered": x["notification_id"] in delivered,
+            }
+            for x in sorted(notes, key=lambda x: x["id"])
+        ],
     }

@@ -17,6 +17,7 @@ A reader first asks `is_current`: when prices were appended and no refresh has r
 same rows are built in memory for the symbols asked (`built_rows`, no write), so a read
 right after a write sees it either way and both ways give the same numbers.
 """
+
 from __future__ import annotations
 
 from datetime import date, timedelta
@@ -43,10 +44,12 @@ def watermarks(conn: Connection) -> tuple[int | None, int | None, int | None, in
     return tuple(conn.execute(_WATERMARKS).one())
 
 
-_WATERMARKS = select(select(func.max(tables.eod_prices.c.id)).scalar_subquery(),  # built once: it runs on every read
-                     select(func.max(tables.daily_bars.c.price_id)).scalar_subquery(),
-                     select(func.max(tables.daily_bars.c.id)).scalar_subquery(),
-                     select(func.max(tables.instruments.c.id)).scalar_subquery())
+_WATERMARKS = select(
+    select(func.max(tables.eod_prices.c.id)).scalar_subquery(),  # built once: it runs on every read
+    select(func.max(tables.daily_bars.c.price_id)).scalar_subquery(),
+    select(func.max(tables.daily_bars.c.id)).scalar_subquery(),
+    select(func.max(tables.instruments.c.id)).scalar_subquery(),
+)
 
 
 def is_current(marks: tuple) -> bool:
@@ -58,7 +61,9 @@ def is_current(marks: tuple) -> bool:
 def _prices(conn: Connection, symbols: list[str] | None) -> pd.DataFrame:
     c = tables.eod_prices.c
     where = [c.symbol.in_(symbols)] if symbols is not None else []
-    frame = pd.DataFrame(current_rows(conn, tables.eod_prices, where=where), columns=[x.name for x in tables.eod_prices.c])
+    frame = pd.DataFrame(
+        current_rows(conn, tables.eod_prices, where=where), columns=[x.name for x in tables.eod_prices.c]
+    )
     return frame.sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
 
 
@@ -71,10 +76,18 @@ def built_rows(conn: Connection, symbols: list[str] | None = None) -> list[dict[
         enriched = with_indicators(bars.reset_index(drop=True))
         values = enriched[[c for c in BAR_FIELDS if c not in ("trading_date", "volume")]].to_numpy(dtype=float)
         numeric = [c for c in BAR_FIELDS if c not in ("trading_date", "volume")]
-        for symbol, day, price_id, volume, row in zip(enriched["symbol"], enriched["trading_date"], enriched["id"],
-                                                       enriched["volume"], values):
-            rows.append({"symbol": symbol, "trading_date": day, "price_id": int(price_id), "volume": int(volume),
-                         **{name: None if np.isnan(v) else float(v) for name, v in zip(numeric, row)}})
+        for symbol, day, price_id, volume, row in zip(
+            enriched["symbol"], enriched["trading_date"], enriched["id"], enriched["volume"], values
+        ):
+            rows.append(
+                {
+                    "symbol": symbol,
+                    "trading_date": day,
+                    "price_id": int(price_id),
+                    "volume": int(volume),
+                    **{name: None if np.isnan(v) else float(v) for name, v in zip(numeric, row)},
+                }
+            )
     return rows
 
 
@@ -93,8 +106,9 @@ def refresh_bars(conn: Connection) -> int:
     return append_history(conn, tables.daily_bars, rows, scope=[tables.daily_bars.c.symbol.in_(changed)]).inserted
 
 
-def stored_pages(conn: Connection, ranges: dict[str, tuple[date, date]], limit: int,
-                 newest_first: bool) -> dict[str, tuple[list[dict[str, Any]], bool]]:
+def stored_pages(
+    conn: Connection, ranges: dict[str, tuple[date, date]], limit: int, newest_first: bool
+) -> dict[str, tuple[list[dict[str, Any]], bool]]:
     """Per symbol: at most `limit` bars within its [first, last] range, oldest first in the
     list, and whether more bars lie beyond the page (after it when reading forward, before
     it when `newest_first`). One SQL statement whatever the number of symbols."""
@@ -106,11 +120,19 @@ def stored_pages(conn: Connection, ranges: dict[str, tuple[date, date]], limit: 
         first, last = next(iter(spans))
         where = [b.symbol.in_(list(ranges)), b.trading_date >= first, b.trading_date <= last]
     else:
-        where = [or_(*[and_(b.symbol == s, b.trading_date >= first, b.trading_date <= last)
-                       for s, (first, last) in ranges.items()])]
+        where = [
+            or_(
+                *[
+                    and_(b.symbol == s, b.trading_date >= first, b.trading_date <= last)
+                    for s, (first, last) in ranges.items()
+                ]
+            )
+        ]
     current = current_query(tables.daily_bars, where=where).subquery()
     order = current.c.trading_date.desc() if newest_first else current.c.trading_date
-    ranked = select(current, func.row_number().over(partition_by=current.c.symbol, order_by=order).label("n")).subquery()
+    ranked = select(
+        current, func.row_number().over(partition_by=current.c.symbol, order_by=order).label("n")
+    ).subquery()
     query = select(*[ranked.c[name] for name in ("symbol", *BAR_FIELDS)]).where(ranked.c.n <= limit + 1)
     found: dict[str, list[dict[str, Any]]] = {s: [] for s in ranges}
     for row in conn.execute(query):
@@ -118,8 +140,9 @@ def stored_pages(conn: Connection, ranges: dict[str, tuple[date, date]], limit: 
     return {s: _page(rows, limit, newest_first) for s, rows in found.items()}
 
 
-def memory_pages(rows: list[dict[str, Any]], ranges: dict[str, tuple[date, date]], limit: int,
-                 newest_first: bool) -> dict[str, tuple[list[dict[str, Any]], bool]]:
+def memory_pages(
+    rows: list[dict[str, Any]], ranges: dict[str, tuple[date, date]], limit: int, newest_first: bool
+) -> dict[str, tuple[list[dict[str, Any]], bool]]:
     """`stored_pages` over rows built in memory (`built_rows`): the same pages."""
     by_symbol: dict[str, list[dict[str, Any]]] = {s: [] for s in ranges}
     for row in rows:
@@ -129,7 +152,7 @@ def memory_pages(rows: list[dict[str, Any]], ranges: dict[str, tuple[date, date]
     result = {}
     for symbol, found in by_symbol.items():
         found.sort(key=lambda r: r["trading_date"], reverse=newest_first)
-        result[symbol] = _page(found[:limit + 1], limit, newest_first)
+        result[symbol] = _page(found[: limit + 1], limit, newest_first)
     return result
 
 
@@ -144,9 +167,15 @@ def _page(rows: list, limit: int, newest_first: bool) -> tuple[list[dict[str, An
 def _item(row: Any) -> dict[str, Any]:
     """A history item as the API serves it: numbers rounded to 6 places, as the computed
     path (`views.market._items`) rounds them."""
-    return {"trading_date": row["trading_date"], "volume": int(row["volume"]),
-            **{name: None if row[name] is None else round(float(row[name]), 6)
-               for name in BAR_FIELDS if name not in ("trading_date", "volume")}}
+    return {
+        "trading_date": row["trading_date"],
+        "volume": int(row["volume"]),
+        **{
+            name: None if row[name] is None else round(float(row[name]), 6)
+            for name in BAR_FIELDS
+            if name not in ("trading_date", "volume")
+        },
+    }
 
 
 def stored_series(conn: Connection, symbol: str) -> pd.DataFrame:
@@ -157,8 +186,9 @@ def stored_series(conn: Connection, symbol: str) -> pd.DataFrame:
     return frame.sort_values("trading_date", kind="stable").reset_index(drop=True)
 
 
-def _pages(conn: Connection, ranges: dict[str, tuple[date, date]], limit: int, newest_first: bool,
-           marks: tuple | None) -> dict[str, tuple[list[dict[str, Any]], bool]]:
+def _pages(
+    conn: Connection, ranges: dict[str, tuple[date, date]], limit: int, newest_first: bool, marks: tuple | None
+) -> dict[str, tuple[list[dict[str, Any]], bool]]:
     """Stored pages, or the same pages built in memory while the store has prices that no
     refresh has built into bars yet (`marks`: the `watermarks` the caller read, if any)."""
     if is_current(marks or watermarks(conn)):
@@ -166,8 +196,16 @@ def _pages(conn: Connection, ranges: dict[str, tuple[date, date]], limit: int, n
     return memory_pages(built_rows(conn, list(ranges)), ranges, limit, newest_first)
 
 
-def history(conn: Connection, symbol: str, start: date | None, end: date | None, limit: int,
-            after: date | None = None, before: date | None = None, marks: tuple | None = None) -> dict[str, Any]:
+def history(
+    conn: Connection,
+    symbol: str,
+    start: date | None,
+    end: date | None,
+    limit: int,
+    after: date | None = None,
+    before: date | None = None,
+    marks: tuple | None = None,
+) -> dict[str, Any]:
     """One page of a symbol's bars, oldest first inside the page.
 
     Without `start` and `after` the page is the newest `limit` bars up to `end` (and before
@@ -179,27 +217,43 @@ def history(conn: Connection, symbol: str, start: date | None, end: date | None,
     last = min(end or LATEST, before - timedelta(days=1) if before else LATEST)
     if before is not None or (start is None and after is None):
         items, more = _pages(conn, {symbol: (start or EARLIEST, last)}, limit, True, marks)[symbol]
-        return {"symbol": symbol, "items": items,
-                "next_cursor": f"before:{items[0]['trading_date'].isoformat()}" if more and items else None}
+        return {
+            "symbol": symbol,
+            "items": items,
+            "next_cursor": f"before:{items[0]['trading_date'].isoformat()}" if more and items else None,
+        }
     first = max(start or EARLIEST, after + timedelta(days=1) if after else EARLIEST)
     items, more = _pages(conn, {symbol: (first, last)}, limit, False, marks)[symbol]
-    return {"symbol": symbol, "items": items,
-            "next_cursor": items[-1]["trading_date"].isoformat() if more and items else None}
+    return {
+        "symbol": symbol,
+        "items": items,
+        "next_cursor": items[-1]["trading_date"].isoformat() if more and items else None,
+    }
 
 
-def histories(conn: Connection, symbols: list[str], start: date | None, end: date | None, limit: int,
-              after: date | None = None, marks: tuple | None = None) -> dict[str, dict[str, Any]]:
+def histories(
+    conn: Connection,
+    symbols: list[str],
+    start: date | None,
+    end: date | None,
+    limit: int,
+    after: date | None = None,
+    marks: tuple | None = None,
+) -> dict[str, dict[str, Any]]:
     """GraphQL's `history` of many symbols, forward from `start` (after the cursor date):
     the stored twin of `views.market.histories`, one statement for every symbol."""
     _check_range(start, end)
     first = max(start or EARLIEST, after + timedelta(days=1) if after else EARLIEST)
     pages = _pages(conn, {s: (first, end or LATEST) for s in symbols}, limit, False, marks)
-    return {s: {"symbol": s, "items": items, "next_cursor": items[-1]["trading_date"] if more and items else None}
-            for s, (items, more) in pages.items()}
+    return {
+        s: {"symbol": s, "items": items, "next_cursor": items[-1]["trading_date"] if more and items else None}
+        for s, (items, more) in pages.items()
+    }
 
 
-def recent_histories(conn: Connection, symbols: list[str], count: int, end: date | None = None,
-                     marks: tuple | None = None) -> dict[str, dict[str, Any]]:
+def recent_histories(
+    conn: Connection, symbols: list[str], count: int, end: date | None = None, marks: tuple | None = None
+) -> dict[str, dict[str, Any]]:
     """The last `count` bars of each symbol up to `end`, oldest first (GraphQL's
     `recentBars`; nothing follows them, so no cursor): one statement for every symbol."""
     pages = _pages(conn, {s: (EARLIEST, end or LATEST) for s in symbols}, count, True, marks)
@@ -222,5 +276,19 @@ def _check_range(start: date | None, end: date | None) -> None:
         raise InvalidInputError(f"start {start.isoformat()} is after end {end.isoformat()}")
 
 
-__all__ = ["BAR_FIELDS", "EARLIEST", "LATEST", "built_rows", "histories", "history", "is_current", "memory_pages",
-           "recent_histories", "refresh_bars", "stored_pages", "stored_series", "symbol_statistics", "watermarks"]
+__all__ = [
+    "BAR_FIELDS",
+    "EARLIEST",
+    "LATEST",
+    "built_rows",
+    "histories",
+    "history",
+    "is_current",
+    "memory_pages",
+    "recent_histories",
+    "refresh_bars",
+    "stored_pages",
+    "stored_series",
+    "symbol_statistics",
+    "watermarks",
+]

@@ -18,6 +18,7 @@ Computing it reads every instrument's bars of the last 270 calendar days and the
 reads: built once per `data_version` (the newest price and fundamentals ids, all it
 depends on) and the latest closed trading day, per process (api/services.py `cached`).
 """
+
 from __future__ import annotations
 
 from datetime import date
@@ -26,9 +27,9 @@ from typing import Any
 from sqlalchemy import Connection
 
 from market.clock import TradingCalendar
-from views.market import latest_market
 from store import tables
 from store.history import current_rows, newest_ids
+from views.market import latest_market
 
 
 def data_version(conn: Connection) -> tuple:
@@ -39,8 +40,9 @@ def data_version(conn: Connection) -> tuple:
     return newest_ids(conn, tables.eod_prices, tables.fundamentals)
 
 
-def market_breadth(conn: Connection, calendar: TradingCalendar, closed_through: date,
-                   requested: date | None = None) -> dict[str, Any]:
+def market_breadth(
+    conn: Connection, calendar: TradingCalendar, closed_through: date, requested: date | None = None
+) -> dict[str, Any]:
     """Breadth of the latest delivered day (or `requested`), with the same errors as
     `latest_market` for dates not delivered or not trading days."""
     return breadth_of(conn, latest_market(conn, calendar, closed_through, requested))

@@ -11,6 +11,7 @@ Which prediction is served for a day: when a day was scored by more than one mod
 retrain re-scored it), the model recorded last wins (models/scoring.served_predictions, the
 rule the AI executor, T2 and the live calibration read too).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -19,11 +20,11 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
+from market.liquidity import entry_gates
 from models.scoring import served_predictions
 from models.sentiment.composite import METHOD as SENTIMENT_METHOD
 from models.sentiment.scorer import SCORER_ID
 from portfolio.market import market_days
-from market.liquidity import entry_gates
 from store import tables
 from store.history import current_rows
 
@@ -34,8 +35,11 @@ def instruments(conn: Connection, on: date | None = None) -> list[dict[str, Any]
     """Instruments listed on `on` (all current ones without it), ordered by symbol."""
     rows = current_rows(conn, tables.instruments)
     if on is not None:
-        rows = [r for r in rows if (r["listed_on"] is None or r["listed_on"] <= on)
-                and (r["delisted_on"] is None or r["delisted_on"] > on)]
+        rows = [
+            r
+            for r in rows
+            if (r["listed_on"] is None or r["listed_on"] <= on) and (r["delisted_on"] is None or r["delisted_on"] > on)
+        ]
     return sorted(rows, key=lambda r: r["symbol"])
 
 
@@ -54,7 +58,9 @@ def latest_predictions(conn: Connection, symbols: list[str]) -> dict[str, dict[s
     return {s: served[s] for s in symbols if s in served}
 
 
-def predictions_between(conn: Connection, symbols: list[str], start: date | None, end: date | None) -> dict[str, list[dict]]:
+def predictions_between(
+    conn: Connection, symbols: list[str], start: date | None, end: date | None
+) -> dict[str, list[dict]]:
     """Served predictions within [start, end], oldest first, per symbol."""
     c = tables.predictions.c
     where = []
@@ -88,8 +94,9 @@ def news(conn: Connection, symbols: list[str]) -> dict[str, list[dict[str, Any]]
     """News items and disclosures that name each symbol, newest first, with the document's
     sentiment score (null until t1_sentiment has scored it)."""
     m = tables.document_mentions.c
-    mentions = current_rows(conn, tables.document_mentions,
-                            where=[m.symbol.in_(symbols), m.doc_kind.in_(list(NEWS_KINDS))])
+    mentions = current_rows(
+        conn, tables.document_mentions, where=[m.symbol.in_(symbols), m.doc_kind.in_(list(NEWS_KINDS))]
+    )
     ids: dict[str, set[int]] = defaultdict(set)
     for mention in mentions:
         ids[mention["doc_kind"]].add(mention["doc_id"])
@@ -97,13 +104,24 @@ def news(conn: Connection, symbols: list[str]) -> dict[str, list[dict[str, Any]]
     for kind, table in NEWS_KINDS.items():
         if ids[kind]:
             for row in conn.execute(select(table).where(table.c.id.in_(sorted(ids[kind])))).mappings():
-                documents[(kind, row["id"])] = {"kind": kind, "id": row["id"], "title": row["title"] or "",
-                                                "link": row.get("link") or row.get("url"), "summary": row.get("summary"),
-                                                "published_at": row["published_at"] or row["recorded_at"]}
+                documents[(kind, row["id"])] = {
+                    "kind": kind,
+                    "id": row["id"],
+                    "title": row["title"] or "",
+                    "link": row.get("link") or row.get("url"),
+                    "summary": row.get("summary"),
+                    "published_at": row["published_at"] or row["recorded_at"],
+                }
     s = tables.sentiment_scores.c
     all_ids = sorted(set().union(*ids.values()))
-    scores = {(r["doc_kind"], r["doc_id"]): r["score"] for r in current_rows(
-        conn, tables.sentiment_scores, where=[s.scorer == SCORER_ID, s.doc_id.in_(all_ids)])} if all_ids else {}
+    scores = (
+        {
+            (r["doc_kind"], r["doc_id"]): r["score"]
+            for r in current_rows(conn, tables.sentiment_scores, where=[s.scorer == SCORER_ID, s.doc_id.in_(all_ids)])
+        }
+        if all_ids
+        else {}
+    )
     result: dict[str, list[dict[str, Any]]] = {s_: [] for s_ in symbols}
     for mention in mentions:
         key = (mention["doc_kind"], mention["doc_id"])
@@ -114,7 +132,9 @@ def news(conn: Connection, symbols: list[str]) -> dict[str, list[dict[str, Any]]
     return result
 
 
-def sentiment_between(conn: Connection, symbols: list[str], start: date | None, end: date | None) -> dict[str, list[dict]]:
+def sentiment_between(
+    conn: Connection, symbols: list[str], start: date | None, end: date | None
+) -> dict[str, list[dict]]:
     """The daily sentiment composite (t1_sentiment) within [start, end], oldest first."""
     c = tables.sentiment_composites.c
     where = [c.symbol.in_(symbols), c.method == SENTIMENT_METHOD]
@@ -136,9 +156,14 @@ def liquidity(conn: Connection, day: date, symbols: list[str]) -> dict[str, dict
         spread = market.spread
         adv = market.adv_20
         gates = entry_gates(adv, market.volume, spread)
-        result[symbol] = {"symbol": symbol, "trading_date": day, "adv_20": adv, "volume": market.volume,
-                          "spread": spread, "spread_source": market.spread_source,
-                          "passes_entry_gates": all(gates.values()),
-                          "failed_gates": [name for name, passed in gates.items() if not passed]}
+        result[symbol] = {
+            "symbol": symbol,
+            "trading_date": day,
+            "adv_20": adv,
+            "volume": market.volume,
+            "spread": spread,
+            "spread_source": market.spread_source,
+            "passes_entry_gates": all(gates.values()),
+            "failed_gates": [name for name, passed in gates.items() if not passed],
+        }
     return result
-

@@ -13,6 +13,7 @@ X in JMD is X / GBPJMD in GBP. Each converted value says which rates were used. 
 period's rate is not published yet, the latest earlier month's rate is used and named.
 Rates, indices and percentages have no currency and are never converted.
 """
+
 from __future__ import annotations
 
 import re
@@ -54,12 +55,20 @@ def checked_filters(source: str | None, category: str | None, currency: str | No
         raise InvalidInputError(f"unknown category '{category}'; the categories are {', '.join(known_categories)}")
     if currency is not None and not re.fullmatch(r"[A-Za-z]{3}", currency):
         raise InvalidInputError(f"currency '{currency}' is not a three-letter ISO 4217 code")
-    return (source.upper() if source else None, category.lower() if category else None,
-            currency.upper() if currency else None)
+    return (
+        source.upper() if source else None,
+        category.lower() if category else None,
+        currency.upper() if currency else None,
+    )
 
 
-def indicators(conn: Connection, source: str | None = None, category: str | None = None, currency: str | None = None,
-               as_of: date | None = None) -> dict[str, Any]:
+def indicators(
+    conn: Connection,
+    source: str | None = None,
+    category: str | None = None,
+    currency: str | None = None,
+    as_of: date | None = None,
+) -> dict[str, Any]:
     """The latest value of every indicator (filtered), point in time and converted."""
     source, category, currency = checked_filters(source, category, currency)
     if currency is not None and currency not in (known := supported_currencies(conn)):
@@ -75,8 +84,20 @@ def indicators(conn: Connection, source: str | None = None, category: str | None
 
 
 def _item(row: dict[str, Any], target: str | None, fx: dict[str, dict[str, dict]]) -> dict[str, Any]:
-    item = {k: row[k] for k in ("source", "category", "indicator_code", "period", "frequency", "value", "unit", "currency",
-                                "release_date")}
+    item = {
+        k: row[k]
+        for k in (
+            "source",
+            "category",
+            "indicator_code",
+            "period",
+            "frequency",
+            "value",
+            "unit",
+            "currency",
+            "release_date",
+        )
+    }
     item.update(original=None, fx=[], note=None)
     if target is None or row["currency"] is None or row["currency"] == target:
         return item
@@ -90,8 +111,14 @@ def _item(row: dict[str, Any], target: str | None, fx: dict[str, dict[str, dict]
         used.append(rate)
         factor *= rate["rate"] ** power
     unit = row["unit"].replace(row["currency"], target)
-    return {**item, "value": round(row["value"] * factor, 6), "currency": target, "unit": unit,
-            "original": {"value": row["value"], "currency": row["currency"], "unit": row["unit"]}, "fx": used}
+    return {
+        **item,
+        "value": round(row["value"] * factor, 6),
+        "currency": target,
+        "unit": unit,
+        "original": {"value": row["value"], "currency": row["currency"], "unit": row["unit"]},
+        "fx": used,
+    }
 
 
 def _fx_series(conn: Connection, as_of: date | None) -> dict[str, dict[str, dict]]:
@@ -122,9 +149,14 @@ def _rate(months: dict[str, dict], period: str) -> dict[str, Any] | None:
         note = f"the {period} rate is not published yet; the {earlier[-1]} rate is used"
     elif len(found) < len(wanted):
         note = f"only {', '.join(r['period'] for r in found)} of {period} are published; their mean is used"
-    return {"pair": found[0]["indicator_code"], "periods": [r["period"] for r in found],
-            "rate": round(fmean(r["value"] for r in found), 6), "release_date": max(r["release_date"] for r in found),
-            "source": "BOJ", "note": note}
+    return {
+        "pair": found[0]["indicator_code"],
+        "periods": [r["period"] for r in found],
+        "rate": round(fmean(r["value"] for r in found), 6),
+        "release_date": max(r["release_date"] for r in found),
+        "source": "BOJ",
+        "note": note,
+    }
 
 
 def releases(conn: Connection, code: str) -> list[dict[str, Any]]:
@@ -133,4 +165,3 @@ def releases(conn: Connection, code: str) -> list[dict[str, Any]]:
     c = tables.macro_observations.c
     rows = current_rows(conn, tables.macro_observations, where=[c.indicator_code == code])
     return sorted(rows, key=lambda r: (r["period"], r["release_date"]))
-

@@ -13,6 +13,7 @@ The API serves history, symbol statistics and GraphQL's bars from the stored rea
 prices change); the per-request `history`, `histories`, `recent_histories` and
 `symbol_statistics` here are what it is checked against, field for field.
 """
+
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
@@ -31,13 +32,18 @@ from store import tables
 from store.history import current_rows, newest_ids
 
 INDICATOR_WARMUP_DAYS = 270  # calendar days, about 185 trading days
-LATEST_LOOKBACK_DAYS = 60    # a symbol whose last bar is older is not "latest" any more
+LATEST_LOOKBACK_DAYS = 60  # a symbol whose last bar is older is not "latest" any more
 VARIANCE_WINDOWS = (20, 60, 120, 250)
 TRADING_DAYS_PER_YEAR = 252
 INDICATORS = {
-    "rsi_14": f.rsi_14, "bollinger_pct_b": f.bollinger_pct_b, "bollinger_bandwidth": f.bollinger_bandwidth,
-    "momentum_5": f.momentum_5, "momentum_20": f.momentum_20, "volatility_20": f.volatility_20,
-    "volume_ratio_20": f.volume_ratio_20, "spread_pct": lambda p: f.spread_pct(p) * 100,
+    "rsi_14": f.rsi_14,
+    "bollinger_pct_b": f.bollinger_pct_b,
+    "bollinger_bandwidth": f.bollinger_bandwidth,
+    "momentum_5": f.momentum_5,
+    "momentum_20": f.momentum_20,
+    "volatility_20": f.volatility_20,
+    "volume_ratio_20": f.volume_ratio_20,
+    "spread_pct": lambda p: f.spread_pct(p) * 100,
 }  # one unit convention in every answer: a *_pct field is in percent, other ratios are fractions
 EARLIEST = date(1900, 1, 1)
 PRICE_COLUMNS = ["trading_date", "open", "high", "low", "close", "volume", "bid", "ask"]
@@ -74,12 +80,16 @@ def market_day(conn: Connection, calendar: TradingCalendar, requested: date | No
         if reason:
             raise InvalidInputError(f"{requested.isoformat()} is not a trading day ({reason})")
         if requested > closed_through:
-            raise InvalidInputError(f"{requested.isoformat()} has not closed yet; the latest closed trading day is "
-                                    f"{closed_through.isoformat()}")
+            raise InvalidInputError(
+                f"{requested.isoformat()} has not closed yet; the latest closed trading day is "
+                f"{closed_through.isoformat()}"
+            )
         latest = latest_priced_day(conn)
         if latest is None or requested > latest:
-            raise NotReadyError(f"prices for {requested.isoformat()} are not delivered yet (T0 runs at 16:00 "
-                                "exchange time); ask again later or omit `date` for the latest delivered day")
+            raise NotReadyError(
+                f"prices for {requested.isoformat()} are not delivered yet (T0 runs at 16:00 "
+                "exchange time); ask again later or omit `date` for the latest delivered day"
+            )
         if latest_priced_day(conn, requested) != requested:
             raise NotFoundError(f"the store has no prices for {requested.isoformat()}")
         return requested
@@ -94,7 +104,9 @@ def _bars(conn: Connection, start: date, end: date, symbols: list[str] | None = 
     where = [c.trading_date >= start, c.trading_date <= end]
     if symbols is not None:
         where.append(c.symbol.in_(symbols))
-    frame = pd.DataFrame(current_rows(conn, tables.eod_prices, where=where), columns=[x.name for x in tables.eod_prices.c])
+    frame = pd.DataFrame(
+        current_rows(conn, tables.eod_prices, where=where), columns=[x.name for x in tables.eod_prices.c]
+    )
     return frame.sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
 
 
@@ -116,8 +128,9 @@ def _predictions(conn: Connection, day: date) -> tuple[str | None, dict[str, dic
     return next(iter(served.values()))["model_id"], served
 
 
-def latest_market(conn: Connection, calendar: TradingCalendar, closed_through: date,
-                  requested: date | None = None) -> dict[str, dict]:
+def latest_market(
+    conn: Connection, calendar: TradingCalendar, closed_through: date, requested: date | None = None
+) -> dict[str, dict]:
     """Ticker -> the day's close, volume, change and indicators with the prediction, or
     null prediction fields and `reason` when the day is not scored for that ticker.
 
@@ -139,25 +152,34 @@ def latest_market(conn: Connection, calendar: TradingCalendar, closed_through: d
     bars = _bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day)
     if not bars.empty:  # only RSI is served here: one pass over every symbol, not all indicators per symbol
         bars["rsi_14"] = bars.groupby("symbol", group_keys=False)[["close"]].apply(
-            lambda one: f.rsi_14(one.astype({"close": float})))
+            lambda one: f.rsi_14(one.astype({"close": float}))
+        )
     model_id, predictions = _predictions(conn, day)
     record, unscored = "live", f"{day.isoformat()} is not scored yet (T1 step 4, t1_predict, has not run for it)"
     if model_id is None:  # no live scores for the day: the validation record's, if it scored the day
         live_first = conn.execute(select(func.min(tables.predictions.c.trading_date))).scalar()
         if live_first is None or day < live_first:
             v = tables.validation_predictions.c
-            served = served_predictions(current_rows(conn, tables.validation_predictions,
-                                                     where=[v.trading_date == day])).get(day)
+            served = served_predictions(
+                current_rows(conn, tables.validation_predictions, where=[v.trading_date == day])
+            ).get(day)
             if served:
                 record, predictions = "validation", served
                 model_id = next(iter(served.values()))["model_id"]
             else:
                 span = conn.execute(select(func.min(v.trading_date), func.max(v.trading_date))).one()
-                validation = (f"the validation record covers {span[0].isoformat()} to {span[1].isoformat()}"
-                              if span[0] else "there is no validation record (`marketintel bootstrap` builds it)")
-                live = f"the live record starts {live_first.isoformat()}" if live_first else "there is no live record yet"
+                validation = (
+                    f"the validation record covers {span[0].isoformat()} to {span[1].isoformat()}"
+                    if span[0]
+                    else "there is no validation record (`marketintel bootstrap` builds it)"
+                )
+                live = (
+                    f"the live record starts {live_first.isoformat()}" if live_first else "there is no live record yet"
+                )
                 if live_first is not None or (span[0] is not None and day < span[0]):
-                    unscored = f"{day.isoformat()} is scored by neither record: {validation}, {live} (GET /api/ai/performance)"
+                    unscored = (
+                        f"{day.isoformat()} is scored by neither record: {validation}, {live} (GET /api/ai/performance)"
+                    )
     result: dict[str, dict] = {}
     for symbol, rows in bars.groupby("symbol", sort=True):
         last = rows.iloc[-1]
@@ -167,31 +189,57 @@ def latest_market(conn: Connection, calendar: TradingCalendar, closed_through: d
         traded = last["trading_date"] == day
         prediction = predictions.get(symbol)
         entry = {
-            "trading_date": last["trading_date"], "close": float(last["close"]),
+            "trading_date": last["trading_date"],
+            "close": float(last["close"]),
             "volume": int(last["volume"]) if traded else 0,
-            "change_pct": _number((last["close"] / previous - 1) * 100, 4) if previous and traded else 0.0 if previous else None,
+            "change_pct": _number((last["close"] / previous - 1) * 100, 4)
+            if previous and traded
+            else 0.0
+            if previous
+            else None,
             "rsi": _number(last["rsi_14"], 4),
-            "predicted_return": None, "score": None, "action": None, "tercile": None, "model_id": None,
-            "layer1_backend": None, "held_edge": None, "round_trip_cost": None, "decision_reason": None,
-            "reasons": None, "reason": None,
+            "predicted_return": None,
+            "score": None,
+            "action": None,
+            "tercile": None,
+            "model_id": None,
+            "layer1_backend": None,
+            "held_edge": None,
+            "round_trip_cost": None,
+            "decision_reason": None,
+            "reasons": None,
+            "reason": None,
         }
         if prediction is not None:
-            entry.update(predicted_return=_number(prediction["predicted_return"]), score=_number(prediction["score"], 4),
-                         action=prediction["action"], tercile=prediction["tercile"], model_id=model_id,
-                         layer1_backend=prediction["layer1_backend"], held_edge=_number(prediction.get("held_edge")),
-                         round_trip_cost=_number(prediction.get("round_trip_cost")),
-                         decision_reason=prediction.get("decision_reason"), reasons=served_reasons(prediction.get("reasons")))
+            entry.update(
+                predicted_return=_number(prediction["predicted_return"]),
+                score=_number(prediction["score"], 4),
+                action=prediction["action"],
+                tercile=prediction["tercile"],
+                model_id=model_id,
+                layer1_backend=prediction["layer1_backend"],
+                held_edge=_number(prediction.get("held_edge")),
+                round_trip_cost=_number(prediction.get("round_trip_cost")),
+                decision_reason=prediction.get("decision_reason"),
+                reasons=served_reasons(prediction.get("reasons")),
+            )
             if record == "validation":
-                entry["reason"] = (f"validation record: {day.isoformat()} is before the first live day, so these are the "
-                                   f"walk-forward's out-of-sample scores (model {model_id}; the record: GET "
-                                   "/api/ai/performance `validation`)")
+                entry["reason"] = (
+                    f"validation record: {day.isoformat()} is before the first live day, so these are the "
+                    f"walk-forward's out-of-sample scores (model {model_id}; the record: GET "
+                    "/api/ai/performance `validation`)"
+                )
         elif model_id is None:
             entry["reason"] = unscored
         elif record == "validation":
-            entry["reason"] = (f"{symbol} has no prediction for {day.isoformat()} in the validation record (the "
-                               "walk-forward skipped it: too little history)")
+            entry["reason"] = (
+                f"{symbol} has no prediction for {day.isoformat()} in the validation record (the "
+                "walk-forward skipped it: too little history)"
+            )
         else:
-            entry["reason"] = f"{symbol} has no prediction for {day.isoformat()} (the model skipped it: too little history)"
+            entry["reason"] = (
+                f"{symbol} has no prediction for {day.isoformat()} (the model skipped it: too little history)"
+            )
         result[symbol] = entry
     return result
 
@@ -203,15 +251,17 @@ def known_symbol(conn: Connection, symbol: str) -> str:
     return rows[0]["symbol"]
 
 
-def history(conn: Connection, symbol: str, start: date | None, end: date | None, limit: int,
-            after: date | None = None) -> dict[str, Any]:
+def history(
+    conn: Connection, symbol: str, start: date | None, end: date | None, limit: int, after: date | None = None
+) -> dict[str, Any]:
     """Bars oldest first within [start, end], after the cursor date, at most `limit`."""
     symbol = known_symbol(conn, symbol)
     return histories(conn, [symbol], start, end, limit, after)[symbol]
 
 
-def histories(conn: Connection, symbols: list[str], start: date | None, end: date | None, limit: int,
-              after: date | None = None) -> dict[str, dict[str, Any]]:
+def histories(
+    conn: Connection, symbols: list[str], start: date | None, end: date | None, limit: int, after: date | None = None
+) -> dict[str, dict[str, Any]]:
     """`history` of many symbols with three SQL statements whatever their number."""
     if start and end and start > end:
         raise InvalidInputError(f"start {start.isoformat()} is after end {end.isoformat()}")
@@ -221,15 +271,20 @@ def histories(conn: Connection, symbols: list[str], start: date | None, end: dat
     return _pages(conn, {s: first for s in symbols}, end, limit)
 
 
-def recent_histories(conn: Connection, symbols: list[str], count: int, end: date | None = None) -> dict[str, dict[str, Any]]:
+def recent_histories(
+    conn: Connection, symbols: list[str], count: int, end: date | None = None
+) -> dict[str, dict[str, Any]]:
     """The last `count` bars of each symbol up to `end` (default: the latest), oldest first:
     each is `history` from the date of the symbol's count-th last bar, so it equals that
     page of the REST history. Four SQL statements whatever the number of symbols."""
     c = tables.eod_prices.c
     where = [c.symbol.in_(symbols)] + ([c.trading_date <= end] if end else [])
     dates = select(c.symbol, c.trading_date).where(*where).distinct().subquery()
-    ranked = select(dates.c.symbol, dates.c.trading_date, func.row_number().over(
-        partition_by=dates.c.symbol, order_by=dates.c.trading_date.desc()).label("n")).subquery()
+    ranked = select(
+        dates.c.symbol,
+        dates.c.trading_date,
+        func.row_number().over(partition_by=dates.c.symbol, order_by=dates.c.trading_date.desc()).label("n"),
+    ).subquery()
     firsts = dict(conn.execute(select(ranked.c.symbol, ranked.c.trading_date).where(ranked.c.n == count)).all())
     return _pages(conn, {s: firsts.get(s, EARLIEST) for s in symbols}, end, count)
 
@@ -241,12 +296,22 @@ def _pages(conn: Connection, firsts: dict[str, date], end: date | None, limit: i
     if last is None or not firsts:
         return {s: {"symbol": s, "items": [], "next_cursor": None} for s in firsts}
     c = tables.eod_prices.c
-    in_range = or_(*[and_(c.symbol == s, c.trading_date >= first) for s, first in firsts.items()]) \
-        if len(set(firsts.values())) > 1 else c.trading_date >= next(iter(firsts.values()))
-    dates = select(c.symbol, c.trading_date).where(c.symbol.in_(list(firsts)), in_range, c.trading_date <= last) \
-        .distinct().subquery()
-    ranked = select(dates.c.symbol, dates.c.trading_date, func.row_number().over(
-        partition_by=dates.c.symbol, order_by=dates.c.trading_date).label("n")).subquery()
+    in_range = (
+        or_(*[and_(c.symbol == s, c.trading_date >= first) for s, first in firsts.items()])
+        if len(set(firsts.values())) > 1
+        else c.trading_date >= next(iter(firsts.values()))
+    )
+    dates = (
+        select(c.symbol, c.trading_date)
+        .where(c.symbol.in_(list(firsts)), in_range, c.trading_date <= last)
+        .distinct()
+        .subquery()
+    )
+    ranked = select(
+        dates.c.symbol,
+        dates.c.trading_date,
+        func.row_number().over(partition_by=dates.c.symbol, order_by=dates.c.trading_date).label("n"),
+    ).subquery()
     beyond = dict(conn.execute(select(ranked.c.symbol, ranked.c.trading_date).where(ranked.c.n == limit + 1)).all())
     page_ends = {s: beyond[s] - timedelta(days=1) if s in beyond else last for s in firsts}
     earliest = max(min(firsts.values()) - timedelta(days=INDICATOR_WARMUP_DAYS), EARLIEST)
@@ -261,9 +326,12 @@ def _pages(conn: Connection, firsts: dict[str, date], end: date | None, limit: i
             warm_from = max(first - timedelta(days=INDICATOR_WARMUP_DAYS), EARLIEST)
             rows = rows[(rows["trading_date"] >= warm_from) & (rows["trading_date"] <= page_ends[symbol])]
             rows = rows.reset_index(drop=True)
-            items = _items(with_indicators(rows)[lambda frame: frame["trading_date"] >= first]) if len(rows) else []
-        result[symbol] = {"symbol": symbol, "items": items,
-                          "next_cursor": items[-1]["trading_date"] if symbol in beyond and items else None}
+            items = _items(with_indicators(rows)[lambda frame: frame["trading_date"] >= first]) if len(rows) else []  # noqa: B023 - pandas calls the selector at once
+        result[symbol] = {
+            "symbol": symbol,
+            "items": items,
+            "next_cursor": items[-1]["trading_date"] if symbol in beyond and items else None,
+        }
     return result
 
 
@@ -271,20 +339,35 @@ def _items(page: pd.DataFrame) -> list[dict[str, Any]]:
     # Column arrays rather than iterrows: a 60-instrument GraphQL screen builds 1,200 bars.
     numeric = [c for c in PRICE_COLUMNS if c not in ("trading_date", "volume")] + list(INDICATORS)
     values = page[numeric].to_numpy(dtype=float)
-    return [{"trading_date": day, "volume": int(volume),
-             **{name: None if np.isnan(v) else round(float(v), 6) for name, v in zip(numeric, row)}}
-            for day, volume, row in zip(page["trading_date"], page["volume"], values)]
+    return [
+        {
+            "trading_date": day,
+            "volume": int(volume),
+            **{name: None if np.isnan(v) else round(float(v), 6) for name, v in zip(numeric, row)},
+        }
+        for day, volume, row in zip(page["trading_date"], page["volume"], values)
+    ]
 
 
 def _zscore(series: pd.Series) -> dict[str, Any]:
     clean = series.dropna()
     if len(clean) < 21:
-        return {"value": _number(clean.iloc[-1]) if len(clean) else None, "mean": None, "std": None, "z": None,
-                "observations": int(len(clean))}
+        return {
+            "value": _number(clean.iloc[-1]) if len(clean) else None,
+            "mean": None,
+            "std": None,
+            "z": None,
+            "observations": int(len(clean)),
+        }
     value, history_part = clean.iloc[-1], clean.iloc[:-1]
     std = history_part.std(ddof=1)
-    return {"value": _number(value), "mean": _number(history_part.mean()), "std": _number(std),
-            "z": _number((value - history_part.mean()) / std, 4) if std > 0 else None, "observations": int(len(clean))}
+    return {
+        "value": _number(value),
+        "mean": _number(history_part.mean()),
+        "std": _number(std),
+        "z": _number((value - history_part.mean()) / std, 4) if std > 0 else None,
+        "observations": int(len(clean)),
+    }
 
 
 def symbol_statistics(conn: Connection, symbol: str) -> dict[str, Any]:
@@ -319,13 +402,24 @@ def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame) -> dict[
     for window in VARIANCE_WINDOWS:
         part = log_returns.iloc[-window:]
         var = float(part.var(ddof=1)) if len(part) == window else None
-        variance[f"{window}d"] = {"variance": _number(var, 10), "annualised_volatility":
-                                  _number(np.sqrt(var * TRADING_DAYS_PER_YEAR)) if var is not None else None,
-                                  "observations": int(len(part))}
+        variance[f"{window}d"] = {
+            "variance": _number(var, 10),
+            "annualised_volatility": _number(np.sqrt(var * TRADING_DAYS_PER_YEAR)) if var is not None else None,
+            "observations": int(len(part)),
+        }
     day_range = 100 * (bars["high"].astype(float) - bars["low"].astype(float)) / bars["close"].astype(float)  # percent
-    normalised = {"return_1d": _zscore(bars["close"].astype(float).pct_change()),
-                  "volume": _zscore(bars["volume"].astype(float)),
-                  "day_range_pct": _zscore(day_range), "spread_pct": _zscore(enriched["spread_pct"]),
-                  "rsi_14": _zscore(enriched["rsi_14"]), "volatility_20": _zscore(enriched["volatility_20"])}
-    return {"symbol": symbol, "as_of": bars["trading_date"].iloc[-1], "observations": int(len(bars)),
-            "variance": variance, "normalised": normalised}
+    normalised = {
+        "return_1d": _zscore(bars["close"].astype(float).pct_change()),
+        "volume": _zscore(bars["volume"].astype(float)),
+        "day_range_pct": _zscore(day_range),
+        "spread_pct": _zscore(enriched["spread_pct"]),
+        "rsi_14": _zscore(enriched["rsi_14"]),
+        "volatility_20": _zscore(enriched["volatility_20"]),
+    }
+    return {
+        "symbol": symbol,
+        "as_of": bars["trading_date"].iloc[-1],
+        "observations": int(len(bars)),
+        "variance": variance,
+        "normalised": normalised,
+    }

@@ -17,6 +17,7 @@ Tercile spread: the up-move rate of TOP-tercile predictions minus that of BOTTOM
 ones (days whose close moved), in rate units (0.08 = 8 points); its no-skill base rate is
 0 and its sample size counts both terciles' predictions.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -57,17 +58,38 @@ def monitor_state(conn: Connection) -> dict[str, Any]:
     m = tables.monitor_checks.c
     day = conn.execute(select(func.max(m.trading_date))).scalar()
     if day is None:
-        return {"state": None, "trading_date": None, "checks": [],
-                "reason": "the monitor has not run yet: T1's t1_monitor stage checks each trading day"}
+        return {
+            "state": None,
+            "trading_date": None,
+            "checks": [],
+            "reason": "the monitor has not run yet: T1's t1_monitor stage checks each trading day",
+        }
     order = ["input_drift", "score_drift", "live_accuracy", "live_brier", "live_calibration"]
-    rows = sorted(current_rows(conn, tables.monitor_checks, where=[m.trading_date == day]),
-                  key=lambda r: (order.index(r["kind"]) if r["kind"] in order else len(order), r["check_name"]))
+    rows = sorted(
+        current_rows(conn, tables.monitor_checks, where=[m.trading_date == day]),
+        key=lambda r: (order.index(r["kind"]) if r["kind"] in order else len(order), r["check_name"]),
+    )
     states = [r["state"] for r in rows]
     overall = "ALERT" if "ALERT" in states else "WATCH" if "WATCH" in states else "OK"
-    return {"state": overall, "trading_date": day, "reason": None, "checks": [
-        {"check": r["check_name"], "kind": r["kind"], "state": r["state"], "level": r["level"], "figure": r["figure"],
-         "watch_threshold": r["watch_threshold"], "alert_threshold": r["alert_threshold"], "since": r["since"],
-         "note": (r["figures"] or {}).get("note")} for r in rows]}
+    return {
+        "state": overall,
+        "trading_date": day,
+        "reason": None,
+        "checks": [
+            {
+                "check": r["check_name"],
+                "kind": r["kind"],
+                "state": r["state"],
+                "level": r["level"],
+                "figure": r["figure"],
+                "watch_threshold": r["watch_threshold"],
+                "alert_threshold": r["alert_threshold"],
+                "since": r["since"],
+                "note": (r["figures"] or {}).get("note"),
+            }
+            for r in rows
+        ],
+    }
 
 
 def shown_record(perf: dict[str, Any]) -> dict[str, Any]:
@@ -82,12 +104,17 @@ def validation_record(conn: Connection) -> dict[str, Any]:
     any_row = next(iter(latest.values()), None)
     detail = any_row["detail"] if any_row else {}
     return _record(
-        "validation", latest,
-        period_start=detail.get("period_start"), period_end=detail.get("period_end"),
-        evaluated_through=detail.get("period_end"), models=detail.get("models"),
+        "validation",
+        latest,
+        period_start=detail.get("period_start"),
+        period_end=detail.get("period_end"),
+        evaluated_through=detail.get("period_end"),
+        models=detail.get("models"),
         layer1_backend=detail.get("layer1_backend"),
-        reason=None if scope else "no validation record yet: `marketintel bootstrap` (the demo runs it) builds it "
-                                  "from the stored history")
+        reason=None
+        if scope
+        else "no validation record yet: `marketintel bootstrap` (the demo runs it) builds it from the stored history",
+    )
 
 
 def live_record(conn: Connection, model: dict[str, Any] | None) -> dict[str, Any]:
@@ -101,35 +128,66 @@ def live_record(conn: Connection, model: dict[str, Any] | None) -> dict[str, Any
     if model is None:
         reason = "no model has been trained yet (t1_predict trains the first one)"
     elif not latest:
-        reason = "no prediction has a realised outcome yet; the record starts the trading day after the first scored day"
-    return _record("live", latest, period_start=first.isoformat() if first else None,
-                   period_end=scope.split(":", 1)[1] if scope else None,
-                   evaluated_through=scope.split(":", 1)[1] if scope else None, models=models,
-                   layer1_backend=model["layer1_backend"] if model else None, reason=reason)
+        reason = (
+            "no prediction has a realised outcome yet; the record starts the trading day after the first scored day"
+        )
+    return _record(
+        "live",
+        latest,
+        period_start=first.isoformat() if first else None,
+        period_end=scope.split(":", 1)[1] if scope else None,
+        evaluated_through=scope.split(":", 1)[1] if scope else None,
+        models=models,
+        layer1_backend=model["layer1_backend"] if model else None,
+        reason=reason,
+    )
 
 
-def _record(kind: str, latest: dict[str, dict[str, Any]], *, period_start: str | None, period_end: str | None,
-            evaluated_through: str | None, models: int | None, layer1_backend: str | None,
-            reason: str | None) -> dict[str, Any]:
+def _record(
+    kind: str,
+    latest: dict[str, dict[str, Any]],
+    *,
+    period_start: str | None,
+    period_end: str | None,
+    evaluated_through: str | None,
+    models: int | None,
+    layer1_backend: str | None,
+    reason: str | None,
+) -> dict[str, Any]:
     metrics: dict[str, Any] = {name: _metric(latest[name]) if name in latest else None for name in REPORTED}
     metrics["tercile_spread"] = _tercile_spread(latest)
     three = latest.get("three_class_accuracy")
-    return {"record": kind, "label": LABELS[kind], "period_start": period_start, "period_end": period_end,
-            "evaluated_through": evaluated_through, "predictions": int(three["sample_size"]) if three else 0,
-            "models": models, "layer1_backend": layer1_backend, "metrics": metrics,
-            "reason": reason if not latest else None}
+    return {
+        "record": kind,
+        "label": LABELS[kind],
+        "period_start": period_start,
+        "period_end": period_end,
+        "evaluated_through": evaluated_through,
+        "predictions": int(three["sample_size"]) if three else 0,
+        "models": models,
+        "layer1_backend": layer1_backend,
+        "metrics": metrics,
+        "reason": reason if not latest else None,
+    }
 
 
 def _metric(row: dict[str, Any]) -> dict[str, Any]:
     baselines = (row.get("detail") or {}).get("baselines") or {}
-    return {"value": row["value"], "base_rate": row["base_rate"], "sample_size": row["sample_size"],
-            "baselines": {k: v for k, v in baselines.items() if v is not None}}
+    return {
+        "value": row["value"],
+        "base_rate": row["base_rate"],
+        "sample_size": row["sample_size"],
+        "baselines": {k: v for k, v in baselines.items() if v is not None},
+    }
 
 
 def _tercile_spread(latest: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     top, bottom = latest.get("hit_rate_top"), latest.get("hit_rate_bottom")
     if not top or not bottom or top["value"] is None or bottom["value"] is None:
         return None
-    return {"value": round(top["value"] - bottom["value"], 6), "base_rate": 0.0,
-            "sample_size": int(top["sample_size"]) + int(bottom["sample_size"]), "baselines": {}}
-
+    return {
+        "value": round(top["value"] - bottom["value"], 6),
+        "base_rate": 0.0,
+        "sample_size": int(top["sample_size"]) + int(bottom["sample_size"]),
+        "baselines": {},
+    }

@@ -1,6 +1,7 @@
 """Read models of portfolios for the API and the reports: a summary with the allocation
 breakdown, the trade history, and the AI portfolio's record. Values come from
 views/valuation.py, so every reader agrees on prices, PnL and flags."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -12,9 +13,9 @@ from sqlalchemy import Connection, select
 from market.clock import exchange_iso
 from portfolio import ledger
 from portfolio.ledger import AI_PORTFOLIO
-from views.valuation import portfolio_view
 from store import tables
 from store.history import current_rows
+from views.valuation import portfolio_view
 
 CENTS = Decimal("0.01")
 
@@ -31,12 +32,17 @@ def summarise(view: dict[str, Any]) -> dict[str, Any]:
     def share(value: Decimal) -> float:
         return round(float(value / equity), 6) if equity > 0 else 0.0
 
-    allocation = [{"symbol": p["symbol"], "market_value": p["market_value"], "weight": share(p["market_value"])}
-                  for p in view["positions"]]
+    allocation = [
+        {"symbol": p["symbol"], "market_value": p["market_value"], "weight": share(p["market_value"])}
+        for p in view["positions"]
+    ]
     allocation.append({"symbol": "CASH", "market_value": view["cash"], "weight": share(view["cash"])})
     flags = {p["symbol"]: p["flags"] for p in view["positions"] if p["flags"]}
     return {key: value for key, value in view.items() if key != "positions"} | {
-        "positions_count": len(view["positions"]), "allocation": allocation, "flags": flags}
+        "positions_count": len(view["positions"]),
+        "allocation": allocation,
+        "flags": flags,
+    }
 
 
 def ai_summary(conn: Connection, day: date, starting_cash: float, view: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -51,11 +57,22 @@ def ai_summary(conn: Connection, day: date, starting_cash: float, view: dict[str
 
 def trade_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
     """Every trade, oldest first, with the exchange-time timestamp (no offset)."""
-    return [{"trade_id": t["trade_id"], "trading_date": t["trading_date"], "timestamp": exchange_iso(t["executed_at"]),
-             "symbol": t["symbol"], "side": t["side"], "quantity": int(t["quantity"]), "price": t["price"],
-             "fees": t["fees"], "value": (t["price"] * int(t["quantity"])).quantize(CENTS), "origin": t["origin"],
-             "rationale": t["rationale"]}
-            for t in ledger.trade_rows(conn, portfolio_id)]
+    return [
+        {
+            "trade_id": t["trade_id"],
+            "trading_date": t["trading_date"],
+            "timestamp": exchange_iso(t["executed_at"]),
+            "symbol": t["symbol"],
+            "side": t["side"],
+            "quantity": int(t["quantity"]),
+            "price": t["price"],
+            "fees": t["fees"],
+            "value": (t["price"] * int(t["quantity"])).quantize(CENTS),
+            "origin": t["origin"],
+            "rationale": t["rationale"],
+        }
+        for t in ledger.trade_rows(conn, portfolio_id)
+    ]
 
 
 def cash_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
@@ -67,25 +84,47 @@ def cash_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
     deposit; placed by its effective time it would change balances already shown and shift
     a page a client has read. Its timestamp still says when it took effect."""
     c = tables.cash_entries.c
-    rows = conn.execute(select(c.entry_id, c.kind, c.amount, c.trade_id, c.note, c.effective_at)
-                        .where(c.portfolio_id == portfolio_id).order_by(c.id))
+    rows = conn.execute(
+        select(c.entry_id, c.kind, c.amount, c.trade_id, c.note, c.effective_at)
+        .where(c.portfolio_id == portfolio_id)
+        .order_by(c.id)
+    )
     balance, history = Decimal(0), []
     for r in rows:
         balance += r.amount
-        history.append({"entry_id": r.entry_id, "timestamp": exchange_iso(r.effective_at), "kind": r.kind,
-                        "amount": r.amount, "balance": balance, "trade_id": r.trade_id, "note": r.note})
+        history.append(
+            {
+                "entry_id": r.entry_id,
+                "timestamp": exchange_iso(r.effective_at),
+                "kind": r.kind,
+                "amount": r.amount,
+                "balance": balance,
+                "trade_id": r.trade_id,
+                "note": r.note,
+            }
+        )
     return history
 
 
 def ai_record(conn: Connection) -> dict[str, Any]:
     """The AI portfolio's whole record: each executed day (what was planned, blocked, cut)
     and every trade with its rationale."""
-    days = current_rows(conn, tables.portfolio_days, where=[tables.portfolio_days.c.portfolio_id == ledger.AI_PORTFOLIO])
+    days = current_rows(
+        conn, tables.portfolio_days, where=[tables.portfolio_days.c.portfolio_id == ledger.AI_PORTFOLIO]
+    )
     curve = {p["trading_date"]: p for p in equity_curve(conn)}
     return {
-        "days": [{"trading_date": d["trading_date"], "model_id": d["model_id"], "equity": curve[d["trading_date"]]["equity"],
-                  "liquid_equity": float(d["liquid_equity"]), "cash": float(d["cash"]), "summary": d["summary"]}
-                 for d in sorted(days, key=lambda d: d["trading_date"])],
+        "days": [
+            {
+                "trading_date": d["trading_date"],
+                "model_id": d["model_id"],
+                "equity": curve[d["trading_date"]]["equity"],
+                "liquid_equity": float(d["liquid_equity"]),
+                "cash": float(d["cash"]),
+                "summary": d["summary"],
+            }
+            for d in sorted(days, key=lambda d: d["trading_date"])
+        ],
         "trades": trade_history(conn, ledger.AI_PORTFOLIO),
     }
 
@@ -97,15 +136,33 @@ def ai_positions(conn: Connection, day: date, view: dict[str, Any] | None = None
     trades = ledger.trade_rows(conn, AI_PORTFOLIO)
     result = []
     for position in (view if view is not None else portfolio_view(conn, AI_PORTFOLIO, day))["positions"]:
-        opening = next(t for t in reversed(trades) if t["symbol"] == position["symbol"] and t["side"] == "BUY"
-                       and t["trading_date"] == position["purchase_date"])
-        result.append({**position, "direction": "LONG", "rationale": opening["rationale"],
-                       "timestamp": opening["rationale"].get("timestamp", exchange_iso(opening["executed_at"]))})
+        opening = next(
+            t
+            for t in reversed(trades)
+            if t["symbol"] == position["symbol"]
+            and t["side"] == "BUY"
+            and t["trading_date"] == position["purchase_date"]
+        )
+        result.append(
+            {
+                **position,
+                "direction": "LONG",
+                "rationale": opening["rationale"],
+                "timestamp": opening["rationale"].get("timestamp", exchange_iso(opening["executed_at"])),
+            }
+        )
     return result
 
 
 def equity_curve(conn: Connection, portfolio_id: str = AI_PORTFOLIO) -> list[dict[str, Any]]:
     rows = current_rows(conn, tables.portfolio_days, where=[tables.portfolio_days.c.portfolio_id == portfolio_id])
-    return [{"trading_date": r["trading_date"], "cash": float(r["cash"]), "market_value": float(r["market_value"]),
-             "equity": float(r["cash"] + r["market_value"]), "liquid_equity": float(r["liquid_equity"])}
-            for r in sorted(rows, key=lambda r: r["trading_date"])]
+    return [
+        {
+            "trading_date": r["trading_date"],
+            "cash": float(r["cash"]),
+            "market_value": float(r["market_value"]),
+            "equity": float(r["cash"] + r["market_value"]),
+            "liquid_equity": float(r["liquid_equity"]),
+        }
+        for r in sorted(rows, key=lambda r: r["trading_date"])
+    ]

@@ -14,6 +14,7 @@ capitalisation-weighted index (the day's change as views/breadth.py defines it, 
 stored closes and the shares outstanding the fundamentals reported), absent while neither
 exists. `index_source` says which: the index's symbol, or `cap_weighted`.
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -23,14 +24,20 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Connection, select
 
-from portfolio import ledger
-from market.settings import get_settings
-from portfolio.track_record import (benchmark_index, cap_weighted_index, daily_returns, equal_weight_liquid, index_returns,
-                                    statistics)
 from market.clock import exchange_date
+from market.settings import get_settings
+from portfolio import ledger
+from portfolio.track_record import (
+    benchmark_index,
+    cap_weighted_index,
+    daily_returns,
+    equal_weight_liquid,
+    index_returns,
+    statistics,
+)
 from store import tables
-from store.splits import stored_splits
 from store.history import current_rows
+from store.splits import stored_splits
 from views.portfolio import equity_curve
 
 
@@ -52,14 +59,21 @@ def ai_track_series(conn: Connection, starting_cash: float) -> dict[str, Any]:
         return {"days": [], "book": [], "benchmarks": {}, "drawdown": [], "monthly": []}
     growth = (1 + returns).cumprod()
     series_by_name, index_source = _benchmarks(conn, dates)
-    benchmarks = {name: ((1 + series.reindex(dates).fillna(0.0)).cumprod() - 1).round(6).tolist()
-                  for name, series in series_by_name.items()}
+    benchmarks = {
+        name: ((1 + series.reindex(dates).fillna(0.0)).cumprod() - 1).round(6).tolist()
+        for name, series in series_by_name.items()
+    }
     drawdown = (growth / growth.cummax() - 1).round(6)
     index = pd.to_datetime(pd.Index(dates))
     monthly = (1 + pd.Series(returns.to_numpy(), index=index)).groupby([index.year, index.month]).prod() - 1
-    return {"days": [d.isoformat() for d in dates], "book": (growth - 1).round(6).tolist(), "benchmarks": benchmarks,
-            "index_source": index_source, "drawdown": drawdown.tolist(),
-            "monthly": [{"year": int(y), "month": int(m), "return": round(float(r), 6)} for (y, m), r in monthly.items()]}
+    return {
+        "days": [d.isoformat() for d in dates],
+        "book": (growth - 1).round(6).tolist(),
+        "benchmarks": benchmarks,
+        "index_source": index_source,
+        "drawdown": drawdown.tolist(),
+        "monthly": [{"year": int(y), "month": int(m), "return": round(float(r), 6)} for (y, m), r in monthly.items()],
+    }
 
 
 def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
@@ -76,21 +90,29 @@ def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
         costs["spread"] += float(Decimal(parts.get("spread", "0")))
         costs["impact"] += float(Decimal(parts.get("impact", "0")))
     benchmarks, index_source = _benchmarks(conn, dates)
-    out = statistics(returns, benchmarks, traded_value=traded,
-                     mean_equity=float(pd.Series([r["equity"] for r in curve]).mean()), costs=costs)
+    out = statistics(
+        returns,
+        benchmarks,
+        traded_value=traded,
+        mean_equity=float(pd.Series([r["equity"] for r in curve]).mean()),
+        costs=costs,
+    )
     out["trades"] = len(trades)
     out["index_source"] = index_source
     out["records"] = _by_record(conn, returns, benchmarks, trades)
     return out
 
 
-def _by_record(conn: Connection, returns: pd.Series, benchmarks: dict[str, pd.Series],
-               trades: list[dict[str, Any]]) -> dict[str, Any]:
+def _by_record(
+    conn: Connection, returns: pd.Series, benchmarks: dict[str, pd.Series], trades: list[dict[str, Any]]
+) -> dict[str, Any]:
     """The same statistics over the days replayed on the validation record and over the
     live days apart (each day's `record`, as t1_trade stored it)."""
     c = tables.portfolio_days.c
-    labels = {r["trading_date"]: (r["summary"] or {}).get("record", "live")
-              for r in current_rows(conn, tables.portfolio_days, where=[c.portfolio_id == ledger.AI_PORTFOLIO])}
+    labels = {
+        r["trading_date"]: (r["summary"] or {}).get("record", "live")
+        for r in current_rows(conn, tables.portfolio_days, where=[c.portfolio_id == ledger.AI_PORTFOLIO])
+    }
     out = {}
     for label in ("validation", "live"):
         days = [d for d in returns.index if labels.get(d) == label]
@@ -113,21 +135,27 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
     and the shares a statement sync adds or removes are flows, not performance. Costs are
     the fees recorded: a manual trade's price is the client's own, so no spread or impact
     is attributed to it."""
-    cash_rows = conn.execute(select(tables.cash_entries.c.amount, tables.cash_entries.c.kind,
-                                    tables.cash_entries.c.effective_at)
-                             .where(tables.cash_entries.c.portfolio_id == portfolio_id)).all()
+    cash_rows = conn.execute(
+        select(tables.cash_entries.c.amount, tables.cash_entries.c.kind, tables.cash_entries.c.effective_at).where(
+            tables.cash_entries.c.portfolio_id == portfolio_id
+        )
+    ).all()
     trades = ledger.ledger_rows(conn, portfolio_id)
     moments = [exchange_date(r.effective_at) for r in cash_rows] + [t["trading_date"] for t in trades]
     if not moments:
         return {"days": 0, "benchmarks": {}}
     start = min(moments)
     c = tables.eod_prices.c
-    prices = pd.DataFrame(current_rows(conn, tables.eod_prices, where=[c.trading_date >= start - timedelta(days=60)]),
-                          columns=[x.name for x in tables.eod_prices.c])
+    prices = pd.DataFrame(
+        current_rows(conn, tables.eod_prices, where=[c.trading_date >= start - timedelta(days=60)]),
+        columns=[x.name for x in tables.eod_prices.c],
+    )
     dates = sorted(d for d in prices["trading_date"].unique() if d >= start)
     if len(dates) < 2:
         return {"days": len(dates), "benchmarks": {}}
-    closes = prices.pivot_table(index="trading_date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
+    closes = (
+        prices.pivot_table(index="trading_date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
+    )
     symbols = {t["symbol"] for t in trades}
     splits = stored_splits(conn, dates[-1], symbols) if symbols else []
     entries = sorted((exchange_date(r.effective_at), float(r.amount), r.kind) for r in cash_rows)
@@ -140,8 +168,11 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
                 sign = 1 if t["side"] == "BUY" else -1
                 flow += sign * int(t["quantity"]) * float(closes.at[day, t["symbol"]])
         book = ledger.replay([t for t in trades if t["trading_date"] <= day], [s for s in splits if s.ex_date <= day])
-        value = sum(p.quantity * float(closes.at[day, sym]) for sym, p in book.items()
-                    if p.quantity > 0 and sym in closes.columns and pd.notna(closes.at[day, sym]))
+        value = sum(
+            p.quantity * float(closes.at[day, sym])
+            for sym, p in book.items()
+            if p.quantity > 0 and sym in closes.columns and pd.notna(closes.at[day, sym])
+        )
         equity.append(cash + value)
         flows.append(flow)
     returns = daily_returns(pd.Series(equity, index=dates), pd.Series(flows, index=dates))
@@ -149,9 +180,13 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
     fees = sum(float(t["fees"]) for t in trades)
     positive = [e for e in equity if e > 0]
     benchmarks, index_source = _benchmarks(conn, list(returns.index))
-    out = statistics(returns, benchmarks, traded_value=traded,
-                     mean_equity=float(pd.Series(positive).mean()) if positive else None,
-                     costs={"fees": fees, "spread": 0.0, "impact": 0.0})
+    out = statistics(
+        returns,
+        benchmarks,
+        traded_value=traded,
+        mean_equity=float(pd.Series(positive).mean()) if positive else None,
+        costs={"fees": fees, "spread": 0.0, "impact": 0.0},
+    )
     out["trades"] = len(trades)
     out["index_source"] = index_source
     return out
@@ -160,8 +195,9 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
 def _benchmarks(conn: Connection, dates: list) -> tuple[dict[str, pd.Series], str | None]:
     """The benchmarks' daily returns over `dates`, and which index `index` is (module docstring)."""
     c = tables.eod_prices.c
-    rows = current_rows(conn, tables.eod_prices, where=[c.trading_date >= dates[0] - timedelta(days=60),
-                                                         c.trading_date <= dates[-1]])
+    rows = current_rows(
+        conn, tables.eod_prices, where=[c.trading_date >= dates[0] - timedelta(days=60), c.trading_date <= dates[-1]]
+    )
     if not rows:
         return {}, None
     frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"}).sort_values(["symbol", "date"])
@@ -170,23 +206,36 @@ def _benchmarks(conn: Connection, dates: list) -> tuple[dict[str, pd.Series], st
     frame["adv_20"] = frame.groupby("symbol")["volume"].transform(lambda v: v.rolling(20, min_periods=20).mean())
     out = {"equal_weight_liquid": equal_weight_liquid(frame).reindex(dates).fillna(0.0)}
     i = tables.index_levels.c
-    levels = pd.DataFrame(current_rows(conn, tables.index_levels, where=[i.trading_date >= dates[0] - timedelta(days=60),
-                                                                          i.trading_date <= dates[-1]]),
-                          columns=[x.name for x in tables.index_levels.c]).rename(columns={"trading_date": "date"})
+    levels = pd.DataFrame(
+        current_rows(
+            conn,
+            tables.index_levels,
+            where=[i.trading_date >= dates[0] - timedelta(days=60), i.trading_date <= dates[-1]],
+        ),
+        columns=[x.name for x in tables.index_levels.c],
+    ).rename(columns={"trading_date": "date"})
     chosen = benchmark_index(levels, dates[0], dates[-1], get_settings().benchmark_index) if len(levels) else None
     if chosen is not None:
         series = levels[levels["symbol"] == chosen].set_index("date")["level"]
         # a day without a published level: no change (the index's last level stands)
-        out["index"] = index_returns(series.reindex(sorted(set(series.index) | set(dates))).ffill().dropna()
-                                     ).reindex(dates).fillna(0.0)
+        out["index"] = (
+            index_returns(series.reindex(sorted(set(series.index) | set(dates))).ffill().dropna())
+            .reindex(dates)
+            .fillna(0.0)
+        )
         return out, chosen
     f = tables.fundamentals.c
-    shares = pd.DataFrame(current_rows(conn, tables.fundamentals, where=[f.report_date <= dates[-1]]),
-                          columns=[x.name for x in tables.fundamentals.c])
+    shares = pd.DataFrame(
+        current_rows(conn, tables.fundamentals, where=[f.report_date <= dates[-1]]),
+        columns=[x.name for x in tables.fundamentals.c],
+    )
     shares = shares.dropna(subset=["shares_outstanding"])
     if not shares.empty:
         closes = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last")
-        out["index"] = cap_weighted_index(closes, shares[["symbol", "report_date", "shares_outstanding"]]
-                                          ).reindex(dates).fillna(0.0)
+        out["index"] = (
+            cap_weighted_index(closes, shares[["symbol", "report_date", "shares_outstanding"]])
+            .reindex(dates)
+            .fillna(0.0)
+        )
         return out, "cap_weighted"
     return out, None

@@ -6,6 +6,7 @@ did not trade on `day` is valued at its last close and flagged TRAPPED for that 
 the rail would. A symbol never priced is valued at its average cost and flagged
 UNPRICED, so equity never silently drops a holding.
 """
+
 from __future__ import annotations
 
 from datetime import date
@@ -38,16 +39,27 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date) -> dict[str, 
             discount = illiquid_discount(market_day, position.quantity)
             if discount:
                 discounts[symbol] = round(discount, 2)
-        positions.append({
-            "symbol": symbol, "quantity": position.quantity, "cost_basis": position.cost_basis.quantize(CENTS),
-            "average_cost": position.average_cost, "purchase_date": position.opened_on, "price": price,
-            "market_value": value, "unrealized_pnl": (value - position.cost_basis).quantize(CENTS),
-            "realized_pnl": position.realized_pnl.quantize(CENTS), "flags": flags,
-        })
+        positions.append(
+            {
+                "symbol": symbol,
+                "quantity": position.quantity,
+                "cost_basis": position.cost_basis.quantize(CENTS),
+                "average_cost": position.average_cost,
+                "purchase_date": position.opened_on,
+                "price": price,
+                "market_value": value,
+                "unrealized_pnl": (value - position.cost_basis).quantize(CENTS),
+                "realized_pnl": position.realized_pnl.quantize(CENTS),
+                "flags": flags,
+            }
+        )
     market_value = sum((p["market_value"] for p in positions), Decimal(0))
     equity = cash + market_value
     return {
-        "portfolio_id": portfolio_id, "as_of": day, "cash": cash.quantize(CENTS), "market_value": market_value,
+        "portfolio_id": portfolio_id,
+        "as_of": day,
+        "cash": cash.quantize(CENTS),
+        "market_value": market_value,
         "equity": equity.quantize(CENTS),
         "liquid_equity": (equity - Decimal(str(sum(discounts.values())))).quantize(CENTS),
         "illiquid_discounts": discounts,

@@ -17,6 +17,7 @@ The key check, the rate limit and the cost limits run on every request as before
 document is only ever kept after it passed them once, and they depend on the document and
 the settings alone.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,9 +32,18 @@ from store import tables
 from store.history import newest_ids
 
 MARKET_FIELDS = frozenset({"instruments", "instrument", "__typename"})
-MARKET_TABLES = (tables.instruments, tables.eod_prices, tables.predictions, tables.daily_bars, tables.fundamentals,
-                 tables.news_items, tables.disclosures, tables.document_mentions, tables.sentiment_scores,
-                 tables.sentiment_composites)
+MARKET_TABLES = (
+    tables.instruments,
+    tables.eod_prices,
+    tables.predictions,
+    tables.daily_bars,
+    tables.fundamentals,
+    tables.news_items,
+    tables.disclosures,
+    tables.document_mentions,
+    tables.sentiment_scores,
+    tables.sentiment_composites,
+)
 _PLANS: dict[tuple[str, str | None], bool] = {}
 _PLANS_KEPT = 1024
 _lock = threading.Lock()
@@ -68,7 +78,8 @@ def _classify(query: str, operation_name: str | None) -> bool:
         return False
     operation = chosen[0]
     return operation.operation == OperationType.QUERY and all(
-        isinstance(s, FieldNode) and s.name.value in MARKET_FIELDS for s in operation.selection_set.selections)
+        isinstance(s, FieldNode) and s.name.value in MARKET_FIELDS for s in operation.selection_set.selections
+    )
 
 
 def version(conn: Connection) -> tuple:

@@ -7,10 +7,12 @@ document is even parsed. The one exception is the GraphiQL page itself (a browse
 without a query), which executes nothing; its requests carry the key you set in its
 headers pane.
 """
+
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
@@ -43,9 +45,11 @@ class GraphContext(BaseContext):
 
     async def read(self, read: Callable[..., T], *args: Any) -> T:
         """`read(conn, *args)` on a pooled connection, off the event loop."""
+
         def run() -> T:
             with self.svc.engine.connect() as conn:
                 return read(conn, *args)
+
         return await asyncio.to_thread(run)
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:
@@ -54,8 +58,12 @@ class GraphContext(BaseContext):
 
 
 def is_ide_page(request: Request, svc: Services) -> bool:
-    return (svc.settings.graphql_introspection and request.method == "GET" and "query" not in request.query_params
-            and "text/html" in request.headers.get("accept", ""))
+    return (
+        svc.settings.graphql_introspection
+        and request.method == "GET"
+        and "query" not in request.query_params
+        and "text/html" in request.headers.get("accept", "")
+    )
 
 
 async def graph_context(request: Request, svc: ServicesDep, presented: PresentedKey) -> GraphContext:
@@ -72,4 +80,3 @@ async def graph_context(request: Request, svc: ServicesDep, presented: Presented
 
 def context_of(info: Info) -> GraphContext:
     return info.context
-

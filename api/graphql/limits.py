@@ -15,32 +15,61 @@ keeps its message and gains `extensions.code`; GraphQL syntax and validation err
 returned as they are; anything else is masked ("Unexpected error") and logged with the
 request id, so no stack detail or SQL reaches a client.
 """
+
 from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from graphql import (DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLError, StringValueNode,
-                     GraphQLNamedType, GraphQLSchema, InlineFragmentNode, OperationDefinitionNode, SelectionSetNode,
-                     VariableNode, get_named_type, type_from_ast, value_from_ast)
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLNamedType,
+    GraphQLSchema,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    StringValueNode,
+    VariableNode,
+    get_named_type,
+    type_from_ast,
+    value_from_ast,
+)
 from graphql.execution.values import get_variable_values
 from strawberry.extensions import MaskErrors, SchemaExtension
 
-from market.errors import (BudgetExceededError, ConflictError, InvalidInputError, NotFoundError, NotReadyError,
-                           PermissionDeniedError)
 from api.jsonbody import first_control_character
+from market.errors import (
+    BudgetExceededError,
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    NotReadyError,
+    PermissionDeniedError,
+)
 from market.text import control_character
 
 log = logging.getLogger(__name__)
-CODES = {BudgetExceededError: "BUDGET_EXCEEDED", InvalidInputError: "BAD_USER_INPUT", NotFoundError: "NOT_FOUND", ConflictError: "CONFLICT",
-         NotReadyError: "NOT_READY", PermissionDeniedError: "FORBIDDEN"}
+CODES = {
+    BudgetExceededError: "BUDGET_EXCEEDED",
+    InvalidInputError: "BAD_USER_INPUT",
+    NotFoundError: "NOT_FOUND",
+    ConflictError: "CONFLICT",
+    NotReadyError: "NOT_READY",
+    PermissionDeniedError: "FORBIDDEN",
+}
 PAGE_ARGUMENT = "first"
 SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
 
 
-def operation_cost(schema: GraphQLSchema, document: DocumentNode, variables: dict[str, Any] | None,
-                   operation_name: str | None) -> int:
+def operation_cost(
+    schema: GraphQLSchema, document: DocumentNode, variables: dict[str, Any] | None, operation_name: str | None
+) -> int:
     fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
     chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
@@ -48,8 +77,9 @@ def operation_cost(schema: GraphQLSchema, document: DocumentNode, variables: dic
         return 0
     operation = chosen[0]
     root = schema.get_root_type(operation.operation)
-    return _cost(schema, operation.selection_set, root, 1, fragments, _coerced(schema, operation, variables),
-                 frozenset(), {})
+    return _cost(
+        schema, operation.selection_set, root, 1, fragments, _coerced(schema, operation, variables), frozenset(), {}
+    )
 
 
 def _coerced(schema: GraphQLSchema, operation: OperationDefinitionNode, sent: dict[str, Any] | None) -> dict[str, Any]:
@@ -69,9 +99,16 @@ def _coerced(schema: GraphQLSchema, operation: OperationDefinitionNode, sent: di
     return defaults
 
 
-def _cost(schema: GraphQLSchema, selections: SelectionSetNode, parent: GraphQLNamedType | None, multiplier: int,
-          fragments: dict[str, FragmentDefinitionNode], variables: dict[str, Any], seen: frozenset[str],
-          unit: dict[str, int]) -> int:
+def _cost(
+    schema: GraphQLSchema,
+    selections: SelectionSetNode,
+    parent: GraphQLNamedType | None,
+    multiplier: int,
+    fragments: dict[str, FragmentDefinitionNode],
+    variables: dict[str, Any],
+    seen: frozenset[str],
+    unit: dict[str, int],
+) -> int:
     """The cost is linear in `multiplier`, so a fragment's cost is walked once, at a
     multiplier of 1, and remembered (`unit`): a document whose fragments spread one
     another many times (F1 spreads F2 twice, F2 spreads F3 twice, ...) costs a walk per
@@ -84,8 +121,16 @@ def _cost(schema: GraphQLSchema, selections: SelectionSetNode, parent: GraphQLNa
             definition = getattr(parent, "fields", {}).get(selection.name.value)
             if selection.selection_set and definition is not None:
                 inner = multiplier * _page_size(selection, definition, variables)
-                total += _cost(schema, selection.selection_set, get_named_type(definition.type), inner, fragments,
-                               variables, seen, unit)
+                total += _cost(
+                    schema,
+                    selection.selection_set,
+                    get_named_type(definition.type),
+                    inner,
+                    fragments,
+                    variables,
+                    seen,
+                    unit,
+                )
         elif isinstance(selection, InlineFragmentNode):
             kind = schema.get_type(selection.type_condition.name.value) if selection.type_condition else parent
             total += _cost(schema, selection.selection_set, kind, multiplier, fragments, variables, seen, unit)
@@ -95,7 +140,9 @@ def _cost(schema: GraphQLSchema, selections: SelectionSetNode, parent: GraphQLNa
             if fragment is not None and name not in seen:
                 if name not in unit:
                     kind = schema.get_type(fragment.type_condition.name.value)
-                    unit[name] = _cost(schema, fragment.selection_set, kind, 1, fragments, variables, seen | {name}, unit)
+                    unit[name] = _cost(
+                        schema, fragment.selection_set, kind, 1, fragments, variables, seen | {name}, unit
+                    )
                 total += multiplier * unit[name]
     return total
 
@@ -124,13 +171,17 @@ class CostLimiter(SchemaExtension):
     def on_validate(self) -> Iterator[None]:
         context = self.execution_context
         if context.graphql_document is not None:
-            cost = operation_cost(context.schema._schema, context.graphql_document, context.variables,
-                                  context.operation_name)
+            cost = operation_cost(
+                context.schema._schema, context.graphql_document, context.variables, context.operation_name
+            )
             if cost > self.max_cost:
-                context.pre_execution_errors = [GraphQLError(
-                    f"the query's estimated cost is {cost:,}, over the limit of {self.max_cost:,}; ask for smaller "
-                    "pages (`first`) or fewer nested lists", extensions={"code": "QUERY_TOO_COSTLY", "cost": cost,
-                                                                          "limit": self.max_cost})]
+                context.pre_execution_errors = [
+                    GraphQLError(
+                        f"the query's estimated cost is {cost:,}, over the limit of {self.max_cost:,}; ask for smaller "
+                        "pages (`first`) or fewer nested lists",
+                        extensions={"code": "QUERY_TOO_COSTLY", "cost": cost, "limit": self.max_cost},
+                    )
+                ]
         yield
 
 
@@ -158,14 +209,23 @@ class ControlCharacters(SchemaExtension):
         context = self.execution_context
         where = None
         if context.graphql_document is not None:
-            where = next((w for node in _string_literals(context.graphql_document)
-                          if (w := control_character(node)) is not None), None)
+            where = next(
+                (
+                    w
+                    for node in _string_literals(context.graphql_document)
+                    if (w := control_character(node)) is not None
+                ),
+                None,
+            )
         if where is None and context.variables:
             where = first_control_character(context.variables)
         if where is not None:
-            context.pre_execution_errors = [GraphQLError(
-                f"a string argument holds a control character ({where}); send printable text",
-                extensions={"code": "BAD_USER_INPUT"})]
+            context.pre_execution_errors = [
+                GraphQLError(
+                    f"a string argument holds a control character ({where}); send printable text",
+                    extensions={"code": "BAD_USER_INPUT"},
+                )
+            ]
         yield
 
 
@@ -209,8 +269,10 @@ class ErrorPolicy(MaskErrors):
     ...?" hints, which would otherwise spell out the schema that introspection hides."""
 
     def __init__(self, hide_suggestions: bool = False) -> None:
-        super().__init__(should_mask_error=unexpected,
-                         error_message="Unexpected error; the server log has the details under this response's X-Request-ID")
+        super().__init__(
+            should_mask_error=unexpected,
+            error_message="Unexpected error; the server log has the details under this response's X-Request-ID",
+        )
         self.hide_suggestions = hide_suggestions
 
     def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
@@ -228,7 +290,14 @@ class ErrorPolicy(MaskErrors):
             if code is not None:
                 error.extensions = {**(error.extensions or {}), "code": code}
             if self.hide_suggestions and SUGGESTION.search(error.message):
-                error = GraphQLError(SUGGESTION.sub("", error.message), error.nodes, error.source, error.positions,
-                                     error.path, error.original_error, error.extensions)
+                error = GraphQLError(
+                    SUGGESTION.sub("", error.message),
+                    error.nodes,
+                    error.source,
+                    error.positions,
+                    error.path,
+                    error.original_error,
+                    error.extensions,
+                )
             processed.append(error)
         return processed

@@ -5,11 +5,13 @@ gathered into one batch and answered by one call of a `views/instrument.py` or
 A key is a tuple `(symbol, *arguments)`; keys that share their arguments (the same
 `history(first: 20)` on every instrument of a list) are answered together.
 """
+
 from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 from strawberry.dataloader import DataLoader
@@ -17,7 +19,9 @@ from strawberry.dataloader import DataLoader
 from market.clock import latest_closed_trading_day
 from store import tables
 from store.history import newest_ids
-from views import bars as bar_views, instrument as instrument_views, market as market_views
+from views import bars as bar_views
+from views import instrument as instrument_views
+from views import market as market_views
 
 if TYPE_CHECKING:
     from api.services import Services
@@ -70,16 +74,20 @@ class Loaders:
     def _stored(self, read: BatchRead) -> BatchRead:
         """A batch read of the stored daily bars (views/bars.py), kept per batch of keys
         until the bars' version moves: one statement for every symbol of a batch."""
+
         def batch(conn: Connection, symbols: list[str], *arguments: Any) -> dict[str, Any]:
             marks = bar_views.watermarks(conn)
-            return self.svc.cached((read.__name__, tuple(symbols), *arguments), marks,
-                                   lambda: read(conn, symbols, *arguments, marks=marks))
+            return self.svc.cached(
+                (read.__name__, tuple(symbols), *arguments), marks, lambda: read(conn, symbols, *arguments, marks=marks)
+            )
+
         return batch
 
     def _latest_predictions(self, conn: Connection, symbols: list[str]) -> dict[str, dict]:
         version = newest_ids(conn, tables.predictions)
-        return self.svc.cached(("latest-predictions", tuple(symbols)), version,
-                               lambda: instrument_views.latest_predictions(conn, symbols))
+        return self.svc.cached(
+            ("latest-predictions", tuple(symbols)), version, lambda: instrument_views.latest_predictions(conn, symbols)
+        )
 
     def _liquidity(self, conn: Connection, symbols: list[str]) -> dict[str, dict]:
         day = market_views.latest_priced_day(conn)
@@ -89,4 +97,3 @@ class Loaders:
 def _instruments_by_symbol(conn: Connection, symbols: list[str]) -> dict[str, dict]:
     wanted = set(symbols)
     return {r["symbol"]: r for r in instrument_views.instruments(conn) if r["symbol"] in wanted}
-

@@ -1,10 +1,12 @@
 """Mutations for what a client can do over REST: a manual trade, cash in or out, confirm or
 reject a suggestion. Expected failures are union members (InvalidInput, NotFound,
 Conflict, NotReady); anything else is an unexpected error and is masked."""
+
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from decimal import Decimal
-from typing import Annotated, Any, Awaitable, Callable, Union
+from typing import Annotated, Any
 
 import strawberry
 from pydantic import BaseModel, ValidationError
@@ -21,10 +23,11 @@ from market.errors import ConflictError, InvalidInputError, NotFoundError, NotRe
 from portfolio import suggestions
 from portfolio.trading import ManualTrade, move_cash, place_manual_trade
 
-TradeResult = Annotated[Union[TradePlaced, InvalidInput, Conflict, NotReady], strawberry.union("TradeResult")]
-CashResult = Annotated[Union[CashMoved, InvalidInput], strawberry.union("CashResult")]
-SuggestionResult = Annotated[Union[Suggestion, NotFound, Conflict, InvalidInput, NotReady],
-                             strawberry.union("SuggestionResult")]
+TradeResult = Annotated[TradePlaced | InvalidInput | Conflict | NotReady, strawberry.union("TradeResult")]
+CashResult = Annotated[CashMoved | InvalidInput, strawberry.union("CashResult")]
+SuggestionResult = Annotated[
+    Suggestion | NotFound | Conflict | InvalidInput | NotReady, strawberry.union("SuggestionResult")
+]
 EXPECTED = {InvalidInputError: InvalidInput, NotFoundError: NotFound, ConflictError: Conflict, NotReadyError: NotReady}
 
 
@@ -32,9 +35,13 @@ def _validated(model: type[BaseModel], values: dict[str, Any]) -> BaseModel | In
     try:
         return model.model_validate(values)
     except ValidationError as error:
-        fields = [FieldError(field=".".join(str(p) for p in e["loc"]) or "input", message=e["msg"]) for e in error.errors()]
-        return InvalidInput(message="the input failed validation: " + "; ".join(f"{f.field}: {f.message}" for f in fields),
-                            fields=fields)
+        fields = [
+            FieldError(field=".".join(str(p) for p in e["loc"]) or "input", message=e["msg"]) for e in error.errors()
+        ]
+        return InvalidInput(
+            message="the input failed validation: " + "; ".join(f"{f.field}: {f.message}" for f in fields),
+            fields=fields,
+        )
 
 
 async def _expected(action: Callable[[], Awaitable[Any]]) -> Any:
@@ -47,8 +54,10 @@ async def _expected(action: Callable[[], Awaitable[Any]]) -> Any:
 
 @strawberry.type
 class Mutation:
-    @strawberry.mutation(description="A manual trade (POST /api/portfolio/trade); a retried idempotency key returns "
-                                     "the first result and trades once.")
+    @strawberry.mutation(
+        description="A manual trade (POST /api/portfolio/trade); a retried idempotency key returns "
+        "the first result and trades once."
+    )
     async def place_trade(self, info: Info, order: ManualTradeInput, idempotency_key: str | None = None) -> TradeResult:
         ctx = info.context
         checked = _validated(ManualTradeIn, vars(order))
@@ -60,12 +69,23 @@ class Mutation:
         async def act() -> TradePlaced:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
             trade = ManualTrade(checked.side, checked.symbol, checked.quantity, checked.price, checked.fees)
-            result = await ctx.call(place_manual_trade, ctx.svc.engine, ctx.svc.settings, ctx.svc.calendar, portfolio_id,
-                                    trade, idempotency_key, ctx.svc.now())
+            result = await ctx.call(
+                place_manual_trade,
+                ctx.svc.engine,
+                ctx.svc.settings,
+                ctx.svc.calendar,
+                portfolio_id,
+                trade,
+                idempotency_key,
+                ctx.svc.now(),
+            )
             return TradePlaced.from_result(result)
+
         return await _expected(act)
 
-    @strawberry.mutation(description="A deposit (positive amount) or withdrawal (negative); cash never goes below zero.")
+    @strawberry.mutation(
+        description="A deposit (positive amount) or withdrawal (negative); cash never goes below zero."
+    )
     async def move_cash(self, info: Info, amount: Decimal, note: str | None = None) -> CashResult:
         ctx = info.context
         checked = _validated(CashIn, {"amount": amount, "note": note})
@@ -74,8 +94,11 @@ class Mutation:
 
         async def act() -> CashMoved:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
-            balance = await ctx.call(move_cash, ctx.svc.engine, portfolio_id, checked.amount, checked.note, ctx.svc.now())
+            balance = await ctx.call(
+                move_cash, ctx.svc.engine, portfolio_id, checked.amount, checked.note, ctx.svc.now()
+            )
             return CashMoved(portfolio_id=portfolio_id, balance=balance)
+
         return await _expected(act)
 
     @strawberry.mutation(description="Execute a pending suggestion after re-checking cash, holdings and the rails.")
@@ -84,8 +107,18 @@ class Mutation:
 
         async def act() -> Suggestion:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
-            return Suggestion.from_row(await ctx.call(suggestions.confirm, ctx.svc.engine, ctx.svc.settings, ctx.svc.calendar,
-                                                      portfolio_id, str(suggestion_id), ctx.svc.now()))
+            return Suggestion.from_row(
+                await ctx.call(
+                    suggestions.confirm,
+                    ctx.svc.engine,
+                    ctx.svc.settings,
+                    ctx.svc.calendar,
+                    portfolio_id,
+                    str(suggestion_id),
+                    ctx.svc.now(),
+                )
+            )
+
         return await _expected(act)
 
     @strawberry.mutation(description="Decline a pending suggestion.")
@@ -94,6 +127,8 @@ class Mutation:
 
         async def act() -> Suggestion:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
-            return Suggestion.from_row(await ctx.call(suggestions.reject, ctx.svc.engine, portfolio_id, str(suggestion_id),
-                                                      ctx.svc.now()))
+            return Suggestion.from_row(
+                await ctx.call(suggestions.reject, ctx.svc.engine, portfolio_id, str(suggestion_id), ctx.svc.now())
+            )
+
         return await _expected(act)

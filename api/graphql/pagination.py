@@ -6,12 +6,14 @@ item returned. A cursor handed to another list is refused with a clear error rat
 silently read as a position in the wrong list. Paging is by key, not offset, so a row
 appended between two pages neither repeats nor skips an item.
 """
+
 from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterable, TypeVar
+from typing import Any, Generic, TypeVar
 
 import strawberry
 
@@ -56,13 +58,21 @@ class Page:
         try:
             name, key = json.loads(base64.urlsafe_b64decode(after.encode()))
         except (ValueError, TypeError):
-            raise InvalidInputError(f"cursor '{after[:60]}' was not issued by this API; pass pageInfo.endCursor unchanged") from None
+            raise InvalidInputError(
+                f"cursor '{after[:60]}' was not issued by this API; pass pageInfo.endCursor unchanged"
+            ) from None
         if name != self.name:
             raise InvalidInputError(f"that cursor belongs to {name}, not {self.name}")
         return key
 
-    def slice(self, items: Iterable[Item], key: Callable[[Item], Any], first: int | None, after: str | None,
-              order: str = "ascending") -> tuple[list[Item], PageInfo]:
+    def slice(
+        self,
+        items: Iterable[Item],
+        key: Callable[[Item], Any],
+        first: int | None,
+        after: str | None,
+        order: str = "ascending",
+    ) -> tuple[list[Item], PageInfo]:
         """A page of `items` (already in list order) after the cursor's item.
 
         `order` says how the list is sorted by `key`: "ascending" or "descending" (the page
@@ -75,12 +85,14 @@ class Page:
         if last_key is not None:
             bound = _comparable(last_key)
             if items and _shape(bound) != _shape(_comparable(key(items[0]))):
-                raise InvalidInputError(f"that cursor was not issued for {self.name}; pass pageInfo.endCursor unchanged")
+                raise InvalidInputError(
+                    f"that cursor was not issued for {self.name}; pass pageInfo.endCursor unchanged"
+                )
             if order == "as-listed":
                 keys = [_comparable(key(i)) for i in items]
                 if bound not in keys:
                     raise InvalidInputError(f"the item that cursor points at is no longer in {self.name}; start again")
-                items = items[keys.index(bound) + 1:]
+                items = items[keys.index(bound) + 1 :]
             elif order == "descending":
                 items = [i for i in items if _comparable(key(i)) < bound]
             else:

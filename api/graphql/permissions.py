@@ -1,5 +1,6 @@
 """Field-level authorisation: a client key asking for an admin-only field gets an error at
 that field (code FORBIDDEN) and null in its place; the rest of the query still answers."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,13 +1,16 @@
 """Root queries: thin adapters over the services the REST routers use. Every root field
 is nullable, so one failing field leaves the others' answers in place (partial results)."""
+
 from __future__ import annotations
 
 from datetime import date
 
 import strawberry
+from sqlalchemy import Connection as DatabaseConnection
 from strawberry.types import Info
 
 from api.graphql.pagination import Connection, Page
+from api.graphql.permissions import MacroInsightsAccess
 from api.graphql.types.ai_portfolio import AIPortfolio
 from api.graphql.types.day_analysis import DayAnalysis
 from api.graphql.types.enums import Action, Tercile
@@ -17,19 +20,18 @@ from api.graphql.types.macro_insights import MacroInsights
 from api.graphql.types.market_breadth import MarketBreadth
 from api.graphql.types.model_performance import ModelPerformance
 from api.graphql.types.portfolio import Portfolio
-from sqlalchemy import Connection as DatabaseConnection
-
 from api.security import caller_portfolio_on
-from api.graphql.permissions import MacroInsightsAccess
 from market.clock import latest_closed_trading_day
 from market.errors import NotFoundError
 from models import macro_model
-from views import instrument as instrument_views, macro as macro_views
-from views.breadth import data_version as breadth_version, market_breadth
-from views.performance import performance
+from portfolio.ledger import AI_PORTFOLIO
+from views import instrument as instrument_views
+from views import macro as macro_views
 from views import portfolio as portfolio_views
 from views.analysis import stored_analysis
-from portfolio.ledger import AI_PORTFOLIO
+from views.breadth import data_version as breadth_version
+from views.breadth import market_breadth
+from views.performance import performance
 
 INSTRUMENTS = Page("instruments", default=50, largest=200)
 MACRO = Page("macroIndicators", default=50, largest=200)
@@ -37,21 +39,40 @@ MACRO = Page("macroIndicators", default=50, largest=200)
 
 @strawberry.type
 class Query:
-    @strawberry.field(description="Listed instruments by symbol, filtered by board, sector, the latest prediction's "
-                                  "tercile and action, and whether they pass the liquidity rail's entry gates today.")
-    async def instruments(self, info: Info, board: str | None = None, sector: str | None = None,
-                          tercile: Tercile | None = None, action: Action | None = None, liquid: bool | None = None,
-                          first: int | None = INSTRUMENTS.default, after: str | None = None) -> Connection[Instrument] | None:
+    @strawberry.field(
+        description="Listed instruments by symbol, filtered by board, sector, the latest prediction's "
+        "tercile and action, and whether they pass the liquidity rail's entry gates today."
+    )
+    async def instruments(
+        self,
+        info: Info,
+        board: str | None = None,
+        sector: str | None = None,
+        tercile: Tercile | None = None,
+        action: Action | None = None,
+        liquid: bool | None = None,
+        first: int | None = INSTRUMENTS.default,
+        after: str | None = None,
+    ) -> Connection[Instrument] | None:
         ctx = info.context
         INSTRUMENTS.size(first)
         rows = await ctx.read(instrument_views.instruments)
-        rows = [r for r in rows if (board is None or r["board"].upper() == board.upper())
-                and (sector is None or (r["sector"] or "").lower() == sector.lower())]
+        rows = [
+            r
+            for r in rows
+            if (board is None or r["board"].upper() == board.upper())
+            and (sector is None or (r["sector"] or "").lower() == sector.lower())
+        ]
         keys = [(r["symbol"],) for r in rows]
         if tercile is not None or action is not None:
             predictions = await ctx.loaders.latest_prediction.load_many(keys)
-            rows = [r for r, p in zip(rows, predictions) if p is not None
-                    and (tercile is None or p["tercile"] == tercile.value) and (action is None or p["action"] == action.value)]
+            rows = [
+                r
+                for r, p in zip(rows, predictions)
+                if p is not None
+                and (tercile is None or p["tercile"] == tercile.value)
+                and (action is None or p["action"] == action.value)
+            ]
             keys = [(r["symbol"],) for r in rows]
         if liquid is not None:
             gates = await ctx.loaders.liquidity.load_many(keys)
@@ -59,8 +80,10 @@ class Query:
         page, page_info = INSTRUMENTS.slice(rows, lambda r: r["symbol"], first, after)
         return Connection(nodes=[Instrument.from_row(r) for r in page], page_info=page_info)
 
-    @strawberry.field(description="One instrument by symbol (case-insensitive). A symbol that is not listed is an "
-                                  "error with extensions.code NOT_FOUND (and null data), as REST answers 404.")
+    @strawberry.field(
+        description="One instrument by symbol (case-insensitive). A symbol that is not listed is an "
+        "error with extensions.code NOT_FOUND (and null data), as REST answers 404."
+    )
     async def instrument(self, info: Info, symbol: str) -> Instrument | None:
         wanted = symbol.strip().upper()
         row = await info.context.loaders.instrument.load((wanted,))
@@ -86,43 +109,63 @@ class Query:
         def read(conn: DatabaseConnection) -> tuple[dict, list]:  # one connection for the whole AI portfolio
             version = svc.valuation_version(conn, AI_PORTFOLIO)
             view = svc.valuation(conn, AI_PORTFOLIO, version)
-            return (portfolio_views.ai_summary(conn, version[0], svc.settings.ai_starting_cash, view=view),
-                    portfolio_views.ai_positions(conn, version[0], view=view))
+            return (
+                portfolio_views.ai_summary(conn, version[0], svc.settings.ai_starting_cash, view=view),
+                portfolio_views.ai_positions(conn, version[0], view=view),
+            )
 
         summary, positions = await info.context.read(read)
         return AIPortfolio.build(summary, positions)
 
-    @strawberry.field(description="Advancers, decliners, unchanged and untraded stocks and the service's index change "
-                                  "for the latest delivered day, or `date`.")
+    @strawberry.field(
+        description="Advancers, decliners, unchanged and untraded stocks and the service's index change "
+        "for the latest delivered day, or `date`."
+    )
     async def market_breadth(self, info: Info, date: date | None = None) -> MarketBreadth | None:
         svc = info.context.svc
         closed = latest_closed_trading_day(svc.now(), svc.calendar)
 
         def read(conn: DatabaseConnection) -> dict:  # the REST route's read model: one entry per data version
             version = (breadth_version(conn), closed)
-            return svc.cached(("market-breadth", date), version, lambda: market_breadth(conn, svc.calendar, closed, date))
+            return svc.cached(
+                ("market-breadth", date), version, lambda: market_breadth(conn, svc.calendar, closed, date)
+            )
 
         return MarketBreadth.from_record(await info.context.read(read))
 
-    @strawberry.field(description="The day's written analysis and its notifications (the latest analysed day, or `date`).")
+    @strawberry.field(
+        description="The day's written analysis and its notifications (the latest analysed day, or `date`)."
+    )
     async def analysis(self, info: Info, date: date | None = None) -> DayAnalysis | None:
         return DayAnalysis.from_record(await info.context.read(stored_analysis, date))
 
-    @strawberry.field(description="The model's validation and live out-of-sample records, side by side, with base rates.")
+    @strawberry.field(
+        description="The model's validation and live out-of-sample records, side by side, with base rates."
+    )
     async def model_performance(self, info: Info) -> ModelPerformance | None:
         return ModelPerformance.from_record(await info.context.read(performance))
 
-    @strawberry.field(description="The latest value of every macro indicator with the REST filters: source, category, "
-                                  "currency (converts money values) and asOf (values as known on that date).")
-    async def macro_indicators(self, info: Info, source: str | None = None, category: str | None = None,
-                               currency: str | None = None, as_of: date | None = None,
-                               first: int | None = MACRO.default, after: str | None = None
-                               ) -> Connection[MacroIndicator] | None:
+    @strawberry.field(
+        description="The latest value of every macro indicator with the REST filters: source, category, "
+        "currency (converts money values) and asOf (values as known on that date)."
+    )
+    async def macro_indicators(
+        self,
+        info: Info,
+        source: str | None = None,
+        category: str | None = None,
+        currency: str | None = None,
+        as_of: date | None = None,
+        first: int | None = MACRO.default,
+        after: str | None = None,
+    ) -> Connection[MacroIndicator] | None:
         body = await info.context.read(macro_views.indicators, source, category, currency, as_of)
         page, page_info = MACRO.slice(body["indicators"], lambda i: (i["source"], i["indicator_code"]), first, after)
         return Connection(nodes=[MacroIndicator.from_item(i, body["generation"]) for i in page], page_info=page_info)
 
-    @strawberry.field(description="PRO, INSTITUTIONAL or macro access on: the week's macro parameters.",
-                      permission_classes=[MacroInsightsAccess])
+    @strawberry.field(
+        description="PRO, INSTITUTIONAL or macro access on: the week's macro parameters.",
+        permission_classes=[MacroInsightsAccess],
+    )
     async def macro_insights(self, info: Info) -> MacroInsights | None:
         return MacroInsights.from_record(await info.context.read(macro_model.insights))

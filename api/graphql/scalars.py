@@ -7,44 +7,51 @@ must lie within market.clock.SUPPORTED_DATES, the same rule as every REST date p
 so `history(start: "0001-01-01")` is a validation error with code BAD_USER_INPUT, never a
 masked unexpected error.
 """
+
 from __future__ import annotations
 
 import dataclasses
+from datetime import date, datetime
+from decimal import Decimal
 from typing import NewType
 
 import strawberry
-from datetime import date, datetime
-
-from decimal import Decimal
-
 from strawberry.schema.types.base_scalars import DateDefinition, DateTimeDefinition, DecimalDefinition
 
 from api.contract import exchange_timestamp
-
 from market.clock import SUPPORTED_DATES, supported_date
 from market.money import money_display, parse_money, parse_quantity
 
 SupportedDate = dataclasses.replace(
     DateDefinition,
     description=f"Date (isoformat); as an argument, between {SUPPORTED_DATES[0].isoformat()} and "
-                f"{SUPPORTED_DATES[1].isoformat()}",
-    parse_value=lambda value: supported_date(value, "a Date"))
+    f"{SUPPORTED_DATES[1].isoformat()}",
+    parse_value=lambda value: supported_date(value, "a Date"),
+)
 
 # Money in (placeTrade's price and fees, moveCash's amount) follows market.money's one rule.
-StrictDecimal = dataclasses.replace(DecimalDefinition, parse_value=lambda value: parse_money(value, "a Decimal"),
-                                    serialize=money_display,
-                                    description="An amount in the market's currency: decimal text with 2 places")
+StrictDecimal = dataclasses.replace(
+    DecimalDefinition,
+    parse_value=lambda value: parse_money(value, "a Decimal"),
+    serialize=money_display,
+    description="An amount in the market's currency: decimal text with 2 places",
+)
 
 # Timestamps answer as every answer does (api/contract.py): exchange time, no offset, to the second.
-ExchangeDateTime = dataclasses.replace(DateTimeDefinition, serialize=exchange_timestamp,
-                                       description="Exchange time (EST, UTC-5 all year), ISO 8601 without offset, to "
-                                                   "the second")
+ExchangeDateTime = dataclasses.replace(
+    DateTimeDefinition,
+    serialize=exchange_timestamp,
+    description="Exchange time (EST, UTC-5 all year), ISO 8601 without offset, to the second",
+)
 
 # Share quantities and volumes: GraphQL's Int is 32 bits, and a listing's shares outstanding
 # (3,850,000,000 on the demo) or a line of up to 10^12 shares (market/money.py) is more.
 Shares = strawberry.scalar(
-    NewType("Shares", int), name="Shares",
+    NewType("Shares", int),
+    name="Shares",
     description="A whole number of shares or a traded volume, up to 64 bits (a JSON number)",
-    serialize=int, parse_value=lambda value: parse_quantity(value, "a Shares value"))
+    serialize=int,
+    parse_value=lambda value: parse_quantity(value, "a Shares value"),
+)
 
 SCALAR_OVERRIDES = {date: SupportedDate, Decimal: StrictDecimal, datetime: ExchangeDateTime}

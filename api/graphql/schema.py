@@ -6,6 +6,7 @@ Introspection and GraphiQL are on by default for developers; `graphql_introspect
 turns both off. GET is accepted for queries (never mutations), as the GraphQL-over-HTTP
 spec allows; a key is required either way, so cross-site requests cannot act.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -30,7 +31,6 @@ from api.jsonbody import strict_json
 from market.budget import Deadline
 from market.clock import latest_closed_trading_day
 from market.settings import Settings
-
 
 log = logging.getLogger(__name__)
 DISCONNECT_POLL_SECONDS = 0.25
@@ -82,14 +82,16 @@ class StrictGraphQLRouter(GraphQLRouter):
     def decode_json(self, data: str | bytes) -> object:
         return strict_json(data, text_rule=False)
 
-    async def execute_single(self, request: Any, request_adapter: Any, sub_response: Any, context: Any,  # noqa: PLR0913
-                             root_value: Any, request_data: Any) -> Any:
+    async def execute_single(
+        self, request: Any, request_adapter: Any, sub_response: Any, context: Any, root_value: Any, request_data: Any
+    ) -> Any:
         """The operation in a worker thread under its wall-clock budget, stopped when its
         client disconnects (`_stopped_on_disconnect`); a market query's result kept per data
         version (api/graphql/cache.py) and answered from there while the version holds."""
         svc = context.svc
-        budget = context.budget = Deadline(svc.settings.graphql_timeout_seconds, "the operation",
-                                           "ask for smaller pages (`first`) or fewer fields")
+        budget = context.budget = Deadline(
+            svc.settings.graphql_timeout_seconds, "the operation", "ask for smaller pages (`first`) or fewer fields"
+        )
         operation = super().execute_single(request, request_adapter, sub_response, context, root_value, request_data)
         watcher = asyncio.create_task(_stopped_on_disconnect(request, budget))
         try:
@@ -107,8 +109,12 @@ class StrictGraphQLRouter(GraphQLRouter):
 
         if context.caller is None or not cache.cacheable(request_data.query, request_data.operation_name):
             return await svc.run_heavy(timed)
-        kept = cache.key(request_data.query, request_data.variables, request_data.operation_name,
-                         latest_closed_trading_day(svc.now(), svc.calendar))
+        kept = cache.key(
+            request_data.query,
+            request_data.variables,
+            request_data.operation_name,
+            latest_closed_trading_day(svc.now(), svc.calendar),
+        )
 
         def run() -> Any:
             with svc.engine.connect() as conn:
@@ -118,6 +124,7 @@ class StrictGraphQLRouter(GraphQLRouter):
             if not ran:
                 operation.close()  # answered from the cache: the coroutine is never run
             return result
+
         return await svc.run_heavy(run)
 
 
@@ -138,9 +145,13 @@ def _kept_size(result: Any) -> int | None:
 
 
 def graphql_router(settings: Settings) -> GraphQLRouter:
-    return StrictGraphQLRouter(build_schema(settings), context_getter=graph_context,
-                         graphql_ide="graphiql" if settings.graphql_introspection else None,
-                         include_in_schema=False, multipart_uploads_enabled=False)
+    return StrictGraphQLRouter(
+        build_schema(settings),
+        context_getter=graph_context,
+        graphql_ide="graphiql" if settings.graphql_introspection else None,
+        include_in_schema=False,
+        multipart_uploads_enabled=False,
+    )
 
 
 if __name__ == "__main__":  # python -m api.graphql.schema > api/graphql/schema.graphql

@@ -1,8 +1,8 @@
 """The autonomous AI portfolio and the model's live record."""
+
 from __future__ import annotations
 
 from fastapi import APIRouter
-
 from fastapi.responses import Response
 
 from api.deps import AdminDep, CallerDep, ConnDep, ServicesDep
@@ -17,8 +17,13 @@ from views.track_record import ai_track_record
 
 AI_DAYS = (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO)
 AI_TRADES = (tables.trades, "portfolio_id", AI_PORTFOLIO)
-PERFORMANCE_TABLES = (tables.model_metrics, tables.model_runs, tables.predictions, tables.validation_predictions,
-                      tables.monitor_checks)
+PERFORMANCE_TABLES = (
+    tables.model_metrics,
+    tables.model_runs,
+    tables.predictions,
+    tables.validation_predictions,
+    tables.monitor_checks,
+)
 
 router = APIRouter(tags=["ai"])
 
@@ -28,24 +33,35 @@ def positions(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     """Open AI positions at the latest close, each with the rationale and exchange-time
     timestamp (ISO 8601, no offset) of the trade that opened it."""
     version = svc.valuation_version(conn, AI_PORTFOLIO)
-    return svc.body(("ai-positions",), version, list[AIPosition], lambda: portfolio_views.ai_positions(
-        conn, version[0], view=svc.valuation(conn, AI_PORTFOLIO, version)))
+    return svc.body(
+        ("ai-positions",),
+        version,
+        list[AIPosition],
+        lambda: portfolio_views.ai_positions(conn, version[0], view=svc.valuation(conn, AI_PORTFOLIO, version)),
+    )
 
 
 @router.get("/api/ai-portfolio/summary", response_model=AISummary, responses=problems(*KEYED))
 def summary(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     """Total value, PnL, liquid equity, allocation breakdown and flagged positions."""
     version = svc.valuation_version(conn, AI_PORTFOLIO, AI_DAYS)
-    return svc.body(("ai-summary",), version, AISummary, lambda: portfolio_views.ai_summary(
-        conn, version[0], svc.settings.ai_starting_cash, view=svc.valuation(conn, AI_PORTFOLIO, version)))
+    return svc.body(
+        ("ai-summary",),
+        version,
+        AISummary,
+        lambda: portfolio_views.ai_summary(
+            conn, version[0], svc.settings.ai_starting_cash, view=svc.valuation(conn, AI_PORTFOLIO, version)
+        ),
+    )
 
 
 @router.get("/api/ai-portfolio/history", response_model=AIHistory, responses=problems(*KEYED, 403))
 def history(svc: ServicesDep, _: AdminDep, conn: ConnDep) -> Response:
     """Admin only: every executed day (orders, what the rails blocked or cut) and every
     AI trade with its rationale."""
-    return svc.body(("ai-history",), newest_ids(conn, AI_DAYS, AI_TRADES), AIHistory,
-                    lambda: portfolio_views.ai_record(conn))
+    return svc.body(
+        ("ai-history",), newest_ids(conn, AI_DAYS, AI_TRADES), AIHistory, lambda: portfolio_views.ai_record(conn)
+    )
 
 
 @router.get("/api/ai-portfolio/track-record", response_model=TrackRecord, responses=problems(*KEYED))
@@ -57,8 +73,12 @@ def track_record(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     service's capitalisation-weighted index) its return, the excess return, tracking error,
     information ratio, beta and alpha (empyrical-reloaded; fractions, not percent; 250
     trading days a year)."""
-    return svc.body(("ai-track-record",), newest_ids(conn, AI_DAYS, AI_TRADES), TrackRecord,
-                    lambda: ai_track_record(conn, svc.settings.ai_starting_cash))
+    return svc.body(
+        ("ai-track-record",),
+        newest_ids(conn, AI_DAYS, AI_TRADES),
+        TrackRecord,
+        lambda: ai_track_record(conn, svc.settings.ai_starting_cash),
+    )
 
 
 @router.get("/api/ai/performance", response_model=Performance, responses=problems(*KEYED))

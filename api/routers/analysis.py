@@ -1,4 +1,5 @@
 """The day's written analysis (T1 step 5) and its notifications."""
+
 from __future__ import annotations
 
 from fastapi import APIRouter, Query
@@ -12,8 +13,13 @@ router = APIRouter(tags=["analysis"])
 
 
 @router.get("/api/analysis", response_model=DayAnalysis, responses=problems(*KEYED, 404, 503))
-def analysis(_: CallerDep, conn: ConnDep,
-             date_: SupportedDate | None = Query(None, alias="date", description="A trading date; default: the latest analysed.")) -> DayAnalysis:
+def analysis(
+    _: CallerDep,
+    conn: ConnDep,
+    date_: SupportedDate | None = Query(
+        None, alias="date", description="A trading date; default: the latest analysed."
+    ),
+) -> DayAnalysis:
     """The day's analysis as written (writer named, fallback reason when the language model
     failed), the facts it was written from, and the day's notifications with whether the
     webhook acknowledged each. 503 before any analysis exists, 404 for a date without one."""

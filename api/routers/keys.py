@@ -1,4 +1,5 @@
 """Admin only: issue, list, revoke, rotate and tune client keys."""
+
 from __future__ import annotations
 
 from fastapi import APIRouter, Path, status
@@ -23,11 +24,15 @@ KEY_ID = Path(min_length=1, max_length=64, description="A key id from GET /api/k
 ADMIN_ERRORS = problems(*KEYED, 403, 404, 415)
 
 
-@router.post("/generate", response_model=NewKey, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 403, 415))
+@router.post(
+    "/generate", response_model=NewKey, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 403, 415)
+)
 def generate(request: KeyRequest, svc: ServicesDep, _: AdminDep) -> NewKey:
     """A new client key, shown once in this response; a known client name gets another key
     for the same client (and portfolio)."""
-    return NewKey.model_validate(keystore.generate(svc.engine, svc.settings, request.client_name, request.tier, svc.now()))
+    return NewKey.model_validate(
+        keystore.generate(svc.engine, svc.settings, request.client_name, request.tier, svc.now())
+    )
 
 
 @router.get("", response_model=list[KeyInfo], responses=problems(*KEYED, 403))
@@ -42,8 +47,12 @@ def revoke(svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
     return KeyInfo.model_validate(keystore.revoke(svc.engine, key_id, svc.now()))
 
 
-@router.post("/{key_id}/rotate", response_model=RotatedKey, status_code=status.HTTP_201_CREATED,
-             responses=problems(*KEYED, 403, 404, 409, 415))
+@router.post(
+    "/{key_id}/rotate",
+    response_model=RotatedKey,
+    status_code=status.HTTP_201_CREATED,
+    responses=problems(*KEYED, 403, 404, 409, 415),
+)
 def rotate(svc: ServicesDep, _: AdminDep, request: RotateRequest | None = None, key_id: str = KEY_ID) -> RotatedKey:
     """A replacement key (shown once) with the same client, tier and limits; the old key
     stops at once or after `grace_seconds`. A key already rotated (in its grace period) is
@@ -55,13 +64,17 @@ def rotate(svc: ServicesDep, _: AdminDep, request: RotateRequest | None = None, 
 @router.put("/{key_id}/rate-limit", response_model=KeyInfo, responses=ADMIN_ERRORS)
 def set_rate_limit(request: RateLimitRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
     """Requests per minute for this key (null: the tier's default)."""
-    return KeyInfo.model_validate(keystore.set_option(svc.engine, key_id, "RATE_LIMIT_SET", request.per_minute, svc.now()))
+    return KeyInfo.model_validate(
+        keystore.set_option(svc.engine, key_id, "RATE_LIMIT_SET", request.per_minute, svc.now())
+    )
 
 
 @router.put("/{key_id}/macro-access", response_model=KeyInfo, responses=ADMIN_ERRORS)
 def set_macro_access(request: MacroAccessRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
     """Switch the macro datasets on or off for this key (null: the tier's rule)."""
-    return KeyInfo.model_validate(keystore.set_option(svc.engine, key_id, "MACRO_ACCESS_SET", request.enabled, svc.now()))
+    return KeyInfo.model_validate(
+        keystore.set_option(svc.engine, key_id, "MACRO_ACCESS_SET", request.enabled, svc.now())
+    )
 
 
 @router.put("/{key_id}/tier", response_model=KeyInfo, responses=ADMIN_ERRORS)

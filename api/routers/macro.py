@@ -1,8 +1,8 @@
 """Macro indicators (any key) and the tier-gated macro insights."""
+
 from __future__ import annotations
 
 from fastapi import APIRouter, Query
-
 from fastapi.responses import Response
 
 from api.deps import CallerDep, ConnDep, ServicesDep
@@ -18,18 +18,27 @@ router = APIRouter(tags=["macro"])
 
 
 @router.get("/api/v1/macro/indicators", response_model=MacroIndicators, responses=problems(*KEYED))
-def indicators(svc: ServicesDep, _: CallerDep, conn: ConnDep,
-               source: str | None = Query(None, max_length=20, description="BOJ, STATIN or PIOJ."),
-               category: str | None = Query(None, max_length=20, description="rates, fx, reserves, money, prices, "
-                                                                              "output, labour or outlook."),
-               currency: str | None = Query(None, max_length=3, description="Convert money values to this ISO 4217 code."),
-               as_of: SupportedDate | None = Query(None, description="YYYY-MM-DD: values as known on that date.")) -> Response:
+def indicators(
+    svc: ServicesDep,
+    _: CallerDep,
+    conn: ConnDep,
+    source: str | None = Query(None, max_length=20, description="BOJ, STATIN or PIOJ."),
+    category: str | None = Query(
+        None, max_length=20, description="rates, fx, reserves, money, prices, output, labour or outlook."
+    ),
+    currency: str | None = Query(None, max_length=3, description="Convert money values to this ISO 4217 code."),
+    as_of: SupportedDate | None = Query(None, description="YYYY-MM-DD: values as known on that date."),
+) -> Response:
     """The latest value of every indicator from the central bank, the statistics institute
     and the planning institute, optionally filtered; `as_of` gives the values as they were
     known on a date (releases on or before it only), `currency` converts money values with
     the FX rate of each value's period and names the rate."""
-    return svc.body(("macro", source, category, currency, as_of), newest_ids(conn, tables.macro_observations),
-                    MacroIndicators, lambda: macro_views.indicators(conn, source, category, currency, as_of))
+    return svc.body(
+        ("macro", source, category, currency, as_of),
+        newest_ids(conn, tables.macro_observations),
+        MacroIndicators,
+        lambda: macro_views.indicators(conn, source, category, currency, as_of),
+    )
 
 
 @router.get("/api/macro_insights", response_model=MacroInsights, responses=problems(*KEYED, 403, 503))

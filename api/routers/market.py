@@ -1,4 +1,5 @@
 """Market data: the latest day per ticker, a symbol's statistics, its history."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -19,17 +20,28 @@ from market.clock import latest_closed_trading_day, supported_date
 from market.errors import InvalidInputError
 from store import tables
 from store.history import newest_ids
-from views import bars as bar_views, market as market_views
-from views.breadth import data_version as breadth_version, market_breadth
+from views import bars as bar_views
+from views import market as market_views
+from views.breadth import data_version as breadth_version
+from views.breadth import market_breadth
 
 router = APIRouter(prefix="/api/market", tags=["market"])
 SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", description="Ticker, e.g. NCBFG.")
 
 
-@router.get("/latest", response_model=dict[str, LatestQuote], responses={
-    **problems(*KEYED, 404, 503), 200: {"content": {"application/json": {"example": LATEST_EXAMPLE}}}})
-def latest(svc: ServicesDep, _: CallerDep, conn: ConnDep,
-           date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest.")) -> Response:
+@router.get(
+    "/latest",
+    response_model=dict[str, LatestQuote],
+    responses={**problems(*KEYED, 404, 503), 200: {"content": {"application/json": {"example": LATEST_EXAMPLE}}}},
+)
+def latest(
+    svc: ServicesDep,
+    _: CallerDep,
+    conn: ConnDep,
+    date_: SupportedDate | None = Query(
+        None, alias="date", description="A trading date already delivered; default: the latest."
+    ),
+) -> Response:
     """Every ticker's latest close, volume and change with its prediction (score, action,
     tercile, predicted return) and RSI. With `date`: 503 when that day's session has closed
     but its data is not delivered yet, 404 for a gap in the history, 422 for a date that is
@@ -39,21 +51,37 @@ def latest(svc: ServicesDep, _: CallerDep, conn: ConnDep,
     closed = latest_closed_trading_day(svc.now(), svc.calendar)
     # The validation record's ids too: a day before the first live day is answered from it.
     version = (newest_ids(conn, tables.eod_prices, tables.predictions, tables.validation_predictions), closed)
-    return svc.body(("latest", date_), version, dict[str, LatestQuote],
-                    lambda: market_views.latest_market(conn, svc.calendar, closed, date_))
+    return svc.body(
+        ("latest", date_),
+        version,
+        dict[str, LatestQuote],
+        lambda: market_views.latest_market(conn, svc.calendar, closed, date_),
+    )
 
 
 @router.get("/breadth", response_model=Breadth, responses=problems(*KEYED, 404, 503))
-def breadth(svc: ServicesDep, _: CallerDep, conn: ConnDep,
-            date_: SupportedDate | None = Query(None, alias="date", description="A trading date already delivered; default: the latest.")) -> Response:
+def breadth(
+    svc: ServicesDep,
+    _: CallerDep,
+    conn: ConnDep,
+    date_: SupportedDate | None = Query(
+        None, alias="date", description="A trading date already delivered; default: the latest."
+    ),
+) -> Response:
     """The day's advancers, decliners, unchanged and untraded stocks and the change of the
     service's capitalisation-weighted index; same dates and errors as /latest."""
     # A read model like the other reads: built once per (date, data version, latest closed
     # day) and shared with GraphQL's marketBreadth (the same "market-breadth" entry).
     closed = latest_closed_trading_day(svc.now(), svc.calendar)
     version = (breadth_version(conn), closed)
-    return svc.body(("breadth", date_), version, Breadth, lambda: svc.cached(
-        ("market-breadth", date_), version, lambda: market_breadth(conn, svc.calendar, closed, date_)))
+    return svc.body(
+        ("breadth", date_),
+        version,
+        Breadth,
+        lambda: svc.cached(
+            ("market-breadth", date_), version, lambda: market_breadth(conn, svc.calendar, closed, date_)
+        ),
+    )
 
 
 @router.get("/symbol/{symbol}", response_model=SymbolStatistics, responses=problems(*KEYED, 404, 503))
@@ -63,17 +91,24 @@ def symbol_statistics(svc: ServicesDep, _: CallerDep, conn: ConnDep, symbol: str
     daily bars and indicators), with the reasons behind the symbol's latest prediction."""
     marks = bar_views.watermarks(conn)
     version = (*marks, *newest_ids(conn, tables.predictions))  # the reasons move with the predictions
-    return svc.body(("symbol", symbol.upper()), version, SymbolStatistics,
-                    lambda: bar_views.symbol_statistics(conn, symbol, marks))
+    return svc.body(
+        ("symbol", symbol.upper()), version, SymbolStatistics, lambda: bar_views.symbol_statistics(conn, symbol, marks)
+    )
 
 
 @router.get("/history/{symbol}", response_model=History, responses=problems(*KEYED, 404))
-def history(svc: ServicesDep, _: CallerDep, conn: ConnDep, symbol: str = SYMBOL,
-            start: SupportedDate | None = Query(None, description="First trading date (inclusive); given, pages run "
-                                                                   "forward from it."),
-            end: SupportedDate | None = Query(None, description="Last trading date (inclusive)."),
-            limit: int = Query(250, ge=1, le=2000, description="Bars per page."),
-            cursor: str | None = Query(None, max_length=40, description="`next_cursor` of the previous page.")) -> Response:
+def history(
+    svc: ServicesDep,
+    _: CallerDep,
+    conn: ConnDep,
+    symbol: str = SYMBOL,
+    start: SupportedDate | None = Query(
+        None, description="First trading date (inclusive); given, pages run forward from it."
+    ),
+    end: SupportedDate | None = Query(None, description="Last trading date (inclusive)."),
+    limit: int = Query(250, ge=1, le=2000, description="Bars per page."),
+    cursor: str | None = Query(None, max_length=40, description="`next_cursor` of the previous page."),
+) -> Response:
     """Daily bars with RSI, Bollinger %B and bandwidth, momentum, volatility, volume ratio
     and spread, in pages of `limit` bars; inside a page the bars are oldest first.
 
@@ -84,8 +119,12 @@ def history(svc: ServicesDep, _: CallerDep, conn: ConnDep, symbol: str = SYMBOL,
     history, so every page (even `limit=5`) has them warmed up."""
     after, before = _cursor(cursor)
     marks = bar_views.watermarks(conn)
-    return svc.body(("history", symbol.upper(), start, end, limit, cursor), marks, History,
-                    lambda: bar_views.history(conn, symbol, start, end, limit, after, before, marks))
+    return svc.body(
+        ("history", symbol.upper(), start, end, limit, cursor),
+        marks,
+        History,
+        lambda: bar_views.history(conn, symbol, start, end, limit, after, before, marks),
+    )
 
 
 def _cursor(cursor: str | None) -> tuple[date | None, date | None]:
@@ -97,5 +136,7 @@ def _cursor(cursor: str | None) -> tuple[date | None, date | None]:
     try:
         day = supported_date(cursor.removeprefix("before:"), "cursor")
     except InvalidInputError:
-        raise InvalidInputError(f"cursor '{cursor}' was not issued by this endpoint; pass next_cursor unchanged") from None
+        raise InvalidInputError(
+            f"cursor '{cursor}' was not issued by this endpoint; pass next_cursor unchanged"
+        ) from None
     return (None, day) if backward else (day, None)

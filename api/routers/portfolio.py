@@ -1,10 +1,12 @@
 """The caller's portfolio: positions, summary, trades, cash, statement and research uploads.
 A client key acts on its client's portfolio, the admin key on the house portfolio."""
+
 from __future__ import annotations
 
 from typing import Literal
 
 from fastapi import APIRouter, File, Header, Query, UploadFile, status
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from analysis.research import file_note, read_note
@@ -20,8 +22,8 @@ from api.schemas.portfolio import (
     PortfolioSummary,
     ResearchResult,
     StatementResult,
-    Trade,
     TrackRecord,
+    Trade,
     TradeOut,
     TradePreview,
 )
@@ -29,16 +31,19 @@ from api.security import caller_portfolio, caller_portfolio_on
 from api.uploads import read_upload
 from portfolio.statements import file_statement, read_statement
 from portfolio.trading import ManualTrade, move_cash, place_manual_trade, preview_trade
-from fastapi.responses import Response
-
 from store import tables
 from store.history import newest_ids
 from views import portfolio as portfolio_views
 from views.track_record import portfolio_track_record
 
 router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=StrictJSONRoute)
-IDEMPOTENCY = Header(None, alias="Idempotency-Key", min_length=1, max_length=200,
-                     description="Retrying with the same key returns the first result and trades once.")
+IDEMPOTENCY = Header(
+    None,
+    alias="Idempotency-Key",
+    min_length=1,
+    max_length=200,
+    description="Retrying with the same key returns the first result and trades once.",
+)
 
 
 @router.get("", response_model=PortfolioPositions, responses=problems(*KEYED))
@@ -54,8 +59,12 @@ def summary(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """Equity, cash, liquid equity, PnL and the allocation breakdown."""
     pid = caller_portfolio_on(conn, svc, caller)
     version = svc.valuation_version(conn, pid)
-    return svc.body(("summary", pid), version, PortfolioSummary,
-                    lambda: portfolio_views.summarise(svc.valuation(conn, pid, version)))
+    return svc.body(
+        ("summary", pid),
+        version,
+        PortfolioSummary,
+        lambda: portfolio_views.summarise(svc.valuation(conn, pid, version)),
+    )
 
 
 @router.get("/trade", response_model=list[Trade], responses=problems(*KEYED))
@@ -67,28 +76,43 @@ def trades(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
 
 
 @router.get("/trade/preview", response_model=TradePreview, responses=problems(*KEYED, 404))
-def trade_preview(svc: ServicesDep, _: CallerDep, conn: ConnDep,
-                  side: Literal["buy", "sell"] = Query(description="buy or sell"),
-                  symbol: str = Query(min_length=1, max_length=20, description="A listed symbol."),
-                  quantity: int = Query(gt=0, le=10**12, description="Shares.")) -> TradePreview:
+def trade_preview(
+    svc: ServicesDep,
+    _: CallerDep,
+    conn: ConnDep,
+    side: Literal["buy", "sell"] = Query(description="buy or sell"),
+    symbol: str = Query(min_length=1, max_length=20, description="A listed symbol."),
+    quantity: int = Query(gt=0, le=10**12, description="Shares."),
+) -> TradePreview:
     """What the cost model says `quantity` shares would cost in a session like the latest:
     the touch (ask or bid, else half the day's range from the close), square-root impact,
     fees, the price per share with all of them, and how much one session would fill. The
     same model prices the AI portfolio's fills and the morning suggestions; nothing is
     stored."""
-    return TradePreview.model_validate(preview_trade(conn, svc.settings, svc.calendar, side, symbol, quantity, svc.now()))
+    return TradePreview.model_validate(
+        preview_trade(conn, svc.settings, svc.calendar, side, symbol, quantity, svc.now())
+    )
 
 
-@router.post("/trade", response_model=TradeOut, status_code=status.HTTP_201_CREATED,
-             responses=problems(*KEYED, 409, 415))
-def trade(order: ManualTradeIn, svc: ServicesDep, caller: CallerDep, idempotency_key: str | None = IDEMPOTENCY) -> TradeOut:
+@router.post(
+    "/trade", response_model=TradeOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 409, 415)
+)
+def trade(
+    order: ManualTradeIn, svc: ServicesDep, caller: CallerDep, idempotency_key: str | None = IDEMPOTENCY
+) -> TradeOut:
     """A manual trade at the given price, checked against the listing, the day's price
     band around the latest close, holdings and cash; refused with the reason (422).
     The same Idempotency-Key with a different order is 409."""
     pid = caller_portfolio(svc, caller)
-    result = place_manual_trade(svc.engine, svc.settings, svc.calendar, pid,
-                                ManualTrade(order.side, order.symbol, order.quantity, order.price, order.fees),
-                                idempotency_key, svc.now())
+    result = place_manual_trade(
+        svc.engine,
+        svc.settings,
+        svc.calendar,
+        pid,
+        ManualTrade(order.side, order.symbol, order.quantity, order.price, order.fees),
+        idempotency_key,
+        svc.now(),
+    )
     return TradeOut.model_validate(result)
 
 
@@ -99,8 +123,9 @@ def track_record(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response
     equal-weighted liquid universe and the service's index (fractions; deposits,
     withdrawals and statement syncs are flows, not performance; dividends count)."""
     pid = caller_portfolio_on(conn, svc, caller)
-    version = newest_ids(conn, (tables.cash_entries, "portfolio_id", pid), (tables.trades, "portfolio_id", pid),
-                         tables.eod_prices)
+    version = newest_ids(
+        conn, (tables.cash_entries, "portfolio_id", pid), (tables.trades, "portfolio_id", pid), tables.eod_prices
+    )
     return svc.body(("track-record", pid), version, TrackRecord, lambda: portfolio_track_record(conn, pid))
 
 
@@ -126,13 +151,21 @@ def cash(movement: CashIn, svc: ServicesDep, caller: CallerDep) -> CashOut:
 # (api/services.py UploadGate: 429 past the client's share, 503 past the process's), and
 # takes a slot only to store what it read.
 @router.post("/upload-pdf", response_model=StatementResult, responses=problems(*KEYED, 409, 413, 415, 503))
-async def upload_pdf(svc: ServicesDep, caller: UploaderDep,
-                     file: UploadFile = File(description="An account statement PDF."),
-                     preview: bool = Query(False, description="Only say what the sync would change (status PREVIEW, "
-                                                              "with a confirm_token); nothing is stored."),
-                     confirm: str | None = Query(None, min_length=1, max_length=64,
-                                                 description="A preview's confirm_token: apply exactly what it showed "
-                                                             "(409 if the book changed since).")) -> StatementResult:
+async def upload_pdf(
+    svc: ServicesDep,
+    caller: UploaderDep,
+    file: UploadFile = File(description="An account statement PDF."),
+    preview: bool = Query(
+        False,
+        description="Only say what the sync would change (status PREVIEW, with a confirm_token); nothing is stored.",
+    ),
+    confirm: str | None = Query(
+        None,
+        min_length=1,
+        max_length=64,
+        description="A preview's confirm_token: apply exactly what it showed (409 if the book changed since).",
+    ),
+) -> StatementResult:
     """Synchronise the portfolio from a broker statement (holdings or transactions
     layout): positions and cash as the statement says at its date, with what the ledger
     records after that date kept on top (`carried`); the same file twice changes nothing
@@ -148,8 +181,9 @@ async def upload_pdf(svc: ServicesDep, caller: UploaderDep,
 
 
 @router.post("/upload-research", response_model=ResearchResult, responses=problems(*KEYED, 413, 415, 503))
-async def upload_research(svc: ServicesDep, caller: UploaderDep,
-                          file: UploadFile = File(description="A research note: PDF or UTF-8 text.")) -> ResearchResult:
+async def upload_research(
+    svc: ServicesDep, caller: UploaderDep, file: UploadFile = File(description="A research note: PDF or UTF-8 text.")
+) -> ResearchResult:
     """Read, tag and score a research note; the instruments it names and its sentiment."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=False)
     with svc.uploads.turn(caller.portfolio_id):

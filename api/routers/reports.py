@@ -1,4 +1,5 @@
 """The two PDF reports, generated on demand from current data (reports/)."""
+
 from __future__ import annotations
 
 from fastapi import APIRouter
@@ -10,15 +11,25 @@ from api.services import Services
 from reports import generate
 
 router = APIRouter(tags=["reports"])
-PDF = {200: {"content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}},
-             "description": "The report; `X-Data-SHA256` carries the digest of the data snapshot it was built from."}}
+PDF = {
+    200: {
+        "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}},
+        "description": "The report; `X-Data-SHA256` carries the digest of the data snapshot it was built from.",
+    }
+}
 
 
 def _pdf(kind: str, svc: Services) -> Response:
     report = generate(kind, svc.engine, svc.settings, svc.calendar, svc.now())
-    return Response(report.pdf, media_type="application/pdf", headers={
-        "Content-Disposition": f'inline; filename="{report.filename}"', "X-Data-SHA256": report.sha256,
-        "Cache-Control": "no-store"})
+    return Response(
+        report.pdf,
+        media_type="application/pdf",
+        headers={
+            "Content-Disposition": f'inline; filename="{report.filename}"',
+            "X-Data-SHA256": report.sha256,
+            "Cache-Control": "no-store",
+        },
+    )
 
 
 @router.get("/api/quant-briefing.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})

@@ -1,8 +1,8 @@
 """Morning suggestions for the caller's portfolio: list, confirm, reject."""
+
 from __future__ import annotations
 
 from fastapi import APIRouter, Path
-
 from fastapi.responses import Response
 
 from api.deps import CallerDep, ConnDep, ServicesDep
@@ -26,7 +26,9 @@ def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     states = svc.cached(("suggestion-states", pid), version, lambda: suggestions.suggestion_states(conn, pid))
     now = svc.now()  # the service's clock, never the wall clock read here: expiry is suggestions.is_expired
     expired = sum(suggestions.is_expired(s, now) for s in states)  # the clock's part of the answer
-    return svc.body(("suggestions", pid), (version, expired), list[Suggestion], lambda: suggestions.pending_at(states, now))
+    return svc.body(
+        ("suggestions", pid), (version, expired), list[Suggestion], lambda: suggestions.pending_at(states, now)
+    )
 
 
 @router.post("/{suggestion_id}/confirm", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
@@ -35,7 +37,9 @@ def confirm(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: s
     404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
     pid = caller_portfolio_on(conn, svc, caller)
     conn.release()  # the write takes its own locked transaction: one connection at a time
-    return Suggestion.model_validate(suggestions.confirm(svc.engine, svc.settings, svc.calendar, pid, suggestion_id, svc.now()))
+    return Suggestion.model_validate(
+        suggestions.confirm(svc.engine, svc.settings, svc.calendar, pid, suggestion_id, svc.now())
+    )
 
 
 @router.post("/{suggestion_id}/reject", response_model=Suggestion, responses=problems(*KEYED, 404, 409))

@@ -1,17 +1,14 @@
 """Shared pieces: the problem+json body and the error responses each endpoint documents."""
+
 from __future__ import annotations
 
-from api.contract import ApiModel
-
 from datetime import date
+from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
-from decimal import Decimal
-
-from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
-
+from api.contract import ApiModel
 from market.clock import supported_date
 from market.errors import InvalidInputError
 from market.money import MONEY_OUT, money_display, parse_money, parse_quantity
@@ -43,9 +40,18 @@ MoneyIn = Annotated[Decimal, BeforeValidator(_money)]
 QuantityIn = Annotated[int, BeforeValidator(_quantity)]
 # Money in every response: decimal text with the currency's 2 minor-unit digits, never a
 # float and never "100000.000000" beside "0" (market.money.money_display).
-Money = Annotated[Decimal, PlainSerializer(money_display, return_type=str),
-                  WithJsonSchema({"type": "string", "pattern": f"^{MONEY_OUT.pattern}$", "examples": ["125000.00"],
-                                  "description": "An amount in the market's currency, decimal text with 2 places."})]
+Money = Annotated[
+    Decimal,
+    PlainSerializer(money_display, return_type=str),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": f"^{MONEY_OUT.pattern}$",
+            "examples": ["125000.00"],
+            "description": "An amount in the market's currency, decimal text with 2 places.",
+        }
+    ),
+]
 
 # Every date a REST caller gives: YYYY-MM-DD within market.clock.SUPPORTED_DATES (422 otherwise).
 SupportedDate = Annotated[date, AfterValidator(_supported)]
@@ -54,10 +60,19 @@ SupportedDate = Annotated[date, AfterValidator(_supported)]
 class Problem(ApiModel):
     """RFC 9457 problem details; every non-2xx response has this body."""
 
-    model_config = ConfigDict(extra="allow", json_schema_extra={"example": {
-        "type": "http://localhost:8000/problems/not-found", "title": "Not found", "status": 404,
-        "detail": "no instrument 'XYZ'",
-        "instance": "/api/market/symbol/XYZ", "request_id": "5f0c6d3e9b2a4f1e8d7c6b5a49382716"}})
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "example": {
+                "type": "http://localhost:8000/problems/not-found",
+                "title": "Not found",
+                "status": 404,
+                "detail": "no instrument 'XYZ'",
+                "instance": "/api/market/symbol/XYZ",
+                "request_id": "5f0c6d3e9b2a4f1e8d7c6b5a49382716",
+            }
+        },
+    )
 
     type: str = Field(description="URI of the page documenting this problem type (GET it: no key needed).")
     title: str
@@ -92,7 +107,10 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
         # api/openapi.py moves the body under application/problem+json
         entry: dict[str, Any] = {"description": DESCRIPTIONS[status], "model": Problem}
         if status == 429:
-            entry["headers"] = {**RATE_HEADERS, "Retry-After": {"description": "Seconds to wait.", "schema": {"type": "string"}}}
+            entry["headers"] = {
+                **RATE_HEADERS,
+                "Retry-After": {"description": "Seconds to wait.", "schema": {"type": "string"}},
+            }
         result[status] = entry
     return result
 

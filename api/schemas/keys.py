@@ -1,24 +1,40 @@
 """Bodies of the admin key endpoints. A secret appears only in NewKey, once."""
-from __future__ import annotations
 
-from api.contract import ApiModel, Timestamp
+from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from api.contract import ApiModel, Timestamp
 
 TierName = Literal["STANDARD", "PRO", "INSTITUTIONAL"]
 
 
 class KeyRequest(ApiModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"example": {"client_name": "Acme Capital", "tier": "PRO"}})
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"example": {"client_name": "Acme Capital", "tier": "PRO"}}
+    )
 
     client_name: str = Field(min_length=1, max_length=200, pattern=r"\S")
     tier: TierName
 
 
 class NewKey(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"api_key": "svc-sk-" + "0" * 40, "key_id": "k-1a2b3c4d5e6f7a8b", "client_id": "c-1a2b3c4d5e6f", "client_name": "Acme Capital", "tier": "PRO", "created_at": "2026-11-20T15:00:00Z"}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "api_key": "svc-sk-" + "0" * 40,
+                    "key_id": "k-1a2b3c4d5e6f7a8b",
+                    "client_id": "c-1a2b3c4d5e6f",
+                    "client_name": "Acme Capital",
+                    "tier": "PRO",
+                    "created_at": "2026-11-20T15:00:00Z",
+                }
+            ]
+        }
+    )
 
     api_key: str = Field(description="The secret, shown once; only its keyed hash is stored.")
     key_id: str
@@ -29,16 +45,42 @@ class NewKey(ApiModel):
 
 
 class RotatedKey(NewKey):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        **NewKey.model_config["json_schema_extra"]["examples"][0], "key_id": "k-9f8e7d6c5b4a3921",  # type: ignore[index]
-        "replaces": "k-1a2b3c4d5e6f7a8b", "old_key_expires_at": "2026-11-21T15:00:00Z"}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    **NewKey.model_config["json_schema_extra"]["examples"][0],  # type: ignore[index]
+                    "key_id": "k-9f8e7d6c5b4a3921",
+                    "replaces": "k-1a2b3c4d5e6f7a8b",
+                    "old_key_expires_at": "2026-11-21T15:00:00Z",
+                }
+            ]
+        }
+    )
 
     replaces: str
     old_key_expires_at: Timestamp
 
 
 class KeyInfo(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"key_id": "k-1a2b3c4d5e6f7a8b", "client_id": "c-1a2b3c4d5e6f", "client_name": "Acme Capital", "tier": "PRO", "created_at": "2026-11-20T15:00:00Z", "status": "ACTIVE", "expires_at": None, "rate_limit": None, "macro_access": None, "replaced_by": None}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "key_id": "k-1a2b3c4d5e6f7a8b",
+                    "client_id": "c-1a2b3c4d5e6f",
+                    "client_name": "Acme Capital",
+                    "tier": "PRO",
+                    "created_at": "2026-11-20T15:00:00Z",
+                    "status": "ACTIVE",
+                    "expires_at": None,
+                    "rate_limit": None,
+                    "macro_access": None,
+                    "replaced_by": None,
+                }
+            ]
+        }
+    )
 
     key_id: str
     client_id: str
@@ -55,8 +97,9 @@ class KeyInfo(ApiModel):
 class RotateRequest(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    grace_seconds: int = Field(default=0, ge=0, le=30 * 24 * 3600,
-                               description="How long the old key keeps working; 0: it stops at once.")
+    grace_seconds: int = Field(
+        default=0, ge=0, le=30 * 24 * 3600, description="How long the old key keeps working; 0: it stops at once."
+    )
 
 
 class RateLimitRequest(ApiModel):

@@ -1,19 +1,37 @@
 """Bodies of the macro endpoints."""
-from __future__ import annotations
 
-from api.contract import ApiModel
+from __future__ import annotations
 
 from datetime import date
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from api.contract import ApiModel
 
 INDICATOR_EXAMPLE = {
-    "source": "STATIN", "category": "output", "indicator_code": "GDP", "period": "2026-Q2", "frequency": "Q",
-    "value": 1305.56731, "unit": "USD millions", "currency": "USD", "release_date": "2026-09-01",
+    "source": "STATIN",
+    "category": "output",
+    "indicator_code": "GDP",
+    "period": "2026-Q2",
+    "frequency": "Q",
+    "value": 1305.56731,
+    "unit": "USD millions",
+    "currency": "USD",
+    "release_date": "2026-09-01",
     "original": {"value": 203785.0, "currency": "JMD", "unit": "JMD millions"},
-    "fx": [{"pair": "USDJMD", "periods": ["2026-04", "2026-05", "2026-06"], "rate": 156.089233,
-            "release_date": "2026-07-03", "source": "BOJ", "note": None}], "note": None}
+    "fx": [
+        {
+            "pair": "USDJMD",
+            "periods": ["2026-04", "2026-05", "2026-06"],
+            "rate": 156.089233,
+            "release_date": "2026-07-03",
+            "source": "BOJ",
+            "note": None,
+        }
+    ],
+    "note": None,
+}
 
 
 class FxRate(ApiModel):
@@ -49,8 +67,19 @@ class MacroIndicator(ApiModel):
 
 
 class MacroIndicators(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "generation": "v7", "as_of": "2026-11-01", "currency": "USD", "count": 1, "indicators": [INDICATOR_EXAMPLE]}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "generation": "v7",
+                    "as_of": "2026-11-01",
+                    "currency": "USD",
+                    "count": 1,
+                    "indicators": [INDICATOR_EXAMPLE],
+                }
+            ]
+        }
+    )
 
     generation: str = Field(description="The macro data generation label.")
     as_of: date | None = Field(description="Values as known on this date (releases on or before it); null: everything.")
@@ -74,12 +103,41 @@ class MacroSource(ApiModel):
 
 
 class MacroInsights(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "generation": "v7", "week_start": "2026-11-16", "model_version": "macro-v1",
-        "parameters": [{"parameter": "fx_pressure", "value": -0.04, "reading": "MODERATE: ...", "inputs": {
-            "usdjmd": {"value": 156.48, "source": "BOJ", "indicator_code": "USDJMD", "period": "2026-10",
-                       "release_date": "2026-11-03"}}}],
-        "sources": [{"code": "BOJ", "name": "Bank of Jamaica", "role": "central bank", "latest_release": "2026-11-09"}]}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "generation": "v7",
+                    "week_start": "2026-11-16",
+                    "model_version": "macro-v1",
+                    "parameters": [
+                        {
+                            "parameter": "fx_pressure",
+                            "value": -0.04,
+                            "reading": "MODERATE: ...",
+                            "inputs": {
+                                "usdjmd": {
+                                    "value": 156.48,
+                                    "source": "BOJ",
+                                    "indicator_code": "USDJMD",
+                                    "period": "2026-10",
+                                    "release_date": "2026-11-03",
+                                }
+                            },
+                        }
+                    ],
+                    "sources": [
+                        {
+                            "code": "BOJ",
+                            "name": "Bank of Jamaica",
+                            "role": "central bank",
+                            "latest_release": "2026-11-09",
+                        }
+                    ],
+                }
+            ]
+        }
+    )
 
     generation: str
     week_start: date

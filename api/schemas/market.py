@@ -1,18 +1,22 @@
 """Bodies of the market endpoints."""
-from __future__ import annotations
 
-from api.contract import ApiModel
+from __future__ import annotations
 
 from datetime import date
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from api.contract import ApiModel
 
 
 class ReasonInput(ApiModel):
     input: str = Field(description="The model input, by its label (one of the 14 features, models/features.py).")
-    contribution: float = Field(description=(
-        "Its signed contribution to this prediction's raw score, in raw-score units (log-odds of up given a move, "
-        "before calibration): positive pushes the Score up, negative down."))
+    contribution: float = Field(
+        description=(
+            "Its signed contribution to this prediction's raw score, in raw-score units (log-odds of up given a move, "
+            "before calibration): positive pushes the Score up, negative down."
+        )
+    )
 
 
 class PredictionReasons(ApiModel):
@@ -20,56 +24,97 @@ class PredictionReasons(ApiModel):
     risk model (pred_contrib); base_value plus every input's contribution is the raw score."""
 
     base_value: float = Field(description="The model's expected raw score before any input is read (raw-score units).")
-    inputs: list[ReasonInput] = Field(description="The three inputs with the largest absolute contribution, largest first.")
+    inputs: list[ReasonInput] = Field(
+        description="The three inputs with the largest absolute contribution, largest first."
+    )
 
 
-REASONS_EXAMPLE = {"base_value": 0.021537, "inputs": [
-    {"input": "Last day's return", "contribution": -0.184213}, {"input": "Close in the day's range", "contribution": 0.093122},
-    {"input": "Market breadth", "contribution": 0.041870}]}
+REASONS_EXAMPLE = {
+    "base_value": 0.021537,
+    "inputs": [
+        {"input": "Last day's return", "contribution": -0.184213},
+        {"input": "Close in the day's range", "contribution": 0.093122},
+        {"input": "Market breadth", "contribution": 0.041870},
+    ],
+}
 
 
 class LatestQuote(ApiModel):
     """One ticker's latest day and its prediction; prediction fields are null with a
     `reason` when the day is not scored for the ticker."""
 
-    trading_date: date = Field(description="Date of the ticker's last bar (older than the market day when it did not trade).")
+    trading_date: date = Field(
+        description="Date of the ticker's last bar (older than the market day when it did not trade)."
+    )
     close: float
     volume: int = Field(description="Shares traded on the market day (0 when it did not trade).")
     change_pct: float | None = Field(description="Close over the previous close - 1, in percent.")
     rsi: float | None = Field(description="Wilder's 14-day RSI.")
-    predicted_return: float | None = Field(description=(
-        "Predicted return over the horizon, a fraction (0.012 = 1.2%): the median of the calibrated "
-        "distribution of the next move, 0 unless a move one way is more likely than not."))
+    predicted_return: float | None = Field(
+        description=(
+            "Predicted return over the horizon, a fraction (0.012 = 1.2%): the median of the calibrated "
+            "distribution of the next move, 0 unless a move one way is more likely than not."
+        )
+    )
     score: float | None = Field(description="0-100 calibrated conviction that the close rises over the horizon.")
     action: str | None = Field(description="LONG, HOLD or AVOID.")
     tercile: str | None = Field(description="TOP, MIDDLE, BOTTOM or ILLIQUID.")
     model_id: str | None
-    layer1_backend: str | None = Field(description="Foundation-model backend; `fallback-...` names the labelled fallback.")
-    held_edge: float | None = Field(description=(
-        "What earlier out-of-sample predictions in the same Score band earned from the next session's close over "
-        "the horizon held, a fraction; null before enough history (models/decisions.py)."))
+    layer1_backend: str | None = Field(
+        description="Foundation-model backend; `fallback-...` names the labelled fallback."
+    )
+    held_edge: float | None = Field(
+        description=(
+            "What earlier out-of-sample predictions in the same Score band earned from the next session's close over "
+            "the horizon held, a fraction; null before enough history (models/decisions.py)."
+        )
+    )
     round_trip_cost: float | None = Field(description="The name's spread and two brokerage fees, a fraction.")
-    decision_reason: str | None = Field(description=(
-        "Why the Action is what it is, e.g. 'edge +0.40% over 1 sessions below round-trip cost 3.00% "
-        "(spread 2.00%, fees 1.00%)' for a Score above the LONG line that is not LONG."))
-    reasons: PredictionReasons | None = Field(description=(
-        "The three inputs that moved this prediction most, with their contributions to the raw score and the base "
-        "value; null when the prediction has none (stored before migration 0015)."))
-    reason: str | None = Field(description="Why the prediction fields are null; or, for a day covered only by the "
-                                           "walk-forward validation record, \"validation record: ...\" (the scores "
-                                           "are that record's, `model_id` its walk-forward model).")
+    decision_reason: str | None = Field(
+        description=(
+            "Why the Action is what it is, e.g. 'edge +0.40% over 1 sessions below round-trip cost 3.00% "
+            "(spread 2.00%, fees 1.00%)' for a Score above the LONG line that is not LONG."
+        )
+    )
+    reasons: PredictionReasons | None = Field(
+        description=(
+            "The three inputs that moved this prediction most, with their contributions to the raw score and the base "
+            "value; null when the prediction has none (stored before migration 0015)."
+        )
+    )
+    reason: str | None = Field(
+        description="Why the prediction fields are null; or, for a day covered only by the "
+        'walk-forward validation record, "validation record: ..." (the scores '
+        "are that record's, `model_id` its walk-forward model)."
+    )
 
 
-LATEST_EXAMPLE = {"NCBFG": {
-    "trading_date": "2026-11-20", "close": 101.5, "volume": 125000, "change_pct": 1.25, "rsi": 56.3,
-    "predicted_return": 0.0021, "score": 58.4, "action": "HOLD", "tercile": "TOP", "model_id": "risk-2026-11-20-h1-warm",
-    "layer1_backend": "fallback-empirical-v2", "held_edge": 0.0016, "round_trip_cost": 0.0273,
-    "decision_reason": "edge +0.16% over 1 sessions below round-trip cost 2.73% (spread 1.73%, fees 1.00%)",
-    "reasons": REASONS_EXAMPLE, "reason": None}}
+LATEST_EXAMPLE = {
+    "NCBFG": {
+        "trading_date": "2026-11-20",
+        "close": 101.5,
+        "volume": 125000,
+        "change_pct": 1.25,
+        "rsi": 56.3,
+        "predicted_return": 0.0021,
+        "score": 58.4,
+        "action": "HOLD",
+        "tercile": "TOP",
+        "model_id": "risk-2026-11-20-h1-warm",
+        "layer1_backend": "fallback-empirical-v2",
+        "held_edge": 0.0016,
+        "round_trip_cost": 0.0273,
+        "decision_reason": "edge +0.16% over 1 sessions below round-trip cost 2.73% (spread 1.73%, fees 1.00%)",
+        "reasons": REASONS_EXAMPLE,
+        "reason": None,
+    }
+}
 
 
 class VarianceWindow(ApiModel):
-    variance: float | None = Field(description="Sample variance of daily log returns over the window; null when shorter.")
+    variance: float | None = Field(
+        description="Sample variance of daily log returns over the window; null when shorter."
+    )
     annualised_volatility: float | None = Field(description="sqrt(variance x 252).")
     observations: int
 
@@ -83,24 +128,70 @@ class Normalised(ApiModel):
 
 
 class SymbolStatistics(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "as_of": "2026-11-20", "observations": 1250, "variance": {"20d": {"variance": 0.000144, "annualised_volatility": 0.1905, "observations": 20}}, "normalised": {"volume": {"value": 125000.0, "mean": 80000.0, "std": 30000.0, "z": 1.5, "observations": 1250}}}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "symbol": "NCBFG",
+                    "as_of": "2026-11-20",
+                    "observations": 1250,
+                    "variance": {"20d": {"variance": 0.000144, "annualised_volatility": 0.1905, "observations": 20}},
+                    "normalised": {
+                        "volume": {"value": 125000.0, "mean": 80000.0, "std": 30000.0, "z": 1.5, "observations": 1250}
+                    },
+                }
+            ]
+        }
+    )
 
     symbol: str
     as_of: date
     observations: int
     variance: dict[str, VarianceWindow] = Field(description="Keyed by window: 20d, 60d, 120d, 250d.")
     normalised: dict[str, Normalised] = Field(
-        description="return_1d, volume, day_range_pct, spread_pct, rsi_14, volatility_20 against the instrument's own history.")
-    prediction_date: date | None = Field(None, description="The trading date of the symbol's latest live prediction; null when it has none.")
-    reasons: PredictionReasons | None = Field(None, description=(
-        "The reasons behind that prediction: the three inputs with the largest contributions to its raw score and the "
-        "base value; null when it has none."))
+        description="return_1d, volume, day_range_pct, spread_pct, rsi_14, volatility_20 against the instrument's own "
+        "history."
+    )
+    prediction_date: date | None = Field(
+        None, description="The trading date of the symbol's latest live prediction; null when it has none."
+    )
+    reasons: PredictionReasons | None = Field(
+        None,
+        description=(
+            "The reasons behind that prediction: the three inputs with the largest contributions to its raw score "
+            "and the base value; null when it has none."
+        ),
+    )
 
 
 class Bar(ApiModel):
     """Units: a field named *_pct is in percent; other ratios (momentum, volatility, %B,
     bandwidth) are fractions; the descriptions say which."""
-    model_config = ConfigDict(json_schema_extra={"examples": [{"trading_date": "2026-11-20", "open": 101.0, "high": 103.5, "low": 100.8, "close": 103.2, "volume": 125000, "bid": 103.0, "ask": 103.4, "rsi_14": 58.2, "bollinger_pct_b": 0.71, "bollinger_bandwidth": 0.08, "momentum_5": 0.021, "momentum_20": 0.043, "volatility_20": 0.012, "volume_ratio_20": 1.3, "spread_pct": 0.39}]})
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "trading_date": "2026-11-20",
+                    "open": 101.0,
+                    "high": 103.5,
+                    "low": 100.8,
+                    "close": 103.2,
+                    "volume": 125000,
+                    "bid": 103.0,
+                    "ask": 103.4,
+                    "rsi_14": 58.2,
+                    "bollinger_pct_b": 0.71,
+                    "bollinger_bandwidth": 0.08,
+                    "momentum_5": 0.021,
+                    "momentum_20": 0.043,
+                    "volatility_20": 0.012,
+                    "volume_ratio_20": 1.3,
+                    "spread_pct": 0.39,
+                }
+            ]
+        }
+    )
 
     trading_date: date
     open: float | None
@@ -111,17 +202,56 @@ class Bar(ApiModel):
     bid: float | None
     ask: float | None
     rsi_14: float | None = Field(description="Wilder's 14-day RSI, 0-100.")
-    bollinger_pct_b: float | None = Field(description='Bollinger %B (20 days, 2 sd): where the close sits in the bands, a fraction (0 = lower band, 1 = upper).')
-    bollinger_bandwidth: float | None = Field(description='Bollinger bandwidth (20 days, 2 sd): band width over the middle band, a fraction.')
-    momentum_5: float | None = Field(description='Return over 5 trading days, a fraction (0.021 = 2.1%).')
-    momentum_20: float | None = Field(description='Return over 20 trading days, a fraction.')
-    volatility_20: float | None = Field(description='Standard deviation of daily returns over 20 trading days, a fraction.')
-    volume_ratio_20: float | None = Field(description='Volume over ADV_20 (the 20-day mean volume), a ratio.')
-    spread_pct: float | None = Field(description="Closing spread in percent: (ask - bid) / mid x 100 from the quotes, else the day's range over the close (market/liquidity.py).")
+    bollinger_pct_b: float | None = Field(
+        description="Bollinger %B (20 days, 2 sd): where the close sits in the bands, a fraction (0 = lower band, 1 = "
+        "upper)."
+    )
+    bollinger_bandwidth: float | None = Field(
+        description="Bollinger bandwidth (20 days, 2 sd): band width over the middle band, a fraction."
+    )
+    momentum_5: float | None = Field(description="Return over 5 trading days, a fraction (0.021 = 2.1%).")
+    momentum_20: float | None = Field(description="Return over 20 trading days, a fraction.")
+    volatility_20: float | None = Field(
+        description="Standard deviation of daily returns over 20 trading days, a fraction."
+    )
+    volume_ratio_20: float | None = Field(description="Volume over ADV_20 (the 20-day mean volume), a ratio.")
+    spread_pct: float | None = Field(
+        description="Closing spread in percent: (ask - bid) / mid x 100 from the quotes, else the day's range over "
+        "the close (market/liquidity.py)."
+    )
 
 
 class History(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "items": [{"trading_date": "2026-11-20", "open": 101.0, "high": 103.5, "low": 100.8, "close": 103.2, "volume": 125000, "bid": 103.0, "ask": 103.4, "rsi_14": 58.2, "bollinger_pct_b": 0.71, "bollinger_bandwidth": 0.08, "momentum_5": 0.021, "momentum_20": 0.043, "volatility_20": 0.012, "volume_ratio_20": 1.3, "spread_pct": 0.39}], "next_cursor": "2026-11-20"}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "symbol": "NCBFG",
+                    "items": [
+                        {
+                            "trading_date": "2026-11-20",
+                            "open": 101.0,
+                            "high": 103.5,
+                            "low": 100.8,
+                            "close": 103.2,
+                            "volume": 125000,
+                            "bid": 103.0,
+                            "ask": 103.4,
+                            "rsi_14": 58.2,
+                            "bollinger_pct_b": 0.71,
+                            "bollinger_bandwidth": 0.08,
+                            "momentum_5": 0.021,
+                            "momentum_20": 0.043,
+                            "volatility_20": 0.012,
+                            "volume_ratio_20": 1.3,
+                            "spread_pct": 0.39,
+                        }
+                    ],
+                    "next_cursor": "2026-11-20",
+                }
+            ]
+        }
+    )
 
     symbol: str
     items: list[Bar]
@@ -129,7 +259,25 @@ class History(ApiModel):
 
 
 class Breadth(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"trading_date": "2026-11-20", "instruments": 60, "traded": 41, "advancers": 17, "decliners": 15, "unchanged": 9, "not_traded": 19, "index_change_pct": 0.4127, "index_market_cap": 1523000000000.0, "index_constituents": 60, "index_excluded": []}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "trading_date": "2026-11-20",
+                    "instruments": 60,
+                    "traded": 41,
+                    "advancers": 17,
+                    "decliners": 15,
+                    "unchanged": 9,
+                    "not_traded": 19,
+                    "index_change_pct": 0.4127,
+                    "index_market_cap": 1523000000000.0,
+                    "index_constituents": 60,
+                    "index_excluded": [],
+                }
+            ]
+        }
+    )
 
     trading_date: date | None = Field(description="The market day; null on an empty store.")
     instruments: int = Field(description="Listed instruments served by /api/market/latest for the day.")
@@ -139,7 +287,9 @@ class Breadth(ApiModel):
     unchanged: int = Field(description="Traded firm: traded and closed at the previous close.")
     not_traded: int
     index_change_pct: float | None = Field(
-        description="Change of the service's capitalisation-weighted index in percent (not the exchange's official index).")
+        description="Change of the service's capitalisation-weighted index in percent (not the exchange's official "
+        "index)."
+    )
     index_market_cap: float | None = Field(description="Total capitalisation of the index constituents at the close.")
     index_constituents: int
     index_excluded: list[str] = Field(description="Instruments left out of the index: no shares outstanding reported.")

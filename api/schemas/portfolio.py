@@ -1,20 +1,37 @@
 """Bodies of the portfolio, AI portfolio and suggestion endpoints. Money is decimal text
 with the currency's 2 places in every answer (`Money`); quantities are whole shares."""
+
 from __future__ import annotations
 
-from api.contract import ApiModel, Timestamp
-
-from datetime import date, datetime
+from datetime import date
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from api.contract import ApiModel, Timestamp
 from api.schemas.common import Money, MoneyIn, QuantityIn
 
 
 class Position(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "quantity": 1000, "cost_basis": "101500.00", "average_cost": "101.50", "purchase_date": "2026-11-18", "price": "103.20", "market_value": "103200.00", "unrealized_pnl": "1700.00", "realized_pnl": "0.00", "flags": []}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "symbol": "NCBFG",
+                    "quantity": 1000,
+                    "cost_basis": "101500.00",
+                    "average_cost": "101.50",
+                    "purchase_date": "2026-11-18",
+                    "price": "103.20",
+                    "market_value": "103200.00",
+                    "unrealized_pnl": "1700.00",
+                    "realized_pnl": "0.00",
+                    "flags": [],
+                }
+            ]
+        }
+    )
 
     symbol: str
     quantity: int
@@ -25,20 +42,57 @@ class Position(ApiModel):
     market_value: Money
     unrealized_pnl: Money
     realized_pnl: Money
-    flags: list[str] = Field(description="TRAPPED (no trade that day), EXIT_SLOW (over 5 days to exit), WIDE_SPREAD, UNPRICED.")
+    flags: list[str] = Field(
+        description="TRAPPED (no trade that day), EXIT_SLOW (over 5 days to exit), WIDE_SPREAD, UNPRICED."
+    )
 
 
 class AIPosition(Position):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"symbol": "NCBFG", "quantity": 1000, "cost_basis": "101500.00", "average_cost": "101.50", "purchase_date": "2026-11-18", "price": "103.20", "market_value": "103200.00", "unrealized_pnl": "1700.00", "realized_pnl": "0.00", "flags": [], "direction": "LONG", "rationale": {"reason": "LONG in the TOP tercile", "score": 71.5}, "timestamp": "2026-11-18T16:00:00"}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "symbol": "NCBFG",
+                    "quantity": 1000,
+                    "cost_basis": "101500.00",
+                    "average_cost": "101.50",
+                    "purchase_date": "2026-11-18",
+                    "price": "103.20",
+                    "market_value": "103200.00",
+                    "unrealized_pnl": "1700.00",
+                    "realized_pnl": "0.00",
+                    "flags": [],
+                    "direction": "LONG",
+                    "rationale": {"reason": "LONG in the TOP tercile", "score": 71.5},
+                    "timestamp": "2026-11-18T16:00:00",
+                }
+            ]
+        }
+    )
 
     direction: Literal["LONG"]
-    rationale: dict[str, Any] = Field(description="Why the executor bought: score, gates, flags, limits, bound_by, model.")
-    timestamp: str = Field(description="Exchange time of the opening trade, ISO 8601 without offset.",
-                           examples=["2026-11-20T16:00:00"])
+    rationale: dict[str, Any] = Field(
+        description="Why the executor bought: score, gates, flags, limits, bound_by, model."
+    )
+    timestamp: str = Field(
+        description="Exchange time of the opening trade, ISO 8601 without offset.", examples=["2026-11-20T16:00:00"]
+    )
 
 
 class PortfolioPositions(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "as_of": "2026-11-20", "cash": "96800.00", "equity": "200000.00", "positions": [Position.model_config["json_schema_extra"]["examples"][0]]}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "portfolio_id": "client:c-1a2b3c4d5e6f",
+                    "as_of": "2026-11-20",
+                    "cash": "96800.00",
+                    "equity": "200000.00",
+                    "positions": [Position.model_config["json_schema_extra"]["examples"][0]],
+                }
+            ]
+        }
+    )
 
     portfolio_id: str
     as_of: date
@@ -54,7 +108,29 @@ class Allocation(ApiModel):
 
 
 class PortfolioSummary(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "as_of": "2026-11-20", "cash": "96800.00", "market_value": "103200.00", "equity": "200000.00", "liquid_equity": "199500.00", "illiquid_discounts": {"NCBFG": 500.0}, "unrealized_pnl": "1700.00", "realized_pnl": "0.00", "positions_count": 1, "allocation": [{"symbol": "NCBFG", "market_value": "103200.00", "weight": 0.516}, {"symbol": "CASH", "market_value": "96800.00", "weight": 0.484}], "flags": {}}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "portfolio_id": "client:c-1a2b3c4d5e6f",
+                    "as_of": "2026-11-20",
+                    "cash": "96800.00",
+                    "market_value": "103200.00",
+                    "equity": "200000.00",
+                    "liquid_equity": "199500.00",
+                    "illiquid_discounts": {"NCBFG": 500.0},
+                    "unrealized_pnl": "1700.00",
+                    "realized_pnl": "0.00",
+                    "positions_count": 1,
+                    "allocation": [
+                        {"symbol": "NCBFG", "market_value": "103200.00", "weight": 0.516},
+                        {"symbol": "CASH", "market_value": "96800.00", "weight": 0.484},
+                    ],
+                    "flags": {},
+                }
+            ]
+        }
+    )
 
     portfolio_id: str
     as_of: date
@@ -71,9 +147,19 @@ class PortfolioSummary(ApiModel):
 
 
 class AISummary(PortfolioSummary):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        **PortfolioSummary.model_config["json_schema_extra"]["examples"][0], "portfolio_id": "AI",  # type: ignore[index]
-        "started": True, "starting_cash": "10000000.00", "total_return_pct": 1.25}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    **PortfolioSummary.model_config["json_schema_extra"]["examples"][0],  # type: ignore[index]
+                    "portfolio_id": "AI",
+                    "started": True,
+                    "starting_cash": "10000000.00",
+                    "total_return_pct": 1.25,
+                }
+            ]
+        }
+    )
 
     started: bool = Field(description="False until the AI portfolio's first executed day.")
     starting_cash: Money
@@ -81,7 +167,25 @@ class AISummary(PortfolioSummary):
 
 
 class Trade(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"trade_id": "T-5f0c", "trading_date": "2026-11-20", "timestamp": "2026-11-20T10:31:05", "symbol": "NCBFG", "side": "BUY", "quantity": 100, "price": "101.50", "fees": "0.00", "value": "10150.00", "origin": "MANUAL", "rationale": {}}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "trade_id": "T-5f0c",
+                    "trading_date": "2026-11-20",
+                    "timestamp": "2026-11-20T10:31:05",
+                    "symbol": "NCBFG",
+                    "side": "BUY",
+                    "quantity": 100,
+                    "price": "101.50",
+                    "fees": "0.00",
+                    "value": "10150.00",
+                    "origin": "MANUAL",
+                    "rationale": {},
+                }
+            ]
+        }
+    )
 
     trade_id: str
     trading_date: date
@@ -97,7 +201,21 @@ class Trade(ApiModel):
 
 
 class CashEntry(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"entry_id": "DIV:client:c-1a2b:NCBFG:2026-11-23", "timestamp": "2026-11-23T16:00:00", "kind": "DIVIDEND", "amount": "250.00", "balance": "12750.00", "trade_id": None, "note": "dividend 0.5 per share on 500 NCBFG, ex-date 2026-11-23"}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "entry_id": "DIV:client:c-1a2b:NCBFG:2026-11-23",
+                    "timestamp": "2026-11-23T16:00:00",
+                    "kind": "DIVIDEND",
+                    "amount": "250.00",
+                    "balance": "12750.00",
+                    "trade_id": None,
+                    "note": "dividend 0.5 per share on 500 NCBFG, ex-date 2026-11-23",
+                }
+            ]
+        }
+    )
 
     entry_id: str
     timestamp: str = Field(description="Exchange time, ISO 8601 without offset (a dividend: the ex-date's close).")
@@ -118,15 +236,35 @@ class AIDay(ApiModel):
 
 
 class AIHistory(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"days": [{"trading_date": "2026-11-20", "model_id": "risk-2026-11-20-h1-warm", "equity": 10012500.0, "liquid_equity": 10010000.0, "cash": 8012500.0, "summary": {"orders": [], "blocked_by_rails": 1}}], "trades": [Trade.model_config["json_schema_extra"]["examples"][0]]}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "days": [
+                        {
+                            "trading_date": "2026-11-20",
+                            "model_id": "risk-2026-11-20-h1-warm",
+                            "equity": 10012500.0,
+                            "liquid_equity": 10010000.0,
+                            "cash": 8012500.0,
+                            "summary": {"orders": [], "blocked_by_rails": 1},
+                        }
+                    ],
+                    "trades": [Trade.model_config["json_schema_extra"]["examples"][0]],
+                }
+            ]
+        }
+    )
 
     days: list[AIDay]
     trades: list[Trade]
 
 
 class ManualTradeIn(ApiModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"example": {
-        "side": "buy", "symbol": "NCBFG", "quantity": 100, "price": "101.50"}})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"example": {"side": "buy", "symbol": "NCBFG", "quantity": 100, "price": "101.50"}},
+    )
 
     side: Literal["buy", "sell", "BUY", "SELL"]
     symbol: str = Field(min_length=1, max_length=20)
@@ -136,7 +274,25 @@ class ManualTradeIn(ApiModel):
 
 
 class TradeOut(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"trade_id": "T-5f0c", "portfolio_id": "client:c-1a2b3c4d5e6f", "trading_date": "2026-11-20", "executed_at": "2026-11-20T15:31:05Z", "symbol": "NCBFG", "side": "BUY", "quantity": 100, "price": "101.50", "fees": "0.00", "cash_after": "89850.00", "replayed": False}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "trade_id": "T-5f0c",
+                    "portfolio_id": "client:c-1a2b3c4d5e6f",
+                    "trading_date": "2026-11-20",
+                    "executed_at": "2026-11-20T15:31:05Z",
+                    "symbol": "NCBFG",
+                    "side": "BUY",
+                    "quantity": 100,
+                    "price": "101.50",
+                    "fees": "0.00",
+                    "cash_after": "89850.00",
+                    "replayed": False,
+                }
+            ]
+        }
+    )
 
     trade_id: str
     portfolio_id: str
@@ -154,20 +310,43 @@ class TradeOut(ApiModel):
 class CashIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
-    amount: MoneyIn = Field(description="Positive: a deposit; negative: a withdrawal.", max_digits=16, decimal_places=2,
-                            ge=Decimal("-1000000000"), le=Decimal("1000000000"))
+    amount: MoneyIn = Field(
+        description="Positive: a deposit; negative: a withdrawal.",
+        max_digits=16,
+        decimal_places=2,
+        ge=Decimal("-1000000000"),
+        le=Decimal("1000000000"),
+    )
     note: str | None = Field(default=None, max_length=500)
 
 
 class CashOut(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "balance": "250000.00"}]})
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "balance": "250000.00"}]}
+    )
 
     portfolio_id: str
     balance: Money
 
 
 class Suggestion(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"suggestion_id": "S-20261123-1a2b3c-NCBFG-BUY", "trading_date": "2026-11-23", "symbol": "NCBFG", "side": "BUY", "quantity": 200, "limit_price": "103.20", "reason": {"reason": "LONG in the TOP tercile"}, "expires_at": "2026-11-23T21:00:00Z", "state": "PENDING"}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "suggestion_id": "S-20261123-1a2b3c-NCBFG-BUY",
+                    "trading_date": "2026-11-23",
+                    "symbol": "NCBFG",
+                    "side": "BUY",
+                    "quantity": 200,
+                    "limit_price": "103.20",
+                    "reason": {"reason": "LONG in the TOP tercile"},
+                    "expires_at": "2026-11-23T21:00:00Z",
+                    "state": "PENDING",
+                }
+            ]
+        }
+    )
 
     suggestion_id: str
     trading_date: date
@@ -182,20 +361,40 @@ class Suggestion(ApiModel):
 
 
 class StatementResult(ApiModel):
-    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [{
-        "status": "SYNCED", "file_sha256": "9f2c...", "changes": [{"symbol": "NCBFG", "from": 0, "to": 1000}]}]})
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "examples": [
+                {"status": "SYNCED", "file_sha256": "9f2c...", "changes": [{"symbol": "NCBFG", "from": 0, "to": 1000}]}
+            ]
+        },
+    )
 
-    status: str = Field(description="SYNCED; PREVIEW when asked for a preview (nothing stored); ALREADY_IMPORTED for "
-                                    "the same file again.")
+    status: str = Field(
+        description="SYNCED; PREVIEW when asked for a preview (nothing stored); ALREADY_IMPORTED for "
+        "the same file again."
+    )
     changes: list[dict[str, Any]]
 
 
 class ResearchResult(ApiModel):
-    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [{
-        "id": 12, "sha256": "4b1d...", "filename": "ncb-note.pdf", "media_type": "application/pdf",
-        "instruments": [{"symbol": "NCBFG", "matched_by": "ticker"}],
-        "sentiment": {"score": 0.42, "label": "positive", "scorer": "finlex-v1"},
-        "key_sentences": ["NCB reported record profit."], "already_stored": False}]})
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 12,
+                    "sha256": "4b1d...",
+                    "filename": "ncb-note.pdf",
+                    "media_type": "application/pdf",
+                    "instruments": [{"symbol": "NCBFG", "matched_by": "ticker"}],
+                    "sentiment": {"score": 0.42, "label": "positive", "scorer": "finlex-v1"},
+                    "key_sentences": ["NCB reported record profit."],
+                    "already_stored": False,
+                }
+            ]
+        },
+    )
 
     id: int
     sha256: str
@@ -209,15 +408,24 @@ class ResearchResult(ApiModel):
 
 class Metric(ApiModel):
     value: float | None
-    base_rate: float | None = Field(description="The no-skill rate: the more common direction or class, the error of "
-                                                "predicting 0, or 0 for the IC and the tercile spread.")
+    base_rate: float | None = Field(
+        description="The no-skill rate: the more common direction or class, the error of "
+        "predicting 0, or 0 for the IC and the tercile spread."
+    )
     sample_size: int | None
-    baselines: dict[str, float] = Field(default_factory=dict, description="Simple rules on the same rows: the majority "
-                                        "class, the sign of the last move, predicting a zero return.")
+    baselines: dict[str, float] = Field(
+        default_factory=dict,
+        description="Simple rules on the same rows: the majority "
+        "class, the sign of the last move, predicting a zero return.",
+    )
 
 
-_METRIC_EXAMPLE = {"value": 0.603, "base_rate": 0.511, "sample_size": 3923,
-                   "baselines": {"majority": 0.511, "last_move_sign": 0.402}}
+_METRIC_EXAMPLE = {
+    "value": 0.603,
+    "base_rate": 0.511,
+    "sample_size": 3923,
+    "baselines": {"majority": 0.511, "last_move_sign": 0.402},
+}
 
 
 class Record(ApiModel):
@@ -230,21 +438,28 @@ class Record(ApiModel):
     models: int | None = Field(description="Models that made the record's predictions (walk-forward retrains).")
     layer1_backend: str | None
     metrics: dict[str, Metric | None] = Field(
-        description="binary_accuracy, three_class_accuracy, movers_accuracy, average_error, information_coefficient and "
-                    "tercile_spread (up-move rate of TOP minus BOTTOM tercile predictions; base rate 0); null until known.")
+        description="binary_accuracy, three_class_accuracy, movers_accuracy, average_error, information_coefficient "
+        "and tercile_spread (up-move rate of TOP minus BOTTOM tercile predictions; base rate 0); null until known."
+    )
     reason: str | None = Field(description="Why the record is empty; null when it has metrics.")
 
 
 class MonitorCheck(ApiModel):
-    check: str = Field(description="`input:<name>` (one of the 14 inputs), `score`, `live_accuracy`, `live_brier` or "
-                                   "`live_calibration`.")
+    check: str = Field(
+        description="`input:<name>` (one of the 14 inputs), `score`, `live_accuracy`, `live_brier` or "
+        "`live_calibration`."
+    )
     kind: str = Field(description="input_drift, score_drift, live_accuracy, live_brier or live_calibration.")
-    state: str = Field(description="OK, WATCH or ALERT after persistence (ALERT once the breach has lasted the set "
-                                   "number of consecutive trading days).")
+    state: str = Field(
+        description="OK, WATCH or ALERT after persistence (ALERT once the breach has lasted the set "
+        "number of consecutive trading days)."
+    )
     level: str = Field(description="The day's own reading against the thresholds: OK, WATCH or ALERT.")
-    figure: float | None = Field(description="The population stability index (inputs, Score), the two-sided tail share "
-                                             "of the day's value (market-wide inputs) or the live metric; null before "
-                                             "the check can be computed.")
+    figure: float | None = Field(
+        description="The population stability index (inputs, Score), the two-sided tail share "
+        "of the day's value (market-wide inputs) or the live metric; null before "
+        "the check can be computed."
+    )
     watch_threshold: float | None = Field(description="The figure's WATCH threshold.")
     alert_threshold: float | None = Field(description="The figure's ALERT threshold.")
     since: date | None = Field(description="First trading day of the current breach; null when OK.")
@@ -259,24 +474,74 @@ class ModelMonitor(ApiModel):
 
 
 class Performance(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "model_id": "risk-2026-11-20-h1-full", "trained_through": "2026-11-20", "training_rows": 15230, "horizon_days": 1,
-        "layer1_backend": "fallback-empirical-v2", "layer1_is_fallback": True,
-        "validation": {"record": "validation", "label": "Validation record (walk-forward, out of sample, before the "
-                       "first live day)", "period_start": "2026-05-05", "period_end": "2026-11-19",
-                       "evaluated_through": "2026-11-19", "predictions": 8260, "models": 28,
-                       "layer1_backend": "fallback-empirical-v2", "metrics": {"binary_accuracy": _METRIC_EXAMPLE},
-                       "reason": None},
-        "live": {"record": "live", "label": "Live record (predictions made each trading day, from the first live day)",
-                 "period_start": "2026-11-20", "period_end": None, "evaluated_through": None, "predictions": 0,
-                 "models": 1, "layer1_backend": "fallback-empirical-v2", "metrics": {"binary_accuracy": None},
-                 "reason": "no prediction has a realised outcome yet; the record starts the trading day after the "
-                           "first scored day"},
-        "monitor": {"state": "WATCH", "trading_date": "2026-11-20", "reason": None, "checks": [
-            {"check": "input:layer1_p_up", "kind": "input_drift", "state": "WATCH", "level": "ALERT",
-             "figure": 0.412, "watch_threshold": 0.1, "alert_threshold": 0.25, "since": "2026-11-19", "note": None},
-            {"check": "live_brier", "kind": "live_brier", "state": "OK", "level": "OK", "figure": None,
-             "watch_threshold": None, "alert_threshold": None, "since": None, "note": "not enough live outcomes"}]}}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "model_id": "risk-2026-11-20-h1-full",
+                    "trained_through": "2026-11-20",
+                    "training_rows": 15230,
+                    "horizon_days": 1,
+                    "layer1_backend": "fallback-empirical-v2",
+                    "layer1_is_fallback": True,
+                    "validation": {
+                        "record": "validation",
+                        "label": "Validation record (walk-forward, out of sample, before the first live day)",
+                        "period_start": "2026-05-05",
+                        "period_end": "2026-11-19",
+                        "evaluated_through": "2026-11-19",
+                        "predictions": 8260,
+                        "models": 28,
+                        "layer1_backend": "fallback-empirical-v2",
+                        "metrics": {"binary_accuracy": _METRIC_EXAMPLE},
+                        "reason": None,
+                    },
+                    "live": {
+                        "record": "live",
+                        "label": "Live record (predictions made each trading day, from the first live day)",
+                        "period_start": "2026-11-20",
+                        "period_end": None,
+                        "evaluated_through": None,
+                        "predictions": 0,
+                        "models": 1,
+                        "layer1_backend": "fallback-empirical-v2",
+                        "metrics": {"binary_accuracy": None},
+                        "reason": "no prediction has a realised outcome yet; the record starts the trading day after "
+                        "the first scored day",
+                    },
+                    "monitor": {
+                        "state": "WATCH",
+                        "trading_date": "2026-11-20",
+                        "reason": None,
+                        "checks": [
+                            {
+                                "check": "input:layer1_p_up",
+                                "kind": "input_drift",
+                                "state": "WATCH",
+                                "level": "ALERT",
+                                "figure": 0.412,
+                                "watch_threshold": 0.1,
+                                "alert_threshold": 0.25,
+                                "since": "2026-11-19",
+                                "note": None,
+                            },
+                            {
+                                "check": "live_brier",
+                                "kind": "live_brier",
+                                "state": "OK",
+                                "level": "OK",
+                                "figure": None,
+                                "watch_threshold": None,
+                                "alert_threshold": None,
+                                "since": None,
+                                "note": "not enough live outcomes",
+                            },
+                        ],
+                    },
+                }
+            ]
+        }
+    )
 
     model_id: str | None = Field(description="The model that made the latest live predictions.")
     trained_through: date | None
@@ -286,9 +551,11 @@ class Performance(ApiModel):
     layer1_is_fallback: bool
     validation: Record = Field(description="The walk-forward record over the history before the first live day.")
     live: Record = Field(description="The record of the daily predictions from the first live day on.")
-    monitor: ModelMonitor = Field(description="The model monitor's latest day (docs/monitoring.md): input and Score "
-                                              "drift, the live record's accuracy and calibration against the "
-                                              "validation record's band.")
+    monitor: ModelMonitor = Field(
+        description="The model monitor's latest day (docs/monitoring.md): input and Score "
+        "drift, the live record's accuracy and calibration against the "
+        "validation record's band."
+    )
 
 
 class CostsPaid(ApiModel):
@@ -304,14 +571,44 @@ class CostsPaid(ApiModel):
 class TrackRecord(ApiModel):
     """Track-record statistics (portfolio/track_record.py): fractions, not percent."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "days": 60, "first": "2026-08-28", "last": "2026-11-25", "total_return": 0.0123, "annual_return": 0.0524,
-        "annual_volatility": 0.031, "sharpe": 1.69, "sortino": 2.4, "max_drawdown": 0.012, "calmar": 4.36,
-        "annual_turnover": 1.8, "costs": {"fees": "950.00", "spread": "1400.00", "impact": "310.00", "total": "2660.00",
-                                          "share_of_equity_per_year": 0.0011},
-        "benchmarks": {"equal_weight_liquid": {"total_return": 0.004, "annual_return": 0.017, "excess_annual_return": 0.035,
-                                               "tracking_error": 0.09, "information_ratio": 0.41, "beta": 0.12,
-                                               "alpha": 0.031}}, "trades": 14}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "days": 60,
+                    "first": "2026-08-28",
+                    "last": "2026-11-25",
+                    "total_return": 0.0123,
+                    "annual_return": 0.0524,
+                    "annual_volatility": 0.031,
+                    "sharpe": 1.69,
+                    "sortino": 2.4,
+                    "max_drawdown": 0.012,
+                    "calmar": 4.36,
+                    "annual_turnover": 1.8,
+                    "costs": {
+                        "fees": "950.00",
+                        "spread": "1400.00",
+                        "impact": "310.00",
+                        "total": "2660.00",
+                        "share_of_equity_per_year": 0.0011,
+                    },
+                    "benchmarks": {
+                        "equal_weight_liquid": {
+                            "total_return": 0.004,
+                            "annual_return": 0.017,
+                            "excess_annual_return": 0.035,
+                            "tracking_error": 0.09,
+                            "information_ratio": 0.41,
+                            "beta": 0.12,
+                            "alpha": 0.031,
+                        }
+                    },
+                    "trades": 14,
+                }
+            ]
+        }
+    )
 
     days: int
     first: str | None = None
@@ -326,22 +623,49 @@ class TrackRecord(ApiModel):
     annual_turnover: float | None = None
     costs: CostsPaid | None = None
     benchmarks: dict[str, dict[str, float | None]] = Field(default_factory=dict)
-    index_source: str | None = Field(default=None, description=(
-        "What the `index` benchmark is: the symbol of the index the exchange published (stored by T0 or the file "
-        "importer, e.g. ^NASI), or cap_weighted (the service's capitalisation-weighted index); null without one."))
+    index_source: str | None = Field(
+        default=None,
+        description=(
+            "What the `index` benchmark is: the symbol of the index the exchange published (stored by T0 or the file "
+            "importer, e.g. ^NASI), or cap_weighted (the service's capitalisation-weighted index); null without one."
+        ),
+    )
     trades: int | None = None
-    records: dict[str, dict[str, Any]] | None = Field(default=None, description=(
-        "The AI portfolio only: the same statistics over the days replayed on the validation record and over the "
-        "live days, apart."))
+    records: dict[str, dict[str, Any]] | None = Field(
+        default=None,
+        description=(
+            "The AI portfolio only: the same statistics over the days replayed on the validation record and over the "
+            "live days, apart."
+        ),
+    )
 
 
 class TradePreview(ApiModel):
     """The one cost model's estimate of an order (market/costs.py); nothing is stored."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "symbol": "NCBFG", "side": "BUY", "quantity": 1000, "as_of": "2026-11-20", "close": "101.50", "touch": "102.00",
-        "touch_source": "quotes", "impact": 0.0031, "price": "102.32", "fillable_in_one_session": 1000,
-        "lapse_reason": None, "fees": "511.58", "spread_cost": "500.00", "impact_cost": "316.20", "total_cost": "1327.78"}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "symbol": "NCBFG",
+                    "side": "BUY",
+                    "quantity": 1000,
+                    "as_of": "2026-11-20",
+                    "close": "101.50",
+                    "touch": "102.00",
+                    "touch_source": "quotes",
+                    "impact": 0.0031,
+                    "price": "102.32",
+                    "fillable_in_one_session": 1000,
+                    "lapse_reason": None,
+                    "fees": "511.58",
+                    "spread_cost": "500.00",
+                    "impact_cost": "316.20",
+                    "total_cost": "1327.78",
+                }
+            ]
+        }
+    )
 
     symbol: str
     side: Literal["BUY", "SELL"]

@@ -2,13 +2,14 @@
 backoff for what is transient (timeouts, connection errors, 5xx, 429), and a clear
 user agent. A 404 that says the day is not published is a `NotPublishedError`; any other
 4xx is not retried."""
+
 from __future__ import annotations
 
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import httpx
 
@@ -49,14 +50,17 @@ class ExchangeClient:
         self.backoff = backoff
         self._sleep = sleep
         self._http = httpx.Client(
-            base_url=self.base_url, timeout=timeout, transport=transport,
-            headers={"User-Agent": USER_AGENT}, follow_redirects=True,
+            base_url=self.base_url,
+            timeout=timeout,
+            transport=transport,
+            headers={"User-Agent": USER_AGENT},
+            follow_redirects=True,
         )
 
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "ExchangeClient":
+    def __enter__(self) -> ExchangeClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -76,7 +80,9 @@ class ExchangeClient:
                 if response.status_code == 200:
                     return Fetched(str(response.url), response.content, attempt)
                 if response.status_code == 404 and b"not-published" in response.content:
-                    raise NotPublishedError(f"{url} says {params.get('date') if params else 'the day'} is not published yet")
+                    raise NotPublishedError(
+                        f"{url} says {params.get('date') if params else 'the day'} is not published yet"
+                    )
                 if response.status_code < 500 and response.status_code != 429:
                     raise SourceUnavailableError(f"{url} answered {response.status_code}; not retried")
                 last_problem = f"answered {response.status_code}"

@@ -1,6 +1,7 @@
 """Parsers for the exchange's pages. They read what is there and say precisely what is
 not: a cell that is not a number, a table shorter than its declared row count, a board
 that is missing. They never guess a value."""
+
 from __future__ import annotations
 
 import re
@@ -47,13 +48,20 @@ class ParsedPage:
     currency: str | None = None  # named by the page's money column headers, e.g. 'Value (JMD)'
 
 
-
-
 _QUOTE_FIELDS = {
-    "Symbol": ("symbol", str), "Security": ("name", str), "Volume": ("volume", integer),
-    "Trades": ("trades", integer), "Open": ("open", number), "High": ("high", number), "Low": ("low", number),
-    "Close": ("close", number), "Prev Close": ("prev_close", number), "Change": ("change", number),
-    "Closing Bid": ("bid", number), "Closing Ask": ("ask", number), "Value": ("value_traded", number),
+    "Symbol": ("symbol", str),
+    "Security": ("name", str),
+    "Volume": ("volume", integer),
+    "Trades": ("trades", integer),
+    "Open": ("open", number),
+    "High": ("high", number),
+    "Low": ("low", number),
+    "Close": ("close", number),
+    "Prev Close": ("prev_close", number),
+    "Change": ("change", number),
+    "Closing Bid": ("bid", number),
+    "Closing Ask": ("ask", number),
+    "Value": ("value_traded", number),
     "Status": ("status", str),
 }
 
@@ -77,30 +85,53 @@ def parse_trade_quotes(html: str) -> tuple[ParsedPage, ParsedPage, ParsedPage]:
     notices_table = _find_table(root, '@class="notices"')
     notices = ParsedPage(page_date=quotes.page_date)
     if notices_table is not None:
-        fields = {"Symbol": ("symbol", str), "Notice": ("kind", str), "Amount": ("amount", number), "Detail": ("detail", str)}
+        fields = {
+            "Symbol": ("symbol", str),
+            "Notice": ("kind", str),
+            "Amount": ("amount", number),
+            "Detail": ("detail", str),
+        }
         notices.rows = _table_rows(notices_table, fields, notices.errors, "notices", notices)
     indices_table = _find_table(root, '@class="indices"')
     indices = ParsedPage(page_date=quotes.page_date)
     if indices_table is not None:
-        indices.rows = _table_rows(indices_table, {"Index": ("symbol", str), "Level": ("level", number)},
-                                   indices.errors, "indices", indices)
+        indices.rows = _table_rows(
+            indices_table, {"Index": ("symbol", str), "Level": ("level", number)}, indices.errors, "indices", indices
+        )
     return quotes, notices, indices
 
 
 def parse_fundamentals(html: str) -> ParsedPage:
-    return _single_table(html, "fundamentals", {
-        "Symbol": ("symbol", str), "Report Date": ("report_date", _iso_date), "Period End": ("period_end", _iso_date),
-        "EPS": ("eps", number), "Book Value per Share": ("book_value_per_share", number),
-        "Dividend Yield %": ("dividend_yield", number), "Shares Outstanding": ("shares_outstanding", integer),
-        "Market Cap": ("market_cap", number),
-    })
+    return _single_table(
+        html,
+        "fundamentals",
+        {
+            "Symbol": ("symbol", str),
+            "Report Date": ("report_date", _iso_date),
+            "Period End": ("period_end", _iso_date),
+            "EPS": ("eps", number),
+            "Book Value per Share": ("book_value_per_share", number),
+            "Dividend Yield %": ("dividend_yield", number),
+            "Shares Outstanding": ("shares_outstanding", integer),
+            "Market Cap": ("market_cap", number),
+        },
+    )
 
 
 def parse_securities(html: str) -> ParsedPage:
-    return _single_table(html, "securities", {
-        "Symbol": ("symbol", str), "Security": ("name", str), "Board": ("board", str), "Sector": ("sector", _text),
-        "Listed": ("listed_on", _iso_date), "Delisted": ("delisted_on", _iso_date), "Status": ("status", str),
-    })
+    return _single_table(
+        html,
+        "securities",
+        {
+            "Symbol": ("symbol", str),
+            "Security": ("name", str),
+            "Board": ("board", str),
+            "Sector": ("sector", _text),
+            "Listed": ("listed_on", _iso_date),
+            "Delisted": ("delisted_on", _iso_date),
+            "Status": ("status", str),
+        },
+    )
 
 
 def _single_table(html: str, name: str, fields: dict) -> ParsedPage:

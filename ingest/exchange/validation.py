@@ -56,6 +56,7 @@ Warnings: a zero-volume row whose close differs from the previous close, a trade
 without trades count, a NEW LISTING status without a LISTING notice, a board that differs
 from the securities list.
 """
+
 from __future__ import annotations
 
 import math
@@ -66,11 +67,12 @@ from datetime import date
 
 from ingest.importers.formats import repeated_days
 
-
 MIN_SPLIT, MAX_SPLIT = 1 / 1000, 1000.0  # shares after per share before: beyond, a misread ratio
 CONFIRMED_MOVE = "CONFIRMED MOVE"  # a row status: the publisher confirms a close outside the band
 _NUMBER = r"(\d+(?:\.\d+)?)"
-_FOR = re.compile(rf"{_NUMBER}\s*(?:new\s+)?(?:shares?\s+)?(?:-\s*)?for\s*(?:-\s*)?(?:every\s+)?{_NUMBER}", re.IGNORECASE)
+_FOR = re.compile(
+    rf"{_NUMBER}\s*(?:new\s+)?(?:shares?\s+)?(?:-\s*)?for\s*(?:-\s*)?(?:every\s+)?{_NUMBER}", re.IGNORECASE
+)
 _INTO = re.compile(rf"{_NUMBER}\s+(?:shares?\s+)?into\s+{_NUMBER}", re.IGNORECASE)
 _COLON = re.compile(rf"(?<![\d:.]){_NUMBER}\s*:\s*{_NUMBER}(?![\d:])(?!\s*(?:am|pm|a\.m|p\.m)\b)", re.IGNORECASE)
 _TIME = re.compile(r"\b(?:at|effective|from)\s+\d{1,2}:\d{2}\b", re.IGNORECASE)
@@ -165,30 +167,42 @@ def validate_day(
         both = [{**row, "symbol": symbol, "trading_date": before} for symbol, row in rows.items()]
         both += [{**row, "trading_date": day} for row in quotes]
         if day in repeated_days(both):
-            verdict.errors.append(f"every traded row repeats {before.isoformat()}'s verbatim (low, high, close, previous "
-                                  f"close, volume): the previous session's page served again, not {day.isoformat()}'s")
+            verdict.errors.append(
+                f"every traded row repeats {before.isoformat()}'s verbatim (low, high, close, previous "
+                f"close, volume): the previous session's page served again, not {day.isoformat()}'s"
+            )
     listed = {s["symbol"]: s for s in securities}
     seen: set[str] = set()
     for (symbol, kind), count in Counter((n.get("symbol"), n.get("kind")) for n in notices).items():
         if count > 1:
-            verdict.errors.append(f"{symbol}: {count} {kind} notices on one day (one per symbol, day and kind is kept: "
-                                  "send one notice with the total)")
+            verdict.errors.append(
+                f"{symbol}: {count} {kind} notices on one day (one per symbol, day and kind is kept: "
+                "send one notice with the total)"
+            )
     quoted = {row["symbol"]: row for row in quotes}
     splits = {n["symbol"]: split_factor(n) for n in notices if n.get("kind") == "SPLIT"}
     for symbol, factor in splits.items():
         previous = previous_close.get(symbol, (quoted.get(symbol) or {}).get("prev_close"))
         if factor is None:
-            verdict.errors.append(f"{symbol}: SPLIT notice without a ratio (Amount: shares after per share before, "
-                                  "or 'N for M' in the detail)")
+            verdict.errors.append(
+                f"{symbol}: SPLIT notice without a ratio (Amount: shares after per share before, "
+                "or 'N for M' in the detail)"
+            )
         elif not MIN_SPLIT <= factor <= MAX_SPLIT or factor == 1:
-            verdict.errors.append(f"{symbol}: SPLIT ratio {factor:g} is not a split (shares after per share before "
-                                  f"must be from 1/{MAX_SPLIT:g} to {MAX_SPLIT:g}, and not 1)")
+            verdict.errors.append(
+                f"{symbol}: SPLIT ratio {factor:g} is not a split (shares after per share before "
+                f"must be from 1/{MAX_SPLIT:g} to {MAX_SPLIT:g}, and not 1)"
+            )
         elif symbol not in quoted or not previous:
-            verdict.errors.append(f"{symbol}: SPLIT notice for a symbol with no row on the trade-quotes page or no "
-                                  "previous close: its ratio cannot be checked against a close")
+            verdict.errors.append(
+                f"{symbol}: SPLIT notice for a symbol with no row on the trade-quotes page or no "
+                "previous close: its ratio cannot be checked against a close"
+            )
     for notice in notices:
         if notice.get("kind") == "DIVIDEND":
-            _check_dividend(notice, quoted.get(notice.get("symbol")), previous_close, known_symbols | set(listed), verdict)
+            _check_dividend(
+                notice, quoted.get(notice.get("symbol")), previous_close, known_symbols | set(listed), verdict
+            )
     listings = {n["symbol"] for n in notices if n.get("kind") == "LISTING"}
     for row in quotes:
         symbol = row["symbol"]
@@ -200,12 +214,20 @@ def validate_day(
             verdict.errors.append(f"{symbol}: unknown symbol (not in the store and not on the securities list)")
         factor = splits.get(symbol)
         readable = factor is not None and MIN_SPLIT <= factor <= MAX_SPLIT and factor != 1  # else refused above
-        _check_row(row, previous_close.get(symbol, row.get("prev_close")), factor if readable else None, symbol in splits,
-                   price_band, verdict)
+        _check_row(
+            row,
+            previous_close.get(symbol, row.get("prev_close")),
+            factor if readable else None,
+            symbol in splits,
+            price_band,
+            verdict,
+        )
         if row.get("status") == "NEW LISTING" and symbol not in listings:
             verdict.warnings.append(f"{symbol}: marked NEW LISTING without a LISTING notice")
         if symbol in listed and listed[symbol]["board"] != row["board"]:
-            verdict.warnings.append(f"{symbol}: on the {row['board']} board page but listed on {listed[symbol]['board']}")
+            verdict.warnings.append(
+                f"{symbol}: on the {row['board']} board page but listed on {listed[symbol]['board']}"
+            )
     for symbol, security in listed.items():
         active = security["status"] == "ACTIVE" and (security["delisted_on"] is None or security["delisted_on"] > day)
         if active and security["listed_on"] <= day and symbol not in seen:
@@ -213,14 +235,16 @@ def validate_day(
     return verdict
 
 
-def _check_dividend(notice: dict, row: dict | None, previous_close: dict[str, float], symbols: set[str],
-                    verdict: Verdict) -> None:
+def _check_dividend(
+    notice: dict, row: dict | None, previous_close: dict[str, float], symbols: set[str], verdict: Verdict
+) -> None:
     """A DIVIDEND notice pays its amount on every share held: it must be a number a share
     can pay (finite, not negative, below the share's price) for a symbol the store knows."""
     symbol, amount = notice.get("symbol"), notice.get("amount")
     if symbol not in symbols:
-        verdict.errors.append(f"{symbol}: DIVIDEND notice for an unknown symbol (not in the store and not on the "
-                              "securities list)")
+        verdict.errors.append(
+            f"{symbol}: DIVIDEND notice for an unknown symbol (not in the store and not on the securities list)"
+        )
         return
     if amount is None or amount == 0:
         return  # a nil dividend, or a notice withdrawn: pays nothing (and reverses what was credited)
@@ -229,13 +253,19 @@ def _check_dividend(notice: dict, row: dict | None, previous_close: dict[str, fl
         return
     price = previous_close.get(symbol) or (row or {}).get("prev_close") or (row or {}).get("close")
     if not price:
-        verdict.errors.append(f"{symbol}: DIVIDEND of {amount:g} per share for a name with no price to check it against")
+        verdict.errors.append(
+            f"{symbol}: DIVIDEND of {amount:g} per share for a name with no price to check it against"
+        )
     elif amount >= price:
-        verdict.errors.append(f"{symbol}: DIVIDEND of {amount:g} per share is not below the share's price {price:g} "
-                              "(an amount per share, not a total?)")
+        verdict.errors.append(
+            f"{symbol}: DIVIDEND of {amount:g} per share is not below the share's price {price:g} "
+            "(an amount per share, not a total?)"
+        )
 
 
-def _check_row(row: dict, previous: float | None, factor: float | None, split: bool, band: float, verdict: Verdict) -> None:
+def _check_row(
+    row: dict, previous: float | None, factor: float | None, split: bool, band: float, verdict: Verdict
+) -> None:
     symbol = row["symbol"]
     volume, close = row.get("volume"), row.get("close")
     if volume is None or volume < 0:
@@ -250,11 +280,19 @@ def _check_row(row: dict, previous: float | None, factor: float | None, split: b
         verdict.errors.append(f"{symbol}: closing bid {bid} is above closing ask {ask}")
     if row.get("low") is not None and row.get("high") is not None and row["low"] > row["high"]:
         verdict.errors.append(f"{symbol}: low {row['low']} is above high {row['high']}")
-    if previous and factor and (abs(close * factor / previous - 1) > band  # untraded too: the close must be restated
-                                or abs(math.log(close * factor / previous)) >= abs(math.log(close / previous))):
-        unexplained = (f"{symbol}: the SPLIT notice's ratio {factor:g} does not explain the close {close} after "
-                       f"{previous} (on the new count it must be within {band:.0%} of the previous close and nearer "
-                       "to it than without the split)")
+    if (
+        previous
+        and factor
+        and (
+            abs(close * factor / previous - 1) > band  # untraded too: the close must be restated
+            or abs(math.log(close * factor / previous)) >= abs(math.log(close / previous))
+        )
+    ):
+        unexplained = (
+            f"{symbol}: the SPLIT notice's ratio {factor:g} does not explain the close {close} after "
+            f"{previous} (on the new count it must be within {band:.0%} of the previous close and nearer "
+            "to it than without the split)"
+        )
         if row.get("status") == CONFIRMED_MOVE and abs(close * factor / previous - 1) <= band:
             # a small bonus issue on a day the price rose by more than half of it: the publisher confirms the close
             verdict.warnings.append(f"{unexplained}: accepted, the page confirms the close ({CONFIRMED_MOVE})")
@@ -263,7 +301,9 @@ def _check_row(row: dict, previous: float | None, factor: float | None, split: b
     if previous and not split and abs(close / previous - 1) > band:
         move = f"{symbol}: close {close} is {abs(close / previous - 1):.0%} from the previous close {previous}"
         if row.get("status") == CONFIRMED_MOVE:
-            verdict.warnings.append(f"{move}, beyond the {band:.0%} band: accepted, the page confirms it ({CONFIRMED_MOVE})")
+            verdict.warnings.append(
+                f"{move}, beyond the {band:.0%} band: accepted, the page confirms it ({CONFIRMED_MOVE})"
+            )
         else:
             verdict.errors.append(f"{move} (band {band:.0%}, no split notice)")
     if volume == 0 and previous and close != previous:

@@ -16,25 +16,40 @@ replay leaves them out (`ReplayMarket.source.indices`) and the benchmarks' frame
 levels (the row's close) are stored in `index_levels`, the market's own benchmark series
 for the track record, as T0 stores the levels an exchange page publishes.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from sqlalchemy import Engine
 from tqdm import tqdm
 
+from ingest.importers.formats import (
+    NSE_LACKS,
+    OHLCV_OPTIONAL,
+    Bad,
+    describe_repeated,
+    is_index,
+    ohlcv_lacks,
+    read_nse_company,
+    read_nse_daily,
+    read_ohlcv,
+    repeated_days,
+)
 from market.errors import InvalidInputError
 from market.settings import HOME_CURRENCY
-from ingest.importers.formats import (NSE_LACKS, OHLCV_OPTIONAL, Bad, describe_repeated, ohlcv_lacks, read_nse_company,
-                                     read_nse_daily, read_ohlcv, is_index, repeated_days)
 from store import tables
 from store.history import append_history
 from store.transactions import write_transaction
 
 BATCH_ROWS = 25_000
-READERS: dict[str, Callable[[Path], Iterator]] = {"nse-daily": read_nse_daily, "nse-company": read_nse_company, "ohlcv": read_ohlcv}
+READERS: dict[str, Callable[[Path], Iterator]] = {
+    "nse-daily": read_nse_daily,
+    "nse-company": read_nse_company,
+    "ohlcv": read_ohlcv,
+}
 FORMAT_CURRENCY = {"nse-daily": "KES", "nse-company": "KES"}  # the generic CSV says nothing: the home currency
 
 
@@ -64,7 +79,9 @@ def detect_format(path: Path) -> str:
         return "nse-company"
     if "symbol" in first.lower() and "close" in first.lower():
         return "ohlcv"
-    raise InvalidInputError(f"{sample}: unrecognised header '{first.strip()[:80]}'; expected NSE daily, NSE per-company or OHLCV CSV")
+    raise InvalidInputError(
+        f"{sample}: unrecognised header '{first.strip()[:80]}'; expected NSE daily, NSE per-company or OHLCV CSV"
+    )
 
 
 def resolve_source(path: Path, fmt: str = "auto") -> tuple[str, list[Path]]:
@@ -93,7 +110,9 @@ def source_currency(fmt: str, currency: str | None = None) -> str:
     return currency or FORMAT_CURRENCY.get(fmt, HOME_CURRENCY)
 
 
-def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str = HOME_CURRENCY, board: str = "OTHER") -> ImportReport:
+def import_path(
+    engine: Engine, path: Path, fmt: str = "auto", *, currency: str = HOME_CURRENCY, board: str = "OTHER"
+) -> ImportReport:
     fmt, files = resolve_source(path, fmt)
     report = ImportReport(fmt, files=len(files))
     report.lacks = source_lacks(fmt, files)
@@ -114,11 +133,18 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
             where = item.pop("_line")
             if is_index(item["symbol"]):
                 indices.add(item["symbol"])
-                if (item["trading_date"] not in copies and item.get("close") is not None and item["close"] > 0
-                        and (item["symbol"], item["trading_date"]) not in levels):
+                if (
+                    item["trading_date"] not in copies
+                    and item.get("close") is not None
+                    and item["close"] > 0
+                    and (item["symbol"], item["trading_date"]) not in levels
+                ):
                     levels[(item["symbol"], item["trading_date"])] = {
-                        "symbol": item["symbol"], "trading_date": item["trading_date"], "level": float(item["close"]),
-                        "source": source}
+                        "symbol": item["symbol"],
+                        "trading_date": item["trading_date"],
+                        "level": float(item["close"]),
+                        "source": source,
+                    }
                 continue
             if item["trading_date"] in copies:
                 continue
@@ -130,7 +156,10 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
             report.rows_read += 1
             name = item.pop("name", None)
             if item["symbol"] not in names or item["trading_date"] >= names[item["symbol"]][0]:
-                names[item["symbol"]] = (item["trading_date"], name or names.get(item["symbol"], (None, item["symbol"]))[1])
+                names[item["symbol"]] = (
+                    item["trading_date"],
+                    name or names.get(item["symbol"], (None, item["symbol"]))[1],
+                )
             batch.append({**item, "source": source})
             if len(batch) >= BATCH_ROWS:
                 report.rows_inserted += _flush(engine, batch)
@@ -141,16 +170,31 @@ def import_path(engine: Engine, path: Path, fmt: str = "auto", *, currency: str 
         with write_transaction(engine, f"import:{fmt}:index-levels") as conn:
             c = tables.index_levels.c
             days = [d for _, d in levels]
-            report.index_levels_inserted = append_history(conn, tables.index_levels, list(levels.values()), scope=[
-                c.trading_date.between(min(days), max(days)), c.symbol.in_(sorted(indices))]).inserted
+            report.index_levels_inserted = append_history(
+                conn,
+                tables.index_levels,
+                list(levels.values()),
+                scope=[c.trading_date.between(min(days), max(days)), c.symbol.in_(sorted(indices))],
+            ).inserted
     first_day: dict[str, object] = {}
     for symbol, day in seen:
         first_day[symbol] = min(day, first_day.get(symbol, day))
     with write_transaction(engine, f"import:{fmt}:instruments") as conn:
-        report.instruments_inserted = append_history(conn, tables.instruments, [
-            {"symbol": s, "name": n, "board": board, "currency": currency, "listed_on": first_day[s], "source": source}
-            for s, (_, n) in sorted(names.items())
-        ]).inserted
+        report.instruments_inserted = append_history(
+            conn,
+            tables.instruments,
+            [
+                {
+                    "symbol": s,
+                    "name": n,
+                    "board": board,
+                    "currency": currency,
+                    "listed_on": first_day[s],
+                    "source": source,
+                }
+                for s, (_, n) in sorted(names.items())
+            ],
+        ).inserted
     report.instruments = len(names)
     return report
 
@@ -159,7 +203,9 @@ def _flush(engine: Engine, batch: list[dict]) -> int:
     if not batch:
         return 0
     days = [row["trading_date"] for row in batch]
-    scope = [tables.eod_prices.c.trading_date.between(min(days), max(days)),
-             tables.eod_prices.c.symbol.in_({row["symbol"] for row in batch})]
+    scope = [
+        tables.eod_prices.c.trading_date.between(min(days), max(days)),
+        tables.eod_prices.c.symbol.in_({row["symbol"] for row in batch}),
+    ]
     with write_transaction(engine, "import:prices") as conn:
         return append_history(conn, tables.eod_prices, batch, scope=scope).inserted

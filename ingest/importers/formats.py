@@ -15,17 +15,29 @@ A day of any format whose traded rows all repeat the previous date's verbatim is
 not a session (`repeated_days`): the importer, the replay and the research frames leave
 it out and say so.
 """
+
 from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING
 
-NSE_DAILY_HEADER = ["Code", "Name", "Lowest Price of the Day", "Highest Price of the Day", "Closing Price",
-                    "Previous Day Closing Price", "Volume Traded"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+NSE_DAILY_HEADER = [
+    "Code",
+    "Name",
+    "Lowest Price of the Day",
+    "Highest Price of the Day",
+    "Closing Price",
+    "Previous Day Closing Price",
+    "Volume Traded",
+]
 NSE_LACKS = ["open", "bid", "ask", "trades", "value_traded"]
 OHLCV_REQUIRED = ["symbol", "date", "close", "volume"]
 OHLCV_OPTIONAL = ["open", "high", "low", "prev_close", "bid", "ask", "trades", "value_traded"]
@@ -77,9 +89,15 @@ def _volume(text: str) -> int:
 
 
 def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, volume: str) -> dict:
-    bar = {"symbol": symbol.strip().upper(), "trading_date": day, "low": _price(low, "low"),
-           "high": _price(high, "high"), "close": _price(close, "close"), "prev_close": _price(prev, "prev_close"),
-           "volume": _volume(volume)}
+    bar = {
+        "symbol": symbol.strip().upper(),
+        "trading_date": day,
+        "low": _price(low, "low"),
+        "high": _price(high, "high"),
+        "close": _price(close, "close"),
+        "prev_close": _price(prev, "prev_close"),
+        "volume": _volume(volume),
+    }
     if not bar["symbol"]:
         raise ValueError("empty symbol")
     if bar["close"] is None or bar["close"] <= 0:
@@ -108,7 +126,11 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
                 if len(fields) != 7:
                     raise ValueError(f"{len(fields)} fields, expected 7")
                 code, name, low, high, close, prev, volume = fields
-                yield {**_bar(code, day, low, high, close, prev, volume), "name": name.strip(), "_line": f"{path}:{line}"}
+                yield {
+                    **_bar(code, day, low, high, close, prev, volume),
+                    "name": name.strip(),
+                    "_line": f"{path}:{line}",
+                }
             except ValueError as exc:
                 yield Bad(f"{path}:{line}", str(exc))
 
@@ -160,8 +182,15 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                     raise ValueError(f"{len(fields)} fields, expected {len(header)}")
                 row = dict(zip(header, (f.strip() for f in fields)))
                 day = date.fromisoformat(row["date"])
-                bar = _bar(row["symbol"], day, row.get("low", ""), row.get("high", ""), row["close"],
-                           row.get("prev_close", ""), row["volume"])
+                bar = _bar(
+                    row["symbol"],
+                    day,
+                    row.get("low", ""),
+                    row.get("high", ""),
+                    row["close"],
+                    row.get("prev_close", ""),
+                    row["volume"],
+                )
                 bar["open"] = _price(row.get("open", ""), "open")
                 bar["bid"], bar["ask"] = _price(row.get("bid", ""), "bid"), _price(row.get("ask", ""), "ask")
                 if bar["bid"] is not None and bar["ask"] is not None and bar["bid"] > bar["ask"]:
@@ -211,11 +240,14 @@ def repeated_days(rows: Iterable[dict]) -> dict[date, date]:
 
 def describe_repeated(copies: dict[date, date]) -> list[str]:
     """One line per copied day, as the importer and the replay report them."""
-    return [f"{day.isoformat()}: every traded row repeats {source.isoformat()}'s verbatim; left out as a copy, "
-            f"not a session" for day, source in sorted(copies.items())]
+    return [
+        f"{day.isoformat()}: every traded row repeats {source.isoformat()}'s verbatim; left out as a copy, "
+        f"not a session"
+        for day, source in sorted(copies.items())
+    ]
 
 
-def nse_daily_frame(folder: Path, *, indices: bool = False) -> "pd.DataFrame":
+def nse_daily_frame(folder: Path, *, indices: bool = False) -> pd.DataFrame:
     """Every readable row of the NSE daily files under `folder` (recursively) as one frame
     (symbol, date, close, volume, high, low), one row per symbol and date; bad rows and
     the days that copy an earlier one (`repeated_days`) are left out (the importer reports

@@ -29,6 +29,7 @@ because the liquidity rail's gate is in shares (the caller passes the rail's thr
 which lives in portfolio/rails.py); it compares here because NSE and the simulator trade
 at similar prices per share (median close about 23 KES and 25 JMD).
 """
+
 from __future__ import annotations
 
 from datetime import date
@@ -67,22 +68,22 @@ TOLERANCES: dict[str, float] = {
 DEFINITIONS: dict[str, str] = {
     "zero_volume_share": "share of instrument-days with volume 0",
     "unchanged_close_share": "share of instrument-days with a previous close whose close equals it "
-                             "(no-trade days included: a stale close is an unchanged one)",
+    "(no-trade days included: a stale close is an unchanged one)",
     "unchanged_close_share_traded": "the same among traded days only (what price discreteness and sticky quotes "
-                                    "produce, apart from thin trading)",
+    "produce, apart from thin trading)",
     "median_abs_move": "median |r_t| over the instrument-days whose return is a move (the size of a typical "
-                       "price change; scale-free)",
+    "price change; scale-free)",
     "return_autocorr_lag1": "Spearman correlation of r_t with r_{t-1}, pooled over instrument-days where both are "
-                            "moves (ranks, because real files carry splits and bonus issues that would dominate a "
-                            "product-moment correlation)",
+    "moves (ranks, because real files carry splits and bonus issues that would dominate a "
+    "product-moment correlation)",
     "median_range": "median (high - low) / close over traded days with both high and low",
     "close_location_next_up_spread": "close location = (close - low) / (high - low) on traded days with high > low; "
-                                     "among those whose next return is a move: share of up moves when the location is "
-                                     ">= 0.8 minus that share when it is <= 0.2 (negative under bid-ask bounce)",
+    "among those whose next return is a move: share of up moves when the location is "
+    ">= 0.8 minus that share when it is <= 0.2 (negative under bid-ask bounce)",
     "close_location_next_spearman": "Spearman correlation of the close location with the next return, same days",
     "adv_iqr_decades": "ADV_20 = mean volume of an instrument's last 20 rows (today and no-trade days included, "
-                       "defined from its 20th row); interquartile range across instruments of log10 of each one's "
-                       "median ADV_20 (a median of 0 counts as 1 share)",
+    "defined from its 20th row); interquartile range across instruments of log10 of each one's "
+    "median ADV_20 (a median of 0 counts as 1 share)",
     "adv_gate_share": "share of instruments whose median ADV_20 is at least the liquidity rail's minimum (shares)",
 }
 
@@ -95,8 +96,9 @@ SIM_END = date(2026, 11, 20)
 def stylised_facts(prices: pd.DataFrame, *, adv_gate: float) -> dict[str, float | int]:
     """The facts of the module docstring for `prices`, plus the sample sizes behind them
     (`instrument_days`, `instruments`, `moved_pairs`, `close_location_days`)."""
-    frame = prices.loc[~prices["symbol"].astype(str).map(is_index),
-                       ["symbol", "date", "close", "volume", "high", "low"]].copy()
+    frame = prices.loc[
+        ~prices["symbol"].astype(str).map(is_index), ["symbol", "date", "close", "volume", "high", "low"]
+    ].copy()
     frame["high"] = pd.to_numeric(frame["high"], errors="coerce")
     frame["low"] = pd.to_numeric(frame["low"], errors="coerce")
     frame = frame.sort_values(["symbol", "date"], kind="stable").reset_index(drop=True)
@@ -141,8 +143,9 @@ def stylised_facts(prices: pd.DataFrame, *, adv_gate: float) -> dict[str, float 
     }
 
 
-def simulated_facts(*, adv_gate: float, seed: int = 7, size: int = 60, days: int = SIM_DAYS,
-                    end: date = SIM_END) -> dict[str, float | int]:
+def simulated_facts(
+    *, adv_gate: float, seed: int = 7, size: int = 60, days: int = SIM_DAYS, end: date = SIM_END
+) -> dict[str, float | int]:
     """The facts of the simulated market (`seed`, `size`) over its `days` trading days up to
     `end`: the sample the test and the benchmark check against the measured table."""
     return stylised_facts(price_history(SimulatedMarket(seed=seed, size=size), end, days), adv_gate=adv_gate)
@@ -153,8 +156,16 @@ def compare(simulated: dict, measured: dict, tolerances: dict[str, float]) -> li
     rows = []
     for name, tolerance in tolerances.items():
         diff = simulated[name] - measured[name]
-        rows.append({"fact": name, "nse": measured[name], "simulated": simulated[name], "diff": diff,
-                     "tolerance": tolerance, "passes": bool(abs(diff) <= tolerance)})
+        rows.append(
+            {
+                "fact": name,
+                "nse": measured[name],
+                "simulated": simulated[name],
+                "diff": diff,
+                "tolerance": tolerance,
+                "passes": bool(abs(diff) <= tolerance),
+            }
+        )
     return rows
 
 

@@ -20,6 +20,7 @@ every period (a real-time data set, like ALFRED's all-vintages downloads), so on
 download gives the whole vintage history; a site asked on date D shows only releases on
 or before D.
 """
+
 from __future__ import annotations
 
 import csv
@@ -127,7 +128,9 @@ class MacroEconomy:
             label = month_label(m)
             for code in ("POLICY_RATE", *FX_PAIRS):
                 out[code].append(Release(code, label, round(float(p[code][m]), 4), _month_day(m, 1, 3)))
-            out["NIR"].append(Release("NIR", label, round(float(p["NIR"][m] + 25 * noise[0, m]), 1), _month_day(m, 1, 8)))
+            out["NIR"].append(
+                Release("NIR", label, round(float(p["NIR"][m] + 25 * noise[0, m]), 1), _month_day(m, 1, 8))
+            )
             out["NIR"].append(Release("NIR", label, round(float(p["NIR"][m]), 1), _month_day(m, 1, 22)))
             first_m2 = p["M2"][m] * (1 + 0.004 * noise[1, m])
             out["M2"].append(Release("M2", label, round(float(first_m2), 0), _month_day(m, 2, 15)))
@@ -141,15 +144,20 @@ class MacroEconomy:
             first_gdp = p["GDP"][q] * (1 + 0.006 * noise[2, q])
             out["GDP"].append(Release("GDP", label, round(float(first_gdp), 0), _month_day(end, 3, 1)))
             out["GDP"].append(Release("GDP", label, round(float(p["GDP"][q]), 0), _month_day(end, 4, 1)))
-            out["UNEMPLOYMENT"].append(Release("UNEMPLOYMENT", label, round(float(p["UNEMPLOYMENT"][q]), 1),
-                                               _month_day(end, 2, 20)))
+            out["UNEMPLOYMENT"].append(
+                Release("UNEMPLOYMENT", label, round(float(p["UNEMPLOYMENT"][q]), 1), _month_day(end, 2, 20))
+            )
             estimate = p["GROWTH"][q] + 0.5 * noise[3, q]
-            out["GDP_GROWTH_EST"].append(Release("GDP_GROWTH_EST", label, round(float(estimate), 1), _month_day(end, 1, 20)))
-            out["GDP_GROWTH_EST"].append(Release("GDP_GROWTH_EST", label, round(float(p["GROWTH"][q]), 1),
-                                                 _month_day(end, 4, 20)))
+            out["GDP_GROWTH_EST"].append(
+                Release("GDP_GROWTH_EST", label, round(float(estimate), 1), _month_day(end, 1, 20))
+            )
+            out["GDP_GROWTH_EST"].append(
+                Release("GDP_GROWTH_EST", label, round(float(p["GROWTH"][q]), 1), _month_day(end, 4, 20))
+            )
             outlook = p["GROWTH"][q + 1] + 0.8 * noise[4, q]
-            out["GROWTH_OUTLOOK"].append(Release("GROWTH_OUTLOOK", quarter_label(q + 1), round(float(outlook), 1),
-                                                 _month_day(end, 1, 20)))
+            out["GROWTH_OUTLOOK"].append(
+                Release("GROWTH_OUTLOOK", quarter_label(q + 1), round(float(outlook), 1), _month_day(end, 1, 20))
+            )
         return {code: sorted(rows, key=lambda r: (r.release_date, r.period)) for code, rows in out.items()}
 
     def published(self, code: str, through: date) -> list[Release]:
@@ -159,8 +167,10 @@ class MacroEconomy:
     def boj_csv(self, code: str, through: date) -> str:
         source, name, _, frequency, unit, _ = SERIES[code]
         buffer = io.StringIO()
-        buffer.write(f"# Bank of Jamaica statistical series {code}: {name}{self._suffix}\n# unit: {unit}\n"
-                     f"# frequency: {'monthly' if frequency == 'M' else 'quarterly'}\n")
+        buffer.write(
+            f"# Bank of Jamaica statistical series {code}: {name}{self._suffix}\n# unit: {unit}\n"
+            f"# frequency: {'monthly' if frequency == 'M' else 'quarterly'}\n"
+        )
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(["period", "value", "release_date"])
         for r in self.published(code, through):
@@ -171,14 +181,19 @@ class MacroEconomy:
         rows = []
         for code, (source, name, _, _, unit, currency) in SERIES.items():
             if source == "STATIN":
-                rows += [f"<tr><td>{name}</td><td>{code}</td><td>{r.period}</td><td>{r.value:,}</td><td>{unit}</td>"
-                         f"<td>{currency or ''}</td><td>{r.release_date:%d %b %Y}</td></tr>"
-                         for r in self.published(code, through)]
-        return (f"<!doctype html><html><head><title>STATIN key indicators{self._suffix}</title></head><body>"
-                f"<h1>Statistical Institute of Jamaica: key indicators, every release{self._suffix}</h1>"
-                "<table id='indicators'><thead><tr><th>Indicator</th><th>Code</th><th>Period</th><th>Value</th>"
-                "<th>Unit</th><th>Currency</th><th>Released</th></tr></thead><tbody>" + "".join(rows) +
-                "</tbody></table></body></html>")
+                rows += [
+                    f"<tr><td>{name}</td><td>{code}</td><td>{r.period}</td><td>{r.value:,}</td><td>{unit}</td>"
+                    f"<td>{currency or ''}</td><td>{r.release_date:%d %b %Y}</td></tr>"
+                    for r in self.published(code, through)
+                ]
+        return (
+            f"<!doctype html><html><head><title>STATIN key indicators{self._suffix}</title></head><body>"
+            f"<h1>Statistical Institute of Jamaica: key indicators, every release{self._suffix}</h1>"
+            "<table id='indicators'><thead><tr><th>Indicator</th><th>Code</th><th>Period</th><th>Value</th>"
+            "<th>Unit</th><th>Currency</th><th>Released</th></tr></thead><tbody>"
+            + "".join(rows)
+            + "</tbody></table></body></html>"
+        )
 
     def pioj_pdf(self, through: date) -> bytes:
         from reportlab.lib.pagesizes import A4
@@ -189,12 +204,22 @@ class MacroEconomy:
         lines = [["Code", "Period", "Value", "Unit", "Released"]]
         for code, (source, _, _, _, unit, _) in SERIES.items():
             if source == "PIOJ":
-                lines += [[code, r.period, f"{r.value:.1f}", unit, r.release_date.isoformat()]
-                          for r in self.published(code, through)]
+                lines += [
+                    [code, r.period, f"{r.value:.1f}", unit, r.release_date.isoformat()]
+                    for r in self.published(code, through)
+                ]
         buffer = io.BytesIO()
         document = SimpleDocTemplate(buffer, pagesize=A4, title=f"PIOJ Economic Update and Outlook{self._suffix}")
-        document.build([Paragraph(f"Planning Institute of Jamaica: Economic Update and Outlook{self._suffix}", styles["Title"]),
-                        Paragraph(f"Bulletin date: {through.isoformat()}", styles["Normal"]),
-                        Paragraph("Estimates and projections of real GDP growth (percent, year on year), "
-                                  "every release.", styles["Normal"]), Spacer(1, 12), Table(lines, repeatRows=1)])
+        document.build(
+            [
+                Paragraph(f"Planning Institute of Jamaica: Economic Update and Outlook{self._suffix}", styles["Title"]),
+                Paragraph(f"Bulletin date: {through.isoformat()}", styles["Normal"]),
+                Paragraph(
+                    "Estimates and projections of real GDP growth (percent, year on year), every release.",
+                    styles["Normal"],
+                ),
+                Spacer(1, 12),
+                Table(lines, repeatRows=1),
+            ]
+        )
         return buffer.getvalue()

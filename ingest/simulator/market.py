@@ -31,16 +31,20 @@ one (a close that would is moved one tick toward the day's value): no zero-volum
 and no flat closes. `limit`: a 2% daily price limit, which most active days hit. Every
 regime draws the same random numbers as the default; only what they are used for changes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from market.clock import TradingCalendar, default_calendar
 from ingest.simulator.universe import SIM_START, Instrument, build_universe
+from market.clock import TradingCalendar, default_calendar
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SIM_END = date(2028, 12, 29)
 REPORT_EVERY = 63  # trading days between quarterly reports
@@ -145,7 +149,7 @@ class SimulatedMarket:
         size: int = 60,
         news_signal: float = 1.0,
         calendar: TradingCalendar | None = None,
-        regime: "Regime | str" = "nse",
+        regime: Regime | str = "nse",
         end: date = SIM_END,
     ) -> None:
         """`end`: the last simulated day. SIM_END is the market everything else uses; a
@@ -261,9 +265,12 @@ class SimulatedMarket:
         ).astype(np.int64)
         trades = np.where(traded, 1 + rng.poisson(np.minimum(volume / 3000.0, 150)), 0)
         fresh_half = self._spread * rng.lognormal(0, 0.3, n) / 2
-        prints = np.where(traded, np.clip(1 + rng.poisson(volume / PRINT_SHARES), self.regime.min_prints, PRINTS_PER_DAY), 0)
+        prints = np.where(
+            traded, np.clip(1 + rng.poisson(volume / PRINT_SHARES), self.regime.min_prints, PRINTS_PER_DAY), 0
+        )
         open_, high, low, close, centre, half, side = self._prints(
-            rng, opening, value, day_vol, centre, half, fresh_half, side, prints, last_close)
+            rng, opening, value, day_vol, centre, half, fresh_half, side, prints, last_close
+        )
         close = np.where(traded, close, last_close)
         if self.regime.no_flat_closes:
             flat = traded & (close == last_close)
@@ -280,18 +287,45 @@ class SimulatedMarket:
         one_sided = rng.random(n)
         bid = np.where(halted | (~traded & (one_sided < 0.03)), np.nan, bid)
         ask = np.where(halted | (~traded & (one_sided > 0.98)), np.nan, ask)
-        self._computed.append({
-            "value": value, "close": close, "prev_close": prev_close, "halt_left": halt_left,
-            "halted": halted, "listed": listed, "traded": traded, "volume": volume, "trades": trades,
-            "open": open_, "high": high, "low": low, "bid": bid, "ask": ask, "tone": tone,
-            "dividend": dividend, "drift": DRIFT_DECAY * drift + tone,
-            "centre": centre, "half": half, "side": side,
-        })
+        self._computed.append(
+            {
+                "value": value,
+                "close": close,
+                "prev_close": prev_close,
+                "halt_left": halt_left,
+                "halted": halted,
+                "listed": listed,
+                "traded": traded,
+                "volume": volume,
+                "trades": trades,
+                "open": open_,
+                "high": high,
+                "low": low,
+                "bid": bid,
+                "ask": ask,
+                "tone": tone,
+                "dividend": dividend,
+                "drift": DRIFT_DECAY * drift + tone,
+                "centre": centre,
+                "half": half,
+                "side": side,
+            }
+        )
         self._events.append(events)
 
-    def _prints(self, rng: np.random.Generator, opening: np.ndarray, value: np.ndarray, vol: np.ndarray,
-                centre: np.ndarray, half: np.ndarray, fresh_half: np.ndarray, side: np.ndarray, prints: np.ndarray,
-                last_close: np.ndarray) -> tuple[np.ndarray, ...]:
+    def _prints(
+        self,
+        rng: np.random.Generator,
+        opening: np.ndarray,
+        value: np.ndarray,
+        vol: np.ndarray,
+        centre: np.ndarray,
+        half: np.ndarray,
+        fresh_half: np.ndarray,
+        side: np.ndarray,
+        prints: np.ndarray,
+        last_close: np.ndarray,
+    ) -> tuple[np.ndarray, ...]:
         """The day's trade prints of every instrument, `prints[k]` of them (0: no trade).
 
         The value moves from `opening` (the previous close's value, after any dividend) to
@@ -368,8 +402,17 @@ class SimulatedMarket:
                 template = templates[int(abs(value) * 1000) % len(templates)]
             title = template.format(name=instrument.name, symbol=instrument.symbol)
             body = _body(instrument, kind, value, self.days[i])
-            events.append(NewsEvent(f"{self.days[i]:%Y%m%d}-{instrument.symbol}-{kind.lower()}", instrument.symbol,
-                                    self.days[i], kind, value, title, body))
+            events.append(
+                NewsEvent(
+                    f"{self.days[i]:%Y%m%d}-{instrument.symbol}-{kind.lower()}",
+                    instrument.symbol,
+                    self.days[i],
+                    kind,
+                    value,
+                    title,
+                    body,
+                )
+            )
             tone[k] = value
         return tone, events
 
@@ -378,34 +421,66 @@ class SimulatedMarket:
         rows = []
         for k in np.flatnonzero(s["listed"]):
             x = self.universe[k]
-            rows.append({
-                "symbol": x.symbol, "name": x.name, "board": x.board, "sector": x.sector,
-                "open": _num(s["open"][k]), "high": _num(s["high"][k]), "low": _num(s["low"][k]),
-                "close": float(s["close"][k]), "prev_close": float(s["prev_close"][k]),
-                "volume": int(s["volume"][k]), "trades": int(s["trades"][k]),
-                "value_traded": round(float(s["volume"][k] * s["close"][k]), 2),
-                "bid": _num(s["bid"][k]), "ask": _num(s["ask"][k]),
-                "status": "HALTED" if s["halted"][k] else ("NEW LISTING" if x.listed_day == i and i > 0 else ""),
-            })
+            rows.append(
+                {
+                    "symbol": x.symbol,
+                    "name": x.name,
+                    "board": x.board,
+                    "sector": x.sector,
+                    "open": _num(s["open"][k]),
+                    "high": _num(s["high"][k]),
+                    "low": _num(s["low"][k]),
+                    "close": float(s["close"][k]),
+                    "prev_close": float(s["prev_close"][k]),
+                    "volume": int(s["volume"][k]),
+                    "trades": int(s["trades"][k]),
+                    "value_traded": round(float(s["volume"][k] * s["close"][k]), 2),
+                    "bid": _num(s["bid"][k]),
+                    "ask": _num(s["ask"][k]),
+                    "status": "HALTED" if s["halted"][k] else ("NEW LISTING" if x.listed_day == i and i > 0 else ""),
+                }
+            )
         return rows
 
     def _notices(self, i: int, s: dict[str, np.ndarray]) -> list[dict]:
         day = self.days[i]
         notices = []
         for k in np.flatnonzero(s["dividend"] > 0):
-            notices.append({"symbol": self.universe[k].symbol, "kind": "DIVIDEND", "amount": float(s["dividend"][k]),
-                            "detail": f"ex-date {day.isoformat()}, payment {(day + timedelta(days=21)).isoformat()}"})
+            notices.append(
+                {
+                    "symbol": self.universe[k].symbol,
+                    "kind": "DIVIDEND",
+                    "amount": float(s["dividend"][k]),
+                    "detail": f"ex-date {day.isoformat()}, payment {(day + timedelta(days=21)).isoformat()}",
+                }
+            )
         for x in self.universe:
             if x.listed_day == i and i > 0:
                 notices.append({"symbol": x.symbol, "kind": "LISTING", "amount": None, "detail": f"{x.board} board"})
             if x.delisted_day == i:
-                notices.append({"symbol": x.symbol, "kind": "DELISTING", "amount": None, "detail": "last trading day was the previous session"})
+                notices.append(
+                    {
+                        "symbol": x.symbol,
+                        "kind": "DELISTING",
+                        "amount": None,
+                        "detail": "last trading day was the previous session",
+                    }
+                )
         if i > 0:
             prev = self._computed[i - 1]["halted"]
             for k in np.flatnonzero(s["halted"] & ~prev):
-                notices.append({"symbol": self.universe[k].symbol, "kind": "HALT", "amount": None, "detail": "trading halted pending announcement"})
+                notices.append(
+                    {
+                        "symbol": self.universe[k].symbol,
+                        "kind": "HALT",
+                        "amount": None,
+                        "detail": "trading halted pending announcement",
+                    }
+                )
             for k in np.flatnonzero(~s["halted"] & prev & s["listed"]):
-                notices.append({"symbol": self.universe[k].symbol, "kind": "RESUME", "amount": None, "detail": "trading resumed"})
+                notices.append(
+                    {"symbol": self.universe[k].symbol, "kind": "RESUME", "amount": None, "detail": "trading resumed"}
+                )
         return notices
 
     def _fundamentals(self, i: int) -> list[dict]:
@@ -416,13 +491,18 @@ class SimulatedMarket:
             since = (i + self._report_phase[k]) % REPORT_EVERY
             report = max(i - since, x.listed_day)
             price = float(self._computed[report]["close"][k])
-            rows.append({
-                "symbol": x.symbol, "report_date": self.days[report],
-                "period_end": self.days[report] - timedelta(days=45),
-                "eps": round(float(price / self._pe[k]), 3), "book_value_per_share": round(float(price / self._pb[k]), 2),
-                "dividend_yield": round(float(self._div_yield[k]) * 100, 2),
-                "shares_outstanding": x.shares_outstanding, "market_cap": float(round(price * x.shares_outstanding)),
-            })
+            rows.append(
+                {
+                    "symbol": x.symbol,
+                    "report_date": self.days[report],
+                    "period_end": self.days[report] - timedelta(days=45),
+                    "eps": round(float(price / self._pe[k]), 3),
+                    "book_value_per_share": round(float(price / self._pb[k]), 2),
+                    "dividend_yield": round(float(self._div_yield[k]) * 100, 2),
+                    "shares_outstanding": x.shares_outstanding,
+                    "market_cap": float(round(price * x.shares_outstanding)),
+                }
+            )
         return rows
 
     def _securities(self, i: int) -> list[dict]:
@@ -431,12 +511,17 @@ class SimulatedMarket:
             if x.listed_day > i:
                 continue
             delisted = x.delisted_day is not None and x.delisted_day <= i
-            rows.append({
-                "symbol": x.symbol, "name": x.name, "board": x.board, "sector": x.sector,
-                "listed_on": self.listing_date(x),
-                "delisted_on": self.days[x.delisted_day] if delisted else None,
-                "status": "DELISTED" if delisted else "ACTIVE",
-            })
+            rows.append(
+                {
+                    "symbol": x.symbol,
+                    "name": x.name,
+                    "board": x.board,
+                    "sector": x.sector,
+                    "listed_on": self.listing_date(x),
+                    "delisted_on": self.days[x.delisted_day] if delisted else None,
+                    "status": "DELISTED" if delisted else "ACTIVE",
+                }
+            )
         return rows
 
 
@@ -460,18 +545,24 @@ def _num(value: float) -> float | None:
 
 def _body(instrument: Instrument, kind: str, tone: float, day: date) -> str:
     if tone > 0.2:
-        mood = ("Revenue grew strongly and profit improved, reflecting robust demand and gains in market share. "
-                "The board is confident and expects continued growth.")
+        mood = (
+            "Revenue grew strongly and profit improved, reflecting robust demand and gains in market share. "
+            "The board is confident and expects continued growth."
+        )
     elif tone < -0.2:
-        mood = ("Revenue declined and the company reported a loss, reflecting weak demand, higher costs and "
-                "impairment charges. The board warned that challenges and uncertainty persist.")
+        mood = (
+            "Revenue declined and the company reported a loss, reflecting weak demand, higher costs and "
+            "impairment charges. The board warned that challenges and uncertainty persist."
+        )
     else:
         mood = "The company reported results in line with the prior period. No further matters were noted."
-    return (f"{instrument.name} ({instrument.symbol}) - {kind.replace('_', ' ').title()} notice dated "
-            f"{day.isoformat()}. {mood}")
+    return (
+        f"{instrument.name} ({instrument.symbol}) - {kind.replace('_', ' ').title()} notice dated "
+        f"{day.isoformat()}. {mood}"
+    )
 
 
-def price_history(market: SimulatedMarket, end: date, days: int) -> "pd.DataFrame":
+def price_history(market: SimulatedMarket, end: date, days: int) -> pd.DataFrame:
     """The `days` simulated trading days ending at `end` as one frame (symbol, date, close,
     volume, bid, ask, high, low), for research notebooks and backtests without a store."""
     import pandas as pd

@@ -7,6 +7,7 @@ prices, '-' where there is no value (an unknown sector too). Money columns name 
 currency in the header, e.g. `Value (JMD)`; the parser reads the instruments' currency
 from there.
 """
+
 from __future__ import annotations
 
 from datetime import date, datetime, time
@@ -14,14 +15,24 @@ from email.utils import format_datetime
 from html import escape
 from xml.sax.saxutils import escape as xml_escape
 
+from ingest.simulator.market import NewsEvent, SimulatedDay
 from market.clock import EXCHANGE_TZ
 from market.settings import HOME_CURRENCY
-from ingest.simulator.market import NewsEvent, SimulatedDay
 
 QUOTE_COLUMNS = [
-    ("symbol", "Symbol"), ("name", "Security"), ("volume", "Volume"), ("trades", "Trades"),
-    ("open", "Open"), ("high", "High"), ("low", "Low"), ("close", "Close"), ("prev_close", "Prev Close"),
-    ("change", "Change"), ("bid", "Closing Bid"), ("ask", "Closing Ask"), ("value_traded", "Value ({currency})"),
+    ("symbol", "Symbol"),
+    ("name", "Security"),
+    ("volume", "Volume"),
+    ("trades", "Trades"),
+    ("open", "Open"),
+    ("high", "High"),
+    ("low", "Low"),
+    ("close", "Close"),
+    ("prev_close", "Prev Close"),
+    ("change", "Change"),
+    ("bid", "Closing Bid"),
+    ("ask", "Closing Ask"),
+    ("value_traded", "Value ({currency})"),
     ("status", "Status"),
 ]
 BOARDS = {"MAIN": "Main Market", "JUNIOR": "Junior Market"}
@@ -51,14 +62,17 @@ def trade_quotes_page(day: SimulatedDay, boards: list[str] | None = None, curren
     indices = ""
     if day.indices:  # the market's own index levels, as the exchange publishes them (a replay's files carry them)
         body = "\n".join(f"<tr><td>{escape(x['symbol'])}</td><td>{x['level']:,.4f}</td></tr>" for x in day.indices)
-        indices = (f'\n<section class="indices"><h2>Market Indices</h2>\n<table class="indices" data-rows="{len(day.indices)}">'
-                   f"<thead><tr><th>Index</th><th>Level</th></tr></thead>\n<tbody>\n{body}\n</tbody></table></section>")
+        indices = (
+            '\n<section class="indices"><h2>Market Indices</h2>\n'
+            f'<table class="indices" data-rows="{len(day.indices)}">'
+            f"<thead><tr><th>Index</th><th>Level</th></tr></thead>\n<tbody>\n{body}\n</tbody></table></section>"
+        )
     notices = "\n".join(
         f"<tr><td>{escape(n['symbol'])}</td><td>{n['kind']}</td><td>{money(n['amount'])}</td>"
         f"<td>{escape(n['detail'])}</td></tr>"
         for n in day.notices
     )
-    return _page(
+    return html_page(
         f"Daily Trade Quotes {day.day.isoformat()}",
         f'<p class="trading-date" data-date="{day.day.isoformat()}">Trading date: {day.day:%A %d %B %Y}</p>\n'
         + "\n".join(sections)
@@ -74,44 +88,54 @@ def _quote_row(bar: dict) -> str:
     change = None if bar["volume"] == 0 or bar["prev_close"] is None else round(bar["close"] - bar["prev_close"], 2)
     cells = {
         **bar,
-        "volume": count(bar["volume"]), "trades": count(bar["trades"]),
-        "open": money(bar["open"]), "high": money(bar["high"]), "low": money(bar["low"]),
-        "close": money(bar["close"]), "prev_close": money(bar["prev_close"]),
+        "volume": count(bar["volume"]),
+        "trades": count(bar["trades"]),
+        "open": money(bar["open"]),
+        "high": money(bar["high"]),
+        "low": money(bar["low"]),
+        "close": money(bar["close"]),
+        "prev_close": money(bar["prev_close"]),
         "change": "-" if change is None else f"{change:+,.2f}",
-        "bid": money(bar["bid"]), "ask": money(bar["ask"]), "value_traded": money(bar["value_traded"]),
+        "bid": money(bar["bid"]),
+        "ask": money(bar["ask"]),
+        "value_traded": money(bar["value_traded"]),
     }
     return "<tr>" + "".join(f"<td>{escape(str(cells[key]))}</td>" for key, _ in QUOTE_COLUMNS) + "</tr>"
 
 
 def fundamentals_page(day: SimulatedDay, currency: str = HOME_CURRENCY) -> str:
-    header = ("<tr><th>Symbol</th><th>Report Date</th><th>Period End</th><th>EPS</th><th>Book Value per Share</th>"
-              f"<th>Dividend Yield %</th><th>Shares Outstanding</th><th>Market Cap ({currency})</th></tr>")
+    header = (
+        "<tr><th>Symbol</th><th>Report Date</th><th>Period End</th><th>EPS</th><th>Book Value per Share</th>"
+        f"<th>Dividend Yield %</th><th>Shares Outstanding</th><th>Market Cap ({currency})</th></tr>"
+    )
     rows = "\n".join(
         f"<tr><td>{escape(f['symbol'])}</td><td>{f['report_date'].isoformat()}</td><td>{f['period_end'].isoformat()}</td>"
         f"<td>{f['eps']:,.3f}</td><td>{money(f['book_value_per_share'])}</td><td>{f['dividend_yield']:.2f}</td>"
         f"<td>{count(f['shares_outstanding'])}</td><td>{money(f['market_cap'])}</td></tr>"
         for f in day.fundamentals
     )
-    return _page(
+    return html_page(
         f"Fundamentals {day.day.isoformat()}",
         f'<table class="fundamentals" data-rows="{len(day.fundamentals)}"><thead>{header}</thead>'
-        f"<tbody>\n{rows}\n</tbody></table>\n<p class=\"report-end\">End of report</p>",
+        f'<tbody>\n{rows}\n</tbody></table>\n<p class="report-end">End of report</p>',
     )
 
 
 def securities_page(day: SimulatedDay) -> str:
-    header = ("<tr><th>Symbol</th><th>Security</th><th>Board</th><th>Sector</th><th>Listed</th>"
-              "<th>Delisted</th><th>Status</th></tr>")
+    header = (
+        "<tr><th>Symbol</th><th>Security</th><th>Board</th><th>Sector</th><th>Listed</th>"
+        "<th>Delisted</th><th>Status</th></tr>"
+    )
     rows = "\n".join(
         f"<tr><td>{escape(s['symbol'])}</td><td>{escape(s['name'])}</td><td>{s['board']}</td>"
         f"<td>{escape(s['sector'] or '-')}</td><td>{s['listed_on'].isoformat()}</td>"
         f"<td>{s['delisted_on'].isoformat() if s['delisted_on'] else '-'}</td><td>{s['status']}</td></tr>"
         for s in day.securities
     )
-    return _page(
+    return html_page(
         f"Listed Securities {day.day.isoformat()}",
         f'<table class="securities" data-rows="{len(day.securities)}"><thead>{header}</thead>'
-        f"<tbody>\n{rows}\n</tbody></table>\n<p class=\"report-end\">End of report</p>",
+        f'<tbody>\n{rows}\n</tbody></table>\n<p class="report-end">End of report</p>',
     )
 
 
@@ -122,10 +146,12 @@ def news_feed(events: list[NewsEvent], base_url: str, title: str = "Exchange New
         link = f"{base_url}/news/{event.event_id}"
         enclosure = ""
         if event.kind != "NEWS":
-            enclosure = f'<enclosure url="{base_url}/disclosures/{event.event_id}.pdf" type="application/pdf" length="0"/>'
+            enclosure = (
+                f'<enclosure url="{base_url}/disclosures/{event.event_id}.pdf" type="application/pdf" length="0"/>'
+            )
         items.append(
             f"<item><title>{xml_escape(event.title)}</title><link>{link}</link>"
-            f"<guid isPermaLink=\"true\">{link}</guid><pubDate>{format_datetime(published)}</pubDate>"
+            f'<guid isPermaLink="true">{link}</guid><pubDate>{format_datetime(published)}</pubDate>'
             f"<category>{event.kind}</category><description>{xml_escape(event.body)}</description>{enclosure}</item>"
         )
     return (
@@ -136,10 +162,15 @@ def news_feed(events: list[NewsEvent], base_url: str, title: str = "Exchange New
 
 
 def not_published_page(day: date) -> str:
-    return _page("Not yet published", f'<p class="not-published" data-date="{day.isoformat()}">'
-                 f"Trade quotes for {day.isoformat()} have not been published yet.</p>")
+    return html_page(
+        "Not yet published",
+        f'<p class="not-published" data-date="{day.isoformat()}">'
+        f"Trade quotes for {day.isoformat()} have not been published yet.</p>",
+    )
 
 
-def _page(title: str, body: str) -> str:
-    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{escape(title)}</title></head>\n"
-            f"<body>\n<h1>{escape(title)}</h1>\n{body}\n</body></html>\n")
+def html_page(title: str, body: str) -> str:
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(title)}</title></head>\n'
+        f"<body>\n<h1>{escape(title)}</h1>\n{body}\n</body></html>\n"
+    )

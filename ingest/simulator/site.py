@@ -8,6 +8,7 @@ Faults are set per site (`site.faults`, or POST /_sim/faults with the same field
 JSON). Counted faults apply to that many upcoming requests and then clear, which is how a
 transient failure looks; a count of 1,000,000 makes one permanent.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -15,18 +16,18 @@ import bisect
 import io
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
-from typing import Callable
 from urllib.parse import parse_qs
 
 import httpx
 
-from market.clock import exchange_now, latest_closed_trading_day
-from market.settings import HOME_CURRENCY
 from ingest.simulator import pages
 from ingest.simulator.macro import SERIES, MacroEconomy
 from ingest.simulator.market import NewsEvent, SimulatedMarket
+from market.clock import exchange_now, latest_closed_trading_day
+from market.settings import HOME_CURRENCY
 
 NEWS_WINDOW_DAYS = 10  # trading days of news the RSS feed carries
 SIMULATED_LABEL = "simulated"  # how a replay's simulated sources say what they are
@@ -43,7 +44,8 @@ class Faults:
     malformed: dict | None = None  # {"symbol": "KCB", "column": "close"}: that cell is garbled while set
     late: int = 0  # the next N trade-quote requests say the day is not published yet
     stale: int = 0  # the next N trade-quote pages are the previous session's, under the asked date
-    repeated_notices: int = 0  # the next N trade-quote pages list the previous session's notices again, before the day's
+    # the next N trade-quote pages list the previous session's notices again, before the day's
+    repeated_notices: int = 0
 
     def take(self, name: str) -> bool:
         left = getattr(self, name)
@@ -167,8 +169,9 @@ class SimulatorSite:
         if self.faults.take("repeated_notices"):  # a page that shows the recent notices, not only the day's
             index = bisect.bisect_left(self.market.days, day)
             if index > 0:
-                simulated = replace(simulated, notices=[*self.market.day(self.market.days[index - 1]).notices,
-                                                        *simulated.notices])
+                simulated = replace(
+                    simulated, notices=[*self.market.day(self.market.days[index - 1]).notices, *simulated.notices]
+                )
         boards = [b for b in pages.BOARDS if b != self.faults.missing_board]
         html = pages.trade_quotes_page(simulated, boards, self.currency)
         if self.faults.malformed:
@@ -198,7 +201,7 @@ class SimulatorSite:
         event = self._find_event(event_id)
         if event is None:
             return Reply(404, "text/plain", b"no such article")
-        return _html(pages._page(event.title, f"<p>{event.body}</p>"))
+        return _html(pages.html_page(event.title, f"<p>{event.body}</p>"))
 
     def _disclosure(self, event_id: str) -> Reply:
         event = self._find_event(event_id)
@@ -228,7 +231,7 @@ class SimulatorSite:
     def asgi_app(self):  # noqa: ANN201 - a plain ASGI callable
         site = self
 
-        async def app(scope, receive, send):  # noqa: ANN001
+        async def app(scope, receive, send) -> None:  # noqa: ANN001 - the ASGI (scope, receive, send) triple
             if scope["type"] == "lifespan":
                 while True:
                     message = await receive()
@@ -248,8 +251,13 @@ class SimulatorSite:
             reply = site.handle(scope["method"], scope["path"], scope["query_string"].decode(), body, base)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
-            await send({"type": "http.response.start", "status": reply.status,
-                        "headers": [(b"content-type", reply.content_type.encode())]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": reply.status,
+                    "headers": [(b"content-type", reply.content_type.encode())],
+                }
+            )
             await send({"type": "http.response.body", "body": reply.body})
 
         return app
@@ -279,11 +287,13 @@ def disclosure_pdf(event: NewsEvent) -> bytes:
     buffer = io.BytesIO()
     styles = getSampleStyleSheet()
     doc = SimpleDocTemplate(buffer, pagesize=A4, title=event.title, author=event.symbol, invariant=1)
-    doc.build([
-        Paragraph(event.kind.replace("_", " ").title() + " Disclosure", styles["Title"]),
-        Paragraph(f"{event.symbol} - {event.day.isoformat()}", styles["Heading2"]),
-        Spacer(1, 12),
-        Paragraph(event.title, styles["Heading3"]),
-        Paragraph(event.body, styles["BodyText"]),
-    ])
+    doc.build(
+        [
+            Paragraph(event.kind.replace("_", " ").title() + " Disclosure", styles["Title"]),
+            Paragraph(f"{event.symbol} - {event.day.isoformat()}", styles["Heading2"]),
+            Spacer(1, 12),
+            Paragraph(event.title, styles["Heading3"]),
+            Paragraph(event.body, styles["BodyText"]),
+        ]
+    )
     return buffer.getvalue()

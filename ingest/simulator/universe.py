@@ -5,6 +5,7 @@ exchange; beyond them, generated names fill any requested size. Each instrument 
 the parameters that shape its microstructure: how often it trades, how wide its quotes
 are, how volatile it is and how much news it attracts.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ NAMED_COMPANIES: list[tuple[str, str, str, str, int]] = [
     ("YSC", "YS Falls Cosmetics", "Retail", "JUNIOR", 3),
     ("ZNT", "Zion Hill Networks", "Technology", "JUNIOR", 3),
 ]
+
 
 @dataclass(frozen=True)
 class Tier:

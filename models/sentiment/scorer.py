@@ -8,6 +8,7 @@ The score is (sum of hits) / (number of hits + 1), so one mild word gives +-0.5 
 score tends to +-1 as evidence piles up; a text without hits scores 0. Sentences are
 scored the same way, which is how `key_sentences` picks the most telling ones.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,8 +36,13 @@ class SentimentScore:
         return "positive" if self.score > 0.1 else "negative" if self.score < -0.1 else "neutral"
 
     def as_detail(self) -> dict:
-        return {"scorer": SCORER_ID, "positive": self.positive, "negative": self.negative,
-                "tokens": self.tokens, "hits": self.hits[:20]}
+        return {
+            "scorer": SCORER_ID,
+            "positive": self.positive,
+            "negative": self.negative,
+            "tokens": self.tokens,
+            "hits": self.hits[:20],
+        }
 
 
 def normalise(token: str) -> str | None:
@@ -65,7 +71,7 @@ def score_text(text: str) -> SentimentScore:
         before = INTENSIFIERS.get(tokens[i - 1]) if i else None
         after = INTENSIFIERS.get(tokens[i + 1]) if i + 1 < len(tokens) else None
         weight = before or after or 1.0  # "sharply lower" and "fell sharply" alike
-        negated = any(t in NEGATORS for t in tokens[max(0, i - NEGATION_WINDOW):i])
+        negated = any(t in NEGATORS for t in tokens[max(0, i - NEGATION_WINDOW) : i])
         value = -polarity * weight if negated else polarity * weight
         total += value
         positive += value > 0

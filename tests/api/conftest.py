@@ -1,10 +1,10 @@
 """The API under test: a seeded store (tests/api/world.py) served over real HTTP on loopback."""
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
-
 import pytest
 
 from api.app import create_app
@@ -30,16 +30,16 @@ class Api:
         self.base, self.world, self.clock = base, w, clock
         self.http = httpx.Client(base_url=base, timeout=30)
 
-    def call(self, method: str, path: str, key: str | None = None, **kwargs) -> httpx.Response:  # noqa: ANN003
+    def call(self, method: str, path: str, key: str | None = None, **kwargs) -> httpx.Response:
         headers = dict(kwargs.pop("headers", {}))
         if key is not None:
             headers["X-API-Key"] = key
         return self.http.request(method, path, headers=headers, **kwargs)
 
-    def admin(self, method: str, path: str, **kwargs) -> httpx.Response:  # noqa: ANN003
+    def admin(self, method: str, path: str, **kwargs) -> httpx.Response:
         return self.call(method, path, ADMIN_KEY, **kwargs)
 
-    def acme(self, method: str, path: str, **kwargs) -> httpx.Response:  # noqa: ANN003
+    def acme(self, method: str, path: str, **kwargs) -> httpx.Response:
         return self.call(method, path, self.world.acme_key, **kwargs)
 
 

@@ -11,16 +11,41 @@ so a new field is held to its rule the day it is added.
 - Every other number: at most six decimals (fractions, probabilities, ratios; a
   `variance`: ten).
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$")
 MONEY_TEXT = re.compile(r"^-?\d+\.\d\d$")
-MONEY = {"cash", "equity", "market_value", "amount", "balance", "fees", "fee", "cost_basis", "realized_pnl",
-         "unrealized_pnl", "starting_cash", "liquid_equity", "gross", "cash_before", "cash_after", "cash_now",
-         "price", "average_cost", "limit_price", "pnl", "costs", "total_costs", "cost", "net"}
+MONEY = {
+    "cash",
+    "equity",
+    "market_value",
+    "amount",
+    "balance",
+    "fees",
+    "fee",
+    "cost_basis",
+    "realized_pnl",
+    "unrealized_pnl",
+    "starting_cash",
+    "liquid_equity",
+    "gross",
+    "cash_before",
+    "cash_after",
+    "cash_now",
+    "price",
+    "average_cost",
+    "limit_price",
+    "pnl",
+    "costs",
+    "total_costs",
+    "cost",
+    "net",
+}
 
 
 def snake(name: str) -> str:
@@ -80,7 +105,11 @@ def graphql_documents(schema: Any, arguments: dict[str, str]) -> Iterator[str]:
             return "{ __typename }"
         parts = []
         for name, field in named.fields.items():
-            required = [a for a, arg in field.args.items() if isinstance(arg.type, GraphQLNonNull) and arg.default_value is Undefined]
+            required = [
+                a
+                for a, arg in field.args.items()
+                if isinstance(arg.type, GraphQLNonNull) and arg.default_value is Undefined
+            ]
             if any(a not in arguments for a in required):
                 continue
             given = [f"{a}: {arguments[a]}" for a in required]
@@ -91,7 +120,11 @@ def graphql_documents(schema: Any, arguments: dict[str, str]) -> Iterator[str]:
         return "{ " + " ".join(parts) + " }"
 
     for name, field in schema.query_type.fields.items():
-        required = [a for a, arg in field.args.items() if isinstance(arg.type, GraphQLNonNull) and arg.default_value is Undefined]
+        required = [
+            a
+            for a, arg in field.args.items()
+            if isinstance(arg.type, GraphQLNonNull) and arg.default_value is Undefined
+        ]
         if any(a not in arguments for a in required):
             continue
         given = [f"{a}: {arguments[a]}" for a in required] + (["first: 2"] if "first" in field.args else [])

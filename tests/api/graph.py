@@ -1,4 +1,5 @@
 """Calling /graphql in the API tests."""
+
 from __future__ import annotations
 
 import re
@@ -9,8 +10,9 @@ import httpx
 from tests.api.conftest import Api
 
 
-def gql(api: Api, query: str, key: str | None, variables: dict[str, Any] | None = None,
-        operation_name: str | None = None) -> httpx.Response:
+def gql(
+    api: Api, query: str, key: str | None, variables: dict[str, Any] | None = None, operation_name: str | None = None
+) -> httpx.Response:
     body: dict[str, Any] = {"query": query}
     if variables is not None:
         body["variables"] = variables

@@ -2,14 +2,15 @@
 sending the moment the server answers, the way a client that watches its socket sees an
 early 401 or 413 (httpx would push the whole body first). It also samples, while it
 sends, what the server holds: the process's RSS and the bytes in open temporary files."""
+
 from __future__ import annotations
 
 import json
 import os
 import select
 import socket
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 from urllib.parse import urlsplit
 
 
@@ -55,8 +56,17 @@ class Answer:
         return max(t for _, t in self.samples) if self.samples else 0
 
 
-def stream(base: str, path: str, headers: dict[str, str], chunks: Iterable[bytes], *, length: int | None = None,
-           temp_folder: str = "/nonexistent", stop: Callable[[Answer], bool] | None = None, timeout: float = 60) -> Answer:
+def stream(
+    base: str,
+    path: str,
+    headers: dict[str, str],
+    chunks: Iterable[bytes],
+    *,
+    length: int | None = None,
+    temp_folder: str = "/nonexistent",
+    stop: Callable[[Answer], bool] | None = None,
+    timeout: float = 60,
+) -> Answer:
     """POST `chunks` to `path`: with `length`, as a Content-Length body, else chunked.
     Stops sending as soon as the server answers; fails at once when `stop(answer so far)`
     says the server has read (or held) too much already."""
@@ -81,8 +91,10 @@ def stream(base: str, path: str, headers: dict[str, str], chunks: Iterable[bytes
             answer.samples.append((rss_bytes(), open_file_bytes(temp_folder)))
         if stop is not None and stop(answer):
             sock.close()
-            raise AssertionError(f"the server kept reading the body: {answer.sent / 2**20:.0f} MB sent, RSS "
-                                 f"+{answer.peak_rss_growth / 2**20:.0f} MB, temp files {answer.peak_temp_bytes / 2**20:.0f} MB")
+            raise AssertionError(
+                f"the server kept reading the body: {answer.sent / 2**20:.0f} MB sent, RSS "
+                f"+{answer.peak_rss_growth / 2**20:.0f} MB, temp files {answer.peak_temp_bytes / 2**20:.0f} MB"
+            )
     if not answered and length is None:
         _send(sock, b"0\r\n\r\n")
     answer.samples.append((rss_bytes(), open_file_bytes(temp_folder)))
@@ -105,7 +117,7 @@ def _send(sock: socket.socket, data: bytes) -> bool:
         if not writable:
             raise TimeoutError("the server neither read the body nor answered for 30 s")
         try:
-            view = view[sock.send(view):]
+            view = view[sock.send(view) :]
         except (BrokenPipeError, ConnectionResetError):
             return False
     return True

@@ -1,4 +1,5 @@
 """GET /api/analysis: the day's written analysis and its notifications, over real HTTP."""
+
 from __future__ import annotations
 
 from pydantic import SecretStr
@@ -17,22 +18,35 @@ from tests.api.world import DAY
 def test_the_days_analysis_as_stored_with_its_notifications(api: Api) -> None:
     assert_problem(api.acme("GET", "/api/analysis"), 503, "no analysis has been written yet")
 
-    async def hook(_) -> Response:  # noqa: ANN001
+    async def hook(_) -> Response:
         return Response(status_code=204)
 
     with serve_in_thread(Starlette(routes=[Route("/hook", hook, methods=["POST"])])) as base:
-        run_stage("t1_analysis", DAY, settings=api.world.settings.model_copy(update={
-            "webhook_url": f"{base}/hook", "webhook_secret": SecretStr("s3cret")}))
+        run_stage(
+            "t1_analysis",
+            DAY,
+            settings=api.world.settings.model_copy(
+                update={"webhook_url": f"{base}/hook", "webhook_secret": SecretStr("s3cret")}
+            ),
+        )
     body = api.acme("GET", "/api/analysis").json()
     with api.world.engine.connect() as conn:
         (stored,) = current_rows(conn, tables.analyses)
-    assert body["trading_date"] == DAY.isoformat() and body["writer"] == "template-v1" and body["fallback_reason"] is None
+    assert (
+        body["trading_date"] == DAY.isoformat() and body["writer"] == "template-v1" and body["fallback_reason"] is None
+    )
     from api.contract import conform  # the facts as stored, answered under the response contract (docs/api.md)
 
     assert body["body"] == stored["body"] and body["facts"] == conform(stored["facts"]) != {}
-    assert body["notifications"] == [{"notification_id": f"{DAY.isoformat()}:analysis", "kind": "ANALYSIS",
-                                      "severity": "INFO", "title": f"Market analysis for {DAY.isoformat()}",
-                                      "delivered": True}]
+    assert body["notifications"] == [
+        {
+            "notification_id": f"{DAY.isoformat()}:analysis",
+            "kind": "ANALYSIS",
+            "severity": "INFO",
+            "title": f"Market analysis for {DAY.isoformat()}",
+            "delivered": True,
+        }
+    ]
     assert api.acme("GET", "/api/analysis", params={"date": DAY.isoformat()}).json() == body
     assert_problem(api.acme("GET", "/api/analysis", params={"date": "2026-11-19"}), 404, "2026-11-19")
     assert_problem(api.acme("GET", "/api/analysis", params={"date": "19-11-2026"}), 422, "date")

@@ -1,4 +1,5 @@
 """API start-up rules and the error format, over real HTTP on loopback."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +12,8 @@ from api.app import create_app
 from api.problems import PROBLEM_TYPES
 from market.errors import ConfigurationError
 from market.settings import Settings
-from tests.conftest import ADMIN_KEY
 from pipeline.serving import serve_in_thread as serve
+from tests.conftest import ADMIN_KEY
 
 
 def test_no_admin_key_no_app(settings: Settings) -> None:
@@ -28,7 +29,10 @@ def test_malformed_admin_key_no_app(settings: Settings) -> None:
 def test_uvicorn_refuses_to_start_without_a_key(settings: Settings) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "uvicorn", "--factory", "api.app:create_app", "--port", "0"],
-        capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert result.returncode != 0
     assert "MARKETINTEL_ADMIN_KEY is not set" in result.stderr

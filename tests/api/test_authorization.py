@@ -1,6 +1,7 @@
 """The authorisation matrix (docs/api.md, "Keys, tiers and the authorisation matrix"): every endpoint against every
 credential class. A cell is 401, 403 or "allowed" (anything else: the request got past
 authentication and authorisation, and the endpoint itself answered)."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -13,8 +14,18 @@ from tests.api.world import MORNING
 from tests.conftest import ADMIN_KEY
 
 ALLOWED, UNAUTHORISED, FORBIDDEN = "allowed", 401, 403
-CLASSES = ["none", "malformed", "unknown", "revoked", "rotated_out", "wrong_admin",
-           "standard", "pro", "institutional", "admin"]
+CLASSES = [
+    "none",
+    "malformed",
+    "unknown",
+    "revoked",
+    "rotated_out",
+    "wrong_admin",
+    "standard",
+    "pro",
+    "institutional",
+    "admin",
+]
 ANY_KEY = {c: (ALLOWED if c in ("standard", "pro", "institutional", "admin") else UNAUTHORISED) for c in CLASSES}
 ADMIN_ONLY = {**ANY_KEY, "standard": FORBIDDEN, "pro": FORBIDDEN, "institutional": FORBIDDEN}
 MACRO_TIER = {**ANY_KEY, "standard": FORBIDDEN}  # PRO, INSTITUTIONAL, admin; per-key switch in test_macro_api
@@ -65,10 +76,18 @@ def _credentials(api: Api) -> dict[str, str | None]:
     rotated = keystore.generate(engine, settings, "Rotated Ltd", "PRO", now=MORNING - timedelta(hours=1))
     keystore.rotate(engine, settings, rotated["key_id"], grace_seconds=60, now=MORNING - timedelta(hours=1))
     institutional = keystore.generate(engine, settings, "Inst Ltd", "INSTITUTIONAL", now=MORNING)
-    return {"none": None, "malformed": "not-a-key", "unknown": "svc-sk-" + "ab" * 20,
-            "revoked": revoked["api_key"], "rotated_out": rotated["api_key"],
-            "wrong_admin": "svc-admin-" + "f" * 32, "standard": w.acme_key, "pro": w.beta_key,
-            "institutional": institutional["api_key"], "admin": ADMIN_KEY}
+    return {
+        "none": None,
+        "malformed": "not-a-key",
+        "unknown": "svc-sk-" + "ab" * 20,
+        "revoked": revoked["api_key"],
+        "rotated_out": rotated["api_key"],
+        "wrong_admin": "svc-admin-" + "f" * 32,
+        "standard": w.acme_key,
+        "pro": w.beta_key,
+        "institutional": institutional["api_key"],
+        "admin": ADMIN_KEY,
+    }
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -96,10 +115,17 @@ def test_every_cell_of_the_matrix(api: Api) -> None:
 def test_401_and_403_say_why(api: Api) -> None:
     assert_problem(api.call("GET", "/api/market/latest"), 401, "X-API-Key header is missing")
     # issue 42: a key sent where this service does not read it is named in the 401
-    assert_problem(api.call("GET", "/api/market/latest", headers={"Authorization": f"Bearer {api.world.acme_key}"}),
-                   401, "X-API-Key header is missing; an Authorization: Bearer header was sent")
-    assert_problem(api.call("GET", "/api/market/latest", params={"api_key": api.world.acme_key}), 401,
-                   "a key was sent as a query parameter", "X-API-Key header")
+    assert_problem(
+        api.call("GET", "/api/market/latest", headers={"Authorization": f"Bearer {api.world.acme_key}"}),
+        401,
+        "X-API-Key header is missing; an Authorization: Bearer header was sent",
+    )
+    assert_problem(
+        api.call("GET", "/api/market/latest", params={"api_key": api.world.acme_key}),
+        401,
+        "a key was sent as a query parameter",
+        "X-API-Key header",
+    )
     home = api.http.get("/", follow_redirects=False)
     assert home.status_code == 307 and home.headers["location"] == "/docs"
     assert_problem(api.call("GET", "/api/market/latest", "svc-sk-XYZ"), 401, "malformed")

@@ -7,9 +7,11 @@ statement and its preview, a research note, a suggestion confirmed, a key issued
 rotated), and one GraphQL query per root field selecting every field to depth 4, with a
 client key and the admin key. The demo test runs the same walk on the demo store
 (tests/pipeline/test_demo.py)."""
+
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -58,17 +60,30 @@ def write_answers(api: Api) -> Iterator[tuple[str, Any]]:
 
     key = api.world.acme_key
     yield "POST cash", api.acme("POST", "/api/portfolio/cash", json={"amount": "2500.5", "note": "top-up"}).json()
-    yield "POST trade", api.acme("POST", "/api/portfolio/trade",
-                                 json={"side": "buy", "symbol": "LIQ", "quantity": 10, "price": "52.00"}).json()
+    yield (
+        "POST trade",
+        api.acme(
+            "POST", "/api/portfolio/trade", json={"side": "buy", "symbol": "LIQ", "quantity": 10, "price": "52.00"}
+        ).json(),
+    )
     yield "POST confirm", api.acme("POST", f"/api/suggestions/{api.world.pending_suggestion}/confirm").json()
     with api.world.engine.connect() as conn:
         pdf = sample_holdings_statement(market_days(conn, world.DAY), world.DAY)
     files = {"file": ("statement.pdf", pdf, "application/pdf")}
-    yield "POST upload-pdf?preview", api.call("POST", "/api/portfolio/upload-pdf", key, files=files,
-                                              params={"preview": "true"}).json()
+    yield (
+        "POST upload-pdf?preview",
+        api.call("POST", "/api/portfolio/upload-pdf", key, files=files, params={"preview": "true"}).json(),
+    )
     yield "POST upload-pdf", api.call("POST", "/api/portfolio/upload-pdf", key, files=files).json()
-    yield "POST upload-research", api.call("POST", "/api/portfolio/upload-research", key, files={
-        "file": ("note.txt", b"LIQ Holdings reported record profit and strong growth.", "text/plain")}).json()
+    yield (
+        "POST upload-research",
+        api.call(
+            "POST",
+            "/api/portfolio/upload-research",
+            key,
+            files={"file": ("note.txt", b"LIQ Holdings reported record profit and strong growth.", "text/plain")},
+        ).json(),
+    )
     issued = api.admin("POST", "/api/keys/generate", json={"client_name": "Contract Fund", "tier": "PRO"}).json()
     yield "POST keys/generate", issued
     yield "POST keys/rotate", api.admin("POST", f"/api/keys/{issued['key_id']}/rotate", json={}).json()

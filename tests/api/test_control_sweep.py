@@ -4,9 +4,11 @@ arguments and variables), are refused as bad input on both databases: never a 5x
 GraphQL's masked "Unexpected error", and nothing stored. Every operation comes from the
 app's own OpenAPI schema and GraphQL schema, so a new endpoint is swept without editing
 this file."""
+
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -53,12 +55,17 @@ def _rest_requests(openapi: dict[str, Any], bad: str) -> Iterator[tuple[str, str
                 if parameter is not None:
                     values[parameter["name"]] = f"A{bad}1"
                 url = path.format(**{k: quote(v, safe="") for k, v in values.items() if k in filled})
-                query = {parameter["name"]: values[parameter["name"]]} if parameter and parameter["in"] == "query" else {}
+                query = (
+                    {parameter["name"]: values[parameter["name"]]} if parameter and parameter["in"] == "query" else {}
+                )
                 yield method.upper(), url, {"params": query}
             body = operation.get("requestBody", {}).get("content", {})
             if "application/json" in body:
-                yield method.upper(), path.format(**filled), {
-                    "json": _sample(body["application/json"]["schema"], components, bad)}
+                yield (
+                    method.upper(),
+                    path.format(**filled),
+                    {"json": _sample(body["application/json"]["schema"], components, bad)},
+                )
             if "multipart/form-data" in body:
                 for name, content in ((f"note{bad}.txt", b"LIQ looks strong"), ("note.txt", f"LIQ {bad}".encode())):
                     yield method.upper(), path.format(**filled), {"files": {"file": (name, content, "text/plain")}}

@@ -1,6 +1,7 @@
 """What a new user of the demo found (issue 42): `/api/market/latest?date=` for a day of the
 bootstrapped validation record, and `/api/market/breadth` served from a read model like
 the other reads. Over real HTTP, on SQLite and Postgres."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -18,15 +19,44 @@ WF_MODEL = f"wf-{CALENDAR.add_trading_days(RECORD_DAY, -2).isoformat()}-h1-warm"
 
 
 def _validation_rows(day: date) -> list[dict]:
-    common = {"trading_date": day, "model_id": WF_MODEL, "horizon_days": 1, "layer1_backend": "fallback-empirical-v2",
-              "layer1_p_up": 0.5, "raw_score": 0.1, "expected_return": 0.001, "predicted_class": 1,
-              "calibration_rows": 500}
+    common = {
+        "trading_date": day,
+        "model_id": WF_MODEL,
+        "horizon_days": 1,
+        "layer1_backend": "fallback-empirical-v2",
+        "layer1_p_up": 0.5,
+        "raw_score": 0.1,
+        "expected_return": 0.001,
+        "predicted_class": 1,
+        "calibration_rows": 500,
+    }
     return [
-        {**common, "symbol": "LIQ", "predicted_return": 0.004, "p_up": 0.61, "score": 61.0, "action": "HOLD",
-         "weight": 0.0, "tercile": "TOP", "held_edge": 0.002, "round_trip_cost": 0.014,
-         "decision_reason": "edge +0.20% over 1 sessions below round-trip cost 1.40% (spread 0.40%, fees 1.00%)"},
-        {**common, "symbol": "MID", "predicted_return": -0.002, "p_up": 0.41, "score": 41.0, "action": "AVOID",
-         "weight": 0.0, "tercile": "BOTTOM", "held_edge": -0.001, "round_trip_cost": 0.02, "decision_reason": None},
+        {
+            **common,
+            "symbol": "LIQ",
+            "predicted_return": 0.004,
+            "p_up": 0.61,
+            "score": 61.0,
+            "action": "HOLD",
+            "weight": 0.0,
+            "tercile": "TOP",
+            "held_edge": 0.002,
+            "round_trip_cost": 0.014,
+            "decision_reason": "edge +0.20% over 1 sessions below round-trip cost 1.40% (spread 0.40%, fees 1.00%)",
+        },
+        {
+            **common,
+            "symbol": "MID",
+            "predicted_return": -0.002,
+            "p_up": 0.41,
+            "score": 41.0,
+            "action": "AVOID",
+            "weight": 0.0,
+            "tercile": "BOTTOM",
+            "held_edge": -0.001,
+            "round_trip_cost": 0.02,
+            "decision_reason": None,
+        },
     ]
 
 
@@ -41,7 +71,10 @@ def test_latest_for_a_validation_record_day_serves_that_records_scores_and_says_
     assert before.status_code == 200
     liq = before.json()["LIQ"]
     assert liq["score"] is None and "not scored yet" not in liq["reason"]
-    assert "scored by neither record" in liq["reason"] and f"the live record starts {FIRST_LIVE.isoformat()}" in liq["reason"]
+    assert (
+        "scored by neither record" in liq["reason"]
+        and f"the live record starts {FIRST_LIVE.isoformat()}" in liq["reason"]
+    )
 
     with api.world.engine.begin() as conn:
         append_history(conn, tables.validation_predictions, _validation_rows(RECORD_DAY))
@@ -64,7 +97,7 @@ def test_latest_for_a_validation_record_day_serves_that_records_scores_and_says_
     assert old["score"] is None and f"the validation record covers {RECORD_DAY.isoformat()}" in old["reason"]
 
 
-def test_breadth_is_a_read_model_built_once_per_data_version(api: Api, monkeypatch) -> None:  # noqa: ANN001
+def test_breadth_is_a_read_model_built_once_per_data_version(api: Api, monkeypatch) -> None:
     """Issue 42: /api/market/breadth recomputed every instrument's bars and RSI on every
     call (0.6-1.4 s on the demo store). It is now built once per data version (prices,
     fundamentals) and closed day, shared by REST and GraphQL's marketBreadth, and rebuilt
@@ -74,7 +107,7 @@ def test_breadth_is_a_read_model_built_once_per_data_version(api: Api, monkeypat
     builds: list[object] = []
     real = views.breadth.latest_market
 
-    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def counted(*args, **kwargs):
         builds.append(args[3] if len(args) > 3 else kwargs.get("requested"))
         return real(*args, **kwargs)
 
@@ -85,8 +118,11 @@ def test_breadth_is_a_read_model_built_once_per_data_version(api: Api, monkeypat
         again = api.acme("GET", "/api/market/breadth")
         assert again.status_code == 200 and again.json() == first.json()
     graph = data(api, "{ marketBreadth { tradingDate advancers indexConstituents } }", api.world.acme_key)
-    assert graph["marketBreadth"] == {"tradingDate": DAY.isoformat(), "advancers": first.json()["advancers"],
-                                      "indexConstituents": first.json()["index_constituents"]}
+    assert graph["marketBreadth"] == {
+        "tradingDate": DAY.isoformat(),
+        "advancers": first.json()["advancers"],
+        "indexConstituents": first.json()["index_constituents"],
+    }
     assert len(builds) == 1, builds  # one build for four REST calls and a GraphQL one
 
     dated = api.acme("GET", "/api/market/breadth", params={"date": FIRST_LIVE.isoformat()})
@@ -96,9 +132,19 @@ def test_breadth_is_a_read_model_built_once_per_data_version(api: Api, monkeypat
 
     assert first.json()["index_constituents"] == 1  # LIQ alone has shares outstanding
     with api.world.engine.begin() as conn:  # fundamentals move the version: MID joins the index
-        append_history(conn, tables.fundamentals, [
-            {"symbol": "MID", "report_date": date(2026, 9, 30), "period_end": date(2026, 9, 30),
-             "shares_outstanding": 1_000_000, "source": "test"}])
+        append_history(
+            conn,
+            tables.fundamentals,
+            [
+                {
+                    "symbol": "MID",
+                    "report_date": date(2026, 9, 30),
+                    "period_end": date(2026, 9, 30),
+                    "shares_outstanding": 1_000_000,
+                    "source": "test",
+                }
+            ],
+        )
     moved = api.acme("GET", "/api/market/breadth").json()
     assert moved["index_constituents"] == 2 and "MID" not in moved["index_excluded"]
     assert len(builds) == 3

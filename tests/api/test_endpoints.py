@@ -1,7 +1,8 @@
 """Every endpoint's success body over real HTTP, on SQLite and Postgres."""
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -9,8 +10,8 @@ import pytest
 from models.features import rsi_14
 from tests.api.conftest import Api, assert_problem
 from tests.api.world import DAY, HISTORY_DAYS, HOLD_REASON, SYMBOLS, close_of
-from tests.portfolio.seed import CALENDAR
 from tests.conftest import ADMIN_KEY
+from tests.portfolio.seed import CALENDAR
 
 
 def test_market_latest_keys_every_ticker_with_prediction_or_reason(api: Api) -> None:
@@ -35,10 +36,12 @@ def test_market_latest_keys_every_ticker_with_prediction_or_reason(api: Api) -> 
 
 def test_market_latest_for_a_day_not_delivered_is_503(api: Api) -> None:
     assert_problem(api.acme("GET", "/api/market/latest", params={"date": "2026-11-23"}), 422, "has not closed yet")
-    api.clock.moment = datetime(2026, 11, 23, 21, 5, tzinfo=timezone.utc)  # 16:05 exchange time: closed, T0 not done
+    api.clock.moment = datetime(2026, 11, 23, 21, 5, tzinfo=UTC)  # 16:05 exchange time: closed, T0 not done
     assert_problem(api.acme("GET", "/api/market/latest", params={"date": "2026-11-23"}), 503, "not delivered yet")
     assert_problem(api.acme("GET", "/api/market/latest", params={"date": "2026-11-21"}), 422, "not a trading day")
-    assert_problem(api.acme("GET", "/api/market/latest", params={"date": "2025-01-06"}), 404, "no prices for 2025-01-06")
+    assert_problem(
+        api.acme("GET", "/api/market/latest", params={"date": "2025-01-06"}), 404, "no prices for 2025-01-06"
+    )
     assert api.acme("GET", "/api/market/latest", params={"date": DAY.isoformat()}).status_code == 200
 
 
@@ -102,19 +105,30 @@ def test_history_pages_with_a_cursor_and_indicators(api: Api) -> None:
 
 def test_a_trade_preview_prices_the_order_with_the_cost_model(api: Api) -> None:
     liq = api.acme("GET", "/api/market/latest").json()["LIQ"]
-    buy = api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "liq", "quantity": 1000}).json()
+    buy = api.acme(
+        "GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "liq", "quantity": 1000}
+    ).json()
     ask = Decimal(str(liq["close"])) + Decimal("0.05")  # the world's half-spread
     assert buy["touch"] == f"{ask:.2f}" and buy["touch_source"] == "quotes" and Decimal(buy["price"]) > ask
     assert Decimal(buy["total_cost"]) == pytest.approx(
-        Decimal(buy["spread_cost"]) + Decimal(buy["impact_cost"]) + Decimal(buy["fees"]), abs=Decimal("0.02"))
-    sell = api.acme("GET", "/api/portfolio/trade/preview", params={"side": "sell", "symbol": "LIQ", "quantity": 1000}).json()
+        Decimal(buy["spread_cost"]) + Decimal(buy["impact_cost"]) + Decimal(buy["fees"]), abs=Decimal("0.02")
+    )
+    sell = api.acme(
+        "GET", "/api/portfolio/trade/preview", params={"side": "sell", "symbol": "LIQ", "quantity": 1000}
+    ).json()
     assert Decimal(sell["price"]) < Decimal(str(liq["close"])) - Decimal("0.05")
-    huge = api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "LIQ", "quantity": 10**9}).json()
+    huge = api.acme(
+        "GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "LIQ", "quantity": 10**9}
+    ).json()
     assert huge["fillable_in_one_session"] < 10**9 and "25%" in huge["lapse_reason"]
-    assert_problem(api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "NOPE", "quantity": 1}),
-                   404, "NOPE")
-    assert_problem(api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "LIQ", "quantity": 0}),
-                   422)
+    assert_problem(
+        api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "NOPE", "quantity": 1}),
+        404,
+        "NOPE",
+    )
+    assert_problem(
+        api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "LIQ", "quantity": 0}), 422
+    )
 
 
 def test_a_score_at_the_long_line_that_is_not_long_says_why(api: Api) -> None:
@@ -138,7 +152,12 @@ def test_ai_portfolio_positions_summary_and_history(api: Api) -> None:
     decided_on = CALENDAR.previous_trading_day(DAY).isoformat()
     assert [d["trading_date"] for d in history["days"]] == [decided_on, DAY.isoformat()]
     (trade,) = history["trades"]
-    assert (trade["symbol"], trade["side"], trade["origin"], trade["quantity"]) == ("LIQ", "BUY", "AI", position["quantity"])
+    assert (trade["symbol"], trade["side"], trade["origin"], trade["quantity"]) == (
+        "LIQ",
+        "BUY",
+        "AI",
+        position["quantity"],
+    )
     assert trade["trading_date"] == DAY.isoformat() and trade["rationale"]["decided_on"] == decided_on
     costs = trade["rationale"]["fill"]["costs"]
     assert Decimal(costs["total"]) == Decimal(costs["spread"]) + Decimal(costs["impact"]) + Decimal(costs["fees"])
@@ -156,8 +175,14 @@ def test_ai_performance_says_why_each_record_is_empty(api: Api) -> None:
     assert body["live"]["record"] == "live" and "no model" in body["live"]["reason"]
     assert body["validation"]["record"] == "validation" and "marketintel bootstrap" in body["validation"]["reason"]
     for record in (body["live"], body["validation"]):
-        assert set(record["metrics"]) == {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error",
-                                          "information_coefficient", "tercile_spread"}
+        assert set(record["metrics"]) == {
+            "binary_accuracy",
+            "three_class_accuracy",
+            "movers_accuracy",
+            "average_error",
+            "information_coefficient",
+            "tercile_spread",
+        }
         assert record["predictions"] == 0 and record["evaluated_through"] is None
 
 
@@ -169,13 +194,24 @@ def test_portfolio_trade_cash_and_summary(api: Api) -> None:
     again = api.acme("POST", "/api/portfolio/trade", json=order, headers={"Idempotency-Key": "order-1"})
     assert again.status_code == 201 and again.json()["replayed"] is True
     assert again.json()["trade_id"] == first.json()["trade_id"]
-    assert_problem(api.acme("POST", "/api/portfolio/trade", json={**order, "quantity": 5},
-                            headers={"Idempotency-Key": "order-1"}), 409, "different request")
-    assert_problem(api.acme("POST", "/api/portfolio/trade", json={**order, "price": "80.00"}), 422, "outside the day's band")
-    assert_problem(api.acme("POST", "/api/portfolio/trade", json={**order, "side": "sell", "quantity": 500}), 422,
-                   "holds 100")
+    assert_problem(
+        api.acme("POST", "/api/portfolio/trade", json={**order, "quantity": 5}, headers={"Idempotency-Key": "order-1"}),
+        409,
+        "different request",
+    )
+    assert_problem(
+        api.acme("POST", "/api/portfolio/trade", json={**order, "price": "80.00"}), 422, "outside the day's band"
+    )
+    assert_problem(
+        api.acme("POST", "/api/portfolio/trade", json={**order, "side": "sell", "quantity": 500}), 422, "holds 100"
+    )
     (trade,) = api.acme("GET", "/api/portfolio/trade").json()
-    assert (trade["symbol"], trade["side"], trade["quantity"], Decimal(trade["price"])) == ("LIQ", "BUY", 100, Decimal("52"))
+    assert (trade["symbol"], trade["side"], trade["quantity"], Decimal(trade["price"])) == (
+        "LIQ",
+        "BUY",
+        100,
+        Decimal("52"),
+    )
     assert trade["timestamp"] == "2026-11-23T07:30:00"
     positions = api.acme("GET", "/api/portfolio").json()
     (held,) = positions["positions"]
@@ -188,7 +224,9 @@ def test_portfolio_trade_cash_and_summary(api: Api) -> None:
     assert Decimal(summary["cash"]) == Decimal("195800.50") and summary["positions_count"] == 1
     movements = api.acme("GET", "/api/portfolio/cash").json()
     assert [(m["kind"], Decimal(m["amount"]), m["trade_id"]) for m in movements[-2:]] == [
-        ("TRADE", Decimal("-5200"), trade["trade_id"]), ("DEPOSIT", Decimal("1000.50"), None)]
+        ("TRADE", Decimal("-5200"), trade["trade_id"]),
+        ("DEPOSIT", Decimal("1000.50"), None),
+    ]
     assert movements[-1]["note"] == "top-up" and Decimal(movements[-1]["balance"]) == Decimal("195800.50")
     assert sum(Decimal(m["amount"]) for m in movements) == Decimal("195800.50")
     # another client sees none of it
@@ -227,12 +265,15 @@ def test_statement_and_research_uploads(api: Api) -> None:
     files = {"file": ("statement.pdf", pdf, "application/pdf")}
     before = api.acme("GET", "/api/portfolio").json()
     preview = api.acme("POST", "/api/portfolio/upload-pdf", files=files, params={"preview": "true"})
-    assert preview.status_code == 200 and preview.json()["status"] == "PREVIEW" and preview.json()["changes"], preview.text
+    assert preview.status_code == 200 and preview.json()["status"] == "PREVIEW" and preview.json()["changes"], (
+        preview.text
+    )
     assert api.acme("GET", "/api/portfolio").json() == before  # the preview changed nothing
     stale = api.acme("POST", "/api/portfolio/upload-pdf", files=files, params={"confirm": "0" * 24})
     assert_problem(stale, 409, "the book changed since the preview")
-    synced = api.acme("POST", "/api/portfolio/upload-pdf", files=files,
-                      params={"confirm": preview.json()["confirm_token"]})
+    synced = api.acme(
+        "POST", "/api/portfolio/upload-pdf", files=files, params={"confirm": preview.json()["confirm_token"]}
+    )
     assert synced.status_code == 200, synced.text
     assert synced.json()["status"] == "SYNCED" and synced.json()["changes"] == preview.json()["changes"]
     assert api.acme("POST", "/api/portfolio/upload-pdf", files=files).json()["status"] == "ALREADY_IMPORTED"
@@ -244,11 +285,17 @@ def test_statement_and_research_uploads(api: Api) -> None:
     body = research.json()
     assert [i["symbol"] for i in body["instruments"]] == ["LIQ"] and body["sentiment"]["score"] > 0
     assert body["already_stored"] is False
-    assert_problem(api.acme("POST", "/api/portfolio/upload-pdf", files={"file": ("x.png", b"\x89PNG....", "image/png")}),
-                   415, "not a PDF")
-    assert_problem(api.acme("POST", "/api/portfolio/upload-research", files={"file": ("x.png", b"\x89PNG", "image/png")}),
-                   415)
-    assert_problem(api.acme("POST", "/api/portfolio/upload-pdf", json={"file": "statement"}), 415, "multipart/form-data")
+    assert_problem(
+        api.acme("POST", "/api/portfolio/upload-pdf", files={"file": ("x.png", b"\x89PNG....", "image/png")}),
+        415,
+        "not a PDF",
+    )
+    assert_problem(
+        api.acme("POST", "/api/portfolio/upload-research", files={"file": ("x.png", b"\x89PNG", "image/png")}), 415
+    )
+    assert_problem(
+        api.acme("POST", "/api/portfolio/upload-pdf", json={"file": "statement"}), 415, "multipart/form-data"
+    )
 
 
 def test_keys_generate_list_never_show_secrets(api: Api) -> None:

@@ -1,5 +1,6 @@
 """Every error status is RFC 9457 problem+json with a request id: 405, 413, 415, 422
 (with the failing fields), plus the domain ones covered beside their endpoints."""
+
 from __future__ import annotations
 
 import httpx
@@ -22,15 +23,20 @@ def test_schema_violations_name_the_fields(api: Api) -> None:
     fields = {tuple(e["loc"]) for e in body["errors"]}
     assert {("body", "side"), ("body", "quantity"), ("body", "symbol"), ("body", "price")} <= fields
     assert_problem(api.acme("GET", "/api/market/history/LIQ", params={"limit": 0}), 422)
-    assert_problem(api.acme("POST", "/api/portfolio/trade", content=b"{not json", headers={"content-type": "application/json"}),
-                   422)
+    assert_problem(
+        api.acme("POST", "/api/portfolio/trade", content=b"{not json", headers={"content-type": "application/json"}),
+        422,
+    )
     body = assert_problem(api.admin("POST", "/api/keys/generate", json={"client_name": "X", "tier": "GOLD"}), 422)
     assert body["errors"][0]["loc"] == ["body", "tier"]
 
 
 def test_json_endpoints_refuse_other_media_types(api: Api) -> None:
-    assert_problem(api.acme("POST", "/api/portfolio/trade", content=b"side=buy", headers={"content-type": "text/plain"}),
-                   415, "application/json")
+    assert_problem(
+        api.acme("POST", "/api/portfolio/trade", content=b"side=buy", headers={"content-type": "text/plain"}),
+        415,
+        "application/json",
+    )
     assert_problem(api.acme("POST", "/api/portfolio/trade", data={"side": "buy"}), 415)
 
 
@@ -38,22 +44,31 @@ def test_uploads_over_the_limit_are_413_before_and_while_reading(api: Api) -> No
     small = api.world.settings.model_copy(update={"pdf_max_bytes": 1000})
     with serve_in_thread(create_app(small, now=api.clock)) as base:
         big = b"%PDF-1.4\n" + b"0" * 200_000
-        declared = httpx.post(f"{base}/api/portfolio/upload-pdf", headers={"X-API-Key": api.world.acme_key},
-                              files={"file": ("big.pdf", big, "application/pdf")})
+        declared = httpx.post(
+            f"{base}/api/portfolio/upload-pdf",
+            headers={"X-API-Key": api.world.acme_key},
+            files={"file": ("big.pdf", big, "application/pdf")},
+        )
         assert_problem(declared, 413, "over the limit")
 
-        def chunks():  # noqa: ANN202 - no Content-Length: the limit is enforced while reading
-            yield b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"s.pdf\"\r\n"
+        def chunks():
+            yield b'--b\r\nContent-Disposition: form-data; name="file"; filename="s.pdf"\r\n'
             yield b"Content-Type: application/pdf\r\n\r\n%PDF-1.4\n" + b"1" * 5000 + b"\r\n--b--\r\n"
 
-        streamed = httpx.post(f"{base}/api/portfolio/upload-pdf", content=chunks(),
-                              headers={"X-API-Key": api.world.acme_key, "content-type": "multipart/form-data; boundary=b"})
+        streamed = httpx.post(
+            f"{base}/api/portfolio/upload-pdf",
+            content=chunks(),
+            headers={"X-API-Key": api.world.acme_key, "content-type": "multipart/form-data; boundary=b"},
+        )
         assert_problem(streamed, 413, "over the limit of 1,000 bytes")
 
 
 def test_empty_and_broken_uploads_are_422(api: Api) -> None:
-    assert_problem(api.acme("POST", "/api/portfolio/upload-pdf", files={"file": ("e.pdf", b"", "application/pdf")}), 422,
-                   "empty")
-    broken = api.acme("POST", "/api/portfolio/upload-pdf", files={"file": ("b.pdf", b"%PDF-1.4 garbage", "application/pdf")})
+    assert_problem(
+        api.acme("POST", "/api/portfolio/upload-pdf", files={"file": ("e.pdf", b"", "application/pdf")}), 422, "empty"
+    )
+    broken = api.acme(
+        "POST", "/api/portfolio/upload-pdf", files={"file": ("b.pdf", b"%PDF-1.4 garbage", "application/pdf")}
+    )
     assert_problem(broken, 422)
     assert api.acme("GET", "/api/portfolio").json()["positions"] == []  # nothing half-written

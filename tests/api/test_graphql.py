@@ -1,5 +1,6 @@
 """GraphQL over real HTTP: every type reachable, results equal to REST's for the same data,
 filters, pagination and mutations with typed failures; on SQLite and Postgres."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -14,28 +15,46 @@ from tests.conftest import ADMIN_KEY
 
 POSITION = "symbol quantity costBasis averageCost purchaseDate price marketValue unrealizedPnl realizedPnl flags"
 TRADE = "tradeId tradingDate timestamp symbol side quantity price fees value origin rationale"
-BAR = ("tradingDate open high low close volume bid ask rsi14 bollingerPctB bollingerBandwidth momentum5 momentum20 "
-       "volatility20 volumeRatio20 spreadPct")
+BAR = (
+    "tradingDate open high low close volume bid ask rsi14 bollingerPctB bollingerBandwidth momentum5 momentum20 "
+    "volatility20 volumeRatio20 spreadPct"
+)
 METRIC = "{ value baseRate sampleSize baselines { name value } }"
-EVERYTHING = f"""{{
-  instruments {{ nodes {{ __typename symbol name board sector currency listedOn
-    latestQuote {{ __typename close reason }}
-    latestPrediction {{ __typename score action weight tercile predictedReturn probabilityUp layer1Probability layer1Backend }}
-    liquidity {{ __typename adv20 passesEntryGates failedGates }}
-    fundamentals {{ __typename reportDate eps }}
-    history(first: 2) {{ nodes {{ __typename close }} }}
-    recentBars(first: 2) {{ nodes {{ __typename close }} }}
-    predictions {{ nodes {{ __typename score }} }}
-    news {{ nodes {{ __typename title sentiment }} }}
-    sentiment {{ nodes {{ __typename score }} }} }} }}
-  portfolio {{ __typename positions {{ nodes {{ __typename symbol instrument {{ symbol }} latestPrediction {{ score }} }} }}
-    trades {{ nodes {{ __typename tradeId }} }} suggestions {{ nodes {{ __typename suggestionId }} }} }}
-  aiPortfolio {{ __typename positions {{ nodes {{ __typename symbol }} }} trades {{ nodes {{ __typename tradeId }} }}
-    days {{ nodes {{ __typename tradingDate }} }} }}
-  modelPerformance {{ __typename modelId }}
-}}"""
-REQUIRED_TYPES = {"Instrument", "DailyBar", "Prediction", "Fundamentals", "NewsItem", "SentimentScore", "AIPosition",
-                  "AITrade", "Portfolio", "Position", "Trade", "Suggestion", "ModelPerformance"}
+EVERYTHING = (
+    """{
+  instruments { nodes { __typename symbol name board sector currency listedOn
+    latestQuote { __typename close reason }
+    latestPrediction { __typename score action weight tercile predictedReturn """
+    """probabilityUp layer1Probability layer1Backend }
+    liquidity { __typename adv20 passesEntryGates failedGates }
+    fundamentals { __typename reportDate eps }
+    history(first: 2) { nodes { __typename close } }
+    recentBars(first: 2) { nodes { __typename close } }
+    predictions { nodes { __typename score } }
+    news { nodes { __typename title sentiment } }
+    sentiment { nodes { __typename score } } } }
+  portfolio { __typename positions { nodes { __typename symbol instrument { symbol } latestPrediction { score } } }
+    trades { nodes { __typename tradeId } } suggestions { nodes { __typename suggestionId } } }
+  aiPortfolio { __typename positions { nodes { __typename symbol } } trades { nodes { __typename tradeId } }
+    days { nodes { __typename tradingDate } } }
+  modelPerformance { __typename modelId }
+}"""
+)
+REQUIRED_TYPES = {
+    "Instrument",
+    "DailyBar",
+    "Prediction",
+    "Fundamentals",
+    "NewsItem",
+    "SentimentScore",
+    "AIPosition",
+    "AITrade",
+    "Portfolio",
+    "Position",
+    "Trade",
+    "Suggestion",
+    "ModelPerformance",
+}
 
 
 def _typenames(value: object) -> set[str]:
@@ -48,9 +67,14 @@ def _typenames(value: object) -> set[str]:
 
 
 def _buy(api: Api, key: str, symbol: str = "LIQ", quantity: int = 100, price: str = "52.00") -> dict:
-    result = data(api, """mutation($order: ManualTradeInput!) { placeTrade(order: $order) {
-        __typename ... on TradePlaced { tradeId symbol quantity price cashAfter replayed } ... on UserError { message } } }""",
-                  key, {"order": {"side": "BUY", "symbol": symbol, "quantity": quantity, "price": price}})["placeTrade"]
+    result = data(
+        api,
+        """mutation($order: ManualTradeInput!) { placeTrade(order: $order) {
+        __typename ... on TradePlaced { tradeId symbol quantity price cashAfter replayed } """
+        """... on UserError { message } } }""",
+        key,
+        {"order": {"side": "BUY", "symbol": symbol, "quantity": quantity, "price": price}},
+    )["placeTrade"]
     assert result["__typename"] == "TradePlaced", result
     return result
 
@@ -62,60 +86,95 @@ def test_every_type_is_reachable_and_returned(api: Api) -> None:
     returned |= _typenames(data(api, "{ portfolio { suggestions { nodes { __typename } } } }", api.world.acme_key))
     assert REQUIRED_TYPES <= returned, REQUIRED_TYPES - returned
     schema = data(api, "{ __schema { types { name } } }", api.world.acme_key)["__schema"]["types"]
-    assert REQUIRED_TYPES | {"MacroIndicator", "MacroInsights"} <= {t["name"] for t in schema}  # returned: test_macro_api
+    # returned: test_macro_api
+    assert REQUIRED_TYPES | {"MacroIndicator", "MacroInsights"} <= {t["name"] for t in schema}
 
 
 def test_market_fields_equal_rest(api: Api) -> None:
     key = api.world.acme_key
     rest_latest = api.acme("GET", "/api/market/latest").json()
-    graph = data(api, """{ instruments { nodes { symbol latestQuote { tradingDate close volume changePct rsi
+    graph = data(
+        api,
+        """{ instruments { nodes { symbol latestQuote { tradingDate close volume changePct rsi
         predictedReturn score action tercile modelId layer1Backend heldEdge roundTripCost decisionReason
         reasons { baseValue inputs { input contribution } } reason } } } }""",
-                 key)["instruments"]["nodes"]
+        key,
+    )["instruments"]["nodes"]
     assert {n["symbol"]: snake(n["latestQuote"]) for n in graph} == rest_latest
 
     rest_page = api.acme("GET", "/api/market/history/LIQ", params={"limit": 25, "start": "2026-09-01"}).json()
-    page = data(api, f"""{{ instrument(symbol: "liq") {{ history(first: 25, start: "2026-09-01") {{
-        nodes {{ {BAR} }} pageInfo {{ endCursor hasNextPage }} }} }} }}""", key)["instrument"]["history"]
+    page = data(
+        api,
+        f"""{{ instrument(symbol: "liq") {{ history(first: 25, start: "2026-09-01") {{
+        nodes {{ {BAR} }} pageInfo {{ endCursor hasNextPage }} }} }} }}""",
+        key,
+    )["instrument"]["history"]
     assert snake(page["nodes"]) == rest_page["items"] and page["pageInfo"]["hasNextPage"]
-    rest_next = api.acme("GET", "/api/market/history/LIQ",
-                         params={"limit": 25, "start": "2026-09-01", "cursor": rest_page["next_cursor"]}).json()
-    following = data(api, f"""query($after: String) {{ instrument(symbol: "LIQ") {{
-        history(first: 25, start: "2026-09-01", after: $after) {{ nodes {{ {BAR} }} pageInfo {{ hasNextPage }} }} }} }}""",
-                     key, {"after": page["pageInfo"]["endCursor"]})["instrument"]["history"]
+    rest_next = api.acme(
+        "GET",
+        "/api/market/history/LIQ",
+        params={"limit": 25, "start": "2026-09-01", "cursor": rest_page["next_cursor"]},
+    ).json()
+    following = data(
+        api,
+        f"""query($after: String) {{ instrument(symbol: "LIQ") {{
+        history(first: 25, start: "2026-09-01", after: $after) {{ nodes {{ {BAR} }} """
+        f"""pageInfo {{ hasNextPage }} }} }} }}""",
+        key,
+        {"after": page["pageInfo"]["endCursor"]},
+    )["instrument"]["history"]
     assert snake(following["nodes"]) == rest_next["items"]
     assert following["pageInfo"]["hasNextPage"] == (rest_next["next_cursor"] is not None)
 
-    recent = data(api, f'{{ instrument(symbol: "MID") {{ recentBars(first: 20) {{ nodes {{ {BAR} }} }} }} }}',
-                  key)["instrument"]["recentBars"]["nodes"]
+    recent = data(api, f'{{ instrument(symbol: "MID") {{ recentBars(first: 20) {{ nodes {{ {BAR} }} }} }} }}', key)[
+        "instrument"
+    ]["recentBars"]["nodes"]
     assert len(recent) == 20 and recent[-1]["tradingDate"] == DAY.isoformat()
     rest_recent = api.acme("GET", "/api/market/history/MID", params={"start": recent[0]["tradingDate"]}).json()
     assert snake(recent) == rest_recent["items"]
 
-    prediction = data(api, '{ instrument(symbol: "LIQ") { latestPrediction { tradingDate score action tercile '
-                           'predictedReturn layer1Backend modelId heldEdge roundTripCost decisionReason } } }',
-                      key)["instrument"]["latestPrediction"]
+    prediction = data(
+        api,
+        '{ instrument(symbol: "LIQ") { latestPrediction { tradingDate score action tercile '
+        "predictedReturn layer1Backend modelId heldEdge roundTripCost decisionReason } } }",
+        key,
+    )["instrument"]["latestPrediction"]
     liq = rest_latest["LIQ"]
-    assert (prediction["tradingDate"], prediction["score"], prediction["action"], prediction["tercile"]) == \
-        (liq["trading_date"], liq["score"], liq["action"], liq["tercile"])
-    assert (prediction["predictedReturn"], prediction["layer1Backend"], prediction["modelId"]) == \
-        (liq["predicted_return"], liq["layer1_backend"], liq["model_id"])
-    assert (prediction["heldEdge"], prediction["roundTripCost"], prediction["decisionReason"]) == \
-        (liq["held_edge"], liq["round_trip_cost"], liq["decision_reason"])
+    assert (prediction["tradingDate"], prediction["score"], prediction["action"], prediction["tercile"]) == (
+        liq["trading_date"],
+        liq["score"],
+        liq["action"],
+        liq["tercile"],
+    )
+    assert (prediction["predictedReturn"], prediction["layer1Backend"], prediction["modelId"]) == (
+        liq["predicted_return"],
+        liq["layer1_backend"],
+        liq["model_id"],
+    )
+    assert (prediction["heldEdge"], prediction["roundTripCost"], prediction["decisionReason"]) == (
+        liq["held_edge"],
+        liq["round_trip_cost"],
+        liq["decision_reason"],
+    )
 
 
 def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     key = api.world.acme_key
     _buy(api, key)
-    graph = data(api, f"""{{ portfolio {{ portfolioId asOf cash marketValue equity liquidEquity illiquidDiscounts
+    graph = data(
+        api,
+        f"""{{ portfolio {{ portfolioId asOf cash marketValue equity liquidEquity illiquidDiscounts
         unrealizedPnl realizedPnl positionsCount cashWeight positions {{ nodes {{ {POSITION} weight }} }}
         trades {{ nodes {{ {TRADE} }} }}
         cashMovements {{ nodes {{ entryId timestamp kind amount balance tradeId note }} }}
-        suggestions {{ nodes {{ suggestionId tradingDate symbol side quantity limitPrice reason expiresAt state tradeId }} }} }} }}""",
-                 key)["portfolio"]
+        suggestions {{ nodes {{ suggestionId tradingDate symbol side quantity limitPrice reason expiresAt """
+        f"""state tradeId }} }} }} }}""",
+        key,
+    )["portfolio"]
     summary = api.acme("GET", "/api/portfolio/summary").json()
-    assert {k: v for k, v in snake(graph).items() if k in summary} == {k: v for k, v in summary.items()
-                                                                        if k not in ("allocation", "flags")}
+    assert {k: v for k, v in snake(graph).items() if k in summary} == {
+        k: v for k, v in summary.items() if k not in ("allocation", "flags")
+    }
     weights = {a["symbol"]: a["weight"] for a in summary["allocation"]}
     assert graph["cashWeight"] == weights["CASH"]
     positions = api.acme("GET", "/api/portfolio").json()["positions"]
@@ -124,35 +183,56 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     assert snake(graph["trades"]["nodes"]) == api.acme("GET", "/api/portfolio/trade").json()
     assert snake(graph["cashMovements"]["nodes"]) == api.acme("GET", "/api/portfolio/cash").json()
     assert [m["kind"] for m in graph["cashMovements"]["nodes"]][-1:] == ["TRADE"]
-    mine = snake(data(api, """{ portfolio { trackRecord { days first last totalReturn annualTurnover trades
-        costs { fees spread impact total } benchmarks { name informationRatio beta } } } }""", key)["portfolio"]["trackRecord"])
+    mine = snake(
+        data(
+            api,
+            """{ portfolio { trackRecord { days first last totalReturn annualTurnover trades
+        costs { fees spread impact total } benchmarks { name informationRatio beta } } } }""",
+            key,
+        )["portfolio"]["trackRecord"]
+    )
     rest_mine = api.acme("GET", "/api/portfolio/track-record").json()
     assert {k: v for k, v in mine.items() if k not in ("benchmarks", "costs")} == {
-        k: rest_mine[k] for k in ("days", "first", "last", "total_return", "annual_turnover", "trades")}
-    assert mine["costs"] == (None if rest_mine.get("costs") is None else
-                             {k: rest_mine["costs"][k] for k in ("fees", "spread", "impact", "total")})
+        k: rest_mine[k] for k in ("days", "first", "last", "total_return", "annual_turnover", "trades")
+    }
+    assert mine["costs"] == (
+        None
+        if rest_mine.get("costs") is None
+        else {k: rest_mine["costs"][k] for k in ("fees", "spread", "impact", "total")}
+    )
     assert [b["name"] for b in mine["benchmarks"]] == list(rest_mine["benchmarks"])
     rest_suggestions = api.acme("GET", "/api/suggestions").json()
     for mine, theirs in zip(snake(graph["suggestions"]["nodes"]), rest_suggestions, strict=True):
         assert datetime.fromisoformat(mine.pop("expires_at")) == datetime.fromisoformat(theirs.pop("expires_at"))
         assert mine == theirs
 
-    ai = data(api, f"""{{ aiPortfolio {{ asOf started startingCash totalReturnPct cash marketValue equity liquidEquity
+    ai = data(
+        api,
+        f"""{{ aiPortfolio {{ asOf started startingCash totalReturnPct cash marketValue equity liquidEquity
         illiquidDiscounts unrealizedPnl realizedPnl positionsCount
         positions {{ nodes {{ {POSITION} direction rationale timestamp }} }}
-        trades {{ nodes {{ {TRADE} }} }} days {{ nodes {{ tradingDate modelId equity liquidEquity cash summary }} }} }} }}""",
-              ADMIN_KEY)["aiPortfolio"]
+        trades {{ nodes {{ {TRADE} }} }} """
+        f"""days {{ nodes {{ tradingDate modelId equity liquidEquity cash summary }} }} }} }}""",
+        ADMIN_KEY,
+    )["aiPortfolio"]
     rest_ai = api.admin("GET", "/api/ai-portfolio/summary").json()
-    assert {k: v for k, v in snake(ai).items() if k in rest_ai} == {k: v for k, v in rest_ai.items()
-                                                                     if k not in ("allocation", "flags", "portfolio_id")}
+    assert {k: v for k, v in snake(ai).items() if k in rest_ai} == {
+        k: v for k, v in rest_ai.items() if k not in ("allocation", "flags", "portfolio_id")
+    }
     assert snake(ai["positions"]["nodes"]) == api.admin("GET", "/api/ai-portfolio/positions").json()
     history = api.admin("GET", "/api/ai-portfolio/history").json()
     assert snake(ai["trades"]["nodes"]) == history["trades"] and snake(ai["days"]["nodes"]) == history["days"]
-    track = snake(data(api, """{ aiPortfolio { trackRecord { days first last totalReturn annualReturn annualVolatility
+    track = snake(
+        data(
+            api,
+            """{ aiPortfolio { trackRecord { days first last totalReturn annualReturn annualVolatility
         sharpe sortino maxDrawdown calmar annualTurnover trades records indexSource
         costs { fees spread impact total shareOfEquityPerYear }
-        benchmarks { name totalReturn annualReturn excessAnnualReturn trackingError informationRatio beta alpha } } } }""",
-                           key)["aiPortfolio"]["trackRecord"])
+        benchmarks { name totalReturn annualReturn excessAnnualReturn trackingError informationRatio """
+            """beta alpha } } } }""",
+            key,
+        )["aiPortfolio"]["trackRecord"]
+    )
     rest_track = api.acme("GET", "/api/ai-portfolio/track-record").json()
     assert [{"name": n, **b} for n, b in rest_track.pop("benchmarks").items()] == track.pop("benchmarks")
     assert {k: v for k, v in track.items() if k in rest_track} == rest_track
@@ -160,26 +240,41 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     record = f"""record label periodStart periodEnd evaluatedThrough predictions models layer1Backend
         binaryAccuracy {METRIC} threeClassAccuracy {METRIC} moversAccuracy {METRIC} averageError {METRIC}
         informationCoefficient {METRIC} tercileSpread {METRIC} reason"""
-    performance = snake(data(api, f"""{{ modelPerformance {{ modelId trainedThrough trainingRows horizonDays layer1Backend
-        layer1IsFallback validation {{ {record} }} live {{ {record} }} monitor {{ state tradingDate reason checks {{ check
-        kind state level figure watchThreshold alertThreshold since note }} }} }} }}""", key)["modelPerformance"])
+    performance = snake(
+        data(
+            api,
+            f"""{{ modelPerformance {{ modelId trainedThrough trainingRows horizonDays layer1Backend
+        layer1IsFallback validation {{ {record} }} live {{ {record} }} """
+            f"""monitor {{ state tradingDate reason checks {{ check
+        kind state level figure watchThreshold alertThreshold since note }} }} }} }}""",
+            key,
+        )["modelPerformance"]
+    )
     rest = api.acme("GET", "/api/ai/performance").json()
     for name in ("validation", "live"):
         metrics = rest[name].pop("metrics")
         assert {k: v for k, v in performance[name].items() if k in rest[name]} == rest[name]
         assert {m: performance[name][m] for m in metrics} == {
             m: None if v is None else {**v, "baselines": [{"name": b, "value": x} for b, x in v["baselines"].items()]}
-            for m, v in metrics.items()}
+            for m, v in metrics.items()
+        }
     assert {k: v for k, v in performance.items() if k not in ("validation", "live")} == {
-        k: v for k, v in rest.items() if k not in ("validation", "live")}
+        k: v for k, v in rest.items() if k not in ("validation", "live")
+    }
 
 
 def test_position_carries_its_latest_prediction_and_instrument(api: Api) -> None:
     _buy(api, api.world.acme_key)
-    node = data(api, "{ portfolio { positions { nodes { symbol instrument { name board } latestPrediction { score action } } } } }",
-                api.world.acme_key)["portfolio"]["positions"]["nodes"][0]
-    assert node == {"symbol": "LIQ", "instrument": {"name": "LIQ Holdings Ltd", "board": "MAIN"},
-                    "latestPrediction": {"score": 72.0, "action": "LONG"}}
+    node = data(
+        api,
+        "{ portfolio { positions { nodes { symbol instrument { name board } latestPrediction { score action } } } } }",
+        api.world.acme_key,
+    )["portfolio"]["positions"]["nodes"][0]
+    assert node == {
+        "symbol": "LIQ",
+        "instrument": {"name": "LIQ Holdings Ltd", "board": "MAIN"},
+        "latestPrediction": {"score": 72.0, "action": "LONG"},
+    }
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -203,7 +298,10 @@ def test_instrument_filters(api: Api) -> None:
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_cursor_pagination(api: Api) -> None:
     key = api.world.acme_key
-    query = "query($after: String) { instruments(first: 3, after: $after) { nodes { symbol } pageInfo { endCursor hasNextPage } } }"
+    query = (
+        "query($after: String) { instruments(first: 3, after: $after) { nodes { symbol } "
+        "pageInfo { endCursor hasNextPage } } }"
+    )
     first = data(api, query, key)["instruments"]
     assert [n["symbol"] for n in first["nodes"]] == ["DRY", "LIQ", "MID"] and first["pageInfo"]["hasNextPage"]
     second = data(api, query, key, {"after": first["pageInfo"]["endCursor"]})["instruments"]
@@ -220,10 +318,19 @@ def test_cursor_pagination(api: Api) -> None:
         body = gql(api, f"{{ instruments(first: {size}) {{ nodes {{ symbol }} }} }}", key).json()
         assert "`first` must be between 1 and 200" in body["errors"][0]["message"]
 
-    two = data(api, '{ instrument(symbol: "LIQ") { sentiment(first: 1) { nodes { tradingDate } pageInfo { endCursor } } } }', key)
+    two = data(
+        api,
+        '{ instrument(symbol: "LIQ") { sentiment(first: 1) { nodes { tradingDate } pageInfo { endCursor } } } }',
+        key,
+    )
     after = two["instrument"]["sentiment"]["pageInfo"]["endCursor"]
-    rest = data(api, 'query($a: String) { instrument(symbol: "LIQ") { sentiment(after: $a) { nodes { tradingDate } '
-                     'pageInfo { hasNextPage } } } }', key, {"a": after})["instrument"]["sentiment"]
+    rest = data(
+        api,
+        'query($a: String) { instrument(symbol: "LIQ") { sentiment(after: $a) { nodes { tradingDate } '
+        "pageInfo { hasNextPage } } } }",
+        key,
+        {"a": after},
+    )["instrument"]["sentiment"]
     assert rest["nodes"] == [{"tradingDate": DAY.isoformat()}] and not rest["pageInfo"]["hasNextPage"]
 
 
@@ -233,15 +340,21 @@ def test_unknown_instrument_is_not_found_and_bad_range_says_why(api: Api) -> Non
     assert unknown["errors"][0]["extensions"]["code"] == "NOT_FOUND"
     assert unknown["errors"][0]["message"] == "no instrument 'NOPE' is listed; `instruments` lists the symbols"
     assert api.acme("GET", "/api/market/symbol/NOPE").status_code == 404  # REST says the same
-    body = gql(api, '{ instrument(symbol: "LIQ") { history(start: "2026-11-20", end: "2026-11-01") { nodes { close } } } }',
-               api.world.acme_key).json()
+    body = gql(
+        api,
+        '{ instrument(symbol: "LIQ") { history(start: "2026-11-20", end: "2026-11-01") { nodes { close } } } }',
+        api.world.acme_key,
+    ).json()
     assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
     assert "start 2026-11-20 is after end 2026-11-01" in body["errors"][0]["message"]
 
 
-TRADE_MUTATION = """mutation($order: ManualTradeInput!, $key: String) { placeTrade(order: $order, idempotencyKey: $key) {
+TRADE_MUTATION = (
+    """mutation($order: ManualTradeInput!, $key: String) { """
+    """placeTrade(order: $order, idempotencyKey: $key) {
     __typename ... on TradePlaced { tradeId replayed cashAfter } ... on UserError { message }
     ... on InvalidInput { fields { field message } } } }"""
+)
 SUGGESTION_MUTATION = """mutation($id: ID!) { %s(suggestionId: $id) {
     __typename ... on Suggestion { suggestionId state tradeId } ... on UserError { message } } }"""
 
@@ -254,7 +367,9 @@ def test_manual_trade_mutation_and_its_typed_failures(api: Api) -> None:
     assert Decimal(placed["cashAfter"]) == Decimal(api.acme("GET", "/api/portfolio/summary").json()["cash"])
     again = data(api, TRADE_MUTATION, key, {"order": order, "key": "k-1"})["placeTrade"]
     assert again["replayed"] and again["tradeId"] == placed["tradeId"]
-    rest_retry = api.acme("POST", "/api/portfolio/trade", json={**order, "side": "buy"}, headers={"Idempotency-Key": "k-1"})
+    rest_retry = api.acme(
+        "POST", "/api/portfolio/trade", json={**order, "side": "buy"}, headers={"Idempotency-Key": "k-1"}
+    )
     assert rest_retry.json()["trade_id"] == placed["tradeId"]  # one idempotency store for REST and GraphQL
     assert len(api.acme("GET", "/api/portfolio/trade").json()) == 1
 
@@ -270,7 +385,9 @@ def test_manual_trade_mutation_and_its_typed_failures(api: Api) -> None:
     assert broke["__typename"] == "InvalidInput" and "cash" in broke["message"]
     overdraw = data(api, 'mutation { moveCash(amount: "-99999999") { __typename ... on UserError { message } } }', key)
     assert overdraw["moveCash"]["__typename"] == "InvalidInput"
-    deposit = data(api, 'mutation { moveCash(amount: "100.50", note: "top up") { __typename ... on CashMoved { balance } } }', key)
+    deposit = data(
+        api, 'mutation { moveCash(amount: "100.50", note: "top up") { __typename ... on CashMoved { balance } } }', key
+    )
     assert Decimal(deposit["moveCash"]["balance"]) == Decimal(api.acme("GET", "/api/portfolio/summary").json()["cash"])
 
 
@@ -290,11 +407,13 @@ def test_suggestion_mutations_and_their_typed_failures(api: Api) -> None:
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_unexpected_errors_are_masked(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(conn):  # noqa: ANN001, ANN202
+    def broken(conn):
         raise RuntimeError("SELECT secret FROM internals")
 
     monkeypatch.setattr("api.graphql.query.performance", broken)
-    response = gql(api, "{ modelPerformance { modelId } instruments(first: 1) { nodes { symbol } } }", api.world.acme_key)
+    response = gql(
+        api, "{ modelPerformance { modelId } instruments(first: 1) { nodes { symbol } } }", api.world.acme_key
+    )
     body = response.json()
     assert response.status_code == 200 and "secret" not in response.text
     assert body["errors"][0]["message"].startswith("Unexpected error")
@@ -304,25 +423,30 @@ def test_unexpected_errors_are_masked(api: Api, monkeypatch: pytest.MonkeyPatch)
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_clients_mistake_is_one_log_line_and_the_services_fault_keeps_its_traceback(
-        api: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    api: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """Issue 42: each expected user error (unknown field, unknown symbol, bad date,
     FORBIDDEN) was logged as ERROR strawberry.execution with a 20-line traceback."""
     import logging
 
     caplog.set_level(logging.INFO)
     key = api.world.acme_key
-    mistakes = ["{ instrument(symbol: \"LIQ\") { histroy { nodes { close } } } }",
-                '{ instrument(symbol: "NOPE") { symbol } }', '{ marketBreadth(date: "2026-13-40") { advancers } }',
-                "{ aiPortfolio { trades { nodes { tradeId } } } }"]
+    mistakes = [
+        '{ instrument(symbol: "LIQ") { histroy { nodes { close } } } }',
+        '{ instrument(symbol: "NOPE") { symbol } }',
+        '{ marketBreadth(date: "2026-13-40") { advancers } }',
+        "{ aiPortfolio { trades { nodes { tradeId } } } }",
+    ]
     for document in mistakes:
         assert gql(api, document, key).json()["errors"], document
     mine = [r for r in caplog.records if r.name.startswith(("strawberry", "api."))]
-    assert mine and all(r.levelno == logging.INFO and r.exc_info is None for r in mine), \
-        [(r.name, r.levelname, r.getMessage()) for r in mine]
+    assert mine and all(r.levelno == logging.INFO and r.exc_info is None for r in mine), [
+        (r.name, r.levelname, r.getMessage()) for r in mine
+    ]
     assert all("\n" not in r.getMessage() for r in mine)
     caplog.clear()
 
-    def broken(conn):  # noqa: ANN001, ANN202
+    def broken(conn):
         raise RuntimeError("SELECT secret FROM internals")
 
     monkeypatch.setattr("api.graphql.query.performance", broken)
@@ -339,8 +463,9 @@ def test_committed_sdl_is_current() -> None:
     from market.settings import Settings
 
     committed = (Path(__file__).parents[2] / "api" / "graphql" / "schema.graphql").read_text()
-    assert build_schema(Settings()).as_str() + "\n" == committed, \
+    assert build_schema(Settings()).as_str() + "\n" == committed, (
         "the schema changed: run `python -m api.graphql.schema > api/graphql/schema.graphql`"
+    )
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/api.md"])
@@ -366,8 +491,10 @@ def test_market_breadth_and_the_days_analysis_equal_rest(api: Api) -> None:
     from pipeline.runner import run_stage
 
     key = api.world.acme_key
-    fields = ("tradingDate instruments traded advancers decliners unchanged notTraded indexChangePct indexMarketCap "
-              "indexConstituents indexExcluded")
+    fields = (
+        "tradingDate instruments traded advancers decliners unchanged notTraded indexChangePct indexMarketCap "
+        "indexConstituents indexExcluded"
+    )
     breadth = data(api, f"{{ marketBreadth {{ {fields} }} }}", key)["marketBreadth"]
     assert snake(breadth) == api.acme("GET", "/api/market/breadth").json()
     dated = data(api, f'{{ marketBreadth(date: "{DAY.isoformat()}") {{ advancers }} }}', key)["marketBreadth"]
@@ -376,6 +503,10 @@ def test_market_breadth_and_the_days_analysis_equal_rest(api: Api) -> None:
     missing = gql(api, "{ analysis { body } }", key).json()
     assert missing["data"]["analysis"] is None and missing["errors"][0]["extensions"]["code"] == "NOT_READY"
     run_stage("t1_analysis", DAY, settings=api.world.settings)
-    analysis = data(api, """{ analysis { tradingDate writer fallbackReason body facts writtenAt
-        notifications { notificationId kind severity title delivered } } }""", key)["analysis"]
+    analysis = data(
+        api,
+        """{ analysis { tradingDate writer fallbackReason body facts writtenAt
+        notifications { notificationId kind severity title delivered } } }""",
+        key,
+    )["analysis"]
     assert snake(analysis) == api.acme("GET", "/api/analysis").json()

@@ -1,10 +1,11 @@
 """The DataLoaders keep a list of N instruments at a fixed number of SQL statements: the
 acceptance case is 60 instruments, each with its latest prediction and last 20 bars."""
+
 from __future__ import annotations
 
 import math
 import sqlite3
-from typing import Iterator
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -16,11 +17,11 @@ from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from store import tables
 from store.history import append_history
-from views.bars import refresh_bars
 from tests.api.conftest import Api, Clock
 from tests.api.graph import data
 from tests.conftest import ADMIN_KEY
 from tests.portfolio.seed import DAY, days_up_to, seed_predictions
+from views.bars import refresh_bars
 
 INSTRUMENTS = 60
 QUERY = """query($n: Int) { instruments(first: $n) { nodes { symbol
@@ -31,15 +32,30 @@ QUERY = """query($n: Int) { instruments(first: $n) { nodes { symbol
 def _seed(engine: Engine) -> None:
     symbols = [f"S{i:02d}" for i in range(INSTRUMENTS)]
     with engine.begin() as conn:
-        append_history(conn, tables.instruments, [
-            {"symbol": s, "name": f"{s} Ltd", "board": "MAIN", "currency": "JMD", "source": "test"} for s in symbols])
-        append_history(conn, tables.eod_prices, [
-            {"symbol": s, "trading_date": d, "close": round(10 + i + math.sin(k / 4), 2), "volume": 1000 * (i + 1),
-             "source": "test"}
-            for i, s in enumerate(symbols) for k, d in enumerate(days_up_to(DAY, 40))])
+        append_history(
+            conn,
+            tables.instruments,
+            [{"symbol": s, "name": f"{s} Ltd", "board": "MAIN", "currency": "JMD", "source": "test"} for s in symbols],
+        )
+        append_history(
+            conn,
+            tables.eod_prices,
+            [
+                {
+                    "symbol": s,
+                    "trading_date": d,
+                    "close": round(10 + i + math.sin(k / 4), 2),
+                    "volume": 1000 * (i + 1),
+                    "source": "test",
+                }
+                for i, s in enumerate(symbols)
+                for k, d in enumerate(days_up_to(DAY, 40))
+            ],
+        )
         refresh_bars(conn)  # as the stage runner does after T0 appends prices
-    seed_predictions(engine, DAY, {s: {"score": 40 + i % 50, "action": "HOLD", "tercile": "MIDDLE"}
-                                   for i, s in enumerate(symbols)})
+    seed_predictions(
+        engine, DAY, {s: {"score": 40 + i % 50, "action": "HOLD", "tercile": "MIDDLE"} for i, s in enumerate(symbols)}
+    )
 
 
 class StatementCounter:
@@ -52,14 +68,14 @@ class StatementCounter:
         counter = self
 
         class Counting(psycopg.Cursor):
-            def execute(self, query, params=None, **kwargs):  # noqa: ANN001, ANN003, ANN202
+            def execute(self, query, params=None, **kwargs):
                 counter._seen(str(query))
                 return super().execute(query, params, **kwargs)
 
         self._cursor = Counting
         event.listen(engine, "checkout", self._watch)
 
-    def _watch(self, dbapi_connection, *_: object) -> None:  # noqa: ANN001
+    def _watch(self, dbapi_connection, *_: object) -> None:
         if isinstance(dbapi_connection, sqlite3.Connection):
             dbapi_connection.set_trace_callback(self._seen)
         else:
@@ -70,7 +86,7 @@ class StatementCounter:
         if not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")):
             self.count += 1
 
-    def during(self, action) -> int:  # noqa: ANN001
+    def during(self, action) -> int:
         before = self.count
         action()
         return self.count - before
@@ -88,7 +104,7 @@ def served(settings: Settings) -> Iterator[tuple[Api, StatementCounter]]:
         api.http.close()
 
 
-def test_sixty_instruments_with_prediction_and_bars_take_a_fixed_number_of_queries(served) -> None:  # noqa: ANN001
+def test_sixty_instruments_with_prediction_and_bars_take_a_fixed_number_of_queries(served) -> None:
     api, counter = served
     answers: dict[int, dict] = {}
 

@@ -1,8 +1,9 @@
 """GraphQL authentication, authorisation field by field, rate limits shared with REST, and
 the protective limits (depth, tokens, aliases, cost, batching, introspection)."""
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 from graphql.language import Lexer, Source, TokenKind
@@ -14,8 +15,7 @@ from pipeline.serving import serve_in_thread
 from tests.api import world
 from tests.api.conftest import Api, Clock, assert_problem
 from tests.api.graph import data, gql
-from tests.api.test_authorization import (ALLOWED, ANY_KEY, CLASSES, FORBIDDEN, MACRO_TIER, UNAUTHORISED,
-                                          _credentials)
+from tests.api.test_authorization import ALLOWED, ANY_KEY, CLASSES, FORBIDDEN, MACRO_TIER, UNAUTHORISED, _credentials
 from tests.api.world import MORNING
 from tests.conftest import ADMIN_KEY
 
@@ -27,18 +27,40 @@ FIELDS = [
     ("portfolio", "{ portfolio { equity trades { nodes { tradeId } } } }", ["portfolio"], ANY_KEY),
     ("suggestions", "{ portfolio { suggestions { nodes { suggestionId } } } }", ["portfolio"], ANY_KEY),
     ("aiPortfolio", "{ aiPortfolio { equity positions { nodes { symbol } } } }", ["aiPortfolio"], ANY_KEY),
-    ("aiPortfolio.trades", "{ aiPortfolio { equity trades { nodes { tradeId } } } }", ["aiPortfolio", "trades"], ADMIN_FIELD),
-    ("aiPortfolio.days", "{ aiPortfolio { equity days { nodes { tradingDate } } } }", ["aiPortfolio", "days"], ADMIN_FIELD),
+    (
+        "aiPortfolio.trades",
+        "{ aiPortfolio { equity trades { nodes { tradeId } } } }",
+        ["aiPortfolio", "trades"],
+        ADMIN_FIELD,
+    ),
+    (
+        "aiPortfolio.days",
+        "{ aiPortfolio { equity days { nodes { tradingDate } } } }",
+        ["aiPortfolio", "days"],
+        ADMIN_FIELD,
+    ),
     ("modelPerformance", "{ modelPerformance { modelId } }", ["modelPerformance"], ANY_KEY),
     ("macroIndicators", "{ macroIndicators { nodes { value } } }", ["macroIndicators"], ANY_KEY),
     ("macroInsights", "{ macroInsights { weekStart } }", ["macroInsights"], MACRO_TIER),
-    ("placeTrade", 'mutation { placeTrade(order: {side: "BUY", symbol: "LIQ", quantity: 1, price: "52.00"}) '
-                   "{ __typename } }", ["placeTrade"], ANY_KEY),
+    (
+        "placeTrade",
+        'mutation { placeTrade(order: {side: "BUY", symbol: "LIQ", quantity: 1, price: "52.00"}) { __typename } }',
+        ["placeTrade"],
+        ANY_KEY,
+    ),
     ("moveCash", 'mutation { moveCash(amount: "10") { __typename } }', ["moveCash"], ANY_KEY),
-    ("confirmSuggestion", 'mutation { confirmSuggestion(suggestionId: "S-unknown") { __typename } }',
-     ["confirmSuggestion"], ANY_KEY),
-    ("rejectSuggestion", 'mutation { rejectSuggestion(suggestionId: "S-unknown") { __typename } }',
-     ["rejectSuggestion"], ANY_KEY),
+    (
+        "confirmSuggestion",
+        'mutation { confirmSuggestion(suggestionId: "S-unknown") { __typename } }',
+        ["confirmSuggestion"],
+        ANY_KEY,
+    ),
+    (
+        "rejectSuggestion",
+        'mutation { rejectSuggestion(suggestionId: "S-unknown") { __typename } }',
+        ["rejectSuggestion"],
+        ANY_KEY,
+    ),
 ]
 
 
@@ -66,8 +88,12 @@ def test_the_authorisation_matrix_holds_field_by_field(api: Api) -> None:
             answered = _at(body, path) is not None or any(e.get("path") == path for e in body.get("errors", []))
             if want == ALLOWED and (response.status_code != 200 or forbidden or not answered):
                 failures.append(f"{name} as {cls}: expected an answer, got {response.text[:160]}")
-            if want == FORBIDDEN and not (forbidden and forbidden[0]["path"] == path and _at(body, path) is None
-                                          and (len(path) == 1 or _at(body, path[:1]) is not None)):
+            if want == FORBIDDEN and not (
+                forbidden
+                and forbidden[0]["path"] == path
+                and _at(body, path) is None
+                and (len(path) == 1 or _at(body, path[:1]) is not None)
+            ):
                 failures.append(f"{name} as {cls}: expected FORBIDDEN at {path} only, got {response.text[:160]}")
     assert failures == []
 
@@ -123,8 +149,11 @@ def _tokens(document: str) -> int:
 def test_each_limit_accepts_just_under_and_rejects_just_over(tight: Api) -> None:
     # depth: the root field is level 0; `close` is at level 4
     assert _errors(tight, "{ instruments(first: 1) { nodes { recentBars(first: 1) { nodes { close } } } } }") == []
-    assert "exceeds maximum operation depth of 4" in _errors(
-        tight, "{ portfolio { positions(first: 1) { nodes { instrument { fundamentals { eps } } } } } }")[0]  # eps: 5
+    # eps: 5
+    assert (
+        "exceeds maximum operation depth of 4"
+        in _errors(tight, "{ portfolio { positions(first: 1) { nodes { instrument { fundamentals { eps } } } } } }")[0]
+    )
 
     at_limit = "{ modelPerformance { " + "modelId " * 35 + "} }"
     assert _tokens(at_limit) == 40 and _errors(tight, at_limit) == []
@@ -141,7 +170,9 @@ def test_each_limit_accepts_just_under_and_rejects_just_over(tight: Api) -> None
     refused = gql(tight, costly.replace("} } }", "} } __typename }"), ADMIN_KEY, {"n": 50}).json()  # one more field
     assert refused["data"] is None
     assert refused["errors"][0]["extensions"] == {"code": "QUERY_TOO_COSTLY", "cost": 102, "limit": 101}
-    assert _errors(tight, "{ instruments(first: 51) { nodes { symbol } } }")[0].startswith("the query's estimated cost is 103")
+    assert _errors(tight, "{ instruments(first: 51) { nodes { symbol } } }")[0].startswith(
+        "the query's estimated cost is 103"
+    )
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -153,7 +184,9 @@ def test_batching_is_off(api: Api) -> None:
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_introspection_and_graphiql_on_by_default(api: Api) -> None:
-    assert data(api, "{ __schema { queryType { name } } }", api.world.acme_key) == {"__schema": {"queryType": {"name": "Query"}}}
+    assert data(api, "{ __schema { queryType { name } } }", api.world.acme_key) == {
+        "__schema": {"queryType": {"name": "Query"}}
+    }
     page = api.call("GET", "/graphql", headers={"Accept": "text/html"})
     assert page.status_code == 200 and "graphiql" in page.text.lower()
     by_get = api.call("GET", "/graphql", api.world.acme_key, params={"query": "{ modelPerformance { modelId } }"})
@@ -164,7 +197,9 @@ def test_introspection_and_graphiql_on_by_default(api: Api) -> None:
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_introspection_off_by_setting(settings: Settings) -> None:
     w = world.build(settings)
-    with serve_in_thread(create_app(w.settings.model_copy(update={"graphql_introspection": False}), now=Clock())) as base:
+    with serve_in_thread(
+        create_app(w.settings.model_copy(update={"graphql_introspection": False}), now=Clock())
+    ) as base:
         api = Api(base, w, Clock())
         response = gql(api, "{ __schema { queryType { name } } }", w.acme_key).json()
         assert "introspection" in response["errors"][0]["message"].lower()
@@ -173,9 +208,14 @@ def test_introspection_off_by_setting(settings: Settings) -> None:
         api.http.close()
 
 
-ATTACK = "query Q($n: Int = 200, $h: Int = 2000) { " + " ".join(
-    f"a{i}: instruments(first: $n) {{ nodes {{ recentBars(first: $h) {{ nodes {{ close volume }} }} }} }}"
-    for i in range(12)) + " }"
+ATTACK = (
+    "query Q($n: Int = 200, $h: Int = 2000) { "
+    + " ".join(
+        f"a{i}: instruments(first: $n) {{ nodes {{ recentBars(first: $h) {{ nodes {{ close volume }} }} }} }}"
+        for i in range(12)
+    )
+    + " }"
+)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -184,8 +224,12 @@ def test_variable_defaults_cost_exactly_what_literals_cost(api: Api) -> None:
     without variables, ran for 13.5 s; they must be refused like the same literals."""
     literal = ATTACK.replace("($n: Int = 200, $h: Int = 2000)", "").replace("$n", "200").replace("$h", "2000")
     costs = {}
-    for how, document, variables in [("literals", literal, None), ("defaults", ATTACK, None),
-                                     ("sent", ATTACK, {"n": 200, "h": 2000}), ("sent as null", ATTACK, {})]:
+    for how, document, variables in [
+        ("literals", literal, None),
+        ("defaults", ATTACK, None),
+        ("sent", ATTACK, {"n": 200, "h": 2000}),
+        ("sent as null", ATTACK, {}),
+    ]:
         body = gql(api, document, api.world.acme_key, variables).json()
         assert body["data"] is None, how
         (error,) = body["errors"]
@@ -225,16 +269,19 @@ def _supplied(how: str, n: int, h: int) -> tuple[str, dict | None]:
         return "query Q($n: Int, $h: Int) { instruments(first: $n) { %s } }" % body, {"n": n, "h": h}
     if how == "defaults":
         return "query Q($n: Int = %d, $h: Int = %d) { instruments(first: $n) { %s } }" % (n, h, body), None
-    return ("query Q($n: Int = %d, $h: Int = %d) { instruments(first: $n) { ...Bars } } "
-            "fragment Bars on InstrumentConnection { %s }" % (n, h, body)), None
+    return (
+        "query Q($n: Int = %d, $h: Int = %d) { instruments(first: $n) { ...Bars } } "
+        "fragment Bars on InstrumentConnection { %s }" % (n, h, body)
+    ), None
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 @pytest.mark.parametrize("how", ["literals", "variables", "defaults", "fragment with defaults"])
 def test_accepted_operations_stay_under_the_cap_however_page_sizes_are_supplied(capped: Api, how: str) -> None:
+    from graphql import parse
+
     from api.graphql.limits import operation_cost
     from api.graphql.schema import build_schema
-    from graphql import parse
 
     schema = build_schema(capped.world.settings)._schema
     for n, h in [(1, 49), (1, 50), (4, 10), (4, 12), (2, 60)]:
@@ -252,8 +299,10 @@ def test_accepted_operations_stay_under_the_cap_however_page_sizes_are_supplied(
 def test_with_introspection_off_errors_do_not_suggest_names(settings: Settings) -> None:
     """Issue 18 #7: "Did you mean ...?" spelled out the schema that introspection hides."""
     w = world.build(settings)
-    typo = '{ instrument(symbol: "LIQ") { histroy { nodes { close } } } instruments(tercile: TOPP) { nodes { symbol } } }'
-    variable = 'query Q($t: Tercile) { instruments(tercile: $t) { nodes { symbol } } }'
+    typo = (
+        '{ instrument(symbol: "LIQ") { histroy { nodes { close } } } instruments(tercile: TOPP) { nodes { symbol } } }'
+    )
+    variable = "query Q($t: Tercile) { instruments(tercile: $t) { nodes { symbol } } }"
     for introspection in (True, False):
         app = create_app(w.settings.model_copy(update={"graphql_introspection": introspection}), now=Clock())
         with serve_in_thread(app) as base:
@@ -286,7 +335,7 @@ def test_a_fragment_fan_out_is_costed_once_per_fragment_and_refused_at_once(api:
         response = gql(api, fan_out(depth), key)
         elapsed = time.perf_counter() - started
         error = response.json()["errors"][0]
-        assert error["extensions"]["code"] == "QUERY_TOO_COSTLY" and error["extensions"]["cost"] == 2 ** depth
+        assert error["extensions"]["code"] == "QUERY_TOO_COSTLY" and error["extensions"]["cost"] == 2**depth
         assert elapsed < 0.1, (depth, elapsed)
 
 
@@ -301,18 +350,18 @@ def _slow_reads(monkeypatch: pytest.MonkeyPatch, seconds: float) -> list[str]:
     seen: list[str] = []
     read, resolve, stop = graph_context.GraphContext.read, limits.OperationBudget.resolve, budgets.Deadline.stop
 
-    async def slow_read(self, function, *args):  # noqa: ANN001, ANN202
+    async def slow_read(self, function, *args):
         await asyncio.sleep(seconds)
         return await read(self, function, *args)
 
-    def recording_resolve(self, _next, root, info, *args, **kwargs):  # noqa: ANN001, ANN202
+    def recording_resolve(self, _next, root, info, *args, **kwargs):
         try:
             return resolve(self, _next, root, info, *args, **kwargs)
         except Exception as exc:
             seen.append(f"refused: {exc}")
             raise
 
-    def recording_stop(self, why: str) -> None:  # noqa: ANN001
+    def recording_stop(self, why: str) -> None:
         seen.append(f"stopped: {why}")
         stop(self, why)
 
@@ -323,15 +372,18 @@ def _slow_reads(monkeypatch: pytest.MonkeyPatch, seconds: float) -> list[str]:
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_an_operation_past_its_wall_clock_budget_resolves_no_further_field(settings: Settings,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_operation_past_its_wall_clock_budget_resolves_no_further_field(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 39: a wall-clock budget per operation. Its first field's read outlasts the
     budget; the fields under it are not resolved, and the answer says so once."""
     import time
 
     seen = _slow_reads(monkeypatch, 0.4)
     w = world.build(settings)
-    with serve_in_thread(create_app(w.settings.model_copy(update={"graphql_timeout_seconds": 0.2}), now=Clock())) as base:
+    with serve_in_thread(
+        create_app(w.settings.model_copy(update={"graphql_timeout_seconds": 0.2}), now=Clock())
+    ) as base:
         api = Api(base, w, Clock())
         started = time.perf_counter()
         body = gql(api, "{ modelPerformance { modelId validation { label predictions } } }", w.acme_key).json()
@@ -355,8 +407,11 @@ def test_an_operation_whose_client_disconnects_is_stopped(settings: Settings, mo
     with serve_in_thread(create_app(w.settings, now=Clock())) as base:
         with httpx.Client(base_url=base, timeout=0.3) as impatient:
             with pytest.raises(httpx.ReadTimeout):
-                impatient.post("/graphql", headers={"X-API-Key": w.acme_key},
-                               json={"query": "{ modelPerformance { modelId validation { label predictions } } }"})
+                impatient.post(
+                    "/graphql",
+                    headers={"X-API-Key": w.acme_key},
+                    json={"query": "{ modelPerformance { modelId validation { label predictions } } }"},
+                )
         deadline = time.monotonic() + 5
         while not any(s.startswith("refused:") for s in seen) and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -1,8 +1,9 @@
 """Issue 18: the holes an adversarial run found, each kept closed over real HTTP."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import httpx
 import pytest
@@ -27,7 +28,7 @@ def serving(settings: Settings, **limits: object) -> Iterator[Api]:
         client.http.close()
 
 
-def _research(api: Api, key: str, name: str, content: bytes, media: str = "text/plain"):  # noqa: ANN202
+def _research(api: Api, key: str, name: str, content: bytes, media: str = "text/plain"):
     return api.call("POST", "/api/portfolio/upload-research", key, files={"file": (name, content, media)})
 
 
@@ -50,8 +51,12 @@ def test_plain_text_research_has_a_size_and_time_budget(api: Api) -> None:
     from store import tables
 
     limit = api.world.settings.research_text_max_bytes
-    assert_problem(_research(api, api.world.acme_key, "huge.txt", b"profit " * (limit // 7 + 1)), 413,
-                   "bytes of text, more than the limit of", f"{limit:,}")
+    assert_problem(
+        _research(api, api.world.acme_key, "huge.txt", b"profit " * (limit // 7 + 1)),
+        413,
+        "bytes of text, more than the limit of",
+        f"{limit:,}",
+    )
     with api.world.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(tables.research_notes)).scalar_one() == 0
 
@@ -60,8 +65,11 @@ def test_plain_text_research_has_a_size_and_time_budget(api: Api) -> None:
 def test_reading_a_research_note_stops_at_its_time_budget(settings: Settings) -> None:
     with serving(settings, research_text_timeout_seconds=0.05) as api:
         long_note = NOTE * 6_000  # about 520 kB, under the size limit
-        assert_problem(_research(api, api.world.acme_key, "long.txt", long_note), 422,
-                       "reading long.txt took longer than the 0.05 s allowed")
+        assert_problem(
+            _research(api, api.world.acme_key, "long.txt", long_note),
+            422,
+            "reading long.txt took longer than the 0.05 s allowed",
+        )
         assert _research(api, api.world.acme_key, "short.txt", NOTE).status_code == 200
 
 
@@ -71,12 +79,17 @@ BLOCK = b"x" * MB
 
 def _json(megabytes: int) -> tuple[list[bytes], int]:
     """A JSON body of about `megabytes` MB: its chunks (one shared 1 MB block) and length."""
-    parts = [b'{"side": "buy", "symbol": "LIQ", "quantity": 1, "price": "50", "padding": "'] + [BLOCK] * megabytes + [b'"}']
+    parts = (
+        [b'{"side": "buy", "symbol": "LIQ", "quantity": 1, "price": "50", "padding": "'] + [BLOCK] * megabytes + [b'"}']
+    )
     return parts, sum(len(p) for p in parts)
 
 
-def _multipart(megabytes: int):  # noqa: ANN202
-    yield b'--b\r\nContent-Disposition: form-data; name="file"; filename="s.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\n'
+def _multipart(megabytes: int):
+    yield (
+        b'--b\r\nContent-Disposition: form-data; name="file"; filename="s.pdf"\r\n'
+        b"Content-Type: application/pdf\r\n\r\n%PDF-1.4\n"
+    )
     for _ in range(megabytes):
         yield BLOCK
     yield b"\r\n--b--\r\n"
@@ -88,7 +101,7 @@ def _gave_up(answer: rawhttp.Answer) -> bool:
 
 
 @pytest.fixture
-def spool(tmp_path, monkeypatch: pytest.MonkeyPatch) -> str:  # noqa: ANN001
+def spool(tmp_path, monkeypatch: pytest.MonkeyPatch) -> str:
     """Temporary files (spooled uploads) go to a folder of their own, to be measured."""
     import tempfile
 
@@ -105,22 +118,33 @@ def test_unauthenticated_bodies_are_refused_before_a_byte_is_read(api: Api, spoo
     parts, length = _json(100)
     for key in (None, "svc-sk-" + "0" * 40, "not a key"):
         headers = {"Content-Type": "application/json", **({"X-API-Key": key} if key else {})}
-        answer = rawhttp.stream(api.base, "/api/portfolio/trade", headers, parts, length=length, temp_folder=spool,
-                                stop=_gave_up)
+        answer = rawhttp.stream(
+            api.base, "/api/portfolio/trade", headers, parts, length=length, temp_folder=spool, stop=_gave_up
+        )
         assert answer.status == 401, answer.body
-        print(f"100 MB JSON, key {key!r}: 401 after {answer.sent / MB:.0f} MB sent, "
-              f"RSS +{answer.peak_rss_growth / MB:.1f} MB")
+        print(
+            f"100 MB JSON, key {key!r}: 401 after {answer.sent / MB:.0f} MB sent, "
+            f"RSS +{answer.peak_rss_growth / MB:.1f} MB"
+        )
         assert answer.peak_rss_growth < 20 * MB
-    gigabyte = rawhttp.stream(api.base, "/api/portfolio/upload-pdf",
-                              {"Content-Type": "multipart/form-data; boundary=b"}, _multipart(1024),
-                              temp_folder=spool, stop=_gave_up)
+    gigabyte = rawhttp.stream(
+        api.base,
+        "/api/portfolio/upload-pdf",
+        {"Content-Type": "multipart/form-data; boundary=b"},
+        _multipart(1024),
+        temp_folder=spool,
+        stop=_gave_up,
+    )
     assert gigabyte.status == 401 and gigabyte.headers["content-type"] == "application/problem+json"
     assert "X-API-Key header is missing" in gigabyte.json()["detail"]
-    print(f"1 GiB chunked multipart without a key: 401 after {gigabyte.sent / MB:.0f} MB sent, "
-          f"RSS +{gigabyte.peak_rss_growth / MB:.1f} MB, temp files {gigabyte.peak_temp_bytes / MB:.2f} MB")
+    print(
+        f"1 GiB chunked multipart without a key: 401 after {gigabyte.sent / MB:.0f} MB sent, "
+        f"RSS +{gigabyte.peak_rss_growth / MB:.1f} MB, temp files {gigabyte.peak_temp_bytes / MB:.2f} MB"
+    )
     assert gigabyte.peak_temp_bytes < 2 * MB and gigabyte.peak_rss_growth < 20 * MB
-    graphql = rawhttp.stream(api.base, "/graphql", {"Content-Type": "application/json"}, parts, length=length,
-                             stop=_gave_up)
+    graphql = rawhttp.stream(
+        api.base, "/graphql", {"Content-Type": "application/json"}, parts, length=length, stop=_gave_up
+    )
     assert graphql.status == 401 and graphql.peak_rss_growth < 20 * MB
     assert api.admin("GET", "/api/portfolio/trade").json() == []  # nothing was stored
 
@@ -132,21 +156,32 @@ def test_keyed_bodies_over_the_cap_are_413_from_the_header_or_while_streaming(se
         parts, length = _json(100)
         cap = api.world.settings.max_body_bytes
         for path in ("/api/portfolio/trade", "/graphql"):
-            declared = rawhttp.stream(api.base, path, {**key, "Content-Type": "application/json"}, parts, length=length,
-                                      stop=_gave_up)
+            declared = rawhttp.stream(
+                api.base, path, {**key, "Content-Type": "application/json"}, parts, length=length, stop=_gave_up
+            )
             assert declared.status == 413, declared.body
             assert f"over the limit of {cap:,} bytes" in declared.json()["detail"]
             streamed = rawhttp.stream(api.base, path, {**key, "Content-Type": "application/json"}, parts, stop=_gave_up)
             assert streamed.status == 413, streamed.body
-            assert streamed.json()["detail"] == f"the request body is over the limit of {cap:,} bytes; reading stopped there"
+            assert (
+                streamed.json()["detail"]
+                == f"the request body is over the limit of {cap:,} bytes; reading stopped there"
+            )
             assert streamed.headers["content-type"] == "application/problem+json" and streamed.json()["request_id"]
             assert declared.peak_rss_growth < 20 * MB and streamed.peak_rss_growth < 20 * MB
-        upload = rawhttp.stream(api.base, "/api/portfolio/upload-pdf",
-                                {**key, "Content-Type": "multipart/form-data; boundary=b"}, _multipart(1024),
-                                temp_folder=spool, stop=_gave_up)
+        upload = rawhttp.stream(
+            api.base,
+            "/api/portfolio/upload-pdf",
+            {**key, "Content-Type": "multipart/form-data; boundary=b"},
+            _multipart(1024),
+            temp_folder=spool,
+            stop=_gave_up,
+        )
         assert upload.status == 413 and "over the limit of 1,000,000 bytes for an upload" in upload.json()["detail"]
-        print(f"1 GiB chunked upload with a key: 413 after {upload.sent / MB:.0f} MB sent, "
-              f"temp files {upload.peak_temp_bytes / MB:.2f} MB")
+        print(
+            f"1 GiB chunked upload with a key: 413 after {upload.sent / MB:.0f} MB sent, "
+            f"temp files {upload.peak_temp_bytes / MB:.2f} MB"
+        )
         assert upload.peak_temp_bytes < 2 * MB and upload.peak_rss_growth < 20 * MB
         assert api.acme("GET", "/api/portfolio/trade").json() == []
 
@@ -164,7 +199,7 @@ def test_graphql_documents_are_capped_by_post_and_by_get(api: Api) -> None:
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_request_authenticated_at_the_edge_is_counted_once(api: Api) -> None:
-    def remaining(response) -> int:  # noqa: ANN001
+    def remaining(response) -> int:
         return int(response.headers["RateLimit"].split("r=")[1].split(";")[0])
 
     first = api.acme("POST", "/api/portfolio/cash", json={"amount": "1", "note": "a"})
@@ -180,9 +215,11 @@ def test_a_request_id_is_echoed_only_when_it_is_a_plain_token(api: Api) -> None:
 
     plain = api.acme("GET", "/api/portfolio", headers={"X-Request-ID": "req-42.a_b:c"})
     assert plain.headers["X-Request-ID"] == "req-42.a_b:c"
-    for hostile in ("x" * 8_000, "<script>alert(1)</script>", "a b", "\"quoted\""):
-        for response in (api.acme("GET", "/api/portfolio", headers={"X-Request-ID": hostile}),
-                         api.call("GET", "/api/portfolio", headers={"X-Request-ID": hostile})):  # a 401 too
+    for hostile in ("x" * 8_000, "<script>alert(1)</script>", "a b", '"quoted"'):
+        for response in (
+            api.acme("GET", "/api/portfolio", headers={"X-Request-ID": hostile}),
+            api.call("GET", "/api/portfolio", headers={"X-Request-ID": hostile}),  # a 401 too
+        ):
             echoed = response.headers["X-Request-ID"]
             assert re.fullmatch(r"[0-9a-f]{32}", echoed), echoed[:80]
             if response.status_code >= 400:
@@ -201,15 +238,24 @@ def test_money_and_quantities_are_strict_over_rest_and_graphql(api: Api) -> None
 
     price = _close(api)
     order = {"side": "buy", "symbol": "LIQ", "quantity": 1, "price": price}
-    for field, value, words in [("quantity", True, "whole number"), ("quantity", "10", "whole number"),
-                                ("quantity", 1.0, "whole number"), ("price", "６.４８", "decimal number like 101.50"),
-                                ("price", "6_48", "decimal number like 101.50"), ("price", "1e2", "decimal number"),
-                                ("price", " 50", "decimal number"), ("price", True, "decimal number"),
-                                ("fees", "NaN", "decimal number")]:
+    for field, value, words in [
+        ("quantity", True, "whole number"),
+        ("quantity", "10", "whole number"),
+        ("quantity", 1.0, "whole number"),
+        ("price", "６.４８", "decimal number like 101.50"),
+        ("price", "6_48", "decimal number like 101.50"),
+        ("price", "1e2", "decimal number"),
+        ("price", " 50", "decimal number"),
+        ("price", True, "decimal number"),
+        ("fees", "NaN", "decimal number"),
+    ]:
         body = assert_problem(api.acme("POST", "/api/portfolio/trade", json={**order, field: value}), 422, words)
         assert body["errors"][0]["loc"] == ["body", field]
     assert_problem(api.acme("POST", "/api/portfolio/cash", json={"amount": "１00"}), 422, "decimal number")
-    mutation = "mutation($p: Decimal!) { placeTrade(order: {side: \"BUY\", symbol: \"LIQ\", quantity: 1, price: $p}) { __typename } }"
+    mutation = (
+        'mutation($p: Decimal!) { placeTrade(order: {side: "BUY", symbol: "LIQ", quantity: 1, price: $p}) '
+        "{ __typename } }"
+    )
     for wrong in ("６.４８", "6_48", "Infinity"):
         (error,) = gql(api, mutation, api.world.acme_key, {"p": wrong}).json()["errors"]
         assert "decimal number like 101.50" in error["message"] and error["extensions"]["code"] == "BAD_USER_INPUT"
@@ -223,11 +269,20 @@ def test_json_bodies_naming_a_key_twice_are_refused(api: Api) -> None:
     """Issue 18 #7: with duplicate keys the last won."""
     price = _close(api)
     twice = ('{"side": "buy", "symbol": "LIQ", "quantity": 1, "price": "%s", "quantity": 1000}' % price).encode()
-    assert_problem(api.acme("POST", "/api/portfolio/trade", content=twice, headers={"content-type": "application/json"}),
-                   422, "names the key 'quantity' more than once")
-    graphql = b'{"query": "{ modelPerformance { modelId } }", "query": "mutation { moveCash(amount: \\"5\\") { __typename } }"}'
-    assert_problem(api.acme("POST", "/graphql", content=graphql, headers={"content-type": "application/json"}), 422,
-                   "names the key 'query' more than once")
+    assert_problem(
+        api.acme("POST", "/api/portfolio/trade", content=twice, headers={"content-type": "application/json"}),
+        422,
+        "names the key 'quantity' more than once",
+    )
+    graphql = (
+        b'{"query": "{ modelPerformance { modelId } }", '
+        b'"query": "mutation { moveCash(amount: \\"5\\") { __typename } }"}'
+    )
+    assert_problem(
+        api.acme("POST", "/graphql", content=graphql, headers={"content-type": "application/json"}),
+        422,
+        "names the key 'query' more than once",
+    )
     assert api.acme("GET", "/api/portfolio/trade").json() == []
 
 
@@ -238,11 +293,17 @@ def test_deeply_nested_json_is_a_clear_refusal_on_rest_and_graphql_alike(api: Ap
     deep = "[" * 2000 + "]" * 2000
     body = ('{"query": "query($v: String) { modelPerformance { modelId } }", "variables": {"v": %s}}' % deep).encode()
     for path, content in (("/graphql", body), ("/api/portfolio/cash", ('{"amount": %s}' % deep).encode())):
-        assert_problem(api.acme("POST", path, content=content, headers={"content-type": "application/json"}), 400,
-                       "more than 32 levels deep")
+        assert_problem(
+            api.acme("POST", path, content=content, headers={"content-type": "application/json"}),
+            400,
+            "more than 32 levels deep",
+        )
     shallow = ('{"query": "{ modelPerformance { modelId } }", "variables": {"v": %s}}' % ("[" * 33 + "]" * 33)).encode()
-    assert_problem(api.acme("POST", "/graphql", content=shallow, headers={"content-type": "application/json"}), 400,
-                   "more than 32 levels deep")
+    assert_problem(
+        api.acme("POST", "/graphql", content=shallow, headers={"content-type": "application/json"}),
+        400,
+        "more than 32 levels deep",
+    )
     fine = api.acme("POST", "/graphql", json={"query": "{ modelPerformance { modelId } }", "variables": {"v": [[[1]]]}})
     assert fine.status_code == 200 and "errors" not in fine.json(), fine.text
 
@@ -253,11 +314,17 @@ def test_an_idempotent_retry_may_spell_the_price_differently(api: Api) -> None:
     price = _close(api)
     order = {"side": "buy", "symbol": "LIQ", "quantity": 3, "price": price + "0"}
     first = api.acme("POST", "/api/portfolio/trade", json=order, headers={"Idempotency-Key": "k-spelling"})
-    again = api.acme("POST", "/api/portfolio/trade", json={**order, "price": price, "side": "BUY"},
-                     headers={"Idempotency-Key": "k-spelling"})
+    again = api.acme(
+        "POST",
+        "/api/portfolio/trade",
+        json={**order, "price": price, "side": "BUY"},
+        headers={"Idempotency-Key": "k-spelling"},
+    )
     assert first.status_code == again.status_code == 201, again.text
     assert again.json()["replayed"] is True and again.json()["trade_id"] == first.json()["trade_id"]
-    other = api.acme("POST", "/api/portfolio/trade", json={**order, "quantity": 4}, headers={"Idempotency-Key": "k-spelling"})
+    other = api.acme(
+        "POST", "/api/portfolio/trade", json={**order, "quantity": 4}, headers={"Idempotency-Key": "k-spelling"}
+    )
     assert_problem(other, 409, "different request")
     assert len(api.acme("GET", "/api/portfolio/trade").json()) == 1
 
@@ -269,12 +336,18 @@ def test_requests_without_a_valid_key_are_rate_limited_per_address(settings: Set
         bad = ["svc-sk-" + "0" * 40, None, "nonsense", "svc-sk-" + "1" * 40, None]
         for key in bad:
             assert_problem(api.call("GET", "/api/portfolio", key), 401)
-        limited = assert_problem(api.call("GET", "/api/portfolio", "svc-sk-" + "2" * 40), 429,
-                                 "over the limit of 5 requests per minute without a valid key from this address")
+        limited = assert_problem(
+            api.call("GET", "/api/portfolio", "svc-sk-" + "2" * 40),
+            429,
+            "over the limit of 5 requests per minute without a valid key from this address",
+        )
         assert int(api.call("POST", "/api/portfolio/cash", None, json={"amount": "1"}).headers["Retry-After"]) >= 1
         assert "unknown" in limited["detail"]
         assert api.acme("GET", "/api/portfolio").status_code == 200  # a valid key still works
-        assert api.call("POST", "/graphql", "svc-sk-" + "3" * 40, json={"query": "{ portfolio { cash } }"}).status_code == 429
+        assert (
+            api.call("POST", "/graphql", "svc-sk-" + "3" * 40, json={"query": "{ portfolio { cash } }"}).status_code
+            == 429
+        )
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -283,21 +356,30 @@ def test_a_forged_x_forwarded_for_does_not_escape_the_per_address_limit(settings
     local client chose the address its failed logins counted against. Only the proxies
     named in MARKETINTEL_TRUSTED_PROXIES are believed."""
     with serving(settings, rate_limit_unauthenticated=3) as api:
-        codes = [api.call("GET", "/api/portfolio", "svc-sk-" + "0" * 40,
-                          headers={"X-Forwarded-For": f"203.0.113.{i}"}).status_code for i in range(5)]
+        codes = [
+            api.call(
+                "GET", "/api/portfolio", "svc-sk-" + "0" * 40, headers={"X-Forwarded-For": f"203.0.113.{i}"}
+            ).status_code
+            for i in range(5)
+        ]
         assert codes == [401, 401, 401, 429, 429], codes
     w = world.build(settings)
     behind_proxy = w.settings.model_copy(update={"rate_limit_unauthenticated": 3, "trusted_proxies": "127.0.0.1"})
     with serve_in_thread(create_app(behind_proxy), trusted_proxies=behind_proxy.trusted_proxies) as base:
         with httpx.Client(base_url=base) as http:
-            codes = [http.get("/api/portfolio", headers={"X-API-Key": "svc-sk-" + "0" * 40,
-                                                          "X-Forwarded-For": f"203.0.113.{i}"}).status_code
-                     for i in range(5)]
+            codes = [
+                http.get(
+                    "/api/portfolio", headers={"X-API-Key": "svc-sk-" + "0" * 40, "X-Forwarded-For": f"203.0.113.{i}"}
+                ).status_code
+                for i in range(5)
+            ]
     assert codes == [401] * 5, codes  # each forwarded client has its own allowance behind a trusted proxy
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_graphql_operations_and_reports_run_off_the_event_loop(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_graphql_operations_and_reports_run_off_the_event_loop(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 18 #7: GraphQL validation ran on the event loop (400 fields stalled /healthz for
     1.2 s). Validation and the report renderer must run on another thread, under the limit."""
     import threading
@@ -308,13 +390,13 @@ def test_graphql_operations_and_reports_run_off_the_event_loop(settings: Setting
     seen: dict[str, int] = {}
     validate = limits.CostLimiter.on_validate
 
-    def recording_validate(self):  # noqa: ANN001, ANN202
+    def recording_validate(self):
         seen["validate"] = threading.get_ident()
         yield from validate(self)
 
     render = report_routes._pdf
 
-    def recording_render(kind, svc):  # noqa: ANN001, ANN202
+    def recording_render(kind, svc):
         seen["report"] = threading.get_ident()
         return render(kind, svc)
 
@@ -334,8 +416,13 @@ def test_graphql_operations_and_reports_run_off_the_event_loop(settings: Setting
 
 def _one_file(filename: bytes, content: bytes) -> bytes:
     """A one-file multipart body written by hand: client libraries escape a NUL in a filename."""
-    return (b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + filename +
-            b"\"\r\nContent-Type: text/plain\r\n\r\n" + content + b"\r\n--BOUNDARY--\r\n")
+    return (
+        b'--BOUNDARY\r\nContent-Disposition: form-data; name="file"; filename="'
+        + filename
+        + b'"\r\nContent-Type: text/plain\r\n\r\n'
+        + content
+        + b"\r\n--BOUNDARY--\r\n"
+    )
 
 
 def test_a_control_character_is_refused_at_the_edge_on_both_databases(api: Api) -> None:
@@ -354,19 +441,33 @@ def test_a_control_character_is_refused_at_the_edge_on_both_databases(api: Api) 
         api.admin("POST", f"/api/keys/k-{nul}/revoke"),
         api.admin("POST", f"/api/keys/k-{nul}/rotate"),
         api.admin("PUT", f"/api/keys/k-{nul}/tier", json={"tier": "PRO"}),
-        api.acme("POST", "/api/portfolio/upload-research", content=_one_file(b"note\x00.txt", b"LIQ looks strong"),
-                 headers={"content-type": "multipart/form-data; boundary=BOUNDARY"}),
-        api.acme("POST", "/api/portfolio/upload-research",
-                 files={"file": ("note.txt", b"LIQ looks \x00 strong", "text/plain")}),
+        api.acme(
+            "POST",
+            "/api/portfolio/upload-research",
+            content=_one_file(b"note\x00.txt", b"LIQ looks strong"),
+            headers={"content-type": "multipart/form-data; boundary=BOUNDARY"},
+        ),
+        api.acme(
+            "POST",
+            "/api/portfolio/upload-research",
+            files={"file": ("note.txt", b"LIQ looks \x00 strong", "text/plain")},
+        ),
     ]
     for response in refusals:
         problem = assert_problem(response, 422, "control character")
         assert "U+0000" in problem["detail"] or "U+0007" in problem["detail"], problem
-    graph = api.acme("POST", "/graphql", json={"query": 'mutation { confirmSuggestion(suggestionId: "S-\\u0000") '
-                                                        "{ __typename } }"}).json()
+    graph = api.acme(
+        "POST", "/graphql", json={"query": 'mutation { confirmSuggestion(suggestionId: "S-\\u0000") { __typename } }'}
+    ).json()
     assert graph["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT" and "U+0000" in graph["errors"][0]["message"]
-    variable = api.acme("POST", "/graphql", json={"query": "mutation($id: String!) { confirmSuggestion(suggestionId: $id) "
-                                                           "{ __typename } }", "variables": {"id": f"S-{raw}"}})
+    variable = api.acme(
+        "POST",
+        "/graphql",
+        json={
+            "query": "mutation($id: String!) { confirmSuggestion(suggestionId: $id) { __typename } }",
+            "variables": {"id": f"S-{raw}"},
+        },
+    )
     assert variable.status_code == 200 and variable.json()["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
     assert api.acme("GET", "/api/portfolio/cash").json() == cash_before
     fine = api.acme("POST", "/api/portfolio/cash", json={"amount": "10", "note": "top-up\tline one\nline two"})
@@ -378,11 +479,13 @@ def test_admin_bodies_take_numbers_and_switches_as_themselves(api: Api) -> None:
     """Issue 39, defect 8: {"grace_seconds": false} and {"enabled": 0} were accepted as 0
     and False."""
     key = api.world.acme_key_id
-    for method, path, body in (("POST", f"/api/keys/{key}/rotate", {"grace_seconds": False}),
-                               ("POST", f"/api/keys/{key}/rotate", {"grace_seconds": "60"}),
-                               ("PUT", f"/api/keys/{key}/macro-access", {"enabled": 0}),
-                               ("PUT", f"/api/keys/{key}/macro-access", {"enabled": "true"}),
-                               ("PUT", f"/api/keys/{key}/rate-limit", {"per_minute": True})):
+    for method, path, body in (
+        ("POST", f"/api/keys/{key}/rotate", {"grace_seconds": False}),
+        ("POST", f"/api/keys/{key}/rotate", {"grace_seconds": "60"}),
+        ("PUT", f"/api/keys/{key}/macro-access", {"enabled": 0}),
+        ("PUT", f"/api/keys/{key}/macro-access", {"enabled": "true"}),
+        ("PUT", f"/api/keys/{key}/rate-limit", {"per_minute": True}),
+    ):
         assert_problem(api.admin(method, path, json=body), 422)
     assert api.admin("PUT", f"/api/keys/{key}/macro-access", json={"enabled": False}).status_code == 200
     assert api.admin("PUT", f"/api/keys/{key}/rate-limit", json={"per_minute": 30}).status_code == 200
@@ -393,11 +496,18 @@ def test_a_key_in_its_grace_period_cannot_be_rotated_again(api: Api) -> None:
     key = api.world.acme_key_id
     first = api.admin("POST", f"/api/keys/{key}/rotate", json={"grace_seconds": 3600})
     assert first.status_code == 201, first.text
-    again = assert_problem(api.admin("POST", f"/api/keys/{key}/rotate", json={"grace_seconds": 3600}), 409,
-                           "already rotated to", first.json()["key_id"])
+    again = assert_problem(
+        api.admin("POST", f"/api/keys/{key}/rotate", json={"grace_seconds": 3600}),
+        409,
+        "already rotated to",
+        first.json()["key_id"],
+    )
     assert again["status"] == 409
-    working = [k for k in api.admin("GET", "/api/keys").json() if k["client_id"] == first.json()["client_id"]
-               and k["status"] == "ACTIVE"]
+    working = [
+        k
+        for k in api.admin("GET", "/api/keys").json()
+        if k["client_id"] == first.json()["client_id"] and k["status"] == "ACTIVE"
+    ]
     assert len(working) <= 2, working
     assert api.admin("POST", f"/api/keys/{first.json()['key_id']}/rotate", json={"grace_seconds": 0}).status_code == 201
 
@@ -406,11 +516,12 @@ def _dense_note(tag: int, pages: int) -> bytes:
     """A research note PDF that takes the sandbox about 0.2 s a page to read (on one core)."""
     from tests.pdf_samples import text_pdf
 
-    return text_pdf([f"note {tag}: LIQ Holdings reported record profit and strong growth, analysts upgrade " * 2] * 40,
-                    pages=pages)
+    return text_pdf(
+        [f"note {tag}: LIQ Holdings reported record profit and strong growth, analysts upgrade " * 2] * 40, pages=pages
+    )
 
 
-def _concurrently(*calls):  # noqa: ANN002, ANN202
+def _concurrently(*calls):
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(len(calls)) as pool:
@@ -424,7 +535,6 @@ def test_uploads_past_a_clients_share_or_the_process_limit_are_refused_with_retr
     with Retry-After; each is accepted once the first has finished."""
     notes = [_dense_note(i, 6) for i in range(3)]
     with serving(settings, upload_reads=2, upload_reads_per_client=1) as api:
-        beta = api.world.beta_key
         upload = lambda key, i: lambda: _research(api, key, f"n{i}.pdf", notes[i], "application/pdf")  # noqa: E731
         first, second = _concurrently(upload(api.world.acme_key, 0), upload(api.world.acme_key, 1))
         assert sorted([first.status_code, second.status_code]) == [200, 429], (first.text, second.text)
@@ -433,9 +543,13 @@ def test_uploads_past_a_clients_share_or_the_process_limit_are_refused_with_retr
         assert int(refused.headers["retry-after"]) >= 1
         assert _research(api, api.world.acme_key, "n1.pdf", notes[1], "application/pdf").status_code == 200
     with serving(settings, upload_reads=1, upload_reads_per_client=1) as api:
-        mine, theirs = _concurrently(upload(api.world.acme_key, 2),
-                                     lambda: (__import__("time").sleep(0.3), _research(api, api.world.beta_key, "n.pdf",
-                                                                                        notes[0], "application/pdf"))[1])
+        mine, theirs = _concurrently(
+            upload(api.world.acme_key, 2),
+            lambda: (
+                __import__("time").sleep(0.3),
+                _research(api, api.world.beta_key, "n.pdf", notes[0], "application/pdf"),
+            )[1],
+        )
         assert mine.status_code == 200, mine.text
         assert_problem(theirs, 503, "the most it reads at once")
         assert int(theirs.headers["retry-after"]) >= 1
@@ -460,23 +574,41 @@ def test_another_client_is_answered_at_once_while_one_floods_the_service(api: Ap
     with serving(w.settings, upload_reads=5, upload_reads_per_client=5) as flooded:
         flooded.call("GET", "/api/market/breadth", w.beta_key)  # warm
         started = time.monotonic()
-        hostile = [lambda i=i: _research(flooded, w.acme_key, f"slow{i}.pdf", notes[i], "application/pdf")
-                   for i in range(5)]
-        deep = '{"query": "query($v: String) { modelPerformance { modelId } }", "variables": {"v": %s}}' % ("[" * 2000 + "]" * 2000)
-        hostile += [lambda: flooded.call("POST", "/graphql", w.acme_key, json={"query": fan_out(30)}),
-                    lambda: flooded.call("POST", "/graphql", w.acme_key, content=deep,
-                                         headers={"content-type": "application/json"}),
-                    lambda: flooded.call("POST", "/graphql", w.acme_key,
-                                         json={"query": "{ instruments(first: 100) { nodes { symbol recentBars(first: 60)"
-                                                        " { nodes { close volume } } } } }"})]
+        hostile = [
+            lambda i=i: _research(flooded, w.acme_key, f"slow{i}.pdf", notes[i], "application/pdf") for i in range(5)
+        ]
+        deep = '{"query": "query($v: String) { modelPerformance { modelId } }", "variables": {"v": %s}}' % (
+            "[" * 2000 + "]" * 2000
+        )
+        hostile += [
+            lambda: flooded.call("POST", "/graphql", w.acme_key, json={"query": fan_out(30)}),
+            lambda: flooded.call(
+                "POST", "/graphql", w.acme_key, content=deep, headers={"content-type": "application/json"}
+            ),
+            lambda: flooded.call(
+                "POST",
+                "/graphql",
+                w.acme_key,
+                json={
+                    "query": "{ instruments(first: 100) { nodes { symbol recentBars(first: 60)"
+                    " { nodes { close volume } } } } }"
+                },
+            ),
+        ]
         timings: list[tuple[str, int, float]] = []
 
         def polite() -> None:
             time.sleep(0.5)  # the uploads are being read by now
             while time.monotonic() - started < 4:
-                for label, call in (("breadth", lambda: flooded.call("GET", "/api/market/breadth", w.beta_key)),
-                                    ("graphql", lambda: flooded.call("POST", "/graphql", w.beta_key,
-                                                                     json={"query": "{ modelPerformance { modelId } }"}))):
+                for label, call in (
+                    ("breadth", lambda: flooded.call("GET", "/api/market/breadth", w.beta_key)),
+                    (
+                        "graphql",
+                        lambda: flooded.call(
+                            "POST", "/graphql", w.beta_key, json={"query": "{ modelPerformance { modelId } }"}
+                        ),
+                    ),
+                ):
                     t = time.perf_counter()
                     status = call().status_code
                     timings.append((label, status, time.perf_counter() - t))
@@ -484,8 +616,12 @@ def test_another_client_is_answered_at_once_while_one_floods_the_service(api: Ap
         def fan_out_alone() -> float:
             time.sleep(1.0)
             t = time.perf_counter()
-            assert flooded.call("POST", "/graphql", w.beta_key, json={"query": fan_out(30)}).json()["errors"][0][
-                "extensions"]["code"] == "QUERY_TOO_COSTLY"
+            assert (
+                flooded.call("POST", "/graphql", w.beta_key, json={"query": fan_out(30)}).json()["errors"][0][
+                    "extensions"
+                ]["code"]
+                == "QUERY_TOO_COSTLY"
+            )
             return time.perf_counter() - t
 
         *results, _, refused_in = _concurrently(*hostile, polite, fan_out_alone)
@@ -493,7 +629,8 @@ def test_another_client_is_answered_at_once_while_one_floods_the_service(api: Ap
     assert time.monotonic() - started > 1.5, "the uploads were not slow enough to test anything"
     assert timings and all(status == 200 for _, status, _ in timings), timings
     assert max(elapsed for _, _, elapsed in timings) < 1.0, timings
-    assert refused_in < 0.3, refused_in  # 100 ms of server time unloaded (test_graphql_security.py); five sandboxes share these cores
+    # 100 ms of server time unloaded (test_graphql_security.py); five sandboxes share these cores
+    assert refused_in < 0.3, refused_in
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

@@ -1,6 +1,7 @@
 """Key lifecycle over HTTP: revoke takes effect on the very next request, rotation with
 and without a grace period, per-key rate limits (429 with Retry-After and RateLimit
 headers), and key hygiene: no secret in any table, log line or error body."""
+
 from __future__ import annotations
 
 import logging
@@ -14,8 +15,9 @@ from store.tables import metadata
 from tests.api.conftest import Api, assert_problem
 from tests.conftest import ADMIN_KEY
 
-pytestmark = pytest.mark.parametrize("database_url", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
-                                     indirect=True)
+pytestmark = pytest.mark.parametrize(
+    "database_url", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
 
 
 def test_revocation_holds_from_the_very_next_request(api: Api) -> None:
@@ -71,7 +73,12 @@ def test_rate_limit_per_key_with_headers(api: Api) -> None:
     assert body["title"] == "Too Many Requests"
     assert 1 <= int(refused.headers["Retry-After"]) <= 120 and "r=0" in refused.headers["RateLimit"]
     assert api.call("GET", "/api/ai/performance", api.world.beta_key).status_code == 200  # other keys unaffected
-    assert api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": None}).json()["rate_limit"] is None
+    assert (
+        api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": None}).json()[
+            "rate_limit"
+        ]
+        is None
+    )
     assert api.acme("GET", "/api/ai/performance").status_code == 200  # back to STANDARD's 60
     tier = api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/tier", json={"tier": "PRO"}).json()
     assert tier["tier"] == "PRO"
@@ -135,9 +142,11 @@ def test_a_key_change_made_by_another_worker_holds_here_from_the_next_request(ap
     assert_problem(api.acme("GET", macro), 403)  # STANDARD: no macro insights; the key is now known here
     assert api.acme("GET", "/api/portfolio").headers["RateLimit-Policy"].split("q=")[1].startswith("60;")
     with serve_in_thread(create_app(api.world.settings, now=Clock())) as other:
-        def admin(method: str, path: str, **kwargs) -> None:  # noqa: ANN003
+
+        def admin(method: str, path: str, **kwargs) -> None:
             answer = api.http.request(method, other + path, headers={"X-API-Key": ADMIN_KEY}, **kwargs)
             assert answer.status_code == 200, answer.text
+
         admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": 7})
         assert api.acme("GET", "/api/portfolio").headers["RateLimit-Policy"].split("q=")[1].startswith("7;")
         admin("PUT", f"/api/keys/{api.world.acme_key_id}/tier", json={"tier": "PRO"})
@@ -161,10 +170,11 @@ def test_a_read_whose_key_changed_meanwhile_starts_over_checked_and_counted_once
 
     here = create_app(api.world.settings.model_copy(update={"rate_limit_store": counted_in}), now=Clock())
     with serve_in_thread(here) as this, serve_in_thread(create_app(api.world.settings, now=Clock())) as other:
-        def acme(path: str):  # noqa: ANN202
+
+        def acme(path: str):
             return api.http.request("GET", this + path, headers={"X-API-Key": api.world.acme_key})
 
-        def admin(method: str, path: str, **kwargs) -> None:  # noqa: ANN003
+        def admin(method: str, path: str, **kwargs) -> None:
             answer = api.http.request(method, other + path, headers={"X-API-Key": ADMIN_KEY}, **kwargs)
             assert answer.status_code == 200, answer.text
 

@@ -1,5 +1,6 @@
 """The macro endpoints over real HTTP: indicators with filters, point in time and currency,
 422s, and the tier rule of macro insights with the per-key switch (REST and GraphQL)."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,8 +20,17 @@ def test_indicators_latest_filtered_point_in_time_and_converted(api: Api) -> Non
     body = api.acme("GET", "/api/v1/macro/indicators").json()
     assert body["generation"] == "v7" and body["as_of"] is None and body["currency"] is None
     codes = {(i["source"], i["indicator_code"]) for i in body["indicators"]}
-    assert {("BOJ", "POLICY_RATE"), ("BOJ", "USDJMD"), ("BOJ", "NIR"), ("BOJ", "M2"), ("STATIN", "CPI_YOY"),
-            ("STATIN", "GDP"), ("STATIN", "UNEMPLOYMENT"), ("PIOJ", "GDP_GROWTH_EST"), ("PIOJ", "GROWTH_OUTLOOK")} <= codes
+    assert {
+        ("BOJ", "POLICY_RATE"),
+        ("BOJ", "USDJMD"),
+        ("BOJ", "NIR"),
+        ("BOJ", "M2"),
+        ("STATIN", "CPI_YOY"),
+        ("STATIN", "GDP"),
+        ("STATIN", "UNEMPLOYMENT"),
+        ("PIOJ", "GDP_GROWTH_EST"),
+        ("PIOJ", "GROWTH_OUTLOOK"),
+    } <= codes
     assert body["count"] == len(body["indicators"]) == len(codes)
 
     boj = api.acme("GET", "/api/v1/macro/indicators", params={"source": "boj", "category": "reserves"}).json()
@@ -34,9 +44,13 @@ def test_indicators_latest_filtered_point_in_time_and_converted(api: Api) -> Non
     assert gdp["currency"] == "USD" and gdp["original"]["currency"] == "JMD" and rate["pair"] == "USDJMD"
     assert gdp["value"] == pytest.approx(gdp["original"]["value"] / rate["rate"], rel=1e-9)
 
-    graph = data(api, """{ macroIndicators(category: "output", currency: "usd") { nodes { source category indicatorCode
+    graph = data(
+        api,
+        """{ macroIndicators(category: "output", currency: "usd") { nodes { source category indicatorCode
         period frequency value unit currency releaseDate original { value currency unit }
-        fx { pair periods rate releaseDate source note } note generation } } }""", api.world.acme_key)
+        fx { pair periods rate releaseDate source note } note generation } } }""",
+        api.world.acme_key,
+    )
     nodes = snake(graph["macroIndicators"]["nodes"])
     assert {n.pop("generation") for n in nodes} == {"v7"}
     assert nodes == usd["indicators"]
@@ -44,7 +58,9 @@ def test_indicators_latest_filtered_point_in_time_and_converted(api: Api) -> Non
 
 def test_indicators_422_for_a_bad_date_or_currency(api: Api) -> None:
     assert_problem(api.acme("GET", "/api/v1/macro/indicators", params={"as_of": "2026-13-01"}), 422, "as_of")
-    assert_problem(api.acme("GET", "/api/v1/macro/indicators", params={"currency": "XYZ"}), 422, "unknown currency code 'XYZ'")
+    assert_problem(
+        api.acme("GET", "/api/v1/macro/indicators", params={"currency": "XYZ"}), 422, "unknown currency code 'XYZ'"
+    )
     assert_problem(api.acme("GET", "/api/v1/macro/indicators", params={"source": "IMF"}), 422, "unknown source 'IMF'")
     body = gql(api, '{ macroIndicators(currency: "XYZ") { nodes { value } } }', api.world.acme_key).json()
     assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"

@@ -1,5 +1,6 @@
 """Money answers the same way everywhere: decimal text with the currency's 2 places
 (REST and GraphQL alike), never a float, "0" or "100000.000000"."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -10,14 +11,33 @@ from market.money import MONEY_OUT, money_display
 from tests.api.graph import data
 from tests.conftest import ADMIN_KEY
 
-MONEY_FIELDS = {"cash", "equity", "liquid_equity", "market_value", "cost_basis", "average_cost", "price",
-                "unrealized_pnl", "realized_pnl", "starting_cash", "fees", "value", "balance", "limit_price",
-                "cash_after", "liquidEquity", "marketValue", "startingCash", "unrealizedPnl", "realizedPnl"}
+MONEY_FIELDS = {
+    "cash",
+    "equity",
+    "liquid_equity",
+    "market_value",
+    "cost_basis",
+    "average_cost",
+    "price",
+    "unrealized_pnl",
+    "realized_pnl",
+    "starting_cash",
+    "fees",
+    "value",
+    "balance",
+    "limit_price",
+    "cash_after",
+    "liquidEquity",
+    "marketValue",
+    "startingCash",
+    "unrealizedPnl",
+    "realizedPnl",
+}
 
 FREE_FORM = {"rationale", "summary", "reason", "changes"}  # the executor's own records, not amounts of the answer
 
 
-def money_values(body, seen=None):  # noqa: ANN001, ANN201
+def money_values(body, seen=None):
     """Every value under a money field name, anywhere in a JSON body."""
     seen = [] if seen is None else seen
     if isinstance(body, dict):
@@ -36,23 +56,50 @@ def money_values(body, seen=None):  # noqa: ANN001, ANN201
     return seen
 
 
-@pytest.mark.parametrize("value, shown", [(Decimal("100000.000000"), "100000.00"), (Decimal("0"), "0.00"),
-                                          (Decimal("-0.001"), "0.00"), (12.345, "12.35"), (Decimal("6.485"), "6.49"),
-                                          (1_000_000, "1000000.00"), (Decimal("-12.344"), "-12.34")])
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        (Decimal("100000.000000"), "100000.00"),
+        (Decimal("0"), "0.00"),
+        (Decimal("-0.001"), "0.00"),
+        (12.345, "12.35"),
+        (Decimal("6.485"), "6.49"),
+        (1_000_000, "1000000.00"),
+        (Decimal("-12.344"), "-12.34"),
+    ],
+)
 def test_money_display(value, shown) -> None:
     assert money_display(value) == shown and MONEY_OUT.fullmatch(shown)
 
 
-def test_every_rest_and_graphql_money_field_is_text_with_two_places(api) -> None:  # noqa: ANN001
-    rest = [api.acme("GET", path).json() for path in
-            ("/api/portfolio", "/api/portfolio/summary", "/api/portfolio/trades", "/api/suggestions",
-             "/api/ai-portfolio/positions", "/api/ai-portfolio/summary")]
+def test_every_rest_and_graphql_money_field_is_text_with_two_places(api) -> None:
+    rest = [
+        api.acme("GET", path).json()
+        for path in (
+            "/api/portfolio",
+            "/api/portfolio/summary",
+            "/api/portfolio/trades",
+            "/api/suggestions",
+            "/api/ai-portfolio/positions",
+            "/api/ai-portfolio/summary",
+        )
+    ]
     rest.append(api.admin("GET", "/api/ai-portfolio/history").json())
-    graph = [data(api, """{ portfolio { cash marketValue equity liquidEquity unrealizedPnl realizedPnl
-        positions { nodes { price marketValue } } suggestions { nodes { limitPrice } } } }""", api.world.acme_key),
-             data(api, """{ aiPortfolio { startingCash cash equity liquidEquity
+    graph = [
+        data(
+            api,
+            """{ portfolio { cash marketValue equity liquidEquity unrealizedPnl realizedPnl
+        positions { nodes { price marketValue } } suggestions { nodes { limitPrice } } } }""",
+            api.world.acme_key,
+        ),
+        data(
+            api,
+            """{ aiPortfolio { startingCash cash equity liquidEquity
         positions { nodes { costBasis averageCost price } } trades { nodes { price fees value } }
-        days { nodes { equity cash liquidEquity } } } }""", ADMIN_KEY)]
+        days { nodes { equity cash liquidEquity } } } }""",
+            ADMIN_KEY,
+        ),
+    ]
     values = money_values(rest) + money_values(graph)
     assert len({key for key, _ in values}) >= 10, values  # the world has cash, positions, trades and suggestions
     wrong = [(key, value) for key, value in values if not (isinstance(value, str) and MONEY_OUT.fullmatch(value))]

@@ -1,5 +1,6 @@
 """The OpenAPI document: every JSON success response has a model and an example (a PDF
 one is a binary string), every error response is problem+json, and every /api/ operation names the X-API-Key scheme."""
+
 from __future__ import annotations
 
 from pydantic import SecretStr
@@ -9,7 +10,7 @@ from market.settings import Settings
 from tests.conftest import ADMIN_KEY
 
 
-def test_every_response_is_documented_with_a_model_and_an_example(tmp_path) -> None:  # noqa: ANN001
+def test_every_response_is_documented_with_a_model_and_an_example(tmp_path) -> None:
     settings = Settings(_env_file=None, database_url=f"sqlite:///{tmp_path / 's.db'}", admin_key=SecretStr(ADMIN_KEY))
     schema = create_app(settings).openapi()
     components = schema["components"]["schemas"]

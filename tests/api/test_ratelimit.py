@@ -1,6 +1,7 @@
 """The sliding-window limiter: exact counts, Retry-After that is enough and not more than
 needed, refused requests not counted, the database store shared between workers, and
 Redis shared between `marketintel serve` processes."""
+
 from __future__ import annotations
 
 import socket
@@ -11,7 +12,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from api.ratelimit import WINDOW_SECONDS, DatabaseStore, MemoryStore, RedisStore, counter_store, decide
 from market.errors import ConfigurationError
@@ -35,8 +38,7 @@ def test_limit_counts_exactly_and_refusals_do_not_count() -> None:
 
 
 @hsettings(max_examples=200, deadline=None)
-@given(limit=st.integers(1, 50), burst=st.integers(1, 120), offset=st.floats(0, 59.9),
-       spread=st.floats(0, 100))
+@given(limit=st.integers(1, 50), burst=st.integers(1, 120), offset=st.floats(0, 59.9), spread=st.floats(0, 100))
 def test_retry_after_is_enough_and_tight(limit: int, burst: int, offset: float, spread: float) -> None:
     store = MemoryStore()
     start = 5_000 * WINDOW_SECONDS + offset
@@ -64,8 +66,11 @@ def test_database_store_is_shared_by_workers(postgres_url: str, on: str) -> None
     owner = build_engine(postgres_url)
     upgrade(owner)
     workers = [DatabaseStore(build_engine(postgres_url, service_role="marketintel_app")) for _ in range(2)]
-    held = [w.engine.connect().execution_options(isolation_level="AUTOCOMMIT") for w in workers] \
-        if on == "request connection" else [None, None]
+    held = (
+        [w.engine.connect().execution_options(isolation_level="AUTOCOMMIT") for w in workers]
+        if on == "request connection"
+        else [None, None]
+    )
     now = 7_000 * WINDOW_SECONDS + 1.0
     allowed = [decide(workers[i % 2], "shared", 4, now + i * 0.01, held[i % 2]).allowed for i in range(6)]
     assert allowed == [True] * 4 + [False] * 2
@@ -86,7 +91,7 @@ def test_database_store_is_shared_by_workers(postgres_url: str, on: str) -> None
     owner.dispose()
 
 
-def test_database_store_on_sqlite_matches_memory(tmp_path) -> None:  # noqa: ANN001
+def test_database_store_on_sqlite_matches_memory(tmp_path) -> None:
     engine = build_engine(f"sqlite:///{tmp_path / 'rl.db'}")
     upgrade(engine)
     memory, database = MemoryStore(), DatabaseStore(engine)
@@ -121,8 +126,9 @@ def _free_port() -> int:
 
 
 def _start_api(port: int) -> subprocess.Popen:
-    process = subprocess.Popen([MARKETINTEL, "serve", "--port", str(port)], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [MARKETINTEL, "serve", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     deadline = time.monotonic() + 90
     while True:
         try:
@@ -137,29 +143,37 @@ def _start_api(port: int) -> subprocess.Popen:
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_two_serve_processes_share_one_keys_budget_through_redis(settings: Settings, redis_url: tuple[str, str],
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_serve_processes_share_one_keys_budget_through_redis(
+    settings: Settings, redis_url: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two `marketintel serve` processes on one Redis: a key limited to 6 a minute gets 6
     answers in all, whichever process it asks, then 429 from both."""
     url, prefix = redis_url
-    for name, value in {"MARKETINTEL_ADMIN_KEY": ADMIN_KEY, "MARKETINTEL_REDIS_URL": url,
-                        "MARKETINTEL_REDIS_KEY_PREFIX": prefix}.items():
+    for name, value in {
+        "MARKETINTEL_ADMIN_KEY": ADMIN_KEY,
+        "MARKETINTEL_REDIS_URL": url,
+        "MARKETINTEL_REDIS_KEY_PREFIX": prefix,
+    }.items():
         monkeypatch.setenv(name, value)
     ports = [_free_port(), _free_port()]
     processes = [_start_api(port) for port in ports]
     try:
         bases = [f"http://127.0.0.1:{port}" for port in ports]
         admin = {"X-API-Key": ADMIN_KEY}
-        made = httpx.post(f"{bases[0]}/api/keys/generate", json={"client_name": "Acme", "tier": "STANDARD"},
-                          headers=admin, timeout=30)
+        made = httpx.post(
+            f"{bases[0]}/api/keys/generate", json={"client_name": "Acme", "tier": "STANDARD"}, headers=admin, timeout=30
+        )
         assert made.status_code == 201, made.text
         key, key_id = made.json()["api_key"], made.json()["key_id"]
-        limited = httpx.put(f"{bases[1]}/api/keys/{key_id}/rate-limit", json={"per_minute": 6}, headers=admin, timeout=30)
+        limited = httpx.put(
+            f"{bases[1]}/api/keys/{key_id}/rate-limit", json={"per_minute": 6}, headers=admin, timeout=30
+        )
         assert limited.status_code == 200, limited.text
         if time.time() % WINDOW_SECONDS > WINDOW_SECONDS - 15:  # the sliding window's carry-over is not what this tests
             time.sleep(WINDOW_SECONDS - time.time() % WINDOW_SECONDS + 0.5)
-        answers = [httpx.get(f"{bases[i % 2]}/api/portfolio", headers={"X-API-Key": key}, timeout=30)
-                   for i in range(14)]
+        answers = [
+            httpx.get(f"{bases[i % 2]}/api/portfolio", headers={"X-API-Key": key}, timeout=30) for i in range(14)
+        ]
         statuses = [(i % 2, r.status_code) for i, r in enumerate(answers)]
         assert [status for _, status in statuses] == [200] * 6 + [429] * 8, statuses
         assert {process for process, status in statuses if status == 429} == {0, 1}

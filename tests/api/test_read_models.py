@@ -1,6 +1,7 @@
 """Read models built when data changes (issue 23): the stored daily bars and the versioned
 caches answer exactly what the per-request computations answer, and a read right after a
 stage, a price written outside one, a trade or a deposit sees the new data."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,15 @@ from sqlalchemy import func, select
 
 from api.schemas.macro import MacroIndicators
 from api.schemas.market import History, SymbolStatistics
-from api.schemas.portfolio import AIHistory, AIPosition, AISummary, Performance, PortfolioPositions, PortfolioSummary, Suggestion
+from api.schemas.portfolio import (
+    AIHistory,
+    AIPosition,
+    AISummary,
+    Performance,
+    PortfolioPositions,
+    PortfolioSummary,
+    Suggestion,
+)
 from api.services import json_body
 from market.settings import Settings
 from pipeline import registry
@@ -25,7 +34,11 @@ from store.history import append_history
 from tests.api.conftest import Api
 from tests.api.world import DAY, MONDAY, MORNING
 from tests.portfolio.seed import CALENDAR, days_up_to
-from views import bars as bar_views, instrument as instrument_views, macro as macro_views, market as market_views, portfolio as portfolio_views
+from views import bars as bar_views
+from views import instrument as instrument_views
+from views import macro as macro_views
+from views import market as market_views
+from views import portfolio as portfolio_views
 from views.performance import performance
 from views.valuation import portfolio_view
 
@@ -49,40 +62,61 @@ def test_stored_bars_equal_the_per_request_computation_field_for_field(api: Api)
         for symbol in symbols:
             # REST /history, forward from the first bar: the old function, page by page, and the stored read.
             computed = _rest(History, _dated(market_views.history(conn, symbol, date(1900, 1, 1), None, 25)))
-            assert api.acme("GET", f"/api/market/history/{symbol}", params={"start": "1900-01-01", "limit": 25}).json() \
+            assert (
+                api.acme("GET", f"/api/market/history/{symbol}", params={"start": "1900-01-01", "limit": 25}).json()
                 == computed
+            )
             # The default page (the newest bars): the old function from that page's first day.
             newest = api.acme("GET", f"/api/market/history/{symbol}", params={"limit": 25}).json()
             first = date.fromisoformat(newest["items"][0]["trading_date"])
-            assert newest["items"] == _rest(History, _dated(market_views.history(conn, symbol, first, None, 25)))["items"]
-            assert api.acme("GET", f"/api/market/symbol/{symbol}").json() == \
-                _rest(SymbolStatistics, market_views.symbol_statistics(conn, symbol))
+            assert (
+                newest["items"] == _rest(History, _dated(market_views.history(conn, symbol, first, None, 25)))["items"]
+            )
+            assert api.acme("GET", f"/api/market/symbol/{symbol}").json() == _rest(
+                SymbolStatistics, market_views.symbol_statistics(conn, symbol)
+            )
         # GraphQL's batched reads: the stored twins against the computed ones, every symbol at once.
         assert bar_views.recent_histories(conn, symbols, 20) == market_views.recent_histories(conn, symbols, 20)
         for start, after in ((None, None), (date(2026, 9, 1), None), (date(2026, 9, 1), date(2026, 10, 5))):
-            assert bar_views.histories(conn, symbols, start, None, 25, after) == \
-                market_views.histories(conn, symbols, start, None, 25, after)
+            assert bar_views.histories(conn, symbols, start, None, 25, after) == market_views.histories(
+                conn, symbols, start, None, 25, after
+            )
 
 
 def test_cached_read_models_equal_a_fresh_computation(api: Api) -> None:
     for _ in range(2):  # the first answer builds the cache, the second is served from it
-        answers = {path: api.acme("GET", path).json() for path in (
-            "/api/portfolio", "/api/portfolio/summary", "/api/ai-portfolio/positions", "/api/ai-portfolio/summary",
-            "/api/ai/performance", "/api/suggestions", "/api/v1/macro/indicators")}
+        answers = {
+            path: api.acme("GET", path).json()
+            for path in (
+                "/api/portfolio",
+                "/api/portfolio/summary",
+                "/api/ai-portfolio/positions",
+                "/api/ai-portfolio/summary",
+                "/api/ai/performance",
+                "/api/suggestions",
+                "/api/v1/macro/indicators",
+            )
+        }
         answers["/api/ai-portfolio/history"] = api.admin("GET", "/api/ai-portfolio/history").json()
         with api.world.engine.connect() as conn:
             acme_portfolio = answers["/api/portfolio/summary"]["portfolio_id"]
             day = market_views.latest_priced_day(conn)
             assert answers["/api/portfolio"] == _rest(PortfolioPositions, portfolio_view(conn, acme_portfolio, day))
-            assert answers["/api/portfolio/summary"] == _rest(PortfolioSummary, portfolio_views.summary(conn, acme_portfolio, day))
-            assert answers["/api/ai-portfolio/positions"] == _rest(list[AIPosition], portfolio_views.ai_positions(conn, day))
+            assert answers["/api/portfolio/summary"] == _rest(
+                PortfolioSummary, portfolio_views.summary(conn, acme_portfolio, day)
+            )
+            assert answers["/api/ai-portfolio/positions"] == _rest(
+                list[AIPosition], portfolio_views.ai_positions(conn, day)
+            )
             assert answers["/api/ai-portfolio/summary"] == _rest(
-                AISummary, portfolio_views.ai_summary(conn, day, api.world.settings.ai_starting_cash))
+                AISummary, portfolio_views.ai_summary(conn, day, api.world.settings.ai_starting_cash)
+            )
             assert answers["/api/ai-portfolio/history"] == _rest(AIHistory, portfolio_views.ai_record(conn))
             assert answers["/api/ai/performance"] == _rest(Performance, performance(conn))
             assert answers["/api/v1/macro/indicators"] == _rest(MacroIndicators, macro_views.indicators(conn))
         assert answers["/api/suggestions"] == _rest(
-            list[Suggestion], suggestions.list_pending(api.world.engine, acme_portfolio, api.clock.moment))
+            list[Suggestion], suggestions.list_pending(api.world.engine, acme_portfolio, api.clock.moment)
+        )
     assert answers["/api/ai-portfolio/positions"] and answers["/api/suggestions"]  # not trivially empty
 
 
@@ -95,11 +129,25 @@ def test_a_long_history_stored_from_the_first_bar_agrees_with_the_warm_up_window
     engine = build_engine(settings.database_url)
     days = days_up_to(DAY, 400)
     with engine.begin() as conn:
-        append_history(conn, tables.instruments, [{"symbol": "LONG", "name": "Long Ltd", "board": "MAIN", "source": "test"}])
-        append_history(conn, tables.eod_prices, [
-            {"symbol": "LONG", "trading_date": d, "close": round(30 + 5 * math.sin(i / 7) + 0.01 * i, 2),
-             "high": round(31 + 5 * math.sin(i / 7), 2), "low": round(29 + 5 * math.sin(i / 7), 2),
-             "volume": 1000 + 37 * (i % 11), "source": "test"} for i, d in enumerate(days)])
+        append_history(
+            conn, tables.instruments, [{"symbol": "LONG", "name": "Long Ltd", "board": "MAIN", "source": "test"}]
+        )
+        append_history(
+            conn,
+            tables.eod_prices,
+            [
+                {
+                    "symbol": "LONG",
+                    "trading_date": d,
+                    "close": round(30 + 5 * math.sin(i / 7) + 0.01 * i, 2),
+                    "high": round(31 + 5 * math.sin(i / 7), 2),
+                    "low": round(29 + 5 * math.sin(i / 7), 2),
+                    "volume": 1000 + 37 * (i % 11),
+                    "source": "test",
+                }
+                for i, d in enumerate(days)
+            ],
+        )
         bar_views.refresh_bars(conn)
     with engine.connect() as conn:
         for first in (days[0], days[150], days[-30]):
@@ -112,22 +160,40 @@ def test_a_long_history_stored_from_the_first_bar_agrees_with_the_warm_up_window
                     if c[name] is None:  # the computed page's own warm-up (its first bars); stored has them
                         assert first == days[0] or s[name] is not None
                         continue
-                    assert s[name] == pytest.approx(c[name], abs=1e-4 if name == "rsi_14" else 2e-6), (s["trading_date"], name)
+                    assert s[name] == pytest.approx(c[name], abs=1e-4 if name == "rsi_14" else 2e-6), (
+                        s["trading_date"],
+                        name,
+                    )
         short = bar_views.history(conn, "LONG", None, None, 5)["items"]
         assert [b["trading_date"] for b in short] == days[-5:]
         assert all(b[name] is not None for b in short for name in INDICATORS)
     engine.dispose()
 
 
-def _append_day(engine, day: date, closes: dict[str, float]) -> None:  # noqa: ANN001
+def _append_day(engine, day: date, closes: dict[str, float]) -> None:
     with engine.begin() as conn:
-        append_history(conn, tables.eod_prices, [
-            {"symbol": s, "trading_date": day, "open": c, "high": round(c * 1.01, 2), "low": round(c * 0.99, 2), "close": c,
-             "volume": 50_000, "bid": round(c - 0.05, 2), "ask": round(c + 0.05, 2), "source": "test"}
-            for s, c in closes.items()])
+        append_history(
+            conn,
+            tables.eod_prices,
+            [
+                {
+                    "symbol": s,
+                    "trading_date": day,
+                    "open": c,
+                    "high": round(c * 1.01, 2),
+                    "low": round(c * 0.99, 2),
+                    "close": c,
+                    "volume": 50_000,
+                    "bid": round(c - 0.05, 2),
+                    "ask": round(c + 0.05, 2),
+                    "source": "test",
+                }
+                for s, c in closes.items()
+            ],
+        )
 
 
-def _stored_bar_count(engine) -> int:  # noqa: ANN001
+def _stored_bar_count(engine) -> int:
     with engine.connect() as conn:
         return conn.execute(select(func.count()).select_from(tables.daily_bars)).scalar_one()
 
@@ -156,16 +222,31 @@ def test_a_read_right_after_prices_or_a_stage_sees_them(api: Api, monkeypatch: p
 
     def deliver(ctx: StageContext) -> StageOutcome:
         with ctx.transaction() as conn:
-            append_history(conn, tables.eod_prices, [
-                {"symbol": "MID", "trading_date": ctx.trading_date, "close": 25.0, "volume": 10_000, "source": "test"}])
+            append_history(
+                conn,
+                tables.eod_prices,
+                [
+                    {
+                        "symbol": "MID",
+                        "trading_date": ctx.trading_date,
+                        "close": 25.0,
+                        "volume": 10_000,
+                        "source": "test",
+                    }
+                ],
+            )
         return StageOutcome()
 
     monkeypatch.setattr(registry, "STAGES", {**registry.STAGES, "deliver": Stage("deliver", deliver, "prices")})
     run_stage("deliver", tuesday, settings=api.world.settings)
     with engine.connect() as conn:
         assert bar_views.is_current(bar_views.watermarks(conn))
-        assert conn.execute(select(func.max(tables.daily_bars.c.trading_date))
-                            .where(tables.daily_bars.c.symbol == "MID")).scalar() == tuesday
+        assert (
+            conn.execute(
+                select(func.max(tables.daily_bars.c.trading_date)).where(tables.daily_bars.c.symbol == "MID")
+            ).scalar()
+            == tuesday
+        )
     page = api.acme("GET", "/api/market/history/MID", params={"limit": 3}).json()["items"]
     assert page[-1]["trading_date"] == tuesday.isoformat() and page[-1]["close"] == 25.0
 
@@ -176,7 +257,9 @@ def test_a_read_right_after_a_trade_or_a_deposit_sees_it(api: Api) -> None:
     assert api.acme("GET", "/api/portfolio/summary").json() == before
     api.clock.moment = MORNING + timedelta(hours=2)  # 09:30 exchange time: the market is open
     close = api.acme("GET", "/api/market/latest").json()["LIQ"]["close"]
-    trade = api.acme("POST", "/api/portfolio/trade", json={"side": "BUY", "symbol": "LIQ", "quantity": 100, "price": close})
+    trade = api.acme(
+        "POST", "/api/portfolio/trade", json={"side": "BUY", "symbol": "LIQ", "quantity": 100, "price": close}
+    )
     assert trade.status_code == 201, trade.text
     after = api.acme("GET", "/api/portfolio/summary").json()
     assert after["positions_count"] == before["positions_count"] + 1
@@ -185,11 +268,15 @@ def test_a_read_right_after_a_trade_or_a_deposit_sees_it(api: Api) -> None:
     assert held.get("LIQ") == 100 + {p["symbol"]: p["quantity"] for p in positions["positions"]}.get("LIQ", 0)
     deposit = api.acme("POST", "/api/portfolio/cash", json={"amount": "1234.56"})
     assert deposit.status_code == 201, deposit.text
-    assert float(api.acme("GET", "/api/portfolio/summary").json()["cash"]) == pytest.approx(float(after["cash"]) + 1234.56)
+    assert float(api.acme("GET", "/api/portfolio/summary").json()["cash"]) == pytest.approx(
+        float(after["cash"]) + 1234.56
+    )
 
 
-SCREEN = ("query Screen($first: Int) { instruments(first: $first) { nodes { symbol latestPrediction { score action } "
-          "latestQuote { close } recentBars(first: 3) { nodes { tradingDate close rsi14 } } } } }")
+SCREEN = (
+    "query Screen($first: Int) { instruments(first: $first) { nodes { symbol latestPrediction { score action } "
+    "latestQuote { close } recentBars(first: 3) { nodes { tradingDate close rsi14 } } } } }"
+)
 
 
 def test_a_market_query_is_kept_per_version_and_a_read_after_new_data_sees_it(api: Api) -> None:
@@ -205,24 +292,55 @@ def test_a_market_query_is_kept_per_version_and_a_read_after_new_data_sees_it(ap
     mixed = data(api, SCREEN[:-1] + "portfolio { cash } }", api.world.acme_key, {"first": 10})
     assert mixed["instruments"] == first["instruments"]
     assert data(api, SCREEN, api.world.beta_key, {"first": 10}) == first  # every caller alike
-    assert data(api, SCREEN, api.world.acme_key, {"first": 2})["instruments"]["nodes"] == first["instruments"]["nodes"][:2]
+    assert (
+        data(api, SCREEN, api.world.acme_key, {"first": 2})["instruments"]["nodes"] == first["instruments"]["nodes"][:2]
+    )
 
     liq = next(n for n in first["instruments"]["nodes"] if n["symbol"] == "LIQ")
     with api.world.engine.begin() as conn:
-        append_history(conn, tables.predictions, [
-            {"symbol": "LIQ", "trading_date": DAY, "model_id": "test-model-2", "horizon_days": 1, "predicted_return": -0.02,
-             "p_up": 0.3, "score": 12.5, "action": "AVOID", "weight": 0.0, "tercile": "BOTTOM", "layer1_p_up": 0.4,
-             "layer1_backend": "fallback-empirical-v1"}])
-    now = next(n for n in data(api, SCREEN, api.world.acme_key, {"first": 10})["instruments"]["nodes"] if n["symbol"] == "LIQ")
+        append_history(
+            conn,
+            tables.predictions,
+            [
+                {
+                    "symbol": "LIQ",
+                    "trading_date": DAY,
+                    "model_id": "test-model-2",
+                    "horizon_days": 1,
+                    "predicted_return": -0.02,
+                    "p_up": 0.3,
+                    "score": 12.5,
+                    "action": "AVOID",
+                    "weight": 0.0,
+                    "tercile": "BOTTOM",
+                    "layer1_p_up": 0.4,
+                    "layer1_backend": "fallback-empirical-v1",
+                }
+            ],
+        )
+    now = next(
+        n for n in data(api, SCREEN, api.world.acme_key, {"first": 10})["instruments"]["nodes"] if n["symbol"] == "LIQ"
+    )
     assert now["latestPrediction"] == {"score": 12.5, "action": "AVOID"} != liq["latestPrediction"]
     _append_day(api.world.engine, MONDAY, {"LIQ": 61.0})
-    now = next(n for n in data(api, SCREEN, api.world.acme_key, {"first": 10})["instruments"]["nodes"] if n["symbol"] == "LIQ")
-    assert now["recentBars"]["nodes"][-1] == {**now["recentBars"]["nodes"][-1], "tradingDate": MONDAY.isoformat(), "close": 61.0}
+    now = next(
+        n for n in data(api, SCREEN, api.world.acme_key, {"first": 10})["instruments"]["nodes"] if n["symbol"] == "LIQ"
+    )
+    assert now["recentBars"]["nodes"][-1] == {
+        **now["recentBars"]["nodes"][-1],
+        "tradingDate": MONDAY.isoformat(),
+        "close": 61.0,
+    }
 
-    assert cache.cacheable(SCREEN, None) and cache.cacheable("{ instrument(symbol: \"LIQ\") { symbol } }", None)
-    for document, operation in [("{ portfolio { cash } }", None), ("{ instruments { nodes { symbol } } analysis { date } }", None),
-                                ("mutation { __typename }", None), ("query A { instruments { totalCount } } query B { portfolio { cash } }", None),
-                                ("query A { instruments { totalCount } } query B { portfolio { cash } }", "B"),
-                                ("{ ...Root } fragment Root on Query { instruments { totalCount } }", None), ("{ broken", None)]:
+    assert cache.cacheable(SCREEN, None) and cache.cacheable('{ instrument(symbol: "LIQ") { symbol } }', None)
+    for document, operation in [
+        ("{ portfolio { cash } }", None),
+        ("{ instruments { nodes { symbol } } analysis { date } }", None),
+        ("mutation { __typename }", None),
+        ("query A { instruments { totalCount } } query B { portfolio { cash } }", None),
+        ("query A { instruments { totalCount } } query B { portfolio { cash } }", "B"),
+        ("{ ...Root } fragment Root on Query { instruments { totalCount } }", None),
+        ("{ broken", None),
+    ]:
         assert not cache.cacheable(document, operation), document
     assert cache.cacheable("query A { instruments { totalCount } } query B { portfolio { cash } }", "A")

@@ -2,17 +2,23 @@
 quote and symbol statistics, GraphQL's latestPrediction, predictions and latestQuote, and
 in the AI portfolio's rationale and a client's suggestion built from it. The world stores
 LIQ's prediction with its reasons (tests/api/world.py) and MID's without (as before 0015)."""
+
 from __future__ import annotations
 
 from tests.api.conftest import Api
-from tests.conftest import ADMIN_KEY
 from tests.api.graph import data
 from tests.api.world import DAY, LIQ_REASONS
+from tests.conftest import ADMIN_KEY
 
 # What is served: each input by its label, largest contribution first, signs kept.
-SERVED = {"base_value": 0.012345, "inputs": [{"input": "Last day's return", "contribution": -0.21},
-                                             {"input": "Momentum, 5 days", "contribution": 0.15},
-                                             {"input": "Market breadth", "contribution": 0.04}]}
+SERVED = {
+    "base_value": 0.012345,
+    "inputs": [
+        {"input": "Last day's return", "contribution": -0.21},
+        {"input": "Momentum, 5 days", "contribution": 0.15},
+        {"input": "Market breadth", "contribution": 0.04},
+    ],
+}
 REASONS = "reasons { baseValue inputs { input contribution } }"
 
 
@@ -37,9 +43,12 @@ def test_rest_serves_the_reasons_of_a_scored_symbol(api: Api) -> None:
 
 def test_graphql_serves_the_reasons_of_a_scored_symbol(api: Api) -> None:
     key = api.world.acme_key
-    liq = data(api, f'{{ instrument(symbol: "LIQ") {{ latestPrediction {{ tradingDate {REASONS} }} '
-                    f'predictions(first: 5) {{ nodes {{ tradingDate {REASONS} }} }} latestQuote {{ {REASONS} }} }} }}',
-               key)["instrument"]
+    liq = data(
+        api,
+        f'{{ instrument(symbol: "LIQ") {{ latestPrediction {{ tradingDate {REASONS} }} '
+        f"predictions(first: 5) {{ nodes {{ tradingDate {REASONS} }} }} latestQuote {{ {REASONS} }} }} }}",
+        key,
+    )["instrument"]
     assert liq["latestPrediction"] == {"tradingDate": DAY.isoformat(), "reasons": _graph(SERVED)}
     assert liq["predictions"]["nodes"] and all(n["reasons"] == _graph(SERVED) for n in liq["predictions"]["nodes"])
     assert liq["latestQuote"]["reasons"] == _graph(SERVED)

@@ -1,5 +1,6 @@
 """The PDF reports over real HTTP, read back with pdfplumber and compared with the API's
 own answers for the same store."""
+
 from __future__ import annotations
 
 import hashlib
@@ -14,8 +15,8 @@ from api.app import create_app
 from market.clock import default_calendar
 from pipeline.serving import serve_in_thread
 from reports.format import metric_value, money, number, signed_pct
-from reports.layout import HEADER_FILL, MARGIN, PAGE_SIZES
 from reports.inputs import compliance_inputs, snapshot_sha256
+from reports.layout import HEADER_FILL, MARGIN, PAGE_SIZES
 from reports.quant_briefing import edge_against_cost
 from store import tables
 from store.history import append_history
@@ -23,28 +24,83 @@ from tests.api.conftest import Api, assert_problem
 from tests.api.world import DAY
 from tests.reports.pdf import read
 
-BRIEFING_SECTIONS = ["System performance", "Market sentiment", "Top AI signals", "AI portfolio", "Track record",
-                     "Against the benchmarks", "Monthly returns of the AI portfolio", "Equity curve", "Score distribution",
-                     "Powered by"]
-COMPLIANCE_SECTIONS = ["Risk disclosures", "Model risk", "Out-of-sample accuracy", "Regime change", "Backtesting limits",
-                       "Illiquidity", "No investment advice", "Speculative nature", "Model metrics",
-                       "Recent trade audit trail", "Regulatory notices", "Corporate structure", "Nature of output",
-                       "User responsibility", "Data provenance", "Forward-looking statements", "Document certification",
-                       "Generation method", "Rights", "Data snapshot SHA-256", "Powered by"]
+BRIEFING_SECTIONS = [
+    "System performance",
+    "Market sentiment",
+    "Top AI signals",
+    "AI portfolio",
+    "Track record",
+    "Against the benchmarks",
+    "Monthly returns of the AI portfolio",
+    "Equity curve",
+    "Score distribution",
+    "Powered by",
+]
+COMPLIANCE_SECTIONS = [
+    "Risk disclosures",
+    "Model risk",
+    "Out-of-sample accuracy",
+    "Regime change",
+    "Backtesting limits",
+    "Illiquidity",
+    "No investment advice",
+    "Speculative nature",
+    "Model metrics",
+    "Recent trade audit trail",
+    "Regulatory notices",
+    "Corporate structure",
+    "Nature of output",
+    "User responsibility",
+    "Data provenance",
+    "Forward-looking statements",
+    "Document certification",
+    "Generation method",
+    "Rights",
+    "Data snapshot SHA-256",
+    "Powered by",
+]
 
 
 def seed_model_record(api: Api) -> None:
     """A trained model and its live out-of-sample record, as t1_predict writes them."""
     scope = f"live:{DAY.isoformat()}"
     with api.world.engine.begin() as conn:
-        append_history(conn, tables.model_runs, [{
-            "model_id": "risk-test-h1", "kind": "risk", "train_start": date(2026, 8, 1), "train_end": DAY,
-            "horizon_days": 1, "layer1_backend": "fallback-empirical-v1", "training_rows": 4321}])
-        append_history(conn, tables.model_metrics, [
-            {"model_id": "live", "scope": scope, "metric": name, "value": value, "base_rate": base, "sample_size": n}
-            for name, value, base, n in [("binary_accuracy", 0.5625, 0.512, 640), ("movers_accuracy", 0.6031, 0.53, 126),
-                                         ("three_class_accuracy", 0.41, 0.38, 700), ("hit_rate_top", 0.58, 0.51, 210),
-                                         ("hit_rate_bottom", 0.46, 0.51, 205)]])
+        append_history(
+            conn,
+            tables.model_runs,
+            [
+                {
+                    "model_id": "risk-test-h1",
+                    "kind": "risk",
+                    "train_start": date(2026, 8, 1),
+                    "train_end": DAY,
+                    "horizon_days": 1,
+                    "layer1_backend": "fallback-empirical-v1",
+                    "training_rows": 4321,
+                }
+            ],
+        )
+        append_history(
+            conn,
+            tables.model_metrics,
+            [
+                {
+                    "model_id": "live",
+                    "scope": scope,
+                    "metric": name,
+                    "value": value,
+                    "base_rate": base,
+                    "sample_size": n,
+                }
+                for name, value, base, n in [
+                    ("binary_accuracy", 0.5625, 0.512, 640),
+                    ("movers_accuracy", 0.6031, 0.53, 126),
+                    ("three_class_accuracy", 0.41, 0.38, 700),
+                    ("hit_rate_top", 0.58, 0.51, 210),
+                    ("hit_rate_bottom", 0.46, 0.51, 205),
+                ]
+            ],
+        )
 
 
 def pdf_of(response: httpx.Response) -> bytes:
@@ -70,24 +126,32 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     perf = api.acme("GET", "/api/ai/performance").json()
     for name in ("binary_accuracy", "movers_accuracy", "tercile_spread"):
         metric = perf["live"]["metrics"][name]
-        assert f"{metric_value(name, metric['value'])} {metric_value(name, metric['base_rate'])} " \
-               f"{number(metric['sample_size'])}" in pdf.text, name
+        assert (
+            f"{metric_value(name, metric['value'])} {metric_value(name, metric['base_rate'])} "
+            f"{number(metric['sample_size'])}" in pdf.text
+        ), name
     assert "+12.0 pts" in pdf.text  # 0.58 - 0.46, from the stored hit rates
     assert f"Training rows {number(perf['training_rows'])}" in pdf.text and "4,321" in pdf.text
     assert "fallback-empirical-v1 (FALLBACK" in pdf.text
 
     breadth = api.acme("GET", "/api/market/breadth").json()
     assert f"Index change {signed_pct(breadth['index_change_pct'])}" in pdf.text
-    for label, key in [("Advancers", "advancers"), ("Decliners", "decliners"), ("Unchanged (traded firm)", "unchanged"),
-                       ("Did not trade", "not_traded")]:
+    for label, key in [
+        ("Advancers", "advancers"),
+        ("Decliners", "decliners"),
+        ("Unchanged (traded firm)", "unchanged"),
+        ("Did not trade", "not_traded"),
+    ]:
         assert f"{label} {breadth[key]}" in pdf.text
 
     latest = api.acme("GET", "/api/market/latest").json()
     ranked = sorted((s for s, q in latest.items() if q["score"] is not None), key=lambda s: -latest[s]["score"])
     for rank, symbol in enumerate(ranked, start=1):
         q = latest[symbol]
-        row = (f"{rank} {symbol} {money(q['close'])} {signed_pct(q['change_pct'])} {number(q['rsi'], 1)} "
-               f"{number(q['score'], 1)} {q['action']} {q['tercile']} {edge_against_cost(q)}")
+        row = (
+            f"{rank} {symbol} {money(q['close'])} {signed_pct(q['change_pct'])} {number(q['rsi'], 1)} "
+            f"{number(q['score'], 1)} {q['action']} {q['tercile']} {edge_against_cost(q)}"
+        )
         assert row in pdf.text, row
 
     summary = api.acme("GET", "/api/ai-portfolio/summary").json()
@@ -99,10 +163,14 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     record = api.acme("GET", "/api/ai-portfolio/track-record").json()
     bench = record["benchmarks"]["equal_weight_liquid"]
     index = record["benchmarks"]["index"]
-    assert (f"Total return {signed_pct(record['total_return'] * 100, 2)} {signed_pct(bench['total_return'] * 100, 2)} "
-            f"{signed_pct(index['total_return'] * 100, 2)}" in pdf.text)
-    assert f"Costs paid (fees / spread / impact) {money(record['costs']['fees'])} / {money(record['costs']['spread'])}" \
+    assert (
+        f"Total return {signed_pct(record['total_return'] * 100, 2)} {signed_pct(bench['total_return'] * 100, 2)} "
+        f"{signed_pct(index['total_return'] * 100, 2)}" in pdf.text
+    )
+    assert (
+        f"Costs paid (fees / spread / impact) {money(record['costs']['fees'])} / {money(record['costs']['spread'])}"
         in pdf.text
+    )
     assert "LONG needs a Score of at least 55 and a held edge" in pdf.text.replace("\n", " ")
     assert "+0.20% / 1.40%" in pdf.text  # MID: a Score at the LONG line, HOLD, with its edge against its cost
     assert "Cumulative return, %" in pdf.text and "Equal-weighted liquid" in pdf.text  # the chart's axis and legend
@@ -124,34 +192,62 @@ def test_compliance_report_sections_trail_and_certified_digest(api: Api) -> None
     assert trades, "the world's executed AI day traded"
     for trade in trades:
         costs = trade["rationale"]["fill"]["costs"]["total"]
-        row = (f"{trade['trading_date']} {trade['symbol']} {trade['side']} {number(trade['quantity'])} "
-               f"{money(trade['price'])} {money(trade['value'])} {money(trade['fees'])} {money(costs)}")
+        row = (
+            f"{trade['trading_date']} {trade['symbol']} {trade['side']} {number(trade['quantity'])} "
+            f"{money(trade['price'])} {money(trade['value'])} {money(trade['fees'])} {money(costs)}"
+        )
         assert row in pdf.text, row
 
     digest = response.headers["X-Data-SHA256"]
     assert re.fullmatch(r"[0-9a-f]{64}", digest) and digest in pdf.text.replace("\n", "")
     again = api.acme("GET", "/api/compliance-report.pdf")
     assert again.headers["X-Data-SHA256"] == digest, "the same store state is the same snapshot"
-    bought = api.acme("POST", "/api/portfolio/trade", json={"side": "buy", "symbol": "LIQ", "quantity": 10, "price": "52.00"},
-                      headers={"Idempotency-Key": "report-1"})
+    bought = api.acme(
+        "POST",
+        "/api/portfolio/trade",
+        json={"side": "buy", "symbol": "LIQ", "quantity": 10, "price": "52.00"},
+        headers={"Idempotency-Key": "report-1"},
+    )
     assert bought.status_code == 201, bought.text
-    assert api.acme("GET", "/api/compliance-report.pdf").headers["X-Data-SHA256"] == digest, \
+    assert api.acme("GET", "/api/compliance-report.pdf").headers["X-Data-SHA256"] == digest, (
         "a client's own trade is not in the compliance snapshot"
+    )
     seed_model_record_later(api)
     assert api.acme("GET", "/api/compliance-report.pdf").headers["X-Data-SHA256"] != digest
 
 
 def seed_validation_record(api: Api) -> None:
     """A validation record as bootstrapping stores it (models/validation.py), no live metrics."""
-    detail = {"period_start": "2026-05-05", "period_end": "2026-11-19", "models": 28,
-              "layer1_backend": "fallback-empirical-v1", "horizon_days": 1}
+    detail = {
+        "period_start": "2026-05-05",
+        "period_end": "2026-11-19",
+        "models": 28,
+        "layer1_backend": "fallback-empirical-v1",
+        "horizon_days": 1,
+    }
     with api.world.engine.begin() as conn:
-        append_history(conn, tables.model_metrics, [
-            {"model_id": "validation", "scope": "validation:2026-05-05:2026-11-19", "metric": name, "value": value,
-             "base_rate": base, "sample_size": n, "detail": {**detail, "baselines": {"majority": base}}}
-            for name, value, base, n in [("binary_accuracy", 0.6034, 0.511, 3923), ("movers_accuracy", 0.6512, 0.52, 1200),
-                                         ("three_class_accuracy", 0.47, 0.45, 8260), ("hit_rate_top", 0.61, 0.51, 900),
-                                         ("hit_rate_bottom", 0.41, 0.51, 880)]])
+        append_history(
+            conn,
+            tables.model_metrics,
+            [
+                {
+                    "model_id": "validation",
+                    "scope": "validation:2026-05-05:2026-11-19",
+                    "metric": name,
+                    "value": value,
+                    "base_rate": base,
+                    "sample_size": n,
+                    "detail": {**detail, "baselines": {"majority": base}},
+                }
+                for name, value, base, n in [
+                    ("binary_accuracy", 0.6034, 0.511, 3923),
+                    ("movers_accuracy", 0.6512, 0.52, 1200),
+                    ("three_class_accuracy", 0.47, 0.45, 8260),
+                    ("hit_rate_top", 0.61, 0.51, 900),
+                    ("hit_rate_bottom", 0.41, 0.51, 880),
+                ]
+            ],
+        )
 
 
 @pytest.mark.parametrize("path", ["/api/quant-briefing.pdf", "/api/compliance-report.pdf"])
@@ -161,18 +257,34 @@ def test_reports_show_the_validation_record_while_the_live_one_is_empty_and_say_
     text = " ".join(pdf.text.split())
     perf = api.acme("GET", "/api/ai/performance").json()
     assert perf["live"]["reason"] and perf["validation"]["reason"] is None
-    assert ("Validation record (walk-forward, out of sample, before the first live day): 2026-05-05 to 2026-11-19, "
-            "8,260 predictions by 28 models.") in text
+    assert (
+        "Validation record (walk-forward, out of sample, before the first live day): 2026-05-05 to 2026-11-19, "
+        "8,260 predictions by 28 models."
+    ) in text
     assert f"Live record (predictions made each trading day, from the first live day): {perf['live']['reason']}" in text
     assert "60.3% 51.1% 3,923" in text and "+20.0 pts" in text
-    assert "Not available yet" not in text.split("Model metrics" if "compliance" in path else "System performance")[1][:400]
+    assert (
+        "Not available yet"
+        not in text.split("Model metrics" if "compliance" in path else "System performance")[1][:400]
+    )
 
 
 def seed_model_record_later(api: Api) -> None:
     with api.world.engine.begin() as conn:
-        append_history(conn, tables.model_metrics, [{"model_id": "live", "scope": "live:2026-11-23",
-                                                     "metric": "binary_accuracy", "value": 0.57, "base_rate": 0.51,
-                                                     "sample_size": 700}])
+        append_history(
+            conn,
+            tables.model_metrics,
+            [
+                {
+                    "model_id": "live",
+                    "scope": "live:2026-11-23",
+                    "metric": "binary_accuracy",
+                    "value": 0.57,
+                    "base_rate": 0.51,
+                    "sample_size": 700,
+                }
+            ],
+        )
 
 
 @pytest.mark.parametrize("path", ["/api/quant-briefing.pdf", "/api/compliance-report.pdf"])
@@ -187,8 +299,9 @@ def test_final_page_shows_three_self_drawn_logos(api: Api, path: str) -> None:
 def test_reports_need_a_key_unless_public(api: Api) -> None:
     assert_problem(api.call("GET", "/api/quant-briefing.pdf"), 401, "X-API-Key")
     assert_problem(api.call("GET", "/api/compliance-report.pdf", "svc-sk-" + "0" * 32), 401)
-    public = api.world.settings.model_copy(update={"public_reports": True, "company_name": "Blue Mountain Analytics",
-                                                   "report_page_size": "Letter"})
+    public = api.world.settings.model_copy(
+        update={"public_reports": True, "company_name": "Blue Mountain Analytics", "report_page_size": "Letter"}
+    )
     with serve_in_thread(create_app(public, now=api.clock)) as base, httpx.Client(base_url=base, timeout=30) as http:
         pdf = read(pdf_of(http.get("/api/quant-briefing.pdf")))
         assert_page_furniture(pdf.pages, "Quant Briefing", company="Blue Mountain Analytics")
@@ -218,13 +331,16 @@ def test_snapshot_digest_is_the_sha256_of_canonical_inputs(api: Api) -> None:
     assert response.headers["X-Data-SHA256"] == snapshot_sha256(inputs) == hashlib.sha256(canonical).hexdigest()
 
 
-REPORTS = [("/api/quant-briefing.pdf", "quant-briefing", BRIEFING_SECTIONS),
-           ("/api/compliance-report.pdf", "compliance-report", COMPLIANCE_SECTIONS)]
+REPORTS = [
+    ("/api/quant-briefing.pdf", "quant-briefing", BRIEFING_SECTIONS),
+    ("/api/compliance-report.pdf", "compliance-report", COMPLIANCE_SECTIONS),
+]
 
 
 @pytest.mark.parametrize(("path", "name", "sections"), REPORTS)
 def test_reports_embed_every_font_draw_charts_as_vectors_and_set_tables_at_text_width(
-        api: Api, path: str, name: str, sections: list[str]) -> None:
+    api: Api, path: str, name: str, sections: list[str]
+) -> None:
     seed_model_record(api)
     pdf = read(pdf_of(api.acme("GET", path)))
     assert pdf.fonts and all(pdf.fonts.values()), f"fonts not embedded: {[f for f, e in pdf.fonts.items() if not e]}"
@@ -234,15 +350,15 @@ def test_reports_embed_every_font_draw_charts_as_vectors_and_set_tables_at_text_
     left = MARGIN + 6  # the frame's padding
     right = PAGE_SIZES["A4"][0] - MARGIN - 6
     fill = tuple(round(c, 3) for c in HEADER_FILL.rgb())
-    bands = [(x0, x1) for page in pdf.filled for x0, x1, colour in page
-             if tuple(round(c, 3) for c in colour) == fill]
+    bands = [(x0, x1) for page in pdf.filled for x0, x1, colour in page if tuple(round(c, 3) for c in colour) == fill]
     assert bands, "the report has data tables"
     assert all(abs(x0 - left) < 0.5 and abs(x1 - right) < 0.5 for x0, x1 in bands), bands
 
 
 @pytest.mark.parametrize(("path", "name", "sections"), REPORTS)
-def test_no_page_ends_on_a_heading_and_the_logos_share_their_page(api: Api, path: str, name: str,
-                                                                   sections: list[str]) -> None:
+def test_no_page_ends_on_a_heading_and_the_logos_share_their_page(
+    api: Api, path: str, name: str, sections: list[str]
+) -> None:
     seed_model_record(api)
     pdf = read(pdf_of(api.acme("GET", path)))
     for number_, page in enumerate(pdf.pages, start=1):
@@ -259,7 +375,8 @@ def test_no_page_ends_on_a_heading_and_the_logos_share_their_page(api: Api, path
 
 @pytest.mark.parametrize(("path", "name", "sections"), REPORTS)
 def test_report_files_are_named_by_their_market_day_not_the_day_they_were_made(
-        api: Api, path: str, name: str, sections: list[str]) -> None:
+    api: Api, path: str, name: str, sections: list[str]
+) -> None:
     made_on = api.clock().date()
     assert made_on != DAY, "the clock is the Monday after the market day"
     response = api.acme("GET", path)

@@ -8,12 +8,14 @@ day, the day's price band, holdings and cash) rightly answer 422. At least 1,000
 On Postgres (issue 39's acceptance): it is the stricter store (a NUL in a text it stores
 answered 500 there and nowhere else) and the one a deployment with several workers runs;
 the control-character sweep (test_control_sweep.py) and every other API test run on both."""
+
 from __future__ import annotations
 
 import pytest
 import schemathesis
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
-from hypothesis import HealthCheck, given, settings as hsettings
 
 from api import keystore
 from pipeline.runner import run_stage
@@ -31,7 +33,8 @@ DOMAIN_RULES = [positive_data_acceptance]
 def test_generated_requests_conform_to_the_schema(api: Api) -> None:
     client = keystore.generate(api.world.engine, api.world.settings, "Fuzz Fund", "INSTITUTIONAL", now=MORNING)
     keystore.set_option(api.world.engine, client["key_id"], "RATE_LIMIT_SET", 1_000_000, now=MORNING)
-    world.run_t3(api.world.settings)  # macro insights answer 503 until T3 has run, and a 5xx fails the conformance checks
+    # macro insights answer 503 until T3 has run, and a 5xx fails the conformance checks
+    world.run_t3(api.world.settings)
     run_stage("t1_analysis", world.DAY, settings=api.world.settings)  # likewise the day's analysis
     schema = schemathesis.openapi.from_url(f"{api.base}/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
@@ -39,13 +42,18 @@ def test_generated_requests_conform_to_the_schema(api: Api) -> None:
     cases, failures = 0, []
     for key in (client["api_key"], ADMIN_KEY):
         for operation in operations:
-            @hsettings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None,
-                       suppress_health_check=list(HealthCheck))
+
+            @hsettings(
+                max_examples=EXAMPLES_PER_OPERATION,
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+            )
             @given(case=operation.as_strategy())
-            def run(case) -> None:  # noqa: ANN001
+            def run(case) -> None:
                 nonlocal cases
                 cases += 1
-                case.call_and_validate(base_url=api.base, headers={"X-API-Key": key}, excluded_checks=DOMAIN_RULES)
+                case.call_and_validate(base_url=api.base, headers={"X-API-Key": key}, excluded_checks=DOMAIN_RULES)  # noqa: B023 - run() below, same iteration
 
             try:
                 run()

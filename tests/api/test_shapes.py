@@ -2,14 +2,35 @@
 Strawberry type (GraphQL), because Strawberry's Pydantic bridge is experimental (see
 docs/architecture.md). This keeps the two lists from drifting: each pair has the same
 fields, apart from the differences written here on purpose."""
+
 from __future__ import annotations
 
 import pytest
 
-from api.graphql.types import (ai_day, ai_portfolio, ai_position, ai_trade, cash_movement, daily_bar, day_analysis, macro_indicator,
-                               macro_insights, market_breadth, model_performance, portfolio, position, quote,
-                               suggestion, trade, trade_placed, track_record)
-from api.schemas import analysis as s_analysis, macro as s_macro, market as s_market, portfolio as s_portfolio
+from api.graphql.types import (
+    ai_day,
+    ai_portfolio,
+    ai_position,
+    ai_trade,
+    cash_movement,
+    daily_bar,
+    day_analysis,
+    macro_indicator,
+    macro_insights,
+    market_breadth,
+    model_performance,
+    portfolio,
+    position,
+    quote,
+    suggestion,
+    track_record,
+    trade,
+    trade_placed,
+)
+from api.schemas import analysis as s_analysis
+from api.schemas import macro as s_macro
+from api.schemas import market as s_market
+from api.schemas import portfolio as s_portfolio
 
 RELATIONS = {"instrument", "latest_prediction"}  # GraphQL resolves the instrument and its prediction on demand
 PAIRS = [
@@ -35,19 +56,36 @@ PAIRS = [
     (model_performance.ModelMonitor, s_portfolio.ModelMonitor, set(), set()),
     (model_performance.MonitorCheck, s_portfolio.MonitorCheck, set(), set()),
     # REST returns the metrics as a map; GraphQL as one typed field per metric
-    (model_performance.PerformanceRecord, s_portfolio.Record,
-     {"binary_accuracy", "movers_accuracy", "three_class_accuracy", "information_coefficient", "tercile_spread",
-      "average_error"}, {"metrics"}),
+    (
+        model_performance.PerformanceRecord,
+        s_portfolio.Record,
+        {
+            "binary_accuracy",
+            "movers_accuracy",
+            "three_class_accuracy",
+            "information_coefficient",
+            "tercile_spread",
+            "average_error",
+        },
+        {"metrics"},
+    ),
     (suggestion.Suggestion, s_portfolio.Suggestion, set(), set()),
     (position.Position, s_portfolio.Position, RELATIONS | {"weight"}, set()),
     (ai_position.AIPosition, s_portfolio.AIPosition, RELATIONS | {"weight"}, set()),
     # GraphQL nests positions, trades, cash movements, suggestions and the track record as fields; REST has
     # them as endpoints
-    (portfolio.Portfolio, s_portfolio.PortfolioSummary,
-     {"cash_weight", "open_positions", "positions", "suggestions", "trades", "cash_movements", "track_record"},
-     {"allocation", "flags"}),
-    (ai_portfolio.AIPortfolio, s_portfolio.AISummary,
-     {"days", "open_positions", "positions", "trades", "track_record"}, {"allocation", "flags", "portfolio_id"}),
+    (
+        portfolio.Portfolio,
+        s_portfolio.PortfolioSummary,
+        {"cash_weight", "open_positions", "positions", "suggestions", "trades", "cash_movements", "track_record"},
+        {"allocation", "flags"},
+    ),
+    (
+        ai_portfolio.AIPortfolio,
+        s_portfolio.AISummary,
+        {"days", "open_positions", "positions", "trades", "track_record"},
+        {"allocation", "flags", "portfolio_id"},
+    ),
     (track_record.TrackRecord, s_portfolio.TrackRecord, set(), set()),
 ]
 

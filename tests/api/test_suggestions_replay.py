@@ -3,11 +3,12 @@ day, years before the wall clock, and they expire at that day's close on the clo
 service runs on (the replayed market's: tests pin it), not on the wall clock. Before the
 fix a re-run of T2 (an Airflow retry, a second `make demo` on the same store) judged
 expiry on the wall clock and expired them the moment they were suggested."""
+
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta, timezone
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
@@ -31,7 +32,7 @@ LAST_SESSION = date(2019, 6, 3)  # the replayed files' last day, a Monday; T2 su
 
 
 def exchange_time(day: date, hour: int, minute: int = 0) -> datetime:
-    return datetime.combine(day, time(hour, minute), tzinfo=EXCHANGE_TZ).astimezone(timezone.utc)
+    return datetime.combine(day, time(hour, minute), tzinfo=EXCHANGE_TZ).astimezone(UTC)
 
 
 @pytest.fixture
@@ -46,15 +47,29 @@ def replay(settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     write_replay_dates(settings.data_dir, files, sessions)
     monkeypatch.setenv("MARKETINTEL_REPLAY_PATH", str(files))
     get_settings.cache_clear()
-    settings = get_settings().model_copy(update={"admin_key": SecretStr(ADMIN_KEY), "rate_limit_unauthenticated": 100_000})
+    settings = get_settings().model_copy(
+        update={"admin_key": SecretStr(ADMIN_KEY), "rate_limit_unauthenticated": 100_000}
+    )
     calendar = default_calendar()
     assert isinstance(calendar, DatedCalendar) and calendar.last == LAST_SESSION
     day = calendar.next_trading_day(LAST_SESSION)  # 2019-06-04, as the replay demo suggests for the day after its files
     engine = service_engine(settings)
-    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1},
-                         "MID": {"close": 20.0, "volume": 40_000, "bid": 19.9, "ask": 20.1}}, day=LAST_SESSION)
-    seed_predictions(engine, LAST_SESSION, {"LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP", "weight": 0.1},
-                                            "MID": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1}})
+    seed_market(
+        engine,
+        {
+            "LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1},
+            "MID": {"close": 20.0, "volume": 40_000, "bid": 19.9, "ask": 20.1},
+        },
+        day=LAST_SESSION,
+    )
+    seed_predictions(
+        engine,
+        LAST_SESSION,
+        {
+            "LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP", "weight": 0.1},
+            "MID": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1},
+        },
+    )
     client = keystore.generate(engine, settings, "Replay Client", "STANDARD", now=exchange_time(LAST_SESSION, 17))
     move_cash(engine, f"client:{client['client_id']}", "100000", now=exchange_time(LAST_SESSION, 17))
     assert run_stage("t2_suggestions", day, settings=settings).summary["suggestions"] == 2
@@ -72,8 +87,11 @@ def _listed(http: httpx.Client, key: str) -> list[dict]:
 
 
 def _graph_listed(http: httpx.Client, key: str) -> list[str]:
-    response = http.post("/graphql", headers={"X-API-Key": key},
-                         json={"query": "{ portfolio { suggestions { nodes { suggestionId state } } } }"})
+    response = http.post(
+        "/graphql",
+        headers={"X-API-Key": key},
+        json={"query": "{ portfolio { suggestions { nodes { suggestionId state } } } }"},
+    )
     assert response.status_code == 200 and "errors" not in response.json(), response.text
     nodes = response.json()["data"]["portfolio"]["suggestions"]["nodes"]
     assert all(n["state"] == "PENDING" for n in nodes)
@@ -93,7 +111,7 @@ def _events(settings: Settings, sid: str) -> list[str]:
         return list(conn.execute(select(c.state).where(c.suggestion_id == sid).order_by(c.id)).scalars())
 
 
-def test_replayed_suggestions_are_open_until_their_close_on_the_service_clock(replay) -> None:  # noqa: ANN001
+def test_replayed_suggestions_are_open_until_their_close_on_the_service_clock(replay) -> None:
     settings, day, key = replay
     close = exchange_time(day, 16)
     with service_engine(settings).connect() as conn:
@@ -118,7 +136,9 @@ def test_replayed_suggestions_are_open_until_their_close_on_the_service_clock(re
     with serve_in_thread(app) as base, httpx.Client(base_url=base, timeout=30) as http:
         listed = _listed(http, key)
         assert [(s["symbol"], s["side"], s["trading_date"], s["state"]) for s in listed] == [
-            ("LIQ", "BUY", day.isoformat(), "PENDING"), ("MID", "BUY", day.isoformat(), "PENDING")]
+            ("LIQ", "BUY", day.isoformat(), "PENDING"),
+            ("MID", "BUY", day.isoformat(), "PENDING"),
+        ]
         assert {_exchange(s["expires_at"]) for s in listed} == {datetime(2019, 6, 4, 16, 0)}  # the day's close
         buy, other = (s["suggestion_id"] for s in listed)
         assert _graph_listed(http, key) == [buy, other]
@@ -140,7 +160,7 @@ def test_replayed_suggestions_are_open_until_their_close_on_the_service_clock(re
     assert _events(settings, other) == ["PENDING", "EXPIRED"]
 
 
-def test_a_replayed_suggestion_rejected_before_its_close_and_the_next_t2_expiring_the_rest(replay) -> None:  # noqa: ANN001
+def test_a_replayed_suggestion_rejected_before_its_close_and_the_next_t2_expiring_the_rest(replay) -> None:
     settings, day, key = replay
     clock = Clock()
     clock.moment = exchange_time(day, 15, 59)

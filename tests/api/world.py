@@ -1,11 +1,12 @@
 """A small, hand-set market for the API tests, written through the real services: prices
 with movement (so indicators are not trivial), predictions, two executed AI days (a decision and its fill), client
 keys and a pending suggestion."""
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 from pydantic import SecretStr
 from sqlalchemy import Engine, select
@@ -19,20 +20,29 @@ from portfolio.trading import move_cash
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
-from views.bars import refresh_bars
 from tests.conftest import ADMIN_KEY
 from tests.portfolio.seed import CALENDAR, DAY, days_up_to, seed_predictions
+from views.bars import refresh_bars
 
 MONDAY = CALENDAR.next_trading_day(DAY)
-MORNING = datetime(2026, 11, 23, 12, 30, tzinfo=timezone.utc)  # 07:30 exchange time, Monday
+MORNING = datetime(2026, 11, 23, 12, 30, tzinfo=UTC)  # 07:30 exchange time, Monday
 SYMBOLS = {  # symbol: (base close, daily volume, half-spread)
-    "LIQ": (50.0, 40_000, 0.05), "MID": (20.0, 30_000, 0.04), "SLOW": (8.0, 3_000, 0.30), "DRY": (12.0, 0, 0.5)}
+    "LIQ": (50.0, 40_000, 0.05),
+    "MID": (20.0, 30_000, 0.04),
+    "SLOW": (8.0, 3_000, 0.30),
+    "DRY": (12.0, 0, 0.5),
+}
 HISTORY_DAYS = 60
 HOLD_REASON = "edge +0.20% over 1 sessions below round-trip cost 1.40% (spread 0.40%, fees 1.00%)"
 # LIQ's prediction as the live stage stores its reasons (models/reasons.py); MID's has none (before 0015)
-LIQ_REASONS = {"base_value": 0.012345, "top": [{"feature": "return_1d", "contribution": -0.21},
-                                               {"feature": "momentum_5", "contribution": 0.15},
-                                               {"feature": "market_breadth", "contribution": 0.04}]}
+LIQ_REASONS = {
+    "base_value": 0.012345,
+    "top": [
+        {"feature": "return_1d", "contribution": -0.21},
+        {"feature": "momentum_5", "contribution": 0.15},
+        {"feature": "market_breadth", "contribution": 0.04},
+    ],
+}
 MACRO_MONDAY = date(2026, 11, 16)
 
 
@@ -43,15 +53,32 @@ def close_of(symbol: str, i: int) -> float:
 
 def seed_prices(engine: Engine) -> None:
     with engine.begin() as conn:
-        append_history(conn, tables.instruments, [
-            {"symbol": s, "name": f"{s} Holdings Ltd", "board": "MAIN", "currency": "JMD", "source": "test"} for s in SYMBOLS])
+        append_history(
+            conn,
+            tables.instruments,
+            [
+                {"symbol": s, "name": f"{s} Holdings Ltd", "board": "MAIN", "currency": "JMD", "source": "test"}
+                for s in SYMBOLS
+            ],
+        )
         rows = []
         for symbol, (_, volume, half) in SYMBOLS.items():
             for i, d in enumerate(days_up_to(DAY, HISTORY_DAYS)):
                 close = close_of(symbol, i)
-                rows.append({"symbol": symbol, "trading_date": d, "open": close, "high": round(close * 1.01, 2),
-                             "low": round(close * 0.99, 2), "close": close, "volume": volume + 100 * (i % 7) if volume else 0,
-                             "bid": round(close - half, 2), "ask": round(close + half, 2), "source": "test"})
+                rows.append(
+                    {
+                        "symbol": symbol,
+                        "trading_date": d,
+                        "open": close,
+                        "high": round(close * 1.01, 2),
+                        "low": round(close * 0.99, 2),
+                        "close": close,
+                        "volume": volume + 100 * (i % 7) if volume else 0,
+                        "bid": round(close - half, 2),
+                        "ask": round(close + half, 2),
+                        "source": "test",
+                    }
+                )
         append_history(conn, tables.eod_prices, rows)
         refresh_bars(conn)  # as the stage runner does after T0 appends prices
 
@@ -60,24 +87,61 @@ def seed_documents(engine: Engine) -> None:
     """Fundamentals, one news item naming LIQ with its sentiment score, and LIQ's daily
     sentiment composite: what an instrument's GraphQL fields read beside prices."""
     with engine.begin() as conn:
-        append_history(conn, tables.fundamentals, [
-            {"symbol": "LIQ", "report_date": date(2026, 9, 30), "period_end": date(2026, 9, 30), "eps": 4.2,
-             "book_value_per_share": 31.5, "dividend_yield": 0.031, "shares_outstanding": 2_000_000,
-             "market_cap": 100_000_000.0, "source": "test"},
-            {"symbol": "LIQ", "report_date": date(2026, 6, 30), "period_end": date(2026, 6, 30), "eps": 3.9,
-             "source": "test"}])
-        append_history(conn, tables.news_items, [
-            {"content_hash": "n1", "link": "https://news.example/liq-profit", "title": "LIQ Holdings profit up 12%",
-             "summary": "Record quarter.", "feed_url": "https://news.example/rss",
-             "published_at": datetime(2026, 11, 19, 14, 0, tzinfo=timezone.utc)}])
+        append_history(
+            conn,
+            tables.fundamentals,
+            [
+                {
+                    "symbol": "LIQ",
+                    "report_date": date(2026, 9, 30),
+                    "period_end": date(2026, 9, 30),
+                    "eps": 4.2,
+                    "book_value_per_share": 31.5,
+                    "dividend_yield": 0.031,
+                    "shares_outstanding": 2_000_000,
+                    "market_cap": 100_000_000.0,
+                    "source": "test",
+                },
+                {
+                    "symbol": "LIQ",
+                    "report_date": date(2026, 6, 30),
+                    "period_end": date(2026, 6, 30),
+                    "eps": 3.9,
+                    "source": "test",
+                },
+            ],
+        )
+        append_history(
+            conn,
+            tables.news_items,
+            [
+                {
+                    "content_hash": "n1",
+                    "link": "https://news.example/liq-profit",
+                    "title": "LIQ Holdings profit up 12%",
+                    "summary": "Record quarter.",
+                    "feed_url": "https://news.example/rss",
+                    "published_at": datetime(2026, 11, 19, 14, 0, tzinfo=UTC),
+                }
+            ],
+        )
         news_id = conn.execute(select(tables.news_items.c.id)).scalar_one()
-        append_history(conn, tables.document_mentions, [
-            {"doc_kind": "NEWS", "doc_id": news_id, "symbol": "LIQ", "matched_by": "symbol"}])
-        append_history(conn, tables.sentiment_scores, [
-            {"doc_kind": "NEWS", "doc_id": news_id, "scorer": SCORER_ID, "score": 0.6}])
-        append_history(conn, tables.sentiment_composites, [
-            {"symbol": "LIQ", "trading_date": d, "method": SENTIMENT_METHOD, "score": 0.3, "item_count": 1}
-            for d in days_up_to(DAY, 2)])
+        append_history(
+            conn,
+            tables.document_mentions,
+            [{"doc_kind": "NEWS", "doc_id": news_id, "symbol": "LIQ", "matched_by": "symbol"}],
+        )
+        append_history(
+            conn, tables.sentiment_scores, [{"doc_kind": "NEWS", "doc_id": news_id, "scorer": SCORER_ID, "score": 0.6}]
+        )
+        append_history(
+            conn,
+            tables.sentiment_composites,
+            [
+                {"symbol": "LIQ", "trading_date": d, "method": SENTIMENT_METHOD, "score": 0.3, "item_count": 1}
+                for d in days_up_to(DAY, 2)
+            ],
+        )
 
 
 @dataclass
@@ -95,17 +159,32 @@ def build(settings: Settings) -> World:
     """Seed everything; returns the settings with the admin key set."""
     # The authorisation matrices send a few hundred keyless requests from one address within
     # seconds; the per-address limit on them is tested on its own (tests/api/test_hardening.py).
-    settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY), "ai_starting_cash": 1_000_000,
-                                           "rate_limit_unauthenticated": 100_000})
+    settings = settings.model_copy(
+        update={"admin_key": SecretStr(ADMIN_KEY), "ai_starting_cash": 1_000_000, "rate_limit_unauthenticated": 100_000}
+    )
     engine = service_engine(settings)
     seed_prices(engine)
     seed_documents(engine)
     signals = {
-        "LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP", "weight": 0.2, "predicted_return": 0.012,
-                "reasons": LIQ_REASONS},
-        "MID": {"score": 55.0, "action": "HOLD", "tercile": "MIDDLE", "predicted_return": 0.001, "held_edge": 0.002,
-                "round_trip_cost": 0.014, "decision_reason": HOLD_REASON},
-        "SLOW": {"score": 30.0, "action": "AVOID", "tercile": "ILLIQUID", "predicted_return": -0.01}}
+        "LIQ": {
+            "score": 72.0,
+            "action": "LONG",
+            "tercile": "TOP",
+            "weight": 0.2,
+            "predicted_return": 0.012,
+            "reasons": LIQ_REASONS,
+        },
+        "MID": {
+            "score": 55.0,
+            "action": "HOLD",
+            "tercile": "MIDDLE",
+            "predicted_return": 0.001,
+            "held_edge": 0.002,
+            "round_trip_cost": 0.014,
+            "decision_reason": HOLD_REASON,
+        },
+        "SLOW": {"score": 30.0, "action": "AVOID", "tercile": "ILLIQUID", "predicted_return": -0.01},
+    }
     # The AI portfolio decides after a close and fills in the next session: the day before
     # DAY decides the LIQ buy, DAY fills it.
     for day in (CALENDAR.previous_trading_day(DAY), DAY):
@@ -116,7 +195,9 @@ def build(settings: Settings) -> World:
     move_cash(engine, f"client:{acme['client_id']}", "200000", now=MORNING)
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
     (pending,) = suggestions.list_pending(engine, f"client:{acme['client_id']}", now=MORNING)
-    return World(settings, engine, acme["api_key"], acme["key_id"], beta["api_key"], beta["key_id"], pending["suggestion_id"])
+    return World(
+        settings, engine, acme["api_key"], acme["key_id"], beta["api_key"], beta["key_id"], pending["suggestion_id"]
+    )
 
 
 def run_t3(settings: Settings) -> None:

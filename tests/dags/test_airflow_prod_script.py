@@ -1,6 +1,7 @@
 """ops/airflow_prod.sh without starting anything: a bad setting or verb is refused with one
 line naming it (exit 2), `env` prints the settings every component gets, and `stop` with
 nothing started says so. The profile itself runs in test_celery_profile.py."""
+
 from __future__ import annotations
 
 import os
@@ -20,22 +21,47 @@ def _run(args: list[str], tmp_path: Path, **settings: str) -> subprocess.Complet
     return subprocess.run([SCRIPT, *args], env=env, capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("args, settings, message", [
-    (["restart"], {}, "usage: ops/airflow_prod.sh start|stop|status|env (got 'restart')"),
-    ([], {}, "usage: ops/airflow_prod.sh start|stop|status|env (got '')"),
-    (["start"], {"AIRFLOW_PROD_API_PORT": "80"}, "port '80' must be a number from 1024 to 65534 (AIRFLOW_PROD_API_PORT)"),
-    (["start"], {"AIRFLOW_PROD_LOG_PORT": "x"}, "port 'x' must be a number from 1024 to 65534 (AIRFLOW_PROD_LOG_PORT)"),
-    (["start"], {"AIRFLOW_PROD_STORE_DB": "my-store"},
-     "database name 'my-store' must be lower-case letters, digits and _ (AIRFLOW_PROD_STORE_DB)"),
-    (["start"], {"AIRFLOW_PROD_STORE_DB": "same", "AIRFLOW_PROD_AIRFLOW_DB": "same"},
-     "the Airflow metadata database and the project store must differ (both 'same')"),
-    (["start"], {"AIRFLOW_PROD_WORKERS": "0"}, "'0' must be a whole number >= 1 (AIRFLOW_PROD_WORKERS)"),
-    (["start"], {"AIRFLOW_PROD_REDIS_URL": "http://127.0.0.1:6379"},
-     "AIRFLOW_PROD_REDIS_URL must be a redis:// URL, not 'http://127.0.0.1:6379'"),
-    (["status"], {"AIRFLOW_PROD_QUEUE": "a queue"}, "queue name 'a queue' must be letters, digits, _ . - (AIRFLOW_PROD_QUEUE)"),
-])
-def test_a_bad_setting_or_verb_is_one_line_naming_it(args: list[str], settings: dict, message: str,
-                                                    tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "args, settings, message",
+    [
+        (["restart"], {}, "usage: ops/airflow_prod.sh start|stop|status|env (got 'restart')"),
+        ([], {}, "usage: ops/airflow_prod.sh start|stop|status|env (got '')"),
+        (
+            ["start"],
+            {"AIRFLOW_PROD_API_PORT": "80"},
+            "port '80' must be a number from 1024 to 65534 (AIRFLOW_PROD_API_PORT)",
+        ),
+        (
+            ["start"],
+            {"AIRFLOW_PROD_LOG_PORT": "x"},
+            "port 'x' must be a number from 1024 to 65534 (AIRFLOW_PROD_LOG_PORT)",
+        ),
+        (
+            ["start"],
+            {"AIRFLOW_PROD_STORE_DB": "my-store"},
+            "database name 'my-store' must be lower-case letters, digits and _ (AIRFLOW_PROD_STORE_DB)",
+        ),
+        (
+            ["start"],
+            {"AIRFLOW_PROD_STORE_DB": "same", "AIRFLOW_PROD_AIRFLOW_DB": "same"},
+            "the Airflow metadata database and the project store must differ (both 'same')",
+        ),
+        (["start"], {"AIRFLOW_PROD_WORKERS": "0"}, "'0' must be a whole number >= 1 (AIRFLOW_PROD_WORKERS)"),
+        (
+            ["start"],
+            {"AIRFLOW_PROD_REDIS_URL": "http://127.0.0.1:6379"},
+            "AIRFLOW_PROD_REDIS_URL must be a redis:// URL, not 'http://127.0.0.1:6379'",
+        ),
+        (
+            ["status"],
+            {"AIRFLOW_PROD_QUEUE": "a queue"},
+            "queue name 'a queue' must be letters, digits, _ . - (AIRFLOW_PROD_QUEUE)",
+        ),
+    ],
+)
+def test_a_bad_setting_or_verb_is_one_line_naming_it(
+    args: list[str], settings: dict, message: str, tmp_path: Path
+) -> None:
     done = _run(args, tmp_path, **settings)
     assert done.returncode == 2
     assert done.stderr == f"airflow_prod: {message}\n"
@@ -43,9 +69,15 @@ def test_a_bad_setting_or_verb_is_one_line_naming_it(args: list[str], settings: 
 
 
 def test_env_prints_what_every_component_gets(tmp_path: Path) -> None:
-    done = _run(["env"], tmp_path, AIRFLOW_PROD_STORE_DB="store_x", AIRFLOW_PROD_AIRFLOW_DB="meta_x",
-                AIRFLOW_PROD_API_PORT="18080", AIRFLOW_PROD_QUEUE="q1",
-                AIRFLOW_PROD_POSTGRES="postgresql://postgres@db.internal:5432")
+    done = _run(
+        ["env"],
+        tmp_path,
+        AIRFLOW_PROD_STORE_DB="store_x",
+        AIRFLOW_PROD_AIRFLOW_DB="meta_x",
+        AIRFLOW_PROD_API_PORT="18080",
+        AIRFLOW_PROD_QUEUE="q1",
+        AIRFLOW_PROD_POSTGRES="postgresql://postgres@db.internal:5432",
+    )
     assert done.returncode == 0, done.stderr
     lines = dict(line.removeprefix("export ").split("=", 1) for line in done.stdout.splitlines())
     assert lines["AIRFLOW__CORE__EXECUTOR"] == "'CeleryExecutor'"

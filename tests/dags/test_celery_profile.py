@@ -22,6 +22,7 @@ asset queues are unaffected. Every process the profile started is stopped and it
 databases dropped at the end, pass or fail. Needs the Postgres and Redis servers: skipped
 with the reason without them, required under CI=true (tests/conftest.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -32,9 +33,9 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
@@ -47,8 +48,17 @@ DAY = date(2026, 11, 20)  # the session simulator publishes through this day (co
 SCRIPT = str(PROJECT_ROOT / "ops" / "airflow_prod.sh")
 MARKETINTEL = str(Path(sys.executable).parent / "marketintel")
 T0_TASKS = ["trading_day", "t0_scrape"]
-T1_TASKS = ["trading_day", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict",
-            "t1_monitor", "t1_analysis", "t1_trade"]
+T1_TASKS = [
+    "trading_day",
+    "t1_preflight",
+    "t1_ingest_text",
+    "t1_sentiment",
+    "t1_features",
+    "t1_predict",
+    "t1_monitor",
+    "t1_analysis",
+    "t1_trade",
+]
 
 
 def _free_ports(count: int) -> int:
@@ -80,14 +90,21 @@ def _store_url(server: str, name: str) -> str:
 
 def _prepared_store(url: str, work: Path) -> None:
     """Migrations and 30 simulated days before DAY, as the DAG tests' store has."""
-    from pipeline.backfill import backfill
     from market.clock import default_calendar
     from market.settings import Settings
+    from pipeline.backfill import backfill
     from store.engine import build_engine
     from store.migrations import upgrade
 
-    settings = Settings(_env_file=None, database_url=url, data_dir=work / "data", models_dir=work / "models",
-                        runs_dir=work / "runs", secrets_dir=work / "secrets", reports_dir=work / "reports")
+    settings = Settings(
+        _env_file=None,
+        database_url=url,
+        data_dir=work / "data",
+        models_dir=work / "models",
+        runs_dir=work / "runs",
+        secrets_dir=work / "secrets",
+        reports_dir=work / "reports",
+    )
     engine = build_engine(url)
     upgrade(engine)
     backfill(engine, settings, 30, default_calendar().previous_trading_day(DAY), with_text=False)
@@ -95,9 +112,14 @@ def _prepared_store(url: str, work: Path) -> None:
 
 
 def _store_env(url: str, work: Path) -> dict[str, str]:
-    return {"MARKETINTEL_DATABASE_URL": url, "MARKETINTEL_RUNS_DIR": str(work / "runs"),
-            "MARKETINTEL_DATA_DIR": str(work / "data"), "MARKETINTEL_MODELS_DIR": str(work / "models"),
-            "MARKETINTEL_REPORTS_DIR": str(work / "reports"), "MARKETINTEL_SECRETS_DIR": str(work / "secrets")}
+    return {
+        "MARKETINTEL_DATABASE_URL": url,
+        "MARKETINTEL_RUNS_DIR": str(work / "runs"),
+        "MARKETINTEL_DATA_DIR": str(work / "data"),
+        "MARKETINTEL_MODELS_DIR": str(work / "models"),
+        "MARKETINTEL_REPORTS_DIR": str(work / "reports"),
+        "MARKETINTEL_SECRETS_DIR": str(work / "secrets"),
+    }
 
 
 @pytest.fixture
@@ -112,13 +134,22 @@ def profile(postgres_server: str, redis_url: tuple[str, str], tmp_path: Path) ->
     queue = f"marketintel-test-{suffix}"
     api_port, log_port = _free_ports(1), _free_ports(2)
     work = tmp_path / "profile"
-    env = {**os.environ, **_store_env(_store_url(postgres_server, names["store"]), work),
-           "AIRFLOW_PROD_DIR": str(work / "state"), "AIRFLOW_PROD_POSTGRES": postgres_server.rsplit("/", 1)[0],
-           "AIRFLOW_PROD_AIRFLOW_DB": names["airflow"], "AIRFLOW_PROD_STORE_DB": names["store"],
-           "AIRFLOW_PROD_REDIS_URL": redis_url[0], "AIRFLOW_PROD_QUEUE": queue,
-           "AIRFLOW_PROD_API_PORT": str(api_port), "AIRFLOW_PROD_LOG_PORT": str(log_port),
-           "AIRFLOW_PROD_WORKERS": "2", "AIRFLOW_PROD_CONCURRENCY": "2",
-           "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False", "MARKETINTEL_LOG_LEVEL": "INFO"}
+    env = {
+        **os.environ,
+        **_store_env(_store_url(postgres_server, names["store"]), work),
+        "AIRFLOW_PROD_DIR": str(work / "state"),
+        "AIRFLOW_PROD_POSTGRES": postgres_server.rsplit("/", 1)[0],
+        "AIRFLOW_PROD_AIRFLOW_DB": names["airflow"],
+        "AIRFLOW_PROD_STORE_DB": names["store"],
+        "AIRFLOW_PROD_REDIS_URL": redis_url[0],
+        "AIRFLOW_PROD_QUEUE": queue,
+        "AIRFLOW_PROD_API_PORT": str(api_port),
+        "AIRFLOW_PROD_LOG_PORT": str(log_port),
+        "AIRFLOW_PROD_WORKERS": "2",
+        "AIRFLOW_PROD_CONCURRENCY": "2",
+        "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",
+        "MARKETINTEL_LOG_LEVEL": "INFO",
+    }
     with psycopg.connect(postgres_server, autocommit=True) as conn:
         for name in (names["store"], names["reference"]):
             conn.execute(f'CREATE DATABASE "{name}"')
@@ -129,8 +160,15 @@ def profile(postgres_server: str, redis_url: tuple[str, str], tmp_path: Path) ->
         assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
         assert "database " + names["store"] + ": exists" in started.stdout  # created above, left as it was
         assert "database " + names["airflow"] + ": created" in started.stdout
-        yield {"env": env, "names": names, "queue": queue, "work": work, "server": postgres_server,
-               "base": f"http://127.0.0.1:{api_port}", "home": work / "state" / "home"}
+        yield {
+            "env": env,
+            "names": names,
+            "queue": queue,
+            "work": work,
+            "server": postgres_server,
+            "base": f"http://127.0.0.1:{api_port}",
+            "home": work / "state" / "home",
+        }
     finally:
         groups = [int(p.read_text()) for p in pids.glob("*.pid")] if pids.is_dir() else []
         stopped = subprocess.run([SCRIPT, "stop"], env=env, capture_output=True, text=True, timeout=120)
@@ -161,8 +199,10 @@ def _rows(url: str, data_dir: Path) -> dict[str, list[tuple]]:
     from tests.pipeline.test_fault_recovery import content
 
     prefix = str(data_dir)
-    return {name: sorted(tuple(value.replace(prefix, "<data_dir>") for value in row) for row in rows)
-            for name, rows in content(url).items()}
+    return {
+        name: sorted(tuple(value.replace(prefix, "<data_dir>") for value in row) for row in rows)
+        for name, rows in content(url).items()
+    }
 
 
 class Api:
@@ -170,17 +210,19 @@ class Api:
         password = json.loads((home / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
         token = httpx.post(f"{base}/auth/token", json={"username": "admin", "password": password}, timeout=30)
         assert token.status_code == 201, token.text
-        self.client = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token.json()['access_token']}"},
-                                   timeout=30)
+        self.client = httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {token.json()['access_token']}"}, timeout=30
+        )
 
-    def ok(self, method: str, path: str, **kwargs) -> dict:  # noqa: ANN003
+    def ok(self, method: str, path: str, **kwargs) -> dict:
         response = self.client.request(method, path, **kwargs)
         assert response.status_code in (200, 201), f"{method} {path}: {response.status_code} {response.text[:500]}"
         return response.json()
 
     def run_and_wait(self, dag_id: str, day: date, timeout: float, home: Path) -> tuple[str, dict[str, dict]]:
-        run = self.ok("POST", f"/api/v2/dags/{dag_id}/dagRuns",
-                      json={"logical_date": None, "conf": {"run_date": day.isoformat()}})["dag_run_id"]
+        run = self.ok(
+            "POST", f"/api/v2/dags/{dag_id}/dagRuns", json={"logical_date": None, "conf": {"run_date": day.isoformat()}}
+        )["dag_run_id"]
         deadline = time.monotonic() + timeout
         state = None
         while time.monotonic() < deadline:
@@ -188,12 +230,19 @@ class Api:
             if state in ("success", "failed"):
                 break
             time.sleep(3)
-        tis = {ti["task_id"]: ti for ti in
-               self.ok("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run}/taskInstances")["task_instances"]}
+        tis = {
+            ti["task_id"]: ti
+            for ti in self.ok("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run}/taskInstances")["task_instances"]
+        }
         if state != "success":
-            logs = "\n".join(f"--- {p}\n{p.read_text()[-2500:]}" for p in sorted((home / "logs").rglob("*.log"))
-                             if dag_id in str(p) and any(t in str(p) for t, ti in tis.items() if ti["state"] != "success"))
-            pytest.fail(f"{dag_id} for {day} ended {state}: {({t: ti['state'] for t, ti in tis.items()})}\n{logs[-8000:]}")
+            logs = "\n".join(
+                f"--- {p}\n{p.read_text()[-2500:]}"
+                for p in sorted((home / "logs").rglob("*.log"))
+                if dag_id in str(p) and any(t in str(p) for t, ti in tis.items() if ti["state"] != "success")
+            )
+            pytest.fail(
+                f"{dag_id} for {day} ended {state}: { ({t: ti['state'] for t, ti in tis.items()}) }\n{logs[-8000:]}"
+            )
         return run, tis
 
 
@@ -202,8 +251,9 @@ def test_t0_and_t1_run_on_the_celery_workers_and_store_what_run_day_stores(profi
 
     api = Api(profile["base"], profile["home"])
     health = api.ok("GET", "/api/v2/monitor/health")
-    assert {k: health[k]["status"] for k in ("metadatabase", "scheduler", "triggerer", "dag_processor")} == \
-        dict.fromkeys(("metadatabase", "scheduler", "triggerer", "dag_processor"), "healthy")
+    assert {
+        k: health[k]["status"] for k in ("metadatabase", "scheduler", "triggerer", "dag_processor")
+    } == dict.fromkeys(("metadatabase", "scheduler", "triggerer", "dag_processor"), "healthy")
     for dag_id in ("marketintel_t0", "marketintel_t1", "marketintel_t2"):
         assert api.ok("PATCH", f"/api/v2/dags/{dag_id}", json={"is_paused": False})["is_paused"] is False
 
@@ -216,8 +266,12 @@ def test_t0_and_t1_run_on_the_celery_workers_and_store_what_run_day_stores(profi
         try:
             _prepared_store(reference, ref_work)
             reference_day["done"] = subprocess.run(
-                [MARKETINTEL, "run-day", "--date", DAY.isoformat()], env={**os.environ, **_store_env(reference, ref_work)},
-                capture_output=True, text=True, timeout=500)
+                [MARKETINTEL, "run-day", "--date", DAY.isoformat()],
+                env={**os.environ, **_store_env(reference, ref_work)},
+                capture_output=True,
+                text=True,
+                timeout=500,
+            )
         except Exception as exc:  # noqa: BLE001 - reported by the assertion below
             reference_day["error"] = repr(exc)
 
@@ -242,7 +296,9 @@ def test_t0_and_t1_run_on_the_celery_workers_and_store_what_run_day_stores(profi
             ran = conn.execute(
                 "SELECT ti.dag_id, ti.task_id, m.worker, m.status, m.queue FROM task_instance ti "
                 "LEFT JOIN celery_taskmeta m ON m.task_id = ti.external_executor_id "
-                "WHERE ti.run_id IN (%s, %s)", (t0_run, t1_run)).fetchall()
+                "WHERE ti.run_id IN (%s, %s)",
+                (t0_run, t1_run),
+            ).fetchall()
         if all(row[3] == "SUCCESS" for row in ran) or time.monotonic() > deadline:
             break
         time.sleep(2)
@@ -260,8 +316,9 @@ def test_t0_and_t1_run_on_the_celery_workers_and_store_what_run_day_stores(profi
 
     # T1's close updated its asset for the day, and T2 (unpaused) has it queued.
     events = api.ok("GET", "/api/v2/assets/events", params={"source_dag_id": "marketintel_t1"})["asset_events"]
-    assert [(e["name"], e["extra"]["trading_date"], e["source_task_id"]) for e in events] == \
-        [("marketintel_t1_close", DAY.isoformat(), "t1_trade")], events
+    assert [(e["name"], e["extra"]["trading_date"], e["source_task_id"]) for e in events] == [
+        ("marketintel_t1_close", DAY.isoformat(), "t1_trade")
+    ], events
     queued = api.ok("GET", "/api/v2/dags/marketintel_t2/assets/queuedEvents")["queued_events"]
     assert len(queued) == 1 and queued[0]["dag_id"] == "marketintel_t2", queued
 
@@ -274,9 +331,12 @@ def test_t0_and_t1_run_on_the_celery_workers_and_store_what_run_day_stores(profi
     run_day_store = _rows(reference, ref_work / "data")
     assert celery_store["eod_prices"] and celery_store["predictions"] and celery_store["analyses"]
     assert celery_store["portfolio_days"] and celery_store["deliveries"]
-    differing = {name: [(a, b) for a, b in zip(celery_store[name], run_day_store[name]) if a != b][:2]
-                 or (len(celery_store[name]), len(run_day_store[name]))
-                 for name in run_day_store if celery_store[name] != run_day_store[name]}
+    differing = {
+        name: [(a, b) for a, b in zip(celery_store[name], run_day_store[name]) if a != b][:2]
+        or (len(celery_store[name]), len(run_day_store[name]))
+        for name in run_day_store
+        if celery_store[name] != run_day_store[name]
+    }
     assert not differing, differing
 
     def stage_events(url: str) -> list[tuple]:

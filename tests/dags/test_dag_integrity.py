@@ -1,8 +1,10 @@
 """Every DAG imports cleanly, follows the house rules, and the health DAG runs end to end."""
+
 import json
 import os
 import subprocess
 import sys
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -14,19 +16,19 @@ AIRFLOW = str(Path(sys.executable).parent / "airflow")
 
 
 @pytest.fixture(scope="module")
-def dag_bag():  # noqa: ANN201
+def dag_bag():
     from airflow.dag_processing.dagbag import DagBag
 
     return DagBag(dag_folder=str(DAGS_FOLDER))
 
 
-def test_every_dag_file_imports_without_errors(dag_bag) -> None:  # noqa: ANN001
+def test_every_dag_file_imports_without_errors(dag_bag) -> None:
     assert dag_bag.import_errors == {}
     dag_files = {p.stem for p in DAGS_FOLDER.glob("*.py")}
     assert {Path(d.fileloc).stem for d in dag_bag.dags.values()} == dag_files
 
 
-def test_every_dag_has_tags_docs_owner_retries_and_one_active_run(dag_bag) -> None:  # noqa: ANN001
+def test_every_dag_has_tags_docs_owner_retries_and_one_active_run(dag_bag) -> None:
     for dag_id, dag in dag_bag.dags.items():
         assert dag.tags, dag_id
         assert dag.doc_md and len(dag.doc_md.strip()) > 40, dag_id
@@ -38,13 +40,23 @@ def test_every_dag_has_tags_docs_owner_retries_and_one_active_run(dag_bag) -> No
             assert task.owner == "marketintel", f"{dag_id}.{task.task_id}"
 
 
-SCHEDULES = {"marketintel_health": "45 15 * * 1-5", "marketintel_t0": "0 16 * * 1-5", "marketintel_t1": "15 16 * * 1-5",
-             "marketintel_t2": "0 7 * * 1-5", "marketintel_t3": "0 9 * * 1"}
-UTC_TIMES = {"marketintel_health": "20:45 UTC", "marketintel_t0": "21:00 UTC", "marketintel_t1": "21:15 UTC",
-             "marketintel_t2": "12:00 UTC", "marketintel_t3": "14:00 UTC"}
+SCHEDULES = {
+    "marketintel_health": "45 15 * * 1-5",
+    "marketintel_t0": "0 16 * * 1-5",
+    "marketintel_t1": "15 16 * * 1-5",
+    "marketintel_t2": "0 7 * * 1-5",
+    "marketintel_t3": "0 9 * * 1",
+}
+UTC_TIMES = {
+    "marketintel_health": "20:45 UTC",
+    "marketintel_t0": "21:00 UTC",
+    "marketintel_t1": "21:15 UTC",
+    "marketintel_t2": "12:00 UTC",
+    "marketintel_t3": "14:00 UTC",
+}
 
 
-def _as_airflow_shows_it(dag):  # noqa: ANN001, ANN202
+def _as_airflow_shows_it(dag):
     """The DAG as the scheduler, the UI and the REST API hold it: serialised and read back
     (a timetable that is not registered fails here, as it would in the dag processor)."""
     from airflow.serialization.serialized_objects import DagSerialization
@@ -52,7 +64,7 @@ def _as_airflow_shows_it(dag):  # noqa: ANN001, ANN202
     return DagSerialization.from_dict(DagSerialization.to_dict(dag))
 
 
-def test_schedules_are_the_tables_on_the_exchange_clock_and_say_so(dag_bag) -> None:  # noqa: ANN001
+def test_schedules_are_the_tables_on_the_exchange_clock_and_say_so(dag_bag) -> None:
     """What an operator reads next to Airflow's UTC clock names the exchange's zone: the
     timetable summary and description (the UI's schedule column, `timetable_summary` and
     `timetable_description` in the REST API) and the first line of the DAG's docs."""
@@ -61,8 +73,10 @@ def test_schedules_are_the_tables_on_the_exchange_clock_and_say_so(dag_bag) -> N
     assert {d: t.summary for d, t in clocks.items()} == {d: f"{cron} America/Jamaica" for d, cron in SCHEDULES.items()}
     assert {str(t._timezone) for t in clocks.values()} == {"America/Jamaica"}
     assert shown["marketintel_t1"].summary == "Asset or 15 16 * * 1-5 America/Jamaica"
-    assert shown["marketintel_t1"].description == \
-        "Triggered by assets or At 16:15, Monday through Friday (America/Jamaica, exchange time)"
+    assert (
+        shown["marketintel_t1"].description
+        == "Triggered by assets or At 16:15, Monday through Friday (America/Jamaica, exchange time)"
+    )
     assert shown["marketintel_t3"].description == "At 09:00, only on Monday (America/Jamaica, exchange time)"
     for dag_id, dag in dag_bag.dags.items():
         assert shown[dag_id].description.endswith("(America/Jamaica, exchange time)"), dag_id
@@ -70,22 +84,24 @@ def test_schedules_are_the_tables_on_the_exchange_clock_and_say_so(dag_bag) -> N
         assert "America/Jamaica" in header and UTC_TIMES[dag_id] in header, header
 
 
-def test_t1_at_1615_exchange_time_is_2115_utc(dag_bag) -> None:  # noqa: ANN001
+def test_t1_at_1615_exchange_time_is_2115_utc(dag_bag) -> None:
     import pendulum
     from airflow.timetables.base import DataInterval, TimeRestriction
 
     timetable = _as_airflow_shows_it(dag_bag.dags["marketintel_t1"]).timetable.timetable
     friday = pendulum.datetime(2026, 11, 20, 21, 15, tz="UTC")
-    info = timetable.next_dagrun_info(last_automated_data_interval=DataInterval(friday, friday),
-                                      restriction=TimeRestriction(earliest=None, latest=None, catchup=True))
+    info = timetable.next_dagrun_info(
+        last_automated_data_interval=DataInterval(friday, friday),
+        restriction=TimeRestriction(earliest=None, latest=None, catchup=True),
+    )
     assert info.run_after == pendulum.datetime(2026, 11, 23, 21, 15, tz="UTC")  # Monday, not Saturday
 
 
-def test_the_trigger_forms_date_is_the_exchange_day(dag_bag) -> None:  # noqa: ANN001
+def test_the_trigger_forms_date_is_the_exchange_day(dag_bag) -> None:
     """The trigger form's run_date is a date picker titled with the exchange's zone; a value
     that is not a date is refused before a run exists; given, it wins over a UTC logical
     date that would otherwise name the day before."""
-    from datetime import date, datetime, timezone
+    from datetime import date, datetime
 
     from airflow.sdk.exceptions import ParamValidationError
 
@@ -97,13 +113,14 @@ def test_the_trigger_forms_date_is_the_exchange_day(dag_bag) -> None:  # noqa: A
         assert "00:00 UTC is 19:00 the day before" in param.description, dag_id
         with pytest.raises(ParamValidationError, match="is not a 'date'"):
             dag.params.get_param("run_date").resolve("2026-13-01")
-    midnight_utc = datetime(2026, 11, 20, tzinfo=timezone.utc)
+    midnight_utc = datetime(2026, 11, 20, tzinfo=UTC)
     assert trading_date_from_context({"params": {"run_date": None}, "logical_date": midnight_utc}) == date(2026, 11, 19)
-    assert trading_date_from_context({"params": {"run_date": "2026-11-20"}, "logical_date": midnight_utc}) == \
-        date(2026, 11, 20)
+    assert trading_date_from_context({"params": {"run_date": "2026-11-20"}, "logical_date": midnight_utc}) == date(
+        2026, 11, 20
+    )
 
 
-def test_t1_runs_on_t0s_delivery_asset_as_well_as_its_clock(dag_bag) -> None:  # noqa: ANN001
+def test_t1_runs_on_t0s_delivery_asset_as_well_as_its_clock(dag_bag) -> None:
     from airflow.timetables.assets import AssetOrTimeSchedule
 
     from pipeline.airflow_plugin import T0_DELIVERY
@@ -113,17 +130,19 @@ def test_t1_runs_on_t0s_delivery_asset_as_well_as_its_clock(dag_bag) -> None:  #
     assert isinstance(t1.timetable, AssetOrTimeSchedule)
     assets = [(a.name, a.uri) for _, a in t1.timetable.asset_condition.iter_assets()]
     assert assets == [("marketintel_t0_delivery", "marketintel://t0/delivery")]
-    others = [d for d in dag_bag.dags if d not in ("marketintel_t1", "marketintel_t2")]  # T2: tests/dags/test_t1_t2_asset.py
+    # T2: tests/dags/test_t1_t2_asset.py
+    others = [d for d in dag_bag.dags if d not in ("marketintel_t1", "marketintel_t2")]
     assert not any(isinstance(_as_airflow_shows_it(dag_bag.dags[d]).timetable, AssetOrTimeSchedule) for d in others)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_t1_runs_once_per_t0_delivery_and_for_the_day_delivered(settings: Settings,
-                                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_t1_runs_once_per_t0_delivery_and_for_the_day_delivered(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
     """T1 starts on T0's delivery and again at 16:15: the second finds the day done for that
     delivery and skips; a new delivery (a correction) makes the day due again; a manual
     run always runs; an asset-started run takes the day the delivery names."""
-    from datetime import date, datetime, timedelta, timezone
+    from datetime import date, datetime, timedelta
     from types import SimpleNamespace
 
     from pipeline.airflow_plugin import T0_DELIVERY
@@ -132,17 +151,31 @@ def test_t1_runs_once_per_t0_delivery_and_for_the_day_delivered(settings: Settin
     from store.engine import service_engine
     from store.history import append_history
 
-    day, at = date(2026, 11, 19), datetime(2026, 11, 19, 21, 5, tzinfo=timezone.utc)
+    day, at = date(2026, 11, 19), datetime(2026, 11, 19, 21, 5, tzinfo=UTC)
 
     def succeeded(stage: str, minutes: int) -> None:
         with service_engine(settings).begin() as conn:
-            append_history(conn, tables.stage_runs, [{"run_id": f"{stage}-{minutes}", "stage": stage, "trading_date": day,
-                                                      "event": "SUCCEEDED", "trigger": "airflow", "detail": {}}],
-                           recorded_at=at + timedelta(minutes=minutes))
+            append_history(
+                conn,
+                tables.stage_runs,
+                [
+                    {
+                        "run_id": f"{stage}-{minutes}",
+                        "stage": stage,
+                        "trading_date": day,
+                        "event": "SUCCEEDED",
+                        "trigger": "airflow",
+                        "detail": {},
+                    }
+                ],
+                recorded_at=at + timedelta(minutes=minutes),
+            )
 
     def runs(run_type: str) -> bool:
-        return trading_day_gate({"params": {"run_date": day.isoformat()}, "dag_run": SimpleNamespace(run_type=run_type)},
-                                current=("t1_trade", "t0_scrape"))
+        return trading_day_gate(
+            {"params": {"run_date": day.isoformat()}, "dag_run": SimpleNamespace(run_type=run_type)},
+            current=("t1_trade", "t0_scrape"),
+        )
 
     succeeded("t0_scrape", 0)
     assert runs("asset_triggered") and runs("scheduled")  # T1 not done yet for this delivery
@@ -155,14 +188,19 @@ def test_t1_runs_once_per_t0_delivery_and_for_the_day_delivered(settings: Settin
     assert runs("asset_triggered")
 
     event = SimpleNamespace(timestamp=at, extra={"trading_date": "2026-11-19", "status": "SUCCEEDED"})
-    monday_run = SimpleNamespace(run_after=datetime(2026, 11, 23, 21, 0, tzinfo=timezone.utc))
-    assert trading_date_from_context({"params": {}, "triggering_asset_events": {T0_DELIVERY: [event]},
-                                      "dag_run": monday_run}) == day
-    assert trading_date_from_context({"params": {}, "triggering_asset_events": {}, "dag_run": monday_run}) == \
-        date(2026, 11, 23)
+    monday_run = SimpleNamespace(run_after=datetime(2026, 11, 23, 21, 0, tzinfo=UTC))
+    assert (
+        trading_date_from_context(
+            {"params": {}, "triggering_asset_events": {T0_DELIVERY: [event]}, "dag_run": monday_run}
+        )
+        == day
+    )
+    assert trading_date_from_context({"params": {}, "triggering_asset_events": {}, "dag_run": monday_run}) == date(
+        2026, 11, 23
+    )
 
 
-def test_every_task_alerts_the_webhook_when_it_fails_its_last_retry(dag_bag) -> None:  # noqa: ANN001
+def test_every_task_alerts_the_webhook_when_it_fails_its_last_retry(dag_bag) -> None:
     from pipeline.airflow_plugin import on_task_failure
 
     for dag_id, dag in dag_bag.dags.items():
@@ -173,7 +211,7 @@ def test_every_task_alerts_the_webhook_when_it_fails_its_last_retry(dag_bag) -> 
             assert shown.get_task(task.task_id).has_on_failure_callback, f"{dag_id}.{task.task_id}"
 
 
-def _chain(dag) -> list[str]:  # noqa: ANN001
+def _chain(dag) -> list[str]:
     (first,) = [t for t in dag.tasks if not t.upstream_list]
     order = [first.task_id]
     while first.downstream_list:
@@ -183,18 +221,30 @@ def _chain(dag) -> list[str]:  # noqa: ANN001
     return order
 
 
-def test_task_order_of_every_dag(dag_bag) -> None:  # noqa: ANN001
+def test_task_order_of_every_dag(dag_bag) -> None:
     from pipeline.stage_lists import T0_STAGES, T1_STAGES
 
     assert _chain(dag_bag.dags["marketintel_t0"]) == ["trading_day", *T0_STAGES]
-    assert _chain(dag_bag.dags["marketintel_t1"]) == ["trading_day", *T1_STAGES] == [
-        "trading_day", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features", "t1_predict", "t1_monitor",
-        "t1_analysis", "t1_trade"]
+    assert (
+        _chain(dag_bag.dags["marketintel_t1"])
+        == ["trading_day", *T1_STAGES]
+        == [
+            "trading_day",
+            "t1_preflight",
+            "t1_ingest_text",
+            "t1_sentiment",
+            "t1_features",
+            "t1_predict",
+            "t1_monitor",
+            "t1_analysis",
+            "t1_trade",
+        ]
+    )
     assert _chain(dag_bag.dags["marketintel_t2"]) == ["trading_day", "t2_suggestions"]
     assert _chain(dag_bag.dags["marketintel_t3"]) == ["t3_macro"]
 
 
-def test_preflight_retries_within_a_bounded_window(dag_bag) -> None:  # noqa: ANN001
+def test_preflight_retries_within_a_bounded_window(dag_bag) -> None:
     from datetime import timedelta
 
     preflight = dag_bag.dags["marketintel_t1"].get_task("t1_preflight")
@@ -202,10 +252,12 @@ def test_preflight_retries_within_a_bounded_window(dag_bag) -> None:  # noqa: AN
     assert preflight.retry_exponential_backoff in (False, 0)
 
 
-@pytest.mark.parametrize("run_date, runs", [("2026-11-20", True), ("2026-12-25", False), ("2026-11-21", False),
-                                            ("2026-08-06", False)])
-def test_the_trading_day_gate_skips_weekends_and_holidays(run_date: str, runs: bool,
-                                                          caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize(
+    "run_date, runs", [("2026-11-20", True), ("2026-12-25", False), ("2026-11-21", False), ("2026-08-06", False)]
+)
+def test_the_trading_day_gate_skips_weekends_and_holidays(
+    run_date: str, runs: bool, caplog: pytest.LogCaptureFixture
+) -> None:
     from pipeline.airflow_tasks import trading_day_gate
 
     with caplog.at_level("INFO"):
@@ -218,12 +270,16 @@ def test_dag_files_read_nothing_at_parse_time() -> None:
     """The DAG files import only the parse-light `pipeline.airflow_plugin` and
     `pipeline.stage_lists` from the project at parse time (tests/test_layers.py checks the
     import statements), and parsing them loads no settings, database, pandas or model code."""
-    probe = ("import sys; from airflow.dag_processing.dagbag import DagBag; bag = DagBag(dag_folder=sys.argv[1]); "
-             "assert len(bag.dags) == 5, bag.import_errors; "
-             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-             "('market', 'store', 'ingest', 'models', 'portfolio', 'views', 'analysis', 'cli', 'api', 'pandas', "
-             "'lightgbm', 'torch')))")
-    loaded = subprocess.run([sys.executable, "-c", probe, str(DAGS_FOLDER)], capture_output=True, text=True, timeout=300)
+    probe = (
+        "import sys; from airflow.dag_processing.dagbag import DagBag; bag = DagBag(dag_folder=sys.argv[1]); "
+        "assert len(bag.dags) == 5, bag.import_errors; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('market', 'store', 'ingest', 'models', 'portfolio', 'views', 'analysis', 'cli', 'api', 'pandas', "
+        "'lightgbm', 'torch')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe, str(DAGS_FOLDER)], capture_output=True, text=True, timeout=300
+    )
     assert loaded.returncode == 0, loaded.stderr[-3000:]
     assert loaded.stdout.strip().splitlines()[-1] == "[]"
 
@@ -256,8 +312,9 @@ def test_a_stage_tasks_log_ends_with_its_stage_summary(settings: Settings, caplo
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_the_failure_callback_sends_a_signed_task_failed_alert(settings: Settings, dag_bag,  # noqa: ANN001
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_failure_callback_sends_a_signed_task_failed_alert(
+    settings: Settings, dag_bag, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The callback Airflow calls after a task's last retry: a TASK_FAILED alert, signed,
     naming the DAG, task, run, try and reason, stored once per run, task and try."""
     from types import SimpleNamespace
@@ -272,9 +329,14 @@ def test_the_failure_callback_sends_a_signed_task_failed_alert(settings: Setting
     from tests.pipeline.test_analysis_and_notify import SECRET, Receiver
 
     dag = dag_bag.dags["marketintel_t0"]
-    context = {"dag": dag, "task": dag.get_task("t0_scrape"), "params": {"run_date": "2026-11-20"},
-               "dag_run": SimpleNamespace(run_id="manual__2026-11-20"), "exception": SourceUnavailableError("exchange down"),
-               "ti": SimpleNamespace(dag_id=dag.dag_id, task_id="t0_scrape", try_number=4, log_url="http://airflow/log")}
+    context = {
+        "dag": dag,
+        "task": dag.get_task("t0_scrape"),
+        "params": {"run_date": "2026-11-20"},
+        "dag_run": SimpleNamespace(run_id="manual__2026-11-20"),
+        "exception": SourceUnavailableError("exchange down"),
+        "ti": SimpleNamespace(dag_id=dag.dag_id, task_id="t0_scrape", try_number=4, log_url="http://airflow/log"),
+    }
     receiver = Receiver()
     with serve_in_thread(receiver.app()) as base:
         monkeypatch.setenv("MARKETINTEL_WEBHOOK_URL", f"{base}/hook")
@@ -285,8 +347,12 @@ def test_the_failure_callback_sends_a_signed_task_failed_alert(settings: Setting
     (sent,) = receiver.received
     assert sent["valid"] and sent["body"]["kind"] == "TASK_FAILED" and sent["body"]["severity"] == "CRITICAL"
     body = json.dumps(sent["body"])
-    for part in ("marketintel_t0.t0_scrape failed for 2026-11-20 after 4 tries", "exchange down", "manual__2026-11-20",
-                 "http://airflow/log"):
+    for part in (
+        "marketintel_t0.t0_scrape failed for 2026-11-20 after 4 tries",
+        "exchange down",
+        "manual__2026-11-20",
+        "http://airflow/log",
+    ):
         assert part in body, body
     with service_engine(get_settings()).connect() as conn:
         (note,) = current_rows(conn, tables.notifications)
@@ -310,14 +376,19 @@ def test_health_dag_runs_end_to_end_with_dag_test(settings: Settings, tmp_path: 
     assert migrate.returncode == 0, migrate.stderr[-2000:]
     run = subprocess.run(
         [sys.executable, "-c", _RUN_DAG, str(DAGS_FOLDER), "marketintel_health", "2026-11-20"],
-        env=env, capture_output=True, text=True, timeout=300,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     result = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
     assert result, run.stdout[-3000:] + run.stderr[-3000:]
     assert json.loads(result[0][7:])["state"].endswith("success")
     output = settings.runs_dir / "2026-11-20" / "health.ipynb"
     assert output.is_file()
-    task_log = [line for line in (run.stdout + run.stderr).splitlines() if "stage summary: " in line or "Returned value" in line]
+    task_log = [
+        line for line in (run.stdout + run.stderr).splitlines() if "stage summary: " in line or "Returned value" in line
+    ]
     assert len(task_log) == 2, task_log  # the summary, then Airflow's closing line: the summary again
     assert "stage summary: health for 2026-11-20 SUCCEEDED in " in task_log[0] and f"notebook: {output}" in task_log[0]
     assert "Returned value was: {'stage': 'health', 'trading_date': '2026-11-20', 'status': 'SUCCEEDED'" in task_log[1]
@@ -376,16 +447,26 @@ def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(sett
     env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow")}
     migrate = subprocess.run([AIRFLOW, "db", "migrate"], env=env, capture_output=True, text=True, timeout=300)
     assert migrate.returncode == 0, migrate.stderr[-2000:]
-    run = subprocess.run([sys.executable, "-c", _RUN_DAYS, str(DAGS_FOLDER)], env=env, capture_output=True, text=True,
-                         timeout=900)
+    run = subprocess.run(
+        [sys.executable, "-c", _RUN_DAYS, str(DAGS_FOLDER)], env=env, capture_output=True, text=True, timeout=900
+    )
     lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, run.stdout[-3000:] + run.stderr[-5000:]
     result = json.loads(lines[0][7:])
     for name in ("t0", "t1", "t1_again", "t2", "t3"):
         assert result[name]["state"].endswith("success"), (name, result[name])
         assert all(state.endswith("success") for state in result[name]["tasks"].values()), (name, result[name])
-    assert set(result["t1"]["tasks"]) == {"trading_day", "t1_preflight", "t1_ingest_text", "t1_sentiment", "t1_features",
-                                          "t1_predict", "t1_monitor", "t1_analysis", "t1_trade"}
+    assert set(result["t1"]["tasks"]) == {
+        "trading_day",
+        "t1_preflight",
+        "t1_ingest_text",
+        "t1_sentiment",
+        "t1_features",
+        "t1_predict",
+        "t1_monitor",
+        "t1_analysis",
+        "t1_trade",
+    }
     once, twice = result["counts_once"], result["counts_twice"]
     assert once["eod_prices"] > 0 and once["predictions"] > 0 and once["analyses"] == 1 and once["portfolio_days"] == 1
     assert {k: v for k, v in twice.items() if k != "stage_runs"} == {k: v for k, v in once.items() if k != "stage_runs"}
@@ -393,8 +474,12 @@ def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(sett
     assert holiday["trading_day"].endswith("success")
     assert all(state.endswith("skipped") for task, state in holiday.items() if task != "trading_day"), holiday
     assert not (settings.runs_dir / "2026-12-25").exists()
-    for day, stage in [("2026-11-20", "t0_scrape"), ("2026-11-20", "t1_trade"), ("2026-11-23", "t2_suggestions"),
-                       ("2026-11-16", "t3_macro")]:
+    for day, stage in [
+        ("2026-11-20", "t0_scrape"),
+        ("2026-11-20", "t1_trade"),
+        ("2026-11-23", "t2_suggestions"),
+        ("2026-11-16", "t3_macro"),
+    ]:
         assert (settings.runs_dir / day / f"{stage}.ipynb").is_file(), (day, stage)
     index = (settings.runs_dir / "index.md").read_text()
     assert "| 2026-11-20 | t1_analysis | SUCCEEDED |" in index and "| 2026-11-16 | t3_macro | SUCCEEDED |" in index
@@ -411,16 +496,38 @@ def test_the_documented_backfill_command_runs_every_exchange_day_and_the_trap_is
     from market.clock import exchange_date
 
     page = (PROJECT_ROOT / "docs" / "airflow.md").read_text()
-    (from_date, to_date), = re.findall(r"airflow backfill create --dag-id \$dag --from-date (\S+) --to-date (\S+)", page)
-    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
-           "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
+    ((from_date, to_date),) = re.findall(
+        r"airflow backfill create --dag-id \$dag --from-date (\S+) --to-date (\S+)", page
+    )
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(tmp_path / "airflow"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+    }
     for command in (["db", "migrate"], ["dags", "reserialize"]):
         done = subprocess.run([AIRFLOW, *command], env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
 
     def exchange_days(last: str) -> list[date]:
-        run = subprocess.run([AIRFLOW, "backfill", "create", "--dag-id", "marketintel_t1", "--from-date", from_date,
-                              "--to-date", last, "--dry-run"], env=env, capture_output=True, text=True, timeout=300)
+        run = subprocess.run(
+            [
+                AIRFLOW,
+                "backfill",
+                "create",
+                "--dag-id",
+                "marketintel_t1",
+                "--from-date",
+                from_date,
+                "--to-date",
+                last,
+                "--dry-run",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert run.returncode == 0, run.stderr[-2000:]
         moments = re.findall(r"\| (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+00:00) \|", run.stdout)
         assert all(m.endswith("21:15:00+00:00") for m in moments), moments

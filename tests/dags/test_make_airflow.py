@@ -16,6 +16,7 @@ in seconds: the virtualenv's bin comes first on PATH, and a component that ignor
 and SIGTERM, as a deadlocked dag-processor does, is killed with its group before the
 script returns, on Ctrl-C or on a SIGTERM to the script alone.
 """
+
 from __future__ import annotations
 
 import os
@@ -46,16 +47,19 @@ def _session_members(sid: int) -> list[str]:
         except OSError:  # gone meanwhile
             continue
         name_end = text.rindex(")")
-        state, _ppid, pgid, session = text[name_end + 2:].split()[:4]
+        state, _ppid, pgid, session = text[name_end + 2 :].split()[:4]
         if int(session) == sid:
-            members.append(f"{stat.parent.name} {text[text.index('('):name_end + 1]} {state} pgid={pgid}")
+            members.append(f"{stat.parent.name} {text[text.index('(') : name_end + 1]} {state} pgid={pgid}")
     return members
 
 
 def _path_without_airflow() -> str:
     venv_bin = Path(sys.executable).parent
-    folders = [f for f in os.environ.get("PATH", "").split(os.pathsep)
-               if f and Path(f).resolve() != venv_bin.resolve() and not (Path(f) / "airflow").exists()]
+    folders = [
+        f
+        for f in os.environ.get("PATH", "").split(os.pathsep)
+        if f and Path(f).resolve() != venv_bin.resolve() and not (Path(f) / "airflow").exists()
+    ]
     return os.pathsep.join(folders or ["/usr/bin", "/bin"])
 
 
@@ -67,12 +71,20 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="re
 @needs_proc
 def test_make_airflow_answers_without_the_venv_on_path_and_ctrl_c_leaves_nothing(tmp_path: Path) -> None:
     api_port, log_port = _free_ports(1), _free_ports(2)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VIRTUAL_ENV", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "AIRFLOW_STANDALONE_VENV")}
-    env.update({"PATH": _path_without_airflow(), "AIRFLOW_HOME": str(tmp_path / "airflow"),
-                "AIRFLOW__API__PORT": str(api_port),
-                "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(log_port),
-                "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(log_port + 1)})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("VIRTUAL_ENV", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "AIRFLOW_STANDALONE_VENV")
+    }
+    env.update(
+        {
+            "PATH": _path_without_airflow(),
+            "AIRFLOW_HOME": str(tmp_path / "airflow"),
+            "AIRFLOW__API__PORT": str(api_port),
+            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(log_port),
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(log_port + 1),
+        }
+    )
     log_file = tmp_path / "make-airflow.log"
 
     def log_tail() -> str:
@@ -81,9 +93,15 @@ def test_make_airflow_answers_without_the_venv_on_path_and_ctrl_c_leaves_nothing
     with log_file.open("wb") as log:
         # Its own session (sid = pgid = make's pid): the terminal's foreground group, and a
         # way to find every process it leads to, whatever process group each one is in.
-        make = subprocess.Popen(["make", "--no-print-directory", "-o", ".venv/.installed", "airflow"],
-                                cwd=PROJECT_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        make = subprocess.Popen(
+            ["make", "--no-print-directory", "-o", ".venv/.installed", "airflow"],
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         started = time.monotonic()
         health = f"http://127.0.0.1:{api_port}/api/v2/monitor/health"
@@ -138,18 +156,34 @@ esac
 
 
 @needs_proc
-@pytest.mark.parametrize("to_group, sig", [(True, signal.SIGINT), (False, signal.SIGTERM)],
-                         ids=["ctrl-c-to-the-group", "sigterm-to-the-script"])
-def test_the_script_kills_a_component_deaf_to_signals_before_it_returns(tmp_path: Path, to_group: bool,
-                                                                        sig: signal.Signals) -> None:
+@pytest.mark.parametrize(
+    "to_group, sig",
+    [(True, signal.SIGINT), (False, signal.SIGTERM)],
+    ids=["ctrl-c-to-the-group", "sigterm-to-the-script"],
+)
+def test_the_script_kills_a_component_deaf_to_signals_before_it_returns(
+    tmp_path: Path, to_group: bool, sig: signal.Signals
+) -> None:
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "airflow").write_text(_FAKE_AIRFLOW)
     (venv / "bin" / "airflow").chmod(0o755)
-    env = {**os.environ, "PATH": _path_without_airflow(), "AIRFLOW_HOME": str(tmp_path / "airflow"),
-           "AIRFLOW_STANDALONE_VENV": str(venv), "AIRFLOW_STANDALONE_STOP_TIMEOUT": "1"}
-    script = subprocess.Popen([SCRIPT], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    env = {
+        **os.environ,
+        "PATH": _path_without_airflow(),
+        "AIRFLOW_HOME": str(tmp_path / "airflow"),
+        "AIRFLOW_STANDALONE_VENV": str(venv),
+        "AIRFLOW_STANDALONE_STOP_TIMEOUT": "1",
+    }
+    script = subprocess.Popen(
+        [SCRIPT],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         lines = []
         for line in script.stdout:

@@ -1,6 +1,7 @@
 """/docs, /redoc and the GraphiQL page reference only this server: every script, style,
 image and schema URL in their HTML is a local path the app answers 200 (no browser needed;
 tests/docs/test_browser.py renders them in chromium)."""
+
 from __future__ import annotations
 
 import re
@@ -23,9 +24,14 @@ def client(settings: Settings) -> TestClient:
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-@pytest.mark.parametrize("page, asset", [("/docs", "/static/docs/swagger-ui-bundle.js"),
-                                         ("/redoc", "/static/docs/redoc.standalone.js"),
-                                         ("/graphql", "/static/graphiql/graphiql.min.js")])
+@pytest.mark.parametrize(
+    "page, asset",
+    [
+        ("/docs", "/static/docs/swagger-ui-bundle.js"),
+        ("/redoc", "/static/docs/redoc.standalone.js"),
+        ("/graphql", "/static/graphiql/graphiql.min.js"),
+    ],
+)
 def test_the_page_references_only_local_urls_that_answer(client: TestClient, page: str, asset: str) -> None:
     response = client.get(page, headers={"Accept": "text/html"})
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")

@@ -1,4 +1,5 @@
 """Retry policy of the exchange client, with the transport and the clock stubbed."""
+
 import httpx
 import pytest
 
@@ -16,14 +17,17 @@ def _client(responses: list, sleeps: list) -> tuple[ExchangeClient, list]:
             raise item
         return item
 
-    client = ExchangeClient("http://exchange.test", retries=3, backoff=0.5,
-                            transport=httpx.MockTransport(respond), sleep=sleeps.append)
+    client = ExchangeClient(
+        "http://exchange.test", retries=3, backoff=0.5, transport=httpx.MockTransport(respond), sleep=sleeps.append
+    )
     return client, seen
 
 
 def test_transient_failures_are_retried_with_exponential_backoff() -> None:
     sleeps: list[float] = []
-    client, seen = _client([httpx.Response(503), httpx.ConnectError("refused"), httpx.Response(200, content=b"ok")], sleeps)
+    client, seen = _client(
+        [httpx.Response(503), httpx.ConnectError("refused"), httpx.Response(200, content=b"ok")], sleeps
+    )
     fetched = client.get("/market/trade-quotes", {"date": "2026-11-20"})
     assert fetched.body == b"ok" and fetched.attempts == 3
     assert sleeps == [0.5, 1.0]

@@ -1,5 +1,6 @@
 """Historical importers: formats, bad rows by file and line, what a source lacks, and
 idempotent re-imports; then the whole real NSE set."""
+
 from datetime import date
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from store.engine import service_engine
 from store.history import current_rows
 from tests.pipeline.test_cli import cli
 
-HEADER = "Code;Name;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded"
+HEADER = (
+    "Code;Name;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded"
+)
 
 
 def _write(path: Path, lines: list[str], newline: str = "\r\n") -> Path:
@@ -26,11 +29,20 @@ def _write(path: Path, lines: list[str], newline: str = "\r\n") -> Path:
 @pytest.fixture
 def nse_daily_folder(tmp_path: Path) -> Path:
     root = tmp_path / "daily"
-    _write(root / "2022" / "04" / "20220427.csv", [HEADER, "SCOM;Safaricom Plc;24.0;24.5;24.3;24.1;1,200,300",
-                                                   "EGAD;Eaagads Ltd;12.65;12.65;12.65;12.65;-"])
-    _write(root / "2022" / "04" / "20220428.csv", [HEADER, "SCOM;Safaricom PLC;24.1;24.4;24.2;24.3;800",
-                                                   "EGAD;Eaagads Ltd;12.65;12.65;-;12.65;-",
-                                                   "KUKZ;Kakuzi Plc;400.0;400.0;400.0;400.0;-", ""])
+    _write(
+        root / "2022" / "04" / "20220427.csv",
+        [HEADER, "SCOM;Safaricom Plc;24.0;24.5;24.3;24.1;1,200,300", "EGAD;Eaagads Ltd;12.65;12.65;12.65;12.65;-"],
+    )
+    _write(
+        root / "2022" / "04" / "20220428.csv",
+        [
+            HEADER,
+            "SCOM;Safaricom PLC;24.1;24.4;24.2;24.3;800",
+            "EGAD;Eaagads Ltd;12.65;12.65;-;12.65;-",
+            "KUKZ;Kakuzi Plc;400.0;400.0;400.0;400.0;-",
+            "",
+        ],
+    )
     return root
 
 
@@ -52,7 +64,9 @@ def test_nse_daily_summary_imports_with_bad_rows_reported(settings: Settings, ns
     assert (scom["low"], scom["high"], scom["close"], scom["prev_close"]) == (24.1, 24.4, 24.2, 24.3)
     assert scom["open"] is None and scom["bid"] is None and scom["ask"] is None
     with service_engine(settings).connect() as conn:
-        names = {r["symbol"]: (r["name"], r["currency"], r["listed_on"]) for r in current_rows(conn, tables.instruments)}
+        names = {
+            r["symbol"]: (r["name"], r["currency"], r["listed_on"]) for r in current_rows(conn, tables.instruments)
+        }
     assert names["SCOM"] == ("Safaricom PLC", "JMD", date(2022, 4, 27))  # the latest name in the source
 
 
@@ -66,10 +80,17 @@ def test_reimporting_adds_nothing(settings: Settings, nse_daily_folder: Path) ->
 
 
 def _six_names(volume_of_last: str = "700") -> list[str]:
-    return [HEADER, "SCOM;Safaricom;24.0;24.5;24.3;24.1;1,200", "KCB;KCB Group;40.0;41.0;40.5;40.0;300",
-            "EQTY;Equity;50.0;51.0;50.5;50.0;900", "EABL;EABL;150.0;151.0;150.0;151.0;50",
-            "BAT;BAT Kenya;400.0;405.0;401.0;400.0;20", f"NMG;Nation Media;30.0;30.5;30.2;30.0;{volume_of_last}",
-            "EGAD;Eaagads Ltd;12.65;12.65;12.65;12.65;-", "^NASI;NSE All Share;;;150.1;149.9;-"]
+    return [
+        HEADER,
+        "SCOM;Safaricom;24.0;24.5;24.3;24.1;1,200",
+        "KCB;KCB Group;40.0;41.0;40.5;40.0;300",
+        "EQTY;Equity;50.0;51.0;50.5;50.0;900",
+        "EABL;EABL;150.0;151.0;150.0;151.0;50",
+        "BAT;BAT Kenya;400.0;405.0;401.0;400.0;20",
+        f"NMG;Nation Media;30.0;30.5;30.2;30.0;{volume_of_last}",
+        "EGAD;Eaagads Ltd;12.65;12.65;12.65;12.65;-",
+        "^NASI;NSE All Share;;;150.1;149.9;-",
+    ]
 
 
 def test_a_day_that_copies_the_one_before_is_left_out_and_said(settings: Settings, tmp_path: Path) -> None:
@@ -85,10 +106,13 @@ def test_a_day_that_copies_the_one_before_is_left_out_and_said(settings: Setting
     result = cli("import", str(root))
     assert result.returncode == 0, result.stderr
     left_out = [line for line in result.stdout.splitlines() if line.startswith("left out: ")]
-    assert left_out == ["left out: 2010-08-04: every traded row repeats 2010-08-03's verbatim; left out as a copy, "
-                        "not a session", "left out: market indices ^NASI (index levels, not securities); 3 levels "
-                        "stored as the market's benchmark (index_levels)"]  # not the copied day's
-    assert "nse-daily: 5 files, 22 rows read, 22 inserted" in result.stdout  # the index's three rows are not read as prices
+    assert left_out == [
+        "left out: 2010-08-04: every traded row repeats 2010-08-03's verbatim; left out as a copy, not a session",
+        "left out: market indices ^NASI (index levels, not securities); 3 levels "
+        "stored as the market's benchmark (index_levels)",
+    ]  # not the copied day's
+    # the index's three rows are not read as prices
+    assert "nse-daily: 5 files, 22 rows read, 22 inserted" in result.stdout
     prices = _prices(settings)
     assert {p["trading_date"] for p in prices} == {date(2010, 8, d) for d in (3, 5, 6, 9)}
     # the replay serves the same calendar: the copy is not a session there either
@@ -102,8 +126,12 @@ def test_a_day_that_copies_the_one_before_is_left_out_and_said(settings: Setting
 def test_a_market_with_few_trades_keeps_its_repeated_bars(settings: Settings, tmp_path: Path) -> None:
     """Under five traded rows, all of them repeating is not evidence of a copy: kept."""
     root = tmp_path / "daily"
-    lines = [HEADER, "SCOM;Safaricom;24.0;24.5;24.3;24.1;1,200", "KCB;KCB Group;40.0;41.0;40.5;40.0;300",
-             "EGAD;Eaagads Ltd;12.65;12.65;12.65;12.65;-"]
+    lines = [
+        HEADER,
+        "SCOM;Safaricom;24.0;24.5;24.3;24.1;1,200",
+        "KCB;KCB Group;40.0;41.0;40.5;40.0;300",
+        "EGAD;Eaagads Ltd;12.65;12.65;12.65;12.65;-",
+    ]
     _write(root / "2010" / "08" / "20100803.csv", lines)
     _write(root / "2010" / "08" / "20100804.csv", lines)
     report = import_path(service_engine(settings), root)
@@ -111,9 +139,16 @@ def test_a_market_with_few_trades_keeps_its_repeated_bars(settings: Settings, tm
 
 
 def test_nse_per_company_quirk_header_semicolons_rows_commas(settings: Settings, tmp_path: Path) -> None:
-    path = _write(tmp_path / "company" / "SCOM.csv", [
-        "Date;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded",
-        "20080609,6.95,8.0,7.35,219.5,416383100", "20080610,6.65,8.0,6.95,7.35,-", "2008-06-11,6.9,7.1,6.95,6.95,100"])
+    path = _write(
+        tmp_path / "company" / "SCOM.csv",
+        [
+            "Date;Lowest Price of the Day;Highest Price of the Day;Closing Price;"
+            "Previous Day Closing Price;Volume Traded",
+            "20080609,6.95,8.0,7.35,219.5,416383100",
+            "20080610,6.65,8.0,6.95,7.35,-",
+            "2008-06-11,6.9,7.1,6.95,6.95,100",
+        ],
+    )
     report = import_path(service_engine(settings), path, "nse-company", currency="KES")
     assert report.rows_inserted == 2
     assert report.bad_rows == [f"{path}:4: date '2008-06-11' is not YYYYMMDD"]
@@ -121,13 +156,17 @@ def test_nse_per_company_quirk_header_semicolons_rows_commas(settings: Settings,
 
 
 def test_generic_ohlcv_with_optional_bid_ask(settings: Settings, tmp_path: Path) -> None:
-    path = _write(tmp_path / "prices.csv", [
-        "symbol,date,open,high,low,close,volume,bid,ask",
-        "KCB,2026-11-19,25.5,26.0,25.4,25.73,12000,25.70,25.80",
-        "KCB,2026-11-20,25.7,26.3,25.6,26.17,0,26.11,26.22",
-        "KCB,2026-11-21,25.7,26.3,25.6,26.17,0,26.30,26.22",
-        "KCB,20-11-2026,25.7,26.3,25.6,26.17,0,26.11,26.22",
-    ], newline="\n")
+    path = _write(
+        tmp_path / "prices.csv",
+        [
+            "symbol,date,open,high,low,close,volume,bid,ask",
+            "KCB,2026-11-19,25.5,26.0,25.4,25.73,12000,25.70,25.80",
+            "KCB,2026-11-20,25.7,26.3,25.6,26.17,0,26.11,26.22",
+            "KCB,2026-11-21,25.7,26.3,25.6,26.17,0,26.30,26.22",
+            "KCB,20-11-2026,25.7,26.3,25.6,26.17,0,26.11,26.22",
+        ],
+        newline="\n",
+    )
     report = import_path(service_engine(settings), path)
     assert report.format == "ohlcv" and report.rows_inserted == 2
     assert report.lacks == ["prev_close", "trades", "value_traded"]
@@ -161,7 +200,9 @@ def test_the_whole_nse_daily_set(settings: Settings, nse_data: Path) -> None:
     assert again.rows_inserted == 0 and again.instruments_inserted == 0
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(tables.eod_prices)).scalar_one() == report.rows_inserted
-        zero = conn.execute(select(func.count()).select_from(tables.eod_prices).where(tables.eod_prices.c.volume == 0)).scalar_one()
+        zero = conn.execute(
+            select(func.count()).select_from(tables.eod_prices).where(tables.eod_prices.c.volume == 0)
+        ).scalar_one()
     assert 0.15 < zero / report.rows_inserted < 0.35  # about a quarter of instrument-days have no trades
     with engine.connect() as conn:
         days = {d for (d,) in conn.execute(select(tables.eod_prices.c.trading_date).distinct())}
@@ -173,12 +214,17 @@ def test_market_indices_are_left_out_and_named(settings: Settings, tmp_path: Pat
     are not securities: imported they would be listed and priced, counted as untraded
     names, scored and trained on. The importer leaves them out and says so, as the replay does."""
     root = tmp_path / "daily"
-    _write(root / "2021" / "12" / "20211230.csv", _six_names() + ["^FNK15;FTSE NSE Kenya 15 Index;206.1;209.9;207.1;206.5;-"])
+    _write(
+        root / "2021" / "12" / "20211230.csv",
+        _six_names() + ["^FNK15;FTSE NSE Kenya 15 Index;206.1;209.9;207.1;206.5;-"],
+    )
     _write(root / "2021" / "12" / "20211231.csv", _six_names(volume_of_last="800"))
     result = cli("import", str(root))
     assert result.returncode == 0, result.stderr
-    assert ("left out: market indices ^FNK15, ^NASI (index levels, not securities); 3 levels stored as the market's "
-            "benchmark (index_levels)") in result.stdout
+    assert (
+        "left out: market indices ^FNK15, ^NASI (index levels, not securities); 3 levels stored as the market's "
+        "benchmark (index_levels)"
+    ) in result.stdout
     assert "nse-daily: 2 files, 14 rows read, 14 inserted, 7 instruments" in result.stdout
     engine = service_engine(settings)
     with engine.connect() as conn:
@@ -187,8 +233,11 @@ def test_market_indices_are_left_out_and_named(settings: Settings, tmp_path: Pat
     assert not any(p["symbol"].startswith("^") for p in _prices(settings))
     with engine.connect() as conn:  # their levels (the close) kept as the market's benchmark series
         levels = {(r["symbol"], r["trading_date"], r["level"]) for r in current_rows(conn, tables.index_levels)}
-    assert levels == {("^NASI", date(2021, 12, 30), 150.1), ("^NASI", date(2021, 12, 31), 150.1),
-                      ("^FNK15", date(2021, 12, 30), 207.1)}
+    assert levels == {
+        ("^NASI", date(2021, 12, 30), 150.1),
+        ("^NASI", date(2021, 12, 31), 150.1),
+        ("^FNK15", date(2021, 12, 30), 207.1),
+    }
     again = cli("import", str(root))
     assert "0 levels stored" in again.stdout  # a re-import adds nothing
     from ingest.replay import ReplayMarket

@@ -1,10 +1,11 @@
 """The three macro sources: their formats read back, refusal of a broken file, and point
 in time after revisions, against the simulated institutions served over HTTP."""
+
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from datetime import date, timedelta
-from typing import Iterator
 
 import httpx
 import pytest
@@ -14,12 +15,12 @@ from ingest.simulator.macro import SERIES, MacroEconomy
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from market.settings import Settings
-from views.macro import indicators
 from pipeline.runner import run_stage
 from pipeline.serving import serve_in_thread
 from store import tables
 from store.engine import service_engine
 from store.history import append_history, row_counts
+from views.macro import indicators
 
 ECONOMY = MacroEconomy()
 FIRST_SEEN = date(2026, 11, 16)  # NIR 2026-10 was first released 2026-11-09; its revision comes 2026-11-23
@@ -44,8 +45,9 @@ def institutions(settings: Settings) -> Iterator[tuple[MovingSite, Settings]]:
 def test_each_format_reads_back_every_release() -> None:
     day = AFTER_REVISION
     nir = parse_boj_csv("NIR", ECONOMY.boj_csv("NIR", day))
-    assert [(r["period"], r["value"], r["release_date"]) for r in nir] == \
-        [(r.period, r.value, r.release_date) for r in ECONOMY.published("NIR", day)]
+    assert [(r["period"], r["value"], r["release_date"]) for r in nir] == [
+        (r.period, r.value, r.release_date) for r in ECONOMY.published("NIR", day)
+    ]
     assert {(r["unit"], r["currency"], r["category"]) for r in nir} == {("USD millions", "USD", "reserves")}
     statin = parse_statin_html(ECONOMY.statin_html(day))
     assert {r["indicator_code"] for r in statin} == {c for c, s in SERIES.items() if s[0] == "STATIN"}
@@ -53,8 +55,11 @@ def test_each_format_reads_back_every_release() -> None:
     assert [(r["period"], r["value"]) for r in gdp] == [(r.period, r.value) for r in ECONOMY.published("GDP", day)]
     assert gdp[0]["currency"] == "JMD" and gdp[0]["frequency"] == "Q"
     pioj = parse_pioj_pdf(ECONOMY.pioj_pdf(day), Settings())
-    expected = [(r.code, r.period, r.value, r.release_date)
-                for code in ("GDP_GROWTH_EST", "GROWTH_OUTLOOK") for r in ECONOMY.published(code, day)]
+    expected = [
+        (r.code, r.period, r.value, r.release_date)
+        for code in ("GDP_GROWTH_EST", "GROWTH_OUTLOOK")
+        for r in ECONOMY.published(code, day)
+    ]
     assert [(r["indicator_code"], r["period"], r["value"], r["release_date"]) for r in pioj] == expected
 
 
@@ -71,14 +76,14 @@ def test_a_broken_file_is_refused_whole_with_where() -> None:
         parse_statin_html(ECONOMY.statin_html(AFTER_REVISION).replace("15 Oct 2026", "31/12/2026", 1))
 
 
-def _nir(engine, as_of: date | None) -> dict:  # noqa: ANN001
+def _nir(engine, as_of: date | None) -> dict:
     with engine.connect() as conn:
         body = indicators(conn, source="BOJ", category="reserves", as_of=as_of)
     (item,) = body["indicators"]
     return item
 
 
-def test_as_of_before_a_revision_sees_the_first_release_and_after_it_the_revision(institutions) -> None:  # noqa: ANN001
+def test_as_of_before_a_revision_sees_the_first_release_and_after_it_the_revision(institutions) -> None:
     moving, settings = institutions
     engine = service_engine(settings)
     first, revised = [r for r in ECONOMY.releases["NIR"] if r.period == "2026-10"]
@@ -93,10 +98,18 @@ def test_as_of_before_a_revision_sees_the_first_release_and_after_it_the_revisio
     assert (after["period"], after["value"], after["release_date"]) == ("2026-10", revised.value, revised.release_date)
     assert _nir(engine, None) == after
     with engine.connect() as conn:
-        rows = [r for r in conn.execute(tables.macro_observations.select().where(
-            tables.macro_observations.c.indicator_code == "NIR", tables.macro_observations.c.period == "2026-10")).mappings()]
-    assert sorted((r["release_date"], r["value"]) for r in rows) == [(first.release_date, first.value),
-                                                                     (revised.release_date, revised.value)]
+        rows = [
+            r
+            for r in conn.execute(
+                tables.macro_observations.select().where(
+                    tables.macro_observations.c.indicator_code == "NIR", tables.macro_observations.c.period == "2026-10"
+                )
+            ).mappings()
+        ]
+    assert sorted((r["release_date"], r["value"]) for r in rows) == [
+        (first.release_date, first.value),
+        (revised.release_date, revised.value),
+    ]
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -119,7 +132,7 @@ def test_no_as_of_query_sees_a_release_from_its_future(settings: Settings) -> No
             assert (item["period"], item["value"]) == (expected.period, expected.value), (as_of, item)
 
 
-def test_running_t3_twice_changes_nothing(institutions) -> None:  # noqa: ANN001
+def test_running_t3_twice_changes_nothing(institutions) -> None:
     moving, settings = institutions
     moving.through = AFTER_REVISION
     engine = service_engine(settings)
@@ -133,7 +146,7 @@ def test_running_t3_twice_changes_nothing(institutions) -> None:  # noqa: ANN001
     assert again.summary["parameter_rows_new"] == 0 and counts["macro_parameters"] == 3 * 26
 
 
-def test_an_unreachable_source_fails_the_stage_and_stores_nothing(institutions) -> None:  # noqa: ANN001
+def test_an_unreachable_source_fails_the_stage_and_stores_nothing(institutions) -> None:
     moving, settings = institutions
     moving.site.faults.server_errors = 1_000_000
     from market.errors import StageFailedError
@@ -141,5 +154,7 @@ def test_an_unreachable_source_fails_the_stage_and_stores_nothing(institutions) 
     with pytest.raises(StageFailedError, match="BOJ: .* answered HTTP 503"):
         run_stage("t3_macro", FIRST_SEEN, settings=settings)
     with service_engine(settings).connect() as conn:
-        assert row_counts(conn, [tables.macro_observations, tables.macro_parameters]) == \
-            {"macro_observations": 0, "macro_parameters": 0}
+        assert row_counts(conn, [tables.macro_observations, tables.macro_parameters]) == {
+            "macro_observations": 0,
+            "macro_parameters": 0,
+        }

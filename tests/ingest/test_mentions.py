@@ -3,7 +3,9 @@ import pytest
 from ingest.mentions import ALIASES, InstrumentMatcher
 from ingest.simulator.universe import NAMED_COMPANIES
 
-INSTRUMENTS = [{"symbol": s, "name": n} for s, n, *_ in NAMED_COMPANIES] + [{"symbol": "WIN", "name": "Windward Insurance Limited"}]
+INSTRUMENTS = [{"symbol": s, "name": n} for s, n, *_ in NAMED_COMPANIES] + [
+    {"symbol": "WIN", "name": "Windward Insurance Limited"}
+]
 matcher = InstrumentMatcher(INSTRUMENTS)
 
 
@@ -26,8 +28,16 @@ def test_symbols_and_names(text: str, expected: list[str]) -> None:
     assert symbols(text) == expected
 
 
-@pytest.mark.parametrize("text", ["We expect to win more contracts", "The KCBX index", "Kingston Harbour Commercial Centre",
-                                  "ISBN 978-0", "a kcb subsidiary"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We expect to win more contracts",
+        "The KCBX index",
+        "Kingston Harbour Commercial Centre",
+        "ISBN 978-0",
+        "a kcb subsidiary",
+    ],
+)
 def test_no_false_matches(text: str) -> None:
     assert symbols(text) == []
 
@@ -39,4 +49,7 @@ def test_every_alias_finds_its_instrument(symbol: str, alias: str) -> None:
 
 
 def test_how_it_was_matched_is_kept() -> None:
-    assert [(m.symbol, m.matched_by) for m in matcher.find("Blue Lagoon Holdings and ISB")] == [("BLH", "name"), ("ISB", "symbol")]
+    assert [(m.symbol, m.matched_by) for m in matcher.find("Blue Lagoon Holdings and ISB")] == [
+        ("BLH", "name"),
+        ("ISB", "symbol"),
+    ]

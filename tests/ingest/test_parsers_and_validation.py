@@ -8,8 +8,18 @@ from ingest.exchange.validation import split_factor, validate_day
 DAY = date(2026, 11, 20)
 
 
-@pytest.mark.parametrize("text, value", [("1,234.50", 1234.5), ("12", 12.0), ("-0.44", -0.44), ("+0.44", 0.44),
-                                         ("-", None), ("", None), ("1,234,567", 1234567.0)])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("1,234.50", 1234.5),
+        ("12", 12.0),
+        ("-0.44", -0.44),
+        ("+0.44", 0.44),
+        ("-", None),
+        ("", None),
+        ("1,234,567", 1234567.0),
+    ],
+)
 def test_numbers_as_exchanges_print_them(text: str, value: float | None) -> None:
     assert number(text) == value
 
@@ -26,18 +36,42 @@ def test_share_counts_must_be_whole() -> None:
         integer("10.5")
 
 
-def _row(symbol: str = "KCB", **values) -> dict:  # noqa: ANN003
-    row = {"symbol": symbol, "board": "MAIN", "volume": 100, "trades": 2, "open": 10.0, "high": 10.5, "low": 9.5,
-           "close": 10.0, "prev_close": 10.0, "bid": 9.9, "ask": 10.1, "status": ""}
+def _row(symbol: str = "KCB", **values) -> dict:
+    row = {
+        "symbol": symbol,
+        "board": "MAIN",
+        "volume": 100,
+        "trades": 2,
+        "open": 10.0,
+        "high": 10.5,
+        "low": 9.5,
+        "close": 10.0,
+        "prev_close": 10.0,
+        "bid": 9.9,
+        "ask": 10.1,
+        "status": "",
+    }
     return {**row, **values}
 
 
-def _security(symbol: str = "KCB", **values) -> dict:  # noqa: ANN003
-    return {"symbol": symbol, "board": "MAIN", "listed_on": date(2000, 1, 1), "delisted_on": None, "status": "ACTIVE", **values}
+def _security(symbol: str = "KCB", **values) -> dict:
+    return {
+        "symbol": symbol,
+        "board": "MAIN",
+        "listed_on": date(2000, 1, 1),
+        "delisted_on": None,
+        "status": "ACTIVE",
+        **values,
+    }
 
 
-def _validate(quotes: list, securities: list | None = None, notices: list | None = None,
-              previous: dict | None = None, page_date: date = DAY):  # noqa: ANN202
+def _validate(
+    quotes: list,
+    securities: list | None = None,
+    notices: list | None = None,
+    previous: dict | None = None,
+    page_date: date = DAY,
+):
     securities = [_security(q["symbol"]) for q in quotes] if securities is None else securities
     return validate_day(DAY, page_date, quotes, notices or [], securities, set(), previous or {}, 0.5)
 
@@ -69,7 +103,9 @@ def test_price_band_edges() -> None:
     assert "from the previous close" in _validate([_row(close=15.01)], previous={"KCB": 10.0}).errors[0]
     split = [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": "2 for 1"}]
     assert _validate([_row(close=5.0 - 0.01)], previous={"KCB": 10.0}, notices=split).errors == []
-    confirmed = _validate([_row(close=1.0, status="CONFIRMED MOVE"), _row("ISB", close=1.0)], previous={"KCB": 10.0, "ISB": 10.0})
+    confirmed = _validate(
+        [_row(close=1.0, status="CONFIRMED MOVE"), _row("ISB", close=1.0)], previous={"KCB": 10.0, "ISB": 10.0}
+    )
     assert confirmed.errors == ["ISB: close 1.0 is 90% from the previous close 10.0 (band 50%, no split notice)"]
     assert "KCB: close 1.0 is 90% from the previous close 10.0, beyond the 50% band: accepted" in confirmed.warnings[0]
 
@@ -77,14 +113,24 @@ def test_price_band_edges() -> None:
 def test_unknown_symbols_need_the_new_listing_path() -> None:
     verdict = _validate([_row("NEW")], securities=[])
     assert verdict.errors == ["NEW: unknown symbol (not in the store and not on the securities list)"]
-    listed = _validate([_row("NEW", status="NEW LISTING")], securities=[_security("NEW", listed_on=DAY)],
-                       notices=[{"symbol": "NEW", "kind": "LISTING", "amount": None, "detail": ""}])
+    listed = _validate(
+        [_row("NEW", status="NEW LISTING")],
+        securities=[_security("NEW", listed_on=DAY)],
+        notices=[{"symbol": "NEW", "kind": "LISTING", "amount": None, "detail": ""}],
+    )
     assert listed.errors == [] and listed.warnings == []
 
 
 def test_an_active_security_missing_from_the_page_is_an_error() -> None:
-    verdict = _validate([_row()], securities=[_security(), _security("GONE"), _security("OLD", status="DELISTED", delisted_on=DAY),
-                                              _security("LATER", listed_on=date(2026, 12, 1))])
+    verdict = _validate(
+        [_row()],
+        securities=[
+            _security(),
+            _security("GONE"),
+            _security("OLD", status="DELISTED", delisted_on=DAY),
+            _security("LATER", listed_on=date(2026, 12, 1)),
+        ],
+    )
     assert verdict.errors == ["GONE: active security missing from the trade-quotes page"]
 
 
@@ -99,20 +145,23 @@ def test_warnings_do_not_block() -> None:
     assert verdict.warnings == ["KCB: no volume but the close moved from 10.0 to 10.5"]
 
 
-@pytest.mark.parametrize("notice, factor", [
-    ({"amount": 2.0, "detail": "anything"}, 2.0),              # the Amount column: shares after per share before
-    ({"amount": None, "detail": "2 for 1 stock split"}, 2.0),
-    ({"amount": None, "detail": "1-for-10 consolidation"}, 0.1),
-    ({"amount": None, "detail": "3:2"}, 1.5),
-    ({"amount": None, "detail": "Bonus issue 1 for 5"}, 1.2),  # one more share for every five held
-    ({"amount": 0.0, "detail": "split"}, None),
-    ({"amount": float("nan"), "detail": ""}, None),
-    ({"amount": None, "detail": "0 for 1"}, None),
-    ({"amount": None, "detail": "Effective 09:30, split 2 for 1"}, 2.0),  # a time of day is not a ratio
-    ({"amount": None, "detail": "1 new share for every 5 held"}, 0.2),
-    ({"amount": None, "detail": "consolidation: 10 shares into 1"}, 0.1),
-    ({"amount": None, "detail": "split one-for-ten"}, None),  # words are not read: the day is refused, not guessed
-])
+@pytest.mark.parametrize(
+    "notice, factor",
+    [
+        ({"amount": 2.0, "detail": "anything"}, 2.0),  # the Amount column: shares after per share before
+        ({"amount": None, "detail": "2 for 1 stock split"}, 2.0),
+        ({"amount": None, "detail": "1-for-10 consolidation"}, 0.1),
+        ({"amount": None, "detail": "3:2"}, 1.5),
+        ({"amount": None, "detail": "Bonus issue 1 for 5"}, 1.2),  # one more share for every five held
+        ({"amount": 0.0, "detail": "split"}, None),
+        ({"amount": float("nan"), "detail": ""}, None),
+        ({"amount": None, "detail": "0 for 1"}, None),
+        ({"amount": None, "detail": "Effective 09:30, split 2 for 1"}, 2.0),  # a time of day is not a ratio
+        ({"amount": None, "detail": "1 new share for every 5 held"}, 0.2),
+        ({"amount": None, "detail": "consolidation: 10 shares into 1"}, 0.1),
+        ({"amount": None, "detail": "split one-for-ten"}, None),  # words are not read: the day is refused, not guessed
+    ],
+)
 def test_split_factor(notice: dict, factor: float | None) -> None:
     assert split_factor({"symbol": "KCB", "kind": "SPLIT", **notice}) == (pytest.approx(factor) if factor else None)
 
@@ -120,12 +169,15 @@ def test_split_factor(notice: dict, factor: float | None) -> None:
 def test_a_split_notice_must_say_its_ratio_and_explain_the_close() -> None:
     vague = [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": "share split approved"}]
     assert _validate([_row(close=5.0)], previous={"KCB": 10.0}, notices=vague).errors == [
-        "KCB: SPLIT notice without a ratio (Amount: shares after per share before, or 'N for M' in the detail)"]
+        "KCB: SPLIT notice without a ratio (Amount: shares after per share before, or 'N for M' in the detail)"
+    ]
     ten = [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": "10 for 1"}]
     assert _validate([_row(close=1.02)], previous={"KCB": 10.0}, notices=ten).errors == []
     (error,) = _validate([_row(close=5.0)], previous={"KCB": 10.0}, notices=ten).errors  # a 2-for-1 move
-    assert error == ("KCB: the SPLIT notice's ratio 10 does not explain the close 5.0 after 10.0 (on the new count "
-                     "it must be within 50% of the previous close and nearer to it than without the split)")
+    assert error == (
+        "KCB: the SPLIT notice's ratio 10 does not explain the close 5.0 after 10.0 (on the new count "
+        "it must be within 50% of the previous close and nearer to it than without the split)"
+    )
     (stale,) = _validate([_row(close=10.0, volume=0, trades=0)], previous={"KCB": 10.0}, notices=ten).errors
     assert "does not explain the close 10.0" in stale  # untraded, the close must still be restated on the new count
 
@@ -133,8 +185,10 @@ def test_a_split_notice_must_say_its_ratio_and_explain_the_close() -> None:
 def test_a_split_that_creates_shares_is_refused() -> None:
     """A made-up ratio must not pass because the band is wide: 3-for-2 on a close that did
     not move lands on the band's edge, and would turn 10,000 shares into 15,000."""
+
     def split(detail: str) -> list[dict]:
         return [{"symbol": "KCB", "kind": "SPLIT", "amount": None, "detail": detail}]
+
     (made_up,) = _validate([_row(close=10.0)], previous={"KCB": 10.0}, notices=split("3 for 2")).errors
     assert "does not explain the close 10.0" in made_up
     assert _validate([_row(close=6.8)], previous={"KCB": 10.0}, notices=split("3 for 2")).errors == []  # a real one
@@ -143,22 +197,33 @@ def test_a_split_that_creates_shares_is_refused() -> None:
     (one,) = _validate([_row(close=10.0)], previous={"KCB": 10.0}, notices=split("1 for 1")).errors
     assert "is not a split" in one
     # no row on the quotes page (a suspended name) or no previous close: nothing to check the ratio against
-    (unquoted,) = _validate([_row("EQTY")], securities=[_security("EQTY")], notices=split("2 for 1"),
-                            previous={"KCB": 10.0, "EQTY": 10.0}).errors
-    assert unquoted.startswith("KCB: SPLIT notice for a symbol with no row on the trade-quotes page or no previous close")
-    assert any("no previous close" in e for e in _validate([_row(close=5.0, prev_close=None)], notices=split("2 for 1")).errors)
+    (unquoted,) = _validate(
+        [_row("EQTY")], securities=[_security("EQTY")], notices=split("2 for 1"), previous={"KCB": 10.0, "EQTY": 10.0}
+    ).errors
+    assert unquoted.startswith(
+        "KCB: SPLIT notice for a symbol with no row on the trade-quotes page or no previous close"
+    )
+    assert any(
+        "no previous close" in e for e in _validate([_row(close=5.0, prev_close=None)], notices=split("2 for 1")).errors
+    )
 
 
-@pytest.mark.parametrize("amount, error", [
-    (0.5, None),
-    (None, None),  # a nil dividend or a withdrawn notice
-    (0.0, None),
-    (-0.5, "KCB: DIVIDEND amount -0.5 is not a finite amount per share of zero or more"),
-    (float("inf"), "KCB: DIVIDEND amount inf is not a finite amount per share of zero or more"),
-    (float("nan"), "KCB: DIVIDEND amount nan is not a finite amount per share of zero or more"),
-    (1_000_000.0, "KCB: DIVIDEND of 1e+06 per share is not below the share's price 10 (an amount per share, not a total?)"),
-    (10.0, "KCB: DIVIDEND of 10 per share is not below the share's price 10 (an amount per share, not a total?)"),
-])
+@pytest.mark.parametrize(
+    "amount, error",
+    [
+        (0.5, None),
+        (None, None),  # a nil dividend or a withdrawn notice
+        (0.0, None),
+        (-0.5, "KCB: DIVIDEND amount -0.5 is not a finite amount per share of zero or more"),
+        (float("inf"), "KCB: DIVIDEND amount inf is not a finite amount per share of zero or more"),
+        (float("nan"), "KCB: DIVIDEND amount nan is not a finite amount per share of zero or more"),
+        (
+            1_000_000.0,
+            "KCB: DIVIDEND of 1e+06 per share is not below the share's price 10 (an amount per share, not a total?)",
+        ),
+        (10.0, "KCB: DIVIDEND of 10 per share is not below the share's price 10 (an amount per share, not a total?)"),
+    ],
+)
 def test_a_dividend_must_be_an_amount_a_share_can_pay(amount: float | None, error: str | None) -> None:
     notices = [{"symbol": "KCB", "kind": "DIVIDEND", "amount": amount, "detail": "final dividend"}]
     errors = _validate([_row()], notices=notices, previous={"KCB": 10.0}).errors
@@ -168,11 +233,15 @@ def test_a_dividend_must_be_an_amount_a_share_can_pay(amount: float | None, erro
 def test_a_dividend_for_an_unknown_symbol_and_two_notices_of_a_kind_are_refused() -> None:
     unknown = [{"symbol": "NOPE", "kind": "DIVIDEND", "amount": 0.5, "detail": ""}]
     assert _validate([_row()], notices=unknown, previous={"KCB": 10.0}).errors == [
-        "NOPE: DIVIDEND notice for an unknown symbol (not in the store and not on the securities list)"]
-    twice = [{"symbol": "KCB", "kind": "DIVIDEND", "amount": 0.5, "detail": "final"},
-             {"symbol": "KCB", "kind": "DIVIDEND", "amount": 0.2, "detail": "special"}]
+        "NOPE: DIVIDEND notice for an unknown symbol (not in the store and not on the securities list)"
+    ]
+    twice = [
+        {"symbol": "KCB", "kind": "DIVIDEND", "amount": 0.5, "detail": "final"},
+        {"symbol": "KCB", "kind": "DIVIDEND", "amount": 0.2, "detail": "special"},
+    ]
     assert _validate([_row()], notices=twice, previous={"KCB": 10.0}).errors == [
-        "KCB: 2 DIVIDEND notices on one day (one per symbol, day and kind is kept: send one notice with the total)"]
+        "KCB: 2 DIVIDEND notices on one day (one per symbol, day and kind is kept: send one notice with the total)"
+    ]
 
 
 def test_a_small_bonus_issue_on_a_rising_day_passes_when_the_page_confirms_the_close() -> None:
@@ -189,8 +258,11 @@ def test_a_small_bonus_issue_on_a_rising_day_passes_when_the_page_confirms_the_c
 def test_only_dividends_and_splits_shown_again_within_days_are_repeats() -> None:
     from ingest.exchange.validation import repeated_notices
 
-    def stored(kind: str, day: date, amount: float | None = 0.5, text: str = "final dividend, payment 2026-12-01") -> dict:
+    def stored(
+        kind: str, day: date, amount: float | None = 0.5, text: str = "final dividend, payment 2026-12-01"
+    ) -> dict:
         return {"symbol": "KCB", "kind": kind, "amount": amount, "detail": {"text": text}, "action_date": day}
+
     dividend = {"symbol": "KCB", "kind": "DIVIDEND", "amount": 0.5, "detail": "final  dividend, payment 2026-12-01"}
     halt = {"symbol": "KCB", "kind": "HALT", "amount": None, "detail": "trading halted pending announcement"}
     earlier = [stored("DIVIDEND", date(2026, 11, 19)), stored("HALT", date(2026, 11, 19), None, halt["detail"])]

@@ -1,6 +1,7 @@
 """Real-history replay: real files served as the exchange website and delivered by the same
 T0 code (client, parsers, validation, delivery), on a generic OHLCV file written here and
 on a few real NSE days over real HTTP."""
+
 import os
 from dataclasses import replace
 from datetime import date
@@ -12,15 +13,15 @@ import pytest
 from ingest.exchange.delivery import client_for, deliver_day
 from ingest.importers.formats import Bad, is_index, read_nse_daily
 from ingest.macro_sources import parse_boj_csv, parse_statin_html
-from ingest.replay import ABSENT_STATUS, ReplayMarket, replay_for
-from pipeline.backfill import backfill
 from ingest.markets import market_for
+from ingest.replay import ABSENT_STATUS, ReplayMarket, replay_for
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from market import clock
 from market.clock import DatedCalendar, TradingCalendar, default_calendar
 from market.errors import ConfigurationError, InvalidInputError
 from market.settings import Settings, get_settings
+from pipeline.backfill import backfill
 from pipeline.preflight import check_delivery
 from pipeline.serving import serve_in_thread
 from store import tables
@@ -56,7 +57,9 @@ def _prices(settings: Settings) -> dict[tuple[str, str], dict]:
 def test_a_generic_csv_replays_through_t0_as_the_file_says(settings: Settings, ohlcv: Path) -> None:
     market = ReplayMarket(ohlcv)
     assert market.days == [date(2021, 3, d) for d in (1, 2, 4, 5)]  # the calendar is the file's dates
-    assert market.calendar.closed_reason(date(2021, 3, 3)).endswith("has no session in the replayed files (2021-03-01 to 2021-03-05)")
+    assert market.calendar.closed_reason(date(2021, 3, 3)).endswith(
+        "has no session in the replayed files (2021-03-01 to 2021-03-05)"
+    )
     assert market.currency == "JMD" and ReplayMarket(ohlcv, currency="USD").currency == "USD"
     assert market.source.lacks == ["prev_close", "bid", "ask", "trades", "value_traded"]
 
@@ -78,18 +81,23 @@ def test_a_generic_csv_replays_through_t0_as_the_file_says(settings: Settings, o
         instruments = {r["symbol"]: r for r in current_rows(conn, tables.instruments)}
         actions = current_rows(conn, tables.corporate_actions)
     assert {s: (i["name"], i["currency"], i["board"], i["sector"]) for s, i in instruments.items()} == {
-        "AAA": ("Alpha Holdings", "JMD", "MAIN", None), "BBB": ("Beta Mills", "JMD", "MAIN", None),
-        "CCC": ("Gamma Energy", "JMD", "MAIN", None)}
+        "AAA": ("Alpha Holdings", "JMD", "MAIN", None),
+        "BBB": ("Beta Mills", "JMD", "MAIN", None),
+        "CCC": ("Gamma Energy", "JMD", "MAIN", None),
+    }
     assert instruments["CCC"]["listed_on"] == date(2021, 3, 5)
     assert [(a["symbol"], a["kind"]) for a in actions] == [("CCC", "LISTING")]
     # AAA's +133% is what the file says: delivered, and the manifest says it was accepted as confirmed
-    assert any(w.startswith("AAA: close 24.0 is 133% from the previous close 10.3, beyond the 50% band: accepted")
-               for w in reports[-1].warnings)
+    assert any(
+        w.startswith("AAA: close 24.0 is 133% from the previous close 10.3, beyond the 50% band: accepted")
+        for w in reports[-1].warnings
+    )
     assert check_delivery(service_engine(settings), date(2021, 3, 5))["active_instruments"] == 3
 
 
 def test_a_replayed_index_is_published_on_the_page_stored_by_t0_and_is_the_track_records_benchmark(
-        settings: Settings, tmp_path: Path) -> None:
+    settings: Settings, tmp_path: Path
+) -> None:
     """The index levels a file carries are served in the page's index table, as an exchange
     publishes them; T0 stores them (index_levels, with the day's delivery) and the track
     record compares with that index rather than the service's own. A level that is not a
@@ -102,7 +110,11 @@ def test_a_replayed_index_is_published_on_the_page_stored_by_t0_and_is_the_track
     path.write_text(OHLCV + "".join(f"^ALL,{d},,,,{v},0,All Share\n" for d, v in index.items()))
     market = ReplayMarket(path)
     assert market.source.indices == {"^ALL"} and "^ALL" not in market.symbols
-    page = SimulatorSite(market, base_url="http://x").handle("GET", "/market/trade-quotes", "date=2021-03-02").body.decode()
+    page = (
+        SimulatorSite(market, base_url="http://x")
+        .handle("GET", "/market/trade-quotes", "date=2021-03-02")
+        .body.decode()
+    )
     assert 'class="indices"' in page and "^ALL" in page and "101.0000" in page
     reports = backfill(service_engine(settings), settings, 4, date(2021, 3, 5), market)
     assert [r.inserted["index_levels"] for r in reports] == [1, 1, 1, 1]
@@ -110,7 +122,8 @@ def test_a_replayed_index_is_published_on_the_page_stored_by_t0_and_is_the_track
         stored = current_rows(conn, tables.index_levels)
         deliveries = {r["trading_date"]: r["id"] for r in current_rows(conn, tables.deliveries)}
         assert {(r["symbol"], r["trading_date"].isoformat()): r["level"] for r in stored} == {
-            ("^ALL", d): v for d, v in index.items()}
+            ("^ALL", d): v for d, v in index.items()
+        }
         assert all(r["delivery_id"] == deliveries[r["trading_date"]] for r in stored)
         benchmarks, source = _benchmarks(conn, [date(2021, 3, d) for d in (2, 4, 5)])
     assert source == "^ALL"
@@ -130,19 +143,31 @@ def test_a_page_with_an_index_level_that_is_not_a_positive_number_is_refused() -
         served = replace(day, indices=[{"symbol": "^ALL", "level": level}])
         quotes, notices, indices = parse_trade_quotes(pages.trade_quotes_page(served))
         assert indices.rows == [{"symbol": "^ALL", "level": level}]
-        verdict = validate_day(day.day, quotes.page_date, quotes.rows, notices.rows, day.securities,
-                               {b["symbol"] for b in day.bars}, {}, 0.5, indices=indices.rows)
+        verdict = validate_day(
+            day.day,
+            quotes.page_date,
+            quotes.rows,
+            notices.rows,
+            day.securities,
+            {b["symbol"] for b in day.bars},
+            {},
+            0.5,
+            indices=indices.rows,
+        )
         assert f"index ^ALL: {reason}" in verdict.errors
     twice = replace(day, indices=[{"symbol": "^ALL", "level": 1.0}, {"symbol": "^ALL", "level": 2.0}])
     _, _, indices = parse_trade_quotes(pages.trade_quotes_page(twice))
-    assert "index ^ALL: 2 levels on one page (one per index and day)" in validate_day(
-        day.day, day.day, [], [], [], set(), {}, 0.5, indices=indices.rows).errors
+    assert (
+        "index ^ALL: 2 levels on one page (one per index and day)"
+        in validate_day(day.day, day.day, [], [], [], set(), {}, 0.5, indices=indices.rows).errors
+    )
     plain = parse_trade_quotes(pages.trade_quotes_page(day))[2]
     assert plain.rows == [] and plain.errors == []  # the simulator publishes no index: the track record uses its own
 
 
-def test_the_setting_makes_every_process_use_the_replay_calendar(settings: Settings, ohlcv: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_setting_makes_every_process_use_the_replay_calendar(
+    settings: Settings, ohlcv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert type(default_calendar()) is TradingCalendar  # no setting: weekdays minus Jamaican holidays
     assert isinstance(market_for(settings), SimulatedMarket)
     monkeypatch.setenv("MARKETINTEL_REPLAY_PATH", str(ohlcv))
@@ -177,7 +202,9 @@ def test_the_setting_makes_every_process_use_the_replay_calendar(settings: Setti
 def test_simulated_text_and_macro_are_labelled(ohlcv: Path) -> None:
     site = SimulatorSite(ReplayMarket(ohlcv), published_through=date(2021, 3, 5))
     feed = site.handle("GET", "/news/rss", "date=2021-03-05")
-    assert feed.status == 200 and b"<title>Exchange News (simulated)</title>" in feed.body and b"<item>" not in feed.body
+    assert (
+        feed.status == 200 and b"<title>Exchange News (simulated)</title>" in feed.body and b"<item>" not in feed.body
+    )
     statin = site.handle("GET", "/statin/indicators.html", "date=2026-01-30").body.decode()
     boj = site.handle("GET", "/boj/series/M2.csv", "date=2026-01-30").body.decode()
     assert "key indicators (simulated)" in statin and boj.splitlines()[0].endswith("(simulated)")
@@ -239,8 +266,9 @@ def _deliver_over_http(settings: Settings, nse_data: Path, replay: ReplayMarket,
             if is_index(symbol):
                 continue
             got = stored[(symbol, day.isoformat())]
-            assert {k: got[k] for k in ("low", "high", "close", "prev_close", "volume")} == \
-                   {k: row[k] for k in ("low", "high", "close", "prev_close", "volume")}, (symbol, day)
+            assert {k: got[k] for k in ("low", "high", "close", "prev_close", "volume")} == {
+                k: row[k] for k in ("low", "high", "close", "prev_close", "volume")
+            }, (symbol, day)
             assert got["open"] is got["bid"] is got["ask"] is got["trades"] is None  # the files lack them
         check_delivery(service_engine(settings), day)  # the pre-flight passes a replayed day
     with service_engine(settings).connect() as conn:
@@ -255,7 +283,9 @@ def test_real_nse_calendar_and_currency(nse_data: Path, nse_replay: ReplayMarket
     copies = [date.fromisoformat(line[:10]) for line in nse_replay.source.repeated_days]
     assert len(copies) == 55 and nse_replay.days == [d for d in dates if d not in copies]
     assert date(2010, 8, 4) in copies and not nse_replay.calendar.is_trading_day(date(2010, 8, 4))
-    assert nse_replay.calendar.is_trading_day(date(2021, 12, 24)) and not nse_replay.calendar.is_trading_day(date(2021, 12, 27))
+    assert nse_replay.calendar.is_trading_day(date(2021, 12, 24)) and not nse_replay.calendar.is_trading_day(
+        date(2021, 12, 27)
+    )
     assert nse_replay.currency == "KES" and nse_replay.source.lacks == ["open", "bid", "ask", "trades", "value_traded"]
 
 
@@ -265,9 +295,13 @@ def test_a_real_split_day_through_t0_over_http(settings: Settings, nse_data: Pat
     # delivered as the file says, the manifest saying why it passed the price band
     assert (stored[("KCB", "2007-04-02")]["close"], stored[("KCB", "2007-04-03")]["close"]) == (212.0, 22.5)
     with service_engine(settings).connect() as conn:
-        delivery = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == date(2007, 4, 3)])[0]
-    assert "KCB: close 22.5 is 89% from the previous close 212.0, beyond the 50% band: accepted, the page confirms it " \
-           "(CONFIRMED MOVE)" in delivery["manifest"]["warnings"]
+        delivery = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == date(2007, 4, 3)])[
+            0
+        ]
+    assert (
+        "KCB: close 22.5 is 89% from the previous close 212.0, beyond the 50% band: accepted, the page confirms it "
+        "(CONFIRMED MOVE)" in delivery["manifest"]["warnings"]
+    )
 
 
 def test_a_real_unreadable_row_is_a_no_trade_row(settings: Settings, nse_data: Path, nse_replay: ReplayMarket) -> None:

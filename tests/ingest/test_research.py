@@ -1,4 +1,5 @@
 """Research intake: PDF or text in, a structured summary out, stored once."""
+
 import pytest
 
 from analysis.research import intake_research
@@ -9,22 +10,33 @@ from store.engine import service_engine
 from store.history import append_history, current_rows
 from tests.pdf_samples import text_pdf
 
-NOTE = ("Initiating coverage of Kingston Commercial Bank. Loan growth was strong and margins improved. "
-        "We see limited risk from ISB. The meeting is on Tuesday.")
+NOTE = (
+    "Initiating coverage of Kingston Commercial Bank. Loan growth was strong and margins improved. "
+    "We see limited risk from ISB. The meeting is on Tuesday."
+)
 
 
 @pytest.fixture
-def engine(settings: Settings):  # noqa: ANN201
+def engine(settings: Settings):
     engine = service_engine(settings)
     with engine.begin() as conn:
-        append_history(conn, tables.instruments, [{"symbol": "KCB", "name": "Kingston Commercial Bank", "board": "MAIN", "source": "t"},
-                                                  {"symbol": "ISB", "name": "Island Savings Bank", "board": "MAIN", "source": "t"}])
+        append_history(
+            conn,
+            tables.instruments,
+            [
+                {"symbol": "KCB", "name": "Kingston Commercial Bank", "board": "MAIN", "source": "t"},
+                {"symbol": "ISB", "name": "Island Savings Bank", "board": "MAIN", "source": "t"},
+            ],
+        )
     return engine
 
 
-def test_a_text_note_is_summarised_and_stored_once(settings: Settings, engine) -> None:  # noqa: ANN001
+def test_a_text_note_is_summarised_and_stored_once(settings: Settings, engine) -> None:
     summary = intake_research(engine, settings, NOTE.encode(), "kcb.txt", "text/plain", client_id="client-1")
-    assert summary["instruments"] == [{"symbol": "ISB", "matched_by": "symbol"}, {"symbol": "KCB", "matched_by": "name"}]
+    assert summary["instruments"] == [
+        {"symbol": "ISB", "matched_by": "symbol"},
+        {"symbol": "KCB", "matched_by": "name"},
+    ]
     assert summary["sentiment"]["label"] == "positive" and summary["already_stored"] is False
     assert summary["key_sentences"][0]["sentence"] == "Loan growth was strong and margins improved."
     again = intake_research(engine, settings, NOTE.encode(), "renamed.txt", "text/plain", client_id="client-1")
@@ -36,7 +48,7 @@ def test_a_text_note_is_summarised_and_stored_once(settings: Settings, engine) -
     assert [(s["doc_kind"], s["doc_id"]) for s in scores] == [("RESEARCH", note["id"])]
 
 
-def test_a_pdf_note(settings: Settings, engine) -> None:  # noqa: ANN001
+def test_a_pdf_note(settings: Settings, engine) -> None:
     pdf = text_pdf(["Island Savings Bank (ISB) faces litigation and weak demand.", "We downgrade the stock."])
     summary = intake_research(engine, settings, pdf, "isb.pdf", "application/pdf")
     assert summary["media_type"] == "application/pdf" and summary["pages"] == 1
@@ -54,21 +66,22 @@ def test_a_pdf_note(settings: Settings, engine) -> None:  # noqa: ANN001
         (b"   \n  ", "x.txt", "text/plain", InvalidInputError, "holds no readable text"),
     ],
 )
-def test_bad_notes_are_refused_with_the_reason(settings: Settings, engine, content: bytes, name: str,  # noqa: ANN001
-                                               media_type: str, error: type, message: str) -> None:
+def test_bad_notes_are_refused_with_the_reason(
+    settings: Settings, engine, content: bytes, name: str, media_type: str, error: type, message: str
+) -> None:
     with pytest.raises(error, match=message):
         intake_research(engine, settings, content, name, media_type)
     with engine.connect() as conn:
         assert current_rows(conn, tables.research_notes) == []
 
 
-def test_a_note_over_the_size_limit(settings: Settings, engine) -> None:  # noqa: ANN001
+def test_a_note_over_the_size_limit(settings: Settings, engine) -> None:
     small = settings.model_copy(update={"pdf_max_bytes": 100})
     with pytest.raises(PayloadTooLargeError, match="more than the limit of 100"):
         intake_research(engine, small, b"x" * 101, "big.txt", "text/plain")
 
 
-def test_notes_never_cross_clients(settings: Settings, engine) -> None:  # noqa: ANN001
+def test_notes_never_cross_clients(settings: Settings, engine) -> None:
     """Issue 18: a client uploading bytes another client uploaded got the other's summary
     and filename with already_stored: true. Each client now gets its own record."""
     first = intake_research(engine, settings, NOTE.encode(), "acme-secret-plan.txt", "text/plain", client_id="acme")
@@ -79,17 +92,22 @@ def test_notes_never_cross_clients(settings: Settings, engine) -> None:  # noqa:
     assert house["already_stored"] is False and house["filename"] == "house.txt"
     again = intake_research(engine, settings, NOTE.encode(), "renamed.txt", "text/plain", client_id="beta")
     assert again["already_stored"] is True and again["id"] == other["id"] and again["filename"] == "beta.txt"
-    assert intake_research(engine, settings, NOTE.encode(), "x.txt", "text/plain", client_id="acme")["id"] == first["id"]
+    assert (
+        intake_research(engine, settings, NOTE.encode(), "x.txt", "text/plain", client_id="acme")["id"] == first["id"]
+    )
     assert intake_research(engine, settings, NOTE.encode(), "y.txt", "text/plain", client_id=None)["id"] == house["id"]
     with engine.connect() as conn:
         notes = {n["client_id"]: n for n in current_rows(conn, tables.research_notes)}
         everything = conn.execute(tables.research_notes.select()).all()
-    assert {k: n["filename"] for k, n in notes.items()} == {"acme": "acme-secret-plan.txt", "beta": "beta.txt",
-                                                            None: "house.txt"}
+    assert {k: n["filename"] for k, n in notes.items()} == {
+        "acme": "acme-secret-plan.txt",
+        "beta": "beta.txt",
+        None: "house.txt",
+    }
     assert len(everything) == 3  # appended, never rewritten
 
 
-def test_a_clients_note_never_moves_the_composites_and_the_houses_counts_once(settings: Settings, engine) -> None:  # noqa: ANN001
+def test_a_clients_note_never_moves_the_composites_and_the_houses_counts_once(settings: Settings, engine) -> None:
     """Issue 39, defect 7: client research fed the market-wide composite at weight 1.2, so
     one client's uploads moved every client's sentiment and the model's inputs."""
     from models.sentiment.composite import MARKET, build_composite, texts_in_window
@@ -103,13 +121,14 @@ def test_a_clients_note_never_moves_the_composites_and_the_houses_counts_once(se
     with engine.begin() as conn:
         rows = {r["symbol"]: r for r in build_composite(conn, day)}
     assert rows[MARKET]["item_count"] == 0 and rows["KCB"]["score"] == 0.0
-    intake_research(engine, settings, NOTE.encode(), "house.txt", "text/plain", client_id=None)  # the operator admits it
+    # the operator admits it
+    intake_research(engine, settings, NOTE.encode(), "house.txt", "text/plain", client_id=None)
     intake_research(engine, settings, NOTE.encode(), "house-again.txt", "text/plain", client_id=None)
     with engine.connect() as conn:
         assert [t.kind for t in texts_in_window(conn, day)] == ["RESEARCH"]
 
 
-def test_a_plain_text_note_over_the_text_limit(settings: Settings, engine) -> None:  # noqa: ANN001
+def test_a_plain_text_note_over_the_text_limit(settings: Settings, engine) -> None:
     small = settings.model_copy(update={"research_text_max_bytes": 1_000})
     with pytest.raises(PayloadTooLargeError, match="1,001 bytes of text, more than the limit of 1,000"):
         intake_research(engine, small, b"x" * 1_001, "big.txt", "text/plain")
@@ -118,7 +137,7 @@ def test_a_plain_text_note_over_the_text_limit(settings: Settings, engine) -> No
         assert len(current_rows(conn, tables.research_notes)) == 1
 
 
-def test_reading_a_note_stops_at_its_time_budget(settings: Settings, engine) -> None:  # noqa: ANN001
+def test_reading_a_note_stops_at_its_time_budget(settings: Settings, engine) -> None:
     import time
 
     from market.errors import BudgetExceededError
@@ -133,7 +152,7 @@ def test_reading_a_note_stops_at_its_time_budget(settings: Settings, engine) -> 
         assert current_rows(conn, tables.research_notes) == []
 
 
-def test_a_clients_notes_are_held_to_a_quota(settings: Settings, engine) -> None:  # noqa: ANN001
+def test_a_clients_notes_are_held_to_a_quota(settings: Settings, engine) -> None:
     """Issue 39, defect 8: research notes had no per-client quota (20 notes of 999 KB grew
     the store by 19 MB)."""
     small = settings.model_copy(update={"research_quota_characters": 2 * len(NOTE) + 10})
@@ -141,7 +160,9 @@ def test_a_clients_notes_are_held_to_a_quota(settings: Settings, engine) -> None
     intake_research(engine, small, (NOTE + " Again.").encode(), "two.txt", "text/plain", client_id="acme")
     with pytest.raises(PayloadTooLargeError, match="over your quota of"):
         intake_research(engine, small, (NOTE + " Third.").encode(), "three.txt", "text/plain", client_id="acme")
-    assert intake_research(engine, small, NOTE.encode(), "one-again.txt", "text/plain", client_id="acme")["already_stored"]
+    assert intake_research(engine, small, NOTE.encode(), "one-again.txt", "text/plain", client_id="acme")[
+        "already_stored"
+    ]
     intake_research(engine, small, (NOTE + " Third.").encode(), "beta.txt", "text/plain", client_id="beta")  # its own
     intake_research(engine, small, (NOTE + " Third.").encode(), "house.txt", "text/plain", client_id=None)  # no quota
     with engine.connect() as conn:

@@ -1,4 +1,5 @@
 """The simulated market is deterministic and looks like a thin national market."""
+
 from datetime import date
 
 import numpy as np
@@ -17,7 +18,7 @@ def market() -> SimulatedMarket:
 @pytest.fixture(scope="module")
 def year(market: SimulatedMarket) -> list:
     end = market.days.index(DAY)
-    return [market.day(d) for d in market.days[end - 249:end + 1]]
+    return [market.day(d) for d in market.days[end - 249 : end + 1]]
 
 
 def test_same_seed_same_market_whatever_the_order_of_requests() -> None:
@@ -47,7 +48,9 @@ def test_trading_frequency_ranges_from_daily_to_weekly(year: list) -> None:
 
 
 def test_spreads_range_from_under_one_to_over_ten_percent(year: list) -> None:
-    spreads = [(b["ask"] - b["bid"]) / ((b["ask"] + b["bid"]) / 2) for d in year for b in d.bars if b["bid"] and b["ask"]]
+    spreads = [
+        (b["ask"] - b["bid"]) / ((b["ask"] + b["bid"]) / 2) for d in year for b in d.bars if b["bid"] and b["ask"]
+    ]
     assert min(spreads) < 0.01 and max(spreads) > 0.10
     assert all(b["bid"] < b["ask"] for d in year for b in d.bars if b["bid"] and b["ask"])
     one_sided = sum(1 for d in year for b in d.bars if (b["bid"] is None) != (b["ask"] is None))
@@ -66,7 +69,9 @@ def test_no_trade_days_keep_the_last_traded_price(year: list) -> None:
 def test_corporate_life_happens(market: SimulatedMarket, year: list) -> None:
     kinds = {n["kind"] for d in year for n in d.notices}
     assert {"DIVIDEND", "HALT", "RESUME"} <= kinds
-    all_notices = {n["kind"] for d in (market.day(x) for x in market.days[:market.days.index(DAY) + 1]) for n in d.notices}
+    all_notices = {
+        n["kind"] for d in (market.day(x) for x in market.days[: market.days.index(DAY) + 1]) for n in d.notices
+    }
     assert {"LISTING", "DELISTING"} <= all_notices
     halted = [b for d in year for b in d.bars if b["status"] == "HALTED"]
     assert halted and all(b["volume"] == 0 and b["bid"] is None for b in halted)
@@ -112,5 +117,6 @@ def test_the_day_range_holds_open_and_close_and_closes_bounce(year: list) -> Non
         for b in before.bars:
             if b["volume"] > 0 and b["high"] > b["low"] and following.get(b["symbol"], b["close"]) != b["close"]:
                 nxt.setdefault((b["close"] - b["low"]) / (b["high"] - b["low"]) >= 0.8, []).append(
-                    following[b["symbol"]] > b["close"])
+                    following[b["symbol"]] > b["close"]
+                )
     assert np.mean(nxt[True]) < 0.4

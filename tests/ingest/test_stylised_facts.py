@@ -1,5 +1,6 @@
 """The simulator has the stylised facts of the real NSE daily files (within the stated
 tolerances), and the committed table is what those files measure."""
+
 import json
 from datetime import date
 from pathlib import Path
@@ -30,8 +31,11 @@ def test_260_simulated_days_have_the_nse_stylised_facts(table: dict) -> None:
     simulated = simulated_facts(adv_gate=MIN_ADV)
     assert simulated["instrument_days"] > 15_000
     rows = compare(simulated, table["facts"], table["tolerances"])
-    failed = [f"{r['fact']}: simulated {r['simulated']:.4f}, NSE {r['nse']:.4f}, tolerance {r['tolerance']}"
-              for r in rows if not r["passes"]]
+    failed = [
+        f"{r['fact']}: simulated {r['simulated']:.4f}, NSE {r['nse']:.4f}, tolerance {r['tolerance']}"
+        for r in rows
+        if not r["passes"]
+    ]
     assert not failed, "; ".join(failed)
 
 
@@ -50,13 +54,19 @@ def test_each_fact_follows_its_definition_on_a_hand_made_frame() -> None:
     # A: traded every day, prints alternate between the bid (10.0) and the ask (10.2):
     # closes at the top of the range are followed by a fall and at the bottom by a rise.
     days = [date(2025, 1, d) for d in range(1, 31)]
-    a = [{"symbol": "A", "date": d, "close": 10.2 if i % 2 else 10.0, "volume": 6000,
-          "high": 10.2, "low": 10.0} for i, d in enumerate(days)]
+    a = [
+        {"symbol": "A", "date": d, "close": 10.2 if i % 2 else 10.0, "volume": 6000, "high": 10.2, "low": 10.0}
+        for i, d in enumerate(days)
+    ]
     # B: trades every fourth day at an unchanged price, no high/low reported.
-    b = [{"symbol": "B", "date": d, "close": 5.0, "volume": 1200 if i % 4 == 0 else 0,
-          "high": np.nan, "low": np.nan} for i, d in enumerate(days)]
-    index = [{"symbol": "^IDX", "date": d, "close": 100.0 + i, "volume": 0, "high": np.nan, "low": np.nan}
-             for i, d in enumerate(days)]
+    b = [
+        {"symbol": "B", "date": d, "close": 5.0, "volume": 1200 if i % 4 == 0 else 0, "high": np.nan, "low": np.nan}
+        for i, d in enumerate(days)
+    ]
+    index = [
+        {"symbol": "^IDX", "date": d, "close": 100.0 + i, "volume": 0, "high": np.nan, "low": np.nan}
+        for i, d in enumerate(days)
+    ]
     facts = stylised_facts(pd.DataFrame(a + b + index), adv_gate=5000)
     assert facts["instruments"] == 2 and facts["instrument_days"] == 60  # the index row is no instrument
     assert facts["zero_volume_share"] == pytest.approx(22 / 60)

@@ -1,9 +1,10 @@
 """T0 against the simulator over real HTTP: every injected fault is retried when it is
 transient, fails clearly when it is not, never leaves a partial day, and pre-flight then
 refuses the day with the reason."""
-from datetime import date, datetime, timezone
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from sqlalchemy import func, select
@@ -11,8 +12,13 @@ from sqlalchemy import func, select
 from ingest.exchange.delivery import client_for, deliver_day
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
-from market.errors import (DeliveryRejectedError, IncompletePageError, NotPublishedError, NotReadyError,
-                           SourceUnavailableError)
+from market.errors import (
+    DeliveryRejectedError,
+    IncompletePageError,
+    NotPublishedError,
+    NotReadyError,
+    SourceUnavailableError,
+)
 from market.settings import Settings
 from pipeline.preflight import check_delivery
 from pipeline.serving import serve_in_thread
@@ -33,18 +39,22 @@ def site() -> SimulatorSite:
 @pytest.fixture
 def exchange(site: SimulatorSite, settings: Settings) -> Iterator[Settings]:
     with serve_in_thread(site.asgi_app()) as url:
-        yield settings.model_copy(update={
-            "exchange_base_url": url, "exchange_timeout_seconds": 0.5,
-            "exchange_retries": 2, "exchange_backoff_seconds": 0.01,
-        })
+        yield settings.model_copy(
+            update={
+                "exchange_base_url": url,
+                "exchange_timeout_seconds": 0.5,
+                "exchange_retries": 2,
+                "exchange_backoff_seconds": 0.01,
+            }
+        )
 
 
-def deliver(settings: Settings, day: date = DAY):  # noqa: ANN201
+def deliver(settings: Settings, day: date = DAY):
     with client_for(settings) as client:
         return deliver_day(service_engine(settings), settings, day, client)
 
 
-def count(settings: Settings, table, day: date = DAY) -> int:  # noqa: ANN001
+def count(settings: Settings, table, day: date = DAY) -> int:
     with service_engine(settings).connect() as conn:
         query = select(func.count()).select_from(table)
         if "trading_date" in table.c:
@@ -64,7 +74,12 @@ def test_a_clean_day_is_delivered_whole_with_snapshot_and_manifest(exchange: Set
     assert report.status == "COMPLETE"
     assert report.row_counts["MAIN"] + report.row_counts["JUNIOR"] == count(exchange, tables.eod_prices) == 59
     snapshot = Path(report.snapshot_path)
-    assert {p.name for p in snapshot.iterdir()} == {"trade-quotes.html", "fundamentals.html", "securities.html", "manifest.json"}
+    assert {p.name for p in snapshot.iterdir()} == {
+        "trade-quotes.html",
+        "fundamentals.html",
+        "securities.html",
+        "manifest.json",
+    }
     with service_engine(exchange).connect() as conn:
         (delivery,) = current_rows(conn, tables.deliveries)
     assert delivery["manifest"]["checksum"] == report.checksum
@@ -75,17 +90,24 @@ def test_a_clean_day_is_delivered_whole_with_snapshot_and_manifest(exchange: Set
 
 def test_the_same_day_again_adds_nothing(exchange: Settings) -> None:
     deliver(exchange)
-    before = {t.name: count(exchange, t) for t in (tables.eod_prices, tables.deliveries, tables.instruments, tables.fundamentals)}
+    before = {
+        t.name: count(exchange, t)
+        for t in (tables.eod_prices, tables.deliveries, tables.instruments, tables.fundamentals)
+    }
     again = deliver(exchange)
     assert sum(again.inserted.values()) == 0
-    assert {t.name: count(exchange, t) for t in (tables.eod_prices, tables.deliveries, tables.instruments, tables.fundamentals)} == before
+    assert {
+        t.name: count(exchange, t)
+        for t in (tables.eod_prices, tables.deliveries, tables.instruments, tables.fundamentals)
+    } == before
 
 
 def test_different_content_for_a_past_day_is_a_new_version(exchange: Settings, site: SimulatorSite) -> None:
     deliver(exchange)
-    first_seen = datetime.now(timezone.utc)
+    first_seen = datetime.now(UTC)
     revised_market = SimulatedMarket(seed=7, size=60, news_signal=0.3)  # same listings, revised prices
-    revised_market.day(DAY)  # generated here (over a second on a slow machine), not inside a request with a 0.5 s timeout
+    # generated here (over a second on a slow machine), not inside a request with a 0.5 s timeout
+    revised_market.day(DAY)
     site.market = revised_market
     revised = deliver(exchange)
     assert revised.inserted["deliveries"] == 1 and revised.inserted["eod_prices"] > 0
@@ -156,8 +178,11 @@ def test_the_previous_sessions_page_served_again_is_refused(exchange: Settings, 
     before = date(2026, 11, 19)
     assert deliver(exchange, before).status == "COMPLETE"
     site.faults.stale = 1
-    with pytest.raises(DeliveryRejectedError, match="every traded row repeats 2026-11-19's verbatim .*: the previous "
-                                                    "session's page served again, not 2026-11-20's"):
+    with pytest.raises(
+        DeliveryRejectedError,
+        match="every traded row repeats 2026-11-19's verbatim .*: the previous "
+        "session's page served again, not 2026-11-20's",
+    ):
         deliver(exchange)
     assert_nothing_stored_and_preflight_refuses_day(exchange, "page served again")
     assert deliver(exchange).status == "COMPLETE"  # the real page, once the site has it
@@ -193,7 +218,9 @@ def test_a_failed_rerun_does_not_demote_a_complete_day(exchange: Settings, site:
 
 
 def test_preflight_without_any_delivery_names_the_command(settings: Settings) -> None:
-    with pytest.raises(NotReadyError, match="no T0 delivery for 2026-11-20; run `marketintel scrape --date 2026-11-20`"):
+    with pytest.raises(
+        NotReadyError, match="no T0 delivery for 2026-11-20; run `marketintel scrape --date 2026-11-20`"
+    ):
         check_delivery(service_engine(settings), DAY)
 
 
@@ -202,8 +229,19 @@ def test_preflight_lists_active_instruments_without_a_row(exchange: Settings) ->
 
     deliver(exchange)
     with service_engine(exchange).begin() as conn:
-        append_history(conn, tables.instruments, [{"symbol": "LATE", "name": "Late Listing", "board": "MAIN",
-                                                   "listed_on": date(2026, 11, 2), "source": "test"}])
+        append_history(
+            conn,
+            tables.instruments,
+            [
+                {
+                    "symbol": "LATE",
+                    "name": "Late Listing",
+                    "board": "MAIN",
+                    "listed_on": date(2026, 11, 2),
+                    "source": "test",
+                }
+            ],
+        )
     with pytest.raises(NotReadyError, match="lacks 1 active instruments: LATE"):
         check_delivery(service_engine(exchange), DAY)
 
@@ -232,9 +270,17 @@ def test_a_notice_shown_again_on_the_next_page_is_stored_once(exchange: Settings
     site.faults.repeated_notices = 1
     report = deliver(exchange, after)
     assert report.status == "COMPLETE"
-    assert f"{dividend['symbol']}: DIVIDEND notice repeats the one stored for 2026-11-10 (same amount and detail): " \
-           "left out, not stored again" in report.warnings
+    assert (
+        f"{dividend['symbol']}: DIVIDEND notice repeats the one stored for 2026-11-10 (same amount and detail): "
+        "left out, not stored again" in report.warnings
+    )
     with service_engine(exchange).connect() as conn:
-        stored = current_rows(conn, tables.corporate_actions, where=[tables.corporate_actions.c.symbol == dividend["symbol"],
-                                                                     tables.corporate_actions.c.kind == "DIVIDEND"])
+        stored = current_rows(
+            conn,
+            tables.corporate_actions,
+            where=[
+                tables.corporate_actions.c.symbol == dividend["symbol"],
+                tables.corporate_actions.c.kind == "DIVIDEND",
+            ],
+        )
     assert [(r["action_date"], r["amount"]) for r in stored] == [(ex_date, dividend["amount"])]

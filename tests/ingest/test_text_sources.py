@@ -1,11 +1,12 @@
 """News and disclosure ingestion over real HTTP, with hostile sources that must each
 become a stored failure with its reason while the day goes on."""
+
+from collections.abc import Iterator
 from datetime import date
-from typing import Iterator
 
 import httpx
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from ingest.exchange.client import ExchangeClient
 from ingest.text_sources import classify_disclosure, ingest_text
@@ -21,8 +22,10 @@ DAY = date(2026, 11, 20)
 
 def _item(title: str, link: str, pdf: str | None = None, description: str = "") -> str:
     enclosure = f'<enclosure url="{pdf}" type="application/pdf" length="0"/>' if pdf else ""
-    return (f"<item><title>{title}</title><link>{link}</link><guid>{link}</guid>"
-            f"<pubDate>Fri, 20 Nov 2026 14:00:00 -0500</pubDate><description>{description}</description>{enclosure}</item>")
+    return (
+        f"<item><title>{title}</title><link>{link}</link><guid>{link}</guid>"
+        f"<pubDate>Fri, 20 Nov 2026 14:00:00 -0500</pubDate><description>{description}</description>{enclosure}</item>"
+    )
 
 
 class Files:
@@ -31,7 +34,7 @@ class Files:
     def __init__(self) -> None:
         self.pages: dict[str, tuple[int, str, bytes]] = {}
 
-    async def __call__(self, scope, receive, send) -> None:  # noqa: ANN001
+    async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return
         status, kind, body = self.pages.get(scope["path"], (404, "text/plain", b"not found"))
@@ -46,19 +49,31 @@ def site(settings: Settings) -> Iterator[tuple[Files, str]]:
         yield files, url
 
 
-def _ingest(settings: Settings, feeds: list[str]):  # noqa: ANN202
-    settings = settings.model_copy(update={"news_feeds": feeds, "pdf_timeout_seconds": 15, "exchange_retries": 1,
-                                           "exchange_backoff_seconds": 0.01})
+def _ingest(settings: Settings, feeds: list[str]):
+    settings = settings.model_copy(
+        update={"news_feeds": feeds, "pdf_timeout_seconds": 15, "exchange_retries": 1, "exchange_backoff_seconds": 0.01}
+    )
     with service_engine(settings).begin() as conn:
-        append_history(conn, tables.instruments, [{"symbol": "KCB", "name": "Kingston Commercial Bank", "board": "MAIN", "source": "t"},
-                                                  {"symbol": "ISB", "name": "Island Savings Bank", "board": "MAIN", "source": "t"}])
+        append_history(
+            conn,
+            tables.instruments,
+            [
+                {"symbol": "KCB", "name": "Kingston Commercial Bank", "board": "MAIN", "source": "t"},
+                {"symbol": "ISB", "name": "Island Savings Bank", "board": "MAIN", "source": "t"},
+            ],
+        )
     with ExchangeClient("", retries=1, backoff=0.01) as client, httpx.Client(timeout=15) as http:
         return ingest_text(service_engine(settings), settings, DAY, client, http)
 
 
 def _feed(*items: str) -> tuple[int, str, bytes]:
-    return 200, "application/rss+xml", ("<?xml version='1.0'?><rss version='2.0'><channel><title>t</title>"
-                                        + "".join(items) + "</channel></rss>").encode()
+    return (
+        200,
+        "application/rss+xml",
+        (
+            "<?xml version='1.0'?><rss version='2.0'><channel><title>t</title>" + "".join(items) + "</channel></rss>"
+        ).encode(),
+    )
 
 
 def test_the_same_feed_twice_stores_each_item_once(settings: Settings, site: tuple[Files, str]) -> None:
@@ -76,23 +91,34 @@ def test_the_same_feed_twice_stores_each_item_once(settings: Settings, site: tup
         mentions = {(m["doc_id"], m["symbol"], m["matched_by"]) for m in current_rows(conn, tables.document_mentions)}
     assert len(news) == 2
     ids = {n["title"]: n["id"] for n in news}
-    assert mentions == {(ids["KCB reports strong profit growth"], "KCB", "symbol"),
-                        (ids["Island Savings Bank warns of losses"], "ISB", "name")}
+    assert mentions == {
+        (ids["KCB reports strong profit growth"], "KCB", "symbol"),
+        (ids["Island Savings Bank warns of losses"], "ISB", "name"),
+    }
 
 
 def test_hostile_sources_are_stored_failures_and_the_day_goes_on(settings: Settings, site: tuple[Files, str]) -> None:
     files, url = site
-    files.pages.update({
-        "/broken-feed": (200, "application/rss+xml", b"<rss><channel><item><title>cut off"),
-        "/good.pdf": (200, "application/pdf", text_pdf(["Kingston Commercial Bank interim financial results",
-                                                         "Profit improved strongly."])),
-        "/encrypted.pdf": (200, "application/pdf", text_pdf(["secret"], password="pw")),
-        "/pages.pdf": (200, "application/pdf", page_bomb()),
-        "/zip.pdf": (200, "application/pdf", decompression_bomb()),
-        "/page.pdf": (200, "application/pdf", b"<html><body>Not a PDF at all</body></html>"),
-        "/feed": _feed(*(_item(f"Disclosure {n}", f"{url}/d/{n}", pdf=f"{url}/{n}.pdf")
-                         for n in ("good", "missing", "encrypted", "pages", "zip", "page"))),
-    })
+    files.pages.update(
+        {
+            "/broken-feed": (200, "application/rss+xml", b"<rss><channel><item><title>cut off"),
+            "/good.pdf": (
+                200,
+                "application/pdf",
+                text_pdf(["Kingston Commercial Bank interim financial results", "Profit improved strongly."]),
+            ),
+            "/encrypted.pdf": (200, "application/pdf", text_pdf(["secret"], password="pw")),
+            "/pages.pdf": (200, "application/pdf", page_bomb()),
+            "/zip.pdf": (200, "application/pdf", decompression_bomb()),
+            "/page.pdf": (200, "application/pdf", b"<html><body>Not a PDF at all</body></html>"),
+            "/feed": _feed(
+                *(
+                    _item(f"Disclosure {n}", f"{url}/d/{n}", pdf=f"{url}/{n}.pdf")
+                    for n in ("good", "missing", "encrypted", "pages", "zip", "page")
+                )
+            ),
+        }
+    )
     report = _ingest(settings, [f"{url}/unreachable-feed", f"{url}/broken-feed", f"{url}/feed"])
     assert report.disclosures_ok == 1 and report.disclosures_failed == 5
     with service_engine(settings).connect() as conn:
@@ -104,13 +130,17 @@ def test_hostile_sources_are_stored_failures_and_the_day_goes_on(settings: Setti
     assert reasons["missing.pdf"] == "download answered HTTP 404"
     assert reasons["encrypted.pdf"] == "encrypted.pdf is encrypted (a password is required)"
     assert reasons["pages.pdf"] == "pages.pdf has 400 pages, more than the limit of 50"
-    assert reasons["zip.pdf"].startswith("zip.pdf ") and ("memory" in reasons["zip.pdf"] or "longer than" in reasons["zip.pdf"])
+    assert reasons["zip.pdf"].startswith("zip.pdf ") and (
+        "memory" in reasons["zip.pdf"] or "longer than" in reasons["zip.pdf"]
+    )
     assert reasons["page.pdf"] == "page.pdf is not a PDF (it starts with '<html><body>Not ')"
     assert failures["unreachable-feed"].endswith("answered 404; not retried")
     assert failures["broken-feed"].startswith("not a readable feed")
 
 
-def test_a_failed_disclosure_is_retried_and_an_unchanged_failure_not_repeated(settings: Settings, site: tuple[Files, str]) -> None:
+def test_a_failed_disclosure_is_retried_and_an_unchanged_failure_not_repeated(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
     files, url = site
     files.pages["/feed"] = _feed(_item("KCB dividend notice", f"{url}/d/1", pdf=f"{url}/late.pdf"))
     _ingest(settings, [f"{url}/feed"])
@@ -126,9 +156,14 @@ def test_a_failed_disclosure_is_retried_and_an_unchanged_failure_not_repeated(se
 
 @pytest.mark.parametrize(
     "title, text, kind",
-    [("Audited financial statements for the year", "", "RESULTS"), ("Notice of dividend", "", "DIVIDEND"),
-     ("Directors' dealings", "", "DIRECTOR_TRADING"), ("Notice of Annual General Meeting", "", "AGM"),
-     ("Change of registered office", "", "OTHER"), ("Notice", "A director purchased 10,000 shares", "DIRECTOR_TRADING")],
+    [
+        ("Audited financial statements for the year", "", "RESULTS"),
+        ("Notice of dividend", "", "DIVIDEND"),
+        ("Directors' dealings", "", "DIRECTOR_TRADING"),
+        ("Notice of Annual General Meeting", "", "AGM"),
+        ("Change of registered office", "", "OTHER"),
+        ("Notice", "A director purchased 10,000 shares", "DIRECTOR_TRADING"),
+    ],
 )
 def test_disclosure_classification(title: str, text: str, kind: str) -> None:
     assert classify_disclosure(title, text) == kind

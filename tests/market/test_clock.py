@@ -1,4 +1,4 @@
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 
@@ -81,24 +81,24 @@ def test_extra_closures_are_honoured() -> None:
 
 
 def test_exchange_time_is_utc_minus_five_all_year() -> None:
-    assert session_close_utc(date(2026, 1, 15)) == datetime(2026, 1, 15, 21, 0, tzinfo=timezone.utc)
-    assert session_close_utc(date(2026, 7, 15)) == datetime(2026, 7, 15, 21, 0, tzinfo=timezone.utc)
+    assert session_close_utc(date(2026, 1, 15)) == datetime(2026, 1, 15, 21, 0, tzinfo=UTC)
+    assert session_close_utc(date(2026, 7, 15)) == datetime(2026, 7, 15, 21, 0, tzinfo=UTC)
 
 
 def test_exchange_date_near_midnight_utc() -> None:
-    assert exchange_date(datetime(2026, 11, 21, 3, 0, tzinfo=timezone.utc)) == date(2026, 11, 20)
+    assert exchange_date(datetime(2026, 11, 21, 3, 0, tzinfo=UTC)) == date(2026, 11, 20)
     with pytest.raises(InvalidInputError):
         exchange_date(datetime(2026, 11, 21, 3, 0))
 
 
 def test_exchange_iso_has_no_offset() -> None:
-    assert exchange_iso(datetime(2026, 11, 20, 21, 5, tzinfo=timezone.utc)) == "2026-11-20T16:05:00"
+    assert exchange_iso(datetime(2026, 11, 20, 21, 5, tzinfo=UTC)) == "2026-11-20T16:05:00"
 
 
 def test_latest_closed_trading_day() -> None:
-    before_close = datetime(2026, 11, 20, 20, 59, tzinfo=timezone.utc)  # 15:59 in Kingston
-    after_close = datetime(2026, 11, 20, 21, 0, tzinfo=timezone.utc)
-    sunday = datetime(2026, 11, 22, 15, 0, tzinfo=timezone.utc)
+    before_close = datetime(2026, 11, 20, 20, 59, tzinfo=UTC)  # 15:59 in Kingston
+    after_close = datetime(2026, 11, 20, 21, 0, tzinfo=UTC)
+    sunday = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
     assert latest_closed_trading_day(before_close) == date(2026, 11, 19)
     assert latest_closed_trading_day(after_close) == date(2026, 11, 20)
     assert latest_closed_trading_day(sunday) == date(2026, 11, 20)

@@ -1,6 +1,7 @@
 """The one cost model: a buy pays the ask (a sell gets the bid) where quoted, half the
 spread proxy elsewhere, square-root impact on top, never more than 25% of the session's
 volume, and the parts it reports add up to what the fill cost."""
+
 from __future__ import annotations
 
 import math
@@ -8,8 +9,17 @@ from decimal import Decimal
 
 import pytest
 
-from market.costs import (FALLBACK_SPREAD, IMPACT_Y, MAX_PARTICIPATION, FeeSchedule, Session, fill, impact_fraction,
-                          round_trip_cost, size_for_edge)
+from market.costs import (
+    FALLBACK_SPREAD,
+    IMPACT_Y,
+    MAX_PARTICIPATION,
+    FeeSchedule,
+    Session,
+    fill,
+    impact_fraction,
+    round_trip_cost,
+    size_for_edge,
+)
 
 FEES = FeeSchedule(Decimal("0.005"), Decimal("0"))
 
@@ -40,7 +50,9 @@ def test_impact_grows_with_the_share_of_the_smaller_of_session_volume_and_adv() 
     small, large = impact_fraction(1_000, session()), impact_fraction(4_000, session())
     assert large == pytest.approx(2 * small)
     # a block trade that inflated ADV_20 does not make a thin session cheap
-    assert impact_fraction(1_000, session(volume=4_000, adv_20=400_000.0)) == pytest.approx(0.02 * math.sqrt(1_000 / 4_000))
+    assert impact_fraction(1_000, session(volume=4_000, adv_20=400_000.0)) == pytest.approx(
+        0.02 * math.sqrt(1_000 / 4_000)
+    )
 
 
 def test_no_fill_exceeds_its_share_of_the_session_volume_and_the_rest_lapses() -> None:

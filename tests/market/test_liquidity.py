@@ -1,10 +1,10 @@
 """The spread rule and the per-instrument entry gates: one table, both twins (scalar and
 vectorised) must give every row's answer."""
+
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -14,14 +14,14 @@ NAN = float("nan")
 # bid, ask, high, low, close -> spread, source
 SPREADS = [
     ((99.0, 101.0, 102.0, 98.0, 100.0), 0.02, "quotes"),
-    ((9.75, 10.25, 10.4, 9.6, 10.0), 0.05, "quotes"),            # exactly 5% of the mid
-    ((None, None, 102.5, 97.5, 100.0), 0.05, "range"),            # no quotes: the day's range
-    ((99.0, None, 103.0, 97.0, 100.0), 0.06, "range"),            # one side missing
-    ((10.2, 10.1, 10.6, 9.8, 10.0), 0.08, "range"),               # crossed quotes are not a spread
-    ((0.0, 1.0, 10.6, 9.8, 10.0), 0.08, "range"),                 # a zero bid is no quote
+    ((9.75, 10.25, 10.4, 9.6, 10.0), 0.05, "quotes"),  # exactly 5% of the mid
+    ((None, None, 102.5, 97.5, 100.0), 0.05, "range"),  # no quotes: the day's range
+    ((99.0, None, 103.0, 97.0, 100.0), 0.06, "range"),  # one side missing
+    ((10.2, 10.1, 10.6, 9.8, 10.0), 0.08, "range"),  # crossed quotes are not a spread
+    ((0.0, 1.0, 10.6, 9.8, 10.0), 0.08, "range"),  # a zero bid is no quote
     ((NAN, NAN, NAN, NAN, 100.0), None, "none"),
     ((None, None, None, None, 100.0), None, "none"),
-    ((None, None, 101.0, 99.0, 0.0), None, "none"),               # no close to scale the range by
+    ((None, None, 101.0, 99.0, 0.0), None, "none"),  # no close to scale the range by
 ]
 
 
@@ -42,11 +42,11 @@ GATES = [
     ((20_000, 1_000, 9.9, 10.1), True, []),
     ((5_000, 1_000, 9.9, 10.1), True, []),
     ((4_999, 1_000, 9.9, 10.1), False, ["adv_20"]),
-    ((NAN, 1_000, 9.9, 10.1), False, ["adv_20"]),                  # under 20 days of history
+    ((NAN, 1_000, 9.9, 10.1), False, ["adv_20"]),  # under 20 days of history
     ((20_000, 0, 9.9, 10.1), False, ["volume_today"]),
-    ((20_000, 1_000, 9.75, 10.25), True, []),                      # 5.00% is at the threshold
+    ((20_000, 1_000, 9.75, 10.25), True, []),  # 5.00% is at the threshold
     ((20_000, 1_000, 9.74, 10.26), False, ["spread"]),
-    ((20_000, 1_000, NAN, NAN), False, ["spread"]),                # the 8% range stands in
+    ((20_000, 1_000, NAN, NAN), False, ["spread"]),  # the 8% range stands in
     ((4_000, 0, NAN, NAN), False, ["adv_20", "volume_today", "spread"]),
 ]
 
@@ -57,6 +57,7 @@ def test_scalar_and_vectorised_entry_gates_agree_on_every_row(inputs, passes, fa
     spread, _ = spread_fraction(bid, ask, 10.4, 9.6, 10.0)
     gates = entry_gates(None if math.isnan(adv) else adv, volume, spread)
     assert [name for name, ok in gates.items() if not ok] == failed
-    frame = pd.DataFrame({"adv_20": [adv], "volume": [volume], "bid": [bid], "ask": [ask], "high": [10.4],
-                          "low": [9.6], "close": [10.0]})
+    frame = pd.DataFrame(
+        {"adv_20": [adv], "volume": [volume], "bid": [bid], "ask": [ask], "high": [10.4], "low": [9.6], "close": [10.0]}
+    )
     assert bool(passes_entry_gates(frame).iloc[0]) is passes is all(gates.values())

@@ -1,4 +1,5 @@
 """The one logging set-up: our packages at the configured level, libraries at WARNING."""
+
 import logging
 import tomllib
 

@@ -1,18 +1,29 @@
 """Score, Action, Weight and Tercile rules at their edges; metrics beside base rates."""
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from models.decisions import EDGE_BANDS, EdgeTable, decide, edge_tables
 from market.liquidity import effective_spread, passes_entry_gates
+from models.decisions import EDGE_BANDS, EdgeTable, decide, edge_tables
 from models.metrics import evaluate
 
 
-def day(**columns) -> pd.DataFrame:  # noqa: ANN003
+def day(**columns) -> pd.DataFrame:
     n = len(next(iter(columns.values())))
-    base = {"symbol": [f"S{i}" for i in range(n)], "predicted_return": [0.01] * n, "p_up": [0.6] * n,
-            "volatility_20": [0.02] * n, "adv_20": [10_000] * n, "volume": [100] * n, "bid": [9.9] * n,
-            "ask": [10.1] * n, "high": [10.2] * n, "low": [9.8] * n, "close": [10.0] * n}
+    base = {
+        "symbol": [f"S{i}" for i in range(n)],
+        "predicted_return": [0.01] * n,
+        "p_up": [0.6] * n,
+        "volatility_20": [0.02] * n,
+        "adv_20": [10_000] * n,
+        "volume": [100] * n,
+        "bid": [9.9] * n,
+        "ask": [10.1] * n,
+        "high": [10.2] * n,
+        "low": [9.8] * n,
+        "close": [10.0] * n,
+    }
     base.update(columns)
     return pd.DataFrame(base)
 
@@ -24,8 +35,16 @@ def flat_edge(edge: float) -> EdgeTable:
 # The day's quoted spread is 2%, fees 0.5% a side: a round trip costs 3%, leaving 1.5%.
 @pytest.mark.parametrize(
     "p_up, edge, action",
-    [(0.55, 0.0301, "LONG"), (0.5494, 0.0301, "HOLD"), (0.55, 0.03, "HOLD"), (0.90, 0.029, "HOLD"),
-     (0.45, -0.0001, "AVOID"), (0.45, 0.0, "HOLD"), (0.4506, -0.0149, "HOLD"), (0.60, -0.0151, "AVOID")],
+    [
+        (0.55, 0.0301, "LONG"),
+        (0.5494, 0.0301, "HOLD"),
+        (0.55, 0.03, "HOLD"),
+        (0.90, 0.029, "HOLD"),
+        (0.45, -0.0001, "AVOID"),
+        (0.45, 0.0, "HOLD"),
+        (0.4506, -0.0149, "HOLD"),
+        (0.60, -0.0151, "AVOID"),
+    ],
 )
 def test_action_reads_the_held_edge_against_the_round_trip_cost(p_up: float, edge: float, action: str) -> None:
     out = decide(day(p_up=[p_up]), edge=flat_edge(edge), fee_rate=0.005)
@@ -52,8 +71,14 @@ def test_weights_only_for_long_capped_and_summing_to_at_most_one() -> None:
 
 
 def test_the_held_edge_is_known_only_after_its_exit_close() -> None:
-    rows = pd.DataFrame({"score": [70.0] * 60 + [70.0], "held_return": [0.01] * 60 + [0.5], "liquid": [True] * 61,
-                         "known_on": [pd.Timestamp("2026-01-05").date()] * 60 + [pd.Timestamp("2026-01-07").date()]})
+    rows = pd.DataFrame(
+        {
+            "score": [70.0] * 60 + [70.0],
+            "held_return": [0.01] * 60 + [0.5],
+            "liquid": [True] * 61,
+            "known_on": [pd.Timestamp("2026-01-05").date()] * 60 + [pd.Timestamp("2026-01-07").date()],
+        }
+    )
     days = [pd.Timestamp(d).date() for d in ("2026-01-05", "2026-01-06", "2026-01-07", "2026-01-08")]
     tables = edge_tables(rows, days, horizon=1)
     assert np.isnan(tables[days[0]].lookup([70.0])[0])  # exits known on the 5th count from the 6th
@@ -75,11 +100,16 @@ def test_equal_scores_are_ranked_by_predicted_return() -> None:
 
 @pytest.mark.parametrize(
     "changes, liquid",
-    [({}, True), ({"adv_20": [4_999]}, False), ({"adv_20": [5_000]}, True), ({"volume": [0]}, False),
-     ({"bid": [9.75], "ask": [10.25]}, True),  # exactly 5% of the mid
-     ({"bid": [9.74], "ask": [10.26]}, False),
-     ({"bid": [np.nan], "ask": [np.nan], "high": [10.2], "low": [9.8]}, True),  # no quotes: 4% range stands in
-     ({"bid": [np.nan], "ask": [np.nan], "high": [np.nan], "low": [np.nan]}, False)],
+    [
+        ({}, True),
+        ({"adv_20": [4_999]}, False),
+        ({"adv_20": [5_000]}, True),
+        ({"volume": [0]}, False),
+        ({"bid": [9.75], "ask": [10.25]}, True),  # exactly 5% of the mid
+        ({"bid": [9.74], "ask": [10.26]}, False),
+        ({"bid": [np.nan], "ask": [np.nan], "high": [10.2], "low": [9.8]}, True),  # no quotes: 4% range stands in
+        ({"bid": [np.nan], "ask": [np.nan], "high": [np.nan], "low": [np.nan]}, False),
+    ],
 )
 def test_entry_gates_at_their_edges(changes: dict, liquid: bool) -> None:
     assert bool(passes_entry_gates(day(**{"p_up": [0.6], **changes})).iloc[0]) is liquid
@@ -90,13 +120,15 @@ def test_effective_spread_prefers_quotes() -> None:
 
 
 def test_metrics_come_with_base_rates_and_baselines() -> None:
-    frame = pd.DataFrame({
-        "date": ["d1"] * 5 + ["d2"] * 5,
-        "forward_return": [0.03, -0.01, 0.0, 0.02, -0.03, 0.01, 0.004, -0.02, 0.025, 0.0],
-        "predicted_return": [0.01, -0.01, 0.0, 0.01, 0.01, 0.01, 0.0, -0.01, 0.01, 0.0],
-        "p_up": [0.7, 0.3, 0.5, 0.6, 0.6, 0.6, 0.6, 0.4, 0.7, 0.5],
-        "last_return": [0.01, 0.01, 0.0, -0.01, -0.02, 0.0, 0.01, -0.01, 0.02, 0.0],
-    })
+    frame = pd.DataFrame(
+        {
+            "date": ["d1"] * 5 + ["d2"] * 5,
+            "forward_return": [0.03, -0.01, 0.0, 0.02, -0.03, 0.01, 0.004, -0.02, 0.025, 0.0],
+            "predicted_return": [0.01, -0.01, 0.0, 0.01, 0.01, 0.01, 0.0, -0.01, 0.01, 0.0],
+            "p_up": [0.7, 0.3, 0.5, 0.6, 0.6, 0.6, 0.6, 0.4, 0.7, 0.5],
+            "last_return": [0.01, 0.01, 0.0, -0.01, -0.02, 0.0, 0.01, -0.01, 0.02, 0.0],
+        }
+    )
     m = evaluate(frame)
     binary = m["binary_accuracy"]
     assert binary["sample_size"] == 8  # two unchanged rows are neither up nor down
@@ -107,5 +139,7 @@ def test_metrics_come_with_base_rates_and_baselines() -> None:
     assert movers["sample_size"] == 3 and movers["value"] == pytest.approx(2 / 3)  # moves beyond 2%: 0.03, -0.03, 0.025
     three = m["three_class_accuracy"]
     assert three["value"] == pytest.approx(9 / 10) and three["base_rate"] == pytest.approx(0.4)  # only row 5 is wrong
-    assert m["average_error"]["value"] == pytest.approx(np.mean(np.abs(frame["predicted_return"] - frame["forward_return"])))
+    assert m["average_error"]["value"] == pytest.approx(
+        np.mean(np.abs(frame["predicted_return"] - frame["forward_return"]))
+    )
     assert -1 <= m["information_coefficient"]["value"] <= 1

@@ -1,4 +1,5 @@
 """Each of the 14 features against values worked out by hand on tiny panels."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -6,15 +7,23 @@ import pytest
 from models import features as f
 
 
-def panel(closes, volumes=None, bid=None, ask=None, high=None, low=None, **extra) -> pd.DataFrame:  # noqa: ANN001, ANN003
+def panel(closes, volumes=None, bid=None, ask=None, high=None, low=None, **extra) -> pd.DataFrame:
     n = len(closes)
-    return pd.DataFrame({"close": closes, "volume": volumes if volumes is not None else [100] * n,
-                         "bid": bid if bid is not None else [np.nan] * n, "ask": ask if ask is not None else [np.nan] * n,
-                         "high": high if high is not None else [np.nan] * n, "low": low if low is not None else [np.nan] * n,
-                         "sentiment": extra.get("sentiment", [np.nan] * n),
-                         "market_sentiment": extra.get("market_sentiment", [0.2] * n),
-                         "market_breadth": extra.get("market_breadth", [0.1] * n),
-                         "layer1_p_up": extra.get("layer1_p_up", [0.55] * n)}, dtype=float)
+    return pd.DataFrame(
+        {
+            "close": closes,
+            "volume": volumes if volumes is not None else [100] * n,
+            "bid": bid if bid is not None else [np.nan] * n,
+            "ask": ask if ask is not None else [np.nan] * n,
+            "high": high if high is not None else [np.nan] * n,
+            "low": low if low is not None else [np.nan] * n,
+            "sentiment": extra.get("sentiment", [np.nan] * n),
+            "market_sentiment": extra.get("market_sentiment", [0.2] * n),
+            "market_breadth": extra.get("market_breadth", [0.1] * n),
+            "layer1_p_up": extra.get("layer1_p_up", [0.55] * n),
+        },
+        dtype=float,
+    )
 
 
 def test_exactly_fourteen_documented_features() -> None:
@@ -68,8 +77,13 @@ def test_volume_features() -> None:
 
 
 def test_spread_and_its_no_quotes_proxy() -> None:
-    p = panel([10.0, 10.0, 10.0, 8.0], bid=[9.9, np.nan, 10.2, np.nan], ask=[10.1, 10.2, 10.1, np.nan],
-              high=[10.5, 10.4, 10.6, np.nan], low=[9.5, 9.6, 9.8, np.nan])
+    p = panel(
+        [10.0, 10.0, 10.0, 8.0],
+        bid=[9.9, np.nan, 10.2, np.nan],
+        ask=[10.1, 10.2, 10.1, np.nan],
+        high=[10.5, 10.4, 10.6, np.nan],
+        low=[9.5, 9.6, 9.8, np.nan],
+    )
     spread = f.spread_pct(p)
     assert spread.iloc[0] == pytest.approx(0.2 / 10.0)  # quoted: (ask - bid) / mid
     assert spread.iloc[1] == pytest.approx(0.8 / 10.0)  # one side missing: (high - low) / close
@@ -92,12 +106,22 @@ def test_sentiment_and_layer1_pass_through() -> None:
 
 def test_market_breadth_counts_advancers_and_decliners_of_each_day() -> None:
     day1, day2, day3 = pd.Timestamp("2026-01-05"), pd.Timestamp("2026-01-06"), pd.Timestamp("2026-01-07")
-    prices = pd.DataFrame([
-        ("AAA", day1, 10.0, 100), ("AAA", day2, 11.0, 100), ("AAA", day3, 10.5, 100),  # up, then down
-        ("BBB", day1, 5.0, 100), ("BBB", day2, 4.0, 100), ("BBB", day3, 4.0, 0),      # down, then no trade
-        ("CCC", day1, 2.0, 100), ("CCC", day2, 2.5, 0), ("CCC", day3, 2.6, 100),      # a moved close without a trade: not an advance
-        ("DDD", day2, 7.0, 100), ("DDD", day3, 7.7, np.nan),                          # listed on day 2; unknown volume counts as traded
-    ], columns=["symbol", "date", "close", "volume"])
+    prices = pd.DataFrame(
+        [
+            ("AAA", day1, 10.0, 100),
+            ("AAA", day2, 11.0, 100),
+            ("AAA", day3, 10.5, 100),  # up, then down
+            ("BBB", day1, 5.0, 100),
+            ("BBB", day2, 4.0, 100),
+            ("BBB", day3, 4.0, 0),  # down, then no trade
+            ("CCC", day1, 2.0, 100),
+            ("CCC", day2, 2.5, 0),
+            ("CCC", day3, 2.6, 100),  # a moved close without a trade: not an advance
+            ("DDD", day2, 7.0, 100),
+            ("DDD", day3, 7.7, np.nan),  # listed on day 2; unknown volume counts as traded
+        ],
+        columns=["symbol", "date", "close", "volume"],
+    )
     breadth = f.market_breadth_by_day(prices.sample(frac=1, random_state=3))  # order of rows does not matter
     assert breadth[day1] == 0.0  # nobody has a previous close
     assert breadth[day2] == pytest.approx((1 - 1) / 4)  # AAA up, BBB down, CCC not traded, DDD new

@@ -1,5 +1,6 @@
 """Layer 1: the fallback's arithmetic, the quantile-to-probability rule, and the real
 Chronos-Bolt loading and caching code on a tiny random-weight model saved to a folder."""
+
 from datetime import date
 from pathlib import Path
 
@@ -7,8 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from models.layer1 import (EmpiricalFallback, empirical_p_up_series, load_layer1, p_up_from_quantiles,
-                           save_random_chronos_bolt)
+from models.layer1 import (
+    EmpiricalFallback,
+    empirical_p_up_series,
+    load_layer1,
+    p_up_from_quantiles,
+    save_random_chronos_bolt,
+)
 
 
 def test_fallback_counts_rising_moves_after_a_move_like_the_latest() -> None:
@@ -31,13 +37,14 @@ def test_fallback_series_equals_the_windowed_fallback(horizon: int) -> None:
     closes = closes.ffill().fillna(100.0)  # unchanged closes too, as in a thin market
     series = empirical_p_up_series(closes, horizon)
     for t in (0, 3, 10, 199, 200, 250, 319):
-        assert series.iloc[t] == pytest.approx(EmpiricalFallback().p_up([closes.iloc[:t + 1].to_numpy()], horizon)[0])
+        assert series.iloc[t] == pytest.approx(EmpiricalFallback().p_up([closes.iloc[: t + 1].to_numpy()], horizon)[0])
 
 
 def test_probability_from_quantiles() -> None:
     levels = np.array([90, 92, 94, 96, 100, 102, 104, 106, 108], dtype=float)
     assert p_up_from_quantiles(levels, 100.0) == pytest.approx(0.5)
-    assert p_up_from_quantiles(levels, 97.0) == pytest.approx(1 - 0.425)  # a quarter of the way from q0.4=96 to q0.5=100
+    # a quarter of the way from q0.4=96 to q0.5=100
+    assert p_up_from_quantiles(levels, 97.0) == pytest.approx(1 - 0.425)
     assert p_up_from_quantiles(levels, 80.0) == pytest.approx(0.95)
     assert p_up_from_quantiles(levels[::-1], 100.0) == pytest.approx(0.5)  # crossing quantiles are sorted
 
@@ -64,7 +71,7 @@ def test_no_weights_means_the_labelled_fallback(tmp_path: Path) -> None:
     assert load_layer1(str(tmp_path / "missing-folder"), offline=True).is_fallback
 
 
-def test_a_day_is_computed_once_and_cached_per_model(settings, tiny_chronos: Path) -> None:  # noqa: ANN001
+def test_a_day_is_computed_once_and_cached_per_model(settings, tiny_chronos: Path) -> None:
     from models.scoring import layer1_for_day
     from store import tables
     from store.engine import service_engine
@@ -72,12 +79,17 @@ def test_a_day_is_computed_once_and_cached_per_model(settings, tiny_chronos: Pat
 
     day = date(2026, 11, 20)
     days = pd.bdate_range(end="2026-11-20", periods=210).date
-    prices = pd.DataFrame([{"symbol": s, "date": d, "close": 100 + i * k, "volume": 1}
-                           for k, s in enumerate(["AAA", "BBB"], start=1) for i, d in enumerate(days)])
+    prices = pd.DataFrame(
+        [
+            {"symbol": s, "date": d, "close": 100 + i * k, "volume": 1}
+            for k, s in enumerate(["AAA", "BBB"], start=1)
+            for i, d in enumerate(days)
+        ]
+    )
     calls = []
 
     class Counting(EmpiricalFallback):
-        def p_up(self, windows, horizon):  # noqa: ANN001, ANN201
+        def p_up(self, windows, horizon):
             calls.append(len(windows))
             return super().p_up(windows, horizon)
 
@@ -88,6 +100,8 @@ def test_a_day_is_computed_once_and_cached_per_model(settings, tiny_chronos: Pat
         chronos = layer1_for_day(conn, prices, day, load_layer1(str(tiny_chronos), offline=True), 1)
         rows = current_rows(conn, tables.layer1_forecasts)
     assert calls == [2] and first.equals(again)
-    assert {(r["model_id"], r["backend"]) for r in rows} == {("fallback-empirical-v2", "fallback-empirical"),
-                                                             ("chronos-bolt:tiny-chronos-bolt", "chronos-bolt")}
+    assert {(r["model_id"], r["backend"]) for r in rows} == {
+        ("fallback-empirical-v2", "fallback-empirical"),
+        ("chronos-bolt:tiny-chronos-bolt", "chronos-bolt"),
+    }
     assert len(rows) == 4 and len(chronos) == 2

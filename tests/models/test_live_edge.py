@@ -1,5 +1,6 @@
 """The live stage's held edge: from the Scores the records stored and the panel's closes,
 counting only exits known before the day."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -16,10 +17,20 @@ def test_the_live_held_edge_reads_stored_scores_and_only_known_exits(settings: S
     engine = service_engine(settings)
     days = days_up_to(DAY, MIN_BAND_ROWS + 10)
     # One liquid name whose close rises 1% a session; then the session after DAY doubles it.
-    closes = [10.0 * 1.01 ** i for i in range(len(days))]
-    panel = pd.DataFrame({"symbol": "LIQ", "date": days, "close": closes, "volume": 20_000, "adv_20": 20_000.0,
-                          "bid": [c * 0.999 for c in closes], "ask": [c * 1.001 for c in closes],
-                          "high": closes, "low": closes})
+    closes = [10.0 * 1.01**i for i in range(len(days))]
+    panel = pd.DataFrame(
+        {
+            "symbol": "LIQ",
+            "date": days,
+            "close": closes,
+            "volume": 20_000,
+            "adv_20": 20_000.0,
+            "bid": [c * 0.999 for c in closes],
+            "ask": [c * 1.001 for c in closes],
+            "high": closes,
+            "low": closes,
+        }
+    )
     later = CALENDAR.next_trading_day(DAY)
     panel = pd.concat([panel, pd.DataFrame([{**panel.iloc[-1].to_dict(), "date": later, "close": closes[-1] * 2}])])
     for day in days:

@@ -1,5 +1,6 @@
 """Currency normalisation with hand-computed conversions, and the macro model's parameters
 on hand-set releases (including what a Monday may and may not see)."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -10,26 +11,49 @@ from sqlalchemy import Engine
 from market.errors import InvalidInputError
 from market.settings import Settings
 from models import macro_model
-from views.macro import indicators
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
+from views.macro import indicators
 
-UNITS = {"USDJMD": ("fx", "JMD per USD", None), "GBPJMD": ("fx", "JMD per GBP", None),
-         "NIR": ("reserves", "USD millions", "USD"), "M2": ("money", "JMD millions", "JMD"),
-         "GDP": ("output", "JMD millions", "JMD"), "POLICY_RATE": ("rates", "percent", None),
-         "CPI_YOY": ("prices", "percent", None), "UNEMPLOYMENT": ("labour", "percent", None),
-         "GDP_GROWTH_EST": ("output", "percent", None), "GROWTH_OUTLOOK": ("outlook", "percent", None)}
-SOURCE = {"GDP": "STATIN", "CPI_YOY": "STATIN", "UNEMPLOYMENT": "STATIN", "GDP_GROWTH_EST": "PIOJ", "GROWTH_OUTLOOK": "PIOJ"}
+UNITS = {
+    "USDJMD": ("fx", "JMD per USD", None),
+    "GBPJMD": ("fx", "JMD per GBP", None),
+    "NIR": ("reserves", "USD millions", "USD"),
+    "M2": ("money", "JMD millions", "JMD"),
+    "GDP": ("output", "JMD millions", "JMD"),
+    "POLICY_RATE": ("rates", "percent", None),
+    "CPI_YOY": ("prices", "percent", None),
+    "UNEMPLOYMENT": ("labour", "percent", None),
+    "GDP_GROWTH_EST": ("output", "percent", None),
+    "GROWTH_OUTLOOK": ("outlook", "percent", None),
+}
+SOURCE = {
+    "GDP": "STATIN",
+    "CPI_YOY": "STATIN",
+    "UNEMPLOYMENT": "STATIN",
+    "GDP_GROWTH_EST": "PIOJ",
+    "GROWTH_OUTLOOK": "PIOJ",
+}
 
 
 def _store(engine: Engine, releases: list[tuple[str, str, float, date]]) -> None:
     rows = []
     for code, period, value, released in releases:
         category, unit, currency = UNITS[code]
-        rows.append({"source": SOURCE.get(code, "BOJ"), "category": category, "indicator_code": code, "period": period,
-                     "frequency": "Q" if "Q" in period else "M", "value": value, "unit": unit, "currency": currency,
-                     "release_date": released})
+        rows.append(
+            {
+                "source": SOURCE.get(code, "BOJ"),
+                "category": category,
+                "indicator_code": code,
+                "period": period,
+                "frequency": "Q" if "Q" in period else "M",
+                "value": value,
+                "unit": unit,
+                "currency": currency,
+                "release_date": released,
+            }
+        )
     with engine.begin() as conn:
         append_history(conn, tables.macro_observations, rows)
 
@@ -37,16 +61,23 @@ def _store(engine: Engine, releases: list[tuple[str, str, float, date]]) -> None
 @pytest.fixture
 def engine(settings: Settings) -> Engine:
     engine = service_engine(settings)
-    _store(engine, [
-        ("USDJMD", "2026-07", 150.0, date(2026, 8, 3)), ("USDJMD", "2026-08", 152.0, date(2026, 9, 3)),
-        ("USDJMD", "2026-09", 154.0, date(2026, 10, 5)), ("GBPJMD", "2026-09", 200.0, date(2026, 10, 5)),
-        ("GDP", "2026-Q3", 300_000.0, date(2026, 12, 1)), ("NIR", "2026-09", 5_000.0, date(2026, 10, 8)),
-        ("M2", "2026-10", 1_000_000.0, date(2026, 12, 15)), ("POLICY_RATE", "2026-09", 7.0, date(2026, 10, 5)),
-    ])
+    _store(
+        engine,
+        [
+            ("USDJMD", "2026-07", 150.0, date(2026, 8, 3)),
+            ("USDJMD", "2026-08", 152.0, date(2026, 9, 3)),
+            ("USDJMD", "2026-09", 154.0, date(2026, 10, 5)),
+            ("GBPJMD", "2026-09", 200.0, date(2026, 10, 5)),
+            ("GDP", "2026-Q3", 300_000.0, date(2026, 12, 1)),
+            ("NIR", "2026-09", 5_000.0, date(2026, 10, 8)),
+            ("M2", "2026-10", 1_000_000.0, date(2026, 12, 15)),
+            ("POLICY_RATE", "2026-09", 7.0, date(2026, 10, 5)),
+        ],
+    )
     return engine
 
 
-def _by_code(engine: Engine, **filters) -> dict[str, dict]:  # noqa: ANN003
+def _by_code(engine: Engine, **filters) -> dict[str, dict]:
     with engine.connect() as conn:
         return {i["indicator_code"]: i for i in indicators(conn, **filters)["indicators"]}
 
@@ -56,9 +87,13 @@ def test_conversions_by_hand(engine: Engine) -> None:
     # GDP 2026-Q3 in JMD / mean(150, 152, 154) JMD per USD
     assert usd["GDP"]["value"] == pytest.approx(300_000 / 152, abs=1e-6) and usd["GDP"]["currency"] == "USD"
     assert usd["GDP"]["unit"] == "USD millions" and usd["GDP"]["original"] == {
-        "value": 300_000.0, "currency": "JMD", "unit": "JMD millions"}
+        "value": 300_000.0,
+        "currency": "JMD",
+        "unit": "JMD millions",
+    }
     assert [(f["pair"], f["periods"], f["rate"]) for f in usd["GDP"]["fx"]] == [
-        ("USDJMD", ["2026-07", "2026-08", "2026-09"], 152.0)]
+        ("USDJMD", ["2026-07", "2026-08", "2026-09"], 152.0)
+    ]
     assert usd["NIR"]["value"] == 5_000.0 and usd["NIR"]["fx"] == []  # already in USD
     assert usd["POLICY_RATE"]["value"] == 7.0 and usd["POLICY_RATE"]["currency"] is None  # a rate is never converted
 
@@ -89,8 +124,11 @@ def test_point_in_time_applies_to_the_rates_too(engine: Engine) -> None:
 
 
 def test_unknown_or_malformed_currency_is_refused(engine: Engine) -> None:
-    for code, message in (("XYZ", "unknown currency code 'XYZ'; FX rates exist for GBP, JMD, USD"),
-                          ("CHF", "unknown currency code 'CHF'"), ("usdollar", "not a three-letter ISO 4217 code")):
+    for code, message in (
+        ("XYZ", "unknown currency code 'XYZ'; FX rates exist for GBP, JMD, USD"),
+        ("CHF", "unknown currency code 'CHF'"),
+        ("usdollar", "not a three-letter ISO 4217 code"),
+    ):
         with pytest.raises(InvalidInputError, match=message):
             _by_code(engine, currency=code)
     with pytest.raises(InvalidInputError, match="unknown source 'IMF'"):
@@ -100,7 +138,10 @@ def test_unknown_or_malformed_currency_is_refused(engine: Engine) -> None:
 
 
 def _monthly(code: str, values: list[float], first_month: int = 1, release_day: int = 5) -> list[tuple]:
-    return [(code, f"2026-{first_month + i:02d}", v, date(2026, first_month + i + 1, release_day)) for i, v in enumerate(values)]
+    return [
+        (code, f"2026-{first_month + i:02d}", v, date(2026, first_month + i + 1, release_day))
+        for i, v in enumerate(values)
+    ]
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -108,15 +149,23 @@ def test_parameters_by_hand_and_only_from_releases_before_the_monday(settings: S
     engine = service_engine(settings)
     # policy rate: 6.0 in Jan-Mar, then 7.0; broad money flat for a year (0% growth); the JMD 2% weaker over three
     # months; reserves 10% lower; inflation 8%, growth -1%, outlook 0%, unemployment up 1 pp in four quarters.
-    _store(engine, _monthly("POLICY_RATE", [6.0, 6.0, 6.0, 6.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0])
-           + [("M2", f"2025-{m:02d}", 1_000.0, date(2025, m, 20) if m < 12 else date(2025, 12, 20)) for m in range(1, 13)]
-           + _monthly("M2", [1_000.0] * 10, release_day=20)
-           + _monthly("USDJMD", [150.0] * 7 + [151.0, 152.0, 153.0])
-           + _monthly("NIR", [5_000.0] * 7 + [4_800.0, 4_700.0, 4_500.0])
-           + [("CPI_YOY", "2026-10", 8.0, date(2026, 11, 13)), ("GDP_GROWTH_EST", "2026-Q3", -1.0, date(2026, 10, 20)),
-              ("GROWTH_OUTLOOK", "2026-Q4", 0.0, date(2026, 10, 20))]
-           + [("UNEMPLOYMENT", f"{y}-Q{q}", u, date(y, 3 * q, 28) if q < 4 else date(y, 12, 28))
-              for (y, q), u in zip([(2025, 3), (2025, 4), (2026, 1), (2026, 2), (2026, 3)], [5.0, 5.2, 5.5, 5.8, 6.0])])
+    _store(
+        engine,
+        _monthly("POLICY_RATE", [6.0, 6.0, 6.0, 6.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0])
+        + [("M2", f"2025-{m:02d}", 1_000.0, date(2025, m, 20) if m < 12 else date(2025, 12, 20)) for m in range(1, 13)]
+        + _monthly("M2", [1_000.0] * 10, release_day=20)
+        + _monthly("USDJMD", [150.0] * 7 + [151.0, 152.0, 153.0])
+        + _monthly("NIR", [5_000.0] * 7 + [4_800.0, 4_700.0, 4_500.0])
+        + [
+            ("CPI_YOY", "2026-10", 8.0, date(2026, 11, 13)),
+            ("GDP_GROWTH_EST", "2026-Q3", -1.0, date(2026, 10, 20)),
+            ("GROWTH_OUTLOOK", "2026-Q4", 0.0, date(2026, 10, 20)),
+        ]
+        + [
+            ("UNEMPLOYMENT", f"{y}-Q{q}", u, date(y, 3 * q, 28) if q < 4 else date(y, 12, 28))
+            for (y, q), u in zip([(2025, 3), (2025, 4), (2026, 1), (2026, 2), (2026, 3)], [5.0, 5.2, 5.5, 5.8, 6.0])
+        ],
+    )
     with engine.connect() as conn:
         everything = macro_model.all_observations(conn)
     rows, missing = macro_model.parameters(everything, date(2026, 11, 16))
@@ -126,8 +175,13 @@ def test_parameters_by_hand_and_only_from_releases_before_the_monday(settings: S
     assert values["rates_regime"]["value"] == 1.0 and values["rates_regime"]["reading"].startswith("TIGHTENING")
     # fx: (153/150 - 1) x 400 = 8% a year -> 0.8; reserves 4500/5000 - 1 = -10% -> clip(2) = 1
     assert values["fx_pressure"]["value"] == pytest.approx(0.6 * 0.8 + 0.4 * 1.0, abs=1e-4)
-    assert values["fx_pressure"]["inputs"]["usdjmd"] == {"value": 153.0, "source": "BOJ", "indicator_code": "USDJMD",
-                                                         "period": "2026-10", "release_date": "2026-11-05"}
+    assert values["fx_pressure"]["inputs"]["usdjmd"] == {
+        "value": 153.0,
+        "source": "BOJ",
+        "indicator_code": "USDJMD",
+        "period": "2026-10",
+        "release_date": "2026-11-05",
+    }
     # risk: 40 + 8 x 2 (8% is 2 pp above 6%) - 5 x (-1) - 3 x 0 + 6 x (6.0 - 5.0) = 67 -> HIGH
     assert values["macro_risk"]["value"] == 67.0 and values["macro_risk"]["reading"].startswith("HIGH")
 

@@ -3,6 +3,7 @@ booster trained by the project's own code, on the modelling panel of simulated p
 (the model tests' world) and on the simulator's store through the live stage. Per row, the
 contributions (pred_contrib) and the base value add up to the raw score, and the three
 kept are the three largest by absolute value, with their signs."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -29,8 +30,12 @@ def trained() -> tuple[RiskModel, np.ndarray]:
     config = WalkForwardConfig()
     train = training_rows(panel, dates, len(dates) - 1, config.embargo_days)
     model = RiskModel(params={**DEFAULT_PARAMS, **config.params}).fit(
-        train[FEATURE_NAMES].to_numpy(float), train["forward_return"].to_numpy(float), config.full_rounds,
-        calibration_share=config.calibration_share, regressor=config.regressor)
+        train[FEATURE_NAMES].to_numpy(float),
+        train["forward_return"].to_numpy(float),
+        config.full_rounds,
+        calibration_share=config.calibration_share,
+        regressor=config.regressor,
+    )
     X = panel[panel["date"] == dates[-1]][FEATURE_NAMES].to_numpy(float)
     X[::4, FEATURE_NAMES.index("spread_pct")] = np.nan  # as a name with neither quotes nor a range has it
     X[::5, FEATURE_NAMES.index("close_location")] = np.nan
@@ -51,7 +56,7 @@ def _largest_three(row: np.ndarray) -> list[tuple[str, float]]:
     return picked
 
 
-def test_contributions_add_up_to_the_raw_score_and_the_top_three_are_the_largest(trained) -> None:  # noqa: ANN001
+def test_contributions_add_up_to_the_raw_score_and_the_top_three_are_the_largest(trained) -> None:
     model, X = trained
     contrib = contributions(model, X)
     assert contrib.shape == (len(X), len(FEATURE_NAMES) + 1)
@@ -79,12 +84,22 @@ def test_served_reasons_name_each_input_by_its_label() -> None:
     contrib[0, FEATURE_NAMES.index("layer1_p_up")] = 0.2
     contrib[0, FEATURE_NAMES.index("rsi_14")] = 0.1
     (stored,) = top_reasons(contrib, FEATURE_NAMES)
-    assert stored == {"base_value": 0.5, "top": [{"feature": "return_1d", "contribution": -0.3},
-                                                 {"feature": "layer1_p_up", "contribution": 0.2},
-                                                 {"feature": "rsi_14", "contribution": 0.1}]}
-    assert served(stored) == {"base_value": 0.5, "inputs": [
-        {"input": "Last day's return", "contribution": -0.3}, {"input": "Layer 1 P(up)", "contribution": 0.2},
-        {"input": "RSI (14 days)", "contribution": 0.1}]}
+    assert stored == {
+        "base_value": 0.5,
+        "top": [
+            {"feature": "return_1d", "contribution": -0.3},
+            {"feature": "layer1_p_up", "contribution": 0.2},
+            {"feature": "rsi_14", "contribution": 0.1},
+        ],
+    }
+    assert served(stored) == {
+        "base_value": 0.5,
+        "inputs": [
+            {"input": "Last day's return", "contribution": -0.3},
+            {"input": "Layer 1 P(up)", "contribution": 0.2},
+            {"input": "RSI (14 days)", "contribution": 0.1},
+        ],
+    }
     assert served(None) is None and len(set(FEATURE_LABELS.values())) == 14
 
 
@@ -92,10 +107,12 @@ def test_the_walk_forward_keeps_reasons_only_when_asked() -> None:
     panel = synthetic_panel(instruments=12, days=200)
     config = WalkForwardConfig(min_train_days=120, calibration_days=0, calibrate=False)
     plain = walk_forward(panel, config)
-    explained = walk_forward(panel, WalkForwardConfig(min_train_days=120, calibration_days=0, calibrate=False,
-                                                      explain=True))
+    explained = walk_forward(
+        panel, WalkForwardConfig(min_train_days=120, calibration_days=0, calibrate=False, explain=True)
+    )
     assert "reasons" not in plain.predictions and len(explained.predictions) == len(plain.predictions)
-    np.testing.assert_array_equal(explained.predictions["raw_score"], plain.predictions["raw_score"])  # nothing else moves
+    # nothing else moves
+    np.testing.assert_array_equal(explained.predictions["raw_score"], plain.predictions["raw_score"])
     for r in explained.predictions.itertuples():
         assert len(r.reasons["top"]) == TOP
         total = sum(abs(x["contribution"]) for x in r.reasons["top"])
@@ -131,8 +148,10 @@ def test_the_live_stage_stores_the_reasons_of_every_prediction(settings: Setting
     for i, symbol in enumerate(today["symbol"]):
         row = stored[symbol]
         assert row["raw_score"] == pytest.approx(contrib[i].sum(), abs=1e-9)
-        assert row["reasons"] == {"base_value": round(float(contrib[i, -1]), 6),
-                                  "top": [{"feature": f, "contribution": c} for f, c in _largest_three(contrib[i])]}
+        assert row["reasons"] == {
+            "base_value": round(float(contrib[i, -1]), 6),
+            "top": [{"feature": f, "contribution": c} for f, c in _largest_three(contrib[i])],
+        }
     # the notebook's table: the day's top names by Score with their three reasons
     table = result.tables["reasons"]
     assert len(table) == 10 and [r["symbol"] for r in table] == [r["symbol"] for r in result.tables["ranking"][:10]]

@@ -1,17 +1,25 @@
 """The composite's arithmetic, its point-in-time rule, and the acceptance check that it
 carries the simulator's planted signal (and nothing when the signal is switched off)."""
-from datetime import date, datetime, timedelta, timezone
+
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
 from scipy.stats import spearmanr
 
-from pipeline.backfill import backfill
 from ingest.simulator.market import SimulatedMarket
 from market.clock import session_close_utc
 from market.settings import Settings
-from models.sentiment.composite import (HALF_LIFE_DAYS, MARKET, PRIOR_WEIGHT, SOURCE_WEIGHTS, ScoredText,
-                                        build_composite, composite_rows)
+from models.sentiment.composite import (
+    HALF_LIFE_DAYS,
+    MARKET,
+    PRIOR_WEIGHT,
+    SOURCE_WEIGHTS,
+    ScoredText,
+    build_composite,
+    composite_rows,
+)
+from pipeline.backfill import backfill
 from store import tables
 from store.engine import build_engine, service_engine
 from store.history import append_history, current_rows
@@ -32,7 +40,14 @@ def test_weights_decay_by_age_and_shrink_toward_neutral() -> None:
     assert rows["KCB"]["score"] == pytest.approx((0.8 * w1 - 0.4 * w2) / (w1 + w2 + PRIOR_WEIGHT), abs=1e-6)
     assert rows["KCB"]["item_count"] == 2
     assert [(i["kind"], i["id"]) for i in rows["KCB"]["inputs"]] == [("DISCLOSURE", 2), ("NEWS", 1)]
-    assert rows["ISB"] == {"symbol": "ISB", "trading_date": DAY, "method": "decay-v1", "score": 0.0, "item_count": 0, "inputs": []}
+    assert rows["ISB"] == {
+        "symbol": "ISB",
+        "trading_date": DAY,
+        "method": "decay-v1",
+        "score": 0.0,
+        "item_count": 0,
+        "inputs": [],
+    }
     assert rows[MARKET]["item_count"] == 2
 
 
@@ -44,29 +59,57 @@ def test_market_composite_uses_texts_that_name_no_instrument() -> None:
 def test_texts_after_the_close_wait_for_the_next_day(settings: Settings) -> None:
     engine = service_engine(settings)
     with engine.begin() as conn:
-        append_history(conn, tables.instruments, [{"symbol": "KCB", "name": "Kingston Commercial Bank", "board": "MAIN", "source": "t"}])
-        append_history(conn, tables.news_items, [
-            {"content_hash": "a", "title": "KCB profit surges", "feed_url": "f", "published_at": CLOSE - timedelta(minutes=1)},
-            {"content_hash": "b", "title": "KCB faces fraud probe", "feed_url": "f", "published_at": CLOSE + timedelta(minutes=1)},
-        ])
+        append_history(
+            conn,
+            tables.instruments,
+            [{"symbol": "KCB", "name": "Kingston Commercial Bank", "board": "MAIN", "source": "t"}],
+        )
+        append_history(
+            conn,
+            tables.news_items,
+            [
+                {
+                    "content_hash": "a",
+                    "title": "KCB profit surges",
+                    "feed_url": "f",
+                    "published_at": CLOSE - timedelta(minutes=1),
+                },
+                {
+                    "content_hash": "b",
+                    "title": "KCB faces fraud probe",
+                    "feed_url": "f",
+                    "published_at": CLOSE + timedelta(minutes=1),
+                },
+            ],
+        )
         for news in current_rows(conn, tables.news_items):
-            append_history(conn, tables.document_mentions, [{"doc_kind": "NEWS", "doc_id": news["id"], "symbol": "KCB", "matched_by": "symbol"}])
+            append_history(
+                conn,
+                tables.document_mentions,
+                [{"doc_kind": "NEWS", "doc_id": news["id"], "symbol": "KCB", "matched_by": "symbol"}],
+            )
         today = {r["symbol"]: r for r in build_composite(conn, DAY)}
         tomorrow = {r["symbol"]: r for r in build_composite(conn, date(2026, 11, 23))}
         again = build_composite(conn, DAY)
-        stored = current_rows(conn, tables.sentiment_composites, where=[tables.sentiment_composites.c.trading_date == DAY])
+        stored = current_rows(
+            conn, tables.sentiment_composites, where=[tables.sentiment_composites.c.trading_date == DAY]
+        )
     assert today["KCB"]["item_count"] == 1 and today["KCB"]["score"] > 0
     assert tomorrow["KCB"]["item_count"] == 2 and tomorrow["KCB"]["score"] < today["KCB"]["score"]
     assert again == list(today.values()) and len(stored) == 2  # KCB and ^MARKET, stored once
 
 
 def _rank_correlation_with_next_day_returns(tmp_path: Path, news_signal: float) -> tuple[float, float, int]:
-    settings = Settings(_env_file=None, database_url=f"sqlite:///{tmp_path / f'signal{news_signal}.db'}", data_dir=tmp_path / "data")
+    settings = Settings(
+        _env_file=None, database_url=f"sqlite:///{tmp_path / f'signal{news_signal}.db'}", data_dir=tmp_path / "data"
+    )
     engine = build_engine(settings.database_url)
     upgrade(engine)
     backfill(engine, settings, 120, DAY, SimulatedMarket(seed=7, size=60, news_signal=news_signal))
     with engine.connect() as conn:
-        composites = [r for r in current_rows(conn, tables.sentiment_composites) if r["item_count"] and r["symbol"] != MARKET]
+        composites = [
+            r for r in current_rows(conn, tables.sentiment_composites) if r["item_count"] and r["symbol"] != MARKET
+        ]
         prices = {(r["symbol"], r["trading_date"]): r for r in current_rows(conn, tables.eod_prices)}
     engine.dispose()
     days = sorted({d for _, d in prices})

@@ -1,4 +1,5 @@
 """The finance scorer on hand-written sentences whose polarity is not in doubt."""
+
 import pytest
 
 from models.sentiment import key_sentences, score_text
@@ -47,8 +48,11 @@ def test_at_least_ninety_percent_of_labelled_sentences_are_right() -> None:
 
 @pytest.mark.parametrize(
     "plain, negated",
-    [("Profit improved.", "Profit did not improve."), ("Sales declined.", "Sales have not declined."),
-     ("There was an impairment.", "There was no impairment.")],
+    [
+        ("Profit improved.", "Profit did not improve."),
+        ("Sales declined.", "Sales have not declined."),
+        ("There was an impairment.", "There was no impairment."),
+    ],
 )
 def test_negation_flips_polarity(plain: str, negated: str) -> None:
     assert score_text(plain).score * score_text(negated).score < 0
@@ -67,8 +71,13 @@ def test_finance_words_that_general_lexicons_misread() -> None:
 
 
 def test_key_sentences_pick_the_strongest_in_reading_order() -> None:
-    text = ("The meeting was held in Kingston. Profit fell sharply and the outlook is uncertain. "
-            "Directors were re-elected. Revenue growth was strong.")
+    text = (
+        "The meeting was held in Kingston. Profit fell sharply and the outlook is uncertain. "
+        "Directors were re-elected. Revenue growth was strong."
+    )
     picked = key_sentences(text, count=2)
-    assert [p["sentence"] for p in picked] == ["Profit fell sharply and the outlook is uncertain.", "Revenue growth was strong."]
+    assert [p["sentence"] for p in picked] == [
+        "Profit fell sharply and the outlook is uncertain.",
+        "Revenue growth was strong.",
+    ]
     assert picked[0]["score"] < 0 < picked[1]["score"]

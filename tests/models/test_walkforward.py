@@ -1,7 +1,7 @@
 """Walk-forward without leakage: tests that would fail if the future reached the past."""
+
 import numpy as np
 import pandas as pd
-import pytest
 
 from models.metrics import evaluate
 from models.walkforward import WalkForwardConfig, training_rows, walk_forward
@@ -10,7 +10,7 @@ from tests.models.synthetic import synthetic_panel, synthetic_prices
 CONFIG = WalkForwardConfig(min_train_days=100, full_refit_every=40, full_rounds=40, warm_rounds=8)
 
 
-def _accuracy(result) -> float:  # noqa: ANN001
+def _accuracy(result) -> float:
     return evaluate(result.predictions)["binary_accuracy"]["value"]
 
 
@@ -66,8 +66,9 @@ def test_retrains_every_five_days_with_warm_starts_between_full_refits() -> None
 
 
 def test_optuna_tuning_stays_in_budget_and_changes_parameters() -> None:
-    config = WalkForwardConfig(min_train_days=150, full_refit_every=1000, full_rounds=30, warm_rounds=5,
-                               tune_trials=4, tune_timeout_seconds=60)
+    config = WalkForwardConfig(
+        min_train_days=150, full_refit_every=1000, full_rounds=30, warm_rounds=5, tune_trials=4, tune_timeout_seconds=60
+    )
     result = walk_forward(synthetic_panel(instruments=10, days=165), config)
     assert result.models[0].params["num_leaves"] != 15 or result.models[0].params["learning_rate"] != 0.03
 
@@ -81,26 +82,33 @@ def test_a_model_trained_on_one_span_never_sees_a_row_dated_after_its_training_e
 
     panel = synthetic_panel(instruments=12, days=260, signal=0.5)
     dates = sorted(panel["date"].unique())
-    panel["market_sentiment"] = panel["date"].map({d: float(i) for i, d in enumerate(dates)})  # a feature that names the day
+    # a feature that names the day
+    panel["market_sentiment"] = panel["date"].map({d: float(i) for i, d in enumerate(dates)})
     column = walkforward.FEATURE_NAMES.index("market_sentiment")
     fitted, calibrated = [], []
     original_fit, original_calibration = RiskModel.fit, calibration.Calibration.fit.__func__
 
-    def recording_fit(self, X, y, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def recording_fit(self, X, y, *args, **kwargs):
         fitted.append(int(X[:, column].max()))
         return original_fit(self, X, y, *args, **kwargs)
 
-    def recording_calibration(cls, raw, frame, forward_return):  # noqa: ANN001, ANN202
+    def recording_calibration(cls, raw, frame, forward_return):
         calibrated.append(max(frame["label_end"]))
         return original_calibration(cls, raw, frame, forward_return)
 
     monkeypatch.setattr(RiskModel, "fit", recording_fit)
     monkeypatch.setattr(calibration.Calibration, "fit", classmethod(recording_calibration))
-    config = WalkForwardConfig(min_train_days=100, full_refit_every=40, full_rounds=20, warm_rounds=5,
-                               first_test_date=dates[180], calibration_days=80)
+    config = WalkForwardConfig(
+        min_train_days=100,
+        full_refit_every=40,
+        full_rounds=20,
+        warm_rounds=5,
+        first_test_date=dates[180],
+        calibration_days=80,
+    )
     result = walk_forward(panel, config)
     assert result.warmup_models > 0 and calibrated, "the calibration window was used"
-    trained = fitted[result.warmup_models:]
+    trained = fitted[result.warmup_models :]
     assert len(trained) == len(result.models)
     for model, last_row_day in zip(result.models, trained):
         assert dates[last_row_day] < model.train_end < model.block_start  # the row's date and its label
@@ -108,7 +116,7 @@ def test_a_model_trained_on_one_span_never_sees_a_row_dated_after_its_training_e
     assert first_scored == dates[180] and all(m.block_start >= dates[176] for m in result.models)
     blocks = [m.block_start for m in result.models if m.calibrated]  # calibrations are fitted in block order
     assert blocks and len(calibrated) >= len(blocks)
-    for block_start, latest_label in zip(blocks, calibrated[-len(blocks):]):
+    for block_start, latest_label in zip(blocks, calibrated[-len(blocks) :]):
         assert latest_label < block_start
 
 

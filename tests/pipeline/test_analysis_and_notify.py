@@ -1,6 +1,7 @@
 """T1 step 5 on the API tests' seeded store: the written analysis (template and an
 OpenAI-compatible endpoint on loopback, with its fallbacks), the notifications it raises,
 and their signed webhook delivery to a receiver on loopback, with retries."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,12 +18,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from analysis.notify import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from analysis.writers import TEMPLATE_ID
 from market.settings import Settings
 from pipeline.airflow_tasks import alert_task_failure, run_notebook_task
-from analysis.notify import SIGNATURE_HEADER, TIMESTAMP_HEADER
 from pipeline.runner import run_stage
 from pipeline.serving import serve_in_thread
-from analysis.writers import TEMPLATE_ID
 from store import tables
 from store.history import current_rows
 from tests.api import world
@@ -43,8 +44,9 @@ class Receiver:
             body = await request.body()
             stamp = request.headers[TIMESTAMP_HEADER]
             expected = "sha256=" + hmac.new(SECRET.encode(), stamp.encode() + b"." + body, hashlib.sha256).hexdigest()
-            self.received.append({"valid": hmac.compare_digest(expected, request.headers[SIGNATURE_HEADER]),
-                                  "body": json.loads(body)})
+            self.received.append(
+                {"valid": hmac.compare_digest(expected, request.headers[SIGNATURE_HEADER]), "body": json.loads(body)}
+            )
             return Response(status_code=self.statuses.pop(0) if self.statuses else 200)
 
         return Starlette(routes=[Route("/hook", hook, methods=["POST"])])
@@ -65,8 +67,19 @@ class ChatServer:
             if self.mode == "error":
                 return JSONResponse({"error": {"message": "overloaded"}}, status_code=503)
             facts = json.loads(body["messages"][1]["content"])
-            return JSONResponse({"choices": [{"index": 0, "message": {
-                "role": "assistant", "content": f"Breadth on {facts['trading_date']}: {facts['breadth']['advancers']} up."}}]})
+            return JSONResponse(
+                {
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {
+                                "role": "assistant",
+                                "content": f"Breadth on {facts['trading_date']}: {facts['breadth']['advancers']} up.",
+                            },
+                        }
+                    ]
+                }
+            )
 
         return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
 
@@ -76,7 +89,7 @@ def seeded(settings: Settings) -> Settings:
     return world.build(settings).settings
 
 
-def stored(settings: Settings, table) -> list[dict]:  # noqa: ANN001
+def stored(settings: Settings, table) -> list[dict]:
     from store.engine import service_engine
 
     with service_engine(settings).connect() as conn:
@@ -104,8 +117,14 @@ def test_template_analysis_is_stored_once_and_a_rerun_writes_nothing(seeded: Set
 def test_a_language_model_writes_it_and_failures_fall_back_to_the_template(seeded: Settings) -> None:
     server = ChatServer("ok")
     with serve_in_thread(server.app()) as base:
-        llm = seeded.model_copy(update={"analysis_writer": "openai", "llm_base_url": f"{base}/v1", "llm_model": "tiny",
-                                        "llm_api_key": SecretStr("sk-local")})
+        llm = seeded.model_copy(
+            update={
+                "analysis_writer": "openai",
+                "llm_base_url": f"{base}/v1",
+                "llm_model": "tiny",
+                "llm_api_key": SecretStr("sk-local"),
+            }
+        )
         result = run_stage("t1_analysis", DAY, settings=llm)
     assert result.summary["writer"] == "openai-compatible:tiny" and result.summary["fallback_reason"] is None
     (request,) = server.requests
@@ -121,8 +140,9 @@ def test_a_language_model_writes_it_and_failures_fall_back_to_the_template(seede
 def test_a_failing_language_model_falls_back_and_says_why(seeded: Settings, mode: str, reason: str) -> None:
     server = ChatServer(mode)
     with serve_in_thread(server.app()) as base:
-        llm = seeded.model_copy(update={"analysis_writer": "openai", "llm_base_url": f"{base}/v1",
-                                        "llm_timeout_seconds": 0.5})
+        llm = seeded.model_copy(
+            update={"analysis_writer": "openai", "llm_base_url": f"{base}/v1", "llm_timeout_seconds": 0.5}
+        )
         result = run_stage("t1_analysis", DAY, settings=llm)
     assert result.summary["writer"] == TEMPLATE_ID and result.summary["fallback_reason"].startswith(reason)
     (analysis,) = stored(seeded, tables.analyses)
@@ -132,8 +152,14 @@ def test_a_failing_language_model_falls_back_and_says_why(seeded: Settings, mode
 def test_notifications_are_signed_retried_and_never_sent_twice(seeded: Settings) -> None:
     receiver = Receiver([503, 503])
     with serve_in_thread(receiver.app()) as base:
-        hooked = seeded.model_copy(update={"webhook_url": f"{base}/hook?token=abc", "webhook_secret": SecretStr(SECRET),
-                                           "webhook_backoff_seconds": 0.01, "webhook_retries": 3})
+        hooked = seeded.model_copy(
+            update={
+                "webhook_url": f"{base}/hook?token=abc",
+                "webhook_secret": SecretStr(SECRET),
+                "webhook_backoff_seconds": 0.01,
+                "webhook_retries": 3,
+            }
+        )
         result = run_stage("t1_analysis", DAY, settings=hooked)
         assert result.summary["delivered"] == 1 and result.summary["failed"] == 0
         run_stage("t1_analysis", DAY, settings=hooked)
@@ -143,15 +169,19 @@ def test_notifications_are_signed_retried_and_never_sent_twice(seeded: Settings)
     assert body["payload"]["body"].startswith("Market on ")
     attempts = sorted(stored(seeded, tables.notification_attempts), key=lambda a: a["attempt"])
     assert [(a["attempt"], a["status"], a["response_code"]) for a in attempts] == [
-        (1, "FAILED", 503), (2, "FAILED", 503), (3, "DELIVERED", 200)]
+        (1, "FAILED", 503),
+        (2, "FAILED", 503),
+        (3, "DELIVERED", 200),
+    ]
     assert {a["channel"] for a in attempts} == {f"webhook:{base}/hook"}, "no query (tokens) in the store"
 
 
 def test_a_client_error_is_not_retried_and_the_next_pass_delivers(seeded: Settings) -> None:
     receiver = Receiver([400])
     with serve_in_thread(receiver.app()) as base:
-        hooked = seeded.model_copy(update={"webhook_url": f"{base}/hook", "webhook_secret": SecretStr(SECRET),
-                                           "webhook_backoff_seconds": 0.01})
+        hooked = seeded.model_copy(
+            update={"webhook_url": f"{base}/hook", "webhook_secret": SecretStr(SECRET), "webhook_backoff_seconds": 0.01}
+        )
         first = run_stage("t1_analysis", DAY, settings=hooked)
         assert first.summary["failed"] == 1 and len(receiver.received) == 1
         second = run_stage("t1_analysis", DAY, settings=hooked)
@@ -176,33 +206,65 @@ def test_new_trapped_positions_and_a_retrained_model_raise_alerts(seeded: Settin
     with engine.begin() as conn:
         held = {t["symbol"] for t in current_rows(conn, tables.trades) if t["portfolio_id"] == "AI"}
         assert held, "the world's AI day bought something"
-        closes = {r["symbol"]: r for r in current_rows(conn, tables.eod_prices,
-                                                        where=[tables.eod_prices.c.trading_date == DAY])}
-        append_history(conn, tables.eod_prices, [
-            {**{k: v for k, v in closes[s].items() if k not in ("id", "recorded_at")}, "trading_date": monday,
-             "volume": 0 if s in held else closes[s]["volume"]} for s in closes])
-    world.seed_predictions(engine, monday, {"LIQ": {"score": 60.0, "action": "LONG", "tercile": "TOP"}}, model_id="fresh")
+        closes = {
+            r["symbol"]: r
+            for r in current_rows(conn, tables.eod_prices, where=[tables.eod_prices.c.trading_date == DAY])
+        }
+        append_history(
+            conn,
+            tables.eod_prices,
+            [
+                {
+                    **{k: v for k, v in closes[s].items() if k not in ("id", "recorded_at")},
+                    "trading_date": monday,
+                    "volume": 0 if s in held else closes[s]["volume"],
+                }
+                for s in closes
+            ],
+        )
+    world.seed_predictions(
+        engine, monday, {"LIQ": {"score": 60.0, "action": "LONG", "tercile": "TOP"}}, model_id="fresh"
+    )
     with engine.begin() as conn:
-        append_history(conn, tables.model_runs, [{"model_id": "fresh", "kind": "risk", "train_end": DAY, "horizon_days": 1,
-                                                  "warm_start": True, "training_rows": 900}])
+        append_history(
+            conn,
+            tables.model_runs,
+            [
+                {
+                    "model_id": "fresh",
+                    "kind": "risk",
+                    "train_end": DAY,
+                    "horizon_days": 1,
+                    "warm_start": True,
+                    "training_rows": 900,
+                }
+            ],
+        )
     result = run_stage("t1_analysis", monday, settings=seeded)
     notes = {n["notification_id"]: n for n in stored(seeded, tables.notifications) if n["trading_date"] == monday}
-    assert {f"{monday.isoformat()}:trapped:{s}" for s in held} | {f"{monday.isoformat()}:analysis",
-                                                                  f"{monday.isoformat()}:model-retrained:fresh"} == set(notes)
+    assert {f"{monday.isoformat()}:trapped:{s}" for s in held} | {
+        f"{monday.isoformat()}:analysis",
+        f"{monday.isoformat()}:model-retrained:fresh",
+    } == set(notes)
     assert all(notes[f"{monday.isoformat()}:trapped:{s}"]["severity"] == "WARNING" for s in held)
-    assert f"Newly TRAPPED at this close (no volume, no exit possible): {', '.join(sorted(held))}." in \
-        result.tables["analysis"][-1]["paragraph"]
+    assert (
+        f"Newly TRAPPED at this close (no volume, no exit possible): {', '.join(sorted(held))}."
+        in result.tables["analysis"][-1]["paragraph"]
+    )
 
 
-def test_a_failed_preflight_alerts_through_the_failure_callback(seeded: Settings,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_preflight_alerts_through_the_failure_callback(
+    seeded: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A failing try alerts nobody (Airflow retries it); the failure callback, which Airflow
     calls once the last retry has failed, stores and sends PREFLIGHT_FAILED with the reason."""
     from market.errors import StageFailedError
     from market.settings import get_settings
 
-    context = {"params": {"run_date": "2026-11-19"}, "ti": SimpleNamespace(task_id="t1_preflight", dag_id="marketintel_t1",
-                                                                           try_number=7)}
+    context = {
+        "params": {"run_date": "2026-11-19"},
+        "ti": SimpleNamespace(task_id="t1_preflight", dag_id="marketintel_t1", try_number=7),
+    }
     receiver = Receiver()
     with serve_in_thread(receiver.app()) as base:
         monkeypatch.setenv("MARKETINTEL_WEBHOOK_URL", f"{base}/hook")

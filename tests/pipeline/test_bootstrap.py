@@ -1,5 +1,6 @@
 """Bootstrapping a track record (pipeline/bootstrap.py, models/validation.py): idempotent,
 no look-ahead, kept apart from the live record, on both databases."""
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,6 @@ from sqlalchemy import func, select
 
 from market.clock import default_calendar
 from market.settings import Settings
-from views.performance import performance
 from models.validation import build_validation_record, record_end
 from pipeline.bootstrap import bootstrap
 from store import tables
@@ -19,6 +19,7 @@ from store.engine import migration_engine, service_engine
 from store.history import append_history
 from store.migrations import upgrade
 from tests.models.synthetic import synthetic_prices
+from views.performance import performance
 
 DAYS, INSTRUMENTS = 190, 12
 
@@ -31,26 +32,46 @@ def _prices(seed: int = 5) -> pd.DataFrame:
     return prices.assign(date=prices["date"].map(mapping))
 
 
-def _store(settings: Settings, prices: pd.DataFrame):  # noqa: ANN202
+def _store(settings: Settings, prices: pd.DataFrame):
     upgrade(migration_engine(settings))
     engine = service_engine(settings)
-    rows = [{"symbol": r.symbol, "trading_date": r.date, "close": r.close, "high": r.high, "low": r.low,
-             "volume": int(r.volume), "bid": None, "ask": None, "source": "test"} for r in prices.itertuples()]
+    rows = [
+        {
+            "symbol": r.symbol,
+            "trading_date": r.date,
+            "close": r.close,
+            "high": r.high,
+            "low": r.low,
+            "volume": int(r.volume),
+            "bid": None,
+            "ask": None,
+            "source": "test",
+        }
+        for r in prices.itertuples()
+    ]
     with engine.begin() as conn:
         append_history(conn, tables.eod_prices, rows)
     return engine
 
 
-def _history_counts(engine) -> dict[str, int]:  # noqa: ANN001
+def _history_counts(engine) -> dict[str, int]:
     with engine.connect() as conn:
-        return {t.name: conn.execute(select(func.count()).select_from(t)).scalar()
-                for t in tables.metadata.sorted_tables if "recorded_at" in t.c}
+        return {
+            t.name: conn.execute(select(func.count()).select_from(t)).scalar()
+            for t in tables.metadata.sorted_tables
+            if "recorded_at" in t.c
+        }
 
 
-def _record(engine) -> pd.DataFrame:  # noqa: ANN001
+def _record(engine) -> pd.DataFrame:
     with engine.connect() as conn:
         rows = conn.execute(select(tables.validation_predictions)).mappings().all()
-    return pd.DataFrame(rows).drop(columns=["id", "recorded_at"]).sort_values(["trading_date", "symbol"]).reset_index(drop=True)
+    return (
+        pd.DataFrame(rows)
+        .drop(columns=["id", "recorded_at"])
+        .sort_values(["trading_date", "symbol"])
+        .reset_index(drop=True)
+    )
 
 
 def test_bootstrap_stores_the_record_and_a_second_run_writes_no_history_row(settings: Settings) -> None:
@@ -71,8 +92,12 @@ def test_bootstrap_stores_the_record_and_a_second_run_writes_no_history_row(sett
         runs = conn.execute(select(tables.model_runs.c.kind, func.count()).group_by(tables.model_runs.c.kind)).all()
     record = perf["validation"]
     assert dict(runs) == {"validation": 12}
-    assert record["period_start"] == first.record.first.isoformat() and record["period_end"] == first.record.last.isoformat()
-    assert record["models"] == 12 and record["predictions"] == 60 * INSTRUMENTS - INSTRUMENTS  # the last day has no outcome yet
+    assert (
+        record["period_start"] == first.record.first.isoformat()
+        and record["period_end"] == first.record.last.isoformat()
+    )
+    # the last day has no outcome yet
+    assert record["models"] == 12 and record["predictions"] == 60 * INSTRUMENTS - INSTRUMENTS
     binary = record["metrics"]["binary_accuracy"]
     assert math.isclose(binary["value"], first.record.metrics["binary_accuracy"]["value"])
     assert set(binary["baselines"]) == {"majority", "last_move_sign"}
@@ -88,8 +113,9 @@ def test_the_record_for_day_d_is_bit_for_bit_the_same_when_later_prices_change(t
     changed.loc[later, "close"] = changed.loc[later, "close"] * np.random.default_rng(3).uniform(0.5, 2.0, later.sum())
     changed.loc[later, "volume"] = 0
     original = _store(settings, prices)
-    other_settings = settings.model_copy(update={"database_url": f"sqlite:///{tmp_path / 'changed.db'}",
-                                                 "migration_database_url": None})
+    other_settings = settings.model_copy(
+        update={"database_url": f"sqlite:///{tmp_path / 'changed.db'}", "migration_database_url": None}
+    )
     altered = _store(other_settings, changed)
     for engine in (original, altered):
         with engine.begin() as conn:
@@ -106,8 +132,20 @@ def test_the_record_ends_before_the_first_live_day(settings: Settings) -> None:
     engine = _store(settings, prices)
     days = sorted(prices["date"].unique())
     with engine.begin() as conn:
-        append_history(conn, tables.predictions, [{"symbol": "S00", "trading_date": days[-5], "model_id": "risk-x",
-                                                   "horizon_days": 1, "p_up": 0.5, "score": 50.0}])
+        append_history(
+            conn,
+            tables.predictions,
+            [
+                {
+                    "symbol": "S00",
+                    "trading_date": days[-5],
+                    "model_id": "risk-x",
+                    "horizon_days": 1,
+                    "p_up": 0.5,
+                    "score": 50.0,
+                }
+            ],
+        )
         assert record_end(conn) == days[-6]
         result = build_validation_record(conn, days=60, min_train_days=120)
     assert result.last == days[-6]

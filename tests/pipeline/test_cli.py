@@ -1,4 +1,5 @@
 """The installed `marketintel` entry point, run as a user would run it."""
+
 import json
 import re
 import subprocess
@@ -60,8 +61,10 @@ def test_stage_run_through_the_notebook_prints_the_output_path(settings: Setting
         (["stage", "run", "nope", "--date", "2026-11-20"], "error: unknown stage 'nope'; known stages: health"),
         (["serve"], "error: MARKETINTEL_ADMIN_KEY is not set"),
         # issue 39: the API's input rule holds on the CLI (a NUL cannot be in argv; the rest can)
-        (["portfolio", "trade", "client:acme", "buy", "LIQ\x1b[2J", "10", "52"],
-         "error: symbol contains a control character (U+001B at position 3)"),
+        (
+            ["portfolio", "trade", "client:acme", "buy", "LIQ\x1b[2J", "10", "52"],
+            "error: symbol contains a control character (U+001B at position 3)",
+        ),
         (["stage", "run", "health\x07", "--date", "2026-11-20"], "error: name contains a control character (U+0007"),
     ],
 )

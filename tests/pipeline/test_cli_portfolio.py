@@ -1,5 +1,6 @@
 """`marketintel portfolio ...` as a user runs it: open with cash, trade, import a sample
 statement, show; a refused trade is one line on stderr with exit status 1."""
+
 from pathlib import Path
 
 from market.settings import Settings

@@ -1,6 +1,7 @@
 """`marketintel demo --market PATH` on the real NSE history (runs where ../shared is, and
 must under CI=true): the whole demo replayed through the exchange website, its validation
 record at least 57% binary accuracy over the replayed period, prices stored in KES."""
+
 from __future__ import annotations
 
 import os
@@ -19,21 +20,36 @@ LIMIT_SECONDS = 600  # the issue's bound for the whole replayed demo on 2 cores;
 
 
 @pytest.mark.slow
-def test_demo_on_replayed_nse_history_builds_a_validation_record_above_57_percent(nse_data: Path, tmp_path: Path) -> None:
+def test_demo_on_replayed_nse_history_builds_a_validation_record_above_57_percent(
+    nse_data: Path, tmp_path: Path
+) -> None:
     database = tmp_path / "store.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MARKETINTEL_")}
-    env.update({
-        "MARKETINTEL_DATABASE_URL": f"sqlite:///{database}", "MARKETINTEL_RUNS_DIR": str(tmp_path / "runs"),
-        "MARKETINTEL_DATA_DIR": str(tmp_path / "data"), "MARKETINTEL_MODELS_DIR": str(tmp_path / "models"),
-        "MARKETINTEL_SECRETS_DIR": str(tmp_path / "secrets"), "MARKETINTEL_REPORTS_DIR": str(tmp_path / "reports"),
-    })
-    done = subprocess.run([MARKETINTEL, "demo", "--market", str(nse_data / "daily"), "--no-serve"], env=env,
-                          capture_output=True, text=True, timeout=LIMIT_SECONDS)
+    env.update(
+        {
+            "MARKETINTEL_DATABASE_URL": f"sqlite:///{database}",
+            "MARKETINTEL_RUNS_DIR": str(tmp_path / "runs"),
+            "MARKETINTEL_DATA_DIR": str(tmp_path / "data"),
+            "MARKETINTEL_MODELS_DIR": str(tmp_path / "models"),
+            "MARKETINTEL_SECRETS_DIR": str(tmp_path / "secrets"),
+            "MARKETINTEL_REPORTS_DIR": str(tmp_path / "reports"),
+        }
+    )
+    done = subprocess.run(
+        [MARKETINTEL, "demo", "--market", str(nse_data / "daily"), "--no-serve"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_SECONDS,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
     assert "backfilled 1000 real trading days from" in out and "replayed exchange serving on" in out
-    accuracy = re.search(r"validation record (\S+) to (\S+): .* binary accuracy (\d+\.\d)% \(base rate (\d+\.\d)%, "
-                         r"n=(\d+)\)", out)
+    accuracy = re.search(
+        r"validation record (\S+) to (\S+): .* binary accuracy (\d+\.\d)% \(base rate (\d+\.\d)%, "
+        r"n=(\d+)\)",
+        out,
+    )
     assert accuracy, out[-2000:]
     assert float(accuracy.group(3)) >= 57.0 and int(accuracy.group(5)) >= 2000, accuracy.group(0)
     assert accuracy.group(2) == "2022-04-27"  # the day before the files' last day, the demo's live day
@@ -41,8 +57,11 @@ def test_demo_on_replayed_nse_history_builds_a_validation_record_above_57_percen
 
     engine = create_engine(f"sqlite:///{database}")
     with engine.connect() as conn:
-        metric = conn.execute(select(tables.model_metrics.c.value).where(
-            tables.model_metrics.c.model_id == "validation", tables.model_metrics.c.metric == "binary_accuracy")).scalar()
+        metric = conn.execute(
+            select(tables.model_metrics.c.value).where(
+                tables.model_metrics.c.model_id == "validation", tables.model_metrics.c.metric == "binary_accuracy"
+            )
+        ).scalar()
         currencies = {c for (c,) in conn.execute(select(tables.instruments.c.currency).distinct())}
         live = conn.execute(select(tables.predictions.c.trading_date).distinct()).scalars().all()
     engine.dispose()

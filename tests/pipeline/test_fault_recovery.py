@@ -6,6 +6,7 @@ the day's predictions are written inside the stage's transaction (model register
 predictions inserted, nothing committed). The same day is run uninterrupted on a copy of
 the store taken before step 4; every history table's rows, bar bookkeeping, must match.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -18,8 +19,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, func, select
 
-from pipeline.backfill import backfill
 from market.settings import Settings
+from pipeline.backfill import backfill
 from pipeline.runner import run_stage
 from store import tables
 from store.engine import dispose_engines, service_engine
@@ -53,7 +54,7 @@ def content(url: str) -> dict[str, list[tuple]]:
             if name == "stage_runs":
                 continue
             columns = [c for c in table.c if c.name not in SKIP_COLUMNS and c.name not in ("artifact_path", "detail")]
-            result[name] = sorted((tuple(str(v) for v in row) for row in conn.execute(select(*columns))))
+            result[name] = sorted(tuple(str(v) for v in row) for row in conn.execute(select(*columns)))
     engine.dispose()
     return result
 
@@ -69,20 +70,24 @@ def test_t1_killed_in_step_4_and_rerun_leaves_the_day_whole(settings: Settings, 
     reference = tmp_path / "reference.db"
     shutil.copy(store, reference)
 
-    killed = subprocess.run([sys.executable, "-c", KILLED_IN_STEP_4, DAY.isoformat()], capture_output=True, text=True,
-                            timeout=300)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_IN_STEP_4, DAY.isoformat()], capture_output=True, text=True, timeout=300
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     with service_engine(settings).connect() as conn:
         assert conn.execute(select(func.count()).select_from(tables.predictions)).scalar() == 0, "nothing committed"
-        events = [r.event for r in conn.execute(select(tables.stage_runs.c.event)
-                                               .where(tables.stage_runs.c.stage == "t1_predict"))]
+        events = [
+            r.event
+            for r in conn.execute(select(tables.stage_runs.c.event).where(tables.stage_runs.c.stage == "t1_predict"))
+        ]
     assert events == ["STARTED"], "the killed attempt left its STARTED row and nothing else"
 
     for stage in AFTER_STEP_4:
         assert run_stage(stage, DAY, settings=settings, trigger="rerun").status == "SUCCEEDED"
     dispose_engines()
-    reference_settings = settings.model_copy(update={"database_url": f"sqlite:///{reference}",
-                                                     "models_dir": tmp_path / "reference-models"})
+    reference_settings = settings.model_copy(
+        update={"database_url": f"sqlite:///{reference}", "models_dir": tmp_path / "reference-models"}
+    )
     for stage in AFTER_STEP_4:
         run_stage(stage, DAY, settings=reference_settings)
     dispose_engines()

@@ -2,6 +2,7 @@
 prediction and predicted return come from the rolling calibration on stored out-of-sample
 raw scores (models/scoring.py), first the validation record's, then its own; a day
 without enough of them is scored uncalibrated and says so."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,13 +20,14 @@ from store.history import append_history, current_rows
 from tests.pipeline.test_bootstrap import INSTRUMENTS, _prices, _store
 
 
-def _predictions(conn, day) -> pd.DataFrame:  # noqa: ANN001
+def _predictions(conn, day) -> pd.DataFrame:
     rows = current_rows(conn, tables.predictions, where=[tables.predictions.c.trading_date == day])
     return pd.DataFrame(rows).sort_values("symbol").reset_index(drop=True)
 
 
 def test_the_first_live_day_is_calibrated_on_the_validation_record_with_labels_known_before_it(
-        settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     prices = _prices()
     engine = _store(settings, prices)
     days = sorted(prices["date"].unique())
@@ -37,7 +39,7 @@ def test_the_first_live_day_is_calibrated_on_the_validation_record_with_labels_k
     fitted = []
     original = calibration.Calibration.fit.__func__
 
-    def recording(cls, raw, frame, forward_return):  # noqa: ANN001, ANN202
+    def recording(cls, raw, frame, forward_return):
         fitted.append((len(raw), max(frame["label_end"]), min(frame["date"])))
         return original(cls, raw, frame, forward_return)
 
@@ -86,8 +88,19 @@ def test_the_served_scores_calibrate_the_live_record_s_before_the_validation_rec
     symbols = sorted(prices["symbol"].unique())
 
     def rows(model_id: str, centre: float) -> list[dict]:
-        return [{"symbol": s, "trading_date": d, "model_id": model_id, "horizon_days": 1, "p_up": 0.5, "score": 50.0,
-                 "raw_score": float(centre + rng.normal())} for d in window for s in symbols]
+        return [
+            {
+                "symbol": s,
+                "trading_date": d,
+                "model_id": model_id,
+                "horizon_days": 1,
+                "p_up": 0.5,
+                "score": 50.0,
+                "raw_score": float(centre + rng.normal()),
+            }
+            for d in window
+            for s in symbols
+        ]
 
     validation, own, rescored = rows("wf-x", -3.0), rows("risk-x", 2.0), rows("risk-y", 7.0)
     half = len(own) // 2
@@ -98,7 +111,7 @@ def test_the_served_scores_calibrate_the_live_record_s_before_the_validation_rec
         append_history(conn, tables.predictions, first_day)
         panel = feature_rows(conn, live, EmpiricalFallback(), 1)
         fitted = live_calibration(conn, panel, live, 1)
-    own = first_day + own[len(first_day):]
+    own = first_day + own[len(first_day) :]
     used = np.array([r["raw_score"] for r in own[:half]] + [r["raw_score"] for r in validation[half:]])
     assert fitted.rows == len(window) * len(symbols)
     assert fitted.scale == pytest.approx((used.mean(), used.std()))

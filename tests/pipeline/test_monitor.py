@@ -4,11 +4,12 @@ every name) is ALERT after the persistence days, not before, and the signed MODE
 event reaches a webhook receiver on loopback once. Plus the PSI against hand-computed
 values, the persistence rule and the live-record checks on planted outcomes. The broken
 feed runs on SQLite and Postgres (migration 0016 on both)."""
+
 from __future__ import annotations
 
 import math
+from datetime import UTC, date, datetime
 from pathlib import Path
-from datetime import date, datetime, timezone
 
 import numpy as np
 import pandas as pd
@@ -80,12 +81,16 @@ def test_names_without_trades_are_left_out_and_market_wide_inputs_are_a_daily_se
     assert checks["input:volume_ratio_20"].level == OK  # untraded rows left out: no false drift
     assert checks["input:market_breadth"].figures["market_wide"] is True
     assert checks["input:rsi_14"].figures["market_wide"] is False
-    with_untraded = {c.check_name: c for c in monitor.input_checks(
-        reference.assign(traded=True), thin.assign(traded=True), days[-1], t)}
+    with_untraded = {
+        c.check_name: c
+        for c in monitor.input_checks(reference.assign(traded=True), thin.assign(traded=True), days[-1], t)
+    }
     assert with_untraded["input:volume_ratio_20"].level == ALERT  # the rule's reason: counted in, thin trading alarms
     far = thin.copy()
     far.loc[far["date"] == days[-1], "market_breadth"] = 5.0  # beyond any day of the reference
-    assert {c.check_name: c for c in monitor.input_checks(reference, far, days[-1], t)}["input:market_breadth"].level == ALERT
+    assert {c.check_name: c for c in monitor.input_checks(reference, far, days[-1], t)}[
+        "input:market_breadth"
+    ].level == ALERT
 
 
 def test_the_short_window_sees_a_sudden_shift_and_activity_is_a_check_of_its_own() -> None:
@@ -155,8 +160,9 @@ def _t1(day: date, settings: Settings) -> dict:
 
 def _notifications(settings: Settings) -> list[dict]:
     with service_engine(settings).connect() as conn:
-        return current_rows(conn, tables.notifications, where=[tables.notifications.c.kind.in_(["MODEL_DRIFT",
-                                                                                                "MODEL_DEGRADED"])])
+        return current_rows(
+            conn, tables.notifications, where=[tables.notifications.c.kind.in_(["MODEL_DRIFT", "MODEL_DEGRADED"])]
+        )
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -175,11 +181,12 @@ def test_the_stable_world_raises_no_alert(settings: Settings) -> None:
 
 
 def test_a_broken_input_feed_alerts_after_the_persistence_days_and_signs_its_webhook(
-        settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _world(settings)
     real = scoring.layer1_for_day
 
-    def broken(conn, prices, day, backend, horizon):  # noqa: ANN001, ANN202 - layer 1's feed gives 0.5 for every name
+    def broken(conn, prices, day, backend, horizon):
         frame = real(conn, prices, day, backend, horizon)
         return frame.assign(p_up=0.5) if day >= LIVE[1] else frame
 
@@ -194,9 +201,14 @@ def test_a_broken_input_feed_alerts_after_the_persistence_days_and_signs_its_web
 
     app.router.routes.append(Route("/operator", operator, methods=["POST"]))
     with serve_in_thread(app) as base:
-        hooked = settings.model_copy(update={"webhook_url": f"{base}/hook", "webhook_secret": SecretStr(SECRET),
-                                             "webhook_backoff_seconds": 0.01,
-                                             "notify_urls": [base.replace("http://", "json://") + "/operator"]})
+        hooked = settings.model_copy(
+            update={
+                "webhook_url": f"{base}/hook",
+                "webhook_secret": SecretStr(SECRET),
+                "webhook_backoff_seconds": 0.01,
+                "notify_urls": [base.replace("http://", "json://") + "/operator"],
+            }
+        )
         summaries = [_t1(day, hooked) for day in LIVE]
         again = run_stage("t1_monitor", LIVE[-1], settings=hooked).summary
     assert [("input:layer1_p_up" in s["alerts"]) for s in summaries] == [False, False, False, True]
@@ -208,7 +220,10 @@ def test_a_broken_input_feed_alerts_after_the_persistence_days_and_signs_its_web
     assert [r["state"] for r in layer1] == [OK, WATCH, WATCH, ALERT]
     assert layer1[-1]["since"] == LIVE[1] and layer1[-1]["figures"]["stuck"] is True
     (note,) = [n for n in _notifications(settings) if n["payload"]["check"] == "input:layer1_p_up"]
-    assert note["kind"] == "MODEL_DRIFT" and note["notification_id"] == f"{LIVE[1].isoformat()}:model-drift:input:layer1_p_up"
+    assert (
+        note["kind"] == "MODEL_DRIFT"
+        and note["notification_id"] == f"{LIVE[1].isoformat()}:model-drift:input:layer1_p_up"
+    )
     sent = [r for r in receiver.received if r["body"]["kind"] == "MODEL_DRIFT"]
     assert len(sent) == 1 and sent[0]["valid"], "signed, and sent once however often the stage runs"
     assert sent[0]["body"]["payload"]["since"] == LIVE[1].isoformat() and again["new_alerts"] == 0
@@ -222,8 +237,9 @@ def test_a_broken_input_feed_alerts_after_the_persistence_days_and_signs_its_web
     assert shown["input:layer1_p_up"]["state"] == ALERT and shown["input:layer1_p_up"]["since"] == LIVE[1]
     Performance.model_validate(perf)
     graph = ModelPerformance.from_record(perf)
-    assert graph.monitor.state == ALERT and any(c.check == "input:layer1_p_up" and c.state == ALERT
-                                                for c in graph.monitor.checks)
+    assert graph.monitor.state == ALERT and any(
+        c.check == "input:layer1_p_up" and c.state == ALERT for c in graph.monitor.checks
+    )
     cli = CliRunner().invoke(app_cli, ["monitor"])
     assert cli.exit_code == 0, cli.output
     lines = cli.output.splitlines()
@@ -232,14 +248,16 @@ def test_a_broken_input_feed_alerts_after_the_persistence_days_and_signs_its_web
     health = run_stage("health", LIVE[-1], settings=settings).summary
     assert health["model_monitor"] == ALERT and "input:layer1_p_up" in health["model_monitor_alerts"]
     for kind in KINDS:  # the model-health panel of both PDF reports
-        shown = read(generate(kind, service_engine(settings), settings, CAL, datetime(2026, 11, 6, 23, tzinfo=timezone.utc))
-                     .pdf).text
+        shown = read(
+            generate(kind, service_engine(settings), settings, CAL, datetime(2026, 11, 6, 23, tzinfo=UTC)).pdf
+        ).text
         assert "Model health" in shown and "input:layer1_p_up ALERT" in shown, kind
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_the_reference_is_read_from_its_cache_until_the_record_changes(
-        settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import models.validation
 
     _world(settings)
@@ -250,7 +268,7 @@ def test_the_reference_is_read_from_its_cache_until_the_record_changes(
         built, _ = monitor.day_checks(conn, LIVE[0], t, cache_dir=cache)
     (kept,) = cache.glob("monitor-reference-*.pkl")
 
-    def no_panel(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the cached reference needs no history panel
+    def no_panel(*args, **kwargs):
         raise AssertionError("the reference was rebuilt")
 
     monkeypatch.setattr(models.validation, "history_panel", no_panel)
@@ -265,8 +283,13 @@ def test_the_reference_is_read_from_its_cache_until_the_record_changes(
     # a correction of a price inside the record changes the reference: it is rebuilt, the old file replaced
     with service_engine(settings).begin() as conn:
         e = tables.eod_prices.c
-        old = conn.execute(tables.eod_prices.select().where(e.trading_date == CAL.previous_trading_day(FIRST_LIVE))
-                           .limit(1)).mappings().one()
+        old = (
+            conn.execute(
+                tables.eod_prices.select().where(e.trading_date == CAL.previous_trading_day(FIRST_LIVE)).limit(1)
+            )
+            .mappings()
+            .one()
+        )
         row = {k: v for k, v in old.items() if k not in ("id", "recorded_at")}
         assert append_history(conn, tables.eod_prices, [{**row, "close": old["close"] * 1.5}]).inserted == 1
     with service_engine(settings).connect() as conn:

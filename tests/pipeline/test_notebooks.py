@@ -1,7 +1,8 @@
 """Stages run through papermill: parameters injected, output where reviewers look."""
+
 import json
-from datetime import date
 import re
+from datetime import date
 from pathlib import Path
 
 import nbformat
@@ -30,7 +31,9 @@ def test_health_notebook_runs_and_lands_in_runs_date_stage(settings: Settings) -
     assert triggers == {"notebook"}
 
 
-def test_a_failing_notebook_names_the_error_and_keeps_its_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_notebook_names_the_error_and_keeps_its_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from market.settings import get_settings
 
     monkeypatch.setenv("MARKETINTEL_DATABASE_URL", f"sqlite:///{tmp_path / 'never-upgraded.db'}")
@@ -56,7 +59,9 @@ def test_every_stage_notebook_has_exactly_one_typed_parameters_cell(name: str) -
     assert "write: bool = False  # preview" in tagged[0].source  # opened by hand: a preview
     assert f'run_stage("{name}", run_date, trigger=trigger, write=write)' in notebook.cells[2].source
     assert not any("def " in c.source for c in notebook.cells if c.cell_type == "code")
-    assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code"), "commit notebooks without outputs"
+    assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code"), (
+        "commit notebooks without outputs"
+    )
 
 
 def _rows_in_every_table(settings: Settings) -> dict[str, int]:
@@ -71,8 +76,13 @@ def _run_all_with_defaults(name: str, tmp_path: Path) -> str:
     import papermill
 
     output = tmp_path / f"{name}-by-hand.ipynb"
-    papermill.execute_notebook(str(PROJECT_ROOT / "notebooks" / f"{name}.ipynb"), str(output), kernel_name="python3",
-                               progress_bar=False, cwd=str(PROJECT_ROOT / "notebooks"))
+    papermill.execute_notebook(
+        str(PROJECT_ROOT / "notebooks" / f"{name}.ipynb"),
+        str(output),
+        kernel_name="python3",
+        progress_bar=False,
+        cwd=str(PROJECT_ROOT / "notebooks"),
+    )
     return json.dumps([c.get("outputs", []) for c in nbformat.read(output, as_version=4).cells])
 
 
@@ -110,8 +120,8 @@ def test_every_stage_previewed_in_the_days_order_stores_nothing(settings: Settin
     """Each stage of a day previewed (as its notebook does by default) on the store the
     stages before it left, then run for real so the next one has its inputs."""
     from pipeline.backfill import backfill
-    from pipeline.stage_lists import T0_STAGES, T1_STAGES
     from pipeline.runner import run_stage
+    from pipeline.stage_lists import T0_STAGES, T1_STAGES
 
     backfill(service_engine(settings), settings, 45, date(2026, 11, 19), with_text=False)
     day = [(stage, "2026-11-20") for stage in ["health", *T0_STAGES, *T1_STAGES]]
@@ -135,8 +145,12 @@ def test_a_stage_kernel_starts_without_the_model_libraries_and_the_pdf_reports()
     import sys
 
     heavy = "{'lightgbm', 'sklearn', 'scipy', 'reports.layout', 'reports.compliance', 'reports.quant_briefing'}"
-    probe = ("import sys; from pipeline import run_stage; from reports import stage_figures; run_stage.__name__; "
-             f"print(sorted(({{m.split('.')[0] for m in sys.modules}} | set(sys.modules)) & {heavy}))")
-    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT)
+    probe = (
+        "import sys; from pipeline import run_stage; from reports import stage_figures; run_stage.__name__; "
+        f"print(sorted(({{m.split('.')[0] for m in sys.modules}} | set(sys.modules)) & {heavy}))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT
+    )
     assert loaded.returncode == 0, loaded.stderr[-3000:]
     assert loaded.stdout.strip().splitlines()[-1] == "[]"

@@ -1,16 +1,17 @@
 """T1 step 4 through the stage runner on a store of simulated history: features,
 training when due (full, then warm-started), predictions stored once, and the layer-1
 backend named on every prediction."""
+
 from datetime import date
 
 import pytest
 from sqlalchemy import func, select
 
-from pipeline.backfill import backfill
 from market.clock import default_calendar
 from market.errors import StageFailedError
 from market.settings import Settings
 from models.features import FEATURE_NAMES
+from pipeline.backfill import backfill
 from pipeline.runner import run_stage
 from store import tables
 from store.engine import service_engine
@@ -19,7 +20,7 @@ from store.history import append_history, current_rows
 DAY = date(2026, 11, 13)
 
 
-def _count(settings: Settings, table) -> int:  # noqa: ANN001
+def _count(settings: Settings, table) -> int:
     with service_engine(settings).connect() as conn:
         return conn.execute(select(func.count()).select_from(table)).scalar_one()
 
@@ -65,7 +66,8 @@ def test_features_then_predict_then_warm_retrain(settings: Settings) -> None:
     assert {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error"} <= metrics
 
 
-OLDER_FEATURES = {"feature_names": [("bollinger_bandwidth" if n == "market_breadth" else n) for n in FEATURE_NAMES]}  # core14-v2
+# core14-v2
+OLDER_FEATURES = {"feature_names": [("bollinger_bandwidth" if n == "market_breadth" else n) for n in FEATURE_NAMES]}
 # A model stored before the live stage took the walk-forward's recipe: Platt hold-out and
 # regressor, and no recipe in its parameters.
 OLDER_RECIPE = {"params": {"learning_rate": 0.05, "num_leaves": 15}}
@@ -73,7 +75,9 @@ OLDER_RECIPE = {"params": {"learning_rate": 0.05, "num_leaves": 15}}
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 @pytest.mark.parametrize("older", [OLDER_FEATURES, OLDER_RECIPE], ids=["feature-list", "recipe"])
-def test_a_model_of_an_older_feature_list_or_recipe_is_replaced_by_a_full_refit(settings: Settings, older: dict) -> None:
+def test_a_model_of_an_older_feature_list_or_recipe_is_replaced_by_a_full_refit(
+    settings: Settings, older: dict
+) -> None:
     engine = service_engine(settings)
     next_day = default_calendar().add_trading_days(DAY, 1)
     backfill(engine, settings, 45, next_day, with_text=False)
@@ -82,8 +86,20 @@ def test_a_model_of_an_older_feature_list_or_recipe_is_replaced_by_a_full_refit(
     with engine.begin() as conn:
         (run,) = current_rows(conn, tables.model_runs)
         assert run["params"]["calibration_share"] == 0.0 and run["params"]["regressor"] is False
-        append_history(conn, tables.model_runs, [{**{k: v for k, v in run.items() if k in tables.model_runs.c and k not in (
-            "recorded_at", "superseded_at", "id")}, **older}])
+        append_history(
+            conn,
+            tables.model_runs,
+            [
+                {
+                    **{
+                        k: v
+                        for k, v in run.items()
+                        if k in tables.model_runs.c and k not in ("recorded_at", "superseded_at", "id")
+                    },
+                    **older,
+                }
+            ],
+        )
         (stored,) = current_rows(conn, tables.model_runs)
         assert all(stored[k] == v for k, v in older.items())
 

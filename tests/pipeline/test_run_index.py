@@ -1,4 +1,5 @@
 """runs/index.md from papermill's metadata, and run-day's refusals."""
+
 from __future__ import annotations
 
 import json
@@ -20,21 +21,31 @@ def test_index_lists_dates_newest_first_and_stages_in_run_order(tmp_path: Path) 
     executed(tmp_path / "2026-11-19" / "t1_trade.ipynb", "2026-11-19T21:20:00", "2026-11-19T21:20:03", 3.0)
     executed(tmp_path / "2026-11-20" / "t1_preflight.ipynb", "2026-11-20T21:15:00", "2026-11-20T21:15:02", 2.04)
     executed(tmp_path / "2026-11-20" / "t0_scrape.ipynb", "2026-11-20T21:00:00", "2026-11-20T21:00:04", 4.26)
-    executed(tmp_path / "2026-11-20" / "t1_ingest_text.ipynb", "2026-11-20T21:16:00", "2026-11-20T21:16:09", 9.0,
-             failed=True)
+    executed(
+        tmp_path / "2026-11-20" / "t1_ingest_text.ipynb", "2026-11-20T21:16:00", "2026-11-20T21:16:09", 9.0, failed=True
+    )
     executed(tmp_path / "2026-11-20" / "t1_sentiment.ipynb", "2026-11-20T21:17:00", None, None)
     index = write_index(tmp_path)
     rows = [line for line in index.read_text().splitlines() if line.startswith("| 2026")]
-    assert [row.split(" | ")[1] for row in rows] == ["t0_scrape", "t1_preflight", "t1_ingest_text", "t1_sentiment",
-                                                     "t1_trade"]
-    assert rows[0] == ("| 2026-11-20 | t0_scrape | SUCCEEDED | 4.3 s | 2026-11-20 21:00:04 | "
-                       "[2026-11-20/t0_scrape.ipynb](2026-11-20/t0_scrape.ipynb) |")
+    assert [row.split(" | ")[1] for row in rows] == [
+        "t0_scrape",
+        "t1_preflight",
+        "t1_ingest_text",
+        "t1_sentiment",
+        "t1_trade",
+    ]
+    assert rows[0] == (
+        "| 2026-11-20 | t0_scrape | SUCCEEDED | 4.3 s | 2026-11-20 21:00:04 | "
+        "[2026-11-20/t0_scrape.ipynb](2026-11-20/t0_scrape.ipynb) |"
+    )
     assert " | t1_ingest_text | FAILED | 9.0 s |" in rows[2] and " | t1_sentiment | RUNNING | - | - |" in rows[3]
     assert list(tmp_path.glob(".index.md.*")) == []
 
 
 def test_run_day_refuses_a_closed_day_in_one_line(settings: Settings) -> None:
-    result = subprocess.run([MARKETINTEL, "run-day", "--date", "2026-12-25"], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [MARKETINTEL, "run-day", "--date", "2026-12-25"], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 1
     assert result.stderr == "error: nothing to run: 2026-12-25 is a public holiday (Christmas Day)\n"
     bad = subprocess.run([MARKETINTEL, "run-day", "--date", "20-11-2026"], capture_output=True, text=True, timeout=120)

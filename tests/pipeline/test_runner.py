@@ -1,5 +1,6 @@
 """The stage runner: one real stage (health), idempotent re-runs, failures that leave
 no partial writes, and the attempt log."""
+
 from datetime import date
 
 import pytest
@@ -17,7 +18,7 @@ from store.history import append_history, current_rows
 DAY = date(2026, 11, 20)
 
 
-def _count(settings: Settings, table) -> int:  # noqa: ANN001
+def _count(settings: Settings, table) -> int:
     with service_engine(settings).connect() as conn:
         return conn.execute(select(func.count()).select_from(table)).scalar_one()
 
@@ -27,7 +28,11 @@ def test_health_reports_a_healthy_store_and_records_its_checks(settings: Setting
     assert result.status == "SUCCEEDED"
     assert result.summary["healthy"] is True
     assert {row["check"] for row in result.tables["checks"]} == {
-        "database", "schema", "append_only", "calendar", "row_counts"
+        "database",
+        "schema",
+        "append_only",
+        "calendar",
+        "row_counts",
     }
     assert {"table": "eod_prices", "rows": 0} in result.tables["row_counts"]
     with service_engine(settings).connect() as conn:
@@ -43,15 +48,24 @@ def test_rerunning_a_date_writes_no_duplicate_rows(settings: Settings) -> None:
     assert _count(settings, tables.health_checks) == after_first == 5
     assert _count(settings, tables.stage_runs) == 4  # STARTED + SUCCEEDED, twice
     with service_engine(settings).connect() as conn:
-        done = conn.execute(select(tables.stage_runs.c.detail).where(tables.stage_runs.c.event == "SUCCEEDED")
-                            .order_by(tables.stage_runs.c.id)).scalars().all()
+        done = (
+            conn.execute(
+                select(tables.stage_runs.c.detail)
+                .where(tables.stage_runs.c.event == "SUCCEEDED")
+                .order_by(tables.stage_runs.c.id)
+            )
+            .scalars()
+            .all()
+        )
     assert [d["rows_written"] for d in done] == [{"health_checks": 5}, {}]  # what each run inserted, per table
 
 
 def test_a_changed_store_becomes_a_new_version_of_one_check(settings: Settings) -> None:
     run_stage("health", DAY, settings=settings)
     with service_engine(settings).begin() as conn:
-        append_history(conn, tables.instruments, [{"symbol": "GK", "name": "GraceKennedy", "board": "MAIN", "source": "t"}])
+        append_history(
+            conn, tables.instruments, [{"symbol": "GK", "name": "GraceKennedy", "board": "MAIN", "source": "t"}]
+        )
     result = run_stage("health", DAY, settings=settings)
     assert result.summary["health_rows_written"] == 1
     assert _count(settings, tables.health_checks) == 6
@@ -67,7 +81,9 @@ def test_the_attempt_log_names_trigger_and_outcome(settings: Settings) -> None:
 
 def _failing_stage(ctx: StageContext) -> StageOutcome:
     with ctx.transaction() as conn:
-        append_history(conn, tables.instruments, [{"symbol": "HALF", "name": "Half written", "board": "MAIN", "source": "t"}])
+        append_history(
+            conn, tables.instruments, [{"symbol": "HALF", "name": "Half written", "board": "MAIN", "source": "t"}]
+        )
         raise RuntimeError("exchange page truncated")
 
 
@@ -84,12 +100,15 @@ def extra_stages(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_failed_stage_leaves_no_partial_day_and_says_why(settings: Settings, extra_stages: None) -> None:
-    with pytest.raises(StageFailedError, match="stage 'explodes' for 2026-11-20 failed: RuntimeError: exchange page truncated"):
+    with pytest.raises(
+        StageFailedError, match="stage 'explodes' for 2026-11-20 failed: RuntimeError: exchange page truncated"
+    ):
         run_stage("explodes", DAY, settings=settings)
     assert _count(settings, tables.instruments) == 0
     with service_engine(settings).connect() as conn:
         failed = current_rows(conn, tables.stage_runs, where=[tables.stage_runs.c.event == "FAILED"])
-    assert failed[0]["detail"] == {"error": "RuntimeError: exchange page truncated"}  # its rolled-back write not counted
+    # its rolled-back write not counted
+    assert failed[0]["detail"] == {"error": "RuntimeError: exchange page truncated"}
 
 
 def test_trading_day_stages_skip_holidays_with_the_reason(settings: Settings, extra_stages: None) -> None:
@@ -107,7 +126,7 @@ def test_unknown_stage_and_bad_date_are_clear_errors(settings: Settings) -> None
         run_stage("health", "20/11/2026", settings=settings)
 
 
-def test_a_store_that_was_never_upgraded_is_refused(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_a_store_that_was_never_upgraded_is_refused(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MARKETINTEL_DATABASE_URL", f"sqlite:///{tmp_path / 'empty.db'}")
     get_settings.cache_clear()
     try:
@@ -119,16 +138,22 @@ def test_a_store_that_was_never_upgraded_is_refused(tmp_path, monkeypatch: pytes
 
 def _writes_then_reads_back(ctx: StageContext) -> StageOutcome:
     with ctx.transaction() as conn:
-        append_history(conn, tables.instruments, [{"symbol": "PRV", "name": "Preview Co", "board": "MAIN", "source": "t"}])
+        append_history(
+            conn, tables.instruments, [{"symbol": "PRV", "name": "Preview Co", "board": "MAIN", "source": "t"}]
+        )
     with ctx.engine.begin() as conn:  # a second transaction, as stages that write in steps do
-        append_history(conn, tables.instruments, [{"symbol": "PRW", "name": "Preview Two", "board": "MAIN", "source": "t"}])
+        append_history(
+            conn, tables.instruments, [{"symbol": "PRW", "name": "Preview Two", "board": "MAIN", "source": "t"}]
+        )
     with ctx.engine.connect() as conn:
         seen = sorted(r["symbol"] for r in current_rows(conn, tables.instruments))
     return StageOutcome(summary={"seen": seen}, tables={"seen": [{"symbol": s} for s in seen], "orders": []})
 
 
 def test_a_preview_runs_the_stage_and_stores_nothing(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "STAGES", {**registry.STAGES, "writer": Stage("writer", _writes_then_reads_back, "writes")})
+    monkeypatch.setattr(
+        registry, "STAGES", {**registry.STAGES, "writer": Stage("writer", _writes_then_reads_back, "writes")}
+    )
     preview = run_stage("writer", DAY, settings=settings, write=False)
     assert preview.summary == {"seen": ["PRV", "PRW"]}  # the stage saw its own writes
     assert preview.written is False and "as a preview: nothing was stored" in preview._repr_markdown_()
@@ -137,23 +162,48 @@ def test_a_preview_runs_the_stage_and_stores_nothing(settings: Settings, monkeyp
     assert stored.written is True and _count(settings, tables.instruments) == 2
 
 
-def test_an_empty_table_is_a_sentence_and_a_skipped_stage_says_why(settings: Settings, extra_stages: None,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "STAGES", {**registry.STAGES, "writer": Stage("writer", _writes_then_reads_back, "writes")})
+def test_an_empty_table_is_a_sentence_and_a_skipped_stage_says_why(
+    settings: Settings, extra_stages: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        registry, "STAGES", {**registry.STAGES, "writer": Stage("writer", _writes_then_reads_back, "writes")}
+    )
     result = run_stage("writer", DAY, settings=settings, write=False)
-    assert result.show("orders", empty="No order was executed at this close.").data == "No order was executed at this close."
+    assert (
+        result.show("orders", empty="No order was executed at this close.").data
+        == "No order was executed at this close."
+    )
     assert result.show("fills").data == "No fills for 2026-11-20."
     assert list(result.show("seen").data["symbol"]) == ["PRV", "PRW"] and result.frame("orders").empty
     skipped = run_stage("weekday", date(2026, 4, 3), settings=settings)
-    assert skipped.show("orders", empty="No order.").data == \
-        "No orders: weekday was skipped, 2026-04-03 is a public holiday (Good Friday)."
+    assert (
+        skipped.show("orders", empty="No order.").data
+        == "No orders: weekday was skipped, 2026-04-03 is a public holiday (Good Friday)."
+    )
 
 
 def test_summaries_and_tables_read_as_formatted_numbers() -> None:
-    result = StageResult("t1_trade", DAY, "r", "SUCCEEDED", True,
-                         {"cash": "6460855.833050", "orders": 12000, "rerun": False, "market_score": 0.254452},
-                         {"orders": [{"symbol": "CLM", "weight": 0.0957, "price": 81.25, "quantity": 1482, "fees": "602.062500",
-                                      "change_pct": 1.5, "predicted_return": -0.0171}]})
+    result = StageResult(
+        "t1_trade",
+        DAY,
+        "r",
+        "SUCCEEDED",
+        True,
+        {"cash": "6460855.833050", "orders": 12000, "rerun": False, "market_score": 0.254452},
+        {
+            "orders": [
+                {
+                    "symbol": "CLM",
+                    "weight": 0.0957,
+                    "price": 81.25,
+                    "quantity": 1482,
+                    "fees": "602.062500",
+                    "change_pct": 1.5,
+                    "predicted_return": -0.0171,
+                }
+            ]
+        },
+    )
     summary = result._repr_markdown_()
     for row in ("| cash | 6,460,855.83 |", "| orders | 12,000 |", "| rerun | no |", "| market score | 0.25 |"):
         assert row in summary, summary

@@ -1,4 +1,5 @@
 """Small, hand-set markets written through the same append-only writers the stages use."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -20,27 +21,56 @@ def days_up_to(day: date, count: int) -> list[date]:
 def seed_market(engine: Engine, bars: dict[str, dict], day: date = DAY, history: int = 25) -> None:
     """`bars`: symbol -> close, volume (history volume), and optionally today_volume, bid, ask."""
     with engine.begin() as conn:
-        append_history(conn, tables.instruments, [
-            {"symbol": s, "name": f"{s} Ltd", "board": "MAIN", "currency": "JMD", "source": "test"} for s in bars])
+        append_history(
+            conn,
+            tables.instruments,
+            [{"symbol": s, "name": f"{s} Ltd", "board": "MAIN", "currency": "JMD", "source": "test"} for s in bars],
+        )
         rows = []
         for symbol, bar in bars.items():
             for d in days_up_to(day, history):
                 today = d == day
-                rows.append({"symbol": symbol, "trading_date": d, "close": bar["close"], "open": bar["close"],
-                             "high": bar["close"] * 1.01, "low": bar["close"] * 0.99,
-                             "volume": bar.get("today_volume", bar["volume"]) if today else bar["volume"],
-                             "bid": bar.get("bid") if today else None, "ask": bar.get("ask") if today else None,
-                             "source": "test"})
+                rows.append(
+                    {
+                        "symbol": symbol,
+                        "trading_date": d,
+                        "close": bar["close"],
+                        "open": bar["close"],
+                        "high": bar["close"] * 1.01,
+                        "low": bar["close"] * 0.99,
+                        "volume": bar.get("today_volume", bar["volume"]) if today else bar["volume"],
+                        "bid": bar.get("bid") if today else None,
+                        "ask": bar.get("ask") if today else None,
+                        "source": "test",
+                    }
+                )
         append_history(conn, tables.eod_prices, rows)
 
 
 def seed_predictions(engine: Engine, day: date, signals: dict[str, dict], model_id: str = "test-model") -> None:
     with engine.begin() as conn:
-        append_history(conn, tables.predictions, [
-            {"symbol": s, "trading_date": day, "model_id": model_id, "horizon_days": 1,
-             "predicted_return": p.get("predicted_return", 0.01), "p_up": p["score"] / 100, "score": p["score"],
-             "action": p["action"], "weight": p.get("weight", 0.0), "tercile": p["tercile"],
-             "layer1_p_up": 0.5, "layer1_backend": "fallback-empirical-v1", "held_edge": p.get("held_edge"),
-             "round_trip_cost": p.get("round_trip_cost"), "decision_reason": p.get("decision_reason"),
-             "reasons": p.get("reasons")}
-            for s, p in signals.items()])
+        append_history(
+            conn,
+            tables.predictions,
+            [
+                {
+                    "symbol": s,
+                    "trading_date": day,
+                    "model_id": model_id,
+                    "horizon_days": 1,
+                    "predicted_return": p.get("predicted_return", 0.01),
+                    "p_up": p["score"] / 100,
+                    "score": p["score"],
+                    "action": p["action"],
+                    "weight": p.get("weight", 0.0),
+                    "tercile": p["tercile"],
+                    "layer1_p_up": 0.5,
+                    "layer1_backend": "fallback-empirical-v1",
+                    "held_edge": p.get("held_edge"),
+                    "round_trip_cost": p.get("round_trip_cost"),
+                    "decision_reason": p.get("decision_reason"),
+                    "reasons": p.get("reasons"),
+                }
+                for s, p in signals.items()
+            ],
+        )

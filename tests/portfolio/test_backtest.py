@@ -2,6 +2,7 @@
 touch or worse, within the session's volume, with their costs stored and summed into the
 statistics; with rails an illiquid favourite is never bought; the same-close switch shows
 what realism takes."""
+
 from __future__ import annotations
 
 from datetime import date, timedelta
@@ -14,8 +15,11 @@ from portfolio.backtest import run_backtest
 
 # A held edge of 5% in every band above a Score of 55, -5% below 45: LONG names clear a
 # round trip of about 2% (1% spread, 1% fees) and AVOID names are sold.
-EDGE = EdgeTable(1, tuple(0.05 if lo >= 55 else (-0.05 if lo < 45 else 0.0) for lo in EDGE_BANDS[:-1]),
-                 tuple([100] * (len(EDGE_BANDS) - 1)))
+EDGE = EdgeTable(
+    1,
+    tuple(0.05 if lo >= 55 else (-0.05 if lo < 45 else 0.0) for lo in EDGE_BANDS[:-1]),
+    tuple([100] * (len(EDGE_BANDS) - 1)),
+)
 
 
 def panel(days: int = 40) -> pd.DataFrame:
@@ -23,13 +27,30 @@ def panel(days: int = 40) -> pd.DataFrame:
     start = date(2026, 1, 5)
     for i in range(days):
         day = start + timedelta(days=i)
-        for symbol, volume, p_up in (("LIQ", 50_000, 0.62), ("DRY", 0 if i % 2 else 800, 0.70),
-                                     ("MID", 30_000, 0.50), ("LOW", 30_000, 0.30)):
+        for symbol, volume, p_up in (
+            ("LIQ", 50_000, 0.62),
+            ("DRY", 0 if i % 2 else 800, 0.70),
+            ("MID", 30_000, 0.50),
+            ("LOW", 30_000, 0.30),
+        ):
             close = 10.0 + 0.05 * i if symbol != "DRY" else 20.0 + 0.2 * i
-            rows.append({"symbol": symbol, "date": day, "close": close, "volume": volume, "adv_20": float(volume or 400),
-                         "bid": close * 0.995, "ask": close * 1.005, "high": close * 1.01, "low": close * 0.99,
-                         "p_up": p_up if i % 10 < 8 else 1 - p_up, "predicted_return": 0.01 if p_up > 0.5 else -0.01,
-                         "expected_return": 0.01 if p_up > 0.5 else -0.01, "volatility_20": 0.02})
+            rows.append(
+                {
+                    "symbol": symbol,
+                    "date": day,
+                    "close": close,
+                    "volume": volume,
+                    "adv_20": float(volume or 400),
+                    "bid": close * 0.995,
+                    "ask": close * 1.005,
+                    "high": close * 1.01,
+                    "low": close * 0.99,
+                    "p_up": p_up if i % 10 < 8 else 1 - p_up,
+                    "predicted_return": 0.01 if p_up > 0.5 else -0.01,
+                    "expected_return": 0.01 if p_up > 0.5 else -0.01,
+                    "volatility_20": 0.02,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -37,7 +58,7 @@ def edges(frame: pd.DataFrame) -> dict:
     return {d: EDGE for d in frame["date"].unique()}
 
 
-def run(rails: bool = True, realistic: bool = True, frame: pd.DataFrame | None = None):  # noqa: ANN201
+def run(rails: bool = True, realistic: bool = True, frame: pd.DataFrame | None = None):
     frame = panel() if frame is None else frame
     return run_backtest(frame, rails=rails, realistic=realistic, edges=edges(frame))
 
@@ -52,7 +73,10 @@ def test_no_order_fills_at_a_price_of_the_session_its_decision_read() -> None:
         assert t.date == sessions[sessions.index(date.fromisoformat(t.decided_on)) + 1]  # the next session
         session = quotes.loc[(t.symbol, t.date)]
         if t.side == "BUY":
-            assert t.price >= round(session["ask"], 6) and t.price > quotes.loc[(t.symbol, date.fromisoformat(t.decided_on)), "ask"]
+            assert (
+                t.price >= round(session["ask"], 6)
+                and t.price > quotes.loc[(t.symbol, date.fromisoformat(t.decided_on)), "ask"]
+            )
         else:
             assert t.price <= round(session["bid"], 6)
         assert t.quantity <= 0.25 * session["volume"]
@@ -83,7 +107,15 @@ def test_rails_block_the_illiquid_name_that_no_rails_trades() -> None:
     assert "DRY" not in set(railed.trades["symbol"]) and "DRY" in set(naive.trades["symbol"])
     assert railed.figures["blocked_share"] > 0 and naive.figures["blocked_share"] == 0
     assert railed.figures["days"] == 40 and set(railed.figures) >= {
-        "total_return", "sharpe", "sortino", "max_drawdown", "calmar", "annual_turnover", "days_trapped", "blocked_share"}
+        "total_return",
+        "sharpe",
+        "sortino",
+        "max_drawdown",
+        "calmar",
+        "annual_turnover",
+        "days_trapped",
+        "blocked_share",
+    }
     assert railed.figures["max_drawdown"] >= 0
 
 

@@ -1,5 +1,6 @@
 """Concurrent trades on real Postgres: the portfolio lock makes the balance checks and the
 writes atomic, so cash never goes negative and a retried Idempotency-Key executes once."""
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor

@@ -1,21 +1,22 @@
 """Cash dividends reach the portfolios that held the name at the close before the
 ex-date: the AI portfolio's day, a client's morning suggestions, a manual trade or
 withdrawal; once, append-only, corrections as differences (SQLite and Postgres)."""
+
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 from sqlalchemy import Engine, select
 
 from market.clock import session_close_utc
+from market.errors import StageFailedError
 from market.settings import Settings
 from pipeline.runner import run_stage
 from portfolio import ledger
 from portfolio.dividends import credit_dividends
 from portfolio.ledger import AI_PORTFOLIO, TradeRejected
-from market.errors import StageFailedError
 from portfolio.suggestions import generate
 from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
 from store import tables
@@ -24,23 +25,40 @@ from store.history import append_history
 from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
 
 EX_DATE = CALENDAR.add_trading_days(DAY, 1)  # Monday 2026-11-23
-FRIDAY = datetime(2026, 11, 20, 18, 0, tzinfo=timezone.utc)  # 13:00 exchange time
-MONDAY = datetime(2026, 11, 23, 18, 0, tzinfo=timezone.utc)
+FRIDAY = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)  # 13:00 exchange time
+MONDAY = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
 MARKET = {"AAA": {"close": 100.0, "volume": 20_000}, "BBB": {"close": 10.0, "volume": 50_000}}
 
 
 def announce(engine: Engine, symbol: str, amount: float | None, day: date = EX_DATE) -> None:
     with engine.begin() as conn:
-        append_history(conn, tables.corporate_actions, [{"symbol": symbol, "action_date": day, "kind": "DIVIDEND",
-                                                         "amount": amount, "detail": {"text": "interim"}, "source": "test"}])
+        append_history(
+            conn,
+            tables.corporate_actions,
+            [
+                {
+                    "symbol": symbol,
+                    "action_date": day,
+                    "kind": "DIVIDEND",
+                    "amount": amount,
+                    "detail": {"text": "interim"},
+                    "source": "test",
+                }
+            ],
+        )
 
 
 def dividend_entries(engine: Engine, portfolio_id: str) -> list[dict]:
     c = tables.cash_entries.c
     with engine.connect() as conn:
-        return [dict(r._mapping) for r in conn.execute(
-            select(c.entry_id, c.amount, c.note, c.effective_at).where(c.portfolio_id == portfolio_id, c.kind == "DIVIDEND")
-            .order_by(c.id))]
+        return [
+            dict(r._mapping)
+            for r in conn.execute(
+                select(c.entry_id, c.amount, c.note, c.effective_at)
+                .where(c.portfolio_id == portfolio_id, c.kind == "DIVIDEND")
+                .order_by(c.id)
+            )
+        ]
 
 
 def cash(engine: Engine, portfolio_id: str) -> Decimal:
@@ -57,12 +75,14 @@ def client(settings: Settings):
     return engine, settings, portfolio_id
 
 
-def trade(client, side: str, symbol: str, quantity: int, price: float, now: datetime) -> dict:  # noqa: ANN001
+def trade(client, side: str, symbol: str, quantity: int, price: float, now: datetime) -> dict:
     engine, settings, portfolio_id = client
-    return place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade(side, symbol, quantity, price), now=now)
+    return place_manual_trade(
+        engine, settings, CALENDAR, portfolio_id, ManualTrade(side, symbol, quantity, price), now=now
+    )
 
 
-def test_a_holder_is_paid_once_and_can_spend_it(client) -> None:  # noqa: ANN001
+def test_a_holder_is_paid_once_and_can_spend_it(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 50, 100, FRIDAY)  # all the cash
     announce(engine, "AAA", 2.0)
@@ -77,18 +97,20 @@ def test_a_holder_is_paid_once_and_can_spend_it(client) -> None:  # noqa: ANN001
     assert cash(engine, portfolio_id) == Decimal("250")
 
 
-def test_entitlement_is_the_holding_at_the_close_before_the_ex_date(client) -> None:  # noqa: ANN001
+def test_entitlement_is_the_holding_at_the_close_before_the_ex_date(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 40, 100, FRIDAY)
     announce(engine, "AAA", 1.5)
     announce(engine, "BBB", 1.0)
     trade(client, "sell", "AAA", 40, 100, MONDAY)  # sold on the ex-date: the dividend is still the seller's
-    trade(client, "buy", "BBB", 100, 10, MONDAY)   # bought on the ex-date: it is not the buyer's
-    assert [(e["entry_id"].split(":")[-2], e["amount"]) for e in dividend_entries(engine, portfolio_id)] == [("AAA", Decimal("60"))]
+    trade(client, "buy", "BBB", 100, 10, MONDAY)  # bought on the ex-date: it is not the buyer's
+    assert [(e["entry_id"].split(":")[-2], e["amount"]) for e in dividend_entries(engine, portfolio_id)] == [
+        ("AAA", Decimal("60"))
+    ]
     assert cash(engine, portfolio_id) == Decimal("5000") - 4000 + 60 + 4000 - 1000
 
 
-def test_a_corrected_notice_is_settled_by_the_difference(client) -> None:  # noqa: ANN001
+def test_a_corrected_notice_is_settled_by_the_difference(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 50, 100, FRIDAY)
     announce(engine, "AAA", 2.0)
@@ -120,22 +142,40 @@ def test_a_corrected_notice_is_settled_by_the_difference(client) -> None:  # noq
     assert cash(engine, portfolio_id) == Decimal("5")
 
 
-def test_a_statement_balance_already_holds_the_dividends_before_it(client) -> None:  # noqa: ANN001
+def test_a_statement_balance_already_holds_the_dividends_before_it(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 50, 100, FRIDAY)
     announce(engine, "AAA", 2.0)
     later = CALENDAR.add_trading_days(DAY, 3)
     announce(engine, "AAA", 1.0, later)
-    with ledger.portfolio_transaction(engine, portfolio_id) as conn:  # what a statement sync of Monday's statement appends
-        ledger.record_cash(conn, portfolio_id, "SYNC-1", Decimal("100"), "RECONCILIATION", MONDAY + timedelta(days=5),
-                           "statement of 2026-11-23, uploaded on the Saturday after")
-        append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, "file_sha256": "f" * 64,
-                                                         "status": "SYNCED", "parsed": {"as_of": "2026-11-23"}}])
+    # what a statement sync of Monday's statement appends
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        ledger.record_cash(
+            conn,
+            portfolio_id,
+            "SYNC-1",
+            Decimal("100"),
+            "RECONCILIATION",
+            MONDAY + timedelta(days=5),
+            "statement of 2026-11-23, uploaded on the Saturday after",
+        )
+        append_history(
+            conn,
+            tables.statement_imports,
+            [
+                {
+                    "portfolio_id": portfolio_id,
+                    "file_sha256": "f" * 64,
+                    "status": "SYNCED",
+                    "parsed": {"as_of": "2026-11-23"},
+                }
+            ],
+        )
         (paid,) = credit_dividends(conn, portfolio_id, later)  # Monday's is in the statement; Wednesday's is not
     assert paid["ex_date"] == later.isoformat() and cash(engine, portfolio_id) == Decimal("150")
 
 
-def test_a_cancelled_notice_is_reversed(client) -> None:  # noqa: ANN001
+def test_a_cancelled_notice_is_reversed(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 40, 100, FRIDAY)
     announce(engine, "AAA", 1.0)
@@ -147,7 +187,7 @@ def test_a_cancelled_notice_is_reversed(client) -> None:  # noqa: ANN001
     assert reversed_["amount"] == "-40.00" and cash(engine, portfolio_id) == Decimal("1000")
 
 
-def test_morning_suggestions_credit_client_portfolios_first(client) -> None:  # noqa: ANN001
+def test_morning_suggestions_credit_client_portfolios_first(client) -> None:
     engine, settings, portfolio_id = client
     trade(client, "buy", "BBB", 200, 10, FRIDAY)
     announce(engine, "BBB", 0.25)
@@ -155,7 +195,8 @@ def test_morning_suggestions_credit_client_portfolios_first(client) -> None:  # 
     result = run_stage("t2_suggestions", EX_DATE, settings=settings)
     assert result.summary["dividends"] == 1
     assert [(d["portfolio_id"], d["symbol"], d["amount"]) for d in result.tables["dividends"]] == [
-        (portfolio_id, "BBB", "50.00")]
+        (portfolio_id, "BBB", "50.00")
+    ]
     assert generate(engine, settings, EX_DATE)["dividends"] == []  # a re-run pays nothing
     assert cash(engine, portfolio_id) == Decimal("3050")
 
@@ -183,30 +224,62 @@ def test_the_ai_portfolio_is_paid_before_it_plans_the_ex_date(settings: Settings
     assert again.summary["rerun"] is True and len(dividend_entries(engine, AI_PORTFOLIO)) == 1
 
 
-def test_one_book_that_does_not_replay_does_not_stop_the_others_morning(client) -> None:  # noqa: ANN001
+def test_one_book_that_does_not_replay_does_not_stop_the_others_morning(client) -> None:
     engine, settings, portfolio_id = client
     other = open_client_portfolio(engine, "zeta")
     move_cash(engine, other, "1000", now=FRIDAY)
     trade(client, "buy", "BBB", 200, 10, FRIDAY)
     with engine.begin() as conn:  # a book broken outside the ledger's checks (a hand edit, an old bug)
-        append_history(conn, tables.trades, [{"trade_id": "T-broken", "portfolio_id": portfolio_id, "trading_date": DAY,
-                                              "executed_at": FRIDAY, "symbol": "AAA", "side": "SELL", "quantity": 5,
-                                              "price": Decimal("100"), "fees": Decimal("0"), "origin": "MANUAL",
-                                              "rationale": {}}])
+        append_history(
+            conn,
+            tables.trades,
+            [
+                {
+                    "trade_id": "T-broken",
+                    "portfolio_id": portfolio_id,
+                    "trading_date": DAY,
+                    "executed_at": FRIDAY,
+                    "symbol": "AAA",
+                    "side": "SELL",
+                    "quantity": 5,
+                    "price": Decimal("100"),
+                    "fees": Decimal("0"),
+                    "origin": "MANUAL",
+                    "rationale": {},
+                }
+            ],
+        )
     with engine.begin() as conn:
-        append_history(conn, tables.trades, [{"trade_id": "T-zeta", "portfolio_id": other, "trading_date": DAY,
-                                              "executed_at": FRIDAY, "symbol": "BBB", "side": "BUY", "quantity": 100,
-                                              "price": Decimal("10"), "fees": Decimal("0"), "origin": "MANUAL",
-                                              "rationale": {}}])
+        append_history(
+            conn,
+            tables.trades,
+            [
+                {
+                    "trade_id": "T-zeta",
+                    "portfolio_id": other,
+                    "trading_date": DAY,
+                    "executed_at": FRIDAY,
+                    "symbol": "BBB",
+                    "side": "BUY",
+                    "quantity": 100,
+                    "price": Decimal("10"),
+                    "fees": Decimal("0"),
+                    "origin": "MANUAL",
+                    "rationale": {},
+                }
+            ],
+        )
     announce(engine, "BBB", 0.25)
     seed_predictions(engine, DAY, {"BBB": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
-    with pytest.raises(StageFailedError, match=f"planned 1 of 2 portfolios; not: {portfolio_id}: ledger of .* sells 5 AAA"):
+    with pytest.raises(
+        StageFailedError, match=f"planned 1 of 2 portfolios; not: {portfolio_id}: ledger of .* sells 5 AAA"
+    ):
         generate(engine, settings, EX_DATE)
     assert [e["amount"] for e in dividend_entries(engine, other)] == [Decimal("25")]  # the other book was still paid
     assert dividend_entries(engine, portfolio_id) == []
 
 
-def test_the_cash_history_keeps_the_order_it_was_shown_in(client) -> None:  # noqa: ANN001
+def test_the_cash_history_keeps_the_order_it_was_shown_in(client) -> None:
     """A dividend effective at Monday's close is credited only at the next call, after a
     deposit made on Tuesday: the balances already listed do not change, the dividend comes
     after them and its timestamp says when it took effect."""
@@ -223,6 +296,6 @@ def test_the_cash_history_keeps_the_order_it_was_shown_in(client) -> None:  # no
         credit_dividends(conn, portfolio_id, EX_DATE)
     with engine.connect() as conn:
         history = cash_history(conn, portfolio_id)
-    assert history[:len(shown)] == shown
-    assert [h["kind"] for h in history[len(shown):]] == ["DEPOSIT", "DIVIDEND"]
+    assert history[: len(shown)] == shown
+    assert [h["kind"] for h in history[len(shown) :]] == ["DEPOSIT", "DIVIDEND"]
     assert history[-1]["timestamp"].startswith(EX_DATE.isoformat()) and history[-1]["balance"] == Decimal("110")

@@ -1,8 +1,9 @@
 """User portfolios: manual trades with every refusal reason, positions and cash from the
 ledger, idempotent retries, and the append-only history they leave (SQLite and Postgres)."""
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -17,7 +18,7 @@ from store import tables
 from store.engine import service_engine
 from tests.portfolio.seed import CALENDAR, seed_market
 
-NOW = datetime(2026, 11, 20, 18, 0, tzinfo=timezone.utc)  # 13:00 exchange time on the Friday
+NOW = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)  # 13:00 exchange time on the Friday
 
 
 @pytest.fixture
@@ -31,8 +32,15 @@ def client(settings: Settings):
 
 def trade(client, side, symbol, quantity, price, fees=0, key=None):
     engine, settings, portfolio_id = client
-    return place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade(side, symbol, quantity, price, fees),
-                              idempotency_key=key, now=NOW)
+    return place_manual_trade(
+        engine,
+        settings,
+        CALENDAR,
+        portfolio_id,
+        ManualTrade(side, symbol, quantity, price, fees),
+        idempotency_key=key,
+        now=NOW,
+    )
 
 
 def test_buy_then_sell_moves_cash_and_positions(client) -> None:
@@ -51,24 +59,27 @@ def test_buy_then_sell_moves_cash_and_positions(client) -> None:
     assert sold["position_after"] == 30
 
 
-@pytest.mark.parametrize("order, reason", [
-    (("buy", "ZZZ", 1, 100), "unknown symbol 'ZZZ'"),
-    (("buy", "AAA", 0, 100), "positive whole number"),
-    (("buy", "AAA", -5, 100), "positive whole number"),
-    (("buy", "AAA", 1.5, 100), "positive whole number"),
-    (("buy", "AAA", "10", 100), "positive whole number"),
-    (("buy", "AAA", True, 100), "positive whole number"),
-    (("buy", "AAA", 1, 115.01), "outside the day's band 85.00-115.00"),
-    (("buy", "AAA", 1, 84.99), "outside the day's band"),
-    (("buy", "AAA", 1, "abc"), "price must be a decimal number like 101.50"),
-    (("buy", "AAA", 1, "NaN"), "price must be a decimal number like 101.50"),
-    (("buy", "AAA", 1, "６.４８"), "price must be a decimal number like 101.50"),  # issue 18: full-width digits
-    (("buy", "AAA", 1, "1_00"), "price must be a decimal number like 101.50"),  # issue 18: read as 100
-    (("buy", "AAA", 1, True), "price must be a decimal number like 101.50"),
-    (("sell", "AAA", 1, 100), "cannot sell 1 AAA: the portfolio holds 0"),
-    (("buy", "AAA", 101, 100), "costs 10,100.00 with fees; cash is 10,000.00"),
-    (("hold", "AAA", 1, 100), "side must be buy or sell"),
-])
+@pytest.mark.parametrize(
+    "order, reason",
+    [
+        (("buy", "ZZZ", 1, 100), "unknown symbol 'ZZZ'"),
+        (("buy", "AAA", 0, 100), "positive whole number"),
+        (("buy", "AAA", -5, 100), "positive whole number"),
+        (("buy", "AAA", 1.5, 100), "positive whole number"),
+        (("buy", "AAA", "10", 100), "positive whole number"),
+        (("buy", "AAA", True, 100), "positive whole number"),
+        (("buy", "AAA", 1, 115.01), "outside the day's band 85.00-115.00"),
+        (("buy", "AAA", 1, 84.99), "outside the day's band"),
+        (("buy", "AAA", 1, "abc"), "price must be a decimal number like 101.50"),
+        (("buy", "AAA", 1, "NaN"), "price must be a decimal number like 101.50"),
+        (("buy", "AAA", 1, "６.４８"), "price must be a decimal number like 101.50"),  # issue 18: full-width digits
+        (("buy", "AAA", 1, "1_00"), "price must be a decimal number like 101.50"),  # issue 18: read as 100
+        (("buy", "AAA", 1, True), "price must be a decimal number like 101.50"),
+        (("sell", "AAA", 1, 100), "cannot sell 1 AAA: the portfolio holds 0"),
+        (("buy", "AAA", 101, 100), "costs 10,100.00 with fees; cash is 10,000.00"),
+        (("hold", "AAA", 1, 100), "side must be buy or sell"),
+    ],
+)
 def test_refusals_say_why_and_write_nothing(client, order, reason) -> None:
     engine, _, portfolio_id = client
     with pytest.raises(TradeRejected, match=reason.replace("(", r"\(").replace(")", r"\)")):
@@ -124,25 +135,28 @@ def test_history_is_append_only_for_trades_and_cash(client) -> None:
 
 
 def test_portfolio_view_values_positions_at_the_latest_close(client) -> None:
-    from views.valuation import portfolio_view
     from tests.portfolio.seed import DAY
+    from views.valuation import portfolio_view
 
     engine, _, portfolio_id = client
-    trade(client, "buy", "AAA", 20, 90, fees=10)   # cost 1,810
-    trade(client, "sell", "AAA", 10, 110)          # releases 905, realises 1,100 - 905 = 195
+    trade(client, "buy", "AAA", 20, 90, fees=10)  # cost 1,810
+    trade(client, "sell", "AAA", 10, 110)  # releases 905, realises 1,100 - 905 = 195
     trade(client, "buy", "BBB", 100, 10)
     with engine.connect() as conn:
         view = portfolio_view(conn, portfolio_id, DAY)
-    assert [(p["symbol"], p["quantity"], p["price"], p["market_value"], p["unrealized_pnl"]) for p in view["positions"]] == [
+    assert [
+        (p["symbol"], p["quantity"], p["price"], p["market_value"], p["unrealized_pnl"]) for p in view["positions"]
+    ] == [
         ("AAA", 10, Decimal("100.0"), Decimal("1000.00"), Decimal("95.00")),
-        ("BBB", 100, Decimal("10.0"), Decimal("1000.00"), Decimal("0.00"))]
+        ("BBB", 100, Decimal("10.0"), Decimal("1000.00"), Decimal("0.00")),
+    ]
     assert view["cash"] == Decimal("10000") - 1810 + 1100 - 1000
     assert view["equity"] == view["cash"] + 2000 and view["liquid_equity"] == view["equity"]
     assert view["realized_pnl"] == Decimal("195.00") and view["unrealized_pnl"] == Decimal("95.00")
     assert view["positions"][0]["purchase_date"].isoformat() == "2026-11-20" and view["positions"][0]["flags"] == []
 
 
-def test_the_cash_shown_is_the_cash_held_and_can_all_be_withdrawn(client) -> None:  # noqa: ANN001
+def test_the_cash_shown_is_the_cash_held_and_can_all_be_withdrawn(client) -> None:
     """Issue 39, defect 6: a fee of 294.7825 was stored as it was; the balance showed
     21,520.93, the ledger held 21,520.9275 and withdrawing 21,520.93 was refused."""
     from views.portfolio import cash_history

@@ -1,13 +1,24 @@
 """Every gate and flag of the liquidity rail at and around its threshold."""
+
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from portfolio.rails import (HIGH_SPREAD_FLAG, SLOW_EXIT, TRAPPED, MarketDay, adv_20, check_entry, days_to_exit,
-                             exit_state, illiquid_discount, max_position_shares,
-                             value_positions)
+from portfolio.rails import (
+    HIGH_SPREAD_FLAG,
+    SLOW_EXIT,
+    TRAPPED,
+    MarketDay,
+    adv_20,
+    check_entry,
+    days_to_exit,
+    exit_state,
+    illiquid_discount,
+    max_position_shares,
+    value_positions,
+)
 
 
 def day(**changes) -> MarketDay:
@@ -35,11 +46,14 @@ def test_volume_today_gate(volume, passed) -> None:
     assert gate(check_entry(day(volume=volume), 100), "volume_today").passed is passed
 
 
-@pytest.mark.parametrize("bid, ask, passed", [
-    (97.5, 102.5, True),        # exactly 5.00%
-    (97.495, 102.505, False),   # 5.01%
-    (97.6, 102.4, True),        # 4.8%
-])
+@pytest.mark.parametrize(
+    "bid, ask, passed",
+    [
+        (97.5, 102.5, True),  # exactly 5.00%
+        (97.495, 102.505, False),  # 5.01%
+        (97.6, 102.4, True),  # 4.8%
+    ],
+)
 def test_spread_gate_on_quotes(bid, ask, passed) -> None:
     check = check_entry(day(bid=bid, ask=ask), 100)
     assert gate(check, "spread").passed is passed
@@ -95,8 +109,11 @@ def test_high_spread_above_ten_percent_discounts_liquid_equity(bid, ask, high_sp
 
 
 def test_liquid_equity_is_equity_less_the_discounts() -> None:
-    market = {"LIQ": day(symbol="LIQ"), "TRP": day(symbol="TRP", volume=0, close=50.0),
-              "WIDE": day(symbol="WIDE", bid=90.0, ask=110.0)}
+    market = {
+        "LIQ": day(symbol="LIQ"),
+        "TRP": day(symbol="TRP", volume=0, close=50.0),
+        "WIDE": day(symbol="WIDE", bid=90.0, ask=110.0),
+    }
     valuation = value_positions(1_000.0, {"LIQ": 10, "TRP": 20, "WIDE": 10}, market)
     assert valuation.equity == 1_000 + 1_000 + 1_000 + 1_000
     assert valuation.discounts == {"TRP": 1_000.0, "WIDE": pytest.approx(200.0)}

@@ -2,9 +2,10 @@
 holding changes count from the ex-date on and keeps its cost, so the split is neither a
 gain nor a loss in the portfolio, and the model's price history reads no crash on the
 ex-date (SQLite and Postgres)."""
+
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -24,20 +25,46 @@ from tests.portfolio.seed import CALENDAR, DAY, seed_market
 from views.valuation import portfolio_view
 
 EX_DATE = CALENDAR.add_trading_days(DAY, 1)  # Monday 2026-11-23
-FRIDAY = datetime(2026, 11, 20, 18, 0, tzinfo=timezone.utc)
-MONDAY = datetime(2026, 11, 23, 18, 0, tzinfo=timezone.utc)
+FRIDAY = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)
+MONDAY = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
 
 
 def announce(engine: Engine, symbol: str, kind: str, amount: float, day: date = EX_DATE) -> None:
     with engine.begin() as conn:
-        append_history(conn, tables.corporate_actions, [{"symbol": symbol, "action_date": day, "kind": kind,
-                                                         "amount": amount, "detail": {"text": "test"}, "source": "test"}])
+        append_history(
+            conn,
+            tables.corporate_actions,
+            [
+                {
+                    "symbol": symbol,
+                    "action_date": day,
+                    "kind": kind,
+                    "amount": amount,
+                    "detail": {"text": "test"},
+                    "source": "test",
+                }
+            ],
+        )
 
 
 def price(engine: Engine, symbol: str, day: date, close: float, volume: int) -> None:
     with engine.begin() as conn:
-        append_history(conn, tables.eod_prices, [{"symbol": symbol, "trading_date": day, "close": close, "open": close,
-                                                  "high": close, "low": close, "volume": volume, "source": "test"}])
+        append_history(
+            conn,
+            tables.eod_prices,
+            [
+                {
+                    "symbol": symbol,
+                    "trading_date": day,
+                    "close": close,
+                    "open": close,
+                    "high": close,
+                    "low": close,
+                    "volume": volume,
+                    "source": "test",
+                }
+            ],
+        )
 
 
 @pytest.fixture
@@ -49,12 +76,14 @@ def client(settings: Settings):
     return engine, settings, portfolio_id
 
 
-def trade(client, side: str, symbol: str, quantity: int, price_: float, now: datetime) -> dict:  # noqa: ANN001
+def trade(client, side: str, symbol: str, quantity: int, price_: float, now: datetime) -> dict:
     engine, settings, portfolio_id = client
-    return place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade(side, symbol, quantity, price_), now=now)
+    return place_manual_trade(
+        engine, settings, CALENDAR, portfolio_id, ManualTrade(side, symbol, quantity, price_), now=now
+    )
 
 
-def test_a_two_for_one_split_doubles_the_holding_and_halves_its_cost(client) -> None:  # noqa: ANN001
+def test_a_two_for_one_split_doubles_the_holding_and_halves_its_cost(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 50, 100, FRIDAY)
     announce(engine, "AAA", "SPLIT", 2.0)
@@ -79,7 +108,7 @@ def test_a_two_for_one_split_doubles_the_holding_and_halves_its_cost(client) -> 
     assert view["positions"] == [] and view["realized_pnl"] == Decimal("50.00")
 
 
-def test_bonus_issues_and_consolidations_keep_whole_shares(client) -> None:  # noqa: ANN001
+def test_bonus_issues_and_consolidations_keep_whole_shares(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 53, 100, FRIDAY)
     trade(client, "buy", "BBB", 5, 10, FRIDAY)
@@ -90,7 +119,7 @@ def test_bonus_issues_and_consolidations_keep_whole_shares(client) -> None:  # n
     assert held["AAA"].quantity == 63 and held["AAA"].cost_basis == Decimal("5300") and "BBB" not in held
 
 
-def test_whole_shares_are_counted_exactly_and_liquidity_on_the_new_count(client) -> None:  # noqa: ANN001
+def test_whole_shares_are_counted_exactly_and_liquidity_on_the_new_count(client) -> None:
     assert ledger.split_quantity(11_000_000, 30 / 11) == 30_000_000  # not 29,999,999
     assert ledger.split_quantity(100_000_000, 1.15) == 115_000_000
     engine, _, _ = client
@@ -101,7 +130,7 @@ def test_whole_shares_are_counted_exactly_and_liquidity_on_the_new_count(client)
     assert before.adv_20 == 50_000 and after.adv_20 == 500_000  # 19 old days x 10 and the new one
 
 
-def test_a_dividend_after_a_split_is_paid_on_the_new_count(client) -> None:  # noqa: ANN001
+def test_a_dividend_after_a_split_is_paid_on_the_new_count(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 50, 100, FRIDAY)
     announce(engine, "AAA", "SPLIT", 2.0)
@@ -110,7 +139,9 @@ def test_a_dividend_after_a_split_is_paid_on_the_new_count(client) -> None:  # n
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         paid = credit_dividends(conn, portfolio_id, CALENDAR.add_trading_days(DAY, 2))
     assert [(p["ex_date"], p["shares"], p["amount"]) for p in paid] == [
-        ("2026-11-23", 50, "50.00"), ("2026-11-24", 100, "50.00")]
+        ("2026-11-23", 50, "50.00"),
+        ("2026-11-24", 100, "50.00"),
+    ]
 
 
 def test_the_models_prices_are_split_adjusted_from_the_day_it_is_known(settings: Settings) -> None:
@@ -126,7 +157,7 @@ def test_the_models_prices_are_split_adjusted_from_the_day_it_is_known(settings:
     assert before.loc[DAY, "close"] == 100.0  # on Friday the split was not known, and it did not apply
 
 
-def test_a_trade_of_the_ex_date_entered_before_the_notice_is_on_the_old_count(client) -> None:  # noqa: ANN001
+def test_a_trade_of_the_ex_date_entered_before_the_notice_is_on_the_old_count(client) -> None:
     """A client sells their 50 shares on the ex-date before T0 stores the 2-for-1 notice:
     the sale was checked and priced on the old count, so it sold the whole position; the
     split must not turn it into 50 shares still held (50 more to sell, cash from nothing)."""
@@ -145,7 +176,7 @@ def test_a_trade_of_the_ex_date_entered_before_the_notice_is_on_the_old_count(cl
         assert ledger.cash_balance(conn, portfolio_id) == Decimal("9500")
 
 
-def test_trades_replay_in_trading_date_order_and_a_back_dated_sell_cannot_break_the_book(client) -> None:  # noqa: ANN001
+def test_trades_replay_in_trading_date_order_and_a_back_dated_sell_cannot_break_the_book(client) -> None:
     """A statement's trades are dated the statement's day but entered when it is uploaded:
     the ledger replays them on their date, and a back-dated sale that a later sale would
     then oversell is refused, not stored."""
@@ -156,9 +187,21 @@ def test_trades_replay_in_trading_date_order_and_a_back_dated_sell_cannot_break_
         assert ledger.holdings(conn, portfolio_id, DAY)["AAA"].quantity == 50  # Friday's close: before Monday's sale
     with pytest.raises(ledger.TradeRejected, match="the ledger would not hold: ledger of .* sells 50 AAA holding 40"):
         with ledger.portfolio_transaction(engine, portfolio_id) as conn:  # as a statement of Friday would
-            ledger.record_trade(conn, ledger.TradeRequest(portfolio_id, DAY, MONDAY + timedelta(hours=1), "AAA", "SELL", 10,
-                                                          Decimal("100"), origin="STATEMENT_SYNC", trade_id="T-late"),
-                                moves_cash=False)
+            ledger.record_trade(
+                conn,
+                ledger.TradeRequest(
+                    portfolio_id,
+                    DAY,
+                    MONDAY + timedelta(hours=1),
+                    "AAA",
+                    "SELL",
+                    10,
+                    Decimal("100"),
+                    origin="STATEMENT_SYNC",
+                    trade_id="T-late",
+                ),
+                moves_cash=False,
+            )
     with engine.connect() as conn:
         assert [t["side"] for t in ledger.trade_rows(conn, portfolio_id)] == ["BUY", "SELL"]  # nothing stored
 
@@ -170,7 +213,7 @@ def test_split_ratios_are_counted_exactly() -> None:
     assert ledger.split_quantity(3_000, 0.333333) == 1_000
 
 
-def test_a_corrected_split_notice_does_not_move_when_the_split_was_known(client) -> None:  # noqa: ANN001
+def test_a_corrected_split_notice_does_not_move_when_the_split_was_known(client) -> None:
     """T0 re-run with a corrected detail appends a new version of the notice: the split
     was still known from the first, so the ex-date's trades entered after it stay on the
     new count (no shares appear, the book still replays)."""
@@ -180,8 +223,19 @@ def test_a_corrected_split_notice_does_not_move_when_the_split_was_known(client)
     price(engine, "AAA", EX_DATE, 50.0, 30_000)
     trade(client, "sell", "AAA", 60, 50, MONDAY + timedelta(hours=1))  # 80 held on the new count
     with engine.begin() as conn:
-        append_history(conn, tables.corporate_actions, [{"symbol": "AAA", "action_date": EX_DATE, "kind": "SPLIT",
-                                                         "amount": 2.0, "detail": {"text": "2-for-1 share split"},
-                                                         "source": "test"}])
+        append_history(
+            conn,
+            tables.corporate_actions,
+            [
+                {
+                    "symbol": "AAA",
+                    "action_date": EX_DATE,
+                    "kind": "SPLIT",
+                    "amount": 2.0,
+                    "detail": {"text": "2-for-1 share split"},
+                    "source": "test",
+                }
+            ],
+        )
     with engine.connect() as conn:
         assert ledger.holdings(conn, portfolio_id)["AAA"].quantity == 20

@@ -1,9 +1,10 @@
 """Account-statement import on real PDFs drawn by the project: both layouts round-trip to
 exactly their holdings and cash, a second import changes nothing, and every bad file is
 refused with its reason and leaves the portfolio as it was."""
+
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import pytest
@@ -20,21 +21,29 @@ from store.history import current_rows
 from tests.pdf_samples import text_pdf
 from tests.portfolio.seed import CALENDAR, seed_market
 
-NOW = datetime(2026, 11, 20, 18, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)
 AS_OF = date(2026, 11, 20)
-HOLDINGS = [Holding("LIQ", "Liquid Holdings Ltd", 6_000, Decimal("50.25"), Decimal("52")),
-            Holding("OUT", "Outer Co", 100, Decimal("20"), Decimal("19.5"))]
+HOLDINGS = [
+    Holding("LIQ", "Liquid Holdings Ltd", 6_000, Decimal("50.25"), Decimal("52")),
+    Holding("OUT", "Outer Co", 100, Decimal("20"), Decimal("19.5")),
+]
 
 
 @pytest.fixture
 def client(settings: Settings):
     engine = service_engine(settings)
-    seed_market(engine, {"LIQ": {"close": 52.0, "volume": 40_000}, "OUT": {"close": 19.5, "volume": 40_000},
-                         "GONE": {"close": 5.0, "volume": 40_000}})
+    seed_market(
+        engine,
+        {
+            "LIQ": {"close": 52.0, "volume": 40_000},
+            "OUT": {"close": 19.5, "volume": 40_000},
+            "GONE": {"close": 5.0, "volume": 40_000},
+        },
+    )
     return engine, settings, open_client_portfolio(engine, "acme")
 
 
-def _state(engine, portfolio_id):  # noqa: ANN001
+def _state(engine, portfolio_id):
     with engine.connect() as conn:
         held = {s: (p.quantity, p.average_cost) for s, p in ledger.holdings(conn, portfolio_id).items()}
         return held, ledger.cash_balance(conn, portfolio_id), len(ledger.trade_rows(conn, portfolio_id))
@@ -48,7 +57,11 @@ def test_holdings_statement_round_trip_then_nothing_changes(client) -> None:
     result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
     assert result["status"] == "SYNCED" and result["statement"]["layout"] == "holdings-table"
     assert {(c.get("symbol"), c.get("side"), c.get("quantity")) for c in result["changes"]} == {
-        ("GONE", "SELL", 10), ("LIQ", "BUY", 6000), ("OUT", "BUY", 100), (None, None, None)}
+        ("GONE", "SELL", 10),
+        ("LIQ", "BUY", 6000),
+        ("OUT", "BUY", 100),
+        (None, None, None),
+    }
     held, cash, trades = _state(engine, portfolio_id)
     assert held == {"LIQ": (6000, Decimal("50.25")), "OUT": (100, Decimal("20"))} and cash == Decimal("10000")
     again = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
@@ -58,21 +71,33 @@ def test_holdings_statement_round_trip_then_nothing_changes(client) -> None:
 
 def test_ledger_statement_round_trip(client) -> None:
     engine, settings, portfolio_id = client
-    pdf = ledger_statement("IT-77", "Acme Ltd", date(2026, 11, 2), AS_OF, Decimal("100000"), {"OUT": 100}, [
-        Activity(date(2026, 11, 3), "BUY", "LIQ", 1_000, Decimal("50"), Decimal("-50000")),
-        Activity(date(2026, 11, 5), "SELL", "LIQ", 200, Decimal("52"), Decimal("10400")),
-        Activity(date(2026, 11, 6), "DEPOSIT", None, None, None, Decimal("5000")),
-        Activity(date(2026, 11, 9), "FEE", None, None, None, Decimal("-25")),
-    ])
+    pdf = ledger_statement(
+        "IT-77",
+        "Acme Ltd",
+        date(2026, 11, 2),
+        AS_OF,
+        Decimal("100000"),
+        {"OUT": 100},
+        [
+            Activity(date(2026, 11, 3), "BUY", "LIQ", 1_000, Decimal("50"), Decimal("-50000")),
+            Activity(date(2026, 11, 5), "SELL", "LIQ", 200, Decimal("52"), Decimal("10400")),
+            Activity(date(2026, 11, 6), "DEPOSIT", None, None, None, Decimal("5000")),
+            Activity(date(2026, 11, 9), "FEE", None, None, None, Decimal("-25")),
+        ],
+    )
     result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
-    assert result["statement"] == {"layout": "transactions-ledger", "as_of": "2026-11-20", "cash": "65375.00",
-                                   "holdings": {"LIQ": 800, "OUT": 100}}
+    assert result["statement"] == {
+        "layout": "transactions-ledger",
+        "as_of": "2026-11-20",
+        "cash": "65375.00",
+        "holdings": {"LIQ": 800, "OUT": 100},
+    }
     held, cash, _ = _state(engine, portfolio_id)
     assert {s: q for s, (q, _) in held.items()} == {"LIQ": 800, "OUT": 100} and cash == Decimal("65375")
     assert import_statement(engine, settings, portfolio_id, pdf, now=NOW)["changes"] == []
 
 
-def _refused(client, pdf: bytes, match: str, error=InvalidInputError) -> None:  # noqa: ANN001
+def _refused(client, pdf: bytes, match: str, error=InvalidInputError) -> None:
     engine, settings, portfolio_id = client
     before = _state(engine, portfolio_id)
     with pytest.raises(error, match=match):
@@ -84,55 +109,91 @@ def _refused(client, pdf: bytes, match: str, error=InvalidInputError) -> None:  
 
 
 def test_numbers_that_do_not_add_up(client) -> None:
-    _refused(client, holdings_statement("KC", "Acme", AS_OF, HOLDINGS, Decimal("10000"), total_value=Decimal("1")),
-             "numbers do not add up: 313,950.00 \\+ cash 10,000.00 is not the total 1.00")
-    _refused(client, ledger_statement("IT", "Acme", AS_OF, AS_OF, Decimal("10"), {}, [
-        Activity(AS_OF, "DEPOSIT", None, None, None, Decimal("5"))], closing_cash=Decimal("16")),
-        "the last balance is 15.00, the closing cash balance 16.00")
+    _refused(
+        client,
+        holdings_statement("KC", "Acme", AS_OF, HOLDINGS, Decimal("10000"), total_value=Decimal("1")),
+        "numbers do not add up: 313,950.00 \\+ cash 10,000.00 is not the total 1.00",
+    )
+    _refused(
+        client,
+        ledger_statement(
+            "IT",
+            "Acme",
+            AS_OF,
+            AS_OF,
+            Decimal("10"),
+            {},
+            [Activity(AS_OF, "DEPOSIT", None, None, None, Decimal("5"))],
+            closing_cash=Decimal("16"),
+        ),
+        "the last balance is 15.00, the closing cash balance 16.00",
+    )
 
 
 def test_bad_files_say_why(client, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     _refused(client, b"GIF89a not a statement", "not a PDF")
     _refused(client, text_pdf(["hello"], password="secret"), "encrypted")
     _refused(client, text_pdf(["Monthly newsletter", "Nothing to see"]), "no recognisable statement layout")
-    _refused(client, text_pdf(["Portfolio Valuation Statement", "Statement date: 2026-11-20"]), "no recognisable holdings table")
-    _refused(client, holdings_statement("KC", "Acme", AS_OF, [Holding("ZZZ", "Nobody", 1, Decimal("1"), Decimal("1"))],
-                                        Decimal("0")), "symbols the exchange does not list: ZZZ")
+    _refused(
+        client,
+        text_pdf(["Portfolio Valuation Statement", "Statement date: 2026-11-20"]),
+        "no recognisable holdings table",
+    )
+    _refused(
+        client,
+        holdings_statement(
+            "KC", "Acme", AS_OF, [Holding("ZZZ", "Nobody", 1, Decimal("1"), Decimal("1"))], Decimal("0")
+        ),
+        "symbols the exchange does not list: ZZZ",
+    )
     engine, _, portfolio_id = client
     small = settings.model_copy(update={"pdf_max_bytes": 1_000, "pdf_max_pages": 1})
     with pytest.raises(PayloadTooLargeError, match="more than the limit of 1,000"):
         import_statement(engine, small, portfolio_id, holdings_statement("KC", "Acme", AS_OF, HOLDINGS, Decimal("0")))
-    _refused((engine, small.model_copy(update={"pdf_max_bytes": 10_000_000}), portfolio_id),
-             text_pdf(["Portfolio Valuation Statement"], pages=3), "3 pages, more than the limit of 1")
+    _refused(
+        (engine, small.model_copy(update={"pdf_max_bytes": 10_000_000}), portfolio_id),
+        text_pdf(["Portfolio Valuation Statement"], pages=3),
+        "3 pages, more than the limit of 1",
+    )
 
 
-@pytest.mark.parametrize("as_of, holdings, cash, reason", [
-    (date(1, 1, 1), HOLDINGS, Decimal("10000"), "outside the supported dates"),
-    (date(9999, 12, 31), HOLDINGS, Decimal("10000"), "outside the supported dates"),
-    (AS_OF, [Holding("LIQ", "Liquid Holdings Ltd", 10**20, Decimal("50"), Decimal("0.01"))], Decimal("10000"),
-     "over the limit of 1,000,000,000,000 shares"),
-    (AS_OF, [Holding("LIQ", "Liquid Holdings Ltd", 2**63, Decimal("50"), Decimal("0.01"))], Decimal("10000"),
-     "over the limit of 1,000,000,000,000 shares"),
-    (AS_OF, HOLDINGS, Decimal("1000000000000000"), "cash balance 1,000,000,000,000,000.00 is over the limit"),
-])
-def test_a_statement_past_the_ranges_of_trades_and_deposits_is_refused(client, as_of, holdings, cash, reason) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    "as_of, holdings, cash, reason",
+    [
+        (date(1, 1, 1), HOLDINGS, Decimal("10000"), "outside the supported dates"),
+        (date(9999, 12, 31), HOLDINGS, Decimal("10000"), "outside the supported dates"),
+        (
+            AS_OF,
+            [Holding("LIQ", "Liquid Holdings Ltd", 10**20, Decimal("50"), Decimal("0.01"))],
+            Decimal("10000"),
+            "over the limit of 1,000,000,000,000 shares",
+        ),
+        (
+            AS_OF,
+            [Holding("LIQ", "Liquid Holdings Ltd", 2**63, Decimal("50"), Decimal("0.01"))],
+            Decimal("10000"),
+            "over the limit of 1,000,000,000,000 shares",
+        ),
+        (AS_OF, HOLDINGS, Decimal("1000000000000000"), "cash balance 1,000,000,000,000,000.00 is over the limit"),
+    ],
+)
+def test_a_statement_past_the_ranges_of_trades_and_deposits_is_refused(client, as_of, holdings, cash, reason) -> None:
     """Issue 39, defect 5: 10^20 or 2^63 shares answered 500; 10^15 of cash answered 500 on
     Postgres and was stored as 1e20 on SQLite; statements dated 0001-01-01 or 9999-12-31
     were synced."""
-    _refused(client, holdings_statement("KC-10042", "Acme Ltd", as_of, holdings, cash), reason,
-             error=StatementRejected)
+    _refused(client, holdings_statement("KC-10042", "Acme Ltd", as_of, holdings, cash), reason, error=StatementRejected)
 
 
 EARLIER = date(2026, 11, 18)
-ON_EARLIER = datetime(2026, 11, 18, 15, 0, tzinfo=timezone.utc)
+ON_EARLIER = datetime(2026, 11, 18, 15, 0, tzinfo=UTC)
 
 
-def _imports(engine) -> int:  # noqa: ANN001
+def _imports(engine) -> int:
     with engine.connect() as conn:
         return len(current_rows(conn, tables.statement_imports))
 
 
-def test_a_statement_keeps_what_happened_after_its_date_and_its_preview_changes_nothing(client) -> None:  # noqa: ANN001
+def test_a_statement_keeps_what_happened_after_its_date_and_its_preview_changes_nothing(client) -> None:
     """Issue 42: the demo client bought after the statement's date, then synced it: cash was
     set to the statement's 250,000 (-4,746,840 lost), the shares bought since were kept but
     not their cost. The book after a sync is the statement plus what happened since."""
@@ -163,14 +224,15 @@ def test_a_statement_keeps_what_happened_after_its_date_and_its_preview_changes_
     assert import_statement(engine, settings, portfolio_id, pdf, now=NOW)["status"] == "ALREADY_IMPORTED"
 
 
-def test_a_statement_whose_cash_cannot_pay_for_what_happened_since_is_refused(client) -> None:  # noqa: ANN001
+def test_a_statement_whose_cash_cannot_pay_for_what_happened_since_is_refused(client) -> None:
     engine, settings, portfolio_id = client
     move_cash(engine, portfolio_id, "10000", now=ON_EARLIER)
     place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "LIQ", 100, 52), now=NOW)
     before = _state(engine, portfolio_id)
     pdf = holdings_statement("KC-10042", "Acme Ltd", EARLIER, HOLDINGS, Decimal("1000"))
     for preview in (True, False):
-        with pytest.raises(StatementRejected, match="cannot pay for what the ledger records since: the balance would "
-                                                     "reach -4,200.00"):
+        with pytest.raises(
+            StatementRejected, match="cannot pay for what the ledger records since: the balance would reach -4,200.00"
+        ):
             import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=preview)
     assert _state(engine, portfolio_id) == before

@@ -1,18 +1,17 @@
 """T2 suggestions: generated once per portfolio and day, confirmed with re-checks,
 rejected, expired, and hidden from other clients (SQLite and Postgres)."""
+
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-
-from market.money import to_cents
-
-from datetime import date, datetime, time, timedelta, timezone
 
 import pytest
 from sqlalchemy import select
 
 from market.clock import EXCHANGE_TZ
 from market.errors import ConflictError, NotFoundError, NotReadyError
+from market.money import to_cents
 from market.settings import Settings
 from pipeline.runner import run_stage
 from portfolio import ledger, suggestions
@@ -23,28 +22,44 @@ from store.engine import service_engine
 from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
 
 MONDAY = CALENDAR.next_trading_day(DAY)
-MORNING = datetime(2026, 11, 23, 12, 30, tzinfo=timezone.utc)  # 07:30 exchange time
-AFTER_CLOSE = datetime(2026, 11, 23, 21, 1, tzinfo=timezone.utc)
+MORNING = datetime(2026, 11, 23, 12, 30, tzinfo=UTC)  # 07:30 exchange time
+AFTER_CLOSE = datetime(2026, 11, 23, 21, 1, tzinfo=UTC)
 
 
 @pytest.fixture
 def store(settings: Settings):
     engine = service_engine(settings)
-    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1},
-                         "OUT": {"close": 20.0, "volume": 40_000, "bid": 19.9, "ask": 20.1}})
-    seed_predictions(engine, DAY, {"LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1},
-                                   "OUT": {"score": 30.0, "action": "AVOID", "tercile": "BOTTOM"}})
+    seed_market(
+        engine,
+        {
+            "LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1},
+            "OUT": {"close": 20.0, "volume": 40_000, "bid": 19.9, "ask": 20.1},
+        },
+    )
+    seed_predictions(
+        engine,
+        DAY,
+        {
+            "LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1},
+            "OUT": {"score": 30.0, "action": "AVOID", "tercile": "BOTTOM"},
+        },
+    )
     acme = open_client_portfolio(engine, "acme")
     move_cash(engine, acme, "100000", now=MORNING)
     other = open_client_portfolio(engine, "other")
     return engine, settings, acme, other
 
 
-def _events(engine, sid):  # noqa: ANN001
+def _events(engine, sid):
     with engine.connect() as conn:
-        return [r.state for r in conn.execute(select(tables.suggestion_events.c.state)
-                                              .where(tables.suggestion_events.c.suggestion_id == sid)
-                                              .order_by(tables.suggestion_events.c.id))]
+        return [
+            r.state
+            for r in conn.execute(
+                select(tables.suggestion_events.c.state)
+                .where(tables.suggestion_events.c.suggestion_id == sid)
+                .order_by(tables.suggestion_events.c.id)
+            )
+        ]
 
 
 def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store) -> None:
@@ -123,12 +138,17 @@ def test_sell_suggestions_for_holdings_that_turned_avoid(store) -> None:
     engine, settings, acme, _ = store
     from portfolio.trading import ManualTrade, place_manual_trade
 
-    place_manual_trade(engine, settings, CALENDAR, acme, ManualTrade("buy", "OUT", 100, 20), now=MORNING - timedelta(days=3))
+    place_manual_trade(
+        engine, settings, CALENDAR, acme, ManualTrade("buy", "OUT", 100, 20), now=MORNING - timedelta(days=3)
+    )
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
     sides = {(p["symbol"], p["side"], p["quantity"]) for p in suggestions.list_pending(engine, acme, now=MORNING)}
     assert ("OUT", "SELL", 100) in sides
     sell = next(p for p in suggestions.list_pending(engine, acme, now=MORNING) if p["side"] == "SELL")
-    assert suggestions.confirm(engine, settings, CALENDAR, acme, sell["suggestion_id"], now=MORNING)["state"] == "CONFIRMED"
+    assert (
+        suggestions.confirm(engine, settings, CALENDAR, acme, sell["suggestion_id"], now=MORNING)["state"]
+        == "CONFIRMED"
+    )
     with engine.connect() as conn:
         assert "OUT" not in ledger.holdings(conn, acme)
 
@@ -144,7 +164,7 @@ REPLAYED_NEXT = CALENDAR.next_trading_day(REPLAYED)
 
 
 def _exchange_time(day: date, hour: int, minute: int = 0) -> datetime:
-    return datetime.combine(day, time(hour, minute), tzinfo=EXCHANGE_TZ).astimezone(timezone.utc)
+    return datetime.combine(day, time(hour, minute), tzinfo=EXCHANGE_TZ).astimezone(UTC)
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """Track-record statistics on hand-made curves: the figures a hand computation gives, and
 the ones only the library defines equal to empyrical's own."""
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,9 @@ def test_statistics_by_hand_and_by_the_library() -> None:
     returns = daily_returns(equity)
     assert returns.tolist() == pytest.approx([0.10, -0.10, 0.0, 0.10, 0.10])
     bench = pd.Series([0.05, -0.05, 0.01, 0.02, 0.0], index=DAYS[1:])
-    stats = statistics(returns, {"b": bench}, traded_value=500.0, mean_equity=100.0,
-                       costs={"fees": 1.0, "spread": 2.0, "impact": 0.5})
+    stats = statistics(
+        returns, {"b": bench}, traded_value=500.0, mean_equity=100.0, costs={"fees": 1.0, "spread": 2.0, "impact": 0.5}
+    )
     assert stats["total_return"] == pytest.approx(0.1979, abs=1e-4)  # 119.79 / 100 - 1
     assert stats["max_drawdown"] == pytest.approx(0.10)  # 110 -> 99
     assert stats["annual_turnover"] == pytest.approx(500 / 100 / (5 / 250))
@@ -45,11 +47,25 @@ def test_deposits_and_withdrawals_are_not_performance() -> None:
 
 def test_the_equal_weighted_liquid_benchmark_holds_last_months_liquid_names_for_the_month() -> None:
     rows = []
-    for d, a, b, c in ((date(2026, 1, 30), 10.0, 20.0, 5.0), (date(2026, 2, 2), 11.0, 20.0, 50.0),
-                       (date(2026, 2, 3), 12.1, 22.0, 5.0)):
+    for d, a, b, c in (
+        (date(2026, 1, 30), 10.0, 20.0, 5.0),
+        (date(2026, 2, 2), 11.0, 20.0, 50.0),
+        (date(2026, 2, 3), 12.1, 22.0, 5.0),
+    ):
         for symbol, close, volume in (("A", a, 10_000), ("B", b, 10_000), ("C", c, 0)):
-            rows.append({"symbol": symbol, "date": d, "close": close, "volume": volume, "adv_20": 10_000.0,
-                         "bid": close * 0.99, "ask": close * 1.01, "high": close, "low": close})
+            rows.append(
+                {
+                    "symbol": symbol,
+                    "date": d,
+                    "close": close,
+                    "volume": volume,
+                    "adv_20": 10_000.0,
+                    "bid": close * 0.99,
+                    "ask": close * 1.01,
+                    "high": close,
+                    "low": close,
+                }
+            )
     ew = equal_weight_liquid(pd.DataFrame(rows))
     # C did not trade on 30 January: not in February's basket, whatever it does
     assert ew.loc[date(2026, 2, 2)] == pytest.approx((1.1 + 1.0) / 2 - 1)
@@ -60,8 +76,9 @@ def test_the_cap_weighted_index_moves_with_capitalisation_and_ignores_untraded_d
     from portfolio.track_record import cap_weighted_index
 
     closes = pd.DataFrame({"A": [10.0, 11.0, None], "B": [5.0, 5.0, 4.0]}, index=DAYS[:3])
-    shares = pd.DataFrame({"symbol": ["A", "B", "B"], "report_date": [DAYS[0], DAYS[0], DAYS[2]],
-                           "shares_outstanding": [100, 200, 300]})
+    shares = pd.DataFrame(
+        {"symbol": ["A", "B", "B"], "report_date": [DAYS[0], DAYS[0], DAYS[2]], "shares_outstanding": [100, 200, 300]}
+    )
     index = cap_weighted_index(closes, shares)
     assert index.loc[DAYS[1]] == pytest.approx((1100 + 1000) / (1000 + 1000) - 1)
     # A did not trade on the third day (its last close stands); B's new share count counts from its report

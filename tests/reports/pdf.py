@@ -1,5 +1,6 @@
 """Reading generated reports back as a reader would: text per page, and the drawings of
 the final page's Powered-by area."""
+
 from __future__ import annotations
 
 import io
@@ -36,12 +37,18 @@ def read(pdf: bytes) -> ReadPdf:
         images = [0]
         for page in document.pages:
             _resources(page.page_obj.resources, fonts, images, set())
-        filled = [[(float(r["x0"]), float(r["x1"]), tuple(r.get("non_stroking_color") or ())) for r in page.rects
-                   if r.get("fill")] for page in document.pages]
+        filled = [
+            [
+                (float(r["x0"]), float(r["x1"]), tuple(r.get("non_stroking_color") or ()))
+                for r in page.rects
+                if r.get("fill")
+            ]
+            for page in document.pages
+        ]
         return ReadPdf(pages, sizes, image_pages, forms, _clusters_below(last, "Powered"), fonts, images[0], filled)
 
 
-def _resources(resources, fonts: dict[str, bool], images: list[int], seen: set[int]) -> None:  # noqa: ANN001
+def _resources(resources, fonts: dict[str, bool], images: list[int], seen: set[int]) -> None:
     """Fonts and raster images in a resource dictionary and, recursively, its forms'."""
     from pdfminer.pdftypes import resolve1
 
@@ -49,8 +56,11 @@ def _resources(resources, fonts: dict[str, bool], images: list[int], seen: set[i
     for ref in (resolve1(resources.get("Font")) or {}).values():
         font = resolve1(ref)
         descendants = [resolve1(d) for d in resolve1(font.get("DescendantFonts")) or []]
-        descriptor = resolve1(font.get("FontDescriptor")) or next(
-            (resolve1(d.get("FontDescriptor")) for d in descendants if d.get("FontDescriptor")), None) or {}
+        descriptor = (
+            resolve1(font.get("FontDescriptor"))
+            or next((resolve1(d.get("FontDescriptor")) for d in descendants if d.get("FontDescriptor")), None)
+            or {}
+        )
         name = str(resolve1(font.get("BaseFont"))).strip("/'")
         fonts[name.split("+", 1)[-1]] = any(key in descriptor for key in ("FontFile", "FontFile2", "FontFile3"))
     for ref in (resolve1(resources.get("XObject")) or {}).values():
@@ -65,13 +75,14 @@ def _resources(resources, fonts: dict[str, bool], images: list[int], seen: set[i
             _resources(xobject.get("Resources"), fonts, images, seen)
 
 
-def _clusters_below(page, word: str) -> int:  # noqa: ANN001
+def _clusters_below(page, word: str) -> int:
     """Separate groups of vector drawings below `word`, told apart by horizontal gaps."""
     anchor = next((w for w in page.extract_words() if w["text"] == word), None)
     if anchor is None:
         return 0
-    shapes = sorted((s for s in page.curves + page.rects + page.lines if s["top"] > anchor["bottom"]),
-                    key=lambda s: s["x0"])
+    shapes = sorted(
+        (s for s in page.curves + page.rects + page.lines if s["top"] > anchor["bottom"]), key=lambda s: s["x0"]
+    )
     clusters, right = 0, None
     for shape in shapes:
         if right is None or shape["x0"] > right + 10:

@@ -1,9 +1,10 @@
 """What the reports claim is what the store records (issue 42): where each day's prices
 came from, which layer-1 backend the forecaster used, and why liquid equity drops on a
 day when holdings did not trade. Each report is rendered for real and read back as text."""
+
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from tests.api.world import HISTORY_DAYS, SYMBOLS, close_of, seed_prices
 from tests.portfolio.seed import CALENDAR, DAY, seed_predictions
 from tests.reports.pdf import column_below, read
 
-NOW = datetime(2026, 11, 22, 15, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
 
 
 def flat(pdf: bytes) -> str:
@@ -36,7 +37,7 @@ def flat(pdf: bytes) -> str:
 
 def provenance_of(pdf: bytes) -> str:
     text = flat(pdf)
-    return text[text.index("Data provenance"):text.index("Forward-looking statements")]
+    return text[text.index("Data provenance") : text.index("Forward-looking statements")]
 
 
 def test_compliance_report_counts_the_days_of_prices_from_each_source(settings: Settings, tmp_path: Path) -> None:
@@ -46,8 +47,10 @@ def test_compliance_report_counts_the_days_of_prices_from_each_source(settings: 
     engine = service_engine(settings)
     market = market_for(settings)
     backfill(engine, settings, 3, CALENDAR.previous_trading_day(DAY), market, with_text=False)
-    with serve_in_thread(SimulatorSite(market, published_through=DAY).asgi_app()) as base, \
-            client_for(settings.model_copy(update={"exchange_base_url": base}), retries=0) as client:
+    with (
+        serve_in_thread(SimulatorSite(market, published_through=DAY).asgi_app()) as base,
+        client_for(settings.model_copy(update={"exchange_base_url": base}), retries=0) as client,
+    ):
         deliver_day(engine, settings, DAY, client)
     history = tmp_path / "old-prices.csv"
     history.write_text("date,symbol,close,volume\n2026-10-01,OLDCO,10.50,100\n2026-10-02,OLDCO,10.70,200\n")
@@ -55,10 +58,12 @@ def test_compliance_report_counts_the_days_of_prices_from_each_source(settings: 
 
     text = provenance_of(generate("compliance", engine, settings, default_calendar(), NOW).pdf)
     backfilled = "2026-11-17 to 2026-11-19"
-    assert ("Prices for 6 market days: 3 days of simulated backfill, made up by the built-in exchange simulator and "
-            f"not market data ({backfilled}); 2 days imported from files in the ohlcv format by marketintel import "
-            f"(2026-10-01 to 2026-10-02); 1 day scraped over HTTP from the exchange's pages at {base}, a site on this "
-            "machine (2026-11-20).") in text, text
+    assert (
+        "Prices for 6 market days: 3 days of simulated backfill, made up by the built-in exchange simulator and "
+        f"not market data ({backfilled}); 2 days imported from files in the ohlcv format by marketintel import "
+        f"(2026-10-01 to 2026-10-02); 1 day scraped over HTTP from the exchange's pages at {base}, a site on this "
+        "machine (2026-11-20)."
+    ) in text, text
     assert "The latest delivery (2026-11-20) is COMPLETE with 59 rows" in text
     assert "published pages" not in text
 
@@ -73,15 +78,29 @@ def test_compliance_report_counts_the_days_of_prices_from_each_source(settings: 
     backfill(engine, settings, 4, date(2021, 3, 5), ReplayMarket(folder), with_text=False)
     replayed = provenance_of(generate("compliance", engine, settings, default_calendar(), NOW).pdf)
     assert "4 days of replayed history from files (nse-daily) (2021-03-01 to 2021-03-05)" in replayed, replayed
-    assert f"3 days of simulated backfill, made up by the built-in exchange simulator and not market data ({backfilled})" \
+    assert (
+        f"3 days of simulated backfill, made up by the built-in exchange simulator and not market data ({backfilled})"
         in replayed
+    )
 
 
 def seed_model_run(engine: Engine, model_id: str, train_end: date, backend: str) -> None:
     with engine.begin() as conn:
-        append_history(conn, tables.model_runs, [{
-            "model_id": model_id, "kind": "risk", "train_start": date(2026, 6, 1), "train_end": train_end,
-            "horizon_days": 1, "layer1_backend": backend, "training_rows": 1234}])
+        append_history(
+            conn,
+            tables.model_runs,
+            [
+                {
+                    "model_id": model_id,
+                    "kind": "risk",
+                    "train_start": date(2026, 6, 1),
+                    "train_end": train_end,
+                    "horizon_days": 1,
+                    "layer1_backend": backend,
+                    "training_rows": 1234,
+                }
+            ],
+        )
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -97,8 +116,10 @@ def test_powered_by_claims_only_the_layer1_backend_the_model_used(settings: Sett
 
     seed_model_run(engine, "risk-fallback", date(2026, 11, 19), "fallback-empirical-v2")
     caption, text = forecaster()
-    assert caption == ("Two-layer forecaster: layer 1 is the empirical fallback (fallback-empirical-v2), no foundation "
-                       "model; layer 2 the risk model")
+    assert caption == (
+        "Two-layer forecaster: layer 1 is the empirical fallback (fallback-empirical-v2), no foundation "
+        "model; layer 2 the risk model"
+    )
     assert "Layer 1 fallback-empirical-v2 (FALLBACK" in text, "the caption and the report's Layer 1 line agree"
     assert "foundation model and" not in text
 
@@ -125,9 +146,20 @@ def test_equity_curve_marks_the_days_untraded_holdings_were_left_out_of_liquid_e
             close = close_of(symbol, HISTORY_DAYS + i)
             half = 0.2 * close if (i, symbol) == (0, "MID") else half
             volume = 0 if (i, symbol) == (0, "LIQ") else volume
-            rows.append({"symbol": symbol, "trading_date": day, "open": close, "high": round(close * 1.01, 2),
-                         "low": round(close * 0.99, 2), "close": close, "volume": volume,
-                         "bid": round(close - half, 2), "ask": round(close + half, 2), "source": "test"})
+            rows.append(
+                {
+                    "symbol": symbol,
+                    "trading_date": day,
+                    "open": close,
+                    "high": round(close * 1.01, 2),
+                    "low": round(close * 0.99, 2),
+                    "close": close,
+                    "volume": volume,
+                    "bid": round(close - half, 2),
+                    "ask": round(close + half, 2),
+                    "source": "test",
+                }
+            )
     with engine.begin() as conn:
         append_history(conn, tables.eod_prices, rows)
     hold = {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}
@@ -135,7 +167,7 @@ def test_equity_curve_marks_the_days_untraded_holdings_were_left_out_of_liquid_e
     def briefing_after(day: date) -> str:
         seed_predictions(engine, day, {"LIQ": hold, "MID": hold})
         ai.execute_day(engine, settings, day)
-        now = datetime.combine(day, datetime.min.time(), timezone.utc).replace(hour=23)
+        now = datetime.combine(day, datetime.min.time(), UTC).replace(hour=23)
         return flat(generate("quant-briefing", engine, settings, default_calendar(), now).pdf)
 
     before = flat(generate("quant-briefing", engine, settings, default_calendar(), NOW).pdf)
@@ -147,7 +179,7 @@ def test_equity_curve_marks_the_days_untraded_holdings_were_left_out_of_liquid_e
     discounts = stored["summary"]["illiquid_discounts"]
     assert set(discounts) == {"LIQ", "MID"}, discounts
     assert text.count(WRITTEN_DOWN_LABEL) == 2, "the chart's legend entry and the note under it"
-    note = text[text.rindex(WRITTEN_DOWN_LABEL):text.index("Score distribution", text.rindex(WRITTEN_DOWN_LABEL))]
+    note = text[text.rindex(WRITTEN_DOWN_LABEL) : text.index("Score distribution", text.rindex(WRITTEN_DOWN_LABEL))]
     assert "did not trade that day cannot be sold, so liquid equity leaves out its whole value" in note
     assert f"On 1 of 3 executed days, latest first: {after[0]} (LIQ: {discounts['LIQ']:,.2f} left out)." in note, note
     assert "MID" not in note, "a holding that traded at a wide spread was not left out for want of a trade"

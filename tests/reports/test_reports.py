@@ -1,9 +1,10 @@
 """Reports on a brand-new store, tables that split across pages, and the CLI."""
+
 from __future__ import annotations
 
 import re
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from store.engine import service_engine
 from tests.pipeline.test_cli import MARKETINTEL
 from tests.reports.pdf import read
 
-NOW = datetime(2026, 11, 22, 15, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -26,12 +27,15 @@ def test_an_empty_store_gives_a_valid_report_that_says_what_is_missing(settings:
     assert report.pages == len(pdf.pages) >= 1  # the logos close the last page, after what precedes them
     missing = re.findall(r"Not available yet: ([^\n]+)", pdf.text)
     if kind == "quant-briefing":
-        assert len(missing) == 8, missing  # performance, sentiment, signals, portfolio, track record, benchmarks, charts
+        # performance, sentiment, signals, portfolio, track record, benchmarks, charts
+        assert len(missing) == 8, missing
         assert "fewer than two executed days: no statistics yet" in pdf.text
         assert "fewer than two executed days: nothing to compare yet" in pdf.text
         assert "no trading day has been delivered yet" in pdf.text and "no model has been trained yet" in pdf.text
     else:
-        assert any("has not traded yet" in m for m in missing) and "No end-of-day delivery has been stored yet" in pdf.text
+        assert (
+            any("has not traded yet" in m for m in missing) and "No end-of-day delivery has been stored yet" in pdf.text
+        )
     assert pdf.logo_clusters == 3
 
 
@@ -49,17 +53,26 @@ def test_a_long_table_repeats_its_header_on_every_page() -> None:
 
 def test_cli_writes_the_report_and_refuses_an_unknown_kind(settings: Settings, tmp_path: Path) -> None:
     out = tmp_path / "deep" / "compliance.pdf"
-    result = subprocess.run([MARKETINTEL, "report", "compliance", "--out", str(out)], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [MARKETINTEL, "report", "compliance", "--out", str(out)], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
-    assert re.fullmatch(rf"wrote {re.escape(str(out))} \(\d+ pages; data snapshot sha256 [0-9a-f]{{64}}\)\n", result.stdout)
+    assert re.fullmatch(
+        rf"wrote {re.escape(str(out))} \(\d+ pages; data snapshot sha256 [0-9a-f]{{64}}\)\n", result.stdout
+    )
     assert "Compliance Report" in read(out.read_bytes()).pages[0]
     unknown = subprocess.run([MARKETINTEL, "report", "weekly"], capture_output=True, text=True, timeout=120)
     assert unknown.returncode == 1
     assert unknown.stderr == "error: unknown report 'weekly'; choose one of: quant-briefing, compliance\n"
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
-    refused = subprocess.run([MARKETINTEL, "report", "quant-briefing", "--out", str(blocked / "r.pdf")],
-                             capture_output=True, text=True, timeout=120)
-    assert refused.returncode == 1 and refused.stderr.startswith(f"error: cannot write the report to {blocked / 'r.pdf'}")
+    refused = subprocess.run(
+        [MARKETINTEL, "report", "quant-briefing", "--out", str(blocked / "r.pdf")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 1 and refused.stderr.startswith(
+        f"error: cannot write the report to {blocked / 'r.pdf'}"
+    )
     assert list(tmp_path.glob("**/.*.partial")) == []

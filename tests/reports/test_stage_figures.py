@@ -1,5 +1,6 @@
 """What the stage notebooks draw (reports/stage_figures.py): a chart with a title naming
 the day, or, for nothing to draw, a sentence that says why; never an empty plot."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -14,21 +15,61 @@ DAY = date(2026, 11, 20)
 FILLED = {
     "rows_per_table": ({}, {"row_counts": [{"table": "eod_prices", "rows": 15400}, {"table": "trades", "rows": 347}]}),
     "day_coverage": ({"active_instruments": 59, "traded": 46, "no_trade": 13, "halted": 0}, {}),
-    "spreads_by_board": ({}, {"prices": [{"board": "MAIN", "spread_pct": 0.8}, {"board": "JUNIOR", "spread_pct": 12.5}]}),
-    "text_intake": ({"feeds": 1, "news_new": 4, "news_already_stored": 2, "disclosures_ok": 1, "disclosures_failed": 0}, {}),
-    "sentiment_composite": ({}, {"composite": [{"symbol": "JMF", "score": -0.37, "items": 1},
-                                               {"symbol": "HLF", "score": 0.47, "items": 2}]}),
-    "features_spread": ({}, {"features": [{"symbol": s, "rsi_14": r, "momentum_20": m, "volatility_20": 0.02,
-                                           "zero_volume_share_20": 0.1, "spread_pct": 0.04, "layer1_p_up": 0.5}
-                                          for s, r, m in [("A", 40.0, 0.01), ("B", 60.0, -0.02)]]}),
-    "importances": ({}, {"importances": [{"feature": "close_location", "gain_share": 0.18},
-                                         {"feature": "sentiment", "gain_share": 0.09}]}),
-    "calibration": ({}, {"calibration": [{"mean_score": 35.0, "up_rate": 0.4, "n": 50},
-                                         {"mean_score": 65.0, "up_rate": 0.6, "n": 50}]}),
-    "orders": ({}, {"orders": [{"symbol": "CLM", "side": "SELL", "quantity": 1482, "price": "81.250000"},
-                               {"symbol": "ISB", "side": "BUY", "quantity": 100, "price": "29.70"}]}),
-    "equity": ({"cash": "6460855.833050", "market_value": 3632235.03, "equity": 10093090.86,
-                "liquid_equity": 8986744.56}, {}),
+    "spreads_by_board": (
+        {},
+        {"prices": [{"board": "MAIN", "spread_pct": 0.8}, {"board": "JUNIOR", "spread_pct": 12.5}]},
+    ),
+    "text_intake": (
+        {"feeds": 1, "news_new": 4, "news_already_stored": 2, "disclosures_ok": 1, "disclosures_failed": 0},
+        {},
+    ),
+    "sentiment_composite": (
+        {},
+        {"composite": [{"symbol": "JMF", "score": -0.37, "items": 1}, {"symbol": "HLF", "score": 0.47, "items": 2}]},
+    ),
+    "features_spread": (
+        {},
+        {
+            "features": [
+                {
+                    "symbol": s,
+                    "rsi_14": r,
+                    "momentum_20": m,
+                    "volatility_20": 0.02,
+                    "zero_volume_share_20": 0.1,
+                    "spread_pct": 0.04,
+                    "layer1_p_up": 0.5,
+                }
+                for s, r, m in [("A", 40.0, 0.01), ("B", 60.0, -0.02)]
+            ]
+        },
+    ),
+    "importances": (
+        {},
+        {
+            "importances": [
+                {"feature": "close_location", "gain_share": 0.18},
+                {"feature": "sentiment", "gain_share": 0.09},
+            ]
+        },
+    ),
+    "calibration": (
+        {},
+        {"calibration": [{"mean_score": 35.0, "up_rate": 0.4, "n": 50}, {"mean_score": 65.0, "up_rate": 0.6, "n": 50}]},
+    ),
+    "orders": (
+        {},
+        {
+            "orders": [
+                {"symbol": "CLM", "side": "SELL", "quantity": 1482, "price": "81.250000"},
+                {"symbol": "ISB", "side": "BUY", "quantity": 100, "price": "29.70"},
+            ]
+        },
+    ),
+    "equity": (
+        {"cash": "6460855.833050", "market_value": 3632235.03, "equity": 10093090.86, "liquid_equity": 8986744.56},
+        {},
+    ),
     "suggestions": ({}, {"suggestions": [{"portfolio_id": "HOUSE", "symbol": "AIS", "side": "BUY", "quantity": 931}]}),
 }
 
@@ -51,7 +92,11 @@ def test_each_chart_has_a_title_and_an_empty_day_is_a_sentence(name: str) -> Non
 
 
 def test_the_analysis_is_markdown_prose_and_the_calibration_cell_always_says_something() -> None:
-    prose = stage_figures.analysis(result({}, {"analysis": [{"paragraph": "Market on 2026-11-20: advancers led."},
-                                                            {"paragraph": "Top signals: LGE."}]}))
+    prose = stage_figures.analysis(
+        result(
+            {},
+            {"analysis": [{"paragraph": "Market on 2026-11-20: advancers led."}, {"paragraph": "Top signals: LGE."}]},
+        )
+    )
     assert isinstance(prose, Markdown) and prose.data == "Market on 2026-11-20: advancers led.\n\nTop signals: LGE."
     assert "live out-of-sample record" in stage_figures.calibration(result({}, {"calibration": []})).data

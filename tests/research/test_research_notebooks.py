@@ -7,6 +7,7 @@ no raw float with four or more decimals, no 'nan'.
 nbval does not run these notebooks (pyproject: --ignore=notebooks/research): with their
 default parameters each takes about a minute; `make docs-research` runs them in full.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,10 +23,21 @@ RESEARCH = Path(__file__).resolve().parents[2] / "notebooks" / "research"
 NSE = default_nse_path()
 HAVE_NSE = nse_available(NSE)
 SMALL = {
-    "model_diagnostics": {"importance_days": 10, "min_train_days": 20, "nse_history_days": 265, "nse_test_days": 10,
-                          "nse_min_train_days": 250, "window": 5},
-    "backtest": {"test_days": 10, "min_train_days": 120, "nse_history_days": 265, "nse_test_days": 10,
-                 "nse_min_train_days": 250},
+    "model_diagnostics": {
+        "importance_days": 10,
+        "min_train_days": 20,
+        "nse_history_days": 265,
+        "nse_test_days": 10,
+        "nse_min_train_days": 250,
+        "window": 5,
+    },
+    "backtest": {
+        "test_days": 10,
+        "min_train_days": 120,
+        "nse_history_days": 265,
+        "nse_test_days": 10,
+        "nse_min_train_days": 250,
+    },
     "data_quality": {"nse_history_days": 300, "window": 5},
 }
 RAW_FLOAT = re.compile(r"(?<![\w.])-?\d+\.\d{4,}(?![\w.])")  # -0.0171: a fraction not shown as a percentage
@@ -44,8 +56,12 @@ def outputs(notebook: nbformat.NotebookNode) -> tuple[list[str], list[str]]:
             elif output.get("output_type") == "error":
                 texts.append(f"ERROR {output.get('ename')}: {output.get('evalue')}")
             else:
-                texts.append(data.get("text/markdown") or data.get("text/html") or data.get("text/plain") or
-                             output.get("text", ""))
+                texts.append(
+                    data.get("text/markdown")
+                    or data.get("text/html")
+                    or data.get("text/plain")
+                    or output.get("text", "")
+                )
     return texts, charts
 
 
@@ -53,8 +69,14 @@ def outputs(notebook: nbformat.NotebookNode) -> tuple[list[str], list[str]]:
 def test_research_notebook_runs_and_shows_formatted_results(name: str, tmp_path: Path) -> None:
     assert sorted(p.stem for p in RESEARCH.glob("*.ipynb")) == sorted(SMALL), "every research notebook is tested"
     out = tmp_path / f"{name}.ipynb"
-    papermill.execute_notebook(str(RESEARCH / f"{name}.ipynb"), str(out), kernel_name="python3", progress_bar=False,
-                               parameters={**SMALL[name], "nse_path": NSE if HAVE_NSE else "none"}, cwd=str(RESEARCH))
+    papermill.execute_notebook(
+        str(RESEARCH / f"{name}.ipynb"),
+        str(out),
+        kernel_name="python3",
+        progress_bar=False,
+        parameters={**SMALL[name], "nse_path": NSE if HAVE_NSE else "none"},
+        cwd=str(RESEARCH),
+    )
     texts, charts = outputs(nbformat.read(out, as_version=4))
     shown = "\n".join(texts)
     assert "ERROR" not in shown
@@ -74,7 +96,9 @@ def test_research_notebook_runs_and_shows_formatted_results(name: str, tmp_path:
         assert len(charts) >= {"model_diagnostics": 5, "backtest": 1, "data_quality": 2}[name], charts
         assert all(re.fullmatch(r"<chart: .{10,}>", c) for c in charts), charts
         if name == "data_quality":  # the NSE files' copies of the session before, inside the window, are said
-            assert ("the session before verbatim (a holiday or an unpublished day saved as a copy): **3** "
-                    "(2021-05-14, 2021-07-20, 2021-10-11)") in shown, shown[-3000:]
+            assert (
+                "the session before verbatim (a holiday or an unpublished day saved as a copy): **3** "
+                "(2021-05-14, 2021-07-20, 2021-10-11)"
+            ) in shown, shown[-3000:]
     else:
         assert "No NSE daily files at 'none'" in shown

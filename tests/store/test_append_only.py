@@ -1,5 +1,6 @@
 """History is append-only, and the database itself enforces it."""
-from datetime import date
+
+from datetime import UTC, date
 
 import pytest
 from sqlalchemy import exc, text
@@ -11,14 +12,34 @@ from store.history import append_history
 from store.inspection import tables_without_append_only
 
 
-def _seed(engine) -> None:  # noqa: ANN001
+def _seed(engine) -> None:
     with engine.begin() as conn:
-        append_history(conn, tables.eod_prices, [
-            {"symbol": "NCBFG", "trading_date": date(2026, 11, 20), "close": 101.5, "volume": 12000, "source": "test"}
-        ])
-        append_history(conn, tables.stage_runs, [
-            {"run_id": "r1", "stage": "health", "trading_date": date(2026, 11, 20), "event": "STARTED", "trigger": "test"}
-        ])
+        append_history(
+            conn,
+            tables.eod_prices,
+            [
+                {
+                    "symbol": "NCBFG",
+                    "trading_date": date(2026, 11, 20),
+                    "close": 101.5,
+                    "volume": 12000,
+                    "source": "test",
+                }
+            ],
+        )
+        append_history(
+            conn,
+            tables.stage_runs,
+            [
+                {
+                    "run_id": "r1",
+                    "stage": "health",
+                    "trading_date": date(2026, 11, 20),
+                    "event": "STARTED",
+                    "trigger": "test",
+                }
+            ],
+        )
 
 
 def test_every_table_carries_the_append_only_triggers(settings: Settings) -> None:
@@ -78,9 +99,11 @@ def test_the_service_role_lacks_the_privileges(postgres_url: str, statement: str
         with service.begin() as conn:
             conn.exec_driver_sql(statement)
     with service.begin() as conn:  # it can still read and append
-        append_history(conn, tables.eod_prices, [
-            {"symbol": "JMMBGL", "trading_date": date(2026, 11, 20), "close": 40.0, "volume": 0, "source": "test"}
-        ])
+        append_history(
+            conn,
+            tables.eod_prices,
+            [{"symbol": "JMMBGL", "trading_date": date(2026, 11, 20), "close": 40.0, "volume": 0, "source": "test"}],
+        )
         assert conn.execute(text("SELECT count(*) FROM eod_prices")).scalar_one() == 2
     service.dispose()
     owner.dispose()
@@ -93,27 +116,30 @@ def test_service_engine_appends_through_the_same_writer(settings: Settings) -> N
 
 
 @pytest.fixture
-def ledger_store(settings: Settings):  # noqa: ANN201
+def ledger_store(settings: Settings):
     """A client portfolio with one deposit and one trade, written by the real services."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
     from tests.portfolio.seed import CALENDAR, seed_market
 
-    now = datetime(2026, 11, 20, 18, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)
     engine = service_engine(settings)
     seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}})
     portfolio_id = open_client_portfolio(engine, "acme")
     move_cash(engine, portfolio_id, "10000", now=now)
-    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "AAA", 50, 100, 0),
-                       idempotency_key="k1", now=now)
+    place_manual_trade(
+        engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "AAA", 50, 100, 0), idempotency_key="k1", now=now
+    )
     return engine, settings, portfolio_id, now
 
 
-def _snapshot(engine) -> dict:  # noqa: ANN001
+def _snapshot(engine) -> dict:
     with engine.connect() as conn:
-        return {t: [tuple(r) for r in conn.execute(text(f"SELECT * FROM {t} ORDER BY id"))]
-                for t in ("trades", "cash_entries")}
+        return {
+            t: [tuple(r) for r in conn.execute(text(f"SELECT * FROM {t} ORDER BY id"))]
+            for t in ("trades", "cash_entries")
+        }
 
 
 REWRITES = [  # issue 18: each rewrote a trade or the deposit on SQLite; {id} etc. come from the stored row
@@ -164,11 +190,13 @@ def test_appends_still_work_beside_the_replace_guard(ledger_store) -> None:
 
     engine, settings, portfolio_id, now = ledger_store
     move_cash(engine, portfolio_id, "500", now=now)
-    replayed = place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "AAA", 50, 100, 0),
-                                  idempotency_key="k1", now=now)
+    replayed = place_manual_trade(
+        engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "AAA", 50, 100, 0), idempotency_key="k1", now=now
+    )
     assert replayed["replayed"] is True
-    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "AAA", 5, 100, 0),
-                       idempotency_key="k2", now=now)
+    place_manual_trade(
+        engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "AAA", 5, 100, 0), idempotency_key="k2", now=now
+    )
     with engine.connect() as conn:
         assert ledger.cash_balance(conn, portfolio_id) == Decimal("10500") - 5000 - 500
         assert ledger.holdings(conn, portfolio_id)["AAA"].quantity == 55
@@ -184,6 +212,7 @@ def test_upsert_cannot_rewrite_a_trade_on_postgres(ledger_store) -> None:
         with owner.begin() as conn:
             conn.exec_driver_sql(
                 "INSERT INTO trades (trade_id, portfolio_id, trading_date, executed_at, symbol, side, quantity, price, "
-                "origin) SELECT trade_id, portfolio_id, trading_date, executed_at, symbol, side, 1, 1, origin FROM trades "
-                "ON CONFLICT (trade_id) DO UPDATE SET quantity = 5000")
+                "origin) SELECT trade_id, portfolio_id, trading_date, executed_at, symbol, side, 1, 1, origin "
+                "FROM trades ON CONFLICT (trade_id) DO UPDATE SET quantity = 5000"
+            )
     assert _snapshot(engine) == before

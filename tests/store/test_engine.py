@@ -2,6 +2,7 @@
 connection that sat idle is pinged before use, and one the server closed meanwhile is
 replaced without the caller seeing an error; a connection back in use at once is not
 pinged (no extra round trip per API request)."""
+
 from __future__ import annotations
 
 import psycopg
@@ -13,13 +14,14 @@ from store import engine as engines
 pytestmark = pytest.mark.postgres
 
 
-def _backend(engine) -> int:  # noqa: ANN001
+def _backend(engine) -> int:
     with engine.connect() as conn:
         return conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
 
 
-def test_an_idle_connection_the_server_closed_is_replaced_unseen(postgres_url: str, postgres_server: str,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_idle_connection_the_server_closed_is_replaced_unseen(
+    postgres_url: str, postgres_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = engines.build_engine(postgres_url)
     try:
         statements: list[str] = []

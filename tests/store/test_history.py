@@ -1,5 +1,6 @@
 """Idempotent appends, new versions for changes, and "as known at T" reads."""
-from datetime import date, datetime, timedelta, timezone
+
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -11,15 +12,15 @@ from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
 
-T0 = datetime(2026, 11, 20, 21, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 20, 21, 0, tzinfo=UTC)
 DAY = date(2026, 11, 20)
 
 
-def _price(symbol: str, close: float, volume: int = 1000, **extra) -> dict:  # noqa: ANN003
+def _price(symbol: str, close: float, volume: int = 1000, **extra) -> dict:
     return {"symbol": symbol, "trading_date": DAY, "close": close, "volume": volume, "source": "test", **extra}
 
 
-def _count(conn, table) -> int:  # noqa: ANN001
+def _count(conn, table) -> int:
     return conn.execute(select(func.count()).select_from(table)).scalar_one()
 
 
@@ -50,8 +51,9 @@ def test_as_known_at_ignores_rows_recorded_later(settings: Settings) -> None:
     engine = service_engine(settings)
     with engine.begin() as conn:
         append_history(conn, tables.eod_prices, [_price("NCBFG", 101.5)], recorded_at=T0)
-        append_history(conn, tables.eod_prices, [_price("NCBFG", 103.0), _price("GK", 88.0)],
-                       recorded_at=T0 + timedelta(days=1))
+        append_history(
+            conn, tables.eod_prices, [_price("NCBFG", 103.0), _price("GK", 88.0)], recorded_at=T0 + timedelta(days=1)
+        )
         before = current_rows(conn, tables.eod_prices, as_of=T0 + timedelta(hours=23))
         exactly = current_rows(conn, tables.eod_prices, as_of=T0)
         too_early = current_rows(conn, tables.eod_prices, as_of=T0 - timedelta(seconds=1))
@@ -76,9 +78,17 @@ def test_as_of_accepts_other_timezones(settings: Settings) -> None:
 def test_money_is_exact_and_json_compares_by_content(settings: Settings) -> None:
     engine = service_engine(settings)
     trade = {
-        "trade_id": "t-1", "portfolio_id": "house", "trading_date": DAY, "executed_at": T0,
-        "symbol": "NCBFG", "side": "BUY", "quantity": 300, "price": Decimal("0.1") + Decimal("0.2"),
-        "fees": "12.345678", "origin": "MANUAL", "rationale": {"score": 71, "gates": ["adv", "spread"]},
+        "trade_id": "t-1",
+        "portfolio_id": "house",
+        "trading_date": DAY,
+        "executed_at": T0,
+        "symbol": "NCBFG",
+        "side": "BUY",
+        "quantity": 300,
+        "price": Decimal("0.1") + Decimal("0.2"),
+        "fees": "12.345678",
+        "origin": "MANUAL",
+        "rationale": {"score": 71, "gates": ["adv", "spread"]},
     }
     with engine.begin() as conn:
         append_history(conn, tables.trades, [trade])
@@ -120,9 +130,11 @@ def test_naive_timestamps_are_refused(settings: Settings) -> None:
     engine = service_engine(settings)
     with pytest.raises(InvalidInputError, match="naive datetime"):
         with engine.begin() as conn:
-            append_history(conn, tables.api_key_events, [
-                {"key_id": "k1", "event": "REVOKED", "effective_at": datetime(2026, 11, 20, 12, 0)}
-            ])
+            append_history(
+                conn,
+                tables.api_key_events,
+                [{"key_id": "k1", "event": "REVOKED", "effective_at": datetime(2026, 11, 20, 12, 0)}],
+            )
 
 
 def test_many_keys_are_compared_in_chunks(settings: Settings) -> None:

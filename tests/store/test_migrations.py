@@ -49,9 +49,7 @@ def test_a_failing_migration_leaves_nothing_behind(database_url: str, tmp_path: 
     engine = build_engine(database_url)
     upgrade(engine, sql_dir)
     folder = "sqlite" if engine.dialect.name == "sqlite" else "postgres"
-    (sql_dir / folder / "0999_broken.sql").write_text(
-        "CREATE TABLE half_done (id INTEGER);\nTHIS IS NOT SQL;\n"
-    )
+    (sql_dir / folder / "0999_broken.sql").write_text("CREATE TABLE half_done (id INTEGER);\nTHIS IS NOT SQL;\n")
     with pytest.raises(MigrationError, match="0999_broken.sql failed"):
         upgrade(engine, sql_dir)
     with engine.connect() as conn:

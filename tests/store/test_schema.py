@@ -1,4 +1,5 @@
 """The DDL twins and the Python table definitions describe one schema."""
+
 import pytest
 from sqlalchemy import inspect
 
@@ -16,8 +17,9 @@ def _columns(url: str) -> dict[str, dict[str, bool]]:
             continue
         primary = set(inspector.get_pk_constraint(table)["constrained_columns"])
         # SQLite reports an INTEGER PRIMARY KEY as nullable; a primary key never is.
-        found[table] = {c["name"]: bool(c["nullable"]) and c["name"] not in primary
-                        for c in inspector.get_columns(table)}
+        found[table] = {
+            c["name"]: bool(c["nullable"]) and c["name"] not in primary for c in inspector.get_columns(table)
+        }
     engine.dispose()
     return found
 
@@ -31,7 +33,7 @@ def test_python_tables_match_the_ddl(settings: Settings) -> None:
 
 
 @pytest.mark.postgres
-def test_sqlite_twin_has_the_same_tables_and_columns_as_postgres(postgres_url: str, tmp_path) -> None:  # noqa: ANN001
+def test_sqlite_twin_has_the_same_tables_and_columns_as_postgres(postgres_url: str, tmp_path) -> None:
     from store.migrations import upgrade
 
     sqlite_url = f"sqlite:///{tmp_path / 'twin.db'}"
@@ -48,7 +50,7 @@ def test_every_table_declares_a_natural_key() -> None:
         assert "recorded_at" in table.c, name
 
 
-def test_a_portfolios_newest_ids_are_one_index_lookup(tmp_path) -> None:  # noqa: ANN001
+def test_a_portfolios_newest_ids_are_one_index_lookup(tmp_path) -> None:
     """The data versions read on every cached API request (store.history.newest_ids, a
     portfolio's trades, cash, days and suggestions) use the (portfolio_id, id) indexes of
     migration 0012, not a walk over the portfolio's whole history."""
@@ -65,7 +67,11 @@ def test_a_portfolios_newest_ids_are_one_index_lookup(tmp_path) -> None:  # noqa
     with engine.connect() as conn:
         for table in (tables.trades, tables.cash_entries, tables.portfolio_days, tables.suggestions):
             newest_ids(conn, (table, "portfolio_id", "ai"))  # the statement runs
-            plan = conn.execute(text(f"EXPLAIN QUERY PLAN SELECT max(id) FROM {table.name} WHERE portfolio_id = 'ai'")).all()
+            plan = conn.execute(
+                text(f"EXPLAIN QUERY PLAN SELECT max(id) FROM {table.name} WHERE portfolio_id = 'ai'")
+            ).all()
             plans.append(" ".join(str(row[-1]) for row in plan))
     engine.dispose()
-    assert all(f"ix_{t}_portfolio_id" in p for t, p in zip(("trades", "cash_entries", "portfolio_days", "suggestions"), plans)), plans
+    assert all(
+        f"ix_{t}_portfolio_id" in p for t, p in zip(("trades", "cash_entries", "portfolio_days", "suggestions"), plans)
+    ), plans

@@ -22,7 +22,9 @@ AI_TRADES = Page("aiTrades", default=100, largest=1000)
 AI_DAYS = Page("aiDays", default=100, largest=1000)
 
 
-@strawberry.type(description="The autonomous AI portfolio at the latest close (GET /api/ai-portfolio/summary and positions).")
+@strawberry.type(
+    description="The autonomous AI portfolio at the latest close (GET /api/ai-portfolio/summary and positions)."
+)
 class AIPortfolio:
     as_of: date
     started: bool = strawberry.field(description="False until the AI portfolio's first executed day.")
@@ -48,20 +50,33 @@ class AIPortfolio:
         page, info = AI_POSITIONS.slice(self.open_positions, lambda p: p["symbol"], first, after)
         return Connection(nodes=[AIPosition.from_row(p, self.equity) for p in page], page_info=info)
 
-    @strawberry.field(description="Return, risk, turnover and costs beside the equal-weighted liquid universe "
-                                  "(GET /api/ai-portfolio/track-record).")
+    @strawberry.field(
+        description="Return, risk, turnover and costs beside the equal-weighted liquid universe "
+        "(GET /api/ai-portfolio/track-record)."
+    )
     async def track_record(self, info: Info) -> TrackRecord:
         starting = info.context.svc.settings.ai_starting_cash
         return TrackRecord.from_record(await info.context.read(ai_track_record, starting))
 
-    @strawberry.field(description="Admin only (null with a FORBIDDEN error otherwise): every AI trade with its rationale, oldest first.", permission_classes=[AdminOnly])
-    async def trades(self, info: Info, first: int | None = AI_TRADES.default, after: str | None = None) -> Connection[AITrade] | None:
+    @strawberry.field(
+        description="Admin only (null with a FORBIDDEN error otherwise): every AI trade with its rationale, oldest "
+        "first.",
+        permission_classes=[AdminOnly],
+    )
+    async def trades(
+        self, info: Info, first: int | None = AI_TRADES.default, after: str | None = None
+    ) -> Connection[AITrade] | None:
         record = await info.context.read(portfolio_views.ai_record)
         page, page_info = AI_TRADES.slice(record["trades"], lambda t: t["trade_id"], first, after, order="as-listed")
         return Connection(nodes=[AITrade.from_row(t) for t in page], page_info=page_info)
 
-    @strawberry.field(description="Admin only (null with a FORBIDDEN error otherwise): every executed day, oldest first.", permission_classes=[AdminOnly])
-    async def days(self, info: Info, first: int | None = AI_DAYS.default, after: str | None = None) -> Connection[AIDay] | None:
+    @strawberry.field(
+        description="Admin only (null with a FORBIDDEN error otherwise): every executed day, oldest first.",
+        permission_classes=[AdminOnly],
+    )
+    async def days(
+        self, info: Info, first: int | None = AI_DAYS.default, after: str | None = None
+    ) -> Connection[AIDay] | None:
         record = await info.context.read(portfolio_views.ai_record)
         page, page_info = AI_DAYS.slice(record["days"], lambda d: d["trading_date"], first, after)
         return Connection(nodes=[AIDay.from_row(d) for d in page], page_info=page_info)

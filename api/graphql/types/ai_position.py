@@ -9,10 +9,14 @@ from strawberry.scalars import JSON
 from api.graphql.types.position import Position
 
 
-@strawberry.type(description="An open position of the autonomous AI portfolio with the rationale of the trade that opened it.")
+@strawberry.type(
+    description="An open position of the autonomous AI portfolio with the rationale of the trade that opened it."
+)
 class AIPosition(Position):
     direction: str = strawberry.field(description="LONG: the AI portfolio never sells short.")
-    rationale: JSON = strawberry.field(description="Why the executor bought: score, gates, flags, limits, bound_by, model.")
+    rationale: JSON = strawberry.field(
+        description="Why the executor bought: score, gates, flags, limits, bound_by, model."
+    )
     timestamp: str = strawberry.field(description="Exchange time of the opening trade, ISO 8601 without offset.")
 
     @classmethod

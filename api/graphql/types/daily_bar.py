@@ -19,13 +19,25 @@ class DailyBar:
     bid: float | None = strawberry.field(description="Closing bid.")
     ask: float | None = strawberry.field(description="Closing ask.")
     rsi_14: float | None = strawberry.field(description="Wilder's 14-day RSI, 0-100.")
-    bollinger_pct_b: float | None = strawberry.field(description='Bollinger %B (20 days, 2 sd): where the close sits in the bands, a fraction (0 = lower band, 1 = upper).')
-    bollinger_bandwidth: float | None = strawberry.field(description='Bollinger bandwidth (20 days, 2 sd): band width over the middle band, a fraction.')
-    momentum_5: float | None = strawberry.field(description='Return over 5 trading days, a fraction (0.021 = 2.1%).')
-    momentum_20: float | None = strawberry.field(description='Return over 20 trading days, a fraction.')
-    volatility_20: float | None = strawberry.field(description='Standard deviation of daily returns over 20 trading days, a fraction.')
-    volume_ratio_20: float | None = strawberry.field(description='Volume over ADV_20 (the 20-day mean volume), a ratio.')
-    spread_pct: float | None = strawberry.field(description="Closing spread in percent: (ask - bid) / mid x 100 from the quotes, else the day's range over the close (market/liquidity.py).")
+    bollinger_pct_b: float | None = strawberry.field(
+        description="Bollinger %B (20 days, 2 sd): where the close sits in the bands, a fraction (0 = lower band, 1 = "
+        "upper)."
+    )
+    bollinger_bandwidth: float | None = strawberry.field(
+        description="Bollinger bandwidth (20 days, 2 sd): band width over the middle band, a fraction."
+    )
+    momentum_5: float | None = strawberry.field(description="Return over 5 trading days, a fraction (0.021 = 2.1%).")
+    momentum_20: float | None = strawberry.field(description="Return over 20 trading days, a fraction.")
+    volatility_20: float | None = strawberry.field(
+        description="Standard deviation of daily returns over 20 trading days, a fraction."
+    )
+    volume_ratio_20: float | None = strawberry.field(
+        description="Volume over ADV_20 (the 20-day mean volume), a ratio."
+    )
+    spread_pct: float | None = strawberry.field(
+        description="Closing spread in percent: (ask - bid) / mid x 100 from the quotes, else the day's range over "
+        "the close (market/liquidity.py)."
+    )
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> DailyBar:

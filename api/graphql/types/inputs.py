@@ -1,5 +1,6 @@
 """Mutation inputs. Their rules are the REST bodies' Pydantic models (api/schemas), applied
 to the same values, so a request refused over REST is refused here with the same reasons."""
+
 from __future__ import annotations
 
 from decimal import Decimal

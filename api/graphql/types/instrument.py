@@ -40,15 +40,23 @@ class Instrument:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Instrument:
-        return cls(symbol=row["symbol"], name=row["name"], board=row["board"], sector=row["sector"],
-                   currency=row["currency"], listed_on=row["listed_on"])
+        return cls(
+            symbol=row["symbol"],
+            name=row["name"],
+            board=row["board"],
+            sector=row["sector"],
+            currency=row["currency"],
+            listed_on=row["listed_on"],
+        )
 
     @strawberry.field(description="This instrument's entry in GET /api/market/latest.")
     async def latest_quote(self, info: Info) -> Quote | None:
         entry = await info.context.loaders.quote.load((self.symbol,))
         return Quote.from_entry(entry) if entry else None
 
-    @strawberry.field(description="The prediction of the latest scored day; null when the model skipped the instrument.")
+    @strawberry.field(
+        description="The prediction of the latest scored day; null when the model skipped the instrument."
+    )
     async def latest_prediction(self, info: Info) -> Prediction | None:
         row = await info.context.loaders.latest_prediction.load((self.symbol,))
         return Prediction.from_row(row) if row else None
@@ -64,8 +72,14 @@ class Instrument:
         return Fundamentals.from_row(row) if row else None
 
     @strawberry.field(description="Daily bars oldest first within [start, end] (GET /api/market/history).")
-    async def history(self, info: Info, start: date | None = None, end: date | None = None,
-                      first: int | None = HISTORY.default, after: str | None = None) -> Connection[DailyBar]:
+    async def history(
+        self,
+        info: Info,
+        start: date | None = None,
+        end: date | None = None,
+        first: int | None = HISTORY.default,
+        after: str | None = None,
+    ) -> Connection[DailyBar]:
         _range(start, end)
         size, key = HISTORY.size(first), HISTORY.key_after(after)
         cursor_day = supported_date(key, "the history cursor") if key else None
@@ -73,28 +87,45 @@ class Instrument:
         return _bars(HISTORY, page)
 
     @strawberry.field(description="The last `first` bars up to `end` (default: the latest), oldest first.")
-    async def recent_bars(self, info: Info, first: int | None = RECENT_BARS.default,
-                          end: date | None = None) -> Connection[DailyBar]:
+    async def recent_bars(
+        self, info: Info, first: int | None = RECENT_BARS.default, end: date | None = None
+    ) -> Connection[DailyBar]:
         page = await info.context.loaders.recent_bars.load((self.symbol, RECENT_BARS.size(first), end))
         return _bars(RECENT_BARS, page)
 
     @strawberry.field(description="Served predictions within [start, end], oldest first.")
-    async def predictions(self, info: Info, start: date | None = None, end: date | None = None,
-                          first: int | None = PREDICTIONS.default, after: str | None = None) -> Connection[Prediction]:
+    async def predictions(
+        self,
+        info: Info,
+        start: date | None = None,
+        end: date | None = None,
+        first: int | None = PREDICTIONS.default,
+        after: str | None = None,
+    ) -> Connection[Prediction]:
         _range(start, end)
         rows = await info.context.loaders.predictions.load((self.symbol, start, end))
         page, page_info = PREDICTIONS.slice(rows, lambda r: r["trading_date"], first, after)
         return Connection(nodes=[Prediction.from_row(r) for r in page], page_info=page_info)
 
     @strawberry.field(description="News and disclosures naming the instrument, newest first.")
-    async def news(self, info: Info, first: int | None = NEWS.default, after: str | None = None) -> Connection[NewsItem]:
+    async def news(
+        self, info: Info, first: int | None = NEWS.default, after: str | None = None
+    ) -> Connection[NewsItem]:
         rows = await info.context.loaders.news.load((self.symbol,))
-        page, page_info = NEWS.slice(rows, lambda r: (r["published_at"], r["kind"], r["id"]), first, after, order="descending")
+        page, page_info = NEWS.slice(
+            rows, lambda r: (r["published_at"], r["kind"], r["id"]), first, after, order="descending"
+        )
         return Connection(nodes=[NewsItem.from_row(r) for r in page], page_info=page_info)
 
     @strawberry.field(description="The daily sentiment composite within [start, end], oldest first.")
-    async def sentiment(self, info: Info, start: date | None = None, end: date | None = None,
-                        first: int | None = SENTIMENT.default, after: str | None = None) -> Connection[SentimentScore]:
+    async def sentiment(
+        self,
+        info: Info,
+        start: date | None = None,
+        end: date | None = None,
+        first: int | None = SENTIMENT.default,
+        after: str | None = None,
+    ) -> Connection[SentimentScore]:
         _range(start, end)
         rows = await info.context.loaders.sentiment.load((self.symbol, start, end))
         page, page_info = SENTIMENT.slice(rows, lambda r: r["trading_date"], first, after)
@@ -104,5 +135,7 @@ class Instrument:
 def _bars(page_rule: Page, page: dict[str, Any]) -> Connection[DailyBar]:
     items = page["items"]
     end_cursor = page_rule.cursor(items[-1]["trading_date"]) if items else None
-    return Connection(nodes=[DailyBar.from_item(i) for i in items],
-                      page_info=PageInfo(end_cursor=end_cursor, has_next_page=page["next_cursor"] is not None))
+    return Connection(
+        nodes=[DailyBar.from_item(i) for i in items],
+        page_info=PageInfo(end_cursor=end_cursor, has_next_page=page["next_cursor"] is not None),
+    )

@@ -8,7 +8,9 @@ import strawberry
 from api.graphql.scalars import Shares
 
 
-@strawberry.type(description="The liquidity rail's per-instrument entry gates on the latest market day (portfolio/rails.py).")
+@strawberry.type(
+    description="The liquidity rail's per-instrument entry gates on the latest market day (portfolio/rails.py)."
+)
 class Liquidity:
     trading_date: date
     adv_20: float | None = strawberry.field(description="Mean volume of the last 20 bars; null with fewer than 20.")

@@ -23,8 +23,10 @@ class OriginalValue:
     unit: str
 
 
-@strawberry.type(description="The latest value of a macro indicator, point in time and optionally converted "
-                             "(GET /api/v1/macro/indicators).")
+@strawberry.type(
+    description="The latest value of a macro indicator, point in time and optionally converted "
+    "(GET /api/v1/macro/indicators)."
+)
 class MacroIndicator:
     source: str
     category: str

@@ -33,6 +33,10 @@ class MacroInsights:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> MacroInsights:
-        return cls(generation=record["generation"], week_start=record["week_start"], model_version=record["model_version"],
-                   parameters=[MacroParameter(**p) for p in record["parameters"]],
-                   sources=[MacroSource(**s) for s in record["sources"]])
+        return cls(
+            generation=record["generation"],
+            week_start=record["week_start"],
+            model_version=record["model_version"],
+            parameters=[MacroParameter(**p) for p in record["parameters"]],
+            sources=[MacroSource(**s) for s in record["sources"]],
+        )

@@ -6,7 +6,9 @@ from typing import Any
 import strawberry
 
 
-@strawberry.type(description="The day's breadth and the service's capitalisation-weighted index (GET /api/market/breadth).")
+@strawberry.type(
+    description="The day's breadth and the service's capitalisation-weighted index (GET /api/market/breadth)."
+)
 class MarketBreadth:
     trading_date: date | None
     instruments: int
@@ -16,7 +18,9 @@ class MarketBreadth:
     unchanged: int = strawberry.field(description="Traded firm: traded and closed at the previous close.")
     not_traded: int
     index_change_pct: float | None = strawberry.field(
-        description="Change of the service's capitalisation-weighted index in percent (not the exchange's official one).")
+        description="Change of the service's capitalisation-weighted index in percent (not the exchange's official "
+        "one)."
+    )
     index_market_cap: float | None
     index_constituents: int
     index_excluded: list[str]

@@ -6,7 +6,9 @@ from typing import Any
 import strawberry
 
 
-@strawberry.type(description="A simple rule scored on the same rows as the model (majority, last_move_sign, predict_zero).")
+@strawberry.type(
+    description="A simple rule scored on the same rows as the model (majority, last_move_sign, predict_zero)."
+)
 class Baseline:
     name: str
     value: float
@@ -23,12 +25,18 @@ class Metric:
     def from_record(cls, metric: dict[str, Any] | None) -> Metric | None:
         if not metric:
             return None
-        return cls(value=metric["value"], base_rate=metric["base_rate"], sample_size=metric["sample_size"],
-                   baselines=[Baseline(name=k, value=v) for k, v in metric.get("baselines", {}).items()])
+        return cls(
+            value=metric["value"],
+            base_rate=metric["base_rate"],
+            sample_size=metric["sample_size"],
+            baselines=[Baseline(name=k, value=v) for k, v in metric.get("baselines", {}).items()],
+        )
 
 
-@strawberry.type(description="One out-of-sample record: `validation` (walk-forward over the history before the first "
-                             "live day) or `live` (from the first live day).")
+@strawberry.type(
+    description="One out-of-sample record: `validation` (walk-forward over the history before the first "
+    "live day) or `live` (from the first live day)."
+)
 class PerformanceRecord:
     record: str
     label: str
@@ -44,7 +52,8 @@ class PerformanceRecord:
     average_error: Metric | None
     information_coefficient: Metric | None
     tercile_spread: Metric | None = strawberry.field(
-        description="Up-move rate of TOP minus BOTTOM tercile predictions; base rate 0 (no skill).")
+        description="Up-move rate of TOP minus BOTTOM tercile predictions; base rate 0 (no skill)."
+    )
     reason: str | None = strawberry.field(description="Why metrics are missing.")
 
     @classmethod
@@ -53,8 +62,10 @@ class PerformanceRecord:
         return cls(**{k: v for k, v in record.items() if k != "metrics"}, **metrics)
 
 
-@strawberry.type(description="One check of the model monitor: its state after persistence, the day's own level, its "
-                             "figure against its thresholds and the first day of the breach (docs/monitoring.md).")
+@strawberry.type(
+    description="One check of the model monitor: its state after persistence, the day's own level, its "
+    "figure against its thresholds and the first day of the breach (docs/monitoring.md)."
+)
 class MonitorCheck:
     check: str
     kind: str
@@ -95,4 +106,6 @@ class ModelPerformance:
     def from_record(cls, record: dict[str, Any]) -> ModelPerformance:
         records = {k: PerformanceRecord.from_record(record[k]) for k in ("validation", "live")}
         monitor = ModelMonitor.from_record(record["monitor"])
-        return cls(**{k: v for k, v in record.items() if k not in records and k != "monitor"}, **records, monitor=monitor)
+        return cls(
+            **{k: v for k, v in record.items() if k not in records and k != "monitor"}, **records, monitor=monitor
+        )

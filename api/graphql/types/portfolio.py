@@ -12,8 +12,8 @@ from api.graphql.pagination import Connection, Page
 from api.graphql.types.cash_movement import CashMovement
 from api.graphql.types.position import Position
 from api.graphql.types.suggestion import Suggestion
-from api.graphql.types.trade import Trade
 from api.graphql.types.track_record import TrackRecord
+from api.graphql.types.trade import Trade
 from portfolio import suggestions
 from views import portfolio as portfolio_views
 from views.track_record import portfolio_track_record
@@ -24,7 +24,9 @@ CASH = Page("cashMovements", default=100, largest=1000)
 SUGGESTIONS = Page("suggestions", default=50, largest=200)
 
 
-@strawberry.type(description="The caller's portfolio valued at the latest close (the admin key's is the house portfolio).")
+@strawberry.type(
+    description="The caller's portfolio valued at the latest close (the admin key's is the house portfolio)."
+)
 class Portfolio:
     portfolio_id: str
     as_of: date
@@ -32,7 +34,9 @@ class Portfolio:
     market_value: Decimal
     equity: Decimal = strawberry.field(description="Cash plus positions at the latest close.")
     liquid_equity: Decimal = strawberry.field(description="Equity less the discounts of positions that cannot be sold.")
-    illiquid_discounts: JSON = strawberry.field(description="Discount per ticker (TRAPPED: whole value; HIGH_SPREAD: value x spread).")
+    illiquid_discounts: JSON = strawberry.field(
+        description="Discount per ticker (TRAPPED: whole value; HIGH_SPREAD: value x spread)."
+    )
     unrealized_pnl: Decimal
     realized_pnl: Decimal
     positions_count: int
@@ -50,29 +54,36 @@ class Portfolio:
         page, info = POSITIONS.slice(self.open_positions, lambda p: p["symbol"], first, after)
         return Connection(nodes=[Position.from_row(p, self.equity) for p in page], page_info=info)
 
-    @strawberry.field(description="Return, risk, turnover and fees since the first movement, beside the equal-weighted "
-                                  "liquid universe and the service's index (GET /api/portfolio/track-record).")
+    @strawberry.field(
+        description="Return, risk, turnover and fees since the first movement, beside the equal-weighted "
+        "liquid universe and the service's index (GET /api/portfolio/track-record)."
+    )
     async def track_record(self, info: Info) -> TrackRecord:
         return TrackRecord.from_record(await info.context.read(portfolio_track_record, self.portfolio_id))
 
     @strawberry.field(description="Every trade, oldest first.")
-    async def trades(self, info: Info, first: int | None = TRADES.default, after: str | None = None) -> Connection[Trade]:
+    async def trades(
+        self, info: Info, first: int | None = TRADES.default, after: str | None = None
+    ) -> Connection[Trade]:
         rows = await info.context.read(portfolio_views.trade_history, self.portfolio_id)
         page, page_info = TRADES.slice(rows, lambda t: t["trade_id"], first, after, order="as-listed")
         return Connection(nodes=[Trade.from_row(t) for t in page], page_info=page_info)
 
     @strawberry.field(description="Every cash movement, oldest first, with the balance after each.")
-    async def cash_movements(self, info: Info, first: int | None = CASH.default,
-                             after: str | None = None) -> Connection[CashMovement]:
+    async def cash_movements(
+        self, info: Info, first: int | None = CASH.default, after: str | None = None
+    ) -> Connection[CashMovement]:
         rows = await info.context.read(portfolio_views.cash_history, self.portfolio_id)
         page, page_info = CASH.slice(rows, lambda e: e["entry_id"], first, after, order="as-listed")
         return Connection(nodes=[CashMovement.from_row(e) for e in page], page_info=page_info)
 
     @strawberry.field(description="Pending morning suggestions (expired ones are not listed).")
-    async def suggestions(self, info: Info, first: int | None = SUGGESTIONS.default,
-                          after: str | None = None) -> Connection[Suggestion]:
+    async def suggestions(
+        self, info: Info, first: int | None = SUGGESTIONS.default, after: str | None = None
+    ) -> Connection[Suggestion]:
         ctx = info.context
         rows = await ctx.call(suggestions.list_pending, ctx.svc.engine, self.portfolio_id, ctx.svc.now())
         page, page_info = SUGGESTIONS.slice(
-            rows, lambda s: (str(s["trading_date"]), s["side"] != "SELL", s["symbol"]), first, after)
+            rows, lambda s: (str(s["trading_date"]), s["side"] != "SELL", s["symbol"]), first, after
+        )
         return Connection(nodes=[Suggestion.from_row(s) for s in page], page_info=page_info)

@@ -5,10 +5,9 @@ from decimal import Decimal
 from typing import Any
 
 import strawberry
-
-from api.graphql.scalars import Shares
 from strawberry.types import Info
 
+from api.graphql.scalars import Shares
 from api.graphql.types.instrument import Instrument
 from api.graphql.types.prediction import Prediction
 

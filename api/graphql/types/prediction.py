@@ -16,31 +16,58 @@ class Prediction:
     trading_date: date
     model_id: str
     horizon_days: int = strawberry.field(description="Trading days the prediction looks ahead.")
-    score: float | None = strawberry.field(description="0-100 calibrated conviction that the close rises over the horizon.")
+    score: float | None = strawberry.field(
+        description="0-100 calibrated conviction that the close rises over the horizon."
+    )
     action: Action | None
     weight: float | None = strawberry.field(description="Risk-adjusted position weight (volatility-scaled, capped).")
     tercile: Tercile | None
-    predicted_return: float | None = strawberry.field(description=(
-        "Predicted return over the horizon, a fraction (0.012 = 1.2%): the median of the calibrated "
-        "distribution of the next move, 0 unless a move one way is more likely than not."))
+    predicted_return: float | None = strawberry.field(
+        description=(
+            "Predicted return over the horizon, a fraction (0.012 = 1.2%): the median of the calibrated "
+            "distribution of the next move, 0 unless a move one way is more likely than not."
+        )
+    )
     probability_up: float | None = strawberry.field(description="Layer 2's probability of an up move.")
-    layer1_probability: float | None = strawberry.field(description="The foundation model's P(up), one of the 14 features.")
-    layer1_backend: str | None = strawberry.field(description="Foundation-model backend; `fallback-...` names the labelled fallback.")
-    held_edge: float | None = strawberry.field(description=(
-        "What earlier predictions in the same Score band earned from the next session's close, a fraction."))
-    round_trip_cost: float | None = strawberry.field(description="The name's spread and two brokerage fees, a fraction.")
+    layer1_probability: float | None = strawberry.field(
+        description="The foundation model's P(up), one of the 14 features."
+    )
+    layer1_backend: str | None = strawberry.field(
+        description="Foundation-model backend; `fallback-...` names the labelled fallback."
+    )
+    held_edge: float | None = strawberry.field(
+        description=(
+            "What earlier predictions in the same Score band earned from the next session's close, a fraction."
+        )
+    )
+    round_trip_cost: float | None = strawberry.field(
+        description="The name's spread and two brokerage fees, a fraction."
+    )
     decision_reason: str | None = strawberry.field(description="Why the Action is what it is (held edge against cost).")
-    reasons: PredictionReasons | None = strawberry.field(description=(
-        "The three inputs that moved this prediction most, with their contributions to the raw score and the base "
-        "value; null when the prediction has none (stored before migration 0015)."))
+    reasons: PredictionReasons | None = strawberry.field(
+        description=(
+            "The three inputs that moved this prediction most, with their contributions to the raw score and the base "
+            "value; null when the prediction has none (stored before migration 0015)."
+        )
+    )
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Prediction:
-        return cls(symbol=row["symbol"], trading_date=row["trading_date"], model_id=row["model_id"],
-                   horizon_days=row["horizon_days"], score=row["score"], action=optional(Action, row["action"]),
-                   weight=row["weight"], tercile=optional(Tercile, row["tercile"]), predicted_return=row["predicted_return"], probability_up=row["p_up"],
-                   layer1_probability=row["layer1_p_up"], layer1_backend=row["layer1_backend"],
-                   held_edge=row.get("held_edge"), round_trip_cost=row.get("round_trip_cost"),
-                   decision_reason=row.get("decision_reason"),
-                   reasons=PredictionReasons.from_served(served_reasons(row.get("reasons"))))
-
+        return cls(
+            symbol=row["symbol"],
+            trading_date=row["trading_date"],
+            model_id=row["model_id"],
+            horizon_days=row["horizon_days"],
+            score=row["score"],
+            action=optional(Action, row["action"]),
+            weight=row["weight"],
+            tercile=optional(Tercile, row["tercile"]),
+            predicted_return=row["predicted_return"],
+            probability_up=row["p_up"],
+            layer1_probability=row["layer1_p_up"],
+            layer1_backend=row["layer1_backend"],
+            held_edge=row.get("held_edge"),
+            round_trip_cost=row.get("round_trip_cost"),
+            decision_reason=row.get("decision_reason"),
+            reasons=PredictionReasons.from_served(served_reasons(row.get("reasons"))),
+        )

@@ -8,17 +8,27 @@ import strawberry
 @strawberry.type(description="One input's signed contribution to a prediction's raw score.")
 class ReasonInput:
     input: str = strawberry.field(description="The model input, by its label (one of the 14 features).")
-    contribution: float = strawberry.field(description=(
-        "Its signed contribution to the prediction's raw score, in raw-score units (log-odds of up given a move, "
-        "before calibration): positive pushes the Score up, negative down."))
+    contribution: float = strawberry.field(
+        description=(
+            "Its signed contribution to the prediction's raw score, in raw-score units (log-odds of up given a move, "
+            "before calibration): positive pushes the Score up, negative down."
+        )
+    )
 
 
-@strawberry.type(description=(
-    "The reasons behind one prediction: LightGBM's own per-prediction contributions of the risk model "
-    "(pred_contrib); baseValue plus every input's contribution is the raw score."))
+@strawberry.type(
+    description=(
+        "The reasons behind one prediction: LightGBM's own per-prediction contributions of the risk model "
+        "(pred_contrib); baseValue plus every input's contribution is the raw score."
+    )
+)
 class PredictionReasons:
-    base_value: float = strawberry.field(description="The model's expected raw score before any input is read (raw-score units).")
-    inputs: list[ReasonInput] = strawberry.field(description="The three inputs with the largest absolute contribution, largest first.")
+    base_value: float = strawberry.field(
+        description="The model's expected raw score before any input is read (raw-score units)."
+    )
+    inputs: list[ReasonInput] = strawberry.field(
+        description="The three inputs with the largest absolute contribution, largest first."
+    )
 
     @classmethod
     def from_served(cls, served: dict[str, Any] | None) -> PredictionReasons | None:

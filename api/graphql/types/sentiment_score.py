@@ -6,7 +6,9 @@ from typing import Any
 import strawberry
 
 
-@strawberry.type(description="The day's sentiment composite of an instrument (decayed, source-weighted mean of its texts).")
+@strawberry.type(
+    description="The day's sentiment composite of an instrument (decayed, source-weighted mean of its texts)."
+)
 class SentimentScore:
     trading_date: date
     method: str
@@ -15,4 +17,6 @@ class SentimentScore:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> SentimentScore:
-        return cls(trading_date=row["trading_date"], method=row["method"], score=row["score"], item_count=row["item_count"])
+        return cls(
+            trading_date=row["trading_date"], method=row["method"], score=row["score"], item_count=row["item_count"]
+        )

@@ -9,10 +9,12 @@ from strawberry.scalars import JSON
 
 @strawberry.type(description="The book beside one benchmark over the same days (fractions; 250 trading days a year).")
 class BenchmarkComparison:
-    name: str = strawberry.field(description="equal_weight_liquid: the names that passed the entry gates at the month's "
-                                             "start, held equally through the month; index: the exchange's "
-                                             "published index where stored, else the service's "
-                                             "capitalisation-weighted index (TrackRecord.indexSource).")
+    name: str = strawberry.field(
+        description="equal_weight_liquid: the names that passed the entry gates at the month's "
+        "start, held equally through the month; index: the exchange's "
+        "published index where stored, else the service's "
+        "capitalisation-weighted index (TrackRecord.indexSource)."
+    )
     total_return: float | None
     annual_return: float | None
     excess_annual_return: float | None
@@ -31,8 +33,10 @@ class CostsPaid:
     share_of_equity_per_year: float | None
 
 
-@strawberry.type(description="Track-record statistics (GET /api/ai-portfolio/track-record): empyrical-reloaded's "
-                             "figures, fractions not percent.")
+@strawberry.type(
+    description="Track-record statistics (GET /api/ai-portfolio/track-record): empyrical-reloaded's "
+    "figures, fractions not percent."
+)
 class TrackRecord:
     days: int
     first: str | None
@@ -48,24 +52,61 @@ class TrackRecord:
     trades: int | None
     costs: CostsPaid | None
     benchmarks: list[BenchmarkComparison]
-    index_source: str | None = strawberry.field(description=(
-        "What the index benchmark is: the symbol of the index the exchange published (e.g. ^NASI), or cap_weighted "
-        "(the service's capitalisation-weighted index); null without one."))
-    records: JSON | None = strawberry.field(description=(
-        "The AI portfolio only: the same statistics over the days replayed on the validation record and over the "
-        "live days, apart (as REST serves them)."))
+    index_source: str | None = strawberry.field(
+        description=(
+            "What the index benchmark is: the symbol of the index the exchange published (e.g. ^NASI), or cap_weighted "
+            "(the service's capitalisation-weighted index); null without one."
+        )
+    )
+    records: JSON | None = strawberry.field(
+        description=(
+            "The AI portfolio only: the same statistics over the days replayed on the validation record and over the "
+            "live days, apart (as REST serves them)."
+        )
+    )
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> TrackRecord:
-        plain = {name: record.get(name) for name in ("first", "last", "total_return", "annual_return", "annual_volatility",
-                                                     "sharpe", "sortino", "max_drawdown", "calmar", "annual_turnover",
-                                                     "trades", "index_source")}
+        plain = {
+            name: record.get(name)
+            for name in (
+                "first",
+                "last",
+                "total_return",
+                "annual_return",
+                "annual_volatility",
+                "sharpe",
+                "sortino",
+                "max_drawdown",
+                "calmar",
+                "annual_turnover",
+                "trades",
+                "index_source",
+            )
+        }
         costs = record.get("costs")
         money = {k: Decimal(str(v)) for k, v in (costs or {}).items() if k != "share_of_equity_per_year"}
-        return cls(days=record.get("days", 0), **plain,
-                   costs=CostsPaid(**money, share_of_equity_per_year=costs.get("share_of_equity_per_year"))
-                   if costs else None,
-                   records=record.get("records"),
-                   benchmarks=[BenchmarkComparison(name=name, **{k: figures.get(k) for k in (
-                       "total_return", "annual_return", "excess_annual_return", "tracking_error", "information_ratio",
-                       "beta", "alpha")}) for name, figures in record.get("benchmarks", {}).items()])
+        return cls(
+            days=record.get("days", 0),
+            **plain,
+            costs=CostsPaid(**money, share_of_equity_per_year=costs.get("share_of_equity_per_year")) if costs else None,
+            records=record.get("records"),
+            benchmarks=[
+                BenchmarkComparison(
+                    name=name,
+                    **{
+                        k: figures.get(k)
+                        for k in (
+                            "total_return",
+                            "annual_return",
+                            "excess_annual_return",
+                            "tracking_error",
+                            "information_ratio",
+                            "beta",
+                            "alpha",
+                        )
+                    },
+                )
+                for name, figures in record.get("benchmarks", {}).items()
+            ],
+        )

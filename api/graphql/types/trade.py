@@ -5,9 +5,9 @@ from decimal import Decimal
 from typing import Any
 
 import strawberry
+from strawberry.scalars import JSON
 
 from api.graphql.scalars import Shares
-from strawberry.scalars import JSON
 
 
 @strawberry.type(description="One executed trade of a portfolio.")

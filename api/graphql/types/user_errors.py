@@ -1,5 +1,6 @@
 """Expected failures of a mutation, returned as members of its result union (not as
 GraphQL errors): the client switches on `__typename` and reads `message`."""
+
 from __future__ import annotations
 
 import strawberry
@@ -18,7 +19,9 @@ class FieldError:
 
 @strawberry.type(description="The input was refused (validation, price band, holdings, cash, market state).")
 class InvalidInput(UserError):
-    fields: list[FieldError] = strawberry.field(default_factory=list, description="Failing fields, when validation failed.")
+    fields: list[FieldError] = strawberry.field(
+        default_factory=list, description="Failing fields, when validation failed."
+    )
 
 
 @strawberry.type(description="Nothing with that id in the caller's portfolio.")
@@ -26,7 +29,9 @@ class NotFound(UserError):
     pass
 
 
-@strawberry.type(description="The current state forbids it (no longer pending; idempotency key reused for another order).")
+@strawberry.type(
+    description="The current state forbids it (no longer pending; idempotency key reused for another order)."
+)
 class Conflict(UserError):
     pass
 
