@@ -1,5 +1,6 @@
 # make demo: set up, upgrade the embedded SQLite store, run the day's stages, then the API.
-# make test: set up (Debian's chromium for the browser tests too, when root), run the whole test suite.
+# make test: set up (Debian's chromium for the browser tests too, when root), lint, run the whole test suite.
+# make check: lint and the quick lane of tests (under 2 minutes; docs/testing.md).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -8,7 +9,7 @@ export AIRFLOW__CORE__LOAD_EXAMPLES = False
 export AIRFLOW__CORE__DAGS_FOLDER = $(CURDIR)/dags
 export AIRFLOW__CORE__PARALLELISM = 4
 
-.PHONY: install install-browser demo test lab airflow airflow-prod airflow-prod-stop airflow-prod-status report-images docs-runs docs-research clean
+.PHONY: install install-browser demo test check lint lab airflow airflow-prod airflow-prod-stop airflow-prod-status report-images docs-runs docs-research clean
 
 install: $(VENV)/.installed
 
@@ -26,8 +27,18 @@ demo: install
 # notebook's cells stay on one worker), the files with tests marked slow first (conftest.py);
 # TEST_WORKERS=0 runs the suite in one process.
 TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
-test: install install-browser
+test: install install-browser lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
+# The quick lane, under 2 minutes on 2 cores (docs/testing.md): ruff's lint and format check,
+# then the tests that need no server, data set, browser, notebooks' day or Airflow (conftest.py
+# marks the others `integration`), the layer contract (tests/test_layers.py) among them.
+check: install lint
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not integration" -q tests
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 # The browser tests (tests/docs/test_browser.py) drive Debian's chromium through its
 # chromedriver; installed here when missing and running as root. Elsewhere those tests skip

@@ -8,10 +8,12 @@ would in production; a developer's `.env` is ignored.
 
 nbval runs each stage notebook as "Run All" does: with its default parameters, a preview
 that stores nothing (pipeline/runner.py). So that each preview has its inputs (T1 needs
-T0's day, the trade needs the predictions), a session that collects stage notebooks first
-runs the notebooks' day for real: T0 over HTTP from the simulator, then T1's stages, and
-T3 for its Monday (its notebook also charts the stored releases and parameters).
+T0's day, the trade needs the predictions), a session that will run stage notebooks first
+backfills 30 simulated days and runs the notebooks' day for real: T0 over HTTP from the
+simulator, then T1's stages, and T3 for its Monday (its notebook also charts the stored
+releases and parameters). A session without them (`make check`) starts on the empty store.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,19 +21,21 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
+
 _SESSION_DIR: Path | None = None
 _SIMULATOR = None  # the context manager serving the simulated exchange
 NOTEBOOK_DEFAULT_DATE = "2026-11-20"  # the run_date default in every stage notebook but t3_macro's
 T3_NOTEBOOK_DATE = "2026-11-16"  # t3_macro's run_date default: the Monday of that week
 
 
-def _is_xdist_controller(config) -> bool:  # noqa: ANN001
+def _is_xdist_controller(config) -> bool:
     """Under `pytest -n N` (make test) the controller only hands files to the workers: each
     worker sets up its own session below, so the controller sets up none."""
     return not hasattr(config, "workerinput") and getattr(config.option, "dist", "no") != "no"
 
 
-def pytest_configure(config) -> None:  # noqa: ANN001
+def pytest_configure(config) -> None:
     global _SESSION_DIR
     if _is_xdist_controller(config):
         return
@@ -61,19 +65,18 @@ def pytest_configure(config) -> None:  # noqa: ANN001
 
     engine = build_engine(os.environ["MARKETINTEL_DATABASE_URL"])
     upgrade(engine)
-    _backfill_history(engine)
     engine.dispose()
     _start_simulator()
 
 
-def _backfill_history(engine) -> None:  # noqa: ANN001
+def _backfill_history(engine) -> None:
     """30 simulated days before the notebooks' date, so the model notebooks have history;
     the date itself is left for the T0 notebook to scrape over HTTP."""
     from datetime import date
 
-    from pipeline.backfill import backfill
     from market.clock import default_calendar
     from market.settings import get_settings
+    from pipeline.backfill import backfill
 
     day = default_calendar().previous_trading_day(date.fromisoformat(NOTEBOOK_DEFAULT_DATE))
     backfill(engine, get_settings(), 30, day, with_text=False)
@@ -93,17 +96,80 @@ def _start_simulator() -> None:
     os.environ["MARKETINTEL_EXCHANGE_BASE_URL"] = _SIMULATOR.__enter__()
 
 
-def pytest_collection_modifyitems(session, config, items) -> None:  # noqa: ANN001
-    from market.settings import PROJECT_ROOT
+# The two lanes (docs/testing.md). `make check` runs the tests not marked `integration`;
+# `make test` runs every test. A test is integration when it needs a real server or data set
+# (Postgres, Redis, a browser, the NSE files, an exchange simulator in its own process), runs
+# the day through the stage notebooks or Airflow, or takes a minute or more (`slow`); or when
+# its module or itself is named below, with the reason: it starts processes or kernels,
+# trains models over a history, or loads the machine on purpose.
+INTEGRATION_MARKS = frozenset({"slow", "airflow", "postgres"})
+INTEGRATION_FIXTURES = frozenset(
+    {"postgres_server", "postgres_url", "redis_url", "nse_data", "browser", "simulator_process", "served_demo"}
+)
+INTEGRATION_MODULES = {
+    "tests/pipeline/test_cli.py": "the CLI in its own process",
+    "tests/pipeline/test_cli_t0.py": "the CLI in its own process, against a simulator process",
+    "tests/pipeline/test_cli_portfolio.py": "the CLI in its own process",
+    "tests/reports/test_reports.py": "renders PDFs, and the CLI in its own process",
+    "tests/api/test_reports.py": "renders every PDF report over HTTP",
+    "tests/pipeline/test_notebooks.py": "stage notebooks in Jupyter kernels",
+    "tests/research/test_research_notebooks.py": "research notebooks in Jupyter kernels",
+    "tests/dags/test_dag_integrity.py": "Airflow's DAG processor and dag.test()",
+    "tests/dags/test_make_airflow.py": "Airflow standalone",
+    "tests/pipeline/test_bootstrap.py": "trains the walk-forward validation record",
+    "tests/pipeline/test_predict_stages.py": "trains and refits the risk model through the stages",
+    "tests/pipeline/test_fault_recovery.py": "kills a stage process and reruns it",
+    "tests/api/test_control_sweep.py": "sweeps every operation with every control character",
+    "tests/api/test_pool.py": "hundreds of concurrent requests on a small pool",
+    "tests/api/test_contract.py": "walks every GET and GraphQL root field of a seeded world",
+}
+INTEGRATION_TESTS = {
+    "tests/pipeline/test_monitor.py::test_the_stable_world_raises_no_alert": "trains a validation record",
+    "tests/pipeline/test_monitor.py::test_a_broken_input_feed": "trains a validation record",
+    "tests/pipeline/test_monitor.py::test_the_reference_is_read_from_its_cache": "trains a validation record",
+    "tests/models/test_reasons.py::test_the_live_stage_stores_the_reasons": "trains the risk model through the stages",
+    "tests/models/test_walkforward.py::test_shuffled_labels_give_coin_toss_accuracy": "walk-forward training",
+    "tests/models/test_walkforward.py::test_a_planted_signal_is_found": "walk-forward training",
+    "tests/models/test_layer1.py::test_a_local_chronos_bolt_loads_offline": "loads the foundation model with torch",
+    "tests/api/test_hardening.py::test_another_client_is_answered_at_once": "floods the service on purpose",
+    "tests/api/test_hardening.py::test_uploads_past_a_clients_share": "floods the uploads on purpose",
+}
 
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
+def pytest_collection_modifyitems(session, config, items) -> None:
+    for item in items:
+        if is_integration(item):
+            item.add_marker(pytest.mark.integration)
     if hasattr(config, "workerinput"):
         _slow_files_first(items)
-    stage_notebooks = PROJECT_ROOT / "notebooks"
-    if any(Path(str(item.fspath)).parent == stage_notebooks for item in items):
+
+
+def is_integration(item: pytest.Item) -> bool:
+    if _is_stage_notebook(item):
+        return True
+    module, _, name = item.nodeid.partition("::")
+    if module in INTEGRATION_MODULES or any(item.nodeid.startswith(test) for test in INTEGRATION_TESTS):
+        return True
+    if any(item.get_closest_marker(name) for name in INTEGRATION_MARKS):
+        return True
+    return bool(INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+def _is_stage_notebook(item: pytest.Item) -> bool:
+    from market.settings import PROJECT_ROOT
+
+    return Path(str(item.fspath)).parent == PROJECT_ROOT / "notebooks"
+
+
+def pytest_collection_finish(session) -> None:
+    """Once the selection is known (after `-m`): a session that will run stage notebooks
+    runs the notebooks' day first."""
+    if any(_is_stage_notebook(item) for item in session.items):
         _run_the_notebooks_day()
 
 
-def _slow_files_first(items: list) -> None:  # noqa: ANN001
+def _slow_files_first(items: list) -> None:
     """Under `pytest -n N --dist loadfile --no-loadscope-reorder` (make test) the workers take
     whole files in this order. A file whose tests take minutes (marked `slow`) handed out
     last would leave one worker running it alone at the end, so those files go first, the
@@ -117,9 +183,13 @@ def _slow_files_first(items: list) -> None:  # noqa: ANN001
 
 def _run_the_notebooks_day() -> None:
     from market.settings import get_settings
-    from pipeline.stage_lists import T0_STAGES, T1_STAGES
     from pipeline.runner import run_stage
+    from pipeline.stage_lists import T0_STAGES, T1_STAGES
+    from store.engine import build_engine
 
+    engine = build_engine(os.environ["MARKETINTEL_DATABASE_URL"])
+    _backfill_history(engine)
+    engine.dispose()
     get_settings.cache_clear()  # the simulator's URL was set after the first read
     for stage in T0_STAGES + T1_STAGES:
         run_stage(stage, NOTEBOOK_DEFAULT_DATE, trigger="cli")
@@ -127,7 +197,7 @@ def _run_the_notebooks_day() -> None:
     get_settings.cache_clear()
 
 
-def pytest_unconfigure(config) -> None:  # noqa: ANN001
+def pytest_unconfigure(config) -> None:
     if _SIMULATOR is not None:
         _SIMULATOR.__exit__(None, None, None)
     if _SESSION_DIR is not None:

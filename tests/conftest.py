@@ -5,12 +5,14 @@ and drop their own database; Redis tests use the server on 127.0.0.1:6379 with a
 prefix of their own, deleted afterwards. Under CI=true a missing server fails the run;
 elsewhere those tests skip with the reason printed.
 """
+
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -19,7 +21,9 @@ from store.engine import build_engine, dispose_engines
 from store.migrations import upgrade
 
 # ../shared/data beside the project; MARKETINTEL_SHARED_DATA points elsewhere (a clone in /tmp).
-SHARED_DATA = Path(os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+SHARED_DATA = Path(
+    os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
+)
 PG_ADMIN_URL = os.environ.get("MARKETINTEL_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS_TEST_URL = os.environ.get("MARKETINTEL_TEST_REDIS", "redis://127.0.0.1:6379/0")
 ADMIN_KEY = "svc-admin-" + "0123456789abcdef" * 2
@@ -118,3 +122,36 @@ def nse_data() -> Path:
     if not (folder / "daily").is_dir():
         _required(f"the NSE data set is not at {folder} (it lives beside the project, in ../shared/data)")
     return folder
+
+
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+WAIT_SECONDS = 60  # a shared 2-core machine: Swagger UI parses a 1.5 MB bundle and the schema
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    """Debian's headless chromium, driven by selenium through its chromedriver (no browser
+    download); its console log is kept, so a test can assert nothing failed to load."""
+    if not (CHROMIUM and CHROMEDRIVER):
+        _required("Debian's chromium and chromium-driver are not installed (`make install-browser` as root)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # console and CSP violations
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+        "--disable-gpu",
+        "--no-first-run",
+    ):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(WAIT_SECONDS)
+    try:
+        yield driver
+    finally:
+        driver.quit()

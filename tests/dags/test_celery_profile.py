@@ -9,7 +9,8 @@ w2), T0 then T1 triggered for one exchange day through Airflow's REST API (JWT f
   of this profile, both of them over the day's ten tasks;
 - each stage's executed notebook is under runs/<date>/;
 - the project store (Postgres) holds, table for table and row for row, what
-  `marketintel run-day` writes for the same day on a fresh store (ids, recorded_at, run ids
+  `marketintel run-day` writes for the same day on a fresh store (which prints its table of
+  stages, and writes nothing when run again) (ids, recorded_at, run ids
   and artifact paths aside, as in tests/pipeline/test_fault_recovery.py, and each store's
   own data folder in snapshot and PDF paths), and the same stage events per stage;
 - T1's close updated the `marketintel_t1_close` asset for that day and T2, unpaused, has it
@@ -327,6 +328,7 @@ def test_t0_and_t1_run_on_the_celery_workers_and_store_what_run_day_stores(profi
     assert "done" in reference_day, reference_day
     day = reference_day["done"]
     assert day.returncode == 0, day.stdout[-3000:] + day.stderr[-3000:]
+    _assert_the_run_day_table(day)
     celery_store = _rows(profile["env"]["MARKETINTEL_DATABASE_URL"], profile["work"] / "data")
     run_day_store = _rows(reference, ref_work / "data")
     assert celery_store["eod_prices"] and celery_store["predictions"] and celery_store["analyses"]
@@ -344,3 +346,30 @@ def test_t0_and_t1_run_on_the_celery_workers_and_store_what_run_day_stores(profi
             return sorted(conn.execute("SELECT stage, trading_date, event FROM stage_runs").fetchall())
 
     assert stage_events(profile["env"]["MARKETINTEL_DATABASE_URL"]) == stage_events(reference)
+
+    # `run-day` again on the reference store: every stage runs, and none writes a row.
+    again = subprocess.run(
+        [MARKETINTEL, "run-day", "--date", DAY.isoformat()],
+        env={**os.environ, **_store_env(reference, ref_work)},
+        capture_output=True,
+        text=True,
+        timeout=500,
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert [line.split()[-1] for line in again.stdout.splitlines()[1:9]] == ["0"] * 8, again.stdout
+
+
+def _assert_the_run_day_table(result: subprocess.CompletedProcess) -> None:
+    """What `marketintel run-day` prints on Postgres: a table of its stages, each SUCCEEDED,
+    with the rows each wrote, then the total; no papermill chatter, and the kernels'
+    channels encrypted. (The same stages through the notebooks on SQLite: the demo's test.)"""
+    assert "papermill" not in result.stderr
+    assert "without encryption" not in result.stderr  # the kernels' channels are Curve-encrypted
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["stage", "status", "seconds", "rows", "written"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:10]}
+    assert list(rows) == ["t0_scrape", *T1_TASKS[1:]]
+    assert {status for status, _, _ in rows.values()} == {"SUCCEEDED"}
+    assert int(rows["t0_scrape"][2].replace(",", "")) >= 59  # the day's prices, at least
+    assert int(rows["t1_predict"][2].replace(",", "")) >= 59  # a prediction per instrument
+    assert lines[10].startswith("total")

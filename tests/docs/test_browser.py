@@ -6,11 +6,11 @@ key in its Headers pane and shows the answer; neither page loads anything from a
 host. chromium and chromium-driver come from `make install-browser` (run by `make test`
 as root); without them these tests skip with the reason, except under CI=true.
 """
+
 from __future__ import annotations
 
 import json
-import shutil
-from typing import Iterator
+from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
@@ -19,31 +19,10 @@ from api.app import create_app
 from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from tests.api import world
-from tests.conftest import _required
+from tests.conftest import WAIT_SECONDS
 
-CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-WAIT_SECONDS = 60  # a shared 2-core machine: Swagger UI parses a 1.5 MB bundle and the schema
-
-
-@pytest.fixture
-def browser() -> Iterator[object]:
-    if not (CHROMIUM and CHROMEDRIVER):
-        _required("Debian's chromium and chromium-driver are not installed (`make install-browser` as root)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # console and CSP violations
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000",
-                     "--disable-gpu", "--no-first-run"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(WAIT_SECONDS)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+# The `browser` fixture (headless chromium through its chromedriver) is in tests/conftest.py,
+# since the demo's test (tests/pipeline/test_demo.py) opens the served demo in it too.
 
 
 @pytest.fixture
@@ -53,17 +32,17 @@ def served(settings: Settings) -> Iterator[tuple[str, world.World]]:
         yield base, w
 
 
-def _wait(driver, condition, message: str):  # noqa: ANN001, ANN202
+def _wait(driver, condition, message: str):
     from selenium.webdriver.support.ui import WebDriverWait
 
     return WebDriverWait(driver, WAIT_SECONDS).until(condition, message)
 
 
-def _loaded_from(driver) -> list[str]:  # noqa: ANN001
+def _loaded_from(driver) -> list[str]:
     return driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
 
 
-def _loaded_from_elsewhere(driver, base: str) -> list[str]:  # noqa: ANN001
+def _loaded_from_elsewhere(driver, base: str) -> list[str]:
     """The page's requests to another host that the browser did not block. The pages carry
     a Content-Security-Policy of 'self' (api/docs_pages.py): ReDoc's bundle still asks for
     its footer logo on its own CDN, and the browser refuses it, logging the violation."""
@@ -72,28 +51,36 @@ def _loaded_from_elsewhere(driver, base: str) -> list[str]:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_swagger_ui_lists_the_operations_from_local_assets(browser, served) -> None:  # noqa: ANN001
+def test_swagger_ui_lists_the_operations_from_local_assets(browser, served) -> None:
     from selenium.webdriver.common.by import By
 
     base, _ = served
     browser.get(f"{base}/")  # issue 42: a first visit to the root was a JSON 404; it lands on the docs
-    _wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")) >= 20,
-          "Swagger UI rendered no operation list")
+    _wait(
+        browser,
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")) >= 20,
+        "Swagger UI rendered no operation list",
+    )
     assert browser.current_url == f"{base}/docs"
-    paths = {e.get_attribute("data-path") or e.text for e in browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")}
+    paths = {
+        e.get_attribute("data-path") or e.text for e in browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")
+    }
     assert {"/api/market/latest", "/api/ai-portfolio/summary", "/api/keys/generate"} <= paths, paths
     assert browser.find_element(By.CSS_SELECTOR, ".info .title").text.startswith("Market Intelligence Service")
     assert any(r.endswith("/static/docs/swagger-ui-bundle.js") for r in _loaded_from(browser))
     assert _loaded_from_elsewhere(browser, base) == []
 
     browser.get(f"{base}/redoc")
-    _wait(browser, lambda d: "/api/market/latest" in d.find_element(By.TAG_NAME, "body").text,
-          "ReDoc rendered no operation")
+    _wait(
+        browser,
+        lambda d: "/api/market/latest" in d.find_element(By.TAG_NAME, "body").text,
+        "ReDoc rendered no operation",
+    )
     assert any(r.endswith("/static/docs/redoc.standalone.js") for r in _loaded_from(browser))
     assert _loaded_from_elsewhere(browser, base) == []
 
 
-def _graphiql_answer(browser, base: str, query: str, headers: dict[str, str] | None) -> str:  # noqa: ANN001
+def _graphiql_answer(browser, base: str, query: str, headers: dict[str, str] | None) -> str:
     """Open GraphiQL with the query and headers panes filled, press the run button and
     return the text of the result pane once it shows an answer."""
     from selenium.webdriver.common.by import By
@@ -102,22 +89,35 @@ def _graphiql_answer(browser, base: str, query: str, headers: dict[str, str] | N
     if headers is not None:
         url += f"&headers={quote(json.dumps(headers))}"
     browser.get(url)
-    run = _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".graphiql-execute-button"), "GraphiQL did not load")
+    run = _wait(
+        browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".graphiql-execute-button"), "GraphiQL did not load"
+    )
     run[0].click()
-    return _wait(browser, lambda d: next((t for e in d.find_elements(By.CSS_SELECTOR, ".result-window")
-                                          if '"data"' in (t := e.text) or '"errors"' in t or "401" in t), None),
-                 "GraphiQL showed no result")
+    return _wait(
+        browser,
+        lambda d: next(
+            (
+                t
+                for e in d.find_elements(By.CSS_SELECTOR, ".result-window")
+                if '"data"' in (t := e.text) or '"errors"' in t or "401" in t
+            ),
+            None,
+        ),
+        "GraphiQL showed no result",
+    )
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_graphiql_runs_a_query_with_the_api_key_and_shows_the_answer(browser, served) -> None:  # noqa: ANN001
+def test_graphiql_runs_a_query_with_the_api_key_and_shows_the_answer(browser, served) -> None:
     from selenium.webdriver.common.by import By
 
     base, w = served
     query = '{ instrument(symbol: "LIQ") { name latestPrediction { score action } } }'
     answer = _graphiql_answer(browser, base, query, {"X-API-Key": w.acme_key})
     assert "LIQ Holdings Ltd" in answer and '"action": "LONG"' in answer, answer
-    headers_pane = browser.find_elements(By.CSS_SELECTOR, ".graphiql-editor-tool .CodeMirror, .graphiql-editor-tool textarea")
+    headers_pane = browser.find_elements(
+        By.CSS_SELECTOR, ".graphiql-editor-tool .CodeMirror, .graphiql-editor-tool textarea"
+    )
     assert headers_pane, "GraphiQL has no Headers pane"
     assert any(r.endswith("/static/graphiql/graphiql.min.js") for r in _loaded_from(browser))
     assert _loaded_from_elsewhere(browser, base) == []

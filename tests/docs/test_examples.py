@@ -1,63 +1,30 @@
 """The documentation's examples are the demo's truth: every curl, GraphQL and CLI example
-shown in README.md and docs/api.md is rendered from docs/examples/api.toml, and each one
-runs here, in the file's order, against a store built by `marketintel demo --no-serve`
-(the simulator's symbols, the demo client and its suggestions, the AI portfolio, T3's
-macro week), served over real HTTP on loopback."""
+shown in README.md and docs/api.md is rendered from docs/examples/api.toml (checked here),
+and `run_example` runs each one, in the file's order, against the demo that
+tests/pipeline/test_demo.py starts once with `marketintel demo` (the simulator's symbols,
+the demo client and its suggestions, the AI portfolio, T3's macro week), served over real
+HTTP on loopback."""
+
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
 
 from api import doc_examples
 from api.doc_examples import Example
-from tests.conftest import ADMIN_KEY
 from tests.pipeline.test_cli import MARKETINTEL
 
 EXAMPLES = doc_examples.load()
-DEMO_HISTORY_DAYS = "150"  # enough for a validation record (120 days of training first); the default 260 is slower
 
 
 class DemoServer:
     def __init__(self, base: str, env: dict[str, str], keys: dict[str, str], folder: Path) -> None:
         self.base, self.env, self.keys, self.folder = base, env, keys, folder
         self.http = httpx.Client(base_url=base, timeout=60)
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoServer]:
-    """`marketintel demo --no-serve` on a private store, then the API over it with the demo
-    client's PRO key, as `make demo` ends."""
-    from pydantic import SecretStr
-
-    from api import keystore
-    from api.app import create_app
-    from market.settings import Settings
-    from cli.demo import DEMO_CLIENT, DEMO_TIER
-    from pipeline.serving import serve_in_thread
-    from store.engine import service_engine
-
-    root = tmp_path_factory.mktemp("demo")
-    env = {**os.environ, "MARKETINTEL_NO_DOTENV": "1", "MARKETINTEL_DATABASE_URL": f"sqlite:///{root / 'store.db'}",
-           **{f"MARKETINTEL_{name.upper()}_DIR": str(root / name) for name in ("data", "models", "reports", "secrets", "runs")},
-           "MARKETINTEL_ADMIN_KEY": ADMIN_KEY}
-    env.pop("MARKETINTEL_EXCHANGE_BASE_URL", None)  # the demo serves its own simulator
-    built = subprocess.run([MARKETINTEL, "demo", "--no-serve", "--days", DEMO_HISTORY_DAYS], env=env, cwd=root,
-                           capture_output=True, text=True, timeout=900)
-    assert built.returncode == 0, built.stderr[-3000:]
-    settings = Settings(database_url=env["MARKETINTEL_DATABASE_URL"], data_dir=root / "data", models_dir=root / "models",
-                        reports_dir=root / "reports", secrets_dir=root / "secrets", runs_dir=root / "runs",
-                        admin_key=SecretStr(ADMIN_KEY))
-    client = keystore.generate(service_engine(settings), settings, DEMO_CLIENT, DEMO_TIER)
-    with serve_in_thread(create_app(settings)) as base:
-        server = DemoServer(base, env, {"client": client["api_key"], "admin": ADMIN_KEY}, root)
-        yield server
-        server.http.close()
 
 
 def _headers(demo: DemoServer, example: Example) -> dict[str, str]:
@@ -77,8 +44,14 @@ def _check_json(example: Example, body: object) -> None:
 def run_example(demo: DemoServer, example: Example) -> None:
     expect = example.expect
     if example.kind == "cli":
-        done = subprocess.run([MARKETINTEL, *shlex.split(example.command)[1:]], env=demo.env, cwd=demo.folder,
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [MARKETINTEL, *shlex.split(example.command)[1:]],
+            env=demo.env,
+            cwd=demo.folder,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == expect.get("exit", 0), f"{example.id}: {done.stderr[-2000:]}"
         for text in expect.get("stdout", []):
             assert text in done.stdout, f"{example.id}: {text!r} not in {done.stdout[-2000:]}"
@@ -104,37 +77,18 @@ def run_example(demo: DemoServer, example: Example) -> None:
         _check_json(example, body)
 
 
-@pytest.mark.slow
-def test_every_documented_example_runs_against_the_demo(demo: DemoServer) -> None:
-    """One test, in the file's order: later examples see what earlier ones wrote (a deposit,
-    a new key), as a reader pasting them one after another would."""
-    failures = []
-    for example in EXAMPLES:
-        try:
-            run_example(demo, example)
-        except AssertionError as error:
-            failures.append(str(error))
-    assert not failures, "\n".join(failures)
-
-
-def test_a_wrong_expectation_fails(demo: DemoServer) -> None:
-    """The checks can fail: a field the answer does not have, a status it does not give."""
-    latest = next(e for e in EXAMPLES if e.id == "market-latest")
-    with pytest.raises(AssertionError, match="NOSUCH"):
-        run_example(demo, Example(**{**latest.__dict__, "expect": {"status": 200, "fields": ["NOSUCH/close"]}}))
-    with pytest.raises(AssertionError, match="401"):
-        run_example(demo, Example(**{**latest.__dict__, "key": "none"}))
-
-
 @pytest.mark.parametrize("page", doc_examples.PAGES)
 def test_the_pages_show_exactly_the_rendered_examples(page: str) -> None:
     """Every curl, GraphQL or marketintel example in the page lies in a rendered block, and
     every block is what docs/examples/api.toml renders (`python -m api.doc_examples`)."""
     text = (doc_examples.ROOT / page).read_text()
     outside = [code for _, code, inside in doc_examples.shown_examples(text) if not inside]
-    assert not outside, f"{page} shows examples no test runs; put them in docs/examples/api.toml:\n" + "\n".join(outside)
-    assert doc_examples.render_page(text, EXAMPLES) == text, \
+    assert not outside, f"{page} shows examples no test runs; put them in docs/examples/api.toml:\n" + "\n".join(
+        outside
+    )
+    assert doc_examples.render_page(text, EXAMPLES) == text, (
         f"{page}: its example blocks differ from docs/examples/api.toml: run `.venv/bin/python -m api.doc_examples`"
+    )
     assert doc_examples.BLOCK.search(text), f"{page} has no rendered example block"
 
 
@@ -145,5 +99,11 @@ def test_every_example_is_shown_somewhere() -> None:
 
 
 def test_an_example_outside_a_rendered_block_is_found() -> None:
-    page = "text\n\n```bash\ncurl -s http://127.0.0.1:8000/api/market/latest\n```\n\n```graphql\n{ instruments { nodes { symbol } } }\n```\n"
-    assert [(lang, inside) for lang, _, inside in doc_examples.shown_examples(page)] == [("bash", False), ("graphql", False)]
+    page = (
+        "text\n\n```bash\ncurl -s http://127.0.0.1:8000/api/market/latest\n```\n\n"
+        "```graphql\n{ instruments { nodes { symbol } } }\n```\n"
+    )
+    assert [(lang, inside) for lang, _, inside in doc_examples.shown_examples(page)] == [
+        ("bash", False),
+        ("graphql", False),
+    ]
