@@ -13,6 +13,7 @@
 
 Every value is plain JSON (dates as ISO text), so the facts can be hashed and stored.
 """
+
 from __future__ import annotations
 
 from datetime import date
@@ -22,16 +23,17 @@ from sqlalchemy import Connection, func, select
 
 from market.clock import TradingCalendar, exchange_date
 from market.plain import to_plain
-from views.breadth import breadth_of
-from views.instrument import news
-from views.market import latest_market
-from views.performance import performance
 from portfolio import ledger
+from portfolio.ai import ExecutedDay
 from portfolio.market import market_days
 from portfolio.rails import TRAPPED, exit_state
 from store import tables
 from store.history import current_rows
 from store.splits import stored_splits
+from views.breadth import breadth_of
+from views.instrument import news
+from views.market import latest_market
+from views.performance import performance
 
 TOP_SIGNALS = 5
 NOTABLE_NEWS = 5
@@ -39,19 +41,23 @@ NOTABLE_NEWS = 5
 
 def day_facts(conn: Connection, calendar: TradingCalendar, day: date) -> dict[str, Any]:
     quotes = latest_market(conn, calendar, day, day)
-    scored = sorted(({"symbol": s, **q} for s, q in quotes.items() if q["score"] is not None),
-                    key=lambda q: (-q["score"], q["symbol"]))
+    scored = sorted(
+        ({"symbol": s, **q} for s, q in quotes.items() if q["score"] is not None),
+        key=lambda q: (-q["score"], q["symbol"]),
+    )
     signal = ("symbol", "close", "change_pct", "score", "action", "tercile", "predicted_return")
-    return to_plain({
-        "trading_date": day,
-        "breadth": breadth_of(conn, quotes),
-        "top_signals": [{k: q[k] for k in signal} for q in scored[:TOP_SIGNALS]],
-        "avoid": [{k: q[k] for k in signal} for q in reversed(scored) if q["action"] == "AVOID"][:TOP_SIGNALS],
-        "scored": len(scored),
-        "news": _notable_news(conn, day, sorted(quotes)),
-        "ai_portfolio": _ai_portfolio(conn, calendar, day),
-        "model": _model(conn, day, scored[0]["model_id"] if scored else None),
-    })
+    return to_plain(
+        {
+            "trading_date": day,
+            "breadth": breadth_of(conn, quotes),
+            "top_signals": [{k: q[k] for k in signal} for q in scored[:TOP_SIGNALS]],
+            "avoid": [{k: q[k] for k in signal} for q in reversed(scored) if q["action"] == "AVOID"][:TOP_SIGNALS],
+            "scored": len(scored),
+            "news": _notable_news(conn, day, sorted(quotes)),
+            "ai_portfolio": _ai_portfolio(conn, calendar, day),
+            "model": _model(conn, day, scored[0]["model_id"] if scored else None),
+        }
+    )
 
 
 def _notable_news(conn: Connection, day: date, symbols: list[str]) -> list[dict[str, Any]]:
@@ -60,8 +66,10 @@ def _notable_news(conn: Connection, day: date, symbols: list[str]) -> list[dict[
         for doc in documents:
             if exchange_date(doc["published_at"]) != day:
                 continue
-            entry = items.setdefault((doc["kind"], doc["id"]), {"kind": doc["kind"], "title": doc["title"],
-                                                                "sentiment": doc["sentiment"], "symbols": []})
+            entry = items.setdefault(
+                (doc["kind"], doc["id"]),
+                {"kind": doc["kind"], "title": doc["title"], "sentiment": doc["sentiment"], "symbols": []},
+            )
             entry["symbols"].append(symbol)
     ranked = sorted(items.values(), key=lambda d: (-abs(d["sentiment"] or 0.0), d["title"]))
     return [{**d, "symbols": sorted(d["symbols"])} for d in ranked[:NOTABLE_NEWS]]
@@ -69,38 +77,59 @@ def _notable_news(conn: Connection, day: date, symbols: list[str]) -> list[dict[
 
 def _ai_portfolio(conn: Connection, calendar: TradingCalendar, day: date) -> dict[str, Any]:
     c = tables.portfolio_days.c
-    before = conn.execute(select(func.max(c.trading_date)).where(c.portfolio_id == ledger.AI_PORTFOLIO,
-                                                                 c.trading_date < day)).scalar()
+    before = conn.execute(
+        select(func.max(c.trading_date)).where(c.portfolio_id == ledger.AI_PORTFOLIO, c.trading_date < day)
+    ).scalar()
     last = None
     if before is not None:
-        (row,) = current_rows(conn, tables.portfolio_days, where=[c.portfolio_id == ledger.AI_PORTFOLIO,
-                                                                  c.trading_date == before])
-        summary = row["summary"]
-        last = {"trading_date": before, "equity": summary.get("equity"), "cash": summary.get("cash"),
-                "orders": summary.get("orders", [])}
+        (row,) = current_rows(
+            conn, tables.portfolio_days, where=[c.portfolio_id == ledger.AI_PORTFOLIO, c.trading_date == before]
+        )
+        executed = ExecutedDay.from_summary(row["summary"])
+        last = {"trading_date": before, "equity": executed.equity, "cash": executed.cash, "orders": executed.orders}
     trades = [t for t in ledger.trade_rows(conn, ledger.AI_PORTFOLIO) if t["trading_date"] < day]
-    book = ledger.replay(trades, stored_splits(conn, day, {t["symbol"] for t in trades}))  # held into `day`, on its count
+    # held into `day`, on its count
+    book = ledger.replay(trades, stored_splits(conn, day, {t["symbol"] for t in trades}))
     positions = {s: p.quantity for s, p in book.items() if p.quantity > 0}
     today = market_days(conn, day, list(positions))
     previous = market_days(conn, calendar.previous_trading_day(day), list(positions))
     trapped_now = {s for s, q in positions.items() if s in today and TRAPPED in exit_state(today[s], q).flags}
     trapped_before = {s for s, q in positions.items() if s in previous and TRAPPED in exit_state(previous[s], q).flags}
-    return {"last_executed": last, "positions": len(positions),
-            "trapped": sorted(trapped_now), "newly_trapped": sorted(trapped_now - trapped_before)}
+    return {
+        "last_executed": last,
+        "positions": len(positions),
+        "trapped": sorted(trapped_now),
+        "newly_trapped": sorted(trapped_now - trapped_before),
+    }
 
 
 def _model(conn: Connection, day: date, model_id: str | None) -> dict[str, Any]:
     record = performance(conn)
     live = {name: m for name, m in record["live"]["metrics"].items() if m is not None}
-    validation = {"period_start": record["validation"]["period_start"], "period_end": record["validation"]["period_end"],
-                  **{name: m for name, m in record["validation"]["metrics"].items() if m is not None}}
+    validation = {
+        "period_start": record["validation"]["period_start"],
+        "period_end": record["validation"]["period_end"],
+        **{name: m for name, m in record["validation"]["metrics"].items() if m is not None},
+    }
     if model_id is None:
-        return {"model_id": None, "retrained": False, "live": live, "validation": validation,
-                "layer1_backend": record["layer1_backend"]}
+        return {
+            "model_id": None,
+            "retrained": False,
+            "live": live,
+            "validation": validation,
+            "layer1_backend": record["layer1_backend"],
+        }
     p = tables.predictions.c
     first = conn.execute(select(func.min(p.trading_date)).where(p.model_id == model_id)).scalar()
     runs = current_rows(conn, tables.model_runs, where=[tables.model_runs.c.model_id == model_id])
     run = runs[0] if runs else {}
-    return {"model_id": model_id, "retrained": bool(runs) and first == day, "warm_start": bool(run.get("warm_start")),
-            "training_rows": run.get("training_rows"), "trained_through": run.get("train_end"),
-            "layer1_backend": record["layer1_backend"], "live": live, "validation": validation}
+    return {
+        "model_id": model_id,
+        "retrained": bool(runs) and first == day,
+        "warm_start": bool(run.get("warm_start")),
+        "training_rows": run.get("training_rows"),
+        "trained_through": run.get("train_end"),
+        "layer1_backend": record["layer1_backend"],
+        "live": live,
+        "validation": validation,
+    }

@@ -20,6 +20,7 @@ days the AI portfolio already executed are skipped (and the replay is skipped wh
 the AI portfolio has executed a day after the record, since a ledger cannot be slotted
 into its own past); T2 leaves a portfolio that already has the day's suggestions alone.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,9 +33,15 @@ from market.clock import TradingCalendar
 from market.errors import NotReadyError
 from market.settings import Settings
 from models.monitor import reference_data
-from models.validation import (DEFAULT_DAYS, DEFAULT_MIN_TRAIN_DAYS, ValidationRecord, build_validation_record,
-                               first_live_day, record_days)
-from portfolio.ai import execute_day
+from models.validation import (
+    DEFAULT_DAYS,
+    DEFAULT_MIN_TRAIN_DAYS,
+    ValidationRecord,
+    build_validation_record,
+    first_live_day,
+    record_days,
+)
+from portfolio.ai import ExecutedDay, execute_day
 from portfolio.ledger import AI_PORTFOLIO
 from portfolio.suggestions import generate
 from store import tables
@@ -46,7 +53,7 @@ REPLAY_DAYS = 60
 @dataclass
 class Bootstrap:
     record: ValidationRecord
-    replayed: list[dict[str, Any]]
+    replayed: list[ExecutedDay]
     replay_note: str | None
     suggestions: dict[str, Any] | None
     suggestions_note: str | None
@@ -60,27 +67,41 @@ class Bootstrap:
             binary = r.metrics.get("binary_accuracy", {})
             accuracy = "n/a" if binary.get("value") is None else f"{binary['value']:.1%}"
             base = "n/a" if binary.get("base_rate") is None else f"{binary['base_rate']:.1%}"
-            lines.append(f"validation record {r.first} to {r.last}: {r.predictions} out-of-sample predictions by "
-                         f"{r.models} walk-forward models, binary accuracy {accuracy} (base rate {base}, "
-                         f"n={binary.get('sample_size', 0)}); rows inserted {r.inserted}; {r.seconds:.1f}s")
-        trades = sum(d.get("trades_recorded", 0) for d in self.replayed)
+            lines.append(
+                f"validation record {r.first} to {r.last}: {r.predictions} out-of-sample predictions by "
+                f"{r.models} walk-forward models, binary accuracy {accuracy} (base rate {base}, "
+                f"n={binary.get('sample_size', 0)}); rows inserted {r.inserted}; {r.seconds:.1f}s"
+            )
+        trades = sum(d.trades_recorded for d in self.replayed)
         if self.replayed:
             last = self.replayed[-1]
-            lines.append(f"AI portfolio replayed over {len(self.replayed)} days ({self.replayed[0]['trading_date']} to "
-                         f"{last['trading_date']}): {trades} trades, equity {last['equity']:,.2f}")
+            lines.append(
+                f"AI portfolio replayed over {len(self.replayed)} days ({self.replayed[0].trading_date} to "
+                f"{last.trading_date}): {trades} trades, equity {last.equity:,.2f}"
+            )
         if self.replay_note:
             lines.append(f"AI portfolio replay: {self.replay_note}")
         if self.suggestions is not None:
-            lines.append(f"T2 for {self.suggestions['trading_date']} from the validation record: "
-                         f"{len(self.suggestions['suggestions'])} suggestions for {self.suggestions['portfolios']} portfolios")
+            lines.append(
+                f"T2 for {self.suggestions['trading_date']} from the validation record: "
+                f"{len(self.suggestions['suggestions'])} suggestions for {self.suggestions['portfolios']} portfolios"
+            )
         if self.suggestions_note:
             lines.append(f"T2: {self.suggestions_note}")
         return lines
 
 
-def bootstrap(engine: Engine, settings: Settings, calendar: TradingCalendar, *, end: date | None = None,
-              days: int = DEFAULT_DAYS, min_train_days: int = DEFAULT_MIN_TRAIN_DAYS, replay_days: int = REPLAY_DAYS,
-              horizon: int = 1) -> Bootstrap:
+def bootstrap(
+    engine: Engine,
+    settings: Settings,
+    calendar: TradingCalendar,
+    *,
+    end: date | None = None,
+    days: int = DEFAULT_DAYS,
+    min_train_days: int = DEFAULT_MIN_TRAIN_DAYS,
+    replay_days: int = REPLAY_DAYS,
+    horizon: int = 1,
+) -> Bootstrap:
     """`end`: the record's last day; default the day before the first live prediction, or
     the latest priced day (the demo passes the day before its live day, so a re-run after
     that day's T0 builds the same record)."""
@@ -93,8 +114,9 @@ def bootstrap(engine: Engine, settings: Settings, calendar: TradingCalendar, *, 
     return Bootstrap(record, replayed, replay_note, suggestions, suggestions_note)
 
 
-def _replay_ai(engine: Engine, settings: Settings, record: ValidationRecord, replay_days: int
-               ) -> tuple[list[dict[str, Any]], str | None]:
+def _replay_ai(
+    engine: Engine, settings: Settings, record: ValidationRecord, replay_days: int
+) -> tuple[list[ExecutedDay], str | None]:
     if record.first is None or replay_days <= 0:
         return [], "no validation record to replay" if record.first is None else None
     with engine.connect() as conn:
@@ -110,8 +132,9 @@ def _replay_ai(engine: Engine, settings: Settings, record: ValidationRecord, rep
     return results, None if todo else "every replay day was already executed"
 
 
-def _suggestions(engine: Engine, settings: Settings, calendar: TradingCalendar, record: ValidationRecord
-                 ) -> tuple[dict[str, Any] | None, str | None]:
+def _suggestions(
+    engine: Engine, settings: Settings, calendar: TradingCalendar, record: ValidationRecord
+) -> tuple[dict[str, Any] | None, str | None]:
     if record.last is None:
         return None, "no validation record"
     with engine.connect() as conn:
@@ -119,8 +142,8 @@ def _suggestions(engine: Engine, settings: Settings, calendar: TradingCalendar, 
     if live is not None:
         return None, f"skipped: live predictions exist from {live}, so T2 reads those"
     try:
-        return generate(engine, settings, calendar.next_trading_day(record.last),
-                        record=tables.validation_predictions), None
+        return generate(
+            engine, settings, calendar.next_trading_day(record.last), record=tables.validation_predictions
+        ), None
     except NotReadyError as error:
         return None, str(error)
-

@@ -1,5 +1,6 @@
 """T1 step 6 through the stage runner on a hand-set market: the trades it records, their
 rationale and exchange-time timestamps, the day record, and re-runs that change nothing."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -13,44 +14,63 @@ from market.settings import Settings
 from pipeline.runner import run_stage
 from portfolio import ledger
 from portfolio.ai import execute_day
-from views.portfolio import ai_positions, equity_curve
-from views.track_record import ai_track_record
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
 from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
+from views.portfolio import ai_positions
+from views.track_record import ai_track_record
 
 MARKET = {
-    "LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1},    # passes every gate
-    "THIN": {"close": 20.0, "volume": 4_000, "bid": 19.9, "ask": 20.1},    # ADV_20 under 5,000
-    "WIDE": {"close": 10.0, "volume": 90_000, "bid": 9.0, "ask": 11.0},    # 20% spread
+    "LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1},  # passes every gate
+    "THIN": {"close": 20.0, "volume": 4_000, "bid": 19.9, "ask": 20.1},  # ADV_20 under 5,000
+    "WIDE": {"close": 10.0, "volume": 90_000, "bid": 9.0, "ask": 11.0},  # 20% spread
     "SOLD": {"close": 30.0, "volume": 60_000, "bid": 29.9, "ask": 30.1},
 }
 
 
-def _count(engine, table) -> int:  # noqa: ANN001
+def _count(engine, table) -> int:
     with engine.connect() as conn:
         return conn.execute(select(func.count()).select_from(table)).scalar_one()
 
 
-def next_session(engine, day, bars: dict[str, dict]) -> None:  # noqa: ANN001
+def next_session(engine, day, bars: dict[str, dict]) -> None:
     """One more bar per symbol: the session after `day`'s decisions."""
     with engine.begin() as conn:
-        append_history(conn, tables.eod_prices, [
-            {"symbol": s, "trading_date": day, "close": b["close"], "open": b["close"], "high": b["close"] * 1.01,
-             "low": b["close"] * 0.99, "volume": b["volume"], "bid": b.get("bid"), "ask": b.get("ask"), "source": "test"}
-            for s, b in bars.items()])
+        append_history(
+            conn,
+            tables.eod_prices,
+            [
+                {
+                    "symbol": s,
+                    "trading_date": day,
+                    "close": b["close"],
+                    "open": b["close"],
+                    "high": b["close"] * 1.01,
+                    "low": b["close"] * 0.99,
+                    "volume": b["volume"],
+                    "bid": b.get("bid"),
+                    "ask": b.get("ask"),
+                    "source": "test",
+                }
+                for s, b in bars.items()
+            ],
+        )
 
 
 def test_a_day_decides_and_the_next_session_fills(settings: Settings) -> None:
     engine = service_engine(settings)
     seed_market(engine, MARKET)
-    seed_predictions(engine, DAY, {
-        "LIQ": {"score": 71.0, "action": "LONG", "tercile": "TOP", "weight": 0.15},
-        "THIN": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.15},
-        "WIDE": {"score": 69.0, "action": "LONG", "tercile": "TOP", "weight": 0.15},
-        "SOLD": {"score": 30.0, "action": "AVOID", "tercile": "BOTTOM"},
-    })
+    seed_predictions(
+        engine,
+        DAY,
+        {
+            "LIQ": {"score": 71.0, "action": "LONG", "tercile": "TOP", "weight": 0.15},
+            "THIN": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.15},
+            "WIDE": {"score": 69.0, "action": "LONG", "tercile": "TOP", "weight": 0.15},
+            "SOLD": {"score": 30.0, "action": "AVOID", "tercile": "BOTTOM"},
+        },
+    )
     with pytest.raises(NotReadyError, match="run t1_predict"):
         execute_day(engine, settings, CALENDAR.previous_trading_day(DAY))
 
@@ -59,7 +79,12 @@ def test_a_day_decides_and_the_next_session_fills(settings: Settings) -> None:
     # shares; the size gate allows 15% of ADV_20 = 6,000, decided for the next session.
     assert result.tables["orders"] == []
     (decided,) = result.tables["decided"]
-    assert (decided["symbol"], decided["side"], decided["quantity"], decided["bound_by"]) == ("LIQ", "BUY", 6000, "adv_20")
+    assert (decided["symbol"], decided["side"], decided["quantity"], decided["bound_by"]) == (
+        "LIQ",
+        "BUY",
+        6000,
+        "adv_20",
+    )
     reasons = {row["symbol"]: row["reason"] for row in result.tables["skipped"]}
     assert reasons == {"THIN": "entry gates failed: adv_20", "WIDE": "entry gates failed: spread"}
     assert result.summary["blocked_by_rails"] == 2 and result.summary["cut_by_rails"] == 1
@@ -71,10 +96,21 @@ def test_a_day_decides_and_the_next_session_fills(settings: Settings) -> None:
     filled = run_stage("t1_trade", nxt, settings=settings)
     (order,) = filled.tables["orders"]
     # 25% of the session's 20,000 shares fill, at the next session's ask plus impact; the rest lapses
-    assert (order["symbol"], order["side"], order["quantity"], order["decided_on"]) == ("LIQ", "BUY", 5000, DAY.isoformat())
+    assert (order["symbol"], order["side"], order["quantity"], order["decided_on"]) == (
+        "LIQ",
+        "BUY",
+        5000,
+        DAY.isoformat(),
+    )
     assert Decimal(order["price"]) > Decimal("51.1")
-    assert filled.tables["lapsed"] == [{"symbol": "LIQ", "side": "BUY", "quantity": 1000,
-                                        "reason": "capped at 25% of the session's volume (20,000 shares)"}]
+    assert filled.tables["lapsed"] == [
+        {
+            "symbol": "LIQ",
+            "side": "BUY",
+            "quantity": 1000,
+            "reason": "capped at 25% of the session's volume (20,000 shares)",
+        }
+    ]
     costs = {k: Decimal(v) for k, v in order["costs"].items()}
     assert costs["fees"] == Decimal(order["fees"]) and costs["spread"] == Decimal("0.1") * 5000
     assert costs["total"] == costs["fees"] + costs["spread"] + costs["impact"]
@@ -105,7 +141,9 @@ def test_a_day_decides_and_the_next_session_fills(settings: Settings) -> None:
     assert {t.name: _count(engine, t) for t in (tables.trades, tables.cash_entries, tables.portfolio_days)} == counts
 
     with pytest.raises(ConflictError, match=f"already executed {nxt.isoformat()}"):
-        seed_predictions(engine, CALENDAR.previous_trading_day(DAY), {"LIQ": {"score": 50.0, "action": "HOLD", "tercile": "TOP"}})
+        seed_predictions(
+            engine, CALENDAR.previous_trading_day(DAY), {"LIQ": {"score": 50.0, "action": "HOLD", "tercile": "TOP"}}
+        )
         execute_day(engine, settings, CALENDAR.previous_trading_day(DAY))
 
 
@@ -118,11 +156,11 @@ def test_an_avoid_name_is_sold_at_the_next_sessions_bid(settings: Settings) -> N
     next_session(engine, days[0], {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}})
     seed_predictions(engine, days[0], {"LIQ": {"score": 40.0, "action": "AVOID", "tercile": "BOTTOM"}})
     bought = execute_day(engine, settings, days[0])
-    assert [(o["side"], o["quantity"]) for o in bought["orders"]] == [("BUY", 6000)]
+    assert [(o["side"], o["quantity"]) for o in bought.orders] == [("BUY", 6000)]
     next_session(engine, days[1], {"LIQ": {"close": 55.0, "volume": 40_000, "bid": 54.9, "ask": 55.1}})
     seed_predictions(engine, days[1], {"LIQ": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
     result = execute_day(engine, settings, days[1])
-    (sell,) = result["orders"]
+    (sell,) = result.orders
     assert (sell["side"], sell["quantity"]) == ("SELL", 6000) and Decimal(sell["price"]) < Decimal("54.9")
     with engine.connect() as conn:
         assert ledger.holdings(conn, ledger.AI_PORTFOLIO) == {}
