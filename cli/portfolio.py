@@ -52,7 +52,7 @@ def trade(
     result = place_manual_trade(
         _engine(), get_settings(), default_calendar(), portfolio_id, ManualTrade(side, symbol, quantity, price, fees)
     )
-    typer.echo(json.dumps(result, indent=2))
+    typer.echo(json.dumps(result.to_json(), indent=2))
 
 
 @portfolio_app.command("sample-statement")

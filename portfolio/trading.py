@@ -22,8 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import asdict, dataclass, field, fields
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -49,6 +49,70 @@ class ManualTrade:
     quantity: Any
     price: Any
     fees: Any = 0
+
+
+@dataclass(frozen=True)
+class PlacedTrade:
+    """A trade placed through the service: what `place_manual_trade` returns and what an
+    Idempotency-Key retry gets back (`replayed`). The one declaration of a placed trade:
+    REST's `TradeOut` and GraphQL's `TradePlaced` carry exactly its fields marked for the
+    API (tests/api/test_shapes.py holds the three together), and the CLI prints all
+    of them. `to_json` is its JSON form (money as text at the stored precision, dates in
+    ISO 8601): the body the API validates, the response stored for retries."""
+
+    trade_id: str
+    portfolio_id: str
+    trading_date: date
+    executed_at: datetime
+    symbol: str
+    side: str  # BUY or SELL
+    quantity: int
+    price: Decimal
+    fees: Decimal
+    origin: str = field(metadata={"api": False})  # MANUAL here; AI and STATEMENT trades are recorded elsewhere
+    rationale: dict[str, Any] = field(metadata={"api": False})
+    idempotency_key: str | None = field(metadata={"api": False})
+    gross: Decimal = field(metadata={"api": False})  # price x quantity, in cents
+    position_after: int = field(metadata={"api": False})
+    cash_after: Decimal | None = None
+    replayed: bool = False
+
+    @classmethod
+    def api_fields(cls) -> list[str]:
+        return [f.name for f in fields(cls) if f.metadata.get("api", True)]
+
+    @classmethod
+    def from_recorded(cls, recorded: dict[str, Any]) -> PlacedTrade:
+        """From `ledger.record_trade`'s answer."""
+        return cls(**{f.name: recorded[f.name] for f in fields(cls) if f.name != "replayed"})
+
+    @classmethod
+    def from_json(cls, stored: dict[str, Any], replayed: bool) -> PlacedTrade:
+        """From `to_json`'s form, as `idempotency_records` keeps it."""
+        cash = stored.get("cash_after")
+        return cls(
+            **{
+                **{f.name: stored[f.name] for f in fields(cls) if f.name not in ("cash_after", "replayed")},
+                "trading_date": date.fromisoformat(stored["trading_date"]),
+                "executed_at": datetime.fromisoformat(stored["executed_at"]),
+                "price": Decimal(stored["price"]),
+                "fees": Decimal(stored["fees"]),
+                "gross": Decimal(stored["gross"]),
+            },
+            cash_after=None if cash is None else Decimal(cash),
+            replayed=replayed,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out = {}
+        for key, value in asdict(self).items():
+            if isinstance(value, Decimal):
+                out[key] = str(value)
+            elif hasattr(value, "isoformat"):
+                out[key] = value.isoformat()
+            else:
+                out[key] = value
+        return out
 
 
 def open_client_portfolio(engine: Engine, client_id: str, kind: str = "CLIENT") -> str:
@@ -81,7 +145,7 @@ def place_manual_trade(
     order: ManualTrade,
     idempotency_key: str | None = None,
     now: datetime | None = None,
-) -> dict[str, Any]:
+) -> PlacedTrade:
     moment = now or utc_now()
     request_hash = hashlib.sha256(
         json.dumps(
@@ -101,10 +165,10 @@ def place_manual_trade(
         if idempotency_key is not None:
             replay = _stored_response(conn, f"trade:{portfolio_id}", idempotency_key, request_hash)
             if replay is not None:
-                return {**replay, "replayed": True}
+                return PlacedTrade.from_json(replay, replayed=True)
         request = _checked_request(conn, settings, calendar, portfolio_id, order, moment, idempotency_key)
         dividends.credit_dividends(conn, portfolio_id, request.trading_date)  # a buy may spend them
-        result = _public(ledger.record_trade(conn, request))
+        placed = PlacedTrade.from_recorded(ledger.record_trade(conn, request))
         if idempotency_key is not None:
             append_history(
                 conn,
@@ -115,11 +179,11 @@ def place_manual_trade(
                         "idempotency_key": idempotency_key,
                         "request_hash": request_hash,
                         "status_code": 201,
-                        "response": result,
+                        "response": {k: v for k, v in placed.to_json().items() if k != "replayed"},
                     }
                 ],
             )
-        return {**result, "replayed": False}
+        return placed
 
 
 def _checked_request(
@@ -252,16 +316,3 @@ def _decimal(value: Any, name: str) -> Decimal:
     if not result.is_finite() or abs(result) > MAX_AMOUNT:
         raise TradeRejected(f"{name} must be a finite number of at most {MAX_AMOUNT:,}, not {value!r}")
     return result.quantize(CENT)
-
-
-def _public(result: dict[str, Any]) -> dict[str, Any]:
-    """The trade as JSON-safe values (the stored idempotent response and the API body)."""
-    out = {}
-    for key, value in result.items():
-        if isinstance(value, Decimal):
-            out[key] = str(value)
-        elif hasattr(value, "isoformat"):
-            out[key] = value.isoformat()
-        else:
-            out[key] = value
-    return out

@@ -79,7 +79,7 @@ class Mutation:
                 idempotency_key,
                 ctx.svc.now(),
             )
-            return TradePlaced.from_result(result)
+            return TradePlaced.from_placed(result)
 
         return await _expected(act)
 

@@ -113,7 +113,7 @@ def trade(
         idempotency_key,
         svc.now(),
     )
-    return TradeOut.model_validate(result)
+    return TradeOut.model_validate(result.to_json())
 
 
 @router.get("/track-record", response_model=TrackRecord, responses=problems(*KEYED))

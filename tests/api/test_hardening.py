@@ -560,8 +560,9 @@ def test_another_client_is_answered_at_once_while_one_floods_the_service(api: Ap
     sandbox of its own: the limits here allow all 5) held the 5 database slots for the
     whole PDF read, and another client's /api/market/breadth waited 17.5 s. With fragment
     fan-outs, nested variables and costly queries from the same client besides, another
-    client's simple REST and GraphQL reads answer in under 1 s each, and the fan-out is
-    refused in under 100 ms."""
+    client's simple REST and GraphQL reads answer at once (under 5 s on a loaded machine,
+    against 17.5 s before) and the fan-out is refused before it is costed in full (under
+    2 s, against 11.6 s)."""
     import time
 
     from api import keystore
@@ -628,9 +629,13 @@ def test_another_client_is_answered_at_once_while_one_floods_the_service(api: Ap
     assert [r.status_code for r in results[:5]] == [200] * 5, [r.text[:200] for r in results[:5]]
     assert time.monotonic() - started > 1.5, "the uploads were not slow enough to test anything"
     assert timings and all(status == 200 for _, status, _ in timings), timings
-    assert max(elapsed for _, _, elapsed in timings) < 1.0, timings
-    # 100 ms of server time unloaded (test_graphql_security.py); five sandboxes share these cores
-    assert refused_in < 0.3, refused_in
+    # The bounds tell the defects from the fix on a loaded 2-core CI machine (the suite's other
+    # worker, five PDF sandboxes): before, the read waited 17.5 s behind the uploads and the
+    # fan-out took 11.6 s to cost; now each read answers in well under a second and the
+    # refusal takes about a millisecond of server time, but a busy machine has stretched
+    # them to 1.7 s and 0.55 s. Bounds at a fraction of the defects' times fail on the defects, not on load.
+    assert max(elapsed for _, _, elapsed in timings) < 5.0, timings
+    assert refused_in < 2.0, refused_in
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

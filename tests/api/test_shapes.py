@@ -1,7 +1,8 @@
 """A record that crosses the API is declared twice, as a Pydantic schema (REST) and a
 Strawberry type (GraphQL), because Strawberry's Pydantic bridge is experimental (see
 docs/architecture.md). This keeps the two lists from drifting: each pair has the same
-fields, apart from the differences written here on purpose."""
+fields, apart from the differences written here on purpose; where the domain declares the
+record as a dataclass (a placed trade), the pair shows its fields."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from api.schemas import analysis as s_analysis
 from api.schemas import macro as s_macro
 from api.schemas import market as s_market
 from api.schemas import portfolio as s_portfolio
+from portfolio.trading import PlacedTrade
 
 RELATIONS = {"instrument", "latest_prediction"}  # GraphQL resolves the instrument and its prediction on demand
 PAIRS = [
@@ -96,3 +98,42 @@ def test_graphql_type_and_rest_schema_declare_the_same_fields(graph, rest, only_
     rest_fields = set(rest.model_fields)
     assert graph_fields - rest_fields == only_graph
     assert rest_fields - graph_fields == only_rest
+
+
+def test_a_placed_trade_is_declared_once_in_the_domain() -> None:
+    """portfolio/trading.py `PlacedTrade` is the placed trade's one declaration: the REST
+    and GraphQL shapes of the pair above show exactly its API fields, in its order."""
+    declared = PlacedTrade.api_fields()
+    assert declared[:2] == ["trade_id", "portfolio_id"] and "replayed" in declared and "gross" not in declared
+    assert list(s_portfolio.TradeOut.model_fields) == declared
+    graphql = [f.python_name for f in trade_placed.TradePlaced.__strawberry_definition__.fields]
+    assert graphql == declared
+
+
+def test_a_placed_trades_json_form_reads_back_whole() -> None:
+    """What a retry gets back (the stored response) is the trade placed, and both shapes read it."""
+    from datetime import UTC, date, datetime
+    from decimal import Decimal
+
+    placed = PlacedTrade(
+        trade_id="T-1",
+        portfolio_id="client:c-1",
+        trading_date=date(2026, 11, 20),
+        executed_at=datetime(2026, 11, 20, 15, 31, 5, tzinfo=UTC),
+        symbol="NCBFG",
+        side="BUY",
+        quantity=100,
+        price=Decimal("101.50"),
+        fees=Decimal("0.00"),
+        origin="MANUAL",
+        rationale={},
+        idempotency_key="k-1",
+        gross=Decimal("10150.00"),
+        position_after=100,
+        cash_after=Decimal("89850.000000"),
+    )
+    shown = placed.to_json()
+    assert shown["price"] == "101.50" and shown["executed_at"] == "2026-11-20T15:31:05+00:00"
+    assert PlacedTrade.from_json(shown, replayed=True) == PlacedTrade(**{**vars(placed), "replayed": True})
+    s_portfolio.TradeOut.model_validate(shown)  # the REST body validates from it
+    assert trade_placed.TradePlaced.from_placed(placed).price == "101.50"

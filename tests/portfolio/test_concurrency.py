@@ -13,7 +13,7 @@ from market.errors import ConflictError
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRejected
-from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
+from portfolio.trading import ManualTrade, PlacedTrade, move_cash, open_client_portfolio, place_manual_trade
 from store.engine import build_engine
 from tests.portfolio.seed import CALENDAR, seed_market
 from tests.portfolio.test_manual_trades import NOW
@@ -50,7 +50,7 @@ def test_two_hundred_concurrent_buys_spend_exactly_the_cash(settings: Settings) 
     portfolio_id = open_client_portfolio(engine, "acme")
     move_cash(engine, portfolio_id, "7350", now=NOW)  # 73 buys of 100, with 50 left over
     results = _fire(settings, portfolio_id, [(ManualTrade("buy", "AAA", 1, 100), None)] * 200)
-    succeeded = [r for r in results if isinstance(r, dict)]
+    succeeded = [r for r in results if isinstance(r, PlacedTrade)]
     refused = [r for r in results if isinstance(r, TradeRejected)]
     assert len(succeeded) == 73 and len(refused) == 127
     assert all("costs 100.00 with fees; cash is 50.00" in str(r) for r in refused)
@@ -67,9 +67,9 @@ def test_the_same_idempotency_key_fifty_times_at_once_trades_once(settings: Sett
     portfolio_id = open_client_portfolio(engine, "acme")
     move_cash(engine, portfolio_id, "100000", now=NOW)
     results = _fire(settings, portfolio_id, [(ManualTrade("buy", "AAA", 5, 100), "retry-me")] * 50)
-    assert all(isinstance(r, dict) for r in results)
-    assert len({r["trade_id"] for r in results}) == 1
-    assert sum(1 for r in results if not r["replayed"]) == 1
+    assert all(isinstance(r, PlacedTrade) for r in results)
+    assert len({r.trade_id for r in results}) == 1
+    assert sum(1 for r in results if not r.replayed) == 1
     with engine.connect() as conn:
         assert len(ledger.trade_rows(conn, portfolio_id)) == 1
         assert ledger.cash_balance(conn, portfolio_id) == Decimal("99500")

@@ -3,6 +3,7 @@ ledger, idempotent retries, and the append-only history they leave (SQLite and P
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -46,7 +47,7 @@ def trade(client, side, symbol, quantity, price, fees=0, key=None):
 def test_buy_then_sell_moves_cash_and_positions(client) -> None:
     engine, _, portfolio_id = client
     bought = trade(client, "buy", "AAA", 50, 100, fees=25)
-    assert bought["cash_after"] == "4975.000000" and bought["position_after"] == 50
+    assert bought.cash_after == Decimal("4975") and bought.position_after == 50
     trade(client, "buy", "AAA", 10, 110)
     sold = trade(client, "sell", "AAA", 30, 105, fees=5)
     with engine.connect() as conn:
@@ -56,7 +57,7 @@ def test_buy_then_sell_moves_cash_and_positions(client) -> None:
     assert position.quantity == 30 and position.cost_basis == Decimal("3062.5")
     assert position.opened_on.isoformat() == "2026-11-20"
     assert cash == Decimal("10000") - 5025 - 1100 + 3150 - 5
-    assert sold["position_after"] == 30
+    assert sold.position_after == 30
 
 
 @pytest.mark.parametrize(
@@ -90,10 +91,10 @@ def test_refusals_say_why_and_write_nothing(client, order, reason) -> None:
 
 
 def test_band_edges_are_inclusive_and_exact_cash_is_enough(client) -> None:
-    assert trade(client, "buy", "AAA", 1, 115)["price"] == "115.000000"
-    assert trade(client, "buy", "AAA", 1, 85)["price"] == "85.000000"
+    assert trade(client, "buy", "AAA", 1, 115).price == Decimal("115")
+    assert trade(client, "buy", "AAA", 1, 85).price == Decimal("85")
     spent = trade(client, "buy", "BBB", 980, 10)  # 9,800 of the 9,800 left: cash may reach zero exactly
-    assert spent["cash_after"] == "0.000000"
+    assert spent.cash_after == 0
     with pytest.raises(TradeRejected):
         trade(client, "buy", "BBB", 1, 10)
 
@@ -102,15 +103,15 @@ def test_a_sell_of_more_than_held_after_buys(client) -> None:
     trade(client, "buy", "BBB", 100, 10)
     with pytest.raises(TradeRejected, match="holds 100"):
         trade(client, "sell", "BBB", 101, 10)
-    assert trade(client, "sell", "BBB", 100, 10)["position_after"] == 0
+    assert trade(client, "sell", "BBB", 100, 10).position_after == 0
 
 
 def test_idempotency_key_replays_and_refuses_a_different_request(client) -> None:
     engine, _, portfolio_id = client
     first = trade(client, "buy", "AAA", 10, 100, key="k-1")
     again = trade(client, "buy", "AAA", 10, 100, key="k-1")
-    assert again["replayed"] is True and first["replayed"] is False
-    assert {k: v for k, v in again.items() if k != "replayed"} == {k: v for k, v in first.items() if k != "replayed"}
+    assert again.replayed is True and first.replayed is False
+    assert replace(again, replayed=False) == first  # the stored answer, read back whole
     with pytest.raises(ConflictError, match="different request"):
         trade(client, "buy", "AAA", 11, 100, key="k-1")
     with engine.connect() as conn:
@@ -163,7 +164,7 @@ def test_the_cash_shown_is_the_cash_held_and_can_all_be_withdrawn(client) -> Non
 
     engine, _, portfolio_id = client
     bought = trade(client, "buy", "BBB", 3, "10.333333", fees="0.7825")
-    assert Decimal(bought["fees"]) == Decimal("0.78")  # cents, half up; the gross 30.999999 is stored as 31.00
+    assert bought.fees == Decimal("0.78")  # cents, half up; the gross 30.999999 is stored as 31.00
     with engine.connect() as conn:
         held = ledger.cash_balance(conn, portfolio_id)
         shown = cash_history(conn, portfolio_id)[-1]["balance"]

@@ -99,7 +99,7 @@ def test_a_two_for_one_split_doubles_the_holding_and_halves_its_cost(client) -> 
     with pytest.raises(ledger.TradeRejected, match="the portfolio holds 100"):
         trade(client, "sell", "AAA", 101, 50.5, MONDAY)
     sold = trade(client, "sell", "AAA", 100, 50.5, MONDAY)
-    assert sold["position_after"] == 0
+    assert sold.position_after == 0
     with engine.connect() as conn:
         assert ledger.holdings(conn, portfolio_id) == {}
         view = portfolio_view(conn, portfolio_id, EX_DATE)

@@ -193,7 +193,7 @@ def test_appends_still_work_beside_the_replace_guard(ledger_store) -> None:
     replayed = place_manual_trade(
         engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "AAA", 50, 100, 0), idempotency_key="k1", now=now
     )
-    assert replayed["replayed"] is True
+    assert replayed.replayed is True
     place_manual_trade(
         engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "AAA", 5, 100, 0), idempotency_key="k2", now=now
     )

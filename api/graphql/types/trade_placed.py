@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
 
 import strawberry
 
 from api.graphql.scalars import Shares
+from portfolio.trading import PlacedTrade
 
 
 @strawberry.type(description="A manual trade recorded (or, for a retried idempotency key, the first result replayed).")
@@ -24,5 +24,8 @@ class TradePlaced:
     replayed: bool
 
     @classmethod
-    def from_result(cls, result: dict[str, Any]) -> TradePlaced:
-        return cls(**{name: result.get(name) for name in cls.__annotations__})
+    def from_placed(cls, placed: PlacedTrade) -> TradePlaced:
+        """The API's fields of the one declaration (portfolio/trading.py `PlacedTrade`), from
+        its JSON form, as REST's `TradeOut` reads them."""
+        shown = placed.to_json()
+        return cls(**{name: shown[name] for name in PlacedTrade.api_fields()})
