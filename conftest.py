@@ -101,7 +101,8 @@ def _start_simulator() -> None:
 # (Postgres, Redis, a browser, the NSE files, an exchange simulator in its own process), runs
 # the day through the stage notebooks or Airflow, or takes a minute or more (`slow`); or when
 # its module or itself is named below, with the reason: it starts processes or kernels,
-# trains models over a history, or loads the machine on purpose.
+# renders the PDF reports, trains models over a history, waits out real timeouts, or loads
+# the machine on purpose.
 INTEGRATION_MARKS = frozenset({"slow", "airflow", "postgres"})
 INTEGRATION_FIXTURES = frozenset(
     {"postgres_server", "postgres_url", "redis_url", "nse_data", "browser", "simulator_process", "served_demo"}
@@ -122,6 +123,7 @@ INTEGRATION_MODULES = {
     "tests/api/test_control_sweep.py": "sweeps every operation with every control character",
     "tests/api/test_pool.py": "hundreds of concurrent requests on a small pool",
     "tests/api/test_contract.py": "walks every GET and GraphQL root field of a seeded world",
+    "tests/reports/test_report_claims.py": "renders the PDF reports",
 }
 INTEGRATION_TESTS = {
     "tests/pipeline/test_monitor.py::test_the_stable_world_raises_no_alert": "trains a validation record",
@@ -133,6 +135,13 @@ INTEGRATION_TESTS = {
     "tests/models/test_layer1.py::test_a_local_chronos_bolt_loads_offline": "loads the foundation model with torch",
     "tests/api/test_hardening.py::test_another_client_is_answered_at_once": "floods the service on purpose",
     "tests/api/test_hardening.py::test_uploads_past_a_clients_share": "floods the uploads on purpose",
+    "tests/pipeline/test_analysis_and_notify.py::test_a_failing_language_model_falls_back_and_says_why[sqlite-slow": (
+        "waits out a real read timeout"
+    ),
+    "tests/ingest/test_text_sources.py::test_hostile_sources_are_stored_failures": "waits out real timeouts",
+    "tests/ingest/test_t0_faults.py::test_a_slow_response_is_retried_and_a_dead_slow_site_fails": (
+        "waits out real timeouts"
+    ),
 }
 
 
