@@ -63,6 +63,18 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def as_a_terminal_starts_it() -> None:
+    """`preexec_fn` for a child that a test stops with Ctrl-C (SIGINT): SIGINT and SIGQUIT at
+    their defaults, as a terminal's foreground job has them. A test runner started in the
+    background by a non-interactive shell inherits both ignored, and a process started with
+    SIGINT ignored keeps ignoring it (Python installs no KeyboardInterrupt handler, and
+    bash may not trap it), so the child would never see the Ctrl-C it is tested against."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def _required(reason: str) -> None:
     """Under CI=true a missing server or data set fails the run; elsewhere the test skips."""
     if os.environ.get("CI") == "true":

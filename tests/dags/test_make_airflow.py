@@ -30,6 +30,7 @@ import httpx
 import pytest
 
 from market.settings import PROJECT_ROOT
+from tests.conftest import as_a_terminal_starts_it
 from tests.dags.test_celery_profile import _free_ports
 
 SCRIPT = str(PROJECT_ROOT / "ops" / "airflow_standalone.sh")
@@ -101,6 +102,7 @@ def test_make_airflow_answers_without_the_venv_on_path_and_ctrl_c_leaves_nothing
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=as_a_terminal_starts_it,
         )
     try:
         started = time.monotonic()
@@ -183,6 +185,7 @@ def test_the_script_kills_a_component_deaf_to_signals_before_it_returns(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=as_a_terminal_starts_it,
     )
     try:
         lines = []
