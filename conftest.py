@@ -157,7 +157,7 @@ def pytest_collection_modifyitems(session, config, items) -> None:
 def is_integration(item: pytest.Item) -> bool:
     if _is_stage_notebook(item):
         return True
-    module, _, name = item.nodeid.partition("::")
+    module = item.nodeid.partition("::")[0]
     if module in INTEGRATION_MODULES or any(item.nodeid.startswith(test) for test in INTEGRATION_TESTS):
         return True
     if any(item.get_closest_marker(name) for name in INTEGRATION_MARKS):

@@ -185,7 +185,8 @@ def build(settings: Settings) -> World:
     )
     sqlite = settings.database_url.startswith("sqlite:///")
     server, _, name = settings.database_url.rpartition("/")
-    what = repr((sqlite or server, sorted((k, repr(v)) for k, v in settings.model_dump().items() if k not in _PLACES)))
+    held = sorted((k, _shown(v)) for k, v in settings.model_dump().items() if k not in _PLACES)
+    what = repr((sqlite or server, held))
     if what not in _SEEDED:
         _SEEDED[what] = _seeded(settings, sqlite, server)
     folder, seeded = _SEEDED[what]
@@ -203,6 +204,12 @@ def build(settings: Settings) -> World:
     settings.secrets_dir.mkdir(parents=True, exist_ok=True)
     shutil.copy2(folder / "secrets" / PEPPER_FILE, settings.secrets_dir / PEPPER_FILE)
     return replace(seeded, settings=settings, engine=service_engine(settings))
+
+
+def _shown(value: object) -> str:
+    """A setting as the cache key sees it: a secret by its value (its repr is masked, and two
+    peppers or webhook secrets must not share a seeded world)."""
+    return repr(value.get_secret_value() if isinstance(value, SecretStr) else value)
 
 
 def _seeded(settings: Settings, sqlite: bool, server: str) -> tuple[Path, World]:
