@@ -15,7 +15,6 @@ from api.graphql.schema import graphql_router
 from api.openapi import install_openapi
 from api.problems import install_problem_handlers
 from api.routers import ai, analysis, keys, macro, market, portfolio, reports, suggestions
-from api.security import check_in_handler_thread
 from api.services import build_services
 from market.logging import configure_logging
 from market.settings import Settings, get_settings
@@ -63,7 +62,6 @@ def create_app(settings: Settings | None = None, now: Callable[[], datetime] | N
     ):
         app.include_router(router)
     app.include_router(graphql_router(settings), prefix="/graphql")
-    check_in_handler_thread(app)
     install_openapi(app)
     install_docs(app)
 

@@ -12,8 +12,8 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import HTTPException, Request, Response
-from fastapi.routing import APIRoute
 
+from api.security import KeyCheckedRoute
 from market.text import control_character
 
 
@@ -112,7 +112,7 @@ class StrictJSONRequest(Request):
         return self._json
 
 
-class StrictJSONRoute(APIRoute):
+class StrictJSONRoute(KeyCheckedRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 

@@ -40,6 +40,14 @@ from store.history import Rider, append_history, current_rows, newest_ids
 from store.transactions import write_transaction
 
 CLIENT_KEY_PATTERN = re.compile(r"^svc-sk-[0-9a-f]{32,128}$")
+
+
+def is_client_key(presented: str) -> bool:
+    """Whether `presented` has a client key's form (`svc-sk-` and 32 to 128 hex digits); the
+    one check of the form, made by `authenticate` before any lookup."""
+    return CLIENT_KEY_PATTERN.match(presented) is not None
+
+
 TIERS = ("STANDARD", "PRO", "INSTITUTIONAL")
 MAX_GRACE_SECONDS = 30 * 24 * 3600
 PEPPER_FILE = "api-key-pepper"
@@ -220,7 +228,7 @@ def authenticate(
     indexed query (the key by its hash, joined with its events), run on every request, or,
     with a `cache`, the keys' version read on every request (or, with `defer`, riding on the
     request's next version read: `KeyCache`) and that query when it moved."""
-    if not CLIENT_KEY_PATTERN.match(presented):
+    if not is_client_key(presented):
         return None
     hashed = key_hash(settings, presented)
     rows = (

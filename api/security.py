@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import functools
 import hmac
-import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request, Security
+from fastapi import Depends, Request, Security
+from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
 from sqlalchemy import Connection, select
 from starlette.concurrency import run_in_threadpool
@@ -137,14 +137,14 @@ def _authenticate(
         if hmac.compare_digest(presented.encode(), svc.settings.checked_admin_key().encode()):
             return ADMIN
         raise AuthenticationError("the API key is not valid")
-    if not keystore.CLIENT_KEY_PATTERN.match(presented):
-        raise AuthenticationError("the X-API-Key header is malformed: expected svc-sk- followed by hex digits")
     if conn is None:
         with svc.engine.connect() as own:
             record = keystore.authenticate(own, svc.settings, presented, svc.now(), svc.keys)
     else:
         record = keystore.authenticate(conn, svc.settings, presented, svc.now(), svc.keys, defer)
     if record is None:
+        if not keystore.is_client_key(presented):
+            raise AuthenticationError("the X-API-Key header is malformed: expected svc-sk- followed by hex digits")
         raise AuthenticationError("the API key is unknown, revoked or rotated out")
     limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
     decision = _count(request, svc, record.key_id, limit, conn)
@@ -158,7 +158,7 @@ def _authenticate(
 
 
 def _count(request: Request, svc: Services, key_id: str, limit: int, conn: Connection | None) -> Decision:
-    """`decide` once a request. A request that starts over (`PendingCheck.run`) keeps the
+    """`decide` once a request. A request that starts over (`KeyCheckedRoute`) keeps the
     decision it had while its key's limit is the same; when the limit changed meanwhile,
     its hit (if it was counted: a refused request is not) moves to a new decision."""
     earlier = request_fact(request, "counted")
@@ -174,46 +174,25 @@ def _count(request: Request, svc: Services, key_id: str, limit: int, conn: Conne
     return decision
 
 
-class PendingCheck:
-    """A client key whose check runs in the handler's own worker thread, first thing, before
-    any of the handler's code (`check_in_handler_thread`): what `principal` gives a sync
-    route. The check is the same `authenticate` on the same connection, exact on every
-    request (a revocation holds from the next request in every worker); only where it runs
-    changes. Run by a dependency of its own, the key lookup cost a second trip through the
-    thread pool per request (enqueue, a worker's wake-up, the GIL handed over and back):
-    measured, a quarter of a cached read's time on SQLite.
-
-    On a read route (GET, HEAD) the check of a key this process has seen defers the keys'
-    version to the handler's own version read (api/keystore.py KeyCache): one statement
-    instead of two. Whatever happens, the version is read before the answer leaves and
-    before any data is written (store.transactions.transactional; the rate-limit count,
-    which counts the request itself, does not wait: api/ratelimit.py), and when it moved the
-    handler's work is dropped and the request starts over: the key checked afresh (401 if
-    it no longer holds, its new tier and limits if they changed), then the handler again.
-    Same snapshot rule as before: the keys are read in the statement that reads the data,
-    or later, never earlier."""
+class KeyToCheck:
+    """A client key that its route checks in the handler's own worker thread, first thing
+    (`KeyCheckedRoute`): what `principal` answers for such a route, in place of the
+    `Principal` that the handler then receives. `principal()` is the same `authenticate` on
+    the request's connection that any other route gets, exact on every request (a
+    revocation holds from the next request in every worker); only where it runs changes."""
 
     __slots__ = ("request", "svc", "presented", "conn")
 
     def __init__(self, request: Request, svc: Services, presented: str, conn: Connection) -> None:
         self.request, self.svc, self.presented, self.conn = request, svc, presented, conn
 
-    def resolve(self) -> Principal:
-        return authenticate(self.request, self.svc, self.presented, self.conn)
+    def principal(self, defer: bool = False) -> Principal:
+        return authenticate(self.request, self.svc, self.presented, self.conn, defer)
 
-    def run(self, call: Callable[..., Any], args: tuple, values: dict[str, Any], name: str) -> Any:
-        """`call` with this check's principal as `values[name]`, the keys' version deferred
-        (see above), starting over once when it moved."""
-        try:
-            try:
-                values[name] = authenticate(self.request, self.svc, self.presented, self.conn, defer=True)
-                return call(*args, **values)
-            finally:  # the answer, or the error, leaves only on a key confirmed
-                settle(self.conn)
-        except VersionMoved:
-            self.request.state.principal = None
-            values[name] = self.resolve()
-            return call(*args, **values)
+    def afresh(self) -> Principal:
+        """The key checked again, its earlier answer forgotten (its count kept: `_count`)."""
+        self.request.state.principal = None
+        return self.principal()
 
 
 async def principal(
@@ -221,14 +200,19 @@ async def principal(
     svc: Services = Depends(services),
     presented: str | None = Security(api_key_header),
     conn: Connection = Depends(request_connection, scope="function"),
-) -> Principal:
-    """Any valid key, checked on the request's one connection (api/deps.py's ConnDep).
+) -> Principal | KeyToCheck:
+    """Any valid key, checked on the request's one connection (api/deps.py's ConnDep), in
+    this order:
 
-    Already known (the edge checked a request with a body) or the admin key (compared in
-    memory, nothing counted): answered here. A client key on a sync route that checks keys
-    in its worker thread: a `PendingCheck`, which that route resolves before its code runs.
-    Anything else (async routes, a missing or malformed key, whose failure is counted in
-    the database store): checked in a worker thread here."""
+    1. a request the edge already checked (one with a body: api/edge.py): that caller;
+    2. the admin key: compared in memory here, nothing counted;
+    3. another key on a route that checks it in its handler's thread (`KeyCheckedRoute`, a
+       sync handler): a `KeyToCheck`, which that route turns into the `Principal` before
+       the handler's code runs;
+    4. anything else (an async route): checked here, in a worker thread.
+
+    A key that fails its check answers 401 (or 429 when its address keeps failing) in every
+    case; only a valid key reaches the handler."""
     known = request_fact(request, "principal")
     if known is not None:
         return known
@@ -241,12 +225,8 @@ async def principal(
         request.state.principal = ADMIN
         return ADMIN
     route = request.scope.get("route")
-    if (
-        presented
-        and keystore.CLIENT_KEY_PATTERN.match(presented)
-        and getattr(getattr(getattr(route, "dependant", None), "call", None), "checks_keys", False)
-    ):
-        return PendingCheck(request, svc, presented, conn)  # type: ignore[return-value]
+    if presented and isinstance(route, KeyCheckedRoute) and route.checks_key_in_handler:
+        return KeyToCheck(request, svc, presented, conn)
     return await run_in_threadpool(authenticate, request, svc, presented, conn)
 
 
@@ -265,32 +245,59 @@ async def body_principal(
         return await run_in_threadpool(authenticate, request, svc, presented, conn)
 
 
-def check_in_handler_thread(app: FastAPI) -> None:
-    """Make every sync route of `app` resolve a `PendingCheck` among its arguments (its
-    `CallerDep`) in its own worker thread before running: FastAPI calls a route's
-    `dependant.call` in the thread pool, so the wrapper runs there. On read routes (GET,
-    HEAD) the check defers the keys' version to the handler's own version read
-    (`PendingCheck.run`). Async routes are left alone (`principal` checks their keys in a
-    thread of its own)."""
-    for route in app.routes:
-        dependant = getattr(route, "dependant", None)
-        call = getattr(dependant, "call", None)
-        if call is None or getattr(call, "checks_keys", False) or inspect.iscoroutinefunction(inspect.unwrap(call)):
-            continue
+class KeyCheckedRoute(APIRoute):
+    """The route class of every router (`APIRouter(route_class=...)`, FastAPI's extension
+    point for routes). A sync handler runs in a worker thread, and checking a client key
+    needs the database; run by a dependency of its own, the check took a second trip
+    through the thread pool (enqueue, a worker's wake-up, the GIL handed over and back):
+    measured, a quarter of a cached read's time on SQLite. So for a sync handler that
+    declares a caller (`CallerDep`), the call FastAPI makes in the worker thread is
+    `_checked_first(handler)`: the key checked there, then the handler.
 
-        reads = getattr(route, "methods", None) is not None and set(route.methods) <= {"GET", "HEAD"}  # type: ignore[attr-defined]
+    On a read (GET, HEAD) the check of a key this process has seen does not read the keys'
+    version itself: the version rides on the handler's own version read (one statement
+    instead of two; api/keystore.py KeyCache). Whatever happens, it is read before the
+    answer leaves and before any data is written (store.history.settle; the rate-limit
+    count, which counts the request itself, does not wait: api/ratelimit.py), and when it
+    moved the handler's work is dropped and the request starts over: the key checked
+    afresh (401 if it no longer holds, its new tier and limits if they changed), then the
+    handler again. So the keys are read in the statement that reads the data, or later,
+    never earlier."""
 
-        def checked(*args: Any, __call: Callable[..., Any] = call, __reads: bool = reads, **values: Any) -> Any:
-            for name, value in values.items():
-                if type(value) is PendingCheck:
-                    if __reads:
-                        return value.run(__call, args, values, name)
-                    values[name] = value.resolve()
-            return __call(*args, **values)
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(path, endpoint, **kwargs)
+        # a parameter of the handler (`dependencies=[...]` passes nothing the handler could be given)
+        declares_caller = any(d.call is principal and d.name is not None for d in self.dependant.dependencies)
+        runs_in_a_thread = not (  # FastAPI's own reading of the handler
+            self.dependant.is_coroutine_callable
+            or self.dependant.is_gen_callable
+            or self.dependant.is_async_gen_callable
+        )
+        self.checks_key_in_handler = declares_caller and runs_in_a_thread
+        if self.checks_key_in_handler:
+            self.dependant.call = _checked_first(self.dependant.call, reads=self.methods <= {"GET", "HEAD"})
 
-        functools.update_wrapper(checked, call)
-        checked.checks_keys = True  # type: ignore[attr-defined]
-        dependant.call = checked
+
+def _checked_first(handler: Callable[..., Any], reads: bool) -> Callable[..., Any]:
+    """`handler`, its `KeyToCheck` argument made a `Principal` first (see `KeyCheckedRoute`)."""
+
+    @functools.wraps(handler)
+    def checked(**values: Any) -> Any:
+        name = next((n for n, value in values.items() if isinstance(value, KeyToCheck)), None)
+        if name is None:  # the admin key, or a caller the edge checked: already a Principal
+            return handler(**values)
+        check: KeyToCheck = values[name]
+        if not reads:
+            return handler(**{**values, name: check.principal()})
+        try:
+            try:
+                return handler(**{**values, name: check.principal(defer=True)})
+            finally:  # the answer, or the error, leaves only on a key confirmed
+                settle(check.conn)
+        except VersionMoved:
+            return handler(**{**values, name: check.afresh()})
+
+    return checked
 
 
 def report_reader(
@@ -303,10 +310,10 @@ def report_reader(
     return authenticate(request, svc, presented)
 
 
-async def admin(caller: Principal = Depends(principal)) -> Principal:
+async def admin(caller: Principal | KeyToCheck = Depends(principal)) -> Principal:
     """The admin key; a client key's own check runs first (401 or 429 before 403)."""
-    if type(caller) is PendingCheck:
-        caller = await run_in_threadpool(caller.resolve)
+    if isinstance(caller, KeyToCheck):
+        caller = await run_in_threadpool(caller.principal)
     if not caller.is_admin:
         raise PermissionDeniedError("this endpoint needs the admin key")
     return caller

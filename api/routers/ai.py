@@ -8,6 +8,7 @@ from fastapi.responses import Response
 from api.deps import AdminDep, CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import AIHistory, AIPosition, AISummary, Performance, TrackRecord
+from api.security import KeyCheckedRoute
 from portfolio.ledger import AI_PORTFOLIO
 from store import tables
 from store.history import newest_ids
@@ -25,7 +26,7 @@ PERFORMANCE_TABLES = (
     tables.monitor_checks,
 )
 
-router = APIRouter(tags=["ai"])
+router = APIRouter(tags=["ai"], route_class=KeyCheckedRoute)
 
 
 @router.get("/api/ai-portfolio/positions", response_model=list[AIPosition], responses=problems(*KEYED))

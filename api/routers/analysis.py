@@ -7,9 +7,10 @@ from fastapi import APIRouter, Query
 from api.deps import CallerDep, ConnDep
 from api.schemas.analysis import DayAnalysis
 from api.schemas.common import KEYED, SupportedDate, problems
+from api.security import KeyCheckedRoute
 from views.analysis import stored_analysis
 
-router = APIRouter(tags=["analysis"])
+router = APIRouter(tags=["analysis"], route_class=KeyCheckedRoute)
 
 
 @router.get("/api/analysis", response_model=DayAnalysis, responses=problems(*KEYED, 404, 503))

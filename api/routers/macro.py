@@ -8,13 +8,14 @@ from fastapi.responses import Response
 from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, SupportedDate, problems
 from api.schemas.macro import MacroIndicators, MacroInsights
+from api.security import KeyCheckedRoute
 from market.errors import PermissionDeniedError
 from models import macro_model
 from store import tables
 from store.history import newest_ids
 from views import macro as macro_views
 
-router = APIRouter(tags=["macro"])
+router = APIRouter(tags=["macro"], route_class=KeyCheckedRoute)
 
 
 @router.get("/api/v1/macro/indicators", response_model=MacroIndicators, responses=problems(*KEYED))

@@ -16,6 +16,7 @@ from api.schemas.market import (
     LatestQuote,
     SymbolStatistics,
 )
+from api.security import KeyCheckedRoute
 from market.clock import latest_closed_trading_day, supported_date
 from market.errors import InvalidInputError
 from store import tables
@@ -25,7 +26,7 @@ from views import market as market_views
 from views.breadth import data_version as breadth_version
 from views.breadth import market_breadth
 
-router = APIRouter(prefix="/api/market", tags=["market"])
+router = APIRouter(prefix="/api/market", tags=["market"], route_class=KeyCheckedRoute)
 SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", description="Ticker, e.g. NCBFG.")
 
 

@@ -7,10 +7,11 @@ from fastapi.responses import Response
 
 from api.deps import ReportReaderDep, ServicesDep
 from api.schemas.common import KEYED, problems
+from api.security import KeyCheckedRoute
 from api.services import Services
 from reports import generate
 
-router = APIRouter(tags=["reports"])
+router = APIRouter(tags=["reports"], route_class=KeyCheckedRoute)
 PDF = {
     200: {
         "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}},

@@ -8,12 +8,12 @@ from fastapi.responses import Response
 from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import Suggestion
-from api.security import caller_portfolio_on
+from api.security import KeyCheckedRoute, caller_portfolio_on
 from portfolio import suggestions
 from store import tables
 from store.history import newest_ids
 
-router = APIRouter(prefix="/api/suggestions", tags=["suggestions"])
+router = APIRouter(prefix="/api/suggestions", tags=["suggestions"], route_class=KeyCheckedRoute)
 SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id from GET /api/suggestions.")
 
 

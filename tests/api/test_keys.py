@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
+from api.deps import CallerDep  # at module level: the probe routes' annotations are read from here
 from store.tables import metadata
 from tests.api.conftest import Api, assert_problem
 from tests.conftest import ADMIN_KEY
@@ -159,7 +160,7 @@ def test_a_key_change_made_by_another_worker_holds_here_from_the_next_request(ap
 @pytest.mark.parametrize("counted_in", ["memory", "database"])
 def test_a_read_whose_key_changed_meanwhile_starts_over_checked_and_counted_once(api: Api, counted_in: str) -> None:
     """On a read route the keys' version rides on the handler's own version read (one
-    statement, not two: api/security.py PendingCheck). When it moved, nothing the handler
+    statement, not two: api/security.py KeyCheckedRoute). When it moved, nothing the handler
     did leaves: not its answer, not its error (a 404 is a 401 for a revoked key), and the
     request starts over with the key checked afresh, still counted once: with the counts
     in process memory, and in the database as several workers keep them (on Postgres in
@@ -191,3 +192,54 @@ def test_a_read_whose_key_changed_meanwhile_starts_over_checked_and_counted_once
         admin("POST", f"/api/keys/{api.world.acme_key_id}/revoke")
         assert_problem(acme("/api/market/symbol/NOPE"), 401, "revoked")  # not the handler's 404
         assert_problem(acme("/api/ai/performance"), 401, "revoked")
+
+
+def test_every_keyed_route_checks_its_key_however_it_declares_it(api: Api) -> None:
+    """The key check runs in the handler's own thread only where the handler receives its
+    caller (api/security.py KeyCheckedRoute); a route that names the dependency in
+    `dependencies=[...]`, which gives the handler nothing, is checked by the dependency
+    itself. Both answer 401 for an unknown or revoked key and 200 for a valid one, reads
+    and writes alike."""
+    from fastapi import APIRouter, Depends
+
+    from api.app import create_app
+    from api.security import KeyCheckedRoute, principal
+    from pipeline.serving import serve_in_thread
+    from tests.api.conftest import Clock
+
+    app = create_app(api.world.settings, now=Clock())
+    probes = APIRouter(prefix="/probe", route_class=KeyCheckedRoute)
+
+    @probes.get("/given")
+    def given(caller: CallerDep) -> dict:
+        return {"client": caller.client_id}
+
+    @probes.post("/given")
+    def given_write(caller: CallerDep) -> dict:
+        return {"client": caller.client_id}
+
+    @probes.get("/named", dependencies=[Depends(principal)])
+    def named() -> dict:
+        return {"client": None}
+
+    app.include_router(probes)
+    routes = {(r.path, tuple(sorted(r.methods))): r for r in app.routes if r.path.startswith("/probe")}
+    assert routes[("/probe/given", ("GET",))].checks_key_in_handler
+    assert not routes[("/probe/named", ("GET",))].checks_key_in_handler
+    # every sync route of the service that receives its caller checks it in its own thread
+    keyed = [r for r in app.routes if isinstance(r, KeyCheckedRoute) and not r.path.startswith("/probe")]
+    assert sum(r.checks_key_in_handler for r in keyed) >= 20
+    with serve_in_thread(app) as base:
+
+        def call(method: str, path: str, key: str):
+            return api.http.request(method, base + path, headers={"X-API-Key": key})
+
+        unknown = "svc-sk-" + "0" * 32
+        for method, path in (("GET", "/probe/given"), ("POST", "/probe/given"), ("GET", "/probe/named")):
+            assert call(method, path, api.world.acme_key).status_code == 200, path
+            assert_problem(call(method, path, unknown), 401, "unknown")
+            assert_problem(call(method, path, "svc-sk-nothex"), 401, "malformed")
+        assert call("GET", "/probe/given", api.world.acme_key).json()["client"].startswith("c")
+        api.admin("POST", f"/api/keys/{api.world.acme_key_id}/revoke")
+        for method, path in (("GET", "/probe/given"), ("POST", "/probe/given"), ("GET", "/probe/named")):
+            assert_problem(call(method, path, api.world.acme_key), 401, "revoked")
