@@ -43,14 +43,50 @@ class Api:
         return self.call(method, path, self.world.acme_key, **kwargs)
 
 
+class _Switch:
+    """The ASGI app that the `api` fixture's loopback server serves: the current test's app,
+    switched per test. One uvicorn server per test process instead of one per test: a
+    server's stop waits out uvicorn's own ticks (about 0.2 s), and the app has no lifespan
+    of its own to run. A test that needs a server of its own (other settings, proxy
+    headers, two workers) starts one with `serve_in_thread`."""
+
+    def __init__(self) -> None:
+        self.app = None
+        self.base: str | None = None
+        self._serving = None
+
+    def serve(self, app) -> str:
+        self.app = app
+        if self.base is None:
+            self._serving = serve_in_thread(self)
+            self.base = self._serving.__enter__()
+        return self.base
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":  # the server's start and stop: nothing of the apps' to run
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        app = self.app
+        if app is None:
+            raise RuntimeError("a request reached the tests' API server between two tests")
+        await app(scope, receive, send)
+
+
+_SERVER = _Switch()
+
+
 @pytest.fixture
 def api(settings: Settings) -> Iterator[Api]:
     w = world.build(settings)
     clock = Clock()
-    with serve_in_thread(create_app(w.settings, now=clock)) as base:
-        client = Api(base, w, clock)
+    client = Api(_SERVER.serve(create_app(w.settings, now=clock)), w, clock)
+    try:
         yield client
+    finally:
         client.http.close()
+        _SERVER.app = None
 
 
 def assert_problem(response: httpx.Response, status: int, *detail_parts: str) -> dict:

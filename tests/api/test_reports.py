@@ -22,6 +22,7 @@ from store import tables
 from store.history import append_history
 from tests.api.conftest import Api, assert_problem
 from tests.api.world import DAY
+from tests.conftest import ON_SQLITE_ONLY
 from tests.reports.pdf import read
 
 BRIEFING_SECTIONS = [
@@ -251,6 +252,7 @@ def seed_validation_record(api: Api) -> None:
 
 
 @pytest.mark.parametrize("path", ["/api/quant-briefing.pdf", "/api/compliance-report.pdf"])
+@ON_SQLITE_ONLY
 def test_reports_show_the_validation_record_while_the_live_one_is_empty_and_say_so(api: Api, path: str) -> None:
     seed_validation_record(api)
     pdf = read(pdf_of(api.acme("GET", path)))
@@ -288,6 +290,7 @@ def seed_model_record_later(api: Api) -> None:
 
 
 @pytest.mark.parametrize("path", ["/api/quant-briefing.pdf", "/api/compliance-report.pdf"])
+@ON_SQLITE_ONLY
 def test_final_page_shows_three_self_drawn_logos(api: Api, path: str) -> None:
     pdf = read(pdf_of(api.acme("GET", path)))
     assert "Powered by" in pdf.pages[-1]
@@ -296,6 +299,7 @@ def test_final_page_shows_three_self_drawn_logos(api: Api, path: str) -> None:
     assert len(pdf.image_pages) == 0 or pdf.image_pages[-1] != len(pdf.pages), "the logos are vector drawings"
 
 
+@ON_SQLITE_ONLY
 def test_reports_need_a_key_unless_public(api: Api) -> None:
     assert_problem(api.call("GET", "/api/quant-briefing.pdf"), 401, "X-API-Key")
     assert_problem(api.call("GET", "/api/compliance-report.pdf", "svc-sk-" + "0" * 32), 401)
@@ -338,6 +342,7 @@ REPORTS = [
 
 
 @pytest.mark.parametrize(("path", "name", "sections"), REPORTS)
+@ON_SQLITE_ONLY
 def test_reports_embed_every_font_draw_charts_as_vectors_and_set_tables_at_text_width(
     api: Api, path: str, name: str, sections: list[str]
 ) -> None:
@@ -356,6 +361,7 @@ def test_reports_embed_every_font_draw_charts_as_vectors_and_set_tables_at_text_
 
 
 @pytest.mark.parametrize(("path", "name", "sections"), REPORTS)
+@ON_SQLITE_ONLY
 def test_no_page_ends_on_a_heading_and_the_logos_share_their_page(
     api: Api, path: str, name: str, sections: list[str]
 ) -> None:
@@ -374,6 +380,7 @@ def test_no_page_ends_on_a_heading_and_the_logos_share_their_page(
 
 
 @pytest.mark.parametrize(("path", "name", "sections"), REPORTS)
+@ON_SQLITE_ONLY
 def test_report_files_are_named_by_their_market_day_not_the_day_they_were_made(
     api: Api, path: str, name: str, sections: list[str]
 ) -> None:

@@ -58,6 +58,9 @@ def test_generated_requests_conform_to_the_schema(api: Api) -> None:
             try:
                 run()
             except BaseException as exc:  # noqa: BLE001 - collect every operation's failure (groups too), then report all
-                failures.append(f"{operation.label}: {str(exc)[:1500]}")
+                parts = [exc, *getattr(exc, "exceptions", ())]  # a group's own causes, e.g. a flaky first call's
+                failures.append(
+                    f"{operation.label}: " + " | ".join(f"{type(e).__name__}: {str(e)[:1500]}" for e in parts)
+                )
     assert failures == [], "\n\n".join(failures)
     assert cases >= 1000

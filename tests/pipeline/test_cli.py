@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from market.settings import Settings
+from tests.conftest import ON_SQLITE_ONLY
 
 MARKETINTEL = str(Path(sys.executable).parent / "marketintel")
 
@@ -45,6 +46,7 @@ def test_stage_run_prints_the_summary(settings: Settings) -> None:
     assert summary["healthy"] is True
 
 
+@ON_SQLITE_ONLY
 def test_stage_run_through_the_notebook_prints_the_output_path(settings: Settings) -> None:
     result = cli("stage", "run", "health", "--date", "2026-11-20", "--notebook")
     assert result.returncode == 0, result.stderr
@@ -68,6 +70,7 @@ def test_stage_run_through_the_notebook_prints_the_output_path(settings: Setting
         (["stage", "run", "health\x07", "--date", "2026-11-20"], "error: name contains a control character (U+0007"),
     ],
 )
+@ON_SQLITE_ONLY
 def test_bad_input_is_one_line_on_stderr_and_exit_1(settings: Settings, args: list[str], message: str) -> None:
     result = cli(*args)
     assert result.returncode == 1

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from market.settings import Settings
+from tests.conftest import ON_SQLITE_ONLY
 from tests.pipeline.test_cli import MARKETINTEL, cli
 
 
@@ -97,6 +98,7 @@ def test_a_long_backfill_prints_a_few_lines_not_one_per_request(settings: Settin
     assert output[-1].startswith("delivered 30 simulated days")
 
 
+@ON_SQLITE_ONLY
 def test_verbose_shows_the_libraries_logs(settings: Settings) -> None:
     quiet = cli("backfill", "--days", "1", "--end", "2026-11-20")
     verbose = cli("--verbose", "backfill", "--days", "1", "--end", "2026-11-19")

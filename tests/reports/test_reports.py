@@ -14,6 +14,7 @@ from market.settings import Settings
 from reports import KINDS, generate
 from reports.layout import data_table, render, text
 from store.engine import service_engine
+from tests.conftest import ON_SQLITE_ONLY
 from tests.pipeline.test_cli import MARKETINTEL
 from tests.reports.pdf import read
 
@@ -51,6 +52,7 @@ def test_a_long_table_repeats_its_header_on_every_page() -> None:
     assert [int(n) for n in listed] == list(range(150)), "every row once, in order"
 
 
+@ON_SQLITE_ONLY
 def test_cli_writes_the_report_and_refuses_an_unknown_kind(settings: Settings, tmp_path: Path) -> None:
     out = tmp_path / "deep" / "compliance.pdf"
     result = subprocess.run(
