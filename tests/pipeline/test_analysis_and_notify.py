@@ -27,6 +27,7 @@ from pipeline.serving import serve_in_thread
 from store import tables
 from store.history import current_rows
 from tests.api import world
+from tests.conftest import ON_SQLITE_ONLY
 
 SECRET = "whsec-test-0123456789"
 DAY = world.DAY
@@ -114,6 +115,7 @@ def test_template_analysis_is_stored_once_and_a_rerun_writes_nothing(seeded: Set
     assert len(stored(seeded, tables.analyses)) == 1 and len(stored(seeded, tables.notifications)) == 1
 
 
+@ON_SQLITE_ONLY
 def test_a_language_model_writes_it_and_failures_fall_back_to_the_template(seeded: Settings) -> None:
     server = ChatServer("ok")
     with serve_in_thread(server.app()) as base:
@@ -137,6 +139,7 @@ def test_a_language_model_writes_it_and_failures_fall_back_to_the_template(seede
 
 
 @pytest.mark.parametrize("mode, reason", [("slow", "ReadTimeout"), ("error", "HTTPStatusError")])
+@ON_SQLITE_ONLY
 def test_a_failing_language_model_falls_back_and_says_why(seeded: Settings, mode: str, reason: str) -> None:
     server = ChatServer(mode)
     with serve_in_thread(server.app()) as base:
@@ -188,6 +191,7 @@ def test_a_client_error_is_not_retried_and_the_next_pass_delivers(seeded: Settin
         assert second.summary["delivered"] == 1 and len(receiver.received) == 2
 
 
+@ON_SQLITE_ONLY
 def test_a_webhook_without_a_secret_is_refused(seeded: Settings) -> None:
     from market.errors import StageFailedError
 

@@ -38,6 +38,7 @@ def test_db_status_hides_the_database_password(monkeypatch: pytest.MonkeyPatch) 
     assert "s3cret-pw" not in result.stdout + result.stderr
 
 
+@ON_SQLITE_ONLY
 def test_stage_run_prints_the_summary(settings: Settings) -> None:
     result = cli("stage", "run", "health", "--date", "2026-11-20")
     assert result.returncode == 0, result.stderr

@@ -58,6 +58,7 @@ def test_scrape_the_served_simulator_then_preflight(simulator_process: str, monk
     assert '"active_instruments": 59' in preflight.stdout
 
 
+@ON_SQLITE_ONLY
 def test_scrape_with_no_exchange_is_one_line(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", f"http://127.0.0.1:{_free_port()}")
     monkeypatch.setenv("MARKETINTEL_EXCHANGE_RETRIES", "1")
@@ -71,6 +72,7 @@ def test_scrape_with_no_exchange_is_one_line(settings: Settings, monkeypatch: py
     assert refused.returncode == 1 and "is FAILED" in refused.stderr and "connection failed" in refused.stderr
 
 
+@ON_SQLITE_ONLY
 def test_scrape_on_a_holiday_is_skipped_with_the_reason(settings: Settings) -> None:
     result = cli("scrape", "--date", "2026-12-25")
     assert result.returncode == 0
@@ -118,6 +120,7 @@ def test_run_day_shows_the_failed_stage_in_its_table_then_the_error(
     assert result.stderr.strip().splitlines()[-1].startswith("error: stage notebook 't0_scrape' for 2026-11-20 failed")
 
 
+@ON_SQLITE_ONLY
 def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path: Path) -> None:
     path = tmp_path / "prices.csv"
     path.write_text("symbol,date,close,volume\nKCB,2026-11-20,26.17,100\nKCB,2026-11-21,-5,100\n")
