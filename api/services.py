@@ -23,7 +23,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from datetime import time as dt_time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anyio import CapacityLimiter, to_thread
 from fastapi import Request
@@ -39,6 +39,9 @@ from store import tables
 from store.engine import service_engine
 from store.history import Rider, newest_ids
 
+if TYPE_CHECKING:
+    from views.valuation import PortfolioValuation
+
 REPLAY_MORNING = dt_time(7, 30)  # a replay's clock starts here on the session after its newest priced day
 CACHE_ENTRIES = 4096  # entries kept per process; the oldest key goes first past it ...
 CACHE_BYTES = 64 * 1024 * 1024  # ... or past this many bytes of rendered bodies (a 2,000-bar history is ~600 KB)
@@ -46,11 +49,14 @@ _ADAPTERS: dict[Any, TypeAdapter] = {}
 
 
 def json_body(model: Any, body: Any) -> bytes:
-    """`body` validated as `model` and rendered as JSON, as FastAPI's response_model would."""
+    """`body` validated as `model` and rendered as JSON, as FastAPI's response_model would.
+    A schema reads a typed result's attributes as it reads a dict's keys (`from_attributes`):
+    a portfolio valuation (views/valuation.py `PortfolioValuation`) is rendered as itself,
+    without a second, JSON form of it to keep in step."""
     adapter = _ADAPTERS.get(model)
     if adapter is None:
         adapter = _ADAPTERS[model] = TypeAdapter(model)
-    return adapter.dump_json(adapter.validate_python(body))
+    return adapter.dump_json(adapter.validate_python(body, from_attributes=True))
 
 
 class LazyConnection:
@@ -257,7 +263,7 @@ class Services:
         )
         return (day, *newest)
 
-    def valuation(self, conn: Connection, portfolio_id: str, version: tuple | None = None) -> dict[str, Any]:
+    def valuation(self, conn: Connection, portfolio_id: str, version: tuple | None = None) -> PortfolioValuation:
         """`views.valuation.portfolio_view` of the portfolio, computed once per valuation
         version (`valuation_version`) in this process."""
         from views.valuation import portfolio_view

@@ -49,6 +49,7 @@ from models.dataset import build_panel
 from models.decisions import EDGE_WINDOW, HORIZON, EdgeTable, decide, decision_columns, edge_rows, edge_tables
 from models.features import FEATURE_NAMES, FEATURE_SET
 from models.layer1 import WINDOW, Layer1Backend
+from models.reasons import served as served_reasons
 from models.risk import DEFAULT_PARAMS, RiskModel, load_model, save_model
 from models.sentiment.composite import MARKET, METHOD
 from models.walkforward import WalkForwardConfig, run_params, training_rows, with_day_numbers
@@ -269,10 +270,69 @@ def raise_not_ready(rows: int) -> None:
     )
 
 
+@dataclass(frozen=True)
+class ServedPrediction:
+    """One instrument's served prediction for a trading day, the one declaration of that
+    record: what views/instrument.py `latest_predictions` and `predictions_between` hand to
+    the API (GraphQL's `Prediction`), and what views/market.py builds the latest quotes'
+    prediction fields (`latest_market`, REST's `LatestQuote` and GraphQL's `Quote`) and
+    the latest reasons of GET /api/market/symbol (`latest_reasons`) from. GraphQL's
+    `Prediction` shows exactly these fields (`p_up` as `probabilityUp`, `layer1_p_up` as
+    `layer1Probability`), a quote the ones views/market.py `QUOTED` names;
+    tests/api/test_shapes.py holds them together.
+
+    A stored row (of `predictions` or `validation_predictions`) less what only the model
+    reads (raw score, expected return, 3-class prediction, calibration window, ids), with
+    its reasons in their served form (models/reasons.py `served`). `served_predictions`
+    still answers the stored rows: the AI executor, T2, the monitor and the live
+    calibration read those. Frozen, as the API caches it between requests (its `reasons`
+    dict is never written to once built)."""
+
+    symbol: str
+    trading_date: date
+    model_id: str
+    horizon_days: int
+    score: float | None  # 0-100
+    action: str | None  # LONG, HOLD, AVOID
+    weight: float | None
+    tercile: str | None  # TOP, MIDDLE, BOTTOM, ILLIQUID
+    predicted_return: float | None  # a fraction
+    p_up: float | None  # layer 2's P(up)
+    layer1_p_up: float | None
+    layer1_backend: str | None
+    held_edge: float | None  # since 0014 (models/decisions.py)
+    round_trip_cost: float | None
+    decision_reason: str | None
+    reasons: dict[str, Any] | None  # since 0015, served form: {"base_value", "inputs": [{"input", "contribution"}]}
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> ServedPrediction:
+        """A stored prediction row as served."""
+        return cls(
+            symbol=row["symbol"],
+            trading_date=row["trading_date"],
+            model_id=row["model_id"],
+            horizon_days=row["horizon_days"],
+            score=row["score"],
+            action=row["action"],
+            weight=row["weight"],
+            tercile=row["tercile"],
+            predicted_return=row["predicted_return"],
+            p_up=row["p_up"],
+            layer1_p_up=row["layer1_p_up"],
+            layer1_backend=row["layer1_backend"],
+            held_edge=row.get("held_edge"),
+            round_trip_cost=row.get("round_trip_cost"),
+            decision_reason=row.get("decision_reason"),
+            reasons=served_reasons(row.get("reasons")),
+        )
+
+
 def served_predictions(rows: Iterable[dict[str, Any]]) -> dict[date, dict[str, dict[str, Any]]]:
     """trading date -> symbol -> the served prediction: when a day was scored by more than
     one model (a retrain re-scored it), the rows of the model recorded last for that date.
-    The API, the AI executor, T2 and the live calibration all read this rule."""
+    The API, the AI executor, T2 and the live calibration all read this rule; the views
+    hand the rows on to the API as `ServedPrediction`s."""
     by_day: dict[date, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_day[row["trading_date"]].append(row)

@@ -9,7 +9,8 @@ with nothing stored maps to an empty list or is absent.
 
 Which prediction is served for a day: when a day was scored by more than one model (a
 retrain re-scored it), the model recorded last wins (models/scoring.served_predictions, the
-rule the AI executor, T2 and the live calibration read too).
+rule the AI executor, T2 and the live calibration read too). A served prediction is handed
+on typed, as a `models.scoring.ServedPrediction`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from sqlalchemy import Connection, func, select
 
 from market.liquidity import entry_gates
-from models.scoring import served_predictions
+from models.scoring import ServedPrediction, served_predictions
 from models.sentiment.composite import METHOD as SENTIMENT_METHOD
 from models.sentiment.scorer import SCORER_ID
 from portfolio.market import market_days
@@ -47,7 +48,7 @@ def latest_scored_day(conn: Connection) -> date | None:
     return conn.execute(select(func.max(tables.predictions.c.trading_date))).scalar()
 
 
-def latest_predictions(conn: Connection, symbols: list[str]) -> dict[str, dict[str, Any]]:
+def latest_predictions(conn: Connection, symbols: list[str]) -> dict[str, ServedPrediction]:
     """Each symbol's prediction on the latest scored day; absent when the model skipped it."""
     day = latest_scored_day(conn)
     if day is None:
@@ -55,12 +56,12 @@ def latest_predictions(conn: Connection, symbols: list[str]) -> dict[str, dict[s
     c = tables.predictions.c
     rows = current_rows(conn, tables.predictions, where=[c.trading_date == day])
     served = served_predictions(rows).get(day, {})
-    return {s: served[s] for s in symbols if s in served}
+    return {s: ServedPrediction.from_row(served[s]) for s in symbols if s in served}
 
 
 def predictions_between(
     conn: Connection, symbols: list[str], start: date | None, end: date | None
-) -> dict[str, list[dict]]:
+) -> dict[str, list[ServedPrediction]]:
     """Served predictions within [start, end], oldest first, per symbol."""
     c = tables.predictions.c
     where = []
@@ -71,11 +72,11 @@ def predictions_between(
     # The served model of a day is decided over all its rows, so the symbol filter comes after.
     served = served_predictions(current_rows(conn, tables.predictions, where=where))
     wanted = set(symbols)
-    result: dict[str, list[dict]] = {s: [] for s in symbols}
+    result: dict[str, list[ServedPrediction]] = {s: [] for s in symbols}
     for day in sorted(served):
         for symbol, row in served[day].items():
             if symbol in wanted:
-                result[symbol].append(row)
+                result[symbol].append(ServedPrediction.from_row(row))
     return result
 
 

@@ -21,13 +21,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Connection, and_, func, or_, select
+from sqlalchemy import Connection, Table, and_, func, or_, select
 
 from market.clock import TradingCalendar, exchange_date
 from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
-from models.reasons import served as served_reasons
-from models.scoring import served_predictions
+from models.scoring import ServedPrediction, served_predictions
 from store import tables
 from store.history import current_rows, newest_ids
 
@@ -46,6 +45,21 @@ INDICATORS = {
     "spread_pct": lambda p: f.spread_pct(p) * 100,
 }  # one unit convention in every answer: a *_pct field is in percent, other ratios are fractions
 EARLIEST = date(1900, 1, 1)
+# A latest quote's prediction fields: the served prediction's (models/scoring.py
+# `ServedPrediction`) that GET /api/market/latest shows, each with the decimals it is
+# rounded to (None: as stored). `model_id` is the day's one served model.
+QUOTED: dict[str, int | None] = {
+    "predicted_return": 6,
+    "score": 4,
+    "action": None,
+    "tercile": None,
+    "model_id": None,
+    "layer1_backend": None,
+    "held_edge": 6,
+    "round_trip_cost": 6,
+    "decision_reason": None,
+    "reasons": None,
+}
 PRICE_COLUMNS = ["trading_date", "open", "high", "low", "close", "volume", "bid", "ask"]
 
 
@@ -120,12 +134,26 @@ def _number(value: Any, digits: int = 6) -> float | None:
     return None if value is None or pd.isna(value) else round(float(value), digits)
 
 
-def _predictions(conn: Connection, day: date) -> tuple[str | None, dict[str, dict]]:
-    c = tables.predictions.c
-    served = served_predictions(current_rows(conn, tables.predictions, where=[c.trading_date == day])).get(day)
+def _served(conn: Connection, table: Table, day: date) -> dict[str, ServedPrediction]:
+    """The day's served predictions of `table` (the live or the validation record), by symbol."""
+    rows = current_rows(conn, table, where=[table.c.trading_date == day])
+    return {s: ServedPrediction.from_row(r) for s, r in served_predictions(rows).get(day, {}).items()}
+
+
+def _predictions(conn: Connection, day: date) -> tuple[str | None, dict[str, ServedPrediction]]:
+    served = _served(conn, tables.predictions, day)
     if not served:
         return None, {}
-    return next(iter(served.values()))["model_id"], served
+    return next(iter(served.values())).model_id, served
+
+
+def quoted(prediction: ServedPrediction) -> dict[str, Any]:
+    """The prediction fields of a latest quote (`QUOTED`), from a served prediction."""
+    values = {}
+    for name, digits in QUOTED.items():
+        value = getattr(prediction, name)
+        values[name] = value if digits is None else _number(value, digits)
+    return values
 
 
 def latest_market(
@@ -160,12 +188,10 @@ def latest_market(
         live_first = conn.execute(select(func.min(tables.predictions.c.trading_date))).scalar()
         if live_first is None or day < live_first:
             v = tables.validation_predictions.c
-            served = served_predictions(
-                current_rows(conn, tables.validation_predictions, where=[v.trading_date == day])
-            ).get(day)
+            served = _served(conn, tables.validation_predictions, day)
             if served:
                 record, predictions = "validation", served
-                model_id = next(iter(served.values()))["model_id"]
+                model_id = next(iter(served.values())).model_id
             else:
                 span = conn.execute(select(func.min(v.trading_date), func.max(v.trading_date))).one()
                 validation = (
@@ -198,31 +224,11 @@ def latest_market(
             if previous
             else None,
             "rsi": _number(last["rsi_14"], 4),
-            "predicted_return": None,
-            "score": None,
-            "action": None,
-            "tercile": None,
-            "model_id": None,
-            "layer1_backend": None,
-            "held_edge": None,
-            "round_trip_cost": None,
-            "decision_reason": None,
-            "reasons": None,
+            **dict.fromkeys(QUOTED),
             "reason": None,
         }
         if prediction is not None:
-            entry.update(
-                predicted_return=_number(prediction["predicted_return"]),
-                score=_number(prediction["score"], 4),
-                action=prediction["action"],
-                tercile=prediction["tercile"],
-                model_id=model_id,
-                layer1_backend=prediction["layer1_backend"],
-                held_edge=_number(prediction.get("held_edge")),
-                round_trip_cost=_number(prediction.get("round_trip_cost")),
-                decision_reason=prediction.get("decision_reason"),
-                reasons=served_reasons(prediction.get("reasons")),
-            )
+            entry.update(quoted(prediction))
             if record == "validation":
                 entry["reason"] = (
                     f"validation record: {day.isoformat()} is before the first live day, so these are the "
@@ -390,8 +396,10 @@ def latest_reasons(conn: Connection, symbol: str) -> dict[str, Any]:
         return {"prediction_date": None, "reasons": None}
     # The served model of a day is decided over all its rows (served_predictions), then the symbol is picked.
     served = served_predictions(current_rows(conn, tables.predictions, where=[c.trading_date == day])).get(day, {})
-    row = served.get(symbol)
-    return {"prediction_date": day if row else None, "reasons": served_reasons(row.get("reasons")) if row else None}
+    prediction = ServedPrediction.from_row(served[symbol]) if symbol in served else None
+    if prediction is None:
+        return {"prediction_date": None, "reasons": None}
+    return {"prediction_date": prediction.trading_date, "reasons": prediction.reasons}
 
 
 def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame) -> dict[str, Any]:

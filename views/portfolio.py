@@ -4,6 +4,7 @@ views/valuation.py, so every reader agrees on prices, PnL and flags."""
 
 from __future__ import annotations
 
+from dataclasses import asdict, fields
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -15,7 +16,7 @@ from portfolio import ledger
 from portfolio.ledger import AI_PORTFOLIO
 from store import tables
 from store.history import current_rows
-from views.valuation import portfolio_view
+from views.valuation import PortfolioValuation, portfolio_view
 
 CENTS = Decimal("0.01")
 
@@ -25,27 +26,29 @@ def summary(conn: Connection, portfolio_id: str, day: date) -> dict[str, Any]:
     return summarise(portfolio_view(conn, portfolio_id, day))
 
 
-def summarise(view: dict[str, Any]) -> dict[str, Any]:
-    """`summary` of a `portfolio_view` already read."""
-    equity = view["equity"]
+def summarise(view: PortfolioValuation) -> dict[str, Any]:
+    """`summary` of a `portfolio_view` already read: its totals (every field but the
+    positions), the positions' count, the allocation and the flagged positions."""
+    equity = view.equity
 
     def share(value: Decimal) -> float:
         return round(float(value / equity), 6) if equity > 0 else 0.0
 
     allocation = [
-        {"symbol": p["symbol"], "market_value": p["market_value"], "weight": share(p["market_value"])}
-        for p in view["positions"]
+        {"symbol": p.symbol, "market_value": p.market_value, "weight": share(p.market_value)} for p in view.positions
     ]
-    allocation.append({"symbol": "CASH", "market_value": view["cash"], "weight": share(view["cash"])})
-    flags = {p["symbol"]: p["flags"] for p in view["positions"] if p["flags"]}
-    return {key: value for key, value in view.items() if key != "positions"} | {
-        "positions_count": len(view["positions"]),
+    allocation.append({"symbol": "CASH", "market_value": view.cash, "weight": share(view.cash)})
+    flags = {p.symbol: p.flags for p in view.positions if p.flags}
+    return {f.name: getattr(view, f.name) for f in fields(view) if f.name != "positions"} | {
+        "positions_count": len(view.positions),
         "allocation": allocation,
         "flags": flags,
     }
 
 
-def ai_summary(conn: Connection, day: date, starting_cash: float, view: dict[str, Any] | None = None) -> dict[str, Any]:
+def ai_summary(
+    conn: Connection, day: date, starting_cash: float, view: PortfolioValuation | None = None
+) -> dict[str, Any]:
     """The AI portfolio's summary with its start, starting cash and total return (`view`:
     its valuation at `day` when already read)."""
     starting = Decimal(str(starting_cash)).quantize(CENTS)
@@ -129,23 +132,21 @@ def ai_record(conn: Connection) -> dict[str, Any]:
     }
 
 
-def ai_positions(conn: Connection, day: date, view: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Open AI positions valued at `day` (views/valuation.py), each with the rationale
-    and exchange-time timestamp of the trade that opened it (`view`: the valuation at
-    `day` when already read)."""
+def ai_positions(conn: Connection, day: date, view: PortfolioValuation | None = None) -> list[dict[str, Any]]:
+    """Open AI positions valued at `day` (views/valuation.py), each a `PositionValue`'s
+    fields with the direction, rationale and exchange-time timestamp of the trade that
+    opened it (`view`: the valuation at `day` when already read)."""
     trades = ledger.trade_rows(conn, AI_PORTFOLIO)
     result = []
-    for position in (view if view is not None else portfolio_view(conn, AI_PORTFOLIO, day))["positions"]:
+    for position in (view if view is not None else portfolio_view(conn, AI_PORTFOLIO, day)).positions:
         opening = next(
             t
             for t in reversed(trades)
-            if t["symbol"] == position["symbol"]
-            and t["side"] == "BUY"
-            and t["trading_date"] == position["purchase_date"]
+            if t["symbol"] == position.symbol and t["side"] == "BUY" and t["trading_date"] == position.purchase_date
         )
         result.append(
             {
-                **position,
+                **asdict(position),
                 "direction": "LONG",
                 "rationale": opening["rationale"],
                 "timestamp": opening["rationale"].get("timestamp", exchange_iso(opening["executed_at"])),

@@ -5,13 +5,16 @@ Prices are each symbol's latest close on or before `day` (point in time); a symb
 did not trade on `day` is valued at its last close and flagged TRAPPED for that day, as
 the rail would. A symbol never priced is valued at its average cost and flagged
 UNPRICED, so equity never silently drops a holding.
+
+The answer is a `PortfolioValuation` (frozen), read by attribute: the REST bodies, the
+GraphQL types and the summaries (views/portfolio.py, which the reports read) start from it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy import Connection
 
@@ -23,7 +26,55 @@ from store.splits import stored_splits
 CENTS = Decimal("0.01")
 
 
-def portfolio_view(conn: Connection, portfolio_id: str, day: date) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PositionValue:
+    """An open position valued at the day's price. REST's `Position` carries exactly these
+    fields, GraphQL's `Position` these and its share of equity (`weight`), and the AI
+    portfolio's positions (views/portfolio.py `ai_positions`) these and the opening trade's
+    direction, rationale and timestamp (tests/api/test_shapes.py holds them together)."""
+
+    symbol: str
+    quantity: int
+    cost_basis: Decimal  # cents
+    average_cost: Decimal  # at full precision; the answers show cents
+    purchase_date: date | None  # the trading day the position was opened
+    price: Decimal  # the latest close on or before the day, else the average cost (UNPRICED)
+    market_value: Decimal  # cents
+    unrealized_pnl: Decimal  # cents
+    realized_pnl: Decimal  # cents, of this symbol's closed shares
+    flags: tuple[str, ...]  # the rail's exit flags (TRAPPED, SLOW_EXIT, HIGH_SPREAD), or UNPRICED
+
+
+@dataclass(frozen=True)
+class PortfolioValuation:
+    """A portfolio at the day's prices: what `portfolio_view` returns, the one declaration of
+    a valuation. The API caches it per valuation version (api/services.py `valuation`) and
+    shares it between requests, so it is frozen and its positions and flags are tuples
+    (its `illiquid_discounts` dict is never written to once built). Not named `Valuation`:
+    portfolio/rails.py's `Valuation` is the executor's float valuation of a book.
+
+    REST renders it by validating it as the response schema straight from its attributes
+    (api/services.py `json_body`, `from_attributes`): `PortfolioPositions` and `Position`
+    are projections of it, `PortfolioSummary` adds what `views.portfolio.summarise`
+    derives. That was chosen over a `to_json` method (as `portfolio.trading.PlacedTrade`
+    has): a valuation is never stored, so a JSON form would be a second rendering of the
+    same values that the schema parses back (money to text and back), and the schema
+    stays the one declaration of the REST shape. tests/api/test_shapes.py holds the
+    schemas' fields to these."""
+
+    portfolio_id: str
+    as_of: date  # the valuation day
+    cash: Decimal  # cents
+    market_value: Decimal  # of the open positions, cents
+    equity: Decimal  # cash plus market value, cents
+    liquid_equity: Decimal  # equity less the illiquid discounts, cents
+    illiquid_discounts: dict[str, float]  # by symbol: what could not be sold at the close
+    unrealized_pnl: Decimal
+    realized_pnl: Decimal  # of every symbol traded, open or closed, cents
+    positions: tuple[PositionValue, ...]  # the open positions, by symbol
+
+
+def portfolio_view(conn: Connection, portfolio_id: str, day: date) -> PortfolioValuation:
     trades = ledger.trade_rows(conn, portfolio_id)
     book = ledger.replay(trades, stored_splits(conn, day, {t["symbol"] for t in trades}))
     open_positions = {s: p for s, p in book.items() if p.quantity > 0}
@@ -34,36 +85,36 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date) -> dict[str, 
         market_day = market.get(symbol)
         price = Decimal(str(market_day.close)) if market_day else position.average_cost
         value = (price * position.quantity).quantize(CENTS)
-        flags = list(exit_state(market_day, position.quantity).flags) if market_day else ["UNPRICED"]
+        flags = tuple(exit_state(market_day, position.quantity).flags) if market_day else ("UNPRICED",)
         if market_day:
             discount = illiquid_discount(market_day, position.quantity)
             if discount:
                 discounts[symbol] = round(discount, 2)
         positions.append(
-            {
-                "symbol": symbol,
-                "quantity": position.quantity,
-                "cost_basis": position.cost_basis.quantize(CENTS),
-                "average_cost": position.average_cost,
-                "purchase_date": position.opened_on,
-                "price": price,
-                "market_value": value,
-                "unrealized_pnl": (value - position.cost_basis).quantize(CENTS),
-                "realized_pnl": position.realized_pnl.quantize(CENTS),
-                "flags": flags,
-            }
+            PositionValue(
+                symbol=symbol,
+                quantity=position.quantity,
+                cost_basis=position.cost_basis.quantize(CENTS),
+                average_cost=position.average_cost,
+                purchase_date=position.opened_on,
+                price=price,
+                market_value=value,
+                unrealized_pnl=(value - position.cost_basis).quantize(CENTS),
+                realized_pnl=position.realized_pnl.quantize(CENTS),
+                flags=flags,
+            )
         )
-    market_value = sum((p["market_value"] for p in positions), Decimal(0))
+    market_value = sum((p.market_value for p in positions), Decimal(0))
     equity = cash + market_value
-    return {
-        "portfolio_id": portfolio_id,
-        "as_of": day,
-        "cash": cash.quantize(CENTS),
-        "market_value": market_value,
-        "equity": equity.quantize(CENTS),
-        "liquid_equity": (equity - Decimal(str(sum(discounts.values())))).quantize(CENTS),
-        "illiquid_discounts": discounts,
-        "unrealized_pnl": sum((p["unrealized_pnl"] for p in positions), Decimal(0)),
-        "realized_pnl": sum((p.realized_pnl for p in book.values()), Decimal(0)).quantize(CENTS),
-        "positions": positions,
-    }
+    return PortfolioValuation(
+        portfolio_id=portfolio_id,
+        as_of=day,
+        cash=cash.quantize(CENTS),
+        market_value=market_value,
+        equity=equity.quantize(CENTS),
+        liquid_equity=(equity - Decimal(str(sum(discounts.values())))).quantize(CENTS),
+        illiquid_discounts=discounts,
+        unrealized_pnl=sum((p.unrealized_pnl for p in positions), Decimal(0)),
+        realized_pnl=sum((p.realized_pnl for p in book.values()), Decimal(0)).quantize(CENTS),
+        positions=tuple(positions),
+    )

@@ -4,6 +4,8 @@ gathered into one batch and answered by one call of a `views/instrument.py` or
 
 A key is a tuple `(symbol, *arguments)`; keys that share their arguments (the same
 `history(first: 20)` on every instrument of a list) are answered together.
+
+A prediction is loaded as the views hand it, a `models.scoring.ServedPrediction`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sqlalchemy import Connection
 from strawberry.dataloader import DataLoader
 
 from market.clock import latest_closed_trading_day
+from models.scoring import ServedPrediction
 from store import tables
 from store.history import newest_ids
 from views import bars as bar_views
@@ -83,11 +86,12 @@ class Loaders:
 
         return batch
 
-    def _latest_predictions(self, conn: Connection, symbols: list[str]) -> dict[str, dict]:
+    def _latest_predictions(self, conn: Connection, symbols: list[str]) -> dict[str, ServedPrediction]:
+        def build() -> dict[str, ServedPrediction]:
+            return instrument_views.latest_predictions(conn, symbols)
+
         version = newest_ids(conn, tables.predictions)
-        return self.svc.cached(
-            ("latest-predictions", tuple(symbols)), version, lambda: instrument_views.latest_predictions(conn, symbols)
-        )
+        return self.svc.cached(("latest-predictions", tuple(symbols)), version, build)
 
     def _liquidity(self, conn: Connection, symbols: list[str]) -> dict[str, dict]:
         day = market_views.latest_priced_day(conn)

@@ -32,6 +32,7 @@ from views.analysis import stored_analysis
 from views.breadth import data_version as breadth_version
 from views.breadth import market_breadth
 from views.performance import performance
+from views.valuation import PortfolioValuation
 
 INSTRUMENTS = Page("instruments", default=50, largest=200)
 MACRO = Page("macroIndicators", default=50, largest=200)
@@ -70,8 +71,8 @@ class Query:
                 r
                 for r, p in zip(rows, predictions)
                 if p is not None
-                and (tercile is None or p["tercile"] == tercile.value)
-                and (action is None or p["action"] == action.value)
+                and (tercile is None or p.tercile == tercile.value)
+                and (action is None or p.action == action.value)
             ]
             keys = [(r["symbol"],) for r in rows]
         if liquid is not None:
@@ -96,11 +97,12 @@ class Query:
         ctx = info.context
         svc, caller = ctx.svc, ctx.principal
 
-        def valued(conn: DatabaseConnection) -> dict:  # one connection: the portfolio, its version, its valuation
+        # one connection: the portfolio, its version, its valuation
+        def valued(conn: DatabaseConnection) -> PortfolioValuation:
             return svc.valuation(conn, caller_portfolio_on(conn, svc, caller))
 
         view = await ctx.read(valued)
-        return Portfolio.build(portfolio_views.summarise(view), view["positions"])
+        return Portfolio.build(portfolio_views.summarise(view), view.positions)
 
     @strawberry.field(description="The autonomous AI portfolio.")
     async def ai_portfolio(self, info: Info) -> AIPortfolio | None:

@@ -2,9 +2,15 @@
 Strawberry type (GraphQL), because Strawberry's Pydantic bridge is experimental (see
 docs/architecture.md). This keeps the two lists from drifting: each pair has the same
 fields, apart from the differences written here on purpose; where the domain declares the
-record as a dataclass (a placed trade), the pair shows its fields."""
+record as a dataclass (a placed trade, a portfolio valuation, a served prediction), the pair
+shows its fields."""
 
 from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+from datetime import date
+from decimal import Decimal
 
 import pytest
 
@@ -22,6 +28,7 @@ from api.graphql.types import (
     model_performance,
     portfolio,
     position,
+    prediction,
     quote,
     suggestion,
     track_record,
@@ -32,7 +39,11 @@ from api.schemas import analysis as s_analysis
 from api.schemas import macro as s_macro
 from api.schemas import market as s_market
 from api.schemas import portfolio as s_portfolio
+from api.services import json_body
+from models.scoring import ServedPrediction
 from portfolio.trading import PlacedTrade
+from views.market import QUOTED, quoted
+from views.valuation import PortfolioValuation, PositionValue
 
 RELATIONS = {"instrument", "latest_prediction"}  # GraphQL resolves the instrument and its prediction on demand
 PAIRS = [
@@ -137,3 +148,134 @@ def test_a_placed_trades_json_form_reads_back_whole() -> None:
     assert PlacedTrade.from_json(shown, replayed=True) == PlacedTrade(**{**vars(placed), "replayed": True})
     s_portfolio.TradeOut.model_validate(shown)  # the REST body validates from it
     assert trade_placed.TradePlaced.from_placed(placed).price == "101.50"
+
+
+# What the valuation's readers add to it or leave out, on purpose:
+GRAPHQL_POSITION_ADDS = RELATIONS | {"weight"}  # GraphQL: the position's share of equity and its relations
+AI_POSITION_ADDS = ["direction", "rationale", "timestamp"]  # the opening trade's (views.portfolio.ai_positions)
+POSITIONS_BODY_LEAVES = {"market_value", "liquid_equity", "illiquid_discounts", "unrealized_pnl", "realized_pnl"}
+SUMMARY_ADDS = ["positions_count", "allocation", "flags"]  # what views.portfolio.summarise derives
+
+
+def test_a_valuation_is_declared_once_in_the_domain() -> None:
+    """views/valuation.py `PortfolioValuation` (what `portfolio_view` returns) and its
+    `PositionValue`s are the valuation's one declaration: the REST schemas that render it
+    and GraphQL's `Position` show exactly their fields, in their order, apart from the
+    differences above. A field added to the dataclass and not to a schema, or taken from a
+    schema, fails here."""
+    position_fields = [f.name for f in fields(PositionValue)]
+    valuation_fields = [f.name for f in fields(PortfolioValuation)]
+    assert position_fields[0] == "symbol" and valuation_fields[-1] == "positions"
+    # GET /api/portfolio's positions: exactly a valued position; the AI portfolio's add the opening trade
+    assert list(s_portfolio.Position.model_fields) == position_fields
+    assert list(s_portfolio.AIPosition.model_fields) == position_fields + AI_POSITION_ADDS
+    graphql = [f.python_name for f in position.Position.__strawberry_definition__.fields]
+    assert set(graphql) - set(position_fields) == GRAPHQL_POSITION_ADDS
+    assert [name for name in graphql if name not in GRAPHQL_POSITION_ADDS] == position_fields
+    # GET /api/portfolio: the valuation less the totals its summary shows
+    positions_body = [name for name in valuation_fields if name not in POSITIONS_BODY_LEAVES]
+    assert list(s_portfolio.PortfolioPositions.model_fields) == positions_body
+    # GET /api/portfolio/summary (and, through the pairs above, GraphQL's Portfolio): every total, as
+    # summarise copies them, and what it derives
+    summary_body = [name for name in valuation_fields if name != "positions"] + SUMMARY_ADDS
+    assert list(s_portfolio.PortfolioSummary.model_fields) == summary_body
+
+
+def test_a_valuation_renders_as_its_fields() -> None:
+    """REST validates the valuation from its attributes (api/services.py `json_body`): the
+    body equals the one its fields as a dict render (what `portfolio_view` returned before
+    it was typed), here the schema's own example. GraphQL's Position is built from every
+    field of a valued position."""
+    valued = PositionValue(
+        symbol="NCBFG",
+        quantity=1000,
+        cost_basis=Decimal("101500.00"),
+        average_cost=Decimal("101.5"),
+        purchase_date=date(2026, 11, 18),
+        price=Decimal("103.2"),
+        market_value=Decimal("103200.00"),
+        unrealized_pnl=Decimal("1700.00"),
+        realized_pnl=Decimal("0.00"),
+        flags=(),
+    )
+    valuation = PortfolioValuation(
+        portfolio_id="client:c-1a2b3c4d5e6f",
+        as_of=date(2026, 11, 20),
+        cash=Decimal("96800.00"),
+        market_value=Decimal("103200.00"),
+        equity=Decimal("200000.00"),
+        liquid_equity=Decimal("199500.00"),
+        illiquid_discounts={"NCBFG": 500.0},
+        unrealized_pnl=Decimal("1700.00"),
+        realized_pnl=Decimal("0.00"),
+        positions=(valued,),
+    )
+    body = json_body(s_portfolio.PortfolioPositions, valuation)
+    assert body == json_body(s_portfolio.PortfolioPositions, asdict(valuation))
+    assert json.loads(body) == s_portfolio.PortfolioPositions.model_config["json_schema_extra"]["examples"][0]
+    shown = position.Position.from_value(valued, valuation.equity)
+    assert (shown.average_cost, shown.flags, shown.weight) == (Decimal("101.5"), (), 0.516)
+
+
+# What the served prediction's readers call otherwise, add to it or leave out, on purpose:
+GRAPHQL_PREDICTION_NAMES = {"p_up": "probability_up", "layer1_p_up": "layer1_probability"}
+QUOTE_BAR = ["trading_date", "close", "volume", "change_pct", "rsi"]  # the quote's own bar, before its prediction
+QUOTE_ADDS = ["reason"]  # why the prediction fields are null, or which record they are from
+# A quote is keyed by its symbol and dated by its bar (a quote's `trading_date`); it shows the
+# day's decision, not layer 1's and layer 2's probabilities, the weight or the horizon.
+QUOTE_LEAVES = {"symbol", "trading_date", "horizon_days", "weight", "p_up", "layer1_p_up"}
+
+
+def test_a_served_prediction_is_declared_once_in_the_domain() -> None:
+    """models/scoring.py `ServedPrediction` (what views/instrument.py hands to the API and
+    views/market.py builds the latest quotes from) is the served prediction's one
+    declaration: GraphQL's `Prediction` shows exactly its fields in its order, renamed as
+    above; REST's `LatestQuote` (and, through the pairs above, GraphQL's `Quote`) its bar,
+    then the prediction fields views/market.py `QUOTED` takes from it (all but
+    `QUOTE_LEAVES`, in the quote's order), then its reason. A
+    field added to the dataclass and not to `Prediction` and to `QUOTED` or `QUOTE_LEAVES`,
+    or taken from a schema, fails here."""
+    served = [f.name for f in fields(ServedPrediction)]
+    assert served[:2] == ["symbol", "trading_date"] and "reasons" in served and "raw_score" not in served
+    graphql = [f.python_name for f in prediction.Prediction.__strawberry_definition__.fields]
+    assert graphql == [GRAPHQL_PREDICTION_NAMES.get(name, name) for name in served]
+    assert list(s_market.LatestQuote.model_fields) == QUOTE_BAR + list(QUOTED) + QUOTE_ADDS
+    assert set(served) - QUOTE_LEAVES == set(QUOTED)  # in the quote's own order (the REST schema's)
+    assert "reasons" in s_market.SymbolStatistics.model_fields  # GET /api/market/symbol: the latest one's reasons
+
+
+def test_a_served_prediction_reads_as_its_fields() -> None:
+    """A stored row is served as the dataclass (reasons in their served form), and both
+    shapes read it: the quote's prediction fields rounded as GET /api/market/latest shows
+    them, GraphQL's `Prediction` every field."""
+    row = {
+        "id": 7,
+        "symbol": "NCBFG",
+        "trading_date": date(2026, 11, 20),
+        "model_id": "risk-2026-11-20-h1-warm",
+        "horizon_days": 1,
+        "predicted_return": 0.00212345678,
+        "p_up": 0.61,
+        "score": 58.412345,
+        "action": "HOLD",
+        "weight": 0.0,
+        "tercile": "TOP",
+        "layer1_p_up": 0.52,
+        "layer1_backend": "fallback-empirical-v2",
+        "raw_score": 0.1,
+        "held_edge": 0.0016,
+        "round_trip_cost": 0.0273,
+        "decision_reason": "edge +0.16% over 1 sessions below round-trip cost 2.73% (spread 1.73%, fees 1.00%)",
+        "reasons": {"base_value": 0.021537, "top": [{"feature": "return_1d", "contribution": -0.184213}]},
+    }
+    served = ServedPrediction.from_row(row)
+    assert served.reasons == {
+        "base_value": 0.021537,
+        "inputs": [{"input": "Last day's return", "contribution": -0.184213}],
+    }
+    shown = quoted(served)
+    assert (shown["predicted_return"], shown["score"], shown["model_id"]) == (0.002123, 58.4123, row["model_id"])
+    s_market.PredictionReasons.model_validate(shown["reasons"])
+    graph = prediction.Prediction.from_row(served)
+    assert (graph.probability_up, graph.layer1_probability, graph.action.value) == (0.61, 0.52, "HOLD")
+    assert graph.reasons.inputs[0].input == "Last day's return"

@@ -145,16 +145,14 @@ def test_portfolio_view_values_positions_at_the_latest_close(client) -> None:
     trade(client, "buy", "BBB", 100, 10)
     with engine.connect() as conn:
         view = portfolio_view(conn, portfolio_id, DAY)
-    assert [
-        (p["symbol"], p["quantity"], p["price"], p["market_value"], p["unrealized_pnl"]) for p in view["positions"]
-    ] == [
+    assert [(p.symbol, p.quantity, p.price, p.market_value, p.unrealized_pnl) for p in view.positions] == [
         ("AAA", 10, Decimal("100.0"), Decimal("1000.00"), Decimal("95.00")),
         ("BBB", 100, Decimal("10.0"), Decimal("1000.00"), Decimal("0.00")),
     ]
-    assert view["cash"] == Decimal("10000") - 1810 + 1100 - 1000
-    assert view["equity"] == view["cash"] + 2000 and view["liquid_equity"] == view["equity"]
-    assert view["realized_pnl"] == Decimal("195.00") and view["unrealized_pnl"] == Decimal("95.00")
-    assert view["positions"][0]["purchase_date"].isoformat() == "2026-11-20" and view["positions"][0]["flags"] == []
+    assert view.cash == Decimal("10000") - 1810 + 1100 - 1000
+    assert view.equity == view.cash + 2000 and view.liquid_equity == view.equity
+    assert view.realized_pnl == Decimal("195.00") and view.unrealized_pnl == Decimal("95.00")
+    assert view.positions[0].purchase_date.isoformat() == "2026-11-20" and view.positions[0].flags == ()
 
 
 def test_the_cash_shown_is_the_cash_held_and_can_all_be_withdrawn(client) -> None:

@@ -94,8 +94,8 @@ def test_a_two_for_one_split_doubles_the_holding_and_halves_its_cost(client) -> 
     assert (before.quantity, before.average_cost) == (50, Decimal("100"))
     assert (after.quantity, after.average_cost, after.cost_basis) == (100, Decimal("50"), Decimal("5000"))
     assert after.opened_on == DAY  # still the position bought on Friday
-    assert friday["equity"] == Decimal("10000.00")
-    assert monday["equity"] == Decimal("10050.00") and monday["positions"][0]["unrealized_pnl"] == Decimal("50.00")
+    assert friday.equity == Decimal("10000.00")
+    assert monday.equity == Decimal("10050.00") and monday.positions[0].unrealized_pnl == Decimal("50.00")
     with pytest.raises(ledger.TradeRejected, match="the portfolio holds 100"):
         trade(client, "sell", "AAA", 101, 50.5, MONDAY)
     sold = trade(client, "sell", "AAA", 100, 50.5, MONDAY)
@@ -105,7 +105,7 @@ def test_a_two_for_one_split_doubles_the_holding_and_halves_its_cost(client) -> 
         view = portfolio_view(conn, portfolio_id, EX_DATE)
         with pytest.raises(InvalidInputError, match="sells 100 AAA holding 50"):  # the same trades without the split
             ledger.replay(ledger.trade_rows(conn, portfolio_id))
-    assert view["positions"] == [] and view["realized_pnl"] == Decimal("50.00")
+    assert view.positions == () and view.realized_pnl == Decimal("50.00")
 
 
 def test_bonus_issues_and_consolidations_keep_whole_shares(client) -> None:

@@ -104,7 +104,7 @@ class Instrument:
     ) -> Connection[Prediction]:
         _range(start, end)
         rows = await info.context.loaders.predictions.load((self.symbol, start, end))
-        page, page_info = PREDICTIONS.slice(rows, lambda r: r["trading_date"], first, after)
+        page, page_info = PREDICTIONS.slice(rows, lambda r: r.trading_date, first, after)
         return Connection(nodes=[Prediction.from_row(r) for r in page], page_info=page_info)
 
     @strawberry.field(description="News and disclosures naming the instrument, newest first.")

@@ -17,6 +17,7 @@ from api.graphql.types.trade import Trade
 from portfolio import suggestions
 from views import portfolio as portfolio_views
 from views.track_record import portfolio_track_record
+from views.valuation import PositionValue
 
 POSITIONS = Page("positions", default=100, largest=500)
 TRADES = Page("trades", default=100, largest=1000)
@@ -41,18 +42,19 @@ class Portfolio:
     realized_pnl: Decimal
     positions_count: int
     cash_weight: float = strawberry.field(description="Cash's share of equity.")
-    open_positions: strawberry.Private[list[dict[str, Any]]]
+    open_positions: strawberry.Private[tuple[PositionValue, ...]]
 
     @classmethod
-    def build(cls, summary: dict[str, Any], positions: list[dict[str, Any]]) -> Portfolio:
+    def build(cls, summary: dict[str, Any], positions: tuple[PositionValue, ...]) -> Portfolio:
+        """From `views.portfolio.summarise` of a valuation and the valuation's positions."""
         cash = next(a["weight"] for a in summary["allocation"] if a["symbol"] == "CASH")
         fields = {name: summary[name] for name in cls.__annotations__ if name in summary}
         return cls(**fields, cash_weight=cash, open_positions=positions)
 
     @strawberry.field(description="Open positions by ticker.")
     def positions(self, first: int | None = POSITIONS.default, after: str | None = None) -> Connection[Position]:
-        page, info = POSITIONS.slice(self.open_positions, lambda p: p["symbol"], first, after)
-        return Connection(nodes=[Position.from_row(p, self.equity) for p in page], page_info=info)
+        page, info = POSITIONS.slice(self.open_positions, lambda p: p.symbol, first, after)
+        return Connection(nodes=[Position.from_value(p, self.equity) for p in page], page_info=info)
 
     @strawberry.field(
         description="Return, risk, turnover and fees since the first movement, beside the equal-weighted "

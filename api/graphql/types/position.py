@@ -1,8 +1,8 @@
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import date
 from decimal import Decimal
-from typing import Any
 
 import strawberry
 from strawberry.types import Info
@@ -10,6 +10,7 @@ from strawberry.types import Info
 from api.graphql.scalars import Shares
 from api.graphql.types.instrument import Instrument
 from api.graphql.types.prediction import Prediction
+from views.valuation import PositionValue
 
 
 @strawberry.type(description="An open position valued at the latest close, with its exit flags.")
@@ -27,9 +28,11 @@ class Position:
     flags: list[str] = strawberry.field(description="TRAPPED, SLOW_EXIT, HIGH_SPREAD or UNPRICED.")
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], equity: Decimal) -> Position:
-        fields = {name: row[name] for name in cls.__annotations__ if name != "weight"}
-        return cls(**fields, weight=round(float(row["market_value"] / equity), 6) if equity > 0 else 0.0)
+    def from_value(cls, position: PositionValue, equity: Decimal) -> Position:
+        """The valuation's position (views/valuation.py), every field of it, with its share
+        of `equity` (tests/api/test_shapes.py holds the two field lists together)."""
+        weight = round(float(position.market_value / equity), 6) if equity > 0 else 0.0
+        return cls(**{f.name: getattr(position, f.name) for f in fields(position)}, weight=weight)
 
     @strawberry.field(description="The instrument held.")
     async def instrument(self, info: Info) -> Instrument | None:

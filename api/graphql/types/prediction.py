@@ -1,17 +1,19 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
 import strawberry
 
 from api.graphql.types.enums import Action, Tercile, optional
 from api.graphql.types.reasons import PredictionReasons
-from models.reasons import served as served_reasons
+from models.scoring import ServedPrediction
 
 
 @strawberry.type(description="The two-layer model's output for one instrument and trading day.")
 class Prediction:
+    # A served prediction (models/scoring.py `ServedPrediction`), field for field in its order:
+    # its `p_up` is `probability_up` here, its `layer1_p_up` `layer1_probability`
+    # (tests/api/test_shapes.py).
     symbol: str
     trading_date: date
     model_id: str
@@ -52,22 +54,23 @@ class Prediction:
     )
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Prediction:
+    def from_row(cls, row: ServedPrediction) -> Prediction:
+        """From the served prediction the views hand over (views/instrument.py)."""
         return cls(
-            symbol=row["symbol"],
-            trading_date=row["trading_date"],
-            model_id=row["model_id"],
-            horizon_days=row["horizon_days"],
-            score=row["score"],
-            action=optional(Action, row["action"]),
-            weight=row["weight"],
-            tercile=optional(Tercile, row["tercile"]),
-            predicted_return=row["predicted_return"],
-            probability_up=row["p_up"],
-            layer1_probability=row["layer1_p_up"],
-            layer1_backend=row["layer1_backend"],
-            held_edge=row.get("held_edge"),
-            round_trip_cost=row.get("round_trip_cost"),
-            decision_reason=row.get("decision_reason"),
-            reasons=PredictionReasons.from_served(served_reasons(row.get("reasons"))),
+            symbol=row.symbol,
+            trading_date=row.trading_date,
+            model_id=row.model_id,
+            horizon_days=row.horizon_days,
+            score=row.score,
+            action=optional(Action, row.action),
+            weight=row.weight,
+            tercile=optional(Tercile, row.tercile),
+            predicted_return=row.predicted_return,
+            probability_up=row.p_up,
+            layer1_probability=row.layer1_p_up,
+            layer1_backend=row.layer1_backend,
+            held_edge=row.held_edge,
+            round_trip_cost=row.round_trip_cost,
+            decision_reason=row.decision_reason,
+            reasons=PredictionReasons.from_served(row.reasons),
         )
