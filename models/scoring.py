@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import date
 from typing import Any
 
@@ -307,25 +307,10 @@ class ServedPrediction:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ServedPrediction:
-        """A stored prediction row as served."""
-        return cls(
-            symbol=row["symbol"],
-            trading_date=row["trading_date"],
-            model_id=row["model_id"],
-            horizon_days=row["horizon_days"],
-            score=row["score"],
-            action=row["action"],
-            weight=row["weight"],
-            tercile=row["tercile"],
-            predicted_return=row["predicted_return"],
-            p_up=row["p_up"],
-            layer1_p_up=row["layer1_p_up"],
-            layer1_backend=row["layer1_backend"],
-            held_edge=row.get("held_edge"),
-            round_trip_cost=row.get("round_trip_cost"),
-            decision_reason=row.get("decision_reason"),
-            reasons=served_reasons(row.get("reasons")),
-        )
+        """A stored prediction row as served: its columns of the same names (those added by
+        later migrations absent from older rows: None), the reasons in their served form."""
+        named = {f.name: row.get(f.name) for f in fields(cls)}
+        return cls(**{**named, "reasons": served_reasons(row.get("reasons"))})
 
 
 def served_predictions(rows: Iterable[dict[str, Any]]) -> dict[date, dict[str, dict[str, Any]]]:
