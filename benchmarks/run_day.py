@@ -1,6 +1,7 @@
 """Wall time and peak memory of T0+T1 for one trading day, end to end as production runs
-it: `marketintel run-day` (T0 over real HTTP from the simulator, then T1's seven stage
-notebooks, each in its own kernel) on the embedded SQLite store. Target: 60 instruments
+it: `marketintel run-day` (T0 over real HTTP from the simulator, then T1's stage
+notebooks, all in one kernel: pipeline/notebooks.py `one_kernel`) on the embedded SQLite
+store. Target: 60 instruments
 in under 2 minutes on 2 cores, excluding a scheduled retrain.
 
 For each size the store is backfilled first (not timed), then the day before the

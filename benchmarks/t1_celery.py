@@ -3,7 +3,8 @@ on the same store contents: wall time of the day's eight T1 tasks from the REST 
 to the run's success (`ops/airflow_prod.sh`: scheduler, dag-processor, api-server,
 triggerer, two Celery workers; every task a fresh supervised process on a worker, its
 stage notebook in its own kernel) against T1's seven stage notebooks run one after the
-other in one process without Airflow, as `marketintel run-day` runs them after T0.
+other in one process without Airflow, each in a kernel of its own as on the workers
+(`marketintel run-day` runs them in one kernel: pipeline/notebooks.py `one_kernel`).
 
 Set-up (not timed): a simulated market of `--instruments` instruments, `--history` trading
 days backfilled into a Postgres database, then T0 for the measured day over HTTP from the

@@ -29,7 +29,7 @@ from market.settings import Settings, get_settings
 from models.macro_model import week_start
 from pipeline.backfill import backfill
 from pipeline.bootstrap import Bootstrap, bootstrap
-from pipeline.notebooks import run_stage_notebook
+from pipeline.notebooks import one_kernel, run_stage_notebook
 from pipeline.serving import serve_in_thread
 from pipeline.stage_lists import T0_STAGES, T1_STAGES
 from store import tables
@@ -64,18 +64,19 @@ def run_demo(settings: Settings, history_days: int | None = None, market_path: s
     yield _demo_client(settings)
     yield from bootstrap_lines(settings, bootstrap(service_engine(settings), settings, market.calendar, end=previous))
     site = SimulatorSite(market, published_through=day)
-    with serve_in_thread(site.asgi_app()) as base_url:
-        # The stage notebooks run in kernels that read settings from the environment.
-        os.environ["MARKETINTEL_EXCHANGE_BASE_URL"] = base_url
-        get_settings.cache_clear()
-        yield f"{'replayed' if replay else 'simulated'} exchange serving on {base_url}"
-        for stage in DAY_STAGES:
-            output = run_stage_notebook(stage, day, settings=get_settings(), trigger="demo")
-            yield f"{stage:<14} {day}  ->  {output}"
-        monday = week_start(day)  # T3 runs on Mondays: the week's macro parameters
-        output = run_stage_notebook("t3_macro", monday, settings=get_settings(), trigger="demo")
-        yield f"{'t3_macro':<14} {monday}  ->  {output}"
-    yield from _house_portfolio_and_suggestions(get_settings(), day, market.calendar.next_trading_day(day))
+    with one_kernel():  # the stages share one kernel (pipeline/notebooks.py)
+        with serve_in_thread(site.asgi_app()) as base_url:
+            # The stage notebooks run in kernels that read settings from the environment.
+            os.environ["MARKETINTEL_EXCHANGE_BASE_URL"] = base_url
+            get_settings.cache_clear()
+            yield f"{'replayed' if replay else 'simulated'} exchange serving on {base_url}"
+            for stage in DAY_STAGES:
+                output = run_stage_notebook(stage, day, settings=get_settings(), trigger="demo")
+                yield f"{stage:<14} {day}  ->  {output}"
+            monday = week_start(day)  # T3 runs on Mondays: the week's macro parameters
+            output = run_stage_notebook("t3_macro", monday, settings=get_settings(), trigger="demo")
+            yield f"{'t3_macro':<14} {monday}  ->  {output}"
+        yield from _house_portfolio_and_suggestions(get_settings(), day, market.calendar.next_trading_day(day))
     yield _track_record_line(get_settings())
     yield from _reports(get_settings(), market.calendar)
     yield f"index of every executed notebook: {get_settings().runs_dir / 'index.md'}"

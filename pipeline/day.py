@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 from market.clock import default_calendar, utc_now
 from market.errors import InvalidInputError, StageFailedError
 from market.settings import Settings
-from pipeline.notebooks import run_stage_notebook
+from pipeline.notebooks import one_kernel, run_stage_notebook
 from pipeline.preflight import alert_failed_preflight
 from pipeline.runner import recorded_outcome
 from pipeline.stage_lists import T0_STAGES, T1_PREFLIGHT, T1_STAGES
@@ -47,16 +47,17 @@ def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[Day
     if reason:
         raise InvalidInputError(f"nothing to run: {reason}")
     engine = service_engine(settings)
-    for stage in T0_STAGES + T1_STAGES:
-        since, started = utc_now(), time.monotonic()
-        try:
-            output = run_stage_notebook(stage, day, settings=settings, trigger=trigger)
-        except StageFailedError as exc:
-            yield _finished(engine, stage, day, since, started, None)
-            if stage == T1_PREFLIGHT:
-                alert_failed_preflight(day, exc.detail)
-            raise
-        yield _finished(engine, stage, day, since, started, output)
+    with one_kernel():  # the day's stages share one kernel (pipeline/notebooks.py)
+        for stage in T0_STAGES + T1_STAGES:
+            since, started = utc_now(), time.monotonic()
+            try:
+                output = run_stage_notebook(stage, day, settings=settings, trigger=trigger)
+            except StageFailedError as exc:
+                yield _finished(engine, stage, day, since, started, None)
+                if stage == T1_PREFLIGHT:
+                    alert_failed_preflight(day, exc.detail)
+                raise
+            yield _finished(engine, stage, day, since, started, output)
 
 
 def _finished(engine: Engine, stage: str, day: date, since: datetime, started: float, output: Path | None) -> DayStage:

@@ -1,7 +1,8 @@
-"""Every DAG imports cleanly, follows the house rules, and the health DAG runs end to end."""
+"""Every DAG imports cleanly, follows the house rules, and runs end to end with `dag.test()`."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from datetime import UTC
@@ -359,47 +360,22 @@ def test_the_failure_callback_sends_a_signed_task_failed_alert(
     assert note["notification_id"] == "2026-11-20:task-failed:marketintel_t0.t0_scrape:manual__2026-11-20:4"
 
 
-_RUN_DAG = """
-import json, sys
-from airflow.dag_processing.dagbag import DagBag
-bag = DagBag(dag_folder=sys.argv[1])
-run = bag.get_dag(sys.argv[2]).test(run_conf={"run_date": sys.argv[3]})
-print("RESULT " + json.dumps({"state": str(run.state)}))
-"""
-
-
-@pytest.mark.airflow
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_health_dag_runs_end_to_end_with_dag_test(settings: Settings, tmp_path: Path) -> None:
-    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow")}
+@pytest.fixture(scope="module")
+def migrated_airflow(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An Airflow metadata database `airflow db migrate` made once for this module's runs."""
+    home = tmp_path_factory.mktemp("airflow-template")
+    env = {**os.environ, "AIRFLOW_HOME": str(home)}
     migrate = subprocess.run([AIRFLOW, "db", "migrate"], env=env, capture_output=True, text=True, timeout=300)
     assert migrate.returncode == 0, migrate.stderr[-2000:]
-    run = subprocess.run(
-        [sys.executable, "-c", _RUN_DAG, str(DAGS_FOLDER), "marketintel_health", "2026-11-20"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    result = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
-    assert result, run.stdout[-3000:] + run.stderr[-3000:]
-    assert json.loads(result[0][7:])["state"].endswith("success")
-    output = settings.runs_dir / "2026-11-20" / "health.ipynb"
-    assert output.is_file()
-    task_log = [
-        line for line in (run.stdout + run.stderr).splitlines() if "stage summary: " in line or "Returned value" in line
-    ]
-    assert len(task_log) == 2, task_log  # the summary, then Airflow's closing line: the summary again
-    assert "stage summary: health for 2026-11-20 SUCCEEDED in " in task_log[0] and f"notebook: {output}" in task_log[0]
-    assert "Returned value was: {'stage': 'health', 'trading_date': '2026-11-20', 'status': 'SUCCEEDED'" in task_log[1]
-    from sqlalchemy import select
+    return home / "airflow.db"
 
-    from store import tables
-    from store.engine import service_engine
 
-    with service_engine(settings).connect() as conn:
-        triggers = {t for (t,) in conn.execute(select(tables.stage_runs.c.trigger))}
-    assert triggers == {"airflow"}
+def _airflow_home(migrated: Path, home: Path) -> dict[str, str]:
+    """A private AIRFLOW_HOME holding a copy of the migrated metadata database (Airflow
+    writes its own airflow.cfg there, pointing at that copy)."""
+    home.mkdir(parents=True)
+    shutil.copyfile(migrated, home / "airflow.db")
+    return {**os.environ, "AIRFLOW_HOME": str(home)}
 
 
 _RUN_DAYS = """
@@ -420,7 +396,9 @@ def run(dag_id, day):
     states = {ti.task_id: str(ti.state) for ti in dag_run.get_task_instances()}
     return {"state": str(dag_run.state), "tasks": states}
 
-result = {"t0": run("marketintel_t0", "2026-11-20"), "t1": run("marketintel_t1", "2026-11-20")}
+result = {"health": run("marketintel_health", "2026-11-20")}
+result["t0"] = run("marketintel_t0", "2026-11-20")
+result["t1"] = run("marketintel_t1", "2026-11-20")
 result["counts_once"] = counts()
 result["t1_again"] = run("marketintel_t1", "2026-11-20")
 result["counts_twice"] = counts()
@@ -434,26 +412,32 @@ print("RESULT " + json.dumps(result))
 @pytest.mark.slow
 @pytest.mark.airflow
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(settings: Settings, tmp_path: Path) -> None:
-    """T0 scrapes 2026-11-20 from the session's simulator over HTTP into a store holding 30
-    earlier days, T1 scores and trades it (twice), T2 suggests for Monday, T3 runs the
-    macro week of 2026-11-16, and T1 on Christmas Day skips every stage."""
+def test_every_dag_runs_end_to_end_with_dag_test_and_t1_twice_changes_nothing(
+    settings: Settings, tmp_path: Path, migrated_airflow: Path
+) -> None:
+    """On a store holding 30 earlier days, in one Airflow metadata database: the health
+    DAG checks the store and its task log ends with the stage summary; T0 scrapes
+    2026-11-20 from the session's simulator over HTTP, T1 scores and trades it (twice, the
+    second run changing nothing), T2 suggests for Monday, T3 runs the macro week of
+    2026-11-16, and T1 on Christmas Day skips every stage. Every stage run is recorded as
+    Airflow's."""
     from datetime import date
 
+    from sqlalchemy import select
+
     from pipeline.backfill import backfill
+    from store import tables
     from store.engine import service_engine
 
     backfill(service_engine(settings), settings, 30, date(2026, 11, 19), with_text=False)
-    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow")}
-    migrate = subprocess.run([AIRFLOW, "db", "migrate"], env=env, capture_output=True, text=True, timeout=300)
-    assert migrate.returncode == 0, migrate.stderr[-2000:]
+    env = _airflow_home(migrated_airflow, tmp_path / "airflow")
     run = subprocess.run(
         [sys.executable, "-c", _RUN_DAYS, str(DAGS_FOLDER)], env=env, capture_output=True, text=True, timeout=900
     )
     lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, run.stdout[-3000:] + run.stderr[-5000:]
     result = json.loads(lines[0][7:])
-    for name in ("t0", "t1", "t1_again", "t2", "t3"):
+    for name in ("health", "t0", "t1", "t1_again", "t2", "t3"):
         assert result[name]["state"].endswith("success"), (name, result[name])
         assert all(state.endswith("success") for state in result[name]["tasks"].values()), (name, result[name])
     assert set(result["t1"]["tasks"]) == {
@@ -475,6 +459,7 @@ def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(sett
     assert all(state.endswith("skipped") for task, state in holiday.items() if task != "trading_day"), holiday
     assert not (settings.runs_dir / "2026-12-25").exists()
     for day, stage in [
+        ("2026-11-20", "health"),
         ("2026-11-20", "t0_scrape"),
         ("2026-11-20", "t1_trade"),
         ("2026-11-23", "t2_suggestions"),
@@ -483,10 +468,27 @@ def test_t0_to_t3_run_end_to_end_with_dag_test_and_t1_twice_changes_nothing(sett
         assert (settings.runs_dir / day / f"{stage}.ipynb").is_file(), (day, stage)
     index = (settings.runs_dir / "index.md").read_text()
     assert "| 2026-11-20 | t1_analysis | SUCCEEDED |" in index and "| 2026-11-16 | t3_macro | SUCCEEDED |" in index
+    health_log = [
+        line
+        for line in (run.stdout + run.stderr).splitlines()
+        if "stage summary: health " in line or "Returned value was: {'stage': 'health'" in line
+    ]
+    assert len(health_log) == 2, health_log  # the summary, then Airflow's closing line: the summary again
+    output = settings.runs_dir / "2026-11-20" / "health.ipynb"
+    assert "stage summary: health for 2026-11-20 SUCCEEDED in " in health_log[0]
+    assert f"notebook: {output}" in health_log[0]
+    assert (
+        "Returned value was: {'stage': 'health', 'trading_date': '2026-11-20', 'status': 'SUCCEEDED'" in health_log[1]
+    )
+    with service_engine(settings).connect() as conn:
+        triggers = {t for (t,) in conn.execute(select(tables.stage_runs.c.trigger))}
+    assert triggers == {"airflow"}
 
 
 @pytest.mark.airflow
-def test_the_documented_backfill_command_runs_every_exchange_day_and_the_trap_is_real(tmp_path: Path) -> None:
+def test_the_documented_backfill_command_runs_every_exchange_day_and_the_trap_is_real(
+    tmp_path: Path, migrated_airflow: Path
+) -> None:
     """docs/airflow.md, "Airflow: re-running and backfilling": its `--to-date` (the day after the last
     exchange day) gives T1 one run per exchange day 2026-11-16..20, each on its exchange
     day; `--to-date` at the last day itself loses that day's 16:15 run."""
@@ -500,14 +502,12 @@ def test_the_documented_backfill_command_runs_every_exchange_day_and_the_trap_is
         r"airflow backfill create --dag-id \$dag --from-date (\S+) --to-date (\S+)", page
     )
     env = {
-        **os.environ,
-        "AIRFLOW_HOME": str(tmp_path / "airflow"),
+        **_airflow_home(migrated_airflow, tmp_path / "airflow"),
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
     }
-    for command in (["db", "migrate"], ["dags", "reserialize"]):
-        done = subprocess.run([AIRFLOW, *command], env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
+    done = subprocess.run([AIRFLOW, "dags", "reserialize"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
 
     def exchange_days(last: str) -> list[date]:
         run = subprocess.run(

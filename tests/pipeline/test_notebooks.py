@@ -136,11 +136,12 @@ def test_every_stage_previewed_in_the_days_order_stores_nothing(settings: Settin
 
 
 def test_a_stage_kernel_starts_without_the_model_libraries_and_the_pdf_reports() -> None:
-    """A day runs eight to eleven stage notebooks, each in a new kernel: what a notebook's
-    first cell imports (the runner, every stage, the figures) must not load LightGBM,
-    scikit-learn or SciPy, nor the two PDF reports and their page layout (fonts registered
-    on import); a stage that trains or loads a model, or writes a report, imports them
-    where it does so. Loading them doubled every kernel's start-up time and memory."""
+    """Every Airflow task starts a stage notebook's kernel (and `run-day` or the demo one
+    for their stages): what a notebook's first cell imports (the runner, every stage, the
+    figures) must not load LightGBM, scikit-learn or SciPy, nor the two PDF reports and
+    their page layout (fonts registered on import); a stage that trains or loads a model,
+    or writes a report, imports them where it does so. Loading them doubled every kernel's
+    start-up time and memory."""
     import subprocess
     import sys
 
@@ -154,3 +155,68 @@ def test_a_stage_kernel_starts_without_the_model_libraries_and_the_pdf_reports()
     )
     assert loaded.returncode == 0, loaded.stderr[-3000:]
     assert loaded.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _probe_notebook(folder: Path, body: str) -> None:
+    """A stand-in for the health stage's notebook: the parameters cell, then `body`."""
+    notebook = nbformat.read(PROJECT_ROOT / "notebooks" / "health.ipynb", as_version=4)  # its kernel and language
+    parameters = nbformat.v4.new_code_cell(
+        'run_date: str = "2026-11-20"\ntrigger: str = "notebook"\nwrite: bool = False'
+    )
+    parameters.metadata["tags"] = ["parameters"]
+    notebook.cells = [parameters, nbformat.v4.new_code_cell(body)]
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, folder / "health.ipynb")
+
+
+_PROBE = (
+    "import os, json\n"
+    "from market.settings import get_settings\n"
+    "print(json.dumps({'pid': os.getpid(), 'leftover': 'leftover' in dir(), 'runs': str(get_settings().runs_dir)}))\n"
+    "leftover = 1"
+)
+
+
+def _probed(output: Path) -> dict:
+    notebook = nbformat.read(output, as_version=4)
+    counts = [c.execution_count for c in notebook.cells if c.cell_type == "code"]
+    assert counts == list(range(1, len(counts) + 1)), "a stage in a shared kernel counts from 1, as a fresh kernel does"
+    return json.loads(notebook.cells[-1].outputs[0]["text"])
+
+
+def test_stages_in_one_kernel_share_its_process_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pipeline/notebooks.py `one_kernel()`: the stages of one block run in one kernel
+    process, each with an empty namespace and the environment of the moment it runs (a
+    changed environment gets a new kernel); a failed stage's kernel is not reused; the
+    kernel is gone when the block ends."""
+    import os
+
+    from market.settings import get_settings
+    from pipeline.notebooks import one_kernel
+
+    monkeypatch.setenv("MARKETINTEL_NOTEBOOKS_DIR", str(tmp_path / "notebooks"))
+    monkeypatch.setenv("MARKETINTEL_RUNS_DIR", str(tmp_path / "runs"))
+    get_settings.cache_clear()
+    _probe_notebook(tmp_path / "notebooks", _PROBE)
+    try:
+        with one_kernel():
+            first = _probed(run_stage_notebook("health", "2026-11-20"))
+            second = _probed(run_stage_notebook("health", "2026-11-20"))
+            monkeypatch.setenv("MARKETINTEL_RUNS_DIR", str(tmp_path / "elsewhere"))
+            get_settings.cache_clear()
+            moved = _probed(run_stage_notebook("health", "2026-11-20"))
+            _probe_notebook(tmp_path / "notebooks", "raise RuntimeError('the stage broke')")
+            with pytest.raises(StageFailedError, match="the stage broke"):
+                run_stage_notebook("health", "2026-11-20")
+            _probe_notebook(tmp_path / "notebooks", _PROBE)
+            after_failure = _probed(run_stage_notebook("health", "2026-11-20"))
+    finally:
+        get_settings.cache_clear()
+    assert first["pid"] == second["pid"] and not first["leftover"] and not second["leftover"]
+    assert moved["runs"] == str(tmp_path / "elsewhere") and moved["pid"] != second["pid"]
+    assert after_failure["pid"] != moved["pid"] and not after_failure["leftover"]
+    for pid in {first["pid"], moved["pid"], after_failure["pid"]}:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # every kernel of the block was shut down
