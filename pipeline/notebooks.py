@@ -17,12 +17,15 @@ encryption".
 A sequence of stages in one process (`marketintel run-day`, the demo) runs inside
 `one_kernel()`: its stages share one kernel instead of starting one each, which saves the
 kernel's start and the imports every stage notebook makes (about 2 s a stage on 2 cores,
-most of a small stage's time). What a stage inherits from the one before is what a fresh
-kernel would import anyway, and nothing else:
+most of a small stage's time). What a stage inherits from the one before is the modules
+a fresh kernel would import anyway, and the process-wide caches that are keyed by what
+they read (the trading calendar by its file's path, the report fonts), which a fresh
+kernel would build the same from the same environment:
 
 - after each notebook the kernel forgets: IPython's `reset(new_session=True)` empties the
   namespace and restarts the execution count at 1 (an executed notebook reads as a fresh
-  kernel's), and the settings read from the environment are read again
+  kernel's), the settings read from the environment are read again and the database
+  connections are closed, so an idle kernel holds none between stages
   (`forget_stage_state`);
 - the kernel is started again when the environment it was started with changed (the
   demo sets the exchange's address between its stages), so a stage always reads the
@@ -55,6 +58,7 @@ from market.errors import ConfigurationError, StageFailedError
 from market.settings import Settings, get_settings
 from pipeline.registry import get_stage
 from pipeline.run_index import write_index
+from store.engine import dispose_engines
 
 
 class EncryptedKernelManager(AsyncKernelManager):
@@ -77,8 +81,10 @@ _FORGET = (
 
 def forget_stage_state() -> None:
     """What a stage notebook's process keeps that the next stage in a shared kernel must
-    read again: the settings, read from the environment once per process."""
+    not inherit: the settings (read from the environment once per process) and the pooled
+    database connections."""
     get_settings.cache_clear()
+    dispose_engines()
 
 
 class _SharedKernelManager(EncryptedKernelManager):

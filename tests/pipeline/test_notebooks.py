@@ -172,7 +172,11 @@ def _probe_notebook(folder: Path, body: str) -> None:
 _PROBE = (
     "import os, json\n"
     "from market.settings import get_settings\n"
-    "print(json.dumps({'pid': os.getpid(), 'leftover': 'leftover' in dir(), 'runs': str(get_settings().runs_dir)}))\n"
+    "from store import engine\n"
+    "pooled = len(engine._ENGINES)\n"
+    "engine.service_engine(get_settings()).connect().close()\n"
+    "print(json.dumps({'pid': os.getpid(), 'leftover': 'leftover' in dir(), 'pooled': pooled,\n"
+    "                  'runs': str(get_settings().runs_dir)}))\n"
     "leftover = 1"
 )
 
@@ -215,6 +219,7 @@ def test_stages_in_one_kernel_share_its_process_and_nothing_else(
     finally:
         get_settings.cache_clear()
     assert first["pid"] == second["pid"] and not first["leftover"] and not second["leftover"]
+    assert second["pooled"] == 0, "the first stage's database connections were closed before the second"
     assert moved["runs"] == str(tmp_path / "elsewhere") and moved["pid"] != second["pid"]
     assert after_failure["pid"] != moved["pid"] and not after_failure["leftover"]
     for pid in {first["pid"], moved["pid"], after_failure["pid"]}:
