@@ -324,8 +324,12 @@ def fan_out(depth: int) -> str:
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_fragment_fan_out_is_costed_once_per_fragment_and_refused_at_once(api: Api) -> None:
-    """Issue 39, defect 1: the cost walk visited every spread (depth 22 took 11.6 s); a
-    fragment's cost is now walked once. Refused well under 100 ms of server time."""
+    """Issue 39, defect 1: the cost walk visited every spread (depth 22 took 11.6 s, and
+    each level doubles it: about 90 s at 25, centuries at 60); a fragment's cost is now
+    walked once, so every depth is refused at once. The 2 s bound tells the two apart by
+    more than 40x at the smallest depth and leaves room for a loaded 2-core machine (a
+    0.1 s bound failed once at 0.55 s beside the suite's end-to-end runs); how fast a
+    refusal is, is not this test's to measure."""
     import time
 
     key = api.world.acme_key
@@ -336,7 +340,7 @@ def test_a_fragment_fan_out_is_costed_once_per_fragment_and_refused_at_once(api:
         elapsed = time.perf_counter() - started
         error = response.json()["errors"][0]
         assert error["extensions"]["code"] == "QUERY_TOO_COSTLY" and error["extensions"]["cost"] == 2**depth
-        assert elapsed < 0.1, (depth, elapsed)
+        assert elapsed < 2.0, (depth, elapsed)
 
 
 def _slow_reads(monkeypatch: pytest.MonkeyPatch, seconds: float) -> list[str]:
