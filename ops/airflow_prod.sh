@@ -235,10 +235,18 @@ stop() {
         [[ -e "$file" ]] || continue
         name="$(basename "$file" .pid)"; pid="$(cat "$file")"
         waited=0
-        while kill -0 -- "-$pid" 2>/dev/null && (( waited < 60 )); do sleep 0.5; waited=$(( waited + 1 )); done
+        while kill -0 -- "-$pid" 2>/dev/null && (( waited < 60 )); do
+            # once more at 10 and 20 s: a component busy forking its parsers has been seen to
+            # go on for 30 s after the first TERM without acting on it
+            (( waited == 20 || waited == 40 )) && kill -TERM -- "-$pid" 2>/dev/null
+            sleep 0.5; waited=$(( waited + 1 ))
+        done
         if kill -0 -- "-$pid" 2>/dev/null; then
             kill -KILL -- "-$pid" 2>/dev/null || true
-            echo "$name: killed (pid $pid did not stop within 30 s)"
+            # returns when the group is gone, not while its processes are still being reaped
+            waited=0
+            while kill -0 -- "-$pid" 2>/dev/null && (( waited < 20 )); do sleep 0.5; waited=$(( waited + 1 )); done
+            echo "$name: killed (pid $pid did not stop within 30 s of TERM)"
         else
             echo "$name: stopped"
         fi

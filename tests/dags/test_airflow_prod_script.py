@@ -1,11 +1,15 @@
 """ops/airflow_prod.sh without starting anything: a bad setting or verb is refused with one
-line naming it (exit 2), `env` prints the settings every component gets, and `stop` with
-nothing started says so. The profile itself runs in test_celery_profile.py."""
+line naming it (exit 2), `env` prints the settings every component gets, `stop` with nothing
+started says so, and `stop` repeats a TERM that a component let pass. The profile itself
+runs in test_celery_profile.py."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -97,3 +101,34 @@ def test_env_prints_what_every_component_gets(tmp_path: Path) -> None:
 def test_stop_with_nothing_started(tmp_path: Path) -> None:
     done = _run(["stop"], tmp_path)
     assert done.returncode == 0 and done.stdout == f"nothing to stop: no {tmp_path / 'state' / 'pids'}\n"
+
+
+def test_stop_repeats_a_term_the_component_did_not_act_on(tmp_path: Path) -> None:
+    """A component that lets the first TERM pass (seen once: the dag processor went on
+    parsing for 30 s after it) stops at the repeated TERM, not with a KILL."""
+    pids = tmp_path / "state" / "pids"
+    pids.mkdir(parents=True)
+    ready, exited = tmp_path / "ready", tmp_path / "exited"
+    # launched as `start` launches a component: its own session, its parent a shell that has
+    # exited (so no zombie of it is left for this test to reap); the first TERM is let pass
+    trap = f"trap 'n=$((n+1)); ((n>1)) && touch {exited} && exit 0' TERM"
+    body = f"n=0; {trap}; touch {ready}; while :; do sleep 0.1; done"
+    launched = subprocess.run(
+        ["bash", "-c", 'setsid bash -c "$0" > /dev/null 2>&1 < /dev/null & echo $!', body],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pid = int(launched.stdout)
+    try:
+        for _ in range(100):
+            if ready.exists():
+                break
+            time.sleep(0.05)
+        (pids / "dag-processor.pid").write_text(str(pid))
+        done = _run(["stop"], tmp_path)
+        assert done.returncode == 0 and done.stdout == "dag-processor: stopped\n", done.stdout
+        assert exited.exists() and not (pids / "dag-processor.pid").exists()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
