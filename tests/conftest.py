@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -63,17 +63,23 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-_MIGRATED: dict[str, str] = {}  # this process's migrated stores to copy from: SQLite path or Postgres name, by server
+# this process's stores to copy from (SQLite path or Postgres name), by server and world
+_MIGRATED: dict[tuple[str, str], str] = {}
 
 
-def migrated_copy(url: str) -> None:
-    """Make the empty database at `url` an upgraded store: a copy of one that `upgrade` (the
-    same migrations `marketintel db upgrade` applies) migrated once in this test process.
+def migrated_copy(url: str, world: str = "", seed: Callable[[str], None] | None = None) -> None:
+    """Make the database at `url` an upgraded store: a copy of one that `upgrade` (the same
+    migrations `marketintel db upgrade` applies) migrated once in this test process.
     On SQLite with sqlite3's backup API; on Postgres as a database created from it as its
     template (the service role's grants are the database's own and come along). Running
     the migrations took 0.2 s a test on SQLite and about 1 s on Postgres; the copy a few ms
     and about 0.4 s. tests/store/test_migrations.py runs `upgrade` itself on empty
-    databases."""
+    databases.
+
+    With a `world` name and its `seed`, the store copied is the migrated one that
+    `seed(url of that store)` then filled, once per process and kind of database: tests that
+    start from the same world (the model monitor's 110 days and validation record, about
+    15 s) each get a copy of their own to change."""
     import atexit
     import sqlite3
     import tempfile
@@ -83,7 +89,7 @@ def migrated_copy(url: str) -> None:
 
     sqlite = url.startswith("sqlite:///")
     server, _, name = url.rpartition("/")
-    where = "sqlite" if sqlite else server
+    where = ("sqlite" if sqlite else server, world)
     if where not in _MIGRATED:
         if sqlite:
             folder = Path(tempfile.mkdtemp(prefix="marketintel-migrated-"))
@@ -99,6 +105,9 @@ def migrated_copy(url: str) -> None:
         engine = build_engine(source)
         upgrade(engine)
         engine.dispose()  # a template database must have no connection when it is copied
+        if seed is not None:
+            seed(source)
+            dispose_engines()
         _MIGRATED[where] = template
     if sqlite:
         target = url.removeprefix("sqlite:///")

@@ -35,6 +35,7 @@ from reports import KINDS, generate
 from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
+from tests.conftest import migrated_copy
 from tests.pipeline.test_analysis_and_notify import SECRET, Receiver
 from tests.reports.pdf import read
 from views.performance import performance
@@ -146,10 +147,17 @@ def test_live_checks_wait_for_enough_outcomes_and_alert_on_a_degraded_record() -
 
 
 def _world(settings: Settings) -> None:
-    engine = service_engine(settings)
-    backfill(engine, settings, 110, LIVE[-1], with_text=False)
-    with engine.begin() as conn:
-        build_validation_record(conn, end=CAL.previous_trading_day(FIRST_LIVE), days=50, min_train_days=50)
+    """110 simulated days and a validation record of the 50 before the first live day: built
+    once per test process and kind of database, each test's store a copy of it."""
+
+    def seed(url: str) -> None:
+        world = settings.model_copy(update={"database_url": url})
+        engine = service_engine(world)
+        backfill(engine, world, 110, LIVE[-1], with_text=False)
+        with engine.begin() as conn:
+            build_validation_record(conn, end=CAL.previous_trading_day(FIRST_LIVE), days=50, min_train_days=50)
+
+    migrated_copy(settings.database_url, world="monitor", seed=seed)
 
 
 def _t1(day: date, settings: Settings) -> dict:
