@@ -147,24 +147,36 @@ def row_counts(conn: Connection, tables: Iterable[Table]) -> dict[str, int]:
 
 def normalise_row(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
     """Complete a row with column defaults and coerce values to the column's Python type."""
-    unknown = set(row) - set(table.c.keys())
-    if unknown:
-        raise InvalidInputError(f"{table.name}: unknown columns {sorted(unknown)}")
-    written = [c for c in table.c if c.name not in _BOOKKEEPING]
+    names, written = _row_plan(table)
+    if not names.issuperset(row):
+        raise InvalidInputError(f"{table.name}: unknown columns {sorted(set(row) - names)}")
     result: dict[str, Any] = {}
-    for column in written:
-        if column.name in row:
-            value = row[column.name]
-        elif column.default is not None:
-            default = column.default
+    for name, column_type, default, nullable in written:
+        if name in row:
+            value = row[name]
+        elif default is not None:
             value = default.arg(None) if default.is_callable else default.arg
         else:
             value = None
-        value = _coerce(column.type, value)
-        if value is None and not column.nullable:
-            raise InvalidInputError(f"{table.name}.{column.name} is required")
-        result[column.name] = value
+        value = _coerce(column_type, value)
+        if value is None and not nullable:
+            raise InvalidInputError(f"{table.name}.{name} is required")
+        result[name] = value
     return result
+
+
+_PLANS: dict[Table, tuple[frozenset[str], tuple[tuple[str, Any, Any, bool], ...]]] = {}
+
+
+def _row_plan(table: Table) -> tuple[frozenset[str], tuple[tuple[str, Any, Any, bool], ...]]:
+    """A table's column names, and (name, type, default, nullable) of each column a writer
+    gives, read once per table rather than from the table's column collection for every
+    row (a third of the time to import the NSE files went there)."""
+    plan = _PLANS.get(table)
+    if plan is None:
+        written = tuple((c.name, c.type, c.default, c.nullable) for c in table.c if c.name not in _BOOKKEEPING)
+        plan = _PLANS[table] = (frozenset(table.c.keys()), written)
+    return plan
 
 
 def _coerce(column_type: Any, value: Any) -> Any:
