@@ -8,10 +8,11 @@ would in production; a developer's `.env` is ignored.
 
 nbval runs each stage notebook as "Run All" does: with its default parameters, a preview
 that stores nothing (pipeline/runner.py). So that each preview has its inputs (T1 needs
-T0's day, the trade needs the predictions), a session that will run stage notebooks first
+T0's day, the trade needs the predictions), a session, before its first stage notebook,
 backfills 30 simulated days and runs the notebooks' day for real: T0 over HTTP from the
 simulator, then T1's stages, and T3 for its Monday (its notebook also charts the stored
-releases and parameters). A session without them (`make check`) starts on the empty store.
+releases and parameters). A session that runs none (`make check`, and under `make test`
+every worker but the one the stage notebooks go to) stays on the empty store.
 """
 
 from __future__ import annotations
@@ -20,8 +21,13 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from xdist.remote import Producer
+    from xdist.scheduler.protocol import Scheduling
 
 _SESSION_DIR: Path | None = None
 _SIMULATOR = None  # the context manager serving the simulated exchange
@@ -171,11 +177,34 @@ def _is_stage_notebook(item: pytest.Item) -> bool:
     return Path(str(item.fspath)).parent == PROJECT_ROOT / "notebooks"
 
 
-def pytest_collection_finish(session) -> None:
-    """Once the selection is known (after `-m`): a session that will run stage notebooks
-    runs the notebooks' day first."""
-    if any(_is_stage_notebook(item) for item in session.items):
+_NOTEBOOKS_DAY: list[bool] = []  # set once this session has run the notebooks' day
+
+
+@pytest.hookimpl(tryfirst=True)  # before the notebook's kernel starts, in its file's setup
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A session runs the notebooks' day before its first stage notebook; a session (a
+    worker under `make test`) that runs none does not run it."""
+    if not _NOTEBOOKS_DAY and _is_stage_notebook(item):
+        _NOTEBOOKS_DAY.append(True)
         _run_the_notebooks_day()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> Scheduling | None:
+    """Under `--dist loadfile` (make test), the stage notebooks go to one worker as one unit
+    of work, so one worker runs the notebooks' day (about 15 s) rather than each; every
+    other file is its own unit, as loadfile makes it."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class StageNotebooksTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            folder, _, name = scope.rpartition("/")
+            return "notebooks/*.ipynb" if folder == "notebooks" and name.endswith(".ipynb") else scope
+
+    return StageNotebooksTogether(config, log)
 
 
 def _slow_files_first(items: list) -> None:
