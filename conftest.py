@@ -139,6 +139,7 @@ INTEGRATION_TESTS = {
     "tests/models/test_walkforward.py::test_shuffled_labels_give_coin_toss_accuracy": "walk-forward training",
     "tests/models/test_walkforward.py::test_a_planted_signal_is_found": "walk-forward training",
     "tests/models/test_layer1.py::test_a_local_chronos_bolt_loads_offline": "loads the foundation model with torch",
+    "tests/models/test_layer1.py::test_a_day_is_computed_once_and_cached_per_model": "builds a Chronos-Bolt with torch",
     "tests/api/test_hardening.py::test_another_client_is_answered_at_once": "floods the service on purpose",
     "tests/api/test_hardening.py::test_uploads_past_a_clients_share": "floods the uploads on purpose",
     "tests/pipeline/test_analysis_and_notify.py::test_a_failing_language_model_falls_back_and_says_why[sqlite-slow": (
@@ -148,6 +149,7 @@ INTEGRATION_TESTS = {
     "tests/ingest/test_t0_faults.py::test_a_slow_response_is_retried_and_a_dead_slow_site_fails": (
         "waits out real timeouts"
     ),
+    "tests/dags/test_airflow_prod_script.py::test_stop_repeats_a_term": "waits out the 10 s before the repeated TERM",
 }
 
 

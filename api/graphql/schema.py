@@ -10,6 +10,7 @@ spec allows; a key is required either way, so cross-site requests cannot act.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from typing import Any
@@ -37,17 +38,31 @@ DISCONNECT_POLL_SECONDS = 0.25
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:
+    """The schema with the settings' limits. The types are the same for every app; only
+    the limits differ, so a process builds one schema per set of limits (converting the
+    types took about a third of building the app)."""
+    return _schema(
+        settings.graphql_introspection,
+        settings.graphql_max_depth,
+        settings.graphql_max_tokens,
+        settings.graphql_max_aliases,
+        settings.graphql_max_cost,
+    )
+
+
+@functools.cache
+def _schema(introspection: bool, max_depth: int, max_tokens: int, max_aliases: int, max_cost: int) -> ServiceSchema:
     # Factories, not instances: Strawberry builds a fresh extension for each request.
     extensions = [
-        lambda: ErrorPolicy(hide_suggestions=not settings.graphql_introspection),
-        lambda: QueryDepthLimiter(max_depth=settings.graphql_max_depth),
-        lambda: MaxTokensLimiter(max_token_count=settings.graphql_max_tokens),
-        lambda: MaxAliasesLimiter(max_alias_count=settings.graphql_max_aliases),
-        lambda: CostLimiter(settings.graphql_max_cost),
+        lambda: ErrorPolicy(hide_suggestions=not introspection),
+        lambda: QueryDepthLimiter(max_depth=max_depth),
+        lambda: MaxTokensLimiter(max_token_count=max_tokens),
+        lambda: MaxAliasesLimiter(max_alias_count=max_aliases),
+        lambda: CostLimiter(max_cost),
         ControlCharacters,
         OperationBudget,
     ]
-    if not settings.graphql_introspection:
+    if not introspection:
         extensions.append(DisableIntrospection)
     return ServiceSchema(query=Query, mutation=Mutation, extensions=extensions, scalar_overrides=SCALAR_OVERRIDES)
 
