@@ -213,12 +213,17 @@ def _slow_files_first(items: list) -> None:
     """Under `pytest -n N --dist loadfile --no-loadscope-reorder` (make test) the workers take
     whole files in this order. A file whose tests take minutes (marked `slow`) handed out
     last would leave one worker running it alone at the end, so those files go first, the
-    one with the most slow tests first; every other file keeps its place."""
+    one with the most slow tests first; then the stage notebooks, one unit of work of about
+    a minute with the notebooks' day; every other file keeps its place."""
     slow: dict[str, int] = {}
     for item in items:
         if item.get_closest_marker("slow"):
             slow[str(item.fspath)] = slow.get(str(item.fspath), 0) + 1
-    items.sort(key=lambda item: -slow.get(str(item.fspath), 0))  # stable: in-file order kept
+
+    def rank(item: pytest.Item) -> float:
+        return -slow.get(str(item.fspath), 0) or (-0.5 if _is_stage_notebook(item) else 0)
+
+    items.sort(key=rank)  # stable: in-file order kept
 
 
 def _run_the_notebooks_day() -> None:
