@@ -180,22 +180,32 @@ def _is_stage_notebook(item: pytest.Item) -> bool:
 
 
 _NOTEBOOKS_DAY: list[bool] = []  # set once this session has run the notebooks' day
+# Besides the stage notebooks, the research notebooks read the session's store (the data
+# quality notebook charts its zero-volume and stale prices), so they run on that day too.
+ON_THE_NOTEBOOKS_DAY = ("tests/research/test_research_notebooks.py",)
+
+
+def _on_the_notebooks_day(scope: str) -> bool:
+    """Whether the tests of this file (its path from the root) run on the notebooks' day."""
+    folder, _, name = scope.rpartition("/")
+    return (folder == "notebooks" and name.endswith(".ipynb")) or scope in ON_THE_NOTEBOOKS_DAY
 
 
 @pytest.hookimpl(tryfirst=True)  # before the notebook's kernel starts, in its file's setup
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A session runs the notebooks' day before its first stage notebook; a session (a
-    worker under `make test`) that runs none does not run it."""
-    if not _NOTEBOOKS_DAY and _is_stage_notebook(item):
+    """A session runs the notebooks' day before its first test that runs on it; a session
+    (a worker under `make test`) that runs none does not run it."""
+    if not _NOTEBOOKS_DAY and _on_the_notebooks_day(item.nodeid.partition("::")[0]):
         _NOTEBOOKS_DAY.append(True)
         _run_the_notebooks_day()
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> Scheduling | None:
-    """Under `--dist loadfile` (make test), the stage notebooks go to one worker as one unit
-    of work, so one worker runs the notebooks' day (about 15 s) rather than each; every
-    other file is its own unit, as loadfile makes it."""
+    """Under `--dist loadfile` (make test), the tests that run on the notebooks' day (the
+    stage and research notebooks) go to one worker as one unit of work, so one worker runs
+    that day (about 15 s) rather than each; every other file is its own unit, as loadfile
+    makes it."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -203,8 +213,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> Schedul
     class StageNotebooksTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
-            folder, _, name = scope.rpartition("/")
-            return "notebooks/*.ipynb" if folder == "notebooks" and name.endswith(".ipynb") else scope
+            return "on the notebooks' day" if _on_the_notebooks_day(scope) else scope
 
     return StageNotebooksTogether(config, log)
 
@@ -213,15 +222,17 @@ def _slow_files_first(items: list) -> None:
     """Under `pytest -n N --dist loadfile --no-loadscope-reorder` (make test) the workers take
     whole files in this order. A file whose tests take minutes (marked `slow`) handed out
     last would leave one worker running it alone at the end, so those files go first, the
-    one with the most slow tests first; then the stage notebooks, one unit of work of about
-    a minute with the notebooks' day; every other file keeps its place."""
+    one with the most slow tests first; then the stage and research notebooks, one unit of
+    work of about a minute and a half with the notebooks' day; every other file keeps its
+    place."""
     slow: dict[str, int] = {}
     for item in items:
         if item.get_closest_marker("slow"):
             slow[str(item.fspath)] = slow.get(str(item.fspath), 0) + 1
 
     def rank(item: pytest.Item) -> float:
-        return -slow.get(str(item.fspath), 0) or (-0.5 if _is_stage_notebook(item) else 0)
+        on_the_day = _on_the_notebooks_day(item.nodeid.partition("::")[0])
+        return -slow.get(str(item.fspath), 0) or (-0.5 if on_the_day else 0)
 
     items.sort(key=rank)  # stable: in-file order kept
 
