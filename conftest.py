@@ -174,9 +174,13 @@ def is_integration(item: pytest.Item) -> bool:
 
 
 def _is_stage_notebook(item: pytest.Item) -> bool:
-    from market.settings import PROJECT_ROOT
+    return _is_stage_notebook_file(item.nodeid.partition("::")[0])
 
-    return Path(str(item.fspath)).parent == PROJECT_ROOT / "notebooks"
+
+def _is_stage_notebook_file(path: str) -> bool:
+    """Whether a file (its path from the root, as in a test id) is a stage notebook."""
+    folder, _, name = path.rpartition("/")
+    return folder == "notebooks" and name.endswith(".ipynb")
 
 
 _NOTEBOOKS_DAY: list[bool] = []  # set once this session has run the notebooks' day
@@ -187,8 +191,7 @@ ON_THE_NOTEBOOKS_DAY = ("tests/research/test_research_notebooks.py",)
 
 def _on_the_notebooks_day(scope: str) -> bool:
     """Whether the tests of this file (its path from the root) run on the notebooks' day."""
-    folder, _, name = scope.rpartition("/")
-    return (folder == "notebooks" and name.endswith(".ipynb")) or scope in ON_THE_NOTEBOOKS_DAY
+    return _is_stage_notebook_file(scope) or scope in ON_THE_NOTEBOOKS_DAY
 
 
 @pytest.hookimpl(tryfirst=True)  # before the notebook's kernel starts, in its file's setup
