@@ -8,15 +8,25 @@ export AIRFLOW_HOME ?= $(CURDIR)/var/airflow
 export AIRFLOW__CORE__LOAD_EXAMPLES = False
 export AIRFLOW__CORE__DAGS_FOLDER = $(CURDIR)/dags
 export AIRFLOW__CORE__PARALLELISM = 4
+# Python writes its bytecode caches (__pycache__/, ignored by git) even where the machine's
+# environment sets PYTHONDONTWRITEBYTECODE: the suite starts a few hundred Python processes
+# (stage kernels, the CLI, Airflow's components), each of which would otherwise compile the
+# project's modules again, and every pytest worker would rewrite every test module's asserts
+# again (docs/testing.md).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install install-browser demo test check lint lab airflow airflow-prod airflow-prod-stop airflow-prod-status report-images docs-runs docs-research clean
 
+# pip compiles the installed packages' bytecode one file after another (about 60 s of a
+# fresh set-up on 2 cores); compileall does it on every core. As with pip, a file that does
+# not compile (a template some package ships) is left as it is.
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev]'
+	$(BIN)/python -c "import compileall, sys; compileall.compile_dir(sys.argv[1], quiet=2, workers=0)" $(VENV)/lib
 	touch $@
 
 # make demo MARKET=../shared/data/nse-kenya/daily replays that real history instead of the simulator.
