@@ -68,8 +68,9 @@ _MIGRATED: dict[tuple[str, str], str] = {}
 
 
 def migrated_copy(url: str, world: str = "", seed: Callable[[str], None] | None = None) -> None:
-    """Make the database at `url` an upgraded store: a copy of one that `upgrade` (the same
-    migrations `marketintel db upgrade` applies) migrated once in this test process.
+    """Make the database at `url` (replacing one there, if any) an upgraded store: a copy of
+    one that `upgrade` (the same migrations `marketintel db upgrade` applies) migrated once
+    in this test process.
     On SQLite with sqlite3's backup API; on Postgres as a database created from it as its
     template (the service role's grants are the database's own and come along). Running
     the migrations took 0.2 s a test on SQLite and about 1 s on Postgres; the copy a few ms
@@ -116,7 +117,7 @@ def migrated_copy(url: str, world: str = "", seed: Callable[[str], None] | None 
         return
     dispose_engines()  # no pooled connection to the test's database outlives its re-creation
     with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{_MIGRATED[where]}"')
 
 
@@ -170,16 +171,51 @@ ON_SQLITE_ONLY = pytest.mark.parametrize("database_url", ["sqlite"], indirect=Tr
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty database of each supported kind, one test run per kind."""
+    """Where a test's database of each supported kind goes, one test run per kind; not made
+    yet (a Postgres one is dropped afterwards if it was). Whoever fills it makes it in one
+    step: `settings` as a migrated copy, tests/api/world.py `build` as a copy of the seeded
+    world, `empty_database_url` empty. On Postgres each database made is a few hundred
+    files created and then deleted; making one only to replace it at once cost the Postgres
+    tests about a tenth of their time (docs/testing.md)."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'store.db'}"
-    return request.getfixturevalue("postgres_url")
+    server = request.getfixturevalue("postgres_server")
+    name = f"marketintel_test_{uuid.uuid4().hex[:12]}"
+
+    def drop() -> None:
+        dispose_engines()
+        _drop_database(name)
+
+    request.addfinalizer(drop)
+    return server.rsplit("/", 1)[0] + f"/{name}"
 
 
 @pytest.fixture
-def settings(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
+def empty_database_url(database_url: str) -> str:
+    """An empty database of each supported kind (SQLite makes its file on first use)."""
+    if not database_url.startswith("sqlite:///"):
+        import psycopg
+
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{database_url.rpartition("/")[2]}"')
+    return database_url
+
+
+@pytest.fixture
+def settings(unmade_settings: Settings, request: pytest.FixtureRequest) -> Settings:
     """Settings for an upgraded, empty store, also exported to the environment so that
     notebooks and subprocesses started by the test see the same store."""
+    if "api" in request.fixturenames:
+        pytest.fail("a test with the `api` fixture reads its store's settings as api.world.settings")
+    migrated_copy(unmade_settings.database_url)
+    return unmade_settings
+
+
+@pytest.fixture
+def unmade_settings(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
+    """`settings` before its store is made: for a test that fills its store from a world of
+    its own in one step (tests/api/world.py `build`, `migrated_copy` with a world), rather
+    than over a migrated copy made for nothing. Exported to the environment as `settings`."""
     env = {
         "MARKETINTEL_DATABASE_URL": database_url,
         "MARKETINTEL_RUNS_DIR": str(tmp_path / "runs"),
@@ -190,7 +226,6 @@ def settings(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     get_settings.cache_clear()
-    migrated_copy(database_url)
     yield get_settings()
     get_settings.cache_clear()
     dispose_engines()

@@ -84,8 +84,8 @@ _SERVER = _Switch()
 
 
 @pytest.fixture
-def api(settings: Settings) -> Iterator[Api]:
-    w = world.build(settings)
+def api(unmade_settings: Settings) -> Iterator[Api]:
+    w = world.build(unmade_settings)
     clock = Clock()
     client = Api(_SERVER.serve(create_app(w.settings, now=clock)), w, clock)
     try:

@@ -121,9 +121,9 @@ def test_rate_limit_is_the_keys_and_shared_with_rest(api: Api) -> None:
 
 
 @pytest.fixture
-def tight(settings: Settings) -> Iterator[Api]:
+def tight(unmade_settings: Settings) -> Iterator[Api]:
     """The API with small limits, so that queries just under and just over each are short."""
-    w = world.build(settings)
+    w = world.build(unmade_settings)
     limits = {"graphql_max_depth": 4, "graphql_max_tokens": 40, "graphql_max_aliases": 3, "graphql_max_cost": 101}
     clock = Clock()
     with serve_in_thread(create_app(w.settings.model_copy(update=limits), now=clock)) as base:
@@ -195,8 +195,8 @@ def test_introspection_and_graphiql_on_by_default(api: Api) -> None:
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_introspection_off_by_setting(settings: Settings) -> None:
-    w = world.build(settings)
+def test_introspection_off_by_setting(unmade_settings: Settings) -> None:
+    w = world.build(unmade_settings)
     with serve_in_thread(
         create_app(w.settings.model_copy(update={"graphql_introspection": False}), now=Clock())
     ) as base:
@@ -242,9 +242,9 @@ def test_variable_defaults_cost_exactly_what_literals_cost(api: Api) -> None:
 
 
 @pytest.fixture
-def capped(settings: Settings) -> Iterator[Api]:
+def capped(unmade_settings: Settings) -> Iterator[Api]:
     """The API with only the cost cap lowered, to 101."""
-    w = world.build(settings)
+    w = world.build(unmade_settings)
     clock = Clock()
     with serve_in_thread(create_app(w.settings.model_copy(update={"graphql_max_cost": 101}), now=clock)) as base:
         client = Api(base, w, clock)
@@ -296,9 +296,9 @@ def test_accepted_operations_stay_under_the_cap_however_page_sizes_are_supplied(
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_with_introspection_off_errors_do_not_suggest_names(settings: Settings) -> None:
+def test_with_introspection_off_errors_do_not_suggest_names(unmade_settings: Settings) -> None:
     """Issue 18 #7: "Did you mean ...?" spelled out the schema that introspection hides."""
-    w = world.build(settings)
+    w = world.build(unmade_settings)
     typo = (
         '{ instrument(symbol: "LIQ") { histroy { nodes { close } } } instruments(tercile: TOPP) { nodes { symbol } } }'
     )
@@ -379,14 +379,14 @@ def _slow_reads(monkeypatch: pytest.MonkeyPatch, seconds: float) -> list[str]:
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_an_operation_past_its_wall_clock_budget_resolves_no_further_field(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch
+    unmade_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 39: a wall-clock budget per operation. Its first field's read outlasts the
     budget; the fields under it are not resolved, and the answer says so once."""
     import time
 
     seen = _slow_reads(monkeypatch, 0.4)
-    w = world.build(settings)
+    w = world.build(unmade_settings)
     with serve_in_thread(
         create_app(w.settings.model_copy(update={"graphql_timeout_seconds": 0.2}), now=Clock())
     ) as base:
@@ -401,7 +401,9 @@ def test_an_operation_past_its_wall_clock_budget_resolves_no_further_field(
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_an_operation_whose_client_disconnects_is_stopped(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_operation_whose_client_disconnects_is_stopped(
+    unmade_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 39, defect 1: a query kept burning CPU after its client left. The operation's
     budget is stopped once the client disconnects; no field resolves after that. The client
     leaves once the operation's first read has started (a client that leaves before the
@@ -413,7 +415,7 @@ def test_an_operation_whose_client_disconnects_is_stopped(settings: Settings, mo
     from urllib.parse import urlsplit
 
     seen = _slow_reads(monkeypatch, 1.5)
-    w = world.build(settings)
+    w = world.build(unmade_settings)
     body = json.dumps({"query": "{ modelPerformance { modelId validation { label predictions } } }"}).encode()
     with serve_in_thread(create_app(w.settings, now=Clock())) as base:
         server = urlsplit(base)

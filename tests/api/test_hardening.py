@@ -18,9 +18,9 @@ NOTE = b"LIQ Holdings reported record profit and strong growth; analysts upgrade
 
 
 @contextmanager
-def serving(settings: Settings, **limits: object) -> Iterator[Api]:
+def serving(unmade_settings: Settings, **limits: object) -> Iterator[Api]:
     """The seeded API with some settings changed, over real HTTP."""
-    w = world.build(settings)
+    w = world.build(unmade_settings)
     clock = Clock()
     with serve_in_thread(create_app(w.settings.model_copy(update=limits), now=clock)) as base:
         client = Api(base, w, clock)
@@ -62,8 +62,8 @@ def test_plain_text_research_has_a_size_and_time_budget(api: Api) -> None:
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_reading_a_research_note_stops_at_its_time_budget(settings: Settings) -> None:
-    with serving(settings, research_text_timeout_seconds=0.05) as api:
+def test_reading_a_research_note_stops_at_its_time_budget(unmade_settings: Settings) -> None:
+    with serving(unmade_settings, research_text_timeout_seconds=0.05) as api:
         long_note = NOTE * 6_000  # about 520 kB, under the size limit
         assert_problem(
             _research(api, api.world.acme_key, "long.txt", long_note),
@@ -150,8 +150,10 @@ def test_unauthenticated_bodies_are_refused_before_a_byte_is_read(api: Api, spoo
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_keyed_bodies_over_the_cap_are_413_from_the_header_or_while_streaming(settings: Settings, spool: str) -> None:
-    with serving(settings, pdf_max_bytes=1_000_000) as api:
+def test_keyed_bodies_over_the_cap_are_413_from_the_header_or_while_streaming(
+    unmade_settings: Settings, spool: str
+) -> None:
+    with serving(unmade_settings, pdf_max_bytes=1_000_000) as api:
         key = {"X-API-Key": api.world.acme_key}
         parts, length = _json(100)
         cap = api.world.settings.max_body_bytes
@@ -330,9 +332,9 @@ def test_an_idempotent_retry_may_spell_the_price_differently(api: Api) -> None:
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_requests_without_a_valid_key_are_rate_limited_per_address(settings: Settings) -> None:
+def test_requests_without_a_valid_key_are_rate_limited_per_address(unmade_settings: Settings) -> None:
     """Issue 18 #7: requests with unknown keys were never rate limited (300 in 0.6 s)."""
-    with serving(settings, rate_limit_unauthenticated=5) as api:
+    with serving(unmade_settings, rate_limit_unauthenticated=5) as api:
         bad = ["svc-sk-" + "0" * 40, None, "nonsense", "svc-sk-" + "1" * 40, None]
         for key in bad:
             assert_problem(api.call("GET", "/api/portfolio", key), 401)
@@ -351,11 +353,11 @@ def test_requests_without_a_valid_key_are_rate_limited_per_address(settings: Set
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_a_forged_x_forwarded_for_does_not_escape_the_per_address_limit(settings: Settings) -> None:
+def test_a_forged_x_forwarded_for_does_not_escape_the_per_address_limit(unmade_settings: Settings) -> None:
     """Issue 39, defect 8: uvicorn trusted X-Forwarded-For from loopback by default, so a
     local client chose the address its failed logins counted against. Only the proxies
     named in MARKETINTEL_TRUSTED_PROXIES are believed."""
-    with serving(settings, rate_limit_unauthenticated=3) as api:
+    with serving(unmade_settings, rate_limit_unauthenticated=3) as api:
         codes = [
             api.call(
                 "GET", "/api/portfolio", "svc-sk-" + "0" * 40, headers={"X-Forwarded-For": f"203.0.113.{i}"}
@@ -363,7 +365,7 @@ def test_a_forged_x_forwarded_for_does_not_escape_the_per_address_limit(settings
             for i in range(5)
         ]
         assert codes == [401, 401, 401, 429, 429], codes
-    w = world.build(settings)
+    w = world.build(unmade_settings)
     behind_proxy = w.settings.model_copy(update={"rate_limit_unauthenticated": 3, "trusted_proxies": "127.0.0.1"})
     with serve_in_thread(create_app(behind_proxy), trusted_proxies=behind_proxy.trusted_proxies) as base:
         with httpx.Client(base_url=base) as http:
@@ -378,7 +380,7 @@ def test_a_forged_x_forwarded_for_does_not_escape_the_per_address_limit(settings
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_graphql_operations_and_reports_run_off_the_event_loop(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch
+    unmade_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 18 #7: GraphQL validation ran on the event loop (400 fields stalled /healthz for
     1.2 s). Validation and the report renderer must run on another thread, under the limit."""
@@ -402,7 +404,7 @@ def test_graphql_operations_and_reports_run_off_the_event_loop(
 
     monkeypatch.setattr(limits.CostLimiter, "on_validate", recording_validate)
     monkeypatch.setattr(report_routes, "_pdf", recording_render)
-    w = world.build(settings)
+    w = world.build(unmade_settings)
     app = create_app(w.settings, now=Clock())
     app.router.on_startup.append(lambda: seen.setdefault("loop", threading.get_ident()))
     with serve_in_thread(app) as base:
@@ -529,12 +531,14 @@ def _concurrently(*calls):
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_uploads_past_a_clients_share_or_the_process_limit_are_refused_with_retry_after(settings: Settings) -> None:
+def test_uploads_past_a_clients_share_or_the_process_limit_are_refused_with_retry_after(
+    unmade_settings: Settings,
+) -> None:
     """Issue 39, defect 2: nothing bounded how many PDF sandboxes ran at once. One client's
     second concurrent upload is 429, past the process's limit another client's is 503, both
     with Retry-After; each is accepted once the first has finished."""
     notes = [_dense_note(i, 6) for i in range(3)]
-    with serving(settings, upload_reads=2, upload_reads_per_client=1) as api:
+    with serving(unmade_settings, upload_reads=2, upload_reads_per_client=1) as api:
         upload = lambda key, i: lambda: _research(api, key, f"n{i}.pdf", notes[i], "application/pdf")  # noqa: E731
         first, second = _concurrently(upload(api.world.acme_key, 0), upload(api.world.acme_key, 1))
         assert sorted([first.status_code, second.status_code]) == [200, 429], (first.text, second.text)
@@ -542,7 +546,7 @@ def test_uploads_past_a_clients_share_or_the_process_limit_are_refused_with_retr
         assert_problem(refused, 429, "upload(s) being read")
         assert int(refused.headers["retry-after"]) >= 1
         assert _research(api, api.world.acme_key, "n1.pdf", notes[1], "application/pdf").status_code == 200
-    with serving(settings, upload_reads=1, upload_reads_per_client=1) as api:
+    with serving(unmade_settings, upload_reads=1, upload_reads_per_client=1) as api:
         mine, theirs = _concurrently(
             upload(api.world.acme_key, 2),
             lambda: (

@@ -49,8 +49,8 @@ READS = [  # (path, key: "client" or "admin")
 
 
 @pytest.fixture
-def seeded(settings: Settings) -> Iterator[tuple[world.World, str]]:
-    w = world.build(settings)
+def seeded(unmade_settings: Settings) -> Iterator[tuple[world.World, str]]:
+    w = world.build(unmade_settings)
     keystore.set_option(
         w.engine,
         w.acme_key_id,

@@ -199,7 +199,7 @@ def build(settings: Settings) -> World:
     else:
         dispose_engines()  # no pooled connection to the test's database outlives its re-creation
         with psycopg.connect(_admin_url(server), autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{seeded.settings.database_url.rpartition("/")[2]}"')
     settings.secrets_dir.mkdir(parents=True, exist_ok=True)
     shutil.copy2(folder / "secrets" / PEPPER_FILE, settings.secrets_dir / PEPPER_FILE)

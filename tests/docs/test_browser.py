@@ -26,8 +26,8 @@ from tests.conftest import WAIT_SECONDS
 
 
 @pytest.fixture
-def served(settings: Settings) -> Iterator[tuple[str, world.World]]:
-    w = world.build(settings)
+def served(unmade_settings: Settings) -> Iterator[tuple[str, world.World]]:
+    w = world.build(unmade_settings)
     with serve_in_thread(create_app(w.settings, now=lambda: world.MORNING)) as base:
         yield base, w
 

@@ -86,8 +86,8 @@ class ChatServer:
 
 
 @pytest.fixture
-def seeded(settings: Settings) -> Settings:
-    return world.build(settings).settings
+def seeded(unmade_settings: Settings) -> Settings:
+    return world.build(unmade_settings).settings
 
 
 def stored(settings: Settings, table) -> list[dict]:

@@ -146,18 +146,21 @@ def test_live_checks_wait_for_enough_outcomes_and_alert_on_a_degraded_record() -
     assert ALERT not in {c.level for c in live_checks(reference, fine, t)}
 
 
-def _world(settings: Settings) -> None:
-    """110 simulated days and a validation record of the 50 before the first live day: built
-    once per test process and kind of database, each test's store a copy of it."""
+@pytest.fixture
+def settings(unmade_settings: Settings) -> Settings:
+    """This module's store is the monitor's world: 110 simulated days and a validation record
+    of the 50 before the first live day, built once per test process and kind of database,
+    each test's store a copy of it (made in one step, not over an empty migrated store)."""
 
     def seed(url: str) -> None:
-        world = settings.model_copy(update={"database_url": url})
+        world = unmade_settings.model_copy(update={"database_url": url})
         engine = service_engine(world)
         backfill(engine, world, 110, LIVE[-1], with_text=False)
         with engine.begin() as conn:
             build_validation_record(conn, end=CAL.previous_trading_day(FIRST_LIVE), days=50, min_train_days=50)
 
-    migrated_copy(settings.database_url, world="monitor", seed=seed)
+    migrated_copy(unmade_settings.database_url, world="monitor", seed=seed)
+    return unmade_settings
 
 
 def _t1(day: date, settings: Settings) -> dict:
@@ -175,7 +178,6 @@ def _notifications(settings: Settings) -> list[dict]:
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_the_stable_world_raises_no_alert(settings: Settings) -> None:
-    _world(settings)
     summaries = [_t1(day, settings) for day in LIVE]
     assert [s["alerts"] for s in summaries] == [[]] * len(LIVE)
     assert {s["state"] for s in summaries} <= {OK, WATCH}
@@ -191,7 +193,6 @@ def test_the_stable_world_raises_no_alert(settings: Settings) -> None:
 def test_a_broken_input_feed_alerts_after_the_persistence_days_and_signs_its_webhook(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _world(settings)
     real = scoring.layer1_for_day
 
     def broken(conn, prices, day, backend, horizon):
@@ -268,7 +269,6 @@ def test_the_reference_is_read_from_its_cache_until_the_record_changes(
 ) -> None:
     import models.validation
 
-    _world(settings)
     run_stage("t1_features", LIVE[0], settings=settings)  # the day's inputs, as T1 stores them before its monitor
     cache = tmp_path / "monitor"
     t = Thresholds()

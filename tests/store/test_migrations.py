@@ -9,8 +9,8 @@ from store.engine import build_engine
 from store.migrations import SQL_DIR, available_migrations, require_current_schema, status, upgrade
 
 
-def test_upgrade_applies_everything_once(database_url: str) -> None:
-    engine = build_engine(database_url)
+def test_upgrade_applies_everything_once(empty_database_url: str) -> None:
+    engine = build_engine(empty_database_url)
     first = upgrade(engine)
     assert [m.version for m in first] == [m.version for m in available_migrations(engine.dialect.name)]
     assert upgrade(engine) == []
@@ -21,18 +21,18 @@ def test_upgrade_applies_everything_once(database_url: str) -> None:
     engine.dispose()
 
 
-def test_a_new_store_is_reported_as_not_current(database_url: str) -> None:
-    engine = build_engine(database_url)
+def test_a_new_store_is_reported_as_not_current(empty_database_url: str) -> None:
+    engine = build_engine(empty_database_url)
     with pytest.raises(SchemaNotReadyError, match="marketintel db upgrade"):
         require_current_schema(engine)
     assert {s.state for s in status(engine)} == {"pending"}
     engine.dispose()
 
 
-def test_an_edited_applied_migration_is_refused(database_url: str, tmp_path: Path) -> None:
+def test_an_edited_applied_migration_is_refused(empty_database_url: str, tmp_path: Path) -> None:
     sql_dir = tmp_path / "sql"
     shutil.copytree(SQL_DIR, sql_dir)
-    engine = build_engine(database_url)
+    engine = build_engine(empty_database_url)
     upgrade(engine, sql_dir)
     folder = "sqlite" if engine.dialect.name == "sqlite" else "postgres"
     first = sorted((sql_dir / folder).glob("0001_*.sql"))[0]
@@ -43,10 +43,10 @@ def test_an_edited_applied_migration_is_refused(database_url: str, tmp_path: Pat
     engine.dispose()
 
 
-def test_a_failing_migration_leaves_nothing_behind(database_url: str, tmp_path: Path) -> None:
+def test_a_failing_migration_leaves_nothing_behind(empty_database_url: str, tmp_path: Path) -> None:
     sql_dir = tmp_path / "sql"
     shutil.copytree(SQL_DIR, sql_dir)
-    engine = build_engine(database_url)
+    engine = build_engine(empty_database_url)
     upgrade(engine, sql_dir)
     folder = "sqlite" if engine.dialect.name == "sqlite" else "postgres"
     (sql_dir / folder / "0999_broken.sql").write_text("CREATE TABLE half_done (id INTEGER);\nTHIS IS NOT SQL;\n")
