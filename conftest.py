@@ -162,6 +162,23 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         _slow_files_first(items)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Keep the cyclic garbage collector off what collection imported. A test process holds
+    every test module and the libraries they import (pandas, SQLAlchemy, Airflow, ...), and
+    with CPython's defaults each full collection walks all of it again, and the first
+    generation is collected every 700 allocations. So, once collected: what is alive is
+    frozen (`gc.freeze()`: never walked again, never freed, as it would live to the end
+    anyway) and the first generation waits for 20,000 allocations. The quick lane, 4 runs
+    alternating on 2 cores: 73.9 and 72.8 s of pytest without, 67.6 and 66.7 s with
+    (docs/testing.md). Processes the tests start (the CLI, kernels, Airflow) are left as
+    they run in production."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 10)
+
+
 def is_integration(item: pytest.Item) -> bool:
     if _is_stage_notebook(item):
         return True
