@@ -60,8 +60,14 @@ install-browser:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	else echo "chromium or chromedriver missing and not root: the browser tests will skip"; fi
 
-lab: install
+# JupyterLab is the `lab` extra, installed here on first use and not by `make install`
+# (pyproject.toml says why).
+lab: $(VENV)/.lab-installed
 	$(BIN)/jupyter lab notebooks/
+
+$(VENV)/.lab-installed: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'
+	touch $@
 
 # Airflow 3 standalone with the settings exported above (ops/airflow_standalone.sh): the
 # virtualenv's bin first on PATH, since standalone starts its components by the bare name
