@@ -357,6 +357,7 @@ def test_t0_and_t1_run_on_the_celery_workers_and_store_what_run_day_stores(profi
     again = reference_day["again"]
     assert again.returncode == 0, again.stderr[-3000:]
     assert [line.split()[-1] for line in again.stdout.splitlines()[1:9]] == ["0"] * 8, again.stdout
+    assert _rows(reference, ref_work / "data") == run_day_store  # and the store says so too
 
 
 def _stage_events(url: str) -> list[tuple]:
