@@ -15,7 +15,13 @@ ledger valued each day, dividends and cash movements included):
 - beside each benchmark over the same days: the benchmark's own total and annual return,
   excess annual return, tracking error (annualised volatility of the daily active
   return), information ratio (mean over standard deviation of the daily active return,
-  annualised: empyrical's `excess_sharpe` x sqrt(250)), beta and annual alpha.
+  annualised: empyrical's `excess_sharpe` x sqrt(250)), beta and annual alpha;
+- what the book held, so the ratios are read for what they are: `average_exposure` (the
+  mean over the days of market value / equity, a fraction: 0 all cash, 1 fully invested;
+  from the caller's `exposure` series), `fill_count` (the fills in the span, passed by the
+  caller), and `mostly_cash` with a plain `note` when the average exposure is under
+  MOSTLY_CASH_EXPOSURE (5%): a book that held cash while the index fell "beats" it, and
+  its information ratio describes holding cash, not skill.
 
 A day's return is equity over the previous day's, less the day's deposits and plus its
 withdrawals (`flows`), so money moved in or out is not counted as performance. Years have
@@ -43,6 +49,7 @@ import pandas as pd
 from market.liquidity import passes_entry_gates
 
 TRADING_DAYS_PER_YEAR = 250
+MOSTLY_CASH_EXPOSURE = 0.05  # an average exposure under this: the book held cash, the ratios say so
 
 
 def _round(value: Any, digits: int = 4) -> float | None:
@@ -72,14 +79,24 @@ def statistics(
     traded_value: float = 0.0,
     mean_equity: float | None = None,
     costs: dict[str, float] | None = None,
+    exposure: pd.Series | None = None,
+    fill_count: int | None = None,
 ) -> dict[str, Any]:
-    """Every figure of the module's docstring for daily `returns` (indexed by date)."""
+    """Every figure of the module's docstring for daily `returns` (indexed by date).
+
+    `exposure`: market value / equity at each day's close, indexed like `returns` (days
+    outside `returns` are ignored); with it the figures carry `average_exposure` (its mean
+    over the span's days, a fraction), `mostly_cash` (true when that is under
+    MOSTLY_CASH_EXPOSURE) and `note` (plain words when it is true, else null).
+    `fill_count`: the fills in the span, carried as given. Fewer than two days: only
+    `days` and a `reason`."""
     import empyrical as ep
 
     returns = returns.sort_index().astype(float)
     n = len(returns)
+    counted = {} if fill_count is None else {"fill_count": int(fill_count)}
     if n < 2:
-        return {"days": n}
+        return {"days": n, **counted, "reason": f"{n} day(s) of returns: the statistics need at least two"}
     years = n / TRADING_DAYS_PER_YEAR
     ann = TRADING_DAYS_PER_YEAR
     out: dict[str, Any] = {
@@ -103,8 +120,29 @@ def statistics(
                 "total": round(total, 2),
                 "share_of_equity_per_year": _round(total / mean_equity / years),
             }
+    out.update(counted)
+    if exposure is not None:
+        out.update(holding(exposure.reindex(returns.index)))
     out["benchmarks"] = {name: _against(returns, bench, ann) for name, bench in (benchmarks or {}).items()}
     return out
+
+
+def holding(exposure: pd.Series) -> dict[str, Any]:
+    """`average_exposure`, `mostly_cash` and `note` for the daily exposures given (market
+    value / equity; days without one are left out)."""
+    known = pd.to_numeric(exposure, errors="coerce").astype(float).replace([np.inf, -np.inf], np.nan).dropna()
+    if known.empty:
+        return {"average_exposure": None, "mostly_cash": None, "note": None}
+    average = float(known.mean())
+    mostly_cash = average < MOSTLY_CASH_EXPOSURE
+    note = (
+        f"The book held cash: on average {average:.1%} of its equity was invested (under "
+        f"{MOSTLY_CASH_EXPOSURE:.0%}), so its excess return, information ratio, beta and alpha against the "
+        "benchmarks describe holding cash, not skill."
+        if mostly_cash
+        else None
+    )
+    return {"average_exposure": _round(average), "mostly_cash": mostly_cash, "note": note}
 
 
 def _against(returns: pd.Series, benchmark: pd.Series, ann: int) -> dict[str, Any]:
@@ -133,9 +171,14 @@ def by_year(
     traded: pd.Series | None = None,
     equity: pd.Series | None = None,
     costs: pd.DataFrame | None = None,
+    exposure: pd.Series | None = None,
+    fills_per_day: pd.Series | None = None,
 ) -> dict[str, dict[str, Any]]:
     """`statistics` per calendar year; `traded` (value traded per day), `equity` (per day)
-    and `costs` (per day, one column per part) give each year its turnover and costs."""
+    and `costs` (per day, one column per part) give each year its turnover and costs,
+    `exposure` (market value / equity per day) its average exposure and cash flag, and
+    `fills_per_day` (the number of fills each day, days without one may be absent) its
+    `fill_count`."""
     index = pd.to_datetime(pd.Index(returns.index))
     out = {}
     for year in sorted(set(index.year)):
@@ -150,6 +193,8 @@ def by_year(
             traded_value=float(traded.reindex(days).fillna(0.0).sum()) if traded is not None else 0.0,
             mean_equity=float(equity.reindex(days).mean()) if equity is not None else None,
             costs=part_costs,
+            exposure=exposure,
+            fill_count=int(fills_per_day.reindex(days).fillna(0).sum()) if fills_per_day is not None else None,
         )
     return out
 

@@ -83,3 +83,40 @@ def test_the_cap_weighted_index_moves_with_capitalisation_and_ignores_untraded_d
     assert index.loc[DAYS[1]] == pytest.approx((1100 + 1000) / (1000 + 1000) - 1)
     # A did not trade on the third day (its last close stands); B's new share count counts from its report
     assert index.loc[DAYS[2]] == pytest.approx((1100 + 4.0 * 300) / (1100 + 5.0 * 300) - 1)
+
+
+def test_an_all_cash_book_says_its_ratios_describe_cash_not_skill() -> None:
+    """Issue 55: a book that held only cash while the index fell showed a positive
+    information ratio and nothing said why."""
+    from portfolio.track_record import MOSTLY_CASH_EXPOSURE, by_year
+
+    returns = pd.Series(0.0, index=DAYS[1:])
+    falling = pd.Series([-0.01, -0.02, 0.005, -0.015, -0.01], index=DAYS[1:])
+    stats = statistics(returns, {"index": falling}, exposure=pd.Series(0.0, index=DAYS), fill_count=0)
+    assert stats["benchmarks"]["index"]["information_ratio"] > 0  # "beats" a falling index by holding cash
+    assert stats["average_exposure"] == 0.0 and stats["fill_count"] == 0
+    assert stats["mostly_cash"] is True
+    assert "holding cash, not skill" in stats["note"] and f"{MOSTLY_CASH_EXPOSURE:.0%}" in stats["note"]
+
+    yearly = by_year(
+        returns, {"index": falling}, exposure=pd.Series(0.0, index=DAYS), fills_per_day=pd.Series(dtype=float)
+    )
+    assert yearly["2026"]["mostly_cash"] is True and yearly["2026"]["fill_count"] == 0
+
+
+def test_an_invested_book_is_not_flagged_and_its_exposure_is_the_mean_over_its_days() -> None:
+    returns = pd.Series([0.01, -0.02, 0.005, 0.01, 0.0], index=DAYS[1:])
+    exposure = pd.Series([0.5, 0.9, 1.0, 1.0, 0.95, 0.9], index=DAYS)  # the first day is before the returns
+    stats = statistics(returns, {"index": returns * 0.5}, exposure=exposure, fill_count=7)
+    assert stats["average_exposure"] == pytest.approx((0.9 + 1.0 + 1.0 + 0.95 + 0.9) / 5, abs=1e-4)
+    assert stats["mostly_cash"] is False and stats["note"] is None and stats["fill_count"] == 7
+    # nearly all cash: under the threshold on average is flagged too
+    nearly = statistics(returns, {}, exposure=pd.Series(0.03, index=DAYS))
+    assert nearly["mostly_cash"] is True and nearly["average_exposure"] == pytest.approx(0.03)
+    # without the inputs, nothing is claimed
+    assert not {"average_exposure", "mostly_cash", "note", "fill_count"} & set(statistics(returns, {}))
+
+
+def test_too_few_days_say_why() -> None:
+    one = statistics(pd.Series([0.01], index=DAYS[1:2]), {}, fill_count=2)
+    assert one["days"] == 1 and one["fill_count"] == 2 and "at least two" in one["reason"]
