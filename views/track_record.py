@@ -13,6 +13,12 @@ else `portfolio.track_record.benchmark_index` chooses), else the service's
 capitalisation-weighted index (the day's change as views/breadth.py defines it, from the
 stored closes and the shares outstanding the fundamentals reported), absent while neither
 exists. `index_source` says which: the index's symbol, or `cap_weighted`.
+
+Beside the benchmarks every record says what the book held (portfolio/track_record.py):
+`average_exposure` (mean of market value / equity over the days), `fill_count` (fills in
+the span: the AI portfolio's trades; a client's trades but the shares a statement sync
+booked, which no order filled), `mostly_cash` and its `note`. A record without statistics
+says why in `reason` (no executed day, no trade or cash movement, too few market days).
 """
 
 from __future__ import annotations
@@ -39,6 +45,10 @@ from store import tables
 from store.history import current_rows
 from store.splits import stored_splits
 from views.portfolio import equity_curve
+
+NO_AI_DAYS = "the AI portfolio has no executed day yet"
+ONE_AI_DAY = "one executed day: the statistics need at least two"
+NO_CLIENT_HISTORY = "no trades or cash movements yet"
 
 
 def _ai_returns(conn: Connection, starting_cash: float) -> tuple[list, pd.Series, list[dict[str, Any]]]:
@@ -79,7 +89,7 @@ def ai_track_series(conn: Connection, starting_cash: float) -> dict[str, Any]:
 def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
     dates, returns, curve = _ai_returns(conn, starting_cash)
     if not curve:
-        return {"days": 0, "benchmarks": {}}
+        return {"days": 0, "benchmarks": {}, "fill_count": 0, "reason": NO_AI_DAYS}
     trades = ledger.trade_rows(conn, ledger.AI_PORTFOLIO)
     costs = {"fees": 0.0, "spread": 0.0, "impact": 0.0}
     traded = 0.0
@@ -90,21 +100,35 @@ def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
         costs["spread"] += float(Decimal(parts.get("spread", "0")))
         costs["impact"] += float(Decimal(parts.get("impact", "0")))
     benchmarks, index_source = _benchmarks(conn, dates)
+    exposure = pd.Series([_exposure(r["market_value"], r["equity"]) for r in curve], index=dates, dtype=float)
     out = statistics(
         returns,
         benchmarks,
         traded_value=traded,
         mean_equity=float(pd.Series([r["equity"] for r in curve]).mean()),
         costs=costs,
+        exposure=exposure,
+        fill_count=len(trades),
     )
+    if out.get("reason"):
+        out["reason"] = ONE_AI_DAY
     out["trades"] = len(trades)
     out["index_source"] = index_source
-    out["records"] = _by_record(conn, returns, benchmarks, trades)
+    out["records"] = _by_record(conn, returns, benchmarks, trades, exposure)
     return out
 
 
+def _exposure(market_value: float, equity: float) -> float:
+    """Market value / equity at a close; NaN (left out of the average) without equity."""
+    return float(market_value) / float(equity) if equity > 0 else float("nan")
+
+
 def _by_record(
-    conn: Connection, returns: pd.Series, benchmarks: dict[str, pd.Series], trades: list[dict[str, Any]]
+    conn: Connection,
+    returns: pd.Series,
+    benchmarks: dict[str, pd.Series],
+    trades: list[dict[str, Any]],
+    exposure: pd.Series,
 ) -> dict[str, Any]:
     """The same statistics over the days replayed on the validation record and over the
     live days apart (each day's `record`, as t1_trade stored it)."""
@@ -118,8 +142,11 @@ def _by_record(
         days = [d for d in returns.index if labels.get(d) == label]
         if not days:
             continue
-        part = statistics(returns.loc[days], {k: v.reindex(days) for k, v in benchmarks.items()})
-        part["trades"] = sum(1 for t in trades if t["trading_date"] in set(days))
+        fills = sum(1 for t in trades if t["trading_date"] in set(days))
+        part = statistics(
+            returns.loc[days], {k: v.reindex(days) for k, v in benchmarks.items()}, exposure=exposure, fill_count=fills
+        )
+        part["trades"] = fills
         out[label] = part
     return out
 
@@ -142,8 +169,9 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
     ).all()
     trades = ledger.ledger_rows(conn, portfolio_id)
     moments = [exchange_date(r.effective_at) for r in cash_rows] + [t["trading_date"] for t in trades]
+    fills = sum(1 for t in trades if t["origin"] != "STATEMENT_SYNC")
     if not moments:
-        return {"days": 0, "benchmarks": {}}
+        return {"days": 0, "benchmarks": {}, "fill_count": 0, "reason": NO_CLIENT_HISTORY}
     start = min(moments)
     c = tables.eod_prices.c
     prices = pd.DataFrame(
@@ -151,15 +179,19 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
         columns=[x.name for x in tables.eod_prices.c],
     )
     dates = sorted(d for d in prices["trading_date"].unique() if d >= start)
+    too_few = (
+        f"{len(dates)} market day(s) with prices since the first trade or cash movement ({start}): the statistics "
+        "need at least three (two daily returns)"
+    )
     if len(dates) < 2:
-        return {"days": len(dates), "benchmarks": {}}
+        return {"days": len(dates), "benchmarks": {}, "fill_count": fills, "reason": too_few}
     closes = (
         prices.pivot_table(index="trading_date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
     )
     symbols = {t["symbol"] for t in trades}
     splits = stored_splits(conn, dates[-1], symbols) if symbols else []
     entries = sorted((exchange_date(r.effective_at), float(r.amount), r.kind) for r in cash_rows)
-    equity, flows = [], []
+    equity, flows, held = [], [], []
     for day in dates:
         cash = sum(amount for when, amount, _ in entries if when <= day)
         flow = sum(amount for when, amount, kind in entries if when == day and kind in EXTERNAL_FLOWS)
@@ -175,6 +207,7 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
         )
         equity.append(cash + value)
         flows.append(flow)
+        held.append(_exposure(value, cash + value))
     returns = daily_returns(pd.Series(equity, index=dates), pd.Series(flows, index=dates))
     traded = sum(float(t["price"] * int(t["quantity"])) for t in trades)
     fees = sum(float(t["fees"]) for t in trades)
@@ -186,7 +219,11 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
         traded_value=traded,
         mean_equity=float(pd.Series(positive).mean()) if positive else None,
         costs={"fees": fees, "spread": 0.0, "impact": 0.0},
+        exposure=pd.Series(held, index=dates, dtype=float),
+        fill_count=fills,
     )
+    if out.get("reason"):
+        out["reason"] = too_few
     out["trades"] = len(trades)
     out["index_source"] = index_source
     return out

@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field
 
 from api.contract import ApiModel, Timestamp
 from api.schemas.common import Money, MoneyIn, QuantityIn
+from portfolio.track_record import MOSTLY_CASH_EXPOSURE
 
 
 class Position(ApiModel):
@@ -605,6 +606,11 @@ class TrackRecord(ApiModel):
                         }
                     },
                     "trades": 14,
+                    "fill_count": 14,
+                    "average_exposure": 0.62,
+                    "mostly_cash": False,
+                    "note": None,
+                    "reason": None,
                 }
             ]
         }
@@ -631,6 +637,35 @@ class TrackRecord(ApiModel):
         ),
     )
     trades: int | None = None
+    fill_count: int | None = Field(
+        default=None,
+        description=(
+            "Fills in the span: the AI portfolio's trades; a client's trades except the shares a statement sync booked "
+            "(no order filled those)."
+        ),
+    )
+    average_exposure: float | None = Field(
+        default=None,
+        description=(
+            "What the book held: the mean over the days of market value / equity at the close, a fraction (0 all "
+            "cash, 1 fully invested). The benchmarks are fully invested."
+        ),
+    )
+    mostly_cash: bool | None = Field(
+        default=None,
+        description=(
+            f"True when the average exposure is under {MOSTLY_CASH_EXPOSURE:.0%}: the figures against the "
+            "benchmarks describe holding cash, not skill (`note` says so in words)."
+        ),
+    )
+    note: str | None = Field(default=None, description="Plain words when `mostly_cash` is true, else null.")
+    reason: str | None = Field(
+        default=None,
+        description=(
+            "Why there are no statistics, when there are none: e.g. no trades or cash movements yet, or too few "
+            "market days since the first."
+        ),
+    )
     records: dict[str, dict[str, Any]] | None = Field(
         default=None,
         description=(

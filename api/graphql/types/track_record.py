@@ -6,6 +6,8 @@ from typing import Any
 import strawberry
 from strawberry.scalars import JSON
 
+from portfolio.track_record import MOSTLY_CASH_EXPOSURE
+
 
 @strawberry.type(description="The book beside one benchmark over the same days (fractions; 250 trading days a year).")
 class BenchmarkComparison:
@@ -50,6 +52,30 @@ class TrackRecord:
     calmar: float | None
     annual_turnover: float | None
     trades: int | None
+    fill_count: int | None = strawberry.field(
+        description=(
+            "Fills in the span: the AI portfolio's trades; a client's trades except the shares a statement sync booked."
+        )
+    )
+    average_exposure: float | None = strawberry.field(
+        description=(
+            "What the book held: the mean over the days of market value / equity at the close, a fraction (0 all "
+            "cash, 1 fully invested). The benchmarks are fully invested."
+        )
+    )
+    mostly_cash: bool | None = strawberry.field(
+        description=(
+            f"True when the average exposure is under {MOSTLY_CASH_EXPOSURE:.0%}: the figures against the "
+            "benchmarks describe holding cash, not skill (note says so in words)."
+        )
+    )
+    note: str | None = strawberry.field(description="Plain words when mostlyCash is true, else null.")
+    reason: str | None = strawberry.field(
+        description=(
+            "Why there are no statistics, when there are none: e.g. no trades or cash movements yet, or too few "
+            "market days since the first."
+        )
+    )
     costs: CostsPaid | None
     benchmarks: list[BenchmarkComparison]
     index_source: str | None = strawberry.field(
@@ -81,6 +107,11 @@ class TrackRecord:
                 "calmar",
                 "annual_turnover",
                 "trades",
+                "fill_count",
+                "average_exposure",
+                "mostly_cash",
+                "note",
+                "reason",
                 "index_source",
             )
         }
