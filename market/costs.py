@@ -240,3 +240,23 @@ def exit_cost(spread: float | None, fee_rate: float) -> float:
     """Leaving a position: half the spread and one fee."""
     crossed = FALLBACK_SPREAD if spread is None or not math.isfinite(spread) else spread
     return float(crossed / 2 + fee_rate)
+
+
+def describe(fees: FeeSchedule | None = None) -> str:
+    """The cost model in plain words, built from this module's constants (and `fees`, the
+    schedule charged, where given): the method text a report prints, so it cannot drift
+    from what every fill does."""
+    fee_text = (
+        f"fees of {float(fees.rate):.2%} of each fill's value (the market's fee schedule)"
+        if fees is not None
+        else "the market's fees on each fill's value"
+    )
+    return (
+        "Every fill (the AI portfolio's, the backtest's and the replayed validation record's) happens in the session "
+        "after the close its order was decided from, never at that close: a buy pays the ask and a sell gets the bid "
+        "where the session's quotes exist, else the close plus or minus half the estimated spread (half of "
+        f"{FALLBACK_SPREAD:.0%} where nothing estimates it); plus square-root market impact, {IMPACT_Y:g} x the "
+        "name's daily volatility x the square root of the order's share of the smaller of the session's volume and "
+        f"its 20-day average; at most {MAX_PARTICIPATION:.0%} of the session's traded volume fills, the rest lapses, "
+        f"and a session without trades fills nothing; plus {fee_text}."
+    )
