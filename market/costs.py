@@ -10,12 +10,17 @@ sits below portfolio/.
 A fill's price, per share, for a buy (a sell mirrors it):
 
 1. **Touch.** The ask where the session's closing quotes exist (bid > 0, ask >= bid);
-   elsewhere the close plus half the spread proxy (the day's range over the close,
-   market/liquidity.py: wider than a quoted spread, so it errs against us). With neither
-   quotes nor a range the close plus half of `FALLBACK_SPREAD` (no flattering zero).
+   elsewhere the close plus half the estimated spread where the caller gives the session
+   one (`Session.spread_estimate`, from `market.liquidity.estimate_spreads` over the
+   name's recent bars: Abdi-Ranaldo, else Corwin-Schultz or the tick floor, else the
+   window's mean range); without an estimate (no history) half the day's range over the
+   close (market/liquidity.py: wider than a quoted spread, so it errs against us). With
+   none of these the close plus half of `FALLBACK_SPREAD` (no flattering zero).
+   `Fill.touch_source` says which priced the fill: `quotes`, the estimator's label
+   (`abdi_ranaldo`, `corwin_schultz`, `tick`, `range_window`), `range` or `fallback`.
 2. **Market impact**, the square-root law (Almgren et al. 2005; Toth et al. 2011):
    impact = IMPACT_Y x sigma x sqrt(participation), sigma the name's daily volatility
-   (volatility_20; the range proxy times 0.6, Parkinson's estimator, where unknown), and
+   (volatility_20; the day's range times 0.6, Parkinson's estimator, where unknown), and
    participation = quantity / the smaller of the session's volume and ADV_20, so a fill
    pays for both its share of the day and its share of a normal day (a block trade that
    inflated ADV_20 does not make the next order cheap). IMPACT_Y = 1: the coefficient is
@@ -30,8 +35,9 @@ A fill's price, per share, for a buy (a sell mirrors it):
 `Fill.costs` keeps the parts in money (spread = |touch - close| x quantity, impact, fees)
 so a trade stores what it paid and the track record can attribute costs.
 
-The round-trip cost a decision weighs (`round_trip_cost`) is the spread proxy (half in,
-half out), two fees at the rate, and, when a size is given, twice the impact of that size.
+The round-trip cost a decision weighs (`round_trip_cost`) is the spread (half in, half
+out; `round_trip_costs` reads a frame's `spread_estimate` where there are no quotes), two
+fees at the rate, and, when a size is given, twice the impact of that size.
 """
 
 from __future__ import annotations
@@ -74,6 +80,8 @@ class Session:
     high: float | None = None
     low: float | None = None
     volatility: float | None = None
+    spread_estimate: float | None = None  # estimate_spreads' figure for the name on this day
+    spread_estimate_source: str = "estimate"  # its label: abdi_ranaldo, corwin_schultz, tick, range_window
 
 
 @dataclass(frozen=True)
@@ -86,7 +94,7 @@ class Fill:
     spread_cost: Decimal
     impact_cost: Decimal
     touch: float
-    touch_source: str  # quotes | range | fallback | close (cost-free)
+    touch_source: str  # quotes | abdi_ranaldo | corwin_schultz | tick | range_window | range | fallback | close
     impact: float  # the fraction of the touch price
     lapsed: int  # shares not filled (participation cap or no trades)
     lapse_reason: str | None
@@ -120,8 +128,17 @@ class Fill:
 
 
 def session_spread(session: Session) -> tuple[float, str]:
-    """The spread a fill crosses (a fraction) and where it came from."""
-    spread, source = spread_fraction(session.bid, session.ask, session.high, session.low, session.close)
+    """The spread a fill crosses (a fraction) and where it came from: the quotes, else the
+    session's estimate, else the day's range, else FALLBACK_SPREAD."""
+    spread, source = spread_fraction(
+        session.bid,
+        session.ask,
+        session.high,
+        session.low,
+        session.close,
+        session.spread_estimate,
+        session.spread_estimate_source,
+    )
     if spread is None:
         return FALLBACK_SPREAD, "fallback"
     return spread, source
@@ -129,7 +146,7 @@ def session_spread(session: Session) -> tuple[float, str]:
 
 def touch_price(side: str, session: Session) -> tuple[float, str]:
     """The price before impact: the ask (buy) or bid (sell) where quoted, else the close
-    plus or minus half the spread proxy."""
+    plus or minus half the estimated spread (or the day's range, or the fallback)."""
     spread, source = session_spread(session)
     if source == "quotes":
         return (float(session.ask) if side == "BUY" else float(session.bid)), source
@@ -140,8 +157,10 @@ def touch_price(side: str, session: Session) -> tuple[float, str]:
 def daily_sigma(session: Session) -> float:
     if known(session.volatility) and session.volatility > 0:
         return float(session.volatility)
-    spread, _ = session_spread(session)
-    return PARKINSON * spread
+    # Parkinson reads the day's range (or the quotes where the session has them), never
+    # the spread estimate: a bid-ask estimate is not a volatility.
+    spread, _ = spread_fraction(session.bid, session.ask, session.high, session.low, session.close)
+    return PARKINSON * (FALLBACK_SPREAD if spread is None else spread)
 
 
 def participation_base(session: Session) -> float:
@@ -219,7 +238,8 @@ def round_trip_cost(spread: float | None, fee_rate: float, impact: float = 0.0) 
 
 
 def round_trip_costs(frame: pd.DataFrame, fee_rate: float) -> pd.Series:
-    """`round_trip_cost` over a frame with bid, ask, high, low and close, before impact."""
+    """`round_trip_cost` over a frame with bid, ask, high, low and close (and the
+    `spread_estimate` where the caller computed it), before impact."""
     spread = spread_series(frame).fillna(FALLBACK_SPREAD)
     return (spread + 2 * fee_rate).round(SPREAD_DECIMALS)
 

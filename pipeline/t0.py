@@ -7,6 +7,7 @@ from market.liquidity import spread_fraction
 from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
 from store.history import current_rows
+from views.spreads import stored_estimates
 
 
 def run_t0_scrape(ctx: StageContext) -> StageOutcome:
@@ -31,10 +32,13 @@ def run_t0_scrape(ctx: StageContext) -> StageOutcome:
 
 
 def day_table(ctx: StageContext) -> list[dict]:
-    """The delivered day as a reviewer reads it: one row per instrument with its spread."""
+    """The delivered day as a reviewer reads it: one row per instrument with its spread:
+    the closing quotes' where both sides are quoted, else the estimate from the stored
+    bars up to the day (views/spreads.py), else the day's range; `spread_source` says which."""
     with ctx.engine.connect() as conn:
         rows = current_rows(conn, tables.eod_prices, where=[tables.eod_prices.c.trading_date == ctx.trading_date])
         boards = {r["symbol"]: r["board"] for r in current_rows(conn, tables.instruments)}
+        estimates = stored_estimates(conn, ctx.trading_date, [r["symbol"] for r in rows])
     return [
         {
             "symbol": r["symbol"],
@@ -44,16 +48,17 @@ def day_table(ctx: StageContext) -> list[dict]:
             "volume": r["volume"],
             "bid": r["bid"],
             "ask": r["ask"],
-            **_spread(r),
+            **_spread(r, estimates.get(r["symbol"])),
             "halted": r["halted"],
         }
         for r in sorted(rows, key=lambda r: r["symbol"])
     ]
 
 
-def _spread(row: dict) -> dict:
+def _spread(row: dict, estimate: tuple[float, str] | None = None) -> dict:
     """The spread in percent with where it came from (market/liquidity.py's rule)."""
-    spread, source = spread_fraction(row["bid"], row["ask"], row["high"], row["low"], row["close"])
+    value, label = estimate if estimate is not None else (None, "estimate")
+    spread, source = spread_fraction(row["bid"], row["ask"], row["high"], row["low"], row["close"], value, label)
     return {"spread_pct": None if spread is None else round(spread * 100, 2), "spread_source": source}
 
 

@@ -15,10 +15,11 @@ Exit flags on a held position:
   it exceeds 1.25 x ADV_20 (typically because volume dried up after entry). A partial exit
   under SLOW_EXIT is capped at 25% of today's volume.
 - HIGH_SPREAD: spread above 10%. Liquid equity discounts the position by the spread; the
-  exit itself fills at the bid (or the close less half the spread proxy) like every fill
+  exit itself fills at the bid (or the close less half the estimated spread) like every fill
   (market/costs.py).
 
-The spread (quotes, else the day's range over the close) and the three per-instrument
+The spread (quotes, else the estimate from the name's recent bars where the caller put it
+on the MarketDay, else the day's range over the close) and the three per-instrument
 entry gates are defined once in market/liquidity.py, which the model's tercile gating and
 the read views share; this module adds the position-size gate, the exit flags and liquid
 equity.
@@ -59,18 +60,37 @@ class MarketDay:
     high: float | None = None
     low: float | None = None
     volatility: float | None = None  # daily, volatility_20: the impact term's sigma
+    spread_estimate: float | None = None  # market.liquidity.estimate_spreads' figure for the day
+    spread_estimate_source: str = "estimate"  # its label (abdi_ranaldo, corwin_schultz, tick, range_window)
 
     def session(self) -> Session:
-        """This day as the cost model's session (market/costs.py)."""
-        return Session(self.close, self.volume, self.adv_20, self.bid, self.ask, self.high, self.low, self.volatility)
+        """This day as the cost model's session (market/costs.py), the estimate included."""
+        return Session(
+            self.close,
+            self.volume,
+            self.adv_20,
+            self.bid,
+            self.ask,
+            self.high,
+            self.low,
+            self.volatility,
+            self.spread_estimate,
+            self.spread_estimate_source,
+        )
+
+    def spread_with_source(self) -> tuple[float | None, str]:
+        """The day's spread and its source: quotes, else the estimate, else the day's range."""
+        return spread_fraction(
+            self.bid, self.ask, self.high, self.low, self.close, self.spread_estimate, self.spread_estimate_source
+        )
 
     @property
     def spread(self) -> float | None:
-        return spread_fraction(self.bid, self.ask, self.high, self.low, self.close)[0]
+        return self.spread_with_source()[0]
 
     @property
     def spread_source(self) -> str:
-        return spread_fraction(self.bid, self.ask, self.high, self.low, self.close)[1]
+        return self.spread_with_source()[1]
 
 
 def max_position_shares(adv_20: float | None) -> int:
@@ -163,7 +183,7 @@ def exit_state(day: MarketDay, quantity: int) -> ExitState:
     days = days_to_exit(quantity, day.adv_20)
     if days > SLOW_EXIT_DAYS:
         flags.append(SLOW_EXIT)
-    spread, source = spread_fraction(day.bid, day.ask, day.high, day.low, day.close)
+    spread, source = day.spread_with_source()
     if spread is not None and spread > HIGH_SPREAD:
         flags.append(HIGH_SPREAD_FLAG)
     if TRAPPED in flags:

@@ -16,6 +16,7 @@ on typed, as a `models.scoring.ServedPrediction`.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -28,6 +29,7 @@ from models.sentiment.scorer import SCORER_ID
 from portfolio.market import market_days
 from store import tables
 from store.history import current_rows
+from views.spreads import stored_estimates
 
 NEWS_KINDS = {"NEWS": tables.news_items, "DISCLOSURE": tables.disclosures}
 
@@ -151,9 +153,17 @@ def sentiment_between(
 
 def liquidity(conn: Connection, day: date, symbols: list[str]) -> dict[str, dict[str, Any]]:
     """The three per-instrument entry gates (market/liquidity.py) on
-    `day`: ADV_20, the day's volume and the spread, each with whether it passes."""
+    `day`: ADV_20, the day's volume and the spread, each with whether it passes.
+
+    The spread shown (and gated) is the closing quotes' where the day has both sides, else
+    the estimate from the name's stored bars up to `day` (views/spreads.py: Abdi-Ranaldo,
+    else Corwin-Schultz or one tick, else the window's mean range), else the day's range;
+    `spread_source` says which."""
     result = {}
+    estimates = stored_estimates(conn, day, symbols)
     for symbol, market in market_days(conn, day, symbols).items():
+        if symbol in estimates:
+            market = replace(market, spread_estimate=estimates[symbol][0], spread_estimate_source=estimates[symbol][1])
         spread = market.spread
         adv = market.adv_20
         gates = entry_gates(adv, market.volume, spread)
