@@ -74,19 +74,32 @@ def append_history(
     `scope` (optional) is a filter that covers every key in `rows`, for instance the date
     range of a batch: the current versions are then read with one indexed query instead
     of key lookups, which is much faster for large batches.
+
+    A column marked `kept_when_absent` that a row does not give takes the current
+    version's value (its default when the key is new): a writer whose source does not
+    know it neither erases it nor makes a new version by leaving it out.
     """
-    prepared = [normalise_row(table, row) for row in rows]
+    kept = _kept_columns(table)
+    absent: dict[tuple, list[str]] = {}  # key -> the kept columns its row does not give
+    prepared = []
     key_names = table.info["key"]
     by_key: dict[tuple, dict] = {}
-    for row in prepared:
+    for given in rows:
+        row = normalise_row(table, given)
+        prepared.append(row)
         key = tuple(row[k] for k in key_names)
         if key in by_key:
             raise InvalidInputError(f"{table.name}: two rows for the same key {dict(zip(key_names, key))}")
         by_key[key] = row
+        if kept and (missing := [name for name in kept if name not in given]):
+            absent[key] = missing
     stored = (
         current_rows(conn, table, where=scope) if scope is not None else _current_for_keys(conn, table, list(by_key))
     )
     current = {tuple(row[k] for k in key_names): row for row in stored}
+    for key, missing in absent.items():  # a column the writer does not know keeps its stored value
+        if key in current:
+            by_key[key].update({name: current[key][name] for name in missing})
     changed = [row for key, row in by_key.items() if not _same_content(table, current.get(key), row)]
     if changed:
         stamp = recorded_at or utc_now()
@@ -95,6 +108,13 @@ def append_history(
         if tally is not None:
             tally[table.name] += len(changed)
     return AppendResult(table.name, inserted=len(changed), unchanged=len(prepared) - len(changed))
+
+
+def _kept_columns(table: Table) -> tuple[str, ...]:
+    """The columns a writer may leave out and keep the current version's value of
+    (`Column(info={"kept_when_absent": True})`): reference data that some sources state
+    and others do not know (an instrument's type)."""
+    return tuple(c.name for c in table.c if c.info.get("kept_when_absent"))
 
 
 def current_query(

@@ -41,6 +41,10 @@ instruments = history_table(
     Column("listed_on", Date()),
     Column("delisted_on", Date()),
     Column("source", Text(), nullable=False),
+    # Since 0018: the kind of security (market/instruments.py InstrumentType). A writer that
+    # does not give it keeps the current version's (store/history.py, "kept_when_absent"):
+    # the securities page carries no type, and T0 must not erase what an import stated.
+    Column("instrument_type", Text(), info={"kept_when_absent": True}),
 )
 
 deliveries = history_table(
