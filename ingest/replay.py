@@ -42,6 +42,15 @@ What the replay serves, and the rules it follows:
   latest close when days are delivered in order, as backfill and T0 deliver them) and
   against the row's own previous close (what T0 uses on the first day it delivers).
 - Previous close: the file's where it has one, else the previous served close.
+- Instrument types (`market.instruments`): the type a file states (a generic OHLCV file's
+  `instrument_type` or `type` column; a name's latest row that states one), else the
+  market's inference from its code and name (KPLC-P4 and KPLC-P7 PREFERENCE, the NSE's
+  ETF and REIT FUND, the rest ORDINARY). `source.types` says where they came from, and a
+  source without a type column says so once, in one log line (never per row);
+  `instrument_types` holds them (symbol -> type) and `not_ordinary` the names the AI
+  mandate leaves out. Each served security carries `instrument_type`; the site's
+  securities page does not show it yet, so T0 stores the types only once the page and its
+  parser carry the column (until then the store infers them the same way).
 - Text and macro stay simulated: the replay carries no news and no disclosures (the
   simulator's news are drawn together with its own prices, whose drift they drive;
   attached to real prices they would be noise, and invented headlines about real, named
@@ -52,6 +61,7 @@ What the replay serves, and the rules it follows:
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import date
@@ -60,12 +70,15 @@ from pathlib import Path
 import numpy as np
 
 from ingest.exchange.validation import CONFIRMED_MOVE
-from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks
+from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks, source_types
 from ingest.importers.formats import Bad, describe_repeated, is_index, repeated_days
 from ingest.simulator.market import SimulatedDay
 from market.clock import DatedCalendar, write_replay_dates
 from market.errors import InvalidInputError
+from market.instruments import InstrumentType, instrument_type, is_ordinary
 from market.settings import Settings
+
+log = logging.getLogger(__name__)
 
 BOARD = "MAIN"  # the files do not say; the page has a MAIN and a JUNIOR board
 ABSENT_STATUS = "NOT IN FILE"
@@ -83,6 +96,7 @@ class ReplaySource:
     bad_rows: list[str] = field(default_factory=list)
     indices: set[str] = field(default_factory=set)  # market indices in the files, not served as securities
     repeated_days: list[str] = field(default_factory=list)  # days left out as copies of the one before
+    types: str = ""  # where the instrument types came from: a type column, or the market's inference
 
 
 class ReplayMarket:
@@ -107,6 +121,9 @@ class ReplayMarket:
         self.source = ReplaySource(
             Path(path), fmt, len(files), source_currency(fmt, currency), source_lacks(fmt, files)
         )
+        self.source.types = source_types(fmt, files)
+        if self.source.types.startswith("no instrument_type column"):
+            log.info("replay of %s: %s", self.source.path, self.source.types)
         self.currency = self.source.currency
         self._load(files)
         self.calendar = DatedCalendar(self.days)
@@ -144,6 +161,11 @@ class ReplayMarket:
     def symbols(self) -> list[str]:
         return list(self._symbols)
 
+    @property
+    def not_ordinary(self) -> dict[str, InstrumentType]:
+        """The replayed names that are not ordinary shares, with their types."""
+        return {s: k for s, k in self.instrument_types.items() if not is_ordinary(k)}
+
     # ---- loading ----------------------------------------------------------------------
     def _load(self, files: list[Path]) -> None:
         read = READERS[self.source.format]
@@ -151,6 +173,7 @@ class ReplayMarket:
         self._index_levels: dict[date, dict[str, float]] = {}  # day -> index -> level (the file's close)
         seen: set[tuple[str, date]] = set()
         names: dict[str, tuple[date, str]] = {}
+        stated: dict[str, tuple[date, str]] = {}  # symbol -> (date, type) of its latest row that states one
         for file in files:
             for item in read(file):
                 if isinstance(item, Bad):
@@ -174,6 +197,9 @@ class ReplayMarket:
                 name = item.get("name")
                 if name and (key[0] not in names or key[1] >= names[key[0]][0]):
                     names[key[0]] = (key[1], name)
+                kind = item.get("instrument_type")
+                if kind is not None and (key[0] not in stated or key[1] >= stated[key[0]][0]):
+                    stated[key[0]] = (key[1], kind)
         copies = repeated_days(items)
         self.source.repeated_days = describe_repeated(copies)
         items = [item for item in items if item["trading_date"] not in copies]
@@ -184,6 +210,9 @@ class ReplayMarket:
         self.days: list[date] = sorted({item["trading_date"] for item in items})
         self._symbols: list[str] = sorted({item["symbol"] for item in items})
         self._names = {s: names.get(s, (None, s))[1] for s in self._symbols}
+        self.instrument_types: dict[str, InstrumentType] = {
+            s: instrument_type(s, names.get(s, (None, None))[1], stated.get(s, (None, None))[1]) for s in self._symbols
+        }
         self._column = {s: k for k, s in enumerate(self._symbols)}
         row = {d: i for i, d in enumerate(self.days)}
         shape = (len(self.days), len(self._symbols))
@@ -298,6 +327,7 @@ class ReplayMarket:
                     "listed_on": self.days[self._first[k]],
                     "delisted_on": self.days[self._last[k] + 1] if gone else None,
                     "status": "DELISTED" if gone else "ACTIVE",
+                    "instrument_type": str(self.instrument_types[symbol]),
                 }
             )
         return rows

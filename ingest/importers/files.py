@@ -15,6 +15,12 @@ volume). They are left out of the instruments and prices and named in `indices`,
 replay leaves them out (`ReplayMarket.source.indices`) and the benchmarks' frames do; their
 levels (the row's close) are stored in `index_levels`, the market's own benchmark series
 for the track record, as T0 stores the levels an exchange page publishes.
+
+Each instrument is stored with its kind of security (`instruments.instrument_type`): the
+type the file states (an OHLCV file's type column; the latest row that states one), else
+the market's inference from its code and name (`market.instruments`), so KPLC-P4 is a
+PREFERENCE share and the NSE's ETF and REIT are FUNDs. `not_ordinary` names every
+instrument that is not an ordinary share; `types` says where the types came from.
 """
 
 from __future__ import annotations
@@ -33,12 +39,14 @@ from ingest.importers.formats import (
     describe_repeated,
     is_index,
     ohlcv_lacks,
+    ohlcv_states_types,
     read_nse_company,
     read_nse_daily,
     read_ohlcv,
     repeated_days,
 )
 from market.errors import InvalidInputError
+from market.instruments import InstrumentType, instrument_type, is_ordinary
 from market.settings import HOME_CURRENCY
 from store import tables
 from store.history import append_history
@@ -66,6 +74,8 @@ class ImportReport:
     repeated_days: list[str] = field(default_factory=list)  # days left out as copies of the one before
     indices: list[str] = field(default_factory=list)  # market indices left out (levels, not securities)
     index_levels_inserted: int = 0  # their levels, stored in index_levels
+    types: str = ""  # where the instruments' types came from (`source_types`)
+    not_ordinary: dict[str, str] = field(default_factory=dict)  # symbol -> type, for every non-ordinary instrument
 
 
 def detect_format(path: Path) -> str:
@@ -104,6 +114,20 @@ def source_lacks(fmt: str, files: list[Path]) -> list[str]:
     return [c for c in OHLCV_OPTIONAL if c in lacking]
 
 
+def source_types(fmt: str, files: list[Path]) -> str:
+    """One line saying where a source's instrument types come from: a type column, or
+    (NSE files, an OHLCV file without the column) the market's inference."""
+    stated = [f for f in files if fmt == "ohlcv" and ohlcv_states_types(f)]
+    inferred = (
+        "inferred from code and name (market.instruments: -P<n> preference, ETF/REIT funds, otherwise ordinary shares)"
+    )
+    if not stated:
+        return f"no instrument_type column: types {inferred}"
+    if len(stated) < len(files):
+        return f"instrument_type column in {len(stated)} of {len(files)} files; elsewhere and in blank cells {inferred}"
+    return "instrument_type column; blank cells " + inferred
+
+
 def source_currency(fmt: str, currency: str | None = None) -> str:
     """The prices' currency: the one given, else the format's (KES for the NSE files, the
     home currency for the generic CSV, which does not say)."""
@@ -116,11 +140,13 @@ def import_path(
     fmt, files = resolve_source(path, fmt)
     report = ImportReport(fmt, files=len(files))
     report.lacks = source_lacks(fmt, files)
+    report.types = source_types(fmt, files)
     # a first pass finds the copied days (a day's rows may come from many files: per-company, OHLCV)
     copies = repeated_days(item for file in files for item in READERS[fmt](file) if not isinstance(item, Bad))
     report.repeated_days = describe_repeated(copies)
     source = f"import:{fmt}"
     names: dict[str, tuple] = {}
+    stated: dict[str, tuple] = {}  # symbol -> (date, type) of its latest row that states one
     seen: set[tuple] = set()
     indices: set[str] = set()
     levels: dict[tuple, dict] = {}
@@ -155,6 +181,9 @@ def import_path(
             seen.add(key)
             report.rows_read += 1
             name = item.pop("name", None)
+            kind = item.pop("instrument_type", None)
+            if kind is not None and (item["symbol"] not in stated or item["trading_date"] >= stated[item["symbol"]][0]):
+                stated[item["symbol"]] = (item["trading_date"], kind)
             if item["symbol"] not in names or item["trading_date"] >= names[item["symbol"]][0]:
                 names[item["symbol"]] = (
                     item["trading_date"],
@@ -179,6 +208,10 @@ def import_path(
     first_day: dict[str, object] = {}
     for symbol, day in seen:
         first_day[symbol] = min(day, first_day.get(symbol, day))
+    kinds: dict[str, InstrumentType] = {
+        s: instrument_type(s, n, stated.get(s, (None, None))[1]) for s, (_, n) in names.items()
+    }
+    report.not_ordinary = {s: str(k) for s, k in sorted(kinds.items()) if not is_ordinary(k)}
     with write_transaction(engine, f"import:{fmt}:instruments") as conn:
         report.instruments_inserted = append_history(
             conn,
@@ -190,6 +223,7 @@ def import_path(
                     "board": board,
                     "currency": currency,
                     "listed_on": first_day[s],
+                    "instrument_type": str(kinds[s]),
                     "source": source,
                 }
                 for s, (_, n) in sorted(names.items())

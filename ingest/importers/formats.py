@@ -9,7 +9,16 @@ message naming file and line; none of them invents a value a source does not car
   rows, dates as YYYYMMDD, `-` for no volume. Same fields, no name.
 - `ohlcv`: a generic CSV with a header row; required columns `symbol,date,close,volume`
   (date YYYY-MM-DD); optional `open,high,low,prev_close,bid,ask,trades,value_traded,name`.
-  Whatever optional column is absent is reported as lacking.
+  Whatever optional column is absent is reported as lacking. An optional
+  `instrument_type` column (or `type`) states each row's kind of security
+  (`market.instruments.parse_instrument_type`: ORDINARY, PREFERENCE, FUND, DEBT, RIGHTS,
+  LOCKED_IN or a synonym; a word outside the vocabulary is UNKNOWN; a blank cell states
+  nothing); the row then carries it as `instrument_type`.
+
+Instrument types: a row whose source states none (the NSE formats, an OHLCV file without
+the column, a blank cell) gets the market's inference from its code and name
+(`row_instrument_type`, `market.instruments.infer_instrument_type`: `-P<n>` preference
+shares such as KPLC-P4, ETF/REIT funds, `^` indices, otherwise ORDINARY).
 
 A day of any format whose traded rows all repeat the previous date's verbatim is a copy,
 not a session (`repeated_days`): the importer, the replay and the research frames leave
@@ -26,6 +35,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from market.instruments import InstrumentType, instrument_type, is_ordinary, parse_instrument_type
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -41,6 +52,7 @@ NSE_DAILY_HEADER = [
 NSE_LACKS = ["open", "bid", "ask", "trades", "value_traded"]
 OHLCV_REQUIRED = ["symbol", "date", "close", "volume"]
 OHLCV_OPTIONAL = ["open", "high", "low", "prev_close", "bid", "ask", "trades", "value_traded"]
+OHLCV_TYPE_COLUMNS = ("instrument_type", "type")  # the optional type column, by either name
 
 
 @dataclass
@@ -161,9 +173,23 @@ def read_nse_company(path: Path) -> Iterator[dict | Bad]:
 
 
 def ohlcv_lacks(path: Path) -> list[str]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        header = [h.strip().lower() for h in next(csv.reader(handle), [])]
-    return [c for c in OHLCV_OPTIONAL if c not in header]
+    return [c for c in OHLCV_OPTIONAL if c not in _ohlcv_header(path)]
+
+
+def ohlcv_states_types(path: Path) -> bool:
+    """Whether a generic OHLCV file has a type column (`OHLCV_TYPE_COLUMNS`)."""
+    return any(c in _ohlcv_header(path) for c in OHLCV_TYPE_COLUMNS)
+
+
+def _ohlcv_header(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+        return [h.strip().lower() for h in next(csv.reader(handle), [])]
+
+
+def row_instrument_type(row: dict) -> InstrumentType:
+    """A read row's kind of security: the type its source states, else the inference
+    from its code and name (`market.instruments.instrument_type`)."""
+    return instrument_type(row["symbol"], row.get("name"), row.get("instrument_type"))
 
 
 def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
@@ -174,6 +200,7 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
         if missing:
             yield Bad(f"{path}:1", f"header lacks required columns {missing}")
             return
+        type_column = next((c for c in OHLCV_TYPE_COLUMNS if c in header), None)
         for line, fields in enumerate(reader, start=2):
             if not fields or not "".join(fields).strip():
                 continue
@@ -199,6 +226,9 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                 bar["value_traded"] = _price(row.get("value_traded", ""), "value_traded")
                 if row.get("name"):
                     bar["name"] = row["name"]
+                stated = parse_instrument_type(row[type_column]) if type_column else None
+                if stated is not None:
+                    bar["instrument_type"] = stated
                 yield {**bar, "_line": f"{path}:{line}"}
             except ValueError as exc:
                 yield Bad(f"{path}:{line}", str(exc))
@@ -247,14 +277,16 @@ def describe_repeated(copies: dict[date, date]) -> list[str]:
     ]
 
 
-def nse_daily_frame(folder: Path, *, indices: bool = False) -> pd.DataFrame:
+def nse_daily_frame(folder: Path, *, indices: bool = False, ordinary: bool = False) -> pd.DataFrame:
     """Every readable row of the NSE daily files under `folder` (recursively) as one frame
     (symbol, date, close, volume, high, low), one row per symbol and date; bad rows and
     the days that copy an earlier one (`repeated_days`) are left out (the importer reports
     them, a research frame does not need them; the copies are listed in the frame's
     `attrs["repeated_days"]`, as the importer words them). Market indices (`is_index`) are
     left out as the importer leaves them out, and named in `attrs["indices"]`, unless
-    `indices` asks for their rows too (the screening tool reads their levels)."""
+    `indices` asks for their rows too (the screening tool reads their levels). With
+    `ordinary`, a boolean `ordinary` column says per row whether it is an ordinary share
+    (`row_instrument_type`: KPLC-P4 and KPLC-P7, GLD and FAHR, and the indices are not)."""
     import pandas as pd
 
     rows = [r for path in sorted(folder.rglob("*.csv")) for r in read_nse_daily(path) if not isinstance(r, Bad)]
@@ -262,7 +294,11 @@ def nse_daily_frame(folder: Path, *, indices: bool = False) -> pd.DataFrame:
     names = sorted({r["symbol"] for r in rows if is_index(r["symbol"])})
     kept = [r for r in rows if r["trading_date"] not in copies and (indices or not is_index(r["symbol"]))]
     frame = pd.DataFrame(kept).rename(columns={"trading_date": "date"})
-    frame = frame.drop_duplicates(["symbol", "date"])[["symbol", "date", "close", "volume", "high", "low"]]
+    columns = ["symbol", "date", "close", "volume", "high", "low"]
+    if ordinary:
+        frame["ordinary"] = [is_ordinary(row_instrument_type(r)) for r in kept]
+        columns.append("ordinary")
+    frame = frame.drop_duplicates(["symbol", "date"])[columns]
     frame.attrs["repeated_days"] = describe_repeated(copies)
     frame.attrs["indices"] = names
     return frame
