@@ -98,23 +98,28 @@ def rss_mb() -> float:
 def load_nse(folder: Path) -> pd.DataFrame:
     from ingest.importers.formats import nse_daily_frame
 
-    return nse_daily_frame(folder)  # the equities: the market indices are left out
+    # the equities (the market indices left out), with a boolean `ordinary` per row
+    return nse_daily_frame(folder, ordinary=True)
 
 
 def load_ohlcv(path: Path) -> pd.DataFrame:
     """Any file or folder the generic OHLCV reader reads (bad rows, copied days and market
-    indices left out, as the importer leaves them out)."""
-    from ingest.importers.formats import Bad, is_index, read_ohlcv, repeated_days
+    indices left out, as the importer leaves them out), with a boolean `ordinary` per row
+    (its type column, else the inference: market/instruments.py)."""
+    from ingest.importers.formats import Bad, is_index, read_ohlcv, repeated_days, row_instrument_type
+    from market.instruments import is_ordinary
 
     files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
     rows = [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and not is_index(r["symbol"])]
     copies = repeated_days(rows)
     rows = [r for r in rows if r["trading_date"] not in copies]
     frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"})
+    frame["ordinary"] = [is_ordinary(row_instrument_type(r)) for r in rows]
     for column in ("high", "low", "bid", "ask"):
         if column not in frame:
             frame[column] = np.nan
-    return frame.drop_duplicates(["symbol", "date"])[["symbol", "date", "close", "volume", "high", "low", "bid", "ask"]]
+    columns = ["symbol", "date", "close", "volume", "high", "low", "bid", "ask", "ordinary"]
+    return frame.drop_duplicates(["symbol", "date"])[columns]
 
 
 def load_regime(regime: str, instruments: int, days: int | None, seed: int) -> pd.DataFrame:

@@ -202,11 +202,16 @@ def by_year(
 def equal_weight_liquid(frame: pd.DataFrame) -> pd.Series:
     """Daily returns of the equal-weighted liquid universe (module docstring), from a
     frame with symbol, date, close and the gate inputs (adv_20, volume, bid, ask, high,
-    low)."""
+    low). Ordinary shares only: where the frame has an `ordinary` column, a row whose
+    value is False (a preference share, a fund, ...: market/instruments.py) is never a
+    member."""
     frame = frame.sort_values(["date", "symbol"])
     closes = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
+    eligible = passes_entry_gates(frame).to_numpy()
+    if "ordinary" in frame:
+        eligible = eligible & frame["ordinary"].ne(False).fillna(True).astype(bool).to_numpy()
     liquid = (
-        frame.assign(liquid=passes_entry_gates(frame).to_numpy())
+        frame.assign(liquid=eligible)
         .pivot_table(index="date", columns="symbol", values="liquid", aggfunc="last")
         .reindex(closes.index)
         .fillna(False)
