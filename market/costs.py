@@ -30,7 +30,9 @@ A fill's price, per share, for a buy (a sell mirrors it):
    traded volume, the same share the exit rail assumes a seller can take
    (portfolio/rails.py); what is left lapses (a new decision the next day may ask again)
    and the rationale says so. A session without trades fills nothing.
-4. **Fees**, the brokerage schedule: max(minimum, rate x value) per fill.
+4. **Fees**, the market's published schedule (market/fees.py): each statutory levy's rate
+   of the value plus brokerage, max(brokerage minimum, rate x value), per fill, each line
+   in cents; `FeeSchedule.rate` is their proportional sum per side.
 
 `Fill.costs` keeps the parts in money (spread = |touch - close| x quantity, impact, fees)
 so a trade stores what it paid and the track record can attribute costs.
@@ -48,24 +50,14 @@ from decimal import ROUND_DOWN, Decimal
 
 import pandas as pd
 
+from market.fees import FeeSchedule
 from market.liquidity import SPREAD_DECIMALS, known, spread_fraction, spread_series
-from market.money import to_cents
 
 IMPACT_Y = 1.0
 MAX_PARTICIPATION = 0.25
 PARKINSON = 0.6  # daily sigma ~ 0.6 x (high - low) / close (Parkinson 1980: 1 / (2 sqrt(ln 2)))
 FALLBACK_SPREAD = 0.05  # neither quotes nor a range: the entry gate's widest spread
 MONEY = Decimal("0.000001")
-
-
-@dataclass(frozen=True)
-class FeeSchedule:
-    rate: Decimal = Decimal("0.005")
-    minimum: Decimal = Decimal("0")
-
-    def fee(self, gross: Decimal) -> Decimal:
-        """The broker's charge, in cents (market/money.to_cents: what the ledger stores)."""
-        return to_cents(max(self.minimum, gross * self.rate))
 
 
 @dataclass(frozen=True)
@@ -221,7 +213,7 @@ def affordable(cash: Decimal, price: Decimal, fees: FeeSchedule) -> int:
     if cash <= 0 or price <= 0:
         return 0
     quantity = int(
-        min(cash / (price * (1 + fees.rate)), max(cash - fees.minimum, Decimal(0)) / price).to_integral_value(
+        min(cash / (price * (1 + fees.rate)), max(cash - fees.least, Decimal(0)) / price).to_integral_value(
             rounding=ROUND_DOWN
         )
     )

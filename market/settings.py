@@ -17,6 +17,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from market.errors import ConfigurationError
+from market.fees import DEFAULT_SCHEDULE, JSE, SCHEDULES
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 HOME_CURRENCY = "JMD"  # the home exchange's currency: the simulator's, and the generic CSV's default
@@ -142,13 +143,30 @@ class Settings(BaseSettings):
     ai_starting_cash: float = Field(
         default=10_000_000, gt=0, description="Opening cash of the autonomous AI portfolio (JMD)."
     )
+    fee_schedule: str = Field(
+        default=DEFAULT_SCHEDULE,
+        description="The market whose fee schedule every fill pays (market/fees.py): its statutory levies plus "
+        "the brokerage below; `jse` (the simulated Jamaica-style market: JSE cess 0.32%, JCSD 0.03%) or `nse` "
+        "(Nairobi: NSE 0.12%, CMA 0.12%, CDSC 0.08%, Investor Compensation Fund 0.01%).",
+    )
     brokerage_fee_rate: float = Field(
-        default=0.005,
+        default=float(JSE.brokerage),
         ge=0,
         lt=0.1,
-        description="Brokerage fee as a fraction of a trade's value (AI portfolio, suggestions).",
+        description="The brokerage part of each fill's fee, a fraction of its value: the professional "
+        "(negotiated) rate; the schedule's levies are added to it (AI portfolio, suggestions, manual-trade "
+        "preview, decisions).",
     )
-    brokerage_min_fee: float = Field(default=0.0, ge=0, description="Smallest brokerage fee per trade (JMD).")
+    brokerage_min_fee: float = Field(
+        default=0.0, ge=0, description="Smallest brokerage commission per fill, in the market's currency."
+    )
+    retail_brokerage_fee_rate: float | None = Field(
+        default=None,
+        ge=0,
+        lt=0.1,
+        description="The retail brokerage rate reports and the backtest print beside the default; unset: the "
+        "schedule's published retail figure (1.4% for both built-in schedules).",
+    )
     foundation_model: str = Field(
         default="amazon/chronos-bolt-small", description="Chronos-Bolt hub id or local folder."
     )
@@ -339,6 +357,17 @@ class Settings(BaseSettings):
         if isinstance(value, str) and not value.startswith(REDIS_SCHEMES):
             raise ValueError(f"expected a URL starting with {', '.join(REDIS_SCHEMES)}")
         return value
+
+    @field_validator("fee_schedule")
+    @classmethod
+    def _known_fee_schedule(cls, value: str) -> str:
+        key = value.strip().lower()
+        if key not in SCHEDULES:
+            raise ConfigurationError(
+                f"MARKETINTEL_FEE_SCHEDULE={value!r} names no fee schedule; "
+                f"expected one of: {', '.join(sorted(SCHEDULES))}"
+            )
+        return key
 
     @field_validator("replay_path", "replay_currency", mode="before")
     @classmethod

@@ -86,7 +86,7 @@ class ExecutedDay:
 
 
 def fee_schedule(settings: Settings) -> FeeSchedule:
-    return FeeSchedule(Decimal(str(settings.brokerage_fee_rate)), Decimal(str(settings.brokerage_min_fee)))
+    return FeeSchedule.from_settings(settings)
 
 
 def day_signals(

@@ -83,8 +83,10 @@ def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store) ->
     assert done["state"] == "CONFIRMED"
     with engine.connect() as conn:
         (trade,) = ledger.trade_rows(conn, acme)
-        gross = limit * 199  # money moved is stored in cents
-        assert ledger.cash_balance(conn, acme) == 100_000 - to_cents(gross) - to_cents(gross * Decimal("0.005"))
+        gross = to_cents(limit * 199)  # money moved is stored in cents
+        # the default schedule (jse): JSE cess 0.32% and JCSD 0.03% plus 0.5% brokerage, each line in cents
+        fee = sum(to_cents(gross * Decimal(rate)) for rate in ("0.0032", "0.0003", "0.005"))
+        assert ledger.cash_balance(conn, acme) == 100_000 - gross - fee
     assert trade["origin"] == "SUGGESTION" and trade["trade_id"] == done["trade_id"]
     with pytest.raises(ConflictError, match="is CONFIRMED, not PENDING"):
         suggestions.confirm(engine, settings, CALENDAR, acme, pending["suggestion_id"], now=MORNING)

@@ -1,0 +1,122 @@
+"""The exchange's fee schedule (issue 55, item 3): statutory levies plus a stated brokerage
+rate per side, the retail rate beside the default, chosen by settings."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from market.costs import Session, affordable, fill
+from market.errors import ConfigurationError
+from market.fees import (
+    JSE,
+    NSE,
+    NSE_FEES,
+    NSE_LEVIES,
+    NSE_RETAIL_FEES,
+    SCHEDULES,
+    FeeSchedule,
+    Levy,
+    fee_schedule,
+)
+from market.settings import Settings
+
+
+def test_the_nse_levies_sum_to_the_documented_033_percent_a_side() -> None:
+    assert {levy.name: levy.rate for levy in NSE_LEVIES} == {
+        "NSE transaction levy": Decimal("0.0012"),
+        "CMA levy": Decimal("0.0012"),
+        "CDSC levy": Decimal("0.0008"),
+        "Investor Compensation Fund": Decimal("0.0001"),
+    }
+    assert NSE.levy_rate == NSE_FEES.levy_rate == Decimal("0.0033")
+    assert JSE.levy_rate == Decimal("0.0035")  # JSE cess 0.32% + JCSD 0.03%
+    # the professional default and the retail rate beside it, as docs/portfolio.md states them
+    assert (NSE_FEES.brokerage, NSE_FEES.rate) == (Decimal("0.005"), Decimal("0.0083"))
+    assert (NSE_RETAIL_FEES.brokerage, NSE_RETAIL_FEES.rate) == (Decimal("0.014"), Decimal("0.0173"))
+    assert NSE_RETAIL_FEES.levies == NSE_FEES.levies and set(SCHEDULES) == {"jse", "nse"}
+
+
+def test_the_fee_is_each_levy_plus_brokerage_in_cents() -> None:
+    parts = NSE_FEES.breakdown(Decimal("1000000"))
+    assert dict(parts.levies) == {
+        "NSE transaction levy": Decimal("1200.00"),
+        "CMA levy": Decimal("1200.00"),
+        "CDSC levy": Decimal("800.00"),
+        "Investor Compensation Fund": Decimal("100.00"),
+    }
+    assert (parts.levy_total, parts.brokerage) == (Decimal("3300.00"), Decimal("5000.00"))
+    assert NSE_FEES.fee(Decimal("1000000")) == parts.total == Decimal("8300.00")
+    assert parts.as_dict()["total"] == "8300.00" and parts.as_dict()["levy_total"] == "3300.00"
+
+
+def test_the_brokerage_minimum_binds_on_a_small_fill_and_the_levies_stay_proportional() -> None:
+    fees = NSE.schedule(brokerage_minimum=Decimal("100"))
+    small = fees.breakdown(Decimal("1000"))  # 0.5% would be 5.00
+    assert (small.levy_total, small.brokerage, small.total) == (Decimal("3.30"), Decimal("100.00"), Decimal("103.30"))
+    assert fees.fee(Decimal("1000")) == Decimal("103.30")
+    assert fees.fee(Decimal("100000")) == Decimal("330.00") + Decimal("500.00")  # above the minimum: the rate
+
+
+def test_the_floor_on_the_whole_charge_tops_up_the_brokerage_line() -> None:
+    fees = FeeSchedule(Decimal("0.005"), Decimal("25"), (Levy("levy", Decimal("0.001")),))
+    parts = fees.breakdown(Decimal("1000"))
+    assert (dict(parts.levies)["levy"], parts.brokerage, parts.total) == (
+        Decimal("1.00"),
+        Decimal("24.00"),
+        Decimal("25.00"),
+    )
+
+
+def test_the_old_two_argument_schedule_still_means_a_flat_rate_and_floor() -> None:
+    flat = FeeSchedule(Decimal("0.01"), Decimal("2"))
+    assert flat.rate == Decimal("0.01") and float(flat.rate) == 0.01 and flat.levies == ()
+    assert flat.fee(Decimal("1000")) == Decimal("10.00") and flat.fee(Decimal("10")) == Decimal("2.00")
+    assert FeeSchedule().rate == Decimal("0.005")
+
+
+def test_a_fill_pays_the_schedule_and_affordable_leaves_room_for_the_minimum() -> None:
+    fees = NSE.schedule(brokerage_minimum=Decimal("100"))
+    session = Session(close=10.0, volume=40_000, adv_20=40_000.0, bid=9.9, ask=10.1, high=10.3, low=9.8)
+    done = fill("BUY", 1_000, session, fees)
+    assert done.fee == fees.fee(done.gross) == fees.breakdown(done.gross).total
+    cash = Decimal("1500")
+    quantity = affordable(cash, Decimal("10"), fees)
+    assert (
+        quantity * 10 + fees.fee(Decimal(quantity * 10))
+        <= cash
+        < (quantity + 1) * 10 + fees.fee(Decimal((quantity + 1) * 10))
+    )
+
+
+def test_settings_pick_the_schedule_and_the_overrides_apply(monkeypatch: pytest.MonkeyPatch) -> None:
+    default = fee_schedule(Settings(_env_file=None))
+    assert default.levies == JSE.levies and default.rate == Decimal("0.0085") and default.name == "jse"
+    assert fee_schedule(Settings(_env_file=None), retail=True).rate == Decimal("0.0175")
+
+    monkeypatch.setenv("MARKETINTEL_FEE_SCHEDULE", "NSE")
+    monkeypatch.setenv("MARKETINTEL_BROKERAGE_FEE_RATE", "0.002")
+    monkeypatch.setenv("MARKETINTEL_BROKERAGE_MIN_FEE", "50")
+    settings = Settings(_env_file=None)
+    fees = fee_schedule(settings)
+    assert settings.fee_schedule == "nse" and fees.levies == NSE_LEVIES
+    assert (fees.brokerage, fees.rate, fees.brokerage_minimum) == (Decimal("0.002"), Decimal("0.0053"), Decimal("50"))
+    retail = fee_schedule(settings, retail=True)
+    assert (retail.brokerage, retail.brokerage_minimum) == (NSE.retail_brokerage, Decimal("50"))
+
+    monkeypatch.setenv("MARKETINTEL_RETAIL_BROKERAGE_FEE_RATE", "0.012")
+    assert fee_schedule(Settings(_env_file=None), retail=True).rate == Decimal("0.0153")
+
+
+def test_the_ai_portfolio_charges_the_settings_schedule() -> None:
+    from portfolio.ai import fee_schedule as ai_fee_schedule
+
+    settings = Settings(_env_file=None, fee_schedule="nse")
+    assert ai_fee_schedule(settings) == fee_schedule(settings) == NSE_FEES
+
+
+def test_an_unknown_schedule_is_a_configuration_error_at_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MARKETINTEL_FEE_SCHEDULE", "lse")
+    with pytest.raises(ConfigurationError, match=r"MARKETINTEL_FEE_SCHEDULE='lse' .*expected one of: jse, nse"):
+        Settings(_env_file=None)
