@@ -2,7 +2,10 @@
 
 Prints each fact (ingest/simulator/facts.py defines them) measured on the simulator (the
 default market, seed 7 and 60 instruments, over its 260 trading days to 2026-11-20) beside
-the NSE figure, the tolerance and pass/fail; the last line is one JSON object.
+the NSE figure, the tolerance and pass/fail, then the spread estimates by liquidity tier
+(ADV_20 band) side by side: median Abdi-Ranaldo over 20 and 60 traded sessions,
+Corwin-Schultz, the day's range, the share of zero AR readings, and the simulator's quoted
+spread (the NSE files have no quotes); the last line is one JSON object.
 
 The NSE figures come from the committed table ingest/simulator/stylised_facts.json, so the
 comparison runs on a clone without ../shared. With --write the NSE files are measured
@@ -34,7 +37,7 @@ def measure_nse(folder: Path) -> dict:
     """The table written to stylised_facts.json: the facts of the NSE files under `folder`
     with where they come from, the period, the sample sizes, definitions and tolerances."""
     from ingest.importers.formats import nse_daily_frame
-    from ingest.simulator.facts import DEFINITIONS, TOLERANCES, stylised_facts
+    from ingest.simulator.facts import DEFINITIONS, SPREAD_TIER_DEFINITION, TOLERANCES, spread_tiers, stylised_facts
     from market.liquidity import MIN_ADV
 
     prices = nse_daily_frame(folder)
@@ -47,12 +50,22 @@ def measure_nse(folder: Path) -> dict:
         "n": {k: measured[k] for k in ("instrument_days", "instruments", "moved_pairs", "close_location_days")},
         "tolerances": TOLERANCES,
         "definitions": DEFINITIONS,
+        "spread_tiers": spread_tiers(prices),
+        "spread_tier_definition": SPREAD_TIER_DEFINITION,
         "produced_by": "python benchmarks/stylised_facts.py --write",
     }
 
 
 def main() -> None:
-    from ingest.simulator.facts import SIM_DAYS, SIM_END, compare, simulated_facts
+    from ingest.simulator.facts import (
+        SIM_DAYS,
+        SIM_END,
+        SPREAD_TIER_TOLERANCE,
+        compare,
+        simulated_facts,
+        simulated_prices,
+        spread_tiers,
+    )
     from market.liquidity import MIN_ADV
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -68,6 +81,7 @@ def main() -> None:
     started = time.perf_counter()
     simulated = simulated_facts(adv_gate=MIN_ADV)
     seconds = time.perf_counter() - started
+    sim_tiers = spread_tiers(simulated_prices())
     rows = compare(simulated, table["facts"], table["tolerances"])
     print(
         f"NSE {table['period'][0]}..{table['period'][1]}, {table['n']['instruments']} instruments, "
@@ -81,8 +95,28 @@ def main() -> None:
             f"{'pass' if r['passes'] else 'FAIL'}"
         )
     print(
+        f"\nspread estimates by ADV_20 band, medians in % (NSE | simulated; AR60 tolerance "
+        f"{SPREAD_TIER_TOLERANCE:.1%}): {table['spread_tier_definition']}"
+    )
+    print(
+        f"{'tier':<8}{'days':>8}{'AR20':>7}{'AR60':>7}{'CS60':>7}{'range':>7}{'AR0':>6} |"
+        f"{'days':>7}{'AR20':>7}{'AR60':>7}{'CS60':>7}{'range':>7}{'AR0':>6}{'quoted':>8}  AR60"
+    )
+    tier_rows = []
+    for tier, nse in table["spread_tiers"].items():
+        sim = sim_tiers[tier]
+        passes = abs(sim["ar60"] - nse["ar60"]) <= SPREAD_TIER_TOLERANCE
+        tier_rows.append({"tier": tier, "nse": nse, "simulated": sim, "ar60_passes": passes})
+        print(
+            f"{tier:<8}{nse['days']:>8}{_pct(nse['ar20'])}{_pct(nse['ar60'])}{_pct(nse['cs60'])}{_pct(nse['range'])}"
+            f"{_pct(nse['ar60_zero_share'], 6, 0)} |{sim['days']:>7}{_pct(sim['ar20'])}{_pct(sim['ar60'])}"
+            f"{_pct(sim['cs60'])}{_pct(sim['range'])}{_pct(sim['ar60_zero_share'], 6, 0)}{_pct(sim['quoted'], 8)}  "
+            f"{'pass' if passes else 'FAIL'}"
+        )
+    print(
         json.dumps(
             {
+                "spread_tiers": tier_rows,
                 "benchmark": "stylised_facts",
                 "nse_period": table["period"],
                 "simulated_days": SIM_DAYS,
@@ -94,6 +128,10 @@ def main() -> None:
             }
         )
     )
+
+
+def _pct(value: float | None, width: int = 7, decimals: int = 2) -> str:
+    return f"{'-':>{width}}" if value is None else f"{value * 100:>{width}.{decimals}f}"
 
 
 if __name__ == "__main__":

@@ -9,7 +9,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ingest.simulator.facts import TOLERANCES, compare, simulated_facts, stylised_facts
+from ingest.simulator.facts import (
+    SPREAD_TIER_TOLERANCE,
+    SPREAD_TIERS,
+    TOLERANCES,
+    compare,
+    simulated_facts,
+    simulated_prices,
+    spread_tiers,
+    stylised_facts,
+)
 from market.liquidity import MIN_ADV
 
 TABLE = Path(__file__).resolve().parents[2] / "ingest" / "simulator" / "stylised_facts.json"
@@ -48,6 +57,20 @@ def test_the_committed_table_is_what_the_nse_files_measure(table: dict, nse_data
     assert {k: measured[k] for k in table["n"]} == table["n"]
     for name, value in table["facts"].items():
         assert measured[name] == pytest.approx(value, abs=1e-6), name
+    assert spread_tiers(prices) == table["spread_tiers"]
+
+
+def test_the_simulators_quotes_read_like_the_nse_through_the_spread_estimator(table: dict) -> None:
+    # The same Abdi-Ranaldo estimator on the simulated bars reads, per ADV_20 band, what it
+    # reads on the NSE files (the simulator's quotes were calibrated to that, not to the range).
+    simulated = spread_tiers(simulated_prices())
+    assert list(table["spread_tiers"]) == [name for name, _, _ in SPREAD_TIERS]
+    for tier, nse in table["spread_tiers"].items():
+        sim = simulated[tier]
+        assert sim["days"] > 1_000, tier
+        assert sim["ar60"] == pytest.approx(nse["ar60"], abs=SPREAD_TIER_TOLERANCE), tier
+        # the simulator has quotes; behind its averaged closes they are wider than AR reads
+        assert sim["quoted"] > sim["ar60"], tier
 
 
 def test_each_fact_follows_its_definition_on_a_hand_made_frame() -> None:
