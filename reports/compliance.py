@@ -56,8 +56,9 @@ RISK_DISCLOSURES = [
     ),
     (
         "Backtesting limits",
-        "Backtests and simulated portfolios assume fills at the close within liquidity rails. Real "
-        "orders can move the price, fill partly or not at all; fees and taxes can differ from those assumed.",
+        "Backtests and simulated portfolios fill through the service's cost model (market/costs.py), within the "
+        "liquidity rails. {cost_model} Real orders can move the price further, fill partly or not at all; fees "
+        "and taxes can differ from those assumed.",
     ),
     (
         "Illiquidity",
@@ -103,7 +104,7 @@ def story(inputs: dict[str, Any], generated: dict[str, str], company: str, page_
     return [
         text(TITLE_TEXT, TITLE),
         text(f"Generated {generated['exchange']} exchange time", SUBTITLE),
-        *section("Risk disclosures", *_paragraphs(RISK_DISCLOSURES)),
+        *section("Risk disclosures", *_paragraphs(RISK_DISCLOSURES, cost_model=inputs["cost_model"])),
         *_metrics(inputs),
         *_audit_trail(inputs),
         *section(
@@ -175,9 +176,9 @@ def _audit_trail(inputs: dict[str, Any]) -> list[Flowable]:
         ["Date", "Symbol", "Action", "Quantity", "Price", "Value", "Fees", "All costs"], rows, numeric_from=3
     )
     note = text(
-        f"The AI portfolio's {len(trades)} most recent of {inputs['trades_total']} trades, newest first. Each "
-        "was decided after a close and filled in the next session at the ask or the bid (or half the day's "
-        "range from the close), with square-root market impact; all costs = spread + impact + fees.",
+        f"The AI portfolio's {len(trades)} most recent of {inputs['trades_total']} trades, newest first, each "
+        "filled through the cost model the risk disclosures describe (Backtesting limits); all costs = spread + "
+        "impact + fees.",
         SMALL,
     )
     return section("Recent trade audit trail", note, table)

@@ -39,10 +39,12 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from market.clock import TradingCalendar, latest_closed_trading_day
+from market.costs import describe as cost_model
 from market.errors import NotReadyError
 from market.plain import canonical_sha256, to_plain
 from market.settings import Settings
 from models.features import FEATURE_NAMES
+from portfolio.ai import fee_schedule
 from portfolio.market import trading_currency
 from store import tables
 from store.history import current_query, current_rows
@@ -75,6 +77,7 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
             "equity_curve": _with_untraded_write_downs(conn, portfolio_views.ai_record(conn)["days"]),
             "track_record": ai_track_record(conn, settings.ai_starting_cash),
             "track_series": ai_track_series(conn, settings.ai_starting_cash),
+            "cost_model": cost_model(fee_schedule(settings)),
             "currency": trading_currency(conn),
         }
     )
@@ -109,6 +112,7 @@ def compliance_inputs(conn: Connection, calendar: TradingCalendar, now: datetime
             "features": FEATURE_NAMES,
             "trades_total": len(trades),
             "audit_trail": audit,
+            "cost_model": cost_model(fee_schedule(settings)),
             "provenance": _provenance(conn, replay=settings.replay_path),
         }
     )

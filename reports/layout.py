@@ -101,7 +101,12 @@ def heading(value: str) -> Paragraph:
 
 def notice(reason: str) -> Table:
     """A boxed 'not available yet' line for a section with nothing to show."""
-    box = Table([[text(f"Not available yet: {reason}", BODY)]], colWidths=["100%"])
+    return caution(f"Not available yet: {reason}")
+
+
+def caution(message: str) -> Table:
+    """A boxed line the reader must not miss (a notice, or a figure's caveat)."""
+    box = Table([[text(message, BODY)]], colWidths=["100%"])
     box.setStyle(
         TableStyle(
             [

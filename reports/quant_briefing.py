@@ -18,6 +18,7 @@ from reports.layout import (
     SUBHEADING,
     SUBTITLE,
     TITLE,
+    caution,
     content_width,
     data_table,
     kept,
@@ -44,7 +45,7 @@ def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowab
         *_sentiment(market),
         *_signals(inputs),
         *_portfolio(inputs["ai_portfolio"]),
-        *_track_record(inputs.get("track_record") or {"days": 0}),
+        *_track_record(inputs.get("track_record") or {"days": 0}, inputs.get("cost_model", "")),
         *_against_benchmarks(inputs.get("track_series") or {}, width),
         *_charts(inputs, width, closing=section("Powered by", powered_by(width, inputs["performance"]))),
     ]
@@ -176,10 +177,14 @@ def _portfolio(ai: dict[str, Any]) -> list[Flowable]:
     return section("AI portfolio", figures, Spacer(0, 6), table)
 
 
-def _track_record(record: dict[str, Any]) -> list[Flowable]:
-    """Return, risk, turnover and costs beside the equal-weighted liquid universe."""
+def _track_record(record: dict[str, Any], cost_model: str) -> list[Flowable]:
+    """Return, risk, turnover and costs beside the equal-weighted liquid universe and the
+    index, with what the book held (average exposure, fills); a book that held cash says
+    its ratios describe cash, not skill (portfolio/track_record.py: `mostly_cash`)."""
     if record.get("days", 0) < 2:
-        return section("Track record", notice("fewer than two executed days: no statistics yet"))
+        why = record.get("reason") or "fewer than two executed days: no statistics yet"
+        return section("Track record", notice(why))
+    cash = bool(record.get("mostly_cash"))
     bench = record["benchmarks"].get("equal_weight_liquid", {})
     index = record["benchmarks"].get("index", {})
     costs = record.get("costs") or {}
@@ -193,7 +198,19 @@ def _track_record(record: dict[str, Any]) -> list[Flowable]:
     def against(key: str, shown=share) -> list[str]:  # noqa: ANN001 - a formatter
         return [shown(bench.get(key)), shown(index.get(key)) if index else "-"]
 
+    def skill(value: float | None) -> str:  # an all-cash book's ratio is not skill: the cell says so
+        return f"{ratio(value)} (cash)" if cash and value is not None else ratio(value)
+
+    exposure = record.get("average_exposure")
+    invested = "fully invested"
     rows = [
+        [
+            "Average exposure (market value / equity)",
+            "-" if exposure is None else pct(exposure * 100),
+            invested,
+            invested if index else "-",
+        ],
+        ["Fills", number(record.get("fill_count", record.get("trades"))), "", ""],
         ["Total return", share(record["total_return"]), *against("total_return")],
         ["Annual return", share(record["annual_return"]), *against("annual_return")],
         ["Annual volatility", share(record["annual_volatility"]), "", ""],
@@ -208,20 +225,21 @@ def _track_record(record: dict[str, Any]) -> list[Flowable]:
         ],
         ["Excess annual return (book - benchmark)", "", *against("excess_annual_return")],
         ["Tracking error", "", *against("tracking_error")],
-        ["Information ratio", "", *against("information_ratio", ratio)],
-        ["Beta", "", *against("beta", ratio)],
+        ["Information ratio", "", *against("information_ratio", skill)],
+        ["Beta", "", *against("beta", skill)],
     ]
+    fills = record.get("fill_count", record.get("trades", 0))
     note = text(
-        f"{record['days']} executed days from {record['first']} to {record['last']}, {record.get('trades', 0)} "
-        "fills. Orders decided after a close fill in the next session at the ask or the bid (else half the "
-        "range), plus square-root impact and fees, at most 25% of the session's volume. Benchmarks: the names "
-        f"that passed the entry gates at each month's start, held equally; {index_label(record)}. "
-        "Statistics: empyrical-reloaded, 250 trading days a year, no risk-free rate.",
+        f"{record['days']} executed days from {record['first']} to {record['last']}, {fills} fills. {cost_model} "
+        f"Benchmarks (fully invested, no costs): the names that passed the entry gates at each month's start, "
+        f"held equally; {index_label(record)}. Statistics: empyrical-reloaded, 250 trading days a year, no "
+        "risk-free rate.",
         SMALL,
     )
-    return section(
-        "Track record", note, data_table(["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"], rows)
-    )
+    table = data_table(["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"], rows)
+    if cash:
+        return section("Track record", note, caution(record.get("note") or "The book held cash."), Spacer(0, 4), table)
+    return section("Track record", note, table)
 
 
 def index_label(record: dict[str, Any]) -> str:

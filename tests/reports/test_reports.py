@@ -30,7 +30,7 @@ def test_an_empty_store_gives_a_valid_report_that_says_what_is_missing(settings:
     if kind == "quant-briefing":
         # performance, sentiment, signals, portfolio, track record, benchmarks, charts
         assert len(missing) == 8, missing
-        assert "fewer than two executed days: no statistics yet" in pdf.text
+        assert "the AI portfolio has no executed day yet" in pdf.text  # the track record's reason
         assert "fewer than two executed days: nothing to compare yet" in pdf.text
         assert "no trading day has been delivered yet" in pdf.text and "no model has been trained yet" in pdf.text
     else:
