@@ -122,14 +122,18 @@ def bootstrap_lines(settings: Settings, result: Bootstrap) -> list[str]:
 
 
 def _track_record_line(settings: Settings) -> str:
-    """The AI portfolio's record in one line, as GET /api/ai-portfolio/track-record serves it."""
+    """The AI portfolio's record in one line, as GET /api/ai-portfolio/track-record serves it:
+    fills and average exposure first, then each benchmark; a book that held cash
+    (`mostly_cash`) gets the record's note in place of information ratios and betas, which
+    would describe holding cash, not skill."""
     from views.track_record import ai_track_record
 
     with service_engine(settings).connect() as conn:
         record = ai_track_record(conn, settings.ai_starting_cash)
     if record.get("days", 0) < 2:
-        return "AI portfolio track record: fewer than two executed days"
+        return f"AI portfolio track record: {record.get('reason') or 'fewer than two executed days'}"
     bench = record["benchmarks"].get("equal_weight_liquid", {})
+    cash = bool(record.get("mostly_cash"))
 
     def pct(value: float | None) -> str:
         return "n/a" if value is None else f"{value:+.2%}"
@@ -138,31 +142,37 @@ def _track_record_line(settings: Settings) -> str:
         return "n/a" if value is None else f"{value:.2f}"
 
     costs = record.get("costs") or {}
+    fills = record.get("fill_count", record.get("trades", 0))
     why = (
-        ""
-        if record.get("trades")
-        else " (no name's held edge cleared its round-trip cost: every Score above the LONG line says why)"
+        "" if fills else " (no name's held edge cleared its round-trip cost: every Score above the LONG line says why)"
     )
-    return (
-        f"AI portfolio track record over {record['days']} days: {record.get('trades', 0)} fills{why}, return "
-        f"{pct(record['total_return'])}, Sharpe {num(record['sharpe'])}, max drawdown {pct(record['max_drawdown'])}, "
-        f"turnover {num(record.get('annual_turnover'))}x a year, costs {costs.get('total', 0):,.2f}; equal-weighted "
-        f"liquid universe {pct(bench.get('total_return'))}, information ratio {num(bench.get('information_ratio'))}, "
-        f"beta {num(bench.get('beta'))}{_index_part(record, pct, num)} (GET /api/ai-portfolio/track-record)"
+    exposure = record.get("average_exposure")
+    held = "n/a" if exposure is None else f"{exposure:.1%}"
+    line = (
+        f"AI portfolio track record over {record['days']} days: {fills} fills{why}, average exposure {held} of "
+        f"equity, return {pct(record['total_return'])}, Sharpe {num(record['sharpe'])}, max drawdown "
+        f"{pct(record['max_drawdown'])}, turnover {num(record.get('annual_turnover'))}x a year, costs "
+        f"{costs.get('total', 0):,.2f}; equal-weighted liquid universe {pct(bench.get('total_return'))}"
+        f"{_ratios(bench, num, cash)}{_index_part(record, pct, num, cash)} (GET /api/ai-portfolio/track-record)"
     )
+    return f"{line}. {record['note']}" if cash and record.get("note") else line
 
 
-def _index_part(record: dict, pct, num) -> str:  # noqa: ANN001 - the two formatters above
+def _ratios(figures: dict, num, cash: bool) -> str:  # noqa: ANN001 - the formatter above
+    """A benchmark's information ratio and beta, left out where the book held cash."""
+    if cash:
+        return ""
+    return f", information ratio {num(figures.get('information_ratio'))}, beta {num(figures.get('beta'))}"
+
+
+def _index_part(record: dict, pct, num, cash: bool = False) -> str:  # noqa: ANN001 - the two formatters above
     """The market index benchmark's part of the demo's track-record line, where there is one."""
     index = record["benchmarks"].get("index")
     if not index:
         return ""
     source = record.get("index_source")
     name = "the service's cap-weighted index" if source == "cap_weighted" else f"the index {source}"
-    return (
-        f"; {name} {pct(index.get('total_return'))}, information ratio {num(index.get('information_ratio'))}, "
-        f"beta {num(index.get('beta'))}"
-    )
+    return f"; {name} {pct(index.get('total_return'))}{_ratios(index, num, cash)}"
 
 
 def _reports(settings: Settings, calendar: TradingCalendar) -> Iterator[str]:
