@@ -226,7 +226,8 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
         data(
             api,
             """{ aiPortfolio { trackRecord { days first last totalReturn annualReturn annualVolatility
-        sharpe sortino maxDrawdown calmar annualTurnover trades records indexSource
+        sharpe sortino maxDrawdown calmar annualTurnover trades fillCount averageExposure mostlyCash note reason
+        records indexSource
         costs { fees spread impact total shareOfEquityPerYear }
         benchmarks { name totalReturn annualReturn excessAnnualReturn trackingError informationRatio """
             """beta alpha } } } }""",
