@@ -10,7 +10,7 @@ small closed vocabulary (`InstrumentType`) and one rule decide it:
    vocabulary does not know is UNKNOWN (`parse_instrument_type`).
 2. Otherwise the type is inferred from the code and the name (`infer_instrument_type`),
    a rule read off the NSE Kenya files (every code and name of 2006-2022, see
-   docs/ingest.md "Instrument types"):
+   docs/pipeline.md "Instrument types"):
    - a `^` prefix is a market INDEX (`^NASI`, `^N20I`, `^N25I`, `^FNK15`, `^FNK25`,
      `^ZKEQTK`, `^ZKEQTU`; ingest.importers.formats.is_index, the same prefix);
    - a `-P<digits>` suffix is a PREFERENCE share (`KPLC-P4`, `KPLC-P7`: Kenya Power's 4%
