@@ -5,9 +5,9 @@ from __future__ import annotations
 from ingest.exchange.delivery import client_for, deliver_day
 from market.liquidity import spread_fraction
 from pipeline.stage import Stage, StageContext, StageOutcome
+from portfolio.market import stored_estimates
 from store import tables
 from store.history import current_rows
-from views.spreads import stored_estimates
 
 
 def run_t0_scrape(ctx: StageContext) -> StageOutcome:

@@ -1,10 +1,32 @@
 """Market facts the portfolio code reads from the store, point in time.
 
 `market_days(conn, day)` gives each instrument's latest bar on or before `day` as a rail
-`MarketDay`, with ADV_20 over the instrument's last 20 stored bars and the volatility of
-their closes (the cost model's sigma) (a bar with no trades
-counts as zero volume). A symbol whose latest bar is older than `day` is reported with
-volume 0 for `day`: no trade was reported, so nothing could have been bought or sold.
+`MarketDay`, with ADV_20 over the instrument's last 20 stored bars (within
+LOOKBACK_CALENDAR_DAYS) and the volatility of their closes (the cost model's sigma) (a
+bar with no trades counts as zero volume). A symbol whose latest bar is older than `day`
+is reported with volume 0 for `day`: no trade was reported, so nothing could have been
+bought or sold.
+
+**The spread every MarketDay carries** (market/liquidity.py's rule, the one the model,
+the backtest and the views use): the day's closing quotes where both sides are quoted;
+else `spread_estimate` / `spread_estimate_source`, set on every MarketDay from
+`stored_estimates` over the same read (Abdi-Ranaldo over the last 60 pairs of traded
+sessions, else Corwin-Schultz or the tick floor, else the window's mean range: labels
+`abdi_ranaldo`, `corwin_schultz`, `tick`, `range_window`); else (a name with no traded
+bar in the lookback) the day's range. A fill through `MarketDay.session()` crosses that
+spread and says which in `Fill.touch_source`.
+
+`stored_estimates(conn, day, symbols)` is the one reader of the estimate from stored
+history (the instrument liquidity view and the T0 day table read it too): it runs
+`market.liquidity.estimate_spreads` over the bars stored in the
+ESTIMATE_LOOKBACK_CALENDAR_DAYS up to `day` (about 95 sessions: the estimator's whole
+60-pair window for a name that trades on two sessions in three; a name that trades more
+rarely gets a shorter window than the model's panel, which reads its whole history, and
+reads the window's mean range below 20 pairs). Bars before a split known by `day` are put
+on the new count first, so the ex-date is not read as a jump. The estimate is the name's
+on its latest bar on or before `day` (a day without trades carries the last traded
+session's). Quotes still win where the day has them (`market.liquidity.spread_fraction`).
+`market_days` reads the bars once, for all symbols, and gives the same frame to both.
 """
 
 from __future__ import annotations
@@ -17,21 +39,61 @@ import pandas as pd
 from sqlalchemy import Connection
 
 from market.errors import NotFoundError
+from market.liquidity import WINDOW, estimate_spreads
 from portfolio.rails import MarketDay, adv_20
 from store import tables
 from store.history import current_rows
-from store.splits import stored_splits
+from store.splits import Split, stored_splits
 
 LOOKBACK_CALENDAR_DAYS = 60  # comfortably more than 20 trading days, holidays included
+ESTIMATE_LOOKBACK_CALENDAR_DAYS = 140  # the estimator's 60-pair window, holidays and untraded days included
 
 
-def _frame(conn: Connection, day: date, symbols: list[str] | None) -> pd.DataFrame:
+def _frame(conn: Connection, day: date, symbols: list[str] | None, lookback_days: int) -> pd.DataFrame:
+    """The current stored bars of `symbols` (all when None) in the `lookback_days` up to
+    `day`, in one query."""
     c = tables.eod_prices.c
-    where = [c.trading_date <= day, c.trading_date > day - timedelta(days=LOOKBACK_CALENDAR_DAYS)]
+    where = [c.trading_date <= day, c.trading_date > day - timedelta(days=lookback_days)]
     if symbols is not None:
-        where.append(c.symbol.in_(symbols))
+        where.append(c.symbol.in_(sorted(set(symbols))))
     rows = current_rows(conn, tables.eod_prices, where=where)
     return pd.DataFrame(rows, columns=[x.name for x in tables.eod_prices.c])
+
+
+def _estimates(frame: pd.DataFrame, splits: list[Split], window: int = WINDOW) -> dict[str, tuple[float, str]]:
+    """symbol -> (spread estimate, its source) on each symbol's latest bar in `frame` (the
+    stored bars, columns as eod_prices), the bars before each split put on the new count."""
+    if frame.empty:
+        return {}
+    bars = frame[["symbol", "trading_date", "close", "high", "low", "volume"]].rename(columns={"trading_date": "date"})
+    bars = bars.reset_index(drop=True)
+    for column in ("close", "high", "low", "volume"):
+        bars[column] = pd.to_numeric(bars[column], errors="coerce").astype(float)
+    for split in splits:
+        before = (bars["symbol"] == split.symbol) & (bars["date"] < split.ex_date)
+        bars.loc[before, ["close", "high", "low"]] /= split.factor
+    estimated = bars[["symbol", "date"]].join(estimate_spreads(bars, window))
+    latest = estimated.sort_values("date", kind="stable").groupby("symbol").tail(1)
+    latest = latest[latest["spread_estimate"].notna()]
+    return {
+        r.symbol: (float(r.spread_estimate), str(r.spread_source))
+        for r in latest[["symbol", "spread_estimate", "spread_source"]].itertuples(index=False)
+    }
+
+
+def stored_estimates(
+    conn: Connection, day: date, symbols: list[str] | None = None, window: int = WINDOW
+) -> dict[str, tuple[float, str]]:
+    """symbol -> (spread estimate as a fraction, its source label) on `day`, from the
+    stored bars of the ESTIMATE_LOOKBACK_CALENDAR_DAYS up to `day` (point in time: none
+    after it), split-adjusted; a symbol without a traded bar is absent. The estimate
+    stands in for quotes only: callers still let the day's quotes win."""
+    if symbols is not None and not symbols:
+        return {}
+    frame = _frame(conn, day, symbols, ESTIMATE_LOOKBACK_CALENDAR_DAYS)
+    if frame.empty:
+        return {}
+    return _estimates(frame, stored_splits(conn, day, frame["symbol"].unique()), window)
 
 
 def _known(value: object) -> float | None:
@@ -39,19 +101,33 @@ def _known(value: object) -> float | None:
 
 
 def market_days(conn: Connection, day: date, symbols: list[str] | None = None) -> dict[str, MarketDay]:
-    """ADV_20 counts the volumes before a split (known by `day`) on the new count, so a
+    """symbol -> the rail's MarketDay on `day` (module docstring). Its spread: the day's
+    quotes where both sides are quoted, else `spread_estimate` (set on every MarketDay that
+    has a traded bar in the ESTIMATE_LOOKBACK_CALENDAR_DAYS, from the same split-adjusted
+    bars as `stored_estimates`, with `spread_estimate_source` its label), else the day's
+    range. One query for all symbols.
+
+    ADV_20 counts the volumes before a split (known by `day`) on the new count, so a
     10-for-1 split does not make a name look ten times less liquid for 20 sessions."""
-    frame = _frame(conn, day, symbols)
-    splits: dict[str, list] = {}
-    for split in stored_splits(conn, day, symbols):
+    if symbols is not None and not symbols:
+        return {}
+    frame = _frame(conn, day, symbols, ESTIMATE_LOOKBACK_CALENDAR_DAYS)
+    if frame.empty:
+        return {}
+    split_list = stored_splits(conn, day, symbols)
+    estimates = _estimates(frame, split_list)
+    splits: dict[str, list[Split]] = {}
+    for split in split_list:
         splits.setdefault(split.symbol, []).append(split)
+    recent = frame[frame["trading_date"] > day - timedelta(days=LOOKBACK_CALENDAR_DAYS)]
     result: dict[str, MarketDay] = {}
-    for symbol, bars in frame.sort_values("trading_date").groupby("symbol"):
+    for symbol, bars in recent.sort_values("trading_date", kind="stable").groupby("symbol"):
         last = bars.iloc[-1]
         stale = last["trading_date"] != day
         volumes = bars["volume"].astype(float).to_numpy()
         for split in splits.get(symbol, []):
             volumes = np.where((bars["trading_date"] < split.ex_date).to_numpy(), volumes * split.factor, volumes)
+        estimate, source = estimates.get(symbol, (None, "estimate"))
         result[symbol] = MarketDay(
             symbol=symbol,
             close=float(last["close"]),
@@ -62,6 +138,8 @@ def market_days(conn: Connection, day: date, symbols: list[str] | None = None) -
             high=None if stale else _known(last["high"]),
             low=None if stale else _known(last["low"]),
             volatility=_volatility(bars["close"].astype(float).to_numpy()),
+            spread_estimate=estimate,
+            spread_estimate_source=source,
         )
     return result
 

@@ -26,10 +26,9 @@ from market.liquidity import entry_gates
 from models.scoring import ServedPrediction, served_predictions
 from models.sentiment.composite import METHOD as SENTIMENT_METHOD
 from models.sentiment.scorer import SCORER_ID
-from portfolio.market import market_days
+from portfolio.market import market_days, stored_estimates
 from store import tables
 from store.history import current_rows
-from views.spreads import stored_estimates
 
 NEWS_KINDS = {"NEWS": tables.news_items, "DISCLOSURE": tables.disclosures}
 
