@@ -708,7 +708,12 @@ class TradePreview(ApiModel):
     as_of: date = Field(description="The session the estimate is priced on (the symbol's latest bar).")
     close: Money
     touch: Money = Field(description="The ask (buy) or bid (sell); else the close plus or minus half the day's range.")
-    touch_source: str = Field(description="quotes, range or fallback.")
+    touch_source: str = Field(
+        description="What priced the touch (market/costs.py): quotes (the closing bid and ask); else the spread "
+        "estimated from the name's stored bars, by its estimator's label: abdi_ranaldo, corwin_schultz, "
+        "range_window or tick (the one-tick floor); else range (half the day's high-low range); else fallback "
+        "(half of a 5% spread)."
+    )
     impact: float | None = Field(description="Square-root impact, a fraction of the touch.")
     price: Money = Field(description="Per share, touch and impact included.")
     fillable_in_one_session: int = Field(description="At most 25% of a session's volume fills; the rest would wait.")

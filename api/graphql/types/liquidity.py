@@ -15,8 +15,15 @@ class Liquidity:
     trading_date: date
     adv_20: float | None = strawberry.field(description="Mean volume of the last 20 bars; null with fewer than 20.")
     volume: Shares
-    spread: float | None = strawberry.field(description="Closing spread as a fraction of the mid (or the day's range).")
-    spread_source: str = strawberry.field(description="quotes, range or none.")
+    spread: float | None = strawberry.field(
+        description="The spread as a fraction (market/liquidity.py): the closing quotes' (ask - bid) / mid; else the "
+        "estimate from the name's stored bars (Abdi-Ranaldo over 60 traded sessions, else Corwin-Schultz or one tick, "
+        "else the window's mean range); else the day's range over the close; null where none is known."
+    )
+    spread_source: str = strawberry.field(
+        description="Where the spread came from: quotes; the estimator's label (abdi_ranaldo, corwin_schultz, "
+        "range_window, tick); range (the day's range); or none."
+    )
     passes_entry_gates: bool
     failed_gates: list[str] = strawberry.field(description="adv_20, volume_today, spread: the gates that failed.")
 
