@@ -1,25 +1,53 @@
-"""Model quality beside a plain reference and two baselines, on the same test days, overall
-and per calendar year: real NSE files (default), any OHLCV file or folder (`--ohlcv`), or a
-simulated market regime it was never tuned on (`--regime bear|liquid|limit|nse`).
+"""Model quality on the product's label, beside a plain reference on the same label, the
+baselines and the old next-day model, on the same test days, overall and per calendar
+year: real NSE files (default), any OHLCV file or folder (`--ohlcv`), or a simulated
+market regime it was never tuned on (`--regime bear|liquid|limit|nse`).
+
+The label (`--label`, models/dataset.py): `excess` (default), the product's: the return
+from the close of t+1 to the close of t+1+H (H = `--horizon`, default
+models.decisions.HORIZON), minus the equal-weighted liquid universe's over the same span,
+known on day t+1+H; or `next_day`, the old reference label close[t+1]/close[t] - 1
+(`--horizon` default 1). The panel is `build_panel(prices, horizon=H, label=...)`, and
+nothing dated after the last scored day's label end is read (prices are cut H+1 trading
+days after --to for the excess label, H for next_day).
 
 In one run, on the same scored rows (every instrument-day from --from to --to whose
-next-day close is known):
+label is known):
 - the project's model: the walk-forward (models/walkforward.py: 5-day blocks, a full refit
-  every 120 trading days, rolling out-of-sample calibration, models/calibration.py), 1-day
-  horizon, layer 1 = the empirical fallback (its model_id is in the JSON);
+  every 120 trading days, rolling out-of-sample calibration, models/calibration.py; its
+  `horizon` is the label's span in trading days, H+1 for the excess label, so the purge
+  and the calibration window cover t+1+H), layer 1 = the empirical fallback (its
+  model_id is in the JSON);
 - the plain reference: one LightGBM classifier per calendar year (300 trees, learning rate
-  0.03, 31 leaves, min_child_samples 200, subsample 0.8 every iteration, colsample 0.8),
-  trained on every moved day before that year less a 10-trading-day embargo, on the
-  issue's list of inputs (REFERENCE_FEATURES: returns over 1/2/3/5/10/20/60 days, RSI14,
-  Bollinger %b and width, 20-day volatility, volume/ADV20, log ADV20, 20-day zero-volume
-  share, close location, range/close; the issue calls them 15, the list has 16), P(up) > 0.5;
+  0.03, 31 leaves, min_child_samples 200, subsample 0.8 every iteration, colsample 0.8) of
+  P(label > 0), on the SAME label (the panel's forward_return and label_end), trained on
+  every row with a non-zero label known before that year less an embargo of
+  max(10, the label's span) trading days, on the issue's list of inputs
+  (REFERENCE_FEATURES: returns over 1/2/3/5/10/20/60 days, RSI14, Bollinger %b and width,
+  20-day volatility, volume/ADV20, log ADV20, 20-day zero-volume share, close location,
+  range/close);
 - baselines: the majority class of the scored rows themselves (which flatters it) and the
-  sign of the last move.
-Binary accuracy is on moved rows, 3-class on all rows (flat band +-0.5%), movers on rows
-that moved more than 2%, MAE beside predicting zero, IC = mean daily Spearman correlation.
+  sign of the last move;
+- the next-day reference (excess label only; `--no-next-day` skips it): the same
+  walk-forward on label="next_day", horizon 1 (the old product model), with its binary
+  accuracy on its own label beside that label's base rates, and its rank IC against the
+  product's label on the same rows.
+
+Figures, each beside its base rate: binary accuracy (P(up) > 0.5 vs label > 0, rows with
+a non-zero label), 3-class (flat band models.metrics.FLAT_BAND) beside the majority class,
+movers (|label| > models.metrics.MOVER) beside their majority, MAE beside predicting zero;
+rank IC (mean over days with at least 5 rows of the Spearman correlation with the label;
+base rate 0) of the expected return (the model's ranking), of P(up), of the raw score, of
+the reference's P(up), of the next-day reference's expected return and of the last move,
+on all rows and on the liquid ones (market.liquidity.passes_entry_gates and `ordinary`
+where the data has it); the top-minus-bottom tercile spread (per day, the mean label of
+the top third of the rows by expected return, ties by P(up) then the raw score as the
+product's Terciles, minus the bottom third's; averaged over days; also x 250/H,
+annualised for reading). Overall and per year.
 
     python benchmarks/model_quality.py                         # NSE, scored 2012-2021
     python benchmarks/model_quality.py --from 2008-01-01 --to 2011-12-31   # the early span
+    python benchmarks/model_quality.py --label next_day        # the old label, H = 1
     python benchmarks/model_quality.py --regime bear           # simulated, scored 2026-2028
     python benchmarks/model_quality.py --ohlcv prices.csv      # symbol,date,close,volume[,high,low]
 
@@ -27,7 +55,9 @@ The first line of the table says the span actually scored: the first and last da
 the scored rows, with the span asked for (--from/--to or their defaults) beside it when
 they differ (the walk-forward scores nothing before its training history, and rows the
 reference did not predict are left out). The last line is one JSON object with every figure
-(`from`/`to`: asked; `scored_from`/`scored_to`: scored), the wall time and the peak RSS.
+(`from`/`to`: asked; `scored_from`/`scored_to`: scored; `label`, `horizon_days`), the
+product's walk-forward seconds alone (`walk_forward_seconds`), the reference's and the
+next-day reference's apart, the wall and CPU time and the peak RSS.
 """
 
 from __future__ import annotations
@@ -138,7 +168,8 @@ def load_regime(regime: str, instruments: int, days: int | None, seed: int) -> p
 
 # ---- the plain reference ------------------------------------------------------------------
 def reference_features(prices: pd.DataFrame) -> pd.DataFrame:
-    """The reference's inputs per instrument-day (REFERENCE_FEATURES), its label and label date."""
+    """The reference's inputs per instrument-day (REFERENCE_FEATURES). Its label is the
+    panel's (`reference_predictions` merges forward_return and label_end on)."""
     from models.features import bollinger_bandwidth, bollinger_pct_b, rsi_14
 
     parts = []
@@ -159,16 +190,33 @@ def reference_features(prices: pd.DataFrame) -> pd.DataFrame:
         day_range = p["high"].astype(float) - p["low"].astype(float)
         f["close_location"] = ((close - p["low"]) / day_range).where(day_range > 0, 0.5).where(day_range.notna())
         f["range_close"] = day_range / close
-        f["forward_return"] = close.shift(-1) / close - 1
-        f["label_end"] = p["date"].shift(-1)
         parts.append(f)
     return pd.concat(parts, ignore_index=True)
 
 
-def reference_predictions(features: pd.DataFrame, years: list[int], dates: list, columns: list[str]) -> pd.DataFrame:
-    """P(up) of the yearly reference for every row of the scored years."""
+def reference_embargo(label_days: int) -> int:
+    """The reference's embargo in trading days: REFERENCE_EMBARGO_DAYS, and never less than
+    the label's span (`label_days`: H+1 for the excess label, H for next_day)."""
+    return max(REFERENCE_EMBARGO_DAYS, label_days)
+
+
+def reference_predictions(
+    features: pd.DataFrame,
+    labels: pd.DataFrame,
+    years: list[int],
+    dates: list,
+    columns: list[str],
+    embargo: int = REFERENCE_EMBARGO_DAYS,
+) -> pd.DataFrame:
+    """P(label > 0) of the yearly reference for every row of the scored years. `labels`:
+    symbol, date, forward_return, label_end (the panel's, so the reference learns the
+    model's label). Trained on the rows with a non-zero label whose label_end is more than
+    `embargo` trading days before the year's first day."""
     import lightgbm as lgb
 
+    features = features.merge(
+        labels[["symbol", "date", "forward_return", "label_end"]], on=["symbol", "date"], how="left"
+    )
     position = {d: i for i, d in enumerate(dates)}
     label_day = features["label_end"].map(position)
     year_of = pd.to_datetime(features["date"]).dt.year.to_numpy()
@@ -177,7 +225,7 @@ def reference_predictions(features: pd.DataFrame, years: list[int], dates: list,
         first = next((i for i, d in enumerate(dates) if d.year == year), None)
         if first is None:
             continue
-        cutoff = first - REFERENCE_EMBARGO_DAYS
+        cutoff = first - embargo
         train = features[
             (label_day < cutoff).to_numpy()
             & features["forward_return"].notna().to_numpy()
@@ -205,15 +253,166 @@ def reference_predictions(features: pd.DataFrame, years: list[int], dates: list,
 
 
 # ---- figures ---------------------------------------------------------------------------------
+MIN_DAY_ROWS = 5  # a day enters a rank IC or a tercile spread with at least this many rows
+# The model's ranking (expected return; ties by P(up), then the raw score: the product's
+# Terciles, models/decisions.py), the reference's, and the next-day reference's.
+MODEL_ORDER = ["expected_return", "p_up", "raw_score"]
+REFERENCE_ORDER = ["reference_p_up"]
+NEXT_DAY_ORDER = ["next_day_expected_return", "next_day_p_up", "next_day_raw_score"]
+# The gate inputs (market.liquidity.passes_entry_gates) and the instrument type.
+LIQUID_COLUMNS = [
+    "adv_20",
+    "volume",
+    "close",
+    "bid",
+    "ask",
+    "high",
+    "low",
+    "spread_estimate",
+    "spread_estimate_source",
+    "ordinary",
+]
+
+
 def three_class(returns: pd.Series) -> pd.Series:
     from models.metrics import FLAT_BAND
 
     return np.sign(returns.where(returns.abs() > FLAT_BAND, 0.0))
 
 
-def figures(f: pd.DataFrame) -> dict:
+def liquid_rows(f: pd.DataFrame) -> pd.Series:
+    """The rows that pass the entry gates (market/liquidity.py) and are ordinary shares
+    where the frame has an `ordinary` column."""
+    from market.liquidity import passes_entry_gates
+
+    liquid = passes_entry_gates(f).fillna(False).astype(bool)
+    if "ordinary" in f:
+        liquid &= f["ordinary"].fillna(True).astype(bool)
+    return liquid
+
+
+def daily_rank_ic(
+    f: pd.DataFrame, column: str, label: str = "forward_return", constant_as_zero: bool = False
+) -> pd.Series:
+    """The Spearman correlation of `column` with `label` on each day with at least
+    MIN_DAY_ROWS rows that have both, indexed by date. Days on which the label is constant
+    are left out; so are days on which `column` is, unless `constant_as_zero` (a score
+    that ranks nothing that day counts 0: it claimed no edge, and leaving the day out
+    would flatter it)."""
+    if column not in f or label not in f:
+        return pd.Series(dtype=float)
+    d = f[["date", column, label]].dropna()
+    d = d[d.groupby("date")["date"].transform("size").to_numpy() >= MIN_DAY_ROWS]
+    if d.empty:
+        return pd.Series(dtype=float)
+    by = d.groupby("date")
+    rx, ry = by[column].rank(), by[label].rank()
+    cx = rx - rx.groupby(d["date"]).transform("mean")
+    cy = ry - ry.groupby(d["date"]).transform("mean")
+    num = (cx * cy).groupby(d["date"]).sum()
+    var_x, var_y = (cx * cx).groupby(d["date"]).sum(), (cy * cy).groupby(d["date"]).sum()
+    ic = num / np.sqrt(var_x * var_y).where((var_x > 0) & (var_y > 0))
+    if constant_as_zero:
+        ic = ic.where(~((var_x <= 0) & (var_y > 0)), 0.0)
+    return ic.dropna()
+
+
+def daily_ic(
+    f: pd.DataFrame, column: str, label: str = "forward_return", constant_as_zero: bool = False
+) -> float | None:
+    """The rank IC: the mean over days of `daily_rank_ic` (None without a day)."""
+    values = daily_rank_ic(f, column, label, constant_as_zero)
+    return float(values.mean()) if len(values) else None
+
+
+def daily_tercile_spread(f: pd.DataFrame, order: list[str], label: str = "forward_return") -> pd.Series:
+    """Per day with at least MIN_DAY_ROWS rows: the mean `label` of the top third of the
+    rows ranked by `order` (the first column, ties by the next) minus the bottom third's."""
+    if order[0] not in f or label not in f:
+        return pd.Series(dtype=float)
+    d = f[["date", *[c for c in order if c in f], label]].dropna(subset=[order[0], label])
+    d = d[d.groupby("date")["date"].transform("size").to_numpy() >= MIN_DAY_ROWS]
+    if d.empty:
+        return pd.Series(dtype=float)
+    d = d.sort_values(["date", *[c for c in order if c in d]], kind="stable")
+    by = d.groupby("date", sort=False)
+    share = (by.cumcount() + 1) / by["date"].transform("size")
+    top = d[label].where(share > 2 / 3).groupby(d["date"]).mean()
+    bottom = d[label].where(share <= 1 / 3).groupby(d["date"]).mean()
+    return (top - bottom).dropna()
+
+
+def _spread(f: pd.DataFrame, order: list[str], label: str = "forward_return") -> float | None:
+    values = daily_tercile_spread(f, order, label)
+    return float(values.mean()) if len(values) else None
+
+
+def ranking(f: pd.DataFrame, has_reference: bool, has_next_day: bool) -> dict:
+    """Rank ICs with the label (base rate 0; a day on which a score is constant counts 0)
+    and the top-minus-bottom tercile spreads of one set of rows. `days`: the days with at
+    least MIN_DAY_ROWS labelled rows; `model_flat_days`: those on which the expected return
+    was the same for every row (the calibration claimed no edge)."""
+
+    def ic(column: str, label: str = "forward_return") -> float | None:
+        return daily_ic(f, column, label, constant_as_zero=True)
+
+    model = daily_rank_ic(f, "expected_return", constant_as_zero=True)
+    ranked = daily_rank_ic(f, "expected_return")
+    return {
+        "rows": int(len(f)),
+        "days": int(len(model)),
+        "model_flat_days": int(len(model) - len(ranked)),
+        "rank_ic": {
+            "model": float(model.mean()) if len(model) else None,  # the expected return
+            "p_up": ic("p_up"),
+            "raw_score": ic("raw_score"),
+            "predicted_return": ic("predicted_return"),
+            "reference": ic("reference_p_up") if has_reference else None,
+            "next_day_reference": ic("next_day_expected_return") if has_next_day else None,
+            "last_return": ic("last_return"),
+            "base_rate": 0.0,
+        },
+        "tercile_spread": {
+            "model": _spread(f, MODEL_ORDER),
+            "reference": _spread(f, REFERENCE_ORDER) if has_reference else None,
+            "next_day_reference": _spread(f, NEXT_DAY_ORDER) if has_next_day else None,
+            "base_rate": 0.0,
+        },
+    }
+
+
+def next_day_figures(f: pd.DataFrame) -> dict:
+    """The next-day reference on its own label (`next_day_label`, close t to t+1): binary
+    accuracy beside the majority and the last move; its rank IC on that label and on the
+    product's label (`forward_return`) on the same rows."""
+    g = f[f["next_day_label"].notna() & f["next_day_p_up"].notna()]
+    moved = g[g["next_day_label"] != 0]
+    up = moved["next_day_label"] > 0
+    majority_up = bool(up.mean() >= 0.5) if len(moved) else True
+    last = np.sign(moved["last_return"].fillna(0.0))
+    last_pred = np.where(last == 0, majority_up, last > 0)
+    return {
+        "rows": int(len(g)),
+        "moved_rows": int(len(moved)),
+        "up_share_of_moved": float(up.mean()) if len(moved) else None,
+        "binary": {
+            "model": _mean((moved["next_day_p_up"] > 0.5) == up),
+            "majority": _mean(up == majority_up),
+            "last_move": _mean(pd.Series(last_pred == up.to_numpy())),
+        },
+        "rank_ic_own_label": daily_ic(g, "next_day_expected_return", "next_day_label", constant_as_zero=True),
+        "rank_ic_on_label": {
+            "expected_return": daily_ic(g, "next_day_expected_return", constant_as_zero=True),
+            "p_up": daily_ic(g, "next_day_p_up", constant_as_zero=True),
+        },
+    }
+
+
+def figures(f: pd.DataFrame, horizon: int = 1) -> dict:
     """Model, reference and baselines on one set of rows (`f`: forward_return, p_up,
-    reference_p_up, last_return, predicted_class, predicted_return, expected_return)."""
+    raw_score, reference_p_up, last_return, predicted_class, predicted_return,
+    expected_return, `liquid`, and the next-day reference's columns where it ran).
+    `horizon`: H, for the annualised spreads (x 250/H)."""
     from models.metrics import MOVER
 
     moved = f[f["forward_return"] != 0]
@@ -222,10 +421,15 @@ def figures(f: pd.DataFrame) -> dict:
     last = np.sign(moved["last_return"].fillna(0.0))
     last_pred = np.where(last == 0, majority_up, last > 0)
     movers = moved[moved["forward_return"].abs() > MOVER]
+    movers_up = movers["forward_return"] > 0
     true3 = three_class(f["forward_return"])
     pred3 = f["predicted_class"].where(f["predicted_class"].notna(), three_class(f["predicted_return"]))
     share3 = true3.value_counts(normalize=True)
     has_reference = bool(f["reference_p_up"].notna().any())  # --no-reference: no figures, not "always down"
+    has_next_day = "next_day_p_up" in f and bool(f["next_day_p_up"].notna().any())
+    liquid = f["liquid"].to_numpy(bool) if "liquid" in f else np.zeros(len(f), bool)
+    all_rows, liquid_part = ranking(f, has_reference, has_next_day), ranking(f[liquid], has_reference, has_next_day)
+    annualise = 250 / horizon
     out = {
         "rows": int(len(f)),
         "moved_rows": int(len(moved)),
@@ -238,22 +442,22 @@ def figures(f: pd.DataFrame) -> dict:
         },
         "three_class": {"model": _mean(pred3 == true3), "majority": float(share3.max()) if len(share3) else None},
         "movers": {
-            "model": _mean((movers["p_up"] > 0.5) == (movers["forward_return"] > 0)),
-            "reference": _mean((movers["reference_p_up"] > 0.5) == (movers["forward_return"] > 0))
-            if has_reference
-            else None,
+            "model": _mean((movers["p_up"] > 0.5) == movers_up),
+            "reference": _mean((movers["reference_p_up"] > 0.5) == movers_up) if has_reference else None,
+            "majority": float(max(movers_up.mean(), 1 - movers_up.mean())) if len(movers) else None,
             "rows": int(len(movers)),
         },
         "mae": {
             "model": _mean((f["predicted_return"] - f["forward_return"]).abs()),
             "zero": _mean(f["forward_return"].abs()),
         },
-        "ic": {
-            "predicted_return": daily_ic(f, "predicted_return"),
-            "expected_return": daily_ic(f, "expected_return"),
-            "p_up": daily_ic(f, "p_up"),
-            "reference_p_up": daily_ic(f, "reference_p_up") if has_reference else None,
+        "all": all_rows,
+        "liquid": liquid_part,
+        "tercile_spread_annualised": {
+            part: {k: None if v is None else v * annualise for k, v in figs["tercile_spread"].items()}
+            for part, figs in (("all", all_rows), ("liquid", liquid_part))
         },
+        "next_day_reference": next_day_figures(f) if has_next_day else None,
     }
     return out
 
@@ -280,18 +484,26 @@ def span_text(rows: pd.DataFrame, start: date, end: date) -> str:
     return f"scored {span[0]} to {span[1]}{asked}"
 
 
+def label_cut(dates: list, end: date, label_days: int) -> date:
+    """The last day a run scored up to `end` may read: `label_days` trading days after it
+    (the label's span: the last scored day's label end), or the last day there is."""
+    after = [d for d in dates if d > end]
+    if not after:
+        return end
+    return after[min(label_days, len(after)) - 1]
+
+
+def label_text(label: str, horizon: int) -> str:
+    if label == "excess":
+        return (
+            f"label: excess return close t+1 to t+1+{horizon} over the equal-weighted liquid universe "
+            f"(known on t+{horizon + 1})"
+        )
+    return f"label: close t to t+{horizon} (the next-day reference label)"
+
+
 def _mean(values: pd.Series) -> float | None:
     return float(np.mean(values)) if len(values) else None
-
-
-def daily_ic(f: pd.DataFrame, column: str) -> float | None:
-    if column not in f:
-        return None
-    values = []
-    for _, day in f.groupby("date"):
-        if len(day) >= 5 and day[column].nunique() > 1 and day["forward_return"].nunique() > 1:
-            values.append(day[column].rank().corr(day["forward_return"].rank()))
-    return float(np.nanmean(values)) if values else None
 
 
 def _value(text: str):
@@ -305,8 +517,69 @@ def _pct(x: float | None) -> str:
     return "   n/a" if x is None else f"{100 * x:6.2f}"
 
 
+def _ic(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def _bp(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.2f}%"
+
+
+def print_tables(by_year: dict, overall: dict, horizon: int) -> None:
+    print(
+        f"{'year':<6}{'moved':>8}{'up%':>7} | {'model':>6}{'ref':>7}{'major':>7}{'last':>7} | "
+        f"{'3-cl':>6}{'major':>7} | {'movers':>6}{'ref':>7}{'major':>7} | {'MAE':>8}{'zero':>8}"
+    )
+    for year, m in [*by_year.items(), ("all", overall)]:
+        b, t3, mv = m["binary"], m["three_class"], m["movers"]
+        print(
+            f"{year!s:<6}{m['moved_rows']:>8}{_pct(m['up_share_of_moved']):>7} | {_pct(b['model']):>6}"
+            f"{_pct(b['reference']):>7}{_pct(b['majority']):>7}{_pct(b['last_move']):>7} | "
+            f"{_pct(t3['model']):>6}{_pct(t3['majority']):>7} | {_pct(mv['model']):>6}{_pct(mv['reference']):>7}"
+            f"{_pct(mv['majority']):>7} | {m['mae']['model'] or 0:>8.5f}{m['mae']['zero'] or 0:>8.5f}"
+        )
+    print(
+        f"rank IC with the label (base rate 0) and top-minus-bottom tercile spread per {horizon} sessions "
+        f"(model: expected return; ref: plain reference; nd: next-day reference), all rows | liquid rows"
+    )
+    print(
+        f"{'year':<6}{'days':>5}{'model':>7}{'p_up':>7}{'ref':>7}{'nd':>7}{'last':>7}{'T-B':>7}{'refT-B':>7} | "
+        f"{'days':>5}{'model':>7}{'ref':>7}{'nd':>7}{'T-B':>7}{'refT-B':>7}{'ndT-B':>7}"
+    )
+    for year, m in [*by_year.items(), ("all", overall)]:
+        a, q = m["all"], m["liquid"]
+        ai, at, qi, qt = a["rank_ic"], a["tercile_spread"], q["rank_ic"], q["tercile_spread"]
+        print(
+            f"{year!s:<6}{a['days']:>5}{_ic(ai['model']):>7}{_ic(ai['p_up']):>7}{_ic(ai['reference']):>7}"
+            f"{_ic(ai['next_day_reference']):>7}{_ic(ai['last_return']):>7}{_bp(at['model']):>7}"
+            f"{_bp(at['reference']):>7} | {q['days']:>5}{_ic(qi['model']):>7}{_ic(qi['reference']):>7}"
+            f"{_ic(qi['next_day_reference']):>7}{_bp(qt['model']):>7}{_bp(qt['reference']):>7}"
+            f"{_bp(qt['next_day_reference']):>7}"
+        )
+    if overall["next_day_reference"] is not None:
+        print(
+            "next-day reference (label=next_day, H=1) on its own label | its rank IC on its label and on the "
+            "product's label, same rows"
+        )
+        print(
+            f"{'year':<6}{'moved':>8}{'up%':>7} | {'binary':>6}{'major':>7}{'last':>7} | "
+            f"{'IC own':>7}{'IC lab':>7}{'p_up':>7}"
+        )
+        for year, m in [*by_year.items(), ("all", overall)]:
+            n = m["next_day_reference"]
+            if n is None:
+                continue
+            b = n["binary"]
+            print(
+                f"{year!s:<6}{n['moved_rows']:>8}{_pct(n['up_share_of_moved']):>7} | {_pct(b['model']):>6}"
+                f"{_pct(b['majority']):>7}{_pct(b['last_move']):>7} | {_ic(n['rank_ic_own_label']):>7}"
+                f"{_ic(n['rank_ic_on_label']['expected_return']):>7}{_ic(n['rank_ic_on_label']['p_up']):>7}"
+            )
+
+
 def main() -> None:
-    from models.dataset import build_panel
+    from models.dataset import LABELS, build_panel
+    from models.decisions import HORIZON
     from models.layer1 import EmpiricalFallback
     from models.walkforward import WalkForwardConfig, walk_forward
 
@@ -331,52 +604,69 @@ def main() -> None:
         "first 1 January after 250 trading days and a whole calendar year of history)",
     )
     parser.add_argument("--to", dest="end", default=None, help="last scored day (NSE: 2021-12-31; else the last)")
+    parser.add_argument(
+        "--label", choices=list(LABELS), default="excess", help="the label (models/dataset.py; default: excess)"
+    )
+    parser.add_argument(
+        "--horizon",
+        type=int,
+        default=None,
+        help=f"H in sessions (default: models.decisions.HORIZON = {HORIZON} for excess, 1 for next_day)",
+    )
     parser.add_argument("--no-reference", action="store_true", help="skip the plain reference (timing runs)")
+    parser.add_argument(
+        "--no-next-day", action="store_true", help="skip the next-day reference (the excess label's run)"
+    )
     parser.add_argument("--tune-trials", type=int, default=0)
     parser.add_argument(
         "--config",
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a WalkForwardConfig field for screening variants on the early span",
+        help="a WalkForwardConfig field of the product's walk-forward, for screening variants on the early span",
     )
     args = parser.parse_args()
+    horizon = args.horizon or (HORIZON if args.label == "excess" else 1)
+    label_days = horizon + 1 if args.label == "excess" else horizon  # t to label_end, in trading days
+    next_day = args.label == "excess" and not args.no_next_day
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     started = time.perf_counter()
     if args.regime:
-        label = f"simulated regime {args.regime} ({args.instruments} instruments, seed {args.seed})"
+        source_name = f"simulated regime {args.regime} ({args.instruments} instruments, seed {args.seed})"
         prices = load_regime(args.regime, args.instruments, args.sim_days, args.seed)
     elif args.ohlcv:
-        label = f"ohlcv {args.ohlcv}"
+        source_name = f"ohlcv {args.ohlcv}"
         prices = load_ohlcv(Path(args.ohlcv))
     else:
         folder = Path(args.nse or SHARED_DATA / "nse-kenya" / "daily")
         if not folder.is_dir():
             raise SystemExit(f"error: no NSE daily files at {folder} (set --nse or MARKETINTEL_SHARED_DATA)")
-        label = "nse-kenya daily"
+        source_name = "nse-kenya daily"
         prices = load_nse(folder)
         args.start, args.end = args.start or "2012-01-01", args.end or "2021-12-31"
     dates = sorted(prices["date"].unique())
     if args.start is None:
         args.start = next(date(d.year + 1, 1, 1) for d in dates[250:] if d.year > dates[0].year).isoformat()
     start, end = date.fromisoformat(args.start), date.fromisoformat(args.end) if args.end else dates[-1]
-    # Nothing dated after the last scored day's label is read: later rows are dropped here.
-    label_cut = next((d for d in dates if d > end), end)
-    prices = prices[prices["date"] <= label_cut]
+    # Nothing dated after the last scored day's label end is read: later rows are dropped here.
+    prices = prices[prices["date"] <= label_cut(dates, end, label_days)]
     dates = sorted(prices["date"].unique())
-    panel = build_panel(prices, horizon=1)
+    panel = build_panel(prices, horizon=horizon, label=args.label)
     loaded = time.perf_counter() - started
     logging.info(
-        "%s: %d rows, %d instruments, %s to %s, loaded in %.0fs",
-        label,
+        "%s: %d rows, %d instruments, %s to %s, label %s H=%d, loaded in %.0fs",
+        source_name,
         len(panel),
         prices["symbol"].nunique(),
         dates[0],
         dates[-1],
+        args.label,
+        horizon,
         loaded,
     )
     overrides = {k: _value(v) for k, v in (item.split("=", 1) for item in args.config)}
-    result = walk_forward(panel, WalkForwardConfig(first_test_date=start, tune_trials=args.tune_trials, **overrides))
+    config = {"first_test_date": start, "tune_trials": args.tune_trials, "horizon": label_days, **overrides}
+    result = walk_forward(panel, WalkForwardConfig(**config))
     model_seconds = result.seconds
     predictions = result.predictions
     predictions = predictions[
@@ -388,76 +678,125 @@ def main() -> None:
         "forward_return",
         "last_return",
         "p_up",
+        "raw_score",
         "predicted_return",
         "expected_return",
         "predicted_class",
+        *[c for c in LIQUID_COLUMNS if c in predictions],
     ]
     predictions = predictions.reindex(columns=keep)
+    predictions["liquid"] = liquid_rows(predictions).to_numpy(bool)
+    predictions = predictions.drop(columns=[c for c in LIQUID_COLUMNS if c in predictions])
+    labels = panel[["symbol", "date", "forward_return", "label_end"]].copy() if not args.no_reference else None
     n_models, warmup = len(result.models), result.warmup_models
     del panel, result
     years = sorted({d.year for d in predictions["date"]})
     reference_seconds = 0.0
     if not args.no_reference:
         t = time.perf_counter()
-        ref = reference_predictions(reference_features(prices), years, dates, REFERENCE_FEATURES)
+        ref = reference_predictions(
+            reference_features(prices), labels, years, dates, REFERENCE_FEATURES, reference_embargo(label_days)
+        )
         reference_seconds = time.perf_counter() - t
         predictions = predictions.merge(ref, on=["symbol", "date"], how="inner")
+        del labels, ref
     else:
         predictions["reference_p_up"] = np.nan
-    overall = figures(predictions)
-    by_year = {int(y): figures(part) for y, part in predictions.groupby(pd.to_datetime(predictions["date"]).dt.year)}
+    next_day_seconds = next_day_walk_forward_seconds = 0.0
+    if next_day:
+        # The old product model: the same walk-forward on the next-day label, H = 1, default recipe.
+        t = time.perf_counter()
+        old = walk_forward(build_panel(prices, horizon=1, label="next_day"), WalkForwardConfig(first_test_date=start))
+        next_day_walk_forward_seconds = old.seconds
+        own = old.predictions[["symbol", "date", "forward_return", "p_up", "expected_return", "raw_score"]]
+        own = own[(own["date"] >= start) & (own["date"] <= end)]
+        own = own.rename(columns={c: f"next_day_{c}" for c in ("p_up", "expected_return", "raw_score")})
+        predictions = predictions.merge(
+            own.rename(columns={"forward_return": "next_day_label"}), on=["symbol", "date"], how="left"
+        )
+        del old, own
+        next_day_seconds = time.perf_counter() - t
+    overall = figures(predictions, horizon)
+    by_year = {
+        int(y): figures(part, horizon) for y, part in predictions.groupby(pd.to_datetime(predictions["date"]).dt.year)
+    }
     wall = time.perf_counter() - started
     span = scored_span(predictions)
-    print(f"{label}: {span_text(predictions, start, end)}, {overall['rows']} rows ({overall['moved_rows']} moved)")
     print(
-        f"{'year':<8}{'moved':>8}{'model':>8}{'ref':>8}{'major':>8}{'last':>8} | {'3-cl':>7}{'major':>7} | "
-        f"{'movers':>7}{'IC':>7}"
+        f"{source_name}: {span_text(predictions, start, end)}, {overall['rows']} rows ({overall['moved_rows']} moved)"
     )
-    for name, m in [*by_year.items(), ("all", overall)]:
-        b, t3 = m["binary"], m["three_class"]
-        ic = m["ic"]["predicted_return"]
-        print(
-            f"{name!s:<8}{m['moved_rows']:>8}{_pct(b['model']):>8}{_pct(b['reference']):>8}{_pct(b['majority']):>8}"
-            f"{_pct(b['last_move']):>8} | {_pct(t3['model']):>7}{_pct(t3['majority']):>7} | "
-            f"{_pct(m['movers']['model']):>7}"
-            f"{'' if ic is None else f'{ic:7.3f}':>7}"
-        )
+    print(label_text(args.label, horizon))
+    print_tables(by_year, overall, horizon)
     beats = sum(
         1 for m in by_year.values() if m["binary"]["model"] > max(m["binary"]["majority"], m["binary"]["last_move"])
     )
     beats3 = sum(1 for m in by_year.values() if m["three_class"]["model"] > m["three_class"]["majority"])
+    ic_years = sum(
+        1
+        for m in by_year.values()
+        if m["all"]["rank_ic"]["model"] is not None
+        and m["all"]["rank_ic"]["reference"] is not None
+        and m["all"]["rank_ic"]["model"] > m["all"]["rank_ic"]["reference"]
+    )
+    a, q = overall["all"], overall["liquid"]
     print(
         f"binary above both baselines in {beats}/{len(by_year)} years; 3-class above majority in "
-        f"{beats3}/{len(by_year)}"
+        f"{beats3}/{len(by_year)}; rank IC above the reference in {ic_years}/{len(by_year)}"
     )
     print(
-        f"MAE {overall['mae']['model']:.5f} vs zero {overall['mae']['zero']:.5f}; IC predicted "
-        f"{overall['ic']['predicted_return']}, expected {overall['ic']['expected_return']}, "
-        f"p_up {overall['ic']['p_up']}, reference {overall['ic']['reference_p_up']}"
+        f"rank IC (expected return) {_ic(a['rank_ic']['model'])} vs reference {_ic(a['rank_ic']['reference'])}, "
+        f"next-day reference {_ic(a['rank_ic']['next_day_reference'])}; liquid {_ic(q['rank_ic']['model'])} vs "
+        f"{_ic(q['rank_ic']['reference'])}, next-day {_ic(q['rank_ic']['next_day_reference'])}; "
+        f"P(up) {_ic(a['rank_ic']['p_up'])}, raw score {_ic(a['rank_ic']['raw_score'])}, "
+        f"predicted return {_ic(a['rank_ic']['predicted_return'])}; the expected return was flat (counted 0) on "
+        f"{a['model_flat_days']} of {a['days']} days"
     )
+    annual = overall["tercile_spread_annualised"]
+    print(
+        f"tercile spread per {horizon} sessions: model {_bp(a['tercile_spread']['model'])} "
+        f"({_bp(annual['all']['model'])} a year), reference {_bp(a['tercile_spread']['reference'])}; liquid: model "
+        f"{_bp(q['tercile_spread']['model'])} ({_bp(annual['liquid']['model'])} a year), reference "
+        f"{_bp(q['tercile_spread']['reference'])} ({_bp(annual['liquid']['reference'])} a year)"
+    )
+    print(f"MAE {overall['mae']['model']:.5f} vs zero {overall['mae']['zero']:.5f}")
+    nd = overall["next_day_reference"]
+    if nd is not None:
+        print(
+            f"next-day reference: binary {_pct(nd['binary']['model']).strip()}% on its own label (majority "
+            f"{_pct(nd['binary']['majority']).strip()}%, last move {_pct(nd['binary']['last_move']).strip()}%), "
+            f"rank IC {_ic(nd['rank_ic_own_label'])} on its label, {_ic(nd['rank_ic_on_label']['expected_return'])} "
+            f"on the product's label"
+        )
     print(
         f"models {n_models} (+{warmup} calibration warm-up); load {loaded:.0f}s, walk-forward "
-        f"{model_seconds:.0f}s, reference {reference_seconds:.0f}s, total {wall:.0f}s (CPU {cpu_seconds():.0f}s), "
+        f"{model_seconds:.0f}s, reference {reference_seconds:.0f}s, next-day reference {next_day_seconds:.0f}s "
+        f"(walk-forward {next_day_walk_forward_seconds:.0f}s), total {wall:.0f}s (CPU {cpu_seconds():.0f}s), "
         f"peak RSS {rss_mb():.0f} MB"
     )
     print(
         json.dumps(
             {
                 "benchmark": "model_quality",
-                "data": label,
+                "data": source_name,
+                "label": args.label,
+                "horizon_days": horizon,
+                "label_end_days": label_days,
                 "from": start.isoformat(),
                 "to": end.isoformat(),
                 "scored_from": span[0].isoformat() if span else None,
                 "scored_to": span[1].isoformat() if span else None,
-                "horizon_days": 1,
                 "config": overrides,
                 "layer1_backend": EmpiricalFallback.model_id,
+                "reference_embargo_days": reference_embargo(label_days),
                 "overall": overall,
                 "by_year": by_year,
                 "years_binary_above_both_baselines": beats,
                 "years_three_class_above_majority": beats3,
+                "years_rank_ic_above_reference": ic_years,
                 "walk_forward_seconds": round(model_seconds, 1),
                 "reference_seconds": round(reference_seconds, 1),
+                "next_day_seconds": round(next_day_seconds, 1),
+                "next_day_walk_forward_seconds": round(next_day_walk_forward_seconds, 1),
                 "models": n_models,
                 "warmup_models": warmup,
                 "wall_seconds": round(wall, 1),
