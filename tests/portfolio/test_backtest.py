@@ -1,7 +1,8 @@
-"""The backtest replays the executor: decisions at a close fill in the next session at the
-touch or worse, within the session's volume, with their costs stored and summed into the
-statistics; with rails an illiquid favourite is never bought; the same-close switch shows
-what realism takes."""
+"""The backtest replays the AI book: decisions at a close fill in the next session at the
+touch or worse, within the session's volume, with their costs stored per trade and summed
+into the statistics; "gross" fills the same decisions at the next session's close for
+free, "same_close" at the decision's own close for free; the figures carry the average
+exposure and the fills."""
 
 from __future__ import annotations
 
@@ -10,34 +11,35 @@ from datetime import date, timedelta
 import pandas as pd
 import pytest
 
-from models.decisions import EDGE_BANDS, EdgeTable
-from portfolio.backtest import run_backtest
+from market.costs import FeeSchedule
+from portfolio.backtest import prepare_days, run_backtest
+from portfolio.book import Mandate
 
-# A held edge of 5% in every band above a Score of 55, -5% below 45: LONG names clear a
-# round trip of about 2% (1% spread, 1% fees) and AVOID names are sold.
-EDGE = EdgeTable(
-    1,
-    tuple(0.05 if lo >= 55 else (-0.05 if lo < 45 else 0.0) for lo in EDGE_BANDS[:-1]),
-    tuple([100] * (len(EDGE_BANDS) - 1)),
-)
+FEES = FeeSchedule()  # 0.5% a side
+BOOK = Mandate(names=2, rebalance_every=3)
+START = 1_000_000
 
 
 def panel(days: int = 40) -> pd.DataFrame:
+    """LIQ and ALT are LONG but two days in ten (then AVOID: expected to lose more than
+    leaving costs); MID, LOW and LAG are always AVOID; DRY trades every other day, below the ADV gate."""
     rows = []
     start = date(2026, 1, 5)
     for i in range(days):
-        day = start + timedelta(days=i)
-        for symbol, volume, p_up in (
-            ("LIQ", 50_000, 0.62),
-            ("DRY", 0 if i % 2 else 800, 0.70),
-            ("MID", 30_000, 0.50),
-            ("LOW", 30_000, 0.30),
+        flipped = i % 10 >= 8
+        for symbol, volume, p_up, edge in (
+            ("LIQ", 400_000, 0.70, 0.06),
+            ("ALT", 400_000, 0.66, 0.05),
+            ("DRY", 0 if i % 2 else 800, 0.80, 0.10),
+            ("MID", 100_000, 0.50, -0.02),
+            ("LOW", 100_000, 0.30, -0.03),
+            ("LAG", 100_000, 0.40, -0.015),
         ):
             close = 10.0 + 0.05 * i if symbol != "DRY" else 20.0 + 0.2 * i
             rows.append(
                 {
                     "symbol": symbol,
-                    "date": day,
+                    "date": start + timedelta(days=i),
                     "close": close,
                     "volume": volume,
                     "adv_20": float(volume or 400),
@@ -45,38 +47,31 @@ def panel(days: int = 40) -> pd.DataFrame:
                     "ask": close * 1.005,
                     "high": close * 1.01,
                     "low": close * 0.99,
-                    "p_up": p_up if i % 10 < 8 else 1 - p_up,
-                    "predicted_return": 0.01 if p_up > 0.5 else -0.01,
-                    "expected_return": 0.01 if p_up > 0.5 else -0.01,
+                    "p_up": 1 - p_up if flipped and edge > 0 else p_up,
+                    "expected_return": -edge if flipped and edge > 0 else edge,
+                    "predicted_return": edge,
                     "volatility_20": 0.02,
                 }
             )
     return pd.DataFrame(rows)
 
 
-def edges(frame: pd.DataFrame) -> dict:
-    return {d: EDGE for d in frame["date"].unique()}
-
-
-def run(rails: bool = True, realistic: bool = True, frame: pd.DataFrame | None = None):
-    frame = panel() if frame is None else frame
-    return run_backtest(frame, rails=rails, realistic=realistic, edges=edges(frame))
+def run(fills: str = "costed", frame: pd.DataFrame | None = None):
+    return run_backtest(panel() if frame is None else frame, START, FEES, fills, BOOK)
 
 
 def test_no_order_fills_at_a_price_of_the_session_its_decision_read() -> None:
     frame = panel()
     trades = run(frame=frame).trades
-    assert not trades.empty
+    assert set(trades["side"]) == {"BUY", "SELL"} and set(trades["symbol"]) == {"LIQ", "ALT"}
     quotes = frame.set_index(["symbol", "date"])
     sessions = sorted(frame["date"].unique())
     for t in trades.itertuples():
-        assert t.date == sessions[sessions.index(date.fromisoformat(t.decided_on)) + 1]  # the next session
+        decided = date.fromisoformat(t.decided_on)
+        assert t.date == sessions[sessions.index(decided) + 1]  # the next session
         session = quotes.loc[(t.symbol, t.date)]
         if t.side == "BUY":
-            assert (
-                t.price >= round(session["ask"], 6)
-                and t.price > quotes.loc[(t.symbol, date.fromisoformat(t.decided_on)), "ask"]
-            )
+            assert t.price >= round(session["ask"], 6) and t.price > quotes.loc[(t.symbol, decided), "ask"]
         else:
             assert t.price <= round(session["bid"], 6)
         assert t.quantity <= 0.25 * session["volume"]
@@ -87,54 +82,60 @@ def test_costs_are_stored_per_trade_and_sum_to_what_the_statistics_report() -> N
     costs = result.figures["costs"]
     for part in ("fees", "spread", "impact"):
         assert result.trades[part].sum() == pytest.approx(costs[part], abs=0.01)
+        assert costs[part] > 0
     assert costs["total"] == pytest.approx(result.trades[["fees", "spread", "impact"]].sum().sum(), abs=0.02)
-    assert costs["spread"] > 0 and costs["impact"] > 0 and costs["fees"] > 0
 
 
-def test_the_same_close_switch_fills_the_decisions_own_close_for_free() -> None:
-    real, free = run(), run(realistic=False)
+def test_same_close_fills_the_decisions_own_close_for_free() -> None:
+    free = run("same_close")
+    assert not free.trades.empty
     assert (free.trades["date"].astype(str) == free.trades["decided_on"]).all()
     assert (free.trades["price"] == free.trades["close"]).all() and free.figures["costs"]["total"] == 0
-    assert free.figures["total_return"] > real.figures["total_return"]
 
 
-def test_rails_block_the_illiquid_name_that_no_rails_trades() -> None:
-    railed, naive = run(rails=True, realistic=False), run(rails=False, realistic=False)
-    for result in (railed, naive):
-        curve = result.curve
-        assert len(curve) == 40 and (curve["cash"] >= 0).all()
-        assert (curve["equity"] - curve["cash"] - curve["market_value"]).abs().max() < 1e-6
-    assert "DRY" not in set(railed.trades["symbol"]) and "DRY" in set(naive.trades["symbol"])
-    assert railed.figures["blocked_share"] > 0 and naive.figures["blocked_share"] == 0
-    assert railed.figures["days"] == 40 and set(railed.figures) >= {
-        "total_return",
-        "sharpe",
-        "sortino",
-        "max_drawdown",
-        "calmar",
-        "annual_turnover",
-        "days_trapped",
-        "blocked_share",
-    }
-    assert railed.figures["max_drawdown"] >= 0
-
-
-def test_a_held_name_is_not_sold_and_bought_back_within_the_band() -> None:
-    """LIQ's Score drops from 62 to 38 two days in ten: that is AVOID (edge -5%), so it is
-    sold, and bought again once LONG. MID drifts between 50 and 50: never traded. A name
-    whose Score only falls into HOLD is kept."""
+def test_gross_fills_the_next_sessions_close_for_free_and_earns_at_least_the_costed_book() -> None:
     frame = panel()
-    frame.loc[frame["symbol"] == "LIQ", "p_up"] = [0.62 if i % 10 < 8 else 0.50 for i in range(40)]
-    trades = run(frame=frame).trades
-    liq = trades[trades["symbol"] == "LIQ"]
-    assert (liq["side"] == "SELL").sum() == 0 and (liq["side"] == "BUY").sum() >= 1
-    assert "MID" not in set(trades["symbol"])
+    closes = frame.set_index(["symbol", "date"])["close"]
+    sessions = sorted(frame["date"].unique())
+    gross, costed = run("gross", frame), run("costed", frame)
+    assert not gross.trades.empty and gross.figures["costs"]["total"] == 0
+    for t in gross.trades.itertuples():
+        assert t.date == sessions[sessions.index(date.fromisoformat(t.decided_on)) + 1]
+        assert t.price == pytest.approx(closes.loc[(t.symbol, t.date)], abs=1e-6)
+    assert gross.figures["total_return"] >= costed.figures["total_return"]
+    assert gross.figures["days"] == costed.figures["days"] == 40
+
+
+def test_the_figures_carry_exposure_and_fills_and_the_curve_adds_up() -> None:
+    result = run()
+    figures, curve = result.figures, result.curve
+    assert figures["fill_count"] == figures["orders"] == len(result.trades) == curve["fills"].sum()
+    exposure = (curve["market_value"] / curve["equity"]).mean()
+    assert figures["average_exposure"] == pytest.approx(exposure, abs=0.01)
+    assert 0.5 < figures["average_exposure"] < 1  # the book stays invested: two LONG names, two slots
+    assert (curve["cash"] >= 0).all() and (curve["names"] <= BOOK.names).all()
+    assert (curve["equity"] - curve["cash"] - curve["market_value"]).abs().max() < 1e-6
+    assert "DRY" not in set(result.trades["symbol"])  # fails the entry gates: never LONG
+    assert set(figures) >= {"total_return", "sharpe", "max_drawdown", "annual_turnover", "days_trapped"}
+
+
+def test_prepared_days_replay_the_same_book() -> None:
+    frame = panel()
+    days = prepare_days(frame, float(FEES.rate))
+    assert run_backtest(days, START, FEES, "costed", BOOK).figures == run(frame=frame).figures
 
 
 def test_an_empty_history_gives_no_days() -> None:
-    assert run_backtest(panel().iloc[0:0], rails=True).figures == {"days": 0}
+    assert run_backtest(panel().iloc[0:0], START, FEES).figures == {"days": 0}
 
 
-@pytest.mark.parametrize("realistic", [True, False])
-def test_the_backtest_is_deterministic(realistic: bool) -> None:
-    assert run(realistic=realistic).figures == run(realistic=realistic).figures
+def test_an_unknown_fill_mode_is_refused() -> None:
+    with pytest.raises(ValueError):
+        run_backtest(panel(), START, FEES, "free")
+
+
+@pytest.mark.parametrize("fills", ["costed", "gross", "same_close"])
+def test_the_backtest_is_deterministic(fills: str) -> None:
+    first, second = run(fills), run(fills)
+    assert first.figures == second.figures
+    pd.testing.assert_frame_equal(first.trades, second.trades)

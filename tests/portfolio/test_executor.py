@@ -1,7 +1,7 @@
-"""The executor's plan and its fills: what it buys and sells, what bounds each size, what
-the rails block, that a plan fills in the next session at the touch or worse within the
-session's volume, and (property) that cash, positions and equity stay consistent over
-random days. Sizing tests plan cost-free (`realistic=False`) so the figures are round."""
+"""The executor's two halves: exits planned under the exit rail (`plan_exit`), and fills in
+the next session (`fill_orders`) at the touch or worse within 25% of the session's volume,
+sells before buys so an exit's proceeds fund the same day's buys; and (property) that
+cash, positions and equity stay consistent over random days of `plan_book` + fills."""
 
 from __future__ import annotations
 
@@ -13,208 +13,115 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from market.costs import FeeSchedule
-from portfolio.executor import Signal, fill_orders, plan_day
+from portfolio.book import Mandate, plan_book
+from portfolio.executor import DayPlan, Order, Signal, fill_orders, plan_exit
 from portfolio.rails import MarketDay, value_positions
 
 NO_FEES = FeeSchedule(Decimal("0"), Decimal("0"))
+FEES = FeeSchedule(Decimal("0.005"), Decimal("0"))
+MONEY = Decimal("0.000001")
 
 
-def market(symbol, **changes) -> MarketDay:
+def market(symbol: str, **changes) -> MarketDay:
     base = dict(symbol=symbol, close=10.0, volume=10_000, adv_20=20_000.0, bid=9.99, ask=10.01, high=10.1, low=9.9)
     return MarketDay(**{**base, **changes})
 
 
-def signal(
-    symbol,
-    score=70.0,
-    action="LONG",
-    tercile="TOP",
-    weight=0.1,
-    predicted_return=0.01,
-    held_edge=math.nan,
-    round_trip_cost=math.nan,
-) -> Signal:
-    return Signal(symbol, score, action, tercile, weight, predicted_return, held_edge, round_trip_cost)
-
-
-def test_entry_is_sized_by_weight_of_liquid_equity() -> None:
-    plan = plan_day(
-        Decimal("100000"), {}, {"AAA": signal("AAA", weight=0.02)}, {"AAA": market("AAA")}, NO_FEES, realistic=False
-    )
-    (order,) = plan.orders
-    assert (order.side, order.quantity, order.rationale["limits"]["bound_by"]) == ("BUY", 200, "weight")
-    assert order.rationale["gates"]["passed"] is True and len(order.rationale["gates"]["gates"]) == 4
-
-
-def test_entry_capped_by_fifteen_percent_of_adv_and_by_cash() -> None:
-    plan = plan_day(
-        Decimal("1000000"), {}, {"AAA": signal("AAA", weight=0.15)}, {"AAA": market("AAA")}, NO_FEES, realistic=False
-    )
-    assert plan.orders[0].quantity == 3_000 and plan.orders[0].rationale["limits"]["bound_by"] == "adv_20"
-    assert plan.cut_by_rails == 1
-    fees = FeeSchedule(Decimal("0.01"), Decimal("0"))
-    plan = plan_day(
-        Decimal("1000"),
-        {},
-        {"AAA": signal("AAA", weight=0.15)},
-        {"AAA": market("AAA", close=1.0)},
-        fees,
-        realistic=False,
-    )
-    assert plan.orders[0].quantity == 150  # weight: 15% of 1,000 at 1; 151.50 with the fee fits
-    plan = plan_day(
-        Decimal("100"),
-        {"BBB": 0},
-        {"AAA": signal("AAA", weight=0.15)},
-        {"AAA": market("AAA", close=1.0)},
-        fees,
-        realistic=False,
-    )
-    # weight: 15 shares of 100 equity; cash 100 could pay 99 (+0.99 fee); weight binds
-    assert plan.orders[0].quantity == 15 and plan.orders[0].rationale["limits"]["bound_by"] == "weight"
-    plan = plan_day(
-        Decimal("10"),
-        {"AAA": 200},
-        {"AAA": signal("AAA", weight=0.15)},
-        {"AAA": market("AAA", close=1.0)},
-        fees,
-        realistic=False,
-    )
-    # equity 210: target 31, held 200, nothing to buy; then cash binds for a new name
-    assert plan.orders == [] and plan.skipped[0]["reason"] == "already at its target weight"
-    plan = plan_day(
-        Decimal("10"),
-        {"BBB": 200},
-        {"AAA": signal("AAA", weight=0.15)},
-        {"AAA": market("AAA", close=1.0), "BBB": market("BBB", close=1.0)},
-        fees,
-        realistic=False,
-    )
-    assert plan.orders[0].quantity == 9 and plan.orders[0].rationale["limits"]["bound_by"] == "cash"
-
-
-def test_only_long_names_in_the_top_tercile_are_bought_best_score_first() -> None:
-    signals = {
-        "A": signal("A", score=60),
-        "B": signal("B", score=80),
-        "C": signal("C", tercile="MIDDLE"),
-        "D": signal("D", action="HOLD"),
-    }
-    plan = plan_day(Decimal("100000"), {}, signals, {s: market(s) for s in signals}, NO_FEES, realistic=False)
-    assert [o.symbol for o in plan.orders] == ["B", "A"]
-
-
-def test_failed_gate_blocks_the_entry_and_says_which() -> None:
-    plan = plan_day(
-        Decimal("100000"),
-        {},
-        {"AAA": signal("AAA")},
-        {"AAA": market("AAA", bid=9.0, ask=11.0)},
-        NO_FEES,
-        realistic=False,
-    )
-    assert plan.orders == [] and plan.blocked_by_rails == 1
-    assert plan.skipped[0]["reason"] == "entry gates failed: spread"
-    unrailed = plan_day(
-        Decimal("100000"),
-        {},
-        {"AAA": signal("AAA")},
-        {"AAA": market("AAA", bid=9.0, ask=11.0)},
-        NO_FEES,
-        rails=False,
-        realistic=False,
-    )
-    assert unrailed.orders[0].quantity == 1_000
-
-
-def test_exits_follow_the_rails() -> None:
-    avoid = {"AAA": signal("AAA", action="AVOID", tercile="MIDDLE")}
-    plan = plan_day(Decimal("0"), {"AAA": 1_000}, avoid, {"AAA": market("AAA")}, NO_FEES, realistic=False)
-    assert (plan.orders[0].side, plan.orders[0].quantity, plan.orders[0].price) == ("SELL", 1_000, Decimal("10"))
-    trapped = plan_day(Decimal("0"), {"AAA": 1_000}, avoid, {"AAA": market("AAA", volume=0)}, NO_FEES, realistic=False)
-    assert trapped.orders == [] and "TRAPPED" in trapped.skipped[0]["reason"] and trapped.blocked_by_rails == 1
-    slow = plan_day(Decimal("0"), {"AAA": 30_000}, avoid, {"AAA": market("AAA")}, NO_FEES, realistic=False)
-    assert slow.orders[0].quantity == 2_500 and slow.orders[0].rationale["exit"]["flags"] == ["SLOW_EXIT"]
-    wide = plan_day(Decimal("0"), {"AAA": 100}, avoid, {"AAA": market("AAA", bid=9.0, ask=11.0)}, NO_FEES)
-    assert wide.orders[0].price <= Decimal("9")  # the bid, less impact
-
-
-def test_a_held_name_within_the_hysteresis_band_is_neither_sold_nor_bought_again() -> None:
-    """The exit reads AVOID only: a held name whose Score fell to HOLD or the BOTTOM
-    tercile is kept (the old rule sold it and bought it back on the next LONG)."""
-    for drifted in (
-        signal("AAA", score=50.0, action="HOLD", tercile="BOTTOM"),
-        signal("AAA", score=56.0, action="HOLD", tercile="MIDDLE"),
-    ):
-        kept = plan_day(Decimal("0"), {"AAA": 100}, {"AAA": drifted}, {"AAA": market("AAA")}, NO_FEES)
-        assert kept.orders == []
-    kept = plan_day(Decimal("0"), {"AAA": 100}, {}, {"AAA": market("AAA")}, NO_FEES, realistic=False)
-    assert kept.orders == []
-
-
-def test_an_entry_is_cut_to_the_size_its_edge_pays_for_after_impact() -> None:
-    thin = signal("AAA", weight=0.15, held_edge=0.0045, round_trip_cost=0.003)
-    plan = plan_day(Decimal("1000000"), {}, {"AAA": thin}, {"AAA": market("AAA", volatility=0.02)}, NO_FEES)
-    (order,) = plan.orders
-    assert order.rationale["limits"]["bound_by"] == "cost"
-    assert order.quantity == plan.orders[0].rationale["limits"]["cost_cap"] < 1_500
-    none = plan_day(Decimal("1000000"), {}, {"AAA": signal("AAA", held_edge=0.001)}, {"AAA": market("AAA")}, NO_FEES)
-    assert none.orders == [] and none.skipped[0]["reason"] == "its edge pays for no size after impact"
+def signal(symbol: str, action: str = "LONG", edge: float = 0.03) -> Signal:
+    return Signal(symbol, 70.0, action, "TOP" if action == "LONG" else "BOTTOM", 0.1, edge, edge, 0.01)
 
 
 def test_a_plan_fills_in_the_next_session_at_the_touch_or_worse_within_its_volume() -> None:
-    plan = plan_day(
-        Decimal("1000000"),
-        {"OLD": 2_000},
-        {"NEW": signal("NEW", weight=0.1), "OLD": signal("OLD", action="AVOID")},
-        {"NEW": market("NEW"), "OLD": market("OLD")},
-        NO_FEES,
-    )
+    today = {"NEW": market("NEW", adv_20=100_000.0), "OLD": market("OLD")}
+    signals = {"NEW": signal("NEW"), "OLD": signal("OLD", "AVOID", -0.05)}
+    plan = plan_book(Decimal("1000000"), {"OLD": 2_000}, signals, today, FEES)
+    assert [(o.symbol, o.side) for o in plan.orders] == [("OLD", "SELL"), ("NEW", "BUY")]
     tomorrow = {
         "NEW": market("NEW", close=11.0, bid=10.9, ask=11.1, volume=1_000),
         "OLD": market("OLD", close=9.0, bid=8.95, ask=9.05, volume=100_000),
     }
-    run = fill_orders(
-        plan.orders, tomorrow, Decimal("1000000"), FeeSchedule(Decimal("0.005"), Decimal("0")), True, "2026-01-05"
-    )
+    run = fill_orders(plan.orders, tomorrow, Decimal("1000000"), FEES, True, "2026-01-05")
     buy = next(o for o in run.filled if o.side == "BUY")
     sell = next(o for o in run.filled if o.side == "SELL")
     assert buy.price >= Decimal("11.1") and sell.price <= Decimal("8.95")  # the next session's quotes, not today's
     assert buy.quantity == 250 and run.lapsed[0]["symbol"] == "NEW"  # 25% of the session's 1,000 shares
-    assert (
-        buy.rationale["decided_on"] == "2026-01-05" and buy.rationale["fill"]["lapsed"] == plan.orders[1].quantity - 250
-    )
+    assert buy.rationale["decided_on"] == "2026-01-05"
+    assert buy.rationale["fill"]["lapsed"] == plan.orders[1].quantity - 250
+    assert "25%" in run.lapsed[0]["reason"]
     assert run.cash == Decimal("1000000") + sell.gross - sell.fees - buy.gross - buy.fees
 
 
-def test_exit_proceeds_fund_the_same_days_entries() -> None:
-    signals = {"OLD": signal("OLD", action="AVOID", tercile="BOTTOM"), "NEW": signal("NEW", weight=0.15)}
-    plan = plan_day(Decimal("0"), {"OLD": 1_000}, signals, {s: market(s) for s in signals}, NO_FEES, realistic=False)
-    assert [(o.symbol, o.side) for o in plan.orders] == [("OLD", "SELL"), ("NEW", "BUY")]
-    # with no cash at the open, only the sale's 10,000 pays for the 150 shares (15% of 10,000 at 10)
-    assert plan.orders[1].quantity == 150
+def test_exit_proceeds_fund_the_same_days_buys() -> None:
+    """No cash at the open: only the sale of OLD (1,000 at 10) pays for NEW, a slot of
+    95% of the 10,000 the book is worth."""
+    signals = {"OLD": signal("OLD", "AVOID", -0.05), "NEW": signal("NEW")}
+    days = {s: market(s) for s in signals}
+    plan = plan_book(Decimal("0"), {"OLD": 1_000}, signals, days, NO_FEES, Mandate(names=1), realistic=False)
+    assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("OLD", "SELL", 1_000), ("NEW", "BUY", 950)]
+    # the fills also run sells first: the buy is paid from the sale in the same session
+    run = fill_orders(list(reversed(plan.orders)), days, Decimal("0"), NO_FEES, realistic=False)
+    assert [o.side for o in run.filled] == ["SELL", "BUY"] and run.filled[1].quantity == 950
+    assert run.cash == Decimal("500") and run.lapsed == []
+
+
+def test_a_buy_is_cut_to_the_cash_its_fill_leaves_and_a_missing_session_lapses() -> None:
+    order = Order("NEW", "BUY", 1_000, Decimal("10"), Decimal("0"), {"reason": "test"})
+    run = fill_orders([order], {"NEW": market("NEW", ask=12.0, bid=11.9, close=11.95)}, Decimal("5000"), FEES)
+    (filled,) = run.filled
+    assert filled.quantity < 1_000 and run.cash >= 0
+    assert filled.gross + filled.fees <= Decimal("5000")
+    assert run.lapsed[0]["reason"] == "cut to the cash left"
+    gone = fill_orders([order], {}, Decimal("5000"), FEES)
+    assert gone.filled == [] and gone.lapsed[0]["reason"] == "no session for the symbol"
+
+
+def test_exits_follow_the_rails() -> None:
+    avoid = signal("AAA", "AVOID", -0.05)
+
+    def exit_of(quantity: int, day: MarketDay, rails: bool = True, realistic: bool = False) -> DayPlan:
+        plan = DayPlan()
+        plan_exit(plan, avoid, day, quantity, NO_FEES, rails, realistic)
+        return plan
+
+    whole = exit_of(1_000, market("AAA"))
+    assert [(o.side, o.quantity, o.price) for o in whole.orders] == [("SELL", 1_000, Decimal("10"))]
+    assert whole.orders[0].rationale["limits"]["bound_by"] == "whole_position"
+    trapped = exit_of(1_000, market("AAA", volume=0))
+    assert trapped.orders == [] and "TRAPPED" in trapped.skipped[0]["reason"] and trapped.blocked_by_rails == 1
+    # more than 5 days to exit at 25% of ADV_20 (30,000 / 5,000 = 6): 25% of today's 10,000
+    slow = exit_of(30_000, market("AAA"))
+    assert slow.orders[0].quantity == 2_500 and slow.orders[0].rationale["exit"]["flags"] == ["SLOW_EXIT"]
+    assert slow.cut_by_rails == 1 and slow.orders[0].rationale["limits"]["bound_by"] == "exit_rail"
+    wide = exit_of(100, market("AAA", bid=9.0, ask=11.0), realistic=True)
+    assert wide.orders[0].price <= Decimal("9")  # the bid, less impact
+    unrailed = exit_of(30_000, market("AAA"), rails=False)
+    assert unrailed.orders[0].quantity == 30_000 and unrailed.cut_by_rails == 0
+
+
+def test_a_held_name_that_is_not_avoid_is_kept() -> None:
+    """The exit reads AVOID only: a held name that fell to HOLD, or has no signal today,
+    is neither sold nor bought again."""
+    days = {"AAA": market("AAA")}
+    for signals in ({"AAA": signal("AAA", "HOLD", -0.001)}, {}):
+        plan = plan_book(Decimal("0"), {"AAA": 1_900}, signals, days, NO_FEES, Mandate(names=1), rebalance=False)
+        assert plan.orders == []
+
+
+names = "ABCDE"
+
+
+def per_name(values) -> st.SearchStrategy:
+    return st.fixed_dictionaries({s: values for s in names})
 
 
 days = st.lists(
     st.fixed_dictionaries(
         {
-            "close": st.dictionaries(st.sampled_from("ABCDE"), st.floats(0.5, 200), min_size=5, max_size=5),
-            "volume": st.dictionaries(
-                st.sampled_from("ABCDE"), st.sampled_from([0, 0, 100, 3_000, 50_000]), min_size=5, max_size=5
-            ),
-            "spread": st.dictionaries(
-                st.sampled_from("ABCDE"), st.sampled_from([0.001, 0.04, 0.06, 0.2]), min_size=5, max_size=5
-            ),
-            "action": st.dictionaries(
-                st.sampled_from("ABCDE"), st.sampled_from(["LONG", "HOLD", "AVOID"]), min_size=5, max_size=5
-            ),
-            "tercile": st.dictionaries(
-                st.sampled_from("ABCDE"),
-                st.sampled_from(["TOP", "MIDDLE", "BOTTOM", "ILLIQUID"]),
-                min_size=5,
-                max_size=5,
-            ),
-            "weight": st.dictionaries(st.sampled_from("ABCDE"), st.floats(0, 0.15), min_size=5, max_size=5),
+            "close": per_name(st.floats(0.5, 200)),
+            "volume": per_name(st.sampled_from([0, 0, 100, 3_000, 50_000])),
+            "spread": per_name(st.sampled_from([0.001, 0.04, 0.06, 0.2])),
+            "action": per_name(st.sampled_from(["LONG", "HOLD", "AVOID"])),
+            "edge": per_name(st.floats(-0.1, 0.2)),
         }
     ),
     min_size=1,
@@ -225,15 +132,15 @@ days = st.lists(
 @hsettings(max_examples=150, deadline=None)
 @given(
     days=days,
-    rails=st.booleans(),
     fee_rate=st.sampled_from(["0", "0.005", "0.02"]),
     min_fee=st.sampled_from(["0", "25"]),
+    book=st.sampled_from([Mandate(names=2, rebalance_every=1), Mandate(names=3, swaps=2, rebalance_every=2)]),
 )
-def test_cash_positions_and_equity_stay_consistent(days, rails, fee_rate, min_fee) -> None:
-    """Each day fills yesterday's plan in today's session, then plans tomorrow's."""
+def test_cash_positions_and_equity_stay_consistent(days, fee_rate, min_fee, book) -> None:
+    """Each day fills yesterday's plan in today's session, then `plan_book` plans tomorrow's."""
     fees = FeeSchedule(Decimal(fee_rate), Decimal(min_fee))
     cash, held, pending = Decimal("100000"), {}, []
-    for d in days:
+    for number, d in enumerate(days):
         today = {
             s: MarketDay(
                 s,
@@ -243,25 +150,34 @@ def test_cash_positions_and_equity_stay_consistent(days, rails, fee_rate, min_fe
                 d["close"][s] * (1 - d["spread"][s] / 2),
                 d["close"][s] * (1 + d["spread"][s] / 2),
             )
-            for s in "ABCDE"
+            for s in names
         }
         run = fill_orders(pending, today, cash, fees)
         for order in run.filled:
             quote = today[order.symbol]
-            assert order.quantity <= 0.25 * quote.volume
+            assert 0 < order.quantity <= 0.25 * quote.volume
             if order.side == "BUY":
-                assert order.price >= Decimal(str(quote.ask)).quantize(Decimal("0.000001"))
+                assert order.price >= Decimal(str(quote.ask)).quantize(MONEY)
             else:
-                assert order.price <= Decimal(str(quote.bid)).quantize(Decimal("0.000001"))
+                assert order.price <= Decimal(str(quote.bid)).quantize(MONEY)
             held[order.symbol] = held.get(order.symbol, 0) + (
                 order.quantity if order.side == "BUY" else -order.quantity
             )
             assert held[order.symbol] >= 0, order
-            assert order.quantity > 0 and order.price >= 0
+        expected = cash + sum((o.gross if o.side == "SELL" else -o.gross) - o.fees for o in run.filled)
+        assert run.cash == expected
         cash = run.cash
         assert cash >= 0
-        signals = {s: Signal(s, 70.0, d["action"][s], d["tercile"][s], d["weight"][s], 0.01) for s in "ABCDE"}
-        pending = plan_day(cash, held, signals, today, fees, rails=rails).orders
+        signals = {s: Signal(s, 70.0, d["action"][s], "TOP", 0.1, 0.01, d["edge"][s], 0.01) for s in names}
+        plan = plan_book(cash, held, signals, today, fees, book, rebalance=number % book.rebalance_every == 0)
+        for order in plan.orders:
+            assert order.quantity > 0
+            if order.side == "BUY":
+                assert d["action"][order.symbol] != "AVOID"
+                assert held.get(order.symbol, 0) + order.quantity <= math.floor(0.15 * 20_000)
+            else:
+                assert order.quantity <= held.get(order.symbol, 0)
+        pending = plan.orders
         valuation = value_positions(float(cash), held, today)
         assert abs(valuation.equity - (float(cash) + sum(q * today[s].close for s, q in held.items()))) < 1e-6
         assert valuation.liquid_equity <= valuation.equity + 1e-9

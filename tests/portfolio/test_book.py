@@ -1,0 +1,282 @@
+"""The AI book (portfolio/book.py): a long-only mandate that holds the `names` LONG names
+with the largest expected excess, each sized to one slot (exposure x liquid equity /
+names) within its capacity share of ADV_20; sells on AVOID any day under the exit rail;
+tops up a partly filled name; and, on a rebalance day, replaces a held name only when a
+candidate's expected excess beats it by more than the pair's round trip."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from market.costs import FeeSchedule
+from models.decisions import decide
+from portfolio.backtest import signals_of
+from portfolio.book import Mandate, pair_round_trip, plan_book
+from portfolio.executor import Signal, fill_orders
+from portfolio.rails import MarketDay, value_positions
+
+NO_FEES = FeeSchedule(Decimal("0"), Decimal("0"))
+FEES = FeeSchedule(Decimal("0.005"), Decimal("0"))
+
+
+def market(symbol: str, **changes) -> MarketDay:
+    base = dict(
+        symbol=symbol,
+        close=10.0,
+        volume=1_000_000,
+        adv_20=1_000_000.0,
+        bid=9.99,
+        ask=10.01,
+        high=10.1,
+        low=9.9,
+        volatility=0.02,
+    )
+    return MarketDay(**{**base, **changes})
+
+
+def signal(symbol: str, edge: float, action: str = "LONG", score: float = 70.0) -> Signal:
+    tercile = "TOP" if action == "LONG" else "MIDDLE"
+    return Signal(symbol, score, action, tercile, 0.1, edge, edge, 0.01, f"{symbol} edge {edge:+.2%}")
+
+
+def sides(plan) -> list[tuple[str, str]]:
+    return [(o.symbol, o.side) for o in plan.orders]
+
+
+# --- replacements -------------------------------------------------------------------------
+
+
+def full_book(candidate_edge: float, weak_edge: float = 0.01):
+    """Two names held at their slots (equity 1,000,000; slot 475,000 = 47,500 shares at 10),
+    5% cash, and a LONG candidate C; plus the pair's round trip of replacing B by C."""
+    held = {"A": 47_500, "B": 47_500}
+    cash = Decimal("50000")
+    days = {"A": market("A"), "B": market("B"), "C": market("C", volatility=0.03)}
+    signals = {"A": signal("A", 0.08, "HOLD"), "B": signal("B", weak_edge, "HOLD"), "C": signal("C", candidate_edge)}
+    cost = pair_round_trip(days["B"], 47_500, days["C"], 47_500, float(FEES.rate))
+    return cash, held, signals, days, cost
+
+
+def test_a_held_name_is_replaced_only_when_the_gap_beats_the_pairs_round_trip() -> None:
+    _, _, _, _, cost = full_book(0.0)
+    # half of each 0.2% spread, the impact of 47,500 shares twice and two 0.5% fees
+    impact = (0.02 + 0.03) * math.sqrt(47_500 / 1_000_000)  # each name's sigma x sqrt(participation)
+    assert cost == pytest.approx(0.002 / 2 + 0.002 / 2 + impact + 2 * 0.005, rel=1e-6)
+    kept_cash, held, signals, days, cost = full_book(0.01 + cost - 0.0005)
+    kept = plan_book(kept_cash, dict(held), signals, days, FEES, Mandate(names=2))
+    assert kept.orders == []
+    (left,) = [s for s in kept.skipped if s["symbol"] == "C"]
+    assert "the book is full" in left["reason"] and "(B)" in left["reason"]
+
+    cash, held, signals, days, cost = full_book(0.01 + cost + 0.0005)
+    swapped = plan_book(cash, dict(held), signals, days, FEES, Mandate(names=2))
+    assert sides(swapped) == [("B", "SELL"), ("C", "BUY")]
+    sell, buy = swapped.orders
+    assert sell.quantity == 47_500  # the whole held name
+    assert buy.rationale["reason"].startswith("replaces B")
+    assert f"round trip {cost:.2%}" in buy.rationale["reason"]
+    # the sale's proceeds pay for the replacement: a whole slot, not the 5% cash left over
+    assert buy.quantity >= 46_500
+
+
+def test_at_most_swaps_replacements_per_rebalance_and_none_on_other_days() -> None:
+    held = {"A": 31_666, "B": 31_666, "D": 31_666}
+    days = {s: market(s) for s in "ABDCEF"}
+    signals = {
+        "A": signal("A", 0.001, "HOLD"),
+        "B": signal("B", 0.002, "HOLD"),
+        "D": signal("D", 0.003, "HOLD"),
+        **{s: signal(s, 0.2 + i / 100) for i, s in enumerate("CEF")},
+    }
+    cash = Decimal("50000")
+    for swaps in (0, 1, 2, 3):
+        plan = plan_book(cash, dict(held), signals, days, FEES, Mandate(names=3, swaps=swaps))
+        sells = [o.symbol for o in plan.orders if o.side == "SELL"]
+        buys = [o.symbol for o in plan.orders if o.side == "BUY"]
+        assert sells == ["A", "B", "D"][:swaps]  # the weakest first
+        assert buys == ["F", "E", "C"][:swaps]  # the best candidate first
+        assert len([s for s in plan.skipped if s["symbol"] in "CEF"]) == 3 - swaps
+    quiet = plan_book(cash, dict(held), signals, days, FEES, Mandate(names=3, swaps=3), rebalance=False)
+    assert quiet.orders == []
+
+
+def test_a_name_topped_up_today_is_not_sold_in_the_same_plan() -> None:
+    """B is below its slot (topped up) and the weakest: the swap takes the next weakest,
+    and never sells shares the book does not own yet."""
+    held = {"A": 47_500, "B": 10_000}
+    days = {s: market(s) for s in "ABC"}
+    signals = {"A": signal("A", 0.02, "HOLD"), "B": signal("B", 0.001, "HOLD"), "C": signal("C", 0.3)}
+    plan = plan_book(Decimal("420000"), held, signals, days, NO_FEES, Mandate(names=2), realistic=False)
+    owned = {"A": 47_500, "B": 10_000}
+    for order in plan.orders:
+        if order.side == "SELL":
+            assert order.quantity <= owned[order.symbol]
+    assert ("B", "BUY") in sides(plan) and ("B", "SELL") not in sides(plan)
+
+
+# --- capacity ------------------------------------------------------------------------------
+
+
+def test_no_position_exceeds_its_capacity_share_of_adv_20() -> None:
+    # equity 1,000,000, two names: a slot is 475,000 = 47,500 shares at 10
+    mandate = Mandate(names=2, capacity=0.05)
+    cases = {
+        2_000_000.0: 47_500,  # 5% of ADV_20 is 100,000 shares: the slot binds
+        600_000.0: 30_000,  # 30,000 shares: at least half a slot, bought up to capacity
+        400_000.0: None,  # 20,000 shares: under half a slot, too thin
+    }
+    for adv, bought in cases.items():
+        days = {"C": market("C", adv_20=adv)}
+        plan = plan_book(Decimal("1000000"), {}, {"C": signal("C", 0.05)}, days, NO_FEES, mandate, realistic=False)
+        if bought is None:
+            assert plan.orders == []
+            assert plan.skipped[0]["reason"].startswith("too thin for a slot")
+        else:
+            assert [(o.symbol, o.quantity) for o in plan.orders] == [("C", bought)]
+
+
+def test_a_top_up_stays_within_capacity() -> None:
+    mandate = Mandate(names=2, capacity=0.05)
+    days = {"C": market("C", adv_20=600_000.0)}  # capacity 30,000 shares; the slot 47,500
+    plan = plan_book(Decimal("900000"), {"C": 10_000}, {"C": signal("C", 0.05)}, days, NO_FEES, mandate, False, False)
+    assert [(o.symbol, o.quantity) for o in plan.orders] == [("C", 20_000)]
+    full = plan_book(Decimal("700000"), {"C": 30_000}, {"C": signal("C", 0.05)}, days, NO_FEES, mandate, False, False)
+    assert full.orders == []
+
+
+name = st.sampled_from("ABCDEFGH")
+
+
+@hsettings(max_examples=100, deadline=None)
+@given(
+    closes=st.dictionaries(name, st.floats(0.5, 300), min_size=8, max_size=8),
+    advs=st.dictionaries(name, st.sampled_from([5_000.0, 20_000.0, 100_000.0, 2_000_000.0]), min_size=8, max_size=8),
+    edges=st.dictionaries(name, st.floats(-0.1, 0.2), min_size=8, max_size=8),
+    actions=st.dictionaries(name, st.sampled_from(["LONG", "LONG", "HOLD", "AVOID"]), min_size=8, max_size=8),
+    holdings=st.dictionaries(name, st.integers(0, 50_000), max_size=4),
+    cash=st.integers(0, 5_000_000),
+    names=st.integers(1, 6),
+    capacity=st.sampled_from([0.02, 0.05, 0.15]),
+    rebalance=st.booleans(),
+)
+def test_property_no_buy_takes_a_position_past_its_capacity(
+    closes, advs, edges, actions, holdings, cash, names, capacity, rebalance
+) -> None:
+    days = {s: market(s, close=c, bid=c * 0.999, ask=c * 1.001, high=c * 1.01, low=c * 0.99) for s, c in closes.items()}
+    days = {s: MarketDay(**{**d.__dict__, "adv_20": advs[s], "volume": int(advs[s])}) for s, d in days.items()}
+    signals = {s: signal(s, edges[s], actions[s]) for s in closes}
+    plan = plan_book(
+        Decimal(cash), dict(holdings), signals, days, FEES, Mandate(names=names, capacity=capacity), rebalance
+    )
+    after = dict(holdings)
+    for order in plan.orders:
+        after[order.symbol] = after.get(order.symbol, 0) + (order.quantity if order.side == "BUY" else -order.quantity)
+        assert order.quantity > 0
+        if order.side == "SELL":
+            assert after[order.symbol] >= 0  # never sells what it does not own
+    for symbol in {o.symbol for o in plan.orders if o.side == "BUY"}:
+        assert after[symbol] <= math.floor(capacity * advs[symbol])
+        assert actions[symbol] != "AVOID"
+    assert len({s for s, q in after.items() if q > 0}) <= max(names, len([s for s, q in holdings.items() if q > 0]))
+
+
+# --- filling the book ----------------------------------------------------------------------
+
+
+def test_empty_slots_fill_best_expected_excess_first_up_to_names() -> None:
+    edges = {"A": 0.03, "B": 0.06, "C": 0.05, "D": 0.04, "E": 0.02}
+    days = {s: market(s) for s in edges} | {"THIN": market("THIN", adv_20=10_000.0)}
+    signals = {s: signal(s, e) for s, e in edges.items()} | {"THIN": signal("THIN", 0.09)}
+    plan = plan_book(Decimal("1000000"), {}, signals, days, FEES, Mandate(names=3))
+    assert sides(plan) == [("B", "BUY"), ("C", "BUY"), ("D", "BUY")]
+    assert plan.orders[0].rationale["reason"].startswith("fills an empty slot (1 of 3)")
+    # every LONG name not bought is in `skipped`, with a reason
+    skipped = {s["symbol"]: s["reason"] for s in plan.skipped}
+    assert set(skipped) == {"A", "E", "THIN"} and all(skipped.values())
+    assert skipped["THIN"].startswith("too thin for a slot")
+
+    # after the buys fill in the next session, the book holds about `exposure` of its equity
+    run = fill_orders(plan.orders, days, Decimal("1000000"), FEES)
+    held = {o.symbol: o.quantity for o in run.filled}
+    valuation = value_positions(float(run.cash), held, days)
+    assert 0.93 <= valuation.market_value / valuation.liquid_equity <= 0.965
+    assert run.lapsed == []
+
+
+def test_a_name_that_is_not_long_never_enters_the_book() -> None:
+    """The signals come from `decide`: X has the best expected excess and Score but is a
+    typed non-equity (ordinary False), so it is not LONG and the book never buys it."""
+    symbols = ["X", "A", "B", "C", "D", "E"]
+    frame = pd.DataFrame(
+        {
+            "symbol": symbols,
+            "date": [pd.Timestamp("2026-01-05").date()] * 6,
+            "close": [10.0] * 6,
+            "volume": [1_000_000] * 6,
+            "adv_20": [1_000_000.0] * 6,
+            "bid": [9.99] * 6,
+            "ask": [10.01] * 6,
+            "high": [10.1] * 6,
+            "low": [9.9] * 6,
+            "p_up": [0.8, 0.7, 0.7, 0.6, 0.5, 0.3],
+            "expected_return": [0.09, 0.05, 0.03, 0.02, 0.01, -0.05],
+            "predicted_return": [0.01] * 6,
+            "ordinary": [False, True, True, True, True, True],
+        }
+    )
+    signals = signals_of(decide(frame, fee_rate=0.005))
+    assert signals["X"].action == "HOLD" and signals["A"].action == "LONG"
+    days = {s: market(s) for s in symbols}
+    # a HOLD name with a large expected excess and an AVOID one are not bought either
+    signals["H"], days["H"] = signal("H", 0.5, "HOLD"), market("H")
+    signals["V"], days["V"] = signal("V", 0.4, "AVOID"), market("V")
+    plan = plan_book(Decimal("1000000"), {}, signals, days, FEES, Mandate(names=5))
+    bought = {o.symbol for o in plan.orders}
+    assert "A" in bought and bought == {s for s, g in signals.items() if g.action == "LONG"}
+    assert not {"X", "H", "V"} & bought
+    assert not {"X", "H", "V"} & {s["symbol"] for s in plan.skipped}
+
+
+# --- exits and top-ups ---------------------------------------------------------------------
+
+
+def test_avoid_sells_on_any_day_under_the_exit_rail() -> None:
+    held = {"A": 20_000, "B": 20_000}
+    signals = {"A": signal("A", -0.05, "AVOID"), "B": signal("B", 0.01, "HOLD")}
+    for rebalance in (True, False):
+        plan = plan_book(Decimal("0"), dict(held), signals, {s: market(s) for s in held}, FEES, rebalance=rebalance)
+        assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("A", "SELL", 20_000)]
+        assert plan.orders[0].rationale["reason"].startswith("turned AVOID")
+    trapped = plan_book(Decimal("0"), dict(held), signals, {"A": market("A", volume=0), "B": market("B")}, FEES)
+    assert trapped.orders == [] and trapped.blocked_by_rails == 1
+    assert "TRAPPED" in trapped.skipped[0]["reason"]
+
+
+def test_a_partly_filled_name_is_topped_up_to_its_slot_on_any_day() -> None:
+    # equity 1,000,000, two names: a slot of 47,500 shares at 10
+    days = {"A": market("A")}
+    for action in ("LONG", "HOLD"):
+        plan = plan_book(
+            Decimal("900000"),
+            {"A": 10_000},
+            {"A": signal("A", 0.02, action)},
+            days,
+            NO_FEES,
+            Mandate(names=2),
+            False,
+            False,
+        )
+        assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("A", "BUY", 37_500)]
+        assert plan.orders[0].rationale["reason"].startswith("tops up to its slot")
+    # near its slot (above 80%): left alone
+    near = plan_book(
+        Decimal("610000"), {"A": 39_000}, {"A": signal("A", 0.02)}, days, NO_FEES, Mandate(names=2), False, False
+    )
+    assert near.orders == []
