@@ -99,7 +99,7 @@ def input_frame(prices: pd.DataFrame) -> tuple[pd.DataFrame, list]:
     from models.dataset import build_panel
     from models.features import FEATURE_NAMES
 
-    panel = build_panel(prices, 1)
+    panel = build_panel(prices, 1, label="next_day")  # the inputs only: no label is read
     panel["traded"] = panel["volume"].fillna(0) > 0
     return panel[["symbol", "date", "traded", *FEATURE_NAMES]], sorted(panel["date"].unique())
 

@@ -704,9 +704,12 @@ def main() -> None:
         predictions["reference_p_up"] = np.nan
     next_day_seconds = next_day_walk_forward_seconds = 0.0
     if next_day:
-        # The old product model: the same walk-forward on the next-day label, H = 1, default recipe.
+        # The old product model: the same walk-forward on the next-day label, H = 1, its recipe
+        # (a classifier of the direction, models/risk.py target "sign").
         t = time.perf_counter()
-        old = walk_forward(build_panel(prices, horizon=1, label="next_day"), WalkForwardConfig(first_test_date=start))
+        old = walk_forward(
+            build_panel(prices, horizon=1, label="next_day"), WalkForwardConfig(first_test_date=start, target="sign")
+        )
         next_day_walk_forward_seconds = old.seconds
         own = old.predictions[["symbol", "date", "forward_return", "p_up", "expected_return", "raw_score"]]
         own = own[(own["date"] >= start) & (own["date"] <= end)]

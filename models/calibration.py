@@ -16,9 +16,18 @@ already known (`window` rows from the previous blocks, never the block itself):
 - Predicted return: the conditional median of that distribution (the number that
   minimises mean absolute error), 0 unless more than half of the probability lies on one
   side of zero, else read off the window's returns in the part where the median falls.
-  `expected_return` (the conditional mean: each part's probability times the window's mean
-  return in it) is kept beside it; its information coefficient is reported too, as it
-  ranks every row while the median is 0 for many.
+- Expected return (`expected_return`, what the decisions read: the expected excess over
+  the holding horizon for the product's label): the conditional mean of the label given
+  the standardised raw score, a least-squares line fitted on the window with the label
+  winsorised at its 1st and 99th percentiles and the slope floored at zero. It is
+  monotone in the raw score, so it ranks rows exactly as the model does; a window in which
+  the scores did not rank the outcomes gives every row the window's mean (no edge is
+  claimed), never an inverted ranking.
+
+Both fitted maps are non-decreasing in the raw score: a window whose logistic slope comes
+out negative gives P(up) the window's base rate for every row. The raw score is the
+model's ranking; a recent stretch in which it ranked badly flattens what is claimed, it
+never turns the ranking upside down.
 
 The same rule serves the walk-forward (models/walkforward.py, one calibration per 5-day
 block) and the live stage (models/scoring.py, one per day): `in_window` says which
@@ -92,6 +101,17 @@ def score_rows(
     return out
 
 
+def mean_line(z: np.ndarray, label: np.ndarray) -> tuple[float, float]:
+    """(intercept, slope) of the least-squares line of the label, winsorised at its 1st
+    and 99th percentiles, on the standardised score `z`; the slope floored at zero."""
+    low, high = np.quantile(label, [0.01, 0.99])
+    y = np.clip(label, low, high)
+    centred = z - z.mean()
+    variance = float(centred @ centred)
+    slope = max(0.0, float(centred @ (y - y.mean())) / variance) if variance > 0 else 0.0
+    return float(y.mean() - slope * z.mean()), slope
+
+
 def _logit(p: np.ndarray) -> np.ndarray:
     p = np.clip(p, 1e-6, 1 - 1e-6)
     return np.log(p / (1 - p))
@@ -128,6 +148,7 @@ class Calibration:
     scale: tuple[float, float] = (0.0, 1.0)
     part_means: dict | None = None
     part_quantiles: dict | None = None  # each part's returns at QUANTILE_LEVELS
+    mean_line: tuple[float, float] = (0.0, 0.0)  # expected return = intercept + slope x standardised raw score
 
     rows: int = 0  # the window's rows (labelled, moved or not)
 
@@ -143,6 +164,9 @@ class Calibration:
             return None
         mean, sd = float(raw[moved].mean()), float(raw[moved].std() or 1.0)
         binary = LogisticRegression(C=1.0).fit(((raw[moved] - mean) / sd)[:, None], up)
+        if binary.coef_[0, 0] < 0:  # the window's scores ranked the wrong way: claim its base rate only
+            binary.coef_[0, 0] = 0.0
+            binary.intercept_[0] = float(np.log(up.mean() / (1 - up.mean())))
         logit_up = binary.decision_function(((raw - mean) / sd)[:, None])
         labels = five_parts(forward_return)
         parts = None
@@ -153,7 +177,10 @@ class Calibration:
             values = forward_return[labels == k]
             means[int(k)] = float(values.mean())
             quantiles[int(k)] = np.quantile(values, QUANTILE_LEVELS)
-        return cls(binary, parts, None if parts is None else parts.classes_, (mean, sd), means, quantiles, len(raw))
+        line = mean_line((raw - mean) / sd, forward_return)
+        return cls(
+            binary, parts, None if parts is None else parts.classes_, (mean, sd), means, quantiles, line, len(raw)
+        )
 
     def apply(self, raw: np.ndarray, frame: pd.DataFrame) -> dict[str, np.ndarray]:
         """p_up (P(up | moves)), p_down3 / p_flat3 / p_up3 (3-class), predicted_class,
@@ -171,8 +198,8 @@ class Calibration:
             probs[:, 2] = 1.0
         three = np.column_stack([probs[:, 0], probs[:, 1:4].sum(axis=1), probs[:, 4]])
         predicted_class = np.array([-1, 0, 1])[three.argmax(axis=1)]
-        means = self.part_means or {}
-        expected = sum(probs[:, k + 2] * means.get(k, 0.0) for k in range(-2, 3))
+        intercept, slope = self.mean_line
+        expected = intercept + slope * z[:, 0]
         return {
             "p_up": p_up,
             "p_down3": three[:, 0],

@@ -1,10 +1,25 @@
 """The modelling panel: one row per instrument and trading day with the 14 features, the
 label and what the decisions need.
 
-The label is the forward return over `horizon` of the instrument's own trading days,
-close[t + h] / close[t] - 1, and `label_end` is the date it becomes known (t + h): the
-walk-forward trainer never trains on a row whose label_end is not strictly before the
-first day it predicts (purge), minus an embargo.
+The label (`label="excess"`, the product's) is what a position decided after the close of
+day t can earn: the return from the close of t+1 (the first price an order decided after
+t's close can get) to the close of t+1+H, H = `horizon` of the instrument's own trading
+days, minus the same return of the equal-weighted liquid universe (the ordinary shares
+that passed the entry gates on day t, market/liquidity.py) over the same span. Qlib's
+default label, Ref($close, -2) / Ref($close, -1) - 1, starts at t+1 for the same reason: a
+label that starts at t's close reads the bid-ask bounce of the close the decision was made
+from, which no order can trade. `label_end` is the date it becomes known (t+1+H): the
+walk-forward never trains on a row whose label_end is not strictly before the first day it
+predicts (purge), minus an embargo.
+
+`label="next_day"` is the reference label, close[t+1] / close[t] - 1 (mostly the bounce of
+the close it reads: benchmarks/model_quality.py shows what its accuracy is made of).
+
+Columns besides the features: `forward_return` (the label), `label_end`, `held_return`
+(the raw held return of the excess label, NaN for the reference), `next_return` (close
+t to t+1, both labels), `adv_20`, `last_return`, `spread_estimate` /
+`spread_estimate_source` (the spread where no quotes exist, market/liquidity.estimate_spreads:
+every spread read from the panel, the spread_pct input, the entry gates and the costs, uses it).
 """
 
 from __future__ import annotations
@@ -12,28 +27,95 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from market.liquidity import passes_entry_gates, with_spread_estimates
+from models.decisions import HORIZON
 from models.features import FEATURE_NAMES, compute_features, market_breadth_by_day
 from models.layer1 import empirical_p_up_series
 
 PRICE_COLUMNS = ["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]
+LABELS = ("excess", "next_day")
 
 
 def build_panel(
     prices: pd.DataFrame,
-    horizon: int = 1,
+    horizon: int = HORIZON,
     sentiment: pd.DataFrame | None = None,
     market_sentiment: pd.Series | None = None,
     layer1: pd.DataFrame | None = None,
+    label: str = "excess",
 ) -> pd.DataFrame:
-    """`prices`: PRICE_COLUMNS (bid/ask/high/low may be NaN). `sentiment`: symbol, date,
-    score. `market_sentiment`: score by date. `layer1`: symbol, date, p_up (missing rows
-    use the empirical fallback, which is also what layer1=None means). The market breadth
-    input is worked out from `prices` across instruments, so `prices` must hold every
+    """`prices`: PRICE_COLUMNS (bid/ask/high/low may be NaN; an optional boolean
+    `ordinary` column keeps other instrument types out of the label's universe).
+    `sentiment`: symbol, date, score. `market_sentiment`: score by date. `layer1`: symbol,
+    date, p_up (missing rows use the empirical fallback over the same horizon, which is
+    also what layer1=None means). The market breadth input and the excess label's universe
+    are worked out from `prices` across instruments, so `prices` must hold every
     instrument of the market on the days it covers, not a selection."""
+    frame = _with_inputs(prices, sentiment, market_sentiment, layer1)
+    parts = []
+    for _, panel in frame.groupby("symbol", sort=False):
+        panel = panel.reset_index(drop=True)
+        fallback = empirical_p_up_series(panel["close"], horizon)
+        panel["layer1_p_up"] = panel["layer1_p_up"].fillna(fallback)
+        features = compute_features(panel)
+        panel[FEATURE_NAMES] = features[FEATURE_NAMES]
+        panel["last_return"] = features["return_1d"]
+        parts.append(panel)
+    return with_labels(pd.concat(parts, ignore_index=True), horizon, label) if parts else frame
+
+
+def with_labels(frame: pd.DataFrame, horizon: int, label: str = "excess") -> pd.DataFrame:
+    """`frame` (symbol, date, close, volume and the spread inputs, every instrument of the
+    market; `adv_20` and the spread estimate are added where missing) with the label
+    columns of the module docstring: `forward_return`, `label_end`, `held_return`,
+    `next_return`. The one definition of the label: the panel, the live record and the
+    monitor read it from here."""
+    if label not in LABELS:
+        raise ValueError(f"label must be one of {LABELS}, not {label!r}")
+    frame = frame.sort_values(["symbol", "date"]).reset_index(drop=True)
+    if "spread_estimate" not in frame and len(frame):
+        frame = with_spread_estimates(frame)
+    by = frame.groupby("symbol", sort=False)
+    if "adv_20" not in frame:
+        frame["adv_20"] = by["volume"].transform(lambda v: v.rolling(20).mean())
+    close = frame["close"].astype(float)
+    frame["next_return"] = by["close"].shift(-1) / close - 1
+    if label == "excess":
+        frame["held_return"] = by["close"].shift(-(horizon + 1)) / by["close"].shift(-1) - 1
+        frame["label_end"] = by["date"].shift(-(horizon + 1))
+        frame["forward_return"] = frame["held_return"] - universe_held_return(frame)
+    else:
+        frame["held_return"] = np.nan
+        frame["forward_return"] = by["close"].shift(-horizon) / close - 1
+        frame["label_end"] = by["date"].shift(-horizon)
+    return frame
+
+
+def universe_held_return(panel: pd.DataFrame) -> pd.Series:
+    """Per row, the equal-weighted mean `held_return` of the day's liquid universe: the
+    ordinary shares (the `ordinary` column, where the panel has one) that passed the entry
+    gates on the row's date and whose held return is known. NaN on a day with none."""
+    liquid = passes_entry_gates(panel).to_numpy(bool) & panel["held_return"].notna().to_numpy()
+    if "ordinary" in panel:
+        liquid &= panel["ordinary"].fillna(True).astype(bool).to_numpy()
+    means = panel["held_return"].where(liquid).groupby(panel["date"]).mean()
+    return panel["date"].map(means).astype(float)
+
+
+def _with_inputs(
+    prices: pd.DataFrame,
+    sentiment: pd.DataFrame | None,
+    market_sentiment: pd.Series | None,
+    layer1: pd.DataFrame | None,
+) -> pd.DataFrame:
+    """The price rows with the quote columns as floats, the spread estimate where the
+    estimator is available, the sentiment inputs, the market breadth and the layer-1
+    probabilities joined on (symbol, date)."""
     frame = prices.copy()
     for column in ("bid", "ask", "high", "low"):
         frame[column] = frame[column].astype(float) if column in frame else np.nan
     frame = frame.sort_values(["symbol", "date"]).reset_index(drop=True)
+    frame = with_spread_estimates(frame) if len(frame) else frame
     if sentiment is not None and len(sentiment):
         frame = frame.merge(
             sentiment.rename(columns={"score": "sentiment"})[["symbol", "date", "sentiment"]],
@@ -45,23 +127,10 @@ def build_panel(
     frame["market_sentiment"] = frame["date"].map(market_sentiment) if market_sentiment is not None else 0.0
     frame["market_breadth"] = frame["date"].map(market_breadth_by_day(frame)) if len(frame) else 0.0
     if layer1 is not None and len(layer1):
-        frame = frame.merge(
+        return frame.merge(
             layer1.rename(columns={"p_up": "layer1_p_up"})[["symbol", "date", "layer1_p_up"]],
             on=["symbol", "date"],
             how="left",
         )
-    else:
-        frame["layer1_p_up"] = np.nan
-    parts = []
-    for _, panel in frame.groupby("symbol", sort=False):
-        panel = panel.reset_index(drop=True)
-        fallback = empirical_p_up_series(panel["close"], horizon)
-        panel["layer1_p_up"] = panel["layer1_p_up"].fillna(fallback)
-        features = compute_features(panel)
-        panel[FEATURE_NAMES] = features[FEATURE_NAMES]
-        panel["forward_return"] = panel["close"].shift(-horizon) / panel["close"] - 1
-        panel["label_end"] = panel["date"].shift(-horizon)
-        panel["adv_20"] = panel["volume"].rolling(20).mean()
-        panel["last_return"] = features["return_1d"]
-        parts.append(panel)
-    return pd.concat(parts, ignore_index=True) if parts else frame
+    frame["layer1_p_up"] = np.nan
+    return frame

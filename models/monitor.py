@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from models.decisions import HORIZON
 from models.features import FEATURE_NAMES
 
 log = logging.getLogger(__name__)
@@ -493,7 +494,7 @@ LIVE_LOOKBACK_DAYS = 60  # priced days of live predictions the live checks read 
 
 
 def day_checks(
-    conn: Any, day: date, t: Thresholds, horizon: int = 1, cache_dir: Path | None = None
+    conn: Any, day: date, t: Thresholds, horizon: int = HORIZON, cache_dir: Path | None = None
 ) -> tuple[list[Check], dict[str, Any]]:
     """Every check of `day` (levels only; `persist` sets the states) and what they read.
 
@@ -659,12 +660,13 @@ def reference_version(conn: Any, horizon: int) -> tuple | None:
     )
 
 
-REFERENCE_FORMAT = 2  # bumped when what `reference_data` keeps changes
+REFERENCE_FORMAT = 3  # bumped when what `reference_data` keeps changes
 
 
 def outcomes_end(conn: Any, last: date, horizon: int) -> date:
-    """The priced day `horizon` days after `last` (what the record's last outcome closes
-    on), else `last` while that day is not priced yet."""
+    """The priced day `horizon` + 1 days after `last` (what the record's last outcome, the
+    held excess from the next close over `horizon` sessions, closes on), else `last` while
+    that day is not priced yet."""
     from sqlalchemy import select
 
     from store import tables
@@ -673,10 +675,10 @@ def outcomes_end(conn: Any, last: date, horizon: int) -> date:
     later = [
         d
         for (d,) in conn.execute(
-            select(e.trading_date).where(e.trading_date > last).distinct().order_by(e.trading_date).limit(horizon)
+            select(e.trading_date).where(e.trading_date > last).distinct().order_by(e.trading_date).limit(horizon + 1)
         )
     ]
-    return later[-1] if len(later) == horizon else last
+    return later[-1] if len(later) == horizon + 1 else last
 
 
 def cache_prefix(conn: Any, horizon: int) -> str:
@@ -728,7 +730,7 @@ def reference_data(conn: Any, horizon: int, cache_dir: Path | None) -> dict[str,
             [(d, r["score"]) for d, by in served.items() for r in by.values() if r["score"] is not None],
             columns=["date", "score"],
         ),
-        "outcomes": _outcomes(served, closes[["symbol", "date", "close"]], horizon),
+        "outcomes": _outcomes(served, closes, horizon),
     }
     if cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
@@ -743,12 +745,15 @@ def reference_data(conn: Any, horizon: int, cache_dir: Path | None) -> dict[str,
 
 
 def _outcomes(served: dict[date, dict[str, dict[str, Any]]], prices: pd.DataFrame, horizon: int) -> pd.DataFrame:
-    """date, p_up, up of the served predictions whose next close is known and moved, in date order."""
+    """date, p_up, up of the served predictions whose label (models/dataset.with_labels:
+    the held excess over `horizon` sessions from the next close) is known and not zero, in
+    date order. `prices`: every instrument's bars (the label's universe is the market's)."""
+    from models.dataset import with_labels
+
     rows = [(d, s, r["p_up"]) for d, by in served.items() for s, r in by.items() if r["p_up"] is not None]
     if not rows:
         return pd.DataFrame(columns=["date", "symbol", "p_up", "up"])
-    frame = prices.sort_values(["symbol", "date"])[["symbol", "date", "close"]].copy()
-    frame["forward_return"] = frame.groupby("symbol")["close"].shift(-horizon) / frame["close"] - 1
+    frame = with_labels(prices, horizon)[["symbol", "date", "forward_return"]]
     joined = pd.DataFrame(rows, columns=["date", "symbol", "p_up"]).merge(frame, on=["symbol", "date"])
     joined = joined[joined["forward_return"].notna() & (joined["forward_return"] != 0)]
     joined["up"] = (joined["forward_return"] > 0).astype(float)

@@ -43,10 +43,12 @@ import pandas as pd
 from sqlalchemy import Connection
 
 from market.clock import TradingCalendar
+from market.fees import fee_schedule
+from market.instruments import is_ordinary
 from market.settings import Settings
 from models.calibration import Calibration, in_window, score_rows
-from models.dataset import build_panel
-from models.decisions import EDGE_WINDOW, HORIZON, EdgeTable, decide, decision_columns, edge_rows, edge_tables
+from models.dataset import build_panel, with_labels
+from models.decisions import HORIZON, decide, decision_columns
 from models.features import FEATURE_NAMES, FEATURE_SET
 from models.layer1 import WINDOW, Layer1Backend
 from models.reasons import served as served_reasons
@@ -55,6 +57,7 @@ from models.sentiment.composite import MARKET, METHOD
 from models.walkforward import WalkForwardConfig, run_params, training_rows, with_day_numbers
 from store import tables
 from store.history import append_history, current_rows
+from store.instruments import instrument_types
 from store.splits import Split, stored_splits
 
 log = logging.getLogger(__name__)
@@ -71,7 +74,9 @@ class DayScore:
 
 
 def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.DataFrame:
-    """Every stored bar up to `day` (from `since`, when given), adjusted for the splits known by then."""
+    """Every stored bar up to `day` (from `since`, when given), adjusted for the splits known
+    by then, with `ordinary`: whether the instrument is an ordinary share (store/instruments.py;
+    a bar of an instrument the store does not describe counts as one)."""
     c = tables.eod_prices.c
     rows = current_rows(
         conn, tables.eod_prices, where=[c.trading_date <= day] + ([c.trading_date >= since] if since else [])
@@ -80,6 +85,8 @@ def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.Da
     frame = frame.rename(columns={"trading_date": "date"})[
         ["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]
     ]
+    types = instrument_types(conn)
+    frame["ordinary"] = [is_ordinary(types[s]) if s in types else True for s in frame["symbol"]]
     return split_adjusted(frame, stored_splits(conn, day))
 
 
@@ -227,6 +234,8 @@ def ensure_model(
         warm_from=parent,
         calibration_share=config.calibration_share,
         regressor=config.regressor,
+        days=train["date"].to_numpy(),
+        target=config.target,
     )
     model_id = f"risk-{day.isoformat()}-h{horizon}-{'full' if full else 'warm'}"
     folder = settings.models_dir / model_id
@@ -250,7 +259,11 @@ def ensure_model(
 
 
 def _same_recipe(stored: dict, config: WalkForwardConfig) -> bool:
-    return stored.get("calibration_share") == config.calibration_share and stored.get("regressor") == config.regressor
+    return (
+        stored.get("calibration_share") == config.calibration_share
+        and stored.get("regressor") == config.regressor
+        and stored.get("target", "sign") == config.target
+    )
 
 
 def _last_full_end(conn: Connection, current: dict) -> date:
@@ -355,22 +368,6 @@ def stored_scores(conn: Connection, since: date, day: date, horizon: int) -> pd.
     return pd.DataFrame(scores, columns=["symbol", "date", "raw_score", "score"])
 
 
-def live_edge(
-    conn: Connection, panel: pd.DataFrame, day: date, prediction_horizon: int = 1, horizon: int = HORIZON
-) -> EdgeTable | None:
-    """The held-edge table as `day` can know it (models/decisions.edge_tables), from the
-    Scores the live and validation records served and the panel's closes."""
-    dates = sorted(d for d in panel["date"].unique() if d < day)
-    if not dates:
-        return None
-    since = dates[max(0, len(dates) - EDGE_WINDOW - horizon - 2)]
-    scores = stored_scores(conn, since, day, prediction_horizon)[["symbol", "date", "score"]]
-    if scores.empty:
-        return None
-    frame = panel[panel["date"] >= since].merge(scores, on=["symbol", "date"], how="left")
-    return edge_tables(edge_rows(frame, horizon), [day], horizon)[day]
-
-
 def live_calibration(conn: Connection, panel: pd.DataFrame, day: date, horizon: int) -> Calibration | None:
     """The calibration for `day`'s scores: fitted on the stored out-of-sample raw scores
     of the rows `calibration.in_window` admits for a block starting on `day`, with their
@@ -398,7 +395,12 @@ def live_calibration(conn: Connection, panel: pd.DataFrame, day: date, horizon: 
 
 
 def score_day(
-    conn: Connection, settings: Settings, day: date, calendar: TradingCalendar, backend: Layer1Backend, horizon: int = 1
+    conn: Connection,
+    settings: Settings,
+    day: date,
+    calendar: TradingCalendar,
+    backend: Layer1Backend,
+    horizon: int = HORIZON,
 ) -> DayScore:
     panel = feature_rows(conn, day, backend, horizon)
     store_features(conn, panel, day)
@@ -410,7 +412,7 @@ def score_day(
         today[name] = scored.get(name, np.full(len(today), np.nan))
     today["reasons"] = scored["reasons"]  # the three largest contributions to each raw score (models/reasons.py)
     rows_used = calibration.rows if calibration is not None else 0
-    decided = decide(today, edge=live_edge(conn, panel, day, horizon), fee_rate=float(settings.brokerage_fee_rate))
+    decided = decide(today, fee_rate=float(fee_schedule(settings).rate), horizon=horizon)
     append_history(
         conn,
         tables.predictions,
@@ -472,8 +474,7 @@ def track_record(conn: Connection, day: date, horizon: int) -> dict:
     )
     if preds.empty:
         return {}
-    prices = price_panel(conn, day).sort_values(["symbol", "date"])
-    prices["forward_return"] = prices.groupby("symbol")["close"].shift(-horizon) / prices["close"] - 1
+    prices = with_labels(price_panel(conn, day), horizon)
     prices["last_return"] = prices.groupby("symbol")["close"].pct_change()
     joined = (
         preds.rename(columns={"trading_date": "date"})

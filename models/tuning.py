@@ -39,12 +39,13 @@ def tune(train: pd.DataFrame, config, base_params: dict, folds: int = 3) -> dict
             if len(fit) < 500 or len(valid) < 100:
                 continue
             model = RiskModel(params=params).fit(
-                fit[names].to_numpy(float), fit["forward_return"].to_numpy(float), max(50, config.full_rounds // 2)
+                fit[names].to_numpy(float),
+                fit["forward_return"].to_numpy(float),
+                max(50, config.full_rounds // 2),
+                days=fit["date"].to_numpy(),
+                target=config.target,
             )
-            _, p = model.predict(valid[names].to_numpy(float))
-            up = (valid["forward_return"] > 0).to_numpy(float)
-            p = np.clip(p, 1e-6, 1 - 1e-6)
-            losses.append(float(-np.mean(up * np.log(p) + (1 - up) * np.log(1 - p))))
+            losses.append(_loss(model, valid, names, config.target))
         return float(np.mean(losses)) if losses else float("inf")
 
     study = optuna.create_study(direction="minimize", sampler=optuna.samplers.TPESampler(seed=7))
@@ -52,3 +53,19 @@ def tune(train: pd.DataFrame, config, base_params: dict, folds: int = 3) -> dict
     if not np.isfinite(study.best_value):
         return base_params
     return {**base_params, **study.best_params}
+
+
+def _loss(model: RiskModel, valid: pd.DataFrame, names: list[str], target: str) -> float:
+    """What a fold scores: minus the mean daily rank correlation of the raw score with the
+    label for the rank target, the log loss of the booster's P(up) for the sign target."""
+    if target == "rank":
+        scored = valid.assign(raw=model.raw_score(valid[names].to_numpy(float)))
+        daily = scored.groupby("date").apply(
+            lambda d: d["raw"].corr(d["forward_return"], method="spearman") if len(d) >= 5 else np.nan,
+            include_groups=False,
+        )
+        return float(-np.nanmean(daily)) if daily.notna().any() else float("inf")
+    _, p = model.predict(valid[names].to_numpy(float))
+    up = (valid["forward_return"] > 0).to_numpy(float)
+    p = np.clip(p, 1e-6, 1 - 1e-6)
+    return float(-np.mean(up * np.log(p) + (1 - up) * np.log(1 - p)))

@@ -39,7 +39,7 @@ import pandas as pd
 from sqlalchemy import Connection, func, select
 
 from models.dataset import build_panel
-from models.decisions import HORIZON, decide, decision_columns, edge_rows, edge_tables
+from models.decisions import DEFAULT_FEE_RATE, HORIZON, decide, decision_columns
 from models.features import FEATURE_NAMES
 from models.layer1 import EmpiricalFallback
 from models.metrics import evaluate
@@ -94,9 +94,10 @@ def plan(dates: list[date], days: int, min_train_days: int) -> int | None:
 
 
 def run_walk_forward(
-    panel: pd.DataFrame, end: date, horizon: int, days: int, min_train_days: int
+    panel: pd.DataFrame, end: date, horizon: int, days: int, min_train_days: int, fee_rate: float = DEFAULT_FEE_RATE
 ) -> tuple[WalkForwardResult, pd.DataFrame] | None:
-    """The walk-forward over `panel` (rows up to `end`) and its decided predictions."""
+    """The walk-forward over `panel` (rows up to `end`) and its decided predictions (at
+    the fee schedule's rate per side, `fee_rate`)."""
     panel = panel[panel["date"] <= end]
     dates = sorted(panel["date"].unique())
     first = plan(dates, days, min_train_days)
@@ -108,12 +109,7 @@ def run_walk_forward(
     result = walk_forward(panel, config)
     if result.predictions.empty:
         return None
-    days = sorted(result.predictions["date"].unique())
-    edges = edge_tables(edge_rows(result.predictions, HORIZON), days, HORIZON)
-    decided = pd.concat(
-        [decide(day, edge=edges[d]) for d, day in result.predictions.groupby("date", sort=True)], ignore_index=True
-    )
-    return result, decided
+    return result, decide(result.predictions.reset_index(drop=True), fee_rate=fee_rate, horizon=horizon)
 
 
 def model_ids(result: WalkForwardResult, horizon: int) -> list[str]:
@@ -123,9 +119,10 @@ def model_ids(result: WalkForwardResult, horizon: int) -> list[str]:
 def build_validation_record(
     conn: Connection,
     end: date | None = None,
-    horizon: int = 1,
+    horizon: int = HORIZON,
     days: int = DEFAULT_DAYS,
     min_train_days: int = DEFAULT_MIN_TRAIN_DAYS,
+    fee_rate: float = DEFAULT_FEE_RATE,
 ) -> ValidationRecord:
     """Run the walk-forward over the stored history up to `end` (default `record_end`)
     and append the record (predictions, models, metrics). Idempotent."""
@@ -137,7 +134,7 @@ def build_validation_record(
     if end is None:
         return ValidationRecord(None, None, 0, 0, {}, {}, 0.0, "no prices in the store")
     panel = history_panel(conn, end, horizon)
-    ran = run_walk_forward(panel, end, horizon, days, min_train_days)
+    ran = run_walk_forward(panel, end, horizon, days, min_train_days, fee_rate)
     if ran is None:
         return ValidationRecord(
             None,

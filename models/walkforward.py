@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from models.features import FEATURE_NAMES
-from models.risk import CALIBRATION_SHARE, DEFAULT_PARAMS, REGRESSOR, RiskModel
+from models.risk import CALIBRATION_SHARE, DEFAULT_PARAMS, REGRESSOR, TARGET, RiskModel
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,9 @@ class WalkForwardConfig:
     # the booster's uncalibrated probability).
     calibration_share: float = CALIBRATION_SHARE
     regressor: bool = REGRESSOR
+    # What the booster learns (models/risk.py): "rank", the label's cross-sectional rank
+    # within each day (the product's), or "sign", its direction (the next-day reference).
+    target: str = TARGET
     params: dict = field(default_factory=dict)  # LightGBM parameters over DEFAULT_PARAMS
     # The model's inputs, columns of the panel: None is the registry (models/features.py).
     # Another list is for screening candidate inputs on an early span only
@@ -85,7 +88,12 @@ def run_params(params: dict, config: WalkForwardConfig) -> dict:
     LightGBM parameters, the classifier's hold-out share and whether a regressor was fitted.
     The live stage refits in full when its stored model was trained under another hold-out
     share or regressor setting (models/scoring.ensure_model)."""
-    return {**params, "calibration_share": config.calibration_share, "regressor": config.regressor}
+    return {
+        **params,
+        "calibration_share": config.calibration_share,
+        "regressor": config.regressor,
+        "target": config.target,
+    }
 
 
 @dataclass
@@ -196,6 +204,8 @@ def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardRe
                 warm_from=None if full else previous,
                 calibration_share=config.calibration_share,
                 regressor=config.regressor,
+                days=day_number[train_index],
+                target=config.target,
             )
             del X, y
             kept_rows, kept_end = len(train_index), dates[int(label_day[train_index].max())]

@@ -31,7 +31,9 @@ from sqlalchemy import Engine, func, select
 
 from market.clock import TradingCalendar
 from market.errors import NotReadyError
+from market.fees import fee_schedule
 from market.settings import Settings
+from models.decisions import HORIZON
 from models.monitor import reference_data
 from models.validation import (
     DEFAULT_DAYS,
@@ -100,13 +102,20 @@ def bootstrap(
     days: int = DEFAULT_DAYS,
     min_train_days: int = DEFAULT_MIN_TRAIN_DAYS,
     replay_days: int = REPLAY_DAYS,
-    horizon: int = 1,
+    horizon: int = HORIZON,
 ) -> Bootstrap:
     """`end`: the record's last day; default the day before the first live prediction, or
     the latest priced day (the demo passes the day before its live day, so a re-run after
     that day's T0 builds the same record)."""
     with write_transaction(engine, "bootstrap:validation-record") as conn:
-        record = build_validation_record(conn, end, horizon=horizon, days=days, min_train_days=min_train_days)
+        record = build_validation_record(
+            conn,
+            end,
+            horizon=horizon,
+            days=days,
+            min_train_days=min_train_days,
+            fee_rate=float(fee_schedule(settings).rate),
+        )
     with engine.connect() as conn:  # the model monitor's reference, built once here rather than on T1's first day
         reference_data(conn, horizon, settings.models_dir / "monitor")
     replayed, replay_note = _replay_ai(engine, settings, record, replay_days)

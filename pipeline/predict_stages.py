@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from models.decisions import HORIZON
 from models.features import FEATURE_NAMES
 from models.layer1 import load_layer1
 from models.reasons import served as served_reasons
@@ -14,7 +15,7 @@ from views.bars import refresh_bars
 if TYPE_CHECKING:
     import pandas as pd
 
-HORIZON_DAYS = 1
+HORIZON_DAYS = HORIZON  # the label's holding horizon (models/decisions.py)
 
 
 def run_features(ctx: StageContext) -> StageOutcome:

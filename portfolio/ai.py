@@ -1,6 +1,6 @@
 """The autonomous AI portfolio (T1 step 6) and what the API and reports read of it.
 
-`execute_day` runs the executor for one trading date in one transaction: it opens the
+`execute_day` runs the book (portfolio/book.py) for one trading date in one transaction: it opens the
 portfolio with `ai_starting_cash` on first use, credits the dividends owed up to the
 date (`portfolio.dividends`), fills the orders the previous executed day decided in this
 session (the first an order decided after a close can reach: the ask or the bid, impact,
@@ -30,7 +30,8 @@ from market.settings import Settings
 from models.reasons import served as served_reasons
 from models.scoring import served_predictions
 from portfolio import dividends, ledger
-from portfolio.executor import Order, Signal, fill_orders, plan_day
+from portfolio.book import Mandate, plan_book
+from portfolio.executor import Order, Signal, fill_orders
 from portfolio.ledger import AI_PORTFOLIO, TradeRequest
 from portfolio.market import market_days
 from portfolio.rails import value_positions
@@ -145,6 +146,14 @@ def order_dict(order: Order) -> dict[str, Any]:
     }
 
 
+def rebalance_due(conn: Connection, mandate: Mandate) -> bool:
+    """The book rebalances on its first executed day and every `rebalance_every` executed
+    days after it (the model's retrain cadence)."""
+    c = tables.portfolio_days.c
+    executed = conn.execute(select(func.count()).where(c.portfolio_id == AI_PORTFOLIO)).scalar() or 0
+    return executed % mandate.rebalance_every == 0
+
+
 def record_name(record: Table) -> str:
     """`live` for the daily predictions, `validation` for the walk-forward record."""
     return "validation" if record is tables.validation_predictions else "live"
@@ -212,7 +221,10 @@ def execute_day(engine: Engine, settings: Settings, day: date, record: Table = t
                 )
             )
         held = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO, day).items()}
-        plan = plan_day(ledger.cash_balance(conn, AI_PORTFOLIO), held, signals, market, fees)
+        mandate = Mandate()
+        plan = plan_book(
+            ledger.cash_balance(conn, AI_PORTFOLIO), held, signals, market, fees, mandate, rebalance_due(conn, mandate)
+        )
         decided = [
             Order(
                 o.symbol,

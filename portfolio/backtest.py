@@ -1,25 +1,25 @@
-"""Replay the autonomous executor over history: decisions at the close, fills in the next
-session through the one cost model, statistics beside two benchmarks.
+"""Replay the AI book over history: decisions after each close, fills in the next session
+through the one cost model, statistics beside two benchmarks.
 
-Input: out-of-sample predictions per instrument and day (the walk-forward's output, so
-no day is scored by a model that saw it) with the market columns. Each day:
+Input: out-of-sample predictions per instrument and day (the walk-forward's output on the
+product's label, so no day is scored by a model that saw it) with the market columns. Each
+day:
 
 1. the orders decided the session before fill in today's session (`fill_orders`: the ask
-   or the bid, else the close plus or minus half the spread proxy; square-root impact; at
-   most 25% of today's volume; fees); what cannot fill lapses;
-2. the day's decisions (`models.decisions.decide`, with the held-edge table as the day
-   could know it, `edge_tables`) become signals, and the same `plan_day` the live
-   executor uses plans tomorrow's orders.
+   or the bid, else the close plus or minus half the estimated spread; square-root
+   impact; at most 25% of today's volume; fees); what cannot fill lapses;
+2. the day's decisions (`models.decisions.decide`: Score, expected excess, Action) become
+   signals, and the same `plan_book` the AI portfolio runs (portfolio/book.py) plans the
+   next session's orders, rebalancing every `mandate.rebalance_every` days.
 
-`realistic=False` is the comparison switch: the same decisions filled at their own close,
-whole and cost-free (what the backtest claimed before fills had to be possible). Without
-rails, terciles rank every name, nothing is gated or capped by ADV, and exits sell the
-whole position even on a day without trades (in the cost-free mode).
+Fill modes (`fills`): "costed" (the product's: next session, touch, impact, fees), "gross"
+(the same decisions filled at the next session's close, whole and free: what the book
+earns before costs) and "same_close" (filled at the decision's own close for free: what a
+backtest that ignores when an order can fill would claim).
 
 Figures (`summarise`): the track-record statistics of portfolio/track_record.py overall
-(and, with `by_year`, per calendar year) beside the benchmarks given, the costs paid by
-part, orders, lapsed orders, days trapped (position-days flagged TRAPPED), and the share
-of would-be orders the rails blocked outright or cut in size.
+(and, with `by_year`, per calendar year) beside the benchmarks given, average exposure
+and fills, the costs paid by part, orders, lapsed orders and days trapped.
 """
 
 from __future__ import annotations
@@ -33,30 +33,32 @@ import pandas as pd
 
 from market.costs import FeeSchedule
 from models.dataset import build_panel
-from models.decisions import HORIZON, decide, edge_rows, edge_tables
+from models.decisions import HORIZON, decide
 from models.walkforward import WalkForwardConfig, walk_forward
-from portfolio.executor import Execution, Order, Signal, fill_orders, plan_day
+from portfolio.book import Mandate, plan_book
+from portfolio.executor import Execution, Order, Signal, fill_orders
 from portfolio.rails import TRAPPED, MarketDay, exit_state, value_positions
 from portfolio.track_record import by_year as yearly
 from portfolio.track_record import daily_returns, statistics
 
 TRADING_DAYS_PER_YEAR = 250
 COST_PARTS = ("fees", "spread", "impact")
+FILL_DESCRIPTIONS = {
+    "costed": "next session, cost model",
+    "gross": "next session's close, cost-free",
+    "same_close": "same close, cost-free",
+}
 
 
 @dataclass
 class BacktestResult:
-    rails: bool
-    realistic: bool
+    fills: str
     curve: pd.DataFrame  # date, cash, market_value, equity, liquid_equity, traded, fees, spread, impact
     trades: pd.DataFrame = field(default_factory=pd.DataFrame)  # every fill: decided_on, date, symbol, side, ...
     traded_value: float = 0.0
     orders: int = 0
     lapsed: int = 0
     days_trapped: int = 0
-    would_trade: int = 0
-    blocked: int = 0
-    cut: int = 0
     figures: dict = field(default_factory=dict)
 
 
@@ -75,77 +77,109 @@ def _market_day(row) -> MarketDay:  # noqa: ANN001 - a namedtuple row of the pan
         _known(getattr(row, "high", None)),
         _known(getattr(row, "low", None)),
         _known(getattr(row, "volatility_20", None)),
+        _known(getattr(row, "spread_estimate", None)),
+        str(getattr(row, "spread_estimate_source", "estimate")),
     )
 
 
-def out_of_sample_predictions(prices: pd.DataFrame, min_train_days: int = 250, first_test_date=None) -> pd.DataFrame:  # noqa: ANN001
-    """Walk-forward predictions (1-day horizon, empirical layer 1) for a price history."""
-    panel = build_panel(prices, horizon=1)
-    config = WalkForwardConfig(min_train_days=min_train_days, first_test_date=first_test_date)
+FILL_MODES = ("costed", "gross", "same_close")
+
+
+def out_of_sample_predictions(
+    prices: pd.DataFrame,
+    min_train_days: int = 250,
+    first_test_date=None,  # noqa: ANN001
+    horizon: int = HORIZON,
+    label: str = "excess",
+) -> pd.DataFrame:
+    """Walk-forward predictions (empirical layer 1 over the same horizon) for a price history."""
+    panel = build_panel(prices, horizon=horizon, label=label)
+    config = WalkForwardConfig(min_train_days=min_train_days, first_test_date=first_test_date, horizon=horizon + 1)
     return walk_forward(panel, config).predictions
 
 
+def signals_of(decided: pd.DataFrame) -> dict[str, Signal]:
+    return {
+        r.symbol: Signal(
+            r.symbol,
+            float(r.score),
+            r.action,
+            r.tercile,
+            float(r.weight),
+            float(r.predicted_return),
+            float(r.held_edge),
+            float(r.round_trip_cost),
+            r.reason,
+        )
+        for r in decided.itertuples(index=False)
+    }
+
+
+@dataclass(frozen=True)
+class PreparedDay:
+    """One day's market and decisions: what every book replayed over the same predictions
+    and fee rate reads (the decisions do not depend on what a book holds)."""
+
+    day: date
+    market: dict[str, MarketDay]
+    signals: dict[str, Signal]
+
+
+def prepare_days(predictions: pd.DataFrame, fee_rate: float, horizon: int = HORIZON) -> list[PreparedDay]:
+    """The day-by-day market (a name not priced on a day carries its last close with no
+    trades) and decisions, in date order."""
+    predictions = predictions.sort_values(["date", "symbol"])
+    predictions.attrs = {}  # a loader's notes: pandas deep-copies attrs into every derived frame
+    decided = decide(predictions.reset_index(drop=True), fee_rate=fee_rate, horizon=horizon)
+    last_seen: dict[str, MarketDay] = {}
+    out = []
+    for day, frame in decided.groupby("date", sort=True):
+        today = {r.symbol: _market_day(r) for r in frame.itertuples(index=False)}
+        for symbol, seen in last_seen.items():
+            if symbol not in today:
+                today[symbol] = MarketDay(symbol, seen.close, 0, seen.adv_20)
+        last_seen.update(today)
+        out.append(PreparedDay(day, today, signals_of(frame)))
+    return out
+
+
 def run_backtest(
-    predictions: pd.DataFrame,
-    rails: bool = True,
+    predictions: pd.DataFrame | list[PreparedDay],
     starting_cash: float = 10_000_000,
     fees: FeeSchedule | None = None,
-    realistic: bool = True,
+    fills: str = "costed",
+    mandate: Mandate | None = None,
     horizon: int = HORIZON,
-    edges: dict | None = None,
 ) -> BacktestResult:
-    """`edges`: the held-edge tables by day (computed from `predictions` when None)."""
-    fees = fees or FeeSchedule()
-    result = BacktestResult(rails=rails, realistic=realistic, curve=pd.DataFrame())
-    if predictions.empty:
+    """The book replayed under one of FILL_MODES, over `predictions` or the days
+    `prepare_days` made of them at the same fee rate (a grid of books reuses them)."""
+    if fills not in FILL_MODES:
+        raise ValueError(f"fills must be one of {FILL_MODES}, not {fills!r}")
+    fees, mandate = fees or FeeSchedule(), mandate or Mandate()
+    days = predictions if isinstance(predictions, list) else prepare_days(predictions, float(fees.rate), horizon)
+    result = BacktestResult(fills=fills, curve=pd.DataFrame())
+    if not days:
         result.figures = {"days": 0}
         return result
-    predictions = predictions.sort_values(["date", "symbol"])
-    days = sorted(predictions["date"].unique())
-    if edges is None:
-        edges = edge_tables(edge_rows(predictions, horizon), days, horizon)
     cash, held = Decimal(str(starting_cash)), {}
-    last_seen: dict[str, MarketDay] = {}
     pending: list[Order] = []
     decided_on = None
     rows, trades = [], []
-    for day, frame in predictions.groupby("date", sort=True):
-        today = {r.symbol: _market_day(r) for r in frame.itertuples(index=False)}
-        for symbol, seen in last_seen.items():
-            if symbol not in today:  # not priced today: no trades, valued at its last close
-                today[symbol] = MarketDay(symbol, seen.close, 0, seen.adv_20)
-        last_seen.update(today)
+    for number, prepared in enumerate(days):
+        day, today = prepared.day, prepared.market
+        filled_before = len(trades)
         spent = {part: 0.0 for part in COST_PARTS}
         traded = 0.0
-        if realistic and pending:
-            cash, traded = _apply(
-                fill_orders(pending, today, cash, fees, True, str(decided_on)), held, day, result, trades, spent, traded
-            )
-        decided = decide(frame, edge=edges.get(day), fee_rate=float(fees.rate), liquidity_gates=rails)
-        signals = {
-            r.symbol: Signal(
-                r.symbol,
-                float(r.score),
-                r.action,
-                r.tercile,
-                float(r.weight),
-                float(r.predicted_return),
-                float(r.held_edge),
-                float(r.round_trip_cost),
-                r.reason,
-            )
-            for r in decided.itertuples(index=False)
-        }
-        plan = plan_day(cash, held, signals, today, fees, rails=rails, realistic=realistic)
-        result.would_trade += plan.would_trade
-        result.blocked += plan.blocked_by_rails
-        result.cut += plan.cut_by_rails
-        if realistic:
-            pending, decided_on = plan.orders, day
+        if fills != "same_close" and pending:
+            run = fill_orders(pending, today, cash, fees, fills == "costed", str(decided_on))
+            cash, traded = _apply(run, held, day, result, trades, spent, traded)
+        rebalance = number % mandate.rebalance_every == 0
+        plan = plan_book(cash, held, prepared.signals, today, fees, mandate, rebalance, fills == "costed")
+        if fills == "same_close":
+            run = fill_orders(plan.orders, today, cash, fees, False, str(day))
+            cash, traded = _apply(run, held, day, result, trades, spent, traded)
         else:
-            cash, traded = _apply(
-                fill_orders(plan.orders, today, cash, fees, False, str(day)), held, day, result, trades, spent, traded
-            )
+            pending, decided_on = plan.orders, day
         result.days_trapped += sum(1 for s, q in held.items() if TRAPPED in exit_state(today[s], q).flags)
         valuation = value_positions(float(cash), held, today)
         rows.append(
@@ -156,6 +190,8 @@ def run_backtest(
                 "equity": valuation.equity,
                 "liquid_equity": valuation.liquid_equity,
                 "traded": traded,
+                "fills": len(trades) - filled_before,
+                "names": len(held),
                 **spent,
             }
         )
@@ -212,26 +248,36 @@ def summarise(
     returns = daily_returns(equity)
     returns.index = list(curve["date"])
     costs = {part: float(curve[part].sum()) for part in COST_PARTS}
+    indexed = curve.set_index("date")
+    exposure = indexed["market_value"] / indexed["equity"]
     figures = statistics(
-        returns, benchmarks, traded_value=result.traded_value, mean_equity=float(curve["equity"].mean()), costs=costs
+        returns,
+        benchmarks,
+        traded_value=result.traded_value,
+        mean_equity=float(curve["equity"].mean()),
+        costs=costs,
+        exposure=exposure,
+        fill_count=result.orders,
     )
     figures.update(
         {
-            "rails": result.rails,
-            "fills": "next session, cost model" if result.realistic else "same close, cost-free",
+            "fill_mode": FILL_DESCRIPTIONS[result.fills],
             "orders": result.orders,
             "lapsed_orders": result.lapsed,
             "days_trapped": result.days_trapped,
-            "would_be_orders": result.would_trade,
-            "blocked_share": round(result.blocked / result.would_trade, 4) if result.would_trade else 0.0,
-            "cut_share": round(result.cut / result.would_trade, 4) if result.would_trade else 0.0,
+            "average_names": round(float(curve["names"].mean()), 2),
             "final_liquid_equity": round(float(curve["liquid_equity"].iloc[-1]), 2),
             "final_equity": round(float(curve["equity"].iloc[-1]), 2),
         }
     )
     if by_year:
-        indexed = curve.set_index("date")
         figures["years"] = yearly(
-            returns, benchmarks or {}, indexed["traded"], indexed["equity"], indexed[list(COST_PARTS)]
+            returns,
+            benchmarks or {},
+            indexed["traded"],
+            indexed["equity"],
+            indexed[list(COST_PARTS)],
+            exposure,
+            indexed["fills"],
         )
     return figures

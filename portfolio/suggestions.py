@@ -1,9 +1,12 @@
 """Morning suggestions (T2, 07:00) and what a client does with them.
 
 For trading date D, every client and house portfolio is first credited the dividends it
-is owed up to D (`portfolio.dividends`), then gets the executor's plan (the same
-`plan_day` as the AI portfolio, on the portfolio's own cash and holdings) from the latest
-scored day before D and that day's market: each planned order becomes a PENDING
+is owed up to D (`portfolio.dividends`), then gets the book's plan (the same `plan_book`
+and mandate as the AI portfolio, portfolio/book.py, on the portfolio's own cash and
+holdings) from the latest scored day before D and that day's market. Every morning is a
+rebalance for a client (a suggestion not confirmed is not a trade, so a cadence counted in
+the client's days would drift from the AI book's); replacements still need a gap that
+beats the pair's round trip, so a full book rarely gets one: each planned order becomes a PENDING
 suggestion with quantity, limit price (the price the plan used) and the rationale. A
 portfolio that already has suggestions for D is left alone, so re-running T2 changes
 nothing.
@@ -40,7 +43,7 @@ from market.errors import ConflictError, InvalidInputError, NotFoundError, NotRe
 from market.settings import Settings
 from portfolio import dividends, ledger
 from portfolio.ai import day_signals, fee_schedule, record_name
-from portfolio.executor import plan_day
+from portfolio.book import Mandate, plan_book
 from portfolio.ledger import TradeRejected, TradeRequest
 from portfolio.market import market_days
 from portfolio.rails import check_entry, exit_state
@@ -139,8 +142,14 @@ def _suggest_for(
         return []
     model_id, signals = day_signals(conn, scored, record)
     held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, day).items()}
-    plan = plan_day(
-        ledger.cash_balance(conn, portfolio_id), held, signals, market_days(conn, scored), fee_schedule(settings)
+    plan = plan_book(
+        ledger.cash_balance(conn, portfolio_id),
+        held,
+        signals,
+        market_days(conn, scored),
+        fee_schedule(settings),
+        Mandate(),
+        rebalance=True,
     )
     rows = [
         {

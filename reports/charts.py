@@ -157,14 +157,11 @@ def against_benchmarks(
 
 
 @_in_report_type
-def score_distribution(scores: Sequence[float], long_at: float, avoid_at: float, width: float) -> Drawing:
-    """Histogram of the day's Scores in 5-point bins, with the Action thresholds marked."""
+def score_distribution(scores: Sequence[float], width: float) -> Drawing:
+    """Histogram of the day's Scores in 5-point bins, with the coin toss (50) marked."""
     figure, axes = _figure(width)
     axes.hist(scores, bins=list(range(0, 105, 5)), color=PALETTE["navy"], edgecolor="white", linewidth=0.6)
-    axes.axvline(
-        long_at, color=PALETTE["teal"], linewidth=1.2, label=f"LONG line {long_at:g} (and the edge clears its cost)"
-    )
-    axes.axvline(avoid_at, color=PALETTE["amber"], linewidth=1.2, label=f"AVOID at or below {avoid_at:g}")
+    axes.axvline(50, color=PALETTE["amber"], linewidth=1.2, label="50: as likely to beat the market as not")
     axes.set_xlim(0, 100)
     axes.set_xlabel("Score (0-100)", fontsize=7, color=PALETTE["grey"])
     _unit(axes, "Instruments")

@@ -9,7 +9,7 @@ from typing import Any
 
 from reportlab.platypus import Flowable, Spacer
 
-from models.decisions import AVOID_SCORE, LONG_SCORE
+from models.decisions import BOOK_NAMES, HORIZON
 from portfolio.rails import HIGH_SPREAD
 from reports import charts
 from reports.format import backend_line, metric_rows, money, number, pct, record_caption, signed_pct
@@ -330,16 +330,14 @@ def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> li
     )
     scores = inputs["scores"]
     distribution: Flowable = (
-        charts.score_distribution(scores, LONG_SCORE, AVOID_SCORE, width)
-        if scores
-        else notice("no scored instruments on the latest market day")
+        charts.score_distribution(scores, width) if scores else notice("no scored instruments on the latest market day")
     )
     rule = text(
-        f"LONG needs a Score of at least {LONG_SCORE:.0f} and a held edge (what that Score band earned from the "
-        "next session's close) above the name's round-trip cost (its spread and two fees); AVOID: a Score of "
-        f"{AVOID_SCORE:.0f} or less with a negative held edge, or a held edge that loses more than leaving costs. "
-        "A Score above the line that is not LONG did not clear its cost (GET /api/market/latest gives each "
-        "name's reason).",
+        f"The Score is the calibrated chance that a name beats the equal-weighted liquid universe over the {HORIZON} "
+        "sessions from the next close. LONG: one of the "
+        f"{BOOK_NAMES} liquid ordinary shares with the largest expected excess (what the book holds); AVOID: an "
+        "expected excess that loses more than leaving costs (half the spread and one fee); HOLD otherwise. "
+        "GET /api/market/latest gives each name's reason.",
         SMALL,
     )
     return [*section("Equity curve", *equity), *kept(*section("Score distribution", distribution, rule), *closing)]

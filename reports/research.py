@@ -194,22 +194,22 @@ def tercile_returns(frame: pd.DataFrame, horizons: tuple[int, ...] = HORIZONS) -
 
 
 def walk_forward_models(prices: pd.DataFrame, test_days: int, min_train_days: int):  # noqa: ANN201
-    """The walk-forward (models/walkforward.py, 1-day horizon, empirical layer 1) over the
-    last `test_days` of `prices`: its predictions with decisions, outcomes and models."""
+    """The walk-forward (models/walkforward.py, empirical layer 1) on the next-day reference
+    label (what this notebook's daily accuracy and 1-day IC read) over the last `test_days`
+    of `prices`: its predictions with decisions, outcomes and models."""
     from models.dataset import build_panel
     from models.decisions import decide
     from models.walkforward import WalkForwardConfig, walk_forward
 
-    panel = build_panel(prices, horizon=1)
+    panel = build_panel(prices, horizon=1, label="next_day")
     dates = sorted(panel["date"].unique())
     first = dates[max(min_train_days, len(dates) - test_days)] if len(dates) > min_train_days else None
     if first is None:
         return None
-    result = walk_forward(panel, WalkForwardConfig(min_train_days=min_train_days, first_test_date=first))
+    result = walk_forward(panel, WalkForwardConfig(min_train_days=min_train_days, first_test_date=first, target="sign"))
     if result.predictions.empty:
         return None
-    decided = pd.concat([decide(day) for _, day in result.predictions.groupby("date", sort=True)], ignore_index=True)
-    return result, with_outcomes(decided, prices)
+    return result, with_outcomes(decide(result.predictions.reset_index(drop=True), horizon=1), prices)
 
 
 def importances_over_time(result) -> pd.DataFrame:  # noqa: ANN001

@@ -1,5 +1,6 @@
 """Synthetic panels for the model tests: random-walk prices for a set of instruments, with
-an optional planted signal (tomorrow's return leans on today's sentiment)."""
+an optional planted signal (tomorrow's return leans on today's sentiment), labelled with
+the next-day return the signal moves (the walk-forward's machinery is what these test)."""
 
 from __future__ import annotations
 
@@ -39,4 +40,4 @@ def synthetic_prices(
 
 def synthetic_panel(**options) -> pd.DataFrame:
     prices, sentiment = synthetic_prices(**options)
-    return build_panel(prices, 1, sentiment)
+    return build_panel(prices, 1, sentiment, label="next_day")  # the planted signal moves the next close

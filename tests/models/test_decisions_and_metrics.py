@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from market.liquidity import effective_spread, passes_entry_gates
-from models.decisions import EDGE_BANDS, EdgeTable, decide, edge_tables
+from models.decisions import decide
 from models.metrics import evaluate
 
 
@@ -28,73 +28,77 @@ def day(**columns) -> pd.DataFrame:
     return pd.DataFrame(base)
 
 
-def flat_edge(edge: float) -> EdgeTable:
-    return EdgeTable(1, tuple([edge] * (len(EDGE_BANDS) - 1)), tuple([100] * (len(EDGE_BANDS) - 1)))
-
-
 # The day's quoted spread is 2%, fees 0.5% a side: a round trip costs 3%, leaving 1.5%.
 @pytest.mark.parametrize(
     "p_up, edge, action",
     [
-        (0.55, 0.0301, "LONG"),
-        (0.5494, 0.0301, "HOLD"),
-        (0.55, 0.03, "HOLD"),
-        (0.90, 0.029, "HOLD"),
-        (0.45, -0.0001, "AVOID"),
-        (0.45, 0.0, "HOLD"),
-        (0.4506, -0.0149, "HOLD"),
-        (0.60, -0.0151, "AVOID"),
+        (0.55, 0.0001, "LONG"),  # alone on the day: the book's best name
+        (0.30, -0.01, "LONG"),  # still the best there is: the mandate is invested, LONG is a rank
+        (0.90, -0.0149, "LONG"),  # expected to lag, by less than leaving costs
+        (0.60, -0.0151, "AVOID"),  # expected to lose more than leaving costs (half the spread, one fee)
+        (0.45, -0.0150, "LONG"),  # exactly the cost of leaving: kept
     ],
 )
-def test_action_reads_the_held_edge_against_the_round_trip_cost(p_up: float, edge: float, action: str) -> None:
-    out = decide(day(p_up=[p_up]), edge=flat_edge(edge), fee_rate=0.005)
+def test_action_reads_the_expected_excess(p_up: float, edge: float, action: str) -> None:
+    out = decide(day(p_up=[p_up], expected_return=[edge]), fee_rate=0.005)
     assert out["action"].iloc[0] == action
     assert out["score"].iloc[0] == round(100 * p_up, 1)
+    assert out["held_edge"].iloc[0] == pytest.approx(edge)
     assert out["round_trip_cost"].iloc[0] == pytest.approx(0.03)
 
 
-def test_a_score_above_the_long_line_that_is_not_long_says_why() -> None:
-    out = decide(day(p_up=[0.68]), edge=flat_edge(0.004), fee_rate=0.005)
-    assert out["action"].iloc[0] == "HOLD"
-    assert out["reason"].iloc[0] == "edge +0.40% over 1 sessions below round-trip cost 3.00% (spread 2.00%, fees 1.00%)"
-    assert decide(day(p_up=[0.68]))["action"].iloc[0] == "HOLD"  # no held-return record: no LONG on conviction alone
-    assert decide(day(p_up=[0.40]))["action"].iloc[0] == "AVOID"
-
-
-def test_weights_only_for_long_capped_and_summing_to_at_most_one() -> None:
-    out = decide(day(p_up=[0.9] * 10 + [0.5], volatility_20=[0.001] * 10 + [0.02]), edge=flat_edge(0.05))
-    assert (out["weight"].iloc[:10] <= 0.15).all() and out["weight"].iloc[10] == 0
-    assert out["weight"].sum() <= 1.0 + 1e-9
-    one = decide(day(p_up=[0.6, 0.7], volatility_20=[0.2, 0.4]), edge=flat_edge(0.07))
-    # a quarter of the Kelly fraction of the net edge: 0.25 x (0.07 - 0.03) / (vol^2 x 1)
-    assert one["weight"].iloc[1] == pytest.approx(0.0625) and one["weight"].iloc[0] == pytest.approx(0.15)
-
-
-def test_the_held_edge_is_known_only_after_its_exit_close() -> None:
-    rows = pd.DataFrame(
-        {
-            "score": [70.0] * 60 + [70.0],
-            "held_return": [0.01] * 60 + [0.5],
-            "liquid": [True] * 61,
-            "known_on": [pd.Timestamp("2026-01-05").date()] * 60 + [pd.Timestamp("2026-01-07").date()],
-        }
+def test_long_is_the_books_best_liquid_ordinary_names() -> None:
+    edges = [0.02, 0.015, 0.01, 0.005, 0.004, 0.003]
+    out = decide(day(p_up=[0.6] * 6, expected_return=edges), book_names=2)
+    assert out["action"].tolist() == ["LONG", "LONG", "HOLD", "HOLD", "HOLD", "HOLD"]
+    assert out["reason"].iloc[2].endswith("rank 3 of the liquid names: the book holds the 2 best")
+    assert out["weight"].tolist() == [0.475, 0.475, 0, 0, 0, 0]  # the book's slot: 95% over its 2 names
+    typed = decide(
+        day(p_up=[0.6] * 3, expected_return=[0.02, 0.01, 0.0], ordinary=[False, True, True], adv_20=[9e4, 9e4, 10]),
+        book_names=2,
     )
-    days = [pd.Timestamp(d).date() for d in ("2026-01-05", "2026-01-06", "2026-01-07", "2026-01-08")]
-    tables = edge_tables(rows, days, horizon=1)
-    assert np.isnan(tables[days[0]].lookup([70.0])[0])  # exits known on the 5th count from the 6th
-    assert tables[days[1]].lookup([70.0])[0] == pytest.approx(0.01)
-    assert tables[days[2]].lookup([70.0])[0] == pytest.approx(0.01)  # the 0.5 is known on the 7th, counted from the 8th
-    assert tables[days[3]].lookup([70.0])[0] == pytest.approx((60 * 0.01 + 0.5) / 61)
-    assert np.isnan(tables[days[3]].lookup([50.0])[0])  # a band with too few rows has no edge
+    assert typed["action"].tolist() == ["HOLD", "LONG", "HOLD"]  # a preference share and an illiquid name: never
+    assert "not an ordinary share" in typed["reason"].iloc[0] and typed["weight"].iloc[0] == 0
+    assert "fails the entry liquidity gates" in typed["reason"].iloc[2]
+
+
+def test_a_name_not_bought_says_why() -> None:
+    out = decide(day(p_up=[0.68, 0.7], expected_return=[-0.004, 0.01]), fee_rate=0.005, book_names=1)
+    assert out["action"].tolist() == ["HOLD", "LONG"]
+    assert out["reason"].iloc[0] == (
+        "expected excess -0.40% over 10 sessions (Score 68.0), rank 2 of the liquid names: the book holds the 1 best"
+    )
+    unscored = decide(day(p_up=[0.68], expected_return=[np.nan]))
+    assert unscored["action"].iloc[0] == "HOLD"  # no calibrated expected excess: no LONG on conviction alone
+    assert "not bought on conviction alone" in unscored["reason"].iloc[0]
+
+
+def test_terciles_and_weights_rank_within_each_day() -> None:
+    two_days = pd.concat(
+        [
+            day(p_up=[0.6] * 3, expected_return=[0.03, 0.02, 0.01]).assign(date="d1"),
+            day(p_up=[0.6] * 3, expected_return=[0.001, 0.002, 0.003]).assign(date="d2"),
+        ],
+        ignore_index=True,
+    )
+    out = decide(two_days, book_names=1)
+    assert out["tercile"].tolist() == ["TOP", "MIDDLE", "BOTTOM", "BOTTOM", "MIDDLE", "TOP"]
+    assert out["weight"].gt(0).tolist() == [True, False, False, False, False, True]
 
 
 def test_terciles_rank_liquid_names_and_flag_the_rest() -> None:
-    out = decide(day(p_up=[0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.95], adv_20=[10_000] * 6 + [4_999]))
+    out = decide(
+        day(
+            p_up=[0.6] * 7,
+            expected_return=[0.06, 0.05, 0.04, 0.03, 0.02, 0.01, 0.07],
+            adv_20=[10_000] * 6 + [4_999],
+        )
+    )
     assert out["tercile"].tolist() == ["TOP", "TOP", "MIDDLE", "MIDDLE", "BOTTOM", "BOTTOM", "ILLIQUID"]
 
 
-def test_equal_scores_are_ranked_by_predicted_return() -> None:
-    out = decide(day(p_up=[0.5] * 3, predicted_return=[0.002, -0.003, 0.0]))
+def test_equal_expected_excess_is_ranked_by_score() -> None:
+    out = decide(day(p_up=[0.55, 0.45, 0.5], expected_return=[0.001] * 3))
     assert out["tercile"].tolist() == ["TOP", "BOTTOM", "MIDDLE"]
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from market.settings import Settings
+from models.decisions import HORIZON
 from models.features import FEATURE_LABELS, FEATURE_NAMES
 from models.reasons import TOP, contributions, explain, served, top_reasons
 from models.risk import DEFAULT_PARAMS, RiskModel, load_model
@@ -35,6 +36,7 @@ def trained() -> tuple[RiskModel, np.ndarray]:
         config.full_rounds,
         calibration_share=config.calibration_share,
         regressor=config.regressor,
+        days=train["date"].to_numpy(),
     )
     X = panel[panel["date"] == dates[-1]][FEATURE_NAMES].to_numpy(float)
     X[::4, FEATURE_NAMES.index("spread_pct")] = np.nan  # as a name with neither quotes nor a range has it
@@ -139,7 +141,7 @@ def test_the_live_stage_stores_the_reasons_of_every_prediction(settings: Setting
     with engine.connect() as conn:
         stored = {r["symbol"]: r for r in current_rows(conn, tables.predictions)}
         (run,) = current_rows(conn, tables.model_runs)
-        panel = feature_rows(conn, DAY, backend, 1)
+        panel = feature_rows(conn, DAY, backend, HORIZON)
     model = load_model(run["artifact_path"])
     today = panel[panel["date"] == DAY].reset_index(drop=True)
     X = today[FEATURE_NAMES].to_numpy(float)

@@ -142,8 +142,9 @@ def test_zero_warm_rounds_keep_the_parent_boosters() -> None:
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(1500, 14)), rng.normal(0, 0.01, 1500)
-    parent = RiskModel().fit(X, y, 10)
-    child = RiskModel().fit(X[:700], y[:700], 0, warm_from=parent)
+    days = np.arange(len(X)) // 20
+    parent = RiskModel().fit(X, y, 10, days=days)
+    child = RiskModel().fit(X[:700], y[:700], 0, warm_from=parent, days=days[:700])
     assert child.classifier is parent.classifier and child.regressor is parent.regressor and child.platt == parent.platt
     np.testing.assert_array_equal(child.predict(X)[1], parent.predict(X)[1])
 

@@ -12,6 +12,7 @@ import pytest
 from market.clock import default_calendar
 from market.settings import Settings
 from models import calibration
+from models.decisions import HORIZON
 from models.layer1 import EmpiricalFallback
 from models.scoring import feature_rows, live_calibration, score_day
 from models.validation import build_validation_record
@@ -45,12 +46,13 @@ def test_the_first_live_day_is_calibrated_on_the_validation_record_with_labels_k
 
     monkeypatch.setattr(calibration.Calibration, "fit", classmethod(recording))
     with engine.begin() as conn:
-        result = score_day(conn, settings, live, default_calendar(), EmpiricalFallback(), 1)
+        result = score_day(conn, settings, live, default_calendar(), EmpiricalFallback(), HORIZON)
         stored = _predictions(conn, live)
 
-    # The window: the record's days whose next close was known before the live day, less
-    # the one-day embargo: the record's first day to the live day's third trading day back.
-    window_days = days[-61:-3]
+    # The window: the record's days whose label (the close HORIZON + 1 sessions later) was
+    # known before the live day, less the one-day embargo: the record's first day to the
+    # day whose label ends on the live day's third trading day back.
+    window_days = days[-61 : -3 - HORIZON]
     assert fitted == [(len(window_days) * INSTRUMENTS, days[-3], days[-61])]
     assert result.calibration_rows == len(window_days) * INSTRUMENTS
     assert len(stored) == INSTRUMENTS and (stored["calibration_rows"] == len(window_days) * INSTRUMENTS).all()
@@ -83,7 +85,7 @@ def test_the_served_scores_calibrate_the_live_record_s_before_the_validation_rec
     engine = _store(settings, prices)
     days = sorted(prices["date"].unique())
     live = days[-1]
-    window = days[-61:-3]
+    window = days[-61 : -3 - HORIZON]
     rng = np.random.default_rng(1)
     symbols = sorted(prices["symbol"].unique())
 
@@ -93,7 +95,7 @@ def test_the_served_scores_calibrate_the_live_record_s_before_the_validation_rec
                 "symbol": s,
                 "trading_date": d,
                 "model_id": model_id,
-                "horizon_days": 1,
+                "horizon_days": HORIZON,
                 "p_up": 0.5,
                 "score": 50.0,
                 "raw_score": float(centre + rng.normal()),
@@ -109,8 +111,8 @@ def test_the_served_scores_calibrate_the_live_record_s_before_the_validation_rec
         append_history(conn, tables.validation_predictions, validation)
         append_history(conn, tables.predictions, own[:half])  # live for the window's first days only
         append_history(conn, tables.predictions, first_day)
-        panel = feature_rows(conn, live, EmpiricalFallback(), 1)
-        fitted = live_calibration(conn, panel, live, 1)
+        panel = feature_rows(conn, live, EmpiricalFallback(), HORIZON)
+        fitted = live_calibration(conn, panel, live, HORIZON)
     own = first_day + own[len(first_day) :]
     used = np.array([r["raw_score"] for r in own[:half]] + [r["raw_score"] for r in validation[half:]])
     assert fitted.rows == len(window) * len(symbols)

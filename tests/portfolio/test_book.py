@@ -129,17 +129,25 @@ def test_no_position_exceeds_its_capacity_share_of_adv_20() -> None:
     mandate = Mandate(names=2, capacity=0.05)
     cases = {
         2_000_000.0: 47_500,  # 5% of ADV_20 is 100,000 shares: the slot binds
-        600_000.0: 30_000,  # 30,000 shares: at least half a slot, bought up to capacity
-        400_000.0: None,  # 20,000 shares: under half a slot, too thin
+        600_000.0: 30_000,  # 30,000 shares: bought up to capacity
+        400_000.0: 20_000,  # 20,000 shares: a thin name is held small, never past its capacity
     }
     for adv, bought in cases.items():
         days = {"C": market("C", adv_20=adv)}
         plan = plan_book(Decimal("1000000"), {}, {"C": signal("C", 0.05)}, days, NO_FEES, mandate, realistic=False)
-        if bought is None:
-            assert plan.orders == []
-            assert plan.skipped[0]["reason"].startswith("too thin for a slot")
-        else:
-            assert [(o.symbol, o.quantity) for o in plan.orders] == [("C", bought)]
+        assert [(o.symbol, o.quantity) for o in plan.orders] == [("C", bought)]
+
+
+def test_money_a_capacity_leaves_uninvested_goes_to_the_next_names() -> None:
+    """Two slots of 47,500 shares; A and B can hold 20,000 each (5% of ADV_20), so about a
+    slot stays uninvested and the book adds C and D (up to twice its names), best first."""
+    mandate = Mandate(names=2, capacity=0.05)
+    edges = {"A": 0.05, "B": 0.04, "C": 0.03, "D": 0.02, "E": 0.01}
+    days = {s: market(s, adv_20=400_000.0) for s in edges}
+    signals = {s: signal(s, e) for s, e in edges.items()}
+    plan = plan_book(Decimal("1000000"), {}, signals, days, NO_FEES, mandate, realistic=False)
+    assert [(o.symbol, o.quantity) for o in plan.orders] == [("A", 20_000), ("B", 20_000), ("C", 20_000), ("D", 20_000)]
+    assert {s["symbol"] for s in plan.skipped} == {"E"}
 
 
 def test_a_top_up_stays_within_capacity() -> None:
@@ -184,7 +192,7 @@ def test_property_no_buy_takes_a_position_past_its_capacity(
     for symbol in {o.symbol for o in plan.orders if o.side == "BUY"}:
         assert after[symbol] <= math.floor(capacity * advs[symbol])
         assert actions[symbol] != "AVOID"
-    assert len({s for s, q in after.items() if q > 0}) <= max(names, len([s for s, q in holdings.items() if q > 0]))
+    assert len({s for s, q in after.items() if q > 0}) <= max(2 * names, len([s for s, q in holdings.items() if q > 0]))
 
 
 # --- filling the book ----------------------------------------------------------------------
@@ -192,15 +200,14 @@ def test_property_no_buy_takes_a_position_past_its_capacity(
 
 def test_empty_slots_fill_best_expected_excess_first_up_to_names() -> None:
     edges = {"A": 0.03, "B": 0.06, "C": 0.05, "D": 0.04, "E": 0.02}
-    days = {s: market(s) for s in edges} | {"THIN": market("THIN", adv_20=10_000.0)}
-    signals = {s: signal(s, e) for s, e in edges.items()} | {"THIN": signal("THIN", 0.09)}
+    days = {s: market(s) for s in edges}
+    signals = {s: signal(s, e) for s, e in edges.items()}
     plan = plan_book(Decimal("1000000"), {}, signals, days, FEES, Mandate(names=3))
     assert sides(plan) == [("B", "BUY"), ("C", "BUY"), ("D", "BUY")]
     assert plan.orders[0].rationale["reason"].startswith("fills an empty slot (1 of 3)")
     # every LONG name not bought is in `skipped`, with a reason
     skipped = {s["symbol"]: s["reason"] for s in plan.skipped}
-    assert set(skipped) == {"A", "E", "THIN"} and all(skipped.values())
-    assert skipped["THIN"].startswith("too thin for a slot")
+    assert set(skipped) == {"A", "E"} and all(skipped.values())
 
     # after the buys fill in the next session, the book holds about `exposure` of its equity
     run = fill_orders(plan.orders, days, Decimal("1000000"), FEES)
