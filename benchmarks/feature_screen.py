@@ -12,6 +12,18 @@ tool for confirming, on a span the choice never saw (docs/model.md says which is
     python benchmarks/feature_screen.py --round four --jobs 2  # the fourth round's
     python benchmarks/feature_screen.py --round nine --jobs 2  # a learned layer 1 (docs/model-appendix-rounds.md)
     python benchmarks/feature_screen.py --jobs 16 --variant 'mine momentum_20=r60 cfg:full_rounds=200'
+    python benchmarks/feature_screen.py --round ten --jobs 2   # the product's label, H = 10 (tenth round)
+    python benchmarks/feature_screen.py --label excess --horizon 5 --jobs 2 --variant core14-v4
+
+`--label excess --horizon H` (the default from round ten on; H defaults to
+models.decisions.HORIZON) screens for the product's label: the panel is
+`build_panel(prices, horizon=H, label="excess")`, the walk-forward purges on its label_end
+(`WalkForwardConfig(horizon=H + 1)`) and its booster learns the daily rank (target "rank"),
+and each variant prints the rank IC of the raw score (mean daily Spearman with the label)
+on all rows and on the liquid ones (entry gates pass, ordinary shares), overall and per
+year, beside the figures below. Rounds three to nine keep the next-day label they chose on
+(`--label next_day`, H = 1, target "sign"). Rounds' variants are written against the
+registry they were screened on (core14-v3, `on_core14_v3`); `--variant` against today's.
 
 A variant is `NAME SLOT=CANDIDATE ... +CANDIDATE ... cfg:FIELD=JSON ... p:PARAM=JSON`; swaps
 apply to the registry's list at once (so two swaps can exchange inputs); `+CANDIDATE` adds
@@ -189,6 +201,70 @@ ROUND_NINE = [
     f"kitchen-sink sentiment=gap_low market_sentiment=gap_high {SINK}",
     f"kitchen-sink-plain-recipe sentiment=gap_low market_sentiment=gap_high {SINK} {PLAIN_RECIPE}",
 ]
+# Round ten (docs/model-appendix-rounds.md): the label is now what a position can earn, the
+# excess return from the close of t+1 to the close of t+1+H over the liquid universe's
+# (issue 55), and what counts is the rank IC of the raw score on the liquid names. The
+# registry was chosen for the next day's direction, read mostly from the bounce
+# (close_location, return_1d, spread_pct, volume_ratio_20); greedy, on core14-v3: first
+# close_location's slot takes each candidate for weeks (longer and skipping momentum, the
+# distance from the year's high, slower volatility, liquidity and size, the spread
+# estimate, momentum against the market and ranked), then with the best of them in, the
+# other bounce slots take the best candidates, then once more. core14-v4 came out of it.
+ROUND_TEN_CANDIDATES = [
+    "r60",
+    "r120",
+    "r250",
+    "r60_skip5",
+    "r250_skip20",
+    "high_250_distance",
+    "volatility_60",
+    "log_value_adv20",
+    "log_amihud_20",
+    "zero_volume_share_60",
+    "spread_estimate",
+    "r60_rel",
+    "rank_r60",
+    "rsi_50",
+    "pct_b_60",
+]
+_VOL60 = "close_location=volatility_60"
+_VOL60_ADV = "close_location=volatility_60 spread_pct=log_value_adv20"  # core14-v4
+ROUND_TEN = [
+    "core14-v3",
+    *(f"location-{c} close_location={c}" for c in ROUND_TEN_CANDIDATES),
+    # step 2: close_location is volatility_60; return_1d, volume_ratio_20, spread_pct in turn
+    *(f"vol60-ret-{c} {_VOL60} return_1d={c}" for c in ("log_value_adv20", "r120", "high_250_distance")),
+    f"vol60-ret-zero_volume_share_60 {_VOL60} return_1d=zero_volume_share_60",
+    *(f"vol60-vr-{c} {_VOL60} volume_ratio_20={c}" for c in ("log_value_adv20", "r120")),
+    f"vol60-spread-log_value_adv20 {_VOL60_ADV}",
+    # once more, from there; and the second swap alone
+    "adv-only spread_pct=log_value_adv20",
+    f"v60adv-ret-r120 {_VOL60_ADV} return_1d=r120",
+    f"v60adv-vr-r120 {_VOL60_ADV} volume_ratio_20=r120",
+    f"v60adv-ret-high250 {_VOL60_ADV} return_1d=high_250_distance",
+    f"v60adv-vr-r250skip20 {_VOL60_ADV} volume_ratio_20=r250_skip20",
+    f"v60adv-ret-spread {_VOL60_ADV} return_1d=spread_pct",
+    f"v60adv-vr-zv60 {_VOL60_ADV} volume_ratio_20=zero_volume_share_60",
+]
+# Rounds three to ten were screened on core14-v3: core14-v4 has volatility_60 where v3 had
+# close_location and log_value_adv20 where it had spread_pct. `on_core14_v3` writes a
+# round's variant against today's registry (`--variant` is always against today's).
+CORE14_V3_SLOTS = {"volatility_60": "close_location", "log_value_adv20": "spread_pct"}
+
+
+def on_core14_v3(variant: str) -> str:
+    """`variant`, written against core14-v3, as a variant of today's registry: v3's inputs
+    back in their slots, then the variant's own swaps (a swap of a v3 slot names the slot
+    that slot became)."""
+    name, *items = variant.split()
+    slot_of = {old: new for new, old in CORE14_V3_SLOTS.items()}
+    rewritten = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        rewritten.append(f"{slot_of[key]}={value}" if sep and key in slot_of else item)
+    return " ".join([name, *(f"{slot}={v3}" for slot, v3 in CORE14_V3_SLOTS.items()), *rewritten])
+
+
 ROUNDS = {
     "three": DEFAULT_VARIANTS,
     "four": ROUND_FOUR,
@@ -196,7 +272,11 @@ ROUNDS = {
     "six": ROUND_SIX,
     "seven": ROUND_SEVEN,
     "nine": ROUND_NINE,
+    "ten": ROUND_TEN,
 }
+# The label each round chose on (`--label`'s default): three to nine the next day's move,
+# from ten the product's excess return over HORIZON sessions.
+ROUND_LABELS = {name: "next_day" for name in ("three", "four", "five", "six", "seven", "nine")} | {"ten": "excess"}
 LEARNED = {
     "learned_p_up_own": OWN_CANDIDATES,
     "learned_p_up_all": OWN_CANDIDATES + CROSS_CANDIDATES + ["market_breadth"],
@@ -231,7 +311,7 @@ def candidates(panel: pd.DataFrame) -> pd.DataFrame:
     (`peer_moves`)."""
     from models.features import bollinger_bandwidth
 
-    panel = panel.sort_values(["symbol", "date"]).reset_index(drop=True)
+    panel = with_registry_inputs(panel.sort_values(["symbol", "date"]).reset_index(drop=True))
     by_symbol = panel.groupby("symbol", sort=False)
     close = panel["close"].astype(float)
     for k in (2, 3, 10, 60):
@@ -285,6 +365,91 @@ def candidates(panel: pd.DataFrame) -> pd.DataFrame:
     panel["days_since_trade"] = panel.groupby([panel["symbol"], trade_spell]).cumcount().astype(float)
     for k in (3, 5, 10):
         panel[f"peer_return_{k}"], panel[f"peer_breadth_{k}"] = peer_moves(panel, traded, k)
+    return horizon_candidates(panel)
+
+
+# The registry's functions (models/features.py) that a panel may lack once they leave the
+# 14: the candidates above read some of them, and a variant can swap them back in.
+REGISTRY_FUNCTIONS = (
+    "rsi_14",
+    "bollinger_pct_b",
+    "bollinger_bandwidth",
+    "momentum_5",
+    "momentum_20",
+    "close_location",
+    "return_1d",
+    "volatility_20",
+    "volume_ratio_20",
+    "zero_volume_share_20",
+    "spread_pct",
+    "volatility_60",
+    "log_value_adv20",
+)
+
+
+def with_registry_inputs(panel: pd.DataFrame) -> pd.DataFrame:
+    """`panel` (sorted by symbol, date) with every REGISTRY_FUNCTIONS column it lacks,
+    computed per instrument by the registry's own function."""
+    import models.features as registry
+
+    for name in REGISTRY_FUNCTIONS:
+        if name not in panel:
+            compute = getattr(registry, name)
+            panel[name] = panel.groupby("symbol", sort=False, group_keys=False)[list(panel.columns)].apply(compute)
+    return panel
+
+
+def _wilder_rsi(close: pd.Series, n: int) -> pd.Series:
+    change = close.diff()
+    gain = change.clip(lower=0).ewm(alpha=1 / n, adjust=False, min_periods=n).mean()
+    loss = (-change.clip(upper=0)).ewm(alpha=1 / n, adjust=False, min_periods=n).mean()
+    rsi = (100 - 100 / (1 + gain / loss)).where(loss > 0, 100.0).where(gain + loss > 0, 50.0)
+    return rsi.where(change.notna().cumsum() >= n)
+
+
+def horizon_candidates(panel: pd.DataFrame) -> pd.DataFrame:
+    """Round ten's candidates, for a label over weeks (the excess return from t+1 to
+    t+1+H), each from data dated on or before the row's day (per instrument) or from the
+    same day across instruments: longer returns (`r120`, `r250`), returns that skip the
+    latest days (`r60_skip5` = close[t-5] / close[t-60] - 1, `r120_skip20`,
+    `r250_skip20`), the close against its highest close of 250 days (`high_250_distance`),
+    each name's share of the market's 20-day traded value (`value_share_20`, the turnover
+    the files allow: they hold no share counts), the
+    Amihud illiquidity (`log_amihud_20`: log of the 20-day mean of |return| / traded value
+    over the days with trades), the share of no-trade days in 60 (`zero_volume_share_60`),
+    the momentum less the day's mean over the instruments that have one (`rN_rel`), its
+    percentile rank that day (`rank_rN`), Wilder's RSI over 50 days (`rsi_50`), %B of the
+    60-day, 2-standard-deviation Bollinger Bands (`pct_b_60`); the panel's Abdi-Ranaldo
+    `spread_estimate` is a candidate as it is. Two of the round's candidates were chosen
+    and are registry inputs now (models/features.py: `volatility_60`, `log_value_adv20`)."""
+    by_symbol = panel.groupby("symbol", sort=False)
+    close = panel["close"].astype(float)
+    shifted = {k: by_symbol["close"].shift(k).astype(float) for k in (5, 20, 60, 120, 250)}
+    panel["r120"] = close / shifted[120] - 1
+    panel["r250"] = close / shifted[250] - 1
+    panel["r60_skip5"] = shifted[5] / shifted[60] - 1
+    panel["r120_skip20"] = shifted[20] / shifted[120] - 1
+    panel["r250_skip20"] = shifted[20] / shifted[250] - 1
+    panel["high_250_distance"] = close / by_symbol["close"].transform(lambda c: c.astype(float).rolling(250).max()) - 1
+    log_return = np.log(close) - np.log(by_symbol["close"].shift(1).astype(float))
+    value = close * panel["volume"].astype(float)
+    value_adv = value.groupby(panel["symbol"]).transform(lambda v: v.rolling(20).mean())
+    panel["value_share_20"] = value_adv / value_adv.groupby(panel["date"]).transform("sum")
+    impact = (log_return.abs() / value).where(value > 0)
+    amihud = impact.groupby(panel["symbol"]).transform(lambda a: a.rolling(20, min_periods=1).mean())
+    panel["log_amihud_20"] = np.log(amihud.where(amihud > 0) * 1e6)
+    no_trade = (panel["volume"].astype(float) == 0).astype(float)
+    panel["zero_volume_share_60"] = no_trade.groupby(panel["symbol"]).transform(lambda z: z.rolling(60).mean())
+    for k in (20, 60, 120, 250):
+        column = panel["momentum_20"] if k == 20 else panel[f"r{k}"]
+        by_day = column.groupby(panel["date"])
+        panel[f"r{k}_rel"] = column - by_day.transform("mean")
+        panel[f"rank_r{k}"] = by_day.rank(pct=True)
+    panel["rsi_50"] = by_symbol["close"].transform(lambda c: _wilder_rsi(c.astype(float), 50))
+    mean60 = by_symbol["close"].transform(lambda c: c.astype(float).rolling(60).mean())
+    std60 = by_symbol["close"].transform(lambda c: c.astype(float).rolling(60).std(ddof=0))
+    width = 4 * std60
+    panel["pct_b_60"] = ((close - (mean60 - 2 * std60)) / width).where(width > 0, 0.5).where(width.notna())
     return panel
 
 
@@ -388,6 +553,34 @@ def parse(variant: str) -> tuple[str, dict, dict, dict, list]:
 
 
 _PANEL: pd.DataFrame | None = None  # the worker's copy (inherited on fork)
+# WalkForwardConfig fields the label sets (a variant's cfg: overrides them): the purge's
+# horizon (1 for the next-day label, H + 1 for the excess label, whose label_end is t+1+H)
+# and the booster's target (the sign for the next-day rounds, the daily rank for excess).
+_LABEL_CONFIG: dict = {"horizon": 1, "target": "sign"}
+
+
+def liquid_rows(frame: pd.DataFrame) -> pd.Series:
+    """The rows a position could be opened on: the entry gates pass
+    (market.liquidity.passes_entry_gates) and the instrument is an ordinary share (the
+    `ordinary` column, where the frame has one)."""
+    from market.liquidity import passes_entry_gates
+
+    liquid = passes_entry_gates(frame).fillna(False).astype(bool)
+    if "ordinary" in frame:
+        liquid &= frame["ordinary"].fillna(True).astype(bool)
+    return liquid
+
+
+def rank_ic_by_year(f: pd.DataFrame, column: str = "raw_score") -> tuple[float | None, dict[int, float]]:
+    """The rank IC of `column` (model_quality.daily_ic: the mean over days with at least 5
+    rows of the Spearman correlation with forward_return), over the rows and per year."""
+    years = {
+        int(y): round(daily_ic(g, column), 4)
+        for y, g in f.groupby(pd.to_datetime(f["date"]).dt.year)
+        if daily_ic(g, column) is not None
+    }
+    overall = daily_ic(f, column)
+    return (None if overall is None else round(overall, 4)), years
 
 
 def run(variant: str, start: date, end: date) -> dict:
@@ -400,6 +593,7 @@ def run(variant: str, start: date, end: date) -> dict:
         raise SystemExit(f"error: variant {name}: unknown slot or candidate {unknown}")
     names = tuple(swaps.get(n, n) for n in FEATURE_NAMES) + tuple(extras)
     started = time.perf_counter()
+    config = {**_LABEL_CONFIG, **config}
     result = walk_forward(_PANEL, WalkForwardConfig(first_test_date=start, features=names, params=params, **config))
     p = result.predictions
     p = p[(p["date"] >= start) & (p["date"] <= end) & p["forward_return"].notna()]
@@ -411,9 +605,16 @@ def run(variant: str, start: date, end: date) -> dict:
         for y, g in moved.groupby(pd.to_datetime(moved["date"]).dt.year)
     }
     gain = pd.DataFrame([m.importances for m in result.models]).mean().round(3).to_dict()
+    rank_ic, rank_ic_years = rank_ic_by_year(p)
+    rank_ic_liquid, rank_ic_liquid_years = rank_ic_by_year(p[liquid_rows(p).to_numpy()])
     return {
         "variant": variant,
         "name": name,
+        "rows": int(len(p)),
+        "rank_ic": rank_ic,
+        "rank_ic_liquid": rank_ic_liquid,
+        "rank_ic_by_year": rank_ic_years,
+        "rank_ic_liquid_by_year": rank_ic_liquid_years,
         "moved_rows": int(len(moved)),
         "binary": round(100 * float(((moved["p_up"] > 0.5) == up).mean()), 2),
         "binary_raw_score": round(100 * float(((moved["raw_score"] > 0) == up).mean()), 2),
@@ -430,7 +631,7 @@ def run(variant: str, start: date, end: date) -> dict:
 
 
 def main() -> None:
-    global _PANEL
+    global _PANEL, _LABEL_CONFIG
     from models.dataset import build_panel
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -440,7 +641,27 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=None, help="a variant (repeatable); default: --round's")
     parser.add_argument("--round", choices=sorted(ROUNDS), default="three", help="a round's variants (docs/model.md)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="variants run at once")
+    parser.add_argument(
+        "--label",
+        choices=["excess", "next_day"],
+        default=None,
+        help="the label (models/dataset.py); default: --round's (three to nine next_day, ten excess)",
+    )
+    parser.add_argument(
+        "--horizon",
+        type=int,
+        default=None,
+        help="label horizon H in sessions; default: models.decisions.HORIZON for excess, 1 for next_day",
+    )
     args = parser.parse_args()
+    from models.decisions import HORIZON
+
+    label = args.label or ROUND_LABELS[args.round]
+    horizon = args.horizon or (HORIZON if label == "excess" else 1)
+    _LABEL_CONFIG = {
+        "horizon": horizon + 1 if label == "excess" else horizon,  # the purge's reach: label_end = t+1+H
+        "target": "rank" if label == "excess" else "sign",
+    }
     folder = Path(args.nse or SHARED_DATA / "nse-kenya" / "daily")
     if not folder.is_dir():
         raise SystemExit(f"error: no NSE daily files at {folder} (set --nse or MARKETINTEL_SHARED_DATA)")
@@ -453,14 +674,18 @@ def main() -> None:
     started = time.perf_counter()
     from ingest.importers.formats import is_index, nse_daily_frame
 
-    frame = nse_daily_frame(folder, indices=True)  # round seven reads the indices' levels
+    # round seven reads the indices' levels; `ordinary` keeps preference shares and funds out
+    # of the excess label's universe and of the liquid rows, as model_quality.load_nse does
+    frame = nse_daily_frame(folder, indices=True, ordinary=True)
     prices = frame[~frame["symbol"].map(is_index)]  # the equities, as model_quality.py's load_nse
     dates = sorted(prices["date"].unique())
-    label_cut = next((d for d in dates if d > end), end)
+    after = [d for d in dates if d > end]
+    reach = horizon + 1 if label == "excess" else horizon  # sessions after the last scored day its label reads
+    label_cut = after[min(reach, len(after)) - 1] if after else end
     prices = prices[prices["date"] <= label_cut]  # nothing after the last scored day's label is read
     indices = frame[frame["symbol"].map(is_index) & (frame["date"] <= label_cut)]
-    _PANEL = index_candidates(candidates(build_panel(prices, horizon=1)), indices)
-    variants = args.variant or ROUNDS[args.round]
+    _PANEL = index_candidates(candidates(build_panel(prices, horizon=horizon, label=label)), indices)
+    variants = args.variant or [on_core14_v3(v) for v in ROUNDS[args.round]]
     learned_alone = {}
     for column, inputs in LEARNED.items():  # trained only when a variant reads them
         if any(column in [*parse(v)[1].values(), *parse(v)[4]] for v in variants):
@@ -476,6 +701,10 @@ def main() -> None:
         max_workers=min(args.jobs, len(variants)), mp_context=multiprocessing.get_context("fork")
     ) as pool:
         results = list(pool.map(run, variants, [start] * len(variants), [end] * len(variants)))
+    print(
+        f"label {label}, horizon {horizon} sessions (walk-forward horizon {_LABEL_CONFIG['horizon']}, "
+        f"target {_LABEL_CONFIG['target']})"
+    )
     print(f"NSE scored {start} to {end}, {results[0]['moved_rows']} moved rows; binary = calibrated P(up) > 0.5")
     print(
         f"{'variant':<26}{'binary':>8}{'raw':>8}{'3-cl':>8}{'movers':>8}{'MAE':>10}"
@@ -487,10 +716,20 @@ def main() -> None:
             f"{r['mae']:>10.5f}{r['mae_zero']:>10.5f}{r['ic_p_up']:>8.3f}{r['ic_expected']:>8.3f}  "
             + " ".join(f"{v:.2f}" for v in r["binary_by_year"].values())
         )
+    print("rank IC of the raw score (mean daily Spearman with forward_return); liquid: entry gates pass, ordinary")
+    print(f"{'variant':<26}{'all':>8}{'liquid':>8}  all by year{'':<21}liquid by year")
+    for r in results:
+        print(
+            f"{r['name']:<26}{_ic(r['rank_ic']):>8}{_ic(r['rank_ic_liquid']):>8}  "
+            + " ".join(f"{v:.3f}" for v in r["rank_ic_by_year"].values()).ljust(32)
+            + " ".join(f"{v:.3f}" for v in r["rank_ic_liquid_by_year"].values())
+        )
     print(
         json.dumps(
             {
                 "benchmark": "feature_screen",
+                "label": label,
+                "horizon": horizon,
                 "from": start.isoformat(),
                 "to": end.isoformat(),
                 "variants": results,
@@ -499,6 +738,10 @@ def main() -> None:
             }
         )
     )
+
+
+def _ic(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 if __name__ == "__main__":
