@@ -5,7 +5,10 @@ default market, seed 7 and 60 instruments, over its 260 trading days to 2026-11-
 the NSE figure, the tolerance and pass/fail, then the spread estimates by liquidity tier
 (ADV_20 band) side by side: median Abdi-Ranaldo over 20 and 60 traded sessions,
 Corwin-Schultz, the day's range, the share of zero AR readings, and the simulator's quoted
-spread (the NSE files have no quotes); the last line is one JSON object.
+spread (the NSE files have no quotes); then the multi-week cross-sectional predictability
+(the mean daily rank IC of past returns, size and volatility with the product's H = 10
+label, liquid names) on the NSE files beside the simulator's (the default market over its
+whole span on six seeds, averaged); the last line is one JSON object.
 
 The NSE figures come from the committed table ingest/simulator/stylised_facts.json, so the
 comparison runs on a clone without ../shared. With --write the NSE files are measured
@@ -37,11 +40,22 @@ def measure_nse(folder: Path) -> dict:
     """The table written to stylised_facts.json: the facts of the NSE files under `folder`
     with where they come from, the period, the sample sizes, definitions and tolerances."""
     from ingest.importers.formats import nse_daily_frame
-    from ingest.simulator.facts import DEFINITIONS, SPREAD_TIER_DEFINITION, TOLERANCES, spread_tiers, stylised_facts
+    from ingest.simulator.facts import (
+        DEFINITIONS,
+        PREDICTABILITY_DEFINITIONS,
+        PREDICTABILITY_HORIZON,
+        PREDICTABILITY_TOLERANCE,
+        SPREAD_TIER_DEFINITION,
+        TOLERANCES,
+        predictability_facts,
+        spread_tiers,
+        stylised_facts,
+    )
     from market.liquidity import MIN_ADV
 
-    prices = nse_daily_frame(folder)
+    prices = nse_daily_frame(folder, ordinary=True)  # the label's universe: ordinary shares
     measured = stylised_facts(prices, adv_gate=MIN_ADV)
+    predictability = predictability_facts(prices, adv_gate=MIN_ADV)
     return {
         "source": SOURCE,
         "period": [str(prices["date"].min()), str(prices["date"].max())],
@@ -52,17 +66,24 @@ def measure_nse(folder: Path) -> dict:
         "definitions": DEFINITIONS,
         "spread_tiers": spread_tiers(prices),
         "spread_tier_definition": SPREAD_TIER_DEFINITION,
+        "predictability": {name: round(predictability[name], 6) for name in PREDICTABILITY_DEFINITIONS},
+        "predictability_n": {"days": predictability["days"], "rows": predictability["rows"]},
+        "predictability_horizon": PREDICTABILITY_HORIZON,
+        "predictability_tolerance": PREDICTABILITY_TOLERANCE,
+        "predictability_definitions": PREDICTABILITY_DEFINITIONS,
         "produced_by": "python benchmarks/stylised_facts.py --write",
     }
 
 
 def main() -> None:
     from ingest.simulator.facts import (
+        PREDICTABILITY_SEEDS,
         SIM_DAYS,
         SIM_END,
         SPREAD_TIER_TOLERANCE,
         compare,
         simulated_facts,
+        simulated_predictability,
         simulated_prices,
         spread_tiers,
     )
@@ -113,9 +134,31 @@ def main() -> None:
             f"{_pct(sim['cs60'])}{_pct(sim['range'])}{_pct(sim['ar60_zero_share'], 6, 0)}{_pct(sim['quoted'], 8)}  "
             f"{'pass' if passes else 'FAIL'}"
         )
+    started = time.perf_counter()
+    predictability = simulated_predictability(adv_gate=MIN_ADV)
+    predictability_seconds = time.perf_counter() - started
+    tolerance = table["predictability_tolerance"]
+    print(
+        f"\nmulti-week predictability: mean daily rank IC with the H = {table['predictability_horizon']} excess "
+        f"label, names with ADV_20 >= {MIN_ADV:,} (NSE: {table['predictability_n']['days']} days | simulated: "
+        f"seeds {', '.join(map(str, PREDICTABILITY_SEEDS))}, 60 instruments, whole span, averaged; "
+        f"{predictability_seconds:.1f}s)"
+    )
+    print(f"{'signal':<26}{'NSE':>9}{'simulated':>11}{'diff':>9}{'tolerance':>11}  result  per seed")
+    ic_rows = []
+    for name, nse in table["predictability"].items():
+        sim = predictability[name]
+        passes = abs(sim - nse) <= tolerance
+        seeds = " ".join(f"{f[name]:+.3f}" for f in predictability["seeds"].values())
+        ic_rows.append({"signal": name, "nse": nse, "simulated": sim, "diff": sim - nse, "passes": passes})
+        print(
+            f"{name:<26}{nse:>+9.4f}{sim:>+11.4f}{sim - nse:>+9.4f}{tolerance:>11.3f}  "
+            f"{'pass' if passes else 'FAIL'}    {seeds}"
+        )
     print(
         json.dumps(
             {
+                "predictability": ic_rows,
                 "spread_tiers": tier_rows,
                 "benchmark": "stylised_facts",
                 "nse_period": table["period"],

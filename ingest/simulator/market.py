@@ -21,6 +21,11 @@ News and disclosures carry a tone in [-1, 1] and the market under-reacts
 to them: the following days' returns drift with the recent tones (decayed with a
 half-life of one trading day), a weak share of each day's move (`news_signal` scales it,
 0 switches it off). That is the "true" signal the sentiment features should find.
+Over weeks, names are predictable across the cross-section as the NSE's are (facts.py
+`predictability_facts`): part of each day's move is a transient gap that reverts with a
+half-life of GAP_HALF_LIFE days (its shocks come from a stream of their own,
+`default_rng([seed, 4, day_index])`, so every other number is drawn as before), and each
+company drifts with a constant premium for size and against volatility.
 
 Regimes (`regime=`, a `Regime` or a name in REGIMES): markets the models were not tuned
 on, for benchmarks/model_quality.py. The default, `nse`, is the calibrated market above
@@ -66,6 +71,28 @@ ODD_LOT_SHARE = 0.3  # share of traded instrument-days with an odd-lot print awa
 ODD_LOT_REACH = 1.3  # how far beyond the quotes an odd lot prints: |N(0, 1)| times this times the day's volatility
 ODD_LOT_SIZE = 0.02  # an odd lot's size relative to an average print
 INTRADAY_VOL = 1.5  # volatility of the value's path between prints, as a multiple of the day's
+# Multi-week cross-sectional predictability, calibrated to the NSE Kenya files (2006-2022) as
+# facts.predictability_facts measures it (stylised_facts.json "predictability"): the mean
+# daily rank IC, over names with ADV_20 >= 5,000, of a signal known at t's close with the
+# product's label (models.dataset.with_labels, H = 10). The NSE reads reversal (past 5
+# sessions -0.059, past 20 -0.041, past 60 -0.010), a size premium (log 20-day traded value
+# +0.046) and a low-volatility premium (60-day volatility -0.057), each with its sign in
+# nearly every year. Two mechanisms produce them. A transient gap between the value prints
+# trade around and the company's worth: an AR(1) per instrument whose shocks are a share of
+# the day's move, so part of a run up or down reverts over the next weeks (sticky quotes and
+# averaged closes alone read -0.04 at 5 sessions and -0.015 at 20). And a constant expected
+# drift per company, loaded on cross-sectional z-scores of the log of its typical traded
+# value (typical volume x listing price) and of its volatility: z-scores are zero on average
+# across the universe, so the market as a whole drifts as before. The four constants were
+# set together on the default market (60 names, 2024-2028) pooled over the seeds of
+# facts.PREDICTABILITY_SEEDS, which then read -0.061, -0.039, -0.017, +0.047 and -0.056.
+GAP_HALF_LIFE = 8.0  # trading days for half of a gap to close (longer: more reversal at 60 sessions)
+GAP_PERSISTENCE = float(0.5 ** (1 / GAP_HALF_LIFE))  # share of the gap left a trading day later
+GAP_SHARE = 0.45  # the gap's daily shock as a multiple of the day's volatility; the rest of
+# the day's move is scaled by sqrt(1 - GAP_SHARE**2), so that a day's variance stays the instrument's
+SIZE_PREMIUM = 0.0003  # daily log drift per cross-sectional standard deviation of log typical
+# traded value (about 7.5% a year)
+VOL_PREMIUM = -0.00045  # daily log drift per cross-sectional standard deviation of volatility
 # Price grids as (price below which the step applies, step). TICKS: the NSE's ticks, where
 # its closes (volume-weighted averages) sit: 0.01 below 10, 0.05 from 10, 0.25 from 100,
 # 1 from 1,000. QUOTE_GRID: the round numbers where its trades print (its highs and lows):
@@ -210,6 +237,8 @@ class SimulatedMarket:
         self._div_yield = np.where(rng.random(self.size) < 0.7, rng.uniform(0.01, 0.06, self.size), 0.0)
         self._report_phase = rng.integers(0, REPORT_EVERY, self.size)
         self._dividend_phase = rng.integers(0, 126, self.size)
+        size = np.log(self._volume * np.array([x.initial_price for x in u]))
+        self._premium = SIZE_PREMIUM * _zscore(size) + VOL_PREMIUM * _zscore(self._vol)
 
     def _listed(self, i: int) -> np.ndarray:
         return (self._listed_day <= i) & (self._delisted_day > i)
@@ -221,6 +250,9 @@ class SimulatedMarket:
     def _step(self, i: int) -> None:
         n = self.size
         rng = np.random.default_rng([self.seed, 2, i])
+        # The gap's shocks have their own stream, so every other number is drawn as before it.
+        gap_rng = np.random.default_rng([self.seed, 4, i])
+        gap_shock = gap_rng.normal(0, 1, n)
         listed = self._listed(i)
         if i == 0:
             value = np.log(np.array([x.initial_price for x in self.universe]))
@@ -228,12 +260,15 @@ class SimulatedMarket:
             halt_left = np.zeros(n, dtype=int)
             drift = np.zeros(n)
             centre, half, side = np.exp(value), self._spread / 2, np.ones(n)
+            # the gap starts from its long-run distribution
+            gap = GAP_SHARE * self._vol / np.sqrt(1 - GAP_PERSISTENCE**2) * gap_rng.normal(0, 1, n)
         else:
             prev = self._computed[i - 1]
             value, last_close = prev["value"].copy(), prev["close"].copy()
             halt_left = np.maximum(prev["halt_left"] - 1, 0)
             drift = prev["drift"]
             centre, half, side = prev["centre"], prev["half"], prev["side"]
+            gap = prev["gap"]
         newly_listed = listed & (self._listed_day == i) & (i > 0)
         last_close = np.where(newly_listed, _to_tick(np.exp(value)), last_close)
         centre = np.where(newly_listed, np.exp(value), centre)
@@ -247,7 +282,9 @@ class SimulatedMarket:
         # A quiet day (QUIET_SHARE of instrument-days): the value barely moves, with the market or alone.
         activity = np.where(rng.random(n) < QUIET_SHARE, QUIET_SCALE, ACTIVE_SCALE)
         day_vol = self._vol * activity
-        value = opening + activity * self._beta * market + day_vol * noise + tone_push
+        new_gap = GAP_PERSISTENCE * gap + GAP_SHARE * day_vol * gap_shock
+        worth = day_vol * np.sqrt(1 - GAP_SHARE**2) * noise + self._premium
+        value = opening + activity * self._beta * market + worth + (new_gap - gap) + tone_push
 
         starts_halt = listed & (halt_left == 0) & (rng.random(n) < self.regime.halt_rate)
         halt_left = np.where(starts_halt, rng.integers(1, 5, n), halt_left)
@@ -309,6 +346,7 @@ class SimulatedMarket:
                 "centre": centre,
                 "half": half,
                 "side": side,
+                "gap": new_gap,
             }
         )
         self._events.append(events)
@@ -523,6 +561,10 @@ class SimulatedMarket:
                 }
             )
         return rows
+
+
+def _zscore(x: np.ndarray) -> np.ndarray:
+    return (x - x.mean()) / x.std() if x.std() > 0 else np.zeros_like(x)
 
 
 def _tick(price: np.ndarray, grid: tuple = TICKS) -> np.ndarray:

@@ -10,11 +10,16 @@ import pandas as pd
 import pytest
 
 from ingest.simulator.facts import (
+    PREDICTABILITY_DEFINITIONS,
+    PREDICTABILITY_HORIZON,
+    PREDICTABILITY_TOLERANCE,
     SPREAD_TIER_TOLERANCE,
     SPREAD_TIERS,
     TOLERANCES,
     compare,
+    predictability_facts,
     simulated_facts,
+    simulated_predictability,
     simulated_prices,
     spread_tiers,
     stylised_facts,
@@ -51,13 +56,68 @@ def test_260_simulated_days_have_the_nse_stylised_facts(table: dict) -> None:
 def test_the_committed_table_is_what_the_nse_files_measure(table: dict, nse_data: Path) -> None:
     from ingest.importers.formats import nse_daily_frame
 
-    prices = nse_daily_frame(nse_data / "daily")
+    prices = nse_daily_frame(nse_data / "daily", ordinary=True)
     measured = stylised_facts(prices, adv_gate=MIN_ADV)
     assert [str(prices["date"].min()), str(prices["date"].max())] == table["period"]
     assert {k: measured[k] for k in table["n"]} == table["n"]
     for name, value in table["facts"].items():
         assert measured[name] == pytest.approx(value, abs=1e-6), name
     assert spread_tiers(prices) == table["spread_tiers"]
+    predictability = predictability_facts(prices, adv_gate=MIN_ADV)
+    assert {k: predictability[k] for k in table["predictability_n"]} == table["predictability_n"]
+    for name, value in table["predictability"].items():
+        assert predictability[name] == pytest.approx(value, abs=1e-6), name
+
+
+def test_the_table_states_the_predictability_facts_their_tolerance_and_definitions(table: dict) -> None:
+    assert set(table["predictability"]) == set(table["predictability_definitions"]) == set(PREDICTABILITY_DEFINITIONS)
+    assert table["predictability_definitions"] == PREDICTABILITY_DEFINITIONS
+    assert table["predictability_tolerance"] == PREDICTABILITY_TOLERANCE
+    assert table["predictability_horizon"] == PREDICTABILITY_HORIZON == 10
+    assert table["predictability_n"]["days"] > 3_000
+    # What the NSE reads: reversal over weeks, larger and calmer names earning more.
+    nse = table["predictability"]
+    assert nse["ic_excess_return_20"] < 0 and nse["ic_excess_return_5"] < 0
+    assert nse["ic_log_traded_value_20"] > 0 and nse["ic_volatility_60"] < 0
+
+
+def test_the_simulator_has_the_nse_multi_week_predictability(table: dict) -> None:
+    # Past returns, size and volatility tell the product's 10-session excess label what
+    # they tell it on the NSE files (ingest/simulator/market.py: the transient gap and the
+    # size and volatility premia), pooled over six seeds of the default market.
+    simulated = simulated_predictability(adv_gate=MIN_ADV)
+    assert simulated["days"] > 6_000
+    failed = [
+        f"{name}: simulated {simulated[name]:+.4f}, NSE {nse:+.4f}"
+        for name, nse in table["predictability"].items()
+        if abs(simulated[name] - nse) > table["predictability_tolerance"]
+    ]
+    assert not failed, "; ".join(failed)
+
+
+def test_each_predictability_fact_follows_its_definition_on_a_hand_made_market() -> None:
+    # Twelve names, k = 1..12, from 10.0: name k's daily return is 0.1% x k plus an
+    # alternating 0.2% x (13 - k), and it trades 10,000 x k shares a day. Past returns, the
+    # label (the next 10 sessions from t+1, less the universe's) and traded value all rank
+    # the names by k; volatility ranks them the other way.
+    days = pd.bdate_range("2025-01-01", periods=100).date
+    rows = []
+    for k in range(1, 13):
+        close = 10.0
+        for t, d in enumerate(days):
+            close *= 1 + 0.001 * k + 0.002 * (13 - k) * (-1) ** t
+            rows.append(
+                {"symbol": f"N{k:02d}", "date": d, "close": close, "volume": 10_000 * k}
+                | {"bid": close * 0.995, "ask": close * 1.005, "high": close * 1.005, "low": close * 0.995}
+            )
+    facts = predictability_facts(pd.DataFrame(rows), adv_gate=MIN_ADV)
+    assert facts["days"] == 100 - 19 - (PREDICTABILITY_HORIZON + 1)  # an ADV_20 and a label: 20 rows back, H + 1 ahead
+    for name in ("ic_excess_return_60", "ic_excess_return_20", "ic_excess_return_5", "ic_log_traded_value_20"):
+        assert facts[name] == pytest.approx(1.0), name
+    assert facts["ic_volatility_60"] == pytest.approx(-1.0)
+    # names under the ADV gate are left out: no day has ten liquid names
+    thin = predictability_facts(pd.DataFrame(rows), adv_gate=60_000)
+    assert thin["days"] == 0 and np.isnan(thin["ic_excess_return_20"])
 
 
 def test_the_simulators_quotes_read_like_the_nse_through_the_spread_estimator(table: dict) -> None:
