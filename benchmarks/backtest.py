@@ -129,11 +129,11 @@ def selection(prices: pd.DataFrame, start: date, end: date, fees, cash: float, s
         predictions = out_of_sample_predictions(prices, first_test_date=start, horizon=horizon)
         predictions = predictions[predictions["date"] <= end]
         benchmarks, _ = benchmarks_for(predictions, source, args.index, not args.ohlcv)
-        days = prepare_days(predictions, float(fees.rate), horizon)
         ic = rank_ic(predictions)
+        prepared = {names: prepare_days(predictions, float(fees.rate), horizon, names) for names in GRID["names"]}
         for names, swaps, capacity in itertools.product(*GRID.values()):
             mandate = Mandate(names=names, swaps=swaps, capacity=capacity)
-            f = book_figures(days, fees, "costed", mandate, horizon, cash, benchmarks)
+            f = book_figures(prepared[names], fees, "costed", mandate, horizon, cash, benchmarks)
             ew = f["benchmarks"]["equal_weight_liquid"]
             rows.append(
                 {
@@ -193,7 +193,7 @@ def main() -> None:
     out.update({"index": index_name, "horizon": HORIZON, "mandate": mandate.__dict__, "rank_ic": rank_ic(predictions)})
     runs = {}
     for label, fees in (("default", default_fees), ("retail", retail_fees)):
-        days = prepare_days(predictions, float(fees.rate), HORIZON)
+        days = prepare_days(predictions, float(fees.rate), HORIZON, mandate.names)
         runs[f"{label}_brokerage"] = book_figures(days, fees, "costed", mandate, HORIZON, args.cash, benchmarks)
         if label == "default":
             runs["gross_of_costs"] = book_figures(days, fees, "gross", mandate, HORIZON, args.cash, benchmarks)

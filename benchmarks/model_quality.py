@@ -578,7 +578,8 @@ def print_tables(by_year: dict, overall: dict, horizon: int) -> None:
 
 
 def main() -> None:
-    from models.dataset import LABELS, build_panel
+    from market.labels import LABELS
+    from models.dataset import build_panel
     from models.decisions import HORIZON
     from models.layer1 import EmpiricalFallback
     from models.walkforward import WalkForwardConfig, walk_forward

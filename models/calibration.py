@@ -80,15 +80,17 @@ def score_rows(
     Calibrated: P(up), the class probabilities, the 3-class prediction, the predicted
     return (conditional median) and the expected return (conditional mean) come from
     `calibration`. Without one (too few earlier out-of-sample rows): the booster's own
-    probability, predicted and expected returns of 0 unless the model has its own
-    regressor, and no class prediction. `raw_score` is always kept: it is what later
+    probability, a predicted return of 0 and no expected return (NaN: no decision reads
+    an expected excess that nothing calibrated) unless the model has its own regressor,
+    and no class prediction. `raw_score` is always kept: it is what later
     calibrations are fitted on. `explain`: the inputs' names, to add `reasons` (the three
     largest contributions to each raw score and the base value, models/reasons.py)."""
     predicted_return, p_up = model.predict(X)
     raw = model.raw_score(X)
     out = {
         "predicted_return": predicted_return,
-        "expected_return": predicted_return.copy(),
+        # no calibration and no regressor: nothing says what a row is expected to earn
+        "expected_return": predicted_return.copy() if model.regressor is not None else np.full(len(X), np.nan),
         "p_up": p_up,
         "raw_score": raw,
     }

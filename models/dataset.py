@@ -1,5 +1,5 @@
 """The modelling panel: one row per instrument and trading day with the 14 features, the
-label and what the decisions need.
+label (defined once in market/labels.py) and what the decisions need.
 
 The label (`label="excess"`, the product's) is what a position decided after the close of
 day t can earn: the return from the close of t+1 (the first price an order decided after
@@ -27,13 +27,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from market.liquidity import passes_entry_gates, with_spread_estimates
+from market.labels import with_labels
+from market.liquidity import with_spread_estimates
 from models.decisions import HORIZON
 from models.features import FEATURE_NAMES, compute_features, market_breadth_by_day
 from models.layer1 import empirical_p_up_series
 
 PRICE_COLUMNS = ["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]
-LABELS = ("excess", "next_day")
 
 
 def build_panel(
@@ -62,44 +62,6 @@ def build_panel(
         panel["last_return"] = features["return_1d"]
         parts.append(panel)
     return with_labels(pd.concat(parts, ignore_index=True), horizon, label) if parts else frame
-
-
-def with_labels(frame: pd.DataFrame, horizon: int, label: str = "excess") -> pd.DataFrame:
-    """`frame` (symbol, date, close, volume and the spread inputs, every instrument of the
-    market; `adv_20` and the spread estimate are added where missing) with the label
-    columns of the module docstring: `forward_return`, `label_end`, `held_return`,
-    `next_return`. The one definition of the label: the panel, the live record and the
-    monitor read it from here."""
-    if label not in LABELS:
-        raise ValueError(f"label must be one of {LABELS}, not {label!r}")
-    frame = frame.sort_values(["symbol", "date"]).reset_index(drop=True)
-    if "spread_estimate" not in frame and len(frame):
-        frame = with_spread_estimates(frame)
-    by = frame.groupby("symbol", sort=False)
-    if "adv_20" not in frame:
-        frame["adv_20"] = by["volume"].transform(lambda v: v.rolling(20).mean())
-    close = frame["close"].astype(float)
-    frame["next_return"] = by["close"].shift(-1) / close - 1
-    if label == "excess":
-        frame["held_return"] = by["close"].shift(-(horizon + 1)) / by["close"].shift(-1) - 1
-        frame["label_end"] = by["date"].shift(-(horizon + 1))
-        frame["forward_return"] = frame["held_return"] - universe_held_return(frame)
-    else:
-        frame["held_return"] = np.nan
-        frame["forward_return"] = by["close"].shift(-horizon) / close - 1
-        frame["label_end"] = by["date"].shift(-horizon)
-    return frame
-
-
-def universe_held_return(panel: pd.DataFrame) -> pd.Series:
-    """Per row, the equal-weighted mean `held_return` of the day's liquid universe: the
-    ordinary shares (the `ordinary` column, where the panel has one) that passed the entry
-    gates on the row's date and whose held return is known. NaN on a day with none."""
-    liquid = passes_entry_gates(panel).to_numpy(bool) & panel["held_return"].notna().to_numpy()
-    if "ordinary" in panel:
-        liquid &= panel["ordinary"].fillna(True).astype(bool).to_numpy()
-    means = panel["held_return"].where(liquid).groupby(panel["date"]).mean()
-    return panel["date"].map(means).astype(float)
 
 
 def _with_inputs(

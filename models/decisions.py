@@ -16,19 +16,22 @@ models/dataset.py).
   model the fills use). The book adds the square-root impact of the size it trades.
 - **Action**:
   - LONG: an ordinary share that passes the entry gates and ranks among the day's
-    `book_names` (BOOK_NAMES) best by expected excess (ties: the Score, then the raw
-    score): what the book would hold if it started from cash today. The mandate is to be
+    RESERVE x `book_names` (BOOK_NAMES) best by expected excess (ties: the Score, then the
+    raw score): the first `book_names` are what the book would hold if it started from cash
+    today, the rest its reserve, bought where capacity holds the first below their slots. The mandate is to be
     invested (cash is not a position), so LONG is a rank, not a threshold: where the model
     claims no edge (a calibration window whose scores did not rank the outcomes gives every
     name the same expected excess) the book still holds the names the model ranks best,
     and the reason says how little is expected;
-  - AVOID: the expected excess is below minus the cost of leaving (half the spread and one
-    fee): holding it is expected to lose more than selling costs;
-  - HOLD otherwise. The gap between the two rules is the hysteresis: the book (portfolio/
-    book.py) sells on AVOID only and replaces a held name only when a candidate's
-    expected excess beats it by more than the pair's round trip.
+  - AVOID: the expected excess is below minus a round trip (the spread and two fees):
+    holding it is expected to lose more than leaving it and entering an average name
+    costs, so replacing it pays even before a better name is found;
+  - HOLD otherwise. The book (portfolio/book.py) sells on AVOID only and replaces a held
+    name only when a candidate's expected excess beats it by more than the pair's round
+    trip: a name drifting out of the best ten is kept (the hysteresis).
 - `reason` says in words why each row has its Action.
-- **Position Weight** (LONG only, else 0): the book's slot, TARGET_EXPOSURE / BOOK_NAMES.
+- **Position Weight**: the book's slot, TARGET_EXPOSURE / BOOK_NAMES, for the first
+  BOOK_NAMES LONG names; 0 for the reserve and the rest.
 - **Tercile**: names that pass the entry gates are ranked by expected excess (ties by
   the Score, then the raw score) into TOP, MIDDLE and BOTTOM thirds; the rest are
   ILLIQUID.
@@ -46,9 +49,11 @@ import pandas as pd
 from market.costs import FALLBACK_SPREAD, round_trip_costs
 from market.liquidity import SPREAD_DECIMALS, passes_entry_gates, spread_series
 
-HORIZON = 10  # sessions a position is measured over (chosen on NSE 2008-2011, docs/portfolio.md)
-BOOK_NAMES = 10  # names the AI book holds (chosen on NSE 2008-2011)
+HORIZON = 5  # sessions a position is measured over (chosen on NSE 2008-2011, docs/portfolio.md)
+BOOK_NAMES = 15  # names the AI book holds (chosen on NSE 2008-2011)
 TARGET_EXPOSURE = 0.95  # share of equity the book keeps invested
+RESERVE = 2  # LONG reaches RESERVE x BOOK_NAMES ranks: the names after the first BOOK_NAMES are
+# bought only where capacity holds the first below their slots (portfolio/book.py)
 DEFAULT_FEE_RATE = 0.005
 
 
@@ -69,18 +74,17 @@ def decide(
     held = out["expected_return"].to_numpy(float) if "expected_return" in out else np.full(len(out), np.nan)
     spread = spread_series(out).fillna(FALLBACK_SPREAD).round(SPREAD_DECIMALS).to_numpy(float)
     cost = round_trip_costs(out, fee_rate).to_numpy(float)
-    leave = spread / 2 + fee_rate
     liquid = (passes_entry_gates(out) if liquidity_gates else pd.Series(True, index=out.index)).to_numpy(bool)
     ordinary = out["ordinary"].fillna(True).astype(bool).to_numpy() if "ordinary" in out else np.ones(len(out), bool)
     out["held_edge"] = held
     out["round_trip_cost"] = cost
     out["tercile"] = _terciles(out, liquid)
     has_edge = ~np.isnan(held)
-    avoid = has_edge & (np.round(np.nan_to_num(held) + leave, SPREAD_DECIMALS) < 0)
+    avoid = has_edge & (np.round(np.nan_to_num(held) + cost, SPREAD_DECIMALS) < 0)
     rank = _book_rank(out, liquid & ordinary & has_edge & ~avoid)
-    long_ = rank <= book_names
+    long_ = rank <= RESERVE * book_names
     out["action"] = np.where(long_, "LONG", np.where(avoid, "AVOID", "HOLD"))
-    out["weight"] = np.where(long_, round(TARGET_EXPOSURE / book_names, 4), 0.0) if book_names > 0 else 0.0
+    out["weight"] = np.where(rank <= book_names, round(TARGET_EXPOSURE / book_names, 4), 0.0) if book_names > 0 else 0.0
     out["reason"] = [
         _reason(a, s, h, c, sp, fee_rate, horizon, t, o, r, book_names)
         for a, s, h, c, sp, t, o, r in zip(
@@ -146,14 +150,18 @@ def _reason(
     if np.isnan(held):
         return "no calibrated expected excess yet (too little out-of-sample history): not bought on conviction alone"
     edge = f"expected excess {held:+.2%} over {horizon} sessions (Score {score:.1f})"
-    leave = spread / 2 + fee_rate
-    if action == "LONG":
+    if action == "LONG" and rank <= book_names:
         return (
             f"{edge}, rank {rank} of the liquid names: among the {book_names} the book holds; a round trip costs "
             f"{cost:.2%} (spread {spread:.2%}, fees {2 * fee_rate:.2%})"
         )
+    if action == "LONG":
+        return (
+            f"{edge}, rank {rank} of the liquid names: a reserve the book buys where the capacity of the best "
+            f"{book_names} leaves money uninvested; a round trip costs {cost:.2%}"
+        )
     if action == "AVOID":
-        return f"{edge} loses more than leaving costs ({leave:.2%})"
+        return f"{edge} loses more than a round trip costs ({cost:.2%}): replacing it pays"
     if not ordinary:
         return f"{edge}; not an ordinary share: never bought"
     if tercile == "ILLIQUID":

@@ -748,7 +748,7 @@ def _outcomes(served: dict[date, dict[str, dict[str, Any]]], prices: pd.DataFram
     """date, p_up, up of the served predictions whose label (models/dataset.with_labels:
     the held excess over `horizon` sessions from the next close) is known and not zero, in
     date order. `prices`: every instrument's bars (the label's universe is the market's)."""
-    from models.dataset import with_labels
+    from market.labels import with_labels
 
     rows = [(d, s, r["p_up"]) for d, by in served.items() for s, r in by.items() if r["p_up"] is not None]
     if not rows:

@@ -45,9 +45,10 @@ from sqlalchemy import Connection
 from market.clock import TradingCalendar
 from market.fees import fee_schedule
 from market.instruments import is_ordinary
+from market.labels import with_labels
 from market.settings import Settings
 from models.calibration import Calibration, in_window, score_rows
-from models.dataset import build_panel, with_labels
+from models.dataset import build_panel
 from models.decisions import HORIZON, decide, decision_columns
 from models.features import FEATURE_NAMES, FEATURE_SET
 from models.layer1 import WINDOW, Layer1Backend
@@ -431,7 +432,7 @@ def score_day(
                 "layer1_p_up": float(r.layer1_p_up),
                 "layer1_backend": backend.model_id,
                 "raw_score": float(r.raw_score),
-                "expected_return": float(r.expected_return),
+                "expected_return": None if pd.isna(r.expected_return) else float(r.expected_return),
                 "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class),
                 "calibration_rows": rows_used,
                 "reasons": r.reasons,

@@ -185,7 +185,7 @@ def _store_predictions(
             "layer1_p_up": None if pd.isna(r.layer1_p_up) else float(r.layer1_p_up),
             "layer1_backend": backend,
             "raw_score": float(r.raw_score),
-            "expected_return": float(r.expected_return),
+            "expected_return": None if pd.isna(r.expected_return) else float(r.expected_return),
             "calibration_rows": int(r.calibration_rows),
             "reasons": getattr(r, "reasons", None),
             "predicted_class": _whole(getattr(r, "predicted_class", None)),

@@ -33,7 +33,7 @@ import pandas as pd
 
 from market.costs import FeeSchedule
 from models.dataset import build_panel
-from models.decisions import HORIZON, decide
+from models.decisions import BOOK_NAMES, HORIZON, decide
 from models.walkforward import WalkForwardConfig, walk_forward
 from portfolio.book import Mandate, plan_book
 from portfolio.executor import Execution, Order, Signal, fill_orders
@@ -125,12 +125,14 @@ class PreparedDay:
     signals: dict[str, Signal]
 
 
-def prepare_days(predictions: pd.DataFrame, fee_rate: float, horizon: int = HORIZON) -> list[PreparedDay]:
+def prepare_days(
+    predictions: pd.DataFrame, fee_rate: float, horizon: int = HORIZON, book_names: int = BOOK_NAMES
+) -> list[PreparedDay]:
     """The day-by-day market (a name not priced on a day carries its last close with no
-    trades) and decisions, in date order."""
+    trades) and decisions (LONG: the day's `book_names` best), in date order."""
     predictions = predictions.sort_values(["date", "symbol"])
     predictions.attrs = {}  # a loader's notes: pandas deep-copies attrs into every derived frame
-    decided = decide(predictions.reset_index(drop=True), fee_rate=fee_rate, horizon=horizon)
+    decided = decide(predictions.reset_index(drop=True), fee_rate=fee_rate, horizon=horizon, book_names=book_names)
     last_seen: dict[str, MarketDay] = {}
     out = []
     for day, frame in decided.groupby("date", sort=True):
@@ -152,11 +154,15 @@ def run_backtest(
     horizon: int = HORIZON,
 ) -> BacktestResult:
     """The book replayed under one of FILL_MODES, over `predictions` or the days
-    `prepare_days` made of them at the same fee rate (a grid of books reuses them)."""
+    `prepare_days` made of them at the same fee rate and number of names (a grid of books
+    reuses them)."""
     if fills not in FILL_MODES:
         raise ValueError(f"fills must be one of {FILL_MODES}, not {fills!r}")
     fees, mandate = fees or FeeSchedule(), mandate or Mandate()
-    days = predictions if isinstance(predictions, list) else prepare_days(predictions, float(fees.rate), horizon)
+    if isinstance(predictions, list):
+        days = predictions
+    else:
+        days = prepare_days(predictions, float(fees.rate), horizon, mandate.names)
     result = BacktestResult(fills=fills, curve=pd.DataFrame())
     if not days:
         result.figures = {"days": 0}

@@ -6,10 +6,10 @@ horizon (models/decisions.py), each sized to one slot, `exposure` x liquid equit
 several percent in this market, so it is Qlib's TopkDropout with a cost margin:
 
 - **Exits, any day**: a held name that turned AVOID (its expected excess is below minus
-  the cost of leaving it) is sold under the exit rail (portfolio/executor.plan_exit).
-- **Top-ups, any day**: a held name below TOP_UP_SHARE of its slot (a buy the
-  participation cap cut short) is bought up to the slot, while it is not AVOID and passes
-  the entry gates.
+  a round trip) is sold under the exit rail (portfolio/executor.plan_exit).
+- **Top-ups, on rebalance days**: a held name worth less than TOP_UP_SHARE of its slot
+  (a buy the participation cap cut short; a price that merely drifted does not get there)
+  is bought up to the slot, while it is not AVOID and passes the entry gates.
 - **Rebalance, every `rebalance_every` sessions** (the retrain cadence): empty slots are
   filled with the best LONG candidates; then at most `swaps` replacements, each of the
   weakest held name by the best remaining candidate, only when the candidate's expected
@@ -18,9 +18,9 @@ several percent in this market, so it is Qlib's TopkDropout with a cost margin:
   its spread, the impact of the slot, one fee), market/costs.py.
 - **Capacity**: no position is larger than `capacity` of the name's ADV_20 (its daily
   traded volume; the rail's size gate allows 15%), so impact stays bounded. Where capacity
-  holds a name below its slot, the uninvested money goes to the next candidates: the book
-  keeps adding names while at least half a slot is uninvested, up to twice `names`, so a
-  thin market does not leave the mandate in cash.
+  holds names below their slots, the book buys its reserve (the LONG names ranked after
+  the first `names`) while half a slot or more is uninvested, up to twice `names`; what is
+  still uninvested stays in cash and shows in the average exposure.
 
 Every order says why in its rationale, and every LONG name the book does not buy is in the
 plan's `skipped` list with the reason. The parameters (names, swaps, horizon, capacity)
@@ -38,7 +38,7 @@ from models.decisions import BOOK_NAMES, TARGET_EXPOSURE
 from portfolio.executor import DayPlan, Order, Signal, estimate, plan_exit, signal_dict, wants_exit
 from portfolio.rails import MAX_ADV_SHARE, MarketDay, check_entry, exit_state, value_positions
 
-TOP_UP_SHARE = 0.8  # a held name below this share of its slot is bought up to it
+TOP_UP_SHARE = 0.5  # a held name worth less than this share of its slot is bought up to it
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,7 @@ class Candidate:
     signal: Signal
     day: MarketDay
     shares: int  # the slot in shares, within capacity
+    bound_by: str = "slot"  # or "adv_20": the capacity share of ADV_20 held it below the slot
 
 
 def plan_book(
@@ -85,9 +86,9 @@ def plan_book(
             held[symbol] -= sum(o.quantity for o in plan.orders if o.symbol == symbol and o.side == "SELL")
             if held[symbol] <= 0:
                 del held[symbol]
-    cash = _top_ups(plan, held, signals, market, fees, slot, cash, realistic, mandate.capacity)
     if not rebalance:
         return plan
+    cash = _top_ups(plan, held, signals, market, fees, slot, cash, realistic, mandate.capacity)
     candidates = _candidates(held, signals, market, slot, mandate)
     while candidates and _room_for_another(held, market, slot, mandate):
         best = candidates.pop(0)
@@ -116,13 +117,18 @@ def _candidates(
         day = market.get(signal.symbol)
         if signal.action != "LONG" or signal.symbol in held or day is None or day.close <= 0:
             continue
-        out.append(Candidate(signal, day, capacity_shares(slot, day, mandate.capacity)))
+        out.append(_candidate(signal, day, slot, mandate.capacity))
     return out
 
 
 def capacity_shares(slot: float, day: MarketDay, capacity: float) -> int:
     """A slot in shares, at most `capacity` of the name's ADV_20."""
     return min(int(math.floor(slot / day.close)), int(math.floor(capacity * (day.adv_20 or 0.0))))
+
+
+def _candidate(signal: Signal, day: MarketDay, slot: float, capacity: float) -> Candidate:
+    shares = capacity_shares(slot, day, capacity)
+    return Candidate(signal, day, shares, "slot" if shares == int(math.floor(slot / day.close)) else "adv_20")
 
 
 def _room_for_another(held: dict[str, int], market: dict[str, MarketDay], slot: float, mandate: Mandate) -> bool:
@@ -196,10 +202,10 @@ def _top_ups(
         signal, day = signals.get(symbol), market.get(symbol)
         if signal is None or day is None or day.close <= 0 or signal.action == "AVOID":
             continue
-        shares = capacity_shares(slot, day, capacity)
-        if held[symbol] * day.close >= TOP_UP_SHARE * slot or held[symbol] >= shares:
+        candidate = _candidate(signal, day, slot, capacity)
+        if held[symbol] * day.close >= TOP_UP_SHARE * slot or held[symbol] >= candidate.shares:
             continue
-        cash = _buy(plan, Candidate(signal, day, shares), held, cash, fees, realistic, "tops up to its slot")
+        cash = _buy(plan, candidate, held, cash, fees, realistic, "tops up to its slot")
     return cash
 
 
@@ -216,8 +222,13 @@ def _buy(
     signal, day = candidate.signal, candidate.day
     owned = held.get(signal.symbol, 0)
     price, _ = estimate("BUY", 1, day, fees, realistic)
-    quantity = min(candidate.shares - owned, affordable(cash, price, fees))
+    cash_cap = affordable(cash, price, fees)
+    quantity = min(candidate.shares - owned, cash_cap)
+    bound_by = "cash" if cash_cap < candidate.shares - owned else candidate.bound_by
     check = check_entry(day, owned + max(quantity, 0))
+    plan.would_trade += 1
+    plan.blocked_by_rails += int(quantity > 0 and not check.passed)
+    plan.cut_by_rails += int(quantity > 0 and check.passed and bound_by == "adv_20")
     if quantity <= 0 or not check.passed:
         reason = "no cash left" if quantity <= 0 else "entry gates failed: " + ", ".join(check.failed)
         plan.skipped.append({"symbol": signal.symbol, "side": "BUY", "reason": reason, "gates": check.as_dict()})
@@ -227,7 +238,7 @@ def _buy(
         "reason": f"{why}: {signal.reason}" if signal.reason else why,
         **signal_dict(signal),
         "gates": check.as_dict(),
-        "limits": {"slot_shares": candidate.shares, "held": owned, "bound_by": "slot"},
+        "limits": {"slot_shares": candidate.shares, "held": owned, "cash_cap": cash_cap, "bound_by": bound_by},
         "close": day.close,
         "rails": True,
     }

@@ -336,7 +336,7 @@ def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> li
         f"The Score is the calibrated chance that a name beats the equal-weighted liquid universe over the {HORIZON} "
         "sessions from the next close. LONG: one of the "
         f"{BOOK_NAMES} liquid ordinary shares with the largest expected excess (what the book holds); AVOID: an "
-        "expected excess that loses more than leaving costs (half the spread and one fee); HOLD otherwise. "
+        "expected excess below minus a round trip (the spread and two fees); HOLD otherwise. "
         "GET /api/market/latest gives each name's reason.",
         SMALL,
     )

@@ -36,6 +36,8 @@ FEATURE_FORMATS = {
     "close_location": fmt_number,
     "return_1d": fmt_pct,
     "volatility_20": fmt_pct,
+    "volatility_60": fmt_pct,
+    "log_value_adv20": fmt_number,
     "volume_ratio_20": fmt_number,
     "zero_volume_share_20": fmt_pct,
     "spread_pct": fmt_pct,

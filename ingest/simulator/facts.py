@@ -112,7 +112,7 @@ SIM_DAYS = 260
 SIM_END = date(2026, 11, 20)
 
 # Multi-week cross-sectional predictability (`predictability_facts`): what the product's
-# label (models.dataset.with_labels, the return from the close of t+1 to t+1+H minus the
+# label (market.labels.with_labels, the return from the close of t+1 to t+1+H minus the
 # equal-weighted liquid universe's) can be told from, measured as the mean over days of
 # the rank correlation (Spearman, across names) of a signal known at t's close with that
 # label, on the names with ADV_20 >= the liquidity rail's minimum.
@@ -256,7 +256,7 @@ def predictability_facts(
     volume; high, low, bid, ask and a boolean `ordinary` optional: the label's universe is
     the ordinary shares passing the entry gates), plus `days` (days with at least
     `min_names` liquid names) and `rows` (liquid instrument-days with a label)."""
-    from models.dataset import with_labels
+    from market.labels import with_labels
 
     frame = prices.loc[~prices["symbol"].astype(str).map(is_index)].copy()
     for column in ("close", "volume", "high", "low", "bid", "ask"):

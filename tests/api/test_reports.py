@@ -13,6 +13,7 @@ import pytest
 
 from api.app import create_app
 from market.clock import default_calendar
+from models.decisions import BOOK_NAMES
 from pipeline.serving import serve_in_thread
 from reports.format import metric_value, money, number, signed_pct
 from reports.inputs import compliance_inputs, snapshot_sha256
@@ -172,7 +173,9 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
         f"Costs paid (fees / spread / impact) {money(record['costs']['fees'])} / {money(record['costs']['spread'])}"
         in pdf.text
     )
-    assert "LONG: one of the 10 liquid ordinary shares with the largest expected excess" in pdf.text.replace("\n", " ")
+    assert f"LONG: one of the {BOOK_NAMES} liquid ordinary shares with the largest expected excess" in pdf.text.replace(
+        "\n", " "
+    )
     assert "+0.20% / 1.40%" in pdf.text  # MID: a Score at the LONG line, HOLD, with its edge against its cost
     assert "Cumulative return, %" in pdf.text and "Equal-weighted liquid" in pdf.text  # the chart's axis and legend
     month = f"{DAY.year} {signed_pct(record['total_return'] * 100, 2)}"  # the world's two days fall in one month

@@ -108,7 +108,7 @@ def _prepared_store(url: str, work: Path) -> None:
     )
     engine = build_engine(url)
     upgrade(engine)
-    backfill(engine, settings, 30, default_calendar().previous_trading_day(DAY), with_text=False)
+    backfill(engine, settings, 40, default_calendar().previous_trading_day(DAY), with_text=False)
     engine.dispose()
 
 

@@ -429,7 +429,7 @@ def test_every_dag_runs_end_to_end_with_dag_test_and_t1_twice_changes_nothing(
     from store import tables
     from store.engine import service_engine
 
-    backfill(service_engine(settings), settings, 30, date(2026, 11, 19), with_text=False)
+    backfill(service_engine(settings), settings, 40, date(2026, 11, 19), with_text=False)
     env = _airflow_home(migrated_airflow, tmp_path / "airflow")
     run = subprocess.run(
         [sys.executable, "-c", _RUN_DAYS, str(DAGS_FOLDER)], env=env, capture_output=True, text=True, timeout=900

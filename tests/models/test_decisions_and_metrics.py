@@ -28,15 +28,15 @@ def day(**columns) -> pd.DataFrame:
     return pd.DataFrame(base)
 
 
-# The day's quoted spread is 2%, fees 0.5% a side: a round trip costs 3%, leaving 1.5%.
+# The day's quoted spread is 2%, fees 0.5% a side: a round trip costs 3%.
 @pytest.mark.parametrize(
     "p_up, edge, action",
     [
         (0.55, 0.0001, "LONG"),  # alone on the day: the book's best name
         (0.30, -0.01, "LONG"),  # still the best there is: the mandate is invested, LONG is a rank
-        (0.90, -0.0149, "LONG"),  # expected to lag, by less than leaving costs
-        (0.60, -0.0151, "AVOID"),  # expected to lose more than leaving costs (half the spread, one fee)
-        (0.45, -0.0150, "LONG"),  # exactly the cost of leaving: kept
+        (0.90, -0.0299, "LONG"),  # expected to lag, by less than a round trip
+        (0.60, -0.0301, "AVOID"),  # expected to lose more than a round trip costs (the spread, two fees)
+        (0.45, -0.0300, "LONG"),  # exactly a round trip: kept
     ],
 )
 def test_action_reads_the_expected_excess(p_up: float, edge: float, action: str) -> None:
@@ -50,12 +50,13 @@ def test_action_reads_the_expected_excess(p_up: float, edge: float, action: str)
 def test_long_is_the_books_best_liquid_ordinary_names() -> None:
     edges = [0.02, 0.015, 0.01, 0.005, 0.004, 0.003]
     out = decide(day(p_up=[0.6] * 6, expected_return=edges), book_names=2)
-    assert out["action"].tolist() == ["LONG", "LONG", "HOLD", "HOLD", "HOLD", "HOLD"]
-    assert out["reason"].iloc[2].endswith("rank 3 of the liquid names: the book holds the 2 best")
+    assert out["action"].tolist() == ["LONG", "LONG", "LONG", "LONG", "HOLD", "HOLD"]  # the 2 best and the reserve
+    assert "a reserve the book buys where the capacity" in out["reason"].iloc[2]
+    assert out["reason"].iloc[4].endswith("rank 5 of the liquid names: the book holds the 2 best")
     assert out["weight"].tolist() == [0.475, 0.475, 0, 0, 0, 0]  # the book's slot: 95% over its 2 names
     typed = decide(
         day(p_up=[0.6] * 3, expected_return=[0.02, 0.01, 0.0], ordinary=[False, True, True], adv_20=[9e4, 9e4, 10]),
-        book_names=2,
+        book_names=1,
     )
     assert typed["action"].tolist() == ["HOLD", "LONG", "HOLD"]  # a preference share and an illiquid name: never
     assert "not an ordinary share" in typed["reason"].iloc[0] and typed["weight"].iloc[0] == 0
@@ -63,10 +64,12 @@ def test_long_is_the_books_best_liquid_ordinary_names() -> None:
 
 
 def test_a_name_not_bought_says_why() -> None:
-    out = decide(day(p_up=[0.68, 0.7], expected_return=[-0.004, 0.01]), fee_rate=0.005, book_names=1)
-    assert out["action"].tolist() == ["HOLD", "LONG"]
+    out = decide(
+        day(p_up=[0.68, 0.7, 0.7], expected_return=[-0.004, 0.01, 0.02]), fee_rate=0.005, book_names=1, horizon=10
+    )
+    assert out["action"].tolist() == ["HOLD", "LONG", "LONG"]
     assert out["reason"].iloc[0] == (
-        "expected excess -0.40% over 10 sessions (Score 68.0), rank 2 of the liquid names: the book holds the 1 best"
+        "expected excess -0.40% over 10 sessions (Score 68.0), rank 3 of the liquid names: the book holds the 1 best"
     )
     unscored = decide(day(p_up=[0.68], expected_return=[np.nan]))
     assert unscored["action"].iloc[0] == "HOLD"  # no calibrated expected excess: no LONG on conviction alone

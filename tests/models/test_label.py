@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from models.dataset import build_panel, with_labels
+from market.labels import with_labels
+from models.dataset import build_panel
 from models.features import FEATURE_NAMES
 from models.risk import RiskModel
 

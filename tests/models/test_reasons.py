@@ -39,8 +39,8 @@ def trained() -> tuple[RiskModel, np.ndarray]:
         days=train["date"].to_numpy(),
     )
     X = panel[panel["date"] == dates[-1]][FEATURE_NAMES].to_numpy(float)
-    X[::4, FEATURE_NAMES.index("spread_pct")] = np.nan  # as a name with neither quotes nor a range has it
-    X[::5, FEATURE_NAMES.index("close_location")] = np.nan
+    X[::4, FEATURE_NAMES.index("volatility_60")] = np.nan  # as a name with too short a history has it
+    X[::5, FEATURE_NAMES.index("log_value_adv20")] = np.nan
     return model, X
 
 

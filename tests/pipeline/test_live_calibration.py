@@ -34,8 +34,8 @@ def test_the_first_live_day_is_calibrated_on_the_validation_record_with_labels_k
     days = sorted(prices["date"].unique())
     live = days[-1]
     with engine.begin() as conn:
-        record = build_validation_record(conn, end=days[-2], days=60, min_train_days=120)
-    assert record.first == days[-61] and record.last == days[-2]
+        record = build_validation_record(conn, end=days[-2], days=80, min_train_days=100)
+    assert record.first == days[-81] and record.last == days[-2]
 
     fitted = []
     original = calibration.Calibration.fit.__func__
@@ -52,8 +52,8 @@ def test_the_first_live_day_is_calibrated_on_the_validation_record_with_labels_k
     # The window: the record's days whose label (the close HORIZON + 1 sessions later) was
     # known before the live day, less the one-day embargo: the record's first day to the
     # day whose label ends on the live day's third trading day back.
-    window_days = days[-61 : -3 - HORIZON]
-    assert fitted == [(len(window_days) * INSTRUMENTS, days[-3], days[-61])]
+    window_days = days[-81 : -3 - HORIZON]
+    assert fitted == [(len(window_days) * INSTRUMENTS, days[-3], days[-81])]
     assert result.calibration_rows == len(window_days) * INSTRUMENTS
     assert len(stored) == INSTRUMENTS and (stored["calibration_rows"] == len(window_days) * INSTRUMENTS).all()
     assert stored["predicted_class"].isin([-1, 0, 1]).all() and stored["raw_score"].notna().all()
@@ -85,7 +85,7 @@ def test_the_served_scores_calibrate_the_live_record_s_before_the_validation_rec
     engine = _store(settings, prices)
     days = sorted(prices["date"].unique())
     live = days[-1]
-    window = days[-61 : -3 - HORIZON]
+    window = days[-81 : -3 - HORIZON]
     rng = np.random.default_rng(1)
     symbols = sorted(prices["symbol"].unique())
 
@@ -105,7 +105,7 @@ def test_the_served_scores_calibrate_the_live_record_s_before_the_validation_rec
         ]
 
     validation, own, rescored = rows("wf-x", -3.0), rows("risk-x", 2.0), rows("risk-y", 7.0)
-    half = len(own) // 2
+    half = len(window) // 2 * len(symbols)  # the live record covers whole days
     first_day = [r for r in rescored if r["trading_date"] == window[0]]  # the first day re-scored by a later model
     with engine.begin() as conn:
         append_history(conn, tables.validation_predictions, validation)

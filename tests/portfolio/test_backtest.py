@@ -21,8 +21,8 @@ START = 1_000_000
 
 
 def panel(days: int = 40) -> pd.DataFrame:
-    """LIQ and ALT are LONG but two days in ten (then AVOID: expected to lose more than
-    leaving costs); MID, LOW and LAG are always AVOID; DRY trades every other day, below the ADV gate."""
+    """LIQ and ALT are LONG but two days in ten (then AVOID: expected to lose more than a
+    round trip costs, about 2%); MID, LOW and LAG are always AVOID; DRY trades every other day, below the ADV gate."""
     rows = []
     start = date(2026, 1, 5)
     for i in range(days):
@@ -31,9 +31,9 @@ def panel(days: int = 40) -> pd.DataFrame:
             ("LIQ", 400_000, 0.70, 0.06),
             ("ALT", 400_000, 0.66, 0.05),
             ("DRY", 0 if i % 2 else 800, 0.80, 0.10),
-            ("MID", 100_000, 0.50, -0.02),
-            ("LOW", 100_000, 0.30, -0.03),
-            ("LAG", 100_000, 0.40, -0.015),
+            ("MID", 100_000, 0.50, -0.04),
+            ("LOW", 100_000, 0.30, -0.05),
+            ("LAG", 100_000, 0.40, -0.03),
         ):
             close = 10.0 + 0.05 * i if symbol != "DRY" else 20.0 + 0.2 * i
             rows.append(

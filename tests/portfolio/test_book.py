@@ -138,9 +138,9 @@ def test_no_position_exceeds_its_capacity_share_of_adv_20() -> None:
         assert [(o.symbol, o.quantity) for o in plan.orders] == [("C", bought)]
 
 
-def test_money_a_capacity_leaves_uninvested_goes_to_the_next_names() -> None:
-    """Two slots of 47,500 shares; A and B can hold 20,000 each (5% of ADV_20), so about a
-    slot stays uninvested and the book adds C and D (up to twice its names), best first."""
+def test_money_a_capacity_leaves_uninvested_goes_to_the_reserve() -> None:
+    """Two slots of 47,500 shares; every name can hold 20,000 (5% of ADV_20), so about a
+    slot stays uninvested and the book buys its reserve, best first, up to twice its names."""
     mandate = Mandate(names=2, capacity=0.05)
     edges = {"A": 0.05, "B": 0.04, "C": 0.03, "D": 0.02, "E": 0.01}
     days = {s: market(s, adv_20=400_000.0) for s in edges}
@@ -148,14 +148,17 @@ def test_money_a_capacity_leaves_uninvested_goes_to_the_next_names() -> None:
     plan = plan_book(Decimal("1000000"), {}, signals, days, NO_FEES, mandate, realistic=False)
     assert [(o.symbol, o.quantity) for o in plan.orders] == [("A", 20_000), ("B", 20_000), ("C", 20_000), ("D", 20_000)]
     assert {s["symbol"] for s in plan.skipped} == {"E"}
+    roomy = {s: market(s, adv_20=2_000_000.0) for s in edges}  # the slots fit: no reserve
+    plan = plan_book(Decimal("1000000"), {}, signals, roomy, NO_FEES, mandate, realistic=False)
+    assert [o.symbol for o in plan.orders] == ["A", "B"]
 
 
 def test_a_top_up_stays_within_capacity() -> None:
     mandate = Mandate(names=2, capacity=0.05)
     days = {"C": market("C", adv_20=600_000.0)}  # capacity 30,000 shares; the slot 47,500
-    plan = plan_book(Decimal("900000"), {"C": 10_000}, {"C": signal("C", 0.05)}, days, NO_FEES, mandate, False, False)
+    plan = plan_book(Decimal("900000"), {"C": 10_000}, {"C": signal("C", 0.05)}, days, NO_FEES, mandate, True, False)
     assert [(o.symbol, o.quantity) for o in plan.orders] == [("C", 20_000)]
-    full = plan_book(Decimal("700000"), {"C": 30_000}, {"C": signal("C", 0.05)}, days, NO_FEES, mandate, False, False)
+    full = plan_book(Decimal("700000"), {"C": 30_000}, {"C": signal("C", 0.05)}, days, NO_FEES, mandate, True, False)
     assert full.orders == []
 
 
@@ -266,7 +269,7 @@ def test_avoid_sells_on_any_day_under_the_exit_rail() -> None:
     assert "TRAPPED" in trapped.skipped[0]["reason"]
 
 
-def test_a_partly_filled_name_is_topped_up_to_its_slot_on_any_day() -> None:
+def test_a_partly_filled_name_is_topped_up_to_its_slot_on_a_rebalance_day() -> None:
     # equity 1,000,000, two names: a slot of 47,500 shares at 10
     days = {"A": market("A")}
     for action in ("LONG", "HOLD"):
@@ -277,13 +280,17 @@ def test_a_partly_filled_name_is_topped_up_to_its_slot_on_any_day() -> None:
             days,
             NO_FEES,
             Mandate(names=2),
-            False,
+            True,
             False,
         )
         assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("A", "BUY", 37_500)]
         assert plan.orders[0].rationale["reason"].startswith("tops up to its slot")
-    # near its slot (above 80%): left alone
+    between = plan_book(
+        Decimal("900000"), {"A": 10_000}, {"A": signal("A", 0.02)}, days, NO_FEES, Mandate(names=2), False, False
+    )
+    assert between.orders == []  # not between rebalances
+    # at half its slot or more (a price that drifted, not a cut-short buy): left alone
     near = plan_book(
-        Decimal("610000"), {"A": 39_000}, {"A": signal("A", 0.02)}, days, NO_FEES, Mandate(names=2), False, False
+        Decimal("762500"), {"A": 23_750}, {"A": signal("A", 0.02)}, days, NO_FEES, Mandate(names=2), True, False
     )
     assert near.orders == []

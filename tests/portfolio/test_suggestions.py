@@ -13,6 +13,7 @@ from market.clock import EXCHANGE_TZ
 from market.errors import ConflictError, NotFoundError, NotReadyError
 from market.money import to_cents
 from market.settings import Settings
+from models.decisions import BOOK_NAMES
 from pipeline.runner import run_stage
 from portfolio import ledger, suggestions
 from portfolio.ledger import TradeRejected
@@ -69,9 +70,11 @@ def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store) ->
     result = run_stage("t2_suggestions", MONDAY, settings=settings)
     assert result.summary["signals_from"] == "2026-11-20" and result.summary["suggestions"] == 1
     (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
-    # The book's slot, 95% of 100,000 over its 10 names, is 190 shares at the close of 50, well
-    # under 15% of ADV_20 (6,000); the limit is the cost model's price, not the stale close of 50
-    assert (pending["symbol"], pending["side"], pending["quantity"]) == ("LIQ", "BUY", 190)
+    # The book's slot, 95% of 100,000 over its names, in shares at the close of 50 (380 for
+    # five names), well under 15% of ADV_20 (6,000); the limit is the cost model's price,
+    # not the stale close of 50
+    slot = int(0.95 * 100_000 / BOOK_NAMES / 50)
+    assert (pending["symbol"], pending["side"], pending["quantity"]) == ("LIQ", "BUY", slot)
     limit = Decimal(str(pending["limit_price"]))
     assert Decimal("50.1") < limit < Decimal("50.2")
     assert pending["reason"]["gates"]["passed"] is True and pending["reason"]["signals_from"] == "2026-11-20"
@@ -83,7 +86,7 @@ def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store) ->
     assert done["state"] == "CONFIRMED"
     with engine.connect() as conn:
         (trade,) = ledger.trade_rows(conn, acme)
-        gross = to_cents(limit * 190)  # money moved is stored in cents
+        gross = to_cents(limit * slot)  # money moved is stored in cents
         # the default schedule (jse): JSE cess 0.32% and JCSD 0.03% plus 0.5% brokerage, each line in cents
         fee = sum(to_cents(gross * Decimal(rate)) for rate in ("0.0032", "0.0003", "0.005"))
         assert ledger.cash_balance(conn, acme) == 100_000 - gross - fee

@@ -1,0 +1,65 @@
+"""The label, defined once: what a position decided after the close of day t can earn.
+
+`with_labels(frame, horizon, label)` adds to a price frame (every instrument of the
+market) the product's label, `forward_return`: the return from the close of t+1 (the
+first price an order decided after t's close can get) to the close of t+1+H, minus the
+equal-weighted liquid universe's over the same span (the ordinary shares that passed the
+entry gates on day t, market/liquidity.py); `label_end`, the date it is known (t+1+H);
+`held_return`, the raw return; and `next_return`, close t to t+1. `label="next_day"` is the
+reference label, close[t+1] / close[t] - 1 (mostly the bid-ask bounce of the close it
+reads). It lives in market/, beside the gates and the spread it reads, so the model's
+panel (models/dataset.py), the live record, the monitor and the simulator's stylised facts
+(ingest/simulator/facts.py) read the same definition.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from market.liquidity import passes_entry_gates, with_spread_estimates
+
+LABELS = ("excess", "next_day")
+
+
+def with_labels(frame: pd.DataFrame, horizon: int, label: str = "excess") -> pd.DataFrame:
+    """`frame` (symbol, date, close, volume and the spread inputs, every instrument of the
+    market; `adv_20` and the spread estimate are added where missing) with the label
+    columns of the module docstring: `forward_return`, `label_end`, `held_return`,
+    `next_return`."""
+    if label not in LABELS:
+        raise ValueError(f"label must be one of {LABELS}, not {label!r}")
+    frame = frame.sort_values(["symbol", "date"]).reset_index(drop=True)
+    if "spread_estimate" not in frame and len(frame):
+        frame = with_spread_estimates(frame)
+    by = frame.groupby("symbol", sort=False)
+    if "adv_20" not in frame:
+        frame["adv_20"] = by["volume"].transform(lambda v: v.rolling(20).mean())
+    close = frame["close"].astype(float)
+    frame["next_return"] = by["close"].shift(-1) / close - 1
+    if label == "excess":
+        frame["held_return"] = by["close"].shift(-(horizon + 1)) / by["close"].shift(-1) - 1
+        frame["label_end"] = by["date"].shift(-(horizon + 1))
+        frame["forward_return"] = frame["held_return"] - universe_held_return(frame)
+    else:
+        frame["held_return"] = np.nan
+        frame["forward_return"] = by["close"].shift(-horizon) / close - 1
+        frame["label_end"] = by["date"].shift(-horizon)
+    return frame
+
+
+def universe_held_return(panel: pd.DataFrame) -> pd.Series:
+    """Per row, the equal-weighted mean `held_return` of the day's liquid universe: the
+    ordinary shares (the `ordinary` column, where the panel has one) that passed the entry
+    gates on the row's date and whose held return is known. A day on which no name can
+    pass them yet (a store younger than ADV_20's 20 sessions) uses every ordinary share
+    with a known held return; NaN on a day with none."""
+    known = panel["held_return"].notna().to_numpy().copy()
+    if "ordinary" in panel:
+        known &= panel["ordinary"].fillna(True).astype(bool).to_numpy()
+    liquid = known & passes_entry_gates(panel).to_numpy(bool)
+    by_day = panel["date"]
+    liquid_means = panel["held_return"].where(liquid).groupby(by_day).mean()
+    all_means = panel["held_return"].where(known).groupby(by_day).mean()
+    means = liquid_means.where(liquid_means.notna(), all_means)
+    return by_day.map(means).astype(float)
