@@ -16,9 +16,9 @@ models/dataset.py).
   model the fills use). The book adds the square-root impact of the size it trades.
 - **Action**:
   - LONG: an ordinary share that passes the entry gates and ranks among the day's
-    RESERVE x `book_names` (BOOK_NAMES) best by expected excess (ties: the Score, then the
-    raw score): the first `book_names` are what the book would hold if it started from cash
-    today, the rest its reserve, bought where capacity holds the first below their slots. The mandate is to be
+    `book_names` (BOOK_NAMES) best by expected excess (ties: the Score, then the raw
+    score): what the book would hold if it started from cash today. (Where capacity holds
+    those below their slots, the book also buys the next-ranked eligible names, HOLD here.) The mandate is to be
     invested (cash is not a position), so LONG is a rank, not a threshold: where the model
     claims no edge (a calibration window whose scores did not rank the outcomes gives every
     name the same expected excess) the book still holds the names the model ranks best,
@@ -30,8 +30,7 @@ models/dataset.py).
     name only when a candidate's expected excess beats it by more than the pair's round
     trip: a name drifting out of the best ten is kept (the hysteresis).
 - `reason` says in words why each row has its Action.
-- **Position Weight**: the book's slot, TARGET_EXPOSURE / BOOK_NAMES, for the first
-  BOOK_NAMES LONG names; 0 for the reserve and the rest.
+- **Position Weight** (LONG only, else 0): the book's slot, TARGET_EXPOSURE / BOOK_NAMES.
 - **Tercile**: names that pass the entry gates are ranked by expected excess (ties by
   the Score, then the raw score) into TOP, MIDDLE and BOTTOM thirds; the rest are
   ILLIQUID.
@@ -52,8 +51,6 @@ from market.liquidity import SPREAD_DECIMALS, passes_entry_gates, spread_series
 HORIZON = 5  # sessions a position is measured over (chosen on NSE 2008-2011, docs/portfolio.md)
 BOOK_NAMES = 15  # names the AI book holds (chosen on NSE 2008-2011)
 TARGET_EXPOSURE = 0.95  # share of equity the book keeps invested
-RESERVE = 2  # LONG reaches RESERVE x BOOK_NAMES ranks: the names after the first BOOK_NAMES are
-# bought only where capacity holds the first below their slots (portfolio/book.py)
 DEFAULT_FEE_RATE = 0.005
 
 
@@ -82,9 +79,9 @@ def decide(
     has_edge = ~np.isnan(held)
     avoid = has_edge & (np.round(np.nan_to_num(held) + cost, SPREAD_DECIMALS) < 0)
     rank = _book_rank(out, liquid & ordinary & has_edge & ~avoid)
-    long_ = rank <= RESERVE * book_names
+    long_ = rank <= book_names
     out["action"] = np.where(long_, "LONG", np.where(avoid, "AVOID", "HOLD"))
-    out["weight"] = np.where(rank <= book_names, round(TARGET_EXPOSURE / book_names, 4), 0.0) if book_names > 0 else 0.0
+    out["weight"] = np.where(long_, round(TARGET_EXPOSURE / book_names, 4), 0.0) if book_names > 0 else 0.0
     out["reason"] = [
         _reason(a, s, h, c, sp, fee_rate, horizon, t, o, r, book_names)
         for a, s, h, c, sp, t, o, r in zip(
@@ -150,15 +147,10 @@ def _reason(
     if np.isnan(held):
         return "no calibrated expected excess yet (too little out-of-sample history): not bought on conviction alone"
     edge = f"expected excess {held:+.2%} over {horizon} sessions (Score {score:.1f})"
-    if action == "LONG" and rank <= book_names:
+    if action == "LONG":
         return (
             f"{edge}, rank {rank} of the liquid names: among the {book_names} the book holds; a round trip costs "
             f"{cost:.2%} (spread {spread:.2%}, fees {2 * fee_rate:.2%})"
-        )
-    if action == "LONG":
-        return (
-            f"{edge}, rank {rank} of the liquid names: a reserve the book buys where the capacity of the best "
-            f"{book_names} leaves money uninvested; a round trip costs {cost:.2%}"
         )
     if action == "AVOID":
         return f"{edge} loses more than a round trip costs ({cost:.2%}): replacing it pays"

@@ -26,6 +26,7 @@ from sqlalchemy import Connection, Engine, Table, func, select
 from market.clock import exchange_iso, session_close_utc
 from market.costs import FeeSchedule
 from market.errors import ConflictError, NotReadyError
+from market.instruments import is_ordinary
 from market.settings import Settings
 from models.reasons import served as served_reasons
 from models.scoring import served_predictions
@@ -37,6 +38,7 @@ from portfolio.market import market_days
 from portfolio.rails import value_positions
 from store import tables
 from store.history import append_history, current_rows
+from store.instruments import instrument_types
 
 OPENING_ENTRY = "AI:opening-cash"
 
@@ -100,6 +102,7 @@ def day_signals(
     if not served:
         return None, {}
     rows = list(served.values())
+    types = instrument_types(conn)
     return rows[0]["model_id"], {
         r["symbol"]: Signal(
             r["symbol"],
@@ -112,6 +115,7 @@ def day_signals(
             _number(r.get("round_trip_cost")),
             r.get("decision_reason") or "",
             served_reasons(r.get("reasons")),
+            is_ordinary(types[r["symbol"]]) if r["symbol"] in types else True,
         )
         for r in rows
         if r["score"] is not None

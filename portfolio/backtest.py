@@ -110,6 +110,7 @@ def signals_of(decided: pd.DataFrame) -> dict[str, Signal]:
             float(r.held_edge),
             float(r.round_trip_cost),
             r.reason,
+            ordinary=bool(getattr(r, "ordinary", True)),
         )
         for r in decided.itertuples(index=False)
     }

@@ -18,9 +18,10 @@ several percent in this market, so it is Qlib's TopkDropout with a cost margin:
   its spread, the impact of the slot, one fee), market/costs.py.
 - **Capacity**: no position is larger than `capacity` of the name's ADV_20 (its daily
   traded volume; the rail's size gate allows 15%), so impact stays bounded. Where capacity
-  holds names below their slots, the book buys its reserve (the LONG names ranked after
-  the first `names`) while half a slot or more is uninvested, up to twice `names`; what is
-  still uninvested stays in cash and shows in the average exposure.
+  holds names below their slots, the book buys its reserve (the eligible names ranked after
+  the LONG ones: ordinary shares passing the entry gates, not AVOID) while half a slot or
+  more is uninvested, up to twice `names`; what is still uninvested stays in cash and
+  shows in the average exposure.
 
 Every order says why in its rationale, and every LONG name the book does not buy is in the
 plan's `skipped` list with the reason. The parameters (names, swaps, horizon, capacity)
@@ -102,7 +103,7 @@ def plan_book(
         cash = _buy(
             plan, candidates.pop(0), held, cash + proceeds, fees, realistic, plan.orders[-1].rationale["replaces"]
         )
-    for left in candidates:
+    for left in (c for c in candidates if c.signal.action == "LONG"):
         plan.skipped.append({"symbol": left.signal.symbol, "side": "BUY", "reason": _not_bought(held, signals, left)})
     return plan
 
@@ -110,15 +111,25 @@ def plan_book(
 def _candidates(
     held: dict[str, int], signals: dict[str, Signal], market: dict[str, MarketDay], slot: float, mandate: Mandate
 ) -> list[Candidate]:
-    """LONG names not held, best expected excess first, each with its slot in shares
-    within its capacity."""
+    """Names not held, each with its slot in shares within its capacity: the LONG names
+    first, then the reserve (ordinary shares that pass the entry gates, neither LONG nor
+    AVOID), each group best expected excess first. `plan_book` takes the reserve only while
+    capacity leaves half a slot or more uninvested."""
     out = []
-    for signal in sorted(signals.values(), key=lambda s: (-_edge(s), -s.score, s.symbol)):
+    for signal in sorted(signals.values(), key=lambda s: (s.action != "LONG", -_edge(s), -s.score, s.symbol)):
         day = market.get(signal.symbol)
-        if signal.action != "LONG" or signal.symbol in held or day is None or day.close <= 0:
+        if signal.symbol in held or day is None or day.close <= 0 or not _eligible(signal):
             continue
         out.append(_candidate(signal, day, slot, mandate.capacity))
     return out
+
+
+def _eligible(signal: Signal) -> bool:
+    """LONG, or a reserve name: an ordinary share with an expected excess that passes the
+    entry gates (a tercile) and is not AVOID."""
+    if signal.action == "LONG":
+        return True
+    return signal.ordinary and signal.action != "AVOID" and signal.tercile != "ILLIQUID" and _edge(signal) > -math.inf
 
 
 def capacity_shares(slot: float, day: MarketDay, capacity: float) -> int:

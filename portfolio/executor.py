@@ -49,6 +49,7 @@ class Signal:
     # (models/reasons.served: {"base_value", "inputs": [{"input", "contribution"}]}); None
     # for a prediction stored without them.
     reasons: dict | None = None
+    ordinary: bool = True  # an ordinary share (market/instruments.py): only these enter the book
 
 
 @dataclass(frozen=True)

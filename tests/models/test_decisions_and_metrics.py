@@ -50,9 +50,8 @@ def test_action_reads_the_expected_excess(p_up: float, edge: float, action: str)
 def test_long_is_the_books_best_liquid_ordinary_names() -> None:
     edges = [0.02, 0.015, 0.01, 0.005, 0.004, 0.003]
     out = decide(day(p_up=[0.6] * 6, expected_return=edges), book_names=2)
-    assert out["action"].tolist() == ["LONG", "LONG", "LONG", "LONG", "HOLD", "HOLD"]  # the 2 best and the reserve
-    assert "a reserve the book buys where the capacity" in out["reason"].iloc[2]
-    assert out["reason"].iloc[4].endswith("rank 5 of the liquid names: the book holds the 2 best")
+    assert out["action"].tolist() == ["LONG", "LONG", "HOLD", "HOLD", "HOLD", "HOLD"]
+    assert out["reason"].iloc[2].endswith("rank 3 of the liquid names: the book holds the 2 best")
     assert out["weight"].tolist() == [0.475, 0.475, 0, 0, 0, 0]  # the book's slot: 95% over its 2 names
     typed = decide(
         day(p_up=[0.6] * 3, expected_return=[0.02, 0.01, 0.0], ordinary=[False, True, True], adv_20=[9e4, 9e4, 10]),
@@ -67,7 +66,7 @@ def test_a_name_not_bought_says_why() -> None:
     out = decide(
         day(p_up=[0.68, 0.7, 0.7], expected_return=[-0.004, 0.01, 0.02]), fee_rate=0.005, book_names=1, horizon=10
     )
-    assert out["action"].tolist() == ["HOLD", "LONG", "LONG"]
+    assert out["action"].tolist() == ["HOLD", "HOLD", "LONG"]
     assert out["reason"].iloc[0] == (
         "expected excess -0.40% over 10 sessions (Score 68.0), rank 3 of the liquid names: the book holds the 1 best"
     )
