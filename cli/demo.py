@@ -144,7 +144,7 @@ def _track_record_line(settings: Settings) -> str:
     costs = record.get("costs") or {}
     fills = record.get("fill_count", record.get("trades", 0))
     why = (
-        "" if fills else " (no name's held edge cleared its round-trip cost: every Score above the LONG line says why)"
+        "" if fills else " (no order filled: each day's plan and what it skipped are in GET /api/ai-portfolio/history)"
     )
     exposure = record.get("average_exposure")
     held = "n/a" if exposure is None else f"{exposure:.1%}"

@@ -15,7 +15,6 @@ import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 
 import httpx
@@ -184,9 +183,9 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(serv
     after their decision with their cost parts, a track record beside both benchmarks,
     every Score at or above the LONG line that is not LONG saying why, suggestions for the
     printed client key whenever the day has a LONG to buy, and reports without a "Not
-    available" box (but the audit trail's, when the AI portfolio never traded). On the
-    simulated market no name's held edge clears its round-trip cost (docs/demo.md), so no
-    trade is required."""
+    available" box (but the audit trail's, when the AI portfolio never traded). The AI
+    book is invested after its replay: at least five positions, and a track record that
+    states its exposure and fills (issue 55)."""
     from tests.reports.pdf import read
 
     lines, stdout, settings = served_demo.lines, served_demo.stdout, served_demo.settings
@@ -242,6 +241,9 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(serv
         assert any(o["symbol"] == t["symbol"] for o in decided[t["rationale"]["decided_on"]]["summary"]["pending"])
     record = httpx.get(f"{base}/api/ai-portfolio/track-record", headers={"X-API-Key": key}, timeout=30).json()
     assert record["days"] >= 61 and set(record["benchmarks"]) == {"equal_weight_liquid", "index"}
+    positions = httpx.get(f"{base}/api/ai-portfolio/positions", headers={"X-API-Key": key}, timeout=30).json()
+    assert len(positions) >= 5, positions  # a living book after the replay
+    assert record["average_exposure"] > 0.5 and record["fill_count"] >= 5 and not record["mostly_cash"], record
     assert record["trades"] == len(history["trades"]) and "AI portfolio track record over" in "\n".join(lines)
     pending = httpx.get(f"{base}/api/suggestions", headers={"X-API-Key": key}, timeout=30).json()
     assert all(p["state"] == "PENDING" for p in pending)
@@ -281,12 +283,13 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(serv
 
 
 def test_the_demo_prints_the_validation_record_count_the_api_serves(served_demo: ServedDemo) -> None:
-    """The demo printed the stored count of the record's predictions (8,260 on a demo
-    store), the API and the reports the count with an outcome (8,201: the record's last
-    day has none yet). The printed figure is now the API's, from the same function
-    (`views.performance`), and the difference is named."""
+    """The demo printed the stored count of the record's predictions, the API and the
+    reports the count with an outcome (the record's last HORIZON + 1 days have none yet).
+    The printed figure is the API's, from the same function (`views.performance`), and the
+    difference is named."""
     from sqlalchemy import create_engine, func, select
 
+    from models.decisions import HORIZON
     from store import tables
 
     printed = next(line for line in served_demo.lines if line.startswith("validation record"))
@@ -304,11 +307,11 @@ def test_the_demo_prints_the_validation_record_count_the_api_serves(served_demo:
     with engine.connect() as conn:
         c = tables.validation_predictions.c
         stored = conn.execute(select(func.count()).select_from(tables.validation_predictions)).scalar()
-        last_day = conn.execute(
-            select(func.count()).where(c.trading_date == date.fromisoformat(record["period_end"]))
-        ).scalar()
+        last_days = sorted(d for (d,) in conn.execute(select(c.trading_date).distinct()))[-(HORIZON + 1) :]
+        without = conn.execute(select(func.count()).where(c.trading_date.in_(last_days))).scalar()
     engine.dispose()
-    assert count + unscored == stored and unscored == last_day  # the record's last day: no outcome yet
+    # the record's last HORIZON + 1 days: their label (the close HORIZON + 1 sessions on) is not known yet
+    assert count + unscored == stored and unscored == without
 
 
 def _documented(served_demo: ServedDemo) -> DemoServer:
