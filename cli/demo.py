@@ -26,6 +26,7 @@ from ingest.markets import market_for
 from ingest.simulator.site import SimulatorSite
 from market.clock import TradingCalendar, exchange_now, latest_closed_trading_day
 from market.settings import Settings, get_settings
+from models.decisions import HORIZON
 from models.macro_model import week_start
 from pipeline.backfill import backfill
 from pipeline.bootstrap import Bootstrap, bootstrap
@@ -107,8 +108,8 @@ def bootstrap_lines(settings: Settings, result: Bootstrap) -> list[str]:
     base = "n/a" if binary.get("base_rate") is None else f"{binary['base_rate']:.1%}"
     unscored = record.predictions - shown["predictions"]
     note = (
-        f"; {unscored:,} more are stored without an outcome (the record's last day: its next close came after "
-        "the record)"
+        f"; {unscored:,} more are stored without an outcome (the record's last {HORIZON + 1} days: the close "
+        f"{HORIZON + 1} sessions later, where their label ends, came after the record)"
         if unscored > 0
         else ""
     )
