@@ -92,6 +92,8 @@ def plan_book(
     cash = _top_ups(plan, held, signals, market, fees, slot, cash, realistic, mandate.capacity)
     candidates = _candidates(held, signals, market, slot, mandate)
     while candidates and _room_for_another(held, market, slot, mandate):
+        if len(held) < mandate.names and candidates[0].signal.action != "LONG":
+            break  # an empty slot takes a LONG name; the reserve only fills what capacity leaves
         best = candidates.pop(0)
         cash = _buy(
             plan, best, held, cash, fees, realistic, f"fills an empty slot ({len(held) + 1} of {mandate.names})"
@@ -113,8 +115,10 @@ def _candidates(
 ) -> list[Candidate]:
     """Names not held, each with its slot in shares within its capacity: the LONG names
     first, then the reserve (ordinary shares that pass the entry gates, neither LONG nor
-    AVOID), each group best expected excess first. `plan_book` takes the reserve only while
-    capacity leaves half a slot or more uninvested."""
+    AVOID), each group best expected excess first. `plan_book` fills empty slots with LONG
+    names only, and takes the reserve once the book holds its names and capacity leaves
+    half a slot or more uninvested. (With `decide`'s ranks the reserve exists only where
+    more than `names` names are eligible, and then a free slot always has a LONG name.)"""
     out = []
     for signal in sorted(signals.values(), key=lambda s: (s.action != "LONG", -_edge(s), -s.score, s.symbol)):
         day = market.get(signal.symbol)

@@ -245,13 +245,13 @@ def test_a_name_that_is_not_long_never_enters_the_book() -> None:
     assert signals["X"].action == "HOLD" and not signals["X"].ordinary and signals["A"].action == "LONG"
     assert [s for s, g in signals.items() if g.action == "LONG"] == ["A", "B", "C", "D"]  # E is AVOID
     days = {s: market(s) for s in symbols}
-    # an AVOID name is never bought; an eligible HOLD name (an ordinary share passing the
-    # gates) fills a slot the LONG names leave empty, after every LONG name
+    # a HOLD name with a large expected excess and an AVOID one do not fill the empty slot
+    # either: empty slots take LONG names only (the reserve fills only what capacity leaves)
     signals["H"], days["H"] = signal("H", 0.5, "HOLD"), market("H")
     signals["V"], days["V"] = signal("V", 0.4, "AVOID"), market("V")
     plan = plan_book(Decimal("1000000"), {}, signals, days, FEES, Mandate(names=5))
-    assert [o.symbol for o in plan.orders] == ["A", "B", "C", "D", "H"]
-    assert not {"X", "V"} & {s["symbol"] for s in plan.skipped}
+    assert [o.symbol for o in plan.orders] == ["A", "B", "C", "D"]
+    assert not {"X", "H", "V"} & {s["symbol"] for s in plan.skipped}
 
 
 # --- exits and top-ups ---------------------------------------------------------------------
