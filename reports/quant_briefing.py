@@ -274,8 +274,9 @@ def _against_benchmarks(series: dict[str, Any], width: float) -> list[Flowable]:
         for year, months in sorted(by_year.items())
     ]
     table = data_table(["Year", *(MONTHS[k - 1] for k in shown)], rows)
+    # the table's title never ends a page: it moves with the table
     return section(
-        "Against the benchmarks", chart, Spacer(0, 4), text("Monthly returns of the AI portfolio", SMALL), table
+        "Against the benchmarks", chart, Spacer(0, 4), *kept(text("Monthly returns of the AI portfolio", SMALL), table)
     )
 
 

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from market.costs import FeeSchedule
+
 HORIZONS = (1, 2, 5, 10)
 FLAT = 0.0  # a close that did not move is neither up nor down (models/metrics.py)
 
@@ -395,7 +397,7 @@ def equity_chart(results: dict, source: str, currency: str):  # noqa: ANN201
         if curve.empty:
             continue
         ax.plot(pd.to_datetime(curve["date"]), curve["equity"], label=f"{label}: equity", color=COLOURS[i])
-        if result.rails and result.realistic:
+        if result.fills == "costed":
             ax.plot(
                 pd.to_datetime(curve["date"]),
                 curve["liquid_equity"],
@@ -427,8 +429,8 @@ def backtest_table(results: dict):  # noqa: ANN201
         "calmar": ratio,
         "max_drawdown": lambda v: fmt_pct(v, 2),
         "annual_turnover": lambda v: f"{fmt_number(v, 1)}x",
-        "blocked_share": lambda v: fmt_pct(v, 1),
-        "cut_share": lambda v: fmt_pct(v, 1),
+        "average_exposure": lambda v: fmt_pct(v, 1),
+        "average_names": lambda v: fmt_number(v, 1),
         "final_equity": fmt_money,
         "final_liquid_equity": fmt_money,
         "costs paid": fmt_money,
@@ -441,9 +443,8 @@ def backtest_table(results: dict):  # noqa: ANN201
 
     def flat(figures: dict) -> dict:
         bench = figures.get("benchmarks", {}).get("equal_weight_liquid", {})
-        plain = {
-            k: v for k, v in figures.items() if not isinstance(v, dict) and k not in ("rails", "fills", "first", "last")
-        }
+        skip = ("rails", "fills", "fill_mode", "first", "last", "note", "mostly_cash")
+        plain = {k: v for k, v in figures.items() if not isinstance(v, dict) and k not in skip}
         return {
             **plain,
             "costs paid": (figures.get("costs") or {}).get("total"),
@@ -608,12 +609,12 @@ def nse_diagnostics(path: str, history_days: int, test_days: int, min_train_days
 
 
 def backtest(prices: pd.DataFrame, test_days: int, min_train_days: int, cash: float) -> dict | None:
-    """The backtest (portfolio/backtest.py) over the last `test_days` of `prices`: the
-    decisions filled in the next session through the cost model, the same decisions filled
-    at their own close for free, and that again without the rails; each result's figures
-    carry the statistics beside the equal-weighted liquid universe. None on too short a
-    history."""
-    from portfolio.backtest import out_of_sample_predictions, run_backtest, summarise
+    """The AI book's backtest (portfolio/backtest.py) over the last `test_days` of `prices`
+    on the product's label: the decisions filled in the next session through the cost
+    model, the same decisions filled at the next session's close for free, and at their
+    own close for free; each result's figures carry the statistics beside the
+    equal-weighted liquid universe. None on too short a history."""
+    from portfolio.backtest import out_of_sample_predictions, prepare_days, run_backtest, summarise
     from portfolio.track_record import equal_weight_liquid
 
     dates = sorted(prices["date"].unique()) if not prices.empty else []
@@ -624,10 +625,11 @@ def backtest(prices: pd.DataFrame, test_days: int, min_train_days: int, cash: fl
     if predictions.empty:
         return None
     benchmarks = {"equal_weight_liquid": equal_weight_liquid(predictions)}
+    days = prepare_days(predictions, float(FeeSchedule().rate))
     results = {
-        "next session, cost model": run_backtest(predictions, True, cash),
-        "same close, cost-free": run_backtest(predictions, True, cash, realistic=False),
-        "same close, cost-free, no rails": run_backtest(predictions, False, cash, realistic=False),
+        "next session, cost model": run_backtest(days, cash, fills="costed"),
+        "next session's close, cost-free": run_backtest(days, cash, fills="gross"),
+        "same close, cost-free": run_backtest(days, cash, fills="same_close"),
     }
     for result in results.values():
         result.figures = summarise(result, cash, benchmarks)
@@ -635,22 +637,24 @@ def backtest(prices: pd.DataFrame, test_days: int, min_train_days: int, cash: fl
 
 
 def rails_table(results: dict):  # noqa: ANN201
-    from reports.figures import fmt_count, styled
+    """What the book and the sessions did: fills, lapsed orders, position-days trapped,
+    the names held on average and the average exposure."""
+    from reports.figures import fmt_count, fmt_number, fmt_pct, styled
 
     rows = [
         {
             "portfolio": label,
-            "would-be orders": r.would_trade,
-            "blocked by the rails": r.blocked,
-            "cut in size": r.cut,
             "orders filled": r.orders,
             "orders lapsed": r.lapsed,
             "position-days trapped": r.days_trapped,
+            "names held (mean)": r.figures.get("average_names"),
+            "average exposure": r.figures.get("average_exposure"),
         }
         for label, r in results.items()
     ]
     frame = pd.DataFrame(rows)
-    return styled(frame, {c: fmt_count for c in frame.columns if c != "portfolio"})
+    formats = {c: fmt_count for c in ("orders filled", "orders lapsed", "position-days trapped")}
+    return styled(frame, {**formats, "names held (mean)": fmt_number, "average exposure": fmt_pct})
 
 
 def monthly_returns_table(result):  # noqa: ANN001, ANN201 - a BacktestResult

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 
 from market.clock import default_calendar
 from market.settings import Settings
+from models.decisions import HORIZON
 from models.validation import build_validation_record, record_end
 from pipeline.bootstrap import bootstrap
 from store import tables
@@ -97,7 +98,7 @@ def test_bootstrap_stores_the_record_and_a_second_run_writes_no_history_row(sett
         and record["period_end"] == first.record.last.isoformat()
     )
     # the last day has no outcome yet
-    assert record["models"] == 12 and record["predictions"] == 60 * INSTRUMENTS - INSTRUMENTS
+    assert record["models"] == 12 and record["predictions"] == 60 * INSTRUMENTS - (HORIZON + 1) * INSTRUMENTS
     binary = record["metrics"]["binary_accuracy"]
     assert math.isclose(binary["value"], first.record.metrics["binary_accuracy"]["value"])
     assert set(binary["baselines"]) == {"majority", "last_move_sign"}

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from market.clock import default_calendar
 from market.errors import StageFailedError
 from market.settings import Settings
+from models.decisions import HORIZON
 from models.features import FEATURE_NAMES
 from pipeline.backfill import backfill
 from pipeline.runner import run_stage
@@ -28,7 +29,7 @@ def _count(settings: Settings, table) -> int:
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_features_then_predict_then_warm_retrain(settings: Settings) -> None:
     engine = service_engine(settings)
-    later = default_calendar().add_trading_days(DAY, 5)
+    later = default_calendar().add_trading_days(DAY, HORIZON + 2)  # DAY's label (HORIZON + 1 sessions on) is known
     backfill(engine, settings, 45, later, with_text=False)
 
     features = run_stage("t1_features", DAY, settings=settings)
