@@ -39,7 +39,6 @@ import time
 from datetime import date
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from model_quality import SHARED_DATA, load_nse, load_ohlcv
 
@@ -85,9 +84,10 @@ def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, p
 
 
 def rank_ic(predictions: pd.DataFrame) -> dict[str, float | None]:
-    """Mean daily Spearman correlation of the model's expected excess with the realised
-    label, on every scored row and on the liquid ordinary names (the book's universe)."""
+    """The model's rank IC (models.metrics.daily_ic on the expected excess, as the API's
+    `rank_ic`) on every scored row and on the liquid ordinary names (the book's universe)."""
     from market.liquidity import passes_entry_gates
+    from models.metrics import daily_ic
 
     known = predictions[predictions["forward_return"].notna()]
     liquid = passes_entry_gates(known).to_numpy(bool).copy()
@@ -95,10 +95,8 @@ def rank_ic(predictions: pd.DataFrame) -> dict[str, float | None]:
         liquid &= known["ordinary"].fillna(True).astype(bool).to_numpy()
     out = {}
     for name, rows in (("all", known), ("liquid", known[liquid])):
-        ranks = rows.groupby("date")[["expected_return", "forward_return"]].rank()
-        by_day = ranks.assign(date=rows["date"]).groupby("date")
-        daily = by_day.apply(lambda g: g["expected_return"].corr(g["forward_return"]) if len(g) >= 5 else np.nan)
-        out[name] = None if daily.dropna().empty else round(float(daily.mean()), 4)
+        ic = daily_ic(rows, "expected_return", constant_as_zero=True)
+        out[name] = None if ic is None else round(ic, 4)
     return out
 
 

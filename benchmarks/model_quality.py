@@ -74,6 +74,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+# The ranking figures are the product's own (models/metrics.py: the API's and the
+# briefing's rank IC and tercile spread); feature_screen and the tests read them here too.
+from models.metrics import MIN_DAY_ROWS, MODEL_ORDER, daily_ic, daily_rank_ic, daily_tercile_spread  # noqa: F401
+
 SHARED_DATA = Path(
     os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
 )
@@ -253,10 +257,7 @@ def reference_predictions(
 
 
 # ---- figures ---------------------------------------------------------------------------------
-MIN_DAY_ROWS = 5  # a day enters a rank IC or a tercile spread with at least this many rows
-# The model's ranking (expected return; ties by P(up), then the raw score: the product's
-# Terciles, models/decisions.py), the reference's, and the next-day reference's.
-MODEL_ORDER = ["expected_return", "p_up", "raw_score"]
+# The reference's ranking and the next-day reference's (the model's: MODEL_ORDER).
 REFERENCE_ORDER = ["reference_p_up"]
 NEXT_DAY_ORDER = ["next_day_expected_return", "next_day_p_up", "next_day_raw_score"]
 # The gate inputs (market.liquidity.passes_entry_gates) and the instrument type.
@@ -289,57 +290,6 @@ def liquid_rows(f: pd.DataFrame) -> pd.Series:
     if "ordinary" in f:
         liquid &= f["ordinary"].fillna(True).astype(bool)
     return liquid
-
-
-def daily_rank_ic(
-    f: pd.DataFrame, column: str, label: str = "forward_return", constant_as_zero: bool = False
-) -> pd.Series:
-    """The Spearman correlation of `column` with `label` on each day with at least
-    MIN_DAY_ROWS rows that have both, indexed by date. Days on which the label is constant
-    are left out; so are days on which `column` is, unless `constant_as_zero` (a score
-    that ranks nothing that day counts 0: it claimed no edge, and leaving the day out
-    would flatter it)."""
-    if column not in f or label not in f:
-        return pd.Series(dtype=float)
-    d = f[["date", column, label]].dropna()
-    d = d[d.groupby("date")["date"].transform("size").to_numpy() >= MIN_DAY_ROWS]
-    if d.empty:
-        return pd.Series(dtype=float)
-    by = d.groupby("date")
-    rx, ry = by[column].rank(), by[label].rank()
-    cx = rx - rx.groupby(d["date"]).transform("mean")
-    cy = ry - ry.groupby(d["date"]).transform("mean")
-    num = (cx * cy).groupby(d["date"]).sum()
-    var_x, var_y = (cx * cx).groupby(d["date"]).sum(), (cy * cy).groupby(d["date"]).sum()
-    ic = num / np.sqrt(var_x * var_y).where((var_x > 0) & (var_y > 0))
-    if constant_as_zero:
-        ic = ic.where(~((var_x <= 0) & (var_y > 0)), 0.0)
-    return ic.dropna()
-
-
-def daily_ic(
-    f: pd.DataFrame, column: str, label: str = "forward_return", constant_as_zero: bool = False
-) -> float | None:
-    """The rank IC: the mean over days of `daily_rank_ic` (None without a day)."""
-    values = daily_rank_ic(f, column, label, constant_as_zero)
-    return float(values.mean()) if len(values) else None
-
-
-def daily_tercile_spread(f: pd.DataFrame, order: list[str], label: str = "forward_return") -> pd.Series:
-    """Per day with at least MIN_DAY_ROWS rows: the mean `label` of the top third of the
-    rows ranked by `order` (the first column, ties by the next) minus the bottom third's."""
-    if order[0] not in f or label not in f:
-        return pd.Series(dtype=float)
-    d = f[["date", *[c for c in order if c in f], label]].dropna(subset=[order[0], label])
-    d = d[d.groupby("date")["date"].transform("size").to_numpy() >= MIN_DAY_ROWS]
-    if d.empty:
-        return pd.Series(dtype=float)
-    d = d.sort_values(["date", *[c for c in order if c in d]], kind="stable")
-    by = d.groupby("date", sort=False)
-    share = (by.cumcount() + 1) / by["date"].transform("size")
-    top = d[label].where(share > 2 / 3).groupby(d["date"]).mean()
-    bottom = d[label].where(share <= 1 / 3).groupby(d["date"]).mean()
-    return (top - bottom).dropna()
 
 
 def _spread(f: pd.DataFrame, order: list[str], label: str = "forward_return") -> float | None:

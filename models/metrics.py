@@ -9,8 +9,17 @@ On rows with a realised forward return:
   Base rate: the share of the most common class.
 - movers accuracy: binary accuracy on rows that moved more than 2% either way.
 - average error: mean absolute error of the predicted return.
-- IC: the mean over days of the Spearman rank correlation of predicted and realised
-  returns (days with at least 5 instruments).
+- rank IC: the mean over days (at least MIN_DAY_ROWS labelled rows) of the Spearman
+  correlation of the model's ranking (the expected excess, `expected_return`) with the
+  label; a day on which the expected excess is the same for every row counts 0 (the
+  calibration claimed no edge; leaving the day out would flatter it); rows without an
+  expected excess (an uncalibrated window) are left out. Base rate 0; baseline: the rank
+  IC of the last move (the reversal a bounce-reader would find). Sample size: days.
+- tercile spread: per day, the mean label of the TOP Ranking Tercile minus the BOTTOM's
+  (the liquid names the product ranks; days with both), averaged over days: what the
+  Terciles separate, in return units over the label's horizon (0.004 = 0.4%). Base rate 0.
+  Without a `tercile` column: the top third minus the bottom third of the rows by
+  MODEL_ORDER.
 - hit rate by tercile: share of up moves in each Ranking Tercile.
 Baselines: always the majority class of the training data seen so far (here: of the
 evaluation rows, which flatters it), and the sign of the last move (unchanged last move:
@@ -24,6 +33,10 @@ import pandas as pd
 
 FLAT_BAND = 0.005
 MOVER = 0.02
+MIN_DAY_ROWS = 5  # a day enters a rank IC or a tercile spread with at least this many rows
+# The model's ranking: the expected excess, ties by P(up), then the raw score (the
+# product's Terciles, models/decisions.py).
+MODEL_ORDER = ["expected_return", "p_up", "raw_score"]
 
 
 def _classes(returns: pd.Series) -> pd.Series:
@@ -72,12 +85,8 @@ def evaluate(frame: pd.DataFrame) -> dict:
             "sample_size": int(len(f)),
             "baselines": {"predict_zero": float(f["forward_return"].abs().mean()) if len(f) else None},
         },
-        "information_coefficient": {
-            "value": _daily_ic(f),
-            "base_rate": 0.0,
-            "sample_size": int(f["date"].nunique()),
-            "baselines": {},
-        },
+        "rank_ic": _rank_ic(f),
+        "tercile_spread": _tercile_spread(f),
     }
     if "tercile" in f:
         for tercile in ("TOP", "MIDDLE", "BOTTOM", "ILLIQUID"):
@@ -91,9 +100,83 @@ def evaluate(frame: pd.DataFrame) -> dict:
     return result
 
 
-def _daily_ic(f: pd.DataFrame) -> float | None:
-    values = []
-    for _, day in f.groupby("date"):
-        if len(day) >= 5 and day["predicted_return"].nunique() > 1 and day["forward_return"].nunique() > 1:
-            values.append(day["predicted_return"].rank().corr(day["forward_return"].rank()))
-    return float(np.nanmean(values)) if values else None
+def _rank_ic(f: pd.DataFrame) -> dict:
+    days = daily_rank_ic(f, "expected_return", constant_as_zero=True)
+    last = daily_ic(f, "last_return")
+    return {
+        "value": float(days.mean()) if len(days) else None,
+        "base_rate": 0.0,
+        "sample_size": int(len(days)),
+        "baselines": {"last_move": last} if last is not None else {},
+    }
+
+
+def _tercile_spread(f: pd.DataFrame) -> dict:
+    days = product_tercile_spread(f) if "tercile" in f else daily_tercile_spread(f, MODEL_ORDER)
+    return {
+        "value": float(days.mean()) if len(days) else None,
+        "base_rate": 0.0,
+        "sample_size": int(len(days)),
+        "baselines": {},
+    }
+
+
+def daily_rank_ic(
+    f: pd.DataFrame, column: str, label: str = "forward_return", constant_as_zero: bool = False
+) -> pd.Series:
+    """The Spearman correlation of `column` with `label` on each day with at least
+    MIN_DAY_ROWS rows that have both, indexed by date. Days on which the label is constant
+    are left out; so are days on which `column` is, unless `constant_as_zero` (a score
+    that ranks nothing that day counts 0: it claimed no edge, and leaving the day out
+    would flatter it)."""
+    if column not in f or label not in f:
+        return pd.Series(dtype=float)
+    d = f[["date", column, label]].dropna()
+    d = d[d.groupby("date")["date"].transform("size").to_numpy() >= MIN_DAY_ROWS]
+    if d.empty:
+        return pd.Series(dtype=float)
+    by = d.groupby("date")
+    rx, ry = by[column].rank(), by[label].rank()
+    cx = rx - rx.groupby(d["date"]).transform("mean")
+    cy = ry - ry.groupby(d["date"]).transform("mean")
+    num = (cx * cy).groupby(d["date"]).sum()
+    var_x, var_y = (cx * cx).groupby(d["date"]).sum(), (cy * cy).groupby(d["date"]).sum()
+    ic = num / np.sqrt(var_x * var_y).where((var_x > 0) & (var_y > 0))
+    if constant_as_zero:
+        ic = ic.where(~((var_x <= 0) & (var_y > 0)), 0.0)
+    return ic.dropna()
+
+
+def daily_ic(
+    f: pd.DataFrame, column: str, label: str = "forward_return", constant_as_zero: bool = False
+) -> float | None:
+    """The rank IC: the mean over days of `daily_rank_ic` (None without a day)."""
+    values = daily_rank_ic(f, column, label, constant_as_zero)
+    return float(values.mean()) if len(values) else None
+
+
+def daily_tercile_spread(f: pd.DataFrame, order: list[str], label: str = "forward_return") -> pd.Series:
+    """Per day with at least MIN_DAY_ROWS rows: the mean `label` of the top third of the
+    rows ranked by `order` (the first column, ties by the next) minus the bottom third's."""
+    if order[0] not in f or label not in f:
+        return pd.Series(dtype=float)
+    d = f[["date", *[c for c in order if c in f], label]].dropna(subset=[order[0], label])
+    d = d[d.groupby("date")["date"].transform("size").to_numpy() >= MIN_DAY_ROWS]
+    if d.empty:
+        return pd.Series(dtype=float)
+    d = d.sort_values(["date", *[c for c in order if c in d]], kind="stable")
+    by = d.groupby("date", sort=False)
+    share = (by.cumcount() + 1) / by["date"].transform("size")
+    top = d[label].where(share > 2 / 3).groupby(d["date"]).mean()
+    bottom = d[label].where(share <= 1 / 3).groupby(d["date"]).mean()
+    return (top - bottom).dropna()
+
+
+def product_tercile_spread(f: pd.DataFrame, label: str = "forward_return") -> pd.Series:
+    """Per day: the mean `label` of the rows the product put in its TOP Ranking Tercile
+    minus the BOTTOM's (days with both)."""
+    d = f[["date", "tercile", label]].dropna()
+    means = d[d["tercile"].isin(["TOP", "BOTTOM"])].groupby(["date", "tercile"])[label].mean().unstack()
+    if "TOP" not in means or "BOTTOM" not in means:
+        return pd.Series(dtype=float)
+    return (means["TOP"] - means["BOTTOM"]).dropna()

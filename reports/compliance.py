@@ -126,7 +126,7 @@ def _paragraphs(items: list[tuple[str, str]], **values: str) -> list[Flowable]:
 def _metrics(inputs: dict[str, Any]) -> list[Flowable]:
     perf = inputs["performance"]
     record = shown_record(perf)
-    rows = metric_rows(record, ("binary_accuracy", "movers_accuracy", "tercile_spread"))
+    rows = metric_rows(record, ("binary_accuracy", "movers_accuracy", "rank_ic", "tercile_spread"))
     table: Flowable = (
         data_table(["Out-of-sample metric", "Value", "Base rate", "Sample"], rows)
         if rows

@@ -13,10 +13,10 @@ METRIC_LABELS = {
     "three_class_accuracy": "3-class accuracy (down/flat/up)",
     "movers_accuracy": "Movers accuracy (moves beyond 2%)",
     "average_error": "Average error of predicted return",
-    "information_coefficient": "Information coefficient",
-    "tercile_spread": "Tercile spread (TOP minus BOTTOM up-rate)",
+    "rank_ic": "Rank IC (expected excess vs label)",
+    "tercile_spread": "Tercile spread (TOP minus BOTTOM mean excess)",
 }
-RATE_METRICS = {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "tercile_spread"}
+RATE_METRICS = {"binary_accuracy", "three_class_accuracy", "movers_accuracy"}
 
 
 def money(value: Any) -> str:
@@ -36,11 +36,12 @@ def signed_pct(value: Any, digits: int = 2) -> str:
 
 
 def metric_value(name: str, value: Any) -> str:
-    """Rates as percentages (a spread in points), errors and IC as plain decimals."""
+    """Rates as percentages, the tercile spread as a signed percentage of return, errors and
+    the rank IC as plain decimals."""
     if value is None:
         return DASH
     if name == "tercile_spread":
-        return f"{float(value) * 100:+.1f} pts"
+        return f"{float(value) * 100:+.2f}%"
     if name in RATE_METRICS:
         return f"{float(value) * 100:.1f}%"
     return f"{float(value):.4f}"
@@ -71,6 +72,11 @@ def record_caption(perf: dict[str, Any], shown: dict[str, Any]) -> str:
     if shown["period_start"]:
         models = f" by {shown['models']} models" if shown["models"] else ""
         line += f": {shown['period_start']} to {shown['period_end']}, {shown['predictions']:,} predictions{models}."
+    if perf.get("horizon_days"):
+        line += (
+            f" Measured on the label: the return from the next session's close over {perf['horizon_days']} "
+            f"session{'s' if perf['horizon_days'] != 1 else ''}, minus the equal-weighted liquid universe's."
+        )
     other = perf["live" if shown["record"] == "validation" else "validation"]
     if other["reason"]:
         line += f" {other['label']}: {other['reason']}."

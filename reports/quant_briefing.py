@@ -53,7 +53,7 @@ def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowab
 
 def _performance(perf: dict[str, Any]) -> list[Flowable]:
     record = shown_record(perf)
-    rows = metric_rows(record, ("binary_accuracy", "movers_accuracy", "tercile_spread"))
+    rows = metric_rows(record, ("binary_accuracy", "movers_accuracy", "rank_ic", "tercile_spread"))
     blocks: list[Flowable] = [
         text(record_caption(perf, record), SMALL),
         data_table(["Out-of-sample metric", "Value", "Base rate", "Sample"], rows)

@@ -66,8 +66,9 @@ def store_prices(days: int | None = None) -> pd.DataFrame:
 
 
 def store_predictions() -> pd.DataFrame:
-    """The stored validation record: symbol, date, predicted_return, p_up, score, action,
-    tercile, model_id (empty when bootstrapping has not built one)."""
+    """The stored validation record: symbol, date, predicted_return, expected_return,
+    raw_score, p_up, score, action, tercile, model_id (empty when bootstrapping has not
+    built one)."""
     from market.settings import get_settings
     from store import tables
     from store.engine import service_engine
@@ -75,7 +76,18 @@ def store_predictions() -> pd.DataFrame:
 
     with service_engine(get_settings()).connect() as conn:
         rows = current_rows(conn, tables.validation_predictions)
-    columns = ["symbol", "date", "predicted_return", "p_up", "score", "action", "tercile", "model_id"]
+    columns = [
+        "symbol",
+        "date",
+        "predicted_return",
+        "expected_return",
+        "raw_score",
+        "p_up",
+        "score",
+        "action",
+        "tercile",
+        "model_id",
+    ]
     frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"})
     return frame[columns] if not frame.empty else pd.DataFrame(columns=columns)
 
@@ -507,18 +519,19 @@ class Diagnostics:
         f = self.frame.drop(columns=["forward_return"], errors="ignore").rename(columns={"fwd_1": "forward_return"})
         f = f.assign(last_return=np.nan) if "last_return" not in f else f
         metrics = evaluate(f)
-        binary, ic = metrics["binary_accuracy"], metrics["information_coefficient"]
+        binary, ic = metrics["binary_accuracy"], metrics["rank_ic"]
         days = self.frame["date"].nunique()
         return markdown(
             f"**{self.source}**: {fmt_count(len(self.frame))} out-of-sample predictions over {fmt_count(days)} trading "
-            f"days, {self.frame['date'].min()} to {self.frame['date'].max()}. Binary accuracy "
-            f"**{fmt_pct(binary['value'])}** against a base rate of {fmt_pct(binary['base_rate'])} "
+            f"days, {self.frame['date'].min()} to {self.frame['date'].max()}. Against the next day's move: binary "
+            f"accuracy **{fmt_pct(binary['value'])}** against a base rate of {fmt_pct(binary['base_rate'])} "
             f"({fmt_count(binary['sample_size'])} predictions of instruments that moved); "
             + (
-                f"mean daily IC **{ic['value']:+.3f}** over {fmt_count(ic['sample_size'])} days (0 is no skill)."
+                f"mean daily rank IC of the expected excess **{ic['value']:+.3f}** over {fmt_count(ic['sample_size'])} "
+                "days (0 is no skill; the model's own label and its figures: GET /api/ai/performance)."
                 if ic["value"] is not None
-                else "no IC: the predicted return does not vary over these days (the walk-forward predicts a return "
-                "of 0 until it has enough out-of-sample history to calibrate on)."
+                else "no rank IC: no window of these days was calibrated (the walk-forward claims no expected "
+                "excess until it has enough out-of-sample history to calibrate on)."
             )
         )
 

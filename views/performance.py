@@ -8,14 +8,16 @@
   `live:<date>`).
 
 Each record carries its label, period, prediction and model counts, layer-1 backend and
-the same metrics (binary, 3-class and movers accuracy, average error, IC, tercile spread),
-each beside its base rate, sample size and baselines, or a reason when it is empty. The
-top level names the model that produced the latest live predictions and its layer-1
-backend, saying so when that backend is the fallback.
-
-Tercile spread: the up-move rate of TOP-tercile predictions minus that of BOTTOM-tercile
-ones (days whose close moved), in rate units (0.08 = 8 points); its no-skill base rate is
-0 and its sample size counts both terciles' predictions.
+the same metrics on the model's label (the excess return over `horizon_days`,
+market/labels.py; definitions in models/metrics.py): binary, 3-class and movers
+accuracy, average error, rank IC (the expected excess's daily Spearman correlation with
+the label; sample size in days) and tercile spread (the TOP Ranking Tercile's mean label
+minus the BOTTOM's, a fraction of return over the horizon; sample size in days), each
+beside its base rate, sample size and baselines, or a reason when it is empty. A record
+stored before the rank IC and the tercile spread were measured shows them as null until
+`marketintel bootstrap` or the next live day writes them. The top level names the model
+that produced the latest live predictions and its layer-1 backend, saying so when that
+backend is the fallback.
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ from models.validation import stored_record
 from store import tables
 from store.history import current_rows
 
-REPORTED = ("binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error", "information_coefficient")
+REPORTED = (
+    "binary_accuracy",
+    "three_class_accuracy",
+    "movers_accuracy",
+    "average_error",
+    "rank_ic",
+    "tercile_spread",
+)
 LABELS = {
     "validation": "Validation record (walk-forward, out of sample, before the first live day)",
     "live": "Live record (predictions made each trading day, from the first live day)",
@@ -155,7 +164,6 @@ def _record(
     reason: str | None,
 ) -> dict[str, Any]:
     metrics: dict[str, Any] = {name: _metric(latest[name]) if name in latest else None for name in REPORTED}
-    metrics["tercile_spread"] = _tercile_spread(latest)
     three = latest.get("three_class_accuracy")
     return {
         "record": kind,
@@ -178,16 +186,4 @@ def _metric(row: dict[str, Any]) -> dict[str, Any]:
         "base_rate": row["base_rate"],
         "sample_size": row["sample_size"],
         "baselines": {k: v for k, v in baselines.items() if v is not None},
-    }
-
-
-def _tercile_spread(latest: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    top, bottom = latest.get("hit_rate_top"), latest.get("hit_rate_bottom")
-    if not top or not bottom or top["value"] is None or bottom["value"] is None:
-        return None
-    return {
-        "value": round(top["value"] - bottom["value"], 6),
-        "base_rate": 0.0,
-        "sample_size": int(top["sample_size"]) + int(bottom["sample_size"]),
-        "baselines": {},
     }

@@ -439,8 +439,11 @@ class Record(ApiModel):
     models: int | None = Field(description="Models that made the record's predictions (walk-forward retrains).")
     layer1_backend: str | None
     metrics: dict[str, Metric | None] = Field(
-        description="binary_accuracy, three_class_accuracy, movers_accuracy, average_error, information_coefficient "
-        "and tercile_spread (up-move rate of TOP minus BOTTOM tercile predictions; base rate 0); null until known."
+        description="On the model's label (the excess return over horizon_days): binary_accuracy, "
+        "three_class_accuracy, movers_accuracy, average_error, rank_ic (mean daily Spearman correlation of the "
+        "expected excess with the label; base rate 0, sample in days, baseline: the last move's) and "
+        "tercile_spread (mean label of the TOP Ranking Tercile minus the BOTTOM's, a fraction of return over "
+        "the horizon; base rate 0, sample in days); null until known."
     )
     reason: str | None = Field(description="Why the record is empty; null when it has metrics.")
 

@@ -180,7 +180,7 @@ def test_ai_performance_says_why_each_record_is_empty(api: Api) -> None:
             "three_class_accuracy",
             "movers_accuracy",
             "average_error",
-            "information_coefficient",
+            "rank_ic",
             "tercile_spread",
         }
         assert record["predictions"] == 0 and record["evaluated_through"] is None

@@ -240,7 +240,7 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
 
     record = f"""record label periodStart periodEnd evaluatedThrough predictions models layer1Backend
         binaryAccuracy {METRIC} threeClassAccuracy {METRIC} moversAccuracy {METRIC} averageError {METRIC}
-        informationCoefficient {METRIC} tercileSpread {METRIC} reason"""
+        rankIc {METRIC} tercileSpread {METRIC} reason"""
     performance = snake(
         data(
             api,

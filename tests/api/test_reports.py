@@ -100,6 +100,8 @@ def seed_model_record(api: Api) -> None:
                     ("three_class_accuracy", 0.41, 0.38, 700),
                     ("hit_rate_top", 0.58, 0.51, 210),
                     ("hit_rate_bottom", 0.46, 0.51, 205),
+                    ("rank_ic", 0.0873, 0.0, 60),
+                    ("tercile_spread", 0.0042, 0.0, 60),
                 ]
             ],
         )
@@ -126,13 +128,16 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
         assert heading in pdf.text, heading
 
     perf = api.acme("GET", "/api/ai/performance").json()
-    for name in ("binary_accuracy", "movers_accuracy", "tercile_spread"):
+    for name in ("binary_accuracy", "movers_accuracy", "rank_ic", "tercile_spread"):
         metric = perf["live"]["metrics"][name]
         assert (
             f"{metric_value(name, metric['value'])} {metric_value(name, metric['base_rate'])} "
             f"{number(metric['sample_size'])}" in pdf.text
         ), name
-    assert "+12.0 pts" in pdf.text  # 0.58 - 0.46, from the stored hit rates
+    assert "Rank IC (expected excess vs label) 0.0873 0.0000 60" in pdf.text
+    assert "Tercile spread (TOP minus BOTTOM mean excess) +0.42% +0.00% 60" in pdf.text
+    words = " ".join(pdf.text.split())
+    assert "over 1 session, minus the equal-weighted liquid universe" in words  # the label, from horizon_days
     assert f"Training rows {number(perf['training_rows'])}" in pdf.text and "4,321" in pdf.text
     assert "fallback-empirical-v1 (FALLBACK" in pdf.text
 
@@ -249,6 +254,7 @@ def seed_validation_record(api: Api) -> None:
                     ("three_class_accuracy", 0.47, 0.45, 8260),
                     ("hit_rate_top", 0.61, 0.51, 900),
                     ("hit_rate_bottom", 0.41, 0.51, 880),
+                    ("tercile_spread", 0.0061, 0.0, 120),
                 ]
             ],
         )
@@ -267,7 +273,7 @@ def test_reports_show_the_validation_record_while_the_live_one_is_empty_and_say_
         "8,260 predictions by 28 models."
     ) in text
     assert f"Live record (predictions made each trading day, from the first live day): {perf['live']['reason']}" in text
-    assert "60.3% 51.1% 3,923" in text and "+20.0 pts" in text
+    assert "60.3% 51.1% 3,923" in text and "+0.61% +0.00% 120" in text
     assert (
         "Not available yet"
         not in text.split("Model metrics" if "compliance" in path else "System performance")[1][:400]

@@ -76,7 +76,7 @@ PAIRS = [
             "binary_accuracy",
             "movers_accuracy",
             "three_class_accuracy",
-            "information_coefficient",
+            "rank_ic",
             "tercile_spread",
             "average_error",
         },

@@ -148,4 +148,32 @@ def test_metrics_come_with_base_rates_and_baselines() -> None:
     assert m["average_error"]["value"] == pytest.approx(
         np.mean(np.abs(frame["predicted_return"] - frame["forward_return"]))
     )
-    assert -1 <= m["information_coefficient"]["value"] <= 1
+    assert m["rank_ic"]["sample_size"] == 0  # no expected excess: an uncalibrated record ranks nothing
+
+
+def test_rank_ic_and_tercile_spread_read_the_expected_excess_and_the_products_terciles() -> None:
+    """The API's ranking figures: the expected excess's daily Spearman correlation with the
+    label (a day the expected excess is flat counts 0) beside the last move's, and the
+    TOP Ranking Tercile's mean label minus the BOTTOM's, whatever the other columns say."""
+    label = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06]
+    frame = pd.DataFrame(
+        {
+            "date": ["d1"] * 6 + ["d2"] * 6,
+            "forward_return": label + label,
+            "expected_return": [1, 2, 3, 4, 5, 6] + [0.2] * 6,
+            "predicted_return": [0.0] * 12,  # the conditional median ranks nothing: not what rank IC reads
+            "p_up": [0.5] * 12,
+            "last_return": [0.06, 0.05, 0.04, 0.03, 0.02, 0.01] * 2,
+            "tercile": ["BOTTOM", "BOTTOM", "MIDDLE", "ILLIQUID", "TOP", "TOP"]
+            + ["TOP", "ILLIQUID", "MIDDLE", "MIDDLE", "BOTTOM", "BOTTOM"],
+        }
+    )
+    m = evaluate(frame)
+    assert m["rank_ic"]["value"] == pytest.approx(0.5)  # 1 on d1, 0 on the flat d2
+    assert m["rank_ic"]["sample_size"] == 2 and m["rank_ic"]["base_rate"] == 0.0
+    assert m["rank_ic"]["baselines"] == {"last_move": pytest.approx(-1.0)}
+    # d1: 0.055 - 0.015 = 0.04; d2: 0.01 - 0.055 = -0.045
+    assert m["tercile_spread"]["value"] == pytest.approx((0.04 - 0.045) / 2)
+    assert m["tercile_spread"]["sample_size"] == 2
+    reversed_ = evaluate(frame.assign(expected_return=[6, 5, 4, 3, 2, 1] * 2))
+    assert reversed_["rank_ic"]["value"] == pytest.approx(-1.0)

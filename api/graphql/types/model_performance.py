@@ -50,9 +50,13 @@ class PerformanceRecord:
     three_class_accuracy: Metric | None
     movers_accuracy: Metric | None
     average_error: Metric | None
-    information_coefficient: Metric | None
+    rank_ic: Metric | None = strawberry.field(
+        description="Mean daily Spearman correlation of the expected excess with the label; base rate 0 (no "
+        "skill), sample in days, baseline: the last move's."
+    )
     tercile_spread: Metric | None = strawberry.field(
-        description="Up-move rate of TOP minus BOTTOM tercile predictions; base rate 0 (no skill)."
+        description="Mean label of the TOP Ranking Tercile minus the BOTTOM's, a fraction of return over the "
+        "horizon; base rate 0 (no skill), sample in days."
     )
     reason: str | None = strawberry.field(description="Why metrics are missing.")
 
