@@ -34,8 +34,9 @@ A fill's price, per share, for a buy (a sell mirrors it):
    of the value plus brokerage, max(brokerage minimum, rate x value), per fill, each line
    in cents; `FeeSchedule.rate` is their proportional sum per side.
 
-`Fill.costs` keeps the parts in money (spread = |touch - close| x quantity, impact, fees)
-so a trade stores what it paid and the track record can attribute costs.
+`Fill.costs` keeps the parts in money, a `CostBreakdown` (spread = |touch - close| x
+quantity, impact, fees), so a trade stores what it paid (the trade's `fees`, `spread_cost`
+and `impact_cost` columns, store/tables.py) and the track record attributes costs from them.
 
 The round-trip cost a decision weighs (`round_trip_cost`) is the spread (half in, half
 out; `round_trip_costs` reads a frame's `spread_estimate` where there are no quotes), two
@@ -77,6 +78,32 @@ class Session:
 
 
 @dataclass(frozen=True)
+class CostBreakdown:
+    """What a fill paid, in money, the one form a cost takes from this model to the store.
+
+    Decimal parts as the model computes them (six places, MONEY; the fee in cents, as
+    market/fees.py charges it). `total` is their sum, derived rather than stored, so it
+    cannot disagree with them. `as_text` is the form a trade's rationale has always kept
+    (decimal text per part and the total), unchanged for readers of that JSON."""
+
+    fees: Decimal = Decimal(0)
+    spread: Decimal = Decimal(0)
+    impact: Decimal = Decimal(0)
+
+    @property
+    def total(self) -> Decimal:
+        return self.spread + self.impact + self.fees
+
+    def __add__(self, other: CostBreakdown) -> CostBreakdown:
+        return CostBreakdown(self.fees + other.fees, self.spread + other.spread, self.impact + other.impact)
+
+    def as_text(self) -> dict[str, str]:
+        """The parts as decimal text: spread, impact, fees and their total (the rationale's form)."""
+        parts = {"spread": self.spread, "impact": self.impact, "fees": self.fees, "total": self.total}
+        return {name: str(value) for name, value in parts.items()}
+
+
+@dataclass(frozen=True)
 class Fill:
     side: str
     requested: int
@@ -96,15 +123,9 @@ class Fill:
         return (self.price * self.quantity).quantize(MONEY)
 
     @property
-    def costs(self) -> dict[str, str]:
-        """The parts in money, as decimal text: spread, impact, fees and their sum."""
-        total = self.spread_cost + self.impact_cost + self.fee
-        return {
-            "spread": str(self.spread_cost),
-            "impact": str(self.impact_cost),
-            "fees": str(self.fee),
-            "total": str(total),
-        }
+    def costs(self) -> CostBreakdown:
+        """The parts in money: fees, spread and impact (and their total)."""
+        return CostBreakdown(fees=self.fee, spread=self.spread_cost, impact=self.impact_cost)
 
     def as_dict(self) -> dict:
         return {
@@ -115,7 +136,7 @@ class Fill:
             "touch": round(self.touch, 6),
             "touch_source": self.touch_source,
             "impact": round(self.impact, 6),
-            "costs": self.costs,
+            "costs": self.costs.as_text(),
         }
 
 

@@ -255,7 +255,7 @@ def execute_day(engine: Engine, settings: Settings, day: date, record: Table = t
                     "quantity": o.quantity,
                     "price": str(o.price),
                     "fees": str(o.fees),
-                    "costs": {k: str(v) for k, v in o.costs.items()},
+                    "costs": o.costs.as_text(),
                     "decided_on": decided_on,
                     "bound_by": o.rationale["limits"]["bound_by"],
                 }

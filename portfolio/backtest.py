@@ -223,7 +223,7 @@ def _apply(
             del held[order.symbol]
         costs = order.costs
         for part in COST_PARTS:
-            spent[part] += float(costs[part])
+            spent[part] += float(getattr(costs, part))
         traded += float(order.gross)
         result.traded_value += float(order.gross)
         trades.append(
@@ -236,7 +236,7 @@ def _apply(
                 "price": float(order.price),
                 "close": order.rationale.get("close"),
                 "touch": order.rationale["fill"]["touch"],
-                **{part: float(costs[part]) for part in COST_PARTS},
+                **{part: float(getattr(costs, part)) for part in COST_PARTS},
             }
         )
     result.orders += len(run.filled)

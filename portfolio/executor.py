@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from market.costs import MONEY, FeeSchedule, affordable, fill
+from market.costs import MONEY, CostBreakdown, FeeSchedule, affordable, fill
 from portfolio.rails import MarketDay, exit_state
 
 CENT = MONEY
@@ -60,19 +60,18 @@ class Order:
     price: Decimal
     fees: Decimal
     rationale: dict
+    paid: CostBreakdown | None = None  # the fill's parts; None until the cost model filled it
 
     @property
     def gross(self) -> Decimal:
         return (self.price * self.quantity).quantize(CENT)
 
     @property
-    def costs(self) -> dict[str, Decimal]:
-        """Spread, impact and fees paid (money), from the fill's record; fees alone for an
-        order not filled through the cost model."""
-        parts = (self.rationale.get("fill") or {}).get("costs")
-        if not parts:
-            return {"spread": Decimal(0), "impact": Decimal(0), "fees": self.fees, "total": self.fees}
-        return {k: Decimal(v) for k, v in parts.items()}
+    def costs(self) -> CostBreakdown:
+        """Spread, impact and fees paid (money), as the fill computed them (no longer read
+        back from the rationale's text); fees alone for an order not filled through the cost
+        model (a plan, or an order built by hand)."""
+        return self.paid if self.paid is not None else CostBreakdown(fees=self.fees)
 
 
 @dataclass
@@ -224,7 +223,7 @@ def fill_orders(
             "fill": done.as_dict(),
             "estimate": {"price": str(order.price), "quantity": order.quantity},
         }
-        filled = Order(order.symbol, order.side, done.quantity, done.price, done.fee, rationale)
+        filled = Order(order.symbol, order.side, done.quantity, done.price, done.fee, rationale, done.costs)
         run.cash += (filled.gross if filled.side == "SELL" else -filled.gross) - filled.fees
         run.filled.append(filled)
     return run

@@ -262,7 +262,7 @@ def preview_trade(
     _, as_of = reference_close(conn, symbol, calendar.latest_trading_day(exchange_date(moment)))
     session = market_days(conn, as_of, [symbol])[symbol]  # the symbol's latest bar, with its own quotes
     done = fill(side, quantity, _priced_session(session), fee_schedule(settings))
-    costs = {k: Decimal(v) for k, v in done.costs.items()}
+    costs = done.costs
     return {
         "symbol": symbol,
         "side": side,
@@ -275,10 +275,10 @@ def preview_trade(
         "price": done.price.quantize(CENT),
         "fillable_in_one_session": done.quantity,
         "lapse_reason": done.lapse_reason,
-        "fees": costs["fees"].quantize(CENT),
-        "spread_cost": costs["spread"].quantize(CENT),
-        "impact_cost": costs["impact"].quantize(CENT),
-        "total_cost": costs["total"].quantize(CENT),
+        "fees": costs.fees.quantize(CENT),
+        "spread_cost": costs.spread.quantize(CENT),
+        "impact_cost": costs.impact.quantize(CENT),
+        "total_cost": costs.total.quantize(CENT),
     }
 
 

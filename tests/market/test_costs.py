@@ -65,7 +65,7 @@ def test_no_fill_exceeds_its_share_of_the_session_volume_and_the_rest_lapses() -
 
 def test_the_cost_parts_add_up_to_what_the_fill_paid_over_the_close() -> None:
     done = fill("BUY", 3_000, session(), FEES)
-    costs = {k: Decimal(v) for k, v in done.costs.items()}
+    costs = {k: Decimal(v) for k, v in done.costs.as_text().items()}
     paid_over_close = (done.price - Decimal("10")) * done.quantity
     assert costs["spread"] + costs["impact"] == pytest.approx(paid_over_close, abs=Decimal("0.01"))
     assert costs["fees"] == done.fee == FEES.fee(done.gross)
@@ -74,7 +74,7 @@ def test_the_cost_parts_add_up_to_what_the_fill_paid_over_the_close() -> None:
 
 def test_the_comparison_switch_fills_whole_at_the_close_for_free() -> None:
     free = fill("BUY", 50_000, session(volume=8_000), FEES, realistic=False)
-    assert (free.quantity, free.price, free.fee, free.costs["total"]) == (50_000, Decimal("10"), 0, "0")
+    assert (free.quantity, free.price, free.fee, free.costs.as_text()["total"]) == (50_000, Decimal("10"), 0, "0")
 
 
 def test_round_trip_and_the_size_an_edge_pays_for() -> None:
