@@ -33,6 +33,7 @@ from sqlalchemy import Connection, Engine
 
 from api.keystore import KeyCache
 from api.ratelimit import CounterStore, counter_store
+from desk import Desk
 from market.clock import TradingCalendar, default_calendar, exchange_date, utc_now
 from market.settings import Settings
 from store import tables
@@ -186,6 +187,10 @@ class Services:
     _cached_bytes: int = 0
     open_portfolios: set[str] = field(default_factory=set)  # portfolios known to exist (never closed)
     keys: KeyCache = field(default_factory=KeyCache)  # the client keys seen, by keys' version (api/keystore.py)
+    desk: Desk = field(init=False)  # every use case, on this engine, settings, calendar and clock (desk/desk.py)
+
+    def __post_init__(self) -> None:
+        self.desk = Desk(self.engine, self.settings, self.calendar, self.now)
 
     def cached(
         self, key: Any, version: Any, build: Callable[[], Any], size: Callable[[Any], int | None] | None = None

@@ -127,10 +127,11 @@ def _track_record_line(settings: Settings) -> str:
     fills and average exposure first, then each benchmark; a book that held cash
     (`mostly_cash`) gets the record's note in place of information ratios and betas, which
     would describe holding cash, not skill."""
-    from views.track_record import ai_track_record
+    from desk import Desk
 
-    with service_engine(settings).connect() as conn:
-        record = ai_track_record(conn, settings.ai_starting_cash)
+    desk = Desk.from_settings(settings)
+    with desk.engine.connect() as conn:
+        record = desk.ai_track_record(conn)
     if record.get("days", 0) < 2:
         return f"AI portfolio track record: {record.get('reason') or 'fewer than two executed days'}"
     bench = record["benchmarks"].get("equal_weight_liquid", {})

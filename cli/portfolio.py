@@ -14,10 +14,14 @@ from market.settings import get_settings
 portfolio_app = command_group("User portfolios: open, trade, import statements, show.")
 
 
-def _engine():  # noqa: ANN202
-    from store.engine import service_engine
+def _desk():  # noqa: ANN202
+    from desk import Desk
 
-    return service_engine(get_settings())
+    return Desk.from_settings(get_settings())
+
+
+def _engine():  # noqa: ANN202
+    return _desk().engine
 
 
 @portfolio_app.command("open")
@@ -28,10 +32,9 @@ def open_portfolio(
     cash: str | None = typer.Option(None, help="Deposit this much cash (JMD)."),
 ) -> None:
     """Open a client's portfolio (or the house portfolio), optionally with a deposit."""
-    from portfolio.trading import move_cash, open_client_portfolio
-
-    portfolio_id = open_client_portfolio(_engine(), client, kind="HOUSE" if house else "CLIENT")
-    balance = move_cash(_engine(), portfolio_id, cash, note="opening deposit (cli)") if cash else None
+    desk = _desk()
+    portfolio_id = desk.open_portfolio(client, house=house)
+    balance = desk.move_cash(portfolio_id, cash, note="opening deposit (cli)") if cash else None
     typer.echo(f"portfolio {portfolio_id}" + (f"; cash {balance:,.2f}" if balance is not None else ""))
 
 
@@ -46,12 +49,9 @@ def trade(
     fees: str = typer.Option("0", help="Brokerage fees paid (JMD)."),
 ) -> None:
     """Record a manual trade (refused with the reason when it breaks a rule)."""
-    from market.clock import default_calendar
-    from portfolio.trading import ManualTrade, place_manual_trade
+    from desk import ManualTrade
 
-    result = place_manual_trade(
-        _engine(), get_settings(), default_calendar(), portfolio_id, ManualTrade(side, symbol, quantity, price, fees)
-    )
+    result = _desk().place_trade(portfolio_id, ManualTrade(side, symbol, quantity, price, fees))
     typer.echo(json.dumps(result.to_json(), indent=2))
 
 
@@ -86,16 +86,8 @@ def import_statement(
 ) -> None:
     """Synchronise a portfolio to a broker account statement (what the ledger records after
     the statement's date is kept on top); prints what changed, or with --preview what would."""
-    from portfolio.statements import import_statement as run_import
-
-    typer.echo(
-        json.dumps(
-            run_import(
-                _engine(), get_settings(), portfolio_id, path.read_bytes(), path.name, preview=preview, confirm=confirm
-            ),
-            indent=2,
-        )
-    )
+    result = _desk().import_statement(portfolio_id, path.read_bytes(), path.name, preview=preview, confirm=confirm)
+    typer.echo(json.dumps(result, indent=2))
 
 
 @portfolio_app.command("show")

@@ -25,6 +25,7 @@ OWN_PACKAGES = (
     "views",
     "analysis",
     "reports",
+    "desk",
     "pipeline",
     "api",
     "cli",

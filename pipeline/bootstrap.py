@@ -29,6 +29,7 @@ from typing import Any
 
 from sqlalchemy import Engine, func, select
 
+from desk import Desk
 from market.clock import TradingCalendar
 from market.errors import NotReadyError
 from market.fees import fee_schedule
@@ -43,9 +44,8 @@ from models.validation import (
     first_live_day,
     record_days,
 )
-from portfolio.ai import ExecutedDay, execute_day
+from portfolio.ai import ExecutedDay
 from portfolio.ledger import AI_PORTFOLIO
-from portfolio.suggestions import generate
 from store import tables
 from store.transactions import write_transaction
 
@@ -137,7 +137,8 @@ def _replay_ai(
     if executed is not None and executed > window[-1]:
         return [], f"skipped: the AI portfolio has already executed {executed}, after the record's last day"
     todo = [d for d in window if executed is None or d > executed]
-    results = [execute_day(engine, settings, day, record=tables.validation_predictions) for day in todo]
+    desk = Desk(engine, settings)
+    results = [desk.ai_day(day, record=tables.validation_predictions) for day in todo]
     return results, None if todo else "every replay day was already executed"
 
 
@@ -151,8 +152,9 @@ def _suggestions(
     if live is not None:
         return None, f"skipped: live predictions exist from {live}, so T2 reads those"
     try:
-        return generate(
-            engine, settings, calendar.next_trading_day(record.last), record=tables.validation_predictions
+        desk = Desk(engine, settings, calendar)
+        return desk.morning_suggestions(
+            calendar.next_trading_day(record.last), record=tables.validation_predictions
         ), None
     except NotReadyError as error:
         return None, str(error)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from pipeline.stage import Stage, StageContext, StageOutcome
-from portfolio.ai import execute_day
-from portfolio.suggestions import generate
 
 
 def run_execute(ctx: StageContext) -> StageOutcome:
-    day = execute_day(ctx.engine, ctx.settings, ctx.trading_date)
+    day = ctx.desk.ai_day(ctx.trading_date)
     summary = {
         "model_id": day.model_id,
         "cash": day.cash,
@@ -55,7 +53,7 @@ EXECUTE = Stage(
 
 
 def run_suggestions(ctx: StageContext) -> StageOutcome:
-    result = generate(ctx.engine, ctx.settings, ctx.trading_date)
+    result = ctx.desk.morning_suggestions(ctx.trading_date)
     return StageOutcome(
         summary={
             "signals_from": result["signals_from"],

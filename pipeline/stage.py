@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
+from desk import Desk
 from market.clock import TradingCalendar
 from market.settings import Settings
 from store.transactions import write_transaction
@@ -24,6 +25,11 @@ class StageContext:
     engine: Engine
     calendar: TradingCalendar
     write: bool = True  # False: a preview on an engine that stores nothing (pipeline/runner.py)
+
+    @property
+    def desk(self) -> Desk:
+        """The use cases on this stage's engine, settings and calendar (desk/desk.py)."""
+        return Desk(self.engine, self.settings, self.calendar)
 
     def transaction(self) -> AbstractContextManager[Connection]:
         """The one write transaction of this stage for this date: all or nothing."""

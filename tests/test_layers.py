@@ -37,14 +37,19 @@ def lint(root: Path) -> subprocess.CompletedProcess:
 def test_the_contract_covers_every_package_in_layer_order() -> None:
     linter = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     assert linter["root_packages"] == PACKAGES
-    (contract,) = linter["contracts"]
-    assert contract["layers"] == PACKAGES[::-1]  # import-linter lists the top layer first
+    layers, transports = linter["contracts"]
+    assert layers["layers"] == PACKAGES[::-1]  # import-linter lists the top layer first
+    assert transports["type"] == "forbidden" and set(transports["forbidden_modules"]) == {
+        "portfolio",
+        "models",
+        "store",
+    }
 
 
 def test_every_package_imports_only_the_layers_below_it() -> None:
     result = lint(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 kept, 0 broken" in result.stdout
+    assert "2 kept, 0 broken" in result.stdout
 
 
 def test_the_contract_catches_an_upward_import(tmp_path: Path) -> None:
@@ -55,6 +60,19 @@ def test_the_contract_catches_an_upward_import(tmp_path: Path) -> None:
     result = lint(tmp_path)
     assert result.returncode == 1, result.stdout
     assert "models.decisions -> portfolio.rails" in result.stdout
+
+
+def test_a_router_or_resolver_reaching_past_the_desk_is_caught(tmp_path: Path) -> None:
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    router = tmp_path / "api" / "routers" / "portfolio.py"
+    router.write_text(router.read_text() + "\n\ndef late():\n    from portfolio.trading import move_cash\n")
+    resolver = tmp_path / "api" / "graphql" / "mutation.py"
+    resolver.write_text(resolver.read_text() + "\nfrom store import tables  # noqa\n")
+    result = lint(tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "api.routers.portfolio -> portfolio.trading" in result.stdout
+    assert "api.graphql.mutation -> store" in result.stdout
 
 
 def _project_imports(nodes) -> set[str]:

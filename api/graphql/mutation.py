@@ -19,9 +19,8 @@ from api.graphql.types.trade_placed import TradePlaced
 from api.graphql.types.user_errors import Conflict, FieldError, InvalidInput, NotFound, NotReady, UserError
 from api.schemas.portfolio import CashIn, ManualTradeIn
 from api.security import caller_portfolio
+from desk import ManualTrade
 from market.errors import ConflictError, InvalidInputError, NotFoundError, NotReadyError
-from portfolio import suggestions
-from portfolio.trading import ManualTrade, move_cash, place_manual_trade
 
 TradeResult = Annotated[TradePlaced | InvalidInput | Conflict | NotReady, strawberry.union("TradeResult")]
 CashResult = Annotated[CashMoved | InvalidInput, strawberry.union("CashResult")]
@@ -69,17 +68,9 @@ class Mutation:
         async def act() -> TradePlaced:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
             trade = ManualTrade(checked.side, checked.symbol, checked.quantity, checked.price, checked.fees)
-            result = await ctx.call(
-                place_manual_trade,
-                ctx.svc.engine,
-                ctx.svc.settings,
-                ctx.svc.calendar,
-                portfolio_id,
-                trade,
-                idempotency_key,
-                ctx.svc.now(),
+            return TradePlaced.from_placed(
+                await ctx.call(ctx.svc.desk.place_trade, portfolio_id, trade, idempotency_key)
             )
-            return TradePlaced.from_placed(result)
 
         return await _expected(act)
 
@@ -94,9 +85,7 @@ class Mutation:
 
         async def act() -> CashMoved:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
-            balance = await ctx.call(
-                move_cash, ctx.svc.engine, portfolio_id, checked.amount, checked.note, ctx.svc.now()
-            )
+            balance = await ctx.call(ctx.svc.desk.move_cash, portfolio_id, checked.amount, checked.note)
             return CashMoved(portfolio_id=portfolio_id, balance=balance)
 
         return await _expected(act)
@@ -108,15 +97,7 @@ class Mutation:
         async def act() -> Suggestion:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
             return Suggestion.from_row(
-                await ctx.call(
-                    suggestions.confirm,
-                    ctx.svc.engine,
-                    ctx.svc.settings,
-                    ctx.svc.calendar,
-                    portfolio_id,
-                    str(suggestion_id),
-                    ctx.svc.now(),
-                )
+                await ctx.call(ctx.svc.desk.confirm_suggestion, portfolio_id, str(suggestion_id))
             )
 
         return await _expected(act)
@@ -127,8 +108,6 @@ class Mutation:
 
         async def act() -> Suggestion:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
-            return Suggestion.from_row(
-                await ctx.call(suggestions.reject, ctx.svc.engine, portfolio_id, str(suggestion_id), ctx.svc.now())
-            )
+            return Suggestion.from_row(await ctx.call(ctx.svc.desk.reject_suggestion, portfolio_id, str(suggestion_id)))
 
         return await _expected(act)

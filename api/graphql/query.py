@@ -21,10 +21,9 @@ from api.graphql.types.market_breadth import MarketBreadth
 from api.graphql.types.model_performance import ModelPerformance
 from api.graphql.types.portfolio import Portfolio
 from api.security import caller_portfolio_on
+from desk import AI_PORTFOLIO
 from market.clock import latest_closed_trading_day
 from market.errors import NotFoundError
-from models import macro_model
-from portfolio.ledger import AI_PORTFOLIO
 from views import instrument as instrument_views
 from views import macro as macro_views
 from views import portfolio as portfolio_views
@@ -170,4 +169,4 @@ class Query:
         permission_classes=[MacroInsightsAccess],
     )
     async def macro_insights(self, info: Info) -> MacroInsights | None:
-        return MacroInsights.from_record(await info.context.read(macro_model.insights))
+        return MacroInsights.from_record(await info.context.read(info.context.svc.desk.macro_insights))

@@ -9,22 +9,9 @@ from api.deps import AdminDep, CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import AIHistory, AIPosition, AISummary, Performance, TrackRecord
 from api.security import KeyCheckedRoute
-from portfolio.ledger import AI_PORTFOLIO
-from store import tables
-from store.history import newest_ids
+from desk import AI_PORTFOLIO, versions
 from views import portfolio as portfolio_views
 from views.performance import performance
-from views.track_record import ai_track_record
-
-AI_DAYS = (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO)
-AI_TRADES = (tables.trades, "portfolio_id", AI_PORTFOLIO)
-PERFORMANCE_TABLES = (
-    tables.model_metrics,
-    tables.model_runs,
-    tables.predictions,
-    tables.validation_predictions,
-    tables.monitor_checks,
-)
 
 router = APIRouter(tags=["ai"], route_class=KeyCheckedRoute)
 
@@ -45,7 +32,7 @@ def positions(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
 @router.get("/api/ai-portfolio/summary", response_model=AISummary, responses=problems(*KEYED))
 def summary(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     """Total value, PnL, liquid equity, allocation breakdown and flagged positions."""
-    version = svc.valuation_version(conn, AI_PORTFOLIO, AI_DAYS)
+    version = svc.valuation_version(conn, AI_PORTFOLIO, versions.ai_days())
     return svc.body(
         ("ai-summary",),
         version,
@@ -60,9 +47,7 @@ def summary(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
 def history(svc: ServicesDep, _: AdminDep, conn: ConnDep) -> Response:
     """Admin only: every executed day (orders, what the rails blocked or cut) and every
     AI trade with its rationale."""
-    return svc.body(
-        ("ai-history",), newest_ids(conn, AI_DAYS, AI_TRADES), AIHistory, lambda: portfolio_views.ai_record(conn)
-    )
+    return svc.body(("ai-history",), versions.ai_record(conn), AIHistory, lambda: portfolio_views.ai_record(conn))
 
 
 @router.get("/api/ai-portfolio/track-record", response_model=TrackRecord, responses=problems(*KEYED))
@@ -76,9 +61,9 @@ def track_record(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     trading days a year)."""
     return svc.body(
         ("ai-track-record",),
-        newest_ids(conn, AI_DAYS, AI_TRADES),
+        versions.ai_record(conn),
         TrackRecord,
-        lambda: ai_track_record(conn, svc.settings.ai_starting_cash),
+        lambda: svc.desk.ai_track_record(conn),
     )
 
 
@@ -86,9 +71,10 @@ def track_record(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
 def model_performance(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     """The model's two out-of-sample records side by side, each labelled: `validation`
     (the walk-forward over the history before the first live day) and `live` (from the
-    first live day). Each has binary, 3-class and movers accuracy, average error, IC and
-    the tercile spread with base rates, baselines and sample sizes; the top level names
+    first live day). Each has, on the model's label (the excess return over horizon_days),
+    binary, 3-class and movers accuracy, average error, rank IC and the TOP-minus-BOTTOM
+    tercile spread with base rates, baselines and sample sizes; the top level names
     the latest live model and its layer-1 backend (fallback named), and `monitor` the model
     monitor's latest day: the overall state and each check's state (OK / WATCH / ALERT),
     figure, thresholds and the day its breach began (docs/monitoring.md)."""
-    return svc.body(("performance",), newest_ids(conn, *PERFORMANCE_TABLES), Performance, lambda: performance(conn))
+    return svc.body(("performance",), versions.performance(conn), Performance, lambda: performance(conn))

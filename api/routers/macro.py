@@ -9,10 +9,8 @@ from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, SupportedDate, problems
 from api.schemas.macro import MacroIndicators, MacroInsights
 from api.security import KeyCheckedRoute
+from desk import INSIGHTS_REFUSAL, versions
 from market.errors import PermissionDeniedError
-from models import macro_model
-from store import tables
-from store.history import newest_ids
 from views import macro as macro_views
 
 router = APIRouter(tags=["macro"], route_class=KeyCheckedRoute)
@@ -36,7 +34,7 @@ def indicators(
     the FX rate of each value's period and names the rate."""
     return svc.body(
         ("macro", source, category, currency, as_of),
-        newest_ids(conn, tables.macro_observations),
+        versions.macro(conn),
         MacroIndicators,
         lambda: macro_views.indicators(conn, source, category, currency, as_of),
     )
@@ -47,5 +45,5 @@ def insights(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> MacroInsight
     """The week's macro parameters (rates regime, FX pressure, macro risk) with their inputs
     and the three sources. PRO and INSTITUTIONAL keys, and keys whose macro access is on."""
     if not caller.may_read_macro_insights:
-        raise PermissionDeniedError(macro_model.INSIGHTS_REFUSAL)
-    return MacroInsights.model_validate(macro_model.insights(conn))
+        raise PermissionDeniedError(INSIGHTS_REFUSAL)
+    return MacroInsights.model_validate(svc.desk.macro_insights(conn))

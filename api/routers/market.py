@@ -17,10 +17,9 @@ from api.schemas.market import (
     SymbolStatistics,
 )
 from api.security import KeyCheckedRoute
+from desk import versions
 from market.clock import latest_closed_trading_day, supported_date
 from market.errors import InvalidInputError
-from store import tables
-from store.history import newest_ids
 from views import bars as bar_views
 from views import market as market_views
 from views.breadth import data_version as breadth_version
@@ -51,7 +50,7 @@ def latest(
     `model_id` the walk-forward model and `reason` naming the record."""
     closed = latest_closed_trading_day(svc.now(), svc.calendar)
     # The validation record's ids too: a day before the first live day is answered from it.
-    version = (newest_ids(conn, tables.eod_prices, tables.predictions, tables.validation_predictions), closed)
+    version = (versions.latest_market(conn), closed)
     return svc.body(
         ("latest", date_),
         version,
@@ -91,7 +90,7 @@ def symbol_statistics(svc: ServicesDep, _: CallerDep, conn: ConnDep, symbol: str
     statistics as z-scores against the instrument's own history (read from the stored
     daily bars and indicators), with the reasons behind the symbol's latest prediction."""
     marks = bar_views.watermarks(conn)
-    version = (*marks, *newest_ids(conn, tables.predictions))  # the reasons move with the predictions
+    version = (*marks, *versions.predictions(conn))  # the reasons move with the predictions
     return svc.body(
         ("symbol", symbol.upper()), version, SymbolStatistics, lambda: bar_views.symbol_statistics(conn, symbol, marks)
     )

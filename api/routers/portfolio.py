@@ -9,7 +9,6 @@ from fastapi import APIRouter, File, Header, Query, UploadFile, status
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from analysis.research import file_note, read_note
 from api.deps import CallerDep, ConnDep, ServicesDep, UploaderDep
 from api.jsonbody import StrictJSONRoute
 from api.schemas.common import KEYED, problems
@@ -29,12 +28,8 @@ from api.schemas.portfolio import (
 )
 from api.security import caller_portfolio, caller_portfolio_on
 from api.uploads import read_upload
-from portfolio.statements import file_statement, read_statement
-from portfolio.trading import ManualTrade, move_cash, place_manual_trade, preview_trade
-from store import tables
-from store.history import newest_ids
+from desk import ManualTrade, versions
 from views import portfolio as portfolio_views
-from views.track_record import portfolio_track_record
 
 router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=StrictJSONRoute)
 IDEMPOTENCY = Header(
@@ -71,7 +66,7 @@ def summary(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
 def trades(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """Every trade of the portfolio, oldest first."""
     pid = caller_portfolio_on(conn, svc, caller)
-    version = newest_ids(conn, (tables.trades, "portfolio_id", pid))
+    version = versions.trades(conn, pid)
     return svc.body(("trades", pid), version, list[Trade], lambda: portfolio_views.trade_history(conn, pid))
 
 
@@ -89,9 +84,7 @@ def trade_preview(
     fees, the price per share with all of them, and how much one session would fill. The
     same model prices the AI portfolio's fills and the morning suggestions; nothing is
     stored."""
-    return TradePreview.model_validate(
-        preview_trade(conn, svc.settings, svc.calendar, side, symbol, quantity, svc.now())
-    )
+    return TradePreview.model_validate(svc.desk.preview_trade(conn, side, symbol, quantity))
 
 
 @router.post(
@@ -104,15 +97,8 @@ def trade(
     band around the latest close, holdings and cash; refused with the reason (422).
     The same Idempotency-Key with a different order is 409."""
     pid = caller_portfolio(svc, caller)
-    result = place_manual_trade(
-        svc.engine,
-        svc.settings,
-        svc.calendar,
-        pid,
-        ManualTrade(order.side, order.symbol, order.quantity, order.price, order.fees),
-        idempotency_key,
-        svc.now(),
-    )
+    trade = ManualTrade(order.side, order.symbol, order.quantity, order.price, order.fees)
+    result = svc.desk.place_trade(pid, trade, idempotency_key)
     return TradeOut.model_validate(result.to_json())
 
 
@@ -123,10 +109,8 @@ def track_record(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response
     equal-weighted liquid universe and the service's index (fractions; deposits,
     withdrawals and statement syncs are flows, not performance; dividends count)."""
     pid = caller_portfolio_on(conn, svc, caller)
-    version = newest_ids(
-        conn, (tables.cash_entries, "portfolio_id", pid), (tables.trades, "portfolio_id", pid), tables.eod_prices
-    )
-    return svc.body(("track-record", pid), version, TrackRecord, lambda: portfolio_track_record(conn, pid))
+    version = versions.track_record(conn, pid)
+    return svc.body(("track-record", pid), version, TrackRecord, lambda: svc.desk.track_record(conn, pid))
 
 
 @router.get("/cash", response_model=list[CashEntry], responses=problems(*KEYED))
@@ -134,7 +118,7 @@ def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Respon
     """Every cash movement of the portfolio, oldest first, with the balance after each:
     deposits, withdrawals, trades and fees, dividends, statement reconciliations."""
     pid = caller_portfolio_on(conn, svc, caller)
-    version = newest_ids(conn, (tables.cash_entries, "portfolio_id", pid))
+    version = versions.cash(conn, pid)
     return svc.body(("cash", pid), version, list[CashEntry], lambda: portfolio_views.cash_history(conn, pid))
 
 
@@ -142,7 +126,7 @@ def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Respon
 def cash(movement: CashIn, svc: ServicesDep, caller: CallerDep) -> CashOut:
     """A deposit (positive amount) or withdrawal (negative); cash never goes below zero."""
     pid = caller_portfolio(svc, caller)
-    balance = move_cash(svc.engine, pid, movement.amount, movement.note, svc.now())
+    balance = svc.desk.move_cash(pid, movement.amount, movement.note)
     return CashOut(portfolio_id=pid, balance=balance)
 
 
@@ -173,10 +157,10 @@ async def upload_pdf(
     a preview only while the book is as it saw it."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=True)
     with svc.uploads.turn(caller.portfolio_id):
-        read = await run_in_threadpool(read_statement, svc.settings, data, file.filename or "statement.pdf")
+        read = await run_in_threadpool(svc.desk.read_statement, data, file.filename or "statement.pdf")
         async with svc.slots():
             pid = await run_in_threadpool(caller_portfolio, svc, caller)
-            result = await run_in_threadpool(file_statement, svc.engine, pid, read, svc.now(), preview, confirm)
+            result = await run_in_threadpool(svc.desk.sync_statement, pid, read, preview, confirm)
     return StatementResult.model_validate(result)
 
 
@@ -187,7 +171,7 @@ async def upload_research(
     """Read, tag and score a research note; the instruments it names and its sentiment."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=False)
     with svc.uploads.turn(caller.portfolio_id):
-        note = await run_in_threadpool(read_note, svc.settings, data, file.filename, file.content_type)
+        note = await run_in_threadpool(svc.desk.read_note, data, file.filename, file.content_type)
         async with svc.slots():
-            result = await run_in_threadpool(file_note, svc.engine, svc.settings, note, caller.client_id)
+            result = await run_in_threadpool(svc.desk.file_note, note, caller.client_id)
     return ResearchResult.model_validate(result)

@@ -9,9 +9,7 @@ from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import Suggestion
 from api.security import KeyCheckedRoute, caller_portfolio_on
-from portfolio import suggestions
-from store import tables
-from store.history import newest_ids
+from desk import versions
 
 router = APIRouter(prefix="/api/suggestions", tags=["suggestions"], route_class=KeyCheckedRoute)
 SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id from GET /api/suggestions.")
@@ -22,12 +20,12 @@ def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """The caller's pending suggestions (expired ones are not listed: a suggestion for
     trading day D expires at D's close on the service's clock, the replayed market's on a replay)."""
     pid = caller_portfolio_on(conn, svc, caller)
-    version = newest_ids(conn, (tables.suggestions, "portfolio_id", pid), tables.suggestion_events)
-    states = svc.cached(("suggestion-states", pid), version, lambda: suggestions.suggestion_states(conn, pid))
-    now = svc.now()  # the service's clock, never the wall clock read here: expiry is suggestions.is_expired
-    expired = sum(suggestions.is_expired(s, now) for s in states)  # the clock's part of the answer
+    version = versions.suggestions(conn, pid)
+    states = svc.cached(("suggestion-states", pid), version, lambda: svc.desk.suggestion_states(conn, pid))
+    now = svc.now()  # the service's clock, never the wall clock read here: expiry is the desk's rule
+    expired = svc.desk.expired_suggestions(states, now)  # the clock's part of the answer
     return svc.body(
-        ("suggestions", pid), (version, expired), list[Suggestion], lambda: suggestions.pending_at(states, now)
+        ("suggestions", pid), (version, expired), list[Suggestion], lambda: svc.desk.pending_suggestions(states, now)
     )
 
 
@@ -37,9 +35,7 @@ def confirm(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: s
     404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
     pid = caller_portfolio_on(conn, svc, caller)
     conn.release()  # the write takes its own locked transaction: one connection at a time
-    return Suggestion.model_validate(
-        suggestions.confirm(svc.engine, svc.settings, svc.calendar, pid, suggestion_id, svc.now())
-    )
+    return Suggestion.model_validate(svc.desk.confirm_suggestion(pid, suggestion_id))
 
 
 @router.post("/{suggestion_id}/reject", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
@@ -47,4 +43,4 @@ def reject(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: st
     """Decline the suggestion; 404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
     pid = caller_portfolio_on(conn, svc, caller)
     conn.release()  # the write takes its own locked transaction: one connection at a time
-    return Suggestion.model_validate(suggestions.reject(svc.engine, pid, suggestion_id, svc.now()))
+    return Suggestion.model_validate(svc.desk.reject_suggestion(pid, suggestion_id))

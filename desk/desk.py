@@ -1,0 +1,170 @@
+"""The desk: what a client, an operator or a stage can ask the service to do, one method per
+use case, built once per process from the engine, the settings, the trading calendar and
+the clock (freqtrade's RPC facade is the model).
+
+REST (api/routers/), GraphQL (api/graphql/mutation.py, query.py), the CLI (cli/) and the
+stage adapters (pipeline/portfolio_stages.py, pipeline/bootstrap.py) call it in one line
+each and add only their transport's concerns: status codes and schemas, union members,
+one-line errors, stage summaries. Nothing below it knows which transport asked, and no
+transport passes the engine, settings, calendar or clock down itself.
+
+Decisions:
+- The clock is the desk's (`now`): a replayed market's clock (api/services.py
+  `ReplayClock`) or a pinned one in tests applies to every use case at once.
+- Reads that run on a request's own connection (a preview, a track record) take it as
+  their first argument, so a transport keeps its connection discipline (one per request,
+  api/services.py); writes open their own locked transaction (portfolio/ledger.py).
+- Uploads are read in two steps (`read_statement` / `read_note`, which touch no
+  database, then `sync_statement` / `file_note`) so a transport can read a PDF without
+  holding a database slot.
+- Key issuance lives with authentication in api/keystore.py (it is the API's own
+  concern and no other transport issues keys); the CLI's admin key is printed by
+  `marketintel keys new-admin`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Table
+
+from analysis.research import NoteText, file_note, read_note
+from market.clock import TradingCalendar, default_calendar, utc_now
+from market.settings import Settings
+from models import macro_model
+from models.macro_model import INSIGHTS_REFUSAL
+from portfolio import suggestions
+from portfolio.ai import ExecutedDay, execute_day
+from portfolio.ledger import AI_PORTFOLIO
+from portfolio.statements import StatementRead, file_statement, import_statement, read_statement
+from portfolio.trading import ManualTrade, PlacedTrade, move_cash, open_client_portfolio, place_manual_trade
+from portfolio.trading import preview_trade as preview
+from store import tables
+from store.engine import service_engine
+from views.track_record import ai_track_record, portfolio_track_record
+
+__all__ = ["AI_PORTFOLIO", "INSIGHTS_REFUSAL", "Desk", "ManualTrade"]
+
+
+@dataclass(frozen=True)
+class Desk:
+    """One per process (the API's `Services.desk`, the CLI's `desk()`, a stage's
+    `StageContext`): every use case of the service with the engine, settings, calendar and
+    clock bound once."""
+
+    engine: Engine
+    settings: Settings
+    calendar: TradingCalendar = field(default_factory=default_calendar)
+    now: Callable[[], datetime] = utc_now
+
+    @classmethod
+    def from_settings(cls, settings: Settings, now: Callable[[], datetime] | None = None) -> Desk:
+        """The desk of a process that has only its settings (the CLI, a stage kernel)."""
+        return cls(service_engine(settings), settings, default_calendar(), now or utc_now)
+
+    # ---- portfolios: open, trade, cash ---------------------------------------------------------
+
+    def open_portfolio(self, client_id: str, house: bool = False) -> str:
+        """The client's portfolio (or the house portfolio), created on first use; its id."""
+        return open_client_portfolio(self.engine, client_id, kind="HOUSE" if house else "CLIENT")
+
+    def place_trade(self, portfolio_id: str, order: ManualTrade, idempotency_key: str | None = None) -> PlacedTrade:
+        """A manual trade checked against the listing, the price band, holdings and cash; a
+        retried idempotency key returns the first result."""
+        return place_manual_trade(
+            self.engine, self.settings, self.calendar, portfolio_id, order, idempotency_key, self.now()
+        )
+
+    def preview_trade(self, conn: Connection, side: str, symbol: str, quantity: int) -> dict[str, Any]:
+        """What the cost model says the order would cost in a session like the latest; stores nothing."""
+        return preview(conn, self.settings, self.calendar, side, symbol, quantity, self.now())
+
+    def move_cash(self, portfolio_id: str, amount: Any, note: str | None = None) -> Decimal:
+        """A deposit (amount > 0) or withdrawal (amount < 0); the new balance."""
+        return move_cash(self.engine, portfolio_id, amount, note, self.now())
+
+    # ---- morning suggestions ---------------------------------------------------------------------
+
+    def suggestion_states(self, conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
+        """Every suggestion of the portfolio with its state (cacheable: it changes only with
+        the suggestions and their events; expiry is applied by `pending_suggestions`)."""
+        return suggestions.suggestion_states(conn, portfolio_id)
+
+    def expired_suggestions(self, states: list[dict[str, Any]], now: datetime) -> int:
+        """How many of `states` have expired by `now` (a suggestion for day D at D's close)."""
+        return sum(suggestions.is_expired(s, now) for s in states)
+
+    def pending_suggestions(self, states: list[dict[str, Any]], now: datetime) -> list[dict[str, Any]]:
+        """The pending, unexpired suggestions of `states` at `now`."""
+        return suggestions.pending_at(states, now)
+
+    def confirm_suggestion(self, portfolio_id: str, suggestion_id: str) -> dict[str, Any]:
+        """Execute a pending suggestion after re-checking cash, holdings and the rails."""
+        return suggestions.confirm(self.engine, self.settings, self.calendar, portfolio_id, suggestion_id, self.now())
+
+    def reject_suggestion(self, portfolio_id: str, suggestion_id: str) -> dict[str, Any]:
+        """Decline a pending suggestion."""
+        return suggestions.reject(self.engine, portfolio_id, suggestion_id, self.now())
+
+    # ---- statements and research notes -----------------------------------------------------------
+
+    def read_statement(self, data: bytes, filename: str) -> StatementRead:
+        """A statement PDF read in its sandbox and parsed; touches no database."""
+        return read_statement(self.settings, data, filename)
+
+    def sync_statement(
+        self, portfolio_id: str, read: StatementRead, preview: bool = False, confirm: str | None = None
+    ) -> dict[str, Any]:
+        """The portfolio synchronised to a read statement (`preview`: rolled back, with a
+        confirm token; `confirm`: a preview's token, applied only while the book is unchanged)."""
+        return file_statement(self.engine, portfolio_id, read, self.now(), preview, confirm)
+
+    def import_statement(
+        self, portfolio_id: str, data: bytes, filename: str, preview: bool = False, confirm: str | None = None
+    ) -> dict[str, Any]:
+        """`read_statement` then `sync_statement`; a file synchronised before is not read again."""
+        return import_statement(
+            self.engine, self.settings, portfolio_id, data, filename, self.now(), preview=preview, confirm=confirm
+        )
+
+    def read_note(self, data: bytes, filename: str | None, media_type: str | None) -> NoteText:
+        """A research note's text (a PDF through the sandbox, text checked); touches no database."""
+        return read_note(self.settings, data, filename, media_type)
+
+    def file_note(self, note: NoteText, client_id: str | None) -> dict[str, Any]:
+        """A read note tagged, scored and stored once per client and content; its summary."""
+        return file_note(self.engine, self.settings, note, client_id)
+
+    # ---- track records ----------------------------------------------------------------------------
+
+    def track_record(self, conn: Connection, portfolio_id: str) -> dict[str, Any]:
+        """A client's or the house portfolio's record beside both benchmarks."""
+        return portfolio_track_record(conn, portfolio_id)
+
+    def ai_track_record(self, conn: Connection) -> dict[str, Any]:
+        """The AI portfolio's record beside both benchmarks."""
+        return ai_track_record(conn, self.settings.ai_starting_cash)
+
+    def macro_insights(self, conn: Connection) -> dict[str, Any]:
+        """The week's macro parameters with their inputs (who may read them is the transport's
+        tier check; its refusal text is INSIGHTS_REFUSAL)."""
+        return macro_model.insights(conn)
+
+    # ---- the day's stages -------------------------------------------------------------------------
+
+    def morning_suggestions(self, day: date, record: Table = tables.predictions) -> dict[str, Any]:
+        """T2 for `day`: every client and house portfolio's plan from the latest day scored
+        before it in `record`, as pending suggestions (expiry judged at T2's own moment,
+        never the wall clock)."""
+        return suggestions.generate(self.engine, self.settings, day, record=record)
+
+    # ---- the AI day ---------------------------------------------------------------------------------
+
+    def ai_day(self, day: date, record: Table = tables.predictions) -> ExecutedDay:
+        """T1 step 6: the AI book's plan for `day` under the rails, filled in the next
+        session (`record`: the live predictions, or the validation record on a replay)."""
+        return execute_day(self.engine, self.settings, day, record=record)
