@@ -1,10 +1,14 @@
 """The reasons behind each prediction: LightGBM's own per-prediction contributions of the
 risk model's classifier (`Booster.predict(X, pred_contrib=True)`, TreeSHAP), one signed
 contribution per input and the base value (the booster's expected raw score, the last
-column); per row they add up to the prediction's raw score. Units: the raw score, the
-log-odds of "up, given that the close moves" before the calibration of
-models/calibration.py (a contribution of +0.10 moves the uncalibrated odds by a factor
-e^0.10); they explain the ranking, not the calibrated Score itself.
+column); per row they add up to the prediction's raw score. Units: the raw score
+(models/risk.py `RiskModel.raw_score`) before the calibration of models/calibration.py.
+Under the product's target ("rank") that is the booster's prediction of the name's daily
+rank of the label, its percentile among the day's names minus one half: a contribution of
++0.01 moves the name up about one percentile point of the day's ranking. Under "sign" (the
+next-day reference) it is the log-odds of "up, given that the label moves" (+0.10 moves the
+uncalibrated odds by a factor e^0.10). They explain the ranking, not the calibrated Score
+or the expected excess point by point.
 
 Each prediction keeps the three inputs with the largest absolute contribution, largest
 first, with their signs, and the base value: the JSON column `reasons` on `predictions`

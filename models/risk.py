@@ -137,11 +137,20 @@ class RiskModel:
         return self
 
     def raw_score(self, X: np.ndarray) -> np.ndarray:
-        """The classifier's uncalibrated log-odds of up (for out-of-sample recalibration)."""
+        """The core booster's uncalibrated output, what models/calibration.py recalibrates out
+        of sample and models/reasons.py explains: under `target="rank"` the predicted daily
+        rank of the label (its percentile among the day's rows minus one half, so about
+        -0.5 to 0.5; a ranking, not a probability); under `target="sign"` the log-odds of
+        up, given that the label moves."""
         return self.classifier.predict(X, raw_score=True)
 
     def predict(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(predicted forward return, calibrated P(up))."""
+        """(predicted forward return, the booster's own P(up)): the regressor's return (zeros
+        without one) and the logistic of the in-model Platt-scaled raw score. Under
+        `target="sign"` that is the classifier's probability; under `target="rank"` (no
+        Platt scaling) it is the logistic of a predicted rank, near one half and not a
+        probability. The served P(up) comes from models/calibration.py; this one stands in
+        only where no calibration exists yet."""
         a, b = self.platt
         raw = self.classifier.predict(X, raw_score=True)
         predicted = self.regressor.predict(X) if self.regressor is not None else np.zeros(len(X))
