@@ -170,8 +170,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     frozen (`gc.freeze()`: never walked again, never freed, as it would live to the end
     anyway) and the first generation waits for 20,000 allocations. The quick lane, 4 runs
     alternating on 2 cores: 73.9 and 72.8 s of pytest without, 67.6 and 66.7 s with
-    (docs/testing.md). Processes the tests start (the CLI, kernels, Airflow) are left as
-    they run in production."""
+    (docs/benchmarks.md, "The test suite", with the command; docs/testing.md, "What keeps
+    the suite quick", says why). Processes the tests start (the CLI, kernels, Airflow) are
+    left as they run in production."""
     import gc
 
     gc.collect()

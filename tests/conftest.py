@@ -165,7 +165,7 @@ def redis_url() -> Iterator[tuple[str, str]]:
 # A test of what the database does not change (a PDF's layout, a CLI's printed lines and
 # exit status, a notebook's output path) runs on SQLite only: its Postgres run repeated what
 # the same reads and writes already prove on Postgres in the store, API and stage tests
-# (the list is in docs/testing.md, "What moved where").
+# (the list is in docs/testing.md, "What keeps the suite quick").
 ON_SQLITE_ONLY = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 
 
@@ -176,7 +176,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     step: `settings` as a migrated copy, tests/api/world.py `build` as a copy of the seeded
     world, `empty_database_url` empty. On Postgres each database made is a few hundred
     files created and then deleted; making one only to replace it at once cost the Postgres
-    tests about a tenth of their time (docs/testing.md)."""
+    tests about a tenth of their time (docs/benchmarks.md, "The test suite", gives the
+    figures and the command)."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'store.db'}"
     server = request.getfixturevalue("postgres_server")
