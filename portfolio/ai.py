@@ -221,6 +221,7 @@ def execute_day(engine: Engine, settings: Settings, day: date, record: Table = t
                         origin="AI",
                         rationale={**order.rationale, "timestamp": stamp},
                         trade_id=f"AI-{day.isoformat()}-{order.symbol}-{order.side}",
+                        costs=order.costs,
                     ),
                 )
             )

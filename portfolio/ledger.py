@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
+from market.costs import CostBreakdown
 from market.errors import InvalidInputError, NotFoundError
 from market.money import to_cents
 from store import tables
@@ -240,6 +241,9 @@ class TradeRequest:
     rationale: dict = field(default_factory=dict)
     idempotency_key: str | None = None
     trade_id: str = ""
+    # What the fill paid (market/costs.py), stored as the trade's spread_cost and
+    # impact_cost; None for a trade at the client's own price: no spread or impact.
+    costs: CostBreakdown | None = None
 
 
 def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = True) -> dict[str, Any]:
@@ -287,6 +291,7 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
         "origin": request.origin,
         "rationale": request.rationale,
         "idempotency_key": request.idempotency_key,
+        **_cost_columns(request.costs),
     }
     # the whole ledger with this trade must still replay: a back-dated sell may not undo a
     # later one (a trade entered now is entered knowing every stored split: recorded_at None)
@@ -330,6 +335,12 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
         "position_after": after.quantity if after else 0,
         "cash_after": cash_balance(conn, request.portfolio_id),
     }
+
+
+def _cost_columns(costs: CostBreakdown | None) -> dict[str, Decimal]:
+    """The trade's cost columns: the fill's spread and impact (its fee is `fees`)."""
+    paid = costs or CostBreakdown()
+    return {"spread_cost": paid.spread, "impact_cost": paid.impact}
 
 
 def record_cash(

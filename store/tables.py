@@ -343,6 +343,10 @@ trades = history_table(
     Column("origin", Text(), nullable=False),
     Column("rationale", JSONDocument, nullable=False, default=dict),
     Column("idempotency_key", Text()),
+    # Since 0019: what the fill paid to the spread and to the impact, in money, beside `fees`
+    # (market/costs.py CostBreakdown); 0 for a trade the cost model did not fill.
+    Column("spread_cost", Money(), nullable=False, default=0),
+    Column("impact_cost", Money(), nullable=False, default=0),
 )
 
 cash_entries = history_table(

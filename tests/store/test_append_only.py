@@ -144,7 +144,7 @@ def _snapshot(engine) -> dict:
 
 REWRITES = [  # issue 18: each rewrote a trade or the deposit on SQLite; {id} etc. come from the stored row
     "INSERT OR REPLACE INTO trades SELECT id, trade_id, portfolio_id, trading_date, executed_at, symbol, side, 5000, "
-    "'1', fees, origin, rationale, idempotency_key, recorded_at FROM trades",
+    "'1', fees, origin, rationale, idempotency_key, recorded_at, spread_cost, impact_cost FROM trades",
     "REPLACE INTO trades (trade_id, portfolio_id, trading_date, executed_at, symbol, side, quantity, price, origin, "
     "recorded_at) SELECT trade_id, portfolio_id, trading_date, executed_at, symbol, side, 1, '1', origin, recorded_at "
     "FROM trades",
