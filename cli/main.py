@@ -3,13 +3,13 @@ function; a domain error is printed as one line (`error: ...`) with exit status 
 
 from __future__ import annotations
 
-import json
 import secrets
 
 import typer
 
 from cli.app import command_group
 from cli.errors import one_line_errors
+from cli.output import echo_json
 from cli.portfolio import portfolio_app
 from market.logging import configure_logging
 from market.settings import get_settings
@@ -103,7 +103,7 @@ def stage_run(
 
     result = run_stage(name, date, trigger="cli")
     typer.echo(f"stage {name} for {date}: {result.status}")
-    typer.echo(json.dumps(result.summary, indent=2, default=str))
+    echo_json(result.summary)
 
 
 def _default_date(date: str | None) -> str:
@@ -123,7 +123,7 @@ def scrape(
     day = _default_date(date)
     result = run_stage("t0_scrape", day, trigger="cli")
     typer.echo(f"t0_scrape for {day}: {result.status}")
-    typer.echo(json.dumps(result.summary, indent=2, default=str))
+    echo_json(result.summary)
 
 
 @app.command("backfill")
@@ -369,7 +369,7 @@ def notify_deliver(
 
     settings = get_settings()
     result = deliver_pending(service_engine(settings), settings, parse_trading_date(date) if date else None)
-    typer.echo(json.dumps(result))
+    echo_json(result)
 
 
 @app.command("monitor")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
 from cli.app import command_group
 from cli.errors import one_line_errors
+from cli.output import echo_json
 from market.settings import get_settings
 
 portfolio_app = command_group("User portfolios: open, trade, import statements, show.")
@@ -52,7 +52,7 @@ def trade(
     from desk import ManualTrade
 
     result = _desk().place_trade(portfolio_id, ManualTrade(side, symbol, quantity, price, fees))
-    typer.echo(json.dumps(result.to_json(), indent=2))
+    echo_json(result.to_json())
 
 
 @portfolio_app.command("sample-statement")
@@ -87,7 +87,7 @@ def import_statement(
     """Synchronise a portfolio to a broker account statement (what the ledger records after
     the statement's date is kept on top); prints what changed, or with --preview what would."""
     result = _desk().import_statement(portfolio_id, path.read_bytes(), path.name, preview=preview, confirm=confirm)
-    typer.echo(json.dumps(result, indent=2))
+    echo_json(result)
 
 
 @portfolio_app.command("show")

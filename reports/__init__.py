@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 
@@ -65,7 +65,6 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
     else:
         title = compliance.TITLE_TEXT
         generated = {
-            "utc": now.astimezone(UTC).isoformat(timespec="seconds"),
             "exchange": stamp.replace("T", " "),
             "method": f"generated on demand by the service from its store (reportlab {version('reportlab')}, "
             f"matplotlib {version('matplotlib')}, svglib {version('svglib')}); no figure is typed by hand",

@@ -239,8 +239,7 @@ def _certification(generated: dict[str, str], logos: Flowable) -> list[Flowable]
     """The certification and the logos that close the report, kept on one page."""
     figures = key_figures(
         [
-            ("Generated (UTC)", generated["utc"]),
-            ("Generated (exchange time)", generated["exchange"]),
+            ("Generated", f"{generated['exchange']} exchange time (UTC-5)"),
             ("Generation method", generated["method"]),
             ("Rights", generated["rights"]),
             ("Data snapshot SHA-256", text(generated["sha256"], DIGEST)),

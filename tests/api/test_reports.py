@@ -63,6 +63,13 @@ COMPLIANCE_SECTIONS = [
 ]
 
 
+def assert_exchange_time_only(text: str) -> None:
+    """The output contract in a PDF: every time is exchange time, without an offset or
+    fractions of a second (market/contract.py)."""
+    assert not re.search(r"\d\d:\d\d(:\d\d)?(\.\d+)?([+-]\d\d:\d\d|Z)", text), "a time with an offset"
+    assert not re.search(r"\d\d:\d\d:\d\d\.\d", text), "a time with fractions of a second"
+
+
 def seed_model_record(api: Api) -> None:
     """A trained model and its live out-of-sample record, as t1_predict writes them."""
     scope = f"live:{DAY.isoformat()}"
@@ -126,6 +133,7 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     assert_page_furniture(pdf.pages, "Quant Briefing")
     for heading in BRIEFING_SECTIONS:
         assert heading in pdf.text, heading
+    assert_exchange_time_only(pdf.text)
 
     perf = api.acme("GET", "/api/ai/performance").json()
     for name in ("binary_accuracy", "movers_accuracy", "rank_ic", "tercile_spread"):
@@ -194,6 +202,8 @@ def test_compliance_report_sections_trail_and_certified_digest(api: Api) -> None
     assert_page_furniture(pdf.pages, "Compliance Report")
     for heading in COMPLIANCE_SECTIONS:
         assert heading in pdf.text, heading
+    assert_exchange_time_only(pdf.text)
+    assert "Generated 2026-11-23 07:30:00 exchange time (UTC-5)" in pdf.text
     assert "Feature count 14" in pdf.text and "Training rows 4,321" in pdf.text
     assert "Binary accuracy (up vs down) 56.2% 51.2% 640" in pdf.text
 

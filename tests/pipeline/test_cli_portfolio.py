@@ -1,10 +1,13 @@
 """`marketintel portfolio ...` as a user runs it: open with cash, trade, import a sample
-statement, show; a refused trade is one line on stderr with exit status 1."""
+statement, show; a refused trade is one line on stderr with exit status 1. What the CLI
+prints as JSON keeps the API's response contract (market/contract.py)."""
 
+import json
 from pathlib import Path
 
 from market.settings import Settings
 from store.engine import service_engine
+from tests.api.contract import violations
 from tests.pipeline.test_cli import cli
 from tests.portfolio.seed import seed_market
 
@@ -24,16 +27,27 @@ def test_portfolio_commands(settings: Settings, tmp_path: Path) -> None:
     assert refused.returncode == 1 and refused.stdout == ""
     assert refused.stderr.strip() == "error: buying 60 AAA costs 6,000.00 with fees; cash is 5,000.00"
 
+    bought = cli("portfolio", "trade", "client:acme", "buy", "BBB", "10", "10", "--fees", "1.5")
+    assert bought.returncode == 0, bought.stderr
+    trade = json.loads(bought.stdout)
+    assert list(violations(trade, "trade")) == []
+    assert trade["cash_after"] == "4898.50" and trade["fees"] == "1.50"  # to the cent, not "4898.500000"
+    assert len(trade["executed_at"]) == 19 and "+" not in trade["executed_at"]  # exchange time, to the second
+
     statement = tmp_path / "statement.pdf"
     with engine.connect() as conn:
         statement.write_bytes(sample_holdings_statement(market_days(conn, DAY), DAY, count=2))
+    previewed = cli("portfolio", "import-statement", "client:acme", str(statement), "--preview")
+    assert previewed.returncode == 0, previewed.stderr
+    assert list(violations(json.loads(previewed.stdout), "preview")) == []
     synced = cli("portfolio", "import-statement", "client:acme", str(statement))
     assert synced.returncode == 0, synced.stderr
     assert '"status": "SYNCED"' in synced.stdout
+    assert list(violations(json.loads(synced.stdout), "sync")) == []
 
     shown = cli("portfolio", "show", "client:acme")
-    # the statement's 250,000 on its date, plus the 5,000 deposited today, after it (issue 42:
-    # what the ledger records after a statement's date is kept on top)
-    assert shown.stdout.splitlines()[0] == "client:acme: cash 255,000.00"
-    assert [line.split()[:2] for line in shown.stdout.splitlines()[1:]] == [["AAA", "1,000"], ["BBB", "1,000"]]
+    # the statement's 250,000 on its date, plus the 5,000 deposited and the 101.50 spent today,
+    # after it (what the ledger records after a statement's date is kept on top)
+    assert shown.stdout.splitlines()[0] == "client:acme: cash 254,898.50"
+    assert [line.split()[:2] for line in shown.stdout.splitlines()[1:]] == [["AAA", "1,000"], ["BBB", "1,010"]]
     assert cli("portfolio", "show", "client:nobody").stderr.strip() == "error: no portfolio 'client:nobody'"
