@@ -131,7 +131,7 @@ def _track_record_line(settings: Settings) -> str:
 
     desk = Desk.from_settings(settings)
     with desk.engine.connect() as conn:
-        record = desk.ai_track_record(conn)
+        record = desk.ai_track_record(conn).as_dict()
     if record.get("days", 0) < 2:
         return f"AI portfolio track record: {record.get('reason') or 'fewer than two executed days'}"
     bench = record["benchmarks"].get("equal_weight_liquid", {})

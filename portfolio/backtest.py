@@ -38,11 +38,10 @@ from models.walkforward import WalkForwardConfig, walk_forward
 from portfolio.book import Mandate, plan_book
 from portfolio.executor import Execution, Order, Signal, fill_orders
 from portfolio.rails import TRAPPED, MarketDay, exit_state, value_positions
+from portfolio.track_record import COST_PARTS, TrackRecord, breakdown, daily_returns, statistics
 from portfolio.track_record import by_year as yearly
-from portfolio.track_record import daily_returns, statistics
 
 TRADING_DAYS_PER_YEAR = 250
-COST_PARTS = ("fees", "spread", "impact")
 FILL_DESCRIPTIONS = {
     "costed": "next session, cost model",
     "gross": "next session's close, cost-free",
@@ -254,10 +253,10 @@ def summarise(
     equity = pd.Series([starting_cash, *curve["equity"]], index=range(len(curve) + 1), dtype=float)
     returns = daily_returns(equity)
     returns.index = list(curve["date"])
-    costs = {part: float(curve[part].sum()) for part in COST_PARTS}
+    costs = breakdown({part: float(curve[part].sum()) for part in COST_PARTS})
     indexed = curve.set_index("date")
     exposure = indexed["market_value"] / indexed["equity"]
-    figures = statistics(
+    record = statistics(
         returns,
         benchmarks,
         traded_value=result.traded_value,
@@ -266,6 +265,7 @@ def summarise(
         exposure=exposure,
         fill_count=result.orders,
     )
+    figures = research_figures(record)
     figures.update(
         {
             "fill_mode": FILL_DESCRIPTIONS[result.fills],
@@ -278,7 +278,7 @@ def summarise(
         }
     )
     if by_year:
-        figures["years"] = yearly(
+        years = yearly(
             returns,
             benchmarks or {},
             indexed["traded"],
@@ -287,4 +287,15 @@ def summarise(
             exposure,
             indexed["fills"],
         )
+        figures["years"] = {year: research_figures(part) for year, part in years.items()}
+    return figures
+
+
+def research_figures(record: TrackRecord) -> dict:
+    """A record as the backtest's research figures keep it: a plain dict, the costs as
+    floats to the cent (the research tables and the benchmark's JSON print them so; the
+    served track record keeps them Decimal)."""
+    figures = record.as_dict()
+    if figures["costs"] is not None:
+        figures["costs"] = {k: None if v is None else float(v) for k, v in figures["costs"].items()}
     return figures

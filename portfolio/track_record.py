@@ -41,15 +41,100 @@ The benchmarks (`equal_weight_liquid`, `index_returns`):
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass, field, replace
+from datetime import date
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from market.costs import CostBreakdown
 from market.liquidity import passes_entry_gates
+from market.money import to_cents
 
 TRADING_DAYS_PER_YEAR = 250
 MOSTLY_CASH_EXPOSURE = 0.05  # an average exposure under this: the book held cash, the ratios say so
+# The benchmarks a record is compared with, by the key both transports use (REST's map
+# key, GraphQL's field in camelCase): the equal-weighted liquid universe and the index.
+BENCHMARKS = ("equal_weight_liquid", "index")
+# The AI portfolio's records, by the same key in both transports: the days replayed on the
+# validation record and the live days.
+RECORDS = ("validation", "live")
+
+
+@dataclass(frozen=True)
+class CostsPaid:
+    """Costs the book paid, in money to the cent (exact Decimal, summed from the trades'
+    cost columns before rounding), and their share of mean equity a year (a fraction)."""
+
+    fees: Decimal
+    spread: Decimal
+    impact: Decimal
+    total: Decimal
+    share_of_equity_per_year: float | None = None
+
+    @classmethod
+    def of(cls, paid: CostBreakdown, mean_equity: float, years: float) -> CostsPaid:
+        share = _round(float(paid.total) / mean_equity / years)
+        parts = (paid.fees, paid.spread, paid.impact, paid.total)
+        return cls(*(to_cents(part) for part in parts), share_of_equity_per_year=share)
+
+
+@dataclass(frozen=True)
+class BenchmarkComparison:
+    """The book beside one benchmark over the same days (fractions; 250 trading days a year)."""
+
+    total_return: float | None = None
+    annual_return: float | None = None
+    excess_annual_return: float | None = None
+    tracking_error: float | None = None
+    information_ratio: float | None = None
+    beta: float | None = None
+    alpha: float | None = None
+
+
+@dataclass(frozen=True)
+class TrackRecord:
+    """The track-record statistics, the one shape REST (api/schemas/portfolio.py) and
+    GraphQL (api/graphql/types/track_record.py) serve: the same fields, snake_case in REST
+    and camelCase in GraphQL (tests/api/test_shapes.py holds both to these fields).
+
+    `benchmarks` is keyed by BENCHMARKS' names (a benchmark without data is absent);
+    `records` (the AI portfolio only) by `validation` and `live`. A figure the days cannot
+    give is None; `reason` says why when there are no statistics at all. `trades`,
+    `index_source` and `records` are the view's (views/track_record.py), not `statistics`'."""
+
+    days: int
+    first: date | None = None
+    last: date | None = None
+    total_return: float | None = None
+    annual_return: float | None = None
+    annual_volatility: float | None = None
+    sharpe: float | None = None
+    sortino: float | None = None
+    max_drawdown: float | None = None
+    calmar: float | None = None
+    annual_turnover: float | None = None
+    costs: CostsPaid | None = None
+    benchmarks: dict[str, BenchmarkComparison] = field(default_factory=dict)
+    index_source: str | None = None
+    trades: int | None = None
+    fill_count: int | None = None
+    average_exposure: float | None = None
+    mostly_cash: bool | None = None
+    note: str | None = None
+    reason: str | None = None
+    records: dict[str, TrackRecord] | None = None
+
+    def with_view(self, **figures: Any) -> TrackRecord:
+        """This record with the view's own fields (trades, index_source, records, reason)."""
+        return replace(self, **figures)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field by name, nested records and figures as dicts (money Decimal, dates
+        `date`): the plain form the reports and the CLI read."""
+        return asdict(self)
 
 
 def _round(value: Any, digits: int = 4) -> float | None:
@@ -78,31 +163,50 @@ def statistics(
     benchmarks: dict[str, pd.Series] | None = None,
     traded_value: float = 0.0,
     mean_equity: float | None = None,
-    costs: dict[str, float] | None = None,
+    costs: CostBreakdown | None = None,
     exposure: pd.Series | None = None,
     fill_count: int | None = None,
-) -> dict[str, Any]:
+) -> TrackRecord:
     """Every figure of the module's docstring for daily `returns` (indexed by date).
 
+    `costs`: what the span's trades paid (exact money, market/costs.py); with a
+    `mean_equity` they become `costs` (to the cent) and their share of equity a year.
     `exposure`: market value / equity at each day's close, indexed like `returns` (days
     outside `returns` are ignored); with it the figures carry `average_exposure` (its mean
     over the span's days, a fraction), `mostly_cash` (true when that is under
-    MOSTLY_CASH_EXPOSURE) and `note` (plain words when it is true, else null).
+    MOSTLY_CASH_EXPOSURE) and `note` (plain words when it is true, else None).
     `fill_count`: the fills in the span, carried as given. Fewer than two days: only
-    `days` and a `reason`."""
-    import empyrical as ep
-
+    `days`, `fill_count` and a `reason`."""
     returns = returns.sort_index().astype(float)
     n = len(returns)
-    counted = {} if fill_count is None else {"fill_count": int(fill_count)}
+    counted = None if fill_count is None else int(fill_count)
     if n < 2:
-        return {"days": n, **counted, "reason": f"{n} day(s) of returns: the statistics need at least two"}
-    years = n / TRADING_DAYS_PER_YEAR
+        reason = f"{n} day(s) of returns: the statistics need at least two"
+        return TrackRecord(days=n, fill_count=counted, reason=reason)
+    held = holding(exposure.reindex(returns.index)) if exposure is not None else {}
+    return TrackRecord(
+        days=n,
+        first=_day(returns.index[0]),
+        last=_day(returns.index[-1]),
+        **_figures(returns),
+        **_turnover_and_costs(traded_value, mean_equity, costs, n / TRADING_DAYS_PER_YEAR),
+        benchmarks={name: _against(returns, series) for name, series in (benchmarks or {}).items()},
+        fill_count=counted,
+        **held,
+    )
+
+
+def _day(value: Any) -> date:
+    """A return's index label as a date (the curves are indexed by date or Timestamp)."""
+    return value.date() if isinstance(value, pd.Timestamp) else value
+
+
+def _figures(returns: pd.Series) -> dict[str, float | None]:
+    """Return, risk and their ratios, by empyrical (module docstring)."""
+    import empyrical as ep
+
     ann = TRADING_DAYS_PER_YEAR
-    out: dict[str, Any] = {
-        "days": n,
-        "first": str(returns.index[0]),
-        "last": str(returns.index[-1]),
+    return {
         "total_return": _round(ep.cum_returns_final(returns)),
         "annual_return": _round(ep.annual_return(returns, annualization=ann)),
         "annual_volatility": _round(ep.annual_volatility(returns, annualization=ann)),
@@ -111,20 +215,18 @@ def statistics(
         "max_drawdown": _round(max(0.0, -float(ep.max_drawdown(returns)))),
         "calmar": _round(ep.calmar_ratio(returns, annualization=ann), 3),
     }
-    if mean_equity:
-        out["annual_turnover"] = _round(traded_value / mean_equity / years, 2)
-        if costs is not None:
-            total = sum(float(v) for k, v in costs.items() if k != "total")
-            out["costs"] = {
-                **{k: round(float(v), 2) for k, v in costs.items() if k != "total"},
-                "total": round(total, 2),
-                "share_of_equity_per_year": _round(total / mean_equity / years),
-            }
-    out.update(counted)
-    if exposure is not None:
-        out.update(holding(exposure.reindex(returns.index)))
-    out["benchmarks"] = {name: _against(returns, bench, ann) for name, bench in (benchmarks or {}).items()}
-    return out
+
+
+def _turnover_and_costs(
+    traded_value: float, mean_equity: float | None, costs: CostBreakdown | None, years: float
+) -> dict[str, Any]:
+    """Annual turnover and the costs paid: both need a mean equity to be measured against."""
+    if not mean_equity:
+        return {}
+    return {
+        "annual_turnover": _round(traded_value / mean_equity / years, 2),
+        "costs": CostsPaid.of(costs, mean_equity, years) if costs is not None else None,
+    }
 
 
 def holding(exposure: pd.Series) -> dict[str, Any]:
@@ -145,24 +247,25 @@ def holding(exposure: pd.Series) -> dict[str, Any]:
     return {"average_exposure": _round(average), "mostly_cash": mostly_cash, "note": note}
 
 
-def _against(returns: pd.Series, benchmark: pd.Series, ann: int) -> dict[str, Any]:
+def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
     import empyrical as ep
 
+    ann = TRADING_DAYS_PER_YEAR
     aligned = benchmark.reindex(returns.index).fillna(0.0).astype(float)
     active = returns - aligned
     sd = float(active.std(ddof=1))
     own = ep.annual_return(returns, annualization=ann)
     theirs = ep.annual_return(aligned, annualization=ann)
     alpha, beta = ep.alpha_beta(returns, aligned, annualization=ann)
-    return {
-        "total_return": _round(ep.cum_returns_final(aligned)),
-        "annual_return": _round(theirs),
-        "excess_annual_return": _round(own - theirs),
-        "tracking_error": _round(ep.annual_volatility(active, annualization=ann)),
-        "information_ratio": _round(ep.excess_sharpe(returns, aligned) * math.sqrt(ann), 3) if sd > 0 else None,
-        "beta": _round(beta, 3),
-        "alpha": _round(alpha),
-    }
+    return BenchmarkComparison(
+        total_return=_round(ep.cum_returns_final(aligned)),
+        annual_return=_round(theirs),
+        excess_annual_return=_round(own - theirs),
+        tracking_error=_round(ep.annual_volatility(active, annualization=ann)),
+        information_ratio=_round(ep.excess_sharpe(returns, aligned) * math.sqrt(ann), 3) if sd > 0 else None,
+        beta=_round(beta, 3),
+        alpha=_round(alpha),
+    )
 
 
 def by_year(
@@ -173,30 +276,36 @@ def by_year(
     costs: pd.DataFrame | None = None,
     exposure: pd.Series | None = None,
     fills_per_day: pd.Series | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, TrackRecord]:
     """`statistics` per calendar year; `traded` (value traded per day), `equity` (per day)
-    and `costs` (per day, one column per part) give each year its turnover and costs,
-    `exposure` (market value / equity per day) its average exposure and cash flag, and
-    `fills_per_day` (the number of fills each day, days without one may be absent) its
-    `fill_count`."""
+    and `costs` (per day, one column per part: fees, spread, impact) give each year its
+    turnover and costs, `exposure` (market value / equity per day) its average exposure and
+    cash flag, and `fills_per_day` (the number of fills each day, days without one may be
+    absent) its `fill_count`."""
     index = pd.to_datetime(pd.Index(returns.index))
     out = {}
     for year in sorted(set(index.year)):
         mask = np.asarray(index.year == year)
         days = returns.index[mask]
-        part_costs = None
-        if costs is not None:
-            part_costs = costs.reindex(days).fillna(0.0).sum().to_dict()
         out[str(year)] = statistics(
             returns[mask],
             benchmarks,
             traded_value=float(traded.reindex(days).fillna(0.0).sum()) if traded is not None else 0.0,
             mean_equity=float(equity.reindex(days).mean()) if equity is not None else None,
-            costs=part_costs,
+            costs=breakdown(costs.reindex(days).fillna(0.0).sum().to_dict()) if costs is not None else None,
             exposure=exposure,
             fill_count=int(fills_per_day.reindex(days).fillna(0).sum()) if fills_per_day is not None else None,
         )
     return out
+
+
+def breakdown(parts: dict[str, float]) -> CostBreakdown:
+    """A CostBreakdown of float sums by part (the backtest's frames): each to six places,
+    the cost model's precision."""
+    return CostBreakdown(**{name: Decimal(repr(round(float(parts.get(name, 0.0)), 6))) for name in COST_PARTS})
+
+
+COST_PARTS = ("fees", "spread", "impact")
 
 
 def equal_weight_liquid(frame: pd.DataFrame) -> pd.Series:

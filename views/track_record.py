@@ -4,7 +4,8 @@ store (portfolio/track_record.py computes; this view gathers).
 The equity curve is the AI portfolio's `portfolio_days` (cash plus positions at each
 close, dividends included), its first day measured against the opening cash; `records`
 splits the days replayed on the validation record from the live ones; costs are
-the parts each fill stored (spread, impact, fees) and turnover the value its trades moved.
+the parts each fill stored as the trade's columns (fees, spread_cost, impact_cost), summed
+as exact money, and turnover the value its trades moved.
 The benchmarks, over the same days: the equal-weighted liquid universe, from the stored
 closes, volumes and quotes (ADV_20 over each name's last 20 stored bars), and the
 market's index: the index levels the exchange published (`index_levels`, stored by T0
@@ -24,16 +25,18 @@ says why in `reason` (no executed day, no trade or cash movement, too few market
 from __future__ import annotations
 
 from datetime import timedelta
-from decimal import Decimal
 from typing import Any
 
 import pandas as pd
 from sqlalchemy import Connection, select
 
 from market.clock import exchange_date
+from market.costs import CostBreakdown
 from market.settings import get_settings
 from portfolio import ledger
 from portfolio.track_record import (
+    RECORDS,
+    TrackRecord,
     benchmark_index,
     cap_weighted_index,
     daily_returns,
@@ -86,19 +89,14 @@ def ai_track_series(conn: Connection, starting_cash: float) -> dict[str, Any]:
     }
 
 
-def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
+def ai_track_record(conn: Connection, starting_cash: float) -> TrackRecord:
+    """The AI portfolio's record (module docstring); its costs are the trades' cost
+    columns (fees, spread_cost, impact_cost), summed exactly."""
     dates, returns, curve = _ai_returns(conn, starting_cash)
     if not curve:
-        return {"days": 0, "benchmarks": {}, "fill_count": 0, "reason": NO_AI_DAYS}
+        return TrackRecord(days=0, fill_count=0, reason=NO_AI_DAYS)
     trades = ledger.trade_rows(conn, ledger.AI_PORTFOLIO)
-    costs = {"fees": 0.0, "spread": 0.0, "impact": 0.0}
-    traded = 0.0
-    for t in trades:
-        traded += float(t["price"] * int(t["quantity"]))
-        parts = ((t["rationale"] or {}).get("fill") or {}).get("costs") or {}
-        costs["fees"] += float(t["fees"])
-        costs["spread"] += float(Decimal(parts.get("spread", "0")))
-        costs["impact"] += float(Decimal(parts.get("impact", "0")))
+    traded = sum(float(t["price"] * int(t["quantity"])) for t in trades)
     benchmarks, index_source = _benchmarks(conn, dates)
     exposure = pd.Series([_exposure(r["market_value"], r["equity"]) for r in curve], index=dates, dtype=float)
     out = statistics(
@@ -106,16 +104,23 @@ def ai_track_record(conn: Connection, starting_cash: float) -> dict[str, Any]:
         benchmarks,
         traded_value=traded,
         mean_equity=float(pd.Series([r["equity"] for r in curve]).mean()),
-        costs=costs,
+        costs=paid(trades),
         exposure=exposure,
         fill_count=len(trades),
     )
-    if out.get("reason"):
-        out["reason"] = ONE_AI_DAY
-    out["trades"] = len(trades)
-    out["index_source"] = index_source
-    out["records"] = _by_record(conn, returns, benchmarks, trades, exposure)
-    return out
+    return out.with_view(
+        reason=ONE_AI_DAY if out.reason else None,
+        trades=len(trades),
+        index_source=index_source,
+        records=_by_record(conn, returns, benchmarks, trades, exposure),
+    )
+
+
+def paid(trades: list[dict[str, Any]]) -> CostBreakdown:
+    """What the trades paid: each one's fees and its spread and impact columns (0 for a
+    trade the cost model did not fill)."""
+    parts = (CostBreakdown(t["fees"], t["spread_cost"], t["impact_cost"]) for t in trades)
+    return sum(parts, CostBreakdown())
 
 
 def _exposure(market_value: float, equity: float) -> float:
@@ -129,7 +134,7 @@ def _by_record(
     benchmarks: dict[str, pd.Series],
     trades: list[dict[str, Any]],
     exposure: pd.Series,
-) -> dict[str, Any]:
+) -> dict[str, TrackRecord]:
     """The same statistics over the days replayed on the validation record and over the
     live days apart (each day's `record`, as t1_trade stored it)."""
     c = tables.portfolio_days.c
@@ -138,7 +143,7 @@ def _by_record(
         for r in current_rows(conn, tables.portfolio_days, where=[c.portfolio_id == ledger.AI_PORTFOLIO])
     }
     out = {}
-    for label in ("validation", "live"):
+    for label in RECORDS:
         days = [d for d in returns.index if labels.get(d) == label]
         if not days:
             continue
@@ -146,15 +151,14 @@ def _by_record(
         part = statistics(
             returns.loc[days], {k: v.reindex(days) for k, v in benchmarks.items()}, exposure=exposure, fill_count=fills
         )
-        part["trades"] = fills
-        out[label] = part
+        out[label] = part.with_view(trades=fills)
     return out
 
 
 EXTERNAL_FLOWS = ("DEPOSIT", "WITHDRAWAL", "RECONCILIATION")
 
 
-def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any]:
+def portfolio_track_record(conn: Connection, portfolio_id: str) -> TrackRecord:
     """A client's (or the house's) book valued at every market day's close from its first
     cash movement or trade: cash as its entries stood at the close (trades, fees and
     dividends included), positions replayed from the ledger with the splits known by the
@@ -171,7 +175,7 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
     moments = [exchange_date(r.effective_at) for r in cash_rows] + [t["trading_date"] for t in trades]
     fills = sum(1 for t in trades if t["origin"] != "STATEMENT_SYNC")
     if not moments:
-        return {"days": 0, "benchmarks": {}, "fill_count": 0, "reason": NO_CLIENT_HISTORY}
+        return TrackRecord(days=0, fill_count=0, reason=NO_CLIENT_HISTORY)
     start = min(moments)
     c = tables.eod_prices.c
     prices = pd.DataFrame(
@@ -184,7 +188,7 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
         "need at least three (two daily returns)"
     )
     if len(dates) < 2:
-        return {"days": len(dates), "benchmarks": {}, "fill_count": fills, "reason": too_few}
+        return TrackRecord(days=len(dates), fill_count=fills, reason=too_few)
     closes = (
         prices.pivot_table(index="trading_date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
     )
@@ -210,7 +214,6 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
         held.append(_exposure(value, cash + value))
     returns = daily_returns(pd.Series(equity, index=dates), pd.Series(flows, index=dates))
     traded = sum(float(t["price"] * int(t["quantity"])) for t in trades)
-    fees = sum(float(t["fees"]) for t in trades)
     positive = [e for e in equity if e > 0]
     benchmarks, index_source = _benchmarks(conn, list(returns.index))
     out = statistics(
@@ -218,15 +221,11 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> dict[str, Any
         benchmarks,
         traded_value=traded,
         mean_equity=float(pd.Series(positive).mean()) if positive else None,
-        costs={"fees": fees, "spread": 0.0, "impact": 0.0},
+        costs=sum((CostBreakdown(fees=t["fees"]) for t in trades), CostBreakdown()),
         exposure=pd.Series(held, index=dates, dtype=float),
         fill_count=fills,
     )
-    if out.get("reason"):
-        out["reason"] = too_few
-    out["trades"] = len(trades)
-    out["index_source"] = index_source
-    return out
+    return out.with_view(reason=too_few if out.reason else None, trades=len(trades), index_source=index_source)
 
 
 def _benchmarks(conn: Connection, dates: list) -> tuple[dict[str, pd.Series], str | None]:

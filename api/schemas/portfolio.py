@@ -572,8 +572,21 @@ class CostsPaid(ApiModel):
     share_of_equity_per_year: float | None = Field(default=None, description="A fraction.")
 
 
+class BenchmarkComparison(ApiModel):
+    """The book beside one benchmark over the same days (fractions; 250 trading days a year)."""
+
+    total_return: float | None = None
+    annual_return: float | None = None
+    excess_annual_return: float | None = None
+    tracking_error: float | None = None
+    information_ratio: float | None = None
+    beta: float | None = None
+    alpha: float | None = None
+
+
 class TrackRecord(ApiModel):
-    """Track-record statistics (portfolio/track_record.py): fractions, not percent."""
+    """Track-record statistics (portfolio/track_record.py TrackRecord, field for field):
+    fractions, not percent."""
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -620,8 +633,8 @@ class TrackRecord(ApiModel):
     )
 
     days: int
-    first: str | None = None
-    last: str | None = None
+    first: date | None = None
+    last: date | None = None
     total_return: float | None = None
     annual_return: float | None = None
     annual_volatility: float | None = None
@@ -631,7 +644,13 @@ class TrackRecord(ApiModel):
     calmar: float | None = None
     annual_turnover: float | None = None
     costs: CostsPaid | None = None
-    benchmarks: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    benchmarks: dict[str, BenchmarkComparison] = Field(
+        default_factory=dict,
+        description=(
+            "By benchmark: equal_weight_liquid (the names that passed the entry gates at the month's start, held "
+            "equally through the month) and index (see index_source); a benchmark without data is absent."
+        ),
+    )
     index_source: str | None = Field(
         default=None,
         description=(
@@ -669,11 +688,11 @@ class TrackRecord(ApiModel):
             "market days since the first."
         ),
     )
-    records: dict[str, dict[str, Any]] | None = Field(
+    records: dict[str, TrackRecord] | None = Field(
         default=None,
         description=(
             "The AI portfolio only: the same statistics over the days replayed on the validation record and over the "
-            "live days, apart."
+            "live days, apart, keyed validation and live (a record without days is absent)."
         ),
     )
 

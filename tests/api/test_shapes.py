@@ -41,6 +41,7 @@ from api.schemas import market as s_market
 from api.schemas import portfolio as s_portfolio
 from api.services import json_body
 from models.scoring import ServedPrediction
+from portfolio import track_record as statistics
 from portfolio.trading import PlacedTrade
 from views.market import QUOTED, quoted
 from views.valuation import PortfolioValuation, PositionValue
@@ -100,6 +101,8 @@ PAIRS = [
         {"allocation", "flags", "portfolio_id"},
     ),
     (track_record.TrackRecord, s_portfolio.TrackRecord, set(), set()),
+    (track_record.CostsPaid, s_portfolio.CostsPaid, set(), set()),
+    (track_record.BenchmarkComparison, s_portfolio.BenchmarkComparison, set(), set()),
 ]
 
 
@@ -109,6 +112,37 @@ def test_graphql_type_and_rest_schema_declare_the_same_fields(graph, rest, only_
     rest_fields = set(rest.model_fields)
     assert graph_fields - rest_fields == only_graph
     assert rest_fields - graph_fields == only_rest
+
+
+@pytest.mark.parametrize(
+    "domain, rest, graph",
+    [
+        (statistics.TrackRecord, s_portfolio.TrackRecord, track_record.TrackRecord),
+        (statistics.CostsPaid, s_portfolio.CostsPaid, track_record.CostsPaid),
+        (statistics.BenchmarkComparison, s_portfolio.BenchmarkComparison, track_record.BenchmarkComparison),
+    ],
+    ids=["TrackRecord", "CostsPaid", "BenchmarkComparison"],
+)
+def test_the_track_record_is_declared_once_in_the_domain(domain, rest, graph) -> None:
+    """portfolio/track_record.py's dataclasses are the track record's one shape: REST shows
+    their fields in their order, GraphQL the same names in camelCase, and both key the
+    benchmarks and the records by the same names."""
+    declared = [f.name for f in fields(domain)]
+    assert list(rest.model_fields) == declared
+    assert [f.python_name for f in graph.__strawberry_definition__.fields] == declared
+    names = {f.python_name: f.graphql_name for f in graph.__strawberry_definition__.fields}
+    assert all(camel is None or camel == _camel(name) for name, camel in names.items())
+
+
+def test_the_track_records_keyed_fields_are_the_domains_keys() -> None:
+    benchmarks = [f.python_name for f in track_record.Benchmarks.__strawberry_definition__.fields]
+    records = [f.python_name for f in track_record.TrackRecords.__strawberry_definition__.fields]
+    assert benchmarks == list(statistics.BENCHMARKS) and records == list(statistics.RECORDS)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
 
 
 def test_a_placed_trade_is_declared_once_in_the_domain() -> None:

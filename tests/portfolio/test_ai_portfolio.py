@@ -125,12 +125,14 @@ def test_a_day_decides_and_the_next_session_fills(settings: Settings) -> None:
     assert trade["trading_date"] == nxt and position["timestamp"] == f"{nxt.isoformat()}T16:00:00"
     assert trade["rationale"]["score"] == 71.0 and trade["rationale"]["gates"]["passed"] is True
     assert trade["rationale"]["fill"]["touch"] == 51.1 and trade["rationale"]["decided_on"] == DAY.isoformat()
+    stored = (trade["fees"], trade["spread_cost"], trade["impact_cost"])
+    assert stored == (costs["fees"], costs["spread"], costs["impact"])  # the fill's parts, as the trade's columns
 
     with engine.connect() as conn:
-        record = ai_track_record(conn, settings.ai_starting_cash)
+        record = ai_track_record(conn, settings.ai_starting_cash).as_dict()
     # the record's costs are the parts the fill stored; its return is equity over the opening cash
     assert record["days"] == 2 and record["trades"] == 1
-    assert record["costs"]["total"] == pytest.approx(float(costs["total"]), abs=0.01)
+    assert record["costs"]["total"] == to_cents(costs["total"])  # exact money, to the cent
     equity = float(Decimal(filled.summary["cash"])) + 5000 * 51.0
     assert record["total_return"] == pytest.approx(equity / 10_000_000 - 1, abs=1e-4)
     assert set(record["benchmarks"]["equal_weight_liquid"]) >= {"information_ratio", "tracking_error", "beta"}

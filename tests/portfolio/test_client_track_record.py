@@ -49,9 +49,9 @@ def test_a_deposit_is_not_performance_and_fees_are_the_costs(settings: Settings)
     bar(engine, TUESDAY, 110.0)
     move_cash(engine, pid, "1000", now=datetime(2026, 11, 24, 18, 0, tzinfo=UTC))
     with engine.connect() as conn:
-        record = portfolio_track_record(conn, pid)
+        record = portfolio_track_record(conn, pid).as_dict()
     # Friday 5,000 (after the 25 fee), Monday 5,500, Tuesday 6,500 with 1,000 deposited: +10%, then 0%
-    assert (record["days"], record["first"], record["last"]) == (2, MONDAY.isoformat(), TUESDAY.isoformat())
+    assert (record["days"], record["first"], record["last"]) == (2, MONDAY, TUESDAY)
     assert record["total_return"] == pytest.approx(0.10)
     assert record["costs"]["fees"] == 25.0 and record["costs"]["total"] == 25.0 and record["trades"] == 1
     assert record["max_drawdown"] == 0

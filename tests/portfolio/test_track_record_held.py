@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from market.settings import Settings
+from portfolio.track_record import TrackRecord
 from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
 from store.engine import service_engine
 from tests.portfolio.seed import CALENDAR, seed_market
@@ -25,8 +26,8 @@ def test_an_all_cash_client_book_is_flagged_and_an_invested_one_is_not(settings:
     bar(engine, MONDAY, 90.0)  # the market falls: holding cash "beats" it
     bar(engine, TUESDAY, 81.0)
     with engine.connect() as conn:
-        idle, busy = portfolio_track_record(conn, cash), portfolio_track_record(conn, invested)
-    assert idle["days"] == 2 and "reason" not in idle
+        idle, busy = portfolio_track_record(conn, cash).as_dict(), portfolio_track_record(conn, invested).as_dict()
+    assert idle["days"] == 2 and idle["reason"] is None
     assert idle["average_exposure"] == 0.0 and idle["mostly_cash"] is True and idle["fill_count"] == 0
     assert "holding cash, not skill" in idle["note"]
     # all 5,000 left after the fee is in AAA from Friday on
@@ -41,6 +42,6 @@ def test_a_book_without_history_says_why(settings: Settings) -> None:
     recent = open_client_portfolio(engine, "recent")
     move_cash(engine, recent, "1000", now=FRIDAY)
     with engine.connect() as conn:
-        none, one = portfolio_track_record(conn, empty), portfolio_track_record(conn, recent)
-    assert none == {"days": 0, "benchmarks": {}, "fill_count": 0, "reason": NO_CLIENT_HISTORY}
+        none, one = portfolio_track_record(conn, empty), portfolio_track_record(conn, recent).as_dict()
+    assert none == TrackRecord(days=0, benchmarks={}, fill_count=0, reason=NO_CLIENT_HISTORY)
     assert one["days"] == 1 and "market day(s) with prices since the first trade or cash movement" in one["reason"]

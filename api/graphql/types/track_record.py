@@ -1,22 +1,23 @@
+"""The track record in GraphQL: portfolio/track_record.py's `TrackRecord`, field for field
+in camelCase (REST serves the same fields in snake_case, api/schemas/portfolio.py;
+tests/api/test_shapes.py holds the three together). The benchmarks are keyed by name as
+REST keys them (one field per name of `BENCHMARKS`, null where REST has no key), and the
+validation and live records are typed objects, not a JSON scalar."""
+
 from __future__ import annotations
 
+from dataclasses import asdict, fields
+from datetime import date
 from decimal import Decimal
-from typing import Any
 
 import strawberry
-from strawberry.scalars import JSON
 
+from portfolio import track_record as stats
 from portfolio.track_record import MOSTLY_CASH_EXPOSURE
 
 
 @strawberry.type(description="The book beside one benchmark over the same days (fractions; 250 trading days a year).")
 class BenchmarkComparison:
-    name: str = strawberry.field(
-        description="equal_weight_liquid: the names that passed the entry gates at the month's "
-        "start, held equally through the month; index: the exchange's "
-        "published index where stored, else the service's "
-        "capitalisation-weighted index (TrackRecord.indexSource)."
-    )
     total_return: float | None
     annual_return: float | None
     excess_annual_return: float | None
@@ -24,6 +25,25 @@ class BenchmarkComparison:
     information_ratio: float | None
     beta: float | None
     alpha: float | None
+
+    @classmethod
+    def build(cls, figures: stats.BenchmarkComparison | None) -> BenchmarkComparison | None:
+        return None if figures is None else cls(**asdict(figures))
+
+
+@strawberry.type(description="The benchmarks by name, as REST keys them; null where there is none.")
+class Benchmarks:
+    equal_weight_liquid: BenchmarkComparison | None = strawberry.field(
+        description="The names that passed the entry gates at the month's start, held equally through the month."
+    )
+    index: BenchmarkComparison | None = strawberry.field(
+        description="The exchange's published index where stored, else the service's capitalisation-weighted index "
+        "(TrackRecord.indexSource)."
+    )
+
+    @classmethod
+    def build(cls, by_name: dict[str, stats.BenchmarkComparison]) -> Benchmarks:
+        return cls(**{name: BenchmarkComparison.build(by_name.get(name)) for name in stats.BENCHMARKS})
 
 
 @strawberry.type(description="Costs the book paid, in the market's currency, and their share of mean equity a year.")
@@ -41,8 +61,8 @@ class CostsPaid:
 )
 class TrackRecord:
     days: int
-    first: str | None
-    last: str | None
+    first: date | None
+    last: date | None
     total_return: float | None
     annual_return: float | None
     annual_volatility: float | None
@@ -51,6 +71,14 @@ class TrackRecord:
     max_drawdown: float | None
     calmar: float | None
     annual_turnover: float | None
+    costs: CostsPaid | None
+    benchmarks: Benchmarks
+    index_source: str | None = strawberry.field(
+        description=(
+            "What the index benchmark is: the symbol of the index the exchange published (e.g. ^NASI), or cap_weighted "
+            "(the service's capitalisation-weighted index); null without one."
+        )
+    )
     trades: int | None
     fill_count: int | None = strawberry.field(
         description=(
@@ -76,68 +104,34 @@ class TrackRecord:
             "market days since the first."
         )
     )
-    costs: CostsPaid | None
-    benchmarks: list[BenchmarkComparison]
-    index_source: str | None = strawberry.field(
-        description=(
-            "What the index benchmark is: the symbol of the index the exchange published (e.g. ^NASI), or cap_weighted "
-            "(the service's capitalisation-weighted index); null without one."
-        )
-    )
-    records: JSON | None = strawberry.field(
+    records: TrackRecords | None = strawberry.field(
         description=(
             "The AI portfolio only: the same statistics over the days replayed on the validation record and over the "
-            "live days, apart (as REST serves them)."
+            "live days, apart."
         )
     )
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> TrackRecord:
-        plain = {
-            name: record.get(name)
-            for name in (
-                "first",
-                "last",
-                "total_return",
-                "annual_return",
-                "annual_volatility",
-                "sharpe",
-                "sortino",
-                "max_drawdown",
-                "calmar",
-                "annual_turnover",
-                "trades",
-                "fill_count",
-                "average_exposure",
-                "mostly_cash",
-                "note",
-                "reason",
-                "index_source",
-            )
-        }
-        costs = record.get("costs")
-        money = {k: Decimal(str(v)) for k, v in (costs or {}).items() if k != "share_of_equity_per_year"}
+    def from_record(cls, record: stats.TrackRecord) -> TrackRecord:
+        """Every field of the record as it is; the nested ones as their GraphQL types."""
+        nested = ("costs", "benchmarks", "records")
+        plain = {f.name: getattr(record, f.name) for f in fields(record) if f.name not in nested}
         return cls(
-            days=record.get("days", 0),
             **plain,
-            costs=CostsPaid(**money, share_of_equity_per_year=costs.get("share_of_equity_per_year")) if costs else None,
-            records=record.get("records"),
-            benchmarks=[
-                BenchmarkComparison(
-                    name=name,
-                    **{
-                        k: figures.get(k)
-                        for k in (
-                            "total_return",
-                            "annual_return",
-                            "excess_annual_return",
-                            "tracking_error",
-                            "information_ratio",
-                            "beta",
-                            "alpha",
-                        )
-                    },
-                )
-                for name, figures in record.get("benchmarks", {}).items()
-            ],
+            costs=CostsPaid(**asdict(record.costs)) if record.costs is not None else None,
+            benchmarks=Benchmarks.build(record.benchmarks),
+            records=TrackRecords.build(record.records),
         )
+
+
+@strawberry.type(description="The AI portfolio's record over the validation replay and the live days, apart.")
+class TrackRecords:
+    validation: TrackRecord | None
+    live: TrackRecord | None
+
+    @classmethod
+    def build(cls, by_record: dict[str, stats.TrackRecord] | None) -> TrackRecords | None:
+        if by_record is None:
+            return None
+        parts = {name: by_record.get(name) for name in stats.RECORDS}
+        return cls(**{name: TrackRecord.from_record(part) if part else None for name, part in parts.items()})
