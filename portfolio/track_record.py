@@ -61,6 +61,7 @@ BENCHMARKS = ("equal_weight_liquid", "index")
 # The AI portfolio's records, by the same key in both transports: the days replayed on the
 # validation record and the live days.
 RECORDS = ("validation", "live")
+COST_PARTS = ("fees", "spread", "impact")  # a CostBreakdown's parts, as the backtest's frames name their columns
 
 
 @dataclass(frozen=True)
@@ -303,9 +304,6 @@ def breakdown(parts: dict[str, float]) -> CostBreakdown:
     """A CostBreakdown of float sums by part (the backtest's frames): each to six places,
     the cost model's precision."""
     return CostBreakdown(**{name: Decimal(repr(round(float(parts.get(name, 0.0)), 6))) for name in COST_PARTS})
-
-
-COST_PARTS = ("fees", "spread", "impact")
 
 
 def equal_weight_liquid(frame: pd.DataFrame) -> pd.Series:
