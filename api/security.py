@@ -23,15 +23,14 @@ from typing import Any
 from fastapi import Depends, Request, Security
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 from starlette.concurrency import run_in_threadpool
 
 from api import keystore
 from api.ratelimit import WINDOW_SECONDS, Decision, decide
 from api.services import Services, request_connection, services
 from market.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
-from portfolio.ledger import HOUSE_PORTFOLIO, client_portfolio_id
-from store import tables
+from portfolio.accounts import Account, open_account, open_on
 from store.history import VersionMoved, settle
 
 api_key_header_name = "X-API-Key"
@@ -56,8 +55,13 @@ class Principal:
         return self.kind == "admin"
 
     @property
+    def account(self) -> Account:
+        """The portfolio this caller acts on (portfolio/accounts.py)."""
+        return Account.house() if self.is_admin else Account.of_client(self.client_id or "")
+
+    @property
     def portfolio_id(self) -> str:
-        return HOUSE_PORTFOLIO if self.is_admin else client_portfolio_id(self.client_id or "")
+        return self.account.portfolio_id
 
     @property
     def may_read_macro_insights(self) -> bool:
@@ -320,31 +324,12 @@ async def admin(caller: Principal | KeyToCheck = Depends(principal)) -> Principa
 
 
 def caller_portfolio_on(conn: Connection, svc: Services, caller: Principal) -> str:
-    """`caller_portfolio` on the request's connection: a read while the portfolio exists
-    (once seen, remembered: portfolios are never closed), its opening on the same
-    connection the first time (the house portfolio; a client's opens with its key)."""
-    portfolio_id = caller.portfolio_id
-    if portfolio_id in svc.open_portfolios:
-        return portfolio_id
-    p = tables.portfolios.c
-    if conn.execute(select(p.id).where(p.portfolio_id == portfolio_id).limit(1)).first() is None:
-        from portfolio.ledger import ensure_portfolio
-        from store.transactions import write_on
-
-        with write_on(conn, f"portfolio:{portfolio_id}"):
-            ensure_portfolio(
-                conn,
-                portfolio_id,
-                "HOUSE" if caller.is_admin else "CLIENT",
-                None if caller.is_admin else caller.client_id,
-            )
-    svc.open_portfolios.add(portfolio_id)
-    return portfolio_id
+    """The caller's portfolio id on the request's connection, opened there on first use
+    (portfolio/accounts.py `open_on`)."""
+    return open_on(conn, caller.account, svc.open_portfolios)
 
 
 def caller_portfolio(svc: Services, caller: Principal) -> str:
-    """The caller's portfolio id, opened on first use (a client key's is opened when issued)."""
-    from portfolio.trading import open_client_portfolio
-
-    kind = "HOUSE" if caller.is_admin else "CLIENT"
-    return open_client_portfolio(svc.engine, caller.client_id or "admin", kind=kind)
+    """The caller's portfolio id, opened on first use in a transaction of its own (a
+    client key's is opened when issued)."""
+    return open_account(svc.engine, caller.account)

@@ -1,0 +1,64 @@
+"""Whose book a caller acts on, and its opening on first use.
+
+An `Account` is the portfolio a caller owns: the house portfolio for the operator, a
+client's own (`client:<client_id>`) for a client. Opening one is idempotent (a
+portfolios row appended under the portfolio's write lock); portfolios are never closed,
+so a process that has seen one open remembers it (a set of ids: `open_on`'s `known`)
+and skips the read.
+
+Decisions: this module knows nothing of API keys or requests (api/ maps a key's
+principal to its `Account`); it opens a portfolio on the connection it is given when there
+is one (an API request's one connection, api/deps.py), so a request never holds two.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy import Connection, Engine, select
+
+from portfolio.ledger import HOUSE_PORTFOLIO, client_portfolio_id, ensure_portfolio
+from portfolio.trading import open_client_portfolio
+from store import tables
+from store.transactions import write_on
+
+Kind = Literal["HOUSE", "CLIENT"]
+
+
+@dataclass(frozen=True)
+class Account:
+    """A caller's portfolio: its id, its kind and, for a client's, the client."""
+
+    portfolio_id: str
+    kind: Kind
+    client_id: str | None
+
+    @classmethod
+    def house(cls) -> Account:
+        return cls(HOUSE_PORTFOLIO, "HOUSE", None)
+
+    @classmethod
+    def of_client(cls, client_id: str) -> Account:
+        return cls(client_portfolio_id(client_id), "CLIENT", client_id)
+
+
+def open_on(conn: Connection, account: Account, known: set[str]) -> str:
+    """The account's portfolio id on a connection already held: a read while the portfolio
+    exists (none once `known`, the process's memory of open portfolios, has it), its
+    opening on the same connection the first time."""
+    if account.portfolio_id in known:
+        return account.portfolio_id
+    p = tables.portfolios.c
+    exists = conn.execute(select(p.id).where(p.portfolio_id == account.portfolio_id).limit(1)).first()
+    if exists is None:
+        with write_on(conn, f"portfolio:{account.portfolio_id}"):
+            ensure_portfolio(conn, account.portfolio_id, account.kind, account.client_id)
+    known.add(account.portfolio_id)
+    return account.portfolio_id
+
+
+def open_account(engine: Engine, account: Account) -> str:
+    """The account's portfolio id, opened (idempotently) in a transaction of its own: for
+    a caller about to write in its own transaction anyway."""
+    return open_client_portfolio(engine, account.client_id or "admin", kind=account.kind)
