@@ -36,7 +36,7 @@ from market.clock import utc_now
 from market.errors import ConfigurationError, ConflictError, InvalidInputError, NotFoundError
 from market.settings import Settings
 from store import tables
-from store.history import Rider, append_history, current_rows, newest_ids
+from store.history import append_history, current_rows, newest_ids
 from store.transactions import write_transaction
 
 CLIENT_KEY_PATTERN = re.compile(r"^svc-sk-[0-9a-f]{32,128}$")
@@ -179,13 +179,9 @@ class KeyCache:
     whose timestamps SQLite returns as text to parse) runs once per change, not per request.
     Unknown keys are never kept: a flood of guesses cannot fill it.
 
-    With `defer`, a key already kept is answered without reading the version first: the
-    version rides on the request's next data-version statement instead (a
-    `store.history.Rider` on the request's connection, read in the same statement, or on
-    its own before any write and before the answer leaves; a moved version voids what the
-    request did and it starts over with a fresh check: api/security.py). On Postgres that
-    is one round trip a request fewer. Only requests that can start over (reads: GET and
-    HEAD routes) defer."""
+    A key already kept can also be answered from memory alone (`kept`), its version left
+    to be confirmed later: api/security.py puts that check on the request's connection as a
+    `store.history.Rider`, read in the request's next data-version statement."""
 
     KEYS = (tables.api_keys, tables.api_key_events)  # the keys' version: their newest ids
 
@@ -195,13 +191,12 @@ class KeyCache:
         self._rows: dict[str, tuple[tuple, list]] = {}
         self._lock = threading.Lock()
 
-    def rows(self, conn: Connection, hashed: str, defer: bool = False) -> list:
-        if defer and getattr(conn, "rider", False) is None:  # a request's connection without a rider yet
-            with self._lock:
-                hit = self._rows.get(hashed)
-            if hit is not None:
-                conn.rider = Rider(self.KEYS, hit[0])  # type: ignore[attr-defined]
-                return hit[1]
+    def kept(self, hashed: str) -> tuple[tuple, list] | None:
+        """The keys' version and the rows kept for a key, as last read; None for a key not kept."""
+        with self._lock:
+            return self._rows.get(hashed)
+
+    def rows(self, conn: Connection, hashed: str) -> list:
         version = newest_ids(conn, *self.KEYS)
         with self._lock:
             hit = self._rows.get(hashed)
@@ -217,25 +212,21 @@ class KeyCache:
 
 
 def authenticate(
-    conn: Connection,
-    settings: Settings,
-    presented: str,
-    now: datetime,
-    cache: KeyCache | None = None,
-    defer: bool = False,
+    conn: Connection, settings: Settings, presented: str, now: datetime, cache: KeyCache | None = None
 ) -> KeyRecord | None:
     """The key's record when `presented` is a well-formed, known, usable client key: one
     indexed query (the key by its hash, joined with its events), run on every request, or,
-    with a `cache`, the keys' version read on every request (or, with `defer`, riding on the
-    request's next version read: `KeyCache`) and that query when it moved."""
+    with a `cache`, the keys' version read on every request and that query when it moved."""
     if not is_client_key(presented):
         return None
     hashed = key_hash(settings, presented)
-    rows = (
-        cache.rows(conn, hashed, defer)
-        if cache is not None
-        else conn.execute(_KEY_WITH_EVENTS, {"key_hash": hashed}).all()
-    )
+    rows = cache.rows(conn, hashed) if cache is not None else conn.execute(_KEY_WITH_EVENTS, {"key_hash": hashed}).all()
+    return record_of(rows, now)
+
+
+def record_of(rows: list, now: datetime) -> KeyRecord | None:
+    """The record a key's rows (the key joined with its events) give at `now`: None for no
+    rows, or a key revoked or rotated out by then."""
     if not rows:
         return None
     events = sorted(

@@ -1,10 +1,18 @@
-"""Who is calling: the `X-API-Key` dependency shared by REST and GraphQL.
+"""Who is calling: the `X-API-Key` check shared by REST and GraphQL.
 
 Credential classes: the admin key (`svc-admin-...`, from settings only, compared in
 constant time, not rate limited: it is the operator's) and client keys (`svc-sk-...`,
 api/keystore.py). Every keyed request is authenticated, then counted against its key's
 per-minute limit (the key's own setting, else its tier's default); the decision's
-RateLimit headers go on the response.
+RateLimit headers go on the response. A request without a valid key is counted per
+client address (`rate_limit_unauthenticated`) and answered 401, or 429 past that limit.
+
+Authentication comes before validation, on every route: `KeyCheckedRoute` (the route
+class of every router) checks the key before FastAPI reads a parameter or the body, so a
+bad key is a 401, counted, whatever else is wrong with the request (a request with a body
+was already checked at the edge, api/edge.py, before a byte of it was read). The route
+dependency `principal` (api/deps.py `CallerDep`) then yields the `Principal` the route
+found; it is the one dependency, and it checks the key itself on a route of another class.
 
 A client acts on its own portfolio (`client:<client_id>`); the admin key acts on the
 house portfolio. That is why another client's suggestion id answers 404: it is simply not
@@ -13,25 +21,27 @@ in the caller's portfolio.
 
 from __future__ import annotations
 
-import functools
 import hmac
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from fastapi import Depends, Request, Security
+from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
 from sqlalchemy import Connection
 from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
 
 from api import keystore
-from api.ratelimit import WINDOW_SECONDS, Decision, decide
-from api.services import Services, request_connection, services
+from api.ratelimit import WINDOW_SECONDS, Decision, MemoryStore, decide
+from api.services import Services
 from market.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
 from portfolio.accounts import Account, open_account, open_on
-from store.history import VersionMoved, settle
+from store.history import Rider, VersionMoved, settle
 
 api_key_header_name = "X-API-Key"
 api_key_header = APIKeyHeader(
@@ -39,6 +49,8 @@ api_key_header = APIKeyHeader(
     auto_error=False,
     description="A client key `svc-sk-<hex>` from POST /api/keys/generate, or the admin key `svc-admin-<hex>`.",
 )
+ADMIN_PREFIX = "svc-admin-"
+READS = frozenset({"GET", "HEAD"})
 
 
 @dataclass(frozen=True)
@@ -85,23 +97,71 @@ def request_fact(request: Request, name: str) -> Any:
     return request.scope.get("state", {}).get(name)
 
 
-def authenticate(
-    request: Request, svc: Services, presented: str | None, conn: Connection | None = None, defer: bool = False
-) -> Principal:
-    """The caller of `presented`, counted once against its rate limit. The edge (api/edge.py)
-    authenticates a request that carries a body before reading it; the route's dependency
-    then gets the same principal back instead of a second lookup and count. `defer`: the
-    keys' version may ride on the request's next version read (api/keystore.py KeyCache)."""
+def _services(request: Request) -> Services:
+    return request.app.state.services
+
+
+# --- the check ----------------------------------------------------------------------------
+
+
+def authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None = None) -> Principal:
+    """The caller of `presented`, counted once against its rate limit, read from the
+    database (on `conn`, else on a connection of its own); blocking, so called in a worker
+    thread. A request checked once keeps its principal (`request.state.principal`): the
+    edge's check of a request with a body is the route's too."""
     known = request_fact(request, "principal")
     if known is not None:
         return known
     try:
-        caller = _authenticate(request, svc, presented, conn, defer)
+        caller = _authenticate(request, svc, presented, conn)
     except AuthenticationError as failure:
         _count_failure(request, svc, failure, conn)
         raise
     request.state.principal = caller
     return caller
+
+
+def _is_admin_key(svc: Services, presented: str) -> bool:
+    """The one comparison with the admin key: its prefix, then the key in constant time."""
+    return presented.startswith(ADMIN_PREFIX) and hmac.compare_digest(
+        presented.encode(), svc.settings.checked_admin_key().encode()
+    )
+
+
+def _authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None) -> Principal:
+    if not presented:
+        raise AuthenticationError(f"the X-API-Key header is missing{_misplaced_key(request)}")
+    if _is_admin_key(svc, presented):
+        return ADMIN
+    if presented.startswith(ADMIN_PREFIX):
+        raise AuthenticationError("the API key is not valid")
+    if conn is None:
+        with svc.engine.connect() as own:
+            record = keystore.authenticate(own, svc.settings, presented, svc.now(), svc.keys)
+    else:
+        record = keystore.authenticate(conn, svc.settings, presented, svc.now(), svc.keys)
+    if record is None:
+        if not keystore.is_client_key(presented):
+            raise AuthenticationError("the X-API-Key header is malformed: expected svc-sk- followed by hex digits")
+        raise AuthenticationError("the API key is unknown, revoked or rotated out")
+    _admit(request, svc, record, conn)
+    return _client(record)
+
+
+def _client(record: keystore.KeyRecord) -> Principal:
+    return Principal("client", record.key_id, record.client_id, record.client_name, record.tier, record.macro_access)
+
+
+def _admit(request: Request, svc: Services, record: keystore.KeyRecord, conn: Connection | None) -> None:
+    """Count the request against its key's limit; 429 past it."""
+    limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
+    decision = _count(request, svc, record.key_id, limit, conn)
+    request.state.rate_limit = decision
+    if not decision.allowed:
+        raise RateLimitedError(
+            f"over the limit of {limit} requests per minute for this key; retry in {decision.retry_after} s",
+            headers=decision.headers(),
+        )
 
 
 def _count_failure(request: Request, svc: Services, failure: AuthenticationError, conn: Connection | None) -> None:
@@ -132,39 +192,11 @@ def _misplaced_key(request: Request) -> str:
     return ""
 
 
-def _authenticate(
-    request: Request, svc: Services, presented: str | None, conn: Connection | None, defer: bool = False
-) -> Principal:
-    if not presented:
-        raise AuthenticationError(f"the X-API-Key header is missing{_misplaced_key(request)}")
-    if presented.startswith("svc-admin-"):
-        if hmac.compare_digest(presented.encode(), svc.settings.checked_admin_key().encode()):
-            return ADMIN
-        raise AuthenticationError("the API key is not valid")
-    if conn is None:
-        with svc.engine.connect() as own:
-            record = keystore.authenticate(own, svc.settings, presented, svc.now(), svc.keys)
-    else:
-        record = keystore.authenticate(conn, svc.settings, presented, svc.now(), svc.keys, defer)
-    if record is None:
-        if not keystore.is_client_key(presented):
-            raise AuthenticationError("the X-API-Key header is malformed: expected svc-sk- followed by hex digits")
-        raise AuthenticationError("the API key is unknown, revoked or rotated out")
-    limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
-    decision = _count(request, svc, record.key_id, limit, conn)
-    request.state.rate_limit = decision
-    if not decision.allowed:
-        raise RateLimitedError(
-            f"over the limit of {limit} requests per minute for this key; retry in {decision.retry_after} s",
-            headers=decision.headers(),
-        )
-    return Principal("client", record.key_id, record.client_id, record.client_name, record.tier, record.macro_access)
-
-
 def _count(request: Request, svc: Services, key_id: str, limit: int, conn: Connection | None) -> Decision:
-    """`decide` once a request. A request that starts over (`KeyCheckedRoute`) keeps the
-    decision it had while its key's limit is the same; when the limit changed meanwhile,
-    its hit (if it was counted: a refused request is not) moves to a new decision."""
+    """`decide` once a request. A request checked again (a read that starts over:
+    `KeyCheckedRoute`) keeps the decision it had while its key's limit is the same; when
+    the limit changed meanwhile, its hit (if it was counted: a refused request is not)
+    moves to a new decision."""
     earlier = request_fact(request, "counted")
     if earlier is not None:
         counted_key, window, decision = earlier
@@ -178,149 +210,193 @@ def _count(request: Request, svc: Services, key_id: str, limit: int, conn: Conne
     return decision
 
 
-class KeyToCheck:
-    """A client key that its route checks in the handler's own worker thread, first thing
-    (`KeyCheckedRoute`): what `principal` answers for such a route, in place of the
-    `Principal` that the handler then receives. `principal()` is the same `authenticate` on
-    the request's connection that any other route gets, exact on every request (a
-    revocation holds from the next request in every worker); only where it runs changes."""
-
-    __slots__ = ("request", "svc", "presented", "conn")
-
-    def __init__(self, request: Request, svc: Services, presented: str, conn: Connection) -> None:
-        self.request, self.svc, self.presented, self.conn = request, svc, presented, conn
-
-    def principal(self, defer: bool = False) -> Principal:
-        return authenticate(self.request, self.svc, self.presented, self.conn, defer)
-
-    def afresh(self) -> Principal:
-        """The key checked again, its earlier answer forgotten (its count kept: `_count`)."""
-        self.request.state.principal = None
-        return self.principal()
-
-
-async def principal(
-    request: Request,
-    svc: Services = Depends(services),
-    presented: str | None = Security(api_key_header),
-    conn: Connection = Depends(request_connection, scope="function"),
-) -> Principal | KeyToCheck:
-    """Any valid key, checked on the request's one connection (api/deps.py's ConnDep), in
-    this order:
-
-    1. a request the edge already checked (one with a body: api/edge.py): that caller;
-    2. the admin key: compared in memory here, nothing counted;
-    3. another key on a route that checks it in its handler's thread (`KeyCheckedRoute`, a
-       sync handler): a `KeyToCheck`, which that route turns into the `Principal` before
-       the handler's code runs;
-    4. anything else (an async route): checked here, in a worker thread.
-
-    A key that fails its check answers 401 (or 429 when its address keeps failing) in every
-    case; only a valid key reaches the handler."""
-    known = request_fact(request, "principal")
-    if known is not None:
-        return known
-    if (
-        presented
-        and presented.startswith("svc-admin-")
-        and svc.settings.admin_key is not None
-        and hmac.compare_digest(presented.encode(), svc.settings.checked_admin_key().encode())
-    ):
-        request.state.principal = ADMIN
+def _kept_caller(request: Request, svc: Services, presented: str, defer: bool) -> Principal | None:
+    """The caller answered from this process's memory, with no I/O (so on the event loop),
+    or None when the database must answer: the admin key; or, on a route that may start
+    over (`defer`), a client key this process has read before, counted in memory, its
+    keys' version left to ride on the request's next version read (a `Rider`, put on the
+    request's connection by `request_connection`). A key its kept rows refuse, or that
+    its limit refuses, is left to the full check, which reads the version first."""
+    if _is_admin_key(svc, presented):
         return ADMIN
-    route = request.scope.get("route")
-    if presented and isinstance(route, KeyCheckedRoute) and route.checks_key_in_handler:
-        return KeyToCheck(request, svc, presented, conn)
-    return await run_in_threadpool(authenticate, request, svc, presented, conn)
+    if not (defer and isinstance(svc.limiter, MemoryStore) and keystore.is_client_key(presented)):
+        return None
+    kept = svc.keys.kept(keystore.key_hash(svc.settings, presented))
+    record = keystore.record_of(kept[1], svc.now()) if kept is not None else None
+    if kept is None or record is None:
+        return None
+    limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
+    decision = _count(request, svc, record.key_id, limit, None)
+    if not decision.allowed:  # the full check answers 429 with this decision, or 401 if the key moved
+        return None
+    request.state.rate_limit = decision
+    request.state.key_rider = Rider(keystore.KeyCache.KEYS, kept[0])
+    return _client(record)
 
 
-async def body_principal(
-    request: Request, svc: Services = Depends(services), presented: str | None = Security(api_key_header)
-) -> Principal:
-    """The key of a request whose body the edge authenticated before reading it (the
-    uploads: api/edge.py), without taking a database slot for the request: an upload holds
-    one only while it stores what it read (api/routers/portfolio.py), never while its body
-    streams in or its PDF is read. A request that reached here unchecked (no body) is
-    checked on a slot taken and given back at once."""
+async def check_key(request: Request, presented: str | None, defer: bool = False, hold: bool = False) -> Principal:
+    """The request's caller, checked once: what an earlier check of the request found
+    (the edge's, the route's), else from memory where that needs no I/O (`_kept_caller`),
+    else `authenticate` in a worker thread on a connection taken as a request takes its
+    one (`Services.connection`): given back at once, or with `hold` left on the request
+    for its route's `request_connection` to adopt (one connection a request, the check's
+    and the handler's; `KeyCheckedRoute` gives back one left unadopted). A bad key raises
+    AuthenticationError (401) or RateLimitedError (429), counted either way."""
     known = request_fact(request, "principal")
     if known is not None:
         return known
+    svc = _services(request)
+    caller = _kept_caller(request, svc, presented, defer) if presented else None
+    if caller is not None:
+        request.state.principal = caller
+        return caller
+    if hold:
+        slot = svc.connection()
+        conn = await slot.__aenter__()
+        request.state.held_connection = (slot, conn)
+        return await run_in_threadpool(authenticate, request, svc, presented, conn)
     async with svc.connection() as conn:
         return await run_in_threadpool(authenticate, request, svc, presented, conn)
 
 
-class KeyCheckedRoute(APIRoute):
-    """The route class of every router (`APIRouter(route_class=...)`, FastAPI's extension
-    point for routes). A sync handler runs in a worker thread, and checking a client key
-    needs the database; run by a dependency of its own, the check took a second trip
-    through the thread pool (enqueue, a worker's wake-up, the GIL handed over and back):
-    measured, a quarter of a cached read's time on SQLite. So for a sync handler that
-    declares a caller (`CallerDep`), the call FastAPI makes in the worker thread is
-    `_checked_first(handler)`: the key checked there, then the handler.
-
-    On a read (GET, HEAD) the check of a key this process has seen does not read the keys'
-    version itself: the version rides on the handler's own version read (one statement
-    instead of two; api/keystore.py KeyCache). Whatever happens, it is read before the
-    answer leaves and before any data is written (store.history.settle; the rate-limit
-    count, which counts the request itself, does not wait: api/ratelimit.py), and when it
-    moved the handler's work is dropped and the request starts over: the key checked
-    afresh (401 if it no longer holds, its new tier and limits if they changed), then the
-    handler again. So the keys are read in the statement that reads the data, or later,
-    never earlier."""
-
-    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
-        super().__init__(path, endpoint, **kwargs)
-        # a parameter of the handler (`dependencies=[...]` passes nothing the handler could be given)
-        declares_caller = any(d.call is principal and d.name is not None for d in self.dependant.dependencies)
-        runs_in_a_thread = not (  # FastAPI's own reading of the handler
-            self.dependant.is_coroutine_callable
-            or self.dependant.is_gen_callable
-            or self.dependant.is_async_gen_callable
-        )
-        self.checks_key_in_handler = declares_caller and runs_in_a_thread
-        if self.checks_key_in_handler:
-            self.dependant.call = _checked_first(self.dependant.call, reads=self.methods <= {"GET", "HEAD"})
+async def _release_unadopted(request: Request) -> None:
+    """Give back the connection `check_key` held for a request whose route never took it."""
+    held = request_fact(request, "held_connection")
+    if held is not None:
+        request.state.held_connection = None
+        await held[0].__aexit__(None, None, None)
 
 
-def _checked_first(handler: Callable[..., Any], reads: bool) -> Callable[..., Any]:
-    """`handler`, its `KeyToCheck` argument made a `Principal` first (see `KeyCheckedRoute`)."""
-
-    @functools.wraps(handler)
-    def checked(**values: Any) -> Any:
-        name = next((n for n, value in values.items() if isinstance(value, KeyToCheck)), None)
-        if name is None:  # the admin key, or a caller the edge checked: already a Principal
-            return handler(**values)
-        check: KeyToCheck = values[name]
-        if not reads:
-            return handler(**{**values, name: check.principal()})
-        try:
-            try:
-                return handler(**{**values, name: check.principal(defer=True)})
-            finally:  # the answer, or the error, leaves only on a key confirmed
-                settle(check.conn)
-        except VersionMoved:
-            return handler(**{**values, name: check.afresh()})
-
-    return checked
+# --- the dependencies ---------------------------------------------------------------------
 
 
-def report_reader(
-    request: Request, svc: Services = Depends(services), presented: str | None = Security(api_key_header)
-) -> Principal | None:
-    """The PDF reports: any valid key, or no key at all while `public_reports` is on (a key
-    that is presented is still checked and counted)."""
-    if svc.settings.public_reports and not presented:
-        return None
-    return authenticate(request, svc, presented)
+async def principal(request: Request, presented: str | None = Security(api_key_header)) -> Principal:
+    """The one authentication dependency (api/deps.py `CallerDep`, the FastAPI template's
+    `get_current_user`): always a valid key's `Principal`. On a `KeyCheckedRoute` the route
+    checked the key before validation and this only hands its principal over; elsewhere
+    the check runs here. `presented` declares the header, which puts the key scheme on the
+    route in the OpenAPI document."""
+    return await check_key(request, presented)
 
 
-async def admin(caller: Principal | KeyToCheck = Depends(principal)) -> Principal:
+async def admin(caller: Principal = Depends(principal)) -> Principal:
     """The admin key; a client key's own check runs first (401 or 429 before 403)."""
-    if isinstance(caller, KeyToCheck):
-        caller = await run_in_threadpool(caller.principal)
     if not caller.is_admin:
         raise PermissionDeniedError("this endpoint needs the admin key")
     return caller
+
+
+async def report_reader(request: Request, presented: str | None = Security(api_key_header)) -> Principal | None:
+    """The PDF reports: any valid key, or no key at all while `public_reports` is on (a key
+    that is presented is still checked and counted)."""
+    if _services(request).settings.public_reports and not presented:
+        return None
+    return await check_key(request, presented)
+
+
+async def request_connection(request: Request) -> AsyncIterator[Connection]:
+    """The request's one connection (`Services.connection`; api/deps.py `ConnDep`): the one
+    its key was checked on when the route held it (`check_key`), else taken now. It carries
+    the key check the route left to ride on it (`_kept_caller`), read by the handler's
+    first version read; when the handler made none, it is read here before the answer
+    leaves, whether the handler answered or failed: a moved keys' version raises
+    VersionMoved, and the route starts over (`KeyCheckedRoute`)."""
+    held = request_fact(request, "held_connection")
+    if held is None:
+        slot = _services(request).connection()
+        conn = await slot.__aenter__()
+    else:
+        request.state.held_connection = None
+        slot, conn = held
+    conn.rider = request_fact(request, "key_rider")  # type: ignore[attr-defined]
+    try:
+        yield conn
+    except Exception:
+        await _confirmed(conn)  # a moved keys' version replaces the handler's error
+        raise
+    else:
+        await _confirmed(conn)
+    finally:
+        await slot.__aexit__(None, None, None)
+
+
+async def _confirmed(conn: Connection) -> None:
+    rider = getattr(conn, "rider", None)
+    if rider is not None and rider.moved is None:
+        await run_in_threadpool(settle, conn)
+
+
+# --- the route class ----------------------------------------------------------------------
+
+
+class Access(Enum):
+    """What a route asks of its caller, read from its dependencies."""
+
+    OPEN = "open"  # no key dependency
+    KEY = "key"  # `principal`, directly or under `admin`
+    KEY_UNLESS_PUBLIC = "key unless public"  # `report_reader`
+
+
+class KeyCheckedRoute(APIRoute):
+    """The route class of every router (`APIRouter(route_class=...)`, FastAPI's extension
+    point for routes): the key is checked before the route reads anything of the request.
+
+    FastAPI validates the path, query and body beside the dependencies and answers 422 for
+    any error among them, so a key checked in a dependency lost to a bad parameter (and,
+    checked in the handler's thread as it once was, was not even counted). Here `handle`,
+    which the router calls before FastAPI's own request handling (and before its 405 for
+    a method the path lacks), checks the key first; a bad one ends the request with 401 or
+    429. `principal` then hands over the principal found.
+
+    On a read (GET, HEAD) that takes the request's connection, a key this process has seen
+    is answered from memory on the event loop, no thread or connection taken
+    (`_kept_caller`): its keys' version rides on the handler's own version read, or is read
+    on its own before the answer leaves (`request_connection`). When it moved, the
+    handler's work (its answer or its error) is dropped and the request starts over: the
+    key checked afresh (401 if it no longer holds, its new tier and limits if they
+    changed), counted once, then the handler again. So the keys are read in the statement
+    that reads the data, or later, never earlier."""
+
+    def __init__(self, path: str, endpoint: Any, **kwargs: Any) -> None:
+        super().__init__(path, endpoint, **kwargs)
+        calls = set(_calls(self.dependant))
+        self.access = (
+            Access.KEY if principal in calls else Access.KEY_UNLESS_PUBLIC if report_reader in calls else Access.OPEN
+        )
+        self.holds = request_connection in calls  # the check's connection is the handler's
+        self.defers = self.holds and self.methods <= READS
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope)
+        presented = request.headers.get(api_key_header_name)
+        if not self._needs_key(request, presented):
+            await super().handle(scope, receive, send)
+            return
+        try:
+            await check_key(request, presented, self.defers, self.holds)
+            try:
+                await super().handle(scope, receive, send)
+            except VersionMoved:
+                request.state.principal = request.state.key_rider = None
+                await check_key(request, presented, hold=self.holds)  # afresh, from the database
+                await super().handle(scope, receive, send)
+        finally:
+            await _release_unadopted(request)
+
+    def _needs_key(self, request: Request, presented: str | None) -> bool:
+        if self.access is Access.KEY_UNLESS_PUBLIC:
+            return bool(presented) or not _services(request).settings.public_reports
+        return self.access is Access.KEY
+
+
+def _calls(dependant: Dependant) -> Any:
+    """Every dependency callable under `dependant`, depth first."""
+    for sub in dependant.dependencies:
+        yield sub.call
+        yield from _calls(sub)
+
+
+# --- the caller's portfolio ---------------------------------------------------------------
 
 
 def caller_portfolio_on(conn: Connection, svc: Services, caller: Principal) -> str:

@@ -1,11 +1,11 @@
 """What every resolver sees: the services, the caller and this request's DataLoaders.
 
-The context is built by the REST key dependency's own function (`authenticate`), so a
-GraphQL request is authenticated, tiered and rate limited exactly as a REST one: a bad
-key is an HTTP 401 and an exhausted limit an HTTP 429, both problem+json, before the
-document is even parsed. The one exception is the GraphiQL page itself (a browser's GET
-without a query), which executes nothing; its requests carry the key you set in its
-headers pane.
+The context is built by the REST key check's own function (api/security.py `check_key`),
+so a GraphQL request is authenticated, tiered and rate limited exactly as a REST one: a
+bad key is an HTTP 401 and an exhausted limit an HTTP 429, both problem+json, counted,
+before the document or its variables are even parsed. The one exception is the GraphiQL
+page itself (a browser's GET without a query), which executes nothing; its requests
+carry the key you set in its headers pane.
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from fastapi import Request
-from starlette.concurrency import run_in_threadpool
 from strawberry.fastapi import BaseContext
 from strawberry.types import Info
 
 from api.deps import PresentedKey, ServicesDep
 from api.graphql.loaders import Loaders
-from api.security import Principal, authenticate
+from api.security import Principal, check_key
 from api.services import Services
 from market.budget import Deadline
 from market.errors import PermissionDeniedError
@@ -67,15 +66,13 @@ def is_ide_page(request: Request, svc: Services) -> bool:
 
 
 async def graph_context(request: Request, svc: ServicesDep, presented: PresentedKey) -> GraphContext:
-    """The key is checked in a worker thread on a connection taken as a REST request takes
-    its one (`Services.connection`) and given back before the operation runs; the
-    operation's reads then take one connection per read or DataLoader batch, never two at
-    once in one thread."""
+    """The key is checked (`check_key`: in a worker thread on a connection taken as a REST
+    request takes its one and given back before the operation runs, the admin key in
+    memory); the operation's reads then take one connection per read or DataLoader batch,
+    never two at once in one thread."""
     if is_ide_page(request, svc):
         return GraphContext(svc, None)
-    async with svc.connection() as conn:
-        caller = await run_in_threadpool(authenticate, request, svc, presented, conn)
-    return GraphContext(svc, caller)
+    return GraphContext(svc, await check_key(request, presented))
 
 
 def context_of(info: Info) -> GraphContext:

@@ -195,15 +195,15 @@ def test_a_read_whose_key_changed_meanwhile_starts_over_checked_and_counted_once
 
 
 def test_every_keyed_route_checks_its_key_however_it_declares_it(api: Api) -> None:
-    """The key check runs in the handler's own thread only where the handler receives its
-    caller (api/security.py KeyCheckedRoute); a route that names the dependency in
-    `dependencies=[...]`, which gives the handler nothing, is checked by the dependency
-    itself. Both answer 401 for an unknown or revoked key and 200 for a valid one, reads
-    and writes alike."""
+    """The route checks the key before anything else of the request (api/security.py
+    KeyCheckedRoute) whether the handler receives its caller or names the dependency in
+    `dependencies=[...]`, which gives the handler nothing. Both answer 401 for an unknown
+    or revoked key and 200 for a valid one, reads and writes alike; every /api/ route of
+    the service checks its key so."""
     from fastapi import APIRouter, Depends
 
     from api.app import create_app
-    from api.security import KeyCheckedRoute, principal
+    from api.security import Access, KeyCheckedRoute, principal
     from pipeline.serving import serve_in_thread
     from tests.api.conftest import Clock
 
@@ -224,11 +224,9 @@ def test_every_keyed_route_checks_its_key_however_it_declares_it(api: Api) -> No
 
     app.include_router(probes)
     routes = {(r.path, tuple(sorted(r.methods))): r for r in app.routes if r.path.startswith("/probe")}
-    assert routes[("/probe/given", ("GET",))].checks_key_in_handler
-    assert not routes[("/probe/named", ("GET",))].checks_key_in_handler
-    # every sync route of the service that receives its caller checks it in its own thread
-    keyed = [r for r in app.routes if isinstance(r, KeyCheckedRoute) and not r.path.startswith("/probe")]
-    assert sum(r.checks_key_in_handler for r in keyed) >= 20
+    assert all(route.access is Access.KEY for route in routes.values())
+    service = [r for r in app.routes if r.path.startswith("/api/")]
+    assert len(service) >= 30 and all(isinstance(r, KeyCheckedRoute) and r.access is not Access.OPEN for r in service)
     with serve_in_thread(app) as base:
 
         def call(method: str, path: str, key: str):
