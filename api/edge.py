@@ -6,11 +6,14 @@ In order:
    `.` `_` `:` `-`, at most 128), else a fresh one; it goes back on every response.
 2. A URL longer than `max_url_bytes` is 414 (a GraphQL document in `GET ?query=` included);
    one whose decoded path or query holds a control character is 422 (market/text.py).
-3. A request that carries a body (a Content-Length above 0, or Transfer-Encoding) on any
-   path but the open ones (`/healthz`, the docs) is authenticated here, before a byte of
-   it is read: no key, a bad key or an exhausted rate limit is answered (401, 429) and
-   the body is never parsed, buffered or spooled. The principal is kept on the request,
-   so the route's own key dependency reuses it (counted once against the rate limit).
+3. A request that carries a body (a Content-Length above 0, or Transfer-Encoding), or
+   that 2. refuses, on any path but the open ones (`/healthz`, the docs) is
+   authenticated here first, before a byte of its body is read: no key, a bad key or an
+   exhausted rate limit is answered (401, 429, counted) and the body is never parsed,
+   buffered or spooled. The principal is kept on the request, so the route's own key
+   check reuses it (counted once against the rate limit). Every other request is
+   authenticated by its route before anything of it is read (api/security.py
+   `KeyCheckedRoute`).
 4. The media type (JSON endpoints take JSON, the two uploads multipart) and the declared
    Content-Length against the path's cap are checked from the headers (415, 413).
 5. The body is counted as it streams in: the moment it passes the cap (a chunked body
@@ -109,7 +112,25 @@ class Edge:
             await problem(request, 413, str(exc.detail))(scope, receive, send_with_headers)
 
     async def _refusal(self, request: Request, path: str) -> Any:
-        """The response that ends the request here, or None to go on."""
+        """The response that ends the request here, or None to go on. A request that is
+        refused for its URL or carries a body is authenticated first (the open paths
+        aside): a bad key is a 401, counted, whatever else is wrong with the request."""
+        url_refusal = self._url_refusal(request)
+        length = request.headers.get("content-length")
+        has_body = (length is not None and length.strip() != "0") or "transfer-encoding" in request.headers
+        if (url_refusal is None and not has_body) or path in OPEN_PATHS:
+            return url_refusal
+        try:
+            await run_in_threadpool(
+                authenticate, request, request.app.state.services, request.headers.get(api_key_header_name)
+            )
+        except MarketIntelError as error:
+            return problem_for(request, error)
+        return url_refusal or self._body_refusal(request, path, length)
+
+    def _url_refusal(self, request: Request) -> Any:
+        """414 for a URL over `max_url_bytes`, 422 for a control character in its path or
+        query; None for a URL that passes."""
         settings = self.settings
         if (
             len(request.scope.get("query_string", b"")) + len(request.scope.get("raw_path", b""))
@@ -129,16 +150,10 @@ class Edge:
                 return problem(
                     request, 422, f"the URL's {part} holds a control character ({where}); send printable text"
                 )
-        length = request.headers.get("content-length")
-        has_body = (length is not None and length.strip() != "0") or "transfer-encoding" in request.headers
-        if not has_body or path in OPEN_PATHS:
-            return None
-        try:
-            await run_in_threadpool(
-                authenticate, request, request.app.state.services, request.headers.get(api_key_header_name)
-            )
-        except MarketIntelError as error:
-            return problem_for(request, error)
+        return None
+
+    def _body_refusal(self, request: Request, path: str, length: str | None) -> Any:
+        """413 for a declared length over the path's cap, 415 for the wrong media type."""
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         cap = self._cap(path)
         if length is not None and length.strip().isdigit() and int(length) > cap:
