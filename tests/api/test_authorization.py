@@ -1,15 +1,27 @@
 """The authorisation matrix (docs/api.md, "Keys, tiers and the authorisation matrix"): every endpoint against every
 credential class. A cell is 401, 403 or "allowed" (anything else: the request got past
-authentication and authorisation, and the endpoint itself answered)."""
+authentication and authorisation, and the endpoint itself answered).
+
+Authentication comes before validation (issue 57): every operation, with something else
+wrong too (a bad parameter, path or body), answers a bad key 401 and counts it against
+the per-address limit on failed keys."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
 from api import keystore
-from tests.api.conftest import Api, assert_problem
+from api.app import create_app
+from api.ratelimit import MemoryStore
+from market.settings import Settings
+from pipeline.serving import serve_in_thread
+from tests.api import world
+from tests.api.conftest import Api, Clock, assert_problem
 from tests.api.world import MORNING
 from tests.conftest import ADMIN_KEY
 
@@ -66,6 +78,61 @@ ENDPOINTS = [
     ("PUT", "/api/keys/k-unknown/tier", {"tier": "PRO"}, ADMIN_ONLY),
     ("GET", "/healthz", None, {c: ALLOWED for c in CLASSES}),
 ]
+
+
+NOTHING = "?note=%01"  # an operation without parameters: a control character in its query (the edge's 422)
+LONG = "k" * 300  # over every path id's length
+# (method, path) of each ENDPOINTS row -> the same operation with something else wrong (path, request arguments)
+BAD_PARAMETER: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {
+    ("GET", "/api/market/latest"): ("/api/market/latest?date=not-a-date", {}),
+    ("GET", "/api/market/breadth"): ("/api/market/breadth?date=2026-02-30", {}),
+    ("GET", "/api/analysis"): ("/api/analysis?date=yesterday", {}),
+    ("GET", "/api/quant-briefing.pdf"): ("/api/quant-briefing.pdf" + NOTHING, {}),
+    ("GET", "/api/compliance-report.pdf"): ("/api/compliance-report.pdf" + NOTHING, {}),
+    ("GET", "/api/market/symbol/LIQ"): ("/api/market/symbol/LIQ!", {}),
+    ("GET", "/api/market/history/LIQ"): ("/api/market/history/LIQ?limit=abc", {}),
+    ("GET", "/api/ai-portfolio/positions"): ("/api/ai-portfolio/positions" + NOTHING, {}),
+    ("GET", "/api/ai-portfolio/summary"): ("/api/ai-portfolio/summary" + NOTHING, {}),
+    ("GET", "/api/ai-portfolio/track-record"): ("/api/ai-portfolio/track-record" + NOTHING, {}),
+    ("GET", "/api/ai-portfolio/history"): ("/api/ai-portfolio/history" + NOTHING, {}),
+    ("GET", "/api/ai/performance"): ("/api/ai/performance" + NOTHING, {}),
+    ("GET", "/api/v1/macro/indicators"): ("/api/v1/macro/indicators?as_of=soon", {}),
+    ("GET", "/api/macro_insights"): ("/api/macro_insights" + NOTHING, {}),
+    ("GET", "/api/suggestions"): ("/api/suggestions" + NOTHING, {}),
+    ("POST", "/api/suggestions/S-unknown/confirm"): (f"/api/suggestions/{LONG}/confirm", {}),
+    ("POST", "/api/suggestions/S-unknown/reject"): (f"/api/suggestions/{LONG}/reject", {}),
+    ("GET", "/api/portfolio"): ("/api/portfolio" + NOTHING, {}),
+    ("GET", "/api/portfolio/summary"): ("/api/portfolio/summary" + NOTHING, {}),
+    ("GET", "/api/portfolio/trade"): ("/api/portfolio/trade" + NOTHING, {}),
+    ("POST", "/api/portfolio/trade"): ("/api/portfolio/trade", {"json": {"side": "buy", "quantity": "abc"}}),
+    ("POST", "/api/portfolio/cash"): (
+        "/api/portfolio/cash",
+        {"content": b'{"amount": ', "headers": {"content-type": "application/json"}},
+    ),
+    ("GET", "/api/portfolio/cash"): ("/api/portfolio/cash" + NOTHING, {}),
+    ("GET", "/api/portfolio/track-record"): ("/api/portfolio/track-record" + NOTHING, {}),
+    ("GET", "/api/portfolio/trade/preview?side=buy&symbol=LIQ&quantity=10"): (
+        "/api/portfolio/trade/preview?side=buy&symbol=LIQ&quantity=abc",
+        {},
+    ),
+    ("POST", "/api/portfolio/upload-pdf"): (
+        "/api/portfolio/upload-pdf?preview=perhaps",
+        {"files": {"file": ("note.txt", b"LIQ note", "text/plain")}},
+    ),
+    ("POST", "/api/portfolio/upload-research"): (
+        "/api/portfolio/upload-research",
+        {"files": {"attachment": ("note.txt", b"LIQ note", "text/plain")}},
+    ),
+    ("POST", "/api/keys/generate"): ("/api/keys/generate", {"json": {"client_name": "Matrix", "tier": "GOLD"}}),
+    ("GET", "/api/keys"): ("/api/keys" + NOTHING, {}),
+    ("POST", "/api/keys/k-unknown/revoke"): (f"/api/keys/{LONG}/revoke", {}),
+    ("POST", "/api/keys/k-unknown/rotate"): ("/api/keys/k-unknown/rotate", {"json": {"grace_seconds": "abc"}}),
+    ("PUT", "/api/keys/k-unknown/rate-limit"): ("/api/keys/k-unknown/rate-limit", {"json": {"per_minute": "abc"}}),
+    ("PUT", "/api/keys/k-unknown/macro-access"): ("/api/keys/k-unknown/macro-access", {"json": {"enabled": []}}),
+    ("PUT", "/api/keys/k-unknown/tier"): ("/api/keys/k-unknown/tier", {"json": {"tier": 5}}),
+}
+# every class whose key is refused, and a key this process has seen valid and that was revoked since
+INVALID = [c for c in CLASSES if ANY_KEY[c] == UNAUTHORISED] + ["revoked_while_kept"]
 
 
 def _credentials(api: Api) -> dict[str, str | None]:
@@ -132,3 +199,99 @@ def test_401_and_403_say_why(api: Api) -> None:
     assert_problem(api.call("GET", "/api/market/latest", "svc-sk-" + "0" * 40), 401, "unknown, revoked")
     assert_problem(api.acme("GET", "/api/keys"), 403, "needs the admin key")
     assert_problem(api.acme("GET", "/api/ai-portfolio/history"), 403, "admin key")
+
+
+class FailureCounter(MemoryStore):
+    """The limiter's counts in memory, as the service keeps them (so the in-memory key check
+    runs as it does in service), recording the hits on the per-address failed-key limit."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 0
+
+    def hit(self, key_id: str, window: int, conn: Any = None) -> tuple[int, int]:
+        self.failures += key_id.startswith("unauthenticated:")
+        return super().hit(key_id, window, conn)
+
+
+@contextmanager
+def counting_failures(unmade_settings: Settings, **changes: object) -> Iterator[tuple[Api, FailureCounter]]:
+    """The seeded API over real HTTP, its limiter a `FailureCounter`."""
+    w = world.build(unmade_settings)
+    clock = Clock()
+    app = create_app(w.settings.model_copy(update=changes), now=clock)
+    counter = app.state.services.limiter = FailureCounter()
+    with serve_in_thread(app) as base:
+        api = Api(base, w, clock)
+        try:
+            yield api, counter
+        finally:
+            api.http.close()
+
+
+def revoked_while_kept(api: Api) -> str:
+    """A key this process has checked (its rows kept in memory, api/keystore.py KeyCache),
+    revoked since: a read is answered from that memory, so only the confirmation that
+    rides on the read refuses it."""
+    issued = keystore.generate(api.world.engine, api.world.settings, "Kept Ltd", "PRO", now=MORNING)
+    assert api.call("GET", "/api/ai/performance", issued["api_key"]).status_code == 200
+    keystore.revoke(api.world.engine, issued["key_id"], now=MORNING)
+    return issued["api_key"]
+
+
+def refused_and_counted(
+    api: Api, counter: FailureCounter, key: str | None, method: str, path: str, **kwargs: Any
+) -> str | None:
+    """What is wrong with the answer to a bad key (None: a 401 problem, counted once)."""
+    before = counter.failures
+    response = api.call(method, path, key, **kwargs)
+    counted = counter.failures - before
+    if response.status_code != 401 or response.headers["content-type"] != "application/problem+json" or counted != 1:
+        return f"{response.status_code}, counted {counted}: {response.text[:100]}"
+    return None
+
+
+def test_every_operation_has_a_bad_parameter_cell() -> None:
+    assert {(m, p) for m, p, _, _ in ENDPOINTS if p != "/healthz"} == set(BAD_PARAMETER)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_bad_key_is_401_and_counted_whatever_else_is_wrong(unmade_settings: Settings) -> None:
+    """Issue 57: a bad key with a bad parameter was a 422, and not counted, so a key guesser
+    who sent one was never throttled. Each cell's bad request is first shown to be refused
+    for itself (4xx, not 401 or 403) with the admin key; then every bad key gets 401,
+    counted once against the per-address limit."""
+    with counting_failures(unmade_settings) as (api, counter):
+        credentials = _credentials(api)
+        failures = []
+        for (method, _), (bad_path, kwargs) in BAD_PARAMETER.items():
+            refused = api.admin(method, bad_path, **kwargs).status_code
+            if not 400 <= refused < 500 or refused in (401, 403):
+                failures.append(f"{method} {bad_path} as admin: {refused}, not a refusal of the request itself")
+            for cls in INVALID:
+                key = revoked_while_kept(api) if cls == "revoked_while_kept" else credentials[cls]
+                wrong = refused_and_counted(api, counter, key, method, bad_path, **kwargs)
+                if wrong:
+                    failures.append(f"{method} {bad_path} as {cls}: {wrong}")
+    assert failures == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_bad_keys_with_bad_parameters_are_throttled_per_address(unmade_settings: Settings) -> None:
+    """The failed-key limit counts them: past it the next bad key is 429, a valid key still works."""
+    bad = [
+        ("GET", "/api/market/history/LIQ?limit=abc", {}),
+        ("GET", "/api/portfolio/trade/preview?side=buy&symbol=LIQ&quantity=abc", {}),
+        ("GET", "/api/market/symbol/LIQ!", {}),
+        ("POST", "/api/portfolio/trade", {"json": {"side": "buy", "quantity": "abc"}}),
+        ("GET", "/api/portfolio" + NOTHING, {}),
+    ]
+    with counting_failures(unmade_settings, rate_limit_unauthenticated=len(bad)) as (api, _):
+        for method, path, kwargs in bad:
+            assert_problem(api.call(method, path, "svc-sk-" + "0" * 40, **kwargs), 401)
+        assert_problem(
+            api.call("GET", "/api/market/history/LIQ?limit=abc", "svc-sk-" + "1" * 40),
+            429,
+            f"over the limit of {len(bad)} requests per minute without a valid key from this address",
+        )
+        assert api.acme("GET", "/api/market/history/LIQ?limit=5").status_code == 200

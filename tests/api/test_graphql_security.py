@@ -15,7 +15,19 @@ from pipeline.serving import serve_in_thread
 from tests.api import world
 from tests.api.conftest import Api, Clock, assert_problem
 from tests.api.graph import data, gql
-from tests.api.test_authorization import ALLOWED, ANY_KEY, CLASSES, FORBIDDEN, MACRO_TIER, UNAUTHORISED, _credentials
+from tests.api.test_authorization import (
+    ALLOWED,
+    ANY_KEY,
+    CLASSES,
+    FORBIDDEN,
+    INVALID,
+    MACRO_TIER,
+    UNAUTHORISED,
+    _credentials,
+    counting_failures,
+    refused_and_counted,
+    revoked_while_kept,
+)
 from tests.api.world import MORNING
 from tests.conftest import ADMIN_KEY
 
@@ -95,6 +107,36 @@ def test_the_authorisation_matrix_holds_field_by_field(api: Api) -> None:
                 and (len(path) == 1 or _at(body, path[:1]) is not None)
             ):
                 failures.append(f"{name} as {cls}: expected FORBIDDEN at {path} only, got {response.text[:160]}")
+    assert failures == []
+
+
+def _broken(document: str) -> list[tuple[str, str, dict]]:
+    """The operation with something else wrong: (how, method, request arguments)."""
+    return [
+        ("a syntax error", "POST", {"json": {"query": document + " }"}}),
+        ("variables not an object", "POST", {"json": {"query": document, "variables": [1]}}),
+        ("a body that is not JSON", "POST", {"content": b"{", "headers": {"content-type": "application/json"}}),
+        ("variables not JSON, by GET", "GET", {"params": {"query": document, "variables": "{"}}),
+    ]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_bad_key_is_401_and_counted_whatever_is_wrong_with_the_operation(unmade_settings: Settings) -> None:
+    """Issue 57, GraphQL's cells: each operation of the matrix, broken four ways (each a
+    refusal for a valid key), answers every bad key 401, counted once per request."""
+    with counting_failures(unmade_settings) as (api, counter):
+        credentials = _credentials(api)
+        failures = []
+        for name, document, _, _ in FIELDS:
+            for how, method, kwargs in _broken(document):
+                answer = api.call(method, "/graphql", ADMIN_KEY, **kwargs)
+                if answer.status_code == 200 and "errors" not in answer.json():
+                    failures.append(f"{name} with {how} as admin: answered, not refused")
+                for cls in INVALID:
+                    key = revoked_while_kept(api) if cls == "revoked_while_kept" else credentials[cls]
+                    wrong = refused_and_counted(api, counter, key, method, "/graphql", **kwargs)
+                    if wrong:
+                        failures.append(f"{name} with {how} as {cls}: {wrong}")
     assert failures == []
 
 
