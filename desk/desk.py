@@ -41,6 +41,7 @@ from portfolio import suggestions
 from portfolio.ai import ExecutedDay, execute_day
 from portfolio.ledger import AI_PORTFOLIO
 from portfolio.statements import StatementRead, file_statement, import_statement, read_statement
+from portfolio.track_record import TrackRecord
 from portfolio.trading import ManualTrade, PlacedTrade, move_cash, open_client_portfolio, place_manual_trade
 from portfolio.trading import preview_trade as preview
 from store import tables
@@ -141,11 +142,11 @@ class Desk:
 
     # ---- track records ----------------------------------------------------------------------------
 
-    def track_record(self, conn: Connection, portfolio_id: str) -> dict[str, Any]:
+    def track_record(self, conn: Connection, portfolio_id: str) -> TrackRecord:
         """A client's or the house portfolio's record beside both benchmarks."""
         return portfolio_track_record(conn, portfolio_id)
 
-    def ai_track_record(self, conn: Connection) -> dict[str, Any]:
+    def ai_track_record(self, conn: Connection) -> TrackRecord:
         """The AI portfolio's record beside both benchmarks."""
         return ai_track_record(conn, self.settings.ai_starting_cash)
 

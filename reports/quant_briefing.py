@@ -116,7 +116,7 @@ def _signals(inputs: dict[str, Any]) -> list[Flowable]:
             s["symbol"],
             money(s["close"]),
             signed_pct(s["change_pct"]),
-            number(s["rsi"], 1),
+            number(s["rsi_14"], 1),
             number(s["score"], 1),
             s["action"],
             s["tercile"],

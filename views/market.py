@@ -223,7 +223,7 @@ def latest_market(
             else 0.0
             if previous
             else None,
-            "rsi": _number(last["rsi_14"], 4),
+            "rsi_14": _number(last["rsi_14"], 4),
             **dict.fromkeys(QUOTED),
             "reason": None,
         }

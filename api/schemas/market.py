@@ -39,6 +39,34 @@ REASONS_EXAMPLE = {
 }
 
 
+# What a prediction's fields mean, written once for REST and GraphQL (api/graphql/types/quote.py,
+# prediction.py): the label is the return from the next session's close over the horizon minus
+# the equal-weighted liquid universe's (market/labels.py).
+PREDICTION_FIELDS = {
+    "predicted_return": (
+        "The calibrated median of the excess return over the horizon (from the next session's close, minus the "
+        "equal-weighted liquid universe's), a fraction (0.012 = 1.2%); 0 unless beating or trailing the universe "
+        "is more likely than not."
+    ),
+    "score": (
+        "0-100 calibrated conviction that the name beats the equal-weighted liquid universe over the horizon "
+        "(from the next session's close)."
+    ),
+    "weight": "The share of the AI book's equity a LONG name gets (target exposure over the book's names); 0 else.",
+    "held_edge": (
+        "The calibrated expected excess return over the horizon (from the next session's close, minus the "
+        "equal-weighted liquid universe's), a fraction; what the Action, the book and the suggestions read; null "
+        "before enough out-of-sample history to calibrate (models/decisions.py)."
+    ),
+    "round_trip_cost": "The name's spread and two brokerage fees, a fraction.",
+    "decision_reason": (
+        "Why the Action is what it is, e.g. 'expected excess +0.40% over 5 sessions (Score 55.1), rank 22 of the "
+        "liquid names: the book holds the 15 best'."
+    ),
+    "rsi_14": "Wilder's 14-day RSI, 0-100 (the same name as in the history).",
+}
+
+
 class LatestQuote(ApiModel):
     """One ticker's latest day and its prediction; prediction fields are null with a
     `reason` when the day is not scored for the ticker."""
@@ -49,33 +77,18 @@ class LatestQuote(ApiModel):
     close: float
     volume: int = Field(description="Shares traded on the market day (0 when it did not trade).")
     change_pct: float | None = Field(description="Close over the previous close - 1, in percent.")
-    rsi: float | None = Field(description="Wilder's 14-day RSI.")
-    predicted_return: float | None = Field(
-        description=(
-            "Predicted return over the horizon, a fraction (0.012 = 1.2%): the median of the calibrated "
-            "distribution of the next move, 0 unless a move one way is more likely than not."
-        )
-    )
-    score: float | None = Field(description="0-100 calibrated conviction that the close rises over the horizon.")
+    rsi_14: float | None = Field(description=PREDICTION_FIELDS["rsi_14"])
+    predicted_return: float | None = Field(description=PREDICTION_FIELDS["predicted_return"])
+    score: float | None = Field(description=PREDICTION_FIELDS["score"])
     action: str | None = Field(description="LONG, HOLD or AVOID.")
     tercile: str | None = Field(description="TOP, MIDDLE, BOTTOM or ILLIQUID.")
     model_id: str | None
     layer1_backend: str | None = Field(
         description="Foundation-model backend; `fallback-...` names the labelled fallback."
     )
-    held_edge: float | None = Field(
-        description=(
-            "What earlier out-of-sample predictions in the same Score band earned from the next session's close over "
-            "the horizon held, a fraction; null before enough history (models/decisions.py)."
-        )
-    )
-    round_trip_cost: float | None = Field(description="The name's spread and two brokerage fees, a fraction.")
-    decision_reason: str | None = Field(
-        description=(
-            "Why the Action is what it is, e.g. 'edge +0.40% over 1 sessions below round-trip cost 3.00% "
-            "(spread 2.00%, fees 1.00%)' for a Score above the LONG line that is not LONG."
-        )
-    )
+    held_edge: float | None = Field(description=PREDICTION_FIELDS["held_edge"])
+    round_trip_cost: float | None = Field(description=PREDICTION_FIELDS["round_trip_cost"])
+    decision_reason: str | None = Field(description=PREDICTION_FIELDS["decision_reason"])
     reasons: PredictionReasons | None = Field(
         description=(
             "The three inputs that moved this prediction most, with their contributions to the raw score and the base "
@@ -95,16 +108,17 @@ LATEST_EXAMPLE = {
         "close": 101.5,
         "volume": 125000,
         "change_pct": 1.25,
-        "rsi": 56.3,
+        "rsi_14": 56.3,
         "predicted_return": 0.0021,
         "score": 58.4,
         "action": "HOLD",
         "tercile": "TOP",
-        "model_id": "risk-2026-11-20-h1-warm",
+        "model_id": "risk-2026-11-20-h5-warm",
         "layer1_backend": "fallback-empirical-v2",
         "held_edge": 0.0016,
         "round_trip_cost": 0.0273,
-        "decision_reason": "edge +0.16% over 1 sessions below round-trip cost 2.73% (spread 1.73%, fees 1.00%)",
+        "decision_reason": "expected excess +0.16% over 5 sessions (Score 58.4), rank 22 of the liquid names: the "
+        "book holds the 15 best",
         "reasons": REASONS_EXAMPLE,
         "reason": None,
     }

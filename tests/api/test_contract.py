@@ -115,8 +115,7 @@ def test_every_answer_keeps_the_response_contract(api: Api) -> None:
 def test_the_contract_check_fails_when_one_field_breaks_it(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     """The walk reaches what it claims to: money rendered with six decimals in one place
     (the rule behind every Money field) and a percent left unrounded are both caught."""
-    from api import contract
-    from market import money
+    from market import contract, money
 
     monkeypatch.setattr(money, "MONEY_PLACES", 6)
     monkeypatch.setattr(contract, "PERCENT_PLACES", 4)

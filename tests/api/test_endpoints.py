@@ -28,7 +28,7 @@ def test_market_latest_keys_every_ticker_with_prediction_or_reason(api: Api) -> 
     import pandas as pd
 
     closes = pd.DataFrame({"close": [close_of("LIQ", i) for i in range(HISTORY_DAYS)]})
-    assert liq["rsi"] == pytest.approx(float(rsi_14(closes).iloc[-1]), abs=1e-4)
+    assert liq["rsi_14"] == pytest.approx(float(rsi_14(closes).iloc[-1]), abs=1e-4)
     dry = body["DRY"]
     assert dry["score"] is None and dry["action"] is None and "no prediction" in dry["reason"]
     assert dry["volume"] == 0

@@ -114,7 +114,7 @@ def test_market_fields_equal_rest(api: Api) -> None:
     rest_latest = api.acme("GET", "/api/market/latest").json()
     graph = data(
         api,
-        """{ instruments { nodes { symbol latestQuote { tradingDate close volume changePct rsi
+        """{ instruments { nodes { symbol latestQuote { tradingDate close volume changePct rsi14
         predictedReturn score action tercile modelId layer1Backend heldEdge roundTripCost decisionReason
         reasons { baseValue inputs { input contribution } } reason } } } }""",
         key,

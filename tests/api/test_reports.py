@@ -164,7 +164,7 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     for rank, symbol in enumerate(ranked, start=1):
         q = latest[symbol]
         row = (
-            f"{rank} {symbol} {money(q['close'])} {signed_pct(q['change_pct'])} {number(q['rsi'], 1)} "
+            f"{rank} {symbol} {money(q['close'])} {signed_pct(q['change_pct'])} {number(q['rsi_14'], 1)} "
             f"{number(q['score'], 1)} {q['action']} {q['tercile']} {edge_against_cost(q)}"
         )
         assert row in pdf.text, row

@@ -6,6 +6,7 @@ import strawberry
 
 from api.graphql.types.enums import Action, Tercile, optional
 from api.graphql.types.reasons import PredictionReasons
+from api.schemas.market import PREDICTION_FIELDS
 from models.scoring import ServedPrediction
 
 
@@ -18,34 +19,24 @@ class Prediction:
     trading_date: date
     model_id: str
     horizon_days: int = strawberry.field(description="Trading days the prediction looks ahead.")
-    score: float | None = strawberry.field(
-        description="0-100 calibrated conviction that the close rises over the horizon."
-    )
+    score: float | None = strawberry.field(description=PREDICTION_FIELDS["score"])
     action: Action | None
-    weight: float | None = strawberry.field(description="Risk-adjusted position weight (volatility-scaled, capped).")
+    weight: float | None = strawberry.field(description=PREDICTION_FIELDS["weight"])
     tercile: Tercile | None
-    predicted_return: float | None = strawberry.field(
-        description=(
-            "Predicted return over the horizon, a fraction (0.012 = 1.2%): the median of the calibrated "
-            "distribution of the next move, 0 unless a move one way is more likely than not."
-        )
+    predicted_return: float | None = strawberry.field(description=PREDICTION_FIELDS["predicted_return"])
+    probability_up: float | None = strawberry.field(
+        description="Layer 2's calibrated probability that the name beats the equal-weighted liquid universe over "
+        "the horizon (the Score over 100)."
     )
-    probability_up: float | None = strawberry.field(description="Layer 2's probability of an up move.")
     layer1_probability: float | None = strawberry.field(
-        description="The foundation model's P(up), one of the 14 features."
+        description="The foundation model's P(close rises over the horizon), one of the 14 inputs."
     )
     layer1_backend: str | None = strawberry.field(
         description="Foundation-model backend; `fallback-...` names the labelled fallback."
     )
-    held_edge: float | None = strawberry.field(
-        description=(
-            "What earlier predictions in the same Score band earned from the next session's close, a fraction."
-        )
-    )
-    round_trip_cost: float | None = strawberry.field(
-        description="The name's spread and two brokerage fees, a fraction."
-    )
-    decision_reason: str | None = strawberry.field(description="Why the Action is what it is (held edge against cost).")
+    held_edge: float | None = strawberry.field(description=PREDICTION_FIELDS["held_edge"])
+    round_trip_cost: float | None = strawberry.field(description=PREDICTION_FIELDS["round_trip_cost"])
+    decision_reason: str | None = strawberry.field(description=PREDICTION_FIELDS["decision_reason"])
     reasons: PredictionReasons | None = strawberry.field(
         description=(
             "The three inputs that moved this prediction most, with their contributions to the raw score and the base "

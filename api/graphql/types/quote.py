@@ -8,6 +8,7 @@ import strawberry
 from api.graphql.scalars import Shares
 from api.graphql.types.enums import Action, Tercile, optional
 from api.graphql.types.reasons import PredictionReasons
+from api.schemas.market import PREDICTION_FIELDS
 
 
 @strawberry.type(
@@ -20,27 +21,16 @@ class Quote:
     close: float
     volume: Shares
     change_pct: float | None
-    rsi: float | None
-    predicted_return: float | None = strawberry.field(
-        description=(
-            "Predicted return over the horizon, a fraction (0.012 = 1.2%): the median of the calibrated "
-            "distribution of the next move, 0 unless a move one way is more likely than not."
-        )
-    )
-    score: float | None
+    rsi_14: float | None = strawberry.field(description=PREDICTION_FIELDS["rsi_14"])
+    predicted_return: float | None = strawberry.field(description=PREDICTION_FIELDS["predicted_return"])
+    score: float | None = strawberry.field(description=PREDICTION_FIELDS["score"])
     action: Action | None
     tercile: Tercile | None
     model_id: str | None
     layer1_backend: str | None
-    held_edge: float | None = strawberry.field(
-        description=(
-            "What earlier predictions in the same Score band earned from the next session's close, a fraction."
-        )
-    )
-    round_trip_cost: float | None = strawberry.field(
-        description="The name's spread and two brokerage fees, a fraction."
-    )
-    decision_reason: str | None = strawberry.field(description="Why the Action is what it is (held edge against cost).")
+    held_edge: float | None = strawberry.field(description=PREDICTION_FIELDS["held_edge"])
+    round_trip_cost: float | None = strawberry.field(description=PREDICTION_FIELDS["round_trip_cost"])
+    decision_reason: str | None = strawberry.field(description=PREDICTION_FIELDS["decision_reason"])
     reasons: PredictionReasons | None = strawberry.field(
         description=(
             "The three inputs that moved this prediction most, with their contributions to the raw score and the base "
