@@ -5,9 +5,14 @@ The classifier's raw score ranks rows; what a probability means drifts with the 
 block the scores are recalibrated on the most recent out-of-sample rows whose labels were
 already known (`window` rows from the previous blocks, never the block itself):
 
-- P(up | the close moves): logistic regression of "up" on the raw score, on the window's
-  moved rows (Platt scaling, refitted every block: it follows the recent base rate).
-- Five parts of the next return: down beyond the flat band, down within it, unchanged, up
+"Up" is the label above zero: for the product's label (market/labels.py) the name beat
+the equal-weighted liquid universe over the horizon; for the next-day reference, the close
+rose.
+
+- P(up | the label is not zero): logistic regression of "up" on the raw score, on the
+  window's rows with a non-zero label (Platt scaling, refitted every block: it follows the
+  recent base rate).
+- Five parts of the label: down beyond the flat band, down within it, zero, up
   within it, up beyond it (band: FLAT_BAND, as in metrics.py): multinomial logistic
   regression on the calibrated log-odds and the liquidity inputs that say whether a close
   is likely to move at all (share of no-trade days, volatility, today's volume ratio,
@@ -185,7 +190,7 @@ class Calibration:
         )
 
     def apply(self, raw: np.ndarray, frame: pd.DataFrame) -> dict[str, np.ndarray]:
-        """p_up (P(up | moves)), p_down3 / p_flat3 / p_up3 (3-class), predicted_class,
+        """p_up (P(label > 0 | label != 0)), p_down3 / p_flat3 / p_up3 (3-class), predicted_class,
         predicted_return (conditional median) and expected_return (conditional mean)."""
         mean, sd = self.scale
         z = ((raw - mean) / sd)[:, None]

@@ -28,7 +28,7 @@ models/dataset.py).
     costs, so replacing it pays even before a better name is found;
   - HOLD otherwise. The book (portfolio/book.py) sells on AVOID only and replaces a held
     name only when a candidate's expected excess beats it by more than the pair's round
-    trip: a name drifting out of the best ten is kept (the hysteresis).
+    trip: a name drifting out of the best BOOK_NAMES is kept (the hysteresis).
 - `reason` says in words why each row has its Action.
 - **Position Weight** (LONG only, else 0): the book's slot, TARGET_EXPOSURE / BOOK_NAMES.
 - **Tercile**: names that pass the entry gates are ranked by expected excess (ties by

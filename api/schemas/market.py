@@ -13,8 +13,9 @@ class ReasonInput(ApiModel):
     input: str = Field(description="The model input, by its label (one of the 14 features, models/features.py).")
     contribution: float = Field(
         description=(
-            "Its signed contribution to this prediction's raw score, in raw-score units (log-odds of up given a move, "
-            "before calibration): positive pushes the Score up, negative down."
+            "Its signed contribution to this prediction's raw score, in raw-score units, before calibration (a "
+            "predicted daily rank of the label, -0.5 to 0.5: +0.01 is about one percentile point): positive pushes the "
+            "Score up, negative down."
         )
     )
 

@@ -10,8 +10,9 @@ class ReasonInput:
     input: str = strawberry.field(description="The model input, by its label (one of the 14 features).")
     contribution: float = strawberry.field(
         description=(
-            "Its signed contribution to the prediction's raw score, in raw-score units (log-odds of up given a move, "
-            "before calibration): positive pushes the Score up, negative down."
+            "Its signed contribution to the prediction's raw score, in raw-score units, before calibration (a "
+            "predicted daily rank of the label, -0.5 to 0.5: +0.01 is about one percentile point): positive pushes the "
+            "Score up, negative down."
         )
     )
 
