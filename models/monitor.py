@@ -1,7 +1,9 @@
 """The model monitor: drift of the 14 inputs and of the Score against the validation record,
 and the live record's accuracy and calibration against the validation record's band
-(docs/monitoring.md). Pure figures and states here; T1's `t1_monitor` stage
-(pipeline/monitor_stage.py) stores them and alerts.
+(docs/monitoring.md). Pure figures and states here, on frames and frozen dataclasses:
+T1's `t1_monitor` stage reads what they need from the store (pipeline/monitor_reads.py,
+which also keeps the validation record's reference in its file cache), then stores them
+and alerts (pipeline/monitor_stage.py).
 
 Every check gets the day's own level (OK / WATCH / ALERT against its two thresholds) and a
 state after persistence: ALERT only when the level has been ALERT on each of the last
@@ -10,20 +12,16 @@ state after persistence: ALERT only when the level has been ALERT on each of the
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import date, timedelta
-from pathlib import Path
+from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from models.decisions import HORIZON
+from market.labels import with_labels
 from models.features import FEATURE_NAMES
-
-log = logging.getLogger(__name__)
 
 OK, WATCH, ALERT = "OK", "WATCH", "ALERT"
 SEVERITY = {OK: 0, WATCH: 1, ALERT: 2}
@@ -31,6 +29,7 @@ PSI_BINS = 10  # quantile bins of the reference (deciles); tied edges merge
 PSI_FLOOR = 1e-4  # the share an empty bin counts as, so the logarithm stays finite
 ECE_BINS = 10  # equal-width bins of P(up) for the expected calibration error
 NOT_ENOUGH = "not enough live outcomes"
+NO_RECORD = "no validation record to compare with"
 
 
 class PsiReference:
@@ -162,8 +161,11 @@ class Thresholds:
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class Check:
+    """One check of one day: its own `level` against its two thresholds, and (set by
+    `persist`) its `state` after persistence and the day its breach began (`since`)."""
+
     check_name: str
     kind: str  # input_drift, score_drift, live_accuracy, live_brier, live_calibration
     level: str
@@ -253,27 +255,66 @@ def stuck_level(most: float, today: np.ndarray) -> tuple[str, float]:
     return (ALERT if share > STUCK_SHARE and share > most else OK), share
 
 
-def _reference_summary(reference: pd.DataFrame, t: Thresholds) -> dict[str, Any]:
-    """What the checks need of the reference (the same for every monitored day): per
-    market-wide input its daily values, per other input its binned values over the traded
-    names, each window's thresholds and the largest one-value share of a day."""
+@dataclass(frozen=True)
+class InputReference:
+    """What a per-name input's checks need of the reference: its values over the traded
+    names binned once, each window's (watch, alert) thresholds, the largest share one value
+    covered on a day of the reference, and its mean (None without values)."""
+
+    binned: PsiReference
+    thresholds: dict[int, tuple[float, float]]
+    top_share: float
+    mean: float | None
+
+
+@dataclass(frozen=True)
+class ReferenceSummary:
+    """What the input checks need of the reference, the same for every monitored day: the
+    daily share of names that traded, each market-wide input's daily values, each other
+    input's `InputReference`."""
+
+    activity: np.ndarray
+    wide: dict[str, np.ndarray]
+    per_name: dict[str, InputReference]
+
+
+def reference_summary(reference: pd.DataFrame, t: Thresholds) -> ReferenceSummary:
+    """The reference's summary; a per-name input is read over the traded names only."""
     wide = set(market_wide(reference, FEATURE_NAMES))
-    ref = reference[reference["traded"]]
-    out: dict[str, Any] = {ACTIVITY: reference.groupby("date")["traded"].mean().to_numpy(float)}
+    traded = reference[reference["traded"]]
+    daily: dict[str, np.ndarray] = {}
+    per_name: dict[str, InputReference] = {}
     for name in FEATURE_NAMES:
         if name in wide:
-            out[name] = ("wide", reference.dropna(subset=[name]).groupby("date")[name].first().to_numpy(float))
-        else:
-            known = ref.dropna(subset=[name])
-            binned = PsiReference(known[name], known["date"])
-            out[name] = (
-                "psi",
-                binned,
-                {w: psi_thresholds(binned.window_band(w), t) for w in t.windows},
-                reference_top_share(known, name),
-                float(known[name].mean()) if len(known) else None,
-            )
-    return out
+            daily[name] = reference.dropna(subset=[name]).groupby("date")[name].first().to_numpy(float)
+            continue
+        known = traded.dropna(subset=[name])
+        binned = PsiReference(known[name], known["date"])
+        per_name[name] = InputReference(
+            binned,
+            {w: psi_thresholds(binned.window_band(w), t) for w in t.windows},
+            reference_top_share(known, name),
+            float(known[name].mean()) if len(known) else None,
+        )
+    return ReferenceSummary(reference.groupby("date")["traded"].mean().to_numpy(float), daily, per_name)
+
+
+@dataclass(frozen=True)
+class CurrentWindow:
+    """The masks of the current sample's rows: its dates, whether the name traded, the
+    rows of the monitored day, and per window length the traded rows of its last days."""
+
+    dates: np.ndarray
+    traded: np.ndarray
+    on_day: np.ndarray
+    in_window: dict[int, np.ndarray]
+
+    @classmethod
+    def of(cls, current: pd.DataFrame, day: date, t: Thresholds) -> CurrentWindow:
+        dates = current["date"].to_numpy()
+        days = sorted(d for d in set(dates) if d <= day)
+        traded = current["traded"].to_numpy(bool)
+        return cls(dates, traded, dates == day, {w: traded & np.isin(dates, days[-w:]) for w in t.windows})
 
 
 def input_checks(
@@ -281,113 +322,129 @@ def input_checks(
 ) -> list[Check]:
     """Per-input drift. `reference` and `current`: symbol, date, traded (bool) and the 14
     inputs, `current` covering at least the longest of `t.windows` up to `day`. Names
-    without trades on a day are left out of both. A per-name input's PSI is taken over the
-    last days of each window (`t.windows`) against thresholds from the reference's own
-    windows of that length, and the worse level counts (the figure shown is that window's,
-    the one nearer its ALERT threshold between equals). A market-wide input is compared as a daily series: the
-    day's value against the reference's daily values, and so is the share of names that
-    traded (ACTIVITY). `cache` keeps what depends on the
-    reference only (a replay over many days passes one)."""
+    without trades on a day are left out of both. A per-name input is checked by
+    `per_name_check`; a market-wide input (`daily_check`) is compared as a daily series,
+    the day's value against the reference's daily values, and so is the share of names
+    that traded (`activity_check`). `cache` keeps what depends on the reference only (a
+    replay over many days passes one)."""
     cache = {} if cache is None else cache
     if "reference" not in cache:
-        cache["reference"] = _reference_summary(reference, t)
-    summary = cache["reference"]
-    dates = current["date"].to_numpy()
-    days = sorted(d for d in set(dates) if d <= day)
-    traded = current["traded"].to_numpy(bool)
-    on_day = dates == day
-    in_window = {w: traded & np.isin(dates, days[-w:]) for w in t.windows}
-    daily = summary[ACTIVITY]
-    value = float(traded[on_day].mean()) if on_day.any() else float("nan")
-    share = tail_share(daily, value)
-    moved = len(daily) and np.isfinite(value) and abs(value - float(np.median(daily))) >= ACTIVITY_MIN_MOVE
-    checks = [
-        Check(
-            ACTIVITY,
-            "input_drift",
-            level_below(share, t.tail_watch, t.tail_alert) if moved else OK,
-            round(share, 6),
-            t.tail_watch,
-            t.tail_alert,
-            {
-                "market_wide": True,
-                "value": None if np.isnan(value) else round(value, 6),
-                "reference_days": int(len(daily)),
-                "reference_range": [round(float(daily.min()), 6), round(float(daily.max()), 6)] if len(daily) else None,
-            },
-        )
-    ]
+        cache["reference"] = reference_summary(reference, t)
+    summary: ReferenceSummary = cache["reference"]
+    window = CurrentWindow.of(current, day, t)
+    checks = [activity_check(summary.activity, window, t)]
     for name in FEATURE_NAMES:
         values = current[name].to_numpy(float)
-        finite = np.isfinite(values)
-        if summary[name][0] == "wide":
-            daily = summary[name][1]
-            today = values[on_day & finite]
-            value = float(today[0]) if len(today) else float("nan")
-            share = tail_share(daily, value)
+        if name in summary.wide:
             checks.append(
-                Check(
-                    f"input:{name}",
-                    "input_drift",
-                    level_below(share, t.tail_watch, t.tail_alert),
-                    round(share, 6),
-                    t.tail_watch,
-                    t.tail_alert,
-                    {
-                        "market_wide": True,
-                        "value": None if np.isnan(value) else round(value, 6),
-                        "reference_days": int(len(daily)),
-                        "reference_range": [round(float(daily.min()), 6), round(float(daily.max()), 6)]
-                        if len(daily)
-                        else None,
-                    },
-                )
+                daily_check(f"input:{name}", summary.wide[name], values[window.on_day & np.isfinite(values)], t)
             )
-            continue
-        _, reference_psi, bands, most, reference_mean = summary[name]
-        windows = {}
-        for w in t.windows:
-            figure, rows = reference_psi.excess(values[in_window[w] & finite])
-            watch, alert = bands[w]
-            windows[w] = (figure, watch, alert, level_above(figure, watch, alert), rows)
-        deciding = max(windows, key=lambda w: (SEVERITY[windows[w][3]], windows[w][0] / windows[w][2], w))
-        figure, watch, alert, _, _ = windows[deciding]
-        stuck, share = stuck_level(most, values[on_day & traded & finite])
-        level = ALERT if stuck == ALERT else max((w[3] for w in windows.values()), key=SEVERITY.__getitem__)
-        c = values[in_window[t.window_days] & finite]
-        checks.append(
-            Check(
-                f"input:{name}",
-                "input_drift",
-                level,
-                round(figure, 6),
-                round(watch, 6),
-                round(alert, 6),
-                {
-                    "market_wide": False,
-                    "window_days": deciding,
-                    "windows": {
-                        str(w): {
-                            "psi": round(f, 6),
-                            "watch": round(wa, 6),
-                            "alert": round(al, 6),
-                            "level": lv,
-                            "rows": n,
-                        }
-                        for w, (f, wa, al, lv, n) in windows.items()
-                    },
-                    "top_value_share": round(share, 6),
-                    "reference_top_value_share": round(most, 6),
-                    "stuck": stuck == ALERT,
-                    "reference_rows": int(reference_psi.size),
-                    "current_rows": int(len(c)),
-                    "current_days": int(len(set(dates[traded]))),
-                    "current_mean": round(float(c.mean()), 6) if len(c) else None,
-                    "reference_mean": None if reference_mean is None else round(reference_mean, 6),
-                },
-            )
-        )
+        else:
+            checks.append(per_name_check(name, summary.per_name[name], values, window, t))
     return checks
+
+
+def _daily_figures(daily: np.ndarray, value: float) -> dict[str, Any]:
+    return {
+        "market_wide": True,
+        "value": None if np.isnan(value) else round(value, 6),
+        "reference_days": int(len(daily)),
+        "reference_range": [round(float(daily.min()), 6), round(float(daily.max()), 6)] if len(daily) else None,
+    }
+
+
+def activity_check(daily: np.ndarray, window: CurrentWindow, t: Thresholds) -> Check:
+    """The share of the day's priced names that traded against the reference's daily
+    shares (lower tail share is worse); OK unless it moved at least ACTIVITY_MIN_MOVE
+    from the reference's median."""
+    value = float(window.traded[window.on_day].mean()) if window.on_day.any() else float("nan")
+    share = tail_share(daily, value)
+    moved = len(daily) and np.isfinite(value) and abs(value - float(np.median(daily))) >= ACTIVITY_MIN_MOVE
+    level = level_below(share, t.tail_watch, t.tail_alert) if moved else OK
+    return Check(
+        ACTIVITY, "input_drift", level, round(share, 6), t.tail_watch, t.tail_alert, _daily_figures(daily, value)
+    )
+
+
+def daily_check(check_name: str, daily: np.ndarray, today: np.ndarray, t: Thresholds) -> Check:
+    """A market-wide input: the day's value (the first of `today`'s finite values) as a
+    tail share among the reference's daily values (lower is worse)."""
+    value = float(today[0]) if len(today) else float("nan")
+    share = tail_share(daily, value)
+    level = level_below(share, t.tail_watch, t.tail_alert)
+    return Check(
+        check_name, "input_drift", level, round(share, 6), t.tail_watch, t.tail_alert, _daily_figures(daily, value)
+    )
+
+
+@dataclass(frozen=True)
+class WindowLevel:
+    """A per-name input's PSI over one window: the figure (PSI less its noise), the
+    thresholds it is read against, its level and the rows it read."""
+
+    figure: float
+    watch: float
+    alert: float
+    level: str
+    rows: int
+
+
+def window_levels(
+    ref: InputReference, values: np.ndarray, window: CurrentWindow, t: Thresholds
+) -> dict[int, WindowLevel]:
+    """The input's level over the last days of each window (`t.windows`), against the
+    thresholds from the reference's own windows of that length."""
+    finite = np.isfinite(values)
+    levels = {}
+    for w in t.windows:
+        figure, rows = ref.binned.excess(values[window.in_window[w] & finite])
+        watch, alert = ref.thresholds[w]
+        levels[w] = WindowLevel(figure, watch, alert, level_above(figure, watch, alert), rows)
+    return levels
+
+
+def per_name_check(name: str, ref: InputReference, values: np.ndarray, window: CurrentWindow, t: Thresholds) -> Check:
+    """A per-name input: the worse of its windows' levels counts (the figure shown is that
+    window's, the one nearer its ALERT threshold between equals), and a stuck feed
+    (`stuck_level`) is ALERT whatever the PSI says."""
+    levels = window_levels(ref, values, window, t)
+    deciding = max(levels, key=lambda w: (SEVERITY[levels[w].level], levels[w].figure / levels[w].alert, w))
+    shown = levels[deciding]
+    finite = np.isfinite(values)
+    stuck, share = stuck_level(ref.top_share, values[window.on_day & window.traded & finite])
+    level = ALERT if stuck == ALERT else max((x.level for x in levels.values()), key=SEVERITY.__getitem__)
+    current = values[window.in_window[t.window_days] & finite]
+    figures = {
+        "market_wide": False,
+        "window_days": deciding,
+        "windows": {
+            str(w): {
+                "psi": round(x.figure, 6),
+                "watch": round(x.watch, 6),
+                "alert": round(x.alert, 6),
+                "level": x.level,
+                "rows": x.rows,
+            }
+            for w, x in levels.items()
+        },
+        "top_value_share": round(share, 6),
+        "reference_top_value_share": round(ref.top_share, 6),
+        "stuck": stuck == ALERT,
+        "reference_rows": int(ref.binned.size),
+        "current_rows": int(len(current)),
+        "current_days": int(len(set(window.dates[window.traded]))),
+        "current_mean": round(float(current.mean()), 6) if len(current) else None,
+        "reference_mean": None if ref.mean is None else round(ref.mean, 6),
+    }
+    return Check(
+        f"input:{name}",
+        "input_drift",
+        level,
+        round(shown.figure, 6),
+        round(shown.watch, 6),
+        round(shown.alert, 6),
+        figures,
+    )
 
 
 def score_check(reference: pd.DataFrame, current: np.ndarray, days: int, t: Thresholds) -> Check:
@@ -413,74 +470,78 @@ METRICS = {  # name: (function, higher is worse)
 }
 
 
+METRICS = {  # name: (function, higher is worse)
+    "live_accuracy": (accuracy, False),
+    "live_brier": (brier, True),
+    "live_calibration": (ece, True),
+}
+
+
 def live_checks(reference: pd.DataFrame, live: pd.DataFrame, t: Thresholds) -> list[Check]:
     """The live record's latest `t.live_outcomes` outcomes (p_up, up, moved rows in date
     order) against the band of the same metric over the validation record's consecutive
     chunks of as many rows: WATCH beyond the band's 10th/90th percentile on the worse side,
-    ALERT beyond its worst chunk."""
+    ALERT beyond its worst chunk. OK with a note while either side has too few rows."""
     n = t.live_outcomes
     chunks = [reference.iloc[i : i + n] for i in range(0, len(reference) - n + 1, n)]
-    checks = []
-    for name, (metric, worse_high) in METRICS.items():
-        if len(live) < n or not chunks:
-            note = NOT_ENOUGH if len(live) < n else "no validation record to compare with"
-            checks.append(
-                Check(name, name, OK, None, None, None, {"note": note, "live_outcomes": int(len(live)), "needed": n})
-            )
-            continue
-        tail = live.iloc[-n:]
-        figure = metric(tail["p_up"].to_numpy(float), tail["up"].to_numpy(float))
-        band = np.array([metric(c["p_up"].to_numpy(float), c["up"].to_numpy(float)) for c in chunks])
-        if worse_high:
-            watch, alert = float(np.quantile(band, 0.9)), float(band.max())
-            level = level_above(figure, watch, alert)
-        else:
-            watch, alert = float(np.quantile(band, 0.1)), float(band.min())
-            level = level_below(figure, watch, alert)
-        checks.append(
-            Check(
-                name,
-                name,
-                level,
-                round(figure, 6),
-                round(watch, 6),
-                round(alert, 6),
-                {
-                    "live_outcomes": n,
-                    "validation_chunks": len(chunks),
-                    "validation_band": [round(float(band.min()), 6), round(float(band.max()), 6)],
-                    "validation_median": round(float(np.median(band)), 6),
-                },
-            )
-        )
-    return checks
+    if len(live) < n or not chunks:
+        note = NOT_ENOUGH if len(live) < n else NO_RECORD
+        figures = {"note": note, "live_outcomes": int(len(live)), "needed": n}
+        return [Check(name, name, OK, None, None, None, dict(figures)) for name in METRICS]
+    tail = live.iloc[-n:]
+    return [live_check(name, tail, chunks) for name in METRICS]
+
+
+def live_check(name: str, tail: pd.DataFrame, chunks: list[pd.DataFrame]) -> Check:
+    """One metric (METRICS) of the live record's latest outcomes against its band over the
+    validation record's chunks."""
+    metric, worse_high = METRICS[name]
+    figure = metric(tail["p_up"].to_numpy(float), tail["up"].to_numpy(float))
+    band = np.array([metric(c["p_up"].to_numpy(float), c["up"].to_numpy(float)) for c in chunks])
+    if worse_high:
+        watch, alert = float(np.quantile(band, 0.9)), float(band.max())
+        level = level_above(figure, watch, alert)
+    else:
+        watch, alert = float(np.quantile(band, 0.1)), float(band.min())
+        level = level_below(figure, watch, alert)
+    figures = {
+        "live_outcomes": len(tail),
+        "validation_chunks": len(chunks),
+        "validation_band": [round(float(band.min()), 6), round(float(band.max()), 6)],
+        "validation_median": round(float(np.median(band)), 6),
+    }
+    return Check(name, name, level, round(figure, 6), round(watch, 6), round(alert, 6), figures)
 
 
 def persist(
     checks: list[Check], history: dict[str, list[tuple[date, str, date | None]]], t: Thresholds, day: date
 ) -> list[Check]:
-    """Set each check's state and since from its level today and its stored levels of the
-    previous trading days (`history[check]`: (day, level, since), latest first, consecutive
-    trading days only)."""
-    for check in checks:
-        levels = [check.level] + [level for _, level, _ in history.get(check.check_name, [])]
-        if check.level == OK:
-            check.state, check.since = OK, None
-            continue
-        breach = 0
-        for level in levels:
-            if level == OK:
-                break
-            breach += 1
-        prior = history.get(check.check_name, [])
-        check.since = prior[breach - 2][0] if breach > 1 else day
-        alerts = 0
-        for level in levels:
-            if level != ALERT:
-                break
-            alerts += 1
-        check.state = ALERT if alerts >= t.persistence else WATCH
-    return checks
+    """Each check with its state and since, from its level today and its stored levels of
+    the previous trading days (`history[check]`: (day, level, since), latest first,
+    consecutive trading days only): OK without a breach today; else the breach began on
+    the first of its consecutive non-OK days, and it is ALERT once the last
+    `t.persistence` levels were all ALERT, WATCH before."""
+    return [_persisted(check, history.get(check.check_name, []), t, day) for check in checks]
+
+
+def _leading(levels: list[str], counted: Iterable[str]) -> int:
+    """How many of `levels`, from the first, are in `counted`."""
+    run = 0
+    for level in levels:
+        if level not in counted:
+            break
+        run += 1
+    return run
+
+
+def _persisted(check: Check, prior: list[tuple[date, str, date | None]], t: Thresholds, day: date) -> Check:
+    if check.level == OK:
+        return replace(check, state=OK, since=None)
+    levels = [check.level] + [level for _, level, _ in prior]
+    breach = _leading(levels, (WATCH, ALERT))
+    since = prior[breach - 2][0] if breach > 1 else day
+    state = ALERT if _leading(levels, (ALERT,)) >= t.persistence else WATCH
+    return replace(check, state=state, since=since)
 
 
 def overall(states: Iterable[str]) -> str:
@@ -488,268 +549,99 @@ def overall(states: Iterable[str]) -> str:
     return ALERT if ALERT in states else WATCH if WATCH in states else OK
 
 
-# --- reading the store -------------------------------------------------------------------
-
-LIVE_LOOKBACK_DAYS = 60  # priced days of live predictions the live checks read their latest outcomes from
+# --- the day's checks, on what the stage read -------------------------------------------------
 
 
-def day_checks(
-    conn: Any, day: date, t: Thresholds, horizon: int = HORIZON, cache_dir: Path | None = None
-) -> tuple[list[Check], dict[str, Any]]:
-    """Every check of `day` (levels only; `persist` sets the states) and what they read.
+@dataclass(frozen=True)
+class Reference:
+    """The validation record as the checks compare with it: its first and last day, its
+    days' inputs as the record computed them (symbol, date, traded, the 14), its served
+    Scores (date, score) and its outcomes (`outcomes`)."""
 
-    The reference is the validation record: its days' inputs as the record computed them
-    (`history_panel`), its served Scores and its outcomes, kept in `cache_dir` under the
-    record's version (`reference_version`) so a day reads them without rebuilding the
-    history's panel. The current window is the last `max(t.windows)` priced days up to
-    `day`: each day's inputs as stored by `t1_features` (what the model got), else, for a
-    day T1 did not score (before the first live day), as the validation record computed
-    them; each day's Scores as served (the live record's, else the validation record's).
-    The live checks read the latest outcomes of the live predictions of the last
-    LIVE_LOOKBACK_DAYS priced days, or of the whole live record where those hold fewer
-    than `t.live_outcomes`."""
-    from sqlalchemy import select
+    first: date
+    last: date
+    inputs: pd.DataFrame
+    scores: pd.DataFrame
+    outcomes: pd.DataFrame
 
-    from models.features import FEATURE_SET
-    from models.scoring import price_panel, served_predictions, stored_scores
-    from store import tables
-    from store.history import current_rows
 
-    e = tables.eod_prices.c
-    priced = [
-        d
-        for (d,) in conn.execute(
-            select(e.trading_date)
-            .where(e.trading_date <= day)
-            .distinct()
-            .order_by(e.trading_date.desc())
-            .limit(max(max(t.windows), LIVE_LOOKBACK_DAYS))
-        )
+@dataclass(frozen=True)
+class DayContext:
+    """What a day's checks read: the current window's first and last day and its length,
+    the reference's first and last day (None without a record), and how many of the
+    window's days had their inputs stored by T1 (None without a record)."""
+
+    window: tuple[str, str] | None
+    window_days: int
+    reference: tuple[str, str] | None = None
+    live_input_days: int | None = None
+
+    @classmethod
+    def of(cls, window: list[date], reference: Reference | None, live_days: int | None) -> DayContext:
+        shown = (window[0].isoformat(), window[-1].isoformat()) if window else None
+        if reference is None:
+            return cls(shown, len(window))
+        return cls(shown, len(window), (reference.first.isoformat(), reference.last.isoformat()), live_days)
+
+
+def live_inputs(rows: Iterable[dict[str, Any]], prices: pd.DataFrame) -> pd.DataFrame:
+    """symbol, date, the 14 inputs and traded of the `features` rows T1 stored
+    (`prices`: symbol, date, traded; a name without a bar did not trade)."""
+    live = pd.DataFrame(
+        [
+            {"symbol": r["symbol"], "date": r["trading_date"], **{n: r["feature_values"].get(n) for n in FEATURE_NAMES}}
+            for r in rows
+        ],
+        columns=["symbol", "date", *FEATURE_NAMES],
+    )
+    live[FEATURE_NAMES] = live[FEATURE_NAMES].astype(float)
+    live = live.merge(prices[["symbol", "date", "traded"]], on=["symbol", "date"], how="left")
+    live["traded"] = live["traded"].fillna(False).astype(bool)
+    return live
+
+
+def unrecorded_days(window: list[date], live: pd.DataFrame, reference: Reference) -> list[date]:
+    """The window's days neither scored live nor in the validation record: their inputs
+    are the ones the record would compute (the history's panel)."""
+    live_days = set(live["date"])
+    return [d for d in window if d not in live_days and not (reference.first <= d <= reference.last)]
+
+
+def current_inputs(inputs: pd.DataFrame, live: pd.DataFrame, window: list[date]) -> pd.DataFrame:
+    """The current window's inputs: each day's as stored by T1 (`live`: what the model
+    got), else, for a day T1 did not score, as the validation record computed them
+    (`inputs`: symbol, date, traded and the 14)."""
+    live_days = set(live["date"])
+    earlier = inputs[inputs["date"].isin([d for d in window if d not in live_days])]
+    return pd.concat([earlier[["symbol", "date", "traded", *FEATURE_NAMES]], live], ignore_index=True)
+
+
+def drift_checks(
+    reference: Reference, current: pd.DataFrame, scores: pd.DataFrame, day: date, t: Thresholds
+) -> list[Check]:
+    """The input checks and the Score's, against the reference's days up to `day` (a re-run
+    of a past day reads no later day). `scores`: date, score of the window's served
+    predictions."""
+    known = reference.inputs[reference.inputs["date"] <= day]
+    checks = input_checks(known, current, day, t)
+    reference_scores = reference.scores[reference.scores["date"] <= day]
+    served = scores["score"].dropna().to_numpy(float)
+    return [*checks, score_check(reference_scores, served, int(scores["date"].nunique()), t)]
+
+
+def no_reference_checks() -> list[Check]:
+    """The drift checks of a store without a validation record: OK, with a note."""
+    names = [ACTIVITY, *(f"input:{n}" for n in FEATURE_NAMES), "score"]
+    return [
+        Check(name, "score_drift" if name == "score" else "input_drift", OK, None, None, None, {"note": NO_RECORD})
+        for name in names
     ]
-    priced.reverse()
-    window = priced[-max(t.windows) :]
-    context: dict[str, Any] = {
-        "window": [window[0].isoformat(), window[-1].isoformat()] if window else None,
-        "window_days": len(window),
-    }
-    reference = reference_data(conn, horizon, cache_dir)
-    prices = (
-        price_panel(conn, day, since=priced[0])
-        if priced
-        else pd.DataFrame(columns=["symbol", "date", "close", "volume"])
-    )
-    prices = prices.assign(traded=prices["volume"].fillna(0) > 0)
-    checks: list[Check] = []
-    if reference is not None and window:
-        context["reference"] = [reference["first"].isoformat(), reference["last"].isoformat()]
-        f = tables.features.c
-        stored = current_rows(
-            conn,
-            tables.features,
-            where=[f.trading_date >= window[0], f.trading_date <= day, f.feature_set == FEATURE_SET],
-        )
-        live = pd.DataFrame(
-            [
-                {
-                    "symbol": r["symbol"],
-                    "date": r["trading_date"],
-                    **{n: r["feature_values"].get(n) for n in FEATURE_NAMES},
-                }
-                for r in stored
-            ],
-            columns=["symbol", "date", *FEATURE_NAMES],
-        )
-        live[FEATURE_NAMES] = live[FEATURE_NAMES].astype(float)
-        live = live.merge(prices[["symbol", "date", "traded"]], on=["symbol", "date"], how="left")
-        live["traded"] = live["traded"].fillna(False).astype(bool)
-        live_days = set(live["date"])
-        inputs = reference["inputs"]
-        missing = [d for d in window if d not in live_days and not (reference["first"] <= d <= reference["last"])]
-        if missing:  # a window day neither scored live nor in the record: its inputs as the record computes them
-            from models.validation import history_panel
-
-            panel = history_panel(conn, day, horizon)
-            inputs = panel[panel["date"].isin(window)].assign(traded=lambda x: x["volume"].fillna(0) > 0)
-        earlier = inputs[inputs["date"].isin([d for d in window if d not in live_days])]
-        current = pd.concat([earlier[["symbol", "date", "traded", *FEATURE_NAMES]], live], ignore_index=True)
-        context["live_input_days"] = len(live_days)
-        known = reference["inputs"][reference["inputs"]["date"] <= day]  # a re-run of a past day reads no later day
-        checks += input_checks(known, current, day, t)
-        scores = stored_scores(conn, window[0], day + timedelta(days=1), horizon)
-        checks.append(
-            score_check(
-                reference["scores"][reference["scores"]["date"] <= day],
-                scores["score"].dropna().to_numpy(float),
-                int(scores["date"].nunique()),
-                t,
-            )
-        )
-        reference_outcomes = reference["outcomes"][reference["outcomes"]["date"] < day]
-    else:
-        context["reference"] = None
-        for name in [ACTIVITY, *(f"input:{n}" for n in FEATURE_NAMES), "score"]:
-            checks.append(
-                Check(
-                    name,
-                    "score_drift" if name == "score" else "input_drift",
-                    OK,
-                    None,
-                    None,
-                    None,
-                    {"note": "no validation record to compare with"},
-                )
-            )
-        reference_outcomes = _outcomes({}, prices, horizon)
-
-    # the live record's outcomes against the validation record's
-    p = tables.predictions.c
-    where = [p.trading_date < day, p.horizon_days == horizon]
-    live = _outcomes(
-        served_predictions(
-            current_rows(conn, tables.predictions, where=where + ([p.trading_date >= priced[0]] if priced else []))
-        ),
-        prices,
-        horizon,
-    )
-    if (
-        len(live) < t.live_outcomes
-        and priced
-        and conn.execute(select(p.id).where(*where, p.trading_date < priced[0]).limit(1)).first()
-    ):
-        # a thin market: too few outcomes in the lookback, so the whole live record
-        live = _outcomes(
-            served_predictions(current_rows(conn, tables.predictions, where=where)), price_panel(conn, day), horizon
-        )
-    checks += live_checks(reference_outcomes, live, t)
-    return checks, context
 
 
-def reference_version(conn: Any, horizon: int) -> tuple | None:
-    """What the validation record's reference is made of: its rows (count, newest id, first
-    and last day), the newest stored price up to the day its last outcome closes
-    (`outcomes_end`) and the newest split and sentiment row up to its last day (a
-    correction there changes the inputs it computed). None without a record."""
-    from sqlalchemy import func, select
-
-    from models.features import FEATURE_SET
-    from store import tables
-
-    v = tables.validation_predictions.c
-    count, newest, first, last = conn.execute(
-        select(func.count(), func.max(v.id), func.min(v.trading_date), func.max(v.trading_date)).where(
-            v.horizon_days == horizon
-        )
-    ).one()
-    if not count:
-        return None
-    e, a, m = tables.eod_prices.c, tables.corporate_actions.c, tables.sentiment_composites.c
-    prices = conn.execute(select(func.max(e.id)).where(e.trading_date <= outcomes_end(conn, last, horizon))).scalar()
-    actions = conn.execute(select(func.max(a.id)).where(a.action_date <= last)).scalar()
-    sentiment = conn.execute(select(func.max(m.id)).where(m.trading_date <= last)).scalar()
-    return (
-        REFERENCE_FORMAT,
-        FEATURE_SET,
-        horizon,
-        count,
-        newest,
-        first.isoformat(),
-        last.isoformat(),
-        prices,
-        actions,
-        sentiment,
-    )
-
-
-REFERENCE_FORMAT = 3  # bumped when what `reference_data` keeps changes
-
-
-def outcomes_end(conn: Any, last: date, horizon: int) -> date:
-    """The priced day `horizon` + 1 days after `last` (what the record's last outcome, the
-    held excess from the next close over `horizon` sessions, closes on), else `last` while
-    that day is not priced yet."""
-    from sqlalchemy import select
-
-    from store import tables
-
-    e = tables.eod_prices.c
-    later = [
-        d
-        for (d,) in conn.execute(
-            select(e.trading_date).where(e.trading_date > last).distinct().order_by(e.trading_date).limit(horizon + 1)
-        )
-    ]
-    return later[-1] if len(later) == horizon + 1 else last
-
-
-def cache_prefix(conn: Any, horizon: int) -> str:
-    """The reference files of one store and horizon share this name prefix (the store's
-    URL without its password, hashed), so stores that share a models folder keep theirs."""
-    import hashlib
-
-    url = conn.engine.url.render_as_string(hide_password=True)
-    return f"monitor-reference-{hashlib.sha256(url.encode()).hexdigest()[:12]}-h{horizon}-"
-
-
-def reference_data(conn: Any, horizon: int, cache_dir: Path | None) -> dict[str, Any] | None:
-    """The validation record's inputs (symbol, date, traded, the 14), served Scores (date,
-    score), outcomes (`_outcomes`) and first and last day; read from `cache_dir` when a
-    file of the same `reference_version` is there, else computed (the history's panel up
-    to the record's last day) and written there, replacing older versions."""
-    import hashlib
-    import os
-    import pickle
-    import tempfile
-
-    from models.scoring import price_panel, served_predictions
-    from models.validation import history_panel
-    from store import tables
-    from store.history import current_rows
-
-    version = reference_version(conn, horizon)
-    if version is None:
-        return None
-    prefix = cache_prefix(conn, horizon)
-    name = f"{prefix}{hashlib.sha256(repr(version).encode()).hexdigest()[:16]}.pkl"
-    if cache_dir is not None and (cache_dir / name).is_file():
-        try:
-            with open(cache_dir / name, "rb") as handle:
-                return pickle.load(handle)
-        except Exception:  # noqa: BLE001 - a truncated or outdated file: built again below
-            log.warning("model monitor: the cached reference %s could not be read; building it again", name)
-    v = tables.validation_predictions.c
-    served = served_predictions(current_rows(conn, tables.validation_predictions, where=[v.horizon_days == horizon]))
-    first, last = min(served), max(served)
-    panel = history_panel(conn, last, horizon)
-    panel = panel.assign(traded=panel["volume"].fillna(0) > 0)
-    closes = price_panel(conn, outcomes_end(conn, last, horizon), since=first)
-    data = {
-        "first": first,
-        "last": last,
-        "inputs": panel[(panel["date"] >= first)][["symbol", "date", "traded", *FEATURE_NAMES]].reset_index(drop=True),
-        "scores": pd.DataFrame(
-            [(d, r["score"]) for d, by in served.items() for r in by.values() if r["score"] is not None],
-            columns=["date", "score"],
-        ),
-        "outcomes": _outcomes(served, closes, horizon),
-    }
-    if cache_dir is not None:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        handle, partial = tempfile.mkstemp(dir=cache_dir, prefix=f".{name}.")
-        with os.fdopen(handle, "wb") as out:
-            pickle.dump(data, out, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(partial, cache_dir / name)
-        for old in cache_dir.glob(f"{prefix}*.pkl"):
-            if old.name != name:
-                old.unlink(missing_ok=True)
-    return data
-
-
-def _outcomes(served: dict[date, dict[str, dict[str, Any]]], prices: pd.DataFrame, horizon: int) -> pd.DataFrame:
-    """date, p_up, up of the served predictions whose label (models/dataset.with_labels:
+def outcomes(served: dict[date, dict[str, dict[str, Any]]], prices: pd.DataFrame, horizon: int) -> pd.DataFrame:
+    """date, symbol, p_up, up of the served predictions whose label (models/dataset.with_labels:
     the held excess over `horizon` sessions from the next close) is known and not zero, in
     date order. `prices`: every instrument's bars (the label's universe is the market's)."""
-    from market.labels import with_labels
-
     rows = [(d, s, r["p_up"]) for d, by in served.items() for s, r in by.items() if r["p_up"] is not None]
     if not rows:
         return pd.DataFrame(columns=["date", "symbol", "p_up", "up"])

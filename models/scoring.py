@@ -1,5 +1,7 @@
-"""Scoring a trading day from the store (T1 step 4): the point-in-time panel, layer 1 with
-its per-day cache, retraining when due, predictions and decisions.
+"""Scoring a trading day (T1 step 4), the computing part: the point-in-time panel from
+what the store holds, the retraining rule, the live calibration, predictions and
+decisions, and the live track record. Nothing here opens a connection: the stage's
+shell (pipeline/scoring.py `score_day`) reads, calls these, and writes.
 
 Point in time: the panel holds only rows dated on or before the day, in their versions as
 stored when the stage runs. Layer 1 values are cached per (instrument, day, model id,
@@ -9,14 +11,15 @@ value use the empirical fallback inside the panel.
 The model is the one the benchmark measures (models/walkforward.py, docs/model.md): the
 same recipe, the same training rows and the same calibration rule.
 
-- Retraining: a new model is trained when none exists, when the last one was trained on
-  another feature list than the registry's or under another recipe (a full refit), or when
-  at least 5 trading days have passed since the last one was trained: with the default
-  `warm_rounds=0` the new model keeps its parent's boosters, with a full refit on all
-  history every 120 trading days. Training rows are `walkforward.training_rows`: labels
-  known before the day, less the embargo. Each model is registered in `model_runs` (train
-  window, features, parameters and recipe, parent, layer-1 backend) and its boosters are
-  kept under `<models_dir>/<model_id>/`.
+- Retraining (`retrain_plan`): a new model is trained when none exists, when the last one
+  was trained on another feature list than the registry's or under another recipe (a full
+  refit), or when at least 5 trading days have passed since the last one was trained:
+  with the default `warm_rounds=0` the new model keeps its parent's boosters, with a full
+  refit on all history every 120 trading days. Training rows are
+  `walkforward.training_rows`: labels known before the day, less the embargo. Each model
+  is registered in `model_runs` (`model_run`: train window, features, parameters and
+  recipe, parent, layer-1 backend) and its boosters are kept under
+  `<models_dir>/<model_id>/`.
 - Calibration: before scoring, the classifier's raw scores are recalibrated
   (models/calibration.py) on the stored out-of-sample raw scores of the last 120 trading
   days whose labels are known (`calibration.in_window`): the live record's own
@@ -31,41 +34,36 @@ same recipe, the same training rows and the same calibration rule.
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Connection
 
 from market.clock import TradingCalendar
-from market.fees import fee_schedule
-from market.instruments import is_ordinary
 from market.labels import with_labels
-from market.settings import Settings
 from models.calibration import Calibration, in_window, score_rows
-from models.dataset import build_panel
-from models.decisions import HORIZON, decide, decision_columns
+from models.decisions import decide, decision_columns
 from models.features import FEATURE_NAMES, FEATURE_SET
 from models.layer1 import WINDOW, Layer1Backend
 from models.reasons import served as served_reasons
-from models.risk import DEFAULT_PARAMS, RiskModel, load_model, save_model
-from models.sentiment.composite import MARKET, METHOD
+from models.risk import DEFAULT_PARAMS, RiskModel
+from models.sentiment.composite import MARKET
 from models.walkforward import WalkForwardConfig, run_params, training_rows, with_day_numbers
-from store import tables
-from store.history import append_history, current_rows
-from store.instruments import instrument_types
-from store.splits import Split, stored_splits
 
-log = logging.getLogger(__name__)
+MIN_TRAINING_ROWS = 500  # labelled rows a first (or any) training needs
 
 
-@dataclass
+@dataclass(frozen=True)
 class DayScore:
+    """What scoring a day gives the stage: the decided predictions, the model that made
+    them (`trained`: its `model_runs` row when it was trained for this day, else None),
+    its importances, the live track record up to the day and the calibration's rows."""
+
     predictions: pd.DataFrame
     model_id: str
     trained: dict | None
@@ -74,189 +72,86 @@ class DayScore:
     calibration_rows: int = 0  # out-of-sample rows the day's calibration was fitted on (0: uncalibrated)
 
 
-def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.DataFrame:
-    """Every stored bar up to `day` (from `since`, when given), adjusted for the splits known
-    by then, with `ordinary`: whether the instrument is an ordinary share (store/instruments.py;
-    a bar of an instrument the store does not describe counts as one)."""
-    c = tables.eod_prices.c
-    rows = current_rows(
-        conn, tables.eod_prices, where=[c.trading_date <= day] + ([c.trading_date >= since] if since else [])
-    )
-    frame = pd.DataFrame(rows, columns=[c.name for c in tables.eod_prices.c])
-    frame = frame.rename(columns={"trading_date": "date"})[
-        ["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]
+# --- the panel ---------------------------------------------------------------------------
+
+
+def sentiment_inputs(composites: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """The stored composites (store/panels.py `sentiment_composites`) as the panel reads
+    them: the names' rows (symbol, date, score) and the market's score by date."""
+    market = composites[composites["symbol"] == MARKET].set_index("date")["score"]
+    return composites[composites["symbol"] != MARKET][["symbol", "date", "score"]], market
+
+
+def layer1_values(prices: pd.DataFrame, symbols: Sequence[str], backend: Layer1Backend, horizon: int) -> np.ndarray:
+    """Layer 1's P(up) of `symbols` from their last WINDOW closes in `prices`."""
+    history = prices.sort_values("date").groupby("symbol")["close"]
+    windows = [history.get_group(s).to_numpy()[-WINDOW:] for s in symbols]
+    return backend.p_up(windows, horizon)
+
+
+def layer1_rows(
+    symbols: Sequence[str], values: Iterable[float], day: date, backend: Layer1Backend, horizon: int
+) -> list[dict]:
+    """The `layer1_forecasts` rows of freshly computed values."""
+    return [
+        {
+            "symbol": s,
+            "trading_date": day,
+            "model_id": backend.model_id,
+            "horizon_days": horizon,
+            "backend": backend.backend,
+            "p_up": float(v),
+        }
+        for s, v in zip(symbols, values)
     ]
-    types = instrument_types(conn)
-    frame["ordinary"] = [is_ordinary(types[s]) if s in types else True for s in frame["symbol"]]
-    return split_adjusted(frame, stored_splits(conn, day))
 
 
-PRICE_COLUMNS = ("close", "bid", "ask", "high", "low")
-
-
-def split_adjusted(prices: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:
-    """The bars before each split's ex-date on the new count: prices divided by the factor,
-    volumes multiplied by it, so the ex-date's return, the momentum, RSI, bands and
-    volatility read no loss (or gain) where there was only a new share count. The
-    stored bars are unchanged (what the API serves is what traded)."""
-    if not splits:
-        return prices
-    adjusted = prices.copy()
-    for column in ("volume", *PRICE_COLUMNS):
-        if column in adjusted:
-            adjusted[column] = pd.to_numeric(adjusted[column], errors="coerce")  # a missing quote is NaN, not None
-    for split in splits:
-        before = (adjusted["symbol"] == split.symbol) & (adjusted["date"] < split.ex_date)
-        for column in PRICE_COLUMNS:
-            if column in adjusted:
-                adjusted.loc[before, column] = adjusted.loc[before, column] / split.factor
-        adjusted.loc[before, "volume"] = adjusted.loc[before, "volume"] * split.factor
-    return adjusted
-
-
-def sentiment_inputs(conn: Connection, day: date) -> tuple[pd.DataFrame, pd.Series]:
-    c = tables.sentiment_composites.c
-    rows = pd.DataFrame(
-        current_rows(conn, tables.sentiment_composites, where=[c.trading_date <= day, c.method == METHOD]),
-        columns=[x.name for x in tables.sentiment_composites.c],
-    ).rename(columns={"trading_date": "date"})
-    market = rows[rows["symbol"] == MARKET].set_index("date")["score"]
-    return rows[rows["symbol"] != MARKET][["symbol", "date", "score"]], market
-
-
-def layer1_for_day(
-    conn: Connection, prices: pd.DataFrame, day: date, backend: Layer1Backend, horizon: int
-) -> pd.DataFrame:
-    """Cached P(up) of every instrument priced on `day`; computes and stores what is missing."""
-    c = tables.layer1_forecasts.c
-    cached = {
-        r["symbol"]: r["p_up"]
-        for r in current_rows(
-            conn,
-            tables.layer1_forecasts,
-            where=[c.trading_date == day, c.model_id == backend.model_id, c.horizon_days == horizon],
-        )
-    }
-    today = prices[prices["date"] == day]["symbol"].tolist()
-    missing = [s for s in today if s not in cached]
-    if missing:
-        history = prices.sort_values("date").groupby("symbol")["close"]
-        windows = [history.get_group(s).to_numpy()[-WINDOW:] for s in missing]
-        values = backend.p_up(windows, horizon)
-        append_history(
-            conn,
-            tables.layer1_forecasts,
-            [
-                {
-                    "symbol": s,
-                    "trading_date": day,
-                    "model_id": backend.model_id,
-                    "horizon_days": horizon,
-                    "backend": backend.backend,
-                    "p_up": float(v),
-                }
-                for s, v in zip(missing, values)
-            ],
-        )
-        cached.update(zip(missing, map(float, values)))
-    return pd.DataFrame({"symbol": list(cached), "date": day, "p_up": list(cached.values())})
-
-
-def feature_rows(conn: Connection, day: date, backend: Layer1Backend, horizon: int) -> pd.DataFrame:
-    prices = price_panel(conn, day)
-    sentiment, market = sentiment_inputs(conn, day)
-    layer1 = layer1_for_day(conn, prices, day, backend, horizon)
-    return build_panel(prices, horizon, sentiment, market, layer1)
-
-
-def store_features(conn: Connection, panel: pd.DataFrame, day: date) -> int:
+def feature_rows_of(panel: pd.DataFrame, day: date) -> list[dict]:
+    """The `features` rows of `day`'s instruments: the 14 inputs, rounded to 10 places, a
+    missing one as None."""
     today = panel[panel["date"] == day]
-    return append_history(
-        conn,
-        tables.features,
-        [
-            {
-                "symbol": r.symbol,
-                "trading_date": day,
-                "feature_set": FEATURE_SET,
-                "feature_values": {
-                    n: (None if pd.isna(getattr(r, n)) else round(float(getattr(r, n)), 10)) for n in FEATURE_NAMES
-                },
-            }
-            for r in today.itertuples()
-        ],
-        scope=[tables.features.c.trading_date == day],
-    ).inserted
+    return [
+        {
+            "symbol": r.symbol,
+            "trading_date": day,
+            "feature_set": FEATURE_SET,
+            "feature_values": {
+                n: (None if pd.isna(getattr(r, n)) else round(float(getattr(r, n)), 10)) for n in FEATURE_NAMES
+            },
+        }
+        for r in today.itertuples()
+    ]
 
 
-def latest_model(conn: Connection) -> dict | None:
-    runs = current_rows(conn, tables.model_runs, where=[tables.model_runs.c.kind == "risk"])
-    return max(runs, key=lambda r: (r["train_end"], r["recorded_at"])) if runs else None
+# --- retraining --------------------------------------------------------------------------
 
 
-def ensure_model(
-    conn: Connection,
-    settings: Settings,
-    panel: pd.DataFrame,
-    day: date,
-    calendar: TradingCalendar,
-    backend: Layer1Backend,
-    horizon: int,
-) -> tuple[str, RiskModel, dict | None]:
-    """The model to score `day` with, training a new one first when it is due."""
-    config = WalkForwardConfig(horizon=horizon)
-    current = latest_model(conn)
-    # A model trained on another feature list (an upgrade changed the registry) would read
-    # today's columns with yesterday's meanings, and one trained under another recipe is not
-    # the model the benchmark measures: either is replaced by a full refit at once.
-    changed = current is not None and (
-        list(current["feature_names"] or []) != FEATURE_NAMES or not _same_recipe(current["params"] or {}, config)
-    )
-    due = current is None or changed or calendar.trading_days_between(current["train_end"], day) >= config.retrain_every
-    if not due:
-        return current["model_id"], load_model(current["artifact_path"]), None
-    dates = sorted(panel["date"].unique())
-    train = training_rows(panel, dates, dates.index(day) if day in dates else len(dates), config.embargo_days)
-    if len(train) < 500:
-        raise_not_ready(len(train))
-    full = (
-        current is None
-        or changed
-        or calendar.trading_days_between(_last_full_end(conn, current), day) >= config.full_refit_every
-    )
-    parent = None if full else load_model(current["artifact_path"])
-    if not full:
-        recent = sorted(train["date"].unique())[-config.warm_window_days :]
-        train = train[train["date"] >= recent[0]]
-    model = RiskModel(params={**DEFAULT_PARAMS, **config.params}).fit(
-        train[FEATURE_NAMES].to_numpy(float),
-        train["forward_return"].to_numpy(float),
-        config.full_rounds if full else config.warm_rounds,
-        warm_from=parent,
-        calibration_share=config.calibration_share,
-        regressor=config.regressor,
-        days=train["date"].to_numpy(),
-        target=config.target,
-    )
-    model_id = f"risk-{day.isoformat()}-h{horizon}-{'full' if full else 'warm'}"
-    folder = settings.models_dir / model_id
-    save_model(model, folder)
-    run = {
-        "model_id": model_id,
-        "kind": "risk",
-        "parent_model_id": None if full else current["model_id"],
-        "train_start": train["date"].min(),
-        "train_end": day,
-        "horizon_days": horizon,
-        "layer1_backend": backend.model_id,
-        "warm_start": not full,
-        "training_rows": len(train),
-        "feature_names": FEATURE_NAMES,
-        "params": run_params(model.params, config),
-        "artifact_path": str(folder),
-    }
-    append_history(conn, tables.model_runs, [run])
-    return model_id, model, run
+@dataclass(frozen=True)
+class RetrainPlan:
+    """Whether `day` needs a new model (`due`), and whether it is a full refit (`full`,
+    else a warm start from the current model)."""
+
+    due: bool
+    full: bool
+
+
+def retrain_plan(
+    current: dict | None, runs: dict[str, dict], day: date, calendar: TradingCalendar, config: WalkForwardConfig
+) -> RetrainPlan:
+    """The retraining rule. `current`: the latest risk model's `model_runs` row (None:
+    none yet); `runs`: every registered run by model id (to find the last full refit).
+
+    A model trained on another feature list (an upgrade changed the registry) would read
+    today's columns with yesterday's meanings, and one trained under another recipe is not
+    the model the benchmark measures: either is replaced by a full refit at once."""
+    if current is None:
+        return RetrainPlan(True, True)
+    changed = list(current["feature_names"] or []) != FEATURE_NAMES or not _same_recipe(current["params"] or {}, config)
+    if changed:
+        return RetrainPlan(True, True)
+    due = calendar.trading_days_between(current["train_end"], day) >= config.retrain_every
+    full = due and calendar.trading_days_between(last_full_end(current, runs), day) >= config.full_refit_every
+    return RetrainPlan(due, full)
 
 
 def _same_recipe(stored: dict, config: WalkForwardConfig) -> bool:
@@ -267,21 +162,215 @@ def _same_recipe(stored: dict, config: WalkForwardConfig) -> bool:
     )
 
 
-def _last_full_end(conn: Connection, current: dict) -> date:
-    runs = {r["model_id"]: r for r in current_rows(conn, tables.model_runs)}
+def last_full_end(current: dict, runs: dict[str, dict]) -> date:
+    """The train end of the full refit `current` descends from (warm starts followed to
+    their first parent still registered)."""
     run = current
     while run["warm_start"] and run["parent_model_id"] in runs:
         run = runs[run["parent_model_id"]]
     return run["train_end"]
 
 
+def training_set(panel: pd.DataFrame, day: date, full: bool, config: WalkForwardConfig) -> pd.DataFrame:
+    """The rows a model for `day` trains on (`walkforward.training_rows`), a warm start's
+    cut to its last `warm_window_days`; NotReadyError below MIN_TRAINING_ROWS."""
+    dates = sorted(panel["date"].unique())
+    train = training_rows(panel, dates, dates.index(day) if day in dates else len(dates), config.embargo_days)
+    if len(train) < MIN_TRAINING_ROWS:
+        raise_not_ready(len(train))
+    if not full:
+        recent = sorted(train["date"].unique())[-config.warm_window_days :]
+        train = train[train["date"] >= recent[0]]
+    return train
+
+
+def fit_model(train: pd.DataFrame, config: WalkForwardConfig, parent: RiskModel | None) -> RiskModel:
+    """The walk-forward's recipe on `train`: a full refit without `parent`, else a warm
+    start from its boosters."""
+    return RiskModel(params={**DEFAULT_PARAMS, **config.params}).fit(
+        train[FEATURE_NAMES].to_numpy(float),
+        train["forward_return"].to_numpy(float),
+        config.warm_rounds if parent is not None else config.full_rounds,
+        warm_from=parent,
+        calibration_share=config.calibration_share,
+        regressor=config.regressor,
+        days=train["date"].to_numpy(),
+        target=config.target,
+    )
+
+
+def model_id_for(day: date, horizon: int, full: bool) -> str:
+    return f"risk-{day.isoformat()}-h{horizon}-{'full' if full else 'warm'}"
+
+
+def model_run(
+    model_id: str,
+    model: RiskModel,
+    train: pd.DataFrame,
+    day: date,
+    parent_id: str | None,
+    backend: Layer1Backend,
+    config: WalkForwardConfig,
+    folder: Path,
+) -> dict:
+    """The `model_runs` row of a model trained for `day` (a warm start names its parent)."""
+    return {
+        "model_id": model_id,
+        "kind": "risk",
+        "parent_model_id": parent_id,
+        "train_start": train["date"].min(),
+        "train_end": day,
+        "horizon_days": config.horizon,
+        "layer1_backend": backend.model_id,
+        "warm_start": parent_id is not None,
+        "training_rows": len(train),
+        "feature_names": FEATURE_NAMES,
+        "params": run_params(model.params, config),
+        "artifact_path": str(folder),
+    }
+
+
 def raise_not_ready(rows: int) -> None:
     from market.errors import NotReadyError
 
     raise NotReadyError(
-        f"only {rows} labelled rows in the store; the risk model needs at least 500 "
+        f"only {rows} labelled rows in the store; the risk model needs at least {MIN_TRAINING_ROWS} "
         "(backfill more history: `marketintel backfill --days 260`)"
     )
+
+
+# --- calibration, decisions and the record ------------------------------------------------
+
+
+def calibration_since(panel: pd.DataFrame, day: date, horizon: int) -> date | None:
+    """The first day whose stored raw scores `day`'s calibration may read (its block's
+    `calibration_days` before `day`); None when `day` is not in the panel."""
+    config = WalkForwardConfig(horizon=horizon)
+    dates = sorted(panel["date"].unique())
+    if day not in dates:
+        return None
+    return dates[max(0, dates.index(day) - config.calibration_days)]
+
+
+def fitted_calibration(panel: pd.DataFrame, scores: pd.DataFrame, day: date, horizon: int) -> Calibration | None:
+    """The calibration for `day`'s scores: fitted on the stored out-of-sample raw scores
+    (`scores`: symbol, date, raw_score) of the rows `calibration.in_window` admits for a
+    block starting on `day`, with their labels and class inputs from the point-in-time
+    panel; None below 500 moved rows or without any."""
+    config = WalkForwardConfig(horizon=horizon)
+    dates = sorted(panel["date"].unique())
+    if day not in dates or scores.empty:
+        return None
+    block_start = dates.index(day)
+    window = with_day_numbers(panel.merge(scores, on=["symbol", "date"]), dates)
+    known = window["forward_return"].notna().to_numpy() & in_window(
+        window["day_number"].to_numpy(),
+        window["label_day"].to_numpy(),
+        block_start,
+        config.calibration_days,
+        config.embargo_days,
+    )
+    window = window[known].sort_values(["day_number", "symbol"], kind="stable")  # the walk-forward's order
+    if window.empty:
+        return None
+    return Calibration.fit(window["raw_score"].to_numpy(float), window, window["forward_return"].to_numpy(float))
+
+
+def decide_day(
+    panel: pd.DataFrame,
+    day: date,
+    model: RiskModel,
+    calibration: Calibration | None,
+    fee_rate: float,
+    horizon: int,
+) -> pd.DataFrame:
+    """The pure decide step: `day`'s rows of the panel scored by `model` (recalibrated by
+    `calibration`, uncalibrated without one), with the three largest contributions to each
+    raw score (models/reasons.py), then the day's decision rules (models/decisions.py)."""
+    today = panel[panel["date"] == day].copy()
+    scored = score_rows(model, today[FEATURE_NAMES].to_numpy(float), today, calibration, explain=FEATURE_NAMES)
+    for name in ("predicted_return", "expected_return", "p_up", "raw_score", "predicted_class"):
+        today[name] = scored.get(name, np.full(len(today), np.nan))
+    today["reasons"] = scored["reasons"]
+    return decide(today, fee_rate=fee_rate, horizon=horizon)
+
+
+def prediction_rows(
+    decided: pd.DataFrame, day: date, model_id: str, horizon: int, backend: Layer1Backend, calibration_rows: int
+) -> list[dict]:
+    """The `predictions` rows of the decided day."""
+    return [
+        {
+            "symbol": r.symbol,
+            "trading_date": day,
+            "model_id": model_id,
+            "horizon_days": horizon,
+            "predicted_return": float(r.predicted_return),
+            "p_up": float(r.p_up),
+            "score": float(r.score),
+            "action": r.action,
+            "weight": float(r.weight),
+            "tercile": r.tercile,
+            "layer1_p_up": float(r.layer1_p_up),
+            "layer1_backend": backend.model_id,
+            "raw_score": float(r.raw_score),
+            "expected_return": None if pd.isna(r.expected_return) else float(r.expected_return),
+            "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class),
+            "calibration_rows": calibration_rows,
+            "reasons": r.reasons,
+            **decision_columns(r),
+        }
+        for r in decided.itertuples()
+    ]
+
+
+def track_record_of(predictions: pd.DataFrame, prices: pd.DataFrame, horizon: int) -> dict:
+    """Out-of-sample record of the stored predictions (`predictions`: rows of the table)
+    whose label is known in `prices` (every bar up to the day): the metrics (with base
+    rates and baselines) and a calibration table by Score decile; {} without any."""
+    from models.metrics import evaluate
+
+    labelled = with_labels(prices, horizon)
+    labelled["last_return"] = labelled.groupby("symbol")["close"].pct_change()
+    joined = (
+        predictions.rename(columns={"trading_date": "date"})
+        .merge(labelled[["symbol", "date", "forward_return", "last_return"]], on=["symbol", "date"])
+        .dropna(subset=["forward_return"])
+    )
+    if joined.empty:
+        return {}
+    joined["predicted_class"] = pd.to_numeric(joined["predicted_class"])  # null before 0013 or uncalibrated
+    moved = joined[joined["forward_return"] != 0]
+    buckets = (
+        moved.assign(bucket=(moved["score"] // 10 * 10).clip(0, 90))
+        .groupby("bucket")
+        .agg(
+            predictions=("score", "size"),
+            mean_score=("score", "mean"),
+            up_rate=("forward_return", lambda r: float((r > 0).mean())),
+        )
+        .reset_index()
+    )
+    return {"metrics": evaluate(joined), "calibration": buckets.to_dict("records")}
+
+
+def metric_rows(record: dict, day: date) -> list[dict]:
+    """The `model_metrics` rows of the live record as of `day` (model_id `live`)."""
+    return [
+        {
+            "model_id": "live",
+            "scope": f"live:{day.isoformat()}",
+            "metric": name,
+            "value": m["value"],
+            "base_rate": m["base_rate"],
+            "sample_size": m["sample_size"],
+            "detail": {"baselines": m["baselines"]},
+        }
+        for name, m in record.get("metrics", {}).items()
+    ]
+
+
+# --- the served record -------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -342,23 +431,12 @@ def served_predictions(rows: Iterable[dict[str, Any]]) -> dict[date, dict[str, d
     return served
 
 
-def stored_raw_scores(conn: Connection, since: date, day: date, horizon: int) -> pd.DataFrame:
-    """symbol, date, raw_score: the out-of-sample raw score of each served prediction from
-    `since` to before `day`: the live record's days, and the validation record's for the
-    days the live record has not scored. Predictions stored before 0013 have none."""
-    scores = stored_scores(conn, since, day, horizon)
-    return scores[scores["raw_score"].notna()][["symbol", "date", "raw_score"]].reset_index(drop=True)
-
-
-def stored_scores(conn: Connection, since: date, day: date, horizon: int) -> pd.DataFrame:
-    """symbol, date, raw_score, score of every served out-of-sample prediction from `since`
-    to before `day` (the live record's days, else the validation record's)."""
+def served_scores(rows_by_table: Iterable[Iterable[dict[str, Any]]]) -> pd.DataFrame:
+    """symbol, date, raw_score, score of every served prediction among the stored rows of
+    each table in turn (`rows_by_table`: the live record's first): a day served by an
+    earlier table is not read from a later one."""
     served: dict[date, dict[str, dict[str, Any]]] = {}
-    for table in (tables.predictions, tables.validation_predictions):
-        c = table.c
-        rows = current_rows(
-            conn, table, where=[c.trading_date >= since, c.trading_date < day, c.horizon_days == horizon]
-        )
+    for rows in rows_by_table:
         for scored_day, by_symbol in served_predictions(rows).items():
             served.setdefault(scored_day, by_symbol)
     scores = [
@@ -367,133 +445,3 @@ def stored_scores(conn: Connection, since: date, day: date, horizon: int) -> pd.
         for symbol, row in by_symbol.items()
     ]
     return pd.DataFrame(scores, columns=["symbol", "date", "raw_score", "score"])
-
-
-def live_calibration(conn: Connection, panel: pd.DataFrame, day: date, horizon: int) -> Calibration | None:
-    """The calibration for `day`'s scores: fitted on the stored out-of-sample raw scores
-    of the rows `calibration.in_window` admits for a block starting on `day`, with their
-    labels and class inputs from the point-in-time panel; None below 500 moved rows."""
-    config = WalkForwardConfig(horizon=horizon)
-    dates = sorted(panel["date"].unique())
-    if day not in dates:
-        return None
-    block_start = dates.index(day)
-    scores = stored_raw_scores(conn, dates[max(0, block_start - config.calibration_days)], day, horizon)
-    if scores.empty:
-        return None
-    window = with_day_numbers(panel.merge(scores, on=["symbol", "date"]), dates)
-    known = window["forward_return"].notna().to_numpy() & in_window(
-        window["day_number"].to_numpy(),
-        window["label_day"].to_numpy(),
-        block_start,
-        config.calibration_days,
-        config.embargo_days,
-    )
-    window = window[known].sort_values(["day_number", "symbol"], kind="stable")  # the walk-forward's order
-    if window.empty:
-        return None
-    return Calibration.fit(window["raw_score"].to_numpy(float), window, window["forward_return"].to_numpy(float))
-
-
-def score_day(
-    conn: Connection,
-    settings: Settings,
-    day: date,
-    calendar: TradingCalendar,
-    backend: Layer1Backend,
-    horizon: int = HORIZON,
-) -> DayScore:
-    panel = feature_rows(conn, day, backend, horizon)
-    store_features(conn, panel, day)
-    model_id, model, trained = ensure_model(conn, settings, panel, day, calendar, backend, horizon)
-    calibration = live_calibration(conn, panel, day, horizon)
-    today = panel[panel["date"] == day].copy()
-    scored = score_rows(model, today[FEATURE_NAMES].to_numpy(float), today, calibration, explain=FEATURE_NAMES)
-    for name in ("predicted_return", "expected_return", "p_up", "raw_score", "predicted_class"):
-        today[name] = scored.get(name, np.full(len(today), np.nan))
-    today["reasons"] = scored["reasons"]  # the three largest contributions to each raw score (models/reasons.py)
-    rows_used = calibration.rows if calibration is not None else 0
-    decided = decide(today, fee_rate=float(fee_schedule(settings).rate), horizon=horizon)
-    append_history(
-        conn,
-        tables.predictions,
-        [
-            {
-                "symbol": r.symbol,
-                "trading_date": day,
-                "model_id": model_id,
-                "horizon_days": horizon,
-                "predicted_return": float(r.predicted_return),
-                "p_up": float(r.p_up),
-                "score": float(r.score),
-                "action": r.action,
-                "weight": float(r.weight),
-                "tercile": r.tercile,
-                "layer1_p_up": float(r.layer1_p_up),
-                "layer1_backend": backend.model_id,
-                "raw_score": float(r.raw_score),
-                "expected_return": None if pd.isna(r.expected_return) else float(r.expected_return),
-                "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class),
-                "calibration_rows": rows_used,
-                "reasons": r.reasons,
-                **decision_columns(r),
-            }
-            for r in decided.itertuples()
-        ],
-        scope=[tables.predictions.c.trading_date == day],
-    )
-    record = track_record(conn, day, horizon)
-    if record:
-        append_history(
-            conn,
-            tables.model_metrics,
-            [
-                {
-                    "model_id": "live",
-                    "scope": f"live:{day.isoformat()}",
-                    "metric": name,
-                    "value": m["value"],
-                    "base_rate": m["base_rate"],
-                    "sample_size": m["sample_size"],
-                    "detail": {"baselines": m["baselines"]},
-                }
-                for name, m in record["metrics"].items()
-            ],
-        )
-    return DayScore(decided, model_id, trained, model.importances(FEATURE_NAMES), record, rows_used)
-
-
-def track_record(conn: Connection, day: date, horizon: int) -> dict:
-    """Out-of-sample record of every stored prediction whose label is known by `day`:
-    the metrics (with base rates and baselines) and a calibration table by Score decile."""
-    from models.metrics import evaluate
-
-    c = tables.predictions.c
-    preds = pd.DataFrame(
-        current_rows(conn, tables.predictions, where=[c.trading_date < day, c.horizon_days == horizon]),
-        columns=[x.name for x in tables.predictions.c],
-    )
-    if preds.empty:
-        return {}
-    prices = with_labels(price_panel(conn, day), horizon)
-    prices["last_return"] = prices.groupby("symbol")["close"].pct_change()
-    joined = (
-        preds.rename(columns={"trading_date": "date"})
-        .merge(prices[["symbol", "date", "forward_return", "last_return"]], on=["symbol", "date"])
-        .dropna(subset=["forward_return"])
-    )
-    if joined.empty:
-        return {}
-    joined["predicted_class"] = pd.to_numeric(joined["predicted_class"])  # null before 0013 or uncalibrated
-    moved = joined[joined["forward_return"] != 0]
-    buckets = (
-        moved.assign(bucket=(moved["score"] // 10 * 10).clip(0, 90))
-        .groupby("bucket")
-        .agg(
-            predictions=("score", "size"),
-            mean_score=("score", "mean"),
-            up_rate=("forward_return", lambda r: float((r > 0).mean())),
-        )
-        .reset_index()
-    )
-    return {"metrics": evaluate(joined), "calibration": buckets.to_dict("records")}

@@ -43,10 +43,12 @@ from models.decisions import DEFAULT_FEE_RATE, HORIZON, decide, decision_columns
 from models.features import FEATURE_NAMES
 from models.layer1 import EmpiricalFallback
 from models.metrics import evaluate
-from models.scoring import price_panel, sentiment_inputs
+from models.scoring import sentiment_inputs
+from models.sentiment.composite import METHOD
 from models.walkforward import WalkForwardConfig, WalkForwardResult, run_params, walk_forward
 from store import tables
 from store.history import append_history, current_rows
+from store.panels import price_panel, sentiment_composites
 
 RECORD = "validation"  # model_metrics.model_id and model_runs.kind of the validation record
 DEFAULT_DAYS = 250
@@ -83,7 +85,7 @@ def record_end(conn: Connection) -> date | None:
 def history_panel(conn: Connection, end: date, horizon: int) -> pd.DataFrame:
     """The modelling panel of every stored day up to `end`, layer 1 = the empirical fallback."""
     prices = price_panel(conn, end)
-    sentiment, market = sentiment_inputs(conn, end)
+    sentiment, market = sentiment_inputs(sentiment_composites(conn, end, METHOD))
     return build_panel(prices, horizon, sentiment, market, layer1=None)
 
 

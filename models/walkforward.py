@@ -87,7 +87,7 @@ def run_params(params: dict, config: WalkForwardConfig) -> dict:
     """What is stored of a model's recipe with each model run (`model_runs.params`): its
     LightGBM parameters, the classifier's hold-out share and whether a regressor was fitted.
     The live stage refits in full when its stored model was trained under another hold-out
-    share or regressor setting (models/scoring.ensure_model)."""
+    share or regressor setting (models/scoring.retrain_plan)."""
     return {
         **params,
         "calibration_share": config.calibration_share,

@@ -35,7 +35,6 @@ from market.errors import NotReadyError
 from market.fees import fee_schedule
 from market.settings import Settings
 from models.decisions import HORIZON
-from models.monitor import reference_data
 from models.validation import (
     DEFAULT_DAYS,
     DEFAULT_MIN_TRAIN_DAYS,
@@ -44,6 +43,7 @@ from models.validation import (
     first_live_day,
     record_days,
 )
+from pipeline.monitor_reads import reference_data
 from portfolio.ai import ExecutedDay
 from portfolio.ledger import AI_PORTFOLIO
 from store import tables

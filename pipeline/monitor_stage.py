@@ -1,11 +1,12 @@
 """T1 step 4b, after the predictions: the model monitor (docs/monitoring.md).
 
-Computes the day's checks (models/monitor.py: drift of the 14 inputs and of the Score
-against the validation record, the live record's accuracy and calibration against the
-validation record's band), sets each check's state from its stored levels of the previous
-trading days (ALERT only after `monitor_persistence_days` consecutive ALERT days) and stores
-one `monitor_checks` row per check in one transaction, with a MODEL_DRIFT or MODEL_DEGRADED
-notification for each check in ALERT (id `<since>:model-drift:<check>` or
+Computes the day's checks (read by pipeline/monitor_reads.py, figured by models/monitor.py:
+drift of the 14 inputs and of the Score against the validation record, the live record's
+accuracy and calibration against the validation record's band), sets each check's state
+from its stored levels of the previous trading days (ALERT only after
+`monitor_persistence_days` consecutive ALERT days) and stores one `monitor_checks` row per
+check in one transaction, with a MODEL_DRIFT or MODEL_DEGRADED notification for each check
+in ALERT (id `<since>:model-drift:<check>` or
 `<since>:model-degraded:<check>`: one per breach, however long it lasts). After the commit
 the pending notifications of the day go to the signed webhook and new alerts to the
 apprise URLs of `notify_urls`; a delivery failure does not fail the stage. A re-run with
@@ -18,12 +19,13 @@ import logging
 from datetime import date
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
 from analysis import notify
 from analysis.notify import Notification
 from market.settings import Settings
-from models.monitor import ALERT, Check, Thresholds, day_checks, overall, persist
+from models.monitor import ALERT, Check, Thresholds, overall, persist
+from pipeline.monitor_reads import day_checks
 from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
 from store.history import append_history, current_rows
@@ -37,7 +39,7 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
     t = Thresholds.of(ctx.settings)
     with ctx.engine.connect() as conn:
         checks, context = day_checks(conn, day, t, cache_dir=ctx.settings.models_dir / "monitor")
-        persist(checks, stored_levels(conn, day), t, day)
+        checks = persist(checks, stored_levels(conn, day), t, day)
     alerts = [alert_notification(c, day) for c in checks if c.state == ALERT]
     with ctx.transaction() as conn:
         written = append_history(
@@ -66,8 +68,8 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
             "watch": sorted(c for c, s in states.items() if s == "WATCH"),
             "monitor_rows_written": written,
             "new_alerts": len(new),
-            "reference": context.get("reference"),
-            "window": context.get("window"),
+            "reference": list(context.reference) if context.reference else None,
+            "window": list(context.window) if context.window else None,
             **delivery,
         },
         tables={
@@ -103,7 +105,7 @@ def row(check: Check, day: date) -> dict[str, Any]:
     }
 
 
-def stored_levels(conn: Any, day: date) -> dict[str, list[tuple[date, str, date | None]]]:
+def stored_levels(conn: Connection, day: date) -> dict[str, list[tuple[date, str, date | None]]]:
     """check -> [(day, level, since)] of the stored trading days before `day`, latest first,
     stopping at the first day without a row (persistence counts consecutive monitored days)."""
     m = tables.monitor_checks.c

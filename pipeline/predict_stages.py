@@ -8,7 +8,7 @@ from models.decisions import HORIZON
 from models.features import FEATURE_NAMES
 from models.layer1 import load_layer1
 from models.reasons import served as served_reasons
-from models.scoring import feature_rows, score_day, store_features
+from pipeline.scoring import feature_rows, score_day, store_features
 from pipeline.stage import Stage, StageContext, StageOutcome
 from views.bars import refresh_bars
 

@@ -57,8 +57,8 @@ def nse_prices(path: str, days: int | None = None) -> pd.DataFrame:
 def store_prices(days: int | None = None) -> pd.DataFrame:
     """The configured store's end-of-day history (all of it, or the last `days` days)."""
     from market.settings import get_settings
-    from models.scoring import price_panel
     from store.engine import service_engine
+    from store.panels import price_panel
 
     with service_engine(get_settings()).connect() as conn:
         prices = price_panel(conn, date.max)

@@ -9,7 +9,7 @@ factor adjusts nothing.
 
 Two readers apply them, each from the ex-date on: the ledger multiplies a holding
 (`portfolio.ledger.replay`), and the model's price history divides the closes before
-it (`models.scoring.price_panel`), so neither a position nor a return shows the split
+it (`store.panels.price_panel`), so neither a position nor a return shows the split
 as a loss.
 """
 

@@ -26,10 +26,10 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
-from models.scoring import latest_model
 from models.validation import stored_record
 from store import tables
 from store.history import current_rows
+from store.panels import latest_model
 
 REPORTED = (
     "binary_accuracy",

@@ -72,7 +72,7 @@ def test_no_weights_means_the_labelled_fallback(tmp_path: Path) -> None:
 
 
 def test_a_day_is_computed_once_and_cached_per_model(settings, tiny_chronos: Path) -> None:
-    from models.scoring import layer1_for_day
+    from pipeline.scoring import layer1_for_day
     from store import tables
     from store.engine import service_engine
     from store.history import current_rows

@@ -126,9 +126,9 @@ def test_the_live_stage_stores_the_reasons_of_every_prediction(settings: Setting
     """T1 step 4 on the simulator's store: each stored prediction's reasons are those of the
     booster that scored it, on the rows it scored (recomputed here from the same panel)."""
     from models.layer1 import load_layer1
-    from models.scoring import feature_rows
     from pipeline.backfill import backfill
     from pipeline.runner import run_stage
+    from pipeline.scoring import feature_rows
     from store import tables
     from store.engine import service_engine
     from store.history import current_rows

@@ -29,7 +29,7 @@ from store.tables import HISTORY_TABLES
 DAY = date(2026, 11, 20)
 KILLED_IN_STEP_4 = """
 import os, signal, sys
-import models.scoring as scoring
+import pipeline.scoring as scoring
 real = scoring.append_history
 def append_then_die(conn, table, rows, **kwargs):
     result = real(conn, table, rows, **kwargs)

@@ -25,9 +25,10 @@ from api.schemas.portfolio import Performance
 from cli.main import app as app_cli
 from market.clock import default_calendar
 from market.settings import Settings
-from models import monitor, scoring
+from models import monitor
 from models.monitor import ALERT, OK, WATCH, Check, Thresholds, live_checks, persist, psi
 from models.validation import build_validation_record
+from pipeline import monitor_reads, scoring
 from pipeline.backfill import backfill
 from pipeline.runner import run_stage
 from pipeline.serving import serve_in_thread
@@ -273,7 +274,7 @@ def test_the_reference_is_read_from_its_cache_until_the_record_changes(
     cache = tmp_path / "monitor"
     t = Thresholds()
     with service_engine(settings).connect() as conn:
-        built, _ = monitor.day_checks(conn, LIVE[0], t, cache_dir=cache)
+        built, _ = monitor_reads.day_checks(conn, LIVE[0], t, cache_dir=cache)
     (kept,) = cache.glob("monitor-reference-*.pkl")
 
     def no_panel(*args, **kwargs):
@@ -281,12 +282,14 @@ def test_the_reference_is_read_from_its_cache_until_the_record_changes(
 
     monkeypatch.setattr(models.validation, "history_panel", no_panel)
     with service_engine(settings).connect() as conn:
-        again, _ = monitor.day_checks(conn, LIVE[0], t, cache_dir=cache)
+        again, _ = monitor_reads.day_checks(conn, LIVE[0], t, cache_dir=cache)
     assert [(c.check_name, c.level, c.figure) for c in again] == [(c.check_name, c.level, c.figure) for c in built]
     monkeypatch.undo()
     kept.write_bytes(b"not a pickle")  # a damaged file is built again, not a failing stage
     with service_engine(settings).connect() as conn:
-        assert [c.figure for c in monitor.day_checks(conn, LIVE[0], t, cache_dir=cache)[0]] == [c.figure for c in built]
+        assert [c.figure for c in monitor_reads.day_checks(conn, LIVE[0], t, cache_dir=cache)[0]] == [
+            c.figure for c in built
+        ]
     assert kept.read_bytes() != b"not a pickle"
     # a correction of a price inside the record changes the reference: it is rebuilt, the old file replaced
     with service_engine(settings).begin() as conn:
@@ -301,6 +304,6 @@ def test_the_reference_is_read_from_its_cache_until_the_record_changes(
         row = {k: v for k, v in old.items() if k not in ("id", "recorded_at")}
         assert append_history(conn, tables.eod_prices, [{**row, "close": old["close"] * 1.5}]).inserted == 1
     with service_engine(settings).connect() as conn:
-        monitor.day_checks(conn, LIVE[0], t, cache_dir=cache)
+        monitor_reads.day_checks(conn, LIVE[0], t, cache_dir=cache)
     (rebuilt,) = cache.glob("monitor-reference-*.pkl")
     assert rebuilt.name != kept.name

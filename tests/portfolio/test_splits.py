@@ -13,7 +13,6 @@ from sqlalchemy import Engine
 
 from market.errors import InvalidInputError
 from market.settings import Settings
-from models.scoring import price_panel
 from portfolio import ledger
 from portfolio.dividends import credit_dividends
 from portfolio.market import market_days
@@ -21,6 +20,7 @@ from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, pla
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
+from store.panels import price_panel
 from tests.portfolio.seed import CALENDAR, DAY, seed_market
 from views.valuation import portfolio_view
 

@@ -1,0 +1,79 @@
+"""The model's point-in-time reads of the store: the bars (split-adjusted, with whether
+each instrument is an ordinary share), the sentiment composites, and the risk models
+registered in `model_runs`. models/ computes on what these return and never opens a
+connection itself (models/validation.py, the one module that still reads, calls these)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import Connection
+
+from market.instruments import is_ordinary
+from store import tables
+from store.history import current_rows
+from store.instruments import instrument_types
+from store.splits import Split, stored_splits
+
+PRICE_COLUMNS = ("close", "bid", "ask", "high", "low")
+
+
+def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.DataFrame:
+    """Every stored bar up to `day` (from `since`, when given), adjusted for the splits known
+    by then, with `ordinary`: whether the instrument is an ordinary share (store/instruments.py;
+    a bar of an instrument the store does not describe counts as one)."""
+    c = tables.eod_prices.c
+    rows = current_rows(
+        conn, tables.eod_prices, where=[c.trading_date <= day] + ([c.trading_date >= since] if since else [])
+    )
+    frame = pd.DataFrame(rows, columns=[c.name for c in tables.eod_prices.c])
+    frame = frame.rename(columns={"trading_date": "date"})[
+        ["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]
+    ]
+    types = instrument_types(conn)
+    frame["ordinary"] = [is_ordinary(types[s]) if s in types else True for s in frame["symbol"]]
+    return split_adjusted(frame, stored_splits(conn, day))
+
+
+def split_adjusted(prices: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:
+    """The bars before each split's ex-date on the new count: prices divided by the factor,
+    volumes multiplied by it, so the ex-date's return, the momentum, RSI, bands and
+    volatility read no loss (or gain) where there was only a new share count. The
+    stored bars are unchanged (what the API serves is what traded)."""
+    if not splits:
+        return prices
+    adjusted = prices.copy()
+    for column in ("volume", *PRICE_COLUMNS):
+        if column in adjusted:
+            adjusted[column] = pd.to_numeric(adjusted[column], errors="coerce")  # a missing quote is NaN, not None
+    for split in splits:
+        before = (adjusted["symbol"] == split.symbol) & (adjusted["date"] < split.ex_date)
+        for column in PRICE_COLUMNS:
+            if column in adjusted:
+                adjusted.loc[before, column] = adjusted.loc[before, column] / split.factor
+        adjusted.loc[before, "volume"] = adjusted.loc[before, "volume"] * split.factor
+    return adjusted
+
+
+def sentiment_composites(conn: Connection, day: date, method: str) -> pd.DataFrame:
+    """Every stored sentiment composite of `method` up to `day`, its columns as stored
+    (`trading_date` as `date`); models/scoring.py `sentiment_inputs` splits the market's
+    row from the names'."""
+    c = tables.sentiment_composites.c
+    return pd.DataFrame(
+        current_rows(conn, tables.sentiment_composites, where=[c.trading_date <= day, c.method == method]),
+        columns=[x.name for x in tables.sentiment_composites.c],
+    ).rename(columns={"trading_date": "date"})
+
+
+def risk_models(conn: Connection) -> list[dict[str, Any]]:
+    """Every registered model run (`model_runs`, current versions), any kind."""
+    return current_rows(conn, tables.model_runs)
+
+
+def latest_model(conn: Connection) -> dict[str, Any] | None:
+    """The risk model trained last (latest train_end, then the latest recorded), or None."""
+    runs = current_rows(conn, tables.model_runs, where=[tables.model_runs.c.kind == "risk"])
+    return max(runs, key=lambda r: (r["train_end"], r["recorded_at"])) if runs else None
