@@ -391,12 +391,14 @@ def monitor_lines(state: dict) -> list[str]:
         return [f"monitor: no state yet ({state['reason']})"]
     lines = [f"monitor {state['trading_date'].isoformat()}: {state['state']}"]
     for c in state["checks"]:
-        figure = "-" if c["figure"] is None else f"{c['figure']:.4f}"
+        figure = f"{c['measure'].split(':')[0]} " + ("-" if c["figure"] is None else f"{c['figure']:.4f}")
         bounds = (
-            "" if c["watch_threshold"] is None else f" (watch {c['watch_threshold']:g}, alert {c['alert_threshold']:g})"
+            ""
+            if c["worse_when"] is None
+            else f" (worse {c['worse_when']}: watch {c['watch_threshold']:g}, alert {c['alert_threshold']:g})"
         )
         since = f" since {c['since'].isoformat()}" if c["since"] else ""
-        note = f"  {c['note']}" if c["note"] else ""
+        note = f"  {c['note']}" if c["figure"] is None else ""  # why it is missing; else the line says it all
         lines.append(f"{c['state']:<5}  {c['check']:<28} {figure}{bounds}{since}{note}")
     return lines
 

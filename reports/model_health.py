@@ -18,7 +18,7 @@ def model_health(perf: dict[str, Any]) -> list[Flowable]:
         return [text("Model health: " + (monitor.get("reason") or "the model monitor has not run yet") + ".", SMALL)]
     checks = monitor["checks"]
     flagged = [c for c in checks if c["state"] != "OK"]
-    waiting = [c for c in checks if c.get("note")]
+    waiting = [c for c in checks if c["figure"] is None and c.get("note")]
     blocks: list[Flowable] = [
         key_figures(
             [
@@ -36,8 +36,8 @@ def model_health(perf: dict[str, Any]) -> list[Flowable]:
                 c["state"],
                 number(c["figure"], 4),
                 "-"
-                if c["watch_threshold"] is None
-                else f"{number(c['watch_threshold'], 3)} / {number(c['alert_threshold'], 3)}",
+                if c.get("worse_when") is None
+                else f"{c['worse_when']} {number(c['watch_threshold'], 3)} / {number(c['alert_threshold'], 3)}",
                 str(c["since"] or "-"),
             ]
             for c in flagged

@@ -61,9 +61,27 @@ def performance(conn: Connection) -> dict[str, Any]:
     }
 
 
+MEASURES = {
+    "score_drift": "psi_excess: the population stability index of the live Scores against the validation "
+    "record's, less the most the record's own windows of that length show",
+    "input_psi": "psi_excess: the population stability index of the input over its last {window_days} days "
+    "against the validation record's, less the most the record's own windows of that length show",
+    "input_tail": "tail_share: the share of the validation record's days whose value was at least as far out "
+    "as today's (a market-wide input, or the share of priced names that traded)",
+    "live_accuracy": "accuracy: the binary accuracy of the latest live outcomes (P(up) > 0.5 against the label "
+    "above zero)",
+    "live_brier": "brier: the Brier score of the latest live outcomes' P(up)",
+    "live_calibration": "ece: the expected calibration error of the latest live outcomes' P(up) (10 equal-width bins)",
+}
+
+
 def monitor_state(conn: Connection) -> dict[str, Any]:
     """The model monitor's latest day (T1's `t1_monitor`, docs/monitoring.md): the overall
-    state (the worst check's) and each check's state, figure, thresholds and since."""
+    state (the worst check's) and each check's state, figure, thresholds and since, with
+    what the figure measures (`measure`), which way its thresholds run (`worse_when`:
+    `above` when a higher figure is worse, `below` when a lower one is, from the thresholds'
+    order: the monitor's ALERT threshold lies beyond its WATCH threshold on the worse side)
+    and a `note` that reads the check in words (or says why its figure is missing)."""
     m = tables.monitor_checks.c
     day = conn.execute(select(func.max(m.trading_date))).scalar()
     if day is None:
@@ -84,21 +102,50 @@ def monitor_state(conn: Connection) -> dict[str, Any]:
         "state": overall,
         "trading_date": day,
         "reason": None,
-        "checks": [
-            {
-                "check": r["check_name"],
-                "kind": r["kind"],
-                "state": r["state"],
-                "level": r["level"],
-                "figure": r["figure"],
-                "watch_threshold": r["watch_threshold"],
-                "alert_threshold": r["alert_threshold"],
-                "since": r["since"],
-                "note": (r["figures"] or {}).get("note"),
-            }
-            for r in rows
-        ],
+        "checks": [_check(r) for r in rows],
     }
+
+
+def _check(row: dict[str, Any]) -> dict[str, Any]:
+    figures = row["figures"] or {}
+    worse = _worse_when(row["watch_threshold"], row["alert_threshold"])
+    return {
+        "check": row["check_name"],
+        "kind": row["kind"],
+        "state": row["state"],
+        "level": row["level"],
+        "figure": row["figure"],
+        "measure": _measure(row["kind"], figures),
+        "watch_threshold": row["watch_threshold"],
+        "alert_threshold": row["alert_threshold"],
+        "worse_when": worse,
+        "since": row["since"],
+        "note": figures.get("note") or _reading(row, worse),
+    }
+
+
+def _measure(kind: str, figures: dict[str, Any]) -> str:
+    if kind == "input_drift":
+        if "reference_days" in figures:
+            return MEASURES["input_tail"]
+        return MEASURES["input_psi"].format(window_days=figures.get("window_days", "N"))
+    return MEASURES.get(kind, kind)
+
+
+def _worse_when(watch: float | None, alert: float | None) -> str | None:
+    if watch is None or alert is None or watch == alert:
+        return None
+    return "above" if alert > watch else "below"
+
+
+def _reading(row: dict[str, Any], worse: str | None) -> str:
+    """The check in words: its figure against its thresholds and the day's level."""
+    if row["figure"] is None or worse is None:
+        return f"level {row['level']}, state {row['state']}"
+    return (
+        f"{row['figure']:.4g}: WATCH {worse} {row['watch_threshold']:.4g}, ALERT {worse} "
+        f"{row['alert_threshold']:.4g}; level {row['level']}, state {row['state']}"
+    )
 
 
 def shown_record(perf: dict[str, Any]) -> dict[str, Any]:

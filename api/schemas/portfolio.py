@@ -464,10 +464,18 @@ class MonitorCheck(ApiModel):
         "of the day's value (market-wide inputs) or the live metric; null before "
         "the check can be computed."
     )
+    measure: str = Field(description="What the figure is, in words (its name first, e.g. `psi_excess: ...`).")
     watch_threshold: float | None = Field(description="The figure's WATCH threshold.")
     alert_threshold: float | None = Field(description="The figure's ALERT threshold.")
+    worse_when: str | None = Field(
+        description="`above` when a higher figure is worse (drift, Brier, calibration error), `below` when a lower "
+        "one is (accuracy, tail share); null without thresholds."
+    )
     since: date | None = Field(description="First trading day of the current breach; null when OK.")
-    note: str | None = Field(description="Why the figure is missing (e.g. 'not enough live outcomes').")
+    note: str = Field(
+        description="The check in words: the figure against its thresholds and the day's level, or why the figure "
+        "is missing (e.g. 'not enough live outcomes')."
+    )
 
 
 class ModelMonitor(ApiModel):

@@ -240,7 +240,7 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
             f"""{{ modelPerformance {{ modelId trainedThrough trainingRows horizonDays layer1Backend
         layer1IsFallback validation {{ {record} }} live {{ {record} }} """
             f"""monitor {{ state tradingDate reason checks {{ check
-        kind state level figure watchThreshold alertThreshold since note }} }} }} }}""",
+        kind state level figure measure watchThreshold alertThreshold worseWhen since note }} }} }} }}""",
             key,
         )["modelPerformance"]
     )

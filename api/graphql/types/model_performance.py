@@ -76,10 +76,14 @@ class MonitorCheck:
     state: str
     level: str
     figure: float | None
+    measure: str = strawberry.field(description="What the figure is, in words (its name first).")
     watch_threshold: float | None
     alert_threshold: float | None
+    worse_when: str | None = strawberry.field(
+        description="`above` when a higher figure is worse, `below` when a lower one is; null without thresholds."
+    )
     since: date | None
-    note: str | None
+    note: str = strawberry.field(description="The check in words, or why its figure is missing.")
 
 
 @strawberry.type(description="The model monitor's latest day: the worst check's state and every check.")
