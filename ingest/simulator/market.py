@@ -39,7 +39,7 @@ regime draws the same random numbers as the default; only what they are used for
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
@@ -169,6 +169,118 @@ class SimulatedDay:
     indices: list[dict] = field(default_factory=list)  # the market's published index levels: symbol, level
 
 
+@dataclass(frozen=True, eq=False)
+class _DayState:
+    """What a simulated day leaves, one value per instrument (`SimulatedMarket._computed[i]`):
+    the day's views read it and the next day starts from it."""
+
+    value: np.ndarray  # log value at the close
+    close: np.ndarray
+    prev_close: np.ndarray
+    halt_left: np.ndarray  # halt days left, today included
+    halted: np.ndarray
+    listed: np.ndarray
+    traded: np.ndarray
+    volume: np.ndarray
+    trades: np.ndarray
+    open: np.ndarray  # NaN without a trade, as high and low
+    high: np.ndarray
+    low: np.ndarray
+    bid: np.ndarray  # NaN where the closing quote is missing, as ask
+    ask: np.ndarray
+    tone: np.ndarray  # the day's news tone, 0 without news
+    dividend: np.ndarray  # per share, on its ex-date
+    drift: np.ndarray  # the news tones decayed by DRIFT_DECAY a day: what pushes the next day's value
+    centre: np.ndarray  # the standing quotes' centre
+    half: np.ndarray  # and half-width (a fraction of the centre)
+    side: np.ndarray  # the side of the last print: +1 at the ask, -1 at the bid
+    gap: np.ndarray  # the transient gap between the value and the company's worth
+
+
+@dataclass(frozen=True, eq=False)
+class _Quotes:
+    """Standing quotes: centre, half-width (a fraction of the centre) and the side of the last print."""
+
+    centre: np.ndarray
+    half: np.ndarray
+    side: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class _Start:
+    """What a day starts from (`SimulatedMarket._start`)."""
+
+    value: np.ndarray  # log value at the previous close
+    last_close: np.ndarray
+    halt_left: np.ndarray  # one fewer than the day before
+    drift: np.ndarray  # the previous day's tone drift
+    quotes: _Quotes
+    gap: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class _Move:
+    """The day's move of the value (`SimulatedMarket._move`)."""
+
+    dividend: np.ndarray
+    opening: np.ndarray  # log value at the open: the previous close's, less any dividend
+    value: np.ndarray  # log value at the close
+    day_vol: np.ndarray  # the day's volatility (quiet or active)
+    gap: np.ndarray  # the gap at the close
+
+
+@dataclass(frozen=True, eq=False)
+class _Trading:
+    """Who trades and how much (`SimulatedMarket._trading`)."""
+
+    traded: np.ndarray
+    volume: np.ndarray
+    trades: np.ndarray
+    fresh_half: np.ndarray  # the half-width of quotes set afresh today
+    prints: np.ndarray  # prints simulated (0: no trade)
+
+
+@dataclass(frozen=True, eq=False)
+class _PrintDraws:
+    """The random parts of the day's prints (`_draw_print_parts`), PRINTS_PER_DAY rows by instrument."""
+
+    flip: np.ndarray  # the print's side is drawn afresh (else it repeats the previous one)
+    coin: np.ndarray  # the fresh side, +1 or -1
+    sizes: np.ndarray
+    odd_lot: np.ndarray  # per instrument: an odd lot prints today
+    odd_side: np.ndarray
+    odd_reach: np.ndarray  # how far beyond the quotes, in log price
+
+
+@dataclass(frozen=True, eq=False)
+class _QuotePath:
+    """The quotes at each print (`centres`, `halves`: PRINTS_PER_DAY rows) and after the last."""
+
+    centres: np.ndarray
+    halves: np.ndarray
+    centre: np.ndarray
+    half: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class _Bar:
+    """The day's prices from its prints, and the quotes they leave."""
+
+    open: np.ndarray
+    high: np.ndarray
+    low: np.ndarray
+    close: np.ndarray
+    quotes: _Quotes
+
+
+@dataclass(frozen=True, eq=False)
+class _ClosingQuotes:
+    centre: np.ndarray
+    half: np.ndarray
+    bid: np.ndarray
+    ask: np.ndarray
+
+
 class SimulatedMarket:
     def __init__(
         self,
@@ -190,7 +302,7 @@ class SimulatedMarket:
         self.days: list[date] = self.calendar.trading_days(SIM_START, end)
         self._index = {d: i for i, d in enumerate(self.days)}
         self.universe: list[Instrument] = build_universe(size, seed, len(self.days))
-        self._computed: list[dict[str, np.ndarray]] = []
+        self._computed: list[_DayState] = []
         self._events: list[list[NewsEvent]] = []
         self._static()
 
@@ -248,53 +360,114 @@ class SimulatedMarket:
             self._step(len(self._computed))
 
     def _step(self, i: int) -> None:
-        n = self.size
+        """Simulate trading day `i` from day i - 1's state and cache it with its news.
+
+        Every number of the day is drawn from `default_rng([seed, 2, i])` in the order of
+        the calls below (the value's move, halts, news, trading, prints, closing quotes):
+        reordering them changes the market. The gap's shocks have their own stream,
+        `default_rng([seed, 4, i])`, so every other number is drawn as before it.
+        """
         rng = np.random.default_rng([self.seed, 2, i])
-        # The gap's shocks have their own stream, so every other number is drawn as before it.
         gap_rng = np.random.default_rng([self.seed, 4, i])
-        gap_shock = gap_rng.normal(0, 1, n)
+        gap_shock = gap_rng.normal(0, 1, self.size)
         listed = self._listed(i)
+        start = self._start(i, listed, gap_rng)
+        move = self._move(i, rng, listed, start, gap_shock)
+        halt_left, halted = self._halts(rng, listed, start.halt_left)
+        tone, events = self._news(i, rng, listed)
+        trading = self._trading(rng, listed, halted, tone)
+        bar = self._closes(self._prints(rng, start, move, trading), trading.traded, move.value, start.last_close)
+        quotes = _closing_quotes(rng, move.value, bar.quotes, trading, halted)
+        self._computed.append(
+            _DayState(
+                value=move.value,
+                close=bar.close,
+                prev_close=start.last_close.copy(),
+                halt_left=halt_left,
+                halted=halted,
+                listed=listed,
+                traded=trading.traded,
+                volume=trading.volume,
+                trades=trading.trades,
+                open=bar.open,
+                high=bar.high,
+                low=bar.low,
+                bid=quotes.bid,
+                ask=quotes.ask,
+                tone=tone,
+                dividend=move.dividend,
+                drift=DRIFT_DECAY * start.drift + tone,
+                centre=quotes.centre,
+                half=quotes.half,
+                side=bar.quotes.side,
+                gap=move.gap,
+            )
+        )
+        self._events.append(events)
+
+    def _start(self, i: int, listed: np.ndarray, gap_rng: np.random.Generator) -> _Start:
+        """What day `i` starts from: day i - 1's state, or on day 0 every company at its
+        initial price with quotes of its base width and the gap drawn from its long-run
+        distribution (the second draw of `gap_rng`). A name listed today starts at its value."""
+        n = self.size
         if i == 0:
             value = np.log(np.array([x.initial_price for x in self.universe]))
             last_close = _to_tick(np.exp(value))
             halt_left = np.zeros(n, dtype=int)
             drift = np.zeros(n)
             centre, half, side = np.exp(value), self._spread / 2, np.ones(n)
-            # the gap starts from its long-run distribution
             gap = GAP_SHARE * self._vol / np.sqrt(1 - GAP_PERSISTENCE**2) * gap_rng.normal(0, 1, n)
         else:
             prev = self._computed[i - 1]
-            value, last_close = prev["value"].copy(), prev["close"].copy()
-            halt_left = np.maximum(prev["halt_left"] - 1, 0)
-            drift = prev["drift"]
-            centre, half, side = prev["centre"], prev["half"], prev["side"]
-            gap = prev["gap"]
+            value, last_close = prev.value.copy(), prev.close.copy()
+            halt_left = np.maximum(prev.halt_left - 1, 0)
+            drift = prev.drift
+            centre, half, side = prev.centre, prev.half, prev.side
+            gap = prev.gap
         newly_listed = listed & (self._listed_day == i) & (i > 0)
         last_close = np.where(newly_listed, _to_tick(np.exp(value)), last_close)
         centre = np.where(newly_listed, np.exp(value), centre)
+        return _Start(value, last_close, halt_left, drift, _Quotes(centre, half, side), gap)
 
+    def _move(
+        self, i: int, rng: np.random.Generator, listed: np.ndarray, start: _Start, gap_shock: np.ndarray
+    ) -> _Move:
+        """The day's move of each company's log value: the market factor (with the
+        regime's drift) times its beta, its own noise, its constant premium, the change of
+        its gap and the push of the recent news tones, from an opening that drops by the
+        dividend on an ex-date. On a quiet day (QUIET_SHARE of instrument-days) the value
+        barely moves, with the market or alone. Draws the market, the noise and the quiet days."""
+        n = self.size
         market = rng.normal(self.regime.market_drift, 0.006)
         noise = rng.normal(0, 1, n)
         dividend_today = listed & (self._div_yield > 0) & ((i + self._dividend_phase) % 126 == 0) & (i > 0)
-        dividend = np.where(dividend_today, (self._div_yield / 2 * last_close).round(2), 0.0)
-        tone_push = self.news_signal * TONE_EFFECT * self._vol * drift
-        opening = value + np.log(np.clip(1 - dividend / np.maximum(last_close, 0.01), 0.5, 1.0))
-        # A quiet day (QUIET_SHARE of instrument-days): the value barely moves, with the market or alone.
+        dividend = np.where(dividend_today, (self._div_yield / 2 * start.last_close).round(2), 0.0)
+        tone_push = self.news_signal * TONE_EFFECT * self._vol * start.drift
+        opening = start.value + np.log(np.clip(1 - dividend / np.maximum(start.last_close, 0.01), 0.5, 1.0))
         activity = np.where(rng.random(n) < QUIET_SHARE, QUIET_SCALE, ACTIVE_SCALE)
         day_vol = self._vol * activity
-        new_gap = GAP_PERSISTENCE * gap + GAP_SHARE * day_vol * gap_shock
+        gap = GAP_PERSISTENCE * start.gap + GAP_SHARE * day_vol * gap_shock
         worth = day_vol * np.sqrt(1 - GAP_SHARE**2) * noise + self._premium
-        value = opening + activity * self._beta * market + worth + (new_gap - gap) + tone_push
+        value = opening + activity * self._beta * market + worth + (gap - start.gap) + tone_push
+        return _Move(dividend, opening, value, day_vol, gap)
 
+    def _halts(
+        self, rng: np.random.Generator, listed: np.ndarray, halt_left: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Halt days left and whether each name is halted: a listed name not halted starts
+        a halt of 1 to 4 days with the regime's halt rate."""
+        n = self.size
         starts_halt = listed & (halt_left == 0) & (rng.random(n) < self.regime.halt_rate)
         halt_left = np.where(starts_halt, rng.integers(1, 5, n), halt_left)
-        halted = listed & (halt_left > 0)
+        return halt_left, listed & (halt_left > 0)
 
-        tone, events = self._news(i, rng, listed)
-        news_today = np.abs(tone) > 0
-        p_trade = np.clip(self._p_trade + 0.3 * news_today, 0, 0.99)
+    def _trading(self, rng: np.random.Generator, listed: np.ndarray, halted: np.ndarray, tone: np.ndarray) -> _Trading:
+        """Who trades (a listed, unhalted name with its own probability, 0.3 more on a day
+        with news; every one in an `always_trades` regime), how much (more on strong news),
+        in how many trades and prints, and the width of quotes set afresh today."""
+        n = self.size
+        p_trade = np.clip(self._p_trade + 0.3 * (np.abs(tone) > 0), 0, 0.99)
         traded = listed & ~halted & ((rng.random(n) < p_trade) | self.regime.always_trades)
-        prev_close = last_close.copy()
         volume = np.where(
             traded,
             np.maximum(1, np.round(self._volume * rng.lognormal(0, 0.8, n) * (1 + 2 * np.abs(tone)), -1)),
@@ -305,121 +478,54 @@ class SimulatedMarket:
         prints = np.where(
             traded, np.clip(1 + rng.poisson(volume / PRINT_SHARES), self.regime.min_prints, PRINTS_PER_DAY), 0
         )
-        open_, high, low, close, centre, half, side = self._prints(
-            rng, opening, value, day_vol, centre, half, fresh_half, side, prints, last_close
+        return _Trading(traded, volume, trades, fresh_half, prints)
+
+    def _prints(self, rng: np.random.Generator, start: _Start, move: _Move, trading: _Trading) -> _Bar:
+        """The day's trade prints of every instrument, `trading.prints[k]` of them (0: no trade).
+
+        The value moves from `move.opening` (the previous close's value, after any
+        dividend) to `move.value` along a Brownian bridge with the day's volatility times
+        INTRADAY_VOL; the prints happen at sorted uniform times. A print is at the standing
+        bid or ask: the quotes stay where they are while the value is inside them and are
+        set afresh around it (with a new width) once it leaves. Its side repeats the
+        previous print's with probability SIDE_PERSISTENCE for the day's first print (the
+        previous day's last print) and INTRADAY_PERSISTENCE for the others, and is a fair
+        coin otherwise: order flow in a thin market comes in runs, the same standing order
+        is hit again. Prints sit on QUOTE_GRID within the daily price limit around the
+        previous close, with sizes drawn from an exponential distribution. Returns open,
+        high, low, the close (the volume-weighted average price on the TICKS grid; NaN
+        without a print) and the quotes' centre, half-width and last side.
+        """
+        level = _value_path(rng, move.opening, move.value, move.day_vol)
+        draws = _draw_print_parts(rng, trading.prints, move.day_vol)
+        active = np.arange(PRINTS_PER_DAY)[:, None] < trading.prints
+        sides = _print_sides(draws, start.quotes.side)
+        path = _requote_along(level, active, start.quotes, trading.fresh_half)
+        floor = _to_tick(start.last_close * (1 - self.regime.price_limit), np.ceil)
+        cap = _to_tick(start.last_close * (1 + self.regime.price_limit), np.floor)
+        price = np.maximum(
+            np.clip(_to_tick(path.centres * (1 + sides * path.halves), np.round, QUOTE_GRID), floor, cap), 0.01
         )
-        close = np.where(traded, close, last_close)
+        # An odd lot: a small trade away from the quotes (beyond them by a random share of the
+        # day's volatility) that sets the day's high or low and hardly moves the close.
+        odd_price = path.centre * np.exp(draws.odd_side * (path.half + draws.odd_reach))
+        odd_price = np.maximum(np.clip(_to_tick(odd_price, np.round, QUOTE_GRID), floor, cap), 0.01)
+        last = np.take_along_axis(sides, np.maximum(trading.prints - 1, 0)[None, :], axis=0)[0]
+        quotes = _Quotes(path.centre, path.half, np.where(trading.prints > 0, last, start.quotes.side))
+        return _bar_of_prints(price, active, draws, odd_price, quotes)
+
+    def _closes(self, bar: _Bar, traded: np.ndarray, value: np.ndarray, last_close: np.ndarray) -> _Bar:
+        """The day's bar with the close of an untraded name at the previous close; in a
+        `no_flat_closes` regime a traded close equal to the previous one moves one tick
+        toward the day's value (and widens the day's range if it has to)."""
+        close = np.where(traded, bar.close, last_close)
+        high, low = bar.high, bar.low
         if self.regime.no_flat_closes:
             flat = traded & (close == last_close)
             step = np.where(value >= np.log(last_close), 1.0, -1.0) * _tick(last_close)
             close = np.where(flat, np.maximum((last_close + step).round(2), 0.01), close)
             high, low = np.where(traded, np.fmax(high, close), high), np.where(traded, np.fmin(low, close), low)
-        # Closing quotes: the standing ones while the value stays inside them, new ones
-        # around the value once it has left them (also on a day without a trade).
-        requote = np.abs(value - np.log(centre)) > half
-        centre = np.where(requote, np.exp(value), centre)
-        half = np.where(requote, fresh_half, half)
-        bid = np.maximum(_to_tick(centre * (1 - half), np.floor, QUOTE_GRID), 0.01)
-        ask = np.maximum(_to_tick(centre * (1 + half), np.ceil, QUOTE_GRID), (bid + _tick(bid, QUOTE_GRID)).round(2))
-        one_sided = rng.random(n)
-        bid = np.where(halted | (~traded & (one_sided < 0.03)), np.nan, bid)
-        ask = np.where(halted | (~traded & (one_sided > 0.98)), np.nan, ask)
-        self._computed.append(
-            {
-                "value": value,
-                "close": close,
-                "prev_close": prev_close,
-                "halt_left": halt_left,
-                "halted": halted,
-                "listed": listed,
-                "traded": traded,
-                "volume": volume,
-                "trades": trades,
-                "open": open_,
-                "high": high,
-                "low": low,
-                "bid": bid,
-                "ask": ask,
-                "tone": tone,
-                "dividend": dividend,
-                "drift": DRIFT_DECAY * drift + tone,
-                "centre": centre,
-                "half": half,
-                "side": side,
-                "gap": new_gap,
-            }
-        )
-        self._events.append(events)
-
-    def _prints(
-        self,
-        rng: np.random.Generator,
-        opening: np.ndarray,
-        value: np.ndarray,
-        vol: np.ndarray,
-        centre: np.ndarray,
-        half: np.ndarray,
-        fresh_half: np.ndarray,
-        side: np.ndarray,
-        prints: np.ndarray,
-        last_close: np.ndarray,
-    ) -> tuple[np.ndarray, ...]:
-        """The day's trade prints of every instrument, `prints[k]` of them (0: no trade).
-
-        The value moves from `opening` (the previous close's value, after any dividend) to
-        `value` along a Brownian bridge with the day's volatility times INTRADAY_VOL; the
-        prints happen at sorted uniform times. A print is at the standing bid or ask: the
-        quotes stay where they are while the value is inside them and are set afresh around
-        it (with a new width) once it leaves. Its side repeats the previous print's with
-        probability SIDE_PERSISTENCE for the day's first print (the previous day's last
-        print) and INTRADAY_PERSISTENCE for the others, and is a fair coin otherwise: order
-        flow in a thin market comes in runs, the same standing order is hit again. Prints sit
-        on QUOTE_GRID within the daily price limit around the previous close, with sizes
-        drawn from an exponential distribution. Returns open, high, low, the close (the
-        volume-weighted average price on the TICKS grid; NaN without a print) and the
-        quotes' centre, half-width and last side.
-        """
-        n, p = len(value), PRINTS_PER_DAY
-        times = np.sort(rng.random((p, n)), axis=0)
-        walk = np.cumsum(np.sqrt(np.diff(times, axis=0, prepend=0.0)) * rng.normal(0, 1, (p, n)), axis=0)
-        walk_end = walk[-1] + np.sqrt(1 - times[-1]) * rng.normal(0, 1, n)
-        level = opening + times * (value - opening) + INTRADAY_VOL * vol * (walk - times * walk_end)
-        persistence = np.where(np.arange(p) == 0, SIDE_PERSISTENCE, INTRADAY_PERSISTENCE)[:, None]
-        flip = rng.random((p, n)) >= persistence
-        coin = np.where(rng.random((p, n)) < 0.5, 1.0, -1.0)
-        sizes = rng.exponential(1.0, (p, n))
-        odd_lot = (rng.random(n) < ODD_LOT_SHARE) & (prints > 0)
-        odd_side = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-        odd_reach = np.abs(rng.normal(0, 1, n)) * ODD_LOT_REACH * vol
-        active = np.arange(p)[:, None] < prints
-        # Each print's side is the coin of the latest flip at or before it, or the standing side.
-        latest = np.maximum.accumulate(np.where(flip, np.arange(p)[:, None], -1), axis=0)
-        sides = np.where(latest >= 0, np.take_along_axis(coin, np.maximum(latest, 0), axis=0), side)
-        centres, halves = np.empty((p, n)), np.empty((p, n))
-        for j in range(p):  # quotes move only when the value leaves them: sequential
-            requote = active[j] & (np.abs(level[j] - np.log(centre)) > half)
-            centre = np.where(requote, np.exp(level[j]), centre)
-            half = np.where(requote, fresh_half, half)
-            centres[j], halves[j] = centre, half
-        floor = _to_tick(last_close * (1 - self.regime.price_limit), np.ceil)
-        cap = _to_tick(last_close * (1 + self.regime.price_limit), np.floor)
-        price = np.maximum(np.clip(_to_tick(centres * (1 + sides * halves), np.round, QUOTE_GRID), floor, cap), 0.01)
-        traded = prints > 0
-        # An odd lot: a small trade away from the quotes (beyond them by a random share of the
-        # day's volatility) that sets the day's high or low and hardly moves the close.
-        odd_price = centre * np.exp(odd_side * (half + odd_reach))
-        odd_price = np.maximum(np.clip(_to_tick(odd_price, np.round, QUOTE_GRID), floor, cap), 0.01)
-        weight = np.where(active, sizes, 0.0)
-        odd_weight = np.where(odd_lot, ODD_LOT_SIZE, 0.0)
-        turnover = (weight * price).sum(axis=0) + odd_weight * odd_price
-        close = np.where(traded, _to_tick(turnover / np.maximum(weight.sum(axis=0) + odd_weight, 1e-12)), np.nan)
-        high = np.where(traded, np.where(active, price, -np.inf).max(axis=0), np.nan)
-        low = np.where(traded, np.where(active, price, np.inf).min(axis=0), np.nan)
-        high = np.where(odd_lot, np.maximum(high, odd_price), high)
-        low = np.where(odd_lot, np.minimum(low, odd_price), low)
-        open_ = np.where(traded, price[0], np.nan)
-        last_side = np.where(traded, np.take_along_axis(sides, np.maximum(prints - 1, 0)[None, :], axis=0)[0], side)
-        return open_, high, low, close, centre, half, last_side
+        return replace(bar, close=close, high=high, low=low)
 
     def _news(self, i: int, rng: np.random.Generator, listed: np.ndarray) -> tuple[np.ndarray, list[NewsEvent]]:
         n = self.size
@@ -455,9 +561,9 @@ class SimulatedMarket:
         return tone, events
 
     # ---- views --------------------------------------------------------------------
-    def _bars(self, i: int, s: dict[str, np.ndarray]) -> list[dict]:
+    def _bars(self, i: int, s: _DayState) -> list[dict]:
         rows = []
-        for k in np.flatnonzero(s["listed"]):
+        for k in np.flatnonzero(s.listed):
             x = self.universe[k]
             rows.append(
                 {
@@ -465,30 +571,30 @@ class SimulatedMarket:
                     "name": x.name,
                     "board": x.board,
                     "sector": x.sector,
-                    "open": _num(s["open"][k]),
-                    "high": _num(s["high"][k]),
-                    "low": _num(s["low"][k]),
-                    "close": float(s["close"][k]),
-                    "prev_close": float(s["prev_close"][k]),
-                    "volume": int(s["volume"][k]),
-                    "trades": int(s["trades"][k]),
-                    "value_traded": round(float(s["volume"][k] * s["close"][k]), 2),
-                    "bid": _num(s["bid"][k]),
-                    "ask": _num(s["ask"][k]),
-                    "status": "HALTED" if s["halted"][k] else ("NEW LISTING" if x.listed_day == i and i > 0 else ""),
+                    "open": _num(s.open[k]),
+                    "high": _num(s.high[k]),
+                    "low": _num(s.low[k]),
+                    "close": float(s.close[k]),
+                    "prev_close": float(s.prev_close[k]),
+                    "volume": int(s.volume[k]),
+                    "trades": int(s.trades[k]),
+                    "value_traded": round(float(s.volume[k] * s.close[k]), 2),
+                    "bid": _num(s.bid[k]),
+                    "ask": _num(s.ask[k]),
+                    "status": "HALTED" if s.halted[k] else ("NEW LISTING" if x.listed_day == i and i > 0 else ""),
                 }
             )
         return rows
 
-    def _notices(self, i: int, s: dict[str, np.ndarray]) -> list[dict]:
+    def _notices(self, i: int, s: _DayState) -> list[dict]:
         day = self.days[i]
         notices = []
-        for k in np.flatnonzero(s["dividend"] > 0):
+        for k in np.flatnonzero(s.dividend > 0):
             notices.append(
                 {
                     "symbol": self.universe[k].symbol,
                     "kind": "DIVIDEND",
-                    "amount": float(s["dividend"][k]),
+                    "amount": float(s.dividend[k]),
                     "detail": f"ex-date {day.isoformat()}, payment {(day + timedelta(days=21)).isoformat()}",
                 }
             )
@@ -505,8 +611,8 @@ class SimulatedMarket:
                     }
                 )
         if i > 0:
-            prev = self._computed[i - 1]["halted"]
-            for k in np.flatnonzero(s["halted"] & ~prev):
+            prev = self._computed[i - 1].halted
+            for k in np.flatnonzero(s.halted & ~prev):
                 notices.append(
                     {
                         "symbol": self.universe[k].symbol,
@@ -515,7 +621,7 @@ class SimulatedMarket:
                         "detail": "trading halted pending announcement",
                     }
                 )
-            for k in np.flatnonzero(~s["halted"] & prev & s["listed"]):
+            for k in np.flatnonzero(~s.halted & prev & s.listed):
                 notices.append(
                     {"symbol": self.universe[k].symbol, "kind": "RESUME", "amount": None, "detail": "trading resumed"}
                 )
@@ -523,12 +629,12 @@ class SimulatedMarket:
 
     def _fundamentals(self, i: int) -> list[dict]:
         rows = []
-        listed = self._computed[i]["listed"]
+        listed = self._computed[i].listed
         for k in np.flatnonzero(listed):
             x = self.universe[k]
             since = (i + self._report_phase[k]) % REPORT_EVERY
             report = max(i - since, x.listed_day)
-            price = float(self._computed[report]["close"][k])
+            price = float(self._computed[report].close[k])
             rows.append(
                 {
                     "symbol": x.symbol,
@@ -579,6 +685,91 @@ def _to_tick(price: np.ndarray, rounding=np.round, grid: tuple = TICKS) -> np.nd
     rounded to cents so the float prints as the exchange would write it."""
     tick = _tick(price, grid)
     return (rounding((price / tick).round(6)) * tick).round(2)
+
+
+def _value_path(rng: np.random.Generator, opening: np.ndarray, value: np.ndarray, vol: np.ndarray) -> np.ndarray:
+    """The log value at each print (PRINTS_PER_DAY rows): a Brownian bridge from `opening`
+    to `value` with volatility `vol` times INTRADAY_VOL, at sorted uniform times. Draws
+    the times and the walk."""
+    n, p = len(value), PRINTS_PER_DAY
+    times = np.sort(rng.random((p, n)), axis=0)
+    walk = np.cumsum(np.sqrt(np.diff(times, axis=0, prepend=0.0)) * rng.normal(0, 1, (p, n)), axis=0)
+    walk_end = walk[-1] + np.sqrt(1 - times[-1]) * rng.normal(0, 1, n)
+    return opening + times * (value - opening) + INTRADAY_VOL * vol * (walk - times * walk_end)
+
+
+def _draw_print_parts(rng: np.random.Generator, prints: np.ndarray, vol: np.ndarray) -> _PrintDraws:
+    """Draws the prints' side changes (a first print keeps the previous day's last side
+    with probability SIDE_PERSISTENCE, a later one its predecessor's with
+    INTRADAY_PERSISTENCE, else a fair coin), their sizes (exponential) and the odd lots
+    (on ODD_LOT_SHARE of traded instrument-days, |N(0, 1)| * ODD_LOT_REACH * `vol` beyond the quotes)."""
+    n, p = len(prints), PRINTS_PER_DAY
+    persistence = np.where(np.arange(p) == 0, SIDE_PERSISTENCE, INTRADAY_PERSISTENCE)[:, None]
+    flip = rng.random((p, n)) >= persistence
+    coin = np.where(rng.random((p, n)) < 0.5, 1.0, -1.0)
+    sizes = rng.exponential(1.0, (p, n))
+    odd_lot = (rng.random(n) < ODD_LOT_SHARE) & (prints > 0)
+    odd_side = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    odd_reach = np.abs(rng.normal(0, 1, n)) * ODD_LOT_REACH * vol
+    return _PrintDraws(flip, coin, sizes, odd_lot, odd_side, odd_reach)
+
+
+def _print_sides(draws: _PrintDraws, side: np.ndarray) -> np.ndarray:
+    """Each print's side: the coin of the latest flip at or before it, or the standing `side`."""
+    latest = np.maximum.accumulate(np.where(draws.flip, np.arange(PRINTS_PER_DAY)[:, None], -1), axis=0)
+    return np.where(latest >= 0, np.take_along_axis(draws.coin, np.maximum(latest, 0), axis=0), side)
+
+
+def _requote_along(level: np.ndarray, active: np.ndarray, quotes: _Quotes, fresh_half: np.ndarray) -> _QuotePath:
+    """The quotes through the day's prints: they stay put while the value is inside them
+    and are set afresh around it (half-width `fresh_half`) once it leaves; they move only
+    when the value leaves them, so print after print (sequential)."""
+    centre, half = quotes.centre, quotes.half
+    centres, halves = np.empty(level.shape), np.empty(level.shape)
+    for j in range(len(level)):
+        requote = active[j] & (np.abs(level[j] - np.log(centre)) > half)
+        centre = np.where(requote, np.exp(level[j]), centre)
+        half = np.where(requote, fresh_half, half)
+        centres[j], halves[j] = centre, half
+    return _QuotePath(centres, halves, centre, half)
+
+
+def _bar_of_prints(
+    price: np.ndarray, active: np.ndarray, draws: _PrintDraws, odd_price: np.ndarray, quotes: _Quotes
+) -> _Bar:
+    """Open (the first print), high and low (the extreme prints, an odd lot's included)
+    and the close (the volume-weighted average price on the TICKS grid), NaN on an
+    instrument without an active print."""
+    traded = active[0]  # at least one print
+    weight = np.where(active, draws.sizes, 0.0)
+    odd_weight = np.where(draws.odd_lot, ODD_LOT_SIZE, 0.0)
+    turnover = (weight * price).sum(axis=0) + odd_weight * odd_price
+    close = np.where(traded, _to_tick(turnover / np.maximum(weight.sum(axis=0) + odd_weight, 1e-12)), np.nan)
+    high = np.where(traded, np.where(active, price, -np.inf).max(axis=0), np.nan)
+    low = np.where(traded, np.where(active, price, np.inf).min(axis=0), np.nan)
+    high = np.where(draws.odd_lot, np.maximum(high, odd_price), high)
+    low = np.where(draws.odd_lot, np.minimum(low, odd_price), low)
+    open_ = np.where(traded, price[0], np.nan)
+    return _Bar(open_, high, low, close, quotes)
+
+
+def _closing_quotes(
+    rng: np.random.Generator, value: np.ndarray, quotes: _Quotes, trading: _Trading, halted: np.ndarray
+) -> _ClosingQuotes:
+    """Closing quotes: the standing ones while the value stays inside them, new ones
+    around the value once it has left them (also on a day without a trade), on
+    QUOTE_GRID with the ask at least a step above the bid. A halted name has none; an
+    untraded one has no bid on 3% of days and no ask on 2% (one-sided quotes: the day's
+    last draw)."""
+    requote = np.abs(value - np.log(quotes.centre)) > quotes.half
+    centre = np.where(requote, np.exp(value), quotes.centre)
+    half = np.where(requote, trading.fresh_half, quotes.half)
+    bid = np.maximum(_to_tick(centre * (1 - half), np.floor, QUOTE_GRID), 0.01)
+    ask = np.maximum(_to_tick(centre * (1 + half), np.ceil, QUOTE_GRID), (bid + _tick(bid, QUOTE_GRID)).round(2))
+    one_sided = rng.random(len(value))
+    bid = np.where(halted | (~trading.traded & (one_sided < 0.03)), np.nan, bid)
+    ask = np.where(halted | (~trading.traded & (one_sided > 0.98)), np.nan, ask)
+    return _ClosingQuotes(centre, half, bid, ask)
 
 
 def _num(value: float) -> float | None:
