@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
 
 from market.errors import InvalidInputError
 
@@ -23,8 +22,10 @@ MONEY_PLACES = 2
 MONEY_OUT = re.compile(rf"-?[0-9]+\.[0-9]{{{MONEY_PLACES}}}")
 
 
-def parse_money(value: Any, name: str) -> Decimal:
-    """`value` as an exact Decimal, or InvalidInputError saying what a money value looks like."""
+def parse_money(value: object, name: str) -> Decimal:
+    """`value` as an exact Decimal, or InvalidInputError saying what a money value looks like.
+    `value` is whatever the client sent (a JSON value, a GraphQL literal, the CLI's text):
+    checking its type is this function's job, so it takes any object."""
     if isinstance(value, Decimal):
         text = format(value, "f") if value.is_finite() else str(value)
     elif isinstance(value, int) and not isinstance(value, bool):
@@ -44,8 +45,8 @@ def parse_money(value: Any, name: str) -> Decimal:
     return Decimal(text)
 
 
-def parse_quantity(value: Any, name: str) -> int:
-    """`value` as a whole number of shares (not a boolean, text or float)."""
+def parse_quantity(value: object, name: str) -> int:
+    """`value` (whatever the client sent) as a whole number of shares (not a boolean, text or float)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"{name} must be a whole number of shares, not {repr(value)[:40]}")
     return value

@@ -21,7 +21,7 @@ it into what the API, the rationales and the suggestions show: each input by its
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -34,13 +34,42 @@ TOP = 3  # inputs kept per prediction
 DIGITS = 6
 
 
+class StoredReason(TypedDict):
+    """One input's stored contribution (its registry name)."""
+
+    feature: str
+    contribution: float
+
+
+class StoredReasons(TypedDict):
+    """The JSON document in the `reasons` column: the base value and the top inputs."""
+
+    base_value: float
+    top: list[StoredReason]
+
+
+class ServedReason(TypedDict):
+    """One input's contribution as served (its label)."""
+
+    input: str
+    contribution: float
+
+
+class ServedReasons(TypedDict):
+    """The reasons as the API, the rationales and the suggestions show them (a JSON
+    document: it is stored inside a trade's rationale and a suggestion's reason)."""
+
+    base_value: float
+    inputs: list[ServedReason]
+
+
 def contributions(model: RiskModel, X: np.ndarray) -> np.ndarray:
     """(rows, inputs + 1): each input's contribution to the classifier's raw score, the
     base value last (LightGBM's pred_contrib)."""
     return np.asarray(model.classifier.predict(X, pred_contrib=True), dtype=float).reshape(len(X), -1)
 
 
-def top_reasons(contrib: np.ndarray, names: Sequence[str], top: int = TOP) -> list[dict[str, Any]]:
+def top_reasons(contrib: np.ndarray, names: Sequence[str], top: int = TOP) -> list[StoredReasons]:
     """Per row of `contrib` (`contributions`): the `top` inputs by absolute contribution,
     largest first (ties: the registry's order), with their signed contributions, and the
     base value."""
@@ -57,14 +86,14 @@ def top_reasons(contrib: np.ndarray, names: Sequence[str], top: int = TOP) -> li
     ]
 
 
-def explain(model: RiskModel, X: np.ndarray, names: Sequence[str]) -> list[dict[str, Any]]:
+def explain(model: RiskModel, X: np.ndarray, names: Sequence[str]) -> list[StoredReasons]:
     """The stored reasons of each row of `X` (see the module docstring)."""
     if len(X) == 0:
         return []
     return top_reasons(contributions(model, X), names)
 
 
-def served(stored: dict[str, Any] | None) -> dict[str, Any] | None:
+def served(stored: StoredReasons | None) -> ServedReasons | None:
     """Stored reasons as served: `{"base_value": b, "inputs": [{"input": label,
     "contribution": c}, ...]}`, largest first; None when the prediction has none (stored
     before migration 0015)."""
