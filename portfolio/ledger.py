@@ -214,17 +214,20 @@ def holdings(conn: Connection, portfolio_id: str, as_of: date | None = None) -> 
     """Open positions at the close of `as_of`: the trades dated on or before it, with the
     splits whose ex-date is on or before it (every trade and split when None: the
     positions as they stand now)."""
-    return _open(_book(conn, ledger_rows(conn, portfolio_id), as_of))
-
-
-def _book(conn: Connection, trades: list[dict[str, Any]], as_of: date | None) -> dict[str, Position]:
+    trades = ledger_rows(conn, portfolio_id)
     if as_of is not None:
         trades = [t for t in trades if t["trading_date"] <= as_of]
-    return replay(trades, stored_splits(conn, as_of, {t["symbol"] for t in trades}))
+    return open_positions(trades, stored_splits(conn, as_of, {t["symbol"] for t in trades}), as_of)
 
 
-def _open(book: dict[str, Position]) -> dict[str, Position]:
-    return {s: p for s, p in book.items() if p.quantity > 0}
+def open_positions(trades: list[dict[str, Any]], splits: Iterable[Split], as_of: date | None) -> dict[str, Position]:
+    """`holdings` of trades and splits read beforehand: the trades dated on or before
+    `as_of` with the splits whose ex-date is on or before it (all of both when None). A
+    split of a name the trades never held changes nothing, so `splits` may hold more."""
+    if as_of is not None:
+        trades = [t for t in trades if t["trading_date"] <= as_of]
+        splits = [x for x in splits if x.ex_date <= as_of]
+    return {s: p for s, p in replay(trades, splits).items() if p.quantity > 0}
 
 
 @dataclass
@@ -246,6 +249,22 @@ class TradeRequest:
     costs: CostBreakdown | None = None
 
 
+@dataclass(frozen=True)
+class CheckedTrade:
+    """A trade that passed the ledger's checks, as it will be stored: the `trades` row,
+    its cash entries (none with `moves_cash=False`) and its gross amount in cents."""
+
+    row: dict[str, Any]
+    entries: tuple[dict[str, Any], ...]
+    gross: Decimal
+
+    @property
+    def replayed(self) -> dict[str, Any]:
+        """The row as the ledger replays it before it is stored: no id yet (it comes after
+        its peers) and entered knowing every stored split (recorded_at None)."""
+        return {**self.row, "id": None, "recorded_at": None}
+
+
 def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = True) -> dict[str, Any]:
     """Check the trade against the ledger as it is now and append it with its cash entries.
 
@@ -253,6 +272,23 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
     cash; call it inside `portfolio_transaction` so the check and the write are atomic.
     `moves_cash=False` is for statement synchronisation, whose cash is reconciled apart.
     """
+    _terms(request)  # a malformed request is refused before the ledger is read
+    trades = ledger_rows(conn, request.portfolio_id)  # read once: the checks replay it in memory
+    splits = stored_splits(conn, None, {t["symbol"] for t in trades} | {request.symbol})
+    checked = check_trade(request, trades, splits, cash_balance(conn, request.portfolio_id), moves_cash=moves_cash)
+    append_trade(conn, checked)
+    after = open_positions([*trades, checked.replayed], splits, request.trading_date).get(request.symbol)
+    return {
+        **checked.row,
+        "gross": checked.gross,
+        "position_after": after.quantity if after else 0,
+        "cash_after": cash_balance(conn, request.portfolio_id),
+    }
+
+
+def _terms(request: TradeRequest) -> tuple[Decimal, Decimal]:
+    """The request's price (to the ledger's precision) and fees (in cents), or
+    TradeRejected for a side, quantity, price or fee the ledger cannot hold."""
     if request.side not in ("BUY", "SELL"):
         raise TradeRejected(f"side must be buy or sell, not '{request.side}'")
     if isinstance(request.quantity, bool) or not isinstance(request.quantity, int) or request.quantity <= 0:
@@ -264,21 +300,52 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
         raise TradeRejected(f"price must be positive, not {request.price}")
     if not fees.is_finite() or fees < 0:
         raise TradeRejected(f"fees must be zero or more, not {request.fees}")
-    trades = ledger_rows(conn, request.portfolio_id)  # read once: the checks below replay it in memory
-    held = _open(_book(conn, trades, request.trading_date)).get(request.symbol)
+    return price, fees
+
+
+def check_trade(
+    request: TradeRequest,
+    trades: list[dict[str, Any]],
+    splits: list[Split],
+    cash: Decimal,
+    *,
+    moves_cash: bool = True,
+) -> CheckedTrade:
+    """The trade checked against a ledger read beforehand, touching no store: `trades` as
+    `ledger_rows` reads them, `splits` every stored split of their symbols and the
+    request's (any ex-date), `cash` the balance. Refuses (TradeRejected) what
+    `record_trade` refuses, with the same messages."""
+    price, fees = _terms(request)
+    held = open_positions(trades, splits, request.trading_date).get(request.symbol)
     held_quantity = held.quantity if held else 0
     gross = to_cents(price * request.quantity)
     if request.side == "SELL" and request.quantity > held_quantity:
         raise TradeRejected(f"cannot sell {request.quantity} {request.symbol}: the portfolio holds {held_quantity}")
-    cash = cash_balance(conn, request.portfolio_id)
     if moves_cash:
-        if request.side == "BUY" and gross + fees > cash:
-            raise TradeRejected(
-                f"buying {request.quantity} {request.symbol} costs {gross + fees:,.2f} with fees; cash is {cash:,.2f}"
-            )
-        if request.side == "SELL" and fees > cash + gross:
-            raise TradeRejected(f"the fees of {fees:,.2f} exceed the cash after the sale")
-    row = {
+        _check_cash(request, gross, fees, cash)
+    checked = CheckedTrade(_trade_row(request, price, fees), _trade_entries(request, gross, fees, moves_cash), gross)
+    # the whole ledger with this trade must still replay: a back-dated sell may not undo a
+    # later one (a trade entered now is entered knowing every stored split: recorded_at None)
+    try:
+        replay([*trades, checked.replayed], splits)
+    except InvalidInputError as exc:
+        raise TradeRejected(f"the ledger would not hold: {exc.detail}") from exc
+    return checked
+
+
+def _check_cash(request: TradeRequest, gross: Decimal, fees: Decimal, cash: Decimal) -> None:
+    """A buy may not cost more than the cash, fees included; a sell's fees may not exceed
+    the cash after the sale."""
+    if request.side == "BUY" and gross + fees > cash:
+        raise TradeRejected(
+            f"buying {request.quantity} {request.symbol} costs {gross + fees:,.2f} with fees; cash is {cash:,.2f}"
+        )
+    if request.side == "SELL" and fees > cash + gross:
+        raise TradeRejected(f"the fees of {fees:,.2f} exceed the cash after the sale")
+
+
+def _trade_row(request: TradeRequest, price: Decimal, fees: Decimal) -> dict[str, Any]:
+    return {
         "trade_id": request.trade_id,
         "portfolio_id": request.portfolio_id,
         "trading_date": request.trading_date,
@@ -293,48 +360,43 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
         "idempotency_key": request.idempotency_key,
         **_cost_columns(request.costs),
     }
-    # the whole ledger with this trade must still replay: a back-dated sell may not undo a
-    # later one (a trade entered now is entered knowing every stored split: recorded_at None)
-    try:
-        _book(conn, [*trades, {**row, "id": None, "recorded_at": None}], None)
-    except InvalidInputError as exc:
-        raise TradeRejected(f"the ledger would not hold: {exc.detail}") from exc
-    append_history(conn, tables.trades, [row])
-    entries = []
-    if moves_cash:
-        entries.append(
-            {
-                "entry_id": f"{request.trade_id}:gross",
-                "portfolio_id": request.portfolio_id,
-                "amount": -gross if request.side == "BUY" else gross,
-                "kind": "TRADE",
-                "trade_id": request.trade_id,
-                "effective_at": request.executed_at,
-            }
-        )
-        if fees:
-            entries.append(
-                {
-                    "entry_id": f"{request.trade_id}:fee",
-                    "portfolio_id": request.portfolio_id,
-                    "amount": -fees,
-                    "kind": "FEE",
-                    "trade_id": request.trade_id,
-                    "effective_at": request.executed_at,
-                }
-            )
-        append_history(conn, tables.cash_entries, entries)
-    after = _open(_book(conn, [*trades, {**row, "id": None, "recorded_at": None}], request.trading_date)).get(
-        request.symbol
+
+
+def _trade_entries(
+    request: TradeRequest, gross: Decimal, fees: Decimal, moves_cash: bool
+) -> tuple[dict[str, Any], ...]:
+    """The trade's cash entries: the gross amount (paid for a buy, received for a sale) and
+    the fee when there is one, apart; none when the trade moves no cash."""
+    if not moves_cash:
+        return ()
+    amounts = [("gross", -gross if request.side == "BUY" else gross, "TRADE")]
+    if fees:
+        amounts.append(("fee", -fees, "FEE"))
+    return tuple(
+        {
+            "entry_id": f"{request.trade_id}:{suffix}",
+            "portfolio_id": request.portfolio_id,
+            "amount": amount,
+            "kind": kind,
+            "trade_id": request.trade_id,
+            "effective_at": request.executed_at,
+        }
+        for suffix, amount, kind in amounts
     )
-    return {
-        **row,
-        "price": price,
-        "fees": fees,
-        "gross": gross,
-        "position_after": after.quantity if after else 0,
-        "cash_after": cash_balance(conn, request.portfolio_id),
-    }
+
+
+def append_trade(conn: Connection, checked: CheckedTrade) -> None:
+    """Store a checked trade: its row, then its cash entries (when it moves cash)."""
+    append_history(conn, tables.trades, [checked.row])
+    if checked.entries:
+        append_history(conn, tables.cash_entries, list(checked.entries))
+
+
+def balance_after(cash: Decimal, entries: Iterable[dict[str, Any]]) -> Decimal:
+    """The balance `cash_balance` reads once `entries` are stored beside `cash` (a balance
+    it read): the store keeps money to six places (store/types.Money), so the sum has its
+    digits as well as its value."""
+    return sum((Decimal(e["amount"]).quantize(CENT) for e in entries), cash)
 
 
 def _cost_columns(costs: CostBreakdown | None) -> dict[str, Decimal]:
@@ -354,25 +416,35 @@ def record_cash(
 ) -> Decimal:
     """Append a cash movement that is not a trade, in cents; refuses one that would leave
     cash below zero."""
+    balance = cash_balance(conn, portfolio_id)
+    entry = cash_entry(portfolio_id, entry_id, amount, kind, effective_at, note, balance)
+    append_history(conn, tables.cash_entries, [entry])
+    return balance + entry["amount"]
+
+
+def cash_entry(
+    portfolio_id: str,
+    entry_id: str,
+    amount: Decimal,
+    kind: str,
+    effective_at: datetime,
+    note: str | None,
+    balance: Decimal,
+) -> dict[str, Any]:
+    """`record_cash`'s entry checked against a balance read beforehand, touching no store:
+    the amount in cents; InvalidInputError for an amount that is not a finite number,
+    TradeRejected for one that would leave the balance below zero."""
     amount = Decimal(amount)
     if not amount.is_finite():
         raise InvalidInputError("a cash amount must be a finite number")
     amount = to_cents(amount)
-    balance = cash_balance(conn, portfolio_id)
     if balance + amount < 0:
         raise TradeRejected(f"a {kind.lower()} of {amount:,.2f} would leave cash at {balance + amount:,.2f}")
-    append_history(
-        conn,
-        tables.cash_entries,
-        [
-            {
-                "entry_id": entry_id,
-                "portfolio_id": portfolio_id,
-                "amount": amount,
-                "kind": kind,
-                "note": note,
-                "effective_at": effective_at,
-            }
-        ],
-    )
-    return balance + amount
+    return {
+        "entry_id": entry_id,
+        "portfolio_id": portfolio_id,
+        "amount": amount,
+        "kind": kind,
+        "note": note,
+        "effective_at": effective_at,
+    }
