@@ -31,7 +31,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable
-from datetime import date
+from dataclasses import dataclass, field
+from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -125,64 +126,120 @@ def holdings_before(trades: list[dict[str, Any]], splits: list[Split]) -> Callab
     return shares
 
 
+@dataclass(frozen=True)
+class DividendBook:
+    """What a portfolio's dividends are worked out from, read in one step: its ledger rows,
+    the notices it may be owed for, what was paid per first entry id (sum, entries) and
+    the splits of its names up to the date."""
+
+    trades: list[dict[str, Any]]
+    notices: list[dict[str, Any]]
+    paid: dict[str, tuple[Decimal, int]] = field(default_factory=dict)
+    splits: list[Split] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DividendCredit:
+    """One DIVIDEND cash entry owed: a payment, or the difference a corrected notice makes."""
+
+    portfolio_id: str
+    entry_id: str
+    symbol: str
+    ex_date: date
+    shares: int
+    per_share: Decimal
+    amount: Decimal  # cents
+    note: str
+    effective_at: datetime
+
+    def entry(self) -> dict[str, Any]:
+        return {
+            "entry_id": self.entry_id,
+            "portfolio_id": self.portfolio_id,
+            "amount": self.amount,
+            "kind": "DIVIDEND",
+            "note": self.note,
+            "effective_at": self.effective_at,
+        }
+
+    def report(self) -> dict[str, Any]:
+        """What `credit_dividends` returns for it."""
+        return {
+            "symbol": self.symbol,
+            "ex_date": self.ex_date.isoformat(),
+            "shares": self.shares,
+            "per_share": str(self.per_share),
+            "amount": str(self.amount),
+            "entry_id": self.entry_id,
+        }
+
+
 def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list[dict[str, Any]]:
     """Append what the portfolio is owed for dividends with an ex-date up to `through`;
     returns what was credited (symbol, ex_date, shares, per_share, amount, entry_id; nothing
-    on a re-run). Call inside `portfolio_transaction`.
+    on a re-run). Call inside `portfolio_transaction`."""
+    book = dividend_book(conn, portfolio_id, through)
+    if not book.notices:
+        return []
+    owed = dividends_due(book, portfolio_id, ledger.cash_balance(conn, portfolio_id), utc_now())
+    append_history(conn, tables.cash_entries, [c.entry() for c in owed])
+    return [c.report() for c in owed]
 
-    A downward correction (or a withdrawn notice) takes back what the cash covers now,
-    never more (cash never goes below zero); the rest stays due and the next call, which
-    finds it so, takes it from the cash there is then, so a pending reversal cannot be
-    spent in the meantime by anything that credits dividends first."""
+
+def dividend_book(conn: Connection, portfolio_id: str, through: date) -> DividendBook:
+    """The read step of `credit_dividends`: the notices up to `through` of the names the
+    portfolio traded (after its last statement synchronisation), and, when there are any,
+    its dividend entries and splits."""
     trades = ledger.ledger_rows(conn, portfolio_id)
     notices = announced(conn, {t["symbol"] for t in trades}, through, last_statement_sync(conn, portfolio_id))
     if not notices:
-        return []
+        return DividendBook(trades, notices)
     c = tables.cash_entries.c
     paid: dict[str, tuple[Decimal, int]] = {}  # entry id of the first payment -> (sum, entries)
     for row in conn.execute(select(c.entry_id, c.amount).where(c.portfolio_id == portfolio_id, c.kind == "DIVIDEND")):
         base = _CORRECTION.sub(r"\1", row.entry_id)  # DIV:<portfolio>:<symbol>:<ex-date>[:<n>]
         total, count = paid.get(base, (ZERO, 0))
         paid[base] = (total + Decimal(row.amount), count + 1)
-    splits = stored_splits(conn, through, {t["symbol"] for t in trades})
-    cash, held = ledger.cash_balance(conn, portfolio_id), holdings_before(trades, splits)
-    entries, report = [], []
-    for notice in notices:
+    return DividendBook(trades, notices, paid, stored_splits(conn, through, {t["symbol"] for t in trades}))
+
+
+def dividends_due(book: DividendBook, portfolio_id: str, cash: Decimal, now: datetime) -> list[DividendCredit]:
+    """The decide step of `credit_dividends`, touching no store: one credit per notice whose
+    payment (amount x the shares held at the close before the ex-date, in cents) differs
+    from what was paid for it, given the cash balance and the time (`now`) it is made at.
+
+    A downward correction (or a withdrawn notice) takes back what the cash covers now,
+    never more (cash never goes below zero); the rest stays due and the next call, which
+    finds it so, takes it from the cash there is then, so a pending reversal cannot be
+    spent in the meantime by anything that credits dividends first."""
+    held, owed = holdings_before(book.trades, book.splits), []
+    for notice in book.notices:
         ex_date, symbol = notice["action_date"], notice["symbol"]
         base = entry_id(portfolio_id, symbol, ex_date)
-        settled, count = paid.get(base, (ZERO, 0))
+        settled, count = book.paid.get(base, (ZERO, 0))
         shares = held(symbol, ex_date)
         due = to_cents(to_cents(notice["amount"] * shares) - settled)  # cents, as every cash entry
         if due < 0:
             due = max(due, -cash)  # take back what the cash covers; the rest stays due
         if due == 0:
             continue
-        identifier = f"{base}:{count}" if count else base  # a correction settles the difference
-        note = f"dividend {notice['amount']} per share on {shares:,} {symbol}, ex-date {ex_date.isoformat()}"
-        moment = session_close_utc(ex_date)
-        if count:
-            note += f" (notice corrected after it was credited: {due:+,.2f})"
-            moment = max(moment, utc_now())  # a correction is dated when it is made, after what it follows
-        entries.append(
-            {
-                "entry_id": identifier,
-                "portfolio_id": portfolio_id,
-                "amount": due,
-                "kind": "DIVIDEND",
-                "note": note,
-                "effective_at": moment,
-            }
-        )
-        report.append(
-            {
-                "symbol": symbol,
-                "ex_date": ex_date.isoformat(),
-                "shares": shares,
-                "per_share": str(notice["amount"]),
-                "amount": str(due),
-                "entry_id": identifier,
-            }
-        )
+        owed.append(_credit(portfolio_id, base, count, notice, shares, due, now))
         cash += due
-    append_history(conn, tables.cash_entries, entries)
-    return report
+    return owed
+
+
+def _credit(
+    portfolio_id: str, base: str, count: int, notice: dict[str, Any], shares: int, due: Decimal, now: datetime
+) -> DividendCredit:
+    """The entry for `due`: the first payment is effective at the ex-date's close (so the
+    day's valuation sees the cash beside the lower price); a correction (`count` entries
+    before it) settles the difference under the next id, dated when it is made, after
+    what it follows."""
+    ex_date, symbol = notice["action_date"], notice["symbol"]
+    note = f"dividend {notice['amount']} per share on {shares:,} {symbol}, ex-date {ex_date.isoformat()}"
+    moment = session_close_utc(ex_date)
+    if count:
+        note += f" (notice corrected after it was credited: {due:+,.2f})"
+        moment = max(moment, now)
+    identifier = f"{base}:{count}" if count else base
+    return DividendCredit(portfolio_id, identifier, symbol, ex_date, shares, notice["amount"], due, note, moment)
