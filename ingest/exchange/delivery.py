@@ -22,12 +22,13 @@ import logging
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
+from typing import NoReturn
 
 from sqlalchemy import Connection, Engine, func, select
 
 from ingest.exchange.client import ExchangeClient, Fetched
 from ingest.exchange.parsers import ParsedPage, parse_fundamentals, parse_securities, parse_trade_quotes
-from ingest.exchange.validation import REPEAT_WINDOW_DAYS, repeated_notices, split_factor, validate_day
+from ingest.exchange.validation import REPEAT_WINDOW_DAYS, Verdict, repeated_notices, split_factor, validate_day
 from market.errors import DeliveryRejectedError, IncompletePageError, MarketIntelError
 from market.settings import HOME_CURRENCY, Settings
 from store import tables
@@ -104,75 +105,26 @@ def scrape_day(client: ExchangeClient, day: date, page_attempts: int = 3) -> Scr
 def deliver_day(
     engine: Engine, settings: Settings, day: date, client: ExchangeClient, source: str = "exchange"
 ) -> DeliveryReport:
+    """Fetch, check, keep and store one trading day (the module's docstring says how).
+
+    A day that cannot be fetched, or whose pages or rows fail the checks, is recorded as a
+    FAILED delivery (`_record_failure`) and raises: the fetch's own error, or
+    DeliveryRejectedError naming the first five problems.
+    """
     try:
         scraped = scrape_day(client, day)
     except MarketIntelError as exc:
         _record_failure(engine, day, source, [exc.detail], None)
         raise
     with engine.connect() as conn:
-        known = {r["symbol"] for r in current_rows(conn, tables.instruments)}
-        previous = _previous_day(conn, day)
-        c = tables.corporate_actions.c
-        earlier = current_rows(
-            conn,
-            tables.corporate_actions,
-            where=[c.action_date < day, c.action_date >= day - timedelta(days=REPEAT_WINDOW_DAYS)],
-        )
-    repeats = repeated_notices(scraped.notices.rows, earlier)
-    if repeats:  # the same announcement shown again: neither checked nor stored as the day's own
-        scraped.notices.rows = [n for n in scraped.notices.rows if all(n is not r for r, _ in repeats)]
-    closes = {symbol: row["close"] for symbol, row in previous[1].items()} if previous else {}
-    parse_errors = (
-        scraped.quotes.errors
-        + scraped.notices.errors
-        + scraped.fundamentals.errors
-        + scraped.securities.errors
-        + scraped.indices.errors
-    )
-    verdict = validate_day(
-        day,
-        scraped.quotes.page_date,
-        scraped.quotes.rows,
-        scraped.notices.rows,
-        scraped.securities.rows,
-        known,
-        closes,
-        settings.price_band,
-        previous_day=previous,
-        indices=scraped.indices.rows,
-    )
-    verdict.warnings[:0] = [
-        f"{n['symbol']}: {n['kind']} notice repeats the one stored for {first.isoformat()} (same "
-        "amount and detail): left out, not stored again"
-        for n, first in repeats
-    ]
-    errors = parse_errors + verdict.errors
-    row_counts = {
-        "MAIN": sum(1 for r in scraped.quotes.rows if r["board"] == "MAIN"),
-        "JUNIOR": sum(1 for r in scraped.quotes.rows if r["board"] == "JUNIOR"),
-        "notices": len(scraped.notices.rows),
-        "fundamentals": len(scraped.fundamentals.rows),
-        "securities": len(scraped.securities.rows),
-        "indices": len(scraped.indices.rows),
-    }
-    manifest = {
-        "trading_date": day.isoformat(),
-        "source": client.base_url,
-        "status": "FAILED" if errors else "COMPLETE",
-        "checksum": scraped.checksum,
-        "row_counts": row_counts,
-        "warnings": verdict.warnings,
-        "errors": errors,
-        "sources": [
-            {"name": n, "url": f.url, "sha256": f.sha256, "bytes": len(f.body)}
-            for n, f in sorted(scraped.fetched.items())
-        ],
-    }
+        stored = _read_stored(conn, day)
+    repeats = _drop_repeats(scraped, stored.earlier)
+    verdict = _check_day(day, scraped, stored, settings.price_band, repeats)
+    row_counts = _row_counts(scraped)
+    manifest = _manifest(day, client.base_url, scraped, row_counts, verdict)
     snapshot = _write_snapshot(settings.data_dir, scraped, manifest)
-    if errors:
-        _record_failure(engine, day, source, errors, manifest, snapshot)
-        shown = "; ".join(errors[:5]) + (f"; and {len(errors) - 5} more" if len(errors) > 5 else "")
-        raise DeliveryRejectedError(f"T0 data for {day.isoformat()} refused, nothing stored: {shown}")
+    if verdict.errors:
+        _refuse(engine, day, source, verdict.errors, manifest, snapshot)
     with write_transaction(engine, f"delivery:{day.isoformat()}") as conn:
         inserted = _store_day(conn, day, scraped, manifest, snapshot, source)
     attempts = sum(f.attempts for f in scraped.fetched.values())
@@ -181,105 +133,194 @@ def deliver_day(
     )
 
 
+@dataclass(frozen=True)
+class _Stored:
+    """What the store holds that a new day is checked against (`_read_stored`)."""
+
+    known: set[str]  # the stored instruments' symbols
+    previous: tuple[date, dict[str, dict]] | None  # the latest stored session before the day, rows by symbol
+    earlier: list[dict]  # corporate actions stored for the REPEAT_WINDOW_DAYS calendar days before the day
+
+    @property
+    def closes(self) -> dict[str, float]:
+        """The previous session's close by symbol (empty before the first session)."""
+        return {symbol: row["close"] for symbol, row in self.previous[1].items()} if self.previous else {}
+
+
+def _read_stored(conn: Connection, day: date) -> _Stored:
+    known = {r["symbol"] for r in current_rows(conn, tables.instruments)}
+    previous = _previous_day(conn, day)
+    c = tables.corporate_actions.c
+    earlier = current_rows(
+        conn,
+        tables.corporate_actions,
+        where=[c.action_date < day, c.action_date >= day - timedelta(days=REPEAT_WINDOW_DAYS)],
+    )
+    return _Stored(known, previous, earlier)
+
+
+def _drop_repeats(scraped: ScrapedDay, earlier: list[dict]) -> list[tuple[dict, date]]:
+    """Take out of the day's notices those that repeat one stored for an earlier session
+    (`repeated_notices`): the same announcement shown again is neither checked nor stored
+    as the day's own. Returns them, each with the date it was first stored."""
+    repeats = repeated_notices(scraped.notices.rows, earlier)
+    if repeats:
+        scraped.notices.rows = [n for n in scraped.notices.rows if all(n is not r for r, _ in repeats)]
+    return repeats
+
+
+def _check_day(
+    day: date, scraped: ScrapedDay, stored: _Stored, price_band: float, repeats: list[tuple[dict, date]]
+) -> Verdict:
+    """The day's errors (the pages' unreadable cells, then `validate_day`'s) and warnings
+    (a line for each repeated notice left out, then `validate_day`'s)."""
+    verdict = validate_day(
+        day,
+        scraped.quotes.page_date,
+        scraped.quotes.rows,
+        scraped.notices.rows,
+        scraped.securities.rows,
+        stored.known,
+        stored.closes,
+        price_band,
+        previous_day=stored.previous,
+        indices=scraped.indices.rows,
+    )
+    left_out = [
+        f"{n['symbol']}: {n['kind']} notice repeats the one stored for {first.isoformat()} (same "
+        "amount and detail): left out, not stored again"
+        for n, first in repeats
+    ]
+    pages = (scraped.quotes, scraped.notices, scraped.fundamentals, scraped.securities, scraped.indices)
+    return Verdict([e for page in pages for e in page.errors] + verdict.errors, left_out + verdict.warnings)
+
+
+def _row_counts(scraped: ScrapedDay) -> dict[str, int]:
+    return {
+        "MAIN": sum(1 for r in scraped.quotes.rows if r["board"] == "MAIN"),
+        "JUNIOR": sum(1 for r in scraped.quotes.rows if r["board"] == "JUNIOR"),
+        "notices": len(scraped.notices.rows),
+        "fundamentals": len(scraped.fundamentals.rows),
+        "securities": len(scraped.securities.rows),
+        "indices": len(scraped.indices.rows),
+    }
+
+
+def _manifest(day: date, base_url: str, scraped: ScrapedDay, row_counts: dict[str, int], verdict: Verdict) -> dict:
+    """The delivery manifest: kept beside the raw pages and in the `deliveries` row."""
+    return {
+        "trading_date": day.isoformat(),
+        "source": base_url,
+        "status": "FAILED" if verdict.errors else "COMPLETE",
+        "checksum": scraped.checksum,
+        "row_counts": row_counts,
+        "warnings": verdict.warnings,
+        "errors": verdict.errors,
+        "sources": [
+            {"name": n, "url": f.url, "sha256": f.sha256, "bytes": len(f.body)}
+            for n, f in sorted(scraped.fetched.items())
+        ],
+    }
+
+
+def _refuse(engine: Engine, day: date, source: str, errors: list[str], manifest: dict, snapshot: Path) -> NoReturn:
+    """Record the day as FAILED and raise DeliveryRejectedError with the first five errors."""
+    _record_failure(engine, day, source, errors, manifest, snapshot)
+    shown = "; ".join(errors[:5]) + (f"; and {len(errors) - 5} more" if len(errors) > 5 else "")
+    raise DeliveryRejectedError(f"T0 data for {day.isoformat()} refused, nothing stored: {shown}")
+
+
 def _store_day(
     conn: Connection, day: date, s: ScrapedDay, manifest: dict, snapshot: Path, source: str
 ) -> dict[str, int]:
-    inserted = {}
-    delivery = append_history(
-        conn,
-        tables.deliveries,
-        [
-            {
-                "trading_date": day,
-                "status": "COMPLETE",
-                "source": source,
-                "checksum": s.checksum,
-                "row_count": len(s.quotes.rows),
-                "warning_count": len(manifest["warnings"]),
-                "snapshot_path": str(snapshot),
-                "manifest": manifest,
-            }
-        ],
-    )
-    inserted["deliveries"] = delivery.inserted
+    """Append the COMPLETE delivery and the day's rows (the day's prices and index levels
+    tied to that delivery); returns the rows inserted by table."""
+    delivery = _delivery_row(day, "COMPLETE", source, s.checksum, len(s.quotes.rows), manifest, snapshot)
+    inserted = {"deliveries": append_history(conn, tables.deliveries, [delivery]).inserted}
     delivery_id = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == day])[0]["id"]
-    inserted["instruments"] = append_history(
-        conn,
-        tables.instruments,
-        [
-            {
-                "symbol": r["symbol"],
-                "name": r["name"],
-                "board": r["board"],
-                "sector": r["sector"],
-                "currency": s.quotes.currency or HOME_CURRENCY,
-                "listed_on": r["listed_on"],
-                "delisted_on": r["delisted_on"],
-                "source": source,
-            }
-            for r in s.securities.rows
-        ],
-    ).inserted
+    currency = s.quotes.currency or HOME_CURRENCY
+    instruments = [_instrument_row(r, currency, source) for r in s.securities.rows]
+    inserted["instruments"] = append_history(conn, tables.instruments, instruments).inserted
     inserted["eod_prices"] = append_history(
         conn,
         tables.eod_prices,
-        [
-            {
-                "symbol": r["symbol"],
-                "trading_date": day,
-                "open": r["open"],
-                "high": r["high"],
-                "low": r["low"],
-                "close": r["close"],
-                "prev_close": r["prev_close"],
-                "volume": r["volume"],
-                "trades": r["trades"],
-                "value_traded": r["value_traded"],
-                "bid": r["bid"],
-                "ask": r["ask"],
-                "halted": r["status"] == "HALTED",
-                "delivery_id": delivery_id,
-                "source": source,
-            }
-            for r in s.quotes.rows
-        ],
+        [_price_row(r, day, delivery_id, source) for r in s.quotes.rows],
         scope=[tables.eod_prices.c.trading_date == day],
     ).inserted
     inserted["fundamentals"] = append_history(
         conn, tables.fundamentals, [{**r, "source": source} for r in s.fundamentals.rows]
     ).inserted
     inserted["corporate_actions"] = append_history(
-        conn,
-        tables.corporate_actions,
-        [
-            {
-                "symbol": n["symbol"],
-                "action_date": day,
-                "kind": n["kind"],
-                # a split's amount: its factor (store.splits)
-                "amount": split_factor(n) if n["kind"] == "SPLIT" else n["amount"],
-                "detail": {"text": n["detail"]},
-                "source": source,
-            }
-            for n in s.notices.rows
-        ],
+        conn, tables.corporate_actions, [_action_row(n, day, source) for n in s.notices.rows]
     ).inserted
+    levels = [
+        {"symbol": x["symbol"], "trading_date": day, "level": x["level"], "delivery_id": delivery_id, "source": source}
+        for x in s.indices.rows
+    ]
     inserted["index_levels"] = append_history(
-        conn,
-        tables.index_levels,
-        [
-            {
-                "symbol": x["symbol"],
-                "trading_date": day,
-                "level": x["level"],
-                "delivery_id": delivery_id,
-                "source": source,
-            }
-            for x in s.indices.rows
-        ],
-        scope=[tables.index_levels.c.trading_date == day],
+        conn, tables.index_levels, levels, scope=[tables.index_levels.c.trading_date == day]
     ).inserted
     return inserted
+
+
+def _instrument_row(security: dict, currency: str, source: str) -> dict:
+    return {
+        "symbol": security["symbol"],
+        "name": security["name"],
+        "board": security["board"],
+        "sector": security["sector"],
+        "currency": currency,
+        "listed_on": security["listed_on"],
+        "delisted_on": security["delisted_on"],
+        "source": source,
+    }
+
+
+def _price_row(row: dict, day: date, delivery_id: int, source: str) -> dict:
+    return {
+        "symbol": row["symbol"],
+        "trading_date": day,
+        "open": row["open"],
+        "high": row["high"],
+        "low": row["low"],
+        "close": row["close"],
+        "prev_close": row["prev_close"],
+        "volume": row["volume"],
+        "trades": row["trades"],
+        "value_traded": row["value_traded"],
+        "bid": row["bid"],
+        "ask": row["ask"],
+        "halted": row["status"] == "HALTED",
+        "delivery_id": delivery_id,
+        "source": source,
+    }
+
+
+def _action_row(notice: dict, day: date, source: str) -> dict:
+    """A notice as a corporate action; a split's amount is its factor (store.splits)."""
+    return {
+        "symbol": notice["symbol"],
+        "action_date": day,
+        "kind": notice["kind"],
+        "amount": split_factor(notice) if notice["kind"] == "SPLIT" else notice["amount"],
+        "detail": {"text": notice["detail"]},
+        "source": source,
+    }
+
+
+def _delivery_row(
+    day: date, status: str, source: str, checksum: str, row_count: int, manifest: dict, snapshot: Path | None
+) -> dict:
+    return {
+        "trading_date": day,
+        "status": status,
+        "source": source,
+        "checksum": checksum,
+        "row_count": row_count,
+        "warning_count": len(manifest.get("warnings", [])),
+        "snapshot_path": str(snapshot) if snapshot else None,
+        "manifest": manifest,
+    }
 
 
 def _record_failure(
@@ -292,22 +333,8 @@ def _record_failure(
         if latest and latest[0]["status"] == "COMPLETE":
             log.error("T0 re-run for %s failed (%s); the earlier COMPLETE delivery stands", day, errors[0])
             return
-        append_history(
-            conn,
-            tables.deliveries,
-            [
-                {
-                    "trading_date": day,
-                    "status": "FAILED",
-                    "source": source,
-                    "checksum": checksum,
-                    "row_count": 0,
-                    "warning_count": len(manifest.get("warnings", [])),
-                    "snapshot_path": str(snapshot) if snapshot else None,
-                    "manifest": manifest,
-                }
-            ],
-        )
+        row = _delivery_row(day, "FAILED", source, checksum, 0, manifest, snapshot)
+        append_history(conn, tables.deliveries, [row])
 
 
 def _previous_day(conn: Connection, day: date) -> tuple[date, dict[str, dict]] | None:
