@@ -151,8 +151,46 @@ def validate_day(
 ) -> Verdict:
     """`previous_day`: the latest stored session before `day` and its rows by symbol, for
     the stale-page rule (left out: the rule is not applied). `indices`: the market's index
-    levels the page publishes (symbol, level), each once, a level a positive number."""
+    levels the page publishes (symbol, level), each once, a level a positive number.
+
+    The errors come in this order: the index levels, the page's date, a stale page, two
+    notices of a kind, the SPLIT notices, the DIVIDEND notices, the quotes' rows (each
+    with its warnings), the active securities missing from the quotes page."""
     verdict = Verdict()
+    _check_indices(indices, verdict)
+    if page_date != day:
+        verdict.errors.append(f"the trade-quotes page is for {page_date}, not {day.isoformat()}")
+    if previous_day is not None:
+        _check_stale(day, quotes, previous_day, verdict)
+    names = _Names(
+        known=known_symbols,
+        listed={s["symbol"]: s for s in securities},
+        listings={n["symbol"] for n in notices if n.get("kind") == "LISTING"},
+    )
+    _check_notice_counts(notices, verdict)
+    quoted = {row["symbol"]: row for row in quotes}
+    splits = _check_splits(notices, quoted, previous_close, verdict)
+    for notice in notices:
+        if notice.get("kind") == "DIVIDEND":
+            _check_dividend(
+                notice, quoted.get(notice.get("symbol")), previous_close, known_symbols | set(names.listed), verdict
+            )
+    seen = _check_quotes(quotes, names, splits, previous_close, price_band, verdict)
+    _check_missing(day, names.listed, seen, verdict)
+    return verdict
+
+
+@dataclass(frozen=True)
+class _Names:
+    """The symbols a day's quotes are checked against."""
+
+    known: set[str]  # the store's instruments
+    listed: dict[str, dict]  # the day's securities list, by symbol
+    listings: set[str]  # the symbols with a LISTING notice on the day
+
+
+def _check_indices(indices: list[dict], verdict: Verdict) -> None:
+    """Each index once on the page, its level a positive number."""
     for symbol, count in Counter(x.get("symbol") for x in indices).items():
         if count > 1:
             verdict.errors.append(f"index {symbol}: {count} levels on one page (one per index and day)")
@@ -160,26 +198,37 @@ def validate_day(
         level = x.get("level")
         if not x.get("symbol") or level is None or not math.isfinite(level) or level <= 0:
             verdict.errors.append(f"index {x.get('symbol') or '(no name)'}: level {level} is not a positive number")
-    if page_date != day:
-        verdict.errors.append(f"the trade-quotes page is for {page_date}, not {day.isoformat()}")
-    if previous_day is not None:
-        before, rows = previous_day
-        both = [{**row, "symbol": symbol, "trading_date": before} for symbol, row in rows.items()]
-        both += [{**row, "trading_date": day} for row in quotes]
-        if day in repeated_days(both):
-            verdict.errors.append(
-                f"every traded row repeats {before.isoformat()}'s verbatim (low, high, close, previous "
-                f"close, volume): the previous session's page served again, not {day.isoformat()}'s"
-            )
-    listed = {s["symbol"]: s for s in securities}
-    seen: set[str] = set()
+
+
+def _check_stale(day: date, quotes: list[dict], previous_day: tuple[date, dict[str, dict]], verdict: Verdict) -> None:
+    """A stale page: the previous session's served again under `day` (`repeated_days`)."""
+    before, rows = previous_day
+    both = [{**row, "symbol": symbol, "trading_date": before} for symbol, row in rows.items()]
+    both += [{**row, "trading_date": day} for row in quotes]
+    if day in repeated_days(both):
+        verdict.errors.append(
+            f"every traded row repeats {before.isoformat()}'s verbatim (low, high, close, previous "
+            f"close, volume): the previous session's page served again, not {day.isoformat()}'s"
+        )
+
+
+def _check_notice_counts(notices: list[dict], verdict: Verdict) -> None:
+    """One notice per symbol, day and kind (the store keeps one)."""
     for (symbol, kind), count in Counter((n.get("symbol"), n.get("kind")) for n in notices).items():
         if count > 1:
             verdict.errors.append(
                 f"{symbol}: {count} {kind} notices on one day (one per symbol, day and kind is kept: "
                 "send one notice with the total)"
             )
-    quoted = {row["symbol"]: row for row in quotes}
+
+
+def _check_splits(
+    notices: list[dict], quoted: dict[str, dict], previous_close: dict[str, float], verdict: Verdict
+) -> dict[str, float | None]:
+    """The day's SPLIT notices' factors by symbol (None: no ratio could be read). A
+    factor that cannot be read, is out of range or is 1 is refused, and so is a split
+    that cannot be checked against a close (no quotes row or no previous close); the
+    close itself is checked with the row (`_check_row`)."""
     splits = {n["symbol"]: split_factor(n) for n in notices if n.get("kind") == "SPLIT"}
     for symbol, factor in splits.items():
         previous = previous_close.get(symbol, (quoted.get(symbol) or {}).get("prev_close"))
@@ -198,41 +247,48 @@ def validate_day(
                 f"{symbol}: SPLIT notice for a symbol with no row on the trade-quotes page or no "
                 "previous close: its ratio cannot be checked against a close"
             )
-    for notice in notices:
-        if notice.get("kind") == "DIVIDEND":
-            _check_dividend(
-                notice, quoted.get(notice.get("symbol")), previous_close, known_symbols | set(listed), verdict
-            )
-    listings = {n["symbol"] for n in notices if n.get("kind") == "LISTING"}
+    return splits
+
+
+def _check_quotes(
+    quotes: list[dict],
+    names: _Names,
+    splits: dict[str, float | None],
+    previous_close: dict[str, float],
+    price_band: float,
+    verdict: Verdict,
+) -> set[str]:
+    """Each quotes row: once on the page, for a known or listed symbol, its figures
+    (`_check_row`, with the day's split factor where it is readable: an unreadable one
+    was refused in `_check_splits`), its status and board. Returns the symbols quoted."""
+    seen: set[str] = set()
     for row in quotes:
         symbol = row["symbol"]
         if symbol in seen:
             verdict.errors.append(f"{symbol}: appears twice on the trade-quotes page")
             continue
         seen.add(symbol)
-        if symbol not in known_symbols and symbol not in listed:
+        if symbol not in names.known and symbol not in names.listed:
             verdict.errors.append(f"{symbol}: unknown symbol (not in the store and not on the securities list)")
         factor = splits.get(symbol)
-        readable = factor is not None and MIN_SPLIT <= factor <= MAX_SPLIT and factor != 1  # else refused above
-        _check_row(
-            row,
-            previous_close.get(symbol, row.get("prev_close")),
-            factor if readable else None,
-            symbol in splits,
-            price_band,
-            verdict,
-        )
-        if row.get("status") == "NEW LISTING" and symbol not in listings:
+        readable = factor is not None and MIN_SPLIT <= factor <= MAX_SPLIT and factor != 1
+        previous = previous_close.get(symbol, row.get("prev_close"))
+        _check_row(row, previous, factor if readable else None, symbol in splits, price_band, verdict)
+        if row.get("status") == "NEW LISTING" and symbol not in names.listings:
             verdict.warnings.append(f"{symbol}: marked NEW LISTING without a LISTING notice")
-        if symbol in listed and listed[symbol]["board"] != row["board"]:
+        if symbol in names.listed and names.listed[symbol]["board"] != row["board"]:
             verdict.warnings.append(
-                f"{symbol}: on the {row['board']} board page but listed on {listed[symbol]['board']}"
+                f"{symbol}: on the {row['board']} board page but listed on {names.listed[symbol]['board']}"
             )
+    return seen
+
+
+def _check_missing(day: date, listed: dict[str, dict], seen: set[str], verdict: Verdict) -> None:
+    """Every security active on `day` (listed by then, not delisted) has a quotes row."""
     for symbol, security in listed.items():
         active = security["status"] == "ACTIVE" and (security["delisted_on"] is None or security["delisted_on"] > day)
         if active and security["listed_on"] <= day and symbol not in seen:
             verdict.errors.append(f"{symbol}: active security missing from the trade-quotes page")
-    return verdict
 
 
 def _check_dividend(
