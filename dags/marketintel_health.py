@@ -17,31 +17,21 @@ exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-import pendulum
 from airflow.sdk import dag, task
 
-from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure
+from pipeline.airflow_plugin import ExchangeTimetable, marketintel_dag
 
 
 @dag(
-    dag_id="marketintel_health",
-    schedule=ExchangeTimetable("45 15 * * 1-5"),
-    start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
-    catchup=False,
-    max_active_runs=1,
-    tags=["marketintel", "health"],
-    doc_md=__doc__,
-    default_args={
-        "owner": "marketintel",
-        "on_failure_callback": on_task_failure,
-        "retries": 2,
-        "retry_delay": timedelta(minutes=1),
-        "retry_exponential_backoff": True,
-        "execution_timeout": timedelta(minutes=15),
-    },
-    params={"run_date": exchange_day_param()},
+    **marketintel_dag(
+        "marketintel_health",
+        ExchangeTimetable("45 15 * * 1-5"),
+        ["health"],
+        __doc__,
+        retries=2,
+        retry_minutes=1,
+        timeout_minutes=15,
+    )
 )
 def marketintel_health() -> None:
     @task

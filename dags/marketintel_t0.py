@@ -23,29 +23,21 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pendulum
 from airflow.sdk import dag, task
 
-from pipeline.airflow_plugin import T0_DELIVERY, ExchangeTimetable, exchange_day_param, on_task_failure
+from pipeline.airflow_plugin import T0_DELIVERY, ExchangeTimetable, marketintel_dag
 
 
 @dag(
-    dag_id="marketintel_t0",
-    schedule=ExchangeTimetable("0 16 * * 1-5"),
-    start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
-    catchup=False,
-    max_active_runs=1,
-    tags=["marketintel", "t0", "ingest"],
-    doc_md=__doc__,
-    default_args={
-        "owner": "marketintel",
-        "on_failure_callback": on_task_failure,
-        "retries": 3,
-        "retry_delay": timedelta(minutes=1),
-        "retry_exponential_backoff": True,
-        "execution_timeout": timedelta(minutes=20),
-    },
-    params={"run_date": exchange_day_param()},
+    **marketintel_dag(
+        "marketintel_t0",
+        ExchangeTimetable("0 16 * * 1-5"),
+        ["t0", "ingest"],
+        __doc__,
+        retries=3,
+        retry_minutes=1,
+        timeout_minutes=20,
+    )
 )
 def marketintel_t0() -> None:
     @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))

@@ -37,10 +37,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pendulum
 from airflow.sdk import AssetOrTimeSchedule, dag, task
 
-from pipeline.airflow_plugin import T0_DELIVERY, T1_CLOSE, ExchangeTimetable, exchange_day_param, on_task_failure
+from pipeline.airflow_plugin import T0_DELIVERY, T1_CLOSE, ExchangeTimetable, marketintel_dag
 from pipeline.stage_lists import T1_PREFLIGHT, T1_STAGES, T1_TIMEOUT_MINUTES
 
 # t1_trade closes the day: each time it succeeds it updates T1_CLOSE, which starts T2.
@@ -58,22 +57,15 @@ def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task facto
 
 
 @dag(
-    dag_id="marketintel_t1",
-    schedule=AssetOrTimeSchedule(timetable=ExchangeTimetable("15 16 * * 1-5"), assets=[T0_DELIVERY]),
-    start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
-    catchup=False,
-    max_active_runs=1,
-    tags=["marketintel", "t1", "close"],
-    doc_md=__doc__,
-    default_args={
-        "owner": "marketintel",
-        "on_failure_callback": on_task_failure,
-        "retries": 2,
-        "retry_delay": timedelta(minutes=2),
-        "retry_exponential_backoff": True,
-        "execution_timeout": timedelta(minutes=20),
-    },
-    params={"run_date": exchange_day_param()},
+    **marketintel_dag(
+        "marketintel_t1",
+        AssetOrTimeSchedule(timetable=ExchangeTimetable("15 16 * * 1-5"), assets=[T0_DELIVERY]),
+        ["t1", "close"],
+        __doc__,
+        retries=2,
+        retry_minutes=2,
+        timeout_minutes=20,
+    )
 )
 def marketintel_t1() -> None:
     @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))

@@ -24,29 +24,21 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pendulum
 from airflow.sdk import AssetOrTimeSchedule, dag, task
 
-from pipeline.airflow_plugin import T1_CLOSE, ExchangeTimetable, exchange_day_param, on_task_failure
+from pipeline.airflow_plugin import T1_CLOSE, ExchangeTimetable, marketintel_dag
 
 
 @dag(
-    dag_id="marketintel_t2",
-    schedule=AssetOrTimeSchedule(timetable=ExchangeTimetable("0 7 * * 1-5"), assets=[T1_CLOSE]),
-    start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
-    catchup=False,
-    max_active_runs=1,
-    tags=["marketintel", "t2", "morning"],
-    doc_md=__doc__,
-    default_args={
-        "owner": "marketintel",
-        "on_failure_callback": on_task_failure,
-        "retries": 2,
-        "retry_delay": timedelta(minutes=2),
-        "retry_exponential_backoff": True,
-        "execution_timeout": timedelta(minutes=15),
-    },
-    params={"run_date": exchange_day_param()},
+    **marketintel_dag(
+        "marketintel_t2",
+        AssetOrTimeSchedule(timetable=ExchangeTimetable("0 7 * * 1-5"), assets=[T1_CLOSE]),
+        ["t2", "morning"],
+        __doc__,
+        retries=2,
+        retry_minutes=2,
+        timeout_minutes=15,
+    )
 )
 def marketintel_t2() -> None:
     @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))

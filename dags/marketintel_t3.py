@@ -18,31 +18,22 @@ exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-import pendulum
 from airflow.sdk import dag, task
 
-from pipeline.airflow_plugin import ExchangeTimetable, exchange_day_param, on_task_failure
+from pipeline.airflow_plugin import ExchangeTimetable, marketintel_dag
 
 
 @dag(
-    dag_id="marketintel_t3",
-    schedule=ExchangeTimetable("0 9 * * 1"),
-    start_date=pendulum.datetime(2026, 1, 1, tz="America/Jamaica"),
-    catchup=False,
-    max_active_runs=1,
-    tags=["marketintel", "t3", "macro"],
-    doc_md=__doc__,
-    default_args={
-        "owner": "marketintel",
-        "on_failure_callback": on_task_failure,
-        "retries": 3,
-        "retry_delay": timedelta(minutes=5),
-        "retry_exponential_backoff": True,
-        "execution_timeout": timedelta(minutes=30),
-    },
-    params={"run_date": exchange_day_param("The Monday of the macro week to run")},
+    **marketintel_dag(
+        "marketintel_t3",
+        ExchangeTimetable("0 9 * * 1"),
+        ["t3", "macro"],
+        __doc__,
+        retries=3,
+        retry_minutes=5,
+        timeout_minutes=30,
+        run_date_help="The Monday of the macro week to run",
+    )
 )
 def marketintel_t3() -> None:
     @task(task_id="t3_macro")

@@ -26,12 +26,18 @@ at 07:00, once per close.
 
 `on_task_failure` is every task's `on_failure_callback`; it imports the alerting code
 only when a task has failed (`pipeline.airflow_tasks.alert_task_failure`).
+
+`marketintel_dag` is what every DAG of the project shares, written once: the exchange's
+start date, no catch-up, one active run, the `run_date` param, the failure alert and
+exponential retries; each DAG names its id, schedule, tags, retries and time limit.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+import pendulum
 from airflow.plugins_manager import AirflowPlugin
 from airflow.sdk import Asset, Param
 from airflow.timetables.trigger import CronTriggerTimetable
@@ -71,6 +77,40 @@ def exchange_day_param(which: str = "The exchange day to run") -> Param:
         f"Airflow gives in UTC (00:00 UTC is 19:00 the day before in Kingston). Empty: the "
         f"run's own date on the exchange clock.",
     )
+
+
+def marketintel_dag(
+    dag_id: str,
+    schedule: Any,
+    tags: list[str],
+    doc_md: str | None,
+    *,
+    retries: int,
+    retry_minutes: int,
+    timeout_minutes: int,
+    run_date_help: str = "The exchange day to run",
+) -> dict[str, Any]:
+    """The `@dag(...)` keyword arguments of a project DAG: `retries` retries of each task,
+    `retry_minutes` apart at first and growing exponentially, each try at most
+    `timeout_minutes`; tagged `marketintel` and `tags`."""
+    return {
+        "dag_id": dag_id,
+        "schedule": schedule,
+        "start_date": pendulum.datetime(2026, 1, 1, tz=EXCHANGE_TIMEZONE),
+        "catchup": False,
+        "max_active_runs": 1,
+        "tags": ["marketintel", *tags],
+        "doc_md": doc_md,
+        "default_args": {
+            "owner": "marketintel",
+            "on_failure_callback": on_task_failure,
+            "retries": retries,
+            "retry_delay": timedelta(minutes=retry_minutes),
+            "retry_exponential_backoff": True,
+            "execution_timeout": timedelta(minutes=timeout_minutes),
+        },
+        "params": {"run_date": exchange_day_param(run_date_help)},
+    }
 
 
 def on_task_failure(context: Any) -> None:
