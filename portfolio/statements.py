@@ -252,59 +252,62 @@ def file_statement(
     token; the sync is applied only while the book is as the preview saw it (no trade or
     cash movement recorded since), else ConflictError: what is applied is what was
     previewed."""
-    moment = now or utc_now()
-    digest, parsed = read.digest, read.parsed
     try:
-        with ledger.portfolio_transaction(engine, portfolio_id) as conn:
-            ledger.get_portfolio(conn, portfolio_id)
-            if _already_synced(conn, portfolio_id, digest):
-                return _already(digest)
-            if read.refusal is not None:
-                raise read.refusal
-            assert parsed is not None
-            token = _confirm_token(conn, portfolio_id, digest)
-            if confirm is not None and confirm != token:
-                raise ConflictError(
-                    "the book changed since the preview (a trade or cash movement was recorded, or "
-                    "this is another file); preview it again and confirm that"
-                )
-            changes = _synchronise(conn, portfolio_id, parsed, digest, moment)
-            if preview:
-                raise _Previewed(changes, token)
-            append_history(
-                conn,
-                tables.statement_imports,
-                [
-                    {
-                        "portfolio_id": portfolio_id,
-                        "file_sha256": digest,
-                        "layout": parsed.layout,
-                        "status": "SYNCED",
-                        "parsed": parsed.as_dict(),
-                        "changes": changes,
-                    }
-                ],
-            )
+        return _file(engine, portfolio_id, read, now or utc_now(), preview, confirm)
     except _Previewed as done:
+        assert read.parsed is not None
         return {
             "status": "PREVIEW",
-            "file_sha256": digest,
-            "statement": parsed.as_dict(),
+            "file_sha256": read.digest,
+            "statement": read.parsed.as_dict(),
             "changes": done.changes,
             "confirm_token": done.token,
             "detail": "nothing was changed; upload the same file with confirm=<confirm_token> to apply exactly "
             "these changes (refused if the book changes first)",
         }
     except (StatementRejected, PdfRejected) as exc:
-        if preview:
-            raise
-        with engine.begin() as conn:
-            append_history(
-                conn,
-                tables.statement_imports,
-                [{"portfolio_id": portfolio_id, "file_sha256": digest, "status": "REJECTED", "reason": str(exc)}],
-            )
+        if not preview:  # the refused sync was rolled back; the attempt is kept apart
+            with engine.begin() as conn:
+                append_history(
+                    conn,
+                    tables.statement_imports,
+                    [
+                        {
+                            "portfolio_id": portfolio_id,
+                            "file_sha256": read.digest,
+                            "status": "REJECTED",
+                            "reason": str(exc),
+                        }
+                    ],
+                )
         raise
+
+
+def _file(
+    engine: Engine, portfolio_id: str, read: StatementRead, moment: datetime, preview: bool, confirm: str | None
+) -> dict[str, Any]:
+    """`file_statement`'s transaction: ALREADY_IMPORTED for a file synchronised before; else
+    the refusal the read carries, a ConflictError for a token the book no longer matches, or
+    the sync, recorded (SYNCED) or, for a preview, raised as `_Previewed` to roll it back."""
+    digest, parsed = read.digest, read.parsed
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        ledger.get_portfolio(conn, portfolio_id)
+        if _already_synced(conn, portfolio_id, digest):
+            return _already(digest)
+        if read.refusal is not None:
+            raise read.refusal
+        assert parsed is not None
+        token = _confirm_token(conn, portfolio_id, digest)
+        if confirm is not None and confirm != token:
+            raise ConflictError(
+                "the book changed since the preview (a trade or cash movement was recorded, or "
+                "this is another file); preview it again and confirm that"
+            )
+        changes = _synchronise(conn, portfolio_id, parsed, digest, moment)
+        if preview:
+            raise _Previewed(changes, token)
+        row = {"file_sha256": digest, "layout": parsed.layout, "status": "SYNCED", "parsed": parsed.as_dict()}
+        append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, **row, "changes": changes}])
     return {"status": "SYNCED", "file_sha256": digest, "statement": parsed.as_dict(), "changes": changes}
 
 
@@ -407,76 +410,19 @@ def _in_range(parsed: ParsedStatement) -> None:
 
 def _synchronise(
     conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, moment: datetime
-) -> list[dict]:
-    _in_range(parsed)
-    if parsed.cash < 0:
-        raise StatementRejected(
-            f"the statement's cash balance is negative ({parsed.cash:,.2f}); margin accounts are not supported"
-        )
-    unknown = sorted(set(parsed.holdings) - known_symbols(conn))
-    if unknown:
-        raise StatementRejected(f"the statement holds symbols the exchange does not list: {', '.join(unknown)}")
-    # on the statement date's share count
+) -> list[dict[str, Any]]:
+    """The sync of a checked statement (`_acceptable`): a STATEMENT_SYNC trade per holding
+    that differs (on the statement date's share count), then the RECONCILIATION of the
+    cash, then what the ledger carries on top of the statement; returns the changes."""
+    _acceptable(conn, parsed)
     current = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, parsed.as_of).items()}
     changes = []
     for symbol in sorted(set(current) | set(parsed.holdings)):
         difference = parsed.holdings.get(symbol, 0) - current.get(symbol, 0)
-        if difference == 0:
-            continue
-        side = "BUY" if difference > 0 else "SELL"
-        source = parsed.prices if side == "BUY" else parsed.sale_prices
-        price = source.get(symbol) or reference_close(conn, symbol, parsed.as_of)[0]
-        ledger.record_trade(
-            conn,
-            TradeRequest(
-                portfolio_id=portfolio_id,
-                trading_date=parsed.as_of,
-                executed_at=moment,
-                symbol=symbol,
-                side=side,
-                quantity=abs(difference),
-                price=price,
-                origin="STATEMENT_SYNC",
-                rationale={
-                    "statement_sha256": digest,
-                    "layout": parsed.layout,
-                    "statement_quantity": parsed.holdings.get(symbol, 0),
-                },
-                trade_id=f"SYNC-{uuid.uuid4().hex}",
-            ),
-            moves_cash=False,
-        )
-        changes.append(
-            {
-                "symbol": symbol,
-                "side": side,
-                "quantity": abs(difference),
-                "price": str(price),
-                "before": current.get(symbol, 0),
-                "after": parsed.holdings.get(symbol, 0),
-            }
-        )
-    cash = _cash_through(conn, portfolio_id, parsed.as_of)
+        if difference != 0:
+            changes.append(_sync_holding(conn, portfolio_id, parsed, digest, moment, symbol, current.get(symbol, 0)))
     later = _cash_after(conn, portfolio_id, parsed.as_of)
-    running = parsed.cash
-    for entry in later:  # the statement's cash must pay for everything the ledger records since
-        running += entry["amount"]
-        if running < 0:
-            raise StatementRejected(
-                f"the statement's cash of {parsed.cash:,.2f} on {parsed.as_of.isoformat()} cannot pay for what the "
-                f"ledger records since: the balance would reach {running:,.2f} at {entry['effective_at'].isoformat()}"
-            )
-    if cash != parsed.cash:
-        ledger.record_cash(
-            conn,
-            portfolio_id,
-            f"SYNC-{uuid.uuid4().hex}",
-            parsed.cash - cash,
-            "RECONCILIATION",
-            session_close_utc(parsed.as_of),
-            f"statement {digest[:12]} of {parsed.as_of.isoformat()}",
-        )
-        changes.append({"cash_before": str(cash), "cash_after": str(parsed.cash)})
+    changes.extend(_sync_cash(conn, portfolio_id, parsed, digest, later))
     since = [t for t in ledger.ledger_rows(conn, portfolio_id) if t["trading_date"] > parsed.as_of]
     if since or later:
         changes.append(
@@ -491,3 +437,85 @@ def _synchronise(
             }
         )
     return changes
+
+
+def _acceptable(conn: Connection, parsed: ParsedStatement) -> None:
+    """StatementRejected for a statement out of range (`_in_range`), with a negative cash
+    balance (margin accounts are not supported) or a symbol the exchange does not list."""
+    _in_range(parsed)
+    if parsed.cash < 0:
+        raise StatementRejected(
+            f"the statement's cash balance is negative ({parsed.cash:,.2f}); margin accounts are not supported"
+        )
+    unknown = sorted(set(parsed.holdings) - known_symbols(conn))
+    if unknown:
+        raise StatementRejected(f"the statement holds symbols the exchange does not list: {', '.join(unknown)}")
+
+
+def _sync_holding(
+    conn: Connection,
+    portfolio_id: str,
+    parsed: ParsedStatement,
+    digest: str,
+    moment: datetime,
+    symbol: str,
+    before: int,
+) -> dict[str, Any]:
+    """The STATEMENT_SYNC trade that brings `symbol` from `before` to the statement's
+    holding, dated the statement's day and moving no cash: a buy at the statement's
+    average cost, a sale at its market price, else the ledger's last price for the symbol."""
+    after = parsed.holdings.get(symbol, 0)
+    side = "BUY" if after > before else "SELL"
+    source = parsed.prices if side == "BUY" else parsed.sale_prices
+    price = source.get(symbol) or reference_close(conn, symbol, parsed.as_of)[0]
+    request = TradeRequest(
+        portfolio_id=portfolio_id,
+        trading_date=parsed.as_of,
+        executed_at=moment,
+        symbol=symbol,
+        side=side,
+        quantity=abs(after - before),
+        price=price,
+        origin="STATEMENT_SYNC",
+        rationale={"statement_sha256": digest, "layout": parsed.layout, "statement_quantity": after},
+        trade_id=f"SYNC-{uuid.uuid4().hex}",
+    )
+    ledger.record_trade(conn, request, moves_cash=False)
+    return {
+        "symbol": symbol,
+        "side": side,
+        "quantity": abs(after - before),
+        "price": str(price),
+        "before": before,
+        "after": after,
+    }
+
+
+def _sync_cash(
+    conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, later: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The RECONCILIATION entry, effective at the statement day's close, that brings the
+    cash the ledger held at the end of that day to the statement's balance (no change
+    when they agree). The statement's cash must pay for everything the ledger records
+    since (`later`), else StatementRejected."""
+    cash = _cash_through(conn, portfolio_id, parsed.as_of)
+    running = parsed.cash
+    for entry in later:
+        running += entry["amount"]
+        if running < 0:
+            raise StatementRejected(
+                f"the statement's cash of {parsed.cash:,.2f} on {parsed.as_of.isoformat()} cannot pay for what the "
+                f"ledger records since: the balance would reach {running:,.2f} at {entry['effective_at'].isoformat()}"
+            )
+    if cash == parsed.cash:
+        return []
+    ledger.record_cash(
+        conn,
+        portfolio_id,
+        f"SYNC-{uuid.uuid4().hex}",
+        parsed.cash - cash,
+        "RECONCILIATION",
+        session_close_utc(parsed.as_of),
+        f"statement {digest[:12]} of {parsed.as_of.isoformat()}",
+    )
+    return [{"cash_before": str(cash), "cash_after": str(parsed.cash)}]
