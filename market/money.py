@@ -45,11 +45,20 @@ def parse_money(value: object, name: str) -> Decimal:
     return Decimal(text)
 
 
-def parse_quantity(value: object, name: str) -> int:
-    """`value` (whatever the client sent) as a whole number of shares (not a boolean, text or float)."""
-    if isinstance(value, bool) or not isinstance(value, int):
+def parse_quantity(value: object, name: str, text: bool = False) -> int:
+    """`value` (whatever the client sent) as a whole number of shares. The one rule for a
+    JSON body and a query string alike: the digits of a whole number and nothing else. In
+    a body that is a JSON integer (not a boolean, text or float: 1.0 is refused); in a
+    query string (`text`), where every value is text, the same digits (so "1000.0",
+    "1e3", "+5" and " 5" are refused there as 1.0 is in a body)."""
+    if text and isinstance(value, str) and _DIGITS.fullmatch(value):
+        return int(value)
+    if text or isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"{name} must be a whole number of shares, not {repr(value)[:40]}")
     return value
+
+
+_DIGITS = re.compile(r"[0-9]{1,15}")
 
 
 def money_text(value: Decimal) -> str:

@@ -3,7 +3,7 @@ A client key acts on its client's portfolio, the admin key on the house portfoli
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, File, Header, Query, UploadFile, status
 from fastapi.responses import Response
@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.deps import CallerDep, ConnDep, ServicesDep, UploaderDep
 from api.jsonbody import StrictJSONRoute
-from api.schemas.common import KEYED, problems
+from api.schemas.common import KEYED, QuantityQuery, problems
 from api.schemas.portfolio import (
     CashEntry,
     CashIn,
@@ -75,16 +75,16 @@ def trade_preview(
     svc: ServicesDep,
     _: CallerDep,
     conn: ConnDep,
-    side: Literal["buy", "sell"] = Query(description="buy or sell"),
-    symbol: str = Query(min_length=1, max_length=20, description="A listed symbol."),
-    quantity: int = Query(gt=0, le=10**12, description="Shares."),
+    side: Annotated[Literal["buy", "sell"], Query(description="buy or sell")],
+    symbol: Annotated[str, Query(min_length=1, max_length=20, description="A listed symbol.")],
+    quantity: Annotated[QuantityQuery, Query(gt=0, le=10**12, description="Shares: the digits of a whole number.")],
 ) -> TradePreview:
     """What the cost model says `quantity` shares would cost in a session like the latest:
     the touch (ask or bid, else half the day's range from the close), square-root impact,
     fees, the price per share with all of them, and how much one session would fill. The
     same model prices the AI portfolio's fills and the morning suggestions; nothing is
     stored."""
-    return TradePreview.model_validate(svc.desk.preview_trade(conn, side, symbol, quantity))
+    return TradePreview.model_validate(svc.desk.preview_trade(conn, side, symbol, quantity), from_attributes=True)
 
 
 @router.post(

@@ -35,9 +35,17 @@ def _quantity(value: object) -> int:
         raise ValueError(error.detail) from None
 
 
+def _quantity_text(value: object) -> int:
+    try:
+        return parse_quantity(value, "the quantity", text=True)
+    except InvalidInputError as error:
+        raise ValueError(error.detail) from None
+
+
 # Money and share quantities in request bodies: market.money's one strict rule.
 MoneyIn = Annotated[Decimal, BeforeValidator(_money)]
 QuantityIn = Annotated[int, BeforeValidator(_quantity)]
+QuantityQuery = Annotated[int, BeforeValidator(_quantity_text)]  # the same rule for a query string's text
 # Money in every response: decimal text with the currency's 2 minor-unit digits, never a
 # float and never "100000.000000" beside "0" (market.money.money_display).
 Money = Annotated[

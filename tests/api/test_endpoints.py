@@ -131,6 +131,19 @@ def test_a_trade_preview_prices_the_order_with_the_cost_model(api: Api) -> None:
     )
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_quantity_follows_one_rule_in_a_query_string_and_a_body(api: Api) -> None:
+    """The digits of a whole number and nothing else: "1000.0" in a query string is refused
+    as 1000.0 is in a JSON body (market.money.parse_quantity)."""
+    preview = {"side": "buy", "symbol": "LIQ"}
+    for text in ("1000.0", "1e3", "+1000", " 1000", "1_000", "0x10"):
+        refused = api.acme("GET", "/api/portfolio/trade/preview", params={**preview, "quantity": text})
+        assert_problem(refused, 422, "whole number of shares")
+    body = {"side": "buy", "symbol": "LIQ", "quantity": 1000.0, "price": "52.00"}
+    assert_problem(api.acme("POST", "/api/portfolio/trade", json=body), 422, "whole number of shares")
+    assert api.acme("GET", "/api/portfolio/trade/preview", params={**preview, "quantity": "1000"}).status_code == 200
+
+
 def test_a_score_at_the_long_line_that_is_not_long_says_why(api: Api) -> None:
     mid = api.acme("GET", "/api/market/latest").json()["MID"]
     assert (mid["score"], mid["action"]) == (55.0, "HOLD")
