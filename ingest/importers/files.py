@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from sqlalchemy import Engine
@@ -137,6 +138,9 @@ def source_currency(fmt: str, currency: str | None = None) -> str:
 def import_path(
     engine: Engine, path: Path, fmt: str = "auto", *, currency: str = HOME_CURRENCY, board: str = "OTHER"
 ) -> ImportReport:
+    """Import a file or a folder of .csv files (the module's docstring says what is kept
+    and what is left out); prices are written in batches of BATCH_ROWS as they are read,
+    then the index levels, then the instruments."""
     fmt, files = resolve_source(path, fmt)
     report = ImportReport(fmt, files=len(files))
     report.lacks = source_lacks(fmt, files)
@@ -144,72 +148,103 @@ def import_path(
     # a first pass finds the copied days (a day's rows may come from many files: per-company, OHLCV)
     copies = repeated_days(item for file in files for item in READERS[fmt](file) if not isinstance(item, Bad))
     report.repeated_days = describe_repeated(copies)
-    source = f"import:{fmt}"
-    names: dict[str, tuple] = {}
-    stated: dict[str, tuple] = {}  # symbol -> (date, type) of its latest row that states one
-    seen: set[tuple] = set()
-    indices: set[str] = set()
-    levels: dict[tuple, dict] = {}
+    rows = _Rows(f"import:{fmt}", copies)
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
         for item in READERS[fmt](file):
-            if isinstance(item, Bad):
-                report.bad_rows.append(str(item))
+            price = rows.take(item, report)
+            if price is None:
                 continue
-            where = item.pop("_line")
-            if is_index(item["symbol"]):
-                indices.add(item["symbol"])
-                if (
-                    item["trading_date"] not in copies
-                    and item.get("close") is not None
-                    and item["close"] > 0
-                    and (item["symbol"], item["trading_date"]) not in levels
-                ):
-                    levels[(item["symbol"], item["trading_date"])] = {
-                        "symbol": item["symbol"],
-                        "trading_date": item["trading_date"],
-                        "level": float(item["close"]),
-                        "source": source,
-                    }
-                continue
-            if item["trading_date"] in copies:
-                continue
-            key = (item["symbol"], item["trading_date"])
-            if key in seen:
-                report.bad_rows.append(f"{where}: second row for {item['symbol']} on {item['trading_date']}")
-                continue
-            seen.add(key)
-            report.rows_read += 1
-            name = item.pop("name", None)
-            kind = item.pop("instrument_type", None)
-            if kind is not None and (item["symbol"] not in stated or item["trading_date"] >= stated[item["symbol"]][0]):
-                stated[item["symbol"]] = (item["trading_date"], kind)
-            if item["symbol"] not in names or item["trading_date"] >= names[item["symbol"]][0]:
-                names[item["symbol"]] = (
-                    item["trading_date"],
-                    name or names.get(item["symbol"], (None, item["symbol"]))[1],
-                )
-            batch.append({**item, "source": source})
+            batch.append(price)
             if len(batch) >= BATCH_ROWS:
                 report.rows_inserted += _flush(engine, batch)
                 batch = []
     report.rows_inserted += _flush(engine, batch)
-    report.indices = sorted(indices)
-    if levels:
-        with write_transaction(engine, f"import:{fmt}:index-levels") as conn:
-            c = tables.index_levels.c
-            days = [d for _, d in levels]
-            report.index_levels_inserted = append_history(
-                conn,
-                tables.index_levels,
-                list(levels.values()),
-                scope=[c.trading_date.between(min(days), max(days)), c.symbol.in_(sorted(indices))],
-            ).inserted
+    report.indices = sorted(rows.indices)
+    if rows.levels:
+        report.index_levels_inserted = _store_levels(engine, fmt, rows)
+    _store_instruments(engine, fmt, rows, currency, board, report)
+    return report
+
+
+@dataclass
+class _Rows:
+    """What the pass over a source's rows gathers beside the price rows themselves."""
+
+    source: str  # the rows' `source` column
+    copies: dict[date, date]  # the days left out as copies of the one before (`repeated_days`)
+    names: dict[str, tuple] = field(default_factory=dict)  # symbol -> (date, name) of its latest row
+    stated: dict[str, tuple] = field(default_factory=dict)  # symbol -> (date, type) of its latest row that states one
+    seen: set[tuple] = field(default_factory=set)  # (symbol, date) of each price row taken
+    indices: set[str] = field(default_factory=set)  # the market indices met
+    levels: dict[tuple, dict] = field(default_factory=dict)  # (index, date) -> its index_levels row
+
+    def take(self, item: dict | Bad, report: ImportReport) -> dict | None:
+        """The price row to store for a row read, or None: a bad row or a second row for
+        a symbol and day (both listed in the report), an index (its level is kept) or a
+        row of a copied day."""
+        if isinstance(item, Bad):
+            report.bad_rows.append(str(item))
+            return None
+        where = item.pop("_line")
+        if is_index(item["symbol"]):
+            self._keep_level(item)
+            return None
+        if item["trading_date"] in self.copies:
+            return None
+        symbol, day = item["symbol"], item["trading_date"]
+        if (symbol, day) in self.seen:
+            report.bad_rows.append(f"{where}: second row for {symbol} on {day}")
+            return None
+        self.seen.add((symbol, day))
+        report.rows_read += 1
+        name = item.pop("name", None)
+        kind = item.pop("instrument_type", None)
+        if kind is not None and (symbol not in self.stated or day >= self.stated[symbol][0]):
+            self.stated[symbol] = (day, kind)
+        if symbol not in self.names or day >= self.names[symbol][0]:
+            self.names[symbol] = (day, name or self.names.get(symbol, (None, symbol))[1])
+        return {**item, "source": self.source}
+
+    def _keep_level(self, item: dict) -> None:
+        """An index's level: its row's close when that is positive, on a day that is not a
+        copy; the first row for an index and day stands."""
+        self.indices.add(item["symbol"])
+        key = (item["symbol"], item["trading_date"])
+        if (
+            item["trading_date"] not in self.copies
+            and item.get("close") is not None
+            and item["close"] > 0
+            and key not in self.levels
+        ):
+            self.levels[key] = {
+                "symbol": item["symbol"],
+                "trading_date": item["trading_date"],
+                "level": float(item["close"]),
+                "source": self.source,
+            }
+
+
+def _store_levels(engine: Engine, fmt: str, rows: _Rows) -> int:
+    with write_transaction(engine, f"import:{fmt}:index-levels") as conn:
+        c = tables.index_levels.c
+        days = [d for _, d in rows.levels]
+        return append_history(
+            conn,
+            tables.index_levels,
+            list(rows.levels.values()),
+            scope=[c.trading_date.between(min(days), max(days)), c.symbol.in_(sorted(rows.indices))],
+        ).inserted
+
+
+def _store_instruments(engine: Engine, fmt: str, rows: _Rows, currency: str, board: str, report: ImportReport) -> None:
+    """Each priced symbol once, with its latest name, listed from its first priced day,
+    its type the one its files state last, else the market's inference."""
     first_day: dict[str, object] = {}
-    for symbol, day in seen:
+    for symbol, day in rows.seen:
         first_day[symbol] = min(day, first_day.get(symbol, day))
     kinds: dict[str, InstrumentType] = {
-        s: instrument_type(s, n, stated.get(s, (None, None))[1]) for s, (_, n) in names.items()
+        s: instrument_type(s, n, rows.stated.get(s, (None, None))[1]) for s, (_, n) in rows.names.items()
     }
     report.not_ordinary = {s: str(k) for s, k in sorted(kinds.items()) if not is_ordinary(k)}
     with write_transaction(engine, f"import:{fmt}:instruments") as conn:
@@ -224,13 +259,12 @@ def import_path(
                     "currency": currency,
                     "listed_on": first_day[s],
                     "instrument_type": str(kinds[s]),
-                    "source": source,
+                    "source": rows.source,
                 }
-                for s, (_, n) in sorted(names.items())
+                for s, (_, n) in sorted(rows.names.items())
             ],
         ).inserted
-    report.instruments = len(names)
-    return report
+    report.instruments = len(rows.names)
 
 
 def _flush(engine: Engine, batch: list[dict]) -> int:
