@@ -99,6 +99,16 @@ class ReplaySource:
     types: str = ""  # where the instrument types came from: a type column, or the market's inference
 
 
+@dataclass(frozen=True)
+class _Read:
+    """The files' rows (`ReplayMarket._read`), copied days still in."""
+
+    items: list[dict]  # each (symbol, day) once, indices left out
+    names: dict[str, tuple[date, str]]  # symbol -> (date, name) of its latest row that names it
+    stated: dict[str, tuple[date, str]]  # symbol -> (date, type) of its latest row that states one
+    levels: dict[date, dict[str, float]]  # day -> index -> level (the file's close)
+
+
 class ReplayMarket:
     """Real end-of-day history, offered as a market the exchange site can serve.
 
@@ -168,52 +178,65 @@ class ReplayMarket:
 
     # ---- loading ----------------------------------------------------------------------
     def _load(self, files: list[Path]) -> None:
-        read = READERS[self.source.format]
-        items: list[dict] = []
-        self._index_levels: dict[date, dict[str, float]] = {}  # day -> index -> level (the file's close)
-        seen: set[tuple[str, date]] = set()
-        names: dict[str, tuple[date, str]] = {}
-        stated: dict[str, tuple[date, str]] = {}  # symbol -> (date, type) of its latest row that states one
-        for file in files:
-            for item in read(file):
-                if isinstance(item, Bad):
-                    self.source.bad_rows.append(str(item))
-                    continue
-                if is_index(item["symbol"]):
-                    self.source.indices.add(item["symbol"])
-                    if item.get("close") is not None and item["close"] > 0:
-                        self._index_levels.setdefault(item["trading_date"], {}).setdefault(
-                            item["symbol"], float(item["close"])
-                        )
-                    continue
-                key = (item["symbol"], item["trading_date"])
-                if key in seen:
-                    self.source.bad_rows.append(
-                        f"{item['_line']}: second row for {key[0]} on {key[1]}; the first is served"
-                    )
-                    continue
-                seen.add(key)
-                items.append(item)
-                name = item.get("name")
-                if name and (key[0] not in names or key[1] >= names[key[0]][0]):
-                    names[key[0]] = (key[1], name)
-                kind = item.get("instrument_type")
-                if kind is not None and (key[0] not in stated or key[1] >= stated[key[0]][0]):
-                    stated[key[0]] = (key[1], kind)
-        copies = repeated_days(items)
+        """Read the files (`_read`), leave out the copied days, and set the days, the
+        symbols with their names and types, and the arrays the days are served from."""
+        read = self._read(files)
+        copies = repeated_days(read.items)
         self.source.repeated_days = describe_repeated(copies)
-        items = [item for item in items if item["trading_date"] not in copies]
-        self._index_levels = {d: levels for d, levels in self._index_levels.items() if d not in copies}
+        items = [item for item in read.items if item["trading_date"] not in copies]
+        self._index_levels: dict[date, dict[str, float]] = {
+            d: levels for d, levels in read.levels.items() if d not in copies
+        }
         if not items:
             problem = f" (first problem: {self.source.bad_rows[0]})" if self.source.bad_rows else ""
             raise InvalidInputError(f"{self.source.path} holds no readable {self.source.format} rows{problem}")
         self.days: list[date] = sorted({item["trading_date"] for item in items})
         self._symbols: list[str] = sorted({item["symbol"] for item in items})
-        self._names = {s: names.get(s, (None, s))[1] for s in self._symbols}
+        self._names = {s: read.names.get(s, (None, s))[1] for s in self._symbols}
         self.instrument_types: dict[str, InstrumentType] = {
-            s: instrument_type(s, names.get(s, (None, None))[1], stated.get(s, (None, None))[1]) for s in self._symbols
+            s: instrument_type(s, read.names.get(s, (None, None))[1], read.stated.get(s, (None, None))[1])
+            for s in self._symbols
         }
         self._column = {s: k for k, s in enumerate(self._symbols)}
+        self._fill(items)
+
+    def _read(self, files: list[Path]) -> _Read:
+        """Every readable row of the files, each (symbol, day) once (a second row is listed
+        in `source.bad_rows`, as an unreadable one is); an index (listed in
+        `source.indices`) gives its levels (a positive close; the first row of a day
+        stands), not rows."""
+        read = READERS[self.source.format]
+        items: list[dict] = []
+        levels: dict[date, dict[str, float]] = {}
+        seen: set[tuple[str, date]] = set()
+        names: dict[str, tuple[date, str]] = {}
+        stated: dict[str, tuple[date, str]] = {}  # symbol -> (date, type) of its latest row that states one
+        for item in (item for file in files for item in read(file)):
+            if isinstance(item, Bad):
+                self.source.bad_rows.append(str(item))
+                continue
+            symbol, day = item["symbol"], item["trading_date"]
+            if is_index(symbol):
+                self.source.indices.add(symbol)
+                if item.get("close") is not None and item["close"] > 0:
+                    levels.setdefault(day, {}).setdefault(symbol, float(item["close"]))
+                continue
+            if (symbol, day) in seen:
+                self.source.bad_rows.append(f"{item['_line']}: second row for {symbol} on {day}; the first is served")
+                continue
+            seen.add((symbol, day))
+            items.append(item)
+            name, kind = item.get("name"), item.get("instrument_type")
+            if name and (symbol not in names or day >= names[symbol][0]):
+                names[symbol] = (day, name)
+            if kind is not None and (symbol not in stated or day >= stated[symbol][0]):
+                stated[symbol] = (day, kind)
+        return _Read(items, names, stated, levels)
+
+    def _fill(self, items: list[dict]) -> None:
+        """The arrays a day is served from, a row per day and a column per symbol: whether
+        the symbol is in the day's file, its figures (NaN where the file has none), its
+        first and last day in the files, and the close served (the last one in a file)."""
         row = {d: i for i, d in enumerate(self.days)}
         shape = (len(self.days), len(self._symbols))
         self._present = np.zeros(shape, dtype=bool)
