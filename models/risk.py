@@ -62,6 +62,15 @@ TARGETS = ("rank", "sign")
 TARGET = "rank"  # what the core booster learns (module docstring)
 
 
+@dataclass(frozen=True)
+class FittedClassifier:
+    """The core booster as one fit leaves it: `booster`, and the in-model Platt scaling of
+    its raw score, (a, b) in P(up) = logistic(a x raw + b); (1, 0) where none was fitted."""
+
+    booster: lgb.Booster
+    platt: tuple[float, float] = (1.0, 0.0)
+
+
 @dataclass
 class RiskModel:
     params: dict = field(default_factory=lambda: dict(DEFAULT_PARAMS))
@@ -90,50 +99,33 @@ class RiskModel:
         class probabilities instead); `predict` then returns a zero return. `rounds=0` with
         `warm_from`: no boosting, the previous model's boosters and Platt scaling are kept.
         `target="rank"` needs `days` (each row's trading day, any sortable key): the label is
-        ranked within each day."""
+        ranked within each day. The regressor (where asked for) is trained before the
+        classifier."""
         if target not in TARGETS:
             raise ValueError(f"target must be one of {TARGETS}, not {target!r}")
         if rounds == 0 and warm_from is not None:  # no boosting: keep the previous model's boosters as they are
-            self.regressor = warm_from.regressor if regressor else None
-            self.classifier, self.platt = warm_from.classifier, warm_from.platt
-            self.training_rows = len(X)
-            return self
-        import lightgbm as lgb
+            return self._keep(warm_from, regressor, len(X))
+        if regressor:
+            huber = {**self.params, "objective": "huber", "alpha": 0.02}
+            self.regressor = _train(huber, X, forward_return, rounds, warm_from.regressor if warm_from else None)
+        else:
+            self.regressor = None
+        init = warm_from.classifier if warm_from else None
+        fitted = (
+            _fit_rank(self.params, X, forward_return, days, rounds, init)
+            if target == "rank"
+            else _fit_sign(self.params, X, forward_return, calibration_share, rounds, init)
+        )
+        self.classifier, self.platt, self.training_rows = fitted.booster, fitted.platt, len(X)
+        return self
 
-        reg_params = {**self.params, "objective": "huber", "alpha": 0.02}
-        cls_params = {**self.params, "objective": "binary"}
-        self.regressor = (
-            lgb.train(
-                reg_params,
-                lgb.Dataset(X, forward_return),
-                rounds,
-                init_model=warm_from.regressor if warm_from else None,
-            )
-            if regressor
-            else None
-        )
-        if target == "rank":
-            self.classifier = lgb.train(
-                {**self.params, "objective": "regression"},
-                lgb.Dataset(X, daily_rank(forward_return, days)),
-                rounds,
-                init_model=warm_from.classifier if warm_from else None,
-            )
-            self.platt, self.training_rows = (1.0, 0.0), len(X)
-            return self
-        moved = forward_return != 0
-        Xm, up = X[moved], (forward_return[moved] > 0).astype(float)
-        split = int(len(Xm) * (1 - calibration_share))  # rows are in time order: calibrate on the most recent share
-        self.classifier = lgb.train(
-            cls_params,
-            lgb.Dataset(Xm[:split], up[:split]),
-            rounds,
-            init_model=warm_from.classifier if warm_from else None,
-        )
-        self.platt = (
-            _platt(self.classifier.predict(Xm[split:], raw_score=True), up[split:]) if split < len(Xm) else (1.0, 0.0)
-        )
-        self.training_rows = len(X)
+    def _keep(self, previous: RiskModel, regressor: bool, rows: int) -> RiskModel:
+        """No boosting (`rounds=0` with `warm_from`): the previous model's classifier and
+        Platt scaling as they are, and its regressor where one is asked for; `rows` is
+        recorded as the training rows."""
+        self.regressor = previous.regressor if regressor else None
+        self.classifier, self.platt = previous.classifier, previous.platt
+        self.training_rows = rows
         return self
 
     def raw_score(self, X: np.ndarray) -> np.ndarray:
@@ -173,6 +165,48 @@ def daily_rank(label: np.ndarray, days: np.ndarray | None) -> np.ndarray:
         .where(frame.groupby("day")["label"].transform("size") > 1, 0.0)
         .to_numpy(float)
     )
+
+
+def _train(params: dict, X: np.ndarray, label: np.ndarray, rounds: int, init: lgb.Booster | None) -> lgb.Booster:
+    """`rounds` boosting rounds of LightGBM on (X, label), continuing from `init` where
+    there is one."""
+    import lightgbm as lgb
+
+    return lgb.train(params, lgb.Dataset(X, label), rounds, init_model=init)
+
+
+def _fit_rank(
+    params: dict,
+    X: np.ndarray,
+    forward_return: np.ndarray,
+    days: np.ndarray | None,
+    rounds: int,
+    init: lgb.Booster | None,
+) -> FittedClassifier:
+    """`target="rank"`: a least-squares regression on each day's rank of the label, on
+    every row; no Platt scaling (the raw score is a rank, not log-odds)."""
+    booster = _train({**params, "objective": "regression"}, X, daily_rank(forward_return, days), rounds, init)
+    return FittedClassifier(booster)
+
+
+def _fit_sign(
+    params: dict,
+    X: np.ndarray,
+    forward_return: np.ndarray,
+    calibration_share: float,
+    rounds: int,
+    init: lgb.Booster | None,
+) -> FittedClassifier:
+    """`target="sign"`: a binary classifier of up against down on the rows whose label
+    moved. The rows are in time order, so the most recent `calibration_share` of them is
+    held out and the Platt scaling is fitted there; with none held out it is (1, 0)."""
+    moved = forward_return != 0
+    Xm, up = X[moved], (forward_return[moved] > 0).astype(float)
+    split = int(len(Xm) * (1 - calibration_share))  # rows are in time order: calibrate on the most recent share
+    booster = _train({**params, "objective": "binary"}, Xm[:split], up[:split], rounds, init)
+    if split >= len(Xm):
+        return FittedClassifier(booster)
+    return FittedClassifier(booster, _platt(booster.predict(Xm[split:], raw_score=True), up[split:]))
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
