@@ -215,7 +215,12 @@ def demo_api(settings: Settings, port: int) -> Iterator[list[str]]:
 
     settings, admin_from = demo_admin_key(settings)
     key, how, kept = demo_client_key(settings)
-    with serve_in_thread(create_app(settings), port=port, trusted_proxies=settings.trusted_proxies) as base:
+    with serve_in_thread(
+        create_app(settings),
+        port=port,
+        trusted_proxies=settings.trusted_proxies,
+        grace_seconds=settings.shutdown_grace_seconds,
+    ) as base:
         yield [
             f"API serving on {base}  (Ctrl-C stops it)",
             f"docs: {base}/docs   (OpenAPI: {base}/openapi.json)",

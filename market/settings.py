@@ -125,6 +125,15 @@ class Settings(BaseSettings):
         description="Of those, at most this many for one client (the house counts as one); one past "
         "it is refused (429 with Retry-After).",
     )
+    shutdown_grace_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description="How long a server (`marketintel serve`, `marketintel exchange serve`, the demo's API) "
+        "waits after SIGTERM or Ctrl-C for the requests in flight before it closes their connections and "
+        "exits: a client that keeps a request open (an upload trickled a few bytes at a time) cannot hold "
+        "a stop for longer. A write caught by it is a transaction: committed or rolled back, never half.",
+    )
     research_text_timeout_seconds: float = Field(
         default=5.0, gt=0, description="Time allowed to tag and score one research note's text (plain or from a PDF)."
     )
