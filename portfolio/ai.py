@@ -12,18 +12,25 @@ record), and appends the day's `portfolio_days` record (cash, market value, liqu
 equity, what was filled, what lapsed, what was decided). A date already executed returns its stored
 record and writes nothing; a date earlier than the latest executed one is refused, since
 trades cannot be slotted into the past of a ledger that has moved on.
+
+The day is three steps in that transaction: `read_day` reads what the day needs of the
+store (`DayInputs`), `decide_day` decides without a connection (`DayDecision`: the
+deposit, dividends, fills checked as `ledger.check_trade` checks a trade, the plan, the
+valuation, the day's record) and `write_day` appends it. The decide step works out the
+cash and holdings after the fills with the ledger's own check and balance
+(`ledger.balance_after`), so its record is what the store reads back afterwards.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
-from datetime import date
+from dataclasses import asdict, dataclass, field, fields, replace
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, func, select
 
-from market.clock import exchange_iso, session_close_utc
+from market.clock import exchange_iso, session_close_utc, utc_now
 from market.costs import FeeSchedule
 from market.errors import ConflictError, NotReadyError
 from market.instruments import is_ordinary
@@ -32,13 +39,15 @@ from models.reasons import served as served_reasons
 from models.scoring import served_predictions
 from portfolio import dividends, ledger
 from portfolio.book import Mandate, plan_book
-from portfolio.executor import Order, Signal, fill_orders
-from portfolio.ledger import AI_PORTFOLIO, TradeRequest
+from portfolio.dividends import DividendBook, DividendCredit
+from portfolio.executor import DayPlan, Execution, Order, Signal, fill_orders
+from portfolio.ledger import AI_PORTFOLIO, CheckedTrade, TradeRequest
 from portfolio.market import market_days
-from portfolio.rails import value_positions
+from portfolio.rails import MarketDay, Valuation, value_positions
 from store import tables
 from store.history import append_history, current_rows
 from store.instruments import instrument_types
+from store.splits import Split, stored_splits
 
 OPENING_ENTRY = "AI:opening-cash"
 
@@ -150,12 +159,11 @@ def order_dict(order: Order) -> dict[str, Any]:
     }
 
 
-def rebalance_due(conn: Connection, mandate: Mandate) -> bool:
-    """The book rebalances on its first executed day and every `rebalance_every` executed
-    days after it (the model's retrain cadence)."""
+def days_executed(conn: Connection) -> int:
+    """How many days the AI portfolio has executed (the book rebalances every
+    `Mandate.rebalance_every` of them, `DayDecision`)."""
     c = tables.portfolio_days.c
-    executed = conn.execute(select(func.count()).where(c.portfolio_id == AI_PORTFOLIO)).scalar() or 0
-    return executed % mandate.rebalance_every == 0
+    return conn.execute(select(func.count()).where(c.portfolio_id == AI_PORTFOLIO)).scalar() or 0
 
 
 def record_name(record: Table) -> str:
@@ -172,123 +180,201 @@ def executed_day(conn: Connection, portfolio_id: str, day: date) -> dict[str, An
 def execute_day(engine: Engine, settings: Settings, day: date, record: Table = tables.predictions) -> ExecutedDay:
     """T1 step 6 for `day` on the signals of `record`: the live predictions, or the
     validation record when bootstrapping replays the days before the first live one
-    (each trade's rationale names which, under `record`)."""
+    (each trade's rationale names which, under `record`). In the portfolio's one
+    transaction: `read_day`, `decide_day` (no connection), `write_day`."""
     with ledger.portfolio_transaction(engine, AI_PORTFOLIO) as conn:
         done = executed_day(conn, AI_PORTFOLIO, day)
         if done is not None:
             return ExecutedDay.from_summary(done["summary"], rerun=True)
-        c = tables.portfolio_days.c
-        latest = conn.execute(select(func.max(c.trading_date)).where(c.portfolio_id == AI_PORTFOLIO)).scalar()
-        if latest is not None and latest > day:
-            raise ConflictError(f"the AI portfolio has already executed {latest}; {day} cannot be executed after it")
-        model_id, signals = day_signals(conn, day, record)
-        if not signals:
-            raise NotReadyError(
-                f"no {record_name(record)} predictions for {day.isoformat()}: run t1_predict for that date first"
-            )
-        ledger.ensure_portfolio(conn, AI_PORTFOLIO, "AI")
-        close = session_close_utc(day)
-        if not current_rows(conn, tables.cash_entries, where=[tables.cash_entries.c.entry_id == OPENING_ENTRY]):
-            ledger.record_cash(
-                conn,
-                AI_PORTFOLIO,
-                OPENING_ENTRY,
-                Decimal(str(settings.ai_starting_cash)),
-                "DEPOSIT",
-                close,
-                "opening cash of the AI portfolio",
-            )
-        credited = dividends.credit_dividends(conn, AI_PORTFOLIO, day)
-        market = market_days(conn, day)
-        fees = fee_schedule(settings)
-        stamp = exchange_iso(close)
-        decided_on, pending = pending_orders(conn, AI_PORTFOLIO, day)
-        run = fill_orders(pending, market, ledger.cash_balance(conn, AI_PORTFOLIO), fees, True, decided_on)
-        trades = []
-        for order in run.filled:
-            trades.append(
-                ledger.record_trade(
-                    conn,
-                    TradeRequest(
-                        portfolio_id=AI_PORTFOLIO,
-                        trading_date=day,
-                        executed_at=close,
-                        symbol=order.symbol,
-                        side=order.side,
-                        quantity=order.quantity,
-                        price=order.price,
-                        fees=order.fees,
-                        origin="AI",
-                        rationale={**order.rationale, "timestamp": stamp},
-                        trade_id=f"AI-{day.isoformat()}-{order.symbol}-{order.side}",
-                        costs=order.costs,
-                    ),
-                )
-            )
-        held = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO, day).items()}
-        mandate = Mandate()
-        plan = plan_book(
-            ledger.cash_balance(conn, AI_PORTFOLIO), held, signals, market, fees, mandate, rebalance_due(conn, mandate)
+        decision = decide_day(read_day(conn, settings, day, record), fee_schedule(settings), Mandate())
+        write_day(conn, decision)
+        return decision.executed
+
+
+@dataclass(frozen=True)
+class DayInputs:
+    """Everything the AI portfolio's day reads of the store (`read_day`), before it writes."""
+
+    day: date
+    record: str  # `record_name` of the predictions the decisions read
+    model_id: str | None
+    signals: dict[str, Signal]
+    market: dict[str, MarketDay]  # the day's session per symbol (market_days)
+    trades: list[dict[str, Any]]  # the ledger's rows (ledger.ledger_rows)
+    splits: list[Split]  # every stored split of the names traded or pending, any ex-date
+    cash: Decimal  # the balance before the day (ledger.cash_balance)
+    opening: Decimal | None  # the starting cash still to deposit; None once deposited
+    dividends: DividendBook
+    decided_on: str | None  # the day that decided `pending`
+    pending: list[Order]
+    days_executed: int
+    now: datetime  # when the day runs: the date of a dividend correction
+
+
+def read_day(conn: Connection, settings: Settings, day: date, record: Table) -> DayInputs:
+    """The read step: refuses a day before the latest executed one (ConflictError) and a
+    day without predictions (NotReadyError), then reads the day's signals, market,
+    ledger, cash, dividends owed, pending orders and how many days were executed."""
+    c = tables.portfolio_days.c
+    latest = conn.execute(select(func.max(c.trading_date)).where(c.portfolio_id == AI_PORTFOLIO)).scalar()
+    if latest is not None and latest > day:
+        raise ConflictError(f"the AI portfolio has already executed {latest}; {day} cannot be executed after it")
+    model_id, signals = day_signals(conn, day, record)
+    if not signals:
+        raise NotReadyError(
+            f"no {record_name(record)} predictions for {day.isoformat()}: run t1_predict for that date first"
         )
-        decided = [
-            Order(
-                o.symbol,
-                o.side,
-                o.quantity,
-                o.price,
-                o.fees,
-                {**o.rationale, "decided_at": stamp, "model_id": model_id, "record": record_name(record)},
-            )
-            for o in plan.orders
-        ]
-        cash = ledger.cash_balance(conn, AI_PORTFOLIO)
-        after = {s: p.quantity for s, p in ledger.holdings(conn, AI_PORTFOLIO, day).items()}
-        valuation = value_positions(float(cash), after, market)
-        executed = ExecutedDay(
-            trading_date=day.isoformat(),
-            model_id=model_id,
-            record=record_name(record),
-            timestamp=stamp,
-            orders=[
-                {
-                    "symbol": o.symbol,
-                    "side": o.side,
-                    "quantity": o.quantity,
-                    "price": str(o.price),
-                    "fees": str(o.fees),
-                    "costs": o.costs.as_text(),
-                    "decided_on": decided_on,
-                    "bound_by": o.rationale["limits"]["bound_by"],
-                }
-                for o in run.filled
-            ],
-            lapsed=run.lapsed,
-            pending=[order_dict(o) for o in decided],
-            skipped=plan.skipped,
-            would_trade=plan.would_trade,
-            blocked_by_rails=plan.blocked_by_rails,
-            cut_by_rails=plan.cut_by_rails,
-            dividends=credited,
-            cash=str(cash),
-            market_value=round(valuation.market_value, 2),
-            equity=round(valuation.equity, 2),
-            liquid_equity=round(valuation.liquid_equity, 2),
-            illiquid_discounts={k: round(v, 2) for k, v in valuation.discounts.items()},
-            trades_recorded=len(trades),
-        )
-        append_history(
-            conn,
-            tables.portfolio_days,
-            [
-                {
-                    "portfolio_id": AI_PORTFOLIO,
-                    "trading_date": day,
-                    "model_id": model_id,
-                    "cash": cash,
-                    "market_value": Decimal(str(round(valuation.market_value, 6))),
-                    "liquid_equity": Decimal(str(round(valuation.liquid_equity, 6))),
-                    "summary": executed.summary(),
-                }
-            ],
-        )
-        return executed
+    opened = current_rows(conn, tables.cash_entries, where=[tables.cash_entries.c.entry_id == OPENING_ENTRY])
+    decided_on, pending = pending_orders(conn, AI_PORTFOLIO, day)
+    trades = ledger.ledger_rows(conn, AI_PORTFOLIO)
+    return DayInputs(
+        day=day,
+        record=record_name(record),
+        model_id=model_id,
+        signals=signals,
+        market=market_days(conn, day),
+        trades=trades,
+        splits=stored_splits(conn, None, {t["symbol"] for t in trades} | {o.symbol for o in pending}),
+        cash=ledger.cash_balance(conn, AI_PORTFOLIO),
+        opening=None if opened else Decimal(str(settings.ai_starting_cash)),
+        dividends=dividends.dividend_book(conn, AI_PORTFOLIO, day),
+        decided_on=decided_on,
+        pending=pending,
+        days_executed=days_executed(conn),
+        now=utc_now(),
+    )
+
+
+@dataclass(frozen=True)
+class DayDecision:
+    """What the day writes (`write_day`): the opening deposit on first use, the dividends
+    credited, the fills as checked trades, and the day itself (`executed`, also the
+    `portfolio_days` row)."""
+
+    opening: dict[str, Any] | None
+    credited: list[DividendCredit]
+    trades: list[CheckedTrade]
+    executed: ExecutedDay
+    day_row: dict[str, Any]  # the `portfolio_days` row
+
+
+def decide_day(inputs: DayInputs, fees: FeeSchedule, mandate: Mandate) -> DayDecision:
+    """The decide step, touching no store: the opening cash on first use, the dividends
+    owed up to the day, the fills of the pending orders in this session (checked as
+    `ledger.record_trade` checks them, each against the ledger with the ones before it),
+    then the next session's plan on the cash and holdings they leave, and the day's
+    valuation. The book rebalances on its first executed day and every
+    `rebalance_every` executed days after it (the model's retrain cadence)."""
+    close = session_close_utc(inputs.day)
+    opening = _opening(inputs, close)
+    cash = ledger.balance_after(inputs.cash, [opening] if opening else [])
+    credited = dividends.dividends_due(inputs.dividends, AI_PORTFOLIO, cash, inputs.now)
+    cash = ledger.balance_after(cash, [c.entry() for c in credited])
+    run = fill_orders(inputs.pending, inputs.market, cash, fees, True, inputs.decided_on)
+    checked, trades = [], list(inputs.trades)
+    for order in run.filled:
+        checked.append(ledger.check_trade(_fill_request(inputs.day, close, order), trades, inputs.splits, cash))
+        trades.append(checked[-1].replayed)
+        cash = ledger.balance_after(cash, checked[-1].entries)
+    held = {s: p.quantity for s, p in ledger.open_positions(trades, inputs.splits, inputs.day).items()}
+    rebalance = inputs.days_executed % mandate.rebalance_every == 0
+    plan = plan_book(cash, held, inputs.signals, inputs.market, fees, mandate, rebalance)
+    valuation = value_positions(float(cash), held, inputs.market)
+    executed = _executed(inputs, run, plan, credited, cash, valuation, len(checked))
+    day_row = {
+        "portfolio_id": AI_PORTFOLIO,
+        "trading_date": inputs.day,
+        "model_id": inputs.model_id,
+        "cash": cash,
+        "market_value": Decimal(str(round(valuation.market_value, 6))),
+        "liquid_equity": Decimal(str(round(valuation.liquid_equity, 6))),
+        "summary": executed.summary(),
+    }
+    return DayDecision(opening, credited, checked, executed, day_row)
+
+
+def _opening(inputs: DayInputs, close: datetime) -> dict[str, Any] | None:
+    """The deposit of the starting cash on the portfolio's first day, at its close."""
+    if inputs.opening is None:
+        return None
+    note = "opening cash of the AI portfolio"
+    return ledger.cash_entry(AI_PORTFOLIO, OPENING_ENTRY, inputs.opening, "DEPOSIT", close, note, inputs.cash)
+
+
+def _fill_request(day: date, close: datetime, order: Order) -> TradeRequest:
+    """A fill of this session as the trade it records, dated the session, at its close."""
+    return TradeRequest(
+        portfolio_id=AI_PORTFOLIO,
+        trading_date=day,
+        executed_at=close,
+        symbol=order.symbol,
+        side=order.side,
+        quantity=order.quantity,
+        price=order.price,
+        fees=order.fees,
+        origin="AI",
+        rationale={**order.rationale, "timestamp": exchange_iso(close)},
+        trade_id=f"AI-{day.isoformat()}-{order.symbol}-{order.side}",
+        costs=order.costs,
+    )
+
+
+def _executed(
+    inputs: DayInputs,
+    run: Execution,
+    plan: DayPlan,
+    credited: list[DividendCredit],
+    cash: Decimal,
+    valuation: Valuation,
+    trades_recorded: int,
+) -> ExecutedDay:
+    """The day's record: fills, lapses, the next session's orders (each noting when, by
+    which model and on which record it was decided), the plan's tallies, the cash and
+    the valuation rounded to cents."""
+    stamp = exchange_iso(session_close_utc(inputs.day))
+    decided = {"decided_at": stamp, "model_id": inputs.model_id, "record": inputs.record}
+    return ExecutedDay(
+        trading_date=inputs.day.isoformat(),
+        model_id=inputs.model_id,
+        record=inputs.record,
+        timestamp=stamp,
+        orders=[_fill_dict(o, inputs.decided_on) for o in run.filled],
+        lapsed=run.lapsed,
+        pending=[order_dict(replace(o, rationale={**o.rationale, **decided})) for o in plan.orders],
+        skipped=plan.skipped,
+        would_trade=plan.would_trade,
+        blocked_by_rails=plan.blocked_by_rails,
+        cut_by_rails=plan.cut_by_rails,
+        dividends=[c.report() for c in credited],
+        cash=str(cash),
+        market_value=round(valuation.market_value, 2),
+        equity=round(valuation.equity, 2),
+        liquid_equity=round(valuation.liquid_equity, 2),
+        illiquid_discounts={k: round(v, 2) for k, v in valuation.discounts.items()},
+        trades_recorded=trades_recorded,
+    )
+
+
+def _fill_dict(order: Order, decided_on: str | None) -> dict[str, Any]:
+    """A fill as the day's record lists it: the order without its rationale, with the
+    fill's cost parts, the day that decided it and the limit that bound its size."""
+    traded = {k: v for k, v in order_dict(order).items() if k != "rationale"}
+    return {
+        **traded,
+        "costs": order.costs.as_text(),
+        "decided_on": decided_on,
+        "bound_by": order.rationale["limits"]["bound_by"],
+    }
+
+
+def write_day(conn: Connection, decision: DayDecision) -> None:
+    """The write step: the portfolio, its opening deposit, the dividends, each trade with
+    its cash entries (in the order they filled) and the day's `portfolio_days` record."""
+    ledger.ensure_portfolio(conn, AI_PORTFOLIO, "AI")
+    if decision.opening is not None:
+        append_history(conn, tables.cash_entries, [decision.opening])
+    if decision.credited:
+        append_history(conn, tables.cash_entries, [c.entry() for c in decision.credited])
+    for checked in decision.trades:
+        ledger.append_trade(conn, checked)
+    append_history(conn, tables.portfolio_days, [decision.day_row])
