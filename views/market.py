@@ -16,6 +16,7 @@ prices change); the per-request `history`, `histories`, `recent_histories` and
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -140,13 +141,6 @@ def _served(conn: Connection, table: Table, day: date) -> dict[str, ServedPredic
     return {s: ServedPrediction.from_row(r) for s, r in served_predictions(rows).get(day, {}).items()}
 
 
-def _predictions(conn: Connection, day: date) -> tuple[str | None, dict[str, ServedPrediction]]:
-    served = _served(conn, tables.predictions, day)
-    if not served:
-        return None, {}
-    return next(iter(served.values())).model_id, served
-
-
 def quoted(prediction: ServedPrediction) -> dict[str, Any]:
     """The prediction fields of a latest quote (`QUOTED`), from a served prediction."""
     values = {}
@@ -156,98 +150,139 @@ def quoted(prediction: ServedPrediction) -> dict[str, Any]:
     return values
 
 
+@dataclass(frozen=True)
+class DayScores:
+    """Which record a day's prediction fields come from, and what they say (`day_scores`).
+
+    `record` is "live" or "validation"; `model_id` the record's one served model for the
+    day, None when neither record scored it; `predictions` the served predictions by
+    symbol; `unscored` what every quote says when `model_id` is None."""
+
+    day: date
+    record: str
+    model_id: str | None
+    predictions: dict[str, ServedPrediction]
+    unscored: str
+
+    def reason(self, symbol: str) -> str | None:
+        """A quote's `reason`: which record a scored quote's fields are from (null for the
+        live one), or why the symbol has no prediction for the day."""
+        day = self.day.isoformat()
+        if symbol in self.predictions:
+            if self.record != "validation":
+                return None
+            return (
+                f"validation record: {day} is before the first live day, so these are the "
+                f"walk-forward's out-of-sample scores (model {self.model_id}; the record: GET "
+                "/api/ai/performance `validation`)"
+            )
+        if self.model_id is None:
+            return self.unscored
+        if self.record == "validation":
+            return (
+                f"{symbol} has no prediction for {day} in the validation record (the "
+                "walk-forward skipped it: too little history)"
+            )
+        return f"{symbol} has no prediction for {day} (the model skipped it: too little history)"
+
+
+def day_scores(conn: Connection, day: date) -> DayScores:
+    """The day's scores from one record, never a mix: its live predictions when it has any,
+    else the bootstrapped validation record's (docs/model-and-validation.md, "Two records").
+
+    A day before the first live day has no live scores, but the validation record scored it
+    out of sample, and over the record's last 60 days those are the very signals the AI
+    portfolio's replay traded on (and T2's first suggestions came from the last one's). A
+    user asking `?date=` for such a day wants the scores behind those trades; answering "not
+    scored yet" (or 404/503) would be false, since the day was scored and will never be
+    scored live. So the prediction fields are the validation record's and say so:
+    `model_id` is the walk-forward model that made them (`wf-<block start>-h<horizon>-...`,
+    a `model_runs` row of kind `validation`) and `reason` names the record. The records stay
+    apart where they are measured (GET /api/ai/performance serves them side by side); this
+    read only labels which one the day's scores came from."""
+    not_yet = f"{day.isoformat()} is not scored yet (T1 step 4, t1_predict, has not run for it)"
+    live = _served(conn, tables.predictions, day)
+    if live:
+        return DayScores(day, "live", next(iter(live.values())).model_id, live, not_yet)
+    live_first = conn.execute(select(func.min(tables.predictions.c.trading_date))).scalar()
+    if live_first is not None and day >= live_first:
+        return DayScores(day, "live", None, {}, not_yet)
+    validation = _served(conn, tables.validation_predictions, day)
+    if validation:
+        return DayScores(day, "validation", next(iter(validation.values())).model_id, validation, not_yet)
+    return DayScores(day, "live", None, {}, _unscored(conn, day, live_first) or not_yet)
+
+
+def _unscored(conn: Connection, day: date, live_first: date | None) -> str | None:
+    """Why neither record scored `day`, a day before the live record (or with no live
+    record yet): said instead of "not scored yet" when no live run will ever score it,
+    that is when the live record has started, or when `day` is before the validation
+    record. None otherwise (a live run may still score it)."""
+    v = tables.validation_predictions.c
+    first, last = conn.execute(select(func.min(v.trading_date), func.max(v.trading_date))).one()
+    if live_first is None and (first is None or day >= first):
+        return None
+    validation = (
+        f"the validation record covers {first.isoformat()} to {last.isoformat()}"
+        if first
+        else "there is no validation record (`marketintel bootstrap` builds it)"
+    )
+    live = f"the live record starts {live_first.isoformat()}" if live_first else "there is no live record yet"
+    return f"{day.isoformat()} is scored by neither record: {validation}, {live} (GET /api/ai/performance)"
+
+
+def _with_rsi(bars: pd.DataFrame) -> pd.DataFrame:
+    """`bars` of every symbol with `rsi_14` added: only RSI is served by `latest_market`, so
+    one pass over every symbol, not all indicators per symbol."""
+    if not bars.empty:
+        bars["rsi_14"] = bars.groupby("symbol", group_keys=False)[["close"]].apply(
+            lambda one: f.rsi_14(one.astype({"close": float}))
+        )
+    return bars
+
+
+def _change_pct(close: Any, previous: Any, traded: bool) -> float | None:
+    """The day's change of the close in percent: 0.0 when the symbol did not trade on the
+    day (its last bar is older), null without an earlier bar."""
+    if not previous:
+        return None
+    return _number((close / previous - 1) * 100, 4) if traded else 0.0
+
+
+def _quote(rows: pd.DataFrame, scores: DayScores, symbol: str) -> dict[str, Any] | None:
+    """One symbol's latest quote from its bars (oldest first) and the day's scores; None
+    when its last bar is more than `LATEST_LOOKBACK_DAYS` old (it is not "latest" any more)."""
+    day = scores.day
+    last = rows.iloc[-1]
+    if last["trading_date"] < day - timedelta(days=LATEST_LOOKBACK_DAYS):
+        return None
+    previous = rows["close"].iloc[-2] if len(rows) > 1 else None
+    traded = last["trading_date"] == day
+    prediction = scores.predictions.get(symbol)
+    return {
+        "trading_date": last["trading_date"],
+        "close": float(last["close"]),
+        "volume": int(last["volume"]) if traded else 0,
+        "change_pct": _change_pct(last["close"], previous, traded),
+        "rsi_14": _number(last["rsi_14"], 4),
+        **(dict.fromkeys(QUOTED) if prediction is None else quoted(prediction)),
+        "reason": scores.reason(symbol),
+    }
+
+
 def latest_market(
     conn: Connection, calendar: TradingCalendar, closed_through: date, requested: date | None = None
 ) -> dict[str, dict]:
     """Ticker -> the day's close, volume, change and indicators with the prediction, or
     null prediction fields and `reason` when the day is not scored for that ticker.
 
-    A day is answered from one record, never a mix: its live predictions when it has any,
-    else the bootstrapped validation record's (docs/model-and-validation.md, "Two
-    records"). A day before the first live day has no live scores, but the validation
-    record scored it out of sample, and over the record's last 60 days those are the very
-    signals the AI portfolio's replay traded on (and T2's first suggestions came from the
-    last one's). A user asking `?date=` for such a day wants the scores behind those
-    trades; answering "not scored yet" (or 404/503) would be false, since the day was
-    scored and will never be scored live. So the prediction fields are the validation record's and say so: `model_id` is
-    the walk-forward model that made them (`wf-<block start>-h<horizon>-...`, a
-    `model_runs` row of kind `validation`) and `reason` names the record. The records
-    stay apart where they are measured (GET /api/ai/performance serves them side by
-    side); this read only labels which one the day's scores came from. A day neither
-    record scored says so instead of "not scored yet" when no live run will ever score it
-    (it is before the live record)."""
+    The prediction fields come from one record, the live one or else the validation one,
+    and `reason` says which (`day_scores`)."""
     day = market_day(conn, calendar, requested, closed_through)
-    bars = _bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day)
-    if not bars.empty:  # only RSI is served here: one pass over every symbol, not all indicators per symbol
-        bars["rsi_14"] = bars.groupby("symbol", group_keys=False)[["close"]].apply(
-            lambda one: f.rsi_14(one.astype({"close": float}))
-        )
-    model_id, predictions = _predictions(conn, day)
-    record, unscored = "live", f"{day.isoformat()} is not scored yet (T1 step 4, t1_predict, has not run for it)"
-    if model_id is None:  # no live scores for the day: the validation record's, if it scored the day
-        live_first = conn.execute(select(func.min(tables.predictions.c.trading_date))).scalar()
-        if live_first is None or day < live_first:
-            v = tables.validation_predictions.c
-            served = _served(conn, tables.validation_predictions, day)
-            if served:
-                record, predictions = "validation", served
-                model_id = next(iter(served.values())).model_id
-            else:
-                span = conn.execute(select(func.min(v.trading_date), func.max(v.trading_date))).one()
-                validation = (
-                    f"the validation record covers {span[0].isoformat()} to {span[1].isoformat()}"
-                    if span[0]
-                    else "there is no validation record (`marketintel bootstrap` builds it)"
-                )
-                live = (
-                    f"the live record starts {live_first.isoformat()}" if live_first else "there is no live record yet"
-                )
-                if live_first is not None or (span[0] is not None and day < span[0]):
-                    unscored = (
-                        f"{day.isoformat()} is scored by neither record: {validation}, {live} (GET /api/ai/performance)"
-                    )
-    result: dict[str, dict] = {}
-    for symbol, rows in bars.groupby("symbol", sort=True):
-        last = rows.iloc[-1]
-        if last["trading_date"] < day - timedelta(days=LATEST_LOOKBACK_DAYS):
-            continue
-        previous = rows["close"].iloc[-2] if len(rows) > 1 else None
-        traded = last["trading_date"] == day
-        prediction = predictions.get(symbol)
-        entry = {
-            "trading_date": last["trading_date"],
-            "close": float(last["close"]),
-            "volume": int(last["volume"]) if traded else 0,
-            "change_pct": _number((last["close"] / previous - 1) * 100, 4)
-            if previous and traded
-            else 0.0
-            if previous
-            else None,
-            "rsi_14": _number(last["rsi_14"], 4),
-            **dict.fromkeys(QUOTED),
-            "reason": None,
-        }
-        if prediction is not None:
-            entry.update(quoted(prediction))
-            if record == "validation":
-                entry["reason"] = (
-                    f"validation record: {day.isoformat()} is before the first live day, so these are the "
-                    f"walk-forward's out-of-sample scores (model {model_id}; the record: GET "
-                    "/api/ai/performance `validation`)"
-                )
-        elif model_id is None:
-            entry["reason"] = unscored
-        elif record == "validation":
-            entry["reason"] = (
-                f"{symbol} has no prediction for {day.isoformat()} in the validation record (the "
-                "walk-forward skipped it: too little history)"
-            )
-        else:
-            entry["reason"] = (
-                f"{symbol} has no prediction for {day.isoformat()} (the model skipped it: too little history)"
-            )
-        result[symbol] = entry
-    return result
+    bars = _with_rsi(_bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day))
+    scores = day_scores(conn, day)
+    quotes = {symbol: _quote(rows, scores, symbol) for symbol, rows in bars.groupby("symbol", sort=True)}
+    return {symbol: quote for symbol, quote in quotes.items() if quote is not None}
 
 
 def known_symbol(conn: Connection, symbol: str) -> str:
