@@ -24,7 +24,8 @@ says why in `reason` (no executed day, no trade or cash movement, too few market
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any
 
 import pandas as pd
@@ -96,13 +97,12 @@ def ai_track_record(conn: Connection, starting_cash: float) -> TrackRecord:
     if not curve:
         return TrackRecord(days=0, fill_count=0, reason=NO_AI_DAYS)
     trades = ledger.trade_rows(conn, ledger.AI_PORTFOLIO)
-    traded = sum(float(t["price"] * int(t["quantity"])) for t in trades)
     benchmarks, index_source = _benchmarks(conn, dates)
     exposure = pd.Series([_exposure(r["market_value"], r["equity"]) for r in curve], index=dates, dtype=float)
     out = statistics(
         returns,
         benchmarks,
-        traded_value=traded,
+        traded_value=_traded_value(trades),
         mean_equity=float(pd.Series([r["equity"] for r in curve]).mean()),
         costs=paid(trades),
         exposure=exposure,
@@ -121,6 +121,11 @@ def paid(trades: list[dict[str, Any]]) -> CostBreakdown:
     trade the cost model did not fill)."""
     parts = (CostBreakdown(t["fees"], t["spread_cost"], t["impact_cost"]) for t in trades)
     return sum(parts, CostBreakdown())
+
+
+def _traded_value(trades: list[dict[str, Any]]) -> float:
+    """The value the trades moved (price times quantity, summed): turnover's numerator."""
+    return sum(float(t["price"] * int(t["quantity"])) for t in trades)
 
 
 def _exposure(market_value: float, equity: float) -> float:
@@ -158,25 +163,47 @@ def _by_record(
 EXTERNAL_FLOWS = ("DEPOSIT", "WITHDRAWAL", "RECONCILIATION")
 
 
+@dataclass(frozen=True)
+class ClientHistory:
+    """A client's (or the house's) book as stored: its cash entries as (exchange date,
+    amount, kind), sorted, and its ledger rows (trades and the shares statement syncs
+    booked), oldest first."""
+
+    entries: list[tuple[date, float, str]]
+    trades: list[dict[str, Any]]
+
+    @property
+    def start(self) -> date | None:
+        """The day of the first cash movement or trade; None when there is neither."""
+        return min([when for when, _, _ in self.entries] + [t["trading_date"] for t in self.trades], default=None)
+
+    @property
+    def fills(self) -> int:
+        """The trades an order filled: not the shares a statement sync booked."""
+        return sum(1 for t in self.trades if t["origin"] != "STATEMENT_SYNC")
+
+
+@dataclass(frozen=True)
+class ValuedDays:
+    """The book at each market day's close: its equity (cash plus positions at the latest
+    closes), the flows from outside that day, and its exposure (market value / equity)."""
+
+    dates: list[date]
+    equity: list[float]
+    flows: list[float]
+    exposure: list[float]
+
+
 def portfolio_track_record(conn: Connection, portfolio_id: str) -> TrackRecord:
     """A client's (or the house's) book valued at every market day's close from its first
-    cash movement or trade: cash as its entries stood at the close (trades, fees and
-    dividends included), positions replayed from the ledger with the splits known by the
-    day, at each name's latest close. Deposits, withdrawals, statement reconciliations
+    cash movement or trade (`value_days`). Deposits, withdrawals, statement reconciliations
     and the shares a statement sync adds or removes are flows, not performance. Costs are
     the fees recorded: a manual trade's price is the client's own, so no spread or impact
     is attributed to it."""
-    cash_rows = conn.execute(
-        select(tables.cash_entries.c.amount, tables.cash_entries.c.kind, tables.cash_entries.c.effective_at).where(
-            tables.cash_entries.c.portfolio_id == portfolio_id
-        )
-    ).all()
-    trades = ledger.ledger_rows(conn, portfolio_id)
-    moments = [exchange_date(r.effective_at) for r in cash_rows] + [t["trading_date"] for t in trades]
-    fills = sum(1 for t in trades if t["origin"] != "STATEMENT_SYNC")
-    if not moments:
+    history = client_history(conn, portfolio_id)
+    start = history.start
+    if start is None:
         return TrackRecord(days=0, fill_count=0, reason=NO_CLIENT_HISTORY)
-    start = min(moments)
     c = tables.eod_prices.c
     prices = pd.DataFrame(
         current_rows(conn, tables.eod_prices, where=[c.trading_date >= start - timedelta(days=60)]),
@@ -188,44 +215,67 @@ def portfolio_track_record(conn: Connection, portfolio_id: str) -> TrackRecord:
         "need at least three (two daily returns)"
     )
     if len(dates) < 2:
-        return TrackRecord(days=len(dates), fill_count=fills, reason=too_few)
+        return TrackRecord(days=len(dates), fill_count=history.fills, reason=too_few)
+    valued = value_days(conn, history, prices, dates)
+    returns = daily_returns(pd.Series(valued.equity, index=dates), pd.Series(valued.flows, index=dates))
+    positive = [e for e in valued.equity if e > 0]
+    benchmarks, index_source = _benchmarks(conn, list(returns.index))
+    out = statistics(
+        returns,
+        benchmarks,
+        traded_value=_traded_value(history.trades),
+        mean_equity=float(pd.Series(positive).mean()) if positive else None,
+        costs=sum((CostBreakdown(fees=t["fees"]) for t in history.trades), CostBreakdown()),
+        exposure=pd.Series(valued.exposure, index=dates, dtype=float),
+        fill_count=history.fills,
+    )
+    return out.with_view(reason=too_few if out.reason else None, trades=len(history.trades), index_source=index_source)
+
+
+def client_history(conn: Connection, portfolio_id: str) -> ClientHistory:
+    """The book's cash entries and ledger rows (`ClientHistory`)."""
+    e = tables.cash_entries.c
+    cash_rows = conn.execute(select(e.amount, e.kind, e.effective_at).where(e.portfolio_id == portfolio_id)).all()
+    entries = sorted((exchange_date(r.effective_at), float(r.amount), r.kind) for r in cash_rows)
+    return ClientHistory(entries, ledger.ledger_rows(conn, portfolio_id))
+
+
+def value_days(conn: Connection, history: ClientHistory, prices: pd.DataFrame, dates: list[date]) -> ValuedDays:
+    """The book at each of `dates`' closes: cash as its entries stood at the close (trades,
+    fees and dividends included), positions replayed from the ledger with the splits known
+    by the day, at each name's latest close (carried forward over days it did not trade)."""
     closes = (
         prices.pivot_table(index="trading_date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
     )
-    symbols = {t["symbol"] for t in trades}
+    symbols = {t["symbol"] for t in history.trades}
     splits = stored_splits(conn, dates[-1], symbols) if symbols else []
-    entries = sorted((exchange_date(r.effective_at), float(r.amount), r.kind) for r in cash_rows)
     equity, flows, held = [], [], []
     for day in dates:
-        cash = sum(amount for when, amount, _ in entries if when <= day)
-        flow = sum(amount for when, amount, kind in entries if when == day and kind in EXTERNAL_FLOWS)
-        for t in trades:  # shares a statement brought in (or took out) arrive from outside, like cash
-            if t["origin"] == "STATEMENT_SYNC" and t["trading_date"] == day and t["symbol"] in closes.columns:
-                sign = 1 if t["side"] == "BUY" else -1
-                flow += sign * int(t["quantity"]) * float(closes.at[day, t["symbol"]])
-        book = ledger.replay([t for t in trades if t["trading_date"] <= day], [s for s in splits if s.ex_date <= day])
+        cash = sum(amount for when, amount, _ in history.entries if when <= day)
+        book = ledger.replay(
+            [t for t in history.trades if t["trading_date"] <= day], [s for s in splits if s.ex_date <= day]
+        )
         value = sum(
             p.quantity * float(closes.at[day, sym])
             for sym, p in book.items()
             if p.quantity > 0 and sym in closes.columns and pd.notna(closes.at[day, sym])
         )
         equity.append(cash + value)
-        flows.append(flow)
+        flows.append(_external_flow(history, closes, day))
         held.append(_exposure(value, cash + value))
-    returns = daily_returns(pd.Series(equity, index=dates), pd.Series(flows, index=dates))
-    traded = sum(float(t["price"] * int(t["quantity"])) for t in trades)
-    positive = [e for e in equity if e > 0]
-    benchmarks, index_source = _benchmarks(conn, list(returns.index))
-    out = statistics(
-        returns,
-        benchmarks,
-        traded_value=traded,
-        mean_equity=float(pd.Series(positive).mean()) if positive else None,
-        costs=sum((CostBreakdown(fees=t["fees"]) for t in trades), CostBreakdown()),
-        exposure=pd.Series(held, index=dates, dtype=float),
-        fill_count=fills,
-    )
-    return out.with_view(reason=too_few if out.reason else None, trades=len(trades), index_source=index_source)
+    return ValuedDays(dates, equity, flows, held)
+
+
+def _external_flow(history: ClientHistory, closes: pd.DataFrame, day: date) -> float:
+    """What came from outside on `day`: deposits, withdrawals and statement reconciliations,
+    and the shares a statement brought in (or took out), which arrive from outside like
+    cash, at the day's close."""
+    flow = sum(amount for when, amount, kind in history.entries if when == day and kind in EXTERNAL_FLOWS)
+    for t in history.trades:
+        if t["origin"] == "STATEMENT_SYNC" and t["trading_date"] == day and t["symbol"] in closes.columns:
+            sign = 1 if t["side"] == "BUY" else -1
+            flow += sign * int(t["quantity"]) * float(closes.at[day, t["symbol"]])
+    return flow
 
 
 def _benchmarks(conn: Connection, dates: list) -> tuple[dict[str, pd.Series], str | None]:
