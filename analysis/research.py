@@ -18,16 +18,17 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Connection, Engine, func, select
 
-from ingest.mentions import InstrumentMatcher
+from ingest.mentions import InstrumentMatcher, Mention
 from ingest.text_sources import pdf_extractor
 from market.budget import Deadline
 from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
 from market.settings import Settings
 from market.text import checked_text, printable
-from models.sentiment import SCORER_ID, key_sentences, score_text
+from models.sentiment import SCORER_ID, SentimentScore, key_sentences, score_text
 from store import tables
 from store.history import append_history, current_rows
 from store.transactions import write_transaction
@@ -65,23 +66,51 @@ def read_note(
     return NoteText(hashlib.sha256(content).hexdigest(), name, kind, text, pages)
 
 
+@dataclass(frozen=True)
+class TaggedNote:
+    """What reading a note's text found: the instruments it mentions, its sentiment, and
+    the summary a client gets back (without its stored id)."""
+
+    mentions: list[Mention]
+    sentiment: SentimentScore
+    summary: dict[str, Any]
+
+
 def file_note(engine: Engine, settings: Settings, note: NoteText, client_id: str | None = None) -> dict:
     """A note read by `read_note` tagged, scored and stored once per client and content;
-    its summary."""
-    sha, name, text = note.sha256, note.name, note.text
-    mine = _client_note(client_id, sha)
+    its summary. A note this client already stored answers its stored summary with
+    `already_stored: true`, also when the same note was sent twice at once and the other
+    request stored it first. A client's notes are written one at a time, each within the
+    client's quota (the admin's notes have no client and no quota)."""
+    mine = _client_note(client_id, note.sha256)
     with engine.connect() as conn:
         matcher = InstrumentMatcher(current_rows(conn, tables.instruments))
         stored = current_rows(conn, tables.research_notes, where=mine)
     if stored:
-        return {**stored[0]["summary"], "id": stored[0]["id"], "already_stored": True}
-    deadline = Deadline(settings.research_text_timeout_seconds, f"reading {name}")
+        return _already_stored(stored[0])
+    tagged = tag_note(note, matcher, settings)
+    with write_transaction(engine, f"research:{client_id or 'house'}") as conn:  # a client's notes one at a time
+        raced = current_rows(conn, tables.research_notes, where=mine)  # the same note sent twice at once
+        if raced:
+            return _already_stored(raced[0])
+        if client_id is not None:
+            _within_quota(conn, settings, client_id, note.name, len(note.text))
+        note_id = _store(conn, note, client_id, tagged)
+    return {**tagged.summary, "id": note_id, "already_stored": False}
+
+
+def tag_note(note: NoteText, matcher: InstrumentMatcher, settings: Settings) -> TaggedNote:
+    """The note's mentions, sentiment and key sentences. Reading its text stops with a
+    clear error past `research_text_timeout_seconds`: one deadline, checked while finding
+    mentions, before scoring and while picking the key sentences."""
+    text = note.text
+    deadline = Deadline(settings.research_text_timeout_seconds, f"reading {note.name}")
     mentions = matcher.find(text, deadline)
     deadline.check()
     sentiment = score_text(text)
     summary = {
-        "sha256": sha,
-        "filename": name,
+        "sha256": note.sha256,
+        "filename": note.name,
         "media_type": note.media_type,
         "pages": note.pages,
         "characters": len(text),
@@ -95,49 +124,45 @@ def file_note(engine: Engine, settings: Settings, note: NoteText, client_id: str
         },
         "key_sentences": key_sentences(text, deadline=deadline),
     }
-    with write_transaction(engine, f"research:{client_id or 'house'}") as conn:  # a client's notes one at a time
-        raced = current_rows(conn, tables.research_notes, where=mine)  # the same note sent twice at once
-        if raced:
-            return {**raced[0]["summary"], "id": raced[0]["id"], "already_stored": True}
-        if client_id is not None:
-            _within_quota(conn, settings, client_id, name, len(text))
-        append_history(
-            conn,
-            tables.research_notes,
-            [
-                {
-                    "content_sha256": sha,
-                    "client_id": client_id,
-                    "filename": name,
-                    "media_type": note.media_type,
-                    "body": text,
-                    "summary": summary,
-                }
-            ],
-        )
-        (stored_note,) = current_rows(conn, tables.research_notes, where=mine)
-        append_history(
-            conn,
-            tables.document_mentions,
-            [
-                {"doc_kind": "RESEARCH", "doc_id": stored_note["id"], "symbol": m.symbol, "matched_by": m.matched_by}
-                for m in mentions
-            ],
-        )
-        append_history(
-            conn,
-            tables.sentiment_scores,
-            [
-                {
-                    "doc_kind": "RESEARCH",
-                    "doc_id": stored_note["id"],
-                    "scorer": SCORER_ID,
-                    "score": sentiment.score,
-                    "detail": sentiment.as_detail(),
-                }
-            ],
-        )
-    return {**summary, "id": stored_note["id"], "already_stored": False}
+    return TaggedNote(mentions, sentiment, summary)
+
+
+def _store(conn: Connection, note: NoteText, client_id: str | None, tagged: TaggedNote) -> int:
+    """Append the note with its summary, its mentions and its sentiment score; the stored
+    note's id."""
+    append_history(
+        conn,
+        tables.research_notes,
+        [
+            {
+                "content_sha256": note.sha256,
+                "client_id": client_id,
+                "filename": note.name,
+                "media_type": note.media_type,
+                "body": note.text,
+                "summary": tagged.summary,
+            }
+        ],
+    )
+    (stored,) = current_rows(conn, tables.research_notes, where=_client_note(client_id, note.sha256))
+    document = {"doc_kind": "RESEARCH", "doc_id": stored["id"]}
+    append_history(
+        conn,
+        tables.document_mentions,
+        [{**document, "symbol": m.symbol, "matched_by": m.matched_by} for m in tagged.mentions],
+    )
+    sentiment = tagged.sentiment
+    append_history(
+        conn,
+        tables.sentiment_scores,
+        [{**document, "scorer": SCORER_ID, "score": sentiment.score, "detail": sentiment.as_detail()}],
+    )
+    return stored["id"]
+
+
+def _already_stored(row: dict[str, Any]) -> dict[str, Any]:
+    """The summary of a note stored before, with its id."""
+    return {**row["summary"], "id": row["id"], "already_stored": True}
 
 
 def intake_research(
