@@ -4,6 +4,8 @@ Built from `inputs.briefing_inputs`; every missing piece is said, never an error
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -184,62 +186,103 @@ def _track_record(record: dict[str, Any], cost_model: str) -> list[Flowable]:
     if record.get("days", 0) < 2:
         why = record.get("reason") or "fewer than two executed days: no statistics yet"
         return section("Track record", notice(why))
-    cash = bool(record.get("mostly_cash"))
-    bench = record["benchmarks"].get("equal_weight_liquid", {})
-    index = record["benchmarks"].get("index", {})
-    costs = record.get("costs") or {}
+    columns = _BenchmarkColumns.of(record)
+    rows = [*_held_rows(record, columns), *_book_rows(record, columns), *_relative_rows(columns)]
+    note = _track_record_note(record, cost_model)
+    table = data_table(["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"], rows)
+    if columns.cash:
+        return section("Track record", note, caution(record.get("note") or "The book held cash."), Spacer(0, 4), table)
+    return section("Track record", note, table)
 
-    def ratio(value: float | None) -> str:
-        return "-" if value is None else f"{value:.2f}"
 
-    def share(value: float | None) -> str:
-        return signed_pct(None if value is None else value * 100, 2)
+def _ratio(value: float | None) -> str:
+    """A ratio to two decimals, "-" without one."""
+    return "-" if value is None else f"{value:.2f}"
 
-    def against(key: str, shown=share) -> list[str]:  # noqa: ANN001 - a formatter
-        return [shown(bench.get(key)), shown(index.get(key)) if index else "-"]
 
-    def skill(value: float | None) -> str:  # an all-cash book's ratio is not skill: the cell says so
-        return f"{ratio(value)} (cash)" if cash and value is not None else ratio(value)
+def _share(value: float | None) -> str:
+    """A fraction shown as a signed percent to two decimals."""
+    return signed_pct(None if value is None else value * 100, 2)
 
+
+@dataclass(frozen=True)
+class _BenchmarkColumns:
+    """The track record's two benchmark columns: the equal-weighted liquid universe's and
+    the index's statistics (empty without an index), and whether the book held mostly cash."""
+
+    liquid: dict[str, Any]
+    index: dict[str, Any]
+    cash: bool
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> _BenchmarkColumns:
+        """The columns of a track record (`TrackRecord.as_dict()`)."""
+        liquid, index = (record["benchmarks"].get(name, {}) for name in ("equal_weight_liquid", "index"))
+        return cls(liquid, index, bool(record.get("mostly_cash")))
+
+    def against(self, key: str, shown: Callable[[float | None], str] = _share) -> list[str]:
+        """Both benchmarks' `key` as `shown`; "-" in the index's column without an index."""
+        return [shown(self.liquid.get(key)), shown(self.index.get(key)) if self.index else "-"]
+
+    def skill(self, value: float | None) -> str:
+        """A ratio; an all-cash book's ratio is not skill: the cell says so."""
+        return f"{_ratio(value)} (cash)" if self.cash and value is not None else _ratio(value)
+
+
+def _held_rows(record: dict[str, Any], columns: _BenchmarkColumns) -> list[list[str]]:
+    """What the book held: its average exposure (the benchmarks are fully invested) and fills."""
     exposure = record.get("average_exposure")
     invested = "fully invested"
-    rows = [
+    return [
         [
             "Average exposure (market value / equity)",
             "-" if exposure is None else pct(exposure * 100),
             invested,
-            invested if index else "-",
+            invested if columns.index else "-",
         ],
         ["Fills", number(record.get("fill_count", record.get("trades"))), "", ""],
-        ["Total return", share(record["total_return"]), *against("total_return")],
-        ["Annual return", share(record["annual_return"]), *against("annual_return")],
-        ["Annual volatility", share(record["annual_volatility"]), "", ""],
-        ["Sharpe / Sortino", f"{ratio(record['sharpe'])} / {ratio(record['sortino'])}", "", ""],
-        ["Maximum drawdown / Calmar", f"{share(record['max_drawdown'])} / {ratio(record['calmar'])}", "", ""],
-        ["Annual turnover", f"{ratio(record.get('annual_turnover'))}x", "", ""],
+    ]
+
+
+def _book_rows(record: dict[str, Any], columns: _BenchmarkColumns) -> list[list[str]]:
+    """The book's return (beside the benchmarks'), risk, turnover and costs paid."""
+    costs = record.get("costs") or {}
+    return [
+        ["Total return", _share(record["total_return"]), *columns.against("total_return")],
+        ["Annual return", _share(record["annual_return"]), *columns.against("annual_return")],
+        ["Annual volatility", _share(record["annual_volatility"]), "", ""],
+        ["Sharpe / Sortino", f"{_ratio(record['sharpe'])} / {_ratio(record['sortino'])}", "", ""],
+        ["Maximum drawdown / Calmar", f"{_share(record['max_drawdown'])} / {_ratio(record['calmar'])}", "", ""],
+        ["Annual turnover", f"{_ratio(record.get('annual_turnover'))}x", "", ""],
         [
             "Costs paid (fees / spread / impact)",
             f"{money(costs.get('fees'))} / {money(costs.get('spread'))} / {money(costs.get('impact'))}",
             "",
             "",
         ],
-        ["Excess annual return (book - benchmark)", "", *against("excess_annual_return")],
-        ["Tracking error", "", *against("tracking_error")],
-        ["Information ratio", "", *against("information_ratio", skill)],
-        ["Beta", "", *against("beta", skill)],
     ]
+
+
+def _relative_rows(columns: _BenchmarkColumns) -> list[list[str]]:
+    """The book against each benchmark: excess return, tracking error and the ratios."""
+    return [
+        ["Excess annual return (book - benchmark)", "", *columns.against("excess_annual_return")],
+        ["Tracking error", "", *columns.against("tracking_error")],
+        ["Information ratio", "", *columns.against("information_ratio", columns.skill)],
+        ["Beta", "", *columns.against("beta", columns.skill)],
+    ]
+
+
+def _track_record_note(record: dict[str, Any], cost_model: str) -> Flowable:
+    """The span, the fills, the cost model and what the benchmarks and statistics are."""
     fills = record.get("fill_count", record.get("trades", 0))
-    note = text(
+    return text(
         f"{record['days']} executed days from {record['first']} to {record['last']}, {fills} fills. {cost_model} "
         f"Benchmarks (fully invested, no costs): the names that passed the entry gates at each month's start, "
         f"held equally; {index_label(record)}. Statistics: empyrical-reloaded, 250 trading days a year, no "
         "risk-free rate.",
         SMALL,
     )
-    table = data_table(["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"], rows)
-    if cash:
-        return section("Track record", note, caution(record.get("note") or "The book held cash."), Spacer(0, 4), table)
-    return section("Track record", note, table)
 
 
 def index_label(record: dict[str, Any]) -> str:
