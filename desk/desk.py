@@ -41,6 +41,7 @@ from portfolio import suggestions
 from portfolio.ai import ExecutedDay, execute_day
 from portfolio.ledger import AI_PORTFOLIO
 from portfolio.statements import StatementRead, file_statement, import_statement, read_statement
+from portfolio.suggestions import MorningSuggestions, Suggestion
 from portfolio.track_record import TrackRecord
 from portfolio.trading import ManualTrade, PlacedTrade, move_cash, open_client_portfolio, place_manual_trade
 from portfolio.trading import preview_trade as preview
@@ -90,24 +91,24 @@ class Desk:
 
     # ---- morning suggestions ---------------------------------------------------------------------
 
-    def suggestion_states(self, conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
+    def suggestion_states(self, conn: Connection, portfolio_id: str) -> list[Suggestion]:
         """Every suggestion of the portfolio with its state (cacheable: it changes only with
         the suggestions and their events; expiry is applied by `pending_suggestions`)."""
         return suggestions.suggestion_states(conn, portfolio_id)
 
-    def expired_suggestions(self, states: list[dict[str, Any]], now: datetime) -> int:
+    def expired_suggestions(self, states: list[Suggestion], now: datetime) -> int:
         """How many of `states` have expired by `now` (a suggestion for day D at D's close)."""
         return sum(suggestions.is_expired(s, now) for s in states)
 
-    def pending_suggestions(self, states: list[dict[str, Any]], now: datetime) -> list[dict[str, Any]]:
+    def pending_suggestions(self, states: list[Suggestion], now: datetime) -> list[Suggestion]:
         """The pending, unexpired suggestions of `states` at `now`."""
         return suggestions.pending_at(states, now)
 
-    def confirm_suggestion(self, portfolio_id: str, suggestion_id: str) -> dict[str, Any]:
+    def confirm_suggestion(self, portfolio_id: str, suggestion_id: str) -> Suggestion:
         """Execute a pending suggestion after re-checking cash, holdings and the rails."""
         return suggestions.confirm(self.engine, self.settings, self.calendar, portfolio_id, suggestion_id, self.now())
 
-    def reject_suggestion(self, portfolio_id: str, suggestion_id: str) -> dict[str, Any]:
+    def reject_suggestion(self, portfolio_id: str, suggestion_id: str) -> Suggestion:
         """Decline a pending suggestion."""
         return suggestions.reject(self.engine, portfolio_id, suggestion_id, self.now())
 
@@ -157,7 +158,7 @@ class Desk:
 
     # ---- the day's stages -------------------------------------------------------------------------
 
-    def morning_suggestions(self, day: date, record: Table = tables.predictions) -> dict[str, Any]:
+    def morning_suggestions(self, day: date, record: Table = tables.predictions) -> MorningSuggestions:
         """T2 for `day`: every client and house portfolio's plan from the latest day scored
         before it in `record`, as pending suggestions (expiry judged at T2's own moment,
         never the wall clock)."""

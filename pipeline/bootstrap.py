@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from sqlalchemy import Engine, func, select
 
@@ -46,6 +45,7 @@ from models.validation import (
 from pipeline.monitor_reads import reference_data
 from portfolio.ai import ExecutedDay
 from portfolio.ledger import AI_PORTFOLIO
+from portfolio.suggestions import MorningSuggestions
 from store import tables
 from store.transactions import write_transaction
 
@@ -57,7 +57,7 @@ class Bootstrap:
     record: ValidationRecord
     replayed: list[ExecutedDay]
     replay_note: str | None
-    suggestions: dict[str, Any] | None
+    suggestions: MorningSuggestions | None
     suggestions_note: str | None
 
     def lines(self) -> list[str]:
@@ -85,8 +85,8 @@ class Bootstrap:
             lines.append(f"AI portfolio replay: {self.replay_note}")
         if self.suggestions is not None:
             lines.append(
-                f"T2 for {self.suggestions['trading_date']} from the validation record: "
-                f"{len(self.suggestions['suggestions'])} suggestions for {self.suggestions['portfolios']} portfolios"
+                f"T2 for {self.suggestions.trading_date} from the validation record: "
+                f"{len(self.suggestions.suggestions)} suggestions for {self.suggestions.portfolios} portfolios"
             )
         if self.suggestions_note:
             lines.append(f"T2: {self.suggestions_note}")
@@ -144,7 +144,7 @@ def _replay_ai(
 
 def _suggestions(
     engine: Engine, settings: Settings, calendar: TradingCalendar, record: ValidationRecord
-) -> tuple[dict[str, Any] | None, str | None]:
+) -> tuple[MorningSuggestions | None, str | None]:
     if record.last is None:
         return None, "no validation record"
     with engine.connect() as conn:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from pipeline.stage import Stage, StageContext, StageOutcome
 
 
@@ -56,13 +58,13 @@ def run_suggestions(ctx: StageContext) -> StageOutcome:
     result = ctx.desk.morning_suggestions(ctx.trading_date)
     return StageOutcome(
         summary={
-            "signals_from": result["signals_from"],
-            "portfolios": result["portfolios"],
-            "suggestions": len(result["suggestions"]),
-            "expired": result["expired"],
-            "dividends": len(result["dividends"]),
+            "signals_from": result.signals_from,
+            "portfolios": result.portfolios,
+            "suggestions": len(result.suggestions),
+            "expired": result.expired,
+            "dividends": len(result.dividends),
         },
-        tables={"suggestions": result["suggestions"], "dividends": result["dividends"]},
+        tables={"suggestions": [asdict(s) for s in result.suggestions], "dividends": result.dividends},
     )
 
 

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, func, select
 
@@ -56,19 +57,70 @@ TERMINAL = ("CONFIRMED", "REJECTED", "EXPIRED")
 T2_TIME = time(7, 0)  # T2 runs at 07:00 exchange time on the trading day it suggests for
 
 
+@dataclass(frozen=True)
+class Suggestion:
+    """A stored suggestion with the state its events give (None: no event yet) and, once
+    confirmed, the trade it became. What the API renders (REST and GraphQL read its fields)."""
+
+    suggestion_id: str
+    portfolio_id: str
+    trading_date: date
+    symbol: str
+    side: str  # BUY or SELL
+    quantity: int
+    limit_price: Decimal  # the price the plan used
+    reason: dict[str, object]  # the plan's rationale (JSON), with signals_from, model_id and record
+    expires_at: datetime  # the trading day's session close, UTC
+    state: str | None = None  # PENDING, CONFIRMED, REJECTED or EXPIRED
+    trade_id: str | None = None
+
+    @classmethod
+    def of(cls, row: Mapping[str, object], state: str | None) -> Suggestion:
+        """From a `suggestions` row (its own columns; the history's are left out)."""
+        return cls(**{f.name: row[f.name] for f in fields(cls) if f.name not in ("state", "trade_id")}, state=state)
+
+    def decided(self, state: str, trade_id: str | None = None) -> Suggestion:
+        return Suggestion(**{**vars(self), "state": state, "trade_id": trade_id})
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A suggestion T2 created (what the stage's table lists)."""
+
+    suggestion_id: str
+    portfolio_id: str
+    symbol: str
+    side: str
+    quantity: int
+
+
+@dataclass(frozen=True)
+class MorningSuggestions:
+    """What T2 did for a trading date: the suggestions created, the pending ones of
+    earlier days it expired, and the dividends credited first."""
+
+    trading_date: str  # ISO 8601
+    signals_from: str  # ISO 8601: the scored day the plans came from
+    record: str  # the predictions record read
+    portfolios: int
+    suggestions: list[Planned]
+    expired: int
+    dividends: list[dict[str, object]]  # portfolio.dividends.credit_dividends's rows, with the portfolio_id
+
+
 def expires_at(day: date) -> datetime:
     """When the suggestions for trading day `day` stop being open: its 16:00 session close
     on the exchange clock, as a UTC instant (stored in `suggestions.expires_at`)."""
     return session_close_utc(day)
 
 
-def is_expired(suggestion: dict[str, Any], now: datetime) -> bool:
-    """The one expiry rule: `suggestion` (a row with its `expires_at`) is past its day's
+def is_expired(suggestion: Suggestion, now: datetime) -> bool:
+    """The one expiry rule: `suggestion` (with its `expires_at`) is past its day's
     close at `now`, the caller's clock (the API's `Services.now`, T2's `t2_moment`). A
     naive `now` has no place on the exchange clock and is refused."""
     if now.tzinfo is None:
         raise ValueError("suggestion expiry needs an aware datetime, not a naive one")
-    return now >= suggestion["expires_at"]
+    return now >= suggestion.expires_at
 
 
 def t2_moment(day: date) -> datetime:
@@ -88,7 +140,7 @@ def latest_scored_day(conn: Connection, before: date, record: Table = tables.pre
 
 def generate(
     engine: Engine, settings: Settings, day: date, now: datetime | None = None, record: Table = tables.predictions
-) -> dict[str, Any]:
+) -> MorningSuggestions:
     """T2 for `day` from the latest day scored before it in `record` (the live
     predictions; bootstrapping passes the validation record before the first live day).
     `now`: the moment expiry is judged at; default the stage's own, `t2_moment(day)`,
@@ -100,8 +152,8 @@ def generate(
     if scored is None:
         raise NotReadyError(f"no predictions before {day.isoformat()}: T1 has not scored a day yet")
     expired = expire_stale(engine, day, moment)
-    created: list[dict[str, Any]] = []
-    credited: list[dict[str, Any]] = []
+    created: list[Planned] = []
+    credited: list[dict[str, object]] = []
     failed: list[str] = []
     for portfolio in sorted(portfolios, key=lambda p: p["portfolio_id"]):
         portfolio_id = portfolio["portfolio_id"]
@@ -123,20 +175,20 @@ def generate(
             f"T2 for {day.isoformat()} planned {len(portfolios) - len(failed)} of {len(portfolios)} "
             f"portfolios; not: {'; '.join(failed)}"
         )
-    return {
-        "trading_date": day.isoformat(),
-        "signals_from": scored.isoformat(),
-        "record": record_name(record),
-        "portfolios": len(portfolios),
-        "suggestions": created,
-        "expired": expired,
-        "dividends": credited,
-    }
+    return MorningSuggestions(
+        trading_date=day.isoformat(),
+        signals_from=scored.isoformat(),
+        record=record_name(record),
+        portfolios=len(portfolios),
+        suggestions=created,
+        expired=expired,
+        dividends=credited,
+    )
 
 
 def _suggest_for(
     conn: Connection, settings: Settings, portfolio_id: str, day: date, scored: date, record: Table
-) -> list[dict[str, Any]]:
+) -> list[Planned]:
     c = tables.suggestions.c
     if current_rows(conn, tables.suggestions, where=[c.portfolio_id == portfolio_id, c.trading_date == day]):
         return []
@@ -175,20 +227,21 @@ def _suggest_for(
         append_history(
             conn, tables.suggestion_events, [{"suggestion_id": r["suggestion_id"], "state": "PENDING"} for r in rows]
         )
-    return [{k: r[k] for k in ("suggestion_id", "portfolio_id", "symbol", "side", "quantity")} for r in rows]
+    return [Planned(r["suggestion_id"], portfolio_id, r["symbol"], r["side"], r["quantity"]) for r in rows]
 
 
 def expire_stale(engine: Engine, day: date, now: datetime) -> int:
     """Record EXPIRED for the pending suggestions (of days up to `day`) expired at `now`."""
     with engine.begin() as conn:
         stale = [
-            s
-            for s in current_rows(conn, tables.suggestions, where=[tables.suggestions.c.trading_date <= day])
-            if is_expired(s, now) and _state(conn, s["suggestion_id"]) == "PENDING"
+            s.suggestion_id
+            for s in (
+                Suggestion.of(r, None)
+                for r in current_rows(conn, tables.suggestions, where=[tables.suggestions.c.trading_date <= day])
+            )
+            if is_expired(s, now) and _state(conn, s.suggestion_id) == "PENDING"
         ]
-        append_history(
-            conn, tables.suggestion_events, [{"suggestion_id": s["suggestion_id"], "state": "EXPIRED"} for s in stale]
-        )
+        append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "EXPIRED"} for sid in stale])
     return len(stale)
 
 
@@ -200,88 +253,87 @@ def _state(conn: Connection, sid: str) -> str | None:
     return next((s for s in TERMINAL if s in events), "PENDING" if "PENDING" in events else None)
 
 
-def _view(conn: Connection, row: dict[str, Any], now: datetime) -> dict[str, Any]:
-    state = _state(conn, row["suggestion_id"])
-    if state == "PENDING" and is_expired(row, now):
-        state = "EXPIRED"
-    return {**row, "state": state}
+def _view(conn: Connection, row: Mapping[str, object], now: datetime) -> Suggestion:
+    suggestion = Suggestion.of(row, _state(conn, str(row["suggestion_id"])))
+    if suggestion.state == "PENDING" and is_expired(suggestion, now):
+        return suggestion.decided("EXPIRED")
+    return suggestion
 
 
-def list_pending(engine: Engine, portfolio_id: str, now: datetime) -> list[dict[str, Any]]:
+def list_pending(engine: Engine, portfolio_id: str, now: datetime) -> list[Suggestion]:
     """The portfolio's suggestions still pending at `now` (the caller's clock)."""
     with engine.connect() as conn:
         return pending_at(suggestion_states(conn, portfolio_id), now)
 
 
-def suggestion_states(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
+def suggestion_states(conn: Connection, portfolio_id: str) -> list[Suggestion]:
     """Every suggestion of the portfolio with the state its events give (expiry by the
     clock not applied: `pending_at` applies it), so a reader can keep this between writes."""
     rows = current_rows(conn, tables.suggestions, where=[tables.suggestions.c.portfolio_id == portfolio_id])
-    return [{**r, "state": _state(conn, r["suggestion_id"])} for r in rows]
+    return [Suggestion.of(r, _state(conn, r["suggestion_id"])) for r in rows]
 
 
-def pending_at(states: list[dict[str, Any]], now: datetime) -> list[dict[str, Any]]:
+def pending_at(states: list[Suggestion], now: datetime) -> list[Suggestion]:
     """The suggestions still pending at `now` (not decided, not expired: `is_expired`)."""
     return sorted(
-        (s for s in states if s["state"] == "PENDING" and not is_expired(s, now)),
-        key=lambda v: (v["trading_date"], v["side"] != "SELL", v["symbol"]),
+        (s for s in states if s.state == "PENDING" and not is_expired(s, now)),
+        key=lambda v: (v.trading_date, v.side != "SELL", v.symbol),
     )
 
 
-def _owned(conn: Connection, portfolio_id: str, sid: str, now: datetime) -> dict[str, Any]:
+def _owned(conn: Connection, portfolio_id: str, sid: str, now: datetime) -> Suggestion:
     rows = current_rows(conn, tables.suggestions, where=[tables.suggestions.c.suggestion_id == sid])
     if not rows or rows[0]["portfolio_id"] != portfolio_id:
         raise NotFoundError(f"no suggestion '{sid}'")
     return _view(conn, rows[0], now)
 
 
-def reject(engine: Engine, portfolio_id: str, sid: str, now: datetime) -> dict[str, Any]:
+def reject(engine: Engine, portfolio_id: str, sid: str, now: datetime) -> Suggestion:
     """REJECTED, if the suggestion is still pending at `now` (the caller's clock)."""
     return _decide(engine, portfolio_id, sid, now, confirm=None)
 
 
 def confirm(
     engine: Engine, settings: Settings, calendar: TradingCalendar, portfolio_id: str, sid: str, now: datetime
-) -> dict[str, Any]:
+) -> Suggestion:
     """The trade, if the suggestion is still pending at `now` (the caller's clock, also the
     trade's executed_at) and passes the re-checks."""
     return _decide(engine, portfolio_id, sid, now, confirm=(settings, calendar))
 
 
-def _decide(engine: Engine, portfolio_id: str, sid: str, now: datetime, confirm: tuple | None) -> dict[str, Any]:
+def _decide(engine: Engine, portfolio_id: str, sid: str, now: datetime, confirm: tuple | None) -> Suggestion:
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         suggestion = _owned(conn, portfolio_id, sid, now)
         state = _state(conn, sid)
-        if state == "PENDING" and suggestion["state"] == "EXPIRED":
+        if state == "PENDING" and suggestion.state == "EXPIRED":
             append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "EXPIRED"}])
         elif state == "PENDING" and confirm is None:
             append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "REJECTED"}])
-            return {**suggestion, "state": "REJECTED"}
+            return suggestion.decided("REJECTED")
         elif state == "PENDING":
-            trade = _execute(conn, confirm[0], suggestion, now)
+            trade_id = _execute(conn, confirm[0], suggestion, now)
             append_history(
-                conn,
-                tables.suggestion_events,
-                [{"suggestion_id": sid, "state": "CONFIRMED", "trade_id": trade["trade_id"]}],
+                conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "CONFIRMED", "trade_id": trade_id}]
             )
-            return {**suggestion, "state": "CONFIRMED", "trade_id": trade["trade_id"]}
+            return suggestion.decided("CONFIRMED", trade_id)
     # Reached only when the suggestion is not pending; an EXPIRED event found on the way is committed.
-    raise ConflictError(f"suggestion '{sid}' is {suggestion['state']}, not PENDING")
+    raise ConflictError(f"suggestion '{sid}' is {suggestion.state}, not PENDING")
 
 
-def _execute(conn: Connection, settings: Settings, suggestion: dict[str, Any], now: datetime) -> dict[str, Any]:
-    portfolio_id, symbol, quantity = suggestion["portfolio_id"], suggestion["symbol"], int(suggestion["quantity"])
+def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: datetime) -> str:
+    """The suggestion executed at its limit price after the re-checks; the trade's id."""
+    portfolio_id, symbol, quantity = suggestion.portfolio_id, suggestion.symbol, int(suggestion.quantity)
     priced = conn.execute(
         select(func.max(tables.eod_prices.c.trading_date)).where(
-            tables.eod_prices.c.trading_date <= suggestion["trading_date"]
+            tables.eod_prices.c.trading_date <= suggestion.trading_date
         )
     ).scalar()
     day = market_days(conn, priced, [symbol]).get(symbol) if priced else None
     if day is None:
         raise TradeRejected(f"no market data for {symbol} to check the rails against")
-    held = ledger.holdings(conn, portfolio_id, suggestion["trading_date"]).get(symbol)
+    held = ledger.holdings(conn, portfolio_id, suggestion.trading_date).get(symbol)
     held_quantity = held.quantity if held else 0
-    if suggestion["side"] == "BUY":
+    if suggestion.side == "BUY":
         check = check_entry(day, held_quantity + quantity)
         if not check.passed:
             raise TradeRejected(f"{symbol} no longer passes the entry gates: {', '.join(check.failed)}")
@@ -293,21 +345,22 @@ def _execute(conn: Connection, settings: Settings, suggestion: dict[str, Any], n
             raise TradeRejected(
                 f"the exit rail allows selling {state.sellable_today} {symbol} now ({', '.join(state.flags)})"
             )
-    price = Decimal(suggestion["limit_price"])
+    price = Decimal(suggestion.limit_price)
     fees = fee_schedule(settings).fee((price * quantity).quantize(ledger.CENT))
-    return ledger.record_trade(
+    recorded = ledger.record_trade(
         conn,
         TradeRequest(
             portfolio_id=portfolio_id,
-            trading_date=suggestion["trading_date"],
+            trading_date=suggestion.trading_date,
             executed_at=now,
             symbol=symbol,
-            side=suggestion["side"],
+            side=suggestion.side,
             quantity=quantity,
             price=price,
             fees=fees,
             origin="SUGGESTION",
-            rationale={"suggestion_id": suggestion["suggestion_id"], **suggestion["reason"]},
-            trade_id=f"T-{suggestion['suggestion_id']}",
+            rationale={"suggestion_id": suggestion.suggestion_id, **suggestion.reason},
+            trade_id=f"T-{suggestion.suggestion_id}",
         ),
     )
+    return recorded["trade_id"]

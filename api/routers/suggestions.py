@@ -35,7 +35,7 @@ def confirm(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: s
     404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
     pid = caller_portfolio_on(conn, svc, caller)
     conn.release()  # the write takes its own locked transaction: one connection at a time
-    return Suggestion.model_validate(svc.desk.confirm_suggestion(pid, suggestion_id))
+    return Suggestion.model_validate(svc.desk.confirm_suggestion(pid, suggestion_id), from_attributes=True)
 
 
 @router.post("/{suggestion_id}/reject", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
@@ -43,4 +43,4 @@ def reject(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: st
     """Decline the suggestion; 404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
     pid = caller_portfolio_on(conn, svc, caller)
     conn.release()  # the write takes its own locked transaction: one connection at a time
-    return Suggestion.model_validate(svc.desk.reject_suggestion(pid, suggestion_id))
+    return Suggestion.model_validate(svc.desk.reject_suggestion(pid, suggestion_id), from_attributes=True)

@@ -277,7 +277,7 @@ def _seed(settings: Settings) -> World:
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
     (pending,) = suggestions.list_pending(engine, f"client:{acme['client_id']}", now=MORNING)
     return World(
-        settings, engine, acme["api_key"], acme["key_id"], beta["api_key"], beta["key_id"], pending["suggestion_id"]
+        settings, engine, acme["api_key"], acme["key_id"], beta["api_key"], beta["key_id"], pending.suggestion_id
     )
 
 

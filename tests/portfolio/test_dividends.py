@@ -197,7 +197,7 @@ def test_morning_suggestions_credit_client_portfolios_first(client) -> None:
     assert [(d["portfolio_id"], d["symbol"], d["amount"]) for d in result.tables["dividends"]] == [
         (portfolio_id, "BBB", "50.00")
     ]
-    assert generate(engine, settings, EX_DATE)["dividends"] == []  # a re-run pays nothing
+    assert generate(engine, settings, EX_DATE).dividends == []  # a re-run pays nothing
     assert cash(engine, portfolio_id) == Decimal("3050")
 
 

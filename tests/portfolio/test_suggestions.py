@@ -74,35 +74,35 @@ def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store) ->
     # five names), well under 15% of ADV_20 (6,000); the limit is the cost model's price,
     # not the stale close of 50
     slot = int(0.95 * 100_000 / BOOK_NAMES / 50)
-    assert (pending["symbol"], pending["side"], pending["quantity"]) == ("LIQ", "BUY", slot)
-    limit = Decimal(str(pending["limit_price"]))
+    assert (pending.symbol, pending.side, pending.quantity) == ("LIQ", "BUY", slot)
+    limit = Decimal(str(pending.limit_price))
     assert Decimal("50.1") < limit < Decimal("50.2")
-    assert pending["reason"]["gates"]["passed"] is True and pending["reason"]["signals_from"] == "2026-11-20"
+    assert pending.reason["gates"]["passed"] is True and pending.reason["signals_from"] == "2026-11-20"
     assert suggestions.list_pending(engine, other, now=MORNING) == []  # no cash, nothing to suggest
 
     assert run_stage("t2_suggestions", MONDAY, settings=settings).summary["suggestions"] == 0
 
-    done = suggestions.confirm(engine, settings, CALENDAR, acme, pending["suggestion_id"], now=MORNING)
-    assert done["state"] == "CONFIRMED"
+    done = suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
+    assert done.state == "CONFIRMED"
     with engine.connect() as conn:
         (trade,) = ledger.trade_rows(conn, acme)
         gross = to_cents(limit * slot)  # money moved is stored in cents
         # the default schedule (jse): JSE cess 0.32% and JCSD 0.03% plus 0.5% brokerage, each line in cents
         fee = sum(to_cents(gross * Decimal(rate)) for rate in ("0.0032", "0.0003", "0.005"))
         assert ledger.cash_balance(conn, acme) == 100_000 - gross - fee
-    assert trade["origin"] == "SUGGESTION" and trade["trade_id"] == done["trade_id"]
+    assert trade["origin"] == "SUGGESTION" and trade["trade_id"] == done.trade_id
     with pytest.raises(ConflictError, match="is CONFIRMED, not PENDING"):
-        suggestions.confirm(engine, settings, CALENDAR, acme, pending["suggestion_id"], now=MORNING)
+        suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
     with pytest.raises(ConflictError, match="is CONFIRMED"):
-        suggestions.reject(engine, acme, pending["suggestion_id"], now=MORNING)
-    assert _events(engine, pending["suggestion_id"]) == ["PENDING", "CONFIRMED"]
+        suggestions.reject(engine, acme, pending.suggestion_id, now=MORNING)
+    assert _events(engine, pending.suggestion_id) == ["PENDING", "CONFIRMED"]
 
 
 def test_reject_unknown_foreign_and_expired(store) -> None:
     engine, settings, acme, other = store
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
     (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
-    sid = pending["suggestion_id"]
+    sid = pending.suggestion_id
     with pytest.raises(NotFoundError):
         suggestions.confirm(engine, settings, CALENDAR, acme, "S-nope", now=MORNING)
     with pytest.raises(NotFoundError):  # another client's suggestion is not found, not forbidden
@@ -121,12 +121,12 @@ def test_reject_records_and_the_next_morning_expires_the_rest(store) -> None:
     move_cash(engine, house, "50000", now=MORNING)
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
     (mine,) = suggestions.list_pending(engine, acme, now=MORNING)
-    assert suggestions.reject(engine, acme, mine["suggestion_id"], now=MORNING)["state"] == "REJECTED"
+    assert suggestions.reject(engine, acme, mine.suggestion_id, now=MORNING).state == "REJECTED"
     (theirs,) = suggestions.list_pending(engine, house, now=MORNING)
     tuesday = CALENDAR.next_trading_day(MONDAY)
-    assert suggestions.generate(engine, settings, tuesday, now=AFTER_CLOSE + timedelta(hours=12))["expired"] == 1
-    assert _events(engine, theirs["suggestion_id"]) == ["PENDING", "EXPIRED"]
-    assert _events(engine, mine["suggestion_id"]) == ["PENDING", "REJECTED"]
+    assert suggestions.generate(engine, settings, tuesday, now=AFTER_CLOSE + timedelta(hours=12)).expired == 1
+    assert _events(engine, theirs.suggestion_id) == ["PENDING", "EXPIRED"]
+    assert _events(engine, mine.suggestion_id) == ["PENDING", "REJECTED"]
 
 
 def test_confirm_rechecks_cash_and_holdings(store) -> None:
@@ -135,8 +135,8 @@ def test_confirm_rechecks_cash_and_holdings(store) -> None:
     (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
     move_cash(engine, acme, "-95000", now=MORNING)  # the client spent the cash elsewhere
     with pytest.raises(TradeRejected, match="cash is 5,000.00"):
-        suggestions.confirm(engine, settings, CALENDAR, acme, pending["suggestion_id"], now=MORNING)
-    assert _events(engine, pending["suggestion_id"]) == ["PENDING"]
+        suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
+    assert _events(engine, pending.suggestion_id) == ["PENDING"]
 
 
 def test_sell_suggestions_for_holdings_that_turned_avoid(store) -> None:
@@ -147,13 +147,10 @@ def test_sell_suggestions_for_holdings_that_turned_avoid(store) -> None:
         engine, settings, CALENDAR, acme, ManualTrade("buy", "OUT", 100, 20), now=MORNING - timedelta(days=3)
     )
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
-    sides = {(p["symbol"], p["side"], p["quantity"]) for p in suggestions.list_pending(engine, acme, now=MORNING)}
+    sides = {(p.symbol, p.side, p.quantity) for p in suggestions.list_pending(engine, acme, now=MORNING)}
     assert ("OUT", "SELL", 100) in sides
-    sell = next(p for p in suggestions.list_pending(engine, acme, now=MORNING) if p["side"] == "SELL")
-    assert (
-        suggestions.confirm(engine, settings, CALENDAR, acme, sell["suggestion_id"], now=MORNING)["state"]
-        == "CONFIRMED"
-    )
+    sell = next(p for p in suggestions.list_pending(engine, acme, now=MORNING) if p.side == "SELL")
+    assert suggestions.confirm(engine, settings, CALENDAR, acme, sell.suggestion_id, now=MORNING).state == "CONFIRMED"
     with engine.connect() as conn:
         assert "OUT" not in ledger.holdings(conn, acme)
 
@@ -192,11 +189,11 @@ def test_t2_judges_expiry_on_its_own_trading_morning_not_the_wall_clock(replayed
     again = run_stage("t2_suggestions", REPLAYED_NEXT, settings=settings).summary
     assert (again["suggestions"], again["expired"]) == (0, 0)
     (pending,) = suggestions.list_pending(engine, acme, now=_exchange_time(REPLAYED_NEXT, 7, 30))
-    assert _events(engine, pending["suggestion_id"]) == ["PENDING"]
-    assert pending["expires_at"] == suggestions.expires_at(REPLAYED_NEXT) == _exchange_time(REPLAYED_NEXT, 16)
+    assert _events(engine, pending.suggestion_id) == ["PENDING"]
+    assert pending.expires_at == suggestions.expires_at(REPLAYED_NEXT) == _exchange_time(REPLAYED_NEXT, 16)
     later = CALENDAR.next_trading_day(REPLAYED_NEXT)
     assert run_stage("t2_suggestions", later, settings=settings).summary["expired"] == 1
-    assert _events(engine, pending["suggestion_id"]) == ["PENDING", "EXPIRED"]
+    assert _events(engine, pending.suggestion_id) == ["PENDING", "EXPIRED"]
 
 
 def test_one_expiry_rule_at_the_close_for_listing_confirming_and_rejecting(replayed_store) -> None:
@@ -204,7 +201,7 @@ def test_one_expiry_rule_at_the_close_for_listing_confirming_and_rejecting(repla
     suggestions.generate(engine, settings, REPLAYED_NEXT)
     close = _exchange_time(REPLAYED_NEXT, 16)
     (pending,) = suggestions.list_pending(engine, acme, now=close - timedelta(microseconds=1))
-    sid = pending["suggestion_id"]
+    sid = pending.suggestion_id
     assert not suggestions.is_expired(pending, close - timedelta(microseconds=1))
     assert suggestions.is_expired(pending, close)
     assert suggestions.list_pending(engine, acme, now=close) == []
@@ -222,8 +219,8 @@ def test_confirm_just_before_the_close_on_a_replayed_clock(replayed_store) -> No
     suggestions.generate(engine, settings, REPLAYED_NEXT)
     moment = _exchange_time(REPLAYED_NEXT, 15, 59)
     (pending,) = suggestions.list_pending(engine, acme, now=moment)
-    done = suggestions.confirm(engine, settings, CALENDAR, acme, pending["suggestion_id"], now=moment)
-    assert done["state"] == "CONFIRMED"
+    done = suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=moment)
+    assert done.state == "CONFIRMED"
     with engine.connect() as conn:
         (trade,) = ledger.trade_rows(conn, acme)
     assert trade["trading_date"] == REPLAYED_NEXT and trade["executed_at"] == moment

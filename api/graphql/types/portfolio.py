@@ -86,6 +86,6 @@ class Portfolio:
         ctx = info.context
         rows = await ctx.call(suggestions.list_pending, ctx.svc.engine, self.portfolio_id, ctx.svc.now())
         page, page_info = SUGGESTIONS.slice(
-            rows, lambda s: (str(s["trading_date"]), s["side"] != "SELL", s["symbol"]), first, after
+            rows, lambda s: (str(s.trading_date), s.side != "SELL", s.symbol), first, after
         )
         return Connection(nodes=[Suggestion.from_row(s) for s in page], page_info=page_info)

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
 
 import strawberry
 from strawberry.scalars import JSON
 
 from api.graphql.scalars import Shares
+from portfolio import suggestions
 
 
 @strawberry.type(description="A morning trade suggestion for the caller's portfolio.")
@@ -24,5 +24,5 @@ class Suggestion:
     trade_id: str | None
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Suggestion:
-        return cls(**{name: row.get(name) for name in cls.__annotations__})
+    def from_row(cls, row: suggestions.Suggestion) -> Suggestion:
+        return cls(**{name: getattr(row, name) for name in cls.__annotations__})
