@@ -43,7 +43,14 @@ from portfolio.ledger import AI_PORTFOLIO
 from portfolio.statements import StatementRead, file_statement, import_statement, read_statement
 from portfolio.suggestions import MorningSuggestions, Suggestion
 from portfolio.track_record import TrackRecord
-from portfolio.trading import ManualTrade, PlacedTrade, move_cash, open_client_portfolio, place_manual_trade
+from portfolio.trading import (
+    ManualTrade,
+    PlacedTrade,
+    TradePreview,
+    move_cash,
+    open_client_portfolio,
+    place_manual_trade,
+)
 from portfolio.trading import preview_trade as preview
 from store import tables
 from store.engine import service_engine
@@ -81,11 +88,11 @@ class Desk:
             self.engine, self.settings, self.calendar, portfolio_id, order, idempotency_key, self.now()
         )
 
-    def preview_trade(self, conn: Connection, side: str, symbol: str, quantity: int) -> dict[str, Any]:
+    def preview_trade(self, conn: Connection, side: str, symbol: str, quantity: int) -> TradePreview:
         """What the cost model says the order would cost in a session like the latest; stores nothing."""
         return preview(conn, self.settings, self.calendar, side, symbol, quantity, self.now())
 
-    def move_cash(self, portfolio_id: str, amount: Any, note: str | None = None) -> Decimal:
+    def move_cash(self, portfolio_id: str, amount: Decimal | str | int, note: str | None = None) -> Decimal:
         """A deposit (amount > 0) or withdrawal (amount < 0); the new balance."""
         return move_cash(self.engine, portfolio_id, amount, note, self.now())
 

@@ -22,10 +22,11 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from sqlalchemy import Connection, Engine
 
@@ -46,9 +47,31 @@ MAX_AMOUNT = Decimal("1000000000000")  # the store keeps 14 integer digits; noth
 class ManualTrade:
     side: str
     symbol: str
-    quantity: Any
-    price: Any
-    fees: Any = 0
+    quantity: int  # checked again: a boolean, text or float is refused
+    price: Decimal | str | int  # a Decimal as it is, anything else by market.money's rule
+    fees: Decimal | str | int = 0
+
+
+class PlacedTradeJson(TypedDict):
+    """`PlacedTrade.to_json`'s form (a JSON document: `idempotency_records.response` keeps
+    it without `replayed`): money as text at the stored precision, dates in ISO 8601."""
+
+    trade_id: str
+    portfolio_id: str
+    trading_date: str
+    executed_at: str
+    symbol: str
+    side: str
+    quantity: int
+    price: str
+    fees: str
+    origin: str
+    rationale: dict[str, object]
+    idempotency_key: str | None
+    gross: str
+    position_after: int
+    cash_after: str | None
+    replayed: NotRequired[bool]
 
 
 @dataclass(frozen=True)
@@ -70,7 +93,7 @@ class PlacedTrade:
     price: Decimal
     fees: Decimal
     origin: str = field(metadata={"api": False})  # MANUAL here; AI and STATEMENT trades are recorded elsewhere
-    rationale: dict[str, Any] = field(metadata={"api": False})
+    rationale: dict[str, object] = field(metadata={"api": False})
     idempotency_key: str | None = field(metadata={"api": False})
     gross: Decimal = field(metadata={"api": False})  # price x quantity, in cents
     position_after: int = field(metadata={"api": False})
@@ -82,12 +105,12 @@ class PlacedTrade:
         return [f.name for f in fields(cls) if f.metadata.get("api", True)]
 
     @classmethod
-    def from_recorded(cls, recorded: dict[str, Any]) -> PlacedTrade:
+    def from_recorded(cls, recorded: Mapping[str, object]) -> PlacedTrade:
         """From `ledger.record_trade`'s answer."""
         return cls(**{f.name: recorded[f.name] for f in fields(cls) if f.name != "replayed"})
 
     @classmethod
-    def from_json(cls, stored: dict[str, Any], replayed: bool) -> PlacedTrade:
+    def from_json(cls, stored: PlacedTradeJson, replayed: bool) -> PlacedTrade:
         """From `to_json`'s form, as `idempotency_records` keeps it."""
         cash = stored.get("cash_after")
         return cls(
@@ -103,7 +126,7 @@ class PlacedTrade:
             replayed=replayed,
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PlacedTradeJson:
         out = {}
         for key, value in asdict(self).items():
             if isinstance(value, Decimal):
@@ -112,7 +135,7 @@ class PlacedTrade:
                 out[key] = value.isoformat()
             else:
                 out[key] = value
-        return out
+        return out  # type: ignore[return-value]  # every field, converted as PlacedTradeJson says
 
 
 def open_client_portfolio(engine: Engine, client_id: str, kind: str = "CLIENT") -> str:
@@ -123,7 +146,7 @@ def open_client_portfolio(engine: Engine, client_id: str, kind: str = "CLIENT") 
 
 
 def move_cash(
-    engine: Engine, portfolio_id: str, amount: Any, note: str | None = None, now: datetime | None = None
+    engine: Engine, portfolio_id: str, amount: Decimal | str | int, note: str | None = None, now: datetime | None = None
 ) -> Decimal:
     """A deposit (amount > 0) or a withdrawal (amount < 0); the new balance."""
     value = _decimal(amount, "amount")
@@ -234,6 +257,27 @@ def _checked_request(
     )
 
 
+@dataclass(frozen=True)
+class TradePreview:
+    """What `preview_trade` estimates (money in cents, `impact` a fraction of the touch)."""
+
+    symbol: str
+    side: str  # BUY or SELL
+    quantity: int
+    as_of: str  # ISO 8601: the session priced on (the symbol's latest bar)
+    close: Decimal
+    touch: Decimal  # the ask (buy) or bid (sell), else the close plus or minus half the range
+    touch_source: str
+    impact: float | None
+    price: Decimal  # per share, touch and impact included
+    fillable_in_one_session: int
+    lapse_reason: str | None
+    fees: Decimal
+    spread_cost: Decimal
+    impact_cost: Decimal
+    total_cost: Decimal
+
+
 def preview_trade(
     conn: Connection,
     settings: Settings,
@@ -242,7 +286,7 @@ def preview_trade(
     symbol: str,
     quantity: int,
     moment: datetime,
-) -> dict[str, Any]:
+) -> TradePreview:
     """What the one cost model (market/costs.py) says an order of `quantity` shares would
     cost in a session like the latest one before `moment`: the touch (the ask or the bid,
     else half the range proxy from the close), the square-root impact, the fee, the price
@@ -263,23 +307,23 @@ def preview_trade(
     session = market_days(conn, as_of, [symbol])[symbol]  # the symbol's latest bar, with its own quotes
     done = fill(side, quantity, _priced_session(session), fee_schedule(settings))
     costs = done.costs
-    return {
-        "symbol": symbol,
-        "side": side,
-        "quantity": quantity,
-        "as_of": as_of.isoformat(),
-        "close": Decimal(str(session.close)).quantize(CENT),
-        "touch": Decimal(str(done.touch)).quantize(CENT),
-        "touch_source": done.touch_source,
-        "impact": round(done.impact, 6) if done.quantity else None,
-        "price": done.price.quantize(CENT),
-        "fillable_in_one_session": done.quantity,
-        "lapse_reason": done.lapse_reason,
-        "fees": costs.fees.quantize(CENT),
-        "spread_cost": costs.spread.quantize(CENT),
-        "impact_cost": costs.impact.quantize(CENT),
-        "total_cost": costs.total.quantize(CENT),
-    }
+    return TradePreview(
+        symbol=symbol,
+        side=side,
+        quantity=quantity,
+        as_of=as_of.isoformat(),
+        close=Decimal(str(session.close)).quantize(CENT),
+        touch=Decimal(str(done.touch)).quantize(CENT),
+        touch_source=done.touch_source,
+        impact=round(done.impact, 6) if done.quantity else None,
+        price=done.price.quantize(CENT),
+        fillable_in_one_session=done.quantity,
+        lapse_reason=done.lapse_reason,
+        fees=costs.fees.quantize(CENT),
+        spread_cost=costs.spread.quantize(CENT),
+        impact_cost=costs.impact.quantize(CENT),
+        total_cost=costs.total.quantize(CENT),
+    )
 
 
 def _priced_session(day):  # noqa: ANN001, ANN202 - a rail MarketDay
@@ -303,7 +347,7 @@ def _stored_response(conn: Connection, scope: str, key: str, request_hash: str) 
     return rows[0]["response"]
 
 
-def _decimal(value: Any, name: str) -> Decimal:
+def _decimal(value: Decimal | str | int, name: str) -> Decimal:
     """A Decimal as it is (validated upstream or computed here); anything else (the CLI's
     text, a caller's number) by market.money's strict rule."""
     if isinstance(value, Decimal):
