@@ -109,7 +109,7 @@ def parse_statin_html(text: str) -> list[dict[str, Any]]:
 def parse_pioj_pdf(data: bytes, settings: Settings) -> list[dict[str, Any]]:
     """The PIOJ bulletin's table, read back from the PDF text (in the sandboxed reader, as
     every downloaded PDF is): Code Period Value Unit Released."""
-    with PdfExtractor(settings.pdf_max_bytes, settings.pdf_max_pages, settings.pdf_timeout_seconds) as extractor:
+    with PdfExtractor.from_settings(settings) as extractor:
         text = extractor.extract(data, "the PIOJ bulletin").text
     line = re.compile(r"^(GDP_GROWTH_EST|GROWTH_OUTLOOK)\s+(\S+)\s+(-?[\d.]+)\s+(\w+)\s+(\d{4}-\d{2}-\d{2})$")
     rows = []

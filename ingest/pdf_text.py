@@ -1,11 +1,15 @@
 """Text from untrusted PDFs (disclosures, research notes, account statements), safely.
 
-Reading happens in a worker process (`ingest/pdf_worker.py`) under a memory cap and a
-time limit, so a hostile file (a page-count bomb, a decompression bomb, deeply nested
-objects) costs at most `timeout` seconds and cannot take the service down; a worker that
-runs over is killed and replaced. Before that, the bytes must be under the size limit and
-start like a PDF. Every refusal is a `PdfRejected` whose message says why: too large, not
-a PDF, encrypted, too many pages, too slow, malformed.
+Reading happens in a worker process (`ingest/pdf_worker.py`) under a memory cap
+(RLIMIT_AS, `settings.pdf_sandbox_memory_mb`) and a time limit, so a hostile file (a
+page-count bomb, a decompression bomb, deeply nested objects) costs at most `timeout`
+seconds and cannot take the service down; a worker that runs over is killed and replaced.
+At most `settings.pdf_sandboxes` workers live at once in a process (a slot is taken when a
+worker starts and given back when it is closed; one more waits up to `timeout`, then is
+refused as busy), so hostile files in parallel stay under their product. Before that,
+the bytes must be under the size limit and start like a PDF. Every refusal is a
+`PdfRejected` whose message says why: too large, not a PDF, encrypted, too many pages, too
+slow, malformed.
 """
 
 from __future__ import annotations
@@ -14,11 +18,19 @@ import json
 import select
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 
-from market.errors import InvalidInputError, PayloadTooLargeError
+from market.errors import BusyError, InvalidInputError, PayloadTooLargeError
+from market.settings import Settings
 
-WORKER_MEMORY_BYTES = 1_500_000_000
+_SLOTS: dict[int, threading.BoundedSemaphore] = {}  # by size: the process's sandbox slots
+_SLOTS_LOCK = threading.Lock()
+
+
+def _slots(size: int) -> threading.BoundedSemaphore:
+    with _SLOTS_LOCK:
+        return _SLOTS.setdefault(size, threading.BoundedSemaphore(size))
 
 
 class PdfRejected(InvalidInputError):
@@ -38,9 +50,26 @@ class PdfText:
 class PdfExtractor:
     """A reusable worker; use as a context manager around a batch of files."""
 
-    def __init__(self, max_bytes: int, max_pages: int, timeout: float) -> None:
+    def __init__(
+        self, max_bytes: int, max_pages: int, timeout: float, memory_mb: int = 512, sandboxes: int = 2
+    ) -> None:
         self.max_bytes, self.max_pages, self.timeout = max_bytes, max_pages, timeout
+        self.memory_bytes = memory_mb * 2**20
+        self._slots = _slots(sandboxes)
+        self._holding = False
         self._worker: subprocess.Popen | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PdfExtractor:
+        """The extractor every reader of untrusted PDFs uses: the settings' size, page,
+        time and memory limits and the process's sandbox slots."""
+        return cls(
+            settings.pdf_max_bytes,
+            settings.pdf_max_pages,
+            settings.pdf_timeout_seconds,
+            settings.pdf_sandbox_memory_mb,
+            settings.pdf_sandboxes,
+        )
 
     def __enter__(self) -> PdfExtractor:
         return self
@@ -55,6 +84,9 @@ class PdfExtractor:
             for pipe in (self._worker.stdin, self._worker.stdout):
                 pipe.close()
             self._worker = None
+        if self._holding:
+            self._holding = False
+            self._slots.release()
 
     def extract(self, data: bytes, name: str = "file") -> PdfText:
         if len(data) > self.max_bytes:
@@ -82,9 +114,17 @@ class PdfExtractor:
         return PdfText(answer["text"], answer["pages"])
 
     def _running_worker(self) -> subprocess.Popen:
+        if not self._holding:
+            if not self._slots.acquire(timeout=self.timeout):
+                raise BusyError(
+                    f"the service is reading as many PDFs as it reads at once; none finished within "
+                    f"{self.timeout:g}s, retry shortly",
+                    headers={"Retry-After": str(max(1, round(self.timeout)))},
+                )
+            self._holding = True
         if self._worker is None or self._worker.poll() is not None:
             self._worker = subprocess.Popen(
-                [sys.executable, "-m", "ingest.pdf_worker", str(self.max_pages), str(WORKER_MEMORY_BYTES)],
+                [sys.executable, "-m", "ingest.pdf_worker", str(self.max_pages), str(self.memory_bytes)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -70,7 +70,7 @@ def classify_disclosure(title: str, text: str) -> str:
 
 
 def pdf_extractor(settings: Settings) -> PdfExtractor:
-    return PdfExtractor(settings.pdf_max_bytes, settings.pdf_max_pages, settings.pdf_timeout_seconds)
+    return PdfExtractor.from_settings(settings)
 
 
 def ingest_text(

@@ -99,6 +99,21 @@ class Settings(BaseSettings):
     )
     pdf_max_pages: int = Field(default=50, ge=1, description="Most pages read from one PDF.")
     pdf_timeout_seconds: float = Field(default=20.0, gt=0, description="Time allowed to extract one PDF's text.")
+    pdf_sandbox_memory_mb: int = Field(
+        default=512,
+        ge=256,
+        le=8192,
+        description="Address space one PDF sandbox (ingest/pdf_worker.py) may take, in MiB (RLIMIT_AS); a file "
+        "that needs more (a decompression bomb) is refused as malformed.",
+    )
+    pdf_sandboxes: int = Field(
+        default=2,
+        ge=1,
+        le=32,
+        description="PDF sandboxes alive at once in one process; one more waits up to pdf_timeout_seconds, "
+        "then is refused as busy (503). So hostile PDFs in parallel stay under pdf_sandboxes x "
+        "pdf_sandbox_memory_mb per process (1 GiB by default).",
+    )
     research_text_max_bytes: int = Field(
         default=1_000_000,
         ge=1,

@@ -221,7 +221,7 @@ def read_statement(settings: Settings, data: bytes, filename: str = "statement.p
     holding no database slot: api/routers/portfolio.py)."""
     digest = hashlib.sha256(data).hexdigest()
     try:
-        with PdfExtractor(settings.pdf_max_bytes, settings.pdf_max_pages, settings.pdf_timeout_seconds) as extractor:
+        with PdfExtractor.from_settings(settings) as extractor:
             return StatementRead(digest, parsed=parse_text(extractor.extract(data, filename).text))
     except (StatementRejected, PdfRejected) as exc:
         return StatementRead(digest, refusal=exc)

@@ -1,0 +1,72 @@
+"""Hostile PDFs in parallel stay under a stated total: each sandbox is capped at
+`pdf_sandbox_memory_mb` of address space and at most `pdf_sandboxes` live at once in a
+process, so four decompression bombs read at once take at most 2 x 512 MiB, each refused
+with a reason, never the service's memory."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import psutil
+import pytest
+
+from ingest.pdf_text import PdfExtractor, PdfRejected
+from market.errors import BusyError
+from tests.pdf_samples import decompression_bomb, text_pdf
+
+MEMORY_MB, SANDBOXES = 512, 2
+
+
+def _peak_children(stop: threading.Event, peak: dict[str, int]) -> None:
+    me = psutil.Process()
+    while not stop.is_set():
+        total, alive = 0, 0
+        for child in me.children(recursive=True):
+            try:
+                total += child.memory_info().rss
+                alive += 1
+            except psutil.Error:
+                pass
+        peak["rss"], peak["alive"] = max(peak["rss"], total), max(peak["alive"], alive)
+        time.sleep(0.02)
+
+
+def test_four_bombs_at_once_stay_under_the_stated_total() -> None:
+    bomb, outcomes = decompression_bomb(), []
+
+    def read() -> None:
+        with PdfExtractor(50_000_000, 50, 60, MEMORY_MB, SANDBOXES) as extractor:
+            try:
+                extractor.extract(bomb, "bomb.pdf")
+                outcomes.append("read")
+            except (PdfRejected, BusyError) as error:
+                outcomes.append(str(error))
+
+    stop, peak = threading.Event(), {"rss": 0, "alive": 0}
+    watcher = threading.Thread(target=_peak_children, args=(stop, peak), daemon=True)
+    watcher.start()
+    readers = [threading.Thread(target=read) for _ in range(4)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join(timeout=120)
+    stop.set()
+    watcher.join()
+    assert len(outcomes) == 4 and all("exhausted the memory limit" in o for o in outcomes), outcomes
+    assert peak["alive"] <= SANDBOXES, peak
+    assert peak["rss"] <= SANDBOXES * MEMORY_MB * 2**20, peak
+
+
+def test_a_sandbox_slot_is_given_back_and_a_plain_pdf_still_reads() -> None:
+    with PdfExtractor(5_000_000, 5, 20, MEMORY_MB, 1) as extractor:
+        assert "hello" in extractor.extract(text_pdf(["hello"]), "a.pdf").text
+    with PdfExtractor(5_000_000, 5, 20, MEMORY_MB, 1) as extractor:  # the one slot is free again
+        assert "again" in extractor.extract(text_pdf(["again"]), "b.pdf").text
+
+
+def test_a_reader_past_the_slots_is_refused_as_busy() -> None:
+    with PdfExtractor(5_000_000, 5, 20, MEMORY_MB, 1) as holder:
+        holder.extract(text_pdf(["held"]), "a.pdf")  # keeps its worker (and the one slot) until closed
+        with pytest.raises(BusyError, match="retry shortly"):
+            PdfExtractor(5_000_000, 5, 0.5, MEMORY_MB, 1).extract(text_pdf(["late"]), "b.pdf")
