@@ -128,11 +128,11 @@ class TrackRecord:
     reason: str | None = None
     records: dict[str, TrackRecord] | None = None
 
-    def with_view(self, **figures: Any) -> TrackRecord:
+    def with_view(self, **figures: int | str | dict[str, TrackRecord] | None) -> TrackRecord:
         """This record with the view's own fields (trades, index_source, records, reason)."""
         return replace(self, **figures)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """Every field by name, nested records and figures as dicts (money Decimal, dates
         `date`): the plain form the reports and the CLI read."""
         return asdict(self)
@@ -184,7 +184,7 @@ def statistics(
     if n < 2:
         reason = f"{n} day(s) of returns: the statistics need at least two"
         return TrackRecord(days=n, fill_count=counted, reason=reason)
-    held = holding(exposure.reindex(returns.index)) if exposure is not None else {}
+    held = holding(exposure.reindex(returns.index)) if exposure is not None else Holding()
     return TrackRecord(
         days=n,
         first=_day(returns.index[0]),
@@ -193,7 +193,9 @@ def statistics(
         **_turnover_and_costs(traded_value, mean_equity, costs, n / TRADING_DAYS_PER_YEAR),
         benchmarks={name: _against(returns, series) for name, series in (benchmarks or {}).items()},
         fill_count=counted,
-        **held,
+        average_exposure=held.average_exposure,
+        mostly_cash=held.mostly_cash,
+        note=held.note,
     )
 
 
@@ -230,12 +232,23 @@ def _turnover_and_costs(
     }
 
 
-def holding(exposure: pd.Series) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Holding:
+    """How much of its equity a book held invested: the mean of its daily exposures (a
+    fraction), whether that is under MOSTLY_CASH_EXPOSURE, and the note saying so (None:
+    no exposure known, or not mostly cash)."""
+
+    average_exposure: float | None = None
+    mostly_cash: bool | None = None
+    note: str | None = None
+
+
+def holding(exposure: pd.Series) -> Holding:
     """`average_exposure`, `mostly_cash` and `note` for the daily exposures given (market
     value / equity; days without one are left out)."""
     known = pd.to_numeric(exposure, errors="coerce").astype(float).replace([np.inf, -np.inf], np.nan).dropna()
     if known.empty:
-        return {"average_exposure": None, "mostly_cash": None, "note": None}
+        return Holding()
     average = float(known.mean())
     mostly_cash = average < MOSTLY_CASH_EXPOSURE
     note = (
@@ -245,7 +258,7 @@ def holding(exposure: pd.Series) -> dict[str, Any]:
         if mostly_cash
         else None
     )
-    return {"average_exposure": _round(average), "mostly_cash": mostly_cash, "note": note}
+    return Holding(_round(average), mostly_cash, note)
 
 
 def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
@@ -362,7 +375,9 @@ def cap_weighted_index(closes: pd.DataFrame, shares: pd.DataFrame) -> pd.Series:
     return pd.Series(out, dtype=float)
 
 
-def benchmark_index(levels: pd.DataFrame, first: Any, last: Any, preferred: str | None = None) -> str | None:
+def benchmark_index(
+    levels: pd.DataFrame, first: date | pd.Timestamp, last: date | pd.Timestamp, preferred: str | None = None
+) -> str | None:
     """Which of the stored index series (`levels`: symbol, date, level) is the market's
     benchmark from `first` to `last`: `preferred` where it has levels in that span, else
     the index with levels on the most of the span's days, then the most levels stored,
