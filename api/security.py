@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hmac
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -210,27 +210,50 @@ def _count(request: Request, svc: Services, key_id: str, limit: int, conn: Conne
     return decision
 
 
+class KeyCheck(Rider):
+    """A key check answered from memory, left to ride on the request's connection: the
+    keys' version read in the handler's first version read (or on its own before the
+    answer leaves: `request_connection`), then, where the counts live outside the process
+    (the database, Redis), the request counted on that connection, in the worker thread
+    the handler runs in, as the check was before the key was checked ahead of validation:
+    no thread hop or statement of its own (429 from that read when over the limit)."""
+
+    __slots__ = ("admit", "conn")
+
+    def __init__(self, expected: tuple, admit: Callable[[Connection], None] | None) -> None:
+        super().__init__(keystore.KeyCache.KEYS, expected)
+        self.admit, self.conn = admit, None
+
+    def settle(self, values: tuple) -> None:
+        super().settle(values)
+        if self.admit is not None:
+            self.admit(self.conn)  # type: ignore[arg-type]
+
+
 def _kept_caller(request: Request, svc: Services, presented: str, defer: bool) -> Principal | None:
     """The caller answered from this process's memory, with no I/O (so on the event loop),
     or None when the database must answer: the admin key; or, on a route that may start
-    over (`defer`), a client key this process has read before, counted in memory, its
-    keys' version left to ride on the request's next version read (a `Rider`, put on the
-    request's connection by `request_connection`). A key its kept rows refuse, or that
-    its limit refuses, is left to the full check, which reads the version first."""
+    over (`defer`), a client key this process has read before, its keys' version left to
+    ride on the request's next version read (`KeyCheck`), counted now when the counts are
+    kept in memory, else with that read. A key its kept rows refuse, or that its limit
+    refuses, is left to the full check, which reads the version first."""
     if _is_admin_key(svc, presented):
         return ADMIN
-    if not (defer and isinstance(svc.limiter, MemoryStore) and keystore.is_client_key(presented)):
+    if not (defer and keystore.is_client_key(presented)):
         return None
     kept = svc.keys.kept(keystore.key_hash(svc.settings, presented))
     record = keystore.record_of(kept[1], svc.now()) if kept is not None else None
     if kept is None or record is None:
         return None
+    if not isinstance(svc.limiter, MemoryStore):
+        request.state.key_rider = KeyCheck(kept[0], lambda conn: _admit(request, svc, record, conn))
+        return _client(record)
     limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
     decision = _count(request, svc, record.key_id, limit, None)
     if not decision.allowed:  # the full check answers 429 with this decision, or 401 if the key moved
         return None
     request.state.rate_limit = decision
-    request.state.key_rider = Rider(keystore.KeyCache.KEYS, kept[0])
+    request.state.key_rider = KeyCheck(kept[0], None)
     return _client(record)
 
 
@@ -308,7 +331,10 @@ async def request_connection(request: Request) -> AsyncIterator[Connection]:
     else:
         request.state.held_connection = None
         slot, conn = held
-    conn.rider = request_fact(request, "key_rider")  # type: ignore[attr-defined]
+    rider = request_fact(request, "key_rider")
+    if rider is not None:
+        rider.conn = conn
+    conn.rider = rider  # type: ignore[attr-defined]
     try:
         yield conn
     except Exception:
