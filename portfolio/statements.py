@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -255,32 +255,27 @@ def file_statement(
     try:
         return _file(engine, portfolio_id, read, now or utc_now(), preview, confirm)
     except _Previewed as done:
-        assert read.parsed is not None
-        return {
-            "status": "PREVIEW",
-            "file_sha256": read.digest,
-            "statement": read.parsed.as_dict(),
-            "changes": done.changes,
-            "confirm_token": done.token,
-            "detail": "nothing was changed; upload the same file with confirm=<confirm_token> to apply exactly "
-            "these changes (refused if the book changes first)",
-        }
+        return _preview(read, done)
     except (StatementRejected, PdfRejected) as exc:
         if not preview:  # the refused sync was rolled back; the attempt is kept apart
             with engine.begin() as conn:
-                append_history(
-                    conn,
-                    tables.statement_imports,
-                    [
-                        {
-                            "portfolio_id": portfolio_id,
-                            "file_sha256": read.digest,
-                            "status": "REJECTED",
-                            "reason": str(exc),
-                        }
-                    ],
-                )
+                refused = {"file_sha256": read.digest, "status": "REJECTED", "reason": str(exc)}
+                append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, **refused}])
         raise
+
+
+def _preview(read: StatementRead, done: _Previewed) -> dict[str, Any]:
+    """The answer to a preview: the changes the rolled-back sync made and its token."""
+    assert read.parsed is not None
+    return {
+        "status": "PREVIEW",
+        "file_sha256": read.digest,
+        "statement": read.parsed.as_dict(),
+        "changes": done.changes,
+        "confirm_token": done.token,
+        "detail": "nothing was changed; upload the same file with confirm=<confirm_token> to apply exactly "
+        "these changes (refused if the book changes first)",
+    }
 
 
 def _file(
@@ -420,9 +415,12 @@ def _synchronise(
     for symbol in sorted(set(current) | set(parsed.holdings)):
         difference = parsed.holdings.get(symbol, 0) - current.get(symbol, 0)
         if difference != 0:
-            changes.append(_sync_holding(conn, portfolio_id, parsed, digest, moment, symbol, current.get(symbol, 0)))
+            synced = _sync_holding(conn, portfolio_id, parsed, digest, moment, symbol, current.get(symbol, 0))
+            changes.append(synced.as_dict())
     later = _cash_after(conn, portfolio_id, parsed.as_of)
-    changes.extend(_sync_cash(conn, portfolio_id, parsed, digest, later))
+    reconciled = _sync_cash(conn, portfolio_id, parsed, digest, later)
+    if reconciled is not None:
+        changes.append({"cash_before": str(reconciled), "cash_after": str(parsed.cash)})
     since = [t for t in ledger.ledger_rows(conn, portfolio_id) if t["trading_date"] > parsed.as_of]
     if since or later:
         changes.append(
@@ -452,6 +450,22 @@ def _acceptable(conn: Connection, parsed: ParsedStatement) -> None:
         raise StatementRejected(f"the statement holds symbols the exchange does not list: {', '.join(unknown)}")
 
 
+@dataclass(frozen=True)
+class HoldingSynced:
+    """A holding brought to the statement's by a STATEMENT_SYNC trade."""
+
+    symbol: str
+    side: str
+    quantity: int
+    price: Decimal
+    before: int
+    after: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The change as the answer and `statement_imports.changes` list it."""
+        return {**asdict(self), "price": str(self.price)}
+
+
 def _sync_holding(
     conn: Connection,
     portfolio_id: str,
@@ -460,7 +474,7 @@ def _sync_holding(
     moment: datetime,
     symbol: str,
     before: int,
-) -> dict[str, Any]:
+) -> HoldingSynced:
     """The STATEMENT_SYNC trade that brings `symbol` from `before` to the statement's
     holding, dated the statement's day and moving no cash: a buy at the statement's
     average cost, a sale at its market price, else the ledger's last price for the symbol."""
@@ -481,23 +495,16 @@ def _sync_holding(
         trade_id=f"SYNC-{uuid.uuid4().hex}",
     )
     ledger.record_trade(conn, request, moves_cash=False)
-    return {
-        "symbol": symbol,
-        "side": side,
-        "quantity": abs(after - before),
-        "price": str(price),
-        "before": before,
-        "after": after,
-    }
+    return HoldingSynced(symbol, side, abs(after - before), price, before, after)
 
 
 def _sync_cash(
     conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, later: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+) -> Decimal | None:
     """The RECONCILIATION entry, effective at the statement day's close, that brings the
-    cash the ledger held at the end of that day to the statement's balance (no change
-    when they agree). The statement's cash must pay for everything the ledger records
-    since (`later`), else StatementRejected."""
+    cash the ledger held at the end of that day to the statement's balance; returns that
+    cash, or None when they agree (no entry). The statement's cash must pay for everything
+    the ledger records since (`later`), else StatementRejected."""
     cash = _cash_through(conn, portfolio_id, parsed.as_of)
     running = parsed.cash
     for entry in later:
@@ -508,7 +515,7 @@ def _sync_cash(
                 f"ledger records since: the balance would reach {running:,.2f} at {entry['effective_at'].isoformat()}"
             )
     if cash == parsed.cash:
-        return []
+        return None
     ledger.record_cash(
         conn,
         portfolio_id,
@@ -518,4 +525,4 @@ def _sync_cash(
         session_close_utc(parsed.as_of),
         f"statement {digest[:12]} of {parsed.as_of.isoformat()}",
     )
-    return [{"cash_before": str(cash), "cash_after": str(parsed.cash)}]
+    return cash
