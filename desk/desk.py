@@ -36,7 +36,7 @@ from analysis.research import NoteText, file_note, read_note
 from market.clock import TradingCalendar, default_calendar, utc_now
 from market.settings import Settings
 from models import macro_model
-from models.macro_model import INSIGHTS_REFUSAL
+from models.macro_model import INSIGHTS_REFUSAL, MacroInsights
 from portfolio import suggestions
 from portfolio.ai import ExecutedDay, execute_day
 from portfolio.ledger import AI_PORTFOLIO
@@ -158,7 +158,7 @@ class Desk:
         """The AI portfolio's record beside both benchmarks."""
         return ai_track_record(conn, self.settings.ai_starting_cash)
 
-    def macro_insights(self, conn: Connection) -> dict[str, Any]:
+    def macro_insights(self, conn: Connection) -> MacroInsights:
         """The week's macro parameters with their inputs (who may read them is the transport's
         tier check; its refusal text is INSIGHTS_REFUSAL)."""
         return macro_model.insights(conn)

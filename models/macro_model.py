@@ -24,15 +24,16 @@ input is missing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
+from typing import TypedDict
 
 import pandas as pd
 from sqlalchemy import Connection
 
 from market.errors import NotReadyError
-from market.macro_catalogue import GENERATION, SOURCES, vintage
+from market.macro_catalogue import GENERATION, SOURCES
 from store import tables
 from store.history import current_rows
 
@@ -63,58 +64,162 @@ def _clip(value: float, low: float = -1.0, high: float = 1.0) -> float:
     return max(low, min(high, value))
 
 
-class Series:
-    """One indicator as known before a week: periods oldest first with their rows."""
+@dataclass(frozen=True)
+class Observation:
+    """One stored release of an indicator's value for a period (a `macro_observations` row;
+    a revision is a later release of the same period)."""
 
-    def __init__(self, rows: dict[str, dict[str, Any]]) -> None:
+    id: int  # the row's id: of two releases on one day, the later stored wins
+    source: str
+    indicator_code: str
+    period: str
+    value: float
+    release_date: date
+
+    @classmethod
+    def of(cls, row: Mapping[str, object]) -> Observation:
+        return cls(
+            id=row["id"],
+            source=row["source"],
+            indicator_code=row["indicator_code"],
+            period=row["period"],
+            value=row["value"],
+            release_date=row["release_date"],
+        )
+
+
+class ParameterInput(TypedDict):
+    """One input of a parameter as the `inputs` JSON document of `macro_parameters` keeps it."""
+
+    value: float
+    source: str
+    indicator_code: str
+    period: str
+    release_date: str  # ISO 8601
+
+
+@dataclass(frozen=True)
+class MacroParameter:
+    """A week's parameter with its reading and inputs (a `macro_parameters` row)."""
+
+    week_start: date
+    parameter: str  # rates_regime, fx_pressure or macro_risk
+    value: float
+    reading: str
+    inputs: dict[str, ParameterInput]
+    model_version: str
+
+    @classmethod
+    def of(cls, row: Mapping[str, object]) -> MacroParameter:
+        return cls(
+            week_start=row["week_start"],
+            parameter=row["parameter"],
+            value=row["value"],
+            reading=row["reading"],
+            inputs=row["inputs"],
+            model_version=row["model_version"],
+        )
+
+
+@dataclass(frozen=True)
+class ParameterReading:
+    """A parameter as the insights show it."""
+
+    parameter: str
+    value: float
+    reading: str
+    inputs: dict[str, ParameterInput]
+
+
+@dataclass(frozen=True)
+class SourceRelease:
+    """A national source and its latest release the parameters use (None: none used)."""
+
+    code: str
+    name: str
+    role: str
+    latest_release: date | None
+
+
+@dataclass(frozen=True)
+class MacroInsights:
+    """The latest week's parameters with the sources they draw on."""
+
+    generation: str
+    week_start: date
+    model_version: str
+    parameters: list[ParameterReading]
+    sources: list[SourceRelease]
+
+
+class Series:
+    """One indicator as known before a week: periods oldest first with their releases."""
+
+    def __init__(self, rows: dict[str, Observation]) -> None:
         self.periods = sorted(rows)
         self.rows = rows
 
-    def back(self, steps: int) -> dict[str, Any] | None:
-        """The row `steps` periods before the latest (0: the latest)."""
+    def back(self, steps: int) -> Observation | None:
+        """The release `steps` periods before the latest (0: the latest)."""
         return self.rows[self.periods[-1 - steps]] if len(self.periods) > steps else None
 
 
-def known_before(all_rows: list[dict[str, Any]], week: date) -> dict[str, Series]:
-    seen = vintage(r for r in all_rows if r["release_date"] < week)
-    by_code: dict[str, dict[str, dict]] = {}
+def latest_releases(observations: Iterable[Observation]) -> dict[tuple[str, str, str], Observation]:
+    """(source, code, period) -> its latest release among `observations` (by release date,
+    then id: market.macro_catalogue.vintage's rule, on typed observations)."""
+    latest: dict[tuple[str, str, str], Observation] = {}
+    for o in observations:
+        key = (o.source, o.indicator_code, o.period)
+        held = latest.get(key)
+        if held is None or (o.release_date, o.id) > (held.release_date, held.id):
+            latest[key] = o
+    return latest
+
+
+def known_before(observations: list[Observation], week: date) -> dict[str, Series]:
+    seen = latest_releases(o for o in observations if o.release_date < week)
+    by_code: dict[str, dict[str, Observation]] = {}
     for (_, code, period), row in seen.items():
         by_code.setdefault(code, {})[period] = row
     return {code: Series(rows) for code, rows in by_code.items()}
 
 
-def all_observations(conn: Connection) -> list[dict[str, Any]]:
-    return current_rows(conn, tables.macro_observations)
+def all_observations(conn: Connection) -> list[Observation]:
+    return [Observation.of(r) for r in current_rows(conn, tables.macro_observations)]
 
 
-def panel(all_rows: list[dict[str, Any]], weeks: list[date]) -> pd.DataFrame:
+def panel(observations: list[Observation], weeks: list[date]) -> pd.DataFrame:
     """Week x indicator: each indicator's latest value as known before the week's Monday."""
     records = []
     for week in weeks:
-        known = known_before(all_rows, week)
-        records.append(
-            {
-                "week_start": week,
-                **{code: (known[code].back(0) or {}).get("value") if code in known else None for code in PANEL_CODES},
-            }
-        )
+        known = known_before(observations, week)
+        records.append({"week_start": week, **{code: _latest_value(known, code) for code in PANEL_CODES}})
     return pd.DataFrame.from_records(records).set_index("week_start")
 
 
-def _input(series: dict[str, Series], code: str, steps: int = 0) -> dict[str, Any] | None:
+def _latest_value(known: dict[str, Series], code: str) -> float | None:
+    latest = known[code].back(0) if code in known else None
+    return None if latest is None else latest.value
+
+
+def _input(series: dict[str, Series], code: str, steps: int = 0) -> ParameterInput | None:
     row = series[code].back(steps) if code in series else None
     if row is None:
         return None
     return {
-        "value": row["value"],
-        "source": row["source"],
+        "value": row.value,
+        "source": row.source,
         "indicator_code": code,
-        "period": row["period"],
-        "release_date": row["release_date"].isoformat(),
+        "period": row.period,
+        "release_date": row.release_date.isoformat(),
     }
 
 
-def _rates_regime(s: dict[str, Series]) -> tuple[dict[str, Any], Callable[[dict], tuple[float, str]]]:
+Inputs = dict[str, ParameterInput | None]
+Score = Callable[[dict[str, ParameterInput]], tuple[float, str]]
+
+
+def _rates_regime(s: dict[str, Series]) -> tuple[Inputs, Score]:
     inputs = {
         "policy_rate": _input(s, "POLICY_RATE"),
         "policy_rate_6m_before": _input(s, "POLICY_RATE", 6),
@@ -135,7 +240,7 @@ def _rates_regime(s: dict[str, Series]) -> tuple[dict[str, Any], Callable[[dict]
     return inputs, score
 
 
-def _fx_pressure(s: dict[str, Series]) -> tuple[dict[str, Any], Callable[[dict], tuple[float, str]]]:
+def _fx_pressure(s: dict[str, Series]) -> tuple[Inputs, Score]:
     inputs = {
         "usdjmd": _input(s, "USDJMD"),
         "usdjmd_3m_before": _input(s, "USDJMD", 3),
@@ -157,7 +262,7 @@ def _fx_pressure(s: dict[str, Series]) -> tuple[dict[str, Any], Callable[[dict],
     return inputs, score
 
 
-def _macro_risk(s: dict[str, Series]) -> tuple[dict[str, Any], Callable[[dict], tuple[float, str]]]:
+def _macro_risk(s: dict[str, Series]) -> tuple[Inputs, Score]:
     inputs = {
         "inflation": _input(s, "CPI_YOY"),
         "growth_estimate": _input(s, "GDP_GROWTH_EST"),
@@ -184,56 +289,46 @@ def _macro_risk(s: dict[str, Series]) -> tuple[dict[str, Any], Callable[[dict], 
 PARAMETERS = {"rates_regime": _rates_regime, "fx_pressure": _fx_pressure, "macro_risk": _macro_risk}
 
 
-def parameters(all_rows: list[dict[str, Any]], week: date) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    """The week's parameter rows, and for each parameter left out, its missing inputs."""
-    series = known_before(all_rows, week)
-    rows, missing = [], {}
+def parameters(observations: list[Observation], week: date) -> tuple[list[MacroParameter], dict[str, list[str]]]:
+    """The week's parameters, and for each parameter left out, its missing inputs."""
+    series = known_before(observations, week)
+    rows: list[MacroParameter] = []
+    missing: dict[str, list[str]] = {}
     for name, build in PARAMETERS.items():
         inputs, score = build(series)
         absent = [k for k, v in inputs.items() if v is None]
         if absent:
             missing[name] = absent
             continue
-        value, reading = score(inputs)
-        rows.append(
-            {
-                "week_start": week,
-                "parameter": name,
-                "value": value,
-                "reading": reading,
-                "inputs": inputs,
-                "model_version": MODEL_VERSION,
-            }
-        )
+        known = {k: v for k, v in inputs.items() if v is not None}
+        value, reading = score(known)
+        rows.append(MacroParameter(week, name, value, reading, known, MODEL_VERSION))
     return rows, missing
 
 
-def stored_parameters(conn: Connection, week: date | None = None) -> list[dict[str, Any]]:
+def stored_parameters(conn: Connection, week: date | None = None) -> list[MacroParameter]:
     """The parameters of `week`, or of the latest week that has any."""
-    rows = current_rows(conn, tables.macro_parameters)
+    rows = [MacroParameter.of(r) for r in current_rows(conn, tables.macro_parameters)]
     if not rows:
         return []
-    chosen = week or max(r["week_start"] for r in rows)
-    return sorted((r for r in rows if r["week_start"] == chosen), key=lambda r: list(PARAMETERS).index(r["parameter"]))
+    chosen = week or max(r.week_start for r in rows)
+    return sorted((r for r in rows if r.week_start == chosen), key=lambda r: list(PARAMETERS).index(r.parameter))
 
 
-def insights(conn: Connection) -> dict[str, Any]:
+def insights(conn: Connection) -> MacroInsights:
     """The latest week's macro parameters with the three sources they draw on."""
     rows = stored_parameters(conn)
     if not rows:
         raise NotReadyError("no macro parameters yet: T3 (`marketintel stage t3_macro`, Mondays 09:00) has not run")
     latest: dict[str, date] = {}
     for row in rows:
-        for used in row["inputs"].values():
+        for used in row.inputs.values():
             day = date.fromisoformat(used["release_date"])
             latest[used["source"]] = max(latest.get(used["source"], day), day)
-    return {
-        "generation": GENERATION,
-        "week_start": rows[0]["week_start"],
-        "model_version": rows[0]["model_version"],
-        "parameters": [{k: r[k] for k in ("parameter", "value", "reading", "inputs")} for r in rows],
-        "sources": [
-            {"code": s.code, "name": s.name, "role": s.role, "latest_release": latest.get(s.code)}
-            for s in SOURCES.values()
-        ],
-    }
+    return MacroInsights(
+        generation=GENERATION,
+        week_start=rows[0].week_start,
+        model_version=rows[0].model_version,
+        parameters=[ParameterReading(r.parameter, r.value, r.reading, r.inputs) for r in rows],
+        sources=[SourceRelease(s.code, s.name, s.role, latest.get(s.code)) for s in SOURCES.values()],
+    )

@@ -4,6 +4,7 @@ revision is a new row), then compute the week's macro parameters, and any of the
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import timedelta
 
 from ingest.macro_sources import fetch_all
@@ -32,8 +33,8 @@ def run_macro(ctx: StageContext) -> StageOutcome:
             computed += rows
             if day == week:
                 missing = absent
-        written = append_history(conn, tables.macro_parameters, computed)
-        this_week = [r for r in computed if r["week_start"] == week]
+        written = append_history(conn, tables.macro_parameters, [asdict(p) for p in computed])
+        this_week = [r for r in computed if r.week_start == week]
         panel = macro_model.panel(everything, weeks[-13:])
     return StageOutcome(
         summary={
@@ -46,9 +47,7 @@ def run_macro(ctx: StageContext) -> StageOutcome:
             "missing": "; ".join(f"{k}: {', '.join(v)}" for k, v in missing.items()) or "none",
         },
         tables={
-            "parameters": [
-                {"parameter": r["parameter"], "value": r["value"], "reading": r["reading"]} for r in this_week
-            ],
+            "parameters": [{"parameter": r.parameter, "value": r.value, "reading": r.reading} for r in this_week],
             "panel": [{"week_start": w.isoformat(), **row} for w, row in panel.to_dict("index").items()],
         },
     )

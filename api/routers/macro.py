@@ -46,4 +46,4 @@ def insights(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> MacroInsight
     and the three sources. PRO and INSTITUTIONAL keys, and keys whose macro access is on."""
     if not caller.may_read_macro_insights:
         raise PermissionDeniedError(INSIGHTS_REFUSAL)
-    return MacroInsights.model_validate(svc.desk.macro_insights(conn))
+    return MacroInsights.model_validate(svc.desk.macro_insights(conn), from_attributes=True)

@@ -169,13 +169,13 @@ def test_parameters_by_hand_and_only_from_releases_before_the_monday(settings: S
     with engine.connect() as conn:
         everything = macro_model.all_observations(conn)
     rows, missing = macro_model.parameters(everything, date(2026, 11, 16))
-    values = {r["parameter"]: r for r in rows}
+    values = {r.parameter: r for r in rows}
     assert missing == {}
     # rates: policy 7.0 vs 6.0 six months before (+1 pp -> 1), M2 growth 0% -> (8 - 0) / 8 = 1
-    assert values["rates_regime"]["value"] == 1.0 and values["rates_regime"]["reading"].startswith("TIGHTENING")
+    assert values["rates_regime"].value == 1.0 and values["rates_regime"].reading.startswith("TIGHTENING")
     # fx: (153/150 - 1) x 400 = 8% a year -> 0.8; reserves 4500/5000 - 1 = -10% -> clip(2) = 1
-    assert values["fx_pressure"]["value"] == pytest.approx(0.6 * 0.8 + 0.4 * 1.0, abs=1e-4)
-    assert values["fx_pressure"]["inputs"]["usdjmd"] == {
+    assert values["fx_pressure"].value == pytest.approx(0.6 * 0.8 + 0.4 * 1.0, abs=1e-4)
+    assert values["fx_pressure"].inputs["usdjmd"] == {
         "value": 153.0,
         "source": "BOJ",
         "indicator_code": "USDJMD",
@@ -183,10 +183,10 @@ def test_parameters_by_hand_and_only_from_releases_before_the_monday(settings: S
         "release_date": "2026-11-05",
     }
     # risk: 40 + 8 x 2 (8% is 2 pp above 6%) - 5 x (-1) - 3 x 0 + 6 x (6.0 - 5.0) = 67 -> HIGH
-    assert values["macro_risk"]["value"] == 67.0 and values["macro_risk"]["reading"].startswith("HIGH")
+    assert values["macro_risk"].value == 67.0 and values["macro_risk"].reading.startswith("HIGH")
 
     # A week that starts on the day of the October releases has not seen them yet.
     early, early_missing = macro_model.parameters(everything, date(2026, 11, 2))
-    early_values = {r["parameter"]: r["value"] for r in early}
+    early_values = {r.parameter: r.value for r in early}
     assert early_values["fx_pressure"] == pytest.approx(0.6 * ((152 / 150 - 1) * 400 / 10) + 0.4 * 1.0, abs=1e-4)
     assert early_missing == {"macro_risk": ["inflation"]}  # CPI for October comes on 2026-11-13

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
 import strawberry
 from strawberry.scalars import JSON
+
+from models import macro_model
 
 
 @strawberry.type(description="One of the week's national speculation parameters.")
@@ -32,11 +33,17 @@ class MacroInsights:
     sources: list[MacroSource]
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> MacroInsights:
+    def from_record(cls, record: macro_model.MacroInsights) -> MacroInsights:
         return cls(
-            generation=record["generation"],
-            week_start=record["week_start"],
-            model_version=record["model_version"],
-            parameters=[MacroParameter(**p) for p in record["parameters"]],
-            sources=[MacroSource(**s) for s in record["sources"]],
+            generation=record.generation,
+            week_start=record.week_start,
+            model_version=record.model_version,
+            parameters=[
+                MacroParameter(parameter=p.parameter, value=p.value, reading=p.reading, inputs=p.inputs)
+                for p in record.parameters
+            ],
+            sources=[
+                MacroSource(code=s.code, name=s.name, role=s.role, latest_release=s.latest_release)
+                for s in record.sources
+            ],
         )
