@@ -54,6 +54,7 @@ from portfolio.trading import (
 from portfolio.trading import preview_trade as preview
 from store import tables
 from store.engine import service_engine
+from store.history import current_rows
 from views.track_record import ai_track_record, portfolio_track_record
 
 __all__ = ["AI_PORTFOLIO", "INSIGHTS_REFUSAL", "Desk", "ManualTrade"]
@@ -161,7 +162,7 @@ class Desk:
     def macro_insights(self, conn: Connection) -> MacroInsights:
         """The week's macro parameters with their inputs (who may read them is the transport's
         tier check; its refusal text is INSIGHTS_REFUSAL)."""
-        return macro_model.insights(conn)
+        return macro_model.insights(macro_model.latest_parameters(current_rows(conn, tables.macro_parameters)))
 
     # ---- the day's stages -------------------------------------------------------------------------
 

@@ -20,6 +20,10 @@ period, release date) and a plain-language reading:
 
 A parameter whose inputs are not all published yet is not stored; the stage says which
 input is missing.
+
+Pure: the callers read the stored rows (T3's stage, pipeline/macro_stage.py; the desk's
+insights) and pass them in (`observations`, `latest_parameters`); nothing here opens a
+connection.
 """
 
 from __future__ import annotations
@@ -30,12 +34,9 @@ from datetime import date, timedelta
 from typing import TypedDict
 
 import pandas as pd
-from sqlalchemy import Connection
 
 from market.errors import NotReadyError
 from market.macro_catalogue import GENERATION, SOURCES
-from store import tables
-from store.history import current_rows
 
 MODEL_VERSION = "macro-v1"
 INSIGHTS_REFUSAL = (
@@ -184,8 +185,9 @@ def known_before(observations: list[Observation], week: date) -> dict[str, Serie
     return {code: Series(rows) for code, rows in by_code.items()}
 
 
-def all_observations(conn: Connection) -> list[Observation]:
-    return [Observation.of(r) for r in current_rows(conn, tables.macro_observations)]
+def observations(rows: Iterable[Mapping[str, object]]) -> list[Observation]:
+    """The stored `macro_observations` rows as observations."""
+    return [Observation.of(r) for r in rows]
 
 
 def panel(observations: list[Observation], weeks: list[date]) -> pd.DataFrame:
@@ -306,18 +308,18 @@ def parameters(observations: list[Observation], week: date) -> tuple[list[MacroP
     return rows, missing
 
 
-def stored_parameters(conn: Connection, week: date | None = None) -> list[MacroParameter]:
-    """The parameters of `week`, or of the latest week that has any."""
-    rows = [MacroParameter.of(r) for r in current_rows(conn, tables.macro_parameters)]
+def latest_parameters(stored: Iterable[Mapping[str, object]], week: date | None = None) -> list[MacroParameter]:
+    """The parameters of `week`, or of the latest week that has any, among the stored
+    `macro_parameters` rows."""
+    rows = [MacroParameter.of(r) for r in stored]
     if not rows:
         return []
     chosen = week or max(r.week_start for r in rows)
     return sorted((r for r in rows if r.week_start == chosen), key=lambda r: list(PARAMETERS).index(r.parameter))
 
 
-def insights(conn: Connection) -> MacroInsights:
-    """The latest week's macro parameters with the three sources they draw on."""
-    rows = stored_parameters(conn)
+def insights(rows: list[MacroParameter]) -> MacroInsights:
+    """The week's macro parameters (`latest_parameters`) with the three sources they draw on."""
     if not rows:
         raise NotReadyError("no macro parameters yet: T3 (`marketintel stage t3_macro`, Mondays 09:00) has not run")
     latest: dict[str, date] = {}

@@ -23,7 +23,7 @@ def run_macro(ctx: StageContext) -> StageOutcome:
     weeks = [week - timedelta(weeks=n) for n in range(BACKFILL_WEEKS - 1, -1, -1)]
     with ctx.transaction() as conn:
         stored = append_history(conn, tables.macro_observations, observations)
-        everything = macro_model.all_observations(conn)
+        everything = macro_model.observations(current_rows(conn, tables.macro_observations))
         done = {r["week_start"] for r in current_rows(conn, tables.macro_parameters)}
         computed, missing = [], {}
         for day in weeks:

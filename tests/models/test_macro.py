@@ -13,7 +13,7 @@ from market.settings import Settings
 from models import macro_model
 from store import tables
 from store.engine import service_engine
-from store.history import append_history
+from store.history import append_history, current_rows
 from views.macro import indicators
 
 UNITS = {
@@ -167,7 +167,7 @@ def test_parameters_by_hand_and_only_from_releases_before_the_monday(settings: S
         ],
     )
     with engine.connect() as conn:
-        everything = macro_model.all_observations(conn)
+        everything = macro_model.observations(current_rows(conn, tables.macro_observations))
     rows, missing = macro_model.parameters(everything, date(2026, 11, 16))
     values = {r.parameter: r for r in rows}
     assert missing == {}

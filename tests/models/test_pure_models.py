@@ -16,8 +16,6 @@ STILL_READING = {
     # the validation record's build and its stored-record reads (views/performance.py and
     # the bootstrap read it there)
     "models/validation.py",
-    # read by api/routers/macro.py and the GraphQL query directly (outside this change)
-    "models/macro_model.py",
     # T1's sentiment stage scores and stores the composites through it
     "models/sentiment/composite.py",
 }
