@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 REPLAY_MORNING = dt_time(7, 30)  # a replay's clock starts here on the session after its newest priced day
 CACHE_ENTRIES = 4096  # entries kept per process; the oldest key goes first past it ...
 CACHE_BYTES = 64 * 1024 * 1024  # ... or past this many bytes of rendered bodies (a 2,000-bar history is ~600 KB)
+PER_OWNER_HEAVY = 1  # expensive reads one client may have running at once (Services.owned)
 _ADAPTERS: dict[Any, TypeAdapter] = {}
 
 
@@ -187,6 +188,8 @@ class Services:
     _cached_bytes: int = 0
     open_portfolios: set[str] = field(default_factory=set)  # portfolios known to exist (never closed)
     keys: KeyCache = field(default_factory=KeyCache)  # the client keys seen, by keys' version (api/keystore.py)
+    _building: dict[Any, list] = field(default_factory=dict)  # single-flight builds: key -> [lock, users]
+    _turns: dict[str, int] = field(default_factory=dict)  # expensive reads running, by owner (`owned`)
     desk: Desk = field(init=False)  # every use case, on this engine, settings, calendar and clock (desk/desk.py)
 
     def __post_init__(self) -> None:
@@ -202,7 +205,30 @@ class Services:
             hit = self._cache.get(key)
         if hit is not None and hit[0] == version:
             return hit[1]
-        value = build()
+        with self._building_turn(key):  # one build per key at a time: the others take its result
+            with self._lock:
+                hit = self._cache.get(key)
+            if hit is not None and hit[0] == version:
+                return hit[1]
+            return self._built(key, version, build(), size)
+
+    @contextmanager
+    def _building_turn(self, key: Any) -> Iterator[None]:
+        """Builders of `key` take turns (single flight: eight concurrent reads of a changed
+        track record compute it once, not eight times); the lock is dropped with its last user."""
+        with self._lock:
+            entry = self._building.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        try:
+            with entry[0]:
+                yield
+        finally:
+            with self._lock:
+                entry[1] -= 1
+                if not entry[1]:
+                    del self._building[key]
+
+    def _built(self, key: Any, version: Any, value: Any, size: Callable[[Any], int | None] | None) -> Any:
         size = size(value) if size is not None else len(value) if isinstance(value, bytes) else 0
         if size is None:
             return value
@@ -215,9 +241,55 @@ class Services:
             self._cached_bytes += size
         return value
 
-    def body(self, key: Any, version: Any, model: Any, build: Callable[[], Any]) -> Response:
-        """The JSON response of `build()` as `model`, rendered once per (key, version)."""
-        return Response(self.cached(key, version, lambda: json_body(model, build())), media_type="application/json")
+    def owned(
+        self,
+        owner: str,
+        key: Any,
+        version: Any,
+        build: Callable[[], Any],
+        size: Callable[[Any], int | None] | None = None,
+    ) -> Any:
+        """`cached`, where a miss is `owner`'s expensive read (a book's track record rebuilt
+        after a write): while one of an owner's expensive reads runs, another miss of theirs
+        is refused at once with 429 and a Retry-After, never queued (a queued request would
+        hold one of the process's database slots and a worker thread while it waits). So a
+        client writing and reading in a loop takes at most one slot's and one thread's share
+        of the process; a read that finds the current version kept is answered as ever."""
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        with self._turn(owner):
+            return self.cached(key, version, build, size)
+
+    @contextmanager
+    def _turn(self, owner: str) -> Iterator[None]:
+        from market.errors import RateLimitedError
+
+        with self._lock:
+            if self._turns.get(owner, 0) >= PER_OWNER_HEAVY:
+                raise RateLimitedError(
+                    "your previous expensive read (a track record being rebuilt after a change) is still "
+                    "running; retry when it has finished",
+                    headers={"Retry-After": "1"},
+                )
+            self._turns[owner] = self._turns.get(owner, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                left = self._turns[owner] - 1
+                if left:
+                    self._turns[owner] = left
+                else:
+                    del self._turns[owner]
+
+    def body(self, key: Any, version: Any, model: Any, build: Callable[[], Any], owner: str | None = None) -> Response:
+        """The JSON response of `build()` as `model`, rendered once per (key, version); with
+        `owner`, a miss is that owner's expensive read (`owned`)."""
+        render = lambda: json_body(model, build())  # noqa: E731
+        value = self.owned(owner, key, version, render) if owner else self.cached(key, version, render)
+        return Response(value, media_type="application/json")
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:

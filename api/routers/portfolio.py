@@ -110,7 +110,7 @@ def track_record(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response
     withdrawals and statement syncs are flows, not performance; dividends count)."""
     pid = caller_portfolio_on(conn, svc, caller)
     version = versions.track_record(conn, pid)
-    return svc.body(("track-record", pid), version, TrackRecord, lambda: svc.desk.track_record(conn, pid))
+    return svc.body(("track-record", pid), version, TrackRecord, lambda: svc.desk.track_record(conn, pid), owner=pid)
 
 
 @router.get("/cash", response_model=list[CashEntry], responses=problems(*KEYED))

@@ -5,6 +5,7 @@ from decimal import Decimal
 from typing import Any
 
 import strawberry
+from sqlalchemy import Connection as DatabaseConnection
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
@@ -14,6 +15,7 @@ from api.graphql.types.position import Position
 from api.graphql.types.suggestion import Suggestion
 from api.graphql.types.track_record import TrackRecord
 from api.graphql.types.trade import Trade
+from desk import versions
 from portfolio import suggestions
 from views import portfolio as portfolio_views
 from views.track_record import portfolio_track_record
@@ -61,7 +63,17 @@ class Portfolio:
         "liquid universe and the service's index (GET /api/portfolio/track-record)."
     )
     async def track_record(self, info: Info) -> TrackRecord:
-        return TrackRecord.from_record(await info.context.read(portfolio_track_record, self.portfolio_id))
+        svc, pid = info.context.svc, self.portfolio_id
+
+        def read(conn: DatabaseConnection) -> Any:  # the REST route's rule: one build per version, one per client
+            return svc.owned(
+                pid,
+                ("track-record-graph", pid),
+                versions.track_record(conn, pid),
+                lambda: portfolio_track_record(conn, pid),
+            )
+
+        return TrackRecord.from_record(await info.context.read(read))
 
     @strawberry.field(description="Every trade, oldest first.")
     async def trades(

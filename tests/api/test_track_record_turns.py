@@ -1,0 +1,49 @@
+"""One client's track record cannot take the process: a miss (the record rebuilt after a
+write) is that client's one expensive read at a time; a second of theirs meanwhile is 429
+with Retry-After at once, holding no database slot or thread; the rebuilt record is kept
+for REST and GraphQL alike until the book or the prices change."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.api.conftest import Api
+from tests.api.graph import data
+
+TRACK = "{ portfolio { trackRecord { days totalReturn } } }"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_clients_rebuilds_run_one_at_a_time_and_are_kept(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    import desk.desk
+    import views.track_record
+    from api.graphql.types import portfolio as graph_portfolio
+
+    calls: list[str] = []
+    real = views.track_record.portfolio_track_record
+
+    def slow(conn, portfolio_id):
+        calls.append(portfolio_id)
+        time.sleep(0.6)
+        return real(conn, portfolio_id)
+
+    monkeypatch.setattr(desk.desk, "portfolio_track_record", slow)
+    monkeypatch.setattr(graph_portfolio, "portfolio_track_record", slow)
+    assert api.acme("POST", "/api/portfolio/cash", json={"amount": "0.01"}).status_code == 201
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda _: api.acme("GET", "/api/portfolio/track-record"), range(4)))
+        other = pool.submit(api.acme, "GET", "/api/market/latest")  # another read is served meanwhile
+        assert other.result().status_code == 200
+    codes = sorted(a.status_code for a in answers)
+    assert codes[0] == 200 and set(codes) <= {200, 429} and 429 in codes, codes
+    refused = next(a for a in answers if a.status_code == 429)
+    assert refused.headers["Retry-After"] == "1" and "still running" in refused.json()["detail"]
+    assert len(calls) == 1, "one rebuild for the client's concurrent reads"
+    assert api.acme("GET", "/api/portfolio/track-record").status_code == 200 and len(calls) == 1  # kept
+    key = api.world.acme_key
+    first = data(api, TRACK, key)["portfolio"]["trackRecord"]
+    again = data(api, TRACK, key)["portfolio"]["trackRecord"]
+    assert first == again and len(calls) == 2, "GraphQL builds its record once per version too"
