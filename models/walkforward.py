@@ -28,14 +28,18 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from models.features import FEATURE_NAMES
 from models.risk import CALIBRATION_SHARE, DEFAULT_PARAMS, REGRESSOR, TARGET, RiskModel
+
+if TYPE_CHECKING:
+    from models.calibration import Calibration
 
 log = logging.getLogger(__name__)
 
@@ -142,132 +146,259 @@ def training_rows(data: pd.DataFrame, dates: list, block_start: int, embargo_day
     return rows.sort_values(["day_number", "symbol"], kind="stable")  # time order: calibration uses the latest rows
 
 
+@dataclass(frozen=True)
+class PanelArrays:
+    """The panel in time order (trading day, then symbol) with each row's day numbers, and
+    the arrays every block reads: the inputs `X` (columns `names`), the label `y`, whether
+    it is known (`labelled`), and where each day's rows start (the rows of day d are
+    `day_start[d]:day_start[d + 1]`)."""
+
+    data: pd.DataFrame
+    dates: list
+    names: list[str]
+    X: np.ndarray
+    y: np.ndarray
+    labelled: np.ndarray
+    day_number: np.ndarray
+    label_day: np.ndarray
+    day_start: np.ndarray
+
+    @classmethod
+    def of(cls, data: pd.DataFrame, names: list[str]) -> PanelArrays:
+        dates = sorted(data["date"].unique())
+        data = with_day_numbers(data, dates).sort_values(["day_number", "symbol"], kind="stable").reset_index(drop=True)
+        day_number = data["day_number"].to_numpy()
+        return cls(
+            data=data,
+            dates=dates,
+            names=names,
+            X=data[names].to_numpy(float),
+            y=data["forward_return"].to_numpy(float),
+            labelled=data["forward_return"].notna().to_numpy(),
+            day_number=day_number,
+            label_day=data["label_day"].to_numpy(),
+            day_start=np.searchsorted(day_number, np.arange(len(dates) + 1)),
+        )
+
+    def rows(self, first_day: int, end_day: int) -> np.ndarray:
+        """Positions of the rows dated from trading day `first_day` up to, not including,
+        `end_day` (or the last day)."""
+        return np.arange(self.day_start[first_day], self.day_start[min(end_day, len(self.dates))])
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Where the blocks start, as positions among the trading days: the first scored day is
+    `first_test_date` (or `min_train_days` if later), and with the rolling calibration the
+    blocks start `calibration_days` earlier (never before `min_train_days`), so that the
+    first scored block is already calibrated; the blocks before it are warm-up blocks."""
+
+    first_block: int
+    first_scored: int
+
+    @classmethod
+    def of(cls, dates: list, config: WalkForwardConfig) -> Schedule:
+        first_scored = config.min_train_days
+        if config.first_test_date is not None:
+            first = config.first_test_date
+            day = np.datetime64(first) if isinstance(dates[0], np.datetime64) else first
+            first_scored = max(first_scored, int(np.searchsorted(dates, day)))
+        warmup = config.calibration_days if config.calibrate else 0
+        return cls(max(config.min_train_days, first_scored - warmup), first_scored)
+
+    def scores(self, block_start: int, retrain_every: int) -> bool:
+        """Whether the block holds a scored day (else it is a warm-up block)."""
+        return block_start + retrain_every > self.first_scored
+
+
+@dataclass(frozen=True)
+class BlockModel:
+    """The model that predicts a block and what is recorded of it: whether it is a full
+    refit, the block start of the latest full refit (`last_full`), the LightGBM parameters
+    in force (tuned at full refits), and its training rows and the day its latest training
+    label ended. A kept model (no warm start) records those of the model it is."""
+
+    model: RiskModel
+    full: bool
+    last_full: int
+    params: dict
+    training_rows: int
+    train_end: date
+
+    def record(self, block_start: date, calibrated: bool, names: list[str]) -> TrainedModel:
+        """What is kept of the model that scores the block starting on `block_start`."""
+        trees = self.model.classifier.num_trees()
+        return TrainedModel(
+            block_start,
+            self.train_end,
+            self.training_rows,
+            not self.full,
+            dict(self.params),
+            trees,
+            calibrated,
+            self.model.importances(names),
+        )
+
+
+def block_model(
+    panel: PanelArrays, config: WalkForwardConfig, block_start: int, previous: BlockModel | None
+) -> BlockModel | None:
+    """The model that predicts the block starting on trading day `block_start`, or None
+    while fewer than 500 rows may train it. Training rows are those whose label is known
+    before the block, less the embargo: their label ends before the trading day
+    `embargo_days` before the block's first day (so no training label overlaps the days
+    predicted). A full refit (the first model, then every `full_refit_every` trading days)
+    trains `full_rounds` on every such row, after Optuna tuning where `tune_trials` asks
+    for it. Between full refits, `warm_rounds` > 0 continues boosting from the previous
+    booster on the latest `warm_window_days` trading days of those rows; `warm_rounds` 0
+    keeps the previous booster as it is."""
+    cutoff = max(0, block_start - config.embargo_days)
+    end = panel.day_start[cutoff]
+    train_mask = panel.labelled[:end] & (panel.label_day[:end] < cutoff)
+    if train_mask.sum() < 500:
+        return None
+    full = previous is None or block_start - previous.last_full >= config.full_refit_every
+    params = previous.params if previous is not None else {**DEFAULT_PARAMS, **config.params}
+    if full and config.tune_trials:
+        from models.tuning import tune
+
+        params = tune(training_rows(panel.data, panel.dates, block_start, config.embargo_days), config, params)
+    if not full and config.warm_rounds == 0:  # no warm start: the previous booster predicts this block too
+        return replace(previous, full=False, params=params)
+    if not full:
+        train_mask &= panel.day_number[:end] >= block_start - config.warm_window_days
+    train_index = np.flatnonzero(train_mask)
+    model = _fit(panel, config, train_index, params, None if full else previous.model)
+    train_end = panel.dates[int(panel.label_day[train_index].max())]
+    last_full = block_start if full else previous.last_full
+    return BlockModel(model, full, last_full, params, len(train_index), train_end)
+
+
+def _fit(
+    panel: PanelArrays, config: WalkForwardConfig, train_index: np.ndarray, params: dict, warm_from: RiskModel | None
+) -> RiskModel:
+    """A risk model fitted on the rows `train_index` (in time order): `full_rounds` from
+    scratch, or `warm_rounds` more from `warm_from`."""
+    rounds = config.full_rounds if warm_from is None else config.warm_rounds
+    return RiskModel(params=dict(params)).fit(
+        panel.X[train_index],
+        panel.y[train_index],
+        rounds,
+        warm_from=warm_from,
+        calibration_share=config.calibration_share,
+        regressor=config.regressor,
+        days=panel.day_number[train_index],
+        target=config.target,
+    )
+
+
+@dataclass(frozen=True)
+class CalibrationWindow:
+    """The rolling calibration's window: the row positions and raw scores of the latest
+    earlier blocks (only these are carried from block to block)."""
+
+    rows: tuple[np.ndarray, ...] = ()
+    raw: tuple[np.ndarray, ...] = ()
+
+    def calibration(self, panel: PanelArrays, block_start: int, config: WalkForwardConfig) -> Calibration | None:
+        """The block's calibration, fitted on the window's rows dated within the last
+        `calibration_days` trading days whose labels are known before the block (the same
+        purge and embargo as training); None with fewer than 500 such rows."""
+        if not self.rows:
+            return None
+        from models.calibration import Calibration, in_window
+
+        rows, raw = np.concatenate(self.rows), np.concatenate(self.raw)
+        known = panel.labelled[rows] & in_window(
+            panel.day_number[rows], panel.label_day[rows], block_start, config.calibration_days, config.embargo_days
+        )
+        if known.sum() < 500:
+            return None
+        return Calibration.fit(raw[known], panel.data.iloc[rows[known]], panel.y[rows[known]])
+
+    def after(
+        self, block: ScoredBlock, block_start: int, config: WalkForwardConfig, day_number: np.ndarray
+    ) -> CalibrationWindow:
+        """The window with `block` added and the blocks that can no longer calibrate a
+        later block (their last day before the next calibration window, with the label's
+        horizon to spare) dropped."""
+        rows, raw = [*self.rows, block.rows], [*self.raw, block.outputs["raw_score"]]
+        oldest = block_start - config.calibration_days - config.retrain_every - config.horizon
+        while rows and day_number[rows[0][-1]] < oldest:
+            rows.pop(0)
+            raw.pop(0)
+        return CalibrationWindow(tuple(rows), tuple(raw))
+
+
+@dataclass(frozen=True)
+class ScoredBlock:
+    """A block's rows (`rows` positions, `frame` the panel's rows), the model's outputs for
+    them (models/calibration.score_rows, and `calibration_rows`), the calibration used
+    (None: the booster's own probability) and whether the block holds a scored day."""
+
+    rows: np.ndarray
+    frame: pd.DataFrame
+    outputs: dict[str, np.ndarray]
+    calibration: Calibration | None
+    scored: bool
+
+    def predictions(self, day_number: np.ndarray, first_scored: int, model_index: int) -> pd.DataFrame:
+        """The block's rows with their outputs and `model_index`, less the warm-up days."""
+        scored = day_number[self.rows] >= first_scored
+        part = self.frame.assign(**self.outputs, model_index=model_index)
+        return part[scored] if not scored.all() else part
+
+
+def score_block(
+    panel: PanelArrays,
+    config: WalkForwardConfig,
+    block_start: int,
+    model: RiskModel,
+    window: CalibrationWindow,
+    scored: bool,
+) -> ScoredBlock:
+    """The `retrain_every` trading days from `block_start` scored by `model`, calibrated on
+    `window`; the reasons are kept for scored blocks where `explain` asks for them."""
+    from models.calibration import score_rows
+
+    rows = panel.rows(block_start, block_start + config.retrain_every)
+    frame = panel.data.iloc[rows]
+    calibration = window.calibration(panel, block_start, config) if config.calibrate else None
+    explain = panel.names if config.explain and scored else None
+    out = score_rows(model, panel.X[rows], frame, calibration, explain)
+    out["calibration_rows"] = np.full(len(rows), calibration.rows if calibration is not None else 0)
+    return ScoredBlock(rows, frame, out, calibration, scored)
+
+
 def walk_forward(data: pd.DataFrame, config: WalkForwardConfig) -> WalkForwardResult:
     """Predictions for every row from `first_test_date` (or `min_train_days`) on. Memory:
     only the previous model (for the warm start) and the calibration window's scores are
     carried from block to block (boosters keep no training data)."""
-    from models.calibration import Calibration, in_window, score_rows
-
     started = time.perf_counter()
-    dates = sorted(data["date"].unique())
-    first_scored = config.min_train_days
-    if config.first_test_date is not None:
-        first_scored = max(
-            first_scored,
-            int(
-                np.searchsorted(
-                    dates,
-                    np.datetime64(config.first_test_date)
-                    if isinstance(dates[0], np.datetime64)
-                    else config.first_test_date,
-                )
-            ),
-        )
-    first = max(config.min_train_days, first_scored - (config.calibration_days if config.calibrate else 0))
-    data = with_day_numbers(data, dates).sort_values(["day_number", "symbol"], kind="stable").reset_index(drop=True)
-    day_number = data["day_number"].to_numpy()
-    label_day = data["label_day"].to_numpy()
-    labelled = data["forward_return"].notna().to_numpy()
-    names = list(config.features or FEATURE_NAMES)
-    X_all = data[names].to_numpy(float)
-    y_all = data["forward_return"].to_numpy(float)
-    day_start = np.searchsorted(day_number, np.arange(len(dates) + 1))  # rows of day d: day_start[d]:day_start[d+1]
-    outputs, models = [], []
-    previous: RiskModel | None = None
-    params = {**DEFAULT_PARAMS, **config.params}
-    last_full = None
-    warmup = 0
-    recent_raw: list[np.ndarray] = []  # the calibration window: raw scores and row positions of earlier blocks
-    recent_rows: list[np.ndarray] = []
-    for block_start in range(first, len(dates), config.retrain_every):
-        cutoff = max(0, block_start - config.embargo_days)
-        train_mask = labelled[: day_start[cutoff]] & (label_day[: day_start[cutoff]] < cutoff)
-        if train_mask.sum() < 500:
+    panel = PanelArrays.of(data, list(config.features or FEATURE_NAMES))
+    schedule = Schedule.of(panel.dates, config)
+    current: BlockModel | None = None
+    window = CalibrationWindow()
+    outputs, models, warmup = [], [], 0
+    for block_start in range(schedule.first_block, len(panel.dates), config.retrain_every):
+        trained = block_model(panel, config, block_start, current)
+        if trained is None:
             continue
-        full = previous is None or last_full is None or block_start - last_full >= config.full_refit_every
-        if full and config.tune_trials:
-            from models.tuning import tune
-
-            params = tune(training_rows(data, dates, block_start, config.embargo_days), config, params)
-        kept = not full and config.warm_rounds == 0  # no warm start: the previous booster predicts this block too
-        if kept:
-            model = previous  # its training window and end are those of the model it is (kept_rows, kept_end)
-        else:
-            if not full:
-                train_mask &= day_number[: day_start[cutoff]] >= block_start - config.warm_window_days
-            train_index = np.flatnonzero(train_mask)
-            X, y = X_all[train_index], y_all[train_index]
-            model = RiskModel(params=dict(params)).fit(
-                X,
-                y,
-                config.full_rounds if full else config.warm_rounds,
-                warm_from=None if full else previous,
-                calibration_share=config.calibration_share,
-                regressor=config.regressor,
-                days=day_number[train_index],
-                target=config.target,
-            )
-            del X, y
-            kept_rows, kept_end = len(train_index), dates[int(label_day[train_index].max())]
-        training_count, train_end = kept_rows, kept_end
-        if full:
-            last_full = block_start
-        previous = model
-        rows = np.arange(day_start[block_start], day_start[min(block_start + config.retrain_every, len(dates))])
-        block = data.iloc[rows]
-        calibration = None
-        if config.calibrate and recent_rows:
-            window_rows = np.concatenate(recent_rows)
-            window_raw = np.concatenate(recent_raw)
-            known = labelled[window_rows] & in_window(
-                day_number[window_rows],
-                label_day[window_rows],
-                block_start,
-                config.calibration_days,
-                config.embargo_days,
-            )
-            if known.sum() >= 500:
-                frame = data.iloc[window_rows[known]]
-                calibration = Calibration.fit(window_raw[known], frame, y_all[window_rows[known]])
-        scored_block = block_start + config.retrain_every > first_scored
-        out = score_rows(model, X_all[rows], block, calibration, names if config.explain and scored_block else None)
-        out["calibration_rows"] = np.full(len(rows), calibration.rows if calibration is not None else 0)
-        raw = out["raw_score"]
-        if scored_block:  # warm-up models (calibration history only) are counted, not listed
-            models.append(
-                TrainedModel(
-                    dates[block_start],
-                    train_end,
-                    training_count,
-                    not full,
-                    dict(params),
-                    model.classifier.num_trees(),
-                    calibration is not None,
-                    model.importances(names),
-                )
-            )
-        else:
-            warmup += 1
+        current = trained
+        scored = schedule.scores(block_start, config.retrain_every)
+        block = score_block(panel, config, block_start, current.model, window, scored)
         if config.calibrate:
-            recent_rows.append(rows)
-            recent_raw.append(raw)
-            while (
-                recent_rows
-                and day_number[recent_rows[0][-1]]
-                < block_start - config.calibration_days - config.retrain_every - config.horizon
-            ):
-                recent_rows.pop(0)
-                recent_raw.pop(0)
-        if scored_block:
-            scored = day_number[rows] >= first_scored
-            part = block.assign(**out, model_index=len(models) - 1)
-            outputs.append(part[scored] if not scored.all() else part)
-        if scored_block and len(models) % 50 == 0:
+            window = window.after(block, block_start, config, panel.day_number)
+        if not scored:  # warm-up models (calibration history only) are counted, not listed
+            warmup += 1
+            continue
+        models.append(current.record(panel.dates[block_start], block.calibration is not None, panel.names))
+        outputs.append(block.predictions(panel.day_number, schedule.first_scored, len(models) - 1))
+        if len(models) % 50 == 0:
+            elapsed = time.perf_counter() - started
             log.info(
-                "walk-forward: %d models, predicted up to %s, %.0fs",
-                len(models),
-                dates[block_start],
-                time.perf_counter() - started,
+                "walk-forward: %d models, predicted up to %s, %.0fs", len(models), panel.dates[block_start], elapsed
             )
     predictions = pd.concat(outputs, ignore_index=True) if outputs else pd.DataFrame()
-    return WalkForwardResult(predictions, models, time.perf_counter() - started, previous, warmup)
+    latest = current.model if current is not None else None
+    return WalkForwardResult(predictions, models, time.perf_counter() - started, latest, warmup)
