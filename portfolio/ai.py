@@ -270,7 +270,8 @@ def decide_day(inputs: DayInputs, fees: FeeSchedule, mandate: Mandate) -> DayDec
     cash = ledger.balance_after(inputs.cash, [opening] if opening else [])
     credited = dividends.dividends_due(inputs.dividends, AI_PORTFOLIO, cash, inputs.now)
     cash = ledger.balance_after(cash, [c.entry() for c in credited])
-    run = fill_orders(inputs.pending, inputs.market, cash, fees, True, inputs.decided_on)
+    pending = split_adjusted(inputs.pending, inputs.splits, inputs.decided_on, inputs.day)
+    run = fill_orders(pending, inputs.market, cash, fees, True, inputs.decided_on)
     checked, trades = [], list(inputs.trades)
     for order in run.filled:
         checked.append(ledger.check_trade(_fill_request(inputs.day, close, order), trades, inputs.splits, cash))
@@ -291,6 +292,36 @@ def decide_day(inputs: DayInputs, fees: FeeSchedule, mandate: Mandate) -> DayDec
         "summary": executed.summary(),
     }
     return DayDecision(opening, credited, checked, executed, day_row)
+
+
+def split_adjusted(orders: list[Order], splits: list[Split], decided_on: str | None, day: date) -> list[Order]:
+    """The pending orders on the share count of `day`: an order decided before a split whose
+    ex-date falls after its decision and on or before the fill is for `factor` times as many
+    shares (rounded down: a consolidation never asks to sell more than the book holds) at
+    1/factor of the price; its rationale says so. Without this a sell planned before a 1:2
+    consolidation asked the next session for twice the shares held and failed the day."""
+    if decided_on is None:
+        return orders
+    since = date.fromisoformat(decided_on)
+    out = []
+    for order in orders:
+        factor = 1.0
+        for split in splits:
+            if split.symbol == order.symbol and since < split.ex_date <= day:
+                factor *= split.factor
+        if factor == 1.0:
+            out.append(order)
+            continue
+        note = f"adjusted for a split of {factor:g} shares per share (ex-date after the decision)"
+        out.append(
+            replace(
+                order,
+                quantity=int(order.quantity * factor),
+                price=(order.price / Decimal(str(factor))).quantize(Decimal("0.000001")),
+                rationale={**order.rationale, "split_adjustment": note},
+            )
+        )
+    return [o for o in out if o.quantity > 0]
 
 
 def _opening(inputs: DayInputs, close: datetime) -> dict[str, Any] | None:

@@ -239,3 +239,25 @@ def test_a_corrected_split_notice_does_not_move_when_the_split_was_known(client)
         )
     with engine.connect() as conn:
         assert ledger.holdings(conn, portfolio_id)["AAA"].quantity == 20
+
+
+def test_an_order_decided_before_a_split_fills_on_the_new_count() -> None:
+    """A sell the AI book planned before a 1:2 consolidation asks the next session for half
+    the shares at twice the price (it asked for the old count, and the day failed: 'cannot
+    sell 11064 S6: the portfolio holds 5532'); an order of another name or of a split
+    already known when it was decided is left as it is."""
+    from datetime import date
+    from decimal import Decimal
+
+    from portfolio.ai import split_adjusted
+    from portfolio.executor import Order
+    from store.splits import Split
+
+    sell = Order("S6", "SELL", 11064, Decimal("2.50"), Decimal("0"), {"reason": "turned AVOID"})
+    other = Order("S7", "BUY", 100, Decimal("4.00"), Decimal("0"), {})
+    splits = [Split("S6", date(2026, 11, 20), 0.5), Split("S7", date(2026, 11, 18), 2.0)]
+    adjusted, kept = split_adjusted([sell, other], splits, "2026-11-19", date(2026, 11, 20))
+    assert (adjusted.quantity, adjusted.price) == (5532, Decimal("5.000000"))
+    assert "split" in adjusted.rationale["split_adjustment"] and adjusted.rationale["reason"] == "turned AVOID"
+    assert kept == other
+    assert split_adjusted([sell], splits, None, date(2026, 11, 20)) == [sell]
