@@ -34,7 +34,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
 from sqlalchemy import Connection, select
 
@@ -42,6 +41,7 @@ from market.clock import session_close_utc, utc_now
 from market.errors import InvalidInputError
 from market.money import to_cents
 from portfolio import ledger
+from portfolio.rows import CashEntry, CreditedDividend, DividendNotice, LedgerRow
 from store import tables
 from store.history import append_history, current_rows
 from store.splits import Split, stored_splits
@@ -55,7 +55,7 @@ def entry_id(portfolio_id: str, symbol: str, ex_date: date) -> str:
     return f"{ENTRY_PREFIX}:{portfolio_id}:{symbol}:{ex_date.isoformat()}"
 
 
-def announced(conn: Connection, symbols: set[str], through: date, after: date | None = None) -> list[dict[str, Any]]:
+def announced(conn: Connection, symbols: set[str], through: date, after: date | None = None) -> list[DividendNotice]:
     """The current DIVIDEND notices of `symbols` with an ex-date in (after, through],
     in ex-date order; a notice without a positive, finite amount counts as 0 (it pays
     nothing, and a notice cancelled after it was credited is reversed)."""
@@ -89,7 +89,7 @@ def last_statement_sync(conn: Connection, portfolio_id: str) -> date | None:
     return max(dates, default=None)
 
 
-def holdings_before(trades: list[dict[str, Any]], splits: list[Split]) -> Callable[[str, date], int]:
+def holdings_before(trades: list[LedgerRow], splits: list[Split]) -> Callable[[str, date], int]:
     """A function (symbol, day) -> shares held at the close of the session before `day`:
     the trades dated before it, bought less sold, on the count of the splits before it,
     in the ledger's own order (`ledger.in_replay_order`, so a split and a trade of its
@@ -132,8 +132,8 @@ class DividendBook:
     the notices it may be owed for, what was paid per first entry id (sum, entries) and
     the splits of its names up to the date."""
 
-    trades: list[dict[str, Any]]
-    notices: list[dict[str, Any]]
+    trades: list[LedgerRow]
+    notices: list[DividendNotice]
     paid: dict[str, tuple[Decimal, int]] = field(default_factory=dict)
     splits: list[Split] = field(default_factory=list)
 
@@ -152,7 +152,7 @@ class DividendCredit:
     note: str
     effective_at: datetime
 
-    def entry(self) -> dict[str, Any]:
+    def entry(self) -> CashEntry:
         return {
             "entry_id": self.entry_id,
             "portfolio_id": self.portfolio_id,
@@ -162,7 +162,7 @@ class DividendCredit:
             "effective_at": self.effective_at,
         }
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> CreditedDividend:
         """What `credit_dividends` returns for it."""
         return {
             "symbol": self.symbol,
@@ -174,7 +174,7 @@ class DividendCredit:
         }
 
 
-def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list[dict[str, Any]]:
+def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list[CreditedDividend]:
     """Append what the portfolio is owed for dividends with an ex-date up to `through`;
     returns what was credited (symbol, ex_date, shares, per_share, amount, entry_id; nothing
     on a re-run). Call inside `portfolio_transaction`."""
@@ -229,7 +229,7 @@ def dividends_due(book: DividendBook, portfolio_id: str, cash: Decimal, now: dat
 
 
 def _credit(
-    portfolio_id: str, base: str, count: int, notice: dict[str, Any], shares: int, due: Decimal, now: datetime
+    portfolio_id: str, base: str, count: int, notice: DividendNotice, shares: int, due: Decimal, now: datetime
 ) -> DividendCredit:
     """The entry for `due`: the first payment is effective at the ex-date's close (so the
     day's valuation sees the cash beside the lower price); a correction (`count` entries

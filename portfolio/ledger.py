@@ -12,6 +12,9 @@ starts a new date).
 Every write that checks a balance first happens inside `portfolio_transaction`, which
 serialises writers per portfolio (see its docstring), so two concurrent requests can
 never both spend the same cash or sell the same shares.
+
+The rows it reads and appends are typed in `portfolio.rows` (TypedDicts: they are the
+store's rows, read and written as plain dicts).
 """
 
 from __future__ import annotations
@@ -23,13 +26,22 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
 from market.costs import CostBreakdown
 from market.errors import InvalidInputError, NotFoundError
 from market.money import to_cents
+from portfolio.rows import (
+    CashEntry,
+    LedgerRow,
+    NewTradeRow,
+    PortfolioRow,
+    RecordedTrade,
+    ReplayEvent,
+    TradeCashEntry,
+    TradeRow,
+)
 from store import tables
 from store.history import append_history, current_rows
 from store.splits import Split, stored_splits
@@ -63,14 +75,14 @@ def ensure_portfolio(conn: Connection, portfolio_id: str, kind: str, client_id: 
     append_history(conn, tables.portfolios, [{"portfolio_id": portfolio_id, "kind": kind, "client_id": client_id}])
 
 
-def get_portfolio(conn: Connection, portfolio_id: str) -> dict[str, Any]:
+def get_portfolio(conn: Connection, portfolio_id: str) -> PortfolioRow:
     rows = current_rows(conn, tables.portfolios, where=[tables.portfolios.c.portfolio_id == portfolio_id])
     if not rows:
         raise NotFoundError(f"no portfolio '{portfolio_id}'")
     return rows[0]
 
 
-def trade_rows(conn: Connection, portfolio_id: str, until: datetime | None = None) -> list[dict[str, Any]]:
+def trade_rows(conn: Connection, portfolio_id: str, until: datetime | None = None) -> list[TradeRow]:
     t = tables.trades
     query = select(t).where(t.c.portfolio_id == portfolio_id)
     if until is not None:
@@ -94,7 +106,7 @@ LEDGER_COLUMNS = (
 )
 
 
-def ledger_rows(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
+def ledger_rows(conn: Connection, portfolio_id: str) -> list[LedgerRow]:
     """The trades with what a replay reads (not their rationale documents: a long book's
     JSON costs more to decode than the replay itself)."""
     t = tables.trades
@@ -130,7 +142,7 @@ def split_quantity(quantity: int, factor: float) -> int:
     return math.floor(quantity * Fraction(factor).limit_denominator(10_000))
 
 
-def _known_when_entered(split: Split, trade: dict[str, Any]) -> bool:
+def _known_when_entered(split: Split, trade: LedgerRow) -> bool:
     """Whether the store knew of `split` when `trade` was entered: both times are the
     store's own clock (the notice row's and the trade row's recorded_at), so a replay of
     simulated days compares them as well as a live day does. Unknown times count as known."""
@@ -138,11 +150,11 @@ def _known_when_entered(split: Split, trade: dict[str, Any]) -> bool:
     return split.known_at is None or entered is None or entered >= split.known_at
 
 
-def _id_or_last(trade: dict[str, Any]) -> float:
+def _id_or_last(trade: LedgerRow) -> float:
     return trade["id"] if trade.get("id") is not None else math.inf  # a trade not stored yet comes after its peers
 
 
-def in_replay_order(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = ()) -> list[tuple[str, Any]]:
+def in_replay_order(trades: Iterable[LedgerRow], splits: Iterable[Split] = ()) -> list[ReplayEvent]:
     """Trades and splits in the order the ledger replays them, as ("trade", row) and
     ("split", Split). Trades by trading date, then execution (a statement's trades, dated
     the statement's day and executed when it was uploaded, fall where the statement says).
@@ -152,7 +164,7 @@ def in_replay_order(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = 
     replayed before the split multiplies what is left."""
     ordered = sorted(trades, key=lambda t: (t["trading_date"], t["executed_at"], _id_or_last(t)))
     pending = sorted(splits, key=lambda x: (x.ex_date, x.symbol))
-    events: list[tuple[str, Any]] = []
+    events: list[ReplayEvent] = []
     for trade in ordered:
         due = [
             x
@@ -167,7 +179,7 @@ def in_replay_order(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = 
     return events
 
 
-def replay(trades: Iterable[dict[str, Any]], splits: Iterable[Split] = ()) -> dict[str, Position]:
+def replay(trades: Iterable[LedgerRow], splits: Iterable[Split] = ()) -> dict[str, Position]:
     """Positions from trades in the order of `in_replay_order` (the ones sold to zero are
     kept for their realised PnL; callers filter on quantity).
 
@@ -220,7 +232,7 @@ def holdings(conn: Connection, portfolio_id: str, as_of: date | None = None) -> 
     return open_positions(trades, stored_splits(conn, as_of, {t["symbol"] for t in trades}), as_of)
 
 
-def open_positions(trades: list[dict[str, Any]], splits: Iterable[Split], as_of: date | None) -> dict[str, Position]:
+def open_positions(trades: list[LedgerRow], splits: Iterable[Split], as_of: date | None) -> dict[str, Position]:
     """`holdings` of trades and splits read beforehand: the trades dated on or before
     `as_of` with the splits whose ex-date is on or before it (all of both when None). A
     split of a name the trades never held changes nothing, so `splits` may hold more."""
@@ -254,18 +266,18 @@ class CheckedTrade:
     """A trade that passed the ledger's checks, as it will be stored: the `trades` row,
     its cash entries (none with `moves_cash=False`) and its gross amount in cents."""
 
-    row: dict[str, Any]
-    entries: tuple[dict[str, Any], ...]
+    row: NewTradeRow
+    entries: tuple[TradeCashEntry, ...]
     gross: Decimal
 
     @property
-    def replayed(self) -> dict[str, Any]:
+    def replayed(self) -> LedgerRow:
         """The row as the ledger replays it before it is stored: no id yet (it comes after
         its peers) and entered knowing every stored split (recorded_at None)."""
         return {**self.row, "id": None, "recorded_at": None}
 
 
-def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = True) -> dict[str, Any]:
+def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = True) -> RecordedTrade:
     """Check the trade against the ledger as it is now and append it with its cash entries.
 
     Refuses (TradeRejected) a sell of more than is held and a buy that costs more than the
@@ -305,7 +317,7 @@ def _terms(request: TradeRequest) -> tuple[Decimal, Decimal]:
 
 def check_trade(
     request: TradeRequest,
-    trades: list[dict[str, Any]],
+    trades: list[LedgerRow],
     splits: list[Split],
     cash: Decimal,
     *,
@@ -344,7 +356,7 @@ def _check_cash(request: TradeRequest, gross: Decimal, fees: Decimal, cash: Deci
         raise TradeRejected(f"the fees of {fees:,.2f} exceed the cash after the sale")
 
 
-def _trade_row(request: TradeRequest, price: Decimal, fees: Decimal) -> dict[str, Any]:
+def _trade_row(request: TradeRequest, price: Decimal, fees: Decimal) -> NewTradeRow:
     return {
         "trade_id": request.trade_id,
         "portfolio_id": request.portfolio_id,
@@ -364,7 +376,7 @@ def _trade_row(request: TradeRequest, price: Decimal, fees: Decimal) -> dict[str
 
 def _trade_entries(
     request: TradeRequest, gross: Decimal, fees: Decimal, moves_cash: bool
-) -> tuple[dict[str, Any], ...]:
+) -> tuple[TradeCashEntry, ...]:
     """The trade's cash entries: the gross amount (paid for a buy, received for a sale) and
     the fee when there is one, apart; none when the trade moves no cash."""
     if not moves_cash:
@@ -392,7 +404,7 @@ def append_trade(conn: Connection, checked: CheckedTrade) -> None:
         append_history(conn, tables.cash_entries, list(checked.entries))
 
 
-def balance_after(cash: Decimal, entries: Iterable[dict[str, Any]]) -> Decimal:
+def balance_after(cash: Decimal, entries: Iterable[TradeCashEntry | CashEntry]) -> Decimal:
     """The balance `cash_balance` reads once `entries` are stored beside `cash` (a balance
     it read): the store keeps money to six places (store/types.Money), so the sum has its
     digits as well as its value."""
@@ -430,7 +442,7 @@ def cash_entry(
     effective_at: datetime,
     note: str | None,
     balance: Decimal,
-) -> dict[str, Any]:
+) -> CashEntry:
     """`record_cash`'s entry checked against a balance read beforehand, touching no store:
     the amount in cents; InvalidInputError for an amount that is not a finite number,
     TradeRejected for one that would leave the balance below zero."""
