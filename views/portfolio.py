@@ -59,76 +59,117 @@ def ai_summary(
 
 
 def trade_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
-    """Every trade, oldest first, with the exchange-time timestamp (no offset)."""
-    return [
-        {
-            "trade_id": t["trade_id"],
-            "trading_date": t["trading_date"],
-            "timestamp": exchange_iso(t["executed_at"]),
-            "symbol": t["symbol"],
-            "side": t["side"],
-            "quantity": int(t["quantity"]),
-            "price": t["price"],
-            "fees": t["fees"],
-            "value": (t["price"] * int(t["quantity"])).quantize(CENTS),
-            "origin": t["origin"],
-            "rationale": t["rationale"],
-        }
-        for t in ledger.trade_rows(conn, portfolio_id)
-    ]
+    """Every trade, oldest first, with the exchange-time timestamp (no offset): the
+    reports' audit trail; the API reads `trade_page`."""
+    return [_trade(t) for t in ledger.trade_rows(conn, portfolio_id)]
 
 
-def cash_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
-    """Every cash movement in the order the book recorded it: deposits, withdrawals, each
-    trade's gross and fee, dividends (with what they pay for) and statement
-    reconciliations, with the exchange-time timestamp it takes effect (no offset) and the
-    balance after it. Recording order, not the effective time: a dividend takes effect at
-    its ex-date's close but is recorded when it is next credited, possibly after a later
+def _trade(t: Any) -> dict[str, Any]:
+    return {
+        "trade_id": t["trade_id"],
+        "trading_date": t["trading_date"],
+        "timestamp": exchange_iso(t["executed_at"]),
+        "symbol": t["symbol"],
+        "side": t["side"],
+        "quantity": int(t["quantity"]),
+        "price": t["price"],
+        "fees": t["fees"],
+        "value": (t["price"] * int(t["quantity"])).quantize(CENTS),
+        "origin": t["origin"],
+        "rationale": t["rationale"],
+    }
+
+
+def trade_page(conn: Connection, portfolio_id: str, after: int | None, limit: int) -> list[tuple[int, dict[str, Any]]]:
+    """At most `limit + 1` trades (the extra one says a page follows), each with its ledger
+    id, the page's key: the trades recorded after ledger row `after` (None: from the first),
+    in recording order. Recording order, not execution time: a statement's trade executed
+    earlier but recorded later comes where it was recorded, so a page already read never
+    shifts and a walk by key sees every trade exactly once (the ledger is append-only)."""
+    t = tables.trades.c
+    where = [t.portfolio_id == portfolio_id] + ([t.id > after] if after is not None else [])
+    query = select(tables.trades).where(*where).order_by(t.id).limit(limit + 1)
+    return [(r.id, _trade(r._mapping)) for r in conn.execute(query)]
+
+
+def cash_page(conn: Connection, portfolio_id: str, after: int | None, limit: int) -> list[tuple[int, dict[str, Any]]]:
+    """At most `limit + 1` cash movements recorded after ledger row `after`, each with its
+    id (the page's key): deposits, withdrawals, each trade's gross and fee, dividends (with
+    what they pay for) and statement reconciliations, with the exchange-time timestamp it
+    takes effect (no offset) and the balance after it (the amounts before the page summed
+    exactly). Recording order, not the effective time: a dividend takes effect at its
+    ex-date's close but is recorded when it is next credited, possibly after a later
     deposit; placed by its effective time it would change balances already shown and shift
     a page a client has read. Its timestamp still says when it took effect."""
     c = tables.cash_entries.c
+    mine = c.portfolio_id == portfolio_id
+    before = conn.execute(select(c.amount).where(mine, c.id <= after)).scalars() if after is not None else ()
+    balance = sum(before, Decimal(0))  # summed here, exact: SQLite's SUM would add floats
     rows = conn.execute(
-        select(c.entry_id, c.kind, c.amount, c.trade_id, c.note, c.effective_at)
-        .where(c.portfolio_id == portfolio_id)
+        select(c.id, c.entry_id, c.kind, c.amount, c.trade_id, c.note, c.effective_at)
+        .where(mine, *([c.id > after] if after is not None else []))
         .order_by(c.id)
+        .limit(limit + 1)
     )
-    balance, history = Decimal(0), []
+    page = []
     for r in rows:
         balance += r.amount
-        history.append(
-            {
-                "entry_id": r.entry_id,
-                "timestamp": exchange_iso(r.effective_at),
-                "kind": r.kind,
-                "amount": r.amount,
-                "balance": balance,
-                "trade_id": r.trade_id,
-                "note": r.note,
-            }
+        page.append(
+            (
+                r.id,
+                {
+                    "entry_id": r.entry_id,
+                    "timestamp": exchange_iso(r.effective_at),
+                    "kind": r.kind,
+                    "amount": r.amount,
+                    "balance": balance,
+                    "trade_id": r.trade_id,
+                    "note": r.note,
+                },
+            )
         )
-    return history
+    return page
 
 
 def ai_record(conn: Connection) -> dict[str, Any]:
-    """The AI portfolio's whole record: each executed day (what was planned, blocked, cut)
-    and every trade with its rationale."""
-    days = current_rows(
-        conn, tables.portfolio_days, where=[tables.portfolio_days.c.portfolio_id == ledger.AI_PORTFOLIO]
-    )
-    curve = {p["trading_date"]: p for p in equity_curve(conn)}
+    """The AI portfolio's whole record for the reports: each executed day (what was
+    planned, blocked, cut) and every trade with its rationale; the API reads `ai_day_page`."""
+    return {"days": [_ai_day(d) for d in _ai_days(conn, None)], "trades": trade_history(conn, ledger.AI_PORTFOLIO)}
+
+
+def ai_day_page(conn: Connection, after: date | None, limit: int) -> list[tuple[date, dict[str, Any]]]:
+    """At most `limit + 1` executed days of the AI portfolio after `after` (None: from the
+    first), oldest first, each keyed by its date and holding the trades executed that day
+    (in recording order). A day's trades are bounded by the universe and the rails, so a
+    page of days is bounded too; a new day is appended after every day already listed."""
+    days = _ai_days(conn, after)[: limit + 1]
+    t = tables.trades.c
+    trades: dict[date, list[dict[str, Any]]] = {d["trading_date"]: [] for d in days[:limit]}
+    if trades:
+        query = (
+            select(tables.trades)
+            .where(t.portfolio_id == ledger.AI_PORTFOLIO, t.trading_date.in_(list(trades)))
+            .order_by(t.id)
+        )
+        for r in conn.execute(query):
+            trades[r.trading_date].append(_trade(r._mapping))
+    return [(d["trading_date"], _ai_day(d) | {"trades": trades.get(d["trading_date"], [])}) for d in days]
+
+
+def _ai_days(conn: Connection, after: date | None) -> list[dict[str, Any]]:
+    d = tables.portfolio_days.c
+    where = [d.portfolio_id == ledger.AI_PORTFOLIO] + ([d.trading_date > after] if after is not None else [])
+    return sorted(current_rows(conn, tables.portfolio_days, where=where), key=lambda r: r["trading_date"])
+
+
+def _ai_day(d: dict[str, Any]) -> dict[str, Any]:
     return {
-        "days": [
-            {
-                "trading_date": d["trading_date"],
-                "model_id": d["model_id"],
-                "equity": curve[d["trading_date"]]["equity"],
-                "liquid_equity": float(d["liquid_equity"]),
-                "cash": float(d["cash"]),
-                "summary": d["summary"],
-            }
-            for d in sorted(days, key=lambda d: d["trading_date"])
-        ],
-        "trades": trade_history(conn, ledger.AI_PORTFOLIO),
+        "trading_date": d["trading_date"],
+        "model_id": d["model_id"],
+        "equity": float(d["cash"] + d["market_value"]),
+        "liquid_equity": float(d["liquid_equity"]),
+        "cash": float(d["cash"]),
+        "summary": d["summary"],
     }
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from api import paging
 from api.deps import AdminDep, CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import AIHistory, AIPosition, AISummary, Performance, TrackRecord
@@ -44,10 +47,23 @@ def summary(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
 
 
 @router.get("/api/ai-portfolio/history", response_model=AIHistory, responses=problems(*KEYED, 403))
-def history(svc: ServicesDep, _: AdminDep, conn: ConnDep) -> Response:
-    """Admin only: every executed day (orders, what the rails blocked or cut) and every
-    AI trade with its rationale."""
-    return svc.body(("ai-history",), versions.ai_record(conn), AIHistory, lambda: portfolio_views.ai_record(conn))
+def history(
+    svc: ServicesDep,
+    _: AdminDep,
+    conn: ConnDep,
+    limit: int = paging.limit_query(paging.AI_DAYS),
+    cursor: str | None = paging.cursor_query(paging.AI_DAYS),
+) -> Response:
+    """Admin only: the executed days in pages of `limit`, oldest first (orders, what the
+    rails blocked or cut), each with the AI trades executed that day and their rationale;
+    `next_cursor` leads to the later days."""
+    after = paging.after_key(paging.AI_DAYS, cursor, date)
+    return svc.body(
+        ("ai-history", limit, cursor),
+        versions.ai_record(conn),
+        AIHistory,
+        lambda: paging.body(paging.AI_DAYS, portfolio_views.ai_day_page(conn, after, limit), limit),
+    )
 
 
 @router.get("/api/ai-portfolio/track-record", response_model=TrackRecord, responses=problems(*KEYED))

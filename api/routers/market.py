@@ -106,7 +106,7 @@ def history(
         None, description="First trading date (inclusive); given, pages run forward from it."
     ),
     end: SupportedDate | None = Query(None, description="Last trading date (inclusive)."),
-    limit: int = Query(250, ge=1, le=2000, description="Bars per page."),
+    limit: int = Query(250, ge=1, le=2000, description="Bars per page: 250 by default, at most 2000."),
     cursor: str | None = Query(None, max_length=40, description="`next_cursor` of the previous page."),
 ) -> Response:
     """Daily bars with RSI, Bollinger %B and bandwidth, momentum, volatility, volume ratio

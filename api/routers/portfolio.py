@@ -9,21 +9,22 @@ from fastapi import APIRouter, File, Header, Query, UploadFile, status
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from api import paging
 from api.deps import CallerDep, ConnDep, ServicesDep, UploaderDep
 from api.jsonbody import StrictJSONRoute
 from api.schemas.common import KEYED, QuantityQuery, problems
 from api.schemas.portfolio import (
-    CashEntry,
     CashIn,
     CashOut,
+    CashPage,
     ManualTradeIn,
     PortfolioPositions,
     PortfolioSummary,
     ResearchResult,
     StatementResult,
     TrackRecord,
-    Trade,
     TradeOut,
+    TradePage,
     TradePreview,
 )
 from api.security import caller_portfolio, caller_portfolio_on
@@ -62,12 +63,26 @@ def summary(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     )
 
 
-@router.get("/trade", response_model=list[Trade], responses=problems(*KEYED))
-def trades(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
-    """Every trade of the portfolio, oldest first."""
+@router.get("/trade", response_model=TradePage, responses=problems(*KEYED))
+def trades(
+    svc: ServicesDep,
+    caller: CallerDep,
+    conn: ConnDep,
+    limit: int = paging.limit_query(paging.TRADES),
+    cursor: str | None = paging.cursor_query(paging.TRADES),
+) -> Response:
+    """The portfolio's trades in pages of `limit`, in the order the book recorded them
+    (oldest first; a statement's earlier trade comes where it was recorded), `next_cursor`
+    leading to the later ones. Keyed by ledger row: a trade placed between two pages is
+    never repeated nor skipped."""
     pid = caller_portfolio_on(conn, svc, caller)
-    version = versions.trades(conn, pid)
-    return svc.body(("trades", pid), version, list[Trade], lambda: portfolio_views.trade_history(conn, pid))
+    after = paging.after_key(paging.TRADES, cursor, int)
+    return svc.body(
+        ("trades", pid, limit, cursor),
+        versions.trades(conn, pid),
+        TradePage,
+        lambda: paging.body(paging.TRADES, portfolio_views.trade_page(conn, pid, after, limit), limit),
+    )
 
 
 @router.get("/trade/preview", response_model=TradePreview, responses=problems(*KEYED, 404))
@@ -113,13 +128,25 @@ def track_record(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response
     return svc.body(("track-record", pid), version, TrackRecord, lambda: svc.desk.track_record(conn, pid), owner=pid)
 
 
-@router.get("/cash", response_model=list[CashEntry], responses=problems(*KEYED))
-def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
-    """Every cash movement of the portfolio, oldest first, with the balance after each:
-    deposits, withdrawals, trades and fees, dividends, statement reconciliations."""
+@router.get("/cash", response_model=CashPage, responses=problems(*KEYED))
+def cash_movements(
+    svc: ServicesDep,
+    caller: CallerDep,
+    conn: ConnDep,
+    limit: int = paging.limit_query(paging.CASH),
+    cursor: str | None = paging.cursor_query(paging.CASH),
+) -> Response:
+    """The portfolio's cash movements in pages of `limit`, in the order the book recorded
+    them (oldest first), with the balance after each: deposits, withdrawals, trades and
+    fees, dividends, statement reconciliations; `next_cursor` leads to the later ones."""
     pid = caller_portfolio_on(conn, svc, caller)
-    version = versions.cash(conn, pid)
-    return svc.body(("cash", pid), version, list[CashEntry], lambda: portfolio_views.cash_history(conn, pid))
+    after = paging.after_key(paging.CASH, cursor, int)
+    return svc.body(
+        ("cash", pid, limit, cursor),
+        versions.cash(conn, pid),
+        CashPage,
+        lambda: paging.body(paging.CASH, portfolio_views.cash_page(conn, pid, after, limit), limit),
+    )
 
 
 @router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 415))

@@ -5,9 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Path
 from fastapi.responses import Response
 
+from api import paging
 from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
-from api.schemas.portfolio import Suggestion
+from api.schemas.portfolio import Suggestion, SuggestionPage
 from api.security import KeyCheckedRoute, caller_portfolio_on
 from desk import versions
 
@@ -15,17 +16,30 @@ router = APIRouter(prefix="/api/suggestions", tags=["suggestions"], route_class=
 SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id from GET /api/suggestions.")
 
 
-@router.get("", response_model=list[Suggestion], responses=problems(*KEYED))
-def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
-    """The caller's pending suggestions (expired ones are not listed: a suggestion for
-    trading day D expires at D's close on the service's clock, the replayed market's on a replay)."""
+@router.get("", response_model=SuggestionPage, responses=problems(*KEYED))
+def pending(
+    svc: ServicesDep,
+    caller: CallerDep,
+    conn: ConnDep,
+    limit: int = paging.limit_query(paging.SUGGESTIONS),
+    cursor: str | None = paging.cursor_query(paging.SUGGESTIONS),
+) -> Response:
+    """The caller's pending suggestions in pages of `limit` (expired ones are not listed: a
+    suggestion for trading day D expires at D's close on the service's clock, the replayed
+    market's on a replay), oldest trading day first, sells before buys, then by symbol:
+    the page's key, so `next_cursor` holds even when a suggestion before it is decided."""
     pid = caller_portfolio_on(conn, svc, caller)
     version = versions.suggestions(conn, pid)
     states = svc.cached(("suggestion-states", pid), version, lambda: svc.desk.suggestion_states(conn, pid))
     now = svc.now()  # the service's clock, never the wall clock read here: expiry is the desk's rule
     expired = svc.desk.expired_suggestions(states, now)  # the clock's part of the answer
     return svc.body(
-        ("suggestions", pid), (version, expired), list[Suggestion], lambda: svc.desk.pending_suggestions(states, now)
+        ("suggestions", pid, limit, cursor),
+        (version, expired),
+        SuggestionPage,
+        lambda: paging.listed(
+            *paging.SUGGESTIONS.slice(svc.desk.pending_suggestions(states, now), paging.suggestion_key, limit, cursor)
+        ),
     )
 
 

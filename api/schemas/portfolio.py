@@ -227,6 +227,28 @@ class CashEntry(ApiModel):
     note: str | None = None
 
 
+class TradePage(ApiModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"items": [Trade.model_config["json_schema_extra"]["examples"][0]], "next_cursor": None}]
+        }
+    )
+
+    items: list[Trade] = Field(description="Trades in the order the book recorded them.")
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
+
+
+class CashPage(ApiModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"items": [CashEntry.model_config["json_schema_extra"]["examples"][0]], "next_cursor": None}]
+        }
+    )
+
+    items: list[CashEntry] = Field(description="Cash movements in the order the book recorded them.")
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
+
+
 class AIDay(ApiModel):
     trading_date: date
     model_id: str | None
@@ -234,6 +256,7 @@ class AIDay(ApiModel):
     liquid_equity: Money
     cash: Money
     summary: dict[str, Any] = Field(description="Orders, skipped names, what the rails blocked or cut.")
+    trades: list[Trade] = Field(description="The AI trades executed that day, in recording order.")
 
 
 class AIHistory(ApiModel):
@@ -241,7 +264,7 @@ class AIHistory(ApiModel):
         json_schema_extra={
             "examples": [
                 {
-                    "days": [
+                    "items": [
                         {
                             "trading_date": "2026-11-20",
                             "model_id": "risk-2026-11-20-h1-warm",
@@ -249,16 +272,17 @@ class AIHistory(ApiModel):
                             "liquid_equity": 10010000.0,
                             "cash": 8012500.0,
                             "summary": {"orders": [], "blocked_by_rails": 1},
+                            "trades": [Trade.model_config["json_schema_extra"]["examples"][0]],
                         }
                     ],
-                    "trades": [Trade.model_config["json_schema_extra"]["examples"][0]],
+                    "next_cursor": "WyJhaURheXMiLCAiMjAyNi0xMS0yMCJd",
                 }
             ]
         }
     )
 
-    days: list[AIDay]
-    trades: list[Trade]
+    items: list[AIDay] = Field(description="Executed days, oldest first.")
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
 
 
 class ManualTradeIn(ApiModel):
@@ -359,6 +383,17 @@ class Suggestion(ApiModel):
     expires_at: Timestamp
     state: str = Field(description="PENDING, CONFIRMED, REJECTED or EXPIRED.")
     trade_id: str | None = None
+
+
+class SuggestionPage(ApiModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"items": [Suggestion.model_config["json_schema_extra"]["examples"][0]], "next_cursor": None}]
+        }
+    )
+
+    items: list[Suggestion] = Field(description="Oldest trading day first, sells before buys, then by symbol.")
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
 
 
 class StatementResult(ApiModel):

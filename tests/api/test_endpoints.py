@@ -163,8 +163,9 @@ def test_ai_portfolio_positions_summary_and_history(api: Api) -> None:
     assert sum(a["weight"] for a in summary["allocation"]) == pytest.approx(1.0, abs=1e-5)
     history = api.admin("GET", "/api/ai-portfolio/history").json()
     decided_on = CALENDAR.previous_trading_day(DAY).isoformat()
-    assert [d["trading_date"] for d in history["days"]] == [decided_on, DAY.isoformat()]
-    (trade,) = history["trades"]
+    assert [d["trading_date"] for d in history["items"]] == [decided_on, DAY.isoformat()]
+    assert history["next_cursor"] is None and history["items"][0]["trades"] == []
+    (trade,) = history["items"][1]["trades"]  # each day holds the trades executed on it
     assert (trade["symbol"], trade["side"], trade["origin"], trade["quantity"]) == (
         "LIQ",
         "BUY",
@@ -218,7 +219,7 @@ def test_portfolio_trade_cash_and_summary(api: Api) -> None:
     assert_problem(
         api.acme("POST", "/api/portfolio/trade", json={**order, "side": "sell", "quantity": 500}), 422, "holds 100"
     )
-    (trade,) = api.acme("GET", "/api/portfolio/trade").json()
+    (trade,) = api.acme("GET", "/api/portfolio/trade").json()["items"]
     assert (trade["symbol"], trade["side"], trade["quantity"], Decimal(trade["price"])) == (
         "LIQ",
         "BUY",
@@ -235,7 +236,7 @@ def test_portfolio_trade_cash_and_summary(api: Api) -> None:
     assert deposit.status_code == 201 and Decimal(deposit.json()["balance"]) == Decimal("195800.50")
     summary = api.acme("GET", "/api/portfolio/summary").json()
     assert Decimal(summary["cash"]) == Decimal("195800.50") and summary["positions_count"] == 1
-    movements = api.acme("GET", "/api/portfolio/cash").json()
+    movements = api.acme("GET", "/api/portfolio/cash").json()["items"]
     assert [(m["kind"], Decimal(m["amount"]), m["trade_id"]) for m in movements[-2:]] == [
         ("TRADE", Decimal("-5200"), trade["trade_id"]),
         ("DEPOSIT", Decimal("1000.50"), None),
@@ -243,22 +244,22 @@ def test_portfolio_trade_cash_and_summary(api: Api) -> None:
     assert movements[-1]["note"] == "top-up" and Decimal(movements[-1]["balance"]) == Decimal("195800.50")
     assert sum(Decimal(m["amount"]) for m in movements) == Decimal("195800.50")
     # another client sees none of it
-    assert api.call("GET", "/api/portfolio/trade", api.world.beta_key).json() == []
-    assert api.call("GET", "/api/portfolio/cash", api.world.beta_key).json() == []
+    assert api.call("GET", "/api/portfolio/trade", api.world.beta_key).json()["items"] == []
+    assert api.call("GET", "/api/portfolio/cash", api.world.beta_key).json()["items"] == []
 
 
 def test_suggestions_confirm_reject_and_isolation(api: Api) -> None:
     sid = api.world.pending_suggestion
-    (listed,) = api.acme("GET", "/api/suggestions").json()
+    (listed,) = api.acme("GET", "/api/suggestions").json()["items"]
     assert listed["suggestion_id"] == sid and listed["state"] == "PENDING" and listed["side"] == "BUY"
-    assert api.call("GET", "/api/suggestions", api.world.beta_key).json() == []
+    assert api.call("GET", "/api/suggestions", api.world.beta_key).json()["items"] == []
     assert_problem(api.call("POST", f"/api/suggestions/{sid}/confirm", api.world.beta_key), 404, "no suggestion")
     assert_problem(api.admin("POST", f"/api/suggestions/{sid}/reject"), 404)  # not in the house portfolio either
     confirmed = api.acme("POST", f"/api/suggestions/{sid}/confirm")
     assert confirmed.status_code == 200 and confirmed.json()["state"] == "CONFIRMED" and confirmed.json()["trade_id"]
     assert_problem(api.acme("POST", f"/api/suggestions/{sid}/reject"), 409, "CONFIRMED")
-    assert api.acme("GET", "/api/suggestions").json() == []
-    (trade,) = api.acme("GET", "/api/portfolio/trade").json()
+    assert api.acme("GET", "/api/suggestions").json()["items"] == []
+    (trade,) = api.acme("GET", "/api/portfolio/trade").json()["items"]
     assert trade["origin"] == "SUGGESTION" and trade["quantity"] == listed["quantity"]
 
 

@@ -199,12 +199,12 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     positions = api.acme("GET", "/api/portfolio").json()["positions"]
     assert [{k: v for k, v in p.items() if k != "weight"} for p in snake(graph["positions"]["nodes"])] == positions
     assert [p["weight"] for p in graph["positions"]["nodes"]] == [weights[p["symbol"]] for p in positions]
-    assert snake(graph["trades"]["nodes"]) == api.acme("GET", "/api/portfolio/trade").json()
-    assert snake(graph["cashMovements"]["nodes"]) == api.acme("GET", "/api/portfolio/cash").json()
+    assert snake(graph["trades"]["nodes"]) == api.acme("GET", "/api/portfolio/trade").json()["items"]
+    assert snake(graph["cashMovements"]["nodes"]) == api.acme("GET", "/api/portfolio/cash").json()["items"]
     assert [m["kind"] for m in graph["cashMovements"]["nodes"]][-1:] == ["TRADE"]
     mine = snake(data(api, f"{{ portfolio {{ trackRecord {{ {TRACK_RECORD} }} }} }}", key)["portfolio"]["trackRecord"])
     assert as_rest(mine) == api.acme("GET", "/api/portfolio/track-record").json()
-    rest_suggestions = api.acme("GET", "/api/suggestions").json()
+    rest_suggestions = api.acme("GET", "/api/suggestions").json()["items"]
     for mine, theirs in zip(snake(graph["suggestions"]["nodes"]), rest_suggestions, strict=True):
         assert datetime.fromisoformat(mine.pop("expires_at")) == datetime.fromisoformat(theirs.pop("expires_at"))
         assert mine == theirs
@@ -223,8 +223,9 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
         k: v for k, v in rest_ai.items() if k not in ("allocation", "flags", "portfolio_id")
     }
     assert snake(ai["positions"]["nodes"]) == api.admin("GET", "/api/ai-portfolio/positions").json()
-    history = api.admin("GET", "/api/ai-portfolio/history").json()
-    assert snake(ai["trades"]["nodes"]) == history["trades"] and snake(ai["days"]["nodes"]) == history["days"]
+    days = api.admin("GET", "/api/ai-portfolio/history").json()["items"]  # REST nests each day's trades in it
+    assert snake(ai["trades"]["nodes"]) == [t for d in days for t in d["trades"]]
+    assert snake(ai["days"]["nodes"]) == [{k: v for k, v in d.items() if k != "trades"} for d in days]
     track = data(api, f"{{ aiPortfolio {{ trackRecord {{ {TRACK_RECORD} }} }} }}", key)["aiPortfolio"]["trackRecord"]
     track = snake(track)
     rest_track = api.acme("GET", "/api/ai-portfolio/track-record").json()
@@ -365,7 +366,7 @@ def test_manual_trade_mutation_and_its_typed_failures(api: Api) -> None:
         "POST", "/api/portfolio/trade", json={**order, "side": "buy"}, headers={"Idempotency-Key": "k-1"}
     )
     assert rest_retry.json()["trade_id"] == placed["tradeId"]  # one idempotency store for REST and GraphQL
-    assert len(api.acme("GET", "/api/portfolio/trade").json()) == 1
+    assert len(api.acme("GET", "/api/portfolio/trade").json()["items"]) == 1
 
     conflict = data(api, TRADE_MUTATION, key, {"order": {**order, "quantity": 5}, "key": "k-1"})["placeTrade"]
     assert conflict["__typename"] == "Conflict" and "already used with a different request" in conflict["message"]
@@ -393,10 +394,10 @@ def test_suggestion_mutations_and_their_typed_failures(api: Api) -> None:
     assert beta["__typename"] == "NotFound"  # another client's suggestion is not in the caller's portfolio
     confirmed = data(api, SUGGESTION_MUTATION % "confirmSuggestion", key, {"id": pending})["confirmSuggestion"]
     assert confirmed["__typename"] == "Suggestion" and confirmed["state"] == "CONFIRMED" and confirmed["tradeId"]
-    assert [t["trade_id"] for t in api.acme("GET", "/api/portfolio/trade").json()] == [confirmed["tradeId"]]
+    assert [t["trade_id"] for t in api.acme("GET", "/api/portfolio/trade").json()["items"]] == [confirmed["tradeId"]]
     twice = data(api, SUGGESTION_MUTATION % "rejectSuggestion", key, {"id": pending})["rejectSuggestion"]
     assert twice["__typename"] == "Conflict" and "CONFIRMED" in twice["message"]
-    assert api.acme("GET", "/api/suggestions").json() == []
+    assert api.acme("GET", "/api/suggestions").json()["items"] == []
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

@@ -146,7 +146,7 @@ def test_unauthenticated_bodies_are_refused_before_a_byte_is_read(api: Api, spoo
         api.base, "/graphql", {"Content-Type": "application/json"}, parts, length=length, stop=_gave_up
     )
     assert graphql.status == 401 and graphql.peak_rss_growth < 20 * MB
-    assert api.admin("GET", "/api/portfolio/trade").json() == []  # nothing was stored
+    assert api.admin("GET", "/api/portfolio/trade").json()["items"] == []  # nothing was stored
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -185,7 +185,7 @@ def test_keyed_bodies_over_the_cap_are_413_from_the_header_or_while_streaming(
             f"temp files {upload.peak_temp_bytes / MB:.2f} MB"
         )
         assert upload.peak_temp_bytes < 2 * MB and upload.peak_rss_growth < 20 * MB
-        assert api.acme("GET", "/api/portfolio/trade").json() == []
+        assert api.acme("GET", "/api/portfolio/trade").json()["items"] == []
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -261,7 +261,7 @@ def test_money_and_quantities_are_strict_over_rest_and_graphql(api: Api) -> None
     for wrong in ("６.４８", "6_48", "Infinity"):
         (error,) = gql(api, mutation, api.world.acme_key, {"p": wrong}).json()["errors"]
         assert "decimal number like 101.50" in error["message"] and error["extensions"]["code"] == "BAD_USER_INPUT"
-    assert api.acme("GET", "/api/portfolio/trade").json() == []
+    assert api.acme("GET", "/api/portfolio/trade").json()["items"] == []
     placed = api.acme("POST", "/api/portfolio/trade", json=order)
     assert placed.status_code == 201, placed.text
 
@@ -285,7 +285,7 @@ def test_json_bodies_naming_a_key_twice_are_refused(api: Api) -> None:
         422,
         "names the key 'query' more than once",
     )
-    assert api.acme("GET", "/api/portfolio/trade").json() == []
+    assert api.acme("GET", "/api/portfolio/trade").json()["items"] == []
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -328,7 +328,7 @@ def test_an_idempotent_retry_may_spell_the_price_differently(api: Api) -> None:
         "POST", "/api/portfolio/trade", json={**order, "quantity": 4}, headers={"Idempotency-Key": "k-spelling"}
     )
     assert_problem(other, 409, "different request")
-    assert len(api.acme("GET", "/api/portfolio/trade").json()) == 1
+    assert len(api.acme("GET", "/api/portfolio/trade").json()["items"]) == 1
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -433,7 +433,7 @@ def test_a_control_character_is_refused_at_the_edge_on_both_databases(api: Api) 
     the character's position; nothing is stored."""
     nul, bell = "%00", "%07"  # percent-encoded in a URL (a client library refuses the raw byte); raw in bodies
     raw = "\u0000"
-    cash_before = api.acme("GET", "/api/portfolio/cash").json()
+    cash_before = api.acme("GET", "/api/portfolio/cash").json()["items"]
     refusals = [
         api.acme("POST", f"/api/suggestions/S-{nul}x/confirm"),
         api.acme("POST", f"/api/suggestions/S-{bell}x/reject"),
@@ -471,7 +471,7 @@ def test_a_control_character_is_refused_at_the_edge_on_both_databases(api: Api) 
         },
     )
     assert variable.status_code == 200 and variable.json()["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
-    assert api.acme("GET", "/api/portfolio/cash").json() == cash_before
+    assert api.acme("GET", "/api/portfolio/cash").json()["items"] == cash_before
     fine = api.acme("POST", "/api/portfolio/cash", json={"amount": "10", "note": "top-up\tline one\nline two"})
     assert fine.status_code == 201, fine.text  # tab and line breaks are text
 

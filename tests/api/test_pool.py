@@ -123,4 +123,4 @@ def test_a_bodiless_write_gives_the_request_connection_back_before_writing(seede
     with server as base, httpx.Client(base_url=base, timeout=60) as http:
         response = http.post(f"/api/suggestions/{w.pending_suggestion}/reject", headers={"X-API-Key": client_key})
         assert response.status_code == 200 and response.json()["state"] == "REJECTED", response.text
-        assert http.get("/api/suggestions", headers={"X-API-Key": client_key}).json() == []
+        assert http.get("/api/suggestions", headers={"X-API-Key": client_key}).json()["items"] == []

@@ -11,6 +11,7 @@ from datetime import date, timedelta
 import pytest
 from sqlalchemy import func, select
 
+from api import paging
 from api.schemas.macro import MacroIndicators
 from api.schemas.market import History, SymbolStatistics
 from api.schemas.portfolio import (
@@ -20,7 +21,7 @@ from api.schemas.portfolio import (
     Performance,
     PortfolioPositions,
     PortfolioSummary,
-    Suggestion,
+    SuggestionPage,
 )
 from api.services import json_body
 from market.settings import Settings
@@ -111,13 +112,15 @@ def test_cached_read_models_equal_a_fresh_computation(api: Api) -> None:
             assert answers["/api/ai-portfolio/summary"] == _rest(
                 AISummary, portfolio_views.ai_summary(conn, day, api.world.settings.ai_starting_cash)
             )
-            assert answers["/api/ai-portfolio/history"] == _rest(AIHistory, portfolio_views.ai_record(conn))
+            days = portfolio_views.ai_day_page(conn, None, paging.AI_DAYS.default)
+            assert answers["/api/ai-portfolio/history"] == _rest(
+                AIHistory, paging.body(paging.AI_DAYS, days, paging.AI_DAYS.default)
+            )
             assert answers["/api/ai/performance"] == _rest(Performance, performance(conn))
             assert answers["/api/v1/macro/indicators"] == _rest(MacroIndicators, macro_views.indicators(conn))
-        assert answers["/api/suggestions"] == _rest(
-            list[Suggestion], suggestions.list_pending(api.world.engine, acme_portfolio, api.clock.moment)
-        )
-    assert answers["/api/ai-portfolio/positions"] and answers["/api/suggestions"]  # not trivially empty
+        pending = suggestions.list_pending(api.world.engine, acme_portfolio, api.clock.moment)
+        assert answers["/api/suggestions"] == _rest(SuggestionPage, {"items": pending, "next_cursor": None})
+    assert answers["/api/ai-portfolio/positions"] and answers["/api/suggestions"]["items"]  # not trivially empty
 
 
 def test_a_long_history_stored_from_the_first_bar_agrees_with_the_warm_up_window(settings: Settings) -> None:

@@ -62,5 +62,5 @@ def test_the_ai_rationale_and_the_suggestion_carry_the_reasons(api: Api) -> None
     trades = data(api, "{ aiPortfolio { trades { nodes { symbol rationale } } } }", ADMIN_KEY)  # the trade log: admin
     (trade,) = trades["aiPortfolio"]["trades"]["nodes"]
     assert trade["symbol"] == "LIQ" and trade["rationale"]["reasons"] == SERVED
-    (suggestion,) = api.acme("GET", "/api/suggestions").json()
+    (suggestion,) = api.acme("GET", "/api/suggestions").json()["items"]
     assert suggestion["symbol"] == "LIQ" and suggestion["reason"]["reasons"] == SERVED

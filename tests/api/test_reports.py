@@ -207,7 +207,7 @@ def test_compliance_report_sections_trail_and_certified_digest(api: Api) -> None
     assert "Feature count 14" in pdf.text and "Training rows 4,321" in pdf.text
     assert "Binary accuracy (up vs down) 56.2% 51.2% 640" in pdf.text
 
-    trades = api.admin("GET", "/api/ai-portfolio/history").json()["trades"]
+    trades = [t for day in api.admin("GET", "/api/ai-portfolio/history").json()["items"] for t in day["trades"]]
     assert trades, "the world's executed AI day traded"
     for trade in trades:
         costs = trade["rationale"]["fill"]["costs"]["total"]

@@ -48,7 +48,7 @@ from views.valuation import PortfolioValuation, PositionValue
 
 RELATIONS = {"instrument", "latest_prediction"}  # GraphQL resolves the instrument and its prediction on demand
 PAIRS = [
-    (ai_day.AIDay, s_portfolio.AIDay, set(), set()),
+    (ai_day.AIDay, s_portfolio.AIDay, set(), {"trades"}),  # GraphQL: aiPortfolio { trades }, a list of its own
     (ai_trade.AITrade, s_portfolio.Trade, set(), set()),
     (trade.Trade, s_portfolio.Trade, set(), set()),
     (cash_movement.CashMovement, s_portfolio.CashEntry, set(), set()),

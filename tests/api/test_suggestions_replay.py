@@ -83,7 +83,7 @@ def replay(settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 def _listed(http: httpx.Client, key: str) -> list[dict]:
     response = http.get("/api/suggestions", headers={"X-API-Key": key})
     assert response.status_code == 200, response.text
-    return response.json()
+    return response.json()["items"]
 
 
 def _graph_listed(http: httpx.Client, key: str) -> list[str]:
@@ -148,7 +148,7 @@ def test_replayed_suggestions_are_open_until_their_close_on_the_service_clock(re
         assert confirmed.status_code == 200 and confirmed.json()["state"] == "CONFIRMED", confirmed.text
         trades = http.get("/api/portfolio/trade", headers={"X-API-Key": key})
         assert trades.status_code == 200, trades.text  # the trade is stamped with the service's clock, not the wall's
-        (trade,) = [t for t in trades.json() if t["trade_id"] == confirmed.json()["trade_id"]]
+        (trade,) = [t for t in trades.json()["items"] if t["trade_id"] == confirmed.json()["trade_id"]]
         assert trade["timestamp"] == "2019-06-04T15:59:59" and trade["trading_date"] == day.isoformat()  # exchange time
         assert [s["suggestion_id"] for s in _listed(http, key)] == [other]
 

@@ -75,6 +75,18 @@ class _Service:
         return self.http.request(method, url, headers={"X-API-Key": key}, **kwargs)
 
 
+def _every_page(url: str, key: str, limit: int) -> list[dict]:
+    """Every item of a paged REST list, walked by `next_cursor`."""
+    items, cursor = [], None
+    while True:
+        params = {"limit": limit} | ({"cursor": cursor} if cursor else {})
+        page = httpx.get(url, params=params, headers={"X-API-Key": key}, timeout=30).json()
+        items += page["items"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return items
+
+
 def _contract_violations(base: str, keys: tuple[str, str], symbol: str) -> list[str]:
     """Issue 42's contract walk (tests/api/contract.py) over every GET and GraphQL root field of the demo."""
     from tests.api.contract import violations
@@ -231,10 +243,12 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(serv
     quotes = latest.json()
     above = [q for q in quotes.values() if q["score"] is not None and q["score"] >= 55 and q["action"] != "LONG"]
     assert all(q["decision_reason"] for q in above), above[:3]
-    history = httpx.get(f"{base}/api/ai-portfolio/history", headers={"X-API-Key": admin_key}, timeout=30).json()
-    assert len(history["days"]) >= 61  # 60 replayed days and the demo day: the equity curve's points
-    decided = {d["trading_date"]: d for d in history["days"]}
-    for t in history["trades"]:  # a fill is in the session after the day that decided it, with its costs
+    days = _every_page(f"{base}/api/ai-portfolio/history", admin_key, limit=25)
+    trades = [t for d in days for t in d["trades"]]
+    assert len(days) >= 61  # 60 replayed days and the demo day: the equity curve's points
+    decided = {d["trading_date"]: d for d in days}
+    assert len(decided) == len(days) and list(decided) == sorted(decided)  # each day once, oldest first
+    for t in trades:  # a fill is in the session after the day that decided it, with its costs
         assert t["rationale"]["decided_on"] < t["trading_date"] and t["rationale"]["reason"], t
         parts = {k: float(v) for k, v in t["rationale"]["fill"]["costs"].items()}
         assert parts["total"] == pytest.approx(parts["spread"] + parts["impact"] + parts["fees"], abs=0.01)
@@ -244,8 +258,8 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(serv
     positions = httpx.get(f"{base}/api/ai-portfolio/positions", headers={"X-API-Key": key}, timeout=30).json()
     assert len(positions) >= 5, positions  # a living book after the replay
     assert record["average_exposure"] > 0.5 and record["fill_count"] >= 5 and not record["mostly_cash"], record
-    assert record["trades"] == len(history["trades"]) and "AI portfolio track record over" in "\n".join(lines)
-    pending = httpx.get(f"{base}/api/suggestions", headers={"X-API-Key": key}, timeout=30).json()
+    assert record["trades"] == len(trades) and "AI portfolio track record over" in "\n".join(lines)
+    pending = httpx.get(f"{base}/api/suggestions", headers={"X-API-Key": key}, timeout=30).json()["items"]
     assert all(p["state"] == "PENDING" for p in pending)
     if any(p["action"] == "LONG" and p["tercile"] == "TOP" for p in liquid):  # something to buy with the cash
         assert any(p["side"] == "BUY" for p in pending), pending

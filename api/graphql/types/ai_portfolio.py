@@ -14,12 +14,12 @@ from api.graphql.types.ai_day import AIDay
 from api.graphql.types.ai_position import AIPosition
 from api.graphql.types.ai_trade import AITrade
 from api.graphql.types.track_record import TrackRecord
+from api.paging import AI_DAYS, AI_TRADES, after_key, split
+from portfolio.ledger import AI_PORTFOLIO
 from views import portfolio as portfolio_views
 from views.track_record import ai_track_record
 
 AI_POSITIONS = Page("aiPositions", default=100, largest=500)
-AI_TRADES = Page("aiTrades", default=100, largest=1000)
-AI_DAYS = Page("aiDays", default=100, largest=1000)
 
 
 @strawberry.type(
@@ -59,24 +59,27 @@ class AIPortfolio:
         return TrackRecord.from_record(await info.context.read(ai_track_record, starting))
 
     @strawberry.field(
-        description="Admin only (null with a FORBIDDEN error otherwise): every AI trade with its rationale, oldest "
-        "first.",
+        description="Admin only (null with a FORBIDDEN error otherwise): the AI trades with their rationale, in "
+        "the order the book recorded them.",
         permission_classes=[AdminOnly],
     )
     async def trades(
         self, info: Info, first: int | None = AI_TRADES.default, after: str | None = None
     ) -> Connection[AITrade] | None:
-        record = await info.context.read(portfolio_views.ai_record)
-        page, page_info = AI_TRADES.slice(record["trades"], lambda t: t["trade_id"], first, after, order="as-listed")
+        size, key = AI_TRADES.size(first), after_key(AI_TRADES, after, int)
+        rows = await info.context.read(portfolio_views.trade_page, AI_PORTFOLIO, key, size)
+        page, page_info = split(AI_TRADES, rows, size)
         return Connection(nodes=[AITrade.from_row(t) for t in page], page_info=page_info)
 
     @strawberry.field(
-        description="Admin only (null with a FORBIDDEN error otherwise): every executed day, oldest first.",
+        description="Admin only (null with a FORBIDDEN error otherwise): the executed days, oldest first "
+        "(GET /api/ai-portfolio/history's pages).",
         permission_classes=[AdminOnly],
     )
     async def days(
         self, info: Info, first: int | None = AI_DAYS.default, after: str | None = None
     ) -> Connection[AIDay] | None:
-        record = await info.context.read(portfolio_views.ai_record)
-        page, page_info = AI_DAYS.slice(record["days"], lambda d: d["trading_date"], first, after)
+        size, key = AI_DAYS.size(first), after_key(AI_DAYS, after, date)
+        rows = await info.context.read(portfolio_views.ai_day_page, key, size)
+        page, page_info = split(AI_DAYS, rows, size)
         return Connection(nodes=[AIDay.from_row(d) for d in page], page_info=page_info)

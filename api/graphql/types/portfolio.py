@@ -15,6 +15,7 @@ from api.graphql.types.position import Position
 from api.graphql.types.suggestion import Suggestion
 from api.graphql.types.track_record import TrackRecord
 from api.graphql.types.trade import Trade
+from api.paging import CASH, SUGGESTIONS, TRADES, after_key, split, suggestion_key
 from desk import versions
 from portfolio import suggestions
 from views import portfolio as portfolio_views
@@ -22,9 +23,6 @@ from views.track_record import portfolio_track_record
 from views.valuation import PositionValue
 
 POSITIONS = Page("positions", default=100, largest=500)
-TRADES = Page("trades", default=100, largest=1000)
-CASH = Page("cashMovements", default=100, largest=1000)
-SUGGESTIONS = Page("suggestions", default=50, largest=200)
 
 
 @strawberry.type(
@@ -75,20 +73,25 @@ class Portfolio:
 
         return TrackRecord.from_record(await info.context.read(read))
 
-    @strawberry.field(description="Every trade, oldest first.")
+    @strawberry.field(description="Trades in the order the book recorded them (GET /api/portfolio/trade's pages).")
     async def trades(
         self, info: Info, first: int | None = TRADES.default, after: str | None = None
     ) -> Connection[Trade]:
-        rows = await info.context.read(portfolio_views.trade_history, self.portfolio_id)
-        page, page_info = TRADES.slice(rows, lambda t: t["trade_id"], first, after, order="as-listed")
+        size, key = TRADES.size(first), after_key(TRADES, after, int)
+        rows = await info.context.read(portfolio_views.trade_page, self.portfolio_id, key, size)
+        page, page_info = split(TRADES, rows, size)
         return Connection(nodes=[Trade.from_row(t) for t in page], page_info=page_info)
 
-    @strawberry.field(description="Every cash movement, oldest first, with the balance after each.")
+    @strawberry.field(
+        description="Cash movements in the order the book recorded them, with the balance after each "
+        "(GET /api/portfolio/cash's pages)."
+    )
     async def cash_movements(
         self, info: Info, first: int | None = CASH.default, after: str | None = None
     ) -> Connection[CashMovement]:
-        rows = await info.context.read(portfolio_views.cash_history, self.portfolio_id)
-        page, page_info = CASH.slice(rows, lambda e: e["entry_id"], first, after, order="as-listed")
+        size, key = CASH.size(first), after_key(CASH, after, int)
+        rows = await info.context.read(portfolio_views.cash_page, self.portfolio_id, key, size)
+        page, page_info = split(CASH, rows, size)
         return Connection(nodes=[CashMovement.from_row(e) for e in page], page_info=page_info)
 
     @strawberry.field(description="Pending morning suggestions (expired ones are not listed).")
@@ -97,7 +100,5 @@ class Portfolio:
     ) -> Connection[Suggestion]:
         ctx = info.context
         rows = await ctx.call(suggestions.list_pending, ctx.svc.engine, self.portfolio_id, ctx.svc.now())
-        page, page_info = SUGGESTIONS.slice(
-            rows, lambda s: (str(s.trading_date), s.side != "SELL", s.symbol), first, after
-        )
+        page, page_info = SUGGESTIONS.slice(rows, suggestion_key, first, after)
         return Connection(nodes=[Suggestion.from_row(s) for s in page], page_info=page_info)

@@ -1,0 +1,90 @@
+"""Paging of every list the API returns (issue 57), REST and GraphQL alike: one `Page` per
+list (its name, default and largest page size, api/graphql/pagination.py) shared by both.
+
+REST lists take `limit` (the page size: the list's default when absent, at most its
+largest; stated in each parameter's description) and `cursor` (the previous page's
+`next_cursor`), and answer `{items, next_cursor}` as market history does; `next_cursor` is
+null on the last page. A cursor is opaque: base64url of the list's name and the key of the
+page's last item, the same cursor GraphQL's `pageInfo.endCursor` gives for that list, so a
+cursor of another list (or a forged one) is a 422 naming the list. Paging is by key (a
+ledger row id, a date), never by offset, so a row appended between two pages neither
+repeats nor skips an item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+from fastapi import Query
+
+from api.graphql.pagination import Page, PageInfo
+from market.errors import InvalidInputError
+
+TRADES = Page("trades", default=100, largest=1000)
+CASH = Page("cashMovements", default=100, largest=1000)
+SUGGESTIONS = Page("suggestions", default=50, largest=200)
+AI_DAYS = Page("aiDays", default=100, largest=500)
+AI_TRADES = Page("aiTrades", default=100, largest=1000)
+
+
+def limit_query(page: Page) -> Any:
+    """The `limit` query parameter of `page`'s list."""
+    return Query(
+        page.default,
+        ge=1,
+        le=page.largest,
+        description=f"Items per page: {page.default} by default, at most {page.largest}.",
+    )
+
+
+def cursor_query(page: Page) -> Any:
+    """The `cursor` query parameter of `page`'s list."""
+    return Query(
+        None,
+        min_length=1,
+        max_length=200,
+        description=f"`next_cursor` of the previous page, unchanged (a cursor of another list is 422); "
+        f"absent: the first page. GraphQL's `{page.name}` pageInfo.endCursor is the same cursor.",
+    )
+
+
+def after_key(page: Page, cursor: str | None, kind: type[int] | type[date]) -> Any:
+    """The key a cursor of `page` carries (None: the first page), checked to be a `kind`."""
+    key = page.key_after(cursor)
+    if key is None:
+        return None
+    if kind is int and type(key) is int:
+        return key
+    if kind is date and isinstance(key, str):
+        try:
+            return date.fromisoformat(key)
+        except ValueError:
+            pass
+    raise InvalidInputError(f"that cursor was not issued for {page.name}; pass next_cursor unchanged")
+
+
+def split(page: Page, keyed: Sequence[tuple[Any, Any]], size: int) -> tuple[list[Any], PageInfo]:
+    """A view's `size + 1` keyed rows as a page's items and its PageInfo (the extra row only
+    says that another page follows)."""
+    items = keyed[:size]
+    more = len(keyed) > size
+    cursor = page.cursor(items[-1][0]) if items else None
+    return [item for _, item in items], PageInfo(end_cursor=cursor, has_next_page=more)
+
+
+def body(page: Page, keyed: Sequence[tuple[Any, Any]], size: int) -> dict[str, Any]:
+    """A REST page of a view's `size + 1` keyed rows: `{items, next_cursor}`."""
+    items, info = split(page, keyed, size)
+    return listed(items, info)
+
+
+def listed(items: list[Any], info: PageInfo) -> dict[str, Any]:
+    """A REST page from a page's items and PageInfo: `next_cursor` only when one follows."""
+    return {"items": items, "next_cursor": info.end_cursor if info.has_next_page else None}
+
+
+def suggestion_key(suggestion: Any) -> tuple[str, bool, str]:
+    """A pending suggestion's place in its list (`portfolio.suggestions.pending_at`'s order)."""
+    return (str(suggestion.trading_date), suggestion.side != "SELL", suggestion.symbol)
