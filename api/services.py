@@ -400,9 +400,3 @@ def build_services(settings: Settings, now: Callable[[], datetime] | None = None
 async def services(request: Request) -> Services:
     """Async on purpose: FastAPI runs a sync dependency in the thread pool, a hop this needs not."""
     return request.app.state.services
-
-
-async def request_connection(request: Request) -> AsyncIterator[Connection]:
-    """The request's one connection (`Services.connection`), for `ConnDep` and the key check."""
-    async with request.app.state.services.connection() as conn:
-        yield conn
