@@ -22,8 +22,7 @@ from market.settings import Settings
 from portfolio import ledger
 from store import tables
 from store.engine import service_engine
-from tests.pipeline.test_cli import MARKETINTEL
-from tests.pipeline.test_cli_t0 import _free_port
+from tests.api.test_ratelimit import _free_port, _start_api
 
 GRACE = 2.0
 
@@ -31,20 +30,7 @@ GRACE = 2.0
 def _serve(port: int, monkeypatch: pytest.MonkeyPatch) -> subprocess.Popen:
     monkeypatch.setenv("MARKETINTEL_ADMIN_KEY", f"svc-admin-{secrets.token_hex(16)}")
     monkeypatch.setenv("MARKETINTEL_SHUTDOWN_GRACE_SECONDS", str(GRACE))
-    process = subprocess.Popen(
-        [MARKETINTEL, "serve", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline or process.poll() is not None:
-            process.kill()
-            pytest.fail(f"the API did not start: {process.communicate()[1][-2000:]}")
-        time.sleep(0.2)
+    return _start_api(port)
 
 
 def _trickle(port: int, key: str, stop: threading.Event) -> None:
