@@ -106,11 +106,18 @@ LEDGER_COLUMNS = (
 )
 
 
-def ledger_rows(conn: Connection, portfolio_id: str) -> list[LedgerRow]:
+def ledger_rows(
+    conn: Connection, portfolio_id: str, after: date | None = None, through_id: int | None = None
+) -> list[LedgerRow]:
     """The trades with what a replay reads (not their rationale documents: a long book's
-    JSON costs more to decode than the replay itself)."""
+    JSON costs more to decode than the replay itself); `after`: only those dated after that
+    day, `through_id`: only those stored up to that id (a read model's watermark)."""
     t = tables.trades
     query = select(*(t.c[name] for name in LEDGER_COLUMNS)).where(t.c.portfolio_id == portfolio_id)
+    if after is not None:
+        query = query.where(t.c.trading_date > after)
+    if through_id is not None:
+        query = query.where(t.c.id <= through_id)
     return [dict(r._mapping) for r in conn.execute(query.order_by(t.c.executed_at, t.c.id))]
 
 
@@ -179,15 +186,23 @@ def in_replay_order(trades: Iterable[LedgerRow], splits: Iterable[Split] = ()) -
     return events
 
 
-def replay(trades: Iterable[LedgerRow], splits: Iterable[Split] = ()) -> dict[str, Position]:
+def replay(
+    trades: Iterable[LedgerRow], splits: Iterable[Split] = (), book: dict[str, Position] | None = None
+) -> dict[str, Position]:
     """Positions from trades in the order of `in_replay_order` (the ones sold to zero are
     kept for their realised PnL; callers filter on quantity).
+
+    `book`: the positions to continue from, changed in place and returned (a read model
+    replaying day by day, portfolio/book_days.py): replaying the trades of dates after a
+    day, with the splits of those dates, onto the positions at that day's close gives what
+    replaying everything from the start gives, since a split of an ex-date on or before
+    that day comes before every trade dated after it.
 
     `splits` (store.splits) multiply a holding from their ex-date on: the quantity becomes
     `split_quantity` and the cost basis stays, so the average cost is divided by the
     factor and the split is neither a gain nor a loss. Pass only the splits known at the
     date the positions are for."""
-    book: dict[str, Position] = {}
+    book = {} if book is None else book
     for kind, item in in_replay_order(trades, splits):
         if kind == "split":
             _apply_split(book, item)

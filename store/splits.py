@@ -37,12 +37,24 @@ class Split:
     known_at: datetime | None = None
 
 
-def stored_splits(conn: Connection, through: date | None = None, symbols: Iterable[str] | None = None) -> list[Split]:
-    """The splits with an ex-date on or before `through` (all when None), in ex-date order."""
+def stored_splits(
+    conn: Connection,
+    through: date | None = None,
+    symbols: Iterable[str] | None = None,
+    after: date | None = None,
+    through_id: int | None = None,
+) -> list[Split]:
+    """The splits with an ex-date on or before `through` (all when None) and after `after`,
+    in ex-date order; `through_id`: as the notices stood when the newest row's id was that
+    (a read model's watermark)."""
     c = tables.corporate_actions.c
     where = [c.kind == "SPLIT"]
     if through is not None:
         where.append(c.action_date <= through)
+    if after is not None:
+        where.append(c.action_date > after)
+    if through_id is not None:
+        where.append(c.id <= through_id)
     if symbols is not None:
         where.append(c.symbol.in_(sorted(set(symbols))))
     first_known = {
