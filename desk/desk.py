@@ -55,7 +55,7 @@ from portfolio.trading import preview_trade as preview
 from store import tables
 from store.engine import service_engine
 from store.history import current_rows
-from views.track_record import ai_track_record, portfolio_track_record
+from views.book_record import TrackRecords
 
 __all__ = ["AI_PORTFOLIO", "INSIGHTS_REFUSAL", "Desk", "ManualTrade"]
 
@@ -70,6 +70,7 @@ class Desk:
     settings: Settings
     calendar: TradingCalendar = field(default_factory=default_calendar)
     now: Callable[[], datetime] = utc_now
+    records: TrackRecords = field(default_factory=TrackRecords, compare=False, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings, now: Callable[[], datetime] | None = None) -> Desk:
@@ -152,12 +153,13 @@ class Desk:
     # ---- track records ----------------------------------------------------------------------------
 
     def track_record(self, conn: Connection, portfolio_id: str) -> TrackRecord:
-        """A client's or the house portfolio's record beside both benchmarks."""
-        return portfolio_track_record(conn, portfolio_id)
+        """A client's or the house portfolio's record beside both benchmarks, from the book's
+        read model (views/book_record.py): a read after a write costs what changed."""
+        return self.records.client(conn, portfolio_id)
 
     def ai_track_record(self, conn: Connection) -> TrackRecord:
         """The AI portfolio's record beside both benchmarks."""
-        return ai_track_record(conn, self.settings.ai_starting_cash)
+        return self.records.ai(conn, self.settings.ai_starting_cash)
 
     def macro_insights(self, conn: Connection) -> MacroInsights:
         """The week's macro parameters with their inputs (who may read them is the transport's

@@ -11,6 +11,7 @@ from sqlalchemy import Connection
 from portfolio.ledger import AI_PORTFOLIO
 from store import tables
 from store.history import newest_ids
+from views.book_record import book_parts
 
 _AI_DAYS = (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO)
 _AI_TRADES = (tables.trades, "portfolio_id", AI_PORTFOLIO)
@@ -34,13 +35,9 @@ def cash(conn: Connection, portfolio_id: str) -> tuple:
 
 
 def track_record(conn: Connection, portfolio_id: str) -> tuple:
-    """A client's or the house portfolio's track record: its ledger and every close."""
-    return newest_ids(
-        conn,
-        (tables.cash_entries, "portfolio_id", portfolio_id),
-        (tables.trades, "portfolio_id", portfolio_id),
-        tables.eod_prices,
-    )
+    """A client's or the house portfolio's track record: its ledger, every close and the
+    corporate actions (a split changes its holdings), as its read model names them."""
+    return newest_ids(conn, *book_parts(portfolio_id))
 
 
 def suggestions(conn: Connection, portfolio_id: str) -> tuple:

@@ -24,14 +24,16 @@ says why in `reason` (no executed day, no trade or cash movement, too few market
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
 from datetime import date, timedelta
+from decimal import Decimal
 from typing import Any
 
 import pandas as pd
 from sqlalchemy import Connection, select
 
-from market.clock import exchange_date
 from market.costs import CostBreakdown
 from market.settings import get_settings
 from portfolio import ledger
@@ -46,13 +48,13 @@ from portfolio.track_record import (
     statistics,
 )
 from store import tables
-from store.history import current_rows
-from store.splits import stored_splits
+from store.history import current_rows, newest_ids
 from views.portfolio import equity_curve
 
 NO_AI_DAYS = "the AI portfolio has no executed day yet"
 ONE_AI_DAY = "one executed day: the statistics need at least two"
 NO_CLIENT_HISTORY = "no trades or cash movements yet"
+BENCHMARK_SPANS = 64
 
 
 def _ai_returns(conn: Connection, starting_cash: float) -> tuple[list, pd.Series, list[dict[str, Any]]]:
@@ -72,7 +74,7 @@ def ai_track_series(conn: Connection, starting_cash: float) -> dict[str, Any]:
     if len(dates) < 2:
         return {"days": [], "book": [], "benchmarks": {}, "drawdown": [], "monthly": []}
     growth = (1 + returns).cumprod()
-    series_by_name, index_source = _benchmarks(conn, dates)
+    series_by_name, index_source = benchmark_returns(conn, dates)
     benchmarks = {
         name: ((1 + series.reindex(dates).fillna(0.0)).cumprod() - 1).round(6).tolist()
         for name, series in series_by_name.items()
@@ -90,42 +92,70 @@ def ai_track_series(conn: Connection, starting_cash: float) -> dict[str, Any]:
     }
 
 
-def ai_track_record(conn: Connection, starting_cash: float) -> TrackRecord:
+@dataclass
+class LedgerTotals:
+    """What a book's trades add up to, kept up to date by `catch_up` with the trades stored
+    since (ids above `through_id`: the ledger is append-only and a book's ids commit in
+    order under its lock, so the sums are exact): how many rows and fills (trades an order
+    filled, not the shares a statement sync booked), fills per trading date, the value
+    traded (price times quantity: turnover's numerator) and the costs paid by part (each
+    trade's fees, spread_cost and impact_cost columns, 0 where the cost model did not fill)."""
+
+    through_id: int = 0
+    rows: int = 0
+    fills: int = 0
+    fills_by_day: Counter[date] = field(default_factory=Counter)
+    traded_value: Decimal = Decimal(0)
+    paid: CostBreakdown = field(default_factory=CostBreakdown)
+
+    def catch_up(self, conn: Connection, portfolio_id: str, newest: int | None) -> None:
+        """Add the book's trades stored after `through_id` up to `newest` (its newest id now)."""
+        if newest is None or newest <= self.through_id:
+            return
+        t = tables.trades.c
+        columns = (t.trading_date, t.price, t.quantity, t.fees, t.spread_cost, t.impact_cost, t.origin)
+        query = select(*columns).where(t.portfolio_id == portfolio_id, t.id > self.through_id, t.id <= newest)
+        for row in conn.execute(query):
+            self.rows += 1
+            if row.origin != "STATEMENT_SYNC":
+                self.fills += 1
+                self.fills_by_day[row.trading_date] += 1
+            self.traded_value += Decimal(row.price) * int(row.quantity)
+            self.paid += CostBreakdown(row.fees, row.spread_cost, row.impact_cost)
+        self.through_id = newest
+
+
+def ai_track_record(
+    conn: Connection, starting_cash: float, totals: LedgerTotals | None = None, benchmarks: Benchmarks | None = None
+) -> TrackRecord:
     """The AI portfolio's record (module docstring); its costs are the trades' cost
-    columns (fees, spread_cost, impact_cost), summed exactly."""
+    columns (fees, spread_cost, impact_cost), summed exactly. `totals` and `benchmarks`: a
+    read model's (views/book_record.py TrackRecords), caught up here; fresh ones read
+    everything."""
     dates, returns, curve = _ai_returns(conn, starting_cash)
     if not curve:
         return TrackRecord(days=0, fill_count=0, reason=NO_AI_DAYS)
-    trades = ledger.trade_rows(conn, ledger.AI_PORTFOLIO)
-    benchmarks, index_source = _benchmarks(conn, dates)
+    totals = totals or LedgerTotals()
+    totals.catch_up(
+        conn, ledger.AI_PORTFOLIO, newest_ids(conn, (tables.trades, "portfolio_id", ledger.AI_PORTFOLIO))[0]
+    )
+    series, index_source = (benchmarks or Benchmarks()).over(conn, dates)
     exposure = pd.Series([_exposure(r["market_value"], r["equity"]) for r in curve], index=dates, dtype=float)
     out = statistics(
         returns,
-        benchmarks,
-        traded_value=_traded_value(trades),
+        series,
+        traded_value=float(totals.traded_value),
         mean_equity=float(pd.Series([r["equity"] for r in curve]).mean()),
-        costs=paid(trades),
+        costs=totals.paid,
         exposure=exposure,
-        fill_count=len(trades),
+        fill_count=totals.rows,
     )
     return out.with_view(
         reason=ONE_AI_DAY if out.reason else None,
-        trades=len(trades),
+        trades=totals.rows,
         index_source=index_source,
-        records=_by_record(conn, returns, benchmarks, trades, exposure),
+        records=_by_record(conn, returns, series, totals.fills_by_day, exposure),
     )
-
-
-def paid(trades: list[dict[str, Any]]) -> CostBreakdown:
-    """What the trades paid: each one's fees and its spread and impact columns (0 for a
-    trade the cost model did not fill)."""
-    parts = (CostBreakdown(t["fees"], t["spread_cost"], t["impact_cost"]) for t in trades)
-    return sum(parts, CostBreakdown())
-
-
-def _traded_value(trades: list[dict[str, Any]]) -> float:
-    """The value the trades moved (price times quantity, summed): turnover's numerator."""
-    return sum(float(t["price"] * int(t["quantity"])) for t in trades)
 
 
 def _exposure(market_value: float, equity: float) -> float:
@@ -137,7 +167,7 @@ def _by_record(
     conn: Connection,
     returns: pd.Series,
     benchmarks: dict[str, pd.Series],
-    trades: list[dict[str, Any]],
+    fills_by_day: Counter[date],
     exposure: pd.Series,
 ) -> dict[str, TrackRecord]:
     """The same statistics over the days replayed on the validation record and over the
@@ -152,7 +182,7 @@ def _by_record(
         days = [d for d in returns.index if labels.get(d) == label]
         if not days:
             continue
-        fills = sum(1 for t in trades if t["trading_date"] in set(days))
+        fills = sum(fills_by_day.get(d, 0) for d in days)
         part = statistics(
             returns.loc[days], {k: v.reindex(days) for k, v in benchmarks.items()}, exposure=exposure, fill_count=fills
         )
@@ -160,125 +190,34 @@ def _by_record(
     return out
 
 
-EXTERNAL_FLOWS = ("DEPOSIT", "WITHDRAWAL", "RECONCILIATION")
+class Benchmarks:
+    """The benchmarks' daily returns over a span of days (`benchmark_returns`), kept per
+    span while the closes, index levels and fundamentals they are read from stand (their
+    newest ids) and the settings name the same index: books valued over the same days,
+    and every read of one book between two market days, share one computation. The
+    BENCHMARK_SPANS most recently used spans are kept."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[tuple, tuple[dict[str, pd.Series], str | None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def over(self, conn: Connection, dates: list) -> tuple[dict[str, pd.Series], str | None]:
+        """`benchmark_returns(conn, dates)`, computed once per span and version."""
+        version = newest_ids(conn, tables.eod_prices, tables.index_levels, tables.fundamentals)
+        key = (tuple(dates), version, get_settings().benchmark_index)
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        found = benchmark_returns(conn, dates)
+        with self._lock:
+            self._kept[key] = found
+            while len(self._kept) > BENCHMARK_SPANS:
+                self._kept.popitem(last=False)
+        return found
 
 
-@dataclass(frozen=True)
-class ClientHistory:
-    """A client's (or the house's) book as stored: its cash entries as (exchange date,
-    amount, kind), sorted, and its ledger rows (trades and the shares statement syncs
-    booked), oldest first."""
-
-    entries: list[tuple[date, float, str]]
-    trades: list[dict[str, Any]]
-
-    @property
-    def start(self) -> date | None:
-        """The day of the first cash movement or trade; None when there is neither."""
-        return min([when for when, _, _ in self.entries] + [t["trading_date"] for t in self.trades], default=None)
-
-    @property
-    def fills(self) -> int:
-        """The trades an order filled: not the shares a statement sync booked."""
-        return sum(1 for t in self.trades if t["origin"] != "STATEMENT_SYNC")
-
-
-@dataclass(frozen=True)
-class ValuedDays:
-    """The book at each market day's close: its equity (cash plus positions at the latest
-    closes), the flows from outside that day, and its exposure (market value / equity)."""
-
-    dates: list[date]
-    equity: list[float]
-    flows: list[float]
-    exposure: list[float]
-
-
-def portfolio_track_record(conn: Connection, portfolio_id: str) -> TrackRecord:
-    """A client's (or the house's) book valued at every market day's close from its first
-    cash movement or trade (`value_days`). Deposits, withdrawals, statement reconciliations
-    and the shares a statement sync adds or removes are flows, not performance. Costs are
-    the fees recorded: a manual trade's price is the client's own, so no spread or impact
-    is attributed to it."""
-    history = client_history(conn, portfolio_id)
-    start = history.start
-    if start is None:
-        return TrackRecord(days=0, fill_count=0, reason=NO_CLIENT_HISTORY)
-    c = tables.eod_prices.c
-    prices = pd.DataFrame(
-        current_rows(conn, tables.eod_prices, where=[c.trading_date >= start - timedelta(days=60)]),
-        columns=[x.name for x in tables.eod_prices.c],
-    )
-    dates = sorted(d for d in prices["trading_date"].unique() if d >= start)
-    too_few = (
-        f"{len(dates)} market day(s) with prices since the first trade or cash movement ({start}): the statistics "
-        "need at least three (two daily returns)"
-    )
-    if len(dates) < 2:
-        return TrackRecord(days=len(dates), fill_count=history.fills, reason=too_few)
-    valued = value_days(conn, history, prices, dates)
-    returns = daily_returns(pd.Series(valued.equity, index=dates), pd.Series(valued.flows, index=dates))
-    positive = [e for e in valued.equity if e > 0]
-    benchmarks, index_source = _benchmarks(conn, list(returns.index))
-    out = statistics(
-        returns,
-        benchmarks,
-        traded_value=_traded_value(history.trades),
-        mean_equity=float(pd.Series(positive).mean()) if positive else None,
-        costs=sum((CostBreakdown(fees=t["fees"]) for t in history.trades), CostBreakdown()),
-        exposure=pd.Series(valued.exposure, index=dates, dtype=float),
-        fill_count=history.fills,
-    )
-    return out.with_view(reason=too_few if out.reason else None, trades=len(history.trades), index_source=index_source)
-
-
-def client_history(conn: Connection, portfolio_id: str) -> ClientHistory:
-    """The book's cash entries and ledger rows (`ClientHistory`)."""
-    e = tables.cash_entries.c
-    cash_rows = conn.execute(select(e.amount, e.kind, e.effective_at).where(e.portfolio_id == portfolio_id)).all()
-    entries = sorted((exchange_date(r.effective_at), float(r.amount), r.kind) for r in cash_rows)
-    return ClientHistory(entries, ledger.ledger_rows(conn, portfolio_id))
-
-
-def value_days(conn: Connection, history: ClientHistory, prices: pd.DataFrame, dates: list[date]) -> ValuedDays:
-    """The book at each of `dates`' closes: cash as its entries stood at the close (trades,
-    fees and dividends included), positions replayed from the ledger with the splits known
-    by the day, at each name's latest close (carried forward over days it did not trade)."""
-    closes = (
-        prices.pivot_table(index="trading_date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
-    )
-    symbols = {t["symbol"] for t in history.trades}
-    splits = stored_splits(conn, dates[-1], symbols) if symbols else []
-    equity, flows, held = [], [], []
-    for day in dates:
-        cash = sum(amount for when, amount, _ in history.entries if when <= day)
-        book = ledger.replay(
-            [t for t in history.trades if t["trading_date"] <= day], [s for s in splits if s.ex_date <= day]
-        )
-        value = sum(
-            p.quantity * float(closes.at[day, sym])
-            for sym, p in book.items()
-            if p.quantity > 0 and sym in closes.columns and pd.notna(closes.at[day, sym])
-        )
-        equity.append(cash + value)
-        flows.append(_external_flow(history, closes, day))
-        held.append(_exposure(value, cash + value))
-    return ValuedDays(dates, equity, flows, held)
-
-
-def _external_flow(history: ClientHistory, closes: pd.DataFrame, day: date) -> float:
-    """What came from outside on `day`: deposits, withdrawals and statement reconciliations,
-    and the shares a statement brought in (or took out), which arrive from outside like
-    cash, at the day's close."""
-    flow = sum(amount for when, amount, kind in history.entries if when == day and kind in EXTERNAL_FLOWS)
-    for t in history.trades:
-        if t["origin"] == "STATEMENT_SYNC" and t["trading_date"] == day and t["symbol"] in closes.columns:
-            sign = 1 if t["side"] == "BUY" else -1
-            flow += sign * int(t["quantity"]) * float(closes.at[day, t["symbol"]])
-    return flow
-
-
-def _benchmarks(conn: Connection, dates: list) -> tuple[dict[str, pd.Series], str | None]:
+def benchmark_returns(conn: Connection, dates: list) -> tuple[dict[str, pd.Series], str | None]:
     """The benchmarks' daily returns over `dates`, and which index `index` is (module docstring)."""
     c = tables.eod_prices.c
     rows = current_rows(

@@ -102,7 +102,7 @@ def test_a_replayed_index_is_published_on_the_page_stored_by_t0_and_is_the_track
     publishes them; T0 stores them (index_levels, with the day's delivery) and the track
     record compares with that index rather than the service's own. A level that is not a
     positive number refuses the day, as any bad cell does."""
-    from views.track_record import _benchmarks
+    from views.track_record import benchmark_returns
 
     path = tmp_path / "history" / "prices.csv"
     path.parent.mkdir()
@@ -125,7 +125,7 @@ def test_a_replayed_index_is_published_on_the_page_stored_by_t0_and_is_the_track
             ("^ALL", d): v for d, v in index.items()
         }
         assert all(r["delivery_id"] == deliveries[r["trading_date"]] for r in stored)
-        benchmarks, source = _benchmarks(conn, [date(2021, 3, d) for d in (2, 4, 5)])
+        benchmarks, source = benchmark_returns(conn, [date(2021, 3, d) for d in (2, 4, 5)])
     assert source == "^ALL"
     assert benchmarks["index"].round(6).tolist() == [0.01, round(99.99 / 101 - 1, 6), round(102 / 99.99 - 1, 6)]
     again = backfill(service_engine(settings), settings, 4, date(2021, 3, 5), market)

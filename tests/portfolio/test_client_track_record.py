@@ -13,7 +13,7 @@ from store import tables
 from store.engine import service_engine
 from store.history import append_history
 from tests.portfolio.seed import CALENDAR, DAY, seed_market
-from views.track_record import portfolio_track_record
+from views.book_record import portfolio_track_record
 
 FRIDAY = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)  # 13:00 exchange time
 MONDAY, TUESDAY = CALENDAR.add_trading_days(DAY, 1), CALENDAR.add_trading_days(DAY, 2)

@@ -12,7 +12,8 @@ from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, pla
 from store.engine import service_engine
 from tests.portfolio.seed import CALENDAR, seed_market
 from tests.portfolio.test_client_track_record import FRIDAY, MONDAY, TUESDAY, bar
-from views.track_record import NO_CLIENT_HISTORY, portfolio_track_record
+from views.book_record import portfolio_track_record
+from views.track_record import NO_CLIENT_HISTORY
 
 
 def test_an_all_cash_client_book_is_flagged_and_an_invested_one_is_not(settings: Settings) -> None:

@@ -17,7 +17,6 @@ from api.graphql.types.track_record import TrackRecord
 from api.paging import AI_DAYS, AI_TRADES, after_key, split
 from portfolio.ledger import AI_PORTFOLIO
 from views import portfolio as portfolio_views
-from views.track_record import ai_track_record
 
 AI_POSITIONS = Page("aiPositions", default=100, largest=500)
 
@@ -55,8 +54,7 @@ class AIPortfolio:
         "(GET /api/ai-portfolio/track-record)."
     )
     async def track_record(self, info: Info) -> TrackRecord:
-        starting = info.context.svc.settings.ai_starting_cash
-        return TrackRecord.from_record(await info.context.read(ai_track_record, starting))
+        return TrackRecord.from_record(await info.context.read(info.context.svc.desk.ai_track_record))
 
     @strawberry.field(
         description="Admin only (null with a FORBIDDEN error otherwise): the AI trades with their rationale, in "

@@ -19,7 +19,6 @@ from api.paging import CASH, SUGGESTIONS, TRADES, after_key, split, suggestion_k
 from desk import versions
 from portfolio import suggestions
 from views import portfolio as portfolio_views
-from views.track_record import portfolio_track_record
 from views.valuation import PositionValue
 
 POSITIONS = Page("positions", default=100, largest=500)
@@ -68,7 +67,7 @@ class Portfolio:
                 pid,
                 ("track-record-graph", pid),
                 versions.track_record(conn, pid),
-                lambda: portfolio_track_record(conn, pid),
+                lambda: svc.desk.track_record(conn, pid),
             )
 
         return TrackRecord.from_record(await info.context.read(read))

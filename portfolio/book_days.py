@@ -1,0 +1,190 @@
+"""A client's (or the house's) book valued at every market day's close, kept as a read model
+that a change extends or revalues from the last day it leaves untouched.
+
+The track record of a book (views/track_record.py) is a statistic of these days: equity
+(cash plus positions at the latest closes), the flows from outside (deposits,
+withdrawals, statement reconciliations, and the shares a statement sync booked, at the
+day's close) and exposure (market value / equity). A day's values follow from the
+ledger's rows dated on or before it, the closes up to it and the splits with an ex-date
+on or before it, so a change dated D (a trade, a cash movement, a corrected close, a
+split notice) leaves every day before D as it was: `BookDays.resume_before(D)` keeps those
+days and hands back the state at the latest checkpoint before D, and `BookDays.extend`
+values the days after it from the rows dated after it. Replaying from a checkpoint is
+exact (`portfolio.ledger.replay` with its `book`), so the days equal a valuation from
+scratch, which is what a new read model does (tests/portfolio/test_book_days.py holds the
+two equal after every kind of change).
+
+Checkpoints (the cash, the positions and each symbol's latest close at a day's close) are
+kept at every CHECKPOINT_EVERY-th day and at the last two days: a change of the newest day
+(a deposit after the close) or a new market day resumes from the day before, one of an
+older day from at most CHECKPOINT_EVERY days earlier; memory is O(days / CHECKPOINT_EVERY)
+positions per book.
+
+Rules (each as the valuation from scratch had them, and stated once here):
+- a trade or cash entry dated between two market days counts at the next market day's
+  close (a Saturday deposit is Monday's flow, not Monday's return);
+- a symbol is valued at its latest close on or before the day (carried over days it did
+  not trade); one without any close yet is not valued;
+- the first day's closes are seeded with the closes of the SEED_DAYS calendar days before
+  the book's first day (the reader's choice, views/book_record.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date
+from decimal import Decimal
+from typing import TypeVar
+
+from portfolio.ledger import Position, replay
+from portfolio.rows import LedgerRow
+from store.splits import Split
+
+CHECKPOINT_EVERY = 16
+SEED_DAYS = 60  # calendar days of closes before a book's first day that seed its valuation
+EXTERNAL_FLOWS = ("DEPOSIT", "WITHDRAWAL", "RECONCILIATION")
+STATEMENT_SYNC = "STATEMENT_SYNC"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class CashRow:
+    """A cash entry as the valuation reads it: its exchange date, amount and kind."""
+
+    day: date
+    amount: Decimal
+    kind: str
+
+
+@dataclass(frozen=True)
+class MarketDay:
+    """A market day: its date and the closes stored for it, by symbol."""
+
+    day: date
+    closes: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The book at `day`'s close: the days valued up to and including it (`count`), its
+    cash, its positions and each symbol's latest close."""
+
+    day: date
+    count: int
+    cash: Decimal
+    book: dict[str, Position]
+    closes: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Where a catch-up starts: the last day it keeps (None: from the book's first day),
+    the state at that day's close and the closes seeding the first day after it."""
+
+    after: date | None
+    cash: Decimal
+    book: dict[str, Position]
+    closes: dict[str, float]
+
+
+@dataclass
+class BookDays:
+    """The valued days of one book from its first day (`start`), with their checkpoints."""
+
+    start: date
+    dates: list[date] = field(default_factory=list)
+    equity: list[float] = field(default_factory=list)
+    flows: list[float] = field(default_factory=list)
+    exposure: list[float] = field(default_factory=list)
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+
+    @property
+    def last(self) -> date | None:
+        """The last valued day; None before the first."""
+        return self.dates[-1] if self.dates else None
+
+    def resume_before(self, changed: date, seed: dict[str, float]) -> Resume:
+        """Forget the days from the latest checkpoint before `changed` on and say where to
+        resume (`seed`: the closes before the book's first day, for a resume from it)."""
+        kept = [c for c in self.checkpoints if c.day < changed]
+        self.checkpoints = kept
+        point = kept[-1] if kept else None
+        count = point.count if point else 0
+        for values in (self.dates, self.equity, self.flows, self.exposure):
+            del values[count:]
+        if point is None:
+            return Resume(None, Decimal(0), {}, dict(seed))
+        return Resume(point.day, point.cash, _copy(point.book), dict(point.closes))
+
+    def extend(
+        self,
+        resume: Resume,
+        market: Sequence[MarketDay],
+        trades: Sequence[LedgerRow],
+        cash: Sequence[CashRow],
+        splits: Sequence[Split],
+    ) -> None:
+        """Value `market`'s days (those after `resume.after`, in order) from `resume`, with
+        the trades, cash entries and splits dated after it (any order: sorted here; those
+        dated after the last market day wait for theirs)."""
+        trades = sorted(trades, key=lambda t: t["trading_date"])
+        entries = sorted(cash, key=lambda e: e.day)
+        splits = sorted(splits, key=lambda x: x.ex_date)
+        balance, book, closes = resume.cash, resume.book, resume.closes
+        t = e = s = 0
+        for market_day in market:
+            day = market_day.day
+            closes.update(market_day.closes)
+            batch, t = _through(trades, t, day, lambda r: r["trading_date"])
+            due, s = _through(splits, s, day, lambda x: x.ex_date)
+            replay(batch, due, book)
+            flow = 0.0
+            while e < len(entries) and entries[e].day <= day:
+                balance += entries[e].amount
+                flow += float(entries[e].amount) if entries[e].kind in EXTERNAL_FLOWS else 0.0
+                e += 1
+            flow += _synced_shares(batch, closes)
+            value = sum(p.quantity * closes[sym] for sym, p in book.items() if p.quantity > 0 and sym in closes)
+            self._append(day, balance, value, flow)
+            self._checkpoint(day, balance, book, closes)
+
+    def _append(self, day: date, cash: Decimal, value: float, flow: float) -> None:
+        equity = float(cash) + value
+        self.dates.append(day)
+        self.equity.append(equity)
+        self.flows.append(flow)
+        self.exposure.append(value / equity if equity > 0 else float("nan"))
+
+    def _checkpoint(self, day: date, cash: Decimal, book: dict[str, Position], closes: dict[str, float]) -> None:
+        """A checkpoint at `day` (the newest); the previous newest goes unless it is on the grid
+        or the day before this one."""
+        count = len(self.dates)
+        self.checkpoints.append(Checkpoint(day, count, cash, _copy(book), dict(closes)))
+        if len(self.checkpoints) >= 3:
+            older = self.checkpoints[-3]
+            if older.count % CHECKPOINT_EVERY:
+                del self.checkpoints[-3]
+
+
+def _through(rows: Sequence[T], start: int, day: date, when: Callable[[T], date]) -> tuple[list[T], int]:
+    """The rows from `start` dated on or before `day` (rows sorted by date), and where the next begins."""
+    end = start
+    while end < len(rows) and when(rows[end]) <= day:
+        end += 1
+    return list(rows[start:end]), end
+
+
+def _synced_shares(batch: Sequence[LedgerRow], closes: dict[str, float]) -> float:
+    """The value, at the day's closes, of the shares a statement sync brought in (or took
+    out): they arrive from outside like cash."""
+    flow = 0.0
+    for trade in batch:
+        if trade["origin"] == STATEMENT_SYNC and trade["symbol"] in closes:
+            sign = 1 if trade["side"] == "BUY" else -1
+            flow += sign * int(trade["quantity"]) * closes[trade["symbol"]]
+    return flow
+
+
+def _copy(book: dict[str, Position]) -> dict[str, Position]:
+    return {symbol: replace(position) for symbol, position in book.items()}

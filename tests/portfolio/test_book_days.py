@@ -1,0 +1,166 @@
+"""The track record's read model (views/book_record.py, portfolio/book_days.py) kept up to
+date step by step equals a valuation from scratch after every kind of change a book and
+its market see, and a change costs what it touches: a write dated after the last close
+revalues no day, a new close values one."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import numpy as np
+import pytest
+from sqlalchemy import Engine
+
+import views.book_record as book_record
+from market.settings import Settings
+from portfolio import ledger
+from portfolio.book_days import BookDays
+from portfolio.trading import open_client_portfolio
+from store import tables
+from store.engine import service_engine
+from store.history import append_history
+from tests.portfolio.seed import CALENDAR
+from views.book_record import BookState, TrackRecords, book_version, catch_up
+
+SYMBOLS = ("AAA", "BBB", "CCC", "DDD")
+FIRST = date(2026, 6, 1)  # a Monday
+MARKET = [CALENDAR.add_trading_days(FIRST, i) for i in range(45)]
+
+
+def _closes(engine: Engine, days: list[date], rng: random.Random, scale: float = 1.0) -> None:
+    rows = [
+        {
+            "symbol": s,
+            "trading_date": d,
+            "close": round(10 * (1 + n) * scale * (1 + rng.uniform(-0.05, 0.05)), 2),
+            "volume": 10_000,
+            "source": "test",
+        }
+        for d in days
+        for n, s in enumerate(SYMBOLS)
+        if rng.random() > 0.15 or d == days[0]  # some names do not trade some days
+    ]
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, rows)
+
+
+def _at(day: date, hour: int = 20) -> datetime:
+    return datetime(day.year, day.month, day.day, hour, tzinfo=UTC)  # 15:00 exchange time (16:00 in summer)
+
+
+def _cash(engine: Engine, pid: str, amount: str, when: datetime, kind: str = "DEPOSIT") -> None:
+    with ledger.portfolio_transaction(engine, pid) as conn:
+        ledger.record_cash(conn, pid, f"c-{random.random()}", Decimal(amount), kind, when)
+
+
+def _trade(engine: Engine, pid: str, day: date, symbol: str, side: str, quantity: int, origin: str = "MANUAL") -> None:
+    request = ledger.TradeRequest(
+        pid, day, _at(day), symbol, side, quantity, Decimal("12.50"), Decimal("3.10"), origin=origin,
+        trade_id=f"t-{random.random()}",
+    )  # fmt: skip
+    with ledger.portfolio_transaction(engine, pid) as conn:
+        ledger.record_trade(conn, request, moves_cash=origin != "STATEMENT_SYNC")
+
+
+def _split(engine: Engine, symbol: str, ex_date: date, factor: float) -> None:
+    with engine.begin() as conn:
+        row = {"symbol": symbol, "action_date": ex_date, "kind": "SPLIT", "amount": factor, "source": "test"}
+        append_history(conn, tables.corporate_actions, [row])
+
+
+def _same(kept: BookDays, fresh: BookDays) -> None:
+    assert kept.start == fresh.start and kept.dates == fresh.dates
+    for name in ("equity", "flows", "exposure"):
+        np.testing.assert_array_equal(getattr(kept, name), getattr(fresh, name), err_msg=name)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+def test_the_kept_record_equals_a_valuation_from_scratch_after_every_change(settings: Settings) -> None:
+    rng = random.Random(7)
+    engine = service_engine(settings)
+    _closes(engine, MARKET[:30], rng)
+    pid = open_client_portfolio(engine, "acme")
+    records = TrackRecords()
+    steps = [
+        ("a deposit", lambda: _cash(engine, pid, "10000", _at(MARKET[3]))),
+        ("buys", lambda: [_trade(engine, pid, MARKET[4], s, "BUY", 100) for s in SYMBOLS[:3]]),
+        ("a Saturday deposit", lambda: _cash(engine, pid, "500", _at(MARKET[9] + timedelta(days=1)))),
+        ("a sell", lambda: _trade(engine, pid, MARKET[12], "AAA", "SELL", 40)),
+        ("a trade after the last close", lambda: _trade(engine, pid, MARKET[31], "DDD", "BUY", 10)),
+        ("new closes", lambda: _closes(engine, MARKET[30:33], rng)),
+        (
+            "a statement's shares, back-dated",
+            lambda: _trade(engine, pid, MARKET[8], "DDD", "BUY", 30, "STATEMENT_SYNC"),
+        ),
+        ("a corrected close", lambda: _closes(engine, [MARKET[15]], rng, scale=1.3)),
+        ("a split", lambda: _split(engine, "BBB", MARKET[20], 2.0)),
+        ("a withdrawal after the close", lambda: _cash(engine, pid, "-700", _at(MARKET[32], 23), "WITHDRAWAL")),
+        ("a deposit before the first day", lambda: _cash(engine, pid, "100", _at(MARKET[1]))),
+        ("forty more days", lambda: _closes(engine, MARKET[33:], rng)),
+        ("a late split notice of an old ex-date", lambda: _split(engine, "CCC", MARKET[6], 0.5)),
+    ]
+    with engine.connect() as conn:
+        assert records.client(conn, pid).reason  # no history yet
+    for name, step in steps:
+        step()
+        with engine.connect() as conn:
+            kept = records.client(conn, pid)
+            fresh_state = BookState()
+            catch_up(conn, pid, fresh_state, book_version(conn, pid))
+            fresh = book_record.portfolio_track_record(conn, pid)
+        _same(records._books[pid].days, fresh_state.days)
+        assert kept == fresh, name
+    assert kept.days == len(MARKET) - 2 and kept.fill_count == 5 and kept.trades == 6
+
+
+def test_a_change_revalues_only_the_days_it_touches(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(11)
+    engine = service_engine(settings)
+    _closes(engine, MARKET[:44], rng)
+    pid = open_client_portfolio(engine, "acme")
+    _cash(engine, pid, "10000", _at(MARKET[0]))
+    _trade(engine, pid, MARKET[1], "AAA", "BUY", 100)
+    records = TrackRecords()
+    valued: list[int] = []
+    real = BookDays.extend
+
+    def counting(self, resume, market, trades, cash, splits):
+        valued.append(len(market))
+        return real(self, resume, market, trades, cash, splits)
+
+    monkeypatch.setattr(BookDays, "extend", counting)
+
+    def read() -> int:
+        valued.clear()
+        with engine.connect() as conn:
+            records.client(conn, pid)
+        return sum(valued)
+
+    assert read() == 44  # from nothing: every day
+    _trade(engine, pid, MARKET[44], "BBB", "BUY", 10)  # dated after the last close
+    assert read() == 0
+    _closes(engine, [MARKET[44]], rng)
+    assert read() == 1
+    _cash(engine, pid, "5", _at(MARKET[44], 23))  # after the close, on the newest day
+    assert read() == 1
+    _closes(engine, [MARKET[35]], rng, scale=1.1)  # a correction 10 days back: from the checkpoint before it
+    assert 10 <= read() < 10 + 16
+    assert read() == 0  # nothing new
+
+
+def test_money_and_shares_from_outside_are_flows_whichever_day_they_arrive(settings: Settings) -> None:
+    """Flat closes: a deposit on a Saturday and a statement's shares bring equity, not
+    return, so the book's return stays 0 (counted on the next market day's close)."""
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        rows = [{"symbol": "AAA", "trading_date": d, "close": 10.0, "volume": 1, "source": "test"} for d in MARKET[:10]]
+        append_history(conn, tables.eod_prices, rows)
+    pid = open_client_portfolio(engine, "acme")
+    _cash(engine, pid, "1000", _at(MARKET[0]))
+    _cash(engine, pid, "1000", _at(MARKET[4] + timedelta(days=1)))  # MARKET[4] is a Friday
+    _trade(engine, pid, MARKET[6], "AAA", "BUY", 100, origin="STATEMENT_SYNC")
+    with engine.connect() as conn:
+        record = book_record.portfolio_track_record(conn, pid)
+    assert record.total_return == 0 and record.max_drawdown == 0 and record.days == 9

@@ -1,0 +1,262 @@
+"""Track records as read models: per book, its valued days (portfolio/book_days.py) and its
+trades' totals (views/track_record.py `LedgerTotals`), caught up on each read with the rows
+stored since its last state, so a read after a write costs what changed, not the history.
+
+A book's state is stamped with the newest ids it reflects (`BookVersion`: the book's
+trades and cash entries, the closes, the corporate actions). The history tables are
+append-only and each part's ids commit in order (a book's writers hold its lock, the
+stages theirs: store/history.py `newest_ids`), so the rows above a stamp are exactly the
+ones the state has not seen. A read:
+
+1. reads the version (one statement); the same version: the record kept is the answer;
+2. adds the new trades to the totals (ids between the two stamps);
+3. finds the earliest date the new rows touch (a trade's or cash entry's date, a close's
+   trading date, a split's ex-date) and revalues the days from the latest checkpoint before
+   it (`BookDays.resume_before`): a trade or deposit of today touches no valued day until
+   today's closes arrive; today's closes value one new day; a corrected close of last
+   month revalues from there. A row dated before the book's first day starts it again.
+4. computes the statistics over the valued days (O(days), not O(rows)) beside the
+   benchmarks over the same days (`Benchmarks`, kept per span and market version).
+
+Every read filters by the version's ids, so the days, the totals and the stamp describe
+one state of the store even while writers append meanwhile. A fresh state catches up
+from nothing, which is a valuation from scratch: one rule, whether the state is new or
+old (tests/portfolio/test_book_days.py holds the two equal).
+
+`TrackRecords` keeps the states of the BOOKS_KEPT most recently read books in the process
+(the desk's, desk/desk.py; the API's one per process): memory is O(days) per book (a few
+hundred KB for ten years), and a book read again after being dropped, or first read after
+a restart, is caught up from nothing once. Each book's catch-up runs under its own lock;
+REST and GraphQL share the state and the record.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+
+import pandas as pd
+from sqlalchemy import Connection, func, select
+
+from market.clock import EXCHANGE_TZ, exchange_date
+from market.costs import CostBreakdown
+from portfolio import ledger
+from portfolio.book_days import SEED_DAYS, BookDays, CashRow, MarketDay, Resume
+from portfolio.track_record import TrackRecord, daily_returns, statistics
+from store import tables
+from store.history import Part, current_rows, newest_ids
+from store.splits import stored_splits
+from views.track_record import NO_CLIENT_HISTORY, Benchmarks, LedgerTotals, ai_track_record
+
+BOOKS_KEPT = 256
+
+
+@dataclass(frozen=True)
+class BookVersion:
+    """The newest ids a book's state reflects: its trades, its cash entries, the closes
+    and the corporate actions (0: none yet)."""
+
+    trades: int = 0
+    cash: int = 0
+    prices: int = 0
+    actions: int = 0
+
+
+def book_parts(portfolio_id: str) -> tuple[Part, ...]:
+    """What a book's track record is read from, as `newest_ids` parts (desk/versions.py
+    keys the API's cached bodies by the same)."""
+    return (
+        (tables.trades, "portfolio_id", portfolio_id),
+        (tables.cash_entries, "portfolio_id", portfolio_id),
+        tables.eod_prices,
+        tables.corporate_actions,
+    )
+
+
+def book_version(conn: Connection, portfolio_id: str) -> BookVersion:
+    return BookVersion(*(value or 0 for value in newest_ids(conn, *book_parts(portfolio_id))))
+
+
+@dataclass
+class BookState:
+    """One book's read model: the version it reflects, its valued days, its totals and the
+    record computed from them (None until the first read)."""
+
+    version: BookVersion | None = None
+    days: BookDays | None = None
+    totals: LedgerTotals = field(default_factory=LedgerTotals)
+    record: TrackRecord | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+class TrackRecords:
+    """The process's track-record read models (module docstring)."""
+
+    def __init__(self) -> None:
+        self._books: OrderedDict[str, BookState] = OrderedDict()
+        self._lock = threading.Lock()
+        self.benchmarks = Benchmarks()
+        self._ai_totals = LedgerTotals()
+        self._ai_lock = threading.Lock()
+
+    def client(self, conn: Connection, portfolio_id: str) -> TrackRecord:
+        """A client's (or the house's) record, its state caught up with the store."""
+        state = self._state(portfolio_id)
+        with state.lock:
+            version = book_version(conn, portfolio_id)
+            if state.version != version or state.record is None:
+                catch_up(conn, portfolio_id, state, version)
+                state.record = book_record(conn, state, self.benchmarks)
+            return state.record
+
+    def ai(self, conn: Connection, starting_cash: float) -> TrackRecord:
+        """The AI portfolio's record: its executed days as t1_trade stored them (one row a
+        day), its trades' totals kept here."""
+        with self._ai_lock:
+            return ai_track_record(conn, starting_cash, self._ai_totals, self.benchmarks)
+
+    def _state(self, portfolio_id: str) -> BookState:
+        with self._lock:
+            state = self._books.pop(portfolio_id, None) or BookState()
+            self._books[portfolio_id] = state
+            while len(self._books) > BOOKS_KEPT:
+                self._books.popitem(last=False)
+            return state
+
+
+def portfolio_track_record(conn: Connection, portfolio_id: str) -> TrackRecord:
+    """A client's (or the house's) book valued at every market day's close from its first
+    cash movement or trade (portfolio/book_days.py), read from nothing. Deposits,
+    withdrawals, statement reconciliations and the shares a statement sync adds or removes
+    are flows, not performance. Costs are the fees recorded: a manual trade's price is the
+    client's own, so no spread or impact is attributed to it."""
+    return TrackRecords().client(conn, portfolio_id)
+
+
+def catch_up(conn: Connection, portfolio_id: str, state: BookState, version: BookVersion) -> None:
+    """`state` brought to `version` (module docstring, steps 2 and 3)."""
+    before = state.version or BookVersion()
+    state.totals.catch_up(conn, portfolio_id, version.trades or None)
+    start = _first_day(conn, portfolio_id, version)
+    if start is None:
+        state.version, state.days = version, None
+        return
+    if state.days is None or state.days.start != start:
+        state.days = BookDays(start)
+        _revalue(conn, portfolio_id, state.days, state.days.resume_before(start, {}), version)
+    else:
+        changed = _first_changed(conn, portfolio_id, before, version)
+        if changed is not None:
+            _revalue(conn, portfolio_id, state.days, state.days.resume_before(changed, {}), version)
+    state.version = version
+
+
+def _first_day(conn: Connection, portfolio_id: str, version: BookVersion) -> date | None:
+    """The day of the book's first trade or cash movement (None: neither yet)."""
+    t, e = tables.trades.c, tables.cash_entries.c
+    traded = conn.execute(
+        select(func.min(t.trading_date)).where(t.portfolio_id == portfolio_id, t.id <= version.trades)
+    ).scalar()
+    moved = conn.execute(
+        select(func.min(e.effective_at)).where(e.portfolio_id == portfolio_id, e.id <= version.cash)
+    ).scalar()
+    days = [d for d in (traded, exchange_date(_aware(moved)) if moved is not None else None) if d is not None]
+    return min(days, default=None)
+
+
+def _first_changed(conn: Connection, portfolio_id: str, before: BookVersion, now: BookVersion) -> date | None:
+    """The earliest date the rows stored between the two versions touch; None: no dated row."""
+    t, e, p, a = tables.trades.c, tables.cash_entries.c, tables.eod_prices.c, tables.corporate_actions.c
+    dates = [
+        conn.execute(
+            select(func.min(t.trading_date)).where(
+                t.portfolio_id == portfolio_id, t.id > before.trades, t.id <= now.trades
+            )
+        ).scalar(),
+        conn.execute(select(func.min(p.trading_date)).where(p.id > before.prices, p.id <= now.prices)).scalar(),
+        conn.execute(
+            select(func.min(a.action_date)).where(a.kind == "SPLIT", a.id > before.actions, a.id <= now.actions)
+        ).scalar(),
+    ]
+    moved = conn.execute(
+        select(func.min(e.effective_at)).where(e.portfolio_id == portfolio_id, e.id > before.cash, e.id <= now.cash)
+    ).scalar()
+    if moved is not None:
+        dates.append(exchange_date(_aware(moved)))
+    return min((d for d in dates if d is not None), default=None)
+
+
+def _revalue(conn: Connection, portfolio_id: str, days: BookDays, resume: Resume, version: BookVersion) -> None:
+    """Value the market days after `resume.after` from the rows dated after it."""
+    after = resume.after
+    if after is None:
+        seed_from = days.start - timedelta(days=SEED_DAYS)
+        resume = Resume(None, resume.cash, resume.book, _seed(conn, seed_from, days.start, version))
+    market = _market_days(conn, after if after is not None else days.start - timedelta(days=1), version)
+    if not market:
+        return
+    trades = ledger.ledger_rows(conn, portfolio_id, after=after, through_id=version.trades)
+    splits = stored_splits(conn, after=after, through_id=version.actions)
+    days.extend(resume, market, trades, _cash_rows(conn, portfolio_id, after, version), splits)
+
+
+def _seed(conn: Connection, first: date, start: date, version: BookVersion) -> dict[str, float]:
+    """Each symbol's latest close from `first` to the day before `start`."""
+    c = tables.eod_prices.c
+    rows = current_rows(
+        conn, tables.eod_prices, where=[c.trading_date >= first, c.trading_date < start, c.id <= version.prices]
+    )
+    return {r["symbol"]: float(r["close"]) for r in sorted(rows, key=lambda r: r["trading_date"])}
+
+
+def _market_days(conn: Connection, after: date, version: BookVersion) -> list[MarketDay]:
+    """The market days after `after` with their closes, as of the version."""
+    c = tables.eod_prices.c
+    rows = current_rows(conn, tables.eod_prices, where=[c.trading_date > after, c.id <= version.prices])
+    by_day: dict[date, dict[str, float]] = {}
+    for row in rows:
+        by_day.setdefault(row["trading_date"], {})[row["symbol"]] = float(row["close"])
+    return [MarketDay(day, by_day[day]) for day in sorted(by_day)]
+
+
+def _cash_rows(conn: Connection, portfolio_id: str, after: date | None, version: BookVersion) -> list[CashRow]:
+    """The book's cash entries dated (on the exchange's clock) after `after`."""
+    e = tables.cash_entries.c
+    query = select(e.effective_at, e.amount, e.kind).where(e.portfolio_id == portfolio_id, e.id <= version.cash)
+    if after is not None:
+        next_day = datetime.combine(after + timedelta(days=1), time(0), tzinfo=EXCHANGE_TZ).astimezone(UTC)
+        query = query.where(e.effective_at >= next_day)
+    return [CashRow(exchange_date(_aware(r.effective_at)), Decimal(r.amount), r.kind) for r in conn.execute(query)]
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)  # stored timestamps are UTC
+
+
+def book_record(conn: Connection, state: BookState, benchmarks: Benchmarks) -> TrackRecord:
+    """The statistics of the state's valued days beside the benchmarks over the same days."""
+    days, totals = state.days, state.totals
+    if days is None:
+        return TrackRecord(days=0, fill_count=0, reason=NO_CLIENT_HISTORY)
+    too_few = (
+        f"{len(days.dates)} market day(s) with prices since the first trade or cash movement ({days.start}): the "
+        "statistics need at least three (two daily returns)"
+    )
+    if len(days.dates) < 2:
+        return TrackRecord(days=len(days.dates), fill_count=totals.fills, reason=too_few)
+    returns = daily_returns(pd.Series(days.equity, index=days.dates), pd.Series(days.flows, index=days.dates))
+    positive = [e for e in days.equity if e > 0]
+    series, index_source = benchmarks.over(conn, list(returns.index))
+    out = statistics(
+        returns,
+        series,
+        traded_value=float(totals.traded_value),
+        mean_equity=float(pd.Series(positive).mean()) if positive else None,
+        costs=CostBreakdown(fees=totals.paid.fees),
+        exposure=pd.Series(days.exposure, index=days.dates, dtype=float),
+        fill_count=totals.fills,
+    )
+    return out.with_view(reason=too_few if out.reason else None, trades=totals.rows, index_source=index_source)
