@@ -10,10 +10,11 @@ exactly as execution will coerce them (so a variable's default in the operation 
 like the value sent, and both like a literal), and an operation over the cap is refused
 whole (code QUERY_TOO_COSTLY) without touching the store.
 
-Errors: a domain error a resolver raises on purpose (bad argument, not ready, forbidden)
-keeps its message and gains `extensions.code`; GraphQL syntax and validation errors are
-returned as they are; anything else is masked ("Unexpected error") and logged with the
-request id, so no stack detail or SQL reaches a client.
+Errors: a domain error a resolver raises on purpose (bad argument, not ready, forbidden,
+another expensive read of the client's still running: RATE_LIMITED) keeps its message
+and gains `extensions.code`; GraphQL syntax and validation errors are returned as they
+are; anything else is masked ("Unexpected error") and logged with the request id, so no
+stack detail or SQL reaches a client.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from market.errors import (
     NotFoundError,
     NotReadyError,
     PermissionDeniedError,
+    RateLimitedError,
 )
 from market.text import control_character
 
@@ -62,6 +64,7 @@ CODES = {
     ConflictError: "CONFLICT",
     NotReadyError: "NOT_READY",
     PermissionDeniedError: "FORBIDDEN",
+    RateLimitedError: "RATE_LIMITED",
 }
 PAGE_ARGUMENT = "first"
 SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.api.conftest import Api
-from tests.api.graph import data
+from tests.api.graph import data, gql
 
 TRACK = "{ portfolio { trackRecord { days totalReturn } } }"
 
@@ -47,3 +47,14 @@ def test_a_clients_rebuilds_run_one_at_a_time_and_are_kept(api: Api, monkeypatch
     assert first == again and len(calls) == 1, "GraphQL reads the book's read model as REST left it"
     assert api.acme("POST", "/api/portfolio/cash", json={"amount": "0.01"}).status_code == 201
     assert data(api, TRACK, key)["portfolio"]["trackRecord"] and len(calls) == 2, "a write: one catch-up"
+    assert api.acme("POST", "/api/portfolio/cash", json={"amount": "0.01"}).status_code == 201
+    with ThreadPoolExecutor(1) as pool:
+        rest = pool.submit(api.acme, "GET", "/api/portfolio/track-record")
+        time.sleep(0.3)  # the REST read is rebuilding: GraphQL's meanwhile is refused, with a code
+        refused = gql(api, TRACK, key).json()
+        assert rest.result().status_code == 200
+    assert not (refused["data"]["portfolio"] or {}).get("trackRecord")
+    assert (
+        refused["errors"][0]["extensions"]["code"] == "RATE_LIMITED"
+        and "still running" in refused["errors"][0]["message"]
+    )
