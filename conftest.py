@@ -130,6 +130,7 @@ INTEGRATION_MODULES = {
     "tests/api/test_pool.py": "hundreds of concurrent requests on a small pool",
     "tests/api/test_contract.py": "walks every GET and GraphQL root field of a seeded world",
     "tests/reports/test_report_claims.py": "renders the PDF reports",
+    "tests/api/test_track_record_isolation.py": "loads the service on purpose for seconds",
 }
 INTEGRATION_TESTS = {
     "tests/pipeline/test_monitor.py::test_the_stable_world_raises_no_alert": "trains a validation record",

@@ -116,9 +116,10 @@ def ledger_rows(
     query = select(*(t.c[name] for name in LEDGER_COLUMNS)).where(t.c.portfolio_id == portfolio_id)
     if after is not None:
         query = query.where(t.c.trading_date > after)
-    if through_id is not None:
-        query = query.where(t.c.id <= through_id)
-    return [dict(r._mapping) for r in conn.execute(query.order_by(t.c.executed_at, t.c.id))]
+    rows = [dict(r._mapping) for r in conn.execute(query.order_by(t.c.executed_at, t.c.id))]
+    # The id bound is applied here: in the query SQLite reads the book by id (all of it)
+    # rather than by date, and what is dated after a day is the smaller set.
+    return rows if through_id is None else [r for r in rows if r["id"] <= through_id]
 
 
 def cash_balance(conn: Connection, portfolio_id: str) -> Decimal:

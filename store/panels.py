@@ -9,7 +9,7 @@ from datetime import date
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
 
 from market.instruments import is_ordinary
 from store import tables
@@ -35,6 +35,34 @@ def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.Da
     types = instrument_types(conn)
     frame["ordinary"] = [is_ordinary(types[s]) if s in types else True for s in frame["symbol"]]
     return split_adjusted(frame, stored_splits(conn, day))
+
+
+def stored_closes(
+    conn: Connection, after: date, before: date | None = None, through_id: int | None = None
+) -> dict[date, dict[str, float]]:
+    """The current close of every symbol on each day after `after` (and before `before`),
+    by day then symbol, as the store stood when its newest price id was `through_id`.
+
+    The same versions `current_rows` picks (the latest recorded, then the highest id, of
+    each symbol and day), read through the date index and picked here: the window query
+    reads the whole price table by key for a range of dates, and with the id bound in the
+    query SQLite reads the table by id; a read model catching up on a few days (views/
+    book_record.py) reads those days only."""
+    c = tables.eod_prices.c
+    query = select(c.id, c.recorded_at, c.symbol, c.trading_date, c.close).where(c.trading_date > after)
+    if before is not None:
+        query = query.where(c.trading_date < before)
+    latest: dict[tuple[str, date], tuple[tuple, float]] = {}
+    for row in conn.execute(query):
+        if through_id is not None and row.id > through_id:
+            continue
+        key, rank = (row.symbol, row.trading_date), (row.recorded_at, row.id)
+        if key not in latest or rank > latest[key][0]:
+            latest[key] = (rank, float(row.close))
+    out: dict[date, dict[str, float]] = {}
+    for (symbol, day), (_, close) in latest.items():
+        out.setdefault(day, {})[symbol] = close
+    return out
 
 
 def split_adjusted(prices: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:

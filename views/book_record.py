@@ -39,7 +39,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 import pandas as pd
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, select
 
 from market.clock import EXCHANGE_TZ, exchange_date
 from market.costs import CostBreakdown
@@ -47,7 +47,8 @@ from portfolio import ledger
 from portfolio.book_days import SEED_DAYS, BookDays, CashRow, MarketDay, Resume
 from portfolio.track_record import TrackRecord, daily_returns, statistics
 from store import tables
-from store.history import Part, current_rows, newest_ids
+from store.history import Part, newest_ids
+from store.panels import stored_closes
 from store.splits import stored_splits
 from views.track_record import NO_CLIENT_HISTORY, Benchmarks, LedgerTotals, ai_track_record
 
@@ -157,36 +158,40 @@ def catch_up(conn: Connection, portfolio_id: str, state: BookState, version: Boo
 def _first_day(conn: Connection, portfolio_id: str, version: BookVersion) -> date | None:
     """The day of the book's first trade or cash movement (None: neither yet)."""
     t, e = tables.trades.c, tables.cash_entries.c
+    # ORDER BY ... LIMIT 1 walks the (portfolio, date) index from the first day and stops at
+    # the first row of the version; min() with the id bound read the whole book.
     traded = conn.execute(
-        select(func.min(t.trading_date)).where(t.portfolio_id == portfolio_id, t.id <= version.trades)
+        select(t.trading_date)
+        .where(t.portfolio_id == portfolio_id, t.id <= version.trades)
+        .order_by(t.trading_date)
+        .limit(1)
     ).scalar()
     moved = conn.execute(
-        select(func.min(e.effective_at)).where(e.portfolio_id == portfolio_id, e.id <= version.cash)
+        select(e.effective_at)
+        .where(e.portfolio_id == portfolio_id, e.id <= version.cash)
+        .order_by(e.effective_at)
+        .limit(1)
     ).scalar()
     days = [d for d in (traded, exchange_date(_aware(moved)) if moved is not None else None) if d is not None]
     return min(days, default=None)
 
 
 def _first_changed(conn: Connection, portfolio_id: str, before: BookVersion, now: BookVersion) -> date | None:
-    """The earliest date the rows stored between the two versions touch; None: no dated row."""
+    """The earliest date the rows stored between the two versions touch; None: no dated row.
+
+    Each part reads the new rows' dates by their id range and takes the least here: asked
+    for `min(date)` with the id range, SQLite walks the (portfolio, date) or date index from
+    the first day until it meets a new row, which is the whole history."""
     t, e, p, a = tables.trades.c, tables.cash_entries.c, tables.eod_prices.c, tables.corporate_actions.c
-    dates = [
-        conn.execute(
-            select(func.min(t.trading_date)).where(
-                t.portfolio_id == portfolio_id, t.id > before.trades, t.id <= now.trades
-            )
-        ).scalar(),
-        conn.execute(select(func.min(p.trading_date)).where(p.id > before.prices, p.id <= now.prices)).scalar(),
-        conn.execute(
-            select(func.min(a.action_date)).where(a.kind == "SPLIT", a.id > before.actions, a.id <= now.actions)
-        ).scalar(),
-    ]
-    moved = conn.execute(
-        select(func.min(e.effective_at)).where(e.portfolio_id == portfolio_id, e.id > before.cash, e.id <= now.cash)
-    ).scalar()
-    if moved is not None:
-        dates.append(exchange_date(_aware(moved)))
-    return min((d for d in dates if d is not None), default=None)
+    reads = (
+        select(t.trading_date).where(t.portfolio_id == portfolio_id, t.id > before.trades, t.id <= now.trades),
+        select(p.trading_date).where(p.id > before.prices, p.id <= now.prices),
+        select(a.action_date).where(a.kind == "SPLIT", a.id > before.actions, a.id <= now.actions),
+    )
+    dates = [d for read in reads for d in conn.execute(read).scalars()]
+    moved = select(e.effective_at).where(e.portfolio_id == portfolio_id, e.id > before.cash, e.id <= now.cash)
+    dates += [exchange_date(_aware(when)) for when in conn.execute(moved).scalars()]
+    return min(dates, default=None)
 
 
 def _revalue(conn: Connection, portfolio_id: str, days: BookDays, resume: Resume, version: BookVersion) -> None:
@@ -205,31 +210,32 @@ def _revalue(conn: Connection, portfolio_id: str, days: BookDays, resume: Resume
 
 def _seed(conn: Connection, first: date, start: date, version: BookVersion) -> dict[str, float]:
     """Each symbol's latest close from `first` to the day before `start`."""
-    c = tables.eod_prices.c
-    rows = current_rows(
-        conn, tables.eod_prices, where=[c.trading_date >= first, c.trading_date < start, c.id <= version.prices]
-    )
-    return {r["symbol"]: float(r["close"]) for r in sorted(rows, key=lambda r: r["trading_date"])}
+    seed: dict[str, float] = {}
+    for _, closes in sorted(stored_closes(conn, first - timedelta(days=1), start, version.prices).items()):
+        seed.update(closes)
+    return seed
 
 
 def _market_days(conn: Connection, after: date, version: BookVersion) -> list[MarketDay]:
     """The market days after `after` with their closes, as of the version."""
-    c = tables.eod_prices.c
-    rows = current_rows(conn, tables.eod_prices, where=[c.trading_date > after, c.id <= version.prices])
-    by_day: dict[date, dict[str, float]] = {}
-    for row in rows:
-        by_day.setdefault(row["trading_date"], {})[row["symbol"]] = float(row["close"])
+    by_day = stored_closes(conn, after, through_id=version.prices)
     return [MarketDay(day, by_day[day]) for day in sorted(by_day)]
 
 
 def _cash_rows(conn: Connection, portfolio_id: str, after: date | None, version: BookVersion) -> list[CashRow]:
-    """The book's cash entries dated (on the exchange's clock) after `after`."""
+    """The book's cash entries dated (on the exchange's clock) after `after`, as of the
+    version (its id bound applied here: in the query SQLite would read the book by id, all
+    of it, rather than by date)."""
     e = tables.cash_entries.c
-    query = select(e.effective_at, e.amount, e.kind).where(e.portfolio_id == portfolio_id, e.id <= version.cash)
+    query = select(e.id, e.effective_at, e.amount, e.kind).where(e.portfolio_id == portfolio_id)
     if after is not None:
         next_day = datetime.combine(after + timedelta(days=1), time(0), tzinfo=EXCHANGE_TZ).astimezone(UTC)
         query = query.where(e.effective_at >= next_day)
-    return [CashRow(exchange_date(_aware(r.effective_at)), Decimal(r.amount), r.kind) for r in conn.execute(query)]
+    return [
+        CashRow(exchange_date(_aware(r.effective_at)), Decimal(r.amount), r.kind)
+        for r in conn.execute(query)
+        if r.id <= version.cash
+    ]
 
 
 def _aware(moment: datetime) -> datetime:
