@@ -145,3 +145,29 @@ def test_many_keys_are_compared_in_chunks(settings: Settings) -> None:
         changed = [dict(r) for r in rows]
         changed[1234]["close"] = 1.0
         assert append_history(conn, tables.eod_prices, changed).inserted == 1
+
+
+def test_stored_closes_are_the_current_versions_as_of_an_id(settings: Settings) -> None:
+    """store.panels.stored_closes picks what current_rows picks (the latest recorded, then the
+    highest id), over a span, and as the table stood at an id."""
+    from store.panels import stored_closes
+
+    engine = service_engine(settings)
+    before = DAY - timedelta(days=1)
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, [_price("GK", 88.0), _price("NCBFG", 101.5)], recorded_at=T0)
+        old = conn.execute(select(func.max(tables.eod_prices.c.id))).scalar_one()
+        append_history(conn, tables.eod_prices, [_price("GK", 90.0)], recorded_at=T0 + timedelta(hours=1))
+        later = [{**_price("GK", 91.0), "trading_date": DAY + timedelta(days=3)}]
+        append_history(
+            conn, tables.eod_prices, later, recorded_at=T0 - timedelta(hours=1)
+        )  # recorded earlier, id higher
+        current = {(r["trading_date"], r["symbol"]): r["close"] for r in current_rows(conn, tables.eod_prices)}
+        assert stored_closes(conn, before) == {
+            DAY: {"GK": 90.0, "NCBFG": 101.5},
+            DAY + timedelta(days=3): {"GK": 91.0},
+        }
+        assert {(d, s): c for d, row in stored_closes(conn, before).items() for s, c in row.items()} == current
+        assert stored_closes(conn, before, through_id=old) == {DAY: {"GK": 88.0, "NCBFG": 101.5}}
+        assert stored_closes(conn, before, before=DAY + timedelta(days=1)) == {DAY: {"GK": 90.0, "NCBFG": 101.5}}
+        assert stored_closes(conn, DAY) == {DAY + timedelta(days=3): {"GK": 91.0}}
