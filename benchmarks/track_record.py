@@ -40,6 +40,7 @@ from sqlalchemy import Engine, func, select
 from desk.desk import Desk, ManualTrade
 from market.clock import default_calendar
 from market.settings import Settings
+from portfolio import ledger
 from store import tables
 from store.engine import build_engine
 from store.history import append_history
@@ -90,61 +91,31 @@ def seed_market(engine: Engine, days: list[date], rng: random.Random) -> dict[st
 
 def seed_book(engine: Engine, portfolio_id: str, trades: int, days: list[date], closes: dict[str, list[float]]) -> None:
     """The book (module docstring): a deposit, then `trades` trades at the day's close with
-    a fee of 1 each, as ledger.append_trade stores them (the trade row, its gross and fee
-    cash entries)."""
+    a fee of 1 each, stored as the ledger stores them (ledger.append_book)."""
     symbols = sorted(closes)
     deposit = Decimal(trades * 2_000 + 1_000_000)
-    entries = [
-        {
-            "entry_id": "BENCH-deposit",
-            "portfolio_id": portfolio_id,
-            "amount": deposit,
-            "kind": "DEPOSIT",
-            "effective_at": datetime.combine(days[0], clock_time(13, 0), UTC),
-        }
-    ]
-    rows, cash = [], deposit
+    opening = datetime.combine(days[0], clock_time(13, 0), UTC)
+    requests, cash = [], deposit
     for j in range(trades):
         i = j * len(days) // trades
         symbol = symbols[j % len(symbols)]
         side = "SELL" if (j // len(symbols)) % 2 else "BUY"
-        quantity, price, fees = (10 if side == "SELL" else 20), Decimal(str(closes[symbol][i])), Decimal("1")
+        quantity, price = (10 if side == "SELL" else 20), Decimal(str(closes[symbol][i]))
         executed = datetime.combine(days[i], clock_time(15, 0), UTC) + timedelta(milliseconds=j)
-        trade_id, gross = f"BENCH-{j:06d}", price * quantity
-        cash += (gross if side == "SELL" else -gross) - fees
+        cash += (price * quantity if side == "SELL" else -price * quantity) - 1
         assert cash >= 0, "the synthetic book would overdraw its cash"
-        rows.append(
-            {
-                "trade_id": trade_id,
-                "portfolio_id": portfolio_id,
-                "trading_date": days[i],
-                "executed_at": executed,
-                "symbol": symbol,
-                "side": side,
-                "quantity": quantity,
-                "price": price,
-                "fees": fees,
-                "origin": "MANUAL",
-                "rationale": {},
-                "spread_cost": Decimal("0"),
-                "impact_cost": Decimal("0"),
-            }
-        )
-        for suffix, amount, kind in (("gross", -gross if side == "BUY" else gross, "TRADE"), ("fee", -fees, "FEE")):
-            entries.append(
-                {
-                    "entry_id": f"{trade_id}:{suffix}",
-                    "portfolio_id": portfolio_id,
-                    "amount": amount,
-                    "kind": kind,
-                    "trade_id": trade_id,
-                    "effective_at": executed,
-                }
+        requests.append(
+            ledger.TradeRequest(
+                portfolio_id, days[i], executed, symbol, side, quantity, price, Decimal(1), trade_id=f"BENCH-{j:06d}"
             )
-    t, c = tables.trades.c, tables.cash_entries.c
+        )
     with engine.begin() as conn:
-        append_history(conn, tables.trades, rows, scope=[t.portfolio_id == portfolio_id])
-        append_history(conn, tables.cash_entries, entries, scope=[c.portfolio_id == portfolio_id])
+        ledger.append_book(
+            conn,
+            portfolio_id,
+            requests,
+            [ledger.cash_entry(portfolio_id, "BENCH-deposit", deposit, "DEPOSIT", opening, None, Decimal(0))],
+        )
 
 
 def book_rows(engine: Engine, portfolio_id: str) -> int:

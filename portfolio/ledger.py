@@ -413,6 +413,28 @@ def _trade_entries(
     )
 
 
+def append_book(
+    conn: Connection, portfolio_id: str, requests: Iterable[TradeRequest], deposits: Iterable[CashEntry] = ()
+) -> int:
+    """Append a whole book in one batch per table: `deposits`, then each trade's row and
+    cash entries as `record_trade` stores them, WITHOUT checking the trades against the
+    ledger (a book known to hold: a benchmark's or a load test's thousands of trades, which
+    `record_trade`, replaying the ledger for each, would take minutes to enter). Each
+    request's terms are checked (`_terms`) and must be of `portfolio_id`; the number of
+    trades appended."""
+    rows, entries = [], list(deposits)
+    for request in requests:
+        if request.portfolio_id != portfolio_id:
+            raise TradeRejected(f"a trade of {request.portfolio_id} in the book of {portfolio_id}")
+        price, fees = _terms(request)
+        rows.append(_trade_row(request, price, fees))
+        entries.extend(_trade_entries(request, to_cents(price * request.quantity), fees, True))
+    t, c = tables.trades.c, tables.cash_entries.c
+    append_history(conn, tables.trades, rows, scope=[t.portfolio_id == portfolio_id])
+    append_history(conn, tables.cash_entries, entries, scope=[c.portfolio_id == portfolio_id])
+    return len(rows)
+
+
 def append_trade(conn: Connection, checked: CheckedTrade) -> None:
     """Store a checked trade: its row, then its cash entries (when it moves cash)."""
     append_history(conn, tables.trades, [checked.row])

@@ -26,9 +26,9 @@ from datetime import time as clock_time
 from decimal import Decimal
 
 import httpx
-from sqlalchemy import func, select
 
 from api import keystore
+from portfolio import ledger
 from store import tables
 from store.history import append_history
 from tests.api import world
@@ -85,55 +85,28 @@ def seed_book(api: Api) -> str:
     """Acme's book over the year: a deposit on its first market day, then TRADES trades at
     each day's close, LIQ, MID and SLOW in turn, each name bought 20 and sold 10
     alternately (so every sale is of shares held, and cash never goes below zero), each
-    with its gross and fee cash entries as ledger.append_trade stores them; appended in
-    one batch per table with the store's own writer (store/history.py). Its portfolio id."""
+    with a fee of 1, stored as the ledger stores them in one batch (ledger.append_book).
+    Its portfolio id."""
     w = api.world
     pid = api.acme("GET", "/api/portfolio").json()["portfolio_id"]
     days = extend_prices(api)
     first = datetime.combine(days[0], clock_time(13, 0), UTC)
-    deposit = {"entry_id": "SEED-deposit", "portfolio_id": pid, "amount": Decimal("5000000"), "kind": "DEPOSIT"}
-    trades, entries = [], [{**deposit, "effective_at": first}]
+    deposit = ledger.cash_entry(pid, "SEED-deposit", Decimal("5000000"), "DEPOSIT", first, None, Decimal(0))
+    requests = []
     for j in range(TRADES):
         i = j * len(days) // TRADES
         symbol = ("LIQ", "MID", "SLOW")[j % 3]
         side = "SELL" if (j // 3) % 2 else "BUY"
-        quantity = 10 if side == "SELL" else 20
-        price, fees = Decimal(str(world.close_of(symbol, i - len(days) + world.HISTORY_DAYS))), Decimal("1")
+        price = Decimal(str(world.close_of(symbol, i - len(days) + world.HISTORY_DAYS)))
         executed = datetime.combine(days[i], clock_time(15, 0), UTC) + timedelta(seconds=j)
-        trade_id, gross = f"SEED-{j:05d}", price * quantity
-        trades.append(
-            {
-                "trade_id": trade_id,
-                "portfolio_id": pid,
-                "trading_date": days[i],
-                "executed_at": executed,
-                "symbol": symbol,
-                "side": side,
-                "quantity": quantity,
-                "price": price,
-                "fees": fees,
-                "origin": "MANUAL",
-                "rationale": {},
-                "spread_cost": Decimal("0"),
-                "impact_cost": Decimal("0"),
-            }
-        )
-        for suffix, amount, kind in (("gross", -gross if side == "BUY" else gross, "TRADE"), ("fee", -fees, "FEE")):
-            entries.append(
-                {
-                    "entry_id": f"{trade_id}:{suffix}",
-                    "portfolio_id": pid,
-                    "amount": amount,
-                    "kind": kind,
-                    "trade_id": trade_id,
-                    "effective_at": executed,
-                }
+        quantity = 10 if side == "SELL" else 20
+        requests.append(
+            ledger.TradeRequest(
+                pid, days[i], executed, symbol, side, quantity, price, Decimal(1), trade_id=f"SEED-{j:05d}"
             )
-    t, c = tables.trades.c, tables.cash_entries.c
+        )
     with w.engine.begin() as conn:
-        append_history(conn, tables.trades, trades, scope=[t.portfolio_id == pid])
-        append_history(conn, tables.cash_entries, entries, scope=[c.portfolio_id == pid])
-        assert conn.execute(select(func.count()).where(t.portfolio_id == pid)).scalar_one() == TRADES
+        assert ledger.append_book(conn, pid, requests, [deposit]) == TRADES
     for key_id in (w.acme_key_id, w.beta_key_id):  # the loops measure the track record, not the per-key limit
         keystore.set_option(w.engine, key_id, "RATE_LIMIT_SET", 10_000_000, now=world.MORNING)
     return pid

@@ -6,6 +6,7 @@ revalues no day, a new close values one."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
@@ -164,3 +165,27 @@ def test_money_and_shares_from_outside_are_flows_whichever_day_they_arrive(setti
     with engine.connect() as conn:
         record = book_record.portfolio_track_record(conn, pid)
     assert record.total_return == 0 and record.max_drawdown == 0 and record.days == 9
+
+
+def test_a_book_appended_in_one_batch_is_stored_as_record_trade_stores_it(settings: Settings) -> None:
+    """ledger.append_book (the load test's and the benchmark's thousands of trades) writes
+    the rows and cash entries record_trade writes, and refuses another book's trade."""
+    engine = service_engine(settings)
+    one, batch = open_client_portfolio(engine, "one"), open_client_portfolio(engine, "batch")
+    when = _at(MARKET[0])
+    request = ledger.TradeRequest(one, MARKET[0], when, "AAA", "BUY", 10, Decimal("12.5"), Decimal("3.1"), trade_id="x")
+    _cash(engine, one, "1000", when)
+    with ledger.portfolio_transaction(engine, one) as conn:
+        ledger.record_trade(conn, request)
+    deposit = ledger.cash_entry(batch, "d", Decimal(1000), "DEPOSIT", when, None, Decimal(0))
+    with engine.begin() as conn:
+        assert ledger.append_book(conn, batch, [replace(request, portfolio_id=batch, trade_id="y")], [deposit]) == 1
+        with pytest.raises(ledger.TradeRejected, match="in the book of"):
+            ledger.append_book(conn, batch, [request])
+        stored = {pid: (ledger.ledger_rows(conn, pid), ledger.cash_balance(conn, pid)) for pid in (one, batch)}
+    (mine, cash), (theirs, their_cash) = stored[one], stored[batch]
+    assert cash == their_cash == Decimal("871.90")
+    ignore = ("id", "trade_id", "portfolio_id", "recorded_at")
+    assert [{k: v for k, v in r.items() if k not in ignore} for r in mine] == [
+        {k: v for k, v in r.items() if k not in ignore} for r in theirs
+    ]
