@@ -53,25 +53,7 @@ def extend_prices(api: Api) -> list:
     brought up to date as the stage runner does; the year's market days."""
     days = days_up_to(DAY, MARKET_DAYS)
     earlier = days[: MARKET_DAYS - world.HISTORY_DAYS]
-    rows = []
-    for symbol, (_, volume, half) in world.SYMBOLS.items():
-        for k, d in enumerate(earlier):
-            i = k - len(earlier)
-            close = world.close_of(symbol, i)
-            rows.append(
-                {
-                    "symbol": symbol,
-                    "trading_date": d,
-                    "open": close,
-                    "high": round(close * 1.01, 2),
-                    "low": round(close * 0.99, 2),
-                    "close": close,
-                    "volume": volume + 100 * (i % 7) if volume else 0,
-                    "bid": round(close - half, 2),
-                    "ask": round(close + half, 2),
-                    "source": "test",
-                }
-            )
+    rows = world.price_rows(earlier, -len(earlier))
     p = tables.eod_prices.c
     with api.world.engine.begin() as conn:
         append_history(

@@ -61,6 +61,30 @@ def close_of(symbol: str, i: int) -> float:
     return round(base * (1 + 0.03 * math.sin(i / 3 + len(symbol)) + 0.001 * i), 2)
 
 
+def price_rows(days: list[date], first: int) -> list[dict]:
+    """Every symbol's bar on each of `days`, the first being the history's day `first`
+    (`close_of`'s index: 0 is the world's first day, a negative one before it)."""
+    rows = []
+    for symbol, (_, volume, half) in SYMBOLS.items():
+        for i, d in enumerate(days, start=first):
+            close = close_of(symbol, i)
+            rows.append(
+                {
+                    "symbol": symbol,
+                    "trading_date": d,
+                    "open": close,
+                    "high": round(close * 1.01, 2),
+                    "low": round(close * 0.99, 2),
+                    "close": close,
+                    "volume": volume + 100 * (i % 7) if volume else 0,
+                    "bid": round(close - half, 2),
+                    "ask": round(close + half, 2),
+                    "source": "test",
+                }
+            )
+    return rows
+
+
 def seed_prices(engine: Engine) -> None:
     with engine.begin() as conn:
         append_history(
@@ -71,24 +95,7 @@ def seed_prices(engine: Engine) -> None:
                 for s in SYMBOLS
             ],
         )
-        rows = []
-        for symbol, (_, volume, half) in SYMBOLS.items():
-            for i, d in enumerate(days_up_to(DAY, HISTORY_DAYS)):
-                close = close_of(symbol, i)
-                rows.append(
-                    {
-                        "symbol": symbol,
-                        "trading_date": d,
-                        "open": close,
-                        "high": round(close * 1.01, 2),
-                        "low": round(close * 0.99, 2),
-                        "close": close,
-                        "volume": volume + 100 * (i % 7) if volume else 0,
-                        "bid": round(close - half, 2),
-                        "ask": round(close + half, 2),
-                        "source": "test",
-                    }
-                )
+        rows = price_rows(days_up_to(DAY, HISTORY_DAYS), 0)
         append_history(conn, tables.eod_prices, rows)
         refresh_bars(conn)  # as the stage runner does after T0 appends prices
 
