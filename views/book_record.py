@@ -37,9 +37,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import Connection, select
+from sqlalchemy.sql.elements import ColumnElement
 
 from market.clock import EXCHANGE_TZ, exchange_date
 from market.costs import CostBreakdown
@@ -158,22 +160,17 @@ def catch_up(conn: Connection, portfolio_id: str, state: BookState, version: Boo
 def _first_day(conn: Connection, portfolio_id: str, version: BookVersion) -> date | None:
     """The day of the book's first trade or cash movement (None: neither yet)."""
     t, e = tables.trades.c, tables.cash_entries.c
-    # ORDER BY ... LIMIT 1 walks the (portfolio, date) index from the first day and stops at
-    # the first row of the version; min() with the id bound read the whole book.
-    traded = conn.execute(
-        select(t.trading_date)
-        .where(t.portfolio_id == portfolio_id, t.id <= version.trades)
-        .order_by(t.trading_date)
-        .limit(1)
-    ).scalar()
-    moved = conn.execute(
-        select(e.effective_at)
-        .where(e.portfolio_id == portfolio_id, e.id <= version.cash)
-        .order_by(e.effective_at)
-        .limit(1)
-    ).scalar()
+    traded = _earliest(conn, t.trading_date, t.portfolio_id == portfolio_id, t.id <= version.trades)
+    moved = _earliest(conn, e.effective_at, e.portfolio_id == portfolio_id, e.id <= version.cash)
     days = [d for d in (traded, exchange_date(_aware(moved)) if moved is not None else None) if d is not None]
     return min(days, default=None)
+
+
+def _earliest(conn: Connection, column: ColumnElement, *where: ColumnElement[bool]) -> Any:
+    """The least `column` of the rows `where` selects. ORDER BY ... LIMIT 1 walks the
+    (portfolio, date) index from the first day and stops at the first row the id bound
+    admits; min() with that bound read the whole book."""
+    return conn.execute(select(column).where(*where).order_by(column).limit(1)).scalar()
 
 
 def _first_changed(conn: Connection, portfolio_id: str, before: BookVersion, now: BookVersion) -> date | None:
