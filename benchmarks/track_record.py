@@ -10,12 +10,18 @@ the last market day's session), it times `Desk.track_record(conn, portfolio_id)`
 
 - cold: the first read of the book;
 - after a write: `--repeats` times, one write through the desk (a deposit of 0.01, or a
-  manual buy of one share, in turn; both dated the last market day), then a read. It
-  prints the rows the write added since the last read (trades plus cash entries).
+  manual buy of one share, in turn; both dated the last market day, whose closes are
+  stored, so the read revalues that day), then a read. It prints the rows the write added
+  since the last read (trades plus cash entries);
+- after a write in the next session (the clock a session later, before T0 stores its
+  closes): the same, the writes dated after the last close, so the read revalues no day.
 
-The claim to check: the read after a write costs what the write added, not the book's
-history, so `after_write_s` stays flat from 1,000 to 100,000 rows
-(`growth_after_write_1k_to_100k` near 1, where a full rebuild grows with N).
+The claim to check: the read after a write costs what the write changed, not the book's
+history. A write of the next session touches no valued day, so its read stays flat from
+1,000 to 100,000 rows (`growth_after_next_session_write_1k_to_100k` near 1); a write dated
+the last market day revalues that day, reading its rows again, so its read grows with the
+rows a day holds (here N / 250), not with the book (`growth_after_write_1k_to_100k`; a
+rebuild of the whole record grows with N).
 
     python benchmarks/track_record.py [--rows 1000 10000 100000] [--repeats 3] [--days 250]
 """
@@ -30,6 +36,7 @@ import resource
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock_time
 from decimal import Decimal
@@ -150,20 +157,11 @@ def measure(trades: int, days: list[date], repeats: int, seed: int) -> dict:
     setup_s = time.perf_counter() - started
     cold_s, record_days = timed_read(desk, portfolio_id)
     print(f"{trades:>7,} trades: set-up {setup_s:.1f} s, cold read {cold_s:.3f} s ({record_days} days)")
-    after, added = [], []
     symbol = sorted(closes)[0]
-    for r in range(repeats):
-        before = book_rows(engine, portfolio_id)
-        if r % 2 == 0:
-            what = "deposit 0.01"
-            desk.move_cash(portfolio_id, "0.01")
-        else:
-            what = f"buy 1 {symbol}"
-            desk.place_trade(portfolio_id, ManualTrade("BUY", symbol, 1, Decimal(str(closes[symbol][-1]))))
-        added.append(book_rows(engine, portfolio_id) - before)
-        seconds, _ = timed_read(desk, portfolio_id)
-        after.append(seconds)
-        print(f"  {what}: {added[-1]} row(s) added since the last read, read {seconds:.3f} s")
+    after, added = writes_and_reads(desk, portfolio_id, symbol, closes[symbol][-1], repeats)
+    tomorrow = datetime.combine(default_calendar().add_trading_days(days[-1], 1), clock_time(15, 0), UTC)
+    print("  in the next session, before its closes are stored:")
+    later, _ = writes_and_reads(replace(desk, now=lambda: tomorrow), portfolio_id, symbol, closes[symbol][-1], repeats)
     engine.dispose()
     return {
         "rows": trades,
@@ -171,9 +169,29 @@ def measure(trades: int, days: list[date], repeats: int, seed: int) -> dict:
         "cold_s": round(cold_s, 4),
         "after_write_s": round(statistics.median(after), 4),
         "after_write_each_s": [round(s, 4) for s in after],
+        "after_next_session_write_s": round(statistics.median(later), 4),
         "rows_added_since_last_read": added,
         "days": record_days,
     }
+
+
+def writes_and_reads(desk: Desk, portfolio_id: str, symbol: str, price: float, repeats: int) -> tuple[list, list]:
+    """`repeats` times a write through the desk (a deposit of 0.01, or a buy of one share of
+    `symbol`, in turn), then a read: each read's seconds and the rows each write added."""
+    after, added = [], []
+    for r in range(repeats):
+        before = book_rows(desk.engine, portfolio_id)
+        if r % 2 == 0:
+            what = "deposit 0.01"
+            desk.move_cash(portfolio_id, "0.01")
+        else:
+            what = f"buy 1 {symbol}"
+            desk.place_trade(portfolio_id, ManualTrade("BUY", symbol, 1, Decimal(str(price))))
+        added.append(book_rows(desk.engine, portfolio_id) - before)
+        seconds, _ = timed_read(desk, portfolio_id)
+        after.append(seconds)
+        print(f"  {what}: {added[-1]} row(s) added since the last read, read {seconds:.3f} s")
+    return after, added
 
 
 def main() -> None:
@@ -195,6 +213,7 @@ def main() -> None:
         "cold_s": [r["cold_s"] for r in results],
         "after_write_s": [r["after_write_s"] for r in results],
         "after_write_each_s": [r["after_write_each_s"] for r in results],
+        "after_next_session_write_s": [r["after_next_session_write_s"] for r in results],
         "rows_added_since_last_read": [r["rows_added_since_last_read"] for r in results],
         "days": [r["days"] for r in results],
     }
@@ -202,6 +221,9 @@ def main() -> None:
     if largest["rows"] > smallest["rows"]:
         name = f"growth_after_write_{_short(smallest['rows'])}_to_{_short(largest['rows'])}"
         figures[name] = round(largest["after_write_s"] / smallest["after_write_s"], 2)
+        figures[name.replace("after_write", "after_next_session_write")] = round(
+            largest["after_next_session_write_s"] / smallest["after_next_session_write_s"], 2
+        )
         figures[f"growth_rows_{_short(smallest['rows'])}_to_{_short(largest['rows'])}"] = round(
             largest["rows"] / smallest["rows"], 2
         )
