@@ -17,6 +17,9 @@ Decisions:
 - Uploads are read in two steps (`read_statement` / `read_note`, which touch no
   database, then `sync_statement` / `file_note`) so a transport can read a PDF without
   holding a database slot.
+- Track records are read models kept by the desk (`records`, views/book_record.py): one
+  per process, shared by REST and GraphQL; a read brings a book's up to date with the rows
+  stored since its last state.
 - Key issuance lives with authentication in api/keystore.py (it is the API's own
   concern and no other transport issues keys); the CLI's admin key is printed by
   `marketintel keys new-admin`.
