@@ -40,7 +40,7 @@ from decimal import Decimal
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from market.clock import EXCHANGE_TZ, exchange_date
@@ -93,6 +93,9 @@ class BookState:
     totals: LedgerTotals = field(default_factory=LedgerTotals)
     record: TrackRecord | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # Postgres: how many closes and corporate actions had ids up to the version's when it
+    # was caught up (`_market_rows`); None on SQLite, whose ids commit in order.
+    market_rows: tuple[int, int] | None = None
 
 
 class TrackRecords:
@@ -147,14 +150,36 @@ def catch_up(conn: Connection, portfolio_id: str, state: BookState, version: Boo
     if start is None:
         state.version, state.days = version, None
         return
-    if state.days is None or state.days.start != start:
+    moved = (version.prices, version.actions) != (before.prices, before.actions)
+    late = moved and state.market_rows is not None and _market_rows(conn, before) != state.market_rows
+    counted = state.market_rows  # the market's ids are the same: what was counted at them stands
+    if conn.dialect.name == "postgresql" and (moved or counted is None):
+        counted = _market_rows(conn, version)  # before the reads: a row committed later is found by the next count
+    if state.days is None or state.days.start != start or late:
         state.days = BookDays(start)
         _revalue(conn, portfolio_id, state.days, state.days.resume_before(start, {}), version)
     else:
         changed = _first_changed(conn, portfolio_id, before, version)
         if changed is not None:
             _revalue(conn, portfolio_id, state.days, state.days.resume_before(changed, {}), version)
-    state.version = version
+    state.version, state.market_rows = version, counted
+
+
+def _market_rows(conn: Connection, version: BookVersion) -> tuple[int, int]:
+    """How many closes and corporate actions have ids up to the version's.
+
+    On Postgres two deliveries of different days (or an import beside T0) hold different
+    locks, so a transaction that took lower ids can commit after one that took higher
+    ones, and "the rows above the stamp" would miss its rows for good. So a state keeps
+    this count at its market ids (taken when the market moved, once per book), and the
+    next move compares it with the count at the same ids then: a book that finds more than
+    it saw is valued again from nothing. (The API's cached bodies, keyed by the newest ids,
+    have the same caveat and heal at the next change; this makes the read model heal then
+    too.) SQLite has one writer at a time: its ids commit in order."""
+    p, a = tables.eod_prices.c, tables.corporate_actions.c
+    prices = select(func.count()).select_from(tables.eod_prices).where(p.id <= version.prices).scalar_subquery()
+    actions = select(func.count()).select_from(tables.corporate_actions).where(a.id <= version.actions)
+    return tuple(conn.execute(select(prices, actions.scalar_subquery())).one())
 
 
 def _first_day(conn: Connection, portfolio_id: str, version: BookVersion) -> date | None:

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import numpy as np
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, func, select
 
 import views.book_record as book_record
 from market.settings import Settings
@@ -189,3 +189,36 @@ def test_a_book_appended_in_one_batch_is_stored_as_record_trade_stores_it(settin
     assert [{k: v for k, v in r.items() if k not in ignore} for r in mine] == [
         {k: v for k, v in r.items() if k not in ignore} for r in theirs
     ]
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_closes_committed_late_with_lower_ids_are_found_at_the_next_market_change(settings: Settings) -> None:
+    """Postgres: a delivery that took lower ids than another's but committed after it (two
+    days' deliveries hold different locks) is not "above the stamp"; the kept record still
+    comes to equal one from scratch at the next change of the market."""
+    rng = random.Random(5)
+    engine = service_engine(settings)
+    _closes(engine, MARKET[:10], rng)
+    with engine.connect() as conn:
+        gap = conn.execute(select(func.max(tables.eod_prices.c.id))).scalar_one() + 1
+
+    def bars(day: date, close: float, first_id: int) -> None:  # with ids of their own, as a sequence hands out
+        rows = [
+            {"id": first_id + n, "symbol": s, "trading_date": day, "close": close, "volume": 1, "source": "test"}
+            for n, s in enumerate(SYMBOLS)
+        ]
+        with engine.begin() as conn:
+            conn.execute(tables.eod_prices.insert(), [{**r, "recorded_at": datetime.now(UTC)} for r in rows])
+
+    bars(MARKET[10], 12.0, gap + 50)  # committed first, above the ids the late transaction holds
+    pid = open_client_portfolio(engine, "acme")
+    _cash(engine, pid, "10000", _at(MARKET[0]))
+    _trade(engine, pid, MARKET[1], "AAA", "BUY", 100)
+    records = TrackRecords()
+    with engine.connect() as conn:
+        records.client(conn, pid)
+    bars(MARKET[5], 99.0, gap)  # the late transaction commits now: day 5's closes corrected, below the stamp
+    bars(MARKET[11], 12.0, gap + 100)  # the market's next change
+    with engine.connect() as conn:
+        kept, fresh = records.client(conn, pid), book_record.portfolio_track_record(conn, pid)
+    assert kept == fresh and kept.max_drawdown > 0.4  # AAA at 99 on day 5, about 10 around it: the late close is in
