@@ -1,5 +1,8 @@
 """The AI portfolio's track record beside the equal-weighted liquid universe, read from the
-store (portfolio/track_record.py computes; this view gathers).
+store (portfolio/track_record.py computes; this view gathers), and what every record
+shares: the benchmarks' returns (`benchmark_returns`, kept per span by `Benchmarks`) and
+the trades' totals (`LedgerTotals`). A client's and the house's record is the read model
+of views/book_record.py, which uses both.
 
 The equity curve is the AI portfolio's `portfolio_days` (cash plus positions at each
 close, dividends included), its first day measured against the opening cash; `records`
