@@ -573,10 +573,13 @@ def test_another_client_is_answered_at_once_while_one_floods_the_service(api: Ap
     from tests.api.test_graphql_security import fan_out
 
     w = api.world
-    for key_id in (w.acme_key_id, w.beta_key_id):
-        keystore.set_option(w.engine, key_id, "RATE_LIMIT_SET", 1_000_000, now=world.MORNING)
     notes = [_dense_note(i, 8) for i in range(5)]
     with serving(w.settings, upload_reads=5, upload_reads_per_client=5) as flooded:
+        # Raised in the store `serving` seeded (a copy of the world made anew, which a limit
+        # set before it would not survive): the polite client sends a few hundred requests in
+        # 3.5 s on a fast machine, past its tier's 300 a minute.
+        for key_id in (w.acme_key_id, w.beta_key_id):
+            keystore.set_option(flooded.world.engine, key_id, "RATE_LIMIT_SET", 1_000_000, now=world.MORNING)
         flooded.call("GET", "/api/market/breadth", w.beta_key)  # warm
         started = time.monotonic()
         hostile = [
@@ -601,6 +604,7 @@ def test_another_client_is_answered_at_once_while_one_floods_the_service(api: Ap
             ),
         ]
         timings: list[tuple[str, int, float]] = []
+        refusals: list[tuple[str, int, str]] = []
 
         def polite() -> None:
             time.sleep(0.5)  # the uploads are being read by now
@@ -615,8 +619,10 @@ def test_another_client_is_answered_at_once_while_one_floods_the_service(api: Ap
                     ),
                 ):
                     t = time.perf_counter()
-                    status = call().status_code
-                    timings.append((label, status, time.perf_counter() - t))
+                    response = call()
+                    timings.append((label, response.status_code, time.perf_counter() - t))
+                    if response.status_code != 200:
+                        refusals.append((label, response.status_code, response.text[:300]))
 
         def fan_out_alone() -> float:
             time.sleep(1.0)
@@ -632,7 +638,7 @@ def test_another_client_is_answered_at_once_while_one_floods_the_service(api: Ap
         *results, _, refused_in = _concurrently(*hostile, polite, fan_out_alone)
     assert [r.status_code for r in results[:5]] == [200] * 5, [r.text[:200] for r in results[:5]]
     assert time.monotonic() - started > 1.5, "the uploads were not slow enough to test anything"
-    assert timings and all(status == 200 for _, status, _ in timings), timings
+    assert timings and not refusals, refusals
     # The bounds tell the defects from the fix on a loaded 2-core CI machine (the suite's other
     # worker, five PDF sandboxes): before, the read waited 17.5 s behind the uploads and the
     # fan-out took 11.6 s to cost; now each read answers in well under a second and the
