@@ -169,3 +169,19 @@ def decision_columns(row) -> dict:  # noqa: ANN001 - a namedtuple row of `decide
         "round_trip_cost": float(row.round_trip_cost),
         "decision_reason": row.reason,
     }
+
+
+def prediction_columns(row) -> dict:  # noqa: ANN001 - a namedtuple row of `decide`'s output
+    """The stored columns a scored row's prediction and decision share in `predictions` and
+    `validation_predictions`: the score, its action and weight, and what the decision weighed."""
+    return {
+        "predicted_return": float(row.predicted_return),
+        "p_up": float(row.p_up),
+        "score": float(row.score),
+        "action": row.action,
+        "weight": float(row.weight),
+        "tercile": row.tercile,
+        "raw_score": float(row.raw_score),
+        "expected_return": None if pd.isna(row.expected_return) else float(row.expected_return),
+        **decision_columns(row),
+    }

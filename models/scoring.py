@@ -47,7 +47,7 @@ import pandas as pd
 from market.clock import TradingCalendar
 from market.labels import with_labels
 from models.calibration import Calibration, in_window, score_rows
-from models.decisions import decide, decision_columns
+from models.decisions import decide, prediction_columns
 from models.features import FEATURE_NAMES, FEATURE_SET
 from models.layer1 import WINDOW, Layer1Backend
 from models.reasons import served as served_reasons
@@ -305,20 +305,12 @@ def prediction_rows(
             "trading_date": day,
             "model_id": model_id,
             "horizon_days": horizon,
-            "predicted_return": float(r.predicted_return),
-            "p_up": float(r.p_up),
-            "score": float(r.score),
-            "action": r.action,
-            "weight": float(r.weight),
-            "tercile": r.tercile,
             "layer1_p_up": float(r.layer1_p_up),
             "layer1_backend": backend.model_id,
-            "raw_score": float(r.raw_score),
-            "expected_return": None if pd.isna(r.expected_return) else float(r.expected_return),
             "predicted_class": None if pd.isna(r.predicted_class) else int(r.predicted_class),
             "calibration_rows": calibration_rows,
             "reasons": r.reasons,
-            **decision_columns(r),
+            **prediction_columns(r),
         }
         for r in decided.itertuples()
     ]

@@ -39,7 +39,7 @@ import pandas as pd
 from sqlalchemy import Connection, func, select
 
 from models.dataset import build_panel
-from models.decisions import DEFAULT_FEE_RATE, HORIZON, decide, decision_columns
+from models.decisions import DEFAULT_FEE_RATE, HORIZON, decide, prediction_columns
 from models.features import FEATURE_NAMES
 from models.layer1 import EmpiricalFallback
 from models.metrics import evaluate
@@ -178,20 +178,12 @@ def _store_predictions(
             "trading_date": r.date,
             "model_id": r.model_id,
             "horizon_days": horizon,
-            "predicted_return": float(r.predicted_return),
-            "p_up": float(r.p_up),
-            "score": float(r.score),
-            "action": r.action,
-            "weight": float(r.weight),
-            "tercile": r.tercile,
             "layer1_p_up": None if pd.isna(r.layer1_p_up) else float(r.layer1_p_up),
             "layer1_backend": backend,
-            "raw_score": float(r.raw_score),
-            "expected_return": None if pd.isna(r.expected_return) else float(r.expected_return),
             "calibration_rows": int(r.calibration_rows),
             "reasons": getattr(r, "reasons", None),
             "predicted_class": _whole(getattr(r, "predicted_class", None)),
-            **decision_columns(r),
+            **prediction_columns(r),
         }
         for r in decided.itertuples()
     ]
