@@ -29,9 +29,9 @@ connection.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import date, timedelta
-from typing import TypedDict
+from typing import TypedDict, TypeVar
 
 import pandas as pd
 
@@ -65,6 +65,14 @@ def _clip(value: float, low: float = -1.0, high: float = 1.0) -> float:
     return max(low, min(high, value))
 
 
+_Row = TypeVar("_Row")
+
+
+def _of_row(cls: type[_Row], row: Mapping[str, object]) -> _Row:
+    """A dataclass of a stored row: each field the row's column of the same name."""
+    return cls(**{f.name: row[f.name] for f in fields(cls)})
+
+
 @dataclass(frozen=True)
 class Observation:
     """One stored release of an indicator's value for a period (a `macro_observations` row;
@@ -79,14 +87,7 @@ class Observation:
 
     @classmethod
     def of(cls, row: Mapping[str, object]) -> Observation:
-        return cls(
-            id=row["id"],
-            source=row["source"],
-            indicator_code=row["indicator_code"],
-            period=row["period"],
-            value=row["value"],
-            release_date=row["release_date"],
-        )
+        return _of_row(cls, row)
 
 
 class ParameterInput(TypedDict):
@@ -112,14 +113,7 @@ class MacroParameter:
 
     @classmethod
     def of(cls, row: Mapping[str, object]) -> MacroParameter:
-        return cls(
-            week_start=row["week_start"],
-            parameter=row["parameter"],
-            value=row["value"],
-            reading=row["reading"],
-            inputs=row["inputs"],
-            model_version=row["model_version"],
-        )
+        return _of_row(cls, row)
 
 
 @dataclass(frozen=True)
