@@ -6,7 +6,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
 from api.contract import ApiModel
 from market.clock import supported_date
@@ -124,3 +124,21 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 KEYED = (401, 422, 429)
+
+
+def example_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The first example `model` declares, for the examples of the bodies that hold it."""
+    return model.model_config["json_schema_extra"]["examples"][0]  # type: ignore[index]
+
+
+def page_example(item: type[BaseModel]) -> ConfigDict:
+    """A page's config whose example is one `item` (its own example) and no next page."""
+    return ConfigDict(json_schema_extra={"examples": [{"items": [example_of(item)], "next_cursor": None}]})
+
+
+class CursorPage(ApiModel):
+    """A REST list's page (api/paging.py): `items`, typed and described by each list's page,
+    then `next_cursor`."""
+
+    items: list[Any]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from api.contract import ApiModel, Timestamp
+from api.schemas.common import example_of
 
 TierName = Literal["STANDARD", "PRO", "INSTITUTIONAL"]
 
@@ -49,7 +50,7 @@ class RotatedKey(NewKey):
         json_schema_extra={
             "examples": [
                 {
-                    **NewKey.model_config["json_schema_extra"]["examples"][0],  # type: ignore[index]
+                    **example_of(NewKey),
                     "key_id": "k-9f8e7d6c5b4a3921",
                     "replaces": "k-1a2b3c4d5e6f7a8b",
                     "old_key_expires_at": "2026-11-21T15:00:00Z",

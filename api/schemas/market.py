@@ -7,6 +7,7 @@ from datetime import date
 from pydantic import ConfigDict, Field
 
 from api.contract import ApiModel
+from api.schemas.common import example_of
 
 
 class ReasonInput(ApiModel):
@@ -242,26 +243,7 @@ class History(ApiModel):
             "examples": [
                 {
                     "symbol": "NCBFG",
-                    "items": [
-                        {
-                            "trading_date": "2026-11-20",
-                            "open": 101.0,
-                            "high": 103.5,
-                            "low": 100.8,
-                            "close": 103.2,
-                            "volume": 125000,
-                            "bid": 103.0,
-                            "ask": 103.4,
-                            "rsi_14": 58.2,
-                            "bollinger_pct_b": 0.71,
-                            "bollinger_bandwidth": 0.08,
-                            "momentum_5": 0.021,
-                            "momentum_20": 0.043,
-                            "volatility_20": 0.012,
-                            "volume_ratio_20": 1.3,
-                            "spread_pct": 0.39,
-                        }
-                    ],
+                    "items": [example_of(Bar)],
                     "next_cursor": "2026-11-20",
                 }
             ]

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from api.contract import ApiModel, Timestamp
-from api.schemas.common import Money, MoneyIn, QuantityIn
+from api.schemas.common import CursorPage, Money, MoneyIn, QuantityIn, example_of, page_example
 from portfolio.track_record import MOSTLY_CASH_EXPOSURE
 
 
@@ -89,7 +89,7 @@ class PortfolioPositions(ApiModel):
                     "as_of": "2026-11-20",
                     "cash": "96800.00",
                     "equity": "200000.00",
-                    "positions": [Position.model_config["json_schema_extra"]["examples"][0]],
+                    "positions": [example_of(Position)],
                 }
             ]
         }
@@ -152,7 +152,7 @@ class AISummary(PortfolioSummary):
         json_schema_extra={
             "examples": [
                 {
-                    **PortfolioSummary.model_config["json_schema_extra"]["examples"][0],  # type: ignore[index]
+                    **example_of(PortfolioSummary),
                     "portfolio_id": "AI",
                     "started": True,
                     "starting_cash": "10000000.00",
@@ -227,26 +227,16 @@ class CashEntry(ApiModel):
     note: str | None = None
 
 
-class TradePage(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [{"items": [Trade.model_config["json_schema_extra"]["examples"][0]], "next_cursor": None}]
-        }
-    )
+class TradePage(CursorPage):
+    model_config = page_example(Trade)
 
     items: list[Trade] = Field(description="Trades in the order the book recorded them.")
-    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
 
 
-class CashPage(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [{"items": [CashEntry.model_config["json_schema_extra"]["examples"][0]], "next_cursor": None}]
-        }
-    )
+class CashPage(CursorPage):
+    model_config = page_example(CashEntry)
 
     items: list[CashEntry] = Field(description="Cash movements in the order the book recorded them.")
-    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
 
 
 class AIDay(ApiModel):
@@ -259,7 +249,7 @@ class AIDay(ApiModel):
     trades: list[Trade] = Field(description="The AI trades executed that day, in recording order.")
 
 
-class AIHistory(ApiModel):
+class AIHistory(CursorPage):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
@@ -272,7 +262,7 @@ class AIHistory(ApiModel):
                             "liquid_equity": 10010000.0,
                             "cash": 8012500.0,
                             "summary": {"orders": [], "blocked_by_rails": 1},
-                            "trades": [Trade.model_config["json_schema_extra"]["examples"][0]],
+                            "trades": [example_of(Trade)],
                         }
                     ],
                     "next_cursor": "WyJhaURheXMiLCAiMjAyNi0xMS0yMCJd",
@@ -282,7 +272,6 @@ class AIHistory(ApiModel):
     )
 
     items: list[AIDay] = Field(description="Executed days, oldest first.")
-    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
 
 
 class ManualTradeIn(ApiModel):
@@ -385,15 +374,10 @@ class Suggestion(ApiModel):
     trade_id: str | None = None
 
 
-class SuggestionPage(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [{"items": [Suggestion.model_config["json_schema_extra"]["examples"][0]], "next_cursor": None}]
-        }
-    )
+class SuggestionPage(CursorPage):
+    model_config = page_example(Suggestion)
 
     items: list[Suggestion] = Field(description="Oldest trading day first, sells before buys, then by symbol.")
-    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
 
 
 class StatementResult(ApiModel):
