@@ -4,7 +4,7 @@ withdrawal; once, append-only, corrections as differences (SQLite and Postgres).
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
@@ -18,34 +18,16 @@ from portfolio import ledger
 from portfolio.dividends import credit_dividends
 from portfolio.ledger import AI_PORTFOLIO, TradeRejected
 from portfolio.suggestions import generate
-from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
+from portfolio.trading import move_cash, open_client_portfolio
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
+from tests.portfolio.clients import EX_DATE, FRIDAY, MONDAY, Client, announce_action, open_funded_client, trade
 from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
-
-EX_DATE = CALENDAR.add_trading_days(DAY, 1)  # Monday 2026-11-23
-FRIDAY = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)  # 13:00 exchange time
-MONDAY = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
-MARKET = {"AAA": {"close": 100.0, "volume": 20_000}, "BBB": {"close": 10.0, "volume": 50_000}}
 
 
 def announce(engine: Engine, symbol: str, amount: float | None, day: date = EX_DATE) -> None:
-    with engine.begin() as conn:
-        append_history(
-            conn,
-            tables.corporate_actions,
-            [
-                {
-                    "symbol": symbol,
-                    "action_date": day,
-                    "kind": "DIVIDEND",
-                    "amount": amount,
-                    "detail": {"text": "interim"},
-                    "source": "test",
-                }
-            ],
-        )
+    announce_action(engine, symbol, "DIVIDEND", amount, day, "interim")
 
 
 def dividend_entries(engine: Engine, portfolio_id: str) -> list[dict]:
@@ -67,19 +49,8 @@ def cash(engine: Engine, portfolio_id: str) -> Decimal:
 
 
 @pytest.fixture
-def client(settings: Settings):
-    engine = service_engine(settings)
-    seed_market(engine, MARKET)
-    portfolio_id = open_client_portfolio(engine, "acme")
-    move_cash(engine, portfolio_id, "5000", now=FRIDAY)
-    return engine, settings, portfolio_id
-
-
-def trade(client, side: str, symbol: str, quantity: int, price: float, now: datetime) -> dict:
-    engine, settings, portfolio_id = client
-    return place_manual_trade(
-        engine, settings, CALENDAR, portfolio_id, ManualTrade(side, symbol, quantity, price), now=now
-    )
+def client(settings: Settings) -> Client:
+    return open_funded_client(settings, "5000", FRIDAY)
 
 
 def test_a_holder_is_paid_once_and_can_spend_it(client) -> None:

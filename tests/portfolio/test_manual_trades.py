@@ -14,34 +14,20 @@ from market.errors import ConflictError, NotFoundError
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRejected
-from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
+from portfolio.trading import move_cash
 from store import tables
-from store.engine import service_engine
-from tests.portfolio.seed import CALENDAR, seed_market
+from tests.portfolio import clients
 
 NOW = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)  # 13:00 exchange time on the Friday
 
 
 @pytest.fixture
-def client(settings: Settings):
-    engine = service_engine(settings)
-    seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}, "BBB": {"close": 10.0, "volume": 50_000}})
-    portfolio_id = open_client_portfolio(engine, "acme")
-    move_cash(engine, portfolio_id, "10000", now=NOW)
-    return engine, settings, portfolio_id
+def client(settings: Settings) -> clients.Client:
+    return clients.open_funded_client(settings, "10000", NOW)
 
 
 def trade(client, side, symbol, quantity, price, fees=0, key=None):
-    engine, settings, portfolio_id = client
-    return place_manual_trade(
-        engine,
-        settings,
-        CALENDAR,
-        portfolio_id,
-        ManualTrade(side, symbol, quantity, price, fees),
-        idempotency_key=key,
-        now=NOW,
-    )
+    return clients.trade(client, side, symbol, quantity, price, NOW, fees, key)
 
 
 def test_buy_then_sell_moves_cash_and_positions(client) -> None:

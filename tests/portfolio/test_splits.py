@@ -5,7 +5,7 @@ ex-date (SQLite and Postgres)."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
@@ -16,35 +16,17 @@ from market.settings import Settings
 from portfolio import ledger
 from portfolio.dividends import credit_dividends
 from portfolio.market import market_days
-from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
 from store.panels import price_panel
+from tests.portfolio.clients import EX_DATE, FRIDAY, MONDAY, Client, announce_action, open_funded_client, trade
 from tests.portfolio.seed import CALENDAR, DAY, seed_market
 from views.valuation import portfolio_view
 
-EX_DATE = CALENDAR.add_trading_days(DAY, 1)  # Monday 2026-11-23
-FRIDAY = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)
-MONDAY = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
-
 
 def announce(engine: Engine, symbol: str, kind: str, amount: float, day: date = EX_DATE) -> None:
-    with engine.begin() as conn:
-        append_history(
-            conn,
-            tables.corporate_actions,
-            [
-                {
-                    "symbol": symbol,
-                    "action_date": day,
-                    "kind": kind,
-                    "amount": amount,
-                    "detail": {"text": "test"},
-                    "source": "test",
-                }
-            ],
-        )
+    announce_action(engine, symbol, kind, amount, day, "test")
 
 
 def price(engine: Engine, symbol: str, day: date, close: float, volume: int) -> None:
@@ -68,19 +50,8 @@ def price(engine: Engine, symbol: str, day: date, close: float, volume: int) -> 
 
 
 @pytest.fixture
-def client(settings: Settings):
-    engine = service_engine(settings)
-    seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}, "BBB": {"close": 10.0, "volume": 50_000}})
-    portfolio_id = open_client_portfolio(engine, "acme")
-    move_cash(engine, portfolio_id, "10000", now=FRIDAY)
-    return engine, settings, portfolio_id
-
-
-def trade(client, side: str, symbol: str, quantity: int, price_: float, now: datetime) -> dict:
-    engine, settings, portfolio_id = client
-    return place_manual_trade(
-        engine, settings, CALENDAR, portfolio_id, ManualTrade(side, symbol, quantity, price_), now=now
-    )
+def client(settings: Settings) -> Client:
+    return open_funded_client(settings, "10000", FRIDAY)
 
 
 def test_a_two_for_one_split_doubles_the_holding_and_halves_its_cost(client) -> None:
@@ -222,21 +193,7 @@ def test_a_corrected_split_notice_does_not_move_when_the_split_was_known(client)
     announce(engine, "AAA", "SPLIT", 2.0)
     price(engine, "AAA", EX_DATE, 50.0, 30_000)
     trade(client, "sell", "AAA", 60, 50, MONDAY + timedelta(hours=1))  # 80 held on the new count
-    with engine.begin() as conn:
-        append_history(
-            conn,
-            tables.corporate_actions,
-            [
-                {
-                    "symbol": "AAA",
-                    "action_date": EX_DATE,
-                    "kind": "SPLIT",
-                    "amount": 2.0,
-                    "detail": {"text": "2-for-1 share split"},
-                    "source": "test",
-                }
-            ],
-        )
+    announce_action(engine, "AAA", "SPLIT", 2.0, EX_DATE, "2-for-1 share split")
     with engine.connect() as conn:
         assert ledger.holdings(conn, portfolio_id)["AAA"].quantity == 20
 
