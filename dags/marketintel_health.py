@@ -8,18 +8,13 @@ and DELETE, and how many rows does each table hold. The executed notebook lands 
 
 Scheduled at 15:45 exchange time (America/Jamaica) on weekdays, before the end-of-day
 scrape. Trigger by hand with `{"run_date": "YYYY-MM-DD"}` to check another date.
-
-A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
-for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
-written per table, duration and the executed notebook. Re-running and backfilling past
-exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 """
 
 from __future__ import annotations
 
-from airflow.sdk import dag, task
+from airflow.sdk import dag
 
-from pipeline.airflow_plugin import ExchangeTimetable, marketintel_dag
+from pipeline.airflow_plugin import ExchangeTimetable, marketintel_dag, stage_task
 
 
 @dag(
@@ -34,13 +29,7 @@ from pipeline.airflow_plugin import ExchangeTimetable, marketintel_dag
     )
 )
 def marketintel_health() -> None:
-    @task
-    def health(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
-        from pipeline.airflow_tasks import run_notebook_task
-
-        return run_notebook_task("health", context)
-
-    health()
+    stage_task("health")
 
 
 marketintel_health()

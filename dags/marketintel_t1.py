@@ -26,34 +26,26 @@ the reason in its log. The trading date is the `run_date` param, else the day T0
 delivery names (a run started by the asset), else the run's own date on the exchange clock
 (a manual run has no logical date: its `run_after` is used).
 Executed notebooks land in `runs/<date>/<stage>.ipynb`.
-
-A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
-for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
-written per table, duration and the executed notebook. Re-running and backfilling past
-exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from airflow.sdk import AssetOrTimeSchedule, dag, task
+from airflow.sdk import AssetOrTimeSchedule, dag
 
-from pipeline.airflow_plugin import T0_DELIVERY, T1_CLOSE, ExchangeTimetable, marketintel_dag
+from pipeline.airflow_plugin import (
+    T0_DELIVERY,
+    T1_CLOSE,
+    ExchangeTimetable,
+    marketintel_dag,
+    stage_task,
+    trading_day_task,
+)
 from pipeline.stage_lists import T1_PREFLIGHT, T1_STAGES, T1_TIMEOUT_MINUTES
 
 # t1_trade closes the day: each time it succeeds it updates T1_CLOSE, which starts T2.
 OUTLETS = {"t1_trade": [T1_CLOSE]}
-
-
-def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task factory
-    @task(task_id=name, execution_timeout=timedelta(minutes=minutes), outlets=OUTLETS.get(name, []))
-    def run(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
-        from pipeline.airflow_tasks import run_notebook_task
-
-        return run_notebook_task(name, context)
-
-    return run
 
 
 @dag(
@@ -68,27 +60,18 @@ def stage_task(name: str, minutes: int):  # noqa: ANN201 - an Airflow task facto
     )
 )
 def marketintel_t1() -> None:
-    @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))
-    def trading_day(**context) -> bool:  # noqa: ANN003
-        from pipeline.airflow_tasks import trading_day_gate
-
-        return trading_day_gate(context, current=("t1_trade", "t0_scrape"))
-
-    @task(
-        task_id=T1_PREFLIGHT,
+    gate = trading_day_task(current=("t1_trade", "t0_scrape"))
+    # T0 may be late: the pre-flight retries every 5 minutes for 30 minutes, no backoff.
+    chain = gate >> stage_task(
+        T1_PREFLIGHT,
         retries=6,
         retry_delay=timedelta(minutes=5),
         retry_exponential_backoff=False,
         execution_timeout=timedelta(minutes=T1_TIMEOUT_MINUTES[T1_PREFLIGHT]),
     )
-    def preflight(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
-        from pipeline.airflow_tasks import run_notebook_task
-
-        return run_notebook_task(T1_PREFLIGHT, context)
-
-    chain = trading_day() >> preflight()
     for name in T1_STAGES[1:]:
-        chain = chain >> stage_task(name, T1_TIMEOUT_MINUTES[name])()
+        timeout = timedelta(minutes=T1_TIMEOUT_MINUTES[name])
+        chain = chain >> stage_task(name, execution_timeout=timeout, outlets=OUTLETS.get(name, []))
 
 
 marketintel_t1()

@@ -13,20 +13,13 @@ run with `run_date` always runs).
 trading date is the `run_date` param, else the trading day after the day T1's close names
 (a run started by the asset), else the run's own date on the exchange clock: the morning
 of the day the suggestions are for.
-
-A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
-for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
-written per table, duration and the executed notebook. Re-running and backfilling past
-exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from airflow.sdk import AssetOrTimeSchedule, dag
 
-from airflow.sdk import AssetOrTimeSchedule, dag, task
-
-from pipeline.airflow_plugin import T1_CLOSE, ExchangeTimetable, marketintel_dag
+from pipeline.airflow_plugin import T1_CLOSE, ExchangeTimetable, marketintel_dag, stage_task, trading_day_task
 
 
 @dag(
@@ -41,19 +34,8 @@ from pipeline.airflow_plugin import T1_CLOSE, ExchangeTimetable, marketintel_dag
     )
 )
 def marketintel_t2() -> None:
-    @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))
-    def trading_day(**context) -> bool:  # noqa: ANN003
-        from pipeline.airflow_tasks import trading_day_gate
-
-        return trading_day_gate(context, current=("t2_suggestions", "t1_trade"), input_is_previous_day=True)
-
-    @task(task_id="t2_suggestions")
-    def suggestions(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
-        from pipeline.airflow_tasks import run_notebook_task
-
-        return run_notebook_task("t2_suggestions", context)
-
-    trading_day() >> suggestions()
+    gate = trading_day_task(current=("t2_suggestions", "t1_trade"), input_is_previous_day=True)
+    gate >> stage_task("t2_suggestions")
 
 
 marketintel_t2()

@@ -9,18 +9,13 @@ release point in time (a revision is a new row) and computes the week's macro pa
 It runs on an exchange holiday too: the macro sources do not follow the exchange's
 calendar, and skipping a holiday Monday would leave the week without parameters. The
 date is the `run_date` param, else the run's own date on the exchange clock.
-
-A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
-for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
-written per table, duration and the executed notebook. Re-running and backfilling past
-exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
 """
 
 from __future__ import annotations
 
-from airflow.sdk import dag, task
+from airflow.sdk import dag
 
-from pipeline.airflow_plugin import ExchangeTimetable, marketintel_dag
+from pipeline.airflow_plugin import ExchangeTimetable, marketintel_dag, stage_task
 
 
 @dag(
@@ -36,13 +31,7 @@ from pipeline.airflow_plugin import ExchangeTimetable, marketintel_dag
     )
 )
 def marketintel_t3() -> None:
-    @task(task_id="t3_macro")
-    def macro(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
-        from pipeline.airflow_tasks import run_notebook_task
-
-        return run_notebook_task("t3_macro", context)
-
-    macro()
+    stage_task("t3_macro")
 
 
 marketintel_t3()

@@ -29,7 +29,10 @@ only when a task has failed (`pipeline.airflow_tasks.alert_task_failure`).
 
 `marketintel_dag` is what every DAG of the project shares, written once: the exchange's
 start date, no catch-up, one active run, the `run_date` param, the failure alert and
-exponential retries; each DAG names its id, schedule, tags, retries and time limit.
+exponential retries, and the closing paragraph of its docs (`EVERY_DAG_DOC`: the alert, the
+stage summary, where re-running is told); each DAG names its id, schedule, tags, retries
+and time limit. `stage_task` and `trading_day_task` are the two kinds of task the DAGs
+are made of: a stage notebook, and the gate that skips a closed exchange day.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from typing import Any
 
 import pendulum
 from airflow.plugins_manager import AirflowPlugin
-from airflow.sdk import Asset, Param
+from airflow.sdk import Asset, Param, XComArg, task
 from airflow.timetables.trigger import CronTriggerTimetable
 
 EXCHANGE_TIMEZONE = "America/Jamaica"
@@ -50,6 +53,12 @@ T0_DELIVERY = Asset(name="marketintel_t0_delivery", uri="marketintel://t0/delive
 # day); T2 is scheduled on it as well as on its 07:00 clock, for the next trading day.
 # pipeline.airflow_tasks.NEXT_MORNING_ASSETS names it too (that module imports no Airflow).
 T1_CLOSE = Asset(name="marketintel_t1_close", uri="marketintel://t1/close", group="marketintel")
+# The last paragraph of every DAG's docs (the Airflow UI shows them as the DAG's doc_md).
+EVERY_DAG_DOC = """A failure after the last retry sends the signed webhook alert (TASK_FAILED; PREFLIGHT_FAILED
+for T1's pre-flight). Every stage task's log ends with its stage summary: status, rows
+written per table, duration and the executed notebook. Re-running and backfilling past
+exchange days: docs/airflow.md, "Airflow: re-running and backfilling".
+"""
 
 
 class ExchangeTimetable(CronTriggerTimetable):
@@ -92,7 +101,8 @@ def marketintel_dag(
 ) -> dict[str, Any]:
     """The `@dag(...)` keyword arguments of a project DAG: `retries` retries of each task,
     `retry_minutes` apart at first and growing exponentially, each try at most
-    `timeout_minutes`; tagged `marketintel` and `tags`."""
+    `timeout_minutes`; tagged `marketintel` and `tags`; documented by `doc_md` (the DAG
+    file's docstring) followed by `EVERY_DAG_DOC`."""
     return {
         "dag_id": dag_id,
         "schedule": schedule,
@@ -100,7 +110,7 @@ def marketintel_dag(
         "catchup": False,
         "max_active_runs": 1,
         "tags": ["marketintel", *tags],
-        "doc_md": doc_md,
+        "doc_md": f"{doc_md or ''}\n{EVERY_DAG_DOC}",
         "default_args": {
             "owner": "marketintel",
             "on_failure_callback": on_task_failure,
@@ -111,6 +121,34 @@ def marketintel_dag(
         },
         "params": {"run_date": exchange_day_param(run_date_help)},
     }
+
+
+def stage_task(stage: str, **task_args: Any) -> XComArg:
+    """The task `stage` in the DAG being defined: it runs the stage's notebook and returns
+    its stage summary (`pipeline.airflow_tasks.run_notebook_task`); `task_args` are the
+    task's own `@task` arguments (timeout, retries, outlets) over the DAG's defaults."""
+
+    @task(task_id=stage, **task_args)
+    def run(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
+        from pipeline.airflow_tasks import run_notebook_task
+
+        return run_notebook_task(stage, context)
+
+    return run()
+
+
+def trading_day_task(current: tuple[str, str] | None = None, input_is_previous_day: bool = False) -> XComArg:
+    """The `trading_day` short-circuit task in the DAG being defined: the tasks after it
+    skip on a closed exchange day, and, with `current`, on a day already done for its
+    input (`pipeline.airflow_tasks.trading_day_gate`, which the arguments are passed to)."""
+
+    @task.short_circuit(task_id="trading_day", execution_timeout=timedelta(minutes=2))
+    def trading_day(**context) -> bool:  # noqa: ANN003
+        from pipeline.airflow_tasks import trading_day_gate
+
+        return trading_day_gate(context, current=current, input_is_previous_day=input_is_previous_day)
+
+    return trading_day()
 
 
 def on_task_failure(context: Any) -> None:
