@@ -13,67 +13,19 @@ from sqlalchemy import event
 
 from market.costs import fill
 from market.fees import FeeSchedule
-from market.liquidity import estimate_spreads
 from market.settings import Settings
 from portfolio.market import market_days, stored_estimates
-from store import tables
 from store.engine import service_engine
-from store.history import append_history
-from tests.market.test_spread_estimator import simulated_bars
-from tests.portfolio.seed import CALENDAR, DAY, days_up_to
+from tests.market.stored_spreads import SESSIONS, last_estimates, rounded_bars, store_bars, store_estimated_and_quoted
+from tests.portfolio.clients import announce_action
+from tests.portfolio.seed import DAY, days_up_to
 
-SESSIONS = 80
 NO_FEES = FeeSchedule(Decimal("0"), Decimal("0"))
-
-
-def _bars(symbol: str, seed: int, days: list, spread: float = 0.02) -> pd.DataFrame:
-    bars = simulated_bars(spread, len(days), seed=seed).assign(symbol=symbol, date=days)
-    for column in ("close", "high", "low"):
-        bars[column] = bars[column].round(2)
-    return bars.assign(volume=20_000)
-
-
-def _store(engine, bars: pd.DataFrame, quoted: dict[str, tuple[float, float]] | None = None) -> None:
-    quoted = quoted or {}
-    rows = [
-        {
-            "symbol": r.symbol,
-            "trading_date": r.date,
-            "close": r.close,
-            "open": r.close,
-            "high": r.high,
-            "low": r.low,
-            "volume": int(r.volume),
-            "bid": quoted.get(r.symbol, (None, None))[0] if r.date == DAY else None,
-            "ask": quoted.get(r.symbol, (None, None))[1] if r.date == DAY else None,
-            "source": "test",
-        }
-        for r in bars.itertuples(index=False)
-    ]
-    with engine.begin() as conn:
-        append_history(
-            conn,
-            tables.instruments,
-            [
-                {"symbol": s, "name": f"{s} Ltd", "board": "MAIN", "currency": "JMD", "source": "test"}
-                for s in sorted(set(bars["symbol"]))
-            ],
-        )
-        append_history(conn, tables.eod_prices, rows)
-
-
-def _expected(bars: pd.DataFrame) -> pd.DataFrame:
-    return bars.join(estimate_spreads(bars)).groupby("symbol").tail(1).set_index("symbol")
 
 
 def test_market_days_carry_the_stored_estimate_and_a_fill_without_quotes_crosses_it(settings: Settings) -> None:
     engine = service_engine(settings)
-    days = days_up_to(DAY, SESSIONS)
-    bars = pd.concat([_bars("EST", 1, days), _bars("QTD", 2, days)], ignore_index=True)
-    later = CALENDAR.add_trading_days(DAY, 1)
-    future = _bars("EST", 3, [later]).assign(close=500.0, high=900.0, low=100.0)
-    _store(engine, pd.concat([bars, future], ignore_index=True), quoted={"QTD": (49.0, 51.0)})
-    expected = _expected(bars)
+    expected = last_estimates(store_estimated_and_quoted(engine))
     with engine.connect() as conn:
         market = market_days(conn, DAY, ["EST", "QTD"])
         everyone = market_days(conn, DAY)
@@ -107,27 +59,13 @@ def test_market_days_read_the_estimate_on_the_new_count_after_a_split_in_one_que
     engine = service_engine(settings)
     days = days_up_to(DAY, SESSIONS)
     ex_date = days[50]
-    adjusted = pd.concat([_bars("SPL", 4, days), _bars("OTH", 5, days)], ignore_index=True)
+    adjusted = pd.concat([rounded_bars("SPL", 4, days), rounded_bars("OTH", 5, days)], ignore_index=True)
     stored = adjusted.copy()
     before = (stored["symbol"] == "SPL") & (stored["date"] < ex_date)
     stored.loc[before, ["close", "high", "low"]] *= 10  # a 10-for-1 split: the old count's prices
-    _store(engine, stored)
-    with engine.begin() as conn:
-        append_history(
-            conn,
-            tables.corporate_actions,
-            [
-                {
-                    "symbol": "SPL",
-                    "action_date": ex_date,
-                    "kind": "SPLIT",
-                    "amount": 10.0,
-                    "detail": {"text": "10-for-1 share split"},
-                    "source": "test",
-                }
-            ],
-        )
-    expected = _expected(adjusted)
+    store_bars(engine, stored)
+    announce_action(engine, "SPL", "SPLIT", 10.0, ex_date, "10-for-1 share split")
+    expected = last_estimates(adjusted)
 
     statements: list[str] = []
 
