@@ -45,6 +45,16 @@ class Written:
     fallback_reason: str | None
 
 
+def breadth_lead(breadth: dict[str, Any]) -> str:
+    """Who led the day's breadth (views/breadth.py): advancers, decliners, or neither; the
+    template's market sentence and the Quant Briefing's sentiment section both open with it."""
+    if breadth["advancers"] > breadth["decliners"]:
+        return "Advancers led"
+    if breadth["decliners"] > breadth["advancers"]:
+        return "Decliners led"
+    return "Advancers and decliners were level"
+
+
 def _pct(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:+.{digits}f}%"
 
@@ -58,15 +68,8 @@ class TemplateWriter:
     @staticmethod
     def _market(facts: dict[str, Any]) -> str:
         b = facts["breadth"]
-        lead = (
-            "Advancers led"
-            if b["advancers"] > b["decliners"]
-            else "Decliners led"
-            if b["decliners"] > b["advancers"]
-            else "Advancers and decliners were level"
-        )
         return (
-            f"Market on {facts['trading_date']}: {lead} with {b['advancers']} up, {b['decliners']} down and "
+            f"Market on {facts['trading_date']}: {breadth_lead(b)} with {b['advancers']} up, {b['decliners']} down and "
             f"{b['unchanged']} unchanged of {b['traded']} stocks that traded; {b['not_traded']} did not trade. "
             f"The service's capitalisation-weighted index moved {_pct(b['index_change_pct'])}."
         )

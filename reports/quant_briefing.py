@@ -11,6 +11,7 @@ from typing import Any
 
 from reportlab.platypus import Flowable, Spacer
 
+from analysis.writers import breadth_lead
 from models.decisions import BOOK_NAMES, HORIZON
 from portfolio.rails import HIGH_SPREAD
 from reports import charts
@@ -81,13 +82,7 @@ def _sentiment(market: dict[str, Any]) -> list[Flowable]:
     breadth = market["breadth"]
     if breadth is None:
         return section("Market sentiment", notice(market["unavailable"]))
-    mood = (
-        "Advancers led"
-        if breadth["advancers"] > breadth["decliners"]
-        else "Decliners led"
-        if breadth["decliners"] > breadth["advancers"]
-        else "Advancers and decliners were level"
-    )
+    mood = breadth_lead(breadth)
     figures = key_figures(
         [
             ("Index change", signed_pct(breadth["index_change_pct"])),
