@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
@@ -13,39 +14,27 @@ from market.clock import supported_date
 from market.errors import InvalidInputError
 from market.money import MONEY_OUT, money_display, parse_money, parse_quantity
 
-
-def _supported(value: date) -> date:
-    try:
-        return supported_date(value, "the date")
-    except InvalidInputError as error:
-        raise ValueError(error.detail) from None
+T = TypeVar("T")
 
 
-def _money(value: object) -> Decimal:
-    try:
-        return parse_money(value, "the amount")
-    except InvalidInputError as error:
-        raise ValueError(error.detail) from None
+def _rule(parse: Callable[..., T], name: str, **options: Any) -> Callable[[Any], T]:
+    """market's `parse(value, name)` as a pydantic validator: the InvalidInputError it raises
+    becomes the ValueError pydantic reports as the field's 422 error, with the same detail."""
 
+    def check(value: Any) -> T:
+        try:
+            return parse(value, name, **options)
+        except InvalidInputError as error:
+            raise ValueError(error.detail) from None
 
-def _quantity(value: object) -> int:
-    try:
-        return parse_quantity(value, "the quantity")
-    except InvalidInputError as error:
-        raise ValueError(error.detail) from None
-
-
-def _quantity_text(value: object) -> int:
-    try:
-        return parse_quantity(value, "the quantity", text=True)
-    except InvalidInputError as error:
-        raise ValueError(error.detail) from None
+    return check
 
 
 # Money and share quantities in request bodies: market.money's one strict rule.
-MoneyIn = Annotated[Decimal, BeforeValidator(_money)]
-QuantityIn = Annotated[int, BeforeValidator(_quantity)]
-QuantityQuery = Annotated[int, BeforeValidator(_quantity_text)]  # the same rule for a query string's text
+MoneyIn = Annotated[Decimal, BeforeValidator(_rule(parse_money, "the amount"))]
+QuantityIn = Annotated[int, BeforeValidator(_rule(parse_quantity, "the quantity"))]
+# the same rule for a query string's text
+QuantityQuery = Annotated[int, BeforeValidator(_rule(parse_quantity, "the quantity", text=True))]
 # Money in every response: decimal text with the currency's 2 minor-unit digits, never a
 # float and never "100000.000000" beside "0" (market.money.money_display).
 Money = Annotated[
@@ -62,7 +51,7 @@ Money = Annotated[
 ]
 
 # Every date a REST caller gives: YYYY-MM-DD within market.clock.SUPPORTED_DATES (422 otherwise).
-SupportedDate = Annotated[date, AfterValidator(_supported)]
+SupportedDate = Annotated[date, AfterValidator(_rule(supported_date, "the date"))]
 
 
 class Problem(ApiModel):
