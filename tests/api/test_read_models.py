@@ -34,7 +34,7 @@ from store.engine import build_engine
 from store.history import append_history
 from tests.api.conftest import Api
 from tests.api.world import DAY, MONDAY, MORNING
-from tests.portfolio.seed import CALENDAR, days_up_to
+from tests.portfolio.seed import CALENDAR, days_up_to, price_row
 from views import bars as bar_views
 from views import instrument as instrument_views
 from views import macro as macro_views
@@ -178,21 +178,7 @@ def _append_day(engine, day: date, closes: dict[str, float]) -> None:
         append_history(
             conn,
             tables.eod_prices,
-            [
-                {
-                    "symbol": s,
-                    "trading_date": day,
-                    "open": c,
-                    "high": round(c * 1.01, 2),
-                    "low": round(c * 0.99, 2),
-                    "close": c,
-                    "volume": 50_000,
-                    "bid": round(c - 0.05, 2),
-                    "ask": round(c + 0.05, 2),
-                    "source": "test",
-                }
-                for s, c in closes.items()
-            ],
+            [price_row(s, day, c, 50_000, round(c - 0.05, 2), round(c + 0.05, 2)) for s, c in closes.items()],
         )
 
 

@@ -31,7 +31,7 @@ from store.engine import build_engine, dispose_engines, service_engine
 from store.history import append_history
 from store.migrations import upgrade
 from tests.conftest import ADMIN_KEY
-from tests.portfolio.seed import CALENDAR, DAY, days_up_to, seed_predictions
+from tests.portfolio.seed import CALENDAR, DAY, days_up_to, price_row, seed_predictions
 from views.bars import refresh_bars
 
 MONDAY = CALENDAR.next_trading_day(DAY)
@@ -68,20 +68,8 @@ def price_rows(days: list[date], first: int) -> list[dict]:
     for symbol, (_, volume, half) in SYMBOLS.items():
         for i, d in enumerate(days, start=first):
             close = close_of(symbol, i)
-            rows.append(
-                {
-                    "symbol": symbol,
-                    "trading_date": d,
-                    "open": close,
-                    "high": round(close * 1.01, 2),
-                    "low": round(close * 0.99, 2),
-                    "close": close,
-                    "volume": volume + 100 * (i % 7) if volume else 0,
-                    "bid": round(close - half, 2),
-                    "ask": round(close + half, 2),
-                    "source": "test",
-                }
-            )
+            traded = volume + 100 * (i % 7) if volume else 0
+            rows.append(price_row(symbol, d, close, traded, round(close - half, 2), round(close + half, 2)))
     return rows
 
 

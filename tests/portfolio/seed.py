@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -18,6 +19,28 @@ def days_up_to(day: date, count: int) -> list[date]:
     return [CALENDAR.add_trading_days(day, -i) for i in range(count - 1, -1, -1)]
 
 
+def price_row(
+    symbol: str, day: date, close: float, volume: int, bid: float | None, ask: float | None, *, cents: bool = True
+) -> dict[str, Any]:
+    """One day's eod_prices row for `symbol`: it opens at its close, and its high and low lie
+    1% either side of it, to the cent unless `cents` is false (`seed_market`'s markets)."""
+    high, low = close * 1.01, close * 0.99
+    if cents:
+        high, low = round(high, 2), round(low, 2)
+    return {
+        "symbol": symbol,
+        "trading_date": day,
+        "open": close,
+        "high": high,
+        "low": low,
+        "close": close,
+        "volume": volume,
+        "bid": bid,
+        "ask": ask,
+        "source": "test",
+    }
+
+
 def seed_market(engine: Engine, bars: dict[str, dict], day: date = DAY, history: int = 25) -> None:
     """`bars`: symbol -> close, volume (history volume), and optionally today_volume, bid, ask."""
     with engine.begin() as conn:
@@ -30,20 +53,9 @@ def seed_market(engine: Engine, bars: dict[str, dict], day: date = DAY, history:
         for symbol, bar in bars.items():
             for d in days_up_to(day, history):
                 today = d == day
-                rows.append(
-                    {
-                        "symbol": symbol,
-                        "trading_date": d,
-                        "close": bar["close"],
-                        "open": bar["close"],
-                        "high": bar["close"] * 1.01,
-                        "low": bar["close"] * 0.99,
-                        "volume": bar.get("today_volume", bar["volume"]) if today else bar["volume"],
-                        "bid": bar.get("bid") if today else None,
-                        "ask": bar.get("ask") if today else None,
-                        "source": "test",
-                    }
-                )
+                volume = bar.get("today_volume", bar["volume"]) if today else bar["volume"]
+                bid, ask = (bar.get("bid"), bar.get("ask")) if today else (None, None)
+                rows.append(price_row(symbol, d, bar["close"], volume, bid, ask, cents=False))
         append_history(conn, tables.eod_prices, rows)
 
 

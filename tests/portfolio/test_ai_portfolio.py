@@ -17,7 +17,7 @@ from portfolio.ai import execute_day
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
-from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
+from tests.portfolio.seed import CALENDAR, DAY, price_row, seed_market, seed_predictions
 from views.portfolio import ai_positions
 from views.track_record import ai_track_record
 
@@ -41,18 +41,7 @@ def next_session(engine, day, bars: dict[str, dict]) -> None:
             conn,
             tables.eod_prices,
             [
-                {
-                    "symbol": s,
-                    "trading_date": day,
-                    "close": b["close"],
-                    "open": b["close"],
-                    "high": b["close"] * 1.01,
-                    "low": b["close"] * 0.99,
-                    "volume": b["volume"],
-                    "bid": b.get("bid"),
-                    "ask": b.get("ask"),
-                    "source": "test",
-                }
+                price_row(s, day, b["close"], b["volume"], b.get("bid"), b.get("ask"), cents=False)
                 for s, b in bars.items()
             ],
         )

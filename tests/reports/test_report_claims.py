@@ -25,7 +25,7 @@ from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
 from tests.api.world import HISTORY_DAYS, SYMBOLS, close_of, seed_prices
-from tests.portfolio.seed import CALENDAR, DAY, seed_predictions
+from tests.portfolio.seed import CALENDAR, DAY, price_row, seed_predictions
 from tests.reports.pdf import column_below, read
 
 NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
@@ -146,20 +146,7 @@ def test_equity_curve_marks_the_days_untraded_holdings_were_left_out_of_liquid_e
             close = close_of(symbol, HISTORY_DAYS + i)
             half = 0.2 * close if (i, symbol) == (0, "MID") else half
             volume = 0 if (i, symbol) == (0, "LIQ") else volume
-            rows.append(
-                {
-                    "symbol": symbol,
-                    "trading_date": day,
-                    "open": close,
-                    "high": round(close * 1.01, 2),
-                    "low": round(close * 0.99, 2),
-                    "close": close,
-                    "volume": volume,
-                    "bid": round(close - half, 2),
-                    "ask": round(close + half, 2),
-                    "source": "test",
-                }
-            )
+            rows.append(price_row(symbol, day, close, volume, round(close - half, 2), round(close + half, 2)))
     with engine.begin() as conn:
         append_history(conn, tables.eod_prices, rows)
     hold = {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}
