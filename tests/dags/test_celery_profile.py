@@ -42,24 +42,16 @@ import httpx
 import pytest
 
 from market.settings import PROJECT_ROOT
+from pipeline.stage_lists import T0_STAGES, T1_STAGES
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.postgres]
 
 DAY = date(2026, 11, 20)  # the session simulator publishes through this day (conftest.py)
 SCRIPT = str(PROJECT_ROOT / "ops" / "airflow_prod.sh")
 MARKETINTEL = str(Path(sys.executable).parent / "marketintel")
-T0_TASKS = ["trading_day", "t0_scrape"]
-T1_TASKS = [
-    "trading_day",
-    "t1_preflight",
-    "t1_ingest_text",
-    "t1_sentiment",
-    "t1_features",
-    "t1_predict",
-    "t1_monitor",
-    "t1_analysis",
-    "t1_trade",
-]
+# The DAGs' tasks (tests/dags/test_dag_integrity.py pins the names and the order).
+T0_TASKS = ["trading_day", *T0_STAGES]
+T1_TASKS = ["trading_day", *T1_STAGES]
 
 
 def _free_ports(count: int) -> int:

@@ -5,7 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
-from datetime import UTC
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,44 @@ from market.settings import PROJECT_ROOT, Settings
 
 DAGS_FOLDER = PROJECT_ROOT / "dags"
 AIRFLOW = str(Path(sys.executable).parent / "airflow")
+# T1's tasks in order, pinned here (the contract); test_task_order_of_every_dag checks that
+# pipeline/stage_lists.py's T1_STAGES, which the DAG and `marketintel run-day` read, says the same.
+T1_TASKS = [
+    "trading_day",
+    "t1_preflight",
+    "t1_ingest_text",
+    "t1_sentiment",
+    "t1_features",
+    "t1_predict",
+    "t1_monitor",
+    "t1_analysis",
+    "t1_trade",
+]
+
+
+def record_stage_success(settings: Settings, stage: str, day: date, at: datetime, minutes: int) -> None:
+    """A SUCCEEDED run of `stage` for `day`, recorded as Airflow's `minutes` after `at`
+    (run id `<stage>-<minutes>`): what `trading_day_gate` reads to find a day done."""
+    from store import tables
+    from store.engine import service_engine
+    from store.history import append_history
+
+    with service_engine(settings).begin() as conn:
+        append_history(
+            conn,
+            tables.stage_runs,
+            [
+                {
+                    "run_id": f"{stage}-{minutes}",
+                    "stage": stage,
+                    "trading_date": day,
+                    "event": "SUCCEEDED",
+                    "trigger": "airflow",
+                    "detail": {},
+                }
+            ],
+            recorded_at=at + timedelta(minutes=minutes),
+        )
 
 
 @pytest.fixture(scope="module")
@@ -143,34 +181,15 @@ def test_t1_runs_once_per_t0_delivery_and_for_the_day_delivered(
     """T1 starts on T0's delivery and again at 16:15: the second finds the day done for that
     delivery and skips; a new delivery (a correction) makes the day due again; a manual
     run always runs; an asset-started run takes the day the delivery names."""
-    from datetime import date, datetime, timedelta
     from types import SimpleNamespace
 
     from pipeline.airflow_plugin import T0_DELIVERY
     from pipeline.airflow_tasks import trading_date_from_context, trading_day_gate
-    from store import tables
-    from store.engine import service_engine
-    from store.history import append_history
 
     day, at = date(2026, 11, 19), datetime(2026, 11, 19, 21, 5, tzinfo=UTC)
 
     def succeeded(stage: str, minutes: int) -> None:
-        with service_engine(settings).begin() as conn:
-            append_history(
-                conn,
-                tables.stage_runs,
-                [
-                    {
-                        "run_id": f"{stage}-{minutes}",
-                        "stage": stage,
-                        "trading_date": day,
-                        "event": "SUCCEEDED",
-                        "trigger": "airflow",
-                        "detail": {},
-                    }
-                ],
-                recorded_at=at + timedelta(minutes=minutes),
-            )
+        record_stage_success(settings, stage, day, at, minutes)
 
     def runs(run_type: str) -> bool:
         return trading_day_gate(
@@ -226,21 +245,7 @@ def test_task_order_of_every_dag(dag_bag) -> None:
     from pipeline.stage_lists import T0_STAGES, T1_STAGES
 
     assert _chain(dag_bag.dags["marketintel_t0"]) == ["trading_day", *T0_STAGES]
-    assert (
-        _chain(dag_bag.dags["marketintel_t1"])
-        == ["trading_day", *T1_STAGES]
-        == [
-            "trading_day",
-            "t1_preflight",
-            "t1_ingest_text",
-            "t1_sentiment",
-            "t1_features",
-            "t1_predict",
-            "t1_monitor",
-            "t1_analysis",
-            "t1_trade",
-        ]
-    )
+    assert _chain(dag_bag.dags["marketintel_t1"]) == ["trading_day", *T1_STAGES] == T1_TASKS
     assert _chain(dag_bag.dags["marketintel_t2"]) == ["trading_day", "t2_suggestions"]
     assert _chain(dag_bag.dags["marketintel_t3"]) == ["t3_macro"]
 
@@ -440,17 +445,7 @@ def test_every_dag_runs_end_to_end_with_dag_test_and_t1_twice_changes_nothing(
     for name in ("health", "t0", "t1", "t1_again", "t2", "t3"):
         assert result[name]["state"].endswith("success"), (name, result[name])
         assert all(state.endswith("success") for state in result[name]["tasks"].values()), (name, result[name])
-    assert set(result["t1"]["tasks"]) == {
-        "trading_day",
-        "t1_preflight",
-        "t1_ingest_text",
-        "t1_sentiment",
-        "t1_features",
-        "t1_predict",
-        "t1_monitor",
-        "t1_analysis",
-        "t1_trade",
-    }
+    assert set(result["t1"]["tasks"]) == set(T1_TASKS)
     once, twice = result["counts_once"], result["counts_twice"]
     assert once["eod_prices"] > 0 and once["predictions"] > 0 and once["analyses"] == 1 and once["portfolio_days"] == 1
     assert {k: v for k, v in twice.items() if k != "stage_runs"} == {k: v for k, v in once.items() if k != "stage_runs"}

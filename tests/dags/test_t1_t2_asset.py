@@ -4,13 +4,17 @@ well as at 07:00, and whichever of the two comes second skips (once per close)."
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from types import SimpleNamespace
 
 import pytest
 
 from market.settings import Settings
-from tests.dags.test_dag_integrity import _as_airflow_shows_it, dag_bag  # noqa: F401 - the module's DagBag fixture
+from tests.dags.test_dag_integrity import (  # noqa: F401 - dag_bag: the module's DagBag fixture
+    _as_airflow_shows_it,
+    dag_bag,
+    record_stage_success,
+)
 
 
 def test_t1s_last_task_updates_the_close_asset_and_t2_runs_on_it_and_its_clock(dag_bag) -> None:  # noqa: F811
@@ -63,30 +67,12 @@ def test_t2_runs_once_per_t1_close(settings: Settings, caplog: pytest.LogCapture
     finds them made after that close and skips; a new close of Friday (a re-run) makes the
     morning due again; a manual run always runs."""
     from pipeline.airflow_tasks import trading_day_gate
-    from store import tables
-    from store.engine import service_engine
-    from store.history import append_history
 
     friday, monday = date(2026, 11, 20), date(2026, 11, 23)
     at = datetime(2026, 11, 20, 21, 0, tzinfo=UTC)
 
     def succeeded(stage: str, day: date, minutes: int) -> None:
-        with service_engine(settings).begin() as conn:
-            append_history(
-                conn,
-                tables.stage_runs,
-                [
-                    {
-                        "run_id": f"{stage}-{minutes}",
-                        "stage": stage,
-                        "trading_date": day,
-                        "event": "SUCCEEDED",
-                        "trigger": "airflow",
-                        "detail": {},
-                    }
-                ],
-                recorded_at=at + timedelta(minutes=minutes),
-            )
+        record_stage_success(settings, stage, day, at, minutes)
 
     def runs(run_type: str) -> bool:
         return trading_day_gate(
