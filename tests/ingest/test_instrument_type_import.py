@@ -3,11 +3,11 @@ the replay, the research loaders and the equal-weighted liquid benchmark."""
 
 from __future__ import annotations
 
-import importlib
 import logging
-import sys
+from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
+from types import ModuleType
 
 import pandas as pd
 import pytest
@@ -29,8 +29,8 @@ from store import tables
 from store.engine import service_engine
 from store.history import current_rows
 from store.instruments import ordinary_symbols
+from tests.benchmark_modules import benchmark_module
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 NSE_HEADER = (
     "Code;Name;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded"
 )
@@ -61,12 +61,9 @@ def _typed_ohlcv(tmp_path: Path, *, typed: bool = True) -> Path:
 
 
 @pytest.fixture(scope="module")
-def quality():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("model_quality")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+def quality() -> Iterator[ModuleType]:
+    with benchmark_module("model_quality") as module:
+        yield module
 
 
 def test_a_type_column_is_read_and_wins_over_the_inference(tmp_path: Path) -> None:

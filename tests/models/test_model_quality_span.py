@@ -7,30 +7,27 @@ end. Synthetic data only: the real NSE runs are the benchmark's own."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from models.decisions import HORIZON
+from tests.benchmark_modules import BENCHMARKS, benchmark_module
 from tests.models.synthetic import synthetic_prices
-
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.fixture(scope="module")
-def quality():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("model_quality")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+def quality() -> Iterator[ModuleType]:
+    with benchmark_module("model_quality") as module:
+        yield module
 
 
 def test_the_span_comes_from_the_scored_rows(quality) -> None:
