@@ -54,6 +54,15 @@ def _session_members(sid: int) -> list[str]:
     return members
 
 
+def _kill_session(sid: int) -> None:
+    """SIGKILL every process still in session `sid`: what a failed test leaves behind."""
+    for member in _session_members(sid):
+        try:
+            os.kill(int(member.split()[0]), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def _path_without_airflow() -> str:
     venv_bin = Path(sys.executable).parent
     folders = [
@@ -134,11 +143,7 @@ def test_make_airflow_answers_without_the_venv_on_path_and_ctrl_c_leaves_nothing
         with pytest.raises(httpx.HTTPError):
             httpx.get(health, timeout=3)
     finally:
-        for member in _session_members(make.pid):
-            try:
-                os.kill(int(member.split()[0]), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill_session(make.pid)
         if make.poll() is None:
             make.wait(timeout=30)
 
@@ -207,11 +212,7 @@ def test_the_script_kills_a_component_deaf_to_signals_before_it_returns(
         assert "still running after another 1 s: SIGKILL to process group" in err
         assert not _session_members(script.pid)
     finally:
-        for member in _session_members(script.pid):
-            try:
-                os.kill(int(member.split()[0]), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill_session(script.pid)
         if script.poll() is None:
             script.kill()
             script.wait(timeout=10)
