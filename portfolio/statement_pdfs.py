@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
-from reportlab.lib.styles import getSampleStyleSheet
+from reportlab.lib.styles import StyleSheet1, getSampleStyleSheet
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 HOLDINGS_TITLE = "Portfolio Valuation Statement"
@@ -58,6 +58,16 @@ def _style() -> TableStyle:
     )
 
 
+def _heading(styles: StyleSheet1, broker: str, title: str, account: str, client: str) -> list[Paragraph]:
+    """The lines both layouts open with: the broker, the statement's title, then the account
+    and its client (the statement's date or period follows)."""
+    return [
+        Paragraph(broker, styles["Title"]),
+        Paragraph(title, styles["Heading2"]),
+        Paragraph(f"Account: {account}    Client: {client}", styles["Normal"]),
+    ]
+
+
 def _document(story: list) -> bytes:
     buffer = io.BytesIO()
     SimpleDocTemplate(buffer, pagesize=A4, title="Account statement", author="statement generator").build(story)
@@ -75,9 +85,7 @@ def holdings_statement(
         for h in holdings
     ]
     story = [
-        Paragraph("KINGSTON CAPITAL SECURITIES LIMITED", styles["Title"]),
-        Paragraph(HOLDINGS_TITLE, styles["Heading2"]),
-        Paragraph(f"Account: {account}    Client: {client}", styles["Normal"]),
+        *_heading(styles, "KINGSTON CAPITAL SECURITIES LIMITED", HOLDINGS_TITLE, account, client),
         Paragraph(f"Statement date: {as_of.isoformat()}", styles["Normal"]),
         Spacer(1, 12),
         Table(rows, style=_style(), repeatRows=1),
@@ -127,9 +135,7 @@ def ledger_statement(
     opening_rows = [["Symbol", "Quantity"]] + [[s, f"{q:,}"] for s, q in sorted(opening.items())]
     closing_rows = [["Symbol", "Quantity"]] + [[s, f"{q:,}"] for s, q in sorted(held.items()) if q]
     story = [
-        Paragraph("ISLAND TRUST BROKERS", styles["Title"]),
-        Paragraph(LEDGER_TITLE, styles["Heading2"]),
-        Paragraph(f"Account: {account}    Client: {client}", styles["Normal"]),
+        *_heading(styles, "ISLAND TRUST BROKERS", LEDGER_TITLE, account, client),
         Paragraph(f"Period: {start.isoformat()} to {end.isoformat()}", styles["Normal"]),
         Spacer(1, 8),
         Paragraph("Opening Holdings", styles["Heading3"]),
