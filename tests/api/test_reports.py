@@ -7,9 +7,11 @@ import hashlib
 import json
 import re
 from datetime import date
+from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import Connection
 
 from api.app import create_app
 from market.clock import default_calendar
@@ -89,29 +91,41 @@ def seed_model_record(api: Api) -> None:
                 }
             ],
         )
-        append_history(
+        append_metrics(
             conn,
-            tables.model_metrics,
+            "live",
+            scope,
             [
-                {
-                    "model_id": "live",
-                    "scope": scope,
-                    "metric": name,
-                    "value": value,
-                    "base_rate": base,
-                    "sample_size": n,
-                }
-                for name, value, base, n in [
-                    ("binary_accuracy", 0.5625, 0.512, 640),
-                    ("movers_accuracy", 0.6031, 0.53, 126),
-                    ("three_class_accuracy", 0.41, 0.38, 700),
-                    ("hit_rate_top", 0.58, 0.51, 210),
-                    ("hit_rate_bottom", 0.46, 0.51, 205),
-                    ("rank_ic", 0.0873, 0.0, 60),
-                    ("tercile_spread", 0.0042, 0.0, 60),
-                ]
+                ("binary_accuracy", 0.5625, 0.512, 640),
+                ("movers_accuracy", 0.6031, 0.53, 126),
+                ("three_class_accuracy", 0.41, 0.38, 700),
+                ("hit_rate_top", 0.58, 0.51, 210),
+                ("hit_rate_bottom", 0.46, 0.51, 205),
+                ("rank_ic", 0.0873, 0.0, 60),
+                ("tercile_spread", 0.0042, 0.0, 60),
             ],
         )
+
+
+def append_metrics(
+    conn: Connection,
+    model_id: str,
+    scope: str,
+    metrics: list[tuple[str, float, float, int]],
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """`metrics` (name, value, base rate, sample size) appended to model_metrics under
+    `model_id` and `scope`; with `detail`, each row's detail is it plus the metric's base
+    rate as the majority baseline, as bootstrapping stores it."""
+    append_history(
+        conn,
+        tables.model_metrics,
+        [
+            {"model_id": model_id, "scope": scope, "metric": name, "value": value, "base_rate": base, "sample_size": n}
+            | ({} if detail is None else {"detail": {**detail, "baselines": {"majority": base}}})
+            for name, value, base, n in metrics
+        ],
+    )
 
 
 def pdf_of(response: httpx.Response) -> bytes:
@@ -245,28 +259,19 @@ def seed_validation_record(api: Api) -> None:
         "horizon_days": 1,
     }
     with api.world.engine.begin() as conn:
-        append_history(
+        append_metrics(
             conn,
-            tables.model_metrics,
+            "validation",
+            "validation:2026-05-05:2026-11-19",
             [
-                {
-                    "model_id": "validation",
-                    "scope": "validation:2026-05-05:2026-11-19",
-                    "metric": name,
-                    "value": value,
-                    "base_rate": base,
-                    "sample_size": n,
-                    "detail": {**detail, "baselines": {"majority": base}},
-                }
-                for name, value, base, n in [
-                    ("binary_accuracy", 0.6034, 0.511, 3923),
-                    ("movers_accuracy", 0.6512, 0.52, 1200),
-                    ("three_class_accuracy", 0.47, 0.45, 8260),
-                    ("hit_rate_top", 0.61, 0.51, 900),
-                    ("hit_rate_bottom", 0.41, 0.51, 880),
-                    ("tercile_spread", 0.0061, 0.0, 120),
-                ]
+                ("binary_accuracy", 0.6034, 0.511, 3923),
+                ("movers_accuracy", 0.6512, 0.52, 1200),
+                ("three_class_accuracy", 0.47, 0.45, 8260),
+                ("hit_rate_top", 0.61, 0.51, 900),
+                ("hit_rate_bottom", 0.41, 0.51, 880),
+                ("tercile_spread", 0.0061, 0.0, 120),
             ],
+            detail,
         )
 
 
@@ -292,20 +297,7 @@ def test_reports_show_the_validation_record_while_the_live_one_is_empty_and_say_
 
 def seed_model_record_later(api: Api) -> None:
     with api.world.engine.begin() as conn:
-        append_history(
-            conn,
-            tables.model_metrics,
-            [
-                {
-                    "model_id": "live",
-                    "scope": "live:2026-11-23",
-                    "metric": "binary_accuracy",
-                    "value": 0.57,
-                    "base_rate": 0.51,
-                    "sample_size": 700,
-                }
-            ],
-        )
+        append_metrics(conn, "live", "live:2026-11-23", [("binary_accuracy", 0.57, 0.51, 700)])
 
 
 @pytest.mark.parametrize("path", ["/api/quant-briefing.pdf", "/api/compliance-report.pdf"])
