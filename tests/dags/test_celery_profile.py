@@ -89,30 +89,22 @@ def _prepared_store(url: str, work: Path) -> None:
     from store.engine import build_engine
     from store.migrations import upgrade
 
-    settings = Settings(
-        _env_file=None,
-        database_url=url,
-        data_dir=work / "data",
-        models_dir=work / "models",
-        runs_dir=work / "runs",
-        secrets_dir=work / "secrets",
-        reports_dir=work / "reports",
-    )
+    settings = Settings(_env_file=None, database_url=url, **_store_folders(work))
     engine = build_engine(url)
     upgrade(engine)
     backfill(engine, settings, 40, default_calendar().previous_trading_day(DAY), with_text=False)
     engine.dispose()
 
 
+def _store_folders(work: Path) -> dict[str, Path]:
+    """A store's folders under `work`, as Settings fields (`runs_dir`: work/runs, ...)."""
+    return {f"{name}_dir": work / name for name in ("runs", "data", "models", "reports", "secrets")}
+
+
 def _store_env(url: str, work: Path) -> dict[str, str]:
-    return {
-        "MARKETINTEL_DATABASE_URL": url,
-        "MARKETINTEL_RUNS_DIR": str(work / "runs"),
-        "MARKETINTEL_DATA_DIR": str(work / "data"),
-        "MARKETINTEL_MODELS_DIR": str(work / "models"),
-        "MARKETINTEL_REPORTS_DIR": str(work / "reports"),
-        "MARKETINTEL_SECRETS_DIR": str(work / "secrets"),
-    }
+    """The same store as a process's environment (MARKETINTEL_DATABASE_URL, MARKETINTEL_RUNS_DIR, ...)."""
+    folders = {f"MARKETINTEL_{field.upper()}": str(path) for field, path in _store_folders(work).items()}
+    return {"MARKETINTEL_DATABASE_URL": url, **folders}
 
 
 @pytest.fixture
