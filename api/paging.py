@@ -14,10 +14,11 @@ repeats nor skips an item.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Query
+from fastapi import Depends, Query
 
 from api.graphql.pagination import Page, PageInfo
 from market.errors import InvalidInputError
@@ -63,6 +64,39 @@ def after_key(page: Page, cursor: str | None, kind: type[int] | type[date]) -> A
         except ValueError:
             pass
     raise InvalidInputError(f"that cursor was not issued for {page.name}; pass next_cursor unchanged")
+
+
+@dataclass(frozen=True)
+class PageQuery:
+    """A REST list's page as asked: its `limit` and `cursor` query parameters."""
+
+    page: Page
+    limit: int
+    cursor: str | None
+
+    def after(self, kind: type[int] | type[date]) -> Any:
+        """The key the cursor carries (`after_key`)."""
+        return after_key(self.page, self.cursor, kind)
+
+    def body(self, keyed: Sequence[tuple[Any, Any]]) -> dict[str, Any]:
+        """The REST page of a view's `limit + 1` keyed rows (`body`)."""
+        return body(self.page, keyed, self.limit)
+
+
+def page_query(page: Page) -> Any:
+    """`page`'s `limit` and `cursor` query parameters as one dependency; FastAPI documents
+    them as the route's own. Async: a sync dependency would take a hop to the thread pool."""
+
+    async def query(limit: int = limit_query(page), cursor: str | None = cursor_query(page)) -> PageQuery:
+        return PageQuery(page, limit, cursor)
+
+    return Depends(query)
+
+
+TradesQuery = Annotated[PageQuery, page_query(TRADES)]
+CashQuery = Annotated[PageQuery, page_query(CASH)]
+SuggestionsQuery = Annotated[PageQuery, page_query(SUGGESTIONS)]
+AIDaysQuery = Annotated[PageQuery, page_query(AI_DAYS)]
 
 
 def split(page: Page, keyed: Sequence[tuple[Any, Any]], size: int) -> tuple[list[Any], PageInfo]:

@@ -47,22 +47,16 @@ def summary(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
 
 
 @router.get("/api/ai-portfolio/history", response_model=AIHistory, responses=problems(*KEYED, 403))
-def history(
-    svc: ServicesDep,
-    _: AdminDep,
-    conn: ConnDep,
-    limit: int = paging.limit_query(paging.AI_DAYS),
-    cursor: str | None = paging.cursor_query(paging.AI_DAYS),
-) -> Response:
+def history(svc: ServicesDep, _: AdminDep, conn: ConnDep, page: paging.AIDaysQuery) -> Response:
     """Admin only: the executed days in pages of `limit`, oldest first (orders, what the
     rails blocked or cut), each with the AI trades executed that day and their rationale;
     `next_cursor` leads to the later days."""
-    after = paging.after_key(paging.AI_DAYS, cursor, date)
+    after = page.after(date)
     return svc.body(
-        ("ai-history", limit, cursor),
+        ("ai-history", page.limit, page.cursor),
         versions.ai_record(conn),
         AIHistory,
-        lambda: paging.body(paging.AI_DAYS, portfolio_views.ai_day_page(conn, after, limit), limit),
+        lambda: page.body(portfolio_views.ai_day_page(conn, after, page.limit)),
     )
 
 

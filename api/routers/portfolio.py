@@ -64,24 +64,18 @@ def summary(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
 
 
 @router.get("/trade", response_model=TradePage, responses=problems(*KEYED))
-def trades(
-    svc: ServicesDep,
-    caller: CallerDep,
-    conn: ConnDep,
-    limit: int = paging.limit_query(paging.TRADES),
-    cursor: str | None = paging.cursor_query(paging.TRADES),
-) -> Response:
+def trades(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.TradesQuery) -> Response:
     """The portfolio's trades in pages of `limit`, in the order the book recorded them
     (oldest first; a statement's earlier trade comes where it was recorded), `next_cursor`
     leading to the later ones. Keyed by ledger row: a trade placed between two pages is
     never repeated nor skipped."""
     pid = caller_portfolio_on(conn, svc, caller)
-    after = paging.after_key(paging.TRADES, cursor, int)
+    after = page.after(int)
     return svc.body(
-        ("trades", pid, limit, cursor),
+        ("trades", pid, page.limit, page.cursor),
         versions.trades(conn, pid),
         TradePage,
-        lambda: paging.body(paging.TRADES, portfolio_views.trade_page(conn, pid, after, limit), limit),
+        lambda: page.body(portfolio_views.trade_page(conn, pid, after, page.limit)),
     )
 
 
@@ -129,23 +123,17 @@ def track_record(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response
 
 
 @router.get("/cash", response_model=CashPage, responses=problems(*KEYED))
-def cash_movements(
-    svc: ServicesDep,
-    caller: CallerDep,
-    conn: ConnDep,
-    limit: int = paging.limit_query(paging.CASH),
-    cursor: str | None = paging.cursor_query(paging.CASH),
-) -> Response:
+def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.CashQuery) -> Response:
     """The portfolio's cash movements in pages of `limit`, in the order the book recorded
     them (oldest first), with the balance after each: deposits, withdrawals, trades and
     fees, dividends, statement reconciliations; `next_cursor` leads to the later ones."""
     pid = caller_portfolio_on(conn, svc, caller)
-    after = paging.after_key(paging.CASH, cursor, int)
+    after = page.after(int)
     return svc.body(
-        ("cash", pid, limit, cursor),
+        ("cash", pid, page.limit, page.cursor),
         versions.cash(conn, pid),
         CashPage,
-        lambda: paging.body(paging.CASH, portfolio_views.cash_page(conn, pid, after, limit), limit),
+        lambda: page.body(portfolio_views.cash_page(conn, pid, after, page.limit)),
     )
 
 

@@ -17,13 +17,7 @@ SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id 
 
 
 @router.get("", response_model=SuggestionPage, responses=problems(*KEYED))
-def pending(
-    svc: ServicesDep,
-    caller: CallerDep,
-    conn: ConnDep,
-    limit: int = paging.limit_query(paging.SUGGESTIONS),
-    cursor: str | None = paging.cursor_query(paging.SUGGESTIONS),
-) -> Response:
+def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.SuggestionsQuery) -> Response:
     """The caller's pending suggestions in pages of `limit` (expired ones are not listed: a
     suggestion for trading day D expires at D's close on the service's clock, the replayed
     market's on a replay), oldest trading day first, sells before buys, then by symbol:
@@ -34,11 +28,13 @@ def pending(
     now = svc.now()  # the service's clock, never the wall clock read here: expiry is the desk's rule
     expired = svc.desk.expired_suggestions(states, now)  # the clock's part of the answer
     return svc.body(
-        ("suggestions", pid, limit, cursor),
+        ("suggestions", pid, page.limit, page.cursor),
         (version, expired),
         SuggestionPage,
         lambda: paging.listed(
-            *paging.SUGGESTIONS.slice(svc.desk.pending_suggestions(states, now), paging.suggestion_key, limit, cursor)
+            *paging.SUGGESTIONS.slice(
+                svc.desk.pending_suggestions(states, now), paging.suggestion_key, page.limit, page.cursor
+            )
         ),
     )
 
