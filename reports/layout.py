@@ -65,17 +65,8 @@ HEADING = ParagraphStyle(
     spaceAfter=5,
     keepWithNext=1,
 )
-SUBHEADING = ParagraphStyle(
-    "subheading",
-    parent=BODY,
-    fontName=BOLD,
-    fontSize=10.5,
-    leading=14,
-    textColor=NAVY,
-    spaceBefore=6,
-    spaceAfter=2,
-    keepWithNext=1,
-)
+# a heading a size smaller, with less room around it
+SUBHEADING = ParagraphStyle("subheading", parent=HEADING, fontSize=10.5, leading=14, spaceBefore=6, spaceAfter=2)
 CELL = ParagraphStyle("cell", parent=BODY, fontSize=8.5, leading=10.5, spaceAfter=0)
 CAPTION = ParagraphStyle("caption", parent=CELL, alignment=TA_CENTER, textColor=GREY)
 # Every table's cell font, also of cells that hold paragraphs (reportlab sets it on the canvas
