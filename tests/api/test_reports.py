@@ -352,11 +352,9 @@ REPORTS = [
 ]
 
 
-@pytest.mark.parametrize(("path", "name", "sections"), REPORTS)
+@pytest.mark.parametrize("path", [path for path, _, _ in REPORTS])
 @ON_SQLITE_ONLY
-def test_reports_embed_every_font_draw_charts_as_vectors_and_set_tables_at_text_width(
-    api: Api, path: str, name: str, sections: list[str]
-) -> None:
+def test_reports_embed_every_font_draw_charts_as_vectors_and_set_tables_at_text_width(api: Api, path: str) -> None:
     seed_model_record(api)
     pdf = read(pdf_of(api.acme("GET", path)))
     assert pdf.fonts and all(pdf.fonts.values()), f"fonts not embedded: {[f for f, e in pdf.fonts.items() if not e]}"
