@@ -2,7 +2,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import Engine, text
 
 from market.errors import MigrationError, SchemaNotReadyError
 from store.engine import build_engine
@@ -29,13 +29,19 @@ def test_a_new_store_is_reported_as_not_current(empty_database_url: str) -> None
     engine.dispose()
 
 
-def test_an_edited_applied_migration_is_refused(empty_database_url: str, tmp_path: Path) -> None:
+def _upgraded_from_a_copy(url: str, tmp_path: Path) -> tuple[Engine, Path, Path]:
+    """An engine on `url` upgraded by a copy of the migrations made under `tmp_path`; the
+    copy's folder, and in it the folder of this dialect's files, for a test to edit."""
     sql_dir = tmp_path / "sql"
     shutil.copytree(SQL_DIR, sql_dir)
-    engine = build_engine(empty_database_url)
+    engine = build_engine(url)
     upgrade(engine, sql_dir)
-    folder = "sqlite" if engine.dialect.name == "sqlite" else "postgres"
-    first = sorted((sql_dir / folder).glob("0001_*.sql"))[0]
+    return engine, sql_dir, sql_dir / ("sqlite" if engine.dialect.name == "sqlite" else "postgres")
+
+
+def test_an_edited_applied_migration_is_refused(empty_database_url: str, tmp_path: Path) -> None:
+    engine, sql_dir, dialect_dir = _upgraded_from_a_copy(empty_database_url, tmp_path)
+    first = sorted(dialect_dir.glob("0001_*.sql"))[0]
     first.write_text(first.read_text() + "\n-- edited after release\n")
     assert [s.state for s in status(engine, sql_dir)][0] == "modified"
     with pytest.raises(MigrationError, match="edited afterwards"):
@@ -44,12 +50,8 @@ def test_an_edited_applied_migration_is_refused(empty_database_url: str, tmp_pat
 
 
 def test_a_failing_migration_leaves_nothing_behind(empty_database_url: str, tmp_path: Path) -> None:
-    sql_dir = tmp_path / "sql"
-    shutil.copytree(SQL_DIR, sql_dir)
-    engine = build_engine(empty_database_url)
-    upgrade(engine, sql_dir)
-    folder = "sqlite" if engine.dialect.name == "sqlite" else "postgres"
-    (sql_dir / folder / "0999_broken.sql").write_text("CREATE TABLE half_done (id INTEGER);\nTHIS IS NOT SQL;\n")
+    engine, sql_dir, dialect_dir = _upgraded_from_a_copy(empty_database_url, tmp_path)
+    (dialect_dir / "0999_broken.sql").write_text("CREATE TABLE half_done (id INTEGER);\nTHIS IS NOT SQL;\n")
     with pytest.raises(MigrationError, match="0999_broken.sql failed"):
         upgrade(engine, sql_dir)
     with engine.connect() as conn:
