@@ -125,11 +125,48 @@ def test_transient_server_errors_are_retried(exchange: Settings, site: Simulator
     assert report.status == "COMPLETE" and report.attempts == 5  # 3 pages, one of them on the third try
 
 
-def test_persistent_server_errors_fail_clearly(exchange: Settings, site: SimulatorSite) -> None:
-    site.faults.server_errors = 1_000_000
-    with pytest.raises(SourceUnavailableError, match="answered 503 on all 3 attempts"):
+@pytest.mark.parametrize(
+    "fault, value, error, message, refusal",
+    [
+        pytest.param(
+            "server_errors",
+            1_000_000,
+            SourceUnavailableError,
+            "answered 503 on all 3 attempts",
+            "is FAILED: .*answered 503",
+            id="persistent-server-errors",
+        ),
+        pytest.param(
+            "truncated",
+            1_000_000,
+            IncompletePageError,
+            "truncated .* on all 3 attempts",
+            "truncated",
+            id="a-page-truncated-every-time",
+        ),
+        pytest.param(
+            "missing_board",
+            "JUNIOR",
+            IncompletePageError,
+            "no JUNIOR board table",
+            "no JUNIOR board table",
+            id="a-missing-board",
+        ),
+    ],
+)
+def test_a_lasting_fault_fails_clearly_and_stores_nothing(
+    exchange: Settings,
+    site: SimulatorSite,
+    fault: str,
+    value: object,
+    error: type[Exception],
+    message: str,
+    refusal: str,
+) -> None:
+    setattr(site.faults, fault, value)
+    with pytest.raises(error, match=message):
         deliver(exchange)
-    assert_nothing_stored_and_preflight_refuses(exchange, "is FAILED: .*answered 503")
+    assert_nothing_stored_and_preflight_refuses(exchange, refusal)
 
 
 def test_a_slow_response_is_retried_and_a_dead_slow_site_fails(exchange: Settings, site: SimulatorSite) -> None:
@@ -143,20 +180,6 @@ def test_a_slow_response_is_retried_and_a_dead_slow_site_fails(exchange: Setting
 def test_a_truncated_page_is_fetched_again(exchange: Settings, site: SimulatorSite) -> None:
     site.faults.truncated = 1
     assert deliver(exchange).status == "COMPLETE"
-
-
-def test_a_page_truncated_every_time_stores_nothing(exchange: Settings, site: SimulatorSite) -> None:
-    site.faults.truncated = 1_000_000
-    with pytest.raises(IncompletePageError, match="truncated .* on all 3 attempts"):
-        deliver(exchange)
-    assert_nothing_stored_and_preflight_refuses(exchange, "truncated")
-
-
-def test_a_missing_board_stores_nothing(exchange: Settings, site: SimulatorSite) -> None:
-    site.faults.missing_board = "JUNIOR"
-    with pytest.raises(IncompletePageError, match="no JUNIOR board table"):
-        deliver(exchange)
-    assert_nothing_stored_and_preflight_refuses(exchange, "no JUNIOR board table")
 
 
 def test_a_malformed_number_refuses_the_day_and_keeps_the_evidence(exchange: Settings, site: SimulatorSite) -> None:
