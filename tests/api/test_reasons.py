@@ -10,14 +10,12 @@ from tests.api.graph import data
 from tests.api.world import DAY, LIQ_REASONS
 from tests.conftest import ADMIN_KEY
 
-# What is served: each input by its label, largest contribution first, signs kept.
+# What is served: the stored reasons with each input by its label (written here, not read
+# from models/features.py), in the stored order (largest contribution first), signs kept.
+LABELS = {"return_1d": "Last day's return", "momentum_5": "Momentum, 5 days", "market_breadth": "Market breadth"}
 SERVED = {
-    "base_value": 0.012345,
-    "inputs": [
-        {"input": "Last day's return", "contribution": -0.21},
-        {"input": "Momentum, 5 days", "contribution": 0.15},
-        {"input": "Market breadth", "contribution": 0.04},
-    ],
+    "base_value": LIQ_REASONS["base_value"],
+    "inputs": [{"input": LABELS[r["feature"]], "contribution": r["contribution"]} for r in LIQ_REASONS["top"]],
 }
 REASONS = "reasons { baseValue inputs { input contribution } }"
 
