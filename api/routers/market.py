@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
@@ -26,6 +27,10 @@ from views.breadth import data_version as breadth_version
 from views.breadth import market_breadth
 
 router = APIRouter(prefix="/api/market", tags=["market"], route_class=KeyCheckedRoute)
+# /latest's and /breadth's `date`: the same days, the same errors.
+DeliveredDay = Annotated[
+    SupportedDate | None, Query(alias="date", description="A trading date already delivered; default: the latest.")
+]
 SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", description="Ticker, e.g. NCBFG.")
 
 
@@ -34,14 +39,7 @@ SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", descrip
     response_model=dict[str, LatestQuote],
     responses={**problems(*KEYED, 404, 503), 200: {"content": {"application/json": {"example": LATEST_EXAMPLE}}}},
 )
-def latest(
-    svc: ServicesDep,
-    _: CallerDep,
-    conn: ConnDep,
-    date_: SupportedDate | None = Query(
-        None, alias="date", description="A trading date already delivered; default: the latest."
-    ),
-) -> Response:
+def latest(svc: ServicesDep, _: CallerDep, conn: ConnDep, date_: DeliveredDay = None) -> Response:
     """Every ticker's latest close, volume and change with its prediction (score, action,
     tercile, predicted return) and RSI. With `date`: 503 when that day's session has closed
     but its data is not delivered yet, 404 for a gap in the history, 422 for a date that is
@@ -60,14 +58,7 @@ def latest(
 
 
 @router.get("/breadth", response_model=Breadth, responses=problems(*KEYED, 404, 503))
-def breadth(
-    svc: ServicesDep,
-    _: CallerDep,
-    conn: ConnDep,
-    date_: SupportedDate | None = Query(
-        None, alias="date", description="A trading date already delivered; default: the latest."
-    ),
-) -> Response:
+def breadth(svc: ServicesDep, _: CallerDep, conn: ConnDep, date_: DeliveredDay = None) -> Response:
     """The day's advancers, decliners, unchanged and untraded stocks and the change of the
     service's capitalisation-weighted index; same dates and errors as /latest."""
     # A read model like the other reads: built once per (date, data version, latest closed
