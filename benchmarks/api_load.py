@@ -317,21 +317,15 @@ class Server:
         self.process.wait(30)
 
 
+def uvicorn_command(app: str, port: int, *options: str) -> list[str]:
+    """The command serving the app factory `app` (module:function) on `port` in its own
+    process, logging warnings only and no access log, with any further uvicorn `options`."""
+    quiet = ["--log-level", "warning", "--no-access-log"]
+    return [sys.executable, "-m", "uvicorn", "--factory", app, "--port", str(port), *options, *quiet]
+
+
 def _uvicorn(port: int) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "--factory",
-        "api_load:bench_app",
-        "--app-dir",
-        str(ROOT / "benchmarks"),
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-        "--no-access-log",
-    ]
+    return uvicorn_command("api_load:bench_app", port, "--app-dir", str(ROOT / "benchmarks"))
 
 
 def run_database(kind: str, database_url: str, args: argparse.Namespace) -> dict:
@@ -404,20 +398,7 @@ def measure(kind: str, work: Path, env: dict[str, str], client_key: str, args: a
     print(f"{kind:<8} serve --workers 2 vs 1 on /api/market/latest: x{scale}", flush=True)
     # The same without the per-request counter write: uvicorn's workers, each counting in its own memory.
     memory = _scaling(
-        lambda workers, port: [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "api.app:create_app",
-            "--port",
-            str(port),
-            "--workers",
-            str(workers),
-            "--log-level",
-            "warning",
-            "--no-access-log",
-        ],
+        lambda workers, port: uvicorn_command("api.app:create_app", port, "--workers", str(workers)),
         {**env, "MARKETINTEL_RATE_LIMIT_STORE": "memory"},
         client_key,
         args,

@@ -26,7 +26,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from api_load import GRAPHQL_SCREEN, ROOT, _prepare, _wait
+from api_load import GRAPHQL_SCREEN, ROOT, _prepare, _wait, uvicorn_command
 
 WIDE = "{ portfolio { " + "cash " * 400 + "} }"
 
@@ -106,22 +106,7 @@ def main() -> None:
         "MARKETINTEL_REPORTS_DIR": str(work / "reports"),
     }
     base = f"http://127.0.0.1:{args.port}"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "api.app:create_app",
-            "--port",
-            str(args.port),
-            "--log-level",
-            "warning",
-            "--no-access-log",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
+    server = subprocess.Popen(uvicorn_command("api.app:create_app", args.port), cwd=ROOT, env=env)
     try:
         _wait(base)
         figures = asyncio.run(_measure(base, key, args.reports, args.queries))
