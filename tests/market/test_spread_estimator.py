@@ -5,6 +5,7 @@ zero (and says so), loses to quotes, and a fill it priced says so."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, timedelta
 from decimal import Decimal
 
@@ -171,23 +172,14 @@ def test_with_spread_estimates_puts_the_estimate_where_spread_series_reads_it() 
 
 def test_a_fill_priced_with_an_estimate_says_so_in_its_touch_source() -> None:
     fees = FeeSchedule(Decimal("0.005"), Decimal("0"))
-    estimated = Session(
-        close=10.0,
-        volume=40_000,
-        adv_20=40_000.0,
-        high=10.5,
-        low=9.5,
-        volatility=0.02,
-        spread_estimate=0.012,
-        spread_estimate_source="abdi_ranaldo",
-    )
+    bare = Session(close=10.0, volume=40_000, adv_20=40_000.0, high=10.5, low=9.5, volatility=0.02)
+    estimated = replace(bare, spread_estimate=0.012, spread_estimate_source="abdi_ranaldo")
     buy, sell = fill("BUY", 100, estimated, fees), fill("SELL", 100, estimated, fees)
     assert buy.touch == pytest.approx(10.0 * 1.006) and buy.touch_source == "abdi_ranaldo"
     assert sell.touch == pytest.approx(10.0 * 0.994) and sell.as_dict()["touch_source"] == "abdi_ranaldo"
-    quoted = Session(**{**estimated.__dict__, "bid": 9.9, "ask": 10.1})
+    quoted = replace(estimated, bid=9.9, ask=10.1)
     assert fill("BUY", 100, quoted, fees).touch_source == "quotes"
     # without an estimate the day's range (10%) prices it, as for a caller with no history
-    bare = Session(close=10.0, volume=40_000, adv_20=40_000.0, high=10.5, low=9.5, volatility=0.02)
     assert (
         fill("BUY", 100, bare, fees).touch == pytest.approx(10.5)
         and fill("BUY", 100, bare, fees).touch_source == "range"
