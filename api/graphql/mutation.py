@@ -12,6 +12,7 @@ import strawberry
 from pydantic import BaseModel, ValidationError
 from strawberry.types import Info
 
+from api.graphql.context import GraphContext
 from api.graphql.types.cash_moved import CashMoved
 from api.graphql.types.inputs import ManualTradeInput
 from api.graphql.types.suggestion import Suggestion
@@ -49,6 +50,19 @@ async def _expected(action: Callable[[], Awaitable[Any]]) -> Any:
         return await action()
     except tuple(EXPECTED) as error:
         return next(kind for cls, kind in EXPECTED.items() if isinstance(error, cls))(message=str(error))
+
+
+async def _decided(
+    ctx: GraphContext, decide: Callable[[str, str], Any], suggestion_id: strawberry.ID
+) -> SuggestionResult:
+    """The caller's suggestion after the desk's `decide(portfolio_id, suggestion_id)` (confirm
+    or reject), or its expected failure as a union member."""
+
+    async def act() -> Suggestion:
+        portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
+        return Suggestion.from_row(await ctx.call(decide, portfolio_id, str(suggestion_id)))
+
+    return await _expected(act)
 
 
 @strawberry.type
@@ -92,22 +106,8 @@ class Mutation:
 
     @strawberry.mutation(description="Execute a pending suggestion after re-checking cash, holdings and the rails.")
     async def confirm_suggestion(self, info: Info, suggestion_id: strawberry.ID) -> SuggestionResult:
-        ctx = info.context
-
-        async def act() -> Suggestion:
-            portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
-            return Suggestion.from_row(
-                await ctx.call(ctx.svc.desk.confirm_suggestion, portfolio_id, str(suggestion_id))
-            )
-
-        return await _expected(act)
+        return await _decided(info.context, info.context.svc.desk.confirm_suggestion, suggestion_id)
 
     @strawberry.mutation(description="Decline a pending suggestion.")
     async def reject_suggestion(self, info: Info, suggestion_id: strawberry.ID) -> SuggestionResult:
-        ctx = info.context
-
-        async def act() -> Suggestion:
-            portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
-            return Suggestion.from_row(await ctx.call(ctx.svc.desk.reject_suggestion, portfolio_id, str(suggestion_id)))
-
-        return await _expected(act)
+        return await _decided(info.context, info.context.svc.desk.reject_suggestion, suggestion_id)
