@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -156,24 +156,34 @@ def _credentials(api: Api) -> dict[str, str | None]:
     }
 
 
+Row = TypeVar("Row")
+
+
+def _cells(api: Api, rows: list[Row]) -> Iterator[tuple[Row, str, str | None]]:
+    """Every cell of an authorisation matrix: each of `rows` (an operation and what each
+    class expects) with each credential class and that class's key, the keys made once."""
+    credentials = _credentials(api)
+    for row in rows:
+        for cls in CLASSES:
+            yield row, cls, credentials[cls]
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_every_cell_of_the_matrix(api: Api) -> None:
-    credentials = _credentials(api)
     failures = []
-    for method, path, body, expected in ENDPOINTS:
-        for cls in CLASSES:
-            kwargs = {}
-            if body == "file":
-                kwargs["files"] = {"file": ("note.txt", b"LIQ note", "text/plain")}
-            elif body is not None:
-                kwargs["json"] = body
-            response = api.call(method, path, credentials[cls], **kwargs)
-            want = expected[cls]
-            got_ok = response.status_code not in (401, 403)
-            if (want == ALLOWED and not got_ok) or (want != ALLOWED and response.status_code != want):
-                failures.append(f"{method} {path} as {cls}: {response.status_code} (want {want}) {response.text[:120]}")
-            if response.status_code in (401, 403):
-                assert response.headers["content-type"] == "application/problem+json"
+    for (method, path, body, expected), cls, key in _cells(api, ENDPOINTS):
+        kwargs = {}
+        if body == "file":
+            kwargs["files"] = {"file": ("note.txt", b"LIQ note", "text/plain")}
+        elif body is not None:
+            kwargs["json"] = body
+        response = api.call(method, path, key, **kwargs)
+        want = expected[cls]
+        got_ok = response.status_code not in (401, 403)
+        if (want == ALLOWED and not got_ok) or (want != ALLOWED and response.status_code != want):
+            failures.append(f"{method} {path} as {cls}: {response.status_code} (want {want}) {response.text[:120]}")
+        if response.status_code in (401, 403):
+            assert response.headers["content-type"] == "application/problem+json"
     assert failures == []
 
 

@@ -18,11 +18,11 @@ from tests.api.graph import data, gql
 from tests.api.test_authorization import (
     ALLOWED,
     ANY_KEY,
-    CLASSES,
     FORBIDDEN,
     INVALID,
     MACRO_TIER,
     UNAUTHORISED,
+    _cells,
     _credentials,
     counting_failures,
     refused_and_counted,
@@ -85,28 +85,26 @@ def _at(body: dict, path: list[str]) -> object:
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_the_authorisation_matrix_holds_field_by_field(api: Api) -> None:
-    credentials = _credentials(api)
     failures = []
-    for name, document, path, expected in FIELDS:
-        for cls in CLASSES:
-            response = gql(api, document, credentials[cls])
-            want = expected[cls]
-            if want == UNAUTHORISED:
-                if response.status_code != 401 or response.headers["content-type"] != "application/problem+json":
-                    failures.append(f"{name} as {cls}: {response.status_code} {response.text[:100]}")
-                continue
-            body = response.json()
-            forbidden = [e for e in body.get("errors", []) if e.get("extensions", {}).get("code") == "FORBIDDEN"]
-            answered = _at(body, path) is not None or any(e.get("path") == path for e in body.get("errors", []))
-            if want == ALLOWED and (response.status_code != 200 or forbidden or not answered):
-                failures.append(f"{name} as {cls}: expected an answer, got {response.text[:160]}")
-            if want == FORBIDDEN and not (
-                forbidden
-                and forbidden[0]["path"] == path
-                and _at(body, path) is None
-                and (len(path) == 1 or _at(body, path[:1]) is not None)
-            ):
-                failures.append(f"{name} as {cls}: expected FORBIDDEN at {path} only, got {response.text[:160]}")
+    for (name, document, path, expected), cls, key in _cells(api, FIELDS):
+        response = gql(api, document, key)
+        want = expected[cls]
+        if want == UNAUTHORISED:
+            if response.status_code != 401 or response.headers["content-type"] != "application/problem+json":
+                failures.append(f"{name} as {cls}: {response.status_code} {response.text[:100]}")
+            continue
+        body = response.json()
+        forbidden = [e for e in body.get("errors", []) if e.get("extensions", {}).get("code") == "FORBIDDEN"]
+        answered = _at(body, path) is not None or any(e.get("path") == path for e in body.get("errors", []))
+        if want == ALLOWED and (response.status_code != 200 or forbidden or not answered):
+            failures.append(f"{name} as {cls}: expected an answer, got {response.text[:160]}")
+        if want == FORBIDDEN and not (
+            forbidden
+            and forbidden[0]["path"] == path
+            and _at(body, path) is None
+            and (len(path) == 1 or _at(body, path[:1]) is not None)
+        ):
+            failures.append(f"{name} as {cls}: expected FORBIDDEN at {path} only, got {response.text[:160]}")
     assert failures == []
 
 
