@@ -9,20 +9,25 @@ page's last item, the same cursor GraphQL's `pageInfo.endCursor` gives for that 
 cursor of another list (or a forged one) is a 422 naming the list. Paging is by key (a
 ledger row id, a date), never by offset, so a row appended between two pages neither
 repeats nor skips an item.
+
+`PageQuery` is a page as asked (REST's `limit` and `cursor`, one dependency per list;
+GraphQL's `first` and `after`): it reads the cursor's key and shapes the view's rows as
+the transport's page.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Query
 
-from api.graphql.pagination import Page, PageInfo
+from api.graphql.pagination import Connection, Page, PageInfo
 from market.errors import InvalidInputError
 
+T = TypeVar("T")
 TRADES = Page("trades", default=100, largest=1000)
 CASH = Page("cashMovements", default=100, largest=1000)
 SUGGESTIONS = Page("suggestions", default=50, largest=200)
@@ -81,6 +86,16 @@ class PageQuery:
     def body(self, keyed: Sequence[tuple[Any, Any]]) -> dict[str, Any]:
         """The REST page of a view's `limit + 1` keyed rows (`body`)."""
         return body(self.page, keyed, self.limit)
+
+    @classmethod
+    def graph(cls, page: Page, first: int | None, after: str | None) -> PageQuery:
+        """A GraphQL field's `first` (checked against the list's bounds) and `after`."""
+        return cls(page, page.size(first), after)
+
+    def connection(self, keyed: Sequence[tuple[Any, Any]], node: Callable[[Any], T]) -> Connection[T]:
+        """The GraphQL page of a view's `limit + 1` keyed rows, each item as `node(item)`."""
+        items, page_info = split(self.page, keyed, self.limit)
+        return Connection(nodes=[node(i) for i in items], page_info=page_info)
 
 
 def page_query(page: Page) -> Any:

@@ -100,6 +100,19 @@ class Page:
         page = items[:size]
         return page, PageInfo(end_cursor=self.cursor(key(page[-1])) if page else None, has_next_page=len(items) > size)
 
+    def connection(
+        self,
+        items: Iterable[Item],
+        key: Callable[[Item], Any],
+        first: int | None,
+        after: str | None,
+        node: Callable[[Item], T],
+        order: str = "ascending",
+    ) -> Connection[T]:
+        """`slice`'s page of `items` as a Connection of their GraphQL type, `node(item)`."""
+        page, page_info = self.slice(items, key, first, after, order)
+        return Connection(nodes=[node(i) for i in page], page_info=page_info)
+
 
 def _shape(key: Any) -> Any:
     """What kind of key a comparable key is (a forged cursor's key may be of another kind)."""

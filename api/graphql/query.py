@@ -77,8 +77,7 @@ class Query:
         if liquid is not None:
             gates = await ctx.loaders.liquidity.load_many(keys)
             rows = [r for r, g in zip(rows, gates) if (g is not None and g["passes_entry_gates"]) == liquid]
-        page, page_info = INSTRUMENTS.slice(rows, lambda r: r["symbol"], first, after)
-        return Connection(nodes=[Instrument.from_row(r) for r in page], page_info=page_info)
+        return INSTRUMENTS.connection(rows, lambda r: r["symbol"], first, after, Instrument.from_row)
 
     @strawberry.field(
         description="One instrument by symbol (case-insensitive). A symbol that is not listed is an "
@@ -161,8 +160,13 @@ class Query:
         after: str | None = None,
     ) -> Connection[MacroIndicator] | None:
         body = await info.context.read(macro_views.indicators, source, category, currency, as_of)
-        page, page_info = MACRO.slice(body["indicators"], lambda i: (i["source"], i["indicator_code"]), first, after)
-        return Connection(nodes=[MacroIndicator.from_item(i, body["generation"]) for i in page], page_info=page_info)
+        return MACRO.connection(
+            body["indicators"],
+            lambda i: (i["source"], i["indicator_code"]),
+            first,
+            after,
+            lambda i: MacroIndicator.from_item(i, body["generation"]),
+        )
 
     @strawberry.field(
         description="PRO, INSTITUTIONAL or macro access on: the week's macro parameters.",

@@ -14,7 +14,7 @@ from api.graphql.types.ai_day import AIDay
 from api.graphql.types.ai_position import AIPosition
 from api.graphql.types.ai_trade import AITrade
 from api.graphql.types.track_record import TrackRecord
-from api.paging import AI_DAYS, AI_TRADES, after_key, split
+from api.paging import AI_DAYS, AI_TRADES, PageQuery
 from portfolio.ledger import AI_PORTFOLIO
 from views import portfolio as portfolio_views
 
@@ -46,8 +46,9 @@ class AIPortfolio:
 
     @strawberry.field(description="Open positions by ticker, each with the rationale of its opening trade.")
     def positions(self, first: int | None = AI_POSITIONS.default, after: str | None = None) -> Connection[AIPosition]:
-        page, info = AI_POSITIONS.slice(self.open_positions, lambda p: p["symbol"], first, after)
-        return Connection(nodes=[AIPosition.from_row(p, self.equity) for p in page], page_info=info)
+        return AI_POSITIONS.connection(
+            self.open_positions, lambda p: p["symbol"], first, after, lambda p: AIPosition.from_row(p, self.equity)
+        )
 
     @strawberry.field(
         description="Return, risk, turnover and costs beside the equal-weighted liquid universe "
@@ -64,10 +65,9 @@ class AIPortfolio:
     async def trades(
         self, info: Info, first: int | None = AI_TRADES.default, after: str | None = None
     ) -> Connection[AITrade] | None:
-        size, key = AI_TRADES.size(first), after_key(AI_TRADES, after, int)
-        rows = await info.context.read(portfolio_views.trade_page, AI_PORTFOLIO, key, size)
-        page, page_info = split(AI_TRADES, rows, size)
-        return Connection(nodes=[AITrade.from_row(t) for t in page], page_info=page_info)
+        asked = PageQuery.graph(AI_TRADES, first, after)
+        rows = await info.context.read(portfolio_views.trade_page, AI_PORTFOLIO, asked.after(int), asked.limit)
+        return asked.connection(rows, AITrade.from_row)
 
     @strawberry.field(
         description="Admin only (null with a FORBIDDEN error otherwise): the executed days, oldest first "
@@ -77,7 +77,6 @@ class AIPortfolio:
     async def days(
         self, info: Info, first: int | None = AI_DAYS.default, after: str | None = None
     ) -> Connection[AIDay] | None:
-        size, key = AI_DAYS.size(first), after_key(AI_DAYS, after, date)
-        rows = await info.context.read(portfolio_views.ai_day_page, key, size)
-        page, page_info = split(AI_DAYS, rows, size)
-        return Connection(nodes=[AIDay.from_row(d) for d in page], page_info=page_info)
+        asked = PageQuery.graph(AI_DAYS, first, after)
+        rows = await info.context.read(portfolio_views.ai_day_page, asked.after(date), asked.limit)
+        return asked.connection(rows, AIDay.from_row)

@@ -15,7 +15,7 @@ from api.graphql.types.position import Position
 from api.graphql.types.suggestion import Suggestion
 from api.graphql.types.track_record import TrackRecord
 from api.graphql.types.trade import Trade
-from api.paging import CASH, SUGGESTIONS, TRADES, after_key, split, suggestion_key
+from api.paging import CASH, SUGGESTIONS, TRADES, PageQuery, suggestion_key
 from desk import versions
 from portfolio import suggestions
 from views import portfolio as portfolio_views
@@ -52,8 +52,9 @@ class Portfolio:
 
     @strawberry.field(description="Open positions by ticker.")
     def positions(self, first: int | None = POSITIONS.default, after: str | None = None) -> Connection[Position]:
-        page, info = POSITIONS.slice(self.open_positions, lambda p: p.symbol, first, after)
-        return Connection(nodes=[Position.from_value(p, self.equity) for p in page], page_info=info)
+        return POSITIONS.connection(
+            self.open_positions, lambda p: p.symbol, first, after, lambda p: Position.from_value(p, self.equity)
+        )
 
     @strawberry.field(
         description="Return, risk, turnover and fees since the first movement, beside the equal-weighted "
@@ -76,10 +77,9 @@ class Portfolio:
     async def trades(
         self, info: Info, first: int | None = TRADES.default, after: str | None = None
     ) -> Connection[Trade]:
-        size, key = TRADES.size(first), after_key(TRADES, after, int)
-        rows = await info.context.read(portfolio_views.trade_page, self.portfolio_id, key, size)
-        page, page_info = split(TRADES, rows, size)
-        return Connection(nodes=[Trade.from_row(t) for t in page], page_info=page_info)
+        asked = PageQuery.graph(TRADES, first, after)
+        rows = await info.context.read(portfolio_views.trade_page, self.portfolio_id, asked.after(int), asked.limit)
+        return asked.connection(rows, Trade.from_row)
 
     @strawberry.field(
         description="Cash movements in the order the book recorded them, with the balance after each "
@@ -88,10 +88,9 @@ class Portfolio:
     async def cash_movements(
         self, info: Info, first: int | None = CASH.default, after: str | None = None
     ) -> Connection[CashMovement]:
-        size, key = CASH.size(first), after_key(CASH, after, int)
-        rows = await info.context.read(portfolio_views.cash_page, self.portfolio_id, key, size)
-        page, page_info = split(CASH, rows, size)
-        return Connection(nodes=[CashMovement.from_row(e) for e in page], page_info=page_info)
+        asked = PageQuery.graph(CASH, first, after)
+        rows = await info.context.read(portfolio_views.cash_page, self.portfolio_id, asked.after(int), asked.limit)
+        return asked.connection(rows, CashMovement.from_row)
 
     @strawberry.field(description="Pending morning suggestions (expired ones are not listed).")
     async def suggestions(
@@ -99,5 +98,4 @@ class Portfolio:
     ) -> Connection[Suggestion]:
         ctx = info.context
         rows = await ctx.call(suggestions.list_pending, ctx.svc.engine, self.portfolio_id, ctx.svc.now())
-        page, page_info = SUGGESTIONS.slice(rows, suggestion_key, first, after)
-        return Connection(nodes=[Suggestion.from_row(s) for s in page], page_info=page_info)
+        return SUGGESTIONS.connection(rows, suggestion_key, first, after, Suggestion.from_row)
