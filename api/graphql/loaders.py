@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Connection
 from strawberry.dataloader import DataLoader
@@ -30,6 +30,14 @@ if TYPE_CHECKING:
     from api.services import Services
 
 BatchRead = Callable[..., dict[str, Any]]  # (conn, symbols, *arguments) -> {symbol: value}
+T = TypeVar("T")
+
+
+async def loaded(loader: DataLoader, symbol: str, build: Callable[[Any], T]) -> T | None:
+    """What `loader` holds for `symbol` (a key without arguments) as `build` makes it; None
+    where it holds nothing."""
+    value = await loader.load((symbol,))
+    return build(value) if value else None
 
 
 class Loaders:

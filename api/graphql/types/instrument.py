@@ -6,6 +6,7 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
+from api.graphql.loaders import loaded
 from api.graphql.pagination import Connection, Page, PageInfo
 from api.graphql.types.daily_bar import DailyBar
 from api.graphql.types.fundamentals import Fundamentals
@@ -40,36 +41,25 @@ class Instrument:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Instrument:
-        return cls(
-            symbol=row["symbol"],
-            name=row["name"],
-            board=row["board"],
-            sector=row["sector"],
-            currency=row["currency"],
-            listed_on=row["listed_on"],
-        )
+        return cls(**{name: row[name] for name in cls.__annotations__})
 
     @strawberry.field(description="This instrument's entry in GET /api/market/latest.")
     async def latest_quote(self, info: Info) -> Quote | None:
-        entry = await info.context.loaders.quote.load((self.symbol,))
-        return Quote.from_entry(entry) if entry else None
+        return await loaded(info.context.loaders.quote, self.symbol, Quote.from_entry)
 
     @strawberry.field(
         description="The prediction of the latest scored day; null when the model skipped the instrument."
     )
     async def latest_prediction(self, info: Info) -> Prediction | None:
-        row = await info.context.loaders.latest_prediction.load((self.symbol,))
-        return Prediction.from_row(row) if row else None
+        return await loaded(info.context.loaders.latest_prediction, self.symbol, Prediction.from_row)
 
     @strawberry.field(description="Entry gates of the liquidity rail on the latest market day.")
     async def liquidity(self, info: Info) -> Liquidity | None:
-        row = await info.context.loaders.liquidity.load((self.symbol,))
-        return Liquidity.from_row(row) if row else None
+        return await loaded(info.context.loaders.liquidity, self.symbol, Liquidity.from_row)
 
     @strawberry.field(description="The latest reported fundamentals.")
     async def fundamentals(self, info: Info) -> Fundamentals | None:
-        row = await info.context.loaders.fundamentals.load((self.symbol,))
-        return Fundamentals.from_row(row) if row else None
+        return await loaded(info.context.loaders.fundamentals, self.symbol, Fundamentals.from_row)
 
     @strawberry.field(description="Daily bars oldest first within [start, end] (GET /api/market/history).")
     async def history(
@@ -104,18 +94,16 @@ class Instrument:
     ) -> Connection[Prediction]:
         _range(start, end)
         rows = await info.context.loaders.predictions.load((self.symbol, start, end))
-        page, page_info = PREDICTIONS.slice(rows, lambda r: r.trading_date, first, after)
-        return Connection(nodes=[Prediction.from_row(r) for r in page], page_info=page_info)
+        return PREDICTIONS.connection(rows, lambda r: r.trading_date, first, after, Prediction.from_row)
 
     @strawberry.field(description="News and disclosures naming the instrument, newest first.")
     async def news(
         self, info: Info, first: int | None = NEWS.default, after: str | None = None
     ) -> Connection[NewsItem]:
         rows = await info.context.loaders.news.load((self.symbol,))
-        page, page_info = NEWS.slice(
-            rows, lambda r: (r["published_at"], r["kind"], r["id"]), first, after, order="descending"
+        return NEWS.connection(
+            rows, lambda r: (r["published_at"], r["kind"], r["id"]), first, after, NewsItem.from_row, "descending"
         )
-        return Connection(nodes=[NewsItem.from_row(r) for r in page], page_info=page_info)
 
     @strawberry.field(description="The daily sentiment composite within [start, end], oldest first.")
     async def sentiment(
@@ -128,8 +116,7 @@ class Instrument:
     ) -> Connection[SentimentScore]:
         _range(start, end)
         rows = await info.context.loaders.sentiment.load((self.symbol, start, end))
-        page, page_info = SENTIMENT.slice(rows, lambda r: r["trading_date"], first, after)
-        return Connection(nodes=[SentimentScore.from_row(r) for r in page], page_info=page_info)
+        return SENTIMENT.connection(rows, lambda r: r["trading_date"], first, after, SentimentScore.from_row)
 
 
 def _bars(page_rule: Page, page: dict[str, Any]) -> Connection[DailyBar]:

@@ -19,11 +19,4 @@ class NewsItem:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> NewsItem:
-        return cls(
-            kind=row["kind"],
-            title=row["title"],
-            link=row["link"],
-            summary=row["summary"],
-            published_at=row["published_at"],
-            sentiment=row["sentiment"],
-        )
+        return cls(**{name: row[name] for name in cls.__annotations__})

@@ -7,6 +7,7 @@ from decimal import Decimal
 import strawberry
 from strawberry.types import Info
 
+from api.graphql.loaders import loaded
 from api.graphql.scalars import Shares
 from api.graphql.types.instrument import Instrument
 from api.graphql.types.prediction import Prediction
@@ -36,10 +37,8 @@ class Position:
 
     @strawberry.field(description="The instrument held.")
     async def instrument(self, info: Info) -> Instrument | None:
-        row = await info.context.loaders.instrument.load((self.symbol,))
-        return Instrument.from_row(row) if row else None
+        return await loaded(info.context.loaders.instrument, self.symbol, Instrument.from_row)
 
     @strawberry.field(description="The instrument's prediction on the latest scored day.")
     async def latest_prediction(self, info: Info) -> Prediction | None:
-        row = await info.context.loaders.latest_prediction.load((self.symbol,))
-        return Prediction.from_row(row) if row else None
+        return await loaded(info.context.loaders.latest_prediction, self.symbol, Prediction.from_row)

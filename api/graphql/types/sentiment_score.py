@@ -17,6 +17,4 @@ class SentimentScore:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> SentimentScore:
-        return cls(
-            trading_date=row["trading_date"], method=row["method"], score=row["score"], item_count=row["item_count"]
-        )
+        return cls(**{name: row[name] for name in cls.__annotations__})
