@@ -53,16 +53,7 @@ class AIPosition(Position):
         json_schema_extra={
             "examples": [
                 {
-                    "symbol": "NCBFG",
-                    "quantity": 1000,
-                    "cost_basis": "101500.00",
-                    "average_cost": "101.50",
-                    "purchase_date": "2026-11-18",
-                    "price": "103.20",
-                    "market_value": "103200.00",
-                    "unrealized_pnl": "1700.00",
-                    "realized_pnl": "0.00",
-                    "flags": [],
+                    **example_of(Position),
                     "direction": "LONG",
                     "rationale": {"reason": "LONG in the TOP tercile", "score": 71.5},
                     "timestamp": "2026-11-18T16:00:00",
