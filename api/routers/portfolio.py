@@ -3,16 +3,18 @@ A client key acts on its client's portfolio, the admin key on the house portfoli
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Header, Query, UploadFile, status
 from fastapi.responses import Response
+from sqlalchemy import Connection
 from starlette.concurrency import run_in_threadpool
 
 from api import paging
 from api.deps import CallerDep, ConnDep, ServicesDep, UploaderDep
 from api.jsonbody import StrictJSONRoute
-from api.schemas.common import KEYED, QuantityQuery, problems
+from api.schemas.common import KEYED, CursorPage, QuantityQuery, problems
 from api.schemas.portfolio import (
     CashIn,
     CashOut,
@@ -27,7 +29,8 @@ from api.schemas.portfolio import (
     TradePage,
     TradePreview,
 )
-from api.security import caller_portfolio, caller_portfolio_on
+from api.security import Principal, caller_portfolio, caller_portfolio_on
+from api.services import Services
 from api.uploads import read_upload
 from desk import ManualTrade, versions
 from views import portfolio as portfolio_views
@@ -69,13 +72,28 @@ def trades(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.Trad
     (oldest first; a statement's earlier trade comes where it was recorded), `next_cursor`
     leading to the later ones. Keyed by ledger row: a trade placed between two pages is
     never repeated nor skipped."""
+    return _ledger_page(svc, caller, conn, page, "trades", versions.trades, TradePage, portfolio_views.trade_page)
+
+
+def _ledger_page(
+    svc: Services,
+    caller: Principal,
+    conn: Connection,
+    page: paging.PageQuery,
+    name: str,
+    version: Callable[[Connection, str], Any],
+    model: type[CursorPage],
+    read: Callable[[Connection, str, int | None, int], list[tuple[int, Any]]],
+) -> Response:
+    """A page of the caller's book's ledger (`read`: its trades or cash movements, keyed by
+    ledger row), rendered once per page asked and `version` of the book."""
     pid = caller_portfolio_on(conn, svc, caller)
     after = page.after(int)
     return svc.body(
-        ("trades", pid, page.limit, page.cursor),
-        versions.trades(conn, pid),
-        TradePage,
-        lambda: page.body(portfolio_views.trade_page(conn, pid, after, page.limit)),
+        (name, pid, page.limit, page.cursor),
+        version(conn, pid),
+        model,
+        lambda: page.body(read(conn, pid, after, page.limit)),
     )
 
 
@@ -127,14 +145,7 @@ def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: pag
     """The portfolio's cash movements in pages of `limit`, in the order the book recorded
     them (oldest first), with the balance after each: deposits, withdrawals, trades and
     fees, dividends, statement reconciliations; `next_cursor` leads to the later ones."""
-    pid = caller_portfolio_on(conn, svc, caller)
-    after = page.after(int)
-    return svc.body(
-        ("cash", pid, page.limit, page.cursor),
-        versions.cash(conn, pid),
-        CashPage,
-        lambda: page.body(portfolio_views.cash_page(conn, pid, after, page.limit)),
-    )
+    return _ledger_page(svc, caller, conn, page, "cash", versions.cash, CashPage, portfolio_views.cash_page)
 
 
 @router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 415))
