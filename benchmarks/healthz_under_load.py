@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +24,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from api_load import GRAPHQL_SCREEN, ROOT, _prepare, _wait, uvicorn_command
+from api_load import GRAPHQL_SCREEN, Server, _prepare, uvicorn_command
 
 WIDE = "{ portfolio { " + "cash " * 400 + "} }"
 
@@ -97,22 +95,13 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8792)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-healthz-"))
-    env, key = _prepare(work)
-    env = {
-        **os.environ,
-        **env,
-        "MARKETINTEL_HEAVY_REQUESTS": str(args.heavy),
-        "PYTHONPATH": str(ROOT),
-        "MARKETINTEL_REPORTS_DIR": str(work / "reports"),
-    }
-    base = f"http://127.0.0.1:{args.port}"
-    server = subprocess.Popen(uvicorn_command("api.app:create_app", args.port), cwd=ROOT, env=env)
+    env, key = _prepare(work, f"sqlite:///{work / 'bench.db'}")
+    env = {**env, "MARKETINTEL_HEAVY_REQUESTS": str(args.heavy), "MARKETINTEL_REPORTS_DIR": str(work / "reports")}
+    server = Server(uvicorn_command("api.app:create_app", args.port), env, args.port)
     try:
-        _wait(base)
-        figures = asyncio.run(_measure(base, key, args.reports, args.queries))
+        figures = asyncio.run(_measure(server.base, key, args.reports, args.queries))
     finally:
-        server.terminate()
-        server.wait(30)
+        server.stop()
     for name, value in figures.items():
         print(f"{name:<16} {value}")
     print(
