@@ -24,7 +24,8 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Query
 
-from api.graphql.pagination import Connection, Page, PageInfo
+from api.graphql.pagination import CURSOR_LENGTH, Connection, Page, PageInfo
+from market.clock import supported_date
 from market.errors import InvalidInputError
 
 T = TypeVar("T")
@@ -50,24 +51,28 @@ def cursor_query(page: Page) -> Any:
     return Query(
         None,
         min_length=1,
-        max_length=200,
+        max_length=CURSOR_LENGTH,
         description=f"`next_cursor` of the previous page, unchanged (a cursor of another list is 422); "
         f"absent: the first page. GraphQL's `{page.name}` pageInfo.endCursor is the same cursor.",
     )
 
 
+# Ledger row ids are the store's 64-bit integers: a key past them was never issued, and
+# would reach the database as a value its column cannot hold.
+ROW_IDS = range(0, 2**63)
+
+
 def after_key(page: Page, cursor: str | None, kind: type[int] | type[date]) -> Any:
-    """The key a cursor of `page` carries (None: the first page), checked to be a `kind`."""
+    """The key a cursor of `page` carries (None: the first page), checked to be a `kind`: a
+    row id the store can hold, or a date within the supported dates (the history cursor's
+    rule, `market.clock.supported_date`)."""
     key = page.key_after(cursor)
     if key is None:
         return None
-    if kind is int and type(key) is int:
+    if kind is int and type(key) is int and key in ROW_IDS:
         return key
     if kind is date and isinstance(key, str):
-        try:
-            return date.fromisoformat(key)
-        except ValueError:
-            pass
+        return supported_date(key, f"the {page.name} cursor")
     raise InvalidInputError(f"that cursor was not issued for {page.name}; pass next_cursor unchanged")
 
 

@@ -20,6 +20,8 @@ import strawberry
 from market.errors import InvalidInputError
 
 T = TypeVar("T")
+# The longest cursor accepted, REST's and GraphQL's alike: those issued are under 100.
+CURSOR_LENGTH = 200
 Item = TypeVar("Item")
 
 
@@ -53,16 +55,23 @@ class Page:
         return base64.urlsafe_b64encode(json.dumps([self.name, key], default=str).encode()).decode()
 
     def key_after(self, after: str | None) -> Any:
+        """The key a cursor of this list carries. A cursor longer than any this API issues
+        is refused before it is decoded (a deeply nested one would exhaust the decoder)."""
         if after is None:
             return None
+        if len(after) > CURSOR_LENGTH:
+            raise InvalidInputError(
+                f"a cursor is at most {CURSOR_LENGTH} characters, not {len(after)}; pass pageInfo.endCursor unchanged"
+            )
         try:
             name, key = json.loads(base64.urlsafe_b64decode(after.encode()))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             raise InvalidInputError(
                 f"cursor '{after[:60]}' was not issued by this API; pass pageInfo.endCursor unchanged"
             ) from None
         if name != self.name:
-            raise InvalidInputError(f"that cursor belongs to {name}, not {self.name}")
+            owner = name[:40] if isinstance(name, str) else "no list"
+            raise InvalidInputError(f"that cursor belongs to {owner}, not {self.name}")
         return key
 
     def slice(

@@ -5,6 +5,8 @@ every trade exactly once while trades are placed between its pages."""
 
 from __future__ import annotations
 
+import base64
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -263,3 +265,41 @@ def test_trades_walked_by_next_cursor_are_every_trade_exactly_once(api: Api) -> 
     forged = paging.TRADES.cursor("1")
     assert_problem(api.acme("GET", "/api/portfolio/trade", params={"cursor": forged}), 422, "trades")
     assert_problem(api.admin("GET", "/api/ai-portfolio/history", params={"cursor": paging.TRADES.cursor(5)}), 422)
+
+
+def _forged(value: Any) -> str:
+    """A cursor as a forger writes it: any JSON, base64url-encoded like the API's own."""
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).decode()
+
+
+# Cursors this API never issues that got past its checks: a row id past 64 bits reached
+# the store (500 on SQLite and Postgres, "Unexpected error" in GraphQL), nesting past the
+# JSON decoder's depth exhausted it (GraphQL's cursor had no length bound), an AI day
+# outside the supported dates was served a page.
+DEEP = base64.urlsafe_b64encode(b"[" * 100_000).decode()
+REST_FORGED = (
+    ("acme", "/api/portfolio/trade", _forged(["trades", 2**63])),
+    ("acme", "/api/portfolio/cash", _forged(["cashMovements", -(2**63) - 1])),
+    ("admin", "/api/ai-portfolio/history", _forged(["aiDays", "0001-01-01"])),
+    ("admin", "/api/ai-portfolio/history", _forged(["aiDays", "9999-12-31"])),
+)
+GRAPHQL_FORGED = (
+    ("acme", "portfolio { trades(after: $after) { nodes { tradeId } } }", _forged(["trades", 2**63])),
+    ("acme", "portfolio { cashMovements(after: $after) { nodes { entryId } } }", _forged(["cashMovements", 2**64])),
+    ("admin", "aiPortfolio { trades(after: $after) { nodes { tradeId } } }", _forged(["aiTrades", -(2**63) - 1])),
+    ("admin", "aiPortfolio { days(after: $after) { nodes { tradingDate } } }", _forged(["aiDays", "0001-01-01"])),
+    ("acme", "portfolio { trades(after: $after) { nodes { tradeId } } }", DEEP),
+)
+
+
+def test_forged_cursors_are_bad_input_on_rest_and_graphql_never_an_error_of_the_server(api: Api) -> None:
+    keys = {"acme": api.world.acme_key, "admin": ADMIN_KEY}
+    for who, path, cursor in REST_FORGED:
+        assert_problem(api.call("GET", path, keys[who], params={"cursor": cursor}), 422)
+    for who, field, cursor in GRAPHQL_FORGED:
+        body = gql(api, f"query($after: String) {{ {field} }}", keys[who], {"after": cursor}).json()
+        codes = {e.get("extensions", {}).get("code") for e in body.get("errors", [])}
+        assert codes == {"BAD_USER_INPUT"}, (field, cursor[:40], body)
+    # the API's own cursors still lead on (a page after the first row)
+    first = _forged(["trades", 1])
+    assert api.acme("GET", "/api/portfolio/trade", params={"cursor": first}).status_code == 200
