@@ -266,9 +266,10 @@ def _aware(moment: datetime) -> datetime:
 
 def book_record(conn: Connection, state: BookState, benchmarks: Benchmarks) -> TrackRecord:
     """The statistics of the state's valued days beside the benchmarks over the same days."""
-    days, totals = state.days, state.totals
+    days = state.days
     if days is None:
         return TrackRecord(days=0, fill_count=0, reason=NO_CLIENT_HISTORY)
+    totals = state.totals.through(days.last or date.min)  # no valued day yet: no span
     too_few = (
         f"{len(days.dates)} market day(s) with prices since the first trade or cash movement ({days.start}): the "
         "statistics need at least three (two daily returns)"

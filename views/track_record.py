@@ -96,20 +96,36 @@ def ai_track_series(conn: Connection, starting_cash: float) -> dict[str, Any]:
 
 
 @dataclass
-class LedgerTotals:
-    """What a book's trades add up to, kept up to date by `catch_up` with the trades stored
-    since (ids above `through_id`: the ledger is append-only and a book's ids commit in
-    order under its lock, so the sums are exact): how many rows and fills (trades an order
-    filled, not the shares a statement sync booked), fills per trading date, the value
-    traded (price times quantity: turnover's numerator) and the costs paid by part (each
-    trade's fees, spread_cost and impact_cost columns, 0 where the cost model did not fill)."""
+class DayTotals:
+    """What a book's trades of one trading date add up to (`LedgerTotals`)."""
 
-    through_id: int = 0
     rows: int = 0
     fills: int = 0
-    fills_by_day: Counter[date] = field(default_factory=Counter)
     traded_value: Decimal = Decimal(0)
     paid: CostBreakdown = field(default_factory=CostBreakdown)
+
+
+@dataclass(frozen=True)
+class SpanTotals:
+    """A book's trades summed over the span its record covers (`LedgerTotals.through`)."""
+
+    rows: int
+    fills: int
+    traded_value: Decimal
+    paid: CostBreakdown
+
+
+@dataclass
+class LedgerTotals:
+    """What a book's trades add up to per trading date, kept up to date by `catch_up` with
+    the trades stored since (ids above `through_id`: the ledger is append-only and a book's
+    ids commit in order under its lock, so the sums are exact): how many rows and fills
+    (trades an order filled, not the shares a statement sync booked), the value traded
+    (price times quantity: turnover's numerator) and the costs paid by part (each trade's
+    fees, spread_cost and impact_cost columns, 0 where the cost model did not fill)."""
+
+    through_id: int = 0
+    days: dict[date, DayTotals] = field(default_factory=dict)
 
     def catch_up(self, conn: Connection, portfolio_id: str, newest: int | None) -> None:
         """Add the book's trades stored after `through_id` up to `newest` (its newest id now)."""
@@ -119,13 +135,27 @@ class LedgerTotals:
         columns = (t.trading_date, t.price, t.quantity, t.fees, t.spread_cost, t.impact_cost, t.origin)
         query = select(*columns).where(t.portfolio_id == portfolio_id, t.id > self.through_id, t.id <= newest)
         for row in conn.execute(query):
-            self.rows += 1
-            if row.origin != "STATEMENT_SYNC":
-                self.fills += 1
-                self.fills_by_day[row.trading_date] += 1
-            self.traded_value += Decimal(row.price) * int(row.quantity)
-            self.paid += CostBreakdown(row.fees, row.spread_cost, row.impact_cost)
+            day = self.days.setdefault(row.trading_date, DayTotals())
+            day.rows += 1
+            day.fills += row.origin != "STATEMENT_SYNC"
+            day.traded_value += Decimal(row.price) * int(row.quantity)
+            day.paid += CostBreakdown(row.fees, row.spread_cost, row.impact_cost)
         self.through_id = newest
+
+    def through(self, last: date) -> SpanTotals:
+        """The trades dated on or before `last`, the record's last valued close: a trade
+        dated after it (placed before the day's prices are delivered) moved no valued
+        equity yet, so its fill, value and costs join the record with that day's close."""
+        kept = [t for d, t in self.days.items() if d <= last]
+        paid = CostBreakdown()
+        for t in kept:
+            paid += t.paid
+        return SpanTotals(
+            sum(t.rows for t in kept), sum(t.fills for t in kept), sum((t.traded_value for t in kept), Decimal(0)), paid
+        )
+
+    def fills_by_day(self) -> Counter[date]:
+        return Counter({d: t.fills for d, t in self.days.items()})
 
 
 def ai_track_record(
@@ -142,22 +172,23 @@ def ai_track_record(
     totals.catch_up(
         conn, ledger.AI_PORTFOLIO, newest_ids(conn, (tables.trades, "portfolio_id", ledger.AI_PORTFOLIO))[0]
     )
+    span = totals.through(dates[-1])
     series, index_source = (benchmarks or Benchmarks()).over(conn, dates)
     exposure = pd.Series([_exposure(r["market_value"], r["equity"]) for r in curve], index=dates, dtype=float)
     out = statistics(
         returns,
         series,
-        traded_value=float(totals.traded_value),
+        traded_value=float(span.traded_value),
         mean_equity=float(pd.Series([r["equity"] for r in curve]).mean()),
-        costs=totals.paid,
+        costs=span.paid,
         exposure=exposure,
-        fill_count=totals.rows,
+        fill_count=span.rows,
     )
     return out.with_view(
         reason=ONE_AI_DAY if out.reason else None,
-        trades=totals.rows,
+        trades=span.rows,
         index_source=index_source,
-        records=_by_record(conn, returns, series, totals.fills_by_day, exposure),
+        records=_by_record(conn, returns, series, totals.fills_by_day(), exposure),
     )
 
 

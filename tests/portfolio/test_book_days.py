@@ -167,6 +167,31 @@ def test_money_and_shares_from_outside_are_flows_whichever_day_they_arrive(setti
     assert record.total_return == 0 and record.max_drawdown == 0 and record.days == 9
 
 
+def test_a_fill_after_the_last_close_joins_the_record_with_its_days_close(settings: Settings) -> None:
+    """The record covers the valued closes: a trade dated after the last (placed before its
+    day's prices are delivered) was counted in its fills, trades, turnover and fees while no
+    close had valued it; it joins with its day's close, kept and from scratch alike."""
+    engine = service_engine(settings)
+    _closes(engine, MARKET[:10], random.Random(3))
+    pid = open_client_portfolio(engine, "acme")
+    _cash(engine, pid, "10000", _at(MARKET[0]))
+    _trade(engine, pid, MARKET[2], "AAA", "BUY", 10)
+    kept = TrackRecords()
+    with engine.connect() as conn:
+        before = kept.client(conn, pid)
+    _trade(engine, pid, MARKET[10], "BBB", "BUY", 10)  # the day after the last close
+    with engine.connect() as conn:
+        pending = [kept.client(conn, pid), book_record.portfolio_track_record(conn, pid)]
+    for record in pending:
+        assert (record.fill_count, record.trades, record.costs, record.annual_turnover) == (
+            1, 1, before.costs, before.annual_turnover
+        )  # fmt: skip
+    _closes(engine, MARKET[10:11], random.Random(4))
+    with engine.connect() as conn:
+        joined = [kept.client(conn, pid), book_record.portfolio_track_record(conn, pid)]
+    assert [(r.fill_count, r.trades) for r in joined] == [(2, 2), (2, 2)]
+
+
 def test_a_book_appended_in_one_batch_is_stored_as_record_trade_stores_it(settings: Settings) -> None:
     """ledger.append_book (the load test's and the benchmark's thousands of trades) writes
     the rows and cash entries record_trade writes, and refuses another book's trade."""
