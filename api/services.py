@@ -18,6 +18,7 @@ import math
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -123,19 +124,137 @@ class Slots:
         return semaphore
 
 
-class UploadGate:
+class _Waiter:
+    """A request queued at a `ClientGate` (`queued`): woken on its own event loop once a
+    turn has been handed to it (`granted`, counted as its client's from that moment)."""
+
+    __slots__ = ("loop", "future", "granted")
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.future: asyncio.Future[None] = self.loop.create_future()
+        self.granted = False
+
+    def grant(self) -> bool:
+        """Hand it the turn; False when its loop has closed (nobody is left to take it)."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            _wake(self.future)
+        else:  # a waiter of another loop (a test serving one app from several in turn)
+            try:
+                self.loop.call_soon_threadsafe(_wake, self.future)
+            except RuntimeError:
+                return False
+        self.granted = True
+        return True
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():  # cancelled meanwhile: its task gives the turn back (`ClientGate.queued`)
+        future.set_result(None)
+
+
+class ClientGate:
+    """At most `total` turns at once in this process, `per_client` of them for one client
+    (a client's key, the house counting as one, or an address). A client's turns are
+    counted while they run, its entry dropped when it holds and waits for none, so many
+    clients leave nothing behind. Shared by every event loop and thread of the process (a
+    lock, never awaited). Two ways past a full share:
+
+    - `UploadGate.turn` refuses at once (uploads: a queued upload would hold its body and a
+      connection to its client);
+    - `queued` waits its turn on the event loop, holding no thread and no database
+      connection (heavy work, `Services.run_heavy`). A freed turn goes to the client that
+      has waited longest whose share is not used up (each client then goes to the back of
+      the line), so one client's queue, however long, never stands in front of another
+      client's request: that waits at most for one turn to end."""
+
+    def __init__(self, total: int, per_client: int) -> None:
+        self.total, self.per_client = total, min(per_client, total)
+        self._lock = threading.Lock()
+        self._running: dict[str, int] = {}
+        self._held = 0
+        self._waiting: dict[str, deque[_Waiter]] = {}  # clients in the order they are next served
+
+    def _free(self, client: str) -> bool:
+        return self._held < self.total and self._running.get(client, 0) < self.per_client
+
+    def _take(self, client: str) -> None:
+        self._running[client] = self._running.get(client, 0) + 1
+        self._held += 1
+
+    def _drop(self, client: str) -> None:
+        self._held -= 1
+        left = self._running[client] - 1
+        if left:
+            self._running[client] = left
+        else:
+            del self._running[client]
+
+    def _give(self, client: str) -> None:
+        """Under the lock: `client`'s turn ended; the turns now free go to waiting clients."""
+        self._drop(client)
+        handed = True
+        while handed and self._held < self.total:
+            handed = False
+            for waiting in list(self._waiting):
+                if not self._free(waiting):
+                    continue
+                queue = self._waiting.pop(waiting)
+                self._take(waiting)
+                if not queue.popleft().grant():
+                    self._drop(waiting)
+                handed = True
+                if queue:
+                    self._waiting[waiting] = queue  # to the back of the line
+                if self._held >= self.total:
+                    break
+
+    @asynccontextmanager
+    async def queued(self, client: str) -> AsyncIterator[None]:
+        """A turn for `client`, waited for on the event loop while its share or the
+        process's turns are all taken (never refused)."""
+        waiter = None
+        with self._lock:
+            if self._free(client):  # nobody waits who could take it: a freed turn is handed at once
+                self._take(client)
+            else:
+                waiter = _Waiter()
+                self._waiting.setdefault(client, deque()).append(waiter)
+        if waiter is not None:
+            try:
+                await waiter.future
+            except BaseException:  # cancelled (its client left): give back a turn handed meanwhile
+                with self._lock:
+                    if waiter.granted:
+                        self._give(client)
+                    else:
+                        queue = self._waiting[client]
+                        queue.remove(waiter)
+                        if not queue:
+                            del self._waiting[client]
+                raise
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._give(client)
+
+
+class UploadGate(ClientGate):
     """At most `total` uploads read and filed at once in this process, `per_client` of them
     for one client: an upload is refused at once past either (429 past its client's share,
     503 past the process's), with a Retry-After of the typical time an upload takes here
     (a moving average, at least 1 s), rather than queued: a queue would hold the body and a
     connection to the client for as long as others' PDFs take. Each upload runs one PDF
     sandbox (ingest/pdf_text.py, memory-capped), so this also bounds the sandboxes' memory
-    and CPU. Shared by every event loop and thread of the process (a lock, never awaited)."""
+    and CPU."""
 
     def __init__(self, total: int, per_client: int) -> None:
-        self.total, self.per_client = total, per_client
-        self._lock = threading.Lock()
-        self._running: dict[str, int] = {}
+        super().__init__(total, per_client)
         self._typical = 1.0
 
     @contextmanager
@@ -150,23 +269,19 @@ class UploadGate:
                     "may have at once; send the next when one has finished",
                     headers=wait,
                 )
-            if sum(self._running.values()) >= self.total:
+            if self._held >= self.total:
                 raise BusyError(
                     f"the service is reading {self.total} uploads, the most it reads at once; retry shortly",
                     headers=wait,
                 )
-            self._running[client] = self._running.get(client, 0) + 1
+            self._take(client)
         started = time.monotonic()
         try:
             yield
         finally:
             with self._lock:
                 self._typical += 0.3 * (time.monotonic() - started - self._typical)
-                left = self._running[client] - 1
-                if left:
-                    self._running[client] = left
-                else:
-                    del self._running[client]
+                self._give(client)
 
 
 @dataclass
@@ -183,6 +298,7 @@ class Services:
     # (on SQLite with its PRAGMAs) instead of reusing them.
     slots: Slots
     uploads: UploadGate
+    heavy_turns: ClientGate  # heavy_requests turns, heavy_requests_per_client of them a client's (`run_heavy`)
     _cache: dict[Any, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _cached_bytes: int = 0
@@ -306,11 +422,17 @@ class Services:
             finally:
                 conn.release()
 
-    async def run_heavy(self, function: Callable[..., Any], *args: Any) -> Any:
+    async def run_heavy(self, client: str, function: Callable[..., Any], *args: Any) -> Any:
         """`function(*args)` in a worker thread, at most `heavy_requests` at a time (PDF
-        reports, GraphQL operations): the rest wait for a turn without holding a thread, so
-        the event loop, /healthz and light requests keep their share of the CPU."""
-        return await to_thread.run_sync(function, *args, limiter=self.heavy)
+        reports, GraphQL operations), at most `heavy_requests_per_client` of them
+        `client`'s (`heavy_client`): the rest wait for a turn on the event loop without
+        holding a thread or a database connection, so the event loop, /healthz and light
+        requests keep their share of the CPU, and one client's many heavy requests keep
+        another's waiting for one turn at most. One wait for both bounds (`ClientGate`):
+        no request holds its client's share while it waits for the process's, or the
+        other way round. The limiter bounds the worker threads to the same number."""
+        async with self.heavy_turns.queued(client):
+            return await to_thread.run_sync(function, *args, limiter=self.heavy)
 
     def valuation_day(self, conn: Connection) -> date:
         """The day portfolios are valued at: the latest priced trading day (or, on an empty
@@ -394,7 +516,18 @@ def build_services(settings: Settings, now: Callable[[], datetime] | None = None
         CapacityLimiter(settings.heavy_requests),
         Slots(settings.db_pool_size),
         UploadGate(settings.upload_reads, settings.upload_reads_per_client),
+        ClientGate(settings.heavy_requests, settings.heavy_requests_per_client),
     )
+
+
+def heavy_client(caller: Any, request: Any) -> str:
+    """Whose share of the heavy turns a request takes (`Services.run_heavy`): a key's
+    client (its portfolio, as an upload's: the admin key is one caller, the house), else,
+    without a key (public reports, the GraphiQL page), the address it came from (the
+    proxy's client where `trusted_proxies` names the proxy: pipeline/serving.py)."""
+    if caller is not None:
+        return caller.portfolio_id
+    return f"address:{request.client.host if request.client else 'unknown'}"
 
 
 async def services(request: Request) -> Services:

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from market.errors import ConfigurationError
@@ -346,6 +346,14 @@ class Settings(BaseSettings):
         "each in a worker thread; the rest queue, so /healthz and light requests stay "
         "responsive.",
     )
+    heavy_requests_per_client: int = Field(
+        default=1,
+        ge=1,
+        description="Of those, at most this many for one client (its key's client; the admin key "
+        "counts as one; a caller without a key, of public reports, by its address); its "
+        "further heavy requests queue, holding no thread or database connection, so another "
+        "client waits at most one heavy operation's time for a turn. At most heavy_requests.",
+    )
     db_pool_size: int = Field(
         default=5,
         ge=1,
@@ -397,6 +405,15 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _heavy_share_within_heavy_requests(self) -> Settings:
+        if self.heavy_requests_per_client > self.heavy_requests:
+            raise ValueError(
+                f"heavy_requests_per_client ({self.heavy_requests_per_client}) is more than heavy_requests "
+                f"({self.heavy_requests}): one client may hold at most every heavy turn there is"
+            )
+        return self
 
     def checked_admin_key(self) -> str:
         """The admin key, or a ConfigurationError that says exactly what to set."""

@@ -29,6 +29,7 @@ from api.graphql.mutation import Mutation
 from api.graphql.query import Query
 from api.graphql.scalars import SCALAR_OVERRIDES
 from api.jsonbody import strict_json
+from api.services import heavy_client
 from market.budget import Deadline
 from market.clock import latest_closed_trading_day
 from market.settings import Settings
@@ -83,8 +84,10 @@ class ServiceSchema(strawberry.Schema):
 class StrictGraphQLRouter(GraphQLRouter):
     """Request bodies decoded like REST's (api/jsonbody.py): a key named twice is a 422.
     Each operation (parse, validate, execute) runs in a worker thread on an event loop of
-    its own, under the heavy-work limit (`Services.run_heavy`): a document that is slow to
-    validate or execute never holds the server's event loop."""
+    its own, under the heavy-work limit (`Services.run_heavy`), in its caller's share of it
+    (`heavy_client`: a key's client, or the address of a request without one): a document
+    that is slow to validate or execute never holds the server's event loop, and one
+    client's many operations queue behind each other, not in front of another client's."""
 
     @property
     def graphql_ide_html(self) -> str:
@@ -110,11 +113,13 @@ class StrictGraphQLRouter(GraphQLRouter):
         operation = super().execute_single(request, request_adapter, sub_response, context, root_value, request_data)
         watcher = asyncio.create_task(_stopped_on_disconnect(request, budget))
         try:
-            return await self._run(svc, context, request_data, operation, budget)
+            return await self._run(svc, heavy_client(context.caller, request), context, request_data, operation, budget)
         finally:
             watcher.cancel()
 
-    async def _run(self, svc: Any, context: Any, request_data: Any, operation: Any, budget: Deadline) -> Any:
+    async def _run(
+        self, svc: Any, client: str, context: Any, request_data: Any, operation: Any, budget: Deadline
+    ) -> Any:
         def timed() -> Any:
             budget.restart()  # the budget counts from the operation's turn, not from its wait for one
             result = asyncio.run(operation)
@@ -123,7 +128,7 @@ class StrictGraphQLRouter(GraphQLRouter):
             return result
 
         if context.caller is None or not cache.cacheable(request_data.query, request_data.operation_name):
-            return await svc.run_heavy(timed)
+            return await svc.run_heavy(client, timed)
         kept = cache.key(
             request_data.query,
             request_data.variables,
@@ -140,7 +145,7 @@ class StrictGraphQLRouter(GraphQLRouter):
                 operation.close()  # answered from the cache: the coroutine is never run
             return result
 
-        return await svc.run_heavy(run)
+        return await svc.run_heavy(client, run)
 
 
 async def _stopped_on_disconnect(request: Any, budget: Deadline) -> None:

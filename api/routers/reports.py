@@ -1,14 +1,16 @@
-"""The two PDF reports, generated on demand from current data (reports/)."""
+"""The two PDF reports, generated on demand from current data (reports/), each a heavy
+request (`Services.run_heavy`): at most `heavy_requests_per_client` of one caller's
+(its key's client, or without a key its address) built at once, the rest queued."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from api.deps import ReportReaderDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.security import KeyCheckedRoute
-from api.services import Services
+from api.services import Services, heavy_client
 from reports import generate
 
 router = APIRouter(tags=["reports"], route_class=KeyCheckedRoute)
@@ -34,15 +36,15 @@ def _pdf(kind: str, svc: Services) -> Response:
 
 
 @router.get("/api/quant-briefing.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})
-async def quant_briefing(svc: ServicesDep, _: ReportReaderDep) -> Response:
+async def quant_briefing(request: Request, svc: ServicesDep, caller: ReportReaderDep) -> Response:
     """System performance, market breadth, top signals by Score, the AI portfolio, its
     equity curve and the Score distribution. Needs a key unless `public_reports` is on."""
-    return await svc.run_heavy(_pdf, "quant-briefing", svc)
+    return await svc.run_heavy(heavy_client(caller, request), _pdf, "quant-briefing", svc)
 
 
 @router.get("/api/compliance-report.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})
-async def compliance_report(svc: ServicesDep, _: ReportReaderDep) -> Response:
+async def compliance_report(request: Request, svc: ServicesDep, caller: ReportReaderDep) -> Response:
     """Risk disclosures, model metrics, the AI portfolio's recent trade audit trail,
     regulatory notices and a certification with the data snapshot's SHA-256. Needs a key
     unless `public_reports` is on."""
-    return await svc.run_heavy(_pdf, "compliance", svc)
+    return await svc.run_heavy(heavy_client(caller, request), _pdf, "compliance", svc)

@@ -1,0 +1,143 @@
+"""The heavy turns (PDF reports, GraphQL operations: `Services.run_heavy`) are shared per
+client: one client's many heavy requests queue behind each other, never in front of
+another client's (api/services.py `ClientGate`, `heavy_requests_per_client`)."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import threading
+import time
+
+import pytest
+
+from api import keystore
+from api.services import ClientGate
+from market.settings import Settings
+from tests.api import world
+from tests.api.test_hardening import _concurrently, serving
+
+CASH = {"query": "{ portfolio { cash } }"}
+FLOOD = 8  # the first client's connections, each fetching the briefing PDF again as soon as it has one
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_one_clients_reports_do_not_slow_another_clients_graphql(unmade_settings: Settings) -> None:
+    """An adversarial run: one PRO client fetching the briefing PDF on 8 connections (within
+    its rate limit) held both heavy turns all the time, and another client's `{ portfolio {
+    cash } }` went from 6.7 ms to 3.6 s at the median, queued behind every PDF. With a share
+    of one turn a client, the other client finds the second turn free: its reads take at
+    most about one PDF's time (here: p95 under one PDF built alone), while the first
+    client's PDFs queue and are all answered."""
+    w = world.build(unmade_settings)
+    with serving(w.settings, heavy_requests=2, heavy_requests_per_client=1) as api:
+        for key_id in (w.acme_key_id, w.beta_key_id):  # the seeded copy's; the flood is not about rate limits
+            keystore.set_option(api.world.engine, key_id, "RATE_LIMIT_SET", 1_000_000, now=world.MORNING)
+        pdf = lambda: api.call("GET", "/api/quant-briefing.pdf", w.acme_key)  # noqa: E731
+        alone = []
+        for _ in range(3):  # the first warms the renderer
+            t = time.perf_counter()
+            assert pdf().status_code == 200
+            alone.append(time.perf_counter() - t)
+        one_pdf = statistics.median(alone[1:])
+        assert api.call("POST", "/graphql", w.beta_key, json=CASH).json()["data"]["portfolio"]["cash"] is not None
+        stop = threading.Event()
+        answered: list[int] = []
+
+        def flood() -> None:
+            while not stop.is_set():
+                answered.append(pdf().status_code)
+
+        reads: list[float] = []
+
+        def polite() -> None:
+            time.sleep(max(1.0, 2 * one_pdf))  # the flood's requests are queued by now
+            started = time.monotonic()
+            try:
+                while len(reads) < 25 and time.monotonic() - started < 15:
+                    t = time.perf_counter()
+                    response = api.call("POST", "/graphql", w.beta_key, json=CASH)
+                    reads.append(time.perf_counter() - t)
+                    assert response.status_code == 200 and "errors" not in response.json(), response.text
+                    time.sleep(0.05)
+            finally:
+                stop.set()
+
+        _concurrently(*[flood] * FLOOD, polite)
+    figures = (
+        f"one PDF alone {one_pdf * 1000:.0f} ms; the other client's reads p50 "
+        f"{statistics.median(reads) * 1000:.0f} ms, p95 {_p95(reads) * 1000:.0f} ms; {len(answered)} PDFs"
+    )
+    print(figures)
+    assert answered and set(answered) == {200}, (answered, figures)
+    assert len(answered) >= FLOOD, f"the flood was not under way: {figures}"
+    # Queued behind the flood (no share), a read waits for FLOOD - 2 PDFs, about 3 PDFs' time
+    # at the least; with the share it waits for none, and runs beside one PDF.
+    assert _p95(reads) < one_pdf, figures
+
+
+def test_a_gate_queues_past_a_clients_share_and_leaves_nothing_behind() -> None:
+    """`ClientGate.queued`: a client past its share waits (never refused) while another
+    client takes the free turn at once; a waiter cancelled before or after a turn was
+    handed to it gives nothing away and keeps nothing; with every turn over, no client's
+    entry is left (many clients leave no memory behind)."""
+
+    async def scenario() -> None:
+        gate = ClientGate(total=2, per_client=1)
+        log: list[str] = []
+        release = asyncio.Event()
+
+        async def work(client: str, tag: str) -> None:
+            async with gate.queued(client):
+                log.append(f"start {tag}")
+                await release.wait()
+                log.append(f"end {tag}")
+
+        first = asyncio.create_task(work("a", "a1"))
+        queued = [asyncio.create_task(work("a", f"a{i}")) for i in (2, 3)]
+        await asyncio.sleep(0.01)
+        assert log == ["start a1"] and gate._held == 1 and len(gate._waiting["a"]) == 2
+        other = asyncio.create_task(work("b", "b1"))
+        await asyncio.sleep(0.01)
+        assert log == ["start a1", "start b1"]  # the second turn, at once, past a's queue
+        queued[0].cancel()  # left while waiting: dropped from the line
+        await asyncio.sleep(0.01)
+        assert len(gate._waiting["a"]) == 1
+        release.set()
+        await asyncio.gather(first, other, queued[1])
+        assert log[-1] == "end a3" and "start a2" not in log
+        assert gate._held == 0 and gate._running == {} and gate._waiting == {}
+
+        # A turn handed to a waiter that is cancelled before it runs goes to the next.
+        held = gate.queued("c")
+        await held.__aenter__()
+        handed, after = asyncio.create_task(work("c", "c2")), asyncio.create_task(work("c", "c3"))
+        await asyncio.sleep(0.01)
+        assert len(gate._waiting["c"]) == 2
+        await held.__aexit__(None, None, None)  # hands the turn to c2 without suspending ...
+        assert gate._running == {"c": 1} and not handed.done()
+        handed.cancel()  # ... which is cancelled before it has run
+        await asyncio.gather(handed, after, return_exceptions=True)
+        assert handed.cancelled() and "start c2" not in log and log[-1] == "end c3"
+        assert gate._held == 0 and gate._running == {} and gate._waiting == {}
+
+        # Many clients, each past its share: all served, nothing kept.
+        release.set()
+        await asyncio.gather(*[work(f"client-{i % 50}", str(i)) for i in range(200)])
+        assert gate._held == 0 and gate._running == {} and gate._waiting == {}
+
+    asyncio.run(scenario())
+
+
+def test_a_clients_share_is_at_most_every_heavy_turn() -> None:
+    from pydantic import ValidationError
+
+    assert Settings(_env_file=None).heavy_requests_per_client == 1
+    assert Settings(_env_file=None, heavy_requests=3, heavy_requests_per_client=3).heavy_requests_per_client == 3
+    with pytest.raises(ValidationError, match=r"heavy_requests_per_client \(3\) is more than heavy_requests \(2\)"):
+        Settings(_env_file=None, heavy_requests=2, heavy_requests_per_client=3)
