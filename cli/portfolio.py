@@ -29,12 +29,19 @@ def _engine():  # noqa: ANN202
 def open_portfolio(
     client: str = typer.Argument(..., help="Client id; ignored with --house."),
     house: bool = typer.Option(False, "--house", help="The admin house portfolio."),
-    cash: str | None = typer.Option(None, help="Deposit this much cash (JMD)."),
+    cash: str | None = typer.Option(None, help="Deposit this much cash (JMD), in whole cents."),
 ) -> None:
     """Open a client's portfolio (or the house portfolio), optionally with a deposit."""
+    from market.errors import InvalidInputError
+    from market.money import parse_money
+
+    # checked before the portfolio is opened: a refused deposit writes nothing
+    deposit = parse_money(cash, "--cash") if cash is not None else None
+    if deposit is not None and deposit <= 0:
+        raise InvalidInputError(f"--cash must be a deposit of more than zero, not {cash}")
     desk = _desk()
     portfolio_id = desk.open_portfolio(client, house=house)
-    balance = desk.move_cash(portfolio_id, cash, note="opening deposit (cli)") if cash else None
+    balance = desk.move_cash(portfolio_id, deposit, note="opening deposit (cli)") if deposit is not None else None
     typer.echo(f"portfolio {portfolio_id}" + (f"; cash {balance:,.2f}" if balance is not None else ""))
 
 
@@ -44,14 +51,18 @@ def trade(
     portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client:acme or HOUSE."),
     side: str = typer.Argument(..., help="buy or sell."),
     symbol: str = typer.Argument(...),
-    quantity: int = typer.Argument(...),
-    price: str = typer.Argument(...),
-    fees: str = typer.Option("0", help="Brokerage fees paid (JMD)."),
+    # text, read by market.money's one rule as REST and GraphQL read theirs: click's int
+    # took "1_0" as 10 and "1.0" as 1; the price and fees go to the desk as the text given
+    quantity: str = typer.Argument(..., help="Shares: the digits of a whole number."),
+    price: str = typer.Argument(..., help="Per share, in whole cents (JMD), e.g. 52.25."),
+    fees: str = typer.Option("0", help="Brokerage fees paid (JMD), in whole cents."),
 ) -> None:
     """Record a manual trade (refused with the reason when it breaks a rule)."""
     from desk import ManualTrade
+    from market.money import parse_quantity
 
-    result = _desk().place_trade(portfolio_id, ManualTrade(side, symbol, quantity, price, fees))
+    shares = parse_quantity(quantity, "the quantity", text=True)
+    result = _desk().place_trade(portfolio_id, ManualTrade(side, symbol, shares, price, fees))
     echo_json(result.to_json())
 
 

@@ -2,10 +2,15 @@
 for REST bodies, GraphQL arguments and the CLI.
 
 Money is decimal text of ASCII digits (or a JSON number that prints as such): an optional
-sign, at most 14 integer digits and 6 decimals, nothing else. Python's Decimal() alone
-would also take full-width digits ("６.４８"), underscores ("6_48" is 648), exponents,
-whitespace, NaN and infinities. A quantity is a whole number, never a boolean (true is
-not one share), text ("10") or a float (1.0).
+sign, at most 14 integer digits and 6 decimals, nothing else, and a whole number of cents
+(the currency's MONEY_PLACES: "6.480" is 6.48, "52.001" is refused, never rounded), so a
+price and the cash its trade moves agree to the cent. Python's Decimal() alone would also
+take full-width digits ("６.４８"), underscores ("6_48" is 648), exponents, whitespace, NaN
+and infinities. A JSON number (a REST body, a GraphQL variable) and a GraphQL number
+literal are read by their value, as the JSON decoder gives it: 1e3 is the number 1000
+(docs/api.md, "Numbers in"). A quantity is a whole number, never a boolean (true is not
+one share), text ("10") or a float (1.0); where every value is text (a query string, the
+CLI) its digits and nothing else ("1_0", "1.0", "+5" are refused).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ MONEY_TEXT = re.compile(r"[+-]?[0-9]{1,14}(\.[0-9]{1,6})?")
 # KES and USD, the currencies this service lists and reports in.
 MONEY_PLACES = 2
 MONEY_OUT = re.compile(rf"-?[0-9]+\.[0-9]{{{MONEY_PLACES}}}")
+CENTS = Decimal("0.01")
 
 
 def parse_money(value: object, name: str) -> Decimal:
@@ -42,15 +48,29 @@ def parse_money(value: object, name: str) -> Decimal:
             f"{name} must be a decimal number like 101.50 (ASCII digits, at most 14 before "
             f"and 6 after the point), not {shown}"
         )
-    return Decimal(text)
+    return whole_cents(Decimal(text), name)
+
+
+def whole_cents(amount: Decimal, name: str) -> Decimal:
+    """`amount` when it is a whole number of cents (the currency's MONEY_PLACES), else
+    InvalidInputError: money a client gives (a price, fees, a deposit) is never rounded, so
+    the price a trade stores and the cash it moves agree to the cent. The domain applies it
+    to a manual trade's terms too (portfolio/ledger.py), whichever way they came."""
+    if not amount.is_finite() or amount != amount.quantize(CENTS):
+        raise InvalidInputError(
+            f"{name} must be a whole number of cents (at most {MONEY_PLACES} decimals that are "
+            f"not zero), not {format(amount, 'f') if amount.is_finite() else amount}"
+        )
+    return amount
 
 
 def parse_quantity(value: object, name: str, text: bool = False) -> int:
     """`value` (whatever the client sent) as a whole number of shares. The one rule for a
-    JSON body and a query string alike: the digits of a whole number and nothing else. In
-    a body that is a JSON integer (not a boolean, text or float: 1.0 is refused); in a
-    query string (`text`), where every value is text, the same digits (so "1000.0",
-    "1e3", "+5" and " 5" are refused there as 1.0 is in a body)."""
+    JSON body, a GraphQL argument, a query string and the CLI alike: the digits of a whole
+    number and nothing else. In a body or GraphQL that is a JSON integer (not a boolean,
+    text or float: 1.0 is refused); in a query string or a CLI argument (`text`), where
+    every value is text, the same digits (so "1000.0", "1e3", "1_0", "+5" and " 5" are
+    refused there as 1.0 is in a body)."""
     if text and isinstance(value, str) and _DIGITS.fullmatch(value):
         return int(value)
     if text or isinstance(value, bool) or not isinstance(value, int):
@@ -74,9 +94,6 @@ def money_display(value: Decimal | float | int) -> str:
     amount = value if isinstance(value, Decimal) else Decimal(str(value))
     shown = amount.quantize(Decimal(1).scaleb(-MONEY_PLACES), rounding=ROUND_HALF_UP)
     return format(shown + 0, "f")  # + 0 turns -0.00 into 0.00
-
-
-CENTS = Decimal("0.01")
 
 
 def to_cents(value: Decimal | int | str) -> Decimal:

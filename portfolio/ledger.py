@@ -31,7 +31,7 @@ from sqlalchemy import Connection, Engine, select
 
 from market.costs import CostBreakdown
 from market.errors import InvalidInputError, NotFoundError
-from market.money import to_cents
+from market.money import to_cents, whole_cents
 from portfolio.rows import (
     CashEntry,
     LedgerRow,
@@ -316,7 +316,11 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
 
 def _terms(request: TradeRequest) -> tuple[Decimal, Decimal]:
     """The request's price (to the ledger's precision) and fees (in cents), or
-    TradeRejected for a side, quantity, price or fee the ledger cannot hold."""
+    TradeRejected for a side, quantity, price or fee the ledger cannot hold. A price keeps
+    six decimals for the trades the service prices itself (an AI fill with its costs, a
+    statement's average cost); a MANUAL trade's price and fees are the client's own money
+    and must be whole cents (market.money.whole_cents, the rule every transport applies),
+    so its stored price and the cash it moves agree to the cent whichever way it came."""
     if request.side not in ("BUY", "SELL"):
         raise TradeRejected(f"side must be buy or sell, not '{request.side}'")
     if isinstance(request.quantity, bool) or not isinstance(request.quantity, int) or request.quantity <= 0:
@@ -328,6 +332,12 @@ def _terms(request: TradeRequest) -> tuple[Decimal, Decimal]:
         raise TradeRejected(f"price must be positive, not {request.price}")
     if not fees.is_finite() or fees < 0:
         raise TradeRejected(f"fees must be zero or more, not {request.fees}")
+    if request.origin == "MANUAL":
+        try:
+            whole_cents(Decimal(request.price), "price")
+            whole_cents(Decimal(request.fees), "fees")
+        except InvalidInputError as error:
+            raise TradeRejected(error.detail) from None
     return price, fees
 
 

@@ -32,7 +32,7 @@ from sqlalchemy import Connection, Engine
 
 from market.clock import TradingCalendar, exchange_date, utc_now
 from market.errors import ConflictError, InvalidInputError, NotFoundError
-from market.money import money_text, parse_money
+from market.money import money_text, parse_money, whole_cents
 from market.settings import Settings
 from portfolio import dividends, ledger
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
@@ -348,8 +348,9 @@ def _stored_response(conn: Connection, scope: str, key: str, request_hash: str) 
 
 
 def _decimal(value: Decimal | str | int, name: str) -> Decimal:
-    """A Decimal as it is (validated upstream or computed here); anything else (the CLI's
-    text, a caller's number) by market.money's strict rule."""
+    """A client's money (a manual trade's price or fees, a deposit or withdrawal): a Decimal
+    as it is (validated upstream), anything else (the CLI's text, a caller's number) by
+    market.money's strict rule; either way a whole number of cents, never rounded."""
     if isinstance(value, Decimal):
         result = value
     else:
@@ -359,4 +360,8 @@ def _decimal(value: Decimal | str | int, name: str) -> Decimal:
             raise TradeRejected(error.detail) from None
     if not result.is_finite() or abs(result) > MAX_AMOUNT:
         raise TradeRejected(f"{name} must be a finite number of at most {MAX_AMOUNT:,}, not {value!r}")
+    try:
+        whole_cents(result, name)
+    except InvalidInputError as error:
+        raise TradeRejected(error.detail) from None
     return result.quantize(CENT)

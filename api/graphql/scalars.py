@@ -1,7 +1,13 @@
 """Scalars whose input the service checks beyond their format.
 
-`Decimal` (money) follows market.money.parse_money, the rule of the REST bodies, and
-answers as market.money.money_display, the text REST answers with ("125000.00").
+`Decimal` (money) follows market.money.parse_money, the rule of the REST bodies and the
+CLI (whole cents: 52.001 is refused), and answers as market.money.money_display, the text
+REST answers with ("125000.00"). `Shares` follows market.money.parse_quantity, as REST's
+quantities do: placeTrade's quantity is `Shares`, so a variable's 1.0 is refused as REST
+refuses it (GraphQL's `Int` would take it as 1). A literal and a variable are read alike
+(graphql-core parses a literal to the value a variable would give, then `parse_value`):
+a number by its value, as REST reads a JSON number (1e3 is 1000), text by its characters
+("1e3" is refused), docs/api.md "Numbers in".
 `Date` is Strawberry's own (ISO 8601 text) with one more rule: an argument or variable
 must lie within market.clock.SUPPORTED_DATES, the same rule as every REST date parameter,
 so `history(start: "0001-01-01")` is a validation error with code BAD_USER_INPUT, never a

@@ -30,7 +30,8 @@ def _rule(parse: Callable[..., T], name: str, **options: Any) -> Callable[[Any],
     return check
 
 
-# Money and share quantities in request bodies: market.money's one strict rule.
+# Money and share quantities in request bodies: market.money's one strict rule (money in
+# whole cents, a quantity a JSON integer), the rule GraphQL's scalars and the CLI apply too.
 MoneyIn = Annotated[Decimal, BeforeValidator(_rule(parse_money, "the amount"))]
 QuantityIn = Annotated[int, BeforeValidator(_rule(parse_quantity, "the quantity"))]
 # the same rule for a query string's text

@@ -274,8 +274,9 @@ class ManualTradeIn(ApiModel):
     side: Literal["buy", "sell", "BUY", "SELL"]
     symbol: str = Field(min_length=1, max_length=20)
     quantity: QuantityIn = Field(gt=0, le=1_000_000_000)
-    price: MoneyIn = Field(gt=0, le=Decimal("1000000000"), max_digits=16, decimal_places=2)
-    fees: MoneyIn = Field(default=Decimal(0), ge=0, le=Decimal("1000000000"), max_digits=16, decimal_places=2)
+    # MoneyIn: whole cents, at most 14 digits before the point (market.money, one rule)
+    price: MoneyIn = Field(gt=0, le=Decimal("1000000000"))
+    fees: MoneyIn = Field(default=Decimal(0), ge=0, le=Decimal("1000000000"))
 
 
 class TradeOut(ApiModel):
@@ -317,8 +318,6 @@ class CashIn(ApiModel):
 
     amount: MoneyIn = Field(
         description="Positive: a deposit; negative: a withdrawal.",
-        max_digits=16,
-        decimal_places=2,
         ge=Decimal("-1000000000"),
         le=Decimal("1000000000"),
     )

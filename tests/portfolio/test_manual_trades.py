@@ -150,8 +150,15 @@ def test_the_cash_shown_is_the_cash_held_and_can_all_be_withdrawn(client) -> Non
         return [row for _, row in cash_page(conn, portfolio_id, None, 10_000)]
 
     engine, _, portfolio_id = client
-    bought = trade(client, "buy", "BBB", 3, "10.333333", fees="0.7825")
-    assert bought.fees == Decimal("0.78")  # cents, half up; the gross 30.999999 is stored as 31.00
+    with pytest.raises(TradeRejected, match="whole number of cents"):  # a client's own money is never rounded
+        trade(client, "buy", "BBB", 3, "10.333333", fees="0.7825")
+    # a price and fee the service computes itself (a suggestion's limit, the fee schedule) keep their digits
+    computed = ledger.TradeRequest(
+        portfolio_id, NOW.date(), NOW, "BBB", "BUY", 3, Decimal("10.333333"), Decimal("0.7825"), "SUGGESTION"
+    )
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        bought = ledger.record_trade(conn, replace(computed, trade_id="T-computed"))
+    assert bought["fees"] == Decimal("0.78")  # cents, half up; the gross 30.999999 is stored as 31.00
     with engine.connect() as conn:
         held = ledger.cash_balance(conn, portfolio_id)
         shown = cash_history(conn, portfolio_id)[-1]["balance"]

@@ -1,5 +1,8 @@
 """Mutation inputs. Their rules are the REST bodies' Pydantic models (api/schemas), applied
-to the same values, so a request refused over REST is refused here with the same reasons."""
+to the same values, so a request refused over REST is refused here with the same reasons.
+Their scalars apply market.money's rule before that (api/graphql/scalars.py): a quantity is
+`Shares`, not GraphQL's `Int`, whose coercion takes a variable's 1.0 as 1 where REST
+refuses it."""
 
 from __future__ import annotations
 
@@ -7,11 +10,13 @@ from decimal import Decimal
 
 import strawberry
 
+from api.graphql.scalars import Shares
+
 
 @strawberry.input(description="A manual trade at a price within the day's band around the latest close.")
 class ManualTradeInput:
     side: str = strawberry.field(description="BUY or SELL.")
     symbol: str
-    quantity: int
+    quantity: Shares
     price: Decimal
     fees: Decimal = Decimal(0)

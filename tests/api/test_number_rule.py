@@ -1,0 +1,112 @@
+"""docs/api.md "Numbers in": one rule (market/money.py) for REST bodies, GraphQL variables
+and literals, and the CLI (tests/pipeline/test_cli_number_rule.py). An adversarial run
+found placeTrade taking a variable's quantity 1.0 as one share (GraphQL's Int coerces it)
+where REST refuses it, and the CLI taking 52.001 as a price. A JSON number and a GraphQL
+number literal are read by their value (1e3 is 1000, as REST always read it); text by its
+characters ("1e3" is refused everywhere)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from tests.api.conftest import Api, assert_problem
+from tests.api.graph import gql
+
+TRADE = "mutation($o: ManualTradeInput!) { placeTrade(order: $o) { __typename ... on TradePlaced { price } } }"
+
+
+def _close(api: Api, symbol: str = "LIQ") -> str:
+    return f"{api.acme('GET', '/api/market/latest').json()[symbol]['close']:.2f}"
+
+
+def _book(api: Api) -> tuple[int, int, str]:
+    trades = api.acme("GET", "/api/portfolio/trade").json()["items"]
+    cash = api.acme("GET", "/api/portfolio/cash").json()["items"]
+    return len(trades), len(cash), api.acme("GET", "/api/portfolio/summary").json()["cash"]
+
+
+def _refused(response, words: str) -> None:
+    assert response.status_code == 200, response.text
+    (error,) = response.json()["errors"]
+    assert error["extensions"]["code"] == "BAD_USER_INPUT", error
+    assert words in error["message"], error["message"]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_quantity_is_a_whole_number_in_graphql_variables_and_literals(api: Api) -> None:
+    key, price = api.world.acme_key, _close(api)
+    before = _book(api)
+    order = {"side": "buy", "symbol": "LIQ", "quantity": 1, "price": price}
+    for wrong in (1.0, 10.0, "1", True):
+        _refused(gql(api, TRADE, key, {"o": {**order, "quantity": wrong}}), "whole number of shares")
+    for literal in ("1.0", "1e0", '"1"'):
+        fields = f'side: "buy", symbol: "LIQ", quantity: {literal}, price: "{price}"'
+        mutation = f"mutation {{ placeTrade(order: {{{fields}}}) {{ __typename }} }}"
+        _refused(gql(api, mutation, key), "whole number of shares")
+    assert_problem(api.acme("POST", "/api/portfolio/trade", json={**order, "quantity": 1.0}), 422, "whole number")
+    raw = ('{"side": "buy", "symbol": "LIQ", "quantity": 1e0, "price": "%s"}' % price).encode()
+    assert_problem(
+        api.acme("POST", "/api/portfolio/trade", content=raw, headers={"content-type": "application/json"}),
+        422,
+        "whole number",
+    )
+    assert _book(api) == before
+    placed = gql(api, TRADE, key, {"o": order}).json()["data"]["placeTrade"]
+    assert placed == {"__typename": "TradePlaced", "price": price}
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_money_is_whole_cents_over_rest_and_graphql_alike(api: Api) -> None:
+    key, price = api.world.acme_key, _close(api)
+    before = _book(api)
+    order = {"side": "buy", "symbol": "LIQ", "quantity": 1, "price": price}
+    sub_cent = f"{Decimal(price) + Decimal('0.001')}"
+    words = "must be a whole number of cents"
+    for field, value in (("price", sub_cent), ("price", float(sub_cent)), ("fees", "0.005")):
+        assert_problem(api.acme("POST", "/api/portfolio/trade", json={**order, field: value}), 422, words)
+        _refused(gql(api, TRADE, key, {"o": {**order, field: value}}), words)
+    _refused(
+        gql(
+            api,
+            f'mutation {{ placeTrade(order: {{side: "buy", symbol: "LIQ", quantity: 1, price: {sub_cent}}}) '
+            "{ __typename } }",
+            key,
+        ),
+        words,
+    )
+    assert_problem(api.acme("POST", "/api/portfolio/cash", json={"amount": "100.005"}), 422, words)
+    _refused(gql(api, "mutation { moveCash(amount: 100.005) { __typename } }", key), words)
+    _refused(gql(api, 'mutation { moveCash(amount: "100.005") { __typename } }', key), words)
+    assert _book(api) == before
+    # trailing zeros are not precision: 52.000 is 52.00 (an idempotent retry may spell it so)
+    again = api.acme("POST", "/api/portfolio/trade", json={**order, "price": price + "0"})
+    assert again.status_code == 201 and again.json()["price"] == price, again.text
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_json_number_is_read_by_its_value_and_text_by_its_characters(api: Api) -> None:
+    """The written decision (docs/api.md "Numbers in"): 1e3 as a JSON number or a GraphQL
+    number literal is 1000, the same over REST and GraphQL; "1e3" as text is refused."""
+    key, price = api.world.acme_key, _close(api)
+    start = Decimal(_book(api)[2])
+    rest = api.acme(
+        "POST", "/api/portfolio/cash", content=b'{"amount": 1e3}', headers={"content-type": "application/json"}
+    )
+    assert rest.status_code == 201 and rest.json()["balance"] == f"{start + 1000:.2f}", rest.text
+    literal = gql(api, "mutation { moveCash(amount: 1e3) { __typename ... on CashMoved { balance } } }", key).json()
+    assert literal["data"]["moveCash"]["balance"] == f"{start + 2000:.2f}", literal
+    exponent = f"{Decimal(price).scaleb(-1)}e1"  # 52.00 as 5.200e1
+    placed = gql(
+        api,
+        f'mutation {{ placeTrade(order: {{side: "buy", symbol: "LIQ", quantity: 1, price: {exponent}}}) '
+        "{ __typename ... on TradePlaced { price } } }",
+        key,
+    ).json()["data"]["placeTrade"]
+    assert placed == {"__typename": "TradePlaced", "price": price}
+    before = _book(api)
+    assert_problem(api.acme("POST", "/api/portfolio/cash", json={"amount": "1e3"}), 422, "decimal number like 101.50")
+    _refused(gql(api, 'mutation { moveCash(amount: "1e3") { __typename } }', key), "decimal number like 101.50")
+    _refused(gql(api, "mutation($a: Decimal!) { moveCash(amount: $a) { __typename } }", key, {"a": "1e3"}), "101.50")
+    assert _book(api) == before
