@@ -17,11 +17,18 @@ from api.graphql.types.track_record import TrackRecord
 from api.graphql.types.trade import Trade
 from api.paging import CASH, SUGGESTIONS, TRADES, PageQuery, suggestion_key
 from desk import versions
+from market.money import money_display
 from portfolio import suggestions
 from views import portfolio as portfolio_views
 from views.valuation import PositionValue
 
 POSITIONS = Page("positions", default=100, largest=500)
+
+
+def discounts_shown(discounts: dict[str, float]) -> dict[str, str]:
+    """Illiquid discounts by ticker as every money figure is shown (REST's `Money`): decimal
+    text to the cent. They travel in a JSON scalar, which would print the valuation's floats."""
+    return {symbol: money_display(amount) for symbol, amount in discounts.items()}
 
 
 @strawberry.type(
@@ -35,7 +42,7 @@ class Portfolio:
     equity: Decimal = strawberry.field(description="Cash plus positions at the latest close.")
     liquid_equity: Decimal = strawberry.field(description="Equity less the discounts of positions that cannot be sold.")
     illiquid_discounts: JSON = strawberry.field(
-        description="Discount per ticker (TRAPPED: whole value; HIGH_SPREAD: value x spread)."
+        description="Discount per ticker, money as decimal text (TRAPPED: whole value; HIGH_SPREAD: value x spread)."
     )
     unrealized_pnl: Decimal
     realized_pnl: Decimal
@@ -48,6 +55,7 @@ class Portfolio:
         """From `views.portfolio.summarise` of a valuation and the valuation's positions."""
         cash = next(a["weight"] for a in summary["allocation"] if a["symbol"] == "CASH")
         fields = {name: summary[name] for name in cls.__annotations__ if name in summary}
+        fields["illiquid_discounts"] = discounts_shown(summary["illiquid_discounts"])
         return cls(**fields, cash_weight=cash, open_positions=positions)
 
     @strawberry.field(description="Open positions by ticker.")
