@@ -15,10 +15,12 @@ from http import HTTPStatus
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.routing import Match
 
+from api.services import ClientGone
 from market import errors
 
 log = logging.getLogger(__name__)
@@ -180,6 +182,15 @@ def install_problem_handlers(app: FastAPI) -> None:
         # Name each failing field and why (pydantic's messages do not repeat the input).
         named = "; ".join(f"{'.'.join(str(p) for p in f['loc'][1:]) or f['loc'][0]}: {f['msg']}" for f in fields)
         return problem(request, 422, f"the request does not match the schema: {named}", errors=fields)
+
+    @app.exception_handler(ClientGone)
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(request: Request, exc: Exception) -> Response:
+        """The client left before its answer (a body cut off, a heavy request's turn come
+        too late): nothing to answer and nothing wrong with the service. 499, nginx's
+        'client closed request', for the access log."""
+        log.info("client left before its answer: %s %s (%s)", request.method, request.url.path, type(exc).__name__)
+        return Response(status_code=499)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

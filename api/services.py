@@ -19,7 +19,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -422,7 +422,9 @@ class Services:
             finally:
                 conn.release()
 
-    async def run_heavy(self, client: str, function: Callable[..., Any], *args: Any) -> Any:
+    async def run_heavy(
+        self, client: str, function: Callable[..., Any], *args: Any, gone: Callable[[], Awaitable[bool]] | None = None
+    ) -> Any:
         """`function(*args)` in a worker thread, at most `heavy_requests` at a time (PDF
         reports, GraphQL operations), at most `heavy_requests_per_client` of them
         `client`'s (`heavy_client`): the rest wait for a turn on the event loop without
@@ -430,8 +432,13 @@ class Services:
         requests keep their share of the CPU, and one client's many heavy requests keep
         another's waiting for one turn at most. One wait for both bounds (`ClientGate`):
         no request holds its client's share while it waits for the process's, or the
-        other way round. The limiter bounds the worker threads to the same number."""
+        other way round. The limiter bounds the worker threads to the same number. `gone`
+        (the request's `is_disconnected`) is asked when the turn comes: a client that has
+        left is not served (ClientGone), so requests abandoned in the queue cost nothing
+        (40 abandoned PDFs held their client's turn for 18 s)."""
         async with self.heavy_turns.queued(client):
+            if gone is not None and await gone():
+                raise ClientGone(f"the client of a heavy request ({client}) left while it waited for its turn")
             return await to_thread.run_sync(function, *args, limiter=self.heavy)
 
     def valuation_day(self, conn: Connection) -> date:
@@ -520,14 +527,19 @@ def build_services(settings: Settings, now: Callable[[], datetime] | None = None
     )
 
 
-def heavy_client(caller: Any, request: Any) -> str:
+ANONYMOUS = "anonymous"
+
+
+class ClientGone(Exception):
+    """A request's client disconnected while it waited for a heavy turn; nobody reads its answer."""
+
+
+def heavy_client(caller: Any) -> str:
     """Whose share of the heavy turns a request takes (`Services.run_heavy`): a key's
-    client (its portfolio, as an upload's: the admin key is one caller, the house), else,
-    without a key (public reports, the GraphiQL page), the address it came from (the
-    proxy's client where `trusted_proxies` names the proxy: pipeline/serving.py)."""
-    if caller is not None:
-        return caller.portfolio_id
-    return f"address:{request.client.host if request.client else 'unknown'}"
+    client (its portfolio, as an upload's: the admin key is one caller, the house), else
+    every request without a key together (public reports, the GraphiQL page): counted per
+    address, eight addresses took both turns and another client's read waited 4 s."""
+    return caller.portfolio_id if caller is not None else ANONYMOUS
 
 
 async def services(request: Request) -> Services:

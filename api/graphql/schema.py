@@ -85,7 +85,7 @@ class StrictGraphQLRouter(GraphQLRouter):
     """Request bodies decoded like REST's (api/jsonbody.py): a key named twice is a 422.
     Each operation (parse, validate, execute) runs in a worker thread on an event loop of
     its own, under the heavy-work limit (`Services.run_heavy`), in its caller's share of it
-    (`heavy_client`: a key's client, or the address of a request without one): a document
+    (`heavy_client`: a key's client; requests without a key together): a document
     that is slow to validate or execute never holds the server's event loop, and one
     client's many operations queue behind each other, not in front of another client's."""
 
@@ -113,7 +113,7 @@ class StrictGraphQLRouter(GraphQLRouter):
         operation = super().execute_single(request, request_adapter, sub_response, context, root_value, request_data)
         watcher = asyncio.create_task(_stopped_on_disconnect(request, budget))
         try:
-            return await self._run(svc, heavy_client(context.caller, request), context, request_data, operation, budget)
+            return await self._run(svc, heavy_client(context.caller), context, request_data, operation, budget)
         finally:
             watcher.cancel()
 

@@ -1,6 +1,7 @@
 """The two PDF reports, generated on demand from current data (reports/), each a heavy
 request (`Services.run_heavy`): at most `heavy_requests_per_client` of one caller's
-(its key's client, or without a key its address) built at once, the rest queued."""
+(its key's client; requests without a key together) built at once, the rest queued; one
+whose client has left by its turn is not built."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def _pdf(kind: str, svc: Services) -> Response:
 async def quant_briefing(request: Request, svc: ServicesDep, caller: ReportReaderDep) -> Response:
     """System performance, market breadth, top signals by Score, the AI portfolio, its
     equity curve and the Score distribution. Needs a key unless `public_reports` is on."""
-    return await svc.run_heavy(heavy_client(caller, request), _pdf, "quant-briefing", svc)
+    return await svc.run_heavy(heavy_client(caller), _pdf, "quant-briefing", svc, gone=request.is_disconnected)
 
 
 @router.get("/api/compliance-report.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})
@@ -47,4 +48,4 @@ async def compliance_report(request: Request, svc: ServicesDep, caller: ReportRe
     """Risk disclosures, model metrics, the AI portfolio's recent trade audit trail,
     regulatory notices and a certification with the data snapshot's SHA-256. Needs a key
     unless `public_reports` is on."""
-    return await svc.run_heavy(heavy_client(caller, request), _pdf, "compliance", svc)
+    return await svc.run_heavy(heavy_client(caller), _pdf, "compliance", svc, gone=request.is_disconnected)

@@ -141,3 +141,49 @@ def test_a_clients_share_is_at_most_every_heavy_turn() -> None:
     assert Settings(_env_file=None, heavy_requests=3, heavy_requests_per_client=3).heavy_requests_per_client == 3
     with pytest.raises(ValidationError, match=r"heavy_requests_per_client \(3\) is more than heavy_requests \(2\)"):
         Settings(_env_file=None, heavy_requests=2, heavy_requests_per_client=3)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_reports_whose_client_left_in_the_queue_are_not_built(unmade_settings: Settings) -> None:
+    """An adversarial run: 40 briefing requests abandoned after 0.3 s were all built, one
+    after another in their client's turn, and that client's next read waited 18 s. A heavy
+    request whose client has left by its turn is dropped unbuilt (`run_heavy(gone=...)`):
+    the client's next read waits for the one PDF under way at most, not for the queue."""
+    import httpx
+
+    w = world.build(unmade_settings)
+    with serving(w.settings, heavy_requests=2, heavy_requests_per_client=1) as api:
+        keystore.set_option(api.world.engine, w.acme_key_id, "RATE_LIMIT_SET", 1_000_000, now=world.MORNING)
+        pdf = lambda: api.call("GET", "/api/quant-briefing.pdf", w.acme_key)  # noqa: E731
+        alone = []
+        for _ in range(3):  # the first warms the renderer
+            t = time.perf_counter()
+            assert pdf().status_code == 200
+            alone.append(time.perf_counter() - t)
+        one_pdf = statistics.median(alone[1:])
+
+        def abandoned() -> None:
+            with httpx.Client(base_url=api.base, timeout=0.2) as impatient:
+                with pytest.raises(httpx.TimeoutException):
+                    impatient.get("/api/quant-briefing.pdf", headers={"X-API-Key": w.acme_key})
+
+        _concurrently(*[abandoned] * 12)
+        t = time.perf_counter()
+        read = api.call("POST", "/graphql", w.acme_key, json=CASH)
+        waited = time.perf_counter() - t
+        assert read.status_code == 200 and "errors" not in read.json(), read.text
+        assert pdf().status_code == 200  # no turn was lost
+    # Built, the 12 take about 12 PDFs' time and the read waits for most of them; dropped,
+    # it waits for the one built when they left (bound: 4 PDFs' time, for a loaded machine).
+    assert waited < 4 * one_pdf + 0.5, f"the read waited {waited:.2f} s; one PDF alone {one_pdf:.2f} s"
+
+
+def test_requests_without_a_key_share_one_clients_turns() -> None:
+    """Counted per address, eight addresses fetching public reports took both turns and a
+    keyed client's read waited 4 s: every request without a key is one client's."""
+    from types import SimpleNamespace
+
+    from api.services import ANONYMOUS, heavy_client
+
+    assert heavy_client(None) == ANONYMOUS
+    assert heavy_client(SimpleNamespace(portfolio_id="client:acme")) == "client:acme"
