@@ -33,12 +33,15 @@ def open_portfolio(
 ) -> None:
     """Open a client's portfolio (or the house portfolio), optionally with a deposit."""
     from market.errors import InvalidInputError
-    from market.money import parse_money
+    from market.money import MAX_CASH_MOVEMENT, parse_money
 
-    # checked before the portfolio is opened: a refused deposit writes nothing
+    # checked in full before the portfolio is opened (the rule and the bound move_cash
+    # applies, the one REST and GraphQL apply to a deposit), so a refused deposit writes nothing
     deposit = parse_money(cash, "--cash") if cash is not None else None
-    if deposit is not None and deposit <= 0:
-        raise InvalidInputError(f"--cash must be a deposit of more than zero, not {cash}")
+    if deposit is not None and not 0 < deposit <= MAX_CASH_MOVEMENT:
+        raise InvalidInputError(
+            f"--cash must be a deposit of more than zero and at most {MAX_CASH_MOVEMENT:,}, not {cash}"
+        )
     desk = _desk()
     portfolio_id = desk.open_portfolio(client, house=house)
     balance = desk.move_cash(portfolio_id, deposit, note="opening deposit (cli)") if deposit is not None else None

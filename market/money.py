@@ -26,6 +26,10 @@ MONEY_TEXT = re.compile(r"[+-]?[0-9]{1,14}(\.[0-9]{1,6})?")
 MONEY_PLACES = 2
 MONEY_OUT = re.compile(rf"-?[0-9]+\.[0-9]{{{MONEY_PLACES}}}")
 CENTS = Decimal("0.01")
+# The largest cash movement (a deposit, or a withdrawal as its negative) one request may
+# make, whichever way it comes: REST's CashIn and GraphQL's moveCash (api/schemas), the CLI's
+# `portfolio open --cash` and the domain's move_cash (portfolio/trading.py) all apply it.
+MAX_CASH_MOVEMENT = Decimal("1000000000")
 
 
 def parse_money(value: object, name: str) -> Decimal:

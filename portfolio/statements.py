@@ -50,6 +50,7 @@ from sqlalchemy import Connection, Engine, select
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.clock import SUPPORTED_DATES, exchange_date, session_close_utc, utc_now
 from market.errors import ConflictError, InvalidInputError
+from market.money import money_display, to_cents
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
@@ -420,7 +421,8 @@ def _synchronise(
     later = _cash_after(conn, portfolio_id, parsed.as_of)
     reconciled = _sync_cash(conn, portfolio_id, parsed, digest, later)
     if reconciled is not None:
-        changes.append({"cash_before": str(reconciled), "cash_after": str(parsed.cash)})
+        before, after = reconciled
+        changes.append({"cash_before": money_display(before), "cash_after": money_display(after)})
     since = [t for t in ledger.ledger_rows(conn, portfolio_id) if t["trading_date"] > parsed.as_of]
     if since or later:
         changes.append(
@@ -500,13 +502,24 @@ def _sync_holding(
 
 def _sync_cash(
     conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, later: list[dict[str, Any]]
-) -> Decimal | None:
+) -> tuple[Decimal, Decimal] | None:
     """The RECONCILIATION entry, effective at the statement day's close, that brings the
     cash the ledger held at the end of that day to the statement's balance; returns that
-    cash, or None when they agree (no entry). The statement's cash must pay for everything
-    the ledger records since (`later`), else StatementRejected."""
+    cash and the balance it was brought to, or None when they agree (no entry). The
+    statement's cash must pay for everything the ledger records since (`later`), else
+    StatementRejected.
+
+    A balance finer than the cent (a broker's "1,000.125") is taken, rounded to the cent
+    half up (market.money.to_cents), as the ledger stores every cash entry: a broker's
+    statement is a record of the account, not money a client asks to move (which is
+    refused unless in whole cents), and refusing it would leave the book out of step
+    with the account. The comparison, the entry and the changes (what the answer and
+    `statement_imports.changes` record) all use that rounded balance, so the audit record
+    says what the ledger holds: cash_before and cash_after in cents as money is shown
+    everywhere (market.money.money_display), cash_after - cash_before being the entry."""
     cash = _cash_through(conn, portfolio_id, parsed.as_of)
-    running = parsed.cash
+    stated = to_cents(parsed.cash)
+    running = stated
     for entry in later:
         running += entry["amount"]
         if running < 0:
@@ -514,15 +527,15 @@ def _sync_cash(
                 f"the statement's cash of {parsed.cash:,.2f} on {parsed.as_of.isoformat()} cannot pay for what the "
                 f"ledger records since: the balance would reach {running:,.2f} at {entry['effective_at'].isoformat()}"
             )
-    if cash == parsed.cash:
+    if cash == stated:
         return None
     ledger.record_cash(
         conn,
         portfolio_id,
         f"SYNC-{uuid.uuid4().hex}",
-        parsed.cash - cash,
+        stated - cash,
         "RECONCILIATION",
         session_close_utc(parsed.as_of),
         f"statement {digest[:12]} of {parsed.as_of.isoformat()}",
     )
-    return cash
+    return cash, stated

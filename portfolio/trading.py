@@ -32,7 +32,7 @@ from sqlalchemy import Connection, Engine
 
 from market.clock import TradingCalendar, exchange_date, utc_now
 from market.errors import ConflictError, InvalidInputError, NotFoundError
-from market.money import money_text, parse_money, whole_cents
+from market.money import MAX_CASH_MOVEMENT, money_text, parse_money, whole_cents
 from market.settings import Settings
 from portfolio import dividends, ledger
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
@@ -148,10 +148,14 @@ def open_client_portfolio(engine: Engine, client_id: str, kind: str = "CLIENT") 
 def move_cash(
     engine: Engine, portfolio_id: str, amount: Decimal | str | int, note: str | None = None, now: datetime | None = None
 ) -> Decimal:
-    """A deposit (amount > 0) or a withdrawal (amount < 0); the new balance."""
+    """A deposit (amount > 0) or a withdrawal (amount < 0); the new balance. At most
+    market.money's MAX_CASH_MOVEMENT either way, the bound REST, GraphQL and the CLI apply
+    before they get here; a refused movement writes nothing."""
     value = _decimal(amount, "amount")
     if value == 0:
         raise InvalidInputError("a deposit or withdrawal must not be zero")
+    if abs(value) > MAX_CASH_MOVEMENT:
+        raise InvalidInputError(f"a deposit or withdrawal must be at most {MAX_CASH_MOVEMENT:,}, not {_shown(amount)}")
     moment = now or utc_now()
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         ledger.get_portfolio(conn, portfolio_id)
@@ -359,9 +363,16 @@ def _decimal(value: Decimal | str | int, name: str) -> Decimal:
         except InvalidInputError as error:
             raise TradeRejected(error.detail) from None
     if not result.is_finite() or abs(result) > MAX_AMOUNT:
-        raise TradeRejected(f"{name} must be a finite number of at most {MAX_AMOUNT:,}, not {value!r}")
+        raise TradeRejected(f"{name} must be a finite number of at most {MAX_AMOUNT:,}, not {_shown(value)}")
     try:
         whole_cents(result, name)
     except InvalidInputError as error:
         raise TradeRejected(error.detail) from None
     return result.quantize(CENT)
+
+
+def _shown(value: Decimal | str | int) -> str:
+    """A client's amount in an error, as text (never a Decimal's repr), cut to 40 characters."""
+    if isinstance(value, Decimal) and value.is_finite():
+        return format(value, "f")[:40]
+    return str(value)[:40]

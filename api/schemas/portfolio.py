@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field
 
 from api.contract import ApiModel, Timestamp
 from api.schemas.common import CursorPage, Money, MoneyIn, QuantityIn, example_of, page_example
+from market.money import MAX_CASH_MOVEMENT
 from portfolio.track_record import MOSTLY_CASH_EXPOSURE
 
 
@@ -318,8 +319,8 @@ class CashIn(ApiModel):
 
     amount: MoneyIn = Field(
         description="Positive: a deposit; negative: a withdrawal.",
-        ge=Decimal("-1000000000"),
-        le=Decimal("1000000000"),
+        ge=-MAX_CASH_MOVEMENT,  # market.money: the one bound REST, GraphQL, the CLI and the domain apply
+        le=MAX_CASH_MOVEMENT,
     )
     note: str | None = Field(default=None, max_length=500)
 

@@ -58,3 +58,43 @@ def test_the_cli_refuses_what_rest_refuses_and_writes_nothing(settings: Settings
         (price, quantity) = conn.execute(select(tables.trades.c.price, tables.trades.c.quantity)).one()
         gross = conn.execute(select(tables.cash_entries.c.amount).where(tables.cash_entries.c.kind == "TRADE")).one()
     assert (quantity, Decimal(price), Decimal(gross[0])) == (10, Decimal("52.01"), Decimal("-520.10"))
+
+
+def test_a_deposit_over_the_one_limit_is_refused_before_the_portfolio_opens(settings: Settings) -> None:
+    """An adversarial run: `open partialA --cash 99999999999999.99` printed `amount must be
+    a finite number ... not Decimal('99999999999999.99')`, exited 1 and left the portfolio
+    open with no cash; `--cash 1000000001` was taken where REST and GraphQL refuse a
+    deposit over 1,000,000,000 (market.money.MAX_CASH_MOVEMENT, one bound for all)."""
+    engine = service_engine(settings)
+    before = _rows(engine)
+    for args, shown in [
+        (("partialA", "--cash", "99999999999999.99"), "99999999999999.99"),
+        (("partialA", "--cash", "1000000000000.01"), "1000000000000.01"),
+        (("x", "--house", "--cash", "99999999999999"), "99999999999999"),
+        (("partialA", "--cash", "1000000001"), "1000000001"),
+        (("partialA", "--cash", "1000000000.01"), "1000000000.01"),
+    ]:
+        refused = cli("portfolio", "open", *args)
+        assert (refused.returncode, refused.stdout) == (1, ""), (args, refused.stdout)
+        assert refused.stderr.strip() == (
+            f"error: --cash must be a deposit of more than zero and at most 1,000,000,000, not {shown}"
+        ), refused.stderr
+    assert _rows(engine) == before  # no portfolio, no cash entry
+    assert cli("portfolio", "show", "client:partialA").returncode == 1
+
+    # the limit itself is a deposit REST takes, and so is it here
+    opened = cli("portfolio", "open", "partialA", "--cash", "1000000000")
+    assert opened.returncode == 0, opened.stderr
+    assert opened.stdout.strip() == "portfolio client:partialA; cash 1,000,000,000.00"
+
+    # the domain holds the same bound, whichever way a movement comes, and writes nothing
+    import pytest
+
+    from market.errors import InvalidInputError
+    from portfolio.trading import move_cash
+
+    after = _rows(engine)
+    for amount in ("1000000000.01", "-1000000000.01", Decimal("99999999999999.99")):
+        with pytest.raises(InvalidInputError, match=r"at most 1,000,000,000(,000)?, not -?\d+\.\d\d$"):
+            move_cash(engine, "client:partialA", amount)
+    assert _rows(engine) == after

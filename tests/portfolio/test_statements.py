@@ -236,3 +236,39 @@ def test_a_statement_whose_cash_cannot_pay_for_what_happened_since_is_refused(cl
         ):
             import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=preview)
     assert _state(engine, portfolio_id) == before
+
+
+def test_a_sub_cent_cash_balance_is_recorded_as_the_ledger_stores_it(client) -> None:
+    """An adversarial run: `Cash Balance: 1,000.125` left a RECONCILIATION entry of 1000.13
+    while `statement_imports.changes` said cash_after "1000.125" (and cash_before "0"). The
+    balance is taken rounded to the cent, half up, as every cash entry is stored, and the
+    audit record says what the ledger holds."""
+    from portfolio.statement_pdfs import HOLDINGS_TITLE
+
+    engine, settings, portfolio_id = client
+    lines = [
+        "KINGSTON CAPITAL SECURITIES LIMITED",
+        HOLDINGS_TITLE,
+        f"Statement date: {AS_OF.isoformat()}",
+        "Symbol Description Quantity Avg Cost Market Price Market Value",
+        "Total Market Value: 0.00",
+        "Cash Balance: 1,000.125",
+        "Total Portfolio Value: 1,000.125",
+    ]
+    pdf = text_pdf(lines)
+    preview = import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=True)
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW, confirm=preview["confirm_token"])
+    assert result["changes"] == preview["changes"] == [{"cash_before": "0.00", "cash_after": "1000.13"}]
+    with engine.connect() as conn:
+        (entry,) = [e for e in current_rows(conn, tables.cash_entries) if e["kind"] == "RECONCILIATION"]
+        (imported,) = current_rows(conn, tables.statement_imports)
+        balance = ledger.cash_balance(conn, portfolio_id)
+    (change,) = imported["changes"]
+    assert change == {"cash_before": "0.00", "cash_after": "1000.13"}
+    assert Decimal(change["cash_after"]) - Decimal(change["cash_before"]) == Decimal(entry["amount"]) == balance
+
+    # another statement of the same balance finds the ledger in step: no entry, no change
+    # (compared unrounded, 1000.13 against 1000.125 moved another -0.01)
+    again = text_pdf([*lines, "Account: KC-2"])
+    assert import_statement(engine, settings, portfolio_id, again, now=NOW)["changes"] == []
+    assert _state(engine, portfolio_id)[1] == Decimal("1000.13")
