@@ -8,7 +8,9 @@ import asyncio
 import statistics
 import threading
 import time
+from collections.abc import Callable
 
+import httpx
 import pytest
 
 from api import keystore
@@ -19,6 +21,16 @@ from tests.api.test_hardening import _concurrently, serving
 
 CASH = {"query": "{ portfolio { cash } }"}
 FLOOD = 8  # the first client's connections, each fetching the briefing PDF again as soon as it has one
+
+
+def _built_alone(pdf: Callable[[], httpx.Response]) -> float:
+    """How long one PDF takes with nothing else running (the first call warms the renderer)."""
+    alone = []
+    for _ in range(3):
+        t = time.perf_counter()
+        assert pdf().status_code == 200
+        alone.append(time.perf_counter() - t)
+    return statistics.median(alone[1:])
 
 
 def _p95(values: list[float]) -> float:
@@ -39,12 +51,7 @@ def test_one_clients_reports_do_not_slow_another_clients_graphql(unmade_settings
         for key_id in (w.acme_key_id, w.beta_key_id):  # the seeded copy's; the flood is not about rate limits
             keystore.set_option(api.world.engine, key_id, "RATE_LIMIT_SET", 1_000_000, now=world.MORNING)
         pdf = lambda: api.call("GET", "/api/quant-briefing.pdf", w.acme_key)  # noqa: E731
-        alone = []
-        for _ in range(3):  # the first warms the renderer
-            t = time.perf_counter()
-            assert pdf().status_code == 200
-            alone.append(time.perf_counter() - t)
-        one_pdf = statistics.median(alone[1:])
+        one_pdf = _built_alone(pdf)
         assert api.call("POST", "/graphql", w.beta_key, json=CASH).json()["data"]["portfolio"]["cash"] is not None
         stop = threading.Event()
         answered: list[int] = []
@@ -149,18 +156,11 @@ def test_reports_whose_client_left_in_the_queue_are_not_built(unmade_settings: S
     after another in their client's turn, and that client's next read waited 18 s. A heavy
     request whose client has left by its turn is dropped unbuilt (`run_heavy(gone=...)`):
     the client's next read waits for the one PDF under way at most, not for the queue."""
-    import httpx
-
     w = world.build(unmade_settings)
     with serving(w.settings, heavy_requests=2, heavy_requests_per_client=1) as api:
         keystore.set_option(api.world.engine, w.acme_key_id, "RATE_LIMIT_SET", 1_000_000, now=world.MORNING)
         pdf = lambda: api.call("GET", "/api/quant-briefing.pdf", w.acme_key)  # noqa: E731
-        alone = []
-        for _ in range(3):  # the first warms the renderer
-            t = time.perf_counter()
-            assert pdf().status_code == 200
-            alone.append(time.perf_counter() - t)
-        one_pdf = statistics.median(alone[1:])
+        one_pdf = _built_alone(pdf)
 
         def abandoned() -> None:
             with httpx.Client(base_url=api.base, timeout=0.2) as impatient:
