@@ -11,7 +11,8 @@ carry the key you set in its headers pane.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import date
 from typing import Any, TypeVar
 
 from fastapi import Request
@@ -20,6 +21,8 @@ from strawberry.types import Info
 
 from api.deps import PresentedKey, ServicesDep
 from api.graphql.loaders import Loaders
+from api.graphql.pagination import Connection, Page
+from api.paging import PageQuery
 from api.security import Principal, check_key
 from api.services import Services
 from market.budget import Deadline
@@ -50,6 +53,24 @@ class GraphContext(BaseContext):
                 return read(conn, *args)
 
         return await asyncio.to_thread(run)
+
+    async def read_page(
+        self,
+        page: Page,
+        first: int | None,
+        after: str | None,
+        node: Callable[[Any], T],
+        view: Callable[..., Sequence[tuple[Any, Any]]],
+        *args: Any,
+        key: type[int] | type[date] = int,
+    ) -> Connection[T]:
+        """A ledger list's page as its REST route reads it (api/paging.py `PageQuery`), so both
+        transports page it alike: `first` checked against `page`'s bounds, the `after` cursor's
+        `key` (a row id, or a date) checked, `view(conn, *args, key, limit)` read for the
+        `limit + 1` keyed rows past it, each item shown as `node(item)`."""
+        asked = PageQuery.graph(page, first, after)
+        rows = await self.read(view, *args, asked.after(key), asked.limit)
+        return asked.connection(rows, node)
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:
         """A service function that manages its own transaction, off the event loop."""

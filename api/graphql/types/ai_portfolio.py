@@ -15,9 +15,9 @@ from api.graphql.types.ai_position import AIPosition
 from api.graphql.types.ai_trade import AITrade
 from api.graphql.types.portfolio import discounts_shown
 from api.graphql.types.track_record import TrackRecord
-from api.paging import AI_DAYS, AI_TRADES, PageQuery
+from api.paging import AI_DAYS, AI_TRADES
 from portfolio.ledger import AI_PORTFOLIO
-from views import portfolio as portfolio_views
+from views.portfolio import ai_day_page, trade_page
 
 AI_POSITIONS = Page("aiPositions", default=100, largest=500)
 
@@ -67,9 +67,7 @@ class AIPortfolio:
     async def trades(
         self, info: Info, first: int | None = AI_TRADES.default, after: str | None = None
     ) -> Connection[AITrade] | None:
-        asked = PageQuery.graph(AI_TRADES, first, after)
-        rows = await info.context.read(portfolio_views.trade_page, AI_PORTFOLIO, asked.after(int), asked.limit)
-        return asked.connection(rows, AITrade.from_row)
+        return await info.context.read_page(AI_TRADES, first, after, AITrade.from_row, trade_page, AI_PORTFOLIO)
 
     @strawberry.field(
         description="Admin only (null with a FORBIDDEN error otherwise): the executed days, oldest first "
@@ -79,6 +77,4 @@ class AIPortfolio:
     async def days(
         self, info: Info, first: int | None = AI_DAYS.default, after: str | None = None
     ) -> Connection[AIDay] | None:
-        asked = PageQuery.graph(AI_DAYS, first, after)
-        rows = await info.context.read(portfolio_views.ai_day_page, asked.after(date), asked.limit)
-        return asked.connection(rows, AIDay.from_row)
+        return await info.context.read_page(AI_DAYS, first, after, AIDay.from_row, ai_day_page, key=date)

@@ -15,11 +15,11 @@ from api.graphql.types.position import Position
 from api.graphql.types.suggestion import Suggestion
 from api.graphql.types.track_record import TrackRecord
 from api.graphql.types.trade import Trade
-from api.paging import CASH, SUGGESTIONS, TRADES, PageQuery, suggestion_key
+from api.paging import CASH, SUGGESTIONS, TRADES, suggestion_key
 from desk import versions
 from market.money import money_display
 from portfolio import suggestions
-from views import portfolio as portfolio_views
+from views.portfolio import cash_page, trade_page
 from views.valuation import PositionValue
 
 POSITIONS = Page("positions", default=100, largest=500)
@@ -85,9 +85,7 @@ class Portfolio:
     async def trades(
         self, info: Info, first: int | None = TRADES.default, after: str | None = None
     ) -> Connection[Trade]:
-        asked = PageQuery.graph(TRADES, first, after)
-        rows = await info.context.read(portfolio_views.trade_page, self.portfolio_id, asked.after(int), asked.limit)
-        return asked.connection(rows, Trade.from_row)
+        return await info.context.read_page(TRADES, first, after, Trade.from_row, trade_page, self.portfolio_id)
 
     @strawberry.field(
         description="Cash movements in the order the book recorded them, with the balance after each "
@@ -96,9 +94,7 @@ class Portfolio:
     async def cash_movements(
         self, info: Info, first: int | None = CASH.default, after: str | None = None
     ) -> Connection[CashMovement]:
-        asked = PageQuery.graph(CASH, first, after)
-        rows = await info.context.read(portfolio_views.cash_page, self.portfolio_id, asked.after(int), asked.limit)
-        return asked.connection(rows, CashMovement.from_row)
+        return await info.context.read_page(CASH, first, after, CashMovement.from_row, cash_page, self.portfolio_id)
 
     @strawberry.field(description="Pending morning suggestions (expired ones are not listed).")
     async def suggestions(
