@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from api.contract import ApiModel
+from api.schemas.common import example
 
 
 class NotificationSummary(ApiModel):
@@ -24,28 +25,24 @@ class NotificationSummary(ApiModel):
 
 
 class DayAnalysis(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
+    model_config = example(
+        {
+            "trading_date": "2026-11-20",
+            "writer": "template-v1",
+            "fallback_reason": None,
+            "body": "Market on 2026-11-20: Decliners led with 12 up, 15 down and 0 unchanged of 27 stocks "
+            "that traded; ...",
+            "facts": {"trading_date": "2026-11-20", "breadth": {"advancers": 12, "decliners": 15}},
+            "written_at": "2026-11-20T16:21:04",
+            "notifications": [
                 {
-                    "trading_date": "2026-11-20",
-                    "writer": "template-v1",
-                    "fallback_reason": None,
-                    "body": "Market on 2026-11-20: Decliners led with 12 up, 15 down and 0 unchanged of 27 stocks "
-                    "that traded; ...",
-                    "facts": {"trading_date": "2026-11-20", "breadth": {"advancers": 12, "decliners": 15}},
-                    "written_at": "2026-11-20T16:21:04",
-                    "notifications": [
-                        {
-                            "notification_id": "2026-11-20:analysis",
-                            "kind": "ANALYSIS",
-                            "severity": "INFO",
-                            "title": "Market analysis for 2026-11-20",
-                            "delivered": True,
-                        }
-                    ],
+                    "notification_id": "2026-11-20:analysis",
+                    "kind": "ANALYSIS",
+                    "severity": "INFO",
+                    "title": "Market analysis for 2026-11-20",
+                    "delivered": True,
                 }
-            ]
+            ],
         }
     )
 

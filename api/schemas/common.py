@@ -116,6 +116,12 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
 KEYED = (401, 422, 429)
 
 
+def example(sample: dict[str, Any], **config: Any) -> ConfigDict:
+    """A documented body's config: its one OpenAPI example, `sample` (what `example_of` reads
+    back), and any other settings in `config`; written once for every schema with an example."""
+    return ConfigDict(json_schema_extra={"examples": [sample]}, **config)
+
+
 def example_of(model: type[BaseModel]) -> dict[str, Any]:
     """The first example `model` declares, for the examples of the bodies that hold it."""
     return model.model_config["json_schema_extra"]["examples"][0]  # type: ignore[index]
@@ -123,7 +129,7 @@ def example_of(model: type[BaseModel]) -> dict[str, Any]:
 
 def page_example(item: type[BaseModel]) -> ConfigDict:
     """A page's config whose example is one `item` (its own example) and no next page."""
-    return ConfigDict(json_schema_extra={"examples": [{"items": [example_of(item)], "next_cursor": None}]})
+    return example({"items": [example_of(item)], "next_cursor": None})
 
 
 class CursorPage(ApiModel):

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from api.contract import ApiModel, Timestamp
-from api.schemas.common import example_of
+from api.schemas.common import example, example_of
 
 TierName = Literal["STANDARD", "PRO", "INSTITUTIONAL"]
 
@@ -22,18 +22,14 @@ class KeyRequest(ApiModel):
 
 
 class NewKey(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "api_key": "svc-sk-" + "0" * 40,
-                    "key_id": "k-1a2b3c4d5e6f7a8b",
-                    "client_id": "c-1a2b3c4d5e6f",
-                    "client_name": "Acme Capital",
-                    "tier": "PRO",
-                    "created_at": "2026-11-20T15:00:00Z",
-                }
-            ]
+    model_config = example(
+        {
+            "api_key": "svc-sk-" + "0" * 40,
+            "key_id": "k-1a2b3c4d5e6f7a8b",
+            "client_id": "c-1a2b3c4d5e6f",
+            "client_name": "Acme Capital",
+            "tier": "PRO",
+            "created_at": "2026-11-20T15:00:00Z",
         }
     )
 
@@ -46,16 +42,12 @@ class NewKey(ApiModel):
 
 
 class RotatedKey(NewKey):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    **example_of(NewKey),
-                    "key_id": "k-9f8e7d6c5b4a3921",
-                    "replaces": "k-1a2b3c4d5e6f7a8b",
-                    "old_key_expires_at": "2026-11-21T15:00:00Z",
-                }
-            ]
+    model_config = example(
+        {
+            **example_of(NewKey),
+            "key_id": "k-9f8e7d6c5b4a3921",
+            "replaces": "k-1a2b3c4d5e6f7a8b",
+            "old_key_expires_at": "2026-11-21T15:00:00Z",
         }
     )
 
@@ -64,22 +56,18 @@ class RotatedKey(NewKey):
 
 
 class KeyInfo(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "key_id": "k-1a2b3c4d5e6f7a8b",
-                    "client_id": "c-1a2b3c4d5e6f",
-                    "client_name": "Acme Capital",
-                    "tier": "PRO",
-                    "created_at": "2026-11-20T15:00:00Z",
-                    "status": "ACTIVE",
-                    "expires_at": None,
-                    "rate_limit": None,
-                    "macro_access": None,
-                    "replaced_by": None,
-                }
-            ]
+    model_config = example(
+        {
+            "key_id": "k-1a2b3c4d5e6f7a8b",
+            "client_id": "c-1a2b3c4d5e6f",
+            "client_name": "Acme Capital",
+            "tier": "PRO",
+            "created_at": "2026-11-20T15:00:00Z",
+            "status": "ACTIVE",
+            "expires_at": None,
+            "rate_limit": None,
+            "macro_access": None,
+            "replaced_by": None,
         }
     )
 

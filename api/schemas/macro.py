@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from api.contract import ApiModel
+from api.schemas.common import example
 
 INDICATOR_EXAMPLE = {
     "source": "STATIN",
@@ -50,7 +51,7 @@ class Original(ApiModel):
 
 
 class MacroIndicator(ApiModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [INDICATOR_EXAMPLE]})
+    model_config = example(INDICATOR_EXAMPLE)
 
     source: str = Field(description="BOJ, STATIN or PIOJ.")
     category: str
@@ -67,17 +68,13 @@ class MacroIndicator(ApiModel):
 
 
 class MacroIndicators(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "generation": "v7",
-                    "as_of": "2026-11-01",
-                    "currency": "USD",
-                    "count": 1,
-                    "indicators": [INDICATOR_EXAMPLE],
-                }
-            ]
+    model_config = example(
+        {
+            "generation": "v7",
+            "as_of": "2026-11-01",
+            "currency": "USD",
+            "count": 1,
+            "indicators": [INDICATOR_EXAMPLE],
         }
     )
 
@@ -103,39 +100,35 @@ class MacroSource(ApiModel):
 
 
 class MacroInsights(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
+    model_config = example(
+        {
+            "generation": "v7",
+            "week_start": "2026-11-16",
+            "model_version": "macro-v1",
+            "parameters": [
                 {
-                    "generation": "v7",
-                    "week_start": "2026-11-16",
-                    "model_version": "macro-v1",
-                    "parameters": [
-                        {
-                            "parameter": "fx_pressure",
-                            "value": -0.04,
-                            "reading": "MODERATE: ...",
-                            "inputs": {
-                                "usdjmd": {
-                                    "value": 156.48,
-                                    "source": "BOJ",
-                                    "indicator_code": "USDJMD",
-                                    "period": "2026-10",
-                                    "release_date": "2026-11-03",
-                                }
-                            },
+                    "parameter": "fx_pressure",
+                    "value": -0.04,
+                    "reading": "MODERATE: ...",
+                    "inputs": {
+                        "usdjmd": {
+                            "value": 156.48,
+                            "source": "BOJ",
+                            "indicator_code": "USDJMD",
+                            "period": "2026-10",
+                            "release_date": "2026-11-03",
                         }
-                    ],
-                    "sources": [
-                        {
-                            "code": "BOJ",
-                            "name": "Bank of Jamaica",
-                            "role": "central bank",
-                            "latest_release": "2026-11-09",
-                        }
-                    ],
+                    },
                 }
-            ]
+            ],
+            "sources": [
+                {
+                    "code": "BOJ",
+                    "name": "Bank of Jamaica",
+                    "role": "central bank",
+                    "latest_release": "2026-11-09",
+                }
+            ],
         }
     )
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from api.contract import ApiModel
-from api.schemas.common import example_of
+from api.schemas.common import example, example_of
 
 
 class ReasonInput(ApiModel):
@@ -144,19 +144,15 @@ class Normalised(ApiModel):
 
 
 class SymbolStatistics(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "symbol": "NCBFG",
-                    "as_of": "2026-11-20",
-                    "observations": 1250,
-                    "variance": {"20d": {"variance": 0.000144, "annualised_volatility": 0.1905, "observations": 20}},
-                    "normalised": {
-                        "volume": {"value": 125000.0, "mean": 80000.0, "std": 30000.0, "z": 1.5, "observations": 1250}
-                    },
-                }
-            ]
+    model_config = example(
+        {
+            "symbol": "NCBFG",
+            "as_of": "2026-11-20",
+            "observations": 1250,
+            "variance": {"20d": {"variance": 0.000144, "annualised_volatility": 0.1905, "observations": 20}},
+            "normalised": {
+                "volume": {"value": 125000.0, "mean": 80000.0, "std": 30000.0, "z": 1.5, "observations": 1250}
+            },
         }
     )
 
@@ -184,28 +180,24 @@ class Bar(ApiModel):
     """Units: a field named *_pct is in percent; other ratios (momentum, volatility, %B,
     bandwidth) are fractions; the descriptions say which."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "trading_date": "2026-11-20",
-                    "open": 101.0,
-                    "high": 103.5,
-                    "low": 100.8,
-                    "close": 103.2,
-                    "volume": 125000,
-                    "bid": 103.0,
-                    "ask": 103.4,
-                    "rsi_14": 58.2,
-                    "bollinger_pct_b": 0.71,
-                    "bollinger_bandwidth": 0.08,
-                    "momentum_5": 0.021,
-                    "momentum_20": 0.043,
-                    "volatility_20": 0.012,
-                    "volume_ratio_20": 1.3,
-                    "spread_pct": 0.39,
-                }
-            ]
+    model_config = example(
+        {
+            "trading_date": "2026-11-20",
+            "open": 101.0,
+            "high": 103.5,
+            "low": 100.8,
+            "close": 103.2,
+            "volume": 125000,
+            "bid": 103.0,
+            "ask": 103.4,
+            "rsi_14": 58.2,
+            "bollinger_pct_b": 0.71,
+            "bollinger_bandwidth": 0.08,
+            "momentum_5": 0.021,
+            "momentum_20": 0.043,
+            "volatility_20": 0.012,
+            "volume_ratio_20": 1.3,
+            "spread_pct": 0.39,
         }
     )
 
@@ -238,15 +230,11 @@ class Bar(ApiModel):
 
 
 class History(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "symbol": "NCBFG",
-                    "items": [example_of(Bar)],
-                    "next_cursor": "2026-11-20",
-                }
-            ]
+    model_config = example(
+        {
+            "symbol": "NCBFG",
+            "items": [example_of(Bar)],
+            "next_cursor": "2026-11-20",
         }
     )
 
@@ -256,23 +244,19 @@ class History(ApiModel):
 
 
 class Breadth(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "trading_date": "2026-11-20",
-                    "instruments": 60,
-                    "traded": 41,
-                    "advancers": 17,
-                    "decliners": 15,
-                    "unchanged": 9,
-                    "not_traded": 19,
-                    "index_change_pct": 0.4127,
-                    "index_market_cap": 1523000000000.0,
-                    "index_constituents": 60,
-                    "index_excluded": [],
-                }
-            ]
+    model_config = example(
+        {
+            "trading_date": "2026-11-20",
+            "instruments": 60,
+            "traded": 41,
+            "advancers": 17,
+            "decliners": 15,
+            "unchanged": 9,
+            "not_traded": 19,
+            "index_change_pct": 0.4127,
+            "index_market_cap": 1523000000000.0,
+            "index_constituents": 60,
+            "index_excluded": [],
         }
     )
 

@@ -10,28 +10,24 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from api.contract import ApiModel, Timestamp
-from api.schemas.common import CursorPage, Money, MoneyIn, QuantityIn, example_of, page_example
+from api.schemas.common import CursorPage, Money, MoneyIn, QuantityIn, example, example_of, page_example
 from market.money import MAX_CASH_MOVEMENT
 from portfolio.track_record import MOSTLY_CASH_EXPOSURE
 
 
 class Position(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "symbol": "NCBFG",
-                    "quantity": 1000,
-                    "cost_basis": "101500.00",
-                    "average_cost": "101.50",
-                    "purchase_date": "2026-11-18",
-                    "price": "103.20",
-                    "market_value": "103200.00",
-                    "unrealized_pnl": "1700.00",
-                    "realized_pnl": "0.00",
-                    "flags": [],
-                }
-            ]
+    model_config = example(
+        {
+            "symbol": "NCBFG",
+            "quantity": 1000,
+            "cost_basis": "101500.00",
+            "average_cost": "101.50",
+            "purchase_date": "2026-11-18",
+            "price": "103.20",
+            "market_value": "103200.00",
+            "unrealized_pnl": "1700.00",
+            "realized_pnl": "0.00",
+            "flags": [],
         }
     )
 
@@ -50,16 +46,12 @@ class Position(ApiModel):
 
 
 class AIPosition(Position):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    **example_of(Position),
-                    "direction": "LONG",
-                    "rationale": {"reason": "LONG in the TOP tercile", "score": 71.5},
-                    "timestamp": "2026-11-18T16:00:00",
-                }
-            ]
+    model_config = example(
+        {
+            **example_of(Position),
+            "direction": "LONG",
+            "rationale": {"reason": "LONG in the TOP tercile", "score": 71.5},
+            "timestamp": "2026-11-18T16:00:00",
         }
     )
 
@@ -73,17 +65,13 @@ class AIPosition(Position):
 
 
 class PortfolioPositions(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "portfolio_id": "client:c-1a2b3c4d5e6f",
-                    "as_of": "2026-11-20",
-                    "cash": "96800.00",
-                    "equity": "200000.00",
-                    "positions": [example_of(Position)],
-                }
-            ]
+    model_config = example(
+        {
+            "portfolio_id": "client:c-1a2b3c4d5e6f",
+            "as_of": "2026-11-20",
+            "cash": "96800.00",
+            "equity": "200000.00",
+            "positions": [example_of(Position)],
         }
     )
 
@@ -101,27 +89,23 @@ class Allocation(ApiModel):
 
 
 class PortfolioSummary(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "portfolio_id": "client:c-1a2b3c4d5e6f",
-                    "as_of": "2026-11-20",
-                    "cash": "96800.00",
-                    "market_value": "103200.00",
-                    "equity": "200000.00",
-                    "liquid_equity": "199500.00",
-                    "illiquid_discounts": {"NCBFG": 500.0},
-                    "unrealized_pnl": "1700.00",
-                    "realized_pnl": "0.00",
-                    "positions_count": 1,
-                    "allocation": [
-                        {"symbol": "NCBFG", "market_value": "103200.00", "weight": 0.516},
-                        {"symbol": "CASH", "market_value": "96800.00", "weight": 0.484},
-                    ],
-                    "flags": {},
-                }
-            ]
+    model_config = example(
+        {
+            "portfolio_id": "client:c-1a2b3c4d5e6f",
+            "as_of": "2026-11-20",
+            "cash": "96800.00",
+            "market_value": "103200.00",
+            "equity": "200000.00",
+            "liquid_equity": "199500.00",
+            "illiquid_discounts": {"NCBFG": 500.0},
+            "unrealized_pnl": "1700.00",
+            "realized_pnl": "0.00",
+            "positions_count": 1,
+            "allocation": [
+                {"symbol": "NCBFG", "market_value": "103200.00", "weight": 0.516},
+                {"symbol": "CASH", "market_value": "96800.00", "weight": 0.484},
+            ],
+            "flags": {},
         }
     )
 
@@ -140,17 +124,13 @@ class PortfolioSummary(ApiModel):
 
 
 class AISummary(PortfolioSummary):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    **example_of(PortfolioSummary),
-                    "portfolio_id": "AI",
-                    "started": True,
-                    "starting_cash": "10000000.00",
-                    "total_return_pct": 1.25,
-                }
-            ]
+    model_config = example(
+        {
+            **example_of(PortfolioSummary),
+            "portfolio_id": "AI",
+            "started": True,
+            "starting_cash": "10000000.00",
+            "total_return_pct": 1.25,
         }
     )
 
@@ -160,23 +140,19 @@ class AISummary(PortfolioSummary):
 
 
 class Trade(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "trade_id": "T-5f0c",
-                    "trading_date": "2026-11-20",
-                    "timestamp": "2026-11-20T10:31:05",
-                    "symbol": "NCBFG",
-                    "side": "BUY",
-                    "quantity": 100,
-                    "price": "101.50",
-                    "fees": "0.00",
-                    "value": "10150.00",
-                    "origin": "MANUAL",
-                    "rationale": {},
-                }
-            ]
+    model_config = example(
+        {
+            "trade_id": "T-5f0c",
+            "trading_date": "2026-11-20",
+            "timestamp": "2026-11-20T10:31:05",
+            "symbol": "NCBFG",
+            "side": "BUY",
+            "quantity": 100,
+            "price": "101.50",
+            "fees": "0.00",
+            "value": "10150.00",
+            "origin": "MANUAL",
+            "rationale": {},
         }
     )
 
@@ -194,19 +170,15 @@ class Trade(ApiModel):
 
 
 class CashEntry(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "entry_id": "DIV:client:c-1a2b:NCBFG:2026-11-23",
-                    "timestamp": "2026-11-23T16:00:00",
-                    "kind": "DIVIDEND",
-                    "amount": "250.00",
-                    "balance": "12750.00",
-                    "trade_id": None,
-                    "note": "dividend 0.5 per share on 500 NCBFG, ex-date 2026-11-23",
-                }
-            ]
+    model_config = example(
+        {
+            "entry_id": "DIV:client:c-1a2b:NCBFG:2026-11-23",
+            "timestamp": "2026-11-23T16:00:00",
+            "kind": "DIVIDEND",
+            "amount": "250.00",
+            "balance": "12750.00",
+            "trade_id": None,
+            "note": "dividend 0.5 per share on 500 NCBFG, ex-date 2026-11-23",
         }
     )
 
@@ -242,24 +214,20 @@ class AIDay(ApiModel):
 
 
 class AIHistory(CursorPage):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
+    model_config = example(
+        {
+            "items": [
                 {
-                    "items": [
-                        {
-                            "trading_date": "2026-11-20",
-                            "model_id": "risk-2026-11-20-h1-warm",
-                            "equity": 10012500.0,
-                            "liquid_equity": 10010000.0,
-                            "cash": 8012500.0,
-                            "summary": {"orders": [], "blocked_by_rails": 1},
-                            "trades": [example_of(Trade)],
-                        }
-                    ],
-                    "next_cursor": "WyJhaURheXMiLCAiMjAyNi0xMS0yMCJd",
+                    "trading_date": "2026-11-20",
+                    "model_id": "risk-2026-11-20-h1-warm",
+                    "equity": 10012500.0,
+                    "liquid_equity": 10010000.0,
+                    "cash": 8012500.0,
+                    "summary": {"orders": [], "blocked_by_rails": 1},
+                    "trades": [example_of(Trade)],
                 }
-            ]
+            ],
+            "next_cursor": "WyJhaURheXMiLCAiMjAyNi0xMS0yMCJd",
         }
     )
 
@@ -281,23 +249,19 @@ class ManualTradeIn(ApiModel):
 
 
 class TradeOut(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "trade_id": "T-5f0c",
-                    "portfolio_id": "client:c-1a2b3c4d5e6f",
-                    "trading_date": "2026-11-20",
-                    "executed_at": "2026-11-20T15:31:05Z",
-                    "symbol": "NCBFG",
-                    "side": "BUY",
-                    "quantity": 100,
-                    "price": "101.50",
-                    "fees": "0.00",
-                    "cash_after": "89850.00",
-                    "replayed": False,
-                }
-            ]
+    model_config = example(
+        {
+            "trade_id": "T-5f0c",
+            "portfolio_id": "client:c-1a2b3c4d5e6f",
+            "trading_date": "2026-11-20",
+            "executed_at": "2026-11-20T15:31:05Z",
+            "symbol": "NCBFG",
+            "side": "BUY",
+            "quantity": 100,
+            "price": "101.50",
+            "fees": "0.00",
+            "cash_after": "89850.00",
+            "replayed": False,
         }
     )
 
@@ -326,30 +290,24 @@ class CashIn(ApiModel):
 
 
 class CashOut(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={"examples": [{"portfolio_id": "client:c-1a2b3c4d5e6f", "balance": "250000.00"}]}
-    )
+    model_config = example({"portfolio_id": "client:c-1a2b3c4d5e6f", "balance": "250000.00"})
 
     portfolio_id: str
     balance: Money
 
 
 class Suggestion(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "suggestion_id": "S-20261123-1a2b3c-NCBFG-BUY",
-                    "trading_date": "2026-11-23",
-                    "symbol": "NCBFG",
-                    "side": "BUY",
-                    "quantity": 200,
-                    "limit_price": "103.20",
-                    "reason": {"reason": "LONG in the TOP tercile"},
-                    "expires_at": "2026-11-23T21:00:00Z",
-                    "state": "PENDING",
-                }
-            ]
+    model_config = example(
+        {
+            "suggestion_id": "S-20261123-1a2b3c-NCBFG-BUY",
+            "trading_date": "2026-11-23",
+            "symbol": "NCBFG",
+            "side": "BUY",
+            "quantity": 200,
+            "limit_price": "103.20",
+            "reason": {"reason": "LONG in the TOP tercile"},
+            "expires_at": "2026-11-23T21:00:00Z",
+            "state": "PENDING",
         }
     )
 
@@ -372,13 +330,9 @@ class SuggestionPage(CursorPage):
 
 
 class StatementResult(ApiModel):
-    model_config = ConfigDict(
+    model_config = example(
+        {"status": "SYNCED", "file_sha256": "9f2c...", "changes": [{"symbol": "NCBFG", "from": 0, "to": 1000}]},
         extra="allow",
-        json_schema_extra={
-            "examples": [
-                {"status": "SYNCED", "file_sha256": "9f2c...", "changes": [{"symbol": "NCBFG", "from": 0, "to": 1000}]}
-            ]
-        },
     )
 
     status: str = Field(
@@ -389,22 +343,18 @@ class StatementResult(ApiModel):
 
 
 class ResearchResult(ApiModel):
-    model_config = ConfigDict(
-        extra="allow",
-        json_schema_extra={
-            "examples": [
-                {
-                    "id": 12,
-                    "sha256": "4b1d...",
-                    "filename": "ncb-note.pdf",
-                    "media_type": "application/pdf",
-                    "instruments": [{"symbol": "NCBFG", "matched_by": "ticker"}],
-                    "sentiment": {"score": 0.42, "label": "positive", "scorer": "finlex-v1"},
-                    "key_sentences": ["NCB reported record profit."],
-                    "already_stored": False,
-                }
-            ]
+    model_config = example(
+        {
+            "id": 12,
+            "sha256": "4b1d...",
+            "filename": "ncb-note.pdf",
+            "media_type": "application/pdf",
+            "instruments": [{"symbol": "NCBFG", "matched_by": "ticker"}],
+            "sentiment": {"score": 0.42, "label": "positive", "scorer": "finlex-v1"},
+            "key_sentences": ["NCB reported record profit."],
+            "already_stored": False,
         },
+        extra="allow",
     )
 
     id: int
@@ -496,72 +446,68 @@ class ModelMonitor(ApiModel):
 
 
 class Performance(ApiModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "model_id": "risk-2026-11-20-h1-full",
-                    "trained_through": "2026-11-20",
-                    "training_rows": 15230,
-                    "horizon_days": 1,
-                    "layer1_backend": "fallback-empirical-v2",
-                    "layer1_is_fallback": True,
-                    "validation": {
-                        "record": "validation",
-                        "label": "Validation record (walk-forward, out of sample, before the first live day)",
-                        "period_start": "2026-05-05",
-                        "period_end": "2026-11-19",
-                        "evaluated_through": "2026-11-19",
-                        "predictions": 8260,
-                        "models": 28,
-                        "layer1_backend": "fallback-empirical-v2",
-                        "metrics": {"binary_accuracy": _METRIC_EXAMPLE},
-                        "reason": None,
-                    },
-                    "live": {
-                        "record": "live",
-                        "label": "Live record (predictions made each trading day, from the first live day)",
-                        "period_start": "2026-11-20",
-                        "period_end": None,
-                        "evaluated_through": None,
-                        "predictions": 0,
-                        "models": 1,
-                        "layer1_backend": "fallback-empirical-v2",
-                        "metrics": {"binary_accuracy": None},
-                        "reason": "no prediction has a realised outcome yet; the record starts the trading day after "
-                        "the first scored day",
-                    },
-                    "monitor": {
+    model_config = example(
+        {
+            "model_id": "risk-2026-11-20-h1-full",
+            "trained_through": "2026-11-20",
+            "training_rows": 15230,
+            "horizon_days": 1,
+            "layer1_backend": "fallback-empirical-v2",
+            "layer1_is_fallback": True,
+            "validation": {
+                "record": "validation",
+                "label": "Validation record (walk-forward, out of sample, before the first live day)",
+                "period_start": "2026-05-05",
+                "period_end": "2026-11-19",
+                "evaluated_through": "2026-11-19",
+                "predictions": 8260,
+                "models": 28,
+                "layer1_backend": "fallback-empirical-v2",
+                "metrics": {"binary_accuracy": _METRIC_EXAMPLE},
+                "reason": None,
+            },
+            "live": {
+                "record": "live",
+                "label": "Live record (predictions made each trading day, from the first live day)",
+                "period_start": "2026-11-20",
+                "period_end": None,
+                "evaluated_through": None,
+                "predictions": 0,
+                "models": 1,
+                "layer1_backend": "fallback-empirical-v2",
+                "metrics": {"binary_accuracy": None},
+                "reason": "no prediction has a realised outcome yet; the record starts the trading day after "
+                "the first scored day",
+            },
+            "monitor": {
+                "state": "WATCH",
+                "trading_date": "2026-11-20",
+                "reason": None,
+                "checks": [
+                    {
+                        "check": "input:layer1_p_up",
+                        "kind": "input_drift",
                         "state": "WATCH",
-                        "trading_date": "2026-11-20",
-                        "reason": None,
-                        "checks": [
-                            {
-                                "check": "input:layer1_p_up",
-                                "kind": "input_drift",
-                                "state": "WATCH",
-                                "level": "ALERT",
-                                "figure": 0.412,
-                                "watch_threshold": 0.1,
-                                "alert_threshold": 0.25,
-                                "since": "2026-11-19",
-                                "note": None,
-                            },
-                            {
-                                "check": "live_brier",
-                                "kind": "live_brier",
-                                "state": "OK",
-                                "level": "OK",
-                                "figure": None,
-                                "watch_threshold": None,
-                                "alert_threshold": None,
-                                "since": None,
-                                "note": "not enough live outcomes",
-                            },
-                        ],
+                        "level": "ALERT",
+                        "figure": 0.412,
+                        "watch_threshold": 0.1,
+                        "alert_threshold": 0.25,
+                        "since": "2026-11-19",
+                        "note": None,
                     },
-                }
-            ]
+                    {
+                        "check": "live_brier",
+                        "kind": "live_brier",
+                        "state": "OK",
+                        "level": "OK",
+                        "figure": None,
+                        "watch_threshold": None,
+                        "alert_threshold": None,
+                        "since": None,
+                        "note": "not enough live outcomes",
+                    },
+                ],
+            },
         }
     )
 
@@ -606,47 +552,43 @@ class TrackRecord(ApiModel):
     """Track-record statistics (portfolio/track_record.py TrackRecord, field for field):
     fractions, not percent."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "days": 60,
-                    "first": "2026-08-28",
-                    "last": "2026-11-25",
-                    "total_return": 0.0123,
-                    "annual_return": 0.0524,
-                    "annual_volatility": 0.031,
-                    "sharpe": 1.69,
-                    "sortino": 2.4,
-                    "max_drawdown": 0.012,
-                    "calmar": 4.36,
-                    "annual_turnover": 1.8,
-                    "costs": {
-                        "fees": "950.00",
-                        "spread": "1400.00",
-                        "impact": "310.00",
-                        "total": "2660.00",
-                        "share_of_equity_per_year": 0.0011,
-                    },
-                    "benchmarks": {
-                        "equal_weight_liquid": {
-                            "total_return": 0.004,
-                            "annual_return": 0.017,
-                            "excess_annual_return": 0.035,
-                            "tracking_error": 0.09,
-                            "information_ratio": 0.41,
-                            "beta": 0.12,
-                            "alpha": 0.031,
-                        }
-                    },
-                    "trades": 14,
-                    "fill_count": 14,
-                    "average_exposure": 0.62,
-                    "mostly_cash": False,
-                    "note": None,
-                    "reason": None,
+    model_config = example(
+        {
+            "days": 60,
+            "first": "2026-08-28",
+            "last": "2026-11-25",
+            "total_return": 0.0123,
+            "annual_return": 0.0524,
+            "annual_volatility": 0.031,
+            "sharpe": 1.69,
+            "sortino": 2.4,
+            "max_drawdown": 0.012,
+            "calmar": 4.36,
+            "annual_turnover": 1.8,
+            "costs": {
+                "fees": "950.00",
+                "spread": "1400.00",
+                "impact": "310.00",
+                "total": "2660.00",
+                "share_of_equity_per_year": 0.0011,
+            },
+            "benchmarks": {
+                "equal_weight_liquid": {
+                    "total_return": 0.004,
+                    "annual_return": 0.017,
+                    "excess_annual_return": 0.035,
+                    "tracking_error": 0.09,
+                    "information_ratio": 0.41,
+                    "beta": 0.12,
+                    "alpha": 0.031,
                 }
-            ]
+            },
+            "trades": 14,
+            "fill_count": 14,
+            "average_exposure": 0.62,
+            "mostly_cash": False,
+            "note": None,
+            "reason": None,
         }
     )
 
@@ -718,27 +660,23 @@ class TrackRecord(ApiModel):
 class TradePreview(ApiModel):
     """The one cost model's estimate of an order (market/costs.py); nothing is stored."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "symbol": "NCBFG",
-                    "side": "BUY",
-                    "quantity": 1000,
-                    "as_of": "2026-11-20",
-                    "close": "101.50",
-                    "touch": "102.00",
-                    "touch_source": "quotes",
-                    "impact": 0.0031,
-                    "price": "102.32",
-                    "fillable_in_one_session": 1000,
-                    "lapse_reason": None,
-                    "fees": "511.58",
-                    "spread_cost": "500.00",
-                    "impact_cost": "316.20",
-                    "total_cost": "1327.78",
-                }
-            ]
+    model_config = example(
+        {
+            "symbol": "NCBFG",
+            "side": "BUY",
+            "quantity": 1000,
+            "as_of": "2026-11-20",
+            "close": "101.50",
+            "touch": "102.00",
+            "touch_source": "quotes",
+            "impact": 0.0031,
+            "price": "102.32",
+            "fillable_in_one_session": 1000,
+            "lapse_reason": None,
+            "fees": "511.58",
+            "spread_cost": "500.00",
+            "impact_cost": "316.20",
+            "total_cost": "1327.78",
         }
     )
 
