@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import strawberry
 from strawberry.permission import BasePermission
 from strawberry.types import Info
 
@@ -27,3 +28,12 @@ class MacroInsightsAccess(BasePermission):
 
     def has_permission(self, source: Any, info: Info, **kwargs: Any) -> bool:
         return info.context.principal.may_read_macro_insights
+
+
+def admin_field(description: str) -> Any:
+    """A field only the admin key reads (`AdminOnly`), its description opening with that rule,
+    so every admin-only field states it the same way; used as `@admin_field("...")`."""
+    return strawberry.field(
+        description=f"Admin only (null with a FORBIDDEN error otherwise): {description}",
+        permission_classes=[AdminOnly],
+    )

@@ -9,7 +9,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from api.graphql.pagination import Connection, Page
-from api.graphql.permissions import AdminOnly
+from api.graphql.permissions import admin_field
 from api.graphql.types.ai_day import AIDay
 from api.graphql.types.ai_position import AIPosition
 from api.graphql.types.ai_trade import AITrade
@@ -59,21 +59,13 @@ class AIPortfolio:
     async def track_record(self, info: Info) -> TrackRecord:
         return TrackRecord.from_record(await info.context.read(info.context.svc.desk.ai_track_record))
 
-    @strawberry.field(
-        description="Admin only (null with a FORBIDDEN error otherwise): the AI trades with their rationale, in "
-        "the order the book recorded them.",
-        permission_classes=[AdminOnly],
-    )
+    @admin_field("the AI trades with their rationale, in the order the book recorded them.")
     async def trades(
         self, info: Info, first: int | None = AI_TRADES.default, after: str | None = None
     ) -> Connection[AITrade] | None:
         return await info.context.read_page(AI_TRADES, first, after, AITrade.from_row, trade_page, AI_PORTFOLIO)
 
-    @strawberry.field(
-        description="Admin only (null with a FORBIDDEN error otherwise): the executed days, oldest first "
-        "(GET /api/ai-portfolio/history's pages).",
-        permission_classes=[AdminOnly],
-    )
+    @admin_field("the executed days, oldest first (GET /api/ai-portfolio/history's pages).")
     async def days(
         self, info: Info, first: int | None = AI_DAYS.default, after: str | None = None
     ) -> Connection[AIDay] | None:
