@@ -12,7 +12,7 @@ from api.graphql.types.daily_bar import DailyBar
 from api.graphql.types.fundamentals import Fundamentals
 from api.graphql.types.liquidity import Liquidity
 from api.graphql.types.news_item import NewsItem
-from api.graphql.types.prediction import Prediction
+from api.graphql.types.prediction import Prediction, latest_prediction_of
 from api.graphql.types.quote import Quote
 from api.graphql.types.sentiment_score import SentimentScore
 from market.clock import supported_date
@@ -47,11 +47,10 @@ class Instrument:
     async def latest_quote(self, info: Info) -> Quote | None:
         return await loaded(info.context.loaders.quote, self.symbol, Quote.from_entry)
 
-    @strawberry.field(
-        description="The prediction of the latest scored day; null when the model skipped the instrument."
+    latest_prediction = strawberry.field(
+        resolver=latest_prediction_of,
+        description="The prediction of the latest scored day; null when the model skipped the instrument.",
     )
-    async def latest_prediction(self, info: Info) -> Prediction | None:
-        return await loaded(info.context.loaders.latest_prediction, self.symbol, Prediction.from_row)
 
     @strawberry.field(description="Entry gates of the liquidity rail on the latest market day.")
     async def liquidity(self, info: Info) -> Liquidity | None:

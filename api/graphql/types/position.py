@@ -10,7 +10,7 @@ from strawberry.types import Info
 from api.graphql.loaders import loaded
 from api.graphql.scalars import Shares
 from api.graphql.types.instrument import Instrument
-from api.graphql.types.prediction import Prediction
+from api.graphql.types.prediction import latest_prediction_of
 from views.valuation import PositionValue
 
 
@@ -39,6 +39,6 @@ class Position:
     async def instrument(self, info: Info) -> Instrument | None:
         return await loaded(info.context.loaders.instrument, self.symbol, Instrument.from_row)
 
-    @strawberry.field(description="The instrument's prediction on the latest scored day.")
-    async def latest_prediction(self, info: Info) -> Prediction | None:
-        return await loaded(info.context.loaders.latest_prediction, self.symbol, Prediction.from_row)
+    latest_prediction = strawberry.field(
+        resolver=latest_prediction_of, description="The instrument's prediction on the latest scored day."
+    )

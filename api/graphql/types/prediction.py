@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Protocol
 
 import strawberry
+from strawberry.types import Info
 
+from api.graphql.loaders import loaded
 from api.graphql.types.enums import Action, Tercile, optional
 from api.graphql.types.reasons import PredictionReasons
 from api.schemas.market import PREDICTION_FIELDS
@@ -65,3 +68,16 @@ class Prediction:
             decision_reason=row.decision_reason,
             reasons=PredictionReasons.from_served(row.reasons),
         )
+
+
+class Listed(Protocol):
+    """A type that names one instrument by its symbol (an Instrument, a Position)."""
+
+    symbol: str
+
+
+async def latest_prediction_of(root: Listed, info: Info) -> Prediction | None:
+    """The prediction of the latest scored day for `root`'s instrument, batched across a list
+    (loaders.latest_prediction): one resolver for every type that carries a symbol, declared
+    on each as `strawberry.field(resolver=latest_prediction_of, ...)`."""
+    return await loaded(info.context.loaders.latest_prediction, root.symbol, Prediction.from_row)
