@@ -1,10 +1,11 @@
 """Session-wide test environment, set before anything is collected (including the stage
 notebooks that nbval runs in their own kernels, which inherit this environment).
 
-Every run (each worker's, under `pytest -n`) gets a private SQLite store, runs folder and
-data folder under a temporary directory, and the built-in exchange simulator on a loopback
-port (published through the notebooks' default date), so the stage notebooks run as they
-would in production; a developer's `.env` is ignored.
+Every run (each worker's, under `pytest -n`) gets a private SQLite store and the folders
+the service writes (runs, data, models, secrets, reports: market/settings.py
+`work_environment`) under a temporary directory, and the built-in exchange simulator on a
+loopback port (published through the notebooks' default date), so the stage notebooks run
+as they would in production; a developer's `.env` is ignored.
 
 nbval runs each stage notebook as "Run All" does: with its default parameters, a preview
 that stores nothing (pipeline/runner.py). So that each preview has its inputs (T1 needs
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from market.settings import work_environment
 
 if TYPE_CHECKING:
     from xdist.remote import Producer
@@ -49,11 +52,7 @@ def pytest_configure(config) -> None:
     os.environ.update(
         {
             "MARKETINTEL_NO_DOTENV": "1",
-            "MARKETINTEL_DATABASE_URL": f"sqlite:///{_SESSION_DIR / 'session.db'}",
-            "MARKETINTEL_RUNS_DIR": str(_SESSION_DIR / "runs"),
-            "MARKETINTEL_DATA_DIR": str(_SESSION_DIR / "data"),
-            "MARKETINTEL_MODELS_DIR": str(_SESSION_DIR / "models"),
-            "MARKETINTEL_REPORTS_DIR": str(_SESSION_DIR / "reports"),
+            **work_environment(_SESSION_DIR, "session.db"),
             # Airflow keeps its own metadata database and config here, never in ~/airflow.
             "AIRFLOW_HOME": str(_SESSION_DIR / "airflow"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",

@@ -82,7 +82,7 @@ def retrained(env: dict[str, str], day: date) -> bool:
 def measure(size: int, history: int, work: Path) -> dict:
     from ingest.markets import simulator_for
     from ingest.simulator.site import SimulatorSite
-    from market.settings import Settings
+    from market.settings import Settings, work_environment
     from pipeline.backfill import backfill
     from pipeline.serving import serve_in_thread
     from store.engine import build_engine
@@ -92,11 +92,7 @@ def measure(size: int, history: int, work: Path) -> dict:
         **os.environ,
         "MARKETINTEL_NO_DOTENV": "1",
         "MARKETINTEL_LOG_LEVEL": "WARNING",
-        "MARKETINTEL_DATABASE_URL": f"sqlite:///{work / 'bench.db'}",
-        "MARKETINTEL_RUNS_DIR": str(work / "runs"),
-        "MARKETINTEL_DATA_DIR": str(work / "data"),
-        "MARKETINTEL_MODELS_DIR": str(work / "models"),
-        "MARKETINTEL_SECRETS_DIR": str(work / "secrets"),
+        **work_environment(work, "bench.db"),
         "MARKETINTEL_SIMULATOR_INSTRUMENTS": str(size),
     }
     settings = Settings(

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, select
 
+from market.settings import work_environment
 from store import tables
 from tests.pipeline.test_cli import MARKETINTEL
 from tests.reports.pdf import read
@@ -26,16 +27,7 @@ def test_demo_on_replayed_nse_history_builds_a_validation_record_above_its_base_
 ) -> None:
     database = tmp_path / "store.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MARKETINTEL_")}
-    env.update(
-        {
-            "MARKETINTEL_DATABASE_URL": f"sqlite:///{database}",
-            "MARKETINTEL_RUNS_DIR": str(tmp_path / "runs"),
-            "MARKETINTEL_DATA_DIR": str(tmp_path / "data"),
-            "MARKETINTEL_MODELS_DIR": str(tmp_path / "models"),
-            "MARKETINTEL_SECRETS_DIR": str(tmp_path / "secrets"),
-            "MARKETINTEL_REPORTS_DIR": str(tmp_path / "reports"),
-        }
-    )
+    env.update(work_environment(tmp_path, database.name))
     done = subprocess.run(
         [MARKETINTEL, "demo", "--market", str(nse_data / "daily"), "--no-serve"],
         env=env,
