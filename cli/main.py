@@ -4,6 +4,7 @@ function; a domain error is printed as one line (`error: ...`) with exit status 
 from __future__ import annotations
 
 import secrets
+from typing import Annotated
 
 import typer
 
@@ -26,6 +27,11 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(portfolio_app, name="portfolio")
 notify_app = command_group("Notifications: the analysis and alerts sent to the webhook.")
 app.add_typer(notify_app, name="notify")
+
+# Where a server listens: the API (`serve`) and the exchange website (`exchange serve`)
+# take the same two options; each command gives its own default.
+Host = Annotated[str, typer.Option(help="Interface to listen on.")]
+Port = Annotated[int, typer.Option(help="TCP port.")]
 
 
 @app.callback()
@@ -199,8 +205,8 @@ def import_files(
 @exchange_app.command("serve")
 @one_line_errors
 def exchange_serve(
-    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
-    port: int = typer.Option(8765, help="TCP port."),
+    host: Host = "127.0.0.1",
+    port: Port = 8765,
     news_signal: float = typer.Option(1.0, help="How strongly news tone moves the next day's return (0: not at all)."),
     replay: str | None = typer.Option(
         None,
@@ -441,8 +447,8 @@ def keys_new_admin() -> None:
 @app.command("serve")
 @one_line_errors
 def serve(
-    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
-    port: int = typer.Option(8000, help="TCP port."),
+    host: Host = "127.0.0.1",
+    port: Port = 8000,
     workers: int = typer.Option(
         1,
         min=1,
