@@ -11,7 +11,11 @@ applies the same rule rather than its own.
   positions were specified so; every other timestamp follows them, so one clock reads
   every answer and a time lines up with its trading date.
 - Money (`MONEY_FIELDS` and every `Money`-typed field): decimal text with the currency's
-  two decimals (market/money.py `money_display`); prices are money.
+  two decimals (market/money.py `money_display`); prices are money, a fill's `touch`
+  among them. An object named `costs` holds money parts (market/costs.py
+  `CostBreakdown`: `fees`, `spread`, `impact`, `total`), so those parts are money there,
+  while `spread` and `impact` elsewhere are fractions; its other members (a track
+  record's `share_of_equity_per_year`) keep their own rule.
 - Market-data prices (`close`, `open`, `high`, `low`, `bid`, `ask`): numbers at the
   exchange's tick, 0.01.
 - Percent (`*_pct`): a number, 12.34 meaning 12.34%, two decimals. A fraction is never
@@ -62,8 +66,12 @@ MONEY_FIELDS = frozenset(
         "pnl",
         "costs_paid",
         "total_costs",
+        "touch",
     }
 )
+COSTS = "costs"  # an object of money parts, named by COST_PARTS
+COST_PARTS = frozenset({"fees", "spread", "impact", "total"})
+COST_PART = "costs.part"  # the rule name of a part inside `costs`: no field is named so
 MARKET_PRICES = frozenset({"close", "open", "high", "low", "bid", "ask", "previous_close"})
 PERCENT_PLACES, SCORE_PLACES, NUMBER_PLACES, VARIANCE_PLACES, TICK_PLACES = 2, 1, 6, 10, 2
 TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$"
@@ -87,6 +95,14 @@ def exchange_timestamp(moment: datetime | str) -> str:
 def snake(key: str) -> str:
     """A GraphQL field name as its REST name (`marketValue` -> `market_value`)."""
     return _CAMEL.sub("_", key).lower() if not key.islower() else key
+
+
+def member(parent: str, key: str) -> str:
+    """The name whose rule a member `key` of an object under `parent` follows: its own,
+    but COST_PART for a cost part inside `costs` (a `spread` there is money, elsewhere a
+    fraction)."""
+    name = snake(key)
+    return COST_PART if parent == COSTS and name in COST_PARTS else name
 
 
 def is_timestamp(key: str) -> bool:
@@ -123,7 +139,7 @@ def conform(value: Any, key: str = "") -> Any:
     """`value` (rendered JSON data: dicts, lists, text, numbers) held to the contract, the
     rule chosen by the name of the field it is under."""
     if isinstance(value, dict):
-        return {k: conform(v, snake(k)) if isinstance(k, str) else v for k, v in value.items()}
+        return {k: conform(v, member(key, k)) if isinstance(k, str) else v for k, v in value.items()}
     if isinstance(value, list):
         return [conform(v, key) for v in value]
     if value is None or isinstance(value, bool):
@@ -132,7 +148,7 @@ def conform(value: Any, key: str = "") -> Any:
         if isinstance(value, datetime) or _ISO.match(value):
             return exchange_timestamp(value)
         return value
-    if key in MONEY_FIELDS and isinstance(value, (int, float, Decimal, str)):
+    if (key in MONEY_FIELDS or key == COST_PART) and isinstance(value, (int, float, Decimal, str)):
         return _money(value)
     if isinstance(value, float):
         return _number(key, value)

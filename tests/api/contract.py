@@ -4,7 +4,8 @@ so a new field is held to its rule the day it is added.
 
 - Timestamps (`*_at`, `timestamp`): exchange time (EST, UTC-5 all year), ISO 8601 without
   offset, to the second.
-- Money (MONEY): decimal text, exactly two decimals.
+- Money (MONEY): decimal text, exactly two decimals; so are the parts of an object named
+  `costs` (`fees`, `spread`, `impact`, `total`: money there, fractions elsewhere).
 - Percent (`*_pct`): a number with at most two decimals (12.34 means 12.34%).
 - Scores (`score`): at most one decimal.
 - Market prices (`close`, `open`, `high`, `low`, `bid`, `ask`): at most two decimals.
@@ -43,13 +44,23 @@ MONEY = {
     "pnl",
     "costs",
     "total_costs",
+    "touch",
     "cost",
     "net",
 }
 
 
+COST_PARTS = {"fees", "spread", "impact", "total"}
+
+
 def snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _member(parent: str, name: str) -> str:
+    """The rule's name for member `name` under `parent`: a cost part inside `costs` is money."""
+    key = snake(name)
+    return "cost" if parent == "costs" and key in COST_PARTS else key
 
 
 def _decimals(number: float) -> int:
@@ -65,7 +76,7 @@ def violations(body: Any, where: str) -> Iterator[str]:
     while stack:
         path, key, value = stack.pop()
         if isinstance(value, dict):
-            stack.extend((f"{path}.{k}", snake(k), v) for k, v in value.items())
+            stack.extend((f"{path}.{k}", _member(key, k), v) for k, v in value.items())
             continue
         if isinstance(value, list):
             stack.extend((f"{path}[{i}]", key, v) for i, v in enumerate(value))

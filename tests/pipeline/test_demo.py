@@ -15,6 +15,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import httpx
@@ -250,8 +251,10 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(serv
     assert len(decided) == len(days) and list(decided) == sorted(decided)  # each day once, oldest first
     for t in trades:  # a fill is in the session after the day that decided it, with its costs
         assert t["rationale"]["decided_on"] < t["trading_date"] and t["rationale"]["reason"], t
-        parts = {k: float(v) for k, v in t["rationale"]["fill"]["costs"].items()}
-        assert parts["total"] == pytest.approx(parts["spread"] + parts["impact"] + parts["fees"], abs=0.01)
+        parts = {k: Decimal(v) for k, v in t["rationale"]["fill"]["costs"].items()}
+        assert all(p == p.quantize(Decimal("0.01")) for p in parts.values()), parts  # money to the cent
+        # each part is rounded to the cent by itself, so three of them miss the total by at most 1.5 cents
+        assert abs(parts["total"] - parts["spread"] - parts["impact"] - parts["fees"]) <= Decimal("0.015"), parts
         assert any(o["symbol"] == t["symbol"] for o in decided[t["rationale"]["decided_on"]]["summary"]["pending"])
     record = httpx.get(f"{base}/api/ai-portfolio/track-record", headers={"X-API-Key": key}, timeout=30).json()
     assert record["days"] >= 61 and set(record["benchmarks"]) == {"equal_weight_liquid", "index"}
