@@ -21,7 +21,7 @@ from store.engine import service_engine
 from store.history import append_history
 from store.panels import price_panel
 from tests.portfolio.clients import EX_DATE, FRIDAY, MONDAY, Client, announce_action, open_funded_client, trade
-from tests.portfolio.seed import CALENDAR, DAY, seed_market
+from tests.portfolio.seed import CALENDAR, DAY, price_row, seed_market
 from views.valuation import portfolio_view
 
 
@@ -31,22 +31,7 @@ def announce(engine: Engine, symbol: str, kind: str, amount: float, day: date = 
 
 def price(engine: Engine, symbol: str, day: date, close: float, volume: int) -> None:
     with engine.begin() as conn:
-        append_history(
-            conn,
-            tables.eod_prices,
-            [
-                {
-                    "symbol": symbol,
-                    "trading_date": day,
-                    "close": close,
-                    "open": close,
-                    "high": close,
-                    "low": close,
-                    "volume": volume,
-                    "source": "test",
-                }
-            ],
-        )
+        append_history(conn, tables.eod_prices, [price_row(symbol, day, close, volume, None, None)])
 
 
 @pytest.fixture
