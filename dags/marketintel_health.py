@@ -14,20 +14,10 @@ from __future__ import annotations
 
 from airflow.sdk import dag
 
-from pipeline.airflow_plugin import ExchangeTimetable, marketintel_dag, stage_task
+from pipeline.airflow_plugin import marketintel_dag, stage_task
 
 
-@dag(
-    **marketintel_dag(
-        "marketintel_health",
-        ExchangeTimetable("45 15 * * 1-5"),
-        ["health"],
-        __doc__,
-        retries=2,
-        retry_minutes=1,
-        timeout_minutes=15,
-    )
-)
+@dag(**marketintel_dag("marketintel_health", __doc__))
 def marketintel_health() -> None:
     stage_task("health")
 

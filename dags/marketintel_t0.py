@@ -18,20 +18,10 @@ from __future__ import annotations
 
 from airflow.sdk import dag
 
-from pipeline.airflow_plugin import T0_DELIVERY, ExchangeTimetable, marketintel_dag, stage_task, trading_day_task
+from pipeline.airflow_plugin import T0_DELIVERY, marketintel_dag, stage_task, trading_day_task
 
 
-@dag(
-    **marketintel_dag(
-        "marketintel_t0",
-        ExchangeTimetable("0 16 * * 1-5"),
-        ["t0", "ingest"],
-        __doc__,
-        retries=3,
-        retry_minutes=1,
-        timeout_minutes=20,
-    )
-)
+@dag(**marketintel_dag("marketintel_t0", __doc__))
 def marketintel_t0() -> None:
     trading_day_task() >> stage_task("t0_scrape", outlets=[T0_DELIVERY])
 

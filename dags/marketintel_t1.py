@@ -32,33 +32,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from airflow.sdk import AssetOrTimeSchedule, dag
+from airflow.sdk import dag
 
-from pipeline.airflow_plugin import (
-    T0_DELIVERY,
-    T1_CLOSE,
-    ExchangeTimetable,
-    marketintel_dag,
-    stage_task,
-    trading_day_task,
-)
+from pipeline.airflow_plugin import T1_CLOSE, marketintel_dag, stage_task, trading_day_task
 from pipeline.stage_lists import T1_PREFLIGHT, T1_STAGES, T1_TIMEOUT_MINUTES
 
 # t1_trade closes the day: each time it succeeds it updates T1_CLOSE, which starts T2.
 OUTLETS = {"t1_trade": [T1_CLOSE]}
 
 
-@dag(
-    **marketintel_dag(
-        "marketintel_t1",
-        AssetOrTimeSchedule(timetable=ExchangeTimetable("15 16 * * 1-5"), assets=[T0_DELIVERY]),
-        ["t1", "close"],
-        __doc__,
-        retries=2,
-        retry_minutes=2,
-        timeout_minutes=20,
-    )
-)
+@dag(**marketintel_dag("marketintel_t1", __doc__))
 def marketintel_t1() -> None:
     gate = trading_day_task(current=("t1_trade", "t0_scrape"))
     # T0 may be late: the pre-flight retries every 5 minutes for 30 minutes, no backoff.

@@ -17,22 +17,12 @@ of the day the suggestions are for.
 
 from __future__ import annotations
 
-from airflow.sdk import AssetOrTimeSchedule, dag
+from airflow.sdk import dag
 
-from pipeline.airflow_plugin import T1_CLOSE, ExchangeTimetable, marketintel_dag, stage_task, trading_day_task
+from pipeline.airflow_plugin import marketintel_dag, stage_task, trading_day_task
 
 
-@dag(
-    **marketintel_dag(
-        "marketintel_t2",
-        AssetOrTimeSchedule(timetable=ExchangeTimetable("0 7 * * 1-5"), assets=[T1_CLOSE]),
-        ["t2", "morning"],
-        __doc__,
-        retries=2,
-        retry_minutes=2,
-        timeout_minutes=15,
-    )
-)
+@dag(**marketintel_dag("marketintel_t2", __doc__))
 def marketintel_t2() -> None:
     gate = trading_day_task(current=("t2_suggestions", "t1_trade"), input_is_previous_day=True)
     gate >> stage_task("t2_suggestions")

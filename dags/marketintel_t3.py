@@ -15,21 +15,10 @@ from __future__ import annotations
 
 from airflow.sdk import dag
 
-from pipeline.airflow_plugin import ExchangeTimetable, marketintel_dag, stage_task
+from pipeline.airflow_plugin import marketintel_dag, stage_task
 
 
-@dag(
-    **marketintel_dag(
-        "marketintel_t3",
-        ExchangeTimetable("0 9 * * 1"),
-        ["t3", "macro"],
-        __doc__,
-        retries=3,
-        retry_minutes=5,
-        timeout_minutes=30,
-        run_date_help="The Monday of the macro week to run",
-    )
-)
+@dag(**marketintel_dag("marketintel_t3", __doc__))
 def marketintel_t3() -> None:
     stage_task("t3_macro")
 

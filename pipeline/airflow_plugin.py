@@ -27,22 +27,26 @@ at 07:00, once per close.
 `on_task_failure` is every task's `on_failure_callback`; it imports the alerting code
 only when a task has failed (`pipeline.airflow_tasks.alert_task_failure`).
 
-`marketintel_dag` is what every DAG of the project shares, written once: the exchange's
-start date, no catch-up, one active run, the `run_date` param, the failure alert and
-exponential retries, and the closing paragraph of its docs (`EVERY_DAG_DOC`: the alert, the
-stage summary, where re-running is told); each DAG names its id, schedule, tags, retries
-and time limit. `stage_task` and `trading_day_task` are the two kinds of task the DAGs
-are made of: a stage notebook, and the gate that skips a closed exchange day.
+`DAG_TERMS` is every DAG's operating terms in one table, a DAG a line: its clock, the
+assets that also start it, its tags, retries, first retry delay and time limit per try, so
+an operator reads every schedule and retry policy in one place. `marketintel_dag` is what
+every DAG of the project shares, written once: the exchange's start date, no catch-up, one
+active run, the `run_date` param, the failure alert and exponential retries, its row of
+`DAG_TERMS`, and the closing paragraph of its docs (`EVERY_DAG_DOC`: the alert, the stage
+summary, where re-running is told); each DAG file names its id and its docs. `stage_task`
+and `trading_day_task` are the two kinds of task the DAGs are made of: a stage notebook,
+and the gate that skips a closed exchange day.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import pendulum
 from airflow.plugins_manager import AirflowPlugin
-from airflow.sdk import Asset, Param, XComArg, task
+from airflow.sdk import Asset, AssetOrTimeSchedule, Param, XComArg, task
 from airflow.timetables.trigger import CronTriggerTimetable
 
 EXCHANGE_TIMEZONE = "America/Jamaica"
@@ -88,38 +92,64 @@ def exchange_day_param(which: str = "The exchange day to run") -> Param:
     )
 
 
-def marketintel_dag(
-    dag_id: str,
-    schedule: Any,
-    tags: list[str],
-    doc_md: str | None,
-    *,
-    retries: int,
-    retry_minutes: int,
-    timeout_minutes: int,
-    run_date_help: str = "The exchange day to run",
-) -> dict[str, Any]:
-    """The `@dag(...)` keyword arguments of a project DAG: `retries` retries of each task,
-    `retry_minutes` apart at first and growing exponentially, each try at most
-    `timeout_minutes`; tagged `marketintel` and `tags`; documented by `doc_md` (the DAG
-    file's docstring) followed by `EVERY_DAG_DOC`."""
+@dataclass(frozen=True)
+class DagTerms:
+    """One DAG's operating terms, in the order a row of `DAG_TERMS` gives them: its clock
+    (a cron on the exchange clock), its tags beside `marketintel`, how many times a task is
+    retried, the first retry's delay (minutes; each next one grows exponentially), each
+    try's time limit (minutes), the assets whose update also starts it, and what its
+    `run_date` param asks for."""
+
+    cron: str
+    tags: tuple[str, ...]
+    retries: int
+    retry_minutes: int
+    timeout_minutes: int
+    after: tuple[Asset, ...] = ()
+    run_date: str = "The exchange day to run"
+
+    def schedule(self) -> ExchangeTimetable | AssetOrTimeSchedule:
+        """The DAG's schedule: its clock, or, with `after`, its clock or an update of those
+        assets, whichever comes (Airflow's `AssetOrTimeSchedule`)."""
+        clock = ExchangeTimetable(self.cron)
+        return AssetOrTimeSchedule(timetable=clock, assets=list(self.after)) if self.after else clock
+
+
+# Every DAG's operating terms: DAG id: (cron, tags, retries, first retry delay (min), time limit per try (min),
+# assets that also start it, what `run_date` asks for). The DAGs' docs say the same in words.
+DAG_TERMS: dict[str, DagTerms] = {
+    "marketintel_health": DagTerms("45 15 * * 1-5", ("health",), 2, 1, 15),
+    "marketintel_t0": DagTerms("0 16 * * 1-5", ("t0", "ingest"), 3, 1, 20),
+    "marketintel_t1": DagTerms("15 16 * * 1-5", ("t1", "close"), 2, 2, 20, after=(T0_DELIVERY,)),
+    "marketintel_t2": DagTerms("0 7 * * 1-5", ("t2", "morning"), 2, 2, 15, after=(T1_CLOSE,)),
+    "marketintel_t3": DagTerms("0 9 * * 1", ("t3", "macro"), 3, 5, 30, run_date="The Monday of the macro week to run"),
+}
+
+
+def marketintel_dag(dag_id: str, doc_md: str | None) -> dict[str, Any]:
+    """The `@dag(...)` keyword arguments of the project DAG `dag_id`, on its terms in
+    `DAG_TERMS`: its schedule, each task retried `retries` times, `retry_minutes` apart at
+    first and growing exponentially, each try at most `timeout_minutes`; tagged
+    `marketintel` and its tags; documented by `doc_md` (the DAG file's docstring) followed
+    by `EVERY_DAG_DOC`."""
+    terms = DAG_TERMS[dag_id]
     return {
         "dag_id": dag_id,
-        "schedule": schedule,
+        "schedule": terms.schedule(),
         "start_date": pendulum.datetime(2026, 1, 1, tz=EXCHANGE_TIMEZONE),
         "catchup": False,
         "max_active_runs": 1,
-        "tags": ["marketintel", *tags],
+        "tags": ["marketintel", *terms.tags],
         "doc_md": f"{doc_md or ''}\n{EVERY_DAG_DOC}",
         "default_args": {
             "owner": "marketintel",
             "on_failure_callback": on_task_failure,
-            "retries": retries,
-            "retry_delay": timedelta(minutes=retry_minutes),
+            "retries": terms.retries,
+            "retry_delay": timedelta(minutes=terms.retry_minutes),
             "retry_exponential_backoff": True,
-            "execution_timeout": timedelta(minutes=timeout_minutes),
+            "execution_timeout": timedelta(minutes=terms.timeout_minutes),
         },
-        "params": {"run_date": exchange_day_param(run_date_help)},
+        "params": {"run_date": exchange_day_param(terms.run_date)},
     }
 
 
