@@ -15,16 +15,15 @@ GraphQL's `first` and `after`): it reads the cursor's key and shapes the view's 
 the transport's page.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Self, TypeVar
 
 from fastapi import Depends, Query
 
 from api.graphql.pagination import CURSOR_LENGTH, Connection, Page, PageInfo
+from api.schemas.common import whole_query
 from market.clock import supported_date
 from market.errors import InvalidInputError
 
@@ -39,7 +38,6 @@ AI_TRADES = Page("aiTrades", default=100, largest=1000)
 def limit_query(page: Page) -> Any:
     """The `limit` query parameter of `page`'s list."""
     return Query(
-        page.default,
         ge=1,
         le=page.largest,
         description=f"Items per page: {page.default} by default, at most {page.largest}.",
@@ -93,7 +91,7 @@ class PageQuery:
         return body(self.page, keyed, self.limit)
 
     @classmethod
-    def graph(cls, page: Page, first: int | None, after: str | None) -> PageQuery:
+    def graph(cls, page: Page, first: int | None, after: str | None) -> Self:
         """A GraphQL field's `first` (checked against the list's bounds) and `after`."""
         return cls(page, page.size(first), after)
 
@@ -105,9 +103,14 @@ class PageQuery:
 
 def page_query(page: Page) -> Any:
     """`page`'s `limit` and `cursor` query parameters as one dependency; FastAPI documents
-    them as the route's own. Async: a sync dependency would take a hop to the thread pool."""
+    them as the route's own. Async: a sync dependency would take a hop to the thread pool.
+    (This module reads its annotations when it runs, not from text: `Limit` is this page's.)"""
+    Limit = whole_query(limit_query(page))  # noqa: N806 (a type, named as one)
 
-    async def query(limit: int = limit_query(page), cursor: str | None = cursor_query(page)) -> PageQuery:
+    async def query(
+        limit: Limit = page.default,
+        cursor: str | None = cursor_query(page),
+    ) -> PageQuery:
         return PageQuery(page, limit, cursor)
 
     return Depends(query)

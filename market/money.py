@@ -75,14 +75,14 @@ def parse_quantity(value: object, name: str, text: bool = False) -> int:
     text or float: 1.0 is refused); in a query string or a CLI argument (`text`), where
     every value is text, the same digits (so "1000.0", "1e3", "1_0", "+5" and " 5" are
     refused there as 1.0 is in a body)."""
-    if text and isinstance(value, str) and _DIGITS.fullmatch(value):
+    if text and isinstance(value, str) and DIGITS.fullmatch(value):
         return int(value)
     if text or isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"{name} must be a whole number of shares, not {repr(value)[:40]}")
     return value
 
 
-_DIGITS = re.compile(r"[0-9]{1,15}")
+DIGITS = re.compile(r"[0-9]{1,15}")  # a whole number as text: ASCII digits, nothing else
 
 
 def money_text(value: Decimal) -> str:

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
 from api.deps import CallerDep, ConnDep, ServicesDep
-from api.schemas.common import KEYED, SupportedDate, problems
+from api.schemas.common import KEYED, SupportedDate, problems, whole_query
 from api.schemas.market import (
     LATEST_EXAMPLE,
     Breadth,
@@ -87,6 +87,9 @@ def symbol_statistics(svc: ServicesDep, _: CallerDep, conn: ConnDep, symbol: str
     )
 
 
+BarsLimit = whole_query(Query(ge=1, le=2000, description="Bars per page: 250 by default, at most 2000."))
+
+
 @router.get("/history/{symbol}", response_model=History, responses=problems(*KEYED, 404))
 def history(
     svc: ServicesDep,
@@ -97,7 +100,7 @@ def history(
         None, description="First trading date (inclusive); given, pages run forward from it."
     ),
     end: SupportedDate | None = Query(None, description="Last trading date (inclusive)."),
-    limit: int = Query(250, ge=1, le=2000, description="Bars per page: 250 by default, at most 2000."),
+    limit: BarsLimit = 250,
     cursor: str | None = Query(None, max_length=40, description="`next_cursor` of the previous page."),
 ) -> Response:
     """Daily bars with RSI, Bollinger %B and bandwidth, momentum, volatility, volume ratio

@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from api import paging
 from api.deps import CallerDep, ConnDep, ServicesDep, UploaderDep
 from api.jsonbody import StrictJSONRoute
-from api.schemas.common import KEYED, CursorPage, QuantityQuery, problems
+from api.schemas.common import KEYED, CursorPage, problems, whole_query
 from api.schemas.portfolio import (
     CashIn,
     CashOut,
@@ -97,6 +97,9 @@ def _ledger_page(
     )
 
 
+PreviewQuantity = whole_query(Query(gt=0, le=10**12, description="Shares: the digits of a whole number."), shares=True)
+
+
 @router.get("/trade/preview", response_model=TradePreview, responses=problems(*KEYED, 404))
 def trade_preview(
     svc: ServicesDep,
@@ -104,7 +107,7 @@ def trade_preview(
     conn: ConnDep,
     side: Annotated[Literal["buy", "sell"], Query(description="buy or sell")],
     symbol: Annotated[str, Query(min_length=1, max_length=20, description="A listed symbol.")],
-    quantity: Annotated[QuantityQuery, Query(gt=0, le=10**12, description="Shares: the digits of a whole number.")],
+    quantity: PreviewQuantity,
 ) -> TradePreview:
     """What the cost model says `quantity` shares would cost in a session like the latest:
     the touch (ask or bid, else half the day's range from the close), square-root impact,

@@ -12,7 +12,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from api.contract import ApiModel
 from market.clock import supported_date
 from market.errors import InvalidInputError
-from market.money import MONEY_OUT, money_display, parse_money, parse_quantity
+from market.money import DIGITS, MONEY_OUT, money_display, parse_money, parse_quantity
 
 T = TypeVar("T")
 
@@ -34,8 +34,27 @@ def _rule(parse: Callable[..., T], name: str, **options: Any) -> Callable[[Any],
 # whole cents, a quantity a JSON integer), the rule GraphQL's scalars and the CLI apply too.
 MoneyIn = Annotated[Decimal, BeforeValidator(_rule(parse_money, "the amount"))]
 QuantityIn = Annotated[int, BeforeValidator(_rule(parse_quantity, "the quantity"))]
-# the same rule for a query string's text
-QuantityQuery = Annotated[int, BeforeValidator(_rule(parse_quantity, "the quantity", text=True))]
+
+
+def _count_text(value: Any) -> Any:
+    """A count as a query string gives it (a page's `limit`): its digits and nothing else,
+    the rule a quantity in a query string follows (docs/api.md "Numbers in"); pydantic's lax
+    integers took "1_0" as 10 and "+5", " 5" or "5.0" as 5. The int default passes as it is."""
+    if isinstance(value, str) and not DIGITS.fullmatch(value):
+        raise ValueError(f"must be a whole number, its digits and nothing else, not {value[:40]!r}")
+    return value
+
+
+def whole_query(query: Any, shares: bool = False) -> Any:
+    """A whole-number query parameter: `query` (FastAPI's `Query`, its bounds and words) read
+    by the query string's number rule, its digits and nothing else: a count (a page's size),
+    or with `shares` a quantity by market.money's rule and words. The bounds stand before
+    the rule so that OpenAPI states them as `minimum`/`maximum`: after it pydantic could
+    only copy them raw (`ge`, `le`), which no JSON Schema reader knows."""
+    rule = _rule(parse_quantity, "the quantity", text=True) if shares else _count_text
+    return Annotated[int, query, BeforeValidator(rule)]
+
+
 # Money in every response: decimal text with the currency's 2 minor-unit digits, never a
 # float and never "100000.000000" beside "0" (market.money.money_display).
 Money = Annotated[

@@ -41,3 +41,20 @@ def test_every_response_is_documented_with_a_model_and_an_example(tmp_path) -> N
                 assert operation["security"] == [{"APIKeyHeader": []}], path
                 assert {"401", "422", "429"} <= set(operation["responses"]), path
     assert missing == []
+
+
+def test_every_bound_is_written_in_json_schema_words(tmp_path) -> None:
+    """A bound a client's generator reads: `minimum`, `maximum`, `exclusiveMinimum`, never
+    pydantic's own `ge`/`gt`/`le`/`lt`, which it copies raw where it cannot place them (a
+    bound after a validator) and no JSON Schema reader knows."""
+    settings = Settings(_env_file=None, database_url=f"sqlite:///{tmp_path / 's.db'}", admin_key=SecretStr(ADMIN_KEY))
+    stack, raw = [("", create_app(settings).openapi())], []
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("type") in ("integer", "number"):
+                raw += [f"{where}.{key}" for key in ("ge", "gt", "le", "lt") if key in node]
+            stack += [(f"{where}.{key}", value) for key, value in node.items()]
+        elif isinstance(node, list):
+            stack += [(f"{where}[{i}]", value) for i, value in enumerate(node)]
+    assert not raw, raw

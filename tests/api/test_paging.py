@@ -229,6 +229,24 @@ def test_no_rest_route_or_graphql_list_answers_more_than_its_maximum_page(api: A
         assert f"between 1 and {page.largest}" in errors, errors
 
 
+def test_a_page_size_is_its_digits_and_nothing_else_on_every_route(api: Api) -> None:
+    """`limit` follows the query string's number rule (docs/api.md "Numbers in"), as a
+    quantity does: pydantic's lax integers read "1_0" as 10 and "+5", " 5" or "5.0" as 5."""
+    schema = api.call("GET", "/openapi.json").json()
+    walked = 0
+    for path, operations in schema["paths"].items():
+        parameters = (operations.get("get") or {}).get("parameters", [])
+        if not any(p["name"] == "limit" for p in parameters):
+            continue
+        url = path.format(**{p["name"]: VALUES[p["name"]] for p in parameters if p["in"] == "path"})
+        caller = api.admin if "ai-portfolio" in path else api.acme
+        assert caller("GET", url, params={"limit": "10"}).status_code == 200, path
+        for text in ("1_0", "+5", " 5", "5.0", "٥"):
+            assert_problem(caller("GET", url, params={"limit": text}), 422, "limit", "digits"), (path, text)
+        walked += 1
+    assert walked >= 5  # the four ledger lists and market history
+
+
 def _unwrap(kind: Any) -> tuple[str, bool]:
     """A field type's named type and whether a list wraps it."""
     is_list = False
