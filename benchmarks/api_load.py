@@ -86,7 +86,7 @@ def _prepare(work: Path, database_url: str) -> tuple[dict[str, str], str]:
     from ingest.simulator.market import SimulatedMarket
     from ingest.simulator.site import SimulatorSite
     from market.clock import default_calendar
-    from market.settings import Settings
+    from market.settings import Settings, work_environment
     from pipeline.backfill import backfill
     from pipeline.runner import run_stage
     from pipeline.serving import serve_in_thread
@@ -98,12 +98,8 @@ def _prepare(work: Path, database_url: str) -> tuple[dict[str, str], str]:
     from store.migrations import upgrade
 
     env = {
-        "MARKETINTEL_DATABASE_URL": database_url,
+        **work_environment(work, url=database_url),
         "MARKETINTEL_ADMIN_KEY": ADMIN,
-        "MARKETINTEL_SECRETS_DIR": str(work / "secrets"),
-        "MARKETINTEL_DATA_DIR": str(work / "data"),
-        "MARKETINTEL_MODELS_DIR": str(work / "models"),
-        "MARKETINTEL_RUNS_DIR": str(work / "runs"),
         "MARKETINTEL_NO_DOTENV": "1",
         "MARKETINTEL_LOG_LEVEL": "WARNING",
     }

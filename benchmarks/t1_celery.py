@@ -62,15 +62,12 @@ def store_url(server: str, name: str) -> str:
 
 
 def store_env(url: str, work: Path, size: int, exchange: str) -> dict[str, str]:
+    from market.settings import work_environment
+
     return {
         "MARKETINTEL_NO_DOTENV": "1",
         "MARKETINTEL_LOG_LEVEL": "WARNING",
-        "MARKETINTEL_DATABASE_URL": url,
-        "MARKETINTEL_RUNS_DIR": str(work / "runs"),
-        "MARKETINTEL_DATA_DIR": str(work / "data"),
-        "MARKETINTEL_MODELS_DIR": str(work / "models"),
-        "MARKETINTEL_REPORTS_DIR": str(work / "reports"),
-        "MARKETINTEL_SECRETS_DIR": str(work / "secrets"),
+        **work_environment(work, url=url),
         "MARKETINTEL_SIMULATOR_INSTRUMENTS": str(size),
         "MARKETINTEL_EXCHANGE_BASE_URL": exchange,
         "HF_HUB_OFFLINE": "1",

@@ -451,11 +451,12 @@ def get_settings() -> Settings:
 WORK_FOLDERS = ("runs", "data", "models", "secrets", "reports")  # Settings' <name>_dir a run writes into
 
 
-def work_environment(root: Path, database: str = "marketintel.db") -> dict[str, str]:
-    """The MARKETINTEL_ variables that put the store (the SQLite file `database`) and every
-    folder the service writes (runs, data, models, secrets, reports) under `root`: for a
-    process that must leave the checkout's var/ and runs/ alone (the test session, a test's
-    CLI subprocess, a benchmark). The notebook templates stay where they are."""
-    env = {"MARKETINTEL_DATABASE_URL": f"sqlite:///{root / database}"}
+def work_environment(root: Path, database: str = "marketintel.db", url: str | None = None) -> dict[str, str]:
+    """The MARKETINTEL_ variables that put the store (the SQLite file `database`, or the
+    database at `url`, e.g. a Postgres one) and every folder the service writes (runs,
+    data, models, secrets, reports) under `root`: for a process that must leave the
+    checkout's var/ and runs/ alone (the test session, a test's CLI subprocess, a
+    benchmark). The notebook templates stay where they are."""
+    env = {"MARKETINTEL_DATABASE_URL": url or f"sqlite:///{root / database}"}
     env.update({f"MARKETINTEL_{name.upper()}_DIR": str(root / name) for name in WORK_FOLDERS})
     return env

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from market.settings import Settings, get_settings
+from market.settings import Settings, get_settings, work_environment
 from store.engine import build_engine, dispose_engines
 from store.migrations import upgrade
 
@@ -217,14 +217,7 @@ def unmade_settings(database_url: str, tmp_path: Path, monkeypatch: pytest.Monke
     """`settings` before its store is made: for a test that fills its store from a world of
     its own in one step (tests/api/world.py `build`, `migrated_copy` with a world), rather
     than over a migrated copy made for nothing. Exported to the environment as `settings`."""
-    env = {
-        "MARKETINTEL_DATABASE_URL": database_url,
-        "MARKETINTEL_RUNS_DIR": str(tmp_path / "runs"),
-        "MARKETINTEL_DATA_DIR": str(tmp_path / "data"),
-        "MARKETINTEL_MODELS_DIR": str(tmp_path / "models"),
-        "MARKETINTEL_SECRETS_DIR": str(tmp_path / "secrets"),
-    }
-    for key, value in env.items():
+    for key, value in work_environment(tmp_path, url=database_url).items():
         monkeypatch.setenv(key, value)
     get_settings.cache_clear()
     yield get_settings()

@@ -41,7 +41,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from market.settings import PROJECT_ROOT
+from market.settings import PROJECT_ROOT, WORK_FOLDERS, work_environment
 from pipeline.stage_lists import T0_STAGES, T1_STAGES
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.postgres]
@@ -98,13 +98,12 @@ def _prepared_store(url: str, work: Path) -> None:
 
 def _store_folders(work: Path) -> dict[str, Path]:
     """A store's folders under `work`, as Settings fields (`runs_dir`: work/runs, ...)."""
-    return {f"{name}_dir": work / name for name in ("runs", "data", "models", "reports", "secrets")}
+    return {f"{name}_dir": work / name for name in WORK_FOLDERS}
 
 
 def _store_env(url: str, work: Path) -> dict[str, str]:
     """The same store as a process's environment (MARKETINTEL_DATABASE_URL, MARKETINTEL_RUNS_DIR, ...)."""
-    folders = {f"MARKETINTEL_{field.upper()}": str(path) for field, path in _store_folders(work).items()}
-    return {"MARKETINTEL_DATABASE_URL": url, **folders}
+    return work_environment(work, url=url)
 
 
 @pytest.fixture
