@@ -13,7 +13,8 @@ day: 1.4 s for this book (the issue measured 1.3 s, and Beta's p95 went from 10 
 parent) Beta's p95 333 / 443 ms; at d79c49d (the turn, no read model) 49-85 / 95-159 ms,
 Acme 1-4 fresh records over REST and 0-1 over GraphQL in 5 s, and GraphQL's refusals
 masked as unexpected errors; with the read model (ea58a9f) 12-26 / 53-66 ms, 14-44 fresh
-over REST and 8-17 over GraphQL. The set-up takes under a second, the test about 8 s."""
+over REST and 8-17 over GraphQL; with one heavy turn per client (d59b980) 31-101 over
+REST and 4-20 over GraphQL. The set-up takes under a second, the test about 8 s."""
 
 from __future__ import annotations
 
@@ -41,7 +42,12 @@ TRADES = 2_600  # ledger rows in Acme's book, about 10 a market day
 LOOPS = 8  # Acme's write-then-read loops: half REST, half GraphQL
 SECONDS = 5.0  # how long the loops run
 P95_BOUND = 0.100  # Beta's /api/market/latest, seconds
-MIN_FRESH = 5  # fresh records Acme gets over each of REST and GraphQL in the window: one a second
+# Fresh records Acme gets in the window, by transport: over REST one a second. Over GraphQL
+# one every 2.5 s: a client's GraphQL operations take its one heavy turn one at a time
+# (MARKETINTEL_HEAVY_REQUESTS_PER_CLIENT), so its 4 GraphQL loops' 8 operations a round
+# queue behind each other while its 4 REST loops hold the interpreter; 4 in a window were
+# seen on a loaded runner, at 465f2ea and after alike. Starved, it was 0-1.
+MIN_FRESH = {"rest": 5, "graph": 2}
 TRACK = "{ portfolio { trackRecord { days totalReturn trades } } }"
 DEPOSIT = 'mutation { moveCash(amount: "0.01") { __typename ... on CashMoved { balance } } }'
 REFUSED = "still running"  # Services.owned's refusal, over REST (429) and GraphQL (an error)
@@ -193,8 +199,9 @@ def test_a_clients_track_record_loops_leave_another_clients_reads_quick(api: Api
     wrong = sorted({o for o in rest + graph if o not in ("fresh", "refused")})  # a 5xx, a masked refusal, ...
     problems = [f"Acme got {o}" for o in wrong[:5]]
     problems += [f"Beta got {s}" for s in sorted({status for status, _ in timings} - {200})]
-    if min(counts["rest_fresh"], counts["graph_fresh"]) < MIN_FRESH:
-        problems.append(f"Acme got fewer than {MIN_FRESH} fresh records over REST or GraphQL in {SECONDS:.0f} s")
+    for transport, least in MIN_FRESH.items():
+        if counts[f"{transport}_fresh"] < least:
+            problems.append(f"Acme got fewer than {least} fresh records over {transport} in {SECONDS:.0f} s")
     if len(timings) < 20:
         problems.append("Beta was answered fewer than 20 times in the window")
     if p95 >= P95_BOUND:
