@@ -53,6 +53,7 @@ QUOTED: dict[str, int | None] = {
     "predicted_return": 6,
     "score": 4,
     "action": None,
+    "weight": 4,
     "tercile": None,
     "model_id": None,
     "layer1_backend": None,

@@ -41,7 +41,7 @@ SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", descrip
 )
 def latest(svc: ServicesDep, _: CallerDep, conn: ConnDep, date_: DeliveredDay = None) -> Response:
     """Every ticker's latest close, volume and change with its prediction (score, action,
-    tercile, predicted return) and RSI. With `date`: 503 when that day's session has closed
+    Position Weight, tercile, predicted return) and RSI. With `date`: 503 when that day's session has closed
     but its data is not delivered yet, 404 for a gap in the history, 422 for a date that is
     not a trading day or has not closed. A day before the first live day carries the
     validation record's out-of-sample scores (what the AI portfolio's replay traded on),

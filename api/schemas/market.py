@@ -83,6 +83,7 @@ class LatestQuote(ApiModel):
     predicted_return: float | None = Field(description=PREDICTION_FIELDS["predicted_return"])
     score: float | None = Field(description=PREDICTION_FIELDS["score"])
     action: str | None = Field(description="LONG, HOLD or AVOID.")
+    weight: float | None = Field(description=PREDICTION_FIELDS["weight"])
     tercile: str | None = Field(description="TOP, MIDDLE, BOTTOM or ILLIQUID.")
     model_id: str | None
     layer1_backend: str | None = Field(
@@ -114,6 +115,7 @@ LATEST_EXAMPLE = {
         "predicted_return": 0.0021,
         "score": 58.4,
         "action": "HOLD",
+        "weight": 0.0,
         "tercile": "TOP",
         "model_id": "risk-2026-11-20-h5-warm",
         "layer1_backend": "fallback-empirical-v2",

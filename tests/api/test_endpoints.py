@@ -9,6 +9,7 @@ import pytest
 
 from models.features import rsi_14
 from tests.api.conftest import Api, assert_problem
+from tests.api.graph import data
 from tests.api.world import DAY, HISTORY_DAYS, HOLD_REASON, SYMBOLS, close_of
 from tests.conftest import ADMIN_KEY
 from tests.portfolio.seed import CALENDAR
@@ -32,6 +33,16 @@ def test_market_latest_keys_every_ticker_with_prediction_or_reason(api: Api) -> 
     dry = body["DRY"]
     assert dry["score"] is None and dry["action"] is None and "no prediction" in dry["reason"]
     assert dry["volume"] == 0
+
+
+def test_market_latest_rows_carry_the_position_weight_graphql_serves(api: Api) -> None:
+    """Issue 64: the Position Weight is a prediction output (Score, Action, Position Weight,
+    Ranking Tercile); GraphQL's latestPrediction had it, the REST rows did not."""
+    body = api.acme("GET", "/api/market/latest").json()
+    graph = data(api, "{ instruments { nodes { symbol latestPrediction { weight } } } }", api.world.acme_key)
+    served = {n["symbol"]: (n["latestPrediction"] or {}).get("weight") for n in graph["instruments"]["nodes"]}
+    assert (body["LIQ"]["weight"], body["MID"]["weight"], body["DRY"]["weight"]) == (0.2, 0.0, None)
+    assert {symbol: row["weight"] for symbol, row in body.items()} == served
 
 
 def test_market_latest_for_a_day_not_delivered_is_503(api: Api) -> None:

@@ -115,7 +115,7 @@ def test_market_fields_equal_rest(api: Api) -> None:
     graph = data(
         api,
         """{ instruments { nodes { symbol latestQuote { tradingDate close volume changePct rsi14
-        predictedReturn score action tercile modelId layer1Backend heldEdge roundTripCost decisionReason
+        predictedReturn score action weight tercile modelId layer1Backend heldEdge roundTripCost decisionReason
         reasons { baseValue inputs { input contribution } } reason } } } }""",
         key,
     )["instruments"]["nodes"]

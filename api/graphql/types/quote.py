@@ -25,6 +25,7 @@ class Quote:
     predicted_return: float | None = strawberry.field(description=PREDICTION_FIELDS["predicted_return"])
     score: float | None = strawberry.field(description=PREDICTION_FIELDS["score"])
     action: Action | None
+    weight: float | None = strawberry.field(description=PREDICTION_FIELDS["weight"])
     tercile: Tercile | None
     model_id: str | None
     layer1_backend: str | None
