@@ -35,7 +35,7 @@ from sqlalchemy import Connection, Engine
 from api.keystore import KeyCache
 from api.ratelimit import CounterStore, counter_store
 from desk import Desk
-from market.clock import TradingCalendar, default_calendar, exchange_date, utc_now
+from market.clock import TradingCalendar, default_calendar, utc_now
 from market.settings import Settings
 from store import tables
 from store.engine import service_engine
@@ -464,7 +464,7 @@ class Services:
         # The valuation day follows from the prices, but on a store without any it is the clock's.
         day = self.cached(
             ("valuation-day",),
-            (newest[0], self.calendar.latest_trading_day(exchange_date(self.now()))),
+            (newest[0], self.calendar.session_of(self.now())),
             lambda: self.valuation_day(conn),
         )
         return (day, *newest)

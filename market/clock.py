@@ -113,6 +113,15 @@ class TradingCalendar:
         """`day` itself if the exchange trades then, else the trading day before it."""
         return day if self.is_trading_day(day) else self.previous_trading_day(day)
 
+    def session_of(self, moment: datetime) -> date:
+        """The session a client's trade made at `moment` belongs to, and the day a client's
+        holdings are counted at then: the exchange date's session, or the last one before it
+        on a weekend or holiday. One rule (docs/portfolio.md, "When a trade counts"): a
+        manual trade is dated by it, a sell may sell what the trades dated on or before it
+        hold, and a position shows the shares of trades dated after it (a suggestion
+        confirmed ahead of its session) as pending until their session."""
+        return self.latest_trading_day(exchange_date(moment))
+
     def _iter_trading_days(self, start: date, end: date) -> Iterator[date]:
         day = start
         while day <= end:

@@ -236,7 +236,7 @@ def _checked_request(
         raise TradeRejected(f"price must be positive, not {order.price}")
     if fees < 0:
         raise TradeRejected(f"fees must be zero or more, not {order.fees}")
-    trading_date = calendar.latest_trading_day(exchange_date(moment))
+    trading_date = calendar.session_of(moment)
     close, close_date = reference_close(conn, symbol, trading_date)
     band = Decimal(str(settings.trade_price_band))
     low, high = (close * (1 - band)).quantize(CENT), (close * (1 + band)).quantize(CENT)
@@ -307,7 +307,7 @@ def preview_trade(
     symbol = str(symbol).upper()
     if symbol not in known_symbols(conn):
         raise NotFoundError(f"no instrument '{symbol}'")
-    _, as_of = reference_close(conn, symbol, calendar.latest_trading_day(exchange_date(moment)))
+    _, as_of = reference_close(conn, symbol, calendar.session_of(moment))
     session = market_days(conn, as_of, [symbol])[symbol]  # the symbol's latest bar, with its own quotes
     done = fill(side, quantity, _priced_session(session), fee_schedule(settings))
     costs = done.costs

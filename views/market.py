@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, Table, and_, func, or_, select
 
-from market.clock import TradingCalendar, exchange_date
+from market.clock import TradingCalendar
 from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
 from models.scoring import ServedPrediction, served_predictions
@@ -80,7 +80,7 @@ def latest_priced_day(conn: Connection, on_or_before: date | None = None) -> dat
 def valuation_day(conn: Connection, calendar: TradingCalendar, now: datetime) -> date:
     """The day portfolios are valued at: the latest priced trading day (or, on an empty
     store, the latest trading day on the exchange clock at `now`)."""
-    return latest_priced_day(conn) or calendar.latest_trading_day(exchange_date(now))
+    return latest_priced_day(conn) or calendar.session_of(now)
 
 
 def market_day(conn: Connection, calendar: TradingCalendar, requested: date | None, closed_through: date) -> date:
