@@ -189,23 +189,23 @@ def _reports(settings: Settings, calendar: TradingCalendar) -> Iterator[str]:
 
 
 def demo_admin_key(settings: Settings) -> tuple[Settings, str]:
-    """The configured admin key, or one generated once into secrets_dir/admin-key (0600);
+    """The configured admin key (MARKETINTEL_ADMIN_KEY, else the one kept in
+    secrets_dir/admin-key: market/settings.py), or one generated once into that file (0600);
     returns the settings carrying it and where it came from."""
     import secrets as random
 
     from pydantic import SecretStr
 
-    if settings.admin_key is not None and settings.admin_key.get_secret_value():
-        settings.checked_admin_key()
-        return settings, "MARKETINTEL_ADMIN_KEY (environment or .env)"
-    path = settings.secrets_dir / "admin-key"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(f"svc-admin-{random.token_hex(16)}\n")
-    key = path.read_text().strip()
-    return settings.model_copy(update={"admin_key": SecretStr(key)}), str(path)
+    if settings.admin_key is None or not settings.admin_key.get_secret_value():
+        path = settings.admin_key_file
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(f"svc-admin-{random.token_hex(16)}\n")
+        settings = settings.model_copy(update={"admin_key": SecretStr(path.read_text().strip())})
+    settings.checked_admin_key()
+    return settings, settings.admin_key_origin()
 
 
 @contextmanager

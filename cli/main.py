@@ -456,7 +456,8 @@ def serve(
         "or through Redis when MARKETINTEL_REDIS_URL is set).",
     ),
 ) -> None:
-    """Start the HTTP API (uvicorn). Refuses to start without a valid admin key."""
+    """Start the HTTP API (uvicorn). Refuses to start without a valid admin key
+    (MARKETINTEL_ADMIN_KEY, else the one `marketintel demo` kept in var/secrets/admin-key)."""
     import os
 
     import uvicorn

@@ -22,6 +22,7 @@ from market.fees import DEFAULT_SCHEDULE, JSE, SCHEDULES
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 HOME_CURRENCY = "JMD"  # the home exchange's currency: the simulator's, and the generic CSV's default
 ADMIN_KEY_PATTERN = re.compile(r"^svc-admin-[0-9a-f]{32,}$")
+ADMIN_KEY_FILE = "admin-key"  # in secrets_dir: the admin key `marketintel demo` generates once (mode 0600)
 REDIS_SCHEMES = ("redis://", "rediss://", "redis+unix://", "redis+sentinel://", "redis+cluster://")
 Tier = Literal["STANDARD", "PRO", "INSTITUTIONAL"]
 
@@ -48,7 +49,9 @@ class Settings(BaseSettings):
         "UPDATE/DELETE/TRUNCATE; empty to connect as the login user unchanged.",
     )
     admin_key: SecretStr | None = Field(
-        default=None, description="Admin API key, `svc-admin-` followed by at least 32 hex digits."
+        default=None,
+        description="Admin API key, `svc-admin-` followed by at least 32 hex digits; unset: the key in "
+        "secrets_dir/admin-key, when that file exists (`marketintel demo` writes one).",
     )
     data_dir: Path = Field(default=PROJECT_ROOT / "var" / "data", description="Raw snapshots, PDFs, imports.")
     runs_dir: Path = Field(default=PROJECT_ROOT / "runs", description="Executed notebooks, runs/<date>/<stage>.ipynb.")
@@ -415,18 +418,45 @@ class Settings(BaseSettings):
             )
         return self
 
+    @model_validator(mode="after")
+    def _admin_key_from_secrets(self) -> Settings:
+        """MARKETINTEL_ADMIN_KEY (environment or .env) when set, else the key kept in
+        secrets_dir/admin-key when that file exists: what `marketintel demo` generated, so
+        `marketintel serve` (and every uvicorn worker it starts) finds it afterwards."""
+        if (self.admin_key is None or not self.admin_key.get_secret_value()) and self.admin_key_file.is_file():
+            self.admin_key = SecretStr(self.admin_key_file.read_text(encoding="utf-8").strip())
+        return self
+
+    @property
+    def admin_key_file(self) -> Path:
+        """Where the admin key is kept when MARKETINTEL_ADMIN_KEY is not set."""
+        return self.secrets_dir / ADMIN_KEY_FILE
+
     def checked_admin_key(self) -> str:
         """The admin key, or a ConfigurationError that says exactly what to set."""
         if self.admin_key is None or not self.admin_key.get_secret_value():
             raise ConfigurationError(
-                "MARKETINTEL_ADMIN_KEY is not set; generate one with `marketintel keys new-admin` "
-                "and put it in the environment or .env"
+                f"MARKETINTEL_ADMIN_KEY is not set and {self.admin_key_file} holds no key: set it in the environment "
+                "or .env (`marketintel keys new-admin` prints a fresh key) or write the key to that file "
+                "(`marketintel demo` generates one there)"
             )
-        if not ADMIN_KEY_PATTERN.match(self.admin_key.get_secret_value()):
+        key = self.admin_key.get_secret_value()
+        if not ADMIN_KEY_PATTERN.match(key):
+            origin = self.admin_key_origin()
+            named = f"the admin key in {origin}" if origin == str(self.admin_key_file) else "MARKETINTEL_ADMIN_KEY"
             raise ConfigurationError(
-                "MARKETINTEL_ADMIN_KEY is malformed: expected 'svc-admin-' followed by at least 32 lowercase hex digits"
+                f"{named} is malformed: expected 'svc-admin-' followed by at least 32 lowercase hex digits"
             )
-        return self.admin_key.get_secret_value()
+        return key
+
+    def admin_key_origin(self) -> str:
+        """Where the admin key in use was read: the path of secrets_dir/admin-key when it is
+        that file's key, else MARKETINTEL_ADMIN_KEY (the override)."""
+        path = self.admin_key_file
+        key = self.admin_key.get_secret_value() if self.admin_key is not None else ""
+        if key and path.is_file() and path.read_text(encoding="utf-8").strip() == key:
+            return str(path)
+        return "MARKETINTEL_ADMIN_KEY (environment or .env)"
 
     def rate_limit_for(self, tier: Tier) -> int:
         return {

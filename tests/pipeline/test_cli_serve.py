@@ -1,0 +1,91 @@
+"""`marketintel serve` after `marketintel demo` (issue 64): the demo keeps the admin key it
+generates in secrets_dir/admin-key, and serve finds it there; MARKETINTEL_ADMIN_KEY, when
+set, is the key instead; with neither, serve says both ways in one line."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+
+import httpx
+import pytest
+
+from cli.demo import demo_admin_key
+from market.errors import ConfigurationError
+from market.settings import Settings
+from tests.conftest import ADMIN_KEY, ON_SQLITE_ONLY
+from tests.pipeline.test_cli import MARKETINTEL, cli
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _serve_and_list_keys(key: str) -> tuple[int, int]:
+    """Start `marketintel serve` as a user does, then GET /api/keys (admin only) with `key`
+    and with the test suite's own admin key: the two status codes."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [MARKETINTEL, "serve", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 90
+    try:
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                pytest.fail(f"marketintel serve did not start: {process.stdout.read()[-3000:]}")
+            time.sleep(0.3)
+        return tuple(
+            httpx.get(f"{base}/api/keys", headers={"X-API-Key": k}, timeout=30).status_code for k in (key, ADMIN_KEY)
+        )
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+@ON_SQLITE_ONLY
+def test_serve_finds_the_admin_key_the_demo_wrote(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MARKETINTEL_ADMIN_KEY", raising=False)
+    served, admin_from = demo_admin_key(settings)  # what `marketintel demo` does before it serves
+    assert admin_from == str(settings.secrets_dir / "admin-key")
+    assert oct(settings.admin_key_file.stat().st_mode & 0o777) == "0o600"
+    key = served.checked_admin_key()
+    assert _serve_and_list_keys(key) == (200, 401)  # the demo's key is the admin; no other is
+
+
+@ON_SQLITE_ONLY
+def test_the_environment_key_overrides_the_kept_one(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MARKETINTEL_ADMIN_KEY", raising=False)
+    kept = demo_admin_key(settings)[0].checked_admin_key()
+    monkeypatch.setenv("MARKETINTEL_ADMIN_KEY", ADMIN_KEY)
+    overridden = Settings()
+    assert overridden.checked_admin_key() == ADMIN_KEY != kept
+    assert overridden.admin_key_origin() == "MARKETINTEL_ADMIN_KEY (environment or .env)"
+    assert demo_admin_key(overridden)[1] == "MARKETINTEL_ADMIN_KEY (environment or .env)"
+
+
+def test_a_malformed_kept_key_is_named_by_its_file(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MARKETINTEL_ADMIN_KEY", raising=False)
+    (tmp_path / "admin-key").write_text("svc-admin-short\n")
+    with pytest.raises(ConfigurationError, match=f"the admin key in {tmp_path / 'admin-key'} is malformed"):
+        Settings(_env_file=None, secrets_dir=tmp_path).checked_admin_key()
+
+
+@ON_SQLITE_ONLY
+def test_serve_without_either_names_both_ways_in_one_line(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MARKETINTEL_ADMIN_KEY", raising=False)
+    result = cli("serve")
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert lines[0].startswith("error: MARKETINTEL_ADMIN_KEY is not set")
+    assert str(settings.secrets_dir / "admin-key") in lines[0]
+    assert "`marketintel keys new-admin`" in lines[0] and "`marketintel demo`" in lines[0]
