@@ -3,7 +3,9 @@ instead of silently keeping the last value, which would let a body say one thing
 proxy or log that reads the first and another to the service. REST routers that take
 JSON bodies use `StrictJSONRoute`; the GraphQL router decodes with `strict_json` too. The
 same rule caps nesting at MAX_DEPTH levels (400), so a body of 2,000 nested arrays is a
-clear refusal on REST and on /graphql alike, never a RecursionError."""
+clear refusal on REST and on /graphql alike, never a RecursionError; and a body that is not
+UTF-8 text (RFC 8259's one encoding for JSON exchanged between systems) is a 400 naming
+the first byte that is not, never a UnicodeDecodeError answered as a server error."""
 
 from __future__ import annotations
 
@@ -54,6 +56,27 @@ class ControlCharacter(HTTPException):
         )
 
 
+class NotUTF8(HTTPException):
+    def __init__(self, error: UnicodeDecodeError) -> None:
+        super().__init__(
+            status_code=400,
+            detail=f"the body is not UTF-8 text: byte 0x{error.object[error.start]:02x} at offset {error.start} "
+            "is not UTF-8; send JSON encoded as UTF-8 (RFC 8259)",
+        )
+
+
+def utf8_text(data: str | bytes) -> str:
+    """A body's bytes as text: UTF-8 (a leading byte order mark skipped, as JSON decoders
+    may), else NotUTF8 (400). json.loads would guess UTF-16 or UTF-32 from the first bytes
+    and let a byte that is no UTF-8 escape as a UnicodeDecodeError."""
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise NotUTF8(error) from None
+
+
 def _strings(value: Any) -> Any:
     stack = [value]
     while stack:
@@ -82,13 +105,14 @@ def depth(value: Any) -> int:
 
 
 def strict_json(data: str | bytes, text_rule: bool = True) -> Any:
-    """Decoded, refusing a key named twice (422), nesting deeper than MAX_DEPTH (400: the
-    decoder's own recursion limit would otherwise surface as a server error) and a key or
+    """Decoded, refusing a body that is not UTF-8 (400), a key named twice (422), nesting
+    deeper than MAX_DEPTH (400: the decoder's own recursion limit would otherwise surface
+    as a server error) and a key or
     string holding a control character (422, market/text.py). GraphQL decodes with
     `text_rule=False`: its variables are checked by the schema (api/graphql/limits.py) and
     refused as BAD_USER_INPUT in a GraphQL answer, as every GraphQL input error is."""
     try:
-        value = json.loads(data, object_pairs_hook=_unique)
+        value = json.loads(utf8_text(data), object_pairs_hook=_unique)
     except RecursionError:
         raise TooDeep() from None
     if depth(value) > MAX_DEPTH:

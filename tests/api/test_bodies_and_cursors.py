@@ -1,0 +1,140 @@
+"""Issue 64, item 4 (the API part): what a client sends that the service must refuse
+clearly and without writing: a body that is not UTF-8, a cursor the API did not issue for
+this list and this portfolio, a client key on an admin route whatever its body, the
+trade preview's `side`, an Idempotency-Key that is not printable ASCII.
+
+Every route that takes a body comes from the app's own OpenAPI document (plus /graphql)
+and every admin route from the app's own routes, so a new one is covered without editing
+this file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import func, select
+
+from store import tables
+from tests.api.conftest import Api, assert_problem
+from tests.api.graph import gql
+from tests.conftest import ADMIN_KEY
+
+Operation = tuple[str, str, dict[str, Any]]  # method, path with its parameters filled, the operation
+
+
+def stored(api: Api) -> dict[str, int]:
+    """How many rows each table of the store holds (the rate limiter's counters aside:
+    operational state, not a write of the request's)."""
+    with api.world.engine.connect() as conn:
+        return {
+            name: conn.execute(select(func.count()).select_from(table)).scalar_one()
+            for name, table in tables.metadata.tables.items()
+            if name != tables.rate_limit_counters.name
+        }
+
+
+def _operations(api: Api) -> Iterator[Operation]:
+    """Every operation of the app's OpenAPI document, its path parameters filled with the
+    client's key id (a real id: a route that reads one finds it)."""
+    openapi = api.http.get("/openapi.json").json()
+    for path, item in openapi["paths"].items():
+        for method, operation in item.items():
+            filled = {p["name"]: api.world.acme_key_id for p in operation.get("parameters", []) if p["in"] == "path"}
+            yield method.upper(), path.format(**filled), operation | {"components": openapi["components"]["schemas"]}
+
+
+def _sample(schema: dict[str, Any], components: dict[str, Any]) -> Any:
+    """A body of `schema` as a client writes one: its declared example, else every property
+    at a small value (an enum's first, a number 1 or its minimum, text "LIQ"), so the write
+    would go through if it were read."""
+    if "$ref" in schema:
+        return _sample(components[schema["$ref"].rsplit("/", 1)[1]], components)
+    if "example" in schema or "examples" in schema:
+        return schema.get("example") or schema["examples"][0]
+    options = [s for s in schema.get("anyOf", []) if s.get("type") != "null"]
+    if options:
+        return _sample(options[0], components)
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: _sample(s, components) for name, s in schema.get("properties", {}).items()}
+    if "enum" in schema:
+        return schema["enum"][0]
+    if kind in ("integer", "number"):
+        return max(1, schema.get("minimum", 1))
+    return True if kind == "boolean" else "LIQ"
+
+
+# --- bodies that are not UTF-8 ------------------------------------------------------------------
+
+
+def _not_utf8(example: Any) -> Iterator[bytes]:
+    """A body the operation would take (its documented example), sent as no UTF-8 reader
+    reads it: in UTF-16 (json.loads guessed it and the write went through), and in UTF-8
+    with a byte that is not (0xff)."""
+    text = json.dumps(example)
+    yield text.encode("utf-16")
+    yield text[:-1].encode() + b', "note": "caf\xe9"}' if text.endswith("}") else text.encode() + b"\xff"
+
+
+def _problem_names_utf8(response: Any, where: str) -> None:
+    body = assert_problem(response, 400, "not UTF-8")
+    assert "offset" in body["detail"], (where, body)
+
+
+def test_a_body_that_is_not_utf8_is_400_problem_json_on_every_route_and_writes_nothing(api: Api) -> None:
+    before = stored(api)
+    walked = []
+    for method, path, operation in _operations(api):
+        content = operation.get("requestBody", {}).get("content", {})
+        if "application/json" not in content:
+            continue
+        example = _sample(content["application/json"]["schema"], operation["components"])
+        for body in _not_utf8(example):
+            response = api.call(method, path, ADMIN_KEY, content=body, headers={"content-type": "application/json"})
+            _problem_names_utf8(response, f"{method} {path} {body[:40]!r}")
+        walked.append(f"{method} {path}")
+    assert len(walked) >= 7, walked  # trade, cash, and the five key routes with a body
+    documents = (
+        '{"query": "{ __typename }"}',
+        '{"query": "mutation { moveCash(amount: \\"10.00\\", note: \\"top-up\\") { __typename } }"}',
+    )
+    for key in (api.world.acme_key, ADMIN_KEY):
+        for document in documents:
+            for body in (document.encode("utf-16"), document[:-1].encode() + b' , "x": "\xff"}'):
+                response = api.call("POST", "/graphql", key, content=body, headers={"content-type": "application/json"})
+                _problem_names_utf8(response, f"/graphql {body[:40]!r}")
+        response = api.call(
+            "POST",
+            "/graphql",
+            key,
+            content=b'{"query":"{ __typename }\xff"}',
+            headers={"content-type": "application/json"},
+        )
+        _problem_names_utf8(response, "/graphql, the issue's body")
+    assert stored(api) == before
+    # the same bodies in UTF-8 are taken (the refusal is the encoding's, not the body's)
+    assert gql(api, "{ __typename }", api.world.acme_key).json() == {"data": {"__typename": "Query"}}
+
+
+def test_uploads_read_no_json_and_refuse_text_that_is_not_utf8_without_writing(api: Api) -> None:
+    """The two uploads take multipart, not JSON (415 for a JSON body); a research note in
+    text that is not UTF-8 is refused with the reason, and neither writes."""
+    before = stored(api)
+    uploads = [
+        (m, p) for m, p, o in _operations(api) if "multipart/form-data" in o.get("requestBody", {}).get("content", {})
+    ]
+    assert len(uploads) == 2, uploads
+    for method, path in uploads:
+        refused = api.call(
+            method, path, api.world.acme_key, content=b'{"x": "\xff"}', headers={"content-type": "application/json"}
+        )
+        assert_problem(refused, 415, "multipart/form-data")
+        note = api.call(
+            method,
+            path,
+            api.world.acme_key,
+            files={"file": ("note-caf\xe9.txt", "LIQ caf\xe9".encode("latin-1"), "text/plain")},
+        )
+        assert note.status_code in (415, 422) and note.headers["content-type"] == "application/problem+json", note.text
+    assert stored(api) == before
