@@ -372,7 +372,9 @@ class KeyCheckedRoute(APIRoute):
     checked in the handler's thread as it once was, was not even counted). Here `handle`,
     which the router calls before FastAPI's own request handling (and before its 405 for
     a method the path lacks), checks the key first; a bad one ends the request with 401 or
-    429. `principal` then hands over the principal found.
+    429. `principal` then hands over the principal found. On a route that needs the admin
+    key (`admin` among its dependencies) a client key is then 403, before the body or a
+    parameter is read: a malformed body is the same 403 as a well-formed one.
 
     On a read (GET, HEAD) that takes the request's connection, a key this process has seen
     is answered from memory on the event loop, no thread or connection taken
@@ -391,6 +393,7 @@ class KeyCheckedRoute(APIRoute):
         )
         self.holds = request_connection in calls  # the check's connection is the handler's
         self.defers = self.holds and self.methods <= READS
+        self.admin_only = admin in calls  # the key's rights, like the key, come before anything read
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope)
@@ -399,15 +402,22 @@ class KeyCheckedRoute(APIRoute):
             await super().handle(scope, receive, send)
             return
         try:
-            await check_key(request, presented, self.defers, self.holds)
+            await self._checked(request, presented, self.defers, self.holds)
             try:
                 await super().handle(scope, receive, send)
             except VersionMoved:
                 request.state.principal = request.state.key_rider = None
-                await check_key(request, presented, hold=self.holds)  # afresh, from the database
+                await self._checked(request, presented, hold=self.holds)  # afresh, from the database
                 await super().handle(scope, receive, send)
         finally:
             await _release_unadopted(request)
+
+    async def _checked(self, request: Request, presented: str | None, defer: bool = False, hold: bool = False) -> None:
+        """The key (`check_key`: 401, 429), then on an admin route the key's rights (`admin`:
+        403), so a client key learns nothing from a malformed body or parameter there."""
+        caller = await check_key(request, presented, defer, hold)
+        if self.admin_only:
+            await admin(caller)
 
     def _needs_key(self, request: Request, presented: str | None) -> bool:
         if self.access is Access.KEY_UNLESS_PUBLIC:

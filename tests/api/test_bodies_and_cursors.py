@@ -138,3 +138,55 @@ def test_uploads_read_no_json_and_refuse_text_that_is_not_utf8_without_writing(a
         )
         assert note.status_code in (415, 422) and note.headers["content-type"] == "application/problem+json", note.text
     assert stored(api) == before
+
+
+# --- admin routes: the key's rights before the body ----------------------------------------------
+
+
+def _calls(dependant: Any) -> Iterator[Any]:
+    for sub in dependant.dependencies:
+        yield sub.call
+        yield from _calls(sub)
+
+
+def _admin_routes(api: Api) -> list[tuple[str, str]]:
+    """(method, path) of every route that needs the admin key, read from the app's routes:
+    those with the admin dependency anywhere under them."""
+    from fastapi.routing import APIRoute
+
+    from api.app import create_app
+    from api.security import admin
+    from tests.api.conftest import Clock
+
+    app = create_app(api.world.settings, now=Clock())
+    return [
+        (method, route.path.format(key_id=api.world.acme_key_id))
+        for route in app.routes
+        if isinstance(route, APIRoute) and admin in set(_calls(route.dependant))
+        for method in sorted(route.methods)
+    ]
+
+
+MALFORMED = (b'{"per_minute": ', b'{"tier": "PRO", "tier": "PRO"}', b"[" * 40 + b"]" * 40, b'{"x": "\xff"}')
+
+
+def test_a_client_key_on_an_admin_route_is_403_whatever_its_body_and_a_bad_key_still_401(api: Api) -> None:
+    routes = _admin_routes(api)
+    assert {path.rsplit("/", 1)[-1] for _, path in routes} >= {
+        "generate",
+        "rotate",
+        "rate-limit",
+        "macro-access",
+        "tier",
+    }
+    json_body = {"content-type": "application/json"}
+    before = stored(api)
+    for method, path in routes:
+        for body in MALFORMED:
+            assert_problem(api.call(method, path, api.world.acme_key, content=body, headers=json_body), 403, "admin")
+            assert_problem(api.call(method, path, "svc-sk-" + "0" * 40, content=body, headers=json_body), 401)
+        assert_problem(api.call(method, path + "?limit=abc&cursor=%", api.world.acme_key), 403, "admin")
+    assert stored(api) == before
+    # the admin key's malformed body is still read and refused for what it is
+    tier = f"/api/keys/{api.world.acme_key_id}/tier"
+    assert_problem(api.call("PUT", tier, ADMIN_KEY, content=MALFORMED[0], headers=json_body), 422, "JSON")
