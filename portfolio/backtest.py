@@ -19,13 +19,17 @@ backtest that ignores when an order can fill would claim).
 
 Figures (`summarise`): the track-record statistics of portfolio/track_record.py overall
 (and, with `by_year`, per calendar year) beside the benchmarks given, average exposure
-and fills, the costs paid by part, orders, lapsed orders and days trapped.
+and fills, the costs paid by part, orders, lapsed orders, days trapped and how long a name
+was held (`holding`: `holding_periods`, in sessions, from the fills).
+
+Null books (portfolio/nulls.py) replay the same days with the ranking replaced: they
+re-decide `decided_frame`'s rows and read them back with `with_signals`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date
 from decimal import Decimal
 
@@ -98,21 +102,22 @@ def out_of_sample_predictions(
 
 
 def signals_of(decided: pd.DataFrame) -> dict[str, Signal]:
-    return {
-        r.symbol: Signal(
-            r.symbol,
-            float(r.score),
-            r.action,
-            r.tercile,
-            float(r.weight),
-            float(r.predicted_return),
-            float(r.held_edge),
-            float(r.round_trip_cost),
-            r.reason,
-            ordinary=bool(getattr(r, "ordinary", True)),
-        )
-        for r in decided.itertuples(index=False)
-    }
+    return {r.symbol: _signal(r) for r in decided.itertuples(index=False)}
+
+
+def _signal(r) -> Signal:  # noqa: ANN001 - a namedtuple row of `decide`'s output
+    return Signal(
+        r.symbol,
+        float(r.score),
+        r.action,
+        r.tercile,
+        float(r.weight),
+        float(r.predicted_return),
+        float(r.held_edge),
+        float(r.round_trip_cost),
+        r.reason,
+        ordinary=bool(getattr(r, "ordinary", True)),
+    )
 
 
 @dataclass(frozen=True)
@@ -125,14 +130,48 @@ class PreparedDay:
     signals: dict[str, Signal]
 
 
+def decided_frame(
+    predictions: pd.DataFrame, fee_rate: float, horizon: int = HORIZON, book_names: int = BOOK_NAMES
+) -> pd.DataFrame:
+    """`decide` over every day of `predictions`, sorted by date and symbol (index 0..n-1):
+    the rows `prepare_days` groups into days, and what a null book re-assigns
+    (portfolio/nulls.py)."""
+    predictions = predictions.sort_values(["date", "symbol"])
+    predictions.attrs = {}  # a loader's notes: pandas deep-copies attrs into every derived frame
+    return decide(predictions.reset_index(drop=True), fee_rate=fee_rate, horizon=horizon, book_names=book_names)
+
+
+SIGNAL_COLUMNS = (
+    "symbol",
+    "score",
+    "action",
+    "tercile",
+    "weight",
+    "predicted_return",
+    "held_edge",
+    "round_trip_cost",
+    "reason",
+    "ordinary",
+)
+
+
+def with_signals(days: list[PreparedDay], decided: pd.DataFrame) -> list[PreparedDay]:
+    """`days` with each day's signals read from `decided` (rows of the same days decided
+    again, e.g. on a null's ranking): the same market, other decisions; a day without
+    rows in `decided` has no signals."""
+    columns = ["date", *(c for c in SIGNAL_COLUMNS if c in decided)]
+    signals: dict[date, dict[str, Signal]] = {}
+    for r in decided[columns].itertuples(index=False):
+        signals.setdefault(r.date, {})[r.symbol] = _signal(r)
+    return [PreparedDay(d.day, d.market, signals.get(d.day, {})) for d in days]
+
+
 def prepare_days(
     predictions: pd.DataFrame, fee_rate: float, horizon: int = HORIZON, book_names: int = BOOK_NAMES
 ) -> list[PreparedDay]:
     """The day-by-day market (a name not priced on a day carries its last close with no
     trades) and decisions (LONG: the day's `book_names` best), in date order."""
-    predictions = predictions.sort_values(["date", "symbol"])
-    predictions.attrs = {}  # a loader's notes: pandas deep-copies attrs into every derived frame
-    decided = decide(predictions.reset_index(drop=True), fee_rate=fee_rate, horizon=horizon, book_names=book_names)
+    decided = decided_frame(predictions, fee_rate, horizon, book_names)
     last_seen: dict[str, MarketDay] = {}
     out = []
     for day, frame in decided.groupby("date", sort=True):
@@ -243,16 +282,22 @@ def _apply(
     return run.cash, traded
 
 
+def book_returns(curve: pd.DataFrame, starting_cash: float) -> pd.Series:
+    """A replayed book's daily returns by date (`curve`: BacktestResult.curve); the first
+    day's is against the starting cash."""
+    equity = pd.Series([starting_cash, *curve["equity"]], index=range(len(curve) + 1), dtype=float)
+    returns = daily_returns(equity)
+    returns.index = list(curve["date"])
+    return returns
+
+
 def summarise(
     result: BacktestResult, starting_cash: float, benchmarks: dict[str, pd.Series] | None = None, by_year: bool = False
 ) -> dict:
     curve = result.curve
     if curve.empty:
         return {"days": 0}
-    # The first day's return is against the starting cash.
-    equity = pd.Series([starting_cash, *curve["equity"]], index=range(len(curve) + 1), dtype=float)
-    returns = daily_returns(equity)
-    returns.index = list(curve["date"])
+    returns = book_returns(curve, starting_cash)
     costs = breakdown({part: float(curve[part].sum()) for part in COST_PARTS})
     indexed = curve.set_index("date")
     exposure = indexed["market_value"] / indexed["equity"]
@@ -277,6 +322,7 @@ def summarise(
             "final_equity": round(float(curve["equity"].iloc[-1]), 2),
         }
     )
+    figures["holding"] = asdict(holding_periods(result.trades, list(curve["date"])))
     if by_year:
         years = yearly(
             returns,
@@ -299,3 +345,47 @@ def research_figures(record: TrackRecord) -> dict:
     if figures["costs"] is not None:
         figures["costs"] = {k: None if v is None else float(v) for k, v in figures["costs"].items()}
     return figures
+
+
+@dataclass(frozen=True)
+class HoldingPeriods:
+    """How long the book held a name, in sessions, from its fills: a holding runs from the
+    fill that opened the position to the fill that closed it; one still open at the last
+    session counts to it (so the mean of a book that never sells is a lower bound).
+    `by_year`: the mean of the holdings that ended in each calendar year (still open: the
+    last session's year)."""
+
+    holdings: int
+    closed: int
+    mean_sessions: float | None
+    median_sessions: float | None
+    by_year: dict[str, float]
+
+
+def holding_periods(trades: pd.DataFrame, sessions: list[date]) -> HoldingPeriods:
+    """The HoldingPeriods of a replayed book's `trades` (BacktestResult.trades: date,
+    symbol, side, quantity) over its `sessions` (the replayed days, in order)."""
+    if trades.empty or not sessions:
+        return HoldingPeriods(0, 0, None, None, {})
+    position = {day: i for i, day in enumerate(sessions)}
+    spans: list[tuple[int, int, bool]] = []  # (opened, ended, closed)
+    held: dict[str, int] = {}
+    opened: dict[str, int] = {}
+    for t in trades.itertuples(index=False):
+        before = held.get(t.symbol, 0)
+        after = before + (t.quantity if t.side == "BUY" else -t.quantity)
+        held[t.symbol] = after
+        if before <= 0 < after:
+            opened[t.symbol] = position[t.date]
+        elif before > 0 >= after:
+            spans.append((opened.pop(t.symbol), position[t.date], True))
+    spans += [(start, len(sessions) - 1, False) for start in opened.values()]
+    lengths = pd.Series([end - start for start, end, _ in spans], dtype=float)
+    ended = pd.Series([sessions[end].year for _, end, _ in spans])
+    return HoldingPeriods(
+        holdings=len(spans),
+        closed=sum(1 for *_, closed in spans if closed),
+        mean_sessions=round(float(lengths.mean()), 1),
+        median_sessions=round(float(lengths.median()), 1),
+        by_year={str(year): round(float(part.mean()), 1) for year, part in lengths.groupby(ended)},
+    )

@@ -1,0 +1,315 @@
+"""Null books: books that obey the AI book's mandate by chance, replayed beside it.
+
+Skill is where a book ranks among books that obey the same constraints by chance (random
+portfolios as the null: Burns 2006; Dawson and Young). A null book here is the product's
+book (portfolio/book.py `plan_book`, the same `Mandate`, universe, entry gates, capacity,
+next-session fills, spreads and fees, portfolio/backtest.py) over the same days, with one
+thing replaced: the ranking. Each day the model's own outputs (the expected excess with
+the P(up), raw score, predicted return and class probabilities that came with it) are
+re-assigned to the day's rows by the null's order (`reassign`): the row the null ranks
+best gets the model's best tuple, the second the second, and so on, within each pool:
+
+- the book's universe: ordinary shares that pass the entry gates (a tercile) and have an
+  expected excess;
+- every other row with an expected excess (what a held name that fell out of the universe
+  reads when the book decides whether to sell it).
+
+Rows without an expected excess keep theirs (none). `models.decisions.decide` then derives
+the Score, Action (LONG, AVOID, HOLD), Tercile, Weight, held_edge and reason from the
+re-assigned values, as for the model, so each day's set of expected-excess values is the
+model's and every rank threshold (LONG, the terciles) fires as often; AVOID, whose
+threshold is a name's own round trip, fires about as often.
+
+Families (`NULL_FAMILIES`), each a key per row (larger is better):
+- `daily_random`: a fresh random ranking every day (one book per seed);
+- `fixed_random`: one random ranking of the symbols, fixed for the span (one per seed);
+- `size`: ranked by traded value, ADV_20 x the close, each day;
+- `bought_and_held`: the model's ranking for the first FIRST_MONTH_SESSIONS sessions, then
+  the ranking of the last of them frozen, with the names the model's book held after that
+  month's orders ranked above every other: the first month's book bought and held;
+- `inverted`: the model's ranking reversed.
+
+`null_books` replays them; `family_figures` summarises a family beside the model's book
+(mean and range of a figure, the model's percentile among the family's books).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+import numpy as np
+import pandas as pd
+
+from market.costs import FeeSchedule
+from models.decisions import BOOK_NAMES, HORIZON, decide
+from portfolio.backtest import BacktestResult, PreparedDay, book_returns, run_backtest, with_signals
+from portfolio.book import Mandate
+
+NULL_FAMILIES = ("daily_random", "fixed_random", "size", "bought_and_held", "inverted")
+DAILY_RANDOM_SEEDS = 10
+FIXED_RANDOM_SEEDS = 20
+FIRST_MONTH_SESSIONS = 21  # the bought-and-held book's first month, in sessions
+# The model's outputs for a row, moved together (those a frame has); `decide` derives the rest.
+MODEL_OUTPUTS = (
+    "expected_return",
+    "p_up",
+    "raw_score",
+    "predicted_return",
+    "predicted_class",
+    "p_down3",
+    "p_flat3",
+    "p_up3",
+)
+UNIVERSE, OTHER = 1, 2  # the pools re-assigned apart (0: no expected excess, not re-assigned)
+
+
+def pools(decided: pd.DataFrame) -> np.ndarray:
+    """Per row of `decide`'s output: UNIVERSE (an ordinary share that passes the entry
+    gates, with an expected excess), OTHER (any other row with one) or 0 (none)."""
+    has_edge = decided["expected_return"].notna().to_numpy()
+    liquid = (decided["tercile"] != "ILLIQUID").to_numpy()
+    ordinary = decided["ordinary"].fillna(True).astype(bool).to_numpy() if "ordinary" in decided else True
+    return np.where(has_edge, np.where(liquid & ordinary, UNIVERSE, OTHER), 0)
+
+
+def _model_order(decided: pd.DataFrame, rows: np.ndarray, days: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """`rows` sorted by day, pool, then the model's ranking (the expected excess, then P(up),
+    then the raw score, best first; decide's order)."""
+    raw = decided["raw_score"].to_numpy(float) if "raw_score" in decided else np.zeros(len(decided))
+    edge, p_up = decided["expected_return"].to_numpy(float), decided["p_up"].to_numpy(float)
+    return rows[np.lexsort((-raw[rows], -p_up[rows], -edge[rows], pool[rows], days[rows]))]
+
+
+def model_rank(decided: pd.DataFrame) -> np.ndarray:
+    """Each row's rank (1 = best) by the model's ranking within its day and pool; a large
+    number for rows without an expected excess."""
+    pool, days = pools(decided), pd.factorize(decided["date"], sort=True)[0]
+    ordered = _model_order(decided, np.flatnonzero(pool > 0), days, pool)
+    rank = np.full(len(decided), np.iinfo(np.int32).max, dtype=np.int64)
+    groups = pd.Series(days[ordered] * 3 + pool[ordered])
+    rank[ordered] = groups.groupby(groups.to_numpy()).cumcount().to_numpy() + 1
+    return rank
+
+
+def reassign(
+    decided: pd.DataFrame,
+    key: np.ndarray,
+    fee_rate: float,
+    horizon: int = HORIZON,
+    book_names: int = BOOK_NAMES,
+) -> pd.DataFrame:
+    """`decided` (decide's output over one or many days) with the model's outputs moved
+    to the rows in the null's order (`key`, one value per row, larger is better; NaN is
+    worst; ties by symbol) within each day and pool, and decided again (module docstring).
+    Each day's multiset of every output, per pool, is unchanged."""
+    pool, days = pools(decided), pd.factorize(decided["date"], sort=True)[0]
+    rows = np.flatnonzero(pool > 0)
+    symbols = pd.factorize(decided["symbol"], sort=True)[0]
+    order = np.nan_to_num(np.asarray(key, dtype=float), nan=-np.inf)
+    by_model = _model_order(decided, rows, days, pool)
+    by_null = rows[np.lexsort((symbols[rows], -order[rows], pool[rows], days[rows]))]
+    out = decided.copy()
+    for column in (c for c in MODEL_OUTPUTS if c in decided):
+        values = decided[column].to_numpy()
+        moved = values.copy()
+        moved[by_null] = values[by_model]
+        out[column] = moved
+    return decide(out, fee_rate=fee_rate, horizon=horizon, book_names=book_names)
+
+
+def daily_random_key(decided: pd.DataFrame, seed: int) -> np.ndarray:
+    """A fresh random ranking each day."""
+    return np.random.default_rng(seed).random(len(decided))
+
+
+def fixed_random_key(decided: pd.DataFrame, seed: int) -> np.ndarray:
+    """One random ranking of the symbols, the same every day."""
+    symbols = sorted(decided["symbol"].unique())
+    draws = dict(zip(symbols, np.random.default_rng(seed).random(len(symbols)), strict=True))
+    return decided["symbol"].map(draws).to_numpy(float)
+
+
+def size_key(decided: pd.DataFrame) -> np.ndarray:
+    """Traded value: ADV_20 (shares) x the close, each day."""
+    return (decided["adv_20"].astype(float) * decided["close"].astype(float)).to_numpy()
+
+
+def inverted_key(decided: pd.DataFrame) -> np.ndarray:
+    """The model's ranking, reversed."""
+    return model_rank(decided).astype(float)
+
+
+def bought_and_held_key(decided: pd.DataFrame, until: date, held: set[str]) -> np.ndarray:
+    """The model's ranking up to `until`; after it, the ranking of `until` frozen (a name
+    not ranked that day last), with the `held` names above every other."""
+    rank = model_rank(decided).astype(float)
+    after = (decided["date"] > until).to_numpy()
+    last = decided["date"] == until
+    frozen = pd.Series(rank[last.to_numpy()], index=decided.loc[last, "symbol"])
+    later = decided.loc[after, "symbol"]
+    boost = np.where(later.isin(held).to_numpy(), 1e12, 0.0)
+    key = -rank
+    key[after] = boost - later.map(frozen).fillna(np.inf).to_numpy(float)
+    return key
+
+
+def held_after(trades: pd.DataFrame, decided_until: date) -> set[str]:
+    """The names a replayed book held once the orders decided on or before `decided_until`
+    filled (BacktestResult.trades)."""
+    if trades.empty:
+        return set()
+    early = trades[trades["decided_on"].astype(str) <= decided_until.isoformat()]
+    signed = np.where(early["side"] == "BUY", early["quantity"], -early["quantity"])
+    net = pd.Series(signed, index=early["symbol"].to_numpy()).groupby(level=0).sum()
+    return set(net[net > 0].index)
+
+
+@dataclass(frozen=True)
+class NullPlan:
+    """Which null books to replay: seeds per random family, the bought-and-held book's
+    first month, and the families (NULL_FAMILIES' names)."""
+
+    daily_seeds: int = DAILY_RANDOM_SEEDS
+    fixed_seeds: int = FIXED_RANDOM_SEEDS
+    first_month: int = FIRST_MONTH_SESSIONS
+    families: tuple[str, ...] = NULL_FAMILIES
+
+
+@dataclass(frozen=True)
+class NullBook:
+    family: str
+    seed: int | None  # the random families' seed; None for the others
+    result: BacktestResult
+    returns: pd.Series  # daily, by date
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What every book of a comparison shares: the days (portfolio/backtest.prepare_days),
+    the decided rows they were made of (backtest.decided_frame), the fees, the mandate,
+    the fill mode, the starting cash and the horizon."""
+
+    days: list[PreparedDay]
+    decided: pd.DataFrame
+    fees: FeeSchedule
+    mandate: Mandate = Mandate()
+    fills: str = "costed"
+    starting_cash: float = 10_000_000
+    horizon: int = HORIZON
+
+
+def null_keys(replay: Replay, plan: NullPlan, model: BacktestResult) -> list[tuple[str, int | None, np.ndarray]]:
+    """(family, seed, key) of every null book the plan asks for; `model`: the model's book
+    over the same replay (the bought-and-held book starts from its first month)."""
+    decided, keys = replay.decided, []
+    for family in plan.families:
+        if family == "daily_random":
+            keys += [(family, seed, daily_random_key(decided, seed)) for seed in range(plan.daily_seeds)]
+        elif family == "fixed_random":
+            keys += [(family, seed, fixed_random_key(decided, seed)) for seed in range(plan.fixed_seeds)]
+        elif family == "size":
+            keys.append((family, None, size_key(decided)))
+        elif family == "inverted":
+            keys.append((family, None, inverted_key(decided)))
+        elif family == "bought_and_held" and len(replay.days) > plan.first_month:
+            until = replay.days[plan.first_month - 1].day
+            keys.append((family, None, bought_and_held_key(decided, until, held_after(model.trades, until))))
+        elif family not in NULL_FAMILIES:
+            raise ValueError(f"unknown null family {family!r}: one of {NULL_FAMILIES}")
+    return keys
+
+
+def replay_book(replay: Replay, days: list[PreparedDay] | None = None) -> tuple[BacktestResult, pd.Series]:
+    """One book over the replay's days (or `days`, the same days re-decided), with its
+    daily returns."""
+    result = run_backtest(
+        days if days is not None else replay.days,
+        replay.starting_cash,
+        replay.fees,
+        replay.fills,
+        replay.mandate,
+        replay.horizon,
+    )
+    return result, book_returns(result.curve, replay.starting_cash)
+
+
+def null_books(replay: Replay, plan: NullPlan, model: BacktestResult) -> list[NullBook]:
+    """Every null book of `plan` replayed over `replay` (module docstring)."""
+    fee_rate, books = float(replay.fees.rate), []
+    for family, seed, key in null_keys(replay, plan, model):
+        decided = reassign(replay.decided, key, fee_rate, replay.horizon, replay.mandate.names)
+        result, returns = replay_book(replay, with_signals(replay.days, decided))
+        books.append(NullBook(family, seed, result, returns))
+    return books
+
+
+def mean_returns(books: list[NullBook]) -> pd.Series:
+    """The mean of the books' daily returns, by date (the return of holding them all in
+    equal parts, rebalanced daily)."""
+    return pd.concat([b.returns for b in books], axis=1).mean(axis=1)
+
+
+def percentile(value: float | None, others: list[float | None]) -> float | None:
+    """The share of `others` below `value`, ties counting half, in percent (None without
+    a value or others)."""
+    known = [o for o in others if o is not None]
+    if value is None or not known:
+        return None
+    below = sum(1 for o in known if o < value) + 0.5 * sum(1 for o in known if o == value)
+    return round(100 * below / len(known), 1)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A figure over a family's books: the mean, the lowest and the highest."""
+
+    mean: float | None
+    low: float | None
+    high: float | None
+
+    @classmethod
+    def of(cls, values: list[float | None]) -> Spread:
+        known = [v for v in values if v is not None]
+        if not known:
+            return cls(None, None, None)
+        return cls(round(float(np.mean(known)), 4), min(known), max(known))
+
+
+@dataclass(frozen=True)
+class FamilyFigures:
+    """A null family beside the model's book: its books' information ratio, excess a year
+    (both against `benchmark`), annual turnover and total return as Spreads, the model's
+    percentile among the books by information ratio and how many it beats."""
+
+    family: str
+    books: int
+    benchmark: str
+    information_ratio: Spread
+    excess_annual_return: Spread
+    annual_turnover: Spread
+    total_return: Spread
+    model_percentile: float | None
+    model_beats: int
+
+
+def _against(figures: dict, benchmark: str, key: str) -> float | None:
+    return (figures.get("benchmarks") or {}).get(benchmark, {}).get(key)
+
+
+def family_figures(family: str, model: dict, books: list[dict], benchmark: str) -> FamilyFigures:
+    """`model` and `books`: `portfolio.backtest.summarise` figures (with `benchmark` among
+    their benchmarks)."""
+    ratios = [_against(b, benchmark, "information_ratio") for b in books]
+    mine = _against(model, benchmark, "information_ratio")
+    return FamilyFigures(
+        family=family,
+        books=len(books),
+        benchmark=benchmark,
+        information_ratio=Spread.of(ratios),
+        excess_annual_return=Spread.of([_against(b, benchmark, "excess_annual_return") for b in books]),
+        annual_turnover=Spread.of([b.get("annual_turnover") for b in books]),
+        total_return=Spread.of([b.get("total_return") for b in books]),
+        model_percentile=percentile(mine, ratios),
+        model_beats=sum(1 for r in ratios if mine is not None and r is not None and mine > r),
+    )
