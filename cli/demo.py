@@ -128,6 +128,7 @@ def _track_record_line(settings: Settings) -> str:
     (`mostly_cash`) gets the record's note in place of information ratios and betas, which
     would describe holding cash, not skill."""
     from desk import Desk
+    from reports.format import statistic_pct
 
     desk = Desk.from_settings(settings)
     with desk.engine.connect() as conn:
@@ -137,8 +138,9 @@ def _track_record_line(settings: Settings) -> str:
     bench = record["benchmarks"].get("equal_weight_liquid", {})
     cash = bool(record.get("mostly_cash"))
 
-    def pct(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:+.2%}"
+    def pct(value: float | None, name: str = "total_return") -> str:
+        """A return (signed), or the statistic `name` as the reports show it (reports/format.py)."""
+        return "n/a" if value is None else statistic_pct(name, value)
 
     def num(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.2f}"
@@ -153,7 +155,7 @@ def _track_record_line(settings: Settings) -> str:
     line = (
         f"AI portfolio track record over {record['days']} days: {fills} fills{why}, average exposure {held} of "
         f"equity, return {pct(record['total_return'])}, Sharpe {num(record['sharpe'])}, max drawdown "
-        f"{pct(record['max_drawdown'])}, turnover {num(record.get('annual_turnover'))}x a year, costs "
+        f"{pct(record['max_drawdown'], 'max_drawdown')}, turnover {num(record.get('annual_turnover'))}x a year, costs "
         f"{costs.get('total', 0):,.2f}; equal-weighted liquid universe {pct(bench.get('total_return'))}"
         f"{_ratios(bench, num, cash)}{_index_part(record, pct, num, cash)} (GET /api/ai-portfolio/track-record)"
     )

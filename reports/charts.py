@@ -8,22 +8,28 @@ import io
 from collections.abc import Callable, Sequence
 from datetime import date, timedelta
 from functools import wraps
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from reportlab.graphics.shapes import Drawing
 from reportlab.lib.units import mm
 
 from reports import fonts
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 PALETTE = {"navy": "#1f3a5f", "teal": "#2a9d8f", "amber": "#e9a23b", "grey": "#5f6b7a", "rule": "#c9d2dc"}
 HEIGHT = 62 * mm
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
-def _in_report_type(draw: Callable[..., Drawing]) -> Callable[..., Drawing]:
+def _in_report_type(draw: Callable[P, T]) -> Callable[P, T]:
     """Draw under the reports' matplotlib settings (fonts.MATPLOTLIB_RC): a Text takes its
     family when it is created, so the whole chart is drawn inside them."""
 
     @wraps(draw)
-    def drawn(*args, **kwargs) -> Drawing:  # noqa: ANN002, ANN003
+    def drawn(*args: P.args, **kwargs: P.kwargs) -> T:
         import matplotlib
 
         with matplotlib.rc_context(fonts.MATPLOTLIB_RC):
@@ -69,6 +75,19 @@ def _image(figure, width: float) -> Drawing:  # noqa: ANN001
     return drawing
 
 
+def _day_axis(axes, days: Sequence[date]) -> None:  # noqa: ANN001
+    """A chart's time axis by executed day: from the first day to the last and no further
+    (one day: the week around it, not matplotlib's default of years), ticked at whole days
+    (on a short span matplotlib's own locator ticks hours), concisely labelled."""
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, DayLocator
+
+    first, last = (days[0] - timedelta(days=3), days[0] + timedelta(days=3)) if len(days) == 1 else (days[0], days[-1])
+    locator = AutoDateLocator(maxticks=7) if (last - first).days > 7 else DayLocator()
+    axes.xaxis.set_major_locator(locator)
+    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    axes.set_xlim(first, last)
+
+
 WRITTEN_DOWN_LABEL = "Untraded holdings left out of liquid equity"
 
 
@@ -82,6 +101,20 @@ def equity_curve(
     currency: str = "JMD",
     written_down: Sequence[bool] = (),
 ) -> Drawing:
+    """`equity_figure` as a drawing `width` points wide."""
+    return _image(equity_figure(days, equity, liquid, starting_cash, width, currency, written_down), width)
+
+
+@_in_report_type
+def equity_figure(
+    days: Sequence[date],
+    equity: Sequence[float],
+    liquid: Sequence[float],
+    starting_cash: float,
+    width: float,
+    currency: str = "JMD",
+    written_down: Sequence[bool] = (),
+) -> Figure:
     """Equity and liquid equity by executed day, with the starting cash as a reference;
     the axis names the market's currency. `written_down[i]`: on day i liquid equity left
     out holdings that did not trade (marked on the liquid line, with a legend entry)."""
@@ -105,14 +138,8 @@ def equity_curve(
     _unit(axes, currency)
     axes.yaxis.set_major_formatter(lambda value, _: f"{value / 1e6:,.2f}M")
     axes.legend(fontsize=7, frameon=False, loc="best")
-    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
-
-    locator = AutoDateLocator(maxticks=7)
-    axes.xaxis.set_major_locator(locator)
-    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
-    if len(days) == 1:  # one executed day: a week around it, not matplotlib's default of years
-        axes.set_xlim(days[0] - timedelta(days=3), days[0] + timedelta(days=3))
-    return _image(figure, width)
+    _day_axis(axes, days)
+    return figure
 
 
 @_in_report_type
@@ -124,6 +151,19 @@ def against_benchmarks(
     width: float,
     index_name: str | None = None,
 ) -> Drawing:
+    """`benchmarks_figure` as a drawing `width` points wide."""
+    return _image(benchmarks_figure(days, book, benchmarks, drawdown, width, index_name), width)
+
+
+@_in_report_type
+def benchmarks_figure(
+    days: Sequence[date],
+    book: Sequence[float],
+    benchmarks: dict[str, Sequence[float]],
+    drawdown: Sequence[float],
+    width: float,
+    index_name: str | None = None,
+) -> Figure:
     """The book's cumulative return beside each benchmark's (percent), and its drawdown
     from the running peak shaded below. `index_name`: which index `index` is (a published
     index's symbol, or cap_weighted)."""
@@ -148,12 +188,8 @@ def against_benchmarks(
     axes.axhline(0, color=PALETTE["grey"], linewidth=0.6)
     _unit(axes, "Cumulative return, %")
     axes.legend(fontsize=7, frameon=False, loc="best")
-    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
-
-    locator = AutoDateLocator(maxticks=7)
-    axes.xaxis.set_major_locator(locator)
-    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
-    return _image(figure, width)
+    _day_axis(axes, days)
+    return figure
 
 
 @_in_report_type

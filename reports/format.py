@@ -1,6 +1,7 @@
 """How numbers read in the reports: money with thousands separators and two decimals,
-percentages with their sign where a change is meant, a dash for a missing value, and
-each metric beside its base rate and sample size."""
+percentages with their sign where a change is meant (never on a magnitude such as a
+volatility or a drawdown), a dash for a missing value, and each metric beside its base
+rate and sample size."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ METRIC_LABELS = {
     "tercile_spread": "Tercile spread (TOP minus BOTTOM mean excess)",
 }
 RATE_METRICS = {"binary_accuracy", "three_class_accuracy", "movers_accuracy"}
+# Track-record statistics (portfolio/track_record.py, fractions) that are a change, shown with
+# their sign: a return, an excess over a benchmark. The others are magnitudes, shown bare:
+# volatility, tracking error and the maximum drawdown (a positive fraction: a loss by its name).
+SIGNED_STATISTICS = frozenset({"total_return", "annual_return", "excess_annual_return"})
 
 
 def money(value: Any) -> str:
@@ -33,6 +38,14 @@ def pct(value: Any, digits: int = 1) -> str:
 
 def signed_pct(value: Any, digits: int = 2) -> str:
     return DASH if value is None else f"{float(value):+.{digits}f}%"
+
+
+def statistic_pct(name: str, value: Any, digits: int = 2) -> str:
+    """A track-record statistic `name` (a fraction) as a percentage: signed when it is a
+    change (`SIGNED_STATISTICS`), without a sign when it is a magnitude."""
+    if value is None:
+        return DASH
+    return (signed_pct if name in SIGNED_STATISTICS else pct)(float(value) * 100, digits)
 
 
 def metric_value(name: str, value: Any) -> str:

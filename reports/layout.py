@@ -15,10 +15,11 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from reportlab.lib import colors
-from reportlab.lib.enums import TA_CENTER, TA_LEFT
+from reportlab.lib.enums import TA_CENTER, TA_LEFT, TA_RIGHT
 from reportlab.lib.pagesizes import A4, LETTER
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import (
     BaseDocTemplate,
@@ -67,8 +68,16 @@ HEADING = ParagraphStyle(
 )
 # a heading a size smaller, with less room around it
 SUBHEADING = ParagraphStyle("subheading", parent=HEADING, fontSize=10.5, leading=14, spaceBefore=6, spaceAfter=2)
-CELL = ParagraphStyle("cell", parent=BODY, fontSize=8.5, leading=10.5, spaceAfter=0)
+TABLE_FONT_SIZE = 8.5
+CELL = ParagraphStyle("cell", parent=BODY, fontSize=TABLE_FONT_SIZE, leading=10.5, spaceAfter=0)
 CAPTION = ParagraphStyle("caption", parent=CELL, alignment=TA_CENTER, textColor=GREY)
+CELL_PADDING = 6  # reportlab's left and right padding of a table cell
+FRAME_PADDING = 6  # the body frame's padding on each side (`render`)
+# Tables are sized for the narrowest page's text width (A4's): as percentages they only widen on another.
+TABLE_WIDTH = min(width for width, _ in PAGE_SIZES.values()) - 2 * MARGIN - 2 * FRAME_PADDING
+CELL_RIGHT = ParagraphStyle("cell-right", parent=CELL, alignment=TA_RIGHT)
+HEAD = ParagraphStyle("head", parent=CELL, fontName=BOLD, textColor=NAVY)
+HEAD_RIGHT = ParagraphStyle("head-right", parent=HEAD, alignment=TA_RIGHT)
 # Every table's cell font, also of cells that hold paragraphs (reportlab sets it on the canvas
 # for each cell; left unset it is Helvetica, a font that is not embedded).
 FONT = ("FONTNAME", (0, 0), (-1, -1), REGULAR)
@@ -121,15 +130,20 @@ def data_table(
 ) -> Table:
     """A table as wide as the text, whose header row repeats on every page it spans;
     columns from `numeric_from` on are right-aligned. `widths`: fractions of the text
-    width as "NN%" strings (the default shares it out by each column's longest text)."""
+    width as "NN%" strings (the default: `_widths`, each heading whole on one line where
+    the table has room). A heading, or a cell, wider than its column wraps inside it, never
+    over the next one."""
     body = [[c if isinstance(c, Flowable) else str(c) for c in row] for row in rows]
-    table = Table(
-        [list(header), *body], colWidths=widths or _shares([list(header), *body]), repeatRows=1, hAlign="LEFT"
-    )
+    widths = widths or _widths(list(header), body, numeric_from)
+    room = [float(w[:-1]) / 100 * TABLE_WIDTH - 2 * CELL_PADDING if isinstance(w, str) else w for w in widths]
+    aligned = [CELL if i < numeric_from else CELL_RIGHT for i in range(len(header))]
+    heads = [text(h, HEAD if i < numeric_from else HEAD_RIGHT) for i, h in enumerate(header)]
+    cells = [[_fitted(c, room[i], aligned[i]) for i, c in enumerate(row)] for row in body]
+    table = Table([heads, *cells], colWidths=widths, repeatRows=1, hAlign="LEFT")
     style = [
         ("FONTNAME", (0, 0), (-1, 0), BOLD),
         ("FONTNAME", (0, 1), (-1, -1), REGULAR),
-        ("FONTSIZE", (0, 0), (-1, -1), 8.5),
+        ("FONTSIZE", (0, 0), (-1, -1), TABLE_FONT_SIZE),
         ("TEXTCOLOR", (0, 0), (-1, 0), NAVY),
         ("BACKGROUND", (0, 0), (-1, 0), HEADER_FILL),
         ("LINEBELOW", (0, 0), (-1, 0), 0.8, NAVY),
@@ -144,14 +158,40 @@ def data_table(
     return table
 
 
-def _shares(rows: Sequence[Sequence[Any]]) -> list[str]:
-    """Column widths as percentages of the text width, in proportion to each column's
-    longest text (at least 6 characters, so short codes keep room)."""
-    longest = [
-        max(6, *(len(str(row[i])) if not isinstance(row[i], Flowable) else 12 for row in rows))
-        for i in range(len(rows[0]))
+def _fitted(cell: str | Flowable, room: float, style: ParagraphStyle) -> str | Flowable:
+    """A cell's text as it is when it fits its column (`room`, in points), else a paragraph
+    that wraps inside the column."""
+    if isinstance(cell, Flowable) or stringWidth(cell, REGULAR, TABLE_FONT_SIZE) <= room:
+        return cell
+    return text(cell, style)
+
+
+def _widths(header: list[str], body: list[list[str | Flowable]], numeric_from: int) -> list[str]:
+    """Column widths as percentages of the text width, from what each column's text needs
+    (measured in its font, at least six digits; a flowable as twelve). Where the table has
+    room, in proportion to that need. Where it has not, the figures (the columns from
+    `numeric_from` on) keep their width and the text columns before them share what is
+    left, each at least as wide as its heading, so every heading and figure reads whole on
+    one line and only the text wraps; a table too wide even for that is shared out in
+    proportion, and whatever does not fit wraps."""
+    heads = [_needed(h, BOLD) for h in header]
+    needs = [
+        max(head, _needed("0" * 6, REGULAR), *(_needed(row[i], REGULAR) for row in body))
+        for i, head in enumerate(heads)
     ]
-    return [f"{100 * n / sum(longest):.3f}%" for n in longest]
+    left = TABLE_WIDTH - sum(needs[numeric_from:])
+    beyond = [need - head for need, head in zip(needs[:numeric_from], heads)]
+    widths = needs
+    if sum(needs) > TABLE_WIDTH and left > sum(heads[:numeric_from]) and sum(beyond) > 0:
+        spare = left - sum(heads[:numeric_from])
+        widths = [head + spare * extra / sum(beyond) for head, extra in zip(heads, beyond)] + needs[numeric_from:]
+    return [f"{100 * w / sum(widths):.3f}%" for w in widths]
+
+
+def _needed(cell: str | Flowable, font: str) -> float:
+    """The width a cell's text takes in `font`, with the cell's padding, in points."""
+    shown = "0" * 12 if isinstance(cell, Flowable) else cell
+    return stringWidth(shown, font, TABLE_FONT_SIZE) + 2 * CELL_PADDING
 
 
 def key_figures(pairs: Sequence[tuple[str, str | Flowable]]) -> Table:
@@ -269,7 +309,15 @@ def render(story: list[Flowable], *, company: str, title: str, page_size: str, s
         creator=f"marketintel reports ({ENGINE})",
         initialFontName=REGULAR,
     )
-    frame = Frame(doc.leftMargin, doc.bottomMargin, doc.width, doc.height, id="body")
+    frame = Frame(
+        doc.leftMargin,
+        doc.bottomMargin,
+        doc.width,
+        doc.height,
+        leftPadding=FRAME_PADDING,
+        rightPadding=FRAME_PADDING,
+        id="body",
+    )
     doc.addPageTemplates([PageTemplate(id="page", frames=[frame])])
     header = header_line(company, title)
     doc.build(story, canvasmaker=lambda *a, **k: _NumberedCanvas(*a, header=header, **k))

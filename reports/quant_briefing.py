@@ -15,7 +15,16 @@ from analysis.writers import breadth_lead
 from models.decisions import BOOK_NAMES, HORIZON
 from portfolio.rails import HIGH_SPREAD
 from reports import charts
-from reports.format import backend_line, metric_rows, money, number, pct, record_caption, signed_pct
+from reports.format import (
+    backend_line,
+    metric_rows,
+    money,
+    number,
+    pct,
+    record_caption,
+    signed_pct,
+    statistic_pct,
+)
 from reports.layout import (
     SMALL,
     SUBHEADING,
@@ -195,11 +204,6 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _share(value: float | None) -> str:
-    """A fraction shown as a signed percent to two decimals."""
-    return signed_pct(None if value is None else value * 100, 2)
-
-
 @dataclass(frozen=True)
 class _BenchmarkColumns:
     """The track record's two benchmark columns: the equal-weighted liquid universe's and
@@ -215,8 +219,10 @@ class _BenchmarkColumns:
         liquid, index = (record["benchmarks"].get(name, {}) for name in ("equal_weight_liquid", "index"))
         return cls(liquid, index, bool(record.get("mostly_cash")))
 
-    def against(self, key: str, shown: Callable[[float | None], str] = _share) -> list[str]:
-        """Both benchmarks' `key` as `shown`; "-" in the index's column without an index."""
+    def against(self, key: str, shown: Callable[[float | None], str] | None = None) -> list[str]:
+        """Both benchmarks' `key` as `shown` (default: the statistic's percentage,
+        `statistic_pct`); "-" in the index's column without an index."""
+        shown = shown or (lambda value: statistic_pct(key, value))
         return [shown(self.liquid.get(key)), shown(self.index.get(key)) if self.index else "-"]
 
     def skill(self, value: float | None) -> str:
@@ -243,11 +249,16 @@ def _book_rows(record: dict[str, Any], columns: _BenchmarkColumns) -> list[list[
     """The book's return (beside the benchmarks'), risk, turnover and costs paid."""
     costs = record.get("costs") or {}
     return [
-        ["Total return", _share(record["total_return"]), *columns.against("total_return")],
-        ["Annual return", _share(record["annual_return"]), *columns.against("annual_return")],
-        ["Annual volatility", _share(record["annual_volatility"]), "", ""],
+        ["Total return", statistic_pct("total_return", record["total_return"]), *columns.against("total_return")],
+        ["Annual return", statistic_pct("annual_return", record["annual_return"]), *columns.against("annual_return")],
+        ["Annual volatility", statistic_pct("annual_volatility", record["annual_volatility"]), "", ""],
         ["Sharpe / Sortino", f"{_ratio(record['sharpe'])} / {_ratio(record['sortino'])}", "", ""],
-        ["Maximum drawdown / Calmar", f"{_share(record['max_drawdown'])} / {_ratio(record['calmar'])}", "", ""],
+        [
+            "Maximum drawdown / Calmar",
+            f"{statistic_pct('max_drawdown', record['max_drawdown'])} / {_ratio(record['calmar'])}",
+            "",
+            "",
+        ],
         ["Annual turnover", f"{_ratio(record.get('annual_turnover'))}x", "", ""],
         [
             "Costs paid (fees / spread / impact)",

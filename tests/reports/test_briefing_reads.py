@@ -1,0 +1,106 @@
+"""The Quant Briefing's track record and its chart as a reader sees them (issue 64): every
+column heading of the track-record table reads whole on its line, a sign stands only on a
+change (a return, an excess) and never on a magnitude (volatility, tracking error, the
+maximum drawdown), and the charts' time axis ends on the last executed day."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, date, datetime
+
+import pdfplumber
+import pytest
+from matplotlib.dates import date2num
+
+from market.clock import default_calendar
+from market.settings import Settings
+from portfolio import ai
+from reports import charts, generate
+from reports.format import pct, signed_pct
+from store.engine import service_engine
+from tests.api.world import seed_documents, seed_prices
+from tests.conftest import ON_SQLITE_ONLY
+from tests.portfolio.seed import DAY, days_up_to, seed_predictions
+from views.track_record import ai_track_record, ai_track_series
+
+NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
+HEADINGS = ["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"]
+
+
+@pytest.fixture
+def briefing(settings: Settings) -> tuple[list[str], dict]:
+    """15 executed days of a book that buys LIQ, beside an index (the world's shares
+    outstanding make the capitalisation-weighted one): the Briefing's lines read back,
+    and the track record the API serves."""
+    engine = service_engine(settings)
+    seed_prices(engine)
+    seed_documents(engine)
+    signals = {
+        "LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP", "weight": 0.2},
+        "MID": {"score": 55.0, "action": "HOLD", "tercile": "MIDDLE"},
+    }
+    for day in days_up_to(DAY, 15):
+        seed_predictions(engine, day, signals)
+        ai.execute_day(engine, settings, day)
+    pdf = generate("quant-briefing", engine, settings, default_calendar(), NOW).pdf
+    with pdfplumber.open(io.BytesIO(pdf)) as document:
+        lines = [line for page in document.pages for line in (page.extract_text() or "").splitlines()]
+    with engine.connect() as conn:
+        record = ai_track_record(conn, settings.ai_starting_cash).as_dict()
+    assert record["index_source"] == "cap_weighted" and record["fill_count"] > 0
+    return lines, record
+
+
+def _row(lines: list[str], label: str) -> str:
+    """The track-record table's row starting with `label` (below its heading row)."""
+    start = next(i for i, line in enumerate(lines) if line.startswith("Statistic"))
+    return next(line for line in lines[start:] if line.startswith(label))
+
+
+@ON_SQLITE_ONLY
+def test_every_track_record_heading_reads_whole(briefing: tuple[list[str], dict]) -> None:
+    lines, _ = briefing
+    # overlapping headings read back merged ("AI portfoEliqoual-weighted liquid")
+    assert " ".join(HEADINGS) in lines, [line for line in lines if line.startswith("Statistic")]
+
+
+@ON_SQLITE_ONLY
+def test_a_sign_stands_on_changes_not_on_magnitudes(briefing: tuple[list[str], dict]) -> None:
+    lines, record = briefing
+    liquid, index = (record["benchmarks"][name] for name in ("equal_weight_liquid", "index"))
+    shown = lambda value: pct(value * 100, 2)  # noqa: E731
+    changed = lambda value: signed_pct(value * 100, 2)  # noqa: E731
+    assert _row(lines, "Annual volatility") == f"Annual volatility {shown(record['annual_volatility'])}"
+    assert _row(lines, "Maximum drawdown").startswith(f"Maximum drawdown / Calmar {shown(record['max_drawdown'])} /")
+    tracking = f"Tracking error {shown(liquid['tracking_error'])} {shown(index['tracking_error'])}"
+    assert _row(lines, "Tracking error") == tracking
+    assert "+" not in tracking + _row(lines, "Annual volatility") + _row(lines, "Maximum drawdown")
+    total = [changed(record["total_return"]), changed(liquid["total_return"]), changed(index["total_return"])]
+    assert _row(lines, "Total return") == f"Total return {' '.join(total)}"
+    excess = f"{changed(liquid['excess_annual_return'])} {changed(index['excess_annual_return'])}"
+    assert any(line.endswith(excess) for line in lines), excess  # its label may wrap onto a second line
+
+
+@ON_SQLITE_ONLY
+def test_the_charts_time_axis_ends_on_the_last_day(settings: Settings, briefing: tuple[list[str], dict]) -> None:
+    with service_engine(settings).connect() as conn:
+        series = ai_track_series(conn, settings.ai_starting_cash)
+    days = [date.fromisoformat(d) for d in series["days"]]
+    args = (days, series["book"], series["benchmarks"], series["drawdown"], 480.0)
+    span = (date2num(days[0]), date2num(days[-1]))
+    assert charts.benchmarks_figure(*args).axes[0].get_xlim() == span
+    equity = charts.equity_figure(days, [1e7] * len(days), [1e7] * len(days), 1e7, 480.0).axes[0]
+    assert equity.get_xlim() == span
+    assert all(tick == int(tick) for tick in equity.get_xticks()), "ticks on whole days, never hours"
+    short = charts.benchmarks_figure(days[-2:], series["book"][-2:], {}, series["drawdown"][-2:], 480.0)
+    assert all(tick == int(tick) for tick in short.axes[0].get_xticks()), "two days: ticked at days, not hours"
+
+
+@ON_SQLITE_ONLY
+def test_the_demo_prints_the_drawdown_unsigned(settings: Settings, briefing: tuple[list[str], dict]) -> None:
+    from cli.demo import _track_record_line
+
+    _, record = briefing
+    line = _track_record_line(settings)
+    assert f"return {signed_pct(record['total_return'] * 100, 2)}," in line
+    assert f"max drawdown {pct(record['max_drawdown'] * 100, 2)}," in line
