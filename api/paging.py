@@ -5,34 +5,34 @@ REST lists take `limit` (the page size: the list's default when absent, at most 
 largest; stated in each parameter's description) and `cursor` (the previous page's
 `next_cursor`), and answer `{items, next_cursor}` as market history does; `next_cursor` is
 null on the last page. A cursor is opaque: base64url of the list's name and the key of the
-page's last item, the same cursor GraphQL's `pageInfo.endCursor` gives for that list, so a
-cursor of another list (or a forged one) is a 422 naming the list. Paging is by key (a
-ledger row id, a date), never by offset, so a row appended between two pages neither
-repeats nor skips an item.
+page's last item (and, for a portfolio's list, the portfolio's tag), the same cursor
+GraphQL's `pageInfo.endCursor` gives for that list, so a cursor of another list, of
+another portfolio's list or with a key of the wrong kind (a forged one) is a 422 naming
+the list (api/graphql/pagination.py `Page.key_after`). Paging is by key (a ledger row id,
+a date), never by offset, so a row appended between two pages neither repeats nor skips
+an item.
 
-`PageQuery` is a page as asked (REST's `limit` and `cursor`, one dependency per list;
-GraphQL's `first` and `after`): it reads the cursor's key and shapes the view's rows as
-the transport's page.
+`PageQuery` is a page as asked (REST's `limit` and `cursor`, one dependency per list that
+binds a portfolio's list to the caller's portfolio; GraphQL's `first` and `after`): it
+reads the cursor's key and shapes the view's rows as the transport's page.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date
 from typing import Annotated, Any, Self, TypeVar
 
 from fastapi import Depends, Query
 
-from api.graphql.pagination import CURSOR_LENGTH, Connection, Page, PageInfo
+from api.deps import CallerDep
+from api.graphql.pagination import CURSOR_LENGTH, Connection, Page, PageInfo, day, flag, keyed, row_id, text
 from api.schemas.common import whole_query
-from market.clock import supported_date
-from market.errors import InvalidInputError
 
 T = TypeVar("T")
-TRADES = Page("trades", default=100, largest=1000)
-CASH = Page("cashMovements", default=100, largest=1000)
-SUGGESTIONS = Page("suggestions", default=50, largest=200)
-AI_DAYS = Page("aiDays", default=100, largest=500)
-AI_TRADES = Page("aiTrades", default=100, largest=1000)
+TRADES = Page("trades", default=100, largest=1000, key=row_id, owned=True)
+CASH = Page("cashMovements", default=100, largest=1000, key=row_id, owned=True)
+SUGGESTIONS = Page("suggestions", default=50, largest=200, key=keyed(day, flag, text), owned=True)
+AI_DAYS = Page("aiDays", default=100, largest=500, key=day)
+AI_TRADES = Page("aiTrades", default=100, largest=1000, key=row_id)
 
 
 def limit_query(page: Page) -> Any:
@@ -50,41 +50,29 @@ def cursor_query(page: Page) -> Any:
         None,
         min_length=1,
         max_length=CURSOR_LENGTH,
-        description=f"`next_cursor` of the previous page, unchanged (a cursor of another list is 422); "
-        f"absent: the first page. GraphQL's `{page.name}` pageInfo.endCursor is the same cursor.",
+        description=f"`next_cursor` of the previous page, unchanged (a cursor of another list"
+        f"{', or of another portfolio' if page.owned else ''}, is 422); absent: the first page. "
+        f"GraphQL's `{page.name}` pageInfo.endCursor is the same cursor.",
     )
-
-
-# Ledger row ids are the store's 64-bit integers: a key past them was never issued, and
-# would reach the database as a value its column cannot hold.
-ROW_IDS = range(0, 2**63)
-
-
-def after_key(page: Page, cursor: str | None, kind: type[int] | type[date]) -> Any:
-    """The key a cursor of `page` carries (None: the first page), checked to be a `kind`: a
-    row id the store can hold, or a date within the supported dates (the history cursor's
-    rule, `market.clock.supported_date`)."""
-    key = page.key_after(cursor)
-    if key is None:
-        return None
-    if kind is int and type(key) is int and key in ROW_IDS:
-        return key
-    if kind is date and isinstance(key, str):
-        return supported_date(key, f"the {page.name} cursor")
-    raise InvalidInputError(f"that cursor was not issued for {page.name}; pass next_cursor unchanged")
 
 
 @dataclass(frozen=True)
 class PageQuery:
-    """A REST list's page as asked: its `limit` and `cursor` query parameters."""
+    """A list's page as asked: REST's `limit` and `cursor` query parameters (GraphQL's
+    `first` and `after`), on the list of the caller's portfolio where the list is one
+    portfolio's."""
 
     page: Page
     limit: int
     cursor: str | None
 
-    def after(self, kind: type[int] | type[date]) -> Any:
-        """The key the cursor carries (`after_key`)."""
-        return after_key(self.page, self.cursor, kind)
+    def after(self) -> Any:
+        """The key the cursor carries, of the list's kind (`Page.key_after`); None: the first page."""
+        return self.page.key_after(self.cursor)
+
+    def slice(self, items: Iterable[Any], key: Callable[[Any], Any]) -> dict[str, Any]:
+        """The REST page of a list read whole, in its order by `key` (`Page.slice`)."""
+        return listed(*self.page.slice(items, key, self.limit, self.cursor))
 
     def body(self, keyed: Sequence[tuple[Any, Any]]) -> dict[str, Any]:
         """The REST page of a view's `limit + 1` keyed rows (`body`)."""
@@ -102,16 +90,18 @@ class PageQuery:
 
 
 def page_query(page: Page) -> Any:
-    """`page`'s `limit` and `cursor` query parameters as one dependency; FastAPI documents
-    them as the route's own. Async: a sync dependency would take a hop to the thread pool.
-    (This module reads its annotations when it runs, not from text: `Limit` is this page's.)"""
+    """`page`'s `limit` and `cursor` query parameters as one dependency, on the list of the
+    caller's portfolio where it is one portfolio's; FastAPI documents them as the route's
+    own. Async: a sync dependency would take a hop to the thread pool. (This module reads
+    its annotations when it runs, not from text: `Limit` is this page's.)"""
     Limit = whole_query(limit_query(page))  # noqa: N806 (a type, named as one)
 
     async def query(
+        caller: CallerDep,
         limit: Limit = page.default,
         cursor: str | None = cursor_query(page),
     ) -> PageQuery:
-        return PageQuery(page, limit, cursor)
+        return PageQuery(page.of(caller.portfolio_id) if page.owned else page, limit, cursor)
 
     return Depends(query)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from datetime import date
 from typing import Any, TypeVar
 
 from fastapi import Request
@@ -62,14 +61,14 @@ class GraphContext(BaseContext):
         node: Callable[[Any], T],
         view: Callable[..., Sequence[tuple[Any, Any]]],
         *args: Any,
-        key: type[int] | type[date] = int,
     ) -> Connection[T]:
         """A ledger list's page as its REST route reads it (api/paging.py `PageQuery`), so both
         transports page it alike: `first` checked against `page`'s bounds, the `after` cursor's
-        `key` (a row id, or a date) checked, `view(conn, *args, key, limit)` read for the
-        `limit + 1` keyed rows past it, each item shown as `node(item)`."""
+        key checked to be of the list's kind (a row id, a date; a portfolio's list `page` is
+        `Page.of` the portfolio), `view(conn, *args, key, limit)` read for the `limit + 1`
+        keyed rows past it, each item shown as `node(item)`."""
         asked = PageQuery.graph(page, first, after)
-        rows = await self.read(view, *args, asked.after(key), asked.limit)
+        rows = await self.read(view, *args, asked.after(), asked.limit)
         return asked.connection(rows, node)
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:

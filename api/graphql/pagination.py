@@ -2,22 +2,32 @@
 `after` (the `pageInfo.endCursor` of the previous page).
 
 A cursor is opaque to clients: base64url of the list's name and the sort key of the last
-item returned. A cursor handed to another list is refused with a clear error rather than
-silently read as a position in the wrong list. Paging is by key, not offset, so a row
-appended between two pages neither repeats nor skips an item.
+item returned, and for a list of one portfolio (its trades, cash movements, suggestions,
+positions) a tag of that portfolio. A cursor is taken only as it was issued: handed to
+another list, or to another portfolio's list (another client's, the house's), it is
+refused with a clear error rather than silently read as a position in the wrong list; its
+key must be of the list's kind (`Page.key`: a ledger row id, a real date within the
+supported dates, a timestamp, text, a flag) or it is refused too, never read as the first
+page or past the end. Paging is by key, not offset, so a row appended between two pages
+neither repeats nor skips an item.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date, datetime
 from typing import Any, Generic, TypeVar
 
 import strawberry
 
+from market.clock import supported_date
 from market.errors import InvalidInputError
+from market.text import control_character
 
 T = TypeVar("T")
 # The longest cursor accepted, REST's and GraphQL's alike: those issued are under 100.
@@ -37,13 +47,93 @@ class Connection(Generic[T]):
     page_info: PageInfo
 
 
+# --- the kinds of key a cursor carries -----------------------------------------------------------
+# Each takes a cursor's key as JSON gave it and `what` (the cursor, for the message), and
+# answers the key as the list compares it, or InvalidInputError: a key of another kind, or
+# out of range, is a cursor this API did not issue for the list.
+KeyRule = Callable[[Any, str], Any]
+ROW_IDS = range(1, 2**63)  # the store's 64-bit ledger row ids; a key past them was never issued
+DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+LONGEST_TEXT = 100  # a symbol, a news kind, a macro source or code
+
+
+def _not_issued(what: str, value: Any, kind: str) -> InvalidInputError:
+    shown = json.dumps(value, allow_nan=True)[:40]
+    return InvalidInputError(f"{what} was not issued by this API: its key {shown} is not {kind}; pass it unchanged")
+
+
+def row_id(value: Any, what: str) -> int:
+    """A ledger row id (a trade's, a cash movement's, a document's)."""
+    if type(value) is int and value in ROW_IDS:
+        return value
+    raise _not_issued(what, value, "a ledger row id")
+
+
+def day(value: Any, what: str) -> date:
+    """A trading date as issued (YYYY-MM-DD), real and within the supported dates."""
+    if isinstance(value, str) and DAY.fullmatch(value):
+        return supported_date(value, what)
+    raise _not_issued(what, value, "a date YYYY-MM-DD")
+
+
+def moment(value: Any, what: str) -> datetime:
+    """A timestamp, its date within the supported dates."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise _not_issued(what, value, "a timestamp") from None
+    supported_date(parsed.date(), what)
+    return parsed
+
+
+def text(value: Any, what: str) -> str:
+    """A name (a symbol, a news kind, a macro source or code): printable text."""
+    if isinstance(value, str) and 0 < len(value) <= LONGEST_TEXT and control_character(value) is None:
+        return value
+    raise _not_issued(what, value, "a name")
+
+
+def flag(value: Any, what: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise _not_issued(what, value, "true or false")
+
+
+def keyed(*parts: KeyRule) -> KeyRule:
+    """A key of several parts, each of its own kind (a suggestion's day, side and symbol)."""
+
+    def rule(value: Any, what: str) -> list[Any]:
+        if not isinstance(value, list) or len(value) != len(parts):
+            raise _not_issued(what, value, f"a list of {len(parts)}")
+        return [part(item, what) for part, item in zip(parts, value)]
+
+    return rule
+
+
 @dataclass(frozen=True)
 class Page:
-    """A list's paging rules: its name (in cursors), default and largest page size."""
+    """A list's paging rules: its name (in cursors), default and largest page size, the
+    kind of its key (`key`), and whether it is one portfolio's list (`owned`): then its
+    cursors are read and written by the page `of` that portfolio, and name it."""
 
     name: str
     default: int
     largest: int
+    key: KeyRule
+    owned: bool = False
+    owner: str | None = None
+
+    def of(self, portfolio_id: str) -> Page:
+        """This list of `portfolio_id`'s: its cursors carry the portfolio's tag."""
+        return replace(self, owner=portfolio_id)
+
+    @property
+    def _tags(self) -> list[str]:
+        """What a cursor carries after its key: the owner's tag (a digest: a cursor travels
+        in URLs and logs, the portfolio id need not), or nothing for a list of everyone's."""
+        if self.owner is None:
+            return []
+        return [hashlib.blake2b(self.owner.encode(), digest_size=6, person=b"cursor").hexdigest()]
 
     def size(self, first: int | None) -> int:
         size = self.default if first is None else first
@@ -52,19 +142,23 @@ class Page:
         return size
 
     def cursor(self, key: Any) -> str:
-        return base64.urlsafe_b64encode(json.dumps([self.name, key], default=str).encode()).decode()
+        return base64.urlsafe_b64encode(json.dumps([self.name, key, *self._tags], default=str).encode()).decode()
 
     def key_after(self, after: str | None) -> Any:
-        """The key a cursor of this list carries. A cursor longer than any this API issues
-        is refused before it is decoded (a deeply nested one would exhaust the decoder)."""
+        """The key a cursor of this list (of this portfolio) carries, of the list's kind
+        (`key`); None for no cursor, the first page. A cursor longer than any this API
+        issues is refused before it is decoded (a deeply nested one would exhaust the
+        decoder)."""
         if after is None:
             return None
+        if self.owned and self.owner is None:
+            raise TypeError(f"{self.name} is one portfolio's list: read its cursors on Page.of(portfolio_id)")
         if len(after) > CURSOR_LENGTH:
             raise InvalidInputError(
                 f"a cursor is at most {CURSOR_LENGTH} characters, not {len(after)}; pass pageInfo.endCursor unchanged"
             )
         try:
-            name, key = json.loads(base64.urlsafe_b64decode(after.encode()))
+            name, key, *tags = json.loads(base64.urlsafe_b64decode(after.encode()))
         except (ValueError, TypeError, RecursionError):
             raise InvalidInputError(
                 f"cursor '{after[:60]}' was not issued by this API; pass pageInfo.endCursor unchanged"
@@ -72,7 +166,12 @@ class Page:
         if name != self.name:
             owner = name[:40] if isinstance(name, str) else "no list"
             raise InvalidInputError(f"that cursor belongs to {owner}, not {self.name}")
-        return key
+        if tags != self._tags:
+            raise InvalidInputError(
+                f"that cursor was not issued for this portfolio's {self.name} (a cursor pages the list of the "
+                "portfolio it was issued for, another client's is refused); start from the first page"
+            )
+        return self.key(key, f"the {self.name} cursor")
 
     def slice(
         self,
@@ -93,10 +192,6 @@ class Page:
         items = list(items)
         if last_key is not None:
             bound = _comparable(last_key)
-            if items and _shape(bound) != _shape(_comparable(key(items[0]))):
-                raise InvalidInputError(
-                    f"that cursor was not issued for {self.name}; pass pageInfo.endCursor unchanged"
-                )
             if order == "as-listed":
                 keys = [_comparable(key(i)) for i in items]
                 if bound not in keys:
@@ -121,13 +216,6 @@ class Page:
         """`slice`'s page of `items` as a Connection of their GraphQL type, `node(item)`."""
         page, page_info = self.slice(items, key, first, after, order)
         return Connection(nodes=[node(i) for i in page], page_info=page_info)
-
-
-def _shape(key: Any) -> Any:
-    """What kind of key a comparable key is (a forged cursor's key may be of another kind)."""
-    if isinstance(key, list):
-        return tuple(_shape(k) for k in key)
-    return "number" if isinstance(key, (int, float)) else "text"
 
 
 def _comparable(key: Any) -> Any:

@@ -9,7 +9,7 @@ import strawberry
 from sqlalchemy import Connection as DatabaseConnection
 from strawberry.types import Info
 
-from api.graphql.pagination import Connection, Page
+from api.graphql.pagination import Connection, Page, keyed, text
 from api.graphql.permissions import MacroInsightsAccess
 from api.graphql.types.ai_portfolio import AIPortfolio
 from api.graphql.types.day_analysis import DayAnalysis
@@ -33,8 +33,8 @@ from views.breadth import market_breadth
 from views.performance import performance
 from views.valuation import PortfolioValuation
 
-INSTRUMENTS = Page("instruments", default=50, largest=200)
-MACRO = Page("macroIndicators", default=50, largest=200)
+INSTRUMENTS = Page("instruments", default=50, largest=200, key=text)
+MACRO = Page("macroIndicators", default=50, largest=200, key=keyed(text, text))  # source, indicator code
 
 
 @strawberry.type

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import date
-
 from fastapi import APIRouter
 from fastapi.responses import Response
 
@@ -51,7 +49,7 @@ def history(svc: ServicesDep, _: AdminDep, conn: ConnDep, page: paging.AIDaysQue
     """Admin only: the executed days in pages of `limit`, oldest first (orders, what the
     rails blocked or cut), each with the AI trades executed that day and their rationale;
     `next_cursor` leads to the later days."""
-    after = page.after(date)
+    after = page.after()
     return svc.body(
         ("ai-history", page.limit, page.cursor),
         versions.ai_record(conn),

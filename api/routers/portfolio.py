@@ -88,7 +88,7 @@ def _ledger_page(
     """A page of the caller's book's ledger (`read`: its trades or cash movements, keyed by
     ledger row), rendered once per page asked and `version` of the book."""
     pid = caller_portfolio_on(conn, svc, caller)
-    after = page.after(int)
+    after = page.after()
     return svc.body(
         (name, pid, page.limit, page.cursor),
         version(conn, pid),

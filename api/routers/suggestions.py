@@ -31,11 +31,7 @@ def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.Sug
         ("suggestions", pid, page.limit, page.cursor),
         (version, expired),
         SuggestionPage,
-        lambda: paging.listed(
-            *paging.SUGGESTIONS.slice(
-                svc.desk.pending_suggestions(states, now), paging.suggestion_key, page.limit, page.cursor
-            )
-        ),
+        lambda: page.slice(svc.desk.pending_suggestions(states, now), paging.suggestion_key),
     )
 
 

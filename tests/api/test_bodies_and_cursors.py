@@ -9,6 +9,7 @@ this file."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -190,3 +191,166 @@ def test_a_client_key_on_an_admin_route_is_403_whatever_its_body_and_a_bad_key_s
     # the admin key's malformed body is still read and refused for what it is
     tier = f"/api/keys/{api.world.acme_key_id}/tier"
     assert_problem(api.call("PUT", tier, ADMIN_KEY, content=MALFORMED[0], headers=json_body), 422, "JSON")
+
+
+# --- cursors: only as issued, for this list and this portfolio ------------------------------------
+
+
+def _forged(value: Any) -> str:
+    """A cursor as a forger writes it: any JSON (NaN included), base64url-encoded like the API's own."""
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).decode()
+
+
+def _portfolio(api: Api, key: str) -> str:
+    return api.call("GET", "/api/portfolio/summary", key).json()["portfolio_id"]
+
+
+def unlimited(api: Api) -> None:
+    """The clients' keys past their rate limits: these tests send more than a minute's share."""
+    from api import keystore
+    from tests.api.world import MORNING
+
+    for key_id in (api.world.acme_key_id, api.world.beta_key_id):
+        keystore.set_option(api.world.engine, key_id, "RATE_LIMIT_SET", 1_000_000, now=MORNING)
+
+
+NAN = float("nan")
+# list: (REST path, its reader, GraphQL field reading `$after`, its reader)
+LISTS = {
+    "trades": ("/api/portfolio/trade", "acme", "portfolio { trades(after: $after) { nodes { tradeId } } }", "acme"),
+    "cashMovements": (
+        "/api/portfolio/cash",
+        "acme",
+        "portfolio { cashMovements(after: $after) { nodes { entryId } } }",
+        "acme",
+    ),
+    "suggestions": (
+        "/api/suggestions",
+        "acme",
+        "portfolio { suggestions(after: $after) { nodes { suggestionId } } }",
+        "acme",
+    ),
+    "aiDays": (
+        "/api/ai-portfolio/history",
+        "admin",
+        "aiPortfolio { days(after: $after) { nodes { tradingDate } } }",
+        "admin",
+    ),
+    "predictions": (
+        None,
+        None,
+        'instrument(symbol: "LIQ") { predictions(after: $after) { nodes { tradingDate } } }',
+        "acme",
+    ),
+    "sentiment": (
+        None,
+        None,
+        'instrument(symbol: "LIQ") { sentiment(after: $after) { nodes { tradingDate } } }',
+        "acme",
+    ),
+}
+# list: keys of the wrong kind or out of range (each sent untagged, as the issue forged it, and
+# with the reader's own portfolio tag where the list is a portfolio's, so only the key is wrong)
+WRONG_KEYS = {
+    "trades": [None, NAN, "1", 1.5, True, 0, [1]],
+    "cashMovements": [None, NAN, "1", -1],
+    "suggestions": [
+        None,
+        NAN,
+        ["2026-11-23", NAN, "LIQ"],
+        ["2026-02-30", True, "LIQ"],
+        ["9999-12-31", True, "LIQ"],
+        ["2026-11-23", True, None],
+        ["2026-11-23", 1, "LIQ"],
+    ],
+    "aiDays": [None, NAN, "2026-02-30", "9999-12-31", "20261120", 20261120],
+    "predictions": [None, NAN, "9999-12-31", "2026-02-30", "0001-01-01"],
+    "sentiment": [None, "2026-02-30", "9999-12-31", "2026-W09-1", ""],
+}
+
+
+def _graphql_refuses(api: Api, field: str, key: str, cursor: str) -> str:
+    body = gql(api, f"query($after: String) {{ {field} }}", key, {"after": cursor}).json()
+    errors = body.get("errors") or []
+    assert [e.get("extensions", {}).get("code") for e in errors] == ["BAD_USER_INPUT"], (field, cursor, body)
+    return errors[0]["message"]
+
+
+def test_a_cursor_whose_key_is_of_the_wrong_kind_is_422_and_bad_user_input_never_a_page(api: Api) -> None:
+    """The issue's cases: `["trades", null]` served as the first page (cash movements,
+    suggestions, AI days too), a suggestions cursor with a NaN key an empty page, GraphQL
+    `predictions` paging from 9999-12-31 and `sentiment` from an impossible 2026-02-30."""
+    from api import paging
+
+    unlimited(api)
+    keys = {"acme": api.world.acme_key, "admin": ADMIN_KEY}
+    tags = {
+        page.name: page.of(_portfolio(api, api.world.acme_key))
+        for page in (paging.TRADES, paging.CASH, paging.SUGGESTIONS)
+    }
+    for name, (path, rest_reader, field, graph_reader) in LISTS.items():
+        for key in WRONG_KEYS[name]:
+            cursors = [_forged([name, key])]
+            if name in tags:  # the same key with the reader's own portfolio tag: only the key is wrong
+                cursors.append(tags[name].cursor(key))
+            for cursor in cursors:
+                if path is not None:
+                    assert_problem(api.call("GET", path, keys[rest_reader], params={"cursor": cursor}), 422, name)
+                assert name in _graphql_refuses(api, field, keys[graph_reader], cursor)
+
+
+PORTFOLIO_LISTS = {  # GraphQL field of a portfolio's list: its REST route (None: GraphQL only)
+    "trades": "/api/portfolio/trade",
+    "cashMovements": "/api/portfolio/cash",
+    "suggestions": "/api/suggestions",
+    "positions": None,
+}
+
+
+def _end_cursor(api: Api, key: str, field: str) -> str:
+    body = gql(api, f"{{ portfolio {{ {field}(first: 1) {{ pageInfo {{ endCursor }} }} }} }}", key).json()
+    cursor = body["data"]["portfolio"][field]["pageInfo"]["endCursor"]
+    assert cursor, (field, body)
+    return cursor
+
+
+def test_another_portfolios_cursor_is_refused_and_a_clients_own_still_pages(api: Api) -> None:
+    """A cursor names the portfolio whose list issued it: Acme's, sent by Beta (another
+    client) or by the admin key (the house portfolio), is 422 / BAD_USER_INPUT, never an
+    empty page; Acme's own cursors page on, from REST to GraphQL and back."""
+    unlimited(api)
+    acme, beta = api.world.acme_key, api.world.beta_key
+    order = {"side": "buy", "symbol": "LIQ", "quantity": 1, "price": "52.00"}
+    assert api.acme("POST", "/api/portfolio/trade", json=order).status_code == 201
+    for _ in range(2):
+        assert api.acme("POST", "/api/portfolio/cash", json={"amount": "1.00"}).status_code == 201
+    issued = {field: _end_cursor(api, acme, field) for field in PORTFOLIO_LISTS}
+    rest_next = api.acme("GET", "/api/portfolio/cash", params={"limit": 1}).json()["next_cursor"]
+    for other in (beta, ADMIN_KEY):
+        for field, path in PORTFOLIO_LISTS.items():
+            message = _graphql_refuses(
+                api, f"portfolio {{ {field}(after: $after) {{ pageInfo {{ endCursor }} }} }}", other, issued[field]
+            )
+            assert "this portfolio's" in message, message
+            if path is not None:
+                assert_problem(api.call("GET", path, other, params={"cursor": issued[field]}), 422, "this portfolio's")
+        assert_problem(
+            api.call("GET", "/api/portfolio/cash", other, params={"cursor": rest_next}), 422, "this portfolio's"
+        )
+    # Acme's own: REST's next_cursor pages on in REST and in GraphQL, GraphQL's endCursor in REST
+    rest = api.acme("GET", "/api/portfolio/cash", params={"limit": 1, "cursor": rest_next}).json()
+    graph = gql(
+        api,
+        "query($a: String) { portfolio { cashMovements(first: 1, after: $a) { nodes { entryId } } } }",
+        acme,
+        {"a": rest_next},
+    ).json()
+    assert (
+        [i["entry_id"] for i in rest["items"]]
+        == [n["entryId"] for n in graph["data"]["portfolio"]["cashMovements"]["nodes"]]
+        != []
+    )
+    assert api.acme("GET", "/api/portfolio/trade", params={"cursor": issued["trades"]}).json() == {
+        "items": [],
+        "next_cursor": None,
+    }

@@ -318,6 +318,6 @@ def test_forged_cursors_are_bad_input_on_rest_and_graphql_never_an_error_of_the_
         body = gql(api, f"query($after: String) {{ {field} }}", keys[who], {"after": cursor}).json()
         codes = {e.get("extensions", {}).get("code") for e in body.get("errors", [])}
         assert codes == {"BAD_USER_INPUT"}, (field, cursor[:40], body)
-    # the API's own cursors still lead on (a page after the first row)
-    first = _forged(["trades", 1])
+    # the API's own cursors still lead on (a page after the first row; a portfolio's cursor names it)
+    first = paging.TRADES.of(api.acme("GET", "/api/portfolio/summary").json()["portfolio_id"]).cursor(1)
     assert api.acme("GET", "/api/portfolio/trade", params={"cursor": first}).status_code == 200

@@ -8,7 +8,7 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from api.graphql.pagination import Connection, Page
+from api.graphql.pagination import Connection, Page, text
 from api.graphql.permissions import admin_field
 from api.graphql.types.ai_day import AIDay
 from api.graphql.types.ai_position import AIPosition
@@ -19,7 +19,7 @@ from api.paging import AI_DAYS, AI_TRADES
 from portfolio.ledger import AI_PORTFOLIO
 from views.portfolio import ai_day_page, trade_page
 
-AI_POSITIONS = Page("aiPositions", default=100, largest=500)
+AI_POSITIONS = Page("aiPositions", default=100, largest=500, key=text)
 
 
 @strawberry.type(
@@ -69,4 +69,4 @@ class AIPortfolio:
     async def days(
         self, info: Info, first: int | None = AI_DAYS.default, after: str | None = None
     ) -> Connection[AIDay] | None:
-        return await info.context.read_page(AI_DAYS, first, after, AIDay.from_row, ai_day_page, key=date)
+        return await info.context.read_page(AI_DAYS, first, after, AIDay.from_row, ai_day_page)

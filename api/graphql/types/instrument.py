@@ -7,7 +7,7 @@ import strawberry
 from strawberry.types import Info
 
 from api.graphql.loaders import loaded
-from api.graphql.pagination import Connection, Page, PageInfo
+from api.graphql.pagination import Connection, Page, PageInfo, day, keyed, moment, row_id, text
 from api.graphql.types.daily_bar import DailyBar
 from api.graphql.types.fundamentals import Fundamentals
 from api.graphql.types.liquidity import Liquidity
@@ -15,14 +15,13 @@ from api.graphql.types.news_item import NewsItem
 from api.graphql.types.prediction import Prediction, latest_prediction_of
 from api.graphql.types.quote import Quote
 from api.graphql.types.sentiment_score import SentimentScore
-from market.clock import supported_date
 from market.errors import InvalidInputError
 
-HISTORY = Page("history", default=100, largest=2000)
-RECENT_BARS = Page("recentBars", default=20, largest=2000)
-PREDICTIONS = Page("predictions", default=100, largest=2000)
-NEWS = Page("news", default=20, largest=200)
-SENTIMENT = Page("sentiment", default=100, largest=2000)
+HISTORY = Page("history", default=100, largest=2000, key=day)
+RECENT_BARS = Page("recentBars", default=20, largest=2000, key=day)
+PREDICTIONS = Page("predictions", default=100, largest=2000, key=day)
+NEWS = Page("news", default=20, largest=200, key=keyed(moment, text, row_id))  # published, kind, id
+SENTIMENT = Page("sentiment", default=100, largest=2000, key=day)
 
 
 def _range(start: date | None, end: date | None) -> None:
@@ -70,8 +69,7 @@ class Instrument:
         after: str | None = None,
     ) -> Connection[DailyBar]:
         _range(start, end)
-        size, key = HISTORY.size(first), HISTORY.key_after(after)
-        cursor_day = supported_date(key, "the history cursor") if key else None
+        size, cursor_day = HISTORY.size(first), HISTORY.key_after(after)
         page = await info.context.loaders.history.load((self.symbol, start, end, size, cursor_day))
         return _bars(HISTORY, page)
 

@@ -9,7 +9,7 @@ from sqlalchemy import Connection as DatabaseConnection
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from api.graphql.pagination import Connection, Page
+from api.graphql.pagination import Connection, Page, text
 from api.graphql.types.cash_movement import CashMovement
 from api.graphql.types.position import Position
 from api.graphql.types.suggestion import Suggestion
@@ -22,7 +22,7 @@ from portfolio import suggestions
 from views.portfolio import cash_page, trade_page
 from views.valuation import PositionValue
 
-POSITIONS = Page("positions", default=100, largest=500)
+POSITIONS = Page("positions", default=100, largest=500, key=text, owned=True)
 
 
 def discounts_shown(discounts: dict[str, float]) -> dict[str, str]:
@@ -60,7 +60,7 @@ class Portfolio:
 
     @strawberry.field(description="Open positions by ticker.")
     def positions(self, first: int | None = POSITIONS.default, after: str | None = None) -> Connection[Position]:
-        return POSITIONS.connection(
+        return POSITIONS.of(self.portfolio_id).connection(
             self.open_positions, lambda p: p.symbol, first, after, lambda p: Position.from_value(p, self.equity)
         )
 
@@ -85,7 +85,9 @@ class Portfolio:
     async def trades(
         self, info: Info, first: int | None = TRADES.default, after: str | None = None
     ) -> Connection[Trade]:
-        return await info.context.read_page(TRADES, first, after, Trade.from_row, trade_page, self.portfolio_id)
+        return await info.context.read_page(
+            TRADES.of(self.portfolio_id), first, after, Trade.from_row, trade_page, self.portfolio_id
+        )
 
     @strawberry.field(
         description="Cash movements in the order the book recorded them, with the balance after each "
@@ -94,7 +96,9 @@ class Portfolio:
     async def cash_movements(
         self, info: Info, first: int | None = CASH.default, after: str | None = None
     ) -> Connection[CashMovement]:
-        return await info.context.read_page(CASH, first, after, CashMovement.from_row, cash_page, self.portfolio_id)
+        return await info.context.read_page(
+            CASH.of(self.portfolio_id), first, after, CashMovement.from_row, cash_page, self.portfolio_id
+        )
 
     @strawberry.field(description="Pending morning suggestions (expired ones are not listed).")
     async def suggestions(
@@ -102,4 +106,4 @@ class Portfolio:
     ) -> Connection[Suggestion]:
         ctx = info.context
         rows = await ctx.call(suggestions.list_pending, ctx.svc.engine, self.portfolio_id, ctx.svc.now())
-        return SUGGESTIONS.connection(rows, suggestion_key, first, after, Suggestion.from_row)
+        return SUGGESTIONS.of(self.portfolio_id).connection(rows, suggestion_key, first, after, Suggestion.from_row)
