@@ -51,6 +51,13 @@ annualised for reading). Overall and per year.
     python benchmarks/model_quality.py --regime bear           # simulated, scored 2026-2028
     python benchmarks/model_quality.py --ohlcv prices.csv      # symbol,date,close,volume[,high,low]
 
+The signal's persistence (excess label; `--no-persistence` skips it): the rank IC of a
+day's expected excess against the excess over later windows after the fill, sessions 1-5,
+6-10, 11-20, 21-40 and 41-60 (models.metrics.PERSISTENCE_WINDOWS: the close of t+a to the
+close of t+1+b, minus the equal-weighted liquid universe's, so 1-5 is the label at H = 5),
+on the liquid names, overall and per year: how long a ranking keeps paying. Its windows
+read closes up to 61 sessions after --to (the model never reads them).
+
 The first line of the table says the span actually scored: the first and last dates of
 the scored rows, with the span asked for (--from/--to or their defaults) beside it when
 they differ (the walk-forward scores nothing before its training history, and rows the
@@ -254,6 +261,39 @@ def reference_predictions(
         )
         del booster
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=["symbol", "date", "reference_p_up"])
+
+
+# ---- the signal's persistence ------------------------------------------------------------------
+def persistence_figures(prices: pd.DataFrame, scored: pd.DataFrame, end: date) -> dict:
+    """The rank IC of the expected excess on the liquid `scored` rows against the excess
+    over each of models.metrics.PERSISTENCE_WINDOWS, overall and per year, from `prices`
+    (every instrument, read up to the last window's end after `end`)."""
+    from models.metrics import PERSISTENCE_WINDOWS, persistence, window_excess
+
+    started = time.perf_counter()
+    last = max(b for _, b in PERSISTENCE_WINDOWS) + 1
+    prices = prices[prices["date"] <= label_cut(sorted(prices["date"].unique()), end, last)]
+    found = persistence(scored[scored["liquid"]], window_excess(prices))
+    return {
+        "rows": "liquid",
+        "windows": [f"{a}-{b}" for a, b in PERSISTENCE_WINDOWS],
+        "overall": found.mean(),
+        "days": found.days(),
+        "by_year": found.by_year(),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def print_persistence(figures: dict) -> None:
+    windows = figures["windows"]
+    print(
+        "persistence: rank IC of the expected excess against the excess over sessions a-b after the fill "
+        "(close t+a to t+1+b, over the equal-weighted liquid universe), liquid names"
+    )
+    print(f"{'year':<6}" + "".join(f"{w:>8}" for w in windows))
+    for year, row in [*figures["by_year"].items(), ("all", figures["overall"])]:
+        print(f"{year!s:<6}" + "".join(f"{_ic(row[w]):>8}" for w in windows))
+    print(f"days per window: {figures['days']}; {figures['seconds']} s")
 
 
 # ---- figures ---------------------------------------------------------------------------------
@@ -568,6 +608,9 @@ def main() -> None:
     parser.add_argument(
         "--no-next-day", action="store_true", help="skip the next-day reference (the excess label's run)"
     )
+    parser.add_argument(
+        "--no-persistence", action="store_true", help="skip the signal's persistence (the excess label's run)"
+    )
     parser.add_argument("--tune-trials", type=int, default=0)
     parser.add_argument(
         "--config",
@@ -599,6 +642,7 @@ def main() -> None:
     if args.start is None:
         args.start = next(date(d.year + 1, 1, 1) for d in dates[250:] if d.year > dates[0].year).isoformat()
     start, end = date.fromisoformat(args.start), date.fromisoformat(args.end) if args.end else dates[-1]
+    loaded_prices = prices  # the persistence windows read up to 61 sessions past --to
     # Nothing dated after the last scored day's label end is read: later rows are dropped here.
     prices = prices[prices["date"] <= label_cut(dates, end, label_days)]
     dates = sorted(prices["date"].unique())
@@ -670,6 +714,10 @@ def main() -> None:
         )
         del old, own
         next_day_seconds = time.perf_counter() - t
+    persisting = None
+    if args.label == "excess" and not args.no_persistence:
+        persisting = persistence_figures(loaded_prices, predictions, end)
+    del loaded_prices
     overall = figures(predictions, horizon)
     by_year = {
         int(y): figures(part, horizon) for y, part in predictions.groupby(pd.to_datetime(predictions["date"]).dt.year)
@@ -713,6 +761,8 @@ def main() -> None:
         f"{_bp(q['tercile_spread']['reference'])} ({_bp(annual['liquid']['reference'])} a year)"
     )
     print(f"MAE {overall['mae']['model']:.5f} vs zero {overall['mae']['zero']:.5f}")
+    if persisting is not None:
+        print_persistence(persisting)
     nd = overall["next_day_reference"]
     if nd is not None:
         print(
@@ -747,6 +797,7 @@ def main() -> None:
                 "years_binary_above_both_baselines": beats,
                 "years_three_class_above_majority": beats3,
                 "years_rank_ic_above_reference": ic_years,
+                "persistence": persisting,
                 "walk_forward_seconds": round(model_seconds, 1),
                 "reference_seconds": round(reference_seconds, 1),
                 "next_day_seconds": round(next_day_seconds, 1),

@@ -21,6 +21,13 @@ On rows with a realised forward return:
   Without a `tercile` column: the top third minus the bottom third of the rows by
   MODEL_ORDER.
 - hit rate by tercile: share of up moves in each Ranking Tercile.
+- persistence: the rank IC of a day's expected excess against the excess return over
+  later windows after the fill (PERSISTENCE_WINDOWS: sessions 1-5, 6-10, 11-20, 21-40,
+  41-60), each from the close of t+a to the close of t+1+b, minus the equal-weighted
+  liquid universe's over the same span (market/labels.py's label and universe; window
+  1-5 is the label at H = 5): how long a ranking keeps paying (Grinold and Kahn's IC
+  decay). Each day's IC per window carries the date it is known (t+1+b), so a rule can
+  read the persistence point in time (`Persistence.mean(known_by=...)`).
 Baselines: always the majority class of the training data seen so far (here: of the
 evaluation rows, which flatters it), and the sign of the last move (unchanged last move:
 the majority class).
@@ -28,8 +35,13 @@ the majority class).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date
+
 import numpy as np
 import pandas as pd
+
+from market.labels import universe_held_return, with_labels
 
 FLAT_BAND = 0.005
 MOVER = 0.02
@@ -180,3 +192,99 @@ def product_tercile_spread(f: pd.DataFrame, label: str = "forward_return") -> pd
     if "TOP" not in means or "BOTTOM" not in means:
         return pd.Series(dtype=float)
     return (means["TOP"] - means["BOTTOM"]).dropna()
+
+
+# Sessions after the fill (the fill is at the close of t+1): window (a, b) runs from the
+# close of t+a to the close of t+1+b; (1, 5) is the product's label at H = 5.
+PERSISTENCE_WINDOWS = ((1, 5), (6, 10), (11, 20), (21, 40), (41, 60))
+
+
+def window_name(window: tuple[int, int]) -> str:
+    return f"{window[0]}-{window[1]}"
+
+
+def window_excess(prices: pd.DataFrame, windows: tuple[tuple[int, int], ...] = PERSISTENCE_WINDOWS) -> pd.DataFrame:
+    """Per row of `prices` (every instrument of the market: symbol, date, close, volume
+    and the gate inputs, as market.labels.with_labels reads them), for each window (a, b):
+    `excess_a-b`, the return from the close of t+a to the close of t+1+b minus the
+    equal-weighted liquid universe's over the same span (the universe of day t,
+    market.labels.universe_held_return), and `known_a-b`, the date it is known (t+1+b).
+    Built from the label itself: the held return to t+1+b over the held return to t+a."""
+    frame = with_labels(prices, 1)  # adds the spread estimates and ADV_20 once
+    held = {}
+    for horizon in sorted({b for _, b in windows} | {a - 1 for a, _ in windows if a > 1}):
+        labelled = with_labels(frame, horizon)
+        held[horizon] = (labelled["held_return"], labelled["label_end"])
+    out = frame[["symbol", "date"]].copy()
+    for a, b in windows:
+        start = held[a - 1][0] if a > 1 else 0.0
+        panel = frame.assign(held_return=(1 + held[b][0]) / (1 + start) - 1)
+        name = window_name((a, b))
+        out[f"excess_{name}"] = panel["held_return"] - universe_held_return(panel)
+        out[f"known_{name}"] = held[b][1]
+    return out
+
+
+@dataclass(frozen=True)
+class Persistence:
+    """The rank IC of a ranking against the excess over each window after the fill, per
+    day (`daily`: index date, a column per window name, NaN where the day has too few
+    rows or the window is not known), and the date each day's IC is known (`known`: the
+    last of its rows' window ends, same shape)."""
+
+    windows: tuple[tuple[int, int], ...]
+    daily: pd.DataFrame
+    known: pd.DataFrame
+
+    def mean(self, known_by: date | None = None) -> dict[str, float | None]:
+        """The mean daily IC per window over the days whose IC is known by `known_by`
+        (every day: None): what a rule deciding on that day may read."""
+        out = {}
+        for name in self.daily:
+            values = self.daily[name]
+            if known_by is not None:
+                values = values[(self.known[name] <= known_by).to_numpy()]
+            values = values.dropna()
+            out[name] = float(values.mean()) if len(values) else None
+        return out
+
+    def days(self) -> dict[str, int]:
+        return {name: int(self.daily[name].notna().sum()) for name in self.daily}
+
+    def by_year(self) -> dict[int, dict[str, float | None]]:
+        """The mean daily IC per window, per calendar year of the decision day."""
+        years = pd.to_datetime(pd.Index(self.daily.index)).year
+        return {
+            int(year): {name: _mean_or_none(self.daily.loc[years == year, name]) for name in self.daily}
+            for year in sorted(set(years))
+        }
+
+
+def _mean_or_none(values: pd.Series) -> float | None:
+    values = values.dropna()
+    return float(values.mean()) if len(values) else None
+
+
+def persistence(
+    scored: pd.DataFrame,
+    excess: pd.DataFrame,
+    column: str = "expected_return",
+    windows: tuple[tuple[int, int], ...] = PERSISTENCE_WINDOWS,
+) -> Persistence:
+    """The Persistence of `column` on the `scored` rows (symbol, date, `column`; a day on
+    which it is the same for every row counts 0, as the rank IC does) against `excess`
+    (`window_excess`' columns for the same windows)."""
+    names = [window_name(w) for w in windows]
+    wanted = ["symbol", "date", *(f"excess_{n}" for n in names), *(f"known_{n}" for n in names)]
+    rows = scored[["symbol", "date", column]].merge(excess[wanted], on=["symbol", "date"], how="left")
+    daily, known = {}, {}
+    for name in names:
+        daily[name] = daily_rank_ic(rows, column, f"excess_{name}", constant_as_zero=True)
+        ends = rows.dropna(subset=[f"excess_{name}"]).groupby("date")[f"known_{name}"].max()
+        known[name] = ends
+    days = sorted(set().union(*(d.index for d in daily.values())))
+    return Persistence(
+        tuple(windows),
+        pd.DataFrame(daily).reindex(days),
+        pd.DataFrame(known).reindex(days),
+    )
