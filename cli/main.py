@@ -10,7 +10,7 @@ import typer
 
 from cli.app import command_group
 from cli.errors import one_line_errors
-from cli.output import echo_json
+from cli.output import echo_json, shown
 from cli.portfolio import portfolio_app
 from market.logging import configure_logging
 from market.settings import get_settings
@@ -72,8 +72,7 @@ def db_status() -> None:
     settings = get_settings()
     typer.echo(f"database: {_redacted(settings.database_url)}")
     for state in status(migration_engine(settings)):
-        when = state.applied_at.isoformat(timespec="seconds") if state.applied_at else "-"
-        typer.echo(f"{state.version:04d}  {state.name:<24} {state.state:<9} {when}")
+        typer.echo(f"{state.version:04d}  {state.name:<24} {state.state:<9} {shown(state.applied_at)}")
 
 
 @stage_app.command("list")
