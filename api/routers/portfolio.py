@@ -4,7 +4,7 @@ A client key acts on its client's portfolio, the admin key on the house portfoli
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Header, Query, UploadFile, status
 from fastapi.responses import Response
@@ -28,6 +28,7 @@ from api.schemas.portfolio import (
     TradeOut,
     TradePage,
     TradePreview,
+    TradeSide,
 )
 from api.security import Principal, caller_portfolio, caller_portfolio_on
 from api.services import Services
@@ -105,7 +106,7 @@ def trade_preview(
     svc: ServicesDep,
     _: CallerDep,
     conn: ConnDep,
-    side: Annotated[Literal["buy", "sell"], Query(description="buy or sell")],
+    side: Annotated[TradeSide, Query(description="buy or sell (BUY, SELL), as the trade takes it")],
     symbol: Annotated[str, Query(min_length=1, max_length=20, description="A listed symbol.")],
     quantity: PreviewQuantity,
 ) -> TradePreview:

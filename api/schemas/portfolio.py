@@ -234,13 +234,18 @@ class AIHistory(CursorPage):
     items: list[AIDay] = Field(description="Executed days, oldest first.")
 
 
+# An order's side, the one rule for the trade's body and the preview's query (REST; GraphQL's
+# placeTrade is read by ManualTradeIn too): buy or sell, in lower or upper case.
+TradeSide = Literal["buy", "sell", "BUY", "SELL"]
+
+
 class ManualTradeIn(ApiModel):
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={"example": {"side": "buy", "symbol": "NCBFG", "quantity": 100, "price": "101.50"}},
     )
 
-    side: Literal["buy", "sell", "BUY", "SELL"]
+    side: TradeSide
     symbol: str = Field(min_length=1, max_length=20)
     quantity: QuantityIn = Field(gt=0, le=1_000_000_000)
     # MoneyIn: whole cents, at most 14 digits before the point (market.money, one rule)

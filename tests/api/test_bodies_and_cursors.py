@@ -354,3 +354,38 @@ def test_another_portfolios_cursor_is_refused_and_a_clients_own_still_pages(api:
         "items": [],
         "next_cursor": None,
     }
+
+
+# --- the side of an order: one rule for the trade and its preview --------------------------------
+
+SIDES = ("buy", "sell", "BUY", "SELL", "Buy", "sElL", "short", "", " buy")
+
+
+def _refuses_side(response: Any) -> bool:
+    """Whether a 422 is the schema's refusal of `side` (rather than of something after it)."""
+    assert response.status_code in (200, 422), response.text
+    errors = response.json().get("errors", []) if response.status_code == 422 else []
+    return any(e["loc"][-1] == "side" for e in errors)
+
+
+def test_the_trade_preview_takes_a_side_exactly_as_the_trade_does(api: Api) -> None:
+    """`?side=SELL` was 422 on the preview while the trade takes "SELL": each spelling is
+    now taken by both or refused by both, the refusal naming `side`."""
+    unlimited(api)
+    before = stored(api)
+    taken = []
+    for side in SIDES:
+        preview = api.acme(
+            "GET", "/api/portfolio/trade/preview", params={"side": side, "symbol": "LIQ", "quantity": 10}
+        )
+        # a price far outside the day's band: a trade whose side is read is refused for its price, and writes nothing
+        trade = api.acme(
+            "POST", "/api/portfolio/trade", json={"side": side, "symbol": "LIQ", "quantity": 10, "price": "0.01"}
+        )
+        assert trade.status_code == 422, (side, trade.text)
+        assert _refuses_side(preview) == _refuses_side(trade), (side, preview.text, trade.text)
+        if not _refuses_side(preview):
+            assert preview.status_code == 200 and preview.json()["side"] == side.upper(), (side, preview.text)
+            taken.append(side)
+    assert taken == ["buy", "sell", "BUY", "SELL"]
+    assert stored(api) == before
