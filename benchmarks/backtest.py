@@ -25,23 +25,57 @@ Runs, in one call:
     python benchmarks/backtest.py --from 2008-01-02 --to 2011-12-31 # the early span: the selection table
     python benchmarks/backtest.py --ohlcv prices.csv --fees jse  # any market: symbol,date,close,volume,...
 
-The last line is one JSON object: every figure, the wall time and the peak RSS.
+Null books (portfolio/nulls.py; `--no-nulls` skips them): beside the model's book at the
+default brokerage, the same book with the model's expected-excess values re-assigned each
+day by a null's order: random rankings drawn daily (`--daily-seeds`, 10), random rankings
+fixed for the span (`--fixed-seeds`, 20), ranked by traded value, the first month's book
+bought and held, and the model's ranking inverted. Printed: each family's mean and range
+of the information ratio and the excess a year against the equal-weighted liquid universe
+and of the turnover, the model's percentile among its books; and the model's book against
+the mean of the fixed random books' daily returns (active return, tracking error,
+information ratio) beside the equal-weighted liquid universe and the index, overall and
+per year, with the time a name is held (sessions, from the fills).
+
+`--cache DIR` keeps the walk-forward's out-of-sample predictions on disk (one pickle per
+key: the data files' digest, the span, the horizon, the last price date read and the code
+that makes them: PREDICTION_CODE, models/ and the market/ and ingest/ modules it and the
+loader read, and `out_of_sample_predictions`' source), so later runs over the same
+predictions skip the walk-forward; a change to any of them is a new key. Nothing is
+removed: clear the folder by hand.
+
+    python benchmarks/backtest.py --cache /tmp/oos   # the second run reads the predictions back
+
+The last line is one JSON object: every figure, the null families and the model's
+percentile in each, the cache's hits and misses, the wall time and the peak RSS.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import inspect
 import itertools
 import json
 import logging
 import resource
 import time
+from dataclasses import asdict
 from datetime import date
 from pathlib import Path
 
 import pandas as pd
 from model_quality import SHARED_DATA, load_nse, load_ohlcv
 
+ROOT = Path(__file__).resolve().parents[1]
+# The code the out-of-sample predictions depend on (the cache's key), beside the data.
+PREDICTION_CODE = (
+    "models",
+    "market/labels.py",
+    "market/liquidity.py",
+    "market/instruments.py",
+    "market/budget.py",
+    "ingest/importers/formats.py",
+)
 HORIZONS = (5, 10, 20)
 GRID = {"names": (5, 10, 15), "swaps": (1, 2), "capacity": (0.05, 0.15)}
 MIN_EXPOSURE = 0.8
@@ -83,6 +117,55 @@ def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, p
     )
 
 
+def _digest(paths: list[Path], root: Path, into: hashlib._Hash) -> None:
+    for path in paths:
+        into.update(str(path.relative_to(root)).encode())
+        into.update(path.read_bytes())
+
+
+def cache_key(source: Path, prices: pd.DataFrame, start: date, end: date, horizon: int) -> str:
+    """The out-of-sample predictions' key: the data files' digest, the span, the horizon,
+    the last price date read, and the code that makes them (PREDICTION_CODE and
+    `out_of_sample_predictions`' source)."""
+    from portfolio.backtest import out_of_sample_predictions
+
+    digest = hashlib.sha256()
+    files = [source] if source.is_file() else sorted(f for f in source.rglob("*") if f.is_file())
+    _digest(files, source if source.is_dir() else source.parent, digest)
+    code = [ROOT / c for c in PREDICTION_CODE]
+    _digest(sorted(f for c in code for f in ([c] if c.is_file() else c.rglob("*.py"))), ROOT, digest)
+    digest.update(inspect.getsource(out_of_sample_predictions).encode())
+    digest.update(f"{start}|{end}|{horizon}|{max(prices['date'])}|{len(prices)}".encode())
+    return digest.hexdigest()[:24]
+
+
+def predictions_for(prices: pd.DataFrame, start: date, end: date, horizon: int, args, cache: dict) -> pd.DataFrame:
+    """The walk-forward's out-of-sample predictions from `start` to `end` on the H-session
+    label, read from `args.cache` where a run with the same key wrote them (`cache`
+    counts hits and misses and the seconds spent)."""
+    from portfolio.backtest import out_of_sample_predictions
+
+    started = time.perf_counter()
+    path = None
+    if args.cache:
+        source = Path(args.ohlcv or args.nse)
+        path = Path(args.cache) / f"oos-{cache_key(source, prices, start, end, horizon)}.pkl"
+        if path.exists():
+            cache["hits"] += 1
+            cache["seconds"] += time.perf_counter() - started
+            return pd.read_pickle(path)
+    predictions = out_of_sample_predictions(prices, first_test_date=start, horizon=horizon)
+    predictions = predictions[predictions["date"] <= end]
+    if path is not None:
+        cache["misses"] += 1
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".partial")
+        predictions.to_pickle(partial)
+        partial.replace(path)
+    cache["seconds"] += time.perf_counter() - started
+    return predictions
+
+
 def rank_ic(predictions: pd.DataFrame) -> dict[str, float | None]:
     """The model's rank IC (models.metrics.daily_ic on the expected excess, as the API's
     `rank_ic`) on every scored row and on the liquid ordinary names (the book's universe)."""
@@ -117,15 +200,14 @@ def book_figures(days, fees, fills: str, mandate, horizon: int, cash: float, ben
     return summarise(run, cash, benchmarks, by_year=True)
 
 
-def selection(prices: pd.DataFrame, start: date, end: date, fees, cash: float, source: Path, args) -> dict:
+def selection(prices: pd.DataFrame, start: date, end: date, fees, cash: float, source: Path, args, cache) -> dict:
     """Every H x book of the grid at the default brokerage, and the rule it picks."""
-    from portfolio.backtest import out_of_sample_predictions, prepare_days
+    from portfolio.backtest import prepare_days
     from portfolio.book import Mandate
 
     rows = []
     for horizon in HORIZONS:
-        predictions = out_of_sample_predictions(prices, first_test_date=start, horizon=horizon)
-        predictions = predictions[predictions["date"] <= end]
+        predictions = predictions_for(prices, start, end, horizon, args, cache)
         benchmarks, _ = benchmarks_for(predictions, source, args.index, not args.ohlcv)
         ic = rank_ic(predictions)
         prepared = {names: prepare_days(predictions, float(fees.rate), horizon, names) for names in GRID["names"]}
@@ -153,11 +235,9 @@ def selection(prices: pd.DataFrame, start: date, end: date, fees, cash: float, s
     return {"grid": GRID, "horizons": HORIZONS, "min_exposure": MIN_EXPOSURE, "table": rows, "chosen": chosen}
 
 
-def main() -> None:
-    from market.fees import SCHEDULES, market_fees
-    from models.decisions import HORIZON
-    from portfolio.backtest import out_of_sample_predictions, prepare_days
-    from portfolio.book import Mandate
+def parse_args() -> argparse.Namespace:
+    from market.fees import SCHEDULES
+    from portfolio.nulls import DAILY_RANDOM_SEEDS, FIXED_RANDOM_SEEDS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nse", default=str(SHARED_DATA / "nse-kenya" / "daily"))
@@ -168,7 +248,21 @@ def main() -> None:
     parser.add_argument("--to", dest="end", default="2021-12-31", help="last day (default 2021-12-31)")
     parser.add_argument("--select", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--cash", type=float, default=10_000_000)
-    args = parser.parse_args()
+    parser.add_argument("--nulls", action=argparse.BooleanOptionalAction, default=True, help="the null books")
+    parser.add_argument("--daily-seeds", type=int, default=DAILY_RANDOM_SEEDS, help="random rankings drawn daily")
+    parser.add_argument("--fixed-seeds", type=int, default=FIXED_RANDOM_SEEDS, help="random rankings fixed")
+    parser.add_argument("--cache", default=None, help="a folder for the out-of-sample predictions (opt-in)")
+    return parser.parse_args()
+
+
+def main() -> None:
+    from market.fees import market_fees
+    from models.decisions import HORIZON
+    from portfolio.backtest import decided_frame, prepare_days
+    from portfolio.book import Mandate
+    from portfolio.nulls import Replay, replay_book
+
+    args = parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
     source = Path(args.ohlcv or args.nse)
     if not source.exists():
@@ -181,27 +275,146 @@ def main() -> None:
     label_cut = sorted(d for d in prices["date"].unique() if d > end)[: HORIZONS[-1] + 2]
     prices = prices[prices["date"] <= (label_cut[-1] if label_cut else end)]  # the last labels' closes, no more
     out: dict = {"benchmark": "backtest", "data": str(source), "from": args.start, "to": args.end}
+    cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
     if args.select if args.select is not None else end <= SELECTION_END:
-        out["selection"] = selection(prices, start, end, default_fees, args.cash, source, args)
+        out["selection"] = selection(prices, start, end, default_fees, args.cash, source, args, cache)
         print(f"chosen on {args.start}..{args.end}: {out['selection']['chosen']}")
-    predictions = out_of_sample_predictions(prices, first_test_date=start, horizon=HORIZON)
-    predictions = predictions[predictions["date"] <= end]
+    predictions = predictions_for(prices, start, end, HORIZON, args, cache)
     benchmarks, index_name = benchmarks_for(predictions, source, args.index, not args.ohlcv)
     mandate = Mandate()
     out.update({"index": index_name, "horizon": HORIZON, "mandate": mandate.__dict__, "rank_ic": rank_ic(predictions)})
-    runs = {}
-    for label, fees in (("default", default_fees), ("retail", retail_fees)):
-        days = prepare_days(predictions, float(fees.rate), HORIZON, mandate.names)
-        runs[f"{label}_brokerage"] = book_figures(days, fees, "costed", mandate, HORIZON, args.cash, benchmarks)
-        if label == "default":
-            runs["gross_of_costs"] = book_figures(days, fees, "gross", mandate, HORIZON, args.cash, benchmarks)
+    rate = float(default_fees.rate)
+    days, decided = prepare_days(predictions, rate, HORIZON, mandate.names), decided_frame(predictions, rate)
+    replay = Replay(days, decided, default_fees, mandate, "costed", args.cash, HORIZON)
+    model, _ = replay_book(replay)
+    compared = dict(benchmarks)
+    if args.nulls:
+        out["nulls"], compared["fixed_random_mean"] = nulls(replay, model, benchmarks, args)
+    runs = {"default_brokerage": summarise_book(model, args.cash, compared)}
+    runs["gross_of_costs"] = book_figures(replay.days, default_fees, "gross", mandate, HORIZON, args.cash, benchmarks)
+    retail_days = prepare_days(predictions, float(retail_fees.rate), HORIZON, mandate.names)
+    runs["retail_brokerage"] = book_figures(retail_days, retail_fees, "costed", mandate, HORIZON, args.cash, benchmarks)
     out["fees"] = {"default": default_fees.describe(), "retail": retail_fees.describe()}
     out["runs"] = runs
     print_table(runs, benchmarks)
+    if args.nulls:
+        print_nulls(out["nulls"], runs["default_brokerage"])
+        print_against(runs["default_brokerage"], compared)
+    out["cache"] = {**cache, "seconds": round(cache["seconds"], 1)}
     out["wall_seconds"] = round(time.perf_counter() - started, 1)
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    print(f"rank IC (liquid, all): {out['rank_ic']['liquid']}, {out['rank_ic']['all']}; {out['wall_seconds']} s")
+    print(
+        f"rank IC (liquid, all): {out['rank_ic']['liquid']}, {out['rank_ic']['all']}; predictions "
+        f"{out['cache']['seconds']} s (cache {cache['hits']} hits, {cache['misses']} misses); {out['wall_seconds']} s, "
+        f"peak RSS {out['peak_rss_mb']} MB"
+    )
     print(json.dumps(out, default=str))
+
+
+def summarise_book(result, cash: float, benchmarks: dict) -> dict:
+    from portfolio.backtest import summarise
+
+    return summarise(result, cash, benchmarks, by_year=True)
+
+
+def nulls(replay, model, benchmarks: dict, args) -> tuple[dict, pd.Series]:
+    """Every null book over the model's replay: per family its FamilyFigures (against the
+    equal-weighted liquid universe) and each book's own figures; and the mean of the fixed
+    random books' daily returns."""
+    from portfolio.backtest import summarise
+    from portfolio.nulls import NullPlan, family_figures, mean_returns, null_books
+
+    started = time.perf_counter()
+    books = null_books(replay, NullPlan(daily_seeds=args.daily_seeds, fixed_seeds=args.fixed_seeds), model)
+    mine = summarise(model, args.cash, benchmarks)
+    families: dict = {}
+    for book in books:
+        families.setdefault(book.family, []).append((book, summarise(book.result, args.cash, benchmarks)))
+    out = {}
+    for family, members in families.items():
+        figures = family_figures(family, mine, [f for _, f in members], "equal_weight_liquid")
+        out[family] = {
+            **asdict(figures),
+            "holding_sessions": [f["holding"]["mean_sessions"] for _, f in members],
+            "each_book": [book_row(book.seed, f) for book, f in members],
+        }
+    print(f"{len(books)} null books in {time.perf_counter() - started:.0f} s", flush=True)
+    fixed = [b for b in books if b.family == "fixed_random"]
+    return out, mean_returns(fixed) if fixed else pd.Series(dtype=float)
+
+
+def book_row(seed: int | None, figures: dict) -> dict:
+    ew = figures["benchmarks"]["equal_weight_liquid"]
+    return {
+        "seed": seed,
+        "information_ratio": ew.get("information_ratio"),
+        "excess_annual_return": ew.get("excess_annual_return"),
+        "annual_turnover": figures.get("annual_turnover"),
+        "total_return": figures.get("total_return"),
+        "average_exposure": figures.get("average_exposure"),
+        "holding_sessions": figures["holding"]["mean_sessions"],
+    }
+
+
+def _signed(x: float | None, percent: bool = False) -> str:
+    if x is None:
+        return "n/a"
+    return f"{100 * x:+.1f}%" if percent else f"{x:+.2f}"
+
+
+def _percent(x: float | None) -> str:
+    return _signed(x, True)
+
+
+def _range(spread: dict, show) -> str:
+    return f"{show(spread['mean'])} ({show(spread['low'])}..{show(spread['high'])})"
+
+
+def print_nulls(families: dict, model: dict) -> None:
+    """Each null family beside the model's book (default brokerage): mean (min..max)."""
+    ew = model["benchmarks"]["equal_weight_liquid"]
+    print("null books, default brokerage; IR and excess a year vs the equal-weighted liquid universe: mean (min..max)")
+    print(f"{'book':<17}{'books':>6}  {'IR':<22}{'excess a year':<26}{'turnover':<20}{'held':>7}  model pct  beats")
+    held = model["holding"]["mean_sessions"]
+    print(
+        f"{'model':<17}{1:>6}  {_signed(ew['information_ratio']):<22}{_signed(ew['excess_annual_return'], True):<26}"
+        f"{model['annual_turnover']!s:<20}{held!s:>7}"
+    )
+    for family, f in families.items():
+        ir, ex, to = f["information_ratio"], f["excess_annual_return"], f["annual_turnover"]
+        known = [h for h in f["holding_sessions"] if h is not None]
+        mean_held = round(sum(known) / len(known), 1) if known else None
+        print(
+            f"{family:<17}{f['books']:>6}  {_range(ir, _signed):<22}{_range(ex, _percent):<26}{_range(to, str):<20}"
+            f"{mean_held!s:>7}  {f['model_percentile']!s:>9}  {f['model_beats']}/{f['books']}"
+        )
+
+
+def print_against(model: dict, benchmarks: dict) -> None:
+    """The model's book against each benchmark (the fixed random books' mean among them):
+    active return a year, tracking error, information ratio; overall and per year, with
+    the turnover and the mean holding (sessions, holdings ended that year)."""
+    names = list(benchmarks)
+    print("model's book vs " + ", ".join(names) + ": active return a year / tracking error / IR")
+    print(f"{'year':<6}{'return':>9}{'turnover':>9}{'held':>7}  " + "".join(f"{n[:26]:<28}" for n in names))
+    years = [*model.get("years", {}).items(), ("all", model)]
+    for year, f in years:
+        cells = []
+        for name in names:
+            b = f["benchmarks"].get(name, {})
+            cells.append(
+                f"{_signed(b.get('excess_annual_return'), True)} / {_pct(b.get('tracking_error'))} / "
+                f"{_signed(b.get('information_ratio'))}"
+            )
+        held = model["holding"]["by_year"].get(year) if year != "all" else model["holding"]["mean_sessions"]
+        print(
+            f"{year:<6}{_signed(f.get('total_return'), True):>9}{f.get('annual_turnover')!s:>9}{held!s:>7}  "
+            + "".join(f"{c:<28}" for c in cells)
+        )
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
 def print_table(runs: dict, benchmarks: dict) -> None:
