@@ -18,6 +18,7 @@ from api.graphql.types.inputs import ManualTradeInput
 from api.graphql.types.suggestion import Suggestion
 from api.graphql.types.trade_placed import TradePlaced
 from api.graphql.types.user_errors import Conflict, FieldError, InvalidInput, NotFound, NotReady, UserError
+from api.schemas.common import checked_idempotency_key
 from api.schemas.portfolio import CashIn, ManualTradeIn
 from api.security import caller_portfolio
 from desk import ManualTrade
@@ -76,8 +77,11 @@ class Mutation:
         checked = _validated(ManualTradeIn, vars(order))
         if isinstance(checked, UserError):
             return checked
-        if idempotency_key is not None and not 1 <= len(idempotency_key) <= 200:
-            return InvalidInput(message="idempotencyKey must be 1 to 200 characters")
+        if idempotency_key is not None:
+            try:  # REST's Idempotency-Key rule: the two share one store
+                checked_idempotency_key(idempotency_key, "idempotencyKey")
+            except InvalidInputError as error:
+                return InvalidInput(message=error.detail)
 
         async def act() -> TradePlaced:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)

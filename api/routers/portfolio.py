@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from api import paging
 from api.deps import CallerDep, ConnDep, ServicesDep, UploaderDep
 from api.jsonbody import StrictJSONRoute
-from api.schemas.common import KEYED, CursorPage, problems, whole_query
+from api.schemas.common import KEYED, CursorPage, IdempotencyKeyIn, problems, whole_query
 from api.schemas.portfolio import (
     CashIn,
     CashOut,
@@ -40,9 +40,8 @@ router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=Stri
 IDEMPOTENCY = Header(
     None,
     alias="Idempotency-Key",
-    min_length=1,
-    max_length=200,
-    description="Retrying with the same key returns the first result and trades once.",
+    description="Retrying with the same key returns the first result and trades once; 1 to 200 printable "
+    "ASCII characters.",
 )
 
 
@@ -122,7 +121,7 @@ def trade_preview(
     "/trade", response_model=TradeOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 409, 415)
 )
 def trade(
-    order: ManualTradeIn, svc: ServicesDep, caller: CallerDep, idempotency_key: str | None = IDEMPOTENCY
+    order: ManualTradeIn, svc: ServicesDep, caller: CallerDep, idempotency_key: IdempotencyKeyIn | None = IDEMPOTENCY
 ) -> TradeOut:
     """A manual trade at the given price, checked against the listing, the day's price
     band around the latest close, holdings and cash; refused with the reason (422).

@@ -389,3 +389,39 @@ def test_the_trade_preview_takes_a_side_exactly_as_the_trade_does(api: Api) -> N
             taken.append(side)
     assert taken == ["buy", "sell", "BUY", "SELL"]
     assert stored(api) == before
+
+
+# --- an Idempotency-Key that is not printable ASCII ----------------------------------------------
+
+# Values an HTTP client can send that the server's parser lets through to the app (bytes as
+# sent: a header is bytes on the wire). Control characters but tab the parser refuses itself
+# (docs/api.md says what the client gets).
+UNPRINTABLE_KEYS = (b"caf\xe9", "caf\u00e9".encode(), b"\x80\xff", b"order\t42", b"k" * 201, b"k" * 20_000)
+
+
+def test_an_idempotency_key_that_is_not_printable_ascii_is_422_over_rest_and_graphql_and_books_nothing(
+    api: Api,
+) -> None:
+    unlimited(api)
+    order = {"side": "buy", "symbol": "LIQ", "quantity": 1, "price": "52.00"}
+    before = stored(api)
+    for key in UNPRINTABLE_KEYS:
+        refused = api.acme("POST", "/api/portfolio/trade", json=order, headers={"Idempotency-Key": key})
+        assert_problem(refused, 422, "Idempotency-Key must be 1 to 200 printable ASCII characters")
+        text = key.decode("latin-1")  # what the app saw; GraphQL takes the same text as an argument
+        placed = gql(
+            api,
+            'mutation($k: String) { placeTrade(order: {side: "BUY", symbol: "LIQ", quantity: 1, price: "52.00"}, '
+            "idempotencyKey: $k) { __typename ... on UserError { message } } }",
+            api.world.acme_key,
+            {"k": text},
+        ).json()["data"]["placeTrade"]
+        assert placed["__typename"] == "InvalidInput" and "idempotencyKey must be 1 to 200" in placed["message"], placed
+    assert stored(api) == before
+    # printable keys still make retries safe: the second send replays the first
+    first, again = (
+        api.acme("POST", "/api/portfolio/trade", json=order, headers={"Idempotency-Key": "order 42/~"})
+        for _ in range(2)
+    )
+    assert first.status_code == again.status_code == 201 and again.json()["replayed"], again.text
+    assert first.json()["trade_id"] == again.json()["trade_id"]
