@@ -94,6 +94,7 @@ def text(value: Any, what: str) -> str:
 
 
 def flag(value: Any, what: str) -> bool:
+    """A yes or no (a suggestion's side: buy after sell)."""
     if isinstance(value, bool):
         return value
     raise _not_issued(what, value, "true or false")
