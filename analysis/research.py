@@ -31,7 +31,7 @@ from market.text import checked_text, printable
 from models.sentiment import SCORER_ID, SentimentScore, key_sentences, score_text
 from store import tables
 from store.history import append_history, current_rows
-from store.transactions import write_transaction
+from store.transactions import Respond, answered, write_transaction
 
 TEXT_TYPES = {"text/plain", "text/markdown"}
 TEXT_SUFFIXES = {".txt", ".md", ".text"}
@@ -76,27 +76,30 @@ class TaggedNote:
     summary: dict[str, Any]
 
 
-def file_note(engine: Engine, settings: Settings, note: NoteText, client_id: str | None = None) -> dict:
+def file_note(
+    engine: Engine, settings: Settings, note: NoteText, client_id: str | None = None, respond: Respond = None
+) -> dict:
     """A note read by `read_note` tagged, scored and stored once per client and content;
     its summary. A note this client already stored answers its stored summary with
     `already_stored: true`, also when the same note was sent twice at once and the other
     request stored it first. A client's notes are written one at a time, each within the
-    client's quota (the admin's notes have no client and no quota)."""
+    client's quota (the admin's notes have no client and no quota). `respond` renders the
+    answer inside the transaction (store.transactions `answered`)."""
     mine = _client_note(client_id, note.sha256)
     with engine.connect() as conn:
         matcher = InstrumentMatcher(current_rows(conn, tables.instruments))
         stored = current_rows(conn, tables.research_notes, where=mine)
     if stored:
-        return _already_stored(stored[0])
+        return answered(_already_stored(stored[0]), respond)
     tagged = tag_note(note, matcher, settings)
     with write_transaction(engine, f"research:{client_id or 'house'}") as conn:  # a client's notes one at a time
         raced = current_rows(conn, tables.research_notes, where=mine)  # the same note sent twice at once
         if raced:
-            return _already_stored(raced[0])
+            return answered(_already_stored(raced[0]), respond)
         if client_id is not None:
             _within_quota(conn, settings, client_id, note.name, len(note.text))
         note_id = _store(conn, note, client_id, tagged)
-    return {**tagged.summary, "id": note_id, "already_stored": False}
+        return answered({**tagged.summary, "id": note_id, "already_stored": False}, respond)
 
 
 def tag_note(note: NoteText, matcher: InstrumentMatcher, settings: Settings) -> TaggedNote:

@@ -36,7 +36,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.problems import problem, problem_for
+from api.problems import problem, problem_for, unexpected
 from api.security import api_key_header_name, authenticate, request_fact
 from market.errors import MarketIntelError
 from market.settings import Settings
@@ -54,6 +54,19 @@ class BodyTooLarge(HTTPException):
 
     def __init__(self, detail: str) -> None:
         super().__init__(status_code=413, detail=detail)
+
+
+def _with_headers(request: Request, start: Message) -> Message:
+    """A response's start message with the request id and the rate limit's headers."""
+    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"x-request-id"]
+    headers.append((b"x-request-id", request.state.request_id.encode()))
+    decision = request_fact(request, "rate_limit")
+    if decision is not None:
+        present = {k.lower() for k, _ in headers}
+        headers += [
+            (k.lower().encode(), v.encode()) for k, v in decision.headers().items() if k.lower().encode() not in present
+        ]
+    return {**start, "headers": headers}
 
 
 class Edge:
@@ -74,17 +87,7 @@ class Edge:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
-                headers.append((b"x-request-id", request.state.request_id.encode()))
-                decision = request_fact(request, "rate_limit")
-                if decision is not None:
-                    present = {k.lower() for k, _ in headers}
-                    headers += [
-                        (k.lower().encode(), v.encode())
-                        for k, v in decision.headers().items()
-                        if k.lower().encode() not in present
-                    ]
-                message = {**message, "headers": headers}
+                message = _with_headers(request, message)
             await send(message)
 
         path = request.url.path
@@ -106,10 +109,15 @@ class Edge:
 
         try:
             await self.app(scope, counted, send_with_headers)
-        except BodyTooLarge as exc:  # raised where no exception handler saw it (outside a route)
+        except Exception as exc:
             if started:
                 raise
-            await problem(request, 413, str(exc.detail))(scope, receive, send_with_headers)
+            # A body past its cap, raised where no exception handler saw it (outside a route), is
+            # a 413; any other error no handler expected is a 500 the client receives
+            # (api/problems.py `unexpected`), never a dropped connection.
+            too_large = isinstance(exc, BodyTooLarge)
+            answer = problem(request, 413, str(exc.detail)) if too_large else unexpected(request, exc)
+            await answer(scope, receive, send_with_headers)
 
     async def _refusal(self, request: Request, path: str) -> Any:
         """The response that ends the request here, or None to go on. A request that is

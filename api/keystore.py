@@ -37,7 +37,7 @@ from market.errors import ConfigurationError, ConflictError, InvalidInputError, 
 from market.settings import Settings
 from store import tables
 from store.history import append_history, current_rows, newest_ids
-from store.transactions import write_transaction
+from store.transactions import Respond, answered, write_transaction
 
 CLIENT_KEY_PATTERN = re.compile(r"^svc-sk-[0-9a-f]{32,128}$")
 
@@ -112,10 +112,18 @@ def _checked_tier(tier: str) -> str:
 
 
 def generate(
-    engine: Engine, settings: Settings, client_name: str, tier: str, now: datetime | None = None
+    engine: Engine,
+    settings: Settings,
+    client_name: str,
+    tier: str,
+    now: datetime | None = None,
+    respond: Respond = None,
 ) -> dict[str, Any]:
-    """A new key for `client_name` (created if new); the secret is in the result only."""
-    from portfolio.trading import open_client_portfolio
+    """A new key for `client_name` (created if new, with its portfolio, in the same
+    transaction); the secret is in the result only. `respond` renders the answer before the
+    commit (store.transactions `answered`): a key whose secret could not be shown is never
+    stored."""
+    from portfolio.ledger import client_portfolio_id, ensure_portfolio
 
     name = " ".join(client_name.split())
     if not name or len(name) > 200:
@@ -126,15 +134,16 @@ def generate(
     with write_transaction(engine, "api-keys") as conn:
         client_id = _client(conn, name, tier, moment)
         key_id = _insert_key(conn, settings, client_id, tier, secret, moment)
-    open_client_portfolio(engine, client_id)
-    return {
-        "api_key": secret,
-        "key_id": key_id,
-        "client_id": client_id,
-        "client_name": name,
-        "tier": tier,
-        "created_at": moment,
-    }
+        ensure_portfolio(conn, client_portfolio_id(client_id), "CLIENT", client_id)
+        issued = {
+            "api_key": secret,
+            "key_id": key_id,
+            "client_id": client_id,
+            "client_name": name,
+            "tier": tier,
+            "created_at": moment,
+        }
+        return answered(issued, respond)
 
 
 def ensure_client(engine: Engine, client_name: str, tier: str, now: datetime | None = None) -> str:
@@ -332,13 +341,17 @@ def _key(conn: Connection, key_id: str) -> dict[str, Any]:
 
 def list_keys(engine: Engine, now: datetime | None = None) -> list[dict[str, Any]]:
     """Every key with its client, tier, limits and status; never a secret or a hash."""
-    moment = now or utc_now()
     with engine.connect() as conn:
-        clients = {c["client_id"]: c for c in current_rows(conn, tables.clients)}
-        events: dict[str, list[dict[str, Any]]] = {}
-        for event in sorted(current_rows(conn, tables.api_key_events), key=lambda e: (e["recorded_at"], e["id"])):
-            events.setdefault(event["key_id"], []).append(event)
-        keys = sorted(current_rows(conn, tables.api_keys), key=lambda k: (k["recorded_at"], k["key_id"]))
+        return _keys(conn, now or utc_now())
+
+
+def _keys(conn: Connection, moment: datetime) -> list[dict[str, Any]]:
+    """`list_keys` on a connection held (a write's, to answer from inside its transaction)."""
+    clients = {c["client_id"]: c for c in current_rows(conn, tables.clients)}
+    events: dict[str, list[dict[str, Any]]] = {}
+    for event in sorted(current_rows(conn, tables.api_key_events), key=lambda e: (e["recorded_at"], e["id"])):
+        events.setdefault(event["key_id"], []).append(event)
+    keys = sorted(current_rows(conn, tables.api_keys), key=lambda k: (k["recorded_at"], k["key_id"]))
     return [_listing(k, clients.get(k["client_id"]), events.get(k["key_id"], []), moment) for k in keys]
 
 
@@ -366,14 +379,20 @@ def _listing(
 
 
 def key_view(engine: Engine, key_id: str, now: datetime | None = None) -> dict[str, Any]:
-    listing = [k for k in list_keys(engine, now) if k["key_id"] == key_id]
+    with engine.connect() as conn:
+        return _view(conn, key_id, now or utc_now())
+
+
+def _view(conn: Connection, key_id: str, moment: datetime) -> dict[str, Any]:
+    listing = [k for k in _keys(conn, moment) if k["key_id"] == key_id]
     if not listing:
         raise NotFoundError(f"no API key '{key_id}'")
     return listing[0]
 
 
-def revoke(engine: Engine, key_id: str, now: datetime | None = None) -> dict[str, Any]:
-    """Stop the key from the next request on (a second revoke changes nothing)."""
+def revoke(engine: Engine, key_id: str, now: datetime | None = None, respond: Respond = None) -> dict[str, Any]:
+    """Stop the key from the next request on (a second revoke changes nothing); the key's
+    view, answered from inside the transaction (`respond`: store.transactions `answered`)."""
     moment = now or utc_now()
     with write_transaction(engine, "api-keys") as conn:
         _key(conn, key_id)
@@ -386,11 +405,16 @@ def revoke(engine: Engine, key_id: str, now: datetime | None = None) -> dict[str
                 [{"key_id": key_id, "event": "REVOKED", "effective_at": moment}],
                 recorded_at=moment,
             )
-    return key_view(engine, key_id, moment)
+        return answered(_view(conn, key_id, moment), respond)
 
 
 def rotate(
-    engine: Engine, settings: Settings, key_id: str, grace_seconds: int = 0, now: datetime | None = None
+    engine: Engine,
+    settings: Settings,
+    key_id: str,
+    grace_seconds: int = 0,
+    now: datetime | None = None,
+    respond: Respond = None,
 ) -> dict[str, Any]:
     """A new key for the same client, tier and limits; the old one stops now or after the grace period."""
     if isinstance(grace_seconds, bool) or not 0 <= grace_seconds <= MAX_GRACE_SECONDS:
@@ -432,19 +456,22 @@ def rotate(
             ],
             recorded_at=moment,
         )
-    return {
-        "api_key": secret,
-        "key_id": new_id,
-        "client_id": old["client_id"],
-        "client_name": record.client_name,
-        "tier": record.tier,
-        "created_at": moment,
-        "replaces": key_id,
-        "old_key_expires_at": moment + timedelta(seconds=grace_seconds),
-    }
+        issued = {
+            "api_key": secret,
+            "key_id": new_id,
+            "client_id": old["client_id"],
+            "client_name": record.client_name,
+            "tier": record.tier,
+            "created_at": moment,
+            "replaces": key_id,
+            "old_key_expires_at": moment + timedelta(seconds=grace_seconds),
+        }
+        return answered(issued, respond)
 
 
-def set_option(engine: Engine, key_id: str, event: str, value: Any, now: datetime | None = None) -> dict[str, Any]:
+def set_option(
+    engine: Engine, key_id: str, event: str, value: Any, now: datetime | None = None, respond: Respond = None
+) -> dict[str, Any]:
     """RATE_LIMIT_SET (requests per minute, None: the tier's default), MACRO_ACCESS_SET
     (True/False, None: the tier's rule) or TIER_SET."""
     if event == "TIER_SET":
@@ -458,4 +485,4 @@ def set_option(engine: Engine, key_id: str, event: str, value: Any, now: datetim
             [{"key_id": key_id, "event": event, "detail": {"value": value}, "effective_at": moment}],
             recorded_at=moment,
         )
-    return key_view(engine, key_id, moment)
+        return answered(_view(conn, key_id, moment), respond)

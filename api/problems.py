@@ -157,6 +157,15 @@ def problem_for(request: Request, error: errors.MarketIntelError) -> JSONRespons
     return problem(request, status, error.detail, title=error.title, headers=error.context.get("headers"))  # type: ignore[arg-type]
 
 
+def unexpected(request: Request, exc: BaseException) -> JSONResponse:
+    """The 500 of an error no handler expected, logged with its traceback. The edge
+    (api/edge.py) answers it before Starlette's outermost handler would, which sends the
+    same answer and then re-raises, so that the server drops the connection: a client
+    could see the reset instead of the answer."""
+    log.exception("unhandled error", exc_info=exc)
+    return problem(request, 500, "internal error; quote the request id to the operator")
+
+
 def status_for(error: errors.MarketIntelError) -> int:
     for cls in type(error).__mro__:
         if cls in STATUS_BY_ERROR:
@@ -194,8 +203,7 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error", exc_info=exc)
-        return problem(request, 500, "internal error; quote the request id to the operator")
+        return unexpected(request, exc)
 
     @app.get(PROBLEMS_PATH + "/{slug}", response_class=HTMLResponse, include_in_schema=False)
     def problem_page(slug: str) -> HTMLResponse:

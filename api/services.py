@@ -62,6 +62,19 @@ def json_body(model: Any, body: Any) -> bytes:
     return adapter.dump_json(adapter.validate_python(body, from_attributes=True))
 
 
+def written(model: Any, status_code: int = 200, shown: Callable[[Any], Any] = lambda result: result) -> Callable:
+    """A REST write's `respond` (store.transactions `answered`): the write's result, as
+    `shown(result)`, rendered as `model`'s JSON body into the response, inside the write's
+    transaction. A body that cannot be rendered raises before the commit, so the write is
+    rolled back and the error (500) means nothing was written; once committed, all that is
+    left is to send these bytes (docs/api.md, "A write's answer")."""
+
+    def respond(result: Any) -> Response:
+        return Response(json_body(model, shown(result)), status_code=status_code, media_type="application/json")
+
+    return respond
+
+
 class LazyConnection:
     """A request's connection, checked out of the pool on first use (in the worker thread
     that first reads) and given back by `release`. Everything else is the SQLAlchemy
@@ -449,7 +462,8 @@ class Services:
         return valuation_day(conn, self.calendar, self.now())
 
     def valuation_version(self, conn: Connection, portfolio_id: str, *more: Any) -> tuple:
-        """What a portfolio's valuation depends on: the valuation day, the newest price id,
+        """What a portfolio's valuation depends on: the valuation day, the current session
+        (`TradingCalendar.session_of`: after it a trade's shares are pending), the newest price id,
         the portfolio's newest trade and cash entry ids (its writers hold its lock, so its
         ids commit in order) and the newest corporate action id (a split changes its
         holdings), plus any `more` parts for `newest_ids`."""
@@ -462,12 +476,9 @@ class Services:
             *more,
         )
         # The valuation day follows from the prices, but on a store without any it is the clock's.
-        day = self.cached(
-            ("valuation-day",),
-            (newest[0], self.calendar.session_of(self.now())),
-            lambda: self.valuation_day(conn),
-        )
-        return (day, *newest)
+        session = self.calendar.session_of(self.now())  # after it, a trade's shares are pending
+        day = self.cached(("valuation-day",), (newest[0], session), lambda: self.valuation_day(conn))
+        return (day, session, *newest)
 
     def valuation(self, conn: Connection, portfolio_id: str, version: tuple | None = None) -> PortfolioValuation:
         """`views.valuation.portfolio_view` of the portfolio, computed once per valuation
@@ -476,7 +487,7 @@ class Services:
 
         version = version or self.valuation_version(conn, portfolio_id)
         return self.cached(
-            ("valuation", portfolio_id), version[:5], lambda: portfolio_view(conn, portfolio_id, version[0])
+            ("valuation", portfolio_id), version[:6], lambda: portfolio_view(conn, portfolio_id, *version[:2])
         )
 
 

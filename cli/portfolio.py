@@ -107,16 +107,15 @@ def import_statement(
 @portfolio_app.command("show")
 @one_line_errors
 def show(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client:acme, HOUSE or AI.")) -> None:
-    """Cash and positions with their cost basis and purchase date."""
-    from portfolio import ledger
-
-    with _engine().connect() as conn:
-        ledger.get_portfolio(conn, portfolio_id)
-        cash = ledger.cash_balance(conn, portfolio_id)
-        held = ledger.holdings(conn, portfolio_id)
-    typer.echo(f"{portfolio_id}: cash {cash:,.2f}")
-    for symbol, p in sorted(held.items()):
+    """Cash, equity and positions with their cost basis and purchase date, valued at the
+    latest priced day; shares booked for a later session say until when they are pending."""
+    desk = _desk()
+    with desk.engine.connect() as conn:
+        view = desk.valuation(conn, portfolio_id)
+    typer.echo(f"{portfolio_id}: cash {view.cash:,.2f}, equity {view.equity:,.2f} at the {view.as_of} closes")
+    for p in view.positions:
+        pending = f"  ({p.pending_quantity:+,} pending until {p.pending_until})" if p.pending_quantity else ""
         typer.echo(
-            f"  {symbol:<10} {p.quantity:>10,}  cost {p.cost_basis:>14,.2f}  avg {p.average_cost:>10,.4f}  since "
-            f"{p.opened_on}"
+            f"  {p.symbol:<10} {p.quantity:>10,}  cost {p.cost_basis:>14,.2f}  avg {p.average_cost:>10,.2f}  since "
+            f"{p.purchase_date}{pending}"
         )

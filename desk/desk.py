@@ -11,6 +11,10 @@ transport passes the engine, settings, calendar or clock down itself.
 Decisions:
 - The clock is the desk's (`now`): a replayed market's clock (api/services.py
   `ReplayClock`) or a pinned one in tests applies to every use case at once.
+- A write answers from inside its transaction: every write takes `respond`, the
+  transport's rendering of its result, and runs it before the commit
+  (store.transactions `answered`), so an answer that cannot be rendered rolls the write
+  back and an error always means nothing was written (docs/api.md, "A write's answer").
 - Reads that run on a request's own connection (a preview, a track record) take it as
   their first argument, so a transport keeps its connection discipline (one per request,
   api/services.py); writes open their own locked transaction (portfolio/ledger.py).
@@ -42,7 +46,7 @@ from models import macro_model
 from models.macro_model import INSIGHTS_REFUSAL, MacroInsights
 from portfolio import suggestions
 from portfolio.ai import ExecutedDay, execute_day
-from portfolio.ledger import AI_PORTFOLIO
+from portfolio.ledger import AI_PORTFOLIO, get_portfolio
 from portfolio.statements import StatementRead, file_statement, import_statement, read_statement
 from portfolio.suggestions import MorningSuggestions, Suggestion
 from portfolio.track_record import TrackRecord
@@ -58,7 +62,10 @@ from portfolio.trading import preview_trade as preview
 from store import tables
 from store.engine import service_engine
 from store.history import current_rows
+from store.transactions import Respond
 from views.book_record import TrackRecords
+from views.market import valuation_day
+from views.valuation import PortfolioValuation, portfolio_view
 
 __all__ = ["AI_PORTFOLIO", "INSIGHTS_REFUSAL", "Desk", "ManualTrade"]
 
@@ -86,20 +93,33 @@ class Desk:
         """The client's portfolio (or the house portfolio), created on first use; its id."""
         return open_client_portfolio(self.engine, client_id, kind="HOUSE" if house else "CLIENT")
 
-    def place_trade(self, portfolio_id: str, order: ManualTrade, idempotency_key: str | None = None) -> PlacedTrade:
+    def place_trade(
+        self, portfolio_id: str, order: ManualTrade, idempotency_key: str | None = None, respond: Respond = None
+    ) -> PlacedTrade:
         """A manual trade checked against the listing, the price band, holdings and cash; a
         retried idempotency key returns the first result."""
         return place_manual_trade(
-            self.engine, self.settings, self.calendar, portfolio_id, order, idempotency_key, self.now()
+            self.engine, self.settings, self.calendar, portfolio_id, order, idempotency_key, self.now(), respond
         )
+
+    def valuation(self, conn: Connection, portfolio_id: str) -> PortfolioValuation:
+        """The portfolio after every booked trade at the latest priced day's closes, the shares
+        of trades booked for a later session than the clock's marked pending
+        (`TradingCalendar.session_of`); the API keeps its own per version (api/services.py)."""
+        get_portfolio(conn, portfolio_id)
+        now = self.now()
+        day = valuation_day(conn, self.calendar, now)
+        return portfolio_view(conn, portfolio_id, day, self.calendar.session_of(now))
 
     def preview_trade(self, conn: Connection, side: str, symbol: str, quantity: int) -> TradePreview:
         """What the cost model says the order would cost in a session like the latest; stores nothing."""
         return preview(conn, self.settings, self.calendar, side, symbol, quantity, self.now())
 
-    def move_cash(self, portfolio_id: str, amount: Decimal | str | int, note: str | None = None) -> Decimal:
+    def move_cash(
+        self, portfolio_id: str, amount: Decimal | str | int, note: str | None = None, respond: Respond = None
+    ) -> Decimal:
         """A deposit (amount > 0) or withdrawal (amount < 0); the new balance."""
-        return move_cash(self.engine, portfolio_id, amount, note, self.now())
+        return move_cash(self.engine, portfolio_id, amount, note, self.now(), respond)
 
     # ---- morning suggestions ---------------------------------------------------------------------
 
@@ -116,13 +136,15 @@ class Desk:
         """The pending, unexpired suggestions of `states` at `now`."""
         return suggestions.pending_at(states, now)
 
-    def confirm_suggestion(self, portfolio_id: str, suggestion_id: str) -> Suggestion:
+    def confirm_suggestion(self, portfolio_id: str, suggestion_id: str, respond: Respond = None) -> Suggestion:
         """Execute a pending suggestion after re-checking cash, holdings and the rails."""
-        return suggestions.confirm(self.engine, self.settings, self.calendar, portfolio_id, suggestion_id, self.now())
+        return suggestions.confirm(
+            self.engine, self.settings, self.calendar, portfolio_id, suggestion_id, self.now(), respond
+        )
 
-    def reject_suggestion(self, portfolio_id: str, suggestion_id: str) -> Suggestion:
+    def reject_suggestion(self, portfolio_id: str, suggestion_id: str, respond: Respond = None) -> Suggestion:
         """Decline a pending suggestion."""
-        return suggestions.reject(self.engine, portfolio_id, suggestion_id, self.now())
+        return suggestions.reject(self.engine, portfolio_id, suggestion_id, self.now(), respond)
 
     # ---- statements and research notes -----------------------------------------------------------
 
@@ -131,27 +153,38 @@ class Desk:
         return read_statement(self.settings, data, filename)
 
     def sync_statement(
-        self, portfolio_id: str, read: StatementRead, preview: bool = False, confirm: str | None = None
+        self,
+        portfolio_id: str,
+        read: StatementRead,
+        preview: bool = False,
+        confirm: str | None = None,
+        respond: Respond = None,
     ) -> dict[str, Any]:
         """The portfolio synchronised to a read statement (`preview`: rolled back, with a
         confirm token; `confirm`: a preview's token, applied only while the book is unchanged)."""
-        return file_statement(self.engine, portfolio_id, read, self.now(), preview, confirm)
+        return file_statement(self.engine, portfolio_id, read, self.now(), preview, confirm, respond)
 
     def import_statement(
-        self, portfolio_id: str, data: bytes, filename: str, preview: bool = False, confirm: str | None = None
+        self,
+        portfolio_id: str,
+        data: bytes,
+        filename: str,
+        preview: bool = False,
+        confirm: str | None = None,
+        respond: Respond = None,
     ) -> dict[str, Any]:
         """`read_statement` then `sync_statement`; a file synchronised before is not read again."""
         return import_statement(
-            self.engine, self.settings, portfolio_id, data, filename, self.now(), preview=preview, confirm=confirm
+            self.engine, self.settings, portfolio_id, data, filename, self.now(), preview, confirm, respond
         )
 
     def read_note(self, data: bytes, filename: str | None, media_type: str | None) -> NoteText:
         """A research note's text (a PDF through the sandbox, text checked); touches no database."""
         return read_note(self.settings, data, filename, media_type)
 
-    def file_note(self, note: NoteText, client_id: str | None) -> dict[str, Any]:
+    def file_note(self, note: NoteText, client_id: str | None, respond: Respond = None) -> dict[str, Any]:
         """A read note tagged, scored and stored once per client and content; its summary."""
-        return file_note(self.engine, self.settings, note, client_id)
+        return file_note(self.engine, self.settings, note, client_id, respond)
 
     # ---- track records ----------------------------------------------------------------------------
 

@@ -11,8 +11,12 @@ applies the same rule rather than its own.
   positions were specified so; every other timestamp follows them, so one clock reads
   every answer and a time lines up with its trading date.
 - Money (`MONEY_FIELDS` and every `Money`-typed field): decimal text with the currency's
-  two decimals (market/money.py `money_display`); prices are money, a fill's `touch`
-  among them. An object named `costs` holds money parts (market/costs.py
+  two decimals (market/money.py `money_display`); a fill's `touch` and an average cost
+  among them. A booked price per share (`PRICE_FIELDS`: `price`, `limit_price`) is
+  decimal text with two decimals where it is whole cents, as every price booked now is,
+  else with the decimals it was stored with (at most six: an older AI fill, a statement's
+  average cost), so price x quantity is the value to the cent (`price_display`). An
+  object named `costs` holds money parts (market/costs.py
   `CostBreakdown`: `fees`, `spread`, `impact`, `total`), so those parts are money there,
   while `spread` and `impact` elsewhere are fractions; its other members (a track
   record's `share_of_equity_per_year`) keep their own rule.
@@ -40,7 +44,7 @@ from functools import lru_cache
 from typing import Any
 
 from market.clock import exchange_date_time
-from market.money import money_display
+from market.money import money_display, price_display
 
 MONEY_FIELDS = frozenset(
     {
@@ -60,15 +64,14 @@ MONEY_FIELDS = frozenset(
         "cash_before",
         "cash_after",
         "cash_now",
-        "price",
         "average_cost",
-        "limit_price",
         "pnl",
         "costs_paid",
         "total_costs",
         "touch",
     }
 )
+PRICE_FIELDS = frozenset({"price", "limit_price"})  # a booked price per share: market.money.price_display
 COSTS = "costs"  # an object of money parts, named by COST_PARTS
 COST_PARTS = frozenset({"fees", "spread", "impact", "total"})
 COST_PART = "costs.part"  # the rule name of a part inside `costs`: no field is named so
@@ -109,11 +112,11 @@ def is_timestamp(key: str) -> bool:
     return key.endswith("_at") or key == "timestamp"
 
 
-def _money(value: Any) -> Any:
+def _money(value: Any, show: Any = money_display) -> Any:
     if isinstance(value, bool) or value is None:
         return value
     try:
-        return money_display(Decimal(str(value)) if not isinstance(value, Decimal) else value)
+        return show(Decimal(str(value)) if not isinstance(value, Decimal) else value)
     except (InvalidOperation, ValueError):
         return value
 
@@ -150,6 +153,8 @@ def conform(value: Any, key: str = "") -> Any:
         return value
     if (key in MONEY_FIELDS or key == COST_PART) and isinstance(value, (int, float, Decimal, str)):
         return _money(value)
+    if key in PRICE_FIELDS and isinstance(value, (int, float, Decimal, str)):
+        return _money(value, price_display)
     if isinstance(value, float):
         return _number(key, value)
     if isinstance(value, Decimal):

@@ -34,6 +34,15 @@ A fill's price, per share, for a buy (a sell mirrors it):
    of the value plus brokerage, max(brokerage minimum, rate x value), per fill, each line
    in cents; `FeeSchedule.rate` is their proportional sum per side.
 
+**Prices that multiply.** A fill's price is whole cents: the touch is taken to the cent
+(half up) and the price with its impact again, so price x quantity is the fill's value to
+the cent on every surface, and the parts reconcile: spread = |touch - close| x quantity and
+impact = |price - touch| x quantity, both at least zero (rounding to the nearest cent,
+not against the order, adds no cost on average: at a price of 2.00 a cent against the
+order would be 0.25% a side). A plan's price (`portfolio.executor.estimate`: what a
+morning suggestion offers as its limit) is further taken to the instrument's tick against
+the order (`limit_price`): a limit a broker accepts, which the confirmation charges.
+
 `Fill.costs` keeps the parts in money, a `CostBreakdown` (spread = |touch - close| x
 quantity, impact, fees), so a trade stores what it paid (the trade's `fees`, `spread_cost`
 and `impact_cost` columns, store/tables.py) and the track record attributes costs from them.
@@ -47,18 +56,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from decimal import ROUND_DOWN, Decimal
+from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
 import pandas as pd
 
 from market.fees import FeeSchedule
-from market.liquidity import SPREAD_DECIMALS, known, spread_fraction, spread_series
+from market.liquidity import SPREAD_DECIMALS, known, spread_fraction, spread_series, tick_size
 
 IMPACT_Y = 1.0
 MAX_PARTICIPATION = 0.25
 PARKINSON = 0.6  # daily sigma ~ 0.6 x (high - low) / close (Parkinson 1980: 1 / (2 sqrt(ln 2)))
 FALLBACK_SPREAD = 0.05  # neither quotes nor a range: the entry gate's widest spread
 MONEY = Decimal("0.000001")
+CENTS = Decimal("0.01")
 
 
 @dataclass(frozen=True)
@@ -216,17 +226,31 @@ def fill(side: str, quantity: int, session: Session, fees: FeeSchedule, realisti
             else f"capped at {MAX_PARTICIPATION:.0%} of the session's volume ({session.volume:,} shares)"
         )
     touch, source = touch_price(side, session)
+    touch = float(_cents(touch))
     impact = impact_fraction(filled, session) if filled else 0.0
     sign = 1 if side == "BUY" else -1
-    raw = touch * (1 + sign * impact) if filled else touch
-    price = Decimal(str(max(raw, 0.0))).quantize(MONEY)
+    price = _cents(touch * (1 + sign * impact) if filled else touch)
     gross = (price * filled).quantize(MONEY)
     spread_cost = (Decimal(str(abs(touch - session.close))) * filled).quantize(MONEY)
-    impact_cost = (Decimal(str(abs(raw - touch))) * filled).quantize(MONEY)
+    impact_cost = (abs(price - Decimal(str(touch))) * filled).quantize(MONEY)
     fee = fees.fee(gross) if filled else Decimal(0)
     return Fill(
         side, quantity, filled, price, fee, spread_cost, impact_cost, touch, source, impact, quantity - filled, reason
     )
+
+
+def _cents(value: float) -> Decimal:
+    """A price per share to the cent, half up (never below zero)."""
+    return Decimal(str(max(value, 0.0))).quantize(CENTS, ROUND_HALF_UP)
+
+
+def limit_price(side: str, price: Decimal) -> Decimal:
+    """`price` taken to the instrument's tick (market/liquidity.py TICKS) against the
+    order, up for a buy and down for a sell (never below one tick): the limit a morning
+    suggestion offers, a price a broker accepts and at least as safe as the estimate."""
+    step = Decimal(str(float(tick_size(float(price)))))
+    steps = (Decimal(price) / step).to_integral_value(ROUND_CEILING if side == "BUY" else ROUND_FLOOR)
+    return (max(steps, Decimal(1)) * step).quantize(CENTS)
 
 
 def affordable(cash: Decimal, price: Decimal, fees: FeeSchedule) -> int:

@@ -100,6 +100,18 @@ def money_display(value: Decimal | float | int) -> str:
     return format(shown + 0, "f")  # + 0 turns -0.00 into 0.00
 
 
+def price_display(value: Decimal | float | int) -> str:
+    """A booked price per share as every surface shows it: with the currency's two decimals
+    where it is whole cents (every fill, manual trade and suggestion since prices became
+    cents, market/costs.py), else with the decimals it was stored with, at most six (an
+    older AI fill, a statement's average cost per share), so that price x quantity is the
+    trade's value to the cent wherever it is printed (docs/api.md, "Prices that multiply")."""
+    amount = value if isinstance(value, Decimal) else Decimal(str(value))
+    if not amount.is_finite() or amount == amount.quantize(CENTS):
+        return money_display(amount)
+    return format(amount.quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP).normalize(), "f")
+
+
 def to_cents(value: Decimal | int | str) -> Decimal:
     """Money as it is stored: rounded to the cent, half up. Every cash entry (a trade's
     gross and fee, a deposit, a dividend) is stored so, so what a balance shows is what the

@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from market.costs import MONEY, CostBreakdown, FeeSchedule, affordable, fill
+from market.costs import MONEY, CostBreakdown, FeeSchedule, affordable, fill, limit_price
 from portfolio.rails import MarketDay, exit_state
 
 CENT = MONEY
@@ -115,9 +115,15 @@ def wants_exit(signal: Signal | None) -> bool:
 
 def estimate(side: str, quantity: int, day: MarketDay, fees: FeeSchedule, realistic: bool) -> tuple[Decimal, Decimal]:
     """The decision's estimate of the price and fee (the decision day's session standing
-    in for the next): what the cash budget is planned on."""
+    in for the next): what the cash budget is planned on, and what a morning suggestion
+    offers. The price is taken to the instrument's tick against the order
+    (market/costs.py `limit_price`) and the fee is that price's, so a suggestion's limit
+    times its quantity plus its fees is what its confirmation charges."""
     estimate = fill(side, quantity, _whole(day.session()), fees, realistic)
-    return estimate.price, estimate.fee
+    if not realistic or quantity <= 0 or estimate.price <= 0:
+        return estimate.price, estimate.fee
+    price = limit_price(side, estimate.price)
+    return price, fees.fee((price * quantity).quantize(CENT))
 
 
 def _whole(session):  # noqa: ANN001, ANN202 - the estimate ignores the participation cap (the fill applies it)

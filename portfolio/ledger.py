@@ -358,7 +358,7 @@ def check_trade(
     held_quantity = held.quantity if held else 0
     gross = to_cents(price * request.quantity)
     if request.side == "SELL" and request.quantity > held_quantity:
-        raise TradeRejected(f"cannot sell {request.quantity} {request.symbol}: the portfolio holds {held_quantity}")
+        raise TradeRejected(short_sale(request, held_quantity, trades, splits))
     if moves_cash:
         _check_cash(request, gross, fees, cash)
     checked = CheckedTrade(_trade_row(request, price, fees), _trade_entries(request, gross, fees, moves_cash), gross)
@@ -369,6 +369,21 @@ def check_trade(
     except InvalidInputError as exc:
         raise TradeRejected(f"the ledger would not hold: {exc.detail}") from exc
     return checked
+
+
+def short_sale(request: TradeRequest, held_quantity: int, trades: list[LedgerRow], splits: Iterable[Split]) -> str:
+    """Why a sell of more than the portfolio holds on its trading date is refused, naming
+    the shares of trades booked for a later session (a suggestion confirmed ahead of its
+    session): they count from that session (`TradingCalendar.session_of`), as the
+    positions' `pending_quantity` and `pending_until` say."""
+    held = f"the portfolio holds {held_quantity}"
+    later = [t for t in trades if t["symbol"] == request.symbol and t["trading_date"] > request.trading_date]
+    booked = open_positions(trades, splits, None).get(request.symbol)
+    pending = (booked.quantity if booked else 0) - held_quantity
+    if later and pending > 0:
+        until = max(t["trading_date"] for t in later).isoformat()
+        held += f" on {request.trading_date.isoformat()}; {pending:,} more are pending until the {until} session"
+    return f"cannot sell {request.quantity} {request.symbol}: {held}"
 
 
 def _check_cash(request: TradeRequest, gross: Decimal, fees: Decimal, cash: Decimal) -> None:

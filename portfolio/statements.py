@@ -59,6 +59,7 @@ from portfolio.statement_pdfs import HOLDINGS_TITLE, LEDGER_TITLE
 from portfolio.trading import MAX_AMOUNT
 from store import tables
 from store.history import append_history, current_rows, newest_ids
+from store.transactions import Respond, answered
 
 
 class StatementRejected(InvalidInputError):
@@ -244,6 +245,7 @@ def file_statement(
     now: datetime | None = None,
     preview: bool = False,
     confirm: str | None = None,
+    respond: Respond = None,
 ) -> dict[str, Any]:
     """The portfolio synchronised to a statement read by `read_statement`, in one
     transaction under the portfolio's lock; a refusal is recorded and raised. The same file
@@ -252,11 +254,12 @@ def file_statement(
     would make and a `confirm_token`; nothing is stored, a refusal neither. `confirm`: that
     token; the sync is applied only while the book is as the preview saw it (no trade or
     cash movement recorded since), else ConflictError: what is applied is what was
-    previewed."""
+    previewed. `respond` renders the answer inside the transaction (store.transactions
+    `answered`): an answer that cannot be rendered synchronises nothing."""
     try:
-        return _file(engine, portfolio_id, read, now or utc_now(), preview, confirm)
+        return _file(engine, portfolio_id, read, now or utc_now(), (preview, confirm), respond)
     except _Previewed as done:
-        return _preview(read, done)
+        return answered(_preview(read, done), respond)  # rolled back: nothing was written
     except (StatementRejected, PdfRejected) as exc:
         if not preview:  # the refused sync was rolled back; the attempt is kept apart
             with engine.begin() as conn:
@@ -280,16 +283,17 @@ def _preview(read: StatementRead, done: _Previewed) -> dict[str, Any]:
 
 
 def _file(
-    engine: Engine, portfolio_id: str, read: StatementRead, moment: datetime, preview: bool, confirm: str | None
+    engine: Engine, portfolio_id: str, read: StatementRead, moment: datetime, asked: tuple, respond: Respond
 ) -> dict[str, Any]:
     """`file_statement`'s transaction: ALREADY_IMPORTED for a file synchronised before; else
     the refusal the read carries, a ConflictError for a token the book no longer matches, or
     the sync, recorded (SYNCED) or, for a preview, raised as `_Previewed` to roll it back."""
     digest, parsed = read.digest, read.parsed
+    preview, confirm = asked
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         ledger.get_portfolio(conn, portfolio_id)
         if _already_synced(conn, portfolio_id, digest):
-            return _already(digest)
+            return answered(_already(digest), respond)
         if read.refusal is not None:
             raise read.refusal
         assert parsed is not None
@@ -304,7 +308,8 @@ def _file(
             raise _Previewed(changes, token)
         row = {"file_sha256": digest, "layout": parsed.layout, "status": "SYNCED", "parsed": parsed.as_dict()}
         append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, **row, "changes": changes}])
-    return {"status": "SYNCED", "file_sha256": digest, "statement": parsed.as_dict(), "changes": changes}
+        synced = {"status": "SYNCED", "file_sha256": digest, "statement": parsed.as_dict(), "changes": changes}
+        return answered(synced, respond)
 
 
 def import_statement(
@@ -316,14 +321,16 @@ def import_statement(
     now: datetime | None = None,
     preview: bool = False,
     confirm: str | None = None,
+    respond: Respond = None,
 ) -> dict[str, Any]:
     """`read_statement` then `file_statement`; a file synchronised before is not read again."""
     with engine.connect() as conn:
         ledger.get_portfolio(conn, portfolio_id)
         digest = hashlib.sha256(data).hexdigest()
         if _already_synced(conn, portfolio_id, digest):
-            return _already(digest)
-    return file_statement(engine, portfolio_id, read_statement(settings, data, filename), now, preview, confirm)
+            return answered(_already(digest), respond)
+    read = read_statement(settings, data, filename)
+    return file_statement(engine, portfolio_id, read, now, preview, confirm, respond)
 
 
 def _already(digest: str) -> dict[str, Any]:

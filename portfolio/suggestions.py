@@ -23,7 +23,9 @@ listing, confirming and rejecting apply the same rule at their own moment.
 Confirm re-checks, under the portfolio's lock, at that moment: the suggestion is still
 pending and unexpired; a buy still passes the entry gates with the resulting position and
 is affordable with fees; a sell is still held and sellable under the exit rail. Then it
-executes the trade at the limit price and records CONFIRMED with the trade id, atomically.
+executes the trade at the limit price (a price at the instrument's tick) with the fees the
+suggestion shows, so the cash it moves is the limit price times the quantity plus those
+fees, and records CONFIRMED with the trade id, atomically.
 Reject records REJECTED. Another portfolio's suggestion is "not found", never "forbidden".
 Each state is an appended `suggestion_events` row.
 """
@@ -50,10 +52,15 @@ from portfolio.market import market_days
 from portfolio.rails import check_entry, exit_state
 from store import tables
 from store.history import append_history, current_rows
+from store.transactions import Respond, answered
 
 log = logging.getLogger(__name__)
 
 TERMINAL = ("CONFIRMED", "REJECTED", "EXPIRED")
+SUGGESTION_FEES = (
+    "The fee on limit_price x quantity, as the plan computed it: a confirmation charges exactly limit_price x "
+    "quantity plus these fees (null on suggestions made before they were stored: the fee schedule's then)."
+)
 T2_TIME = time(7, 0)  # T2 runs at 07:00 exchange time on the trading day it suggests for
 
 
@@ -68,7 +75,10 @@ class Suggestion:
     symbol: str
     side: str  # BUY or SELL
     quantity: int
-    limit_price: Decimal  # the price the plan used
+    limit_price: Decimal  # the price the plan used: a price at the instrument's tick (market/costs.limit_price)
+    # The fee on limit_price x quantity as the plan computed it: what the suggestion shows and
+    # its confirmation charges (None on suggestions stored before migration 0021: the schedule's).
+    fees: Decimal | None
     reason: dict[str, object]  # the plan's rationale (JSON), with signals_from, model_id and record
     expires_at: datetime  # the trading day's session close, UTC
     state: str | None = None  # PENDING, CONFIRMED, REJECTED or EXPIRED
@@ -212,6 +222,7 @@ def _suggest_for(
             "side": o.side,
             "quantity": o.quantity,
             "limit_price": o.price,
+            "fees": o.fees,
             "reason": {
                 **o.rationale,
                 "signals_from": scored.isoformat(),
@@ -288,36 +299,44 @@ def _owned(conn: Connection, portfolio_id: str, sid: str, now: datetime) -> Sugg
     return _view(conn, rows[0], now)
 
 
-def reject(engine: Engine, portfolio_id: str, sid: str, now: datetime) -> Suggestion:
+def reject(engine: Engine, portfolio_id: str, sid: str, now: datetime, respond: Respond = None) -> Suggestion:
     """REJECTED, if the suggestion is still pending at `now` (the caller's clock)."""
-    return _decide(engine, portfolio_id, sid, now, confirm=None)
+    return _decide(engine, portfolio_id, sid, now, None, respond)
 
 
 def confirm(
-    engine: Engine, settings: Settings, calendar: TradingCalendar, portfolio_id: str, sid: str, now: datetime
+    engine: Engine,
+    settings: Settings,
+    calendar: TradingCalendar,
+    portfolio_id: str,
+    sid: str,
+    now: datetime,
+    respond: Respond = None,
 ) -> Suggestion:
     """The trade, if the suggestion is still pending at `now` (the caller's clock, also the
     trade's executed_at) and passes the re-checks."""
-    return _decide(engine, portfolio_id, sid, now, confirm=(settings, calendar))
+    return _decide(engine, portfolio_id, sid, now, settings, respond)
 
 
-def _decide(engine: Engine, portfolio_id: str, sid: str, now: datetime, confirm: tuple | None) -> Suggestion:
+def _decide(
+    engine: Engine, portfolio_id: str, sid: str, now: datetime, confirm: Settings | None, respond: Respond
+) -> Suggestion:
+    """Confirm (with the settings the re-checks read) or reject (None), answering from inside
+    the transaction (store.transactions.answered). A suggestion that is not pending at `now`
+    is a ConflictError and writes nothing (one already expired by the clock is recorded
+    EXPIRED by T2's `expire_stale`; listing applies the same rule)."""
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         suggestion = _owned(conn, portfolio_id, sid, now)
-        state = _state(conn, sid)
-        if state == "PENDING" and suggestion.state == "EXPIRED":
-            append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "EXPIRED"}])
-        elif state == "PENDING" and confirm is None:
+        if suggestion.state != "PENDING":
+            raise ConflictError(f"suggestion '{sid}' is {suggestion.state}, not PENDING")
+        if confirm is None:
             append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "REJECTED"}])
-            return suggestion.decided("REJECTED")
-        elif state == "PENDING":
-            trade_id = _execute(conn, confirm[0], suggestion, now)
-            append_history(
-                conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "CONFIRMED", "trade_id": trade_id}]
-            )
-            return suggestion.decided("CONFIRMED", trade_id)
-    # Reached only when the suggestion is not pending; an EXPIRED event found on the way is committed.
-    raise ConflictError(f"suggestion '{sid}' is {suggestion.state}, not PENDING")
+            return answered(suggestion.decided("REJECTED"), respond)
+        trade_id = _execute(conn, confirm, suggestion, now)
+        append_history(
+            conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "CONFIRMED", "trade_id": trade_id}]
+        )
+        return answered(suggestion.decided("CONFIRMED", trade_id), respond)
 
 
 def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: datetime) -> str:
@@ -337,16 +356,15 @@ def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: 
         check = check_entry(day, held_quantity + quantity)
         if not check.passed:
             raise TradeRejected(f"{symbol} no longer passes the entry gates: {', '.join(check.failed)}")
-    elif quantity > held_quantity:
-        raise TradeRejected(f"cannot sell {quantity} {symbol}: the portfolio holds {held_quantity}")
-    else:
+    elif quantity <= held_quantity:  # more than is held: the ledger refuses it with its one message
         state = exit_state(day, held_quantity)
         if quantity > state.sellable_today:
             raise TradeRejected(
                 f"the exit rail allows selling {state.sellable_today} {symbol} now ({', '.join(state.flags)})"
             )
     price = Decimal(suggestion.limit_price)
-    fees = fee_schedule(settings).fee((price * quantity).quantize(ledger.CENT))
+    shown = suggestion.fees  # what the client was shown is what it pays
+    fees = fee_schedule(settings).fee((price * quantity).quantize(ledger.CENT)) if shown is None else Decimal(shown)
     recorded = ledger.record_trade(
         conn,
         TradeRequest(

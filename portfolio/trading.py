@@ -39,6 +39,7 @@ from portfolio.ledger import CENT, TradeRejected, TradeRequest
 from portfolio.market import known_symbols, reference_close
 from store import tables
 from store.history import append_history, current_rows
+from store.transactions import Respond, answered
 
 MAX_AMOUNT = Decimal("1000000000000")  # the store keeps 14 integer digits; nothing real comes near
 
@@ -146,9 +147,15 @@ def open_client_portfolio(engine: Engine, client_id: str, kind: str = "CLIENT") 
 
 
 def move_cash(
-    engine: Engine, portfolio_id: str, amount: Decimal | str | int, note: str | None = None, now: datetime | None = None
+    engine: Engine,
+    portfolio_id: str,
+    amount: Decimal | str | int,
+    note: str | None = None,
+    now: datetime | None = None,
+    respond: Respond = None,
 ) -> Decimal:
-    """A deposit (amount > 0) or a withdrawal (amount < 0); the new balance. At most
+    """A deposit (amount > 0) or a withdrawal (amount < 0); the new balance (or `respond`'s
+    rendering of it, built before the commit: store.transactions.answered). At most
     market.money's MAX_CASH_MOVEMENT either way, the bound REST, GraphQL and the CLI apply
     before they get here; a refused movement writes nothing."""
     value = _decimal(amount, "amount")
@@ -161,7 +168,8 @@ def move_cash(
         ledger.get_portfolio(conn, portfolio_id)
         dividends.credit_dividends(conn, portfolio_id, exchange_date(moment))  # a withdrawal may spend them
         kind = "DEPOSIT" if value > 0 else "WITHDRAWAL"
-        return ledger.record_cash(conn, portfolio_id, f"C-{uuid.uuid4().hex}", value, kind, moment, note)
+        balance = ledger.record_cash(conn, portfolio_id, f"C-{uuid.uuid4().hex}", value, kind, moment, note)
+        return answered(balance, respond)
 
 
 def place_manual_trade(
@@ -172,7 +180,11 @@ def place_manual_trade(
     order: ManualTrade,
     idempotency_key: str | None = None,
     now: datetime | None = None,
+    respond: Respond = None,
 ) -> PlacedTrade:
+    """The trade checked and booked under the portfolio's lock, or the first result of a
+    retried idempotency key; `respond` renders the answer before the commit
+    (store.transactions.answered), so an answer that cannot be rendered books nothing."""
     moment = now or utc_now()
     request_hash = hashlib.sha256(
         json.dumps(
@@ -192,7 +204,7 @@ def place_manual_trade(
         if idempotency_key is not None:
             replay = _stored_response(conn, f"trade:{portfolio_id}", idempotency_key, request_hash)
             if replay is not None:
-                return PlacedTrade.from_json(replay, replayed=True)
+                return answered(PlacedTrade.from_json(replay, replayed=True), respond)
         request = _checked_request(conn, settings, calendar, portfolio_id, order, moment, idempotency_key)
         dividends.credit_dividends(conn, portfolio_id, request.trading_date)  # a buy may spend them
         placed = PlacedTrade.from_recorded(ledger.record_trade(conn, request))
@@ -210,7 +222,7 @@ def place_manual_trade(
                     }
                 ],
             )
-        return placed
+        return answered(placed, respond)
 
 
 def _checked_request(

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from reportlab.platypus import Flowable, Spacer
 
-from reports.format import backend_line, metric_rows, money, number, record_caption
+from reports.format import backend_line, metric_rows, money, number, price, record_caption
 from reports.layout import (
     DIGEST,
     SMALL,
@@ -165,7 +165,7 @@ def _audit_trail(inputs: dict[str, Any]) -> list[Flowable]:
             t["symbol"],
             t["side"],
             number(t["quantity"]),
-            money(t["price"]),
+            price(t["price"]),
             money(t["value"]),
             money(t.get("fees")),
             money(t.get("costs")),

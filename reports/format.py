@@ -6,7 +6,10 @@ rate and sample size."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
+
+from market.money import price_display
 
 DASH = "-"
 METRIC_LABELS = {
@@ -26,6 +29,16 @@ SIGNED_STATISTICS = frozenset({"total_return", "annual_return", "excess_annual_r
 
 def money(value: Any) -> str:
     return DASH if value is None else f"{float(value):,.2f}"
+
+
+def price(value: Any) -> str:
+    """A booked price per share as every surface shows it (market.money.price_display: the
+    cents, or the decimals an older fill was stored with), with thousands separators, so
+    the audit trail's price x quantity is its value to the cent."""
+    if value is None:
+        return DASH
+    shown = Decimal(price_display(Decimal(str(value))))
+    return f"{shown:,.2f}" if shown == shown.quantize(Decimal("0.01")) else f"{shown:,f}"
 
 
 def number(value: Any, digits: int = 0) -> str:

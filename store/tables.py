@@ -373,6 +373,7 @@ suggestions = history_table(
     Column("limit_price", Money(), nullable=False),
     Column("reason", JSONDocument, nullable=False, default=dict),
     Column("expires_at", UTCDateTime(), nullable=False),
+    Column("fees", Money()),  # 0021: what the suggestion shows and its confirmation charges
 )
 
 suggestion_events = history_table(

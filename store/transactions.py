@@ -1,14 +1,30 @@
 """Write transactions for stages: one transaction per stage and trading date, holding an
-exclusive lock so two runs of the same stage cannot interleave their writes."""
+exclusive lock so two runs of the same stage cannot interleave their writes.
+
+A client's write answers from inside its transaction (`answered`): the transport's
+`respond` renders the result before the commit, so an answer that cannot be rendered rolls
+the write back and an error always means nothing was written (docs/api.md, "A write's
+answer")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, text
 
 from store.history import settle
+
+T = TypeVar("T")
+Respond = Callable[[Any], Any] | None  # a transport's rendering of a write's result, run before the commit
+
+
+def answered(result: T, respond: Respond) -> Any:
+    """What a write answers: `result`, or `respond(result)` (the transport's rendered
+    answer). Called inside the write's transaction, before the commit: if rendering fails
+    the write is rolled back."""
+    return result if respond is None else respond(result)
 
 
 @contextmanager

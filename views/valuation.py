@@ -24,6 +24,12 @@ from portfolio.rails import exit_state, illiquid_discount
 from store.splits import stored_splits
 
 CENTS = Decimal("0.01")
+# What a position's pending fields mean, written once for REST's and GraphQL's descriptions.
+PENDING_QUANTITY = (
+    "Of `quantity`, the shares of trades booked for a session after the current one (a suggestion confirmed "
+    "ahead of its session; negative for a sale booked ahead). A sell counts them from `pending_until`."
+)
+PENDING_UNTIL = "The session from which the pending shares count for a sell; null when none are pending."
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,11 @@ class PositionValue:
     unrealized_pnl: Decimal  # cents
     realized_pnl: Decimal  # cents, of this symbol's closed shares
     flags: tuple[str, ...]  # the rail's exit flags (TRAPPED, SLOW_EXIT, HIGH_SPREAD), or UNPRICED
+    # Of `quantity`, the shares of trades booked for a session after the current one (a
+    # suggestion confirmed ahead of its session; negative for a sale booked ahead): they
+    # count for a sell from `pending_until` (market.clock `session_of`, docs/portfolio.md).
+    pending_quantity: int = 0
+    pending_until: date | None = None
 
 
 @dataclass(frozen=True)
@@ -74,10 +85,14 @@ class PortfolioValuation:
     positions: tuple[PositionValue, ...]  # the open positions, by symbol
 
 
-def portfolio_view(conn: Connection, portfolio_id: str, day: date) -> PortfolioValuation:
+def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date | None = None) -> PortfolioValuation:
+    """The portfolio after every booked trade at `day`'s prices; `session`: the current
+    session (market.clock `session_of`), after which a trade's shares are pending."""
     trades = ledger.trade_rows(conn, portfolio_id)
-    book = ledger.replay(trades, stored_splits(conn, day, {t["symbol"] for t in trades}))
+    splits = stored_splits(conn, day, {t["symbol"] for t in trades})
+    book = ledger.replay(trades, splits)
     open_positions = {s: p for s, p in book.items() if p.quantity > 0}
+    pending = _pending(trades, splits, book, session)
     market = market_days(conn, day, list(open_positions))
     cash = ledger.cash_balance(conn, portfolio_id)
     positions, discounts = [], {}
@@ -102,6 +117,7 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date) -> PortfolioV
                 unrealized_pnl=(value - position.cost_basis).quantize(CENTS),
                 realized_pnl=position.realized_pnl.quantize(CENTS),
                 flags=flags,
+                **pending.get(symbol, {}),
             )
         )
     market_value = sum((p.market_value for p in positions), Decimal(0))
@@ -118,3 +134,22 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date) -> PortfolioV
         realized_pnl=sum((p.realized_pnl for p in book.values()), Decimal(0)).quantize(CENTS),
         positions=tuple(positions),
     )
+
+
+def _pending(
+    trades: list, splits: list, book: dict[str, ledger.Position], session: date | None
+) -> dict[str, dict[str, object]]:
+    """By symbol, the `pending_quantity` and `pending_until` of the trades dated after
+    `session`: the booked quantity less what the trades dated on or before it hold."""
+    later = [t for t in trades if session is not None and t["trading_date"] > session]
+    if not later:
+        return {}
+    counted = ledger.open_positions(trades, splits, session)
+    out = {}
+    for symbol in {t["symbol"] for t in later}:
+        booked = book[symbol].quantity if symbol in book else 0
+        held = counted[symbol].quantity if symbol in counted else 0
+        if booked != held:
+            until = max(t["trading_date"] for t in later if t["symbol"] == symbol)
+            out[symbol] = {"pending_quantity": booked - held, "pending_until": until}
+    return out

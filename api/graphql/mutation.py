@@ -1,6 +1,10 @@
 """Mutations for what a client can do over REST: a manual trade, cash in or out, confirm or
 reject a suggestion. Expected failures are union members (InvalidInput, NotFound,
-Conflict, NotReady); anything else is an unexpected error and is masked."""
+Conflict, NotReady); anything else is an unexpected error and is masked.
+
+Every mutation's answer is built and rendered inside its write's transaction
+(api/graphql/rendered.py, through the desk's `respond`): an answer that cannot be rendered
+rolls the write back, so an error never follows a committed write."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import strawberry
 from pydantic import BaseModel, ValidationError
 from strawberry.types import Info
 
-from api.graphql.context import GraphContext
+from api.graphql.rendered import rendered
 from api.graphql.types.cash_moved import CashMoved
 from api.graphql.types.inputs import ManualTradeInput
 from api.graphql.types.suggestion import Suggestion
@@ -53,17 +57,23 @@ async def _expected(action: Callable[[], Awaitable[Any]]) -> Any:
         return next(kind for cls, kind in EXPECTED.items() if isinstance(error, cls))(message=str(error))
 
 
-async def _decided(
-    ctx: GraphContext, decide: Callable[[str, str], Any], suggestion_id: strawberry.ID
-) -> SuggestionResult:
-    """The caller's suggestion after the desk's `decide(portfolio_id, suggestion_id)` (confirm
-    or reject), or its expected failure as a union member."""
+async def _decided(info: Info, decide: Callable[..., Any], suggestion_id: strawberry.ID) -> SuggestionResult:
+    """The caller's suggestion after the desk's `decide(portfolio_id, suggestion_id, respond)`
+    (confirm or reject), or its expected failure as a union member."""
+    ctx = info.context
 
     async def act() -> Suggestion:
         portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
-        return Suggestion.from_row(await ctx.call(decide, portfolio_id, str(suggestion_id)))
+        return await ctx.call(decide, portfolio_id, str(suggestion_id), _answer(info, Suggestion.from_row))
 
     return await _expected(act)
+
+
+def _answer(info: Info, build: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A write's `respond`: its result built into the union member the mutation answers and
+    rendered as the response will render it, before the commit (api/graphql/rendered.py)."""
+    schema = info.schema._schema  # graphql-core's schema: the scalars the response serialises with
+    return lambda result: rendered(build(result), schema)
 
 
 @strawberry.type
@@ -86,9 +96,8 @@ class Mutation:
         async def act() -> TradePlaced:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
             trade = ManualTrade(checked.side, checked.symbol, checked.quantity, checked.price, checked.fees)
-            return TradePlaced.from_placed(
-                await ctx.call(ctx.svc.desk.place_trade, portfolio_id, trade, idempotency_key)
-            )
+            answer = _answer(info, TradePlaced.from_placed)
+            return await ctx.call(ctx.svc.desk.place_trade, portfolio_id, trade, idempotency_key, answer)
 
         return await _expected(act)
 
@@ -103,15 +112,15 @@ class Mutation:
 
         async def act() -> CashMoved:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
-            balance = await ctx.call(ctx.svc.desk.move_cash, portfolio_id, checked.amount, checked.note)
-            return CashMoved(portfolio_id=portfolio_id, balance=balance)
+            answer = _answer(info, lambda balance: CashMoved(portfolio_id=portfolio_id, balance=balance))
+            return await ctx.call(ctx.svc.desk.move_cash, portfolio_id, checked.amount, checked.note, answer)
 
         return await _expected(act)
 
     @strawberry.mutation(description="Execute a pending suggestion after re-checking cash, holdings and the rails.")
     async def confirm_suggestion(self, info: Info, suggestion_id: strawberry.ID) -> SuggestionResult:
-        return await _decided(info.context, info.context.svc.desk.confirm_suggestion, suggestion_id)
+        return await _decided(info, info.context.svc.desk.confirm_suggestion, suggestion_id)
 
     @strawberry.mutation(description="Decline a pending suggestion.")
     async def reject_suggestion(self, info: Info, suggestion_id: strawberry.ID) -> SuggestionResult:
-        return await _decided(info.context, info.context.svc.desk.reject_suggestion, suggestion_id)
+        return await _decided(info, info.context.svc.desk.reject_suggestion, suggestion_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Path, status
+from fastapi.responses import Response
 
 from api import keystore
 from api.deps import AdminDep, ServicesDep
@@ -18,6 +19,7 @@ from api.schemas.keys import (
     RotateRequest,
     TierRequest,
 )
+from api.services import written
 
 router = APIRouter(prefix="/api/keys", tags=["keys"], route_class=StrictJSONRoute)
 KEY_ID = Path(min_length=1, max_length=64, description="A key id from GET /api/keys (never the secret).")
@@ -27,12 +29,11 @@ ADMIN_ERRORS = problems(*KEYED, 403, 404, 415)
 @router.post(
     "/generate", response_model=NewKey, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 403, 415)
 )
-def generate(request: KeyRequest, svc: ServicesDep, _: AdminDep) -> NewKey:
+def generate(request: KeyRequest, svc: ServicesDep, _: AdminDep) -> Response:
     """A new client key, shown once in this response; a known client name gets another key
     for the same client (and portfolio)."""
-    return NewKey.model_validate(
-        keystore.generate(svc.engine, svc.settings, request.client_name, request.tier, svc.now())
-    )
+    shown = written(NewKey, 201)
+    return keystore.generate(svc.engine, svc.settings, request.client_name, request.tier, svc.now(), shown)
 
 
 @router.get("", response_model=list[KeyInfo], responses=problems(*KEYED, 403))
@@ -42,9 +43,9 @@ def list_keys(svc: ServicesDep, _: AdminDep) -> list[KeyInfo]:
 
 
 @router.post("/{key_id}/revoke", response_model=KeyInfo, responses=ADMIN_ERRORS)
-def revoke(svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
+def revoke(svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     """The key stops working from the very next request."""
-    return KeyInfo.model_validate(keystore.revoke(svc.engine, key_id, svc.now()))
+    return keystore.revoke(svc.engine, key_id, svc.now(), written(KeyInfo))
 
 
 @router.post(
@@ -53,31 +54,27 @@ def revoke(svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
     status_code=status.HTTP_201_CREATED,
     responses=problems(*KEYED, 403, 404, 409, 415),
 )
-def rotate(svc: ServicesDep, _: AdminDep, request: RotateRequest | None = None, key_id: str = KEY_ID) -> RotatedKey:
+def rotate(svc: ServicesDep, _: AdminDep, request: RotateRequest | None = None, key_id: str = KEY_ID) -> Response:
     """A replacement key (shown once) with the same client, tier and limits; the old key
     stops at once or after `grace_seconds`. A key already rotated (in its grace period) is
     409: rotate its successor instead, so no more than two keys of a rotation ever work."""
     grace = request.grace_seconds if request else 0
-    return RotatedKey.model_validate(keystore.rotate(svc.engine, svc.settings, key_id, grace, svc.now()))
+    return keystore.rotate(svc.engine, svc.settings, key_id, grace, svc.now(), written(RotatedKey, 201))
 
 
 @router.put("/{key_id}/rate-limit", response_model=KeyInfo, responses=ADMIN_ERRORS)
-def set_rate_limit(request: RateLimitRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
+def set_rate_limit(request: RateLimitRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     """Requests per minute for this key (null: the tier's default)."""
-    return KeyInfo.model_validate(
-        keystore.set_option(svc.engine, key_id, "RATE_LIMIT_SET", request.per_minute, svc.now())
-    )
+    return keystore.set_option(svc.engine, key_id, "RATE_LIMIT_SET", request.per_minute, svc.now(), written(KeyInfo))
 
 
 @router.put("/{key_id}/macro-access", response_model=KeyInfo, responses=ADMIN_ERRORS)
-def set_macro_access(request: MacroAccessRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
+def set_macro_access(request: MacroAccessRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     """Switch the macro datasets on or off for this key (null: the tier's rule)."""
-    return KeyInfo.model_validate(
-        keystore.set_option(svc.engine, key_id, "MACRO_ACCESS_SET", request.enabled, svc.now())
-    )
+    return keystore.set_option(svc.engine, key_id, "MACRO_ACCESS_SET", request.enabled, svc.now(), written(KeyInfo))
 
 
 @router.put("/{key_id}/tier", response_model=KeyInfo, responses=ADMIN_ERRORS)
-def set_tier(request: TierRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> KeyInfo:
+def set_tier(request: TierRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     """Move the key to another tier (its default rate limit and macro rule follow)."""
-    return KeyInfo.model_validate(keystore.set_option(svc.engine, key_id, "TIER_SET", request.tier, svc.now()))
+    return keystore.set_option(svc.engine, key_id, "TIER_SET", request.tier, svc.now(), written(KeyInfo))

@@ -31,7 +31,7 @@ from api.schemas.portfolio import (
     TradeSide,
 )
 from api.security import Principal, caller_portfolio, caller_portfolio_on
-from api.services import Services
+from api.services import Services, written
 from api.uploads import read_upload
 from desk import ManualTrade, versions
 from views import portfolio as portfolio_views
@@ -122,14 +122,13 @@ def trade_preview(
 )
 def trade(
     order: ManualTradeIn, svc: ServicesDep, caller: CallerDep, idempotency_key: IdempotencyKeyIn | None = IDEMPOTENCY
-) -> TradeOut:
+) -> Response:
     """A manual trade at the given price, checked against the listing, the day's price
     band around the latest close, holdings and cash; refused with the reason (422).
     The same Idempotency-Key with a different order is 409."""
     pid = caller_portfolio(svc, caller)
     trade = ManualTrade(order.side, order.symbol, order.quantity, order.price, order.fees)
-    result = svc.desk.place_trade(pid, trade, idempotency_key)
-    return TradeOut.model_validate(result.to_json())
+    return svc.desk.place_trade(pid, trade, idempotency_key, written(TradeOut, 201, lambda placed: placed.to_json()))
 
 
 @router.get("/track-record", response_model=TrackRecord, responses=problems(*KEYED))
@@ -152,11 +151,11 @@ def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: pag
 
 
 @router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 415))
-def cash(movement: CashIn, svc: ServicesDep, caller: CallerDep) -> CashOut:
+def cash(movement: CashIn, svc: ServicesDep, caller: CallerDep) -> Response:
     """A deposit (positive amount) or withdrawal (negative); cash never goes below zero."""
     pid = caller_portfolio(svc, caller)
-    balance = svc.desk.move_cash(pid, movement.amount, movement.note)
-    return CashOut(portfolio_id=pid, balance=balance)
+    shown = written(CashOut, 201, lambda balance: {"portfolio_id": pid, "balance": balance})
+    return svc.desk.move_cash(pid, movement.amount, movement.note, shown)
 
 
 # The uploads hold no database slot while their body streams in and their PDF is read
@@ -178,7 +177,7 @@ async def upload_pdf(
         max_length=64,
         description="A preview's confirm_token: apply exactly what it showed (409 if the book changed since).",
     ),
-) -> StatementResult:
+) -> Response:
     """Synchronise the portfolio from a broker statement (holdings or transactions
     layout): positions and cash as the statement says at its date, with what the ledger
     records after that date kept on top (`carried`); the same file twice changes nothing
@@ -189,18 +188,17 @@ async def upload_pdf(
         read = await run_in_threadpool(svc.desk.read_statement, data, file.filename or "statement.pdf")
         async with svc.slots():
             pid = await run_in_threadpool(caller_portfolio, svc, caller)
-            result = await run_in_threadpool(svc.desk.sync_statement, pid, read, preview, confirm)
-    return StatementResult.model_validate(result)
+            shown = written(StatementResult)
+            return await run_in_threadpool(svc.desk.sync_statement, pid, read, preview, confirm, shown)
 
 
 @router.post("/upload-research", response_model=ResearchResult, responses=problems(*KEYED, 413, 415, 503))
 async def upload_research(
     svc: ServicesDep, caller: UploaderDep, file: UploadFile = File(description="A research note: PDF or UTF-8 text.")
-) -> ResearchResult:
+) -> Response:
     """Read, tag and score a research note; the instruments it names and its sentiment."""
     data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=False)
     with svc.uploads.turn(caller.portfolio_id):
         note = await run_in_threadpool(svc.desk.read_note, data, file.filename, file.content_type)
         async with svc.slots():
-            result = await run_in_threadpool(svc.desk.file_note, note, caller.client_id)
-    return ResearchResult.model_validate(result)
+            return await run_in_threadpool(svc.desk.file_note, note, caller.client_id, written(ResearchResult))

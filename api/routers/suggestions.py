@@ -10,6 +10,7 @@ from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import Suggestion, SuggestionPage
 from api.security import KeyCheckedRoute, caller_portfolio_on
+from api.services import written
 from desk import versions
 
 router = APIRouter(prefix="/api/suggestions", tags=["suggestions"], route_class=KeyCheckedRoute)
@@ -36,17 +37,17 @@ def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.Sug
 
 
 @router.post("/{suggestion_id}/confirm", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
-def confirm(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
+def confirm(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: str = SUGGESTION_ID) -> Response:
     """Execute the suggestion as a trade after re-checking cash, holdings and the rails;
     404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
     pid = caller_portfolio_on(conn, svc, caller)
     conn.release()  # the write takes its own locked transaction: one connection at a time
-    return Suggestion.model_validate(svc.desk.confirm_suggestion(pid, suggestion_id), from_attributes=True)
+    return svc.desk.confirm_suggestion(pid, suggestion_id, written(Suggestion))
 
 
 @router.post("/{suggestion_id}/reject", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
-def reject(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: str = SUGGESTION_ID) -> Suggestion:
+def reject(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: str = SUGGESTION_ID) -> Response:
     """Decline the suggestion; 404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
     pid = caller_portfolio_on(conn, svc, caller)
     conn.release()  # the write takes its own locked transaction: one connection at a time
-    return Suggestion.model_validate(svc.desk.reject_suggestion(pid, suggestion_id), from_attributes=True)
+    return svc.desk.reject_suggestion(pid, suggestion_id, written(Suggestion))

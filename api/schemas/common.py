@@ -13,7 +13,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from api.contract import ApiModel
 from market.clock import supported_date
 from market.errors import InvalidInputError
-from market.money import DIGITS, MONEY_OUT, money_display, parse_money, parse_quantity
+from market.money import DIGITS, MONEY_OUT, money_display, parse_money, parse_quantity, price_display
 
 T = TypeVar("T")
 
@@ -67,6 +67,24 @@ Money = Annotated[
             "pattern": f"^{MONEY_OUT.pattern}$",
             "examples": ["125000.00"],
             "description": "An amount in the market's currency, decimal text with 2 places.",
+        }
+    ),
+]
+
+# A booked price per share (a trade's, a suggestion's limit, a preview's): two decimals where
+# it is whole cents, else the decimals it was stored with, so price x quantity is the value
+# to the cent (market.money.price_display).
+Price = Annotated[
+    Decimal,
+    PlainSerializer(price_display, return_type=str),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": r"^-?[0-9]+\.[0-9]{2,6}$",
+            "examples": ["39.05"],
+            "description": "A price per share, decimal text: 2 places where it is whole cents (every price "
+            "booked now), else the places it was stored with (an older fill, a statement's average cost), at "
+            "most 6, so that price x quantity is the value to the cent.",
         }
     ),
 ]

@@ -10,9 +10,11 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from api.contract import ApiModel, Timestamp
-from api.schemas.common import CursorPage, Money, MoneyIn, QuantityIn, example, example_of, page_example
+from api.schemas.common import CursorPage, Money, MoneyIn, Price, QuantityIn, example, example_of, page_example
 from market.money import MAX_CASH_MOVEMENT
+from portfolio.suggestions import SUGGESTION_FEES
 from portfolio.track_record import MOSTLY_CASH_EXPOSURE
+from views.valuation import PENDING_QUANTITY, PENDING_UNTIL
 
 
 class Position(ApiModel):
@@ -28,6 +30,8 @@ class Position(ApiModel):
             "unrealized_pnl": "1700.00",
             "realized_pnl": "0.00",
             "flags": [],
+            "pending_quantity": 0,
+            "pending_until": None,
         }
     )
 
@@ -43,6 +47,8 @@ class Position(ApiModel):
     flags: list[str] = Field(
         description="TRAPPED (no trade that day), EXIT_SLOW (over 5 days to exit), WIDE_SPREAD, UNPRICED."
     )
+    pending_quantity: int = Field(description=PENDING_QUANTITY)
+    pending_until: date | None = Field(description=PENDING_UNTIL)
 
 
 class AIPosition(Position):
@@ -162,7 +168,7 @@ class Trade(ApiModel):
     symbol: str
     side: Literal["BUY", "SELL"]
     quantity: int
-    price: Money
+    price: Price
     fees: Money
     value: Money
     origin: str = Field(description="MANUAL, AI, SUGGESTION or STATEMENT_SYNC.")
@@ -277,7 +283,7 @@ class TradeOut(ApiModel):
     symbol: str
     side: str
     quantity: int
-    price: Money
+    price: Price
     fees: Money
     cash_after: Money | None = None
     replayed: bool = Field(description="True when an Idempotency-Key retry returned the stored result.")
@@ -310,6 +316,7 @@ class Suggestion(ApiModel):
             "side": "BUY",
             "quantity": 200,
             "limit_price": "103.20",
+            "fees": "361.20",
             "reason": {"reason": "LONG in the TOP tercile"},
             "expires_at": "2026-11-23T21:00:00Z",
             "state": "PENDING",
@@ -321,7 +328,8 @@ class Suggestion(ApiModel):
     symbol: str
     side: str
     quantity: int
-    limit_price: Money
+    limit_price: Price
+    fees: Money | None = Field(description=SUGGESTION_FEES)
     reason: dict[str, Any]
     expires_at: Timestamp
     state: str = Field(description="PENDING, CONFIRMED, REJECTED or EXPIRED.")
@@ -698,7 +706,7 @@ class TradePreview(ApiModel):
         "(half of a 5% spread)."
     )
     impact: float | None = Field(description="Square-root impact, a fraction of the touch.")
-    price: Money = Field(description="Per share, touch and impact included.")
+    price: Price = Field(description="Per share, touch and impact included.")
     fillable_in_one_session: int = Field(description="At most 25% of a session's volume fills; the rest would wait.")
     lapse_reason: str | None
     fees: Money

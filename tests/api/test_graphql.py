@@ -13,7 +13,10 @@ from tests.api.graph import data, gql, snake
 from tests.api.world import DAY
 from tests.conftest import ADMIN_KEY
 
-POSITION = "symbol quantity costBasis averageCost purchaseDate price marketValue unrealizedPnl realizedPnl flags"
+POSITION = (
+    "symbol quantity costBasis averageCost purchaseDate price marketValue unrealizedPnl realizedPnl flags "
+    "pendingQuantity pendingUntil"
+)
 TRADE = "tradeId tradingDate timestamp symbol side quantity price fees value origin rationale"
 BAR = (
     "tradingDate open high low close volume bid ask rsi14 bollingerPctB bollingerBandwidth momentum5 momentum20 "
@@ -186,7 +189,7 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
         unrealizedPnl realizedPnl positionsCount cashWeight positions {{ nodes {{ {POSITION} weight }} }}
         trades {{ nodes {{ {TRADE} }} }}
         cashMovements {{ nodes {{ entryId timestamp kind amount balance tradeId note }} }}
-        suggestions {{ nodes {{ suggestionId tradingDate symbol side quantity limitPrice reason expiresAt """
+        suggestions {{ nodes {{ suggestionId tradingDate symbol side quantity limitPrice fees reason expiresAt """
         f"""state tradeId }} }} }} }}""",
         key,
     )["portfolio"]

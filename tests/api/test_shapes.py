@@ -181,7 +181,9 @@ def test_a_placed_trades_json_form_reads_back_whole() -> None:
     assert shown["price"] == "101.50" and shown["executed_at"] == "2026-11-20T15:31:05+00:00"
     assert PlacedTrade.from_json(shown, replayed=True) == PlacedTrade(**{**vars(placed), "replayed": True})
     s_portfolio.TradeOut.model_validate(shown)  # the REST body validates from it
-    assert trade_placed.TradePlaced.from_placed(placed).price == "101.50"
+    # GraphQL's answer carries the typed values its scalars serialise (a date, not the JSON form's text)
+    answer = trade_placed.TradePlaced.from_placed(placed)
+    assert (answer.trading_date, answer.price) == (date(2026, 11, 20), Decimal("101.50"))
 
 
 # What the valuation's readers add to it or leave out, on purpose:

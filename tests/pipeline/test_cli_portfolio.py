@@ -48,6 +48,42 @@ def test_portfolio_commands(settings: Settings, tmp_path: Path) -> None:
     shown = cli("portfolio", "show", "client:acme")
     # the statement's 250,000 on its date, plus the 5,000 deposited and the 101.50 spent today,
     # after it (what the ledger records after a statement's date is kept on top)
-    assert shown.stdout.splitlines()[0] == "client:acme: cash 254,898.50"
+    assert shown.stdout.splitlines()[0] == "client:acme: cash 254,898.50, equity 364,998.50 at the 2026-11-20 closes"
     assert [line.split()[:2] for line in shown.stdout.splitlines()[1:]] == [["AAA", "1,000"], ["BBB", "1,010"]]
     assert cli("portfolio", "show", "client:nobody").stderr.strip() == "error: no portfolio 'client:nobody'"
+
+
+def test_a_buy_booked_for_a_later_session_is_shown_pending_and_a_sell_says_so(settings: Settings) -> None:
+    """A suggestion confirmed ahead of its session (here: for the session after today's, on
+    the wall clock the CLI reads) books shares that count from that session: `portfolio show`
+    says until when they are pending, and a sell before then is refused with that reason."""
+    from desk import Desk
+    from market.clock import utc_now
+    from portfolio import suggestions
+    from store import tables
+    from store.history import append_history
+    from tests.portfolio.seed import CALENDAR
+
+    engine = service_engine(settings)
+    seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}})
+    assert cli("portfolio", "open", "acme", "--cash", "5000").returncode == 0
+    today = CALENDAR.session_of(utc_now())
+    ahead = CALENDAR.next_trading_day(today)
+    sid = suggestions.suggestion_id("client:acme", ahead, "AAA", "BUY")
+    row = {"suggestion_id": sid, "portfolio_id": "client:acme", "trading_date": ahead, "symbol": "AAA", "side": "BUY"}
+    with engine.begin() as conn:
+        append_history(
+            conn,
+            tables.suggestions,
+            [{**row, "quantity": 10, "limit_price": 100, "fees": 1, "expires_at": suggestions.expires_at(ahead)}],
+        )
+        append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "PENDING"}])
+    assert Desk.from_settings(settings).confirm_suggestion("client:acme", sid).state == "CONFIRMED"
+
+    shown = cli("portfolio", "show", "client:acme").stdout.splitlines()
+    assert shown[0].startswith("client:acme: cash 3,999.00,")
+    assert shown[1].split()[:2] == ["AAA", "10"] and shown[1].endswith(f"(+10 pending until {ahead})")
+    sold = cli("portfolio", "trade", "client:acme", "sell", "AAA", "10", "100")
+    assert sold.returncode == 1 and sold.stderr.strip() == (
+        f"error: cannot sell 10 AAA: the portfolio holds 0 on {today}; 10 more are pending until the {ahead} session"
+    )

@@ -6,7 +6,7 @@ cash, positions and equity stay consistent over random days of `plan_book` + fil
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from hypothesis import given
 from hypothesis import settings as hsettings
@@ -20,6 +20,7 @@ from portfolio.rails import MarketDay, value_positions
 NO_FEES = FeeSchedule(Decimal("0"), Decimal("0"))
 FEES = FeeSchedule(Decimal("0.005"), Decimal("0"))
 MONEY = Decimal("0.000001")
+CENTS = Decimal("0.01")
 
 
 def market(symbol: str, **changes) -> MarketDay:
@@ -156,10 +157,13 @@ def test_cash_positions_and_equity_stay_consistent(days, fee_rate, min_fee, book
         for order in run.filled:
             quote = today[order.symbol]
             assert 0 < order.quantity <= 0.25 * quote.volume
+            # a fill's price is whole cents (its value is price x quantity to the cent), no
+            # better than the touch taken to the cent (market/costs.py "Prices that multiply")
+            assert order.price == order.price.quantize(CENTS) and order.gross == order.price * order.quantity
             if order.side == "BUY":
-                assert order.price >= Decimal(str(quote.ask)).quantize(MONEY)
+                assert order.price >= Decimal(str(quote.ask)).quantize(CENTS, ROUND_HALF_UP)
             else:
-                assert order.price <= Decimal(str(quote.bid)).quantize(MONEY)
+                assert order.price <= Decimal(str(quote.bid)).quantize(CENTS, ROUND_HALF_UP)
             held[order.symbol] = held.get(order.symbol, 0) + (
                 order.quantity if order.side == "BUY" else -order.quantity
             )

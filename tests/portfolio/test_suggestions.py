@@ -110,9 +110,26 @@ def test_reject_unknown_foreign_and_expired(store) -> None:
     assert suggestions.list_pending(engine, acme, now=AFTER_CLOSE) == []
     with pytest.raises(ConflictError, match="is EXPIRED"):
         suggestions.confirm(engine, settings, CALENDAR, acme, sid, now=AFTER_CLOSE)
-    assert _events(engine, sid) == ["PENDING", "EXPIRED"]  # the expiry found on the way is kept
+    assert _events(engine, sid) == ["PENDING"]  # a refused confirmation writes nothing (T2 records EXPIRED)
     with engine.connect() as conn:
         assert ledger.trade_rows(conn, acme) == []
+
+
+def test_a_confirmation_charges_the_limit_times_the_quantity_plus_the_fees_it_showed(store) -> None:
+    """The limit is a price at the instrument's tick (50.00-99.95: 0.05) and the fees are
+    the plan's: a fee schedule changed between the morning and the confirmation does not
+    change what the client pays."""
+    engine, settings, acme, _ = store
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
+    assert pending.limit_price % Decimal("0.05") == 0 and pending.fees > 0
+    dearer = settings.model_copy(update={"brokerage_fee_rate": 0.02})
+    suggestions.confirm(engine, dearer, CALENDAR, acme, pending.suggestion_id, now=MORNING)
+    with engine.connect() as conn:
+        (trade,) = ledger.trade_rows(conn, acme)
+        assert (trade["price"], trade["fees"]) == (pending.limit_price, pending.fees)
+        charged = pending.limit_price * pending.quantity + pending.fees
+        assert ledger.cash_balance(conn, acme) == Decimal("100000") - charged
 
 
 def test_reject_records_and_the_next_morning_expires_the_rest(store) -> None:
@@ -209,7 +226,7 @@ def test_one_expiry_rule_at_the_close_for_listing_confirming_and_rejecting(repla
         suggestions.reject(engine, acme, sid, now=close)
     with pytest.raises(ConflictError, match="is EXPIRED"):
         suggestions.confirm(engine, settings, CALENDAR, acme, sid, now=close)
-    assert _events(engine, sid) == ["PENDING", "EXPIRED"]
+    assert _events(engine, sid) == ["PENDING"]  # refusals write nothing; T2's expire_stale records it
     with pytest.raises(ValueError, match="naive"):  # a clock without a zone is no exchange clock
         suggestions.is_expired(pending, close.replace(tzinfo=None))
 

@@ -11,7 +11,7 @@ from api.graphql.loaders import loaded
 from api.graphql.scalars import Shares
 from api.graphql.types.instrument import Instrument
 from api.graphql.types.prediction import latest_prediction_of
-from views.valuation import PositionValue
+from views.valuation import PENDING_QUANTITY, PENDING_UNTIL, PositionValue
 
 
 @strawberry.type(description="An open position valued at the latest close, with its exit flags.")
@@ -27,6 +27,8 @@ class Position:
     realized_pnl: Decimal
     weight: float = strawberry.field(description="Share of the portfolio's equity.")
     flags: list[str] = strawberry.field(description="TRAPPED, SLOW_EXIT, HIGH_SPREAD or UNPRICED.")
+    pending_quantity: Shares = strawberry.field(description=PENDING_QUANTITY)
+    pending_until: date | None = strawberry.field(description=PENDING_UNTIL)
 
     @classmethod
     def from_value(cls, position: PositionValue, equity: Decimal) -> Position:

@@ -18,6 +18,7 @@ class Suggestion:
     side: str
     quantity: Shares
     limit_price: Decimal
+    fees: Decimal | None = strawberry.field(description=suggestions.SUGGESTION_FEES)
     reason: JSON
     expires_at: datetime
     state: str = strawberry.field(description="PENDING, CONFIRMED, REJECTED or EXPIRED.")

@@ -25,7 +25,7 @@ class TradePlaced:
 
     @classmethod
     def from_placed(cls, placed: PlacedTrade) -> TradePlaced:
-        """The API's fields of the one declaration (portfolio/trading.py `PlacedTrade`), from
-        its JSON form, as REST's `TradeOut` reads them."""
-        shown = placed.to_json()
-        return cls(**{name: shown[name] for name in PlacedTrade.api_fields()})
+        """The API's fields of the one declaration (portfolio/trading.py `PlacedTrade`), as
+        typed values: a date is a date (the JSON form's text made the Date scalar fail after
+        the trade was booked)."""
+        return cls(**{name: getattr(placed, name) for name in PlacedTrade.api_fields()})
