@@ -71,7 +71,7 @@ MONEY_FIELDS = frozenset(
         "touch",
     }
 )
-PRICE_FIELDS = frozenset({"price", "limit_price"})  # a booked price per share: market.money.price_display
+PRICE_FIELDS = frozenset({"price", "limit_price", "reference_close"})  # per share: market.money.price_display
 COSTS = "costs"  # an object of money parts, named by COST_PARTS
 COST_PARTS = frozenset({"fees", "spread", "impact", "total"})
 COST_PART = "costs.part"  # the rule name of a part inside `costs`: no field is named so
