@@ -56,38 +56,31 @@ def whole_query(query: Any, shares: bool = False) -> Any:
     return Annotated[int, query, BeforeValidator(rule)]
 
 
+def _decimal_text(show: Callable[[Decimal], str], pattern: str, example: str, description: str) -> Any:
+    """A Decimal a response writes as decimal text by `show`, documented as such."""
+    schema = {"type": "string", "pattern": pattern, "examples": [example], "description": description}
+    return Annotated[Decimal, PlainSerializer(show, return_type=str), WithJsonSchema(schema)]
+
+
 # Money in every response: decimal text with the currency's 2 minor-unit digits, never a
 # float and never "100000.000000" beside "0" (market.money.money_display).
-Money = Annotated[
-    Decimal,
-    PlainSerializer(money_display, return_type=str),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "pattern": f"^{MONEY_OUT.pattern}$",
-            "examples": ["125000.00"],
-            "description": "An amount in the market's currency, decimal text with 2 places.",
-        }
-    ),
-]
-
+Money = _decimal_text(
+    money_display,
+    f"^{MONEY_OUT.pattern}$",
+    "125000.00",
+    "An amount in the market's currency, decimal text with 2 places.",
+)
 # A booked price per share (a trade's, a suggestion's limit, a preview's): two decimals where
 # it is whole cents, else the decimals it was stored with, so price x quantity is the value
 # to the cent (market.money.price_display).
-Price = Annotated[
-    Decimal,
-    PlainSerializer(price_display, return_type=str),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "pattern": r"^-?[0-9]+\.[0-9]{2,6}$",
-            "examples": ["39.05"],
-            "description": "A price per share, decimal text: 2 places where it is whole cents (every price "
-            "booked now), else the places it was stored with (an older fill, a statement's average cost), at "
-            "most 6, so that price x quantity is the value to the cent.",
-        }
-    ),
-]
+Price = _decimal_text(
+    price_display,
+    r"^-?[0-9]+\.[0-9]{2,6}$",
+    "39.05",
+    "A price per share, decimal text: 2 places where it is whole cents (every price booked now), else the "
+    "places it was stored with (an older fill, a statement's average cost), at most 6, so that price x "
+    "quantity is the value to the cent.",
+)
 
 # Every date a REST caller gives: YYYY-MM-DD within market.clock.SUPPORTED_DATES (422 otherwise).
 SupportedDate = Annotated[date, AfterValidator(_rule(supported_date, "the date"))]
