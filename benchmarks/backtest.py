@@ -16,10 +16,13 @@ Runs, in one call:
   at the retail brokerage, and the same book gross of costs (filled at the next session's
   close for free), with the model's rank IC on the same span;
 - with `--select` (the default when the span ends by 2011-12-31, the span the rule was
-  chosen on): the selection table, every H in HORIZONS x every book in the grid, at the
-  default brokerage, and the rule it picks: the highest information ratio against the
-  equal-weighted liquid universe among books with average exposure >= MIN_EXPOSURE (an
-  all-cash book beating a falling benchmark is not skill).
+  chosen on): the selection table, every book of GRID (the hold a trade is weighed over,
+  replacements per rebalance, the trim, the names) at the default brokerage beside its
+  own `--fixed-seeds` random books fixed for the span, and the rule it picks: the highest
+  information ratio against the mean of those books among the books invested
+  MIN_EXPOSURE of the time or more with turnover at most MAX_TURNOVER a year (an
+  all-cash book beating a falling benchmark is not skill, and the mandate's own luck is
+  what the random books share). `--workers` processes replay the grid.
 
     python benchmarks/backtest.py                                   # NSE, 2012-01-02 .. 2021-12-31
     python benchmarks/backtest.py --from 2008-01-02 --to 2011-12-31 # the early span: the selection table
@@ -66,6 +69,8 @@ from pathlib import Path
 import pandas as pd
 from model_quality import SHARED_DATA, load_nse, load_ohlcv
 
+from models.decisions import HORIZON as HORIZON_OF_MODEL
+
 ROOT = Path(__file__).resolve().parents[1]
 # The code the out-of-sample predictions depend on (the cache's key), beside the data.
 PREDICTION_CODE = (
@@ -76,9 +81,13 @@ PREDICTION_CODE = (
     "market/budget.py",
     "ingest/importers/formats.py",
 )
-HORIZONS = (5, 10, 20)
-GRID = {"names": (5, 10, 15), "swaps": (1, 2), "capacity": (0.05, 0.15)}
+# The book's rule, chosen on the early span (SELECTION_END) against its own null books:
+# the hold a trade is weighed over, replacements per rebalance, the trim (the largest
+# position, in slots) and the number of names (portfolio/book.py Mandate).
+GRID = {"hold": (5, 10, 20, 30, 40, 60), "swaps": (1, 2, 3), "trim": (None, 2.0), "names": (10, 15)}
 MIN_EXPOSURE = 0.8
+MAX_TURNOVER = 1.5
+LABEL_CUT = 62  # sessions of closes kept past the span: the labels' and the persistence windows' ends
 SELECTION_END = date(2011, 12, 31)
 HEADLINE = (
     "total_return",
@@ -200,39 +209,77 @@ def book_figures(days, fees, fills: str, mandate, horizon: int, cash: float, ben
     return summarise(run, cash, benchmarks, by_year=True)
 
 
-def selection(prices: pd.DataFrame, start: date, end: date, fees, cash: float, source: Path, args, cache) -> dict:
-    """Every H x book of the grid at the default brokerage, and the rule it picks."""
-    from portfolio.backtest import prepare_days
-    from portfolio.book import Mandate
+_SELECTING: dict = {}  # what the selection's worker processes read (forked: shared, not pickled)
 
-    rows = []
-    for horizon in HORIZONS:
-        predictions = predictions_for(prices, start, end, horizon, args, cache)
-        benchmarks, _ = benchmarks_for(predictions, source, args.index, not args.ohlcv)
-        ic = rank_ic(predictions)
-        prepared = {names: prepare_days(predictions, float(fees.rate), horizon, names) for names in GRID["names"]}
-        for names, swaps, capacity in itertools.product(*GRID.values()):
-            mandate = Mandate(names=names, swaps=swaps, capacity=capacity)
-            f = book_figures(prepared[names], fees, "costed", mandate, horizon, cash, benchmarks)
-            ew = f["benchmarks"]["equal_weight_liquid"]
-            rows.append(
-                {
-                    "horizon": horizon,
-                    "names": names,
-                    "swaps": swaps,
-                    "capacity": capacity,
-                    "rank_ic_liquid": ic["liquid"],
-                    "total_return": f["total_return"],
-                    "average_exposure": f.get("average_exposure"),
-                    "annual_turnover": f.get("annual_turnover"),
-                    "excess_annual_return": ew.get("excess_annual_return"),
-                    "information_ratio": ew.get("information_ratio"),
-                }
-            )
-            print(" ".join(f"{k}={v}" for k, v in rows[-1].items()), flush=True)
-    eligible = [r for r in rows if (r["average_exposure"] or 0) >= MIN_EXPOSURE and r["information_ratio"] is not None]
-    chosen = max(eligible, key=lambda r: r["information_ratio"]) if eligible else None
-    return {"grid": GRID, "horizons": HORIZONS, "min_exposure": MIN_EXPOSURE, "table": rows, "chosen": chosen}
+
+def selection(predictions: pd.DataFrame, persistence: dict, fees, benchmarks: dict, args) -> dict:
+    """Every book of GRID at the default brokerage beside its own fixed random books, and
+    the rule it picks: the highest information ratio against the mean of those books
+    among the books invested MIN_EXPOSURE of the time or more with turnover at most
+    MAX_TURNOVER a year (an all-cash book beating a falling benchmark is not skill; a rule
+    that churns is not one this market pays for)."""
+    import multiprocessing
+
+    from portfolio.backtest import decided_frame, prepare_days
+
+    rate = float(fees.rate)
+    _SELECTING.update(
+        fees=fees,
+        benchmarks=benchmarks,
+        args=args,
+        days={n: prepare_days(predictions, rate, HORIZON_OF_MODEL, n, persistence) for n in GRID["names"]},
+        decided={n: decided_frame(predictions, rate, HORIZON_OF_MODEL, n) for n in GRID["names"]},
+    )
+    combos = list(itertools.product(*GRID.values()))
+    with multiprocessing.get_context("fork").Pool(max(1, min(args.workers, len(combos)))) as pool:
+        rows = []
+        for row in pool.imap(_selected_row, combos):
+            rows.append(row)
+            print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    eligible = [
+        r
+        for r in rows
+        if (r["average_exposure"] or 0) >= MIN_EXPOSURE
+        and (r["annual_turnover"] or 0) <= MAX_TURNOVER
+        and r["ir_vs_fixed_random"] is not None
+    ]
+    chosen = max(eligible, key=lambda r: r["ir_vs_fixed_random"]) if eligible else None
+    limits = {"min_exposure": MIN_EXPOSURE, "max_turnover": MAX_TURNOVER}
+    return {"grid": GRID, **limits, "fixed_seeds": args.fixed_seeds, "table": rows, "chosen": chosen}
+
+
+def _selected_row(combo: tuple) -> dict:
+    """One book of the grid beside its fixed random books (in a worker process)."""
+    from portfolio.backtest import summarise
+    from portfolio.book import Mandate
+    from portfolio.nulls import NullPlan, Replay, mean_returns, null_books, percentile, replay_book
+
+    hold, swaps, trim, names = combo
+    s, cash = _SELECTING, _SELECTING["args"].cash
+    mandate = Mandate(names=names, swaps=swaps, hold=hold, trim=trim)
+    replay = Replay(s["days"][names], s["decided"][names], s["fees"], mandate, "costed", cash, HORIZON_OF_MODEL)
+    model, _ = replay_book(replay)
+    plan = NullPlan(daily_seeds=0, fixed_seeds=s["args"].fixed_seeds, families=("fixed_random",))
+    books = null_books(replay, plan, model)
+    compared = {**s["benchmarks"], "fixed_random_mean": mean_returns(books)}
+    mine = summarise(model, cash, compared)
+    ew, fixed = mine["benchmarks"]["equal_weight_liquid"], mine["benchmarks"]["fixed_random_mean"]
+    theirs = [summarise(b.result, cash, s["benchmarks"])["benchmarks"]["equal_weight_liquid"] for b in books]
+    ratios = [t.get("information_ratio") for t in theirs]
+    return {
+        "hold": hold,
+        "swaps": swaps,
+        "trim": trim,
+        "names": names,
+        "total_return": mine["total_return"],
+        "average_exposure": mine.get("average_exposure"),
+        "annual_turnover": mine.get("annual_turnover"),
+        "active_vs_fixed_random": fixed.get("excess_annual_return"),
+        "ir_vs_fixed_random": fixed.get("information_ratio"),
+        "ir_vs_equal_weight": ew.get("information_ratio"),
+        "fixed_random_percentile": percentile(ew.get("information_ratio"), ratios),
+        "largest_weight_max": mine["concentration"]["largest_weight_max"],
+    }
 
 
 def parse_args() -> argparse.Namespace:
@@ -252,13 +299,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--daily-seeds", type=int, default=DAILY_RANDOM_SEEDS, help="random rankings drawn daily")
     parser.add_argument("--fixed-seeds", type=int, default=FIXED_RANDOM_SEEDS, help="random rankings fixed")
     parser.add_argument("--cache", default=None, help="a folder for the out-of-sample predictions (opt-in)")
+    parser.add_argument("--workers", type=int, default=2, help="processes for the selection's books")
     return parser.parse_args()
 
 
 def main() -> None:
     from market.fees import market_fees
     from models.decisions import HORIZON
-    from portfolio.backtest import decided_frame, prepare_days
+    from portfolio.backtest import decided_frame, persistence_by_day, prepare_days
     from portfolio.book import Mandate
     from portfolio.nulls import Replay, replay_book
 
@@ -272,19 +320,21 @@ def main() -> None:
     schedule = market_fees(args.fees or ("jse" if args.ohlcv else "nse"))
     default_fees, retail_fees = schedule.schedule(), schedule.schedule(retail=True)
     prices = load_ohlcv(source) if args.ohlcv else load_nse(source)
-    label_cut = sorted(d for d in prices["date"].unique() if d > end)[: HORIZONS[-1] + 2]
+    label_cut = sorted(d for d in prices["date"].unique() if d > end)[:LABEL_CUT]
     prices = prices[prices["date"] <= (label_cut[-1] if label_cut else end)]  # the last labels' closes, no more
     out: dict = {"benchmark": "backtest", "data": str(source), "from": args.start, "to": args.end}
     cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
-    if args.select if args.select is not None else end <= SELECTION_END:
-        out["selection"] = selection(prices, start, end, default_fees, args.cash, source, args, cache)
-        print(f"chosen on {args.start}..{args.end}: {out['selection']['chosen']}")
     predictions = predictions_for(prices, start, end, HORIZON, args, cache)
+    persistence = persistence_by_day(predictions, prices)  # point in time: each day reads what it knew
     benchmarks, index_name = benchmarks_for(predictions, source, args.index, not args.ohlcv)
+    if args.select if args.select is not None else end <= SELECTION_END:
+        out["selection"] = selection(predictions, persistence, default_fees, benchmarks, args)
+        print_selection(out["selection"])
     mandate = Mandate()
     out.update({"index": index_name, "horizon": HORIZON, "mandate": mandate.__dict__, "rank_ic": rank_ic(predictions)})
     rate = float(default_fees.rate)
-    days, decided = prepare_days(predictions, rate, HORIZON, mandate.names), decided_frame(predictions, rate)
+    days = prepare_days(predictions, rate, HORIZON, mandate.names, persistence)
+    decided = decided_frame(predictions, rate, HORIZON, mandate.names)
     replay = Replay(days, decided, default_fees, mandate, "costed", args.cash, HORIZON)
     model, _ = replay_book(replay)
     compared = dict(benchmarks)
@@ -292,7 +342,7 @@ def main() -> None:
         out["nulls"], compared["fixed_random_mean"] = nulls(replay, model, benchmarks, args)
     runs = {"default_brokerage": summarise_book(model, args.cash, compared)}
     runs["gross_of_costs"] = book_figures(replay.days, default_fees, "gross", mandate, HORIZON, args.cash, benchmarks)
-    retail_days = prepare_days(predictions, float(retail_fees.rate), HORIZON, mandate.names)
+    retail_days = prepare_days(predictions, float(retail_fees.rate), HORIZON, mandate.names, persistence)
     runs["retail_brokerage"] = book_figures(retail_days, retail_fees, "costed", mandate, HORIZON, args.cash, benchmarks)
     out["fees"] = {"default": default_fees.describe(), "retail": retail_fees.describe()}
     out["runs"] = runs
@@ -309,6 +359,19 @@ def main() -> None:
         f"peak RSS {out['peak_rss_mb']} MB"
     )
     print(json.dumps(out, default=str))
+
+
+def print_selection(chosen: dict) -> None:
+    """The selection table's eligible rows, best first, and the rule it picks."""
+    eligible = [
+        r
+        for r in chosen["table"]
+        if (r["average_exposure"] or 0) >= MIN_EXPOSURE and (r["annual_turnover"] or 0) <= MAX_TURNOVER
+    ]
+    print(f"selection: {len(chosen['table'])} books, {len(eligible)} eligible; the best ten by IR vs fixed random:")
+    for row in sorted(eligible, key=lambda r: -(r["ir_vs_fixed_random"] or -9))[:10]:
+        print("  " + " ".join(f"{k}={v}" for k, v in row.items()))
+    print(f"chosen: {chosen['chosen']}")
 
 
 def summarise_book(result, cash: float, benchmarks: dict) -> dict:

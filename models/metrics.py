@@ -35,6 +35,8 @@ the majority class).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
@@ -251,6 +253,19 @@ class Persistence:
     def days(self) -> dict[str, int]:
         return {name: int(self.daily[name].notna().sum()) for name in self.daily}
 
+    def means_known_by(self, days: list[date]) -> dict[date, dict[str, float | None]]:
+        """`mean(known_by=day)` for each of `days` at once: per window, the running mean of
+        the daily ICs in the order they become known, read at each day."""
+        out: dict[date, dict[str, float | None]] = {d: {} for d in days}
+        asked = pd.to_datetime(pd.Series(days)).to_numpy()
+        for name in self.daily:
+            frame = pd.DataFrame({"ic": self.daily[name], "known": self.known[name]}).dropna().sort_values("known")
+            sums = np.concatenate([[0.0], np.cumsum(frame["ic"].to_numpy(float))])
+            counts = np.searchsorted(pd.to_datetime(frame["known"]).to_numpy(), asked, side="right")
+            for day, count in zip(days, counts, strict=True):
+                out[day][name] = float(sums[count] / count) if count else None
+        return out
+
     def by_year(self) -> dict[int, dict[str, float | None]]:
         """The mean daily IC per window, per calendar year of the decision day."""
         years = pd.to_datetime(pd.Index(self.daily.index)).year
@@ -258,6 +273,33 @@ class Persistence:
             int(year): {name: _mean_or_none(self.daily.loc[years == year, name]) for name in self.daily}
             for year in sorted(set(years))
         }
+
+
+def edge_multiplier(
+    ics: Mapping[str, float | None], hold: int, windows: tuple[tuple[int, int], ...] = PERSISTENCE_WINDOWS
+) -> float:
+    """How many times the expected excess over the first window (the label's) a position
+    held `hold` sessions after its fill is expected to earn, from the rank IC per window
+    (`Persistence.mean`, point in time). A calibrated expected excess e is the label's
+    conditional mean (slope 1 on it); a later window w of L_w sessions then pays
+    e x (IC_w / IC_first) x sqrt(L_w / L_first) (the slope is the correlation times the
+    ratio of the returns' spreads, and an excess return's cross-sectional spread grows with
+    the square root of its span), a window the hold covers in part pro rata, a window whose
+    IC is not positive nothing, and one not yet measured nothing either. 1 (the label's
+    horizon alone) while the first window's IC is unknown or not positive; never less."""
+    first = windows[0]
+    base, first_ic = first[1] - first[0] + 1, ics.get(window_name(first))
+    if first_ic is None or not first_ic > 0:
+        return 1.0
+    total = 0.0
+    for a, b in windows:
+        ic = ics.get(window_name((a, b)))
+        if a > hold or ic is None:
+            break
+        length = b - a + 1
+        covered = (min(b, hold) - a + 1) / length
+        total += max(ic, 0.0) / first_ic * math.sqrt(length / base) * covered
+    return max(total, 1.0)
 
 
 def _mean_or_none(values: pd.Series) -> float | None:

@@ -38,11 +38,11 @@ from market.settings import Settings
 from models.reasons import served as served_reasons
 from models.scoring import served_predictions
 from portfolio import dividends, ledger
-from portfolio.book import Mandate, plan_book
+from portfolio.book import Mandate, Outlook, plan_book
 from portfolio.dividends import DividendBook, DividendCredit
 from portfolio.executor import DayPlan, Execution, Order, Signal, fill_orders
 from portfolio.ledger import AI_PORTFOLIO, CheckedTrade, TradeRequest
-from portfolio.market import market_days
+from portfolio.market import known_persistence, market_days
 from portfolio.rails import MarketDay, Valuation, value_positions
 from store import tables
 from store.history import append_history, current_rows
@@ -209,6 +209,9 @@ class DayInputs:
     pending: list[Order]
     days_executed: int
     now: datetime  # when the day runs: the date of a dividend correction
+    # The signal's persistence known on the day (portfolio/market.py known_persistence): what
+    # the book weighs a trade's hold with (portfolio/book.py Outlook); None before any.
+    persistence: dict[str, float | None] | None = None
 
 
 def read_day(conn: Connection, settings: Settings, day: date, record: Table) -> DayInputs:
@@ -242,6 +245,7 @@ def read_day(conn: Connection, settings: Settings, day: date, record: Table) -> 
         pending=pending,
         days_executed=days_executed(conn),
         now=utc_now(),
+        persistence=known_persistence(conn, day),
     )
 
 
@@ -279,7 +283,8 @@ def decide_day(inputs: DayInputs, fees: FeeSchedule, mandate: Mandate) -> DayDec
         cash = ledger.balance_after(cash, checked[-1].entries)
     held = {s: p.quantity for s, p in ledger.open_positions(trades, inputs.splits, inputs.day).items()}
     rebalance = inputs.days_executed % mandate.rebalance_every == 0
-    plan = plan_book(cash, held, inputs.signals, inputs.market, fees, mandate, rebalance)
+    outlook = Outlook.of(inputs.persistence, mandate.hold)
+    plan = plan_book(cash, held, inputs.signals, inputs.market, fees, mandate, rebalance, True, outlook)
     valuation = value_positions(float(cash), held, inputs.market)
     executed = _executed(inputs, run, plan, credited, cash, valuation, len(checked))
     day_row = {

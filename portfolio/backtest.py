@@ -39,7 +39,7 @@ from market.costs import FeeSchedule
 from models.dataset import build_panel
 from models.decisions import BOOK_NAMES, HORIZON, decide
 from models.walkforward import WalkForwardConfig, walk_forward
-from portfolio.book import Mandate, plan_book
+from portfolio.book import Mandate, Outlook, plan_book
 from portfolio.executor import Execution, Order, Signal, fill_orders
 from portfolio.rails import TRAPPED, MarketDay, exit_state, value_positions
 from portfolio.track_record import COST_PARTS, TrackRecord, breakdown, daily_returns, statistics
@@ -128,6 +128,10 @@ class PreparedDay:
     day: date
     market: dict[str, MarketDay]
     signals: dict[str, Signal]
+    # The signal's persistence known on the day (models.metrics.Persistence.means_known_by:
+    # the mean rank IC per window after the fill); None before any is known. The book
+    # weighs its trades over its mandate's hold with it (portfolio/book.py `Outlook`).
+    persistence: dict[str, float | None] | None = None
 
 
 def decided_frame(
@@ -163,14 +167,20 @@ def with_signals(days: list[PreparedDay], decided: pd.DataFrame) -> list[Prepare
     signals: dict[date, dict[str, Signal]] = {}
     for r in decided[columns].itertuples(index=False):
         signals.setdefault(r.date, {})[r.symbol] = _signal(r)
-    return [PreparedDay(d.day, d.market, signals.get(d.day, {})) for d in days]
+    return [PreparedDay(d.day, d.market, signals.get(d.day, {}), d.persistence) for d in days]
 
 
 def prepare_days(
-    predictions: pd.DataFrame, fee_rate: float, horizon: int = HORIZON, book_names: int = BOOK_NAMES
+    predictions: pd.DataFrame,
+    fee_rate: float,
+    horizon: int = HORIZON,
+    book_names: int = BOOK_NAMES,
+    persistence: dict[date, dict[str, float | None]] | None = None,
 ) -> list[PreparedDay]:
     """The day-by-day market (a name not priced on a day carries its last close with no
-    trades) and decisions (LONG: the day's `book_names` best), in date order."""
+    trades) and decisions (LONG: the day's `book_names` best), in date order, each with the
+    signal's `persistence` known on it (`persistence_by_day`; None: none known)."""
+    known = persistence or {}
     decided = decided_frame(predictions, fee_rate, horizon, book_names)
     last_seen: dict[str, MarketDay] = {}
     out = []
@@ -180,8 +190,23 @@ def prepare_days(
             if symbol not in today:
                 today[symbol] = MarketDay(symbol, seen.close, 0, seen.adv_20)
         last_seen.update(today)
-        out.append(PreparedDay(day, today, signals_of(frame)))
+        out.append(PreparedDay(day, today, signals_of(frame), known.get(day)))
     return out
+
+
+def persistence_by_day(predictions: pd.DataFrame, prices: pd.DataFrame) -> dict[date, dict[str, float | None]]:
+    """The out-of-sample expected excess's persistence on the book's universe (ordinary
+    shares that pass the entry gates), as known on each day of `predictions`: the mean rank
+    IC per window after the fill over the days whose windows had closed by then
+    (models.metrics `persistence`, `means_known_by`), from `prices` (every instrument)."""
+    from market.liquidity import passes_entry_gates
+    from models.metrics import persistence, window_excess
+
+    liquid = passes_entry_gates(predictions).to_numpy(bool).copy()
+    if "ordinary" in predictions:
+        liquid &= predictions["ordinary"].fillna(True).astype(bool).to_numpy()
+    measured = persistence(predictions[liquid], window_excess(prices))
+    return measured.means_known_by(sorted(predictions["date"].unique()))
 
 
 def run_backtest(
@@ -219,7 +244,8 @@ def run_backtest(
             run = fill_orders(pending, today, cash, fees, fills == "costed", str(decided_on))
             cash, traded = _apply(run, held, day, result, trades, spent, traded)
         rebalance = number % mandate.rebalance_every == 0
-        plan = plan_book(cash, held, prepared.signals, today, fees, mandate, rebalance, fills == "costed")
+        outlook = Outlook.of(prepared.persistence, mandate.hold)
+        plan = plan_book(cash, held, prepared.signals, today, fees, mandate, rebalance, fills == "costed", outlook)
         if fills == "same_close":
             run = fill_orders(plan.orders, today, cash, fees, False, str(day))
             cash, traded = _apply(run, held, day, result, trades, spent, traded)
@@ -237,6 +263,7 @@ def run_backtest(
                 "traded": traded,
                 "fills": len(trades) - filled_before,
                 "names": len(held),
+                **_concentration(held, today, valuation.equity),
                 **spent,
             }
         )
@@ -244,6 +271,13 @@ def run_backtest(
     result.trades = pd.DataFrame(trades)
     result.figures = summarise(result, starting_cash)
     return result
+
+
+def _concentration(held: dict[str, int], today: dict[str, MarketDay], equity: float) -> dict[str, float]:
+    """The day's largest position and the sum of the squared position weights (a
+    Herfindahl index: 1 / it is the book's effective number of names), as shares of equity."""
+    weights = [q * today[s].close / equity for s, q in held.items()] if equity > 0 else []
+    return {"largest_weight": max(weights, default=0.0), "herfindahl": sum(w * w for w in weights)}
 
 
 def _apply(
@@ -323,6 +357,7 @@ def summarise(
         }
     )
     figures["holding"] = asdict(holding_periods(result.trades, list(curve["date"])))
+    figures["concentration"] = concentration(curve)
     if by_year:
         years = yearly(
             returns,
@@ -334,7 +369,24 @@ def summarise(
             indexed["fills"],
         )
         figures["years"] = {year: research_figures(part) for year, part in years.items()}
+        dates = pd.to_datetime(curve["date"])
+        for year, part in curve.groupby(dates.dt.year):
+            figures["years"].setdefault(str(year), {})["concentration"] = concentration(part)
     return figures
+
+
+def concentration(curve: pd.DataFrame) -> dict[str, float | None]:
+    """The book's concentration over `curve`'s days: the mean and the largest of its
+    largest position's weight, and the mean effective number of names (1 / Herfindahl,
+    over the days it held any)."""
+    if curve.empty or "largest_weight" not in curve:
+        return {"largest_weight_mean": None, "largest_weight_max": None, "effective_names": None}
+    invested = curve["herfindahl"] > 0
+    return {
+        "largest_weight_mean": round(float(curve["largest_weight"].mean()), 4),
+        "largest_weight_max": round(float(curve["largest_weight"].max()), 4),
+        "effective_names": round(float((1 / curve.loc[invested, "herfindahl"]).mean()), 2) if invested.any() else None,
+    }
 
 
 def research_figures(record: TrackRecord) -> dict:

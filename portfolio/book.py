@@ -1,41 +1,60 @@
-"""The AI book: a long-only mandate that stays invested and trades only when it pays.
+"""The AI book: a long-only mandate that stays invested and spends turnover where the
+ranking pays.
 
-It holds `names` liquid ordinary shares with the largest expected excess over the holding
-horizon (models/decisions.py), each sized to one slot, `exposure` x liquid equity /
-`names`, so cash is a buffer, not a position the book drifts into. Round trips cost
-several percent in this market, so it is Qlib's TopkDropout with a cost margin:
+It holds `names` liquid ordinary shares with the largest expected excess (models/decisions.py),
+each sized to one slot, `exposure` x liquid equity / `names`, so cash is a buffer, not a
+position the book drifts into. Round trips cost several percent in this market, and the
+model's ranking keeps paying long after the label's five sessions (its rank IC is about
+0.11 over sessions 1-5 after the fill and about 0.05 in each later window out to 60 on NSE,
+docs/portfolio.md "Persistence"), so every trade is weighed by what it is expected to earn
+over the time a position is expected to be held (`Mandate.hold` sessions), not over the
+label's horizon: the day's expected excess times the `Outlook` multiplier, which the
+signal's persistence as the walk-forward has seen it so far gives (point in time,
+models/metrics.py `edge_multiplier`). This is Garleanu and Pedersen's point (2013: a
+persistent signal earns over the whole time it is held, so it is worth more trading cost
+than a fleeting one) applied to Qlib's TopkDropout, whose hold threshold is the cost:
 
-- **Exits, any day**: a held name that turned AVOID (its expected excess is below minus
-  a round trip) is sold under the exit rail (portfolio/executor.plan_exit).
+- **Exits**: a held name is sold under the exit rail (portfolio/executor.plan_exit) when it
+  turned AVOID (any day), or, on a rebalance day, when it is expected to lose more over
+  the hold than its round trip (leaving it and entering an average name) costs.
+- **Trims, on rebalance days**: a position that drifted above `trim` slots (a winner that
+  grew) is sold back to its slot, the proceeds going to the slots below theirs: the
+  mandate's largest weight, a risk budget (one name's idiosyncratic risk grows with the
+  square of its weight, the trim's cost only with the amount sold), chosen on the early
+  span with the other parameters.
 - **Top-ups, on rebalance days**: a held name worth less than TOP_UP_SHARE of its slot
   (a buy the participation cap cut short; a price that merely drifted does not get there)
-  is bought up to the slot, while it is not AVOID and passes the entry gates.
+  is bought up to the slot, while it is not to be sold and passes the entry gates.
 - **Rebalance, every `rebalance_every` sessions** (the retrain cadence): empty slots are
   filled with the best LONG candidates; then at most `swaps` replacements, each of the
-  weakest held name by the best remaining candidate, only when the candidate's expected
-  excess beats the held name's by more than the pair's round trip: leaving the held name
-  (half its spread, the impact of its size, one fee) plus entering the candidate (half
-  its spread, the impact of the slot, one fee), market/costs.py.
+  weakest held name by the best remaining candidate, only when the gap in what they are
+  expected to earn over the hold beats the pair's round trip: leaving the held name (half
+  its spread, the impact of its size, one fee) plus entering the candidate (half its
+  spread, the impact of the slot, one fee), market/costs.py.
 - **Capacity**: no position is larger than `capacity` of the name's ADV_20 (its daily
   traded volume; the rail's size gate allows 15%), so impact stays bounded. Where capacity
   holds names below their slots, the book buys its reserve (the eligible names ranked after
   the LONG ones: ordinary shares passing the entry gates, not AVOID) while half a slot or
-  more is uninvested, up to twice `names`; what is still uninvested stays in cash and
-  shows in the average exposure.
+  more is uninvested, up to twice `names`; a reserve buy says so and is counted apart from
+  the slots, and what is still uninvested stays in cash and shows in the average exposure.
 
-Every order says why in its rationale, and every LONG name the book does not buy is in the
-plan's `skipped` list with the reason. The parameters (names, swaps, horizon, capacity)
-were chosen on NSE 2008-2011 alone (docs/portfolio.md, "The book").
+Every order says why in its rationale (a buy whose expected excess is negative says that
+it is bought because the mandate stays invested in the day's best-ranked names), and every
+LONG name the book does not buy is in the plan's `skipped` list with the reason. The
+parameters (names, swaps, hold, trim, capacity) were chosen on NSE 2008-2011 alone against
+the book's null books (docs/portfolio.md, "The book").
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from market.costs import FALLBACK_SPREAD, FeeSchedule, affordable, impact_fraction
-from models.decisions import BOOK_NAMES, TARGET_EXPOSURE
+from models.decisions import BOOK_NAMES, HORIZON, TARGET_EXPOSURE
+from models.metrics import edge_multiplier
 from portfolio.executor import DayPlan, Order, Signal, estimate, plan_exit, signal_dict, wants_exit
 from portfolio.rails import MAX_ADV_SHARE, MarketDay, check_entry, exit_state, value_positions
 
@@ -49,12 +68,45 @@ class Mandate:
     swaps: int = 1
     rebalance_every: int = 5
     capacity: float = MAX_ADV_SHARE  # largest position, as a share of ADV_20 (shares)
+    hold: int = HORIZON  # sessions a position is expected to be held: what a trade is weighed over
+    trim: float | None = None  # the largest position, in slots, past which it is sold back to its slot
 
     def __post_init__(self) -> None:
-        if self.names < 1 or self.swaps < 0 or self.rebalance_every < 1:
-            raise ValueError(f"a mandate needs names >= 1, swaps >= 0 and rebalance_every >= 1: {self}")
+        if self.names < 1 or self.swaps < 0 or self.rebalance_every < 1 or self.hold < HORIZON:
+            raise ValueError(
+                f"a mandate needs names >= 1, swaps >= 0, rebalance_every >= 1 and hold >= {HORIZON}: {self}"
+            )
         if not 0 < self.exposure <= 1 or not 0 < self.capacity <= MAX_ADV_SHARE:
             raise ValueError(f"exposure must be in (0, 1] and capacity in (0, {MAX_ADV_SHARE}]: {self}")
+        if self.trim is not None and not self.trim > 1:
+            raise ValueError(f"trim must be more than one slot (or None): {self}")
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """What a day's expected excess (over the label's HORIZON sessions) is expected to earn
+    over `hold` sessions: `multiplier` times it, from the signal's persistence known on the
+    day (models/metrics.py `edge_multiplier`). The default, 1 over HORIZON sessions, weighs
+    a trade as if the position were held for the label's horizon only."""
+
+    hold: int = HORIZON
+    multiplier: float = 1.0
+
+    @classmethod
+    def of(cls, ics: Mapping[str, float | None] | None, hold: int) -> Outlook:
+        """From the persistence's mean rank IC per window known on the day (none: 1)."""
+        return cls(hold, edge_multiplier(ics or {}, hold))
+
+    def worth(self, signal: Signal | None) -> float:
+        """What the signal's name is expected to earn over the hold (-inf without an edge)."""
+        edge = _edge(signal)
+        return edge * self.multiplier if math.isfinite(edge) else edge
+
+    def words(self) -> str:
+        return f"over {self.hold} sessions ({self.multiplier:.2f} x the {HORIZON}-session expected excess)"
+
+    def as_dict(self) -> dict[str, float]:
+        return {"hold": self.hold, "multiplier": round(self.multiplier, 4)}
 
 
 @dataclass(frozen=True)
@@ -63,6 +115,28 @@ class Candidate:
     day: MarketDay
     shares: int  # the slot in shares, within capacity
     bound_by: str = "slot"  # or "adv_20": the capacity share of ADV_20 held it below the slot
+
+
+@dataclass
+class _Planning:
+    """One plan in the making: what the book holds and may spend as its orders are planned,
+    and what every step reads (the day's signals and market, the fees, the mandate, the
+    outlook, the slot)."""
+
+    plan: DayPlan
+    cash: Decimal
+    held: dict[str, int]
+    signals: dict[str, Signal]
+    market: dict[str, MarketDay]
+    fees: FeeSchedule
+    mandate: Mandate
+    outlook: Outlook
+    realistic: bool
+    slot: float = 0.0
+    reserve: int = field(default=0)  # reserve names bought in this plan
+
+    def signal(self, symbol: str) -> Signal | None:
+        return self.signals.get(symbol)
 
 
 def plan_book(
@@ -74,45 +148,110 @@ def plan_book(
     mandate: Mandate = Mandate(),
     rebalance: bool = True,
     realistic: bool = True,
+    outlook: Outlook = Outlook(),
 ) -> DayPlan:
     """The day's orders for the book (fills in the next session, executor.fill_orders)."""
     plan = DayPlan()
     plan.liquid_equity = value_positions(float(cash), holdings, market).liquid_equity
-    slot = mandate.exposure * plan.liquid_equity / mandate.names
-    held = {s: q for s, q in holdings.items() if q > 0}
-    for symbol in sorted(held):
-        signal, day = signals.get(symbol), market.get(symbol)
-        if wants_exit(signal) and day is not None:
-            cash += plan_exit(plan, signal, day, held[symbol], fees, True, realistic)
-            held[symbol] -= sum(o.quantity for o in plan.orders if o.symbol == symbol and o.side == "SELL")
-            if held[symbol] <= 0:
-                del held[symbol]
+    book = _Planning(
+        plan, cash, {s: q for s, q in holdings.items() if q > 0}, signals, market, fees, mandate, outlook, realistic
+    )
+    book.slot = mandate.exposure * plan.liquid_equity / mandate.names
+    for symbol in sorted(book.held):
+        _exit_if_due(book, symbol, rebalance)
     if not rebalance:
         return plan
-    cash = _top_ups(plan, held, signals, market, fees, slot, cash, realistic, mandate.capacity)
-    candidates = _candidates(held, signals, market, slot, mandate)
-    while candidates and _room_for_another(held, market, slot, mandate):
-        if len(held) < mandate.names and candidates[0].signal.action != "LONG":
-            break  # an empty slot takes a LONG name; the reserve only fills what capacity leaves
-        best = candidates.pop(0)
-        cash = _buy(
-            plan, best, held, cash, fees, realistic, f"fills an empty slot ({len(held) + 1} of {mandate.names})"
-        )
+    for symbol in sorted(book.held):
+        _trim_if_over(book, symbol)
+    _top_ups(book)
+    candidates = _candidates(book)
+    _fill_slots(book, candidates)
     for _ in range(mandate.swaps):
-        proceeds = _swap(plan, held, signals, market, candidates, fees, slot, realistic) if candidates else None
-        if proceeds is None:
+        if not candidates or not _swap(book, candidates):
             break
-        cash = _buy(
-            plan, candidates.pop(0), held, cash + proceeds, fees, realistic, plan.orders[-1].rationale["replaces"]
-        )
     for left in (c for c in candidates if c.signal.action == "LONG"):
-        plan.skipped.append({"symbol": left.signal.symbol, "side": "BUY", "reason": _not_bought(held, signals, left)})
+        plan.skipped.append({"symbol": left.signal.symbol, "side": "BUY", "reason": _not_bought(book, left)})
     return plan
 
 
-def _candidates(
-    held: dict[str, int], signals: dict[str, Signal], market: dict[str, MarketDay], slot: float, mandate: Mandate
-) -> list[Candidate]:
+def _exit_reason(book: _Planning, signal: Signal | None, rebalance: bool = True) -> str | None:
+    """Why a held name is to be sold, or None: AVOID (any day), or, on a rebalance day,
+    expected to lose more over the hold than its round trip costs (leaving it and entering
+    an average name). The hold's test waits for the rebalance, as a replacement does: a
+    day's expected excess is noisy, and a name sold on one day's dip is bought back days
+    later at another round trip."""
+    if signal is None:
+        return None
+    if wants_exit(signal):
+        return "turned AVOID: " + signal.reason if signal.reason else "turned AVOID"
+    if not rebalance:
+        return None
+    worth, trip = book.outlook.worth(signal), signal.round_trip_cost
+    if book.outlook.hold > HORIZON and math.isfinite(worth) and math.isfinite(trip) and worth + trip < 0:
+        return f"expected to lose {-worth:.2%} {book.outlook.words()}, more than its round trip {trip:.2%}"
+    return None
+
+
+def _exit_if_due(book: _Planning, symbol: str, rebalance: bool) -> None:
+    signal, day = book.signal(symbol), book.market.get(symbol)
+    reason = _exit_reason(book, signal, rebalance)
+    if reason is None or day is None:
+        return
+    book.cash += plan_exit(book.plan, signal, day, book.held[symbol], book.fees, True, book.realistic, reason=reason)
+    _sold(book, symbol)
+
+
+def _sold(book: _Planning, symbol: str) -> None:
+    """Take the shares the plan's last sell of `symbol` sells off what the book holds."""
+    book.held[symbol] -= sum(o.quantity for o in book.plan.orders if o.symbol == symbol and o.side == "SELL")
+    if book.held[symbol] <= 0:
+        del book.held[symbol]
+
+
+def _trim_if_over(book: _Planning, symbol: str) -> None:
+    """A position past `trim` slots sold back to its slot (under the exit rail)."""
+    signal, day, limit = book.signal(symbol), book.market.get(symbol), book.mandate.trim
+    if limit is None or signal is None or day is None or day.close <= 0:
+        return
+    value = book.held[symbol] * day.close
+    excess = book.held[symbol] - int(math.floor(book.slot / day.close))
+    if value <= limit * book.slot or excess <= 0:
+        return
+    reason = f"trimmed to its slot: {value / book.slot:.1f} slots, past the mandate's {limit:g}"
+    book.cash += plan_exit(book.plan, signal, day, excess, book.fees, True, book.realistic, reason=reason)
+    _sold(book, symbol)
+
+
+def _top_ups(book: _Planning) -> None:
+    for symbol in sorted(book.held):
+        signal, day = book.signal(symbol), book.market.get(symbol)
+        if signal is None or day is None or day.close <= 0 or _exit_reason(book, signal) is not None:
+            continue
+        candidate = _candidate(signal, day, book.slot, book.mandate.capacity)
+        if book.held[symbol] * day.close >= TOP_UP_SHARE * book.slot or book.held[symbol] >= candidate.shares:
+            continue
+        _buy(book, candidate, "tops up to its slot")
+
+
+def _fill_slots(book: _Planning, candidates: list[Candidate]) -> None:
+    """Empty slots take the best LONG names; the reserve only what capacity leaves."""
+    names = book.mandate.names
+    while candidates and _room_for_another(book):
+        if len(book.held) < names and candidates[0].signal.action != "LONG":
+            return  # an empty slot takes a LONG name; the reserve only fills what capacity leaves
+        best = candidates.pop(0)
+        if len(book.held) < names:
+            why = f"fills an empty slot ({len(book.held) + 1} of {names})"
+        else:
+            book.reserve += 1
+            why = (
+                f"reserve {book.reserve}: capacity holds the book's {names} names below their slots, "
+                "so the next-ranked eligible name takes what is uninvested"
+            )
+        _buy(book, best, why)
+
+
+def _candidates(book: _Planning) -> list[Candidate]:
     """Names not held, each with its slot in shares within its capacity: the LONG names
     first, then the reserve (ordinary shares that pass the entry gates, neither LONG nor
     AVOID), each group best expected excess first. `plan_book` fills empty slots with LONG
@@ -120,11 +259,11 @@ def _candidates(
     half a slot or more uninvested. (With `decide`'s ranks the reserve exists only where
     more than `names` names are eligible, and then a free slot always has a LONG name.)"""
     out = []
-    for signal in sorted(signals.values(), key=lambda s: (s.action != "LONG", -_edge(s), -s.score, s.symbol)):
-        day = market.get(signal.symbol)
-        if signal.symbol in held or day is None or day.close <= 0 or not _eligible(signal):
+    for signal in sorted(book.signals.values(), key=lambda s: (s.action != "LONG", -_edge(s), -s.score, s.symbol)):
+        day = book.market.get(signal.symbol)
+        if signal.symbol in book.held or day is None or day.close <= 0 or not _eligible(signal):
             continue
-        out.append(_candidate(signal, day, slot, mandate.capacity))
+        out.append(_candidate(signal, day, book.slot, book.mandate.capacity))
     return out
 
 
@@ -146,13 +285,14 @@ def _candidate(signal: Signal, day: MarketDay, slot: float, capacity: float) -> 
     return Candidate(signal, day, shares, "slot" if shares == int(math.floor(slot / day.close)) else "adv_20")
 
 
-def _room_for_another(held: dict[str, int], market: dict[str, MarketDay], slot: float, mandate: Mandate) -> bool:
+def _room_for_another(book: _Planning) -> bool:
     """Fewer names than the mandate's, or (capacity having held some below their slot) at
     least half a slot uninvested, below twice the mandate's names."""
-    if len(held) < mandate.names:
+    names = book.mandate.names
+    if len(book.held) < names:
         return True
-    invested = sum(q * market[s].close for s, q in held.items() if s in market)
-    return len(held) < 2 * mandate.names and invested <= slot * (mandate.names - 0.5)
+    invested = sum(q * book.market[s].close for s, q in book.held.items() if s in book.market)
+    return len(book.held) < 2 * names and invested <= book.slot * (names - 0.5)
 
 
 def _edge(signal: Signal | None) -> float:
@@ -169,107 +309,91 @@ def pair_round_trip(
     return sum(spreads) / 2 + impact + 2 * fee_rate
 
 
-def _swap(
-    plan: DayPlan,
-    held: dict[str, int],
-    signals: dict[str, Signal],
-    market: dict[str, MarketDay],
-    candidates: list[Candidate],
-    fees: FeeSchedule,
-    slot: float,
-    realistic: bool,
-) -> Decimal | None:
-    """Sell the weakest held name for the best candidate when the gap pays the pair's
-    round trip, the estimated proceeds; None (nothing planned) when it does not or the name
-    cannot be sold whole. A name bought today (a top-up) is not sold in the same plan."""
-    buying = {o.symbol for o in plan.orders if o.side == "BUY"}
-    scored = [s for s in held if s in signals and s in market and s not in buying]
-    if not scored:
-        return None
-    weakest = min(scored, key=lambda s: (_edge(signals[s]), s))
-    best, leaving = candidates[0], market[weakest]
-    gap = _edge(best.signal) - _edge(signals[weakest])
-    cost = pair_round_trip(leaving, held[weakest], best.day, best.shares, float(fees.rate))
-    if not gap > cost or exit_state(leaving, held[weakest]).sellable_today < held[weakest]:
-        return None
-    proceeds = plan_exit(plan, signals[weakest], leaving, held[weakest], fees, True, realistic, reason="replaced")
-    text = (
-        f"replaces {weakest} (expected excess {_edge(signals[weakest]):+.2%}): the gap {gap:+.2%} beats the "
-        f"pair's round trip {cost:.2%}"
+def _weakest(book: _Planning) -> str | None:
+    """The held name that is expected to earn least (not one bought in this plan)."""
+    buying = {o.symbol for o in book.plan.orders if o.side == "BUY"}
+    scored = [s for s in book.held if s in book.signals and s in book.market and s not in buying]
+    return min(scored, key=lambda s: (_edge(book.signals[s]), s)) if scored else None
+
+
+def _swap(book: _Planning, candidates: list[Candidate]) -> bool:
+    """Sell the weakest held name for the best candidate when the gap in what they are
+    expected to earn over the hold pays the pair's round trip; False (nothing planned) when
+    it does not or the name cannot be sold whole."""
+    weakest = _weakest(book)
+    if weakest is None:
+        return False
+    best, leaving = candidates[0], book.market[weakest]
+    gap = book.outlook.worth(best.signal) - book.outlook.worth(book.signals[weakest])
+    cost = pair_round_trip(leaving, book.held[weakest], best.day, best.shares, float(book.fees.rate))
+    if not gap > cost or exit_state(leaving, book.held[weakest]).sellable_today < book.held[weakest]:
+        return False
+    held_edge = _edge(book.signals[weakest])
+    book.cash += plan_exit(
+        book.plan, book.signals[weakest], leaving, book.held[weakest], book.fees, True, book.realistic, "replaced"
     )
-    plan.orders[-1].rationale["replaces"] = text
-    del held[weakest]
-    return proceeds
+    del book.held[weakest]
+    why = (
+        f"replaces {weakest} (expected excess {held_edge:+.2%}): the gap {gap:+.2%} {book.outlook.words()} beats "
+        f"the pair's round trip {cost:.2%}"
+    )
+    book.plan.orders[-1].rationale["replaces"] = why
+    _buy(book, candidates.pop(0), why)
+    return True
 
 
-def _top_ups(
-    plan: DayPlan,
-    held: dict[str, int],
-    signals: dict[str, Signal],
-    market: dict[str, MarketDay],
-    fees: FeeSchedule,
-    slot: float,
-    cash: Decimal,
-    realistic: bool,
-    capacity: float,
-) -> Decimal:
-    for symbol in sorted(held):
-        signal, day = signals.get(symbol), market.get(symbol)
-        if signal is None or day is None or day.close <= 0 or signal.action == "AVOID":
-            continue
-        candidate = _candidate(signal, day, slot, capacity)
-        if held[symbol] * day.close >= TOP_UP_SHARE * slot or held[symbol] >= candidate.shares:
-            continue
-        cash = _buy(plan, candidate, held, cash, fees, realistic, "tops up to its slot")
-    return cash
-
-
-def _buy(
-    plan: DayPlan,
-    candidate: Candidate,
-    held: dict[str, int],
-    cash: Decimal,
-    fees: FeeSchedule,
-    realistic: bool,
-    why: str,
-) -> Decimal:
+def _buy(book: _Planning, candidate: Candidate, why: str) -> None:
     """Plan a buy up to the candidate's slot within the cash and the entry gates."""
     signal, day = candidate.signal, candidate.day
-    owned = held.get(signal.symbol, 0)
-    price, _ = estimate("BUY", 1, day, fees, realistic)
-    cash_cap = affordable(cash, price, fees)
+    owned = book.held.get(signal.symbol, 0)
+    price, _ = estimate("BUY", 1, day, book.fees, book.realistic)
+    cash_cap = affordable(book.cash, price, book.fees)
     quantity = min(candidate.shares - owned, cash_cap)
     bound_by = "cash" if cash_cap < candidate.shares - owned else candidate.bound_by
     check = check_entry(day, owned + max(quantity, 0))
+    plan = book.plan
     plan.would_trade += 1
     plan.blocked_by_rails += int(quantity > 0 and not check.passed)
     plan.cut_by_rails += int(quantity > 0 and check.passed and bound_by == "adv_20")
     if quantity <= 0 or not check.passed:
         reason = "no cash left" if quantity <= 0 else "entry gates failed: " + ", ".join(check.failed)
         plan.skipped.append({"symbol": signal.symbol, "side": "BUY", "reason": reason, "gates": check.as_dict()})
-        return cash
-    price, fee = estimate("BUY", quantity, day, fees, realistic)
+        return
+    price, fee = estimate("BUY", quantity, day, book.fees, book.realistic)
     rationale = {
-        "reason": f"{why}: {signal.reason}" if signal.reason else why,
+        "reason": _buy_reason(why, signal),
         **signal_dict(signal),
         "gates": check.as_dict(),
         "limits": {"slot_shares": candidate.shares, "held": owned, "cash_cap": cash_cap, "bound_by": bound_by},
+        "outlook": book.outlook.as_dict(),
         "close": day.close,
         "rails": True,
     }
     order = Order(signal.symbol, "BUY", quantity, price, fee, rationale)
     plan.orders.append(order)
-    held[signal.symbol] = owned + quantity
-    return cash - order.gross - order.fees
+    book.held[signal.symbol] = owned + quantity
+    book.cash -= order.gross + order.fees
 
 
-def _not_bought(held: dict[str, int], signals: dict[str, Signal], candidate: Candidate) -> str:
-    scored = [s for s in held if s in signals]
+def _buy_reason(why: str, signal: Signal) -> str:
+    """The order's reason: why it is bought, why a name expected to trail the universe is
+    bought at all, and the signal's own reason."""
+    edge = _edge(signal)
+    if math.isfinite(edge) and edge < 0:
+        why += (
+            f"; its expected excess is negative ({edge:+.2%}), but it ranks among the day's best eligible names and "
+            "the mandate stays invested (cash would trail the universe by its whole return)"
+        )
+    return f"{why}: {signal.reason}" if signal.reason else why
+
+
+def _not_bought(book: _Planning, candidate: Candidate) -> str:
+    scored = [s for s in book.held if s in book.signals]
     if not scored:
         return "LONG, but no cash or slot was left this rebalance"
-    weakest = min(scored, key=lambda s: (_edge(signals[s]), s))
-    gap = _edge(candidate.signal) - _edge(signals[weakest])
+    weakest = min(scored, key=lambda s: (_edge(book.signals[s]), s))
+    gap = book.outlook.worth(candidate.signal) - book.outlook.worth(book.signals[weakest])
     return (
-        f"LONG, but the book is full: its expected excess beats the weakest held name ({weakest}) by {gap:+.2%}, "
-        "not by the pair's round trip, or the rebalance's replacements were used"
+        f"LONG, but the book is full: what it is expected to earn {book.outlook.words()} beats the weakest held "
+        f"name ({weakest}) by {gap:+.2%}, not by the pair's round trip, or the rebalance's replacements were used"
     )

@@ -36,7 +36,7 @@ from decimal import Decimal
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
 
 from market.errors import NotFoundError
 from market.liquidity import WINDOW, estimate_spreads
@@ -182,3 +182,40 @@ def trading_currency(conn: Connection, default: str = "JMD") -> str:
 
     counts = Counter(r["currency"] for r in current_rows(conn, tables.instruments) if r["currency"])
     return counts.most_common(1)[0][0] if counts else default
+
+
+def known_persistence(conn: Connection, day: date) -> dict[str, float | None] | None:
+    """The expected excess's persistence known on `day` (models/metrics.py `persistence`):
+    the mean rank IC per window after the fill, on the book's universe (the stored rows with
+    a tercile other than ILLIQUID: ordinary shares that passed the entry gates), over the
+    stored predictions (the validation record, then the live one, which wins a day both
+    hold) whose windows had closed by `day`; None before any is known. What the AI book and
+    the morning suggestions weigh a trade's hold with (portfolio/book.py `Outlook`), as the
+    backtest does (portfolio/backtest.py `persistence_by_day`)."""
+    from models.metrics import persistence, window_excess
+    from store.panels import price_panel
+
+    scored = _stored_expected_excess(conn, day)
+    if scored.empty:
+        return None
+    known = persistence(scored, window_excess(price_panel(conn, day))).means_known_by([day])[day]
+    return known if any(v is not None for v in known.values()) else None
+
+
+def _stored_expected_excess(conn: Connection, day: date) -> pd.DataFrame:
+    """symbol, date, expected_return of the stored predictions before `day` on the book's
+    universe: the latest row of each name and day, the live record over the validation one."""
+    frames = []
+    for rank, record in enumerate((tables.validation_predictions, tables.predictions)):
+        c = record.c
+        rows = conn.execute(
+            select(c.id, c.symbol, c.trading_date, c.expected_return, c.tercile).where(
+                c.trading_date < day, c.expected_return.is_not(None)
+            )
+        ).all()
+        frame = pd.DataFrame(rows, columns=["id", "symbol", "date", "expected_return", "tercile"])
+        frames.append(frame.assign(rank=rank))
+    stored = pd.concat(frames, ignore_index=True)
+    stored = stored[stored["tercile"].notna() & (stored["tercile"] != "ILLIQUID")]
+    latest = stored.sort_values(["rank", "id"]).drop_duplicates(["symbol", "date"], keep="last")
+    return latest[["symbol", "date", "expected_return"]].reset_index(drop=True)

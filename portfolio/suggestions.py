@@ -46,9 +46,9 @@ from market.errors import ConflictError, InvalidInputError, NotFoundError, NotRe
 from market.settings import Settings
 from portfolio import dividends, ledger
 from portfolio.ai import day_signals, fee_schedule, record_name
-from portfolio.book import Mandate, plan_book
+from portfolio.book import Mandate, Outlook, plan_book
 from portfolio.ledger import TradeRejected, TradeRequest
-from portfolio.market import market_days
+from portfolio.market import known_persistence, market_days
 from portfolio.rails import check_entry, exit_state
 from store import tables
 from store.history import append_history, current_rows
@@ -159,8 +159,9 @@ def generate(
     with engine.connect() as conn:
         scored = latest_scored_day(conn, day, record)
         portfolios = [r for r in current_rows(conn, tables.portfolios) if r["kind"] in ("CLIENT", "HOUSE")]
-    if scored is None:
-        raise NotReadyError(f"no predictions before {day.isoformat()}: T1 has not scored a day yet")
+        if scored is None:
+            raise NotReadyError(f"no predictions before {day.isoformat()}: T1 has not scored a day yet")
+        outlook = Outlook.of(known_persistence(conn, scored), Mandate().hold)  # as the AI book weighs its day
     expired = expire_stale(engine, day, moment)
     created: list[Planned] = []
     credited: list[dict[str, object]] = []
@@ -173,7 +174,7 @@ def generate(
                 paid = [
                     {"portfolio_id": portfolio_id, **d} for d in dividends.credit_dividends(conn, portfolio_id, day)
                 ]
-                made = _suggest_for(conn, settings, portfolio_id, day, scored, record)
+                made = _suggest_for(conn, settings, portfolio_id, (day, scored), record, outlook)
         except InvalidInputError as exc:  # one book that does not replay must not stop the others' morning
             log.error("T2 for %s skipped portfolio %s: %s", day, portfolio_id, exc.detail)
             failed.append(f"{portfolio_id}: {exc.detail}")
@@ -197,8 +198,11 @@ def generate(
 
 
 def _suggest_for(
-    conn: Connection, settings: Settings, portfolio_id: str, day: date, scored: date, record: Table
+    conn: Connection, settings: Settings, portfolio_id: str, days: tuple[date, date], record: Table, outlook: Outlook
 ) -> list[Planned]:
+    """The portfolio's plan for trading day `days[0]` from the signals of `days[1]` (the
+    latest scored day before it), as pending suggestions; none if it has some for the day."""
+    day, scored = days
     c = tables.suggestions.c
     if current_rows(conn, tables.suggestions, where=[c.portfolio_id == portfolio_id, c.trading_date == day]):
         return []
@@ -212,6 +216,7 @@ def _suggest_for(
         fee_schedule(settings),
         Mandate(),
         rebalance=True,
+        outlook=outlook,
     )
     rows = [
         {

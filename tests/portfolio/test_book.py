@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from market.costs import FeeSchedule
 from models.decisions import decide
 from portfolio.backtest import signals_of
-from portfolio.book import Mandate, pair_round_trip, plan_book
+from portfolio.book import Mandate, Outlook, pair_round_trip, plan_book
 from portfolio.executor import Signal, fill_orders
 from portfolio.rails import MarketDay, value_positions
 
@@ -294,3 +294,85 @@ def test_a_partly_filled_name_is_topped_up_to_its_slot_on_a_rebalance_day() -> N
         Decimal("762500"), {"A": 23_750}, {"A": signal("A", 0.02)}, days, NO_FEES, Mandate(names=2), True, False
     )
     assert near.orders == []
+
+
+# --- the outlook: what a trade is expected to earn over the hold ------------------------------
+
+
+def test_a_persistent_signal_pays_a_replacement_the_labels_horizon_does_not() -> None:
+    """The same gap, too small for the pair's round trip over the label's 5 sessions, pays
+    it once the signal is known to keep paying over the hold (Garleanu-Pedersen): the
+    outlook's multiplier scales the gap, and the reason says over how long."""
+    _, _, _, _, cost = full_book(0.0)
+    cash, held, signals, days, cost = full_book(0.01 + cost / 2)
+    mandate = Mandate(names=2, hold=60)
+    assert plan_book(cash, dict(held), signals, days, FEES, mandate, outlook=Outlook(60, 1.0)).orders == []
+    lasting = Outlook.of({"1-5": 0.1, "6-10": 0.05, "11-20": 0.05, "21-40": 0.05, "41-60": 0.05}, 60)
+    assert lasting.multiplier > 2  # the gap of cost / 2, times it, beats the cost
+    swapped = plan_book(cash, dict(held), signals, days, FEES, mandate, outlook=lasting)
+    assert sides(swapped) == [("B", "SELL"), ("C", "BUY")]
+    assert "over 60 sessions" in swapped.orders[1].rationale["reason"]
+    assert swapped.orders[1].rationale["outlook"] == {"hold": 60, "multiplier": round(lasting.multiplier, 4)}
+
+
+def test_an_outlook_without_measured_skill_is_the_labels_horizon() -> None:
+    assert Outlook.of(None, 60).multiplier == 1.0
+    assert Outlook.of({"1-5": -0.02, "6-10": 0.05}, 60).multiplier == 1.0  # no skill in the label's window
+    # windows not measured yet count nothing; a fleeting signal adds little
+    assert Outlook.of({"1-5": 0.1, "6-10": None}, 60).multiplier == 1.0
+    assert Outlook.of({"1-5": 0.1, "6-10": 0.0, "11-20": 0.0, "21-40": 0.0, "41-60": 0.0}, 60).multiplier == 1.0
+    # a signal as strong in every window: the square root of each window's span over the first's
+    even = {"1-5": 0.1, "6-10": 0.1, "11-20": 0.1, "21-40": 0.1, "41-60": 0.1}
+    assert Outlook.of(even, 60).multiplier == pytest.approx(1 + 1 + 2**0.5 + 2 + 2)
+    assert Outlook.of(even, 15).multiplier == pytest.approx(1 + 1 + 2**0.5 / 2)  # half the 11-20 window
+
+
+def test_a_name_expected_to_lose_more_than_its_round_trip_over_the_hold_is_sold() -> None:
+    """HOLD on the label's horizon (its expected excess is above minus a round trip) but
+    below it over the hold: sold on a rebalance day with that reason (not between them: a
+    day's dip is not a trend); kept with the label's outlook."""
+    held = {"A": 20_000}
+    signals = {"A": signal("A", -0.008, "HOLD")}  # its own round trip is 1% (signal's round_trip_cost 0.01)
+    days = {"A": market("A")}
+    assert plan_book(Decimal("0"), dict(held), signals, days, FEES, Mandate()).orders == []
+    outlook = Outlook(40, 2.0)
+    between = plan_book(Decimal("0"), dict(held), signals, days, FEES, Mandate(hold=40), False, outlook=outlook)
+    assert between.orders == []
+    plan = plan_book(Decimal("0"), dict(held), signals, days, FEES, Mandate(hold=40), outlook=outlook)
+    assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("A", "SELL", 20_000)]
+    assert plan.orders[0].rationale["reason"].startswith("expected to lose 1.60% over 40 sessions")
+
+
+def test_a_position_past_its_trim_is_sold_back_to_its_slot() -> None:
+    """Two names, a slot of 47,500 shares at 10: A grew to 3 slots' worth. With a trim of
+    2 slots it is sold back to its slot and the proceeds fill B's slot; without, it stays."""
+    days = {"A": market("A", close=30.0, bid=29.99, ask=30.01, high=30.3, low=29.7), "B": market("B")}
+    signals = {"A": signal("A", 0.02, "HOLD"), "B": signal("B", 0.03)}
+    kept = plan_book(Decimal("0"), {"A": 47_500}, signals, days, FEES, Mandate(names=2))
+    assert all(o.side == "BUY" or o.symbol != "A" for o in kept.orders)
+    plan = plan_book(Decimal("0"), {"A": 47_500}, signals, days, FEES, Mandate(names=2, trim=2.0))
+    sell = next(o for o in plan.orders if o.side == "SELL")
+    slot = 0.95 * 47_500 * 30 / 2
+    assert sell.symbol == "A" and sell.quantity == 47_500 - math.floor(slot / 30)
+    assert sell.rationale["reason"].startswith("trimmed to its slot: 2.1 slots, past the mandate's 2")
+    assert ("B", "BUY") in sides(plan)
+
+
+def test_reserve_names_say_so_and_a_buy_expected_to_trail_says_why() -> None:
+    """Capacity holds the two LONG names at a fifth of their slots: the reserve (HOLD names
+    that pass the gates) takes what is uninvested, each called a reserve name, and a name
+    bought with a negative expected excess says why it is bought at all."""
+    days = {s: market(s, adv_20=20_000.0, volume=20_000) for s in "ABCD"}
+    signals = {
+        "A": signal("A", 0.02),
+        "B": signal("B", 0.01),
+        "C": signal("C", -0.004, "HOLD"),
+        "D": signal("D", -0.005, "HOLD"),
+    }
+    plan = plan_book(Decimal("1000000"), {}, signals, days, FEES, Mandate(names=2))
+    reasons = {o.symbol: o.rationale["reason"] for o in plan.orders}
+    assert reasons["A"].startswith("fills an empty slot (1 of 2)")
+    assert reasons["C"].startswith("reserve 1: capacity holds the book's 2 names below their slots")
+    assert reasons["D"].startswith("reserve 2:")
+    assert "its expected excess is negative (-0.40%)" in reasons["C"] and "stays invested" in reasons["C"]
+    assert "negative" not in reasons["A"]
