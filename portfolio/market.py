@@ -36,7 +36,7 @@ from decimal import Decimal
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 
 from market.errors import NotFoundError
 from market.liquidity import WINDOW, estimate_spreads
@@ -192,14 +192,37 @@ def known_persistence(conn: Connection, day: date) -> dict[str, float | None] | 
     hold) whose windows had closed by `day`; None before any is known. What the AI book and
     the morning suggestions weigh a trade's hold with (portfolio/book.py `Outlook`), as the
     backtest does (portfolio/backtest.py `persistence_by_day`)."""
-    from models.metrics import persistence, window_excess
-    from store.panels import price_panel
+    from models.metrics import persistence
 
     scored = _stored_expected_excess(conn, day)
     if scored.empty:
         return None
-    known = persistence(scored, window_excess(price_panel(conn, day))).means_known_by([day])[day]
+    excess = _window_excess(conn)
+    if excess.empty:
+        return None
+    known = persistence(scored, excess).means_known_by([day])[day]
     return known if any(v is not None for v in known.values()) else None
+
+
+_EXCESS: dict[tuple, pd.DataFrame] = {}  # the window excess of the stored bars, by the store's data version
+
+
+def _window_excess(conn: Connection) -> pd.DataFrame:
+    """models.metrics.window_excess of every stored bar, kept per store and data version
+    (the newest price and corporate action): a day reads only the windows that had closed
+    by it (`means_known_by`), which read no close after it, so the bars stored after a day
+    change nothing it reads, and a replay of many days (bootstrap, the demo) builds the
+    panel's windows once."""
+    from models.metrics import window_excess
+    from store.history import newest_ids
+    from store.panels import price_panel
+
+    key = (str(conn.engine.url), *newest_ids(conn, tables.eod_prices, tables.corporate_actions))
+    if key not in _EXCESS:
+        _EXCESS.clear()  # one version per process: the store moved on
+        latest = conn.execute(select(func.max(tables.eod_prices.c.trading_date))).scalar()
+        _EXCESS[key] = window_excess(price_panel(conn, latest)) if latest else pd.DataFrame()
+    return _EXCESS[key]
 
 
 def _stored_expected_excess(conn: Connection, day: date) -> pd.DataFrame:
