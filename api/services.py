@@ -15,11 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import math
+import multiprocessing
+import os
+import signal
 import threading
 import time
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -49,6 +54,8 @@ CACHE_ENTRIES = 4096  # entries kept per process; the oldest key goes first past
 CACHE_BYTES = 64 * 1024 * 1024  # ... or past this many bytes of rendered bodies (a 2,000-bar history is ~600 KB)
 PER_OWNER_HEAVY = 1  # expensive reads one client may have running at once (Services.owned)
 _ADAPTERS: dict[Any, TypeAdapter] = {}
+_APART: dict[int, ProcessPoolExecutor] = {}  # worker processes by their number, shared by this process's apps
+_APART_LOCK = threading.Lock()
 
 
 def json_body(model: Any, body: Any) -> bytes:
@@ -454,6 +461,34 @@ class Services:
                 raise ClientGone(f"the client of a heavy request ({client}) left while it waited for its turn")
             return await to_thread.run_sync(function, *args, limiter=self.heavy)
 
+    def apart(self, function: Callable[..., Any], *args: Any) -> Any:
+        """`function(*args)` in a worker process, for heavy work that would otherwise hold
+        this process's interpreter for its whole length: a PDF report took 80-90% of the
+        server's interpreter while one client fetched reports, and every other client's
+        request waited for its turn at the interpreter behind it (docs/performance.md,
+        "Heavy work"). Called in a heavy turn's worker thread (`run_heavy`), which waits
+        without holding the interpreter, so the turns and their limits are the same.
+
+        The processes are this process's, at most `heavy_requests` of them, started on first
+        use and kept (spawned, so each imports what its work needs once), shared by every
+        app this process serves. `function` and `args` travel by pickle: a module-level
+        function and plain values, and so does the result or the error. A pool whose worker
+        died (killed, out of memory) is replaced for the next call; this one is 503."""
+        from market.errors import BusyError
+
+        pool = _worker_processes(self.settings.heavy_requests)
+        try:
+            return pool.submit(function, *args).result()
+        except BrokenProcessPool:
+            with _APART_LOCK:
+                if _APART.get(self.settings.heavy_requests) is pool:
+                    del _APART[self.settings.heavy_requests]
+            pool.shutdown(wait=False)
+            raise BusyError(
+                "the worker process building this answer stopped before it finished; retry shortly",
+                headers={"Retry-After": "1"},
+            ) from None
+
     def valuation_day(self, conn: Connection) -> date:
         """The day portfolios are valued at: the latest priced trading day (or, on an empty
         store, the latest trading day on the exchange clock), read on the caller's connection."""
@@ -489,6 +524,32 @@ class Services:
         return self.cached(
             ("valuation", portfolio_id), version[:6], lambda: portfolio_view(conn, portfolio_id, *version[:2])
         )
+
+
+def _worker_processes(size: int) -> ProcessPoolExecutor:
+    """This process's pool of `size` worker processes (`Services.apart`), made on first use."""
+    with _APART_LOCK:
+        pool = _APART.get(size)
+        if pool is None:
+            context = multiprocessing.get_context("spawn")  # never fork a process with threads and an event loop
+            pool = _APART[size] = ProcessPoolExecutor(
+                size, mp_context=context, initializer=_worker_started, initargs=(os.getpid(),)
+            )
+        return pool
+
+
+def _worker_started(server: int) -> None:
+    """A worker process leaves Ctrl-C to its server and ends once the server has: uvicorn
+    ends by its signal after a graceful shutdown, so the pool's own goodbye at exit never
+    runs, and a worker would be left waiting for work (checked once a second)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == server:
+            time.sleep(1)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="server-watch", daemon=True).start()
 
 
 class ReplayClock:

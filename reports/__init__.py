@@ -83,6 +83,19 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
     return Report(kind, rendered.pdf, rendered.pages, digest, f"{name}-{market_day(inputs, calendar, now)}.pdf")
 
 
+def generate_apart(kind: str, settings: Settings, calendar: TradingCalendar, now: datetime) -> Report:
+    """`generate` on the store `settings` name, on an engine made for this report and closed
+    after it: for a process of its own (the API's worker processes, api/services.py
+    `Services.apart`), which so keeps no connection between reports."""
+    from store.engine import build_engine
+
+    engine = build_engine(settings.database_url, service_role=settings.postgres_service_role or None)
+    try:
+        return generate(kind, engine, settings, calendar, now)
+    finally:
+        engine.dispose()
+
+
 def market_day(inputs: dict, calendar: TradingCalendar, now: datetime) -> str:
     """The market day a report is about (YYYY-MM-DD): the briefing's breadth day, the
     compliance report's latest delivered day; before any delivery, the latest closed
