@@ -11,8 +11,15 @@ in cents, each line of the contract note rounded to the cent as a broker's note 
 A `MarketFees` is a market's published schedule: its levies, the professional (default)
 brokerage rate this service assumes and the retail rate shown beside it, with the sources
 the figures were checked against (docs/portfolio.md, "The one cost model"). `SCHEDULES`
-names the built-in ones; `MARKETINTEL_FEE_SCHEDULE` picks one and `fee_schedule(settings)`
-builds the `FeeSchedule` the service charges.
+names the built-in ones; any other market's schedule is a small TOML or JSON file
+(`load_fee_file`, FEE_FILE_FORMAT: levies, brokerage, minimums, the retail rate), read and
+checked by the one loader, with a one-line error naming the file and the field.
+`market_fees(key_or_path)` gives either; `MARKETINTEL_FEE_SCHEDULE` names one and
+`fee_schedule(settings)` builds the `FeeSchedule` the service charges (the executor, the
+suggestions, the trade preview), as `benchmarks/backtest.py --fees` does for a replay.
+
+This module reads no settings class: `fee_schedule` takes anything with the four fee
+settings (`FeeSettings`), so market/settings.py imports this module and not the reverse.
 
 Not modelled: value-added tax on the brokerage commission (16% in Kenya), stamp duty (a
 few shillings per KES 10,000 bracket in Kenya), custody and account fees: they are not
@@ -21,16 +28,28 @@ charged per fill on the traded value, or not by the exchange's schedule.
 
 from __future__ import annotations
 
+import json
+import math
+import tomllib
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
 
+from market.errors import ConfigurationError
 from market.money import to_cents
 
-if TYPE_CHECKING:
-    from market.settings import Settings
-
 ZERO = Decimal(0)
+
+
+class FeeSettings(Protocol):
+    """The settings a fee schedule is built from (market/settings.py `Settings` has them)."""
+
+    fee_schedule: str
+    brokerage_fee_rate: float | None
+    brokerage_min_fee: float | None
+    retail_brokerage_fee_rate: float | None
 
 
 @dataclass(frozen=True)
@@ -121,7 +140,7 @@ class FeeSchedule:
         return f"{self.name}: {levies}brokerage {self.brokerage:.2%} = {self.rate:.2%} a side{floor}"
 
     @classmethod
-    def from_settings(cls, settings: Settings, retail: bool = False) -> FeeSchedule:
+    def from_settings(cls, settings: FeeSettings, retail: bool = False) -> FeeSchedule:
         """`fee_schedule(settings, retail)`: the schedule the settings name."""
         return fee_schedule(settings, retail)
 
@@ -137,19 +156,22 @@ class MarketFees:
     brokerage: Decimal  # professional / institutional (negotiated), the default
     retail_brokerage: Decimal  # what a retail client is quoted
     sources: tuple[str, ...] = field(default=(), compare=False)
+    brokerage_minimum: Decimal = ZERO  # the smallest brokerage commission a fill pays
+    minimum: Decimal = ZERO  # the smallest charge a fill pays, levies and brokerage together
 
     @property
     def levy_rate(self) -> Decimal:
         return sum((levy.rate for levy in self.levies), ZERO)
 
     def schedule(
-        self, retail: bool = False, brokerage: Decimal | None = None, brokerage_minimum: Decimal = ZERO
+        self, retail: bool = False, brokerage: Decimal | None = None, brokerage_minimum: Decimal | None = None
     ) -> FeeSchedule:
         """The `FeeSchedule` at the professional rate (or the retail one), `brokerage`
-        replacing the rate where given."""
+        replacing the rate and `brokerage_minimum` the schedule's minimum where given."""
         rate = brokerage if brokerage is not None else (self.retail_brokerage if retail else self.brokerage)
+        least = self.brokerage_minimum if brokerage_minimum is None else brokerage_minimum
         name = f"{self.key} retail" if retail else self.key
-        return FeeSchedule(rate, ZERO, self.levies, brokerage_minimum, name)
+        return FeeSchedule(rate, self.minimum, self.levies, least, name)
 
 
 # The Nairobi Securities Exchange, equities, per side (sources in docs/portfolio.md).
@@ -199,18 +221,140 @@ NSE_FEES = NSE.schedule()
 NSE_RETAIL_FEES = NSE.schedule(retail=True)
 
 
+FEE_FILE_SUFFIXES = (".toml", ".json")
+MAX_RATE = Decimal("0.1")  # a levy or brokerage rate per side: a fraction of the value below 10%
+FEE_FILE_FORMAT = """\
+# A market's fee schedule, per side of each fill (market/fees.py load_fee_file); JSON takes the same keys.
+market = "Ghana Stock Exchange"   # optional: the name reports print (default: the file's name)
+brokerage = 0.005                 # required: the professional brokerage rate, a fraction of the fill's value
+retail_brokerage = 0.015          # optional: the retail rate printed beside it (default: brokerage)
+brokerage_minimum = 0             # optional: the smallest brokerage commission per fill, in the currency
+minimum = 0                       # optional: the smallest whole charge per fill, levies included
+sources = ["https://..."]         # optional: where the figures come from
+[levies]                          # optional: each statutory levy's rate, a fraction of the fill's value
+"GSE levy" = 0.0035
+"SEC levy" = 0.0015
+"""
+_FEE_FILE_KEYS = ("market", "brokerage", "retail_brokerage", "brokerage_minimum", "minimum", "sources", "levies")
+
+
+def is_fee_file(name: str) -> bool:
+    """Whether `name` (a setting's value, a --fees option) names a fee file, not a built-in key."""
+    return name.strip().lower().endswith(FEE_FILE_SUFFIXES)
+
+
 def market_fees(key: str) -> MarketFees:
-    """The built-in schedule named `key` (case-insensitive); KeyError naming the known ones."""
+    """The built-in schedule named `key` (case-insensitive), or the fee file `key` names
+    (`load_fee_file`: a path ending .toml or .json); KeyError naming the known ones, a
+    ConfigurationError naming what is wrong with a file."""
+    if is_fee_file(key):
+        path = Path(key.strip()).expanduser()
+        stat = path.stat() if path.is_file() else None
+        return _cached_fee_file(str(path.resolve()), stat.st_mtime_ns if stat else None, stat.st_size if stat else None)
     try:
         return SCHEDULES[key.strip().lower()]
     except KeyError:
-        raise KeyError(f"no fee schedule {key!r}; known: {', '.join(sorted(SCHEDULES))}") from None
+        raise KeyError(
+            f"no fee schedule {key!r}; known: {', '.join(sorted(SCHEDULES))}, or a .toml or .json fee file"
+        ) from None
 
 
-def fee_schedule(settings: Settings, retail: bool = False) -> FeeSchedule:
+@lru_cache(maxsize=16)
+def _cached_fee_file(path: str, mtime_ns: int | None, size: int | None) -> MarketFees:
+    """A fee file read once per version of it (its path, modification time and size)."""
+    return load_fee_file(Path(path))
+
+
+def load_fee_file(path: Path) -> MarketFees:
+    """A market's schedule from a TOML or JSON file (FEE_FILE_FORMAT): ConfigurationError
+    with one line naming the file and what is wrong (unreadable, not TOML or JSON, an
+    unknown key, no brokerage, a rate that is not a fraction from 0 up to MAX_RATE, a
+    negative minimum, a levy without a name)."""
+    where = f"fee file {path}"
+    if path.suffix.lower() not in FEE_FILE_SUFFIXES:
+        raise ConfigurationError(f"{where}: expected a .toml or .json file")
+    if not path.is_file():
+        raise ConfigurationError(f"{where}: no such file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"{where}: cannot be read ({exc.__class__.__name__}: {exc})") from None
+    try:
+        data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"
+        raise ConfigurationError(f"{where}: not valid {kind}: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{where}: expected a table of keys ({', '.join(_FEE_FILE_KEYS)})")
+    unknown = sorted(set(data) - set(_FEE_FILE_KEYS))
+    if unknown:
+        raise ConfigurationError(f"{where}: unknown keys {', '.join(unknown)}; expected {', '.join(_FEE_FILE_KEYS)}")
+    if "brokerage" not in data:
+        raise ConfigurationError(f"{where}: no brokerage (the professional rate, e.g. brokerage = 0.005 for 0.5%)")
+    brokerage = _rate(data["brokerage"], "brokerage", where)
+    return MarketFees(
+        key=path.stem,
+        market=_text(data.get("market", path.stem), "market", where),
+        levies=_levies(data.get("levies", {}), where),
+        brokerage=brokerage,
+        retail_brokerage=_rate(data["retail_brokerage"], "retail_brokerage", where)
+        if "retail_brokerage" in data
+        else brokerage,
+        sources=tuple(_text(s, "sources", where) for s in _list(data.get("sources", []), "sources", where)),
+        brokerage_minimum=_amount(data.get("brokerage_minimum", 0), "brokerage_minimum", where),
+        minimum=_amount(data.get("minimum", 0), "minimum", where),
+    )
+
+
+def _number(value: object, name: str, where: str) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigurationError(f"{where}: {name} = {value!r} is not a number")
+    return Decimal(str(value))
+
+
+def _rate(value: object, name: str, where: str) -> Decimal:
+    rate = _number(value, name, where)
+    if not ZERO <= rate < MAX_RATE:
+        raise ConfigurationError(
+            f"{where}: {name} = {value!r} is not a rate: a fraction of the fill's value from 0 up to {MAX_RATE} "
+            "(0.35% is 0.0035)"
+        )
+    return rate
+
+
+def _amount(value: object, name: str, where: str) -> Decimal:
+    amount = _number(value, name, where)
+    if amount < 0:
+        raise ConfigurationError(f"{where}: {name} = {value!r} is negative")
+    return amount
+
+
+def _text(value: object, name: str, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f"{where}: {name} = {value!r} is not a non-empty text")
+    return value.strip()
+
+
+def _list(value: object, name: str, where: str) -> list:
+    if not isinstance(value, list):
+        raise ConfigurationError(f"{where}: {name} is not a list")
+    return value
+
+
+def _levies(value: object, where: str) -> tuple[Levy, ...]:
+    if not isinstance(value, dict):
+        raise ConfigurationError(f'{where}: levies is not a table of name = rate (e.g. "SEC levy" = 0.0015)')
+    return tuple(
+        Levy(_text(name, "a levy's name", where), _rate(rate, f"levies.{name!r}", where))
+        for name, rate in value.items()
+    )
+
+
+def fee_schedule(settings: FeeSettings, retail: bool = False) -> FeeSchedule:
     """The `FeeSchedule` the service charges: the levies of the market that
-    `MARKETINTEL_FEE_SCHEDULE` names, plus `MARKETINTEL_BROKERAGE_FEE_RATE` (the
-    professional rate) with `MARKETINTEL_BROKERAGE_MIN_FEE` as its per-fill minimum.
+    `MARKETINTEL_FEE_SCHEDULE` names (a built-in key or a fee file), plus
+    `MARKETINTEL_BROKERAGE_FEE_RATE` (unset: the schedule's professional rate) with
+    `MARKETINTEL_BROKERAGE_MIN_FEE` as its per-fill minimum (unset: the schedule's).
     `retail=True`: the same levies and minimum at the retail rate
     (`MARKETINTEL_RETAIL_BROKERAGE_FEE_RATE`, else the schedule's published retail figure),
     for the headline printed beside the default."""
@@ -219,5 +363,7 @@ def fee_schedule(settings: Settings, retail: bool = False) -> FeeSchedule:
         override = settings.retail_brokerage_fee_rate
         rate = market.retail_brokerage if override is None else Decimal(str(override))
     else:
-        rate = Decimal(str(settings.brokerage_fee_rate))
-    return market.schedule(retail, rate, Decimal(str(settings.brokerage_min_fee)))
+        override = settings.brokerage_fee_rate
+        rate = market.brokerage if override is None else Decimal(str(override))
+    least = None if settings.brokerage_min_fee is None else Decimal(str(settings.brokerage_min_fee))
+    return market.schedule(retail, rate, least)

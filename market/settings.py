@@ -17,7 +17,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from market.errors import ConfigurationError
-from market.fees import DEFAULT_SCHEDULE, JSE, SCHEDULES
+from market.fees import DEFAULT_SCHEDULE, SCHEDULES, is_fee_file, market_fees
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 HOME_CURRENCY = "JMD"  # the home exchange's currency: the simulator's, and the generic CSV's default
@@ -167,25 +167,51 @@ class Settings(BaseSettings):
         description="A manual trade's price must lie within this fraction of the latest close (the exchange's daily "
         "limit).",
     )
+    daily_price_limit: float | None = Field(
+        default=None,
+        gt=0,
+        lt=1,
+        description="The market's stated daily price limit, a fraction of the previous close (0.1 = 10%): the "
+        "importer and the research loaders report every close beyond it (by more than a tick) that no "
+        "corporate action explains as a probable capital change (ingest/importers/actions.py). Unset: no "
+        "limit is known and nothing is reported.",
+    )
+    delist_after_sessions: int = Field(
+        default=60,
+        ge=1,
+        description="Sessions without a row after which a held position is delisted (portfolio/delisting.py): "
+        "the AI book and the backtest leave it out of the book's names and value it by delisted_value from "
+        "then on, and the record says so with the date.",
+    )
+    delisted_value: Literal["nothing", "last_close"] = Field(
+        default="nothing",
+        description="What a delisted position is worth: `nothing` (conservative: nothing until a corporate "
+        "action gives a value per share) or `last_close`; the other reading is printed beside it.",
+    )
     ai_starting_cash: float = Field(
         default=10_000_000, gt=0, description="Opening cash of the autonomous AI portfolio (JMD)."
     )
     fee_schedule: str = Field(
         default=DEFAULT_SCHEDULE,
         description="The market whose fee schedule every fill pays (market/fees.py): its statutory levies plus "
-        "the brokerage below; `jse` (the simulated Jamaica-style market: JSE cess 0.32%, JCSD 0.03%) or `nse` "
-        "(Nairobi: NSE 0.12%, CMA 0.12%, CDSC 0.08%, Investor Compensation Fund 0.01%).",
+        "the brokerage below; `jse` (the simulated Jamaica-style market: JSE cess 0.32%, JCSD 0.03%), `nse` "
+        "(Nairobi: NSE 0.12%, CMA 0.12%, CDSC 0.08%, Investor Compensation Fund 0.01%), or the path of a "
+        ".toml or .json fee file with any market's levies, brokerage, minimums and retail rate "
+        "(market.fees.FEE_FILE_FORMAT), read and checked when the settings load.",
     )
-    brokerage_fee_rate: float = Field(
-        default=float(JSE.brokerage),
+    brokerage_fee_rate: float | None = Field(
+        default=None,
         ge=0,
         lt=0.1,
         description="The brokerage part of each fill's fee, a fraction of its value: the professional "
         "(negotiated) rate; the schedule's levies are added to it (AI portfolio, suggestions, manual-trade "
-        "preview, decisions).",
+        "preview, decisions). Unset: the schedule's own (0.5% for both built-in schedules).",
     )
-    brokerage_min_fee: float = Field(
-        default=0.0, ge=0, description="Smallest brokerage commission per fill, in the market's currency."
+    brokerage_min_fee: float | None = Field(
+        default=None,
+        ge=0,
+        description="Smallest brokerage commission per fill, in the market's currency; unset: the schedule's own "
+        "(none for the built-in schedules).",
     )
     retail_brokerage_fee_rate: float | None = Field(
         default=None,
@@ -396,11 +422,20 @@ class Settings(BaseSettings):
     @field_validator("fee_schedule")
     @classmethod
     def _known_fee_schedule(cls, value: str) -> str:
+        """A built-in key (lower case), or a fee file's absolute path, read and checked now so
+        that a bad file stops the settings from loading with one line naming it."""
+        if is_fee_file(value):
+            path = Path(value.strip()).expanduser().resolve()
+            try:
+                market_fees(str(path))
+            except ConfigurationError as exc:
+                raise ConfigurationError(f"MARKETINTEL_FEE_SCHEDULE={value!r}: {exc.detail}") from None
+            return str(path)
         key = value.strip().lower()
         if key not in SCHEDULES:
             raise ConfigurationError(
                 f"MARKETINTEL_FEE_SCHEDULE={value!r} names no fee schedule; "
-                f"expected one of: {', '.join(sorted(SCHEDULES))}"
+                f"expected one of: {', '.join(sorted(SCHEDULES))}, or the path of a .toml or .json fee file"
             )
         return key
 

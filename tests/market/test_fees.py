@@ -19,6 +19,7 @@ from market.fees import (
     FeeSchedule,
     Levy,
     fee_schedule,
+    market_fees,
 )
 from market.settings import Settings
 
@@ -120,3 +121,88 @@ def test_an_unknown_schedule_is_a_configuration_error_at_load(monkeypatch: pytes
     monkeypatch.setenv("MARKETINTEL_FEE_SCHEDULE", "lse")
     with pytest.raises(ConfigurationError, match=r"MARKETINTEL_FEE_SCHEDULE='lse' .*expected one of: jse, nse"):
         Settings(_env_file=None)
+
+
+# ---- any market's fees: a fee file (issue 66, item 3) ----------------------------------------
+GHANA = """
+market = "Ghana Stock Exchange"
+brokerage = 0.004
+retail_brokerage = 0.015
+brokerage_minimum = 20
+[levies]
+"GSE levy" = 0.0035
+"SEC levy" = 0.0015
+"""
+
+
+def test_a_fee_file_charges_exactly_its_schedule_in_the_backtest_the_executor_and_the_suggestions(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from decimal import ROUND_HALF_UP
+
+    from portfolio.ai import fee_schedule as ai_fee_schedule
+
+    path = tmp_path / "gse.toml"
+    path.write_text(GHANA)
+    monkeypatch.setenv("MARKETINTEL_FEE_SCHEDULE", str(path))
+    settings = Settings(_env_file=None)
+    charged = fee_schedule(settings)
+    # the service (executor and suggestions read portfolio.ai.fee_schedule) and the backtest's
+    # --fees PATH (market_fees(path).schedule()) build the same schedule from the file
+    assert ai_fee_schedule(settings) == charged == market_fees(str(path)).schedule()
+    cent = Decimal("0.01")
+    for gross in (Decimal("1000000"), Decimal("12345.67"), Decimal("1000")):
+        levies = [(gross * Decimal(r)).quantize(cent, ROUND_HALF_UP) for r in ("0.0035", "0.0015")]
+        brokerage = max(Decimal("20"), (gross * Decimal("0.004")).quantize(cent, ROUND_HALF_UP))
+        assert charged.fee(gross) == sum(levies) + brokerage
+    assert charged.fee(Decimal("1000")) == Decimal("3.50") + Decimal("1.50") + Decimal("20.00")  # the minimum binds
+    assert charged.rate == Decimal("0.009") and charged.name == "gse"
+    session = Session(close=10.0, volume=40_000, adv_20=40_000.0, bid=9.9, ask=10.1, high=10.3, low=9.8)
+    done = fill("BUY", 1_000, session, charged)
+    assert done.fee == charged.fee(done.gross)
+    retail = fee_schedule(settings, retail=True)
+    assert (retail.rate, retail.brokerage_minimum) == (Decimal("0.02"), Decimal("20"))
+    # the same schedule as JSON, through the same loader
+    (tmp_path / "gse.json").write_text(
+        '{"brokerage": 0.004, "retail_brokerage": 0.015, "brokerage_minimum": 20,'
+        ' "levies": {"GSE levy": 0.0035, "SEC levy": 0.0015}}'
+    )
+    assert market_fees(str(tmp_path / "gse.json")).schedule() == charged
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("brokerage = 0.005\n[levies]\n'GSE levy' = 0.35\n", r"levies\.'GSE levy' = 0\.35 is not a rate"),
+        ("[levies]\n'GSE levy' = 0.0035\n", r"no brokerage"),
+        ("brokerage = 0.005\nbrokrage_minimum = 5\n", r"unknown keys brokrage_minimum"),
+        ("brokerage = '0.5%'\n", r"brokerage = '0\.5%' is not a number"),
+        ("brokerage = 0.005\nminimum = -1\n", r"minimum = -1 is negative"),
+        ("brokerage = 0.005\nlevies = 0.003\n", r"levies is not a table"),
+        ("brokerage = 0.005\n[levies\n", r"not valid TOML"),
+    ],
+)
+def test_a_bad_fee_file_is_one_line_naming_the_file_and_the_field(tmp_path, text: str, says: str) -> None:
+    path = tmp_path / "fees.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigurationError, match=rf"^fee file .*fees\.toml: {says}") as caught:
+        market_fees(str(path))
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ConfigurationError, match=r"^MARKETINTEL_FEE_SCHEDULE=.*fees\.toml"):
+        Settings(_env_file=None, fee_schedule=str(path))
+    with pytest.raises(ConfigurationError, match=r"no such file"):
+        Settings(_env_file=None, fee_schedule=str(tmp_path / "missing.json"))
+
+
+def test_fees_no_longer_imports_the_settings() -> None:
+    """market/fees.py and market/settings.py imported each other (issue 67): the fee
+    schedule reads any object with the fee settings, so only settings imports fees."""
+    import ast
+    from pathlib import Path
+
+    import market.fees
+
+    tree = ast.parse(Path(market.fees.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert "market.settings" not in imported
