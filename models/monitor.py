@@ -470,13 +470,6 @@ METRICS = {  # name: (function, higher is worse)
 }
 
 
-METRICS = {  # name: (function, higher is worse)
-    "live_accuracy": (accuracy, False),
-    "live_brier": (brier, True),
-    "live_calibration": (ece, True),
-}
-
-
 def live_checks(reference: pd.DataFrame, live: pd.DataFrame, t: Thresholds) -> list[Check]:
     """The live record's latest `t.live_outcomes` outcomes (p_up, up, moved rows in date
     order) against the band of the same metric over the validation record's consecutive
