@@ -40,8 +40,9 @@ from models.dataset import build_panel
 from models.decisions import BOOK_NAMES, HORIZON, decide
 from models.walkforward import WalkForwardConfig, walk_forward
 from portfolio.book import Mandate, Outlook, plan_book
+from portfolio.delisting import READINGS, Absence, BookView, DelistingRule, book_view
 from portfolio.executor import Execution, Order, Signal, fill_orders
-from portfolio.rails import TRAPPED, MarketDay, exit_state, value_positions
+from portfolio.rails import TRAPPED, MarketDay, exit_state
 from portfolio.track_record import COST_PARTS, TrackRecord, breakdown, daily_returns, statistics
 from portfolio.track_record import by_year as yearly
 
@@ -63,6 +64,10 @@ class BacktestResult:
     lapsed: int = 0
     days_trapped: int = 0
     figures: dict = field(default_factory=dict)
+    delisting: DelistingRule = DelistingRule()  # the rule the replay applied (portfolio/delisting.py)
+    # Each delisting: symbol, quantity, last_row, delisted_on, last_close, days (position-days),
+    # value_nothing and value_last_close on its last day, returned_on (None: delisted to the end).
+    delistings: list[dict] = field(default_factory=list)
 
 
 def _known(value):  # noqa: ANN001, ANN202
@@ -132,6 +137,9 @@ class PreparedDay:
     # the mean rank IC per window after the fill); None before any is known. The book
     # weighs its trades over its mandate's hold with it (portfolio/book.py `Outlook`).
     persistence: dict[str, float | None] | None = None
+    # The date of the last row of each name carried without one on the day (its close and
+    # no trades): what the delisting rule counts from (portfolio/delisting.py).
+    last_rows: dict[str, date] = field(default_factory=dict)
 
 
 def decided_frame(
@@ -167,7 +175,7 @@ def with_signals(days: list[PreparedDay], decided: pd.DataFrame) -> list[Prepare
     signals: dict[date, dict[str, Signal]] = {}
     for r in decided[columns].itertuples(index=False):
         signals.setdefault(r.date, {})[r.symbol] = _signal(r)
-    return [PreparedDay(d.day, d.market, signals.get(d.day, {}), d.persistence) for d in days]
+    return [PreparedDay(d.day, d.market, signals.get(d.day, {}), d.persistence, d.last_rows) for d in days]
 
 
 def prepare_days(
@@ -178,19 +186,24 @@ def prepare_days(
     persistence: dict[date, dict[str, float | None]] | None = None,
 ) -> list[PreparedDay]:
     """The day-by-day market (a name not priced on a day carries its last close with no
-    trades) and decisions (LONG: the day's `book_names` best), in date order, each with the
-    signal's `persistence` known on it (`persistence_by_day`; None: none known)."""
+    trades, and the date of that last row) and decisions (LONG: the day's `book_names`
+    best), in date order, each with the signal's `persistence` known on it
+    (`persistence_by_day`; None: none known)."""
     known = persistence or {}
     decided = decided_frame(predictions, fee_rate, horizon, book_names)
     last_seen: dict[str, MarketDay] = {}
+    last_row: dict[str, date] = {}
     out = []
     for day, frame in decided.groupby("date", sort=True):
         today = {r.symbol: _market_day(r) for r in frame.itertuples(index=False)}
+        carried = {}
         for symbol, seen in last_seen.items():
             if symbol not in today:
                 today[symbol] = MarketDay(symbol, seen.close, 0, seen.adv_20)
+                carried[symbol] = last_row[symbol]
+        last_row.update({symbol: day for symbol in frame["symbol"]})
         last_seen.update(today)
-        out.append(PreparedDay(day, today, signals_of(frame), known.get(day)))
+        out.append(PreparedDay(day, today, signals_of(frame), known.get(day), carried))
     return out
 
 
@@ -216,10 +229,13 @@ def run_backtest(
     fills: str = "costed",
     mandate: Mandate | None = None,
     horizon: int = HORIZON,
+    delisting: DelistingRule | None = None,
 ) -> BacktestResult:
     """The book replayed under one of FILL_MODES, over `predictions` or the days
     `prepare_days` made of them at the same fee rate and number of names (a grid of books
-    reuses them)."""
+    reuses them). A held name without a row for `delisting.after_sessions` sessions is
+    delisted (portfolio/delisting.py; default: DelistingRule()): out of the book's names,
+    valued by the rule's reading, listed in `delistings`."""
     if fills not in FILL_MODES:
         raise ValueError(f"fills must be one of {FILL_MODES}, not {fills!r}")
     fees, mandate = fees or FeeSchedule(), mandate or Mandate()
@@ -227,50 +243,135 @@ def run_backtest(
         days = predictions
     else:
         days = prepare_days(predictions, float(fees.rate), horizon, mandate.names)
-    result = BacktestResult(fills=fills, curve=pd.DataFrame())
+    result = BacktestResult(fills=fills, curve=pd.DataFrame(), delisting=delisting or DelistingRule())
     if not days:
         result.figures = {"days": 0}
         return result
-    cash, held = Decimal(str(starting_cash)), {}
-    pending: list[Order] = []
-    decided_on = None
-    rows, trades = [], []
-    for number, prepared in enumerate(days):
-        day, today = prepared.day, prepared.market
-        filled_before = len(trades)
-        spent = {part: 0.0 for part in COST_PARTS}
-        traded = 0.0
-        if fills != "same_close" and pending:
-            run = fill_orders(pending, today, cash, fees, fills == "costed", str(decided_on))
-            cash, traded = _apply(run, held, day, result, trades, spent, traded)
-        rebalance = number % mandate.rebalance_every == 0
-        outlook = Outlook.of(prepared.persistence, mandate.hold)
-        plan = plan_book(cash, held, prepared.signals, today, fees, mandate, rebalance, fills == "costed", outlook)
-        if fills == "same_close":
-            run = fill_orders(plan.orders, today, cash, fees, False, str(day))
-            cash, traded = _apply(run, held, day, result, trades, spent, traded)
-        else:
-            pending, decided_on = plan.orders, day
-        result.days_trapped += sum(1 for s, q in held.items() if TRAPPED in exit_state(today[s], q).flags)
-        valuation = value_positions(float(cash), held, today)
-        rows.append(
-            {
-                "date": day,
-                "cash": float(cash),
-                "market_value": valuation.market_value,
-                "equity": valuation.equity,
-                "liquid_equity": valuation.liquid_equity,
-                "traded": traded,
-                "fills": len(trades) - filled_before,
-                "names": len(held),
-                **_concentration(held, today, valuation.equity),
-                **spent,
-            }
-        )
+    replay = _Replay(
+        days, fees, mandate, fills, result, Decimal(str(starting_cash)), {d.day: i for i, d in enumerate(days)}
+    )
+    rows = [replay.day(number) for number in range(len(days))]
     result.curve = pd.DataFrame(rows)
-    result.trades = pd.DataFrame(trades)
+    result.trades = pd.DataFrame(replay.trades)
+    result.delistings = replay.delistings.closed(days[-1].day)
     result.figures = summarise(result, starting_cash)
     return result
+
+
+@dataclass
+class _Replay:
+    """The state `run_backtest` carries from day to day: cash, holdings, the orders pending
+    for the next session, the fills so far and the delisting episodes."""
+
+    days: list[PreparedDay]
+    fees: FeeSchedule
+    mandate: Mandate
+    fills: str
+    result: BacktestResult
+    cash: Decimal
+    position: dict[date, int] = field(default_factory=dict)  # each day's number
+    held: dict[str, int] = field(default_factory=dict)
+    pending: list[Order] = field(default_factory=list)
+    decided_on: date | None = None
+    trades: list[dict] = field(default_factory=list)
+    delistings: _Episodes = field(default_factory=lambda: _Episodes())
+
+    def day(self, number: int) -> dict:
+        """One day: the pending orders fill, the book plans on the names it holds (the
+        delisted left out), and the day's curve row."""
+        prepared, fills, result = self.days[number], self.fills, self.result
+        day, today = prepared.day, prepared.market
+        filled_before = len(self.trades)
+        spent = {part: 0.0 for part in COST_PARTS}
+        traded = 0.0
+        if fills != "same_close" and self.pending:
+            run = fill_orders(self.pending, today, self.cash, self.fees, fills == "costed", str(self.decided_on))
+            self.cash, traded = _apply(run, self.held, day, result, self.trades, spent, traded)
+        view = book_view(self.held, self._absences(number), result.delisting, day)
+        rebalance = number % self.mandate.rebalance_every == 0
+        outlook = Outlook.of(prepared.persistence, self.mandate.hold)
+        plan = plan_book(
+            self.cash,
+            view.names,
+            prepared.signals,
+            today,
+            self.fees,
+            self.mandate,
+            rebalance,
+            fills == "costed",
+            outlook,
+        )
+        if fills == "same_close":
+            run = fill_orders(plan.orders, today, self.cash, self.fees, False, str(day))
+            self.cash, traded = _apply(run, self.held, day, result, self.trades, spent, traded)
+            view = book_view(self.held, self._absences(number), result.delisting, day)
+        else:
+            self.pending, self.decided_on = plan.orders, day
+        result.days_trapped += sum(1 for s, q in view.names.items() if TRAPPED in exit_state(today[s], q).flags)
+        self.delistings.see(view, day)
+        valuation = view.valuation(float(self.cash), today)
+        return {
+            "date": day,
+            "cash": float(self.cash),
+            "market_value": valuation.market_value,
+            "equity": valuation.equity,
+            "liquid_equity": valuation.liquid_equity,
+            "traded": traded,
+            "fills": len(self.trades) - filled_before,
+            "names": len(view.names),
+            **_concentration(view.names, today, valuation.equity),
+            **spent,
+            "delisted": len(view.delisted),
+            **{f"delisted_{reading}": view.value(reading) for reading in READINGS},
+        }
+
+    def _absences(self, number: int) -> dict[str, Absence]:
+        """Each held name without a row on day `number`: its last row and the sessions since."""
+        prepared, rule = self.days[number], self.result.delisting
+        out = {}
+        for symbol in self.held:
+            last_row = prepared.last_rows.get(symbol)
+            if last_row is None:
+                continue
+            last = self.position[last_row]
+            after = [d.day for d in self.days[last + 1 : min(number, last + rule.after_sessions) + 1]]
+            out[symbol] = Absence(last_row, prepared.market[symbol].close, number - last, rule.delisted_on(after))
+        return out
+
+
+@dataclass
+class _Episodes:
+    """Each time a held position was delisted: opened the first day it shows as delisted,
+    closed when it has a row again (`returned_on`) or the replay ends."""
+
+    open: dict[str, dict] = field(default_factory=dict)
+    done: list[dict] = field(default_factory=list)
+
+    def see(self, view: BookView, day: date) -> None:
+        now = {d.symbol: d for d in view.delisted}
+        for symbol in [s for s in self.open if s not in now]:
+            self.done.append({**self.open.pop(symbol), "returned_on": day})
+        for symbol, position in now.items():
+            if symbol not in self.open:
+                self.open[symbol] = {
+                    "symbol": symbol,
+                    "quantity": position.quantity,
+                    "last_row": position.last_row,
+                    "delisted_on": position.delisted_on,
+                    "last_close": position.last_close,
+                    "days": 0,
+                }
+            self.open[symbol].update(
+                days=self.open[symbol]["days"] + 1,
+                **{f"value_{reading}": round(position.value(reading), 2) for reading in READINGS},
+            )
+
+    def closed(self, last_day: date) -> list[dict]:
+        """Every episode, those still open at `last_day` with `returned_on` None."""
+        return sorted(
+            [*self.done, *({**e, "returned_on": None} for e in self.open.values())],
+            key=lambda e: (e["delisted_on"], e["symbol"]),
+        )
 
 
 def _concentration(held: dict[str, int], today: dict[str, MarketDay], equity: float) -> dict[str, float]:
@@ -358,6 +459,7 @@ def summarise(
     )
     figures["holding"] = asdict(holding_periods(result.trades, list(curve["date"])))
     figures["concentration"] = concentration(curve)
+    figures["delisting"] = delisting_figures(result, starting_cash)
     if by_year:
         years = yearly(
             returns,
@@ -373,6 +475,33 @@ def summarise(
         for year, part in curve.groupby(dates.dt.year):
             figures["years"].setdefault(str(year), {})["concentration"] = concentration(part)
     return figures
+
+
+def delisting_figures(result: BacktestResult, starting_cash: float) -> dict:
+    """What the delisting rule (portfolio/delisting.py) did over a replay: the rule, the
+    delisted positions (each time a held name was delisted; `names`: how many names) and
+    their position-days, and at the last session their value, the book's equity and its
+    total return under each reading (`nothing` and `last_close`), the rule's own in the
+    curve; `episodes`: each delisting with its dates (BacktestResult.delistings)."""
+    curve, rule = result.curve, result.delisting
+    if curve.empty or "delisted" not in curve:
+        return {"rule": rule.describe(), "positions": 0, "position_days": 0}
+    last = curve.iloc[-1]
+    equity, own = float(last["equity"]), float(last[f"delisted_{rule.reading}"])
+    ends = {r: equity - own + float(last[f"delisted_{r}"]) for r in READINGS}
+    return {
+        "rule": rule.describe(),
+        "after_sessions": rule.after_sessions,
+        "reading": rule.reading,
+        "positions": len(result.delistings),
+        "names": len({e["symbol"] for e in result.delistings}),
+        "position_days": int(curve["delisted"].sum()),
+        "held_at_end": int(last["delisted"]),
+        "value_at_end": {r: round(float(last[f"delisted_{r}"]), 2) for r in READINGS},
+        "final_equity": {r: round(v, 2) for r, v in ends.items()},
+        "total_return": {r: round(v / starting_cash - 1, 4) for r, v in ends.items()},
+        "episodes": result.delistings,
+    }
 
 
 def concentration(curve: pd.DataFrame) -> dict[str, float | None]:

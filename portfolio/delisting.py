@@ -1,0 +1,220 @@
+"""A name that stops trading: when a held position counts as delisted, what it is worth,
+and what the record says. One rule, read by the backtest (portfolio/backtest.py
+`run_backtest`), the live AI book (portfolio/ai.py `decide_day`) and the positions every
+portfolio shows (views/valuation.py `portfolio_view`).
+
+**When** (`DelistingRule.after_sessions`, MARKETINTEL_DELIST_AFTER_SESSIONS, 60 by default;
+the backtest's `--delist-after`): a held name with no row for that many sessions is
+delisted from the session on which the gap reached the count (`Absence.delisted_on`). A
+session is a day on which the market has any row: the backtest's days, the store's dates
+with prices. Before then the position is carried at its last close with no trades
+(TRAPPED: out of liquid equity, as the rail says). A name that has a row again is no
+longer delisted (a long suspension that ended), and its gap counts afresh.
+
+**What it is worth** (`DelistingRule.reading`, MARKETINTEL_DELISTED_VALUE): `nothing` (the
+default, conservative): nothing, until a corporate action gives a value per share (a
+`Settlement`: a DELISTING action with a positive amount, e.g. a cash offer or the value of
+the shares a merger gave; the corporate-actions file's `delisting` rows in a backtest);
+or `last_close`: the last close before the gap. The other reading is always kept beside
+it (`DelistedPosition.value(reading)`), so a record can print both. Either way the
+position is out of liquid equity (nothing can be sold) and out of the book's names: the
+book neither counts it as a slot nor plans to sell it, while its shares stay held (the
+ledger is the record of what was bought; a name that returns is the book's again).
+
+Twenty sessions would delist names that merely did not trade for a month (the NSE files
+before 2009 leave untraded names out: 21 gaps of 20 sessions or more in 2006-2009, up to
+283); sixty still catches a name whose rows end within three months.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Protocol
+
+from portfolio.rails import MarketDay, Valuation, value_positions
+
+NOTHING, LAST_CLOSE = "nothing", "last_close"
+READINGS = (NOTHING, LAST_CLOSE)
+DELISTED = "DELISTED"  # the flag a delisted position carries
+DEFAULT_AFTER_SESSIONS = 60
+
+
+class DelistingSettings(Protocol):
+    """The settings the rule is read from (market/settings.py `Settings` has them)."""
+
+    delist_after_sessions: int
+    delisted_value: str
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """A corporate action's value per share for a name that stopped trading (what holders
+    received, or will), known from `on`."""
+
+    symbol: str
+    on: date
+    value: float
+
+
+@dataclass(frozen=True)
+class DelistingRule:
+    """After `after_sessions` sessions without a row a held position is delisted and worth
+    `reading` (module docstring); `settlements`: the corporate actions that give a value."""
+
+    after_sessions: int = DEFAULT_AFTER_SESSIONS
+    reading: str = NOTHING
+    settlements: tuple[Settlement, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.after_sessions < 1:
+            raise ValueError(f"a name is delisted after 1 session without a row or more, not {self.after_sessions}")
+        if self.reading not in READINGS:
+            raise ValueError(f"a delisted position is worth {' or '.join(READINGS)}, not {self.reading!r}")
+
+    @classmethod
+    def of(cls, settings: DelistingSettings, settlements: Iterable[Settlement] = ()) -> DelistingRule:
+        return cls(settings.delist_after_sessions, settings.delisted_value, tuple(settlements))
+
+    @property
+    def other(self) -> str:
+        """The reading printed beside the rule's own."""
+        return LAST_CLOSE if self.reading == NOTHING else NOTHING
+
+    def settlement(self, symbol: str, day: date) -> float | None:
+        """The latest corporate action's value per share for `symbol` known by `day`."""
+        known = [s for s in self.settlements if s.symbol == symbol and s.on <= day]
+        return max(known, key=lambda s: s.on).value if known else None
+
+    def delisted_on(self, sessions_after_last_row: list[date]) -> date | None:
+        """The session on which a gap that began after the last row reached the count."""
+        n = self.after_sessions
+        return sessions_after_last_row[n - 1] if len(sessions_after_last_row) >= n else None
+
+    def describe(self) -> str:
+        worth = (
+            "worth nothing until a corporate action gives a value per share"
+            if self.reading == NOTHING
+            else "worth its last close"
+        )
+        other = "its last close" if self.reading == NOTHING else "nothing"
+        return (
+            f"a held name without a row for {self.after_sessions} sessions is delisted from that session: {worth}, "
+            f"out of liquid equity and of the book's names (the other reading, {other}, beside it)"
+        )
+
+
+@dataclass(frozen=True)
+class Absence:
+    """A held name without a row on a day: its last row (date and close), the sessions since
+    without one (the day included) and the session on which that gap reached the rule's
+    count (None before it did)."""
+
+    last_row: date
+    last_close: float
+    sessions: int
+    delisted_on: date | None
+
+
+@dataclass(frozen=True)
+class DelistedPosition:
+    """A delisted position on a day, valued by `reading`, with the other reading beside it."""
+
+    symbol: str
+    quantity: int
+    last_row: date
+    delisted_on: date
+    sessions: int  # without a row, to the day
+    last_close: float
+    settlement: float | None  # a corporate action's value per share, where one gives it
+    reading: str
+
+    def price(self, reading: str | None = None) -> float:
+        """The value per share under `reading` (the rule's by default)."""
+        if (reading or self.reading) == LAST_CLOSE:
+            return self.last_close
+        return self.settlement or 0.0
+
+    def value(self, reading: str | None = None) -> float:
+        return self.quantity * self.price(reading)
+
+    @property
+    def valued_at(self) -> str:
+        if self.reading == LAST_CLOSE:
+            return "last close"
+        return "corporate action" if self.settlement is not None else "nothing"
+
+    def record(self) -> dict[str, object]:
+        """The position as a day's record lists it (JSON: dates as ISO text)."""
+        return {
+            "symbol": self.symbol,
+            "quantity": self.quantity,
+            "last_row": self.last_row.isoformat(),
+            "delisted_on": self.delisted_on.isoformat(),
+            "sessions_without_row": self.sessions,
+            "last_close": self.last_close,
+            "valued_at": self.valued_at,
+            "value": round(self.value(), 2),
+            "value_nothing": round(self.value(NOTHING), 2),
+            "value_last_close": round(self.value(LAST_CLOSE), 2),
+        }
+
+
+@dataclass(frozen=True)
+class BookView:
+    """A book's holdings under the rule on a day: `names`, what the book plans and sizes on
+    (every held name but the delisted), the delisted positions, and `carried`: a held name
+    without a row that is not yet delisted, at its last close with no trades, for a market
+    that does not price it (the store's market days look back only so far)."""
+
+    names: dict[str, int]
+    delisted: tuple[DelistedPosition, ...] = ()
+    carried: dict[str, MarketDay] = field(default_factory=dict)
+
+    def with_carried(self, market: Mapping[str, MarketDay]) -> dict[str, MarketDay]:
+        """`market` with the carried names it lacks."""
+        return {**self.carried, **market}
+
+    def value(self, reading: str | None = None) -> float:
+        """The delisted positions' value under `reading` (the rule's by default)."""
+        return sum(d.value(reading) for d in self.delisted)
+
+    def valuation(self, cash: float, market: Mapping[str, MarketDay]) -> Valuation:
+        """Equity and liquid equity (portfolio/rails.py `value_positions` over `names`) with
+        each delisted position at the rule's value, all of it out of liquid equity."""
+        valuation = value_positions(cash, self.names, self.with_carried(market))
+        for position in self.delisted:
+            worth = position.value()
+            if worth:
+                valuation.market_value += worth
+                valuation.discounts[position.symbol] = worth
+        return valuation
+
+
+def book_view(held: Mapping[str, int], absences: Mapping[str, Absence], rule: DelistingRule, day: date) -> BookView:
+    """`held` on `day` under `rule`: `absences` says, for each held name without a row on
+    the day, its last row and how long it has gone without one."""
+    names, delisted, carried = {}, [], {}
+    for symbol, quantity in held.items():
+        absence = absences.get(symbol)
+        if quantity <= 0 or absence is None:
+            names[symbol] = quantity
+            continue
+        if absence.delisted_on is None:
+            names[symbol] = quantity
+            carried[symbol] = MarketDay(symbol, absence.last_close, 0, None)
+            continue
+        delisted.append(
+            DelistedPosition(
+                symbol,
+                quantity,
+                absence.last_row,
+                absence.delisted_on,
+                absence.sessions,
+                absence.last_close,
+                rule.settlement(symbol, day),
+                rule.reading,
+            )
+        )
+    return BookView(names, tuple(sorted(delisted, key=lambda d: d.symbol)), carried)

@@ -1,0 +1,133 @@
+"""A name that stops (issue 66, item 1): after the stated number of sessions without a row
+a held position is delisted, the record says so with the date, it is valued by the rule
+(nothing, conservatively, with its last close beside it) and out of the book's names, and
+the statistics count the delisted positions, their position-days and their value under
+each reading (portfolio/delisting.py, run by portfolio/backtest.py)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pandas as pd
+import pytest
+
+from market.costs import FeeSchedule
+from portfolio.backtest import run_backtest
+from portfolio.book import Mandate
+from portfolio.delisting import LAST_CLOSE, NOTHING, DelistingRule, Settlement
+
+FEES = FeeSchedule()
+BOOK = Mandate(names=2, rebalance_every=3)
+START = 1_000_000
+FIRST = date(2026, 1, 5)
+STOPS_AFTER = 12  # LIQ's rows end after its 12th day
+
+
+def panel(days: int = 40, back_on: int | None = None) -> pd.DataFrame:
+    """LIQ and ALT are the LONG names, THD the next best (bought only when a slot frees),
+    MID is AVOID. LIQ has no rows from day STOPS_AFTER on (until `back_on`, where given)."""
+    rows = []
+    for i in range(days):
+        for symbol, p_up, edge in (("LIQ", 0.72, 0.06), ("ALT", 0.68, 0.05), ("THD", 0.6, 0.03), ("MID", 0.4, -0.04)):
+            if symbol == "LIQ" and i >= STOPS_AFTER and (back_on is None or i < back_on):
+                continue
+            close = 10.0 + 0.05 * i
+            rows.append(
+                {
+                    "symbol": symbol,
+                    "date": FIRST + timedelta(days=i),
+                    "close": close,
+                    "volume": 400_000,
+                    "adv_20": 400_000.0,
+                    "bid": close * 0.995,
+                    "ask": close * 1.005,
+                    "high": close * 1.01,
+                    "low": close * 0.99,
+                    "p_up": p_up,
+                    "expected_return": edge,
+                    "predicted_return": edge,
+                    "volatility_20": 0.02,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def day(i: int) -> date:
+    return FIRST + timedelta(days=i)
+
+
+def test_a_name_whose_rows_end_is_delisted_after_the_stated_gap_and_the_record_says_so() -> None:
+    rule = DelistingRule(after_sessions=5)
+    result = run_backtest(panel(), START, FEES, "costed", BOOK, delisting=rule)
+    bought = result.trades[(result.trades["symbol"] == "LIQ") & (result.trades["side"] == "BUY")]
+    held = int(bought["quantity"].sum())
+    assert held > 0 and "LIQ" not in set(result.trades.query("side == 'SELL'")["symbol"])
+    last_row, delisted_on = day(STOPS_AFTER - 1), day(STOPS_AFTER - 1 + 5)  # the 5th session without a row
+    [episode] = result.delistings
+    assert (episode["symbol"], episode["quantity"], episode["last_row"], episode["delisted_on"]) == (
+        "LIQ",
+        held,
+        last_row,
+        delisted_on,
+    )
+    last_close = 10.0 + 0.05 * (STOPS_AFTER - 1)
+    assert episode["last_close"] == pytest.approx(last_close) and episode["returned_on"] is None
+    curve = result.curve.set_index("date")
+    # before the gap reaches 5 sessions LIQ is carried at its last close (TRAPPED: out of
+    # liquid equity); from the delisting on it is worth nothing and is no longer one of the names
+    carried = curve.loc[day(STOPS_AFTER + 3)]
+    assert carried["delisted"] == 0 and carried["equity"] - carried["liquid_equity"] >= held * last_close - 0.01
+    gone = curve.loc[delisted_on]
+    assert gone["delisted"] == 1 and gone["delisted_nothing"] == 0
+    assert gone["delisted_last_close"] == pytest.approx(held * last_close)
+    assert gone["equity"] == pytest.approx(gone["cash"] + gone["market_value"])
+    # the freed slot is filled: THD, never bought while LIQ held its slot, is bought after
+    thd = result.trades[(result.trades["symbol"] == "THD") & (result.trades["side"] == "BUY")]
+    assert not thd.empty and thd["date"].min() > delisted_on
+    kept = run_backtest(panel(), START, FEES, "costed", BOOK, delisting=DelistingRule(after_sessions=1000))
+    assert "THD" not in set(kept.trades["symbol"]) and kept.delistings == []
+    figures = result.figures["delisting"]
+    days_delisted = (curve.index >= delisted_on).sum()
+    assert (figures["positions"], figures["position_days"], figures["held_at_end"]) == (1, days_delisted, 1)
+    assert figures["value_at_end"] == {NOTHING: 0.0, LAST_CLOSE: pytest.approx(held * last_close, abs=0.01)}
+    final = curve["equity"].iloc[-1]
+    assert figures["final_equity"][NOTHING] == pytest.approx(final, abs=0.01)
+    assert figures["final_equity"][LAST_CLOSE] == pytest.approx(final + held * last_close, abs=0.01)
+    assert figures["total_return"][NOTHING] == pytest.approx(final / START - 1, abs=1e-4)
+
+
+def test_the_last_close_reading_keeps_the_value_out_of_liquid_equity_and_prints_nothing_beside_it() -> None:
+    result = run_backtest(panel(), START, FEES, "costed", BOOK, delisting=DelistingRule(5, LAST_CLOSE))
+    curve = result.curve.set_index("date")
+    gone = curve.loc[day(STOPS_AFTER + 4)]
+    assert gone["delisted"] == 1 and gone["market_value"] >= gone["delisted_last_close"] > 0
+    assert gone["equity"] - gone["liquid_equity"] == pytest.approx(gone["delisted_last_close"], abs=0.01)
+    figures = result.figures["delisting"]
+    assert figures["final_equity"][LAST_CLOSE] == pytest.approx(curve["equity"].iloc[-1], abs=0.01)
+    assert figures["final_equity"][NOTHING] < figures["final_equity"][LAST_CLOSE]
+
+
+def test_a_corporate_action_value_is_what_a_delisted_position_is_worth_from_its_date() -> None:
+    paid = Settlement("LIQ", day(STOPS_AFTER + 10), 7.5)
+    result = run_backtest(panel(), START, FEES, "costed", BOOK, delisting=DelistingRule(5, NOTHING, (paid,)))
+    curve = result.curve.set_index("date")
+    held = result.delistings[0]["quantity"]
+    assert curve.loc[day(STOPS_AFTER + 9), "delisted_nothing"] == 0
+    assert curve.loc[day(STOPS_AFTER + 10), "delisted_nothing"] == pytest.approx(held * 7.5)
+    assert result.figures["delisting"]["value_at_end"][NOTHING] == pytest.approx(held * 7.5)
+
+
+def test_a_name_that_has_rows_again_is_the_books_again_and_the_record_says_when() -> None:
+    result = run_backtest(panel(40, back_on=25), START, FEES, "costed", BOOK, delisting=DelistingRule(5))
+    [episode] = result.delistings
+    assert (episode["delisted_on"], episode["returned_on"]) == (day(STOPS_AFTER - 1 + 5), day(25))
+    assert episode["days"] == 25 - (STOPS_AFTER - 1 + 5)
+    back = result.curve.set_index("date").loc[day(26)]
+    assert back["delisted"] == 0 and result.figures["delisting"]["held_at_end"] == 0
+
+
+def test_the_rule_refuses_what_it_cannot_mean() -> None:
+    with pytest.raises(ValueError, match="1 session"):
+        DelistingRule(after_sessions=0)
+    with pytest.raises(ValueError, match="nothing or last_close"):
+        DelistingRule(reading="half")
