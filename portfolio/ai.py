@@ -39,11 +39,12 @@ from models.reasons import served as served_reasons
 from models.scoring import served_predictions
 from portfolio import dividends, ledger
 from portfolio.book import Mandate, Outlook, plan_book
+from portfolio.delisting import Absence, DelistingRule, book_view, stored_absences, stored_rule
 from portfolio.dividends import DividendBook, DividendCredit
 from portfolio.executor import DayPlan, Execution, Order, Signal, fill_orders
 from portfolio.ledger import AI_PORTFOLIO, CheckedTrade, TradeRequest
 from portfolio.market import known_persistence, market_days
-from portfolio.rails import MarketDay, Valuation, value_positions
+from portfolio.rails import MarketDay, Valuation
 from store import tables
 from store.history import append_history, current_rows
 from store.instruments import instrument_types
@@ -82,6 +83,10 @@ class ExecutedDay:
     lapsed: list[dict[str, Any]] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
     dividends: list[dict[str, Any]] = field(default_factory=list)
+    # The positions delisted on the day (portfolio/delisting.py `DelistedPosition.record`:
+    # last row, delisted_on, value under the rule and under each reading); days executed
+    # before the rule stored none.
+    delisted: list[dict[str, Any]] = field(default_factory=list)
     rerun: bool = False  # the day was already executed: its stored record, nothing written
     trades_recorded: int = 0  # trades written by this call
 
@@ -212,6 +217,10 @@ class DayInputs:
     # The signal's persistence known on the day (portfolio/market.py known_persistence): what
     # the book weighs a trade's hold with (portfolio/book.py Outlook); None before any.
     persistence: dict[str, float | None] | None = None
+    # The delisting rule (portfolio/delisting.py) and, for each name the ledger has traded
+    # without a row on the day, its last row and the sessions since (`stored_absences`).
+    delisting: DelistingRule = DelistingRule()
+    absences: dict[str, Absence] = field(default_factory=dict)
 
 
 def read_day(conn: Connection, settings: Settings, day: date, record: Table) -> DayInputs:
@@ -230,6 +239,8 @@ def read_day(conn: Connection, settings: Settings, day: date, record: Table) -> 
     opened = current_rows(conn, tables.cash_entries, where=[tables.cash_entries.c.entry_id == OPENING_ENTRY])
     decided_on, pending = pending_orders(conn, AI_PORTFOLIO, day)
     trades = ledger.ledger_rows(conn, AI_PORTFOLIO)
+    traded = {t["symbol"] for t in trades}
+    delisting = stored_rule(conn, settings, day, traded)
     return DayInputs(
         day=day,
         record=record_name(record),
@@ -246,6 +257,8 @@ def read_day(conn: Connection, settings: Settings, day: date, record: Table) -> 
         days_executed=days_executed(conn),
         now=utc_now(),
         persistence=known_persistence(conn, day),
+        delisting=delisting,
+        absences=stored_absences(conn, day, traded, delisting),
     )
 
 
@@ -282,11 +295,16 @@ def decide_day(inputs: DayInputs, fees: FeeSchedule, mandate: Mandate) -> DayDec
         trades.append(checked[-1].replayed)
         cash = ledger.balance_after(cash, checked[-1].entries)
     held = {s: p.quantity for s, p in ledger.open_positions(trades, inputs.splits, inputs.day).items()}
+    view = book_view(held, inputs.absences, inputs.delisting, inputs.day)  # the delisted are not the book's names
     rebalance = inputs.days_executed % mandate.rebalance_every == 0
     outlook = Outlook.of(inputs.persistence, mandate.hold)
-    plan = plan_book(cash, held, inputs.signals, inputs.market, fees, mandate, rebalance, True, outlook)
-    valuation = value_positions(float(cash), held, inputs.market)
-    executed = _executed(inputs, run, plan, credited, cash, valuation, len(checked))
+    market = view.with_carried(inputs.market)
+    plan = plan_book(cash, view.names, inputs.signals, market, fees, mandate, rebalance, True, outlook)
+    valuation = view.valuation(float(cash), inputs.market)
+    executed = replace(
+        _executed(inputs, run, plan, credited, cash, valuation, len(checked)),
+        delisted=[d.record() for d in view.delisted],
+    )
     day_row = {
         "portfolio_id": AI_PORTFOLIO,
         "trading_date": inputs.day,

@@ -28,12 +28,18 @@ before 2009 leave untraded names out: 21 gaps of 20 sessions or more in 2006-200
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Protocol
 
+from sqlalchemy import Connection, func, select
+
 from portfolio.rails import MarketDay, Valuation, value_positions
+from store import tables
+from store.history import current_rows
 
 NOTHING, LAST_CLOSE = "nothing", "last_close"
 READINGS = (NOTHING, LAST_CLOSE)
@@ -218,3 +224,62 @@ def book_view(held: Mapping[str, int], absences: Mapping[str, Absence], rule: De
             )
         )
     return BookView(names, tuple(sorted(delisted, key=lambda d: d.symbol)), carried)
+
+
+# ---- the store's reading, for the live book and the positions -------------------------------
+def stored_rule(conn: Connection, settings: DelistingSettings, day: date, symbols: Iterable[str]) -> DelistingRule:
+    """The rule the settings state, with the stored corporate actions that give a value to
+    `symbols` by `day` (`stored_settlements`)."""
+    return DelistingRule.of(settings, stored_settlements(conn, day, symbols))
+
+
+def stored_settlements(conn: Connection, day: date, symbols: Iterable[str]) -> list[Settlement]:
+    """The DELISTING corporate actions stored for `symbols` up to `day` with a positive,
+    finite amount: the value per share holders receive (a notice without one gives none)."""
+    wanted = sorted(set(symbols))
+    if not wanted:
+        return []
+    c = tables.corporate_actions.c
+    rows = current_rows(
+        conn, tables.corporate_actions, where=[c.kind == "DELISTING", c.action_date <= day, c.symbol.in_(wanted)]
+    )
+    return [
+        Settlement(r["symbol"], r["action_date"], float(r["amount"]))
+        for r in rows
+        if r["amount"] is not None and math.isfinite(r["amount"]) and r["amount"] > 0
+    ]
+
+
+def stored_absences(conn: Connection, day: date, symbols: Iterable[str], rule: DelistingRule) -> dict[str, Absence]:
+    """Each of `symbols` whose latest stored row on or before `day` is older than `day`: that
+    row's date and close, and the sessions after it up to `day` (dates on which the store
+    holds any price), with the one on which the gap reached `rule.after_sessions`. A name
+    never priced is not absent: it has nothing to carry (views/valuation.py: UNPRICED)."""
+    wanted = sorted(set(symbols))
+    if not wanted:
+        return {}
+    c = tables.eod_prices.c
+    latest = conn.execute(
+        select(c.symbol, func.max(c.trading_date)).where(c.symbol.in_(wanted), c.trading_date <= day).group_by(c.symbol)
+    ).all()
+    gone = {symbol: last for symbol, last in latest if last < day}
+    if not gone:
+        return {}
+    closes = {
+        (r["symbol"], r["trading_date"]): float(r["close"])
+        for r in current_rows(
+            conn, tables.eod_prices, where=[c.symbol.in_(sorted(gone)), c.trading_date.in_(sorted(set(gone.values())))]
+        )
+    }
+    sessions = [
+        d
+        for (d,) in conn.execute(
+            select(c.trading_date).distinct().where(c.trading_date > min(gone.values()), c.trading_date <= day)
+        )
+    ]
+    sessions.sort()
+    out = {}
+    for symbol, last in gone.items():
+        after = sessions[bisect_right(sessions, last) :]
+        out[symbol] = Absence(last, closes[(symbol, last)], len(after), rule.delisted_on(after))
+    return out

@@ -4,7 +4,10 @@ the totals (cash, equity, liquid equity, realised and unrealised PnL).
 Prices are each symbol's latest close on or before `day` (point in time); a symbol that
 did not trade on `day` is valued at its last close and flagged TRAPPED for that day, as
 the rail would. A symbol never priced is valued at its average cost and flagged
-UNPRICED, so equity never silently drops a holding.
+UNPRICED, so equity never silently drops a holding. A symbol without a row for the
+delisting rule's sessions (portfolio/delisting.py, MARKETINTEL_DELIST_AFTER_SESSIONS) is
+flagged DELISTED and priced by the rule (nothing, unless a corporate action gives a value
+per share, or its last close), all of it out of liquid equity.
 
 The answer is a `PortfolioValuation` (frozen), read by attribute: the REST bodies, the
 GraphQL types and the summaries (views/portfolio.py, which the reports read) start from it.
@@ -18,9 +21,11 @@ from decimal import Decimal
 
 from sqlalchemy import Connection
 
+from market.settings import get_settings
 from portfolio import ledger
+from portfolio.delisting import DELISTED, BookView, book_view, stored_absences, stored_rule
 from portfolio.market import market_days
-from portfolio.rails import exit_state, illiquid_discount
+from portfolio.rails import MarketDay, exit_state, illiquid_discount
 from store.splits import stored_splits
 
 CENTS = Decimal("0.01")
@@ -48,7 +53,7 @@ class PositionValue:
     market_value: Decimal  # cents
     unrealized_pnl: Decimal  # cents
     realized_pnl: Decimal  # cents, of this symbol's closed shares
-    flags: tuple[str, ...]  # the rail's exit flags (TRAPPED, SLOW_EXIT, HIGH_SPREAD), or UNPRICED
+    flags: tuple[str, ...]  # the rail's exit flags (TRAPPED, SLOW_EXIT, HIGH_SPREAD), or UNPRICED, or DELISTED
     # Of `quantity`, the shares of trades booked for a session after the current one (a
     # suggestion confirmed ahead of its session; negative for a sale booked ahead): they
     # count for a sell from `pending_until` (market.clock `session_of`, docs/portfolio.md).
@@ -93,18 +98,15 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
     book = ledger.replay(trades, splits)
     open_positions = {s: p for s, p in book.items() if p.quantity > 0}
     pending = _pending(trades, splits, book, session)
-    market = market_days(conn, day, list(open_positions))
+    view = _delisting(conn, day, open_positions)
+    market = view.with_carried(market_days(conn, day, list(open_positions)))
     cash = ledger.cash_balance(conn, portfolio_id)
     positions, discounts = [], {}
     for symbol, position in sorted(open_positions.items()):
-        market_day = market.get(symbol)
-        price = Decimal(str(market_day.close)) if market_day else position.average_cost
+        price, flags, discount = _priced(view, market.get(symbol), position)
         value = (price * position.quantity).quantize(CENTS)
-        flags = tuple(exit_state(market_day, position.quantity).flags) if market_day else ("UNPRICED",)
-        if market_day:
-            discount = illiquid_discount(market_day, position.quantity)
-            if discount:
-                discounts[symbol] = round(discount, 2)
+        if discount:
+            discounts[symbol] = round(discount, 2)
         positions.append(
             PositionValue(
                 symbol=symbol,
@@ -134,6 +136,28 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
         realized_pnl=sum((p.realized_pnl for p in book.values()), Decimal(0)).quantize(CENTS),
         positions=tuple(positions),
     )
+
+
+def _delisting(conn: Connection, day: date, open_positions: dict[str, ledger.Position]) -> BookView:
+    """The open positions under the delisting rule the settings state (portfolio/delisting.py)."""
+    rule = stored_rule(conn, get_settings(), day, open_positions)
+    held = {s: p.quantity for s, p in open_positions.items()}
+    return book_view(held, stored_absences(conn, day, open_positions, rule), rule, day)
+
+
+def _priced(
+    view: BookView, market_day: MarketDay | None, position: ledger.Position
+) -> tuple[Decimal, tuple[str, ...], float]:
+    """A position's price, flags and illiquid discount: DELISTED at the rule's price (all of
+    it out of liquid equity), else its latest close with the rail's exit flags, else (never
+    priced) its average cost, UNPRICED."""
+    delisted = next((d for d in view.delisted if d.symbol == position.symbol), None)
+    if delisted is not None:
+        return Decimal(str(delisted.price())), (DELISTED,), delisted.value()
+    if market_day is None:
+        return position.average_cost, ("UNPRICED",), 0.0
+    flags = tuple(exit_state(market_day, position.quantity).flags)
+    return Decimal(str(market_day.close)), flags, illiquid_discount(market_day, position.quantity)
 
 
 def _pending(

@@ -131,3 +131,56 @@ def test_the_rule_refuses_what_it_cannot_mean() -> None:
         DelistingRule(after_sessions=0)
     with pytest.raises(ValueError, match="nothing or last_close"):
         DelistingRule(reading="half")
+
+
+# ---- the live AI book and the positions it shows, on a store --------------------------------
+def test_the_live_book_delists_a_held_name_whose_rows_end_and_its_day_and_positions_say_so(
+    settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from market.settings import get_settings
+    from portfolio import ledger
+    from portfolio.ai import execute_day
+    from store.engine import service_engine
+    from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
+    from tests.portfolio.test_ai_portfolio import next_session
+    from views.valuation import portfolio_view
+
+    monkeypatch.setenv("MARKETINTEL_DELIST_AFTER_SESSIONS", "3")
+    get_settings.cache_clear()
+    settings = get_settings()
+    engine = service_engine(settings)
+    liquid = {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}
+    seed_market(engine, {"LIQ": liquid, "OTH": {**liquid, "close": 20.0, "bid": 19.9, "ask": 20.1}})
+    seed_predictions(engine, DAY, {"LIQ": {"score": 71.0, "action": "LONG", "tercile": "TOP", "weight": 0.15}})
+    execute_day(engine, settings, DAY)
+    sessions = [CALENDAR.add_trading_days(DAY, i) for i in range(1, 5)]
+    next_session(engine, sessions[0], {"LIQ": liquid, "OTH": {"close": 20.0, "volume": 40_000}})
+    seed_predictions(engine, sessions[0], {"LIQ": {"score": 60.0, "action": "HOLD", "tercile": "TOP"}})
+    bought = execute_day(engine, settings, sessions[0])
+    (fill,) = bought.orders
+    held = fill["quantity"]
+    days = {}
+    for day in sessions[1:]:  # LIQ's rows end: only OTH trades
+        next_session(engine, day, {"OTH": {"close": 20.0, "volume": 40_000}})
+        seed_predictions(engine, day, {"OTH": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
+        days[day] = execute_day(engine, settings, day)
+    carried, delisted = days[sessions[2]], days[sessions[3]]
+    # two sessions without a row: carried at its last close, out of liquid equity (TRAPPED)
+    assert carried.delisted == [] and carried.market_value == pytest.approx(held * 50.0)
+    assert carried.illiquid_discounts == {"LIQ": pytest.approx(held * 50.0)}
+    # the third: delisted on that session, worth nothing, its last close beside it
+    (record,) = delisted.delisted
+    assert (record["symbol"], record["quantity"], record["delisted_on"]) == ("LIQ", held, sessions[3].isoformat())
+    assert (record["last_row"], record["sessions_without_row"]) == (sessions[0].isoformat(), 3)
+    assert (record["value"], record["value_nothing"], record["value_last_close"]) == (0.0, 0.0, held * 50.0)
+    assert delisted.market_value == 0 and delisted.equity == pytest.approx(float(delisted.cash))
+    with engine.connect() as conn:
+        (position,) = portfolio_view(conn, ledger.AI_PORTFOLIO, sessions[3]).positions
+        (before,) = portfolio_view(conn, ledger.AI_PORTFOLIO, sessions[2]).positions
+    assert (position.symbol, position.quantity, position.flags, position.market_value) == (
+        "LIQ",
+        held,
+        ("DELISTED",),
+        0,
+    )
+    assert before.flags == ("TRAPPED",) and before.market_value == held * 50
