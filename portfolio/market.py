@@ -114,30 +114,67 @@ def market_days(conn: Connection, day: date, symbols: list[str] | None = None) -
     frame = _frame(conn, day, symbols, ESTIMATE_LOOKBACK_CALENDAR_DAYS)
     if frame.empty:
         return {}
-    split_list = stored_splits(conn, day, symbols)
+    return _sessions(frame, stored_splits(conn, day, symbols), day)
+
+
+def market_days_over(
+    conn: Connection, days: list[date], symbols: list[str] | None = None
+) -> dict[date, dict[str, MarketDay]]:
+    """`market_days(conn, day, symbols)` for each of `days`, from one read of the bars
+    (the ESTIMATE_LOOKBACK_CALENDAR_DAYS before the first day to the last) and one of the
+    splits: each day reads only its own window of them and the splits known by it, so
+    each day's sessions are those `market_days` gives (tested)."""
+    if not days or (symbols is not None and not symbols):
+        return {day: {} for day in days}
+    c = tables.eod_prices.c
+    where = [c.trading_date <= max(days), c.trading_date > min(days) - timedelta(days=ESTIMATE_LOOKBACK_CALENDAR_DAYS)]
+    if symbols is not None:
+        where.append(c.symbol.in_(sorted(set(symbols))))
+    frame = pd.DataFrame(
+        current_rows(conn, tables.eod_prices, where=where), columns=[x.name for x in tables.eod_prices.c]
+    )
+    splits = stored_splits(conn, max(days), symbols)
+    dated = pd.to_datetime(frame["trading_date"]).to_numpy()
+    out = {}
+    for day in days:
+        until = np.datetime64(day)
+        inside = frame[(dated <= until) & (dated > until - np.timedelta64(ESTIMATE_LOOKBACK_CALENDAR_DAYS, "D"))]
+        known = [s for s in splits if s.ex_date <= day]
+        out[day] = _sessions(inside, known, day) if not inside.empty else {}
+    return out
+
+
+def _sessions(frame: pd.DataFrame, split_list: list[Split], day: date) -> dict[str, MarketDay]:
+    """`market_days` from its read: `frame`, the stored bars of the
+    ESTIMATE_LOOKBACK_CALENDAR_DAYS up to `day`, and the splits known by `day`. Each
+    name's bars of the LOOKBACK_CALENDAR_DAYS are read as arrays (one sort for all names)."""
     estimates = _estimates(frame, split_list)
-    splits: dict[str, list[Split]] = {}
-    for split in split_list:
-        splits.setdefault(split.symbol, []).append(split)
     recent = frame[frame["trading_date"] > day - timedelta(days=LOOKBACK_CALENDAR_DAYS)]
+    symbols = recent["symbol"].to_numpy()
+    dated = pd.to_datetime(recent["trading_date"]).to_numpy()
+    order = np.lexsort((dated, symbols))
+    symbols, dated = symbols[order], dated[order]
+    close, volume = (pd.to_numeric(recent[c], errors="coerce").to_numpy(float)[order] for c in ("close", "volume"))
+    quotes = {c: recent[c].to_numpy()[order] for c in ("bid", "ask", "high", "low")}
+    adjusted = volume.copy()
+    for split in split_list:
+        adjusted[(symbols == split.symbol) & (dated < np.datetime64(split.ex_date))] *= split.factor
+    starts = np.flatnonzero(np.r_[True, symbols[1:] != symbols[:-1]]) if len(symbols) else np.array([], int)
+    today = np.datetime64(day)
     result: dict[str, MarketDay] = {}
-    for symbol, bars in recent.sort_values("trading_date", kind="stable").groupby("symbol"):
-        last = bars.iloc[-1]
-        stale = last["trading_date"] != day
-        volumes = bars["volume"].astype(float).to_numpy()
-        for split in splits.get(symbol, []):
-            volumes = np.where((bars["trading_date"] < split.ex_date).to_numpy(), volumes * split.factor, volumes)
+    for start, end in zip(starts, [*starts[1:], len(symbols)], strict=True):
+        symbol, last, stale = symbols[start], end - 1, dated[end - 1] != today
         estimate, source = estimates.get(symbol, (None, "estimate"))
         result[symbol] = MarketDay(
             symbol=symbol,
-            close=float(last["close"]),
-            volume=0 if stale else int(last["volume"]),
-            adv_20=adv_20(volumes[-20:]),
-            bid=None if stale else _known(last["bid"]),
-            ask=None if stale else _known(last["ask"]),
-            high=None if stale else _known(last["high"]),
-            low=None if stale else _known(last["low"]),
-            volatility=_volatility(bars["close"].astype(float).to_numpy()),
+            close=float(close[last]),
+            volume=0 if stale else int(volume[last]),
+            adv_20=adv_20(adjusted[start:end][-20:]),
+            bid=None if stale else _known(quotes["bid"][last]),
+            ask=None if stale else _known(quotes["ask"][last]),
+            high=None if stale else _known(quotes["high"][last]),
+            low=None if stale else _known(quotes["low"][last]),
+            volatility=_volatility(close[start:end]),
             spread_estimate=estimate,
             spread_estimate_source=source,
         )
@@ -192,16 +229,7 @@ def known_persistence(conn: Connection, day: date) -> dict[str, float | None] | 
     hold) whose windows had closed by `day`; None before any is known. What the AI book and
     the morning suggestions weigh a trade's hold with (portfolio/book.py `Outlook`), as the
     backtest does (portfolio/backtest.py `persistence_by_day`)."""
-    from models.metrics import persistence
-
-    scored = _stored_expected_excess(conn, day)
-    if scored.empty:
-        return None
-    excess = _window_excess(conn)
-    if excess.empty:
-        return None
-    known = persistence(scored, excess).means_known_by([day])[day]
-    return known if any(v is not None for v in known.values()) else None
+    return persistence_known_over(conn, [day])[day]
 
 
 _EXCESS: dict[tuple, pd.DataFrame] = {}  # the window excess of the stored bars, by the store's data version
@@ -242,3 +270,21 @@ def _stored_expected_excess(conn: Connection, day: date) -> pd.DataFrame:
     stored = stored[stored["tercile"].notna() & (stored["tercile"] != "ILLIQUID")]
     latest = stored.sort_values(["rank", "id"]).drop_duplicates(["symbol", "date"], keep="last")
     return latest[["symbol", "date", "expected_return"]].reset_index(drop=True)
+
+
+def persistence_known_over(conn: Connection, days: list[date]) -> dict[date, dict[str, float | None] | None]:
+    """`known_persistence` on each of `days`, from one read of the stored predictions (up
+    to the last day) and the stored bars' window excess (`_window_excess`): each day counts
+    only the ICs whose windows had closed by it (`Persistence.means_known_by`), so a day
+    reads what it read on its own (tested). A replay of many days (the track record's null
+    books) reads them once."""
+    from models.metrics import persistence
+
+    if not days:
+        return {}
+    scored = _stored_expected_excess(conn, max(days))
+    excess = _window_excess(conn) if not scored.empty else pd.DataFrame()
+    if excess.empty:
+        return {day: None for day in days}
+    known = persistence(scored, excess).means_known_by(sorted(set(days)))
+    return {day: known[day] if any(v is not None for v in known[day].values()) else None for day in days}
