@@ -41,6 +41,7 @@ from sqlalchemy import Connection, Engine, Table
 
 from analysis.research import NoteText, file_note, read_note
 from market.clock import TradingCalendar, default_calendar, utc_now
+from market.fees import fee_schedule
 from market.settings import Settings
 from models import macro_model
 from models.macro_model import INSIGHTS_REFUSAL, MacroInsights
@@ -194,8 +195,9 @@ class Desk:
         return self.records.client(conn, portfolio_id)
 
     def ai_track_record(self, conn: Connection) -> TrackRecord:
-        """The AI portfolio's record beside both benchmarks."""
-        return self.records.ai(conn, self.settings.ai_starting_cash)
+        """The AI portfolio's record beside both benchmarks and against its null books over
+        the same days, at the fee schedule the settings name."""
+        return self.records.ai(conn, self.settings.ai_starting_cash, fee_schedule(self.settings))
 
     def macro_insights(self, conn: Connection) -> MacroInsights:
         """The week's macro parameters with their inputs (who may read them is the transport's

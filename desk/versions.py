@@ -12,6 +12,7 @@ from portfolio.ledger import AI_PORTFOLIO
 from store import tables
 from store.history import newest_ids
 from views.book_record import book_parts
+from views.null_record import NULL_PARTS
 
 _AI_DAYS = (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO)
 _AI_TRADES = (tables.trades, "portfolio_id", AI_PORTFOLIO)
@@ -48,6 +49,14 @@ def suggestions(conn: Connection, portfolio_id: str) -> tuple:
 def ai_record(conn: Connection) -> tuple:
     """The AI portfolio's executed days and trades (its history and track record)."""
     return newest_ids(conn, _AI_DAYS, _AI_TRADES)
+
+
+def ai_track_record(conn: Connection) -> tuple:
+    """The AI portfolio's track record: its trades, and what its statistics, benchmarks and
+    null books are read from (its executed days, the closes, both records' predictions,
+    the corporate actions and instruments: views/null_record.py NULL_PARTS; the index
+    levels and the fundamentals of the index benchmark)."""
+    return newest_ids(conn, _AI_TRADES, *NULL_PARTS, tables.index_levels, tables.fundamentals)
 
 
 def ai_days() -> tuple:

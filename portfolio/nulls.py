@@ -31,11 +31,15 @@ Families (`NULL_FAMILIES`), each a key per row (larger is better):
 
 `null_books` replays them; `family_figures` summarises a family beside the model's book
 (mean and range of a figure, the model's percentile among the family's books).
+`against_nulls` is the whole comparison over one replay, as the AI portfolio's track record
+serves it (portfolio/track_record.py `NullRecord`, views/null_record.py): every family
+beside the replayed model book, the model book against the mean of the fixed random books,
+and the books' growth by day as a band (`NullBand`) for the Quant Briefing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 import numpy as np
@@ -43,10 +47,10 @@ import pandas as pd
 
 from market.costs import FeeSchedule
 from models.decisions import BOOK_NAMES, HORIZON, decide
-from portfolio.backtest import BacktestResult, PreparedDay, book_returns, run_backtest, with_signals
+from portfolio.backtest import BacktestResult, PreparedDay, book_returns, run_backtest, summarise, with_signals
 from portfolio.book import Mandate
+from portfolio.track_record import NULL_BENCHMARK, NULL_FAMILIES, NullFamily, NullRecord, NullSpread, statistics
 
-NULL_FAMILIES = ("daily_random", "fixed_random", "size", "bought_and_held", "inverted")
 DAILY_RANDOM_SEEDS = 10
 FIXED_RANDOM_SEEDS = 20
 FIRST_MONTH_SESSIONS = 21  # the bought-and-held book's first month, in sessions
@@ -313,3 +317,147 @@ def family_figures(family: str, model: dict, books: list[dict], benchmark: str) 
         model_percentile=percentile(mine, ratios),
         model_beats=sum(1 for r in ratios if mine is not None and r is not None and mine > r),
     )
+
+
+def served(figures: FamilyFigures) -> NullFamily:
+    """A family's figures as the track record serves them (portfolio/track_record.py)."""
+
+    def spread(values: Spread) -> NullSpread:
+        return NullSpread(values.mean, values.low, values.high)
+
+    return NullFamily(
+        figures.family,
+        figures.books,
+        spread(figures.information_ratio),
+        spread(figures.excess_annual_return),
+        figures.model_percentile,
+        figures.model_beats,
+    )
+
+
+def no_books(family: str, why: str) -> NullFamily:
+    """A family without books (too few days for it), saying why."""
+    empty = NullSpread(None, None, None)
+    return NullFamily(family, 0, empty, empty, None, 0, why)
+
+
+def _missing(family: str, days: int, plan: NullPlan) -> str:
+    """Why `family` has no books over `days` days."""
+    if family == "bought_and_held":
+        return (
+            f"the first month's book, bought and held, needs more than {plan.first_month} days (its first month, then "
+            f"held): {days} so far"
+        )
+    return f"no {family} books were asked for"
+
+
+BAND_PERCENTILES = (10, 90)  # the band of a random family's books, by day
+
+
+@dataclass(frozen=True)
+class NullBand:
+    """The books' cumulative returns by day, for drawing the model's book inside its nulls:
+    the replayed model book's, the fixed random books' mean (the cumulative return of their
+    daily returns averaged: `mean_returns`, the `fixed_random_mean` benchmark) and their
+    BAND_PERCENTILES by day, and the daily random books' BAND_PERCENTILES by day (empty
+    lists where the family has no books)."""
+
+    days: list[date]
+    model: list[float]
+    fixed_random_mean: list[float]
+    fixed_random_low: list[float]
+    fixed_random_high: list[float]
+    daily_random_low: list[float]
+    daily_random_high: list[float]
+
+    @classmethod
+    def of(cls, model: pd.Series, books: list[NullBook]) -> NullBand:
+        def grown(returns: pd.Series) -> list[float]:
+            return ((1 + returns.reindex(model.index).fillna(0.0)).cumprod() - 1).round(6).tolist()
+
+        def band(family: str) -> tuple[list[float], list[float]]:
+            members = [b.returns for b in books if b.family == family]
+            if not members:
+                return [], []
+            growth = (1 + pd.concat(members, axis=1).reindex(model.index).fillna(0.0)).cumprod() - 1
+            low, high = (growth.quantile(q / 100, axis=1).round(6).tolist() for q in BAND_PERCENTILES)
+            return low, high
+
+        fixed = [b for b in books if b.family == "fixed_random"]
+        return cls(
+            list(model.index),
+            grown(model),
+            grown(mean_returns(fixed)) if fixed else [],
+            *band("fixed_random"),
+            *band("daily_random"),
+        )
+
+
+@dataclass(frozen=True)
+class AgainstNulls:
+    """`against_nulls`' answer: the figures served (NullRecord) and the band drawn."""
+
+    record: NullRecord
+    band: NullBand
+
+
+def against_nulls(replay: Replay, plan: NullPlan, benchmark: pd.Series) -> AgainstNulls:
+    """The replayed model book beside every null book of `plan` over `replay`: each
+    family's figures against `benchmark` (the equal-weighted liquid universe's daily
+    returns over the replay's days) with the model's percentile in it, the model book
+    against the mean of the fixed random books, and the band. Fewer than two days: no
+    figures, and a note that says so; a family the days cannot give (the bought-and-held
+    book within its first month) has no books and says why."""
+    days = len(replay.days)
+    if days < 2:
+        why = f"{days} day(s) replayed: the null books' statistics need at least two"
+        families = {family: no_books(family, why) for family in plan.families}
+        return AgainstNulls(NullRecord(days, families=families, note=why), NullBand([], [], [], [], [], [], []))
+    model, returns = replay_book(replay)
+    books = null_books(replay, plan, model)
+    compared = {NULL_BENCHMARK: benchmark}
+    mine = summarise(model, replay.starting_cash, compared)
+    families = {}
+    for family in plan.families:
+        members = [summarise(b.result, replay.starting_cash, compared) for b in books if b.family == family]
+        families[family] = (
+            served(family_figures(family, mine, members, NULL_BENCHMARK))
+            if members
+            else no_books(family, _missing(family, days, plan))
+        )
+    fixed = [b for b in books if b.family == "fixed_random"]
+    against = statistics(returns, {"fixed_random_mean": mean_returns(fixed)}).benchmarks if fixed else {}
+    ours = mine["benchmarks"][NULL_BENCHMARK]
+    record = NullRecord(
+        days=days,
+        model_total_return=mine["total_return"],
+        model_excess_annual_return=ours["excess_annual_return"],
+        model_information_ratio=ours["information_ratio"],
+        families=families,
+        fixed_random_mean=against.get("fixed_random_mean"),
+    )
+    return AgainstNulls(record, NullBand.of(returns, books))
+
+
+SHORT_SPAN = 250  # days (a year): over fewer, the nulls' percentiles say little about skill
+
+
+def beside_live(record: NullRecord, live_total_return: float | None) -> NullRecord:
+    """`record` with its note: how the replayed model book's total return compares with the
+    live record's over the same days (`live_total_return`), and, over fewer than SHORT_SPAN
+    days, that a short span says little."""
+    parts = [record.note] if record.note else []
+    replayed = record.model_total_return
+    if replayed is not None and live_total_return is not None:
+        gap = round(replayed - live_total_return, 4)
+        apart = "the same" if gap == 0 else f"{abs(gap) * 100:.2f} points {'more' if gap > 0 else 'less'}"
+        parts.append(
+            f"The replayed model book returned {replayed:+.2%} over these {record.days} days, the live record "
+            f"{live_total_return:+.2%} ({apart}): "
+            "the replay decides each day's stored predictions again on the day's stored bars at the fee schedule "
+            "in force, fills through the same cost model and credits no dividends, so its fills can differ from the "
+            "live book's."
+        )
+    if 0 < record.days < SHORT_SPAN:
+        parts.append(f"{record.days} days is a short span: the percentiles and ratios say little about skill.")
+    return replace(record, note=" ".join(parts) or None)

@@ -36,12 +36,18 @@ The benchmarks (`equal_weight_liquid`, `index_returns`):
   NSE's NASI) where the store holds them (`benchmark_index` says which, `index_returns`),
   else the service's capitalisation-weighted index (`cap_weighted_index`, the day's change
   as views/breadth.py defines it), as daily returns.
+
+The AI portfolio's record also carries its null books over its own days (`NullRecord`,
+portfolio/nulls.py `against_nulls`): books that obey its mandate by chance, replayed by the
+backtest's engine beside the model's own book replayed by the same engine. Their fields'
+descriptions are written once, here (`_described`: a field's metadata), and REST and
+GraphQL show them (`description`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -55,6 +61,9 @@ from market.money import to_cents
 
 TRADING_DAYS_PER_YEAR = 250
 MOSTLY_CASH_EXPOSURE = 0.05  # an average exposure under this: the book held cash, the ratios say so
+# A daily active return's standard deviation at or under this is none: the book is its benchmark
+# (e.g. a mean of books that all held the same), and its information ratio would be rounding noise.
+NO_TRACKING = 1e-12
 # The benchmarks a record is compared with, by the key both transports use (REST's map
 # key, GraphQL's field in camelCase): the equal-weighted liquid universe and the index.
 BENCHMARKS = ("equal_weight_liquid", "index")
@@ -95,6 +104,111 @@ class BenchmarkComparison:
     alpha: float | None = None
 
 
+def _described(text: str, **kwargs: Any) -> Any:
+    """A dataclass field with its description, which REST's schema and GraphQL's type read
+    (`description`), so it is written once."""
+    return field(metadata={"description": text}, **kwargs)
+
+
+def description(shape: type, name: str) -> str:
+    """The description a field of `shape` was `_described` with."""
+    return next(f.metadata["description"] for f in fields(shape) if f.name == name)
+
+
+# What the null books' figures are measured against (a key of BENCHMARKS).
+NULL_BENCHMARK = "equal_weight_liquid"
+# The null families (portfolio/nulls.py), by the key both transports use, each with what its ranking is.
+NULL_FAMILY_RANKINGS = {
+    "daily_random": "A fresh random ranking every day, one book per seed.",
+    "fixed_random": "One random ranking of the symbols for the whole span, one book per seed.",
+    "size": "Ranked by traded value (ADV_20 x the close) each day.",
+    "bought_and_held": "The model's ranking for its first month, then that month's book held.",
+    "inverted": "The model's ranking reversed.",
+}
+NULL_FAMILIES = tuple(NULL_FAMILY_RANKINGS)
+REPLAYED = (
+    "The replayed model book is the AI book's rule (the same Mandate, universe, gates, fills and fee schedule) run "
+    "by the backtest's engine over the executed days' stored predictions and bars, the engine the null books run "
+    "on: like is ranked with like, not the live record against replays."
+)
+
+
+@dataclass(frozen=True)
+class NullSpread:
+    """A figure over a null family's books: the mean, the lowest and the highest."""
+
+    mean: float | None = _described("The mean over the family's books that have the figure; null without any.")
+    lowest: float | None = _described("The lowest of the family's books.")
+    highest: float | None = _described("The highest of the family's books.")
+
+
+@dataclass(frozen=True)
+class NullFamily:
+    """A null family beside the replayed model book (portfolio/nulls.py `family_figures`):
+    its books' information ratio and excess a year against the equal-weighted liquid
+    universe, the model's percentile among the books by information ratio and how many it
+    beats."""
+
+    family: str = _described(
+        "The null family, by its ranking: "
+        + "; ".join(f"{name}: {ranking[0].lower()}{ranking[1:-1]}" for name, ranking in NULL_FAMILY_RANKINGS.items())
+        + "."
+    )
+    books: int = _described("How many books of the family were replayed (0: too few days for it; note says why).")
+    information_ratio: NullSpread = _described(
+        "The family's books' information ratios against the equal-weighted liquid universe."
+    )
+    excess_annual_return: NullSpread = _described(
+        "The family's books' excess annual return over the equal-weighted liquid universe (fractions, 250 trading "
+        "days a year)."
+    )
+    model_percentile: float | None = _described(
+        "Where the replayed model book ranks among the family's books by information ratio against the "
+        "equal-weighted liquid universe: the share of the books below it, ties counting half, in percent; null "
+        f"without books or ratios. {REPLAYED}"
+    )
+    model_beats: int = _described("How many of the family's books the replayed model book's information ratio beats.")
+    note: str | None = _described("Why the family has no books or no figures, else null.", default=None)
+
+
+@dataclass(frozen=True)
+class NullRecord:
+    """The AI portfolio over its own span against its null books (portfolio/nulls.py): each
+    family's figures and the replayed model book's percentile in it, and the replayed model
+    book against the mean of the fixed random books."""
+
+    days: int = _described("The executed days replayed: every day of the record, from its first.")
+    model_total_return: float | None = _described(
+        "The replayed model book's total return over the days (a fraction), beside the record's own total return (the "
+        f"live book's): the note says how far apart they are and why. {REPLAYED}",
+        default=None,
+    )
+    model_excess_annual_return: float | None = _described(
+        "The replayed model book's excess annual return over the equal-weighted liquid universe.", default=None
+    )
+    model_information_ratio: float | None = _described(
+        "The replayed model book's information ratio against the equal-weighted liquid universe: what its "
+        "percentile in each family ranks.",
+        default=None,
+    )
+    families: dict[str, NullFamily] = _described(
+        "Each null family's figures against the equal-weighted liquid universe and the replayed model book's "
+        "percentile among its books, by family (daily_random, fixed_random, size, bought_and_held, inverted).",
+        default_factory=dict,
+    )
+    fixed_random_mean: BenchmarkComparison | None = _described(
+        "The replayed model book against the mean of the fixed random books (their daily returns averaged, a "
+        "benchmark like the others): its active return a year (the excess annual return), tracking error and "
+        "information ratio from the daily differences; null below two days or without fixed random books.",
+        default=None,
+    )
+    note: str | None = _described(
+        "How the replayed model book's return compares with the live record's, and why a figure is null (too few "
+        "days); a short span says little about skill.",
+        default=None,
+    )
+
+
 @dataclass(frozen=True)
 class TrackRecord:
     """The track-record statistics, the one shape REST (api/schemas/portfolio.py) and
@@ -102,9 +216,10 @@ class TrackRecord:
     and camelCase in GraphQL (tests/api/test_shapes.py holds both to these fields).
 
     `benchmarks` is keyed by BENCHMARKS' names (a benchmark without data is absent);
-    `records` (the AI portfolio only) by `validation` and `live`. A figure the days cannot
-    give is None; `reason` says why when there are no statistics at all. `trades`,
-    `index_source` and `records` are the view's (views/track_record.py), not `statistics`'."""
+    `records` (the AI portfolio only) by `validation` and `live`; `nulls` (the AI portfolio's
+    whole record only) its null books over the same days. A figure the days cannot give is
+    None; `reason` says why when there are no statistics at all. `trades`, `index_source`,
+    `records` and `nulls` are the view's (views/track_record.py), not `statistics`'."""
 
     days: int
     first: date | None = None
@@ -127,9 +242,16 @@ class TrackRecord:
     note: str | None = None
     reason: str | None = None
     records: dict[str, TrackRecord] | None = None
+    nulls: NullRecord | None = _described(
+        "The AI portfolio's whole record only: its null books over the same days (books that obey its mandate by "
+        "chance, portfolio/nulls.py), each family's figures and the replayed model book's percentile in it, and the "
+        "replayed model book against the mean of the fixed random books; null for a client's book and for the "
+        "validation and live parts.",
+        default=None,
+    )
 
-    def with_view(self, **figures: int | str | dict[str, TrackRecord] | None) -> TrackRecord:
-        """This record with the view's own fields (trades, index_source, records, reason)."""
+    def with_view(self, **figures: int | str | dict[str, TrackRecord] | NullRecord | None) -> TrackRecord:
+        """This record with the view's own fields (trades, index_source, records, reason, nulls)."""
         return replace(self, **figures)
 
     def as_dict(self) -> dict[str, object]:
@@ -276,7 +398,7 @@ def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
         annual_return=_round(theirs),
         excess_annual_return=_round(own - theirs),
         tracking_error=_round(ep.annual_volatility(active, annualization=ann)),
-        information_ratio=_round(ep.excess_sharpe(returns, aligned) * math.sqrt(ann), 3) if sd > 0 else None,
+        information_ratio=_round(ep.excess_sharpe(returns, aligned) * math.sqrt(ann), 3) if sd > NO_TRACKING else None,
         beta=_round(beta, 3),
         alpha=_round(alpha),
     )

@@ -45,6 +45,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from market.clock import EXCHANGE_TZ, exchange_date
 from market.costs import CostBreakdown
+from market.fees import FeeSchedule
 from portfolio import ledger
 from portfolio.book_days import SEED_DAYS, BookDays, CashRow, MarketDay, Resume
 from portfolio.track_record import TrackRecord, daily_returns, statistics
@@ -52,6 +53,7 @@ from store import tables
 from store.history import Part, newest_ids
 from store.panels import stored_closes
 from store.splits import stored_splits
+from views.null_record import NullRecords
 from views.track_record import NO_CLIENT_HISTORY, Benchmarks, LedgerTotals, ai_track_record
 
 BOOKS_KEPT = 256
@@ -105,6 +107,7 @@ class TrackRecords:
         self._books: OrderedDict[str, BookState] = OrderedDict()
         self._lock = threading.Lock()
         self.benchmarks = Benchmarks()
+        self.nulls = NullRecords()
         self._ai_totals = LedgerTotals()
         self._ai_lock = threading.Lock()
 
@@ -118,11 +121,12 @@ class TrackRecords:
                 state.record = book_record(conn, state, self.benchmarks)
             return state.record
 
-    def ai(self, conn: Connection, starting_cash: float) -> TrackRecord:
+    def ai(self, conn: Connection, starting_cash: float, fees: FeeSchedule | None = None) -> TrackRecord:
         """The AI portfolio's record: its executed days as t1_trade stored them (one row a
-        day), its trades' totals kept here."""
+        day), its trades' totals kept here, its null books at `fees` (views/null_record.py)
+        kept here too."""
         with self._ai_lock:
-            return ai_track_record(conn, starting_cash, self._ai_totals, self.benchmarks)
+            return ai_track_record(conn, starting_cash, self._ai_totals, self.benchmarks, self.nulls, fees)
 
     def _state(self, portfolio_id: str) -> BookState:
         with self._lock:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
@@ -38,9 +38,12 @@ import pandas as pd
 from sqlalchemy import Connection, select
 
 from market.costs import CostBreakdown
+from market.fees import FeeSchedule, fee_schedule
 from market.settings import get_settings
 from portfolio import ledger
+from portfolio.nulls import beside_live
 from portfolio.track_record import (
+    NULL_BENCHMARK,
     RECORDS,
     TrackRecord,
     benchmark_index,
@@ -52,6 +55,7 @@ from portfolio.track_record import (
 )
 from store import tables
 from store.history import current_rows, newest_ids
+from views.null_record import KEPT, NullRecords
 from views.portfolio import equity_curve
 
 NO_AI_DAYS = "the AI portfolio has no executed day yet"
@@ -69,13 +73,16 @@ def _ai_returns(conn: Connection, starting_cash: float) -> tuple[list, pd.Series
     return dates, returns, curve
 
 
-def ai_track_series(conn: Connection, starting_cash: float) -> dict[str, Any]:
+def ai_track_series(
+    conn: Connection, starting_cash: float, nulls: NullRecords | None = None, fees: FeeSchedule | None = None
+) -> dict[str, Any]:
     """What the Quant Briefing draws: the book's cumulative return by executed day beside
-    each benchmark's, its drawdown from the running peak, and its return per calendar
-    month (compounded from the daily returns)."""
+    each benchmark's, its drawdown from the running peak, its return per calendar month
+    (compounded from the daily returns), and its null books' band over the same days
+    (`nulls`: portfolio/nulls.py NullBand as a dict; `ai_track_record`'s null books)."""
     dates, returns, _ = _ai_returns(conn, starting_cash)
     if len(dates) < 2:
-        return {"days": [], "book": [], "benchmarks": {}, "drawdown": [], "monthly": []}
+        return {"days": [], "book": [], "benchmarks": {}, "drawdown": [], "monthly": [], "nulls": None}
     growth = (1 + returns).cumprod()
     series_by_name, index_source = benchmark_returns(conn, dates)
     benchmarks = {
@@ -92,6 +99,11 @@ def ai_track_series(conn: Connection, starting_cash: float) -> dict[str, Any]:
         "index_source": index_source,
         "drawdown": drawdown.tolist(),
         "monthly": [{"year": int(y), "month": int(m), "return": round(float(r), 6)} for (y, m), r in monthly.items()],
+        "nulls": asdict(
+            (nulls or KEPT)
+            .over(conn, fees or fee_schedule(get_settings()), starting_cash, series_by_name.get(NULL_BENCHMARK))
+            .band
+        ),
     }
 
 
@@ -159,12 +171,19 @@ class LedgerTotals:
 
 
 def ai_track_record(
-    conn: Connection, starting_cash: float, totals: LedgerTotals | None = None, benchmarks: Benchmarks | None = None
+    conn: Connection,
+    starting_cash: float,
+    totals: LedgerTotals | None = None,
+    benchmarks: Benchmarks | None = None,
+    nulls: NullRecords | None = None,
+    fees: FeeSchedule | None = None,
 ) -> TrackRecord:
     """The AI portfolio's record (module docstring); its costs are the trades' cost
-    columns (fees, spread_cost, impact_cost), summed exactly. `totals` and `benchmarks`: a
-    read model's (views/book_record.py TrackRecords), caught up here; fresh ones read
-    everything."""
+    columns (fees, spread_cost, impact_cost), summed exactly; `nulls`, its null books over
+    the same days (views/null_record.py) at `fees` (default: the settings' schedule).
+    `totals`, `benchmarks` and `nulls`: a read model's (views/book_record.py TrackRecords),
+    caught up here; fresh totals and benchmarks read everything, and the null books are
+    the process's (`null_record.KEPT`)."""
     dates, returns, curve = _ai_returns(conn, starting_cash)
     if not curve:
         return TrackRecord(days=0, fill_count=0, reason=NO_AI_DAYS)
@@ -184,11 +203,15 @@ def ai_track_record(
         exposure=exposure,
         fill_count=span.rows,
     )
+    against = (nulls or KEPT).over(
+        conn, fees or fee_schedule(get_settings()), starting_cash, series.get(NULL_BENCHMARK)
+    )
     return out.with_view(
         reason=ONE_AI_DAY if out.reason else None,
         trades=span.rows,
         index_source=index_source,
         records=_by_record(conn, returns, series, totals.fills_by_day(), exposure),
+        nulls=beside_live(against.record, out.total_return),
     )
 
 

@@ -66,10 +66,15 @@ def track_record(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     the names that passed the entry gates at the month's start, held equally; `index`: the
     service's capitalisation-weighted index) its return, the excess return, tracking error,
     information ratio, beta and alpha (empyrical-reloaded; fractions, not percent; 250
-    trading days a year)."""
+    trading days a year). `nulls`: the same days replayed for the model's book and for books
+    that obey its mandate by chance (random rankings drawn daily and fixed for the span, the
+    size ranking, the first month's book held, the ranking inverted), each family's
+    information ratio and excess against the equal-weighted liquid universe with the
+    replayed model book's percentile in it, and the replayed model book against the mean
+    of the fixed random books."""
     return svc.body(
         ("ai-track-record",),
-        versions.ai_record(conn),
+        versions.ai_track_record(conn),
         TrackRecord,
         lambda: svc.desk.ai_track_record(conn),
     )

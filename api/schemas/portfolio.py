@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field
 from api.contract import ApiModel, Timestamp
 from api.schemas.common import CursorPage, Money, MoneyIn, Price, QuantityIn, example, example_of, page_example
 from market.money import MAX_CASH_MOVEMENT
+from portfolio import track_record as stats
 from portfolio.suggestions import SUGGESTION_FEES
 from portfolio.track_record import MOSTLY_CASH_EXPOSURE
 from views.valuation import PENDING_QUANTITY, PENDING_UNTIL
@@ -561,6 +562,50 @@ class BenchmarkComparison(ApiModel):
     alpha: float | None = None
 
 
+def _about(shape: type, name: str) -> str:
+    """A track-record field's description, written once in the domain (portfolio/track_record.py)."""
+    return stats.description(shape, name)
+
+
+class NullSpread(ApiModel):
+    """A figure over a null family's books: the mean, the lowest and the highest."""
+
+    mean: float | None = Field(default=None, description=_about(stats.NullSpread, "mean"))
+    lowest: float | None = Field(default=None, description=_about(stats.NullSpread, "lowest"))
+    highest: float | None = Field(default=None, description=_about(stats.NullSpread, "highest"))
+
+
+class NullFamily(ApiModel):
+    """A null family beside the replayed model book (portfolio/track_record.py NullFamily, field for field)."""
+
+    family: str = Field(description=_about(stats.NullFamily, "family"))
+    books: int = Field(description=_about(stats.NullFamily, "books"))
+    information_ratio: NullSpread = Field(description=_about(stats.NullFamily, "information_ratio"))
+    excess_annual_return: NullSpread = Field(description=_about(stats.NullFamily, "excess_annual_return"))
+    model_percentile: float | None = Field(description=_about(stats.NullFamily, "model_percentile"))
+    model_beats: int = Field(description=_about(stats.NullFamily, "model_beats"))
+    note: str | None = Field(default=None, description=_about(stats.NullFamily, "note"))
+
+
+class NullRecord(ApiModel):
+    """The AI portfolio against its null books over the record's days (portfolio/track_record.py NullRecord, field
+    for field)."""
+
+    days: int = Field(description=_about(stats.NullRecord, "days"))
+    model_total_return: float | None = Field(default=None, description=_about(stats.NullRecord, "model_total_return"))
+    model_excess_annual_return: float | None = Field(
+        default=None, description=_about(stats.NullRecord, "model_excess_annual_return")
+    )
+    model_information_ratio: float | None = Field(
+        default=None, description=_about(stats.NullRecord, "model_information_ratio")
+    )
+    families: dict[str, NullFamily] = Field(default_factory=dict, description=_about(stats.NullRecord, "families"))
+    fixed_random_mean: BenchmarkComparison | None = Field(
+        default=None, description=_about(stats.NullRecord, "fixed_random_mean")
+    )
+    note: str | None = Field(default=None, description=_about(stats.NullRecord, "note"))
+
+
 class TrackRecord(ApiModel):
     """Track-record statistics (portfolio/track_record.py TrackRecord, field for field):
     fractions, not percent."""
@@ -668,6 +713,7 @@ class TrackRecord(ApiModel):
             "live days, apart, keyed validation and live (a record without days is absent)."
         ),
     )
+    nulls: NullRecord | None = Field(default=None, description=_about(stats.TrackRecord, "nulls"))
 
 
 class TradePreview(ApiModel):

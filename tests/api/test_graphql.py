@@ -24,11 +24,18 @@ BAR = (
 )
 METRIC = "{ value baseRate sampleSize baselines { name value } }"
 BENCHMARK = "{ totalReturn annualReturn excessAnnualReturn trackingError informationRatio beta alpha }"
+SPREAD = "{ mean lowest highest }"
+FAMILY = f"{{ family books informationRatio {SPREAD} excessAnnualReturn {SPREAD} modelPercentile modelBeats note }}"
+NULLS = (
+    "{ days modelTotalReturn modelExcessAnnualReturn modelInformationRatio "
+    f"families {{ dailyRandom {FAMILY} fixedRandom {FAMILY} size {FAMILY} boughtAndHeld {FAMILY} inverted {FAMILY} }} "
+    f"fixedRandomMean {BENCHMARK} note }}"
+)
 STATISTICS = (
     "days first last totalReturn annualReturn annualVolatility sharpe sortino maxDrawdown calmar annualTurnover "
     "costs { fees spread impact total shareOfEquityPerYear } "
     f"benchmarks {{ equalWeightLiquid {BENCHMARK} index {BENCHMARK} }} "
-    "indexSource trades fillCount averageExposure mostlyCash note reason"
+    f"indexSource trades fillCount averageExposure mostlyCash note reason nulls {NULLS}"
 )
 # Every field of the track record, the validation and live records' too (theirs have no records: null).
 PART = f"{{ {STATISTICS} records {{ live {{ days }} }} }}"

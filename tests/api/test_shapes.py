@@ -103,6 +103,9 @@ PAIRS = [
     (track_record.TrackRecord, s_portfolio.TrackRecord, set(), set()),
     (track_record.CostsPaid, s_portfolio.CostsPaid, set(), set()),
     (track_record.BenchmarkComparison, s_portfolio.BenchmarkComparison, set(), set()),
+    (track_record.NullRecord, s_portfolio.NullRecord, set(), set()),
+    (track_record.NullFamily, s_portfolio.NullFamily, set(), set()),
+    (track_record.NullSpread, s_portfolio.NullSpread, set(), set()),
 ]
 
 
@@ -120,8 +123,11 @@ def test_graphql_type_and_rest_schema_declare_the_same_fields(graph, rest, only_
         (statistics.TrackRecord, s_portfolio.TrackRecord, track_record.TrackRecord),
         (statistics.CostsPaid, s_portfolio.CostsPaid, track_record.CostsPaid),
         (statistics.BenchmarkComparison, s_portfolio.BenchmarkComparison, track_record.BenchmarkComparison),
+        (statistics.NullRecord, s_portfolio.NullRecord, track_record.NullRecord),
+        (statistics.NullFamily, s_portfolio.NullFamily, track_record.NullFamily),
+        (statistics.NullSpread, s_portfolio.NullSpread, track_record.NullSpread),
     ],
-    ids=["TrackRecord", "CostsPaid", "BenchmarkComparison"],
+    ids=["TrackRecord", "CostsPaid", "BenchmarkComparison", "NullRecord", "NullFamily", "NullSpread"],
 )
 def test_the_track_record_is_declared_once_in_the_domain(domain, rest, graph) -> None:
     """portfolio/track_record.py's dataclasses are the track record's one shape: REST shows
@@ -137,7 +143,32 @@ def test_the_track_record_is_declared_once_in_the_domain(domain, rest, graph) ->
 def test_the_track_records_keyed_fields_are_the_domains_keys() -> None:
     benchmarks = [f.python_name for f in track_record.Benchmarks.__strawberry_definition__.fields]
     records = [f.python_name for f in track_record.TrackRecords.__strawberry_definition__.fields]
+    families = [f.python_name for f in track_record.NullFamilies.__strawberry_definition__.fields]
     assert benchmarks == list(statistics.BENCHMARKS) and records == list(statistics.RECORDS)
+    assert families == list(statistics.NULL_FAMILIES)
+
+
+@pytest.mark.parametrize(
+    "domain, rest, graph",
+    [
+        (statistics.NullRecord, s_portfolio.NullRecord, track_record.NullRecord),
+        (statistics.NullFamily, s_portfolio.NullFamily, track_record.NullFamily),
+        (statistics.NullSpread, s_portfolio.NullSpread, track_record.NullSpread),
+    ],
+    ids=["NullRecord", "NullFamily", "NullSpread"],
+)
+def test_the_null_books_are_described_once_in_the_domain(domain, rest, graph) -> None:
+    """Each field of the null books' shapes is described in the domain (a `_described`
+    field's metadata), and REST and GraphQL show that text, not one of their own."""
+    written = {f.name: f.metadata["description"] for f in fields(domain)}
+    assert all(written.values())
+    assert {name: f.description for name, f in rest.model_fields.items()} == written
+    assert {f.python_name: f.description for f in graph.__strawberry_definition__.fields} == written
+    assert (
+        track_record.TrackRecord.__strawberry_definition__.get_field("nulls").description
+        == (s_portfolio.TrackRecord.model_fields["nulls"].description)
+        == statistics.description(statistics.TrackRecord, "nulls")
+    )
 
 
 def _camel(name: str) -> str:

@@ -2,7 +2,8 @@
 in camelCase (REST serves the same fields in snake_case, api/schemas/portfolio.py;
 tests/api/test_shapes.py holds the three together). The benchmarks are keyed by name as
 REST keys them (one field per name of `BENCHMARKS`, null where REST has no key), and the
-validation and live records are typed objects, not a JSON scalar."""
+validation and live records are typed objects, not a JSON scalar; so are the null books'
+families (one field per name of `NULL_FAMILIES`), whose descriptions are the domain's."""
 
 from __future__ import annotations
 
@@ -53,6 +54,84 @@ class CostsPaid:
     impact: Decimal
     total: Decimal
     share_of_equity_per_year: float | None
+
+
+def _about(shape: type, name: str) -> str:
+    """A track-record field's description, written once in the domain (portfolio/track_record.py)."""
+    return stats.description(shape, name)
+
+
+@strawberry.type(description="A figure over a null family's books: the mean, the lowest and the highest.")
+class NullSpread:
+    mean: float | None = strawberry.field(description=_about(stats.NullSpread, "mean"))
+    lowest: float | None = strawberry.field(description=_about(stats.NullSpread, "lowest"))
+    highest: float | None = strawberry.field(description=_about(stats.NullSpread, "highest"))
+
+
+SPREADS = ("information_ratio", "excess_annual_return")
+
+
+@strawberry.type(description="A null family beside the replayed model book.")
+class NullFamily:
+    family: str = strawberry.field(description=_about(stats.NullFamily, "family"))
+    books: int = strawberry.field(description=_about(stats.NullFamily, "books"))
+    information_ratio: NullSpread = strawberry.field(description=_about(stats.NullFamily, "information_ratio"))
+    excess_annual_return: NullSpread = strawberry.field(description=_about(stats.NullFamily, "excess_annual_return"))
+    model_percentile: float | None = strawberry.field(description=_about(stats.NullFamily, "model_percentile"))
+    model_beats: int = strawberry.field(description=_about(stats.NullFamily, "model_beats"))
+    note: str | None = strawberry.field(description=_about(stats.NullFamily, "note"))
+
+    @classmethod
+    def build(cls, figures: stats.NullFamily | None) -> NullFamily | None:
+        if figures is None:
+            return None
+        plain = {f.name: getattr(figures, f.name) for f in fields(figures) if f.name not in SPREADS}
+        return cls(**plain, **{name: NullSpread(**asdict(getattr(figures, name))) for name in SPREADS})
+
+
+_RANKINGS = stats.NULL_FAMILY_RANKINGS
+
+
+@strawberry.type(description="The null families by name, as REST keys them.")
+class NullFamilies:
+    daily_random: NullFamily | None = strawberry.field(description=_RANKINGS["daily_random"])
+    fixed_random: NullFamily | None = strawberry.field(description=_RANKINGS["fixed_random"])
+    size: NullFamily | None = strawberry.field(description=_RANKINGS["size"])
+    bought_and_held: NullFamily | None = strawberry.field(description=_RANKINGS["bought_and_held"])
+    inverted: NullFamily | None = strawberry.field(description=_RANKINGS["inverted"])
+
+    @classmethod
+    def build(cls, by_name: dict[str, stats.NullFamily]) -> NullFamilies:
+        return cls(**{name: NullFamily.build(by_name.get(name)) for name in stats.NULL_FAMILIES})
+
+
+@strawberry.type(description="The AI portfolio against its null books over the record's days.")
+class NullRecord:
+    days: int = strawberry.field(description=_about(stats.NullRecord, "days"))
+    model_total_return: float | None = strawberry.field(description=_about(stats.NullRecord, "model_total_return"))
+    model_excess_annual_return: float | None = strawberry.field(
+        description=_about(stats.NullRecord, "model_excess_annual_return")
+    )
+    model_information_ratio: float | None = strawberry.field(
+        description=_about(stats.NullRecord, "model_information_ratio")
+    )
+    families: NullFamilies = strawberry.field(description=_about(stats.NullRecord, "families"))
+    fixed_random_mean: BenchmarkComparison | None = strawberry.field(
+        description=_about(stats.NullRecord, "fixed_random_mean")
+    )
+    note: str | None = strawberry.field(description=_about(stats.NullRecord, "note"))
+
+    @classmethod
+    def build(cls, record: stats.NullRecord | None) -> NullRecord | None:
+        if record is None:
+            return None
+        nested = ("families", "fixed_random_mean")
+        plain = {f.name: getattr(record, f.name) for f in fields(record) if f.name not in nested}
+        return cls(
+            **plain,
+            families=NullFamilies.build(record.families),
+            fixed_random_mean=BenchmarkComparison.build(record.fixed_random_mean),
+        )
 
 
 @strawberry.type(
@@ -110,17 +189,19 @@ class TrackRecord:
             "live days, apart."
         )
     )
+    nulls: NullRecord | None = strawberry.field(description=_about(stats.TrackRecord, "nulls"))
 
     @classmethod
     def from_record(cls, record: stats.TrackRecord) -> TrackRecord:
         """Every field of the record as it is; the nested ones as their GraphQL types."""
-        nested = ("costs", "benchmarks", "records")
+        nested = ("costs", "benchmarks", "records", "nulls")
         plain = {f.name: getattr(record, f.name) for f in fields(record) if f.name not in nested}
         return cls(
             **plain,
             costs=CostsPaid(**asdict(record.costs)) if record.costs is not None else None,
             benchmarks=Benchmarks.build(record.benchmarks),
             records=TrackRecords.build(record.records),
+            nulls=NullRecord.build(record.nulls),
         )
 
 

@@ -1,0 +1,158 @@
+"""The AI portfolio's track record against its null books over its own days (issue 63, item
+5), read through the store as the API reads it: on a planted market whose scores carry no
+information the replayed model book ranks among the fixed random books, with a planted
+signal it ranks above them; too few days say so instead of failing; the days are read once
+for all of them (each as its own day reads), and the answer is kept until a row that
+touches a replayed day arrives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+import views.null_record
+from market.fees import FeeSchedule
+from portfolio.ledger import AI_PORTFOLIO
+from portfolio.market import known_persistence, market_days, market_days_over, persistence_known_over
+from portfolio.nulls import NullPlan
+from portfolio.trading import move_cash, open_client_portfolio
+from store import tables
+from store.history import append_history
+from tests.portfolio.planted_store import planted_world
+from tests.portfolio.seed import CALENDAR, price_row
+from views.null_record import NullRecords, executed_days
+from views.track_record import ai_track_record
+
+FEES = FeeSchedule()
+CASH = 1_000_000.0
+FIXED = NullPlan(daily_seeds=0, fixed_seeds=19, families=("fixed_random",))
+
+
+def planted_store(tmp_path: Path, seed: int, signal: bool, days: int = 30, names: int = 40) -> Engine:
+    return planted_world(f"sqlite:///{tmp_path / 'store.db'}", seed, signal, CASH, FEES, days, names)
+
+
+def nulls_of(engine: Engine, kept: NullRecords) -> object:
+    with engine.connect() as conn:
+        return ai_track_record(conn, CASH, nulls=kept, fees=FEES).nulls
+
+
+def test_without_information_the_model_book_ranks_among_the_fixed_random_books(tmp_path: Path) -> None:
+    nulls = nulls_of(planted_store(tmp_path, 0, signal=False), NullRecords(FIXED))
+    fixed = nulls.families["fixed_random"]
+    assert fixed.books == 19 and 10 <= fixed.model_percentile <= 90, fixed
+    assert fixed.information_ratio.lowest < nulls.model_information_ratio < fixed.information_ratio.highest
+    assert nulls.days == 30 and "30 days is a short span" in nulls.note
+
+
+def test_with_a_planted_signal_the_model_book_ranks_above_them(tmp_path: Path) -> None:
+    nulls = nulls_of(planted_store(tmp_path, 0, signal=True), NullRecords(FIXED))
+    fixed = nulls.families["fixed_random"]
+    assert fixed.model_percentile > 95 and fixed.model_beats == 19, fixed
+    against = nulls.fixed_random_mean
+    assert against.excess_annual_return > 0 and against.information_ratio > 0 and against.tracking_error > 0
+    # the live record of these days held cash: the note sets the replayed book beside it
+    replayed = nulls.model_total_return
+    assert (
+        f"returned {replayed:+.2%} over these 30 days, the live record +0.00% ({replayed * 100:.2f} points more)"
+        in (nulls.note)
+    )
+
+
+def test_too_few_days_are_said_never_failed(tmp_path: Path) -> None:
+    """Ten days: every family but the first month's book held (which needs more than its
+    month); one day: no family, each saying why."""
+    nulls = nulls_of(planted_store(tmp_path, 1, signal=True, days=10, names=20), NullRecords())
+    held = nulls.families["bought_and_held"]
+    assert held.books == 0 and held.model_percentile is None and "more than 21 days" in held.note
+    assert held.information_ratio.mean is None
+    assert [f.books for f in nulls.families.values()] == [10, 20, 1, 0, 1]
+    (tmp_path / "one").mkdir()
+    one = nulls_of(planted_store(tmp_path / "one", 1, signal=True, days=1, names=20), NullRecords())
+    assert one.days == 1 and one.fixed_random_mean is None and "at least two" in one.note
+    assert all(f.books == 0 and "at least two" in f.note for f in one.families.values())
+
+
+def test_the_days_are_read_at_once_as_each_day_reads_them(tmp_path: Path) -> None:
+    engine = planted_store(tmp_path, 0, signal=False)
+    with engine.connect() as conn:
+        days = list(executed_days(conn))
+        markets, known = market_days_over(conn, days), persistence_known_over(conn, days)
+        assert all(markets[d] == market_days(conn, d) for d in days[::4] + days[-1:])
+        assert known[days[0]] is None and known[days[-1]] is not None
+        assert all(known[d] == known_persistence(conn, d) for d in days[::9] + days[-1:])
+
+
+def test_the_answer_is_kept_until_a_row_touches_a_replayed_day(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = planted_store(tmp_path, 1, signal=True, days=10, names=20)
+    reads: list[list] = []
+    replays: list[int] = []
+    real_read, real_against = views.null_record.read_days, views.null_record.against_nulls
+    monkeypatch.setattr(
+        views.null_record, "read_days", lambda conn, days: reads.append(list(days)) or real_read(conn, days)
+    )
+    monkeypatch.setattr(views.null_record, "against_nulls", lambda *args: replays.append(1) or real_against(*args))
+    kept = NullRecords(NullPlan(daily_seeds=0, fixed_seeds=2, families=("fixed_random",)))
+    first = nulls_of(engine, kept)
+    with engine.connect() as conn:
+        days = list(executed_days(conn))
+    assert reads == [days] and len(replays) == 1
+    assert nulls_of(engine, kept) == first and len(replays) == 1, "nothing new: kept"
+    after = CALENDAR.next_trading_day(days[-1])
+    move_cash(engine, open_client_portfolio(engine, "c-1"), "1000")  # a client's deposit is not read
+    with engine.begin() as conn:  # the next session's close and a dividend notice touch no replayed day
+        append_history(conn, tables.eod_prices, [price_row("N00", after, 21.0, 2_000_000, 20.9, 21.1, cents=False)])
+        append_history(
+            conn,
+            tables.corporate_actions,
+            [
+                {
+                    "symbol": "N00",
+                    "action_date": after,
+                    "kind": "DIVIDEND",
+                    "amount": 0.1,
+                    "detail": {},
+                    "source": "test",
+                }
+            ],
+        )
+    assert nulls_of(engine, kept) == first and len(replays) == 1 and len(reads) == 1
+    corrected = days[6]
+    with engine.begin() as conn:  # a corrected close on the seventh day: those days read again, every book replayed
+        append_history(conn, tables.eod_prices, [price_row("N03", corrected, 30.0, 2_000_000, 29.9, 30.1, cents=False)])
+    changed = nulls_of(engine, kept)
+    assert reads[1] == days[6:] and len(replays) == 2 and changed != first
+    with engine.begin() as conn:
+        append_history(conn, tables.portfolio_days, [_day_row(after)])
+    nulls_of(engine, kept)
+    assert reads[2] == [after] and len(replays) == 3, "a new executed day: read alone"
+
+
+def _day_row(day) -> dict:
+    return {
+        "portfolio_id": AI_PORTFOLIO,
+        "trading_date": day,
+        "model_id": "planted",
+        "cash": CASH,
+        "market_value": 0,
+        "liquid_equity": CASH,
+        "summary": {"record": "validation"},
+    }
+
+
+def test_a_benchmark_that_is_the_book_has_no_information_ratio() -> None:
+    """The mean of null books that all held what the model's book held is the book, up to
+    rounding: no tracking error and no information ratio (not a ratio of rounding noise)."""
+    import numpy as np
+    import pandas as pd
+
+    from portfolio.track_record import statistics
+
+    days = pd.bdate_range("2026-01-05", periods=40).date
+    book = pd.Series(np.random.default_rng(3).normal(0.0005, 0.01, 40), index=days)
+    mean = pd.concat([book * 0.1] * 10, axis=1).sum(axis=1)  # ten tenths of it: equal, but for the last bit
+    assert (mean != book).any()
+    against = statistics(book, {"mean": mean}).benchmarks["mean"]
+    assert against.tracking_error == 0 and against.information_ratio is None
