@@ -192,6 +192,77 @@ def benchmarks_figure(
     return figure
 
 
+NULL_BAND_LABELS = {
+    "live": "AI portfolio (live)",
+    "model": "Model's book, replayed",
+    "fixed_mean": "Fixed random books, mean",
+    "fixed_band": "Fixed random books, 10th-90th percentile",
+    "daily_band": "Daily random books, 10th-90th percentile",
+}
+
+
+@_in_report_type
+def against_nulls(
+    days: Sequence[date], live: Sequence[float], band: dict[str, Sequence[float]], width: float
+) -> Drawing:
+    """`nulls_figure` as a drawing `width` points wide."""
+    return _image(nulls_figure(days, live, band, width), width)
+
+
+@_in_report_type
+def nulls_figure(days: Sequence[date], live: Sequence[float], band: dict[str, Sequence[float]], width: float) -> Figure:
+    """The AI book's cumulative return (percent) inside the band of its null books: the
+    fixed random books' 10th-90th percentile by day (shaded) and their mean, the daily
+    random books' band (outlined), the model's book replayed by the nulls' engine (dashed)
+    and the live record (`live`); `band`: portfolio/nulls.py NullBand as a dict, over the
+    same days. A family without books is left out of the chart and its legend."""
+    figure, axes = _figure(width)
+    percent = lambda values: [100 * v for v in values]  # noqa: E731
+    if band.get("daily_random_low"):
+        axes.fill_between(
+            days,
+            percent(band["daily_random_low"]),
+            percent(band["daily_random_high"]),
+            facecolor="none",
+            edgecolor=PALETTE["amber"],
+            linewidth=0.8,
+            label=NULL_BAND_LABELS["daily_band"],
+        )
+    if band.get("fixed_random_low"):
+        axes.fill_between(
+            days,
+            percent(band["fixed_random_low"]),
+            percent(band["fixed_random_high"]),
+            color=PALETTE["teal"],
+            alpha=0.25,
+            linewidth=0,
+            label=NULL_BAND_LABELS["fixed_band"],
+        )
+        axes.plot(
+            days,
+            percent(band["fixed_random_mean"]),
+            color=PALETTE["teal"],
+            linewidth=1.0,
+            label=NULL_BAND_LABELS["fixed_mean"],
+        )
+    axes.plot(
+        days,
+        percent(band["model"]),
+        color=PALETTE["navy"],
+        linewidth=1.0,
+        linestyle="--",
+        label=NULL_BAND_LABELS["model"],
+    )
+    axes.plot(days, percent(live), color=PALETTE["navy"], linewidth=1.6, label=NULL_BAND_LABELS["live"])
+    axes.axhline(0, color=PALETTE["grey"], linewidth=0.6)
+    _unit(axes, "Cumulative return, %")
+    drawn = {artist.get_label(): artist for artist in [*axes.get_lines(), *axes.collections]}
+    shown = [label for label in NULL_BAND_LABELS.values() if label in drawn]  # the books first, then the bands
+    axes.legend([drawn[label] for label in shown], shown, fontsize=7, frameon=False, loc="best")
+    _day_axis(axes, days)
+    return figure
+
+
 @_in_report_type
 def score_distribution(scores: Sequence[float], width: float) -> Drawing:
     """Histogram of the day's Scores in 5-point bins, with the coin toss (50) marked."""

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from reportlab.platypus import Flowable, Spacer
 
-from reports.format import backend_line, metric_rows, money, number, price, record_caption
+from reports.format import backend_line, metric_rows, money, null_books_summary, number, price, record_caption
 from reports.layout import (
     DIGEST,
     SMALL,
@@ -58,7 +58,9 @@ RISK_DISCLOSURES = [
         "Backtesting limits",
         "Backtests and simulated portfolios fill through the service's cost model (market/costs.py), within the "
         "liquidity rails. {cost_model} Real orders can move the price further, fill partly or not at all; fees "
-        "and taxes can differ from those assumed.",
+        "and taxes can differ from those assumed. A return against a benchmark says how a book did, not how much of "
+        "it the model did: holding liquid names is itself a bet, so the AI book is also replayed beside books that "
+        "obey its mandate by chance (its null books). {null_books}",
     ),
     (
         "Illiquidity",
@@ -104,7 +106,14 @@ def story(inputs: dict[str, Any], generated: dict[str, str], company: str, page_
     return [
         text(TITLE_TEXT, TITLE),
         text(f"Generated {generated['exchange']} exchange time", SUBTITLE),
-        *section("Risk disclosures", *_paragraphs(RISK_DISCLOSURES, cost_model=inputs["cost_model"])),
+        *section(
+            "Risk disclosures",
+            *_paragraphs(
+                RISK_DISCLOSURES,
+                cost_model=inputs["cost_model"],
+                null_books=null_books_summary(inputs.get("null_books")),
+            ),
+        ),
         *_metrics(inputs),
         *_audit_trail(inputs),
         *section(

@@ -118,3 +118,80 @@ def backend_line(perf: dict[str, Any]) -> str:
     if perf["layer1_is_fallback"]:
         return f"{backend} (FALLBACK: no foundation-model weights; an empirical estimate from the 200-day window)"
     return backend
+
+
+# The null families (portfolio/track_record.py NULL_FAMILIES) as a report names them: a
+# table's label, and the books in a sentence.
+NULL_FAMILY_LABELS = {
+    "daily_random": "Random, drawn daily",
+    "fixed_random": "Random, fixed for the span",
+    "size": "By traded value",
+    "bought_and_held": "First month's book, held",
+    "inverted": "Model's ranking inverted",
+}
+NULL_FAMILY_BOOKS = {
+    "daily_random": "books ranked at random afresh each day",
+    "fixed_random": "books ranked at random once for the span",
+    "size": "book ranked by traded value",
+    "bought_and_held": "book of the first month, bought and held",
+    "inverted": "book on the model's ranking inverted",
+}
+
+
+def ratio(value: Any) -> str:
+    """A ratio to two decimals with its sign, "-" without one."""
+    return DASH if value is None else f"{float(value):+.2f}"
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 100th."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def null_percentiles(nulls: dict[str, Any]) -> str:
+    """Where the replayed model book ranks in each null family, in words: "the 95th
+    percentile of the 20 books ranked at random once for the span", "above the book ranked
+    by traded value"; a family without books says why."""
+    parts = []
+    for family, figures in nulls["families"].items():
+        books, percentile = figures["books"], figures["model_percentile"]
+        named = NULL_FAMILY_BOOKS.get(family, family)
+        if not books:
+            parts.append(f"no {named} ({figures['note']})")
+        elif percentile is None:
+            parts.append(f"not ranked against the {named} (no information ratio)")
+        elif books == 1:
+            parts.append(f"{'above' if percentile > 50 else 'below' if percentile < 50 else 'level with'} the {named}")
+        else:
+            parts.append(f"the {ordinal(round(percentile))} percentile of the {books} {named}")
+    return "; ".join(parts)
+
+
+def against_null_mean(nulls: dict[str, Any]) -> str:
+    """The replayed model book against the mean of the fixed random books, in words."""
+    mean = nulls.get("fixed_random_mean")
+    if not mean:
+        return "no mean of fixed random books to compare with"
+    return (
+        f"{statistic_pct('excess_annual_return', mean['excess_annual_return'])} a year against the mean of the fixed "
+        f"random books, tracking error {statistic_pct('tracking_error', mean['tracking_error'])}, information ratio "
+        f"{ratio(mean['information_ratio'])}"
+    )
+
+
+def null_books_summary(nulls: dict[str, Any] | None) -> str:
+    """What the AI portfolio's null books showed (views/track_record.py `nulls`), in a
+    paragraph: the replayed model book's percentile in each family, its figures against the
+    fixed-random mean, and the record's note (how the replay compares with the live book,
+    and that a short span says little)."""
+    if not nulls:
+        return "No null books yet: the AI portfolio has not executed a day."
+    if nulls["days"] < 2:
+        return f"No null books yet: {nulls['note']}"
+    return (
+        f"Over the AI portfolio's {nulls['days']} executed days, its book replayed by the backtest's engine (the "
+        "engine the null books run on, so like is ranked with like) ranked, by information ratio against the "
+        f"equal-weighted liquid universe: {null_percentiles(nulls)}. It earned {against_null_mean(nulls)}. "
+        f"{nulls['note'] or ''}"
+    ).strip()

@@ -9,6 +9,7 @@ serves, so a figure in a PDF is the figure a client reads over REST:
 | AI portfolio summary | views.portfolio.ai_summary | GET /api/ai-portfolio/summary |
 | AI portfolio positions | views.portfolio.ai_positions | GET /api/ai-portfolio/positions |
 | equity curve, trade audit trail | views.portfolio.ai_record | GET /api/ai-portfolio/history (admin) |
+| track record, null books | views.track_record.ai_track_record, ai_track_series | GET /api/ai-portfolio/track-record |
 | data provenance | the store's deliveries and prices (`_provenance` here) | - |
 
 Data provenance counts the market days whose stored prices came from each origin, read
@@ -75,8 +76,8 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
             "scores": [q["score"] for q in scored],
             "ai_portfolio": {**summary, "positions": portfolio_views.ai_positions(conn, day)},
             "equity_curve": _with_untraded_write_downs(conn, portfolio_views.ai_record(conn)["days"]),
-            "track_record": ai_track_record(conn, settings.ai_starting_cash).as_dict(),
-            "track_series": ai_track_series(conn, settings.ai_starting_cash),
+            "track_record": ai_track_record(conn, settings.ai_starting_cash, fees=fee_schedule(settings)).as_dict(),
+            "track_series": ai_track_series(conn, settings.ai_starting_cash, fees=fee_schedule(settings)),
             "cost_model": cost_model(fee_schedule(settings)),
             "currency": trading_currency(conn),
         }
@@ -113,6 +114,9 @@ def compliance_inputs(conn: Connection, calendar: TradingCalendar, now: datetime
             "trades_total": len(trades),
             "audit_trail": audit,
             "cost_model": cost_model(fee_schedule(settings)),
+            "null_books": ai_track_record(conn, settings.ai_starting_cash, fees=fee_schedule(settings)).as_dict()[
+                "nulls"
+            ],
             "provenance": _provenance(conn, replay=settings.replay_path),
         }
     )

@@ -16,11 +16,14 @@ from models.decisions import BOOK_NAMES, HORIZON
 from portfolio.rails import HIGH_SPREAD
 from reports import charts
 from reports.format import (
+    NULL_FAMILY_LABELS,
     backend_line,
     metric_rows,
     money,
+    null_books_summary,
     number,
     pct,
+    ratio,
     record_caption,
     signed_pct,
     statistic_pct,
@@ -59,6 +62,7 @@ def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowab
         *_portfolio(inputs["ai_portfolio"]),
         *_track_record(inputs.get("track_record") or {"days": 0}, inputs.get("cost_model", "")),
         *_against_benchmarks(inputs.get("track_series") or {}, width),
+        *_against_nulls((inputs.get("track_record") or {}).get("nulls"), inputs.get("track_series") or {}, width),
         *_charts(inputs, width, closing=section("Powered by", powered_by(width, inputs["performance"]))),
     ]
 
@@ -327,6 +331,48 @@ def _against_benchmarks(series: dict[str, Any], width: float) -> list[Flowable]:
     return section(
         "Against the benchmarks", chart, Spacer(0, 4), *kept(text("Monthly returns of the AI portfolio", SMALL), table)
     )
+
+
+def _against_nulls(nulls: dict[str, Any] | None, series: dict[str, Any], width: float) -> list[Flowable]:
+    """The AI book's curve inside the band of its null books, what the nulls showed in
+    words (reports/format.py `null_books_summary`, as the Compliance Report states it) and
+    each family's figures beside the replayed model book's."""
+    band = series.get("nulls") or {}
+    summary = text(null_books_summary(nulls), SMALL)
+    if not nulls or nulls["days"] < 2 or len(band.get("days") or []) < 2:
+        return section("Against its null books", summary)
+    days = [d if isinstance(d, date) else date.fromisoformat(d) for d in band["days"]]
+    chart = charts.against_nulls(days, series["book"], band, width)
+    rows = [
+        [
+            "Model's book, replayed",
+            "",
+            ratio(nulls["model_information_ratio"]),
+            statistic_pct("excess_annual_return", nulls["model_excess_annual_return"]),
+            "",
+        ],
+        *(_null_row(family, figures) for family, figures in nulls["families"].items()),
+    ]
+    table = data_table(
+        ["Book", "Books", "IR: mean (lowest to highest)", "Excess a year, mean", "Model's percentile"], rows
+    )
+    caption = text(
+        "Information ratio and excess a year against the equal-weighted liquid universe; the model's percentile: the "
+        "share of the family's books whose information ratio is below the replayed model book's, ties counting half.",
+        SMALL,
+    )
+    return section("Against its null books", *kept(summary, Spacer(0, 4), chart), Spacer(0, 4), *kept(caption, table))
+
+
+def _null_row(family: str, figures: dict[str, Any]) -> list[str]:
+    """A null family's row: its books, their information ratios, their mean excess and the model's percentile."""
+    ir = figures["information_ratio"]
+    if not figures["books"]:
+        return [NULL_FAMILY_LABELS.get(family, family), "0", "-", "-", "-"]
+    spread = f"{ratio(ir['mean'])} ({ratio(ir['lowest'])} to {ratio(ir['highest'])})"
+    percentile = "-" if figures["model_percentile"] is None else f"{figures['model_percentile']:.0f}"
+    excess = statistic_pct("excess_annual_return", figures["excess_annual_return"]["mean"])
+    return [NULL_FAMILY_LABELS.get(family, family), str(figures["books"]), spread, excess, percentile]
 
 
 WRITTEN_DOWN_LISTED = 5  # the latest days named under the chart; the rest are counted

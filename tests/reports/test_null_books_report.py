@@ -1,0 +1,87 @@
+"""The reports show what the AI portfolio's null books showed (issue 63, item 5): the Quant
+Briefing draws the AI book's curve inside the band of its null books (the fixed random
+books' 10th-90th percentile by day and their mean, the daily random books' band), with a
+legend, beside a table of each family; the Compliance Report's backtesting limits state the
+replayed model book's percentile in each family and its figures against the fixed-random
+mean, with the caveat that a short span says little. On a planted market whose scores carry
+a signal the model's book runs above the band."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+
+import pdfplumber
+import pytest
+from matplotlib.dates import date2num
+
+from market.clock import default_calendar
+from market.fees import fee_schedule
+from market.settings import Settings
+from reports import charts, generate
+from reports.format import ratio
+from store.engine import service_engine
+from tests.conftest import ON_SQLITE_ONLY
+from tests.portfolio.planted_store import planted_world
+from views.track_record import ai_track_record, ai_track_series
+
+NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
+LEGEND = list(charts.NULL_BAND_LABELS.values())
+
+
+@pytest.fixture
+def planted(settings: Settings) -> Settings:
+    """The settings' store holding a planted market with a signal as the AI portfolio's 30 days."""
+    planted_world(settings.database_url, 0, True, settings.ai_starting_cash, fee_schedule(settings))
+    return settings
+
+
+def _lines(pdf: bytes) -> list[str]:
+    with pdfplumber.open(io.BytesIO(pdf)) as document:
+        return [line for page in document.pages for line in (page.extract_text() or "").splitlines()]
+
+
+@ON_SQLITE_ONLY
+def test_the_briefing_draws_the_book_inside_its_nulls_band(planted: Settings) -> None:
+    with service_engine(planted).connect() as conn:
+        series = ai_track_series(conn, planted.ai_starting_cash, fees=fee_schedule(planted))
+        nulls = ai_track_record(conn, planted.ai_starting_cash, fees=fee_schedule(planted)).nulls
+    band = series["nulls"]
+    days = band["days"]
+    figure = charts.nulls_figure(days, series["book"], band, 480.0)
+    axes = figure.axes[0]
+    assert [t.get_text() for t in axes.get_legend().get_texts()] == LEGEND
+    lines = {line.get_label(): list(line.get_ydata()) for line in axes.get_lines()}
+    assert lines[charts.NULL_BAND_LABELS["model"]] == [100 * v for v in band["model"]]
+    assert lines[charts.NULL_BAND_LABELS["fixed_mean"]] == [100 * v for v in band["fixed_random_mean"]]
+    assert lines[charts.NULL_BAND_LABELS["live"]] == [100 * v for v in series["book"]]
+    fixed = next(c for c in axes.collections if c.get_label() == charts.NULL_BAND_LABELS["fixed_band"])
+    top = fixed.get_paths()[0].vertices[:, 1]
+    assert max(top) == pytest.approx(100 * max(band["fixed_random_high"]))
+    assert min(top) == pytest.approx(100 * min(band["fixed_random_low"]))
+    assert axes.get_xlim() == (date2num(days[0]), date2num(days[-1]))
+    # the planted signal: the model's book ends above every fixed random book's band, as its percentile says
+    assert band["model"][-1] > band["fixed_random_high"][-1] > band["fixed_random_low"][-1]
+    assert nulls.families["fixed_random"].model_percentile == 100.0
+
+
+@ON_SQLITE_ONLY
+def test_the_reports_render_what_the_nulls_showed(planted: Settings) -> None:
+    engine = service_engine(planted)
+    with engine.connect() as conn:
+        nulls = ai_track_record(conn, planted.ai_starting_cash, fees=fee_schedule(planted)).nulls
+    briefing = _lines(generate("quant-briefing", engine, planted, default_calendar(), NOW).pdf)
+    start = briefing.index("Against its null books")
+    assert all(any(label in line for line in briefing[start:]) for label in LEGEND), briefing[start:]
+    fixed = nulls.families["fixed_random"]
+    ir, excess = fixed.information_ratio, fixed.excess_annual_return.mean
+    row = f"20 {ratio(ir.mean)} ({ratio(ir.lowest)} to {ratio(ir.highest)}) {excess * 100:+.2f}% 100"
+    assert row in " ".join(briefing[start:]), "the fixed random books' row: the figures the API serves"
+    compliance = " ".join(_lines(generate("compliance", engine, planted, default_calendar(), NOW).pdf))
+    against = nulls.fixed_random_mean
+    assert "the 100th percentile of the 20 books ranked at random once for the span" in compliance
+    assert (
+        f"It earned {against.excess_annual_return * 100:+.2f}% a year against the mean of the fixed random books, "
+        f"tracking error {against.tracking_error * 100:.2f}%, information ratio {against.information_ratio:+.2f}"
+    ) in compliance
+    assert "30 days is a short span: the percentiles and ratios say little about skill" in compliance
