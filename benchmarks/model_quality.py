@@ -77,6 +77,7 @@ import resource
 import time
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -84,6 +85,9 @@ import pandas as pd
 # The ranking figures are the product's own (models/metrics.py: the API's and the
 # briefing's rank IC and tercile spread); feature_screen and the tests read them here too.
 from models.metrics import MIN_DAY_ROWS, MODEL_ORDER, daily_ic, daily_rank_ic, daily_tercile_spread  # noqa: F401
+
+if TYPE_CHECKING:
+    from ingest.importers.actions import CapitalChanges
 
 SHARED_DATA = Path(
     os.environ.get("MARKETINTEL_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
@@ -147,10 +151,11 @@ def load_ohlcv(path: Path) -> pd.DataFrame:
     """Any file or folder the generic OHLCV reader reads (bad rows, copied days and market
     indices left out, as the importer leaves them out), with a boolean `ordinary` per row
     (its type column, else the inference: market/instruments.py)."""
+    from ingest.importers.actions import price_files
     from ingest.importers.formats import Bad, is_index, read_ohlcv, repeated_days, row_instrument_type
     from market.instruments import is_ordinary
 
-    files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
+    files = price_files(path)  # a corporate-actions file beside the prices is not prices
     rows = [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and not is_index(r["symbol"])]
     copies = repeated_days(rows)
     rows = [r for r in rows if r["trading_date"] not in copies]
@@ -161,6 +166,64 @@ def load_ohlcv(path: Path) -> pd.DataFrame:
             frame[column] = np.nan
     columns = ["symbol", "date", "close", "volume", "high", "low", "bid", "ask", "ordinary"]
     return frame.drop_duplicates(["symbol", "date"])[columns]
+
+
+def load_market(
+    source: Path,
+    nse: bool,
+    actions: Path | None = None,
+    price_limit: float | None = None,
+    adjust_implied: bool = False,
+) -> tuple[pd.DataFrame, CapitalChanges]:
+    """The prices of `source` (`load_nse` or `load_ohlcv`) adjusted for its capital changes
+    (ingest/importers/actions.py): the corporate-actions file `actions` (default: the one
+    beside the prices, if any) and, with `adjust_implied`, the moves beyond `price_limit`
+    no action explains; with the report."""
+    from ingest.importers.actions import actions_beside, capital_changes
+
+    prices = load_nse(source) if nse else load_ohlcv(source)
+    return capital_changes(prices, actions or actions_beside(source), price_limit, adjust_implied)
+
+
+def capital_figures(changes: CapitalChanges) -> dict:
+    """The capital-change report's figures for a benchmark's JSON line."""
+    return {
+        "actions_file": changes.actions_file,
+        "actions": len(changes.actions),
+        "splits_applied": [(s.symbol, s.ex_date.isoformat(), round(s.factor, 6)) for s in changes.applied],
+        "price_limit": changes.limit,
+        "beyond_limit_explained": changes.explained,
+        "beyond_limit": [m.line() for m in changes.beyond],
+        "adjusted_implied": len(changes.implied),
+        "warnings": list(changes.warnings),
+        "bad_rows": list(changes.bad_rows),
+    }
+
+
+def capital_options(parser: argparse.ArgumentParser) -> None:
+    """The options of `load_market`, for model_quality.py and backtest.py alike."""
+    parser.add_argument("--actions", default=None, help="a corporate-actions file (default: the one beside the prices)")
+    parser.add_argument(
+        "--price-limit",
+        type=float,
+        default=None,
+        help="the market's daily price limit, a fraction (default: MARKETINTEL_DAILY_PRICE_LIMIT; none)",
+    )
+    parser.add_argument(
+        "--adjust-implied",
+        action="store_true",
+        help="adjust each move beyond the limit no corporate action explains as a split with its implied ratio",
+    )
+
+
+def price_limit(args: argparse.Namespace) -> float | None:
+    """--price-limit, else the setting; a limit outside (0, 1) is a one-line error."""
+    from market.settings import get_settings
+
+    limit = args.price_limit if args.price_limit is not None else get_settings().daily_price_limit
+    if limit is not None and not 0 < limit < 1:
+        raise SystemExit(f"error: --price-limit {limit} is not a fraction between 0 and 1 (10% is 0.1)")
+    return limit
 
 
 def load_regime(regime: str, instruments: int, days: int | None, seed: int) -> pd.DataFrame:
@@ -175,6 +238,14 @@ def load_regime(regime: str, instruments: int, days: int | None, seed: int) -> p
     market = SimulatedMarket(seed=seed, size=instruments, regime=regime, end=end)
     wanted = len(market.days) if days is None else min(days, len(market.days))
     return price_history(market, market.days[wanted - 1], wanted)
+
+
+def capital_arguments(args: argparse.Namespace) -> tuple[Path | None, float | None, bool]:
+    """`load_market`'s actions, price limit and adjust_implied from `capital_options`' options."""
+    actions = Path(args.actions) if args.actions else None
+    if actions is not None and not actions.is_file():
+        raise SystemExit(f"error: no corporate-actions file at {actions}")
+    return actions, price_limit(args), args.adjust_implied
 
 
 # ---- the plain reference ------------------------------------------------------------------
@@ -611,6 +682,7 @@ def main() -> None:
     parser.add_argument(
         "--no-persistence", action="store_true", help="skip the signal's persistence (the excess label's run)"
     )
+    capital_options(parser)
     parser.add_argument("--tune-trials", type=int, default=0)
     parser.add_argument(
         "--config",
@@ -625,19 +697,22 @@ def main() -> None:
     next_day = args.label == "excess" and not args.no_next_day
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     started = time.perf_counter()
+    capital = None
     if args.regime:
         source_name = f"simulated regime {args.regime} ({args.instruments} instruments, seed {args.seed})"
         prices = load_regime(args.regime, args.instruments, args.sim_days, args.seed)
     elif args.ohlcv:
         source_name = f"ohlcv {args.ohlcv}"
-        prices = load_ohlcv(Path(args.ohlcv))
+        prices, capital = load_market(Path(args.ohlcv), False, *capital_arguments(args))
     else:
         folder = Path(args.nse or SHARED_DATA / "nse-kenya" / "daily")
         if not folder.is_dir():
             raise SystemExit(f"error: no NSE daily files at {folder} (set --nse or MARKETINTEL_SHARED_DATA)")
         source_name = "nse-kenya daily"
-        prices = load_nse(folder)
+        prices, capital = load_market(folder, True, *capital_arguments(args))
         args.start, args.end = args.start or "2012-01-01", args.end or "2021-12-31"
+    for line in capital.lines() if capital is not None else []:
+        print(line, flush=True)
     dates = sorted(prices["date"].unique())
     if args.start is None:
         args.start = next(date(d.year + 1, 1, 1) for d in dates[250:] if d.year > dates[0].year).isoformat()
@@ -798,6 +873,7 @@ def main() -> None:
                 "years_three_class_above_majority": beats3,
                 "years_rank_ic_above_reference": ic_years,
                 "persistence": persisting,
+                "capital_changes": capital_figures(capital) if capital is not None else None,
                 "walk_forward_seconds": round(model_seconds, 1),
                 "reference_seconds": round(reference_seconds, 1),
                 "next_day_seconds": round(next_day_seconds, 1),

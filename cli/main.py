@@ -165,17 +165,24 @@ def import_files(
     path: str = typer.Argument(..., help="A CSV file or a folder of them."),
     file_format: str = typer.Option("auto", "--format", help="auto, nse-daily, nse-company or ohlcv."),
     currency: str | None = typer.Option(None, help="Currency of the prices; default KES for NSE files, else JMD."),
+    actions: str | None = typer.Option(
+        None, help="A corporate-actions file; default: corporate_actions.csv beside the prices, if any."
+    ),
+    adjust_implied: bool = typer.Option(
+        False, help="Store each move beyond MARKETINTEL_DAILY_PRICE_LIMIT no action explains as a split."
+    ),
 ) -> None:
     """Import historical end-of-day files; bad rows are listed with file and line."""
     from pathlib import Path
 
     from ingest.importers import import_path
-    from ingest.importers.files import detect_format, source_currency
+    from ingest.importers.files import CapitalOptions, detect_format, source_currency
     from store.engine import service_engine
 
     fmt = detect_format(Path(path)) if file_format == "auto" else file_format
     engine = service_engine(get_settings())
-    report = import_path(engine, Path(path), fmt, currency=source_currency(fmt, currency))
+    capital = CapitalOptions(Path(actions) if actions else None, get_settings().daily_price_limit, adjust_implied)
+    report = import_path(engine, Path(path), fmt, currency=source_currency(fmt, currency), capital=capital)
     if report.rows_inserted:
         from store.transactions import write_transaction
         from views.bars import refresh_bars
@@ -199,6 +206,10 @@ def import_files(
         typer.echo(f"bad row: {bad}")
     if len(report.bad_rows) > 20:
         typer.echo(f"... and {len(report.bad_rows) - 20} more bad rows")
+    for line in report.capital_changes:
+        typer.echo(line)
+    if report.corporate_actions_inserted:
+        typer.echo(f"{report.corporate_actions_inserted} corporate actions stored (SPLIT, DELISTING)")
 
 
 @exchange_app.command("serve")

@@ -16,6 +16,14 @@ replay leaves them out (`ReplayMarket.source.indices`) and the benchmarks' frame
 levels (the row's close) are stored in `index_levels`, the market's own benchmark series
 for the track record, as T0 stores the levels an exchange page publishes.
 
+Capital changes (`ingest.importers.actions`): a corporate-actions file beside the prices
+(`corporate_actions.csv`, or one named) is stored as SPLIT corporate actions (a factor
+each, the ex-date their date: what the ledger, the model's panel and the liquidity read
+of T0's SPLIT notices) and DELISTING ones (the value per share holders received); with the
+market's daily price limit (MARKETINTEL_DAILY_PRICE_LIMIT) every close beyond it that no
+action explains is reported as a probable capital change (`capital_changes`), and
+`adjust_implied` stores each as a SPLIT of its implied ratio, its detail saying so.
+
 Each instrument is stored with its kind of security (`instruments.instrument_type`): the
 type the file states (an OHLCV file's type column; the latest row that states one), else
 the market's inference from its code and name (`market.instruments`), so KPLC-P4 is a
@@ -33,6 +41,7 @@ from pathlib import Path
 from sqlalchemy import Engine
 from tqdm import tqdm
 
+from ingest.importers.actions import IMPLIED, CapitalChanges, actions_beside, capital_changes, price_files
 from ingest.importers.formats import (
     NSE_LACKS,
     OHLCV_OPTIONAL,
@@ -77,10 +86,12 @@ class ImportReport:
     index_levels_inserted: int = 0  # their levels, stored in index_levels
     types: str = ""  # where the instruments' types came from (`source_types`)
     not_ordinary: dict[str, str] = field(default_factory=dict)  # symbol -> type, for every non-ordinary instrument
+    capital_changes: list[str] = field(default_factory=list)  # the report (actions.CapitalChanges.lines)
+    corporate_actions_inserted: int = 0  # SPLIT and DELISTING actions stored from it
 
 
 def detect_format(path: Path) -> str:
-    sample = path if path.is_file() else next(iter(sorted(path.rglob("*.csv"))), None)
+    sample = next(iter(price_files(path)), None)
     if sample is None:
         raise InvalidInputError(f"{path} holds no .csv files")
     first = sample.open(encoding="utf-8", errors="replace").readline()
@@ -104,7 +115,7 @@ def resolve_source(path: Path, fmt: str = "auto") -> tuple[str, list[Path]]:
     fmt = detect_format(path) if fmt == "auto" else fmt
     if fmt not in READERS:
         raise InvalidInputError(f"unknown format '{fmt}'; use auto, nse-daily, nse-company or ohlcv")
-    return fmt, [path] if path.is_file() else sorted(path.rglob("*.csv"))
+    return fmt, price_files(path)
 
 
 def source_lacks(fmt: str, files: list[Path]) -> list[str]:
@@ -135,19 +146,40 @@ def source_currency(fmt: str, currency: str | None = None) -> str:
     return currency or FORMAT_CURRENCY.get(fmt, HOME_CURRENCY)
 
 
+@dataclass(frozen=True)
+class CapitalOptions:
+    """How an import reads capital changes: the corporate-actions file (None: the one beside
+    the prices, if any), the market's daily price limit (None: none stated) and whether to
+    adjust for the moves beyond it that no action explains."""
+
+    actions: Path | None = None
+    price_limit: float | None = None
+    adjust_implied: bool = False
+
+
 def import_path(
-    engine: Engine, path: Path, fmt: str = "auto", *, currency: str = HOME_CURRENCY, board: str = "OTHER"
+    engine: Engine,
+    path: Path,
+    fmt: str = "auto",
+    *,
+    currency: str = HOME_CURRENCY,
+    board: str = "OTHER",
+    capital: CapitalOptions = CapitalOptions(),
 ) -> ImportReport:
     """Import a file or a folder of .csv files (the module's docstring says what is kept
     and what is left out); prices are written in batches of BATCH_ROWS as they are read,
-    then the index levels, then the instruments."""
+    then the index levels, the instruments and the corporate actions."""
     fmt, files = resolve_source(path, fmt)
     report = ImportReport(fmt, files=len(files))
     report.lacks = source_lacks(fmt, files)
     report.types = source_types(fmt, files)
     # a first pass finds the copied days (a day's rows may come from many files: per-company, OHLCV)
-    copies = repeated_days(item for file in files for item in READERS[fmt](file) if not isinstance(item, Bad))
+    # and the capital changes
+    first = [item for file in files for item in READERS[fmt](file) if not isinstance(item, Bad)]
+    copies = repeated_days(first)
     report.repeated_days = describe_repeated(copies)
+    changes = _capital(first, copies, capital, Path(path))
+    del first
     rows = _Rows(f"import:{fmt}", copies)
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
@@ -164,7 +196,61 @@ def import_path(
     if rows.levels:
         report.index_levels_inserted = _store_levels(engine, fmt, rows)
     _store_instruments(engine, fmt, rows, currency, board, report)
+    report.capital_changes = changes.lines()
+    report.corporate_actions_inserted = _store_actions(engine, fmt, changes)
     return report
+
+
+def _capital(items: list[dict], copies: dict[date, date], options: CapitalOptions, path: Path) -> CapitalChanges:
+    """The capital changes of the rows read (indices and copied days left out, the first row
+    of a symbol and day kept, as the import keeps them)."""
+    import pandas as pd
+
+    kept = [i for i in items if not is_index(i["symbol"]) and i["trading_date"] not in copies]
+    closes = pd.DataFrame(
+        [(i["symbol"], i["trading_date"], i["close"], i["volume"]) for i in kept],
+        columns=["symbol", "date", "close", "volume"],
+    ).drop_duplicates(["symbol", "date"])
+    actions = options.actions or actions_beside(path)
+    return capital_changes(closes, actions, options.price_limit, options.adjust_implied)[1]
+
+
+def _store_actions(engine: Engine, fmt: str, changes: CapitalChanges) -> int:
+    """The splits applied as SPLIT corporate actions (the factor as the amount; the file's
+    actions named in the detail, an implied one said so) and the file's delistings as
+    DELISTING ones (the value per share as the amount)."""
+    named: dict[tuple[str, date], list[str]] = {}
+    for action in changes.actions:
+        named.setdefault((action.symbol, action.ex_date), []).append(action.text())
+    implied = {(s.symbol, s.ex_date) for s in changes.implied}
+    rows = [
+        {
+            "symbol": s.symbol,
+            "action_date": s.ex_date,
+            "kind": "SPLIT",
+            "amount": s.factor,
+            "detail": {
+                "text": IMPLIED if (s.symbol, s.ex_date) in implied else "; ".join(named[(s.symbol, s.ex_date)])
+            },
+            "source": f"import:{fmt}",
+        }
+        for s in changes.applied
+    ]
+    rows += [
+        {
+            "symbol": a.symbol,
+            "action_date": a.ex_date,
+            "kind": "DELISTING",
+            "amount": a.price,
+            "detail": {"text": a.text()},
+            "source": f"import:{fmt}",
+        }
+        for a in changes.settlements
+    ]
+    if not rows:
+        return 0
+    with write_transaction(engine, f"import:{fmt}:corporate-actions") as conn:
+        return append_history(conn, tables.corporate_actions, rows).inserted
 
 
 @dataclass

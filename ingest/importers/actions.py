@@ -1,0 +1,371 @@
+"""Capital changes in the generic format: an optional corporate-actions file beside the
+prices, and the closes a market's own daily price limit forbids.
+
+**The file** (`ACTIONS_FILE`, `corporate_actions.csv`, in the prices' folder or beside a
+prices file, or `<prices>.actions.csv` beside `<prices>.csv`; the importer and the
+benchmarks' `--actions` name another): a CSV with a header, columns
+`symbol,ex_date,kind,ratio` and optionally `price` and `note`, one action a row:
+
+- `kind`: `split`, `bonus`, `rights`, `consolidation` or `delisting` (case, spaces, `-`
+  and `_` do not matter; `stock split`, `bonus issue`, `rights issue`, `reverse split`
+  and `delisted` too).
+- `ratio` means what the exchange's SPLIT notices mean (ingest.exchange.validation
+  `split_factor`, store/splits.py): a number is the shares after per share before; "N for
+  M" is N / M for a split or a consolidation ("1 for 10" is 0.1) and (M + N) / M for a
+  bonus issue, N new shares for every M held ("1 for 1" doubles the count); "N into M"
+  is M / N. The result must lie within 1/1,000 and 1,000 and not be 1.
+- `rights`: N new shares for every M held ("N for M") at `price`, the subscription price.
+  A holder who sells the rights at their theoretical value keeps the value of the
+  position, so positions and prices are adjusted as a split by the last close before the
+  ex-date, P, over the theoretical ex-rights price (M P + N S) / (M + N). Without a price
+  it is read as a bonus issue (the new shares free: the largest adjustment it can be),
+  and a warning says so.
+- `delisting`: `price` is the value per share holders received (a cash offer, or what the
+  shares a merger gave were worth), the corporate action that gives a delisted position a
+  value (portfolio/delisting.py `Settlement`); no ratio.
+
+The ex-date is the first session on the new count: the bars before it are divided by the
+factor and their volumes multiplied (store.panels.split_adjusted, the same adjustment the
+model's panel makes for stored splits), so neither a label nor a held position reads a
+capital change as a return; the importer stores them as SPLIT corporate actions, which the
+ledger, the panels and the liquidity read as T0's SPLIT notices. Several actions of one
+name on one ex-date apply as one split, their factors multiplied. A row that cannot be
+read is reported with file and line and the rest is applied; an action whose factor does
+not explain the name's close (on the new count the close is not nearer the previous one)
+or whose name has no row on or after the ex-date is applied and reported.
+
+**Moves beyond the limit** (`MARKETINTEL_DAILY_PRICE_LIMIT`, the benchmarks'
+`--price-limit`; off by default): every close further from the name's previous row's
+close than the limit plus one tick (market.liquidity's tick schedule: the limit price is
+rounded to a tick) is a move the market's own limit forbids. Those the file's actions do
+not explain are reported as probable capital changes, each with its implied ratio
+(previous close over close), the sessions since the previous row (a name absent for a
+while moved from a close some sessions old) and, with `adjust_implied`, adjusted as a
+split of that ratio, said so in the report. The implied ratio takes the day's whole
+move away, the part within the limit too.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+
+from market.errors import InvalidInputError
+from market.liquidity import tick_size
+from store.panels import split_adjusted
+from store.splits import Split
+
+ACTIONS_FILE = "corporate_actions.csv"
+ACTIONS_SUFFIX = ".actions.csv"
+ACTION_COLUMNS = ("symbol", "ex_date", "kind", "ratio")
+KINDS = {
+    "split": "SPLIT",
+    "stocksplit": "SPLIT",
+    "bonus": "BONUS",
+    "bonusissue": "BONUS",
+    "rights": "RIGHTS",
+    "rightsissue": "RIGHTS",
+    "consolidation": "CONSOLIDATION",
+    "reversesplit": "CONSOLIDATION",
+    "delisting": "DELISTING",
+    "delisted": "DELISTING",
+}
+SHOWN = 25  # probable capital changes listed one a line; the rest are counted
+IMPLIED = "implied by a close beyond the daily price limit (previous close over close: the day's whole move)"
+
+
+def is_actions_file(path: Path) -> bool:
+    """A corporate-actions file by its name (never read as prices)."""
+    return path.name.lower() == ACTIONS_FILE or path.name.lower().endswith(ACTIONS_SUFFIX)
+
+
+def price_files(path: Path) -> list[Path]:
+    """The .csv files of prices a file or folder holds: every one but a corporate-actions file."""
+    path = Path(path)
+    files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
+    return [f for f in files if not is_actions_file(f)]
+
+
+def actions_beside(path: Path) -> Path | None:
+    """The corporate-actions file beside prices at `path`, where there is one."""
+    path = Path(path)
+    if path.is_dir():
+        found = path / ACTIONS_FILE
+    else:
+        own = path.with_name(path.name.removesuffix(".csv") + ACTIONS_SUFFIX)
+        found = own if own.is_file() else path.with_name(ACTIONS_FILE)
+    return found if found.is_file() else None
+
+
+@dataclass(frozen=True)
+class CorporateAction:
+    """One row of the file: `factor` is the shares after per share before where the ratio
+    says it alone; a rights issue with a price needs the close before its ex-date
+    (`split_factor`); a delisting has none and `price` is its value per share."""
+
+    symbol: str
+    ex_date: date
+    kind: str  # SPLIT, BONUS, RIGHTS, CONSOLIDATION or DELISTING
+    ratio: str
+    factor: float | None
+    price: float | None
+    where: str  # file:line
+
+    def split_factor(self, last_close: float | None) -> float | None:
+        """The factor applied: a rights issue's by the last close before the ex-date (None
+        without one), every other kind's own."""
+        if self.kind != "RIGHTS" or self.price is None or self.factor is None:
+            return self.factor
+        if last_close is None or last_close <= 0:
+            return None
+        new_per_old = self.factor - 1  # N / M
+        return last_close * (1 + new_per_old) / (last_close + new_per_old * self.price)
+
+    def text(self) -> str:
+        priced = f" at {self.price:g}" if self.price is not None else ""
+        return f"{self.symbol} {self.ex_date.isoformat()} {self.kind.lower()} {self.ratio}{priced}".replace("  ", " ")
+
+
+def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
+    """The file's actions and its unreadable rows (file:line: reason)."""
+    with Path(path).open(newline="", encoding="utf-8", errors="replace") as handle:
+        reader = csv.reader(handle)
+        header = [h.strip().lower() for h in next(reader, [])]
+        missing = [c for c in ACTION_COLUMNS if c not in header]
+        if missing:
+            return [], [f"{path}:1: header lacks required columns {missing} (symbol,ex_date,kind,ratio[,price,note])"]
+        actions, bad = [], []
+        for line, fields in enumerate(reader, start=2):
+            if not fields or not "".join(fields).strip():
+                continue
+            try:
+                if len(fields) != len(header):
+                    raise ValueError(f"{len(fields)} fields, expected {len(header)}")
+                actions.append(_action(dict(zip(header, (f.strip() for f in fields))), f"{path}:{line}"))
+            except ValueError as exc:
+                bad.append(f"{path}:{line}: {exc}")
+        return actions, bad
+
+
+def _action(row: dict[str, str], where: str) -> CorporateAction:
+    symbol = row["symbol"].upper()
+    if not symbol:
+        raise ValueError("empty symbol")
+    try:
+        ex_date = date.fromisoformat(row["ex_date"])
+    except ValueError:
+        raise ValueError(f"ex_date '{row['ex_date']}' is not YYYY-MM-DD") from None
+    kind = KINDS.get(re.sub(r"[\s_-]", "", row["kind"].lower()))
+    if kind is None:
+        raise ValueError(f"kind '{row['kind']}' is not one of split, bonus, rights, consolidation, delisting")
+    price = _price(row.get("price", ""))
+    if kind == "DELISTING":
+        return CorporateAction(symbol, ex_date, kind, "", None, price if price is not None else 0.0, where)
+    factor = _factor(kind, row["ratio"])
+    return CorporateAction(symbol, ex_date, kind, row["ratio"], factor, price if kind == "RIGHTS" else None, where)
+
+
+def _price(text: str) -> float | None:
+    if not text:
+        return None
+    try:
+        value = float(text.replace(",", ""))
+    except ValueError:
+        raise ValueError(f"price '{text}' is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"price '{text}' is not a price")
+    return value
+
+
+def _factor(kind: str, ratio: str) -> float:
+    """Shares after per share before, as a SPLIT notice's ratio reads (split_factor)."""
+    # imported here: the exchange's validation imports the importers' formats, whose package imports this module
+    from ingest.exchange.validation import MAX_SPLIT, MIN_SPLIT, split_factor
+
+    number = None
+    try:
+        number = float(ratio)
+    except ValueError:
+        pass
+    if number is not None and kind == "RIGHTS":
+        raise ValueError(f"a rights issue's ratio is 'N for M' (N new shares for every M held), not '{ratio}'")
+    detail = f"bonus {ratio}" if kind in ("BONUS", "RIGHTS") else ratio
+    factor = number if number is not None else split_factor({"amount": None, "detail": detail})
+    if factor is None or not math.isfinite(factor):
+        raise ValueError(f"ratio '{ratio}' is not a number, 'N for M' or 'N into M'")
+    if not MIN_SPLIT <= factor <= MAX_SPLIT or factor == 1:
+        raise ValueError(f"ratio '{ratio}' gives {factor:g} shares per share: not a capital change")
+    return factor
+
+
+@dataclass(frozen=True)
+class LimitMove:
+    """A close beyond the daily price limit from the name's previous row's close."""
+
+    symbol: str
+    day: date
+    previous_day: date
+    previous_close: float
+    close: float
+    sessions: int  # since the previous row (1: the session after it)
+
+    @property
+    def move(self) -> float:
+        return self.close / self.previous_close - 1
+
+    @property
+    def implied_factor(self) -> float:
+        """Shares after per share before that would leave the close where the previous was."""
+        return self.previous_close / self.close
+
+    def line(self) -> str:
+        gap = f", {self.sessions} sessions after its previous row" if self.sessions > 1 else ""
+        return (
+            f"{self.symbol} {self.day.isoformat()}: {self.previous_close:g} -> {self.close:g} ({self.move:+.1%}{gap}); "
+            f"implied ratio {self.implied_factor:.4g} shares per share"
+        )
+
+
+@dataclass(frozen=True)
+class CapitalChanges:
+    """What a source's capital changes were and what was done about them (module docstring):
+    the actions read and the splits applied, the unreadable rows and the warnings, and the
+    moves beyond the daily price limit: `explained` by an action, `beyond` none explains."""
+
+    actions_file: str | None
+    actions: tuple[CorporateAction, ...] = ()
+    applied: tuple[Split, ...] = ()  # every split applied, the file's and the implied ones, by ex-date
+    implied: tuple[Split, ...] = ()  # of them, those adjusted for a move beyond the limit
+    bad_rows: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    limit: float | None = None
+    explained: int = 0
+    beyond: tuple[LimitMove, ...] = ()
+
+    @property
+    def settlements(self) -> list[CorporateAction]:
+        """The file's delistings: the value per share holders received."""
+        return [a for a in self.actions if a.kind == "DELISTING"]
+
+    def lines(self) -> list[str]:
+        """The report, one line each, as the importer and the benchmarks print it."""
+        named = self.actions_file or "none beside the prices"
+        out = [
+            f"corporate actions: {named}; {len(self.actions)} read, "
+            f"{len(self.applied) - len(self.implied)} splits applied"
+        ]
+        out += [f"bad row: {b}" for b in self.bad_rows] + [f"warning: {w}" for w in self.warnings]
+        if self.limit is None:
+            return out + [
+                "moves beyond the daily price limit: no limit stated (MARKETINTEL_DAILY_PRICE_LIMIT, --price-limit)"
+            ]
+        out.append(
+            f"moves beyond the daily price limit of {self.limit:.1%} (and a tick): "
+            f"{self.explained + len(self.beyond)}; "
+            f"explained by the corporate actions {self.explained}; probable capital changes {len(self.beyond)} "
+            + ("(each adjusted as a split with its implied ratio)" if self.implied else "(not adjusted)")
+        )
+        out += [f"  {m.line()}" for m in self.beyond[:SHOWN]]
+        if len(self.beyond) > SHOWN:
+            out.append(f"  ... and {len(self.beyond) - SHOWN} more")
+        return out
+
+
+def capital_changes(
+    prices: pd.DataFrame, actions_path: Path | None, limit: float | None = None, adjust_implied: bool = False
+) -> tuple[pd.DataFrame, CapitalChanges]:
+    """`prices` (symbol, date, close, and any of volume, high, low, bid, ask) on the count
+    of their latest rows: adjusted for the actions of `actions_path` and, with
+    `adjust_implied`, for the moves beyond `limit` they do not explain; and the report."""
+    if adjust_implied and limit is None:
+        raise InvalidInputError("adjusting for moves beyond the daily price limit needs the limit (--price-limit)")
+    actions, bad = read_actions(actions_path) if actions_path is not None else ([], [])
+    splits, warnings = _file_splits(prices, actions)
+    adjusted = split_adjusted(prices, splits)
+    raw = limit_moves(prices, limit) if limit is not None else []
+    beyond = limit_moves(adjusted, limit) if limit is not None else []
+    implied = tuple(Split(m.symbol, m.day, m.implied_factor) for m in beyond) if adjust_implied else ()
+    if implied:
+        adjusted = split_adjusted(adjusted, list(implied))
+    still = {(m.symbol, m.day) for m in beyond}
+    report = CapitalChanges(
+        actions_file=str(actions_path) if actions_path is not None else None,
+        actions=tuple(actions),
+        applied=tuple(sorted([*splits, *implied], key=lambda s: (s.ex_date, s.symbol))),
+        implied=implied,
+        bad_rows=tuple(bad),
+        warnings=tuple(warnings),
+        limit=limit,
+        explained=sum(1 for m in raw if (m.symbol, m.day) not in still),
+        beyond=tuple(beyond),
+    )
+    return adjusted, report
+
+
+def _file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[list[Split], list[str]]:
+    """The file's actions as splits (one per name and ex-date), with a warning for each one
+    that has no row on or after its ex-date, cannot be priced (rights) or does not explain
+    the name's close."""
+    closes = {s: part.sort_values("date") for s, part in prices[["symbol", "date", "close"]].groupby("symbol")}
+    factors: dict[tuple[str, date], float] = {}
+    warnings = []
+    for action in actions:
+        if action.kind == "DELISTING":
+            continue
+        bars = closes.get(action.symbol)
+        before = bars[bars["date"] < action.ex_date] if bars is not None else None
+        after = bars[bars["date"] >= action.ex_date] if bars is not None else None
+        last = float(before["close"].iloc[-1]) if before is not None and len(before) else None
+        factor = action.split_factor(last)
+        if factor is None:
+            warnings.append(
+                f"{action.where}: {action.text()}: no close before the ex-date to price the rights; not applied"
+            )
+            continue
+        if action.kind == "RIGHTS" and action.price is None:
+            warnings.append(f"{action.where}: {action.text()}: no subscription price; adjusted as a bonus issue")
+        if after is None or after.empty:
+            warnings.append(f"{action.where}: {action.text()}: {action.symbol} has no row on or after the ex-date")
+        elif last is not None and not _explains(last, float(after["close"].iloc[0]), factor):
+            close = float(after["close"].iloc[0])
+            warnings.append(
+                f"{action.where}: {action.text()}: does not explain the close ({last:g} -> {close:g}; "
+                f"{close * factor / last - 1:+.1%} on the new count)"
+            )
+        key = (action.symbol, action.ex_date)
+        factors[key] = factors.get(key, 1.0) * factor
+    return [Split(symbol, day, factor) for (symbol, day), factor in factors.items() if factor != 1.0], warnings
+
+
+def _explains(previous: float, close: float, factor: float) -> bool:
+    """T0's test of a SPLIT notice: on the new count the close is nearer the previous close."""
+    return abs(math.log(close * factor / previous)) <= abs(math.log(close / previous))
+
+
+def limit_moves(prices: pd.DataFrame, limit: float) -> list[LimitMove]:
+    """Every close further from its name's previous row's close than `limit` of it plus one
+    tick, in date order."""
+    frame = prices[["symbol", "date", "close"]].sort_values(["symbol", "date"], kind="stable").reset_index(drop=True)
+    grouped = frame.groupby("symbol", sort=False)
+    previous, previous_day = grouped["close"].shift(), grouped["date"].shift()
+    close = frame["close"].astype(float)
+    known = previous.notna() & (previous > 0)
+    prev = previous.where(known, 1.0).astype(float)
+    beyond = known & ((close - prev).abs() > limit * prev + tick_size(prev.to_numpy()))
+    days = {d: i for i, d in enumerate(sorted(frame["date"].unique()))}
+    found = [
+        LimitMove(r.symbol, r.date, p_day, float(p), float(r.close), days[r.date] - days[p_day])
+        for r, p, p_day in zip(
+            frame[beyond.to_numpy()].itertuples(index=False),
+            previous[beyond],
+            previous_day[beyond],
+            strict=True,
+        )
+    ]
+    return sorted(found, key=lambda m: (m.day, m.symbol))

@@ -1,0 +1,194 @@
+"""Capital changes in the generic format (issue 66, item 2): a corporate-actions file beside
+the prices puts the bars before each ex-date on the new count, so a bonus issue changes no
+return and no label; without it, a close beyond the market's stated daily price limit is
+reported as a probable capital change, and adjusted for with its implied ratio on request;
+the importer stores the file's actions as the SPLIT notices the ledger and the panels read
+(ingest/importers/actions.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date, timedelta
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.benchmark_modules import benchmark_module
+
+FIRST = date(2026, 1, 5)
+DAYS = [d for d in (FIRST + timedelta(days=i) for i in range(60)) if d.weekday() < 5][:40]
+EX = DAYS[20]  # BIG's 2-for-1 bonus issue: one new share for every one held
+
+
+@pytest.fixture(scope="module")
+def quality() -> Iterator[ModuleType]:
+    with benchmark_module("model_quality") as module:
+        yield module
+
+
+def true_closes() -> dict[str, list[float]]:
+    """Each name's closes on one share count throughout: small daily moves; ZIP rests at 10.00
+    and closes limit-up on day 25 at 11.03, three cents (less than its 0.05 tick) over the
+    10% limit price: rounding, not a move the limit forbids, never reported."""
+    rng = np.random.default_rng(7)
+    out = {}
+    for symbol, start in (("BIG", 80.0), ("AAA", 20.0), ("BBB", 5.0), ("ZIP", 10.0)):
+        moves = rng.normal(0.0, 0.01, len(DAYS))
+        moves[0] = 0.0
+        out[symbol] = list(start * np.cumprod(1 + moves))
+    out["ZIP"] = [10.0 if i < 25 else 11.03 for i in range(len(DAYS))]
+    return out
+
+
+def write_prices(folder: Path, factor_on_ex: float = 2.0, tail: dict[str, float] | None = None) -> Path:
+    """prices.csv in `folder`: the true closes, BIG's from EX on divided by `factor_on_ex`
+    (what an unadjusted file shows after the bonus issue), volumes multiplied by it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["symbol,date,close,volume,high,low"]
+    for symbol, closes in true_closes().items():
+        for day, close in zip(DAYS, closes, strict=True):
+            factor = factor_on_ex if symbol == "BIG" and day >= EX else 1.0
+            shown = round(close / factor, 4)
+            volume = int(50_000 * factor)
+            lines.append(f"{symbol},{day.isoformat()},{shown},{volume},{shown * 1.01:.4f},{shown * 0.99:.4f}")
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def returns(frame: pd.DataFrame, symbol: str) -> pd.Series:
+    part = frame[frame["symbol"] == symbol].sort_values("date").set_index("date")["close"]
+    return part.pct_change().dropna()
+
+
+def test_a_bonus_issue_with_its_corporate_actions_row_changes_no_return_and_no_label(
+    tmp_path: Path, quality: ModuleType
+) -> None:
+    from models.dataset import build_panel
+
+    folder = write_prices(tmp_path / "market")
+    (folder / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio\nBIG,{EX.isoformat()},bonus,1 for 1\n")
+    prices, report = quality.load_market(folder, nse=False, price_limit=0.10)
+    true = pd.DataFrame(
+        [(s, d, c) for s, closes in true_closes().items() for d, c in zip(DAYS, closes, strict=True)],
+        columns=["symbol", "date", "close"],
+    )
+    pd.testing.assert_series_equal(returns(prices, "BIG"), returns(true, "BIG"), atol=1e-5, check_names=False)
+    unadjusted = quality.load_ohlcv(folder)
+    assert returns(unadjusted, "BIG").loc[EX] == pytest.approx(-0.5, abs=0.01)  # what the file shows
+    assert "corporate_actions.csv" not in " ".join(report.bad_rows) and len(unadjusted) == 4 * len(DAYS)
+    # the labels (the model's panel) read the same returns, the volumes before the ex-date on the new count
+    panel = build_panel(prices.drop(columns="ordinary"), horizon=5).set_index(["symbol", "date"])
+    expected = build_panel(true.assign(volume=100_000.0), horizon=5).set_index(["symbol", "date"])
+    big = panel.loc["BIG", "forward_return"].dropna()
+    pd.testing.assert_series_equal(big, expected.loc["BIG", "forward_return"].dropna(), atol=2e-5)
+    assert (prices.loc[prices["symbol"] == "BIG", "volume"] == 100_000).all()
+    assert [(s.symbol, s.ex_date, s.factor) for s in report.applied] == [("BIG", EX, 2.0)]
+    assert report.explained == 1 and report.beyond == () and report.warnings == ()
+    assert "explained by the corporate actions 1; probable capital changes 0" in "\n".join(report.lines())
+
+
+def test_without_the_row_the_move_beyond_a_stated_10_percent_limit_is_reported_and_adjusted_on_request(
+    tmp_path: Path, quality: ModuleType
+) -> None:
+    folder = write_prices(tmp_path / "market")
+    prices, report = quality.load_market(folder, nse=False, price_limit=0.10)
+    (move,) = report.beyond  # ZIP's +10% limit-up day is within the limit: not reported
+    assert (move.symbol, move.day, move.previous_day, move.sessions) == ("BIG", EX, DAYS[19], 1)
+    closes = true_closes()["BIG"]
+    implied = round(closes[19], 4) / round(closes[20] / 2, 4)  # the planted day's own move is in it too
+    assert move.move == pytest.approx(-0.5, abs=0.02) and move.implied_factor == pytest.approx(implied)
+    lines = "\n".join(report.lines())
+    assert "beyond the daily price limit of 10.0% (and a tick): 1" in lines and "probable capital changes 1" in lines
+    assert (
+        f"BIG {EX.isoformat()}: " in lines
+        and f"implied ratio {implied:.4g} shares per share" in lines
+        and "(not adjusted)" in lines
+    )
+    assert returns(prices, "BIG").loc[EX] == pytest.approx(-0.5, abs=0.01)  # reported, not adjusted
+    adjusted, said = quality.load_market(folder, nse=False, price_limit=0.10, adjust_implied=True)
+    assert returns(adjusted, "BIG").loc[EX] == pytest.approx(0.0, abs=1e-9)  # the day's whole move taken away
+    assert [s.symbol for s in said.implied] == ["BIG"] and "adjusted as a split with its implied ratio" in "\n".join(
+        said.lines()
+    )
+    pd.testing.assert_series_equal(returns(adjusted, "ZIP"), returns(prices, "ZIP"))
+    # no limit stated: nothing is reported, and the report says why
+    _, silent = quality.load_market(folder, nse=False)
+    assert silent.beyond == () and "no limit stated" in silent.lines()[-1]
+
+
+def test_a_rights_issue_is_adjusted_by_its_theoretical_ex_rights_price(tmp_path: Path, quality: ModuleType) -> None:
+    closes = true_closes()["BIG"]
+    cum = round(closes[19], 4)
+    terp = (4 * cum + 1 * 60.0) / 5  # one new share for every four held, at 60
+    folder = write_prices(tmp_path / "market", factor_on_ex=cum / terp)
+    (folder / "corporate_actions.csv").write_text(
+        f"symbol,ex_date,kind,ratio,price\nBIG,{EX.isoformat()},Rights Issue,1 for 4,60\n"
+    )
+    prices, report = quality.load_market(folder, nse=False)
+    true_move = closes[20] / closes[19] - 1
+    assert returns(prices, "BIG").loc[EX] == pytest.approx(true_move, abs=1e-4)
+    assert report.applied[0].factor == pytest.approx(cum / terp)
+
+
+def test_a_bad_row_is_named_and_an_action_that_does_not_explain_the_close_is_warned(
+    tmp_path: Path, quality: ModuleType
+) -> None:
+    folder = write_prices(tmp_path / "market")
+    (folder / "corporate_actions.csv").write_text(
+        "symbol,ex_date,kind,ratio\n"
+        f"BIG,{EX.isoformat()},bonus,1 for 1\n"
+        f"AAA,{DAYS[10].isoformat()},split,2 for 1\n"  # AAA's close did not move: a made-up split
+        f"BBB,{DAYS[5].isoformat()},dividend,0.5\n"
+        "CCC,2026-13-01,split,2\n"
+        f"BBB,{DAYS[6].isoformat()},split,1 for 1\n"
+    )
+    _, report = quality.load_market(folder, nse=False)
+    assert [b.split(": ", 1)[1] for b in report.bad_rows] == [
+        "kind 'dividend' is not one of split, bonus, rights, consolidation, delisting",
+        "ex_date '2026-13-01' is not YYYY-MM-DD",
+        "ratio '1 for 1' gives 1 shares per share: not a capital change",
+    ]
+    assert report.bad_rows[0].startswith(f"{folder / 'corporate_actions.csv'}:4: ")
+    (warning,) = report.warnings
+    assert "AAA" in warning and "does not explain the close" in warning
+    assert {s.symbol for s in report.applied} == {"BIG", "AAA"}  # the file is the record: applied, and warned
+
+
+def test_the_importer_stores_the_actions_as_split_notices_the_panel_reads(tmp_path: Path, settings) -> None:
+    from ingest.importers import import_path
+    from ingest.importers.files import CapitalOptions
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+    from store.panels import price_panel
+
+    folder = write_prices(tmp_path / "market")
+    (folder / "corporate_actions.csv").write_text(
+        "symbol,ex_date,kind,ratio,price\n"
+        f"BIG,{EX.isoformat()},bonus,1 for 1,\n"
+        f"AAA,{DAYS[-1].isoformat()},delisting,,7.5\n"
+    )
+    engine = service_engine(settings)
+    report = import_path(engine, folder, capital=CapitalOptions(price_limit=0.10))
+    assert report.rows_read == 4 * len(DAYS) and report.bad_rows == [] and report.corporate_actions_inserted == 2
+    assert any(
+        "explained by the corporate actions 1; probable capital changes 0" in line for line in report.capital_changes
+    )
+    with engine.connect() as conn:
+        stored = {(r["symbol"], r["kind"]): r for r in current_rows(conn, tables.corporate_actions)}
+        panel = price_panel(conn, DAYS[-1])
+    assert (stored[("BIG", "SPLIT")]["action_date"], stored[("BIG", "SPLIT")]["amount"]) == (EX, 2.0)
+    assert stored[("BIG", "SPLIT")]["detail"] == {"text": f"BIG {EX.isoformat()} bonus 1 for 1"}
+    assert stored[("AAA", "DELISTING")]["amount"] == 7.5
+    assert abs(returns(panel, "BIG").loc[EX]) < 0.05  # the model's panel reads no halving
+    # without the file, the implied adjustment is stored as a split that says what it is
+    other = service_engine(settings)
+    (folder / "corporate_actions.csv").unlink()
+    again = import_path(other, folder, capital=CapitalOptions(price_limit=0.10, adjust_implied=True))
+    assert any("probable capital changes 1 (each adjusted" in line for line in again.capital_changes)
+    with engine.connect() as conn:
+        splits = [r for r in current_rows(conn, tables.corporate_actions) if r["kind"] == "SPLIT"]
+    assert any(r["detail"]["text"].startswith("implied by a close beyond the daily price limit") for r in splits)
