@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from market.liquidity import passes_entry_gates, with_spread_estimates
+from market.windows import Runs
 
 LABELS = ("excess", "next_day")
 
@@ -34,7 +35,7 @@ def with_labels(frame: pd.DataFrame, horizon: int, label: str = "excess") -> pd.
         frame = with_spread_estimates(frame)
     by = frame.groupby("symbol", sort=False)
     if "adv_20" not in frame:
-        frame["adv_20"] = by["volume"].transform(lambda v: v.rolling(20).mean())
+        frame["adv_20"] = Runs.of(frame).rolling(frame["volume"], 20).mean()  # each name's own 20 sessions
     close = frame["close"].astype(float)
     frame["next_return"] = by["close"].shift(-1) / close - 1
     if label == "excess":

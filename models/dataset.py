@@ -29,6 +29,7 @@ import pandas as pd
 
 from market.labels import with_labels
 from market.liquidity import with_spread_estimates
+from market.windows import Runs
 from models.decisions import HORIZON
 from models.features import FEATURE_NAMES, compute_features, market_breadth_by_day
 from models.layer1 import empirical_p_up_series
@@ -52,16 +53,15 @@ def build_panel(
     are worked out from `prices` across instruments, so `prices` must hold every
     instrument of the market on the days it covers, not a selection."""
     frame = _with_inputs(prices, sentiment, market_sentiment, layer1)
-    parts = []
-    for _, panel in frame.groupby("symbol", sort=False):
-        panel = panel.reset_index(drop=True)
-        fallback = empirical_p_up_series(panel["close"], horizon)
-        panel["layer1_p_up"] = panel["layer1_p_up"].fillna(fallback)
-        features = compute_features(panel)
-        panel[FEATURE_NAMES] = features[FEATURE_NAMES]
-        panel["last_return"] = features["return_1d"]
-        parts.append(panel)
-    return with_labels(pd.concat(parts, ignore_index=True), horizon, label) if parts else frame
+    if frame.empty:
+        return frame
+    # every instrument in one pass: `frame` is sorted by symbol, then date (`_with_inputs`)
+    runs = Runs.of(frame)
+    frame["layer1_p_up"] = frame["layer1_p_up"].fillna(empirical_p_up_series(frame["close"], horizon, runs))
+    features = compute_features(frame, runs)
+    frame[FEATURE_NAMES] = features[FEATURE_NAMES]
+    frame["last_return"] = features["return_1d"]
+    return with_labels(frame, horizon, label)
 
 
 def _with_inputs(

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from market.errors import ConfigurationError
+from market.windows import Runs
 
 log = logging.getLogger(__name__)
 WINDOW = 200
@@ -61,26 +62,25 @@ class EmpiricalFallback:
         return out
 
 
-def empirical_p_up_series(closes: pd.Series, horizon: int) -> pd.Series:
-    """`EmpiricalFallback` for every day of one instrument at once (same numbers, fast):
-    the window of day t is the 200 closes ending at t."""
-    moves = closes - closes.shift(horizon)  # the move ending at each day
+def empirical_p_up_series(closes: pd.Series, horizon: int, runs: Runs | None = None) -> pd.Series:
+    """`EmpiricalFallback` for every day at once (same numbers, fast): the window of day t
+    is the 200 closes ending at t. `closes`: one instrument's, oldest first, or many
+    instruments' sorted by instrument, then date, with `runs` saying where each starts
+    (market/windows.py)."""
+    runs = runs if runs is not None else Runs.of(pd.DataFrame(index=closes.index))
+    moves = closes - runs.shift(closes, horizon)  # the move ending at each day
     state = np.sign(moves)
-    following = moves.shift(-horizon)  # the move that followed it (counted only once known, below)
+    following = runs.shift(moves, -horizon)  # the move that followed it (counted only once known, below)
     span = WINDOW - 2 * horizon  # pairs of moves inside a 200-close window
     ups = pd.Series(0.0, index=closes.index)
     moved = pd.Series(0.0, index=closes.index)
     for value in (-1.0, 0.0, 1.0):
         match = state == value
         # pair started at day j, known at day j + horizon: shift so it counts from then on
-        ups_in = (match & (following > 0)).astype(float).shift(horizon).rolling(span, min_periods=0).sum()
-        moved_in = (
-            (match & (following != 0) & following.notna())
-            .astype(float)
-            .shift(horizon)
-            .rolling(span, min_periods=0)
-            .sum()
-        )
+        ups_in = runs.rolling(runs.shift((match & (following > 0)).astype(float), horizon), span, 0).sum()
+        moved_in = runs.rolling(
+            runs.shift((match & (following != 0) & following.notna()).astype(float), horizon), span, 0
+        ).sum()
         ups = ups.where(~match, ups_in)
         moved = moved.where(~match, moved_in)
     return ((ups + 1) / (moved + 2)).where(state.notna(), 0.5)
