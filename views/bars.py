@@ -5,9 +5,11 @@ Built by `refresh_bars`, which the writers call, never a request: the stage runn
 any stage that appended prices (T0), `t1_features` (the stage that computes the day's
 indicators), backfill and the price import. It rebuilds each instrument whose prices
 changed since the last build (eod_prices ids newer than the newest `price_id` stored)
-over the instrument's whole history, with the feature registry's own functions
-(`views.market.INDICATORS`), and appends only the rows whose content changed, so a day's
-refresh inserts that day's bars and a corrected price re-versions the bars it moves.
+over the instrument's whole history, every instrument in one pass, with the feature
+registry's own functions (`views.market.INDICATORS`), and appends only the rows whose
+content changed, comparing each instrument's rows from its first new price on (a bar
+before it reads no new price), so a day's refresh compares and inserts that day's bars
+and a corrected price re-versions the bars it moves.
 Indicators are therefore warmed up from the first bar: a page of 5 bars has no nulls once
 the instrument has the indicator's window of history (RSI's 14 changes, 20 days for the
 others).
@@ -67,43 +69,58 @@ def _prices(conn: Connection, symbols: list[str] | None) -> pd.DataFrame:
     return frame.sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
 
 
-def built_rows(conn: Connection, symbols: list[str] | None = None) -> list[dict[str, Any]]:
+def built_rows(
+    conn: Connection, symbols: list[str] | None = None, since: dict[str, date] | None = None
+) -> list[dict[str, Any]]:
     """The `daily_bars` rows of `symbols` (all when None) as the prices now stand: every
-    current price row with its indicators over the symbol's whole history."""
-    prices = _prices(conn, symbols)
-    rows: list[dict[str, Any]] = []
-    for _, bars in prices.groupby("symbol", sort=True):
-        enriched = with_indicators(bars.reset_index(drop=True))
-        values = enriched[[c for c in BAR_FIELDS if c not in ("trading_date", "volume")]].to_numpy(dtype=float)
-        numeric = [c for c in BAR_FIELDS if c not in ("trading_date", "volume")]
+    current price row with its indicators over the symbol's whole history, every symbol in
+    one pass (`with_indicators`). `since`: per symbol, the first date whose rows are wanted
+    (the indicators still read the history before it)."""
+    enriched = _prices(conn, symbols)
+    if enriched.empty:
+        return []
+    enriched = with_indicators(enriched)
+    if since is not None:
+        enriched = enriched[(enriched["trading_date"] >= enriched["symbol"].map(since)).to_numpy(bool)]
+    numeric = [c for c in BAR_FIELDS if c not in ("trading_date", "volume")]
+    values = enriched[numeric].to_numpy(dtype=float)
+    return [
+        {
+            "symbol": symbol,
+            "trading_date": day,
+            "price_id": int(price_id),
+            "volume": int(volume),
+            **{name: None if np.isnan(v) else float(v) for name, v in zip(numeric, row)},
+        }
         for symbol, day, price_id, volume, row in zip(
             enriched["symbol"], enriched["trading_date"], enriched["id"], enriched["volume"], values
-        ):
-            rows.append(
-                {
-                    "symbol": symbol,
-                    "trading_date": day,
-                    "price_id": int(price_id),
-                    "volume": int(volume),
-                    **{name: None if np.isnan(v) else float(v) for name, v in zip(numeric, row)},
-                }
-            )
-    return rows
+        )
+    ]
 
 
 def refresh_bars(conn: Connection) -> int:
     """Bring `daily_bars` up to date with `eod_prices`; the number of bar rows inserted.
-    Idempotent: with nothing new it reads two numbers and returns 0."""
+    Idempotent: with nothing new it reads two numbers and returns 0. Each symbol with a
+    price newer than the last build has its indicators computed over its whole history
+    and its rows compared from the first date of a new price on: an earlier bar reads no
+    new price, so it is as stored (a day's refresh compares that day's rows only)."""
     marks = watermarks(conn)
     built_from = marks[1]
     if is_current(marks):
         return 0
     p = tables.eod_prices.c
-    changed = sorted(conn.execute(select(p.symbol).where(p.id > (built_from or 0)).distinct()).scalars())
-    if not changed:
+    firsts = dict(
+        conn.execute(
+            select(p.symbol, func.min(p.trading_date)).where(p.id > (built_from or 0)).group_by(p.symbol)
+        ).all()
+    )
+    if not firsts:
         return 0
-    rows = built_rows(conn, changed)
-    return append_history(conn, tables.daily_bars, rows, scope=[tables.daily_bars.c.symbol.in_(changed)]).inserted
+    changed = sorted(firsts)
+    rows = built_rows(conn, changed, since=firsts)
+    b = tables.daily_bars.c
+    scope = [b.symbol.in_(changed), b.trading_date >= min(firsts.values())]
+    return append_history(conn, tables.daily_bars, rows, scope=scope).inserted
 
 
 def stored_pages(

@@ -127,7 +127,8 @@ def _bars(conn: Connection, start: date, end: date, symbols: list[str] | None = 
 
 
 def with_indicators(bars: pd.DataFrame) -> pd.DataFrame:
-    """`bars` of one symbol, oldest first, with every indicator column added."""
+    """`bars` of one symbol, oldest first, or of many sorted by symbol, then date, with
+    every indicator column added (each symbol's from its own bars: models/features.py)."""
     panel = bars.astype({"close": float, "volume": float, "bid": float, "ask": float, "high": float, "low": float})
     return bars.assign(**{name: compute(panel).to_numpy() for name, compute in INDICATORS.items()})
 
@@ -233,12 +234,10 @@ def _unscored(conn: Connection, day: date, live_first: date | None) -> str | Non
 
 
 def _with_rsi(bars: pd.DataFrame) -> pd.DataFrame:
-    """`bars` of every symbol with `rsi_14` added: only RSI is served by `latest_market`, so
-    one pass over every symbol, not all indicators per symbol."""
+    """`bars` of every symbol (sorted by symbol, then date) with `rsi_14` added: only RSI is
+    served by `latest_market`, so one pass over every symbol, not all indicators."""
     if not bars.empty:
-        bars["rsi_14"] = bars.groupby("symbol", group_keys=False)[["close"]].apply(
-            lambda one: f.rsi_14(one.astype({"close": float}))
-        )
+        bars["rsi_14"] = f.rsi_14(bars[["symbol", "close"]].astype({"close": float}))
     return bars
 
 
