@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Date, Select, Table, bindparam, func, select, tuple_
 from sqlalchemy import column as named_column
@@ -32,6 +32,9 @@ from sqlalchemy.sql.elements import ColumnElement
 from market.clock import utc_now
 from market.errors import InvalidInputError
 from store.types import Money, UTCDateTime, as_utc
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _BOOKKEEPING = ("id", "recorded_at")
 _KEYS_PER_QUERY = 400
@@ -122,11 +125,13 @@ def current_query(
     *,
     as_of: datetime | None = None,
     where: Sequence[ColumnElement[bool]] = (),
+    columns: Sequence[str] | None = None,
 ) -> Select:
     """SELECT of the latest version per natural key, optionally as known at `as_of`.
 
     `where` filters the versions before the latest is picked (use it for the natural key
     or a date range; a filter on a non-key column would pick the latest matching version).
+    `columns`: the columns selected, in that order (default: every column of the table).
     """
     key_columns = [table.c[name] for name in table.info["key"]]
     rank = (
@@ -142,8 +147,9 @@ def current_query(
     # The outer columns are named, typed columns of the one subquery it reads, not that
     # subquery's column collection: building the collection took 0.55 of the 0.84 ms that
     # building this query took, and the store builds it for every read of current rows.
+    picked = [table.c[name] for name in columns] if columns is not None else list(table.c)
     return (
-        select(*[named_column(c.name, c.type) for c in table.c])
+        select(*[named_column(c.name, c.type) for c in picked])
         .select_from(versions.subquery())
         .where(named_column("version_rank") == 1)
     )
@@ -159,6 +165,23 @@ def current_rows(
     result = conn.execute(current_query(table, as_of=as_of, where=where))
     names = list(result.keys())  # once, not a mapping view per row: a fifth of the read on 60,000 prices
     return [dict(zip(names, row, strict=True)) for row in result]
+
+
+def current_frame(
+    conn: Connection,
+    table: Table,
+    columns: Sequence[str],
+    *,
+    where: Sequence[ColumnElement[bool]] = (),
+) -> pd.DataFrame:
+    """`current_rows` of `columns` only, as a DataFrame (one column each, in that order):
+    the same versions, without the row dictionaries and the columns a reader does not use
+    (a price panel's 120,000 rows read in a third of the time, most of it the conversion of
+    every `recorded_at`)."""
+    import pandas as pd  # here: the store's writers and most readers never build a frame
+
+    rows = [tuple(row) for row in conn.execute(current_query(table, where=where, columns=columns))]
+    return pd.DataFrame.from_records(rows, columns=list(columns))  # plain tuples: pandas reads them fastest
 
 
 def row_counts(conn: Connection, tables: Iterable[Table]) -> dict[str, int]:

@@ -13,11 +13,12 @@ from sqlalchemy import Connection, select
 
 from market.instruments import is_ordinary
 from store import tables
-from store.history import current_rows
+from store.history import current_frame, current_rows
 from store.instruments import instrument_types
 from store.splits import Split, stored_splits
 
 PRICE_COLUMNS = ("close", "bid", "ask", "high", "low")
+BAR_COLUMNS = ("symbol", "trading_date", "close", "volume", "bid", "ask", "high", "low")  # what `price_panel` reads
 
 
 def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.DataFrame:
@@ -25,15 +26,11 @@ def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.Da
     by then, with `ordinary`: whether the instrument is an ordinary share (store/instruments.py;
     a bar of an instrument the store does not describe counts as one)."""
     c = tables.eod_prices.c
-    rows = current_rows(
-        conn, tables.eod_prices, where=[c.trading_date <= day] + ([c.trading_date >= since] if since else [])
-    )
-    frame = pd.DataFrame(rows, columns=[c.name for c in tables.eod_prices.c])
-    frame = frame.rename(columns={"trading_date": "date"})[
-        ["symbol", "date", "close", "volume", "bid", "ask", "high", "low"]
-    ]
+    where = [c.trading_date <= day] + ([c.trading_date >= since] if since else [])
+    frame = current_frame(conn, tables.eod_prices, BAR_COLUMNS, where=where).rename(columns={"trading_date": "date"})
     types = instrument_types(conn)
-    frame["ordinary"] = [is_ordinary(types[s]) if s in types else True for s in frame["symbol"]]
+    ordinary = {symbol: is_ordinary(kind) for symbol, kind in types.items()}
+    frame["ordinary"] = frame["symbol"].map(ordinary).fillna(True).astype(bool)  # undescribed: counts as one
     return split_adjusted(frame, stored_splits(conn, day))
 
 
@@ -75,8 +72,7 @@ def split_adjusted(prices: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:
     adjusted = prices.copy()
     for column in ("volume", *PRICE_COLUMNS):
         if column in adjusted:
-            # a missing quote is NaN, not None; volumes as floats: a bonus issue's factor (1.2) makes fractions
-            adjusted[column] = pd.to_numeric(adjusted[column], errors="coerce").astype(float)
+            adjusted[column] = pd.to_numeric(adjusted[column], errors="coerce")  # a missing quote is NaN, not None
     for split in splits:
         before = (adjusted["symbol"] == split.symbol) & (adjusted["date"] < split.ex_date)
         for column in PRICE_COLUMNS:
@@ -87,14 +83,14 @@ def split_adjusted(prices: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:
 
 
 def sentiment_composites(conn: Connection, day: date, method: str) -> pd.DataFrame:
-    """Every stored sentiment composite of `method` up to `day`, its columns as stored
-    (`trading_date` as `date`); models/scoring.py `sentiment_inputs` splits the market's
-    row from the names'."""
+    """Every stored sentiment composite of `method` up to `day`: symbol, date (the trading
+    date) and score; models/scoring.py `sentiment_inputs` splits the market's row from the
+    names'. (Each row's inputs are not read: a panel never uses them.)"""
     c = tables.sentiment_composites.c
-    return pd.DataFrame(
-        current_rows(conn, tables.sentiment_composites, where=[c.trading_date <= day, c.method == method]),
-        columns=[x.name for x in tables.sentiment_composites.c],
-    ).rename(columns={"trading_date": "date"})
+    where = [c.trading_date <= day, c.method == method]
+    columns = ("symbol", "trading_date", "score")
+    frame = current_frame(conn, tables.sentiment_composites, columns, where=where)
+    return frame.rename(columns={"trading_date": "date"})
 
 
 def risk_models(conn: Connection) -> list[dict[str, Any]]:
