@@ -61,12 +61,12 @@ def test_rest_and_graphql_serve_the_same_null_books(api: Api) -> None:
     assert rest["records"]["live"]["nulls"] is None, "the whole record's, not its parts'"
 
     settings = api.world.settings
-    frame = planted(0, True, names=40, days=30)
-    last = CALENDAR.add_trading_days(DAY, 30)
+    frame = planted(0, True, names=40, days=22)
+    last = CALENDAR.add_trading_days(DAY, 22)
     seed_planted(api.world.engine, frame, settings.ai_starting_cash, fee_schedule(settings), last=last)
     rest, graph = both(api)
     nulls = rest["nulls"]
-    assert graph == nulls and nulls["days"] == rest["days"] == 32
+    assert graph == nulls and nulls["days"] == rest["days"] == 24
     fixed = nulls["families"]["fixed_random"]["information_ratio"]
     assert fixed["lowest"] < fixed["mean"] < fixed["highest"], "twenty different books"
     assert nulls["families"]["bought_and_held"]["books"] == 1
