@@ -27,6 +27,18 @@ Runs, in one call:
     python benchmarks/backtest.py                                   # NSE, 2012-01-02 .. 2021-12-31
     python benchmarks/backtest.py --from 2008-01-02 --to 2011-12-31 # the early span: the selection table
     python benchmarks/backtest.py --ohlcv prices.csv --fees jse  # any market: symbol,date,close,volume,...
+    python benchmarks/backtest.py --ohlcv prices.csv --fees gse.toml --price-limit 0.1   # its fees, its limit
+
+Real market files as they come (issue 66): a held name without a row for `--delist-after`
+sessions (default MARKETINTEL_DELIST_AFTER_SESSIONS, 60) is delisted (portfolio/delisting.py)
+and valued by `--delisted-value` (nothing, the default, or last_close), the other reading
+printed beside it: the delisted positions, their position-days and their value, the final
+equity and the total return under each reading, and each delisting with its dates. The
+prices are adjusted for the corporate-actions file beside them (or `--actions`), and the
+closes beyond the market's daily price limit (`--price-limit`, default
+MARKETINTEL_DAILY_PRICE_LIMIT) that no action explains are reported, and adjusted with
+`--adjust-implied` (ingest/importers/actions.py); the report is printed first. `--fees`
+takes a built-in schedule or a .toml/.json fee file (market/fees.py FEE_FILE_FORMAT).
 
 Null books (portfolio/nulls.py; `--no-nulls` skips them): beside the model's book at the
 default brokerage, the same book with the model's expected-excess values re-assigned each
@@ -67,7 +79,7 @@ from datetime import date
 from pathlib import Path
 
 import pandas as pd
-from model_quality import SHARED_DATA, load_nse, load_ohlcv
+from model_quality import SHARED_DATA, capital_arguments, capital_figures, capital_options, load_market
 
 from models.decisions import HORIZON as HORIZON_OF_MODEL
 
@@ -110,7 +122,9 @@ def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, p
         frame = nse_daily_frame(path, indices=True)
         rows = frame[frame["symbol"].map(is_index)]
     else:
-        files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
+        from ingest.importers.actions import price_files
+
+        files = price_files(path)
         rows = pd.DataFrame(
             [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and is_index(r["symbol"])]
         )
@@ -132,10 +146,11 @@ def _digest(paths: list[Path], root: Path, into: hashlib._Hash) -> None:
         into.update(path.read_bytes())
 
 
-def cache_key(source: Path, prices: pd.DataFrame, start: date, end: date, horizon: int) -> str:
+def cache_key(source: Path, prices: pd.DataFrame, start: date, end: date, horizon: int, adjustments: tuple = ()) -> str:
     """The out-of-sample predictions' key: the data files' digest, the span, the horizon,
     the last price date read, and the code that makes them (PREDICTION_CODE and
-    `out_of_sample_predictions`' source)."""
+    `out_of_sample_predictions`' source); `adjustments`: the capital changes the prices were
+    adjusted for (symbol, ex-date, factor), where any were (a run without keeps its key)."""
     from portfolio.backtest import out_of_sample_predictions
 
     digest = hashlib.sha256()
@@ -145,6 +160,8 @@ def cache_key(source: Path, prices: pd.DataFrame, start: date, end: date, horizo
     _digest(sorted(f for c in code for f in ([c] if c.is_file() else c.rglob("*.py"))), ROOT, digest)
     digest.update(inspect.getsource(out_of_sample_predictions).encode())
     digest.update(f"{start}|{end}|{horizon}|{max(prices['date'])}|{len(prices)}".encode())
+    if adjustments:
+        digest.update(repr(adjustments).encode())
     return digest.hexdigest()[:24]
 
 
@@ -158,7 +175,8 @@ def predictions_for(prices: pd.DataFrame, start: date, end: date, horizon: int, 
     path = None
     if args.cache:
         source = Path(args.ohlcv or args.nse)
-        path = Path(args.cache) / f"oos-{cache_key(source, prices, start, end, horizon)}.pkl"
+        adjustments = getattr(args, "adjustments", ())
+        path = Path(args.cache) / f"oos-{cache_key(source, prices, start, end, horizon, adjustments)}.pkl"
         if path.exists():
             cache["hits"] += 1
             cache["seconds"] += time.perf_counter() - started
@@ -202,10 +220,10 @@ def benchmarks_for(predictions: pd.DataFrame, source: Path, index: str | None, n
     return found, name
 
 
-def book_figures(days, fees, fills: str, mandate, horizon: int, cash: float, benchmarks: dict) -> dict:
+def book_figures(days, fees, fills: str, mandate, horizon: int, cash: float, benchmarks: dict, delisting=None) -> dict:
     from portfolio.backtest import run_backtest, summarise
 
-    run = run_backtest(days, cash, fees, fills, mandate, horizon)
+    run = run_backtest(days, cash, fees, fills, mandate, horizon, delisting)
     return summarise(run, cash, benchmarks, by_year=True)
 
 
@@ -284,13 +302,19 @@ def _selected_row(combo: tuple) -> dict:
 
 def parse_args() -> argparse.Namespace:
     from market.fees import SCHEDULES
+    from market.settings import get_settings
+    from portfolio.delisting import READINGS
     from portfolio.nulls import DAILY_RANDOM_SEEDS, FIXED_RANDOM_SEEDS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nse", default=str(SHARED_DATA / "nse-kenya" / "daily"))
     parser.add_argument("--ohlcv", default=None, help="any OHLCV file or folder instead of the NSE files")
     parser.add_argument("--index", default=None, help="the index symbol to compare with (default ^NASI where present)")
-    parser.add_argument("--fees", default=None, choices=sorted(SCHEDULES), help="fee schedule (default: nse on NSE)")
+    parser.add_argument(
+        "--fees",
+        default=None,
+        help=f"fee schedule: {', '.join(sorted(SCHEDULES))} or a .toml/.json fee file (default: nse on NSE, else jse)",
+    )
     parser.add_argument("--from", dest="start", default="2012-01-02")
     parser.add_argument("--to", dest="end", default="2021-12-31", help="last day (default 2021-12-31)")
     parser.add_argument("--select", action=argparse.BooleanOptionalAction, default=None)
@@ -300,11 +324,51 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--fixed-seeds", type=int, default=FIXED_RANDOM_SEEDS, help="random rankings fixed")
     parser.add_argument("--cache", default=None, help="a folder for the out-of-sample predictions (opt-in)")
     parser.add_argument("--workers", type=int, default=2, help="processes for the selection's books")
-    return parser.parse_args()
+    settings = get_settings()
+    parser.add_argument(
+        "--delist-after",
+        type=int,
+        default=settings.delist_after_sessions,
+        help="sessions without a row after which a held name is delisted (default: MARKETINTEL_DELIST_AFTER_SESSIONS)",
+    )
+    parser.add_argument(
+        "--delisted-value",
+        choices=READINGS,
+        default=settings.delisted_value,
+        help="what a delisted position is worth; the other reading is printed beside it",
+    )
+    capital_options(parser)
+    args = parser.parse_args()
+    if args.delist_after < 1:
+        parser.error(f"--delist-after {args.delist_after}: a name is delisted after 1 session without a row or more")
+    return args
+
+
+def fee_schedules(args: argparse.Namespace):
+    """The default and retail schedules of --fees (a built-in key or a fee file); a bad
+    name or file is a one-line error."""
+    from market.errors import MarketIntelError
+    from market.fees import market_fees
+
+    try:
+        schedule = market_fees(args.fees or ("jse" if args.ohlcv else "nse"))
+    except KeyError as exc:
+        raise SystemExit(f"error: --fees: {exc.args[0]}") from None
+    except MarketIntelError as exc:
+        raise SystemExit(f"error: --fees: {exc.detail}") from None
+    return schedule.schedule(), schedule.schedule(retail=True)
+
+
+def delisting_rule(args: argparse.Namespace, capital):
+    """--delist-after and --delisted-value, with the corporate-actions file's delistings as
+    the values they give (portfolio/delisting.py Settlement)."""
+    from portfolio.delisting import DelistingRule, Settlement
+
+    settled = [Settlement(a.symbol, a.ex_date, a.price or 0.0) for a in capital.settlements]
+    return DelistingRule(args.delist_after, args.delisted_value, tuple(settled))
 
 
 def main() -> None:
-    from market.fees import market_fees
     from models.decisions import HORIZON
     from portfolio.backtest import decided_frame, persistence_by_day, prepare_days
     from portfolio.book import Mandate
@@ -317,12 +381,16 @@ def main() -> None:
         raise SystemExit(f"error: no market files at {source} (set --nse, --ohlcv or MARKETINTEL_SHARED_DATA)")
     started = time.perf_counter()
     start, end = date.fromisoformat(args.start), date.fromisoformat(args.end)
-    schedule = market_fees(args.fees or ("jse" if args.ohlcv else "nse"))
-    default_fees, retail_fees = schedule.schedule(), schedule.schedule(retail=True)
-    prices = load_ohlcv(source) if args.ohlcv else load_nse(source)
+    default_fees, retail_fees = fee_schedules(args)
+    prices, capital = load_market(source, not args.ohlcv, *capital_arguments(args))
+    for line in capital.lines():
+        print(line, flush=True)
+    args.adjustments = tuple((s.symbol, s.ex_date.isoformat(), s.factor) for s in capital.applied)
+    rule = delisting_rule(args, capital)
     label_cut = sorted(d for d in prices["date"].unique() if d > end)[:LABEL_CUT]
     prices = prices[prices["date"] <= (label_cut[-1] if label_cut else end)]  # the last labels' closes, no more
     out: dict = {"benchmark": "backtest", "data": str(source), "from": args.start, "to": args.end}
+    out["capital_changes"] = capital_figures(capital)
     cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
     predictions = predictions_for(prices, start, end, HORIZON, args, cache)
     persistence = persistence_by_day(predictions, prices)  # point in time: each day reads what it knew
@@ -335,18 +403,23 @@ def main() -> None:
     rate = float(default_fees.rate)
     days = prepare_days(predictions, rate, HORIZON, mandate.names, persistence)
     decided = decided_frame(predictions, rate, HORIZON, mandate.names)
-    replay = Replay(days, decided, default_fees, mandate, "costed", args.cash, HORIZON)
+    replay = Replay(days, decided, default_fees, mandate, "costed", args.cash, HORIZON, rule)
     model, _ = replay_book(replay)
     compared = dict(benchmarks)
     if args.nulls:
         out["nulls"], compared["fixed_random_mean"] = nulls(replay, model, benchmarks, args)
     runs = {"default_brokerage": summarise_book(model, args.cash, compared)}
-    runs["gross_of_costs"] = book_figures(replay.days, default_fees, "gross", mandate, HORIZON, args.cash, benchmarks)
+    runs["gross_of_costs"] = book_figures(
+        replay.days, default_fees, "gross", mandate, HORIZON, args.cash, benchmarks, rule
+    )
     retail_days = prepare_days(predictions, float(retail_fees.rate), HORIZON, mandate.names, persistence)
-    runs["retail_brokerage"] = book_figures(retail_days, retail_fees, "costed", mandate, HORIZON, args.cash, benchmarks)
+    runs["retail_brokerage"] = book_figures(
+        retail_days, retail_fees, "costed", mandate, HORIZON, args.cash, benchmarks, rule
+    )
     out["fees"] = {"default": default_fees.describe(), "retail": retail_fees.describe()}
     out["runs"] = runs
     print_table(runs, benchmarks)
+    print_delisting(runs)
     if args.nulls:
         print_nulls(out["nulls"], runs["default_brokerage"])
         print_against(runs["default_brokerage"], compared)
@@ -359,6 +432,31 @@ def main() -> None:
         f"peak RSS {out['peak_rss_mb']} MB"
     )
     print(json.dumps(out, default=str))
+
+
+def print_delisting(runs: dict) -> None:
+    """The delisting rule's figures for each run (portfolio/backtest.py delisting_figures):
+    the delisted positions, their position-days and, at the end, their value, the final
+    equity and the total return under each reading, the rule's first; then each delisting
+    of the default-brokerage book with its dates."""
+    first = next(iter(runs.values()))["delisting"]
+    print(f"delisting: {first['rule']}")
+    for name, figures in runs.items():
+        d = figures["delisting"]
+        own, other = d["reading"], next(r for r in d["value_at_end"] if r != d["reading"])
+        print(
+            f"  {name}: {d['positions']} delisted positions ({d['names']} names), {d['position_days']} position-days, "
+            f"{d['held_at_end']} held at the end worth {d['value_at_end'][own]:,.2f} ({own}) / "
+            f"{d['value_at_end'][other]:,.2f} ({other}); final equity {d['final_equity'][own]:,.2f} / "
+            f"{d['final_equity'][other]:,.2f}; total return {_percent(d['total_return'][own])} / "
+            f"{_percent(d['total_return'][other])}"
+        )
+    for e in runs["default_brokerage"]["delisting"]["episodes"]:
+        back = f"rows again from {e['returned_on']}" if e["returned_on"] else "to the end"
+        print(
+            f"    {e['symbol']}: {e['quantity']:,} shares, last row {e['last_row']}, delisted {e['delisted_on']}, "
+            f"{back} ({e['days']} days); last close {e['last_close']:g}, worth {e['value_last_close']:,.2f} at it"
+        )
 
 
 def print_selection(chosen: dict) -> None:

@@ -49,6 +49,7 @@ from market.costs import FeeSchedule
 from models.decisions import BOOK_NAMES, HORIZON, decide
 from portfolio.backtest import BacktestResult, PreparedDay, book_returns, run_backtest, summarise, with_signals
 from portfolio.book import Mandate
+from portfolio.delisting import DelistingRule
 from portfolio.track_record import NULL_BENCHMARK, NULL_FAMILIES, NullFamily, NullRecord, NullSpread, statistics
 
 DAILY_RANDOM_SEEDS = 10
@@ -192,7 +193,7 @@ class NullBook:
 class Replay:
     """What every book of a comparison shares: the days (portfolio/backtest.prepare_days),
     the decided rows they were made of (backtest.decided_frame), the fees, the mandate,
-    the fill mode, the starting cash and the horizon."""
+    the fill mode, the starting cash, the horizon and the delisting rule."""
 
     days: list[PreparedDay]
     decided: pd.DataFrame
@@ -201,6 +202,7 @@ class Replay:
     fills: str = "costed"
     starting_cash: float = 10_000_000
     horizon: int = HORIZON
+    delisting: DelistingRule = DelistingRule()  # portfolio/delisting.py: every book of a comparison applies one
 
 
 def null_keys(replay: Replay, plan: NullPlan, model: BacktestResult) -> list[tuple[str, int | None, np.ndarray]]:
@@ -234,6 +236,7 @@ def replay_book(replay: Replay, days: list[PreparedDay] | None = None) -> tuple[
         replay.fills,
         replay.mandate,
         replay.horizon,
+        replay.delisting,
     )
     return result, book_returns(result.curve, replay.starting_cash)
 

@@ -1,0 +1,125 @@
+"""`benchmarks/backtest.py --ohlcv` on a market's files as they come (issue 66): it prints the
+capital-change report of the files it read (a bonus issue its corporate-actions row
+explains, a move beyond the stated limit none does) and, for each run, the delisted
+positions, their position-days and their value under each reading, with each delisting's
+dates; a fee file is the schedule every run charges. The walk-forward is replaced by a
+planted signal (as tests/portfolio/test_backtest_cache.py replaces it): the rest is the
+benchmark's own code."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import date, timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import portfolio.backtest
+from tests.benchmark_modules import benchmark_module
+
+DAYS = [d for d in (date(2025, 1, 6) + timedelta(days=i) for i in range(200)) if d.weekday() < 5][:130]
+GONE_AFTER = 80  # GONE's rows end after its 80th day: 50 sessions before the end, fewer than the default 60
+BONUS = DAYS[50]  # BIG's bonus issue, 1 for 1: the file's closes halve from here
+JUMP = DAYS[90]  # ODD's close triples, beyond the 10% limit, and no action explains it
+
+
+def planted_files(folder: Path) -> Path:
+    rng = np.random.default_rng(3)
+    lines = ["symbol,date,close,volume,high,low"]
+    for k, symbol in enumerate(("GONE", "BIG", "ODD", "AAA", "BBB", "CCC")):
+        close = 20.0 + 5 * k
+        for i, day in enumerate(DAYS):
+            if symbol == "GONE" and i >= GONE_AFTER:
+                break
+            close *= 1 + rng.normal(0.0005, 0.01)
+            shown = close / 2 if symbol == "BIG" and day >= BONUS else close
+            shown = shown * 3 if symbol == "ODD" and day >= JUMP else shown
+            lines.append(f"{symbol},{day},{shown:.4f},1000000,{shown * 1.005:.4f},{shown * 0.995:.4f}")
+    folder.mkdir()
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    (folder / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio\nBIG,{BONUS},bonus,1 for 1\n")
+    return folder
+
+
+def planted_walk_forward(prices: pd.DataFrame, first_test_date: date, horizon: int) -> pd.DataFrame:
+    """The panel's rows from `first_test_date`, every name expected to beat the universe
+    (GONE most): the book buys all six on its first day."""
+    from models.dataset import build_panel
+
+    panel = build_panel(prices, horizon=horizon)
+    rows = panel[panel["date"] >= first_test_date].copy()
+    edge = np.where(rows["symbol"] == "GONE", 0.03, 0.02)
+    return rows.assign(p_up=0.6, raw_score=edge, expected_return=edge, predicted_return=edge)
+
+
+def test_the_backtest_prints_the_capital_changes_and_the_delisted_positions_under_each_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from market.fees import market_fees
+
+    folder = planted_files(tmp_path / "market")
+    fees = tmp_path / "market.toml"
+    fees.write_text('brokerage = 0.004\nretail_brokerage = 0.012\n[levies]\n"exchange levy" = 0.003\n')
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
+    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1])]
+    argv += ["--no-nulls", "--fees", str(fees), "--price-limit", "0.1", "--delist-after", "10"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with benchmark_module("backtest") as backtest:
+        backtest.main()
+    out = capsys.readouterr().out
+    last = json.loads(out.strip().splitlines()[-1])
+    # the capital-change report of the files it read, first
+    assert f"corporate actions: {folder / 'corporate_actions.csv'}; 1 read, 1 splits applied" in out
+    assert "beyond the daily price limit of 10.0% (and a tick): 2; explained by the corporate actions 1" in out
+    assert f"  ODD {JUMP}: " in out and "implied ratio 0.33" in out
+    assert last["capital_changes"]["splits_applied"] == [["BIG", str(BONUS), 2.0]]
+    # the delisting: GONE, held from the first day, delisted on its 10th session without a row
+    assert "delisting: a held name without a row for 10 sessions is delisted from that session" in out
+    delisted_on = DAYS[GONE_AFTER - 1 + 10]
+    figures = last["runs"]["default_brokerage"]["delisting"]
+    (episode,) = figures["episodes"]
+    assert (episode["symbol"], episode["last_row"], episode["delisted_on"]) == (
+        "GONE",
+        str(DAYS[GONE_AFTER - 1]),
+        str(delisted_on),
+    )
+    days = len([d for d in DAYS if delisted_on <= d <= DAYS[-1]])
+    assert (figures["positions"], figures["position_days"]) == (1, days)
+    worth = figures["value_at_end"]["last_close"]
+    assert worth > 0 and figures["value_at_end"]["nothing"] == 0
+    assert figures["final_equity"]["last_close"] == pytest.approx(figures["final_equity"]["nothing"] + worth, abs=0.02)
+    assert (
+        f"  default_brokerage: 1 delisted positions (1 names), {days} position-days, 1 held at the end worth "
+        f"0.00 (nothing) / {worth:,.2f} (last_close)" in out
+    )
+    assert (
+        f"    GONE: {episode['quantity']:,} shares, last row {DAYS[GONE_AFTER - 1]}, delisted {delisted_on}, to the end"
+        in out
+    )
+    for run in ("gross_of_costs", "retail_brokerage"):
+        assert last["runs"][run]["delisting"]["positions"] == 1 and f"  {run}: 1 delisted positions" in out
+    # the fee file is what every run charged
+    schedule = market_fees(str(fees))
+    assert last["fees"] == {
+        "default": schedule.schedule().describe(),
+        "retail": schedule.schedule(retail=True).describe(),
+    }
+    assert "levies 0.30% (exchange levy 0.30%) + brokerage 0.40% = 0.70% a side" in last["fees"]["default"]
+
+
+def test_a_bad_fee_file_or_limit_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = planted_files(tmp_path / "market")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"brokerage": 5}')
+    with benchmark_module("backtest") as backtest:
+        for extra, says in (
+            (["--fees", str(bad)], r"^error: --fees: fee file .*bad\.json: brokerage = 5 is not a rate"),
+            (["--fees", "lse"], r"^error: --fees: no fee schedule 'lse'; known: jse, nse, or a \.toml or \.json"),
+            (["--price-limit", "10"], r"^error: --price-limit 10\.0 is not a fraction between 0 and 1"),
+        ):
+            monkeypatch.setattr(sys, "argv", ["backtest.py", "--ohlcv", str(folder), *extra])
+            with pytest.raises(SystemExit, match=says):
+                backtest.main()
