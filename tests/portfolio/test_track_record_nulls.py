@@ -22,7 +22,7 @@ from store import tables
 from store.history import append_history
 from tests.portfolio.planted_store import planted_world
 from tests.portfolio.seed import CALENDAR, price_row
-from views.null_record import NullRecords, executed_days
+from views.null_record import NullRecords, executed_days, read_days, replay_of
 from views.track_record import ai_track_record
 
 FEES = FeeSchedule()
@@ -83,6 +83,12 @@ def test_the_days_are_read_at_once_as_each_day_reads_them(tmp_path: Path) -> Non
         assert all(markets[d] == market_days(conn, d) for d in days[::4] + days[-1:])
         assert known[days[0]] is None and known[days[-1]] is not None
         assert all(known[d] == known_persistence(conn, d) for d in days[::9] + days[-1:])
+        stored = {(r.symbol, r.trading_date): r.action for r in conn.execute(tables.validation_predictions.select())}
+        replay = replay_of(read_days(conn, executed_days(conn)), {}, FEES, CASH)
+    # each replayed day: the day's market and persistence, and the decisions the record stored that day
+    assert [d.day for d in replay.days] == days and [d.persistence for d in replay.days] == [known[d] for d in days]
+    assert all(d.market == markets[d.day] for d in replay.days)
+    assert {(s, d.day): signal.action for d in replay.days for s, signal in d.signals.items()} == stored
 
 
 def test_the_answer_is_kept_until_a_row_touches_a_replayed_day(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
