@@ -22,8 +22,9 @@ book neither counts it as a slot nor plans to sell it, while its shares stay hel
 ledger is the record of what was bought; a name that returns is the book's again).
 
 Twenty sessions would delist names that merely did not trade for a month (the NSE files
-before 2009 leave untraded names out: 21 gaps of 20 sessions or more in 2006-2009, up to
-283); sixty still catches a name whose rows end within three months.
+before 2009 leave untraded names out: 20 gaps of 20 sessions or more in 2007-2009 end with
+the name trading again, up to 283 sessions); sixty still catches a name whose rows end
+within three months (docs/portfolio.md, "A name that stops").
 """
 
 from __future__ import annotations

@@ -41,7 +41,8 @@ rounded to a tick) is a move the market's own limit forbids. Those the file's ac
 not explain are reported as probable capital changes, each with its implied ratio
 (previous close over close), the sessions since the previous row (a name absent for a
 while moved from a close some sessions old) and, with `adjust_implied`, adjusted as a
-split of that ratio, said so in the report. The implied ratio takes the day's whole
+split of that ratio, said so in the report (which lists the largest SHOWN, the largest
+moves first; the benchmarks' JSON every one). The implied ratio takes the day's whole
 move away, the part within the limit too.
 """
 
@@ -76,7 +77,7 @@ KINDS = {
     "delisting": "DELISTING",
     "delisted": "DELISTING",
 }
-SHOWN = 25  # probable capital changes listed one a line; the rest are counted
+SHOWN = 25  # probable capital changes listed one a line, the largest moves first; the rest are counted
 IMPLIED = "implied by a close beyond the daily price limit (previous close over close: the day's whole move)"
 
 
@@ -271,9 +272,10 @@ class CapitalChanges:
             f"explained by the corporate actions {self.explained}; probable capital changes {len(self.beyond)} "
             + ("(each adjusted as a split with its implied ratio)" if self.implied else "(not adjusted)")
         )
-        out += [f"  {m.line()}" for m in self.beyond[:SHOWN]]
+        largest = sorted(self.beyond, key=lambda m: -abs(math.log(m.close / m.previous_close)))
+        out += [f"  {m.line()}" for m in largest[:SHOWN]]
         if len(self.beyond) > SHOWN:
-            out.append(f"  ... and {len(self.beyond) - SHOWN} more")
+            out.append(f"  ... and {len(self.beyond) - SHOWN} more, smaller")
         return out
 
 
