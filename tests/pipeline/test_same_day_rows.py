@@ -6,11 +6,12 @@ fills, cash and days.
 
 The world: the default simulated market (60 names, seed 7), 110 trading days of history
 (the last 10 with news and disclosures), the validation record of its last 50 days, then
-six live days each run through every T0 and T1 stage over real HTTP (T0 from the simulator's
-website, the text, sentiment, features, predictions, monitor, analysis and the AI book's
-trades). The first live day trains the first model (a full fit), the sixth a warm start;
-every live day is calibrated on the validation record's out-of-sample scores, so the book
-decides and fills.
+eight live days each run through every T0 and T1 stage over real HTTP (T0 from the
+simulator's website, the text, sentiment, features, predictions, monitor, analysis and the
+AI book's trades). The first live day trains the first model (a full fit), the sixth a warm
+start; every live day is calibrated on the validation record's out-of-sample scores, so the
+book decides and fills; the seventh and eighth find the first live days' labels known, so
+the live record has metrics.
 
 `same_day_rows.json.gz` holds the rows as the code before that work stored them (written by
 this module, run as `python -m tests.pipeline.test_same_day_rows --write`, in a checkout of
@@ -53,7 +54,7 @@ from store.history import current_rows
 FIXTURE = Path(__file__).with_name("same_day_rows.json.gz")
 CAL = default_calendar()
 FIRST_LIVE = date(2026, 11, 2)
-LIVE = [FIRST_LIVE] + [CAL.add_trading_days(FIRST_LIVE, i) for i in range(1, 6)]
+LIVE = [FIRST_LIVE] + [CAL.add_trading_days(FIRST_LIVE, i) for i in range(1, 8)]
 HISTORY_DAYS, TEXT_DAYS, VALIDATION_DAYS = 110, 10, 50
 AI = "AI"
 UNSTORED = {"id", "recorded_at", "artifact_path"}  # a row's number and time, a model's folder: not content
