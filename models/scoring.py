@@ -45,7 +45,6 @@ import numpy as np
 import pandas as pd
 
 from market.clock import TradingCalendar
-from market.labels import with_labels
 from models.calibration import Calibration, in_window, score_rows
 from models.decisions import decide, prediction_columns
 from models.features import FEATURE_NAMES, FEATURE_SET
@@ -316,14 +315,14 @@ def prediction_rows(
     ]
 
 
-def track_record_of(predictions: pd.DataFrame, prices: pd.DataFrame, horizon: int) -> dict:
+def track_record_of(predictions: pd.DataFrame, labelled: pd.DataFrame) -> dict:
     """Out-of-sample record of the stored predictions (`predictions`: rows of the table)
-    whose label is known in `prices` (every bar up to the day): the metrics (with base
-    rates and baselines) and a calibration table by Score decile; {} without any."""
+    whose label is known in `labelled` (the day's point-in-time panel, models/dataset.py
+    `build_panel`: every bar up to the day with its label, `forward_return`, and the day's
+    move, `last_return`): the metrics (with base rates and baselines) and a calibration
+    table by Score decile; {} without any."""
     from models.metrics import evaluate
 
-    labelled = with_labels(prices, horizon)
-    labelled["last_return"] = labelled.groupby("symbol")["close"].pct_change()
     joined = (
         predictions.rename(columns={"trading_date": "date"})
         .merge(labelled[["symbol", "date", "forward_return", "last_return"]], on=["symbol", "date"])

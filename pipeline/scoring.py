@@ -77,7 +77,7 @@ def score_day(
     rows_used = inputs.calibration.rows if inputs.calibration is not None else 0
     fee_rate = float(fee_schedule(settings).rate)
     decided = decide_day(inputs.panel, day, inputs.model, inputs.calibration, fee_rate, horizon)
-    record = store_day(conn, decided, day, inputs.model_id, horizon, backend, rows_used)
+    record = store_day(conn, decided, day, inputs.model_id, horizon, backend, rows_used, inputs.panel)
     importances = inputs.model.importances(FEATURE_NAMES)
     return DayScore(decided, inputs.model_id, inputs.trained, importances, record, rows_used)
 
@@ -105,12 +105,14 @@ def store_day(
     horizon: int,
     backend: Layer1Backend,
     calibration_rows: int,
+    panel: pd.DataFrame,
 ) -> dict:
     """The write step: the day's predictions (replacing the day's earlier rows), then the
-    live track record up to the day and its metrics. Returns the record."""
+    live track record up to the day (its labels read off the day's `panel`, built at
+    `horizon`) and its metrics. Returns the record."""
     rows = prediction_rows(decided, day, model_id, horizon, backend, calibration_rows)
     append_history(conn, tables.predictions, rows, scope=[tables.predictions.c.trading_date == day])
-    record = track_record(conn, day, horizon)
+    record = track_record(conn, day, horizon, panel)
     if record:
         append_history(conn, tables.model_metrics, metric_rows(record, day))
     return record
@@ -180,14 +182,19 @@ def ensure_model(
     return model_id, model, run
 
 
+SCORE_COLUMNS = ("id", "recorded_at", "symbol", "trading_date", "model_id", "raw_score", "score")
+
+
 def stored_scores(conn: Connection, since: date, day: date, horizon: int) -> pd.DataFrame:
     """symbol, date, raw_score, score of every served out-of-sample prediction from `since`
-    to before `day` (the live record's days, else the validation record's)."""
+    to before `day` (the live record's days, else the validation record's). Reads the
+    columns that say which rows are served and their scores only (SCORE_COLUMNS), not the
+    reasons' documents."""
     reads = []
     for table in (tables.predictions, tables.validation_predictions):
         c = table.c
         where = [c.trading_date >= since, c.trading_date < day, c.horizon_days == horizon]
-        reads.append(current_rows(conn, table, where=where))
+        reads.append(current_rows(conn, table, where=where, columns=SCORE_COLUMNS))
     return served_scores(reads)
 
 
@@ -207,14 +214,14 @@ def live_calibration(conn: Connection, panel: pd.DataFrame, day: date, horizon: 
     return fitted_calibration(panel, stored_raw_scores(conn, since, day, horizon), day, horizon)
 
 
-def track_record(conn: Connection, day: date, horizon: int) -> dict:
+def track_record(conn: Connection, day: date, horizon: int, panel: pd.DataFrame) -> dict:
     """The live record (`models.scoring.track_record_of`) of every stored prediction before
-    `day` whose label is known by `day`; {} without any."""
+    `day` whose label is known by `day` (in `panel`, the day's point-in-time panel at
+    `horizon`: `feature_rows`); {} without any."""
     c = tables.predictions.c
-    predictions = pd.DataFrame(
-        current_rows(conn, tables.predictions, where=[c.trading_date < day, c.horizon_days == horizon]),
-        columns=[x.name for x in tables.predictions.c],
-    )
+    columns = [x.name for x in tables.predictions.c if x.name != "reasons"]  # the record reads no reasons
+    where = [c.trading_date < day, c.horizon_days == horizon]
+    predictions = pd.DataFrame(current_rows(conn, tables.predictions, where=where, columns=columns), columns=columns)
     if predictions.empty:
         return {}
-    return track_record_of(predictions, price_panel(conn, day), horizon)
+    return track_record_of(predictions, panel)

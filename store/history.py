@@ -161,8 +161,11 @@ def current_rows(
     *,
     as_of: datetime | None = None,
     where: Sequence[ColumnElement[bool]] = (),
+    columns: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    result = conn.execute(current_query(table, as_of=as_of, where=where))
+    """The current version of each key (`current_query`) as a dict per row: every column,
+    or `columns` only."""
+    result = conn.execute(current_query(table, as_of=as_of, where=where, columns=columns))
     names = list(result.keys())  # once, not a mapping view per row: a fifth of the read on 60,000 prices
     return [dict(zip(names, row, strict=True)) for row in result]
 
