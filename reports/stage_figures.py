@@ -147,18 +147,25 @@ def text_intake(result):  # noqa: ANN001, ANN201
     return fig
 
 
-def sentiment_composite(result):  # noqa: ANN001, ANN201
+def sentiment_composite(result, top: int = 20):  # noqa: ANN001, ANN201
+    """The names' composites as bars: every name with news, or in a market where more have
+    news than a chart can show, the `top` most negative and the `top` most positive (the
+    table lists them all; 864 bars at 2,000 names took 3.6 s to draw and could not be read)."""
     composite = result.frame("composite")
     if composite.empty:
         return _nothing(
             result, "sentiment composite", "No instrument had news or disclosures in the window: nothing to plot."
         )
     composite = composite.sort_values("score")
+    named = len(composite)
+    if named > 2 * top:
+        composite = composite.iloc[list(range(top)) + list(range(named - top, named))]
     colours = [PALETTE["amber"] if s < 0 else PALETTE["teal"] for s in composite["score"]]
+    which = "" if len(composite) == named else f": the {top} lowest and {top} highest of {named} names"
     fig, ax = bar(
         composite["symbol"],
         composite["score"],
-        f"Sentiment composite on {result.trading_date} (-1 most negative, +1 most positive)",
+        f"Sentiment composite on {result.trading_date} (-1 most negative, +1 most positive){which}",
         xlabel="composite score",
         horizontal=True,
         value_format=lambda v: f"{v:+.2f}",
