@@ -59,6 +59,20 @@ def stage_seconds(runs: Path, day: date) -> dict[str, float]:
     return result
 
 
+def cell_seconds(runs: Path, day: date) -> dict[str, dict[str, float]]:
+    """Per stage notebook: `stage`, the seconds of the cell that runs the stage function
+    (`run_stage(...)`), and `shown`, the seconds of the cells after it that show its tables
+    and figures (papermill keeps each cell's duration)."""
+    result = {}
+    for notebook in sorted((runs / day.isoformat()).glob("*.ipynb")):
+        cells = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
+        seconds = [(c.get("metadata", {}).get("papermill", {}).get("duration") or 0.0) for c in cells]
+        at = next((i for i, c in enumerate(cells) if "run_stage(" in "".join(c["source"])), None)
+        if at is not None:
+            result[notebook.stem] = {"stage": round(seconds[at], 2), "shown": round(sum(seconds[at + 1 :]), 2)}
+    return result
+
+
 def retrained(env: dict[str, str], day: date) -> bool:
     from sqlalchemy import create_engine, select
 
@@ -108,10 +122,14 @@ def measure(size: int, history: int, work: Path) -> dict:
     backfill_s = time.perf_counter() - started
     with serve_in_thread(SimulatorSite(market, published_through=DAY).asgi_app()) as base:
         env["MARKETINTEL_EXCHANGE_BASE_URL"] = base
+        load = [round(os.getloadavg()[0], 2)]
         first = run_day(before, env)
         first_stages = stage_seconds(work / "runs", before)
+        load.append(round(os.getloadavg()[0], 2))
         day = run_day(DAY, env)
+        load.append(round(os.getloadavg()[0], 2))
     stages = stage_seconds(work / "runs", DAY)
+    cells = cell_seconds(work / "runs", DAY)
     figures = {
         "instruments": size,
         "history_days": history,
@@ -120,15 +138,19 @@ def measure(size: int, history: int, work: Path) -> dict:
         "day_peak_rss_mb": round(day["peak_rss_kb"] / 1024),
         "day_retrained": retrained(env, DAY),
         "day_stage_s": stages,
+        "day_cell_s": cells,
         "retrain_day_wall_s": round(first["wall_s"], 1),
         "retrain_t1_predict_s": first_stages.get("t1_predict"),
+        "retrain_day_stage_s": first_stages,
         "retrain_day_retrained": retrained(env, before),
         "retrain_day_peak_rss_mb": round(first["peak_rss_kb"] / 1024),
+        "load_average_1min": load,  # before the retrain day, between the two days, after the measured day
     }
     print(
         f"{size:>5} instruments: T0+T1 {figures['day_wall_s']} s, peak RSS {figures['day_peak_rss_mb']} MB "
         f"(no retrain: {not figures['day_retrained']}); a day with the first training: "
-        f"{figures['retrain_day_wall_s']} s, t1_predict {figures['retrain_t1_predict_s']} s; per stage: {stages}"
+        f"{figures['retrain_day_wall_s']} s, t1_predict {figures['retrain_t1_predict_s']} s; per stage: {stages}; "
+        f"load average {load}"
     )
     return figures
 
