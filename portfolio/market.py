@@ -42,7 +42,8 @@ from market.errors import NotFoundError
 from market.liquidity import WINDOW, estimate_spreads
 from portfolio.rails import MarketDay, adv_20
 from store import tables
-from store.history import current_rows
+from store.history import current_frame, current_rows
+from store.panels import PRICE_ROW_COLUMNS
 from store.splits import Split, stored_splits
 
 LOOKBACK_CALENDAR_DAYS = 60  # comfortably more than 20 trading days, holidays included
@@ -56,8 +57,7 @@ def _frame(conn: Connection, day: date, symbols: list[str] | None, lookback_days
     where = [c.trading_date <= day, c.trading_date > day - timedelta(days=lookback_days)]
     if symbols is not None:
         where.append(c.symbol.in_(sorted(set(symbols))))
-    rows = current_rows(conn, tables.eod_prices, where=where)
-    return pd.DataFrame(rows, columns=[x.name for x in tables.eod_prices.c])
+    return current_frame(conn, tables.eod_prices, PRICE_ROW_COLUMNS, where=where)
 
 
 def _estimates(frame: pd.DataFrame, splits: list[Split], window: int = WINDOW) -> dict[str, tuple[float, str]]:

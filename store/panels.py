@@ -19,6 +19,10 @@ from store.splits import Split, stored_splits
 
 PRICE_COLUMNS = ("close", "bid", "ask", "high", "low")
 BAR_COLUMNS = ("symbol", "trading_date", "close", "volume", "bid", "ask", "high", "low")  # what `price_panel` reads
+# A stored price row as the readers of whole rows use it (views/market.py, views/bars.py,
+# portfolio/market.py): every column but the version's time, whose conversion is most of
+# reading a row and which no such reader uses.
+PRICE_ROW_COLUMNS = tuple(c.name for c in tables.eod_prices.c if c.name != "recorded_at")
 
 
 def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.DataFrame:

@@ -31,7 +31,8 @@ from sqlalchemy import Connection, and_, func, or_, select
 
 from market.errors import InvalidInputError, NotReadyError
 from store import tables
-from store.history import append_history, current_query, current_rows
+from store.history import append_history, current_frame, current_query
+from store.panels import PRICE_ROW_COLUMNS
 from views import market as market_views
 from views.market import EARLIEST, INDICATORS, PRICE_COLUMNS, known_symbol, with_indicators
 
@@ -63,9 +64,7 @@ def is_current(marks: tuple) -> bool:
 def _prices(conn: Connection, symbols: list[str] | None) -> pd.DataFrame:
     c = tables.eod_prices.c
     where = [c.symbol.in_(symbols)] if symbols is not None else []
-    frame = pd.DataFrame(
-        current_rows(conn, tables.eod_prices, where=where), columns=[x.name for x in tables.eod_prices.c]
-    )
+    frame = current_frame(conn, tables.eod_prices, PRICE_ROW_COLUMNS, where=where)
     return frame.sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
 
 

@@ -29,7 +29,8 @@ from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
 from models.scoring import ServedPrediction, served_predictions
 from store import tables
-from store.history import current_rows, newest_ids
+from store.history import current_frame, current_rows, newest_ids
+from store.panels import PRICE_ROW_COLUMNS
 
 INDICATOR_WARMUP_DAYS = 270  # calendar days, about 185 trading days
 LATEST_LOOKBACK_DAYS = 60  # a symbol whose last bar is older is not "latest" any more
@@ -120,9 +121,7 @@ def _bars(conn: Connection, start: date, end: date, symbols: list[str] | None = 
     where = [c.trading_date >= start, c.trading_date <= end]
     if symbols is not None:
         where.append(c.symbol.in_(symbols))
-    frame = pd.DataFrame(
-        current_rows(conn, tables.eod_prices, where=where), columns=[x.name for x in tables.eod_prices.c]
-    )
+    frame = current_frame(conn, tables.eod_prices, PRICE_ROW_COLUMNS, where=where)
     return frame.sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
 
 
