@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -40,6 +41,24 @@ def test_index_lists_dates_newest_first_and_stages_in_run_order(tmp_path: Path) 
     )
     assert " | t1_ingest_text | FAILED | 9.0 s |" in rows[2] and " | t1_sentiment | RUNNING | - | - |" in rows[3]
     assert list(tmp_path.glob(".index.md.*")) == []
+
+
+def test_a_rewrite_reads_only_the_notebooks_written_since(tmp_path: Path) -> None:
+    """Each notebook's metadata is kept under its size and modification time: one left as
+    it was is not read again (here its bytes are changed behind the index's back, keeping
+    both, and the index still shows what it read), one rewritten is."""
+    kept, running = tmp_path / "2026-11-19" / "t1_trade.ipynb", tmp_path / "2026-11-20" / "t0_scrape.ipynb"
+    executed(kept, "2026-11-19T21:20:00", "2026-11-19T21:20:03", 3.0)
+    executed(running, "2026-11-20T21:00:00", None, None)
+    write_index(tmp_path)
+    stat = kept.stat()
+    kept.write_text("x" * stat.st_size)  # not a notebook any more, same size
+    os.utime(kept, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    executed(running, "2026-11-20T21:00:00", "2026-11-20T21:00:04", 4.26)  # papermill wrote it again
+    text = write_index(tmp_path).read_text()
+    assert " | t1_trade | SUCCEEDED | 3.0 s |" in text and " | t0_scrape | SUCCEEDED | 4.3 s |" in text
+    os.utime(kept, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))  # touched: read again, and unreadable now
+    assert " | t1_trade | RUNNING | - |" in write_index(tmp_path).read_text()
 
 
 def test_run_day_refuses_a_closed_day_in_one_line(settings: Settings) -> None:
