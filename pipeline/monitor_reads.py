@@ -51,6 +51,9 @@ from store.panels import price_panel
 
 log = logging.getLogger(__name__)
 
+# What the live outcomes read of a prediction: which rows are served (models/scoring.py
+# `served_predictions`) and their P(up); not the reasons' documents.
+OUTCOME_COLUMNS = ("id", "recorded_at", "symbol", "trading_date", "model_id", "p_up")
 LIVE_LOOKBACK_DAYS = 60  # priced days of live predictions the live checks read their latest outcomes from
 REFERENCE_FORMAT = 4  # bumped when what `reference_data` keeps changes (4: a models.monitor.Reference)
 
@@ -123,12 +126,13 @@ def live_outcomes(
     p = tables.predictions.c
     where = [p.trading_date < day, p.horizon_days == horizon]
     recent = where + ([p.trading_date >= priced[0]] if priced else [])
-    live = outcomes(served_predictions(current_rows(conn, tables.predictions, where=recent)), prices, horizon)
+    read = current_rows(conn, tables.predictions, where=recent, columns=OUTCOME_COLUMNS)
+    live = outcomes(served_predictions(read), prices, horizon)
     if len(live) >= t.live_outcomes or not priced:
         return live
     if not conn.execute(select(p.id).where(*where, p.trading_date < priced[0]).limit(1)).first():
         return live
-    every = served_predictions(current_rows(conn, tables.predictions, where=where))
+    every = served_predictions(current_rows(conn, tables.predictions, where=where, columns=OUTCOME_COLUMNS))
     return outcomes(every, price_panel(conn, day), horizon)
 
 
