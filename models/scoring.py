@@ -82,9 +82,13 @@ def sentiment_inputs(composites: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]
 
 
 def layer1_values(prices: pd.DataFrame, symbols: Sequence[str], backend: Layer1Backend, horizon: int) -> np.ndarray:
-    """Layer 1's P(up) of `symbols` from their last WINDOW closes in `prices`."""
-    history = prices.sort_values("date").groupby("symbol")["close"]
-    windows = [history.get_group(s).to_numpy()[-WINDOW:] for s in symbols]
+    """Layer 1's P(up) of `symbols` from their last WINDOW closes in `prices` (each a slice
+    of one array of every close sorted by symbol and date, not a group looked up per name)."""
+    ordered = prices.sort_values(["symbol", "date"], kind="stable")
+    names, close = ordered["symbol"].to_numpy(), ordered["close"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, names[1:] != names[:-1]]) if len(names) else np.array([], dtype=int)
+    runs = dict(zip(names[starts], zip(starts, [*starts[1:], len(names)])))
+    windows = [close[max(start, end - WINDOW) : end] for start, end in (runs[s] for s in symbols)]
     return backend.p_up(windows, horizon)
 
 
