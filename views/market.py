@@ -248,24 +248,24 @@ def _change_pct(close: Any, previous: Any, traded: bool) -> float | None:
     return _number((close / previous - 1) * 100, 4) if traded else 0.0
 
 
-def _quote(rows: pd.DataFrame, scores: DayScores, symbol: str) -> dict[str, Any] | None:
-    """One symbol's latest quote from its bars (oldest first) and the day's scores; None
-    when its last bar is more than `LATEST_LOOKBACK_DAYS` old (it is not "latest" any more)."""
+def _quote(last: Any, previous: float | None, scores: DayScores) -> dict[str, Any] | None:
+    """One symbol's latest quote from its last bar (`last`: symbol, trading_date, close,
+    volume, rsi_14), the close of the bar before it (None without one) and the day's
+    scores; None when its last bar is more than `LATEST_LOOKBACK_DAYS` old (it is not
+    "latest" any more)."""
     day = scores.day
-    last = rows.iloc[-1]
-    if last["trading_date"] < day - timedelta(days=LATEST_LOOKBACK_DAYS):
+    if last.trading_date < day - timedelta(days=LATEST_LOOKBACK_DAYS):
         return None
-    previous = rows["close"].iloc[-2] if len(rows) > 1 else None
-    traded = last["trading_date"] == day
-    prediction = scores.predictions.get(symbol)
+    traded = last.trading_date == day
+    prediction = scores.predictions.get(last.symbol)
     return {
-        "trading_date": last["trading_date"],
-        "close": float(last["close"]),
-        "volume": int(last["volume"]) if traded else 0,
-        "change_pct": _change_pct(last["close"], previous, traded),
-        "rsi_14": _number(last["rsi_14"], 4),
+        "trading_date": last.trading_date,
+        "close": float(last.close),
+        "volume": int(last.volume) if traded else 0,
+        "change_pct": _change_pct(last.close, previous, traded),
+        "rsi_14": _number(last.rsi_14, 4),
         **(dict.fromkeys(QUOTED) if prediction is None else quoted(prediction)),
-        "reason": scores.reason(symbol),
+        "reason": scores.reason(last.symbol),
     }
 
 
@@ -280,7 +280,15 @@ def latest_market(
     day = market_day(conn, calendar, requested, closed_through)
     bars = _with_rsi(_bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day))
     scores = day_scores(conn, day)
-    quotes = {symbol: _quote(rows, scores, symbol) for symbol, rows in bars.groupby("symbol", sort=True)}
+    if bars.empty:
+        return {}
+    # each symbol's last bar with the close before it, read off arrays rather than a group per symbol
+    bars["previous_close"] = bars.groupby("symbol", sort=False)["close"].shift(1)
+    last = bars.groupby("symbol", sort=True).tail(1)
+    quotes = {
+        bar.symbol: _quote(bar, None if pd.isna(bar.previous_close) else bar.previous_close, scores)
+        for bar in last.itertuples(index=False)
+    }
     return {symbol: quote for symbol, quote in quotes.items() if quote is not None}
 
 
