@@ -413,9 +413,15 @@ def main() -> None:
         replay.days, default_fees, "gross", mandate, HORIZON, args.cash, benchmarks, rule
     )
     retail_days = prepare_days(predictions, float(retail_fees.rate), HORIZON, mandate.names, persistence)
-    runs["retail_brokerage"] = book_figures(
-        retail_days, retail_fees, "costed", mandate, HORIZON, args.cash, benchmarks, rule
-    )
+    retail_decided = decided_frame(predictions, float(retail_fees.rate), HORIZON, mandate.names)
+    retail = Replay(retail_days, retail_decided, retail_fees, mandate, "costed", args.cash, HORIZON, rule)
+    retail_model, _ = replay_book(retail)
+    retail_compared = dict(benchmarks)
+    if args.nulls:  # the floor holds at both brokerage rates: the retail book beside its own fixed random books
+        out["retail_nulls"], retail_compared["fixed_random_mean"] = nulls(
+            retail, retail_model, benchmarks, args, ("fixed_random",)
+        )
+    runs["retail_brokerage"] = summarise_book(retail_model, args.cash, retail_compared)
     out["fees"] = {"default": default_fees.describe(), "retail": retail_fees.describe()}
     out["runs"] = runs
     print_table(runs, benchmarks)
@@ -423,6 +429,9 @@ def main() -> None:
     if args.nulls:
         print_nulls(out["nulls"], runs["default_brokerage"])
         print_against(runs["default_brokerage"], compared)
+        print("retail brokerage:")
+        print_nulls(out["retail_nulls"], runs["retail_brokerage"])
+        print_against(runs["retail_brokerage"], retail_compared)
     out["cache"] = {**cache, "seconds": round(cache["seconds"], 1)}
     out["wall_seconds"] = round(time.perf_counter() - started, 1)
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -478,15 +487,16 @@ def summarise_book(result, cash: float, benchmarks: dict) -> dict:
     return summarise(result, cash, benchmarks, by_year=True)
 
 
-def nulls(replay, model, benchmarks: dict, args) -> tuple[dict, pd.Series]:
-    """Every null book over the model's replay: per family its FamilyFigures (against the
-    equal-weighted liquid universe) and each book's own figures; and the mean of the fixed
-    random books' daily returns."""
+def nulls(replay, model, benchmarks: dict, args, families: tuple[str, ...] | None = None) -> tuple[dict, pd.Series]:
+    """Every null book over the model's replay (`families`: only those): per family its
+    FamilyFigures (against the equal-weighted liquid universe) and each book's own figures;
+    and the mean of the fixed random books' daily returns."""
     from portfolio.backtest import summarise
-    from portfolio.nulls import NullPlan, family_figures, mean_returns, null_books
+    from portfolio.nulls import NULL_FAMILIES, NullPlan, family_figures, mean_returns, null_books
 
     started = time.perf_counter()
-    books = null_books(replay, NullPlan(daily_seeds=args.daily_seeds, fixed_seeds=args.fixed_seeds), model)
+    plan = NullPlan(daily_seeds=args.daily_seeds, fixed_seeds=args.fixed_seeds, families=families or NULL_FAMILIES)
+    books = null_books(replay, plan, model)
     mine = summarise(model, args.cash, benchmarks)
     families: dict = {}
     for book in books:

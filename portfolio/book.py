@@ -69,7 +69,7 @@ class Mandate:
     rebalance_every: int = 5
     capacity: float = MAX_ADV_SHARE  # largest position, as a share of ADV_20 (shares)
     hold: int = HORIZON  # sessions a position is expected to be held: what a trade is weighed over
-    trim: float | None = None  # the largest position, in slots, past which it is sold back to its slot
+    trim: float | None = 2.0  # the largest position, in slots, past which it is sold back to its slot
 
     def __post_init__(self) -> None:
         if self.names < 1 or self.swaps < 0 or self.rebalance_every < 1 or self.hold < HORIZON:

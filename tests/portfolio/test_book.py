@@ -260,11 +260,16 @@ def test_a_name_that_is_not_long_never_enters_the_book() -> None:
 def test_avoid_sells_on_any_day_under_the_exit_rail() -> None:
     held = {"A": 20_000, "B": 20_000}
     signals = {"A": signal("A", -0.05, "AVOID"), "B": signal("B", 0.01, "HOLD")}
+    untrimmed = Mandate(trim=None)  # two names of a 15-name mandate are many slots each: no trims here
     for rebalance in (True, False):
-        plan = plan_book(Decimal("0"), dict(held), signals, {s: market(s) for s in held}, FEES, rebalance=rebalance)
+        plan = plan_book(
+            Decimal("0"), dict(held), signals, {s: market(s) for s in held}, FEES, untrimmed, rebalance=rebalance
+        )
         assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("A", "SELL", 20_000)]
         assert plan.orders[0].rationale["reason"].startswith("turned AVOID")
-    trapped = plan_book(Decimal("0"), dict(held), signals, {"A": market("A", volume=0), "B": market("B")}, FEES)
+    trapped = plan_book(
+        Decimal("0"), dict(held), signals, {"A": market("A", volume=0), "B": market("B")}, FEES, untrimmed
+    )
     assert trapped.orders == [] and trapped.blocked_by_rails == 1
     assert "TRAPPED" in trapped.skipped[0]["reason"]
 
@@ -334,11 +339,11 @@ def test_a_name_expected_to_lose_more_than_its_round_trip_over_the_hold_is_sold(
     held = {"A": 20_000}
     signals = {"A": signal("A", -0.008, "HOLD")}  # its own round trip is 1% (signal's round_trip_cost 0.01)
     days = {"A": market("A")}
-    assert plan_book(Decimal("0"), dict(held), signals, days, FEES, Mandate()).orders == []
-    outlook = Outlook(40, 2.0)
-    between = plan_book(Decimal("0"), dict(held), signals, days, FEES, Mandate(hold=40), False, outlook=outlook)
+    assert plan_book(Decimal("0"), dict(held), signals, days, FEES, Mandate(trim=None)).orders == []
+    outlook, mandate = Outlook(40, 2.0), Mandate(hold=40, trim=None)
+    between = plan_book(Decimal("0"), dict(held), signals, days, FEES, mandate, False, outlook=outlook)
     assert between.orders == []
-    plan = plan_book(Decimal("0"), dict(held), signals, days, FEES, Mandate(hold=40), outlook=outlook)
+    plan = plan_book(Decimal("0"), dict(held), signals, days, FEES, mandate, outlook=outlook)
     assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("A", "SELL", 20_000)]
     assert plan.orders[0].rationale["reason"].startswith("expected to lose 1.60% over 40 sessions")
 
@@ -348,7 +353,7 @@ def test_a_position_past_its_trim_is_sold_back_to_its_slot() -> None:
     2 slots it is sold back to its slot and the proceeds fill B's slot; without, it stays."""
     days = {"A": market("A", close=30.0, bid=29.99, ask=30.01, high=30.3, low=29.7), "B": market("B")}
     signals = {"A": signal("A", 0.02, "HOLD"), "B": signal("B", 0.03)}
-    kept = plan_book(Decimal("0"), {"A": 47_500}, signals, days, FEES, Mandate(names=2))
+    kept = plan_book(Decimal("0"), {"A": 47_500}, signals, days, FEES, Mandate(names=2, trim=None))
     assert all(o.side == "BUY" or o.symbol != "A" for o in kept.orders)
     plan = plan_book(Decimal("0"), {"A": 47_500}, signals, days, FEES, Mandate(names=2, trim=2.0))
     sell = next(o for o in plan.orders if o.side == "SELL")
