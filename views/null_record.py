@@ -49,10 +49,12 @@ from sqlalchemy import Connection, func, select
 
 from market.costs import FeeSchedule
 from market.instruments import is_ordinary
+from market.settings import get_settings
 from models.decisions import HORIZON
 from models.scoring import served_predictions
 from portfolio.backtest import PreparedDay, decided_frame, signals_of
 from portfolio.book import Mandate
+from portfolio.delisting import DelistingRule, stored_rule
 from portfolio.ledger import AI_PORTFOLIO
 from portfolio.market import market_days_over, persistence_known_over
 from portfolio.nulls import AgainstNulls, NullBand, NullPlan, Replay, against_nulls, no_books
@@ -123,7 +125,13 @@ def read_days(conn: Connection, days: dict[date, str]) -> dict[date, DayRead]:
     }
 
 
-def replay_of(reads: dict[date, DayRead], ordinary: dict[str, bool], fees: FeeSchedule, cash: float) -> Replay:
+def replay_of(
+    reads: dict[date, DayRead],
+    ordinary: dict[str, bool],
+    fees: FeeSchedule,
+    cash: float,
+    delisting: DelistingRule | None = None,
+) -> Replay:
     """The replay of the executed days' reads (in date order): each day's served
     predictions on its market, decided at the fee schedule's rate; a name priced on an
     earlier day and not on this one carries its last close with no trades, as the
@@ -149,7 +157,7 @@ def replay_of(reads: dict[date, DayRead], ordinary: dict[str, bool], fees: FeeSc
         rows_of_day = by_day.get(day)
         signals = signals_of(rows_of_day) if rows_of_day is not None else {}
         days.append(PreparedDay(day, market, signals, read.persistence))
-    return Replay(days, decided, fees, mandate, "costed", float(cash), HORIZON)
+    return Replay(days, decided, fees, mandate, "costed", float(cash), HORIZON, delisting)
 
 
 _MARKET_COLUMNS = (
@@ -261,7 +269,9 @@ class NullRecords:
                 NullRecord(len(reads), families=families, note=why), NullBand([], [], [], [], [], [], [])
             )
         ordinary = {symbol: is_ordinary(kind) for symbol, kind in instrument_types(conn).items()}
-        return against_nulls(replay_of(reads, ordinary, fees, cash), self.plan, benchmark)
+        # the live book's delisting rule (portfolio/delisting.py), with the store's settlements
+        rule = stored_rule(conn, get_settings(), max(reads), {s for r in reads.values() for s in r.market})
+        return against_nulls(replay_of(reads, ordinary, fees, cash, rule), self.plan, benchmark)
 
     def _state(self, key: tuple) -> _State:
         with self._lock:

@@ -46,7 +46,8 @@ class Position(ApiModel):
     unrealized_pnl: Money
     realized_pnl: Money
     flags: list[str] = Field(
-        description="TRAPPED (no trade that day), EXIT_SLOW (over 5 days to exit), WIDE_SPREAD, UNPRICED."
+        description="TRAPPED (no trade that day), SLOW_EXIT (over 5 days to exit), HIGH_SPREAD, UNPRICED (never "
+        "priced: at its average cost), DELISTED (no row for the delisting rule's sessions: at the rule's value)."
     )
     pending_quantity: int = Field(description=PENDING_QUANTITY)
     pending_until: date | None = Field(description=PENDING_UNTIL)

@@ -26,7 +26,7 @@ class Position:
     unrealized_pnl: Decimal
     realized_pnl: Decimal
     weight: float = strawberry.field(description="Share of the portfolio's equity.")
-    flags: list[str] = strawberry.field(description="TRAPPED, SLOW_EXIT, HIGH_SPREAD or UNPRICED.")
+    flags: list[str] = strawberry.field(description="TRAPPED, SLOW_EXIT, HIGH_SPREAD, UNPRICED or DELISTED.")
     pending_quantity: Shares = strawberry.field(description=PENDING_QUANTITY)
     pending_until: date | None = strawberry.field(description=PENDING_UNTIL)
 
