@@ -324,6 +324,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--fixed-seeds", type=int, default=FIXED_RANDOM_SEEDS, help="random rankings fixed")
     parser.add_argument("--cache", default=None, help="a folder for the out-of-sample predictions (opt-in)")
     parser.add_argument("--workers", type=int, default=2, help="processes for the selection's books")
+    parser.add_argument("--hold", type=int, default=None, help="another book than the chosen one: its hold")
+    parser.add_argument("--swaps", type=int, default=None, help="... its replacements per rebalance")
+    parser.add_argument("--trim", default=None, help="... its trim in slots, or none")
+    parser.add_argument("--names", type=int, default=None, help="... its names")
     settings = get_settings()
     parser.add_argument(
         "--delist-after",
@@ -371,7 +375,6 @@ def delisting_rule(args: argparse.Namespace, capital):
 def main() -> None:
     from models.decisions import HORIZON
     from portfolio.backtest import decided_frame, persistence_by_day, prepare_days
-    from portfolio.book import Mandate
     from portfolio.nulls import Replay, replay_book
 
     args = parse_args()
@@ -398,7 +401,7 @@ def main() -> None:
     if args.select if args.select is not None else end <= SELECTION_END:
         out["selection"] = selection(predictions, persistence, default_fees, benchmarks, args)
         print_selection(out["selection"])
-    mandate = Mandate()
+    mandate = mandate_of(args)
     out.update({"index": index_name, "horizon": HORIZON, "mandate": mandate.__dict__, "rank_ic": rank_ic(predictions)})
     rate = float(default_fees.rate)
     days = prepare_days(predictions, rate, HORIZON, mandate.names, persistence)
@@ -466,6 +469,18 @@ def print_delisting(runs: dict) -> None:
             f"    {e['symbol']}: {e['quantity']:,} shares, last row {e['last_row']}, delisted {e['delisted_on']}, "
             f"{back} ({e['days']} days); last close {e['last_close']:g}, worth {e['value_last_close']:,.2f} at it"
         )
+
+
+def mandate_of(args: argparse.Namespace):
+    """The chosen book (the default Mandate), or another one the options name."""
+    from dataclasses import replace
+
+    from portfolio.book import Mandate
+
+    changes = {k: getattr(args, k) for k in ("hold", "swaps", "names") if getattr(args, k) is not None}
+    if args.trim is not None:
+        changes["trim"] = None if args.trim.lower() == "none" else float(args.trim)
+    return replace(Mandate(), **changes)
 
 
 def print_selection(chosen: dict) -> None:
