@@ -324,6 +324,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--fixed-seeds", type=int, default=FIXED_RANDOM_SEEDS, help="random rankings fixed")
     parser.add_argument("--cache", default=None, help="a folder for the out-of-sample predictions (opt-in)")
     parser.add_argument("--workers", type=int, default=2, help="processes for the selection's books")
+    parser.add_argument("--select-at", choices=("default", "retail"), default="default", help="selection's brokerage")
     parser.add_argument("--hold", type=int, default=None, help="another book than the chosen one: its hold")
     parser.add_argument("--swaps", type=int, default=None, help="... its replacements per rebalance")
     parser.add_argument("--trim", default=None, help="... its trim in slots, or none")
@@ -399,7 +400,8 @@ def main() -> None:
     persistence = persistence_by_day(predictions, prices)  # point in time: each day reads what it knew
     benchmarks, index_name = benchmarks_for(predictions, source, args.index, not args.ohlcv)
     if args.select if args.select is not None else end <= SELECTION_END:
-        out["selection"] = selection(predictions, persistence, default_fees, benchmarks, args)
+        chosen_at = retail_fees if args.select_at == "retail" else default_fees
+        out["selection"] = selection(predictions, persistence, chosen_at, benchmarks, args)
         print_selection(out["selection"])
     mandate = mandate_of(args)
     out.update({"index": index_name, "horizon": HORIZON, "mandate": mandate.__dict__, "rank_ic": rank_ic(predictions)})
@@ -432,8 +434,7 @@ def main() -> None:
     if args.nulls:
         print_nulls(out["nulls"], runs["default_brokerage"])
         print_against(runs["default_brokerage"], compared)
-        print("retail brokerage:")
-        print_nulls(out["retail_nulls"], runs["retail_brokerage"])
+        print_nulls(out["retail_nulls"], runs["retail_brokerage"], "retail")
         print_against(runs["retail_brokerage"], retail_compared)
     out["cache"] = {**cache, "seconds": round(cache["seconds"], 1)}
     out["wall_seconds"] = round(time.perf_counter() - started, 1)
@@ -556,10 +557,10 @@ def _range(spread: dict, show) -> str:
     return f"{show(spread['mean'])} ({show(spread['low'])}..{show(spread['high'])})"
 
 
-def print_nulls(families: dict, model: dict) -> None:
-    """Each null family beside the model's book (default brokerage): mean (min..max)."""
+def print_nulls(families: dict, model: dict, brokerage: str = "default") -> None:
+    """Each null family beside the model's book (at `brokerage`): mean (min..max)."""
     ew = model["benchmarks"]["equal_weight_liquid"]
-    print("null books, default brokerage; IR and excess a year vs the equal-weighted liquid universe: mean (min..max)")
+    print(f"null books, {brokerage} brokerage; IR and excess a year vs the equal-weighted liquid universe (range)")
     print(f"{'book':<17}{'books':>6}  {'IR':<22}{'excess a year':<26}{'turnover':<20}{'held':>7}  model pct  beats")
     held = model["holding"]["mean_sessions"]
     print(
