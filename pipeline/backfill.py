@@ -30,13 +30,16 @@ def backfill(
     end: date,
     market: SimulatedMarket | ReplayMarket | None = None,
     with_text: bool = True,
+    base_url: str = "http://simulator.local",
 ) -> list[DeliveryReport]:
     """Deliver the `days` trading days of `market` (default: `market_for(settings)`) ending
     at `end` (inclusive), oldest first; with `with_text`, also each day's news and
-    disclosures and its sentiment composite."""
+    disclosures and its sentiment composite. `base_url`: the address the pages and the
+    news feed's links name (a served simulator's, so that a later run over HTTP finds the
+    disclosures it announces stored under the same address)."""
     market = market or market_for(settings)
     wanted = [d for d in market.days if d <= end][-days:]
-    site = SimulatorSite(market, base_url="http://simulator.local", published_through=end)
+    site = SimulatorSite(market, base_url=base_url, published_through=end)
     # What the stored rows' `source` says they are (the Compliance Report counts days by it):
     # the simulator's made-up market, or real history replayed from files.
     origin = f"replay:{market.source.path.name}" if isinstance(market, ReplayMarket) else "simulated"
