@@ -86,7 +86,8 @@ def _ai_portfolio(conn: Connection, calendar: TradingCalendar, day: date) -> dic
             conn, tables.portfolio_days, where=[c.portfolio_id == ledger.AI_PORTFOLIO, c.trading_date == before]
         )
         executed = ExecutedDay.from_summary(row["summary"])
-        last = {"trading_date": before, "equity": executed.equity, "cash": executed.cash, "orders": executed.orders}
+        orders = [o.to_json() for o in executed.orders]
+        last = {"trading_date": before, "equity": executed.equity, "cash": executed.cash, "orders": orders}
     trades = [t for t in ledger.trade_rows(conn, ledger.AI_PORTFOLIO) if t["trading_date"] < day]
     # held into `day`, on its count
     book = ledger.replay(trades, stored_splits(conn, day, {t["symbol"] for t in trades}))

@@ -26,21 +26,21 @@ def run_execute(ctx: StageContext) -> StageOutcome:
     return StageOutcome(
         summary=summary,
         tables={
-            "orders": day.orders,
-            "lapsed": day.lapsed,
+            "orders": [o.to_json() for o in day.orders],
+            "lapsed": [lapse.to_json() for lapse in day.lapsed],
             "decided": [
                 {
-                    "symbol": o["symbol"],
-                    "side": o["side"],
-                    "quantity": o["quantity"],
-                    "price": o["price"],
-                    "bound_by": o["rationale"]["limits"]["bound_by"],
-                    "reason": o["rationale"]["reason"],
+                    "symbol": o.symbol,
+                    "side": o.side,
+                    "quantity": o.quantity,
+                    "price": str(o.price),
+                    "bound_by": o.bound_by,
+                    "reason": o.reason,
                 }
                 for o in day.pending
             ],
             "dividends": day.dividends,
-            "skipped": [{"symbol": s["symbol"], "side": s["side"], "reason": s["reason"]} for s in day.skipped],
+            "skipped": [{"symbol": s.symbol, "side": s.side, "reason": s.reason} for s in day.skipped],
             "illiquid_discounts": [{"symbol": k, "discount": v} for k, v in day.illiquid_discounts.items()],
         },
     )

@@ -23,28 +23,30 @@ cash and holdings after the fills with the ledger's own check and balance
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, func, select
 
 from market.clock import exchange_iso, session_close_utc, utc_now
-from market.costs import FeeSchedule
+from market.costs import CostBreakdown, FeeSchedule
 from market.errors import ConflictError, NotReadyError
 from market.instruments import is_ordinary
+from market.plain import JsonValue, to_plain
 from market.settings import Settings
 from models.reasons import served as served_reasons
 from models.scoring import served_predictions
 from portfolio import dividends, ledger
-from portfolio.book import Mandate, Outlook, plan_book
-from portfolio.delisting import Absence, DelistingRule, book_view, stored_absences, stored_rule
+from portfolio.book import BookDay, Mandate, Outlook, plan_book
+from portfolio.delisting import Absence, DelistedRecord, DelistingRule, book_view, stored_absences, stored_rule
 from portfolio.dividends import DividendBook, DividendCredit
-from portfolio.executor import DayPlan, Execution, Order, Signal, fill_orders
+from portfolio.executor import DayPlan, Execution, Lapse, Order, Signal, Skip, fill_orders
 from portfolio.ledger import AI_PORTFOLIO, CheckedTrade, TradeRequest
 from portfolio.market import known_persistence, market_days
 from portfolio.rails import MarketDay, Valuation
+from portfolio.rows import CashEntry, CreditedDividend, LedgerRow, PortfolioDayRow, StoredPortfolioDay
 from store import tables
 from store.history import append_history, current_rows
 from store.instruments import instrument_types
@@ -54,21 +56,75 @@ OPENING_ENTRY = "AI:opening-cash"
 
 
 @dataclass(frozen=True)
+class DayFill:
+    """A fill of the day, as the day's record lists it: the order filled (money as the fill
+    priced it), its cost parts, the day that decided it and the limit that bound its size.
+    Days filled at their own close, before the next-session fills, stored neither the parts
+    nor the deciding day: None, and left out of the JSON as they were."""
+
+    symbol: str
+    side: str
+    quantity: int
+    price: Decimal
+    fees: Decimal
+    costs: CostBreakdown | None
+    decided_on: str | None
+    bound_by: str
+
+    @classmethod
+    def of(cls, order: Order, decided_on: str | None) -> DayFill:
+        costs = order.costs
+        return cls(order.symbol, order.side, order.quantity, order.price, order.fees, costs, decided_on, order.bound_by)
+
+    def to_json(self) -> dict[str, JsonValue]:
+        stored: dict[str, JsonValue] = {
+            "symbol": self.symbol,
+            "side": self.side,
+            "quantity": self.quantity,
+            "price": str(self.price),
+            "fees": str(self.fees),
+        }
+        if self.costs is not None:  # a fill in the next session, through the cost model
+            stored |= {"costs": dict(self.costs.as_text()), "decided_on": self.decided_on}
+        return {**stored, "bound_by": self.bound_by}
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, JsonValue]) -> DayFill:
+        text, decided_on = stored.get("costs"), stored.get("decided_on")
+        costs = None
+        if isinstance(text, dict):  # CostBreakdown.as_text: its parts and their total, as decimal text
+            costs = CostBreakdown(**{part.name: Decimal(str(text[part.name])) for part in fields(CostBreakdown)})
+        return cls(
+            str(stored["symbol"]),
+            str(stored["side"]),
+            int(stored["quantity"]),
+            Decimal(str(stored["price"])),
+            Decimal(str(stored["fees"])),
+            costs,
+            None if decided_on is None else str(decided_on),
+            str(stored["bound_by"]),
+        )
+
+
+@dataclass(frozen=True)
 class ExecutedDay:
     """The AI portfolio's day, as `execute_day` returns it and as the day's `portfolio_days`
     record stores it (`summary()`, JSON; `from_summary` reads a stored one back). The one
     declaration that the stage (pipeline/portfolio_stages.py), the bootstrap's replay and
     the analysis (analysis/day_facts.py) read, instead of keys of a dict.
 
-    Money leaves as strings (`cash`, each order's `price` and `fees`) or rounded floats
-    (valuations), as stored. `orders` are the fills of this session, `lapsed` what it could
-    not fill, `pending` the orders decided for the next session (each with its rationale)."""
+    Its lists are typed: `orders` the fills of this session (`DayFill`), `lapsed` what it
+    could not fill (`Lapse`), `skipped` the candidates the plan left alone (`Skip`),
+    `pending` the orders decided for the next session (`Order`, each with its rationale),
+    `dividends` the dividends credited, `delisted` the positions delisted on the day. Their
+    JSON is what the record has always stored: money as strings (`cash`, an order's `price`
+    and `fees`), valuations as rounded floats."""
 
     trading_date: str
     model_id: str | None
     timestamp: str  # the session's close, exchange time
-    orders: list[dict[str, Any]]
-    skipped: list[dict[str, Any]]
+    orders: list[DayFill]
+    skipped: list[Skip]
     would_trade: int
     blocked_by_rails: int
     cut_by_rails: int
@@ -80,26 +136,46 @@ class ExecutedDay:
     # Days executed before the record was named, fills were deferred or dividends were credited
     # stored none of these: read back as the live record and empty lists.
     record: str = "live"  # or "validation": the predictions the decisions read
-    lapsed: list[dict[str, Any]] = field(default_factory=list)
-    pending: list[dict[str, Any]] = field(default_factory=list)
-    dividends: list[dict[str, Any]] = field(default_factory=list)
-    # The positions delisted on the day (portfolio/delisting.py `DelistedPosition.record`:
-    # last row, delisted_on, value under the rule and under each reading); days executed
-    # before the rule stored none.
-    delisted: list[dict[str, Any]] = field(default_factory=list)
+    lapsed: list[Lapse] = field(default_factory=list)
+    pending: list[Order] = field(default_factory=list)
+    dividends: list[CreditedDividend] = field(default_factory=list)
+    # The positions delisted on the day (portfolio/delisting.py `DelistedRecord`: last row,
+    # delisted_on, value under the rule and under each reading); days executed before the
+    # rule stored none.
+    delisted: list[DelistedRecord] = field(default_factory=list)
     rerun: bool = False  # the day was already executed: its stored record, nothing written
     trades_recorded: int = 0  # trades written by this call
 
-    def summary(self) -> dict[str, Any]:
-        """What `portfolio_days.summary` stores (everything but the call's own facts)."""
-        stored = asdict(self)
-        del stored["rerun"], stored["trades_recorded"]
+    def summary(self) -> dict[str, JsonValue]:
+        """What `portfolio_days.summary` stores (everything but the call's own facts), in the
+        order of the fields."""
+        stored: dict[str, JsonValue] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in _READERS:
+                stored[f.name] = [entry.to_json() for entry in value]
+            elif f.name not in ("rerun", "trades_recorded"):
+                stored[f.name] = to_plain(value)
         return stored
 
     @classmethod
-    def from_summary(cls, summary: dict[str, Any], rerun: bool = False) -> ExecutedDay:
+    def from_summary(cls, summary: Mapping[str, JsonValue], rerun: bool = False) -> ExecutedDay:
+        """A stored day, whichever code stored it (a key it lacks takes the field's default)."""
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in summary.items() if k in known}, rerun=rerun)
+        plain = {k: v for k, v in summary.items() if k in known and k not in _READERS}
+        typed = {k: [read(e) for e in summary[k]] for k, read in _READERS.items() if k in summary}
+        return cls(**plain, **typed, rerun=rerun)
+
+
+# The typed lists of a day: how `from_summary` reads each entry back (`summary` writes each
+# with its `to_json`)
+_READERS = {
+    "orders": DayFill.from_json,
+    "skipped": Skip.from_json,
+    "lapsed": Lapse.from_json,
+    "pending": Order.from_json,
+    "delisted": DelistedRecord.from_json,
+}
 
 
 def fee_schedule(settings: Settings) -> FeeSchedule:
@@ -136,7 +212,7 @@ def day_signals(
     }
 
 
-def _number(value: Any) -> float:
+def _number(value: float | None) -> float:
     return float("nan") if value is None else float(value)
 
 
@@ -147,21 +223,7 @@ def pending_orders(conn: Connection, portfolio_id: str, day: date) -> tuple[str 
     if not rows:
         return None, []
     last = max(rows, key=lambda r: r["trading_date"])
-    return last["trading_date"].isoformat(), [
-        Order(o["symbol"], o["side"], int(o["quantity"]), Decimal(o["price"]), Decimal(o["fees"]), o["rationale"])
-        for o in ExecutedDay.from_summary(last["summary"]).pending
-    ]
-
-
-def order_dict(order: Order) -> dict[str, Any]:
-    return {
-        "symbol": order.symbol,
-        "side": order.side,
-        "quantity": order.quantity,
-        "price": str(order.price),
-        "fees": str(order.fees),
-        "rationale": order.rationale,
-    }
+    return last["trading_date"].isoformat(), ExecutedDay.from_summary(last["summary"]).pending
 
 
 def days_executed(conn: Connection) -> int:
@@ -176,7 +238,7 @@ def record_name(record: Table) -> str:
     return "validation" if record is tables.validation_predictions else "live"
 
 
-def executed_day(conn: Connection, portfolio_id: str, day: date) -> dict[str, Any] | None:
+def executed_day(conn: Connection, portfolio_id: str, day: date) -> StoredPortfolioDay | None:
     c = tables.portfolio_days.c
     rows = current_rows(conn, tables.portfolio_days, where=[c.portfolio_id == portfolio_id, c.trading_date == day])
     return rows[0] if rows else None
@@ -205,7 +267,7 @@ class DayInputs:
     model_id: str | None
     signals: dict[str, Signal]
     market: dict[str, MarketDay]  # the day's session per symbol (market_days)
-    trades: list[dict[str, Any]]  # the ledger's rows (ledger.ledger_rows)
+    trades: list[LedgerRow]  # the ledger's rows (ledger.ledger_rows)
     splits: list[Split]  # every stored split of the names traded or pending, any ex-date
     cash: Decimal  # the balance before the day (ledger.cash_balance)
     opening: Decimal | None  # the starting cash still to deposit; None once deposited
@@ -268,11 +330,11 @@ class DayDecision:
     credited, the fills as checked trades, and the day itself (`executed`, also the
     `portfolio_days` row)."""
 
-    opening: dict[str, Any] | None
+    opening: CashEntry | None
     credited: list[DividendCredit]
     trades: list[CheckedTrade]
     executed: ExecutedDay
-    day_row: dict[str, Any]  # the `portfolio_days` row
+    day_row: PortfolioDayRow
 
 
 def decide_day(inputs: DayInputs, fees: FeeSchedule, mandate: Mandate) -> DayDecision:
@@ -299,13 +361,13 @@ def decide_day(inputs: DayInputs, fees: FeeSchedule, mandate: Mandate) -> DayDec
     rebalance = inputs.days_executed % mandate.rebalance_every == 0
     outlook = Outlook.of(inputs.persistence, mandate.hold)
     market = view.with_carried(inputs.market)
-    plan = plan_book(cash, view.names, inputs.signals, market, fees, mandate, rebalance, True, outlook)
+    plan = plan_book(BookDay(cash, view.names, inputs.signals, market, fees), mandate, rebalance, True, outlook)
     valuation = view.valuation(float(cash), inputs.market)
     executed = replace(
         _executed(inputs, run, plan, credited, cash, valuation, len(checked)),
         delisted=[d.record() for d in view.delisted],
     )
-    day_row = {
+    day_row: PortfolioDayRow = {
         "portfolio_id": AI_PORTFOLIO,
         "trading_date": inputs.day,
         "model_id": inputs.model_id,
@@ -347,7 +409,7 @@ def split_adjusted(orders: list[Order], splits: list[Split], decided_on: str | N
     return [o for o in out if o.quantity > 0]
 
 
-def _opening(inputs: DayInputs, close: datetime) -> dict[str, Any] | None:
+def _opening(inputs: DayInputs, close: datetime) -> CashEntry | None:
     """The deposit of the starting cash on the portfolio's first day, at its close."""
     if inputs.opening is None:
         return None
@@ -392,9 +454,9 @@ def _executed(
         model_id=inputs.model_id,
         record=inputs.record,
         timestamp=stamp,
-        orders=[_fill_dict(o, inputs.decided_on) for o in run.filled],
+        orders=[DayFill.of(o, inputs.decided_on) for o in run.filled],
         lapsed=run.lapsed,
-        pending=[order_dict(replace(o, rationale={**o.rationale, **decided})) for o in plan.orders],
+        pending=[replace(o, rationale={**o.rationale, **decided}) for o in plan.orders],
         skipped=plan.skipped,
         would_trade=plan.would_trade,
         blocked_by_rails=plan.blocked_by_rails,
@@ -407,18 +469,6 @@ def _executed(
         illiquid_discounts={k: round(v, 2) for k, v in valuation.discounts.items()},
         trades_recorded=trades_recorded,
     )
-
-
-def _fill_dict(order: Order, decided_on: str | None) -> dict[str, Any]:
-    """A fill as the day's record lists it: the order without its rationale, with the
-    fill's cost parts, the day that decided it and the limit that bound its size."""
-    traded = {k: v for k, v in order_dict(order).items() if k != "rationale"}
-    return {
-        **traded,
-        "costs": order.costs.as_text(),
-        "decided_on": decided_on,
-        "bound_by": order.rationale["limits"]["bound_by"],
-    }
 
 
 def write_day(conn: Connection, decision: DayDecision) -> None:

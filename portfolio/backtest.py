@@ -39,7 +39,7 @@ from market.costs import FeeSchedule
 from models.dataset import build_panel
 from models.decisions import BOOK_NAMES, HORIZON, decide
 from models.walkforward import WalkForwardConfig, walk_forward
-from portfolio.book import Mandate, Outlook, plan_book
+from portfolio.book import BookDay, Mandate, Outlook, plan_book
 from portfolio.delisting import READINGS, Absence, BookView, DelistingRule, book_view
 from portfolio.executor import Execution, Order, Signal, fill_orders
 from portfolio.rails import TRAPPED, MarketDay, exit_state
@@ -291,11 +291,7 @@ class _Replay:
         rebalance = number % self.mandate.rebalance_every == 0
         outlook = Outlook.of(prepared.persistence, self.mandate.hold)
         plan = plan_book(
-            self.cash,
-            view.names,
-            prepared.signals,
-            today,
-            self.fees,
+            BookDay(self.cash, view.names, prepared.signals, today, self.fees),
             self.mandate,
             rebalance,
             fills == "costed",

@@ -49,13 +49,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from market.costs import FALLBACK_SPREAD, FeeSchedule, affordable, impact_fraction
 from models.decisions import BOOK_NAMES, HORIZON, TARGET_EXPOSURE
 from models.metrics import edge_multiplier
-from portfolio.executor import DayPlan, Order, Signal, estimate, plan_exit, signal_dict, wants_exit
+from portfolio.executor import (
+    DayPlan,
+    Order,
+    Rationale,
+    Signal,
+    Skip,
+    estimate,
+    plan_exit,
+    signal_dict,
+    wants_exit,
+)
 from portfolio.rails import MAX_ADV_SHARE, MarketDay, check_entry, exit_state, value_positions
 
 TOP_UP_SHARE = 0.5  # a held name worth less than this share of its slot is bought up to it
@@ -110,6 +120,18 @@ class Outlook:
 
 
 @dataclass(frozen=True)
+class BookDay:
+    """What a book plans on for one day: its cash and holdings (shares per name), the day's
+    signals and market, and the fees its trades pay."""
+
+    cash: Decimal
+    holdings: Mapping[str, int]
+    signals: Mapping[str, Signal]
+    market: Mapping[str, MarketDay]
+    fees: FeeSchedule
+
+
+@dataclass(frozen=True)
 class Candidate:
     signal: Signal
     day: MarketDay
@@ -126,8 +148,8 @@ class _Planning:
     plan: DayPlan
     cash: Decimal
     held: dict[str, int]
-    signals: dict[str, Signal]
-    market: dict[str, MarketDay]
+    signals: Mapping[str, Signal]
+    market: Mapping[str, MarketDay]
     fees: FeeSchedule
     mandate: Mandate
     outlook: Outlook
@@ -140,11 +162,7 @@ class _Planning:
 
 
 def plan_book(
-    cash: Decimal,
-    holdings: dict[str, int],
-    signals: dict[str, Signal],
-    market: dict[str, MarketDay],
-    fees: FeeSchedule,
+    day: BookDay,
     mandate: Mandate = Mandate(),
     rebalance: bool = True,
     realistic: bool = True,
@@ -152,10 +170,9 @@ def plan_book(
 ) -> DayPlan:
     """The day's orders for the book (fills in the next session, executor.fill_orders)."""
     plan = DayPlan()
-    plan.liquid_equity = value_positions(float(cash), holdings, market).liquid_equity
-    book = _Planning(
-        plan, cash, {s: q for s, q in holdings.items() if q > 0}, signals, market, fees, mandate, outlook, realistic
-    )
+    plan.liquid_equity = value_positions(float(day.cash), day.holdings, day.market).liquid_equity
+    held = {s: q for s, q in day.holdings.items() if q > 0}
+    book = _Planning(plan, day.cash, held, day.signals, day.market, day.fees, mandate, outlook, realistic)
     book.slot = mandate.exposure * plan.liquid_equity / mandate.names
     for symbol in sorted(book.held):
         _exit_if_due(book, symbol, rebalance)
@@ -170,7 +187,7 @@ def plan_book(
         if not candidates or not _swap(book, candidates):
             break
     for left in (c for c in candidates if c.signal.action == "LONG"):
-        plan.skipped.append({"symbol": left.signal.symbol, "side": "BUY", "reason": _not_bought(book, left)})
+        plan.skipped.append(Skip(left.signal.symbol, "BUY", _not_bought(book, left)))
     return plan
 
 
@@ -337,7 +354,8 @@ def _swap(book: _Planning, candidates: list[Candidate]) -> bool:
         f"replaces {weakest} (expected excess {held_edge:+.2%}): the gap {gap:+.2%} {book.outlook.words()} beats "
         f"the pair's round trip {cost:.2%}"
     )
-    book.plan.orders[-1].rationale["replaces"] = why
+    sell = book.plan.orders[-1]
+    book.plan.orders[-1] = replace(sell, rationale={**sell.rationale, "replaces": why})
     _buy(book, candidates.pop(0), why)
     return True
 
@@ -357,10 +375,10 @@ def _buy(book: _Planning, candidate: Candidate, why: str) -> None:
     plan.cut_by_rails += int(quantity > 0 and check.passed and bound_by == "adv_20")
     if quantity <= 0 or not check.passed:
         reason = "no cash left" if quantity <= 0 else "entry gates failed: " + ", ".join(check.failed)
-        plan.skipped.append({"symbol": signal.symbol, "side": "BUY", "reason": reason, "gates": check.as_dict()})
+        plan.skipped.append(Skip(signal.symbol, "BUY", reason, gates=check.as_dict()))
         return
     price, fee = estimate("BUY", quantity, day, book.fees, book.realistic)
-    rationale = {
+    rationale: Rationale = {
         "reason": _buy_reason(why, signal),
         **signal_dict(signal),
         "gates": check.as_dict(),

@@ -32,12 +32,13 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date
 from typing import Protocol
 
 from sqlalchemy import Connection, func, select
 
+from market.plain import JsonValue, to_plain
 from portfolio.rails import MarketDay, Valuation, value_positions
 from store import tables
 from store.history import current_rows
@@ -152,20 +153,46 @@ class DelistedPosition:
             return "last close"
         return "corporate action" if self.settlement is not None else "nothing"
 
-    def record(self) -> dict[str, object]:
-        """The position as a day's record lists it (JSON: dates as ISO text)."""
-        return {
-            "symbol": self.symbol,
-            "quantity": self.quantity,
-            "last_row": self.last_row.isoformat(),
-            "delisted_on": self.delisted_on.isoformat(),
-            "sessions_without_row": self.sessions,
-            "last_close": self.last_close,
-            "valued_at": self.valued_at,
-            "value": round(self.value(), 2),
-            "value_nothing": round(self.value(NOTHING), 2),
-            "value_last_close": round(self.value(LAST_CLOSE), 2),
-        }
+    def record(self) -> DelistedRecord:
+        """The position as a day's record lists it: its value under the rule and under each
+        reading, rounded to cents."""
+        return DelistedRecord(
+            self.symbol,
+            self.quantity,
+            self.last_row,
+            self.delisted_on,
+            self.sessions,
+            self.last_close,
+            self.valued_at,
+            round(self.value(), 2),
+            round(self.value(NOTHING), 2),
+            round(self.value(LAST_CLOSE), 2),
+        )
+
+
+@dataclass(frozen=True)
+class DelistedRecord:
+    """A position delisted on a day, as the AI portfolio's day record lists it
+    (`DelistedPosition.record`; JSON: dates as ISO text)."""
+
+    symbol: str
+    quantity: int
+    last_row: date
+    delisted_on: date
+    sessions_without_row: int
+    last_close: float
+    valued_at: str  # last close | corporate action | nothing
+    value: float
+    value_nothing: float
+    value_last_close: float
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {f.name: to_plain(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, JsonValue]) -> DelistedRecord:
+        dates, known = {"last_row", "delisted_on"}, {f.name for f in fields(cls)}
+        return cls(**{k: date.fromisoformat(str(v)) if k in dates else v for k, v in stored.items() if k in known})
 
 
 @dataclass(frozen=True)

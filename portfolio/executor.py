@@ -25,11 +25,15 @@ same-close comparison the backtest prints beside the real one).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Required, TypedDict
 
 from market.costs import MONEY, CostBreakdown, FeeSchedule, affordable, fill, limit_price
-from portfolio.rails import MarketDay, exit_state
+from market.plain import JsonValue
+from models.reasons import ServedReasons
+from portfolio.rails import EntryCheckJson, ExitStateJson, MarketDay, exit_state
 
 CENT = MONEY
 
@@ -48,8 +52,60 @@ class Signal:
     # The three inputs that moved the prediction most and the base value, as served
     # (models/reasons.served: {"base_value", "inputs": [{"input", "contribution"}]}); None
     # for a prediction stored without them.
-    reasons: dict | None = None
+    reasons: ServedReasons | None = None
     ordinary: bool = True  # an ordinary share (market/instruments.py): only these enter the book
+
+
+class SignalFacts(TypedDict):
+    """The signal as an order's rationale records it (`signal_dict`)."""
+
+    score: float
+    action: str
+    tercile: str
+    weight: float
+    predicted_return: float
+    held_edge: float | None
+    round_trip_cost: float | None
+    decision_reason: str
+    reasons: ServedReasons | None
+
+
+class Limits(TypedDict, total=False):
+    """What bounded an order's size: a sell's position and what the exit rail lets go today,
+    a buy's slot, holding and what the cash pays for; `bound_by` names the one that bound."""
+
+    bound_by: Required[str]  # exit_rail | whole_position (a sell); slot | adv_20 | cash (a buy)
+    held: int
+    sellable_today: int
+    slot_shares: int
+    cash_cap: int
+
+
+class Rationale(SignalFacts, total=False):
+    """Why an order was planned, a JSON document that travels with it: planned by
+    `plan_exit` (with the exit rail's state) or the book's buy (with the entry gates and the
+    outlook), then noted by each step it passes: the day that decided it (`decided_at`,
+    `model_id`, `record`), a split's adjustment, the fill (`decided_on`, `fill`, `estimate`)
+    and the trade's `timestamp`. It is stored as it is (a pending order in the day's record,
+    a trade's `rationale`, a suggestion's reason), so a document stored by older code comes
+    back with its own keys."""
+
+    reason: Required[str]
+    exit: ExitStateJson
+    gates: EntryCheckJson
+    limits: Required[Limits]
+    outlook: dict[str, float]  # the book's Outlook.as_dict: hold, multiplier
+    close: float
+    rails: bool
+    replaces: str
+    decided_at: str
+    model_id: str | None
+    record: str
+    split_adjustment: str
+    decided_on: str | None
+    fill: dict[str, JsonValue]  # market/costs.py Fill.as_dict
+    estimate: dict[str, JsonValue]  # the plan's price and quantity
+    timestamp: str
 
 
 @dataclass(frozen=True)
@@ -59,8 +115,40 @@ class Order:
     quantity: int
     price: Decimal
     fees: Decimal
-    rationale: dict
+    rationale: Rationale
     paid: CostBreakdown | None = None  # the fill's parts; None until the cost model filled it
+
+    @property
+    def bound_by(self) -> str:
+        """The limit that bound the order's size (its rationale's `limits`)."""
+        return self.rationale["limits"]["bound_by"]
+
+    @property
+    def reason(self) -> str:
+        return self.rationale["reason"]
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """The order as the day's record lists a pending one (money as decimal text)."""
+        return {
+            "symbol": self.symbol,
+            "side": self.side,
+            "quantity": self.quantity,
+            "price": str(self.price),
+            "fees": str(self.fees),
+            "rationale": self.rationale,  # a JSON document
+        }
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, JsonValue]) -> Order:
+        """A pending order as the day's record stored it (`to_json`)."""
+        return cls(
+            str(stored["symbol"]),
+            str(stored["side"]),
+            int(stored["quantity"]),
+            Decimal(str(stored["price"])),
+            Decimal(str(stored["fees"])),
+            stored["rationale"],  # the stored document
+        )
 
     @property
     def gross(self) -> Decimal:
@@ -74,10 +162,62 @@ class Order:
         return self.paid if self.paid is not None else CostBreakdown(fees=self.fees)
 
 
+@dataclass(frozen=True)
+class Skip:
+    """A candidate the plan left alone, with the reason: a sell the exit rail held back (with
+    its state), a buy the entry gates refused or the cash could not pay (with the gates), a
+    LONG name the book did not buy."""
+
+    symbol: str
+    side: str
+    reason: str
+    exit: ExitStateJson | None = None
+    gates: EntryCheckJson | None = None
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """As the day's record lists it: the state or the gates only where there are some."""
+        stored: dict[str, JsonValue] = {"symbol": self.symbol, "side": self.side, "reason": self.reason}
+        if self.exit is not None:
+            stored["exit"] = self.exit  # a JSON document
+        if self.gates is not None:
+            stored["gates"] = self.gates
+        return stored
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, JsonValue]) -> Skip:
+        """As `to_json` stored it (the first book also stored a refused buy's `limits`, which
+        nothing reads: left out)."""
+        return cls(
+            str(stored["symbol"]),
+            str(stored["side"]),
+            str(stored["reason"]),
+            stored.get("exit"),
+            stored.get("gates"),
+        )
+
+
+@dataclass(frozen=True)
+class Lapse:
+    """An order, or the part of one, that its session did not fill, with the reason."""
+
+    symbol: str
+    side: str
+    quantity: int
+    reason: str | None
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {"symbol": self.symbol, "side": self.side, "quantity": self.quantity, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, JsonValue]) -> Lapse:
+        symbol, side, quantity, reason = (stored[k] for k in ("symbol", "side", "quantity", "reason"))
+        return cls(str(symbol), str(side), int(quantity), None if reason is None else str(reason))
+
+
 @dataclass
 class DayPlan:
     orders: list[Order] = field(default_factory=list)
-    skipped: list[dict] = field(default_factory=list)  # candidates left alone, with the reason
+    skipped: list[Skip] = field(default_factory=list)  # candidates left alone, with the reason
     would_trade: int = 0
     blocked_by_rails: int = 0
     cut_by_rails: int = 0
@@ -87,7 +227,7 @@ class DayPlan:
 @dataclass
 class Execution:
     filled: list[Order] = field(default_factory=list)
-    lapsed: list[dict] = field(default_factory=list)  # orders or parts no session filled, with the reason
+    lapsed: list[Lapse] = field(default_factory=list)  # orders or parts no session filled, with the reason
     cash: Decimal = Decimal(0)
 
 
@@ -95,7 +235,7 @@ def _finite(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else round(float(value), 6)
 
 
-def signal_dict(signal: Signal) -> dict:
+def signal_dict(signal: Signal) -> SignalFacts:
     return {
         "score": signal.score,
         "action": signal.action,
@@ -156,14 +296,7 @@ def plan_exit(
     if reason is None:
         reason = "turned AVOID: " + signal.reason if signal.reason else "turned AVOID"
     if sellable <= 0:
-        plan.skipped.append(
-            {
-                "symbol": day.symbol,
-                "side": "SELL",
-                "reason": f"{reason}; but TRAPPED: no volume today",
-                "exit": state.as_dict(),
-            }
-        )
+        plan.skipped.append(Skip(day.symbol, "SELL", f"{reason}; but TRAPPED: no volume today", exit=state.as_dict()))
         return Decimal(0)
     price, fee = (
         estimate("SELL", sellable, day, fees, realistic)
@@ -171,7 +304,7 @@ def plan_exit(
         else (Decimal(str(day.close)).quantize(CENT), Decimal(0))
     )
     gross = (price * sellable).quantize(CENT)
-    rationale = {
+    rationale: Rationale = {
         "reason": reason,
         **signal_dict(signal),
         "exit": state.as_dict(),
@@ -203,14 +336,7 @@ def fill_orders(
     for order in sorted(orders, key=lambda o: (o.side != "SELL",)):
         day = sessions.get(order.symbol)
         if day is None:
-            run.lapsed.append(
-                {
-                    "symbol": order.symbol,
-                    "side": order.side,
-                    "quantity": order.quantity,
-                    "reason": "no session for the symbol",
-                }
-            )
+            run.lapsed.append(Lapse(order.symbol, order.side, order.quantity, "no session for the symbol"))
             continue
         done = fill(order.side, order.quantity, day.session(), fees, realistic)
         if order.side == "BUY" and done.quantity and done.gross + done.fee > run.cash:
@@ -218,12 +344,10 @@ def fill_orders(
             done = fill(order.side, cut, day.session(), fees, realistic)
             done = _relabel(done, order.quantity, "cut to the cash left")
         if done.lapsed:
-            run.lapsed.append(
-                {"symbol": order.symbol, "side": order.side, "quantity": done.lapsed, "reason": done.lapse_reason}
-            )
+            run.lapsed.append(Lapse(order.symbol, order.side, done.lapsed, done.lapse_reason))
         if done.quantity <= 0:
             continue
-        rationale = {
+        rationale: Rationale = {
             **order.rationale,
             "decided_on": decided_on,
             "fill": done.as_dict(),

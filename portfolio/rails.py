@@ -32,7 +32,9 @@ All new position sizing uses liquid equity.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 
@@ -100,6 +102,33 @@ def max_position_shares(adv_20: float | None) -> int:
     return int(math.floor(MAX_ADV_SHARE * adv_20 + 1e-9))
 
 
+class GateJson(TypedDict):
+    """A gate as a rationale stores it."""
+
+    name: str
+    value: float | None
+    threshold: float
+    passed: bool
+
+
+class EntryCheckJson(TypedDict):
+    """The entry gates as a buy's rationale (or a refused buy) stores them."""
+
+    passed: bool
+    gates: list[GateJson]
+
+
+class ExitStateJson(TypedDict):
+    """The exit rail's state as a sell's rationale (or a held-back sell) stores it;
+    `days_to_exit` None for never (no volume)."""
+
+    flags: list[str]
+    days_to_exit: float | None
+    spread: float | None
+    spread_source: str
+    sellable_today: int
+
+
 @dataclass(frozen=True)
 class Gate:
     name: str
@@ -107,7 +136,7 @@ class Gate:
     threshold: float
     passed: bool
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> GateJson:
         return {"name": self.name, "value": self.value, "threshold": self.threshold, "passed": self.passed}
 
 
@@ -123,7 +152,7 @@ class EntryCheck:
     def failed(self) -> list[str]:
         return [g.name for g in self.gates if not g.passed]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> EntryCheckJson:
         return {"passed": self.passed, "gates": [g.as_dict() for g in self.gates]}
 
 
@@ -164,7 +193,7 @@ class ExitState:
     spread_source: str
     sellable_today: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> ExitStateJson:
         return {
             "flags": list(self.flags),
             "days_to_exit": None if math.isinf(self.days_to_exit) else round(self.days_to_exit, 2),
@@ -221,7 +250,7 @@ class Valuation:
         return self.equity - sum(self.discounts.values())
 
 
-def value_positions(cash: float, holdings: dict[str, int], market: dict[str, MarketDay]) -> Valuation:
+def value_positions(cash: float, holdings: Mapping[str, int], market: Mapping[str, MarketDay]) -> Valuation:
     """Equity and liquid equity. `market` holds the latest known day of every held symbol;
     a symbol that has never been priced adds nothing (it has no value to discount)."""
     valuation = Valuation(cash=cash, market_value=0.0)

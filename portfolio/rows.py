@@ -1,5 +1,6 @@
 """The ledger's stored rows, typed: what `portfolio.ledger` reads from and appends to the
-`portfolios`, `trades` and `cash_entries` tables (store/tables.py). They are TypedDicts,
+`portfolios`, `trades` and `cash_entries` tables (store/tables.py), and the AI portfolio's
+executed days (`portfolio_days`). They are TypedDicts,
 not dataclasses, because they are the store's rows: a read hands back plain dicts and an
 append takes them, and the replay reads them as they come. Money is `Decimal`."""
 
@@ -87,6 +88,26 @@ class CashEntry(_CashTerms):
     """A cash movement that is not a trade, as appended (`ledger.cash_entry`)."""
 
     note: str | None
+
+
+class PortfolioDayRow(TypedDict):
+    """An executed day of the AI portfolio as it is appended to `portfolio_days`: the cash,
+    the valuation and the day's record (`portfolio.ai.ExecutedDay.summary`, JSON)."""
+
+    portfolio_id: str
+    trading_date: date
+    model_id: str | None
+    cash: Decimal
+    market_value: Decimal
+    liquid_equity: Decimal
+    summary: dict[str, JsonValue]
+
+
+class StoredPortfolioDay(PortfolioDayRow):
+    """A stored `portfolio_days` row."""
+
+    id: int
+    recorded_at: datetime
 
 
 class DividendNotice(TypedDict):

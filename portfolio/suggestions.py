@@ -46,7 +46,7 @@ from market.errors import ConflictError, InvalidInputError, NotFoundError, NotRe
 from market.settings import Settings
 from portfolio import dividends, ledger
 from portfolio.ai import day_signals, fee_schedule, record_name
-from portfolio.book import Mandate, Outlook, plan_book
+from portfolio.book import BookDay, Mandate, Outlook, plan_book
 from portfolio.ledger import TradeRejected, TradeRequest
 from portfolio.market import known_persistence, market_days
 from portfolio.rails import check_entry, exit_state
@@ -208,16 +208,9 @@ def _suggest_for(
         return []
     model_id, signals = day_signals(conn, scored, record)
     held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, day).items()}
-    plan = plan_book(
-        ledger.cash_balance(conn, portfolio_id),
-        held,
-        signals,
-        market_days(conn, scored),
-        fee_schedule(settings),
-        Mandate(),
-        rebalance=True,
-        outlook=outlook,
-    )
+    cash = ledger.cash_balance(conn, portfolio_id)
+    book = BookDay(cash, held, signals, market_days(conn, scored), fee_schedule(settings))
+    plan = plan_book(book, Mandate(), rebalance=True, outlook=outlook)
     rows = [
         {
             "suggestion_id": suggestion_id(portfolio_id, day, o.symbol, o.side),

@@ -3,17 +3,20 @@ rationale and exchange-time timestamps, the day record, and re-runs that change 
 
 from __future__ import annotations
 
+import json
+from datetime import date
 from decimal import Decimal
 
 import pytest
 from sqlalchemy import func, select
 
+from market.costs import CostBreakdown
 from market.errors import ConflictError, NotReadyError
 from market.money import to_cents
 from market.settings import Settings
 from pipeline.runner import run_stage
 from portfolio import ledger
-from portfolio.ai import execute_day
+from portfolio.ai import ExecutedDay, execute_day
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
@@ -147,13 +150,191 @@ def test_an_avoid_name_is_sold_at_the_next_sessions_bid(settings: Settings) -> N
     next_session(engine, days[0], {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}})
     seed_predictions(engine, days[0], {"LIQ": {"score": 40.0, "action": "AVOID", "tercile": "BOTTOM"}})
     bought = execute_day(engine, settings, days[0])
-    assert [(o["side"], o["quantity"]) for o in bought.orders] == [("BUY", 6000)]
+    assert [(o.side, o.quantity) for o in bought.orders] == [("BUY", 6000)]
     next_session(engine, days[1], {"LIQ": {"close": 55.0, "volume": 40_000, "bid": 54.9, "ask": 55.1}})
     seed_predictions(engine, days[1], {"LIQ": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
     result = execute_day(engine, settings, days[1])
     (sell,) = result.orders
-    assert (sell["side"], sell["quantity"]) == ("SELL", 6000) and Decimal(sell["price"]) < Decimal("54.9")
+    assert (sell.side, sell.quantity) == ("SELL", 6000) and sell.price < Decimal("54.9")
     with engine.connect() as conn:
         assert ledger.holdings(conn, ledger.AI_PORTFOLIO) == {}
         (stored,) = [t for t in ledger.trade_rows(conn, ledger.AI_PORTFOLIO) if t["side"] == "SELL"]
     assert stored["rationale"]["reason"].startswith("turned AVOID") and stored["trading_date"] == days[1]
+
+
+# A day as the first AI book stored it (portfolio/ai.py before the next-session fills): no
+# record name, lapses, pending orders, dividends or delistings; fills at the decision's
+# close without cost parts or a deciding day; a refused buy with its limits.
+FIRST_BOOK_DAY = {
+    "trading_date": "2026-11-20",
+    "model_id": "m-1",
+    "timestamp": "2026-11-20T16:00:00",
+    "orders": [
+        {"symbol": "LIQ", "side": "BUY", "quantity": 6000, "price": "50.00", "fees": "1500.00", "bound_by": "adv_20"}
+    ],
+    "skipped": [
+        {
+            "symbol": "THIN",
+            "side": "BUY",
+            "reason": "entry gates failed: adv_20",
+            "gates": {
+                "passed": False,
+                "gates": [{"name": "adv_20", "value": 4000.0, "threshold": 5000, "passed": False}],
+            },
+            "limits": {"target": 75_000, "held": 0},
+        }
+    ],
+    "would_trade": 2,
+    "blocked_by_rails": 1,
+    "cut_by_rails": 1,
+    "cash": "9698500.00",
+    "market_value": 300000.0,
+    "equity": 9998500.0,
+    "liquid_equity": 9998500.0,
+    "illiquid_discounts": {},
+}
+# A day as the book stores it now: a fill in the next session with its parts, a lapse, a
+# sell the exit rail held back, a refused buy, an order decided for the next session and a
+# delisting (the JSON `summary` writes, key for key and in its order).
+TODAYS_DAY = {
+    "trading_date": "2026-11-24",
+    "model_id": "test-model",
+    "timestamp": "2026-11-24T16:00:00",
+    "orders": [
+        {
+            "symbol": "LIQ",
+            "side": "BUY",
+            "quantity": 5000,
+            "price": "51.21",
+            "fees": "2176.43",
+            "costs": {"spread": "500.000000", "impact": "550.000000", "fees": "2176.43", "total": "3226.430000"},
+            "decided_on": "2026-11-23",
+            "bound_by": "adv_20",
+        }
+    ],
+    "skipped": [
+        {
+            "symbol": "OLD",
+            "side": "SELL",
+            "reason": "turned AVOID; but TRAPPED: no volume today",
+            "exit": {
+                "flags": ["TRAPPED"],
+                "days_to_exit": None,
+                "spread": 0.019011,
+                "spread_source": "corwin_schultz",
+                "sellable_today": 0,
+            },
+        },
+        {
+            "symbol": "THIN",
+            "side": "BUY",
+            "reason": "entry gates failed: adv_20",
+            "gates": {
+                "passed": False,
+                "gates": [{"name": "adv_20", "value": 4000.0, "threshold": 5000, "passed": False}],
+            },
+        },
+        {"symbol": "NEXT", "side": "BUY", "reason": "LONG, but no cash or slot was left this rebalance"},
+    ],
+    "would_trade": 3,
+    "blocked_by_rails": 2,
+    "cut_by_rails": 0,
+    "cash": "9741773.570000",
+    "market_value": 255000.0,
+    "equity": 9996773.57,
+    "liquid_equity": 9741773.57,
+    "illiquid_discounts": {"OLD": 255000.0},
+    "record": "validation",
+    "lapsed": [
+        {
+            "symbol": "LIQ",
+            "side": "BUY",
+            "quantity": 1000,
+            "reason": "capped at 25% of the session's volume (20,000 shares)",
+        }
+    ],
+    "pending": [
+        {
+            "symbol": "MID",
+            "side": "BUY",
+            "quantity": 300,
+            "price": "20.10",
+            "fees": "60.30",
+            "rationale": {
+                "reason": "fills an empty slot (2 of 15)",
+                "limits": {"slot_shares": 300, "bound_by": "slot"},
+            },
+        }
+    ],
+    "dividends": [
+        {
+            "symbol": "LIQ",
+            "ex_date": "2026-11-24",
+            "shares": 5000,
+            "per_share": "0.5",
+            "amount": "2500.0",
+            "entry_id": "D",
+        }
+    ],
+    "delisted": [
+        {
+            "symbol": "GONE",
+            "quantity": 100,
+            "last_row": "2026-11-18",
+            "delisted_on": "2026-11-24",
+            "sessions_without_row": 3,
+            "last_close": 12.5,
+            "valued_at": "nothing",
+            "value": 0.0,
+            "value_nothing": 0.0,
+            "value_last_close": 1250.0,
+        }
+    ],
+}
+
+
+def test_a_stored_day_reads_back_typed_whichever_code_stored_it() -> None:
+    first = ExecutedDay.from_summary(FIRST_BOOK_DAY)
+    assert (first.record, first.lapsed, first.pending, first.dividends, first.delisted) == ("live", [], [], [], [])
+    (fill,) = first.orders
+    assert (fill.price, fill.fees, fill.bound_by, fill.costs, fill.decided_on) == (
+        Decimal("50.00"),
+        Decimal("1500.00"),
+        "adv_20",
+        None,
+        None,
+    )
+    (refused,) = first.skipped
+    assert (refused.symbol, refused.reason, refused.exit, refused.gates["passed"]) == (
+        "THIN",
+        "entry gates failed: adv_20",
+        None,
+        False,
+    )
+    assert first.summary()["orders"] == FIRST_BOOK_DAY["orders"]  # an old fill's JSON as it was stored
+
+    today = ExecutedDay.from_summary(TODAYS_DAY, rerun=True)
+    (fill,) = today.orders
+    assert fill.costs == CostBreakdown(fees=Decimal("2176.43"), spread=Decimal("500"), impact=Decimal("550"))
+    assert [(s.symbol, s.exit is not None, s.gates is not None) for s in today.skipped] == [
+        ("OLD", True, False),
+        ("THIN", False, True),
+        ("NEXT", False, False),
+    ]
+    (lapse,) = today.lapsed
+    (order,) = today.pending
+    (gone,) = today.delisted
+    assert (lapse.quantity, order.price, order.bound_by, order.reason) == (
+        1000,
+        Decimal("20.10"),
+        "slot",
+        "fills an empty slot (2 of 15)",
+    )
+    assert (gone.delisted_on, gone.value_last_close, today.record, today.rerun) == (
+        date(2026, 11, 24),
+        1250.0,
+        "validation",
+        True,
+    )
+    # written back, the record is what was stored, key for key and in its order
+    assert json.dumps(today.summary()) == json.dumps(TODAYS_DAY)

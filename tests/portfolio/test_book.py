@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from market.costs import FeeSchedule
 from models.decisions import decide
 from portfolio.backtest import signals_of
-from portfolio.book import Mandate, Outlook, pair_round_trip, plan_book
+from portfolio.book import BookDay, Mandate, Outlook, pair_round_trip, plan_book
 from portfolio.executor import Signal, fill_orders
 from portfolio.rails import MarketDay, value_positions
 
@@ -70,13 +70,13 @@ def test_a_held_name_is_replaced_only_when_the_gap_beats_the_pairs_round_trip() 
     impact = (0.02 + 0.03) * math.sqrt(47_500 / 1_000_000)  # each name's sigma x sqrt(participation)
     assert cost == pytest.approx(0.002 / 2 + 0.002 / 2 + impact + 2 * 0.005, rel=1e-6)
     kept_cash, held, signals, days, cost = full_book(0.01 + cost - 0.0005)
-    kept = plan_book(kept_cash, dict(held), signals, days, FEES, Mandate(names=2))
+    kept = plan_book(BookDay(kept_cash, dict(held), signals, days, FEES), Mandate(names=2))
     assert kept.orders == []
-    (left,) = [s for s in kept.skipped if s["symbol"] == "C"]
-    assert "the book is full" in left["reason"] and "(B)" in left["reason"]
+    (left,) = [s for s in kept.skipped if s.symbol == "C"]
+    assert "the book is full" in left.reason and "(B)" in left.reason
 
     cash, held, signals, days, cost = full_book(0.01 + cost + 0.0005)
-    swapped = plan_book(cash, dict(held), signals, days, FEES, Mandate(names=2))
+    swapped = plan_book(BookDay(cash, dict(held), signals, days, FEES), Mandate(names=2))
     assert sides(swapped) == [("B", "SELL"), ("C", "BUY")]
     sell, buy = swapped.orders
     assert sell.quantity == 47_500  # the whole held name
@@ -97,13 +97,13 @@ def test_at_most_swaps_replacements_per_rebalance_and_none_on_other_days() -> No
     }
     cash = Decimal("50000")
     for swaps in (0, 1, 2, 3):
-        plan = plan_book(cash, dict(held), signals, days, FEES, Mandate(names=3, swaps=swaps))
+        plan = plan_book(BookDay(cash, dict(held), signals, days, FEES), Mandate(names=3, swaps=swaps))
         sells = [o.symbol for o in plan.orders if o.side == "SELL"]
         buys = [o.symbol for o in plan.orders if o.side == "BUY"]
         assert sells == ["A", "B", "D"][:swaps]  # the weakest first
         assert buys == ["F", "E", "C"][:swaps]  # the best candidate first
-        assert len([s for s in plan.skipped if s["symbol"] in "CEF"]) == 3 - swaps
-    quiet = plan_book(cash, dict(held), signals, days, FEES, Mandate(names=3, swaps=3), rebalance=False)
+        assert len([s for s in plan.skipped if s.symbol in "CEF"]) == 3 - swaps
+    quiet = plan_book(BookDay(cash, dict(held), signals, days, FEES), Mandate(names=3, swaps=3), rebalance=False)
     assert quiet.orders == []
 
 
@@ -113,7 +113,7 @@ def test_a_name_topped_up_today_is_not_sold_in_the_same_plan() -> None:
     held = {"A": 47_500, "B": 10_000}
     days = {s: market(s) for s in "ABC"}
     signals = {"A": signal("A", 0.02, "HOLD"), "B": signal("B", 0.001, "HOLD"), "C": signal("C", 0.3)}
-    plan = plan_book(Decimal("420000"), held, signals, days, NO_FEES, Mandate(names=2), realistic=False)
+    plan = plan_book(BookDay(Decimal("420000"), held, signals, days, NO_FEES), Mandate(names=2), realistic=False)
     owned = {"A": 47_500, "B": 10_000}
     for order in plan.orders:
         if order.side == "SELL":
@@ -134,7 +134,9 @@ def test_no_position_exceeds_its_capacity_share_of_adv_20() -> None:
     }
     for adv, bought in cases.items():
         days = {"C": market("C", adv_20=adv)}
-        plan = plan_book(Decimal("1000000"), {}, {"C": signal("C", 0.05)}, days, NO_FEES, mandate, realistic=False)
+        plan = plan_book(
+            BookDay(Decimal("1000000"), {}, {"C": signal("C", 0.05)}, days, NO_FEES), mandate, realistic=False
+        )
         assert [(o.symbol, o.quantity) for o in plan.orders] == [("C", bought)]
 
 
@@ -145,20 +147,24 @@ def test_money_a_capacity_leaves_uninvested_goes_to_the_reserve() -> None:
     edges = {"A": 0.05, "B": 0.04, "C": 0.03, "D": 0.02, "E": 0.01}
     days = {s: market(s, adv_20=400_000.0) for s in edges}
     signals = {s: signal(s, e) for s, e in edges.items()}
-    plan = plan_book(Decimal("1000000"), {}, signals, days, NO_FEES, mandate, realistic=False)
+    plan = plan_book(BookDay(Decimal("1000000"), {}, signals, days, NO_FEES), mandate, realistic=False)
     assert [(o.symbol, o.quantity) for o in plan.orders] == [("A", 20_000), ("B", 20_000), ("C", 20_000), ("D", 20_000)]
-    assert {s["symbol"] for s in plan.skipped} == {"E"}
+    assert {s.symbol for s in plan.skipped} == {"E"}
     roomy = {s: market(s, adv_20=2_000_000.0) for s in edges}  # the slots fit: no reserve
-    plan = plan_book(Decimal("1000000"), {}, signals, roomy, NO_FEES, mandate, realistic=False)
+    plan = plan_book(BookDay(Decimal("1000000"), {}, signals, roomy, NO_FEES), mandate, realistic=False)
     assert [o.symbol for o in plan.orders] == ["A", "B"]
 
 
 def test_a_top_up_stays_within_capacity() -> None:
     mandate = Mandate(names=2, capacity=0.05)
     days = {"C": market("C", adv_20=600_000.0)}  # capacity 30,000 shares; the slot 47,500
-    plan = plan_book(Decimal("900000"), {"C": 10_000}, {"C": signal("C", 0.05)}, days, NO_FEES, mandate, True, False)
+    plan = plan_book(
+        BookDay(Decimal("900000"), {"C": 10_000}, {"C": signal("C", 0.05)}, days, NO_FEES), mandate, True, False
+    )
     assert [(o.symbol, o.quantity) for o in plan.orders] == [("C", 20_000)]
-    full = plan_book(Decimal("700000"), {"C": 30_000}, {"C": signal("C", 0.05)}, days, NO_FEES, mandate, True, False)
+    full = plan_book(
+        BookDay(Decimal("700000"), {"C": 30_000}, {"C": signal("C", 0.05)}, days, NO_FEES), mandate, True, False
+    )
     assert full.orders == []
 
 
@@ -184,7 +190,7 @@ def test_property_no_buy_takes_a_position_past_its_capacity(
     days = {s: MarketDay(**{**d.__dict__, "adv_20": advs[s], "volume": int(advs[s])}) for s, d in days.items()}
     signals = {s: signal(s, edges[s], actions[s]) for s in closes}
     plan = plan_book(
-        Decimal(cash), dict(holdings), signals, days, FEES, Mandate(names=names, capacity=capacity), rebalance
+        BookDay(Decimal(cash), dict(holdings), signals, days, FEES), Mandate(names=names, capacity=capacity), rebalance
     )
     after = dict(holdings)
     for order in plan.orders:
@@ -205,11 +211,11 @@ def test_empty_slots_fill_best_expected_excess_first_up_to_names() -> None:
     edges = {"A": 0.03, "B": 0.06, "C": 0.05, "D": 0.04, "E": 0.02}
     days = {s: market(s) for s in edges}
     signals = {s: signal(s, e) for s, e in edges.items()}
-    plan = plan_book(Decimal("1000000"), {}, signals, days, FEES, Mandate(names=3))
+    plan = plan_book(BookDay(Decimal("1000000"), {}, signals, days, FEES), Mandate(names=3))
     assert sides(plan) == [("B", "BUY"), ("C", "BUY"), ("D", "BUY")]
     assert plan.orders[0].rationale["reason"].startswith("fills an empty slot (1 of 3)")
     # every LONG name not bought is in `skipped`, with a reason
-    skipped = {s["symbol"]: s["reason"] for s in plan.skipped}
+    skipped = {s.symbol: s.reason for s in plan.skipped}
     assert set(skipped) == {"A", "E"} and all(skipped.values())
 
     # after the buys fill in the next session, the book holds about `exposure` of its equity
@@ -249,9 +255,9 @@ def test_a_name_that_is_not_long_never_enters_the_book() -> None:
     # either: empty slots take LONG names only (the reserve fills only what capacity leaves)
     signals["H"], days["H"] = signal("H", 0.5, "HOLD"), market("H")
     signals["V"], days["V"] = signal("V", 0.4, "AVOID"), market("V")
-    plan = plan_book(Decimal("1000000"), {}, signals, days, FEES, Mandate(names=5))
+    plan = plan_book(BookDay(Decimal("1000000"), {}, signals, days, FEES), Mandate(names=5))
     assert [o.symbol for o in plan.orders] == ["A", "B", "C", "D"]
-    assert not {"X", "H", "V"} & {s["symbol"] for s in plan.skipped}
+    assert not {"X", "H", "V"} & {s.symbol for s in plan.skipped}
 
 
 # --- exits and top-ups ---------------------------------------------------------------------
@@ -263,15 +269,17 @@ def test_avoid_sells_on_any_day_under_the_exit_rail() -> None:
     untrimmed = Mandate(trim=None)  # two names of a 15-name mandate are many slots each: no trims here
     for rebalance in (True, False):
         plan = plan_book(
-            Decimal("0"), dict(held), signals, {s: market(s) for s in held}, FEES, untrimmed, rebalance=rebalance
+            BookDay(Decimal("0"), dict(held), signals, {s: market(s) for s in held}, FEES),
+            untrimmed,
+            rebalance=rebalance,
         )
         assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("A", "SELL", 20_000)]
         assert plan.orders[0].rationale["reason"].startswith("turned AVOID")
     trapped = plan_book(
-        Decimal("0"), dict(held), signals, {"A": market("A", volume=0), "B": market("B")}, FEES, untrimmed
+        BookDay(Decimal("0"), dict(held), signals, {"A": market("A", volume=0), "B": market("B")}, FEES), untrimmed
     )
     assert trapped.orders == [] and trapped.blocked_by_rails == 1
-    assert "TRAPPED" in trapped.skipped[0]["reason"]
+    assert "TRAPPED" in trapped.skipped[0].reason
 
 
 def test_a_partly_filled_name_is_topped_up_to_its_slot_on_a_rebalance_day() -> None:
@@ -279,11 +287,7 @@ def test_a_partly_filled_name_is_topped_up_to_its_slot_on_a_rebalance_day() -> N
     days = {"A": market("A")}
     for action in ("LONG", "HOLD"):
         plan = plan_book(
-            Decimal("900000"),
-            {"A": 10_000},
-            {"A": signal("A", 0.02, action)},
-            days,
-            NO_FEES,
+            BookDay(Decimal("900000"), {"A": 10_000}, {"A": signal("A", 0.02, action)}, days, NO_FEES),
             Mandate(names=2),
             True,
             False,
@@ -291,12 +295,18 @@ def test_a_partly_filled_name_is_topped_up_to_its_slot_on_a_rebalance_day() -> N
         assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("A", "BUY", 37_500)]
         assert plan.orders[0].rationale["reason"].startswith("tops up to its slot")
     between = plan_book(
-        Decimal("900000"), {"A": 10_000}, {"A": signal("A", 0.02)}, days, NO_FEES, Mandate(names=2), False, False
+        BookDay(Decimal("900000"), {"A": 10_000}, {"A": signal("A", 0.02)}, days, NO_FEES),
+        Mandate(names=2),
+        False,
+        False,
     )
     assert between.orders == []  # not between rebalances
     # at half its slot or more (a price that drifted, not a cut-short buy): left alone
     near = plan_book(
-        Decimal("762500"), {"A": 23_750}, {"A": signal("A", 0.02)}, days, NO_FEES, Mandate(names=2), True, False
+        BookDay(Decimal("762500"), {"A": 23_750}, {"A": signal("A", 0.02)}, days, NO_FEES),
+        Mandate(names=2),
+        True,
+        False,
     )
     assert near.orders == []
 
@@ -311,10 +321,10 @@ def test_a_persistent_signal_pays_a_replacement_the_labels_horizon_does_not() ->
     _, _, _, _, cost = full_book(0.0)
     cash, held, signals, days, cost = full_book(0.01 + cost / 2)
     mandate = Mandate(names=2, hold=60)
-    assert plan_book(cash, dict(held), signals, days, FEES, mandate, outlook=Outlook(60, 1.0)).orders == []
+    assert plan_book(BookDay(cash, dict(held), signals, days, FEES), mandate, outlook=Outlook(60, 1.0)).orders == []
     lasting = Outlook.of({"1-5": 0.1, "6-10": 0.05, "11-20": 0.05, "21-40": 0.05, "41-60": 0.05}, 60)
     assert lasting.multiplier > 2  # the gap of cost / 2, times it, beats the cost
-    swapped = plan_book(cash, dict(held), signals, days, FEES, mandate, outlook=lasting)
+    swapped = plan_book(BookDay(cash, dict(held), signals, days, FEES), mandate, outlook=lasting)
     assert sides(swapped) == [("B", "SELL"), ("C", "BUY")]
     assert "over 60 sessions" in swapped.orders[1].rationale["reason"]
     assert swapped.orders[1].rationale["outlook"] == {"hold": 60, "multiplier": round(lasting.multiplier, 4)}
@@ -339,11 +349,11 @@ def test_a_name_expected_to_lose_more_than_its_round_trip_over_the_hold_is_sold(
     held = {"A": 20_000}
     signals = {"A": signal("A", -0.008, "HOLD")}  # its own round trip is 1% (signal's round_trip_cost 0.01)
     days = {"A": market("A")}
-    assert plan_book(Decimal("0"), dict(held), signals, days, FEES, Mandate(trim=None)).orders == []
+    assert plan_book(BookDay(Decimal("0"), dict(held), signals, days, FEES), Mandate(trim=None)).orders == []
     outlook, mandate = Outlook(40, 2.0), Mandate(hold=40, trim=None)
-    between = plan_book(Decimal("0"), dict(held), signals, days, FEES, mandate, False, outlook=outlook)
+    between = plan_book(BookDay(Decimal("0"), dict(held), signals, days, FEES), mandate, False, outlook=outlook)
     assert between.orders == []
-    plan = plan_book(Decimal("0"), dict(held), signals, days, FEES, mandate, outlook=outlook)
+    plan = plan_book(BookDay(Decimal("0"), dict(held), signals, days, FEES), mandate, outlook=outlook)
     assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("A", "SELL", 20_000)]
     assert plan.orders[0].rationale["reason"].startswith("expected to lose 1.60% over 40 sessions")
 
@@ -353,9 +363,9 @@ def test_a_position_past_its_trim_is_sold_back_to_its_slot() -> None:
     2 slots it is sold back to its slot and the proceeds fill B's slot; without, it stays."""
     days = {"A": market("A", close=30.0, bid=29.99, ask=30.01, high=30.3, low=29.7), "B": market("B")}
     signals = {"A": signal("A", 0.02, "HOLD"), "B": signal("B", 0.03)}
-    kept = plan_book(Decimal("0"), {"A": 47_500}, signals, days, FEES, Mandate(names=2, trim=None))
+    kept = plan_book(BookDay(Decimal("0"), {"A": 47_500}, signals, days, FEES), Mandate(names=2, trim=None))
     assert all(o.side == "BUY" or o.symbol != "A" for o in kept.orders)
-    plan = plan_book(Decimal("0"), {"A": 47_500}, signals, days, FEES, Mandate(names=2, trim=2.0))
+    plan = plan_book(BookDay(Decimal("0"), {"A": 47_500}, signals, days, FEES), Mandate(names=2, trim=2.0))
     sell = next(o for o in plan.orders if o.side == "SELL")
     slot = 0.95 * 47_500 * 30 / 2
     assert sell.symbol == "A" and sell.quantity == 47_500 - math.floor(slot / 30)
@@ -374,7 +384,7 @@ def test_reserve_names_say_so_and_a_buy_expected_to_trail_says_why() -> None:
         "C": signal("C", -0.004, "HOLD"),
         "D": signal("D", -0.005, "HOLD"),
     }
-    plan = plan_book(Decimal("1000000"), {}, signals, days, FEES, Mandate(names=2))
+    plan = plan_book(BookDay(Decimal("1000000"), {}, signals, days, FEES), Mandate(names=2))
     reasons = {o.symbol: o.rationale["reason"] for o in plan.orders}
     assert reasons["A"].startswith("fills an empty slot (1 of 2)")
     assert reasons["C"].startswith("reserve 1: capacity holds the book's 2 names below their slots")

@@ -158,7 +158,7 @@ def test_the_live_book_delists_a_held_name_whose_rows_end_and_its_day_and_positi
     seed_predictions(engine, sessions[0], {"LIQ": {"score": 60.0, "action": "HOLD", "tercile": "TOP"}})
     bought = execute_day(engine, settings, sessions[0])
     (fill,) = bought.orders
-    held = fill["quantity"]
+    held = fill.quantity
     days = {}
     for day in sessions[1:]:  # LIQ's rows end: only OTH trades
         next_session(engine, day, {"OTH": {"close": 20.0, "volume": 40_000}})
@@ -170,9 +170,15 @@ def test_the_live_book_delists_a_held_name_whose_rows_end_and_its_day_and_positi
     assert carried.illiquid_discounts == {"LIQ": pytest.approx(held * 50.0)}
     # the third: delisted on that session, worth nothing, its last close beside it
     (record,) = delisted.delisted
-    assert (record["symbol"], record["quantity"], record["delisted_on"]) == ("LIQ", held, sessions[3].isoformat())
-    assert (record["last_row"], record["sessions_without_row"]) == (sessions[0].isoformat(), 3)
-    assert (record["value"], record["value_nothing"], record["value_last_close"]) == (0.0, 0.0, held * 50.0)
+    assert (record.symbol, record.quantity, record.delisted_on) == ("LIQ", held, sessions[3])
+    assert (record.last_row, record.sessions_without_row) == (sessions[0], 3)
+    assert (record.value, record.value_nothing, record.value_last_close) == (0.0, 0.0, held * 50.0)
+    (stored,) = delisted.summary()["delisted"]  # the day's record: dates as ISO text
+    assert (stored["delisted_on"], stored["last_row"], stored["valued_at"]) == (
+        sessions[3].isoformat(),
+        sessions[0].isoformat(),
+        "nothing",
+    )
     assert delisted.market_value == 0 and delisted.equity == pytest.approx(float(delisted.cash))
     with engine.connect() as conn:
         (position,) = portfolio_view(conn, ledger.AI_PORTFOLIO, sessions[3]).positions

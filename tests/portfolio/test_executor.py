@@ -13,7 +13,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from market.costs import FeeSchedule
-from portfolio.book import Mandate, plan_book
+from portfolio.book import BookDay, Mandate, plan_book
 from portfolio.executor import DayPlan, Order, Signal, fill_orders, plan_exit
 from portfolio.rails import MarketDay, value_positions
 
@@ -35,7 +35,7 @@ def signal(symbol: str, action: str = "LONG", edge: float = 0.03) -> Signal:
 def test_a_plan_fills_in_the_next_session_at_the_touch_or_worse_within_its_volume() -> None:
     today = {"NEW": market("NEW", adv_20=100_000.0), "OLD": market("OLD")}
     signals = {"NEW": signal("NEW"), "OLD": signal("OLD", "AVOID", -0.05)}
-    plan = plan_book(Decimal("1000000"), {"OLD": 2_000}, signals, today, FEES)
+    plan = plan_book(BookDay(Decimal("1000000"), {"OLD": 2_000}, signals, today, FEES))
     assert [(o.symbol, o.side) for o in plan.orders] == [("OLD", "SELL"), ("NEW", "BUY")]
     tomorrow = {
         "NEW": market("NEW", close=11.0, bid=10.9, ask=11.1, volume=1_000),
@@ -45,10 +45,10 @@ def test_a_plan_fills_in_the_next_session_at_the_touch_or_worse_within_its_volum
     buy = next(o for o in run.filled if o.side == "BUY")
     sell = next(o for o in run.filled if o.side == "SELL")
     assert buy.price >= Decimal("11.1") and sell.price <= Decimal("8.95")  # the next session's quotes, not today's
-    assert buy.quantity == 250 and run.lapsed[0]["symbol"] == "NEW"  # 25% of the session's 1,000 shares
+    assert buy.quantity == 250 and run.lapsed[0].symbol == "NEW"  # 25% of the session's 1,000 shares
     assert buy.rationale["decided_on"] == "2026-01-05"
     assert buy.rationale["fill"]["lapsed"] == plan.orders[1].quantity - 250
-    assert "25%" in run.lapsed[0]["reason"]
+    assert "25%" in run.lapsed[0].reason
     assert run.cash == Decimal("1000000") + sell.gross - sell.fees - buy.gross - buy.fees
 
 
@@ -57,7 +57,7 @@ def test_exit_proceeds_fund_the_same_days_buys() -> None:
     95% of the 10,000 the book is worth."""
     signals = {"OLD": signal("OLD", "AVOID", -0.05), "NEW": signal("NEW")}
     days = {s: market(s) for s in signals}
-    plan = plan_book(Decimal("0"), {"OLD": 1_000}, signals, days, NO_FEES, Mandate(names=1), realistic=False)
+    plan = plan_book(BookDay(Decimal("0"), {"OLD": 1_000}, signals, days, NO_FEES), Mandate(names=1), realistic=False)
     assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("OLD", "SELL", 1_000), ("NEW", "BUY", 950)]
     # the fills also run sells first: the buy is paid from the sale in the same session
     run = fill_orders(list(reversed(plan.orders)), days, Decimal("0"), NO_FEES, realistic=False)
@@ -71,9 +71,9 @@ def test_a_buy_is_cut_to_the_cash_its_fill_leaves_and_a_missing_session_lapses()
     (filled,) = run.filled
     assert filled.quantity < 1_000 and run.cash >= 0
     assert filled.gross + filled.fees <= Decimal("5000")
-    assert run.lapsed[0]["reason"] == "cut to the cash left"
+    assert run.lapsed[0].reason == "cut to the cash left"
     gone = fill_orders([order], {}, Decimal("5000"), FEES)
-    assert gone.filled == [] and gone.lapsed[0]["reason"] == "no session for the symbol"
+    assert gone.filled == [] and gone.lapsed[0].reason == "no session for the symbol"
 
 
 def test_exits_follow_the_rails() -> None:
@@ -88,7 +88,7 @@ def test_exits_follow_the_rails() -> None:
     assert [(o.side, o.quantity, o.price) for o in whole.orders] == [("SELL", 1_000, Decimal("10"))]
     assert whole.orders[0].rationale["limits"]["bound_by"] == "whole_position"
     trapped = exit_of(1_000, market("AAA", volume=0))
-    assert trapped.orders == [] and "TRAPPED" in trapped.skipped[0]["reason"] and trapped.blocked_by_rails == 1
+    assert trapped.orders == [] and "TRAPPED" in trapped.skipped[0].reason and trapped.blocked_by_rails == 1
     # more than 5 days to exit at 25% of ADV_20 (30,000 / 5,000 = 6): 25% of today's 10,000
     slow = exit_of(30_000, market("AAA"))
     assert slow.orders[0].quantity == 2_500 and slow.orders[0].rationale["exit"]["flags"] == ["SLOW_EXIT"]
@@ -104,7 +104,9 @@ def test_a_held_name_that_is_not_avoid_is_kept() -> None:
     is neither sold nor bought again."""
     days = {"AAA": market("AAA")}
     for signals in ({"AAA": signal("AAA", "HOLD", -0.001)}, {}):
-        plan = plan_book(Decimal("0"), {"AAA": 1_900}, signals, days, NO_FEES, Mandate(names=1), rebalance=False)
+        plan = plan_book(
+            BookDay(Decimal("0"), {"AAA": 1_900}, signals, days, NO_FEES), Mandate(names=1), rebalance=False
+        )
         assert plan.orders == []
 
 
@@ -173,7 +175,7 @@ def test_cash_positions_and_equity_stay_consistent(days, fee_rate, min_fee, book
         cash = run.cash
         assert cash >= 0
         signals = {s: Signal(s, 70.0, d["action"][s], "TOP", 0.1, 0.01, d["edge"][s], 0.01) for s in names}
-        plan = plan_book(cash, held, signals, today, fees, book, rebalance=number % book.rebalance_every == 0)
+        plan = plan_book(BookDay(cash, held, signals, today, fees), book, rebalance=number % book.rebalance_every == 0)
         for order in plan.orders:
             assert order.quantity > 0
             if order.side == "BUY":
