@@ -397,7 +397,7 @@ def _buy_reason(why: str, signal: Signal) -> str:
     """The order's reason: why it is bought, why a name expected to trail the universe is
     bought at all, and the signal's own reason."""
     edge = _edge(signal)
-    if math.isfinite(edge) and edge < 0:
+    if math.isfinite(edge) and round(edge, 4) < 0:  # negative as the reason prints it (to 0.01%)
         why += (
             f"; its expected excess is negative ({edge:+.2%}), but it ranks among the day's best eligible names and "
             "the mandate stays invested (cash would trail the universe by its whole return)"
