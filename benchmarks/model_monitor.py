@@ -212,9 +212,9 @@ def stage_cost(instruments: int) -> dict:
 
     from market.clock import default_calendar
     from market.settings import get_settings
-    from models.validation import build_validation_record
     from pipeline.backfill import backfill
     from pipeline.runner import run_stage
+    from pipeline.validation import build_validation_record
     from store.engine import build_engine, service_engine
     from store.migrations import upgrade
 

@@ -23,9 +23,9 @@ def main() -> None:
     from market.clock import default_calendar
     from market.settings import Settings
     from models.layer1 import EmpiricalFallback, load_layer1, save_random_chronos_bolt
-    from models.validation import build_validation_record
     from pipeline.backfill import backfill
     from pipeline.scoring import score_day
+    from pipeline.validation import build_validation_record
     from store.engine import build_engine
     from store.migrations import upgrade
 

@@ -18,7 +18,7 @@ from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from ingest.text_sources import ingest_text, pdf_extractor
 from market.settings import Settings
-from models.sentiment.composite import build_composite
+from pipeline.sentiment import build_composite
 from store.transactions import write_transaction
 from views.bars import refresh_bars
 

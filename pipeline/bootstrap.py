@@ -34,19 +34,14 @@ from market.errors import NotReadyError
 from market.fees import fee_schedule
 from market.settings import Settings
 from models.decisions import HORIZON
-from models.validation import (
-    DEFAULT_DAYS,
-    DEFAULT_MIN_TRAIN_DAYS,
-    ValidationRecord,
-    build_validation_record,
-    first_live_day,
-    record_days,
-)
+from models.validation import DEFAULT_DAYS, DEFAULT_MIN_TRAIN_DAYS, ValidationRecord
 from pipeline.monitor_reads import reference_data
+from pipeline.validation import build_validation_record
 from portfolio.ai import ExecutedDay
 from portfolio.ledger import AI_PORTFOLIO
 from portfolio.suggestions import MorningSuggestions
 from store import tables
+from store.panels import first_live_day, prediction_days
 from store.transactions import write_transaction
 
 REPLAY_DAYS = 60
@@ -129,7 +124,7 @@ def _replay_ai(
     if record.first is None or replay_days <= 0:
         return [], "no validation record to replay" if record.first is None else None
     with engine.connect() as conn:
-        window = record_days(conn, record.first, record.last)[-replay_days:]
+        window = prediction_days(conn, tables.validation_predictions, record.first, record.last)[-replay_days:]
         c = tables.portfolio_days.c
         executed = conn.execute(select(func.max(c.trading_date)).where(c.portfolio_id == AI_PORTFOLIO)).scalar()
     if not window:

@@ -27,7 +27,6 @@ from pathlib import Path
 import pandas as pd
 from sqlalchemy import Connection, func, select
 
-from models import validation
 from models.decisions import HORIZON
 from models.features import FEATURE_NAMES, FEATURE_SET
 from models.monitor import (
@@ -44,6 +43,7 @@ from models.monitor import (
     unrecorded_days,
 )
 from models.scoring import served_predictions
+from pipeline import validation
 from pipeline.scoring import stored_scores
 from store import tables
 from store.history import current_rows

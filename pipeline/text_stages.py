@@ -7,7 +7,8 @@ import httpx
 
 from ingest.exchange.client import ExchangeClient
 from ingest.text_sources import ingest_text
-from models.sentiment.composite import MARKET, build_composite
+from models.sentiment.composite import MARKET
+from pipeline.sentiment import build_composite
 from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
 from store.history import current_rows

@@ -1,7 +1,8 @@
 """The model's point-in-time reads of the store: the bars (split-adjusted, with whether
-each instrument is an ordinary share), the sentiment composites, and the risk models
-registered in `model_runs`. models/ computes on what these return and never opens a
-connection itself (models/validation.py, the one module that still reads, calls these)."""
+each instrument is an ordinary share), the sentiment composites, the risk models
+registered in `model_runs`, and the validation record's bounds, days and latest metrics.
+models/ computes on what these return and never opens a connection itself (the stages'
+shells in pipeline/ call these and hand models/ the result)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import date
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Table, func, select
 
 from market.instruments import is_ordinary
 from store import tables
@@ -106,3 +107,37 @@ def latest_model(conn: Connection) -> dict[str, Any] | None:
     """The risk model trained last (latest train_end, then the latest recorded), or None."""
     runs = current_rows(conn, tables.model_runs, where=[tables.model_runs.c.kind == "risk"])
     return max(runs, key=lambda r: (r["train_end"], r["recorded_at"])) if runs else None
+
+
+def first_live_day(conn: Connection) -> date | None:
+    """The first day the live record (`predictions`) has a prediction for, or None."""
+    return conn.execute(select(func.min(tables.predictions.c.trading_date))).scalar()
+
+
+def record_end(conn: Connection) -> date | None:
+    """The last day the validation record may cover: the day before the first live
+    prediction (the live record starts there), else the latest priced day."""
+    p = tables.eod_prices.c
+    live = first_live_day(conn)
+    query = select(func.max(p.trading_date))
+    if live is not None:
+        query = query.where(p.trading_date < live)
+    return conn.execute(query).scalar()
+
+
+def prediction_days(conn: Connection, table: Table, first: date, last: date) -> list[date]:
+    """The trading days from `first` to `last` that `table` (`predictions` or
+    `validation_predictions`) has predictions for, oldest first."""
+    c = table.c
+    query = select(c.trading_date).where(c.trading_date >= first, c.trading_date <= last).distinct()
+    return [d for (d,) in conn.execute(query.order_by(c.trading_date))]
+
+
+def latest_metrics(conn: Connection, model_id: str) -> tuple[str | None, dict[str, dict[str, Any]]]:
+    """The metric rows of `model_id` (`model_metrics`) in its latest recorded scope: the
+    scope and the rows by metric name (the validation record's, under its model_id)."""
+    rows = current_rows(conn, tables.model_metrics, where=[tables.model_metrics.c.model_id == model_id])
+    if not rows:
+        return None, {}
+    latest = max(rows, key=lambda r: (r["recorded_at"], r["id"]))["scope"]
+    return latest, {r["metric"]: r for r in rows if r["scope"] == latest}

@@ -26,10 +26,10 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
-from models.validation import stored_record
+from models.validation import RECORD
 from store import tables
 from store.history import current_rows
-from store.panels import latest_model
+from store.panels import latest_metrics, latest_model
 
 REPORTED = (
     "binary_accuracy",
@@ -156,7 +156,7 @@ def shown_record(perf: dict[str, Any]) -> dict[str, Any]:
 
 
 def validation_record(conn: Connection) -> dict[str, Any]:
-    scope, latest = stored_record(conn)
+    scope, latest = latest_metrics(conn, RECORD)
     any_row = next(iter(latest.values()), None)
     detail = any_row["detail"] if any_row else {}
     return _record(

@@ -110,7 +110,8 @@ def test_notes_never_cross_clients(settings: Settings, engine) -> None:
 def test_a_clients_note_never_moves_the_composites_and_the_houses_counts_once(settings: Settings, engine) -> None:
     """Issue 39, defect 7: client research fed the market-wide composite at weight 1.2, so
     one client's uploads moved every client's sentiment and the model's inputs."""
-    from models.sentiment.composite import MARKET, build_composite, texts_in_window
+    from models.sentiment.composite import MARKET
+    from pipeline.sentiment import build_composite, texts_in_window
     from tests.portfolio.seed import CALENDAR
 
     intake_research(engine, settings, NOTE.encode(), "a.txt", "text/plain", client_id="acme")

@@ -16,10 +16,10 @@ from models.sentiment.composite import (
     PRIOR_WEIGHT,
     SOURCE_WEIGHTS,
     ScoredText,
-    build_composite,
     composite_rows,
 )
 from pipeline.backfill import backfill
+from pipeline.sentiment import build_composite
 from store import tables
 from store.engine import build_engine, service_engine
 from store.history import append_history, current_rows

@@ -13,12 +13,13 @@ from sqlalchemy import func, select
 from market.clock import default_calendar
 from market.settings import Settings
 from models.decisions import HORIZON
-from models.validation import build_validation_record, record_end
 from pipeline.bootstrap import bootstrap
+from pipeline.validation import build_validation_record
 from store import tables
 from store.engine import migration_engine, service_engine
 from store.history import append_history
 from store.migrations import upgrade
+from store.panels import record_end
 from tests.models.synthetic import synthetic_prices
 from views.performance import performance
 

@@ -14,8 +14,8 @@ from market.settings import Settings
 from models import calibration
 from models.decisions import HORIZON
 from models.layer1 import EmpiricalFallback
-from models.validation import build_validation_record
 from pipeline.scoring import feature_rows, live_calibration, score_day
+from pipeline.validation import build_validation_record
 from store import tables
 from store.history import append_history, current_rows
 from tests.pipeline.test_bootstrap import INSTRUMENTS, _prices, _store

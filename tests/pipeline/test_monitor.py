@@ -27,11 +27,11 @@ from market.clock import default_calendar
 from market.settings import Settings
 from models import monitor
 from models.monitor import ALERT, OK, WATCH, Check, Thresholds, live_checks, persist, psi
-from models.validation import build_validation_record
 from pipeline import monitor_reads, scoring
 from pipeline.backfill import backfill
 from pipeline.runner import run_stage
 from pipeline.serving import serve_in_thread
+from pipeline.validation import build_validation_record
 from reports import KINDS, generate
 from store import tables
 from store.engine import service_engine
@@ -268,7 +268,7 @@ def test_a_broken_input_feed_alerts_after_the_persistence_days_and_signs_its_web
 def test_the_reference_is_read_from_its_cache_until_the_record_changes(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import models.validation
+    import pipeline.validation
 
     run_stage("t1_features", LIVE[0], settings=settings)  # the day's inputs, as T1 stores them before its monitor
     cache = tmp_path / "monitor"
@@ -280,7 +280,7 @@ def test_the_reference_is_read_from_its_cache_until_the_record_changes(
     def no_panel(*args, **kwargs):
         raise AssertionError("the reference was rebuilt")
 
-    monkeypatch.setattr(models.validation, "history_panel", no_panel)
+    monkeypatch.setattr(pipeline.validation, "history_panel", no_panel)
     with service_engine(settings).connect() as conn:
         again, _ = monitor_reads.day_checks(conn, LIVE[0], t, cache_dir=cache)
     assert [(c.check_name, c.level, c.figure) for c in again] == [(c.check_name, c.level, c.figure) for c in built]

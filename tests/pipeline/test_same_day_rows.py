@@ -65,7 +65,7 @@ def build(settings: Settings) -> dict[str, list[dict[str, Any]]]:
     """Fill the (migrated, empty) store of `settings` with the module's world; its rows."""
     from ingest.markets import simulator_for
     from ingest.simulator.site import SimulatorSite
-    from models.validation import build_validation_record
+    from pipeline.validation import build_validation_record
 
     engine = service_engine(settings)
     before = CAL.previous_trading_day(FIRST_LIVE)
