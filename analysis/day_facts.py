@@ -17,12 +17,12 @@ Every value is plain JSON (dates as ISO text), so the facts can be hashed and st
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import Required, TypedDict
 
 from sqlalchemy import Connection, func, select
 
 from market.clock import TradingCalendar, exchange_date
-from market.plain import to_plain
+from market.plain import JsonValue, to_plain
 from portfolio import ledger
 from portfolio.ai import ExecutedDay
 from portfolio.market import market_days
@@ -30,16 +30,79 @@ from portfolio.rails import TRAPPED, exit_state
 from store import tables
 from store.history import current_rows
 from store.splits import stored_splits
-from views.breadth import breadth_of
+from views.breadth import Breadth, breadth_of
 from views.instrument import news
 from views.market import latest_market
-from views.performance import performance
+from views.performance import Metric, performance
 
 TOP_SIGNALS = 5
 NOTABLE_NEWS = 5
 
 
-def day_facts(conn: Connection, calendar: TradingCalendar, day: date) -> dict[str, Any]:
+class Signal(TypedDict):
+    symbol: str
+    close: float
+    change_pct: float | None
+    score: float
+    action: str | None
+    tercile: str | None
+    predicted_return: float | None
+
+
+class NotableNews(TypedDict):
+    kind: str
+    title: str
+    sentiment: float | None
+    symbols: list[str]
+
+
+class LastExecuted(TypedDict):
+    """The AI portfolio's latest executed day before this one: its equity, cash and fills
+    (portfolio/ai.py `DayFill.to_json`)."""
+
+    trading_date: str
+    equity: float
+    cash: str
+    orders: list[dict[str, JsonValue]]
+
+
+class PortfolioFacts(TypedDict):
+    last_executed: LastExecuted | None
+    positions: int  # held into the day
+    trapped: list[str]
+    newly_trapped: list[str]
+
+
+class ModelFacts(TypedDict, total=False):
+    """The model that scored the day (None: none did), whether it was trained for it, and
+    the metrics of its two records that have a value (the validation record's with its
+    period)."""
+
+    model_id: Required[str | None]
+    retrained: Required[bool]
+    warm_start: bool
+    training_rows: int | None
+    trained_through: str | None
+    layer1_backend: Required[str | None]
+    live: Required[dict[str, Metric]]
+    validation: Required[dict[str, JsonValue]]
+
+
+class DayFacts(TypedDict):
+    """What the day's analysis is written from and alerts on, as plain JSON (dates as ISO
+    text, the breadth's included)."""
+
+    trading_date: str
+    breadth: Breadth
+    top_signals: list[Signal]
+    avoid: list[Signal]
+    scored: int
+    news: list[NotableNews]
+    ai_portfolio: PortfolioFacts
+    model: ModelFacts
+
+
+def day_facts(conn: Connection, calendar: TradingCalendar, day: date) -> DayFacts:
     quotes = latest_market(conn, calendar, day, day)
     scored = sorted(
         ({"symbol": s, **q} for s, q in quotes.items() if q["score"] is not None),
@@ -60,8 +123,8 @@ def day_facts(conn: Connection, calendar: TradingCalendar, day: date) -> dict[st
     )
 
 
-def _notable_news(conn: Connection, day: date, symbols: list[str]) -> list[dict[str, Any]]:
-    items: dict[tuple[str, int], dict[str, Any]] = {}
+def _notable_news(conn: Connection, day: date, symbols: list[str]) -> list[NotableNews]:
+    items: dict[tuple[str, int], NotableNews] = {}
     for symbol, documents in news(conn, symbols).items():
         for doc in documents:
             if exchange_date(doc["published_at"]) != day:
@@ -75,7 +138,7 @@ def _notable_news(conn: Connection, day: date, symbols: list[str]) -> list[dict[
     return [{**d, "symbols": sorted(d["symbols"])} for d in ranked[:NOTABLE_NEWS]]
 
 
-def _ai_portfolio(conn: Connection, calendar: TradingCalendar, day: date) -> dict[str, Any]:
+def _ai_portfolio(conn: Connection, calendar: TradingCalendar, day: date) -> PortfolioFacts:
     c = tables.portfolio_days.c
     before = conn.execute(
         select(func.max(c.trading_date)).where(c.portfolio_id == ledger.AI_PORTFOLIO, c.trading_date < day)
@@ -87,7 +150,12 @@ def _ai_portfolio(conn: Connection, calendar: TradingCalendar, day: date) -> dic
         )
         executed = ExecutedDay.from_summary(row["summary"])
         orders = [o.to_json() for o in executed.orders]
-        last = {"trading_date": before, "equity": executed.equity, "cash": executed.cash, "orders": orders}
+        last: LastExecuted = {
+            "trading_date": before.isoformat(),
+            "equity": executed.equity,
+            "cash": executed.cash,
+            "orders": orders,
+        }
     trades = [t for t in ledger.trade_rows(conn, ledger.AI_PORTFOLIO) if t["trading_date"] < day]
     # held into `day`, on its count
     book = ledger.replay(trades, stored_splits(conn, day, {t["symbol"] for t in trades}))
@@ -104,10 +172,10 @@ def _ai_portfolio(conn: Connection, calendar: TradingCalendar, day: date) -> dic
     }
 
 
-def _model(conn: Connection, day: date, model_id: str | None) -> dict[str, Any]:
+def _model(conn: Connection, day: date, model_id: str | None) -> ModelFacts:
     record = performance(conn)
     live = {name: m for name, m in record["live"]["metrics"].items() if m is not None}
-    validation = {
+    validation: dict[str, JsonValue] = {
         "period_start": record["validation"]["period_start"],
         "period_end": record["validation"]["period_end"],
         **{name: m for name, m in record["validation"]["metrics"].items() if m is not None},

@@ -26,13 +26,14 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
-from typing import Any
+from datetime import date, datetime
+from typing import TypedDict
 
 import httpx
 from sqlalchemy import Connection, Engine, func, select
 
 from market.errors import ConfigurationError
+from market.plain import JsonValue
 from market.settings import Settings
 from store import tables
 from store.history import append_history, current_rows
@@ -44,6 +45,27 @@ ID_HEADER = "X-Marketintel-Notification"
 RETRYABLE = {408, 429}
 
 
+class NotificationRow(TypedDict):
+    """A notification as `notifications` stores it: its title inside the JSON payload."""
+
+    notification_id: str
+    trading_date: date | None
+    kind: str
+    severity: str
+    payload: dict[str, JsonValue]
+
+
+class StoredNotification(NotificationRow):
+    id: int
+    recorded_at: datetime
+
+
+class Delivery(TypedDict):
+    webhook: str  # the redacted target, or "not configured"
+    delivered: int
+    failed: int
+
+
 @dataclass(frozen=True)
 class Notification:
     notification_id: str
@@ -51,9 +73,9 @@ class Notification:
     kind: str  # ANALYSIS, TRAPPED, PREFLIGHT_FAILED, MODEL_RETRAINED, TASK_FAILED
     severity: str  # INFO, WARNING, CRITICAL
     title: str
-    payload: dict[str, Any]
+    payload: dict[str, JsonValue]
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> NotificationRow:
         return {
             "notification_id": self.notification_id,
             "trading_date": self.trading_date,
@@ -95,7 +117,7 @@ def webhook_target(settings: Settings) -> str | None:
 
 def deliver_pending(
     engine: Engine, settings: Settings, trading_date: date | None = None, sleep: Callable[[float], None] = time.sleep
-) -> dict[str, Any]:
+) -> Delivery:
     """Send every stored notification (of `trading_date`, or all) not yet delivered."""
     url = webhook_target(settings)
     if url is None:
@@ -120,7 +142,12 @@ def deliver_pending(
 
 
 def _send(
-    engine: Engine, settings: Settings, url: str, target: str, row: dict[str, Any], sleep: Callable[[float], None]
+    engine: Engine,
+    settings: Settings,
+    url: str,
+    target: str,
+    row: StoredNotification,
+    sleep: Callable[[float], None],
 ) -> bool:
     body = json.dumps(
         {k: row[k] for k in ("notification_id", "kind", "severity", "payload")}
@@ -201,7 +228,7 @@ def _redacted(url: str) -> str:
     return f"{parsed.scheme}://{parsed.host}{port}{parsed.path}"
 
 
-def alert(engine: Engine, settings: Settings, notification: Notification) -> dict[str, Any]:
+def alert(engine: Engine, settings: Settings, notification: Notification) -> Delivery:
     """Record one alert in its own transaction and deliver what is pending for its date."""
     with engine.begin() as conn:
         record(conn, [notification])

@@ -16,9 +16,10 @@ sentences that carry the most sentiment.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy import Connection, Engine, func, select
 
@@ -66,6 +67,38 @@ def read_note(
     return NoteText(hashlib.sha256(content).hexdigest(), name, kind, text, pages)
 
 
+class NoteInstrument(TypedDict):
+    symbol: str
+    matched_by: str  # symbol, name or alias
+
+
+class NoteSentiment(TypedDict):
+    score: float
+    label: str
+    scorer: str
+    positive_hits: int
+    negative_hits: int
+
+
+class NoteSummary(TypedDict):
+    """What a client gets back for a note (stored with it): the file, the instruments it
+    names, its sentiment and its key sentences."""
+
+    sha256: str
+    filename: str
+    media_type: str
+    pages: int | None
+    characters: int
+    instruments: list[NoteInstrument]
+    sentiment: NoteSentiment
+    key_sentences: list[str]
+
+
+class FiledNote(NoteSummary):
+    id: int
+    already_stored: bool
+
+
 @dataclass(frozen=True)
 class TaggedNote:
     """What reading a note's text found: the instruments it mentions, its sentiment, and
@@ -73,7 +106,7 @@ class TaggedNote:
 
     mentions: list[Mention]
     sentiment: SentimentScore
-    summary: dict[str, Any]
+    summary: NoteSummary
 
 
 def file_note(
@@ -111,7 +144,7 @@ def tag_note(note: NoteText, matcher: InstrumentMatcher, settings: Settings) -> 
     mentions = matcher.find(text, deadline)
     deadline.check()
     sentiment = score_text(text)
-    summary = {
+    summary: NoteSummary = {
         "sha256": note.sha256,
         "filename": note.name,
         "media_type": note.media_type,
@@ -163,7 +196,7 @@ def _store(conn: Connection, note: NoteText, client_id: str | None, tagged: Tagg
     return stored["id"]
 
 
-def _already_stored(row: dict[str, Any]) -> dict[str, Any]:
+def _already_stored(row: Mapping) -> FiledNote:  # a stored research_notes row
     """The summary of a note stored before, with its id."""
     return {**row["summary"], "id": row["id"], "already_stored": True}
 

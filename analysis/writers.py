@@ -16,11 +16,13 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import httpx
 
+from analysis.day_facts import DayFacts
 from market.settings import Settings
+from views.breadth import Breadth
 
 log = logging.getLogger(__name__)
 TEMPLATE_ID = "template-v1"
@@ -35,7 +37,7 @@ SYSTEM_PROMPT = (
 class Writer(Protocol):
     writer_id: str
 
-    def write(self, facts: dict[str, Any]) -> str: ...
+    def write(self, facts: DayFacts) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class Written:
     fallback_reason: str | None
 
 
-def breadth_lead(breadth: dict[str, Any]) -> str:
+def breadth_lead(breadth: Breadth) -> str:
     """Who led the day's breadth (views/breadth.py): advancers, decliners, or neither; the
     template's market sentence and the Quant Briefing's sentiment section both open with it."""
     if breadth["advancers"] > breadth["decliners"]:
@@ -62,11 +64,11 @@ def _pct(value: float | None, digits: int = 2) -> str:
 class TemplateWriter:
     writer_id = TEMPLATE_ID
 
-    def write(self, facts: dict[str, Any]) -> str:
+    def write(self, facts: DayFacts) -> str:
         return "\n\n".join([self._market(facts), self._signals(facts), self._news(facts), self._portfolio(facts)])
 
     @staticmethod
-    def _market(facts: dict[str, Any]) -> str:
+    def _market(facts: DayFacts) -> str:
         b = facts["breadth"]
         return (
             f"Market on {facts['trading_date']}: {breadth_lead(b)} with {b['advancers']} up, {b['decliners']} down and "
@@ -75,7 +77,7 @@ class TemplateWriter:
         )
 
     @staticmethod
-    def _signals(facts: dict[str, Any]) -> str:
+    def _signals(facts: DayFacts) -> str:
         if not facts["top_signals"]:
             return "Signals: the day is not scored yet."
         top = "; ".join(
@@ -87,7 +89,7 @@ class TemplateWriter:
         return f"Top signals of {facts['scored']} scored instruments: {top}. AVOID: {avoid}."
 
     @staticmethod
-    def _news(facts: dict[str, Any]) -> str:
+    def _news(facts: DayFacts) -> str:
         if not facts["news"]:
             return "News: no item naming a listed instrument was published today."
         items = "; ".join(
@@ -98,7 +100,7 @@ class TemplateWriter:
         return f"Notable news: {items}."
 
     @staticmethod
-    def _portfolio(facts: dict[str, Any]) -> str:
+    def _portfolio(facts: DayFacts) -> str:
         ai, model = facts["ai_portfolio"], facts["model"]
         last = ai["last_executed"]
         if last is None:
@@ -147,7 +149,7 @@ class ChatWriter:
         self.transport = transport
         self.writer_id = f"openai-compatible:{self.model}"
 
-    def write(self, facts: dict[str, Any]) -> str:
+    def write(self, facts: DayFacts) -> str:
         headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
         body = {
             "model": self.model,
@@ -166,7 +168,7 @@ class ChatWriter:
         return text.strip()
 
 
-def write_analysis(facts: dict[str, Any], settings: Settings) -> Written:
+def write_analysis(facts: DayFacts, settings: Settings) -> Written:
     template = TemplateWriter()
     if settings.analysis_writer == "template":
         return Written(template.write(facts), template.writer_id, None)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import TypedDict
 
 import pandas as pd
 
@@ -50,6 +50,15 @@ DEFAULT_DAYS = 250
 DEFAULT_MIN_TRAIN_DAYS = 120
 
 
+class EvaluatedMetric(TypedDict):
+    """One metric of the record as models/metrics.py `evaluate` gives it."""
+
+    value: float | None
+    base_rate: float | None
+    sample_size: int
+    baselines: dict[str, float | None]
+
+
 @dataclass(frozen=True)
 class ValidationRecord:
     first: date | None
@@ -57,7 +66,7 @@ class ValidationRecord:
     predictions: int
     models: int
     inserted: dict[str, int]
-    metrics: dict[str, Any]
+    metrics: dict[str, EvaluatedMetric]
     seconds: float
     reason: str | None = None
 

@@ -58,6 +58,7 @@ from models.metrics import edge_multiplier
 from portfolio.executor import (
     DayPlan,
     Order,
+    PlanTerms,
     Rationale,
     Signal,
     Skip,
@@ -160,6 +161,11 @@ class _Planning:
     def signal(self, symbol: str) -> Signal | None:
         return self.signals.get(symbol)
 
+    @property
+    def terms(self) -> PlanTerms:
+        """The book's orders are always under the rails."""
+        return PlanTerms(self.fees, True, self.realistic)
+
 
 def plan_book(
     day: BookDay,
@@ -214,7 +220,7 @@ def _exit_if_due(book: _Planning, symbol: str, rebalance: bool) -> None:
     reason = _exit_reason(book, signal, rebalance)
     if reason is None or day is None:
         return
-    book.cash += plan_exit(book.plan, signal, day, book.held[symbol], book.fees, True, book.realistic, reason=reason)
+    book.cash += plan_exit(book.plan, signal, day, book.held[symbol], book.terms, reason=reason)
     _sold(book, symbol)
 
 
@@ -235,7 +241,7 @@ def _trim_if_over(book: _Planning, symbol: str) -> None:
     if value <= limit * book.slot or excess <= 0:
         return
     reason = f"trimmed to its slot: {value / book.slot:.1f} slots, past the mandate's {limit:g}"
-    book.cash += plan_exit(book.plan, signal, day, excess, book.fees, True, book.realistic, reason=reason)
+    book.cash += plan_exit(book.plan, signal, day, excess, book.terms, reason=reason)
     _sold(book, symbol)
 
 
@@ -346,9 +352,7 @@ def _swap(book: _Planning, candidates: list[Candidate]) -> bool:
     if not gap > cost or exit_state(leaving, book.held[weakest]).sellable_today < book.held[weakest]:
         return False
     held_edge = _edge(book.signals[weakest])
-    book.cash += plan_exit(
-        book.plan, book.signals[weakest], leaving, book.held[weakest], book.fees, True, book.realistic, "replaced"
-    )
+    book.cash += plan_exit(book.plan, book.signals[weakest], leaving, book.held[weakest], book.terms, "replaced")
     del book.held[weakest]
     why = (
         f"replaces {weakest} (expected excess {held_edge:+.2%}): the gap {gap:+.2%} {book.outlook.words()} beats "

@@ -272,19 +272,24 @@ def _whole(session):  # noqa: ANN001, ANN202 - the estimate ignores the particip
     return replace(session, volume=max(session.volume, 1) * 10**9) if session.volume > 0 else session
 
 
+@dataclass(frozen=True)
+class PlanTerms:
+    """How a plan prices and rails its orders: the fees, whether the exit rail holds a sell
+    back (`rails`), and whether prices are the cost model's estimate for the next session
+    (`realistic`) or the decision's own close, whole and cost-free."""
+
+    fees: FeeSchedule
+    rails: bool = True
+    realistic: bool = True
+
+
 def plan_exit(
-    plan: DayPlan,
-    signal: Signal,
-    day: MarketDay,
-    quantity: int,
-    fees: FeeSchedule,
-    rails: bool,
-    realistic: bool,
-    reason: str | None = None,
+    plan: DayPlan, signal: Signal, day: MarketDay, quantity: int, terms: PlanTerms, reason: str | None = None
 ) -> Decimal:
     """Plan selling `quantity` under the exit rail (nothing when TRAPPED, 25% of today's
-    volume when SLOW_EXIT; everything with `rails=False`); the estimated proceeds net of the
-    fee. `reason`: why it is sold (default: the signal turned AVOID)."""
+    volume when SLOW_EXIT; everything with `terms.rails` False); the estimated proceeds net
+    of the fee. `reason`: why it is sold (default: the signal turned AVOID)."""
+    rails, realistic = terms.rails, terms.realistic
     state = exit_state(day, quantity)
     plan.would_trade += 1
     sellable = state.sellable_today if rails else quantity
@@ -299,7 +304,7 @@ def plan_exit(
         plan.skipped.append(Skip(day.symbol, "SELL", f"{reason}; but TRAPPED: no volume today", exit=state.as_dict()))
         return Decimal(0)
     price, fee = (
-        estimate("SELL", sellable, day, fees, realistic)
+        estimate("SELL", sellable, day, terms.fees, realistic)
         if day.volume > 0 or not realistic
         else (Decimal(str(day.close)).quantize(CENT), Decimal(0))
     )

@@ -43,7 +43,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Required, TypedDict
 
 from sqlalchemy import Connection, Engine, select
 
@@ -76,6 +76,64 @@ QUANTITY_ROW = re.compile(r"^([A-Z][A-Z0-9.]{0,11}) ([\d,]+)$")
 TOLERANCE = Decimal("0.01")
 
 
+class StatementJson(TypedDict):
+    """A read statement as the answer and `statement_imports.parsed` hold it."""
+
+    layout: str
+    as_of: str
+    cash: str
+    holdings: dict[str, int]
+
+
+class HoldingChange(TypedDict):
+    symbol: str
+    side: str
+    quantity: int
+    price: str
+    before: int
+    after: int
+
+
+class CashChange(TypedDict):
+    cash_before: str
+    cash_after: str
+
+
+class Carried(TypedDict):
+    detail: str
+    trades_after: int
+    cash_movements_after: int
+    cash_now: str
+
+
+class CarriedChange(TypedDict):
+    carried: Carried
+
+
+Change = HoldingChange | CashChange | CarriedChange  # one line of a sync's changes
+
+
+class StatementResult(TypedDict, total=False):
+    """What a statement upload answers: SYNCED (with the statement and the changes),
+    PREVIEW (the changes a rolled-back sync made and the token that applies them) or
+    ALREADY_IMPORTED (nothing changed)."""
+
+    status: Required[str]
+    file_sha256: Required[str]
+    statement: StatementJson
+    changes: Required[list[Change]]
+    confirm_token: str
+    detail: str
+
+
+class _CashEntry(TypedDict):
+    """A cash entry with the day it belongs to (`_cash_entries`)."""
+
+    amount: Decimal
+    effective_at: datetime
+    day: date
+
+
 @dataclass
 class ParsedStatement:
     layout: str
@@ -85,7 +143,7 @@ class ParsedStatement:
     prices: dict[str, Decimal] = field(default_factory=dict)  # buy price for a sync trade
     sale_prices: dict[str, Decimal] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> StatementJson:
         return {
             "layout": self.layout,
             "as_of": self.as_of.isoformat(),
@@ -233,7 +291,7 @@ class _Previewed(Exception):
     """Raised inside the sync's transaction to roll it back: a preview is the sync itself,
     every check included, undone."""
 
-    def __init__(self, changes: list[dict], token: str) -> None:
+    def __init__(self, changes: list[Change], token: str) -> None:
         super().__init__("preview")
         self.changes, self.token = changes, token
 
@@ -246,7 +304,7 @@ def file_statement(
     preview: bool = False,
     confirm: str | None = None,
     respond: Respond = None,
-) -> dict[str, Any]:
+) -> StatementResult:
     """The portfolio synchronised to a statement read by `read_statement`, in one
     transaction under the portfolio's lock; a refusal is recorded and raised. The same file
     synchronised before changes nothing (ALREADY_IMPORTED), a concurrent upload of it
@@ -268,7 +326,7 @@ def file_statement(
         raise
 
 
-def _preview(read: StatementRead, done: _Previewed) -> dict[str, Any]:
+def _preview(read: StatementRead, done: _Previewed) -> StatementResult:
     """The answer to a preview: the changes the rolled-back sync made and its token."""
     assert read.parsed is not None
     return {
@@ -284,7 +342,7 @@ def _preview(read: StatementRead, done: _Previewed) -> dict[str, Any]:
 
 def _file(
     engine: Engine, portfolio_id: str, read: StatementRead, moment: datetime, asked: tuple, respond: Respond
-) -> dict[str, Any]:
+) -> StatementResult:
     """`file_statement`'s transaction: ALREADY_IMPORTED for a file synchronised before; else
     the refusal the read carries, a ConflictError for a token the book no longer matches, or
     the sync, recorded (SYNCED) or, for a preview, raised as `_Previewed` to roll it back."""
@@ -322,7 +380,7 @@ def import_statement(
     preview: bool = False,
     confirm: str | None = None,
     respond: Respond = None,
-) -> dict[str, Any]:
+) -> StatementResult:
     """`read_statement` then `file_statement`; a file synchronised before is not read again."""
     with engine.connect() as conn:
         ledger.get_portfolio(conn, portfolio_id)
@@ -333,7 +391,7 @@ def import_statement(
     return file_statement(engine, portfolio_id, read, now, preview, confirm, respond)
 
 
-def _already(digest: str) -> dict[str, Any]:
+def _already(digest: str) -> StatementResult:
     return {
         "status": "ALREADY_IMPORTED",
         "file_sha256": digest,
@@ -356,12 +414,12 @@ def _cash_through(conn: Connection, portfolio_id: str, day: date) -> Decimal:
     return sum((e["amount"] for e in _cash_entries(conn, portfolio_id) if e["day"] <= day), Decimal(0))
 
 
-def _cash_after(conn: Connection, portfolio_id: str, day: date) -> list[dict[str, Any]]:
+def _cash_after(conn: Connection, portfolio_id: str, day: date) -> list[_CashEntry]:
     """The cash entries of the days after `day`, oldest first."""
     return sorted((e for e in _cash_entries(conn, portfolio_id) if e["day"] > day), key=lambda e: e["effective_at"])
 
 
-def _cash_entries(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
+def _cash_entries(conn: Connection, portfolio_id: str) -> list[_CashEntry]:
     """Each cash entry with the day it belongs to: its trade's trading date for a trade's
     gross and fee (a trade entered after the close still belongs to its session), else the
     exchange date it took effect."""
@@ -371,7 +429,7 @@ def _cash_entries(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
         .select_from(tables.cash_entries.outerjoin(tables.trades, c.trade_id == t.trade_id))
         .where(c.portfolio_id == portfolio_id)
     ).mappings()
-    entries = []
+    entries: list[_CashEntry] = []
     for r in rows:
         moment = r["effective_at"] if r["effective_at"].tzinfo else r["effective_at"].replace(tzinfo=UTC)
         entries.append(
@@ -413,13 +471,13 @@ def _in_range(parsed: ParsedStatement) -> None:
 
 def _synchronise(
     conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, moment: datetime
-) -> list[dict[str, Any]]:
+) -> list[Change]:
     """The sync of a checked statement (`_acceptable`): a STATEMENT_SYNC trade per holding
     that differs (on the statement date's share count), then the RECONCILIATION of the
     cash, then what the ledger carries on top of the statement; returns the changes."""
     _acceptable(conn, parsed)
     current = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, parsed.as_of).items()}
-    changes = []
+    changes: list[Change] = []
     for symbol in sorted(set(current) | set(parsed.holdings)):
         difference = parsed.holdings.get(symbol, 0) - current.get(symbol, 0)
         if difference != 0:
@@ -470,7 +528,7 @@ class HoldingSynced:
     before: int
     after: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> HoldingChange:
         """The change as the answer and `statement_imports.changes` list it."""
         return {**asdict(self), "price": str(self.price)}
 
@@ -508,7 +566,7 @@ def _sync_holding(
 
 
 def _sync_cash(
-    conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, later: list[dict[str, Any]]
+    conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, later: list[_CashEntry]
 ) -> tuple[Decimal, Decimal] | None:
     """The RECONCILIATION entry, effective at the statement day's close, that brings the
     cash the ledger held at the end of that day to the statement's balance; returns that

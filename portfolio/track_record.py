@@ -50,7 +50,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -342,9 +342,14 @@ def _figures(returns: pd.Series) -> dict[str, float | None]:
     }
 
 
+class TurnoverAndCosts(TypedDict, total=False):
+    annual_turnover: float | None  # traded value over the mean equity, a year
+    costs: CostsPaid | None
+
+
 def _turnover_and_costs(
     traded_value: float, mean_equity: float | None, costs: CostBreakdown | None, years: float
-) -> dict[str, Any]:
+) -> TurnoverAndCosts:
     """Annual turnover and the costs paid: both need a mean equity to be measured against."""
     if not mean_equity:
         return {}

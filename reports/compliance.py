@@ -11,12 +11,12 @@ GET /api/ai-portfolio/history.
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlsplit
 
 from reportlab.platypus import Flowable, Spacer
 
 from reports.format import backend_line, metric_rows, money, null_books_summary, number, price, record_caption
+from reports.inputs import ComplianceInputs, Origin, Provenance
 from reports.layout import (
     DIGEST,
     SMALL,
@@ -101,7 +101,7 @@ REGULATORY_NOTICES = [
 ]
 
 
-def story(inputs: dict[str, Any], generated: dict[str, str], company: str, page_size: str) -> list[Flowable]:
+def story(inputs: ComplianceInputs, generated: dict[str, str], company: str, page_size: str) -> list[Flowable]:
     width = content_width(page_size)
     return [
         text(TITLE_TEXT, TITLE),
@@ -132,7 +132,7 @@ def _paragraphs(items: list[tuple[str, str]], **values: str) -> list[Flowable]:
     return blocks
 
 
-def _metrics(inputs: dict[str, Any]) -> list[Flowable]:
+def _metrics(inputs: ComplianceInputs) -> list[Flowable]:
     perf = inputs["performance"]
     record = shown_record(perf)
     rows = metric_rows(record, ("binary_accuracy", "movers_accuracy", "rank_ic", "tercile_spread"))
@@ -164,7 +164,7 @@ def _metrics(inputs: dict[str, Any]) -> list[Flowable]:
     )
 
 
-def _audit_trail(inputs: dict[str, Any]) -> list[Flowable]:
+def _audit_trail(inputs: ComplianceInputs) -> list[Flowable]:
     trades = inputs["audit_trail"]
     if not trades:
         return section("Recent trade audit trail", notice("the AI portfolio has not traded yet"))
@@ -196,7 +196,7 @@ def _audit_trail(inputs: dict[str, Any]) -> list[Flowable]:
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
-def _provenance(provenance: dict[str, Any]) -> str:
+def _provenance(provenance: Provenance) -> str:
     """Where the prices came from, as the store records it: the market days from each
     origin (inputs._price_origins), then the latest delivery."""
     origins, latest = provenance.get("origins") or [], provenance["latest"]
@@ -217,7 +217,7 @@ def _provenance(provenance: dict[str, Any]) -> str:
     return " ".join(lines)
 
 
-def _origin_text(origin: dict[str, Any]) -> str:
+def _origin_text(origin: Origin) -> str:
     """ "260 days of simulated backfill, ... (2025-11-13 to 2026-11-19)"."""
     n, detail = origin["days"], origin["detail"]
     if origin["origin"] == "scraped":

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from market.money import price_display
+
+if TYPE_CHECKING:
+    from reports.inputs import NullBooksJson
+    from views.performance import ModelRecord, Performance
 
 DASH = "-"
 METRIC_LABELS = {
@@ -73,11 +77,11 @@ def metric_value(name: str, value: Any) -> str:
     return f"{float(value):.4f}"
 
 
-def metric_rows(perf: dict[str, Any], names: Iterable[str]) -> list[list[str]]:
-    """One row per metric that has a value: label, value, base rate, sample size."""
+def metric_rows(record: ModelRecord, names: Iterable[str]) -> list[list[str]]:
+    """One row per metric of `record` that has a value: label, value, base rate, sample size."""
     rows = []
     for name in names:
-        metric = perf["metrics"].get(name)
+        metric = record["metrics"].get(name)
         if metric is None:
             continue
         rows.append(
@@ -91,7 +95,7 @@ def metric_rows(perf: dict[str, Any], names: Iterable[str]) -> list[list[str]]:
     return rows
 
 
-def record_caption(perf: dict[str, Any], shown: dict[str, Any]) -> str:
+def record_caption(perf: Performance, shown: ModelRecord) -> str:
     """Which out-of-sample record the metrics table shows, over what, and where the other
     one stands: the reader must never mistake the validation record for live results."""
     line = shown["label"]
@@ -111,7 +115,7 @@ def record_caption(perf: dict[str, Any], shown: dict[str, Any]) -> str:
     return line
 
 
-def backend_line(perf: dict[str, Any]) -> str:
+def backend_line(perf: Performance) -> str:
     backend = perf["layer1_backend"]
     if backend is None:
         return "none yet"
@@ -149,7 +153,7 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def null_percentiles(nulls: dict[str, Any]) -> str:
+def null_percentiles(nulls: NullBooksJson) -> str:
     """Where the replayed model book ranks in each null family, in words: "the 95th
     percentile of the 20 books ranked at random once for the span", "above the book ranked
     by traded value"; a family without books says why."""
@@ -168,7 +172,7 @@ def null_percentiles(nulls: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def against_null_mean(nulls: dict[str, Any]) -> str:
+def against_null_mean(nulls: NullBooksJson) -> str:
     """The replayed model book against the mean of the fixed random books, in words."""
     mean = nulls.get("fixed_random_mean")
     if not mean:
@@ -180,7 +184,7 @@ def against_null_mean(nulls: dict[str, Any]) -> str:
     )
 
 
-def null_books_summary(nulls: dict[str, Any] | None) -> str:
+def null_books_summary(nulls: NullBooksJson | None) -> str:
     """What the AI portfolio's null books showed (views/track_record.py `nulls`), in a
     paragraph: the replayed model book's percentile in each family, its figures against the
     fixed-random mean, and the record's note (how the replay compares with the live book,

@@ -35,14 +35,14 @@ report was generated.
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import Connection, select
 
 from market.clock import TradingCalendar, latest_closed_trading_day
 from market.costs import describe as cost_model
 from market.errors import NotReadyError
-from market.plain import canonical_sha256, to_plain
+from market.plain import JsonValue, canonical_sha256, to_plain
 from market.settings import Settings
 from models.features import FEATURE_NAMES
 from portfolio.ai import fee_schedule
@@ -50,17 +50,107 @@ from portfolio.market import trading_currency
 from store import tables
 from store.history import current_query, current_rows
 from views import portfolio as portfolio_views
-from views.breadth import breadth_of
-from views.market import latest_market, valuation_day
-from views.performance import performance
-from views.track_record import ai_track_record, ai_track_series
+from views.breadth import Breadth, breadth_of
+from views.market import Quote, latest_market, valuation_day
+from views.performance import Performance, performance
+from views.portfolio import AIDay, AIPosition, AISummary
+from views.track_record import TrackSeries, ai_track_record, ai_track_series
 
 TOP_SIGNALS = 15
 AUDIT_TRADES = 100
 BACKFILL_BASE_URL = "http://simulator.local"  # pipeline/backfill.py's in-process exchange site
 
+# The inputs are one plain JSON document (market.plain.to_plain: dates and money as text);
+# the types below name each part's read model, as the views declare it.
+TrackRecordJson = dict[str, JsonValue]  # portfolio.track_record.TrackRecord.as_dict()
+NullBooksJson = dict[str, JsonValue]  # its "nulls": the AI book against its null books (NullRecord)
 
-def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, settings: Settings) -> dict[str, Any]:
+
+class MarketSection(TypedDict):
+    """The latest market day's breadth, or why there is none (`unavailable`)."""
+
+    breadth: Breadth | None
+    unavailable: str | None
+
+
+class MarketRead(MarketSection):
+    quotes: dict[str, Quote]
+
+
+class SignalRow(Quote):
+    symbol: str
+
+
+class AIPortfolioSection(AISummary):
+    positions: list[AIPosition]
+
+
+class CurveDay(AIDay):
+    untraded_written_down: dict[str, float]  # symbol -> the value liquid equity left out
+
+
+class BriefingInputs(TypedDict):
+    performance: Performance
+    market: MarketSection
+    signals: list[SignalRow]  # the top TOP_SIGNALS by Score
+    scored_instruments: int
+    scores: list[float]
+    ai_portfolio: AIPortfolioSection
+    equity_curve: list[CurveDay]
+    track_record: TrackRecordJson
+    track_series: TrackSeries
+    cost_model: str
+    currency: str
+
+
+class AuditTrade(TypedDict):
+    trade_id: str
+    trading_date: date
+    timestamp: str
+    symbol: str
+    side: str
+    quantity: int
+    price: str
+    value: str
+    fees: str
+    costs: str  # spread + impact + fees, money as text
+
+
+class Origin(TypedDict):
+    origin: str  # scraped, simulated, replayed, imported or other
+    detail: str | None
+    days: int
+    first_day: date
+    last_day: date
+
+
+class LatestDelivery(TypedDict):
+    trading_date: date
+    source: str
+    status: str
+    checksum: str
+    row_count: int
+
+
+class Provenance(TypedDict):
+    deliveries: int
+    first_day: date | None
+    latest: LatestDelivery | None
+    origins: list[Origin]  # most days first
+
+
+class ComplianceInputs(TypedDict):
+    performance: Performance
+    feature_count: int
+    features: list[str]
+    trades_total: int
+    audit_trail: list[AuditTrade]  # newest first
+    cost_model: str
+    null_books: NullBooksJson | None
+    provenance: Provenance
+
+
+def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, settings: Settings) -> BriefingInputs:
     market = _market(conn, calendar, now)
     quotes = market.pop("quotes")
     scored = [{"symbol": s, **q} for s, q in quotes.items() if q["score"] is not None]
@@ -84,7 +174,9 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
     )
 
 
-def compliance_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, settings: Settings) -> dict[str, Any]:
+def compliance_inputs(
+    conn: Connection, calendar: TradingCalendar, now: datetime, settings: Settings
+) -> ComplianceInputs:
     trades = portfolio_views.ai_record(conn)["trades"]
     audit = [
         {
@@ -122,12 +214,12 @@ def compliance_inputs(conn: Connection, calendar: TradingCalendar, now: datetime
     )
 
 
-def snapshot_sha256(inputs: dict[str, Any]) -> str:
+def snapshot_sha256(inputs: BriefingInputs | ComplianceInputs) -> str:
     """SHA-256 of the inputs as canonical JSON (sorted keys, no whitespace)."""
     return canonical_sha256(inputs)
 
 
-def _market(conn: Connection, calendar: TradingCalendar, now: datetime) -> dict[str, Any]:
+def _market(conn: Connection, calendar: TradingCalendar, now: datetime) -> MarketRead:
     try:
         quotes = latest_market(conn, calendar, latest_closed_trading_day(now, calendar))
     except NotReadyError as exc:
@@ -135,7 +227,7 @@ def _market(conn: Connection, calendar: TradingCalendar, now: datetime) -> dict[
     return {"quotes": quotes, "breadth": breadth_of(conn, quotes), "unavailable": None}
 
 
-def _provenance(conn: Connection, replay: Any = None) -> dict[str, Any]:
+def _provenance(conn: Connection, replay: Any = None) -> Provenance:
     """Where the prices came from: how many market days came from each origin (`origins`,
     most days first), the latest delivery and how many days were delivered."""
     deliveries = current_rows(conn, tables.deliveries)
@@ -150,7 +242,7 @@ def _provenance(conn: Connection, replay: Any = None) -> dict[str, Any]:
     }
 
 
-def _price_origins(conn: Connection, replay: Any) -> list[dict[str, Any]]:
+def _price_origins(conn: Connection, replay: Any) -> list[Origin]:
     """[{origin, detail, days, first_day, last_day}]: each market day with stored prices
     counted once, under the delivery its prices came with (the latest one when several
     did) or, for prices stored without a delivery, their source."""
@@ -173,14 +265,14 @@ def _price_origins(conn: Connection, replay: Any) -> list[dict[str, Any]]:
         delivered = manifests.get(delivery_id)
         key = _delivered_origin(*delivered, replay) if delivered else _stored_origin(source)
         groups.setdefault(key, []).append(day)
-    origins = [
+    origins: list[Origin] = [
         {"origin": origin, "detail": detail, "days": len(days), "first_day": min(days), "last_day": max(days)}
         for (origin, detail), days in groups.items()
     ]
     return sorted(origins, key=lambda o: (-o["days"], o["origin"], o["detail"] or ""))
 
 
-def _delivered_origin(source: str, manifest: dict[str, Any], replay: Any) -> tuple[str, str | None]:
+def _delivered_origin(source: str, manifest: dict[str, JsonValue], replay: Any) -> tuple[str, str | None]:
     """A delivery's origin: backfill from the in-process site (simulated, or replayed from
     files), else scraped over HTTP from the base URL its manifest names."""
     base = str((manifest or {}).get("source") or "")
@@ -205,7 +297,7 @@ def _file_name(path: Any) -> str:
     return str(path).rstrip("/").rsplit("/", 1)[-1] or str(path)
 
 
-def _with_untraded_write_downs(conn: Connection, days: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _with_untraded_write_downs(conn: Connection, days: list[AIDay]) -> list[CurveDay]:
     """Each executed day with `untraded_written_down`: {symbol: amount} of the holdings that
     did not trade that day (no price row with volume on it, as portfolio.market reads it),
     which liquid equity left out at their whole value. A HIGH_SPREAD discount (the holding

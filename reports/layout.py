@@ -259,7 +259,7 @@ class _NumberedCanvas(Canvas):
     def __init__(self, *args: Any, header: str = "", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header = header
-        self._pages: list[dict[str, Any]] = []
+        self._pages: list[dict[str, object]] = []  # each page's canvas state
 
     def showPage(self) -> None:  # noqa: N802 - reportlab's name
         self._pages.append(dict(self.__dict__))

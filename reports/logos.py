@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 from reportlab.lib.units import mm
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable, Table, TableStyle
 
 from reports.layout import AMBER, CAPTION, FONT, NAVY, TEAL, text
+from views.performance import Performance
 
 SIZE = 30 * mm
 
@@ -101,7 +101,7 @@ class Logo(Flowable):
         self.canv.doForm(form)
 
 
-def forecaster_caption(perf: dict[str, Any]) -> str:
+def forecaster_caption(perf: Performance) -> str:
     """What the forecaster mark claims: the layer-1 backend actually used (`perf`:
     views.performance.performance)."""
     backend = perf.get("layer1_backend")
@@ -115,7 +115,7 @@ def forecaster_caption(perf: dict[str, Any]) -> str:
     return f"Two-layer forecaster: foundation model ({backend}) and risk model"
 
 
-def powered_by(width: float, perf: dict[str, Any]) -> Table:
+def powered_by(width: float, perf: Performance) -> Table:
     """The three logos side by side, each over its caption; the forecaster's names the
     layer-1 backend `perf` (views.performance.performance) reports."""
     captions = {name: caption for name, (caption, _) in LOGOS.items()}

@@ -4,15 +4,14 @@ that is not OK with its figure, thresholds and the day its breach began."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from reportlab.platypus import Flowable
 
 from reports.format import number
 from reports.layout import SMALL, data_table, key_figures, text
+from views.performance import Performance
 
 
-def model_health(perf: dict[str, Any]) -> list[Flowable]:
+def model_health(perf: Performance) -> list[Flowable]:
     monitor = perf.get("monitor") or {}
     if not monitor.get("state"):
         return [text("Model health: " + (monitor.get("reason") or "the model monitor has not run yet") + ".", SMALL)]

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from reportlab.platypus import Flowable, Spacer
 
 from analysis.writers import breadth_lead
+from market.plain import JsonValue
 from models.decisions import BOOK_NAMES, HORIZON
 from portfolio.rails import HIGH_SPREAD
 from reports import charts
@@ -27,6 +27,14 @@ from reports.format import (
     record_caption,
     signed_pct,
     statistic_pct,
+)
+from reports.inputs import (
+    AIPortfolioSection,
+    BriefingInputs,
+    CurveDay,
+    MarketSection,
+    NullBooksJson,
+    TrackRecordJson,
 )
 from reports.layout import (
     SMALL,
@@ -44,12 +52,14 @@ from reports.layout import (
 )
 from reports.logos import powered_by
 from reports.model_health import model_health
-from views.performance import shown_record
+from views.market import QuotedPrediction
+from views.performance import Performance, shown_record
+from views.track_record import TrackSeries
 
 TITLE_TEXT = "Quant Briefing"
 
 
-def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowable]:
+def story(inputs: BriefingInputs, generated: str, page_size: str) -> list[Flowable]:
     width = content_width(page_size)
     market = inputs["market"]
     day = market["breadth"]["trading_date"] if market["breadth"] else None
@@ -67,7 +77,7 @@ def story(inputs: dict[str, Any], generated: str, page_size: str) -> list[Flowab
     ]
 
 
-def _performance(perf: dict[str, Any]) -> list[Flowable]:
+def _performance(perf: Performance) -> list[Flowable]:
     record = shown_record(perf)
     rows = metric_rows(record, ("binary_accuracy", "movers_accuracy", "rank_ic", "tercile_spread"))
     blocks: list[Flowable] = [
@@ -91,7 +101,7 @@ def _performance(perf: dict[str, Any]) -> list[Flowable]:
     return section("System performance", *blocks)
 
 
-def _sentiment(market: dict[str, Any]) -> list[Flowable]:
+def _sentiment(market: MarketSection) -> list[Flowable]:
     breadth = market["breadth"]
     if breadth is None:
         return section("Market sentiment", notice(market["unavailable"]))
@@ -115,7 +125,7 @@ def _sentiment(market: dict[str, Any]) -> list[Flowable]:
     return section("Market sentiment", figures, explain)
 
 
-def _signals(inputs: dict[str, Any]) -> list[Flowable]:
+def _signals(inputs: BriefingInputs) -> list[Flowable]:
     signals = inputs["signals"]
     if not signals:
         reason = inputs["market"]["unavailable"] or "the latest market day is not scored yet (t1_predict has not run)"
@@ -147,7 +157,7 @@ def _signals(inputs: dict[str, Any]) -> list[Flowable]:
     return section("Top AI signals", note, table)
 
 
-def edge_against_cost(signal: dict[str, Any]) -> str:
+def edge_against_cost(signal: QuotedPrediction) -> str:
     """ "+0.16% / 4.47%": the held edge against the round-trip cost, "-" without an edge."""
     edge, cost = signal.get("held_edge"), signal.get("round_trip_cost")
     if edge is None or cost is None:
@@ -155,7 +165,7 @@ def edge_against_cost(signal: dict[str, Any]) -> str:
     return f"{edge * 100:+.2f}% / {cost * 100:.2f}%"
 
 
-def _portfolio(ai: dict[str, Any]) -> list[Flowable]:
+def _portfolio(ai: AIPortfolioSection) -> list[Flowable]:
     if not ai["started"]:
         return section("AI portfolio", notice("the AI portfolio has not executed a day yet (T1 step 6, t1_trade)"))
     figures = key_figures(
@@ -187,7 +197,7 @@ def _portfolio(ai: dict[str, Any]) -> list[Flowable]:
     return section("AI portfolio", figures, Spacer(0, 6), table)
 
 
-def _track_record(record: dict[str, Any], cost_model: str) -> list[Flowable]:
+def _track_record(record: TrackRecordJson, cost_model: str) -> list[Flowable]:
     """Return, risk, turnover and costs beside the equal-weighted liquid universe and the
     index, with what the book held (average exposure, fills); a book that held cash says
     its ratios describe cash, not skill (portfolio/track_record.py: `mostly_cash`)."""
@@ -213,12 +223,12 @@ class _BenchmarkColumns:
     """The track record's two benchmark columns: the equal-weighted liquid universe's and
     the index's statistics (empty without an index), and whether the book held mostly cash."""
 
-    liquid: dict[str, Any]
-    index: dict[str, Any]
+    liquid: dict[str, JsonValue]
+    index: dict[str, JsonValue]
     cash: bool
 
     @classmethod
-    def of(cls, record: dict[str, Any]) -> _BenchmarkColumns:
+    def of(cls, record: TrackRecordJson) -> _BenchmarkColumns:
         """The columns of a track record (`TrackRecord.as_dict()`)."""
         liquid, index = (record["benchmarks"].get(name, {}) for name in ("equal_weight_liquid", "index"))
         return cls(liquid, index, bool(record.get("mostly_cash")))
@@ -234,7 +244,7 @@ class _BenchmarkColumns:
         return f"{_ratio(value)} (cash)" if self.cash and value is not None else _ratio(value)
 
 
-def _held_rows(record: dict[str, Any], columns: _BenchmarkColumns) -> list[list[str]]:
+def _held_rows(record: TrackRecordJson, columns: _BenchmarkColumns) -> list[list[str]]:
     """What the book held: its average exposure (the benchmarks are fully invested) and fills."""
     exposure = record.get("average_exposure")
     invested = "fully invested"
@@ -249,7 +259,7 @@ def _held_rows(record: dict[str, Any], columns: _BenchmarkColumns) -> list[list[
     ]
 
 
-def _book_rows(record: dict[str, Any], columns: _BenchmarkColumns) -> list[list[str]]:
+def _book_rows(record: TrackRecordJson, columns: _BenchmarkColumns) -> list[list[str]]:
     """The book's return (beside the benchmarks'), risk, turnover and costs paid."""
     costs = record.get("costs") or {}
     return [
@@ -283,7 +293,7 @@ def _relative_rows(columns: _BenchmarkColumns) -> list[list[str]]:
     ]
 
 
-def _track_record_note(record: dict[str, Any], cost_model: str) -> Flowable:
+def _track_record_note(record: TrackRecordJson, cost_model: str) -> Flowable:
     """The span, the fills, the cost model and what the benchmarks and statistics are."""
     fills = record.get("fill_count", record.get("trades", 0))
     return text(
@@ -295,7 +305,7 @@ def _track_record_note(record: dict[str, Any], cost_model: str) -> Flowable:
     )
 
 
-def index_label(record: dict[str, Any]) -> str:
+def index_label(record: TrackRecordJson) -> str:
     """What the `index` benchmark is (views/track_record.py: `index_source`)."""
     source = record.get("index_source")
     if source == "cap_weighted":
@@ -306,7 +316,7 @@ def index_label(record: dict[str, Any]) -> str:
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
-def _against_benchmarks(series: dict[str, Any], width: float) -> list[Flowable]:
+def _against_benchmarks(series: TrackSeries, width: float) -> list[Flowable]:
     """Cumulative return against the benchmarks with the drawdown, and the monthly returns."""
     if len(series.get("days", [])) < 2:
         return section("Against the benchmarks", notice("fewer than two executed days: nothing to compare yet"))
@@ -333,7 +343,7 @@ def _against_benchmarks(series: dict[str, Any], width: float) -> list[Flowable]:
     )
 
 
-def _against_nulls(nulls: dict[str, Any] | None, series: dict[str, Any], width: float) -> list[Flowable]:
+def _against_nulls(nulls: NullBooksJson | None, series: TrackSeries, width: float) -> list[Flowable]:
     """The AI book's curve inside the band of its null books, what the nulls showed in
     words (reports/format.py `null_books_summary`, as the Compliance Report states it) and
     each family's figures beside the replayed model book's."""
@@ -364,7 +374,7 @@ def _against_nulls(nulls: dict[str, Any] | None, series: dict[str, Any], width: 
     return section("Against its null books", *kept(summary, Spacer(0, 4), chart), Spacer(0, 4), *kept(caption, table))
 
 
-def _null_row(family: str, figures: dict[str, Any]) -> list[str]:
+def _null_row(family: str, figures: dict[str, JsonValue]) -> list[str]:
     """A null family's row: its books, their information ratios, their mean excess and the model's percentile."""
     ir = figures["information_ratio"]
     if not figures["books"]:
@@ -378,7 +388,7 @@ def _null_row(family: str, figures: dict[str, Any]) -> list[str]:
 WRITTEN_DOWN_LISTED = 5  # the latest days named under the chart; the rest are counted
 
 
-def _written_down_note(curve: list[dict[str, Any]]) -> list[Flowable]:
+def _written_down_note(curve: list[CurveDay]) -> list[Flowable]:
     """Under the equity curve, when liquid equity left out untraded holdings on some days:
     which days, which holdings and how much (the chart marks the same days)."""
     days = [d for d in curve if d.get("untraded_written_down")]
@@ -404,7 +414,7 @@ def _written_down_note(curve: list[dict[str, Any]]) -> list[Flowable]:
     ]
 
 
-def _charts(inputs: dict[str, Any], width: float, closing: list[Flowable]) -> list[Flowable]:
+def _charts(inputs: BriefingInputs, width: float, closing: list[Flowable]) -> list[Flowable]:
     """Both charts; the last one kept on one page with `closing` (the logos), which never
     stand alone on the last page."""
     curve = inputs["equity_curve"]

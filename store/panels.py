@@ -6,13 +6,14 @@ shells in pipeline/ call these and hand models/ the result)."""
 
 from __future__ import annotations
 
-from datetime import date
-from typing import Any
+from datetime import date, datetime
+from typing import TypedDict
 
 import pandas as pd
 from sqlalchemy import Connection, Table, func, select
 
 from market.instruments import is_ordinary
+from market.plain import JsonValue
 from store import tables
 from store.history import current_frame, current_rows
 from store.instruments import instrument_types
@@ -24,6 +25,42 @@ BAR_COLUMNS = ("symbol", "trading_date", "close", "volume", "bid", "ask", "high"
 # portfolio/market.py): every column but the version's time, whose conversion is most of
 # reading a row and which no such reader uses.
 PRICE_ROW_COLUMNS = tuple(c.name for c in tables.eod_prices.c if c.name != "recorded_at")
+
+
+class _Stored(TypedDict):
+    id: int
+    recorded_at: datetime
+
+
+class ModelRun(_Stored):
+    """A registered model run (`model_runs`): a risk model, or a walk-forward model of the
+    validation record (kind `validation`)."""
+
+    model_id: str
+    kind: str
+    parent_model_id: str | None
+    train_start: date | None
+    train_end: date | None
+    horizon_days: int
+    layer1_backend: str | None
+    warm_start: bool
+    training_rows: int | None
+    feature_names: list[str]
+    params: dict[str, JsonValue]
+    artifact_path: str | None
+
+
+class MetricRow(_Stored):
+    """A stored metric of a record (`model_metrics`): its value beside its base rate and
+    sample size, and the baselines and the record's period in `detail`."""
+
+    model_id: str
+    scope: str
+    metric: str
+    value: float | None
+    base_rate: float | None
+    sample_size: int | None
+    detail: dict[str, JsonValue]
 
 
 def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.DataFrame:
@@ -98,12 +135,12 @@ def sentiment_composites(conn: Connection, day: date, method: str) -> pd.DataFra
     return frame.rename(columns={"trading_date": "date"})
 
 
-def risk_models(conn: Connection) -> list[dict[str, Any]]:
+def risk_models(conn: Connection) -> list[ModelRun]:
     """Every registered model run (`model_runs`, current versions), any kind."""
     return current_rows(conn, tables.model_runs)
 
 
-def latest_model(conn: Connection) -> dict[str, Any] | None:
+def latest_model(conn: Connection) -> ModelRun | None:
     """The risk model trained last (latest train_end, then the latest recorded), or None."""
     runs = current_rows(conn, tables.model_runs, where=[tables.model_runs.c.kind == "risk"])
     return max(runs, key=lambda r: (r["train_end"], r["recorded_at"])) if runs else None
@@ -133,7 +170,7 @@ def prediction_days(conn: Connection, table: Table, first: date, last: date) -> 
     return [d for (d,) in conn.execute(query.order_by(c.trading_date))]
 
 
-def latest_metrics(conn: Connection, model_id: str) -> tuple[str | None, dict[str, dict[str, Any]]]:
+def latest_metrics(conn: Connection, model_id: str) -> tuple[str | None, dict[str, MetricRow]]:
     """The metric rows of `model_id` (`model_metrics`) in its latest recorded scope: the
     scope and the rows by metric name (the validation record's, under its model_id)."""
     rows = current_rows(conn, tables.model_metrics, where=[tables.model_metrics.c.model_id == model_id])

@@ -5,17 +5,39 @@ whether each reached the webhook. `pipeline/analysis_stage.py` writes it."""
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy import Connection, func, select
 
 from market.clock import exchange_iso
 from market.errors import NotFoundError, NotReadyError
+from market.plain import JsonValue
 from store import tables
 from store.history import current_rows
 
 
-def stored_analysis(conn: Connection, day: date | None = None) -> dict[str, Any]:
+class AnalysisNotification(TypedDict):
+    notification_id: str
+    kind: str
+    severity: str
+    title: str | None
+    delivered: bool  # reached the webhook
+
+
+class StoredAnalysis(TypedDict):
+    """A day's written analysis, the facts it was written from (JSON, analysis/day_facts.py)
+    and the day's notifications."""
+
+    trading_date: date
+    writer: str
+    fallback_reason: str | None
+    body: str
+    facts: dict[str, JsonValue]
+    written_at: str  # exchange time
+    notifications: list[AnalysisNotification]
+
+
+def stored_analysis(conn: Connection, day: date | None = None) -> StoredAnalysis:
     """The analysis of `day` (default: the latest one stored) with that day's
     notifications and whether each reached the webhook; the latest version when the day was
     written more than once (new facts after a correction)."""

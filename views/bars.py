@@ -22,8 +22,8 @@ right after a write sees it either way and both ways give the same numbers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date, timedelta
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,10 +34,30 @@ from store import tables
 from store.history import append_history, current_frame, current_query
 from store.panels import PRICE_ROW_COLUMNS
 from views import market as market_views
-from views.market import EARLIEST, INDICATORS, PRICE_COLUMNS, known_symbol, with_indicators
+from views.market import (
+    EARLIEST,
+    INDICATORS,
+    PRICE_COLUMNS,
+    Bar,
+    History,
+    SymbolStatistics,
+    known_symbol,
+    with_indicators,
+)
 
 LATEST = date(9999, 12, 31)
 BAR_FIELDS = PRICE_COLUMNS + list(INDICATORS)  # what a history item holds, in order
+
+
+class BarRow(Bar):
+    """A `daily_bars` row: a history item's fields (indicators at full precision) with its
+    symbol and the price row it was built from."""
+
+    symbol: str
+    price_id: int
+
+
+Page = tuple[list[Bar], bool]  # a page's items, oldest first, and whether more lie beyond it
 
 
 def watermarks(conn: Connection) -> tuple[int | None, int | None, int | None, int | None]:
@@ -70,7 +90,7 @@ def _prices(conn: Connection, symbols: list[str] | None) -> pd.DataFrame:
 
 def built_rows(
     conn: Connection, symbols: list[str] | None = None, since: dict[str, date] | None = None
-) -> list[dict[str, Any]]:
+) -> list[BarRow]:
     """The `daily_bars` rows of `symbols` (all when None) as the prices now stand: every
     current price row with its indicators over the symbol's whole history, every symbol in
     one pass (`with_indicators`). `since`: per symbol, the first date whose rows are wanted
@@ -124,7 +144,7 @@ def refresh_bars(conn: Connection) -> int:
 
 def stored_pages(
     conn: Connection, ranges: dict[str, tuple[date, date]], limit: int, newest_first: bool
-) -> dict[str, tuple[list[dict[str, Any]], bool]]:
+) -> dict[str, Page]:
     """Per symbol: at most `limit` bars within its [first, last] range, oldest first in the
     list, and whether more bars lie beyond the page (after it when reading forward, before
     it when `newest_first`). One SQL statement whatever the number of symbols."""
@@ -150,17 +170,17 @@ def stored_pages(
         current, func.row_number().over(partition_by=current.c.symbol, order_by=order).label("n")
     ).subquery()
     query = select(*[ranked.c[name] for name in ("symbol", *BAR_FIELDS)]).where(ranked.c.n <= limit + 1)
-    found: dict[str, list[dict[str, Any]]] = {s: [] for s in ranges}
+    found: dict[str, list[Mapping]] = {s: [] for s in ranges}
     for row in conn.execute(query):
         found[row.symbol].append(row._mapping)
     return {s: _page(rows, limit, newest_first) for s, rows in found.items()}
 
 
 def memory_pages(
-    rows: list[dict[str, Any]], ranges: dict[str, tuple[date, date]], limit: int, newest_first: bool
-) -> dict[str, tuple[list[dict[str, Any]], bool]]:
+    rows: list[BarRow], ranges: dict[str, tuple[date, date]], limit: int, newest_first: bool
+) -> dict[str, Page]:
     """`stored_pages` over rows built in memory (`built_rows`): the same pages."""
-    by_symbol: dict[str, list[dict[str, Any]]] = {s: [] for s in ranges}
+    by_symbol: dict[str, list[BarRow]] = {s: [] for s in ranges}
     for row in rows:
         span = ranges.get(row["symbol"])
         if span and span[0] <= row["trading_date"] <= span[1]:
@@ -172,7 +192,7 @@ def memory_pages(
     return result
 
 
-def _page(rows: list, limit: int, newest_first: bool) -> tuple[list[dict[str, Any]], bool]:
+def _page(rows: list, limit: int, newest_first: bool) -> Page:
     more = len(rows) > limit
     rows = rows[:limit]
     if newest_first:
@@ -180,7 +200,7 @@ def _page(rows: list, limit: int, newest_first: bool) -> tuple[list[dict[str, An
     return [_item(r) for r in rows], more
 
 
-def _item(row: Any) -> dict[str, Any]:
+def _item(row: Mapping) -> Bar:  # a BarRow, or a stored row's mapping
     """A history item as the API serves it: numbers rounded to 6 places, as the computed
     path (`views.market._items`) rounds them."""
     return {
@@ -204,7 +224,7 @@ def stored_series(conn: Connection, symbol: str) -> pd.DataFrame:
 
 def _pages(
     conn: Connection, ranges: dict[str, tuple[date, date]], limit: int, newest_first: bool, marks: tuple | None
-) -> dict[str, tuple[list[dict[str, Any]], bool]]:
+) -> dict[str, Page]:
     """Stored pages, or the same pages built in memory while the store has prices that no
     refresh has built into bars yet (`marks`: the `watermarks` the caller read, if any)."""
     if is_current(marks or watermarks(conn)):
@@ -221,7 +241,7 @@ def history(
     after: date | None = None,
     before: date | None = None,
     marks: tuple | None = None,
-) -> dict[str, Any]:
+) -> History:
     """One page of a symbol's bars, oldest first inside the page.
 
     Without `start` and `after` the page is the newest `limit` bars up to `end` (and before
@@ -255,7 +275,7 @@ def histories(
     limit: int,
     after: date | None = None,
     marks: tuple | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, History]:
     """GraphQL's `history` of many symbols, forward from `start` (after the cursor date):
     the stored twin of `views.market.histories`, one statement for every symbol."""
     _check_range(start, end)
@@ -269,14 +289,14 @@ def histories(
 
 def recent_histories(
     conn: Connection, symbols: list[str], count: int, end: date | None = None, marks: tuple | None = None
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, History]:
     """The last `count` bars of each symbol up to `end`, oldest first (GraphQL's
     `recentBars`; nothing follows them, so no cursor): one statement for every symbol."""
     pages = _pages(conn, {s: (EARLIEST, end or LATEST) for s in symbols}, count, True, marks)
     return {s: {"symbol": s, "items": items, "next_cursor": None} for s, (items, _) in pages.items()}
 
 
-def symbol_statistics(conn: Connection, symbol: str, marks: tuple | None = None) -> dict[str, Any]:
+def symbol_statistics(conn: Connection, symbol: str, marks: tuple | None = None) -> SymbolStatistics:
     """`views.market.symbol_statistics` over the stored bars and indicators."""
     if not is_current(marks or watermarks(conn)):
         return market_views.symbol_statistics(conn, symbol)

@@ -22,14 +22,31 @@ depends on) and the latest closed trading day, per process (api/services.py `cac
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy import Connection
 
 from market.clock import TradingCalendar
 from store import tables
 from store.history import current_rows, newest_ids
-from views.market import latest_market
+from views.market import Quote, latest_market
+
+
+class Breadth(TypedDict):
+    """How many names advanced, declined, traded unchanged or did not trade, and the change
+    of the service's capitalisation-weighted index (its constituents and the names left out)."""
+
+    trading_date: date | None
+    instruments: int
+    traded: int
+    advancers: int
+    decliners: int
+    unchanged: int
+    not_traded: int
+    index_change_pct: float | None
+    index_market_cap: float | None
+    index_constituents: int
+    index_excluded: list[str]
 
 
 def data_version(conn: Connection) -> tuple:
@@ -42,13 +59,13 @@ def data_version(conn: Connection) -> tuple:
 
 def market_breadth(
     conn: Connection, calendar: TradingCalendar, closed_through: date, requested: date | None = None
-) -> dict[str, Any]:
+) -> Breadth:
     """Breadth of the latest delivered day (or `requested`), with the same errors as
     `latest_market` for dates not delivered or not trading days."""
     return breadth_of(conn, latest_market(conn, calendar, closed_through, requested))
 
 
-def breadth_of(conn: Connection, quotes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def breadth_of(conn: Connection, quotes: dict[str, Quote]) -> Breadth:
     """Breadth of a `latest_market` answer already read."""
     day = max((q["trading_date"] for q in quotes.values()), default=None)
     traded = {s: q for s, q in quotes.items() if q["trading_date"] == day and q["volume"] > 0}

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
-from datetime import date
-from typing import Any
+from datetime import date, datetime
+from typing import TypedDict
 
 from sqlalchemy import Connection, func, select
 
@@ -33,7 +33,65 @@ from store.history import current_rows
 NEWS_KINDS = {"NEWS": tables.news_items, "DISCLOSURE": tables.disclosures}
 
 
-def instruments(conn: Connection, on: date | None = None) -> list[dict[str, Any]]:
+class InstrumentRow(TypedDict):
+    """A listed instrument (`instruments`)."""
+
+    id: int
+    recorded_at: datetime
+    symbol: str
+    name: str
+    board: str
+    sector: str | None
+    currency: str
+    listed_on: date | None
+    delisted_on: date | None
+    source: str
+    instrument_type: str | None
+
+
+class FundamentalsRow(TypedDict):
+    """A reported set of fundamentals (`fundamentals`)."""
+
+    id: int
+    recorded_at: datetime
+    symbol: str
+    report_date: date
+    period_end: date | None
+    eps: float | None
+    book_value_per_share: float | None
+    dividend_yield: float | None
+    shares_outstanding: int | None
+    market_cap: float | None
+    source: str
+
+
+class NewsItem(TypedDict):
+    """A news item or disclosure naming an instrument, with its sentiment (None until
+    t1_sentiment scored it)."""
+
+    kind: str  # NEWS or DISCLOSURE
+    id: int
+    title: str
+    link: str | None
+    summary: str | None
+    published_at: datetime
+    sentiment: float | None
+
+
+class Liquidity(TypedDict):
+    """The entry gates' inputs on a day, with whether they pass and the ones that fail."""
+
+    symbol: str
+    trading_date: date
+    adv_20: float | None
+    volume: float
+    spread: float | None
+    spread_source: str
+    passes_entry_gates: bool
+    failed_gates: list[str]
+
+
+def instruments(conn: Connection, on: date | None = None) -> list[InstrumentRow]:
     """Instruments listed on `on` (all current ones without it), ordered by symbol."""
     rows = current_rows(conn, tables.instruments)
     if on is not None:
@@ -81,10 +139,10 @@ def predictions_between(
     return result
 
 
-def latest_fundamentals(conn: Connection, symbols: list[str]) -> dict[str, dict[str, Any]]:
+def latest_fundamentals(conn: Connection, symbols: list[str]) -> dict[str, FundamentalsRow]:
     """The latest reported fundamentals of each symbol (by report date)."""
     c = tables.fundamentals.c
-    latest: dict[str, dict[str, Any]] = {}
+    latest: dict[str, FundamentalsRow] = {}
     for row in current_rows(conn, tables.fundamentals, where=[c.symbol.in_(symbols)]):
         held = latest.get(row["symbol"])
         if held is None or row["report_date"] > held["report_date"]:
@@ -92,7 +150,7 @@ def latest_fundamentals(conn: Connection, symbols: list[str]) -> dict[str, dict[
     return latest
 
 
-def news(conn: Connection, symbols: list[str]) -> dict[str, list[dict[str, Any]]]:
+def news(conn: Connection, symbols: list[str]) -> dict[str, list[NewsItem]]:
     """News items and disclosures that name each symbol, newest first, with the document's
     sentiment score (null until t1_sentiment has scored it)."""
     m = tables.document_mentions.c
@@ -102,7 +160,7 @@ def news(conn: Connection, symbols: list[str]) -> dict[str, list[dict[str, Any]]
     ids: dict[str, set[int]] = defaultdict(set)
     for mention in mentions:
         ids[mention["doc_kind"]].add(mention["doc_id"])
-    documents: dict[tuple[str, int], dict[str, Any]] = {}
+    documents: dict[tuple[str, int], NewsItem] = {}
     for kind, table in NEWS_KINDS.items():
         if ids[kind]:
             for row in conn.execute(select(table).where(table.c.id.in_(sorted(ids[kind])))).mappings():
@@ -113,6 +171,7 @@ def news(conn: Connection, symbols: list[str]) -> dict[str, list[dict[str, Any]]
                     "link": row.get("link") or row.get("url"),
                     "summary": row.get("summary"),
                     "published_at": row["published_at"] or row["recorded_at"],
+                    "sentiment": None,
                 }
     s = tables.sentiment_scores.c
     all_ids = sorted(set().union(*ids.values()))
@@ -124,7 +183,7 @@ def news(conn: Connection, symbols: list[str]) -> dict[str, list[dict[str, Any]]
         if all_ids
         else {}
     )
-    result: dict[str, list[dict[str, Any]]] = {s_: [] for s_ in symbols}
+    result: dict[str, list[NewsItem]] = {s_: [] for s_ in symbols}
     for mention in mentions:
         key = (mention["doc_kind"], mention["doc_id"])
         if key in documents:
@@ -150,7 +209,7 @@ def sentiment_between(
     return result
 
 
-def liquidity(conn: Connection, day: date, symbols: list[str]) -> dict[str, dict[str, Any]]:
+def liquidity(conn: Connection, day: date, symbols: list[str]) -> dict[str, Liquidity]:
     """The three per-instrument entry gates (market/liquidity.py) on
     `day`: ADV_20, the day's volume and the spread, each with whether it passes.
 
@@ -158,7 +217,7 @@ def liquidity(conn: Connection, day: date, symbols: list[str]) -> dict[str, dict
     the estimate from the name's stored bars up to `day` (views/spreads.py: Abdi-Ranaldo,
     else Corwin-Schultz or one tick, else the window's mean range), else the day's range;
     `spread_source` says which."""
-    result = {}
+    result: dict[str, Liquidity] = {}
     estimates = stored_estimates(conn, day, symbols)
     for symbol, market in market_days(conn, day, symbols).items():
         if symbol in estimates:

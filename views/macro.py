@@ -17,9 +17,9 @@ Rates, indices and percentages have no currency and are never converted.
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, datetime
 from statistics import fmean
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy import Connection
 
@@ -32,12 +32,78 @@ HOME = "JMD"
 FX_CATEGORY = "fx"
 
 
+class Observation(TypedDict):
+    """A released value of a macro indicator for a period (`macro_observations`)."""
+
+    id: int
+    recorded_at: datetime
+    source: str
+    category: str
+    indicator_code: str
+    period: str  # 2026-10, 2026-Q3
+    frequency: str
+    value: float
+    unit: str
+    currency: str | None
+    release_date: date
+
+
+class Rate(TypedDict):
+    """The FX rate a conversion used: the pair, the months it averages, and a note where it
+    is an earlier month's or a part of the period's."""
+
+    pair: str
+    periods: list[str]
+    rate: float
+    release_date: date
+    source: str
+    note: str | None
+
+
+class Original(TypedDict):
+    value: float
+    currency: str | None
+    unit: str
+
+
+class Indicator(TypedDict):
+    """An indicator's latest period, in the caller's currency where it is money: its value
+    before conversion (`original`) and the rates used (`fx`), or a note why it was not
+    converted."""
+
+    source: str
+    category: str
+    indicator_code: str
+    period: str
+    frequency: str
+    value: float
+    unit: str
+    currency: str | None
+    release_date: date
+    original: Original | None
+    fx: list[Rate]
+    note: str | None
+
+
+class Indicators(TypedDict):
+    generation: str
+    as_of: date | None
+    currency: str | None
+    count: int
+    indicators: list[Indicator]
+
+
+FxSeries = dict[str, dict[str, Observation]]  # pair (USDJMD) -> period -> its FX observation
+
+
 def supported_currencies(conn: Connection) -> list[str]:
     pairs = {r["indicator_code"] for r in _rows(conn, None, "BOJ", FX_CATEGORY)}
     return sorted({HOME} | {p[:3] for p in pairs if p.endswith(HOME)})
 
 
-def _rows(conn: Connection, as_of: date | None, source: str | None = None, category: str | None = None) -> list[dict]:
+def _rows(
+    conn: Connection, as_of: date | None, source: str | None = None, category: str | None = None
+) -> list[Observation]:
     c = tables.macro_observations.c
     where = [c.release_date <= as_of] if as_of is not None else []
     if source is not None:
@@ -68,12 +134,12 @@ def indicators(
     category: str | None = None,
     currency: str | None = None,
     as_of: date | None = None,
-) -> dict[str, Any]:
+) -> Indicators:
     """The latest value of every indicator (filtered), point in time and converted."""
     source, category, currency = checked_filters(source, category, currency)
     if currency is not None and currency not in (known := supported_currencies(conn)):
         raise InvalidInputError(f"unknown currency code '{currency}'; FX rates exist for {', '.join(known)}")
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    latest: dict[tuple[str, str], Observation] = {}
     for (src, code, _), row in vintage(_rows(conn, as_of, source, category)).items():
         held = latest.get((src, code))
         if held is None or row["period"] > held["period"]:
@@ -83,22 +149,21 @@ def indicators(
     return {"generation": GENERATION, "as_of": as_of, "currency": currency, "count": len(items), "indicators": items}
 
 
-def _item(row: dict[str, Any], target: str | None, fx: dict[str, dict[str, dict]]) -> dict[str, Any]:
-    item = {
-        k: row[k]
-        for k in (
-            "source",
-            "category",
-            "indicator_code",
-            "period",
-            "frequency",
-            "value",
-            "unit",
-            "currency",
-            "release_date",
-        )
+def _item(row: Observation, target: str | None, fx: FxSeries) -> Indicator:
+    item: Indicator = {
+        "source": row["source"],
+        "category": row["category"],
+        "indicator_code": row["indicator_code"],
+        "period": row["period"],
+        "frequency": row["frequency"],
+        "value": row["value"],
+        "unit": row["unit"],
+        "currency": row["currency"],
+        "release_date": row["release_date"],
+        "original": None,
+        "fx": [],
+        "note": None,
     }
-    item.update(original=None, fx=[], note=None)
     if target is None or row["currency"] is None or row["currency"] == target:
         return item
     used, factor = [], 1.0
@@ -121,8 +186,8 @@ def _item(row: dict[str, Any], target: str | None, fx: dict[str, dict[str, dict]
     }
 
 
-def _fx_series(conn: Connection, as_of: date | None) -> dict[str, dict[str, dict]]:
-    series: dict[str, dict[str, dict]] = {}
+def _fx_series(conn: Connection, as_of: date | None) -> FxSeries:
+    series: FxSeries = {}
     for (_, code, period), row in vintage(_rows(conn, as_of, "BOJ", FX_CATEGORY)).items():
         series.setdefault(code, {})[period] = row
     return series
@@ -135,7 +200,7 @@ def period_months(period: str) -> list[str]:
     return [f"{year}-{m:02d}" for m in range(int(quarter) * 3 - 2, int(quarter) * 3 + 1)]
 
 
-def _rate(months: dict[str, dict], period: str) -> dict[str, Any] | None:
+def _rate(months: dict[str, Observation], period: str) -> Rate | None:
     """The FX rate of `period` (a quarter: the mean of its months), or the latest earlier
     month's when none of its months is published yet; None when there is no rate at all."""
     wanted = period_months(period)
@@ -159,7 +224,7 @@ def _rate(months: dict[str, dict], period: str) -> dict[str, Any] | None:
     }
 
 
-def releases(conn: Connection, code: str) -> list[dict[str, Any]]:
+def releases(conn: Connection, code: str) -> list[Observation]:
     """Every stored release of one indicator, by period then release date (revisions show
     as several releases of one period)."""
     c = tables.macro_observations.c

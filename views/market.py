@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,7 @@ from sqlalchemy import Connection, Table, and_, func, or_, select
 from market.clock import TradingCalendar
 from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
+from models.reasons import ServedReasons
 from models.scoring import ServedPrediction, served_predictions
 from store import tables
 from store.history import current_frame, current_rows, newest_ids
@@ -64,6 +65,100 @@ QUOTED: dict[str, int | None] = {
     "reasons": None,
 }
 PRICE_COLUMNS = ["trading_date", "open", "high", "low", "close", "volume", "bid", "ask"]
+
+
+class QuotedPrediction(TypedDict):
+    """A latest quote's prediction fields (`QUOTED`, rounded as listed there), all None
+    where the day's record did not score the ticker."""
+
+    predicted_return: float | None
+    score: float | None
+    action: str | None
+    weight: float | None
+    tercile: str | None
+    model_id: str | None
+    layer1_backend: str | None
+    held_edge: float | None
+    round_trip_cost: float | None
+    decision_reason: str | None
+    reasons: ServedReasons | None
+
+
+class Quote(QuotedPrediction):
+    """A ticker's latest quote (`latest_market`): its last bar, the change, RSI, the
+    prediction fields and which record they come from (`reason`, `DayScores.reason`)."""
+
+    trading_date: date
+    close: float
+    volume: int
+    change_pct: float | None
+    rsi_14: float | None
+    reason: str | None
+
+
+class Bar(TypedDict):
+    """A history item: a bar's prices and volume (`PRICE_COLUMNS`) and its indicators
+    (`INDICATORS`), numbers rounded to 6 places, None where there is none yet."""
+
+    trading_date: date
+    volume: int
+    open: float | None
+    high: float | None
+    low: float | None
+    close: float | None
+    bid: float | None
+    ask: float | None
+    rsi_14: float | None
+    bollinger_pct_b: float | None
+    bollinger_bandwidth: float | None
+    momentum_5: float | None
+    momentum_20: float | None
+    volatility_20: float | None
+    volume_ratio_20: float | None
+    spread_pct: float | None
+
+
+class History(TypedDict):
+    """A page of a symbol's bars, oldest first, and the cursor to the next page (a date
+    forward; REST's `before:<date>` text backward), None at the end."""
+
+    symbol: str
+    items: list[Bar]
+    next_cursor: date | str | None
+
+
+class ZScore(TypedDict):
+    value: float | None
+    mean: float | None
+    std: float | None
+    z: float | None
+    observations: int
+
+
+class WindowVariance(TypedDict):
+    variance: float | None
+    annualised_volatility: float | None
+    observations: int
+
+
+class LatestReasons(TypedDict):
+    prediction_date: date | None
+    reasons: ServedReasons | None
+
+
+class Statistics(TypedDict):
+    """A symbol's variance of daily log returns per window and the latest value of the
+    day's statistics as z-scores against its own earlier history."""
+
+    symbol: str
+    as_of: date
+    observations: int
+    variance: dict[str, WindowVariance]
+    normalised: dict[str, ZScore]
+
+
+class SymbolStatistics(Statistics, LatestReasons):
+    """`statistics` with the latest served live prediction's reasons."""
 
 
 def data_version(conn: Connection) -> tuple:
@@ -142,7 +237,7 @@ def _served(conn: Connection, table: Table, day: date) -> dict[str, ServedPredic
     return {s: ServedPrediction.from_row(r) for s, r in served_predictions(rows).get(day, {}).items()}
 
 
-def quoted(prediction: ServedPrediction) -> dict[str, Any]:
+def quoted(prediction: ServedPrediction) -> QuotedPrediction:
     """The prediction fields of a latest quote (`QUOTED`), from a served prediction."""
     values = {}
     for name, digits in QUOTED.items():
@@ -248,7 +343,7 @@ def _change_pct(close: Any, previous: Any, traded: bool) -> float | None:
     return _number((close / previous - 1) * 100, 4) if traded else 0.0
 
 
-def _quote(last: Any, previous: float | None, scores: DayScores) -> dict[str, Any] | None:
+def _quote(last: Any, previous: float | None, scores: DayScores) -> Quote | None:
     """One symbol's latest quote from its last bar (`last`: symbol, trading_date, close,
     volume, rsi_14), the close of the bar before it (None without one) and the day's
     scores; None when its last bar is more than `LATEST_LOOKBACK_DAYS` old (it is not
@@ -271,7 +366,7 @@ def _quote(last: Any, previous: float | None, scores: DayScores) -> dict[str, An
 
 def latest_market(
     conn: Connection, calendar: TradingCalendar, closed_through: date, requested: date | None = None
-) -> dict[str, dict]:
+) -> dict[str, Quote]:
     """Ticker -> the day's close, volume, change and indicators with the prediction, or
     null prediction fields and `reason` when the day is not scored for that ticker.
 
@@ -301,7 +396,7 @@ def known_symbol(conn: Connection, symbol: str) -> str:
 
 def history(
     conn: Connection, symbol: str, start: date | None, end: date | None, limit: int, after: date | None = None
-) -> dict[str, Any]:
+) -> History:
     """Bars oldest first within [start, end], after the cursor date, at most `limit`."""
     symbol = known_symbol(conn, symbol)
     return histories(conn, [symbol], start, end, limit, after)[symbol]
@@ -309,7 +404,7 @@ def history(
 
 def histories(
     conn: Connection, symbols: list[str], start: date | None, end: date | None, limit: int, after: date | None = None
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, History]:
     """`history` of many symbols with three SQL statements whatever their number."""
     if start and end and start > end:
         raise InvalidInputError(f"start {start.isoformat()} is after end {end.isoformat()}")
@@ -319,9 +414,7 @@ def histories(
     return _pages(conn, {s: first for s in symbols}, end, limit)
 
 
-def recent_histories(
-    conn: Connection, symbols: list[str], count: int, end: date | None = None
-) -> dict[str, dict[str, Any]]:
+def recent_histories(conn: Connection, symbols: list[str], count: int, end: date | None = None) -> dict[str, History]:
     """The last `count` bars of each symbol up to `end` (default: the latest), oldest first:
     each is `history` from the date of the symbol's count-th last bar, so it equals that
     page of the REST history. Four SQL statements whatever the number of symbols."""
@@ -337,7 +430,7 @@ def recent_histories(
     return _pages(conn, {s: firsts.get(s, EARLIEST) for s in symbols}, end, count)
 
 
-def _pages(conn: Connection, firsts: dict[str, date], end: date | None, limit: int) -> dict[str, dict[str, Any]]:
+def _pages(conn: Connection, firsts: dict[str, date], end: date | None, limit: int) -> dict[str, History]:
     """Per symbol: at most `limit` bars from its first date up to `end`, with indicators
     warmed up on the bars before, and the cursor when more bars follow."""
     last = latest_priced_day(conn, end) if end else latest_priced_day(conn)
@@ -365,10 +458,10 @@ def _pages(conn: Connection, firsts: dict[str, date], end: date | None, limit: i
     earliest = max(min(firsts.values()) - timedelta(days=INDICATOR_WARMUP_DAYS), EARLIEST)
     bars = _bars(conn, earliest, max(page_ends.values()), list(firsts))
     by_symbol = dict(iter(bars.groupby("symbol", sort=False))) if not bars.empty else {}
-    result = {}
+    result: dict[str, History] = {}
     for symbol, first in firsts.items():
         rows = by_symbol.get(symbol)
-        items = []
+        items: list[Bar] = []
         if rows is not None:
             # Each symbol warms up from its own first date, exactly as a one-symbol request would.
             warm_from = max(first - timedelta(days=INDICATOR_WARMUP_DAYS), EARLIEST)
@@ -383,7 +476,7 @@ def _pages(conn: Connection, firsts: dict[str, date], end: date | None, limit: i
     return result
 
 
-def _items(page: pd.DataFrame) -> list[dict[str, Any]]:
+def _items(page: pd.DataFrame) -> list[Bar]:
     # Column arrays rather than iterrows: a 60-instrument GraphQL screen builds 1,200 bars.
     numeric = [c for c in PRICE_COLUMNS if c not in ("trading_date", "volume")] + list(INDICATORS)
     values = page[numeric].to_numpy(dtype=float)
@@ -397,7 +490,7 @@ def _items(page: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _zscore(series: pd.Series) -> dict[str, Any]:
+def _zscore(series: pd.Series) -> ZScore:
     clean = series.dropna()
     if len(clean) < 21:
         return {
@@ -418,7 +511,7 @@ def _zscore(series: pd.Series) -> dict[str, Any]:
     }
 
 
-def symbol_statistics(conn: Connection, symbol: str) -> dict[str, Any]:
+def symbol_statistics(conn: Connection, symbol: str) -> SymbolStatistics:
     """Variance of daily log returns over several windows, and the latest values of the
     day's statistics as z-scores against the instrument's own earlier history."""
     symbol = known_symbol(conn, symbol)
@@ -428,7 +521,7 @@ def symbol_statistics(conn: Connection, symbol: str) -> dict[str, Any]:
     return {**statistics(symbol, bars, with_indicators(bars)), **latest_reasons(conn, symbol)}
 
 
-def latest_reasons(conn: Connection, symbol: str) -> dict[str, Any]:
+def latest_reasons(conn: Connection, symbol: str) -> LatestReasons:
     """`prediction_date` and `reasons` of the symbol's latest served live prediction (the
     three largest contributions to its raw score and the base value, models/reasons.py);
     nulls when the live record has none for it (or it was stored before migration 0015)."""
@@ -444,11 +537,11 @@ def latest_reasons(conn: Connection, symbol: str) -> dict[str, Any]:
     return {"prediction_date": prediction.trading_date, "reasons": prediction.reasons}
 
 
-def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame) -> dict[str, Any]:
+def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame) -> Statistics:
     """`symbol_statistics` of one symbol's bars (oldest first) and their indicators, computed
     here or read from the stored read model (views/bars.py)."""
     log_returns = np.log(bars["close"].astype(float)).diff().dropna()
-    variance = {}
+    variance: dict[str, WindowVariance] = {}
     for window in VARIANCE_WINDOWS:
         part = log_returns.iloc[-window:]
         var = float(part.var(ddof=1)) if len(part) == window else None

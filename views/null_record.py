@@ -42,7 +42,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 from sqlalchemy import Connection, func, select
@@ -59,6 +59,7 @@ from portfolio.ledger import AI_PORTFOLIO
 from portfolio.market import market_days_over, persistence_known_over
 from portfolio.nulls import AgainstNulls, NullBand, NullPlan, Replay, against_nulls, no_books
 from portfolio.rails import MarketDay
+from portfolio.rows import StoredPortfolioDay
 from portfolio.track_record import NullRecord
 from store import tables
 from store.history import current_rows, newest_ids
@@ -77,6 +78,32 @@ MODEL_OUTPUTS = ("p_up", "expected_return", "raw_score", "predicted_return", "pr
 RECORD_TABLES = {"validation": tables.validation_predictions, "live": tables.predictions}
 
 
+class ModelOutputs(TypedDict):
+    """A served prediction's model outputs, what the replay decides on again (`MODEL_OUTPUTS`)."""
+
+    symbol: str
+    p_up: float
+    expected_return: float | None
+    raw_score: float | None
+    predicted_return: float | None
+    predicted_class: int | None
+
+
+class MarketColumns(TypedDict):
+    """A MarketDay as the backtest's frame has it (`_MARKET_COLUMNS`)."""
+
+    close: float
+    volume: int
+    adv_20: float | None
+    bid: float | None
+    ask: float | None
+    high: float | None
+    low: float | None
+    volatility_20: float | None
+    spread_estimate: float | None
+    spread_estimate_source: str
+
+
 @dataclass(frozen=True)
 class DayRead:
     """One executed day as the replay reads it: its record, its market (symbol ->
@@ -84,7 +111,7 @@ class DayRead:
 
     record: str
     market: dict[str, MarketDay]
-    predictions: list[dict[str, Any]]
+    predictions: list[ModelOutputs]
     persistence: dict[str, float | None] | None
 
 
@@ -95,7 +122,7 @@ def executed_days(conn: Connection) -> dict[date, str]:
     return {r["trading_date"]: (r["summary"] or {}).get("record", "live") for r in sorted(rows, key=_trading_date)}
 
 
-def _trading_date(row: dict[str, Any]) -> date:
+def _trading_date(row: StoredPortfolioDay) -> date:
     return row["trading_date"]
 
 
@@ -106,7 +133,7 @@ def read_days(conn: Connection, days: dict[date, str]) -> dict[date, DayRead]:
     listed = sorted(days)
     markets = market_days_over(conn, listed)
     known = persistence_known_over(conn, listed)
-    served: dict[date, dict[str, dict[str, Any]]] = {}
+    served: dict[date, dict[str, dict[str, Any]]] = {}  # models.scoring.served_predictions' rows
     for record, table in RECORD_TABLES.items():
         wanted = [d for d in listed if days[d] == record]
         if wanted:
@@ -174,7 +201,7 @@ _MARKET_COLUMNS = (
 )
 
 
-def _market_columns(day: MarketDay) -> dict[str, Any]:
+def _market_columns(day: MarketDay) -> MarketColumns:
     """A MarketDay as the backtest's frame columns (portfolio/backtest.py `_market_day`)."""
     return {
         "close": day.close,

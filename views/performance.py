@@ -22,14 +22,17 @@ backend is the fallback.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import TypedDict
 
 from sqlalchemy import Connection, func, select
 
+from market.plain import JsonValue
 from models.validation import RECORD
 from store import tables
 from store.history import current_rows
-from store.panels import latest_metrics, latest_model
+from store.panels import MetricRow, ModelRun, latest_metrics, latest_model
 
 REPORTED = (
     "binary_accuracy",
@@ -45,7 +48,86 @@ LABELS = {
 }
 
 
-def performance(conn: Connection) -> dict[str, Any]:
+class MonitorCheckRow(TypedDict):
+    """A stored check of the model monitor (`monitor_checks`, pipeline/monitor_stage.py)."""
+
+    id: int
+    recorded_at: datetime
+    trading_date: date
+    check_name: str
+    kind: str
+    level: str
+    state: str
+    figure: float | None
+    watch_threshold: float | None
+    alert_threshold: float | None
+    since: date | None
+    figures: dict[str, JsonValue]
+
+
+class Metric(TypedDict):
+    """One metric of a record beside its base rate, sample size and baselines."""
+
+    value: float | None
+    base_rate: float | None
+    sample_size: int
+    baselines: dict[str, float]
+
+
+class ModelRecord(TypedDict):
+    """One of the two records (`validation`, `live`): what it covers and its metrics by
+    name (None for one it has no row of), or the reason it is empty."""
+
+    record: str
+    label: str
+    period_start: str | None
+    period_end: str | None
+    evaluated_through: str | None
+    predictions: int
+    models: int | None
+    layer1_backend: str | None
+    metrics: dict[str, Metric | None]
+    reason: str | None
+
+
+class MonitorCheck(TypedDict):
+    check: str
+    kind: str
+    state: str
+    level: str
+    figure: float | None
+    measure: str
+    watch_threshold: float | None
+    alert_threshold: float | None
+    worse_when: str | None
+    since: date | None
+    note: str
+
+
+class MonitorState(TypedDict):
+    """The monitor's latest day: the overall state and each check, or why there is none."""
+
+    state: str | None
+    trading_date: date | None
+    reason: str | None
+    checks: list[MonitorCheck]
+
+
+class Performance(TypedDict):
+    """The model that scores (its latest run) and its two records, with the monitor's state."""
+
+    model_id: str | None
+    trained_through: date | None
+    training_rows: int | None
+    horizon_days: int | None
+    layer1_backend: str | None
+    layer1_is_fallback: bool
+    validation: ModelRecord
+    live: ModelRecord
+    monitor: MonitorState
+
+
+def performance(conn: Connection) -> Performance:
     model = latest_model(conn)
     backend = model["layer1_backend"] if model else None
     return {
@@ -75,7 +157,7 @@ MEASURES = {
 }
 
 
-def monitor_state(conn: Connection) -> dict[str, Any]:
+def monitor_state(conn: Connection) -> MonitorState:
     """The model monitor's latest day (T1's `t1_monitor`, docs/monitoring.md): the overall
     state (the worst check's) and each check's state, figure, thresholds and since, with
     what the figure measures (`measure`), which way its thresholds run (`worse_when`:
@@ -106,7 +188,7 @@ def monitor_state(conn: Connection) -> dict[str, Any]:
     }
 
 
-def _check(row: dict[str, Any]) -> dict[str, Any]:
+def _check(row: MonitorCheckRow) -> MonitorCheck:
     figures = row["figures"] or {}
     worse = _worse_when(row["watch_threshold"], row["alert_threshold"])
     return {
@@ -124,7 +206,7 @@ def _check(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _measure(kind: str, figures: dict[str, Any]) -> str:
+def _measure(kind: str, figures: dict[str, JsonValue]) -> str:
     if kind == "input_drift":
         if "reference_days" in figures:
             return MEASURES["input_tail"]
@@ -138,7 +220,7 @@ def _worse_when(watch: float | None, alert: float | None) -> str | None:
     return "above" if alert > watch else "below"
 
 
-def _reading(row: dict[str, Any], worse: str | None) -> str:
+def _reading(row: MonitorCheckRow, worse: str | None) -> str:
     """The check in words: its figure against its thresholds and the day's level."""
     if row["figure"] is None or worse is None:
         return f"level {row['level']}, state {row['state']}"
@@ -148,32 +230,32 @@ def _reading(row: dict[str, Any], worse: str | None) -> str:
     )
 
 
-def shown_record(perf: dict[str, Any]) -> dict[str, Any]:
+def shown_record(perf: Performance) -> ModelRecord:
     """The record a one-box summary shows: the live record once it has metrics, else the
     validation record (the reports' rule, written once)."""
     live = perf["live"]
     return live if any(live["metrics"].values()) else perf["validation"]
 
 
-def validation_record(conn: Connection) -> dict[str, Any]:
+def validation_record(conn: Connection) -> ModelRecord:
     scope, latest = latest_metrics(conn, RECORD)
     any_row = next(iter(latest.values()), None)
     detail = any_row["detail"] if any_row else {}
-    return _record(
-        "validation",
-        latest,
-        period_start=detail.get("period_start"),
-        period_end=detail.get("period_end"),
-        evaluated_through=detail.get("period_end"),
-        models=detail.get("models"),
-        layer1_backend=detail.get("layer1_backend"),
-        reason=None
+    end = detail.get("period_end")
+    span = _Span(
+        detail.get("period_start"),
+        end,
+        end,
+        detail.get("models"),
+        detail.get("layer1_backend"),
+        None
         if scope
         else "no validation record yet: `marketintel bootstrap` (the demo runs it) builds it from the stored history",
     )
+    return _record("validation", latest, span)
 
 
-def live_record(conn: Connection, model: dict[str, Any] | None) -> dict[str, Any]:
+def live_record(conn: Connection, model: ModelRun | None) -> ModelRecord:
     rows = current_rows(conn, tables.model_metrics, where=[tables.model_metrics.c.model_id == "live"])
     scope = max((r["scope"] for r in rows), default=None)
     latest = {r["metric"]: r for r in rows if r["scope"] == scope}
@@ -187,46 +269,42 @@ def live_record(conn: Connection, model: dict[str, Any] | None) -> dict[str, Any
         reason = (
             "no prediction has a realised outcome yet; the record starts the trading day after the first scored day"
         )
-    return _record(
-        "live",
-        latest,
-        period_start=first.isoformat() if first else None,
-        period_end=scope.split(":", 1)[1] if scope else None,
-        evaluated_through=scope.split(":", 1)[1] if scope else None,
-        models=models,
-        layer1_backend=model["layer1_backend"] if model else None,
-        reason=reason,
-    )
+    start, through = first.isoformat() if first else None, scope.split(":", 1)[1] if scope else None
+    backend = model["layer1_backend"] if model else None
+    return _record("live", latest, _Span(start, through, through, models, backend, reason))
 
 
-def _record(
-    kind: str,
-    latest: dict[str, dict[str, Any]],
-    *,
-    period_start: str | None,
-    period_end: str | None,
-    evaluated_through: str | None,
-    models: int | None,
-    layer1_backend: str | None,
-    reason: str | None,
-) -> dict[str, Any]:
-    metrics: dict[str, Any] = {name: _metric(latest[name]) if name in latest else None for name in REPORTED}
+@dataclass(frozen=True)
+class _Span:
+    """What a record says of itself beside its metrics: its period, how far its labels are
+    evaluated, its models and layer-1 backend, and why it is empty (shown only then)."""
+
+    period_start: str | None
+    period_end: str | None
+    evaluated_through: str | None
+    models: int | None
+    layer1_backend: str | None
+    reason: str | None
+
+
+def _record(kind: str, latest: dict[str, MetricRow], span: _Span) -> ModelRecord:
+    metrics = {name: _metric(latest[name]) if name in latest else None for name in REPORTED}
     three = latest.get("three_class_accuracy")
     return {
         "record": kind,
         "label": LABELS[kind],
-        "period_start": period_start,
-        "period_end": period_end,
-        "evaluated_through": evaluated_through,
+        "period_start": span.period_start,
+        "period_end": span.period_end,
+        "evaluated_through": span.evaluated_through,
         "predictions": int(three["sample_size"]) if three else 0,
-        "models": models,
-        "layer1_backend": layer1_backend,
+        "models": span.models,
+        "layer1_backend": span.layer1_backend,
         "metrics": metrics,
-        "reason": reason if not latest else None,
+        "reason": span.reason if not latest else None,
     }
 
 
-def _metric(row: dict[str, Any]) -> dict[str, Any]:
+def _metric(row: MetricRow) -> Metric:
     baselines = (row.get("detail") or {}).get("baselines") or {}
     return {
         "value": row["value"],

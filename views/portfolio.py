@@ -4,16 +4,19 @@ views/valuation.py, so every reader agrees on prices, PnL and flags."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, fields
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy import Connection, select
 
 from market.clock import exchange_iso
+from market.plain import JsonValue
 from portfolio import ledger
 from portfolio.ledger import AI_PORTFOLIO
+from portfolio.rows import StoredPortfolioDay
 from store import tables
 from store.history import current_rows
 from views.valuation import PortfolioValuation, portfolio_view
@@ -21,12 +24,119 @@ from views.valuation import PortfolioValuation, portfolio_view
 CENTS = Decimal("0.01")
 
 
-def summary(conn: Connection, portfolio_id: str, day: date) -> dict[str, Any]:
+class Allocation(TypedDict):
+    symbol: str  # or CASH
+    market_value: Decimal
+    weight: float  # of equity
+
+
+class PortfolioSummary(TypedDict):
+    """A `PortfolioValuation`'s totals (every field but its positions), with the positions'
+    count, each position's and cash's share of equity and the flagged positions."""
+
+    portfolio_id: str
+    as_of: date
+    cash: Decimal
+    market_value: Decimal
+    equity: Decimal
+    liquid_equity: Decimal
+    illiquid_discounts: dict[str, float]
+    unrealized_pnl: Decimal
+    realized_pnl: Decimal
+    positions_count: int
+    allocation: list[Allocation]
+    flags: dict[str, tuple[str, ...]]
+
+
+class AISummary(PortfolioSummary):
+    started: bool  # False until the first executed day
+    starting_cash: Decimal
+    total_return_pct: float | None
+
+
+class TradeView(TypedDict):
+    """A booked trade as the history pages and the audit trail show it (the exchange-time
+    timestamp, no offset; its value at the booked price, in cents)."""
+
+    trade_id: str
+    trading_date: date
+    timestamp: str
+    symbol: str
+    side: str
+    quantity: int
+    price: Decimal
+    fees: Decimal
+    value: Decimal
+    origin: str
+    rationale: dict[str, JsonValue]
+
+
+class CashMovement(TypedDict):
+    entry_id: str
+    timestamp: str  # when it takes effect, exchange time
+    kind: str
+    amount: Decimal
+    balance: Decimal  # after it
+    trade_id: str | None
+    note: str | None
+
+
+class AIDay(TypedDict):
+    """An executed day of the AI portfolio: its valuation and its stored record
+    (portfolio/ai.py `ExecutedDay.summary`)."""
+
+    trading_date: date
+    model_id: str | None
+    equity: float
+    liquid_equity: float
+    cash: float
+    summary: dict[str, JsonValue]
+
+
+class AIDayTrades(AIDay):
+    trades: list[TradeView]  # executed that day, in recording order
+
+
+class AIRecord(TypedDict):
+    days: list[AIDay]
+    trades: list[TradeView]
+
+
+class AIPosition(TypedDict):
+    """An open AI position: a `views.valuation.PositionValue`'s fields (tests/api/test_shapes.py
+    holds them together) with the opening trade's direction, rationale and timestamp."""
+
+    symbol: str
+    quantity: int
+    cost_basis: Decimal
+    average_cost: Decimal
+    purchase_date: date | None
+    price: Decimal
+    market_value: Decimal
+    unrealized_pnl: Decimal
+    realized_pnl: Decimal
+    flags: tuple[str, ...]
+    pending_quantity: int
+    pending_until: date | None
+    direction: str
+    rationale: dict[str, JsonValue]
+    timestamp: str
+
+
+class EquityPoint(TypedDict):
+    trading_date: date
+    cash: float
+    market_value: float
+    equity: float
+    liquid_equity: float
+
+
+def summary(conn: Connection, portfolio_id: str, day: date) -> PortfolioSummary:
     """Totals plus each position's and cash's share of equity, and the flagged positions."""
     return summarise(portfolio_view(conn, portfolio_id, day))
 
 
-def summarise(view: PortfolioValuation) -> dict[str, Any]:
+def summarise(view: PortfolioValuation) -> PortfolioSummary:
     """`summary` of a `portfolio_view` already read: its totals (every field but the
     positions), the positions' count, the allocation and the flagged positions."""
     equity = view.equity
@@ -34,7 +144,7 @@ def summarise(view: PortfolioValuation) -> dict[str, Any]:
     def share(value: Decimal) -> float:
         return round(float(value / equity), 6) if equity > 0 else 0.0
 
-    allocation = [
+    allocation: list[Allocation] = [
         {"symbol": p.symbol, "market_value": p.market_value, "weight": share(p.market_value)} for p in view.positions
     ]
     allocation.append({"symbol": "CASH", "market_value": view.cash, "weight": share(view.cash)})
@@ -46,9 +156,7 @@ def summarise(view: PortfolioValuation) -> dict[str, Any]:
     }
 
 
-def ai_summary(
-    conn: Connection, day: date, starting_cash: float, view: PortfolioValuation | None = None
-) -> dict[str, Any]:
+def ai_summary(conn: Connection, day: date, starting_cash: float, view: PortfolioValuation | None = None) -> AISummary:
     """The AI portfolio's summary with its start, starting cash and total return (`view`:
     its valuation at `day` when already read)."""
     starting = Decimal(str(starting_cash)).quantize(CENTS)
@@ -58,13 +166,13 @@ def ai_summary(
     return {**body, "started": started, "starting_cash": starting, "total_return_pct": total_return}
 
 
-def trade_history(conn: Connection, portfolio_id: str) -> list[dict[str, Any]]:
+def trade_history(conn: Connection, portfolio_id: str) -> list[TradeView]:
     """Every trade, oldest first, with the exchange-time timestamp (no offset): the
     reports' audit trail; the API reads `trade_page`."""
     return [_trade(t) for t in ledger.trade_rows(conn, portfolio_id)]
 
 
-def _trade(t: Any) -> dict[str, Any]:
+def _trade(t: Mapping) -> TradeView:  # a trades row (portfolio.rows.TradeRow), or a SQLAlchemy row's mapping
     return {
         "trade_id": t["trade_id"],
         "trading_date": t["trading_date"],
@@ -80,7 +188,7 @@ def _trade(t: Any) -> dict[str, Any]:
     }
 
 
-def trade_page(conn: Connection, portfolio_id: str, after: int | None, limit: int) -> list[tuple[int, dict[str, Any]]]:
+def trade_page(conn: Connection, portfolio_id: str, after: int | None, limit: int) -> list[tuple[int, TradeView]]:
     """At most `limit + 1` trades (the extra one says a page follows), each with its ledger
     id, the page's key: the trades recorded after ledger row `after` (None: from the first),
     in recording order. Recording order, not execution time: a statement's trade executed
@@ -92,7 +200,7 @@ def trade_page(conn: Connection, portfolio_id: str, after: int | None, limit: in
     return [(r.id, _trade(r._mapping)) for r in conn.execute(query)]
 
 
-def cash_page(conn: Connection, portfolio_id: str, after: int | None, limit: int) -> list[tuple[int, dict[str, Any]]]:
+def cash_page(conn: Connection, portfolio_id: str, after: int | None, limit: int) -> list[tuple[int, CashMovement]]:
     """At most `limit + 1` cash movements recorded after ledger row `after`, each with its
     id (the page's key): deposits, withdrawals, each trade's gross and fee, dividends (with
     what they pay for) and statement reconciliations, with the exchange-time timestamp it
@@ -111,7 +219,7 @@ def cash_page(conn: Connection, portfolio_id: str, after: int | None, limit: int
         .order_by(c.id)
         .limit(limit + 1)
     )
-    page = []
+    page: list[tuple[int, CashMovement]] = []
     for r in rows:
         balance += r.amount
         page.append(
@@ -131,20 +239,20 @@ def cash_page(conn: Connection, portfolio_id: str, after: int | None, limit: int
     return page
 
 
-def ai_record(conn: Connection) -> dict[str, Any]:
+def ai_record(conn: Connection) -> AIRecord:
     """The AI portfolio's whole record for the reports: each executed day (what was
     planned, blocked, cut) and every trade with its rationale; the API reads `ai_day_page`."""
     return {"days": [_ai_day(d) for d in _ai_days(conn, None)], "trades": trade_history(conn, ledger.AI_PORTFOLIO)}
 
 
-def ai_day_page(conn: Connection, after: date | None, limit: int) -> list[tuple[date, dict[str, Any]]]:
+def ai_day_page(conn: Connection, after: date | None, limit: int) -> list[tuple[date, AIDayTrades]]:
     """At most `limit + 1` executed days of the AI portfolio after `after` (None: from the
     first), oldest first, each keyed by its date and holding the trades executed that day
     (in recording order). A day's trades are bounded by the universe and the rails, so a
     page of days is bounded too; a new day is appended after every day already listed."""
     days = _ai_days(conn, after)[: limit + 1]
     t = tables.trades.c
-    trades: dict[date, list[dict[str, Any]]] = {d["trading_date"]: [] for d in days[:limit]}
+    trades: dict[date, list[TradeView]] = {d["trading_date"]: [] for d in days[:limit]}
     if trades:
         query = (
             select(tables.trades)
@@ -156,13 +264,13 @@ def ai_day_page(conn: Connection, after: date | None, limit: int) -> list[tuple[
     return [(d["trading_date"], _ai_day(d) | {"trades": trades.get(d["trading_date"], [])}) for d in days]
 
 
-def _ai_days(conn: Connection, after: date | None) -> list[dict[str, Any]]:
+def _ai_days(conn: Connection, after: date | None) -> list[StoredPortfolioDay]:
     d = tables.portfolio_days.c
     where = [d.portfolio_id == ledger.AI_PORTFOLIO] + ([d.trading_date > after] if after is not None else [])
     return sorted(current_rows(conn, tables.portfolio_days, where=where), key=lambda r: r["trading_date"])
 
 
-def _ai_day(d: dict[str, Any]) -> dict[str, Any]:
+def _ai_day(d: StoredPortfolioDay) -> AIDay:
     return {
         "trading_date": d["trading_date"],
         "model_id": d["model_id"],
@@ -173,12 +281,12 @@ def _ai_day(d: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def ai_positions(conn: Connection, day: date, view: PortfolioValuation | None = None) -> list[dict[str, Any]]:
+def ai_positions(conn: Connection, day: date, view: PortfolioValuation | None = None) -> list[AIPosition]:
     """Open AI positions valued at `day` (views/valuation.py), each a `PositionValue`'s
     fields with the direction, rationale and exchange-time timestamp of the trade that
     opened it (`view`: the valuation at `day` when already read)."""
     trades = ledger.trade_rows(conn, AI_PORTFOLIO)
-    result = []
+    result: list[AIPosition] = []
     for position in (view if view is not None else portfolio_view(conn, AI_PORTFOLIO, day)).positions:
         opening = next(
             t
@@ -196,7 +304,7 @@ def ai_positions(conn: Connection, day: date, view: PortfolioValuation | None = 
     return result
 
 
-def equity_curve(conn: Connection, portfolio_id: str = AI_PORTFOLIO) -> list[dict[str, Any]]:
+def equity_curve(conn: Connection, portfolio_id: str = AI_PORTFOLIO) -> list[EquityPoint]:
     rows = current_rows(conn, tables.portfolio_days, where=[tables.portfolio_days.c.portfolio_id == portfolio_id])
     return [
         {

@@ -32,13 +32,14 @@ from collections import Counter, OrderedDict
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Required, TypedDict
 
 import pandas as pd
 from sqlalchemy import Connection, select
 
 from market.costs import CostBreakdown
 from market.fees import FeeSchedule, fee_schedule
+from market.plain import JsonValue
 from market.settings import get_settings
 from portfolio import ledger
 from portfolio.nulls import beside_live
@@ -56,7 +57,25 @@ from portfolio.track_record import (
 from store import tables
 from store.history import current_rows, newest_ids
 from views.null_record import KEPT, NullRecords
-from views.portfolio import equity_curve
+from views.portfolio import EquityPoint, equity_curve
+
+MonthlyReturn = TypedDict("MonthlyReturn", {"year": int, "month": int, "return": float})  # "return": a keyword
+
+
+class TrackSeries(TypedDict, total=False):
+    """The Quant Briefing's charts of the AI book (`ai_track_series`): its cumulative return
+    by executed day beside each benchmark's (`index_source`: where the market index came
+    from), its drawdown, its monthly returns and its null books' band (NullBand as a dict).
+    Empty lists, no benchmarks and no band before two executed days, without `index_source`."""
+
+    days: Required[list[str]]
+    book: Required[list[float]]
+    benchmarks: Required[dict[str, list[float]]]
+    index_source: str | None
+    drawdown: Required[list[float]]
+    monthly: Required[list[MonthlyReturn]]
+    nulls: Required[dict[str, JsonValue] | None]
+
 
 NO_AI_DAYS = "the AI portfolio has no executed day yet"
 ONE_AI_DAY = "one executed day: the statistics need at least two"
@@ -64,7 +83,7 @@ NO_CLIENT_HISTORY = "no trades or cash movements yet"
 BENCHMARK_SPANS = 64
 
 
-def _ai_returns(conn: Connection, starting_cash: float) -> tuple[list, pd.Series, list[dict[str, Any]]]:
+def _ai_returns(conn: Connection, starting_cash: float) -> tuple[list, pd.Series, list[EquityPoint]]:
     curve = equity_curve(conn)
     dates = [row["trading_date"] for row in curve]
     equity = pd.Series([float(starting_cash), *(row["equity"] for row in curve)], index=range(len(curve) + 1))
@@ -75,7 +94,7 @@ def _ai_returns(conn: Connection, starting_cash: float) -> tuple[list, pd.Series
 
 def ai_track_series(
     conn: Connection, starting_cash: float, nulls: NullRecords | None = None, fees: FeeSchedule | None = None
-) -> dict[str, Any]:
+) -> TrackSeries:
     """What the Quant Briefing draws: the book's cumulative return by executed day beside
     each benchmark's, its drawdown from the running peak, its return per calendar month
     (compounded from the daily returns), and its null books' band over the same days

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from market.costs import FeeSchedule
 from portfolio.book import BookDay, Mandate, plan_book
-from portfolio.executor import DayPlan, Order, Signal, fill_orders, plan_exit
+from portfolio.executor import DayPlan, Order, PlanTerms, Signal, fill_orders, plan_exit
 from portfolio.rails import MarketDay, value_positions
 
 NO_FEES = FeeSchedule(Decimal("0"), Decimal("0"))
@@ -81,7 +81,7 @@ def test_exits_follow_the_rails() -> None:
 
     def exit_of(quantity: int, day: MarketDay, rails: bool = True, realistic: bool = False) -> DayPlan:
         plan = DayPlan()
-        plan_exit(plan, avoid, day, quantity, NO_FEES, rails, realistic)
+        plan_exit(plan, avoid, day, quantity, PlanTerms(NO_FEES, rails, realistic))
         return plan
 
     whole = exit_of(1_000, market("AAA"))
