@@ -78,7 +78,8 @@ def test_a_run_asked_for_more_than_it_can_score_prints_what_it_scored(synthetic_
     nothing before its 250 trading days of training, and the last HORIZON + 1 days have no
     label (the excess return from t+1 to t+1+H)."""
     path, days = synthetic_file
-    lines, figures = _run(path, "--from", "2024-02-01", "--no-reference")
+    printed, figures = _run(path, "--from", "2024-02-01", "--no-reference")
+    lines = printed[next(i for i, line in enumerate(printed) if line.startswith("ohlcv ")) :]  # after the file's report
     assert "scored 2024-02-01 to" not in lines[0], lines[0]  # what it printed before: the span asked for
     assert (figures["from"], figures["to"]) == ("2024-02-01", days[-1].isoformat())  # asked
     assert (figures["label"], figures["horizon_days"], figures["label_end_days"]) == ("excess", HORIZON, HORIZON + 1)
