@@ -100,24 +100,32 @@ def holdings_statement(
     return _document(story)
 
 
-def ledger_statement(
-    account: str,
-    client: str,
-    start: date,
-    end: date,
-    opening_cash: Decimal,
-    opening: dict[str, int],
-    activity: list[Activity],
-    closing_cash: Decimal | None = None,
-) -> bytes:
+@dataclass(frozen=True)
+class Ledger:
+    """An activity statement's content: the account and its client, the period, the cash and
+    holdings it opens with, its transactions, and the closing cash it states (None: what the
+    transactions leave; a test sets another to make a statement that does not add up)."""
+
+    account: str
+    client: str
+    start: date
+    end: date
+    opening_cash: Decimal
+    opening: dict[str, int]
+    activity: list[Activity]
+    closing_cash: Decimal | None = None
+
+
+def ledger_statement(ledger: Ledger) -> bytes:
     styles = getSampleStyleSheet()
-    balance = opening_cash
+    start, end, opening, closing_cash = ledger.start, ledger.end, ledger.opening, ledger.closing_cash
+    balance = ledger.opening_cash
     rows = [
         ["Date", "Type", "Symbol", "Quantity", "Price", "Amount", "Balance"],
         [start.isoformat(), "OPENING", "-", "-", "-", "-", _money(balance)],
     ]
     held = dict(opening)
-    for item in activity:
+    for item in ledger.activity:
         balance += item.amount
         if item.kind in ("BUY", "SELL"):
             held[item.symbol] = held.get(item.symbol, 0) + (item.quantity if item.kind == "BUY" else -item.quantity)
@@ -135,7 +143,7 @@ def ledger_statement(
     opening_rows = [["Symbol", "Quantity"]] + [[s, f"{q:,}"] for s, q in sorted(opening.items())]
     closing_rows = [["Symbol", "Quantity"]] + [[s, f"{q:,}"] for s, q in sorted(held.items()) if q]
     story = [
-        *_heading(styles, "ISLAND TRUST BROKERS", LEDGER_TITLE, account, client),
+        *_heading(styles, "ISLAND TRUST BROKERS", LEDGER_TITLE, ledger.account, ledger.client),
         Paragraph(f"Period: {start.isoformat()} to {end.isoformat()}", styles["Normal"]),
         Spacer(1, 8),
         Paragraph("Opening Holdings", styles["Heading3"]),

@@ -17,6 +17,7 @@ import io
 import math
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -248,24 +249,30 @@ def titled(ax, title: str, xlabel: str = "", ylabel: str = "") -> None:  # noqa:
     ax.set_ylabel(ylabel, fontsize=8, color=PALETTE["grey"])
 
 
+@dataclass(frozen=True)
+class BarStyle:
+    """How `bar` draws: the axes' labels, bars across (`horizontal`) or up, each bar's label
+    (`value_format`, none without it), the bars' colours (navy without them) and the
+    figure's size (its height, without one, from the number of bars)."""
+
+    xlabel: str = ""
+    ylabel: str = ""
+    horizontal: bool = False
+    value_format: Callable[[float], str] | None = None
+    colours: Sequence[str] | None = None
+    width: float = 7.0
+    height: float | None = None
+
+
 def bar(
-    labels: Sequence[Any],
-    values: Sequence[float],
-    title: str,
-    *,
-    xlabel: str = "",
-    ylabel: str = "",
-    horizontal: bool = False,
-    value_format: Callable[[float], str] | None = None,
-    colours: Sequence[str] | None = None,
-    width: float = 7.0,
-    height: float | None = None,
+    labels: Sequence[Any], values: Sequence[float], title: str, style: BarStyle = BarStyle()
 ) -> tuple[Figure, Axes]:
     """A bar chart with a title, axis units and each bar labelled with its formatted value."""
     labels = [str(label) for label in labels]
-    height = height or (max(2.2, 0.28 * len(labels) + 0.9) if horizontal else 3.2)
-    fig, ax = figure(width, height)
-    colour = list(colours) if colours else PALETTE["navy"]
+    horizontal, value_format = style.horizontal, style.value_format
+    height = style.height or (max(2.2, 0.28 * len(labels) + 0.9) if horizontal else 3.2)
+    fig, ax = figure(style.width, height)
+    colour = list(style.colours) if style.colours else PALETTE["navy"]
     if horizontal:
         bars = ax.barh(labels, values, color=colour)
         ax.invert_yaxis()
@@ -277,6 +284,6 @@ def bar(
             ax.tick_params(axis="x", rotation=45)
     if value_format is not None:
         ax.bar_label(bars, labels=[value_format(v) for v in values], fontsize=7, padding=2, color=PALETTE["grey"])
-    titled(ax, title, xlabel, ylabel)
+    titled(ax, title, style.xlabel, style.ylabel)
     fig.tight_layout()
     return fig, ax

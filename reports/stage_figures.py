@@ -10,6 +10,7 @@ from __future__ import annotations
 from reports.figures import (
     COLOURS,
     PALETTE,
+    BarStyle,
     bar,
     figure,
     fmt_count,
@@ -71,9 +72,7 @@ def rows_per_table(result, top: int = 20):  # noqa: ANN001, ANN201
         frame["table"],
         frame["rows"],
         f"Rows per table, the {len(frame)} largest ({result.trading_date})",
-        xlabel="rows",
-        horizontal=True,
-        value_format=fmt_count,
+        BarStyle(xlabel="rows", horizontal=True, value_format=fmt_count),
     )
     thousands_axis(ax, "x")
     return fig
@@ -93,10 +92,12 @@ def day_coverage(result):  # noqa: ANN001, ANN201
         labels,
         values,
         f"{summary['active_instruments']} active instruments on {result.trading_date}",
-        ylabel="instruments",
-        value_format=fmt_count,
-        colours=[PALETTE["teal"], PALETTE["amber"], PALETTE["grey"]],
-        width=5.5,
+        BarStyle(
+            ylabel="instruments",
+            value_format=fmt_count,
+            colours=[PALETTE["teal"], PALETTE["amber"], PALETTE["grey"]],
+            width=5.5,
+        ),
     )
     return fig
 
@@ -140,9 +141,7 @@ def text_intake(result):  # noqa: ANN001, ANN201
         [label for _, label in keys],
         values,
         f"Texts taken in on {result.trading_date} from {fmt_count(feeds)} feed(s)",
-        ylabel="items",
-        value_format=fmt_count,
-        width=6.5,
+        BarStyle(ylabel="items", value_format=fmt_count, width=6.5),
     )
     return fig
 
@@ -166,10 +165,7 @@ def sentiment_composite(result, top: int = 20):  # noqa: ANN001, ANN201
         composite["symbol"],
         composite["score"],
         f"Sentiment composite on {result.trading_date} (-1 most negative, +1 most positive){which}",
-        xlabel="composite score",
-        horizontal=True,
-        value_format=lambda v: f"{v:+.2f}",
-        colours=colours,
+        BarStyle(xlabel="composite score", horizontal=True, value_format=lambda v: f"{v:+.2f}", colours=colours),
     )
     ax.axvline(0, color=PALETTE["grey"], linewidth=0.8)
     return fig
@@ -243,9 +239,7 @@ def importances(result):  # noqa: ANN001, ANN201
         frame["feature"],
         frame["gain_share"],
         "What the model leans on: share of total gain per feature",
-        xlabel="share of gain",
-        horizontal=True,
-        value_format=lambda v: fmt_pct(v, 1),
+        BarStyle(xlabel="share of gain", horizontal=True, value_format=lambda v: fmt_pct(v, 1)),
     )
     percent_axis(ax, "x")
     return fig
@@ -313,10 +307,7 @@ def orders(result):  # noqa: ANN001, ANN201
         [f"{s} {side}" for s, side in zip(frame["symbol"], frame["side"])],
         frame["signed"],
         f"Orders filled in the session of {result.trading_date}: value bought (+) and sold (-)",
-        xlabel="value",
-        horizontal=True,
-        value_format=fmt_money,
-        colours=colours,
+        BarStyle(xlabel="value", horizontal=True, value_format=fmt_money, colours=colours),
     )
     thousands_axis(ax, "x")
     ax.axvline(0, color=PALETTE["grey"], linewidth=0.8)
@@ -333,10 +324,12 @@ def equity(result):  # noqa: ANN001, ANN201
         labels,
         values,
         f"AI portfolio after the close of {result.trading_date}",
-        ylabel="currency units",
-        value_format=fmt_money,
-        colours=[PALETTE["grey"], PALETTE["navy"], PALETTE["teal"], PALETTE["amber"]],
-        width=6,
+        BarStyle(
+            ylabel="currency units",
+            value_format=fmt_money,
+            colours=[PALETTE["grey"], PALETTE["navy"], PALETTE["teal"], PALETTE["amber"]],
+            width=6,
+        ),
     )
     thousands_axis(ax)
     return fig

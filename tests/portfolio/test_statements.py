@@ -12,7 +12,7 @@ import pytest
 from market.errors import ConflictError, InvalidInputError, PayloadTooLargeError
 from market.settings import Settings
 from portfolio import ledger
-from portfolio.statement_pdfs import Activity, Holding, holdings_statement, ledger_statement
+from portfolio.statement_pdfs import Activity, Holding, Ledger, holdings_statement, ledger_statement
 from portfolio.statements import StatementRejected, import_statement
 from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
 from store import tables
@@ -72,18 +72,20 @@ def test_holdings_statement_round_trip_then_nothing_changes(client) -> None:
 def test_ledger_statement_round_trip(client) -> None:
     engine, settings, portfolio_id = client
     pdf = ledger_statement(
-        "IT-77",
-        "Acme Ltd",
-        date(2026, 11, 2),
-        AS_OF,
-        Decimal("100000"),
-        {"OUT": 100},
-        [
-            Activity(date(2026, 11, 3), "BUY", "LIQ", 1_000, Decimal("50"), Decimal("-50000")),
-            Activity(date(2026, 11, 5), "SELL", "LIQ", 200, Decimal("52"), Decimal("10400")),
-            Activity(date(2026, 11, 6), "DEPOSIT", None, None, None, Decimal("5000")),
-            Activity(date(2026, 11, 9), "FEE", None, None, None, Decimal("-25")),
-        ],
+        Ledger(
+            "IT-77",
+            "Acme Ltd",
+            date(2026, 11, 2),
+            AS_OF,
+            Decimal("100000"),
+            {"OUT": 100},
+            [
+                Activity(date(2026, 11, 3), "BUY", "LIQ", 1_000, Decimal("50"), Decimal("-50000")),
+                Activity(date(2026, 11, 5), "SELL", "LIQ", 200, Decimal("52"), Decimal("10400")),
+                Activity(date(2026, 11, 6), "DEPOSIT", None, None, None, Decimal("5000")),
+                Activity(date(2026, 11, 9), "FEE", None, None, None, Decimal("-25")),
+            ],
+        )
     )
     result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
     assert result["statement"] == {
@@ -117,14 +119,16 @@ def test_numbers_that_do_not_add_up(client) -> None:
     _refused(
         client,
         ledger_statement(
-            "IT",
-            "Acme",
-            AS_OF,
-            AS_OF,
-            Decimal("10"),
-            {},
-            [Activity(AS_OF, "DEPOSIT", None, None, None, Decimal("5"))],
-            closing_cash=Decimal("16"),
+            Ledger(
+                "IT",
+                "Acme",
+                AS_OF,
+                AS_OF,
+                Decimal("10"),
+                {},
+                [Activity(AS_OF, "DEPOSIT", None, None, None, Decimal("5"))],
+                closing_cash=Decimal("16"),
+            )
         ),
         "the last balance is 15.00, the closing cash balance 16.00",
     )
