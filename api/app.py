@@ -75,16 +75,8 @@ def create_app(settings: Settings | None = None, now: Callable[[], datetime] | N
     @app.get("/healthz", response_model=Health, tags=["operations"])
     def healthz() -> Health:
         """Liveness and schema state for load balancers; needs no key."""
-        from market.errors import SchemaNotReadyError
-        from store.engine import service_engine
-        from store.migrations import require_current_schema
-
-        engine = service_engine(settings)
-        try:
-            require_current_schema(engine)
-            current = True
-        except SchemaNotReadyError:
-            current = False
-        return Health(status="ok" if current else "degraded", database=engine.dialect.name, schema_current=current)
+        desk = app.state.services.desk
+        current = desk.schema_current()
+        return Health(status="ok" if current else "degraded", database=desk.engine.dialect.name, schema_current=current)
 
     return app

@@ -2,7 +2,7 @@
 
 Credential classes: the admin key (`svc-admin-...`, from settings only, compared in
 constant time, not rate limited: it is the operator's) and client keys (`svc-sk-...`,
-api/keystore.py). Every keyed request is authenticated, then counted against its key's
+their records the desk's: desk/keys.py). Every keyed request is authenticated, then counted against its key's
 per-minute limit (the key's own setting, else its tier's default); the decision's
 RateLimit headers go on the response. A request without a valid key is counted per
 client address (`rate_limit_unauthenticated`) and answered 401, or 429 past that limit.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hmac
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -36,12 +36,10 @@ from sqlalchemy import Connection
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
-from api import keystore
 from api.ratelimit import WINDOW_SECONDS, Decision, MemoryStore, decide
 from api.services import Services
+from desk import Account, KeyCheck, KeyRecord, VersionMoved, is_client_key, settle
 from market.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
-from portfolio.accounts import Account, open_account, open_on
-from store.history import Rider, VersionMoved, settle
 
 api_key_header_name = "X-API-Key"
 api_key_header = APIKeyHeader(
@@ -68,7 +66,7 @@ class Principal:
 
     @property
     def account(self) -> Account:
-        """The portfolio this caller acts on (portfolio/accounts.py)."""
+        """The portfolio this caller acts on (portfolio/accounts.py `Account`)."""
         return Account.house() if self.is_admin else Account.of_client(self.client_id or "")
 
     @property
@@ -137,22 +135,22 @@ def _authenticate(request: Request, svc: Services, presented: str | None, conn: 
         raise AuthenticationError("the API key is not valid")
     if conn is None:
         with svc.engine.connect() as own:
-            record = keystore.authenticate(own, svc.settings, presented, svc.now(), svc.keys)
+            record = svc.desk.key_record(own, presented)
     else:
-        record = keystore.authenticate(conn, svc.settings, presented, svc.now(), svc.keys)
+        record = svc.desk.key_record(conn, presented)
     if record is None:
-        if not keystore.is_client_key(presented):
+        if not is_client_key(presented):
             raise AuthenticationError("the X-API-Key header is malformed: expected svc-sk- followed by hex digits")
         raise AuthenticationError("the API key is unknown, revoked or rotated out")
     _admit(request, svc, record, conn)
     return _client(record)
 
 
-def _client(record: keystore.KeyRecord) -> Principal:
+def _client(record: KeyRecord) -> Principal:
     return Principal("client", record.key_id, record.client_id, record.client_name, record.tier, record.macro_access)
 
 
-def _admit(request: Request, svc: Services, record: keystore.KeyRecord, conn: Connection | None) -> None:
+def _admit(request: Request, svc: Services, record: KeyRecord, conn: Connection | None) -> None:
     """Count the request against its key's limit; 429 past it."""
     limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
     decision = _count(request, svc, record.key_id, limit, conn)
@@ -210,26 +208,6 @@ def _count(request: Request, svc: Services, key_id: str, limit: int, conn: Conne
     return decision
 
 
-class KeyCheck(Rider):
-    """A key check answered from memory, left to ride on the request's connection: the
-    keys' version read in the handler's first version read (or on its own before the
-    answer leaves: `request_connection`), then, where the counts live outside the process
-    (the database, Redis), the request counted on that connection, in the worker thread
-    the handler runs in, as the check was before the key was checked ahead of validation:
-    no thread hop or statement of its own (429 from that read when over the limit)."""
-
-    __slots__ = ("admit", "conn")
-
-    def __init__(self, expected: tuple, admit: Callable[[Connection], None] | None) -> None:
-        super().__init__(keystore.KeyCache.KEYS, expected)
-        self.admit, self.conn = admit, None
-
-    def settle(self, values: tuple) -> None:
-        super().settle(values)
-        if self.admit is not None:
-            self.admit(self.conn)  # type: ignore[arg-type]
-
-
 def _kept_caller(request: Request, svc: Services, presented: str, defer: bool) -> Principal | None:
     """The caller answered from this process's memory, with no I/O (so on the event loop),
     or None when the database must answer: the admin key; or, on a route that may start
@@ -239,21 +217,21 @@ def _kept_caller(request: Request, svc: Services, presented: str, defer: bool) -
     refuses, is left to the full check, which reads the version first."""
     if _is_admin_key(svc, presented):
         return ADMIN
-    if not (defer and keystore.is_client_key(presented)):
+    if not (defer and is_client_key(presented)):
         return None
-    kept = svc.keys.kept(keystore.key_hash(svc.settings, presented))
-    record = keystore.record_of(kept[1], svc.now()) if kept is not None else None
-    if kept is None or record is None:
+    remembered = svc.desk.remembered_key(presented)
+    if remembered is None:
         return None
+    version, record = remembered
     if not isinstance(svc.limiter, MemoryStore):
-        request.state.key_rider = KeyCheck(kept[0], lambda conn: _admit(request, svc, record, conn))
+        request.state.key_rider = KeyCheck(version, lambda conn: _admit(request, svc, record, conn))
         return _client(record)
     limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
     decision = _count(request, svc, record.key_id, limit, None)
     if not decision.allowed:  # the full check answers 429 with this decision, or 401 if the key moved
         return None
     request.state.rate_limit = decision
-    request.state.key_rider = KeyCheck(kept[0], None)
+    request.state.key_rider = KeyCheck(version, None)
     return _client(record)
 
 
@@ -437,11 +415,11 @@ def _calls(dependant: Dependant) -> Any:
 
 def caller_portfolio_on(conn: Connection, svc: Services, caller: Principal) -> str:
     """The caller's portfolio id on the request's connection, opened there on first use
-    (portfolio/accounts.py `open_on`)."""
-    return open_on(conn, caller.account, svc.open_portfolios)
+    (the desk's `open_portfolio`)."""
+    return svc.desk.open_portfolio(caller.account, conn)
 
 
 def caller_portfolio(svc: Services, caller: Principal) -> str:
     """The caller's portfolio id, opened on first use in a transaction of its own (a
     client key's is opened when issued)."""
-    return open_account(svc.engine, caller.account)
+    return svc.desk.open_portfolio(caller.account)

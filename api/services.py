@@ -1,15 +1,14 @@
-"""What a request handler needs, built once per app: settings, the service engine, the
-trading calendar, the clock (tests pin it), the rate limiter's store, a small cache of
-rendered bodies keyed by the store's data version, and the limit on heavy work.
+"""What a request handler needs, built once per app: the settings, the desk (every use case
+on the service engine, the trading calendar and the clock, with its cache of read models:
+desk/desk.py), the rate limiter's store, the limits on heavy work and uploads, and the
+database slots a request's one connection waits for.
 
-The cache is how read models that change only when data is appended are built once per
-change rather than per request: an entry is `(key, version) -> value`, where the version
-is read from the database on every request (`store.history.newest_ids`: the newest ids of
-the append-only rows the value depends on). So every API process (`serve --workers N`)
-keeps its own copy, and each sees a write from any process or stage on its next request:
-the version it reads has moved, the entry is rebuilt once and replaces the old one.
-Portfolio valuations are cached this way (`valuation`), keyed by the newest price, the
-portfolio's newest trade and cash entry and the valuation day."""
+The transport's own concerns live here and nothing of the domain: a request's connection
+(`LazyConnection`, `connection`), the slots and gates it waits at (`Slots`, `ClientGate`,
+`UploadGate`), heavy work in worker threads and processes (`run_heavy`, `apart`), and a
+read's body rendered once per version of the desk's read (`body`: kept in the desk's
+cache beside the read models, desk/cache.py), so a kept read costs the desk's version read
+and a dict lookup."""
 
 from __future__ import annotations
 
@@ -22,14 +21,13 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
-from datetime import date, datetime
-from datetime import time as dt_time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from anyio import CapacityLimiter, to_thread
 from fastapi import Request
@@ -37,22 +35,12 @@ from fastapi.responses import Response
 from pydantic import TypeAdapter
 from sqlalchemy import Connection, Engine
 
-from api.keystore import KeyCache
 from api.ratelimit import CounterStore, counter_store
-from desk import Desk
-from market.clock import TradingCalendar, default_calendar, utc_now
+from desk import Desk, Versioned
+from market.clock import TradingCalendar
+from market.errors import BusyError, RateLimitedError
 from market.settings import Settings
-from store import tables
-from store.engine import service_engine
-from store.history import Rider, newest_ids
 
-if TYPE_CHECKING:
-    from views.valuation import PortfolioValuation
-
-REPLAY_MORNING = dt_time(7, 30)  # a replay's clock starts here on the session after its newest priced day
-CACHE_ENTRIES = 4096  # entries kept per process; the oldest key goes first past it ...
-CACHE_BYTES = 64 * 1024 * 1024  # ... or past this many bytes of rendered bodies (a 2,000-bar history is ~600 KB)
-PER_OWNER_HEAVY = 1  # expensive reads one client may have running at once (Services.owned)
 _ADAPTERS: dict[Any, TypeAdapter] = {}
 _APART: dict[int, ProcessPoolExecutor] = {}  # worker processes by their number, shared by this process's apps
 _APART_LOCK = threading.Lock()
@@ -102,7 +90,7 @@ class LazyConnection:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._conn: Connection | None = None
-        self.rider: Rider | None = None  # a check riding on the next version read (store.history.Rider)
+        self.rider: Any = None  # a check riding on the next version read (desk.KeyCheck)
 
     def __getattr__(self, name: str) -> Any:
         conn = self._conn
@@ -279,8 +267,6 @@ class UploadGate(ClientGate):
 
     @contextmanager
     def turn(self, client: str) -> Iterator[None]:
-        from market.errors import BusyError, RateLimitedError
-
         with self._lock:
             wait = {"Retry-After": str(max(1, math.ceil(self._typical)))}
             if self._running.get(client, 0) >= self.per_client:
@@ -307,9 +293,7 @@ class UploadGate(ClientGate):
 @dataclass
 class Services:
     settings: Settings
-    engine: Engine
-    calendar: TradingCalendar
-    now: Callable[[], datetime]
+    desk: Desk  # every use case, on this process's engine, calendar and clock (desk/desk.py)
     limiter: CounterStore
     heavy: CapacityLimiter
     # One per connection the pool keeps (db_pool_size): requests wait here, holding nothing. Not
@@ -319,113 +303,32 @@ class Services:
     slots: Slots
     uploads: UploadGate
     heavy_turns: ClientGate  # heavy_requests turns, heavy_requests_per_client of them a client's (`run_heavy`)
-    _cache: dict[Any, Any] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _cached_bytes: int = 0
-    open_portfolios: set[str] = field(default_factory=set)  # portfolios known to exist (never closed)
-    keys: KeyCache = field(default_factory=KeyCache)  # the client keys seen, by keys' version (api/keystore.py)
-    _building: dict[Any, list] = field(default_factory=dict)  # single-flight builds: key -> [lock, users]
-    _turns: dict[str, int] = field(default_factory=dict)  # expensive reads running, by owner (`owned`)
-    desk: Desk = field(init=False)  # every use case, on this engine, settings, calendar and clock (desk/desk.py)
 
-    def __post_init__(self) -> None:
-        self.desk = Desk(self.engine, self.settings, self.calendar, self.now)
+    @property
+    def engine(self) -> Engine:
+        return self.desk.engine
 
-    def cached(
-        self, key: Any, version: Any, build: Callable[[], Any], size: Callable[[Any], int | None] | None = None
-    ) -> Any:
-        """`build()` once per (key, version); a new version replaces the old entry. `size`:
-        the bytes a value counts against the cache's bound (default: a body's length, else
-        0), or None for a value not to keep."""
-        with self._lock:
-            hit = self._cache.get(key)
-        if hit is not None and hit[0] == version:
-            return hit[1]
-        with self._building_turn(key):  # one build per key at a time: the others take its result
-            with self._lock:
-                hit = self._cache.get(key)
-            if hit is not None and hit[0] == version:
-                return hit[1]
-            return self._built(key, version, build(), size)
+    @property
+    def calendar(self) -> TradingCalendar:
+        return self.desk.calendar
 
-    @contextmanager
-    def _building_turn(self, key: Any) -> Iterator[None]:
-        """Builders of `key` take turns (single flight: eight concurrent reads of a changed
-        track record compute it once, not eight times); the lock is dropped with its last user."""
-        with self._lock:
-            entry = self._building.setdefault(key, [threading.Lock(), 0])
-            entry[1] += 1
-        try:
-            with entry[0]:
-                yield
-        finally:
-            with self._lock:
-                entry[1] -= 1
-                if not entry[1]:
-                    del self._building[key]
+    def now(self) -> datetime:
+        """The desk's clock (a replay's, or a test's pinned one)."""
+        return self.desk.now()
 
-    def _built(self, key: Any, version: Any, value: Any, size: Callable[[Any], int | None] | None) -> Any:
-        size = size(value) if size is not None else len(value) if isinstance(value, bytes) else 0
-        if size is None:
-            return value
-        with self._lock:
-            old = self._cache.pop(key, None)
-            self._cached_bytes -= old[2] if old else 0
-            while self._cache and (len(self._cache) >= CACHE_ENTRIES or self._cached_bytes + size > CACHE_BYTES):
-                self._cached_bytes -= self._cache.pop(next(iter(self._cache)))[2]
-            self._cache[key] = (version, value, size)
-            self._cached_bytes += size
-        return value
-
-    def owned(
+    def body(
         self,
-        owner: str,
-        key: Any,
-        version: Any,
-        build: Callable[[], Any],
-        size: Callable[[Any], int | None] | None = None,
-    ) -> Any:
-        """`cached`, where a miss is `owner`'s expensive read (a book's track record rebuilt
-        after a write): while one of an owner's expensive reads runs, another miss of theirs
-        is refused at once with 429 and a Retry-After, never queued (a queued request would
-        hold one of the process's database slots and a worker thread while it waits). So a
-        client writing and reading in a loop takes at most one slot's and one thread's share
-        of the process; a read that finds the current version kept is answered as ever."""
-        with self._lock:
-            hit = self._cache.get(key)
-        if hit is not None and hit[0] == version:
-            return hit[1]
-        with self._turn(owner):
-            return self.cached(key, version, build, size)
-
-    @contextmanager
-    def _turn(self, owner: str) -> Iterator[None]:
-        from market.errors import RateLimitedError
-
-        with self._lock:
-            if self._turns.get(owner, 0) >= PER_OWNER_HEAVY:
-                raise RateLimitedError(
-                    "your previous expensive read (a track record being rebuilt after a change) is still "
-                    "running; retry when it has finished",
-                    headers={"Retry-After": "1"},
-                )
-            self._turns[owner] = self._turns.get(owner, 0) + 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                left = self._turns[owner] - 1
-                if left:
-                    self._turns[owner] = left
-                else:
-                    del self._turns[owner]
-
-    def body(self, key: Any, version: Any, model: Any, build: Callable[[], Any], owner: str | None = None) -> Response:
-        """The JSON response of `build()` as `model`, rendered once per (key, version); with
-        `owner`, a miss is that owner's expensive read (`owned`)."""
-        render = lambda: json_body(model, build())  # noqa: E731
-        value = self.owned(owner, key, version, render) if owner else self.cached(key, version, render)
-        return Response(value, media_type="application/json")
+        read: Versioned[Any],
+        model: Any,
+        shown: Callable[[Any], Any] | None = None,
+        page: Hashable = None,
+    ) -> Response:
+        """The JSON response of the desk's `read` as `model` (its value as `shown(value)`, a
+        REST page of it), rendered once per version of the read and `page` asked, kept in
+        the desk's cache (desk/cache.py `ReadCache.rendered`); a miss of a read with an
+        owner is that owner's expensive read (429 while another of theirs runs)."""
+        render = (lambda value: json_body(model, shown(value))) if shown else (lambda value: json_body(model, value))
+        return Response(self.desk.cache.rendered(read, (model, page), render), media_type="application/json")
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:
@@ -474,8 +377,6 @@ class Services:
         app this process serves. `function` and `args` travel by pickle: a module-level
         function and plain values, and so does the result or the error. A pool whose worker
         died (killed, out of memory) is replaced for the next call; this one is 503."""
-        from market.errors import BusyError
-
         pool = _worker_processes(self.settings.heavy_requests)
         try:
             return pool.submit(function, *args).result()
@@ -488,42 +389,6 @@ class Services:
                 "the worker process building this answer stopped before it finished; retry shortly",
                 headers={"Retry-After": "1"},
             ) from None
-
-    def valuation_day(self, conn: Connection) -> date:
-        """The day portfolios are valued at: the latest priced trading day (or, on an empty
-        store, the latest trading day on the exchange clock), read on the caller's connection."""
-        from views.market import valuation_day
-
-        return valuation_day(conn, self.calendar, self.now())
-
-    def valuation_version(self, conn: Connection, portfolio_id: str, *more: Any) -> tuple:
-        """What a portfolio's valuation depends on: the valuation day, the current session
-        (`TradingCalendar.session_of`: after it a trade's shares are pending), the newest price id,
-        the portfolio's newest trade and cash entry ids (its writers hold its lock, so its
-        ids commit in order) and the newest corporate action id (a split changes its
-        holdings), plus any `more` parts for `newest_ids`."""
-        newest = newest_ids(
-            conn,
-            tables.eod_prices,
-            (tables.trades, "portfolio_id", portfolio_id),
-            (tables.cash_entries, "portfolio_id", portfolio_id),
-            tables.corporate_actions,
-            *more,
-        )
-        # The valuation day follows from the prices, but on a store without any it is the clock's.
-        session = self.calendar.session_of(self.now())  # after it, a trade's shares are pending
-        day = self.cached(("valuation-day",), (newest[0], session), lambda: self.valuation_day(conn))
-        return (day, session, *newest)
-
-    def valuation(self, conn: Connection, portfolio_id: str, version: tuple | None = None) -> PortfolioValuation:
-        """`views.valuation.portfolio_view` of the portfolio, computed once per valuation
-        version (`valuation_version`) in this process."""
-        from views.valuation import portfolio_view
-
-        version = version or self.valuation_version(conn, portfolio_id)
-        return self.cached(
-            ("valuation", portfolio_id), version[:6], lambda: portfolio_view(conn, portfolio_id, *version[:2])
-        )
 
 
 def _worker_processes(size: int) -> ProcessPoolExecutor:
@@ -552,46 +417,12 @@ def _worker_started(server: int) -> None:
     threading.Thread(target=watch, name="server-watch", daemon=True).start()
 
 
-class ReplayClock:
-    """The service's clock on a replayed market (MARKETINTEL_REPLAY_PATH): the replay's own
-    time, not the wall clock, so what lives on the market's clock (suggestions open until
-    their session's close, the latest closed day) reads as it would have then. It starts
-    at 07:30 exchange time on the session after the store's newest priced day (T2's
-    suggestions for that session are open, its close is ahead) and advances with the wall
-    clock from the first time it is read; on a store without prices it is the wall clock."""
-
-    def __init__(self, engine: Engine, calendar: TradingCalendar) -> None:
-        self.engine, self.calendar = engine, calendar
-        self._offset: Any = None
-
-    def __call__(self) -> datetime:
-        wall = utc_now()
-        if self._offset is None:
-            from sqlalchemy import func, select
-
-            from market.clock import EXCHANGE_TZ
-
-            with self.engine.connect() as conn:
-                newest = conn.execute(select(func.max(tables.eod_prices.c.trading_date))).scalar_one_or_none()
-            if newest is None:
-                return wall
-            session = self.calendar.next_trading_day(newest)
-            start = datetime.combine(session, REPLAY_MORNING, tzinfo=EXCHANGE_TZ).astimezone(wall.tzinfo)
-            self._offset = start - wall
-        return wall + self._offset
-
-
 def build_services(settings: Settings, now: Callable[[], datetime] | None = None) -> Services:
-    engine = service_engine(settings)
-    calendar = default_calendar()
-    if now is None and settings.replay_path is not None:
-        now = ReplayClock(engine, calendar)
+    desk = Desk.serving(settings, now)
     return Services(
         settings,
-        engine,
-        calendar,
-        now or utc_now,
-        counter_store(settings, engine),
+        desk,
+        counter_store(settings, desk.engine),
         CapacityLimiter(settings.heavy_requests),
         Slots(settings.db_pool_size),
         UploadGate(settings.upload_reads, settings.upload_reads_per_client),

@@ -82,7 +82,7 @@ def bench_app():
 
 
 def _prepare(work: Path, database_url: str) -> tuple[dict[str, str], str]:
-    from api import keystore
+    from desk import keys as keystore
     from ingest.simulator.market import SimulatedMarket
     from ingest.simulator.site import SimulatorSite
     from market.clock import default_calendar

@@ -59,7 +59,7 @@ def _add_heavy_client(env: dict[str, str], database_url: str) -> str:
     bought at the last day's closes; its key."""
     from datetime import UTC, datetime
 
-    from api import keystore
+    from desk import keys as keystore
     from market.clock import default_calendar
     from market.settings import get_settings
     from portfolio.trading import ManualTrade, move_cash, place_manual_trade

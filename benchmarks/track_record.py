@@ -138,7 +138,7 @@ def timed_read(desk: Desk, portfolio_id: str) -> tuple[float, int]:
     """One read of the track record on a connection of its own (as a request has): seconds, days."""
     with desk.engine.connect() as conn:
         started = time.perf_counter()
-        record = desk.track_record(conn, portfolio_id)
+        record = desk.track_record(conn, portfolio_id).value()
         return time.perf_counter() - started, record.days
 
 

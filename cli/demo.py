@@ -22,20 +22,17 @@ from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 
+from desk import HORIZON, Account, Desk, statistic_pct, week_start
 from ingest.markets import market_for
 from ingest.simulator.site import SimulatorSite
 from market.clock import TradingCalendar, exchange_now, latest_closed_trading_day
 from market.settings import Settings, get_settings
-from models.decisions import HORIZON
-from models.macro_model import week_start
 from pipeline.backfill import backfill
 from pipeline.bootstrap import Bootstrap, bootstrap
 from pipeline.notebooks import one_kernel, run_stage_notebook
 from pipeline.serving import serve_in_thread
 from pipeline.stage_lists import T0_STAGES, T1_STAGES
-from store import tables
 from store.engine import migration_engine, service_engine
-from store.history import current_rows
 from store.migrations import upgrade
 
 DAY_STAGES = [*T0_STAGES, *T1_STAGES, "health"]
@@ -93,14 +90,13 @@ def bootstrap_lines(settings: Settings, result: Bootstrap) -> list[str]:
     metrics' sample size) is the stored count less that day's. Printing the stored count
     (`ValidationRecord.predictions`) made the demo say 8,260 where the API and the reports
     say 8,201; the line now prints the API's figure and names the difference."""
-    from views.performance import validation_record
-
     lines = result.lines()
     record = result.record
     if record.first is None:
         return lines
-    with service_engine(settings).connect() as conn:
-        shown = validation_record(conn)
+    desk = Desk.from_settings(settings)
+    with desk.engine.connect() as conn:
+        shown = desk.validation_record(conn)
     if shown["reason"]:  # no stored metrics: bootstrap's own line says why
         return lines
     binary = shown["metrics"].get("binary_accuracy") or {}
@@ -127,12 +123,9 @@ def _track_record_line(settings: Settings) -> str:
     fills and average exposure first, then each benchmark; a book that held cash
     (`mostly_cash`) gets the record's note in place of information ratios and betas, which
     would describe holding cash, not skill."""
-    from desk import Desk
-    from reports.format import statistic_pct
-
     desk = Desk.from_settings(settings)
     with desk.engine.connect() as conn:
-        record = desk.ai_track_record(conn).as_dict()
+        record = desk.ai_track_record(conn).value().as_dict()
     if record.get("days", 0) < 2:
         return f"AI portfolio track record: {record.get('reason') or 'fewer than two executed days'}"
     bench = record["benchmarks"].get("equal_weight_liquid", {})
@@ -182,12 +175,10 @@ def _index_part(record: dict, pct, num, cash: bool = False) -> str:  # noqa: ANN
 def _reports(settings: Settings, calendar: TradingCalendar) -> Iterator[str]:
     """Both PDF reports of the day, under fixed names so the README's page images can be
     remade from any demo run (`make report-images`)."""
-    from market.clock import utc_now
-    from reports import generate, save
-
+    desk = Desk(service_engine(settings), settings, calendar)
     for kind, name in (("quant-briefing", "quant-briefing.pdf"), ("compliance", "compliance-report.pdf")):
-        made = generate(kind, service_engine(settings), settings, calendar, utc_now())
-        yield f"{kind:<14} report  ->  {save(made, settings.reports_dir / name)} ({made.pages} pages)"
+        made = desk.report(kind)
+        yield f"{kind:<14} report  ->  {desk.save_report(made, settings.reports_dir / name)} ({made.pages} pages)"
 
 
 def demo_admin_key(settings: Settings) -> tuple[Settings, str]:
@@ -251,30 +242,27 @@ def demo_client_key(settings: Settings) -> tuple[str, str, str]:
     earlier runs minted) the demo client has exactly one active key, and the curl lines a
     user pasted from the last run keep working. Returns the key, how it was come by (for
     the printed line) and a line saying where it is kept and what was revoked."""
-    from api import keystore
-    from market.clock import utc_now
-
-    engine = service_engine(settings)
-    client_id = keystore.ensure_client(engine, DEMO_CLIENT, DEMO_TIER)
+    desk = Desk.from_settings(settings)
+    client_id = desk.client(DEMO_CLIENT, DEMO_TIER)
     path = settings.secrets_dir / DEMO_KEY_FILE
     kept = path.read_text().strip() if path.is_file() else ""
     record = None
     if kept:
-        with engine.connect() as conn:
-            record = keystore.authenticate(conn, settings, kept, utc_now())
+        with desk.engine.connect() as conn:
+            record = desk.key_record(conn, kept)
     if record is not None and record.client_id == client_id and record.expires_at is None:
         key, key_id, how = kept, record.key_id, f"reused from {path}"
     else:
-        issued = keystore.generate(engine, settings, DEMO_CLIENT, DEMO_TIER)
+        issued = desk.issue_key(DEMO_CLIENT, DEMO_TIER)
         key, key_id, how = issued["api_key"], issued["key_id"], "shown once"
         _write_secret(path, key)
     stale = [
         k["key_id"]
-        for k in keystore.list_keys(engine)
+        for k in desk.list_keys()
         if k["client_id"] == client_id and k["key_id"] != key_id and k["status"] in ("ACTIVE", "EXPIRING")
     ]
     for key_id_ in stale:
-        keystore.revoke(engine, key_id_)
+        desk.revoke_key(key_id_)
     revoked = f"; revoked the demo client's {len(stale)} other active key(s)" if stale else ""
     return key, how, f"demo client key kept in {path} (mode 0600): the next demo reuses it{revoked}"
 
@@ -293,48 +281,28 @@ def _write_secret(path: Path, secret: str) -> None:
 def _demo_client(settings: Settings) -> str:
     """The demo client (the one `demo_api` prints a key for) with a portfolio and its
     opening cash, before T2 runs, so its suggestions are waiting when the API starts."""
-    from api import keystore
-    from market.clock import utc_now
-    from portfolio import ledger
-    from portfolio.ledger import client_portfolio_id
-
-    engine = service_engine(settings)
-    portfolio_id = client_portfolio_id(keystore.ensure_client(engine, DEMO_CLIENT, DEMO_TIER))
-    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
-        c = tables.cash_entries.c
-        if not current_rows(
-            conn, tables.cash_entries, where=[c.portfolio_id == portfolio_id, c.entry_id == DEMO_DEPOSIT]
-        ):
-            ledger.record_cash(
-                conn, portfolio_id, DEMO_DEPOSIT, DEMO_CLIENT_CASH, "DEPOSIT", utc_now(), "demo client's opening cash"
-            )
-        cash = ledger.cash_balance(conn, portfolio_id)
+    desk = Desk.from_settings(settings)
+    portfolio_id = Account.of_client(desk.client(DEMO_CLIENT, DEMO_TIER)).portfolio_id
+    cash = desk.deposit_once(portfolio_id, DEMO_DEPOSIT, DEMO_CLIENT_CASH, "demo client's opening cash")
     return f"demo client '{DEMO_CLIENT}' ({DEMO_TIER}): portfolio {portfolio_id}, cash {cash:,.2f}"
 
 
 def _first_symbol(settings: Settings) -> str:
-    from portfolio.market import known_symbols
-
-    with service_engine(settings).connect() as conn:
-        return min(known_symbols(conn), default="NCBFG")
+    desk = Desk.from_settings(settings)
+    with desk.engine.connect() as conn:
+        return min((i["symbol"] for i in desk.instruments(conn)), default="NCBFG")
 
 
 def _house_portfolio_and_suggestions(settings: Settings, day, morning) -> Iterator[str]:  # noqa: ANN001
     """The house portfolio synchronised from a generated broker statement, then the next
     morning's T2 suggestions for it."""
-    from portfolio.market import market_days
-    from portfolio.statement_pdfs import sample_holdings_statement
-    from portfolio.statements import import_statement
-    from portfolio.trading import open_client_portfolio
-
-    engine = service_engine(settings)
-    house = open_client_portfolio(engine, "admin", kind="HOUSE")
-    with engine.connect() as conn:
-        pdf = sample_holdings_statement(market_days(conn, day), day)
+    desk = Desk.from_settings(settings)
+    house = desk.open_portfolio(Account.house())
+    pdf = desk.sample_statement(day)
     path = settings.data_dir / "sample-statement.pdf"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(pdf)
-    result = import_statement(engine, settings, house, pdf, path.name)
+    result = desk.import_statement(house, pdf, path.name)
     yield f"house portfolio synchronised from {path}: {result['status']}, {len(result['changes'])} changes"
     output = run_stage_notebook("t2_suggestions", morning, settings=settings, trigger="demo")
     yield f"{'t2_suggestions':<14} {morning}  ->  {output}"

@@ -1,8 +1,11 @@
-"""`marketintel portfolio ...`: user portfolios from the command line (thin adapters)."""
+"""`marketintel portfolio ...`: user portfolios from the command line, a client's commands:
+each a thin adapter over one desk method (desk/desk.py), importing nothing of the project
+but desk/ and market/ (pyproject.toml's import contracts)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -11,17 +14,18 @@ from cli.errors import one_line_errors
 from cli.output import echo_json
 from market.settings import get_settings
 
+if TYPE_CHECKING:
+    from desk import Desk
+
 portfolio_app = command_group("User portfolios: open, trade, import statements, show.")
 
 
-def _desk():  # noqa: ANN202
+def _desk() -> Desk:
+    """The desk, imported when a command runs: `marketintel --help` and the other commands
+    do not load the domain."""
     from desk import Desk
 
     return Desk.from_settings(get_settings())
-
-
-def _engine():  # noqa: ANN202
-    return _desk().engine
 
 
 @portfolio_app.command("open")
@@ -32,6 +36,7 @@ def open_portfolio(
     cash: str | None = typer.Option(None, help="Deposit this much cash (JMD), in whole cents."),
 ) -> None:
     """Open a client's portfolio (or the house portfolio), optionally with a deposit."""
+    from desk import Account
     from market.errors import InvalidInputError
     from market.money import MAX_CASH_MOVEMENT, parse_money
 
@@ -43,7 +48,7 @@ def open_portfolio(
             f"--cash must be a deposit of more than zero and at most {MAX_CASH_MOVEMENT:,}, not {cash}"
         )
     desk = _desk()
-    portfolio_id = desk.open_portfolio(client, house=house)
+    portfolio_id = desk.open_portfolio(Account.house() if house else Account.of_client(client))
     balance = desk.move_cash(portfolio_id, deposit, note="opening deposit (cli)") if deposit is not None else None
     typer.echo(f"portfolio {portfolio_id}" + (f"; cash {balance:,.2f}" if balance is not None else ""))
 
@@ -74,13 +79,8 @@ def trade(
 def sample_statement(out: Path = typer.Argument(..., help="Where to write the PDF.")) -> None:
     """Draw a valuation statement over today's most traded instruments (for the demo)."""
     from market.clock import exchange_now, latest_closed_trading_day
-    from portfolio.market import market_days
-    from portfolio.statement_pdfs import sample_holdings_statement
 
-    day = latest_closed_trading_day(exchange_now())
-    with _engine().connect() as conn:
-        market = market_days(conn, day)
-    out.write_bytes(sample_holdings_statement(market, day))
+    out.write_bytes(_desk().sample_statement(latest_closed_trading_day(exchange_now())))
     typer.echo(f"wrote {out}")
 
 

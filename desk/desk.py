@@ -1,32 +1,46 @@
-"""The desk: what a client, an operator or a stage can ask the service to do, one method per
-use case, built once per process from the engine, the settings, the trading calendar and
-the clock (freqtrade's RPC facade is the model).
+"""The desk: what a client, an operator or a stage can ask the service to do, reads
+included, one method per use case, built once per process from the engine, the settings,
+the trading calendar and the clock (freqtrade's RPC facade is the model).
 
-REST (api/routers/), GraphQL (api/graphql/mutation.py, query.py), the CLI (cli/) and the
-stage adapters (pipeline/portfolio_stages.py, pipeline/bootstrap.py) call it in one line
-each and add only their transport's concerns: status codes and schemas, union members,
-one-line errors, stage summaries. Nothing below it knows which transport asked, and no
+REST (api/), GraphQL (api/graphql/), the CLI (cli/) and the stage adapters
+(pipeline/portfolio_stages.py, pipeline/bootstrap.py) call it in one line each and add
+only their transport's concerns: status codes and schemas, pages, union members,
+one-line errors, stage summaries. The transports import nothing else of the project but
+market/ (pyproject.toml's import contracts): the domain's types they annotate with are
+re-exported here (desk/domain.py). Nothing below it knows which transport asked, and no
 transport passes the engine, settings, calendar or clock down itself.
 
+The use cases are written in three modules: this one (portfolios, trades, cash,
+suggestions, statements, research notes, keys, reports, the day's stages), the portfolio
+reads (desk/portfolio_reads.py) and the market and model reads (desk/market_reads.py).
+
 Decisions:
-- The clock is the desk's (`now`): a replayed market's clock (api/services.py
-  `ReplayClock`) or a pinned one in tests applies to every use case at once.
+- The clock is the desk's (`now`): a replayed market's clock (desk/clock.py
+  `ReplayClock`, `Desk.serving`) or a pinned one in tests applies to every use case at once.
+- Reads are versioned and kept here: a read a transport may keep answers a `Versioned`
+  (desk/cache.py), the version it depends on (desk/versions.py) with how to build it; the
+  desk keeps the models its reads share (a valuation, the latest quotes, breadth, a book's
+  track record) in its `cache`, where a transport keeps its renderings too (a REST body).
+  So a kept read costs a version read and a dict lookup, in every transport alike.
 - A write answers from inside its transaction: every write takes `respond`, the
   transport's rendering of its result, and runs it before the commit
   (store.transactions `answered`), so an answer that cannot be rendered rolls the write
   back and an error always means nothing was written (docs/api.md, "A write's answer").
-- Reads that run on a request's own connection (a preview, a track record) take it as
-  their first argument, so a transport keeps its connection discipline (one per request,
-  api/services.py); writes open their own locked transaction (portfolio/ledger.py).
+- Reads that run on a request's own connection take it as their first argument, so a
+  transport keeps its connection discipline (one per request, api/services.py); writes
+  open their own locked transaction (portfolio/ledger.py).
+- Opening a portfolio is one method (`open_portfolio`), on the caller's connection where
+  it holds one; portfolios are never closed, so the desk remembers the ones it has seen.
 - Uploads are read in two steps (`read_statement` / `read_note`, which touch no
   database, then `sync_statement` / `file_note`) so a transport can read a PDF without
   holding a database slot.
 - Track records are read models kept by the desk (`records`, views/book_record.py): one
-  per process, shared by REST and GraphQL; a read brings a book's up to date with the rows
-  stored since its last state.
-- Key issuance lives with authentication in api/keystore.py (it is the API's own
-  concern and no other transport issues keys); the CLI's admin key is printed by
-  `marketintel keys new-admin`.
+  per process, shared by REST, GraphQL and the CLI; a read brings a book's up to date
+  with the rows stored since its last state.
+- Keys are the desk's too (desk/keys.py): issuing, listing, revoking, rotating and tuning
+  them, and a key's record for a request; authenticating the request (the header, the
+  admin key, the rate limit) is the API's (api/security.py). The CLI's admin key is
+  printed by `marketintel keys new-admin` and stored nowhere.
 """
 
 from __future__ import annotations
@@ -35,64 +49,103 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Table
 
+from analysis.notify import deliver_pending
 from analysis.research import NoteText, file_note, read_note
+from desk import keys
+from desk.cache import ReadCache
+from desk.clock import ReplayClock
+from desk.market_reads import MarketReads
+from desk.portfolio_reads import PortfolioReads
 from market.clock import TradingCalendar, default_calendar, utc_now
-from market.fees import fee_schedule
+from market.errors import SchemaNotReadyError
 from market.settings import Settings
-from models import macro_model
-from models.macro_model import INSIGHTS_REFUSAL, MacroInsights
-from portfolio import suggestions
+from portfolio import ledger, suggestions
+from portfolio.accounts import Account, open_account, open_on
 from portfolio.ai import ExecutedDay, execute_day
-from portfolio.ledger import AI_PORTFOLIO, get_portfolio
+from portfolio.market import market_days
+from portfolio.statement_pdfs import sample_holdings_statement
 from portfolio.statements import StatementRead, file_statement, import_statement, read_statement
 from portfolio.suggestions import MorningSuggestions, Suggestion
-from portfolio.track_record import TrackRecord
-from portfolio.trading import (
-    ManualTrade,
-    PlacedTrade,
-    TradePreview,
-    move_cash,
-    open_client_portfolio,
-    place_manual_trade,
-)
+from portfolio.trading import ManualTrade, PlacedTrade, TradePreview, move_cash, place_manual_trade
 from portfolio.trading import preview_trade as preview
+from reports import Report, generate, generate_apart, save
 from store import tables
 from store.engine import service_engine
 from store.history import current_rows
-from store.transactions import Respond
+from store.migrations import require_current_schema
+from store.transactions import Respond, write_transaction
+from views.bars import refresh_bars
 from views.book_record import TrackRecords
-from views.market import valuation_day
-from views.valuation import PortfolioValuation, portfolio_view
-
-__all__ = ["AI_PORTFOLIO", "INSIGHTS_REFUSAL", "Desk", "ManualTrade"]
 
 
 @dataclass(frozen=True)
-class Desk:
-    """One per process (the API's `Services.desk`, the CLI's `desk()`, a stage's
-    `StageContext`): every use case of the service with the engine, settings, calendar and
-    clock bound once."""
+class ReportOrder:
+    """A PDF report to build in a process of its own (the API's worker processes,
+    api/services.py `Services.apart`): what it needs travels by pickle, and it builds on an
+    engine of its own, closed after (reports `generate_apart`)."""
+
+    kind: str
+    settings: Settings
+    calendar: TradingCalendar
+    now: datetime
+
+    def __call__(self) -> Report:
+        return generate_apart(self.kind, self.settings, self.calendar, self.now)
+
+
+@dataclass(frozen=True)
+class Desk(PortfolioReads, MarketReads):
+    """One per process (the API's `Services.desk`, the CLI's, a stage's `StageContext`):
+    every use case of the service with the engine, settings, calendar and clock bound
+    once, and what the process keeps of the store's reads (`cache`, `records`, the open
+    portfolios and the keys seen)."""
 
     engine: Engine
     settings: Settings
     calendar: TradingCalendar = field(default_factory=default_calendar)
     now: Callable[[], datetime] = utc_now
     records: TrackRecords = field(default_factory=TrackRecords, compare=False, repr=False)
+    cache: ReadCache = field(default_factory=ReadCache, compare=False, repr=False)
+    opened: set[str] = field(default_factory=set, compare=False, repr=False)  # portfolios known to exist
+    known_keys: keys.KeyCache = field(default_factory=keys.KeyCache, compare=False, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings, now: Callable[[], datetime] | None = None) -> Desk:
         """The desk of a process that has only its settings (the CLI, a stage kernel)."""
         return cls(service_engine(settings), settings, default_calendar(), now or utc_now)
 
+    @classmethod
+    def serving(cls, settings: Settings, now: Callable[[], datetime] | None = None) -> Desk:
+        """The desk of a serving process: on a replayed market (`replay_path`) its clock is
+        the replay's (desk/clock.py) unless `now` pins one."""
+        engine, calendar = service_engine(settings), default_calendar()
+        if now is None and settings.replay_path is not None:
+            now = ReplayClock(engine, calendar)
+        return cls(engine, settings, calendar, now or utc_now)
+
+    def schema_current(self) -> bool:
+        """Whether every migration in sql/ is applied and unedited (else `marketintel db upgrade`)."""
+        try:
+            require_current_schema(self.engine)
+        except SchemaNotReadyError:
+            return False
+        return True
+
     # ---- portfolios: open, trade, cash ---------------------------------------------------------
 
-    def open_portfolio(self, client_id: str, house: bool = False) -> str:
-        """The client's portfolio (or the house portfolio), created on first use; its id."""
-        return open_client_portfolio(self.engine, client_id, kind="HOUSE" if house else "CLIENT")
+    def open_portfolio(self, account: Account, conn: Connection | None = None) -> str:
+        """The account's portfolio (a client's, or the house portfolio), opened on first use;
+        its id. On `conn` when the transport holds one (an API request's one connection: a
+        read while the portfolio exists, none once this desk has seen it), else in a
+        transaction of its own (for a caller about to write in its own anyway)."""
+        if conn is not None:
+            return open_on(conn, account, self.opened)
+        return open_account(self.engine, account)
 
     def place_trade(
         self, portfolio_id: str, order: ManualTrade, idempotency_key: str | None = None, respond: Respond = None
@@ -102,15 +155,6 @@ class Desk:
         return place_manual_trade(
             self.engine, self.settings, self.calendar, portfolio_id, order, idempotency_key, self.now(), respond
         )
-
-    def valuation(self, conn: Connection, portfolio_id: str) -> PortfolioValuation:
-        """The portfolio after every booked trade at the latest priced day's closes, the shares
-        of trades booked for a later session than the clock's marked pending
-        (`TradingCalendar.session_of`); the API keeps its own per version (api/services.py)."""
-        get_portfolio(conn, portfolio_id)
-        now = self.now()
-        day = valuation_day(conn, self.calendar, now)
-        return portfolio_view(conn, portfolio_id, day, self.calendar.session_of(now))
 
     def preview_trade(self, conn: Connection, side: str, symbol: str, quantity: int) -> TradePreview:
         """What the cost model says the order would cost in a session like the latest; stores nothing."""
@@ -122,20 +166,17 @@ class Desk:
         """A deposit (amount > 0) or withdrawal (amount < 0); the new balance."""
         return move_cash(self.engine, portfolio_id, amount, note, self.now(), respond)
 
+    def deposit_once(self, portfolio_id: str, entry_id: str, amount: Decimal, note: str) -> Decimal:
+        """A deposit recorded once under `entry_id` (an opening balance: a second call records
+        nothing); the balance after it."""
+        with ledger.portfolio_transaction(self.engine, portfolio_id) as conn:
+            c = tables.cash_entries.c
+            where = [c.portfolio_id == portfolio_id, c.entry_id == entry_id]
+            if not current_rows(conn, tables.cash_entries, where=where):
+                ledger.record_cash(conn, portfolio_id, entry_id, amount, "DEPOSIT", self.now(), note)
+            return ledger.cash_balance(conn, portfolio_id)
+
     # ---- morning suggestions ---------------------------------------------------------------------
-
-    def suggestion_states(self, conn: Connection, portfolio_id: str) -> list[Suggestion]:
-        """Every suggestion of the portfolio with its state (cacheable: it changes only with
-        the suggestions and their events; expiry is applied by `pending_suggestions`)."""
-        return suggestions.suggestion_states(conn, portfolio_id)
-
-    def expired_suggestions(self, states: list[Suggestion], now: datetime) -> int:
-        """How many of `states` have expired by `now` (a suggestion for day D at D's close)."""
-        return sum(suggestions.is_expired(s, now) for s in states)
-
-    def pending_suggestions(self, states: list[Suggestion], now: datetime) -> list[Suggestion]:
-        """The pending, unexpired suggestions of `states` at `now`."""
-        return suggestions.pending_at(states, now)
 
     def confirm_suggestion(self, portfolio_id: str, suggestion_id: str, respond: Respond = None) -> Suggestion:
         """Execute a pending suggestion after re-checking cash, holdings and the rails."""
@@ -187,22 +228,80 @@ class Desk:
         """A read note tagged, scored and stored once per client and content; its summary."""
         return file_note(self.engine, self.settings, note, client_id, respond)
 
-    # ---- track records ----------------------------------------------------------------------------
+    def sample_statement(self, day: date) -> bytes:
+        """A broker's valuation statement (PDF) over `day`'s most traded instruments: what the
+        demo synchronises the house portfolio from."""
+        with self.engine.connect() as conn:
+            return sample_holdings_statement(market_days(conn, day), day)
 
-    def track_record(self, conn: Connection, portfolio_id: str) -> TrackRecord:
-        """A client's or the house portfolio's record beside both benchmarks, from the book's
-        read model (views/book_record.py): a read after a write costs what changed."""
-        return self.records.client(conn, portfolio_id)
+    # ---- the operator's ---------------------------------------------------------------------------
 
-    def ai_track_record(self, conn: Connection) -> TrackRecord:
-        """The AI portfolio's record beside both benchmarks and against its null books over
-        the same days, at the fee schedule the settings name."""
-        return self.records.ai(conn, self.settings.ai_starting_cash, fee_schedule(self.settings))
+    def refresh_bars(self) -> int:
+        """The stored daily bars and indicators brought up to date with the stored prices
+        (views/bars.py), in their read model's own transaction; the bars rebuilt."""
+        with write_transaction(self.engine, "read-model:daily_bars") as conn:
+            return refresh_bars(conn)
 
-    def macro_insights(self, conn: Connection) -> MacroInsights:
-        """The week's macro parameters with their inputs (who may read them is the transport's
-        tier check; its refusal text is INSIGHTS_REFUSAL)."""
-        return macro_model.insights(macro_model.latest_parameters(current_rows(conn, tables.macro_parameters)))
+    def deliver_notifications(self, day: date | None = None) -> dict[str, Any]:
+        """Every stored notification (of `day`, or all) not yet delivered, sent to the webhook."""
+        return deliver_pending(self.engine, self.settings, day)
+
+    # ---- keys ---------------------------------------------------------------------------------------
+
+    def issue_key(self, client_name: str, tier: str, respond: Respond = None) -> dict[str, Any]:
+        """A new key for `client_name` (a new client, with its portfolio, the first time); the
+        secret is in the answer only."""
+        return keys.generate(self.engine, self.settings, client_name, tier, self.now(), respond)
+
+    def client(self, client_name: str, tier: str) -> str:
+        """The client id of `client_name` (created with `tier` if new, no key issued) with its
+        portfolio opened."""
+        client_id = keys.ensure_client(self.engine, client_name, tier, self.now())
+        self.open_portfolio(Account.of_client(client_id))
+        return client_id
+
+    def list_keys(self) -> list[dict[str, Any]]:
+        """Every key with its client, tier, limits and status; never a secret or a hash."""
+        return keys.list_keys(self.engine, self.now())
+
+    def revoke_key(self, key_id: str, respond: Respond = None) -> dict[str, Any]:
+        """Stop the key from the next request on."""
+        return keys.revoke(self.engine, key_id, self.now(), respond)
+
+    def rotate_key(self, key_id: str, grace_seconds: int = 0, respond: Respond = None) -> dict[str, Any]:
+        """A new key for the same client, tier and limits; the old one stops now or after the grace period."""
+        return keys.rotate(self.engine, self.settings, key_id, grace_seconds, self.now(), respond)
+
+    def set_key_option(self, key_id: str, event: str, value: Any, respond: Respond = None) -> dict[str, Any]:
+        """RATE_LIMIT_SET, MACRO_ACCESS_SET or TIER_SET on the key, from now."""
+        return keys.set_option(self.engine, key_id, event, value, self.now(), respond)
+
+    def key_record(self, conn: Connection, presented: str) -> keys.KeyRecord | None:
+        """The record of a well-formed, known, usable client key, its rows kept by the keys'
+        version (read on `conn` on every call); None otherwise."""
+        return keys.authenticate(conn, self.settings, presented, self.now(), self.known_keys)
+
+    def remembered_key(self, presented: str) -> tuple[tuple, keys.KeyRecord] | None:
+        """A key this desk has read before, from memory alone: the keys' version its rows were
+        read at and its record now; None when it is not kept or its kept rows refuse it (the
+        version is for the caller to confirm: `keys.KeyCheck`)."""
+        kept = self.known_keys.kept(keys.key_hash(self.settings, presented))
+        record = keys.record_of(kept[1], self.now()) if kept is not None else None
+        return None if kept is None or record is None else (kept[0], record)
+
+    # ---- reports --------------------------------------------------------------------------------------
+
+    def report(self, kind: str) -> Report:
+        """PDF report `kind` ('quant-briefing' or 'compliance') from the store as it is now."""
+        return generate(kind, self.engine, self.settings, self.calendar, self.now())
+
+    def report_order(self, kind: str) -> ReportOrder:
+        """`report`, to be built in a process of its own (`ReportOrder`)."""
+        return ReportOrder(kind, self.settings, self.calendar, self.now())
+
+    def save_report(self, report: Report, path: Path) -> Path:
+        """The report's PDF written whole or not at all; where."""
+        return save(report, path)
 
     # ---- the day's stages -------------------------------------------------------------------------
 
@@ -211,8 +310,6 @@ class Desk:
         before it in `record`, as pending suggestions (expiry judged at T2's own moment,
         never the wall clock)."""
         return suggestions.generate(self.engine, self.settings, day, record=record)
-
-    # ---- the AI day ---------------------------------------------------------------------------------
 
     def ai_day(self, day: date, record: Table = tables.predictions) -> ExecutedDay:
         """T1 step 6: the AI book's plan for `day` under the rails, filled in the next

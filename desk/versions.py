@@ -1,8 +1,8 @@
-"""What each cached read depends on, by name: the newest ids of the append-only rows a
-body is built from (`store.history.newest_ids`). The API keeps rendered bodies per
-(key, version) (api/services.py `Services.cached`); a transport names the read it caches
-here instead of reaching into the store, and a read that comes to depend on another table
-changes here once for REST and GraphQL alike."""
+"""What each kept read depends on, by name: the newest ids of the append-only rows a read
+model is built from (`store.history.newest_ids`). The desk's reads carry these versions
+(desk/cache.py `Versioned`), so a transport keeps what it renders per (read, version)
+without naming a table, and a read that comes to depend on another table changes here
+once for REST, GraphQL and the CLI alike."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from sqlalchemy import Connection
 
 from portfolio.ledger import AI_PORTFOLIO
 from store import tables
-from store.history import newest_ids
+from store.history import Part, newest_ids
+from views.bars import watermarks
 from views.book_record import book_parts
+from views.breadth import data_version as breadth_version
 from views.null_record import NULL_PARTS
 
-_AI_DAYS = (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO)
+AI_DAYS = (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO)  # the AI summary reads its executed days too
 _AI_TRADES = (tables.trades, "portfolio_id", AI_PORTFOLIO)
 _PERFORMANCE = (
     tables.model_metrics,
@@ -48,7 +50,7 @@ def suggestions(conn: Connection, portfolio_id: str) -> tuple:
 
 def ai_record(conn: Connection) -> tuple:
     """The AI portfolio's executed days and trades (its history and track record)."""
-    return newest_ids(conn, _AI_DAYS, _AI_TRADES)
+    return newest_ids(conn, AI_DAYS, _AI_TRADES)
 
 
 def ai_track_record(conn: Connection) -> tuple:
@@ -57,11 +59,6 @@ def ai_track_record(conn: Connection) -> tuple:
     the corporate actions and instruments: views/null_record.py NULL_PARTS; the index
     levels and the fundamentals of the index benchmark)."""
     return newest_ids(conn, _AI_TRADES, *NULL_PARTS, tables.index_levels, tables.fundamentals)
-
-
-def ai_days() -> tuple:
-    """The part naming the AI portfolio's executed days, for `Services.valuation_version`."""
-    return _AI_DAYS
 
 
 def performance(conn: Connection) -> tuple:
@@ -83,3 +80,51 @@ def predictions(conn: Connection) -> tuple:
 def macro(conn: Connection) -> tuple:
     """The macro observations."""
     return newest_ids(conn, tables.macro_observations)
+
+
+def valuation(conn: Connection, portfolio_id: str, *more: Part) -> tuple:
+    """What a portfolio's valuation is built from, beside the valuation day and session the
+    desk adds (desk/portfolio_reads.py): the newest price id, the portfolio's newest trade
+    and cash entry ids (its writers hold its lock, so its ids commit in order) and the
+    newest corporate action id (a split changes its holdings), plus any `more` parts."""
+    return newest_ids(
+        conn,
+        tables.eod_prices,
+        (tables.trades, "portfolio_id", portfolio_id),
+        (tables.cash_entries, "portfolio_id", portfolio_id),
+        tables.corporate_actions,
+        *more,
+    )
+
+
+def breadth(conn: Connection) -> tuple:
+    """A day's breadth: the closes and the fundamentals (views/breadth.py `data_version`)."""
+    return breadth_version(conn)
+
+
+def bars(conn: Connection) -> tuple:
+    """The stored daily bars: the newest price, the price they were built from, the newest
+    bar and listing (views/bars.py `watermarks`)."""
+    return watermarks(conn)
+
+
+# What a market query's fields read (GraphQL's `instruments` and `instrument`: listings,
+# quotes, predictions, fundamentals, news, sentiment, liquidity and the stored daily bars).
+INSTRUMENT_READS = (
+    tables.instruments,
+    tables.eod_prices,
+    tables.predictions,
+    tables.daily_bars,
+    tables.fundamentals,
+    tables.news_items,
+    tables.disclosures,
+    tables.document_mentions,
+    tables.sentiment_scores,
+    tables.sentiment_composites,
+)
+
+
+def instrument_reads(conn: Connection) -> tuple:
+    """Everything an instrument's fields read (INSTRUMENT_READS): what GraphQL keeps a whole
+    market query's result for (api/graphql/cache.py)."""
+    return newest_ids(conn, *INSTRUMENT_READS)

@@ -312,7 +312,7 @@ class Rider:
     """A version check deferred to ride on the next statement a request makes anyway.
 
     A request that assumed something about `parts` (an API key's check answered from a
-    cache kept per keys' version: api/keystore.py) puts a rider on its connection (the
+    cache kept per keys' version: desk/keys.py) puts a rider on its connection (the
     connection's `rider` attribute: api/services.py LazyConnection). The next `newest_ids`
     on that connection reads the rider's parts in the same statement, so the check costs
     no round trip of its own; `settle` reads them alone when no such statement came, and
@@ -374,7 +374,7 @@ def _on_driver(conn: Connection, shape: tuple, statement: Select, values: dict[s
     (autocommit, SQLite without BEGIN, or a transaction already open), so it reads in
     exactly the state a SQLAlchemy execute would. The ids are integers (or None): nothing
     for SQLAlchemy's result processing to convert. Not seen by SQLAlchemy's statement
-    events or echo, as api/keystore.py's keys' version before it."""
+    events or echo, as desk/keys.py's keys' version before it."""
     dialect = conn.dialect
     compiled = _DRIVER_SQL.get((dialect.name, shape))
     if compiled is None:

@@ -5,10 +5,11 @@ quotes, predictions, fundamentals, news, sentiment, liquidity and the stored dai
 answers every caller alike: nothing under those fields depends on who asks. Its result
 is kept per process, keyed by the document, its variables, its operation name and the
 exchange's latest closed trading day, for as long as the newest ids of the tables those
-fields read have not moved (`store.history.newest_ids`, one statement: the tables are
-append-only, so a new row anywhere in them moves the version and the next request
-executes the operation again). The 60-instrument screen then costs the version read and
-the JSON encoding instead of resolving ~1,300 objects.
+fields read have not moved (the desk's `instrument_version`, desk/versions.py
+INSTRUMENT_READS, one statement: the tables are append-only, so a new row anywhere in
+them moves the version and the next request executes the operation again). The
+60-instrument screen then costs the version read and the JSON encoding instead of
+resolving ~1,300 objects.
 
 Not kept: mutations, any operation with another root field (portfolios, the AI
 portfolio, analysis, performance, macro: per caller, or read from tables not listed
@@ -26,24 +27,8 @@ from typing import Any
 
 from graphql import FieldNode, OperationDefinitionNode, OperationType, parse
 from graphql.error import GraphQLError
-from sqlalchemy import Connection
-
-from store import tables
-from store.history import newest_ids
 
 MARKET_FIELDS = frozenset({"instruments", "instrument", "__typename"})
-MARKET_TABLES = (
-    tables.instruments,
-    tables.eod_prices,
-    tables.predictions,
-    tables.daily_bars,
-    tables.fundamentals,
-    tables.news_items,
-    tables.disclosures,
-    tables.document_mentions,
-    tables.sentiment_scores,
-    tables.sentiment_composites,
-)
 _PLANS: dict[tuple[str, str | None], bool] = {}
 _PLANS_KEPT = 1024
 _lock = threading.Lock()
@@ -80,11 +65,6 @@ def _classify(query: str, operation_name: str | None) -> bool:
     return operation.operation == OperationType.QUERY and all(
         isinstance(s, FieldNode) and s.name.value in MARKET_FIELDS for s in operation.selection_set.selections
     )
-
-
-def version(conn: Connection) -> tuple:
-    """The market tables' newest ids: what a kept result is valid for."""
-    return newest_ids(conn, *MARKET_TABLES)
 
 
 def key(query: str, variables: dict[str, Any] | None, operation_name: str | None, closed_day: object) -> tuple:

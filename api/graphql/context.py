@@ -24,6 +24,7 @@ from api.graphql.pagination import Connection, Page
 from api.paging import PageQuery
 from api.security import Principal, check_key
 from api.services import Services
+from desk import Versioned
 from market.budget import Deadline
 from market.errors import PermissionDeniedError
 
@@ -53,22 +54,27 @@ class GraphContext(BaseContext):
 
         return await asyncio.to_thread(run)
 
+    async def value(self, read: Callable[..., Versioned[T]], *args: Any) -> T:
+        """The read model of the desk's `read(conn, *args)`, on a pooled connection, off the
+        event loop (its version read with it; GraphQL keeps what the desk keeps)."""
+        return await self.read(lambda conn: read(conn, *args).value())
+
     async def read_page(
         self,
         page: Page,
         first: int | None,
         after: str | None,
         node: Callable[[Any], T],
-        view: Callable[..., Sequence[tuple[Any, Any]]],
+        view: Callable[..., Versioned[Sequence[tuple[Any, Any]]]],
         *args: Any,
     ) -> Connection[T]:
         """A ledger list's page as its REST route reads it (api/paging.py `PageQuery`), so both
         transports page it alike: `first` checked against `page`'s bounds, the `after` cursor's
         key checked to be of the list's kind (a row id, a date; a portfolio's list `page` is
-        `Page.of` the portfolio), `view(conn, *args, key, limit)` read for the `limit + 1`
-        keyed rows past it, each item shown as `node(item)`."""
+        `Page.of` the portfolio), the desk's `view(conn, *args, key, limit)` read for the
+        `limit + 1` keyed rows past it, each item shown as `node(item)`."""
         asked = PageQuery.graph(page, first, after)
-        rows = await self.read(view, *args, asked.after(), asked.limit)
+        rows = await self.value(view, *args, asked.after(), asked.limit)
         return asked.connection(rows, node)
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:

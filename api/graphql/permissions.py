@@ -9,7 +9,7 @@ import strawberry
 from strawberry.permission import BasePermission
 from strawberry.types import Info
 
-from models.macro_model import INSIGHTS_REFUSAL
+from desk import INSIGHTS_REFUSAL
 
 
 class AdminOnly(BasePermission):

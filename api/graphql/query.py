@@ -21,17 +21,8 @@ from api.graphql.types.market_breadth import MarketBreadth
 from api.graphql.types.model_performance import ModelPerformance
 from api.graphql.types.portfolio import Portfolio
 from api.security import caller_portfolio_on
-from desk import AI_PORTFOLIO
-from market.clock import latest_closed_trading_day
+from desk import PortfolioValuation
 from market.errors import NotFoundError
-from views import instrument as instrument_views
-from views import macro as macro_views
-from views import portfolio as portfolio_views
-from views.analysis import stored_analysis
-from views.breadth import data_version as breadth_version
-from views.breadth import market_breadth
-from views.performance import performance
-from views.valuation import PortfolioValuation
 
 INSTRUMENTS = Page("instruments", default=50, largest=200, key=text)
 MACRO = Page("macroIndicators", default=50, largest=200, key=keyed(text, text))  # source, indicator code
@@ -56,7 +47,7 @@ class Query:
     ) -> Connection[Instrument] | None:
         ctx = info.context
         INSTRUMENTS.size(first)
-        rows = await ctx.read(instrument_views.instruments)
+        rows = await ctx.read(ctx.svc.desk.instruments)
         rows = [
             r
             for r in rows
@@ -97,24 +88,14 @@ class Query:
 
         # one connection: the portfolio, its version, its valuation
         def valued(conn: DatabaseConnection) -> PortfolioValuation:
-            return svc.valuation(conn, caller_portfolio_on(conn, svc, caller))
+            return svc.desk.positions(conn, caller_portfolio_on(conn, svc, caller)).value()
 
         view = await ctx.read(valued)
-        return Portfolio.build(portfolio_views.summarise(view), view.positions)
+        return Portfolio.build(svc.desk.summarise(view), view.positions)
 
     @strawberry.field(description="The autonomous AI portfolio.")
     async def ai_portfolio(self, info: Info) -> AIPortfolio | None:
-        svc = info.context.svc
-
-        def read(conn: DatabaseConnection) -> tuple[dict, list]:  # one connection for the whole AI portfolio
-            version = svc.valuation_version(conn, AI_PORTFOLIO)
-            view = svc.valuation(conn, AI_PORTFOLIO, version)
-            return (
-                portfolio_views.ai_summary(conn, version[0], svc.settings.ai_starting_cash, view=view),
-                portfolio_views.ai_positions(conn, version[0], view=view),
-            )
-
-        summary, positions = await info.context.read(read)
+        summary, positions = await info.context.read(info.context.svc.desk.ai_portfolio)  # one connection
         return AIPortfolio.build(summary, positions)
 
     @strawberry.field(
@@ -122,28 +103,20 @@ class Query:
         "for the latest delivered day, or `date`."
     )
     async def market_breadth(self, info: Info, date: date | None = None) -> MarketBreadth | None:
-        svc = info.context.svc
-        closed = latest_closed_trading_day(svc.now(), svc.calendar)
-
-        def read(conn: DatabaseConnection) -> dict:  # the REST route's read model: one entry per data version
-            version = (breadth_version(conn), closed)
-            return svc.cached(
-                ("market-breadth", date), version, lambda: market_breadth(conn, svc.calendar, closed, date)
-            )
-
-        return MarketBreadth.from_record(await info.context.read(read))
+        # the REST route's read model: one entry per data version
+        return MarketBreadth.from_record(await info.context.value(info.context.svc.desk.breadth, date))
 
     @strawberry.field(
         description="The day's written analysis and its notifications (the latest analysed day, or `date`)."
     )
     async def analysis(self, info: Info, date: date | None = None) -> DayAnalysis | None:
-        return DayAnalysis.from_record(await info.context.read(stored_analysis, date))
+        return DayAnalysis.from_record(await info.context.read(info.context.svc.desk.analysis, date))
 
     @strawberry.field(
         description="The model's validation and live out-of-sample records, side by side, with base rates."
     )
     async def model_performance(self, info: Info) -> ModelPerformance | None:
-        return ModelPerformance.from_record(await info.context.read(performance))
+        return ModelPerformance.from_record(await info.context.value(info.context.svc.desk.performance))
 
     @strawberry.field(
         description="The latest value of every macro indicator with the REST filters: source, category, "
@@ -159,7 +132,7 @@ class Query:
         first: int | None = MACRO.default,
         after: str | None = None,
     ) -> Connection[MacroIndicator] | None:
-        body = await info.context.read(macro_views.indicators, source, category, currency, as_of)
+        body = await info.context.value(info.context.svc.desk.macro_indicators, source, category, currency, as_of)
         return MACRO.connection(
             body["indicators"],
             lambda i: (i["source"], i["indicator_code"]),

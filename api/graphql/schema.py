@@ -31,7 +31,6 @@ from api.graphql.scalars import SCALAR_OVERRIDES
 from api.jsonbody import strict_json
 from api.services import heavy_client
 from market.budget import Deadline
-from market.clock import latest_closed_trading_day
 from market.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -129,18 +128,14 @@ class StrictGraphQLRouter(GraphQLRouter):
 
         if context.caller is None or not cache.cacheable(request_data.query, request_data.operation_name):
             return await svc.run_heavy(client, timed)
-        kept = cache.key(
-            request_data.query,
-            request_data.variables,
-            request_data.operation_name,
-            latest_closed_trading_day(svc.now(), svc.calendar),
-        )
+        desk = svc.desk
+        kept = cache.key(request_data.query, request_data.variables, request_data.operation_name, desk.closed_day())
 
         def run() -> Any:
-            with svc.engine.connect() as conn:
-                version = cache.version(conn)
+            with desk.engine.connect() as conn:
+                version = desk.instrument_version(conn)
             ran = []
-            result = svc.cached(kept, version, lambda: ran.append(1) or timed(), size=_kept_size)
+            result = desk.cache.cached(kept, version, lambda: ran.append(1) or timed(), size=_kept_size)
             if not ran:
                 operation.close()  # answered from the cache: the coroutine is never run
             return result

@@ -10,9 +10,6 @@ from api.deps import AdminDep, CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import AIHistory, AIPosition, AISummary, Performance, TrackRecord
 from api.security import KeyCheckedRoute
-from desk import AI_PORTFOLIO, versions
-from views import portfolio as portfolio_views
-from views.performance import performance
 
 router = APIRouter(tags=["ai"], route_class=KeyCheckedRoute)
 
@@ -21,27 +18,13 @@ router = APIRouter(tags=["ai"], route_class=KeyCheckedRoute)
 def positions(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     """Open AI positions at the latest close, each with the rationale and exchange-time
     timestamp (ISO 8601, no offset) of the trade that opened it."""
-    version = svc.valuation_version(conn, AI_PORTFOLIO)
-    return svc.body(
-        ("ai-positions",),
-        version,
-        list[AIPosition],
-        lambda: portfolio_views.ai_positions(conn, version[0], view=svc.valuation(conn, AI_PORTFOLIO, version)),
-    )
+    return svc.body(svc.desk.ai_positions(conn), list[AIPosition])
 
 
 @router.get("/api/ai-portfolio/summary", response_model=AISummary, responses=problems(*KEYED))
 def summary(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     """Total value, PnL, liquid equity, allocation breakdown and flagged positions."""
-    version = svc.valuation_version(conn, AI_PORTFOLIO, versions.ai_days())
-    return svc.body(
-        ("ai-summary",),
-        version,
-        AISummary,
-        lambda: portfolio_views.ai_summary(
-            conn, version[0], svc.settings.ai_starting_cash, view=svc.valuation(conn, AI_PORTFOLIO, version)
-        ),
-    )
+    return svc.body(svc.desk.ai_summary(conn), AISummary)
 
 
 @router.get("/api/ai-portfolio/history", response_model=AIHistory, responses=problems(*KEYED, 403))
@@ -49,13 +32,7 @@ def history(svc: ServicesDep, _: AdminDep, conn: ConnDep, page: paging.AIDaysQue
     """Admin only: the executed days in pages of `limit`, oldest first (orders, what the
     rails blocked or cut), each with the AI trades executed that day and their rationale;
     `next_cursor` leads to the later days."""
-    after = page.after()
-    return svc.body(
-        ("ai-history", page.limit, page.cursor),
-        versions.ai_record(conn),
-        AIHistory,
-        lambda: page.body(portfolio_views.ai_day_page(conn, after, page.limit)),
-    )
+    return svc.body(svc.desk.ai_days(conn, page.after(), page.limit), AIHistory, page.body)
 
 
 @router.get("/api/ai-portfolio/track-record", response_model=TrackRecord, responses=problems(*KEYED))
@@ -72,12 +49,7 @@ def track_record(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     information ratio and excess against the equal-weighted liquid universe with the
     replayed model book's percentile in it, and the replayed model book against the mean
     of the fixed random books."""
-    return svc.body(
-        ("ai-track-record",),
-        versions.ai_track_record(conn),
-        TrackRecord,
-        lambda: svc.desk.ai_track_record(conn),
-    )
+    return svc.body(svc.desk.ai_track_record(conn), TrackRecord)
 
 
 @router.get("/api/ai/performance", response_model=Performance, responses=problems(*KEYED))
@@ -90,4 +62,4 @@ def model_performance(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response
     the latest live model and its layer-1 backend (fallback named), and `monitor` the model
     monitor's latest day: the overall state and each check's state (OK / WATCH / ALERT),
     figure, thresholds and the day its breach began (docs/monitoring.md)."""
-    return svc.body(("performance",), versions.performance(conn), Performance, lambda: performance(conn))
+    return svc.body(svc.desk.performance(conn), Performance)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from fastapi import APIRouter, Path, status
 from fastapi.responses import Response
 
-from api import keystore
 from api.deps import AdminDep, ServicesDep
 from api.jsonbody import StrictJSONRoute
 from api.schemas.common import KEYED, problems
@@ -33,19 +32,19 @@ def generate(request: KeyRequest, svc: ServicesDep, _: AdminDep) -> Response:
     """A new client key, shown once in this response; a known client name gets another key
     for the same client (and portfolio)."""
     shown = written(NewKey, 201)
-    return keystore.generate(svc.engine, svc.settings, request.client_name, request.tier, svc.now(), shown)
+    return svc.desk.issue_key(request.client_name, request.tier, shown)
 
 
 @router.get("", response_model=list[KeyInfo], responses=problems(*KEYED, 403))
 def list_keys(svc: ServicesDep, _: AdminDep) -> list[KeyInfo]:
     """Every key with client, tier, status and limits; never a secret."""
-    return [KeyInfo.model_validate(k) for k in keystore.list_keys(svc.engine, svc.now())]
+    return [KeyInfo.model_validate(k) for k in svc.desk.list_keys()]
 
 
 @router.post("/{key_id}/revoke", response_model=KeyInfo, responses=ADMIN_ERRORS)
 def revoke(svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     """The key stops working from the very next request."""
-    return keystore.revoke(svc.engine, key_id, svc.now(), written(KeyInfo))
+    return svc.desk.revoke_key(key_id, written(KeyInfo))
 
 
 @router.post(
@@ -59,22 +58,22 @@ def rotate(svc: ServicesDep, _: AdminDep, request: RotateRequest | None = None, 
     stops at once or after `grace_seconds`. A key already rotated (in its grace period) is
     409: rotate its successor instead, so no more than two keys of a rotation ever work."""
     grace = request.grace_seconds if request else 0
-    return keystore.rotate(svc.engine, svc.settings, key_id, grace, svc.now(), written(RotatedKey, 201))
+    return svc.desk.rotate_key(key_id, grace, written(RotatedKey, 201))
 
 
 @router.put("/{key_id}/rate-limit", response_model=KeyInfo, responses=ADMIN_ERRORS)
 def set_rate_limit(request: RateLimitRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     """Requests per minute for this key (null: the tier's default)."""
-    return keystore.set_option(svc.engine, key_id, "RATE_LIMIT_SET", request.per_minute, svc.now(), written(KeyInfo))
+    return svc.desk.set_key_option(key_id, "RATE_LIMIT_SET", request.per_minute, written(KeyInfo))
 
 
 @router.put("/{key_id}/macro-access", response_model=KeyInfo, responses=ADMIN_ERRORS)
 def set_macro_access(request: MacroAccessRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     """Switch the macro datasets on or off for this key (null: the tier's rule)."""
-    return keystore.set_option(svc.engine, key_id, "MACRO_ACCESS_SET", request.enabled, svc.now(), written(KeyInfo))
+    return svc.desk.set_key_option(key_id, "MACRO_ACCESS_SET", request.enabled, written(KeyInfo))
 
 
 @router.put("/{key_id}/tier", response_model=KeyInfo, responses=ADMIN_ERRORS)
 def set_tier(request: TierRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     """Move the key to another tier (its default rate limit and macro rule follow)."""
-    return keystore.set_option(svc.engine, key_id, "TIER_SET", request.tier, svc.now(), written(KeyInfo))
+    return svc.desk.set_key_option(key_id, "TIER_SET", request.tier, written(KeyInfo))

@@ -9,9 +9,8 @@ from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, SupportedDate, problems
 from api.schemas.macro import MacroIndicators, MacroInsights
 from api.security import KeyCheckedRoute
-from desk import INSIGHTS_REFUSAL, versions
+from desk import INSIGHTS_REFUSAL
 from market.errors import PermissionDeniedError
-from views import macro as macro_views
 
 router = APIRouter(tags=["macro"], route_class=KeyCheckedRoute)
 
@@ -32,12 +31,7 @@ def indicators(
     and the planning institute, optionally filtered; `as_of` gives the values as they were
     known on a date (releases on or before it only), `currency` converts money values with
     the FX rate of each value's period and names the rate."""
-    return svc.body(
-        ("macro", source, category, currency, as_of),
-        versions.macro(conn),
-        MacroIndicators,
-        lambda: macro_views.indicators(conn, source, category, currency, as_of),
-    )
+    return svc.body(svc.desk.macro_indicators(conn, source, category, currency, as_of), MacroIndicators)
 
 
 @router.get("/api/macro_insights", response_model=MacroInsights, responses=problems(*KEYED, 403, 503))

@@ -18,13 +18,8 @@ from api.schemas.market import (
     SymbolStatistics,
 )
 from api.security import KeyCheckedRoute
-from desk import versions
-from market.clock import latest_closed_trading_day, supported_date
+from market.clock import supported_date
 from market.errors import InvalidInputError
-from views import bars as bar_views
-from views import market as market_views
-from views.breadth import data_version as breadth_version
-from views.breadth import market_breadth
 
 router = APIRouter(prefix="/api/market", tags=["market"], route_class=KeyCheckedRoute)
 # /latest's and /breadth's `date`: the same days, the same errors.
@@ -46,15 +41,7 @@ def latest(svc: ServicesDep, _: CallerDep, conn: ConnDep, date_: DeliveredDay = 
     not a trading day or has not closed. A day before the first live day carries the
     validation record's out-of-sample scores (what the AI portfolio's replay traded on),
     `model_id` the walk-forward model and `reason` naming the record."""
-    closed = latest_closed_trading_day(svc.now(), svc.calendar)
-    # The validation record's ids too: a day before the first live day is answered from it.
-    version = (versions.latest_market(conn), closed)
-    return svc.body(
-        ("latest", date_),
-        version,
-        dict[str, LatestQuote],
-        lambda: market_views.latest_market(conn, svc.calendar, closed, date_),
-    )
+    return svc.body(svc.desk.latest_market(conn, date_), dict[str, LatestQuote])
 
 
 @router.get("/breadth", response_model=Breadth, responses=problems(*KEYED, 404, 503))
@@ -62,17 +49,8 @@ def breadth(svc: ServicesDep, _: CallerDep, conn: ConnDep, date_: DeliveredDay =
     """The day's advancers, decliners, unchanged and untraded stocks and the change of the
     service's capitalisation-weighted index; same dates and errors as /latest."""
     # A read model like the other reads: built once per (date, data version, latest closed
-    # day) and shared with GraphQL's marketBreadth (the same "market-breadth" entry).
-    closed = latest_closed_trading_day(svc.now(), svc.calendar)
-    version = (breadth_version(conn), closed)
-    return svc.body(
-        ("breadth", date_),
-        version,
-        Breadth,
-        lambda: svc.cached(
-            ("market-breadth", date_), version, lambda: market_breadth(conn, svc.calendar, closed, date_)
-        ),
-    )
+    # day) and shared with GraphQL's marketBreadth (the desk keeps one entry).
+    return svc.body(svc.desk.breadth(conn, date_), Breadth)
 
 
 @router.get("/symbol/{symbol}", response_model=SymbolStatistics, responses=problems(*KEYED, 404, 503))
@@ -80,11 +58,7 @@ def symbol_statistics(svc: ServicesDep, _: CallerDep, conn: ConnDep, symbol: str
     """Variance of daily log returns over 20, 60, 120 and 250 days, and the latest day's
     statistics as z-scores against the instrument's own history (read from the stored
     daily bars and indicators), with the reasons behind the symbol's latest prediction."""
-    marks = bar_views.watermarks(conn)
-    version = (*marks, *versions.predictions(conn))  # the reasons move with the predictions
-    return svc.body(
-        ("symbol", symbol.upper()), version, SymbolStatistics, lambda: bar_views.symbol_statistics(conn, symbol, marks)
-    )
+    return svc.body(svc.desk.symbol_statistics(conn, symbol), SymbolStatistics)
 
 
 BarsLimit = whole_query(Query(ge=1, le=2000, description="Bars per page: 250 by default, at most 2000."))
@@ -111,14 +85,7 @@ def history(
     holds the oldest `limit` bars from `start`, and `next_cursor` leads to the newer ones.
     Indicators are stored when prices arrive, computed over the instrument's whole
     history, so every page (even `limit=5`) has them warmed up."""
-    after, before = _cursor(cursor)
-    marks = bar_views.watermarks(conn)
-    return svc.body(
-        ("history", symbol.upper(), start, end, limit, cursor),
-        marks,
-        History,
-        lambda: bar_views.history(conn, symbol, start, end, limit, after, before, marks),
-    )
+    return svc.body(svc.desk.history(conn, symbol, (start, end), limit, _cursor(cursor)), History)
 
 
 def _cursor(cursor: str | None) -> tuple[date | None, date | None]:

@@ -4,7 +4,7 @@ A client key acts on its client's portfolio, the admin key on the house portfoli
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, File, Header, Query, UploadFile, status
 from fastapi.responses import Response
@@ -33,8 +33,7 @@ from api.schemas.portfolio import (
 from api.security import Principal, caller_portfolio, caller_portfolio_on
 from api.services import Services, written
 from api.uploads import read_upload
-from desk import ManualTrade, versions
-from views import portfolio as portfolio_views
+from desk import ManualTrade, Versioned
 
 router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=StrictJSONRoute)
 IDEMPOTENCY = Header(
@@ -48,22 +47,13 @@ IDEMPOTENCY = Header(
 @router.get("", response_model=PortfolioPositions, responses=problems(*KEYED))
 def positions(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """Open positions at the latest close with market value, PnL and exit flags."""
-    pid = caller_portfolio_on(conn, svc, caller)
-    version = svc.valuation_version(conn, pid)
-    return svc.body(("positions", pid), version, PortfolioPositions, lambda: svc.valuation(conn, pid, version))
+    return svc.body(svc.desk.positions(conn, caller_portfolio_on(conn, svc, caller)), PortfolioPositions)
 
 
 @router.get("/summary", response_model=PortfolioSummary, responses=problems(*KEYED))
 def summary(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """Equity, cash, liquid equity, PnL and the allocation breakdown."""
-    pid = caller_portfolio_on(conn, svc, caller)
-    version = svc.valuation_version(conn, pid)
-    return svc.body(
-        ("summary", pid),
-        version,
-        PortfolioSummary,
-        lambda: portfolio_views.summarise(svc.valuation(conn, pid, version)),
-    )
+    return svc.body(svc.desk.portfolio_summary(conn, caller_portfolio_on(conn, svc, caller)), PortfolioSummary)
 
 
 @router.get("/trade", response_model=TradePage, responses=problems(*KEYED))
@@ -72,7 +62,7 @@ def trades(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.Trad
     (oldest first; a statement's earlier trade comes where it was recorded), `next_cursor`
     leading to the later ones. Keyed by ledger row: a trade placed between two pages is
     never repeated nor skipped."""
-    return _ledger_page(svc, caller, conn, page, "trades", versions.trades, TradePage, portfolio_views.trade_page)
+    return _ledger_page(svc, caller, conn, page, TradePage, svc.desk.trades)
 
 
 def _ledger_page(
@@ -80,21 +70,13 @@ def _ledger_page(
     caller: Principal,
     conn: Connection,
     page: paging.PageQuery,
-    name: str,
-    version: Callable[[Connection, str], Any],
     model: type[CursorPage],
-    read: Callable[[Connection, str, int | None, int], list[tuple[int, Any]]],
+    read: Callable[[Connection, str, int | None, int], Versioned[list]],
 ) -> Response:
-    """A page of the caller's book's ledger (`read`: its trades or cash movements, keyed by
-    ledger row), rendered once per page asked and `version` of the book."""
+    """A page of the caller's book's ledger (`read`: the desk's read of its trades or cash
+    movements, keyed by ledger row), rendered once per page asked and version of the book."""
     pid = caller_portfolio_on(conn, svc, caller)
-    after = page.after()
-    return svc.body(
-        (name, pid, page.limit, page.cursor),
-        version(conn, pid),
-        model,
-        lambda: page.body(read(conn, pid, after, page.limit)),
-    )
+    return svc.body(read(conn, pid, page.after(), page.limit), model, page.body)
 
 
 PreviewQuantity = whole_query(Query(gt=0, le=10**12, description="Shares: the digits of a whole number."), shares=True)
@@ -137,9 +119,7 @@ def track_record(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response
     return, volatility, Sharpe, Sortino, drawdown, Calmar, turnover and fees, beside the
     equal-weighted liquid universe and the service's index (fractions; deposits,
     withdrawals and statement syncs are flows, not performance; dividends count)."""
-    pid = caller_portfolio_on(conn, svc, caller)
-    version = versions.track_record(conn, pid)
-    return svc.body(("track-record", pid), version, TrackRecord, lambda: svc.desk.track_record(conn, pid), owner=pid)
+    return svc.body(svc.desk.track_record(conn, caller_portfolio_on(conn, svc, caller)), TrackRecord)
 
 
 @router.get("/cash", response_model=CashPage, responses=problems(*KEYED))
@@ -147,7 +127,7 @@ def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: pag
     """The portfolio's cash movements in pages of `limit`, in the order the book recorded
     them (oldest first), with the balance after each: deposits, withdrawals, trades and
     fees, dividends, statement reconciliations; `next_cursor` leads to the later ones."""
-    return _ledger_page(svc, caller, conn, page, "cash", versions.cash, CashPage, portfolio_views.cash_page)
+    return _ledger_page(svc, caller, conn, page, CashPage, svc.desk.cash_movements)
 
 
 @router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 415))

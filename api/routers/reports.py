@@ -2,7 +2,8 @@
 request (`Services.run_heavy`): at most `heavy_requests_per_client` of one caller's
 (its key's client; requests without a key together) built at once, the rest queued; one
 whose client has left by its turn is not built. A report is built in a worker process
-(`Services.apart`), so the server's interpreter is not held while it is."""
+(`Services.apart`, the desk's `report_order`), so the server's interpreter is not held
+while it is."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from api.deps import ReportReaderDep, ServicesDep
 from api.schemas.common import KEYED, problems
 from api.security import KeyCheckedRoute
 from api.services import Services, heavy_client
-from reports import generate_apart
 
 router = APIRouter(tags=["reports"], route_class=KeyCheckedRoute)
 PDF = {
@@ -25,7 +25,7 @@ PDF = {
 
 
 def _pdf(kind: str, svc: Services) -> Response:
-    report = svc.apart(generate_apart, kind, svc.settings, svc.calendar, svc.now())
+    report = svc.apart(svc.desk.report_order(kind))
     return Response(
         report.pdf,
         media_type="application/pdf",

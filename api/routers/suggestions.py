@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import APIRouter, Path
 from fastapi.responses import Response
 
@@ -11,7 +13,6 @@ from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import Suggestion, SuggestionPage
 from api.security import KeyCheckedRoute, caller_portfolio_on
 from api.services import written
-from desk import versions
 
 router = APIRouter(prefix="/api/suggestions", tags=["suggestions"], route_class=KeyCheckedRoute)
 SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id from GET /api/suggestions.")
@@ -23,17 +24,8 @@ def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.Sug
     suggestion for trading day D expires at D's close on the service's clock, the replayed
     market's on a replay), oldest trading day first, sells before buys, then by symbol:
     the page's key, so `next_cursor` holds even when a suggestion before it is decided."""
-    pid = caller_portfolio_on(conn, svc, caller)
-    version = versions.suggestions(conn, pid)
-    states = svc.cached(("suggestion-states", pid), version, lambda: svc.desk.suggestion_states(conn, pid))
-    now = svc.now()  # the service's clock, never the wall clock read here: expiry is the desk's rule
-    expired = svc.desk.expired_suggestions(states, now)  # the clock's part of the answer
-    return svc.body(
-        ("suggestions", pid, page.limit, page.cursor),
-        (version, expired),
-        SuggestionPage,
-        lambda: page.slice(svc.desk.pending_suggestions(states, now), paging.suggestion_key),
-    )
+    pending = svc.desk.pending_suggestions(conn, caller_portfolio_on(conn, svc, caller))
+    return svc.body(pending, SuggestionPage, partial(page.slice, key=paging.suggestion_key), (page.limit, page.cursor))
 
 
 @router.post("/{suggestion_id}/confirm", response_model=Suggestion, responses=problems(*KEYED, 404, 409))

@@ -11,11 +11,9 @@ from pydantic import ConfigDict, Field
 
 from api.contract import ApiModel, Timestamp
 from api.schemas.common import CursorPage, Money, MoneyIn, Price, QuantityIn, example, example_of, page_example
+from desk import MOSTLY_CASH_EXPOSURE, PENDING_QUANTITY, PENDING_UNTIL, SUGGESTION_FEES
+from desk import domain as stats  # the track record's shapes (portfolio/track_record.py), through the desk
 from market.money import MAX_CASH_MOVEMENT
-from portfolio import track_record as stats
-from portfolio.suggestions import SUGGESTION_FEES
-from portfolio.track_record import MOSTLY_CASH_EXPOSURE
-from views.valuation import PENDING_QUANTITY, PENDING_UNTIL
 
 
 class Position(ApiModel):

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from api import keystore
 from api.app import create_app
+from desk import keys as keystore
 from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from tests.api import world
@@ -242,7 +242,7 @@ def counting_failures(unmade_settings: Settings, **changes: object) -> Iterator[
 
 
 def revoked_while_kept(api: Api) -> str:
-    """A key this process has checked (its rows kept in memory, api/keystore.py KeyCache),
+    """A key this process has checked (its rows kept in memory, desk/keys.py KeyCache),
     revoked since: a read is answered from that memory, so only the confirmation that
     rides on the read refuses it."""
     issued = keystore.generate(api.world.engine, api.world.settings, "Kept Ltd", "PRO", now=MORNING)

@@ -207,7 +207,7 @@ def _portfolio(api: Api, key: str) -> str:
 
 def unlimited(api: Api) -> None:
     """The clients' keys past their rate limits: these tests send more than a minute's share."""
-    from api import keystore
+    from desk import keys as keystore
     from tests.api.world import MORNING
 
     for key_id in (api.world.acme_key_id, api.world.beta_key_id):

@@ -90,7 +90,7 @@ def write_answers(api: Api) -> Iterator[tuple[str, Any]]:
 
 
 def every_violation(api: Api) -> list[str]:
-    from api import keystore
+    from desk import keys as keystore
 
     keystore.set_option(api.world.engine, api.world.acme_key_id, "RATE_LIMIT_SET", 1_000_000, now=world.MORNING)
     world.run_t3(api.world.settings)

@@ -105,7 +105,7 @@ def _graphql_value(kind: Any, bad: str) -> Any:
 
 
 def test_a_control_character_in_any_operation_is_bad_input_never_a_server_error(api: Api) -> None:
-    from api import keystore
+    from desk import keys as keystore
     from tests.api import world
 
     keystore.set_option(api.world.engine, api.world.acme_key_id, "RATE_LIMIT_SET", 1_000_000, now=world.MORNING)

@@ -415,7 +415,7 @@ def test_unexpected_errors_are_masked(api: Api, monkeypatch: pytest.MonkeyPatch)
     def broken(conn):
         raise RuntimeError("SELECT secret FROM internals")
 
-    monkeypatch.setattr("api.graphql.query.performance", broken)
+    monkeypatch.setattr("desk.market_reads.performance", broken)
     response = gql(
         api, "{ modelPerformance { modelId } instruments(first: 1) { nodes { symbol } } }", api.world.acme_key
     )
@@ -454,7 +454,7 @@ def test_a_clients_mistake_is_one_log_line_and_the_services_fault_keeps_its_trac
     def broken(conn):
         raise RuntimeError("SELECT secret FROM internals")
 
-    monkeypatch.setattr("api.graphql.query.performance", broken)
+    monkeypatch.setattr("desk.market_reads.performance", broken)
     gql(api, "{ modelPerformance { modelId } }", key)
     faults = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(faults) == 1 and faults[0].exc_info is not None, [(r.name, r.getMessage()) for r in caplog.records]

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from graphql.language import Lexer, Source, TokenKind
 
-from api import keystore
 from api.app import create_app
+from desk import keys as keystore
 from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from tests.api import world

@@ -569,7 +569,7 @@ def test_another_client_is_answered_at_once_while_one_floods_the_service(api: Ap
     2 s, against 11.6 s)."""
     import time
 
-    from api import keystore
+    from desk import keys as keystore
     from tests.api.test_graphql_security import fan_out
 
     w = api.world

@@ -13,8 +13,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from api import keystore
 from api.services import ClientGate
+from desk import keys as keystore
 from market.settings import Settings
 from tests.api import world
 from tests.api.test_hardening import _concurrently, serving

@@ -131,7 +131,7 @@ def test_no_secret_in_any_table_log_line_or_error_body(api: Api) -> None:
 
 
 def test_a_key_change_made_by_another_worker_holds_here_from_the_next_request(api: Api) -> None:
-    """Each API process keeps the client keys it has seen (api/keystore.py KeyCache) and
+    """Each API process keeps the client keys it has seen (desk/keys.py KeyCache) and
     reuses them while the keys' version it reads per request has not moved. A second app on
     the same store stands for the other worker: its writes (a limit, a tier, a revocation,
     each an appended event) hold in this one from the very next request."""

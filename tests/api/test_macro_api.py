@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from api import keystore
+from desk import keys as keystore
 from tests.api import world
 from tests.api.conftest import Api, assert_problem
 from tests.api.graph import data, gql, snake

@@ -14,8 +14,8 @@ import httpx
 import pytest
 from sqlalchemy import event
 
-from api import keystore
 from api.app import create_app
+from desk import keys as keystore
 from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from tests.api import world

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from api import keystore
+from desk import keys as keystore
 from pipeline.runner import run_stage
 from tests.api import world
 from tests.api.conftest import Api

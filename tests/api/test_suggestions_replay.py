@@ -15,8 +15,8 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import select
 
-from api import keystore
 from api.app import create_app
+from desk import keys as keystore
 from market.clock import EXCHANGE_TZ, DatedCalendar, default_calendar, write_replay_dates
 from market.settings import Settings, get_settings
 from pipeline.runner import run_stage
@@ -124,7 +124,7 @@ def test_replayed_suggestions_are_open_until_their_close_on_the_service_clock(re
     with serve_in_thread(create_app(settings, now=utc_now)) as base, httpx.Client(base_url=base, timeout=30) as http:
         assert _listed(http, key) == [] and _graph_listed(http, key) == []
     # ... so a service on a replay (`marketintel serve`, `make demo MARKET=...`: no clock
-    # given) runs on the replay's own clock (api/services.py ReplayClock): the morning of
+    # given) runs on the replay's own clock (desk/clock.py ReplayClock): the morning of
     # the session after the newest priced day, where they are open.
     with serve_in_thread(create_app(settings)) as base, httpx.Client(base_url=base, timeout=30) as http:
         assert [s["symbol"] for s in _listed(http, key)] == ["LIQ", "MID"] and len(_graph_listed(http, key)) == 2

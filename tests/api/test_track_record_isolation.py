@@ -28,7 +28,7 @@ from decimal import Decimal
 
 import httpx
 
-from api import keystore
+from desk import keys as keystore
 from portfolio import ledger
 from store import tables
 from store.history import append_history

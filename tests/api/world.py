@@ -19,8 +19,8 @@ import psycopg
 from pydantic import SecretStr
 from sqlalchemy import Engine, select
 
-from api import keystore
-from api.keystore import PEPPER_FILE
+from desk import keys as keystore
+from desk.keys import PEPPER_FILE
 from market.settings import Settings
 from models.sentiment.composite import METHOD as SENTIMENT_METHOD
 from models.sentiment.scorer import SCORER_ID

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from api import keystore
+from desk import keys as keystore
 from market.settings import Settings
 from portfolio import ledger
 from store import tables

@@ -34,8 +34,8 @@ def test_rerunning_the_demo_leaves_the_demo_client_one_active_key(settings: Sett
     """The demo reuses the demo client's key (kept in secrets_dir/demo-client-key, 0600)
     and revokes any other active key of the demo client, so two runs leave one active
     key, the same one both printed; a kept key that stopped working is replaced."""
-    from api import keystore
     from cli.demo import DEMO_CLIENT
+    from desk import keys as keystore
 
     engine = service_engine(settings)
 

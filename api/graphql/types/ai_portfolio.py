@@ -16,8 +16,7 @@ from api.graphql.types.ai_trade import AITrade
 from api.graphql.types.portfolio import discounts_shown
 from api.graphql.types.track_record import TrackRecord
 from api.paging import AI_DAYS, AI_TRADES
-from portfolio.ledger import AI_PORTFOLIO
-from views.portfolio import ai_day_page, trade_page
+from desk import AI_PORTFOLIO
 
 AI_POSITIONS = Page("aiPositions", default=100, largest=500, key=text)
 
@@ -57,16 +56,17 @@ class AIPortfolio:
         "(GET /api/ai-portfolio/track-record)."
     )
     async def track_record(self, info: Info) -> TrackRecord:
-        return TrackRecord.from_record(await info.context.read(info.context.svc.desk.ai_track_record))
+        return TrackRecord.from_record(await info.context.value(info.context.svc.desk.ai_track_record))
 
     @admin_field("the AI trades with their rationale, in the order the book recorded them.")
     async def trades(
         self, info: Info, first: int | None = AI_TRADES.default, after: str | None = None
     ) -> Connection[AITrade] | None:
-        return await info.context.read_page(AI_TRADES, first, after, AITrade.from_row, trade_page, AI_PORTFOLIO)
+        desk = info.context.svc.desk
+        return await info.context.read_page(AI_TRADES, first, after, AITrade.from_row, desk.trades, AI_PORTFOLIO)
 
     @admin_field("the executed days, oldest first (GET /api/ai-portfolio/history's pages).")
     async def days(
         self, info: Info, first: int | None = AI_DAYS.default, after: str | None = None
     ) -> Connection[AIDay] | None:
-        return await info.context.read_page(AI_DAYS, first, after, AIDay.from_row, ai_day_page)
+        return await info.context.read_page(AI_DAYS, first, after, AIDay.from_row, info.context.svc.desk.ai_days)

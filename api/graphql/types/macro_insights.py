@@ -5,7 +5,7 @@ from datetime import date
 import strawberry
 from strawberry.scalars import JSON
 
-from models import macro_model
+from desk import domain as macro_model  # the domain's MacroInsights, through the desk
 
 
 @strawberry.type(description="One of the week's national speculation parameters.")

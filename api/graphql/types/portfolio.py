@@ -5,7 +5,6 @@ from decimal import Decimal
 from typing import Any
 
 import strawberry
-from sqlalchemy import Connection as DatabaseConnection
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
@@ -16,11 +15,8 @@ from api.graphql.types.suggestion import Suggestion
 from api.graphql.types.track_record import TrackRecord
 from api.graphql.types.trade import Trade
 from api.paging import CASH, SUGGESTIONS, TRADES, suggestion_key
-from desk import versions
+from desk import PositionValue
 from market.money import money_display
-from portfolio import suggestions
-from views.portfolio import cash_page, trade_page
-from views.valuation import PositionValue
 
 POSITIONS = Page("positions", default=100, largest=500, key=text, owned=True)
 
@@ -69,24 +65,16 @@ class Portfolio:
         "liquid universe and the service's index (GET /api/portfolio/track-record)."
     )
     async def track_record(self, info: Info) -> TrackRecord:
-        svc, pid = info.context.svc, self.portfolio_id
-
-        def read(conn: DatabaseConnection) -> Any:  # the REST route's rule: one build per version, one per client
-            return svc.owned(
-                pid,
-                ("track-record-graph", pid),
-                versions.track_record(conn, pid),
-                lambda: svc.desk.track_record(conn, pid),
-            )
-
-        return TrackRecord.from_record(await info.context.read(read))
+        # the REST route's read model: one build per version, one running per client
+        return TrackRecord.from_record(await info.context.value(info.context.svc.desk.track_record, self.portfolio_id))
 
     @strawberry.field(description="Trades in the order the book recorded them (GET /api/portfolio/trade's pages).")
     async def trades(
         self, info: Info, first: int | None = TRADES.default, after: str | None = None
     ) -> Connection[Trade]:
+        desk = info.context.svc.desk
         return await info.context.read_page(
-            TRADES.of(self.portfolio_id), first, after, Trade.from_row, trade_page, self.portfolio_id
+            TRADES.of(self.portfolio_id), first, after, Trade.from_row, desk.trades, self.portfolio_id
         )
 
     @strawberry.field(
@@ -96,14 +84,14 @@ class Portfolio:
     async def cash_movements(
         self, info: Info, first: int | None = CASH.default, after: str | None = None
     ) -> Connection[CashMovement]:
+        desk = info.context.svc.desk
         return await info.context.read_page(
-            CASH.of(self.portfolio_id), first, after, CashMovement.from_row, cash_page, self.portfolio_id
+            CASH.of(self.portfolio_id), first, after, CashMovement.from_row, desk.cash_movements, self.portfolio_id
         )
 
     @strawberry.field(description="Pending morning suggestions (expired ones are not listed).")
     async def suggestions(
         self, info: Info, first: int | None = SUGGESTIONS.default, after: str | None = None
     ) -> Connection[Suggestion]:
-        ctx = info.context
-        rows = await ctx.call(suggestions.list_pending, ctx.svc.engine, self.portfolio_id, ctx.svc.now())
+        rows = await info.context.value(info.context.svc.desk.pending_suggestions, self.portfolio_id)
         return SUGGESTIONS.of(self.portfolio_id).connection(rows, suggestion_key, first, after, Suggestion.from_row)

@@ -11,7 +11,7 @@ from api.graphql.loaders import loaded
 from api.graphql.scalars import Shares
 from api.graphql.types.instrument import Instrument
 from api.graphql.types.prediction import latest_prediction_of
-from views.valuation import PENDING_QUANTITY, PENDING_UNTIL, PositionValue
+from desk import PENDING_QUANTITY, PENDING_UNTIL, PositionValue
 
 
 @strawberry.type(description="An open position valued at the latest close, with its exit flags.")

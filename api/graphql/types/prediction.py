@@ -10,7 +10,7 @@ from api.graphql.loaders import loaded
 from api.graphql.types.enums import Action, Tercile, optional
 from api.graphql.types.reasons import PredictionReasons
 from api.schemas.market import PREDICTION_FIELDS
-from models.scoring import ServedPrediction
+from desk import ServedPrediction
 
 
 @strawberry.type(description="The two-layer model's output for one instrument and trading day.")

@@ -7,7 +7,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from api.graphql.scalars import Shares
-from portfolio import suggestions
+from desk import domain as suggestions  # the domain's Suggestion and its texts, through the desk
 
 
 @strawberry.type(description="A morning trade suggestion for the caller's portfolio.")

@@ -13,8 +13,8 @@ from decimal import Decimal
 
 import strawberry
 
-from portfolio import track_record as stats
-from portfolio.track_record import MOSTLY_CASH_EXPOSURE
+from desk import MOSTLY_CASH_EXPOSURE
+from desk import domain as stats  # the track record's shapes (portfolio/track_record.py), through the desk
 
 
 @strawberry.type(description="The book beside one benchmark over the same days (fractions; 250 trading days a year).")

@@ -6,7 +6,7 @@ from decimal import Decimal
 import strawberry
 
 from api.graphql.scalars import Shares
-from portfolio.trading import PlacedTrade
+from desk import PlacedTrade
 
 
 @strawberry.type(description="A manual trade recorded (or, for a retried idempotency key, the first result replayed).")

@@ -14,7 +14,12 @@ from the very next request in every worker.
 
 Clients are named; generating a key for a name that exists adds a key for that client
 (all of a client's keys share one portfolio). Generating a key opens the client's
-portfolio.
+portfolio in the key's own transaction, so no key is ever stored without it.
+
+The desk's (desk/desk.py calls these in a line each): issuing and tuning keys are use
+cases, and the records and their version live in the store. Authenticating a request
+(the header, the admin key's comparison, the rate limit) is the API's, in
+api/security.py, which asks the desk for a key's record.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import os
 import re
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -35,8 +41,10 @@ from sqlalchemy import Connection, Engine, bindparam, select
 from market.clock import utc_now
 from market.errors import ConfigurationError, ConflictError, InvalidInputError, NotFoundError
 from market.settings import Settings
+from portfolio.accounts import Account
+from portfolio.ledger import ensure_portfolio
 from store import tables
-from store.history import append_history, current_rows, newest_ids
+from store.history import Rider, append_history, current_rows, newest_ids
 from store.transactions import Respond, answered, write_transaction
 
 CLIENT_KEY_PATTERN = re.compile(r"^svc-sk-[0-9a-f]{32,128}$")
@@ -123,8 +131,6 @@ def generate(
     transaction); the secret is in the result only. `respond` renders the answer before the
     commit (store.transactions `answered`): a key whose secret could not be shown is never
     stored."""
-    from portfolio.ledger import client_portfolio_id, ensure_portfolio
-
     name = " ".join(client_name.split())
     if not name or len(name) > 200:
         raise InvalidInputError("client_name must be 1 to 200 characters of text")
@@ -134,7 +140,8 @@ def generate(
     with write_transaction(engine, "api-keys") as conn:
         client_id = _client(conn, name, tier, moment)
         key_id = _insert_key(conn, settings, client_id, tier, secret, moment)
-        ensure_portfolio(conn, client_portfolio_id(client_id), "CLIENT", client_id)
+        account = Account.of_client(client_id)
+        ensure_portfolio(conn, account.portfolio_id, account.kind, account.client_id)
         issued = {
             "api_key": secret,
             "key_id": key_id,
@@ -147,16 +154,13 @@ def generate(
 
 
 def ensure_client(engine: Engine, client_name: str, tier: str, now: datetime | None = None) -> str:
-    """The client id of `client_name` (created with `tier` if new, no key issued) with its
-    portfolio opened: what a later `generate` for the same name issues a key for."""
-    from portfolio.trading import open_client_portfolio
-
+    """The client id of `client_name` (created with `tier` if new, no key issued): what a
+    later `generate` for the same name issues a key for (the desk then opens its portfolio:
+    `Desk.client`)."""
     name = " ".join(client_name.split())
     _checked_tier(tier)
     with write_transaction(engine, "api-keys") as conn:
-        client_id = _client(conn, name, tier, now or utc_now())
-    open_client_portfolio(engine, client_id)
-    return client_id
+        return _client(conn, name, tier, now or utc_now())
 
 
 def _client(conn: Connection, name: str, tier: str, moment: datetime) -> str:
@@ -189,8 +193,8 @@ class KeyCache:
     Unknown keys are never kept: a flood of guesses cannot fill it.
 
     A key already kept can also be answered from memory alone (`kept`), its version left
-    to be confirmed later: api/security.py puts that check on the request's connection as a
-    `store.history.Rider`, read in the request's next data-version statement."""
+    to be confirmed later: api/security.py puts that check on the request's connection (`KeyCheck`), read in the
+    request's next data-version statement."""
 
     KEYS = (tables.api_keys, tables.api_key_events)  # the keys' version: their newest ids
 
@@ -218,6 +222,26 @@ class KeyCache:
                     self._rows.pop(next(iter(self._rows)))
                 self._rows[hashed] = (version, rows)
         return rows
+
+
+class KeyCheck(Rider):
+    """A key check answered from a process's memory (`KeyCache.kept`), left to ride on the
+    request's connection: the keys' version read in the request's next version read
+    (store.history `newest_ids`; `settle` reads it alone when none came), raising
+    `VersionMoved` when the keys moved meanwhile; then `admit(conn)`, where the caller
+    counts the request on that connection (api/security.py)."""
+
+    __slots__ = ("admit", "conn")
+
+    def __init__(self, expected: tuple, admit: Callable[[Connection], None] | None) -> None:
+        super().__init__(KeyCache.KEYS, expected)
+        self.admit: Callable[[Connection], None] | None = admit
+        self.conn: Connection | None = None
+
+    def settle(self, values: tuple) -> None:
+        super().settle(values)
+        if self.admit is not None:
+            self.admit(self.conn)  # type: ignore[arg-type]
 
 
 def authenticate(

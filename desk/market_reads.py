@@ -1,0 +1,209 @@
+"""The desk's reads of the market and the model: the latest day, breadth, a symbol's
+statistics and history, the instruments and what a list of them shows (quotes,
+predictions, fundamentals, news, sentiment, liquidity, bars), the model's records and
+monitor, the day's analysis and the macro indicators. A mixin of `Desk` (desk/desk.py),
+written apart to keep each module readable.
+
+A read a transport may keep answers a `Versioned` (desk/cache.py) with the version it
+depends on (desk/versions.py); the reads of a list's fields take `(conn, symbols, *args)`
+and answer `{symbol: value}`, the shape of a GraphQL DataLoader's batch
+(api/graphql/loaders.py). Where the model is kept here (the latest quotes, breadth, the
+latest predictions and the stored bars of a batch), REST and GraphQL share one entry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from desk import versions
+from desk.cache import ReadCache, Versioned
+from market.clock import TradingCalendar, latest_closed_trading_day
+from models import macro_model
+from models.macro_model import MacroInsights
+from models.scoring import ServedPrediction
+from store import tables
+from store.history import current_rows
+from views import bars as bar_views
+from views import instrument as instrument_views
+from views import macro as macro_views
+from views import market as market_views
+from views.analysis import stored_analysis
+from views.breadth import market_breadth
+from views.performance import monitor_state, performance, validation_record
+
+Batch = dict[str, Any]  # symbol -> what a list's field shows for it
+
+
+class MarketReads:
+    """What `Desk` reads of the market and the model (its fields: desk/desk.py)."""
+
+    calendar: TradingCalendar
+    now: Callable[[], datetime]
+    cache: ReadCache
+
+    def closed_day(self) -> date:
+        """The latest closed trading day on the desk's clock: which days a market read serves."""
+        return latest_closed_trading_day(self.now(), self.calendar)
+
+    # ---- the day's market -------------------------------------------------------------------------
+
+    def latest_market(self, conn: Connection, day: date | None = None) -> Versioned[dict[str, dict]]:
+        """Every ticker's close, volume, change and indicators on the latest delivered day (or
+        `day`) with its prediction; a day before the first live day from the validation record."""
+        closed = self.closed_day()
+        version = (versions.latest_market(conn), closed)
+        return Versioned(("latest", day), version, lambda: market_views.latest_market(conn, self.calendar, closed, day))
+
+    def quotes(self, conn: Connection, symbols: list[str]) -> Batch:
+        """The latest day's quote of each of `symbols`, from the latest market kept here."""
+        read = self.latest_market(conn)
+        quotes = self.cache.cached(("latest-quotes",), read.version, read.build)
+        return {s: quotes[s] for s in symbols if s in quotes}
+
+    def breadth(self, conn: Connection, day: date | None = None) -> Versioned[dict[str, Any]]:
+        """The day's advancers, decliners, unchanged and untraded names and the index's change,
+        kept here per version (REST's body and GraphQL's `marketBreadth` share it)."""
+        closed = self.closed_day()
+        version = (versions.breadth(conn), closed)
+
+        def build() -> dict[str, Any]:
+            return self.cache.cached(
+                ("market-breadth", day), version, lambda: market_breadth(conn, self.calendar, closed, day)
+            )
+
+        return Versioned(("breadth", day), version, build)
+
+    def symbol_statistics(self, conn: Connection, symbol: str) -> Versioned[dict[str, Any]]:
+        """A symbol's return variances and latest z-scores from the stored bars, with the
+        reasons of its latest prediction (which move with the predictions)."""
+        marks = versions.bars(conn)
+        version = (*marks, *versions.predictions(conn))
+        return Versioned(("symbol", symbol.upper()), version, lambda: bar_views.symbol_statistics(conn, symbol, marks))
+
+    def history(
+        self,
+        conn: Connection,
+        symbol: str,
+        span: tuple[date | None, date | None],
+        limit: int,
+        cursor: tuple[date | None, date | None] = (None, None),
+    ) -> Versioned[dict[str, Any]]:
+        """A page of `limit` daily bars with their indicators within `span` (start, end):
+        forward after `cursor`'s first date, else backward before its second."""
+        marks = versions.bars(conn)
+        return Versioned(
+            ("history", symbol.upper(), *span, limit, *cursor),
+            marks,
+            lambda: bar_views.history(conn, symbol, *span, limit, *cursor, marks),
+        )
+
+    # ---- instruments and a list's fields ----------------------------------------------------------
+
+    def instruments(self, conn: Connection) -> list[dict[str, Any]]:
+        """Every listed instrument, by symbol."""
+        return instrument_views.instruments(conn)
+
+    def instrument_version(self, conn: Connection) -> tuple:
+        """What every field of an instrument reads (a whole market query is kept per it)."""
+        return versions.instrument_reads(conn)
+
+    def instruments_by_symbol(self, conn: Connection, symbols: list[str]) -> Batch:
+        wanted = set(symbols)
+        return {r["symbol"]: r for r in instrument_views.instruments(conn) if r["symbol"] in wanted}
+
+    def latest_predictions(self, conn: Connection, symbols: list[str]) -> dict[str, ServedPrediction]:
+        """Each symbol's prediction on the latest scored day, kept per batch until the
+        predictions move."""
+        return self.cache.cached(
+            ("latest-predictions", tuple(symbols)),
+            versions.predictions(conn),
+            lambda: instrument_views.latest_predictions(conn, symbols),
+        )
+
+    def predictions_between(
+        self, conn: Connection, symbols: list[str], start: date | None, end: date | None
+    ) -> dict[str, list[ServedPrediction]]:
+        return instrument_views.predictions_between(conn, symbols, start, end)
+
+    def fundamentals(self, conn: Connection, symbols: list[str]) -> Batch:
+        return instrument_views.latest_fundamentals(conn, symbols)
+
+    def news(self, conn: Connection, symbols: list[str]) -> Batch:
+        return instrument_views.news(conn, symbols)
+
+    def sentiment_between(self, conn: Connection, symbols: list[str], start: date | None, end: date | None) -> Batch:
+        return instrument_views.sentiment_between(conn, symbols, start, end)
+
+    def liquidity(self, conn: Connection, symbols: list[str]) -> Batch:
+        """The entry gates of each symbol on the latest priced day (none before any price)."""
+        day = market_views.latest_priced_day(conn)
+        return instrument_views.liquidity(conn, day, symbols) if day else {}
+
+    def histories(
+        self,
+        conn: Connection,
+        symbols: list[str],
+        start: date | None,
+        end: date | None,
+        limit: int,
+        after: date | None = None,
+    ) -> Batch:
+        """Each symbol's stored bars forward from `start`, kept per batch until the bars move."""
+        marks = versions.bars(conn)
+        return self.cache.cached(
+            ("histories", tuple(symbols), start, end, limit, after),
+            marks,
+            lambda: bar_views.histories(conn, symbols, start, end, limit, after, marks=marks),
+        )
+
+    def recent_histories(self, conn: Connection, symbols: list[str], count: int, end: date | None = None) -> Batch:
+        """Each symbol's last `count` stored bars up to `end`, kept per batch until the bars move."""
+        marks = versions.bars(conn)
+        return self.cache.cached(
+            ("recent_histories", tuple(symbols), count, end),
+            marks,
+            lambda: bar_views.recent_histories(conn, symbols, count, end, marks=marks),
+        )
+
+    # ---- the model, the analysis, macro -----------------------------------------------------------
+
+    def performance(self, conn: Connection) -> Versioned[dict[str, Any]]:
+        """The model's validation and live records beside their base rates, the latest
+        model and the monitor's latest day."""
+        return Versioned(("performance",), versions.performance(conn), lambda: performance(conn))
+
+    def validation_record(self, conn: Connection) -> dict[str, Any]:
+        """The validation record as the performance read counts it."""
+        return validation_record(conn)
+
+    def monitor_state(self, conn: Connection) -> dict[str, Any]:
+        """The model monitor's latest day: the overall state and each check's."""
+        return monitor_state(conn)
+
+    def analysis(self, conn: Connection, day: date | None = None) -> dict[str, Any]:
+        """The day's written analysis (the latest analysed day without `day`) and its notifications."""
+        return stored_analysis(conn, day)
+
+    def macro_indicators(
+        self,
+        conn: Connection,
+        source: str | None = None,
+        category: str | None = None,
+        currency: str | None = None,
+        as_of: date | None = None,
+    ) -> Versioned[dict[str, Any]]:
+        """The latest value of every macro indicator (as known on `as_of`), filtered, money
+        values in `currency` where asked."""
+        return Versioned(
+            ("macro", source, category, currency, as_of),
+            versions.macro(conn),
+            lambda: macro_views.indicators(conn, source, category, currency, as_of),
+        )
+
+    def macro_insights(self, conn: Connection) -> MacroInsights:
+        """The week's macro parameters with their inputs (who may read them is the transport's
+        tier check; its refusal text is INSIGHTS_REFUSAL)."""
+        return macro_model.insights(macro_model.latest_parameters(current_rows(conn, tables.macro_parameters)))

@@ -1,0 +1,186 @@
+"""The desk's reads of portfolios: a book's valuation and summary, its ledger's pages, its
+track record and pending suggestions, and the AI portfolio's. A mixin of `Desk`
+(desk/desk.py), written apart to keep each module readable.
+
+Each answers a `Versioned` (desk/cache.py): the version its model depends on
+(desk/versions.py) and how to build it. A valuation is kept here once per version and
+shared by every read of it (positions, summary, the AI portfolio's both); a client's track
+record is kept per version too, its rebuild that client's expensive read (`owner`); a
+book's suggestions are kept with their states, expiry applied at the desk's clock on
+each read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from desk import versions
+from desk.cache import ReadCache, Versioned
+from market.clock import TradingCalendar
+from market.fees import fee_schedule
+from market.settings import Settings
+from portfolio import suggestions
+from portfolio.ledger import AI_PORTFOLIO, get_portfolio
+from portfolio.suggestions import Suggestion
+from portfolio.track_record import TrackRecord
+from store.history import Part
+from views import portfolio as portfolio_views
+from views.book_record import TrackRecords
+from views.market import valuation_day
+from views.valuation import PortfolioValuation, portfolio_view
+
+Page = list[tuple[Any, dict[str, Any]]]  # a ledger page: at most `limit + 1` rows, each with its key
+
+
+class PortfolioReads:
+    """What `Desk` reads of portfolios (its fields: desk/desk.py)."""
+
+    settings: Settings
+    calendar: TradingCalendar
+    now: Callable[[], datetime]
+    records: TrackRecords
+    cache: ReadCache
+
+    # ---- valuations -------------------------------------------------------------------------------
+
+    def _valuation_version(self, conn: Connection, portfolio_id: str, *more: Part) -> tuple:
+        """The valuation day (the latest priced day; on a store without prices the clock's),
+        the current session (`TradingCalendar.session_of`: after it a trade's shares are
+        pending), then the ids the valuation is built from (`versions.valuation`) and `more`."""
+        newest = versions.valuation(conn, portfolio_id, *more)
+        session = self.calendar.session_of(self.now())
+        day = self.cache.cached(
+            ("valuation-day",), (newest[0], session), lambda: valuation_day(conn, self.calendar, self.now())
+        )
+        return (day, session, *newest)
+
+    def _valued(self, conn: Connection, portfolio_id: str, version: tuple) -> PortfolioValuation:
+        """The portfolio valued once per valuation version (less any `more` parts)."""
+        return self.cache.cached(
+            ("valuation", portfolio_id), version[:6], lambda: portfolio_view(conn, portfolio_id, *version[:2])
+        )
+
+    def positions(self, conn: Connection, portfolio_id: str) -> Versioned[PortfolioValuation]:
+        """The portfolio after every booked trade at the latest priced day's closes, with
+        exit flags; the shares of trades booked for a later session than the clock's marked
+        pending."""
+        version = self._valuation_version(conn, portfolio_id)
+        return Versioned(("positions", portfolio_id), version, lambda: self._valued(conn, portfolio_id, version))
+
+    def valuation(self, conn: Connection, portfolio_id: str) -> PortfolioValuation:
+        """`positions` of a portfolio that must exist (NotFoundError otherwise: an operator's
+        typo, where a caller's own book is opened on first use)."""
+        get_portfolio(conn, portfolio_id)
+        return self.positions(conn, portfolio_id).value()
+
+    def portfolio_summary(self, conn: Connection, portfolio_id: str) -> Versioned[dict[str, Any]]:
+        """Totals, each position's and cash's share of equity, and the flagged positions."""
+        version = self._valuation_version(conn, portfolio_id)
+        return Versioned(
+            ("summary", portfolio_id),
+            version,
+            lambda: portfolio_views.summarise(self._valued(conn, portfolio_id, version)),
+        )
+
+    def summarise(self, view: PortfolioValuation) -> dict[str, Any]:
+        """`portfolio_summary` of a valuation already read (`positions`)."""
+        return portfolio_views.summarise(view)
+
+    def ai_positions(self, conn: Connection) -> Versioned[list[dict[str, Any]]]:
+        """The AI portfolio's open positions, each with its opening trade's rationale and time."""
+        version = self._valuation_version(conn, AI_PORTFOLIO)
+        return Versioned(
+            ("ai-positions",),
+            version,
+            lambda: portfolio_views.ai_positions(conn, version[0], view=self._valued(conn, AI_PORTFOLIO, version)),
+        )
+
+    def ai_summary(self, conn: Connection) -> Versioned[dict[str, Any]]:
+        """The AI portfolio's summary with its start, starting cash and total return."""
+        version = self._valuation_version(conn, AI_PORTFOLIO, versions.AI_DAYS)
+        cash = self.settings.ai_starting_cash
+        return Versioned(
+            ("ai-summary",),
+            version,
+            lambda: portfolio_views.ai_summary(conn, version[0], cash, view=self._valued(conn, AI_PORTFOLIO, version)),
+        )
+
+    def ai_portfolio(self, conn: Connection) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """`ai_summary` and `ai_positions` on one valuation, read whole (GraphQL's `aiPortfolio`)."""
+        version = self._valuation_version(conn, AI_PORTFOLIO)
+        view = self._valued(conn, AI_PORTFOLIO, version)
+        cash = self.settings.ai_starting_cash
+        return (
+            portfolio_views.ai_summary(conn, version[0], cash, view=view),
+            portfolio_views.ai_positions(conn, version[0], view=view),
+        )
+
+    # ---- the ledger's pages -----------------------------------------------------------------------
+
+    def trades(self, conn: Connection, portfolio_id: str, after: int | None, limit: int) -> Versioned[Page]:
+        """At most `limit + 1` of the portfolio's trades after ledger row `after`, in the order
+        the book recorded them, each keyed by its row."""
+        return Versioned(
+            ("trades", portfolio_id, after, limit),
+            versions.trades(conn, portfolio_id),
+            lambda: portfolio_views.trade_page(conn, portfolio_id, after, limit),
+        )
+
+    def cash_movements(self, conn: Connection, portfolio_id: str, after: int | None, limit: int) -> Versioned[Page]:
+        """At most `limit + 1` of the portfolio's cash movements after ledger row `after`,
+        with the balance after each."""
+        return Versioned(
+            ("cash", portfolio_id, after, limit),
+            versions.cash(conn, portfolio_id),
+            lambda: portfolio_views.cash_page(conn, portfolio_id, after, limit),
+        )
+
+    def ai_days(self, conn: Connection, after: date | None, limit: int) -> Versioned[Page]:
+        """At most `limit + 1` of the AI portfolio's executed days after `after`, oldest first,
+        each with the trades executed that day."""
+        return Versioned(
+            ("ai-days", after, limit),
+            versions.ai_record(conn),
+            lambda: portfolio_views.ai_day_page(conn, after, limit),
+        )
+
+    # ---- track records ----------------------------------------------------------------------------
+
+    def track_record(self, conn: Connection, portfolio_id: str) -> Versioned[TrackRecord]:
+        """A client's or the house portfolio's record beside both benchmarks, from the book's
+        read model (views/book_record.py: a read after a write costs what changed), kept
+        here per version; rebuilding it is the book's owner's expensive read."""
+        version = versions.track_record(conn, portfolio_id)
+        key = ("track-record", portfolio_id)
+
+        def build() -> TrackRecord:
+            return self.cache.owned(portfolio_id, key, version, lambda: self.records.client(conn, portfolio_id))
+
+        return Versioned(key, version, build, owner=portfolio_id)
+
+    def ai_track_record(self, conn: Connection) -> Versioned[TrackRecord]:
+        """The AI portfolio's record beside both benchmarks and against its null books over
+        the same days, at the fee schedule the settings name."""
+        return Versioned(
+            ("ai-track-record",),
+            versions.ai_track_record(conn),
+            lambda: self.records.ai(conn, self.settings.ai_starting_cash, fee_schedule(self.settings)),
+        )
+
+    # ---- morning suggestions ----------------------------------------------------------------------
+
+    def pending_suggestions(self, conn: Connection, portfolio_id: str) -> Versioned[list[Suggestion]]:
+        """The portfolio's pending suggestions at the desk's clock, oldest trading day first,
+        sells before buys, then by symbol (a suggestion for day D expires at D's close). Their
+        states are kept per version of the suggestions and their events; the version of the
+        answer adds how many of them have expired by now (the clock's part of it)."""
+        version = versions.suggestions(conn, portfolio_id)
+        states = self.cache.cached(
+            ("suggestion-states", portfolio_id), version, lambda: suggestions.suggestion_states(conn, portfolio_id)
+        )
+        now = self.now()
+        expired = sum(suggestions.is_expired(s, now) for s in states)
+        return Versioned(("suggestions", portfolio_id), (version, expired), lambda: suggestions.pending_at(states, now))
