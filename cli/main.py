@@ -1,24 +1,30 @@
 """The `marketintel` command line. Every command is a thin adapter over a service
-function; a domain error is printed as one line (`error: ...`) with exit status 1."""
+function; a domain error is printed as one line (`error: ...`) with exit status 1.
+
+The root and the operator's commands: the database's migrations, the stages, backfill,
+import, bootstrap, run-day, the exchange simulator, the demo, notifications, the model
+monitor and `serve`, which may call pipeline/, store/ and ingest/ besides the desk. A
+client's commands (cli/portfolio.py, cli/keys.py, cli/report.py) call the desk alone
+(pyproject.toml's import contracts)."""
 
 from __future__ import annotations
 
-import secrets
 from typing import Annotated
 
 import typer
 
 from cli.app import command_group
 from cli.errors import one_line_errors
+from cli.keys import keys_app
 from cli.output import echo_json, shown
 from cli.portfolio import portfolio_app
+from cli.report import report
 from market.logging import configure_logging
 from market.settings import get_settings
 
 app = command_group("Market intelligence service for a small stock exchange.")
 db_app = command_group("The database: apply migrations, show their state.")
 stage_app = command_group("Run the stages of the trading day.")
-keys_app = command_group("API keys.")
 exchange_app = command_group("The built-in exchange website: the simulator, or a replay of real files.")
 app.add_typer(db_app, name="db")
 app.add_typer(exchange_app, name="exchange")
@@ -175,20 +181,16 @@ def import_files(
     """Import historical end-of-day files; bad rows are listed with file and line."""
     from pathlib import Path
 
+    from desk import Desk
     from ingest.importers import import_path
     from ingest.importers.files import CapitalOptions, detect_format, source_currency
-    from store.engine import service_engine
 
     fmt = detect_format(Path(path)) if file_format == "auto" else file_format
-    engine = service_engine(get_settings())
+    desk = Desk.from_settings(get_settings())
     capital = CapitalOptions(Path(actions) if actions else None, get_settings().daily_price_limit, adjust_implied)
-    report = import_path(engine, Path(path), fmt, currency=source_currency(fmt, currency), capital=capital)
+    report = import_path(desk.engine, Path(path), fmt, currency=source_currency(fmt, currency), capital=capital)
     if report.rows_inserted:
-        from store.transactions import write_transaction
-        from views.bars import refresh_bars
-
-        with write_transaction(engine, "read-model:daily_bars") as conn:
-            refresh_bars(conn)  # the API's stored bars and indicators for the imported prices
+        desk.refresh_bars()  # the API's stored bars and indicators for the imported prices
     typer.echo(
         f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
         f"{report.instruments} instruments ({report.instruments_inserted} new or changed)"
@@ -387,13 +389,10 @@ def notify_deliver(
     date: str | None = typer.Option(None, "--date", help="Only this trading date's notifications; default: all."),
 ) -> None:
     """Send every stored notification not yet delivered to MARKETINTEL_WEBHOOK_URL."""
-    from analysis.notify import deliver_pending
+    from desk import Desk
     from market.clock import parse_trading_date
-    from store.engine import service_engine
 
-    settings = get_settings()
-    result = deliver_pending(service_engine(settings), settings, parse_trading_date(date) if date else None)
-    echo_json(result)
+    echo_json(Desk.from_settings(get_settings()).deliver_notifications(parse_trading_date(date) if date else None))
 
 
 @app.command("monitor")
@@ -401,11 +400,11 @@ def notify_deliver(
 def monitor() -> None:
     """The model monitor's latest day: the overall state, then each check on one line
     (state, check, figure against its WATCH / ALERT thresholds, since, note)."""
-    from store.engine import service_engine
-    from views.performance import monitor_state
+    from desk import Desk
 
-    with service_engine(get_settings()).connect() as conn:
-        state = monitor_state(conn)
+    desk = Desk.from_settings(get_settings())
+    with desk.engine.connect() as conn:
+        state = desk.monitor_state(conn)
     for line in monitor_lines(state):
         typer.echo(line)
 
@@ -427,31 +426,7 @@ def monitor_lines(state: dict) -> list[str]:
     return lines
 
 
-@app.command("report")
-@one_line_errors
-def report(
-    kind: str = typer.Argument(..., help="quant-briefing or compliance."),
-    out: str | None = typer.Option(
-        None, "--out", help="PDF file to write; default: <reports dir>/<file name of the day>."
-    ),
-) -> None:
-    """Generate a PDF report from the store as it is now."""
-    from pathlib import Path
-
-    from market.clock import default_calendar, utc_now
-    from reports import generate, save
-    from store.engine import service_engine
-
-    settings = get_settings()
-    made = generate(kind, service_engine(settings), settings, default_calendar(), utc_now())
-    path = save(made, Path(out) if out else settings.reports_dir / made.filename)
-    typer.echo(f"wrote {path} ({made.pages} pages; data snapshot sha256 {made.sha256})")
-
-
-@keys_app.command("new-admin")
-def keys_new_admin() -> None:
-    """Print a fresh admin key for MARKETINTEL_ADMIN_KEY (nothing is stored)."""
-    typer.echo(f"svc-admin-{secrets.token_hex(16)}")
+app.command("report")(report)  # a client's command (cli/report.py), in its place in the list
 
 
 @app.command("serve")
