@@ -2,10 +2,10 @@
 history that is in the store before the first live day.
 
 A new deployment has years (or, on the simulator, months) of history but no live
-predictions, so it has no record to show. `build_validation_record` runs the same
-walk-forward the benchmark runs (models/walkforward.py: expanding window, retrain every 5
-trading days with a warm start, full refit every 120, purge and embargo) over the stored
-prices and sentiment, and stores:
+predictions, so it has no record to show. `build_validation_record` (pipeline/validation.py)
+runs the same walk-forward the benchmark runs (models/walkforward.py: expanding window,
+retrain every 5 trading days with a warm start, full refit every 120, purge and embargo)
+over the stored prices and sentiment, and stores:
 
 - every out-of-sample prediction, with the Score, Action, Weight and Tercile the day's
   decision rules give (models/decisions.py), in `validation_predictions`;
