@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date, datetime
-from typing import Any
 
 from sqlalchemy import Connection
 
@@ -30,11 +29,12 @@ from views import bars as bar_views
 from views import instrument as instrument_views
 from views import macro as macro_views
 from views import market as market_views
-from views.analysis import stored_analysis
-from views.breadth import market_breadth
-from views.performance import monitor_state, performance, validation_record
-
-Batch = dict[str, Any]  # symbol -> what a list's field shows for it
+from views.analysis import StoredAnalysis, stored_analysis
+from views.breadth import Breadth, market_breadth
+from views.instrument import FundamentalsRow, InstrumentRow, Liquidity, NewsItem
+from views.macro import Indicators
+from views.market import History, Quote, SymbolStatistics
+from views.performance import ModelRecord, MonitorState, Performance, monitor_state, performance, validation_record
 
 
 class MarketReads:
@@ -50,33 +50,33 @@ class MarketReads:
 
     # ---- the day's market -------------------------------------------------------------------------
 
-    def latest_market(self, conn: Connection, day: date | None = None) -> Versioned[dict[str, dict]]:
+    def latest_market(self, conn: Connection, day: date | None = None) -> Versioned[dict[str, Quote]]:
         """Every ticker's close, volume, change and indicators on the latest delivered day (or
         `day`) with its prediction; a day before the first live day from the validation record."""
         closed = self.closed_day()
         version = (versions.latest_market(conn), closed)
         return Versioned(("latest", day), version, lambda: market_views.latest_market(conn, self.calendar, closed, day))
 
-    def quotes(self, conn: Connection, symbols: list[str]) -> Batch:
+    def quotes(self, conn: Connection, symbols: list[str]) -> dict[str, Quote]:
         """The latest day's quote of each of `symbols`, from the latest market kept here."""
         read = self.latest_market(conn)
         quotes = self.cache.cached(("latest-quotes",), read.version, read.build)
         return {s: quotes[s] for s in symbols if s in quotes}
 
-    def breadth(self, conn: Connection, day: date | None = None) -> Versioned[dict[str, Any]]:
+    def breadth(self, conn: Connection, day: date | None = None) -> Versioned[Breadth]:
         """The day's advancers, decliners, unchanged and untraded names and the index's change,
         kept here per version (REST's body and GraphQL's `marketBreadth` share it)."""
         closed = self.closed_day()
         version = (versions.breadth(conn), closed)
 
-        def build() -> dict[str, Any]:
+        def build() -> Breadth:
             return self.cache.cached(
                 ("market-breadth", day), version, lambda: market_breadth(conn, self.calendar, closed, day)
             )
 
         return Versioned(("breadth", day), version, build)
 
-    def symbol_statistics(self, conn: Connection, symbol: str) -> Versioned[dict[str, Any]]:
+    def symbol_statistics(self, conn: Connection, symbol: str) -> Versioned[SymbolStatistics]:
         """A symbol's return variances and latest z-scores from the stored bars, with the
         reasons of its latest prediction (which move with the predictions)."""
         marks = versions.bars(conn)
@@ -90,7 +90,7 @@ class MarketReads:
         span: tuple[date | None, date | None],
         limit: int,
         cursor: tuple[date | None, date | None] = (None, None),
-    ) -> Versioned[dict[str, Any]]:
+    ) -> Versioned[History]:
         """A page of `limit` daily bars with their indicators within `span` (start, end):
         forward after `cursor`'s first date, else backward before its second."""
         marks = versions.bars(conn)
@@ -102,7 +102,7 @@ class MarketReads:
 
     # ---- instruments and a list's fields ----------------------------------------------------------
 
-    def instruments(self, conn: Connection) -> list[dict[str, Any]]:
+    def instruments(self, conn: Connection) -> list[InstrumentRow]:
         """Every listed instrument, by symbol."""
         return instrument_views.instruments(conn)
 
@@ -110,7 +110,7 @@ class MarketReads:
         """What every field of an instrument reads (a whole market query is kept per it)."""
         return versions.instrument_reads(conn)
 
-    def instruments_by_symbol(self, conn: Connection, symbols: list[str]) -> Batch:
+    def instruments_by_symbol(self, conn: Connection, symbols: list[str]) -> dict[str, InstrumentRow]:
         wanted = set(symbols)
         return {r["symbol"]: r for r in instrument_views.instruments(conn) if r["symbol"] in wanted}
 
@@ -128,16 +128,18 @@ class MarketReads:
     ) -> dict[str, list[ServedPrediction]]:
         return instrument_views.predictions_between(conn, symbols, start, end)
 
-    def fundamentals(self, conn: Connection, symbols: list[str]) -> Batch:
+    def fundamentals(self, conn: Connection, symbols: list[str]) -> dict[str, FundamentalsRow]:
         return instrument_views.latest_fundamentals(conn, symbols)
 
-    def news(self, conn: Connection, symbols: list[str]) -> Batch:
+    def news(self, conn: Connection, symbols: list[str]) -> dict[str, list[NewsItem]]:
         return instrument_views.news(conn, symbols)
 
-    def sentiment_between(self, conn: Connection, symbols: list[str], start: date | None, end: date | None) -> Batch:
+    def sentiment_between(
+        self, conn: Connection, symbols: list[str], start: date | None, end: date | None
+    ) -> dict[str, list[dict]]:
         return instrument_views.sentiment_between(conn, symbols, start, end)
 
-    def liquidity(self, conn: Connection, symbols: list[str]) -> Batch:
+    def liquidity(self, conn: Connection, symbols: list[str]) -> dict[str, Liquidity]:
         """The entry gates of each symbol on the latest priced day (none before any price)."""
         day = market_views.latest_priced_day(conn)
         return instrument_views.liquidity(conn, day, symbols) if day else {}
@@ -150,7 +152,7 @@ class MarketReads:
         end: date | None,
         limit: int,
         after: date | None = None,
-    ) -> Batch:
+    ) -> dict[str, History]:
         """Each symbol's stored bars forward from `start`, kept per batch until the bars move."""
         marks = versions.bars(conn)
         return self.cache.cached(
@@ -159,7 +161,9 @@ class MarketReads:
             lambda: bar_views.histories(conn, symbols, start, end, limit, after, marks=marks),
         )
 
-    def recent_histories(self, conn: Connection, symbols: list[str], count: int, end: date | None = None) -> Batch:
+    def recent_histories(
+        self, conn: Connection, symbols: list[str], count: int, end: date | None = None
+    ) -> dict[str, History]:
         """Each symbol's last `count` stored bars up to `end`, kept per batch until the bars move."""
         marks = versions.bars(conn)
         return self.cache.cached(
@@ -170,20 +174,20 @@ class MarketReads:
 
     # ---- the model, the analysis, macro -----------------------------------------------------------
 
-    def performance(self, conn: Connection) -> Versioned[dict[str, Any]]:
+    def performance(self, conn: Connection) -> Versioned[Performance]:
         """The model's validation and live records beside their base rates, the latest
         model and the monitor's latest day."""
         return Versioned(("performance",), versions.performance(conn), lambda: performance(conn))
 
-    def validation_record(self, conn: Connection) -> dict[str, Any]:
+    def validation_record(self, conn: Connection) -> ModelRecord:
         """The validation record as the performance read counts it."""
         return validation_record(conn)
 
-    def monitor_state(self, conn: Connection) -> dict[str, Any]:
+    def monitor_state(self, conn: Connection) -> MonitorState:
         """The model monitor's latest day: the overall state and each check's."""
         return monitor_state(conn)
 
-    def analysis(self, conn: Connection, day: date | None = None) -> dict[str, Any]:
+    def analysis(self, conn: Connection, day: date | None = None) -> StoredAnalysis:
         """The day's written analysis (the latest analysed day without `day`) and its notifications."""
         return stored_analysis(conn, day)
 
@@ -194,7 +198,7 @@ class MarketReads:
         category: str | None = None,
         currency: str | None = None,
         as_of: date | None = None,
-    ) -> Versioned[dict[str, Any]]:
+    ) -> Versioned[Indicators]:
         """The latest value of every macro indicator (as known on `as_of`), filtered, money
         values in `currency` where asked."""
         return Versioned(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date, datetime
-from typing import Any
 
 from sqlalchemy import Connection
 
@@ -30,9 +29,8 @@ from store.history import Part
 from views import portfolio as portfolio_views
 from views.book_record import TrackRecords
 from views.market import valuation_day
+from views.portfolio import AIDayTrades, AIPosition, AISummary, CashMovement, PortfolioSummary, TradeView
 from views.valuation import PortfolioValuation, portfolio_view
-
-Page = list[tuple[Any, dict[str, Any]]]  # a ledger page: at most `limit + 1` rows, each with its key
 
 
 class PortfolioReads:
@@ -76,7 +74,7 @@ class PortfolioReads:
         get_portfolio(conn, portfolio_id)
         return self.positions(conn, portfolio_id).value()
 
-    def portfolio_summary(self, conn: Connection, portfolio_id: str) -> Versioned[dict[str, Any]]:
+    def portfolio_summary(self, conn: Connection, portfolio_id: str) -> Versioned[PortfolioSummary]:
         """Totals, each position's and cash's share of equity, and the flagged positions."""
         version = self._valuation_version(conn, portfolio_id)
         return Versioned(
@@ -85,11 +83,11 @@ class PortfolioReads:
             lambda: portfolio_views.summarise(self._valued(conn, portfolio_id, version)),
         )
 
-    def summarise(self, view: PortfolioValuation) -> dict[str, Any]:
+    def summarise(self, view: PortfolioValuation) -> PortfolioSummary:
         """`portfolio_summary` of a valuation already read (`positions`)."""
         return portfolio_views.summarise(view)
 
-    def ai_positions(self, conn: Connection) -> Versioned[list[dict[str, Any]]]:
+    def ai_positions(self, conn: Connection) -> Versioned[list[AIPosition]]:
         """The AI portfolio's open positions, each with its opening trade's rationale and time."""
         version = self._valuation_version(conn, AI_PORTFOLIO)
         return Versioned(
@@ -98,7 +96,7 @@ class PortfolioReads:
             lambda: portfolio_views.ai_positions(conn, version[0], view=self._valued(conn, AI_PORTFOLIO, version)),
         )
 
-    def ai_summary(self, conn: Connection) -> Versioned[dict[str, Any]]:
+    def ai_summary(self, conn: Connection) -> Versioned[AISummary]:
         """The AI portfolio's summary with its start, starting cash and total return."""
         version = self._valuation_version(conn, AI_PORTFOLIO, versions.AI_DAYS)
         cash = self.settings.ai_starting_cash
@@ -108,7 +106,7 @@ class PortfolioReads:
             lambda: portfolio_views.ai_summary(conn, version[0], cash, view=self._valued(conn, AI_PORTFOLIO, version)),
         )
 
-    def ai_portfolio(self, conn: Connection) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def ai_portfolio(self, conn: Connection) -> tuple[AISummary, list[AIPosition]]:
         """`ai_summary` and `ai_positions` on one valuation, read whole (GraphQL's `aiPortfolio`)."""
         version = self._valuation_version(conn, AI_PORTFOLIO)
         view = self._valued(conn, AI_PORTFOLIO, version)
@@ -120,7 +118,9 @@ class PortfolioReads:
 
     # ---- the ledger's pages -----------------------------------------------------------------------
 
-    def trades(self, conn: Connection, portfolio_id: str, after: int | None, limit: int) -> Versioned[Page]:
+    def trades(
+        self, conn: Connection, portfolio_id: str, after: int | None, limit: int
+    ) -> Versioned[list[tuple[int, TradeView]]]:
         """At most `limit + 1` of the portfolio's trades after ledger row `after`, in the order
         the book recorded them, each keyed by its row."""
         return Versioned(
@@ -129,7 +129,9 @@ class PortfolioReads:
             lambda: portfolio_views.trade_page(conn, portfolio_id, after, limit),
         )
 
-    def cash_movements(self, conn: Connection, portfolio_id: str, after: int | None, limit: int) -> Versioned[Page]:
+    def cash_movements(
+        self, conn: Connection, portfolio_id: str, after: int | None, limit: int
+    ) -> Versioned[list[tuple[int, CashMovement]]]:
         """At most `limit + 1` of the portfolio's cash movements after ledger row `after`,
         with the balance after each."""
         return Versioned(
@@ -138,7 +140,7 @@ class PortfolioReads:
             lambda: portfolio_views.cash_page(conn, portfolio_id, after, limit),
         )
 
-    def ai_days(self, conn: Connection, after: date | None, limit: int) -> Versioned[Page]:
+    def ai_days(self, conn: Connection, after: date | None, limit: int) -> Versioned[list[tuple[date, AIDayTrades]]]:
         """At most `limit + 1` of the AI portfolio's executed days after `after`, oldest first,
         each with the trades executed that day."""
         return Versioned(
