@@ -52,7 +52,7 @@ def run_analysis(ctx: StageContext) -> StageOutcome:
         new = notify.record(conn, raised(facts, analysis))
     # a preview (ctx.write False) stores nothing, so it must not tell the webhook either
     delivery = (
-        notify.deliver_pending(ctx.engine, ctx.settings, day)
+        ctx.desk.deliver_notifications(day)
         if ctx.write
         else {"webhook": "not sent: preview", "delivered": 0, "failed": 0}
     )

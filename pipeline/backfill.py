@@ -10,6 +10,7 @@ import httpx
 from sqlalchemy import Engine
 from tqdm import tqdm
 
+from desk import Desk
 from ingest.exchange.client import ExchangeClient
 from ingest.exchange.delivery import DeliveryReport, deliver_day
 from ingest.markets import market_for
@@ -20,7 +21,6 @@ from ingest.text_sources import ingest_text, pdf_extractor
 from market.settings import Settings
 from pipeline.sentiment import build_composite
 from store.transactions import write_transaction
-from views.bars import refresh_bars
 
 
 def backfill(
@@ -56,6 +56,5 @@ def backfill(
                 ingest_text(engine, settings, day, client, http, extractor)
                 with write_transaction(engine, f"stage:t1_sentiment:{day.isoformat()}") as conn:
                     build_composite(conn, day)
-    with write_transaction(engine, "read-model:daily_bars") as conn:
-        refresh_bars(conn)  # the API's stored bars and indicators for the delivered history
+    Desk(engine, settings).refresh_bars()  # the API's stored bars and indicators for the delivered history
     return reports

@@ -28,7 +28,7 @@ from datetime import date
 
 from sqlalchemy import Engine, func, select
 
-from desk import Desk
+from desk import AI_PORTFOLIO, Desk, ExecutedDay, MorningSuggestions
 from market.clock import TradingCalendar
 from market.errors import NotReadyError
 from market.fees import fee_schedule
@@ -37,9 +37,6 @@ from models.decisions import HORIZON
 from models.validation import DEFAULT_DAYS, DEFAULT_MIN_TRAIN_DAYS, ValidationRecord
 from pipeline.monitor_reads import reference_data
 from pipeline.validation import build_validation_record
-from portfolio.ai import ExecutedDay
-from portfolio.ledger import AI_PORTFOLIO
-from portfolio.suggestions import MorningSuggestions
 from store import tables
 from store.panels import first_live_day, prediction_days
 from store.transactions import write_transaction

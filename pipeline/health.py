@@ -13,7 +13,6 @@ from store import tables
 from store.history import append_history, row_counts
 from store.inspection import tables_without_append_only
 from store.migrations import status as migration_status
-from views.performance import monitor_state
 
 # Tables the health stage itself (or the runner around it) writes: counting them would
 # make every re-run differ from the last.
@@ -52,7 +51,7 @@ def run_health(ctx: StageContext) -> StageOutcome:
         written = append_history(conn, tables.health_checks, [{"trading_date": day, **c} for c in checks])
     failed = [c["check_name"] for c in checks if not c["ok"]]
     with ctx.engine.connect() as conn:
-        model = monitor_state(conn)
+        model = ctx.desk.monitor_state(conn)
     return StageOutcome(
         summary={
             "healthy": not failed,

@@ -56,7 +56,7 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
         new = [a for a in alerts if a.notification_id not in known]
         notify.record(conn, new)
     if ctx.write:
-        delivery = notify.deliver_pending(ctx.engine, ctx.settings, day)
+        delivery = ctx.desk.deliver_notifications(day)
         delivery["apprise"] = send_apprise(ctx.settings, new)
     else:
         delivery = {"webhook": "not sent: preview", "delivered": 0, "failed": 0, "apprise": "not sent: preview"}

@@ -40,8 +40,6 @@ from store import tables
 from store.engine import preview_engine, service_engine
 from store.history import append_history, counting_writes
 from store.migrations import require_current_schema
-from store.transactions import write_transaction
-from views.bars import refresh_bars
 
 log = logging.getLogger(__name__)
 _DECIMAL = re.compile(r"-?\d+\.\d+")  # a Decimal summary value stored as text (cash)
@@ -196,8 +194,7 @@ def _refresh_read_models(ctx: StageContext) -> None:
     """A stage that appended prices brings the stored daily bars and indicators up to date
     (views/bars.py) before it reports success, so the API never recomputes them per request
     and a read after the stage finds them stored."""
-    with write_transaction(ctx.engine, "read-model:daily_bars") as conn:
-        inserted = refresh_bars(conn)
+    inserted = ctx.desk.refresh_bars()
     log.info("stage %s for %s: %d daily bars rebuilt", ctx.stage, ctx.trading_date, inserted)
 
 
