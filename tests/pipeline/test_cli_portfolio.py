@@ -3,6 +3,7 @@ statement, show; a refused trade is one line on stderr with exit status 1. What 
 prints as JSON keeps the API's response contract (market/contract.py)."""
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 from market.settings import Settings
@@ -32,6 +33,9 @@ def test_portfolio_commands(settings: Settings, tmp_path: Path) -> None:
     trade = json.loads(bought.stdout)
     assert list(violations(trade, "trade")) == []
     assert trade["cash_after"] == "4898.50" and trade["fees"] == "1.50"  # to the cent, not "4898.500000"
+    # what it prints multiplies: price x quantity is the value, and the cash moved is value plus fees
+    gross = Decimal(trade["price"]) * trade["quantity"]
+    assert gross == Decimal(trade["gross"]) and Decimal("5000") - gross - Decimal(trade["fees"]) == Decimal("4898.50")
     assert len(trade["executed_at"]) == 19 and "+" not in trade["executed_at"]  # exchange time, to the second
 
     statement = tmp_path / "statement.pdf"
