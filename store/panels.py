@@ -114,7 +114,8 @@ def split_adjusted(prices: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:
     adjusted = prices.copy()
     for column in ("volume", *PRICE_COLUMNS):
         if column in adjusted:
-            adjusted[column] = pd.to_numeric(adjusted[column], errors="coerce")  # a missing quote is NaN, not None
+            # a missing quote is NaN, not None; volumes as floats: a bonus issue's factor (1.2) makes fractions
+            adjusted[column] = pd.to_numeric(adjusted[column], errors="coerce").astype(float)
     for split in splits:
         before = (adjusted["symbol"] == split.symbol) & (adjusted["date"] < split.ex_date)
         for column in PRICE_COLUMNS:
