@@ -76,6 +76,13 @@ class ReadCache:
                 return hit[1]
             return self._built(key, version, build(), size)
 
+    def kept(self, key: Any, version: Any) -> Any | None:
+        """What is kept for `key` at `version`, or None: a lookup that never builds (a
+        transport answering what is already rendered before it takes a turn for the rest)."""
+        with self._lock:
+            hit = self._cache.get(key)
+        return hit[1] if hit is not None and hit[0] == version else None
+
     def owned(
         self,
         owner: str,

@@ -176,8 +176,14 @@ class MarketReads:
 
     def performance(self, conn: Connection) -> Versioned[Performance]:
         """The model's validation and live records beside their base rates, the latest
-        model and the monitor's latest day."""
-        return Versioned(("performance",), versions.performance(conn), lambda: performance(conn))
+        model and the monitor's latest day, kept here per version (REST's body and
+        GraphQL's `modelPerformance` share it)."""
+        version = versions.performance(conn)
+        return Versioned(
+            ("performance",),
+            version,
+            lambda: self.cache.cached(("performance-model",), version, lambda: performance(conn)),
+        )
 
     def validation_record(self, conn: Connection) -> ModelRecord:
         """The validation record as the performance read counts it."""

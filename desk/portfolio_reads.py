@@ -88,32 +88,41 @@ class PortfolioReads:
         return portfolio_views.summarise(view)
 
     def ai_positions(self, conn: Connection) -> Versioned[list[AIPosition]]:
-        """The AI portfolio's open positions, each with its opening trade's rationale and time."""
+        """The AI portfolio's open positions, each with its opening trade's rationale and
+        time, kept here per valuation version (REST's body and GraphQL's `aiPortfolio`
+        share them)."""
         version = self._valuation_version(conn, AI_PORTFOLIO)
-        return Versioned(
-            ("ai-positions",),
-            version,
+        return Versioned(("ai-positions",), version, lambda: self._ai_positions(conn, version))
+
+    def ai_summary(self, conn: Connection) -> Versioned[AISummary]:
+        """The AI portfolio's summary with its start, starting cash and total return, kept
+        here per version of its valuation and executed days (REST's body and GraphQL's
+        `aiPortfolio` share it)."""
+        version = self._valuation_version(conn, AI_PORTFOLIO, versions.AI_DAYS)
+        return Versioned(("ai-summary",), version, lambda: self._ai_summary(conn, version))
+
+    def ai_portfolio(self, conn: Connection) -> tuple[AISummary, list[AIPosition]]:
+        """`ai_summary` and `ai_positions` on one version read, both as kept (GraphQL's
+        `aiPortfolio`)."""
+        version = self._valuation_version(conn, AI_PORTFOLIO, versions.AI_DAYS)
+        return self._ai_summary(conn, version), self._ai_positions(conn, version[:6])
+
+    def _ai_positions(self, conn: Connection, version: tuple) -> list[AIPosition]:
+        """The AI portfolio's positions model at its valuation `version`, built once per version."""
+        return self.cache.cached(
+            ("ai-positions-model",),
+            version[:6],
             lambda: portfolio_views.ai_positions(conn, version[0], view=self._valued(conn, AI_PORTFOLIO, version)),
         )
 
-    def ai_summary(self, conn: Connection) -> Versioned[AISummary]:
-        """The AI portfolio's summary with its start, starting cash and total return."""
-        version = self._valuation_version(conn, AI_PORTFOLIO, versions.AI_DAYS)
+    def _ai_summary(self, conn: Connection, version: tuple) -> AISummary:
+        """The AI portfolio's summary model at `version` (its valuation's and its executed
+        days'), built once per version."""
         cash = self.settings.ai_starting_cash
-        return Versioned(
-            ("ai-summary",),
+        return self.cache.cached(
+            ("ai-summary-model",),
             version,
             lambda: portfolio_views.ai_summary(conn, version[0], cash, view=self._valued(conn, AI_PORTFOLIO, version)),
-        )
-
-    def ai_portfolio(self, conn: Connection) -> tuple[AISummary, list[AIPosition]]:
-        """`ai_summary` and `ai_positions` on one valuation, read whole (GraphQL's `aiPortfolio`)."""
-        version = self._valuation_version(conn, AI_PORTFOLIO)
-        view = self._valued(conn, AI_PORTFOLIO, version)
-        cash = self.settings.ai_starting_cash
-        return (
-            portfolio_views.ai_summary(conn, version[0], cash, view=view),
-            portfolio_views.ai_positions(conn, version[0], view=view),
         )
 
     # ---- the ledger's pages -----------------------------------------------------------------------

@@ -13,10 +13,11 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import event
 
-from desk import Account, Desk, ReportOrder, Versioned
+from desk import AI_PORTFOLIO, Account, Desk, ReportOrder, Versioned
 from desk.cache import ReadCache
 from market.errors import RateLimitedError
 from market.settings import Settings
+from portfolio.ledger import ensure_portfolio
 from tests.conftest import ON_SQLITE_ONLY
 from tests.portfolio.seed import CALENDAR, DAY, seed_market
 
@@ -45,6 +46,29 @@ def test_a_read_is_kept_per_version_and_rebuilt_once_it_moves(settings: Settings
         assert moved.version != first.version and moved.value().cash == Decimal("1500.00")
         assert desk.cache.rendered(moved, "form", lambda v: str(v.cash).encode()) == b"1500.00"
         assert desk.portfolio_summary(conn, pid).value()["cash"] == Decimal("1500.00")  # the same valuation
+
+
+def test_the_ai_portfolios_reads_and_the_performance_are_models_kept_per_version(settings: Settings) -> None:
+    """The AI summary, its positions and the model's performance are built once per version
+    and shared by every transport: REST renders the kept model (`rendered`), GraphQL's
+    `aiPortfolio` and `modelPerformance` read the same objects (`ai_portfolio`, `value`)."""
+    desk = _desk(settings)
+    with desk.engine.begin() as conn:
+        ensure_portfolio(conn, AI_PORTFOLIO, "AI")  # as the AI stage opens it
+    desk.move_cash(AI_PORTFOLIO, "1000")
+    with desk.engine.connect() as conn:
+        summary, positions, performance = desk.ai_summary(conn), desk.ai_positions(conn), desk.performance(conn)
+        assert summary.value() is desk.ai_summary(conn).value() and summary.value()["cash"] == Decimal("1000.00")
+        assert positions.value() is desk.ai_positions(conn).value()
+        assert performance.value() is desk.performance(conn).value()
+        whole = desk.ai_portfolio(conn)
+        assert whole[0] is summary.value() and whole[1] is positions.value()
+    desk.move_cash(AI_PORTFOLIO, "500")
+    with desk.engine.connect() as conn:
+        moved = desk.ai_summary(conn)
+        assert moved.version != summary.version and moved.value()["cash"] == Decimal("1500.00")
+        assert desk.ai_portfolio(conn)[0] is moved.value()
+        assert desk.performance(conn).value() is performance.value()  # the model's records did not move
 
 
 def test_an_owners_expensive_read_is_one_at_a_time_and_a_build_inside_it_is_the_same_read() -> None:
