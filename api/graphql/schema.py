@@ -5,18 +5,26 @@ operation, counted once against the key's rate limit and capped by one cost esti
 Introspection and GraphiQL are on by default for developers; `graphql_introspection=false`
 turns both off. GET is accepted for queries (never mutations), as the GraphQL-over-HTTP
 spec allows; a key is required either way, so cross-site requests cannot act.
+
+A market query whose answer is kept for the current data version is answered by its
+route before FastAPI or Strawberry see it (`KeptAnswerRoute`): no heavy turn, no
+operation, no encoding; every other operation runs in its client's heavy turn
+(`StrictGraphQLRouter`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
+from contextlib import asynccontextmanager
 from typing import Any
 
 import strawberry
-from fastapi.responses import HTMLResponse
+from fastapi import HTTPException, Request
+from fastapi.responses import HTMLResponse, Response
+from fastapi.routing import APIRoute
+from starlette.types import Message, Receive, Scope, Send
 from strawberry.extensions import DisableIntrospection, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.fastapi import GraphQLRouter
 
@@ -29,12 +37,15 @@ from api.graphql.mutation import Mutation
 from api.graphql.query import Query
 from api.graphql.scalars import SCALAR_OVERRIDES
 from api.jsonbody import strict_json
-from api.services import heavy_client
+from api.security import api_key_header_name, check_key, request_connection
+from api.services import Services, heavy_client
+from desk import VersionMoved
 from market.budget import Deadline
 from market.settings import Settings
 
 log = logging.getLogger(__name__)
 DISCONNECT_POLL_SECONDS = 0.25
+_request_connection = asynccontextmanager(request_connection)
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:
@@ -99,12 +110,20 @@ class StrictGraphQLRouter(GraphQLRouter):
     def decode_json(self, data: str | bytes) -> object:
         return strict_json(data, text_rule=False)
 
+    def encode_json(self, data: object) -> str | bytes:
+        """A kept answer's body as it is (`cache.Rendered`), anything else as Strawberry encodes it."""
+        return data.body if isinstance(data, cache.Rendered) else super().encode_json(data)
+
+    async def process_result(self, request: Any, result: Any) -> Any:
+        return result if isinstance(result, cache.Rendered) else await super().process_result(request, result)
+
     async def execute_single(
         self, request: Any, request_adapter: Any, sub_response: Any, context: Any, root_value: Any, request_data: Any
     ) -> Any:
         """The operation in a worker thread under its wall-clock budget, stopped when its
-        client disconnects (`_stopped_on_disconnect`); a market query's result kept per data
-        version (api/graphql/cache.py) and answered from there while the version holds."""
+        client disconnects (`_stopped_on_disconnect`); a market query's answer rendered and
+        kept per data version (api/graphql/cache.py), for `KeptAnswerRoute` to answer
+        while the version holds."""
         svc = context.svc
         budget = context.budget = Deadline(
             svc.settings.graphql_timeout_seconds, "the operation", "ask for smaller pages (`first`) or fewer fields"
@@ -135,12 +154,103 @@ class StrictGraphQLRouter(GraphQLRouter):
             with desk.engine.connect() as conn:
                 version = desk.instrument_version(conn)
             ran = []
-            result = desk.cache.cached(kept, version, lambda: ran.append(1) or timed(), size=_kept_size)
+
+            def build() -> Any:
+                ran.append(1)
+                return cache.rendered(timed(), self.encode_json)
+
+            answer = desk.cache.cached(kept, version, build, size=cache.kept_size)
             if not ran:
-                operation.close()  # answered from the cache: the coroutine is never run
-            return result
+                operation.close()  # built meanwhile by another request: the coroutine is never run
+            return answer
 
         return await svc.run_heavy(client, run)
+
+
+class KeptAnswerRoute(APIRoute):
+    """The /graphql routes' class: a market query whose answer is kept for the current data
+    version (api/graphql/cache.py) is answered here, before FastAPI resolves the
+    operation's context or Strawberry parses it, as a REST read is: the key checked as a
+    REST read checks it (on GET a key this process has seen from memory, its keys' version
+    riding on the version read; a POST's key was checked at the edge), counted against its
+    rate limit, then the market tables' version read on the request's connection
+    (`Services.version_read`: on the event loop on a SQLite file, else in a worker thread)
+    and the kept bytes sent. No heavy turn is taken: a client's turn is for work that has to
+    be done, and its kept answers are not held up behind its own operations.
+    Anything else (another document, a miss, a moved key) goes on to the router as before,
+    a POST's body replayed to it."""
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] not in ("GET", "POST"):
+            await super().handle(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        posted = scope["method"] == "POST"
+        body = await request.body() if posted else b""
+        answer = await _kept_answer(request, body)
+        if answer is not None:
+            await Response(answer, media_type="application/json")(scope, receive, send)
+            return
+        await super().handle(scope, _replayed(body, receive) if posted else receive, send)
+
+
+async def _kept_answer(request: Request, body: bytes) -> bytes | None:
+    """The kept answer of the request's market query at the current version, or None. What
+    could refuse the request (its parameters or body) is read before the key is checked,
+    and nothing is refused here: any such request goes on to the router, which checks the
+    key first as ever. Once checked, the key's deferred check is always settled, on the
+    version read or by the connection's release."""
+    presented = request.headers.get(api_key_header_name)
+    asked = _asked(request, body) if presented else None
+    if asked is None:
+        return None
+    svc: Services = request.app.state.services
+    kept = cache.key(*asked, svc.desk.closed_day())
+    await check_key(request, presented, defer=request.method == "GET")
+    try:
+        async with _request_connection(request) as conn:
+            return await svc.version_read(cache.kept_answer, svc.desk, conn, kept)
+    except VersionMoved:  # the keys moved meanwhile: checked afresh on the router's way
+        request.state.principal = request.state.key_rider = None
+        return None
+
+
+def _asked(request: Request, body: bytes) -> cache.Asked | None:
+    """The (query, variables, operation name) of a GET's parameters or a POST's JSON body
+    when the document is one `cache.cacheable` found a market query before; None for
+    anything else, and for anything the router would refuse (it answers those)."""
+    try:
+        sent = _sent(request, body)
+    except (HTTPException, ValueError):
+        return None
+    if not isinstance(sent, dict) or sent.get("extensions") is not None:
+        return None
+    query, variables, operation = sent.get("query"), sent.get("variables"), sent.get("operationName")
+    if not isinstance(query, str) or not isinstance(variables, dict | None) or not isinstance(operation, str | None):
+        return None
+    return cache.Asked(query, variables, operation) if cache.remembered(query, operation) else None
+
+
+def _sent(request: Request, body: bytes) -> object:
+    """What the request sends, decoded as Strawberry's view decodes it (`StrictGraphQLRouter`)."""
+    if request.method == "POST":
+        if not body or "application/json" not in request.headers.get("content-type", ""):
+            return None
+        return strict_json(body, text_rule=False)
+    sent: dict[str, object] = dict(request.query_params)
+    if sent.get("variables"):  # JSON text; an empty one is refused by the router
+        sent["variables"] = strict_json(sent["variables"], text_rule=False)
+    return sent
+
+
+def _replayed(body: bytes, receive: Receive) -> Receive:
+    """`receive` with the body already read handed over first."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replay
 
 
 async def _stopped_on_disconnect(request: Any, budget: Deadline) -> None:
@@ -151,14 +261,6 @@ async def _stopped_on_disconnect(request: Any, budget: Deadline) -> None:
     budget.stop("its client disconnected")
 
 
-def _kept_size(result: Any) -> int | None:
-    """A successful result's size as JSON (what it counts against the cache's bound); a
-    result with errors is not kept."""
-    if result.errors or result.data is None:
-        return None
-    return len(json.dumps(result.data, default=str))
-
-
 def graphql_router(settings: Settings) -> GraphQLRouter:
     return StrictGraphQLRouter(
         build_schema(settings),
@@ -166,6 +268,7 @@ def graphql_router(settings: Settings) -> GraphQLRouter:
         graphql_ide="graphiql" if settings.graphql_introspection else None,
         include_in_schema=False,
         multipart_uploads_enabled=False,
+        route_class=KeptAnswerRoute,
     )
 
 

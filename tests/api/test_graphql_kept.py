@@ -1,0 +1,90 @@
+"""A market query's answer kept for the current data version is served without its
+client's heavy turn (api/graphql/schema.py `KeptAnswerRoute`, issue 65): the turn is for
+work that has to be done, so a client whose turn is held by one of its own operations
+still has its kept answers at once, while anything that has to run waits for the turn as
+before. The key is checked on that path as on every other: a key revoked meanwhile is 401,
+never a kept answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from urllib.parse import urlencode
+
+import httpx
+from fastapi import FastAPI
+
+from api.app import create_app
+from desk import keys as keystore
+from market.settings import Settings
+from pipeline.serving import serve_in_thread
+from tests.api import world
+from tests.api.conftest import Api, Clock
+
+SCREEN = (
+    "query Screen($first: Int) { instruments(first: $first) { nodes { symbol latestPrediction { score action } "
+    "recentBars(first: 3) { nodes { tradingDate close rsi14 } } } } }"
+)
+CASH = {"query": "{ portfolio { cash } }"}
+
+
+@contextmanager
+def _turn_held(app: FastAPI, client: str) -> Iterator[None]:
+    """`client`'s one heavy turn taken and held (as one of its long operations would) until
+    the block ends."""
+    held, release = threading.Event(), threading.Event()
+
+    async def hold() -> None:
+        async with app.state.services.heavy_turns.queued(client):
+            held.set()
+            await asyncio.to_thread(release.wait, 60)
+
+    holder = threading.Thread(target=asyncio.run, args=(hold(),))
+    holder.start()
+    try:
+        assert held.wait(10), "the turn was never taken"
+        yield
+    finally:
+        release.set()
+        holder.join(10)
+
+
+def _get(api: Api, key: str, variables: dict) -> httpx.Response:
+    query = urlencode({"query": SCREEN, "variables": json.dumps(variables)})
+    return api.call("GET", f"/graphql?{query}", key)
+
+
+def test_a_kept_market_answer_is_served_while_its_clients_heavy_turn_is_held(unmade_settings: Settings) -> None:
+    w = world.build(unmade_settings)
+    clock = Clock()
+    app = create_app(w.settings.model_copy(update={"heavy_requests": 2, "heavy_requests_per_client": 1}), now=clock)
+    with w.engine.connect() as conn:
+        acme = f"client:{app.state.services.desk.key_record(conn, w.acme_key).client_id}"
+    with serve_in_thread(app) as base:
+        api = Api(base, w, clock)
+        asked = {"query": SCREEN, "variables": {"first": 10}}
+        first = api.call("POST", "/graphql", w.acme_key, json=asked)  # executed in acme's turn, then kept
+        assert first.status_code == 200 and "errors" not in first.json(), first.text
+        assert _get(api, w.beta_key, {"first": 10}).content == first.content  # beta's key now known here
+        with ThreadPoolExecutor(2) as pool:
+            with _turn_held(app, acme):
+                waiting = pool.submit(api.call, "POST", "/graphql", w.acme_key, json=CASH)  # has to run: waits
+                other = pool.submit(api.call, "POST", "/graphql", w.acme_key, json={**asked, "variables": {"first": 2}})
+                # The kept answer, by POST and by GET, while acme's turn is held: not queued behind it.
+                assert api.call("POST", "/graphql", w.acme_key, json=asked).content == first.content
+                kept = _get(api, w.acme_key, {"first": 10})
+                assert kept.status_code == 200 and kept.content == first.content
+                assert "r=" in kept.headers["ratelimit"]  # counted against acme's limit as any request
+                assert not waiting.done() and not other.done()  # what has to run waits for the turn
+            assert waiting.result().status_code == 200 and "errors" not in waiting.result().json()
+            assert [n["symbol"] for n in other.result().json()["data"]["instruments"]["nodes"]] == [
+                n["symbol"] for n in first.json()["data"]["instruments"]["nodes"][:2]
+            ]
+        keystore.revoke(w.engine, w.beta_key_id, now=world.MORNING)  # as another worker would
+        revoked = _get(api, w.beta_key, {"first": 10})
+        assert revoked.status_code == 401, revoked.text  # the key's version rode on the version read
+        api.http.close()
