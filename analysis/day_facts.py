@@ -22,9 +22,11 @@ from typing import Required, TypedDict
 from sqlalchemy import Connection, func, select
 
 from market.clock import TradingCalendar, exchange_date
+from market.contract import JsonOf
+from market.money import Money
 from market.plain import JsonValue, to_plain
 from portfolio import ledger
-from portfolio.ai import ExecutedDay
+from portfolio.ai import DayFill, ExecutedDay
 from portfolio.market import market_days
 from portfolio.rails import TRAPPED, exit_state
 from store import tables
@@ -61,9 +63,9 @@ class LastExecuted(TypedDict):
     (portfolio/ai.py `DayFill.to_json`)."""
 
     trading_date: str
-    equity: float
-    cash: str
-    orders: list[dict[str, JsonValue]]
+    equity: Money
+    cash: Money  # decimal text
+    orders: list[JsonOf[DayFill]]
 
 
 class PortfolioFacts(TypedDict):

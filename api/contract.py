@@ -1,7 +1,8 @@
 """The response contract's API side: every response model derives from `ApiModel`, whose
 serializer passes what it renders through market/contract.py's `conform` (the rules, one
-place for the API, the CLI and the reports), and `Timestamp` documents a typed timestamp
-field in the OpenAPI schema."""
+place for the API, the CLI and the reports; money, prices and fractions were printed by
+their types' serializers, api/schemas/common.py, which apply its `shown`), and `Timestamp`
+documents a typed timestamp field in the OpenAPI schema."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, PlainSerializer, WithJsonSchema, model_serializer
 
-from market.contract import TIMESTAMP_PATTERN, conform, exchange_timestamp, snake
+from market.contract import TIMESTAMP_PATTERN, JsonOf, conform, exchange_timestamp, shown, snake
 
-__all__ = ["ApiModel", "Timestamp", "conform", "exchange_timestamp", "snake"]
+__all__ = ["ApiModel", "JsonOf", "Timestamp", "conform", "exchange_timestamp", "shown", "snake"]
 
 
 class ApiModel(BaseModel):

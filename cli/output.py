@@ -1,14 +1,14 @@
 """What the CLI prints, under the same contract as the API's answers (market/contract.py):
-timestamps in exchange time without offset or microseconds, money as decimal text to the
-cent, percents and fractions rounded by their names. JSON goes through `contract_json`; a
-value the JSON encoder does not know (a moment, a date, a Decimal outside a money field)
-is written as the API writes it: a moment as the contract's timestamp, a date as ISO 8601,
-a Decimal as a number. A value in a line of text goes through `shown`, the same rule."""
+timestamps in exchange time without offset or microseconds, money, prices and fractions
+by their declared types (a dataclass's own, or the TypedDict the command names: money as
+decimal text to the cent), percents by their names. JSON goes through `contract_json`; a
+value the JSON encoder does not know (a moment, a date, a Decimal without a type) is
+written as the API writes it: a moment as the contract's timestamp, a date as ISO 8601, a
+Decimal as a number. A value in a line of text goes through `shown`, the same rule."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, is_dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -37,12 +37,11 @@ def _plain(value: Any) -> Any:
     return shown(value)
 
 
-def contract_json(value: Any) -> str:
-    """`value` (a mapping, a list or a dataclass) as the contract's indented JSON."""
-    if is_dataclass(value) and not isinstance(value, type):
-        value = asdict(value)
-    return json.dumps(conform(value), indent=2, default=_plain)
+def contract_json(value: Any, kind: Any = None) -> str:
+    """`value` (a dataclass, walked by its fields' types; a mapping or a list, by `kind`,
+    its declared type, where it has one) as the contract's indented JSON."""
+    return json.dumps(conform(value, kind), indent=2, default=_plain)
 
 
-def echo_json(value: Any) -> None:
-    typer.echo(contract_json(value))
+def echo_json(value: Any, kind: Any = None) -> None:
+    typer.echo(contract_json(value, kind))

@@ -71,7 +71,7 @@ def trade(
 
     shares = parse_quantity(quantity, "the quantity", text=True)
     result = _desk().place_trade(portfolio_id, ManualTrade(side, symbol, shares, price, fees))
-    echo_json(result.to_json())
+    echo_json(result)  # a PlacedTrade, printed by its fields' types
 
 
 @portfolio_app.command("sample-statement")
@@ -100,8 +100,10 @@ def import_statement(
 ) -> None:
     """Synchronise a portfolio to a broker account statement (what the ledger records after
     the statement's date is kept on top); prints what changed, or with --preview what would."""
+    from desk import domain
+
     result = _desk().import_statement(portfolio_id, path.read_bytes(), path.name, preview=preview, confirm=confirm)
-    echo_json(result)
+    echo_json(result, domain.StatementResult)
 
 
 @portfolio_app.command("show")

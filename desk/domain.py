@@ -6,17 +6,23 @@ track-record statistic as the reports print it, the label's horizon, T3's week).
 here (and from `desk`) so that no transport imports portfolio/, models/, views/ or store/
 (pyproject.toml's import contracts); each is declared once, where the domain declares it.
 
-`stats`, as REST's schemas and GraphQL's types name the track record's module, is this
-module: its shapes (`TrackRecord`, `BenchmarkComparison`, `NullSpread`, `NullFamily`,
-`NullRecord`), their names (`BENCHMARKS`, `NULL_FAMILIES`, `NULL_FAMILY_RANKINGS`,
-`RECORDS`) and `description`, a field's description as the domain writes it."""
+REST's schemas and GraphQL's types derive from the shapes here (the track record's
+`TrackRecord`, `CostsPaid`, `BenchmarkComparison`, `NullSpread`, `NullFamily`,
+`NullRecord`, with their names `BENCHMARKS`, `NULL_FAMILIES`, `NULL_FAMILY_RANKINGS`,
+`RECORDS`; a `PositionValue`, a `PlacedTrade`, a `Suggestion`, a `ServedPrediction`) and
+print the documents they carry by the types these declare (a trade's `TradeRationale`, an
+order's `Rationale`, an `ExecutedDay`'s record, a statement's `Change`s, the day's
+`DayFacts`)."""
 
+from analysis.day_facts import DayFacts
 from models.decisions import HORIZON
 from models.macro_model import INSIGHTS_REFUSAL, MacroInsights, week_start
 from models.scoring import ServedPrediction
 from portfolio.accounts import Account
 from portfolio.ai import ExecutedDay
+from portfolio.executor import Rationale
 from portfolio.ledger import AI_PORTFOLIO
+from portfolio.statements import Change, StatementResult
 from portfolio.suggestions import SUGGESTION_FEES, MorningSuggestions, Suggestion
 from portfolio.track_record import (
     BENCHMARKS,
@@ -25,15 +31,16 @@ from portfolio.track_record import (
     NULL_FAMILY_RANKINGS,
     RECORDS,
     BenchmarkComparison,
+    CostsPaid,
     NullFamily,
     NullRecord,
     NullSpread,
     TrackRecord,
-    description,
 )
 from portfolio.trading import ManualTrade, PlacedTrade, TradePreview
 from reports import Report
 from reports.format import statistic_pct
+from views.portfolio import AIDay, AIPosition, TradeRationale, TradeView
 from views.valuation import PENDING_QUANTITY, PENDING_UNTIL, PortfolioValuation, PositionValue
 
 __all__ = [
@@ -48,8 +55,13 @@ __all__ = [
     "PENDING_UNTIL",
     "RECORDS",
     "SUGGESTION_FEES",
+    "AIDay",
+    "AIPosition",
     "Account",
     "BenchmarkComparison",
+    "Change",
+    "CostsPaid",
+    "DayFacts",
     "ExecutedDay",
     "MacroInsights",
     "ManualTrade",
@@ -60,12 +72,15 @@ __all__ = [
     "PlacedTrade",
     "PortfolioValuation",
     "PositionValue",
+    "Rationale",
     "Report",
     "ServedPrediction",
+    "StatementResult",
     "Suggestion",
     "TrackRecord",
     "TradePreview",
-    "description",
+    "TradeRationale",
+    "TradeView",
     "statistic_pct",
     "week_start",
 ]

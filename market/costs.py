@@ -57,11 +57,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from typing import TypedDict
 
 import pandas as pd
 
 from market.fees import FeeSchedule
 from market.liquidity import SPREAD_DECIMALS, known, spread_fraction, spread_series, tick_size
+from market.money import Fraction, Money
 
 IMPACT_Y = 1.0
 MAX_PARTICIPATION = 0.25
@@ -96,21 +98,43 @@ class CostBreakdown:
     cannot disagree with them. `as_text` is the form a trade's rationale has always kept
     (decimal text per part and the total), unchanged for readers of that JSON."""
 
-    fees: Decimal = Decimal(0)
-    spread: Decimal = Decimal(0)
-    impact: Decimal = Decimal(0)
+    fees: Money = Decimal(0)
+    spread: Money = Decimal(0)
+    impact: Money = Decimal(0)
 
     @property
-    def total(self) -> Decimal:
+    def total(self) -> Money:
         return self.spread + self.impact + self.fees
 
     def __add__(self, other: CostBreakdown) -> CostBreakdown:
         return CostBreakdown(self.fees + other.fees, self.spread + other.spread, self.impact + other.impact)
 
-    def as_text(self) -> dict[str, str]:
+    def as_text(self) -> CostsText:
         """The parts as decimal text: spread, impact, fees and their total (the rationale's form)."""
-        parts = {"spread": self.spread, "impact": self.impact, "fees": self.fees, "total": self.total}
-        return {name: str(value) for name, value in parts.items()}
+        return CostsText(spread=str(self.spread), impact=str(self.impact), fees=str(self.fees), total=str(self.total))
+
+
+class CostsText(TypedDict):
+    """A CostBreakdown as a document keeps it (`as_text`): money as decimal text. Its parts
+    are money (a `spread` here is what a fill paid to the spread, not a fraction of a price)."""
+
+    spread: Money
+    impact: Money
+    fees: Money
+    total: Money
+
+
+class FillJson(TypedDict):
+    """A fill as its order's rationale records it (`Fill.as_dict`)."""
+
+    requested: int
+    filled: int
+    lapsed: int
+    lapse_reason: str | None
+    touch: Money  # the ask or the bid the fill crossed at, to the cent
+    touch_source: str
+    impact: Fraction  # of the touch price
+    costs: CostsText
 
 
 @dataclass(frozen=True)
@@ -137,17 +161,17 @@ class Fill:
         """The parts in money: fees, spread and impact (and their total)."""
         return CostBreakdown(fees=self.fee, spread=self.spread_cost, impact=self.impact_cost)
 
-    def as_dict(self) -> dict:
-        return {
-            "requested": self.requested,
-            "filled": self.quantity,
-            "lapsed": self.lapsed,
-            "lapse_reason": self.lapse_reason,
-            "touch": round(self.touch, 6),
-            "touch_source": self.touch_source,
-            "impact": round(self.impact, 6),
-            "costs": self.costs.as_text(),
-        }
+    def as_dict(self) -> FillJson:
+        return FillJson(
+            requested=self.requested,
+            filled=self.quantity,
+            lapsed=self.lapsed,
+            lapse_reason=self.lapse_reason,
+            touch=round(self.touch, 6),
+            touch_source=self.touch_source,
+            impact=round(self.impact, 6),
+            costs=self.costs.as_text(),
+        )
 
 
 def session_spread(session: Session) -> tuple[float, str]:

@@ -11,12 +11,20 @@ literal are read by their value, as the JSON decoder gives it: 1e3 is the number
 (docs/api.md, "Numbers in"). A quantity is a whole number, never a boolean (true is not
 one share), text ("10") or a float (1.0); where every value is text (a query string, the
 CLI) its digits and nothing else ("1_0", "1.0", "+5" are refused).
+
+What a number is, money, a price per share, a fraction or a count of shares, is a type
+(`Money`, `Price`, `Fraction`, `Shares`), declared on the field that holds it in a read
+model's dataclass or a document's TypedDict: every surface prints a field by its declared
+type (market/contract.py `shown`), never by its name, so a fraction cannot print as money
+nor money as a fraction (a `spread` is `Money` in a fill's costs and a `Fraction` of the
+price in a prediction).
 """
 
 from __future__ import annotations
 
 import re
 from decimal import ROUND_HALF_UP, Decimal
+from typing import NewType
 
 from market.errors import InvalidInputError
 
@@ -30,6 +38,15 @@ CENTS = Decimal("0.01")
 # make, whichever way it comes: REST's CashIn and GraphQL's moveCash (api/schemas), the CLI's
 # `portfolio open --cash` and the domain's move_cash (portfolio/trading.py) all apply it.
 MAX_CASH_MOVEMENT = Decimal("1000000000")
+
+# The kinds of number the service prints, by type (the module docstring). NewTypes: no cost
+# at run time; a field declared with one says what its value is wherever it goes, REST's
+# schema, GraphQL's scalar, the CLI's JSON and the reports' columns. In a JSON document (a
+# rationale, a day's summary) money and prices are kept as decimal text and declared so too.
+Money = NewType("Money", Decimal)  # an amount in the currency: cash, values, PnL, fees, costs, a fill's touch
+Price = NewType("Price", Decimal)  # a booked price per share: price x quantity is the value to the cent
+Fraction = NewType("Fraction", float)  # a share of a whole: 0.05 is 5% (a return, a weight, a spread of a price)
+Shares = NewType("Shares", int)  # a whole number of shares, or a traded volume
 
 
 def parse_money(value: object, name: str) -> Decimal:

@@ -35,7 +35,7 @@ same recipe, the same training rows and the same calibration rule.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import date
 from pathlib import Path
@@ -45,10 +45,13 @@ import numpy as np
 import pandas as pd
 
 from market.clock import TradingCalendar
+from market.contract import described
+from market.money import Fraction
 from models.calibration import Calibration, in_window, score_rows
 from models.decisions import decide, prediction_columns
 from models.features import FEATURE_NAMES, FEATURE_SET
 from models.layer1 import WINDOW, Layer1Backend
+from models.reasons import ServedReasons
 from models.reasons import served as served_reasons
 from models.risk import DEFAULT_PARAMS, RiskModel
 from models.sentiment.composite import MARKET
@@ -384,27 +387,55 @@ class ServedPrediction:
     its reasons in their served form (models/reasons.py `served`). `served_predictions`
     still answers the stored rows: the AI executor, T2, the monitor and the live
     calibration read those. Frozen, as the API caches it between requests (its `reasons`
-    dict is never written to once built)."""
+    dict is never written to once built). GraphQL's `Prediction` is derived from it, and a
+    quote's prediction fields (REST's `LatestQuote`, GraphQL's `Quote`) show its
+    descriptions, written here; the label is the return from the next session's close over
+    the horizon minus the equal-weighted liquid universe's (market/labels.py)."""
 
     symbol: str
     trading_date: date
     model_id: str
-    horizon_days: int
-    score: float | None  # 0-100
+    horizon_days: int = described("Trading days the prediction looks ahead.")
+    score: float | None = described(
+        "0-100 calibrated conviction that the name beats the equal-weighted liquid universe over the horizon "
+        "(from the next session's close)."
+    )
     action: str | None  # LONG, HOLD, AVOID
-    weight: float | None
+    weight: Fraction | None = described(
+        "The share of the AI book's equity a LONG name gets (target exposure over the book's names); 0 else."
+    )
     tercile: str | None  # TOP, MIDDLE, BOTTOM, ILLIQUID
-    predicted_return: float | None  # a fraction
-    p_up: float | None  # layer 2's P(up)
-    layer1_p_up: float | None
-    layer1_backend: str | None
-    held_edge: float | None  # since 0014 (models/decisions.py)
-    round_trip_cost: float | None
-    decision_reason: str | None
-    reasons: dict[str, Any] | None  # since 0015, served form: {"base_value", "inputs": [{"input", "contribution"}]}
+    predicted_return: Fraction | None = described(
+        "The calibrated median of the excess return over the horizon (from the next session's close, minus the "
+        "equal-weighted liquid universe's), a fraction (0.012 = 1.2%); 0 unless beating or trailing the universe "
+        "is more likely than not."
+    )
+    p_up: Fraction | None = described(
+        "Layer 2's calibrated probability that the name beats the equal-weighted liquid universe over the horizon "
+        "(the Score over 100)."
+    )
+    layer1_p_up: Fraction | None = described(
+        "The foundation model's P(close rises over the horizon), one of the 14 inputs."
+    )
+    layer1_backend: str | None = described("Foundation-model backend; `fallback-...` names the labelled fallback.")
+    held_edge: Fraction | None = described(  # since 0014 (models/decisions.py)
+        "The calibrated expected excess return over the horizon (from the next session's close, minus the "
+        "equal-weighted liquid universe's), a fraction; what the Action, the book and the suggestions read; null "
+        "before enough out-of-sample history to calibrate (models/decisions.py)."
+    )
+    round_trip_cost: Fraction | None = described("The name's spread and two brokerage fees, a fraction.")
+    decision_reason: str | None = described(
+        "Why the Action is what it is, e.g. 'expected excess +0.40% over 5 sessions (Score 55.1), rank 22 of the "
+        "liquid names: the book holds the 15 best'."
+    )
+    # since 0015, served form (models/reasons.py `served`)
+    reasons: ServedReasons | None = described(
+        "The three inputs that moved this prediction most, with their contributions to the raw score and the base "
+        "value; null when the prediction has none (stored before migration 0015)."
+    )
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> ServedPrediction:
+    def from_row(cls, row: Mapping[str, object]) -> ServedPrediction:
         """A stored prediction row as served: its columns of the same names (those added by
         later migrations absent from older rows: None), the reasons in their served form."""
         named = {f.name: row.get(f.name) for f in fields(cls)}

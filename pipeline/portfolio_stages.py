@@ -3,13 +3,34 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import TypedDict
 
+from market.contract import conform
+from market.money import Money
 from pipeline.stage import Stage, StageContext, StageOutcome
+
+
+class TradeDaySummary(TypedDict):
+    """t1_trade's summary: the day's valuation (money, printed as the contract prints it
+    wherever the summary is shown: the CLI, the notebook) and what the day did, counted."""
+
+    model_id: str | None
+    cash: Money
+    market_value: Money
+    equity: Money
+    liquid_equity: Money
+    would_trade: int
+    blocked_by_rails: int
+    cut_by_rails: int
+    rerun: bool
+    orders: int
+    decided: int
+    dividends: int
 
 
 def run_execute(ctx: StageContext) -> StageOutcome:
     day = ctx.desk.ai_day(ctx.trading_date)
-    summary = {
+    summary: TradeDaySummary = {
         "model_id": day.model_id,
         "cash": day.cash,
         "market_value": day.market_value,
@@ -24,7 +45,7 @@ def run_execute(ctx: StageContext) -> StageOutcome:
         "dividends": len(day.dividends),
     }
     return StageOutcome(
-        summary=summary,
+        summary=conform(summary, TradeDaySummary),
         tables={
             "orders": [o.to_json() for o in day.orders],
             "lapsed": [lapse.to_json() for lapse in day.lapsed],

@@ -34,6 +34,7 @@ from market.clock import exchange_iso, session_close_utc, utc_now
 from market.costs import CostBreakdown, FeeSchedule
 from market.errors import ConflictError, NotReadyError
 from market.instruments import is_ordinary
+from market.money import Money, Price
 from market.plain import JsonValue, to_plain
 from market.settings import Settings
 from models.reasons import served as served_reasons
@@ -65,8 +66,8 @@ class DayFill:
     symbol: str
     side: str
     quantity: int
-    price: Decimal
-    fees: Decimal
+    price: Price
+    fees: Money
     costs: CostBreakdown | None
     decided_on: str | None
     bound_by: str
@@ -128,10 +129,10 @@ class ExecutedDay:
     would_trade: int
     blocked_by_rails: int
     cut_by_rails: int
-    cash: str
-    market_value: float
-    equity: float
-    liquid_equity: float
+    cash: Money  # decimal text, as the record has always stored it
+    market_value: Money
+    equity: Money
+    liquid_equity: Money
     illiquid_discounts: dict[str, float]
     # Days executed before the record was named, fills were deferred or dividends were credited
     # stored none of these: read back as the live record and empty lists.

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Required, TypedDict
 
-from market.costs import MONEY, CostBreakdown, FeeSchedule, affordable, fill, limit_price
+from market.costs import MONEY, CostBreakdown, FeeSchedule, FillJson, affordable, fill, limit_price
+from market.money import Fraction, Money, Price
 from market.plain import JsonValue
 from models.reasons import ServedReasons
 from portfolio.rails import EntryCheckJson, ExitStateJson, MarketDay, exit_state
@@ -62,12 +63,19 @@ class SignalFacts(TypedDict):
     score: float
     action: str
     tercile: str
-    weight: float
-    predicted_return: float
-    held_edge: float | None
-    round_trip_cost: float | None
+    weight: Fraction
+    predicted_return: Fraction
+    held_edge: Fraction | None
+    round_trip_cost: Fraction | None
     decision_reason: str
     reasons: ServedReasons | None
+
+
+class Estimate(TypedDict):
+    """What the plan priced a filled order at, as its rationale records it."""
+
+    price: Price  # decimal text
+    quantity: int
 
 
 class Limits(TypedDict, total=False):
@@ -103,8 +111,8 @@ class Rationale(SignalFacts, total=False):
     record: str
     split_adjustment: str
     decided_on: str | None
-    fill: dict[str, JsonValue]  # market/costs.py Fill.as_dict
-    estimate: dict[str, JsonValue]  # the plan's price and quantity
+    fill: FillJson  # market/costs.py Fill.as_dict
+    estimate: Estimate  # the plan's price and quantity
     timestamp: str
 
 
@@ -113,8 +121,8 @@ class Order:
     symbol: str
     side: str
     quantity: int
-    price: Decimal
-    fees: Decimal
+    price: Price
+    fees: Money
     rationale: Rationale
     paid: CostBreakdown | None = None  # the fill's parts; None until the cost model filled it
 

@@ -50,7 +50,7 @@ from sqlalchemy import Connection, Engine, select
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.clock import SUPPORTED_DATES, exchange_date, session_close_utc, utc_now
 from market.errors import ConflictError, InvalidInputError
-from market.money import money_display, to_cents
+from market.money import Money, Price, money_display, to_cents
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
@@ -81,7 +81,7 @@ class StatementJson(TypedDict):
 
     layout: str
     as_of: str
-    cash: str
+    cash: Money  # decimal text
     holdings: dict[str, int]
 
 
@@ -89,21 +89,21 @@ class HoldingChange(TypedDict):
     symbol: str
     side: str
     quantity: int
-    price: str
+    price: Price  # decimal text
     before: int
     after: int
 
 
 class CashChange(TypedDict):
-    cash_before: str
-    cash_after: str
+    cash_before: Money  # decimal text
+    cash_after: Money
 
 
 class Carried(TypedDict):
     detail: str
     trades_after: int
     cash_movements_after: int
-    cash_now: str
+    cash_now: Money  # decimal text
 
 
 class CarriedChange(TypedDict):

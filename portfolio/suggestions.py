@@ -42,11 +42,14 @@ from decimal import Decimal
 from sqlalchemy import Connection, Engine, Table, func, select
 
 from market.clock import EXCHANGE_TZ, TradingCalendar, session_close_utc
+from market.contract import described
 from market.errors import ConflictError, InvalidInputError, NotFoundError, NotReadyError, StageFailedError
+from market.money import Money, Price, Shares
 from market.settings import Settings
 from portfolio import dividends, ledger
 from portfolio.ai import day_signals, fee_schedule, record_name
 from portfolio.book import BookDay, Mandate, Outlook, plan_book
+from portfolio.executor import Rationale
 from portfolio.ledger import TradeRejected, TradeRequest
 from portfolio.market import known_persistence, market_days
 from portfolio.rails import check_entry, exit_state
@@ -64,24 +67,34 @@ SUGGESTION_FEES = (
 T2_TIME = time(7, 0)  # T2 runs at 07:00 exchange time on the trading day it suggests for
 
 
+class SuggestionReason(Rationale, total=False):
+    """A suggestion's reason: the plan's rationale for the order, with the day its signals are
+    from (`model_id` and `record` name the model and the record that scored it)."""
+
+    signals_from: str
+
+
 @dataclass(frozen=True)
 class Suggestion:
     """A stored suggestion with the state its events give (None: no event yet) and, once
-    confirmed, the trade it became. What the API renders (REST and GraphQL read its fields)."""
+    confirmed, the trade it became: the one declaration of a suggestion, from which REST's
+    `Suggestion` schema and GraphQL's `Suggestion` type are derived (every field but the
+    portfolio's, in this order, described here)."""
 
     suggestion_id: str
-    portfolio_id: str
+    portfolio_id: str = described(served=False)  # the caller's own: no transport shows it
     trading_date: date
     symbol: str
     side: str  # BUY or SELL
-    quantity: int
-    limit_price: Decimal  # the price the plan used: a price at the instrument's tick (market/costs.limit_price)
+    quantity: Shares
+    limit_price: Price  # the price the plan used: a price at the instrument's tick (market/costs.limit_price)
     # The fee on limit_price x quantity as the plan computed it: what the suggestion shows and
     # its confirmation charges (None on suggestions stored before migration 0021: the schedule's).
-    fees: Decimal | None
-    reason: dict[str, object]  # the plan's rationale (JSON), with signals_from, model_id and record
+    fees: Money | None = described(SUGGESTION_FEES)
+    reason: SuggestionReason  # the plan's rationale (JSON), with signals_from, model_id and record
     expires_at: datetime  # the trading day's session close, UTC
-    state: str | None = None  # PENDING, CONFIRMED, REJECTED or EXPIRED
+    # None: no event yet (never served: every suggestion is stored with its PENDING event)
+    state: str | None = described("PENDING, CONFIRMED, REJECTED or EXPIRED.", served_as=str, default=None)
     trade_id: str | None = None
 
     @classmethod

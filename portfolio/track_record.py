@@ -39,15 +39,18 @@ The benchmarks (`equal_weight_liquid`, `index_returns`):
 
 The AI portfolio's record also carries its null books over its own days (`NullRecord`,
 portfolio/nulls.py `against_nulls`): books that obey its mandate by chance, replayed by the
-backtest's engine beside the model's own book replayed by the same engine. Their fields'
-descriptions are written once, here (`_described`: a field's metadata), and REST and
-GraphQL show them (`description`).
+backtest's engine beside the model's own book replayed by the same engine.
+
+These dataclasses are the track record's one declaration: REST's schemas and GraphQL's
+types are derived from them (api/schemas/derived.py, api/graphql/types/derived.py), every
+field in its order with its type (`Money`, `Fraction`: market/money.py) and its
+description, written here (market.contract `described`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import date
 from decimal import Decimal
 from typing import Any, TypedDict
@@ -55,9 +58,10 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
+from market.contract import described
 from market.costs import CostBreakdown
 from market.liquidity import passes_entry_gates
-from market.money import to_cents
+from market.money import Fraction, Money, to_cents
 
 TRADING_DAYS_PER_YEAR = 250
 MOSTLY_CASH_EXPOSURE = 0.05  # an average exposure under this: the book held cash, the ratios say so
@@ -78,11 +82,11 @@ class CostsPaid:
     """Costs the book paid, in money to the cent (exact Decimal, summed from the trades'
     cost columns before rounding), and their share of mean equity a year (a fraction)."""
 
-    fees: Decimal
-    spread: Decimal
-    impact: Decimal
-    total: Decimal
-    share_of_equity_per_year: float | None = None
+    fees: Money
+    spread: Money = described("Paid to the spread: what the fills lost against the mid.")
+    impact: Money = described("Paid to the square-root impact past the touch.")
+    total: Money
+    share_of_equity_per_year: Fraction | None = described("A fraction.", default=None)
 
     @classmethod
     def of(cls, paid: CostBreakdown, mean_equity: float, years: float) -> CostsPaid:
@@ -95,24 +99,13 @@ class CostsPaid:
 class BenchmarkComparison:
     """The book beside one benchmark over the same days (fractions; 250 trading days a year)."""
 
-    total_return: float | None = None
-    annual_return: float | None = None
-    excess_annual_return: float | None = None
-    tracking_error: float | None = None
+    total_return: Fraction | None = None
+    annual_return: Fraction | None = None
+    excess_annual_return: Fraction | None = None
+    tracking_error: Fraction | None = None
     information_ratio: float | None = None
     beta: float | None = None
-    alpha: float | None = None
-
-
-def _described(text: str, **kwargs: Any) -> Any:
-    """A dataclass field with its description, which REST's schema and GraphQL's type read
-    (`description`), so it is written once."""
-    return field(metadata={"description": text}, **kwargs)
-
-
-def description(shape: type, name: str) -> str:
-    """The description a field of `shape` was `_described` with."""
-    return next(f.metadata["description"] for f in fields(shape) if f.name == name)
+    alpha: Fraction | None = None
 
 
 # What the null books' figures are measured against (a key of BENCHMARKS).
@@ -137,9 +130,9 @@ REPLAYED = (
 class NullSpread:
     """A figure over a null family's books: the mean, the lowest and the highest."""
 
-    mean: float | None = _described("The mean over the family's books that have the figure; null without any.")
-    lowest: float | None = _described("The lowest of the family's books.")
-    highest: float | None = _described("The highest of the family's books.")
+    mean: float | None = described("The mean over the family's books that have the figure; null without any.")
+    lowest: float | None = described("The lowest of the family's books.")
+    highest: float | None = described("The highest of the family's books.")
 
 
 @dataclass(frozen=True)
@@ -149,26 +142,26 @@ class NullFamily:
     universe, the model's percentile among the books by information ratio and how many it
     beats."""
 
-    family: str = _described(
+    family: str = described(
         "The null family, by its ranking: "
         + "; ".join(f"{name}: {ranking[0].lower()}{ranking[1:-1]}" for name, ranking in NULL_FAMILY_RANKINGS.items())
         + "."
     )
-    books: int = _described("How many books of the family were replayed (0: too few days for it; note says why).")
-    information_ratio: NullSpread = _described(
+    books: int = described("How many books of the family were replayed (0: too few days for it; note says why).")
+    information_ratio: NullSpread = described(
         "The family's books' information ratios against the equal-weighted liquid universe."
     )
-    excess_annual_return: NullSpread = _described(
+    excess_annual_return: NullSpread = described(
         "The family's books' excess annual return over the equal-weighted liquid universe (fractions, 250 trading "
         "days a year)."
     )
-    model_percentile: float | None = _described(
+    model_percentile: float | None = described(
         "Where the replayed model book ranks among the family's books by information ratio against the "
         "equal-weighted liquid universe: the share of the books below it, ties counting half, in percent; null "
         f"without books or ratios. {REPLAYED}"
     )
-    model_beats: int = _described("How many of the family's books the replayed model book's information ratio beats.")
-    note: str | None = _described("Why the family has no books or no figures, else null.", default=None)
+    model_beats: int = described("How many of the family's books the replayed model book's information ratio beats.")
+    note: str | None = described("Why the family has no books or no figures, else null.", default=None)
 
 
 @dataclass(frozen=True)
@@ -177,32 +170,32 @@ class NullRecord:
     family's figures and the replayed model book's percentile in it, and the replayed model
     book against the mean of the fixed random books."""
 
-    days: int = _described("The executed days replayed: every day of the record, from its first.")
-    model_total_return: float | None = _described(
+    days: int = described("The executed days replayed: every day of the record, from its first.")
+    model_total_return: Fraction | None = described(
         "The replayed model book's total return over the days (a fraction), beside the record's own total return (the "
         f"live book's): the note says how far apart they are and why. {REPLAYED}",
         default=None,
     )
-    model_excess_annual_return: float | None = _described(
+    model_excess_annual_return: Fraction | None = described(
         "The replayed model book's excess annual return over the equal-weighted liquid universe.", default=None
     )
-    model_information_ratio: float | None = _described(
+    model_information_ratio: float | None = described(
         "The replayed model book's information ratio against the equal-weighted liquid universe: what its "
         "percentile in each family ranks.",
         default=None,
     )
-    families: dict[str, NullFamily] = _described(
+    families: dict[str, NullFamily] = described(
         "Each null family's figures against the equal-weighted liquid universe and the replayed model book's "
         "percentile among its books, by family (daily_random, fixed_random, size, bought_and_held, inverted).",
         default_factory=dict,
     )
-    fixed_random_mean: BenchmarkComparison | None = _described(
+    fixed_random_mean: BenchmarkComparison | None = described(
         "The replayed model book against the mean of the fixed random books (their daily returns averaged, a "
         "benchmark like the others): its active return a year (the excess annual return), tracking error and "
         "information ratio from the daily differences; null below two days or without fixed random books.",
         default=None,
     )
-    note: str | None = _described(
+    note: str | None = described(
         "How the replayed model book's return compares with the live record's, and why a figure is null (too few "
         "days); a short span says little about skill.",
         default=None,
@@ -212,8 +205,9 @@ class NullRecord:
 @dataclass(frozen=True)
 class TrackRecord:
     """The track-record statistics, the one shape REST (api/schemas/portfolio.py) and
-    GraphQL (api/graphql/types/track_record.py) serve: the same fields, snake_case in REST
-    and camelCase in GraphQL (tests/api/test_shapes.py holds both to these fields).
+    GraphQL (api/graphql/types/track_record.py) serve, both derived from it: the same
+    fields, snake_case in REST and camelCase in GraphQL (where GraphQL keys `benchmarks` and
+    `records` by typed fields instead of a map, tests/api/test_shapes.py).
 
     `benchmarks` is keyed by BENCHMARKS' names (a benchmark without data is absent);
     `records` (the AI portfolio only) by `validation` and `live`; `nulls` (the AI portfolio's
@@ -224,25 +218,53 @@ class TrackRecord:
     days: int
     first: date | None = None
     last: date | None = None
-    total_return: float | None = None
-    annual_return: float | None = None
-    annual_volatility: float | None = None
+    total_return: Fraction | None = None
+    annual_return: Fraction | None = None
+    annual_volatility: Fraction | None = None
     sharpe: float | None = None
     sortino: float | None = None
-    max_drawdown: float | None = None
+    max_drawdown: Fraction | None = None
     calmar: float | None = None
     annual_turnover: float | None = None
     costs: CostsPaid | None = None
-    benchmarks: dict[str, BenchmarkComparison] = field(default_factory=dict)
-    index_source: str | None = None
+    benchmarks: dict[str, BenchmarkComparison] = described(
+        "By benchmark: equal_weight_liquid (the names that passed the entry gates at the month's start, held "
+        "equally through the month) and index (see index_source); a benchmark without data is absent.",
+        default_factory=dict,
+    )
+    index_source: str | None = described(
+        "What the `index` benchmark is: the symbol of the index the exchange published (stored by T0 or the file "
+        "importer, e.g. ^NASI), or cap_weighted (the service's capitalisation-weighted index); null without one.",
+        default=None,
+    )
     trades: int | None = None
-    fill_count: int | None = None
-    average_exposure: float | None = None
-    mostly_cash: bool | None = None
-    note: str | None = None
-    reason: str | None = None
-    records: dict[str, TrackRecord] | None = None
-    nulls: NullRecord | None = _described(
+    fill_count: int | None = described(
+        "Fills in the span: the AI portfolio's trades; a client's trades except the shares a statement sync booked "
+        "(no order filled those).",
+        default=None,
+    )
+    average_exposure: Fraction | None = described(
+        "What the book held: the mean over the days of market value / equity at the close, a fraction (0 all "
+        "cash, 1 fully invested). The benchmarks are fully invested.",
+        default=None,
+    )
+    mostly_cash: bool | None = described(
+        f"True when the average exposure is under {MOSTLY_CASH_EXPOSURE:.0%}: the figures against the "
+        "benchmarks describe holding cash, not skill (`note` says so in words).",
+        default=None,
+    )
+    note: str | None = described("Plain words when `mostly_cash` is true, else null.", default=None)
+    reason: str | None = described(
+        "Why there are no statistics, when there are none: e.g. no trades or cash movements yet, or too few "
+        "market days since the first.",
+        default=None,
+    )
+    records: dict[str, TrackRecord] | None = described(
+        "The AI portfolio only: the same statistics over the days replayed on the validation record and over the "
+        "live days, apart, keyed validation and live (a record without days is absent).",
+        default=None,
+    )
+    nulls: NullRecord | None = described(
         "The AI portfolio's whole record only: its null books over the same days (books that obey its mandate by "
         "chance, portfolio/nulls.py), each family's figures and the replayed model book's percentile in it, and the "
         "replayed model book against the mean of the fixed random books; null for a client's book and for the "

@@ -23,7 +23,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime
 from decimal import Decimal
 from typing import NotRequired, TypedDict
@@ -31,8 +31,9 @@ from typing import NotRequired, TypedDict
 from sqlalchemy import Connection, Engine
 
 from market.clock import TradingCalendar, exchange_date, utc_now
+from market.contract import described, served_fields
 from market.errors import ConflictError, InvalidInputError, NotFoundError
-from market.money import MAX_CASH_MOVEMENT, money_text, parse_money, whole_cents
+from market.money import MAX_CASH_MOVEMENT, Fraction, Money, Price, Shares, money_text, parse_money, whole_cents
 from market.settings import Settings
 from portfolio import dividends, ledger
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
@@ -53,6 +54,13 @@ class ManualTrade:
     fees: Decimal | str | int = 0
 
 
+class ManualRationale(TypedDict):
+    """A manual trade's rationale: the close its price was checked against (`_checked_request`)."""
+
+    reference_close: Price  # decimal text
+    reference_date: str
+
+
 class PlacedTradeJson(TypedDict):
     """`PlacedTrade.to_json`'s form (a JSON document: `idempotency_records.response` keeps
     it without `replayed`): money as text at the stored precision, dates in ISO 8601."""
@@ -64,14 +72,14 @@ class PlacedTradeJson(TypedDict):
     symbol: str
     side: str
     quantity: int
-    price: str
-    fees: str
+    price: Price
+    fees: Money
     origin: str
-    rationale: dict[str, object]
+    rationale: ManualRationale
     idempotency_key: str | None
-    gross: str
+    gross: Money
     position_after: int
-    cash_after: str | None
+    cash_after: Money | None
     replayed: NotRequired[bool]
 
 
@@ -90,20 +98,21 @@ class PlacedTrade:
     executed_at: datetime
     symbol: str
     side: str  # BUY or SELL
-    quantity: int
-    price: Decimal
-    fees: Decimal
-    origin: str = field(metadata={"api": False})  # MANUAL here; AI and STATEMENT trades are recorded elsewhere
-    rationale: dict[str, object] = field(metadata={"api": False})
-    idempotency_key: str | None = field(metadata={"api": False})
-    gross: Decimal = field(metadata={"api": False})  # price x quantity, in cents
-    position_after: int = field(metadata={"api": False})
-    cash_after: Decimal | None = None
-    replayed: bool = False
+    quantity: Shares
+    price: Price
+    fees: Money
+    origin: str = described(served=False)  # MANUAL here; AI and STATEMENT trades are recorded elsewhere
+    rationale: ManualRationale = described(served=False)
+    idempotency_key: str | None = described(served=False)
+    gross: Money = described(served=False)  # price x quantity, in cents
+    position_after: int = described(served=False)
+    cash_after: Money | None = None
+    replayed: bool = described("True when an Idempotency-Key retry returned the stored result.", default=False)
 
     @classmethod
     def api_fields(cls) -> list[str]:
-        return [f.name for f in fields(cls) if f.metadata.get("api", True)]
+        """The fields REST and GraphQL serve (market.contract `served_fields`), in order."""
+        return [f.name for f in served_fields(cls)]
 
     @classmethod
     def from_recorded(cls, recorded: Mapping[str, object]) -> PlacedTrade:
@@ -267,7 +276,7 @@ def _checked_request(
         price=price,
         fees=fees,
         origin="MANUAL",
-        rationale={"reference_close": str(close), "reference_date": close_date.isoformat()},
+        rationale=ManualRationale(reference_close=str(close), reference_date=close_date.isoformat()),
         idempotency_key=idempotency_key,
         trade_id=f"T-{uuid.uuid4().hex}",
     )
@@ -279,19 +288,19 @@ class TradePreview:
 
     symbol: str
     side: str  # BUY or SELL
-    quantity: int
+    quantity: Shares
     as_of: str  # ISO 8601: the session priced on (the symbol's latest bar)
-    close: Decimal
-    touch: Decimal  # the ask (buy) or bid (sell), else the close plus or minus half the range
+    close: Money
+    touch: Money  # the ask (buy) or bid (sell), else the close plus or minus half the range
     touch_source: str
-    impact: float | None
-    price: Decimal  # per share, touch and impact included
-    fillable_in_one_session: int
+    impact: Fraction | None
+    price: Price  # per share, touch and impact included
+    fillable_in_one_session: Shares
     lapse_reason: str | None
-    fees: Decimal
-    spread_cost: Decimal
-    impact_cost: Decimal
-    total_cost: Decimal
+    fees: Money
+    spread_cost: Money
+    impact_cost: Money
+    total_cost: Money
 
 
 def preview_trade(

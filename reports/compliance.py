@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 
 from reportlab.platypus import Flowable, Spacer
 
-from reports.format import backend_line, metric_rows, money, null_books_summary, number, price, record_caption
-from reports.inputs import ComplianceInputs, Origin, Provenance
+from reports.format import backend_line, by_type, metric_rows, null_books_summary, number, record_caption
+from reports.inputs import AuditTrade, ComplianceInputs, Origin, Provenance
 from reports.layout import (
     DIGEST,
     SMALL,
@@ -174,10 +174,7 @@ def _audit_trail(inputs: ComplianceInputs) -> list[Flowable]:
             t["symbol"],
             t["side"],
             number(t["quantity"]),
-            price(t["price"]),
-            money(t["value"]),
-            money(t.get("fees")),
-            money(t.get("costs")),
+            *(by_type(t, AuditTrade, name) for name in ("price", "value", "fees", "costs")),
         ]
         for t in trades
     ]

@@ -1,15 +1,22 @@
 """How numbers read in the reports: money with thousands separators and two decimals,
 percentages with their sign where a change is meant (never on a magnitude such as a
 volatility or a drawdown), a dash for a missing value, and each metric beside its base
-rate and sample size."""
+rate and sample size.
+
+A field whose read model declares what it is (market/money.py `Money`, `Price`,
+`Fraction`) is printed by that type, as every other surface prints it (market/contract.py):
+`by_type(row, shape, name)` reads the declared type of `name` in `shape` (a TypedDict or a
+dataclass) and prints `row[name]` by it, so a money column of a table shows money, a
+price column a price and a fraction a percentage, whatever the column is called."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from market.money import price_display
+from market.contract import declared
+from market.money import Fraction, Money, Price, price_display
 
 if TYPE_CHECKING:
     from reports.inputs import NullBooksJson
@@ -43,6 +50,25 @@ def price(value: Any) -> str:
         return DASH
     shown = Decimal(price_display(Decimal(str(value))))
     return f"{shown:,.2f}" if shown == shown.quantize(Decimal("0.01")) else f"{shown:,f}"
+
+
+def fraction(value: Any) -> str:
+    """A fraction as a percentage with one decimal (0.516 is 51.6%)."""
+    return DASH if value is None else f"{float(value) * 100:.1f}%"
+
+
+# How the reports print each declared type (the contract's types, in the reports' style).
+PRINTED: dict[object, Callable[[Any], str]] = {Money: money, Price: price, Fraction: fraction}
+
+
+def by_type(row: Mapping[str, Any], shape: type, name: str) -> str:
+    """`row[name]` printed by the type `shape` declares for `name` (the module docstring);
+    a field of another type as its text, "-" when missing."""
+    value = row.get(name)
+    printed = PRINTED.get(declared(shape).get(name))
+    if printed is None:
+        return DASH if value is None else str(value)
+    return printed(value)
 
 
 def number(value: Any, digits: int = 0) -> str:

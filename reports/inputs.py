@@ -42,6 +42,7 @@ from sqlalchemy import Connection, select
 from market.clock import TradingCalendar, latest_closed_trading_day
 from market.costs import describe as cost_model
 from market.errors import NotReadyError
+from market.money import Money, Price
 from market.plain import JsonValue, canonical_sha256, to_plain
 from market.settings import Settings
 from models.features import FEATURE_NAMES
@@ -110,10 +111,10 @@ class AuditTrade(TypedDict):
     symbol: str
     side: str
     quantity: int
-    price: str
-    value: str
-    fees: str
-    costs: str  # spread + impact + fees, money as text
+    price: Price  # as text
+    value: Money  # as text
+    fees: Money
+    costs: Money  # spread + impact + fees, money as text
 
 
 class Origin(TypedDict):

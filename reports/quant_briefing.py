@@ -14,10 +14,12 @@ from analysis.writers import breadth_lead
 from market.plain import JsonValue
 from models.decisions import BOOK_NAMES, HORIZON
 from portfolio.rails import HIGH_SPREAD
+from portfolio.track_record import CostsPaid
 from reports import charts
 from reports.format import (
     NULL_FAMILY_LABELS,
     backend_line,
+    by_type,
     metric_rows,
     money,
     null_books_summary,
@@ -54,6 +56,7 @@ from reports.logos import powered_by
 from reports.model_health import model_health
 from views.market import QuotedPrediction
 from views.performance import Performance, shown_record
+from views.portfolio import AIPosition
 from views.track_record import TrackSeries
 
 TITLE_TEXT = "Quant Briefing"
@@ -171,9 +174,9 @@ def _portfolio(ai: AIPortfolioSection) -> list[Flowable]:
     figures = key_figures(
         [
             ("Open positions", str(ai["positions_count"])),
-            ("Portfolio value", money(ai["equity"])),
-            ("Cash", money(ai["cash"])),
-            ("Liquid equity", money(ai["liquid_equity"])),
+            ("Portfolio value", by_type(ai, AIPortfolioSection, "equity")),
+            ("Cash", by_type(ai, AIPortfolioSection, "cash")),
+            ("Liquid equity", by_type(ai, AIPortfolioSection, "liquid_equity")),
             ("Total return", signed_pct(ai["total_return_pct"])),
             ("Valued at close of", ai["as_of"]),
         ]
@@ -183,16 +186,15 @@ def _portfolio(ai: AIPortfolioSection) -> list[Flowable]:
         [
             p["symbol"],
             number(p["quantity"]),
-            money(p["average_cost"]),
-            money(p["price"]),
-            money(p["market_value"]),
+            *(by_type(p, AIPosition, name) for name in ("average_cost", "price", "market_value")),
             pct(weights.get(p["symbol"], 0.0) * 100),
-            money(p["unrealized_pnl"]),
+            by_type(p, AIPosition, "unrealized_pnl"),
             ", ".join(p["flags"]) or "-",
         ]
         for p in ai["positions"]
     ]
-    rows.append(["CASH", "", "", "", money(ai["cash"]), pct(weights.get("CASH", 0.0) * 100), "", ""])
+    cash = by_type(ai, AIPortfolioSection, "cash")
+    rows.append(["CASH", "", "", "", cash, pct(weights.get("CASH", 0.0) * 100), "", ""])
     table = data_table(["Symbol", "Quantity", "Avg cost", "Price", "Value", "Weight", "Unrealised PnL", "Flags"], rows)
     return section("AI portfolio", figures, Spacer(0, 6), table)
 
@@ -276,7 +278,7 @@ def _book_rows(record: TrackRecordJson, columns: _BenchmarkColumns) -> list[list
         ["Annual turnover", f"{_ratio(record.get('annual_turnover'))}x", "", ""],
         [
             "Costs paid (fees / spread / impact)",
-            f"{money(costs.get('fees'))} / {money(costs.get('spread'))} / {money(costs.get('impact'))}",
+            " / ".join(by_type(costs, CostsPaid, part) for part in ("fees", "spread", "impact")),
             "",
             "",
         ],

@@ -23,6 +23,7 @@ from typing import TypedDict
 from sqlalchemy import Connection, func, select
 
 from market.liquidity import entry_gates
+from market.money import Fraction
 from models.scoring import ServedPrediction, served_predictions
 from models.sentiment.composite import METHOD as SENTIMENT_METHOD
 from models.sentiment.scorer import SCORER_ID
@@ -85,7 +86,7 @@ class Liquidity(TypedDict):
     trading_date: date
     adv_20: float | None
     volume: float
-    spread: float | None
+    spread: Fraction | None  # of the price (market/liquidity.py)
     spread_source: str
     passes_entry_gates: bool
     failed_gates: list[str]

@@ -13,10 +13,15 @@ from typing import TypedDict
 from sqlalchemy import Connection, select
 
 from market.clock import exchange_iso
-from market.plain import JsonValue
+from market.contract import JsonOf
+from market.money import Fraction, Money, Price, Shares
 from portfolio import ledger
+from portfolio.ai import ExecutedDay
+from portfolio.executor import Rationale
 from portfolio.ledger import AI_PORTFOLIO
 from portfolio.rows import StoredPortfolioDay
+from portfolio.suggestions import SuggestionReason
+from portfolio.trading import ManualRationale
 from store import tables
 from store.history import current_rows
 from views.valuation import PortfolioValuation, portfolio_view
@@ -24,10 +29,16 @@ from views.valuation import PortfolioValuation, portfolio_view
 CENTS = Decimal("0.01")
 
 
+# A trade's rationale, by who booked it: the AI book's order (portfolio/executor.py), a
+# confirmed suggestion's reason, a manual trade's reference close (a statement sync's names
+# the statement: no money in it). Read as one document: their fields do not clash.
+TradeRationale = Rationale | SuggestionReason | ManualRationale
+
+
 class Allocation(TypedDict):
     symbol: str  # or CASH
-    market_value: Decimal
-    weight: float  # of equity
+    market_value: Money
+    weight: Fraction  # of equity
 
 
 class PortfolioSummary(TypedDict):
@@ -36,13 +47,13 @@ class PortfolioSummary(TypedDict):
 
     portfolio_id: str
     as_of: date
-    cash: Decimal
-    market_value: Decimal
-    equity: Decimal
-    liquid_equity: Decimal
-    illiquid_discounts: dict[str, float]
-    unrealized_pnl: Decimal
-    realized_pnl: Decimal
+    cash: Money
+    market_value: Money
+    equity: Money
+    liquid_equity: Money
+    illiquid_discounts: dict[str, Money]
+    unrealized_pnl: Money
+    realized_pnl: Money
     positions_count: int
     allocation: list[Allocation]
     flags: dict[str, tuple[str, ...]]
@@ -50,7 +61,7 @@ class PortfolioSummary(TypedDict):
 
 class AISummary(PortfolioSummary):
     started: bool  # False until the first executed day
-    starting_cash: Decimal
+    starting_cash: Money
     total_return_pct: float | None
 
 
@@ -63,20 +74,20 @@ class TradeView(TypedDict):
     timestamp: str
     symbol: str
     side: str
-    quantity: int
-    price: Decimal
-    fees: Decimal
-    value: Decimal
+    quantity: Shares
+    price: Price
+    fees: Money
+    value: Money
     origin: str
-    rationale: dict[str, JsonValue]
+    rationale: TradeRationale
 
 
 class CashMovement(TypedDict):
     entry_id: str
     timestamp: str  # when it takes effect, exchange time
     kind: str
-    amount: Decimal
-    balance: Decimal  # after it
+    amount: Money
+    balance: Money  # after it
     trade_id: str | None
     note: str | None
 
@@ -87,10 +98,10 @@ class AIDay(TypedDict):
 
     trading_date: date
     model_id: str | None
-    equity: float
-    liquid_equity: float
-    cash: float
-    summary: dict[str, JsonValue]
+    equity: Money
+    liquid_equity: Money
+    cash: Money
+    summary: JsonOf[ExecutedDay]  # its stored record (`ExecutedDay.summary()`)
 
 
 class AIDayTrades(AIDay):
@@ -107,27 +118,27 @@ class AIPosition(TypedDict):
     holds them together) with the opening trade's direction, rationale and timestamp."""
 
     symbol: str
-    quantity: int
-    cost_basis: Decimal
-    average_cost: Decimal
+    quantity: Shares
+    cost_basis: Money
+    average_cost: Money
     purchase_date: date | None
-    price: Decimal
-    market_value: Decimal
-    unrealized_pnl: Decimal
-    realized_pnl: Decimal
+    price: Money
+    market_value: Money
+    unrealized_pnl: Money
+    realized_pnl: Money
     flags: tuple[str, ...]
-    pending_quantity: int
+    pending_quantity: Shares
     pending_until: date | None
     direction: str
-    rationale: dict[str, JsonValue]
+    rationale: Rationale
     timestamp: str
 
 
 class EquityPoint(TypedDict):
     trading_date: date
-    cash: float
-    market_value: float
-    equity: float
+    cash: Money
+    market_value: Money
+    equity: Money
     liquid_equity: float
 
 

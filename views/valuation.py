@@ -21,6 +21,8 @@ from decimal import Decimal
 
 from sqlalchemy import Connection
 
+from market.contract import described
+from market.money import Money, Shares
 from market.settings import get_settings
 from portfolio import ledger
 from portfolio.delisting import DELISTED, BookView, book_view, stored_absences, stored_rule
@@ -39,26 +41,32 @@ PENDING_UNTIL = "The session from which the pending shares count for a sell; nul
 
 @dataclass(frozen=True)
 class PositionValue:
-    """An open position valued at the day's price. REST's `Position` carries exactly these
-    fields, GraphQL's `Position` these and its share of equity (`weight`), and the AI
-    portfolio's positions (views/portfolio.py `ai_positions`) these and the opening trade's
-    direction, rationale and timestamp (tests/api/test_shapes.py holds them together)."""
+    """An open position valued at the day's price: the one declaration of a position, from
+    which REST's `Position` (and `AIPosition`, which adds the opening trade's direction,
+    rationale and timestamp: views/portfolio.py `ai_positions`) and GraphQL's `Position`
+    (which adds its share of equity, `weight`, and its relations) are derived, in this
+    order, described here."""
 
     symbol: str
-    quantity: int
-    cost_basis: Decimal  # cents
-    average_cost: Decimal  # at full precision; the answers show cents
+    quantity: Shares
+    cost_basis: Money  # cents
+    average_cost: Money  # at full precision; the answers show cents
     purchase_date: date | None  # the trading day the position was opened
-    price: Decimal  # the latest close on or before the day, else the average cost (UNPRICED)
-    market_value: Decimal  # cents
-    unrealized_pnl: Decimal  # cents
-    realized_pnl: Decimal  # cents, of this symbol's closed shares
-    flags: tuple[str, ...]  # the rail's exit flags (TRAPPED, SLOW_EXIT, HIGH_SPREAD), or UNPRICED, or DELISTED
+    # the latest close on or before the day, else the average cost (UNPRICED)
+    price: Money = described("Latest close on or before the valuation day.")
+    market_value: Money  # cents
+    unrealized_pnl: Money  # cents
+    realized_pnl: Money  # cents, of this symbol's closed shares
+    # the rail's exit flags (TRAPPED, SLOW_EXIT, HIGH_SPREAD), or UNPRICED, or DELISTED
+    flags: tuple[str, ...] = described(
+        "TRAPPED (no trade that day), SLOW_EXIT (over 5 days to exit), HIGH_SPREAD, UNPRICED (never priced: at its "
+        "average cost), DELISTED (no row for the delisting rule's sessions: at the rule's value)."
+    )
     # Of `quantity`, the shares of trades booked for a session after the current one (a
     # suggestion confirmed ahead of its session; negative for a sale booked ahead): they
     # count for a sell from `pending_until` (market.clock `session_of`, docs/portfolio.md).
-    pending_quantity: int = 0
-    pending_until: date | None = None
+    pending_quantity: Shares = described(PENDING_QUANTITY, default=0)
+    pending_until: date | None = described(PENDING_UNTIL, default=None)
 
 
 @dataclass(frozen=True)
@@ -80,13 +88,13 @@ class PortfolioValuation:
 
     portfolio_id: str
     as_of: date  # the valuation day
-    cash: Decimal  # cents
-    market_value: Decimal  # of the open positions, cents
-    equity: Decimal  # cash plus market value, cents
-    liquid_equity: Decimal  # equity less the illiquid discounts, cents
-    illiquid_discounts: dict[str, float]  # by symbol: what could not be sold at the close
-    unrealized_pnl: Decimal
-    realized_pnl: Decimal  # of every symbol traded, open or closed, cents
+    cash: Money  # cents
+    market_value: Money  # of the open positions, cents
+    equity: Money  # cash plus market value, cents
+    liquid_equity: Money  # equity less the illiquid discounts, cents
+    illiquid_discounts: dict[str, Money]  # by symbol: what could not be sold at the close (floats)
+    unrealized_pnl: Money
+    realized_pnl: Money  # of every symbol traded, open or closed, cents
     positions: tuple[PositionValue, ...]  # the open positions, by symbol
 
 

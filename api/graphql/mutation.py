@@ -25,7 +25,6 @@ from api.graphql.types.user_errors import Conflict, FieldError, InvalidInput, No
 from api.schemas.common import checked_idempotency_key
 from api.schemas.portfolio import CashIn, ManualTradeIn
 from api.security import caller_portfolio
-from desk import ManualTrade
 from market.errors import ConflictError, InvalidInputError, NotFoundError, NotReadyError
 
 TradeResult = Annotated[TradePlaced | InvalidInput | Conflict | NotReady, strawberry.union("TradeResult")]
@@ -95,9 +94,8 @@ class Mutation:
 
         async def act() -> TradePlaced:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
-            trade = ManualTrade(checked.side, checked.symbol, checked.quantity, checked.price, checked.fees)
             answer = _answer(info, TradePlaced.from_placed)
-            return await ctx.call(ctx.svc.desk.place_trade, portfolio_id, trade, idempotency_key, answer)
+            return await ctx.call(ctx.svc.desk.place_trade, portfolio_id, checked.order(), idempotency_key, answer)
 
         return await _expected(act)
 

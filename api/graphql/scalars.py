@@ -1,8 +1,14 @@
 """Scalars whose input the service checks beyond their format.
 
+The kinds of number of market/money.py are GraphQL types by their Python type, declared on
+each field (`SCALAR_OVERRIDES`): `Money` (and a bare `Decimal`) is the `Decimal` scalar,
+`Price` the `Price` scalar, `Fraction` a `Float`, `Shares` the `Shares` scalar. Each
+answers by the output contract's rule for its type (market.contract `shown`): a price
+keeps the decimals it was stored with where it is not whole cents, as REST's does.
+
 `Decimal` (money) follows market.money.parse_money, the rule of the REST bodies and the
-CLI (whole cents: 52.001 is refused), and answers as market.money.money_display, the text
-REST answers with ("125000.00"). `Shares` follows market.money.parse_quantity, as REST's
+CLI (whole cents: 52.001 is refused), and answers as money, the text REST answers with
+("125000.00"). `Shares` follows market.money.parse_quantity, as REST's
 quantities do: placeTrade's quantity is `Shares`, so a variable's 1.0 is refused as REST
 refuses it (GraphQL's `Int` would take it as 1). A literal and a variable are read alike
 (graphql-core parses a literal to the value a variable would give, then `parse_value`):
@@ -19,14 +25,17 @@ from __future__ import annotations
 import dataclasses
 from datetime import date, datetime
 from decimal import Decimal
-from typing import NewType
+from functools import partial
 
 import strawberry
 from strawberry.schema.types.base_scalars import DateDefinition, DateTimeDefinition, DecimalDefinition
+from strawberry.schema.types.scalar import DEFAULT_SCALAR_REGISTRY
 
-from api.contract import exchange_timestamp
+from api.contract import exchange_timestamp, shown
 from market.clock import SUPPORTED_DATES, supported_date
-from market.money import money_display, parse_money, parse_quantity
+from market.money import Fraction, Money, Price, Shares, parse_money, parse_quantity
+
+__all__ = ["SCALAR_OVERRIDES", "Fraction", "Money", "Price", "Shares", "StrictDecimal", "SupportedDate"]
 
 SupportedDate = dataclasses.replace(
     DateDefinition,
@@ -39,8 +48,17 @@ SupportedDate = dataclasses.replace(
 StrictDecimal = dataclasses.replace(
     DecimalDefinition,
     parse_value=lambda value: parse_money(value, "a Decimal"),
-    serialize=money_display,
+    serialize=partial(shown, Money),
     description="An amount in the market's currency: decimal text with 2 places",
+)
+
+# A booked price per share, as REST's `Price`: price x quantity is the value to the cent.
+PriceScalar = strawberry.scalar(
+    name="Price",
+    description="A price per share, decimal text: 2 places where it is whole cents (every price booked now), else "
+    "the places it was stored with (an older fill), at most 6, so that price x quantity is the value to the cent",
+    serialize=partial(shown, Price),
+    parse_value=lambda value: parse_money(value, "a Price"),
 )
 
 # Timestamps answer as every answer does (api/contract.py): exchange time, no offset, to the second.
@@ -52,12 +70,19 @@ ExchangeDateTime = dataclasses.replace(
 
 # Share quantities and volumes: GraphQL's Int is 32 bits, and a listing's shares outstanding
 # (3,850,000,000 on the demo) or a line of up to 10^12 shares (market/money.py) is more.
-Shares = strawberry.scalar(
-    NewType("Shares", int),
+SharesScalar = strawberry.scalar(
     name="Shares",
     description="A whole number of shares or a traded volume, up to 64 bits (a JSON number)",
     serialize=int,
     parse_value=lambda value: parse_quantity(value, "a Shares value"),
 )
 
-SCALAR_OVERRIDES = {date: SupportedDate, Decimal: StrictDecimal, datetime: ExchangeDateTime}
+SCALAR_OVERRIDES = {
+    date: SupportedDate,
+    Decimal: StrictDecimal,
+    Money: StrictDecimal,
+    Price: PriceScalar,
+    Fraction: DEFAULT_SCALAR_REGISTRY[float],  # a Float; the contract's number rule is the fraction's
+    Shares: SharesScalar,
+    datetime: ExchangeDateTime,
+}

@@ -33,7 +33,7 @@ from api.schemas.portfolio import (
 from api.security import Principal, caller_portfolio, caller_portfolio_on
 from api.services import Services, written
 from api.uploads import read_upload
-from desk import ManualTrade, Versioned
+from desk import Versioned
 
 router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=StrictJSONRoute)
 IDEMPOTENCY = Header(
@@ -109,8 +109,9 @@ def trade(
     band around the latest close, holdings and cash; refused with the reason (422).
     The same Idempotency-Key with a different order is 409."""
     pid = caller_portfolio(svc, caller)
-    trade = ManualTrade(order.side, order.symbol, order.quantity, order.price, order.fees)
-    return svc.desk.place_trade(pid, trade, idempotency_key, written(TradeOut, 201, lambda placed: placed.to_json()))
+    return svc.desk.place_trade(
+        pid, order.order(), idempotency_key, written(TradeOut, 201, lambda placed: placed.to_json())
+    )
 
 
 @router.get("/track-record", response_model=TrackRecord, responses=problems(*KEYED))

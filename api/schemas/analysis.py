@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
 from pydantic import Field
 
 from api.contract import ApiModel
-from api.schemas.common import example
+from api.schemas.common import document, example
+from desk import domain
+
+# The day's facts (analysis/day_facts.py), printed by their declared types
+FactsDocument = document(domain.DayFacts)
 
 
 class NotificationSummary(ApiModel):
@@ -52,6 +55,6 @@ class DayAnalysis(ApiModel):
         description="Why the template wrote it although a language model was configured."
     )
     body: str = Field(description="The analysis, paragraphs separated by a blank line.")
-    facts: dict[str, Any] = Field(description="Every figure the analysis was written from.")
+    facts: FactsDocument = Field(description="Every figure the analysis was written from.")
     written_at: str = Field(description="Exchange time, ISO 8601 without offset.")
     notifications: list[NotificationSummary]

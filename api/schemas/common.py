@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from functools import partial
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
-from api.contract import ApiModel
+from api.contract import ApiModel, conform, shown
+from market import money
 from market.clock import supported_date
 from market.errors import InvalidInputError
-from market.money import DIGITS, MONEY_OUT, money_display, parse_money, parse_quantity, price_display
+from market.money import DIGITS, MONEY_OUT, parse_money, parse_quantity
 
 T = TypeVar("T")
 
@@ -56,16 +59,17 @@ def whole_query(query: Any, shares: bool = False) -> Any:
     return Annotated[int, query, BeforeValidator(rule)]
 
 
-def _decimal_text(show: Callable[[Decimal], str], pattern: str, example: str, description: str) -> Any:
-    """A Decimal a response writes as decimal text by `show`, documented as such."""
+def _decimal_text(kind: object, pattern: str, example: str, description: str) -> Any:
+    """A field of type `kind` (market.money's `Money` or `Price`) as a response writes it:
+    decimal text by the contract's rule for the type (market.contract `shown`), documented as such."""
     schema = {"type": "string", "pattern": pattern, "examples": [example], "description": description}
-    return Annotated[Decimal, PlainSerializer(show, return_type=str), WithJsonSchema(schema)]
+    return Annotated[kind, PlainSerializer(partial(shown, kind), return_type=str), WithJsonSchema(schema)]
 
 
 # Money in every response: decimal text with the currency's 2 minor-unit digits, never a
 # float and never "100000.000000" beside "0" (market.money.money_display).
 Money = _decimal_text(
-    money_display,
+    money.Money,
     f"^{MONEY_OUT.pattern}$",
     "125000.00",
     "An amount in the market's currency, decimal text with 2 places.",
@@ -74,13 +78,34 @@ Money = _decimal_text(
 # it is whole cents, else the decimals it was stored with, so price x quantity is the value
 # to the cent (market.money.price_display).
 Price = _decimal_text(
-    price_display,
+    money.Price,
     r"^-?[0-9]+\.[0-9]{2,6}$",
     "39.05",
     "A price per share, decimal text: 2 places where it is whole cents (every price booked now), else the "
     "places it was stored with (an older fill, a statement's average cost), at most 6, so that price x "
     "quantity is the value to the cent.",
 )
+
+# A fraction in every response: a number with at most six decimals (0.05 is 5%), by the
+# contract's rule for the type; documented as any number.
+Fraction = Annotated[money.Fraction, PlainSerializer(partial(shown, money.Fraction), return_type=float)]
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A document field's declared type, kept on its annotation for its readers (the
+    contract test walks an answer by it)."""
+
+    kind: Any
+
+
+def document(kind: Any, json: Any = dict[str, Any]) -> Any:
+    """A JSON document a response carries as it is (a trade's rationale, an AI day's
+    summary, a statement's changes), documented as `json` (an object; a list of them), its
+    money, prices and fractions printed by its declared type `kind` (a TypedDict, a union
+    of them, `JsonOf[dataclass]`; market.contract `conform`)."""
+    return Annotated[json, PlainSerializer(partial(conform, kind=kind), return_type=json), Declared(kind)]
+
 
 # Every date a REST caller gives: YYYY-MM-DD within market.clock.SUPPORTED_DATES (422 otherwise).
 SupportedDate = Annotated[date, AfterValidator(_rule(supported_date, "the date"))]

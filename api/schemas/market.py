@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import date
 
 from pydantic import Field
 
 from api.contract import ApiModel
-from api.schemas.common import example, example_of
+from api.schemas.common import Fraction, example, example_of
+from desk import ServedPrediction
 
 
 class ReasonInput(ApiModel):
@@ -41,30 +43,11 @@ REASONS_EXAMPLE = {
 }
 
 
-# What a prediction's fields mean, written once for REST and GraphQL (api/graphql/types/quote.py,
-# prediction.py): the label is the return from the next session's close over the horizon minus
-# the equal-weighted liquid universe's (market/labels.py).
+# What a prediction's fields mean, written once in the domain (models/scoring.py
+# `ServedPrediction`, from which GraphQL's `Prediction` is derived), for the quotes' fields of
+# REST and GraphQL (api/graphql/types/quote.py); and the RSI's, as the history names it.
 PREDICTION_FIELDS = {
-    "predicted_return": (
-        "The calibrated median of the excess return over the horizon (from the next session's close, minus the "
-        "equal-weighted liquid universe's), a fraction (0.012 = 1.2%); 0 unless beating or trailing the universe "
-        "is more likely than not."
-    ),
-    "score": (
-        "0-100 calibrated conviction that the name beats the equal-weighted liquid universe over the horizon "
-        "(from the next session's close)."
-    ),
-    "weight": "The share of the AI book's equity a LONG name gets (target exposure over the book's names); 0 else.",
-    "held_edge": (
-        "The calibrated expected excess return over the horizon (from the next session's close, minus the "
-        "equal-weighted liquid universe's), a fraction; what the Action, the book and the suggestions read; null "
-        "before enough out-of-sample history to calibrate (models/decisions.py)."
-    ),
-    "round_trip_cost": "The name's spread and two brokerage fees, a fraction.",
-    "decision_reason": (
-        "Why the Action is what it is, e.g. 'expected excess +0.40% over 5 sessions (Score 55.1), rank 22 of the "
-        "liquid names: the book holds the 15 best'."
-    ),
+    **{f.name: f.metadata["description"] for f in fields(ServedPrediction) if f.metadata.get("description")},
     "rsi_14": "Wilder's 14-day RSI, 0-100 (the same name as in the history).",
 }
 
@@ -80,24 +63,17 @@ class LatestQuote(ApiModel):
     volume: int = Field(description="Shares traded on the market day (0 when it did not trade).")
     change_pct: float | None = Field(description="Close over the previous close - 1, in percent.")
     rsi_14: float | None = Field(description=PREDICTION_FIELDS["rsi_14"])
-    predicted_return: float | None = Field(description=PREDICTION_FIELDS["predicted_return"])
+    predicted_return: Fraction | None = Field(description=PREDICTION_FIELDS["predicted_return"])
     score: float | None = Field(description=PREDICTION_FIELDS["score"])
     action: str | None = Field(description="LONG, HOLD or AVOID.")
-    weight: float | None = Field(description=PREDICTION_FIELDS["weight"])
+    weight: Fraction | None = Field(description=PREDICTION_FIELDS["weight"])
     tercile: str | None = Field(description="TOP, MIDDLE, BOTTOM or ILLIQUID.")
     model_id: str | None
-    layer1_backend: str | None = Field(
-        description="Foundation-model backend; `fallback-...` names the labelled fallback."
-    )
-    held_edge: float | None = Field(description=PREDICTION_FIELDS["held_edge"])
-    round_trip_cost: float | None = Field(description=PREDICTION_FIELDS["round_trip_cost"])
+    layer1_backend: str | None = Field(description=PREDICTION_FIELDS["layer1_backend"])
+    held_edge: Fraction | None = Field(description=PREDICTION_FIELDS["held_edge"])
+    round_trip_cost: Fraction | None = Field(description=PREDICTION_FIELDS["round_trip_cost"])
     decision_reason: str | None = Field(description=PREDICTION_FIELDS["decision_reason"])
-    reasons: PredictionReasons | None = Field(
-        description=(
-            "The three inputs that moved this prediction most, with their contributions to the raw score and the base "
-            "value; null when the prediction has none (stored before migration 0015)."
-        )
-    )
+    reasons: PredictionReasons | None = Field(description=PREDICTION_FIELDS["reasons"])
     reason: str | None = Field(
         description="Why the prediction fields are null; or, for a day covered only by the "
         'walk-forward validation record, "validation record: ..." (the scores '

@@ -9,13 +9,31 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from api.contract import ApiModel, Timestamp
-from api.schemas.common import CursorPage, Money, MoneyIn, Price, QuantityIn, example, example_of, page_example
-from desk import MOSTLY_CASH_EXPOSURE, PENDING_QUANTITY, PENDING_UNTIL, SUGGESTION_FEES
-from desk import domain as stats  # the track record's shapes (portfolio/track_record.py), through the desk
+from api.contract import ApiModel, JsonOf
+from api.schemas.common import (
+    CursorPage,
+    Fraction,
+    Money,
+    MoneyIn,
+    Price,
+    QuantityIn,
+    document,
+    example,
+    example_of,
+    page_example,
+)
+from api.schemas.derived import derived
+from desk import domain  # the domain's shapes (a track record, a position, a trade, a suggestion), through the desk
 from market.money import MAX_CASH_MOVEMENT
 
+# The JSON documents the bodies carry, each printed by its declared type (api/schemas/common.py `document`)
+RationaleDocument = document(domain.Rationale)  # the AI book's order (portfolio/executor.py)
+TradeRationaleDocument = document(domain.TradeRationale)  # any trade's (views/portfolio.py)
+DaySummaryDocument = document(JsonOf[domain.ExecutedDay])  # an executed day's stored record
+ChangesDocument = document(list[domain.Change], list[dict[str, Any]])  # a statement sync's
 
+
+@derived(domain.PositionValue)
 class Position(ApiModel):
     model_config = example(
         {
@@ -34,22 +52,6 @@ class Position(ApiModel):
         }
     )
 
-    symbol: str
-    quantity: int
-    cost_basis: Money
-    average_cost: Money
-    purchase_date: date | None
-    price: Money = Field(description="Latest close on or before the valuation day.")
-    market_value: Money
-    unrealized_pnl: Money
-    realized_pnl: Money
-    flags: list[str] = Field(
-        description="TRAPPED (no trade that day), SLOW_EXIT (over 5 days to exit), HIGH_SPREAD, UNPRICED (never "
-        "priced: at its average cost), DELISTED (no row for the delisting rule's sessions: at the rule's value)."
-    )
-    pending_quantity: int = Field(description=PENDING_QUANTITY)
-    pending_until: date | None = Field(description=PENDING_UNTIL)
-
 
 class AIPosition(Position):
     model_config = example(
@@ -62,7 +64,7 @@ class AIPosition(Position):
     )
 
     direction: Literal["LONG"]
-    rationale: dict[str, Any] = Field(
+    rationale: RationaleDocument = Field(
         description="Why the executor bought: score, gates, flags, limits, bound_by, model."
     )
     timestamp: str = Field(
@@ -91,7 +93,7 @@ class PortfolioPositions(ApiModel):
 class Allocation(ApiModel):
     symbol: str = Field(description="A ticker, or CASH.")
     market_value: Money
-    weight: float = Field(description="Share of equity.")
+    weight: Fraction = Field(description="Share of equity.")
 
 
 class PortfolioSummary(ApiModel):
@@ -172,7 +174,7 @@ class Trade(ApiModel):
     fees: Money
     value: Money
     origin: str = Field(description="MANUAL, AI, SUGGESTION or STATEMENT_SYNC.")
-    rationale: dict[str, Any]
+    rationale: TradeRationaleDocument
 
 
 class CashEntry(ApiModel):
@@ -215,7 +217,7 @@ class AIDay(ApiModel):
     equity: Money
     liquid_equity: Money
     cash: Money
-    summary: dict[str, Any] = Field(description="Orders, skipped names, what the rails blocked or cut.")
+    summary: DaySummaryDocument = Field(description="Orders, skipped names, what the rails blocked or cut.")
     trades: list[Trade] = Field(description="The AI trades executed that day, in recording order.")
 
 
@@ -258,7 +260,13 @@ class ManualTradeIn(ApiModel):
     price: MoneyIn = Field(gt=0, le=Decimal("1000000000"))
     fees: MoneyIn = Field(default=Decimal(0), ge=0, le=Decimal("1000000000"))
 
+    def order(self) -> domain.ManualTrade:
+        """The desk's request (portfolio/trading.py `ManualTrade`), built here once for REST's
+        body and GraphQL's `placeTrade`, which both are read by this model."""
+        return domain.ManualTrade(self.side, self.symbol, self.quantity, self.price, self.fees)
 
+
+@derived(domain.PlacedTrade)
 class TradeOut(ApiModel):
     model_config = example(
         {
@@ -275,18 +283,6 @@ class TradeOut(ApiModel):
             "replayed": False,
         }
     )
-
-    trade_id: str
-    portfolio_id: str
-    trading_date: date
-    executed_at: Timestamp
-    symbol: str
-    side: str
-    quantity: int
-    price: Price
-    fees: Money
-    cash_after: Money | None = None
-    replayed: bool = Field(description="True when an Idempotency-Key retry returned the stored result.")
 
 
 class CashIn(ApiModel):
@@ -307,6 +303,7 @@ class CashOut(ApiModel):
     balance: Money
 
 
+@derived(domain.Suggestion)
 class Suggestion(ApiModel):
     model_config = example(
         {
@@ -322,18 +319,6 @@ class Suggestion(ApiModel):
             "state": "PENDING",
         }
     )
-
-    suggestion_id: str
-    trading_date: date
-    symbol: str
-    side: str
-    quantity: int
-    limit_price: Price
-    fees: Money | None = Field(description=SUGGESTION_FEES)
-    reason: dict[str, Any]
-    expires_at: Timestamp
-    state: str = Field(description="PENDING, CONFIRMED, REJECTED or EXPIRED.")
-    trade_id: str | None = None
 
 
 class SuggestionPage(CursorPage):
@@ -352,7 +337,7 @@ class StatementResult(ApiModel):
         description="SYNCED; PREVIEW when asked for a preview (nothing stored); ALREADY_IMPORTED for "
         "the same file again."
     )
-    changes: list[dict[str, Any]]
+    changes: ChangesDocument
 
 
 class ResearchResult(ApiModel):
@@ -539,72 +524,33 @@ class Performance(ApiModel):
     )
 
 
+@derived(domain.CostsPaid)
 class CostsPaid(ApiModel):
     """Costs the book paid, in the market's currency, and their share of mean equity a year."""
 
-    fees: Money
-    spread: Money = Field(description="Paid to the spread: what the fills lost against the mid.")
-    impact: Money = Field(description="Paid to the square-root impact past the touch.")
-    total: Money
-    share_of_equity_per_year: float | None = Field(default=None, description="A fraction.")
 
-
+@derived(domain.BenchmarkComparison)
 class BenchmarkComparison(ApiModel):
     """The book beside one benchmark over the same days (fractions; 250 trading days a year)."""
 
-    total_return: float | None = None
-    annual_return: float | None = None
-    excess_annual_return: float | None = None
-    tracking_error: float | None = None
-    information_ratio: float | None = None
-    beta: float | None = None
-    alpha: float | None = None
 
-
-def _about(shape: type, name: str) -> str:
-    """A track-record field's description, written once in the domain (portfolio/track_record.py)."""
-    return stats.description(shape, name)
-
-
+@derived(domain.NullSpread)
 class NullSpread(ApiModel):
     """A figure over a null family's books: the mean, the lowest and the highest."""
 
-    mean: float | None = Field(default=None, description=_about(stats.NullSpread, "mean"))
-    lowest: float | None = Field(default=None, description=_about(stats.NullSpread, "lowest"))
-    highest: float | None = Field(default=None, description=_about(stats.NullSpread, "highest"))
 
-
+@derived(domain.NullFamily)
 class NullFamily(ApiModel):
     """A null family beside the replayed model book (portfolio/track_record.py NullFamily, field for field)."""
 
-    family: str = Field(description=_about(stats.NullFamily, "family"))
-    books: int = Field(description=_about(stats.NullFamily, "books"))
-    information_ratio: NullSpread = Field(description=_about(stats.NullFamily, "information_ratio"))
-    excess_annual_return: NullSpread = Field(description=_about(stats.NullFamily, "excess_annual_return"))
-    model_percentile: float | None = Field(description=_about(stats.NullFamily, "model_percentile"))
-    model_beats: int = Field(description=_about(stats.NullFamily, "model_beats"))
-    note: str | None = Field(default=None, description=_about(stats.NullFamily, "note"))
 
-
+@derived(domain.NullRecord)
 class NullRecord(ApiModel):
     """The AI portfolio against its null books over the record's days (portfolio/track_record.py NullRecord, field
     for field)."""
 
-    days: int = Field(description=_about(stats.NullRecord, "days"))
-    model_total_return: float | None = Field(default=None, description=_about(stats.NullRecord, "model_total_return"))
-    model_excess_annual_return: float | None = Field(
-        default=None, description=_about(stats.NullRecord, "model_excess_annual_return")
-    )
-    model_information_ratio: float | None = Field(
-        default=None, description=_about(stats.NullRecord, "model_information_ratio")
-    )
-    families: dict[str, NullFamily] = Field(default_factory=dict, description=_about(stats.NullRecord, "families"))
-    fixed_random_mean: BenchmarkComparison | None = Field(
-        default=None, description=_about(stats.NullRecord, "fixed_random_mean")
-    )
-    note: str | None = Field(default=None, description=_about(stats.NullRecord, "note"))
 
-
+@derived(domain.TrackRecord)
 class TrackRecord(ApiModel):
     """Track-record statistics (portfolio/track_record.py TrackRecord, field for field):
     fractions, not percent."""
@@ -649,71 +595,6 @@ class TrackRecord(ApiModel):
         }
     )
 
-    days: int
-    first: date | None = None
-    last: date | None = None
-    total_return: float | None = None
-    annual_return: float | None = None
-    annual_volatility: float | None = None
-    sharpe: float | None = None
-    sortino: float | None = None
-    max_drawdown: float | None = None
-    calmar: float | None = None
-    annual_turnover: float | None = None
-    costs: CostsPaid | None = None
-    benchmarks: dict[str, BenchmarkComparison] = Field(
-        default_factory=dict,
-        description=(
-            "By benchmark: equal_weight_liquid (the names that passed the entry gates at the month's start, held "
-            "equally through the month) and index (see index_source); a benchmark without data is absent."
-        ),
-    )
-    index_source: str | None = Field(
-        default=None,
-        description=(
-            "What the `index` benchmark is: the symbol of the index the exchange published (stored by T0 or the file "
-            "importer, e.g. ^NASI), or cap_weighted (the service's capitalisation-weighted index); null without one."
-        ),
-    )
-    trades: int | None = None
-    fill_count: int | None = Field(
-        default=None,
-        description=(
-            "Fills in the span: the AI portfolio's trades; a client's trades except the shares a statement sync booked "
-            "(no order filled those)."
-        ),
-    )
-    average_exposure: float | None = Field(
-        default=None,
-        description=(
-            "What the book held: the mean over the days of market value / equity at the close, a fraction (0 all "
-            "cash, 1 fully invested). The benchmarks are fully invested."
-        ),
-    )
-    mostly_cash: bool | None = Field(
-        default=None,
-        description=(
-            f"True when the average exposure is under {MOSTLY_CASH_EXPOSURE:.0%}: the figures against the "
-            "benchmarks describe holding cash, not skill (`note` says so in words)."
-        ),
-    )
-    note: str | None = Field(default=None, description="Plain words when `mostly_cash` is true, else null.")
-    reason: str | None = Field(
-        default=None,
-        description=(
-            "Why there are no statistics, when there are none: e.g. no trades or cash movements yet, or too few "
-            "market days since the first."
-        ),
-    )
-    records: dict[str, TrackRecord] | None = Field(
-        default=None,
-        description=(
-            "The AI portfolio only: the same statistics over the days replayed on the validation record and over the "
-            "live days, apart, keyed validation and live (a record without days is absent)."
-        ),
-    )
-    nulls: NullRecord | None = Field(default=None, description=_about(stats.TrackRecord, "nulls"))
-
 
 class TradePreview(ApiModel):
     """The one cost model's estimate of an order (market/costs.py); nothing is stored."""
@@ -750,7 +631,7 @@ class TradePreview(ApiModel):
         "range_window or tick (the one-tick floor); else range (half the day's high-low range); else fallback "
         "(half of a 5% spread)."
     )
-    impact: float | None = Field(description="Square-root impact, a fraction of the touch.")
+    impact: Fraction | None = Field(description="Square-root impact, a fraction of the touch.")
     price: Price = Field(description="Per share, touch and impact included.")
     fillable_in_one_session: int = Field(description="At most 25% of a session's volume fills; the rest would wait.")
     lapse_reason: str | None

@@ -35,9 +35,11 @@ def test_the_days_analysis_as_stored_with_its_notifications(api: Api) -> None:
     assert (
         body["trading_date"] == DAY.isoformat() and body["writer"] == "template-v1" and body["fallback_reason"] is None
     )
-    from api.contract import conform  # the facts as stored, answered under the response contract (docs/api.md)
+    # the facts as stored, answered under the response contract by their declared types (docs/api.md)
+    from analysis.day_facts import DayFacts
+    from api.contract import conform
 
-    assert body["body"] == stored["body"] and body["facts"] == conform(stored["facts"]) != {}
+    assert body["body"] == stored["body"] and body["facts"] == conform(stored["facts"], DayFacts) != {}
     assert body["notifications"] == [
         {
             "notification_id": f"{DAY.isoformat()}:analysis",

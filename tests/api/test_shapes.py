@@ -1,14 +1,15 @@
-"""A record that crosses the API is declared twice, as a Pydantic schema (REST) and a
-Strawberry type (GraphQL), because Strawberry's Pydantic bridge is experimental (see
-docs/architecture.md). This keeps the two lists from drifting: each pair has the same
-fields, apart from the differences written here on purpose; where the domain declares the
-record as a dataclass (a placed trade, a portfolio valuation, a served prediction), the pair
-shows its fields."""
+"""A record that crosses the API has one declaration. Where the domain declares it as a
+dataclass (a track record, a placed trade, a suggestion, a position, a served prediction),
+REST's Pydantic schema and GraphQL's Strawberry type are derived from it
+(api/schemas/derived.py, api/graphql/types/derived.py; docs/architecture.md, "Declared
+once"): a dataclass given one more field shows it in the OpenAPI document and in the SDL,
+with its type and its description. The records still declared on each side keep the same
+fields, apart from the differences written here on purpose."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import date
 from decimal import Decimal
 
@@ -40,6 +41,8 @@ from api.schemas import macro as s_macro
 from api.schemas import market as s_market
 from api.schemas import portfolio as s_portfolio
 from api.services import json_body
+from market.contract import described, description
+from market.money import Fraction, Money
 from models.scoring import ServedPrediction
 from portfolio import track_record as statistics
 from portfolio.trading import PlacedTrade
@@ -158,8 +161,8 @@ def test_the_track_records_keyed_fields_are_the_domains_keys() -> None:
     ids=["NullRecord", "NullFamily", "NullSpread"],
 )
 def test_the_null_books_are_described_once_in_the_domain(domain, rest, graph) -> None:
-    """Each field of the null books' shapes is described in the domain (a `_described`
-    field's metadata), and REST and GraphQL show that text, not one of their own."""
+    """Each field of the null books' shapes is described in the domain (market.contract
+    `described`), and REST and GraphQL show that text, not one of their own."""
     written = {f.name: f.metadata["description"] for f in fields(domain)}
     assert all(written.values())
     assert {name: f.description for name, f in rest.model_fields.items()} == written
@@ -167,7 +170,7 @@ def test_the_null_books_are_described_once_in_the_domain(domain, rest, graph) ->
     assert (
         track_record.TrackRecord.__strawberry_definition__.get_field("nulls").description
         == (s_portfolio.TrackRecord.model_fields["nulls"].description)
-        == statistics.description(statistics.TrackRecord, "nulls")
+        == description(statistics.TrackRecord, "nulls")
     )
 
 
@@ -281,7 +284,7 @@ def test_a_valuation_renders_as_its_fields() -> None:
     assert body == json_body(s_portfolio.PortfolioPositions, asdict(valuation))
     assert json.loads(body) == s_portfolio.PortfolioPositions.model_config["json_schema_extra"]["examples"][0]
     shown = position.Position.from_value(valued, valuation.equity)
-    assert (shown.average_cost, shown.flags, shown.weight) == (Decimal("101.5"), (), 0.516)
+    assert (shown.average_cost, shown.flags, shown.weight) == (Decimal("101.5"), [], 0.516)
 
 
 # What the served prediction's readers call otherwise, add to it or leave out, on purpose:
@@ -346,3 +349,93 @@ def test_a_served_prediction_reads_as_its_fields() -> None:
     graph = prediction.Prediction.from_row(served)
     assert (graph.probability_up, graph.layer1_probability, graph.action.value) == (0.61, 0.52, "HOLD")
     assert graph.reasons.inputs[0].input == "Last day's return"
+
+
+# A position with one more money field and one more fraction: what a change to the domain's
+# declaration looks like (the only place it is made).
+@dataclass(frozen=True)
+class WiderPosition(PositionValue):
+    paid_to_spread: Money = described("What the position paid to the spread.", default=Decimal(0))
+    drift: Fraction | None = described("How far `price` moved from `average_cost`, a fraction.", default=None)
+
+
+def test_a_field_added_to_a_dataclass_is_in_the_openapi_document_and_the_sdl() -> None:
+    """REST's schema and GraphQL's type derived from a dataclass (as every read model of
+    the API is) carry a field added to it, in its place, with its type's rule (money as
+    decimal text to the cent, `Decimal` in the SDL; a fraction as a number, `Float`) and
+    its description, written once in the dataclass."""
+    import strawberry
+    from fastapi import FastAPI
+
+    from api.contract import ApiModel
+    from api.graphql.scalars import SCALAR_OVERRIDES
+    from api.graphql.types.derived import derived as derived_type
+    from api.graphql.types.derived import from_domain
+    from api.schemas.derived import derived as derived_schema
+
+    @derived_schema(WiderPosition)
+    class WiderBody(ApiModel):
+        """A wider position."""
+
+    app = FastAPI()
+    app.get("/wider", response_model=WiderBody)(lambda: None)
+    body = app.openapi()["components"]["schemas"]["WiderBody"]
+    assert list(body["properties"]) == [f.name for f in fields(WiderPosition)]
+    paid, drift = body["properties"]["paid_to_spread"], body["properties"]["drift"]
+    assert paid["pattern"] == r"^-?[0-9]+\.[0-9]{2}$" and paid["description"] == "What the position paid to the spread."
+    assert drift["anyOf"] == [{"type": "number"}, {"type": "null"}]
+    assert drift["description"] == "How far `price` moved from `average_cost`, a fraction."
+
+    @derived_type(WiderPosition, "A wider position.")
+    class WiderType:
+        pass
+
+    query = strawberry.type(type("Query", (), {"__annotations__": {"wider": WiderType | None}, "wider": None}))
+    sdl = strawberry.Schema(query=query, scalar_overrides=SCALAR_OVERRIDES).as_str()
+    assert '  """What the position paid to the spread."""\n  paidToSpread: Decimal!\n' in sdl
+    assert '  """How far price moved from averageCost, a fraction."""\n  drift: Float\n' in sdl
+    assert sdl.index("pendingUntil: Date") < sdl.index("paidToSpread") < sdl.index("drift: Float")
+
+    wider = WiderPosition(**{f.name: getattr(_VALUED, f.name) for f in fields(PositionValue)}, drift=0.0123456789)
+    wider = replace(wider, paid_to_spread=Decimal("12.345"))
+    rendered = json.loads(json_body(WiderBody, wider))
+    assert (rendered["paid_to_spread"], rendered["drift"], rendered["price"]) == ("12.35", 0.012346, "103.20")
+    assert from_domain(WiderType, wider).paid_to_spread == Decimal("12.345")  # the scalar prints it
+
+
+def test_the_served_read_models_show_the_domains_descriptions() -> None:
+    """The OpenAPI document's and the SDL's descriptions of the derived read models are
+    the domain's (GraphQL names a field it mentions in camelCase)."""
+    from api.graphql.types.derived import graphql_text
+
+    for domain, rest, graph in [
+        (statistics.TrackRecord, s_portfolio.TrackRecord, track_record.TrackRecord),
+        (statistics.CostsPaid, s_portfolio.CostsPaid, track_record.CostsPaid),
+        (PositionValue, s_portfolio.Position, position.Position),
+        (PlacedTrade, s_portfolio.TradeOut, trade_placed.TradePlaced),
+    ]:
+        served = {f.name: f.metadata.get("description") for f in fields(domain) if f.metadata.get("served", True)}
+        assert {name: f.description for name, f in rest.model_fields.items()} == served
+        shown = {f.python_name: f.description for f in graph.__strawberry_definition__.fields}
+        reshaped = {"benchmarks", "records"} if domain is statistics.TrackRecord else set()
+        assert {n: shown[n] for n in served if n not in reshaped} == {
+            n: graphql_text(text) for n, text in served.items() if n not in reshaped
+        }
+    assert s_market.LatestQuote.model_fields["held_edge"].description == description(ServedPrediction, "held_edge")
+    assert prediction.Prediction.__strawberry_definition__.get_field("probability_up").description == description(
+        ServedPrediction, "p_up"
+    )
+
+
+_VALUED = PositionValue(
+    symbol="NCBFG",
+    quantity=1000,
+    cost_basis=Decimal("101500.00"),
+    average_cost=Decimal("101.5"),
+    purchase_date=date(2026, 11, 18),
+    price=Decimal("103.2"),
+    market_value=Decimal("103200.00"),
+    unrealized_pnl=Decimal("1700.00"),
+    realized_pnl=Decimal("0.00"),
+    flags=(),
+)

@@ -13,7 +13,8 @@ from api.graphql.permissions import admin_field
 from api.graphql.types.ai_day import AIDay
 from api.graphql.types.ai_position import AIPosition
 from api.graphql.types.ai_trade import AITrade
-from api.graphql.types.portfolio import discounts_shown
+from api.graphql.types.derived import document, printed
+from api.graphql.types.portfolio import DISCOUNTS
 from api.graphql.types.track_record import TrackRecord
 from api.paging import AI_DAYS, AI_TRADES
 from desk import AI_PORTFOLIO
@@ -33,7 +34,7 @@ class AIPortfolio:
     market_value: Decimal
     equity: Decimal
     liquid_equity: Decimal
-    illiquid_discounts: JSON = strawberry.field(description="Discount per ticker, money as decimal text.")
+    illiquid_discounts: JSON = document(DISCOUNTS, "Discount per ticker, money as decimal text.")
     unrealized_pnl: Decimal
     realized_pnl: Decimal
     positions_count: int
@@ -42,7 +43,7 @@ class AIPortfolio:
     @classmethod
     def build(cls, summary: dict[str, Any], positions: list[dict[str, Any]]) -> AIPortfolio:
         fields = {name: summary[name] for name in cls.__annotations__ if name in summary}
-        fields["illiquid_discounts"] = discounts_shown(summary["illiquid_discounts"])
+        fields["illiquid_discounts"] = printed(cls, "illiquid_discounts", summary["illiquid_discounts"])
         return cls(**fields, open_positions=positions)
 
     @strawberry.field(description="Open positions by ticker, each with the rationale of its opening trade.")

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 import strawberry
 from strawberry.scalars import JSON
 
+from api.graphql.types.derived import document, printed
 from api.graphql.types.position import Position
+from desk import domain
 
 
 @strawberry.type(
@@ -14,12 +15,22 @@ from api.graphql.types.position import Position
 )
 class AIPosition(Position):
     direction: str = strawberry.field(description="LONG: the AI portfolio never sells short.")
-    rationale: JSON = strawberry.field(
-        description="Why the executor bought: score, gates, flags, limits, bound_by, model."
+    rationale: JSON = document(
+        domain.Rationale, "Why the executor bought: score, gates, flags, limits, bound_by, model."
     )
     timestamp: str = strawberry.field(description="Exchange time of the opening trade, ISO 8601 without offset.")
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], equity: Decimal) -> AIPosition:
-        fields = {name: row[name] for name in {**Position.__annotations__, **cls.__annotations__} if name != "weight"}
-        return cls(**fields, weight=round(float(row["market_value"] / equity), 6) if equity > 0 else 0.0)
+    def from_row(cls, row: domain.AIPosition, equity: Decimal) -> AIPosition:
+        """views/portfolio.py `ai_positions`' row: a valued position's fields and the opening
+        trade's, its rationale printed by its declared type."""
+        names = [name for _, name, _ in Position.__derived_from__]
+        weight = round(float(row["market_value"] / equity), 6) if equity > 0 else 0.0
+        rationale = printed(cls, "rationale", row["rationale"])
+        return cls(
+            **{n: row[n] for n in names},
+            direction=row["direction"],
+            rationale=rationale,
+            timestamp=row["timestamp"],
+            weight=weight,
+        )

@@ -6,6 +6,9 @@ from typing import Any
 import strawberry
 from strawberry.scalars import JSON
 
+from api.graphql.types.derived import document, printed
+from desk import domain
+
 
 @strawberry.type(description="One of the day's notifications and whether the webhook acknowledged it.")
 class AnalysisNotification:
@@ -22,10 +25,12 @@ class DayAnalysis:
     writer: str
     fallback_reason: str | None
     body: str
-    facts: JSON
+    facts: JSON = document(domain.DayFacts)
     written_at: str = strawberry.field(description="Exchange time, ISO 8601 without offset.")
     notifications: list[AnalysisNotification]
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> DayAnalysis:
-        return cls(**{**record, "notifications": [AnalysisNotification(**n) for n in record["notifications"]]})
+        """The stored analysis, its facts printed by their declared types (analysis/day_facts.py)."""
+        notifications = [AnalysisNotification(**n) for n in record["notifications"]]
+        return cls(**{**record, "facts": printed(cls, "facts", record["facts"]), "notifications": notifications})

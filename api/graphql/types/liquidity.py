@@ -5,7 +5,7 @@ from typing import Any
 
 import strawberry
 
-from api.graphql.scalars import Shares
+from api.graphql.scalars import Fraction, Shares
 
 
 @strawberry.type(
@@ -15,7 +15,7 @@ class Liquidity:
     trading_date: date
     adv_20: float | None = strawberry.field(description="Mean volume of the last 20 bars; null with fewer than 20.")
     volume: Shares
-    spread: float | None = strawberry.field(
+    spread: Fraction | None = strawberry.field(
         description="The spread as a fraction (market/liquidity.py): the closing quotes' (ask - bid) / mid; else the "
         "estimate from the name's stored bars (Abdi-Ranaldo over 60 traded sessions, else Corwin-Schultz or one tick, "
         "else the window's mean range); else the day's range over the close; null where none is known."

@@ -9,22 +9,22 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from api.graphql.pagination import Connection, Page, text
+from api.graphql.scalars import Money
 from api.graphql.types.cash_movement import CashMovement
+from api.graphql.types.derived import document, printed
 from api.graphql.types.position import Position
 from api.graphql.types.suggestion import Suggestion
 from api.graphql.types.track_record import TrackRecord
 from api.graphql.types.trade import Trade
 from api.paging import CASH, SUGGESTIONS, TRADES, suggestion_key
 from desk import PositionValue
-from market.money import money_display
 
 POSITIONS = Page("positions", default=100, largest=500, key=text, owned=True)
 
 
-def discounts_shown(discounts: dict[str, float]) -> dict[str, str]:
-    """Illiquid discounts by ticker as every money figure is shown (REST's `Money`): decimal
-    text to the cent. They travel in a JSON scalar, which would print the valuation's floats."""
-    return {symbol: money_display(amount) for symbol, amount in discounts.items()}
+# Illiquid discounts by ticker, money (their declared type, as REST's `Money`): decimal text to
+# the cent. They travel in a JSON scalar, which would print the valuation's floats.
+DISCOUNTS = dict[str, Money]
 
 
 @strawberry.type(
@@ -37,8 +37,8 @@ class Portfolio:
     market_value: Decimal
     equity: Decimal = strawberry.field(description="Cash plus positions at the latest close.")
     liquid_equity: Decimal = strawberry.field(description="Equity less the discounts of positions that cannot be sold.")
-    illiquid_discounts: JSON = strawberry.field(
-        description="Discount per ticker, money as decimal text (TRAPPED: whole value; HIGH_SPREAD: value x spread)."
+    illiquid_discounts: JSON = document(
+        DISCOUNTS, "Discount per ticker, money as decimal text (TRAPPED: whole value; HIGH_SPREAD: value x spread)."
     )
     unrealized_pnl: Decimal
     realized_pnl: Decimal
@@ -51,7 +51,7 @@ class Portfolio:
         """From `views.portfolio.summarise` of a valuation and the valuation's positions."""
         cash = next(a["weight"] for a in summary["allocation"] if a["symbol"] == "CASH")
         fields = {name: summary[name] for name in cls.__annotations__ if name in summary}
-        fields["illiquid_discounts"] = discounts_shown(summary["illiquid_discounts"])
+        fields["illiquid_discounts"] = printed(cls, "illiquid_discounts", summary["illiquid_discounts"])
         return cls(**fields, cash_weight=cash, open_positions=positions)
 
     @strawberry.field(description="Open positions by ticker.")

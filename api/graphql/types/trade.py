@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 from datetime import date
-from decimal import Decimal
-from typing import Any
 
 import strawberry
 from strawberry.scalars import JSON
 
-from api.graphql.scalars import Shares
+from api.graphql.scalars import Money, Price, Shares
+from api.graphql.types.derived import document, printed
+from desk import domain
 
 
 @strawberry.type(description="One executed trade of a portfolio.")
@@ -18,12 +18,14 @@ class Trade:
     symbol: str
     side: str = strawberry.field(description="BUY or SELL.")
     quantity: Shares
-    price: Decimal
-    fees: Decimal
-    value: Decimal
+    price: Price
+    fees: Money
+    value: Money
     origin: str = strawberry.field(description="MANUAL, AI, SUGGESTION or STATEMENT_SYNC.")
-    rationale: JSON
+    rationale: JSON = document(domain.TradeRationale)
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Trade:
-        return cls(**{name: row[name] for name in Trade.__annotations__})
+    def from_row(cls, row: domain.TradeView) -> Trade:
+        """views/portfolio.py's trade, its rationale printed by its declared type."""
+        fields = {name: row[name] for name in Trade.__annotations__ if name != "rationale"}
+        return cls(**fields, rationale=printed(Trade, "rationale", row["rationale"]))
