@@ -42,6 +42,8 @@ rail's, defined once in market/liquidity.py.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -82,13 +84,31 @@ def decide(
     long_ = rank <= book_names
     out["action"] = np.where(long_, "LONG", np.where(avoid, "AVOID", "HOLD"))
     out["weight"] = np.where(long_, round(TARGET_EXPOSURE / book_names, 4), 0.0) if book_names > 0 else 0.0
-    out["reason"] = [
-        _reason(a, s, h, c, sp, fee_rate, horizon, t, o, r, book_names)
-        for a, s, h, c, sp, t, o, r in zip(
-            out["action"], out["score"], held, cost, spread, out["tercile"], ordinary, rank
-        )
-    ]
+    terms = _Terms(fee_rate, horizon, book_names)
+    weighed = zip(out["action"], out["score"], held, cost, spread, out["tercile"], ordinary, rank)
+    out["reason"] = [_reason(_Weighed._make(row), terms) for row in weighed]
     return out
+
+
+class _Weighed(NamedTuple):
+    """What one name's decision weighed, as its reason says it (a row of `decide`)."""
+
+    action: str
+    score: float
+    held: float  # the expected excess (NaN: not calibrated yet)
+    cost: float  # the round trip
+    spread: float
+    tercile: str
+    ordinary: bool
+    rank: int  # among the liquid names with an edge
+
+
+class _Terms(NamedTuple):
+    """The terms every reason of a day is written with: the fee rate, the horizon, the book's names."""
+
+    fee_rate: float
+    horizon: int
+    book_names: int
 
 
 def _terciles(out: pd.DataFrame, liquid: np.ndarray) -> np.ndarray:
@@ -131,19 +151,9 @@ def _book_rank(out: pd.DataFrame, eligible: np.ndarray) -> np.ndarray:
     return rank
 
 
-def _reason(
-    action: str,
-    score: float,
-    held: float,
-    cost: float,
-    spread: float,
-    fee_rate: float,
-    horizon: int,
-    tercile: str,
-    ordinary: bool,
-    rank: int,
-    book_names: int,
-) -> str:
+def _reason(weighed: _Weighed, terms: _Terms) -> str:
+    action, score, held, cost, spread, tercile, ordinary, rank = weighed
+    fee_rate, horizon, book_names = terms
     if np.isnan(held):
         return "no calibrated expected excess yet (too little out-of-sample history): not bought on conviction alone"
     edge = f"expected excess {held:+.2%} over {horizon} sessions (Score {score:.1f})"

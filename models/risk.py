@@ -71,6 +71,22 @@ class FittedClassifier:
     platt: tuple[float, float] = (1.0, 0.0)
 
 
+@dataclass(frozen=True)
+class Training:
+    """How `RiskModel.fit` trains: `rounds` of boosting (0 with `warm_from`: no boosting,
+    the previous model's boosters and Platt scaling kept), the warm start's parent, the most
+    recent share of the moved rows held out for the Platt calibration (0: the classifier
+    sees every row and the caller calibrates out of sample, as the walk-forward does with
+    models/calibration.py), whether a forward-return regressor is fitted beside the
+    classifier, and the target the core booster learns."""
+
+    rounds: int
+    warm_from: RiskModel | None = None
+    calibration_share: float = CALIBRATION_SHARE
+    regressor: bool = REGRESSOR
+    target: str = TARGET
+
+
 @dataclass
 class RiskModel:
     params: dict = field(default_factory=lambda: dict(DEFAULT_PARAMS))
@@ -80,27 +96,23 @@ class RiskModel:
     training_rows: int = 0
 
     def fit(
-        self,
-        X: np.ndarray,
-        forward_return: np.ndarray,
-        rounds: int,
-        warm_from: RiskModel | None = None,
-        calibration_share: float = CALIBRATION_SHARE,
-        regressor: bool = REGRESSOR,
-        days: np.ndarray | None = None,
-        target: str = TARGET,
+        self, X: np.ndarray, forward_return: np.ndarray, training: Training, days: np.ndarray | None = None
     ) -> RiskModel:
-        """`calibration_share`: the most recent share of the moved rows held out for the
-        Platt calibration (0: the classifier sees every row and the caller calibrates out of
-        sample, as the walk-forward does with models/calibration.py). The boosters keep no
-        training data (keep_training_booster=False): a warm start continues from the model
-        alone, and a kept model costs its trees, not its training set. `regressor=False` fits
-        the classifier only (the walk-forward reads the predicted return off the calibrated
-        class probabilities instead); `predict` then returns a zero return. `rounds=0` with
-        `warm_from`: no boosting, the previous model's boosters and Platt scaling are kept.
-        `target="rank"` needs `days` (each row's trading day, any sortable key): the label is
+        """The model trained as `training` says (`Training`). The boosters keep no training
+        data (keep_training_booster=False): a warm start continues from the model alone, and
+        a kept model costs its trees, not its training set. Without the regressor the
+        classifier is fitted alone (the walk-forward reads the predicted return off the
+        calibrated class probabilities instead); `predict` then returns a zero return. The
+        `rank` target needs `days` (each row's trading day, any sortable key): the label is
         ranked within each day. The regressor (where asked for) is trained before the
         classifier."""
+        rounds, warm_from, calibration_share, regressor, target = (
+            training.rounds,
+            training.warm_from,
+            training.calibration_share,
+            training.regressor,
+            training.target,
+        )
         if target not in TARGETS:
             raise ValueError(f"target must be one of {TARGETS}, not {target!r}")
         if rounds == 0 and warm_from is not None:  # no boosting: keep the previous model's boosters as they are

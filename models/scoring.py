@@ -53,7 +53,7 @@ from models.features import FEATURE_NAMES, FEATURE_SET
 from models.layer1 import WINDOW, Layer1Backend
 from models.reasons import ServedReasons
 from models.reasons import served as served_reasons
-from models.risk import DEFAULT_PARAMS, RiskModel
+from models.risk import DEFAULT_PARAMS, RiskModel, Training
 from models.sentiment.composite import MARKET
 from models.walkforward import WalkForwardConfig, run_params, training_rows, with_day_numbers
 
@@ -193,45 +193,44 @@ def training_set(panel: pd.DataFrame, day: date, full: bool, config: WalkForward
 def fit_model(train: pd.DataFrame, config: WalkForwardConfig, parent: RiskModel | None) -> RiskModel:
     """The walk-forward's recipe on `train`: a full refit without `parent`, else a warm
     start from its boosters."""
-    return RiskModel(params={**DEFAULT_PARAMS, **config.params}).fit(
-        train[FEATURE_NAMES].to_numpy(float),
-        train["forward_return"].to_numpy(float),
-        config.warm_rounds if parent is not None else config.full_rounds,
-        warm_from=parent,
-        calibration_share=config.calibration_share,
-        regressor=config.regressor,
-        days=train["date"].to_numpy(),
-        target=config.target,
-    )
+    rounds = config.warm_rounds if parent is not None else config.full_rounds
+    training = Training(rounds, parent, config.calibration_share, config.regressor, config.target)
+    X, forward_return = train[FEATURE_NAMES].to_numpy(float), train["forward_return"].to_numpy(float)
+    model = RiskModel(params={**DEFAULT_PARAMS, **config.params})
+    return model.fit(X, forward_return, training, train["date"].to_numpy())
 
 
 def model_id_for(day: date, horizon: int, full: bool) -> str:
     return f"risk-{day.isoformat()}-h{horizon}-{'full' if full else 'warm'}"
 
 
-def model_run(
-    model_id: str,
-    model: RiskModel,
-    train: pd.DataFrame,
-    day: date,
-    parent_id: str | None,
-    backend: Layer1Backend,
-    config: WalkForwardConfig,
-    folder: Path,
-) -> dict:
-    """The `model_runs` row of a model trained for `day` (a warm start names its parent)."""
+@dataclass(frozen=True)
+class Trained:
+    """A model trained for `day` on the rows `train`, a warm start from `parent_id` (None: a
+    full refit), under the id `model_id`."""
+
+    model_id: str
+    model: RiskModel
+    train: pd.DataFrame
+    day: date
+    parent_id: str | None
+
+
+def model_run(trained: Trained, backend: Layer1Backend, config: WalkForwardConfig, folder: Path) -> dict:
+    """The `model_runs` row of a model trained for its day (a warm start names its parent),
+    its boosters saved in `folder`."""
     return {
-        "model_id": model_id,
+        "model_id": trained.model_id,
         "kind": "risk",
-        "parent_model_id": parent_id,
-        "train_start": train["date"].min(),
-        "train_end": day,
+        "parent_model_id": trained.parent_id,
+        "train_start": trained.train["date"].min(),
+        "train_end": trained.day,
         "horizon_days": config.horizon,
         "layer1_backend": backend.model_id,
-        "warm_start": parent_id is not None,
-        "training_rows": len(train),
+        "warm_start": trained.parent_id is not None,
+        "training_rows": len(trained.train),
         "feature_names": FEATURE_NAMES,
-        "params": run_params(model.params, config),
+        "params": run_params(trained.model.params, config),
         "artifact_path": str(folder),
     }
 

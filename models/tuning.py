@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from models.features import FEATURE_NAMES
-from models.risk import RiskModel
+from models.risk import RiskModel, Training
 
 
 def tune(train: pd.DataFrame, config, base_params: dict, folds: int = 3) -> dict:  # noqa: ANN001
@@ -41,9 +41,8 @@ def tune(train: pd.DataFrame, config, base_params: dict, folds: int = 3) -> dict
             model = RiskModel(params=params).fit(
                 fit[names].to_numpy(float),
                 fit["forward_return"].to_numpy(float),
-                max(50, config.full_rounds // 2),
+                Training(max(50, config.full_rounds // 2), target=config.target),
                 days=fit["date"].to_numpy(),
-                target=config.target,
             )
             losses.append(_loss(model, valid, names, config.target))
         return float(np.mean(losses)) if losses else float("inf")

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from models.features import FEATURE_NAMES
-from models.risk import CALIBRATION_SHARE, DEFAULT_PARAMS, REGRESSOR, TARGET, RiskModel
+from models.risk import CALIBRATION_SHARE, DEFAULT_PARAMS, REGRESSOR, TARGET, RiskModel, Training
 
 if TYPE_CHECKING:
     from models.calibration import Calibration
@@ -280,15 +280,9 @@ def _fit(
     """A risk model fitted on the rows `train_index` (in time order): `full_rounds` from
     scratch, or `warm_rounds` more from `warm_from`."""
     rounds = config.full_rounds if warm_from is None else config.warm_rounds
+    training = Training(rounds, warm_from, config.calibration_share, config.regressor, config.target)
     return RiskModel(params=dict(params)).fit(
-        panel.X[train_index],
-        panel.y[train_index],
-        rounds,
-        warm_from=warm_from,
-        calibration_share=config.calibration_share,
-        regressor=config.regressor,
-        days=panel.day_number[train_index],
-        target=config.target,
+        panel.X[train_index], panel.y[train_index], training, days=panel.day_number[train_index]
     )
 
 

@@ -28,6 +28,7 @@ from models.layer1 import Layer1Backend
 from models.risk import RiskModel, load_model, save_model
 from models.scoring import (
     DayScore,
+    Trained,
     calibration_since,
     decide_day,
     feature_rows_of,
@@ -63,6 +64,11 @@ class DayInputs:
     trained: dict | None
     calibration: Calibration | None
 
+    @property
+    def calibration_rows(self) -> int:
+        """The rows the day's calibration read (0: the day is scored uncalibrated)."""
+        return self.calibration.rows if self.calibration is not None else 0
+
 
 def score_day(
     conn: Connection,
@@ -74,12 +80,11 @@ def score_day(
 ) -> DayScore:
     """Read, decide, write: the day's predictions and the live track record up to it."""
     inputs = prepare_day(conn, settings, day, calendar, backend, horizon)
-    rows_used = inputs.calibration.rows if inputs.calibration is not None else 0
     fee_rate = float(fee_schedule(settings).rate)
     decided = decide_day(inputs.panel, day, inputs.model, inputs.calibration, fee_rate, horizon)
-    record = store_day(conn, decided, day, inputs.model_id, horizon, backend, rows_used, inputs.panel)
+    record = store_day(conn, decided, inputs, ScoredDay(day, horizon, backend))
     importances = inputs.model.importances(FEATURE_NAMES)
-    return DayScore(decided, inputs.model_id, inputs.trained, importances, record, rows_used)
+    return DayScore(decided, inputs.model_id, inputs.trained, importances, record, inputs.calibration_rows)
 
 
 def prepare_day(
@@ -97,22 +102,25 @@ def prepare_day(
     return DayInputs(panel, model_id, model, trained, live_calibration(conn, panel, day, horizon))
 
 
-def store_day(
-    conn: Connection,
-    decided: pd.DataFrame,
-    day: date,
-    model_id: str,
-    horizon: int,
-    backend: Layer1Backend,
-    calibration_rows: int,
-    panel: pd.DataFrame,
-) -> dict:
-    """The write step: the day's predictions (replacing the day's earlier rows), then the
-    live track record up to the day (its labels read off the day's `panel`, built at
-    `horizon`) and its metrics. Returns the record."""
-    rows = prediction_rows(decided, day, model_id, horizon, backend, calibration_rows)
+@dataclass(frozen=True)
+class ScoredDay:
+    """The day a model scored, the horizon its predictions look ahead and the layer-1 backend
+    behind them: what the day's stored predictions are stamped with."""
+
+    day: date
+    horizon: int
+    backend: Layer1Backend
+
+
+def store_day(conn: Connection, decided: pd.DataFrame, inputs: DayInputs, scored: ScoredDay) -> dict:
+    """The write step: the day's predictions by `inputs`' model (replacing the day's earlier
+    rows, each with the rows its calibration read), then the live track record up to the
+    day (its labels read off `inputs`' panel, built at the horizon) and its metrics.
+    Returns the record."""
+    day, horizon = scored.day, scored.horizon
+    rows = prediction_rows(decided, day, inputs.model_id, horizon, scored.backend, inputs.calibration_rows)
     append_history(conn, tables.predictions, rows, scope=[tables.predictions.c.trading_date == day])
-    record = track_record(conn, day, horizon, panel)
+    record = track_record(conn, day, horizon, inputs.panel)
     if record:
         append_history(conn, tables.model_metrics, metric_rows(record, day))
     return record
@@ -177,7 +185,8 @@ def ensure_model(
     model_id = model_id_for(day, horizon, plan.full)
     folder = settings.models_dir / model_id
     save_model(model, folder)
-    run = model_run(model_id, model, train, day, None if plan.full else current["model_id"], backend, config, folder)
+    trained = Trained(model_id, model, train, day, None if plan.full else current["model_id"])
+    run = model_run(trained, backend, config, folder)
     append_history(conn, tables.model_runs, [run])
     return model_id, model, run
 

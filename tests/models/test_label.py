@@ -13,7 +13,7 @@ import pytest
 from market.labels import with_labels
 from models.dataset import build_panel
 from models.features import FEATURE_NAMES
-from models.risk import RiskModel
+from models.risk import RiskModel, Training
 
 
 def bounce_market(names: int = 30, days: int = 420, spread: float = 0.04, seed: int = 3) -> pd.DataFrame:
@@ -51,7 +51,10 @@ def out_of_sample_ic(panel: pd.DataFrame) -> float:
     cut = dates[len(dates) // 2]
     train, test = panel[panel["label_end"] < cut], panel[panel["date"] > cut + timedelta(days=25)]
     model = RiskModel().fit(
-        train[FEATURE_NAMES].to_numpy(float), train["forward_return"].to_numpy(float), 60, days=train["date"].to_numpy()
+        train[FEATURE_NAMES].to_numpy(float),
+        train["forward_return"].to_numpy(float),
+        Training(60),
+        days=train["date"].to_numpy(),
     )
     scored = test.assign(raw=model.raw_score(test[FEATURE_NAMES].to_numpy(float)))
     return float(scored.groupby("date").apply(lambda d: d["raw"].corr(d["forward_return"], method="spearman")).mean())

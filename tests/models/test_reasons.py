@@ -15,7 +15,7 @@ from market.settings import Settings
 from models.decisions import HORIZON
 from models.features import FEATURE_LABELS, FEATURE_NAMES
 from models.reasons import TOP, contributions, explain, served, top_reasons
-from models.risk import DEFAULT_PARAMS, RiskModel, load_model
+from models.risk import DEFAULT_PARAMS, RiskModel, Training, load_model
 from models.walkforward import WalkForwardConfig, training_rows, walk_forward
 from tests.models.synthetic import synthetic_panel
 
@@ -33,9 +33,7 @@ def trained() -> tuple[RiskModel, np.ndarray]:
     model = RiskModel(params={**DEFAULT_PARAMS, **config.params}).fit(
         train[FEATURE_NAMES].to_numpy(float),
         train["forward_return"].to_numpy(float),
-        config.full_rounds,
-        calibration_share=config.calibration_share,
-        regressor=config.regressor,
+        Training(config.full_rounds, calibration_share=config.calibration_share, regressor=config.regressor),
         days=train["date"].to_numpy(),
     )
     X = panel[panel["date"] == dates[-1]][FEATURE_NAMES].to_numpy(float)

@@ -138,13 +138,13 @@ def test_without_warm_starts_the_full_refit_is_kept_until_the_next() -> None:
 
 
 def test_zero_warm_rounds_keep_the_parent_boosters() -> None:
-    from models.risk import RiskModel
+    from models.risk import RiskModel, Training
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(1500, 14)), rng.normal(0, 0.01, 1500)
     days = np.arange(len(X)) // 20
-    parent = RiskModel().fit(X, y, 10, days=days)
-    child = RiskModel().fit(X[:700], y[:700], 0, warm_from=parent, days=days[:700])
+    parent = RiskModel().fit(X, y, Training(10), days=days)
+    child = RiskModel().fit(X[:700], y[:700], Training(0, warm_from=parent), days=days[:700])
     assert child.classifier is parent.classifier and child.regressor is parent.regressor and child.platt == parent.platt
     np.testing.assert_array_equal(child.predict(X)[1], parent.predict(X)[1])
 
