@@ -28,7 +28,7 @@ from ingest.simulator.site import SimulatorSite
 from market.clock import TradingCalendar, exchange_now, latest_closed_trading_day
 from market.settings import Settings, get_settings
 from pipeline.backfill import backfill
-from pipeline.bootstrap import Bootstrap, bootstrap
+from pipeline.bootstrap import Bootstrap, BootstrapTerms, bootstrap
 from pipeline.notebooks import one_kernel, run_stage_notebook
 from pipeline.serving import serve_in_thread
 from pipeline.stage_lists import T0_STAGES, T1_STAGES
@@ -60,7 +60,8 @@ def run_demo(settings: Settings, history_days: int | None = None, market_path: s
     source = f"real trading days from {settings.replay_path}" if replay else "simulated trading days"
     yield f"backfilled {len(reports)} {source} up to {previous}"
     yield _demo_client(settings)
-    yield from bootstrap_lines(settings, bootstrap(service_engine(settings), settings, market.calendar, end=previous))
+    built = bootstrap(service_engine(settings), settings, market.calendar, BootstrapTerms(end=previous))
+    yield from bootstrap_lines(settings, built)
     site = SimulatorSite(market, published_through=day)
     with one_kernel():  # the stages share one kernel (pipeline/notebooks.py)
         with serve_in_thread(site.asgi_app()) as base_url:

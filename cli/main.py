@@ -336,21 +336,14 @@ def bootstrap_record(
     the stored history, the AI executor replayed over its last days, then T2. Re-running
     writes nothing new."""
     from market.clock import default_calendar
-    from pipeline.bootstrap import bootstrap
+    from pipeline.bootstrap import BootstrapTerms, bootstrap
     from store.engine import service_engine
 
     settings = get_settings()
     from market.clock import parse_trading_date
 
-    result = bootstrap(
-        service_engine(settings),
-        settings,
-        default_calendar(),
-        days=days,
-        min_train_days=min_train_days,
-        replay_days=replay_days,
-        end=parse_trading_date(end) if end else None,
-    )
+    terms = BootstrapTerms(parse_trading_date(end) if end else None, days, min_train_days, replay_days)
+    result = bootstrap(service_engine(settings), settings, default_calendar(), terms)
     for line in result.lines():
         typer.echo(line)
 

@@ -85,32 +85,39 @@ class Bootstrap:
         return lines
 
 
+@dataclass(frozen=True)
+class BootstrapTerms:
+    """What a bootstrap builds: the validation record's last day (`end`; default the day
+    before the first live prediction, or the latest priced day: the demo passes the day
+    before its live day, so a re-run after that day's T0 builds the same record), its
+    `days` and the history each of its models needs first (`min_train_days`), the days the
+    AI executor is replayed over (`replay_days`) and the label's horizon."""
+
+    end: date | None = None
+    days: int = DEFAULT_DAYS
+    min_train_days: int = DEFAULT_MIN_TRAIN_DAYS
+    replay_days: int = REPLAY_DAYS
+    horizon: int = HORIZON
+
+
 def bootstrap(
-    engine: Engine,
-    settings: Settings,
-    calendar: TradingCalendar,
-    *,
-    end: date | None = None,
-    days: int = DEFAULT_DAYS,
-    min_train_days: int = DEFAULT_MIN_TRAIN_DAYS,
-    replay_days: int = REPLAY_DAYS,
-    horizon: int = HORIZON,
+    engine: Engine, settings: Settings, calendar: TradingCalendar, terms: BootstrapTerms = BootstrapTerms()
 ) -> Bootstrap:
-    """`end`: the record's last day; default the day before the first live prediction, or
-    the latest priced day (the demo passes the day before its live day, so a re-run after
-    that day's T0 builds the same record)."""
+    """The validation record, the monitor's reference, the AI executor's replay and T2, as
+    `terms` says (`BootstrapTerms`)."""
+    horizon = terms.horizon
     with write_transaction(engine, "bootstrap:validation-record") as conn:
         record = build_validation_record(
             conn,
-            end,
+            terms.end,
             horizon=horizon,
-            days=days,
-            min_train_days=min_train_days,
+            days=terms.days,
+            min_train_days=terms.min_train_days,
             fee_rate=float(fee_schedule(settings).rate),
         )
     with engine.connect() as conn:  # the model monitor's reference, built once here rather than on T1's first day
         reference_data(conn, horizon, settings.models_dir / "monitor")
-    replayed, replay_note = _replay_ai(engine, settings, record, replay_days)
+    replayed, replay_note = _replay_ai(engine, settings, record, terms.replay_days)
     suggestions, suggestions_note = _suggestions(engine, settings, calendar, record)
     return Bootstrap(record, replayed, replay_note, suggestions, suggestions_note)
 

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from market.clock import default_calendar
 from market.settings import Settings
 from models.decisions import HORIZON
-from pipeline.bootstrap import bootstrap
+from pipeline.bootstrap import BootstrapTerms, bootstrap
 from pipeline.validation import build_validation_record
 from store import tables
 from store.engine import migration_engine, service_engine
@@ -78,14 +78,14 @@ def _record(engine) -> pd.DataFrame:
 
 def test_bootstrap_stores_the_record_and_a_second_run_writes_no_history_row(settings: Settings) -> None:
     engine = _store(settings, _prices())
-    first = bootstrap(engine, settings, default_calendar(), days=60, min_train_days=120)
+    first = bootstrap(engine, settings, default_calendar(), BootstrapTerms(days=60, min_train_days=120))
     assert first.record.predictions == 60 * INSTRUMENTS and first.record.models == 12
     assert first.record.inserted["validation_predictions"] == 60 * INSTRUMENTS
     assert first.record.metrics["binary_accuracy"]["sample_size"] > 0
     # every prediction keeps its reasons, as the live ones do (models/reasons.py)
     assert all(len(r["top"]) == 3 and isinstance(r["base_value"], float) for r in _record(engine)["reasons"])
     counts = _history_counts(engine)
-    again = bootstrap(engine, settings, default_calendar(), days=60, min_train_days=120)
+    again = bootstrap(engine, settings, default_calendar(), BootstrapTerms(days=60, min_train_days=120))
     assert _history_counts(engine) == counts
     assert again.record.inserted == {"validation_predictions": 0, "model_runs": 0, "model_metrics": 0}
     with engine.connect() as conn:
@@ -155,7 +155,7 @@ def test_the_record_ends_before_the_first_live_day(settings: Settings) -> None:
 
 def test_a_short_history_gives_no_record_and_says_why(settings: Settings) -> None:
     engine = _store(settings, _prices()[lambda p: p["date"] <= sorted(p["date"].unique())[100]])
-    result = bootstrap(engine, settings, default_calendar(), days=60, min_train_days=120)
+    result = bootstrap(engine, settings, default_calendar(), BootstrapTerms(days=60, min_train_days=120))
     assert result.record.predictions == 0 and "fewer than 120 trading days" in result.record.reason
     assert result.replayed == [] and result.replay_note == "no validation record to replay"
     assert any("validation record: none" in line for line in result.lines())
@@ -165,7 +165,7 @@ def test_a_history_too_short_to_calibrate_still_stores_its_record(settings: Sett
     """`marketintel demo --days 135` stopped in the record's store step: a walk-forward too
     short to calibrate has no `predicted_class` column at all."""
     engine = _store(settings, _prices()[lambda p: p["date"] <= sorted(p["date"].unique())[134]])
-    result = bootstrap(engine, settings, default_calendar(), days=60, min_train_days=120)
+    result = bootstrap(engine, settings, default_calendar(), BootstrapTerms(days=60, min_train_days=120))
     assert result.record.predictions > 0, result.record.reason
     classes = _record(engine)["predicted_class"]
     assert len(classes) == result.record.predictions
