@@ -97,7 +97,7 @@ class MarketReads:
         return Versioned(
             ("history", symbol.upper(), *span, limit, *cursor),
             marks,
-            lambda: bar_views.history(conn, symbol, *span, limit, *cursor, marks),
+            lambda: bar_views.history(conn, symbol, bar_views.BarPage(limit, *span, *cursor), marks),
         )
 
     # ---- instruments and a list's fields ----------------------------------------------------------

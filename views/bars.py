@@ -23,6 +23,7 @@ right after a write sees it either way and both ways give the same numbers.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date, timedelta
 
 import numpy as np
@@ -232,22 +233,27 @@ def _pages(
     return memory_pages(built_rows(conn, list(ranges)), ranges, limit, newest_first)
 
 
-def history(
-    conn: Connection,
-    symbol: str,
-    start: date | None,
-    end: date | None,
-    limit: int,
-    after: date | None = None,
-    before: date | None = None,
-    marks: tuple | None = None,
-) -> History:
-    """One page of a symbol's bars, oldest first inside the page.
+@dataclass(frozen=True)
+class BarPage:
+    """Which page of a symbol's bars `history` answers: `limit` bars within `start`..`end`
+    (either open), forward after the cursor date `after` or backward before `before`."""
+
+    limit: int
+    start: date | None = None
+    end: date | None = None
+    after: date | None = None
+    before: date | None = None
+
+
+def history(conn: Connection, symbol: str, page: BarPage, marks: tuple | None = None) -> History:
+    """One page of a symbol's bars, oldest first inside the page (`marks`: the `watermarks`
+    the caller read, if any).
 
     Without `start` and `after` the page is the newest `limit` bars up to `end` (and before
     `before`, the cursor of the page after it), and `next_cursor` (`before:<date>`) leads to
     the older ones. With `start` or `after` pages run forward from there: `next_cursor`
     (`<date>`) leads to the newer ones, as GraphQL's `history` does."""
+    start, end, limit, after, before = page.start, page.end, page.limit, page.after, page.before
     symbol = known_symbol(conn, symbol)
     _check_range(start, end)
     last = min(end or LATEST, before - timedelta(days=1) if before else LATEST)

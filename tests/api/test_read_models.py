@@ -154,7 +154,7 @@ def test_a_long_history_stored_from_the_first_bar_agrees_with_the_warm_up_window
         bar_views.refresh_bars(conn)
     with engine.connect() as conn:
         for first in (days[0], days[150], days[-30]):
-            stored = bar_views.history(conn, "LONG", first, None, 2000)["items"]
+            stored = bar_views.history(conn, "LONG", bar_views.BarPage(2000, first))["items"]
             computed = market_views.history(conn, "LONG", first, None, 2000)["items"]
             assert [b["trading_date"] for b in stored] == [b["trading_date"] for b in computed]
             for s, c in zip(stored, computed):
@@ -167,7 +167,7 @@ def test_a_long_history_stored_from_the_first_bar_agrees_with_the_warm_up_window
                         s["trading_date"],
                         name,
                     )
-        short = bar_views.history(conn, "LONG", None, None, 5)["items"]
+        short = bar_views.history(conn, "LONG", bar_views.BarPage(5))["items"]
         assert [b["trading_date"] for b in short] == days[-5:]
         assert all(b[name] is not None for b in short for name in INDICATORS)
     engine.dispose()
