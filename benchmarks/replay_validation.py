@@ -35,7 +35,7 @@ REASONS = [
 
 def validate_all(market, raw: bool) -> dict:
     from ingest.exchange.parsers import parse_securities, parse_trade_quotes
-    from ingest.exchange.validation import CONFIRMED_MOVE, validate_day
+    from ingest.exchange.validation import CONFIRMED_MOVE, Known, Published, validate_day
     from ingest.replay import ABSENT_STATUS
     from ingest.simulator import pages
 
@@ -55,7 +55,8 @@ def validate_all(market, raw: bool) -> dict:
             )
         quotes, notices, _ = parse_trade_quotes(pages.trade_quotes_page(served, currency=market.currency))
         securities = parse_securities(pages.securities_page(served))
-        verdict = validate_day(day, quotes.page_date, quotes.rows, notices.rows, securities.rows, known, previous, 0.5)
+        published = Published(quotes.page_date, quotes.rows, notices.rows, securities.rows)
+        verdict = validate_day(day, published, Known(known, previous, 0.5))
         errors = quotes.errors + notices.errors + securities.errors + verdict.errors
         named = [next((name for name, pattern in REASONS if pattern.search(error)), error) for error in errors]
         reasons.update(named)

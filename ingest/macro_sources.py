@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from dataclasses import astuple, dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -34,9 +35,23 @@ class SourceFormatError(MarketIntelError):
     title = "Macro source format error"
 
 
-def _observation(
-    source: str, code: str, period: str, value: Any, unit: str, currency: str | None, released: date, where: str
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Published:
+    """One observation as a source publishes it: the source, the indicator's code, the
+    period and value as written, the unit, the currency of a money value, the release date."""
+
+    source: str
+    code: str
+    period: str
+    value: Any
+    unit: str
+    currency: str | None
+    released: date
+
+
+def _observation(published: _Published, where: str) -> dict[str, Any]:
+    """The observation `macro_observations` stores, or SourceFormatError naming `where`."""
+    source, code, period, value, unit, currency, released = astuple(published)
     if not PERIOD.match(period):
         raise SourceFormatError(f"{source}: {where}: period '{period}' is not YYYY-MM or YYYY-Qn")
     try:
@@ -67,18 +82,9 @@ def parse_boj_csv(code: str, text: str) -> list[dict[str, Any]]:
         raise SourceFormatError(f"BOJ {code}: expected columns period,value,release_date, got {reader.fieldnames}")
     rows = []
     for line, row in enumerate(reader, start=2):
-        rows.append(
-            _observation(
-                "BOJ",
-                code,
-                row["period"],
-                row["value"],
-                unit,
-                BOJ_SERIES[code][1],
-                _iso_date("BOJ", row["release_date"], f"{code} line {line}"),
-                f"{code} line {line}",
-            )
-        )
+        released = _iso_date("BOJ", row["release_date"], f"{code} line {line}")
+        published = _Published("BOJ", code, row["period"], row["value"], unit, BOJ_SERIES[code][1], released)
+        rows.append(_observation(published, f"{code} line {line}"))
     return rows
 
 
@@ -102,7 +108,8 @@ def parse_statin_html(text: str) -> list[dict[str, Any]]:
             raise SourceFormatError(
                 f"STATIN: row {number}: release date '{released}' is not like 05 Nov 2026"
             ) from None
-        rows.append(_observation("STATIN", code, period, value, unit, currency or None, day, f"row {number}"))
+        published = _Published("STATIN", code, period, value, unit, currency or None, day)
+        rows.append(_observation(published, f"row {number}"))
     return rows
 
 
@@ -117,18 +124,8 @@ def parse_pioj_pdf(data: bytes, settings: Settings) -> list[dict[str, Any]]:
         found = line.match(raw.strip())
         if found:
             code, period, value, unit, released = found.groups()
-            rows.append(
-                _observation(
-                    "PIOJ",
-                    code,
-                    period,
-                    value,
-                    unit,
-                    None,
-                    _iso_date("PIOJ", released, f"line {number}"),
-                    f"line {number}",
-                )
-            )
+            day = _iso_date("PIOJ", released, f"line {number}")
+            rows.append(_observation(_Published("PIOJ", code, period, value, unit, None, day), f"line {number}"))
     if not rows:
         raise SourceFormatError("PIOJ: the bulletin has no estimates table")
     return rows

@@ -89,13 +89,14 @@ def ingest_text(
     report = TextIngestReport()
     with engine.connect() as conn:
         matcher = InstrumentMatcher(current_rows(conn, tables.instruments))
+    run = _DisclosureRun(engine, settings, day, matcher, extractor, http, report)
     for url in feed_urls(settings):
         report.feeds += 1
         entries = _read_feed(engine, client, url, day, report)
         news = [e for e in entries if not e["pdf"]]
         _store_news(engine, day, news, matcher, report)
         for entry in (e for e in entries if e["pdf"]):
-            _store_disclosure(engine, settings, day, entry, matcher, extractor, http, report)
+            _store_disclosure(run, entry)
     return report
 
 
@@ -172,16 +173,23 @@ def _store_news(
         report.news_new += len(fresh)
 
 
-def _store_disclosure(
-    engine: Engine,
-    settings: Settings,
-    day: date,
-    entry: dict,
-    matcher: InstrumentMatcher,
-    extractor: PdfExtractor,
-    http: httpx.Client,
-    report: TextIngestReport,
-) -> None:
+@dataclass(frozen=True)
+class _DisclosureRun:
+    """What storing a day's disclosures works with: the store, the settings, the day, the
+    instrument matcher, the PDF worker, the HTTP client and the report it adds to."""
+
+    engine: Engine
+    settings: Settings
+    day: date
+    matcher: InstrumentMatcher
+    extractor: PdfExtractor
+    http: httpx.Client
+    report: TextIngestReport
+
+
+def _store_disclosure(run: _DisclosureRun, entry: dict) -> None:
+    """A feed entry's PDF downloaded, read in the sandbox and stored once, with its tags."""
+    engine, settings, day, matcher, report = run.engine, run.settings, run.day, run.matcher, run.report
     url = entry["pdf"]
     with engine.connect() as conn:
         stored = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
@@ -189,7 +197,7 @@ def _store_disclosure(
         return
     row = {"url": url, "title": entry["title"], "published_at": entry["published_at"], "status": "OK"}
     try:
-        data = _download(http, url, settings.pdf_max_bytes)
+        data = _download(run.http, url, settings.pdf_max_bytes)
         sha = hashlib.sha256(data).hexdigest()
         with engine.connect() as conn:
             same_file = conn.execute(
@@ -204,7 +212,7 @@ def _store_disclosure(
         if not path.exists():
             path.write_bytes(data)
         row.update(file_path=str(path), file_sha256=sha)
-        text = extractor.extract(data, Path(url).name)
+        text = run.extractor.extract(data, Path(url).name)
         row.update(page_count=text.pages, body=text.text, kind=classify_disclosure(entry["title"], text.text))
     except (PdfRejected, MarketIntelError) as exc:
         row.update(status="FAILED", failure_reason=exc.detail)

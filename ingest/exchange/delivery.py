@@ -28,7 +28,15 @@ from sqlalchemy import Connection, Engine, func, select
 
 from ingest.exchange.client import ExchangeClient, Fetched
 from ingest.exchange.parsers import ParsedPage, parse_fundamentals, parse_securities, parse_trade_quotes
-from ingest.exchange.validation import REPEAT_WINDOW_DAYS, Verdict, repeated_notices, split_factor, validate_day
+from ingest.exchange.validation import (
+    REPEAT_WINDOW_DAYS,
+    Known,
+    Published,
+    Verdict,
+    repeated_notices,
+    split_factor,
+    validate_day,
+)
 from market.errors import DeliveryRejectedError, IncompletePageError, MarketIntelError
 from market.settings import HOME_CURRENCY, Settings
 from store import tables
@@ -174,18 +182,14 @@ def _check_day(
 ) -> Verdict:
     """The day's errors (the pages' unreadable cells, then `validate_day`'s) and warnings
     (a line for each repeated notice left out, then `validate_day`'s)."""
-    verdict = validate_day(
-        day,
+    pages = Published(
         scraped.quotes.page_date,
         scraped.quotes.rows,
         scraped.notices.rows,
         scraped.securities.rows,
-        stored.known,
-        stored.closes,
-        price_band,
-        previous_day=stored.previous,
-        indices=scraped.indices.rows,
+        scraped.indices.rows,
     )
+    verdict = validate_day(day, pages, Known(stored.known, stored.closes, price_band, stored.previous))
     left_out = [
         f"{n['symbol']}: {n['kind']} notice repeats the one stored for {first.isoformat()} (same "
         "amount and detail): left out, not stored again"

@@ -137,25 +137,41 @@ class Verdict:
     warnings: list[str] = field(default_factory=list)
 
 
-def validate_day(
-    day: date,
-    page_date: date | None,
-    quotes: list[dict],
-    notices: list[dict],
-    securities: list[dict],
-    known_symbols: set[str],
-    previous_close: dict[str, float],
-    price_band: float,
-    previous_day: tuple[date, dict[str, dict]] | None = None,
-    indices: list[dict] = (),
-) -> Verdict:
-    """`previous_day`: the latest stored session before `day` and its rows by symbol, for
-    the stale-page rule (left out: the rule is not applied). `indices`: the market's index
-    levels the page publishes (symbol, level), each once, a level a positive number.
+@dataclass(frozen=True)
+class Published:
+    """What the exchange's pages say of a day: the trade-quotes page's date and rows, its
+    notices, the active securities and the market's index levels (symbol, level; each
+    once, a level a positive number)."""
+
+    page_date: date | None
+    quotes: list[dict]
+    notices: list[dict]
+    securities: list[dict]
+    indices: list[dict] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the store knows before the day: its symbols, each one's previous close, the
+    price band a close may move within, and the latest stored session before the day with
+    its rows by symbol, for the stale-page rule (None: the rule is not applied)."""
+
+    symbols: set[str]
+    previous_close: dict[str, float]
+    price_band: float
+    previous_day: tuple[date, dict[str, dict]] | None = None
+
+
+def validate_day(day: date, published: Published, known: Known) -> Verdict:
+    """The day's verdict on what its pages say, against what the store knows.
 
     The errors come in this order: the index levels, the page's date, a stale page, two
     notices of a kind, the SPLIT notices, the DIVIDEND notices, the quotes' rows (each
     with its warnings), the active securities missing from the quotes page."""
+    page_date, quotes, notices = published.page_date, published.quotes, published.notices
+    securities, indices = published.securities, published.indices
+    known_symbols, previous_close, price_band = known.symbols, known.previous_close, known.price_band
+    previous_day = known.previous_day
     verdict = Verdict()
     _check_indices(indices, verdict)
     if page_date != day:

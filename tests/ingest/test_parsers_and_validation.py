@@ -3,7 +3,7 @@ from datetime import date
 import pytest
 
 from ingest.exchange.parsers import CellError, integer, number
-from ingest.exchange.validation import split_factor, validate_day
+from ingest.exchange.validation import Known, Published, split_factor, validate_day
 
 DAY = date(2026, 11, 20)
 
@@ -73,7 +73,7 @@ def _validate(
     page_date: date = DAY,
 ):
     securities = [_security(q["symbol"]) for q in quotes] if securities is None else securities
-    return validate_day(DAY, page_date, quotes, notices or [], securities, set(), previous or {}, 0.5)
+    return validate_day(DAY, Published(page_date, quotes, notices or [], securities), Known(set(), previous or {}, 0.5))
 
 
 def test_a_clean_day_has_no_errors() -> None:

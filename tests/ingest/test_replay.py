@@ -134,7 +134,7 @@ def test_a_replayed_index_is_published_on_the_page_stored_by_t0_and_is_the_track
 
 def test_a_page_with_an_index_level_that_is_not_a_positive_number_is_refused() -> None:
     from ingest.exchange.parsers import parse_trade_quotes
-    from ingest.exchange.validation import validate_day
+    from ingest.exchange.validation import Known, Published, validate_day
     from ingest.simulator import pages
 
     market = SimulatedMarket(seed=7)
@@ -143,23 +143,14 @@ def test_a_page_with_an_index_level_that_is_not_a_positive_number_is_refused() -
         served = replace(day, indices=[{"symbol": "^ALL", "level": level}])
         quotes, notices, indices = parse_trade_quotes(pages.trade_quotes_page(served))
         assert indices.rows == [{"symbol": "^ALL", "level": level}]
-        verdict = validate_day(
-            day.day,
-            quotes.page_date,
-            quotes.rows,
-            notices.rows,
-            day.securities,
-            {b["symbol"] for b in day.bars},
-            {},
-            0.5,
-            indices=indices.rows,
-        )
+        published = Published(quotes.page_date, quotes.rows, notices.rows, day.securities, indices.rows)
+        verdict = validate_day(day.day, published, Known({b["symbol"] for b in day.bars}, {}, 0.5))
         assert f"index ^ALL: {reason}" in verdict.errors
     twice = replace(day, indices=[{"symbol": "^ALL", "level": 1.0}, {"symbol": "^ALL", "level": 2.0}])
     _, _, indices = parse_trade_quotes(pages.trade_quotes_page(twice))
     assert (
         "index ^ALL: 2 levels on one page (one per index and day)"
-        in validate_day(day.day, day.day, [], [], [], set(), {}, 0.5, indices=indices.rows).errors
+        in validate_day(day.day, Published(day.day, [], [], [], indices.rows), Known(set(), {}, 0.5)).errors
     )
     plain = parse_trade_quotes(pages.trade_quotes_page(day))[2]
     assert plain.rows == [] and plain.errors == []  # the simulator publishes no index: the track record uses its own
