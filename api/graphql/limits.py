@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from graphql import (
@@ -80,9 +81,8 @@ def operation_cost(
         return 0
     operation = chosen[0]
     root = schema.get_root_type(operation.operation)
-    return _cost(
-        schema, operation.selection_set, root, 1, fragments, _coerced(schema, operation, variables), frozenset(), {}
-    )
+    walk = _Walk(schema, fragments, _coerced(schema, operation, variables), {})
+    return _cost(walk, operation.selection_set, root, 1, frozenset())
 
 
 def _coerced(schema: GraphQLSchema, operation: OperationDefinitionNode, sent: dict[str, Any] | None) -> dict[str, Any]:
@@ -102,50 +102,45 @@ def _coerced(schema: GraphQLSchema, operation: OperationDefinitionNode, sent: di
     return defaults
 
 
+@dataclass(frozen=True)
+class _Walk:
+    """What a cost walk of one operation reads throughout: the schema, the document's
+    fragments by name, the coerced variables, and each fragment's cost at a multiplier of 1
+    once walked (`unit`, filled as the walk goes)."""
+
+    schema: GraphQLSchema
+    fragments: dict[str, FragmentDefinitionNode]
+    variables: dict[str, Any]
+    unit: dict[str, int]
+
+
 def _cost(
-    schema: GraphQLSchema,
-    selections: SelectionSetNode,
-    parent: GraphQLNamedType | None,
-    multiplier: int,
-    fragments: dict[str, FragmentDefinitionNode],
-    variables: dict[str, Any],
-    seen: frozenset[str],
-    unit: dict[str, int],
+    walk: _Walk, selections: SelectionSetNode, parent: GraphQLNamedType | None, multiplier: int, seen: frozenset[str]
 ) -> int:
     """The cost is linear in `multiplier`, so a fragment's cost is walked once, at a
     multiplier of 1, and remembered (`unit`): a document whose fragments spread one
     another many times (F1 spreads F2 twice, F2 spreads F3 twice, ...) costs a walk per
     fragment, not one per path (2^depth). `seen` stops a cycle (invalid GraphQL, which
     validation refuses after this)."""
+    schema, unit = walk.schema, walk.unit
     total = 0
     for selection in selections.selections:
         if isinstance(selection, FieldNode):
             total += multiplier
             definition = getattr(parent, "fields", {}).get(selection.name.value)
             if selection.selection_set and definition is not None:
-                inner = multiplier * _page_size(selection, definition, variables)
-                total += _cost(
-                    schema,
-                    selection.selection_set,
-                    get_named_type(definition.type),
-                    inner,
-                    fragments,
-                    variables,
-                    seen,
-                    unit,
-                )
+                inner = multiplier * _page_size(selection, definition, walk.variables)
+                total += _cost(walk, selection.selection_set, get_named_type(definition.type), inner, seen)
         elif isinstance(selection, InlineFragmentNode):
             kind = schema.get_type(selection.type_condition.name.value) if selection.type_condition else parent
-            total += _cost(schema, selection.selection_set, kind, multiplier, fragments, variables, seen, unit)
+            total += _cost(walk, selection.selection_set, kind, multiplier, seen)
         elif isinstance(selection, FragmentSpreadNode):
             name = selection.name.value
-            fragment = fragments.get(name)
+            fragment = walk.fragments.get(name)
             if fragment is not None and name not in seen:
                 if name not in unit:
                     kind = schema.get_type(fragment.type_condition.name.value)
-                    unit[name] = _cost(
-                        schema, fragment.selection_set, kind, 1, fragments, variables, seen | {name}, unit
-                    )
+                    unit[name] = _cost(walk, fragment.selection_set, kind, 1, seen | {name})
                 total += multiplier * unit[name]
     return total
 
