@@ -19,11 +19,11 @@ PRODUCT = list(OWN_PACKAGES)
 DOMAIN = ["portfolio", "models", "market"]
 LONG_LINES = 60
 LONG_FUNCTIONS_MAX = 5  # issue 56's bound on functions over LONG_LINES lines in product code
-ANY_PUBLIC_MAX = 9  # public functions of DOMAIN with `Any` in a signature: a ratchet (18 before issue 67; goal: 20)
+ANY_PUBLIC_MAX = 8  # public functions of DOMAIN with `Any` in a signature: a ratchet (18 before issue 67; goal: 20)
 WIDE_PARAMETERS = 8  # a function with this many parameters or more is wide (self and cls aside; *args, **kwargs count)
-WIDE_FUNCTIONS_MAX = 14  # wide product functions: a ratchet (20 before issue 67's typed insides; its bound: 5)
+WIDE_FUNCTIONS_MAX = 4  # wide product functions: a ratchet (20 before issue 67; its bound: 5)
 LOOSE_DICT = "dict[str, Any]"
-LOOSE_DICTS_MAX = 128  # `dict[str, Any]` in product code: a ratchet (299 before issue 67's typed insides; bound: 150)
+LOOSE_DICTS_MAX = 122  # `dict[str, Any]` in product code: a ratchet (299 before issue 67's typed insides; bound: 150)
 
 
 def _functions(packages: list[str]):
