@@ -251,23 +251,27 @@ def test_a_valuation_is_declared_once_in_the_domain() -> None:
     assert list(s_portfolio.PortfolioSummary.model_fields) == summary_body
 
 
+# A valued position, as views/valuation.py values one (the REST example's)
+_VALUED = PositionValue(
+    symbol="NCBFG",
+    quantity=1000,
+    cost_basis=Decimal("101500.00"),
+    average_cost=Decimal("101.5"),
+    purchase_date=date(2026, 11, 18),
+    price=Decimal("103.2"),
+    market_value=Decimal("103200.00"),
+    unrealized_pnl=Decimal("1700.00"),
+    realized_pnl=Decimal("0.00"),
+    flags=(),
+)
+
+
 def test_a_valuation_renders_as_its_fields() -> None:
     """REST validates the valuation from its attributes (api/services.py `json_body`): the
     body equals the one its fields as a dict render (what `portfolio_view` returned before
     it was typed), here the schema's own example. GraphQL's Position is built from every
     field of a valued position."""
-    valued = PositionValue(
-        symbol="NCBFG",
-        quantity=1000,
-        cost_basis=Decimal("101500.00"),
-        average_cost=Decimal("101.5"),
-        purchase_date=date(2026, 11, 18),
-        price=Decimal("103.2"),
-        market_value=Decimal("103200.00"),
-        unrealized_pnl=Decimal("1700.00"),
-        realized_pnl=Decimal("0.00"),
-        flags=(),
-    )
+    valued = _VALUED
     valuation = PortfolioValuation(
         portfolio_id="client:c-1a2b3c4d5e6f",
         as_of=date(2026, 11, 20),
@@ -425,17 +429,3 @@ def test_the_served_read_models_show_the_domains_descriptions() -> None:
     assert prediction.Prediction.__strawberry_definition__.get_field("probability_up").description == description(
         ServedPrediction, "p_up"
     )
-
-
-_VALUED = PositionValue(
-    symbol="NCBFG",
-    quantity=1000,
-    cost_basis=Decimal("101500.00"),
-    average_cost=Decimal("101.5"),
-    purchase_date=date(2026, 11, 18),
-    price=Decimal("103.2"),
-    market_value=Decimal("103200.00"),
-    unrealized_pnl=Decimal("1700.00"),
-    realized_pnl=Decimal("0.00"),
-    flags=(),
-)
