@@ -79,9 +79,8 @@ class MarketReads:
     def symbol_statistics(self, conn: Connection, symbol: str) -> Versioned[SymbolStatistics]:
         """A symbol's return variances and latest z-scores from the stored bars, with the
         reasons of its latest prediction (which move with the predictions)."""
-        marks = versions.bars(conn)
-        version = (*marks, *versions.predictions(conn))
-        return Versioned(("symbol", symbol.upper()), version, lambda: bar_views.symbol_statistics(conn, symbol, marks))
+        version = versions.symbol_statistics(conn)
+        return Versioned(("symbol", symbol.upper()), version, lambda: bar_views.symbol_statistics(conn, symbol))
 
     def history(
         self,
@@ -93,11 +92,10 @@ class MarketReads:
     ) -> Versioned[History]:
         """A page of `limit` daily bars with their indicators within `span` (start, end):
         forward after `cursor`'s first date, else backward before its second."""
-        marks = versions.bars(conn)
         return Versioned(
             ("history", symbol.upper(), *span, limit, *cursor),
-            marks,
-            lambda: bar_views.history(conn, symbol, bar_views.BarPage(limit, *span, *cursor), marks),
+            versions.bars(conn),
+            lambda: bar_views.history(conn, symbol, bar_views.BarPage(limit, *span, *cursor)),
         )
 
     # ---- instruments and a list's fields ----------------------------------------------------------
@@ -154,22 +152,20 @@ class MarketReads:
         after: date | None = None,
     ) -> dict[str, History]:
         """Each symbol's stored bars forward from `start`, kept per batch until the bars move."""
-        marks = versions.bars(conn)
         return self.cache.cached(
             ("histories", tuple(symbols), start, end, limit, after),
-            marks,
-            lambda: bar_views.histories(conn, symbols, start, end, limit, after, marks=marks),
+            versions.bars(conn),
+            lambda: bar_views.histories(conn, symbols, start, end, limit, after),
         )
 
     def recent_histories(
         self, conn: Connection, symbols: list[str], count: int, end: date | None = None
     ) -> dict[str, History]:
         """Each symbol's last `count` stored bars up to `end`, kept per batch until the bars move."""
-        marks = versions.bars(conn)
         return self.cache.cached(
             ("recent_histories", tuple(symbols), count, end),
-            marks,
-            lambda: bar_views.recent_histories(conn, symbols, count, end, marks=marks),
+            versions.bars(conn),
+            lambda: bar_views.recent_histories(conn, symbols, count, end),
         )
 
     # ---- the model, the analysis, macro -----------------------------------------------------------

@@ -11,7 +11,6 @@ from sqlalchemy import Connection
 from portfolio.ledger import AI_PORTFOLIO
 from store import tables
 from store.history import Part, newest_ids
-from views.bars import watermarks
 from views.book_record import book_parts
 from views.breadth import data_version as breadth_version
 from views.null_record import NULL_PARTS
@@ -102,10 +101,21 @@ def breadth(conn: Connection) -> tuple:
     return breadth_version(conn)
 
 
+_BARS = (tables.eod_prices, tables.daily_bars, tables.instruments)
+
+
 def bars(conn: Connection) -> tuple:
-    """The stored daily bars: the newest price, the price they were built from, the newest
-    bar and listing (views/bars.py `watermarks`)."""
-    return watermarks(conn)
+    """The stored daily bars: the newest price, bar and listing (a new price moves it, and
+    so does the refresh that builds bars from it; the bars' read finds what they were built
+    from itself, views/bars.py `watermarks`). One statement on the driver, which a key
+    check rides (`newest_ids`)."""
+    return newest_ids(conn, *_BARS)
+
+
+def symbol_statistics(conn: Connection) -> tuple:
+    """A symbol's statistics: the stored bars (`bars`) and the live predictions (its
+    reasons), in one statement."""
+    return newest_ids(conn, *_BARS, tables.predictions)
 
 
 # What a market query's fields read (GraphQL's `instruments` and `instrument`: listings,

@@ -121,9 +121,9 @@ def test_sixty_instruments_with_prediction_and_bars_take_a_fixed_number_of_queri
     # its kept answer looked up first (the market tables' version: 1, api/graphql/schema.py
     # KeptAnswerRoute), none kept for these variables, so executed: the market tables'
     # version 1 (api/graphql/cache.py), instruments 1, latest predictions 3 (their version,
-    # latest scored day, its rows), last 20 bars 2 (the stored bars' version, then every
-    # symbol's stored bars in one statement)
-    assert statements[INSTRUMENTS] == 8, statements
+    # latest scored day, its rows), last 20 bars 3 (the stored bars' version, whether they
+    # were built from the newest price, then every symbol's stored bars in one statement)
+    assert statements[INSTRUMENTS] == 9, statements
     # Asked again with nothing new in the store: the kept result, after its version's one statement.
     again = counter.during(lambda: fetch(INSTRUMENTS))
     assert again == 1 and answers[INSTRUMENTS]["instruments"]["nodes"] == nodes, again
