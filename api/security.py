@@ -24,6 +24,7 @@ from __future__ import annotations
 import hmac
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -313,6 +314,7 @@ async def request_connection(request: Request) -> AsyncIterator[Connection]:
     if rider is not None:
         rider.conn = conn
     conn.rider = rider  # type: ignore[attr-defined]
+    conn.answer_key = request_fact(request, "answer_key")  # type: ignore[attr-defined]
     try:
         yield conn
     except Exception:
@@ -322,6 +324,11 @@ async def request_connection(request: Request) -> AsyncIterator[Connection]:
         await _confirmed(conn)
     finally:
         await slot.__aexit__(None, None, None)
+
+
+# `request_connection` as a block, for a route that answers before FastAPI would resolve it
+# (`KeyCheckedRoute._kept`, api/graphql/schema.py `KeptAnswerRoute`).
+connection_of = asynccontextmanager(request_connection)
 
 
 async def _confirmed(conn: Connection) -> None:
@@ -382,13 +389,36 @@ class KeyCheckedRoute(APIRoute):
         try:
             await self._checked(request, presented, self.defers, self.holds)
             try:
-                await super().handle(scope, receive, send)
+                if not await self._kept(request, scope, receive, send):
+                    await super().handle(scope, receive, send)
             except VersionMoved:
-                request.state.principal = request.state.key_rider = None
+                request.state.principal = request.state.key_rider = request.state.answer_key = None
                 await self._checked(request, presented, hold=self.holds)  # afresh, from the database
                 await super().handle(scope, receive, send)
         finally:
             await _release_unadopted(request)
+
+    async def _kept(self, request: Request, scope: Scope, receive: Receive, send: Send) -> bool:
+        """A GET answered from the body kept for its URL and caller's read (`Services.answer`,
+        `kept_answer`): the read's version read on the request's connection, the key check
+        riding on it, and no parameter read again (the URL is the one validated when the
+        read was answered); False when none is kept, and the route handles it as ever. The
+        caller's whole `Principal` is in the key (its key, client, tier and rights), not only
+        the portfolio it reads: a route's own checks of its caller are never skipped for
+        another key. Runs after the key's check and an admin route's 403."""
+        if not self.defers or scope["method"] != "GET":
+            return False
+        svc = _services(request)
+        answer_key = (scope["path"], scope["query_string"], request_fact(request, "principal"))
+        request.state.answer_key = answer_key
+        if svc.recipes.get(answer_key) is None:
+            return False
+        async with connection_of(request) as conn:
+            response = await svc.kept_answer(conn, answer_key)
+        if response is None:
+            return False
+        await response(scope, receive, send)
+        return True
 
     async def _checked(self, request: Request, presented: str | None, defer: bool = False, hold: bool = False) -> None:
         """The key (`check_key`: 401, 429), then on an admin route the key's rights (`admin`:

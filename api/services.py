@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterat
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Any, TypeVar
@@ -37,7 +37,7 @@ from pydantic import TypeAdapter
 from sqlalchemy import Connection, Engine
 
 from api.ratelimit import CounterStore, MemoryStore, counter_store
-from desk import Desk, Versioned
+from desk import Account, Desk, Versioned
 from market.clock import TradingCalendar
 from market.errors import BusyError, RateLimitedError
 from market.settings import Settings
@@ -87,12 +87,13 @@ class LazyConnection:
     (store.transactions.write_on) takes a real transaction first: the default isolation
     level on Postgres, BEGIN IMMEDIATE on SQLite."""
 
-    __slots__ = ("_engine", "_conn", "rider")
+    __slots__ = ("_engine", "_conn", "rider", "answer_key")
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._conn: Connection | None = None
         self.rider: Any = None  # a check riding on the next version read (desk.KeyCheck)
+        self.answer_key: Hashable = None  # the request's URL and caller, for `Services.answer` to remember
 
     def __getattr__(self, name: str) -> Any:
         conn = self._conn
@@ -292,6 +293,48 @@ class UploadGate(ClientGate):
                 self._give(client)
 
 
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """How a read's answer was found (`Services.answer`): the desk's read, to be asked
+    again for its version (`read(conn)`), and the form its body is kept in."""
+
+    read: Callable[[Connection], Versioned[Any]]
+    form: Hashable
+
+
+class Recipes:
+    """The recipe of each read answered lately, by the request's URL and caller (at most
+    ENTRIES, the oldest dropped first, and none for a URL over URL_BYTES: at most a few MB
+    whatever URLs are sent): what lets a route answer the next request for the same URL
+    from the body kept for the current version, before FastAPI reads a parameter
+    (api/security.py `KeyCheckedRoute`). A recipe is remembered only once its read has
+    answered 200, so its URL is one FastAPI validated and the same URL asks the same read;
+    the caller (the whole `Principal`: key, client, tier, rights) is in the key, so a read
+    is asked again only for the caller it was answered to."""
+
+    ENTRIES = 4096
+    URL_BYTES = 1024
+
+    def __init__(self) -> None:
+        self._recipes: dict[Hashable, Recipe] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._recipes)
+
+    def get(self, key: Hashable) -> Recipe | None:
+        return self._recipes.get(key)
+
+    def remember(self, key: tuple[str, bytes, Any], recipe: Recipe) -> None:
+        path, query, _ = key
+        if len(path) + len(query) > self.URL_BYTES:
+            return
+        with self._lock:
+            if key not in self._recipes and len(self._recipes) >= self.ENTRIES:
+                self._recipes.pop(next(iter(self._recipes)))
+            self._recipes[key] = recipe
+
+
 @dataclass
 class Services:
     settings: Settings
@@ -305,6 +348,7 @@ class Services:
     slots: Slots
     uploads: UploadGate
     heavy_turns: ClientGate  # heavy_requests turns, heavy_requests_per_client of them a client's (`run_heavy`)
+    recipes: Recipes = field(default_factory=Recipes)  # how reads answered lately were found (`answer`)
 
     @property
     def engine(self) -> Engine:
@@ -331,6 +375,52 @@ class Services:
         owner is that owner's expensive read (429 while another of theirs runs)."""
         render = (lambda value: json_body(model, shown(value))) if shown else (lambda value: json_body(model, value))
         return Response(self.desk.cache.rendered(read, (model, page), render), media_type="application/json")
+
+    async def answer(
+        self,
+        conn: Connection,
+        read: Callable[[Connection], Versioned[Any]],
+        model: Any,
+        shown: Callable[[Any], Any] | None = None,
+        page: Hashable = None,
+    ) -> Response:
+        """`body` of the desk's `read(conn)`, for a read's async handler: the read's version
+        and the lookup of its kept body where they cost least (`version_read`: on a SQLite
+        file on the event loop, so a kept body costs no thread hop, as a bare endpoint's
+        constant costs none but its own), and only a body not kept yet for that version
+        rendered in a worker thread (its build, and a miss of a read with an owner, as
+        `body`). Once answered, the recipe is remembered under the request's URL and caller
+        (`kept_answer`); a read that failed (404, 503, 429) leaves none."""
+        versioned = await self.version_read(read, conn)
+        body = self.desk.cache.kept_rendering(versioned, (model, page))
+        response = (
+            Response(body, media_type="application/json")
+            if body is not None
+            else await to_thread.run_sync(self.body, versioned, model, shown, page)
+        )
+        answer_key = getattr(conn, "answer_key", None)
+        if answer_key is not None:
+            self.recipes.remember(answer_key, Recipe(read, (model, page)))
+        return response
+
+    async def kept_answer(self, conn: Connection, answer_key: Hashable) -> Response | None:
+        """The body kept for the current version of the read last answered for `answer_key`
+        (a request's URL and caller: `answer`), found with its version read alone; None when
+        there is no such read or no body kept for that version (the route then handles the
+        request as ever)."""
+        recipe = self.recipes.get(answer_key)
+        if recipe is None:
+            return None
+        body = self.desk.cache.kept_rendering(await self.version_read(recipe.read, conn), recipe.form)
+        return None if body is None else Response(body, media_type="application/json")
+
+    async def portfolio_on(self, conn: Connection, account: Account) -> str:
+        """The account's portfolio id for a read's async handler (`answer`): from the desk's
+        memory of the portfolios it has opened, with no I/O; else opened on `conn` in a
+        worker thread (the desk's `open_portfolio`: a read, and a write the first time)."""
+        if account.portfolio_id in self.desk.opened:
+            return account.portfolio_id
+        return await to_thread.run_sync(self.desk.open_portfolio, account, conn)
 
     @cached_property
     def _local_reads(self) -> bool:

@@ -115,6 +115,11 @@ class ReadCache:
             return self.cached(key, read.version, build)
         return self.owned(read.owner, key, read.version, build)
 
+    def kept_rendering(self, read: Versioned[Any], form: Hashable) -> bytes | None:
+        """What `rendered` keeps of `read` in `form` at the read's version, or None: a lookup
+        that never builds."""
+        return self.kept((form, read.key), read.version)
+
     @contextmanager
     def _building_turn(self, key: Any) -> Iterator[None]:
         """Builders of `key` take turns (single flight: eight concurrent reads of a changed

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from contextlib import asynccontextmanager
 from typing import Any
 
 import strawberry
@@ -37,7 +36,7 @@ from api.graphql.mutation import Mutation
 from api.graphql.query import Query
 from api.graphql.scalars import SCALAR_OVERRIDES
 from api.jsonbody import strict_json
-from api.security import api_key_header_name, check_key, request_connection
+from api.security import api_key_header_name, check_key, connection_of
 from api.services import Services, heavy_client
 from desk import VersionMoved
 from market.budget import Deadline
@@ -45,7 +44,6 @@ from market.settings import Settings
 
 log = logging.getLogger(__name__)
 DISCONNECT_POLL_SECONDS = 0.25
-_request_connection = asynccontextmanager(request_connection)
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:
@@ -208,7 +206,7 @@ async def _kept_answer(request: Request, body: bytes) -> bytes | None:
     kept = cache.key(*asked, svc.desk.closed_day())
     await check_key(request, presented, defer=request.method == "GET")
     try:
-        async with _request_connection(request) as conn:
+        async with connection_of(request) as conn:
             return await svc.version_read(cache.kept_answer, svc.desk, conn, kept)
     except VersionMoved:  # the keys moved meanwhile: checked afresh on the router's way
         request.state.principal = request.state.key_rider = None

@@ -15,28 +15,28 @@ router = APIRouter(tags=["ai"], route_class=KeyCheckedRoute)
 
 
 @router.get("/api/ai-portfolio/positions", response_model=list[AIPosition], responses=problems(*KEYED))
-def positions(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
+async def positions(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     """Open AI positions at the latest close, each with the rationale and exchange-time
     timestamp (ISO 8601, no offset) of the trade that opened it."""
-    return svc.body(svc.desk.ai_positions(conn), list[AIPosition])
+    return await svc.answer(conn, svc.desk.ai_positions, list[AIPosition])
 
 
 @router.get("/api/ai-portfolio/summary", response_model=AISummary, responses=problems(*KEYED))
-def summary(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
+async def summary(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     """Total value, PnL, liquid equity, allocation breakdown and flagged positions."""
-    return svc.body(svc.desk.ai_summary(conn), AISummary)
+    return await svc.answer(conn, svc.desk.ai_summary, AISummary)
 
 
 @router.get("/api/ai-portfolio/history", response_model=AIHistory, responses=problems(*KEYED, 403))
-def history(svc: ServicesDep, _: AdminDep, conn: ConnDep, page: paging.AIDaysQuery) -> Response:
+async def history(svc: ServicesDep, _: AdminDep, conn: ConnDep, page: paging.AIDaysQuery) -> Response:
     """Admin only: the executed days in pages of `limit`, oldest first (orders, what the
     rails blocked or cut), each with the AI trades executed that day and their rationale;
     `next_cursor` leads to the later days."""
-    return svc.body(svc.desk.ai_days(conn, page.after(), page.limit), AIHistory, page.body)
+    return await svc.answer(conn, lambda c: svc.desk.ai_days(c, page.after(), page.limit), AIHistory, page.body)
 
 
 @router.get("/api/ai-portfolio/track-record", response_model=TrackRecord, responses=problems(*KEYED))
-def track_record(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
+async def track_record(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     """The AI portfolio's record as a quant reads it: total and annual return, volatility,
     Sharpe, Sortino, maximum drawdown, Calmar, annual turnover, costs paid by part (fees,
     spread, impact), and beside each benchmark over the same days (`equal_weight_liquid`:
@@ -49,11 +49,11 @@ def track_record(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     information ratio and excess against the equal-weighted liquid universe with the
     replayed model book's percentile in it, and the replayed model book against the mean
     of the fixed random books."""
-    return svc.body(svc.desk.ai_track_record(conn), TrackRecord)
+    return await svc.answer(conn, svc.desk.ai_track_record, TrackRecord)
 
 
 @router.get("/api/ai/performance", response_model=Performance, responses=problems(*KEYED))
-def model_performance(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
+async def model_performance(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response:
     """The model's two out-of-sample records side by side, each labelled: `validation`
     (the walk-forward over the history before the first live day) and `live` (from the
     first live day). Each has, on the model's label (the excess return over horizon_days),
@@ -62,4 +62,4 @@ def model_performance(svc: ServicesDep, _: CallerDep, conn: ConnDep) -> Response
     the latest live model and its layer-1 backend (fallback named), and `monitor` the model
     monitor's latest day: the overall state and each check's state (OK / WATCH / ALERT),
     figure, thresholds and the day its breach began (docs/monitoring.md)."""
-    return svc.body(svc.desk.performance(conn), Performance)
+    return await svc.answer(conn, svc.desk.performance, Performance)

@@ -16,7 +16,7 @@ router = APIRouter(tags=["macro"], route_class=KeyCheckedRoute)
 
 
 @router.get("/api/v1/macro/indicators", response_model=MacroIndicators, responses=problems(*KEYED))
-def indicators(
+async def indicators(
     svc: ServicesDep,
     _: CallerDep,
     conn: ConnDep,
@@ -31,7 +31,8 @@ def indicators(
     and the planning institute, optionally filtered; `as_of` gives the values as they were
     known on a date (releases on or before it only), `currency` converts money values with
     the FX rate of each value's period and names the rate."""
-    return svc.body(svc.desk.macro_indicators(conn, source, category, currency, as_of), MacroIndicators)
+    read = lambda c: svc.desk.macro_indicators(c, source, category, currency, as_of)  # noqa: E731
+    return await svc.answer(conn, read, MacroIndicators)
 
 
 @router.get("/api/macro_insights", response_model=MacroInsights, responses=problems(*KEYED, 403, 503))

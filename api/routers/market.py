@@ -34,38 +34,38 @@ SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", descrip
     response_model=dict[str, LatestQuote],
     responses={**problems(*KEYED, 404, 503), 200: {"content": {"application/json": {"example": LATEST_EXAMPLE}}}},
 )
-def latest(svc: ServicesDep, _: CallerDep, conn: ConnDep, date_: DeliveredDay = None) -> Response:
+async def latest(svc: ServicesDep, _: CallerDep, conn: ConnDep, date_: DeliveredDay = None) -> Response:
     """Every ticker's latest close, volume and change with its prediction (score, action,
     Position Weight, tercile, predicted return) and RSI. With `date`: 503 when that day's session has closed
     but its data is not delivered yet, 404 for a gap in the history, 422 for a date that is
     not a trading day or has not closed. A day before the first live day carries the
     validation record's out-of-sample scores (what the AI portfolio's replay traded on),
     `model_id` the walk-forward model and `reason` naming the record."""
-    return svc.body(svc.desk.latest_market(conn, date_), dict[str, LatestQuote])
+    return await svc.answer(conn, lambda c: svc.desk.latest_market(c, date_), dict[str, LatestQuote])
 
 
 @router.get("/breadth", response_model=Breadth, responses=problems(*KEYED, 404, 503))
-def breadth(svc: ServicesDep, _: CallerDep, conn: ConnDep, date_: DeliveredDay = None) -> Response:
+async def breadth(svc: ServicesDep, _: CallerDep, conn: ConnDep, date_: DeliveredDay = None) -> Response:
     """The day's advancers, decliners, unchanged and untraded stocks and the change of the
     service's capitalisation-weighted index; same dates and errors as /latest."""
     # A read model like the other reads: built once per (date, data version, latest closed
     # day) and shared with GraphQL's marketBreadth (the desk keeps one entry).
-    return svc.body(svc.desk.breadth(conn, date_), Breadth)
+    return await svc.answer(conn, lambda c: svc.desk.breadth(c, date_), Breadth)
 
 
 @router.get("/symbol/{symbol}", response_model=SymbolStatistics, responses=problems(*KEYED, 404, 503))
-def symbol_statistics(svc: ServicesDep, _: CallerDep, conn: ConnDep, symbol: str = SYMBOL) -> Response:
+async def symbol_statistics(svc: ServicesDep, _: CallerDep, conn: ConnDep, symbol: str = SYMBOL) -> Response:
     """Variance of daily log returns over 20, 60, 120 and 250 days, and the latest day's
     statistics as z-scores against the instrument's own history (read from the stored
     daily bars and indicators), with the reasons behind the symbol's latest prediction."""
-    return svc.body(svc.desk.symbol_statistics(conn, symbol), SymbolStatistics)
+    return await svc.answer(conn, lambda c: svc.desk.symbol_statistics(c, symbol), SymbolStatistics)
 
 
 BarsLimit = whole_query(Query(ge=1, le=2000, description="Bars per page: 250 by default, at most 2000."))
 
 
 @router.get("/history/{symbol}", response_model=History, responses=problems(*KEYED, 404))
-def history(
+async def history(
     svc: ServicesDep,
     _: CallerDep,
     conn: ConnDep,
@@ -85,7 +85,8 @@ def history(
     holds the oldest `limit` bars from `start`, and `next_cursor` leads to the newer ones.
     Indicators are stored when prices arrive, computed over the instrument's whole
     history, so every page (even `limit=5`) has them warmed up."""
-    return svc.body(svc.desk.history(conn, symbol, (start, end), limit, _cursor(cursor)), History)
+    span, after = (start, end), _cursor(cursor)
+    return await svc.answer(conn, lambda c: svc.desk.history(c, symbol, span, limit, after), History)
 
 
 def _cursor(cursor: str | None) -> tuple[date | None, date | None]:

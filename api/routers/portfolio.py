@@ -30,7 +30,7 @@ from api.schemas.portfolio import (
     TradePreview,
     TradeSide,
 )
-from api.security import Principal, caller_portfolio, caller_portfolio_on
+from api.security import Principal, caller_portfolio
 from api.services import Services, written
 from api.uploads import read_upload
 from desk import Versioned
@@ -45,27 +45,29 @@ IDEMPOTENCY = Header(
 
 
 @router.get("", response_model=PortfolioPositions, responses=problems(*KEYED))
-def positions(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
+async def positions(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """Open positions at the latest close with market value, PnL and exit flags."""
-    return svc.body(svc.desk.positions(conn, caller_portfolio_on(conn, svc, caller)), PortfolioPositions)
+    pid = await svc.portfolio_on(conn, caller.account)
+    return await svc.answer(conn, lambda c: svc.desk.positions(c, pid), PortfolioPositions)
 
 
 @router.get("/summary", response_model=PortfolioSummary, responses=problems(*KEYED))
-def summary(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
+async def summary(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """Equity, cash, liquid equity, PnL and the allocation breakdown."""
-    return svc.body(svc.desk.portfolio_summary(conn, caller_portfolio_on(conn, svc, caller)), PortfolioSummary)
+    pid = await svc.portfolio_on(conn, caller.account)
+    return await svc.answer(conn, lambda c: svc.desk.portfolio_summary(c, pid), PortfolioSummary)
 
 
 @router.get("/trade", response_model=TradePage, responses=problems(*KEYED))
-def trades(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.TradesQuery) -> Response:
+async def trades(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.TradesQuery) -> Response:
     """The portfolio's trades in pages of `limit`, in the order the book recorded them
     (oldest first; a statement's earlier trade comes where it was recorded), `next_cursor`
     leading to the later ones. Keyed by ledger row: a trade placed between two pages is
     never repeated nor skipped."""
-    return _ledger_page(svc, caller, conn, page, TradePage, svc.desk.trades)
+    return await _ledger_page(svc, caller, conn, page, TradePage, svc.desk.trades)
 
 
-def _ledger_page(
+async def _ledger_page(
     svc: Services,
     caller: Principal,
     conn: Connection,
@@ -75,8 +77,8 @@ def _ledger_page(
 ) -> Response:
     """A page of the caller's book's ledger (`read`: the desk's read of its trades or cash
     movements, keyed by ledger row), rendered once per page asked and version of the book."""
-    pid = caller_portfolio_on(conn, svc, caller)
-    return svc.body(read(conn, pid, page.after(), page.limit), model, page.body)
+    pid = await svc.portfolio_on(conn, caller.account)
+    return await svc.answer(conn, lambda c: read(c, pid, page.after(), page.limit), model, page.body)
 
 
 PreviewQuantity = whole_query(Query(gt=0, le=10**12, description="Shares: the digits of a whole number."), shares=True)
@@ -115,20 +117,21 @@ def trade(
 
 
 @router.get("/track-record", response_model=TrackRecord, responses=problems(*KEYED))
-def track_record(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
+async def track_record(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> Response:
     """The portfolio's record valued at every market day's close since its first movement:
     return, volatility, Sharpe, Sortino, drawdown, Calmar, turnover and fees, beside the
     equal-weighted liquid universe and the service's index (fractions; deposits,
     withdrawals and statement syncs are flows, not performance; dividends count)."""
-    return svc.body(svc.desk.track_record(conn, caller_portfolio_on(conn, svc, caller)), TrackRecord)
+    pid = await svc.portfolio_on(conn, caller.account)
+    return await svc.answer(conn, lambda c: svc.desk.track_record(c, pid), TrackRecord)
 
 
 @router.get("/cash", response_model=CashPage, responses=problems(*KEYED))
-def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.CashQuery) -> Response:
+async def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.CashQuery) -> Response:
     """The portfolio's cash movements in pages of `limit`, in the order the book recorded
     them (oldest first), with the balance after each: deposits, withdrawals, trades and
     fees, dividends, statement reconciliations; `next_cursor` leads to the later ones."""
-    return _ledger_page(svc, caller, conn, page, CashPage, svc.desk.cash_movements)
+    return await _ledger_page(svc, caller, conn, page, CashPage, svc.desk.cash_movements)
 
 
 @router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 415))

@@ -19,13 +19,15 @@ SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id 
 
 
 @router.get("", response_model=SuggestionPage, responses=problems(*KEYED))
-def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.SuggestionsQuery) -> Response:
+async def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: paging.SuggestionsQuery) -> Response:
     """The caller's pending suggestions in pages of `limit` (expired ones are not listed: a
     suggestion for trading day D expires at D's close on the service's clock, the replayed
     market's on a replay), oldest trading day first, sells before buys, then by symbol:
     the page's key, so `next_cursor` holds even when a suggestion before it is decided."""
-    pending = svc.desk.pending_suggestions(conn, caller_portfolio_on(conn, svc, caller))
-    return svc.body(pending, SuggestionPage, partial(page.slice, key=paging.suggestion_key), (page.limit, page.cursor))
+    pid = await svc.portfolio_on(conn, caller.account)
+    shown = partial(page.slice, key=paging.suggestion_key)
+    read = lambda c: svc.desk.pending_suggestions(c, pid)  # noqa: E731
+    return await svc.answer(conn, read, SuggestionPage, shown, (page.limit, page.cursor))
 
 
 @router.post("/{suggestion_id}/confirm", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
