@@ -78,20 +78,28 @@ def bench_app():
     parsed, a dict FastAPI serialised on every request: for the 78 KB screen that cost
     about five times serving the bytes, so large bodies read as several times their
     ceiling.)"""
-    from fastapi.responses import Response
-
     from api.app import create_app
     from market.settings import get_settings
 
     app = create_app(get_settings())
     folder = Path(os.environ["BENCH_BODIES"])
     for path in sorted(folder.glob("*.json")):
-
-        def constant(body: bytes = path.read_bytes()) -> Response:
-            return Response(body, media_type="application/json")
-
-        app.add_api_route(f"/bench/constant/{path.stem}", constant, methods=["GET"], include_in_schema=False)
+        app.add_api_route(
+            f"/bench/constant/{path.stem}", _constant(path.read_bytes()), methods=["GET"], include_in_schema=False
+        )
     return app
+
+
+def _constant(body: bytes):
+    """A route that sends `body` and reads nothing of the request. Not `def constant(body:
+    bytes = ...)`: FastAPI takes a parameter with a default as a query parameter, and
+    resolved (and copied) it on every request, which slowed the ceiling."""
+    from fastapi.responses import Response
+
+    def constant() -> Response:
+        return Response(body, media_type="application/json")
+
+    return constant
 
 
 @contextmanager

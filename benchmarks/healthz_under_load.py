@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -94,6 +95,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=16)
     parser.add_argument("--port", type=int, default=8792)
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="bench-healthz-"))
     env, key = _prepare(work, f"sqlite:///{work / 'bench.db'}")
     env = {**env, "MARKETINTEL_HEAVY_REQUESTS": str(args.heavy), "MARKETINTEL_REPORTS_DIR": str(work / "reports")}
@@ -102,6 +104,7 @@ def main() -> None:
         figures = asyncio.run(_measure(server.base, key, args.reports, args.queries))
     finally:
         server.stop()
+    figures["load_average_before"], figures["load_average_after"] = round(load_before, 2), round(os.getloadavg()[0], 2)
     for name, value in figures.items():
         print(f"{name:<16} {value}")
     print(
