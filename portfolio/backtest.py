@@ -58,7 +58,7 @@ FILL_DESCRIPTIONS = {
 class BacktestResult:
     fills: str
     curve: pd.DataFrame  # date, cash, market_value, equity, liquid_equity, traded, fees, spread, impact
-    trades: pd.DataFrame = field(default_factory=pd.DataFrame)  # every fill: decided_on, date, symbol, side, ...
+    trades: pd.DataFrame = field(default_factory=pd.DataFrame)  # every fill: decided_on, date, symbol, side, reason...
     traded_value: float = 0.0
     orders: int = 0
     lapsed: int = 0
@@ -405,6 +405,7 @@ def _apply(
                 "price": float(order.price),
                 "close": order.rationale.get("close"),
                 "touch": order.rationale["fill"]["touch"],
+                "reason": order.rationale.get("reason", ""),  # why the book traded (portfolio/book.py)
                 **{part: float(getattr(costs, part)) for part in COST_PARTS},
             }
         )

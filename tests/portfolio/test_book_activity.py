@@ -1,0 +1,51 @@
+"""benchmarks/book_activity.py: a fill's kind read from the reason the book wrote
+(portfolio/book.py), a day's figures over the names through the gates, and the backtest's
+fills carrying their reason (what its NSE replay counts sells by)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.benchmark_modules import benchmark_module
+from tests.portfolio.test_backtest import run
+
+
+def test_each_reason_the_book_writes_has_its_kind() -> None:
+    with benchmark_module("book_activity") as activity:
+        kinds = {
+            ("BUY", "fills an empty slot (3 of 15): expected excess +0.31% ..."): "fills a slot",
+            ("BUY", "reserve 2: capacity holds the book's 15 names below their slots, ..."): "reserve",
+            ("BUY", "tops up to its slot; its expected excess is negative (-0.20%), ..."): "top-up",
+            ("BUY", "replaces KCB (expected excess -0.40%): the gap +5.10% over 5 sessions ..."): "swap",
+            ("SELL", "replaced"): "swap",
+            ("SELL", "turned AVOID: expected excess -4.00% over 5 sessions ..."): "exit: AVOID",
+            ("SELL", "expected to lose 3.10% over 20 sessions (...), more than its round trip 2.90%"): (
+                "exit: loses over the hold"
+            ),
+            ("SELL", "trimmed to its slot: 2.3 slots, past the mandate's 2"): "trim",
+            ("SELL", ""): "other sell",
+        }
+        assert {key: activity.kind(*key) for key in kinds} == kinds
+
+
+def test_a_days_figures_read_the_names_through_the_gates() -> None:
+    with benchmark_module("book_activity") as activity:
+        rows = [
+            ("LONG", "TOP", 0.012, 0.03),
+            ("HOLD", "MIDDLE", -0.002, 0.05),
+            ("AVOID", "BOTTOM", -0.06, 0.04),
+            ("HOLD", "ILLIQUID", -0.09, 0.02),  # fails the gates: not among them
+            ("HOLD", "TOP", None, 0.02),  # no expected excess: not among them
+        ]
+        day = activity.day_figures(rows)
+    assert day["eligible"] == 3 and day["long"] == 1 and day["avoid"] == 1
+    assert day["best"] == 0.012 and day["worst"] == -0.06 and day["gap"] == pytest.approx(0.072)
+    assert day["round_trip"] == 0.04 and day["cheapest_round_trip"] == 0.03
+
+
+def test_the_backtests_fills_carry_the_books_reason() -> None:
+    trades = run().trades
+    assert trades["reason"].str.len().gt(0).all()
+    with benchmark_module("book_activity") as activity:
+        kinds = {activity.kind(side, reason) for side, reason in zip(trades["side"], trades["reason"], strict=True)}
+    assert "fills a slot" in kinds and not any(k.startswith("other") for k in kinds), kinds
