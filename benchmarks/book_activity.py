@@ -29,7 +29,7 @@ from datetime import date
 from pathlib import Path
 
 KINDS = (  # what a rationale's reason starts with (portfolio/book.py), in the order they are tested
-    ("replaces", "swap"),
+    ("replaces", "swap: buy"),
     ("turned AVOID", "exit: AVOID"),
     ("expected to lose", "exit: loses over the hold"),
     ("trimmed to its slot", "trim"),
@@ -43,7 +43,7 @@ SPAN = 61  # the demo record's executed days
 def kind(side: str, reason: str) -> str:
     """A fill's kind from its side and its rationale's reason ("SELL replaced" is a swap's sell)."""
     if side == "SELL" and reason.startswith("replaced"):
-        return "swap"
+        return "swap: sell"
     return next((name for start, name in KINDS if reason.startswith(start)), f"other {side.lower()}")
 
 
@@ -145,7 +145,9 @@ def nse_activity(start: str, end: str, cache: str | None) -> dict:
     result = run_backtest(days, args.cash, fees, "costed", mandate, HORIZON, bench.delisting_rule(args, capital))
     trades = result.trades
     kinds = [kind(side, reason) for side, reason in zip(trades["side"], trades["reason"], strict=True)]
-    years = Counter((d.year, k) for d, k in zip(trades["date"], kinds, strict=True) if k not in KIND_OF_BUY)
+    years = Counter(
+        (d.year, k) for d, k, side in zip(trades["date"], kinds, trades["side"], strict=True) if side == "SELL"
+    )
     sessions = [d.day for d in days]
     sold = sorted(d for d, side in zip(trades["date"], trades["side"], strict=True) if side == "SELL")
     spans = [(sessions[i], sessions[min(i + SPAN - 1, len(sessions) - 1)]) for i in range(0, len(sessions), SPAN)]
@@ -157,9 +159,6 @@ def nse_activity(start: str, end: str, cache: str | None) -> dict:
         "spans_with_a_sell": [sum(any(a <= d <= b for d in sold) for a, b in spans), len(spans)],
         "clustering": {"nse": clustering(prices), "simulator": clustering(simulated_prices())},
     }
-
-
-KIND_OF_BUY = ("fills a slot", "reserve", "top-up", "other buy")
 
 
 def clustering(prices) -> dict[str, float]:

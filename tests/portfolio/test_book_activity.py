@@ -16,8 +16,8 @@ def test_each_reason_the_book_writes_has_its_kind() -> None:
             ("BUY", "fills an empty slot (3 of 15): expected excess +0.31% ..."): "fills a slot",
             ("BUY", "reserve 2: capacity holds the book's 15 names below their slots, ..."): "reserve",
             ("BUY", "tops up to its slot; its expected excess is negative (-0.20%), ..."): "top-up",
-            ("BUY", "replaces KCB (expected excess -0.40%): the gap +5.10% over 5 sessions ..."): "swap",
-            ("SELL", "replaced"): "swap",
+            ("BUY", "replaces KCB (expected excess -0.40%): the gap +5.10% over 5 sessions ..."): "swap: buy",
+            ("SELL", "replaced"): "swap: sell",
             ("SELL", "turned AVOID: expected excess -4.00% over 5 sessions ..."): "exit: AVOID",
             ("SELL", "expected to lose 3.10% over 20 sessions (...), more than its round trip 2.90%"): (
                 "exit: loses over the hold"
