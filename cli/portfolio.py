@@ -121,3 +121,17 @@ def show(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client
             f"  {p.symbol:<10} {p.quantity:>10,}  cost {p.cost_basis:>14,.2f}  avg {p.average_cost:>10,.2f}  since "
             f"{p.purchase_date}{pending}"
         )
+
+
+@portfolio_app.command("record")
+@one_line_errors
+def record(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client:acme, HOUSE or AI.")) -> None:
+    """The portfolio's track record as JSON, as REST's track-record reads serve it: returns,
+    risk, ratios, turnover and costs paid beside the equal-weighted liquid universe and the
+    index; the AI portfolio's with its null books. Fractions are percentages' fractions
+    (0.0512 is 5.12%), money two decimals, as every surface prints them."""
+    from desk import domain
+
+    desk = _desk()
+    with desk.engine.connect() as conn:
+        echo_json(desk.record_of(conn, portfolio_id), domain.TrackRecord)

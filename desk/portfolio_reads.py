@@ -74,6 +74,15 @@ class PortfolioReads:
         get_portfolio(conn, portfolio_id)
         return self.positions(conn, portfolio_id).value()
 
+    def record_of(self, conn: Connection, portfolio_id: str) -> TrackRecord:
+        """The track record of a portfolio that must exist (NotFoundError otherwise, as
+        `valuation`): the AI portfolio's with its null books (`ai_track_record`), any other's
+        beside both benchmarks (`track_record`); what an operator's command prints."""
+        get_portfolio(conn, portfolio_id)
+        if portfolio_id == AI_PORTFOLIO:
+            return self.ai_track_record(conn).value()
+        return self.track_record(conn, portfolio_id).value()
+
     def portfolio_summary(self, conn: Connection, portfolio_id: str) -> Versioned[PortfolioSummary]:
         """Totals, each position's and cash's share of equity, and the flagged positions."""
         version = self._valuation_version(conn, portfolio_id)

@@ -52,13 +52,15 @@ def price(value: Any) -> str:
     return f"{shown:,.2f}" if shown == shown.quantize(Decimal("0.01")) else f"{shown:,f}"
 
 
-def fraction(value: Any) -> str:
-    """A fraction as a percentage with one decimal (0.516 is 51.6%)."""
-    return DASH if value is None else f"{float(value) * 100:.1f}%"
+def fraction(value: Any, digits: int = 1, signed: bool = False) -> str:
+    """A fraction as a percentage with `digits` decimals (0.516 is 51.6%), with its sign
+    where `signed` (a change, never a magnitude)."""
+    return DASH if value is None else f"{float(value) * 100:{'+' if signed else ''}.{digits}f}%"
 
 
-# How the reports print each declared type (the contract's types, in the reports' style).
-PRINTED: dict[object, Callable[[Any], str]] = {Money: money, Price: price, Fraction: fraction}
+# How the reports print each declared type (the contract's types, in the reports' style); a
+# fraction's printer also takes its decimals and whether it is signed (`statistic_pct`).
+PRINTED: dict[object, Callable[..., str]] = {Money: money, Price: price, Fraction: fraction}
 
 
 def by_type(row: Mapping[str, Any], shape: type, name: str) -> str:
@@ -84,11 +86,10 @@ def signed_pct(value: Any, digits: int = 2) -> str:
 
 
 def statistic_pct(name: str, value: Any, digits: int = 2) -> str:
-    """A track-record statistic `name` (a fraction) as a percentage: signed when it is a
-    change (`SIGNED_STATISTICS`), without a sign when it is a magnitude."""
-    if value is None:
-        return DASH
-    return (signed_pct if name in SIGNED_STATISTICS else pct)(float(value) * 100, digits)
+    """A track-record statistic `name` (a `Fraction` in portfolio/track_record.py) printed
+    by its type's rule (`PRINTED`) with `digits` decimals: signed when it is a change
+    (`SIGNED_STATISTICS`), without a sign when it is a magnitude."""
+    return PRINTED[Fraction](value, digits, name in SIGNED_STATISTICS)
 
 
 def metric_value(name: str, value: Any) -> str:

@@ -112,7 +112,8 @@ def response_models() -> dict[tuple[str, str], Any]:
 def cli_answers(api: Api, walk: TypedWalk) -> list[tuple[str, Any]]:
     """The CLI's JSON, as its commands print it (in this process, on the world's store),
     each checked by the type the command prints: a placed trade (`PlacedTrade`), a statement
-    sync's preview (`StatementResult`), the t1_trade stage's summary (`TradeDaySummary`)."""
+    sync's preview (`StatementResult`), the t1_trade stage's summary (`TradeDaySummary`), a
+    client's and the AI portfolio's track record (`TrackRecord`: money and fractions)."""
     from typer.testing import CliRunner
 
     from cli.main import app
@@ -130,6 +131,8 @@ def cli_answers(api: Api, walk: TypedWalk) -> list[tuple[str, Any]]:
         (["portfolio", "trade", pid, "buy", "LIQ", "10", "52.00", "--fees", "1.5"], domain.PlacedTrade),
         (["portfolio", "import-statement", pid, str(statement), "--preview"], domain.StatementResult),
         (["stage", "run", "t1_trade", "--date", world.DAY.isoformat()], TradeDaySummary),
+        (["portfolio", "record", pid], domain.TrackRecord),
+        (["portfolio", "record", domain.AI_PORTFOLIO], domain.TrackRecord),
     ]
     printed = []
     for command, kind in commands:
@@ -145,8 +148,20 @@ def cli_answers(api: Api, walk: TypedWalk) -> list[tuple[str, Any]]:
 # (reports/format.py `by_type`): a table's column by its heading, a key figure by its label.
 PDF_MONEY = {"Value", "Fees", "All costs", "Avg cost", "Unrealised PnL", "Portfolio value", "Cash", "Liquid equity"}
 PDF_PRICE = {"Price"}
+# The track record table's fractions (portfolio/track_record.py declares each a Fraction):
+# the book's and both benchmarks' cells of these rows, the drawdown before its " / Calmar".
+PDF_FRACTION_ROWS = {
+    "Total return",
+    "Annual return",
+    "Annual volatility",
+    "Maximum drawdown / Calmar",
+    "Excess annual return (book - benchmark)",
+    "Tracking error",
+}
 PDF_MONEY_TEXT = re.compile(r"^-?[\d,]+\.\d\d$")
 PDF_PRICE_TEXT = re.compile(r"^-?[\d,]+\.\d{2,6}$")
+PDF_FRACTION_TEXT = re.compile(r"^[+-]?\d+\.\d\d%$")
+PDF_TEXT = {"Money": PDF_MONEY_TEXT, "Price": PDF_PRICE_TEXT, "Fraction": PDF_FRACTION_TEXT}
 
 
 def pdf_cells(api: Api, walk: TypedWalk, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,12 +172,15 @@ def pdf_cells(api: Api, walk: TypedWalk, monkeypatch: pytest.MonkeyPatch) -> Non
     from tests.portfolio.seed import CALENDAR
 
     cells: list[tuple[str, str]] = []
+    fractions: list[tuple[str, str]] = []
 
     def table(header: Any, rows: Any, *args: Any, **kwargs: Any) -> Any:
         cells.extend((h, str(row[i])) for row in rows for i, h in enumerate(header) if h in PDF_MONEY | PDF_PRICE)
-        if header[0] == "Track record":
+        if header[0] == "Statistic":  # the track record table
             costs = next(row[1] for row in rows if str(row[0]).startswith("Costs paid"))
             cells.extend(("Value", part) for part in costs.split(" / "))
+            shown = [row for row in rows if row[0] in PDF_FRACTION_ROWS]
+            fractions.extend((row[0], str(cell).split(" / ")[0]) for row in shown for cell in row[1:])
         return real_table(header, rows, *args, **kwargs)
 
     def figures(pairs: Any) -> Any:
@@ -175,12 +193,13 @@ def pdf_cells(api: Api, walk: TypedWalk, monkeypatch: pytest.MonkeyPatch) -> Non
         monkeypatch.setattr(module, "key_figures", figures)
     for kind in reports.KINDS:
         reports.generate(kind, api.world.engine, api.world.settings, CALENDAR, world.MORNING)
-    for label, cell in cells:
+    typed = [("Price" if label in PDF_PRICE else "Money", label, cell) for label, cell in cells]
+    typed += [("Fraction", label, cell) for label, cell in fractions]
+    for kind, label, cell in typed:
         if cell in ("", "-"):
             continue
-        kind = "Price" if label in PDF_PRICE else "Money"
         walk.checked[f"PDF {kind}"] += 1
-        if not (PDF_PRICE_TEXT if kind == "Price" else PDF_MONEY_TEXT).match(cell):
+        if not PDF_TEXT[kind].match(cell):
             walk.found.append(f"PDF {label} = {cell!r}: declared {kind}, printed as one")
 
 
@@ -213,7 +232,7 @@ def every_violation(api: Api, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str
 
 # What the walk by type must reach on the world's store, at least, so that a walk that checked
 # nothing cannot pass: money, prices and fractions over REST, GraphQL and the CLI, and the PDFs'.
-REACHED = {"Money": 250, "Price": 30, "Fraction": 200, "PDF Money": 10, "PDF Price": 5}
+REACHED = {"Money": 250, "Price": 30, "Fraction": 200, "PDF Money": 10, "PDF Price": 5, "PDF Fraction": 10}
 # A spread is money in a fill's costs (REST's trade rationale, GraphQL's AI day record) and a
 # fraction of the price in an instrument's liquidity: the walk saw both, by their types.
 SPREADS = [("Money", ".costs.spread"), ("Fraction", ".liquidity.spread"), ("Price", ".limit_price")]
@@ -244,9 +263,11 @@ def test_the_contract_check_fails_when_one_field_breaks_it(api: Api, monkeypatch
     monkeypatch.setitem(contract.SHOWN, money.Fraction, money_rule)  # a fraction printed as money
     monkeypatch.setitem(contract.SHOWN, money.Price, fraction_rule)  # a price printed as a fraction
     monkeypatch.setitem(pdf.PRINTED, money.Money, pdf.fraction)  # the PDFs' money printed as a fraction
+    monkeypatch.setitem(pdf.PRINTED, money.Fraction, lambda value, *_: pdf.money(value))  # and a fraction as money
     found, walk = every_violation(api, monkeypatch)
     broken, typed = "\n".join(found), "\n".join(walk.found)
     assert "money is decimal text with two decimals" in broken and "a percent has at most two decimals" in broken
     for kind in ("Money", "Price", "Fraction"):
         assert f"declared {kind}, so" in typed, kind
     assert "cli portfolio trade" in typed and "PDF Value" in typed
+    assert "cli portfolio record" in typed and "PDF Total return" in typed  # a fraction printed as money

@@ -55,6 +55,10 @@ def test_portfolio_commands(settings: Settings, tmp_path: Path) -> None:
     assert shown.stdout.splitlines()[0] == "client:acme: cash 254,898.50, equity 364,998.50 at the 2026-11-20 closes"
     assert [line.split()[:2] for line in shown.stdout.splitlines()[1:]] == [["AAA", "1,000"], ["BBB", "1,010"]]
     assert cli("portfolio", "show", "client:nobody").stderr.strip() == "error: no portfolio 'client:nobody'"
+    record = cli("portfolio", "record", "client:acme")  # its JSON by type: tests/api/test_contract.py
+    assert record.returncode == 0, record.stderr
+    assert json.loads(record.stdout)["reason"].endswith("the statistics need at least three (two daily returns)")
+    assert cli("portfolio", "record", "client:nobody").stderr.strip() == "error: no portfolio 'client:nobody'"
 
 
 def test_a_buy_booked_for_a_later_session_is_shown_pending_and_a_sell_says_so(settings: Settings) -> None:
