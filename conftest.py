@@ -130,6 +130,14 @@ INTEGRATION_MODULES = {
     "tests/api/test_contract.py": "walks every GET and GraphQL root field of a seeded world",
     "tests/reports/test_report_claims.py": "renders the PDF reports",
     "tests/api/test_track_record_isolation.py": "loads the service on purpose for seconds",
+    "tests/pipeline/test_cli_number_rule.py": "the CLI in its own process",
+    "tests/pipeline/test_cli_serve.py": "the server in its own process",
+    "tests/pipeline/test_bounded_stop.py": "stops a server process mid-upload",
+    "tests/api/test_worker_processes.py": "starts the server's report worker processes",
+    "tests/api/test_heavy_share.py": "loads the service with PDF reports on purpose",
+    "tests/reports/test_briefing_reads.py": "renders the PDF reports",
+    "tests/reports/test_null_books_report.py": "renders the PDF reports",
+    "tests/reports/test_track_record_report.py": "renders the PDF reports",
 }
 INTEGRATION_TESTS = {
     "tests/pipeline/test_monitor.py::test_the_stable_world_raises_no_alert": "trains a validation record",
@@ -150,6 +158,8 @@ INTEGRATION_TESTS = {
         "waits out real timeouts"
     ),
     "tests/dags/test_airflow_prod_script.py::test_stop_repeats_a_term": "waits out the 10 s before the repeated TERM",
+    "tests/ingest/test_pdf_sandboxes.py::test_four_bombs_at_once": "loads the machine's memory on purpose",
+    "tests/pipeline/test_run_index.py::test_run_day_refuses_a_closed_day": "the CLI in its own process",
 }
 
 
