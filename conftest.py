@@ -160,6 +160,9 @@ INTEGRATION_TESTS = {
     "tests/dags/test_airflow_prod_script.py::test_stop_repeats_a_term": "waits out the 10 s before the repeated TERM",
     "tests/ingest/test_pdf_sandboxes.py::test_four_bombs_at_once": "loads the machine's memory on purpose",
     "tests/pipeline/test_run_index.py::test_run_day_refuses_a_closed_day": "the CLI in its own process",
+    "tests/ingest/test_stylised_facts.py::test_the_simulator_has_the_nse_multi_week_predictability": (
+        "simulates six markets of years each"
+    ),
 }
 
 
