@@ -298,10 +298,11 @@ def round_trip_cost(spread: float | None, fee_rate: float, impact: float = 0.0) 
     return round(float(crossed + 2 * fee_rate + 2 * impact), SPREAD_DECIMALS)
 
 
-def round_trip_costs(frame: pd.DataFrame, fee_rate: float) -> pd.Series:
+def round_trip_costs(frame: pd.DataFrame, fee_rate: float, spread: pd.Series | None = None) -> pd.Series:
     """`round_trip_cost` over a frame with bid, ask, high, low and close (and the
-    `spread_estimate` where the caller computed it), before impact."""
-    spread = spread_series(frame).fillna(FALLBACK_SPREAD)
+    `spread_estimate` where the caller computed it), before impact; `spread`: the frame's
+    `spread_series` where the caller has it already."""
+    spread = (spread_series(frame) if spread is None else spread).fillna(FALLBACK_SPREAD)
     return (spread + 2 * fee_rate).round(SPREAD_DECIMALS)
 
 

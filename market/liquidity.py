@@ -298,8 +298,8 @@ def entry_gates(adv_20: float | None, volume: float | None, spread: float | None
     }
 
 
-def passes_entry_gates(frame: pd.DataFrame) -> pd.Series:
+def passes_entry_gates(frame: pd.DataFrame, spread: pd.Series | None = None) -> pd.Series:
     """`entry_gates` over a frame with adv_20, volume and the spread inputs: True where all
-    three pass."""
-    spread = effective_spread(frame)
+    three pass; `spread`: the frame's `spread_series` where the caller has it already."""
+    spread = effective_spread(frame) if spread is None else spread.round(SPREAD_DECIMALS)
     return (frame["adv_20"] >= MIN_ADV) & (frame["volume"] > 0) & spread.notna() & (spread <= MAX_ENTRY_SPREAD)

@@ -56,25 +56,55 @@ TARGET_EXPOSURE = 0.95  # share of equity the book keeps invested
 DEFAULT_FEE_RATE = 0.005
 
 
+class RowFacts(NamedTuple):
+    """What `decide` reads of each row that no ranking moves: the spread (the fallback
+    where none is known, rounded as the gates compare it), the round trip before impact,
+    the entry gates' verdict and whether the name is an ordinary share. The null books
+    decide one frame again under each null's ranking (portfolio/nulls.py `reassign`) with
+    the facts read once."""
+
+    spread: np.ndarray
+    cost: np.ndarray
+    liquid: np.ndarray
+    ordinary: np.ndarray
+
+
+def row_facts(day: pd.DataFrame, fee_rate: float = DEFAULT_FEE_RATE, liquidity_gates: bool = True) -> RowFacts:
+    """`day`'s RowFacts: its spreads read once (market/liquidity.py `spread_series`) for
+    the round trip (market/costs.py) and the gates. `liquidity_gates=False`: every row
+    passes."""
+    spread = spread_series(day)
+    liquid = passes_entry_gates(day, spread) if liquidity_gates else pd.Series(True, index=day.index)
+    ordinary = day["ordinary"].fillna(True).astype(bool).to_numpy() if "ordinary" in day else np.ones(len(day), bool)
+    return RowFacts(
+        spread.fillna(FALLBACK_SPREAD).round(SPREAD_DECIMALS).to_numpy(float),
+        round_trip_costs(day, fee_rate, spread).to_numpy(float),
+        liquid.to_numpy(bool),
+        ordinary,
+    )
+
+
 def decide(
     day: pd.DataFrame,
     fee_rate: float = DEFAULT_FEE_RATE,
     liquidity_gates: bool = True,
     horizon: int = HORIZON,
     book_names: int = BOOK_NAMES,
+    facts: RowFacts | None = None,
+    explain: bool = True,
 ) -> pd.DataFrame:
     """Trading days' rows (p_up, expected_return, raw_score and the gate and spread inputs;
     terciles and weights are ranked within each `date` where the frame has one) in, with
     score, held_edge, round_trip_cost, action, reason, weight and tercile added.
     `liquidity_gates=False` ranks every instrument; nothing is ILLIQUID. Rows with an
-    `ordinary` column False (preference shares, funds, debt) are never LONG or weighted."""
+    `ordinary` column False (preference shares, funds, debt) are never LONG or weighted.
+    `facts`: the rows' `row_facts`, where the caller read them already (they must be of
+    these rows, in this order, at this fee rate); `explain=False` leaves `reason` empty,
+    for books nobody reads the reasons of (the null books)."""
     out = day.copy()
+    spread, cost, liquid, ordinary = facts if facts is not None else row_facts(out, fee_rate, liquidity_gates)
     out["score"] = (100 * out["p_up"]).round(1)
     held = out["expected_return"].to_numpy(float) if "expected_return" in out else np.full(len(out), np.nan)
-    spread = spread_series(out).fillna(FALLBACK_SPREAD).round(SPREAD_DECIMALS).to_numpy(float)
-    cost = round_trip_costs(out, fee_rate).to_numpy(float)
-    liquid = (passes_entry_gates(out) if liquidity_gates else pd.Series(True, index=out.index)).to_numpy(bool)
-    ordinary = out["ordinary"].fillna(True).astype(bool).to_numpy() if "ordinary" in out else np.ones(len(out), bool)
     out["held_edge"] = held
     out["round_trip_cost"] = cost
     out["tercile"] = _terciles(out, liquid)
@@ -86,7 +116,7 @@ def decide(
     out["weight"] = np.where(long_, round(TARGET_EXPOSURE / book_names, 4), 0.0) if book_names > 0 else 0.0
     terms = _Terms(fee_rate, horizon, book_names)
     weighed = zip(out["action"], out["score"], held, cost, spread, out["tercile"], ordinary, rank)
-    out["reason"] = [_reason(_Weighed._make(row), terms) for row in weighed]
+    out["reason"] = [_reason(_Weighed._make(row), terms) for row in weighed] if explain else ""
     return out
 
 

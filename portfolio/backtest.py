@@ -63,11 +63,21 @@ class BacktestResult:
     orders: int = 0
     lapsed: int = 0
     days_trapped: int = 0
-    figures: dict = field(default_factory=dict)
     delisting: DelistingRule = DelistingRule()  # the rule the replay applied (portfolio/delisting.py)
     # Each delisting: symbol, quantity, last_row, delisted_on, last_close, days (position-days),
     # value_nothing and value_last_close on its last day, returned_on (None: delisted to the end).
     delistings: list[dict] = field(default_factory=list)
+    starting_cash: float = 10_000_000
+    _figures: dict | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def figures(self) -> dict:
+        """The replay's figures (`summarise` against no benchmark), computed when first read:
+        a comparison that summarises its books against benchmarks (the null books,
+        portfolio/nulls.py) never pays for these."""
+        if self._figures is None:
+            self._figures = summarise(self, self.starting_cash) if not self.curve.empty else {"days": 0}
+        return self._figures
 
 
 def _known(value):  # noqa: ANN001, ANN202
@@ -243,9 +253,10 @@ def run_backtest(
         days = predictions
     else:
         days = prepare_days(predictions, float(fees.rate), horizon, mandate.names)
-    result = BacktestResult(fills=fills, curve=pd.DataFrame(), delisting=delisting or DelistingRule())
+    result = BacktestResult(
+        fills=fills, curve=pd.DataFrame(), delisting=delisting or DelistingRule(), starting_cash=starting_cash
+    )
     if not days:
-        result.figures = {"days": 0}
         return result
     replay = _Replay(
         days, fees, mandate, fills, result, Decimal(str(starting_cash)), {d.day: i for i, d in enumerate(days)}
@@ -254,7 +265,6 @@ def run_backtest(
     result.curve = pd.DataFrame(rows)
     result.trades = pd.DataFrame(replay.trades)
     result.delistings = replay.delistings.closed(days[-1].day)
-    result.figures = summarise(result, starting_cash)
     return result
 
 

@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from market.costs import FeeSchedule
-from models.decisions import BOOK_NAMES, HORIZON, decide
+from models.decisions import BOOK_NAMES, HORIZON, RowFacts, decide, row_facts
 from portfolio.backtest import BacktestResult, PreparedDay, book_returns, run_backtest, summarise, with_signals
 from portfolio.book import Mandate
 from portfolio.delisting import DelistingRule
@@ -103,11 +103,16 @@ def reassign(
     fee_rate: float,
     horizon: int = HORIZON,
     book_names: int = BOOK_NAMES,
+    facts: RowFacts | None = None,
+    explain: bool = True,
 ) -> pd.DataFrame:
     """`decided` (decide's output over one or many days) with the model's outputs moved
     to the rows in the null's order (`key`, one value per row, larger is better; NaN is
     worst; ties by symbol) within each day and pool, and decided again (module docstring).
-    Each day's multiset of every output, per pool, is unchanged."""
+    Each day's multiset of every output, per pool, is unchanged. No ranking moves a row's
+    spread, round trip or gates: `facts`, `decided`'s `row_facts` read once for every
+    null, else read here. `explain=False`: no reasons written (`null_books`: nobody reads
+    a null book's)."""
     pool, days = pools(decided), pd.factorize(decided["date"], sort=True)[0]
     rows = np.flatnonzero(pool > 0)
     symbols = pd.factorize(decided["symbol"], sort=True)[0]
@@ -120,7 +125,8 @@ def reassign(
         moved = values.copy()
         moved[by_null] = values[by_model]
         out[column] = moved
-    return decide(out, fee_rate=fee_rate, horizon=horizon, book_names=book_names)
+    facts = facts if facts is not None else row_facts(decided, fee_rate)
+    return decide(out, fee_rate=fee_rate, horizon=horizon, book_names=book_names, facts=facts, explain=explain)
 
 
 def daily_random_key(decided: pd.DataFrame, seed: int) -> np.ndarray:
@@ -244,8 +250,9 @@ def replay_book(replay: Replay, days: list[PreparedDay] | None = None) -> tuple[
 def null_books(replay: Replay, plan: NullPlan, model: BacktestResult) -> list[NullBook]:
     """Every null book of `plan` replayed over `replay` (module docstring)."""
     fee_rate, books = float(replay.fees.rate), []
+    facts = row_facts(replay.decided, fee_rate)
     for family, seed, key in null_keys(replay, plan, model):
-        decided = reassign(replay.decided, key, fee_rate, replay.horizon, replay.mandate.names)
+        decided = reassign(replay.decided, key, fee_rate, replay.horizon, replay.mandate.names, facts, explain=False)
         result, returns = replay_book(replay, with_signals(replay.days, decided))
         books.append(NullBook(family, seed, result, returns))
     return books

@@ -158,7 +158,10 @@ def test_the_bought_and_held_book_stops_trading_after_its_first_month() -> None:
     month_end = replay.days[9].day
     early = held.result.trades[held.result.trades["decided_on"] <= month_end.isoformat()]
     model_early = model.trades[model.trades["decided_on"] <= month_end.isoformat()]
-    pd.testing.assert_frame_equal(early.reset_index(drop=True), model_early.reset_index(drop=True))
+    # the same orders, fills and costs; a null book's reasons are not written (`reassign`'s explain)
+    pd.testing.assert_frame_equal(
+        early.reset_index(drop=True).drop(columns="reason"), model_early.reset_index(drop=True).drop(columns="reason")
+    )
     assert len(held.result.trades) == len(early) and len(model.trades) > len(model_early)
     biggest = frame.assign(value=size_key(frame)).groupby("date")["value"].idxmax()
     assert set(frame.loc[biggest, "symbol"]) & set(size.result.trades["symbol"])
