@@ -50,12 +50,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, Table
 
-from analysis.notify import deliver_pending
-from analysis.research import NoteText, file_note, read_note
 from desk import keys
 from desk.cache import ReadCache
 from desk.clock import ReplayClock
@@ -68,7 +66,6 @@ from portfolio import ledger, suggestions
 from portfolio.accounts import Account, open_account, open_on
 from portfolio.ai import ExecutedDay, execute_day
 from portfolio.market import market_days
-from portfolio.statement_pdfs import sample_holdings_statement
 from portfolio.statements import StatementRead, file_statement, import_statement, read_statement
 from portfolio.suggestions import MorningSuggestions, Suggestion
 from portfolio.trading import ManualTrade, PlacedTrade, TradePreview, move_cash, place_manual_trade
@@ -81,6 +78,9 @@ from store.migrations import require_current_schema
 from store.transactions import Respond, write_transaction
 from views.bars import refresh_bars
 from views.book_record import TrackRecords
+
+if TYPE_CHECKING:  # the research notes' module is imported by the methods that read or file one
+    from analysis.research import NoteText
 
 
 @dataclass(frozen=True)
@@ -222,15 +222,21 @@ class Desk(PortfolioReads, MarketReads):
 
     def read_note(self, data: bytes, filename: str | None, media_type: str | None) -> NoteText:
         """A research note's text (a PDF through the sandbox, text checked); touches no database."""
+        from analysis.research import read_note  # research notes' readers: only a note's upload reads them
+
         return read_note(self.settings, data, filename, media_type)
 
     def file_note(self, note: NoteText, client_id: str | None, respond: Respond = None) -> dict[str, Any]:
         """A read note tagged, scored and stored once per client and content; its summary."""
+        from analysis.research import file_note
+
         return file_note(self.engine, self.settings, note, client_id, respond)
 
     def sample_statement(self, day: date) -> bytes:
         """A broker's valuation statement (PDF) over `day`'s most traded instruments: what the
         demo synchronises the house portfolio from."""
+        from portfolio.statement_pdfs import sample_holdings_statement  # reportlab: only the demo draws one
+
         with self.engine.connect() as conn:
             return sample_holdings_statement(market_days(conn, day), day)
 
@@ -244,6 +250,8 @@ class Desk(PortfolioReads, MarketReads):
 
     def deliver_notifications(self, day: date | None = None) -> dict[str, Any]:
         """Every stored notification (of `day`, or all) not yet delivered, sent to the webhook."""
+        from analysis.notify import deliver_pending  # httpx: only the operator's delivery sends
+
         return deliver_pending(self.engine, self.settings, day)
 
     # ---- keys ---------------------------------------------------------------------------------------

@@ -15,8 +15,7 @@ from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import StyleSheet1, getSampleStyleSheet
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-HOLDINGS_TITLE = "Portfolio Valuation Statement"
-LEDGER_TITLE = "Account Activity Statement"
+from portfolio.statements import HOLDINGS_TITLE, LEDGER_TITLE
 
 
 @dataclass(frozen=True)

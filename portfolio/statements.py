@@ -55,11 +55,15 @@ from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
 from portfolio.market import known_symbols, reference_close
-from portfolio.statement_pdfs import HOLDINGS_TITLE, LEDGER_TITLE
 from portfolio.trading import MAX_AMOUNT
 from store import tables
 from store.history import append_history, current_rows, newest_ids
 from store.transactions import Respond, answered
+
+# The titles of the two layouts read (a statement names its layout in its title); the sample
+# statements the demo and the tests draw (portfolio/statement_pdfs.py) use them too.
+HOLDINGS_TITLE = "Portfolio Valuation Statement"
+LEDGER_TITLE = "Account Activity Statement"
 
 
 class StatementRejected(InvalidInputError):
