@@ -509,19 +509,27 @@ def cap_weighted_index(closes: pd.DataFrame, shares: pd.DataFrame) -> pd.Series:
     defines a day's change: every instrument with shares outstanding known on the day
     (the latest report on or before it), shares held fixed over the day, a name that did
     not trade at its last close (no change). `closes`: date x symbol, `shares`: symbol,
-    report_date, shares_outstanding."""
+    report_date, shares_outstanding. One pass over the date x symbol matrix: the shares
+    known on each day are each symbol's reports carried forward to it."""
     closes = closes.sort_index().ffill()
+    days = pd.Index(closes.index)
     known = shares.dropna(subset=["shares_outstanding"]).sort_values("report_date")
-    out = {}
-    dates = list(closes.index)
-    for previous, day in zip(dates[:-1], dates[1:]):
-        held = known[known["report_date"] <= day].groupby("symbol")["shares_outstanding"].last()
-        held = held[[s for s in held.index if s in closes.columns]]
-        before, now = closes.loc[previous, held.index], closes.loc[day, held.index]
-        usable = before.notna() & now.notna() & (before > 0)
-        cap_before = float((before[usable] * held[usable]).sum())
-        out[day] = float((now[usable] * held[usable]).sum()) / cap_before - 1 if cap_before > 0 else 0.0
-    return pd.Series(out, dtype=float)
+    known = known[known["symbol"].isin(closes.columns)]
+    if len(days) < 2:
+        return pd.Series(dtype=float)
+    if known.empty:
+        return pd.Series(0.0, index=days[1:], dtype=float)
+    reports = known.groupby(["report_date", "symbol"], sort=False)["shares_outstanding"].last().unstack("symbol")
+    reports = reports.sort_index().ffill()
+    latest = np.searchsorted(reports.index.to_numpy(), days.to_numpy(), side="right")  # reports on or before
+    held = reports.iloc[np.maximum(latest - 1, 0)].set_axis(days).reindex(columns=closes.columns)
+    held[latest == 0] = np.nan
+    before = closes.shift(1)
+    usable = before.notna() & closes.notna() & (before > 0) & held.notna()
+    cap_before = (before * held).where(usable).sum(axis=1)
+    cap_now = (closes * held).where(usable).sum(axis=1)
+    change = np.where(cap_before > 0, cap_now / cap_before.where(cap_before > 0, 1.0) - 1, 0.0)
+    return pd.Series(change[1:], index=days[1:], dtype=float)
 
 
 def benchmark_index(

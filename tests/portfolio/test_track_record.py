@@ -91,6 +91,47 @@ def test_the_cap_weighted_index_moves_with_capitalisation_and_ignores_untraded_d
     assert index.loc[DAYS[2]] == pytest.approx((1100 + 4.0 * 300) / (1100 + 5.0 * 300) - 1)
 
 
+def _day_by_day(closes: pd.DataFrame, shares: pd.DataFrame) -> pd.Series:
+    """The index's definition read one day at a time (the shares known on each day)."""
+    closes = closes.sort_index().ffill()
+    known = shares.dropna(subset=["shares_outstanding"]).sort_values("report_date")
+    out = {}
+    for previous, day in zip(closes.index[:-1], closes.index[1:], strict=True):
+        held = known[known["report_date"] <= day].groupby("symbol")["shares_outstanding"].last()
+        held = held[[s for s in held.index if s in closes.columns]]
+        before, now = closes.loc[previous, held.index], closes.loc[day, held.index]
+        usable = before.notna() & now.notna() & (before > 0)
+        cap = float((before[usable] * held[usable]).sum())
+        out[day] = float((now[usable] * held[usable]).sum()) / cap - 1 if cap > 0 else 0.0
+    return pd.Series(out, dtype=float)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_cap_weighted_index_is_its_definition_day_by_day(seed: int) -> None:
+    """Untraded days, zero closes, reports before, inside and after the span, a report of a
+    name never priced, a share count not known: the one pass gives each day's change."""
+    from portfolio.track_record import cap_weighted_index
+
+    rng = np.random.default_rng(seed)
+    days = sorted(date(2024, 1, 1) + timedelta(days=int(d)) for d in rng.choice(200, rng.integers(2, 40), False))
+    symbols = [f"S{i}" for i in range(rng.integers(1, 10))]
+    closes = pd.DataFrame(rng.uniform(1, 100, (len(days), len(symbols))), index=days, columns=symbols)
+    closes[rng.random(closes.shape) < 0.3] = np.nan
+    closes[rng.random(closes.shape) < 0.03] = 0.0
+    reports = int(rng.integers(0, 25))
+    shares = pd.DataFrame(
+        {
+            "symbol": rng.choice([*symbols, "NEVER_PRICED"], reports),
+            "report_date": [date(2023, 12, 1) + timedelta(days=int(d)) for d in rng.integers(0, 250, reports)],
+            "shares_outstanding": rng.uniform(1e5, 1e7, reports),
+        }
+    ).drop_duplicates(["symbol", "report_date"])
+    shares.loc[rng.random(len(shares)) < 0.1, "shares_outstanding"] = np.nan
+    expected, found = _day_by_day(closes, shares), cap_weighted_index(closes, shares)
+    assert list(found.index) == list(expected.index)
+    np.testing.assert_allclose(found.to_numpy(), expected.to_numpy(), rtol=0, atol=1e-12)
+
+
 def test_an_all_cash_book_says_its_ratios_describe_cash_not_skill() -> None:
     """Issue 55: a book that held only cash while the index fell showed a positive
     information ratio and nothing said why."""
