@@ -145,20 +145,14 @@ def _terciles(out: pd.DataFrame, liquid: np.ndarray) -> np.ndarray:
     """TOP, MIDDLE or BOTTOM third of each day's liquid names by expected excess (ties:
     the Score, then the raw score); ILLIQUID for the rest."""
     tercile = np.full(len(out), "ILLIQUID", dtype=object)
-    if not liquid.any():
+    rows = np.flatnonzero(liquid)
+    if not len(rows):
         return tercile
-    ranked = pd.DataFrame(
-        {
-            "date": out["date"].to_numpy() if "date" in out else 0,
-            "edge": out["held_edge"].fillna(-np.inf).to_numpy(),
-            "score": out["score"].to_numpy(),
-            "raw": out["raw_score"].to_numpy() if "raw_score" in out else 0.0,
-        }
-    )[liquid]
-    ranked = ranked.sort_values(["date", "edge", "score", "raw"], kind="stable")
-    by_day = ranked.groupby("date", sort=False)
-    share = (by_day.cumcount() + 1) / by_day["edge"].transform("size")
-    tercile[ranked.index.to_numpy()] = np.where(share > 2 / 3, "TOP", np.where(share > 1 / 3, "MIDDLE", "BOTTOM"))
+    day, edge, score, raw = _ranking_keys(out, rows)
+    ranked = rows[np.lexsort((raw, score, np.nan_to_num(edge, nan=-np.inf), day))]  # stable, ascending
+    position, size = _places(np.sort(day, kind="stable"))
+    share = (position + 1) / size
+    tercile[ranked] = np.where(share > 2 / 3, "TOP", np.where(share > 1 / 3, "MIDDLE", "BOTTOM"))
     return tercile
 
 
@@ -166,19 +160,29 @@ def _book_rank(out: pd.DataFrame, eligible: np.ndarray) -> np.ndarray:
     """Each eligible row's rank (1 = best) within its day by expected excess, then Score,
     then raw score; a large number for the rest."""
     rank = np.full(len(out), np.iinfo(np.int64).max, dtype=np.int64)
-    if not eligible.any():
+    rows = np.flatnonzero(eligible)
+    if not len(rows):
         return rank
-    ranked = pd.DataFrame(
-        {
-            "date": out["date"].to_numpy() if "date" in out else 0,
-            "edge": out["held_edge"].to_numpy(),
-            "score": out["score"].to_numpy(),
-            "raw": out["raw_score"].to_numpy() if "raw_score" in out else 0.0,
-        }
-    )[eligible]
-    ranked = ranked.sort_values(["date", "edge", "score", "raw"], ascending=[True, False, False, False], kind="stable")
-    rank[ranked.index.to_numpy()] = ranked.groupby("date", sort=False).cumcount().to_numpy() + 1
+    day, edge, score, raw = _ranking_keys(out, rows)
+    ranked = rows[np.lexsort((-raw, -score, -edge, day))]  # stable: best first within each day, NaN last
+    position, _ = _places(np.sort(day, kind="stable"))
+    rank[ranked] = position + 1
     return rank
+
+
+def _ranking_keys(out: pd.DataFrame, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """`rows`' day (a code in date order; one day without a `date` column), expected
+    excess, Score and raw score, as the terciles and the book's rank sort them."""
+    day = pd.factorize(out["date"], sort=True)[0] if "date" in out else np.zeros(len(out), np.int64)
+    raw = out["raw_score"].to_numpy(float) if "raw_score" in out else np.zeros(len(out))
+    return day[rows], out["held_edge"].to_numpy(float)[rows], out["score"].to_numpy(float)[rows], raw[rows]
+
+
+def _places(days: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For sorted day codes: each row's place within its day (0 first) and its day's size."""
+    starts = np.flatnonzero(np.r_[True, days[1:] != days[:-1]])
+    sizes = np.diff(np.r_[starts, len(days)])
+    return np.arange(len(days)) - np.repeat(starts, sizes), np.repeat(sizes, sizes)
 
 
 def _reason(weighed: _Weighed, terms: _Terms) -> str:

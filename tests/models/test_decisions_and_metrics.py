@@ -177,3 +177,53 @@ def test_rank_ic_and_tercile_spread_read_the_expected_excess_and_the_products_te
     assert m["tercile_spread"]["sample_size"] == 2
     reversed_ = evaluate(frame.assign(expected_return=[6, 5, 4, 3, 2, 1] * 2))
     assert reversed_["rank_ic"]["value"] == pytest.approx(-1.0)
+
+
+def _by_day(frame: pd.DataFrame, rows: np.ndarray, key) -> dict:
+    """Each row's place (0 first) in its day, read one day at a time with Python's sort."""
+    places = {}
+    for _, day in frame.iloc[rows].groupby("date", sort=False):
+        for place, row in enumerate(sorted(day.index, key=lambda i: key(day.loc[i]))):
+            places[row] = (place, len(day))
+    return places
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_terciles_and_the_books_rank_are_their_definitions_day_by_day(seed: int) -> None:
+    """Many ties (rounded values), names without an expected excess, illiquid rows, several
+    days: the terciles sort each day's liquid names up by expected excess, Score, raw score;
+    the book's rank sorts the eligible ones down; ties keep the rows' order."""
+    from models.decisions import _book_rank, _terciles
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    frame = pd.DataFrame(
+        {
+            "date": rng.choice(pd.date_range("2024-01-01", periods=4).date, n),
+            "held_edge": np.round(rng.normal(0, 0.01, n), 3),
+            "score": np.round(rng.uniform(40, 60, n), 0),
+            "raw_score": np.round(rng.normal(0, 1, n), 1),
+        }
+    )
+    frame.loc[rng.random(n) < 0.2, "held_edge"] = np.nan
+    liquid = rng.random(n) < 0.7
+    up = _by_day(
+        frame, np.flatnonzero(liquid), lambda r: (np.nan_to_num(r.held_edge, nan=-np.inf), r.score, r.raw_score)
+    )
+    share = {row: (place + 1) / size for row, (place, size) in up.items()}
+    expected = [
+        "ILLIQUID"
+        if row not in share
+        else "TOP"
+        if share[row] > 2 / 3
+        else "MIDDLE"
+        if share[row] > 1 / 3
+        else "BOTTOM"
+        for row in range(n)
+    ]
+    assert list(_terciles(frame, liquid)) == expected
+    eligible = liquid & frame["held_edge"].notna().to_numpy()
+    down = _by_day(frame, np.flatnonzero(eligible), lambda r: (-r.held_edge, -r.score, -r.raw_score))
+    ranks = _book_rank(frame, eligible)
+    assert {row: int(ranks[row]) for row in np.flatnonzero(eligible)} == {row: p + 1 for row, (p, _) in down.items()}
+    assert (ranks[~eligible] == np.iinfo(np.int64).max).all()
