@@ -79,6 +79,11 @@ class BacktestResult:
             self._figures = summarise(self, self.starting_cash) if not self.curve.empty else {"days": 0}
         return self._figures
 
+    @figures.setter
+    def figures(self, figures: dict) -> None:
+        """Figures summarised by the caller (against its benchmarks, by year)."""
+        self._figures = figures
+
 
 def _known(value):  # noqa: ANN001, ANN202
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
