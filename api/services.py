@@ -106,6 +106,23 @@ class LazyConnection:
             self._conn = conn
         return getattr(conn, name)
 
+    @property
+    def checked_out(self) -> bool:
+        """Whether the request has a connection of its own yet."""
+        return self._conn is not None
+
+    @contextmanager
+    def reading_on(self, conn: Connection) -> Iterator[None]:
+        """`conn` in place of a pooled connection for the statements made in the block (the
+        request has none yet): the event-loop reader's one version read
+        (`Services.version_read`). A read that outlives the block (a body built later in a
+        worker thread) checks out its own as ever."""
+        self._conn = conn
+        try:
+            yield
+        finally:
+            self._conn = None
+
     def release(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
@@ -391,7 +408,7 @@ class Services:
         rendered in a worker thread (its build, and a miss of a read with an owner, as
         `body`). Once answered, the recipe is remembered under the request's URL and caller
         (`kept_answer`); a read that failed (404, 503, 429) leaves none."""
-        versioned = await self.version_read(read, conn)
+        versioned = await self.version_read(conn, read, conn)
         body = self.desk.cache.kept_rendering(versioned, (model, page))
         response = (
             Response(body, media_type="application/json")
@@ -411,7 +428,7 @@ class Services:
         recipe = self.recipes.get(answer_key)
         if recipe is None:
             return None
-        body = self.desk.cache.kept_rendering(await self.version_read(recipe.read, conn), recipe.form)
+        body = self.desk.cache.kept_rendering(await self.version_read(conn, recipe.read, conn), recipe.form)
         return None if body is None else Response(body, media_type="application/json")
 
     async def portfolio_on(self, conn: Connection, account: Account) -> str:
@@ -427,18 +444,27 @@ class Services:
         """A SQLite file with rate limits counted in this process's memory (`version_read`)."""
         return self.engine.dialect.name == "sqlite" and isinstance(self.limiter, MemoryStore)
 
-    async def version_read(self, read: Callable[..., T], *args: Any) -> T:
-        """`read(*args)`: a version read on a request's fresh connection (`connection`), with
-        the key check riding on it, and a lookup of what is kept for that version; where it
-        costs least. On the event loop when the store is a SQLite file, the counts are in
-        memory and the pool has a connection idle: one statement of ~20 us on a local file
-        that writes nothing and waits for no connection, where the thread hop that would
-        carry it cost more than the read. Else in a worker thread, as a REST handler's read:
-        a round trip to a database server, a count written beside the read or a wait for a
-        connection never holds the event loop."""
-        checked_out = getattr(self.engine.pool, "checkedout", None)
-        if self._local_reads and checked_out is not None and checked_out() < self.settings.db_pool_size:
-            return read(*args)
+    async def version_read(self, conn: Connection, read: Callable[..., T], *args: Any) -> T:
+        """`read(*args)`: a version read for the request whose connection is `conn` (the key
+        check riding on it) and a lookup of what is kept for that version; where it costs
+        least. On a SQLite file with the counts in memory: on the event loop, one statement
+        of ~20 us on a local file that writes nothing and waits for no connection, where the
+        thread hop that would carry it cost more than the read; on the process's
+        event-loop reader (store/engine.py `EventLoopReader`) while the request has no
+        connection of its own yet, so no pooled connection is checked out and given back
+        for it (else on the pool's, when one is idle). Otherwise in a worker thread, as a
+        REST handler's read: a round trip to a database server, a count written beside the
+        read or a wait for a connection never holds the event loop."""
+        if self._local_reads:
+            reader = self.desk.event_loop_reader()
+            if reader is not None and isinstance(conn, LazyConnection) and not conn.checked_out:
+                with reader.lent() as lent:
+                    if lent is not None:
+                        with conn.reading_on(lent):
+                            return read(*args)
+            checked_out = getattr(self.engine.pool, "checkedout", None)
+            if checked_out is not None and checked_out() < self.settings.db_pool_size:
+                return read(*args)
         return await to_thread.run_sync(read, *args)
 
     @asynccontextmanager

@@ -72,7 +72,7 @@ from portfolio.trading import ManualTrade, PlacedTrade, TradePreview, move_cash,
 from portfolio.trading import preview_trade as preview
 from reports import Report, generate, generate_apart, save
 from store import tables
-from store.engine import service_engine
+from store.engine import EventLoopReader, event_loop_reader, service_engine
 from store.history import current_rows
 from store.migrations import require_current_schema
 from store.transactions import Respond, write_transaction
@@ -127,6 +127,11 @@ class Desk(PortfolioReads, MarketReads):
         if now is None and settings.replay_path is not None:
             now = ReplayClock(engine, calendar)
         return cls(engine, settings, calendar, now or utc_now)
+
+    def event_loop_reader(self) -> EventLoopReader | None:
+        """The engine's one connection for short reads on an event loop, on a SQLite file
+        (store/engine.py `EventLoopReader`); None on a database server."""
+        return event_loop_reader(self.engine)
 
     def schema_current(self) -> bool:
         """Whether every migration in sql/ is applied and unedited (else `marketintel db upgrade`)."""
@@ -294,7 +299,7 @@ class Desk(PortfolioReads, MarketReads):
         read at and its record now; None when it is not kept or its kept rows refuse it (the
         version is for the caller to confirm: `keys.KeyCheck`)."""
         kept = self.known_keys.kept(keys.key_hash(self.settings, presented))
-        record = keys.record_of(kept[1], self.now()) if kept is not None else None
+        record = kept[1].at(self.now()) if kept is not None else None
         return None if kept is None or record is None else (kept[0], record)
 
     # ---- reports --------------------------------------------------------------------------------------

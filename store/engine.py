@@ -8,6 +8,7 @@ connections `SET ROLE` to the append-only service role (see sql/postgres/0003).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,9 +16,9 @@ from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.pool import StaticPool
 
 from market.settings import Settings
@@ -45,11 +46,12 @@ def build_engine(url: str, *, service_role: str | None = None, pool: PoolSize | 
     return engine
 
 
-def _sqlite_engine(url: str, *, preview: bool = False, sizing: dict | None = None) -> Engine:
+def _sqlite_engine(url: str, *, preview: bool = False, single: bool = False, sizing: dict | None = None) -> Engine:
+    """`single`: one connection, used from any thread in turn (StaticPool), as a preview's."""
     database = make_url(url).database
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True)
-    if preview:
+    if preview or single:
         engine = create_engine(
             url,
             connect_args={"timeout": 30, "check_same_thread": False},
@@ -208,9 +210,88 @@ def _cached_engine(url: str, service_role: str | None, pool: PoolSize | None = N
 
 
 def dispose_engines() -> None:
-    """Close every pooled connection (tests, and forked workers before first use)."""
+    """Close every pooled connection and every event-loop reader (tests, and forked workers
+    before first use)."""
+    while _READERS:
+        reader = _READERS.popitem()[1]
+        if reader is not None:
+            reader.close()
     while _ENGINES:
         _ENGINES.popitem()[1].dispose()
+
+
+class EventLoopReader:
+    """A SQLite file's one connection of its own for the short reads an API request makes on
+    its event loop (api/services.py `Services.version_read`: a kept answer's version read,
+    with the key check riding on it). A pooled connection's checkout and return cost as
+    much as that read (about half of its 30% of a kept GraphQL answer's CPU, py-spy), and
+    the read is one statement on a local file that waits for nothing, so one connection
+    serves every such read of the process in turn, synchronously, never across an await.
+
+    It reads as a request's connection does (`sqlite_begin=None`: no BEGIN, each statement
+    in its own snapshot, so it sees every commit made before the statement, by any process)
+    and holds no statement open after a read. It is lent to one reader at a time: `lent`
+    yields None while another thread's event loop holds it (the caller takes the pool's
+    way). A driver error drops the connection; the next read connects afresh."""
+
+    def __init__(self, url: str) -> None:
+        self.engine = _sqlite_engine(url, single=True)  # its own: one connection, never the pool's
+        self._conn: Connection | None = None
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def lent(self) -> Iterator[Connection | None]:
+        if not self._lock.acquire(blocking=False):
+            yield None
+            return
+        try:
+            if self._conn is None:
+                self._conn = self.engine.connect().execution_options(sqlite_begin=None)
+            yield self._conn
+        except DBAPIError:
+            self._drop()
+            raise
+        finally:
+            if self._conn is not None and self._conn.in_transaction():
+                self._conn.rollback()  # a SQLAlchemy execute's logical transaction (no BEGIN was sent)
+            self._lock.release()
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.invalidate()
+            conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                conn.close()
+            self.engine.dispose()
+
+
+_READERS: dict[Engine, EventLoopReader | None] = {}
+_READERS_LOCK = threading.Lock()
+
+
+def event_loop_reader(engine: Engine) -> EventLoopReader | None:
+    """The `EventLoopReader` of `engine`'s database when it is a SQLite file (None for an
+    in-memory database or a server's, whose reads go through the pool as ever)."""
+    try:
+        return _READERS[engine]
+    except KeyError:
+        pass
+    url = engine.url
+    database = url.database
+    on_file = url.get_backend_name() == "sqlite" and database and database != ":memory:"
+    with _READERS_LOCK:
+        if engine not in _READERS:
+            _READERS[engine] = (
+                EventLoopReader(url.render_as_string(hide_password=False))
+                if on_file and "mode=memory" not in str(url)
+                else None
+            )
+        return _READERS[engine]
 
 
 def dialect_of(engine: Engine) -> str:

@@ -16,6 +16,7 @@ from api.app import create_app
 from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from store import tables
+from store.engine import event_loop_reader
 from store.history import append_history
 from tests.api.conftest import Api, Clock
 from tests.api.graph import data
@@ -61,7 +62,9 @@ def _seed(engine: Engine) -> None:
 class StatementCounter:
     """The statements the database is sent, counted at the driver (SQLite's trace callback,
     a counting psycopg cursor class), so that reads made on the driver's own cursor
-    (store/history.py `newest_ids`) count as well as SQLAlchemy's."""
+    (store/history.py `newest_ids`) count as well as SQLAlchemy's; on a SQLite file those
+    on the event-loop reader's own connection too (store/engine.py `EventLoopReader`:
+    closed here, so its next read connects where the counter sees it)."""
 
     def __init__(self, engine: Engine) -> None:
         self.count = 0
@@ -74,6 +77,10 @@ class StatementCounter:
 
         self._cursor = Counting
         event.listen(engine, "checkout", self._watch)
+        reader = event_loop_reader(engine)
+        if reader is not None:
+            reader.close()
+            event.listen(reader.engine, "checkout", self._watch)
 
     def _watch(self, dbapi_connection, *_: object) -> None:
         if isinstance(dbapi_connection, sqlite3.Connection):

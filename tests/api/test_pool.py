@@ -84,8 +84,10 @@ def test_every_read_endpoint_answers_on_a_pool_of_one_connection(seeded) -> None
             before = len(held)
             status, body = _get(http, path, ADMIN_KEY if who == "admin" else client_key)
             assert status == 200, (path, body[:300])
-            if not path.startswith("/graphql"):  # a REST request: one checkout, key check and reads together
-                assert len(held) - before == 1, path
+            if not path.startswith("/graphql"):  # a REST request: at most one checkout, key check and reads
+                # together (none when its version read on a SQLite file's event-loop reader finds
+                # its body kept or built from a read model kept: store/engine.py `EventLoopReader`)
+                assert len(held) - before <= 1, path
 
 
 def test_sixty_four_concurrent_requests_to_every_read_endpoint_on_a_pool_of_two(seeded) -> None:

@@ -9,13 +9,16 @@ and a write moves the version so the next read is fresh. SQLite and Postgres."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import event
 
 from api.app import create_app
 from api.services import Recipe, Recipes
@@ -24,6 +27,7 @@ from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from tests.api import world
 from tests.api.conftest import Api, Clock, assert_problem
+from tests.api.test_graphql_kept import SCREEN
 from tests.api.test_graphql_queries import StatementCounter
 
 
@@ -130,6 +134,29 @@ def test_admin_routes_bad_parameters_and_writes_on_the_kept_path(served: Served)
     cash = lambda r: float(r.json()["cash"])  # noqa: E731
     assert cash(after) == pytest.approx(cash(before[0]) + 250)
     assert api.acme("GET", "/api/portfolio/summary").content == after.content
+
+
+def test_kept_answers_on_a_sqlite_file_take_no_pooled_connection(served: Served) -> None:
+    """On a SQLite file a kept answer's version read is made on the process's event-loop
+    reader (store/engine.py `EventLoopReader`), not on a connection checked out of the
+    pool and given back for one statement; it still sees a write made by another
+    connection on the next request. On a database server it is a pooled connection's
+    round trip in a worker thread, as ever."""
+    api, svc = served.api, served.app.state.services
+    screen = "/graphql?" + urlencode({"query": SCREEN, "variables": json.dumps({"first": 2})})
+    paths = ("/api/portfolio/summary", "/api/market/latest", "/api/market/breadth", screen)
+    first = {path: api.acme("GET", path) for path in paths}
+    assert all(r.status_code == 200 for r in first.values()), {p: r.text for p, r in first.items()}
+    checkouts: list[object] = []
+    event.listen(svc.engine, "checkout", lambda *_: checkouts.append(_))
+    for path in paths:
+        again = api.acme("GET", path)
+        assert again.status_code == 200 and again.content == first[path].content, path
+    on_file = svc.engine.dialect.name == "sqlite"
+    assert (len(checkouts) == 0) is on_file, checkouts
+    api.acme("POST", "/api/portfolio/cash", json={"amount": "125"}).raise_for_status()  # on a pooled connection
+    after = api.acme("GET", "/api/portfolio/summary")
+    assert float(after.json()["cash"]) == pytest.approx(float(first[paths[0]].json()["cash"]) + 125)
 
 
 def test_recipes_are_bounded() -> None:
