@@ -60,6 +60,23 @@ class TradingCalendar:
         # Jamaica's calendar by its class: `holidays.country_holidays("JM")` gives the same
         # days but first imports every country's module (about 0.1 s of each process's start).
         self._holidays = Jamaica()  # fills years lazily on lookup
+        self._closed: tuple[date, datetime, datetime] | None = None  # `closed_day_at`'s last answer and its span
+
+    def closed_day_at(self, moment: datetime) -> date:
+        """The most recent trading day whose 16:00 close has passed at `moment`. That day
+        stays the answer from its close to the next trading day's close, so the last answer
+        is kept with that span: a server asks on every request (which day a kept market
+        read is for), and working it out converts the moment to exchange time and may walk
+        back over a weekend and holidays."""
+        kept = self._closed
+        if kept is not None and moment.tzinfo is not None and kept[1] <= moment < kept[2]:
+            return kept[0]
+        local = moment.astimezone(EXCHANGE_TZ)
+        day = local.date()
+        if not (self.is_trading_day(day) and local.time() >= MARKET_CLOSE):
+            day = self.previous_trading_day(day)
+        self._closed = (day, session_close_utc(day), session_close_utc(self.next_trading_day(day)))
+        return day
 
     def holiday_name(self, day: date) -> str | None:
         if day in self._extra:
@@ -262,13 +279,9 @@ def _replay_calendar(index: Path, path: Path) -> DatedCalendar:
 
 
 def latest_closed_trading_day(moment: datetime, calendar: TradingCalendar | None = None) -> date:
-    """The most recent trading day whose 16:00 close has passed at `moment`."""
-    calendar = calendar or default_calendar()
-    local = moment.astimezone(EXCHANGE_TZ)
-    day = local.date()
-    if calendar.is_trading_day(day) and local.time() >= MARKET_CLOSE:
-        return day
-    return calendar.previous_trading_day(day)
+    """The most recent trading day whose 16:00 close has passed at `moment`
+    (`TradingCalendar.closed_day_at`)."""
+    return (calendar or default_calendar()).closed_day_at(moment)
 
 
 def exchange_now() -> datetime:

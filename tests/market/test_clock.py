@@ -1,4 +1,6 @@
-from datetime import UTC, date, datetime
+import random
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -102,6 +104,32 @@ def test_latest_closed_trading_day() -> None:
     assert latest_closed_trading_day(before_close) == date(2026, 11, 19)
     assert latest_closed_trading_day(after_close) == date(2026, 11, 20)
     assert latest_closed_trading_day(sunday) == date(2026, 11, 20)
+
+
+def test_the_kept_closed_day_is_the_definition_at_every_moment() -> None:
+    """One calendar asked at moments that walk forward and jump back across closes,
+    weekends, holidays and time zones (a server's clock, a replay's) answers exactly what
+    the definition gives: the day's own close once passed on a trading day, else the
+    trading day before."""
+    kept = TradingCalendar(extra_closures=[date(2026, 12, 28)])
+    definitions = TradingCalendar(extra_closures=[date(2026, 12, 28)])  # never asked `closed_day_at`
+    rng = random.Random(7)
+    moment = datetime(2026, 12, 17, 12, 0, tzinfo=UTC)
+    zones = [UTC, ZoneInfo("America/Jamaica"), ZoneInfo("Asia/Tokyo")]
+    seen = set()
+    for _ in range(3000):
+        moment += timedelta(minutes=rng.choice([1, 7, 59, 60, 61, 240]) * rng.choice([1, 1, -1]))
+        asked = moment.astimezone(rng.choice(zones))
+        local = asked.astimezone(ZoneInfo("America/Jamaica"))
+        day = local.date()
+        definition = (
+            day
+            if definitions.is_trading_day(day) and local.time() >= time(16, 0)
+            else definitions.previous_trading_day(day)
+        )
+        assert kept.closed_day_at(asked) == definition, asked
+        seen.add(definition)
+    assert {date(2026, 12, 24), date(2026, 12, 29)} <= seen  # across Christmas, Boxing Day and the closure
 
 
 @pytest.mark.parametrize("text", ["2026-13-01", "20261120", "2026-11-20T00:00", "", "yesterday"])
