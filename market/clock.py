@@ -55,12 +55,15 @@ def supported_date(value: object, name: str) -> date:
 class TradingCalendar:
     """Weekdays minus Jamaican public holidays, minus any extra closures given."""
 
+    # `closed_day_at`'s last answer and its span; a class default, so a subclass with its own
+    # constructor (DatedCalendar) has it too
+    _closed: tuple[date, datetime, datetime] | None = None
+
     def __init__(self, extra_closures: Iterable[date] = ()) -> None:
         self._extra = frozenset(extra_closures)
         # Jamaica's calendar by its class: `holidays.country_holidays("JM")` gives the same
         # days but first imports every country's module (about 0.1 s of each process's start).
         self._holidays = Jamaica()  # fills years lazily on lookup
-        self._closed: tuple[date, datetime, datetime] | None = None  # `closed_day_at`'s last answer and its span
 
     def closed_day_at(self, moment: datetime) -> date:
         """The most recent trading day whose 16:00 close has passed at `moment`. That day

@@ -5,6 +5,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from market.clock import (
+    DatedCalendar,
     TradingCalendar,
     exchange_date,
     exchange_iso,
@@ -106,13 +107,24 @@ def test_latest_closed_trading_day() -> None:
     assert latest_closed_trading_day(sunday) == date(2026, 11, 20)
 
 
-def test_the_kept_closed_day_is_the_definition_at_every_moment() -> None:
+def _exchange() -> TradingCalendar:
+    return TradingCalendar(extra_closures=[date(2026, 12, 28)])
+
+
+def _replayed() -> TradingCalendar:  # a replay's sessions: Dec 28 and Jan 4 had no file
+    first = date(2026, 12, 1)
+    days = (first + timedelta(days=n) for n in range(60))
+    return DatedCalendar(d for d in days if d.weekday() < 5 and d not in (date(2026, 12, 28), date(2027, 1, 4)))
+
+
+@pytest.mark.parametrize("calendar", [_exchange, _replayed])
+def test_the_kept_closed_day_is_the_definition_at_every_moment(calendar) -> None:
     """One calendar asked at moments that walk forward and jump back across closes,
     weekends, holidays and time zones (a server's clock, a replay's) answers exactly what
     the definition gives: the day's own close once passed on a trading day, else the
-    trading day before."""
-    kept = TradingCalendar(extra_closures=[date(2026, 12, 28)])
-    definitions = TradingCalendar(extra_closures=[date(2026, 12, 28)])  # never asked `closed_day_at`
+    trading day before. The exchange's calendar and a replay's dated one."""
+    kept = calendar()
+    definitions = calendar()  # never asked `closed_day_at`
     rng = random.Random(7)
     moment = datetime(2026, 12, 17, 12, 0, tzinfo=UTC)
     zones = [UTC, ZoneInfo("America/Jamaica"), ZoneInfo("Asia/Tokyo")]
