@@ -23,7 +23,6 @@ from market.clock import default_calendar, utc_now
 from market.errors import InvalidInputError, StageFailedError
 from market.settings import Settings
 from pipeline.notebooks import one_kernel, run_stage_notebook
-from pipeline.preflight import alert_failed_preflight
 from pipeline.runner import recorded_outcome
 from pipeline.stage_lists import T0_STAGES, T1_PREFLIGHT, T1_STAGES
 from store.engine import service_engine
@@ -55,6 +54,8 @@ def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[Day
             except StageFailedError as exc:
                 yield _finished(engine, stage, day, since, started, None)
                 if stage == T1_PREFLIGHT:
+                    from pipeline.preflight import alert_failed_preflight  # the stages' code: only on a failure
+
                     alert_failed_preflight(day, exc.detail)
                 raise
             yield _finished(engine, stage, day, since, started, output)

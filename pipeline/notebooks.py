@@ -17,7 +17,9 @@ encryption".
 A sequence of stages in one process (`marketintel run-day`, the demo) runs inside
 `one_kernel()`: its stages share one kernel instead of starting one each, which saves the
 kernel's start and the imports every stage notebook makes (about 2 s a stage on 2 cores,
-most of a small stage's time). What a stage inherits from the one before is the modules
+most of a small stage's time), and talk to it through one client (`_KeptClient`: no new
+channels and no readiness wait per stage, 0.4 s a stage). The kernel is launched before
+papermill is imported, so it boots meanwhile. What a stage inherits from the one before is the modules
 a fresh kernel would import anyway, and the process-wide caches that are keyed by what
 they read (the trading calendar by its file's path, the report fonts), which a fresh
 kernel would build the same from the same environment:
@@ -57,7 +59,7 @@ from traitlets import default
 from market.clock import parse_trading_date
 from market.errors import ConfigurationError, StageFailedError
 from market.settings import Settings, get_settings
-from pipeline.registry import get_stage
+from pipeline.registry import known_stage
 from pipeline.run_index import write_index
 from store.engine import dispose_engines
 
@@ -71,6 +73,7 @@ class EncryptedKernelManager(AsyncKernelManager):
 
 
 KERNEL_NAME = "python3"
+KERNEL_ARGUMENTS = ("--HistoryManager.hist_file=:memory:",)  # what nbclient adds to a kernel it starts
 FORGET_TIMEOUT_SECONDS = 60
 # Run in a shared kernel after each stage notebook: what `forget_stage_state` forgets, then
 # the namespace and execution count (the order matters: the import would otherwise stay),
@@ -94,25 +97,55 @@ def forget_stage_state() -> None:
     dispose_engines()
 
 
+class _KeptClient(AsyncKernelClient):
+    """The one client of a shared kernel: its channels, once started, stay connected until
+    the kernel is shut down, and once the kernel has answered on them it is not asked
+    again whether it is ready, only whether its process is alive. So each stage's notebook
+    (papermill) and the forget after it neither connect new channels nor wait: jupyter_client's
+    `wait_for_ready` checks that IOPub is connected by waiting up to 0.2 s for an IOPub
+    message after the kernel_info reply, which ipykernel 7 does not follow with one, so it
+    took 0.2 s at every call (twice a stage: 0.4 s of each stage of a 60-name day, 3.6 s of
+    the day). The kernel's answers are still awaited as before: nbclient asks for its
+    kernel_info before the first cell and waits for every reply with its timeouts, and
+    messages left from an earlier request are skipped by their parent's id."""
+
+    ready = False
+
+    def start_channels(self, *args: object, **kwargs: object) -> None:
+        if not self.channels_running:
+            super().start_channels(*args, **kwargs)
+
+    async def wait_for_ready(self, timeout: float | None = None) -> None:
+        if self.ready and await self.is_alive():
+            return
+        await super().wait_for_ready(timeout=timeout)
+        self.ready = True
+
+
 class _SharedKernelManager(EncryptedKernelManager):
-    """The kernel manager of a `one_kernel()` block. It remembers the clients papermill
-    opens on it (papermill closes a client only with a kernel it started itself), so each
-    stage's client is closed when the stage ends and no channel or heartbeat thread is left
+    """The kernel manager of a `one_kernel()` block. Every client papermill or the forget
+    asks it for is its one `_KeptClient` (papermill closes a client only with a kernel it
+    started itself), closed with the kernel, so no channel or heartbeat thread is left
     behind."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.environment = dict(os.environ)
-        self.opened: list[AsyncKernelClient] = []
+        self.kept: _KeptClient | None = None
+
+    @default("client_factory")
+    def _kept_client(self) -> type:
+        return _KeptClient
 
     def client(self, **kwargs: object) -> AsyncKernelClient:
-        opened = super().client(**kwargs)
-        self.opened.append(opened)
-        return opened
+        if self.kept is None:
+            self.kept = super().client(**kwargs)
+        return self.kept
 
     def close_clients(self) -> None:
-        while self.opened:
-            self.opened.pop().stop_channels()
+        kept, self.kept = self.kept, None
+        if kept is not None:
+            kept.stop_channels()
 
 
 @dataclass
@@ -121,13 +154,22 @@ class _SharedKernel:
 
     manager: _SharedKernelManager | None = None
 
-    def for_stage(self) -> _SharedKernelManager:
+    def for_stage(self, cwd: Path) -> _SharedKernelManager:
         """The kernel manager a stage runs in: the current one, unless the environment it
-        was started with has changed since (then a new one)."""
+        was started with has changed since (then a new one). A new one's kernel is launched
+        here, as nbclient would launch it (same arguments, the notebooks' folder as its
+        working directory), so that it boots while this process imports papermill and
+        prepares the notebook (papermill finds it started and only connects)."""
         if self.manager is not None and self.manager.environment != dict(os.environ):
             self.shut_down()
         if self.manager is None:
             self.manager = _SharedKernelManager(kernel_name=KERNEL_NAME)
+        if not self.manager.has_kernel:
+            try:
+                run_sync(self.manager.start_kernel)(extra_arguments=list(KERNEL_ARGUMENTS), cwd=str(cwd))
+            except BaseException:
+                self.shut_down()
+                raise
         return self.manager
 
     def forget(self) -> None:
@@ -136,7 +178,6 @@ class _SharedKernel:
         manager = self.manager
         if manager is None:
             return
-        manager.close_clients()
         try:
             run_sync(_execute_quietly)(manager, _FORGET)
         except Exception:  # noqa: BLE001 - any failure to forget: a fresh kernel for the next stage
@@ -154,13 +195,10 @@ class _SharedKernel:
 async def _execute_quietly(manager: _SharedKernelManager, code: str) -> None:
     client = manager.client()
     client.start_channels()
-    try:
-        await client.wait_for_ready(timeout=FORGET_TIMEOUT_SECONDS)
-        reply = await client.execute(code, silent=True, store_history=False, reply=True, timeout=FORGET_TIMEOUT_SECONDS)
-        if reply["content"]["status"] != "ok":
-            raise RuntimeError(f"the shared kernel did not forget the last stage: {reply['content'].get('evalue')}")
-    finally:
-        manager.close_clients()
+    await client.wait_for_ready(timeout=FORGET_TIMEOUT_SECONDS)
+    reply = await client.execute(code, silent=True, store_history=False, reply=True, timeout=FORGET_TIMEOUT_SECONDS)
+    if reply["content"]["status"] != "ok":
+        raise RuntimeError(f"the shared kernel did not forget the last stage: {reply['content'].get('evalue')}")
 
 
 _shared: ContextVar[_SharedKernel | None] = ContextVar("shared_stage_kernel", default=None)
@@ -235,9 +273,9 @@ def _engine() -> str:
 
 
 def notebook_paths(stage_name: str, trading_date: date, settings: Settings) -> tuple[Path, Path]:
-    stage = get_stage(stage_name)
-    source = settings.notebooks_dir / f"{stage.name}.ipynb"
-    output = settings.runs_dir / trading_date.isoformat() / f"{stage.name}.ipynb"
+    name = known_stage(stage_name)
+    source = settings.notebooks_dir / f"{name}.ipynb"
+    output = settings.runs_dir / trading_date.isoformat() / f"{name}.ipynb"
     return source, output
 
 
@@ -249,9 +287,6 @@ def run_stage_notebook(
     trigger: str = "notebook",
 ) -> Path:
     """Execute the stage's notebook for the date; return the output notebook's path."""
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
     settings = settings or get_settings()
     day = parse_trading_date(trading_date) if isinstance(trading_date, str) else trading_date
     source, output = notebook_paths(stage_name, day, settings)
@@ -259,7 +294,10 @@ def run_stage_notebook(
         raise ConfigurationError(f"stage notebook {source} does not exist")
     output.parent.mkdir(parents=True, exist_ok=True)
     shared = _shared.get()
-    kernel = {"km": shared.for_stage()} if shared is not None else {}
+    kernel = {"km": shared.for_stage(source.parent)} if shared is not None else {}
+    import papermill  # after a shared kernel's launch: it boots meanwhile
+    from papermill.exceptions import PapermillExecutionError
+
     try:
         papermill.execute_notebook(
             str(source),

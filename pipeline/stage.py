@@ -6,14 +6,16 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine
 
-from desk import Desk
 from market.clock import TradingCalendar
 from market.settings import Settings
 from store.transactions import write_transaction
+
+if TYPE_CHECKING:
+    from desk import Desk
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,10 @@ class StageContext:
 
     @property
     def desk(self) -> Desk:
-        """The use cases on this stage's engine, settings and calendar (desk/desk.py)."""
+        """The use cases on this stage's engine, settings and calendar (desk/desk.py;
+        imported here, where a stage runs, not where stages are only named)."""
+        from desk import Desk
+
         return Desk(self.engine, self.settings, self.calendar)
 
     def transaction(self) -> AbstractContextManager[Connection]:

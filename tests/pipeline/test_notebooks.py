@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 
 from market.errors import StageFailedError
 from market.settings import PROJECT_ROOT, Settings
+from pipeline import registry
 from pipeline.notebooks import run_stage_notebook
 from pipeline.registry import STAGES
 from store import tables
@@ -157,6 +158,30 @@ def test_a_stage_kernel_starts_without_the_model_libraries_and_the_pdf_reports()
     assert loaded.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_run_days_own_process_names_the_stages_without_loading_their_code() -> None:
+    """`marketintel run-day` (and the demo) hand each stage to a notebook kernel: their own
+    process checks the stage names and reads the runner's record, and loads neither a
+    stage's module nor pandas or the application layer, which only the kernel needs
+    (about 1 s of a run-day's start on 2 cores). The registry's names stay complete."""
+    import subprocess
+    import sys
+
+    stage_modules = {v.split(":")[0] for v in registry._DEFINED_IN.values()}
+    probe = (
+        "import sys; from pipeline.day import run_day; from pipeline.notebooks import notebook_paths; "
+        "from pipeline.registry import STAGES, known_stage; from market.settings import get_settings; "
+        "import datetime; [notebook_paths(s, datetime.date(2026, 11, 20), get_settings()) for s in STAGES]; "
+        f"print(sorted(set(sys.modules) & set({sorted(stage_modules | {'pandas', 'desk', 'matplotlib'})!r})))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT
+    )
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    assert loaded.stdout.strip().splitlines()[-1] == "[]"
+    assert {name: registry.STAGES[name].name for name in registry.STAGES} == {name: name for name in registry.STAGES}
+    assert [n for n in registry.STAGES if not (PROJECT_ROOT / "notebooks" / f"{n}.ipynb").is_file()] == []
+
+
 def _probe_notebook(folder: Path, body: str) -> None:
     """A stand-in for the health stage's notebook: the parameters cell, then `body`."""
     notebook = nbformat.read(PROJECT_ROOT / "notebooks" / "health.ipynb", as_version=4)  # its kernel and language
@@ -176,7 +201,8 @@ _PROBE = (
     "pooled = len(engine._ENGINES)\n"
     "engine.service_engine(get_settings()).connect().close()\n"
     "print(json.dumps({'pid': os.getpid(), 'leftover': 'leftover' in dir(), 'pooled': pooled,\n"
-    "                  'runs': str(get_settings().runs_dir)}))\n"
+    "                  'runs': str(get_settings().runs_dir), 'cwd': os.getcwd(),\n"
+    "                  'history': str(get_ipython().history_manager.hist_file)}))\n"
     "leftover = 1"
 )
 
@@ -197,14 +223,26 @@ def test_stages_in_one_kernel_share_its_process_and_nothing_else(
     kernel is gone when the block ends."""
     import os
 
+    from jupyter_client.asynchronous import AsyncKernelClient
+
     from market.settings import get_settings
     from pipeline.notebooks import one_kernel
 
+    asked = []  # each time a client waits for the kernel's kernel_info and IOPub (0.2 s each, jupyter_client 8)
+    waits = AsyncKernelClient.wait_for_ready
+
+    async def counted(client: AsyncKernelClient, timeout: float | None = None) -> None:
+        asked.append(client)
+        await waits(client, timeout=timeout)
+
+    monkeypatch.setattr(AsyncKernelClient, "wait_for_ready", counted)
     monkeypatch.setenv("MARKETINTEL_NOTEBOOKS_DIR", str(tmp_path / "notebooks"))
     monkeypatch.setenv("MARKETINTEL_RUNS_DIR", str(tmp_path / "runs"))
     get_settings.cache_clear()
     _probe_notebook(tmp_path / "notebooks", _PROBE)
     try:
+        alone = _probed(run_stage_notebook("health", "2026-11-20"))  # a kernel of its own, started by nbclient
+        asked.clear()
         with one_kernel():
             first = _probed(run_stage_notebook("health", "2026-11-20"))
             second = _probed(run_stage_notebook("health", "2026-11-20"))
@@ -219,9 +257,21 @@ def test_stages_in_one_kernel_share_its_process_and_nothing_else(
     finally:
         get_settings.cache_clear()
     assert first["pid"] == second["pid"] and not first["leftover"] and not second["leftover"]
+    for probed in (first, moved, after_failure):  # the block's kernels start as nbclient starts one
+        assert (
+            (probed["cwd"], probed["history"])
+            == (alone["cwd"], alone["history"])
+            == (
+                str(tmp_path / "notebooks"),
+                ":memory:",
+            )
+        )
     assert second["pooled"] == 0, "the first stage's database connections were closed before the second"
     assert moved["runs"] == str(tmp_path / "elsewhere") and moved["pid"] != second["pid"]
     assert after_failure["pid"] != moved["pid"] and not after_failure["leftover"]
+    # one client per kernel of the block, asked once whether the kernel is ready (five stages and
+    # their forgets, three kernels): a stage does not wait to connect to a kernel it already talks to
+    assert len(asked) == len(set(map(id, asked))) == 3
     for pid in {first["pid"], moved["pid"], after_failure["pid"]}:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)  # every kernel of the block was shut down
