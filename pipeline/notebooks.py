@@ -102,11 +102,10 @@ class _KeptClient(AsyncKernelClient):
     the kernel is shut down, and once the kernel has answered on them it is not asked
     again whether it is ready, only whether its process is alive. So each stage's notebook
     (papermill) and the forget after it neither connect new channels nor wait: jupyter_client's
-    `wait_for_ready` checks that IOPub is connected by waiting up to 0.2 s for an IOPub
-    message after the kernel_info reply, and with jupyter_client 8.10 and ipykernel 7.4
-    that wait ran out at every call, on a new client or a connected one (measured: 0.205 s
-    a call, though a bare kernel_info's IOPub status arrives within 1 ms), twice a stage:
-    0.45 s of each stage of a 60-name day, 3.6 s of the day. The kernel's answers are
+    `wait_for_ready` (8.10), once the kernel has answered, drains IOPub until 0.2 s pass
+    without a message, so every call costs at least 0.2 s, on a new client or a connected
+    one (0.205 s measured), twice a stage: 0.45 s of each stage of a 60-name day, 3.6 s of
+    the day. The kernel's answers are
     still awaited as before: nbclient asks for its kernel_info before the first cell and
     waits for every reply with its timeouts, and messages left from an earlier request
     are skipped by their parent's id."""
