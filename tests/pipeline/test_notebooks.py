@@ -136,6 +136,18 @@ def test_every_stage_previewed_in_the_days_order_stores_nothing(settings: Settin
         assert _rows_in_every_table(settings) != before, f"{stage} wrote nothing, so its preview proved nothing"
 
 
+def _printed_by_a_fresh_process(probe: str) -> str:
+    """The last line `probe` prints, run in a new Python process of the project."""
+    import subprocess
+    import sys
+
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT
+    )
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    return loaded.stdout.strip().splitlines()[-1]
+
+
 def test_a_stage_kernel_starts_without_the_model_libraries_and_the_pdf_reports() -> None:
     """Every Airflow task starts a stage notebook's kernel (and `run-day` or the demo one
     for their stages): what a notebook's first cell imports (the runner, every stage, the
@@ -143,19 +155,12 @@ def test_a_stage_kernel_starts_without_the_model_libraries_and_the_pdf_reports()
     their page layout (fonts registered on import); a stage that trains or loads a model,
     or writes a report, imports them where it does so. Loading them doubled every kernel's
     start-up time and memory."""
-    import subprocess
-    import sys
-
     heavy = "{'lightgbm', 'sklearn', 'scipy', 'reports.layout', 'reports.compliance', 'reports.quant_briefing'}"
     probe = (
         "import sys; from pipeline import run_stage; from reports import stage_figures; run_stage.__name__; "
         f"print(sorted(({{m.split('.')[0] for m in sys.modules}} | set(sys.modules)) & {heavy}))"
     )
-    loaded = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT
-    )
-    assert loaded.returncode == 0, loaded.stderr[-3000:]
-    assert loaded.stdout.strip().splitlines()[-1] == "[]"
+    assert _printed_by_a_fresh_process(probe) == "[]"
 
 
 def test_run_days_own_process_names_the_stages_without_loading_their_code() -> None:
@@ -163,9 +168,6 @@ def test_run_days_own_process_names_the_stages_without_loading_their_code() -> N
     process checks the stage names and reads the runner's record, and loads neither a
     stage's module nor pandas or the application layer, which only the kernel needs
     (about 1 s of a run-day's start on 2 cores). The registry's names stay complete."""
-    import subprocess
-    import sys
-
     stage_modules = {v.split(":")[0] for v in registry._DEFINED_IN.values()}
     probe = (
         "import sys; from pipeline.day import run_day; from pipeline.notebooks import notebook_paths; "
@@ -173,11 +175,7 @@ def test_run_days_own_process_names_the_stages_without_loading_their_code() -> N
         "import datetime; [notebook_paths(s, datetime.date(2026, 11, 20), get_settings()) for s in STAGES]; "
         f"print(sorted(set(sys.modules) & set({sorted(stage_modules | {'pandas', 'desk', 'matplotlib'})!r})))"
     )
-    loaded = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT
-    )
-    assert loaded.returncode == 0, loaded.stderr[-3000:]
-    assert loaded.stdout.strip().splitlines()[-1] == "[]"
+    assert _printed_by_a_fresh_process(probe) == "[]"
     assert {name: registry.STAGES[name].name for name in registry.STAGES} == {name: name for name in registry.STAGES}
     assert [n for n in registry.STAGES if not (PROJECT_ROOT / "notebooks" / f"{n}.ipynb").is_file()] == []
 
