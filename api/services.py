@@ -129,6 +129,12 @@ class LazyConnection:
             conn.close()
 
 
+def _read_on(on: Connection, conn: LazyConnection, read: Callable[..., T], args: tuple) -> T:
+    """`read(*args)` with the request's `conn` reading on `on` (`Services.version_read`)."""
+    with conn.reading_on(on):
+        return read(*args)
+
+
 class Slots:
     """At most `size` holders at once: an asyncio.Semaphore per event loop (a uvicorn worker
     has one; a test may serve one app from several loops in turn, and a semaphore that had
@@ -447,14 +453,24 @@ class Services:
     async def version_read(self, conn: Connection, read: Callable[..., T], *args: Any) -> T:
         """`read(*args)`: a version read for the request whose connection is `conn` (the key
         check riding on it) and a lookup of what is kept for that version; where it costs
-        least. On a SQLite file with the counts in memory: on the event loop, one statement
-        of ~20 us on a local file that writes nothing and waits for no connection, where the
-        thread hop that would carry it cost more than the read; on the process's
-        event-loop reader (store/engine.py `EventLoopReader`) while the request has no
-        connection of its own yet, so no pooled connection is checked out and given back
-        for it (else on the pool's, when one is idle). Otherwise in a worker thread, as a
-        REST handler's read: a round trip to a database server, a count written beside the
+        least, while the request has no connection of its own yet (none checked out of the
+        pool and given back for it):
+        - on a database server, awaited on the event loop on one of the process's server
+          readers (store/engine.py `ServerReader`): the round trip holds neither the loop
+          nor a worker thread, and the thread hop and the pool's checkout that carried it
+          cost about as much of the interpreter as the rest of a kept answer;
+        - on a SQLite file with the counts in memory, on the event loop, one statement of
+          ~20 us on a local file that writes nothing and waits for no connection, where the
+          thread hop that would carry it cost more than the read: on the process's
+          event-loop reader (`EventLoopReader`), else on the pool's when one is idle.
+        Otherwise in a worker thread, as a REST handler's read: a count written beside the
         read or a wait for a connection never holds the event loop."""
+        if isinstance(conn, LazyConnection) and not conn.checked_out:
+            server = self.desk.server_reader()
+            if server is not None:
+                async with server.lent() as lent:
+                    if lent is not None:
+                        return await lent.run_sync(_read_on, conn, read, args)
         if self._local_reads:
             reader = self.desk.event_loop_reader()
             if reader is not None and isinstance(conn, LazyConnection) and not conn.checked_out:

@@ -72,7 +72,7 @@ from portfolio.trading import ManualTrade, PlacedTrade, TradePreview, move_cash,
 from portfolio.trading import preview_trade as preview
 from reports import Report, generate, generate_apart, save
 from store import tables
-from store.engine import EventLoopReader, event_loop_reader, service_engine
+from store.engine import EventLoopReader, ServerReader, event_loop_reader, server_reader, service_engine
 from store.history import current_rows
 from store.migrations import require_current_schema
 from store.transactions import Respond, write_transaction
@@ -132,6 +132,11 @@ class Desk(PortfolioReads, MarketReads):
         """The engine's one connection for short reads on an event loop, on a SQLite file
         (store/engine.py `EventLoopReader`); None on a database server."""
         return event_loop_reader(self.engine)
+
+    def server_reader(self) -> ServerReader | None:
+        """The engine's connections for short reads awaited on an event loop, on a database
+        server (store/engine.py `ServerReader`); None on SQLite."""
+        return server_reader(self.engine)
 
     def schema_current(self) -> bool:
         """Whether every migration in sql/ is applied and unedited (else `marketintel db upgrade`)."""

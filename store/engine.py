@@ -8,20 +8,26 @@ connections `SET ROLE` to the append-only service role (see sql/postgres/0003).
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+import weakref
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, DisconnectionError
-from sqlalchemy.pool import StaticPool
+from sqlalchemy.exc import DBAPIError, DisconnectionError, SQLAlchemyError
+from sqlalchemy.pool import NullPool, StaticPool
 
 from market.settings import Settings
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 
 def normalise_url(url: str) -> str:
@@ -43,7 +49,11 @@ def build_engine(url: str, *, service_role: str | None = None, pool: PoolSize | 
     _ping_when_idle(engine)
     if service_role:
         _set_role_on_connect(engine, service_role)
+    _SERVICE_ROLES[engine] = service_role
     return engine
+
+
+_SERVICE_ROLES: weakref.WeakKeyDictionary[Engine, str | None] = weakref.WeakKeyDictionary()
 
 
 def _sqlite_engine(url: str, *, preview: bool = False, single: bool = False, sizing: dict | None = None) -> Engine:
@@ -216,6 +226,10 @@ def dispose_engines() -> None:
         reader = _READERS.popitem()[1]
         if reader is not None:
             reader.close()
+    while _SERVER_READERS:
+        server_reader = _SERVER_READERS.popitem()[1]
+        if server_reader is not None:
+            server_reader.close()
     while _ENGINES:
         _ENGINES.popitem()[1].dispose()
 
@@ -297,3 +311,149 @@ def event_loop_reader(engine: Engine) -> EventLoopReader | None:
 def dialect_of(engine: Engine) -> str:
     """'sqlite' or 'postgresql': the folder name under sql/."""
     return engine.dialect.name
+
+
+class ServerReader:
+    """A database server's connections for the short reads an API request makes on its
+    event loop (api/services.py `Services.version_read`: a kept answer's version read, with
+    the key check riding on it), the server's counterpart of `EventLoopReader`.
+
+    A request's read is awaited on the loop: psycopg's asyncio driver under SQLAlchemy's
+    asyncio extension, whose `AsyncConnection.run_sync` runs the desk's reads, written for
+    a `Connection`, unchanged (in a greenlet; each statement's round trip is awaited, so the
+    loop serves other requests meanwhile). Carried to a worker thread instead, with a
+    pooled connection checked out and given back, the same read cost the server's
+    interpreter about as much again as the rest of a kept answer: a kept
+    /api/market/latest took 1.0 ms of the server's CPU against 0.55 ms here (the thread
+    hop, the wake-ups of two threads around one interpreter, the pool's checkout and reset;
+    docs/performance.md, "Postgres: the version read on the event loop").
+
+    Up to `size` connections (the pool's size: at most that many requests hold a slot at
+    once, api/services.py `Services.connection`), opened on first need, kept, and lent to
+    one read at a time; `lent` yields None when all are out (the caller takes the pool's
+    way). Each reads as a request's connection does (autocommit: every statement in its
+    own snapshot, so it sees every commit made before it), under the service role. One
+    kept idle for more than IDLE_BEFORE_PING_SECONDS is pinged before it is lent, as the
+    pool's are (`_ping_when_idle`), and replaced if it does not answer; one that is not
+    idle when its read ends (a driver error, an await cancelled with its statement under
+    way) is closed, never lent again. A connection is not bound to a loop: it is lent to
+    one read at a time, and psycopg waits on whichever loop is running, so a test serving
+    one app from several loops in turn shares it."""
+
+    def __init__(self, url: str, service_role: str | None, size: int) -> None:
+        from sqlalchemy.ext.asyncio import create_async_engine  # only a server's API process needs it
+
+        self.engine: AsyncEngine = create_async_engine(url, poolclass=NullPool)
+        if service_role:
+            _set_role_on_connect(self.engine.sync_engine, service_role)
+        self.size = size
+        self._free: list[tuple[AsyncConnection, float]] = []  # with when each was given back
+        self._out = 0
+        self._closes = 0  # how many times `close` was called: a connection lent before is not kept
+        self._lock = threading.Lock()  # the loops of several threads may share a reader
+
+    @asynccontextmanager
+    async def lent(self) -> AsyncIterator[AsyncConnection | None]:
+        with self._lock:
+            if self._out >= self.size:
+                kept = None
+            else:
+                self._out += 1
+                kept = self._free.pop() if self._free else (None, 0.0)
+            closes = self._closes
+        if kept is None:
+            yield None
+            return
+        conn: AsyncConnection | None = None
+        try:
+            conn = await self._ready(*kept)
+            yield conn
+        finally:
+            await self._given_back(conn, closes)
+
+    async def _ready(self, conn: AsyncConnection | None, returned_at: float) -> AsyncConnection:
+        """`conn`, pinged first when it sat idle, or a new connection in its place."""
+        if conn is not None and time.monotonic() - returned_at > IDLE_BEFORE_PING_SECONDS:
+            try:
+                await conn.run_sync(_ping)
+            except Exception:  # noqa: BLE001 - the driver's own error types: any failure means a dead connection
+                await _closed(conn)
+                conn = None
+        if conn is None:
+            conn = await self.engine.connect()
+            await conn.execution_options(isolation_level="AUTOCOMMIT")
+        return conn
+
+    async def _given_back(self, conn: AsyncConnection | None, closes: int) -> None:
+        keep = conn is not None and _idle(conn)
+        if keep and conn.in_transaction():
+            await conn.rollback()  # a SQLAlchemy execute's logical transaction (autocommit sent no BEGIN)
+        with self._lock:
+            self._out -= 1
+            if keep and closes == self._closes:
+                self._free.append((conn, time.monotonic()))
+                return
+        if conn is not None:
+            await asyncio.shield(_closed(conn))
+
+    def close(self) -> None:
+        """Close the kept connections (from any thread, a running loop's included); one lent
+        now is closed when it is given back. A later read connects afresh."""
+        with self._lock:
+            self._closes += 1
+            kept, self._free = self._free, []
+        if kept:
+            closing = threading.Thread(target=asyncio.run, args=(_all_closed([conn for conn, _ in kept]),))
+            closing.start()
+            closing.join()
+
+
+def _ping(conn: Connection) -> None:
+    conn.dialect.do_ping(conn.connection.dbapi_connection)
+
+
+def _idle(conn: AsyncConnection) -> bool:
+    """Whether the driver's connection is open with nothing under way: no statement sent
+    and unanswered, no transaction open on the server."""
+    from psycopg.pq import TransactionStatus
+
+    try:
+        driver = conn.sync_connection.connection.driver_connection
+    except SQLAlchemyError:  # invalidated by SQLAlchemy (a driver error, a cancelled statement)
+        return False
+    return not driver.closed and driver.info.transaction_status == TransactionStatus.IDLE
+
+
+async def _closed(conn: AsyncConnection) -> None:
+    try:
+        await conn.invalidate()
+        await conn.close()
+    except Exception:  # noqa: BLE001 - a connection being dropped: nothing of it is used again
+        pass
+
+
+async def _all_closed(conns: list[AsyncConnection]) -> None:
+    for conn in conns:
+        await _closed(conn)
+
+
+_SERVER_READERS: dict[Engine, ServerReader | None] = {}
+
+
+def server_reader(engine: Engine) -> ServerReader | None:
+    """The `ServerReader` of `engine`'s database when it is a Postgres server (None for
+    SQLite, whose reads on the loop are `EventLoopReader`'s), sized as `engine`'s pool and
+    under its service role."""
+    try:
+        return _SERVER_READERS[engine]
+    except KeyError:
+        pass
+    with _READERS_LOCK:
+        if engine not in _SERVER_READERS:
+            size = engine.pool.size() if hasattr(engine.pool, "size") else 1
+            _SERVER_READERS[engine] = (
+                ServerReader(engine.url.render_as_string(hide_password=False), _SERVICE_ROLES.get(engine), size)
+                if engine.dialect.name == "postgresql"
+                else None
+            )
+        return _SERVER_READERS[engine]

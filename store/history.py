@@ -374,7 +374,9 @@ def _on_driver(conn: Connection, shape: tuple, statement: Select, values: dict[s
     (autocommit, SQLite without BEGIN, or a transaction already open), so it reads in
     exactly the state a SQLAlchemy execute would. The ids are integers (or None): nothing
     for SQLAlchemy's result processing to convert. Not seen by SQLAlchemy's statement
-    events or echo, as desk/keys.py's keys' version before it."""
+    events or echo, as desk/keys.py's keys' version before it. The DBAPI connection, not
+    the driver's: under SQLAlchemy's asyncio extension (store/engine.py `ServerReader`) the
+    adapted one, whose cursor awaits the driver's on the loop; the same object otherwise."""
     dialect = conn.dialect
     compiled = _DRIVER_SQL.get((dialect.name, shape))
     if compiled is None:
@@ -383,7 +385,7 @@ def _on_driver(conn: Connection, shape: tuple, statement: Select, values: dict[s
             (dialect.name, shape), (str(built), tuple(built.positiontup or ()) if built.positional else None)
         )
     sql, order = compiled
-    cursor = conn.connection.driver_connection.cursor()
+    cursor = conn.connection.dbapi_connection.cursor()
     try:
         cursor.execute(sql, [values[name] for name in order] if order is not None else values)
         return tuple(cursor.fetchone())

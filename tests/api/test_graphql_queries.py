@@ -16,7 +16,7 @@ from api.app import create_app
 from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from store import tables
-from store.engine import event_loop_reader
+from store.engine import event_loop_reader, server_reader
 from store.history import append_history
 from tests.api.conftest import Api, Clock
 from tests.api.graph import data
@@ -64,7 +64,8 @@ class StatementCounter:
     a counting psycopg cursor class), so that reads made on the driver's own cursor
     (store/history.py `newest_ids`) count as well as SQLAlchemy's; on a SQLite file those
     on the event-loop reader's own connection too (store/engine.py `EventLoopReader`:
-    closed here, so its next read connects where the counter sees it)."""
+    closed here, so its next read connects where the counter sees it), and on a server
+    those on its server reader's (`ServerReader`, closed here likewise)."""
 
     def __init__(self, engine: Engine) -> None:
         self.count = 0
@@ -75,18 +76,29 @@ class StatementCounter:
                 counter._seen(str(query))
                 return super().execute(query, params, **kwargs)
 
-        self._cursor = Counting
+        class CountingAsync(psycopg.AsyncCursor):
+            async def execute(self, query, params=None, **kwargs):
+                counter._seen(str(query))
+                return await super().execute(query, params, **kwargs)
+
+        self._cursor, self._async_cursor = Counting, CountingAsync
         event.listen(engine, "checkout", self._watch)
         reader = event_loop_reader(engine)
         if reader is not None:
             reader.close()
             event.listen(reader.engine, "checkout", self._watch)
+        server = server_reader(engine)
+        if server is not None:
+            server.close()
+            event.listen(server.engine.sync_engine, "checkout", self._watch)
 
     def _watch(self, dbapi_connection, *_: object) -> None:
         if isinstance(dbapi_connection, sqlite3.Connection):
             dbapi_connection.set_trace_callback(self._seen)
-        else:
+        elif isinstance(dbapi_connection, psycopg.Connection):
             dbapi_connection.cursor_factory = self._cursor
+        else:  # the server reader's, as SQLAlchemy's asyncio extension adapts it
+            dbapi_connection.driver_connection.cursor_factory = self._async_cursor
 
     def _seen(self, statement: str) -> None:
         # Transaction control (SQLite's BEGIN per connection, ROLLBACK on return), not a query.

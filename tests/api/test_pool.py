@@ -85,8 +85,8 @@ def test_every_read_endpoint_answers_on_a_pool_of_one_connection(seeded) -> None
             status, body = _get(http, path, ADMIN_KEY if who == "admin" else client_key)
             assert status == 200, (path, body[:300])
             if not path.startswith("/graphql"):  # a REST request: at most one checkout, key check and reads
-                # together (none when its version read on a SQLite file's event-loop reader finds
-                # its body kept or built from a read model kept: store/engine.py `EventLoopReader`)
+                # together (none when its version read on the event loop finds its body kept or built
+                # from a read model kept: store/engine.py `EventLoopReader`, `ServerReader`)
                 assert len(held) - before <= 1, path
 
 
