@@ -385,16 +385,23 @@ class ServerReader:
         return conn
 
     async def _given_back(self, conn: AsyncConnection | None, closes: int) -> None:
+        """Kept for the next read when idle and not lent before a `close`, else closed; counted
+        back in whatever happens (a cancellation included), so no lending is ever lost."""
         keep = conn is not None and _idle(conn)
-        if keep and conn.in_transaction():
-            await conn.rollback()  # a SQLAlchemy execute's logical transaction (autocommit sent no BEGIN)
-        with self._lock:
-            self._out -= 1
-            if keep and closes == self._closes:
-                self._free.append((conn, time.monotonic()))
-                return
-        if conn is not None:
-            await asyncio.shield(_closed(conn))
+        try:
+            if keep and conn.in_transaction():
+                await conn.rollback()  # a SQLAlchemy execute's logical transaction (autocommit sent no BEGIN)
+        except BaseException:
+            keep = False
+            raise
+        finally:
+            with self._lock:
+                self._out -= 1
+                keep = keep and closes == self._closes
+                if keep:
+                    self._free.append((conn, time.monotonic()))
+            if not keep and conn is not None:
+                await asyncio.shield(_closed(conn))
 
     def close(self) -> None:
         """Close the kept connections (from any thread, a running loop's included); one lent

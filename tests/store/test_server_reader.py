@@ -139,6 +139,12 @@ def test_a_read_cancelled_under_way_is_not_lent_again(engine: Engine) -> None:
     conn, newest = asyncio.run(next_read())
     assert conn is not busy and newest == 1
 
+    async def both_at_once() -> tuple:
+        async with reader.lent() as first, reader.lent() as second:
+            return first, second
+
+    assert None not in asyncio.run(both_at_once())  # the cancelled read's lending was counted back
+
 
 def test_a_connection_the_server_ended_fails_once_or_is_replaced_when_pinged(
     engine: Engine, postgres_url: str, monkeypatch: pytest.MonkeyPatch
