@@ -326,7 +326,7 @@ class ServerReader:
     interpreter about as much again as the rest of a kept answer: a kept
     /api/market/latest took 1.0 ms of the server's CPU against 0.55 ms here (the thread
     hop, the wake-ups of two threads around one interpreter, the pool's checkout and reset;
-    docs/performance.md, "Postgres: the version read on the event loop").
+    docs/performance.md, "How the read path is kept fast").
 
     Up to `size` connections (the pool's size: at most that many requests hold a slot at
     once, api/services.py `Services.connection`), opened on first need, kept, and lent to
