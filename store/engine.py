@@ -341,9 +341,11 @@ class ServerReader:
     one app from several loops in turn shares it."""
 
     def __init__(self, url: str, service_role: str | None, size: int) -> None:
-        from sqlalchemy.ext.asyncio import create_async_engine  # only a server's API process needs it
+        from psycopg.pq import TransactionStatus  # only a server's API process needs these
+        from sqlalchemy.ext.asyncio import create_async_engine
 
         self.engine: AsyncEngine = create_async_engine(url, poolclass=NullPool)
+        self._idle_status = TransactionStatus.IDLE
         if service_role:
             _set_role_on_connect(self.engine.sync_engine, service_role)
         self.size = size
@@ -387,7 +389,7 @@ class ServerReader:
     async def _given_back(self, conn: AsyncConnection | None, closes: int) -> None:
         """Kept for the next read when idle and not lent before a `close`, else closed; counted
         back in whatever happens (a cancellation included), so no lending is ever lost."""
-        keep = conn is not None and _idle(conn)
+        keep = conn is not None and self._idle(conn)
         try:
             if keep and conn.in_transaction():
                 await conn.rollback()  # a SQLAlchemy execute's logical transaction (autocommit sent no BEGIN)
@@ -403,6 +405,15 @@ class ServerReader:
             if not keep and conn is not None:
                 await asyncio.shield(_closed(conn))
 
+    def _idle(self, conn: AsyncConnection) -> bool:
+        """Whether the driver's connection is open with nothing under way: no statement sent
+        and unanswered, no transaction open on the server."""
+        try:
+            driver = conn.sync_connection.connection.driver_connection
+        except SQLAlchemyError:  # invalidated by SQLAlchemy (a driver error, a cancelled statement)
+            return False
+        return not driver.closed and driver.pgconn.transaction_status == self._idle_status
+
     def close(self) -> None:
         """Close the kept connections (from any thread, a running loop's included); one lent
         now is closed when it is given back. A later read connects afresh."""
@@ -417,18 +428,6 @@ class ServerReader:
 
 def _ping(conn: Connection) -> None:
     conn.dialect.do_ping(conn.connection.dbapi_connection)
-
-
-def _idle(conn: AsyncConnection) -> bool:
-    """Whether the driver's connection is open with nothing under way: no statement sent
-    and unanswered, no transaction open on the server."""
-    from psycopg.pq import TransactionStatus
-
-    try:
-        driver = conn.sync_connection.connection.driver_connection
-    except SQLAlchemyError:  # invalidated by SQLAlchemy (a driver error, a cancelled statement)
-        return False
-    return not driver.closed and driver.info.transaction_status == TransactionStatus.IDLE
 
 
 async def _closed(conn: AsyncConnection) -> None:
