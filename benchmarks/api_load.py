@@ -15,7 +15,9 @@ the last day, one executed AI day, the week's macro indicators (T3 against the s
 institutions), a client with cash, ten positions and pending suggestions. The driver is a
 raw keep-alive HTTP/1.1 client on asyncio (uvloop when installed) with a fixed number of
 connections, in this process, so driver and server do not share a GIL (they do share the
-machine's cores: say how many). Every keyed
+machine's cores: say how many). Beside each pair, the server process's CPU time a
+request on each side (`server_cpu_us`, from /proc): what a path costs the server's
+interpreter, steadier than requests a second on a machine shared with other work. Every keyed
 request carries a client key (authentication and rate limiting are measured), the admin
 key for the admin-only AI history. The load average (1 minute) is taken after each pair
 and printed beside it. The last line printed is one JSON object with every figure.
@@ -306,28 +308,47 @@ def _paired(
     second: tuple[str, str | None],
     args: argparse.Namespace,
     second_base: str | None = None,
+    server_pid: int | None = None,
 ) -> tuple[dict, dict]:
     """Both paths driven in alternating slices of `--slice` seconds until each had
     `--seconds`, their figures pooled: on a machine shared with other work the load moves
-    within seconds, and alternating gives the ceiling and the endpoint the same share of it."""
+    within seconds, and alternating gives the ceiling and the endpoint the same share of it.
+    With `server_pid` (both paths on one server), the server process's CPU time a request
+    in each (`server_cpu_us`): what the path costs the server's interpreter, which the
+    requests a second of a machine shared with other work do not isolate."""
     runs: tuple[list[dict], list[dict]] = ([], [])
     rounds = max(1, round(args.seconds / args.slice))
     for _ in range(rounds):
         for runs_of, at, (path, key) in zip(runs, (base, second_base or base), (first, second)):
-            runs_of.append(_run(_drive(at, path, key, args.seconds / rounds, args.connections, keep=True)))
+            before = _cpu_seconds(server_pid)
+            run = _run(_drive(at, path, key, args.seconds / rounds, args.connections, keep=True))
+            run["server_cpu_s"] = _cpu_seconds(server_pid) - before
+            runs_of.append(run)
     return _pooled(runs[0]), _pooled(runs[1])
+
+
+def _cpu_seconds(pid: int | None) -> float:
+    """User and system CPU seconds of process `pid` so far (Linux /proc; 0.0 without a pid)."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _pooled(runs: list[dict]) -> dict:
     latencies = sorted(x for r in runs for x in r.pop("latencies"))
     elapsed = sum(r["elapsed_s"] for r in runs)
-    return {
+    pooled = {
         "requests_per_s": round(len(latencies) / elapsed, 1),
         "p50_ms": round(statistics.median(latencies) * 1000, 2),
         "p99_ms": round(latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000, 2),
         "requests": len(latencies),
         "errors": sum(r["errors"] for r in runs),
     }
+    cpu = sum(r.get("server_cpu_s", 0.0) for r in runs)
+    if cpu:
+        pooled["server_cpu_us"] = round(cpu / len(latencies) * 1e6)
+    return pooled
 
 
 class Server:
@@ -412,12 +433,19 @@ def _measured(
         for name, _, who in ENDPOINTS:
             if args.only and name not in args.only:
                 continue
-            ceiling, measured = _paired(server.base, (f"/bench/constant/{name}", None), (paths[name], keys[who]), args)
+            ceiling, measured = _paired(
+                server.base,
+                (f"/bench/constant/{name}", None),
+                (paths[name], keys[who]),
+                args,
+                server_pid=server.process.pid,
+            )
             ratio = round(measured["requests_per_s"] / ceiling["requests_per_s"], 3)
             figures[name] = {
                 **measured,
                 "ceiling_requests_per_s": ceiling["requests_per_s"],
                 "ceiling_p50_ms": ceiling["p50_ms"],
+                "ceiling_server_cpu_us": ceiling.get("server_cpu_us"),
                 "vs_ceiling": ratio,
                 "body_bytes": (bodies / f"{name}.json").stat().st_size,
                 "load_average": round(os.getloadavg()[0], 2),
@@ -426,6 +454,7 @@ def _measured(
                 f"{kind:<8} {name:<20} {measured['requests_per_s']:>8.1f} req/s  ceiling "
                 f"{ceiling['requests_per_s']:>8.1f}"
                 f"  x{ratio:<6} p50 {measured['p50_ms']:>7.2f} ms  p99 {measured['p99_ms']:>7.2f} ms"
+                f"  server CPU {measured.get('server_cpu_us')} us/request (ceiling {ceiling.get('server_cpu_us')})"
                 f"  errors {measured['errors']}  {figures[name]['body_bytes']} B  load {figures[name]['load_average']}",
                 flush=True,
             )

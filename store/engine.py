@@ -324,9 +324,10 @@ class ServerReader:
     loop serves other requests meanwhile). Carried to a worker thread instead, with a
     pooled connection checked out and given back, the same read cost the server's
     interpreter about as much again as the rest of a kept answer: a kept
-    /api/market/latest took 1.0 ms of the server's CPU against 0.55 ms here (the thread
-    hop, the wake-ups of two threads around one interpreter, the pool's checkout and reset;
-    docs/performance.md, "How the read path is kept fast").
+    /api/market/latest took 1.17 ms of the server's CPU a request against 0.68 ms here, the
+    bare ceiling 0.57 ms (the thread hop, the wake-ups of two threads around one
+    interpreter, the pool's checkout and reset; docs/performance.md, "How the read path is
+    kept fast").
 
     Up to `size` connections (the pool's size: at most that many requests hold a slot at
     once, api/services.py `Services.connection`), opened on first need, kept, and lent to
