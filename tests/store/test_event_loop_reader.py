@@ -7,6 +7,7 @@ serve two borrowers at once, or keep a connection that failed."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,39 +16,26 @@ from sqlalchemy.exc import OperationalError
 
 from store import engine as engines
 from store.engine import event_loop_reader
+from tests.store.readers import newest, rows_engine
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    engine = engines.build_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    with engine.begin() as conn:
-        conn.execute(text("CREATE TABLE rows (id INTEGER PRIMARY KEY)"))
-        conn.execute(text("INSERT INTO rows (id) VALUES (1)"))
-    yield engine
-    engines.dispose_engines()
-    engine.dispose()
-
-
-def _newest(conn) -> int:
-    cursor = conn.connection.driver_connection.cursor()  # as store/history.py `_on_driver` reads
-    try:
-        cursor.execute("SELECT max(id) FROM rows")
-        return cursor.fetchone()[0]
-    finally:
-        cursor.close()
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    with rows_engine(f"sqlite:///{tmp_path / 'store.db'}") as engine:
+        yield engine
 
 
 def test_it_sees_every_commit_and_holds_no_snapshot_after_a_read(engine: Engine) -> None:
     reader = event_loop_reader(engine)
     assert reader is not None and event_loop_reader(engine) is reader  # one per engine
     with reader.lent() as conn:
-        assert _newest(conn) == 1
+        assert newest(conn) == 1
         assert conn.execute(text("SELECT count(*) FROM rows")).scalar_one() == 1  # SQLAlchemy's way too
     for n in range(2, 5):  # another connection's commits, each seen by the next read
         with engine.begin() as writer:
             writer.execute(text("INSERT INTO rows (id) VALUES (:n)"), {"n": n})
         with reader.lent() as conn:
-            assert _newest(conn) == n
+            assert newest(conn) == n
     with reader.lent() as conn:
         assert not conn.in_transaction()
     with engine.connect() as other:
@@ -64,7 +52,7 @@ def test_one_borrower_at_a_time_and_a_failed_connection_is_dropped(engine: Engin
     with pytest.raises(OperationalError), reader.lent() as conn:
         conn.execute(text("SELECT * FROM no_such_table"))
     with reader.lent() as conn:
-        assert conn is not first and _newest(conn) == 1  # connected afresh
+        assert conn is not first and newest(conn) == 1  # connected afresh
 
 
 def test_no_reader_for_an_in_memory_database() -> None:

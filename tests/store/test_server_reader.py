@@ -16,34 +16,21 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Engine, text
 from sqlalchemy.exc import SAWarning
 
 from store import engine as engines
 from store.engine import PoolSize, build_engine, server_reader
 from tests.conftest import PG_ADMIN_URL
+from tests.store.readers import newest, rows_engine
 
 pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
 def engine(postgres_url: str) -> Iterator[Engine]:
-    engine = build_engine(postgres_url, pool=PoolSize(2, 0, 5))
-    with engine.begin() as conn:
-        conn.execute(text("CREATE TABLE rows (id INTEGER PRIMARY KEY)"))
-        conn.execute(text("INSERT INTO rows (id) VALUES (1)"))
-    yield engine
-    engines.dispose_engines()
-    engine.dispose()
-
-
-def _newest(conn: Connection) -> int:
-    cursor = conn.connection.dbapi_connection.cursor()  # as store/history.py `_on_driver` reads
-    try:
-        cursor.execute("SELECT max(id) FROM rows")
-        return cursor.fetchone()[0]
-    finally:
-        cursor.close()
+    with rows_engine(postgres_url, PoolSize(2, 0, 5)) as engine:
+        yield engine
 
 
 async def _read(engine: Engine, function, *args):
@@ -65,11 +52,11 @@ def _backends(postgres_url: str) -> list[int]:
 def test_it_sees_every_commit_on_any_loop_in_autocommit(engine: Engine) -> None:
     reader = server_reader(engine)
     assert reader is not None and server_reader(engine) is reader  # one per engine
-    assert asyncio.run(_read(engine, _newest)) == 1
+    assert asyncio.run(_read(engine, newest)) == 1
     for n in range(2, 5):  # another connection's commits, each seen by the next read, each on a new loop
         with engine.begin() as writer:
             writer.execute(text("INSERT INTO rows (id) VALUES (:n)"), {"n": n})
-        assert asyncio.run(_read(engine, _newest)) == n
+        assert asyncio.run(_read(engine, newest)) == n
     count = asyncio.run(_read(engine, lambda conn: conn.execute(text("SELECT count(*) FROM rows")).scalar_one()))
     assert count == 4  # SQLAlchemy's way too, and its logical transaction is ended when given back
     state = asyncio.run(
@@ -134,10 +121,10 @@ def test_a_read_cancelled_under_way_is_not_lent_again(engine: Engine) -> None:
 
     async def next_read() -> tuple:
         async with reader.lent() as conn:
-            return conn, await conn.run_sync(_newest)
+            return conn, await conn.run_sync(newest)
 
-    conn, newest = asyncio.run(next_read())
-    assert conn is not busy and newest == 1
+    conn, found = asyncio.run(next_read())
+    assert conn is not busy and found == 1
 
     async def both_at_once() -> tuple:
         async with reader.lent() as first, reader.lent() as second:
@@ -149,7 +136,7 @@ def test_a_read_cancelled_under_way_is_not_lent_again(engine: Engine) -> None:
 def test_a_connection_the_server_ended_fails_once_or_is_replaced_when_pinged(
     engine: Engine, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert asyncio.run(_read(engine, _newest)) == 1
+    assert asyncio.run(_read(engine, newest)) == 1
 
     def end_every_connection() -> None:
         pids = _backends(postgres_url)
@@ -159,11 +146,11 @@ def test_a_connection_the_server_ended_fails_once_or_is_replaced_when_pinged(
 
     end_every_connection()
     with pytest.raises(psycopg.OperationalError):  # in steady use (not idle long enough to be pinged): it fails ...
-        asyncio.run(_read(engine, _newest))
-    assert asyncio.run(_read(engine, _newest)) == 1  # ... and the next one is on a new connection
+        asyncio.run(_read(engine, newest))
+    assert asyncio.run(_read(engine, newest)) == 1  # ... and the next one is on a new connection
     end_every_connection()
     monkeypatch.setattr(engines, "IDLE_BEFORE_PING_SECONDS", 0.0)  # each lent connection counts as idle long
-    assert asyncio.run(_read(engine, _newest)) == 1  # pinged, found ended, replaced before the read
+    assert asyncio.run(_read(engine, newest)) == 1  # pinged, found ended, replaced before the read
 
 
 def test_disposing_the_engines_closes_its_connections(engine: Engine, postgres_url: str) -> None:
@@ -171,8 +158,8 @@ def test_disposing_the_engines_closes_its_connections(engine: Engine, postgres_u
 
     async def both() -> None:
         async with reader.lent() as first, reader.lent() as second:
-            await first.run_sync(_newest)
-            await second.run_sync(_newest)
+            await first.run_sync(newest)
+            await second.run_sync(newest)
 
     asyncio.run(both())
     engine.dispose()  # the pool's own
