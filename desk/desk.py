@@ -171,10 +171,16 @@ class Desk(PortfolioReads, MarketReads):
         return preview(conn, self.settings, self.calendar, side, symbol, quantity, self.now())
 
     def move_cash(
-        self, portfolio_id: str, amount: Decimal | str | int, note: str | None = None, respond: Respond = None
+        self,
+        portfolio_id: str,
+        amount: Decimal | str | int,
+        note: str | None = None,
+        respond: Respond = None,
+        idempotency_key: str | None = None,
     ) -> Decimal:
-        """A deposit (amount > 0) or withdrawal (amount < 0); the new balance."""
-        return move_cash(self.engine, portfolio_id, amount, note, self.now(), respond)
+        """A deposit (amount > 0) or withdrawal (amount < 0); the new balance; a retried
+        idempotency key returns the first movement's balance and books nothing."""
+        return move_cash(self.engine, portfolio_id, amount, note, self.now(), respond, idempotency_key)
 
     def deposit_once(self, portfolio_id: str, entry_id: str, amount: Decimal, note: str) -> Decimal:
         """A deposit recorded once under `entry_id` (an opening balance: a second call records

@@ -10,11 +10,13 @@ made, or the last trading day before it on a weekend or holiday. Before any bala
 (a trade, a deposit, a withdrawal) the dividends the portfolio is owed up to that date are
 credited (`portfolio.dividends`), so they can be spent.
 
-Idempotency: with an `Idempotency-Key` the first successful trade's response is stored
-(`idempotency_records`, scope `trade:<portfolio>`) in the same transaction as the trade;
-a retry with the same key and the same request gets that response back and executes
-nothing; the same key with a different request is a conflict. A refused trade stores
-nothing, so a retry after topping up cash is evaluated afresh.
+Idempotency: with an `Idempotency-Key` the first successful trade's or cash movement's
+response is stored (`idempotency_records`, scope `trade:<portfolio>` or `cash:<portfolio>`)
+in the same transaction as the write; a retry with the same key and the same request gets
+that response back and books nothing; the same key with a different request is a conflict.
+A refused trade or movement stores nothing, so a retry after topping up cash is evaluated
+afresh. A request is its fingerprint (`_fingerprint`): money compared by value, so "6.480"
+retried as "6.48" is the same request.
 """
 
 from __future__ import annotations
@@ -162,22 +164,32 @@ def move_cash(
     note: str | None = None,
     now: datetime | None = None,
     respond: Respond = None,
+    idempotency_key: str | None = None,
 ) -> Decimal:
     """A deposit (amount > 0) or a withdrawal (amount < 0); the new balance (or `respond`'s
     rendering of it, built before the commit: store.transactions.answered). At most
     market.money's MAX_CASH_MOVEMENT either way, the bound REST, GraphQL and the CLI apply
-    before they get here; a refused movement writes nothing."""
+    before they get here; a refused movement writes nothing. With an `idempotency_key` a
+    retry of the same movement (amount and note) books nothing and gets the balance the
+    first one left back; the same key with another movement is a conflict."""
     value = _decimal(amount, "amount")
     if value == 0:
         raise InvalidInputError("a deposit or withdrawal must not be zero")
     if abs(value) > MAX_CASH_MOVEMENT:
         raise InvalidInputError(f"a deposit or withdrawal must be at most {MAX_CASH_MOVEMENT:,}, not {_shown(amount)}")
     moment = now or utc_now()
+    scope, request_hash = f"cash:{portfolio_id}", _fingerprint([money_text(value), note])
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         ledger.get_portfolio(conn, portfolio_id)
+        if idempotency_key is not None:
+            replay = _stored_response(conn, scope, idempotency_key, request_hash)
+            if replay is not None:
+                return answered(Decimal(replay["balance"]), respond)
         dividends.credit_dividends(conn, portfolio_id, exchange_date(moment))  # a withdrawal may spend them
         kind = "DEPOSIT" if value > 0 else "WITHDRAWAL"
         balance = ledger.record_cash(conn, portfolio_id, f"C-{uuid.uuid4().hex}", value, kind, moment, note)
+        if idempotency_key is not None:
+            _remember(conn, scope, idempotency_key, request_hash, {"balance": str(balance)})
         return answered(balance, respond)
 
 
@@ -195,19 +207,17 @@ def place_manual_trade(
     retried idempotency key; `respond` renders the answer before the commit
     (store.transactions.answered), so an answer that cannot be rendered books nothing."""
     moment = now or utc_now()
-    request_hash = hashlib.sha256(
-        json.dumps(
-            # Case and spelling are not part of the order: "buy liq" at "6.480" retried as "BUY LIQ"
-            # at "6.48" is the same trade (money in its canonical text, market.money.money_text).
-            [
-                str(order.side).upper(),
-                str(order.symbol).upper(),
-                str(order.quantity),
-                money_text(_decimal(order.price, "price")),
-                money_text(_decimal(order.fees, "fees")),
-            ]
-        ).encode()
-    ).hexdigest()
+    # Case and spelling are not part of the order: "buy liq" at "6.480" retried as "BUY LIQ"
+    # at "6.48" is the same trade (money in its canonical text, market.money.money_text).
+    request_hash = _fingerprint(
+        [
+            str(order.side).upper(),
+            str(order.symbol).upper(),
+            str(order.quantity),
+            money_text(_decimal(order.price, "price")),
+            money_text(_decimal(order.fees, "fees")),
+        ]
+    )
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         ledger.get_portfolio(conn, portfolio_id)
         if idempotency_key is not None:
@@ -218,19 +228,8 @@ def place_manual_trade(
         dividends.credit_dividends(conn, portfolio_id, request.trading_date)  # a buy may spend them
         placed = PlacedTrade.from_recorded(ledger.record_trade(conn, request))
         if idempotency_key is not None:
-            append_history(
-                conn,
-                tables.idempotency_records,
-                [
-                    {
-                        "scope": f"trade:{portfolio_id}",
-                        "idempotency_key": idempotency_key,
-                        "request_hash": request_hash,
-                        "status_code": 201,
-                        "response": {k: v for k, v in placed.to_json().items() if k != "replayed"},
-                    }
-                ],
-            )
+            response = {k: v for k, v in placed.to_json().items() if k != "replayed"}
+            _remember(conn, f"trade:{portfolio_id}", idempotency_key, request_hash, response)
         return answered(placed, respond)
 
 
@@ -360,6 +359,17 @@ def _priced_session(day):  # noqa: ANN001, ANN202 - a rail MarketDay
     if session.volume <= 0 and day.adv_20:
         session = replace(session, volume=int(day.adv_20))
     return session
+
+
+def _fingerprint(request: list) -> str:
+    """A write's request as its idempotency records keep it: the SHA-256 of its JSON."""
+    return hashlib.sha256(json.dumps(request).encode()).hexdigest()
+
+
+def _remember(conn: Connection, scope: str, key: str, request_hash: str, response: dict) -> None:
+    """The first answer of a keyed write, stored in the write's own transaction."""
+    record = {"scope": scope, "idempotency_key": key, "request_hash": request_hash, "status_code": 201}
+    append_history(conn, tables.idempotency_records, [{**record, "response": response}])
 
 
 def _stored_response(conn: Connection, scope: str, key: str, request_hash: str) -> dict | None:

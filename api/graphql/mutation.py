@@ -28,7 +28,7 @@ from api.security import caller_portfolio
 from market.errors import ConflictError, InvalidInputError, NotFoundError, NotReadyError
 
 TradeResult = Annotated[TradePlaced | InvalidInput | Conflict | NotReady, strawberry.union("TradeResult")]
-CashResult = Annotated[CashMoved | InvalidInput, strawberry.union("CashResult")]
+CashResult = Annotated[CashMoved | InvalidInput | Conflict, strawberry.union("CashResult")]
 SuggestionResult = Annotated[
     Suggestion | NotFound | Conflict | InvalidInput | NotReady, strawberry.union("SuggestionResult")
 ]
@@ -68,6 +68,17 @@ async def _decided(info: Info, decide: Callable[..., Any], suggestion_id: strawb
     return await _expected(act)
 
 
+def _refused_key(idempotency_key: str | None) -> InvalidInput | None:
+    """REST's Idempotency-Key rule for a mutation's `idempotencyKey` (the two share one
+    store): None when the key is absent or keeps the rule."""
+    if idempotency_key is not None:
+        try:
+            checked_idempotency_key(idempotency_key, "idempotencyKey")
+        except InvalidInputError as error:
+            return InvalidInput(message=error.detail)
+    return None
+
+
 def _answer(info: Info, build: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """A write's `respond`: its result built into the union member the mutation answers and
     rendered as the response will render it, before the commit (api/graphql/rendered.py)."""
@@ -86,11 +97,9 @@ class Mutation:
         checked = _validated(ManualTradeIn, vars(order))
         if isinstance(checked, UserError):
             return checked
-        if idempotency_key is not None:
-            try:  # REST's Idempotency-Key rule: the two share one store
-                checked_idempotency_key(idempotency_key, "idempotencyKey")
-            except InvalidInputError as error:
-                return InvalidInput(message=error.detail)
+        refused = _refused_key(idempotency_key)
+        if refused is not None:
+            return refused
 
         async def act() -> TradePlaced:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
@@ -100,18 +109,25 @@ class Mutation:
         return await _expected(act)
 
     @strawberry.mutation(
-        description="A deposit (positive amount) or withdrawal (negative); cash never goes below zero."
+        description="A deposit (positive amount) or withdrawal (negative); cash never goes below zero. "
+        "A retried idempotency key returns the first balance and books once."
     )
-    async def move_cash(self, info: Info, amount: Decimal, note: str | None = None) -> CashResult:
+    async def move_cash(
+        self, info: Info, amount: Decimal, note: str | None = None, idempotency_key: str | None = None
+    ) -> CashResult:
         ctx = info.context
         checked = _validated(CashIn, {"amount": amount, "note": note})
         if isinstance(checked, UserError):
             return checked
+        refused = _refused_key(idempotency_key)
+        if refused is not None:
+            return refused
 
         async def act() -> CashMoved:
             portfolio_id = await ctx.call(caller_portfolio, ctx.svc, ctx.principal)
             answer = _answer(info, lambda balance: CashMoved(portfolio_id=portfolio_id, balance=balance))
-            return await ctx.call(ctx.svc.desk.move_cash, portfolio_id, checked.amount, checked.note, answer)
+            move = ctx.svc.desk.move_cash
+            return await ctx.call(move, portfolio_id, checked.amount, checked.note, answer, idempotency_key)
 
         return await _expected(act)
 

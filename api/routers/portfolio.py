@@ -39,7 +39,7 @@ router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=Stri
 IDEMPOTENCY = Header(
     None,
     alias="Idempotency-Key",
-    description="Retrying with the same key returns the first result and trades once; 1 to 200 printable "
+    description="Retrying with the same key returns the first result and books once; 1 to 200 printable "
     "ASCII characters.",
 )
 
@@ -134,12 +134,16 @@ async def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep, pag
     return await _ledger_page(svc, caller, conn, page, CashPage, svc.desk.cash_movements)
 
 
-@router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 415))
-def cash(movement: CashIn, svc: ServicesDep, caller: CallerDep) -> Response:
-    """A deposit (positive amount) or withdrawal (negative); cash never goes below zero."""
+@router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 409, 415))
+def cash(
+    movement: CashIn, svc: ServicesDep, caller: CallerDep, idempotency_key: IdempotencyKeyIn | None = IDEMPOTENCY
+) -> Response:
+    """A deposit (positive amount) or withdrawal (negative); cash never goes below zero.
+    A retry with the same Idempotency-Key returns the first balance and books nothing; the
+    same key with another movement is 409."""
     pid = caller_portfolio(svc, caller)
     shown = written(CashOut, 201, lambda balance: {"portfolio_id": pid, "balance": balance})
-    return svc.desk.move_cash(pid, movement.amount, movement.note, shown)
+    return svc.desk.move_cash(pid, movement.amount, movement.note, shown, idempotency_key)
 
 
 # The uploads hold no database slot while their body streams in and their PDF is read

@@ -211,6 +211,41 @@ def test_ai_performance_says_why_each_record_is_empty(api: Api) -> None:
         assert record["predictions"] == 0 and record["evaluated_through"] is None
 
 
+def test_a_retried_cash_movement_books_once(api: Api) -> None:
+    """A deposit or withdrawal retried with its Idempotency-Key (an answer lost on the way)
+    gets the first balance back and moves the cash once, over REST and GraphQL alike (one
+    store); the same key with another movement is a conflict that books nothing."""
+    keyed = {"Idempotency-Key": "cash-1"}
+    first = api.acme("POST", "/api/portfolio/cash", json={"amount": "-1.00", "note": "fee"}, headers=keyed)
+    assert first.status_code == 201, first.text
+    again = api.acme("POST", "/api/portfolio/cash", json={"amount": "-1.0", "note": "fee"}, headers=keyed)
+    assert again.status_code == 201 and again.json() == first.json()
+    moved = data(
+        api,
+        'mutation { moveCash(amount: "-1.00", note: "fee", idempotencyKey: "cash-1") '
+        "{ __typename ... on CashMoved { balance } } }",
+        api.world.acme_key,
+    )["moveCash"]
+    assert moved == {"__typename": "CashMoved", "balance": first.json()["balance"]}
+    assert_problem(
+        api.acme("POST", "/api/portfolio/cash", json={"amount": "-2.00", "note": "fee"}, headers=keyed),
+        409,
+        "different request",
+    )
+    conflict = data(
+        api,
+        'mutation { moveCash(amount: "5", idempotencyKey: "cash-1") { __typename ... on UserError { message } } }',
+        api.world.acme_key,
+    )["moveCash"]
+    assert conflict["__typename"] == "Conflict"
+    movements = api.acme("GET", "/api/portfolio/cash").json()["items"]
+    assert [(m["kind"], m["amount"]) for m in movements if m["kind"] == "WITHDRAWAL"] == [("WITHDRAWAL", "-1.00")]
+    assert Decimal(api.acme("GET", "/api/portfolio/summary").json()["cash"]) == Decimal(first.json()["balance"])
+    # another client's same key is its own
+    other = api.call("POST", "/api/portfolio/cash", api.world.beta_key, json={"amount": "3.00"}, headers=keyed)
+    assert other.status_code == 201 and other.json()["portfolio_id"] != first.json()["portfolio_id"]
+
+
 def test_portfolio_trade_cash_and_summary(api: Api) -> None:
     order = {"side": "buy", "symbol": "LIQ", "quantity": 100, "price": "52.00"}
     first = api.acme("POST", "/api/portfolio/trade", json=order, headers={"Idempotency-Key": "order-1"})
