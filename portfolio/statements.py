@@ -151,19 +151,31 @@ class ParsedStatement:
         return {
             "layout": self.layout,
             "as_of": self.as_of.isoformat(),
-            "cash": str(self.cash),
+            "cash": money_display(self.cash),
             "holdings": dict(sorted(self.holdings.items())),
         }
 
 
-def _number(text: str) -> Decimal:
+def _number(text: str, what: str = "amount") -> Decimal:
+    """A statement's amount: digits with thousands commas, an optional sign and decimals
+    (NUMBER), else StatementRejected naming it ("abc", "NaN", "Infinity" and "1e5" are not
+    amounts a statement prints)."""
+    if not re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", text):
+        raise StatementRejected(f"the statement's {what} '{text[:40]}' is not a number like 1,234.50")
     return Decimal(text.replace(",", ""))
+
+
+def _shares(text: str, what: str) -> int:
+    """A statement's share count: digits with thousands commas, else StatementRejected."""
+    if not re.fullmatch(r"\d[\d,]*", text):
+        raise StatementRejected(f"the statement's {what} '{text[:40]}' is not a whole number of shares")
+    return int(text.replace(",", ""))
 
 
 def _labelled(lines: list[str], label: str) -> Decimal:
     for line in lines:
         if line.startswith(label + ":"):
-            return _number(line.split(":", 1)[1].strip())
+            return _number(line.split(":", 1)[1].strip(), f"'{label}'")
     raise StatementRejected(f"the statement has no '{label}' line")
 
 
@@ -171,7 +183,10 @@ def _date_after(lines: list[str], label: str) -> date:
     for line in lines:
         match = re.search(rf"{label}:? .*?(\d{{4}}-\d{{2}}-\d{{2}})$", line)
         if match:
-            return date.fromisoformat(match.group(1))
+            try:
+                return date.fromisoformat(match.group(1))
+            except ValueError:
+                raise StatementRejected(f"the statement's '{label}' {match.group(1)} is not a date") from None
     raise StatementRejected(f"the statement has no '{label}' date")
 
 
@@ -193,8 +208,8 @@ def _parse_holdings(lines: list[str]) -> ParsedStatement:
         raise StatementRejected("no recognisable holdings table (no 'Symbol Description Quantity ...' header)")
     holdings, costs, prices, total = {}, {}, {}, Decimal(0)
     for m in rows:
-        symbol, quantity = m.group(1), int(m.group(3).replace(",", ""))
-        cost, price, value = _number(m.group(4)), _number(m.group(5)), _number(m.group(6))
+        symbol, quantity = m.group(1), _shares(m.group(3), "quantity")
+        cost, price, value = (_number(m.group(n), f"{m.group(1)} figure") for n in (4, 5, 6))
         if abs(price * quantity - value) > TOLERANCE:
             raise StatementRejected(f"numbers do not add up: {symbol} {quantity:,} x {price:,.2f} is not {value:,.2f}")
         if symbol in holdings:
@@ -226,28 +241,29 @@ def _section(lines: list[str], start: str, stop: str | None) -> list[str]:
 
 def _parse_ledger(lines: list[str]) -> ParsedStatement:
     opening = {
-        m.group(1): int(m.group(2).replace(",", ""))
+        m.group(1): _shares(m.group(2), "opening holding")
         for m in map(QUANTITY_ROW.match, _section(lines, "Opening Holdings", "Transactions"))
         if m
     }
     closing = {
-        m.group(1): int(m.group(2).replace(",", ""))
+        m.group(1): _shares(m.group(2), "closing holding")
         for m in map(QUANTITY_ROW.match, _section(lines, "Closing Holdings", None))
         if m
     }
     rows = [m for m in map(LEDGER_ROW.match, lines) if m]
     if not rows or rows[0].group(2) != "OPENING":
         raise StatementRejected("no recognisable transactions ledger (no OPENING row with a balance)")
-    balance, held, last_price = _number(rows[0].group(7)), dict(opening), {}
+    balance, held, last_price = _number(rows[0].group(7), "opening balance"), dict(opening), {}
     for m in rows[1:]:
-        day, kind, symbol, amount, stated = m.group(1), m.group(2), m.group(3), _number(m.group(6)), _number(m.group(7))
+        day, kind, symbol = m.group(1), m.group(2), m.group(3)
+        amount, stated = _number(m.group(6), f"{day} {kind} amount"), _number(m.group(7), f"{day} {kind} balance")
         if abs(balance + amount - stated) > TOLERANCE:
             raise StatementRejected(
                 f"numbers do not add up: on {day} {balance:,.2f} + {amount:,.2f} is not the balance {stated:,.2f}"
             )
         balance = stated
         if kind in ("BUY", "SELL"):
-            quantity, price = int(m.group(4).replace(",", "")), _number(m.group(5))
+            quantity, price = _shares(m.group(4), f"{day} {kind} quantity"), _number(m.group(5), f"{day} {kind} price")
             expected = -quantity * price if kind == "BUY" else quantity * price
             if abs(expected - amount) > TOLERANCE:
                 raise StatementRejected(
@@ -286,9 +302,15 @@ def read_statement(settings: Settings, data: bytes, filename: str = "statement.p
     digest = hashlib.sha256(data).hexdigest()
     try:
         with PdfExtractor.from_settings(settings) as extractor:
-            return StatementRead(digest, parsed=parse_text(extractor.extract(data, filename).text))
-    except (StatementRejected, PdfRejected) as exc:
+            text = extractor.extract(data, filename).text
+    except PdfRejected as exc:
         return StatementRead(digest, refusal=exc)
+    try:
+        return StatementRead(digest, parsed=parse_text(text))
+    except StatementRejected as exc:
+        return StatementRead(digest, refusal=exc)
+    except (ValueError, ArithmeticError) as exc:  # a figure the parser's own checks let through: refused, kept
+        return StatementRead(digest, refusal=StatementRejected(f"the statement could not be read: {exc}"[:300]))
 
 
 class _Previewed(Exception):
@@ -479,7 +501,7 @@ def _synchronise(
     """The sync of a checked statement (`_acceptable`): a STATEMENT_SYNC trade per holding
     that differs (on the statement date's share count), then the RECONCILIATION of the
     cash, then what the ledger carries on top of the statement; returns the changes."""
-    _acceptable(conn, parsed)
+    _acceptable(conn, parsed, exchange_date(moment))
     current = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, parsed.as_of).items()}
     changes: list[Change] = []
     for symbol in sorted(set(current) | set(parsed.holdings)):
@@ -508,10 +530,16 @@ def _synchronise(
     return changes
 
 
-def _acceptable(conn: Connection, parsed: ParsedStatement) -> None:
-    """StatementRejected for a statement out of range (`_in_range`), with a negative cash
+def _acceptable(conn: Connection, parsed: ParsedStatement, today: date) -> None:
+    """StatementRejected for a statement out of range (`_in_range`), dated after `today`
+    (the exchange date of the upload: a statement reports a day that has come, and a
+    future one would book cash before the holdings it reconciles), with a negative cash
     balance (margin accounts are not supported) or a symbol the exchange does not list."""
     _in_range(parsed)
+    if parsed.as_of > today:
+        raise StatementRejected(
+            f"the statement is dated {parsed.as_of.isoformat()}, after today's exchange date {today.isoformat()}"
+        )
     if parsed.cash < 0:
         raise StatementRejected(
             f"the statement's cash balance is negative ({parsed.cash:,.2f}); margin accounts are not supported"

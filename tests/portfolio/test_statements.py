@@ -188,6 +188,65 @@ def test_a_statement_past_the_ranges_of_trades_and_deposits_is_refused(client, a
     _refused(client, holdings_statement("KC-10042", "Acme Ltd", as_of, holdings, cash), reason, error=StatementRejected)
 
 
+def _valuation(*figures: str, as_of: str = AS_OF.isoformat()) -> bytes:
+    """A holdings statement of one AIS-free line set: `figures` replace the totals' lines."""
+    from portfolio.statement_pdfs import HOLDINGS_TITLE
+
+    header = ["KINGSTON CAPITAL SECURITIES LIMITED", HOLDINGS_TITLE, f"Statement date: {as_of}"]
+    return text_pdf([*header, "Symbol Description Quantity Avg Cost Market Price Market Value", *figures])
+
+
+def _activity(row: str) -> bytes:
+    from portfolio.statement_pdfs import LEDGER_TITLE
+
+    lines = [LEDGER_TITLE, f"Period: 2026-11-01 to {AS_OF.isoformat()}", "Transactions"]
+    return text_pdf([*lines, "2026-11-02 OPENING - - - 0.00 100.00", row, "Closing Cash Balance: 100.00"])
+
+
+@pytest.mark.parametrize(
+    "pdf, reason",
+    [
+        (_valuation("Total Market Value: 0.00", "Cash Balance: abc", "Total Portfolio Value: 0.00"), "'abc' is not"),
+        (_valuation("Total Market Value: 0.00", "Cash Balance: NaN", "Total Portfolio Value: NaN"), "'NaN' is not"),
+        (_valuation("Total Market Value: 0.00", "Cash Balance: Infinity", "Total Portfolio Value: 1"), "'Infinity'"),
+        (_valuation("Total Market Value: 0.00", "Cash Balance: 1e5", "Total Portfolio Value: 1e5"), "'1e5' is not"),
+        (_valuation("Total Market Value: 0.00", "Cash Balance: ,", "Total Portfolio Value: 0.00"), "',' is not"),
+        (
+            _valuation(
+                "Total Market Value: 0", "Cash Balance: 5.00", "Total Portfolio Value: 5.00", as_of="2026-02-30"
+            ),
+            "'Statement date' 2026-02-30 is not a date",
+        ),
+        (_activity("2026-11-03 BUY LIQ 1 xx -1.00 99.00"), "BUY price 'xx' is not a number"),
+        (_activity("2026-11-03 BUY LIQ zz 1.00 -1.00 99.00"), "BUY quantity 'zz' is not a whole number"),
+    ],
+)
+def test_a_statement_whose_figures_are_not_numbers_is_refused_with_the_figure(client, pdf, reason) -> None:
+    """An adversarial run: these answered 500 (decimal.InvalidOperation, a ValueError of
+    date or int) and kept no REJECTED attempt; each is a refusal naming the figure."""
+    _refused(client, pdf, reason, error=StatementRejected)
+
+
+def test_a_statement_dated_after_today_is_refused(client) -> None:
+    """An adversarial run: a statement dated next year was synced, its cash reconciled at
+    its date while the client could spend it today, and its holdings pending until then."""
+    engine, settings, portfolio_id = client
+    later = date(2027, 6, 1)
+    _refused(client, holdings_statement("KC", "Acme", later, HOLDINGS, Decimal("1000000")), "after today's exchange")
+    today = import_statement(
+        engine, settings, portfolio_id, holdings_statement("KC", "Acme", AS_OF, HOLDINGS, Decimal("10")), now=NOW
+    )
+    assert today["status"] == "SYNCED"
+
+
+def test_the_statement_shown_keeps_money_to_the_cent(client) -> None:
+    """The answer's `statement.cash` is money: two decimals, as `changes` shows the balance."""
+    engine, settings, portfolio_id = client
+    pdf = _valuation("Total Market Value: 0.00", "Cash Balance: 1,000.125", "Total Portfolio Value: 1,000.125")
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert result["statement"]["cash"] == "1000.13" == result["changes"][0]["cash_after"]
+
+
 EARLIER = date(2026, 11, 18)
 ON_EARLIER = datetime(2026, 11, 18, 15, 0, tzinfo=UTC)
 
