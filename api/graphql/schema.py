@@ -20,6 +20,7 @@ import logging
 from typing import Any
 
 import strawberry
+from cross_web import HTTPException as TransportError
 from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.routing import APIRoute
@@ -27,6 +28,7 @@ from starlette.datastructures import QueryParams
 from starlette.types import Message, Receive, Scope, Send
 from strawberry.extensions import DisableIntrospection, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.fastapi import GraphQLRouter
+from strawberry.types.unset import UNSET
 
 from api.contract import conform
 from api.docs_pages import graphiql_html, local_only
@@ -37,6 +39,7 @@ from api.graphql.mutation import Mutation
 from api.graphql.query import Query
 from api.graphql.scalars import SCALAR_OVERRIDES
 from api.jsonbody import strict_json
+from api.problems import problem
 from api.security import api_key_header_name, check_key, connection_of
 from api.services import Services, heavy_client
 from desk import VersionMoved
@@ -107,7 +110,28 @@ class StrictGraphQLRouter(GraphQLRouter):
         return local_only(HTMLResponse(self.graphql_ide_html))
 
     def decode_json(self, data: str | bytes) -> object:
-        return strict_json(data, text_rule=False)
+        """A GraphQL request is a JSON object (a list is a batch, which is off): any other
+        JSON value is refused here, where Strawberry would have asked it for its keys."""
+        value = strict_json(data, text_rule=False)
+        if not isinstance(value, dict | list):
+            raise TransportError(400, f"the body must be a JSON object with a `query`, not a JSON {_kind(value)}")
+        return value
+
+    async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
+        """Strawberry's own refusals of a request (its transport: the content type, the
+        body's shape, a mutation by GET, batching) as RFC 9457 problems like every other
+        error of the service, not its plain-text answers; a body that is not JSON (or no
+        body) on a POST is 415, as on REST."""
+        try:
+            return await super().run(request, context=context, root_value=root_value)
+        except TransportError as refused:
+            if not isinstance(request, Request):
+                raise
+            media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            unsupported = request.method == "POST" and media != "application/json"
+            status = 415 if unsupported else refused.status_code
+            detail = "a GraphQL POST's body is application/json" if unsupported else refused.reason
+            return problem(request, status, detail)
 
     def encode_json(self, data: object) -> str | bytes:
         """A kept answer's body as it is (`cache.Rendered`), anything else as Strawberry encodes it."""
@@ -293,3 +317,10 @@ if __name__ == "__main__":  # python -m api.graphql.schema > api/graphql/schema.
     from market.settings import get_settings
 
     print(build_schema(get_settings()).as_str())
+
+
+def _kind(value: object) -> str:
+    """A decoded JSON value's kind, as a client would name it."""
+    if value is None:
+        return "null"
+    return {bool: "boolean", str: "string", int: "number", float: "number"}.get(type(value), type(value).__name__)

@@ -218,8 +218,40 @@ def test_each_limit_accepts_just_under_and_rejects_just_over(tight: Api) -> None
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_batching_is_off(api: Api) -> None:
     batch = [{"query": "{ modelPerformance { modelId } }"}] * 2
-    response = api.call("POST", "/graphql", api.world.acme_key, json=batch)
-    assert response.status_code == 400
+    assert_problem(api.call("POST", "/graphql", api.world.acme_key, json=batch), 400, "Batching is not enabled")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    "body, content_type, status, says",
+    [
+        (b'"x"', "application/json", 400, "not a JSON string"),
+        (b"5", "application/json", 400, "not a JSON number"),
+        (b"true", "application/json", 400, "not a JSON boolean"),
+        (b"null", "application/json", 400, "not a JSON null"),
+        (b'{"variables": {}}', "application/json", 400, "No GraphQL query found"),
+        (b'{"query": 5}', "application/json", 400, "`query` must be a string"),
+        (b'{"query": "{ __typename }", "variables": [1]}', "application/json", 400, "`variables` must be an object"),
+        (b'{"query": "{ __typename }", "extensions": "x"}', "application/json", 400, "`extensions` must be"),
+        (b"{ __typename }", "text/plain", 415, "application/json"),
+        (b"{ __typename }", "application/graphql", 415, "application/json"),
+        (b"query=x", "application/x-www-form-urlencoded", 415, "application/json"),
+    ],
+)
+def test_a_graphql_request_strawberry_refuses_is_a_problem(api: Api, body, content_type, status, says) -> None:
+    """An adversarial run: a JSON body that is not an object answered 500 (Strawberry asked
+    it for its keys), and Strawberry's own refusals (content type, body shape, batching) were
+    plain text, with 400 where REST answers an unsupported media type with 415."""
+    headers = {"Content-Type": content_type}
+    assert_problem(api.acme("POST", "/graphql", content=body, headers=headers), status, says)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_mutation_by_get_and_unparsable_variables_are_problems(api: Api) -> None:
+    mutation = api.acme("GET", "/graphql", params={"query": 'mutation { moveCash(amount: "1") { __typename } }'})
+    assert_problem(mutation, 400, "mutations are not allowed when using GET")
+    variables = api.acme("GET", "/graphql", params={"query": "{ __typename }", "variables": "notjson"})
+    assert variables.status_code == 400 and variables.headers["content-type"] == "application/problem+json"
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
