@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import NotRequired, TypedDict
 
 from sqlalchemy import Connection, Engine
@@ -35,7 +35,17 @@ from sqlalchemy import Connection, Engine
 from market.clock import TradingCalendar, exchange_date, utc_now
 from market.contract import described, served_fields
 from market.errors import ConflictError, InvalidInputError, NotFoundError
-from market.money import MAX_CASH_MOVEMENT, Fraction, Money, Price, Shares, money_text, parse_money, whole_cents
+from market.money import (
+    CENTS,
+    MAX_CASH_MOVEMENT,
+    Fraction,
+    Money,
+    Price,
+    Shares,
+    money_text,
+    parse_money,
+    whole_cents,
+)
 from market.settings import Settings
 from portfolio import dividends, ledger
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
@@ -259,7 +269,10 @@ def _checked_request(
     trading_date = calendar.session_of(moment)
     close, close_date = reference_close(conn, symbol, trading_date)
     band = Decimal(str(settings.trade_price_band))
-    low, high = (close * (1 - band)).quantize(CENT), (close * (1 + band)).quantize(CENT)
+    # In whole cents, as a price is given (whole_cents): the lowest and highest prices the
+    # band admits, so the edges a refusal prints are prices the band accepts.
+    low = (close * (1 - band)).quantize(CENTS, rounding=ROUND_CEILING)
+    high = (close * (1 + band)).quantize(CENTS, rounding=ROUND_FLOOR)
     if not low <= price <= high:
         raise TradeRejected(
             f"price {price:,.2f} is outside the day's band {low:,.2f}-{high:,.2f} "

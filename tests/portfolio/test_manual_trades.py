@@ -85,6 +85,18 @@ def test_band_edges_are_inclusive_and_exact_cash_is_enough(client) -> None:
         trade(client, "buy", "BBB", 1, 10)
 
 
+def test_a_band_between_cents_prints_the_edges_it_accepts(settings: Settings) -> None:
+    """An adversarial run: a band of 10.5825-14.3175 was printed "10.58-14.32" and refused
+    both; the band is now in whole cents, as prices are: 87.66-112.34 for 12.348% of 100 (87.652-112.348)."""
+    odd = clients.open_funded_client(settings.model_copy(update={"trade_price_band": 0.12348}), "10000", NOW)
+    with pytest.raises(TradeRejected, match="outside the day's band 87.66-112.34"):
+        trade(odd, "buy", "AAA", 1, "87.65")
+    with pytest.raises(TradeRejected, match="outside the day's band 87.66-112.34"):
+        trade(odd, "buy", "AAA", 1, "112.35")
+    assert trade(odd, "buy", "AAA", 1, "87.66").price == Decimal("87.66")
+    assert trade(odd, "buy", "AAA", 1, "112.34").price == Decimal("112.34")
+
+
 def test_a_sell_of_more_than_held_after_buys(client) -> None:
     trade(client, "buy", "BBB", 100, 10)
     with pytest.raises(TradeRejected, match="holds 100"):
