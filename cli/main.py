@@ -184,6 +184,7 @@ def import_files(
     from desk import Desk
     from ingest.importers import import_path
     from ingest.importers.files import CapitalOptions, detect_format, source_currency
+    from market.errors import InvalidInputError
 
     fmt = detect_format(Path(path)) if file_format == "auto" else file_format
     desk = Desk.from_settings(get_settings())
@@ -212,6 +213,8 @@ def import_files(
         typer.echo(line)
     if report.corporate_actions_inserted:
         typer.echo(f"{report.corporate_actions_inserted} corporate actions stored (SPLIT, DELISTING)")
+    if report.bad_rows and not report.rows_read and not report.index_levels_inserted:
+        raise InvalidInputError(f"no row of {path} could be read: nothing was imported (the bad rows are above)")
 
 
 @exchange_app.command("serve")

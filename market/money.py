@@ -38,6 +38,13 @@ CENTS = Decimal("0.01")
 # make, whichever way it comes: REST's CashIn and GraphQL's moveCash (api/schemas), the CLI's
 # `portfolio open --cash` and the domain's move_cash (portfolio/trading.py) all apply it.
 MAX_CASH_MOVEMENT = Decimal("1000000000")
+# The largest share count one line may state (a statement's holding, a day's traded volume
+# in a market file or on the exchange's page) and the largest price per share: far past any
+# listing, far inside the store's BIGINT and every float's exact integers. A number past
+# them is a misprint or an attack, refused with its line (portfolio/statements.py,
+# ingest/importers/formats.py, ingest/exchange/validation.py), never a database error.
+MAX_SHARES = 10**12
+MAX_PRICE = 10**12
 
 # The kinds of number the service prints, by type (the module docstring). NewTypes: no cost
 # at run time; a field declared with one says what its value is wherever it goes, REST's

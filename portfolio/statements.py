@@ -50,7 +50,7 @@ from sqlalchemy import Connection, Engine, select
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.clock import SUPPORTED_DATES, exchange_date, session_close_utc, utc_now
 from market.errors import ConflictError, InvalidInputError
-from market.money import Money, Price, money_display, to_cents
+from market.money import MAX_SHARES, Money, Price, money_display, to_cents
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
@@ -470,9 +470,6 @@ def _already_synced(conn: Connection, portfolio_id: str, digest: str) -> bool:
     return bool(rows) and rows[0]["status"] == "SYNCED"
 
 
-MAX_QUANTITY = 10**12  # shares of one line: far past any listing, far inside the store's BIGINT
-
-
 def _in_range(parsed: ParsedStatement) -> None:
     """The ranges a trade and a deposit are held to: a statement is refused past them, as
     a number the store cannot hold answered 500 and a date outside the service's range
@@ -486,9 +483,9 @@ def _in_range(parsed: ParsedStatement) -> None:
     if parsed.cash > MAX_AMOUNT:
         raise StatementRejected(f"the statement's cash balance {parsed.cash:,.2f} is over the limit of {MAX_AMOUNT:,}")
     for symbol, quantity in parsed.holdings.items():
-        if quantity > MAX_QUANTITY:
+        if quantity > MAX_SHARES:
             raise StatementRejected(
-                f"the statement holds {quantity:,} {symbol}, over the limit of {MAX_QUANTITY:,} shares"
+                f"the statement holds {quantity:,} {symbol}, over the limit of {MAX_SHARES:,} shares"
             )
     for symbol, price in {**parsed.prices, **parsed.sale_prices}.items():
         if price > MAX_AMOUNT:

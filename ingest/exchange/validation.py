@@ -12,6 +12,7 @@ Errors:
   explicit new-listing path);
 - an active security on the securities list with no row on the quotes page;
 - negative volume or trades, a close that is not positive, bid above ask, low above high;
+  a volume or trades count over `market.money.MAX_SHARES` or a close over `MAX_PRICE`;
 - a stale page: every traded row (five or more) repeats the previous stored session's row
   field for field (low, high, close, previous close, volume), the rule the historical
   importer applies to a copied day (`ingest.importers.formats.repeated_days`): the
@@ -66,6 +67,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from ingest.importers.formats import repeated_days
+from market.money import MAX_PRICE, MAX_SHARES
 
 MIN_SPLIT, MAX_SPLIT = 1 / 1000, 1000.0  # shares after per share before: beyond, a misread ratio
 CONFIRMED_MOVE = "CONFIRMED MOVE"  # a row status: the publisher confirms a close outside the band
@@ -335,17 +337,30 @@ def _check_dividend(
         )
 
 
+def _check_counts(row: dict, verdict: Verdict) -> None:
+    """A row's volume and trades count: whole numbers from 0 to MAX_SHARES."""
+    symbol, volume, trades = row["symbol"], row.get("volume"), row.get("trades")
+    if volume is None or volume < 0:
+        verdict.errors.append(f"{symbol}: volume {volume} is not a non-negative whole number")
+    elif volume > MAX_SHARES:
+        verdict.errors.append(f"{symbol}: volume {volume:,} is over the limit of {MAX_SHARES:,} shares")
+    if trades is not None and trades < 0:
+        verdict.errors.append(f"{symbol}: negative trades count {trades}")
+    elif trades is not None and trades > MAX_SHARES:
+        verdict.errors.append(f"{symbol}: trades count {trades:,} is over the limit of {MAX_SHARES:,}")
+
+
 def _check_row(
     row: dict, previous: float | None, factor: float | None, split: bool, band: float, verdict: Verdict
 ) -> None:
     symbol = row["symbol"]
     volume, close = row.get("volume"), row.get("close")
-    if volume is None or volume < 0:
-        verdict.errors.append(f"{symbol}: volume {volume} is not a non-negative whole number")
-    if row.get("trades") is not None and row["trades"] < 0:
-        verdict.errors.append(f"{symbol}: negative trades count {row['trades']}")
+    _check_counts(row, verdict)
     if close is None or close <= 0:
         verdict.errors.append(f"{symbol}: close {close} is not a positive price")
+        return
+    if close > MAX_PRICE:
+        verdict.errors.append(f"{symbol}: close {close:,} is over the limit of {MAX_PRICE:,}")
         return
     bid, ask = row.get("bid"), row.get("ask")
     if bid is not None and ask is not None and bid > ask:

@@ -57,6 +57,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ingest.importers.formats import price_cell
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
 from store.panels import split_adjusted
@@ -135,7 +136,7 @@ class CorporateAction:
 
 def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
     """The file's actions and its unreadable rows (file:line: reason)."""
-    with Path(path).open(newline="", encoding="utf-8", errors="replace") as handle:
+    with Path(path).open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         reader = csv.reader(handle)
         header = [h.strip().lower() for h in next(reader, [])]
         missing = [c for c in ACTION_COLUMNS if c not in header]
@@ -173,15 +174,8 @@ def _action(row: dict[str, str], where: str) -> CorporateAction:
 
 
 def _price(text: str) -> float | None:
-    if not text:
-        return None
-    try:
-        value = float(text.replace(",", ""))
-    except ValueError:
-        raise ValueError(f"price '{text}' is not a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"price '{text}' is not a price")
-    return value
+    """An action's price: a price file's rule (`formats.price_cell`)."""
+    return price_cell(text, "price") if text else None
 
 
 def _factor(kind: str, ratio: str) -> float:

@@ -94,7 +94,7 @@ def detect_format(path: Path) -> str:
     sample = next(iter(price_files(path)), None)
     if sample is None:
         raise InvalidInputError(f"{path} holds no .csv files")
-    first = sample.open(encoding="utf-8", errors="replace").readline()
+    first = sample.open(encoding="utf-8-sig", errors="replace").readline()
     if first.startswith("Code;Name;"):
         return "nse-daily"
     if first.startswith("Date;"):

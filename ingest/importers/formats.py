@@ -35,7 +35,9 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ingest.exchange.parsers import CellError, number
 from market.instruments import InstrumentType, instrument_type, is_ordinary, parse_instrument_type
+from market.money import MAX_PRICE, MAX_SHARES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,40 +76,49 @@ def is_index(symbol: str) -> bool:
     return symbol.startswith(INDEX_PREFIX)
 
 
-def _price(text: str, name: str = "price") -> float | None:
-    text = text.strip()
-    if text in {"", "-"}:
-        return None
-    try:
-        value = float(text.replace(",", ""))
-    except ValueError:
-        raise ValueError(f"{name} '{text}' is not a number") from None
-    if value != value or value < 0:
-        raise ValueError(f"{name} '{text}' is not a price")
+def price_cell(text: str, name: str = "price") -> float | None:
+    """A price cell: the exchange page's number rule (`ingest.exchange.parsers.number`:
+    digits, thousands commas in threes, an optional point; so "12,50", "1e5", "inf" and
+    "nan" are refused, never read as 1250 or as no number), at most MAX_PRICE; "" or "-"
+    is no price."""
+    value = _cell(text, name)
+    if value is not None and not 0 <= value <= MAX_PRICE:
+        raise ValueError(f"{name} '{text.strip()}' is not a price (0 to {MAX_PRICE:,})")
     return value
 
 
 def _volume(text: str) -> int:
-    text = text.strip()
-    if text in {"", "-"}:
+    """A volume cell: the same number rule, a whole number of shares, at most MAX_SHARES."""
+    value = _cell(text, "volume")
+    if value is None:
         return 0
-    try:
-        value = float(text.replace(",", ""))
-    except ValueError:
-        raise ValueError(f"volume '{text}' is not a number") from None
-    if value < 0 or value != int(value):
-        raise ValueError(f"volume '{text}' is not a share count")
+    if value != int(value) or not 0 <= value <= MAX_SHARES:
+        raise ValueError(f"volume '{text.strip()}' is not a share count (0 to {MAX_SHARES:,})")
     return int(value)
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"date '{text[:40]}' is not a date as YYYY-MM-DD (or YYYYMMDD)") from None
+
+
+def _cell(text: str, name: str) -> float | None:
+    try:
+        return number(text)
+    except CellError:
+        raise ValueError(f"{name} '{text.strip()[:40]}' is not a number like 1,234.50") from None
 
 
 def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, volume: str) -> dict:
     bar = {
         "symbol": symbol.strip().upper(),
         "trading_date": day,
-        "low": _price(low, "low"),
-        "high": _price(high, "high"),
-        "close": _price(close, "close"),
-        "prev_close": _price(prev, "prev_close"),
+        "low": price_cell(low, "low"),
+        "high": price_cell(high, "high"),
+        "close": price_cell(close, "close"),
+        "prev_close": price_cell(prev, "prev_close"),
         "volume": _volume(volume),
     }
     if not bar["symbol"]:
@@ -125,7 +136,7 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
         yield Bad(f"{path}:0", "file name is not YYYYMMDD.csv")
         return
     day = date(*map(int, match.groups()))
-    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         for line, fields in enumerate(csv.reader(handle, delimiter=";"), start=1):
             if line == 1:
                 if [f.strip() for f in fields] != NSE_DAILY_HEADER:
@@ -149,7 +160,7 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
 
 def read_nse_company(path: Path) -> Iterator[dict | Bad]:
     symbol = path.stem.upper()
-    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         for line, raw in enumerate(handle, start=1):
             raw = raw.strip()
             if line == 1:
@@ -182,7 +193,7 @@ def ohlcv_states_types(path: Path) -> bool:
 
 
 def _ohlcv_header(path: Path) -> list[str]:
-    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         return [h.strip().lower() for h in next(csv.reader(handle), [])]
 
 
@@ -193,7 +204,7 @@ def row_instrument_type(row: dict) -> InstrumentType:
 
 
 def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
-    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         reader = csv.reader(handle)
         header = [h.strip().lower() for h in next(reader, [])]
         missing = [c for c in OHLCV_REQUIRED if c not in header]
@@ -208,7 +219,7 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                 if len(fields) != len(header):
                     raise ValueError(f"{len(fields)} fields, expected {len(header)}")
                 row = dict(zip(header, (f.strip() for f in fields)))
-                day = date.fromisoformat(row["date"])
+                day = _day(row["date"])
                 bar = _bar(
                     row["symbol"],
                     day,
@@ -218,12 +229,12 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                     row.get("prev_close", ""),
                     row["volume"],
                 )
-                bar["open"] = _price(row.get("open", ""), "open")
-                bar["bid"], bar["ask"] = _price(row.get("bid", ""), "bid"), _price(row.get("ask", ""), "ask")
+                bar["open"] = price_cell(row.get("open", ""), "open")
+                bar["bid"], bar["ask"] = price_cell(row.get("bid", ""), "bid"), price_cell(row.get("ask", ""), "ask")
                 if bar["bid"] is not None and bar["ask"] is not None and bar["bid"] > bar["ask"]:
                     raise ValueError(f"bid {bar['bid']} is above ask {bar['ask']}")
                 bar["trades"] = _volume(row["trades"]) if row.get("trades") else None
-                bar["value_traded"] = _price(row.get("value_traded", ""), "value_traded")
+                bar["value_traded"] = price_cell(row.get("value_traded", ""), "value_traded")
                 if row.get("name"):
                     bar["name"] = row["name"]
                 stated = parse_instrument_type(row[type_column]) if type_column else None

@@ -171,8 +171,40 @@ def test_generic_ohlcv_with_optional_bid_ask(settings: Settings, tmp_path: Path)
     assert report.format == "ohlcv" and report.rows_inserted == 2
     assert report.lacks == ["prev_close", "trades", "value_traded"]
     assert report.bad_rows[0] == f"{path}:4: bid 26.3 is above ask 26.22"
-    assert report.bad_rows[1].startswith(f"{path}:5: Invalid isoformat")
+    assert report.bad_rows[1] == f"{path}:5: date '20-11-2026' is not a date as YYYY-MM-DD (or YYYYMMDD)"
     assert {(p["bid"], p["ask"]) for p in _prices(settings)} == {(25.7, 25.8), (26.11, 26.22)}
+
+
+def test_numbers_a_file_could_misread_are_bad_rows_and_the_rest_loads(settings: Settings, tmp_path: Path) -> None:
+    """An adversarial run: a decimal comma ("12,50") was read as 1250 with every comma
+    dropped; a volume of 10^19 or 1e30 stopped the import with a database error after its
+    first batch was stored; a close of inf or 1e308 was stored and broke the backtest; a
+    byte-order mark hid the header's first column. Each such cell is now a bad row with
+    its line, and the file's other rows load."""
+    path = tmp_path / "prices.csv"
+    lines = [
+        "symbol,date,close,volume",
+        "KCB,2026-11-16,25.50,1200",
+        'KCB,2026-11-17,"12,50",100',
+        "KCB,2026-11-18,26.00,10000000000000000000",
+        "KCB,2026-11-19,26.00,1e30",
+        "KCB,2026-11-20,inf,100",
+        "KCB,2026-11-23,1e308,100",
+        "KCB,2026-11-24,nan,100",
+        'KCB,2026-11-25,"1,234.50",100',
+    ]
+    path.write_text("\ufeff" + "\n".join(lines) + "\n", encoding="utf-8")
+    report = import_path(service_engine(settings), path)
+    assert report.format == "ohlcv" and report.rows_inserted == 2
+    assert [r.split(": ", 1)[1] for r in report.bad_rows] == [
+        "close '12,50' is not a number like 1,234.50",
+        "volume '10000000000000000000' is not a share count (0 to 1,000,000,000,000)",
+        "volume '1e30' is not a number like 1,234.50",
+        "close 'inf' is not a number like 1,234.50",
+        "close '1e308' is not a number like 1,234.50",
+        "close 'nan' is not a number like 1,234.50",
+    ]
+    assert sorted(p["close"] for p in _prices(settings)) == [25.5, 1234.5]
 
 
 def test_unrecognised_files_are_a_clear_error(settings: Settings, tmp_path: Path) -> None:
@@ -243,3 +275,15 @@ def test_market_indices_are_left_out_and_named(settings: Settings, tmp_path: Pat
     from ingest.replay import ReplayMarket
 
     assert ReplayMarket(root).source.indices == {"^FNK15", "^NASI"}  # the replay's rule, the same
+
+
+def test_a_file_none_of_whose_rows_can_be_read_is_an_error(settings: Settings, tmp_path: Path) -> None:
+    """An adversarial run: a semicolon-separated OHLCV file, or one whose every date is
+    dd/mm/yyyy, imported nothing and exited 0; it lists its bad rows and exits 1."""
+    path = _write(tmp_path / "prices.csv", ["symbol,date,close,volume", "KCB,03/01/2012,25.5,100"], newline="\n")
+    result = cli("import", str(path))
+    assert result.returncode == 1
+    assert f"bad row: {path}:2: date '03/01/2012' is not a date" in result.stdout
+    assert (
+        result.stderr.strip() == f"error: no row of {path} could be read: nothing was imported (the bad rows are above)"
+    )

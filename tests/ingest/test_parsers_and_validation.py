@@ -88,6 +88,10 @@ def test_a_clean_day_has_no_errors() -> None:
         (_row(close=0.0), "close 0.0 is not a positive price"),
         (_row(low=11.0, high=10.5), "low 11.0 is above high 10.5"),
         (_row(trades=-2), "negative trades count"),
+        # an adversarial run: 10^19 shares reached the store and stopped T0 with a database error
+        (_row(volume=10**19), "volume 10,000,000,000,000,000,000 is over the limit of 1,000,000,000,000 shares"),
+        (_row(trades=10**13), "trades count 10,000,000,000,000 is over the limit"),
+        (_row(close=1e15), "close 1,000,000,000,000,000.0 is over the limit of 1,000,000,000,000"),
     ],
 )
 def test_row_errors(row: dict, message: str) -> None:
