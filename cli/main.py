@@ -151,12 +151,20 @@ def backfill(
     ),
 ) -> None:
     """Deliver simulated (or replayed) history through the T0 code path (no server needed)."""
-    from market.clock import parse_trading_date
+    from market.clock import exchange_now, latest_closed_trading_day, parse_trading_date
+    from market.errors import InvalidInputError
     from pipeline.backfill import backfill as run_backfill
     from store.engine import service_engine
 
     settings = get_settings()
-    reports = run_backfill(service_engine(settings), settings, days, parse_trading_date(_default_date(end)))
+    last = parse_trading_date(_default_date(end))
+    latest = latest_closed_trading_day(exchange_now())
+    if last > latest and not settings.replay_path:  # a replay's files are the record, whatever their dates
+        raise InvalidInputError(
+            f"--end {last.isoformat()} has not closed yet; the latest closed trading day is {latest.isoformat()} "
+            "(a simulated future would be stored as history, and the real sessions before it refused)"
+        )
+    reports = run_backfill(service_engine(settings), settings, days, last)
     inserted = sum(r.inserted.get("eod_prices", 0) for r in reports)
     kind = "replayed" if settings.replay_path else "simulated"
     typer.echo(

@@ -31,8 +31,8 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from market.clock import default_calendar, parse_trading_date
-from market.errors import MarketIntelError, StageFailedError
+from market.clock import TradingCalendar, default_calendar, parse_trading_date, utc_now
+from market.errors import InvalidInputError, MarketIntelError, StageFailedError
 from market.settings import Settings, get_settings
 from pipeline.registry import get_stage
 from pipeline.stage import Stage, StageContext, StageOutcome
@@ -162,9 +162,11 @@ def run_stage(
 
 def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
     day, calendar = ctx.trading_date, ctx.calendar
+    closed = calendar.closed_reason(day)
+    if stage.trading_days_only and not closed:
+        _refuse_unclosed(day, calendar)
     _record(ctx, "STARTED", trigger, {})
 
-    closed = calendar.closed_reason(day)
     if stage.trading_days_only and closed:
         log.info("stage %s skipped for %s: %s", stage.name, day, closed)
         _record(ctx, "SKIPPED", trigger, {"reason": closed})
@@ -188,6 +190,18 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
         outcome.summary,
     )
     return StageResult(stage.name, day, ctx.run_id, "SUCCEEDED", ctx.write, outcome.summary, outcome.tables)
+
+
+def _refuse_unclosed(day: date, calendar: TradingCalendar) -> None:
+    """A trading day whose session has not closed has no data yet: a stage run for it
+    (a scrape that would fail as "not published", a T1 stage on a simulated future, an AI
+    day executed ahead of the real sessions before it, which would then be refused for
+    good) is refused before anything is recorded."""
+    latest = calendar.closed_day_at(utc_now())
+    if day > latest:
+        raise InvalidInputError(
+            f"{day.isoformat()} has not closed yet; the latest closed trading day is {latest.isoformat()}"
+        )
 
 
 def _refresh_read_models(ctx: StageContext) -> None:

@@ -87,6 +87,36 @@ def test_backfill_delivers_simulated_days(settings: Settings) -> None:
     assert "; 0 price rows inserted" in again.stdout
 
 
+@ON_SQLITE_ONLY
+def test_a_day_that_has_not_closed_is_neither_backfilled_nor_run(settings: Settings) -> None:
+    """An adversarial run: `backfill --end` a week ahead stored simulated days as history,
+    the AI book executed the last of them, and every real session before it was then
+    refused for good. A day after the latest closed one is refused, and nothing stored."""
+    from datetime import timedelta
+
+    from market.clock import default_calendar, exchange_now, latest_closed_trading_day
+
+    calendar = default_calendar()
+    latest = latest_closed_trading_day(exchange_now())
+    ahead = calendar.next_trading_day(calendar.next_trading_day(latest + timedelta(days=1)))
+    backfilled = cli("backfill", "--days", "3", "--end", ahead.isoformat())
+    assert backfilled.returncode == 1 and backfilled.stdout == ""
+    assert backfilled.stderr.startswith(f"error: --end {ahead.isoformat()} has not closed yet; the latest closed")
+    for stage in ("t0_scrape", "t1_trade"):
+        ran = cli("stage", "run", stage, "--date", ahead.isoformat())
+        assert ran.returncode == 1, ran.stdout
+        said = f"error: {ahead.isoformat()} has not closed yet; the latest closed trading day is {latest.isoformat()}"
+        assert ran.stderr.strip() == said
+    from sqlalchemy import func, select
+
+    from store import tables
+    from store.engine import service_engine
+
+    with service_engine(settings).connect() as conn:
+        for table in (tables.eod_prices, tables.deliveries, tables.stage_runs, tables.portfolio_days):
+            assert conn.execute(select(func.count()).select_from(table)).scalar_one() == 0
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_long_backfill_prints_a_few_lines_not_one_per_request(settings: Settings) -> None:
     """Not a terminal (a pipe): no progress bar and no library INFO lines, only the result.
