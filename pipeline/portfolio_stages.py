@@ -89,4 +89,9 @@ def run_suggestions(ctx: StageContext) -> StageOutcome:
     )
 
 
-SUGGEST = Stage("t2_suggestions", run_suggestions, "Morning pre-market suggestions for every client portfolio.")
+SUGGEST = Stage(
+    "t2_suggestions",
+    run_suggestions,
+    "Morning pre-market suggestions for every client portfolio.",
+    after_close=False,  # for the session ahead, before its close
+)

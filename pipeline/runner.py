@@ -163,7 +163,7 @@ def run_stage(
 def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
     day, calendar = ctx.trading_date, ctx.calendar
     closed = calendar.closed_reason(day)
-    if stage.trading_days_only and not closed:
+    if stage.trading_days_only and stage.after_close and not closed:
         _refuse_unclosed(day, calendar)
     _record(ctx, "STARTED", trigger, {})
 

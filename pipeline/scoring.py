@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from datetime import date
 
 import pandas as pd
-from sqlalchemy import Connection
+from sqlalchemy import Connection, func, select
 
 from market.clock import TradingCalendar
+from market.errors import InvalidInputError
 from market.fees import fee_schedule
 from market.settings import Settings
 from models.calibration import Calibration
@@ -95,7 +96,15 @@ def prepare_day(
     backend: Layer1Backend,
     horizon: int,
 ) -> DayInputs:
-    """The read step (which stores the day's features and registers a model it trains)."""
+    """The read step (which stores the day's features and registers a model it trains).
+    A day the validation record covers is refused: the live record starts after it, and a
+    live prediction there would move its start back over the validation record's days."""
+    validated = conn.execute(select(func.max(tables.validation_predictions.c.trading_date))).scalar()
+    if validated is not None and day <= validated:
+        raise InvalidInputError(
+            f"{day.isoformat()} is in the validation record (through {validated.isoformat()}); "
+            "the live record scores the days after it"
+        )
     panel = feature_rows(conn, day, backend, horizon)
     store_features(conn, panel, day)
     model_id, model, trained = ensure_model(conn, settings, panel, day, calendar, backend, horizon)
@@ -172,9 +181,11 @@ def ensure_model(
 ) -> tuple[str, RiskModel, dict | None]:
     """The model to score `day` with, training a new one first when it is due
     (`models.scoring.retrain_plan`): its boosters saved under `<models_dir>/<model_id>/`,
-    its run registered in `model_runs`."""
+    its run registered in `model_runs`. The model is the day's own (`latest_model`
+    through `day`): a day scored again after a later retrain keeps its predictions, and a
+    day scored late never reads a model trained on what came after it."""
     config = WalkForwardConfig(horizon=horizon)
-    current = latest_model(conn)
+    current = latest_model(conn, through=day)
     runs = {r["model_id"]: r for r in risk_models(conn)} if current is not None else {}
     plan = retrain_plan(current, runs, day, calendar, config)
     if not plan.due:

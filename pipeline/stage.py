@@ -56,3 +56,4 @@ class Stage:
     run: Callable[[StageContext], StageOutcome]
     description: str
     trading_days_only: bool = True  # False: runs on any calendar day (e.g. health)
+    after_close: bool = True  # False: runs for a session that has not closed yet (T2's morning suggestions)

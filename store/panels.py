@@ -141,9 +141,14 @@ def risk_models(conn: Connection) -> list[ModelRun]:
     return current_rows(conn, tables.model_runs)
 
 
-def latest_model(conn: Connection) -> ModelRun | None:
-    """The risk model trained last (latest train_end, then the latest recorded), or None."""
-    runs = current_rows(conn, tables.model_runs, where=[tables.model_runs.c.kind == "risk"])
+def latest_model(conn: Connection, through: date | None = None) -> ModelRun | None:
+    """The risk model trained last (latest train_end, then the latest recorded), or None;
+    with `through`, the last one trained on data up to that day: the model of its time,
+    which a day scored again, or late, is scored with (never one trained after it)."""
+    where = [tables.model_runs.c.kind == "risk"]
+    if through is not None:
+        where.append(tables.model_runs.c.train_end <= through)
+    runs = current_rows(conn, tables.model_runs, where=where)
     return max(runs, key=lambda r: (r["train_end"], r["recorded_at"])) if runs else None
 
 

@@ -8,12 +8,15 @@ from datetime import date
 
 import numpy as np
 import pandas as pd
+import pytest
 from sqlalchemy import func, select
 
 from market.clock import default_calendar
+from market.errors import StageFailedError
 from market.settings import Settings
 from models.decisions import HORIZON
 from pipeline.bootstrap import BootstrapTerms, bootstrap
+from pipeline.runner import run_stage
 from pipeline.validation import build_validation_record
 from store import tables
 from store.engine import migration_engine, service_engine
@@ -169,3 +172,20 @@ def test_a_history_too_short_to_calibrate_still_stores_its_record(settings: Sett
     assert result.record.predictions > 0, result.record.reason
     classes = _record(engine)["predicted_class"]
     assert len(classes) == result.record.predictions
+
+
+def test_a_day_the_validation_record_covers_is_not_scored_live(settings: Settings) -> None:
+    """An adversarial run: `stage run t1_predict` for a day inside the validation record
+    stored live predictions there (with the newest model, trained after it) and moved the
+    live record's start back over the validation record's days. It is refused, and nothing
+    is written."""
+    engine = _store(settings, _prices())
+    with engine.begin() as conn:
+        result = build_validation_record(conn, days=60, min_train_days=120)
+    inside = result.last
+    before = _history_counts(engine)
+    with pytest.raises(StageFailedError, match=f"{inside.isoformat()} is in the validation record"):
+        run_stage("t1_predict", inside, settings=settings)
+    after = _history_counts(engine)
+    assert after.pop("stage_runs") == before.pop("stage_runs") + 2  # STARTED and FAILED, the runner's own record
+    assert after == before

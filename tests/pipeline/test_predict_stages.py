@@ -66,6 +66,12 @@ def test_features_then_predict_then_warm_retrain(settings: Settings) -> None:
     metrics = {m["metric"] for m in warm.tables["metrics"]}
     assert {"binary_accuracy", "three_class_accuracy", "movers_accuracy", "average_error"} <= metrics
 
+    # DAY scored again after the warm retrain: with the model of its time, nothing written (an
+    # adversarial run stored DAY's 59 predictions again under the later model, trained after DAY)
+    rerun = run_stage("t1_predict", DAY, settings=settings)
+    assert rerun.summary["retrained"] is False and rerun.summary["model_id"] == run["model_id"]
+    assert _count(settings, tables.predictions) == 118 and _count(settings, tables.model_runs) == 2
+
 
 # core14-v2
 OLDER_FEATURES = {"feature_names": [("bollinger_bandwidth" if n == "market_breadth" else n) for n in FEATURE_NAMES]}
