@@ -37,6 +37,7 @@ from market.plain import JsonValue
 from market.settings import Settings
 from store import tables
 from store.history import append_history, current_rows
+from store.transactions import write_transaction
 
 log = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Marketintel-Signature"
@@ -191,7 +192,7 @@ def _attempt(
     engine: Engine, notification_id: str, channel: str, status: str, http_status: int | None, error: str | None
 ) -> None:
     d = tables.notification_attempts.c
-    with engine.begin() as conn:
+    with write_transaction(engine, f"notification:{notification_id}") as conn:  # its number read, then written
         previous = conn.execute(select(func.max(d.attempt)).where(d.notification_id == notification_id)).scalar() or 0
         append_history(
             conn,
@@ -230,6 +231,6 @@ def _redacted(url: str) -> str:
 
 def alert(engine: Engine, settings: Settings, notification: Notification) -> Delivery:
     """Record one alert in its own transaction and deliver what is pending for its date."""
-    with engine.begin() as conn:
+    with write_transaction(engine, f"notifications:{notification.trading_date}") as conn:
         record(conn, [notification])
     return deliver_pending(engine, settings, notification.trading_date)

@@ -40,6 +40,7 @@ from store import tables
 from store.engine import preview_engine, service_engine
 from store.history import append_history, counting_writes
 from store.migrations import require_current_schema
+from store.transactions import write_transaction
 
 log = logging.getLogger(__name__)
 _DECIMAL = re.compile(r"-?\d+\.\d+")  # a Decimal summary value stored as text (cash)
@@ -246,5 +247,7 @@ def _record(ctx: StageContext, event: str, trigger: str, detail: dict[str, Any])
         "trigger": trigger,
         "detail": json.loads(json.dumps(detail, default=str)),
     }
-    with ctx.engine.begin() as conn:
+    # the database's write lock taken up front (SQLite: BEGIN IMMEDIATE waits out another
+    # run's write; a deferred transaction that read first was refused at once, "database is locked")
+    with write_transaction(ctx.engine, f"stage-run:{ctx.run_id}") as conn:
         append_history(conn, tables.stage_runs, [row])

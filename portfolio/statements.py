@@ -58,7 +58,7 @@ from portfolio.market import known_symbols, reference_close
 from portfolio.trading import MAX_AMOUNT
 from store import tables
 from store.history import append_history, current_rows, newest_ids
-from store.transactions import Respond, answered
+from store.transactions import Respond, answered, write_transaction
 
 # The titles of the two layouts read (a statement names its layout in its title); the sample
 # statements the demo and the tests draw (portfolio/statement_pdfs.py) use them too.
@@ -346,7 +346,7 @@ def file_statement(
         return answered(_preview(read, done), respond)  # rolled back: nothing was written
     except (StatementRejected, PdfRejected) as exc:
         if not preview:  # the refused sync was rolled back; the attempt is kept apart
-            with engine.begin() as conn:
+            with write_transaction(engine, f"statement-imports:{portfolio_id}") as conn:
                 refused = {"file_sha256": read.digest, "status": "REJECTED", "reason": str(exc)}
                 append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, **refused}])
         raise

@@ -55,7 +55,7 @@ from portfolio.market import known_persistence, market_days
 from portfolio.rails import check_entry, exit_state
 from store import tables
 from store.history import append_history, current_rows
-from store.transactions import Respond, answered
+from store.transactions import Respond, answered, write_transaction
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +254,7 @@ def _suggest_for(
 
 def expire_stale(engine: Engine, day: date, now: datetime) -> int:
     """Record EXPIRED for the pending suggestions (of days up to `day`) expired at `now`."""
-    with engine.begin() as conn:
+    with write_transaction(engine, "suggestions:expire") as conn:
         stale = [
             s.suggestion_id
             for s in (

@@ -211,3 +211,46 @@ def test_summaries_and_tables_read_as_formatted_numbers() -> None:
     for shown in (">CLM<", ">9.57%<", ">81.25<", ">1,482<", ">1.50%<", ">-1.71%<", ">602.06<"):
         assert shown in html, shown
     assert "0.0957" not in html and "-0.0171" not in html
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_stage_waits_for_another_writer_instead_of_failing(settings: Settings) -> None:
+    """A stage started while another connection holds the store's write lock waits for
+    it (the runner's `stage_runs` records take the lock up front, `write_transaction`)
+    and runs; an adversarial run of two run-days on one store saw one fail with
+    "database is locked" on that record (not reproduced here: the race needs the other
+    writer to commit between the record's read and its insert)."""
+    import threading
+    import time
+
+    from sqlalchemy import text
+
+    engine = service_engine(settings)
+    held, release = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.execute(
+                text(
+                    'INSERT INTO stage_runs (run_id, stage, trading_date, event, "trigger", detail) '
+                    "VALUES ('other', 'other', '2026-11-20', 'STARTED', 'cli', '{}')"
+                )
+            )
+            held.set()
+            release.wait(5)
+            time.sleep(2)  # the stage starts meanwhile: its record has to wait for this commit
+            conn.exec_driver_sql("COMMIT")
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    held.wait(5)
+    release.set()
+    try:
+        result = run_stage("health", DAY, settings=settings)
+    finally:
+        thread.join()
+    assert result.status == "SUCCEEDED"
+    with engine.connect() as conn:
+        events = [r["event"] for r in current_rows(conn, tables.stage_runs) if r["stage"] == "health"]
+    assert events == ["STARTED", "SUCCEEDED"]
