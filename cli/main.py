@@ -271,6 +271,8 @@ def exchange_serve(
                 else ""
             )
         )
+        for line in source.capital_changes:
+            typer.echo(f"corporate actions ({source.actions_file}): {line}")
     else:
         if through:
             raise InvalidInputError("--through applies to a replay; give --replay PATH")

@@ -41,6 +41,17 @@ What the replay serves, and the rules it follows:
   unchanged. The move is measured against the previous served close (the store's
   latest close when days are delivered in order, as backfill and T0 deliver them) and
   against the row's own previous close (what T0 uses on the first day it delivers).
+- Capital changes: a corporate-actions file beside the prices (`ingest.importers.actions`,
+  the importer's own: `corporate_actions.csv`, or `actions=`) is served as the exchange
+  serves them. A split, bonus issue, consolidation or rights issue is a SPLIT notice on
+  the first replayed session on or after its ex-date, its amount the factor (shares after
+  per share before; a rights issue's by the close before the ex-date), so T0 stores it
+  and the panels, the ledger and the AI book read it as a live SPLIT; one whose factor
+  does not explain the served close (the files are already on the new count, or the row
+  is wrong) is not served and is listed in `source.capital_changes`, as T0 would refuse
+  the day. A delisting row's price is the amount of the DELISTING notice the replay
+  serves after the name's last day (the value holders received: portfolio/delisting.py).
+  Unreadable rows of the file are listed in `source.bad_rows`.
 - Previous close: the file's where it has one, else the previous served close.
 - Instrument types (`market.instruments`): the type a file states (a generic OHLCV file's
   `instrument_type` or `type` column; a name's latest row that states one), else the
@@ -61,6 +72,7 @@ What the replay serves, and the rules it follows:
 
 from __future__ import annotations
 
+import bisect
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -68,8 +80,10 @@ from datetime import date
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ingest.exchange.validation import CONFIRMED_MOVE
+from ingest.importers.actions import actions_beside, explains, file_splits, read_actions
 from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks, source_types
 from ingest.importers.formats import Bad, describe_repeated, is_index, repeated_days
 from ingest.simulator.market import SimulatedDay
@@ -97,6 +111,8 @@ class ReplaySource:
     indices: set[str] = field(default_factory=set)  # market indices in the files, not served as securities
     repeated_days: list[str] = field(default_factory=list)  # days left out as copies of the one before
     types: str = ""  # where the instrument types came from: a type column, or the market's inference
+    actions_file: str | None = None  # the corporate-actions file served beside the prices
+    capital_changes: list[str] = field(default_factory=list)  # what of it was served, and what not and why
 
 
 @dataclass(frozen=True)
@@ -123,7 +139,14 @@ class ReplayMarket:
     replayed = True  # the site labels the simulated parts (news feed, macro sources)
 
     def __init__(
-        self, path: Path | str, *, fmt: str = "auto", currency: str | None = None, seed: int = 7, move_band: float = 0.5
+        self,
+        path: Path | str,
+        *,
+        fmt: str = "auto",
+        currency: str | None = None,
+        seed: int = 7,
+        move_band: float = 0.5,
+        actions: Path | None = None,
     ) -> None:
         fmt, files = resolve_source(Path(path), fmt)
         self.seed = seed  # of the simulated macro economy served beside the replay
@@ -138,6 +161,7 @@ class ReplayMarket:
         self._load(files)
         self.calendar = DatedCalendar(self.days)
         self._index = {d: i for i, d in enumerate(self.days)}
+        self._capital = self._capital_notices(actions if actions is not None else actions_beside(Path(path)))
         self._recent: OrderedDict[date, SimulatedDay] = OrderedDict()
 
     # ---- what the site and backfill ask of a market ---------------------------------
@@ -199,6 +223,47 @@ class ReplayMarket:
         }
         self._column = {s: k for k, s in enumerate(self._symbols)}
         self._fill(items)
+
+    def _capital_notices(self, path: Path | None) -> dict[int, list[dict]]:
+        """The corporate-actions file's SPLIT notices by the replayed session they are
+        served on, and its delisting values (`_delisting_value`); see the module's
+        docstring."""
+        self._delisting_value: dict[str, float] = {}
+        if path is None:
+            return {}
+        actions, bad = read_actions(path)
+        self.source.actions_file, self.source.bad_rows = str(path), [*self.source.bad_rows, *bad]
+        self._delisting_value = {a.symbol: a.price for a in actions if a.kind == "DELISTING" and a.price}
+        closes = [
+            (symbol, day, float(self._served_close[i, k]))
+            for symbol, k in self._column.items()
+            for i, day in enumerate(self.days)
+            if self._present[i, k]
+        ]
+        splits, warnings = file_splits(pd.DataFrame(closes, columns=["symbol", "date", "close"]), actions)
+        self.source.capital_changes.extend(w for w in warnings if "does not explain" not in w)
+        served: dict[int, list[dict]] = {}
+        for split in splits:
+            k = self._column.get(split.symbol)
+            i = self._first_print(split.ex_date, k) if k is not None else None
+            previous = self._previous_close(i, k) if i is not None else None
+            what = f"{split.symbol} {split.ex_date.isoformat()} x{split.factor:g}"
+            if previous is None or not explains(previous, float(self._served_close[i, k]), split.factor):
+                self.source.capital_changes.append(f"{what}: not served, it does not explain the close on its session")
+                continue
+            detail = f"{split.factor:g} shares for each one held (corporate actions of {Path(path).name})"
+            served.setdefault(i, []).append(
+                {"symbol": split.symbol, "kind": "SPLIT", "amount": split.factor, "detail": detail}
+            )
+            self.source.capital_changes.append(f"{what}: served as a SPLIT notice on {self.days[i].isoformat()}")
+        return served
+
+    def _first_print(self, ex_date: date, k: int) -> int | None:
+        """The first replayed session on or after `ex_date` with a row of symbol `k` in the
+        files: the first close on the new count (an untraded name's served close is its
+        last one, on the old count, until then)."""
+        present = np.flatnonzero(self._present[bisect.bisect_left(self.days, ex_date) :, k])
+        return bisect.bisect_left(self.days, ex_date) + int(present[0]) if present.size else None
 
     def _read(self, files: list[Path]) -> _Read:
         """Every readable row of the files, each (symbol, day) once (a second row is listed
@@ -326,15 +391,18 @@ class ReplayMarket:
                 }
             )
         for k in np.flatnonzero(self._last == i - 1) if i > 0 else []:
+            symbol = self._symbols[k]
+            value = self._delisting_value.get(symbol)
             notices.append(
                 {
-                    "symbol": self._symbols[k],
+                    "symbol": symbol,
                     "kind": "DELISTING",
-                    "amount": None,
-                    "detail": "last day in the replayed files was the previous session",
+                    "amount": value,
+                    "detail": "last day in the replayed files was the previous session"
+                    + (f"; holders received {value:g} a share (corporate actions)" if value else ""),
                 }
             )
-        return notices
+        return notices + self._capital.get(i, [])
 
     def _securities(self, i: int) -> list[dict]:
         rows = []

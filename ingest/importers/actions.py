@@ -282,7 +282,7 @@ def capital_changes(
     if adjust_implied and limit is None:
         raise InvalidInputError("adjusting for moves beyond the daily price limit needs the limit (--price-limit)")
     actions, bad = read_actions(actions_path) if actions_path is not None else ([], [])
-    splits, warnings = _file_splits(prices, actions)
+    splits, warnings = file_splits(prices, actions)
     adjusted = split_adjusted(prices, splits)
     raw = limit_moves(prices, limit) if limit is not None else []
     beyond = limit_moves(adjusted, limit) if limit is not None else []
@@ -304,7 +304,7 @@ def capital_changes(
     return adjusted, report
 
 
-def _file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[list[Split], list[str]]:
+def file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[list[Split], list[str]]:
     """The file's actions as splits (one per name and ex-date), with a warning for each one
     that has no row on or after its ex-date, cannot be priced (rights) or does not explain
     the name's close."""
@@ -328,7 +328,7 @@ def _file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[
             warnings.append(f"{action.where}: {action.text()}: no subscription price; adjusted as a bonus issue")
         if after is None or after.empty:
             warnings.append(f"{action.where}: {action.text()}: {action.symbol} has no row on or after the ex-date")
-        elif last is not None and not _explains(last, float(after["close"].iloc[0]), factor):
+        elif last is not None and not explains(last, float(after["close"].iloc[0]), factor):
             close = float(after["close"].iloc[0])
             warnings.append(
                 f"{action.where}: {action.text()}: does not explain the close ({last:g} -> {close:g}; "
@@ -339,7 +339,7 @@ def _file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[
     return [Split(symbol, day, factor) for (symbol, day), factor in factors.items() if factor != 1.0], warnings
 
 
-def _explains(previous: float, close: float, factor: float) -> bool:
+def explains(previous: float, close: float, factor: float) -> bool:
     """T0's test of a SPLIT notice: on the new count the close is nearer the previous close."""
     return abs(math.log(close * factor / previous)) <= abs(math.log(close / previous))
 

@@ -95,6 +95,58 @@ def test_a_generic_csv_replays_through_t0_as_the_file_says(settings: Settings, o
     assert check_delivery(service_engine(settings), date(2021, 3, 5))["active_instruments"] == 3
 
 
+SPLIT_PRICES = """symbol,date,close,volume
+AAA,2021-03-01,10.00,1000
+BBB,2021-03-01,4.00,500
+AAA,2021-03-02,10.20,1000
+BBB,2021-03-02,4.05,500
+AAA,2021-03-03,5.15,2000
+BBB,2021-03-03,4.10,500
+AAA,2021-03-04,5.20,2000
+BBB,2021-03-04,4.10,500
+AAA,2021-03-05,5.25,2000
+"""
+SPLIT_ACTIONS = """symbol,ex_date,kind,ratio,price
+AAA,2021-03-03,split,2 for 1,
+BBB,2021-03-04,split,2 for 1,
+BBB,2021-03-08,delisting,,3.50
+CCC,2021-03-02,bonus,x,
+"""
+
+
+def test_a_corporate_actions_file_beside_the_replay_is_served_and_stored_by_t0(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """An adversarial run: a replay (and `make demo MARKET=`) ignored the corporate-actions
+    file the importer and the backtest apply, so a 2-for-1 split reached T0 as a -50% move
+    (CONFIRMED MOVE) and the AI book lost half of the name on its ex-date. The file's split
+    is served as a SPLIT notice on its ex-date and stored as one; one that does not explain
+    the close (BBB's: the file is already on one count) is not served and is said; a
+    delisting's price is the value of the DELISTING notice; an unreadable row is listed."""
+    folder = tmp_path / "split"
+    folder.mkdir()
+    (folder / "prices.csv").write_text(SPLIT_PRICES)
+    (folder / "corporate_actions.csv").write_text(SPLIT_ACTIONS)
+    market = ReplayMarket(folder)
+    assert market.source.actions_file == str(folder / "corporate_actions.csv")
+    assert market.source.capital_changes == [
+        "AAA 2021-03-03 x2: served as a SPLIT notice on 2021-03-03",
+        "BBB 2021-03-04 x2: not served, it does not explain the close on its session",
+    ]
+    assert market.source.bad_rows == [
+        f"{folder / 'corporate_actions.csv'}:5: ratio 'x' is not a number, 'N for M' or 'N into M'"
+    ]
+    reports = backfill(service_engine(settings), settings, 5, date(2021, 3, 5), market)
+    assert [r.status for r in reports] == ["COMPLETE"] * 5
+    with service_engine(settings).connect() as conn:
+        actions = {(a["symbol"], a["kind"]): a for a in current_rows(conn, tables.corporate_actions)}
+    assert actions[("AAA", "SPLIT")]["amount"] == 2.0
+    assert actions[("AAA", "SPLIT")]["action_date"] == date(2021, 3, 3)
+    assert ("BBB", "SPLIT") not in actions
+    assert actions[("BBB", "DELISTING")]["amount"] == 3.5  # BBB's last row is 03-04: delisted on 03-05
+    assert not any(w.startswith("AAA: close") for w in reports[2].warnings)  # a split, not a confirmed move
+
+
 def test_a_replayed_index_is_published_on_the_page_stored_by_t0_and_is_the_track_records_benchmark(
     settings: Settings, tmp_path: Path
 ) -> None:
