@@ -41,6 +41,7 @@ Port = Annotated[int, typer.Option(help="TCP port.")]
 
 
 @app.callback()
+@one_line_errors
 def _setup(
     verbose: bool = typer.Option(
         False,
@@ -374,9 +375,12 @@ def run_day(
     from pipeline.day import DayStage, stage_table
     from pipeline.day import run_day as run
     from pipeline.stage_lists import T0_STAGES, T1_STAGES
+    from store.engine import service_engine
+    from store.migrations import require_current_schema
 
     settings = get_settings()
     day = parse_trading_date(_default_date(date))
+    require_current_schema(service_engine(settings))  # before a kernel starts: one line, not a failed notebook
     done: list[DayStage] = []
     try:
         with tqdm(total=len(T0_STAGES + T1_STAGES), desc=f"run-day {day}", unit="stage", disable=None) as bar:
@@ -407,8 +411,10 @@ def monitor() -> None:
     """The model monitor's latest day: the overall state, then each check on one line
     (state, check, figure against its WATCH / ALERT thresholds, since, note)."""
     from desk import Desk
+    from store.migrations import require_current_schema
 
     desk = Desk.from_settings(get_settings())
+    require_current_schema(desk.engine)
     with desk.engine.connect() as conn:
         state = desk.monitor_state(conn)
     for line in monitor_lines(state):

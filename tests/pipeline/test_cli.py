@@ -97,3 +97,40 @@ def test_flags_show_no_value_placeholder() -> None:
 def test_new_admin_key_has_the_documented_form() -> None:
     result = cli("keys", "new-admin")
     assert re.fullmatch(r"svc-admin-[0-9a-f]{32}\n", result.stdout)
+
+
+@pytest.mark.parametrize(
+    "env, args, message",
+    [
+        (
+            {"MARKETINTEL_EXCHANGE_RETRIES": "-1"},
+            ["scrape"],
+            "error: the settings are not valid: MARKETINTEL_EXCHANGE_RETRIES: ",
+        ),
+        (
+            {"MARKETINTEL_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/nowhere"},
+            ["stage", "run", "t1_preflight", "--date", "2026-11-20"],
+            "error: the database refused: ",
+        ),
+        ({"MARKETINTEL_DATABASE_URL": "sqlite:///{tmp}/never-upgraded.db"}, ["run-day", "--date", "2026-11-20"], None),
+        ({"MARKETINTEL_DATABASE_URL": "sqlite:///{tmp}/never-upgraded.db"}, ["monitor"], None),
+    ],
+)
+def test_what_a_command_stands_on_failing_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict, args: list[str], message: str | None
+) -> None:
+    """An adversarial run: a setting that does not validate printed a 55-line pydantic
+    error, an unreachable database 495 lines, `run-day` and `monitor` on a store never
+    upgraded 308 and 173. Each is one line naming what to fix, exit status 1."""
+    monkeypatch.setenv("MARKETINTEL_NO_DOTENV", "1")
+    monkeypatch.setenv("MARKETINTEL_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("MARKETINTEL_DATA_DIR", str(tmp_path / "data"))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value.format(tmp=tmp_path))
+    result = cli(*args)
+    assert result.returncode == 1, result.stdout
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr[-2000:]
+    expected = message or "error: database schema is not current: "
+    assert result.stderr.startswith(expected), result.stderr
+    if message is None:
+        assert result.stderr.strip().endswith("run `marketintel db upgrade`")
