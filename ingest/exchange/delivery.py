@@ -239,9 +239,15 @@ def _store_day(
 ) -> dict[str, int]:
     """Append the COMPLETE delivery and the day's rows (the day's prices and index levels
     tied to that delivery); returns the rows inserted by table."""
-    delivery = _delivery_row(day, "COMPLETE", source, s.checksum, len(s.quotes.rows), manifest, snapshot)
-    inserted = {"deliveries": append_history(conn, tables.deliveries, [delivery]).inserted}
-    delivery_id = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == day])[0]["id"]
+    stored = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == day])
+    if stored and stored[0]["status"] == "COMPLETE" and stored[0]["checksum"] == s.checksum:
+        # the same pages again (another address for the same exchange: a mirror, a port,
+        # https): the stored delivery stands, and every row keyed to it is unchanged
+        inserted, delivery_id = {"deliveries": 0}, stored[0]["id"]
+    else:
+        delivery = _delivery_row(day, "COMPLETE", source, s.checksum, len(s.quotes.rows), manifest, snapshot)
+        inserted = {"deliveries": append_history(conn, tables.deliveries, [delivery]).inserted}
+        delivery_id = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == day])[0]["id"]
     currency = s.quotes.currency or HOME_CURRENCY
     instruments = [_instrument_row(r, currency, source) for r in s.securities.rows]
     inserted["instruments"] = append_history(conn, tables.instruments, instruments).inserted

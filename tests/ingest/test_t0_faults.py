@@ -102,6 +102,19 @@ def test_the_same_day_again_adds_nothing(exchange: Settings) -> None:
     } == before
 
 
+def test_the_same_day_from_another_address_adds_nothing(exchange: Settings, site: SimulatorSite) -> None:
+    """An adversarial run: the same pages scraped from another address (the demo's
+    simulator on another port; a mirror, https) stored a second delivery, and with its new
+    id every price and bar of the day again. The same content is the same delivery."""
+    deliver(exchange)
+    tables_counted = (tables.eod_prices, tables.deliveries, tables.instruments, tables.daily_bars)
+    before = {t.name: count(exchange, t) for t in tables_counted}
+    with serve_in_thread(site.asgi_app()) as other:
+        again = deliver(exchange.model_copy(update={"exchange_base_url": other}))
+    assert sum(again.inserted.values()) == 0
+    assert {t.name: count(exchange, t) for t in tables_counted} == before
+
+
 def test_different_content_for_a_past_day_is_a_new_version(exchange: Settings, site: SimulatorSite) -> None:
     deliver(exchange)
     first_seen = datetime.now(UTC)
