@@ -23,6 +23,7 @@ class TradeDaySummary(TypedDict):
     blocked_by_rails: int
     cut_by_rails: int
     rerun: bool
+    superseded: str | None  # a rerun's note that the day's inputs were corrected after it ran
     orders: int
     decided: int
     dividends: int
@@ -40,6 +41,7 @@ def run_execute(ctx: StageContext) -> StageOutcome:
         "blocked_by_rails": day.blocked_by_rails,
         "cut_by_rails": day.cut_by_rails,
         "rerun": day.rerun,
+        "superseded": day.superseded,
         "orders": len(day.orders),
         "decided": len(day.pending),
         "dividends": len(day.dividends),

@@ -23,6 +23,7 @@ cash and holdings after the fills with the ledger's own check and balance
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import date, datetime
@@ -54,6 +55,8 @@ from store.instruments import instrument_types
 from store.splits import Split, stored_splits
 
 OPENING_ENTRY = "AI:opening-cash"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,9 @@ class ExecutedDay:
     delisted: list[DelistedRecord] = field(default_factory=list)
     rerun: bool = False  # the day was already executed: its stored record, nothing written
     trades_recorded: int = 0  # trades written by this call
+    # On a rerun: what of the day's inputs was recorded after the day was executed (a
+    # corrected close or a rescored prediction: `superseded_inputs`), None when nothing was.
+    superseded: str | None = None
 
     def summary(self) -> dict[str, JsonValue]:
         """What `portfolio_days.summary` stores (everything but the call's own facts), in the
@@ -155,17 +161,19 @@ class ExecutedDay:
             value = getattr(self, f.name)
             if f.name in _READERS:
                 stored[f.name] = [entry.to_json() for entry in value]
-            elif f.name not in ("rerun", "trades_recorded"):
+            elif f.name not in ("rerun", "trades_recorded", "superseded"):
                 stored[f.name] = to_plain(value)
         return stored
 
     @classmethod
-    def from_summary(cls, summary: Mapping[str, JsonValue], rerun: bool = False) -> ExecutedDay:
+    def from_summary(
+        cls, summary: Mapping[str, JsonValue], rerun: bool = False, superseded: str | None = None
+    ) -> ExecutedDay:
         """A stored day, whichever code stored it (a key it lacks takes the field's default)."""
         known = {f.name for f in fields(cls)}
         plain = {k: v for k, v in summary.items() if k in known and k not in _READERS}
         typed = {k: [read(e) for e in summary[k]] for k, read in _READERS.items() if k in summary}
-        return cls(**plain, **typed, rerun=rerun)
+        return cls(**plain, **typed, rerun=rerun, superseded=superseded)
 
 
 # The typed lists of a day: how `from_summary` reads each entry back (`summary` writes each
@@ -253,10 +261,33 @@ def execute_day(engine: Engine, settings: Settings, day: date, record: Table = t
     with ledger.portfolio_transaction(engine, AI_PORTFOLIO) as conn:
         done = executed_day(conn, AI_PORTFOLIO, day)
         if done is not None:
-            return ExecutedDay.from_summary(done["summary"], rerun=True)
+            superseded = superseded_inputs(conn, day, done["recorded_at"], record)
+            if superseded is not None:
+                log.warning("the AI portfolio's %s: %s", day.isoformat(), superseded)
+            return ExecutedDay.from_summary(done["summary"], rerun=True, superseded=superseded)
         decision = decide_day(read_day(conn, settings, day, record), fee_schedule(settings), Mandate())
         write_day(conn, decision)
         return decision.executed
+
+
+def superseded_inputs(conn: Connection, day: date, executed_at: datetime, record: Table) -> str | None:
+    """What of `day`'s closes and predictions was recorded after the day was executed at
+    `executed_at` (a corrected delivery, a rescored day), said in a sentence; None when
+    nothing was. The executed day stands (its fills were booked at that day's prices and
+    the ledger is append-only): the correction reaches the book from the next session,
+    and the stage says so rather than rerunning in silence."""
+    later = {}
+    for table in (tables.eod_prices, record):
+        c = table.c
+        query = select(func.count()).where(c.trading_date == day, c.recorded_at > executed_at)
+        later[table.name] = conn.execute(query).scalar() or 0
+    if not any(later.values()):
+        return None
+    counted = ", ".join(f"{n} {name}" for name, n in later.items() if n)
+    return (
+        f"executed at {executed_at.isoformat()} on inputs corrected since ({counted} recorded after it); "
+        "its fills stand, the correction reaches the book from the next session"
+    )
 
 
 @dataclass(frozen=True)

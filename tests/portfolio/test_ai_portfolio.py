@@ -19,7 +19,7 @@ from portfolio import ledger
 from portfolio.ai import ExecutedDay, execute_day
 from store import tables
 from store.engine import service_engine
-from store.history import append_history
+from store.history import append_history, current_rows
 from tests.portfolio.seed import CALENDAR, DAY, price_row, seed_market, seed_predictions
 from views.portfolio import ai_positions
 from views.track_record import ai_track_record
@@ -132,6 +132,20 @@ def test_a_day_decides_and_the_next_session_fills(settings: Settings) -> None:
     counts = {t.name: _count(engine, t) for t in (tables.trades, tables.cash_entries, tables.portfolio_days)}
     again = run_stage("t1_trade", nxt, settings=settings)
     assert again.summary["rerun"] is True and again.tables["orders"] == filled.tables["orders"]
+    assert again.summary["superseded"] is None
+    assert {t.name: _count(engine, t) for t in (tables.trades, tables.cash_entries, tables.portfolio_days)} == counts
+    # a corrected close for the executed day (an adversarial run: the rerun said nothing of it)
+    with engine.begin() as conn:
+        (close,) = current_rows(
+            conn,
+            tables.eod_prices,
+            where=[tables.eod_prices.c.symbol == "LIQ", tables.eod_prices.c.trading_date == nxt],
+        )
+        corrected = {k: close[k] for k in ("symbol", "trading_date", "volume", "source")}
+        append_history(conn, tables.eod_prices, [{**corrected, "close": close["close"] + 0.5}])
+    corrected_rerun = run_stage("t1_trade", nxt, settings=settings)
+    assert corrected_rerun.summary["rerun"] is True and corrected_rerun.tables["orders"] == filled.tables["orders"]
+    assert "on inputs corrected since (1 eod_prices recorded after it)" in corrected_rerun.summary["superseded"]
     assert {t.name: _count(engine, t) for t in (tables.trades, tables.cash_entries, tables.portfolio_days)} == counts
 
     with pytest.raises(ConflictError, match=f"already executed {nxt.isoformat()}"):
