@@ -56,6 +56,13 @@ class TradeRejected(InvalidInputError):
     title = "Trade rejected"
 
 
+class CashRejected(TradeRejected):
+    """A deposit or withdrawal refused (the balance it would leave); handled as a trade's
+    refusal wherever one is, titled for what it refuses."""
+
+    title = "Cash movement rejected"
+
+
 def client_portfolio_id(client_id: str) -> str:
     return f"client:{client_id}"
 
@@ -508,13 +515,15 @@ def cash_entry(
 ) -> CashEntry:
     """`record_cash`'s entry checked against a balance read beforehand, touching no store:
     the amount in cents; InvalidInputError for an amount that is not a finite number,
-    TradeRejected for one that would leave the balance below zero."""
+    TradeRejected (CashRejected for a deposit or withdrawal) for one that would leave the
+    balance below zero."""
     amount = Decimal(amount)
     if not amount.is_finite():
         raise InvalidInputError("a cash amount must be a finite number")
     amount = to_cents(amount)
     if balance + amount < 0:
-        raise TradeRejected(f"a {kind.lower()} of {amount:,.2f} would leave cash at {balance + amount:,.2f}")
+        refused = CashRejected if kind in ("DEPOSIT", "WITHDRAWAL") else TradeRejected
+        raise refused(f"a {kind.lower()} of {amount:,.2f} would leave cash at {balance + amount:,.2f}")
     return {
         "entry_id": entry_id,
         "portfolio_id": portfolio_id,
