@@ -24,6 +24,7 @@ from pathlib import Path
 
 from desk import HORIZON, Account, Desk, statistic_pct, week_start
 from ingest.markets import market_for
+from ingest.simulator.macro import macro_span_reason, simulated_macro_covers
 from ingest.simulator.site import SimulatorSite
 from market.clock import TradingCalendar, exchange_now, latest_closed_trading_day
 from market.settings import Settings, get_settings
@@ -75,8 +76,11 @@ def run_demo(settings: Settings, history_days: int | None = None, market_path: s
                 output = run_stage_notebook(stage, day, settings=get_settings(), trigger="demo")
                 yield f"{stage:<14} {day}  ->  {output}"
             monday = week_start(day)  # T3 runs on Mondays: the week's macro parameters
-            output = run_stage_notebook("t3_macro", monday, settings=get_settings(), trigger="demo")
-            yield f"{'t3_macro':<14} {monday}  ->  {output}"
+            if simulated_macro_covers(monday):
+                output = run_stage_notebook("t3_macro", monday, settings=get_settings(), trigger="demo")
+                yield f"{'t3_macro':<14} {monday}  ->  {output}"
+            else:  # a replay of older files: the simulated macro sources publish no figures for that week
+                yield f"{'t3_macro':<14} {monday}  ->  skipped: {macro_span_reason(monday)}"
         yield from _house_portfolio_and_suggestions(get_settings(), day, market.calendar.next_trading_day(day))
     yield _track_record_line(get_settings())
     yield from _reports(get_settings(), market.calendar)

@@ -33,6 +33,22 @@ import numpy as np
 
 FIRST_YEAR, LAST_YEAR = 2015, 2028
 MONTHS = (LAST_YEAR - FIRST_YEAR + 1) * 12
+
+
+def simulated_macro_covers(day: date) -> bool:
+    """Whether the simulated macro sources publish for `day`'s week: their series run from
+    FIRST_YEAR to LAST_YEAR (a replay of older real files has prices but no simulated
+    macro figures beside them)."""
+    return FIRST_YEAR <= day.year <= LAST_YEAR
+
+
+def macro_span_reason(day: date) -> str:
+    return (
+        f"the simulated macro sources publish from {FIRST_YEAR} to {LAST_YEAR}, "
+        f"not for {day.isoformat()} (macro indicators are left empty)"
+    )
+
+
 FX_PAIRS = {"USDJMD": 1.0, "GBPJMD": 1.27, "EURJMD": 1.08, "CADJMD": 0.74}  # the cross in USD per unit, at the start
 SERIES = {  # code: (source, name, category, frequency, unit, currency of the values)
     "POLICY_RATE": ("BOJ", "Policy interest rate", "rates", "M", "percent", None),

@@ -158,3 +158,14 @@ def test_an_unreachable_source_fails_the_stage_and_stores_nothing(institutions) 
             "macro_observations": 0,
             "macro_parameters": 0,
         }
+
+
+def test_the_simulated_macro_says_which_weeks_it_publishes() -> None:
+    """The demo on real files that end before the simulated macro's first year skips T3
+    with this reason (an adversarial run: it stopped at t3_macro with "the bulletin has no
+    estimates table", and the house portfolio, T2 and the reports never ran)."""
+    from ingest.simulator.macro import macro_span_reason, simulated_macro_covers
+
+    assert not simulated_macro_covers(date(2014, 12, 29)) and simulated_macro_covers(date(2015, 1, 5))
+    assert simulated_macro_covers(date(2028, 12, 25)) and not simulated_macro_covers(date(2029, 1, 1))
+    assert macro_span_reason(date(2014, 12, 29)).startswith("the simulated macro sources publish from 2015 to 2028")
