@@ -79,6 +79,7 @@ KINDS = {
     "delisted": "DELISTING",
 }
 SHOWN = 25  # probable capital changes listed one a line, the largest moves first; the rest are counted
+SANITY_BAND = 0.5  # T0's price band (MARKETINTEL_PRICE_BAND's default): a session's move past it is reported
 IMPLIED = "implied by a close beyond the daily price limit (previous close over close: the day's whole move)"
 
 
@@ -242,6 +243,9 @@ class CapitalChanges:
     limit: float | None = None
     explained: int = 0
     beyond: tuple[LimitMove, ...] = ()
+    # Without a stated limit: the moves beyond SANITY_BAND no action explains, reported and
+    # never adjusted (a 100x misprint or an unadjusted split would otherwise pass unsaid)
+    unexplained: tuple[LimitMove, ...] = ()
 
     @property
     def settlements(self) -> list[CorporateAction]:
@@ -257,20 +261,28 @@ class CapitalChanges:
         ]
         out += [f"bad row: {b}" for b in self.bad_rows] + [f"warning: {w}" for w in self.warnings]
         if self.limit is None:
-            return out + [
-                "moves beyond the daily price limit: no limit stated (MARKETINTEL_DAILY_PRICE_LIMIT, --price-limit)"
-            ]
+            out.append(
+                "moves beyond the daily price limit: no limit stated (MARKETINTEL_DAILY_PRICE_LIMIT, --price-limit); "
+                f"moves of more than {SANITY_BAND:.0%} in a session that no action explains: {len(self.unexplained)} "
+                "(not adjusted: misprints or capital changes to check)"
+            )
+            return out + _largest(self.unexplained)
         out.append(
             f"moves beyond the daily price limit of {self.limit:.1%} (and a tick): "
             f"{self.explained + len(self.beyond)}; "
             f"explained by the corporate actions {self.explained}; probable capital changes {len(self.beyond)} "
             + ("(each adjusted as a split with its implied ratio)" if self.implied else "(not adjusted)")
         )
-        largest = sorted(self.beyond, key=lambda m: -abs(math.log(m.close / m.previous_close)))
-        out += [f"  {m.line()}" for m in largest[:SHOWN]]
-        if len(self.beyond) > SHOWN:
-            out.append(f"  ... and {len(self.beyond) - SHOWN} more, smaller")
-        return out
+        return out + _largest(self.beyond)
+
+
+def _largest(moves: tuple[LimitMove, ...]) -> list[str]:
+    """The SHOWN largest moves, one line each, and how many more there are."""
+    largest = sorted(moves, key=lambda m: -abs(math.log(m.close / m.previous_close)))
+    out = [f"  {m.line()}" for m in largest[:SHOWN]]
+    if len(moves) > SHOWN:
+        out.append(f"  ... and {len(moves) - SHOWN} more, smaller")
+    return out
 
 
 def capital_changes(
@@ -286,6 +298,7 @@ def capital_changes(
     adjusted = split_adjusted(prices, splits)
     raw = limit_moves(prices, limit) if limit is not None else []
     beyond = limit_moves(adjusted, limit) if limit is not None else []
+    unexplained = tuple(limit_moves(adjusted, SANITY_BAND)) if limit is None else ()
     implied = tuple(Split(m.symbol, m.day, m.implied_factor) for m in beyond) if adjust_implied else ()
     if implied:
         adjusted = split_adjusted(adjusted, list(implied))
@@ -300,6 +313,7 @@ def capital_changes(
         limit=limit,
         explained=sum(1 for m in raw if (m.symbol, m.day) not in still),
         beyond=tuple(beyond),
+        unexplained=unexplained,
     )
     return adjusted, report
 

@@ -114,9 +114,16 @@ def test_without_the_row_the_move_beyond_a_stated_10_percent_limit_is_reported_a
         said.lines()
     )
     pd.testing.assert_series_equal(returns(adjusted, "ZIP"), returns(prices, "ZIP"))
-    # no limit stated: nothing is reported, and the report says why
-    _, silent = quality.load_market(folder, nse=False)
-    assert silent.beyond == () and "no limit stated" in silent.lines()[-1]
+    # no limit stated: nothing is adjusted, but a move past T0's 50% band that no action
+    # explains is still reported (an adversarial run: a 100x misprint or an unadjusted split
+    # passed unsaid) with the report saying why nothing was adjusted
+    unlimited, said = quality.load_market(folder, nse=False)
+    assert said.beyond == () and said.implied == ()
+    assert [(m.symbol, m.day) for m in said.unexplained] == [("BIG", EX)]
+    lines = said.lines()
+    assert "no limit stated" in lines[-2] and "no action explains: 1 (not adjusted" in lines[-2]
+    assert lines[-1].startswith(f"  BIG {EX.isoformat()}: ")
+    assert returns(unlimited, "BIG").loc[EX] == pytest.approx(-0.5, abs=0.01)
 
 
 def test_a_rights_issue_is_adjusted_by_its_theoretical_ex_rights_price(tmp_path: Path, quality: ModuleType) -> None:
