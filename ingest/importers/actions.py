@@ -43,7 +43,9 @@ not explain are reported as probable capital changes, each with its implied rati
 while moved from a close some sessions old) and, with `adjust_implied`, adjusted as a
 split of that ratio, said so in the report (which lists the largest SHOWN, the largest
 moves first; the benchmarks' JSON every one). The implied ratio takes the day's whole
-move away, the part within the limit too.
+move away, the part within the limit too. Without a stated limit nothing is adjusted, and
+the moves past SANITY_BAND (T0's 50% price band) that no action explains are reported the
+same way (`CapitalChanges.unexplained`): a misprint or an unadjusted capital change to check.
 """
 
 from __future__ import annotations
