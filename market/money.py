@@ -45,6 +45,9 @@ MAX_CASH_MOVEMENT = Decimal("1000000000")
 # ingest/importers/formats.py, ingest/exchange/validation.py), never a database error.
 MAX_SHARES = 10**12
 MAX_PRICE = 10**12
+# The most shares one order may ask for: a manual trade (REST, GraphQL, the CLI) and its
+# cost preview alike, so a preview never prices an order the trade would refuse.
+MAX_ORDER_SHARES = 10**9
 
 # The kinds of number the service prints, by type (the module docstring). NewTypes: no cost
 # at run time; a field declared with one says what its value is wherever it goes, REST's

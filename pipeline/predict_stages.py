@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import TYPE_CHECKING
 
+from sqlalchemy import Connection, func, select
+
+from market.errors import NotReadyError
 from models.decisions import HORIZON
 from models.features import FEATURE_NAMES
 from models.layer1 import load_layer1
 from models.reasons import served as served_reasons
 from pipeline.scoring import feature_rows, score_day, store_features
 from pipeline.stage import Stage, StageContext, StageOutcome
+from store import tables
 from views.bars import refresh_bars
 
 if TYPE_CHECKING:
@@ -18,9 +23,21 @@ if TYPE_CHECKING:
 HORIZON_DAYS = HORIZON  # the label's holding horizon (models/decisions.py)
 
 
+def _require_prices(conn: Connection, day: date) -> None:
+    """NotReadyError for a day without stored closes: T0 has not delivered it (or failed),
+    and a T1 stage run on it would report SUCCEEDED for 0 instruments."""
+    c = tables.eod_prices.c
+    if not conn.execute(select(func.count()).where(c.trading_date == day)).scalar():
+        raise NotReadyError(
+            f"no closes are stored for {day.isoformat()}: T0 has not delivered the day "
+            f"(marketintel scrape --date {day.isoformat()})"
+        )
+
+
 def run_features(ctx: StageContext) -> StageOutcome:
     backend = load_layer1(ctx.settings.foundation_model, ctx.settings.foundation_model_offline)
     with ctx.transaction() as conn:
+        _require_prices(conn, ctx.trading_date)
         panel = feature_rows(conn, ctx.trading_date, backend, HORIZON_DAYS)
         written = store_features(conn, panel, ctx.trading_date)
         bars = refresh_bars(conn)  # the API's daily bars and indicators, if T0's refresh has not built them
@@ -40,6 +57,7 @@ def run_features(ctx: StageContext) -> StageOutcome:
 def run_predict(ctx: StageContext) -> StageOutcome:
     backend = load_layer1(ctx.settings.foundation_model, ctx.settings.foundation_model_offline)
     with ctx.transaction() as conn:
+        _require_prices(conn, ctx.trading_date)
         result = score_day(conn, ctx.settings, ctx.trading_date, ctx.calendar, backend, HORIZON_DAYS)
     day = result.predictions.sort_values("score", ascending=False)
     metrics = result.track_record.get("metrics", {})

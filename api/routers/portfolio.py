@@ -34,6 +34,7 @@ from api.security import Principal, caller_portfolio
 from api.services import Services, written
 from api.uploads import read_upload
 from desk import Versioned
+from market.money import MAX_ORDER_SHARES
 
 router = APIRouter(prefix="/api/portfolio", tags=["portfolio"], route_class=StrictJSONRoute)
 IDEMPOTENCY = Header(
@@ -81,7 +82,9 @@ async def _ledger_page(
     return await svc.answer(conn, lambda c: read(c, pid, page.after(), page.limit), model, page.body)
 
 
-PreviewQuantity = whole_query(Query(gt=0, le=10**12, description="Shares: the digits of a whole number."), shares=True)
+PreviewQuantity = whole_query(
+    Query(gt=0, le=MAX_ORDER_SHARES, description="Shares: the digits of a whole number (a trade's bound)."), shares=True
+)
 
 
 @router.get("/trade/preview", response_model=TradePreview, responses=problems(*KEYED, 404))

@@ -24,7 +24,7 @@ from api.schemas.common import (
 )
 from api.schemas.derived import derived
 from desk import domain  # the domain's shapes (a track record, a position, a trade, a suggestion), through the desk
-from market.money import MAX_CASH_MOVEMENT
+from market.money import MAX_CASH_MOVEMENT, MAX_ORDER_SHARES
 
 # The JSON documents the bodies carry, each printed by its declared type (api/schemas/common.py `document`)
 RationaleDocument = document(domain.Rationale)  # the AI book's order (portfolio/executor.py)
@@ -255,7 +255,7 @@ class ManualTradeIn(ApiModel):
 
     side: TradeSide
     symbol: str = Field(min_length=1, max_length=20)
-    quantity: QuantityIn = Field(gt=0, le=1_000_000_000)
+    quantity: QuantityIn = Field(gt=0, le=MAX_ORDER_SHARES)
     # MoneyIn: whole cents, at most 14 digits before the point (market.money, one rule)
     price: MoneyIn = Field(gt=0, le=Decimal("1000000000"))
     fees: MoneyIn = Field(default=Decimal(0), ge=0, le=Decimal("1000000000"))

@@ -140,6 +140,11 @@ def test_a_trade_preview_prices_the_order_with_the_cost_model(api: Api) -> None:
     assert_problem(
         api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "LIQ", "quantity": 0}), 422
     )
+    # the preview's bound is the trade's (an adversarial run: 10^12 shares were priced, a trade caps at 10^9)
+    too_many = {"side": "buy", "symbol": "LIQ", "quantity": 10**9 + 1}
+    assert_problem(api.acme("GET", "/api/portfolio/trade/preview", params=too_many), 422)
+    order = {**too_many, "price": "52.00"}
+    assert_problem(api.acme("POST", "/api/portfolio/trade", json=order), 422)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

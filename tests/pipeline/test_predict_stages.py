@@ -123,3 +123,17 @@ def test_too_little_history_is_a_clear_refusal(settings: Settings) -> None:
     backfill(service_engine(settings), settings, 3, DAY, with_text=False)
     with pytest.raises(StageFailedError, match="needs at least 500 .*`marketintel backfill --days 260`"):
         run_stage("t1_predict", DAY, settings=settings)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("stage", ["t1_features", "t1_predict"])
+def test_a_day_t0_has_not_delivered_is_refused(settings: Settings, stage: str) -> None:
+    """An adversarial run: after a failed T0, `stage run t1_features` and `t1_predict`
+    reported SUCCEEDED for 0 instruments. A day without stored closes is refused, naming
+    what to run."""
+    backfill(service_engine(settings), settings, 30, DAY, with_text=False)
+    missing = default_calendar().next_trading_day(DAY)
+    with pytest.raises(StageFailedError, match=f"no closes are stored for {missing.isoformat()}: T0 has not"):
+        run_stage(stage, missing, settings=settings)
+    assert _count(settings, tables.features) == _count(settings, tables.predictions) == 0
+
