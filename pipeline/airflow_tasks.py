@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
@@ -92,16 +93,16 @@ def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> dict[str, 
     from pipeline.notebooks import run_stage_notebook
 
     day = trading_date_from_context(context)
-    since, started = utc_now(), time.monotonic()
+    since, started, run_id = utc_now(), time.monotonic(), uuid.uuid4().hex
     try:
-        run_stage_notebook(stage_name, day, trigger="airflow")
+        run_stage_notebook(stage_name, day, trigger="airflow", run_id=run_id)
     except Exception:
         try:
-            log_stage_summary(stage_name, day, since, time.monotonic() - started)
+            log_stage_summary(stage_name, day, since, time.monotonic() - started, run_id)
         except Exception:
             log.exception("no stage summary for %s on %s", stage_name, day.isoformat())
         raise
-    summary = log_stage_summary(stage_name, day, since, time.monotonic() - started)
+    summary = log_stage_summary(stage_name, day, since, time.monotonic() - started, run_id)
     outlet_events = context.get("outlet_events")
     for outlet in getattr(context.get("task"), "outlets", None) or []:  # e.g. T0's delivery asset
         if outlet_events is not None:
@@ -109,7 +110,9 @@ def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> dict[str, 
     return summary
 
 
-def log_stage_summary(stage_name: str, day: date, since: datetime, seconds: float) -> dict[str, Any]:
+def log_stage_summary(
+    stage_name: str, day: date, since: datetime, seconds: float, run_id: str | None = None
+) -> dict[str, Any]:
     """The stage's summary for a task log: its latest outcome in `stage_runs` recorded since
     `since` (FAILED when the notebook died before recording one), the rows it inserted per
     table, how long the task's notebook ran and where the executed notebook is."""
@@ -119,7 +122,7 @@ def log_stage_summary(stage_name: str, day: date, since: datetime, seconds: floa
     from store.engine import service_engine
 
     settings = get_settings()
-    outcome = recorded_outcome(service_engine(settings), stage_name, day, since)
+    outcome = recorded_outcome(service_engine(settings), stage_name, day, since, run_id)
     summary = {
         "stage": stage_name,
         "trading_date": day.isoformat(),

@@ -12,6 +12,7 @@ took and the rows it inserted, as the runner recorded them in `stage_runs`
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -48,21 +49,26 @@ def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[Day
     engine = service_engine(settings)
     with one_kernel():  # the day's stages share one kernel (pipeline/notebooks.py)
         for stage in T0_STAGES + T1_STAGES:
-            since, started = utc_now(), time.monotonic()
+            since, started, run_id = utc_now(), time.monotonic(), uuid.uuid4().hex
             try:
-                output = run_stage_notebook(stage, day, settings=settings, trigger=trigger)
+                output = run_stage_notebook(stage, day, settings=settings, trigger=trigger, run_id=run_id)
             except StageFailedError as exc:
-                yield _finished(engine, stage, day, since, started, None)
+                yield _finished(engine, (stage, run_id), day, since, started, None)
                 if stage == T1_PREFLIGHT:
                     from pipeline.preflight import alert_failed_preflight  # the stages' code: only on a failure
 
                     alert_failed_preflight(day, exc.detail)
                 raise
-            yield _finished(engine, stage, day, since, started, output)
+            yield _finished(engine, (stage, run_id), day, since, started, output)
 
 
-def _finished(engine: Engine, stage: str, day: date, since: datetime, started: float, output: Path | None) -> DayStage:
-    outcome = recorded_outcome(engine, stage, day, since)
+def _finished(
+    engine: Engine, run: tuple[str, str], day: date, since: datetime, started: float, output: Path | None
+) -> DayStage:
+    """The stage `run` (its name and run id) as it ended, read back from its own records:
+    a second run-day on the same store at once records its own."""
+    stage, run_id = run
+    outcome = recorded_outcome(engine, stage, day, since, run_id)
     return DayStage(stage, outcome["status"], time.monotonic() - started, sum(outcome["rows_written"].values()), output)
 
 

@@ -286,8 +286,10 @@ def run_stage_notebook(
     *,
     settings: Settings | None = None,
     trigger: str = "notebook",
+    run_id: str | None = None,
 ) -> Path:
-    """Execute the stage's notebook for the date; return the output notebook's path."""
+    """Execute the stage's notebook for the date; return the output notebook's path.
+    `run_id`: the id the stage's `stage_runs` records carry (`runner.run_stage`)."""
     settings = settings or get_settings()
     day = parse_trading_date(trading_date) if isinstance(trading_date, str) else trading_date
     source, output = notebook_paths(stage_name, day, settings)
@@ -303,7 +305,7 @@ def run_stage_notebook(
         papermill.execute_notebook(
             str(source),
             str(output),
-            parameters={"run_date": day.isoformat(), "trigger": trigger, "write": True},
+            parameters={"run_date": day.isoformat(), "trigger": trigger, "write": True, "run_id": run_id or ""},
             kernel_name=KERNEL_NAME,
             kernel_manager_class=EncryptedKernelManager,
             progress_bar=False,

@@ -149,15 +149,18 @@ def run_stage(
     settings: Settings | None = None,
     trigger: str = "cli",
     write: bool = True,
+    run_id: str | None = None,
 ) -> StageResult:
     """Run stage `name` for `trading_date` (a date or 'YYYY-MM-DD'); with `write=False`,
-    a preview that stores nothing (see the module's docstring)."""
+    a preview that stores nothing (see the module's docstring). `run_id`: the id its
+    `stage_runs` records carry (a new one when not given): a caller that runs the stage's
+    notebook reads its outcome back by it (`recorded_outcome`)."""
     stage = get_stage(name)
     day = parse_trading_date(trading_date) if isinstance(trading_date, str) else trading_date
     settings = settings or get_settings()
     require_current_schema(service_engine(settings))
     with nullcontext(service_engine(settings)) if write else preview_engine(settings) as engine:
-        ctx = StageContext(stage.name, day, uuid.uuid4().hex, settings, engine, default_calendar(), write)
+        ctx = StageContext(stage.name, day, run_id or uuid.uuid4().hex, settings, engine, default_calendar(), write)
         return _run(stage, ctx, trigger)
 
 
@@ -213,12 +216,16 @@ def _refresh_read_models(ctx: StageContext) -> None:
     log.info("stage %s for %s: %d daily bars rebuilt", ctx.stage, ctx.trading_date, inserted)
 
 
-def recorded_outcome(engine: Engine, stage: str, day: date, since: datetime) -> dict[str, Any]:
-    """A stage's latest outcome for `day` recorded in `stage_runs` at or after `since`:
-    `status` (SUCCEEDED, SKIPPED, or FAILED, also when it died before recording one),
-    `rows_written` per history table (empty unless SUCCEEDED) and, for a failure or a skip,
-    `reason`. What the Airflow task log and `run-day` report."""
+def recorded_outcome(
+    engine: Engine, stage: str, day: date, since: datetime, run_id: str | None = None
+) -> dict[str, Any]:
+    """A stage's latest outcome for `day` recorded in `stage_runs` at or after `since` (by
+    the run `run_id` alone, when given: another process running the same stage and day at
+    once records its own): `status` (SUCCEEDED, SKIPPED, or FAILED, also when it died
+    before recording one), `rows_written` per history table (empty unless SUCCEEDED) and,
+    for a failure or a skip, `reason`. What the Airflow task log and `run-day` report."""
     c = tables.stage_runs.c
+    mine = [c.run_id == run_id] if run_id is not None else []
     with engine.connect() as conn:
         row = conn.execute(
             select(c.event, c.detail)
@@ -227,6 +234,7 @@ def recorded_outcome(engine: Engine, stage: str, day: date, since: datetime) -> 
                 c.trading_date == day,
                 c.recorded_at >= since,
                 c.event.in_(["SUCCEEDED", "FAILED", "SKIPPED"]),
+                *mine,
             )
             .order_by(c.recorded_at.desc(), c.id.desc())
             .limit(1)

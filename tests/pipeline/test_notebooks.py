@@ -58,7 +58,7 @@ def test_every_stage_notebook_has_exactly_one_typed_parameters_cell(name: str) -
     for line in tagged[0].source.splitlines():
         assert re.fullmatch(r"\w+: [\w|\[\], ]+ = .+  # .+", line), f"untyped or undocumented parameter: {line}"
     assert "write: bool = False  # preview" in tagged[0].source  # opened by hand: a preview
-    assert f'run_stage("{name}", run_date, trigger=trigger, write=write)' in notebook.cells[2].source
+    assert f'run_stage("{name}", run_date, trigger=trigger, write=write, run_id=run_id)' in notebook.cells[2].source
     assert not any("def " in c.source for c in notebook.cells if c.cell_type == "code")
     assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code"), (
         "commit notebooks without outputs"

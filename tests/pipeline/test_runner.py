@@ -254,3 +254,21 @@ def test_a_stage_waits_for_another_writer_instead_of_failing(settings: Settings)
     with engine.connect() as conn:
         events = [r["event"] for r in current_rows(conn, tables.stage_runs) if r["stage"] == "health"]
     assert events == ["STARTED", "SUCCEEDED"]
+
+
+def test_a_runs_outcome_is_read_back_by_its_own_id(settings: Settings) -> None:
+    """An adversarial run: two run-days at once on one store, and each one's table showed
+    the other's outcomes (the latest record of the stage and day). A caller that passes a
+    run id (run-day, Airflow's task) reads its own run's records."""
+    from datetime import UTC, datetime
+
+    from pipeline.runner import recorded_outcome
+
+    since = datetime.now(UTC)
+    run_stage("health", DAY, settings=settings, run_id="mine")
+    with service_engine(settings).begin() as conn:
+        other = {"stage": "health", "trading_date": DAY, "trigger": "cli", "detail": {"error": "another process"}}
+        append_history(conn, tables.stage_runs, [{**other, "run_id": "theirs", "event": "FAILED"}])
+    engine = service_engine(settings)
+    assert recorded_outcome(engine, "health", DAY, since, "mine")["status"] == "SUCCEEDED"
+    assert recorded_outcome(engine, "health", DAY, since)["status"] == "FAILED"  # without an id: the latest
