@@ -136,4 +136,3 @@ def test_a_day_t0_has_not_delivered_is_refused(settings: Settings, stage: str) -
     with pytest.raises(StageFailedError, match=f"no closes are stored for {missing.isoformat()}: T0 has not"):
         run_stage(stage, missing, settings=settings)
     assert _count(settings, tables.features) == _count(settings, tables.predictions) == 0
-
