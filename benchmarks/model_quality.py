@@ -156,9 +156,19 @@ def load_ohlcv(path: Path) -> pd.DataFrame:
     from market.instruments import is_ordinary
 
     files = price_files(path)  # a corporate-actions file beside the prices is not prices
-    rows = [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and not is_index(r["symbol"])]
+    read = [r for f in files for r in read_ohlcv(f)]
+    bad = [str(r) for r in read if isinstance(r, Bad)]
+    rows = [r for r in read if not isinstance(r, Bad) and not is_index(r["symbol"])]
     copies = repeated_days(rows)
     rows = [r for r in rows if r["trading_date"] not in copies]
+    seen: set[tuple[str, object]] = set()
+    second = []  # a name's second row for a day: the first is kept (drop_duplicates, below)
+    for row in rows:
+        key = (row["symbol"], row["trading_date"])
+        if key in seen:
+            second.append(row)
+        seen.add(key)
+    print(_left_out(len(files), len(read), bad, second, copies), flush=True)
     frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"})
     frame["ordinary"] = [is_ordinary(row_instrument_type(r)) for r in rows]
     for column in ("high", "low", "bid", "ask"):
@@ -166,6 +176,16 @@ def load_ohlcv(path: Path) -> pd.DataFrame:
             frame[column] = np.nan
     columns = ["symbol", "date", "close", "volume", "high", "low", "bid", "ask", "ordinary"]
     return frame.drop_duplicates(["symbol", "date"])[columns]
+
+
+def _left_out(files: int, read: int, bad: list[str], second: list[dict], copies: dict) -> str:
+    """What the OHLCV loader left out, said once (the importer lists the same rows): a
+    benchmark over files with bad or repeated rows says so instead of dropping them unsaid."""
+    said = f"ohlcv: {read:,} rows read from {files} files; left out: {len(bad):,} bad rows"
+    said += f" (first: {bad[0]})" if bad else ""
+    said += f", {len(second):,} second rows of a name and day (the first kept"
+    said += f"; first: {second[0]['_line']})" if second else ")"
+    return said + f", {len(copies)} days that copy the one before"
 
 
 def load_market(

@@ -199,3 +199,18 @@ def test_the_importer_stores_the_actions_as_split_notices_the_panel_reads(tmp_pa
     with engine.connect() as conn:
         splits = [r for r in current_rows(conn, tables.corporate_actions) if r["kind"] == "SPLIT"]
     assert any(r["detail"]["text"].startswith("implied by a close beyond the daily price limit") for r in splits)
+
+
+def test_the_benchmarks_loader_says_what_it_left_out(tmp_path: Path, quality: ModuleType, capsys) -> None:
+    """An adversarial run: the benchmarks' OHLCV loader dropped unreadable rows and kept
+    the first of two conflicting rows of a name and day without a word. It says both."""
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "symbol,date,close,volume\n"
+        "AAA,2021-03-01,10.00,100\nAAA,2021-03-02,10.50,100\nAAA,2021-03-02,11.00,100\nAAA,2021-03-03,x,100\n"
+    )
+    prices = quality.load_ohlcv(path)
+    said = capsys.readouterr().out
+    assert list(prices["close"]) == [10.0, 10.5]
+    assert said.startswith(f"ohlcv: 4 rows read from 1 files; left out: 1 bad rows (first: {path}:5: close 'x'")
+    assert f"1 second rows of a name and day (the first kept; first: {path}:4)" in said
