@@ -50,7 +50,7 @@ from sqlalchemy import Connection, Engine, select
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.clock import SUPPORTED_DATES, exchange_date, session_close_utc, utc_now
 from market.errors import ConflictError, InvalidInputError
-from market.money import MAX_SHARES, Money, Price, money_display, to_cents
+from market.money import MAX_SHARES, PRINTED_NUMBER, Money, Price, money_display, to_cents
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
@@ -157,17 +157,17 @@ class ParsedStatement:
 
 
 def _number(text: str, what: str = "amount") -> Decimal:
-    """A statement's amount: digits with thousands commas, an optional sign and decimals
-    (NUMBER), else StatementRejected naming it ("abc", "NaN", "Infinity" and "1e5" are not
-    amounts a statement prints)."""
-    if not re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", text):
+    """A statement's amount by the one printed-number rule (`market.money.PRINTED_NUMBER`),
+    else StatementRejected naming it ("abc", "NaN", "Infinity", "1e5" and the decimal comma
+    of "12,50" are not amounts a statement prints)."""
+    if not PRINTED_NUMBER.fullmatch(text):
         raise StatementRejected(f"the statement's {what} '{text[:40]}' is not a number like 1,234.50")
     return Decimal(text.replace(",", ""))
 
 
 def _shares(text: str, what: str) -> int:
     """A statement's share count: digits with thousands commas, else StatementRejected."""
-    if not re.fullmatch(r"\d[\d,]*", text):
+    if not PRINTED_NUMBER.fullmatch(text) or not text[0].isdigit() or "." in text:
         raise StatementRejected(f"the statement's {what} '{text[:40]}' is not a whole number of shares")
     return int(text.replace(",", ""))
 

@@ -11,8 +11,8 @@ from datetime import date
 import lxml.html
 
 from market.errors import IncompletePageError
+from market.money import PRINTED_NUMBER
 
-_NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
 _MONEY_HEADER = re.compile(r"^(?P<title>.+) \((?P<currency>[A-Z]{3})\)$")  # 'Value (JMD)': the column and its currency
 BOARDS = ("MAIN", "JUNIOR")
 
@@ -26,7 +26,7 @@ def number(text: str) -> float | None:
     text = text.strip()
     if text in {"-", ""}:
         return None
-    if not _NUMBER.match(text):
+    if not PRINTED_NUMBER.fullmatch(text):
         raise CellError(f"'{text}' is not a number")
     return float(text.replace(",", ""))
 

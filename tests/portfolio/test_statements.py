@@ -211,6 +211,12 @@ def _activity(row: str) -> bytes:
         (_valuation("Total Market Value: 0.00", "Cash Balance: Infinity", "Total Portfolio Value: 1"), "'Infinity'"),
         (_valuation("Total Market Value: 0.00", "Cash Balance: 1e5", "Total Portfolio Value: 1e5"), "'1e5' is not"),
         (_valuation("Total Market Value: 0.00", "Cash Balance: ,", "Total Portfolio Value: 0.00"), "',' is not"),
+        # a decimal comma is not read as a thousands separator (1250)
+        (
+            _valuation("Total Market Value: 0.00", "Cash Balance: 12,50", "Total Portfolio Value: 12,50"),
+            "'12,50' is not",
+        ),
+        (_activity("2026-11-03 BUY LIQ 1,0 1.00 -1.00 99.00"), "BUY quantity '1,0' is not a whole number"),
         (
             _valuation(
                 "Total Market Value: 0", "Cash Balance: 5.00", "Total Portfolio Value: 5.00", as_of="2026-02-30"
