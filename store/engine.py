@@ -25,6 +25,7 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError, SQLAlchemyError
 from sqlalchemy.pool import NullPool, StaticPool
 
 from market.settings import Settings
+from store.shared_reads import SHARED_READS, SharedReads
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -339,7 +340,9 @@ class ServerReader:
     idle when its read ends (a driver error, an await cancelled with its statement under
     way) is closed, never lent again. A connection is not bound to a loop: it is lent to
     one read at a time, and psycopg waits on whichever loop is running, so a test serving
-    one app from several loops in turn shares it."""
+    one app from several loops in turn shares it. Identical version reads awaited at once
+    share one statement, each answered by one sent after it began (`shared`:
+    store/shared_reads.py)."""
 
     def __init__(self, url: str, service_role: str | None, size: int) -> None:
         from psycopg.pq import TransactionStatus  # only a server's API process needs these
@@ -350,6 +353,7 @@ class ServerReader:
         if service_role:
             _set_role_on_connect(self.engine.sync_engine, service_role)
         self.size = size
+        self.shared = SharedReads()  # identical version reads at once share a statement (store/shared_reads.py)
         self._free: list[tuple[AsyncConnection, float]] = []  # with when each was given back
         self._out = 0
         self._closes = 0  # how many times `close` was called: a connection lent before is not kept
@@ -385,6 +389,7 @@ class ServerReader:
         if conn is None:
             conn = await self.engine.connect()
             await conn.execution_options(isolation_level="AUTOCOMMIT")
+            conn.sync_connection.info[SHARED_READS] = self.shared
         return conn
 
     async def _given_back(self, conn: AsyncConnection | None, closes: int) -> None:

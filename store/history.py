@@ -28,9 +28,11 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Date, Select, Table, bindparam, func, select, tuple_
 from sqlalchemy import column as named_column
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.util import await_only
 
 from market.clock import utc_now
 from market.errors import InvalidInputError
+from store.shared_reads import SHARED_READS
 from store.types import Money, UTCDateTime, as_utc
 
 if TYPE_CHECKING:
@@ -376,7 +378,9 @@ def _on_driver(conn: Connection, shape: tuple, statement: Select, values: dict[s
     for SQLAlchemy's result processing to convert. Not seen by SQLAlchemy's statement
     events or echo, as desk/keys.py's keys' version before it. The DBAPI connection, not
     the driver's: under SQLAlchemy's asyncio extension (store/engine.py `ServerReader`) the
-    adapted one, whose cursor awaits the driver's on the loop; the same object otherwise."""
+    adapted one, whose cursor awaits the driver's on the loop; the same object otherwise.
+    There, identical reads awaited at once share one statement sent after each began
+    (store/shared_reads.py; the reader puts its `SharedReads` in the connection's `info`)."""
     dialect = conn.dialect
     compiled = _DRIVER_SQL.get((dialect.name, shape))
     if compiled is None:
@@ -385,9 +389,18 @@ def _on_driver(conn: Connection, shape: tuple, statement: Select, values: dict[s
             (dialect.name, shape), (str(built), tuple(built.positiontup or ()) if built.positional else None)
         )
     sql, order = compiled
+    params = [values[name] for name in order] if order is not None else values
+    shared = conn.info.get(SHARED_READS) if conn.dialect.is_async else None
+    if shared is None:
+        return _fetched(conn, sql, params)
+    key = (sql, tuple(params) if order is not None else tuple(sorted(values.items())))
+    return shared.read(key, lambda: _fetched(conn, sql, params), await_only)
+
+
+def _fetched(conn: Connection, sql: str, params: Any) -> tuple:
     cursor = conn.connection.dbapi_connection.cursor()
     try:
-        cursor.execute(sql, [values[name] for name in order] if order is not None else values)
+        cursor.execute(sql, params)
         return tuple(cursor.fetchone())
     finally:
         cursor.close()

@@ -1,0 +1,98 @@
+"""Identical version reads on a database server's event-loop readers share one statement
+(store/shared_reads.py, through store/history.py `newest_ids` on store/engine.py
+`ServerReader`). What they must never do: answer a read from a statement sent before it
+began (a commit made before a request asked would be missed), leave a read waiting when
+the read that leads it fails or is cancelled, or share between different statements.
+
+The reads are of a view that sleeps, so a statement is under way long enough for others to
+come and a commit to land while it is."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Column, Engine, Integer, MetaData, Table, text
+
+from store.engine import PoolSize, server_reader
+from store.history import newest_ids
+from tests.store.readers import rows_engine
+
+pytestmark = pytest.mark.postgres
+
+SLEEP = 0.3  # seconds a read of the view takes
+slow_rows = Table("slow_rows", MetaData(), Column("id", Integer), Column("mark", Integer))
+
+
+@pytest.fixture
+def engine(postgres_url: str) -> Iterator[Engine]:
+    with rows_engine(postgres_url, PoolSize(8, 0, 5)) as engine:
+        with engine.begin() as conn:
+            conn.execute(text("ALTER TABLE rows ADD COLUMN mark INTEGER DEFAULT 0"))
+            conn.execute(text(f"CREATE VIEW slow_rows AS SELECT r.id, r.mark FROM rows r, pg_sleep({SLEEP}) s"))
+        yield engine
+
+
+async def _newest(engine: Engine, *parts) -> tuple:
+    async with server_reader(engine).lent() as conn:
+        assert conn is not None
+        return await conn.run_sync(newest_ids, *parts)
+
+
+def _insert(engine: Engine, n: int, mark: int = 0) -> None:
+    with engine.begin() as writer:
+        writer.execute(text("INSERT INTO rows (id, mark) VALUES (:n, :mark)"), {"n": n, "mark": mark})
+
+
+def test_reads_that_come_while_one_is_under_way_share_the_next_and_see_what_it_missed(engine: Engine) -> None:
+    shared = server_reader(engine).shared
+    sent, answered = shared.sent, shared.shared
+
+    async def scenario() -> tuple:
+        first = asyncio.create_task(_newest(engine, slow_rows))
+        await asyncio.sleep(SLEEP / 3)  # its statement is under way, its snapshot taken
+        await asyncio.to_thread(_insert, engine, 2)  # committed before the next reads begin
+        later = [asyncio.create_task(_newest(engine, slow_rows)) for _ in range(5)]
+        return await first, await asyncio.gather(*later)
+
+    first, later = asyncio.run(asyncio.wait_for(scenario(), 10))
+    assert first == (1,)  # sent before the commit
+    assert later == [(2,)] * 5  # never the first's answer: each from a statement sent after it began
+    assert shared.sent - sent == 2  # the first's, and one for the five who came while it was under way
+    assert shared.shared - answered == 4
+
+
+def test_a_lone_read_and_reads_of_other_statements_each_send_their_own(engine: Engine) -> None:
+    shared = server_reader(engine).shared
+    _insert(engine, 2, mark=7)
+    sent = shared.sent
+
+    async def scenario() -> list:
+        reads = [_newest(engine, (slow_rows, "mark", mark)) for mark in (0, 7, 9)]
+        return await asyncio.gather(*reads)
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 10)) == [(1,), (2,), (None,)]
+    assert shared.sent - sent == 3  # other parameters, other statements: none shared
+
+
+def test_when_the_lead_is_cancelled_the_next_one_waiting_leads(engine: Engine) -> None:
+    shared = server_reader(engine).shared
+
+    async def scenario() -> list:
+        first = asyncio.create_task(_newest(engine, slow_rows))
+        await asyncio.sleep(SLEEP / 3)
+        boarders = [asyncio.create_task(_newest(engine, slow_rows)) for _ in range(4)]
+        await first
+        await asyncio.sleep(SLEEP / 3)  # the first boarder leads the next statement, under way now
+        await asyncio.to_thread(_insert, engine, 3)  # after the statement's snapshot: it would answer 1
+        boarders[0].cancel()
+        results = await asyncio.gather(*boarders, return_exceptions=True)
+        late = await _newest(engine, slow_rows)  # nothing left waiting: a lone read leads at once
+        return [*results, late]
+
+    cancelled, *answers, late = asyncio.run(asyncio.wait_for(scenario(), 10))
+    assert isinstance(cancelled, asyncio.CancelledError)
+    assert answers == [(3,)] * 3  # the statement sent again after the lead left: it sees the commit
+    assert late == (3,)
+    assert shared._by_loop == {} or all(not lines for lines in shared._by_loop.values())
