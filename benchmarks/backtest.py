@@ -150,7 +150,8 @@ def cache_key(source: Path, prices: pd.DataFrame, start: date, end: date, horizo
     """The out-of-sample predictions' key: the data files' digest, the span, the horizon,
     the last price date read, and the code that makes them (PREDICTION_CODE and
     `out_of_sample_predictions`' source); `adjustments`: the capital changes the prices were
-    adjusted for (symbol, ex-date, factor), where any were (a run without keeps its key)."""
+    adjusted for (symbol, ex-date, factor; a rename: old, ex-date, new), where any were (a
+    run without keeps its key)."""
     from portfolio.backtest import out_of_sample_predictions
 
     digest = hashlib.sha256()
@@ -390,6 +391,7 @@ def main() -> None:
     for line in capital.lines():
         print(line, flush=True)
     args.adjustments = tuple((s.symbol, s.ex_date.isoformat(), s.factor) for s in capital.applied)
+    args.adjustments += tuple((r.old, r.ex_date.isoformat(), r.new) for r in capital.renames.applied)
     rule = delisting_rule(args, capital)
     label_cut = sorted(d for d in prices["date"].unique() if d > end)[:LABEL_CUT]
     prices = prices[prices["date"] <= (label_cut[-1] if label_cut else end)]  # the last labels' closes, no more

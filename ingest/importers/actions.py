@@ -4,11 +4,12 @@ prices, and the closes a market's own daily price limit forbids.
 **The file** (`ACTIONS_FILE`, `corporate_actions.csv`, in the prices' folder or beside a
 prices file, or `<prices>.actions.csv` beside `<prices>.csv`; the importer and the
 benchmarks' `--actions` name another): a CSV with a header, columns
-`symbol,ex_date,kind,ratio` and optionally `price` and `note`, one action a row:
+`symbol,ex_date,kind,ratio` and optionally `price`, `new_symbol` and `note`, one action a
+row:
 
-- `kind`: `split`, `bonus`, `rights`, `consolidation` or `delisting` (case, spaces, `-`
-  and `_` do not matter; `stock split`, `bonus issue`, `rights issue`, `reverse split`
-  and `delisted` too).
+- `kind`: `split`, `bonus`, `rights`, `consolidation`, `delisting` or `rename` (case,
+  spaces, `-` and `_` do not matter; `stock split`, `bonus issue`, `rights issue`,
+  `reverse split`, `delisted`, `symbol change`, `ticker change` and `name change` too).
 - `ratio` means what the exchange's SPLIT notices mean (ingest.exchange.validation
   `split_factor`, store/splits.py): a number is the shares after per share before; "N for
   M" is N / M for a split or a consolidation ("1 for 10" is 0.1) and (M + N) / M for a
@@ -23,6 +24,13 @@ benchmarks' `--actions` name another): a CSV with a header, columns
 - `delisting`: `price` is the value per share holders received (a cash offer, or what the
   shares a merger gave were worth), the corporate action that gives a delisted position a
   value (portfolio/delisting.py `Settlement`); no ratio.
+- `rename`: the company's ticker changed from `symbol` to `new_symbol` on the ex-date (the
+  first session under the new symbol); no ratio, and a file with a rename needs the
+  `new_symbol` column (blank on the other rows). The old symbol's rows before the ex-date
+  and the new symbol's from it are one series under the new symbol, the file's other
+  actions of the old symbol up to the ex-date apply to it, and a chain, a reused ticker
+  and the old symbol's rows after the ex-date are reported (`ingest.importers.renames`,
+  applied first, by `capital_changes`, the importer's rows and the replay alike).
 
 The ex-date is the first session on the new count: the bars before it are divided by the
 factor and their volumes multiplied (store.panels.split_adjusted, the same adjustment the
@@ -60,6 +68,7 @@ from pathlib import Path
 import pandas as pd
 
 from ingest.importers.formats import price_cell
+from ingest.importers.renames import RENAME, Renames, join_renames
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
 from store.panels import split_adjusted
@@ -68,6 +77,7 @@ from store.splits import Split
 ACTIONS_FILE = "corporate_actions.csv"
 ACTIONS_SUFFIX = ".actions.csv"
 ACTION_COLUMNS = ("symbol", "ex_date", "kind", "ratio")
+HEADER = "symbol,ex_date,kind,ratio[,price,new_symbol,note]"
 KINDS = {
     "split": "SPLIT",
     "stocksplit": "SPLIT",
@@ -79,6 +89,11 @@ KINDS = {
     "reversesplit": "CONSOLIDATION",
     "delisting": "DELISTING",
     "delisted": "DELISTING",
+    "rename": RENAME,
+    "renamed": RENAME,
+    "symbolchange": RENAME,
+    "tickerchange": RENAME,
+    "namechange": RENAME,
 }
 SHOWN = 25  # probable capital changes listed one a line, the largest moves first; the rest are counted
 SANITY_BAND = 0.5  # T0's price band (MARKETINTEL_PRICE_BAND's default): a session's move past it is reported
@@ -112,15 +127,17 @@ def actions_beside(path: Path) -> Path | None:
 class CorporateAction:
     """One row of the file: `factor` is the shares after per share before where the ratio
     says it alone; a rights issue with a price needs the close before its ex-date
-    (`split_factor`); a delisting has none and `price` is its value per share."""
+    (`split_factor`); a delisting has none and `price` is its value per share; a rename
+    has none and `new_symbol` is the symbol from its ex-date on."""
 
     symbol: str
     ex_date: date
-    kind: str  # SPLIT, BONUS, RIGHTS, CONSOLIDATION or DELISTING
+    kind: str  # SPLIT, BONUS, RIGHTS, CONSOLIDATION, DELISTING or RENAME
     ratio: str
     factor: float | None
     price: float | None
     where: str  # file:line
+    new_symbol: str | None = None  # a rename's
 
     def split_factor(self, last_close: float | None) -> float | None:
         """The factor applied: a rights issue's by the last close before the ex-date (None
@@ -133,6 +150,8 @@ class CorporateAction:
         return last_close * (1 + new_per_old) / (last_close + new_per_old * self.price)
 
     def text(self) -> str:
+        if self.kind == RENAME:
+            return f"{self.symbol} {self.ex_date.isoformat()} rename to {self.new_symbol}"
         priced = f" at {self.price:g}" if self.price is not None else ""
         return f"{self.symbol} {self.ex_date.isoformat()} {self.kind.lower()} {self.ratio}{priced}".replace("  ", " ")
 
@@ -144,7 +163,7 @@ def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
         header = [h.strip().lower() for h in next(reader, [])]
         missing = [c for c in ACTION_COLUMNS if c not in header]
         if missing:
-            return [], [f"{path}:1: header lacks required columns {missing} (symbol,ex_date,kind,ratio[,price,note])"]
+            return [], [f"{path}:1: header lacks required columns {missing} ({HEADER})"]
         actions, bad = [], []
         for line, fields in enumerate(reader, start=2):
             if not fields or not "".join(fields).strip():
@@ -168,12 +187,29 @@ def _action(row: dict[str, str], where: str) -> CorporateAction:
         raise ValueError(f"ex_date '{row['ex_date']}' is not YYYY-MM-DD") from None
     kind = KINDS.get(re.sub(r"[\s_-]", "", row["kind"].lower()))
     if kind is None:
-        raise ValueError(f"kind '{row['kind']}' is not one of split, bonus, rights, consolidation, delisting")
+        raise ValueError(f"kind '{row['kind']}' is not one of split, bonus, rights, consolidation, delisting, rename")
+    new_symbol = row.get("new_symbol", "").upper()
+    if kind == RENAME:
+        return CorporateAction(symbol, ex_date, kind, "", None, None, where, _new_symbol(symbol, new_symbol, row))
+    if new_symbol:
+        raise ValueError(f"new_symbol '{new_symbol}' is a rename's; this row is a {kind.lower()}")
     price = _price(row.get("price", ""))
     if kind == "DELISTING":
         return CorporateAction(symbol, ex_date, kind, "", None, price if price is not None else 0.0, where)
     factor = _factor(kind, row["ratio"])
     return CorporateAction(symbol, ex_date, kind, row["ratio"], factor, price if kind == "RIGHTS" else None, where)
+
+
+def _new_symbol(symbol: str, new_symbol: str, row: dict[str, str]) -> str:
+    """A rename's new symbol: its `new_symbol` cell, neither blank nor the old symbol."""
+    if "new_symbol" not in row:
+        hint = f"; ratio '{row['ratio']}' is not read for a rename" if row["ratio"] else ""
+        raise ValueError(f"a rename needs a new_symbol column ({HEADER}){hint}")
+    if not new_symbol:
+        raise ValueError("a rename without a new_symbol")
+    if new_symbol == symbol:
+        raise ValueError(f"a rename of {symbol} to {new_symbol}: the same symbol, nothing changes")
+    return new_symbol
 
 
 def _price(text: str) -> float | None:
@@ -233,11 +269,13 @@ class LimitMove:
 @dataclass(frozen=True)
 class CapitalChanges:
     """What a source's capital changes were and what was done about them (module docstring):
-    the actions read and the splits applied, the unreadable rows and the warnings, and the
-    moves beyond the daily price limit: `explained` by an action, `beyond` none explains."""
+    the actions read (on the joined series: `Renames.resolve`), the renames and the splits
+    applied, the unreadable rows and the warnings, and the moves beyond the daily price
+    limit: `explained` by an action, `beyond` none explains."""
 
     actions_file: str | None
     actions: tuple[CorporateAction, ...] = ()
+    renames: Renames = Renames()  # applied, in ex-date order (`symbol_on`), and reported
     applied: tuple[Split, ...] = ()  # every split applied, the file's and the implied ones, by ex-date
     implied: tuple[Split, ...] = ()  # of them, those adjusted for a move beyond the limit
     bad_rows: tuple[str, ...] = ()
@@ -254,13 +292,20 @@ class CapitalChanges:
         """The file's delistings: the value per share holders received."""
         return [a for a in self.actions if a.kind == "DELISTING"]
 
+    def symbol_on(self, symbol: str, day: date) -> str:
+        """The symbol a row of the files under `symbol` on `day` is stored and read under."""
+        return self.renames.symbol_on(symbol, day)
+
     def lines(self) -> list[str]:
         """The report, one line each, as the importer and the benchmarks print it."""
         named = self.actions_file or "none beside the prices"
+        renamed = any(a.kind == RENAME for a in self.actions)
         out = [
             f"corporate actions: {named}; {len(self.actions)} read, "
             f"{len(self.applied) - len(self.implied)} splits applied"
+            + (f", {len(self.renames.applied)} renames applied" if renamed else "")
         ]
+        out += self.renames.lines()
         out += [f"bad row: {b}" for b in self.bad_rows] + [f"warning: {w}" for w in self.warnings]
         if self.limit is None:
             out.append(
@@ -292,10 +337,13 @@ def capital_changes(
 ) -> tuple[pd.DataFrame, CapitalChanges]:
     """`prices` (symbol, date, close, and any of volume, high, low, bid, ask) on the count
     of their latest rows: adjusted for the actions of `actions_path` and, with
-    `adjust_implied`, for the moves beyond `limit` they do not explain; and the report."""
+    `adjust_implied`, for the moves beyond `limit` they do not explain; and the report. The
+    file's renames come first: every row under the symbol it belongs to (`join_renames`)."""
     if adjust_implied and limit is None:
         raise InvalidInputError("adjusting for moves beyond the daily price limit needs the limit (--price-limit)")
     actions, bad = read_actions(actions_path) if actions_path is not None else ([], [])
+    prices, renames = join_renames(prices, actions)
+    actions = renames.resolve(actions)
     splits, warnings = file_splits(prices, actions)
     adjusted = split_adjusted(prices, splits)
     raw = limit_moves(prices, limit) if limit is not None else []
@@ -308,10 +356,11 @@ def capital_changes(
     report = CapitalChanges(
         actions_file=str(actions_path) if actions_path is not None else None,
         actions=tuple(actions),
+        renames=renames,
         applied=tuple(sorted([*splits, *implied], key=lambda s: (s.ex_date, s.symbol))),
         implied=implied,
         bad_rows=tuple(bad),
-        warnings=tuple(warnings),
+        warnings=(*renames.warnings, *warnings),
         limit=limit,
         explained=sum(1 for m in raw if (m.symbol, m.day) not in still),
         beyond=tuple(beyond),
@@ -323,12 +372,12 @@ def capital_changes(
 def file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[list[Split], list[str]]:
     """The file's actions as splits (one per name and ex-date), with a warning for each one
     that has no row on or after its ex-date, cannot be priced (rights) or does not explain
-    the name's close."""
+    the name's close (its delistings and renames are no splits)."""
     closes = {s: part.sort_values("date") for s, part in prices[["symbol", "date", "close"]].groupby("symbol")}
     factors: dict[tuple[str, date], float] = {}
     warnings = []
     for action in actions:
-        if action.kind == "DELISTING":
+        if action.kind in ("DELISTING", RENAME):
             continue
         bars = closes.get(action.symbol)
         before = bars[bars["date"] < action.ex_date] if bars is not None else None

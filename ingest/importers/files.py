@@ -22,7 +22,12 @@ each, the ex-date their date: what the ledger, the model's panel and the liquidi
 of T0's SPLIT notices) and DELISTING ones (the value per share holders received); with the
 market's daily price limit (MARKETINTEL_DAILY_PRICE_LIMIT) every close beyond it that no
 action explains is reported as a probable capital change (`capital_changes`), and
-`adjust_implied` stores each as a SPLIT of its implied ratio, its detail saying so.
+`adjust_implied` stores each as a SPLIT of its implied ratio, its detail saying so. The
+file's renames (`ingest.importers.renames`) decide which symbol a row is stored under: the
+old symbol's rows before a rename's ex-date are stored under the new symbol, so the store
+holds one series and one instrument (listed from the old symbol's first row, with the
+latest name) where the files hold two; a rename is stored as no corporate action (the
+table's kinds have none, and the joined rows need none).
 
 Each instrument is stored with its kind of security (`instruments.instrument_type`): the
 type the file states (an OHLCV file's type column; the latest row that states one), else
@@ -55,6 +60,7 @@ from ingest.importers.formats import (
     read_ohlcv,
     repeated_days,
 )
+from ingest.importers.renames import RENAME
 from market.errors import InvalidInputError
 from market.instruments import InstrumentType, instrument_type, is_ordinary
 from market.settings import HOME_CURRENCY
@@ -180,7 +186,7 @@ def import_path(
     report.repeated_days = describe_repeated(copies)
     changes = _capital(first, copies, capital, Path(path))
     del first
-    rows = _Rows(f"import:{fmt}", copies)
+    rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
         for item in READERS[fmt](file):
@@ -220,7 +226,7 @@ def _store_actions(engine: Engine, fmt: str, changes: CapitalChanges) -> int:
     actions named in the detail, an implied one said so) and the file's delistings as
     DELISTING ones (the value per share as the amount)."""
     named: dict[tuple[str, date], list[str]] = {}
-    for action in changes.actions:
+    for action in (a for a in changes.actions if a.kind != RENAME):
         named.setdefault((action.symbol, action.ex_date), []).append(action.text())
     implied = {(s.symbol, s.ex_date) for s in changes.implied}
     rows = [
@@ -259,6 +265,7 @@ class _Rows:
 
     source: str  # the rows' `source` column
     copies: dict[date, date]  # the days left out as copies of the one before (`repeated_days`)
+    symbol_on: Callable[[str, date], str]  # the symbol a row is stored under (the file's renames)
     names: dict[str, tuple] = field(default_factory=dict)  # symbol -> (date, name) of its latest row
     stated: dict[str, tuple] = field(default_factory=dict)  # symbol -> (date, type) of its latest row that states one
     seen: set[tuple] = field(default_factory=set)  # (symbol, date) of each price row taken
@@ -278,7 +285,8 @@ class _Rows:
             return None
         if item["trading_date"] in self.copies:
             return None
-        symbol, day = item["symbol"], item["trading_date"]
+        symbol, day = self.symbol_on(item["symbol"], item["trading_date"]), item["trading_date"]
+        item["symbol"] = symbol
         if (symbol, day) in self.seen:
             report.bad_rows.append(f"{where}: second row for {symbol} on {day}")
             return None

@@ -154,7 +154,7 @@ def test_a_bad_row_is_named_and_an_action_that_does_not_explain_the_close_is_war
     )
     _, report = quality.load_market(folder, nse=False)
     assert [b.split(": ", 1)[1] for b in report.bad_rows] == [
-        "kind 'dividend' is not one of split, bonus, rights, consolidation, delisting",
+        "kind 'dividend' is not one of split, bonus, rights, consolidation, delisting, rename",
         "ex_date '2026-13-01' is not YYYY-MM-DD",
         "ratio '1 for 1' gives 1 shares per share: not a capital change",
     ]

@@ -1,0 +1,144 @@
+"""Ticker changes in the corporate-actions file (`ingest.importers.actions`): a `rename`
+row joins a name's history under its old symbol to its history under the new one.
+
+The rule, the one every file path applies (the importer, the replay, the benchmarks'
+loaders, through `join_renames`): the old symbol's rows before the ex-date and the new
+symbol's rows from it are one instrument's history under the NEW symbol, as a data vendor
+keeps one series per company, so returns, the model's panel and a held position run
+through the rename. The file's other actions follow the rows (`Renames.resolve`): one
+listed under the old symbol dated on or before the rename's ex-date is the joined
+series', under the new symbol; one listed under the new symbol already applies to it.
+
+Renames apply in ex-date order, so a chain (A -> B, then B -> C) is one series under C,
+and said so. The cases the file cannot settle are reported, never applied silently:
+
+- the old symbol has no row before the ex-date: nothing to join, not applied;
+- the new symbol already has rows before the ex-date: a reused ticker (another company's,
+  or one delisted earlier) or a wrong ex-date. Joining would make two companies' rows one
+  series, so the rename is not applied: both symbols keep the rows the file gives them;
+- the old symbol still has rows on or after the ex-date (a vendor's lag, a wrong ex-date,
+  the old ticker given to another company): they are not joined (on a day both symbols
+  have a row there would be two closes) and stay under the old symbol, as the file has
+  them; the rows of a later rename that reuses the old symbol are not counted;
+- the new symbol has no row on or after the ex-date: applied (the history is the new
+  symbol's) and said.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from ingest.importers.actions import CorporateAction
+
+RENAME = "RENAME"
+
+
+@dataclass(frozen=True)
+class Rename:
+    """A rename applied: the old symbol's `rows` before `ex_date` (from `first` to `last`)
+    are the new symbol's history."""
+
+    old: str
+    new: str
+    ex_date: date
+    where: str  # file:line
+    rows: int
+    first: date
+    last: date
+
+    def line(self) -> str:
+        return (
+            f"{self.old} -> {self.new} from {self.ex_date.isoformat()}: {self.old}'s {self.rows:,} rows "
+            f"({self.first.isoformat()} to {self.last.isoformat()}) are {self.new}'s history ({self.where})"
+        )
+
+
+@dataclass(frozen=True)
+class Renames:
+    """The renames applied, in ex-date order, and what was reported (file:line: reason)."""
+
+    applied: tuple[Rename, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def symbol_on(self, symbol: str, day: date) -> str:
+        """The symbol a row of the files under `symbol` on `day` belongs to."""
+        for rename in self.applied:
+            if rename.old == symbol and day < rename.ex_date:
+                symbol = rename.new
+        return symbol
+
+    def frame(self, prices: pd.DataFrame) -> pd.DataFrame:
+        """`prices` (symbol, date, ...) with each row under the symbol it belongs to."""
+        if not self.applied:
+            return prices
+        symbols = prices["symbol"].copy()
+        for rename in self.applied:
+            symbols[(symbols == rename.old) & (prices["date"] < rename.ex_date)] = rename.new
+        return prices.assign(symbol=symbols)
+
+    def resolve(self, actions: Iterable[CorporateAction]) -> list[CorporateAction]:
+        """The file's actions on the joined series: one of an old symbol dated on or before
+        its rename's ex-date is the new symbol's (the bars it adjusts are the new symbol's)."""
+        out = []
+        for action in actions:
+            symbol = action.symbol
+            for rename in self.applied:
+                if rename.old == symbol and action.ex_date <= rename.ex_date and action.kind != RENAME:
+                    symbol = rename.new
+            out.append(action if symbol == action.symbol else replace(action, symbol=symbol))
+        return out
+
+    def lines(self) -> list[str]:
+        return [f"renamed: {r.line()}" for r in self.applied]
+
+
+def join_renames(prices: pd.DataFrame, actions: Iterable[CorporateAction]) -> tuple[pd.DataFrame, Renames]:
+    """`prices` (symbol, date, ...) with the file's renames applied (the module's rule),
+    and what was applied and reported."""
+    renames = sorted((a for a in actions if a.kind == RENAME), key=lambda a: a.ex_date)
+    if not renames:
+        return prices, Renames()
+    days = {s: sorted(part) for s, part in prices.groupby("symbol")["date"]}
+    applied: list[Rename] = []
+    warnings: list[str] = []
+    for k, action in enumerate(renames):
+        old, new, ex = action.symbol, action.new_symbol or "", action.ex_date
+        said = f"{action.where}: {action.text()}"
+        before = [d for d in days.get(old, []) if d < ex]
+        taken = [d for d in days.get(new, []) if d < ex]
+        if not before:
+            warnings.append(f"{said}: {old} has no row before the ex-date: nothing to join; not applied")
+            continue
+        if taken:
+            warnings.append(
+                f"{said}: not applied: {new} already has {len(taken):,} rows before the ex-date ({taken[0]} to "
+                f"{taken[-1]}): a reused ticker or a wrong ex-date; joined, two companies' rows would be one "
+                f"series, so {old} and {new} keep the rows the file gives them"
+            )
+            continue
+        reused = min((a.ex_date for a in renames[k + 1 :] if a.new_symbol == old), default=None)
+        after = [d for d in days.get(old, []) if d >= ex and (reused is None or d < reused)]
+        if after:
+            warnings.append(
+                f"{said}: {old} still has {len(after):,} rows on or after the ex-date ({after[0]} to {after[-1]}): not "
+                f"joined (a vendor's lag, a wrong ex-date or a reused ticker); kept under {old} as the file has them"
+            )
+        if not any(d >= ex for d in days.get(new, [])):
+            warnings.append(f"{said}: {new} has no row on or after the ex-date; {old}'s history is {new}'s")
+        chain = next((r for r in reversed(applied) if r.new == old), None)
+        if chain is not None:
+            warnings.append(
+                f"{said}: a chain: {chain.old} -> {old} on {chain.ex_date} ({chain.where}), then {old} -> {new}: "
+                f"one series under {new}"
+            )
+        days[new] = before + days.get(new, [])
+        days[old] = [d for d in days[old] if d >= ex]
+        applied.append(Rename(old, new, ex, action.where, len(before), before[0], before[-1]))
+    joined = Renames(tuple(applied), tuple(warnings))
+    return joined.frame(prices), joined
