@@ -51,7 +51,15 @@ What the replay serves, and the rules it follows:
   is wrong) is not served and is listed in `source.capital_changes`, as T0 would refuse
   the day. A delisting row's price is the amount of the DELISTING notice the replay
   serves after the name's last day (the value holders received: portfolio/delisting.py).
-  Unreadable rows of the file are listed in `source.bad_rows`.
+  A rename row (`ingest.importers.renames`, the importer's rule) joins the old symbol's
+  rows before its ex-date to the new symbol's: the replay serves one instrument under the
+  new symbol from the old one's first row, with no LISTING notice on the ex-date and no
+  DELISTING notice for the old symbol (it is never served), so a position held across the
+  rename is the same position and its history runs on; the file's actions of the old
+  symbol up to the ex-date are the new symbol's. Each rename applied and each case the
+  rule does not apply (a reused ticker, the old symbol's rows after the ex-date, ...) is
+  listed in `source.capital_changes`. Unreadable rows of the file are listed in
+  `source.bad_rows`.
 - Previous close: the file's where it has one, else the previous served close.
 - Instrument types (`market.instruments`): the type a file states (a generic OHLCV file's
   `instrument_type` or `type` column; a name's latest row that states one), else the
@@ -83,9 +91,10 @@ import numpy as np
 import pandas as pd
 
 from ingest.exchange.validation import CONFIRMED_MOVE
-from ingest.importers.actions import actions_beside, explains, file_splits, read_actions
+from ingest.importers.actions import CorporateAction, actions_beside, explains, file_splits, read_actions
 from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks, source_types
 from ingest.importers.formats import Bad, describe_repeated, is_index, repeated_days
+from ingest.importers.renames import RENAME, Renames, join_renames
 from ingest.simulator.market import SimulatedDay
 from market.clock import DatedCalendar, write_replay_dates
 from market.errors import InvalidInputError
@@ -158,10 +167,11 @@ class ReplayMarket:
         if self.source.types.startswith("no instrument_type column"):
             log.info("replay of %s: %s", self.source.path, self.source.types)
         self.currency = self.source.currency
-        self._load(files)
+        actions_path = actions if actions is not None else actions_beside(Path(path))
+        on_series = self._load(files, self._actions(actions_path))
         self.calendar = DatedCalendar(self.days)
         self._index = {d: i for i, d in enumerate(self.days)}
-        self._capital = self._capital_notices(actions if actions is not None else actions_beside(Path(path)))
+        self._capital = self._capital_notices(actions_path, on_series)
         self._recent: OrderedDict[date, SimulatedDay] = OrderedDict()
 
     # ---- what the site and backfill ask of a market ---------------------------------
@@ -201,13 +211,30 @@ class ReplayMarket:
         return {s: k for s, k in self.instrument_types.items() if not is_ordinary(k)}
 
     # ---- loading ----------------------------------------------------------------------
-    def _load(self, files: list[Path]) -> None:
-        """Read the files (`_read`), leave out the copied days, and set the days, the
-        symbols with their names and types, and the arrays the days are served from."""
+    def _actions(self, path: Path | None) -> list[CorporateAction]:
+        """The corporate-actions file's actions (its unreadable rows in `source.bad_rows`)."""
+        if path is None:
+            return []
+        actions, bad = read_actions(path)
+        self.source.actions_file, self.source.bad_rows = str(path), [*self.source.bad_rows, *bad]
+        return actions
+
+    def _load(self, files: list[Path], actions: list[CorporateAction]) -> list[CorporateAction]:
+        """Read the files (`_read`), leave out the copied days, put each row under the
+        symbol the file's renames give it (`join_renames`), and set the days, the symbols
+        with their names and types, and the arrays the days are served from; the file's
+        actions on the joined series."""
         read = self._read(files)
         copies = repeated_days(read.items)
         self.source.repeated_days = describe_repeated(copies)
         items = [item for item in read.items if item["trading_date"] not in copies]
+        renames = Renames()
+        if any(a.kind == RENAME for a in actions):
+            rows = pd.DataFrame([(i["symbol"], i["trading_date"]) for i in items], columns=["symbol", "date"])
+            _, renames = join_renames(rows, actions)
+            items = [{**i, "symbol": renames.symbol_on(i["symbol"], i["trading_date"])} for i in items]
+            read = _latest(items, read.levels)
+            self.source.capital_changes += renames.lines() + list(renames.warnings)
         self._index_levels: dict[date, dict[str, float]] = {
             d: levels for d, levels in read.levels.items() if d not in copies
         }
@@ -223,16 +250,15 @@ class ReplayMarket:
         }
         self._column = {s: k for k, s in enumerate(self._symbols)}
         self._fill(items)
+        return renames.resolve(actions)
 
-    def _capital_notices(self, path: Path | None) -> dict[int, list[dict]]:
-        """The corporate-actions file's SPLIT notices by the replayed session they are
-        served on, and its delisting values (`_delisting_value`); see the module's
-        docstring."""
+    def _capital_notices(self, path: Path | None, actions: list[CorporateAction]) -> dict[int, list[dict]]:
+        """The corporate-actions file's SPLIT notices (`actions`: on the joined series) by
+        the replayed session they are served on, and its delisting values
+        (`_delisting_value`); see the module's docstring."""
         self._delisting_value: dict[str, float] = {}
         if path is None:
             return {}
-        actions, bad = read_actions(path)
-        self.source.actions_file, self.source.bad_rows = str(path), [*self.source.bad_rows, *bad]
         self._delisting_value = {a.symbol: a.price for a in actions if a.kind == "DELISTING" and a.price}
         closes = [
             (symbol, day, float(self._served_close[i, k]))
@@ -274,8 +300,6 @@ class ReplayMarket:
         items: list[dict] = []
         levels: dict[date, dict[str, float]] = {}
         seen: set[tuple[str, date]] = set()
-        names: dict[str, tuple[date, str]] = {}
-        stated: dict[str, tuple[date, str]] = {}  # symbol -> (date, type) of its latest row that states one
         for item in (item for file in files for item in read(file)):
             if isinstance(item, Bad):
                 self.source.bad_rows.append(str(item))
@@ -291,12 +315,7 @@ class ReplayMarket:
                 continue
             seen.add((symbol, day))
             items.append(item)
-            name, kind = item.get("name"), item.get("instrument_type")
-            if name and (symbol not in names or day >= names[symbol][0]):
-                names[symbol] = (day, name)
-            if kind is not None and (symbol not in stated or day >= stated[symbol][0]):
-                stated[symbol] = (day, kind)
-        return _Read(items, names, stated, levels)
+        return _latest(items, levels)
 
     def _fill(self, items: list[dict]) -> None:
         """The arrays a day is served from, a row per day and a column per symbol: whether
@@ -422,6 +441,20 @@ class ReplayMarket:
                 }
             )
         return rows
+
+
+def _latest(items: list[dict], levels: dict[date, dict[str, float]]) -> _Read:
+    """The rows with each symbol's name and type: those of its latest row that gives one."""
+    names: dict[str, tuple[date, str]] = {}
+    stated: dict[str, tuple[date, str]] = {}
+    for item in items:
+        symbol, day = item["symbol"], item["trading_date"]
+        name, kind = item.get("name"), item.get("instrument_type")
+        if name and (symbol not in names or day >= names[symbol][0]):
+            names[symbol] = (day, name)
+        if kind is not None and (symbol not in stated or day >= stated[symbol][0]):
+            stated[symbol] = (day, kind)
+    return _Read(items, names, stated, levels)
 
 
 def _num(value: float) -> float | None:
