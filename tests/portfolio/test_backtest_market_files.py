@@ -26,21 +26,26 @@ BONUS = DAYS[50]  # BIG's bonus issue, 1 for 1: the file's closes halve from her
 JUMP = DAYS[90]  # ODD's close triples, beyond the 10% limit, and no action explains it
 
 
-def planted_files(folder: Path) -> Path:
+def planted_files(folder: Path, renamed: bool = False) -> Path:
+    """The six names' files; with `renamed`, GONE's company trades on as NEW from its
+    GONE_AFTER-th day, and the corporate-actions file says so."""
     rng = np.random.default_rng(3)
     lines = ["symbol,date,close,volume,high,low"]
     for k, symbol in enumerate(("GONE", "BIG", "ODD", "AAA", "BBB", "CCC")):
         close = 20.0 + 5 * k
         for i, day in enumerate(DAYS):
-            if symbol == "GONE" and i >= GONE_AFTER:
+            if symbol == "GONE" and i >= GONE_AFTER and not renamed:
                 break
             close *= 1 + rng.normal(0.0005, 0.01)
             shown = close / 2 if symbol == "BIG" and day >= BONUS else close
             shown = shown * 3 if symbol == "ODD" and day >= JUMP else shown
-            lines.append(f"{symbol},{day},{shown:.4f},1000000,{shown * 1.005:.4f},{shown * 0.995:.4f}")
+            named = "NEW" if symbol == "GONE" and i >= GONE_AFTER else symbol
+            lines.append(f"{named},{day},{shown:.4f},1000000,{shown * 1.005:.4f},{shown * 0.995:.4f}")
     folder.mkdir()
     (folder / "prices.csv").write_text("\n".join(lines) + "\n")
-    (folder / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio\nBIG,{BONUS},bonus,1 for 1\n")
+    actions = f"symbol,ex_date,kind,ratio,new_symbol\nBIG,{BONUS},bonus,1 for 1,\n"
+    actions += f"GONE,{DAYS[GONE_AFTER]},rename,,NEW\n" if renamed else ""
+    (folder / "corporate_actions.csv").write_text(actions)
     return folder
 
 
@@ -108,6 +113,30 @@ def test_the_backtest_prints_the_capital_changes_and_the_delisted_positions_unde
         "retail": schedule.schedule(retail=True).describe(),
     }
     assert "levies 0.30% (exchange levy 0.30%) + brokerage 0.40% = 0.70% a side" in last["fees"]["default"]
+
+
+def test_a_position_is_held_through_its_names_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """An adversarial run: GONE's company went on trading as NEW, and the backtest read the
+    rename as GONE's last row: the position bought on the first day was delisted 10 sessions
+    later, worth nothing, and NEW a name without history. With the file's rename row the
+    two are one name, NEW, held from the first day to the end, and nothing is delisted."""
+    folder = planted_files(tmp_path / "market", renamed=True)
+    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1])]
+    argv += ["--no-nulls", "--fees", "jse", "--price-limit", "0.1", "--delist-after", "10"]
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
+    monkeypatch.setattr(sys, "argv", argv)
+    with benchmark_module("backtest") as backtest:
+        backtest.main()
+    out = capsys.readouterr().out
+    last = json.loads(out.strip().splitlines()[-1])
+    assert f"renamed: GONE -> NEW from {DAYS[GONE_AFTER]}: GONE's {GONE_AFTER} rows" in out
+    assert last["capital_changes"]["renames_applied"] == [["GONE", "NEW", str(DAYS[GONE_AFTER])]]
+    for run in ("default_brokerage", "gross_of_costs", "retail_brokerage"):
+        assert last["runs"][run]["delisting"]["positions"] == 0
+    held = last["runs"]["default_brokerage"]["holding"]
+    assert (held["holdings"], held["closed"]) == (6, 0)  # the six names bought on the first day, NEW among them
 
 
 def test_a_bad_fee_file_or_limit_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
