@@ -486,8 +486,8 @@ def rotate(
     with write_transaction(engine, "api-keys") as conn:
         old = _key(conn, key_id)
         record = _record(conn, old, moment)
-        if record is None:
-            raise InvalidInputError(f"API key '{key_id}' is no longer active; generate a new key instead")
+        if record is None:  # a state, not an input: 409 like a second rotation
+            raise ConflictError(_ended_detail(_view(conn, key_id, moment), key_id))
         c = tables.api_key_events.c
         rotated = [
             e for e in current_rows(conn, tables.api_key_events, where=[c.key_id == key_id]) if e["event"] == "ROTATED"
@@ -529,6 +529,16 @@ def rotate(
             "old_key_expires_at": moment + timedelta(seconds=grace_seconds),
         }
         return answered(issued, respond)
+
+
+def _ended_detail(view: dict[str, Any], key_id: str) -> str:
+    """Why a key that no longer works cannot be rotated: revoked, or rotated out."""
+    if view["status"] == "REVOKED":
+        return f"API key '{key_id}' is revoked and cannot be rotated; generate a new key for its client instead"
+    return (
+        f"API key '{key_id}' was rotated out to '{view['replaced_by']}' and no longer works; "
+        f"rotate '{view['replaced_by']}' instead"
+    )
 
 
 def set_option(

@@ -42,7 +42,22 @@ def test_rotation_without_grace_replaces_the_key_at_once(api: Api) -> None:
     listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()}
     assert listing[api.world.acme_key_id]["status"] == "ROTATED"
     assert listing[api.world.acme_key_id]["replaced_by"] == new["key_id"]
-    assert_problem(api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate"), 422, "no longer active")
+    assert_problem(api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate"), 409, "rotated out", new["key_id"])
+
+
+def test_a_revoked_key_cannot_be_rotated_a_conflict_not_an_input_error(api: Api) -> None:
+    """Rotating a revoked key answered 422, as if the request were malformed: it is the
+    key's state that forbids it (409, like a second rotation), and nothing is issued."""
+    key = api.world.acme_key_id
+    api.admin("POST", f"/api/keys/{key}/revoke")
+    before = api.admin("GET", "/api/keys").json()
+    body = assert_problem(api.admin("POST", f"/api/keys/{key}/rotate", json={"grace_seconds": 0}), 409, "is revoked")
+    assert body["type"].endswith("/problems/conflict") and key in body["detail"]
+    assert api.admin("GET", "/api/keys").json() == before  # no key issued
+    in_grace = api.admin("POST", f"/api/keys/{api.world.beta_key_id}/rotate", json={"grace_seconds": 3600}).json()
+    api.admin("POST", f"/api/keys/{api.world.beta_key_id}/revoke")  # revoked during its grace period
+    assert_problem(api.admin("POST", f"/api/keys/{api.world.beta_key_id}/rotate"), 409, "is revoked")
+    assert api.admin("POST", f"/api/keys/{in_grace['key_id']}/rotate").status_code == 201
 
 
 def test_rotation_with_grace_keeps_the_old_key_until_it_ends(api: Api) -> None:
