@@ -17,6 +17,15 @@ layouts are recognised by their title line:
 Anything else is refused with the reason: no recognisable layout or holdings table,
 numbers that do not add up, a negative cash balance, a symbol the exchange does not list.
 
+Figures that add up can still describe holdings no account could have; each line is held
+to the name's record as of the statement's date (`portfolio/statement_checks.py`, the one
+rule): more shares than the company has outstanding, or a name with no traded session by
+then, is refused naming the line; a sync price far outside the range the name traded in
+(an average cost of 99,999 for a name that never traded above 60) is booked as the broker
+states it, with a warning in the answer's `warnings` (in a preview too) and in the
+attempt's `reason`, since a transfer-in, a rights issue or history older than the store's
+can explain it and only the cost basis rests on it.
+
 Synchronisation appends reconciling entries and never rewrites history: for each symbol
 whose holding differs, a STATEMENT_SYNC trade for the difference (buys at the statement's
 average cost, or the ledger's last price for the symbol; sells at the statement's market
@@ -54,7 +63,8 @@ from market.money import MAX_SHARES, PRINTED_NUMBER, Money, Price, money_display
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
-from portfolio.market import known_symbols, reference_close
+from portfolio.market import known_symbols
+from portfolio.statement_checks import NameRecord, holding_refusal, name_records, price_warning
 from portfolio.trading import MAX_AMOUNT
 from store import tables
 from store.history import append_history, current_rows, newest_ids
@@ -126,6 +136,7 @@ class StatementResult(TypedDict, total=False):
     file_sha256: Required[str]
     statement: StatementJson
     changes: Required[list[Change]]
+    warnings: Required[list[str]]  # lines booked as stated that the client should check (statement_checks)
     confirm_token: str
     detail: str
 
@@ -317,9 +328,9 @@ class _Previewed(Exception):
     """Raised inside the sync's transaction to roll it back: a preview is the sync itself,
     every check included, undone."""
 
-    def __init__(self, changes: list[Change], token: str) -> None:
+    def __init__(self, changes: list[Change], warnings: list[str], token: str) -> None:
         super().__init__("preview")
-        self.changes, self.token = changes, token
+        self.changes, self.warnings, self.token = changes, warnings, token
 
 
 def file_statement(
@@ -360,6 +371,7 @@ def _preview(read: StatementRead, done: _Previewed) -> StatementResult:
         "file_sha256": read.digest,
         "statement": read.parsed.as_dict(),
         "changes": done.changes,
+        "warnings": done.warnings,
         "confirm_token": done.token,
         "detail": "nothing was changed; upload the same file with confirm=<confirm_token> to apply exactly "
         "these changes (refused if the book changes first)",
@@ -387,12 +399,19 @@ def _file(
                 "the book changed since the preview (a trade or cash movement was recorded, or "
                 "this is another file); preview it again and confirm that"
             )
-        changes = _synchronise(conn, portfolio_id, parsed, digest, moment)
+        changes, warnings = _synchronise(conn, portfolio_id, parsed, digest, moment)
         if preview:
-            raise _Previewed(changes, token)
+            raise _Previewed(changes, warnings, token)
         row = {"file_sha256": digest, "layout": parsed.layout, "status": "SYNCED", "parsed": parsed.as_dict()}
-        append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, **row, "changes": changes}])
-        synced = {"status": "SYNCED", "file_sha256": digest, "statement": parsed.as_dict(), "changes": changes}
+        kept = {"changes": changes, "reason": "; ".join(warnings) or None}
+        append_history(conn, tables.statement_imports, [{"portfolio_id": portfolio_id, **row, **kept}])
+        synced: StatementResult = {
+            "status": "SYNCED",
+            "file_sha256": digest,
+            "statement": parsed.as_dict(),
+            "changes": changes,
+            "warnings": warnings,
+        }
         return answered(synced, respond)
 
 
@@ -422,6 +441,7 @@ def _already(digest: str) -> StatementResult:
         "status": "ALREADY_IMPORTED",
         "file_sha256": digest,
         "changes": [],
+        "warnings": [],
         "detail": "this statement was imported before; nothing changed",
     }
 
@@ -494,18 +514,25 @@ def _in_range(parsed: ParsedStatement) -> None:
 
 def _synchronise(
     conn: Connection, portfolio_id: str, parsed: ParsedStatement, digest: str, moment: datetime
-) -> list[Change]:
+) -> tuple[list[Change], list[str]]:
     """The sync of a checked statement (`_acceptable`): a STATEMENT_SYNC trade per holding
     that differs (on the statement date's share count), then the RECONCILIATION of the
-    cash, then what the ledger carries on top of the statement; returns the changes."""
+    cash, then what the ledger carries on top of the statement; returns the changes and
+    the warnings of the prices booked (statement_checks)."""
     _acceptable(conn, parsed, exchange_date(moment))
     current = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, parsed.as_of).items()}
+    records = name_records(conn, set(current) | set(parsed.holdings), parsed.as_of)
+    _plausible(parsed, records)
     changes: list[Change] = []
+    warnings: list[str] = []
     for symbol in sorted(set(current) | set(parsed.holdings)):
         difference = parsed.holdings.get(symbol, 0) - current.get(symbol, 0)
         if difference != 0:
-            synced = _sync_holding(conn, portfolio_id, parsed, digest, moment, symbol, current.get(symbol, 0))
+            synced = _sync_holding(conn, portfolio_id, parsed, digest, moment, records[symbol], current.get(symbol, 0))
             changes.append(synced.as_dict())
+            warning = price_warning(symbol, synced.side, synced.price, records[symbol], parsed.as_of)
+            if warning:
+                warnings.append(warning)
     later = _cash_after(conn, portfolio_id, parsed.as_of)
     reconciled = _sync_cash(conn, portfolio_id, parsed, digest, later)
     if reconciled is not None:
@@ -524,7 +551,15 @@ def _synchronise(
                 }
             }
         )
-    return changes
+    return changes, warnings
+
+
+def _plausible(parsed: ParsedStatement, records: dict[str, NameRecord]) -> None:
+    """StatementRejected naming the first line no account could hold (statement_checks)."""
+    for symbol, quantity in sorted(parsed.holdings.items()):
+        refusal = holding_refusal(symbol, quantity, records[symbol], parsed.as_of)
+        if refusal:
+            raise StatementRejected(refusal)
 
 
 def _acceptable(conn: Connection, parsed: ParsedStatement, today: date) -> None:
@@ -568,16 +603,23 @@ def _sync_holding(
     parsed: ParsedStatement,
     digest: str,
     moment: datetime,
-    symbol: str,
+    record: NameRecord,
     before: int,
 ) -> HoldingSynced:
-    """The STATEMENT_SYNC trade that brings `symbol` from `before` to the statement's
-    holding, dated the statement's day and moving no cash: a buy at the statement's
-    average cost, a sale at its market price, else the ledger's last price for the symbol."""
+    """The STATEMENT_SYNC trade that brings the record's symbol from `before` to the
+    statement's holding, dated the statement's day and moving no cash: a buy at the
+    statement's average cost, a sale at its market price, else the symbol's last close on
+    or before the statement's day (StatementRejected naming it when it has none)."""
+    symbol = record.symbol
     after = parsed.holdings.get(symbol, 0)
     side = "BUY" if after > before else "SELL"
     source = parsed.prices if side == "BUY" else parsed.sale_prices
-    price = source.get(symbol) or reference_close(conn, symbol, parsed.as_of)[0]
+    price = source.get(symbol) or record.last_close
+    if price is None:
+        raise StatementRejected(
+            f"the statement's {symbol} line has no price and {symbol} has no close on or before "
+            f"{parsed.as_of.isoformat()} to book its {side.lower()} of {abs(after - before):,} shares at"
+        )
     request = TradeRequest(
         portfolio_id=portfolio_id,
         trading_date=parsed.as_of,
@@ -590,7 +632,10 @@ def _sync_holding(
         rationale={"statement_sha256": digest, "layout": parsed.layout, "statement_quantity": after},
         trade_id=f"SYNC-{uuid.uuid4().hex}",
     )
-    ledger.record_trade(conn, request, moves_cash=False)
+    try:
+        ledger.record_trade(conn, request, moves_cash=False)
+    except ledger.TradeRejected as error:  # a figure the ledger cannot hold: the line refused, the attempt kept
+        raise StatementRejected(f"the statement's {symbol} line cannot be booked: {error.detail}") from None
     return HoldingSynced(symbol, side, abs(after - before), price, before, after)
 
 

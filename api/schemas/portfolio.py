@@ -329,7 +329,12 @@ class SuggestionPage(CursorPage):
 
 class StatementResult(ApiModel):
     model_config = example(
-        {"status": "SYNCED", "file_sha256": "9f2c...", "changes": [{"symbol": "NCBFG", "from": 0, "to": 1000}]},
+        {
+            "status": "SYNCED",
+            "file_sha256": "9f2c...",
+            "changes": [{"symbol": "NCBFG", "from": 0, "to": 1000}],
+            "warnings": [],
+        },
         extra="allow",
     )
 
@@ -338,6 +343,10 @@ class StatementResult(ApiModel):
         "the same file again."
     )
     changes: ChangesDocument
+    warnings: list[str] = Field(
+        description="Lines booked as the statement states them that the client should check with the broker "
+        "(a price far from any the name traded at); empty when none."
+    )
 
 
 class ResearchResult(ApiModel):
