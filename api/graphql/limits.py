@@ -44,6 +44,7 @@ from graphql import (
 )
 from graphql.execution.values import get_variable_values
 from strawberry.extensions import MaskErrors, SchemaExtension
+from strawberry.schema.exceptions import CannotGetOperationTypeError
 
 from api.jsonbody import first_control_character
 from market.errors import (
@@ -195,6 +196,40 @@ class OperationBudget(SchemaExtension):
         if budget is not None:
             budget.check()
         return _next(root, info, *args, **kwargs)
+
+
+class OperationNotNamed(CannotGetOperationTypeError):
+    """A document of several operations sent without `operationName`: Strawberry's own
+    refusal of an operation it cannot pick (400 problem+json, as for an unknown name)."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(None)
+        self.names = names
+
+    def as_http_error_reason(self) -> str:
+        return (
+            f"the document holds {len(self.names)} operations ({', '.join(self.names)}); name the one to run in "
+            "`operationName`"
+        )
+
+
+class OneOperation(SchemaExtension):
+    """GraphQL's GetOperation (spec, section 6.1): a request whose document holds several
+    operations runs the one its `operationName` names, and without a name it is refused
+    before anything runs or is costed. Strawberry ran the first one, a mutation included,
+    so a document that meant its second operation wrote with its first."""
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        named = getattr(
+            context, "_provided_operation_name", None
+        )  # Strawberry's `operation_name` falls back to the first
+        document = context.graphql_document
+        if named is None and document is not None:
+            operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+            if len(operations) > 1:
+                raise OperationNotNamed([o.name.value if o.name else "an anonymous one" for o in operations])
+        yield
 
 
 class ControlCharacters(SchemaExtension):

@@ -34,7 +34,15 @@ from api.contract import conform
 from api.docs_pages import graphiql_html, local_only
 from api.graphql import cache
 from api.graphql.context import graph_context
-from api.graphql.limits import ControlCharacters, CostLimiter, ErrorPolicy, OperationBudget, error_code, unexpected
+from api.graphql.limits import (
+    ControlCharacters,
+    CostLimiter,
+    ErrorPolicy,
+    OneOperation,
+    OperationBudget,
+    error_code,
+    unexpected,
+)
 from api.graphql.mutation import Mutation
 from api.graphql.query import Query
 from api.graphql.scalars import SCALAR_OVERRIDES
@@ -71,6 +79,7 @@ def _schema(introspection: bool, max_depth: int, max_tokens: int, max_aliases: i
         lambda: QueryDepthLimiter(max_depth=max_depth),
         lambda: MaxTokensLimiter(max_token_count=max_tokens),
         lambda: MaxAliasesLimiter(max_alias_count=max_aliases),
+        OneOperation,
         lambda: CostLimiter(max_cost),
         ControlCharacters,
         OperationBudget,

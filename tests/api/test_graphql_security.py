@@ -255,6 +255,24 @@ def test_a_mutation_by_get_and_unparsable_variables_are_problems(api: Api) -> No
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_document_of_several_operations_must_name_the_one_to_run(api: Api) -> None:
+    """An adversarial run: `query A { ... } mutation B { moveCash(...) }` without an
+    operationName ran the first operation (a deposit when it came first), where the spec
+    refuses the request: it is a 400 naming the operations, nothing runs or is written."""
+    cash = api.acme("GET", "/api/portfolio/summary").json()["cash"]
+    deposit = 'mutation B { moveCash(amount: "5") { __typename } }'
+    for document in (f"{deposit} query A {{ __typename }}", f"query A {{ __typename }} {deposit}"):
+        refused = gql(api, document, api.world.acme_key)
+        assert_problem(refused, 400, "the document holds 2 operations (", "name the one to run in `operationName`")
+        get = api.acme("GET", "/graphql", params={"query": "query A { __typename } query C { __typename }"})
+        assert_problem(get, 400, "2 operations (A, C)")
+    assert api.acme("GET", "/api/portfolio/summary").json()["cash"] == cash
+    named = gql(api, f"query A {{ __typename }} {deposit}", api.world.acme_key, operation_name="A").json()
+    assert named == {"data": {"__typename": "Query"}}
+    assert data(api, "{ __typename }", api.world.acme_key) == {"__typename": "Query"}  # one operation needs no name
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_introspection_and_graphiql_on_by_default(api: Api) -> None:
     assert data(api, "{ __schema { queryType { name } } }", api.world.acme_key) == {
         "__schema": {"queryType": {"name": "Query"}}
