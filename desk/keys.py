@@ -498,6 +498,8 @@ def rotate(
                 f"API key '{key_id}' was already rotated to '{successor}' and stops at "
                 f"{rotated[0]['effective_at'].isoformat()}; rotate '{successor}' instead"
             )
+        if grace_seconds:  # without a grace period this key stops as its successor starts: two keys still
+            _no_predecessor_working(conn, key_id, moment)
         new_id = _insert_key(conn, settings, old["client_id"], record.tier, secret, moment)
         carried = [("RATE_LIMIT_SET", record.rate_limit), ("MACRO_ACCESS_SET", record.macro_access)]
         append_history(
@@ -529,6 +531,21 @@ def rotate(
             "old_key_expires_at": moment + timedelta(seconds=grace_seconds),
         }
         return answered(issued, respond)
+
+
+def _no_predecessor_working(conn: Connection, key_id: str, moment: datetime) -> None:
+    """ConflictError while the key this one replaced still works (its grace period): a
+    rotation with a grace period now would leave three keys of the rotation working."""
+    c = tables.api_key_events.c
+    for event in current_rows(conn, tables.api_key_events, where=[c.event == "ROTATED"]):
+        if (event["detail"] or {}).get("new_key_id") != key_id or event["effective_at"] <= moment:
+            continue
+        if _record(conn, _key(conn, event["key_id"]), moment) is not None:
+            raise ConflictError(
+                f"API key '{key_id}' replaced '{event['key_id']}', which still works until "
+                f"{event['effective_at'].isoformat()}; rotate with grace_seconds 0, revoke '{event['key_id']}' first, "
+                "or rotate after then, so that no more than two keys of a rotation work"
+            )
 
 
 def _ended_detail(view: dict[str, Any], key_id: str) -> str:

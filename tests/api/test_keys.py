@@ -256,3 +256,23 @@ def test_every_keyed_route_checks_its_key_however_it_declares_it(api: Api) -> No
         api.admin("POST", f"/api/keys/{api.world.acme_key_id}/revoke")
         for method, path in (("GET", "/probe/given"), ("POST", "/probe/given"), ("GET", "/probe/named")):
             assert_problem(call(method, path, api.world.acme_key), 401, "revoked")
+
+
+def test_a_successor_cannot_be_rotated_while_its_predecessor_still_works(api: Api) -> None:
+    """Rotating K1 with a grace period to K2, then K2 with a grace period to K3, left K1,
+    K2 and K3 all working: three keys of one rotation, where the rule is two at most."""
+    first = api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate", json={"grace_seconds": 3600}).json()
+    again = api.admin("POST", f"/api/keys/{first['key_id']}/rotate", json={"grace_seconds": 3600})
+    assert_problem(again, 409, f"replaced '{api.world.acme_key_id}', which still works until", "grace_seconds 0")
+    assert [api.call("GET", "/api/portfolio", k).status_code for k in (api.world.acme_key, first["api_key"])] == [
+        200
+    ] * 2
+    api.clock.moment += timedelta(seconds=3600)  # the predecessor's grace is over: the successor may rotate
+    assert api.admin("POST", f"/api/keys/{first['key_id']}/rotate", json={"grace_seconds": 60}).status_code == 201
+
+    second = api.admin("POST", f"/api/keys/{api.world.beta_key_id}/rotate", json={"grace_seconds": 3600}).json()
+    api.admin("POST", f"/api/keys/{api.world.beta_key_id}/revoke")  # the predecessor revoked: one key works
+    third = api.admin("POST", f"/api/keys/{second['key_id']}/rotate", json={"grace_seconds": 3600})
+    assert third.status_code == 201, third.text
+    # without a grace period a successor stops as its own successor starts: two keys work, as before
+    assert api.admin("POST", f"/api/keys/{third.json()['key_id']}/rotate", json={"grace_seconds": 0}).status_code == 201
