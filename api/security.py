@@ -28,9 +28,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+from urllib.parse import parse_qsl
 
 from fastapi import Depends, Request, Security
 from fastapi.dependencies.models import Dependant
+from fastapi.dependencies.utils import get_flat_dependant
+from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
 from sqlalchemy import Connection
@@ -379,24 +382,39 @@ class KeyCheckedRoute(APIRoute):
         self.holds = request_connection in calls  # the check's connection is the handler's
         self.defers = self.holds and self.methods <= READS
         self.admin_only = admin in calls  # the key's rights, like the key, come before anything read
+        self.query_names = frozenset(f.alias for f in get_flat_dependant(self.dependant).query_params)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope)
         presented = request.headers.get(api_key_header_name)
         if not self._needs_key(request, presented):
-            await super().handle(scope, receive, send)
+            await self._handled(scope, receive, send)
             return
         try:
             await self._checked(request, presented, self.defers, self.holds)
             try:
                 if not await self._kept(request, scope, receive, send):
-                    await super().handle(scope, receive, send)
+                    await self._handled(scope, receive, send)
             except VersionMoved:
                 request.state.principal = request.state.key_rider = request.state.answer_key = None
                 await self._checked(request, presented, hold=self.holds)  # afresh, from the database
-                await super().handle(scope, receive, send)
+                await self._handled(scope, receive, send)
         finally:
             await _release_unadopted(request)
+
+    async def _handled(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """FastAPI's handling, after the query string is held to the route's parameters: a
+        parameter the route does not take is a 422 naming it (`?offset=5` on a route that
+        pages by cursor answered the first page as if it were the sixth), as a body's
+        unknown field is (`extra="forbid"`). Not on a kept answer: its URL is one a route
+        answered, so it passed (`_kept`); a method the route does not serve is its 405."""
+        query = scope.get("query_string", b"")
+        if query and scope["method"] in self.methods:
+            names = {name for name, _ in parse_qsl(query.decode("latin-1"), keep_blank_values=True)}
+            unknown = sorted(names - self.query_names)
+            if unknown:
+                raise RequestValidationError([_unknown_parameter(name, sorted(self.query_names)) for name in unknown])
+        await super().handle(scope, receive, send)
 
     async def _kept(self, request: Request, scope: Scope, receive: Receive, send: Send) -> bool:
         """A GET answered from the body kept for its URL and caller's read (`Services.answer`,
@@ -431,6 +449,13 @@ class KeyCheckedRoute(APIRoute):
         if self.access is Access.KEY_UNLESS_PUBLIC:
             return bool(presented) or not _services(request).settings.public_reports
         return self.access is Access.KEY
+
+
+def _unknown_parameter(name: str, known: list[str]) -> dict[str, Any]:
+    """A validation error for a query parameter the route does not take, as pydantic words
+    a body's unknown field."""
+    takes = f"this route takes {', '.join(known)}" if known else "this route takes no query parameters"
+    return {"type": "extra_forbidden", "loc": ("query", name), "msg": f"not a parameter of this route ({takes})"}
 
 
 def _calls(dependant: Dependant) -> Any:
