@@ -19,7 +19,8 @@ from sqlalchemy import Connection
 
 from desk import versions
 from desk.cache import ReadCache, Versioned
-from market.clock import TradingCalendar, latest_closed_trading_day
+from market.clock import TradingCalendar, exchange_date, latest_closed_trading_day
+from market.errors import InvalidInputError
 from models import macro_model
 from models.macro_model import MacroInsights
 from models.scoring import ServedPrediction
@@ -202,7 +203,16 @@ class MarketReads:
         as_of: date | None = None,
     ) -> Versioned[Indicators]:
         """The latest value of every macro indicator (as known on `as_of`), filtered, money
-        values in `currency` where asked."""
+        values in `currency` where asked. An `as_of` after today (the exchange's date) is
+        refused: what will be known then is not known yet, and the answer labelled with it
+        would be today's (ALFRED reads such a date as "the latest"; here that is an `as_of`
+        left out)."""
+        today = exchange_date(self.now())
+        if as_of is not None and as_of > today:
+            raise InvalidInputError(
+                f"as_of {as_of.isoformat()} is after today ({today.isoformat()}): values are known only up to "
+                "today; leave as_of out for the latest"
+            )
         return Versioned(
             ("macro", source, category, currency, as_of),
             versions.macro(conn),

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+from datetime import date, timedelta
+
 import pytest
 
 from desk import keys as keystore
+from market.clock import exchange_date
 from tests.api import world
 from tests.api.conftest import Api, assert_problem
 from tests.api.graph import data, gql, snake
@@ -64,6 +67,23 @@ def test_indicators_422_for_a_bad_date_or_currency(api: Api) -> None:
     assert_problem(api.acme("GET", "/api/v1/macro/indicators", params={"source": "IMF"}), 422, "unknown source 'IMF'")
     body = gql(api, '{ macroIndicators(currency: "XYZ") { nodes { value } } }', api.world.acme_key).json()
     assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+
+
+def test_an_as_of_after_today_is_refused_not_answered_with_todays_values_under_its_label(api: Api) -> None:
+    world.run_t3(api.world.settings)
+    today = exchange_date(MORNING)
+    known = api.acme("GET", "/api/v1/macro/indicators", params={"as_of": today.isoformat()}).json()
+    assert known["as_of"] == today.isoformat() and known["count"] > 0
+    for later in (today + timedelta(days=1), date(2199, 1, 1)):
+        assert_problem(
+            api.acme("GET", "/api/v1/macro/indicators", params={"as_of": later.isoformat()}),
+            422,
+            f"as_of {later.isoformat()} is after today ({today.isoformat()})",
+        )
+        body = gql(
+            api, f'{{ macroIndicators(asOf: "{later.isoformat()}") {{ nodes {{ value }} }} }}', api.world.acme_key
+        )
+        assert body.json()["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", body.text
 
 
 def test_insights_follow_the_tier_and_the_per_key_switch(api: Api) -> None:
