@@ -487,17 +487,8 @@ def rotate(
         old = _key(conn, key_id)
         record = _record(conn, old, moment)
         if record is None:  # a state, not an input: 409 like a second rotation
-            raise ConflictError(_ended_detail(_view(conn, key_id, moment), key_id))
-        c = tables.api_key_events.c
-        rotated = [
-            e for e in current_rows(conn, tables.api_key_events, where=[c.key_id == key_id]) if e["event"] == "ROTATED"
-        ]
-        if rotated:  # in its grace period: a second rotation would leave three keys working
-            successor = rotated[0]["detail"].get("new_key_id")
-            raise ConflictError(
-                f"API key '{key_id}' was already rotated to '{successor}' and stops at "
-                f"{rotated[0]['effective_at'].isoformat()}; rotate '{successor}' instead"
-            )
+            raise ConflictError(_ended_detail(_view(conn, key_id, moment), key_id, "rotated"))
+        _not_rotated(conn, key_id, "rotate")  # in its grace period: a second rotation would leave three keys working
         if grace_seconds:  # without a grace period this key stops as its successor starts: two keys still
             _no_predecessor_working(conn, key_id, moment)
         new_id = _insert_key(conn, settings, old["client_id"], record.tier, secret, moment)
@@ -548,13 +539,30 @@ def _no_predecessor_working(conn: Connection, key_id: str, moment: datetime) -> 
             )
 
 
-def _ended_detail(view: dict[str, Any], key_id: str) -> str:
-    """Why a key that no longer works cannot be rotated: revoked, or rotated out."""
+def _not_rotated(conn: Connection, key_id: str, verb: str) -> None:
+    """ConflictError when the key was rotated and still works (its grace period): what an
+    admin would do to it (`verb`: rotate, change) belongs to its successor."""
+    c = tables.api_key_events.c
+    rotated = [
+        e for e in current_rows(conn, tables.api_key_events, where=[c.key_id == key_id]) if e["event"] == "ROTATED"
+    ]
+    if rotated:
+        successor = rotated[0]["detail"].get("new_key_id")
+        raise ConflictError(
+            f"API key '{key_id}' was already rotated to '{successor}' and stops at "
+            f"{rotated[0]['effective_at'].isoformat()}; {verb} '{successor}' instead"
+        )
+
+
+def _ended_detail(view: dict[str, Any], key_id: str, done: str) -> str:
+    """Why a key that no longer works cannot be `done` (rotated, changed): revoked, or
+    rotated out."""
     if view["status"] == "REVOKED":
-        return f"API key '{key_id}' is revoked and cannot be rotated; generate a new key for its client instead"
+        return f"API key '{key_id}' is revoked and cannot be {done}; generate a new key for its client instead"
+    verb = "rotate" if done == "rotated" else "change"
     return (
         f"API key '{key_id}' was rotated out to '{view['replaced_by']}' and no longer works; "
-        f"rotate '{view['replaced_by']}' instead"
+        f"{verb} '{view['replaced_by']}' instead"
     )
 
 
@@ -562,12 +570,16 @@ def set_option(
     engine: Engine, key_id: str, event: str, value: Any, now: datetime | None = None, respond: Respond = None
 ) -> dict[str, Any]:
     """RATE_LIMIT_SET (requests per minute, None: the tier's default), MACRO_ACCESS_SET
-    (True/False, None: the tier's rule) or TIER_SET."""
+    (True/False, None: the tier's rule) or TIER_SET, on a key that works and has not been
+    rotated: a revoked or rotated-out key's setting would change nothing anyone can use,
+    and a rotated key's would miss the successor its client moves to (409 naming it)."""
     if event == "TIER_SET":
         _checked_tier(value)
     moment = now or utc_now()
     with write_transaction(engine, "api-keys") as conn:
-        _key(conn, key_id)
+        if _record(conn, _key(conn, key_id), moment) is None:
+            raise ConflictError(_ended_detail(_view(conn, key_id, moment), key_id, "changed"))
+        _not_rotated(conn, key_id, "change")
         append_history(
             conn,
             tables.api_key_events,

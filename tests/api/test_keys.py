@@ -60,6 +60,26 @@ def test_a_revoked_key_cannot_be_rotated_a_conflict_not_an_input_error(api: Api)
     assert api.admin("POST", f"/api/keys/{in_grace['key_id']}/rotate").status_code == 201
 
 
+def test_a_key_that_was_rotated_or_revoked_cannot_be_tuned_its_successor_is_named(api: Api) -> None:
+    """Raising a rotated key's tier or limit answered 200 and changed nothing the client
+    would use (it moves to the successor): 409 naming the successor, and nothing stored;
+    a revoked key's the same 409 as its rotation. The successor takes the change."""
+    changes = (("rate-limit", {"per_minute": 900}), ("tier", {"tier": "PRO"}), ("macro-access", {"enabled": True}))
+    old = api.world.acme_key_id
+    rotated = api.admin("POST", f"/api/keys/{old}/rotate", json={"grace_seconds": 3600}).json()
+    before = api.admin("GET", "/api/keys").json()
+    for path, body in changes:
+        refused = assert_problem(api.admin("PUT", f"/api/keys/{old}/{path}", json=body), 409, "already rotated")
+        assert rotated["key_id"] in refused["detail"]
+        assert api.admin("PUT", f"/api/keys/{rotated['key_id']}/{path}", json=body).status_code == 200
+    listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()}
+    assert listing[old] == next(k for k in before if k["key_id"] == old)  # nothing stored on the old key
+    assert listing[rotated["key_id"]]["rate_limit"] == 900 and listing[rotated["key_id"]]["tier"] == "PRO"
+    api.admin("POST", f"/api/keys/{api.world.beta_key_id}/revoke")
+    for path, body in changes:
+        assert_problem(api.admin("PUT", f"/api/keys/{api.world.beta_key_id}/{path}", json=body), 409, "is revoked")
+
+
 def test_rotation_with_grace_keeps_the_old_key_until_it_ends(api: Api) -> None:
     api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": 500})
     rotated = api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate", json={"grace_seconds": 3600}).json()
