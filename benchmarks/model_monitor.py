@@ -19,7 +19,10 @@ exactly as `t1_monitor` runs them, with the settings' default thresholds:
 Real history (`--nse [FOLDER]` or `--ohlcv FILE`): each calendar year with 250 trading
 days before it is monitored against those 250 days (the validation record a yearly
 retrain would leave), and the runs of days with any check in the ALERT state are printed
-with the checks that were.
+with the checks that were. The prices are read as model_quality.py and backtest.py read
+them (`load_market`): adjusted for the corporate-actions file beside them (or `--actions`)
+and, with `--price-limit` and `--adjust-implied`, for moves the market's limit forbids,
+so a split or a rename is not read as a drift of the inputs; the report is printed.
 
 It replays the inputs only (layer 1 = the empirical fallback, no text, so the two
 sentiment inputs are constant): the Score and the live-record checks need the risk model
@@ -28,6 +31,7 @@ retrained along the year, which `tests/pipeline/test_monitor.py` drives through 
 validation record built, one live T1 day), the figure of the issue's cost target.
 
     python benchmarks/model_monitor.py [--seeds 7 11 13] [--nse [FOLDER] | --ohlcv FILE] [--cost 100]
+        [--actions FILE] [--price-limit F] [--adjust-implied]
 
 The last line is one JSON object: per seed the false ALERTs (breaches that reached the
 ALERT state) per year on the stable run and the delay in trading days from each change
@@ -258,7 +262,7 @@ def stage_cost(instruments: int) -> dict:
 
 
 def main() -> None:
-    from model_quality import SHARED_DATA, load_nse, load_ohlcv
+    from model_quality import SHARED_DATA, capital_arguments, capital_figures, capital_options, load_market
 
     from market.settings import get_settings
     from models.monitor import Thresholds
@@ -268,6 +272,7 @@ def main() -> None:
     parser.add_argument("--nse", nargs="?", const=str(SHARED_DATA / "nse-kenya" / "daily"), default=None)
     parser.add_argument("--ohlcv", default=None)
     parser.add_argument("--cost", type=int, default=None, metavar="N")
+    capital_options(parser)  # market files' capital changes, as model_quality.py and backtest.py read them
     args = parser.parse_args()
     started = time.perf_counter()
     t = Thresholds.of(get_settings())  # the settings' thresholds (MARKETINTEL_MONITOR_* override them)
@@ -284,7 +289,11 @@ def main() -> None:
         if not source.exists():
             raise SystemExit(f"error: no market files at {source} (set --nse, --ohlcv or MARKETINTEL_SHARED_DATA)")
         summary["market"] = str(source)
-        summary["years"] = real_market(load_ohlcv(source) if args.ohlcv else load_nse(source))
+        prices, capital = load_market(source, not args.ohlcv, *capital_arguments(args))
+        for line in capital.lines():
+            print(line, flush=True)
+        summary["capital_changes"] = capital_figures(capital)
+        summary["years"] = real_market(prices)
     else:
         summary["instruments"], summary["monitored_days"] = 60, MONITORED
         summary["seeds"] = [simulated(seed) for seed in args.seeds]
