@@ -36,6 +36,7 @@ from fastapi.dependencies.utils import get_flat_dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
+from pydantic_core import ErrorDetails
 from sqlalchemy import Connection
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
@@ -410,10 +411,11 @@ class KeyCheckedRoute(APIRoute):
         answered, so it passed (`_kept`); a method the route does not serve is its 405."""
         query = scope.get("query_string", b"")
         if query and scope["method"] in self.methods:
-            names = {name for name, _ in parse_qsl(query.decode("latin-1"), keep_blank_values=True)}
-            unknown = sorted(names - self.query_names)
+            given = dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True))
+            unknown = sorted(set(given) - self.query_names)
             if unknown:
-                raise RequestValidationError([_unknown_parameter(name, sorted(self.query_names)) for name in unknown])
+                known = sorted(self.query_names)
+                raise RequestValidationError([_unknown_parameter(name, given[name], known) for name in unknown])
         await super().handle(scope, receive, send)
 
     async def _kept(self, request: Request, scope: Scope, receive: Receive, send: Send) -> bool:
@@ -451,11 +453,13 @@ class KeyCheckedRoute(APIRoute):
         return self.access is Access.KEY
 
 
-def _unknown_parameter(name: str, known: list[str]) -> dict[str, Any]:
+def _unknown_parameter(name: str, value: str, known: list[str]) -> ErrorDetails:
     """A validation error for a query parameter the route does not take, as pydantic words
     a body's unknown field."""
     takes = f"this route takes {', '.join(known)}" if known else "this route takes no query parameters"
-    return {"type": "extra_forbidden", "loc": ("query", name), "msg": f"not a parameter of this route ({takes})"}
+    return ErrorDetails(
+        type="extra_forbidden", loc=("query", name), msg=f"not a parameter of this route ({takes})", input=value
+    )
 
 
 def _calls(dependant: Dependant) -> Any:

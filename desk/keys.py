@@ -487,7 +487,7 @@ def rotate(
         old = _key(conn, key_id)
         record = _record(conn, old, moment)
         if record is None:  # a state, not an input: 409 like a second rotation
-            raise ConflictError(_ended_detail(_view(conn, key_id, moment), key_id, "rotated"))
+            raise ConflictError(_ended_detail(conn, key_id, moment, "rotated"))
         _not_rotated(conn, key_id, "rotate")  # in its grace period: a second rotation would leave three keys working
         if grace_seconds:  # without a grace period this key stops as its successor starts: two keys still
             _no_predecessor_working(conn, key_id, moment)
@@ -554,9 +554,10 @@ def _not_rotated(conn: Connection, key_id: str, verb: str) -> None:
         )
 
 
-def _ended_detail(view: dict[str, Any], key_id: str, done: str) -> str:
-    """Why a key that no longer works cannot be `done` (rotated, changed): revoked, or
-    rotated out."""
+def _ended_detail(conn: Connection, key_id: str, moment: datetime, done: str) -> str:
+    """Why a key that no longer works at `moment` cannot be `done` (rotated, changed):
+    revoked, or rotated out."""
+    view = _view(conn, key_id, moment)
     if view["status"] == "REVOKED":
         return f"API key '{key_id}' is revoked and cannot be {done}; generate a new key for its client instead"
     verb = "rotate" if done == "rotated" else "change"
@@ -578,7 +579,7 @@ def set_option(
     moment = now or utc_now()
     with write_transaction(engine, "api-keys") as conn:
         if _record(conn, _key(conn, key_id), moment) is None:
-            raise ConflictError(_ended_detail(_view(conn, key_id, moment), key_id, "changed"))
+            raise ConflictError(_ended_detail(conn, key_id, moment, "changed"))
         _not_rotated(conn, key_id, "change")
         append_history(
             conn,

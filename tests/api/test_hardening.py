@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
 
 import httpx
 import pytest
@@ -406,7 +407,15 @@ def test_graphql_operations_and_reports_run_off_the_event_loop(
     monkeypatch.setattr(report_routes, "_pdf", recording_render)
     w = world.build(unmade_settings)
     app = create_app(w.settings, now=Clock())
-    app.router.on_startup.append(lambda: seen.setdefault("loop", threading.get_ident()))
+    started = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def recording_start(served: Any) -> Any:
+        seen.setdefault("loop", threading.get_ident())
+        async with started(served) as state:
+            yield state
+
+    app.router.lifespan_context = recording_start
     with serve_in_thread(app) as base:
         api = Api(base, w, Clock())
         wide = "{ portfolio { " + "cash " * 400 + "} }"
