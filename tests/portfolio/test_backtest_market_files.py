@@ -60,6 +60,19 @@ def planted_walk_forward(prices: pd.DataFrame, first_test_date: date, horizon: i
     return rows.assign(p_up=0.6, raw_score=edge, expected_return=edge, predicted_return=edge)
 
 
+def _planted_backtest(folder: Path, fees: str, monkeypatch, capsys) -> tuple[str, dict]:
+    """benchmarks/backtest.py over the planted files with the planted walk-forward (no null
+    books, a 10% limit, delisted after 10 sessions): what it printed and its JSON line."""
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
+    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1])]
+    argv += ["--no-nulls", "--fees", fees, "--price-limit", "0.1", "--delist-after", "10"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with benchmark_module("backtest") as backtest:
+        backtest.main()
+    out = capsys.readouterr().out
+    return out, json.loads(out.strip().splitlines()[-1])
+
+
 def test_the_backtest_prints_the_capital_changes_and_the_delisted_positions_under_each_reading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
@@ -68,14 +81,7 @@ def test_the_backtest_prints_the_capital_changes_and_the_delisted_positions_unde
     folder = planted_files(tmp_path / "market")
     fees = tmp_path / "market.toml"
     fees.write_text('brokerage = 0.004\nretail_brokerage = 0.012\n[levies]\n"exchange levy" = 0.003\n')
-    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
-    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1])]
-    argv += ["--no-nulls", "--fees", str(fees), "--price-limit", "0.1", "--delist-after", "10"]
-    monkeypatch.setattr(sys, "argv", argv)
-    with benchmark_module("backtest") as backtest:
-        backtest.main()
-    out = capsys.readouterr().out
-    last = json.loads(out.strip().splitlines()[-1])
+    out, last = _planted_backtest(folder, str(fees), monkeypatch, capsys)
     # the capital-change report of the files it read, first
     assert f"corporate actions: {folder / 'corporate_actions.csv'}; 1 read, 1 splits applied" in out
     assert "beyond the daily price limit of 10.0% (and a tick): 2; explained by the corporate actions 1" in out
@@ -123,14 +129,7 @@ def test_a_position_is_held_through_its_names_rename(
     later, worth nothing, and NEW a name without history. With the file's rename row the
     two are one name, NEW, held from the first day to the end, and nothing is delisted."""
     folder = planted_files(tmp_path / "market", renamed=True)
-    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1])]
-    argv += ["--no-nulls", "--fees", "jse", "--price-limit", "0.1", "--delist-after", "10"]
-    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
-    monkeypatch.setattr(sys, "argv", argv)
-    with benchmark_module("backtest") as backtest:
-        backtest.main()
-    out = capsys.readouterr().out
-    last = json.loads(out.strip().splitlines()[-1])
+    out, last = _planted_backtest(folder, "jse", monkeypatch, capsys)
     assert f"renamed: GONE -> NEW from {DAYS[GONE_AFTER]}: GONE's {GONE_AFTER} rows" in out
     assert last["capital_changes"]["renames_applied"] == [["GONE", "NEW", str(DAYS[GONE_AFTER])]]
     for run in ("default_brokerage", "gross_of_costs", "retail_brokerage"):

@@ -67,6 +67,12 @@ def _valuation(*holdings: Holding, as_of: date = AS_OF) -> bytes:
     return holdings_statement("KC-10042", "Acme Ltd", as_of, list(holdings), Decimal("1000"))
 
 
+def _imported(client, pdf: bytes) -> dict:
+    """The statement synced into the client's portfolio now: what the sync answered."""
+    engine, settings, portfolio_id = client
+    return import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+
+
 def _refused(client, pdf: bytes, *parts: str) -> None:
     engine, settings, portfolio_id = client
     before = _book(engine, portfolio_id)
@@ -88,14 +94,7 @@ def test_more_shares_than_the_company_has_are_refused_naming_the_line(client) ->
         _valuation(Holding("LIQ", "Liquid", 1_000_001, Decimal("50"), Decimal("52"))),
         "holds 1,000,001 LIQ, more than the 1,000,000 shares LIQ has outstanding (reported 2026-06-30",
     )
-    engine, settings, portfolio_id = client
-    whole = import_statement(
-        engine,
-        settings,
-        portfolio_id,
-        _valuation(Holding("LIQ", "Liquid", 1_000_000, Decimal("50"), Decimal("52"))),
-        now=NOW,
-    )
+    whole = _imported(client, _valuation(Holding("LIQ", "Liquid", 1_000_000, Decimal("50"), Decimal("52"))))
     assert whole["status"] == "SYNCED" and whole["warnings"] == []
 
 
@@ -107,13 +106,7 @@ def test_a_split_after_the_report_raises_the_shares_a_statement_may_hold(client)
             tables.corporate_actions,
             [{"symbol": "LIQ", "action_date": date(2026, 11, 2), "kind": "SPLIT", "amount": 2.0, "source": "test"}],
         )
-    result = import_statement(
-        engine,
-        settings,
-        portfolio_id,
-        _valuation(Holding("LIQ", "Liquid", 1_500_000, Decimal("26"), Decimal("52"))),
-        now=NOW,
-    )
+    result = _imported(client, _valuation(Holding("LIQ", "Liquid", 1_500_000, Decimal("26"), Decimal("52"))))
     assert result["status"] == "SYNCED"
     _refused(
         client,
