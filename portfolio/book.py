@@ -263,7 +263,7 @@ def _fill_slots(book: _Planning, candidates: list[Candidate]) -> None:
         if len(book.held) < names and candidates[0].signal.action != "LONG":
             return  # an empty slot takes a LONG name; the reserve only fills what capacity leaves
         best = candidates.pop(0)
-        if len(book.held) < names:
+        if _entry(book) == "slot":
             why = f"fills an empty slot ({len(book.held) + 1} of {names})"
         else:
             book.reserve += 1
@@ -391,10 +391,20 @@ def _buy(book: _Planning, candidate: Candidate, why: str) -> None:
         "close": day.close,
         "rails": True,
     }
+    if not owned:
+        rationale["entry"] = _entry(book)
     order = Order(signal.symbol, "BUY", quantity, price, fee, rationale)
     plan.orders.append(order)
     book.held[signal.symbol] = owned + quantity
     book.cash -= order.gross + order.fees
+
+
+def _entry(book: _Planning) -> str:
+    """What an opening buy enters as: one of the mandate's `names` slots while the book
+    holds fewer names than that (an empty slot, or the place a replaced name left), else
+    its reserve (capacity held the slots below their size). One rule for `_fill_slots`'
+    reason, a replacement and what a position says it entered as (views/portfolio.py)."""
+    return "slot" if len(book.held) < book.mandate.names else "reserve"
 
 
 def _buy_reason(why: str, signal: Signal) -> str:

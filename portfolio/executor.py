@@ -105,6 +105,7 @@ class Rationale(SignalFacts, total=False):
     outlook: dict[str, float]  # the book's Outlook.as_dict: hold, multiplier
     close: float
     rails: bool
+    entry: str  # an opening buy of the book: "slot" or "reserve" (portfolio/book.py `_buy`)
     replaces: str
     decided_at: str
     model_id: str | None

@@ -4,7 +4,8 @@ Built from `inputs.briefing_inputs`; every missing piece is said, never an error
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -174,6 +175,7 @@ def _portfolio(ai: AIPortfolioSection) -> list[Flowable]:
     figures = key_figures(
         [
             ("Open positions", str(ai["positions_count"])),
+            ("Entered as", entered_as(ai["positions"])),
             ("Portfolio value", by_type(ai, AIPortfolioSection, "equity")),
             ("Cash", by_type(ai, AIPortfolioSection, "cash")),
             ("Liquid equity", by_type(ai, AIPortfolioSection, "liquid_equity")),
@@ -189,14 +191,24 @@ def _portfolio(ai: AIPortfolioSection) -> list[Flowable]:
             *(by_type(p, AIPosition, name) for name in ("average_cost", "price", "market_value")),
             pct(weights.get(p["symbol"], 0.0) * 100),
             by_type(p, AIPosition, "unrealized_pnl"),
+            p["entered_as"] or "-",
             ", ".join(p["flags"]) or "-",
         ]
         for p in ai["positions"]
     ]
     cash = by_type(ai, AIPortfolioSection, "cash")
-    rows.append(["CASH", "", "", "", cash, pct(weights.get("CASH", 0.0) * 100), "", ""])
-    table = data_table(["Symbol", "Quantity", "Avg cost", "Price", "Value", "Weight", "Unrealised PnL", "Flags"], rows)
+    rows.append(["CASH", "", "", "", cash, pct(weights.get("CASH", 0.0) * 100), "", "", ""])
+    header = ["Symbol", "Quantity", "Avg cost", "Price", "Value", "Weight", "Unrealised PnL", "Entry", "Flags"]
+    table = data_table(header, rows)
     return section("AI portfolio", figures, Spacer(0, 6), table)
+
+
+def entered_as(positions: Sequence[AIPosition]) -> str:
+    """ "15 slots, 15 reserve": the open positions by what their opening buy entered as
+    (portfolio/book.py: the mandate's slots, then the reserve capacity leaves room for)."""
+    counts = Counter(p["entered_as"] for p in positions)
+    words = {"slot": ("slot", "slots"), "reserve": ("reserve", "reserve"), None: ("not recorded", "not recorded")}
+    return ", ".join(f"{counts[k]} {words[k][counts[k] != 1]}" for k in words if counts[k]) or "-"
 
 
 def _track_record(record: TrackRecordJson, cost_model: str) -> list[Flowable]:

@@ -130,6 +130,7 @@ class AIPosition(TypedDict):
     pending_quantity: Shares
     pending_until: date | None
     direction: str
+    entered_as: str | None  # "slot" or "reserve" (the opening buy's `entry`); None: opened before it was kept
     rationale: Rationale
     timestamp: str
 
@@ -308,6 +309,7 @@ def ai_positions(conn: Connection, day: date, view: PortfolioValuation | None = 
             {
                 **asdict(position),
                 "direction": "LONG",
+                "entered_as": opening["rationale"].get("entry"),
                 "rationale": opening["rationale"],
                 "timestamp": opening["rationale"].get("timestamp", exchange_iso(opening["executed_at"])),
             }

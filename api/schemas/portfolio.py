@@ -58,12 +58,18 @@ class AIPosition(Position):
         {
             **example_of(Position),
             "direction": "LONG",
+            "entered_as": "slot",
             "rationale": {"reason": "LONG in the TOP tercile", "score": 71.5},
             "timestamp": "2026-11-18T16:00:00",
         }
     )
 
     direction: Literal["LONG"]
+    entered_as: Literal["slot", "reserve"] | None = Field(
+        description="What the opening buy entered as: one of the mandate's slots, or its reserve (capacity held "
+        "the slots below their size, so the next-ranked eligible name took what was uninvested); null for a "
+        "position opened before this was recorded."
+    )
     rationale: RationaleDocument = Field(
         description="Why the executor bought: score, gates, flags, limits, bound_by, model."
     )

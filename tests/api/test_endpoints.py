@@ -169,6 +169,7 @@ def test_a_score_at_the_long_line_that_is_not_long_says_why(api: Api) -> None:
 def test_ai_portfolio_positions_summary_and_history(api: Api) -> None:
     (position,) = api.acme("GET", "/api/ai-portfolio/positions").json()
     assert position["symbol"] == "LIQ" and position["direction"] == "LONG"
+    assert position["entered_as"] == "slot" == position["rationale"]["entry"]  # the book's first name: a slot
     assert position["timestamp"] == "2026-11-20T16:00:00"  # exchange time, no offset
     assert position["rationale"]["tercile"] == "TOP" and position["rationale"]["gates"]["passed"] is True
     assert position["quantity"] > 0 and Decimal(position["cost_basis"]) > 0

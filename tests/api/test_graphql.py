@@ -223,7 +223,7 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
         api,
         f"""{{ aiPortfolio {{ asOf started startingCash totalReturnPct cash marketValue equity liquidEquity
         illiquidDiscounts unrealizedPnl realizedPnl positionsCount
-        positions {{ nodes {{ {POSITION} direction rationale timestamp }} }}
+        positions {{ nodes {{ {POSITION} direction enteredAs rationale timestamp }} }}
         trades {{ nodes {{ {TRADE} }} }} """
         f"""days {{ nodes {{ tradingDate modelId equity liquidEquity cash summary }} }} }} }}""",
         ADMIN_KEY,

@@ -20,7 +20,7 @@ from pipeline.serving import serve_in_thread
 from reports.format import metric_value, money, number, signed_pct
 from reports.inputs import compliance_inputs, snapshot_sha256
 from reports.layout import HEADER_FILL, MARGIN, PAGE_SIZES
-from reports.quant_briefing import edge_against_cost
+from reports.quant_briefing import edge_against_cost, entered_as
 from store import tables
 from store.history import append_history
 from tests.api.conftest import Api, assert_problem
@@ -185,6 +185,8 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
 
     summary = api.acme("GET", "/api/ai-portfolio/summary").json()
     assert f"Open positions {summary['positions_count']}" in pdf.text
+    positions = api.acme("GET", "/api/ai-portfolio/positions").json()
+    assert f"Entered as {entered_as(positions)}" in pdf.text and entered_as(positions) == "1 slot"
     assert f"Portfolio value {money(summary['equity'])}" in pdf.text
     for position in api.acme("GET", "/api/ai-portfolio/positions").json():
         assert f"{position['symbol']} {number(position['quantity'])} {money(position['average_cost'])}" in pdf.text

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
@@ -22,6 +23,7 @@ import httpx
 import pytest
 
 from market.settings import Settings
+from models.decisions import BOOK_NAMES
 from tests.conftest import as_a_terminal_starts_it
 from tests.docs.test_examples import EXAMPLES, DemoServer, run_example
 from tests.pipeline.test_cli import MARKETINTEL
@@ -260,6 +262,9 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(serv
     assert record["days"] >= 61 and set(record["benchmarks"]) == {"equal_weight_liquid", "index"}
     positions = httpx.get(f"{base}/api/ai-portfolio/positions", headers={"X-API-Key": key}, timeout=30).json()
     assert len(positions) >= 5, positions  # a living book after the replay
+    # slots and reserve apart: at most the mandate's names entered as slots, every one says which
+    entries = Counter(p["entered_as"] for p in positions)
+    assert set(entries) <= {"slot", "reserve"} and 0 < entries["slot"] <= BOOK_NAMES, entries
     assert record["average_exposure"] > 0.5 and record["fill_count"] >= 5 and not record["mostly_cash"], record
     assert record["trades"] == len(trades) and "AI portfolio track record over" in "\n".join(lines)
     pending = httpx.get(f"{base}/api/suggestions", headers={"X-API-Key": key}, timeout=30).json()["items"]

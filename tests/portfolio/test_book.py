@@ -81,6 +81,7 @@ def test_a_held_name_is_replaced_only_when_the_gap_beats_the_pairs_round_trip() 
     sell, buy = swapped.orders
     assert sell.quantity == 47_500  # the whole held name
     assert buy.rationale["reason"].startswith("replaces B")
+    assert buy.rationale["entry"] == "slot"  # the replacement takes the place the replaced name left
     assert f"round trip {cost:.2%}" in buy.rationale["reason"]
     # the sale's proceeds pay for the replacement: a whole slot, not the 5% cash left over
     assert buy.quantity >= 46_500
@@ -294,6 +295,7 @@ def test_a_partly_filled_name_is_topped_up_to_its_slot_on_a_rebalance_day() -> N
         )
         assert [(o.symbol, o.side, o.quantity) for o in plan.orders] == [("A", "BUY", 37_500)]
         assert plan.orders[0].rationale["reason"].startswith("tops up to its slot")
+        assert "entry" not in plan.orders[0].rationale  # a top-up opens nothing: the position keeps its entry
     between = plan_book(
         BookDay(Decimal("900000"), {"A": 10_000}, {"A": signal("A", 0.02)}, days, NO_FEES),
         Mandate(names=2),
@@ -391,3 +393,10 @@ def test_reserve_names_say_so_and_a_buy_expected_to_trail_says_why() -> None:
     assert reasons["D"].startswith("reserve 2:")
     assert "its expected excess is negative (-0.40%)" in reasons["C"] and "stays invested" in reasons["C"]
     assert "negative" not in reasons["A"]
+    # what each opening buy entered as travels with it (the AI positions and the Briefing count them apart)
+    assert {o.symbol: o.rationale["entry"] for o in plan.orders} == {
+        "A": "slot",
+        "B": "slot",
+        "C": "reserve",
+        "D": "reserve",
+    }

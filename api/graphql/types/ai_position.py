@@ -15,6 +15,11 @@ from desk import domain
 )
 class AIPosition(Position):
     direction: str = strawberry.field(description="LONG: the AI portfolio never sells short.")
+    entered_as: str | None = strawberry.field(
+        description="What the opening buy entered as: slot (one of the mandate's slots) or reserve (capacity held "
+        "the slots below their size, so the next-ranked eligible name took what was uninvested); null for a "
+        "position opened before this was recorded."
+    )
     rationale: JSON = document(
         domain.Rationale, "Why the executor bought: score, gates, flags, limits, bound_by, model."
     )
@@ -30,6 +35,7 @@ class AIPosition(Position):
         return cls(
             **{n: row[n] for n in names},
             direction=row["direction"],
+            entered_as=row["entered_as"],
             rationale=rationale,
             timestamp=row["timestamp"],
             weight=weight,
