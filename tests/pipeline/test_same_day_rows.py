@@ -29,7 +29,9 @@ HEAD's run there equalled that run's rows). So the fixture belongs to the machin
 the suite: where the test fails on a new machine, write the fixture there from the code
 before (the checkout above, with this module as 7ddb8fe wrote it) and run the test again; a
 failure on the machine that wrote the fixture is a change in the rows. Written last on the
-machine of 2026-11-29 (an AMD EPYC, 2 cores), where HEAD's rows equal it.
+machine of 2026-11-29 (an AMD EPYC, 2 cores), where HEAD's rows equal it, from that
+checkout with one change the rows mean to carry since: an opening buy's `entry` in its
+rationale (ceb2570; the two lines of portfolio/book.py `_buy` that set it).
 """
 
 from __future__ import annotations
