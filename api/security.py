@@ -2,10 +2,11 @@
 
 Credential classes: the admin key (`svc-admin-...`, from settings only, compared in
 constant time, not rate limited: it is the operator's) and client keys (`svc-sk-...`,
-their records the desk's: desk/keys.py). Every keyed request is authenticated, then counted against its key's
-per-minute limit (the key's own setting, else its tier's default); the decision's
-RateLimit headers go on the response. A request without a valid key is counted per
-client address (`rate_limit_unauthenticated`) and answered 401, or 429 past that limit.
+their records the desk's: desk/keys.py). Every keyed request is authenticated, then
+counted against its key's per-minute limit (the key's own setting, else its tier's
+default), in one count for all its client's keys (`counted_as`); the decision's RateLimit
+headers go on the response. A request without a valid key is counted per client address
+(`rate_limit_unauthenticated`) and answered 401, or 429 past that limit.
 
 Authentication comes before validation, on every route: `KeyCheckedRoute` (the route
 class of every router) checks the key before FastAPI reads a parameter or the body, so a
@@ -158,13 +159,22 @@ def _client(record: KeyRecord) -> Principal:
 def _admit(request: Request, svc: Services, record: KeyRecord, conn: Connection | None) -> None:
     """Count the request against its key's limit; 429 past it."""
     limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
-    decision = _count(request, svc, record.key_id, limit, conn)
+    decision = _count(request, svc, counted_as(record), limit, conn)
     request.state.rate_limit = decision
     if not decision.allowed:
         raise RateLimitedError(
-            f"over the limit of {limit} requests per minute for this key; retry in {decision.retry_after} s",
+            f"over the limit of {limit} requests per minute for this key (a client's keys count together); "
+            f"retry in {decision.retry_after} s",
             headers=decision.headers(),
         )
+
+
+def counted_as(record: KeyRecord) -> str:
+    """The count a client key's requests go to: its client's, not the key's own. A client's
+    keys (a second key, a rotation's successor while its predecessor's grace period runs)
+    share one count, and each admits a request while that count is under the key's own
+    limit: a second key or a rotation with a grace period gave a client a second budget."""
+    return f"client:{record.client_id}"
 
 
 def _count_failure(request: Request, svc: Services, failure: AuthenticationError, conn: Connection | None) -> None:
@@ -195,21 +205,21 @@ def _misplaced_key(request: Request) -> str:
     return ""
 
 
-def _count(request: Request, svc: Services, key_id: str, limit: int, conn: Connection | None) -> Decision:
-    """`decide` once a request. A request checked again (a read that starts over:
-    `KeyCheckedRoute`) keeps the decision it had while its key's limit is the same; when
-    the limit changed meanwhile, its hit (if it was counted: a refused request is not)
-    moves to a new decision."""
+def _count(request: Request, svc: Services, counter: str, limit: int, conn: Connection | None) -> Decision:
+    """`decide` once a request, on `counter` (`counted_as`). A request checked again (a read
+    that starts over: `KeyCheckedRoute`) keeps the decision it had while its count and its
+    key's limit are the same; when either changed meanwhile, its hit (if it was counted: a
+    refused request is not) moves to a new decision."""
     earlier = request_fact(request, "counted")
     if earlier is not None:
-        counted_key, window, decision = earlier
-        if counted_key == key_id and decision.limit == limit:
+        counted, window, decision = earlier
+        if counted == counter and decision.limit == limit:
             return decision
         if decision.allowed:
-            svc.limiter.undo(counted_key, window, conn)
+            svc.limiter.undo(counted, window, conn)
     now = time.time()
-    decision = decide(svc.limiter, key_id, limit, now, conn)
-    request.state.counted = (key_id, int(now // WINDOW_SECONDS), decision)
+    decision = decide(svc.limiter, counter, limit, now, conn)
+    request.state.counted = (counter, int(now // WINDOW_SECONDS), decision)
     return decision
 
 
@@ -232,7 +242,7 @@ def _kept_caller(request: Request, svc: Services, presented: str, defer: bool) -
         request.state.key_rider = KeyCheck(version, lambda conn: _admit(request, svc, record, conn))
         return _client(record)
     limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
-    decision = _count(request, svc, record.key_id, limit, None)
+    decision = _count(request, svc, counted_as(record), limit, None)
     if not decision.allowed:  # the full check answers 429 with this decision, or 401 if the key moved
         return None
     request.state.rate_limit = decision

@@ -94,6 +94,24 @@ def test_rotation_with_grace_keeps_the_old_key_until_it_ends(api: Api) -> None:
     assert api.call("GET", "/api/portfolio", rotated["api_key"]).status_code == 200
 
 
+def test_a_clients_keys_share_one_count(api: Api) -> None:
+    """An adversarial run: each key was counted by itself, so a rotation with a grace
+    period (both keys work until it ends) or a second key of the client doubled what the
+    client could send a minute: 3 a minute became 3 through the old key and 3 more through
+    its successor. A client's keys now count together, REST and GraphQL alike."""
+    key_id = api.world.acme_key_id
+    api.admin("PUT", f"/api/keys/{key_id}/rate-limit", json={"per_minute": 3})
+    successor = api.admin("POST", f"/api/keys/{key_id}/rotate", json={"grace_seconds": 3600}).json()
+    for _ in range(3):
+        assert api.acme("GET", "/api/ai/performance").status_code == 200
+    assert_problem(api.call("GET", "/api/ai/performance", successor["api_key"]), 429, "over the limit of 3")
+    assert api.call("POST", "/graphql", successor["api_key"], json={"query": "{ __typename }"}).status_code == 429
+    second = api.admin("POST", "/api/keys/generate", json={"client_name": "Acme Capital", "tier": "STANDARD"}).json()
+    api.admin("PUT", f"/api/keys/{second['key_id']}/rate-limit", json={"per_minute": 3})
+    assert_problem(api.call("GET", "/api/ai/performance", second["api_key"]), 429, "keys count together")
+    assert api.call("GET", "/api/ai/performance", api.world.beta_key).status_code == 200  # another client's count
+
+
 def test_rate_limit_per_key_with_headers(api: Api) -> None:
     set_limit = api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": 3})
     assert set_limit.json()["rate_limit"] == 3
