@@ -210,13 +210,16 @@ class KeptAnswerRoute(APIRoute):
     and the kept bytes sent. No heavy turn is taken: a client's turn is for work that has to
     be done, and its kept answers are not held up behind its own operations.
     Anything else (another document, a miss, a moved key) goes on to the router as before,
-    a POST's body replayed to it."""
+    a POST's body replayed to it. A method /graphql does not serve (OPTIONS, HEAD, PUT) is
+    its 405 once the key is checked and counted, as `KeyCheckedRoute` answers it on REST:
+    without a key it answered 405, never counted against the address's limit."""
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] not in ("GET", "POST"):
+        request = Request(scope, receive)
+        if scope["method"] not in ("GET", "POST"):  # its 405, after the key as on every route
+            await check_key(request, request.headers.get(api_key_header_name))
             await super().handle(scope, receive, send)
             return
-        request = Request(scope, receive)
         posted = scope["method"] == "POST"
         body = await request.body() if posted else b""
         answer = await _kept_answer(request, body)

@@ -115,12 +115,14 @@ def _broken(document: str) -> list[tuple[str, str, dict]]:
         ("variables not an object", "POST", {"json": {"query": document, "variables": [1]}}),
         ("a body that is not JSON", "POST", {"content": b"{", "headers": {"content-type": "application/json"}}),
         ("variables not JSON, by GET", "GET", {"params": {"query": document, "variables": "{"}}),
+        ("a method /graphql does not serve", "PUT", {"json": {"query": document}}),
+        ("OPTIONS", "OPTIONS", {}),
     ]
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_bad_key_is_401_and_counted_whatever_is_wrong_with_the_operation(unmade_settings: Settings) -> None:
-    """Issue 57, GraphQL's cells: each operation of the matrix, broken four ways (each a
+    """Issue 57, GraphQL's cells: each operation of the matrix, broken six ways (each a
     refusal for a valid key), answers every bad key 401, counted once per request."""
     with counting_failures(unmade_settings) as (api, counter):
         credentials = _credentials(api)

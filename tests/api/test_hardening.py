@@ -666,3 +666,6 @@ def test_a_405_names_every_method_the_path_serves(api: Api) -> None:
         assert_problem(response, 405, f"{method} is not allowed", "allowed: GET, POST")
         assert response.headers["allow"] == "GET, POST"
     assert api.admin("PUT", "/api/keys/generate").headers["allow"] == "POST"
+    graphql = api.acme("OPTIONS", "/graphql")  # after the key, counted like any request (it was neither)
+    assert_problem(graphql, 405, "OPTIONS is not allowed", "allowed: GET, POST")
+    assert graphql.headers["allow"] == "GET, POST" and "RateLimit" in graphql.headers
