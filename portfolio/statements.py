@@ -39,7 +39,9 @@ what happened since is refused with the reason. A preview (`preview=True`, REST
 back: it answers status PREVIEW with the changes and a `confirm_token`, and stores
 nothing; the same file sent with that token (`confirm=`, `--confirm`) is applied only
 while the book is as the preview saw it (409 otherwise), so what is applied is what was
-previewed. A file sent without either is synchronised at once. The same file
+previewed: the token names the changes the preview showed as well as the book it saw, so a
+price the sync books at that moved since (a dropped holding's last close, corrected) is a
+409 too. A file sent without either is synchronised at once. The same file
 imported again (same SHA-256) changes nothing and says so; every attempt, refused or not,
 is kept in `statement_imports` (a preview is not an attempt).
 """
@@ -47,6 +49,7 @@ is kept in `statement_imports` (a preview is not an attempt).
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -348,9 +351,10 @@ def file_statement(
     included. `preview`: the same sync, rolled back: status PREVIEW with the changes it
     would make and a `confirm_token`; nothing is stored, a refusal neither. `confirm`: that
     token; the sync is applied only while the book is as the preview saw it (no trade or
-    cash movement recorded since), else ConflictError: what is applied is what was
-    previewed. `respond` renders the answer inside the transaction (store.transactions
-    `answered`): an answer that cannot be rendered synchronises nothing."""
+    cash movement recorded since) and it makes the changes the preview showed, else
+    ConflictError: what is applied is what was previewed. `respond` renders the answer
+    inside the transaction (store.transactions `answered`): an answer that cannot be
+    rendered synchronises nothing."""
     try:
         return _file(engine, portfolio_id, read, now or utc_now(), (preview, confirm), respond)
     except _Previewed as done:
@@ -393,13 +397,14 @@ def _file(
         if read.refusal is not None:
             raise read.refusal
         assert parsed is not None
-        token = _confirm_token(conn, portfolio_id, digest)
-        if confirm is not None and confirm != token:
-            raise ConflictError(
-                "the book changed since the preview (a trade or cash movement was recorded, or "
-                "this is another file); preview it again and confirm that"
-            )
+        book = _book_version(conn, portfolio_id)
         changes, warnings = _synchronise(conn, portfolio_id, parsed, digest, moment)
+        token = _confirm_token(digest, book, changes, warnings)
+        if confirm is not None and confirm != token:  # raised in the transaction: the sync is rolled back
+            raise ConflictError(
+                "the book changed since the preview (a trade or cash movement was recorded, a price the sync "
+                "books at moved, or this is another file); preview it again and confirm that"
+            )
         if preview:
             raise _Previewed(changes, warnings, token)
         row = {"file_sha256": digest, "layout": parsed.layout, "status": "SYNCED", "parsed": parsed.as_dict()}
@@ -446,13 +451,21 @@ def _already(digest: str) -> StatementResult:
     }
 
 
-def _confirm_token(conn: Connection, portfolio_id: str, digest: str) -> str:
-    """What a preview saw: the file and the portfolio's newest trade and cash entry (its
-    writers hold its lock, so these ids move exactly when its book does)."""
-    version = newest_ids(
+def _book_version(conn: Connection, portfolio_id: str) -> tuple:
+    """The portfolio's newest trade and cash entry (its writers hold its lock, so these ids
+    move exactly when its book does)."""
+    return newest_ids(
         conn, (tables.trades, "portfolio_id", portfolio_id), (tables.cash_entries, "portfolio_id", portfolio_id)
     )
-    return hashlib.sha256(f"{digest}:{version}".encode()).hexdigest()[:24]
+
+
+def _confirm_token(digest: str, book: tuple, changes: list[Change], warnings: list[str]) -> str:
+    """What a preview showed: the file, the book it was applied to (`_book_version`) and the
+    changes and warnings it answered. A confirmation applies the sync only when it makes the
+    same token, so what is booked is what was shown: a price the sync books at (a dropped
+    holding's last close) corrected since the preview changes the token as a trade does."""
+    shown = json.dumps([changes, warnings], sort_keys=True, default=str)
+    return hashlib.sha256(f"{digest}:{book}:{shown}".encode()).hexdigest()[:24]
 
 
 def _cash_through(conn: Connection, portfolio_id: str, day: date) -> Decimal:

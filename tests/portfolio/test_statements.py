@@ -17,9 +17,9 @@ from portfolio.statements import StatementRejected, import_statement
 from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
 from store import tables
 from store.engine import service_engine
-from store.history import current_rows
+from store.history import append_history, current_rows
 from tests.pdf_samples import text_pdf
-from tests.portfolio.seed import CALENDAR, seed_market
+from tests.portfolio.seed import CALENDAR, price_row, seed_market
 
 NOW = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)
 AS_OF = date(2026, 11, 20)
@@ -291,6 +291,34 @@ def test_a_statement_keeps_what_happened_after_its_date_and_its_preview_changes_
     assert {s: q for s, (q, _) in held.items()} == {"LIQ": 6100, "OUT": 100}
     assert cash == Decimal("250000") + Decimal("1000000") - Decimal("5200") == Decimal(carried["cash_now"])
     assert import_statement(engine, settings, portfolio_id, pdf, now=NOW)["status"] == "ALREADY_IMPORTED"
+
+
+def test_a_preview_confirmed_after_a_price_it_books_at_moved_is_refused(client) -> None:
+    """An adversarial run: a preview showed GONE sold at its last close, 5.00; the close was
+    corrected to 5.50 before the client confirmed, and the confirmation booked the sale at
+    5.50 (another cost basis and realised PnL than the ones shown). The token names what
+    the preview showed, not only the book it saw, so the confirmation is a 409 instead."""
+    engine, settings, portfolio_id = client
+    move_cash(engine, portfolio_id, "1000", now=ON_EARLIER)
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "GONE", 10, 5), now=ON_EARLIER)
+    pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, HOLDINGS, Decimal("10000"))
+    preview = import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=True)
+    assert _sold(preview, "GONE") == {"symbol": "GONE", "side": "SELL", "price": "5.000000"}
+    with engine.begin() as conn:  # the day's close corrected after the preview
+        append_history(conn, tables.eod_prices, [price_row("GONE", AS_OF, 5.5, 40_000, None, None)])
+    before, imports = _state(engine, portfolio_id), _imports(engine)
+    with pytest.raises(ConflictError, match="the book changed since the preview"):
+        import_statement(engine, settings, portfolio_id, pdf, now=NOW, confirm=preview["confirm_token"])
+    assert _state(engine, portfolio_id) == before and _imports(engine) == imports
+    again = import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=True)
+    assert _sold(again, "GONE")["price"] == "5.500000"
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW, confirm=again["confirm_token"])
+    assert result["status"] == "SYNCED" and result["changes"] == again["changes"]
+
+
+def _sold(result: dict, symbol: str) -> dict:
+    (change,) = [c for c in result["changes"] if c.get("symbol") == symbol]
+    return {"symbol": symbol, "side": change["side"], "price": change["price"]}
 
 
 def test_a_statement_whose_cash_cannot_pay_for_what_happened_since_is_refused(client) -> None:
