@@ -5,11 +5,19 @@ every library (httpx's line per request, papermill's lines per notebook, nbclien
 traitlets, ...) logs at WARNING unless `verbose` is asked for (`marketintel --verbose`),
 so a long job prints its progress and its result, not a line per HTTP request. The rule
 is by package, not a list of noisy libraries, so a new dependency is quiet too.
+
+No log line holds an API key (`redact_keys`): text shaped like a client or admin key
+(`svc-sk-`/`svc-admin-` and hex digits, in either case) is cut to its prefix when the
+record is made, whatever logs it and whichever handler writes it. A key a client put in a
+URL (`?api_key=...`, which the service does not read) reached uvicorn's access log whole.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Mapping
+from typing import Any
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -44,6 +52,7 @@ def configure_logging(level: str = "INFO", *, verbose: bool = False) -> None:
         handler.setFormatter(logging.Formatter(_FORMAT))
         handler._marketintel = True  # type: ignore[attr-defined]  # noqa: SLF001 - our marker on our own handler
         root.addHandler(handler)
+    redact_keys()
     level = level.upper()
     root.setLevel(level if verbose else _coarser(level, LIBRARY_LEVEL))
     for package in OWN_PACKAGES:
@@ -53,3 +62,34 @@ def configure_logging(level: str = "INFO", *, verbose: bool = False) -> None:
 def _coarser(a: str, b: str) -> str:
     """The less talkative of two level names (ERROR beats WARNING beats INFO)."""
     return a if logging.getLevelName(a) >= logging.getLevelName(b) else b
+
+
+KEY_SHAPED = re.compile(r"(svc-(?:sk|admin)-)[0-9a-f]{8,}", re.IGNORECASE)
+REDACTED = r"\1<redacted>"
+
+
+def redact_keys() -> None:
+    """Every log record made from now on with key-shaped text cut to its prefix, in its
+    message and its arguments (`_redacted`), kept in their shapes: uvicorn's access
+    formatter unpacks its arguments. Installed once: the record factory is wrapped again
+    only when it is not already ours."""
+    made = logging.getLogRecordFactory()
+    if getattr(made, "redacts_keys", False):
+        return
+
+    def record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        made_record = made(*args, **kwargs)
+        made_record.msg = _redacted(made_record.msg)
+        if isinstance(made_record.args, tuple):
+            made_record.args = tuple(_redacted(a) for a in made_record.args)
+        elif isinstance(made_record.args, Mapping):
+            made_record.args = {k: _redacted(v) for k, v in made_record.args.items()}
+        return made_record
+
+    record.redacts_keys = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(record)
+
+
+def _redacted(value: object) -> object:
+    """`value` with its key-shaped text cut to the prefix when it is text, else as it is."""
+    return KEY_SHAPED.sub(REDACTED, value) if isinstance(value, str) else value

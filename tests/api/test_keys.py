@@ -150,6 +150,30 @@ class _Collect(logging.Handler):
         self.lines.append(self.format(record) + (record.exc_text or ""))
 
 
+def test_a_key_sent_in_the_url_is_in_no_log_line(api: Api) -> None:
+    """An adversarial run: a key sent as `?api_key=` (which the service does not read, and
+    says so) or in a path reached uvicorn's access log whole, and one sent as a GraphQL
+    argument reached the refusal's log line (upper-cased as a symbol). Log lines keep the
+    key's prefix only, whichever logger and handler write them."""
+    access, root = logging.getLogger("uvicorn.access"), logging.getLogger()
+    collector, levels = _Collect(), (access.level, root.level)
+    for logger in (access, root):
+        logger.addHandler(collector)
+        logger.setLevel(logging.INFO)
+    key = api.world.acme_key
+    try:
+        assert_problem(api.call("GET", f"/api/portfolio?api_key={key}"), 401, "query parameter")
+        assert api.acme("GET", f"/api/market/symbol/{key}").status_code in (404, 422)
+        assert api.acme("POST", "/graphql", json={"query": f'{{ instrument(symbol: "{key}") {{ name }} }}'}).json()
+    finally:
+        for logger, level in zip((access, root), levels, strict=True):
+            logger.removeHandler(collector)
+            logger.setLevel(level)
+    text = "\n".join(line for line in collector.lines if not line.startswith("HTTP Request:"))  # httpx: the test's
+    assert "?api_key=svc-sk-<redacted>" in text and "refused (NOT_FOUND)" in text, text
+    assert key.split("-")[-1] not in text.lower(), text
+
+
 def test_no_secret_in_any_table_log_line_or_error_body(api: Api) -> None:
     collector = _Collect()
     root = logging.getLogger()
