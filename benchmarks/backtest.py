@@ -116,18 +116,16 @@ HEADLINE = (
 
 def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, pd.Series | None]:
     """The named index (default ^NASI for the NSE files) as a level series by date."""
-    from ingest.importers.formats import Bad, is_index, nse_daily_frame, read_ohlcv
+    from ingest.importers.formats import Bad, is_index_row, nse_daily_frame, read_ohlcv
 
     if nse:
         frame = nse_daily_frame(path, indices=True)
-        rows = frame[frame["symbol"].map(is_index)]
+        rows = frame[frame["symbol"].isin(frame.attrs["indices"])]
     else:
         from ingest.importers.actions import price_files
 
         files = price_files(path)
-        rows = pd.DataFrame(
-            [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and is_index(r["symbol"])]
-        )
+        rows = pd.DataFrame([r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and is_index_row(r)])
         rows = rows.rename(columns={"trading_date": "date"}) if not rows.empty else rows
     if rows.empty:
         return None, None

@@ -672,18 +672,19 @@ def main() -> None:
             file=sys.stderr,
         )
     started = time.perf_counter()
-    from ingest.importers.formats import is_index, nse_daily_frame
+    from ingest.importers.formats import nse_daily_frame
 
     # round seven reads the indices' levels; `ordinary` keeps preference shares and funds out
     # of the excess label's universe and of the liquid rows, as model_quality.load_nse does
     frame = nse_daily_frame(folder, indices=True, ordinary=True)
-    prices = frame[~frame["symbol"].map(is_index)]  # the equities, as model_quality.py's load_nse
+    index_rows = frame["symbol"].isin(frame.attrs["indices"])  # the rows `is_index_row` judged an index's
+    prices = frame[~index_rows]  # the equities, as model_quality.py's load_nse
     dates = sorted(prices["date"].unique())
     after = [d for d in dates if d > end]
     reach = horizon + 1 if label == "excess" else horizon  # sessions after the last scored day its label reads
     label_cut = after[min(reach, len(after)) - 1] if after else end
     prices = prices[prices["date"] <= label_cut]  # nothing after the last scored day's label is read
-    indices = frame[frame["symbol"].map(is_index) & (frame["date"] <= label_cut)]
+    indices = frame[index_rows & (frame["date"] <= label_cut)]
     _PANEL = index_candidates(candidates(build_panel(prices, horizon=horizon, label=label)), indices)
     variants = args.variant or [on_core14_v3(v) for v in ROUNDS[args.round]]
     learned_alone = {}

@@ -152,13 +152,13 @@ def load_ohlcv(path: Path) -> pd.DataFrame:
     indices left out, as the importer leaves them out), with a boolean `ordinary` per row
     (its type column, else the inference: market/instruments.py)."""
     from ingest.importers.actions import price_files
-    from ingest.importers.formats import Bad, is_index, read_ohlcv, repeated_days, row_instrument_type
+    from ingest.importers.formats import Bad, is_index_row, read_ohlcv, repeated_days, row_instrument_type
     from market.instruments import is_ordinary
 
     files = price_files(path)  # a corporate-actions file beside the prices is not prices
     read = [r for f in files for r in read_ohlcv(f)]
     bad = [str(r) for r in read if isinstance(r, Bad)]
-    rows = [r for r in read if not isinstance(r, Bad) and not is_index(r["symbol"])]
+    rows = [r for r in read if not isinstance(r, Bad) and not is_index_row(r)]
     copies = repeated_days(rows)
     rows = [r for r in rows if r["trading_date"] not in copies]
     seen: set[tuple[str, object]] = set()

@@ -93,7 +93,7 @@ import pandas as pd
 from ingest.exchange.validation import CONFIRMED_MOVE
 from ingest.importers.actions import CorporateAction, actions_beside, explains, file_splits, read_actions
 from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks, source_types
-from ingest.importers.formats import Bad, describe_repeated, is_index, repeated_days
+from ingest.importers.formats import Bad, describe_repeated, is_index_row, repeated_days
 from ingest.importers.renames import RENAME, Renames, join_renames
 from ingest.simulator.market import SimulatedDay
 from market.clock import DatedCalendar, write_replay_dates
@@ -305,7 +305,7 @@ class ReplayMarket:
                 self.source.bad_rows.append(str(item))
                 continue
             symbol, day = item["symbol"], item["trading_date"]
-            if is_index(symbol):
+            if is_index_row(item):
                 self.source.indices.add(symbol)
                 if item.get("close") is not None and item["close"] > 0:
                     levels.setdefault(day, {}).setdefault(symbol, float(item["close"]))

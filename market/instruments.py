@@ -18,6 +18,12 @@ small closed vocabulary (`InstrumentType`) and one rule decide it:
    - the word ETF or REIT in the name is a FUND (`GLD` "ABSA NewGold ETF" / "Barclays
      NewGold ETF", `FAHR` "Stanlib Fahari Income-REIT"), and so are the codes of those two
      (`KNOWN_CODES`), since the per-company files carry no names;
+   - the other words of `NAME_WORDS` in the name, tried in order after ETF and REIT: Index
+     is an INDEX, Pref, Preference or Preferred a PREFERENCE share, Bond, Debenture, Notes
+     or Loan Stock DEBT, Right or Rights RIGHTS: the lines a smaller market's daily file
+     carries beside its shares under codes that say nothing ("JMMBGL7.25" "JMMB Group
+     7.25% Preference", "GSE-CI" "GSE Composite Index"). No NSE name holds one of these
+     words but its indices' (which the `^` already marks);
    - anything else is ORDINARY. The simulator's instruments are all ordinary shares.
 3. `is_ordinary` is True for ORDINARY alone: UNKNOWN (a type stated but not understood)
    is treated like every other non-ordinary type and kept out of the mandate, because the
@@ -25,14 +31,15 @@ small closed vocabulary (`InstrumentType`) and one rule decide it:
    instruments are still stored, priced and served; only the AI book, the suggestions and
    the benchmark leave them out.
 
-No exchange file seen so far marks DEBT, RIGHTS or LOCKED_IN; they are in the vocabulary
-for a source that states them (a type column) and are never inferred.
+No exchange file seen so far marks DEBT, RIGHTS or LOCKED_IN in a column of their own;
+DEBT and RIGHTS are inferred from a name's words alone, LOCKED_IN never (a source states it).
 """
 
 from __future__ import annotations
 
 import re
 from enum import StrEnum
+from functools import lru_cache
 
 
 class InstrumentType(StrEnum):
@@ -59,7 +66,16 @@ _SYNONYMS: dict[str, InstrumentType] = {
 }
 
 PREFERENCE_SUFFIX = re.compile(r"-P\d+$")  # KPLC-P4, KPLC-P7
-FUND_NAME_WORDS = re.compile(r"\b(ETF|REIT)\b", re.IGNORECASE)  # "ABSA NewGold ETF", "Fahari Income-REIT"
+# The words of a name that say it is not an ordinary share, in the order they are tried (a
+# "Top 40 Index ETF" is a fund, a "Preference Share Index" an index): a file's name column
+# says what its code cannot ("JMMB Group 7.25% Preference", "GSE Composite Index").
+NAME_WORDS: tuple[tuple[re.Pattern[str], InstrumentType], ...] = (
+    (re.compile(r"\b(ETF|REIT)\b", re.IGNORECASE), InstrumentType.FUND),  # "ABSA NewGold ETF", "Fahari Income-REIT"
+    (re.compile(r"\bindex\b", re.IGNORECASE), InstrumentType.INDEX),
+    (re.compile(r"\b(pref|prefs|preference|preferred)\b", re.IGNORECASE), InstrumentType.PREFERENCE),
+    (re.compile(r"\b(bonds?|debentures?|notes|loan stock)\b", re.IGNORECASE), InstrumentType.DEBT),
+    (re.compile(r"\brights?\b", re.IGNORECASE), InstrumentType.RIGHTS),
+)
 KNOWN_CODES: dict[str, InstrumentType] = {  # NSE codes whose code alone does not say (company files have no names)
     "GLD": InstrumentType.FUND,
     "FAHR": InstrumentType.FUND,
@@ -77,6 +93,7 @@ def parse_instrument_type(text: str | None) -> InstrumentType | None:
     return _SYNONYMS.get(word, InstrumentType.UNKNOWN)
 
 
+@lru_cache(maxsize=65_536)  # read once per row of a file: a market has a few hundred codes and names
 def infer_instrument_type(symbol: str, name: str | None = None) -> InstrumentType:
     """The type the code and the name imply, where no source states one (module docstring)."""
     code = symbol.strip().upper()
@@ -84,9 +101,8 @@ def infer_instrument_type(symbol: str, name: str | None = None) -> InstrumentTyp
         return InstrumentType.INDEX
     if PREFERENCE_SUFFIX.search(code):
         return InstrumentType.PREFERENCE
-    if name and FUND_NAME_WORDS.search(name):
-        return InstrumentType.FUND
-    return KNOWN_CODES.get(code, InstrumentType.ORDINARY)
+    named = next((kind for words, kind in NAME_WORDS if name and words.search(name)), None)
+    return named or KNOWN_CODES.get(code, InstrumentType.ORDINARY)
 
 
 def instrument_type(symbol: str, name: str | None = None, stated: str | None = None) -> InstrumentType:

@@ -7,8 +7,9 @@ missing fields are reported as `lacks` (never filled in: a missing bid/ask stays
 and the liquidity rails apply their documented rule for a missing spread). Re-importing
 the same files inserts nothing (rows are compared with what the store holds).
 
-Market indices in the files (`formats.is_index`: the NSE's `^NASI`, `^N20I`, FTSE's
-`^FNK15`, a generic file's `^`-prefixed symbols) are levels, not securities: stored as
+Market indices in the files (`formats.is_index_row`: the NSE's `^NASI`, `^N20I`, FTSE's
+`^FNK15`, a generic file's `^`-prefixed symbols, a row whose name says Index or whose type
+column says index) are levels, not securities: stored as
 instruments they would be listed, priced, counted as untraded names in the breadth and
 the liquidity figures, scored and trained on (an "instrument" that moves every day with no
 volume). They are left out of the instruments and prices and named in `indices`, as the
@@ -52,7 +53,7 @@ from ingest.importers.formats import (
     OHLCV_OPTIONAL,
     Bad,
     describe_repeated,
-    is_index,
+    is_index_row,
     ohlcv_lacks,
     ohlcv_states_types,
     read_nse_company,
@@ -212,7 +213,7 @@ def _capital(items: list[dict], copies: dict[date, date], options: CapitalOption
     of a symbol and day kept, as the import keeps them)."""
     import pandas as pd
 
-    kept = [i for i in items if not is_index(i["symbol"]) and i["trading_date"] not in copies]
+    kept = [i for i in items if not is_index_row(i) and i["trading_date"] not in copies]
     closes = pd.DataFrame(
         [(i["symbol"], i["trading_date"], i["close"], i["volume"]) for i in kept],
         columns=["symbol", "date", "close", "volume"],
@@ -280,7 +281,7 @@ class _Rows:
             report.bad_rows.append(str(item))
             return None
         where = item.pop("_line")
-        if is_index(item["symbol"]):
+        if is_index_row(item):
             self._keep_level(item)
             return None
         if item["trading_date"] in self.copies:

@@ -36,7 +36,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ingest.exchange.parsers import CellError, number
-from market.instruments import InstrumentType, instrument_type, is_ordinary, parse_instrument_type
+from market.instruments import (
+    InstrumentType,
+    infer_instrument_type,
+    instrument_type,
+    is_ordinary,
+    parse_instrument_type,
+)
 from market.money import MAX_PRICE, MAX_SHARES
 
 if TYPE_CHECKING:
@@ -70,10 +76,18 @@ INDEX_PREFIX = "^"  # market indices in the NSE files (^NASI, ^N20I, ...), publi
 
 
 def is_index(symbol: str) -> bool:
+    """A market index by its code alone (the `^` prefix): for a frame that no longer has
+    the rows' names; a row read from a file is judged by `is_index_row`."""
+    return infer_instrument_type(symbol) is InstrumentType.INDEX
+
+
+def is_index_row(row: dict) -> bool:
     """A market index's row, not a security's: it has a level but never trades, so the
     replayed exchange does not list it, the importer does not store it (it names it) and
-    the stylised facts and the benchmarks leave it out."""
-    return symbol.startswith(INDEX_PREFIX)
+    the stylised facts and the benchmarks leave it out. The row's type decides
+    (`row_instrument_type`): a type column's `index`, else the inference, a `^` code
+    (^NASI) or the word Index in the name ("GSE-CI" "GSE Composite Index")."""
+    return row_instrument_type(row) is InstrumentType.INDEX
 
 
 def price_cell(text: str, name: str = "price") -> float | None:
@@ -267,13 +281,13 @@ def repeated_days(rows: Iterable[dict]) -> dict[date, date]:
     copies (a long holiday) maps every copy to the session before the run.
     """
     bars: dict[date, dict[str, tuple]] = {}
-    for row in rows:
+    for row in (r for r in rows if not is_index_row(r)):
         bars.setdefault(row["trading_date"], {})[row["symbol"]] = tuple(row.get(f) for f in _REPEATED_FIELDS)
     copies: dict[date, date] = {}
     days = sorted(bars)
     for before, day in zip(days, days[1:]):
         previous = bars[before]
-        traded = [(symbol, bar) for symbol, bar in bars[day].items() if bar[-1] and not is_index(symbol)]
+        traded = [(symbol, bar) for symbol, bar in bars[day].items() if bar[-1]]
         if len(traded) >= REPEAT_MINIMUM_TRADED and all(previous.get(symbol) == bar for symbol, bar in traded):
             copies[day] = copies.get(before, before)
     return copies
@@ -302,8 +316,8 @@ def nse_daily_frame(folder: Path, *, indices: bool = False, ordinary: bool = Fal
 
     rows = [r for path in sorted(folder.rglob("*.csv")) for r in read_nse_daily(path) if not isinstance(r, Bad)]
     copies = repeated_days(rows)
-    names = sorted({r["symbol"] for r in rows if is_index(r["symbol"])})
-    kept = [r for r in rows if r["trading_date"] not in copies and (indices or not is_index(r["symbol"]))]
+    names = sorted({r["symbol"] for r in rows if is_index_row(r)})
+    kept = [r for r in rows if r["trading_date"] not in copies and (indices or not is_index_row(r))]
     frame = pd.DataFrame(kept).rename(columns={"trading_date": "date"})
     columns = ["symbol", "date", "close", "volume", "high", "low"]
     if ordinary:

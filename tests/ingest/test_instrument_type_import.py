@@ -175,3 +175,50 @@ def test_the_real_nse_files_hold_two_preference_shares_and_two_funds(nse_data: P
     frame = nse_daily_frame(nse_data / "daily", ordinary=True)
     assert sorted(frame.loc[~frame["ordinary"], "symbol"].unique()) == ["FAHR", "GLD", "KPLC-P4", "KPLC-P7"]
     assert frame["symbol"].nunique() == 67
+
+
+def _untyped_market(tmp_path: Path) -> Path:
+    """A smaller market's daily file as it ships: no type column, the non-ordinary lines
+    under codes that say nothing, the market's index a row among the shares, no `^`."""
+    lines = ["symbol,date,close,volume,name"]
+    for i, day in enumerate(DAYS):
+        lines += [
+            f"ACME,{day},{10 + i * 0.1:.2f},5000,Acme Holdings Ltd",
+            f"JMMBGL7.25,{day},{2 * 1.3**i:.4f},5000,JMMB Group 7.25% Preference",
+            f"BOND24,{day},{100 + i:.2f},5000,Corporate 10% Bond 2024",
+            f"XYZ-R,{day},{0.5 * 1.5**i:.4f},5000,XYZ Holdings Rights",
+            f"GSE-CI,{day},{3000 + i:.2f},0,GSE Composite Index",
+        ]
+    path = tmp_path / "market" / "prices.csv"
+    path.parent.mkdir()
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_name_marks_the_lines_an_untyped_file_mixes_in(settings: Settings, tmp_path: Path, quality) -> None:
+    """An adversarial run: a file without a type column stored a preference share, a
+    bond and rights as ORDINARY shares (bought by the AI book, averaged into the benchmark)
+    and the market's index, written without a `^`, as a listed share that never trades.
+    The names say what they are: the index is left out as a level, the rest not ordinary."""
+    path = _untyped_market(tmp_path)
+    engine = service_engine(settings)
+    report = import_path(engine, path)
+    assert report.indices == ["GSE-CI"] and report.index_levels_inserted == len(DAYS)
+    assert report.not_ordinary == {"BOND24": "DEBT", "JMMBGL7.25": "PREFERENCE", "XYZ-R": "RIGHTS"}
+    with engine.connect() as conn:
+        stored = {r["symbol"] for r in current_rows(conn, tables.instruments)}
+        assert stored == {"ACME", "BOND24", "JMMBGL7.25", "XYZ-R"}
+        assert ordinary_symbols(conn, DAYS[-1]) == {"ACME"}
+    prices = quality.load_ohlcv(path)
+    assert dict(prices.drop_duplicates("symbol")[["symbol", "ordinary"]].values) == {
+        "ACME": True,
+        "JMMBGL7.25": False,
+        "BOND24": False,
+        "XYZ-R": False,
+    }
+    replay = ReplayMarket(path)
+    assert replay.source.indices == {"GSE-CI"}
+    assert replay.not_ordinary == {"BOND24": "DEBT", "JMMBGL7.25": "PREFERENCE", "XYZ-R": "RIGHTS"}
+    with benchmark_module("backtest") as backtest:
+        name, levels = backtest.index_levels(path, None, nse=False)
+    assert name == "GSE-CI" and levels.iloc[-1] == 3000 + len(DAYS) - 1

@@ -49,7 +49,40 @@ def test_ordinary_shares_stay_ordinary(code: str, name: str) -> None:
     assert is_ordinary(instrument_type(code, name))
 
 
+# Lines a smaller market's daily file carries beside its shares under codes that say
+# nothing (Jamaica's, Ghana's, Lusaka's): read as ordinary shares they were bought by the
+# AI book and averaged into the benchmark, a market index among them as a share that
+# never trades
+NAMED_NOT_ORDINARY = {
+    ("JMMBGL7.25", "JMMB Group 7.25% Preference"): InstrumentType.PREFERENCE,
+    ("PJAM-PS", "Pan Jamaica Pref Shares"): InstrumentType.PREFERENCE,
+    ("BOND24", "Corporate 10% Bond 2024"): InstrumentType.DEBT,
+    ("ABCD", "ABC 8% Debentures"): InstrumentType.DEBT,
+    ("JMMB7.5", "JMMB 7.5% Fixed Rate Notes"): InstrumentType.DEBT,
+    ("XYZ-R", "XYZ Holdings Rights"): InstrumentType.RIGHTS,
+    ("GSE-CI", "GSE Composite Index"): InstrumentType.INDEX,
+    ("JSEIDX", "JSE Main index"): InstrumentType.INDEX,
+    ("STX40", "Satrix Top 40 Index ETF"): InstrumentType.FUND,  # a fund that tracks an index
+}
+
+
+@pytest.mark.parametrize(("code", "name"), list(NAMED_NOT_ORDINARY))
+def test_a_name_says_what_its_code_does_not(code: str, name: str) -> None:
+    kind = infer_instrument_type(code, name)
+    assert kind == NAMED_NOT_ORDINARY[(code, name)]
+    assert not is_ordinary(kind)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Diamond Trust Bank Kenya Ltd", "Preparatory Holdings", "Bondholder Capital", "Copyright Media", "Indexa Ltd"],
+)
+def test_a_word_inside_another_is_not_the_word(name: str) -> None:
+    assert infer_instrument_type("ACME", name) == InstrumentType.ORDINARY
+
+
 def test_a_stated_type_wins_over_the_inference() -> None:
+    assert instrument_type("GSECI", "GSE Composite Index", "ordinary") == InstrumentType.ORDINARY
     assert instrument_type("KPLC-P4", "KPLC-P4", "ordinary") == InstrumentType.ORDINARY
     assert instrument_type("ACME", "Acme Ltd", "ETF") == InstrumentType.FUND
     assert instrument_type("ACME", "Acme Ltd", "  ") == InstrumentType.ORDINARY  # blank: not stated
