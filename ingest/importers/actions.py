@@ -67,7 +67,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ingest.importers.formats import price_cell
+from ingest.importers.formats import calendar_day, price_cell
 from ingest.importers.renames import RENAME, Renames, join_renames
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
@@ -181,10 +181,7 @@ def _action(row: dict[str, str], where: str) -> CorporateAction:
     symbol = row["symbol"].upper()
     if not symbol:
         raise ValueError("empty symbol")
-    try:
-        ex_date = date.fromisoformat(row["ex_date"])
-    except ValueError:
-        raise ValueError(f"ex_date '{row['ex_date']}' is not YYYY-MM-DD") from None
+    ex_date = calendar_day(row["ex_date"], "ex_date")
     kind = KINDS.get(re.sub(r"[\s_-]", "", row["kind"].lower()))
     if kind is None:
         raise ValueError(f"kind '{row['kind']}' is not one of split, bonus, rights, consolidation, delisting, rename")

@@ -111,11 +111,20 @@ def _volume(text: str) -> int:
     return int(value)
 
 
-def _day(text: str) -> date:
+CALENDAR_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{8}")  # YYYY-MM-DD or YYYYMMDD, nothing else
+
+
+def calendar_day(text: str, name: str = "date") -> date:
+    """A file's date cell, YYYY-MM-DD or YYYYMMDD (the price files' `date`, the actions'
+    `ex_date`). Python's `date.fromisoformat` also reads ISO week dates, so a weekly
+    vendor's "2012-W01" or "2012W011" was stored as Monday 2012-01-02; they are refused, as
+    "03/01/2012" (day or month first?) and "12-01-03" (which century?) are."""
     try:
+        if not CALENDAR_DATE.fullmatch(text):
+            raise ValueError
         return date.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"date '{text[:40]}' is not a date as YYYY-MM-DD (or YYYYMMDD)") from None
+        raise ValueError(f"{name} '{text[:40]}' is not a date as YYYY-MM-DD (or YYYYMMDD)") from None
 
 
 def _cell(text: str, name: str) -> float | None:
@@ -233,7 +242,7 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                 if len(fields) != len(header):
                     raise ValueError(f"{len(fields)} fields, expected {len(header)}")
                 row = dict(zip(header, (f.strip() for f in fields)))
-                day = _day(row["date"])
+                day = calendar_day(row["date"])
                 bar = _bar(
                     row["symbol"],
                     day,

@@ -151,12 +151,14 @@ def test_a_bad_row_is_named_and_an_action_that_does_not_explain_the_close_is_war
         f"BBB,{DAYS[5].isoformat()},dividend,0.5\n"
         "CCC,2026-13-01,split,2\n"
         f"BBB,{DAYS[6].isoformat()},split,1 for 1\n"
+        "CCC,2026-W47,split,2\n"  # an ISO week, once read as its Monday
     )
     _, report = quality.load_market(folder, nse=False)
     assert [b.split(": ", 1)[1] for b in report.bad_rows] == [
         "kind 'dividend' is not one of split, bonus, rights, consolidation, delisting, rename",
-        "ex_date '2026-13-01' is not YYYY-MM-DD",
+        "ex_date '2026-13-01' is not a date as YYYY-MM-DD (or YYYYMMDD)",
         "ratio '1 for 1' gives 1 shares per share: not a capital change",
+        "ex_date '2026-W47' is not a date as YYYY-MM-DD (or YYYYMMDD)",
     ]
     assert report.bad_rows[0].startswith(f"{folder / 'corporate_actions.csv'}:4: ")
     (warning,) = report.warnings

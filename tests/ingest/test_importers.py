@@ -207,6 +207,34 @@ def test_numbers_a_file_could_misread_are_bad_rows_and_the_rest_loads(settings: 
     assert sorted(p["close"] for p in _prices(settings)) == [25.5, 1234.5]
 
 
+def test_a_date_is_a_calendar_date_and_nothing_else(settings: Settings, tmp_path: Path) -> None:
+    """An adversarial run: Python's ISO reader takes week dates, so a weekly vendor's
+    "2012-W01" and "2012W011" were stored as Monday 2012-01-02, a close on a day nobody
+    priced; they are bad rows, as a day-or-month-first "03/01/2012" and a two-digit year are."""
+    path = _write(
+        tmp_path / "prices.csv",
+        [
+            "symbol,date,close,volume",
+            "KCB,2012-01-03,25.5,100",
+            "KCB,20120104,25.6,100",
+            "KCB,2012-W01,25.7,100",
+            "KCB,2012W011,25.8,100",
+            "KCB,03/01/2012,25.9,100",
+            "KCB,12-01-05,26.0,100",
+        ],
+        newline="\n",
+    )
+    report = import_path(service_engine(settings), path)
+    assert [r.split(": ", 1)[1] for r in report.bad_rows] == [
+        f"date '{cell}' is not a date as YYYY-MM-DD (or YYYYMMDD)"
+        for cell in ("2012-W01", "2012W011", "03/01/2012", "12-01-05")
+    ]
+    assert sorted((p["trading_date"], p["close"]) for p in _prices(settings)) == [
+        (date(2012, 1, 3), 25.5),
+        (date(2012, 1, 4), 25.6),
+    ]
+
+
 def test_unrecognised_files_are_a_clear_error(settings: Settings, tmp_path: Path) -> None:
     path = _write(tmp_path / "x.csv", ["a,b,c", "1,2,3"])
     with pytest.raises(InvalidInputError, match="unrecognised header 'a,b,c'"):
