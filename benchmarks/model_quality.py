@@ -212,6 +212,7 @@ def capital_figures(changes: CapitalChanges) -> dict:
         "actions": len(changes.actions),
         "splits_applied": [(s.symbol, s.ex_date.isoformat(), round(s.factor, 6)) for s in changes.applied],
         "renames_applied": [(r.old, r.new, r.ex_date.isoformat()) for r in changes.renames.applied],
+        "probable_renames": [(h.old, h.new, h.first_day.isoformat()) for h in changes.handovers],
         "price_limit": changes.limit,
         "beyond_limit_explained": changes.explained,
         "beyond_limit": [m.line() for m in changes.beyond],

@@ -94,7 +94,7 @@ from ingest.exchange.validation import CONFIRMED_MOVE
 from ingest.importers.actions import CorporateAction, actions_beside, explains, file_splits, read_actions
 from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks, source_types
 from ingest.importers.formats import Bad, describe_repeated, is_index_row, repeated_days
-from ingest.importers.renames import RENAME, Renames, join_renames
+from ingest.importers.renames import RENAME, Renames, handovers, join_renames
 from ingest.simulator.market import SimulatedDay
 from market.clock import DatedCalendar, write_replay_dates
 from market.errors import InvalidInputError
@@ -107,6 +107,7 @@ BOARD = "MAIN"  # the files do not say; the page has a MAIN and a JUNIOR board
 ABSENT_STATUS = "NOT IN FILE"
 RECENT_DAYS = 16
 _FIELDS = ("close", "low", "high", "prev_close", "volume", "open", "bid", "ask", "trades", "value_traded")
+_CLOSES = ["symbol", "date", "close"]  # the frame the renames module reads handovers from
 
 
 @dataclass
@@ -235,6 +236,8 @@ class ReplayMarket:
             items = [{**i, "symbol": renames.symbol_on(i["symbol"], i["trading_date"])} for i in items]
             read = _latest(items, read.levels)
             self.source.capital_changes += renames.lines() + list(renames.warnings)
+        closes = pd.DataFrame([(i["symbol"], i["trading_date"], i["close"]) for i in items], columns=_CLOSES)
+        self.source.capital_changes += [h.line() for h in handovers(closes)]
         self._index_levels: dict[date, dict[str, float]] = {
             d: levels for d, levels in read.levels.items() if d not in copies
         }

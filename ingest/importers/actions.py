@@ -68,7 +68,7 @@ from pathlib import Path
 import pandas as pd
 
 from ingest.importers.formats import calendar_day, price_cell
-from ingest.importers.renames import RENAME, Renames, join_renames
+from ingest.importers.renames import RENAME, Handover, Renames, handovers, join_renames
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
 from store.panels import split_adjusted
@@ -283,6 +283,9 @@ class CapitalChanges:
     # Without a stated limit: the moves beyond SANITY_BAND no action explains, reported and
     # never adjusted (a 100x misprint or an unadjusted split would otherwise pass unsaid)
     unexplained: tuple[LimitMove, ...] = ()
+    # Names whose rows end the session before another's begin at a like close: a ticker
+    # change without a rename row, or a vendor's new spelling (reported, never joined)
+    handovers: tuple[Handover, ...] = ()
 
     @property
     def settlements(self) -> list[CorporateAction]:
@@ -303,6 +306,7 @@ class CapitalChanges:
             + (f", {len(self.renames.applied)} renames applied" if renamed else "")
         ]
         out += self.renames.lines()
+        out += [h.line() for h in self.handovers]
         out += [f"bad row: {b}" for b in self.bad_rows] + [f"warning: {w}" for w in self.warnings]
         if self.limit is None:
             out.append(
@@ -362,6 +366,7 @@ def capital_changes(
         explained=sum(1 for m in raw if (m.symbol, m.day) not in still),
         beyond=tuple(beyond),
         unexplained=unexplained,
+        handovers=handovers(prices),
     )
     return adjusted, report
 

@@ -22,6 +22,14 @@ and said so. The cases the file cannot settle are reported, never applied silent
   them; the rows of a later rename that reuses the old symbol are not counted;
 - the new symbol has no row on or after the ex-date: applied (the history is the new
   symbol's) and said.
+
+A rename the file does not hold is reported, never guessed (`handovers`): a name whose
+rows end the session before another name's rows begin, at a first close within
+HANDOVER_BAND of its last, is a probable rename (a ticker change, or a vendor's new
+spelling of the code: `SCOM`, then `SCOM.NR`; a code's case and spaces are already one
+name, the readers upper-case and strip it). Read apart, the old name is one that stops (a
+held position is delisted after MARKETINTEL_DELIST_AFTER_SESSIONS and worth nothing) and
+the new one a listing without history; the line names the rename row that joins them.
 """
 
 from __future__ import annotations
@@ -142,3 +150,50 @@ def join_renames(prices: pd.DataFrame, actions: Iterable[CorporateAction]) -> tu
         applied.append(Rename(old, new, ex, action.where, len(before), before[0], before[-1]))
     joined = Renames(tuple(applied), tuple(warnings))
     return joined.frame(prices), joined
+
+
+HANDOVER_BAND = 0.5  # the most a handover's first close may differ from the last (T0's price band, SANITY_BAND)
+
+
+@dataclass(frozen=True)
+class Handover:
+    """A name whose rows end the session before another name's rows begin, at a close
+    within HANDOVER_BAND of its last: a ticker change the file holds no `rename` row for,
+    or the same company under a vendor's new spelling (`SCOM`, then `SCOM.NR`). Reported,
+    never joined: a new listing the day after a delisting at a like price looks the same."""
+
+    old: str
+    new: str
+    last_day: date
+    first_day: date
+    last_close: float
+    first_close: float
+
+    def line(self) -> str:
+        return (
+            f"probable rename (not joined): {self.old}'s rows end on {self.last_day.isoformat()} "
+            f"({self.last_close:g}) and {self.new}'s begin on "
+            f"the next session, {self.first_day.isoformat()} ({self.first_close:g}): the same company? Read apart, "
+            f"{self.old} is a name that stops (a held position is delisted); a rename row "
+            f"({self.old},{self.first_day.isoformat()},rename,,,{self.new}) joins them"
+        )
+
+
+def handovers(prices: pd.DataFrame) -> tuple[Handover, ...]:
+    """Every Handover in `prices` (symbol, date, close; the renames already joined), by date."""
+    days = sorted(prices["date"].unique())
+    if len(days) < 3:
+        return ()
+    prices = prices.reset_index(drop=True)
+    span = prices.groupby("symbol")["date"].agg(["idxmin", "idxmax"])
+    first = prices.loc[span["idxmin"], ["symbol", "date", "close"]].set_index("symbol")
+    last = prices.loc[span["idxmax"], ["symbol", "date", "close"]].set_index("symbol")
+    ended = last[last["date"] < days[-1]]
+    session_before = dict(zip(days[1:], days[:-1], strict=True))
+    found = []
+    for new, row in first[first["date"] > days[0]].iterrows():
+        before = session_before[row["date"]]
+        for old, gone in ended[(ended["date"] == before) & (ended.index != new)].iterrows():
+            if abs(row["close"] / gone["close"] - 1) <= HANDOVER_BAND:
+                found.append(Handover(old, new, before, row["date"], float(gone["close"]), float(row["close"])))
+    return tuple(sorted(found, key=lambda h: (h.first_day, h.old)))

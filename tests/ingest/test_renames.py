@@ -276,3 +276,49 @@ def test_a_bad_rename_row_is_named_with_its_file_and_line(tmp_path: Path) -> Non
             "ratio 'SBIC' is not read for a rename"
         ],
     )
+
+
+def test_a_ticker_change_without_a_rename_row_is_reported(tmp_path: Path, quality: ModuleType) -> None:
+    """An adversarial run: CFC's rows ending the session before SBIC's begin, at the same
+    price, without a rename row, passed unsaid: two names, CFC one that stops (a held
+    position delisted, worth nothing) and SBIC a listing without history. The report says
+    which rename row would join them; with the row, nothing is said."""
+    folder = write_market(tmp_path / "market", "", bonus=False)
+    _, report = quality.load_market(folder, nse=False)
+    (handover,) = report.handovers
+    assert (handover.old, handover.new, handover.last_day, handover.first_day) == ("CFC", "SBIC", DAYS[19], EX)
+    assert handover.line() in report.lines() and handover.line().startswith("probable rename (not joined): CFC's")
+    assert f"a rename row (CFC,{EX.isoformat()},rename,,,SBIC) joins them" in handover.line()
+    joined = write_market(tmp_path / "joined", RENAME, bonus=False)
+    assert quality.load_market(joined, nse=False)[1].handovers == ()
+
+
+def test_a_vendors_new_spelling_of_a_code_is_reported_and_its_case_and_spaces_are_not_a_name(
+    tmp_path: Path, settings
+) -> None:
+    """Files per half-year as a vendor ships them: SCOM, then "scom " (one name: a code is
+    read upper-cased and stripped), then SCOM.NR, a new spelling the importer reports as a
+    probable rename; a new listing at a price unlike any name that stopped is not one."""
+    from tests.pipeline.test_cli import cli
+
+    folder = tmp_path / "market"
+    folder.mkdir()
+    halves = {"2026a": DAYS[:10], "2026b": DAYS[10:20], "2026c": DAYS[20:]}
+    spelling = {"2026a": "SCOM", "2026b": "scom ", "2026c": "SCOM.NR"}
+    for half, days in halves.items():
+        rows = [f"{spelling[half]},{d.isoformat()},{20 + i * 0.05:.2f},1000" for i, d in enumerate(days)]
+        rows += [f"AAA,{d.isoformat()},10.00,1000" for d in days]
+        rows += [f"NEWCO,{d.isoformat()},95.00,1000" for d in days if half == "2026c"]
+        (folder / f"prices_{half}.csv").write_text("symbol,date,close,volume\n" + "\n".join(rows) + "\n")
+    result = cli("import", str(folder))
+    assert result.returncode == 0, result.stderr
+    assert "3 files, 100 rows read, 100 inserted, 4 instruments" in result.stdout
+    probable = [line for line in result.stdout.splitlines() if line.startswith("probable rename")]
+    from ingest.replay import ReplayMarket
+
+    assert [line for line in ReplayMarket(folder).source.capital_changes if "probable" in line] == probable
+    assert probable == [
+        f"probable rename (not joined): SCOM's rows end on {DAYS[19].isoformat()} (20.45) and SCOM.NR's begin on "
+        f"the next session, {EX.isoformat()} (20): the same company? Read apart, SCOM is a name that stops (a held "
+        f"position is delisted); a rename row (SCOM,{EX.isoformat()},rename,,,SCOM.NR) joins them"
+    ]
