@@ -77,7 +77,7 @@ def redact_keys() -> None:
     if getattr(made, "redacts_keys", False):
         return
 
-    def record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+    def _record(*args: Any, **kwargs: Any) -> logging.LogRecord:
         made_record = made(*args, **kwargs)
         made_record.msg = _redacted(made_record.msg)
         if isinstance(made_record.args, tuple):
@@ -86,8 +86,8 @@ def redact_keys() -> None:
             made_record.args = {k: _redacted(v) for k, v in made_record.args.items()}
         return made_record
 
-    record.redacts_keys = True  # type: ignore[attr-defined]
-    logging.setLogRecordFactory(record)
+    _record.redacts_keys = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(_record)
 
 
 def _redacted(value: object) -> object:
