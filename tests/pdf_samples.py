@@ -23,6 +23,23 @@ def text_pdf(lines: list[str], pages: int = 1, password: str | None = None) -> b
     return buffer.getvalue()
 
 
+def long_line_pdf(lines: list[str], long_line: str) -> bytes:
+    """A one-page PDF of `lines` and then `long_line` in a 1 pt font: one text line of any
+    length from a file of a few KB (the page does not bound what its text layer holds)."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4, invariant=1)
+    for y, line in zip(range(800, 0, -16), lines, strict=False):
+        pdf.drawString(60, y, line)
+    pdf.setFont("Helvetica", 1)
+    pdf.drawString(0, 100, long_line)
+    pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
 def page_bomb(pages: int = 400) -> bytes:
     """A valid PDF with far more pages than any disclosure has."""
     return text_pdf(["page"], pages=pages)

@@ -4,21 +4,23 @@ refused with its reason and leaves the portfolio as it was."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import pytest
 
+from ingest.pdf_text import PdfExtractor
 from market.errors import ConflictError, InvalidInputError, PayloadTooLargeError
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.statement_pdfs import Activity, Holding, Ledger, holdings_statement, ledger_statement
-from portfolio.statements import StatementRejected, import_statement
+from portfolio.statements import LEDGER_TITLE, StatementRejected, import_statement, parse_text
 from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
 from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
-from tests.pdf_samples import text_pdf
+from tests.pdf_samples import long_line_pdf, text_pdf
 from tests.portfolio.seed import CALENDAR, price_row, seed_market
 
 NOW = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)
@@ -369,3 +371,22 @@ def test_a_sub_cent_cash_balance_is_recorded_as_the_ledger_stores_it(client) -> 
     again = text_pdf([*lines, "Account: KC-2"])
     assert import_statement(engine, settings, portfolio_id, again, now=NOW)["changes"] == []
     assert _state(engine, portfolio_id)[1] == Decimal("1000.13")
+
+
+def test_a_statement_of_one_endless_line_is_read_in_linear_time(client) -> None:
+    """An adversarial run: a 2 KB PDF whose one text line repeats "Period 2026-11-01 "
+    (54,000 characters) held the API process, GIL and all, for 3 s in the search for the
+    statement's date (restarted at every "Period", 4x the time per doubling of the line),
+    and only then was refused. The search is linear: the refusal comes at once."""
+    engine, settings, portfolio_id = client
+    lines = [LEDGER_TITLE, "2026-11-02 OPENING - - - 0.00 100.00", "Closing Cash Balance: 100.00"]
+    pdf = long_line_pdf(lines, "Period 2026-11-01 " * 3_000 + "x")
+    assert len(pdf) < 3_000
+    with PdfExtractor.from_settings(settings) as extractor:
+        text = extractor.extract(pdf, "endless.pdf").text
+    started = time.perf_counter()
+    with pytest.raises(StatementRejected, match="the statement has no 'Period' date"):
+        parse_text(text)
+    assert time.perf_counter() - started < 0.5
+    period = "Period: 2026-11-01 " * 3_000 + "to 2026-11-20"  # the same line ending in a date is still read
+    assert parse_text("\n".join([*lines, period])).as_of == AS_OF
