@@ -110,10 +110,13 @@ def parse_quantity(value: object, name: str, text: bool = False) -> int:
 
 
 # A number as an exchange page, a market file or a broker's statement prints it: an
-# optional sign, digits with thousands commas in threes, an optional point ("1,234.50");
-# so "12,50" (a decimal comma), "1e5", "inf" and "nan" are not numbers, never read as
-# 1250 or guessed. ingest/exchange/parsers.py and portfolio/statements.py read by it.
-PRINTED_NUMBER = re.compile(r"[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?")
+# optional sign, ASCII digits with thousands commas in threes, an optional point
+# ("1,234.50"); so "12,50" (a decimal comma), "1e5", "inf" and "nan" are not numbers, never
+# read as 1250 or guessed, and neither are other scripts' digits (`\d` and Decimal() take
+# "1,৪00.00", a Bengali four drawn like an eight, as 1,400; full-width and Arabic-Indic
+# digits alike), as money is ASCII digits everywhere else (`MONEY_TEXT`).
+# ingest/exchange/parsers.py and portfolio/statements.py read by it.
+PRINTED_NUMBER = re.compile(r"[+-]?([0-9]{1,3}(,[0-9]{3})+|[0-9]+)(\.[0-9]+)?")
 DIGITS = re.compile(r"[0-9]{1,15}")  # a whole number as text: ASCII digits, nothing else
 
 

@@ -177,8 +177,8 @@ class ParsedStatement:
 
 def _number(text: str, what: str = "amount") -> Decimal:
     """A statement's amount by the one printed-number rule (`market.money.PRINTED_NUMBER`),
-    else StatementRejected naming it ("abc", "NaN", "Infinity", "1e5" and the decimal comma
-    of "12,50" are not amounts a statement prints)."""
+    else StatementRejected naming it ("abc", "NaN", "Infinity", "1e5", the decimal comma
+    of "12,50" and other scripts' digits, "1,৪00.00", are not amounts a statement prints)."""
     if not PRINTED_NUMBER.fullmatch(text):
         raise StatementRejected(f"the statement's {what} '{text[:40]}' is not a number like 1,234.50")
     return Decimal(text.replace(",", ""))

@@ -40,6 +40,44 @@ def long_line_pdf(lines: list[str], long_line: str) -> bytes:
     return buffer.getvalue()
 
 
+def relabelled_pdf(lines: list[str], relabel: dict[str, str]) -> bytes:
+    """A one-page PDF of `lines` in Helvetica whose text layer says `relabel[c]` wherever
+    the page shows the character c (its font's ToUnicode map): the page shows "1,800.00"
+    while a reader extracts "1,৪00.00", a Bengali four that looks like an eight."""
+
+    def hex16(text: str) -> bytes:
+        return text.encode("utf-16-be").hex().upper().encode()
+
+    codes = [(b"%02X" % code, hex16(relabel.get(chr(code), chr(code)))) for code in range(32, 127)]
+    blocks = [codes[i : i + 100] for i in range(0, len(codes), 100)]
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n"
+        b"/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+        b"/CMapName /Adobe-Identity-UCS def /CMapType 2 def\n1 begincodespacerange <00> <FF> endcodespacerange\n"
+        + b"".join(
+            b"%d beginbfchar\n" % len(block) + b"".join(b"<%s> <%s>\n" % pair for pair in block) + b"endbfchar\n"
+            for block in blocks
+        )
+        + b"endcmap CMapName currentdict /CMap defineresource pop end end"
+    )
+    shown = b"".join(
+        b"(" + line.encode("latin-1").replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)") + b") Tj T*\n"
+        for line in lines
+    )
+    content = b"BT /F1 12 Tf 16 TL 60 800 Td\n" + shown + b"ET"
+    return _assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>",
+            b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding /ToUnicode 6 0 R >>",
+            b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream",
+        ]
+    )
+
+
 def page_bomb(pages: int = 400) -> bytes:
     """A valid PDF with far more pages than any disclosure has."""
     return text_pdf(["page"], pages=pages)

@@ -4,6 +4,7 @@ refused with its reason and leaves the portfolio as it was."""
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -15,12 +16,12 @@ from market.errors import ConflictError, InvalidInputError, PayloadTooLargeError
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.statement_pdfs import Activity, Holding, Ledger, holdings_statement, ledger_statement
-from portfolio.statements import LEDGER_TITLE, StatementRejected, import_statement, parse_text
+from portfolio.statements import HOLDINGS_TITLE, LEDGER_TITLE, StatementRejected, import_statement, parse_text
 from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
 from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
-from tests.pdf_samples import long_line_pdf, text_pdf
+from tests.pdf_samples import long_line_pdf, relabelled_pdf, text_pdf
 from tests.portfolio.seed import CALENDAR, price_row, seed_market
 
 NOW = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)
@@ -390,3 +391,24 @@ def test_a_statement_of_one_endless_line_is_read_in_linear_time(client) -> None:
     assert time.perf_counter() - started < 0.5
     period = "Period: 2026-11-01 " * 3_000 + "to 2026-11-20"  # the same line ending in a date is still read
     assert parse_text("\n".join([*lines, period])).as_of == AS_OF
+
+
+@pytest.mark.parametrize(
+    "digit", ["\u09ea", "\uff18", "\u0668"], ids=["bengali-four", "full-width-eight", "arabic-indic-eight"]
+)
+def test_a_figure_in_other_digits_is_refused_not_read_by_their_value(client, digit: str) -> None:
+    """An adversarial run: a statement whose page shows "Cash Balance: 1,800.00" while its
+    text layer says "1,\u09ea00.00" (a Bengali four, drawn as an eight) was synced with
+    1,400.00 of cash; full-width and Arabic-Indic digits were read by their value too,
+    though money comes in as ASCII digits everywhere else (market/money.py). A printed
+    figure is ASCII digits: any other is refused naming it, and nothing is booked."""
+    lines = [
+        HOLDINGS_TITLE,
+        f"Statement date: {AS_OF.isoformat()}",
+        "Symbol Description Quantity Avg Cost Market Price Market Value",
+        "Total Market Value: 0.00",
+        "Cash Balance: 1,800.00",
+        "Total Portfolio Value: 1,800.00",
+    ]
+    figure = re.escape(f"the statement's 'Cash Balance' '1,{digit}00.00' is not a number like 1,234.50")
+    _refused(client, relabelled_pdf(lines, {"8": digit}), figure, error=StatementRejected)
