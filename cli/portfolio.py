@@ -102,7 +102,7 @@ def import_statement(
     the statement's date is kept on top); prints what changed, or with --preview what would."""
     from desk import domain
 
-    result = _desk().import_statement(portfolio_id, path.read_bytes(), path.name, preview=preview, confirm=confirm)
+    result = _desk().import_statement_file(portfolio_id, path, preview=preview, confirm=confirm)
     echo_json(result, domain.StatementResult)
 
 

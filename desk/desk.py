@@ -59,6 +59,7 @@ from desk.cache import ReadCache
 from desk.clock import ReplayClock
 from desk.market_reads import MarketReads
 from desk.portfolio_reads import PortfolioReads
+from ingest.pdf_text import read_pdf_file
 from market.clock import TradingCalendar, default_calendar, utc_now
 from market.errors import SchemaNotReadyError
 from market.settings import Settings
@@ -235,6 +236,15 @@ class Desk(PortfolioReads, MarketReads):
         return import_statement(
             self.engine, self.settings, portfolio_id, data, filename, self.now(), preview, confirm, respond
         )
+
+    def import_statement_file(
+        self, portfolio_id: str, path: Path, preview: bool = False, confirm: str | None = None
+    ) -> dict[str, Any]:
+        """`import_statement` of a file, read no further than the PDF size limit
+        (ingest.pdf_text `read_pdf_file`): a file over it is refused before anything is read
+        or stored, as an upload over it is (413)."""
+        data = read_pdf_file(path, self.settings.pdf_max_bytes)
+        return self.import_statement(portfolio_id, data, path.name, preview, confirm)
 
     def read_note(self, data: bytes, filename: str | None, media_type: str | None) -> NoteText:
         """A research note's text (a PDF through the sandbox, text checked); touches no database."""

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 from market.errors import BusyError, InvalidInputError, PayloadTooLargeError
 from market.settings import Settings
@@ -39,6 +40,21 @@ class PdfRejected(InvalidInputError):
 
 class PdfTooLarge(PdfRejected, PayloadTooLargeError):
     title = "PDF too large"
+
+
+def read_pdf_file(path: Path, max_bytes: int) -> bytes:
+    """A PDF file's bytes for the extractor, at most `max_bytes` + 1 of them read: a larger
+    file is PdfTooLarge, with its size where it has one, never read whole into memory (a
+    4 GB file, a pipe, /dev/zero: `read_bytes` took them whole, a MemoryError's traceback
+    or the machine's memory). An upload over REST is capped as it streams (api/uploads.py)."""
+    with path.open("rb") as file:
+        data = file.read(max_bytes + 1)
+    if len(data) <= max_bytes:
+        return data
+    size = path.stat().st_size  # a pipe's or a device's is 0
+    if size > max_bytes:
+        raise PdfTooLarge(f"{path} is {size:,} bytes, more than the limit of {max_bytes:,}")
+    raise PdfTooLarge(f"{path} is over the limit of {max_bytes:,} bytes; reading stopped there")
 
 
 @dataclass(frozen=True)

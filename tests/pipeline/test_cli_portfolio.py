@@ -3,13 +3,15 @@ statement, show; a refused trade is one line on stderr with exit status 1. What 
 prints as JSON keeps the API's response contract (market/contract.py)."""
 
 import json
+import resource
+import subprocess
 from decimal import Decimal
 from pathlib import Path
 
 from market.settings import Settings
 from store.engine import service_engine
 from tests.api.contract import violations
-from tests.pipeline.test_cli import cli
+from tests.pipeline.test_cli import MARKETINTEL, cli
 from tests.portfolio.seed import seed_market
 
 
@@ -95,3 +97,37 @@ def test_a_buy_booked_for_a_later_session_is_shown_pending_and_a_sell_says_so(se
     assert sold.returncode == 1 and sold.stderr.strip() == (
         f"error: cannot sell 10 AAA: the portfolio holds 0 on {today}; 10 more are pending until the {ahead} session"
     )
+
+
+def _capped(*args: str) -> subprocess.CompletedProcess:
+    """The command under a 2 GiB address-space cap: a file read whole fails fast there
+    instead of taking the test machine's memory."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+    return subprocess.run([MARKETINTEL, *args], capture_output=True, text=True, timeout=300, preexec_fn=cap)
+
+
+def test_a_statement_file_past_the_limit_is_one_line_and_never_read_whole(settings: Settings, tmp_path: Path) -> None:
+    """An adversarial run: `import-statement client:acme huge.pdf` read a 4 GB file whole
+    before its size was checked (a MemoryError's traceback under a 2 GiB cap, 4 GB of the
+    machine's memory without one), and `/dev/zero` until memory ran out. The CLI reads no
+    more than the limit: one line, nothing stored."""
+    from store import tables
+    from store.history import current_rows
+
+    assert cli("portfolio", "open", "acme").returncode == 0
+    huge = tmp_path / "huge.pdf"
+    with huge.open("wb") as file:
+        file.write(b"%PDF-1.4\n")
+        file.truncate(4 * 2**30)  # sparse: 4 GiB that take no disk
+    limit = f"{settings.pdf_max_bytes:,}"
+    for path, said in (
+        (huge, f"error: {huge} is 4,294,967,296 bytes, more than the limit of {limit}"),
+        (Path("/dev/zero"), f"error: /dev/zero is over the limit of {limit} bytes; reading stopped there"),
+    ):
+        refused = _capped("portfolio", "import-statement", "client:acme", str(path))
+        assert (refused.returncode, refused.stdout, refused.stderr.strip()) == (1, "", said)
+    with service_engine(settings).connect() as conn:
+        assert current_rows(conn, tables.statement_imports) == []
