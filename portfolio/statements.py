@@ -19,7 +19,8 @@ line), and the sandbox's page, time and memory limits bound that length: a hosti
 costs its length, not its square.
 
 Anything else is refused with the reason: no recognisable layout or holdings table,
-numbers that do not add up, a negative cash balance, a symbol the exchange does not list.
+numbers that do not add up, a negative cash balance, a symbol the exchange does not list,
+a holdings line naming a listed symbol that is not a row of its table (`_unread`).
 
 Figures that add up can still describe holdings no account could have; each line is held
 to the name's record as of the statement's date (`portfolio/statement_checks.py`, the one
@@ -94,6 +95,7 @@ LEDGER_ROW = re.compile(
     rf"({NUMBER})$"
 )
 QUANTITY_ROW = re.compile(r"^([A-Z][A-Z0-9.]{0,11}) ([\d,]+)$")
+SYMBOL_FIRST = re.compile(r"^([A-Z][A-Z0-9.]{0,11})(?: |$)")  # a line that opens with a symbol-shaped word
 DATE_AT_END = re.compile(r"\d{4}-\d{2}-\d{2}$")
 TOLERANCE = Decimal("0.01")
 
@@ -165,6 +167,7 @@ class ParsedStatement:
     holdings: dict[str, int]
     prices: dict[str, Decimal] = field(default_factory=dict)  # buy price for a sync trade
     sale_prices: dict[str, Decimal] = field(default_factory=dict)
+    unread: dict[str, str] = field(default_factory=dict)  # a holdings line not read, by its first word (`_unread`)
 
     def as_dict(self) -> StatementJson:
         return {
@@ -226,10 +229,26 @@ def parse_text(text: str) -> ParsedStatement:
     )
 
 
+def _unread(section: list[str], row: re.Pattern[str]) -> dict[str, str]:
+    """The lines of a holdings section that open with a symbol-shaped word but are not rows
+    of it, by that word: `_acceptable` refuses the statement when the word is a listed
+    symbol, since a holding the reader skipped (a suspended name printed "OUT Outer Co 100
+    20.00 N/A N/A") would otherwise be sold out of the book by the sync."""
+    unread: dict[str, str] = {}
+    for line in section:
+        first = SYMBOL_FIRST.match(line)
+        if first and not row.match(line):
+            unread.setdefault(first.group(1), line)
+    return unread
+
+
 def _parse_holdings(lines: list[str]) -> ParsedStatement:
     rows = [m for m in map(HOLDING_ROW.match, lines) if m]
-    if not any(line.startswith("Symbol Description Quantity") for line in lines):
+    header = next((i for i, line in enumerate(lines) if line.startswith("Symbol Description Quantity")), None)
+    if header is None:
         raise StatementRejected("no recognisable holdings table (no 'Symbol Description Quantity ...' header)")
+    table = lines[header + 1 :]
+    table = table[: next((i for i, line in enumerate(table) if line.startswith("Total Market Value:")), len(table))]
     holdings, costs, prices, total = {}, {}, {}, Decimal(0)
     for m in rows:
         symbol, quantity = m.group(1), _shares(m.group(3), "quantity")
@@ -253,7 +272,8 @@ def _parse_holdings(lines: list[str]) -> ParsedStatement:
         raise StatementRejected(
             f"numbers do not add up: {stated:,.2f} + cash {cash:,.2f} is not the total {portfolio:,.2f}"
         )
-    return ParsedStatement("holdings-table", _date_after(lines, "Statement date"), cash, holdings, costs, prices)
+    as_of = _date_after(lines, "Statement date")
+    return ParsedStatement("holdings-table", as_of, cash, holdings, costs, prices, _unread(table, HOLDING_ROW))
 
 
 def _section(lines: list[str], start: str, stop: str | None) -> list[str]:
@@ -264,16 +284,9 @@ def _section(lines: list[str], start: str, stop: str | None) -> list[str]:
 
 
 def _parse_ledger(lines: list[str]) -> ParsedStatement:
-    opening = {
-        m.group(1): _shares(m.group(2), "opening holding")
-        for m in map(QUANTITY_ROW.match, _section(lines, "Opening Holdings", "Transactions"))
-        if m
-    }
-    closing = {
-        m.group(1): _shares(m.group(2), "closing holding")
-        for m in map(QUANTITY_ROW.match, _section(lines, "Closing Holdings", None))
-        if m
-    }
+    opened, closed = _section(lines, "Opening Holdings", "Transactions"), _section(lines, "Closing Holdings", None)
+    opening = {m.group(1): _shares(m.group(2), "opening holding") for m in map(QUANTITY_ROW.match, opened) if m}
+    closing = {m.group(1): _shares(m.group(2), "closing holding") for m in map(QUANTITY_ROW.match, closed) if m}
     rows = [m for m in map(LEDGER_ROW.match, lines) if m]
     if not rows or rows[0].group(2) != "OPENING":
         raise StatementRejected("no recognisable transactions ledger (no OPENING row with a balance)")
@@ -305,9 +318,8 @@ def _parse_ledger(lines: list[str]) -> ParsedStatement:
         raise StatementRejected(
             f"numbers do not add up: the last balance is {balance:,.2f}, the closing cash balance {cash:,.2f}"
         )
-    return ParsedStatement(
-        "transactions-ledger", _date_after(lines, "Period"), cash, closing, last_price, dict(last_price)
-    )
+    as_of, unread = _date_after(lines, "Period"), _unread(opened + closed, QUANTITY_ROW)
+    return ParsedStatement("transactions-ledger", as_of, cash, closing, last_price, dict(last_price), unread)
 
 
 @dataclass(frozen=True)
@@ -589,7 +601,9 @@ def _acceptable(conn: Connection, parsed: ParsedStatement, today: date) -> None:
     """StatementRejected for a statement out of range (`_in_range`), dated after `today`
     (the exchange date of the upload: a statement reports a day that has come, and a
     future one would book cash before the holdings it reconciles), with a negative cash
-    balance (margin accounts are not supported) or a symbol the exchange does not list."""
+    balance (margin accounts are not supported), a symbol the exchange does not list, or
+    a holdings line naming a listed symbol that could not be read (`_unread`: synced
+    without it, the book would sell that holding)."""
     _in_range(parsed)
     if parsed.as_of > today:
         raise StatementRejected(
@@ -599,9 +613,16 @@ def _acceptable(conn: Connection, parsed: ParsedStatement, today: date) -> None:
         raise StatementRejected(
             f"the statement's cash balance is negative ({parsed.cash:,.2f}); margin accounts are not supported"
         )
-    unknown = sorted(set(parsed.holdings) - known_symbols(conn))
+    listed = known_symbols(conn)
+    unknown = sorted(set(parsed.holdings) - listed)
     if unknown:
         raise StatementRejected(f"the statement holds symbols the exchange does not list: {', '.join(unknown)}")
+    skipped = sorted(set(parsed.unread) & listed)
+    if skipped:
+        raise StatementRejected(
+            f"the statement's line '{parsed.unread[skipped[0]][:120]}' names {skipped[0]} but is not a holding line "
+            "the statement can be read by; synced without it, the book would drop that holding"
+        )
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import re
 import time
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from hashlib import sha256
 
 import pytest
 
@@ -108,9 +109,10 @@ def _refused(client, pdf: bytes, match: str, error=InvalidInputError) -> None:
     with pytest.raises(error, match=match):
         import_statement(engine, settings, portfolio_id, pdf, now=NOW)
     assert _state(engine, portfolio_id) == before
-    with engine.connect() as conn:
-        rows = current_rows(conn, tables.statement_imports)
-    assert rows[-1]["status"] == "REJECTED" and rows[-1]["reason"]
+    with engine.connect() as conn:  # this file's attempt (the rows come in their key's order)
+        this_file = tables.statement_imports.c.file_sha256 == sha256(pdf).hexdigest()
+        rows = current_rows(conn, tables.statement_imports, where=[this_file])
+    assert [(row["status"], bool(row["reason"])) for row in rows] == [("REJECTED", True)]
 
 
 def test_numbers_that_do_not_add_up(client) -> None:
@@ -412,3 +414,48 @@ def test_a_figure_in_other_digits_is_refused_not_read_by_their_value(client, dig
     ]
     figure = re.escape(f"the statement's 'Cash Balance' '1,{digit}00.00' is not a number like 1,234.50")
     _refused(client, relabelled_pdf(lines, {"8": digit}), figure, error=StatementRejected)
+
+
+SUSPENDED = [
+    HOLDINGS_TITLE,
+    f"Statement date: {AS_OF.isoformat()}",
+    "Symbol Description Quantity Avg Cost Market Price Market Value",
+    "LIQ Liquid Holdings Ltd 6,000 50.25 52.00 312,000.00",
+    "OUT Outer Co 100 20.00 N/A N/A",
+    "Total Market Value: 312,000.00",
+    "Cash Balance: 100.00",
+    "Total Portfolio Value: 312,100.00",
+]
+IN_WORDS = [
+    LEDGER_TITLE,
+    f"Period: 2026-11-01 to {AS_OF.isoformat()}",
+    "Opening Holdings",
+    "LIQ 6,000",
+    "OUT one hundred",
+    "Transactions",
+    "2026-11-02 OPENING - - - 0.00 100.00",
+    "Closing Cash Balance: 100.00",
+    "Closing Holdings",
+    "LIQ 6,000",
+    "OUT one hundred",
+]
+
+
+@pytest.mark.parametrize(
+    "lines, line",
+    [(SUSPENDED, "OUT Outer Co 100 20.00 N/A N/A"), (IN_WORDS, "OUT one hundred")],
+    ids=["table", "ledger"],
+)
+def test_a_holding_line_that_cannot_be_read_is_refused_not_sold(client, lines: list[str], line: str) -> None:
+    """An adversarial run: a valuation statement listing a suspended name as "OUT Outer Co
+    100 20.00 N/A N/A" (no price, so left out of the total, which still added up) was
+    synced with that line skipped: the 100 OUT the book held were sold by the sync, and
+    the account's statement says it holds them. A line naming a listed symbol that is not
+    a holding row is refused, naming it; the book keeps its holding."""
+    engine, settings, portfolio_id = client
+    held = holdings_statement("KC", "Acme", AS_OF, HOLDINGS, Decimal("100"))
+    assert import_statement(engine, settings, portfolio_id, held, now=NOW)["status"] == "SYNCED"
+    assert _state(engine, portfolio_id)[0]["OUT"][0] == 100
+    said = f"the statement's line '{line}' names OUT but is not a holding line the statement can be read by"
+    _refused(client, text_pdf(lines), re.escape(said), error=StatementRejected)
+    assert _state(engine, portfolio_id)[0]["OUT"][0] == 100
