@@ -67,7 +67,7 @@ from portfolio import ledger, suggestions
 from portfolio.accounts import Account, open_account, open_on
 from portfolio.ai import ExecutedDay, execute_day
 from portfolio.market import market_days
-from portfolio.statements import StatementRead, file_statement, import_statement, read_statement
+from portfolio.statements import StatementRead, StatementResult, file_statement, import_statement, read_statement
 from portfolio.suggestions import MorningSuggestions, Suggestion
 from portfolio.trading import ManualTrade, PlacedTrade, TradePreview, move_cash, place_manual_trade
 from portfolio.trading import preview_trade as preview
@@ -218,7 +218,7 @@ class Desk(PortfolioReads, MarketReads):
         preview: bool = False,
         confirm: str | None = None,
         respond: Respond = None,
-    ) -> dict[str, Any]:
+    ) -> StatementResult:
         """The portfolio synchronised to a read statement (`preview`: rolled back, with a
         confirm token; `confirm`: a preview's token, applied only while the book is unchanged)."""
         return file_statement(self.engine, portfolio_id, read, self.now(), preview, confirm, respond)
@@ -231,7 +231,7 @@ class Desk(PortfolioReads, MarketReads):
         preview: bool = False,
         confirm: str | None = None,
         respond: Respond = None,
-    ) -> dict[str, Any]:
+    ) -> StatementResult:
         """`read_statement` then `sync_statement`; a file synchronised before is not read again."""
         return import_statement(
             self.engine, self.settings, portfolio_id, data, filename, self.now(), preview, confirm, respond
@@ -239,7 +239,7 @@ class Desk(PortfolioReads, MarketReads):
 
     def import_statement_file(
         self, portfolio_id: str, path: Path, preview: bool = False, confirm: str | None = None
-    ) -> dict[str, Any]:
+    ) -> StatementResult:
         """`import_statement` of a file, read no further than the PDF size limit
         (ingest.pdf_text `read_pdf_file`): a file over it is refused before anything is read
         or stored, as an upload over it is (413)."""
