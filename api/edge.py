@@ -88,6 +88,14 @@ def _query_check(query_string: bytes) -> str | None:
     return check(query_string)
 
 
+def declared_length(length: str | None) -> int | None:
+    """A Content-Length header's bytes, or None where it is absent or not ASCII digits (the
+    server in front answers a malformed one; "²" is a digit to `str.isdigit` but not to
+    `int`, and raised past every handler here)."""
+    text = (length or "").strip()
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 class Edge:
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app, self.settings = app, settings
@@ -182,8 +190,9 @@ class Edge:
         """413 for a declared length over the path's cap, 415 for the wrong media type."""
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         cap = self._cap(path)
-        if length is not None and length.strip().isdigit() and int(length) > cap:
-            return problem(request, 413, f"the request body is {int(length):,} bytes, {self._limit(path)}")
+        declared = declared_length(length)
+        if declared is not None and declared > cap:
+            return problem(request, 413, f"the request body is {declared:,} bytes, {self._limit(path)}")
         if path in UPLOAD_PATHS:
             if media != "multipart/form-data":
                 return problem(

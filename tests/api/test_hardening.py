@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from api.app import create_app
+from api.edge import declared_length
 from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from tests.api import rawhttp, world
@@ -187,6 +188,16 @@ def test_keyed_bodies_over_the_cap_are_413_from_the_header_or_while_streaming(
         )
         assert upload.peak_temp_bytes < 2 * MB and upload.peak_rss_growth < 20 * MB
         assert api.acme("GET", "/api/portfolio/trade").json()["items"] == []
+
+
+def test_a_declared_length_is_ascii_digits_or_nothing() -> None:
+    """The edge reads a Content-Length it can compare with the cap, and never raises on one
+    a server in front let through ("²" and "٣" are digits to str.isdigit, not to int)."""
+    assert [declared_length(v) for v in ("1024", " 7 ", None, "", "12a", "²", "٣", "-1", "1e3")] == [
+        1024,
+        7,
+        *[None] * 7,
+    ]
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
