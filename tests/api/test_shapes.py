@@ -222,7 +222,8 @@ def test_a_placed_trades_json_form_reads_back_whole() -> None:
 
 # What the valuation's readers add to it or leave out, on purpose:
 GRAPHQL_POSITION_ADDS = RELATIONS | {"weight"}  # GraphQL: the position's share of equity and its relations
-AI_POSITION_ADDS = ["direction", "entered_as", "rationale", "timestamp"]  # the opening trade's (views.portfolio.ai_positions)
+# the opening trade's (views.portfolio.ai_positions)
+AI_POSITION_ADDS = ["direction", "entered_as", "rationale", "timestamp"]
 POSITIONS_BODY_LEAVES = {"market_value", "liquid_equity", "illiquid_discounts", "unrealized_pnl", "realized_pnl"}
 SUMMARY_ADDS = ["positions_count", "allocation", "flags"]  # what views.portfolio.summarise derives
 
