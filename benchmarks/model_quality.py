@@ -144,7 +144,10 @@ def load_nse(folder: Path) -> pd.DataFrame:
     from ingest.importers.formats import nse_daily_frame
 
     # the equities (the market indices left out), with a boolean `ordinary` per row
-    return nse_daily_frame(folder, ordinary=True)
+    frame = nse_daily_frame(folder, ordinary=True)
+    for line in frame.attrs["second_rows"]:  # a name's second rows for a day (the NSE files hold none)
+        print(line, flush=True)
+    return frame
 
 
 def load_ohlcv(path: Path) -> pd.DataFrame:
@@ -152,7 +155,14 @@ def load_ohlcv(path: Path) -> pd.DataFrame:
     indices left out, as the importer leaves them out), with a boolean `ordinary` per row
     (its type column, else the inference: market/instruments.py)."""
     from ingest.importers.actions import price_files
-    from ingest.importers.formats import Bad, is_index_row, read_ohlcv, repeated_days, row_instrument_type
+    from ingest.importers.formats import (
+        Bad,
+        is_index_row,
+        read_ohlcv,
+        repeated_days,
+        row_instrument_type,
+        second_rows,
+    )
     from market.instruments import is_ordinary
 
     files = price_files(path)  # a corporate-actions file beside the prices is not prices
@@ -160,31 +170,24 @@ def load_ohlcv(path: Path) -> pd.DataFrame:
     bad = [str(r) for r in read if isinstance(r, Bad)]
     rows = [r for r in read if not isinstance(r, Bad) and not is_index_row(r)]
     copies = repeated_days(rows)
-    rows = [r for r in rows if r["trading_date"] not in copies]
-    seen: set[tuple[str, object]] = set()
-    second = []  # a name's second row for a day: the first is kept (drop_duplicates, below)
-    for row in rows:
-        key = (row["symbol"], row["trading_date"])
-        if key in seen:
-            second.append(row)
-        seen.add(key)
-    print(_left_out(len(files), len(read), bad, second, copies), flush=True)
+    rows, seconds = second_rows(r for r in rows if r["trading_date"] not in copies)
+    print(_left_out(len(files), len(read), bad, copies), flush=True)
+    for line in seconds.lines():  # the importer's report of them, word for word
+        print(line, flush=True)
     frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"})
     frame["ordinary"] = [is_ordinary(row_instrument_type(r)) for r in rows]
     for column in ("high", "low", "bid", "ask"):
         if column not in frame:
             frame[column] = np.nan
     columns = ["symbol", "date", "close", "volume", "high", "low", "bid", "ask", "ordinary"]
-    return frame.drop_duplicates(["symbol", "date"])[columns]
+    return frame[columns]
 
 
-def _left_out(files: int, read: int, bad: list[str], second: list[dict], copies: dict) -> str:
+def _left_out(files: int, read: int, bad: list[str], copies: dict) -> str:
     """What the OHLCV loader left out, said once (the importer lists the same rows): a
     benchmark over files with bad or repeated rows says so instead of dropping them unsaid."""
     said = f"ohlcv: {read:,} rows read from {files} files; left out: {len(bad):,} bad rows"
     said += f" (first: {bad[0]})" if bad else ""
-    said += f", {len(second):,} second rows of a name and day (the first kept"
-    said += f"; first: {second[0]['_line']})" if second else ")"
     return said + f", {len(copies)} days that copy the one before"
 
 

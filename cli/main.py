@@ -218,6 +218,8 @@ def import_files(
         typer.echo(f"bad row: {bad}")
     if len(report.bad_rows) > 20:
         typer.echo(f"... and {len(report.bad_rows) - 20} more bad rows")
+    for line in report.second_rows:
+        typer.echo(line)
     for line in report.capital_changes:
         typer.echo(line)
     if report.corporate_actions_inserted:
@@ -272,6 +274,8 @@ def exchange_serve(
                 else ""
             )
         )
+        for line in source.second_rows:
+            typer.echo(line)
         for line in source.capital_changes:
             typer.echo(f"corporate actions ({source.actions_file}): {line}")
     else:

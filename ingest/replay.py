@@ -31,8 +31,10 @@ What the replay serves, and the rules it follows:
   close and previous close at its last close (the exchange convention for an untraded
   name, which the NSE files follow themselves from 2009 on, where earlier files simply
   leave untraded names out), no high, low, bid or ask, status `NOT IN FILE`. A row the
-  importer's reader refuses (e.g. a close of '-') counts as absent; a second row for the
-  same name and day is ignored; both are listed in `bad_rows`.
+  importer's reader refuses (e.g. a close of '-') counts as absent and is listed in
+  `bad_rows`; of a name's rows for a day the first (by file path and line) is served, as
+  the importer stores it, and the others are counted in `second_rows`, those that
+  disagree with it listed (`ingest.importers.formats.second_rows`).
 - A close more than `move_band` from the previous close is served with the row status
   CONFIRMED MOVE: in a replay the file is the record of what traded (most such moves in
   the NSE files are splits and bonus issues the files do not record), so T0's
@@ -93,7 +95,7 @@ import pandas as pd
 from ingest.exchange.validation import CONFIRMED_MOVE
 from ingest.importers.actions import CorporateAction, actions_beside, explains, file_splits, read_actions
 from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks, source_types
-from ingest.importers.formats import Bad, describe_repeated, is_index_row, repeated_days
+from ingest.importers.formats import Bad, describe_repeated, is_index_row, repeated_days, second_rows
 from ingest.importers.renames import RENAME, Renames, handovers, join_renames
 from ingest.simulator.market import SimulatedDay
 from market.clock import DatedCalendar, write_replay_dates
@@ -118,6 +120,7 @@ class ReplaySource:
     currency: str
     lacks: list[str]
     bad_rows: list[str] = field(default_factory=list)
+    second_rows: list[str] = field(default_factory=list)  # a name's rows for a day after its first (`SecondRows`)
     indices: set[str] = field(default_factory=set)  # market indices in the files, not served as securities
     repeated_days: list[str] = field(default_factory=list)  # days left out as copies of the one before
     types: str = ""  # where the instrument types came from: a type column, or the market's inference
@@ -129,7 +132,7 @@ class ReplaySource:
 class _Read:
     """The files' rows (`ReplayMarket._read`), copied days still in."""
 
-    items: list[dict]  # each (symbol, day) once, indices left out
+    items: list[dict]  # the rows read, indices left out
     names: dict[str, tuple[date, str]]  # symbol -> (date, name) of its latest row that names it
     stated: dict[str, tuple[date, str]]  # symbol -> (date, type) of its latest row that states one
     levels: dict[date, dict[str, float]]  # day -> index -> level (the file's close)
@@ -228,14 +231,15 @@ class ReplayMarket:
         read = self._read(files)
         copies = repeated_days(read.items)
         self.source.repeated_days = describe_repeated(copies)
-        items = [item for item in read.items if item["trading_date"] not in copies]
+        items, seconds = second_rows(item for item in read.items if item["trading_date"] not in copies)
+        self.source.second_rows = seconds.lines()
         renames = Renames()
         if any(a.kind == RENAME for a in actions):
             rows = pd.DataFrame([(i["symbol"], i["trading_date"]) for i in items], columns=["symbol", "date"])
             _, renames = join_renames(rows, actions)
             items = [{**i, "symbol": renames.symbol_on(i["symbol"], i["trading_date"])} for i in items]
-            read = _latest(items, read.levels)
             self.source.capital_changes += renames.lines() + list(renames.warnings)
+        read = _latest(items, read.levels)  # the names and types of the rows served
         closes = pd.DataFrame([(i["symbol"], i["trading_date"], i["close"]) for i in items], columns=_CLOSES)
         self.source.capital_changes += [h.line() for h in handovers(closes)]
         self._index_levels: dict[date, dict[str, float]] = {
@@ -295,14 +299,12 @@ class ReplayMarket:
         return bisect.bisect_left(self.days, ex_date) + int(present[0]) if present.size else None
 
     def _read(self, files: list[Path]) -> _Read:
-        """Every readable row of the files, each (symbol, day) once (a second row is listed
-        in `source.bad_rows`, as an unreadable one is); an index (listed in
-        `source.indices`) gives its levels (a positive close; the first row of a day
-        stands), not rows."""
+        """Every readable row of the files (an unreadable one is listed in
+        `source.bad_rows`); an index (listed in `source.indices`) gives its levels (a
+        positive close; the first row of a day stands), not rows."""
         read = READERS[self.source.format]
         items: list[dict] = []
         levels: dict[date, dict[str, float]] = {}
-        seen: set[tuple[str, date]] = set()
         for item in (item for file in files for item in read(file)):
             if isinstance(item, Bad):
                 self.source.bad_rows.append(str(item))
@@ -313,10 +315,6 @@ class ReplayMarket:
                 if item.get("close") is not None and item["close"] > 0:
                     levels.setdefault(day, {}).setdefault(symbol, float(item["close"]))
                 continue
-            if (symbol, day) in seen:
-                self.source.bad_rows.append(f"{item['_line']}: second row for {symbol} on {day}; the first is served")
-                continue
-            seen.add((symbol, day))
             items.append(item)
         return _latest(items, levels)
 

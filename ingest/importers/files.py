@@ -1,6 +1,8 @@
 """Backfill the store from historical files, in batches, with a progress bar.
 
-A bad row is reported with its file and line and the rest still loads; a day that copies
+A bad row is reported with its file and line and the rest still loads; of a name's rows
+for a day the first (by file path and line) is stored and the others are reported, those
+that repeat it apart from those that disagree with it (`formats.second_rows`); a day that copies
 the previous one verbatim (`formats.repeated_days`: how a crawler records a holiday) is
 left out and listed in `repeated_days`; a source's
 missing fields are reported as `lacks` (never filled in: a missing bid/ask stays NULL,
@@ -60,6 +62,7 @@ from ingest.importers.formats import (
     read_nse_daily,
     read_ohlcv,
     repeated_days,
+    second_rows,
 )
 from ingest.importers.renames import RENAME
 from market.errors import InvalidInputError
@@ -88,6 +91,7 @@ class ImportReport:
     instruments_inserted: int = 0
     lacks: list[str] = field(default_factory=list)
     bad_rows: list[str] = field(default_factory=list)
+    second_rows: list[str] = field(default_factory=list)  # a name's rows for a day after its first (`SecondRows`)
     repeated_days: list[str] = field(default_factory=list)  # days left out as copies of the one before
     indices: list[str] = field(default_factory=list)  # market indices left out (levels, not securities)
     index_levels_inserted: int = 0  # their levels, stored in index_levels
@@ -185,8 +189,10 @@ def import_path(
     first = [item for file in files for item in READERS[fmt](file) if not isinstance(item, Bad)]
     copies = repeated_days(first)
     report.repeated_days = describe_repeated(copies)
-    changes = _capital(first, copies, capital, Path(path))
-    del first
+    kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
+    report.second_rows = seconds.lines()
+    changes = _capital(kept, capital, Path(path))
+    del first, kept
     rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
@@ -208,16 +214,15 @@ def import_path(
     return report
 
 
-def _capital(items: list[dict], copies: dict[date, date], options: CapitalOptions, path: Path) -> CapitalChanges:
-    """The capital changes of the rows read (indices and copied days left out, the first row
-    of a symbol and day kept, as the import keeps them)."""
+def _capital(kept: list[dict], options: CapitalOptions, path: Path) -> CapitalChanges:
+    """The capital changes of the rows the import keeps (indices and copied days left out,
+    the first row of a symbol and day: `second_rows`)."""
     import pandas as pd
 
-    kept = [i for i in items if not is_index_row(i) and i["trading_date"] not in copies]
     closes = pd.DataFrame(
         [(i["symbol"], i["trading_date"], i["close"], i["volume"]) for i in kept],
         columns=["symbol", "date", "close", "volume"],
-    ).drop_duplicates(["symbol", "date"])
+    )
     actions = options.actions or actions_beside(path)
     return capital_changes(closes, actions, options.price_limit, options.adjust_implied)[1]
 
@@ -274,13 +279,13 @@ class _Rows:
     levels: dict[tuple, dict] = field(default_factory=dict)  # (index, date) -> its index_levels row
 
     def take(self, item: dict | Bad, report: ImportReport) -> dict | None:
-        """The price row to store for a row read, or None: a bad row or a second row for
-        a symbol and day (both listed in the report), an index (its level is kept) or a
-        row of a copied day."""
+        """The price row to store for a row read, or None: a bad row (listed in the report),
+        a second row for a symbol and day (`second_rows`: counted in the report, the
+        disagreeing ones listed), an index (its level is kept) or a row of a copied day."""
         if isinstance(item, Bad):
             report.bad_rows.append(str(item))
             return None
-        where = item.pop("_line")
+        item.pop("_line")
         if is_index_row(item):
             self._keep_level(item)
             return None
@@ -289,7 +294,6 @@ class _Rows:
         symbol, day = self.symbol_on(item["symbol"], item["trading_date"]), item["trading_date"]
         item["symbol"] = symbol
         if (symbol, day) in self.seen:
-            report.bad_rows.append(f"{where}: second row for {symbol} on {day}")
             return None
         self.seen.add((symbol, day))
         report.rows_read += 1

@@ -311,6 +311,92 @@ def describe_repeated(copies: dict[date, date]) -> list[str]:
     ]
 
 
+SECOND_ROWS_SHOWN = 10  # second rows that disagree with the kept one, listed one a line; the rest are counted
+_COMPARED_FIELDS = ("close", "open", "high", "low", "prev_close", "volume", "bid", "ask", "trades", "value_traded")
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A second row of a name and day that disagrees with the kept one: the first field
+    that differs (close first), its value in each and where each row is (file:line)."""
+
+    symbol: str
+    day: date
+    field: str
+    kept: float | None
+    other: float | None
+    kept_where: str
+    other_where: str
+
+    def line(self) -> str:
+        return (
+            f"{self.symbol} {self.day.isoformat()}: {self.field} {_shown(self.kept)} kept ({self.kept_where}) vs "
+            f"{_shown(self.other)} left out ({self.other_where})"
+        )
+
+
+@dataclass(frozen=True)
+class SecondRows:
+    """The rows of a name and day after its first, as every reader keeps them (`second_rows`):
+    `identical` (file:line of each) repeat the kept row field for field; `disagree` do not."""
+
+    identical: tuple[str, ...] = ()
+    disagree: tuple[Disagreement, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.identical or self.disagree)
+
+    def lines(self) -> list[str]:
+        """The report: a line of counts, then the first SECOND_ROWS_SHOWN disagreements."""
+        if not self:
+            return []
+        first = f" (first: {self.identical[0]})" if self.identical else ""
+        out = [
+            f"second rows of a name and day: {len(self.identical):,} repeat the kept row exactly{first}; "
+            f"{len(self.disagree):,} disagree with it (the first row by file path and line kept, the other "
+            "left out)"
+        ]
+        out += [f"  {d.line()}" for d in self.disagree[:SECOND_ROWS_SHOWN]]
+        if len(self.disagree) > SECOND_ROWS_SHOWN:
+            out.append(f"  ... and {len(self.disagree) - SECOND_ROWS_SHOWN:,} more that disagree")
+        return out
+
+
+def second_rows(rows: Iterable[dict]) -> tuple[list[dict], SecondRows]:
+    """`rows` (read in file order: the files by sorted path, each by line; `_line` says
+    where) with only the first row of each symbol and day, and what the others were.
+
+    The first row stands: the files' sorted order is the one order every reader shares
+    (the importer, the replay and the benchmarks keep the same row) and re-importing the
+    same files keeps the stored rows; no row of two can be shown right from the files
+    alone, so one that disagrees is reported, never resolved by a guess."""
+    kept: dict[tuple[str, date], dict] = {}
+    out: list[dict] = []
+    identical: list[str] = []
+    disagree: list[Disagreement] = []
+    for row in rows:
+        key = (row["symbol"], row["trading_date"])
+        first = kept.get(key)
+        if first is None:
+            kept[key] = row
+            out.append(row)
+            continue
+        field = next((f for f in _COMPARED_FIELDS if first.get(f) != row.get(f)), None)
+        if field is None:
+            identical.append(row.get("_line", "?"))
+        else:
+            disagree.append(
+                Disagreement(
+                    *key, field, first.get(field), row.get(field), first.get("_line", "?"), row.get("_line", "?")
+                )
+            )
+    return out, SecondRows(tuple(identical), tuple(disagree))
+
+
+def _shown(value: float | None) -> str:
+    return "blank" if value is None else f"{value:g}"
+
+
 def nse_daily_frame(folder: Path, *, indices: bool = False, ordinary: bool = False) -> pd.DataFrame:
     """Every readable row of the NSE daily files under `folder` (recursively) as one frame
     (symbol, date, close, volume, high, low), one row per symbol and date; bad rows and
@@ -318,7 +404,9 @@ def nse_daily_frame(folder: Path, *, indices: bool = False, ordinary: bool = Fal
     them, a research frame does not need them; the copies are listed in the frame's
     `attrs["repeated_days"]`, as the importer words them). Market indices (`is_index`) are
     left out as the importer leaves them out, and named in `attrs["indices"]`, unless
-    `indices` asks for their rows too (the screening tool reads their levels). With
+    `indices` asks for their rows too (the screening tool reads their levels). Of a name's
+    rows for a day the first is kept (`second_rows`, reported in `attrs["second_rows"]`;
+    the NSE files hold none). With
     `ordinary`, a boolean `ordinary` column says per row whether it is an ordinary share
     (`row_instrument_type`: KPLC-P4 and KPLC-P7, GLD and FAHR, and the indices are not)."""
     import pandas as pd
@@ -326,13 +414,14 @@ def nse_daily_frame(folder: Path, *, indices: bool = False, ordinary: bool = Fal
     rows = [r for path in sorted(folder.rglob("*.csv")) for r in read_nse_daily(path) if not isinstance(r, Bad)]
     copies = repeated_days(rows)
     names = sorted({r["symbol"] for r in rows if is_index_row(r)})
-    kept = [r for r in rows if r["trading_date"] not in copies and (indices or not is_index_row(r))]
+    kept, seconds = second_rows(r for r in rows if r["trading_date"] not in copies and (indices or not is_index_row(r)))
     frame = pd.DataFrame(kept).rename(columns={"trading_date": "date"})
     columns = ["symbol", "date", "close", "volume", "high", "low"]
     if ordinary:
         frame["ordinary"] = [is_ordinary(row_instrument_type(r)) for r in kept]
         columns.append("ordinary")
-    frame = frame.drop_duplicates(["symbol", "date"])[columns]
+    frame = frame[columns]
     frame.attrs["repeated_days"] = describe_repeated(copies)
+    frame.attrs["second_rows"] = seconds.lines()
     frame.attrs["indices"] = names
     return frame

@@ -215,4 +215,8 @@ def test_the_benchmarks_loader_says_what_it_left_out(tmp_path: Path, quality: Mo
     said = capsys.readouterr().out
     assert list(prices["close"]) == [10.0, 10.5]
     assert said.startswith(f"ohlcv: 4 rows read from 1 files; left out: 1 bad rows (first: {path}:5: close 'x'")
-    assert f"1 second rows of a name and day (the first kept; first: {path}:4)" in said
+    assert said.splitlines()[1:] == [
+        "second rows of a name and day: 0 repeat the kept row exactly; 1 disagree with it (the first row by file "
+        "path and line kept, the other left out)",
+        f"  AAA 2021-03-02: close 10.5 kept ({path}:3) vs 11 left out ({path}:4)",
+    ]
