@@ -390,6 +390,7 @@ def main() -> None:
         print(line, flush=True)
     args.adjustments = tuple((s.symbol, s.ex_date.isoformat(), s.factor) for s in capital.applied)
     args.adjustments += tuple((r.old, r.ex_date.isoformat(), r.new) for r in capital.renames.applied)
+    args.adjustments += tuple((r.symbol, r.last_day.isoformat(), r.retired) for r in capital.renames.reused)
     rule = delisting_rule(args, capital)
     label_cut = sorted(d for d in prices["date"].unique() if d > end)[:LABEL_CUT]
     prices = prices[prices["date"] <= (label_cut[-1] if label_cut else end)]  # the last labels' closes, no more

@@ -140,20 +140,22 @@ def rss_mb() -> float:
 
 
 # ---- data -------------------------------------------------------------------------------
-def load_nse(folder: Path) -> pd.DataFrame:
+def load_nse(folder: Path, names: bool = False) -> pd.DataFrame:
     from ingest.importers.formats import nse_daily_frame
 
-    # the equities (the market indices left out), with a boolean `ordinary` per row
-    frame = nse_daily_frame(folder, ordinary=True)
+    # the equities (the market indices left out), with a boolean `ordinary` per row (and
+    # each row's `name` with `names`: load_market reads reused tickers from them)
+    frame = nse_daily_frame(folder, ordinary=True, names=names)
     for line in frame.attrs["second_rows"]:  # a name's second rows for a day (the NSE files hold none)
         print(line, flush=True)
     return frame
 
 
-def load_ohlcv(path: Path) -> pd.DataFrame:
+def load_ohlcv(path: Path, names: bool = False) -> pd.DataFrame:
     """Any file or folder the generic OHLCV reader reads (bad rows, copied days and market
     indices left out, as the importer leaves them out), with a boolean `ordinary` per row
-    (its type column, else the inference: market/instruments.py)."""
+    (its type column, else the inference: market/instruments.py) and, with `names`, each
+    row's `name` (None where the file gives none: load_market reads reused tickers from them)."""
     from ingest.importers.actions import price_files
     from ingest.importers.formats import (
         Bad,
@@ -180,6 +182,9 @@ def load_ohlcv(path: Path) -> pd.DataFrame:
         if column not in frame:
             frame[column] = np.nan
     columns = ["symbol", "date", "close", "volume", "high", "low", "bid", "ask", "ordinary"]
+    if names:
+        frame["name"] = [r.get("name") for r in rows]
+        columns.append("name")
     return frame[columns]
 
 
@@ -197,15 +202,21 @@ def load_market(
     actions: Path | None = None,
     price_limit: float | None = None,
     adjust_implied: bool = False,
+    delist_after: int | None = None,
 ) -> tuple[pd.DataFrame, CapitalChanges]:
     """The prices of `source` (`load_nse` or `load_ohlcv`) adjusted for its capital changes
     (ingest/importers/actions.py): the corporate-actions file `actions` (default: the one
     beside the prices, if any) and, with `adjust_implied`, the moves beyond `price_limit`
-    no action explains; with the report."""
+    no action explains; a ticker whose name changes across `delist_after` sessions without
+    a row (default: the delisting rule's, MARKETINTEL_DELIST_AFTER_SESSIONS) split at the
+    gap, the earlier company's rows under its own symbol (ingest/importers/renames.py
+    `Reuse`); with the report."""
     from ingest.importers.actions import actions_beside, capital_changes
+    from market.settings import get_settings
 
-    prices = load_nse(source) if nse else load_ohlcv(source)
-    return capital_changes(prices, actions or actions_beside(source), price_limit, adjust_implied)
+    prices = load_nse(source, names=True) if nse else load_ohlcv(source, names=True)
+    sessions = delist_after if delist_after is not None else get_settings().delist_after_sessions
+    return capital_changes(prices, actions or actions_beside(source), price_limit, adjust_implied, sessions)
 
 
 def capital_figures(changes: CapitalChanges) -> dict:
@@ -216,6 +227,7 @@ def capital_figures(changes: CapitalChanges) -> dict:
         "splits_applied": [(s.symbol, s.ex_date.isoformat(), round(s.factor, 6)) for s in changes.applied],
         "renames_applied": [(r.old, r.new, r.ex_date.isoformat()) for r in changes.renames.applied],
         "probable_renames": [(h.old, h.new, h.first_day.isoformat()) for h in changes.handovers],
+        "reused_tickers": [(r.symbol, r.retired, r.first_day.isoformat()) for r in changes.renames.reused],
         "price_limit": changes.limit,
         "beyond_limit_explained": changes.explained,
         "beyond_limit": [m.line() for m in changes.beyond],
@@ -265,12 +277,13 @@ def load_regime(regime: str, instruments: int, days: int | None, seed: int) -> p
     return price_history(market, market.days[wanted - 1], wanted)
 
 
-def capital_arguments(args: argparse.Namespace) -> tuple[Path | None, float | None, bool]:
-    """`load_market`'s actions, price limit and adjust_implied from `capital_options`' options."""
+def capital_arguments(args: argparse.Namespace) -> tuple[Path | None, float | None, bool, int | None]:
+    """`load_market`'s actions, price limit, adjust_implied and delisting sessions (the
+    backtest's --delist-after; elsewhere the setting's) from the parsed options."""
     actions = Path(args.actions) if args.actions else None
     if actions is not None and not actions.is_file():
         raise SystemExit(f"error: no corporate-actions file at {actions}")
-    return actions, price_limit(args), args.adjust_implied
+    return actions, price_limit(args), args.adjust_implied, getattr(args, "delist_after", None)
 
 
 # ---- the plain reference ------------------------------------------------------------------

@@ -197,7 +197,13 @@ def import_files(
 
     fmt = detect_format(Path(path)) if file_format == "auto" else file_format
     desk = Desk.from_settings(get_settings())
-    capital = CapitalOptions(Path(actions) if actions else None, get_settings().daily_price_limit, adjust_implied)
+    settings = get_settings()
+    capital = CapitalOptions(
+        Path(actions) if actions else None,
+        settings.daily_price_limit,
+        adjust_implied,
+        settings.delist_after_sessions,
+    )
     report = import_path(desk.engine, Path(path), fmt, currency=source_currency(fmt, currency), capital=capital)
     if report.rows_inserted:
         desk.refresh_bars()  # the API's stored bars and indicators for the imported prices

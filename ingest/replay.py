@@ -96,12 +96,12 @@ from ingest.exchange.validation import CONFIRMED_MOVE
 from ingest.importers.actions import CorporateAction, actions_beside, explains, file_splits, read_actions
 from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks, source_types
 from ingest.importers.formats import Bad, describe_repeated, is_index_row, repeated_days, second_rows
-from ingest.importers.renames import RENAME, Renames, handovers, join_renames
+from ingest.importers.renames import handovers, join_renames
 from ingest.simulator.market import SimulatedDay
 from market.clock import DatedCalendar, write_replay_dates
 from market.errors import InvalidInputError
 from market.instruments import InstrumentType, instrument_type, is_ordinary
-from market.settings import Settings
+from market.settings import DELIST_AFTER_SESSIONS, Settings
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,7 @@ ABSENT_STATUS = "NOT IN FILE"
 RECENT_DAYS = 16
 _FIELDS = ("close", "low", "high", "prev_close", "volume", "open", "bid", "ask", "trades", "value_traded")
 _CLOSES = ["symbol", "date", "close"]  # the frame the renames module reads handovers from
+_NAMED = [*_CLOSES, "name"]  # the frame it reads renames and reused tickers from
 
 
 @dataclass
@@ -145,8 +146,10 @@ class ReplayMarket:
     the importer does), nse-daily, nse-company or ohlcv; `currency`: overrides the
     format's; `seed`: of the simulated macro economy served beside it; `move_band`: a
     close further than this from the previous one is served as a CONFIRMED MOVE (give
-    T0's price band). Unreadable rows are skipped and listed in `source.bad_rows`; a path
-    without any readable row is an InvalidInputError.
+    T0's price band); `delist_after`: the delisting rule's sessions, a ticker whose name
+    changes across a gap that long is two instruments (`renames.Reuse`). Unreadable rows
+    are skipped and listed in `source.bad_rows`; a path without any readable row is an
+    InvalidInputError.
     """
 
     replayed = True  # the site labels the simulated parts (news feed, macro sources)
@@ -160,10 +163,12 @@ class ReplayMarket:
         seed: int = 7,
         move_band: float = 0.5,
         actions: Path | None = None,
+        delist_after: int = DELIST_AFTER_SESSIONS,
     ) -> None:
         fmt, files = resolve_source(Path(path), fmt)
         self.seed = seed  # of the simulated macro economy served beside the replay
         self.move_band = move_band
+        self.delist_after = delist_after  # a ticker whose name changes across a gap this long is split
         self.source = ReplaySource(
             Path(path), fmt, len(files), source_currency(fmt, currency), source_lacks(fmt, files)
         )
@@ -233,12 +238,13 @@ class ReplayMarket:
         self.source.repeated_days = describe_repeated(copies)
         items, seconds = second_rows(item for item in read.items if item["trading_date"] not in copies)
         self.source.second_rows = seconds.lines()
-        renames = Renames()
-        if any(a.kind == RENAME for a in actions):
-            rows = pd.DataFrame([(i["symbol"], i["trading_date"]) for i in items], columns=["symbol", "date"])
-            _, renames = join_renames(rows, actions)
+        rows = pd.DataFrame(
+            [(i["symbol"], i["trading_date"], i["close"], i.get("name")) for i in items], columns=_NAMED
+        )
+        _, renames = join_renames(rows, actions, self.delist_after)
+        if renames.applied or renames.reused:
             items = [{**i, "symbol": renames.symbol_on(i["symbol"], i["trading_date"])} for i in items]
-            self.source.capital_changes += renames.lines() + list(renames.warnings)
+        self.source.capital_changes += renames.lines() + list(renames.warnings)
         read = _latest(items, read.levels)  # the names and types of the rows served
         closes = pd.DataFrame([(i["symbol"], i["trading_date"], i["close"]) for i in items], columns=_CLOSES)
         self.source.capital_changes += [h.line() for h in handovers(closes)]
@@ -470,7 +476,12 @@ def replay_for(settings: Settings, path: Path | str | None = None, fmt: str = "a
     if not str(path) or str(path) == ".":
         raise InvalidInputError("no replay path given (set MARKETINTEL_REPLAY_PATH or pass one)")
     market = ReplayMarket(
-        path, fmt=fmt, currency=settings.replay_currency, seed=settings.simulator_seed, move_band=settings.price_band
+        path,
+        fmt=fmt,
+        currency=settings.replay_currency,
+        seed=settings.simulator_seed,
+        move_band=settings.price_band,
+        delist_after=settings.delist_after_sessions,
     )
     write_replay_dates(settings.data_dir, path, market.days)
     return market

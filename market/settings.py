@@ -20,6 +20,7 @@ from market.errors import ConfigurationError
 from market.fees import DEFAULT_SCHEDULE, SCHEDULES, is_fee_file, market_fees
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+DELIST_AFTER_SESSIONS = 60  # a held name without a row this many sessions is delisted (portfolio/delisting.py)
 HOME_CURRENCY = "JMD"  # the home exchange's currency: the simulator's, and the generic CSV's default
 ADMIN_KEY_PATTERN = re.compile(r"^svc-admin-[0-9a-f]{32,}$")
 ADMIN_KEY_FILE = "admin-key"  # in secrets_dir: the admin key `marketintel demo` generates once (mode 0600)
@@ -177,7 +178,7 @@ class Settings(BaseSettings):
         "limit is known and nothing is reported.",
     )
     delist_after_sessions: int = Field(
-        default=60,
+        default=DELIST_AFTER_SESSIONS,
         ge=1,
         description="Sessions without a row after which a held position is delisted (portfolio/delisting.py): "
         "the AI book and the backtest leave it out of the book's names and value it by delisted_value from "

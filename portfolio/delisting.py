@@ -39,6 +39,7 @@ from typing import Protocol
 from sqlalchemy import Connection, func, select
 
 from market.plain import JsonValue, to_plain
+from market.settings import DELIST_AFTER_SESSIONS
 from portfolio.rails import MarketDay, Valuation, value_positions
 from store import tables
 from store.history import current_rows
@@ -46,7 +47,7 @@ from store.history import current_rows
 NOTHING, LAST_CLOSE = "nothing", "last_close"
 READINGS = (NOTHING, LAST_CLOSE)
 DELISTED = "DELISTED"  # the flag a delisted position carries
-DEFAULT_AFTER_SESSIONS = 60
+DEFAULT_AFTER_SESSIONS = DELIST_AFTER_SESSIONS
 
 
 class DelistingSettings(Protocol):

@@ -71,6 +71,7 @@ from ingest.importers.formats import calendar_day, price_cell
 from ingest.importers.renames import RENAME, Handover, Renames, handovers, join_renames
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
+from market.settings import DELIST_AFTER_SESSIONS
 from store.panels import split_adjusted
 from store.splits import Split
 
@@ -334,16 +335,23 @@ def _largest(moves: tuple[LimitMove, ...]) -> list[str]:
 
 
 def capital_changes(
-    prices: pd.DataFrame, actions_path: Path | None, limit: float | None = None, adjust_implied: bool = False
+    prices: pd.DataFrame,
+    actions_path: Path | None,
+    limit: float | None = None,
+    adjust_implied: bool = False,
+    after_sessions: int = DELIST_AFTER_SESSIONS,
 ) -> tuple[pd.DataFrame, CapitalChanges]:
-    """`prices` (symbol, date, close, and any of volume, high, low, bid, ask) on the count
-    of their latest rows: adjusted for the actions of `actions_path` and, with
+    """`prices` (symbol, date, close, and any of volume, high, low, bid, ask and name) on
+    the count of their latest rows: adjusted for the actions of `actions_path` and, with
     `adjust_implied`, for the moves beyond `limit` they do not explain; and the report. The
-    file's renames come first: every row under the symbol it belongs to (`join_renames`)."""
+    file's renames come first, then the reused tickers (a name that changes across
+    `after_sessions` sessions without a row, the delisting rule's) are split: every row
+    under the symbol it belongs to (`join_renames`). The `name` column is read, not kept."""
     if adjust_implied and limit is None:
         raise InvalidInputError("adjusting for moves beyond the daily price limit needs the limit (--price-limit)")
     actions, bad = read_actions(actions_path) if actions_path is not None else ([], [])
-    prices, renames = join_renames(prices, actions)
+    prices, renames = join_renames(prices, actions, after_sessions)
+    prices = prices.drop(columns="name", errors="ignore")
     actions = renames.resolve(actions)
     splits, warnings = file_splits(prices, actions)
     adjusted = split_adjusted(prices, splits)

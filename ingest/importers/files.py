@@ -67,7 +67,7 @@ from ingest.importers.formats import (
 from ingest.importers.renames import RENAME
 from market.errors import InvalidInputError
 from market.instruments import InstrumentType, instrument_type, is_ordinary
-from market.settings import HOME_CURRENCY
+from market.settings import DELIST_AFTER_SESSIONS, HOME_CURRENCY
 from store import tables
 from store.history import append_history
 from store.transactions import write_transaction
@@ -160,12 +160,14 @@ def source_currency(fmt: str, currency: str | None = None) -> str:
 @dataclass(frozen=True)
 class CapitalOptions:
     """How an import reads capital changes: the corporate-actions file (None: the one beside
-    the prices, if any), the market's daily price limit (None: none stated) and whether to
-    adjust for the moves beyond it that no action explains."""
+    the prices, if any), the market's daily price limit (None: none stated), whether to
+    adjust for the moves beyond it that no action explains, and the delisting rule's
+    sessions (a ticker whose name changes across a gap that long is split: `renames.Reuse`)."""
 
     actions: Path | None = None
     price_limit: float | None = None
     adjust_implied: bool = False
+    delist_after: int = DELIST_AFTER_SESSIONS
 
 
 def import_path(
@@ -220,11 +222,11 @@ def _capital(kept: list[dict], options: CapitalOptions, path: Path) -> CapitalCh
     import pandas as pd
 
     closes = pd.DataFrame(
-        [(i["symbol"], i["trading_date"], i["close"], i["volume"]) for i in kept],
-        columns=["symbol", "date", "close", "volume"],
+        [(i["symbol"], i["trading_date"], i["close"], i["volume"], i.get("name")) for i in kept],
+        columns=["symbol", "date", "close", "volume", "name"],
     )
     actions = options.actions or actions_beside(path)
-    return capital_changes(closes, actions, options.price_limit, options.adjust_implied)[1]
+    return capital_changes(closes, actions, options.price_limit, options.adjust_implied, options.delist_after)[1]
 
 
 def _store_actions(engine: Engine, fmt: str, changes: CapitalChanges) -> int:

@@ -397,7 +397,9 @@ def _shown(value: float | None) -> str:
     return "blank" if value is None else f"{value:g}"
 
 
-def nse_daily_frame(folder: Path, *, indices: bool = False, ordinary: bool = False) -> pd.DataFrame:
+def nse_daily_frame(
+    folder: Path, *, indices: bool = False, ordinary: bool = False, names: bool = False
+) -> pd.DataFrame:
     """Every readable row of the NSE daily files under `folder` (recursively) as one frame
     (symbol, date, close, volume, high, low), one row per symbol and date; bad rows and
     the days that copy an earlier one (`repeated_days`) are left out (the importer reports
@@ -408,20 +410,23 @@ def nse_daily_frame(folder: Path, *, indices: bool = False, ordinary: bool = Fal
     rows for a day the first is kept (`second_rows`, reported in `attrs["second_rows"]`;
     the NSE files hold none). With
     `ordinary`, a boolean `ordinary` column says per row whether it is an ordinary share
-    (`row_instrument_type`: KPLC-P4 and KPLC-P7, GLD and FAHR, and the indices are not)."""
+    (`row_instrument_type`: KPLC-P4 and KPLC-P7, GLD and FAHR, and the indices are not);
+    with `names`, each row's `name` (the file's Name column)."""
     import pandas as pd
 
     rows = [r for path in sorted(folder.rglob("*.csv")) for r in read_nse_daily(path) if not isinstance(r, Bad)]
     copies = repeated_days(rows)
-    names = sorted({r["symbol"] for r in rows if is_index_row(r)})
+    index_symbols = sorted({r["symbol"] for r in rows if is_index_row(r)})
     kept, seconds = second_rows(r for r in rows if r["trading_date"] not in copies and (indices or not is_index_row(r)))
     frame = pd.DataFrame(kept).rename(columns={"trading_date": "date"})
     columns = ["symbol", "date", "close", "volume", "high", "low"]
     if ordinary:
         frame["ordinary"] = [is_ordinary(row_instrument_type(r)) for r in kept]
         columns.append("ordinary")
+    if names:
+        columns.append("name")
     frame = frame[columns]
     frame.attrs["repeated_days"] = describe_repeated(copies)
     frame.attrs["second_rows"] = seconds.lines()
-    frame.attrs["indices"] = names
+    frame.attrs["indices"] = index_symbols
     return frame

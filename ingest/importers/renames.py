@@ -30,16 +30,28 @@ spelling of the code: `SCOM`, then `SCOM.NR`; a code's case and spaces are alrea
 name, the readers upper-case and strip it). Read apart, the old name is one that stops (a
 held position is delisted after MARKETINTEL_DELIST_AFTER_SESSIONS and worth nothing) and
 the new one a listing without history; the line names the rename row that joins them.
+
+A ticker another company took is split (`reused_tickers`, applied by `join_renames` after
+the renames, so by every path alike): where the rows carry names, a symbol whose rows stop
+for the delisting rule's sessions or more (MARKETINTEL_DELIST_AFTER_SESSIONS: a held
+position was delisted) and begin again under another name (`name_key`: words in any case,
+punctuation and legal form left out) is two companies. The earlier one's rows are under
+`Reuse.retired` (SYMBOL~its last day), a name that stops; the symbol from the later one's
+first row is a new listing; the file's actions of the symbol dated before that row are the
+earlier company's. Each is a line of the report.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import TYPE_CHECKING
 
 import pandas as pd
+
+from market.settings import DELIST_AFTER_SESSIONS
 
 if TYPE_CHECKING:
     from ingest.importers.actions import CorporateAction
@@ -69,25 +81,31 @@ class Rename:
 
 @dataclass(frozen=True)
 class Renames:
-    """The renames applied, in ex-date order, and what was reported (file:line: reason)."""
+    """The renames applied, in ex-date order, the reused tickers split (`reused_tickers`,
+    by date), and what was reported (file:line: reason)."""
 
     applied: tuple[Rename, ...] = ()
     warnings: tuple[str, ...] = ()
+    reused: tuple[Reuse, ...] = ()
 
     def symbol_on(self, symbol: str, day: date) -> str:
-        """The symbol a row of the files under `symbol` on `day` belongs to."""
+        """The symbol a row of the files under `symbol` on `day` belongs to: the renames
+        first, then a reused ticker's earlier company's symbol."""
         for rename in self.applied:
             if rename.old == symbol and day < rename.ex_date:
                 symbol = rename.new
-        return symbol
+        return next((r.retired for r in self.reused if r.symbol == symbol and day <= r.last_day), symbol)
 
     def frame(self, prices: pd.DataFrame) -> pd.DataFrame:
         """`prices` (symbol, date, ...) with each row under the symbol it belongs to."""
-        if not self.applied:
+        if not self.applied and not self.reused:
             return prices
         symbols = prices["symbol"].copy()
         for rename in self.applied:
             symbols[(symbols == rename.old) & (prices["date"] < rename.ex_date)] = rename.new
+        ticker = symbols.copy()
+        for reuse in reversed(self.reused):  # the latest first: an earlier company's rows end sooner
+            symbols[(ticker == reuse.symbol) & (prices["date"] <= reuse.last_day)] = reuse.retired
         return prices.assign(symbol=symbols)
 
     def resolve(self, actions: Iterable[CorporateAction]) -> list[CorporateAction]:
@@ -99,16 +117,33 @@ class Renames:
             for rename in self.applied:
                 if rename.old == symbol and action.ex_date <= rename.ex_date and action.kind != RENAME:
                     symbol = rename.new
+            # before the later company's first row, an action of a reused ticker is the earlier company's
+            symbol = next(
+                (r.retired for r in self.reused if r.symbol == symbol and action.ex_date < r.first_day), symbol
+            )
             out.append(action if symbol == action.symbol else replace(action, symbol=symbol))
         return out
 
     def lines(self) -> list[str]:
-        return [f"renamed: {r.line()}" for r in self.applied]
+        return [f"renamed: {r.line()}" for r in self.applied] + [r.line() for r in self.reused]
 
 
-def join_renames(prices: pd.DataFrame, actions: Iterable[CorporateAction]) -> tuple[pd.DataFrame, Renames]:
-    """`prices` (symbol, date, ...) with the file's renames applied (the module's rule),
-    and what was applied and reported."""
+def join_renames(
+    prices: pd.DataFrame, actions: Iterable[CorporateAction], after_sessions: int = DELIST_AFTER_SESSIONS
+) -> tuple[pd.DataFrame, Renames]:
+    """`prices` (symbol, date, ..., and a `name` where the files carry names) with the
+    file's renames applied (the module's rule), then each reused ticker split at its gap
+    (`reused_tickers`: a name that changes across `after_sessions` sessions without a
+    row or more), and what was applied and reported."""
+    joined, renames = _renamed(prices, actions)
+    if "name" not in prices:
+        return joined, renames
+    split = replace(renames, reused=reused_tickers(joined, after_sessions))
+    return (split.frame(joined) if split.reused else joined), split
+
+
+def _renamed(prices: pd.DataFrame, actions: Iterable[CorporateAction]) -> tuple[pd.DataFrame, Renames]:
+    """`prices` with the file's renames applied, and what was applied and reported."""
     renames = sorted((a for a in actions if a.kind == RENAME), key=lambda a: a.ex_date)
     if not renames:
         return prices, Renames()
@@ -197,3 +232,83 @@ def handovers(prices: pd.DataFrame) -> tuple[Handover, ...]:
             if abs(row["close"] / gone["close"] - 1) <= HANDOVER_BAND:
                 found.append(Handover(old, new, before, row["date"], float(gone["close"]), float(row["close"])))
     return tuple(sorted(found, key=lambda h: (h.first_day, h.old)))
+
+
+# A company's legal form and the words that join a name are not the name: "Old Co Ltd" and
+# "OLD CO LIMITED" are one name, "Old Co" and "New Co" two
+LEGAL_FORMS = frozenset(
+    {"ltd", "limited", "plc", "inc", "incorporated", "corp", "corporation", "co", "company", "llc", "the", "and"}
+)
+
+
+def name_key(name: str) -> tuple[str, ...]:
+    """A company name as compared for a reused ticker: its words (letters and digits) in
+    any case, `&` read as "and", punctuation and LEGAL_FORMS left out."""
+    words = re.findall(r"[0-9a-z]+", name.casefold().replace("&", " and "))
+    return tuple(w for w in words if w not in LEGAL_FORMS)
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """A ticker another company took: `symbol`'s rows end on `last_day` under `old_name` and
+    begin again `sessions` sessions later, on `first_day`, under another name (`name_key`).
+    The rows to `last_day` are the earlier company's, under `retired`: it is delisted after
+    them, and `symbol` from `first_day` is a new listing."""
+
+    symbol: str
+    old_name: str
+    new_name: str
+    last_day: date
+    first_day: date
+    sessions: int  # sessions without a row between the two
+    last_close: float
+    first_close: float
+
+    @property
+    def retired(self) -> str:
+        """The earlier company's symbol: the ticker and its last day (`ABC~2019-04-30`)."""
+        return f"{self.symbol}~{self.last_day.isoformat()}"
+
+    def line(self) -> str:
+        return (
+            f"reused ticker (split): {self.symbol}'s rows end on {self.last_day.isoformat()} ({self.last_close:g}, "
+            f"{self.old_name!r}) and begin again {self.sessions} sessions later, on {self.first_day.isoformat()} "
+            f"({self.first_close:g}, {self.new_name!r}): another company; the rows to {self.last_day.isoformat()} "
+            f"are {self.retired}'s (delisted after them), {self.symbol} from {self.first_day.isoformat()} is a new "
+            "listing (a rename row joins them if they are one company)"
+        )
+
+
+def reused_tickers(prices: pd.DataFrame, after_sessions: int = DELIST_AFTER_SESSIONS) -> tuple[Reuse, ...]:
+    """Every Reuse in `prices` (symbol, date, close, name; the renames already joined): a
+    gap of `after_sessions` sessions without a row or more (the delisting rule's, so the
+    earlier company was delisted) across which the name changes (`name_key`); a row
+    without a name says nothing. A session is a day with any row. By date."""
+    days = {d: i for i, d in enumerate(sorted(prices["date"].unique()))}
+    found = []
+    ordered = prices[["symbol", "date", "close", "name"]].sort_values(["symbol", "date"], kind="stable")
+    for symbol, part in ordered.groupby("symbol", sort=False):
+        rows = list(part.itertuples(index=False))
+        for before, after in zip(rows, rows[1:]):
+            gap = days[after.date] - days[before.date] - 1
+            if gap >= after_sessions and _renamed_company(before.name, after.name):
+                found.append(
+                    Reuse(
+                        str(symbol),
+                        before.name,
+                        after.name,
+                        before.date,
+                        after.date,
+                        gap,
+                        float(before.close),
+                        float(after.close),
+                    )
+                )
+    return tuple(sorted(found, key=lambda r: (r.first_day, r.symbol)))
+
+
+def _renamed_company(old: object, new: object) -> bool:
+    """Whether two names of a ticker are two companies' (both given, `name_key` unlike)."""
+    if not isinstance(old, str) or not isinstance(new, str) or not old.strip() or not new.strip():
+        return False
+    return name_key(old) != name_key(new)
