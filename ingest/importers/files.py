@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from tqdm import tqdm
 
 from ingest.importers.actions import IMPLIED, CapitalChanges, actions_beside, capital_changes, price_files
@@ -195,6 +195,7 @@ def import_path(
     report.second_rows = seconds.lines()
     changes = _capital(kept, capital, Path(path))
     del first, kept
+    _refuse_two_series(engine, changes)
     rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
@@ -214,6 +215,57 @@ def import_path(
     report.capital_changes = changes.lines()
     report.corporate_actions_inserted = _store_actions(engine, fmt, changes)
     return report
+
+
+@dataclass(frozen=True)
+class Moved:
+    """Rows the store holds under `symbol` (`rows` of them, `first` to `last`) that this
+    import's capital changes put under `to`: a rename's new symbol, or a reused ticker's
+    earlier company (`renames.Reuse.retired`)."""
+
+    symbol: str
+    to: str
+    rows: int
+    first: date
+    last: date
+
+    def line(self) -> str:
+        return (
+            f"the store holds {self.rows:,} rows of {self.symbol} ({self.first.isoformat()} to "
+            f"{self.last.isoformat()}) that this file's capital changes put under {self.to}"
+        )
+
+
+def stored_elsewhere(engine: Engine, changes: CapitalChanges) -> list[Moved]:
+    """The stored price rows whose symbol this import's renames and reused tickers would
+    change (`CapitalChanges.symbol_on`), by symbol and the symbol they move to."""
+    moving = changes.renames.moving()
+    if not moving:
+        return []
+    c = tables.eod_prices.c
+    with engine.connect() as conn:
+        stored = conn.execute(select(c.symbol, c.trading_date).where(c.symbol.in_(sorted(moving))).distinct()).all()
+    found: dict[tuple[str, str], list[date]] = {}
+    for symbol, day in stored:
+        to = changes.symbol_on(symbol, day)
+        if to != symbol:
+            found.setdefault((symbol, to), []).append(day)
+    return [Moved(s, to, len(days), min(days), max(days)) for (s, to), days in sorted(found.items())]
+
+
+def _refuse_two_series(engine: Engine, changes: CapitalChanges) -> None:
+    """Refuse, before a row is written, an import whose renames or reused tickers would put
+    rows the store already holds under another symbol: the store keeps every row it was
+    given (append-only), so the old symbol's series would stay beside the joined one, one
+    company counted twice by the model's universe and the benchmark. A store built from
+    the same files with the same actions holds none (its rows are under the new symbols)."""
+    moved = stored_elsewhere(engine, changes)
+    if moved:
+        raise InvalidInputError(
+            "; ".join(m.line() for m in moved)
+            + ": the store keeps every row it was given, so both series would stay; import into a fresh store "
+            "(MARKETINTEL_DATABASE_URL), or leave the rename row out to keep the stored symbol; nothing was imported"
+        )
 
 
 def _capital(kept: list[dict], options: CapitalOptions, path: Path) -> CapitalChanges:

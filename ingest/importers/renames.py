@@ -96,6 +96,11 @@ class Renames:
                 symbol = rename.new
         return next((r.retired for r in self.reused if r.symbol == symbol and day <= r.last_day), symbol)
 
+    def moving(self) -> frozenset[str]:
+        """The symbols some of whose rows `symbol_on` puts under another: each rename's old
+        symbol and each reused ticker."""
+        return frozenset({r.old for r in self.applied} | {r.symbol for r in self.reused})
+
     def frame(self, prices: pd.DataFrame) -> pd.DataFrame:
         """`prices` (symbol, date, ...) with each row under the symbol it belongs to."""
         if not self.applied and not self.reused:

@@ -134,6 +134,41 @@ def test_the_importer_stores_one_series_and_one_instrument_under_the_new_symbol(
     np.testing.assert_allclose(series(panel, "SBIC").to_numpy(), true_closes()["SBIC"], rtol=1e-6)
 
 
+def test_a_rename_that_would_leave_the_stored_series_beside_the_joined_one_is_refused(tmp_path: Path, settings) -> None:
+    """The store holds CFC's rows from the files without the rename row; the same files
+    with it would store the company again under SBIC and keep CFC's rows (the store is
+    append-only): refused before a row is written, naming the rows. Imported with the
+    rename from the start, the same import again is no conflict."""
+    from ingest.importers import import_path
+    from market.errors import InvalidInputError
+    from store import tables
+    from store.engine import service_engine
+    from store.history import row_counts
+
+    engine = service_engine(settings)
+    import_path(engine, write_market(tmp_path / "plain", ""))
+    with engine.connect() as conn:
+        before = row_counts(conn, [tables.eod_prices, tables.instruments, tables.corporate_actions])
+    renamed = write_market(tmp_path / "renamed", RENAME)
+    with pytest.raises(InvalidInputError) as refused:
+        import_path(engine, renamed)
+    first, last = DAYS[0].isoformat(), max(d for d in DAYS if d < EX).isoformat()
+    held = sum(1 for d in DAYS if d < EX)
+    assert str(refused.value).startswith(
+        f"the store holds {held:,} rows of CFC ({first} to {last}) that this file's capital changes put under SBIC"
+    )
+    assert str(refused.value).endswith("nothing was imported")
+    with engine.connect() as conn:
+        assert row_counts(conn, [tables.eod_prices, tables.instruments, tables.corporate_actions]) == before
+
+    fresh = service_engine(settings.model_copy(update={"database_url": f"sqlite:///{tmp_path / 'fresh.db'}"}))
+    from store.migrations import upgrade
+
+    upgrade(fresh)
+    assert import_path(fresh, renamed).rows_inserted == len(DAYS) * 2
+    assert import_path(fresh, renamed).rows_inserted == 0  # the same files again: nothing moves, nothing refused
+
+
 def test_a_replay_serves_the_renamed_company_as_one_instrument_and_t0_stores_one_series(
     tmp_path: Path, settings
 ) -> None:

@@ -138,3 +138,30 @@ def test_the_same_name_is_its_words_without_case_punctuation_or_legal_form() -> 
     frame.loc[1, "name"] = "New Co"
     assert [(r.symbol, r.sessions) for r in reused_tickers(frame, 60)] == [("A", 60)]
     assert reused_tickers(frame, 61) == ()
+
+
+def test_a_split_that_would_leave_the_stored_series_beside_it_is_refused(tmp_path: Path, settings: Settings) -> None:
+    """The store holds ABC as one series (the files without names: nothing told the
+    companies apart); the same files with names split it, and would keep the stored
+    Old Co rows under ABC beside ABC~...'s: refused before a row is written."""
+    from ingest.importers import import_path
+    from market.errors import InvalidInputError
+    from store.history import row_counts
+
+    named = write_market(tmp_path / "named")
+    unnamed = tmp_path / "unnamed"
+    unnamed.mkdir()
+    rows = [line.rsplit(",", 1)[0] for line in (named / "prices.csv").read_text().splitlines()]
+    (unnamed / "prices.csv").write_text("\n".join(rows) + "\n")
+    engine = service_engine(settings)
+    import_path(engine, unnamed)
+    with engine.connect() as conn:
+        before = row_counts(conn, [tables.eod_prices, tables.instruments])
+    with pytest.raises(InvalidInputError) as refused:
+        import_path(engine, named)
+    assert str(refused.value).startswith(
+        f"the store holds 50 rows of ABC ({SESSIONS[0].isoformat()} to {OLD_LAST.isoformat()}) that this file's "
+        f"capital changes put under {RETIRED}"
+    )
+    with engine.connect() as conn:
+        assert row_counts(conn, [tables.eod_prices, tables.instruments]) == before
