@@ -109,15 +109,33 @@ def parse_quantity(value: object, name: str, text: bool = False) -> int:
     return value
 
 
-# A number as an exchange page, a market file or a broker's statement prints it: an
-# optional sign, ASCII digits with thousands commas in threes, an optional point
-# ("1,234.50"); so "12,50" (a decimal comma), "1e5", "inf" and "nan" are not numbers, never
-# read as 1250 or guessed, and neither are other scripts' digits (`\d` and Decimal() take
-# "1,৪00.00", a Bengali four drawn like an eight, as 1,400; full-width and Arabic-Indic
-# digits alike), as money is ASCII digits everywhere else (`MONEY_TEXT`).
-# ingest/exchange/parsers.py and portfolio/statements.py read by it.
-PRINTED_NUMBER = re.compile(r"[+-]?([0-9]{1,3}(,[0-9]{3})+|[0-9]+)(\.[0-9]+)?")
+# A number as an exchange page, a market file or a broker's statement prints it: ASCII
+# digits with thousands commas in threes, an optional point ("1,234.50"), and an optional
+# sign, written as accountants print one too: a leading "+", "-" or the minus sign U+2212
+# before the digits, or the whole figure in parentheses ("(1,000.00)"), both read as
+# negative (`printed_number`). So "12,50" (a decimal comma), "1e5", "inf" and "nan" are not
+# numbers, never read as 1250 or guessed, and neither are other scripts' digits (`\d` and
+# Decimal() take "1,৪00.00", a Bengali four drawn like an eight, as 1,400; full-width and
+# Arabic-Indic digits alike), as money is ASCII digits everywhere else (`MONEY_TEXT`), nor
+# half a sign ("(1,000.00", "-(5.00)"). ingest/exchange/parsers.py and
+# portfolio/statements.py read by it; whether a negative figure is meaningful is theirs to
+# say (a statement's cash movement, yes; a price or a share count, no).
+_UNSIGNED = r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?"
+PRINTED_NUMBER = re.compile(rf"(?P<sign>[+\-\u2212]?)(?P<digits>{_UNSIGNED})|\((?P<owed>{_UNSIGNED})\)")
 DIGITS = re.compile(r"[0-9]{1,15}")  # a whole number as text: ASCII digits, nothing else
+
+
+def printed_number(text: str) -> Decimal | None:
+    """The value of a figure printed by `PRINTED_NUMBER`, exactly, or None when `text` is
+    not one: "1,234.50" is 1234.50; "-1,000.00", the same after
+    the minus sign U+2212, and "(1,000.00)" are -1000.00."""
+    found = PRINTED_NUMBER.fullmatch(text)
+    if found is None:
+        return None
+    if found["owed"] is not None:
+        return -Decimal(found["owed"].replace(",", ""))
+    value = Decimal(found["digits"].replace(",", ""))
+    return -value if found["sign"] in ("-", "\u2212") else value
 
 
 def money_text(value: Decimal) -> str:

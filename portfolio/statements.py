@@ -12,7 +12,15 @@ layouts are recognised by their title line:
   running balance, then the closing cash balance and holdings. Every row's balance must
   be the previous balance plus its amount; a buy's amount must be -quantity x price and a
   sell's +quantity x price; opening holdings plus the trades must equal the closing
-  holdings; the last balance must equal the closing cash balance.
+  holdings; the last balance must equal the closing cash balance. Every row is dated a
+  day from the OPENING row's to the statement's date (the Period's end), and a line that
+  opens with a date but is not a row is refused naming it, never skipped.
+
+A figure is read by the one printed-number rule (`market.money.printed_number`): a
+negative printed "(1,000.00)" or with the minus sign U+2212 is read where a negative is
+meaningful (a ledger's amounts and balances, a cash balance) and refused naming it where
+it is not (a trade's price). A symbol listed twice in a holdings list, either layout's,
+is refused naming both lines (`_by_symbol`).
 
 Reading the text is linear in its length (every pattern is anchored or searched once per
 line), and the sandbox's page, time and memory limits bound that length: a hostile line
@@ -67,7 +75,7 @@ from sqlalchemy import Connection, Engine, select
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.clock import SUPPORTED_DATES, exchange_date, session_close_utc, utc_now
 from market.errors import ConflictError, InvalidInputError
-from market.money import MAX_SHARES, PRINTED_NUMBER, Money, Price, money_display, to_cents
+from market.money import MAX_SHARES, PRINTED_NUMBER, Money, Price, money_display, printed_number, to_cents
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
@@ -88,14 +96,17 @@ class StatementRejected(InvalidInputError):
     title = "Statement rejected"
 
 
-NUMBER = r"-?[\d,]+(?:\.\d+)?"
+NUMBER = r"-?[\d,]+(?:\.\d+)?"  # a holdings table's figure: none is negative but in a hyphen (refused when booked)
 HOLDING_ROW = re.compile(rf"^([A-Z][A-Z0-9.]{{0,11}}) (.+?) ([\d,]+) ({NUMBER}) ({NUMBER}) ({NUMBER})$")
+# A ledger row's columns are words; each figure is read by the printed-number rule (`_number`),
+# so a figure that is not one is refused naming it, and a line opening with a date that is
+# not such a row is refused naming the line (`_unread`, DATE_FIRST): never skipped.
 LEDGER_ROW = re.compile(
-    rf"^(\d{{4}}-\d{{2}}-\d{{2}}) (BUY|SELL|DEPOSIT|WITHDRAWAL|FEE|DIVIDEND|OPENING) (\S+) (\S+) (\S+) (\S+) "
-    rf"({NUMBER})$"
+    r"^(\d{4}-\d{2}-\d{2}) (BUY|SELL|DEPOSIT|WITHDRAWAL|FEE|DIVIDEND|OPENING) (\S+) (\S+) (\S+) (\S+) (\S+)$"
 )
 QUANTITY_ROW = re.compile(r"^([A-Z][A-Z0-9.]{0,11}) ([\d,]+)$")
 SYMBOL_FIRST = re.compile(r"^([A-Z][A-Z0-9.]{0,11})(?: |$)")  # a line that opens with a symbol-shaped word
+DATE_FIRST = re.compile(r"^(\d{4}-\d{2}-\d{2})(?: |$)")  # a line that opens with a date-shaped word
 DATE_AT_END = re.compile(r"\d{4}-\d{2}-\d{2}$")
 TOLERANCE = Decimal("0.01")
 
@@ -178,13 +189,19 @@ class ParsedStatement:
         }
 
 
-def _number(text: str, what: str = "amount") -> Decimal:
-    """A statement's amount by the one printed-number rule (`market.money.PRINTED_NUMBER`),
-    else StatementRejected naming it ("abc", "NaN", "Infinity", "1e5", the decimal comma
-    of "12,50" and other scripts' digits, "1,৪00.00", are not amounts a statement prints)."""
-    if not PRINTED_NUMBER.fullmatch(text):
+def _number(text: str, what: str = "amount", signed: bool = True) -> Decimal:
+    """A statement's amount by the one printed-number rule (`market.money.printed_number`:
+    "(1,000.00)" and a minus sign U+2212 are negatives, as brokers print them), else
+    StatementRejected naming it ("abc", "NaN", "Infinity", "1e5", the decimal comma of
+    "12,50" and other scripts' digits, "1,৪00.00", are not amounts a statement prints).
+    `signed=False`: a figure that is never negative (a trade's price), refused naming it
+    when it is printed so, rather than read into a sum it cannot be part of."""
+    value = printed_number(text)
+    if value is None:
         raise StatementRejected(f"the statement's {what} '{text[:40]}' is not a number like 1,234.50")
-    return Decimal(text.replace(",", ""))
+    if not signed and value < 0:
+        raise StatementRejected(f"the statement's {what} '{text[:40]}' is negative, which it cannot be")
+    return value
 
 
 def _shares(text: str, what: str) -> int:
@@ -229,14 +246,17 @@ def parse_text(text: str) -> ParsedStatement:
     )
 
 
-def _unread(section: list[str], row: re.Pattern[str]) -> dict[str, str]:
-    """The lines of a holdings section that open with a symbol-shaped word but are not rows
-    of it, by that word: `_acceptable` refuses the statement when the word is a listed
-    symbol, since a holding the reader skipped (a suspended name printed "OUT Outer Co 100
-    20.00 N/A N/A") would otherwise be sold out of the book by the sync."""
+def _unread(section: list[str], row: re.Pattern[str], opener: re.Pattern[str] = SYMBOL_FIRST) -> dict[str, str]:
+    """The lines of a section that open as its rows do (`opener`: a symbol-shaped word in a
+    holdings section, a date-shaped one in a ledger) but are not rows of it, by that word,
+    in the order they come. For a holdings section `_acceptable` refuses the statement when
+    the word is a listed symbol, since a holding the reader skipped (a suspended name
+    printed "OUT Outer Co 100 20.00 N/A N/A") would otherwise be sold out of the book by
+    the sync; a ledger refuses any (`_ledger_rows`): a skipped row breaks the running
+    balance on the next, which is not the line to take up with the broker."""
     unread: dict[str, str] = {}
     for line in section:
-        first = SYMBOL_FIRST.match(line)
+        first = opener.match(line)
         if first and not row.match(line):
             unread.setdefault(first.group(1), line)
     return unread
@@ -250,13 +270,11 @@ def _parse_holdings(lines: list[str]) -> ParsedStatement:
     table = lines[header + 1 :]
     table = table[: next((i for i, line in enumerate(table) if line.startswith("Total Market Value:")), len(table))]
     holdings, costs, prices, total = {}, {}, {}, Decimal(0)
-    for m in rows:
-        symbol, quantity = m.group(1), _shares(m.group(3), "quantity")
-        cost, price, value = (_number(m.group(n), f"{m.group(1)} figure") for n in (4, 5, 6))
+    for symbol, m in _by_symbol(rows, "holdings table").items():
+        quantity = _shares(m.group(3), "quantity")
+        cost, price, value = (_number(m.group(n), f"{symbol} figure") for n in (4, 5, 6))
         if abs(price * quantity - value) > TOLERANCE:
             raise StatementRejected(f"numbers do not add up: {symbol} {quantity:,} x {price:,.2f} is not {value:,.2f}")
-        if symbol in holdings:
-            raise StatementRejected(f"{symbol} appears twice in the holdings table")
         holdings[symbol], costs[symbol], prices[symbol] = quantity, cost, price
         total += value
     stated, cash, portfolio = (
@@ -276,6 +294,27 @@ def _parse_holdings(lines: list[str]) -> ParsedStatement:
     return ParsedStatement("holdings-table", as_of, cash, holdings, costs, prices, _unread(table, HOLDING_ROW))
 
 
+def _by_symbol(rows: list[re.Match[str]], where: str) -> dict[str, re.Match[str]]:
+    """The rows of a holdings list (the valuation table, an activity statement's opening or
+    closing holdings) by their symbol (group 1), in the order they come; a symbol listed
+    twice is StatementRejected naming it and both lines, never one of them silently kept."""
+    found: dict[str, re.Match[str]] = {}
+    for row in rows:
+        first = found.setdefault(row.group(1), row)
+        if first is not row:
+            raise StatementRejected(
+                f"{row.group(1)} appears twice in the {where}: '{first.group(0)[:120]}' and '{row.group(0)[:120]}'"
+            )
+    return found
+
+
+def _quantities(section: list[str], where: str) -> dict[str, int]:
+    """An activity statement's opening or closing holdings: `SYMBOL quantity` lines, each
+    symbol once (`_by_symbol`)."""
+    rows = [m for m in map(QUANTITY_ROW.match, section) if m]
+    return {symbol: _shares(m.group(2), f"{where[:-1]} {symbol}") for symbol, m in _by_symbol(rows, where).items()}
+
+
 def _section(lines: list[str], start: str, stop: str | None) -> list[str]:
     if start not in lines:
         return []
@@ -285,29 +324,13 @@ def _section(lines: list[str], start: str, stop: str | None) -> list[str]:
 
 def _parse_ledger(lines: list[str]) -> ParsedStatement:
     opened, closed = _section(lines, "Opening Holdings", "Transactions"), _section(lines, "Closing Holdings", None)
-    opening = {m.group(1): _shares(m.group(2), "opening holding") for m in map(QUANTITY_ROW.match, opened) if m}
-    closing = {m.group(1): _shares(m.group(2), "closing holding") for m in map(QUANTITY_ROW.match, closed) if m}
-    rows = [m for m in map(LEDGER_ROW.match, lines) if m]
-    if not rows or rows[0].group(2) != "OPENING":
-        raise StatementRejected("no recognisable transactions ledger (no OPENING row with a balance)")
+    opening, closing = _quantities(opened, "opening holdings"), _quantities(closed, "closing holdings")
+    rows = _ledger_rows(lines)
+    as_of = _date_after(lines, "Period")
+    _dated(rows, as_of)
     balance, held, last_price = _number(rows[0].group(7), "opening balance"), dict(opening), {}
     for m in rows[1:]:
-        day, kind, symbol = m.group(1), m.group(2), m.group(3)
-        amount, stated = _number(m.group(6), f"{day} {kind} amount"), _number(m.group(7), f"{day} {kind} balance")
-        if abs(balance + amount - stated) > TOLERANCE:
-            raise StatementRejected(
-                f"numbers do not add up: on {day} {balance:,.2f} + {amount:,.2f} is not the balance {stated:,.2f}"
-            )
-        balance = stated
-        if kind in ("BUY", "SELL"):
-            quantity, price = _shares(m.group(4), f"{day} {kind} quantity"), _number(m.group(5), f"{day} {kind} price")
-            expected = -quantity * price if kind == "BUY" else quantity * price
-            if abs(expected - amount) > TOLERANCE:
-                raise StatementRejected(
-                    f"numbers do not add up: {day} {kind} {quantity:,} {symbol} at {price:,.2f} is not {amount:,.2f}"
-                )
-            held[symbol] = held.get(symbol, 0) + (quantity if kind == "BUY" else -quantity)
-            last_price[symbol] = price
+        balance = _posted(m, balance, held, last_price)
     held = {s: q for s, q in held.items() if q}
     if held != closing:
         raise StatementRejected(
@@ -318,8 +341,76 @@ def _parse_ledger(lines: list[str]) -> ParsedStatement:
         raise StatementRejected(
             f"numbers do not add up: the last balance is {balance:,.2f}, the closing cash balance {cash:,.2f}"
         )
-    as_of, unread = _date_after(lines, "Period"), _unread(opened + closed, QUANTITY_ROW)
+    unread = _unread(opened + closed, QUANTITY_ROW)
     return ParsedStatement("transactions-ledger", as_of, cash, closing, last_price, dict(last_price), unread)
+
+
+def _ledger_rows(lines: list[str]) -> list[re.Match[str]]:
+    """The transaction rows, the OPENING row first. A line that opens with a date but is not
+    a row (a kind the reader does not know, a column missing or split in two) is
+    StatementRejected naming it (`_unread`): skipped, it would break the running balance on
+    the next row, and the refusal would name that one."""
+    unread = _unread(lines, LEDGER_ROW, DATE_FIRST)
+    if unread:
+        line = next(iter(unread.values()))
+        raise StatementRejected(
+            f"the statement's line '{line[:120]}' is not a transaction row the statement can be read by "
+            "(date, type, symbol, quantity, price, amount, balance)"
+        )
+    rows = [m for m in map(LEDGER_ROW.match, lines) if m]
+    if not rows or rows[0].group(2) != "OPENING":
+        raise StatementRejected("no recognisable transactions ledger (no OPENING row with a balance)")
+    return rows
+
+
+def _dated(rows: list[re.Match[str]], as_of: date) -> None:
+    """StatementRejected naming the first row whose date is not a date, or lies outside the
+    statement's period: from the OPENING row's date (the balance every row runs from) to
+    the statement's date (`as_of`, the Period's end: the day the closing holdings and cash
+    are of, and the day the sync books on)."""
+    opened = _row_day(rows[0], date.min, as_of)
+    for row in rows[1:]:
+        _row_day(row, opened, as_of)
+
+
+def _row_day(row: re.Match[str], first: date, last: date) -> date:
+    """The date a ledger row opens with, from `first` to `last`, else StatementRejected naming the line."""
+    line, text = row.group(0)[:120], row.group(1)
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        raise StatementRejected(f"the statement's line '{line}' is dated {text}, which is not a date") from None
+    if day > last:
+        raise StatementRejected(
+            f"the statement's line '{line}' is dated {text}, after the statement's date {last.isoformat()}"
+        )
+    if day < first:
+        raise StatementRejected(
+            f"the statement's line '{line}' is dated {text}, before the OPENING row's {first.isoformat()}"
+        )
+    return day
+
+
+def _posted(row: re.Match[str], balance: Decimal, held: dict[str, int], last_price: dict[str, Decimal]) -> Decimal:
+    """The balance after a ledger row, which must be `balance` plus its amount; a trade is
+    held to its quantity x price and moves `held` and `last_price`."""
+    day, kind, symbol = row.group(1), row.group(2), row.group(3)
+    amount, stated = _number(row.group(6), f"{day} {kind} amount"), _number(row.group(7), f"{day} {kind} balance")
+    if abs(balance + amount - stated) > TOLERANCE:
+        raise StatementRejected(
+            f"numbers do not add up: on {day} {balance:,.2f} + {amount:,.2f} is not the balance {stated:,.2f}"
+        )
+    if kind in ("BUY", "SELL"):
+        quantity = _shares(row.group(4), f"{day} {kind} quantity")
+        price = _number(row.group(5), f"{day} {kind} price", signed=False)
+        expected = -quantity * price if kind == "BUY" else quantity * price
+        if abs(expected - amount) > TOLERANCE:
+            raise StatementRejected(
+                f"numbers do not add up: {day} {kind} {quantity:,} {symbol} at {price:,.2f} is not {amount:,.2f}"
+            )
+        held[symbol] = held.get(symbol, 0) + (quantity if kind == "BUY" else -quantity)
+        last_price[symbol] = price
+    return stated
 
 
 @dataclass(frozen=True)

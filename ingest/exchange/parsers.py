@@ -11,7 +11,7 @@ from datetime import date
 import lxml.html
 
 from market.errors import IncompletePageError
-from market.money import PRINTED_NUMBER
+from market.money import printed_number
 
 _MONEY_HEADER = re.compile(r"^(?P<title>.+) \((?P<currency>[A-Z]{3})\)$")  # 'Value (JMD)': the column and its currency
 BOARDS = ("MAIN", "JUNIOR")
@@ -22,13 +22,16 @@ class CellError(ValueError):
 
 
 def number(text: str) -> float | None:
-    """'1,234.50' -> 1234.5; '-' or '' -> None; anything else raises CellError."""
+    """'1,234.50' -> 1234.5; '(0.44)' -> -0.44 (market.money.printed_number, the rule a
+    statement is read by too); '-' or '' -> None; anything else raises CellError. A
+    negative figure where none is meaningful (a close, a volume) is validation's to refuse."""
     text = text.strip()
     if text in {"-", ""}:
         return None
-    if not PRINTED_NUMBER.fullmatch(text):
+    value = printed_number(text)
+    if value is None:
         raise CellError(f"'{text}' is not a number")
-    return float(text.replace(",", ""))
+    return float(value)
 
 
 def integer(text: str) -> int | None:

@@ -18,13 +18,18 @@ DAY = date(2026, 11, 20)
         ("-", None),
         ("", None),
         ("1,234,567", 1234567.0),
+        ("(0.44)", -0.44),  # a negative as accountants print it, the rule a statement is read by too
+        ("\u22120.44", -0.44),  # the minus sign U+2212
+        ("(1,234.50)", -1234.5),
     ],
 )
 def test_numbers_as_exchanges_print_them(text: str, value: float | None) -> None:
     assert number(text) == value
 
 
-@pytest.mark.parametrize("text", ["12,3O", "1.234,50", "12.3.4", "1,23", "abc", "1 000"])
+@pytest.mark.parametrize(
+    "text", ["12,3O", "1.234,50", "12.3.4", "1,23", "abc", "1 000", "(0.44", "0.44)", "-(0.44)", "(-0.44)", "()"]
+)
 def test_malformed_numbers_are_never_guessed(text: str) -> None:
     with pytest.raises(CellError):
         number(text)

@@ -131,3 +131,23 @@ def test_a_statement_file_past_the_limit_is_one_line_and_never_read_whole(settin
         assert (refused.returncode, refused.stdout, refused.stderr.strip()) == (1, "", said)
     with service_engine(settings).connect() as conn:
         assert current_rows(conn, tables.statement_imports) == []
+
+
+def test_a_ledger_row_dated_no_day_is_one_line_naming_it(settings: Settings, tmp_path: Path) -> None:
+    """`import-statement` of an activity statement with a row dated 2026-13-45 synced it (the
+    date was only used in messages); it is one line naming the row, kept as REJECTED."""
+    from portfolio.statements import LEDGER_TITLE
+    from store import tables
+    from store.history import current_rows
+    from tests.pdf_samples import text_pdf
+
+    assert cli("portfolio", "open", "acme").returncode == 0
+    row = "2026-13-45 DEPOSIT - - - 5.00 15.00"
+    lines = [LEDGER_TITLE, "Period: 2026-11-01 to 2026-11-20", "2026-11-02 OPENING - - - - 10.00", row]
+    statement = tmp_path / "activity.pdf"
+    statement.write_bytes(text_pdf([*lines, "Closing Cash Balance: 15.00"]))
+    refused = cli("portfolio", "import-statement", "client:acme", str(statement))
+    said = f"error: the statement's line '{row}' is dated 2026-13-45, which is not a date"
+    assert (refused.returncode, refused.stdout, refused.stderr.strip()) == (1, "", said)
+    with service_engine(settings).connect() as conn:
+        assert [r["status"] for r in current_rows(conn, tables.statement_imports)] == ["REJECTED"]

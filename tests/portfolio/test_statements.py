@@ -459,3 +459,112 @@ def test_a_holding_line_that_cannot_be_read_is_refused_not_sold(client, lines: l
     said = f"the statement's line '{line}' names OUT but is not a holding line the statement can be read by"
     _refused(client, text_pdf(lines), re.escape(said), error=StatementRejected)
     assert _state(engine, portfolio_id)[0]["OUT"][0] == 100
+
+
+def _ledger_lines(rows: list[str], closing_cash: str, opening: list[str], closing: list[str]) -> list[str]:
+    """An activity statement's lines, as a broker prints them, around `rows`."""
+    head = [LEDGER_TITLE, f"Period: 2026-11-01 to {AS_OF.isoformat()}", "Opening Holdings", *opening]
+    rows = ["Transactions", "2026-11-02 OPENING - - - - 100,000.00", *rows]
+    return [*head, *rows, f"Closing Cash Balance: {closing_cash}", "Closing Holdings", *closing]
+
+
+OWED = [
+    "2026-11-03 BUY LIQ 1,000 50.00 (50,000.00) 50,000.00",
+    "2026-11-09 FEE - - - (25.00) 49,975.00",
+    "2026-11-10 WITHDRAWAL - - - (50,000.00) (25.00)",
+    "2026-11-11 DEPOSIT - - - 1,025.00 1,000.00",
+]
+
+
+@pytest.mark.parametrize("minus", ["({})", "~{}"], ids=["parentheses", "minus-sign"])
+def test_a_ledger_printing_negatives_as_accountants_do_is_read(client, minus: str) -> None:
+    """An adversarial run: a row whose balance was printed "(25.00)" was skipped, and the
+    statement refused as "numbers do not add up: on 2026-11-11 ..." (the row after it);
+    an amount printed "(25.00)" was "not a number". Parentheses and the minus sign U+2212
+    (drawn here as "~", read as U+2212 from the page's text layer) are read as a minus by
+    the one printed-number rule (market.money.printed_number)."""
+    engine, settings, portfolio_id = client
+    rows = [re.sub(r"\((.+?)\)", lambda m: minus.format(m.group(1)), row) for row in OWED]
+    lines = _ledger_lines(rows, "1,000.00", ["OUT 100"], ["LIQ 1,000", "OUT 100"])
+    result = import_statement(engine, settings, portfolio_id, relabelled_pdf(lines, {"~": "\u2212"}), now=NOW)
+    assert result["statement"]["holdings"] == {"LIQ": 1000, "OUT": 100} and result["statement"]["cash"] == "1000.00"
+    held, cash, _ = _state(engine, portfolio_id)
+    assert {s: q for s, (q, _) in held.items()} == {"LIQ": 1000, "OUT": 100} and cash == Decimal("1000")
+
+
+@pytest.mark.parametrize(
+    "row, said",
+    [
+        (
+            "2026-11-10 DEPOSIT - - - 25.00 50,025.00 CR",
+            "the statement's line '2026-11-10 DEPOSIT - - - 25.00 50,025.00 CR' is not a transaction row",
+        ),
+        (
+            "2026-11-10 INTEREST - - - 25.00 50,025.00",
+            "the statement's line '2026-11-10 INTEREST - - - 25.00 50,025.00' is not a transaction row",
+        ),
+        (
+            "2026-11-10 SELL LIQ 1 (25.00) (25.00) 49,975.00",
+            "the statement's 2026-11-10 SELL price '(25.00)' is negative",
+        ),
+    ],
+    ids=["a-column-more", "an-unknown-kind", "a-negative-price"],
+)
+def test_a_ledger_row_that_cannot_be_read_is_refused_naming_it(client, row: str, said: str) -> None:
+    """A line that opens with a date but is not a row the ledger is read by was skipped, and
+    the statement refused as "the last balance is 50,000.00, the closing cash balance
+    50,025.00" (or the next row's balance named); it is refused naming the line itself. A
+    price is never negative: printed so, it is refused naming it, not read into the sums."""
+    bought = "2026-11-03 BUY LIQ 1,000 50.00 -50,000.00 50,000.00"
+    lines = _ledger_lines([bought, row], "50,025.00", [], ["LIQ 1,000"])
+    _refused(client, text_pdf(lines), re.escape(said), error=StatementRejected)
+
+
+@pytest.mark.parametrize(
+    "opening, closing, said",
+    [
+        (["OUT 100", "OUT 50"], ["OUT 50"], "OUT appears twice in the opening holdings: 'OUT 100' and 'OUT 50'"),
+        (["OUT 100"], ["OUT 50", "OUT 100"], "OUT appears twice in the closing holdings: 'OUT 50' and 'OUT 100'"),
+    ],
+    ids=["opening", "closing"],
+)
+def test_a_symbol_twice_in_a_ledgers_holdings_is_refused_naming_both_lines(client, opening, closing, said) -> None:
+    """An adversarial run: an activity statement listing OUT twice in its opening (or
+    closing) holdings was read by its last line, and synced with the holdings that line
+    said. Both lines are named, as the valuation table names a symbol it lists twice."""
+    engine, settings, portfolio_id = client
+    held = holdings_statement("KC", "Acme", AS_OF, HOLDINGS, Decimal("100"))
+    assert import_statement(engine, settings, portfolio_id, held, now=NOW)["status"] == "SYNCED"
+    _refused(client, text_pdf(_ledger_lines([], "100,000.00", opening, closing)), re.escape(said), StatementRejected)
+    assert _state(engine, portfolio_id)[0]["OUT"][0] == 100
+
+
+def test_a_symbol_twice_in_the_holdings_table_is_refused_naming_both_lines(client) -> None:
+    twice = [*HOLDINGS, Holding("OUT", "Outer Co", 50, Decimal("20"), Decimal("19.5"))]
+    said = "OUT appears twice in the holdings table: 'OUT Outer Co 100 20.00 19.50 1,950.00' and 'OUT Outer Co 50"
+    _refused(client, holdings_statement("KC", "Acme", AS_OF, twice, Decimal("100")), re.escape(said), StatementRejected)
+
+
+@pytest.mark.parametrize(
+    "row, said",
+    [
+        ("2026-13-45 DEPOSIT - - - 1.00 100,001.00", "is dated 2026-13-45, which is not a date"),
+        ("2026-02-30 DEPOSIT - - - 1.00 100,001.00", "is dated 2026-02-30, which is not a date"),
+        ("2026-11-21 DEPOSIT - - - 1.00 100,001.00", "is dated 2026-11-21, after the statement's date 2026-11-20"),
+        ("2026-11-01 DEPOSIT - - - 1.00 100,001.00", "is dated 2026-11-01, before the OPENING row's 2026-11-02"),
+    ],
+    ids=["no-such-month", "no-such-day", "after-the-period", "before-the-opening"],
+)
+def test_a_ledger_row_dated_outside_the_statement_is_refused_naming_it(client, row: str, said: str) -> None:
+    """An adversarial run: "2026-13-45 DEPOSIT ..." was synced (a row's date was only used
+    in messages), as was a deposit dated after the statement's date. A row's date is a day
+    from the OPENING row's to the statement's; any other is refused naming the line."""
+    lines = _ledger_lines([row], "100,001.00", [], [])
+    _refused(client, text_pdf(lines), re.escape(f"the statement's line '{row}' {said}"), StatementRejected)
+
+
+def test_an_opening_row_dated_after_the_statement_is_refused_naming_it(client) -> None:
+    lines = _ledger_lines([], "100,000.00", [], [])
+    lines[lines.index("2026-11-02 OPENING - - - - 100,000.00")] = "2026-11-22 OPENING - - - - 100,000.00"
+    said = "the statement's line '2026-11-22 OPENING - - - - 100,000.00' is dated 2026-11-22, after the statement's"
+    _refused(client, text_pdf(lines), re.escape(said), StatementRejected)
