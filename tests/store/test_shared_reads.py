@@ -22,7 +22,11 @@ from tests.store.readers import rows_engine
 pytestmark = pytest.mark.postgres
 
 SLEEP = 0.3  # seconds a read of the view takes
+# a read of this one takes long enough for a commit and a cancellation to land while it is
+# under way on a loaded machine (a 2-core CI runner shared with the suite's other worker)
+SLOWER = 2.0
 slow_rows = Table("slow_rows", MetaData(), Column("id", Integer), Column("mark", Integer))
+slower_rows = Table("slower_rows", MetaData(), Column("id", Integer), Column("mark", Integer))
 
 
 @pytest.fixture
@@ -31,6 +35,7 @@ def engine(postgres_url: str) -> Iterator[Engine]:
         with engine.begin() as conn:
             conn.execute(text("ALTER TABLE rows ADD COLUMN mark INTEGER DEFAULT 0"))
             conn.execute(text(f"CREATE VIEW slow_rows AS SELECT r.id, r.mark FROM rows r, pg_sleep({SLEEP}) s"))
+            conn.execute(text(f"CREATE VIEW slower_rows AS SELECT r.id, r.mark FROM rows r, pg_sleep({SLOWER}) s"))
         yield engine
 
 
@@ -80,18 +85,18 @@ def test_when_the_lead_is_cancelled_the_next_one_waiting_leads(engine: Engine) -
     shared = server_reader(engine).shared
 
     async def scenario() -> list:
-        first = asyncio.create_task(_newest(engine, slow_rows))
-        await asyncio.sleep(SLEEP / 3)
-        boarders = [asyncio.create_task(_newest(engine, slow_rows)) for _ in range(4)]
+        first = asyncio.create_task(_newest(engine, slower_rows))
+        await asyncio.sleep(SLEEP)
+        boarders = [asyncio.create_task(_newest(engine, slower_rows)) for _ in range(4)]
         await first
-        await asyncio.sleep(SLEEP / 3)  # the first boarder leads the next statement, under way now
+        await asyncio.sleep(SLEEP)  # the first boarder leads the next statement, under way now
         await asyncio.to_thread(_insert, engine, 3)  # after the statement's snapshot: it would answer 1
-        boarders[0].cancel()
+        boarders[0].cancel()  # while that statement is under way (SLOWER leaves the room)
         results = await asyncio.gather(*boarders, return_exceptions=True)
-        late = await _newest(engine, slow_rows)  # nothing left waiting: a lone read leads at once
+        late = await _newest(engine, slower_rows)  # nothing left waiting: a lone read leads at once
         return [*results, late]
 
-    cancelled, *answers, late = asyncio.run(asyncio.wait_for(scenario(), 10))
+    cancelled, *answers, late = asyncio.run(asyncio.wait_for(scenario(), 30))
     assert isinstance(cancelled, asyncio.CancelledError)
     assert answers == [(3,)] * 3  # the statement sent again after the lead left: it sees the commit
     assert late == (3,)
