@@ -191,15 +191,13 @@ def _portfolio(ai: AIPortfolioSection) -> list[Flowable]:
             *(by_type(p, AIPosition, name) for name in ("average_cost", "price", "market_value")),
             pct(weights.get(p["symbol"], 0.0) * 100),
             by_type(p, AIPosition, "unrealized_pnl"),
-            p["entered_as"] or "-",
             ", ".join(p["flags"]) or "-",
         ]
         for p in ai["positions"]
     ]
     cash = by_type(ai, AIPortfolioSection, "cash")
-    rows.append(["CASH", "", "", "", cash, pct(weights.get("CASH", 0.0) * 100), "", "", ""])
-    header = ["Symbol", "Quantity", "Avg cost", "Price", "Value", "Weight", "Unrealised PnL", "Entry", "Flags"]
-    table = data_table(header, rows)
+    rows.append(["CASH", "", "", "", cash, pct(weights.get("CASH", 0.0) * 100), "", ""])
+    table = data_table(["Symbol", "Quantity", "Avg cost", "Price", "Value", "Weight", "Unrealised PnL", "Flags"], rows)
     return section("AI portfolio", figures, Spacer(0, 6), table)
 
 
