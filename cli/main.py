@@ -9,7 +9,7 @@ client's commands (cli/portfolio.py, cli/keys.py, cli/report.py) call the desk a
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,7 +20,10 @@ from cli.output import echo_json, shown
 from cli.portfolio import portfolio_app
 from cli.report import report
 from market.logging import configure_logging
-from market.settings import get_settings
+from market.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from ingest.simulator.site import SimulatorSite
 
 app = command_group("Market intelligence service for a small stock exchange.")
 db_app = command_group("The database: apply migrations, show their state.")
@@ -254,36 +257,13 @@ def exchange_serve(
     import uvicorn
 
     from ingest.markets import simulator_for
-    from ingest.replay import replay_for
     from ingest.simulator.site import SimulatorSite
-    from market.clock import parse_trading_date
     from market.errors import InvalidInputError
 
     settings = get_settings()
     base_url = f"http://{host}:{port}"
     if replay or settings.replay_path:
-        market = replay_for(settings, replay)
-        last = market.days[-1]
-        day = parse_trading_date(through) if through else last
-        if not market.days[0] <= day <= last:
-            raise InvalidInputError(f"--through {day} is outside the replayed files ({market.days[0]} to {last})")
-        site = SimulatorSite(market, base_url=base_url, published_through=day)
-        source = market.source
-        typer.echo(
-            f"replayed exchange on {base_url}: {len(market.days)} days of {source.path} ({source.format}, "
-            f"{len(market.symbols)} instruments, {market.currency}), published through {day}; "
-            f"served as missing: {', '.join(source.lacks + ['fundamentals', 'news'])}; macro simulated"
-            + (f"; {len(source.bad_rows)} unreadable rows skipped" if source.bad_rows else "")
-            + (
-                f"; {len(source.repeated_days)} days left out as copies of the day before"
-                if source.repeated_days
-                else ""
-            )
-        )
-        for line in source.second_rows:
-            typer.echo(line)
-        for line in source.capital_changes:
-            typer.echo(f"corporate actions ({source.actions_file}): {line}")
+        site = _replayed_site(settings, replay, through, base_url)
     else:
         if through:
             raise InvalidInputError("--through applies to a replay; give --replay PATH")
@@ -298,6 +278,34 @@ def exchange_serve(
         log_level="warning",
         **uvicorn_stop_options(settings.shutdown_grace_seconds),
     )
+
+
+def _replayed_site(settings: Settings, replay: str | None, through: str | None, base_url: str) -> SimulatorSite:
+    """The exchange site over real files, published through `through` (default: their
+    last day), with what the replay read and left out printed, one line each."""
+    from ingest.replay import replay_for
+    from ingest.simulator.site import SimulatorSite
+    from market.clock import parse_trading_date
+    from market.errors import InvalidInputError
+
+    market = replay_for(settings, replay)
+    last = market.days[-1]
+    day = parse_trading_date(through) if through else last
+    if not market.days[0] <= day <= last:
+        raise InvalidInputError(f"--through {day} is outside the replayed files ({market.days[0]} to {last})")
+    source = market.source
+    typer.echo(
+        f"replayed exchange on {base_url}: {len(market.days)} days of {source.path} ({source.format}, "
+        f"{len(market.symbols)} instruments, {market.currency}), published through {day}; "
+        f"served as missing: {', '.join(source.lacks + ['fundamentals', 'news'])}; macro simulated"
+        + (f"; {len(source.bad_rows)} unreadable rows skipped" if source.bad_rows else "")
+        + (f"; {len(source.repeated_days)} days left out as copies of the day before" if source.repeated_days else "")
+    )
+    for line in source.second_rows:
+        typer.echo(line)
+    for line in source.capital_changes:
+        typer.echo(f"corporate actions ({source.actions_file}): {line}")
+    return SimulatorSite(market, base_url=base_url, published_through=day)
 
 
 @app.command("demo")
