@@ -10,6 +10,10 @@ No log line holds an API key (`redact_keys`): text shaped like a client or admin
 (`svc-sk-`/`svc-admin-` and hex digits, in either case) is cut to its prefix when the
 record is made, whatever logs it and whichever handler writes it. A key a client put in a
 URL (`?api_key=...`, which the service does not read) reached uvicorn's access log whole.
+A traceback is text too: an exception's message (a `KeyError` of the key a lookup missed,
+a driver's error quoting its statement) is formatted when the record is made, redacted,
+and kept as the record's `exc_text`, which every `logging.Formatter` prints as it is; a
+record's `stack_info` likewise.
 """
 
 from __future__ import annotations
@@ -71,7 +75,8 @@ REDACTED = r"\1<redacted>"
 def redact_keys() -> None:
     """Every log record made from now on with key-shaped text cut to its prefix, in its
     message and its arguments (`_redacted`), kept in their shapes: uvicorn's access
-    formatter unpacks its arguments. Installed once: the record factory is wrapped again
+    formatter unpacks its arguments; its traceback and stack text are formatted here and
+    redacted (`_redacted_traces`). Installed once: the record factory is wrapped again
     only when it is not already ours."""
     made = logging.getLogRecordFactory()
     if getattr(made, "redacts_keys", False):
@@ -84,12 +89,31 @@ def redact_keys() -> None:
             made_record.args = tuple(_redacted(a) for a in made_record.args)
         elif isinstance(made_record.args, Mapping):
             made_record.args = {k: _redacted(v) for k, v in made_record.args.items()}
+        _redacted_traces(made_record)
         return made_record
 
     _record.redacts_keys = True  # type: ignore[attr-defined]
     logging.setLogRecordFactory(_record)
 
 
+_TRACES = logging.Formatter()
+
+
+def _redacted_traces(record: logging.LogRecord) -> None:
+    """The record's traceback formatted once (as `logging.Formatter` would) with its
+    key-shaped text cut, kept as `exc_text` so no formatter formats it again whole; its
+    stack text cut likewise."""
+    if record.exc_info and not record.exc_text:
+        record.exc_text = _cut(_TRACES.formatException(record.exc_info))
+    if record.stack_info:
+        record.stack_info = _cut(record.stack_info)
+
+
 def _redacted(value: object) -> object:
     """`value` with its key-shaped text cut to the prefix when it is text, else as it is."""
-    return KEY_SHAPED.sub(REDACTED, value) if isinstance(value, str) else value
+    return _cut(value) if isinstance(value, str) else value
+
+
+def _cut(text: str) -> str:
+    """`text` with every key-shaped run cut to its prefix."""
+    return KEY_SHAPED.sub(REDACTED, text)

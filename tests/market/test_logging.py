@@ -31,3 +31,35 @@ def test_libraries_are_quiet_unless_verbose() -> None:
         root.setLevel(before)
         for package in OWN_PACKAGES:
             logging.getLogger(package).setLevel(logging.NOTSET)
+
+
+def test_a_key_in_a_traceback_is_cut_to_its_prefix() -> None:
+    """A key in an exception's message (a lookup's KeyError, a driver's error quoting its
+    statement) reached the log in the traceback's text, which the record factory's message
+    redaction did not touch: every formatter, uvicorn's included, prints it cut."""
+    from uvicorn.logging import DefaultFormatter
+
+    key = "svc-sk-" + "ab12" * 10
+    lines: list[str] = []
+
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(logging.Formatter().format(record))
+            lines.append(DefaultFormatter("%(message)s").format(record))
+
+    logger = logging.getLogger("pipeline.test_traceback_redaction")
+    handler = _Collect()
+    logger.addHandler(handler)
+    try:
+        configure_logging("INFO")
+        try:
+            {}[key]
+        except KeyError:
+            logger.exception("lookup failed")
+        logger.warning("where", stack_info=True)
+    finally:
+        logger.removeHandler(handler)
+    text = "\n".join(lines)
+    assert "KeyError: 'svc-sk-<redacted>'" in text and "Traceback" in text, text
+    assert "Stack (most recent call last)" in text
+    assert "ab12" not in text, text
