@@ -51,6 +51,15 @@ the mean of the fixed random books' daily returns (active return, tracking error
 information ratio) beside the equal-weighted liquid universe and the index, overall and
 per year, with the time a name is held (sessions, from the fills).
 
+`--smooth K` (default 1): the book, its null books and the persistence its Outlook weighs
+with read the expected excess averaged over each name's last K sessions (point in time,
+portfolio/backtest.py `smoothed`). `--grid` replaces dimensions of the selection's grid
+and can add K as one ('hold=5,20,60 swaps=1,2 names=15 smooth=1,10,40'); `--first-seed`
+starts the random books' seeds elsewhere (a second set, to see the seeds' own noise).
+Each selection row counts the model book's sells by reason (`sells_*`).
+
+    python benchmarks/backtest.py --from 2008-01-02 --to 2011-12-31 --grid "names=15 smooth=1,10" --no-nulls
+
 `--cache DIR` keeps the walk-forward's out-of-sample predictions on disk (one pickle per
 key: the data files' digest, the span, the horizon, the last price date read and the code
 that makes them: PREDICTION_CODE, models/ and the market/ and ingest/ modules it and the
@@ -97,6 +106,9 @@ PREDICTION_CODE = (
 # the hold a trade is weighed over, replacements per rebalance, the trim (the largest
 # position, in slots) and the number of names (portfolio/book.py Mandate).
 GRID = {"hold": (5, 10, 20, 30, 40, 60), "swaps": (1, 2, 3), "trim": (None, 2.0), "names": (10, 15)}
+# A further dimension `--grid` can add: the sessions the expected excess is averaged over
+# (portfolio/backtest.py `smoothed`; 1: each day's own, the default).
+SMOOTH = (1,)
 MIN_EXPOSURE = 0.8
 MAX_TURNOVER = 1.5
 LABEL_CUT = 62  # sessions of closes kept past the span: the labels' and the persistence windows' ends
@@ -229,25 +241,28 @@ def book_figures(days, fees, fills: str, mandate, horizon: int, cash: float, ben
 _SELECTING: dict = {}  # what the selection's worker processes read (forked: shared, not pickled)
 
 
-def selection(predictions: pd.DataFrame, persistence: dict, fees, benchmarks: dict, args) -> dict:
-    """Every book of GRID at the default brokerage beside its own fixed random books, and
-    the rule it picks: the highest information ratio against the mean of those books
-    among the books invested MIN_EXPOSURE of the time or more with turnover at most
-    MAX_TURNOVER a year (an all-cash book beating a falling benchmark is not skill; a rule
-    that churns is not one this market pays for)."""
+def selection(signals: dict[int, tuple[pd.DataFrame, dict]], fees, benchmarks: dict, args, grid: dict) -> dict:
+    """Every book of `grid` (GRID, or `--grid`'s) at the default brokerage beside its own
+    fixed random books, and the rule it picks: the highest information ratio against the
+    mean of those books among the books invested MIN_EXPOSURE of the time or more with
+    turnover at most MAX_TURNOVER a year (an all-cash book beating a falling benchmark is
+    not skill; a rule that churns is not one this market pays for). `signals`: per
+    smoothing (grid's `smooth`, sessions), the predictions the book reads and their
+    persistence by day."""
     import multiprocessing
 
     from portfolio.backtest import decided_frame, prepare_days
 
     rate = float(fees.rate)
+    pairs = list(itertools.product(grid["smooth"], grid["names"]))
     _SELECTING.update(
         fees=fees,
         benchmarks=benchmarks,
         args=args,
-        days={n: prepare_days(predictions, rate, HORIZON_OF_MODEL, n, persistence) for n in GRID["names"]},
-        decided={n: decided_frame(predictions, rate, HORIZON_OF_MODEL, n) for n in GRID["names"]},
+        days={(k, n): prepare_days(signals[k][0], rate, HORIZON_OF_MODEL, n, signals[k][1]) for k, n in pairs},
+        decided={(k, n): decided_frame(signals[k][0], rate, HORIZON_OF_MODEL, n) for k, n in pairs},
     )
-    combos = list(itertools.product(*GRID.values()))
+    combos = list(itertools.product(grid["smooth"], *(grid[k] for k in GRID)))
     with multiprocessing.get_context("fork").Pool(max(1, min(args.workers, len(combos)))) as pool:
         rows = []
         for row in pool.imap(_selected_row, combos):
@@ -262,7 +277,8 @@ def selection(predictions: pd.DataFrame, persistence: dict, fees, benchmarks: di
     ]
     chosen = max(eligible, key=lambda r: r["ir_vs_fixed_random"]) if eligible else None
     limits = {"min_exposure": MIN_EXPOSURE, "max_turnover": MAX_TURNOVER}
-    return {"grid": GRID, **limits, "fixed_seeds": args.fixed_seeds, "table": rows, "chosen": chosen}
+    seeds = {"fixed_seeds": args.fixed_seeds, "first_seed": args.first_seed}
+    return {"grid": grid, **limits, **seeds, "table": rows, "chosen": chosen}
 
 
 def _selected_row(combo: tuple) -> dict:
@@ -271,12 +287,14 @@ def _selected_row(combo: tuple) -> dict:
     from portfolio.book import Mandate
     from portfolio.nulls import NullPlan, Replay, mean_returns, null_books, percentile, replay_book
 
-    hold, swaps, trim, names = combo
+    smooth, hold, swaps, trim, names = combo
     s, cash = _SELECTING, _SELECTING["args"].cash
     mandate = Mandate(names=names, swaps=swaps, hold=hold, trim=trim)
-    replay = Replay(s["days"][names], s["decided"][names], s["fees"], mandate, "costed", cash, HORIZON_OF_MODEL)
+    days, decided = s["days"][smooth, names], s["decided"][smooth, names]
+    replay = Replay(days, decided, s["fees"], mandate, "costed", cash, HORIZON_OF_MODEL)
     model, _ = replay_book(replay)
-    plan = NullPlan(daily_seeds=0, fixed_seeds=s["args"].fixed_seeds, families=("fixed_random",))
+    seeds = s["args"].fixed_seeds
+    plan = NullPlan(daily_seeds=0, fixed_seeds=seeds, families=("fixed_random",), first_seed=s["args"].first_seed)
     books = null_books(replay, plan, model)
     compared = {**s["benchmarks"], "fixed_random_mean": mean_returns(books)}
     mine = summarise(model, cash, compared)
@@ -284,6 +302,7 @@ def _selected_row(combo: tuple) -> dict:
     theirs = [summarise(b.result, cash, s["benchmarks"])["benchmarks"]["equal_weight_liquid"] for b in books]
     ratios = [t.get("information_ratio") for t in theirs]
     return {
+        "smooth": smooth,
         "hold": hold,
         "swaps": swaps,
         "trim": trim,
@@ -296,7 +315,18 @@ def _selected_row(combo: tuple) -> dict:
         "ir_vs_equal_weight": ew.get("information_ratio"),
         "fixed_random_percentile": percentile(ew.get("information_ratio"), ratios),
         "largest_weight_max": mine["concentration"]["largest_weight_max"],
+        **{f"sells_{why}": n for why, n in sell_reasons(model.trades).items()},
     }
+
+
+SELL_REASONS = (("avoid", "turned AVOID"), ("lose", "expected to lose"), ("replaced", "replaced"), ("trim", "trimmed"))
+
+
+def sell_reasons(trades: pd.DataFrame) -> dict[str, int]:
+    """The book's sells (fills) counted by why it sold (portfolio/book.py's reasons)."""
+    sells = trades[trades["side"] == "SELL"]["reason"] if not trades.empty else pd.Series(dtype=str)
+    counts = {name: int(sells.str.startswith(start).sum()) for name, start in SELL_REASONS}
+    return {**counts, "other": len(sells) - sum(counts.values())}
 
 
 def parse_args() -> argparse.Namespace:
@@ -322,7 +352,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--daily-seeds", type=int, default=DAILY_RANDOM_SEEDS, help="random rankings drawn daily")
     parser.add_argument("--fixed-seeds", type=int, default=FIXED_RANDOM_SEEDS, help="random rankings fixed")
     parser.add_argument("--cache", default=None, help="a folder for the out-of-sample predictions (opt-in)")
+    parser.add_argument("--first-seed", type=int, default=0, help="the random books' first seed (a second set)")
     parser.add_argument("--workers", type=int, default=2, help="processes for the selection's books")
+    parser.add_argument(
+        "--smooth", type=int, default=1, help="sessions the expected excess is averaged over (trailing, per name)"
+    )
+    parser.add_argument(
+        "--grid", default=None, help="the selection's grid in part: 'hold=5,20 trim=2,none names=15 smooth=1,10'"
+    )
     parser.add_argument("--select-at", choices=("default", "retail"), default="default", help="selection's brokerage")
     parser.add_argument("--hold", type=int, default=None, help="another book than the chosen one: its hold")
     parser.add_argument("--swaps", type=int, default=None, help="... its replacements per rebalance")
@@ -345,7 +382,26 @@ def parse_args() -> argparse.Namespace:
     args = parser.parse_args()
     if args.delist_after < 1:
         parser.error(f"--delist-after {args.delist_after}: a name is delisted after 1 session without a row or more")
+    if args.smooth < 1:
+        parser.error(f"--smooth {args.smooth}: the expected excess is averaged over 1 session or more")
+    try:
+        args.grid = grid_of(args.grid, args.smooth)
+    except ValueError as exc:
+        parser.error(f"--grid: {exc}")
     return args
+
+
+def grid_of(text: str | None, smooth: int = 1) -> dict:
+    """GRID with the dimensions `text` names replaced ('hold=5,20 trim=2,none smooth=1,10';
+    `smooth` defaults to `--smooth`)."""
+    grid = {**GRID, "smooth": (smooth,)}
+    for part in (text or "").split():
+        key, _, values = part.partition("=")
+        if key not in grid or not values:
+            raise ValueError(f"{part!r}: one of {', '.join(grid)}, as key=v1,v2")
+        read = float if key == "trim" else int
+        grid[key] = tuple(None if v.lower() == "none" else read(v) for v in values.split(","))
+    return grid
 
 
 def fee_schedules(args: argparse.Namespace):
@@ -374,7 +430,7 @@ def delisting_rule(args: argparse.Namespace, capital):
 
 def main() -> None:
     from models.decisions import HORIZON
-    from portfolio.backtest import decided_frame, persistence_by_day, prepare_days
+    from portfolio.backtest import decided_frame, prepare_days
     from portfolio.nulls import Replay, replay_book
 
     args = parse_args()
@@ -398,14 +454,17 @@ def main() -> None:
     out["capital_changes"] = capital_figures(capital)
     cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
     predictions = predictions_for(prices, start, end, HORIZON, args, cache)
-    persistence = persistence_by_day(predictions, prices)  # point in time: each day reads what it knew
     benchmarks, index_name = benchmarks_for(predictions, source, args.index, not args.ohlcv)
+    signals: dict[int, tuple[pd.DataFrame, dict]] = {}
     if args.select if args.select is not None else end <= SELECTION_END:
         chosen_at = retail_fees if args.select_at == "retail" else default_fees
-        out["selection"] = selection(predictions, persistence, chosen_at, benchmarks, args)
+        signals = {k: smoothed_signal(predictions, prices, k) for k in args.grid["smooth"]}
+        out["selection"] = selection(signals, chosen_at, benchmarks, args, args.grid)
         print_selection(out["selection"])
+    predictions, persistence = signals.get(args.smooth) or smoothed_signal(predictions, prices, args.smooth)
     mandate = mandate_of(args)
-    out.update({"index": index_name, "horizon": HORIZON, "mandate": mandate.__dict__, "rank_ic": rank_ic(predictions)})
+    out.update({"index": index_name, "horizon": HORIZON, "mandate": mandate.__dict__, "smooth": args.smooth})
+    out["rank_ic"] = rank_ic(predictions)
     rate = float(default_fees.rate)
     days = prepare_days(predictions, rate, HORIZON, mandate.names, persistence)
     decided = decided_frame(predictions, rate, HORIZON, mandate.names)
@@ -473,6 +532,16 @@ def print_delisting(runs: dict) -> None:
         )
 
 
+def smoothed_signal(predictions: pd.DataFrame, prices: pd.DataFrame, sessions: int) -> tuple[pd.DataFrame, dict]:
+    """The predictions with the expected excess averaged over `sessions` (portfolio/backtest.py
+    `smoothed`) and that signal's persistence known on each day (`persistence_by_day`:
+    point in time, each day reads what it knew), which the book's Outlook weighs with."""
+    from portfolio.backtest import persistence_by_day, smoothed
+
+    signal = smoothed(predictions, sessions)
+    return signal, persistence_by_day(signal, prices)
+
+
 def mandate_of(args: argparse.Namespace):
     """The chosen book (the default Mandate), or another one the options name."""
     from dataclasses import replace
@@ -512,7 +581,7 @@ def nulls(replay, model, benchmarks: dict, args, families: tuple[str, ...] | Non
     from portfolio.nulls import NULL_FAMILIES, NullPlan, family_figures, mean_returns, null_books
 
     started = time.perf_counter()
-    plan = NullPlan(daily_seeds=args.daily_seeds, fixed_seeds=args.fixed_seeds, families=families or NULL_FAMILIES)
+    plan = NullPlan(args.daily_seeds, args.fixed_seeds, families=families or NULL_FAMILIES, first_seed=args.first_seed)
     books = null_books(replay, plan, model)
     mine = summarise(model, args.cash, benchmarks)
     families: dict = {}

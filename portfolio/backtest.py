@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from decimal import Decimal
 
+import numpy as np
 import pandas as pd
 
 from market.costs import FeeSchedule
@@ -219,6 +220,33 @@ def prepare_days(
         last_row.update({symbol: day for symbol in frame["symbol"]})
         last_seen.update(today)
         out.append(PreparedDay(day, today, signals_of(frame), known.get(day), carried))
+    return out
+
+
+def smoothed(predictions: pd.DataFrame, sessions: int, column: str = "expected_return") -> pd.DataFrame:
+    """`predictions` with `column` (the expected excess the book ranks by) replaced by its
+    trailing mean over each symbol's last `sessions` rows, that day's included (point in
+    time: only that day and earlier rows; the mean of the known values among them, so a
+    name's first rows average what there is). A row without a value keeps none: smoothing
+    never gives a name an expected excess the model did not give it that day, so the
+    universe each day (decide's pools, the null books' too) is the model's. The other
+    outputs (P(up), the raw score, the predicted return) are left as they are: the raw
+    scores of models retrained every block are on no common scale, while the expected
+    excess is calibrated to the label in return units every block, so its mean is the
+    one average of the model's forecasts that means the same thing from block to block
+    (Grinold and Kahn: averaging a signal over time raises its persistence and lowers
+    the turnover it asks for). `sessions` 1: the predictions as they are."""
+    if sessions < 1:
+        raise ValueError(f"sessions must be 1 or more, not {sessions}")
+    if sessions == 1 or predictions.empty:
+        return predictions
+    order = np.lexsort((pd.to_datetime(predictions["date"]).to_numpy(), predictions["symbol"].to_numpy()))
+    values = predictions[column].to_numpy(float)[order]
+    symbols = predictions["symbol"].to_numpy()[order]
+    means = pd.Series(values).groupby(symbols).transform(lambda s: s.rolling(sessions, min_periods=1).mean())
+    rolled = np.where(np.isnan(values), np.nan, means.to_numpy(float))
+    out = predictions.copy()
+    out[column] = rolled[np.argsort(order)]
     return out
 
 

@@ -185,6 +185,7 @@ class NullPlan:
     fixed_seeds: int = FIXED_RANDOM_SEEDS
     first_month: int = FIRST_MONTH_SESSIONS
     families: tuple[str, ...] = NULL_FAMILIES
+    first_seed: int = 0  # the random families' seeds run from it (another set: another first seed)
 
 
 @dataclass(frozen=True)
@@ -217,9 +218,11 @@ def null_keys(replay: Replay, plan: NullPlan, model: BacktestResult) -> list[tup
     decided, keys = replay.decided, []
     for family in plan.families:
         if family == "daily_random":
-            keys += [(family, seed, daily_random_key(decided, seed)) for seed in range(plan.daily_seeds)]
+            seeds = range(plan.first_seed, plan.first_seed + plan.daily_seeds)
+            keys += [(family, seed, daily_random_key(decided, seed)) for seed in seeds]
         elif family == "fixed_random":
-            keys += [(family, seed, fixed_random_key(decided, seed)) for seed in range(plan.fixed_seeds)]
+            seeds = range(plan.first_seed, plan.first_seed + plan.fixed_seeds)
+            keys += [(family, seed, fixed_random_key(decided, seed)) for seed in seeds]
         elif family == "size":
             keys.append((family, None, size_key(decided)))
         elif family == "inverted":

@@ -1,0 +1,44 @@
+"""The smoothed expected excess (portfolio/backtest.py `smoothed`): each row's trailing mean
+over its own symbol's last K rows, that day's included and no later one; a row without an
+expected excess keeps none; the row order and the other columns are unchanged."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from portfolio.backtest import smoothed
+
+
+def _rows() -> pd.DataFrame:
+    days = [date(2010, 1, d) for d in (4, 5, 6, 7)]
+    a = [("A", d, v) for d, v in zip(days, (1.0, 2.0, np.nan, 6.0), strict=True)]
+    b = [("B", d, v) for d, v in zip(days[1:], (10.0, 20.0, 30.0), strict=True)]
+    frame = pd.DataFrame([*a, *b], columns=["symbol", "date", "expected_return"])
+    frame["p_up"] = 0.5
+    return frame.sample(frac=1.0, random_state=3)  # any order: the rows come back in it
+
+
+def test_a_rows_value_is_the_mean_of_its_symbols_last_k_known_values() -> None:
+    rows = _rows()
+    out = smoothed(rows, 2)
+    got = dict(zip(zip(out["symbol"], out["date"]), out["expected_return"], strict=True))
+    assert got[("A", date(2010, 1, 4))] == 1.0  # its first row: what there is
+    assert got[("A", date(2010, 1, 5))] == 1.5
+    assert np.isnan(got[("A", date(2010, 1, 6))])  # no expected excess that day: none given
+    assert got[("A", date(2010, 1, 7))] == 6.0  # the window (NaN, 6) knows 6 only
+    assert got[("B", date(2010, 1, 7))] == 25.0  # another symbol's rows never enter
+    assert list(out.index) == list(rows.index) and (out["p_up"] == 0.5).all()
+
+
+def test_one_session_is_the_predictions_and_a_later_row_never_moves_an_earlier_one() -> None:
+    rows = _rows()
+    assert smoothed(rows, 1) is rows
+    early = rows[rows["date"] <= date(2010, 1, 6)]
+    both = smoothed(rows, 3).loc[early.index, "expected_return"]
+    pd.testing.assert_series_equal(smoothed(early, 3)["expected_return"], both)
+    with pytest.raises(ValueError):
+        smoothed(rows, 0)
