@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from portfolio.backtest import smoothed
+from tests.benchmark_modules import benchmark_module
 
 
 def _rows() -> pd.DataFrame:
@@ -42,3 +43,16 @@ def test_one_session_is_the_predictions_and_a_later_row_never_moves_an_earlier_o
     pd.testing.assert_series_equal(smoothed(early, 3)["expected_return"], both)
     with pytest.raises(ValueError):
         smoothed(rows, 0)
+
+
+def test_the_selection_grid_takes_the_dimensions_named_and_refuses_others() -> None:
+    """`benchmarks/backtest.py --grid`: the named dimensions replace GRID's, the rest stay,
+    and a key the grid does not have (or one without values) is refused naming it."""
+    with benchmark_module("backtest") as backtest:
+        grid = backtest.grid_of("hold=5,20 trim=2,none smooth=1,10", smooth=1)
+        assert grid["hold"] == (5, 20) and grid["trim"] == (2.0, None) and grid["smooth"] == (1, 10)
+        assert grid["swaps"] == backtest.GRID["swaps"] and grid["names"] == backtest.GRID["names"]
+        assert backtest.grid_of(None, smooth=5)["smooth"] == (5,)
+        for bad in ("horizon=5", "hold=", "hold"):
+            with pytest.raises(ValueError, match="one of hold, swaps, trim, names, smooth"):
+                backtest.grid_of(bad)
