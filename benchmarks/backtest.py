@@ -83,7 +83,7 @@ import json
 import logging
 import resource
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import date
 from pathlib import Path
 
@@ -379,7 +379,12 @@ def parse_args() -> argparse.Namespace:
         help="what a delisted position is worth; the other reading is printed beside it",
     )
     capital_options(parser)
-    args = parser.parse_args()
+    return checked(parser, parser.parse_args())
+
+
+def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """`args` once each bound is checked (a one-line error naming the option otherwise),
+    with `--grid` read into the selection's grid."""
     if args.delist_after < 1:
         parser.error(f"--delist-after {args.delist_after}: a name is delisted after 1 session without a row or more")
     if args.smooth < 1:
@@ -441,15 +446,8 @@ def main() -> None:
     started = time.perf_counter()
     start, end = date.fromisoformat(args.start), date.fromisoformat(args.end)
     default_fees, retail_fees = fee_schedules(args)
-    prices, capital = load_market(source, not args.ohlcv, *capital_arguments(args))
-    for line in capital.lines():
-        print(line, flush=True)
-    args.adjustments = tuple((s.symbol, s.ex_date.isoformat(), s.factor) for s in capital.applied)
-    args.adjustments += tuple((r.old, r.ex_date.isoformat(), r.new) for r in capital.renames.applied)
-    args.adjustments += tuple((r.symbol, r.last_day.isoformat(), r.retired) for r in capital.renames.reused)
+    prices, capital = market_through(source, end, args)
     rule = delisting_rule(args, capital)
-    label_cut = sorted(d for d in prices["date"].unique() if d > end)[:LABEL_CUT]
-    prices = prices[prices["date"] <= (label_cut[-1] if label_cut else end)]  # the last labels' closes, no more
     out: dict = {"benchmark": "backtest", "data": str(source), "from": args.start, "to": args.end}
     out["capital_changes"] = capital_figures(capital)
     cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
@@ -477,16 +475,9 @@ def main() -> None:
     runs["gross_of_costs"] = book_figures(
         replay.days, default_fees, "gross", mandate, HORIZON, args.cash, benchmarks, rule
     )
-    retail_days = prepare_days(predictions, float(retail_fees.rate), HORIZON, mandate.names, persistence)
-    retail_decided = decided_frame(predictions, float(retail_fees.rate), HORIZON, mandate.names)
-    retail = Replay(retail_days, retail_decided, retail_fees, mandate, "costed", args.cash, HORIZON, rule)
-    retail_model, _ = replay_book(retail)
-    retail_compared = dict(benchmarks)
-    if args.nulls:  # the floor holds at both brokerage rates: the retail book beside its own fixed random books
-        out["retail_nulls"], retail_compared["fixed_random_mean"] = nulls(
-            retail, retail_model, benchmarks, args, ("fixed_random",)
-        )
-    runs["retail_brokerage"] = summarise_book(retail_model, args.cash, retail_compared)
+    runs["retail_brokerage"], retail_compared = retail_run(
+        replay, retail_fees, (predictions, persistence), benchmarks, args, out
+    )
     out["fees"] = {"default": default_fees.describe(), "retail": retail_fees.describe()}
     out["runs"] = runs
     print_table(runs, benchmarks)
@@ -505,6 +496,41 @@ def main() -> None:
         f"peak RSS {out['peak_rss_mb']} MB"
     )
     print(json.dumps(out, default=str))
+
+
+def market_through(source: Path, end: date, args: argparse.Namespace) -> tuple[pd.DataFrame, object]:
+    """The market's prices, adjusted for its capital changes (whose report is printed and
+    whose applied changes join `args.adjustments`, the predictions' cache key), cut
+    LABEL_CUT sessions after `end`: the last labels' and persistence windows' closes, no more."""
+    prices, capital = load_market(source, not args.ohlcv, *capital_arguments(args))
+    for line in capital.lines():
+        print(line, flush=True)
+    args.adjustments = tuple((s.symbol, s.ex_date.isoformat(), s.factor) for s in capital.applied)
+    args.adjustments += tuple((r.old, r.ex_date.isoformat(), r.new) for r in capital.renames.applied)
+    args.adjustments += tuple((r.symbol, r.last_day.isoformat(), r.retired) for r in capital.renames.reused)
+    label_cut = sorted(d for d in prices["date"].unique() if d > end)[:LABEL_CUT]
+    return prices[prices["date"] <= (label_cut[-1] if label_cut else end)], capital
+
+
+def retail_run(
+    default, fees, signal: tuple[pd.DataFrame, dict], benchmarks: dict, args, out: dict
+) -> tuple[dict, dict]:
+    """The same book at the retail brokerage (`default`'s Replay with the retail schedule
+    `fees`; the decisions made again at its rate: a round trip is part of every threshold), its
+    figures and what it was compared with; with the nulls, beside its own fixed random
+    books (`out["retail_nulls"]`): the floor holds at both brokerage rates."""
+    from portfolio.backtest import decided_frame, prepare_days
+    from portfolio.nulls import replay_book
+
+    predictions, persistence = signal
+    rate, names = float(fees.rate), default.mandate.names
+    days = prepare_days(predictions, rate, HORIZON_OF_MODEL, names, persistence)
+    retail = replace(default, fees=fees, days=days, decided=decided_frame(predictions, rate, HORIZON_OF_MODEL, names))
+    model, _ = replay_book(retail)
+    compared = dict(benchmarks)
+    if args.nulls:
+        out["retail_nulls"], compared["fixed_random_mean"] = nulls(retail, model, benchmarks, args, ("fixed_random",))
+    return summarise_book(model, args.cash, compared), compared
 
 
 def print_delisting(runs: dict) -> None:
@@ -544,8 +570,6 @@ def smoothed_signal(predictions: pd.DataFrame, prices: pd.DataFrame, sessions: i
 
 def mandate_of(args: argparse.Namespace):
     """The chosen book (the default Mandate), or another one the options name."""
-    from dataclasses import replace
-
     from portfolio.book import Mandate
 
     changes = {k: getattr(args, k) for k in ("hold", "swaps", "names") if getattr(args, k) is not None}
