@@ -13,8 +13,9 @@ layouts are recognised by their title line:
   be the previous balance plus its amount; a buy's amount must be -quantity x price and a
   sell's +quantity x price; opening holdings plus the trades must equal the closing
   holdings; the last balance must equal the closing cash balance. Every row is dated a
-  day from the OPENING row's to the statement's date (the Period's end), and a line that
-  opens with a date but is not a row is refused naming it, never skipped.
+  day from the OPENING row's to the statement's date (the Period's end), the OPENING row
+  not before the Period's start, and a line that opens with a date but is not a row is
+  refused naming it, never skipped.
 
 A figure is read by the one printed-number rule (`market.money.printed_number`): a
 negative printed "(1,000.00)" or with the minus sign U+2212 is read where a negative is
@@ -108,6 +109,7 @@ QUANTITY_ROW = re.compile(r"^([A-Z][A-Z0-9.]{0,11}) ([\d,]+)$")
 SYMBOL_FIRST = re.compile(r"^([A-Z][A-Z0-9.]{0,11})(?: |$)")  # a line that opens with a symbol-shaped word
 DATE_FIRST = re.compile(r"^(\d{4}-\d{2}-\d{2})(?: |$)")  # a line that opens with a date-shaped word
 DATE_AT_END = re.compile(r"\d{4}-\d{2}-\d{2}$")
+PERIOD_START = re.compile(r"^Period:? (\d{4}-\d{2}-\d{2}) to ")  # "Period: 2026-11-01 to 2026-11-20"
 TOLERANCE = Decimal("0.01")
 
 
@@ -327,7 +329,7 @@ def _parse_ledger(lines: list[str]) -> ParsedStatement:
     opening, closing = _quantities(opened, "opening holdings"), _quantities(closed, "closing holdings")
     rows = _ledger_rows(lines)
     as_of = _date_after(lines, "Period")
-    _dated(rows, as_of)
+    _dated(rows, _period_start(lines), as_of)
     balance, held, last_price = _number(rows[0].group(7), "opening balance"), dict(opening), {}
     for m in rows[1:]:
         balance = _posted(m, balance, held, last_price)
@@ -363,18 +365,35 @@ def _ledger_rows(lines: list[str]) -> list[re.Match[str]]:
     return rows
 
 
-def _dated(rows: list[re.Match[str]], as_of: date) -> None:
+def _dated(rows: list[re.Match[str]], start: date, as_of: date) -> None:
     """StatementRejected naming the first row whose date is not a date, or lies outside the
-    statement's period: from the OPENING row's date (the balance every row runs from) to
-    the statement's date (`as_of`, the Period's end: the day the closing holdings and cash
-    are of, and the day the sync books on)."""
-    opened = _row_day(rows[0], date.min, as_of)
+    statement's period: the OPENING row on or after the Period's start (`start`, when the
+    Period line prints one), every other row from the OPENING row's date (the balance every
+    row runs from) to the statement's date (`as_of`, the Period's end: the day the closing
+    holdings and cash are of, and the day the sync books on)."""
+    opened = _row_day(rows[0], (start, "the statement's period, which starts"), as_of)
     for row in rows[1:]:
-        _row_day(row, opened, as_of)
+        _row_day(row, (opened, "the OPENING row's"), as_of)
 
 
-def _row_day(row: re.Match[str], first: date, last: date) -> date:
-    """The date a ledger row opens with, from `first` to `last`, else StatementRejected naming the line."""
+def _period_start(lines: list[str]) -> date:
+    """The date the Period line opens with ("Period: 2026-11-01 to 2026-11-20"), or the
+    earliest date when it prints only its end; StatementRejected when it is no date."""
+    for line in lines:
+        found = PERIOD_START.match(line)
+        if found:
+            try:
+                return date.fromisoformat(found.group(1))
+            except ValueError:
+                raise StatementRejected(
+                    f"the statement's Period starts {found.group(1)}, which is not a date"
+                ) from None
+    return date.min
+
+
+def _row_day(row: re.Match[str], first: tuple[date, str], last: date) -> date:
+    """The date a ledger row opens with, from `first` (the day and how the refusal names
+    it) to `last`, else StatementRejected naming the line."""
     line, text = row.group(0)[:120], row.group(1)
     try:
         day = date.fromisoformat(text)
@@ -384,9 +403,9 @@ def _row_day(row: re.Match[str], first: date, last: date) -> date:
         raise StatementRejected(
             f"the statement's line '{line}' is dated {text}, after the statement's date {last.isoformat()}"
         )
-    if day < first:
+    if day < first[0]:
         raise StatementRejected(
-            f"the statement's line '{line}' is dated {text}, before the OPENING row's {first.isoformat()}"
+            f"the statement's line '{line}' is dated {text}, before {first[1]} {first[0].isoformat()}"
         )
     return day
 

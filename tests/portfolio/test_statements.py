@@ -563,8 +563,23 @@ def test_a_ledger_row_dated_outside_the_statement_is_refused_naming_it(client, r
     _refused(client, text_pdf(lines), re.escape(f"the statement's line '{row}' {said}"), StatementRejected)
 
 
-def test_an_opening_row_dated_after_the_statement_is_refused_naming_it(client) -> None:
+@pytest.mark.parametrize(
+    "opened, said",
+    [
+        ("2026-11-22", "is dated 2026-11-22, after the statement's date 2026-11-20"),
+        ("2026-10-15", "is dated 2026-10-15, before the statement's period, which starts 2026-11-01"),
+    ],
+    ids=["after-the-period", "before-the-period"],
+)
+def test_an_opening_row_dated_outside_the_period_is_refused_naming_it(client, opened: str, said: str) -> None:
+    """The OPENING row's date bounds every other row's, so it is held to the Period the
+    statement prints: an OPENING row of October on a statement "Period: 2026-11-01 to
+    2026-11-20" was read, its rows before the period with it."""
     lines = _ledger_lines([], "100,000.00", [], [])
-    lines[lines.index("2026-11-02 OPENING - - - - 100,000.00")] = "2026-11-22 OPENING - - - - 100,000.00"
-    said = "the statement's line '2026-11-22 OPENING - - - - 100,000.00' is dated 2026-11-22, after the statement's"
-    _refused(client, text_pdf(lines), re.escape(said), StatementRejected)
+    lines[lines.index("2026-11-02 OPENING - - - - 100,000.00")] = f"{opened} OPENING - - - - 100,000.00"
+    _refused(
+        client,
+        text_pdf(lines),
+        re.escape(f"the statement's line '{opened} OPENING - - - - 100,000.00' {said}"),
+        StatementRejected,
+    )
