@@ -480,13 +480,7 @@ def main() -> None:
     )
     out["fees"] = {"default": default_fees.describe(), "retail": retail_fees.describe()}
     out["runs"] = runs
-    print_table(runs, benchmarks)
-    print_delisting(runs)
-    if args.nulls:
-        print_nulls(out["nulls"], runs["default_brokerage"])
-        print_against(runs["default_brokerage"], compared)
-        print_nulls(out["retail_nulls"], runs["retail_brokerage"], "retail")
-        print_against(runs["retail_brokerage"], retail_compared)
+    print_runs(out, benchmarks, (compared, retail_compared) if args.nulls else None)
     out["cache"] = {**cache, "seconds": round(cache["seconds"], 1)}
     out["wall_seconds"] = round(time.perf_counter() - started, 1)
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -531,6 +525,20 @@ def retail_run(
     if args.nulls:
         out["retail_nulls"], compared["fixed_random_mean"] = nulls(retail, model, benchmarks, args, ("fixed_random",))
     return summarise_book(model, args.cash, compared), compared
+
+
+def print_runs(out: dict, benchmarks: dict, compared: tuple[dict, dict] | None) -> None:
+    """The runs' table and delisting readings; with the nulls (`compared`: what the default
+    and the retail book were compared with), each brokerage's null families and its book
+    against the fixed-random mean."""
+    runs = out["runs"]
+    print_table(runs, benchmarks)
+    print_delisting(runs)
+    if compared is not None:
+        print_nulls(out["nulls"], runs["default_brokerage"])
+        print_against(runs["default_brokerage"], compared[0])
+        print_nulls(out["retail_nulls"], runs["retail_brokerage"], "retail")
+        print_against(runs["retail_brokerage"], compared[1])
 
 
 def print_delisting(runs: dict) -> None:
