@@ -6,6 +6,13 @@ no system font is needed).
 every PDF that uses them) and to svglib; `MATPLOTLIB_RC` makes matplotlib draw with the
 same family. The charts are SVG whose text stays text, mapped by svglib onto the same registered faces, so a
 PDF holds no font but these (tests/reports/test_pdf_quality.py reads them back).
+
+A letter the family has no glyph for (CJK, for one: DejaVu Sans covers Latin, Greek,
+Cyrillic, Arabic and Hebrew letters but no Han) was drawn as nothing, so a name printed
+blank and the reader could not tell a name was there. `printable` shows each such letter
+as MISSING (a white square, the mark a browser or a terminal draws for a letter its
+font lacks), so the report says a letter is there that it cannot draw. Right-to-left
+scripts are drawn left to right and unjoined (reportlab does no bidi or shaping).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ BOLD_ITALIC = "DejaVuSans-BoldOblique"
 # matplotlib settings for a chart bound for a report (used under `matplotlib.rc_context`):
 # the same family, and SVG text written as text rather than glyph outlines.
 MATPLOTLIB_RC = {"font.family": "sans-serif", "font.sans-serif": [FAMILY], "svg.fonttype": "none"}
+MISSING = "\u25a1"  # WHITE SQUARE: a letter no face of the family can draw
 FACES = {
     REGULAR: "DejaVuSans.ttf",
     BOLD: "DejaVuSans-Bold.ttf",
@@ -60,3 +68,22 @@ def register() -> str:
     ):
         register_font(FAMILY, str(folder / FACES[face]), weight=weight, style=style, rlgFontName=face)
     return REGULAR
+
+
+def printable(value: str) -> str:
+    """`value` with every letter that some face of the family has no glyph for shown as
+    MISSING (line breaks and tabs kept)."""
+    drawn = _drawn()
+    if all(ord(ch) in drawn for ch in value):
+        return value
+    return "".join(ch if ord(ch) in drawn or ch in "\n\r\t" else MISSING for ch in value)
+
+
+@cache
+def _drawn() -> frozenset[int]:
+    """The code points every face of the family has a glyph for."""
+    from reportlab.pdfbase import pdfmetrics
+
+    register()
+    faces = [set(pdfmetrics.getFont(name).face.charToGlyph) for name in FACES]
+    return frozenset(set.intersection(*faces))

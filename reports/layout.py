@@ -33,7 +33,7 @@ from reportlab.platypus import (
     TableStyle,
 )
 
-from reports.fonts import BOLD, REGULAR, register
+from reports.fonts import BOLD, REGULAR, printable, register
 
 register()
 
@@ -91,8 +91,9 @@ class Rendered:
 
 
 def text(value: str, style: ParagraphStyle = BODY) -> Paragraph:
-    """A paragraph of plain text (escaped: stored text never becomes markup)."""
-    return Paragraph(escape(value), style)
+    """A paragraph of plain text (escaped: stored text never becomes markup; a letter the
+    font cannot draw shown as a white square, reports/fonts.py `printable`)."""
+    return Paragraph(escape(printable(value)), style)
 
 
 def heading(value: str) -> Paragraph:
@@ -133,7 +134,7 @@ def data_table(
     width as "NN%" strings (the default: `_widths`, each heading whole on one line where
     the table has room). A heading, or a cell, wider than its column wraps inside it, never
     over the next one."""
-    body = [[c if isinstance(c, Flowable) else str(c) for c in row] for row in rows]
+    body = [[c if isinstance(c, Flowable) else printable(str(c)) for c in row] for row in rows]
     widths = widths or _widths(list(header), body, numeric_from)
     room = [float(w[:-1]) / 100 * TABLE_WIDTH - 2 * CELL_PADDING if isinstance(w, str) else w for w in widths]
     aligned = [CELL if i < numeric_from else CELL_RIGHT for i in range(len(header))]
@@ -278,7 +279,7 @@ class _NumberedCanvas(Canvas):
         self.saveState()
         self.setFont(BOLD, 8.5)
         self.setFillColor(NAVY)
-        self.drawString(MARGIN, height - 11 * mm, self._header)
+        self.drawString(MARGIN, height - 11 * mm, printable(self._header))
         self.setStrokeColor(TEAL)
         self.setLineWidth(1.2)
         self.line(MARGIN, height - 12.8 * mm, width - MARGIN, height - 12.8 * mm)

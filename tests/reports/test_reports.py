@@ -78,3 +78,15 @@ def test_cli_writes_the_report_and_refuses_an_unknown_kind(settings: Settings, t
         f"error: cannot write the report to {blocked / 'r.pdf'}"
     )
     assert list(tmp_path.glob("**/.*.partial")) == []
+
+
+def test_a_letter_the_font_cannot_draw_is_shown_as_a_square_not_left_blank() -> None:
+    """An adversarial run: a client or instrument named in Han characters printed blank (the
+    font has no glyph for them), so a reader could not tell a name was there. Each such
+    letter is a white square, in the page header, a paragraph and a table cell; letters
+    the font draws (Greek here) are kept."""
+    story = [text("Held for 中文公司 and Ωμέγα"), data_table(["Symbol", "Name"], [["ABC", "中国 Co"]])]
+    rendered = render(story, company="华夏 Securities", title="Names", page_size="A4", subject="test")
+    page = read(rendered.pdf).text
+    assert "Held for □□□□ and Ωμέγα" in page and "ABC □□ Co" in page, page
+    assert "□□ Securities" in page and "\x00" not in page, page
