@@ -23,7 +23,7 @@ import strawberry
 from cross_web import HTTPException as TransportError
 from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, APIWebSocketRoute
 from starlette.datastructures import QueryParams
 from starlette.types import Message, Receive, Scope, Send
 from strawberry.extensions import DisableIntrospection, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
@@ -315,7 +315,12 @@ async def _stopped_on_disconnect(request: Any, budget: Deadline) -> None:
 
 
 def graphql_router(settings: Settings) -> GraphQLRouter:
-    return StrictGraphQLRouter(
+    """The /graphql routes: GET and POST only. Strawberry's router also serves its path over
+    WebSocket (its subscription protocols, which run queries and mutations too); the schema
+    has no subscriptions, and that transport is outside the key check every HTTP request
+    gets (api/edge.py, `KeptAnswerRoute`, `graph_context`), so its route is dropped and an
+    upgrade is refused at the handshake (403), as on any other path."""
+    router = StrictGraphQLRouter(
         build_schema(settings),
         context_getter=graph_context,
         graphql_ide="graphiql" if settings.graphql_introspection else None,
@@ -323,6 +328,8 @@ def graphql_router(settings: Settings) -> GraphQLRouter:
         multipart_uploads_enabled=False,
         route_class=KeptAnswerRoute,
     )
+    router.routes = [route for route in router.routes if not isinstance(route, APIWebSocketRoute)]
+    return router
 
 
 if __name__ == "__main__":  # python -m api.graphql.schema > api/graphql/schema.graphql

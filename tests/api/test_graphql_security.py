@@ -3,6 +3,8 @@ the protective limits (depth, tokens, aliases, cost, batching, introspection).""
 
 from __future__ import annotations
 
+import logging
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -525,3 +527,36 @@ def test_an_operation_whose_client_disconnects_is_stopped(
             time.sleep(0.05)
     assert "stopped: its client disconnected" in seen, seen
     assert any("was stopped: its client disconnected" in s for s in seen if s.startswith("refused:")), seen
+
+
+def _websocket_handshake(api: Api, key: str | None) -> str:
+    """The status line /graphql answers a WebSocket upgrade (graphql-transport-ws) with."""
+    host, port = api.base.removeprefix("http://").split(":")
+    lines = [
+        "GET /graphql HTTP/1.1",
+        f"Host: {host}:{port}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version: 13",
+        "Sec-WebSocket-Protocol: graphql-transport-ws",
+        *([f"X-API-Key: {key}"] if key else []),
+    ]
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        return sock.recv(4096).decode("latin-1").split("\r\n")[0]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_graphql_has_no_websocket_transport(api: Api, caplog: pytest.LogCaptureFixture) -> None:
+    """An adversarial run: Strawberry's router also served /graphql over WebSocket (its
+    subscription protocols, which run queries and mutations too), a transport outside the
+    key check of every HTTP request (api/edge.py and the routes see HTTP only). Its
+    dependencies could not be resolved there, so every upgrade, with a key or without,
+    was an unhandled error: a 500 and a traceback logged at ERROR, uncounted. There are no
+    subscriptions: the upgrade is refused at the handshake, as on any other path."""
+    caplog.set_level(logging.INFO)
+    for key in (None, "svc-sk-" + "0" * 40, api.world.acme_key, ADMIN_KEY):
+        assert _websocket_handshake(api, key) == "HTTP/1.1 403 Forbidden"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+    assert data(api, "{ instruments(first: 1) { nodes { symbol } } }", api.world.acme_key)  # HTTP as ever
