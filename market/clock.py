@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
@@ -30,16 +31,21 @@ from market.errors import ConfigurationError, InvalidInputError
 from market.settings import get_settings
 
 SUPPORTED_DATES = (date(1900, 1, 1), date(2199, 12, 31))
+ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # a date as callers give it (`supported_date`)
 EXCHANGE_TZ = ZoneInfo("America/Jamaica")
 MARKET_CLOSE = time(16, 0)  # end-of-day data is final from here on (T0)
 
 
 def supported_date(value: object, name: str) -> date:
-    """`value` (a date or its ISO text) as a date within SUPPORTED_DATES, or InvalidInputError
-    naming `name`, the range and what was given."""
+    """`value` (a date or its text YYYY-MM-DD) as a date within SUPPORTED_DATES, or
+    InvalidInputError naming `name`, the range and what was given. Text is YYYY-MM-DD and
+    nothing else: a time or an offset is refused, not dropped (2026-11-20T00:00+14:00 is the
+    19th at the exchange), and so are a number and the ISO basic and week forms."""
     first, last = SUPPORTED_DATES
     if isinstance(value, str):
         try:
+            if not ISO_DAY.fullmatch(value):
+                raise ValueError
             value = date.fromisoformat(value)
         except ValueError:
             raise InvalidInputError(f"{name} must be a date YYYY-MM-DD, not '{value[:40]}'") from None

@@ -108,7 +108,9 @@ def document(kind: Any, json: Any = dict[str, Any]) -> Any:
 
 
 # Every date a REST caller gives: YYYY-MM-DD within market.clock.SUPPORTED_DATES (422 otherwise).
-SupportedDate = Annotated[date, AfterValidator(_rule(supported_date, "the date"))]
+# Read by that rule before pydantic's own, which takes a datetime at midnight (dropping its
+# offset) or a Unix time as a date.
+SupportedDate = Annotated[date, BeforeValidator(_rule(supported_date, "the date"))]
 
 # An idempotency key (REST's Idempotency-Key header, GraphQL's idempotencyKey argument, one
 # store): 1 to 200 printable ASCII characters, what an HTTP header carries as text. A byte

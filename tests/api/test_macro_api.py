@@ -113,3 +113,31 @@ def test_insights_follow_the_tier_and_the_per_key_switch(api: Api) -> None:
     rest = api.acme("GET", "/api/macro_insights").json()
     graph = data(api, "{ macroInsights { parameters { parameter value reading } } }", w.acme_key)["macroInsights"]
     assert graph["parameters"] == [{k: p[k] for k in ("parameter", "value", "reading")} for p in rest["parameters"]]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "2026-11-20T00:00:00+14:00",  # 2026-11-19 05:00 exchange time: read as the 20th, a day ahead
+        "2026-11-19T00:00:00-05:00",
+        "2026-11-19T00:00:00Z",
+        "2026-11-19T00:00:00",
+        "1795392000",  # 2026-11-23 00:00 UTC as a Unix time
+        "20261119",
+        "2026-W47-4",
+    ],
+)
+def test_as_of_is_a_date_and_nothing_else_a_time_or_offset_is_refused_not_dropped(api: Api, given: str) -> None:
+    """An adversarial run: REST read `as_of=2026-11-20T00:00:00+14:00` (an instant on the
+    19th at the exchange) as the 20th, dropping the time and its offset, and answered the
+    releases of the 20th under it; a Unix time was read as its UTC date; GraphQL refused
+    those but took the ISO basic and week forms REST refused. Both transports take
+    YYYY-MM-DD only, as documented."""
+    world.run_t3(api.world.settings)
+    assert_problem(api.acme("GET", "/api/v1/macro/indicators", params={"as_of": given}), 422, "as_of", "YYYY-MM-DD")
+    body = gql(
+        api, "query($d: Date) { macroIndicators(asOf: $d) { nodes { value } } }", api.world.acme_key, {"d": given}
+    )
+    (error,) = body.json()["errors"]
+    assert "YYYY-MM-DD" in error["message"] and body.json().get("data") is None
+    assert api.acme("GET", "/api/v1/macro/indicators", params={"as_of": "2026-11-19"}).status_code == 200
