@@ -39,8 +39,8 @@ __all__ = ["SCALAR_OVERRIDES", "Fraction", "Money", "Price", "Shares", "StrictDe
 
 SupportedDate = dataclasses.replace(
     DateDefinition,
-    description=f"Date (isoformat); as an argument, between {SUPPORTED_DATES[0].isoformat()} and "
-    f"{SUPPORTED_DATES[1].isoformat()}",
+    description="Date, YYYY-MM-DD (no time, offset or other ISO form); as an argument, between "
+    f"{SUPPORTED_DATES[0].isoformat()} and {SUPPORTED_DATES[1].isoformat()}",
     parse_value=lambda value: supported_date(value, "a Date"),
 )
 
