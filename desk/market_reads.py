@@ -206,7 +206,8 @@ class MarketReads:
         values in `currency` where asked. An `as_of` after today (the exchange's date) is
         refused: what will be known then is not known yet, and the answer labelled with it
         would be today's (ALFRED reads such a date as "the latest"; here that is an `as_of`
-        left out)."""
+        left out). Without `as_of`, the latest is what is known today: a release dated
+        after it is not served."""
         today = exchange_date(self.now())
         if as_of is not None and as_of > today:
             raise InvalidInputError(
@@ -214,9 +215,9 @@ class MarketReads:
                 "today; leave as_of out for the latest"
             )
         return Versioned(
-            ("macro", source, category, currency, as_of),
+            ("macro", source, category, currency, as_of, today),
             versions.macro(conn),
-            lambda: macro_views.indicators(conn, source, category, currency, as_of),
+            lambda: macro_views.indicators(conn, source, category, currency, as_of, today),
         )
 
     def macro_insights(self, conn: Connection) -> MacroInsights:

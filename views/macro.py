@@ -134,17 +134,21 @@ def indicators(
     category: str | None = None,
     currency: str | None = None,
     as_of: date | None = None,
+    today: date | None = None,
 ) -> Indicators:
-    """The latest value of every indicator (filtered), point in time and converted."""
+    """The latest value of every indicator (filtered), point in time and converted: as
+    known on `as_of`, else on `today` (a release dated after today, which a replay or a
+    source's release calendar can store, is not known yet), labelled with `as_of`."""
     source, category, currency = checked_filters(source, category, currency)
     if currency is not None and currency not in (known := supported_currencies(conn)):
         raise InvalidInputError(f"unknown currency code '{currency}'; FX rates exist for {', '.join(known)}")
+    known_by = as_of if as_of is not None else today
     latest: dict[tuple[str, str], Observation] = {}
-    for (src, code, _), row in vintage(_rows(conn, as_of, source, category)).items():
+    for (src, code, _), row in vintage(_rows(conn, known_by, source, category)).items():
         held = latest.get((src, code))
         if held is None or row["period"] > held["period"]:
             latest[(src, code)] = row
-    fx = _fx_series(conn, as_of) if currency else {}
+    fx = _fx_series(conn, known_by) if currency else {}
     items = [_item(row, currency, fx) for _, row in sorted(latest.items())]
     return {"generation": GENERATION, "as_of": as_of, "currency": currency, "count": len(items), "indicators": items}
 

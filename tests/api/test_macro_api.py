@@ -59,6 +59,35 @@ def test_indicators_latest_filtered_point_in_time_and_converted(api: Api) -> Non
     assert nodes == usd["indicators"]
 
 
+def test_a_release_dated_after_today_is_not_served_as_the_latest(api: Api) -> None:
+    """A release dated after today (a replay's T3 for a later week, or a source's release
+    calendar) was served as the latest value when no `as_of` was given: the latest is what
+    is known today, on both transports; asked `as_of` that later day it is refused as ever."""
+    from store import tables
+    from store.history import append_history
+
+    world.run_t3(api.world.settings)
+    today = exchange_date(MORNING)
+    later = {
+        "source": "BOJ",
+        "category": "monetary",
+        "indicator_code": "POLICY_RATE",
+        "period": "2099-12",
+        "frequency": "M",
+        "value": 99.0,
+        "unit": "percent",
+        "currency": None,
+        "release_date": today + timedelta(days=3),
+    }
+    with api.world.engine.begin() as conn:
+        append_history(conn, tables.macro_observations, [later])
+    body = api.acme("GET", "/api/v1/macro/indicators", params={"source": "boj"}).json()
+    rate = next(i for i in body["indicators"] if i["indicator_code"] == "POLICY_RATE")
+    assert body["as_of"] is None and rate["period"] != "2099-12" and rate["value"] != 99.0, rate
+    graph = data(api, '{ macroIndicators(source: "boj") { nodes { indicatorCode period } } }', api.world.acme_key)
+    assert {"indicatorCode": "POLICY_RATE", "period": "2099-12"} not in graph["macroIndicators"]["nodes"]
+
+
 def test_indicators_422_for_a_bad_date_or_currency(api: Api) -> None:
     assert_problem(api.acme("GET", "/api/v1/macro/indicators", params={"as_of": "2026-13-01"}), 422, "as_of")
     assert_problem(
