@@ -264,6 +264,9 @@ def _engine() -> str:
                 cls.execute_managed_notebook(
                     manager, kernel_name, log_output=options.get("log_output", False), **kwargs
                 )
+            except BaseException:  # a cell past its time limit, a dead kernel: papermill marks no failure
+                manager.nb.metadata.papermill["exception"] = True  # so runs/index.md says FAILED, not SUCCEEDED
+                raise
             finally:
                 manager.cleanup_pbar()
                 manager.notebook_complete()
@@ -299,6 +302,7 @@ def run_stage_notebook(
     shared = _shared.get()
     kernel = {"km": shared.for_stage(source.parent)} if shared is not None else {}
     import papermill  # after a shared kernel's launch: it boots meanwhile
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     try:
@@ -319,6 +323,17 @@ def run_stage_notebook(
             shared.shut_down()
         raise StageFailedError(
             f"stage notebook '{stage_name}' for {day.isoformat()} failed ({exc.ename}: {exc.evalue}); see {output}"
+        ) from exc
+    except (CellTimeoutError, DeadKernelError) as exc:  # the notebook never finished: a failed stage too
+        if shared is not None:
+            shared.shut_down()
+        why = (
+            f"timed out after {settings.stage_timeout_seconds} s, MARKETINTEL_STAGE_TIMEOUT_SECONDS"
+            if isinstance(exc, CellTimeoutError)
+            else f"its kernel died: {str(exc).strip().splitlines()[0] if str(exc).strip() else 'no reason given'}"
+        )
+        raise StageFailedError(
+            f"stage notebook '{stage_name}' for {day.isoformat()} failed ({why}); see {output}"
         ) from exc
     except BaseException:
         if shared is not None:

@@ -151,6 +151,29 @@ def test_run_day_shows_the_failed_stage_in_its_table_then_the_error(
 
 
 @ON_SQLITE_ONLY
+def test_a_stage_past_its_time_limit_is_failed_in_the_table_the_index_and_one_line(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exchange that takes the connection and never answers holds t0_scrape past
+    MARKETINTEL_STAGE_TIMEOUT_SECONDS. Before the fix the run index listed the notebook as
+    SUCCEEDED, run-day's table left the stage out and the error was the cell's many lines."""
+    with socket.socket() as silent:  # listens, never accepts: a request connects and waits
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", f"http://127.0.0.1:{silent.getsockname()[1]}")
+        monkeypatch.setenv("MARKETINTEL_EXCHANGE_TIMEOUT_SECONDS", "120")
+        monkeypatch.setenv("MARKETINTEL_STAGE_TIMEOUT_SECONDS", "5")
+        result = cli("run-day", "--date", "2026-11-20")
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[1].split()[:2] == ["t0_scrape", "FAILED"]
+    error = result.stderr.strip().splitlines()[-1]
+    assert error.startswith("error: stage notebook 't0_scrape' for 2026-11-20 failed (timed out after 5 s")
+    assert "Traceback" not in result.stderr and "Here is a preview" not in result.stderr
+    index = (settings.runs_dir / "index.md").read_text()
+    assert "| 2026-11-20 | t0_scrape | FAILED |" in index
+
+
+@ON_SQLITE_ONLY
 def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path: Path) -> None:
     path = tmp_path / "prices.csv"
     path.write_text("symbol,date,close,volume\nKCB,2026-11-20,26.17,100\nKCB,2026-11-21,-5,100\n")
