@@ -18,6 +18,7 @@ from ingest.replay import ReplayMarket
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from ingest.text_sources import ingest_text, pdf_extractor
+from market.errors import InvalidInputError
 from market.settings import Settings
 from pipeline.sentiment import build_composite
 from store.transactions import write_transaction
@@ -39,6 +40,12 @@ def backfill(
     disclosures it announces stored under the same address)."""
     market = market or market_for(settings)
     wanted = [d for d in market.days if d <= end][-days:]
+    kind = "replayed" if isinstance(market, ReplayMarket) else "simulated"
+    if not wanted:
+        raise InvalidInputError(
+            f"the {kind} market has no trading day on or before {end.isoformat()} "
+            f"(its first is {market.days[0].isoformat()}); nothing was delivered"
+        )
     site = SimulatorSite(market, base_url=base_url, published_through=end)
     # What the stored rows' `source` says they are (the Compliance Report counts days by it):
     # the simulator's made-up market, or real history replayed from files.

@@ -88,6 +88,18 @@ def test_backfill_delivers_simulated_days(settings: Settings) -> None:
 
 
 @ON_SQLITE_ONLY
+def test_a_backfill_ending_before_the_market_opened_is_one_line(settings: Settings) -> None:
+    """The simulated market opens on 2024-01-02: `--end 2020-01-03` has no day to deliver.
+    Before the fix the command ended in a traceback (IndexError on the empty report list)."""
+    result = cli("backfill", "--days", "5", "--end", "2020-01-03")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.strip() == (
+        "error: the simulated market has no trading day on or before 2020-01-03 (its first is 2024-01-02); "
+        "nothing was delivered"
+    )
+
+
+@ON_SQLITE_ONLY
 def test_a_day_that_has_not_closed_is_neither_backfilled_nor_run(settings: Settings) -> None:
     """An adversarial run: `backfill --end` a week ahead stored simulated days as history,
     the AI book executed the last of them, and every real session before it was then
