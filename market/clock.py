@@ -324,10 +324,14 @@ def exchange_date_time(moment: datetime) -> datetime:
     return moment.astimezone(EXCHANGE_TZ).replace(tzinfo=None)
 
 
+_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def parse_trading_date(text: str) -> date:
-    """Parse YYYY-MM-DD strictly; anything else is an InvalidInputError naming the value."""
+    """Parse YYYY-MM-DD strictly; anything else is an InvalidInputError naming the value
+    (an ISO week date, "2026-W47-5", is ten characters too, and `date.fromisoformat` reads it)."""
     try:
-        if len(text) != 10:
+        if not isinstance(text, str) or not _ISO_DAY.fullmatch(text):
             raise ValueError
         return date.fromisoformat(text)
     except (TypeError, ValueError):
