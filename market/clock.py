@@ -31,7 +31,8 @@ from market.errors import ConfigurationError, InvalidInputError
 from market.settings import get_settings
 
 SUPPORTED_DATES = (date(1900, 1, 1), date(2199, 12, 31))
-ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # a date as callers give it (`supported_date`)
+# A date as callers give it, and nothing else (`supported_date`, `parse_trading_date`).
+ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 EXCHANGE_TZ = ZoneInfo("America/Jamaica")
 MARKET_CLOSE = time(16, 0)  # end-of-day data is final from here on (T0)
 
@@ -324,14 +325,11 @@ def exchange_date_time(moment: datetime) -> datetime:
     return moment.astimezone(EXCHANGE_TZ).replace(tzinfo=None)
 
 
-_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
-
 def parse_trading_date(text: str) -> date:
     """Parse YYYY-MM-DD strictly; anything else is an InvalidInputError naming the value
     (an ISO week date, "2026-W47-5", is ten characters too, and `date.fromisoformat` reads it)."""
     try:
-        if not isinstance(text, str) or not _ISO_DAY.fullmatch(text):
+        if not isinstance(text, str) or not ISO_DAY.fullmatch(text):
             raise ValueError
         return date.fromisoformat(text)
     except (TypeError, ValueError):
