@@ -283,6 +283,20 @@ def notebook_paths(stage_name: str, trading_date: date, settings: Settings) -> t
     return source, output
 
 
+def _why_failed(exc: BaseException, timeout_seconds: float) -> str:
+    """Why a stage notebook failed, in a few words: the cell's error, the time limit it ran
+    past, or that its kernel died (and the first line of why)."""
+    from nbclient.exceptions import CellTimeoutError
+    from papermill.exceptions import PapermillExecutionError
+
+    if isinstance(exc, PapermillExecutionError):
+        return f"{exc.ename}: {exc.evalue}"
+    if isinstance(exc, CellTimeoutError):
+        return f"timed out after {timeout_seconds} s, MARKETINTEL_STAGE_TIMEOUT_SECONDS"
+    said = str(exc).strip()
+    return f"its kernel died: {said.splitlines()[0] if said else 'no reason given'}"
+
+
 def run_stage_notebook(
     stage_name: str,
     trading_date: date | str,
@@ -318,20 +332,10 @@ def run_stage_notebook(
             engine_name=_engine(),
             **kernel,
         )
-    except PapermillExecutionError as exc:
+    except (PapermillExecutionError, CellTimeoutError, DeadKernelError) as exc:  # unfinished: failed too
         if shared is not None:
             shared.shut_down()
-        raise StageFailedError(
-            f"stage notebook '{stage_name}' for {day.isoformat()} failed ({exc.ename}: {exc.evalue}); see {output}"
-        ) from exc
-    except (CellTimeoutError, DeadKernelError) as exc:  # the notebook never finished: a failed stage too
-        if shared is not None:
-            shared.shut_down()
-        why = (
-            f"timed out after {settings.stage_timeout_seconds} s, MARKETINTEL_STAGE_TIMEOUT_SECONDS"
-            if isinstance(exc, CellTimeoutError)
-            else f"its kernel died: {str(exc).strip().splitlines()[0] if str(exc).strip() else 'no reason given'}"
-        )
+        why = _why_failed(exc, settings.stage_timeout_seconds)
         raise StageFailedError(
             f"stage notebook '{stage_name}' for {day.isoformat()} failed ({why}); see {output}"
         ) from exc
