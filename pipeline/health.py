@@ -1,14 +1,26 @@
-"""The `health` stage: is the store reachable, current and append-only, and what does it hold.
+"""The `health` stage: is the store reachable, current and append-only, did the previous
+trading day's pipeline finish, and what does the store hold.
 
 It records one row per check in `health_checks` for the date; re-running it when nothing
 changed writes nothing, while a changed row count becomes a new version of that check.
+
+`previous_day`: each T0 and T1 stage's latest outcome for the previous trading day in
+`stage_runs`; SUCCEEDED or SKIPPED (a stage that said why it had nothing to do) is done,
+FAILED, started and never finished, or never run is not, and the check names each. A
+day nobody ran was otherwise seen only in Airflow's failure alerts, and not at all when a
+DAG run never started. A store where no T0 or T1 stage has run before the date (a new
+one, or one whose earlier days were backfilled) has nothing to check: ok, and it says so.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import text
+from datetime import date
 
+from sqlalchemy import Connection, select, text
+
+from market.clock import TradingCalendar
 from pipeline.stage import Stage, StageContext, StageOutcome
+from pipeline.stage_lists import T0_STAGES, T1_STAGES
 from store import tables
 from store.history import append_history, row_counts
 from store.inspection import tables_without_append_only
@@ -23,6 +35,7 @@ def run_health(ctx: StageContext) -> StageOutcome:
     with ctx.engine.connect() as conn:
         backend = conn.execute(text("SELECT 1")).scalar_one() == 1 and ctx.engine.dialect.name
         counts = row_counts(conn, [t for t in tables.HISTORY_TABLES.values() if t.name not in _SELF_WRITTEN])
+        previous = _previous_day(conn, ctx.calendar, ctx.trading_date)
     migrations = migration_status(ctx.engine)
     unguarded = tables_without_append_only(ctx.engine)
     day = ctx.trading_date
@@ -45,6 +58,7 @@ def run_health(ctx: StageContext) -> StageOutcome:
                 "next_trading_day": ctx.calendar.next_trading_day(day).isoformat(),
             },
         },
+        previous,
         {"check_name": "row_counts", "ok": True, "detail": counts},
     ]
     with ctx.transaction() as conn:
@@ -74,9 +88,41 @@ def run_health(ctx: StageContext) -> StageOutcome:
     )
 
 
+PIPELINE_STAGES = (*T0_STAGES, *T1_STAGES)  # what a trading day's close runs, in order
+_OUTCOMES = ("SUCCEEDED", "SKIPPED", "FAILED")
+
+
+def _previous_day(conn: Connection, calendar: TradingCalendar, day: date) -> dict:
+    """The `previous_day` check (module docstring): the previous trading day's T0 and T1
+    stages by their latest outcome."""
+    previous = calendar.previous_trading_day(day)
+    c = tables.stage_runs.c
+    wanted = c.stage.in_(PIPELINE_STAGES)
+    detail: dict = {"trading_date": previous.isoformat()}
+    if conn.execute(select(c.id).where(wanted, c.trading_date < day).limit(1)).first() is None:
+        return {
+            "check_name": "previous_day",
+            "ok": True,
+            "detail": {**detail, "reason": "no T0 or T1 stage ran before"},
+        }
+    rows = conn.execute(
+        select(c.stage, c.event).where(wanted, c.trading_date == previous).order_by(c.recorded_at, c.id)
+    ).all()
+    latest = {stage: event for stage, event in rows if event in _OUTCOMES}
+    started = {stage for stage, _ in rows}
+    detail["failed"] = [s for s in PIPELINE_STAGES if latest.get(s) == "FAILED"]
+    detail["unfinished"] = [s for s in PIPELINE_STAGES if s in started and s not in latest]
+    detail["not_run"] = [s for s in PIPELINE_STAGES if s not in started]
+    ok = not (detail["failed"] or detail["unfinished"] or detail["not_run"])
+    return {"check_name": "previous_day", "ok": ok, "detail": detail}
+
+
 HEALTH = Stage(
     name="health",
     run=run_health,
-    description="Check the store (reachable, schema current, append-only) and count its rows.",
+    description=(
+        "Check the store (reachable, schema current, append-only), the previous trading day's T0 and T1, "
+        "and count its rows."
+    ),
     trading_days_only=False,
 )

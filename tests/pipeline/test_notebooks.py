@@ -27,7 +27,7 @@ def test_health_notebook_runs_and_lands_in_runs_date_stage(settings: Settings) -
     outputs = json.dumps([c.get("outputs", []) for c in notebook.cells])
     assert "'healthy': True" in outputs and "eod_prices" in outputs
     with service_engine(settings).connect() as conn:
-        assert conn.execute(select(func.count()).select_from(tables.health_checks)).scalar_one() == 5
+        assert conn.execute(select(func.count()).select_from(tables.health_checks)).scalar_one() == 6
         triggers = {r for (r,) in conn.execute(select(tables.stage_runs.c.trigger))}
     assert triggers == {"notebook"}
 

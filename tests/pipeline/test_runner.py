@@ -1,6 +1,7 @@
 """The stage runner: one real stage (health), idempotent re-runs, failures that leave
 no partial writes, and the attempt log."""
 
+import uuid
 from datetime import date
 
 import pytest
@@ -32,6 +33,7 @@ def test_health_reports_a_healthy_store_and_records_its_checks(settings: Setting
         "schema",
         "append_only",
         "calendar",
+        "previous_day",
         "row_counts",
     }
     assert {"table": "eod_prices", "rows": 0} in result.tables["row_counts"]
@@ -41,11 +43,48 @@ def test_health_reports_a_healthy_store_and_records_its_checks(settings: Setting
     assert checks["append_only"]["detail"] == {"unguarded_tables": []}
 
 
+def _ran(settings: Settings, day: date, outcomes: dict[str, str | None]) -> None:
+    """`stage_runs` as the runner records them: each stage STARTED, then its outcome (None:
+    it never finished)."""
+    rows = []
+    for stage, outcome in outcomes.items():
+        run = {"run_id": uuid.uuid4().hex, "stage": stage, "trading_date": day, "trigger": "test", "detail": {}}
+        rows += [{**run, "event": "STARTED"}] + ([{**run, "event": outcome}] if outcome else [])
+    with service_engine(settings).begin() as conn:
+        append_history(conn, tables.stage_runs, rows)
+
+
+def test_health_says_when_the_previous_trading_days_pipeline_did_not_finish(settings: Settings) -> None:
+    """An adversarial run: the previous trading day's T1 failed at t1_predict and its later
+    stages never ran, yet the next day's health read healthy; only Airflow's failure alert
+    said anything, and nothing when a DAG run never started. It names each stage now."""
+    from pipeline.health import PIPELINE_STAGES
+
+    thursday, friday = date(2026, 11, 19), date(2026, 11, 20)
+    _ran(settings, date(2026, 11, 18), dict.fromkeys(PIPELINE_STAGES, "SUCCEEDED"))
+    _ran(settings, thursday, {"t0_scrape": "SUCCEEDED", "t1_preflight": "SUCCEEDED", "t1_ingest_text": "SKIPPED"})
+    _ran(settings, thursday, {"t1_sentiment": "SUCCEEDED", "t1_features": None, "t1_predict": "FAILED"})
+    result = run_stage("health", friday, settings=settings)
+    assert result.status == "SUCCEEDED" and result.summary["healthy"] is False
+    assert result.summary["failed_checks"] == ["previous_day"]
+    with service_engine(settings).connect() as conn:
+        check = {r["check_name"]: r for r in current_rows(conn, tables.health_checks)}["previous_day"]
+    assert check["detail"] == {
+        "trading_date": "2026-11-19",
+        "failed": ["t1_predict"],
+        "unfinished": ["t1_features"],
+        "not_run": ["t1_monitor", "t1_analysis", "t1_trade"],
+    }
+    _ran(settings, thursday, {"t1_features": "SUCCEEDED", "t1_predict": "SUCCEEDED"})  # the day rerun to the end
+    _ran(settings, thursday, {s: "SUCCEEDED" for s in ("t1_monitor", "t1_analysis", "t1_trade")})
+    assert run_stage("health", friday, settings=settings).summary["healthy"] is True
+
+
 def test_rerunning_a_date_writes_no_duplicate_rows(settings: Settings) -> None:
     run_stage("health", DAY, settings=settings)
     after_first = _count(settings, tables.health_checks)
     run_stage("health", DAY, settings=settings)
-    assert _count(settings, tables.health_checks) == after_first == 5
+    assert _count(settings, tables.health_checks) == after_first == 6
     assert _count(settings, tables.stage_runs) == 4  # STARTED + SUCCEEDED, twice
     with service_engine(settings).connect() as conn:
         done = (
@@ -57,7 +96,7 @@ def test_rerunning_a_date_writes_no_duplicate_rows(settings: Settings) -> None:
             .scalars()
             .all()
         )
-    assert [d["rows_written"] for d in done] == [{"health_checks": 5}, {}]  # what each run inserted, per table
+    assert [d["rows_written"] for d in done] == [{"health_checks": 6}, {}]  # what each run inserted, per table
 
 
 def test_a_changed_store_becomes_a_new_version_of_one_check(settings: Settings) -> None:
