@@ -22,7 +22,9 @@ listing, confirming and rejecting apply the same rule at their own moment.
 
 Confirm re-checks, under the portfolio's lock, at that moment: the suggestion is still
 pending and unexpired; a buy still passes the entry gates with the resulting position and
-is affordable with fees; a sell is still held and sellable under the exit rail. Then it
+is affordable with fees; a sell is still held and sellable under the exit rail; the limit
+price is still within the price band of the latest close, as a manual trade's price must be
+(`trading.within_band`: a plan priced before a split or a move is refused, not booked). Then it
 executes the trade at the limit price (a price at the instrument's tick) with the fees the
 suggestion shows, so the cash it moves is the limit price times the quantity plus those
 fees, and records CONFIRMED with the trade id, atomically.
@@ -53,6 +55,7 @@ from portfolio.executor import Rationale
 from portfolio.ledger import TradeRejected, TradeRequest
 from portfolio.market import known_persistence, market_days
 from portfolio.rails import check_entry, exit_state
+from portfolio.trading import within_band
 from store import tables
 from store.history import append_history, current_rows
 from store.transactions import Respond, answered, write_transaction
@@ -374,6 +377,7 @@ def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: 
                 f"the exit rail allows selling {state.sellable_today} {symbol} now ({', '.join(state.flags)})"
             )
     price = Decimal(suggestion.limit_price)
+    within_band(conn, settings, symbol, suggestion.trading_date, price, "the limit price")
     shown = suggestion.fees  # what the client was shown is what it pays
     fees = fee_schedule(settings).fee((price * quantity).quantize(ledger.CENT)) if shown is None else Decimal(shown)
     recorded = ledger.record_trade(

@@ -267,17 +267,6 @@ def _checked_request(
     if fees < 0:
         raise TradeRejected(f"fees must be zero or more, not {order.fees}")
     trading_date = calendar.session_of(moment)
-    close, close_date = reference_close(conn, symbol, trading_date)
-    band = Decimal(str(settings.trade_price_band))
-    # In whole cents, as a price is given (whole_cents): the lowest and highest prices the
-    # band admits, so the edges a refusal prints are prices the band accepts.
-    low = (close * (1 - band)).quantize(CENTS, rounding=ROUND_CEILING)
-    high = (close * (1 + band)).quantize(CENTS, rounding=ROUND_FLOOR)
-    if not low <= price <= high:
-        raise TradeRejected(
-            f"price {price:,.2f} is outside the day's band {low:,.2f}-{high:,.2f} "
-            f"({band:.0%} around the {close_date.isoformat()} close of {close:,.2f})"
-        )
     return TradeRequest(
         portfolio_id=portfolio_id,
         trading_date=trading_date,
@@ -288,10 +277,32 @@ def _checked_request(
         price=price,
         fees=fees,
         origin="MANUAL",
-        rationale=ManualRationale(reference_close=str(close), reference_date=close_date.isoformat()),
+        rationale=within_band(conn, settings, symbol, trading_date, price),
         idempotency_key=idempotency_key,
         trade_id=f"T-{uuid.uuid4().hex}",
     )
+
+
+def within_band(
+    conn: Connection, settings: Settings, symbol: str, trading_date: date, price: Decimal, name: str = "price"
+) -> ManualRationale:
+    """The close `price` was checked against, or TradeRejected when it lies outside
+    `trade_price_band` of the latest close of `symbol` on or before `trading_date`: the one
+    price band every trade a client books passes (a manual trade's price, a confirmed
+    suggestion's limit, which a split or a move since the plan's close can leave far from
+    the market)."""
+    close, close_date = reference_close(conn, symbol, trading_date)
+    band = Decimal(str(settings.trade_price_band))
+    # In whole cents, as a price is given (whole_cents): the lowest and highest prices the
+    # band admits, so the edges a refusal prints are prices the band accepts.
+    low = (close * (1 - band)).quantize(CENTS, rounding=ROUND_CEILING)
+    high = (close * (1 + band)).quantize(CENTS, rounding=ROUND_FLOOR)
+    if not low <= price <= high:
+        raise TradeRejected(
+            f"{name} {price:,.2f} is outside the day's band {low:,.2f}-{high:,.2f} "
+            f"({band:.0%} around the {close_date.isoformat()} close of {close:,.2f})"
+        )
+    return ManualRationale(reference_close=str(close), reference_date=close_date.isoformat())
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,9 @@ from portfolio.ledger import TradeRejected
 from portfolio.trading import move_cash, open_client_portfolio
 from store import tables
 from store.engine import service_engine
-from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
+from store.history import append_history
+from tests.portfolio.clients import announce_action
+from tests.portfolio.seed import CALENDAR, DAY, price_row, seed_market, seed_predictions
 
 MONDAY = CALENDAR.next_trading_day(DAY)
 MORNING = datetime(2026, 11, 23, 12, 30, tzinfo=UTC)  # 07:30 exchange time
@@ -241,3 +243,30 @@ def test_confirm_just_before_the_close_on_a_replayed_clock(replayed_store) -> No
     with engine.connect() as conn:
         (trade,) = ledger.trade_rows(conn, acme)
     assert trade["trading_date"] == REPLAYED_NEXT and trade["executed_at"] == moment
+
+
+def test_a_limit_a_split_left_behind_is_refused_not_booked(settings: Settings) -> None:
+    """T1 did not score Friday, so Monday's plan is priced on Thursday's close of 50; Friday
+    T0 stored a 2-for-1 split and the close of 25 on the new count. Confirming bought 126
+    shares at 50.55 that were worth 25 (a manual trade at that price is refused by the
+    band): the limit is checked against the latest close by the same band."""
+    engine = service_engine(settings)
+    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}})
+    seed_predictions(
+        engine,
+        CALENDAR.previous_trading_day(DAY),
+        {"LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1}},
+    )
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, [price_row("LIQ", DAY, 25.0, 80_000, 24.95, 25.05)])
+    announce_action(engine, "LIQ", "SPLIT", 2.0, DAY, "2 for 1")
+    acme = open_client_portfolio(engine, "acme")
+    move_cash(engine, acme, "100000", now=MORNING)
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
+    assert pending.limit_price > 50
+    with pytest.raises(TradeRejected, match="the limit price 50.55 is outside the day's band 21.25-28.75"):
+        suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
+    assert _events(engine, pending.suggestion_id) == ["PENDING"]
+    with engine.connect() as conn:
+        assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("100000")
