@@ -218,6 +218,7 @@ def one_kernel() -> Iterator[None]:
 
 
 SAVE_EVERY_SECONDS = 10.0
+AUTOSAVE_SECONDS = 30  # papermill writes a notebook at least this often during a long cell
 ENGINE = "marketintel"  # papermill's nbclient engine, the executed notebook written less often (`_engine`)
 
 
@@ -258,7 +259,7 @@ def _engine() -> str:
         @classmethod
         def execute_notebook(cls, nb: object, kernel_name: str, **kwargs: object) -> object:
             options = {k: kwargs.pop(k) for k in ("output_path", "progress_bar", "log_output") if k in kwargs}
-            manager = Manager(nb, autosave_cell_every=kwargs.pop("autosave_cell_every", 30), **options)
+            manager = Manager(nb, autosave_cell_every=kwargs.pop("autosave_cell_every", AUTOSAVE_SECONDS), **options)
             manager.notebook_start()
             try:
                 cls.execute_managed_notebook(
@@ -344,7 +345,7 @@ def run_stage_notebook(
             shared.shut_down()
         raise
     finally:
-        write_index(settings.runs_dir)
+        write_index(settings.runs_dir, quiet_after=settings.stage_timeout_seconds + AUTOSAVE_SECONDS)
     if shared is not None:
         shared.forget()
     return output

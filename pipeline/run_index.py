@@ -6,12 +6,19 @@ Rewritten whole after every notebook run (a temporary file, then a rename). Each
 notebook's metadata is kept in `runs/.index-cache.json` under the notebook's size and
 modification time, so a rewrite parses only the notebooks written since the last one: a
 year of 2,000-name days is 2 GB of notebooks, which parsing whole after every stage took
-4.2 s a stage."""
+4.2 s a stage.
+
+A notebook without papermill's end and without an error reads RUNNING while it can still
+be running, and UNFINISHED once it has not been written for longer than `quiet_after`
+seconds (the caller's stage time limit and the notebook's save interval): a running stage
+writes its notebook at least that often, so its process ended without papermill recording
+an end (killed, the machine stopped), and the run neither succeeded nor is running."""
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 HEADER = ["| trading date | stage | status | duration | finished (UTC) | notebook |", "|---|---|---|---|---|---|"]
@@ -20,15 +27,18 @@ HEADER = ["| trading date | stage | status | duration | finished (UTC) | noteboo
 CACHE = ".index-cache.json"
 
 
-def write_index(runs_dir: Path) -> Path:
+def write_index(runs_dir: Path, quiet_after: float | None = None) -> Path:
+    """Rewrite `runs_dir`/index.md; `quiet_after`: seconds without a write after which an
+    unended notebook reads UNFINISHED (None: never)."""
     rows = []
     cache, kept = _cache(runs_dir), {}
     executed = [(notebook, _papermill(notebook, cache, kept)) for notebook in runs_dir.glob("*/*.ipynb")]
+    now = time.time()
     executed.sort(key=lambda item: (item[0].parent.name, item[1].get("start_time") or "", item[0].stem))
     # stable: run order kept
     by_date_newest_first = sorted(executed, key=lambda item: item[0].parent.name, reverse=True)
     for notebook, meta in by_date_newest_first:
-        status = "FAILED" if meta.get("exception") else "SUCCEEDED" if meta.get("end_time") else "RUNNING"
+        status = _status(meta, notebook, now, quiet_after)
         duration = f"{meta['duration']:.1f} s" if isinstance(meta.get("duration"), (int, float)) else "-"
         finished = (meta.get("end_time") or "-")[:19].replace("T", " ")
         rows.append(
@@ -43,6 +53,18 @@ def write_index(runs_dir: Path) -> Path:
     runs_dir.mkdir(parents=True, exist_ok=True)
     _replace(runs_dir / CACHE, json.dumps(kept))
     return _replace(runs_dir / "index.md", text)
+
+
+def _status(meta: dict, notebook: Path, now: float, quiet_after: float | None) -> str:
+    if meta.get("exception"):
+        return "FAILED"
+    if meta.get("end_time"):
+        return "SUCCEEDED"
+    try:
+        quiet = now - notebook.stat().st_mtime
+    except OSError:
+        return "RUNNING"
+    return "UNFINISHED" if quiet_after is not None and quiet > quiet_after else "RUNNING"
 
 
 def _replace(path: Path, text: str) -> Path:

@@ -61,6 +61,25 @@ def test_a_rewrite_reads_only_the_notebooks_written_since(tmp_path: Path) -> Non
     assert " | t1_trade | RUNNING | - |" in write_index(tmp_path).read_text()
 
 
+def test_a_notebook_whose_process_ended_unrecorded_reads_unfinished_not_running(tmp_path: Path) -> None:
+    """A stage killed mid-run (SIGKILL, a stopped machine) leaves a notebook without an end:
+    while it could still be written it reads RUNNING; once it has been quiet past the stage's
+    time limit, UNFINISHED. A finished or failed one is what papermill recorded, however old."""
+    killed, live = tmp_path / "2026-11-19" / "t1_trade.ipynb", tmp_path / "2026-11-20" / "t1_trade.ipynb"
+    done = tmp_path / "2026-11-18" / "t1_trade.ipynb"
+    executed(killed, "2026-11-19T21:20:00", None, None)
+    executed(live, "2026-11-20T21:20:00", None, None)
+    executed(done, "2026-11-18T21:20:00", "2026-11-18T21:20:03", 3.0)
+    hour_ago = os.path.getmtime(live) - 3600
+    for old in (killed, done):
+        os.utime(old, (hour_ago, hour_ago))
+    text = write_index(tmp_path, quiet_after=1800).read_text()
+    assert "| 2026-11-19 | t1_trade | UNFINISHED | - | - |" in text
+    assert "| 2026-11-20 | t1_trade | RUNNING | - | - |" in text
+    assert "| 2026-11-18 | t1_trade | SUCCEEDED | 3.0 s |" in text
+    assert "| 2026-11-19 | t1_trade | RUNNING |" in write_index(tmp_path).read_text()  # no limit: never judged
+
+
 def test_run_day_refuses_a_closed_day_in_one_line(settings: Settings) -> None:
     result = subprocess.run(
         [MARKETINTEL, "run-day", "--date", "2026-12-25"], capture_output=True, text=True, timeout=120
