@@ -54,7 +54,8 @@ per year, with the time a name is held (sessions, from the fills).
 `--smooth K` (default 1): the book, its null books and the persistence its Outlook weighs
 with read the expected excess averaged over each name's last K sessions (point in time,
 portfolio/backtest.py `smoothed`). `--grid` replaces dimensions of the selection's grid
-and can add K as one ('hold=5,20,60 swaps=1,2 names=15 smooth=1,10,40'); `--first-seed`
+and can add K as one ('hold=5,20,60 swaps=1,2 names=15 smooth=1,10,40'), and the sessions
+between rebalances (`rebalance=1,5`; `--rebalance` for one book); `--first-seed`
 starts the random books' seeds elsewhere (a second set, to see the seeds' own noise).
 Each selection row counts the model book's sells by reason (`sells_*`).
 
@@ -109,6 +110,9 @@ GRID = {"hold": (5, 10, 20, 30, 40, 60), "swaps": (1, 2, 3), "trim": (None, 2.0)
 # A further dimension `--grid` can add: the sessions the expected excess is averaged over
 # (portfolio/backtest.py `smoothed`; 1: each day's own, the default).
 SMOOTH = (1,)
+# And the sessions between rebalances (Mandate.rebalance_every; 5, the retrain cadence, the
+# default): a short-lived signal's large gaps appear and fade between two rebalance days.
+REBALANCE = (5,)
 MIN_EXPOSURE = 0.8
 MAX_TURNOVER = 1.5
 LABEL_CUT = 62  # sessions of closes kept past the span: the labels' and the persistence windows' ends
@@ -262,7 +266,7 @@ def selection(signals: dict[int, tuple[pd.DataFrame, dict]], fees, benchmarks: d
         days={(k, n): prepare_days(signals[k][0], rate, HORIZON_OF_MODEL, n, signals[k][1]) for k, n in pairs},
         decided={(k, n): decided_frame(signals[k][0], rate, HORIZON_OF_MODEL, n) for k, n in pairs},
     )
-    combos = list(itertools.product(grid["smooth"], *(grid[k] for k in GRID)))
+    combos = list(itertools.product(grid["smooth"], grid["rebalance"], *(grid[k] for k in GRID)))
     with multiprocessing.get_context("fork").Pool(max(1, min(args.workers, len(combos)))) as pool:
         rows = []
         for row in pool.imap(_selected_row, combos):
@@ -287,9 +291,9 @@ def _selected_row(combo: tuple) -> dict:
     from portfolio.book import Mandate
     from portfolio.nulls import NullPlan, Replay, mean_returns, null_books, percentile, replay_book
 
-    smooth, hold, swaps, trim, names = combo
+    smooth, rebalance, hold, swaps, trim, names = combo
     s, cash = _SELECTING, _SELECTING["args"].cash
-    mandate = Mandate(names=names, swaps=swaps, hold=hold, trim=trim)
+    mandate = Mandate(names=names, swaps=swaps, hold=hold, trim=trim, rebalance_every=rebalance)
     days, decided = s["days"][smooth, names], s["decided"][smooth, names]
     replay = Replay(days, decided, s["fees"], mandate, "costed", cash, HORIZON_OF_MODEL)
     model, _ = replay_book(replay)
@@ -303,6 +307,7 @@ def _selected_row(combo: tuple) -> dict:
     ratios = [t.get("information_ratio") for t in theirs]
     return {
         "smooth": smooth,
+        "rebalance": rebalance,
         "hold": hold,
         "swaps": swaps,
         "trim": trim,
@@ -365,6 +370,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--swaps", type=int, default=None, help="... its replacements per rebalance")
     parser.add_argument("--trim", default=None, help="... its trim in slots, or none")
     parser.add_argument("--names", type=int, default=None, help="... its names")
+    parser.add_argument("--rebalance", type=int, default=None, help="... its sessions between rebalances")
     settings = get_settings()
     parser.add_argument(
         "--delist-after",
@@ -399,7 +405,7 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
 def grid_of(text: str | None, smooth: int = 1) -> dict:
     """GRID with the dimensions `text` names replaced ('hold=5,20 trim=2,none smooth=1,10';
     `smooth` defaults to `--smooth`)."""
-    grid = {**GRID, "smooth": (smooth,)}
+    grid = {**GRID, "smooth": (smooth,), "rebalance": REBALANCE}
     for part in (text or "").split():
         key, _, values = part.partition("=")
         if key not in grid or not values:
@@ -581,6 +587,8 @@ def mandate_of(args: argparse.Namespace):
     from portfolio.book import Mandate
 
     changes = {k: getattr(args, k) for k in ("hold", "swaps", "names") if getattr(args, k) is not None}
+    if args.rebalance is not None:
+        changes["rebalance_every"] = args.rebalance
     if args.trim is not None:
         changes["trim"] = None if args.trim.lower() == "none" else float(args.trim)
     return replace(Mandate(), **changes)

@@ -53,6 +53,7 @@ def test_the_selection_grid_takes_the_dimensions_named_and_refuses_others() -> N
         assert grid["hold"] == (5, 20) and grid["trim"] == (2.0, None) and grid["smooth"] == (1, 10)
         assert grid["swaps"] == backtest.GRID["swaps"] and grid["names"] == backtest.GRID["names"]
         assert backtest.grid_of(None, smooth=5)["smooth"] == (5,)
+        assert backtest.grid_of(None)["rebalance"] == (5,) and backtest.grid_of("rebalance=1,5")["rebalance"] == (1, 5)
         for bad in ("horizon=5", "hold=", "hold"):
-            with pytest.raises(ValueError, match="one of hold, swaps, trim, names, smooth"):
+            with pytest.raises(ValueError, match="one of hold, swaps, trim, names, smooth, rebalance"):
                 backtest.grid_of(bad)
