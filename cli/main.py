@@ -425,9 +425,17 @@ def notify_deliver(
 
 @app.command("monitor")
 @one_line_errors
-def monitor() -> None:
-    """The model monitor's latest day: the overall state, then each check on one line
-    (state, check, figure against its WATCH / ALERT thresholds, since, note)."""
+def monitor(
+    check: bool = typer.Option(
+        False,
+        "--check",
+        help="Exit 2 when the state is ALERT, when predicted days were not monitored, or when the monitor "
+        "never ran (for cron and alerting); 0 otherwise.",
+    ),
+) -> None:
+    """The model monitor's latest day: the overall state (and how many predicted days since
+    it were not monitored), then each check on one line (state, check, figure against its
+    WATCH / ALERT thresholds, since, note)."""
     from desk import Desk
     from store.migrations import require_current_schema
 
@@ -437,12 +445,21 @@ def monitor() -> None:
         state = desk.monitor_state(conn)
     for line in monitor_lines(state):
         typer.echo(line)
+    if check and (state["state"] in (None, "ALERT") or state["unmonitored_days"]):
+        raise typer.Exit(2)
 
 
 def monitor_lines(state: dict) -> list[str]:
+    behind = state["unmonitored_days"]
+    since = (
+        f"; {behind} predicted day{'s' if behind != 1 else ''} not monitored, the latest "
+        f"{state['latest_predicted'].isoformat()}"
+        if behind
+        else ""
+    )
     if state["state"] is None:
-        return [f"monitor: no state yet ({state['reason']})"]
-    lines = [f"monitor {state['trading_date'].isoformat()}: {state['state']}"]
+        return [f"monitor: no state yet ({state['reason']}){since}"]
+    lines = [f"monitor {state['trading_date'].isoformat()}: {state['state']}{since}"]
     for c in state["checks"]:
         figure = f"{c['measure'].split(':')[0]} " + ("-" if c["figure"] is None else f"{c['figure']:.4f}")
         bounds = (

@@ -111,6 +111,8 @@ class MonitorState(TypedDict):
     trading_date: date | None
     reason: str | None
     checks: list[MonitorCheck]
+    latest_predicted: date | None
+    unmonitored_days: int
 
 
 class Performance(TypedDict):
@@ -166,12 +168,14 @@ def monitor_state(conn: Connection) -> MonitorState:
     and a `note` that reads the check in words (or says why its figure is missing)."""
     m = tables.monitor_checks.c
     day = conn.execute(select(func.max(m.trading_date))).scalar()
+    behind = _unmonitored(conn, day)
     if day is None:
         return {
             "state": None,
             "trading_date": None,
             "checks": [],
             "reason": "the monitor has not run yet: T1's t1_monitor stage checks each trading day",
+            **behind,
         }
     order = ["input_drift", "score_drift", "live_accuracy", "live_brier", "live_calibration"]
     rows = sorted(
@@ -185,7 +189,23 @@ def monitor_state(conn: Connection) -> MonitorState:
         "trading_date": day,
         "reason": None,
         "checks": [_check(r) for r in rows],
+        **behind,
     }
+
+
+def _unmonitored(conn: Connection, day: date | None) -> dict:
+    """`latest_predicted` (the latest trading day with stored predictions) and
+    `unmonitored_days` (the days with predictions after the monitor's latest day, `day`;
+    every predicted day when it never ran): a state the monitor last wrote weeks ago is that
+    old, not today's."""
+    p = tables.predictions.c
+    where = [] if day is None else [p.trading_date > day]
+    count, latest = conn.execute(
+        select(func.count(func.distinct(p.trading_date)), func.max(p.trading_date)).where(*where)
+    ).one()
+    if latest is None and day is not None:
+        latest = conn.execute(select(func.max(p.trading_date))).scalar()
+    return {"latest_predicted": latest, "unmonitored_days": int(count)}
 
 
 def _check(row: MonitorCheckRow) -> MonitorCheck:

@@ -456,6 +456,11 @@ class ModelMonitor(ApiModel):
     trading_date: date | None = Field(description="The day the monitor last checked.")
     checks: list[MonitorCheck]
     reason: str | None = Field(description="Why there is no monitor state yet.")
+    latest_predicted: date | None = Field(description="The latest trading day with stored predictions.")
+    unmonitored_days: int = Field(
+        description="Trading days with stored predictions after `trading_date` (every predicted day before the "
+        "monitor's first run): above 0, the state is that old, and the days after it were not checked."
+    )
 
 
 class Performance(ApiModel):
@@ -520,6 +525,8 @@ class Performance(ApiModel):
                         "note": "not enough live outcomes",
                     },
                 ],
+                "latest_predicted": "2026-11-20",
+                "unmonitored_days": 0,
             },
         }
     )

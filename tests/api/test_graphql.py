@@ -250,7 +250,7 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
             api,
             f"""{{ modelPerformance {{ modelId trainedThrough trainingRows horizonDays layer1Backend
         layer1IsFallback validation {{ {record} }} live {{ {record} }} """
-            f"""monitor {{ state tradingDate reason checks {{ check
+            f"""monitor {{ state tradingDate reason latestPredicted unmonitoredDays checks {{ check
         kind state level figure measure watchThreshold alertThreshold worseWhen since note }} }} }} }}""",
             key,
         )["modelPerformance"]

@@ -254,6 +254,7 @@ def test_a_broken_input_feed_alerts_after_the_persistence_days_and_signs_its_web
     assert cli.exit_code == 0, cli.output
     lines = cli.output.splitlines()
     assert lines[0] == f"monitor {LIVE[-1].isoformat()}: ALERT" and len(lines) == 1 + 19
+    assert CliRunner().invoke(app_cli, ["monitor", "--check"]).exit_code == 2  # ALERT: a cron job hears it
     assert any(line.startswith("ALERT  input:layer1_p_up") and f"since {LIVE[1].isoformat()}" in line for line in lines)
     health = run_stage("health", LIVE[-1], settings=settings).summary
     assert health["model_monitor"] == ALERT and "input:layer1_p_up" in health["model_monitor_alerts"]

@@ -4,12 +4,14 @@ reads; a check without a figure says why."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
+from typer.testing import CliRunner
 
+from api.graphql.types.model_performance import ModelPerformance
 from api.schemas.portfolio import Performance
-from cli.main import monitor_lines
+from cli.main import app, monitor_lines
 from market.settings import Settings
 from store import tables
 from store.engine import service_engine
@@ -67,3 +69,43 @@ def test_each_check_says_what_it_measures_and_which_way_is_worse(settings: Setti
         "input:market_breadth" in line and "tail_share 0.4000 (worse below: watch 0.05" in line for line in lines
     )
     assert any("live_accuracy" in line and line.endswith("accuracy -  not enough live outcomes") for line in lines)
+
+
+def _checks(day: date, state: str = "OK") -> list[dict]:
+    return [
+        {"trading_date": day, "check_name": "score", "kind": "score_drift", "level": state, "state": state}
+        | {"figure": 0.01, "watch_threshold": 0.1, "alert_threshold": 0.25, "since": None, "figures": {}}
+    ]
+
+
+def _predicted(day: date) -> dict:
+    return {"symbol": "AAA", "trading_date": day, "model_id": "m", "horizon_days": 5, "score": 50.0}
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_state_the_monitor_wrote_before_the_latest_predictions_says_how_far_behind(settings: Settings) -> None:
+    """Predictions stored for two trading days after the monitor's last day (its stage failed
+    or never ran): the state is that old, and every surface says so; `monitor --check` exits 2
+    for a cron job, and 0 once the monitor has checked the latest day."""
+    later = [DAY + timedelta(days=3), DAY + timedelta(days=4)]
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        append_history(conn, tables.predictions, [_predicted(d) for d in [DAY, *later]])
+    with engine.connect() as conn:
+        never = monitor_state(conn)
+    assert (never["state"], never["unmonitored_days"], never["latest_predicted"]) == (None, 3, later[-1])
+    with engine.begin() as conn:
+        append_history(conn, tables.monitor_checks, _checks(DAY))
+    with engine.connect() as conn:
+        state = monitor_state(conn)
+        served = Performance.model_validate(performance(conn))
+        graph = ModelPerformance.from_record(performance(conn))
+    assert (state["state"], state["unmonitored_days"], state["latest_predicted"]) == ("OK", 2, later[-1])
+    assert served.monitor.unmonitored_days == 2 and served.monitor.latest_predicted == later[-1]
+    assert graph.monitor.unmonitored_days == 2
+    assert monitor_lines(state)[0] == "monitor 2026-11-20: OK; 2 predicted days not monitored, the latest 2026-11-24"
+    assert CliRunner().invoke(app, ["monitor"]).exit_code == 0
+    assert CliRunner().invoke(app, ["monitor", "--check"]).exit_code == 2
+    with engine.begin() as conn:
+        append_history(conn, tables.monitor_checks, _checks(later[-1]))
+    assert CliRunner().invoke(app, ["monitor", "--check"]).exit_code == 0

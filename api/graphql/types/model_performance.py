@@ -92,6 +92,11 @@ class ModelMonitor:
     trading_date: date | None
     checks: list[MonitorCheck]
     reason: str | None
+    latest_predicted: date | None = strawberry.field(description="The latest trading day with stored predictions.")
+    unmonitored_days: int = strawberry.field(
+        description="Trading days with stored predictions after tradingDate (every predicted day before the "
+        "monitor's first run): above 0, the state is that old."
+    )
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ModelMonitor:
