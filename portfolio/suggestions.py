@@ -27,8 +27,10 @@ price is still within the price band of the latest close, as a manual trade's pr
 (`trading.within_band`: a plan priced before a split or a move is refused, not booked). Then it
 executes the trade at the limit price (a price at the instrument's tick) with the fees the
 suggestion shows, so the cash it moves is the limit price times the quantity plus those
-fees, and records CONFIRMED with the trade id, atomically.
-Reject records REJECTED. Another portfolio's suggestion is "not found", never "forbidden".
+fees, and records CONFIRMED with the trade id, atomically. A confirmation retried (a client
+whose answer was lost) is answered as the first one was, with the trade id that CONFIRMED
+event stored, and books nothing; every other decision of a suggestion no longer pending is
+a conflict. Reject records REJECTED. Another portfolio's suggestion is "not found", never "forbidden".
 Each state is an appended `suggestion_events` row.
 """
 
@@ -101,9 +103,10 @@ class Suggestion:
     trade_id: str | None = None
 
     @classmethod
-    def of(cls, row: Mapping[str, object], state: str | None) -> Suggestion:
+    def of(cls, row: Mapping[str, object], state: str | None, trade_id: str | None = None) -> Suggestion:
         """From a `suggestions` row (its own columns; the history's are left out)."""
-        return cls(**{f.name: row[f.name] for f in fields(cls) if f.name not in ("state", "trade_id")}, state=state)
+        own = {f.name: row[f.name] for f in fields(cls) if f.name not in ("state", "trade_id")}
+        return cls(**own, state=state, trade_id=trade_id)
 
     def decided(self, state: str, trade_id: str | None = None) -> Suggestion:
         return Suggestion(**{**vars(self), "state": state, "trade_id": trade_id})
@@ -271,15 +274,21 @@ def expire_stale(engine: Engine, day: date, now: datetime) -> int:
 
 
 def _state(conn: Connection, sid: str) -> str | None:
+    return _decision(conn, sid)[0]
+
+
+def _decision(conn: Connection, sid: str) -> tuple[str | None, str | None]:
+    """The state the suggestion's events give, and the trade its CONFIRMED event stored."""
     events = {
-        e["state"]
+        e["state"]: e["trade_id"]
         for e in current_rows(conn, tables.suggestion_events, where=[tables.suggestion_events.c.suggestion_id == sid])
     }
-    return next((s for s in TERMINAL if s in events), "PENDING" if "PENDING" in events else None)
+    state = next((s for s in TERMINAL if s in events), "PENDING" if "PENDING" in events else None)
+    return state, events.get("CONFIRMED")
 
 
 def _view(conn: Connection, row: Mapping[str, object], now: datetime) -> Suggestion:
-    suggestion = Suggestion.of(row, _state(conn, str(row["suggestion_id"])))
+    suggestion = Suggestion.of(row, *_decision(conn, str(row["suggestion_id"])))
     if suggestion.state == "PENDING" and is_expired(suggestion, now):
         return suggestion.decided("EXPIRED")
     return suggestion
@@ -336,11 +345,15 @@ def _decide(
     engine: Engine, portfolio_id: str, sid: str, now: datetime, confirm: Settings | None, respond: Respond
 ) -> Suggestion:
     """Confirm (with the settings the re-checks read) or reject (None), answering from inside
-    the transaction (store.transactions.answered). A suggestion that is not pending at `now`
-    is a ConflictError and writes nothing (one already expired by the clock is recorded
-    EXPIRED by T2's `expire_stale`; listing applies the same rule)."""
+    the transaction (store.transactions.answered). A confirmation retried (its answer lost)
+    is answered as the first one was, with the trade its CONFIRMED event stored, and writes
+    nothing. Any other suggestion that is not pending at `now` is a ConflictError and writes
+    nothing (one already expired by the clock is recorded EXPIRED by T2's `expire_stale`;
+    listing applies the same rule)."""
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         suggestion = _owned(conn, portfolio_id, sid, now)
+        if confirm is not None and suggestion.state == "CONFIRMED":
+            return answered(suggestion, respond)
         if suggestion.state != "PENDING":
             raise ConflictError(f"suggestion '{sid}' is {suggestion.state}, not PENDING")
         if confirm is None:

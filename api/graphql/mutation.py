@@ -131,7 +131,10 @@ class Mutation:
 
         return await _expected(act)
 
-    @strawberry.mutation(description="Execute a pending suggestion after re-checking cash, holdings and the rails.")
+    @strawberry.mutation(
+        description="Execute a pending suggestion after re-checking cash, holdings and the rails; a retry of a "
+        "confirmation already made answers it again (the same trade) and books nothing."
+    )
     async def confirm_suggestion(self, info: Info, suggestion_id: strawberry.ID) -> SuggestionResult:
         return await _decided(info, info.context.svc.desk.confirm_suggestion, suggestion_id)
 

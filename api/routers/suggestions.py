@@ -33,7 +33,9 @@ async def pending(svc: ServicesDep, caller: CallerDep, conn: ConnDep, page: pagi
 @router.post("/{suggestion_id}/confirm", response_model=Suggestion, responses=problems(*KEYED, 404, 409))
 def confirm(svc: ServicesDep, caller: CallerDep, conn: ConnDep, suggestion_id: str = SUGGESTION_ID) -> Response:
     """Execute the suggestion as a trade after re-checking cash, holdings and the rails;
-    404 for an id not in the caller's portfolio, 409 when it is no longer pending."""
+    404 for an id not in the caller's portfolio, 409 when it is no longer pending. A retry of
+    a confirmation already made (its answer lost) gets that answer again, the same trade,
+    and books nothing."""
     pid = caller_portfolio_on(conn, svc, caller)
     conn.release()  # the write takes its own locked transaction: one connection at a time
     return svc.desk.confirm_suggestion(pid, suggestion_id, written(Suggestion))

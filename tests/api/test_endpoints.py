@@ -309,6 +309,8 @@ def test_suggestions_confirm_reject_and_isolation(api: Api) -> None:
     assert_problem(api.admin("POST", f"/api/suggestions/{sid}/reject"), 404)  # not in the house portfolio either
     confirmed = api.acme("POST", f"/api/suggestions/{sid}/confirm")
     assert confirmed.status_code == 200 and confirmed.json()["state"] == "CONFIRMED" and confirmed.json()["trade_id"]
+    retried = api.acme("POST", f"/api/suggestions/{sid}/confirm")  # the first answer was lost: the same trade
+    assert retried.status_code == 200 and retried.json() == confirmed.json()
     assert_problem(api.acme("POST", f"/api/suggestions/{sid}/reject"), 409, "CONFIRMED")
     assert api.acme("GET", "/api/suggestions").json()["items"] == []
     (trade,) = api.acme("GET", "/api/portfolio/trade").json()["items"]

@@ -404,6 +404,12 @@ def test_suggestion_mutations_and_their_typed_failures(api: Api) -> None:
     assert beta["__typename"] == "NotFound"  # another client's suggestion is not in the caller's portfolio
     confirmed = data(api, SUGGESTION_MUTATION % "confirmSuggestion", key, {"id": pending})["confirmSuggestion"]
     assert confirmed["__typename"] == "Suggestion" and confirmed["state"] == "CONFIRMED" and confirmed["tradeId"]
+    retried = data(api, SUGGESTION_MUTATION % "confirmSuggestion", key, {"id": pending})["confirmSuggestion"]
+    assert retried == confirmed  # the first answer was lost: the same trade, booked once
+    rest = api.acme("POST", f"/api/suggestions/{pending}/confirm")  # REST's retry answers it too
+    assert rest.status_code == 200 and snake({k: v for k, v in confirmed.items() if k != "__typename"}) == {
+        k: rest.json()[k] for k in ("suggestion_id", "state", "trade_id")
+    }
     assert [t["trade_id"] for t in api.acme("GET", "/api/portfolio/trade").json()["items"]] == [confirmed["tradeId"]]
     twice = data(api, SUGGESTION_MUTATION % "rejectSuggestion", key, {"id": pending})["rejectSuggestion"]
     assert twice["__typename"] == "Conflict" and "CONFIRMED" in twice["message"]

@@ -65,7 +65,7 @@ def _events(engine, sid):
         ]
 
 
-def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store) -> None:
+def test_generate_once_confirm_executes_and_a_retried_confirm_answers_the_same_trade(store) -> None:
     engine, settings, acme, other = store
     # The stage judges expiry on its own clock, Monday 07:00 (whenever it really runs); the
     # suggestions expire at Monday's close on the reader's clock (test_reject_unknown_foreign_and_expired).
@@ -93,11 +93,18 @@ def test_generate_once_confirm_executes_and_a_second_confirm_conflicts(store) ->
         fee = sum(to_cents(gross * Decimal(rate)) for rate in ("0.0032", "0.0003", "0.005"))
         assert ledger.cash_balance(conn, acme) == 100_000 - gross - fee
     assert trade["origin"] == "SUGGESTION" and trade["trade_id"] == done.trade_id
-    with pytest.raises(ConflictError, match="is CONFIRMED, not PENDING"):
-        suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
+    # a client whose answer was lost retries: the first confirmation's answer, nothing booked
+    # again (after the close too: the trade was made before it)
+    for moment in (MORNING, AFTER_CLOSE):
+        assert suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=moment) == done
+    with pytest.raises(NotFoundError):  # another portfolio retrying it is still not found
+        suggestions.confirm(engine, settings, CALENDAR, other, pending.suggestion_id, now=MORNING)
     with pytest.raises(ConflictError, match="is CONFIRMED"):
         suggestions.reject(engine, acme, pending.suggestion_id, now=MORNING)
     assert _events(engine, pending.suggestion_id) == ["PENDING", "CONFIRMED"]
+    with engine.connect() as conn:
+        assert [t["trade_id"] for t in ledger.trade_rows(conn, acme)] == [done.trade_id]
+        assert ledger.cash_balance(conn, acme) == 100_000 - gross - fee
 
 
 def test_reject_unknown_foreign_and_expired(store) -> None:
@@ -141,6 +148,8 @@ def test_reject_records_and_the_next_morning_expires_the_rest(store) -> None:
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
     (mine,) = suggestions.list_pending(engine, acme, now=MORNING)
     assert suggestions.reject(engine, acme, mine.suggestion_id, now=MORNING).state == "REJECTED"
+    with pytest.raises(ConflictError, match="is REJECTED, not PENDING"):  # only a confirmation is retried
+        suggestions.confirm(engine, settings, CALENDAR, acme, mine.suggestion_id, now=MORNING)
     (theirs,) = suggestions.list_pending(engine, house, now=MORNING)
     tuesday = CALENDAR.next_trading_day(MONDAY)
     assert suggestions.generate(engine, settings, tuesday, now=AFTER_CLOSE + timedelta(hours=12)).expired == 1
