@@ -13,8 +13,8 @@ dividend with an ex-date on or before `through` that the portfolio was entitled 
 effective at the ex-date's close (so the day's valuation sees the cash beside the lower
 price) and noted with what it pays for. It runs where a portfolio's cash is about to be
 used: the AI executor before it plans a day, T2 before it plans a client's suggestions,
-a manual trade, deposit or withdrawal before its balance check; always inside the
-portfolio's write lock. It is idempotent (the entry id names portfolio, symbol and
+a manual trade, a suggestion's confirmation, a deposit or withdrawal before its balance
+check; always inside the portfolio's write lock. It is idempotent (the entry id names portfolio, symbol and
 ex-date), and append-only: a notice corrected later (another amount for the same key) is
 settled by a further entry for the difference, never by rewriting the first.
 

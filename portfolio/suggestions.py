@@ -24,13 +24,16 @@ Confirm re-checks, under the portfolio's lock, at that moment: the suggestion is
 pending and unexpired; a buy still passes the entry gates with the resulting position and
 is affordable with fees; a sell is still held and sellable under the exit rail; the limit
 price is still within the price band of the latest close, as a manual trade's price must be
-(`trading.within_band`: a plan priced before a split or a move is refused, not booked). Then it
-executes the trade at the limit price (a price at the instrument's tick) with the fees the
-suggestion shows, so the cash it moves is the limit price times the quantity plus those
-fees, and records CONFIRMED with the trade id, atomically. A confirmation retried (a client
-whose answer was lost) is answered as the first one was, with the trade id that CONFIRMED
-event stored, and books nothing; every other decision of a suggestion no longer pending is
-a conflict. Reject records REJECTED. Another portfolio's suggestion is "not found", never "forbidden".
+(`trading.within_band`: a plan priced before a split or a move is refused, not booked).
+Before the ledger's cash check it credits the dividends owed up to the trading date, as a
+manual trade does (a buy may spend a dividend paid since T2, never one a correction takes
+back). Then it executes the trade at the limit price (a price at the instrument's tick)
+with the fees the suggestion shows, so the cash it moves is the limit price times the
+quantity plus those fees, and records CONFIRMED with the trade id, atomically. A
+confirmation retried (a client whose answer was lost) is answered as the first one was,
+with the trade id that CONFIRMED event stored, and books nothing; every other decision of
+a suggestion no longer pending is a conflict.
+Reject records REJECTED. Another portfolio's suggestion is "not found", never "forbidden".
 Each state is an appended `suggestion_events` row.
 """
 
@@ -393,6 +396,7 @@ def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: 
     within_band(conn, settings, symbol, suggestion.trading_date, price, "the limit price")
     shown = suggestion.fees  # what the client was shown is what it pays
     fees = fee_schedule(settings).fee((price * quantity).quantize(ledger.CENT)) if shown is None else Decimal(shown)
+    dividends.credit_dividends(conn, portfolio_id, suggestion.trading_date)  # a buy may spend them, not a reversal
     recorded = ledger.record_trade(
         conn,
         TradeRequest(

@@ -279,3 +279,32 @@ def test_a_limit_a_split_left_behind_is_refused_not_booked(settings: Settings) -
     assert _events(engine, pending.suggestion_id) == ["PENDING"]
     with engine.connect() as conn:
         assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("100000")
+
+
+def test_a_confirmation_credits_the_dividends_first_so_a_reversal_owed_is_not_spent(store) -> None:
+    """Confirm credits the dividends owed up to the suggestion's trading date before its
+    cash check, as a manual trade, deposit and withdrawal do: a dividend the exchange
+    withdrew after T2 paid it is taken back first, so the buy cannot spend it."""
+    engine, settings, acme, _ = store
+    from portfolio.trading import ManualTrade, place_manual_trade
+
+    place_manual_trade(
+        engine, settings, CALENDAR, acme, ManualTrade("buy", "OUT", 100, 20), now=MORNING - timedelta(days=3)
+    )
+    announce_action(engine, "OUT", "DIVIDEND", 1.0, MONDAY, "interim")
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)  # credits the 100 first
+    buy = next(p for p in suggestions.list_pending(engine, acme, now=MORNING) if p.side == "BUY")
+    cost = buy.limit_price * buy.quantity + buy.fees
+    with engine.connect() as conn:
+        spare = ledger.cash_balance(conn, acme) - cost - 50  # the buy and 50 more
+    move_cash(engine, acme, -spare, now=MORNING)
+    announce_action(engine, "OUT", "DIVIDEND", None, MONDAY, "withdrawn")  # the 100 are owed back
+    with pytest.raises(TradeRejected, match=f"cash is {cost - 50:,.2f}"):
+        suggestions.confirm(engine, settings, CALENDAR, acme, buy.suggestion_id, now=MORNING)
+    assert _events(engine, buy.suggestion_id) == ["PENDING"]
+    with engine.connect() as conn:  # refused whole: the trade and what the reversal took
+        assert ledger.cash_balance(conn, acme) == cost + 50
+    move_cash(engine, acme, "50", now=MORNING)  # the reversal takes its 100 first, so the buy is affordable
+    done = suggestions.confirm(engine, settings, CALENDAR, acme, buy.suggestion_id, now=MORNING)
+    with engine.connect() as conn:
+        assert ledger.cash_balance(conn, acme) == 0 and done.state == "CONFIRMED"
