@@ -14,7 +14,7 @@ from sqlalchemy import Connection, select
 
 from market.clock import exchange_iso
 from market.contract import JsonOf
-from market.money import Fraction, Money, Price, Shares
+from market.money import Fraction, Money, Price, Shares, to_cents
 from portfolio import ledger
 from portfolio.ai import ExecutedDay
 from portfolio.executor import Rationale
@@ -67,7 +67,8 @@ class AISummary(PortfolioSummary):
 
 class TradeView(TypedDict):
     """A booked trade as the history pages and the audit trail show it (the exchange-time
-    timestamp, no offset; its value at the booked price, in cents)."""
+    timestamp, no offset; its value at the booked price, in cents rounded as the ledger rounds
+    the cash the trade moved: market.money.to_cents, half up)."""
 
     trade_id: str
     trading_date: date
@@ -194,7 +195,7 @@ def _trade(t: Mapping) -> TradeView:  # a trades row (portfolio.rows.TradeRow), 
         "quantity": int(t["quantity"]),
         "price": t["price"],
         "fees": t["fees"],
-        "value": (t["price"] * int(t["quantity"])).quantize(CENTS),
+        "value": to_cents(t["price"] * int(t["quantity"])),  # the ledger's rounding of the cash it moved
         "origin": t["origin"],
         "rationale": t["rationale"],
     }

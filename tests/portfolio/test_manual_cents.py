@@ -59,3 +59,21 @@ def test_the_ledger_refuses_a_sub_cent_manual_price_and_keeps_a_priced_fill() ->
         )
     fill = ledger.check_trade(TradeRequest(**{**vars(request), "origin": "AI"}), [], [], Decimal(1000))
     assert fill.row["price"] == Decimal("52.001") and fill.gross == Decimal("156.00")
+
+
+def test_a_trade_shows_the_value_the_ledger_moved_for_a_price_with_more_decimals(settings: Settings) -> None:
+    """A fill the service priced (six decimals) moves its gross rounded to the cent half up
+    (market.money.to_cents); the trade history shows that value, not one rounded half to
+    even: 52.005 x 1 moved 52.01 and was shown as 52.00."""
+    from views.portfolio import trade_history
+
+    engine, _, portfolio_id = clients.open_funded_client(settings, "10000", NOW)
+    request = TradeRequest(portfolio_id, date(2026, 11, 20), NOW, "AAA", "BUY", 1, Decimal("52.005"), trade_id="T-1")
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        ledger.record_trade(conn, TradeRequest(**{**vars(request), "origin": "AI"}))
+    with engine.connect() as conn:
+        (shown,) = trade_history(conn, portfolio_id)
+        moved = conn.execute(
+            select(tables.cash_entries.c.amount).where(tables.cash_entries.c.entry_id == "T-1:gross")
+        ).scalar_one()
+    assert shown["value"] == -moved == Decimal("52.01")
