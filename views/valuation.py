@@ -22,7 +22,7 @@ from decimal import Decimal
 from sqlalchemy import Connection
 
 from market.contract import described
-from market.money import Money, Shares
+from market.money import Money, Shares, to_cents
 from market.settings import get_settings
 from portfolio import ledger
 from portfolio.delisting import DELISTED, BookView, book_view, stored_absences, stored_rule
@@ -30,7 +30,6 @@ from portfolio.market import market_days
 from portfolio.rails import MarketDay, exit_state, illiquid_discount
 from store.splits import stored_splits
 
-CENTS = Decimal("0.01")
 # What a position's pending fields mean, written once for REST's and GraphQL's descriptions.
 PENDING_QUANTITY = (
     "Of `quantity`, the shares of trades booked for a session after the current one (a suggestion confirmed "
@@ -112,20 +111,20 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
     positions, discounts = [], {}
     for symbol, position in sorted(open_positions.items()):
         price, flags, discount = _priced(view, market.get(symbol), position)
-        value = (price * position.quantity).quantize(CENTS)
+        value = to_cents(price * position.quantity)
         if discount:
             discounts[symbol] = round(discount, 2)
         positions.append(
             PositionValue(
                 symbol=symbol,
                 quantity=position.quantity,
-                cost_basis=position.cost_basis.quantize(CENTS),
+                cost_basis=to_cents(position.cost_basis),
                 average_cost=position.average_cost,
                 purchase_date=position.opened_on,
                 price=price,
                 market_value=value,
-                unrealized_pnl=(value - position.cost_basis).quantize(CENTS),
-                realized_pnl=position.realized_pnl.quantize(CENTS),
+                unrealized_pnl=to_cents(value - position.cost_basis),
+                realized_pnl=to_cents(position.realized_pnl),
                 flags=flags,
                 **pending.get(symbol, {}),
             )
@@ -135,13 +134,13 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
     return PortfolioValuation(
         portfolio_id=portfolio_id,
         as_of=day,
-        cash=cash.quantize(CENTS),
+        cash=to_cents(cash),
         market_value=market_value,
-        equity=equity.quantize(CENTS),
-        liquid_equity=(equity - Decimal(str(sum(discounts.values())))).quantize(CENTS),
+        equity=to_cents(equity),
+        liquid_equity=to_cents(equity - Decimal(str(sum(discounts.values())))),
         illiquid_discounts=discounts,
         unrealized_pnl=sum((p.unrealized_pnl for p in positions), Decimal(0)),
-        realized_pnl=sum((p.realized_pnl for p in book.values()), Decimal(0)).quantize(CENTS),
+        realized_pnl=to_cents(sum((p.realized_pnl for p in book.values()), Decimal(0))),
         positions=tuple(positions),
     )
 

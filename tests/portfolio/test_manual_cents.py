@@ -77,3 +77,19 @@ def test_a_trade_shows_the_value_the_ledger_moved_for_a_price_with_more_decimals
             select(tables.cash_entries.c.amount).where(tables.cash_entries.c.entry_id == "T-1:gross")
         ).scalar_one()
     assert shown["value"] == -moved == Decimal("52.01")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_positions_cost_is_shown_as_the_ledger_moved_it(settings: Settings) -> None:
+    """The portfolio's valuation rounds money as the ledger stores it (half up,
+    market.money.to_cents): a position bought at 52.005 cost the 52.01 the ledger took, and
+    was shown costing 52.00 (half to even)."""
+    from views.valuation import portfolio_view
+
+    engine, _, portfolio_id = clients.open_funded_client(settings, "10000", NOW)
+    request = TradeRequest(portfolio_id, date(2026, 11, 20), NOW, "AAA", "BUY", 1, Decimal("52.005"), trade_id="T-1")
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        ledger.record_trade(conn, TradeRequest(**{**vars(request), "origin": "AI"}))
+    with engine.connect() as conn:
+        (position,) = portfolio_view(conn, portfolio_id, date(2026, 11, 20)).positions
+    assert position.cost_basis == Decimal("52.01")
