@@ -12,8 +12,10 @@ from datetime import date
 from reportlab.platypus import Flowable, Spacer
 
 from analysis.writers import breadth_lead
+from market.contract import description
 from market.plain import JsonValue
 from models.decisions import BOOK_NAMES, HORIZON
+from models.scoring import ServedPrediction
 from portfolio.rails import HIGH_SPREAD
 from portfolio.track_record import CostsPaid
 from reports import charts
@@ -61,6 +63,8 @@ from views.portfolio import AIPosition
 from views.track_record import TrackSeries
 
 TITLE_TEXT = "Quant Briefing"
+# What the Score is, as REST's schema and GraphQL's type describe it (written once, models/scoring.py).
+SCORE_MEANS = description(ServedPrediction, "score")
 
 
 def story(inputs: BriefingInputs, generated: str, page_size: str) -> list[Flowable]:
@@ -152,8 +156,8 @@ def _signals(inputs: BriefingInputs) -> list[Flowable]:
         ["#", "Symbol", "Price", "Return", "RSI", "Score", "Action", "Tercile", "Edge / cost"], rows, numeric_from=2
     )
     note = text(
-        f"Top {len(signals)} of {inputs['scored_instruments']} scored instruments by Score (0-100 conviction "
-        "that the close rises over the horizon; calibrated). Return: the day's change. Edge / cost: what the "
+        f"Top {len(signals)} of {inputs['scored_instruments']} scored instruments by Score. Score: {SCORE_MEANS} "
+        "Return: the day's change. Edge / cost: what the "
         "Score's band earned from the next session's close against the name's round-trip cost (spread and "
         "two fees); a Score at or above the LONG line that is not LONG did not clear it.",
         SMALL,

@@ -13,7 +13,9 @@ import pytest
 from matplotlib.dates import date2num
 
 from market.clock import default_calendar
+from market.contract import description
 from market.settings import Settings
+from models.scoring import ServedPrediction
 from portfolio import ai
 from reports import charts, generate
 from reports.format import pct, signed_pct
@@ -104,3 +106,13 @@ def test_the_demo_prints_the_drawdown_unsigned(settings: Settings, briefing: tup
     line = _track_record_line(settings)
     assert f"return {signed_pct(record['total_return'] * 100, 2)}," in line
     assert f"max drawdown {pct(record['max_drawdown'] * 100, 2)}," in line
+
+
+@ON_SQLITE_ONLY
+def test_the_signals_say_what_the_score_is_as_the_api_does(briefing: tuple[list[str], dict]) -> None:
+    """The Score is the chance a name beats the equal-weighted liquid universe (the label is
+    an excess), as REST and GraphQL describe it, not the chance its close rises."""
+    lines, _ = briefing
+    prose = " ".join(" ".join(lines).split())
+    assert f"Score: {description(ServedPrediction, 'score')}" in prose
+    assert "close rises" not in prose
