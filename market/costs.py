@@ -324,15 +324,20 @@ def exit_cost(spread: float | None, fee_rate: float) -> float:
     return float(crossed / 2 + fee_rate)
 
 
+def fee_words(fees: FeeSchedule) -> str:
+    """What a fill pays in fees, as charged (`FeeSchedule.breakdown`): the proportional rate
+    to its last digit (0.725%, never rounded to 0.73%) and the smallest charge a
+    fill pays, where the schedule has one."""
+    rate = (Decimal(str(fees.rate)) * 100).normalize()
+    floor = f", and at least {Decimal(str(fees.least)):,.2f} a fill" if fees.least > 0 else ""
+    return f"fees of {rate:f}% of each fill's value{floor} (the market's fee schedule)"
+
+
 def describe(fees: FeeSchedule | None = None) -> str:
     """The cost model in plain words, built from this module's constants (and `fees`, the
     schedule charged, where given): the method text a report prints, so it cannot drift
     from what every fill does."""
-    fee_text = (
-        f"fees of {float(fees.rate):.2%} of each fill's value (the market's fee schedule)"
-        if fees is not None
-        else "the market's fees on each fill's value"
-    )
+    fee_text = fee_words(fees) if fees is not None else "the market's fees on each fill's value"
     return (
         "Every fill (the AI portfolio's, the backtest's and the replayed validation record's) happens in the session "
         "after the close its order was decided from, never at that close: a buy pays the ask and a sell gets the bid "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from decimal import Decimal
 
 from market.clock import default_calendar
 from market.costs import IMPACT_Y, MAX_PARTICIPATION, describe
@@ -35,6 +36,17 @@ def test_the_compliance_report_describes_fills_with_the_cost_models_own_words(se
     assert f"at most {MAX_PARTICIPATION:.0%} of the session's traded volume" in method
     assert f"{float(ai.fee_schedule(settings).rate):.2%} of each fill's value" in method
     assert not AT_THE_CLOSE.search(text)
+
+
+def test_the_compliance_report_states_the_fee_a_fill_is_charged(settings: Settings) -> None:
+    """A rate that does not round to two decimals and a per-fill minimum (MARKETINTEL_BROKERAGE_FEE_RATE,
+    MARKETINTEL_BROKERAGE_MIN_FEE) read as charged: 0.725% (JSE levies 0.35% + 0.375%), at least 50.00."""
+    charged = settings.model_copy(update={"brokerage_fee_rate": 0.00375, "brokerage_min_fee": 50.0})
+    fees = ai.fee_schedule(charged)
+    small = Decimal("128.85")
+    assert fees.rate == Decimal("0.00725") and fees.fee(small) > small * fees.rate  # the minimum applies
+    text = flat(generate("compliance", service_engine(charged), charged, default_calendar(), NOW).pdf)
+    assert "fees of 0.725% of each fill's value, and at least 50.00 a fill (the market's fee schedule)" in text
 
 
 def test_an_all_cash_ai_portfolio_says_its_ratios_describe_cash_in_the_briefing_and_the_demo(
