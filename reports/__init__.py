@@ -97,15 +97,17 @@ def generate_apart(kind: str, settings: Settings, calendar: TradingCalendar, now
 
 
 def market_day(inputs: dict, calendar: TradingCalendar, now: datetime) -> str:
-    """The market day a report is about (YYYY-MM-DD): the briefing's breadth day, the
-    compliance report's latest delivered day; before any delivery, the latest closed
-    trading day at `now`. A report generated on Sunday about Friday is Friday's."""
+    """The market day a report is about (YYYY-MM-DD): the latest day with stored prices,
+    whichever report it is: the briefing's breadth day, the compliance report's latest
+    priced day from its provenance (delivered, backfilled or imported; a refused delivery
+    priced nothing); on a store without prices, the latest closed trading day at `now`. A
+    report generated on Sunday about Friday is Friday's."""
     breadth = inputs.get("market", {}).get("breadth")
-    latest = inputs.get("provenance", {}).get("latest")
+    origins = inputs.get("provenance", {}).get("origins") or []
     if breadth:
         return str(breadth["trading_date"])
-    if latest:
-        return str(latest["trading_date"])
+    if origins:
+        return str(max(str(o["last_day"]) for o in origins))
     return latest_closed_trading_day(now, calendar).isoformat()
 
 

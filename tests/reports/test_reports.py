@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -13,10 +13,14 @@ from market.clock import default_calendar
 from market.settings import Settings
 from reports import KINDS, generate
 from reports.layout import data_table, render, text
+from store import tables
 from store.engine import service_engine
+from store.history import append_history
+from tests.api.world import seed_prices
 from tests.conftest import ON_SQLITE_ONLY
 from tests.pipeline.test_cli import MARKETINTEL
 from tests.reports.pdf import read
+from views.market import latest_priced_day
 
 NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
 
@@ -38,6 +42,23 @@ def test_an_empty_store_gives_a_valid_report_that_says_what_is_missing(settings:
             any("has not traded yet" in m for m in missing) and "No end-of-day delivery has been stored yet" in pdf.text
         )
     assert pdf.logo_clusters == 3
+
+
+@ON_SQLITE_ONLY
+def test_both_reports_are_named_for_the_latest_priced_day(settings: Settings) -> None:
+    """Imported prices (no delivery) end on a Friday and a later delivery FAILED (no price):
+    a report a fortnight on is about the Friday, both files named for it, not for a clock's
+    day or a refused delivery's day that the store has no prices for."""
+    engine = service_engine(settings)
+    seed_prices(engine)
+    later = datetime(2026, 12, 10, 15, 0, tzinfo=UTC)
+    with engine.connect() as conn:
+        priced = latest_priced_day(conn)
+    refused = {"trading_date": date(2026, 12, 9), "status": "FAILED", "source": "http://exchange.example"}
+    with engine.begin() as conn:  # as T0 records a refused day (ingest/exchange/delivery.py): no price
+        append_history(conn, tables.deliveries, [{**refused, "checksum": "0" * 64, "row_count": 0, "manifest": {}}])
+    names = {kind: generate(kind, engine, settings, default_calendar(), later).filename for kind in KINDS}
+    assert names == {"quant-briefing": f"quant-briefing-{priced}.pdf", "compliance": f"compliance-report-{priced}.pdf"}
 
 
 def test_a_long_table_repeats_its_header_on_every_page() -> None:
