@@ -55,7 +55,8 @@ per year, with the time a name is held (sessions, from the fills).
 with read the expected excess averaged over each name's last K sessions (point in time,
 portfolio/backtest.py `smoothed`). `--grid` replaces dimensions of the selection's grid
 and can add K as one ('hold=5,20,60 swaps=1,2 names=15 smooth=1,10,40'), and the sessions
-between rebalances (`rebalance=1,5`; `--rebalance` for one book); `--first-seed`
+between rebalances (`rebalance=1,5`; `--rebalance` for one book); `--horizon H` trains the
+walk-forward on the H-session label and decides every book of the run on it; `--first-seed`
 starts the random books' seeds elsewhere (a second set, to see the seeds' own noise).
 Each selection row counts the model book's sells by reason (`sells_*`).
 
@@ -263,8 +264,8 @@ def selection(signals: dict[int, tuple[pd.DataFrame, dict]], fees, benchmarks: d
         fees=fees,
         benchmarks=benchmarks,
         args=args,
-        days={(k, n): prepare_days(signals[k][0], rate, HORIZON_OF_MODEL, n, signals[k][1]) for k, n in pairs},
-        decided={(k, n): decided_frame(signals[k][0], rate, HORIZON_OF_MODEL, n) for k, n in pairs},
+        days={(k, n): prepare_days(signals[k][0], rate, args.horizon, n, signals[k][1]) for k, n in pairs},
+        decided={(k, n): decided_frame(signals[k][0], rate, args.horizon, n) for k, n in pairs},
     )
     combos = list(itertools.product(grid["smooth"], grid["rebalance"], *(grid[k] for k in GRID)))
     with multiprocessing.get_context("fork").Pool(max(1, min(args.workers, len(combos)))) as pool:
@@ -295,7 +296,7 @@ def _selected_row(combo: tuple) -> dict:
     s, cash = _SELECTING, _SELECTING["args"].cash
     mandate = Mandate(names=names, swaps=swaps, hold=hold, trim=trim, rebalance_every=rebalance)
     days, decided = s["days"][smooth, names], s["decided"][smooth, names]
-    replay = Replay(days, decided, s["fees"], mandate, "costed", cash, HORIZON_OF_MODEL)
+    replay = Replay(days, decided, s["fees"], mandate, "costed", cash, s["args"].horizon)
     model, _ = replay_book(replay)
     seeds = s["args"].fixed_seeds
     plan = NullPlan(daily_seeds=0, fixed_seeds=seeds, families=("fixed_random",), first_seed=s["args"].first_seed)
@@ -365,6 +366,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--grid", default=None, help="the selection's grid in part: 'hold=5,20 trim=2,none names=15 smooth=1,10'"
     )
+    parser.add_argument(
+        "--horizon",
+        type=int,
+        default=HORIZON_OF_MODEL,
+        help="the label's horizon in sessions, the model's and every book's (default: the product's, "
+        "models/decisions.HORIZON)",
+    )
     parser.add_argument("--select-at", choices=("default", "retail"), default="default", help="selection's brokerage")
     parser.add_argument("--hold", type=int, default=None, help="another book than the chosen one: its hold")
     parser.add_argument("--swaps", type=int, default=None, help="... its replacements per rebalance")
@@ -393,6 +401,10 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
     with `--grid` read into the selection's grid."""
     if args.delist_after < 1:
         parser.error(f"--delist-after {args.delist_after}: a name is delisted after 1 session without a row or more")
+    if not 1 <= args.horizon <= LABEL_CUT - 2:
+        parser.error(
+            f"--horizon {args.horizon}: a label of 1 to {LABEL_CUT - 2} sessions (the closes kept past the span)"
+        )
     if args.smooth < 1:
         parser.error(f"--smooth {args.smooth}: the expected excess is averaged over 1 session or more")
     try:
@@ -440,11 +452,11 @@ def delisting_rule(args: argparse.Namespace, capital):
 
 
 def main() -> None:
-    from models.decisions import HORIZON
     from portfolio.backtest import decided_frame, prepare_days
     from portfolio.nulls import Replay, replay_book
 
     args = parse_args()
+    horizon = args.horizon
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
     source = Path(args.ohlcv or args.nse)
     if not source.exists():
@@ -457,7 +469,7 @@ def main() -> None:
     out: dict = {"benchmark": "backtest", "data": str(source), "from": args.start, "to": args.end}
     out["capital_changes"] = capital_figures(capital)
     cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
-    predictions = predictions_for(prices, start, end, HORIZON, args, cache)
+    predictions = predictions_for(prices, start, end, horizon, args, cache)
     benchmarks, index_name = benchmarks_for(predictions, source, args.index, not args.ohlcv)
     signals: dict[int, tuple[pd.DataFrame, dict]] = {}
     if args.select if args.select is not None else end <= SELECTION_END:
@@ -467,19 +479,19 @@ def main() -> None:
         print_selection(out["selection"])
     predictions, persistence = signals.get(args.smooth) or smoothed_signal(predictions, prices, args.smooth)
     mandate = mandate_of(args)
-    out.update({"index": index_name, "horizon": HORIZON, "mandate": mandate.__dict__, "smooth": args.smooth})
+    out.update({"index": index_name, "horizon": horizon, "mandate": mandate.__dict__, "smooth": args.smooth})
     out["rank_ic"] = rank_ic(predictions)
     rate = float(default_fees.rate)
-    days = prepare_days(predictions, rate, HORIZON, mandate.names, persistence)
-    decided = decided_frame(predictions, rate, HORIZON, mandate.names)
-    replay = Replay(days, decided, default_fees, mandate, "costed", args.cash, HORIZON, rule)
+    days = prepare_days(predictions, rate, horizon, mandate.names, persistence)
+    decided = decided_frame(predictions, rate, horizon, mandate.names)
+    replay = Replay(days, decided, default_fees, mandate, "costed", args.cash, horizon, rule)
     model, _ = replay_book(replay)
     compared = dict(benchmarks)
     if args.nulls:
         out["nulls"], compared["fixed_random_mean"] = nulls(replay, model, benchmarks, args)
     runs = {"default_brokerage": summarise_book(model, args.cash, compared)}
     runs["gross_of_costs"] = book_figures(
-        replay.days, default_fees, "gross", mandate, HORIZON, args.cash, benchmarks, rule
+        replay.days, default_fees, "gross", mandate, horizon, args.cash, benchmarks, rule
     )
     runs["retail_brokerage"], retail_compared = retail_run(
         replay, retail_fees, (predictions, persistence), benchmarks, args, out
@@ -524,8 +536,8 @@ def retail_run(
 
     predictions, persistence = signal
     rate, names = float(fees.rate), default.mandate.names
-    days = prepare_days(predictions, rate, HORIZON_OF_MODEL, names, persistence)
-    retail = replace(default, fees=fees, days=days, decided=decided_frame(predictions, rate, HORIZON_OF_MODEL, names))
+    days = prepare_days(predictions, rate, default.horizon, names, persistence)
+    retail = replace(default, fees=fees, days=days, decided=decided_frame(predictions, rate, default.horizon, names))
     model, _ = replay_book(retail)
     compared = dict(benchmarks)
     if args.nulls:

@@ -57,3 +57,21 @@ def test_the_selection_grid_takes_the_dimensions_named_and_refuses_others() -> N
         for bad in ("horizon=5", "hold=", "hold"):
             with pytest.raises(ValueError, match="one of hold, swaps, trim, names, smooth, rebalance"):
                 backtest.grid_of(bad)
+
+
+def test_the_backtest_takes_a_horizon_and_a_rebalance_and_refuses_a_horizon_past_its_closes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--horizon H` is the label every book of the run reads (1 to the closes kept past the
+    span, less the fill's session); `--rebalance` is one book's Mandate.rebalance_every."""
+    import sys
+
+    with benchmark_module("backtest") as backtest:
+        monkeypatch.setattr(sys, "argv", ["backtest.py", "--horizon", "10", "--rebalance", "1"])
+        args = backtest.parse_args()
+        assert args.horizon == 10 and backtest.mandate_of(args).rebalance_every == 1
+        for bad in ("0", str(backtest.LABEL_CUT - 1)):
+            monkeypatch.setattr(sys, "argv", ["backtest.py", "--horizon", bad])
+            with pytest.raises(SystemExit):
+                backtest.parse_args()
+            assert f"--horizon {bad}: a label of 1 to {backtest.LABEL_CUT - 2} sessions" in capsys.readouterr().err
