@@ -52,7 +52,7 @@ from portfolio.rows import CashEntry, CreditedDividend, LedgerRow, PortfolioDayR
 from store import tables
 from store.history import append_history, current_rows
 from store.instruments import instrument_types
-from store.splits import Split, stored_splits
+from store.splits import Split, factor_between, stored_splits
 
 OPENING_ENTRY = "AI:opening-cash"
 
@@ -422,10 +422,7 @@ def split_adjusted(orders: list[Order], splits: list[Split], decided_on: str | N
     since = date.fromisoformat(decided_on)
     out = []
     for order in orders:
-        factor = 1.0
-        for split in splits:
-            if split.symbol == order.symbol and since < split.ex_date <= day:
-                factor *= split.factor
+        factor = factor_between(splits, order.symbol, since, day)
         if factor == 1.0:
             out.append(order)
             continue

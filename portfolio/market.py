@@ -27,6 +27,14 @@ on the new count first, so the ex-date is not read as a jump. The estimate is th
 on its latest bar on or before `day` (a day without trades carries the last traded
 session's). Quotes still win where the day has them (`market.liquidity.spread_fraction`).
 `market_days` reads the bars once, for all symbols, and gives the same frame to both.
+
+**A later day's share count.** The morning suggestions plan trading day D from the latest
+scored day before it, on holdings with the splits up to D applied, and a confirmation
+checks D's trade against the latest close before it. `market_days(..., count_of=D)` and
+`reference_close` put the earlier day on D's count (`store.splits.factor_between` of the
+splits with an ex-date after it and on or before D: prices divided, volumes and ADV_20
+multiplied), so a 2-for-1 split on D's morning neither doubles what a holding looks worth
+nor prices a buy at the old close.
 """
 
 from __future__ import annotations
@@ -43,8 +51,8 @@ from market.liquidity import WINDOW, estimate_spreads
 from portfolio.rails import MarketDay, adv_20
 from store import tables
 from store.history import current_frame, current_rows
-from store.panels import PRICE_ROW_COLUMNS
-from store.splits import Split, stored_splits
+from store.panels import PRICE_COLUMNS, PRICE_ROW_COLUMNS
+from store.splits import Split, factor_between, stored_splits
 
 LOOKBACK_CALENDAR_DAYS = 60  # comfortably more than 20 trading days, holidays included
 ESTIMATE_LOOKBACK_CALENDAR_DAYS = 140  # the estimator's 60-pair window, holidays and untraded days included
@@ -100,7 +108,9 @@ def _known(value: object) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
 
 
-def market_days(conn: Connection, day: date, symbols: list[str] | None = None) -> dict[str, MarketDay]:
+def market_days(
+    conn: Connection, day: date, symbols: list[str] | None = None, count_of: date | None = None
+) -> dict[str, MarketDay]:
     """symbol -> the rail's MarketDay on `day` (module docstring). Its spread: the day's
     quotes where both sides are quoted, else `spread_estimate` (set on every MarketDay that
     has a traded bar in the ESTIMATE_LOOKBACK_CALENDAR_DAYS, from the same split-adjusted
@@ -108,13 +118,34 @@ def market_days(conn: Connection, day: date, symbols: list[str] | None = None) -
     range. One query for all symbols.
 
     ADV_20 counts the volumes before a split (known by `day`) on the new count, so a
-    10-for-1 split does not make a name look ten times less liquid for 20 sessions."""
+    10-for-1 split does not make a name look ten times less liquid for 20 sessions.
+
+    `count_of`: a later day whose share count the market is read on (the day a plan or a
+    trade is for, whose holdings have the splits up to it applied): every bar is first put
+    on that count by the splits with an ex-date after `day` and on or before it (`_on_count`)."""
     if symbols is not None and not symbols:
         return {}
     frame = _frame(conn, day, symbols, ESTIMATE_LOOKBACK_CALENDAR_DAYS)
     if frame.empty:
         return {}
+    if count_of is not None and count_of > day:
+        frame = _on_count(frame, stored_splits(conn, count_of, symbols, after=day), day, count_of)
     return _sessions(frame, stored_splits(conn, day, symbols), day)
+
+
+def _on_count(frame: pd.DataFrame, later: list[Split], day: date, count_of: date) -> pd.DataFrame:
+    """`frame` (stored bars up to `day`) on `count_of`'s share count: each name's prices
+    divided by, and its volumes multiplied by, `factor_between` its splits with an ex-date
+    after `day` and on or before `count_of` (every bar is before them). A spread or a return
+    is a ratio and reads the same; the tick floor is then read at the new price."""
+    factors = frame["symbol"].map({s: factor_between(later, s, day, count_of) for s in frame["symbol"].unique()})
+    if (factors == 1.0).all():
+        return frame
+    adjusted = frame.copy()
+    for column in ("open", *PRICE_COLUMNS):
+        adjusted[column] = pd.to_numeric(adjusted[column], errors="coerce").astype(float) / factors
+    adjusted["volume"] = pd.to_numeric(adjusted["volume"], errors="coerce").astype(float) * factors
+    return adjusted
 
 
 def market_days_over(
@@ -194,7 +225,9 @@ def known_symbols(conn: Connection) -> set[str]:
 
 
 def reference_close(conn: Connection, symbol: str, day: date) -> tuple[Decimal, date]:
-    """The latest close of `symbol` on or before `day`, and its date."""
+    """The latest close of `symbol` on or before `day`, on `day`'s share count (a split
+    with an ex-date after the close and on or before `day` divides it: `factor_between`),
+    and its date."""
     c = tables.eod_prices.c
     rows = current_rows(
         conn,
@@ -208,7 +241,9 @@ def reference_close(conn: Connection, symbol: str, day: date) -> tuple[Decimal, 
     if not rows:
         raise NotFoundError(f"no price for {symbol} in the {LOOKBACK_CALENDAR_DAYS} days up to {day.isoformat()}")
     latest = max(rows, key=lambda r: r["trading_date"])
-    return Decimal(str(latest["close"])), latest["trading_date"]
+    close, dated = Decimal(str(latest["close"])), latest["trading_date"]
+    factor = factor_between(stored_splits(conn, day, [symbol], after=dated), symbol, dated, day)
+    return (close if factor == 1.0 else Decimal(str(round(float(close) / factor, 6)))), dated
 
 
 def trading_currency(conn: Connection, default: str = "JMD") -> str:

@@ -3,7 +3,11 @@
 For trading date D, every client and house portfolio is first credited the dividends it
 is owed up to D (`portfolio.dividends`), then gets the book's plan (the same `plan_book`
 and mandate as the AI portfolio, portfolio/book.py, on the portfolio's own cash and
-holdings) from the latest scored day before D and that day's market. Every morning is a
+holdings at D) from the latest scored day before D and that day's market, read on D's
+share count (`market_days(..., count_of=D)`: a split with an ex-date after the scored day
+and on or before D divides its prices and multiplies its volumes, so a holding is valued
+and an order sized and priced on the count it is held on; the reason's `split_adjustment`
+says so). Every morning is a
 rebalance for a client (a suggestion not confirmed is not a trade, so a cadence counted in
 the client's days would drift from the AI book's); replacements still need a gap that
 beats the pair's round trip, so a full book rarely gets one: each planned order becomes a PENDING
@@ -22,9 +26,10 @@ listing, confirming and rejecting apply the same rule at their own moment.
 
 Confirm re-checks, under the portfolio's lock, at that moment: the suggestion is still
 pending and unexpired; a buy still passes the entry gates with the resulting position and
-is affordable with fees; a sell is still held and sellable under the exit rail; the limit
-price is still within the price band of the latest close, as a manual trade's price must be
-(`trading.within_band`: a plan priced before a split or a move is refused, not booked).
+is affordable with fees; a sell is still held and sellable under the exit rail (the rails
+read the latest priced day on D's count); the limit price is still within the price band of
+the latest close on D's count, as a manual trade's price must be (`trading.within_band`: a
+plan priced before a move the day T1 did not score is refused, not booked).
 Before the ledger's cash check it credits the dividends owed up to the trading date, as a
 manual trade does (a buy may spend a dividend paid since T2, never one a correction takes
 back). Then it executes the trade at the limit price (a price at the instrument's tick)
@@ -63,6 +68,7 @@ from portfolio.rails import check_entry, exit_state
 from portfolio.trading import within_band
 from store import tables
 from store.history import append_history, current_rows
+from store.splits import factor_between, stored_splits
 from store.transactions import Respond, answered, write_transaction
 
 log = logging.getLogger(__name__)
@@ -231,8 +237,10 @@ def _suggest_for(
     model_id, signals = day_signals(conn, scored, record)
     held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, day).items()}
     cash = ledger.cash_balance(conn, portfolio_id)
-    book = BookDay(cash, held, signals, market_days(conn, scored), fee_schedule(settings))
+    # the scored day's market on D's share count, the count the holdings are on
+    book = BookDay(cash, held, signals, market_days(conn, scored, count_of=day), fee_schedule(settings))
     plan = plan_book(book, Mandate(), rebalance=True, outlook=outlook)
+    later = stored_splits(conn, day, after=scored)
     rows = [
         {
             "suggestion_id": suggestion_id(portfolio_id, day, o.symbol, o.side),
@@ -245,6 +253,7 @@ def _suggest_for(
             "fees": o.fees,
             "reason": {
                 **o.rationale,
+                **_on_count_note(factor_between(later, o.symbol, scored, day)),
                 "signals_from": scored.isoformat(),
                 "model_id": model_id,
                 "record": record_name(record),
@@ -259,6 +268,17 @@ def _suggest_for(
             conn, tables.suggestion_events, [{"suggestion_id": r["suggestion_id"], "state": "PENDING"} for r in rows]
         )
     return [Planned(r["suggestion_id"], portfolio_id, r["symbol"], r["side"], r["quantity"]) for r in rows]
+
+
+def _on_count_note(factor: float) -> dict[str, str]:
+    """The reason's note for a name the plan read on D's share count (a split with an
+    ex-date after the scored day and on or before D): none where nothing changed it."""
+    if factor == 1.0:
+        return {}
+    return {
+        "split_adjustment": f"the scored day's prices divided and volumes multiplied by {factor:g}, "
+        "for a split with an ex-date after it: on the share count of the trading date"
+    }
 
 
 def expire_stale(engine: Engine, day: date, now: datetime) -> int:
@@ -377,7 +397,7 @@ def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: 
             tables.eod_prices.c.trading_date <= suggestion.trading_date
         )
     ).scalar()
-    day = market_days(conn, priced, [symbol]).get(symbol) if priced else None
+    day = market_days(conn, priced, [symbol], count_of=suggestion.trading_date).get(symbol) if priced else None
     if day is None:
         raise TradeRejected(f"no market data for {symbol} to check the rails against")
     held = ledger.holdings(conn, portfolio_id, suggestion.trading_date).get(symbol)

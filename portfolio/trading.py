@@ -287,10 +287,10 @@ def within_band(
     conn: Connection, settings: Settings, symbol: str, trading_date: date, price: Decimal, name: str = "price"
 ) -> ManualRationale:
     """The close `price` was checked against, or TradeRejected when it lies outside
-    `trade_price_band` of the latest close of `symbol` on or before `trading_date`: the one
-    price band every trade a client books passes (a manual trade's price, a confirmed
-    suggestion's limit, which a split or a move since the plan's close can leave far from
-    the market)."""
+    `trade_price_band` of the latest close of `symbol` on or before `trading_date`, on that
+    date's share count (`market.reference_close`): the one price band every trade a client
+    books passes (a manual trade's price, a confirmed suggestion's limit, which a move since
+    the plan's close can leave far from the market)."""
     close, close_date = reference_close(conn, symbol, trading_date)
     band = Decimal(str(settings.trade_price_band))
     # In whole cents, as a price is given (whole_cents): the lowest and highest prices the

@@ -10,7 +10,9 @@ factor adjusts nothing.
 Two readers apply them, each from the ex-date on: the ledger multiplies a holding
 (`portfolio.ledger.replay`), and the model's price history divides the closes before
 it (`store.panels.price_panel`), so neither a position nor a return shows the split
-as a loss.
+as a loss. Where an earlier day's figures are read for a later day (the morning
+suggestions plan D from the scored day before it, a confirmation checks D's trade against
+the latest close), `factor_between` puts them on the later day's count.
 """
 
 from __future__ import annotations
@@ -71,3 +73,11 @@ def stored_splits(
         if r["amount"] is not None and math.isfinite(r["amount"]) and r["amount"] > 0 and r["amount"] != 1
     ]
     return sorted(found, key=lambda s: (s.ex_date, s.symbol))
+
+
+def factor_between(splits: Iterable[Split], symbol: str, after: date, through: date) -> float:
+    """The shares on `through`'s count per share on `after`'s: the product of the factors of
+    `symbol`'s splits with an ex-date after `after` and on or before `through` (1.0 when
+    none). A price of `after` divided by it, or a number of its shares multiplied by it, is
+    on `through`'s count: the one rule for reading an earlier day on a later day's count."""
+    return float(math.prod(s.factor for s in splits if s.symbol == symbol and after < s.ex_date <= through))

@@ -254,11 +254,11 @@ def test_confirm_just_before_the_close_on_a_replayed_clock(replayed_store) -> No
     assert trade["trading_date"] == REPLAYED_NEXT and trade["executed_at"] == moment
 
 
-def test_a_limit_a_split_left_behind_is_refused_not_booked(settings: Settings) -> None:
+def test_a_limit_a_move_left_behind_is_refused_not_booked(settings: Settings) -> None:
     """T1 did not score Friday, so Monday's plan is priced on Thursday's close of 50; Friday
-    T0 stored a 2-for-1 split and the close of 25 on the new count. Confirming bought 126
-    shares at 50.55 that were worth 25 (a manual trade at that price is refused by the
-    band): the limit is checked against the latest close by the same band."""
+    closed at 25 (a fall, no split: nothing puts Thursday on a new count). Confirming would
+    buy 126 shares at 50.55 that were worth 25 (a manual trade at that price is refused by
+    the band): the limit is checked against the latest close by the same band."""
     engine = service_engine(settings)
     seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}})
     seed_predictions(
@@ -268,7 +268,6 @@ def test_a_limit_a_split_left_behind_is_refused_not_booked(settings: Settings) -
     )
     with engine.begin() as conn:
         append_history(conn, tables.eod_prices, [price_row("LIQ", DAY, 25.0, 80_000, 24.95, 25.05)])
-    announce_action(engine, "LIQ", "SPLIT", 2.0, DAY, "2 for 1")
     acme = open_client_portfolio(engine, "acme")
     move_cash(engine, acme, "100000", now=MORNING)
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
@@ -279,6 +278,46 @@ def test_a_limit_a_split_left_behind_is_refused_not_booked(settings: Settings) -
     assert _events(engine, pending.suggestion_id) == ["PENDING"]
     with engine.connect() as conn:
         assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("100000")
+
+
+@pytest.mark.parametrize("ex_date", [MONDAY, DAY], ids=["ex-date-is-the-trading-date", "t1-did-not-score-the-ex-date"])
+def test_a_split_after_the_scored_day_is_planned_on_the_new_count(settings: Settings, ex_date: date) -> None:
+    """A 2-for-1 split of LIQ with an ex-date after the latest scored day and on or before
+    Monday: on Monday itself (T1 scored Friday on the old count) or on Friday, the day T1 did
+    not score (Friday closed at 25 on the new count, Thursday is the scored day). The plan
+    reads the scored day's market on Monday's count, the count the holdings are on. Before,
+    acme's 300 shares (150 bought at 50) were valued at 50, looked 2.2 slots and were
+    trimmed by 164 at 49.85, and `other` was offered 126 at 50.15 (Monday ex-date: booked,
+    the band's latest close being Friday's 50) or 50.55 (refused by the band)."""
+    from portfolio.trading import ManualTrade, place_manual_trade
+
+    engine = service_engine(settings)
+    thursday = CALENDAR.previous_trading_day(DAY)
+    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}})
+    scored = DAY if ex_date == MONDAY else thursday
+    seed_predictions(engine, scored, {"LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1}})
+    if ex_date == DAY:  # Friday's bar as T0 stored it, on the new count
+        with engine.begin() as conn:
+            append_history(conn, tables.eod_prices, [price_row("LIQ", DAY, 25.0, 80_000, 24.95, 25.05)])
+    acme, other = open_client_portfolio(engine, "acme"), open_client_portfolio(engine, "other")
+    for portfolio in (acme, other):
+        move_cash(engine, portfolio, "100000", now=MORNING)
+    bought = ManualTrade("buy", "LIQ", 150, 50)
+    place_manual_trade(engine, settings, CALENDAR, acme, bought, now=_exchange_time(thursday, 10))
+    announce_action(engine, "LIQ", "SPLIT", 2.0, ex_date, "2 for 1")
+
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    assert suggestions.list_pending(engine, acme, now=MORNING) == []  # 300 at 25: about 1.2 slots, no trim
+    (buy,) = suggestions.list_pending(engine, other, now=MORNING)
+    assert (buy.symbol, buy.side, buy.quantity) == ("LIQ", "BUY", int(0.95 * 100_000 / BOOK_NAMES / 25))
+    assert Decimal("25") < buy.limit_price < Decimal("25.5")
+    assert "split_adjustment" in buy.reason and buy.reason["close"] == 25.0
+    done = suggestions.confirm(engine, settings, CALENDAR, other, buy.suggestion_id, now=MORNING)
+    assert done.state == "CONFIRMED"
+    with engine.connect() as conn:
+        (trade,) = ledger.trade_rows(conn, other)
+        assert (trade["quantity"], Decimal(trade["price"])) == (buy.quantity, buy.limit_price)
+        assert ledger.holdings(conn, acme, MONDAY)["LIQ"].quantity == 300
 
 
 def test_a_confirmation_credits_the_dividends_first_so_a_reversal_owed_is_not_spent(store) -> None:
