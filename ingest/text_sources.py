@@ -18,7 +18,7 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 import feedparser
@@ -28,6 +28,7 @@ from sqlalchemy import Connection, Engine, select
 from ingest.exchange.client import ExchangeClient
 from ingest.mentions import InstrumentMatcher
 from ingest.pdf_text import PdfExtractor, PdfRejected
+from market.clock import EXCHANGE_TZ
 from market.errors import MarketIntelError
 from market.settings import Settings
 from store import tables
@@ -126,7 +127,6 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
     entries = []
     for item in parsed.entries:
         pdf = next((e.get("href") for e in item.get("enclosures", []) if e.get("type") == "application/pdf"), None)
-        stamp = item.get("published_parsed") or item.get("updated_parsed")
         entries.append(
             {
                 "title": (item.get("title") or "").strip(),
@@ -134,10 +134,34 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
                 "link": item.get("link"),
                 "feed_url": url,
                 "pdf": pdf,
-                "published_at": datetime.fromtimestamp(calendar.timegm(stamp), tz=UTC) if stamp else None,
+                "published_at": published_at(item),
             }
         )
     return entries
+
+
+_TIME_OF_DAY = re.compile(r"\d{1,2}:\d{2}")
+# a zone right after the time: Z, +hh, +hhmm, +hh:mm or a name (GMT, EST), never AM/PM
+_ZONE_AFTER_TIME = re.compile(
+    r"\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\s*(?:Z\b|[+-]\d{2}(?::?\d{2})?\b|(?!(?:AM|PM)\b)[A-Z]{1,5}\b)", re.I
+)
+
+
+def published_at(item: dict) -> datetime | None:
+    """When a feed item was published (UTC), never earlier than its stamp allows: a time
+    with a zone as given; a time without a zone is exchange time; a date without a time is
+    the end of that day at the exchange (it may have come after the close). feedparser reads
+    both as UTC, which put a 16:30 item at 11:30 and a dated one at 19:00 the evening before,
+    inside the composite of a close they came after. None: the item has no readable stamp."""
+    field = "published" if item.get("published_parsed") else "updated"
+    stamp, raw = item.get(f"{field}_parsed"), item.get(field) or ""
+    if not stamp:
+        return None
+    if not _TIME_OF_DAY.search(raw):
+        return datetime.combine(date(*stamp[:3]), time(23, 59, 59), tzinfo=EXCHANGE_TZ).astimezone(UTC)
+    if not _ZONE_AFTER_TIME.search(raw):
+        return datetime(*stamp[:6], tzinfo=EXCHANGE_TZ).astimezone(UTC)
+    return datetime.fromtimestamp(calendar.timegm(stamp), tz=UTC)
 
 
 def _store_news(

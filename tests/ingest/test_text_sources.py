@@ -2,7 +2,7 @@
 become a stored failure with its reason while the day goes on."""
 
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 
 import httpx
 import pytest
@@ -11,6 +11,7 @@ from sqlalchemy import select
 from ingest.exchange.client import ExchangeClient
 from ingest.text_sources import classify_disclosure, ingest_text
 from market.settings import Settings
+from pipeline.sentiment import score_new_documents, texts_in_window
 from pipeline.serving import serve_in_thread
 from store import tables
 from store.engine import service_engine
@@ -167,3 +168,41 @@ def test_a_failed_disclosure_is_retried_and_an_unchanged_failure_not_repeated(
 )
 def test_disclosure_classification(title: str, text: str, kind: str) -> None:
     assert classify_disclosure(title, text) == kind
+
+
+def test_a_stamp_without_a_zone_or_a_time_never_counts_before_the_close_it_may_follow(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """A time without a zone is exchange time and a bare date the end of that day: read as
+    UTC (feedparser's way), both entered the composite of a close they came after."""
+    files, url = site
+    entries = {
+        "after-close": "2026-11-20T16:30:00",  # 16:30 at the exchange, after the 16:00 close
+        "some-time-that-day": "2026-11-20",
+        "before-close": "2026-11-20T15:00:00-05:00",
+    }
+    files.pages["/atom"] = (
+        200,
+        "application/atom+xml",
+        (
+            "<?xml version='1.0'?><feed xmlns='http://www.w3.org/2005/Atom'><title>t</title>"
+            + "".join(
+                f"<entry><title>KCB {name}</title><link href='{url}/n/{name}'/><id>{url}/n/{name}</id>"
+                f"<updated>{stamp}</updated><summary>Profit rose.</summary></entry>"
+                for name, stamp in entries.items()
+            )
+            + "</feed>"
+        ).encode(),
+    )
+    _ingest(settings, [f"{url}/atom"])
+    with service_engine(settings).begin() as conn:
+        stored = {r["title"]: r["published_at"] for r in current_rows(conn, tables.news_items)}
+        score_new_documents(conn)
+        counted = {t.doc_id for t in texts_in_window(conn, DAY)}
+        ids = {r["title"]: r["id"] for r in current_rows(conn, tables.news_items)}
+    assert stored == {
+        "KCB after-close": datetime(2026, 11, 20, 21, 30, tzinfo=UTC),
+        "KCB some-time-that-day": datetime(2026, 11, 21, 4, 59, 59, tzinfo=UTC),
+        "KCB before-close": datetime(2026, 11, 20, 20, 0, tzinfo=UTC),
+    }
+    assert counted == {ids["KCB before-close"]}
