@@ -28,6 +28,7 @@ from sqlalchemy import Connection, Engine, select
 from ingest.exchange.client import ExchangeClient
 from ingest.mentions import InstrumentMatcher
 from ingest.pdf_text import PdfExtractor, PdfRejected
+from market.budget import Deadline
 from market.clock import EXCHANGE_TZ
 from market.errors import MarketIntelError
 from market.settings import Settings
@@ -221,7 +222,7 @@ def _store_disclosure(run: _DisclosureRun, entry: dict) -> None:
         return
     row = {"url": url, "title": entry["title"], "published_at": entry["published_at"], "status": "OK"}
     try:
-        data = _download(run.http, url, settings.pdf_max_bytes)
+        data = _download(run.http, url, settings.pdf_max_bytes, settings.pdf_timeout_seconds)
         sha = hashlib.sha256(data).hexdigest()
         with engine.connect() as conn:
             same_file = conn.execute(
@@ -251,13 +252,17 @@ def _store_disclosure(run: _DisclosureRun, entry: dict) -> None:
     report.disclosures_failed += row["status"] == "FAILED"
 
 
-def _download(http: httpx.Client, url: str, max_bytes: int) -> bytes:
+def _download(http: httpx.Client, url: str, max_bytes: int, seconds: float) -> bytes:
+    """The file at `url`, at most `max_bytes` of it, within about `seconds` in all (the
+    client's timeout bounds each wait only: a server sending a byte a second went on for ever)."""
+    deadline = Deadline(seconds, "the download", "retried on the next run")
     try:
         with http.stream("GET", url) as response:
             if response.status_code != 200:
                 raise MarketIntelError(f"download answered HTTP {response.status_code}")
             chunks, size = [], 0
             for chunk in response.iter_bytes():
+                deadline.check()
                 size += len(chunk)
                 if size > max_bytes:
                     raise MarketIntelError(f"download exceeds the limit of {max_bytes:,} bytes")

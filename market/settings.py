@@ -102,7 +102,9 @@ class Settings(BaseSettings):
         description="Longest path plus query string (a GraphQL document sent by GET included); 414 over it.",
     )
     pdf_max_pages: int = Field(default=50, ge=1, description="Most pages read from one PDF.")
-    pdf_timeout_seconds: float = Field(default=20.0, gt=0, description="Time allowed to extract one PDF's text.")
+    pdf_timeout_seconds: float = Field(
+        default=20.0, gt=0, description="Time allowed to extract one PDF's text, and to download one disclosure PDF."
+    )
     pdf_sandbox_memory_mb: int = Field(
         default=512,
         ge=256,

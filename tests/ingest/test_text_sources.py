@@ -1,6 +1,8 @@
 """News and disclosure ingestion over real HTTP, with hostile sources that must each
 become a stored failure with its reason while the day goes on."""
 
+import asyncio
+import time
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 
@@ -206,3 +208,33 @@ def test_a_stamp_without_a_zone_or_a_time_never_counts_before_the_close_it_may_f
         "KCB before-close": datetime(2026, 11, 20, 20, 0, tzinfo=UTC),
     }
     assert counted == {ids["KCB before-close"]}
+
+
+def test_a_pdf_sent_a_byte_at_a_time_is_cut_off_at_the_time_limit(settings: Settings) -> None:
+    """Each byte comes within the client's timeout, so only a limit on the whole download
+    stops it: a server dripping a PDF used to hold the stage as long as it liked."""
+
+    async def dripping(scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        feed = scope["path"] == "/feed"
+        kind = b"application/rss+xml" if feed else b"application/pdf"
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", kind)]})
+        if feed:
+            body = _feed(_item("KCB notice", "http://x/d/1", pdf=f"{base}/slow.pdf"))[2]
+            await send({"type": "http.response.body", "body": body})
+            return
+        for _ in range(40):  # 10 s in all, a byte every 0.25 s
+            await send({"type": "http.response.body", "body": b"%", "more_body": True})
+            await asyncio.sleep(0.25)
+        await send({"type": "http.response.body", "body": b""})
+
+    with serve_in_thread(dripping, grace_seconds=1) as base:
+        started = time.monotonic()
+        settings = settings.model_copy(update={"news_feeds": [f"{base}/feed"], "pdf_timeout_seconds": 1})
+        with ExchangeClient("", retries=0) as client, httpx.Client(timeout=1) as http:
+            report = ingest_text(service_engine(settings), settings, DAY, client, http)
+        took = time.monotonic() - started
+    (failure,) = report.failures
+    assert failure == f"{base}/slow.pdf: the download took longer than the 1 s allowed; retried on the next run"
+    assert took < 5
