@@ -181,13 +181,18 @@ def _store_news(
         known = conn.execute(
             select(news.c.link, news.c.content_hash).where(news.c.link.in_(links) | news.c.content_hash.in_(hashes))
         ).all()
-        known_links, known_hashes = {k.link for k in known}, {k.content_hash for k in known}
-        fresh, seen = [], set()
+        # an item is known by its link or its content, stored or earlier in this batch (the
+        # same link twice in a feed, a re-publication, counted twice); no link is no match
+        known_links = {k.link for k in known if k.link}
+        known_hashes = {k.content_hash for k in known}
+        fresh = []
         for entry in entries:
-            if entry["link"] in known_links or entry["content_hash"] in known_hashes | seen:
+            if entry["link"] in known_links or entry["content_hash"] in known_hashes:
                 report.news_seen += 1
                 continue
-            seen.add(entry["content_hash"])
+            known_hashes.add(entry["content_hash"])
+            if entry["link"]:
+                known_links.add(entry["link"])
             fresh.append(
                 {k: entry[k] for k in ("content_hash", "link", "title", "summary", "feed_url", "published_at")}
             )

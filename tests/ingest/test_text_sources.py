@@ -238,3 +238,26 @@ def test_a_pdf_sent_a_byte_at_a_time_is_cut_off_at_the_time_limit(settings: Sett
     (failure,) = report.failures
     assert failure == f"{base}/slow.pdf: the download took longer than the 1 s allowed; retried on the next run"
     assert took < 5
+
+
+def test_an_item_is_stored_once_by_its_link_within_a_feed_and_an_item_without_a_link_is_not_dropped(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """The same link twice in one feed (an item re-published with corrected text) was stored
+    and counted twice; and once a stored item without a link was read back, every other new
+    item without a link was taken as already stored."""
+    files, url = site
+    files.pages["/feed"] = _feed(
+        _item("KCB profit rises", f"{url}/n/1", description="Profit rose."),
+        _item("KCB profit rises sharply", f"{url}/n/1", description="Corrected: profit rose sharply."),
+        "<item><title>ISB opens a branch</title></item>",
+    )
+    first = _ingest(settings, [f"{url}/feed"])
+    files.pages["/feed"] = _feed(
+        "<item><title>ISB opens a branch</title></item>", "<item><title>Island Savings Bank names a CEO</title></item>"
+    )
+    second = _ingest(settings, [f"{url}/feed"])
+    with service_engine(settings).connect() as conn:
+        titles = sorted(r["title"] for r in current_rows(conn, tables.news_items))
+    assert (first.news_new, first.news_seen, second.news_new, second.news_seen) == (2, 1, 1, 1)
+    assert titles == ["ISB opens a branch", "Island Savings Bank names a CEO", "KCB profit rises"]
