@@ -1,7 +1,10 @@
 """Which instruments a text names: by symbol, by company name, or by a known alias.
 
 - A symbol counts when it stands as its own upper-case token ("KCB", "(KCB)", "KCB:"),
-  never inside a word and never in lower case ("win" is not the symbol WIN).
+  never inside a word and never in lower case ("win" is not the symbol WIN). Beside
+  another upper-case word (a headline in capitals, a PDF's heading) a word and a symbol
+  look alike ("WE EXPECT TO WIN MORE"), so there it counts only in brackets or before a
+  colon ("(WIN)", "WIN:"); another symbol is not such a word ("KCB, ISB and NCT").
 - A name counts case-insensitively as a whole phrase, with or without its legal suffix
   ("Kingston Commercial Bank Limited", "Kingston Commercial Bank").
 - ALIASES holds the short names the press uses; each alias is tested.
@@ -26,6 +29,23 @@ ALIASES: dict[str, list[str]] = {
     "SLA": ["Sandals Leisure"],
     "MBI": ["MoBay Insurance"],
 }
+
+
+# the word next to a symbol on its line, across spaces and punctuation other than brackets
+_WORD_BEFORE = re.compile(r"([A-Za-z]{2,})[^\w\n()\[\]]{1,3}$")
+_WORD_AFTER = re.compile(r"[^\w\n()\[\]:]{1,3}([A-Za-z]{2,})")
+
+
+def _among_capitals(text: str, start: int, end: int, symbols: set[str]) -> bool:
+    """Whether the token at text[start:end] stands beside an upper-case word that is not a
+    symbol ("KCB, ISB and NCT" is a list), and is not marked as a symbol by brackets or a
+    colon after it."""
+    if text[start - 1 : start] in "([" and start > 0 or text[end : end + 1] == ":":
+        return False
+    before = _WORD_BEFORE.search(text, max(0, start - 40), start)
+    after = _WORD_AFTER.match(text, end)
+    words = (word.group(1) for word in (before, after) if word is not None)
+    return any(word.isupper() and word not in symbols for word in words)
 
 
 @dataclass(frozen=True)
@@ -56,7 +76,7 @@ class InstrumentMatcher:
         """The instruments `text` names; `deadline` is checked between patterns."""
         found: dict[str, Mention] = {}
         for match in self._symbol_pattern.finditer(text):
-            if match.group(1) in self._symbols:
+            if match.group(1) in self._symbols and not _among_capitals(text, *match.span(1), self._symbols):
                 found.setdefault(match.group(1), Mention(match.group(1), "symbol"))
         for pattern, symbol, how in self._phrases:
             if deadline is not None:

@@ -22,6 +22,9 @@ def symbols(text: str) -> list[str]:
         ("Windward Insurance posts a loss", ["WIN"]),
         ("NCT: board meeting date confirmed", ["NCT"]),
         ("Both CFG and BLH traded higher", ["BLH", "CFG"]),
+        ("Gainers: KCB, ISB and NCT", ["ISB", "KCB", "NCT"]),  # a list of symbols is not a shouted line
+        ("QUARTERLY REPORT (WIN)", ["WIN"]),
+        ("NOTICE TO SHAREHOLDERS - WIN: DIVIDEND", ["WIN"]),
     ],
 )
 def test_symbols_and_names(text: str, expected: list[str]) -> None:
@@ -36,6 +39,8 @@ def test_symbols_and_names(text: str, expected: list[str]) -> None:
         "Kingston Harbour Commercial Centre",
         "ISBN 978-0",
         "a kcb subsidiary",
+        "WE EXPECT TO WIN MORE CONTRACTS",  # in capitals a word and a symbol look alike
+        "Headline: INSURERS WIN APPROVAL",
     ],
 )
 def test_no_false_matches(text: str) -> None:
