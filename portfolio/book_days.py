@@ -24,7 +24,8 @@ Rules (each as the valuation from scratch had them, and stated once here):
 - a trade or cash entry dated between two market days counts at the next market day's
   close (a Saturday deposit is Monday's flow, not Monday's return);
 - a symbol is valued at its latest close on or before the day (carried over days it did
-  not trade); one without any close yet is not valued;
+  not trade, on the day's share count: a close carried over a split's ex-date is divided
+  by its factor); one without any close yet is not valued;
 - the first day's closes are seeded with the closes of the SEED_DAYS calendar days before
   the book's first day (the reader's choice, views/book_record.py).
 """
@@ -139,6 +140,7 @@ class BookDays:
             batch, t = _through(trades, t, day, lambda r: r["trading_date"])
             due, s = _through(splits, s, day, lambda x: x.ex_date)
             replay(batch, due, book)
+            _carried_on_count(closes, due, market_day.closes)
             flow = 0.0
             while e < len(entries) and entries[e].day <= day:
                 balance += entries[e].amount
@@ -173,6 +175,15 @@ def _through(rows: Sequence[T], start: int, day: date, when: Callable[[T], date]
     while end < len(rows) and when(rows[end]) <= day:
         end += 1
     return list(rows[start:end]), end
+
+
+def _carried_on_count(closes: dict[str, float], due: Sequence[Split], today: dict[str, float]) -> None:
+    """The carried closes of the names split today that did not trade today on the new
+    count (divided by the factor, as `store.splits.factor_between` reads an earlier price on
+    a later day's count): the holding is on it, so a thin name's ex-date is not a jump."""
+    for split in due:
+        if split.symbol in closes and split.symbol not in today:
+            closes[split.symbol] /= split.factor
 
 
 def _synced_shares(batch: Sequence[LedgerRow], closes: dict[str, float]) -> float:

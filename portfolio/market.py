@@ -68,18 +68,15 @@ def _frame(conn: Connection, day: date, symbols: list[str] | None, lookback_days
     return current_frame(conn, tables.eod_prices, PRICE_ROW_COLUMNS, where=where)
 
 
-def _estimates(frame: pd.DataFrame, splits: list[Split], window: int = WINDOW) -> dict[str, tuple[float, str]]:
+def _estimates(frame: pd.DataFrame, window: int = WINDOW) -> dict[str, tuple[float, str]]:
     """symbol -> (spread estimate, its source) on each symbol's latest bar in `frame` (the
-    stored bars, columns as eod_prices), the bars before each split put on the new count."""
+    stored bars, columns as eod_prices, on one share count: `_on_count`)."""
     if frame.empty:
         return {}
     bars = frame[["symbol", "trading_date", "close", "high", "low", "volume"]].rename(columns={"trading_date": "date"})
     bars = bars.reset_index(drop=True)
     for column in ("close", "high", "low", "volume"):
         bars[column] = pd.to_numeric(bars[column], errors="coerce").astype(float)
-    for split in splits:
-        before = (bars["symbol"] == split.symbol) & (bars["date"] < split.ex_date)
-        bars.loc[before, ["close", "high", "low"]] /= split.factor
     estimated = bars[["symbol", "date"]].join(estimate_spreads(bars, window))
     latest = estimated.sort_values("date", kind="stable").groupby("symbol").tail(1)
     latest = latest[latest["spread_estimate"].notna()]
@@ -101,7 +98,7 @@ def stored_estimates(
     frame = _frame(conn, day, symbols, ESTIMATE_LOOKBACK_CALENDAR_DAYS)
     if frame.empty:
         return {}
-    return _estimates(frame, stored_splits(conn, day, frame["symbol"].unique()), window)
+    return _estimates(_on_count(frame, stored_splits(conn, day, frame["symbol"].unique()), day), window)
 
 
 def _known(value: object) -> float | None:
@@ -117,28 +114,35 @@ def market_days(
     bars as `stored_estimates`, with `spread_estimate_source` its label), else the day's
     range. One query for all symbols.
 
-    ADV_20 counts the volumes before a split (known by `day`) on the new count, so a
-    10-for-1 split does not make a name look ten times less liquid for 20 sessions.
+    Every bar is read on `day`'s share count (`_on_count`, the splits known by `day`): a
+    name's close (a name without a bar since an ex-date keeps its last close, divided),
+    its volatility (no split reads as a return) and ADV_20 (a 10-for-1 split does not make a
+    name look ten times less liquid for 20 sessions) are on the count its holdings are.
 
     `count_of`: a later day whose share count the market is read on (the day a plan or a
-    trade is for, whose holdings have the splits up to it applied): every bar is first put
-    on that count by the splits with an ex-date after `day` and on or before it (`_on_count`)."""
+    trade is for, whose holdings have the splits up to it applied): the splits with an
+    ex-date after `day` and on or before it apply too."""
     if symbols is not None and not symbols:
         return {}
     frame = _frame(conn, day, symbols, ESTIMATE_LOOKBACK_CALENDAR_DAYS)
     if frame.empty:
         return {}
-    if count_of is not None and count_of > day:
-        frame = _on_count(frame, stored_splits(conn, count_of, symbols, after=day), day, count_of)
-    return _sessions(frame, stored_splits(conn, day, symbols), day)
+    through = max(day, count_of) if count_of is not None else day
+    return _sessions(_on_count(frame, stored_splits(conn, through, symbols), through), day)
 
 
-def _on_count(frame: pd.DataFrame, later: list[Split], day: date, count_of: date) -> pd.DataFrame:
-    """`frame` (stored bars up to `day`) on `count_of`'s share count: each name's prices
-    divided by, and its volumes multiplied by, `factor_between` its splits with an ex-date
-    after `day` and on or before `count_of` (every bar is before them). A spread or a return
-    is a ratio and reads the same; the tick floor is then read at the new price."""
-    factors = frame["symbol"].map({s: factor_between(later, s, day, count_of) for s in frame["symbol"].unique()})
+def _on_count(frame: pd.DataFrame, splits: list[Split], through: date) -> pd.DataFrame:
+    """`frame` (stored bars) on `through`'s share count: each bar's prices divided by, and
+    its volume multiplied by, `factor_between(splits, symbol, the bar's date, through)`
+    (the product over the name's splits with an ex-date after the bar and on or before
+    `through`, taken a split at a time). A spread or a return is a ratio and reads the same;
+    the tick floor is then read at the new price."""
+    symbols = frame["symbol"].to_numpy()
+    dated = pd.to_datetime(frame["trading_date"]).to_numpy()
+    factors = np.ones(len(frame))
+    for split in splits:
+        if split.ex_date <= through:
+            factors[(symbols == split.symbol) & (dated < np.datetime64(split.ex_date))] *= split.factor
     if (factors == 1.0).all():
         return frame
     adjusted = frame.copy()
@@ -170,16 +174,15 @@ def market_days_over(
     for day in days:
         until = np.datetime64(day)
         inside = frame[(dated <= until) & (dated > until - np.timedelta64(ESTIMATE_LOOKBACK_CALENDAR_DAYS, "D"))]
-        known = [s for s in splits if s.ex_date <= day]
-        out[day] = _sessions(inside, known, day) if not inside.empty else {}
+        out[day] = _sessions(_on_count(inside, splits, day), day) if not inside.empty else {}
     return out
 
 
-def _sessions(frame: pd.DataFrame, split_list: list[Split], day: date) -> dict[str, MarketDay]:
+def _sessions(frame: pd.DataFrame, day: date) -> dict[str, MarketDay]:
     """`market_days` from its read: `frame`, the stored bars of the
-    ESTIMATE_LOOKBACK_CALENDAR_DAYS up to `day`, and the splits known by `day`. Each
+    ESTIMATE_LOOKBACK_CALENDAR_DAYS up to `day` on one share count (`_on_count`). Each
     name's bars of the LOOKBACK_CALENDAR_DAYS are read as arrays (one sort for all names)."""
-    estimates = _estimates(frame, split_list)
+    estimates = _estimates(frame)
     recent = frame[frame["trading_date"] > day - timedelta(days=LOOKBACK_CALENDAR_DAYS)]
     symbols = recent["symbol"].to_numpy()
     dated = pd.to_datetime(recent["trading_date"]).to_numpy()
@@ -187,9 +190,6 @@ def _sessions(frame: pd.DataFrame, split_list: list[Split], day: date) -> dict[s
     symbols, dated = symbols[order], dated[order]
     close, volume = (pd.to_numeric(recent[c], errors="coerce").to_numpy(float)[order] for c in ("close", "volume"))
     quotes = {c: recent[c].to_numpy()[order] for c in ("bid", "ask", "high", "low")}
-    adjusted = volume.copy()
-    for split in split_list:
-        adjusted[(symbols == split.symbol) & (dated < np.datetime64(split.ex_date))] *= split.factor
     starts = np.flatnonzero(np.r_[True, symbols[1:] != symbols[:-1]]) if len(symbols) else np.array([], int)
     today = np.datetime64(day)
     result: dict[str, MarketDay] = {}
@@ -200,7 +200,7 @@ def _sessions(frame: pd.DataFrame, split_list: list[Split], day: date) -> dict[s
             symbol=symbol,
             close=float(close[last]),
             volume=0 if stale else int(volume[last]),
-            adv_20=adv_20(adjusted[start:end][-20:]),
+            adv_20=adv_20(volume[start:end][-20:]),
             bid=None if stale else _known(quotes["bid"][last]),
             ask=None if stale else _known(quotes["ask"][last]),
             high=None if stale else _known(quotes["high"][last]),

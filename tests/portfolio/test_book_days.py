@@ -247,3 +247,29 @@ def test_closes_committed_late_with_lower_ids_are_found_at_the_next_market_chang
     with engine.connect() as conn:
         kept, fresh = records.client(conn, pid), book_record.portfolio_track_record(conn, pid)
     assert kept == fresh and kept.max_drawdown > 0.4  # AAA at 99 on day 5, about 10 around it: the late close is in
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_split_on_a_day_the_name_did_not_trade_is_no_return(settings: Settings) -> None:
+    """A 2-for-1 split whose ex-date passes without a trade (a thin market's usual day): the
+    holding doubles, and the close carried from before the ex-date is read on the new count,
+    so the record shows no +100% day and no -50% day when the name trades again."""
+    engine = service_engine(settings)
+    flat = [
+        {"symbol": s, "trading_date": d, "close": 10.0 if d < MARKET[3] or s == "BBB" else 5.0, "volume": 10_000}
+        | {"source": "t"}
+        for d in MARKET[:6]
+        for s in ("AAA", "BBB")
+        if s == "BBB" or d != MARKET[3]  # AAA does not trade on its ex-date; the market does
+    ]
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, flat)
+    pid = open_client_portfolio(engine, "acme")
+    _cash(engine, pid, "10000", _at(MARKET[0]))
+    _trade(engine, pid, MARKET[1], "AAA", "BUY", 100)
+    _split(engine, "AAA", MARKET[3], 2.0)
+    with engine.connect() as conn:
+        state = BookState()
+        catch_up(conn, pid, state, book_version(conn, pid))
+    equity = dict(zip(state.days.dates, state.days.equity, strict=True))
+    assert equity[MARKET[2]] == equity[MARKET[3]] == equity[MARKET[4]] == equity[MARKET[5]]

@@ -64,6 +64,26 @@ def test_a_two_for_one_split_doubles_the_holding_and_halves_its_cost(client) -> 
     assert view.positions == () and view.realized_pnl == Decimal("50.00")
 
 
+def test_a_name_not_traded_since_its_split_is_valued_on_the_new_count(client) -> None:
+    """The ex-date passes without a trade (a thin market's usual day): the holding is on the
+    new count, so its last close is read on it too (halved), and the book is worth what it
+    was, not twice its position; once it trades, the split reads as no return in the
+    volatility the cost model's impact is sized with."""
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    announce(engine, "AAA", "SPLIT", 2.0)
+    with engine.connect() as conn:
+        (untraded,) = market_days(conn, EX_DATE, ["AAA"]).values()
+        monday = portfolio_view(conn, portfolio_id, EX_DATE)
+    assert untraded.close == 50.0 and untraded.volume == 0
+    assert monday.positions[0].quantity == 100 and monday.positions[0].market_value == Decimal("5000.00")
+    assert monday.equity == Decimal("10000.00")
+    price(engine, "AAA", EX_DATE, 50.5, 30_000)
+    with engine.connect() as conn:
+        (traded,) = market_days(conn, EX_DATE, ["AAA"]).values()
+    assert traded.volatility is not None and traded.volatility < 0.05
+
+
 def test_bonus_issues_and_consolidations_keep_whole_shares(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 53, 100, FRIDAY)
