@@ -333,3 +333,46 @@ def test_a_market_query_is_kept_per_version_and_a_read_after_new_data_sees_it(ap
     ]:
         assert not cache.cacheable(document, operation), document
     assert cache.cacheable("query A { instruments { totalCount } } query B { portfolio { cash } }", "A")
+
+
+def _held(value: object, seen: set[int]) -> int:
+    """The memory `value` holds, every object counted once (an exact walk, unlike the
+    cache's sampled `kept_bytes`)."""
+    import sys
+
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    size = sys.getsizeof(value)
+    if isinstance(value, dict):
+        return size + sum(_held(k, seen) + _held(v, seen) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return size + sum(_held(v, seen) for v in value)
+    fields = getattr(value, "__dict__", None)
+    return size + (sum(_held(v, seen) for v in fields.values()) if isinstance(fields, dict) else 0)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_read_models_kept_for_a_clients_arguments_count_against_the_caches_bound(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A GraphQL history's bars are kept per batch and arguments (desk/market_reads.py
+    `histories`): they counted nothing against the cache's byte bound, so a client asking
+    `history(end: ...)` with another `end` each time grew the process by every batch
+    (~90 MB a request over 49 instruments of 2,000 bars). They count what they hold now."""
+    from desk import cache as desk_cache
+    from tests.api import conftest
+    from tests.api.graph import data
+
+    bound = 300_000
+    monkeypatch.setattr(desk_cache, "CACHE_BYTES", bound)
+    kept = conftest._SERVER.app.state.services.desk.cache
+    for shift in range(12):
+        end = (DAY - timedelta(days=shift)).isoformat()
+        bars = f'history(first: 2000, end: "{end}") {{ nodes {{ close }} }}'
+        query = f"{{ instruments(first: 49) {{ nodes {{ {bars} }} }} }}"
+        assert data(api, query, api.world.acme_key)["instruments"]["nodes"]
+    histories = [entry[1] for key, entry in list(kept._cache.items()) if key[0] == "histories"]
+    assert histories, "the histories were not kept at all"
+    held = _held(histories, set())
+    assert held <= 2 * bound, f"{len(histories)} kept histories hold {held:,} bytes past a bound of {bound:,}"
