@@ -137,12 +137,15 @@ def _on_count(frame: pd.DataFrame, splits: list[Split], through: date) -> pd.Dat
     (the product over the name's splits with an ex-date after the bar and on or before
     `through`, taken a split at a time). A spread or a return is a ratio and reads the same;
     the tick floor is then read at the new price."""
+    first = frame["trading_date"].min() if not frame.empty else through
+    splits = [s for s in splits if first < s.ex_date <= through]  # those some bar is before
+    if not splits:  # most days: read nothing more
+        return frame
     symbols = frame["symbol"].to_numpy()
     dated = pd.to_datetime(frame["trading_date"]).to_numpy()
     factors = np.ones(len(frame))
     for split in splits:
-        if split.ex_date <= through:
-            factors[(symbols == split.symbol) & (dated < np.datetime64(split.ex_date))] *= split.factor
+        factors[(symbols == split.symbol) & (dated < np.datetime64(split.ex_date))] *= split.factor
     if (factors == 1.0).all():
         return frame
     adjusted = frame.copy()
