@@ -351,8 +351,11 @@ def preview_trade(
     symbol = str(symbol).upper()
     if symbol not in known_symbols(conn):
         raise NotFoundError(f"no instrument '{symbol}'")
-    _, as_of = reference_close(conn, symbol, calendar.session_of(moment))
-    session = market_days(conn, as_of, [symbol])[symbol]  # the symbol's latest bar, with its own quotes
+    trading_date = calendar.session_of(moment)
+    _, as_of = reference_close(conn, symbol, trading_date)
+    # the symbol's latest bar, with its own quotes, on the trade's share count (a split known
+    # for its session divides the old close, as the price band does)
+    session = market_days(conn, as_of, [symbol], count_of=trading_date)[symbol]
     done = fill(side, quantity, _priced_session(session), fee_schedule(settings))
     costs = done.costs
     return TradePreview(

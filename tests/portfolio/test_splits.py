@@ -84,6 +84,18 @@ def test_a_name_not_traded_since_its_split_is_valued_on_the_new_count(client) ->
     assert traded.volatility is not None and traded.volatility < 0.05
 
 
+def test_a_preview_on_a_known_ex_date_is_priced_on_the_new_count(client, settings: Settings) -> None:
+    """During the ex-date, before its close is stored, a client's preview reads Friday's close
+    on Monday's count (halved), as the price band a trade then passes does."""
+    from portfolio.trading import preview_trade
+
+    engine, _, _ = client
+    announce(engine, "AAA", "SPLIT", 2.0)
+    with engine.connect() as conn:
+        preview = preview_trade(conn, settings, CALENDAR, "buy", "AAA", 10, MONDAY)
+    assert preview.as_of == DAY.isoformat() and preview.close == Decimal("50.00")
+
+
 def test_bonus_issues_and_consolidations_keep_whole_shares(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 53, 100, FRIDAY)
