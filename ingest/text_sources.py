@@ -25,7 +25,7 @@ import feedparser
 import httpx
 from sqlalchemy import Connection, Engine, select
 
-from ingest.exchange.client import ExchangeClient
+from ingest.exchange.client import ExchangeClient, bounded_body
 from ingest.mentions import InstrumentMatcher
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.budget import Deadline
@@ -265,14 +265,7 @@ def _download(http: httpx.Client, url: str, max_bytes: int, seconds: float) -> b
         with http.stream("GET", url) as response:
             if response.status_code != 200:
                 raise MarketIntelError(f"download answered HTTP {response.status_code}")
-            chunks, size = [], 0
-            for chunk in response.iter_bytes():
-                deadline.check()
-                size += len(chunk)
-                if size > max_bytes:
-                    raise MarketIntelError(f"download exceeds the limit of {max_bytes:,} bytes")
-                chunks.append(chunk)
-            return b"".join(chunks)
+            return bounded_body(response, max_bytes, deadline)
     except httpx.HTTPError as exc:
         raise MarketIntelError(f"download failed ({type(exc).__name__}: {exc})") from None
 

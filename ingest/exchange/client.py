@@ -1,7 +1,12 @@
 """HTTP client for the exchange website: timeouts, bounded retries with exponential
 backoff for what is transient (timeouts, connection errors, 5xx, 429), and a clear
 user agent. A 404 that says the day is not published is a `NotPublishedError`; any other
-4xx is not retried."""
+4xx is not retried.
+
+The client's timeout bounds each wait for bytes only, so every body is read with
+`bounded_body`: at most `max_bytes` (a larger page is refused, not retried) within
+`max_seconds` in all (a server sending a byte every few seconds is a timeout, retried):
+the end-of-day pages, the news feed and the disclosure PDFs alike."""
 
 from __future__ import annotations
 
@@ -13,10 +18,26 @@ from dataclasses import dataclass
 
 import httpx
 
-from market.errors import NotPublishedError, SourceUnavailableError
+from market.budget import Deadline
+from market.errors import BudgetExceededError, MarketIntelError, NotPublishedError, SourceUnavailableError
 
 log = logging.getLogger(__name__)
 USER_AGENT = "marketintel-t0/0.1 (end-of-day data collector; contact: operations)"
+MAX_PAGE_BYTES = 64 * 1024 * 1024  # a 2,000-name day's quotes page is a few MB
+MAX_PAGE_SECONDS = 120.0  # one attempt's whole body, however slowly it comes
+
+
+def bounded_body(response: httpx.Response, max_bytes: int, deadline: Deadline) -> bytes:
+    """A streamed response's body: MarketIntelError past `max_bytes`, `deadline`'s
+    BudgetExceededError once its time is spent (checked as each chunk arrives)."""
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        deadline.check()
+        size += len(chunk)
+        if size > max_bytes:
+            raise MarketIntelError(f"the body exceeds the limit of {max_bytes:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 @dataclass(frozen=True)
@@ -44,8 +65,11 @@ class ExchangeClient:
         backoff: float = 0.5,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        max_bytes: int = MAX_PAGE_BYTES,
+        max_seconds: float = MAX_PAGE_SECONDS,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.max_bytes, self.max_seconds = max_bytes, max_seconds
         self.retries = retries
         self.backoff = backoff
         self._sleep = sleep
@@ -71,23 +95,38 @@ class ExchangeClient:
         last_problem = ""
         for attempt in range(1, self.retries + 2):
             try:
-                response = self._http.get(path, params=params)
+                status, final_url, body = self._fetch(path, params)
             except httpx.TimeoutException:
                 last_problem = f"timed out after {self._http.timeout.read}s"
+            except BudgetExceededError:
+                last_problem = f"sent its page for longer than the {self.max_seconds:g} s allowed"
             except httpx.TransportError as exc:
                 last_problem = f"connection failed ({type(exc).__name__}: {exc})"
             else:
-                if response.status_code == 200:
-                    return Fetched(str(response.url), response.content, attempt)
-                if response.status_code == 404 and b"not-published" in response.content:
+                if status == 200:
+                    return Fetched(final_url, body, attempt)
+                if status == 404 and b"not-published" in body:
                     raise NotPublishedError(
                         f"{url} says {params.get('date') if params else 'the day'} is not published yet"
                     )
-                if response.status_code < 500 and response.status_code != 429:
-                    raise SourceUnavailableError(f"{url} answered {response.status_code}; not retried")
-                last_problem = f"answered {response.status_code}"
+                if status < 500 and status != 429:
+                    raise SourceUnavailableError(f"{url} answered {status}; not retried")
+                last_problem = f"answered {status}"
             if attempt <= self.retries:
                 delay = self.backoff * 2 ** (attempt - 1)
                 log.warning("%s %s (attempt %d); retrying in %.1fs", url, last_problem, attempt, delay)
                 self._sleep(delay)
         raise SourceUnavailableError(f"{url} {last_problem} on all {self.retries + 1} attempts")
+
+    def _fetch(self, path: str, params: dict[str, str] | None) -> tuple[int, str, bytes]:
+        """One attempt: the status, the final URL and the body, read by `bounded_body` (a
+        body past `max_bytes` is refused here, not retried)."""
+        deadline = Deadline(self.max_seconds, "the page", "retried")
+        with self._http.stream("GET", path, params=params) as response:
+            try:
+                body = bounded_body(response, self.max_bytes, deadline)
+            except BudgetExceededError:
+                raise
+            except MarketIntelError as exc:
+                raise SourceUnavailableError(f"{self.base_url}{path}: {exc.detail}; not retried") from None
+            return response.status_code, str(response.url), body

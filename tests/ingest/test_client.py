@@ -62,3 +62,33 @@ def test_a_late_day_says_not_published() -> None:
     with pytest.raises(NotPublishedError, match="2026-11-23 is not published yet"):
         client.get("/market/trade-quotes", {"date": "2026-11-23"})
     assert len(seen) == 1
+
+
+def test_a_page_sent_a_byte_at_a_time_is_a_timeout_and_a_huge_one_is_refused() -> None:
+    """The client's timeout bounds each wait only: a body dripping in past `max_seconds` is
+    a timeout (retried, then SourceUnavailable), and one past `max_bytes` is refused at
+    once, not retried, nor held in memory whole."""
+    import time as clock
+
+    def drip():
+        for _ in range(40):
+            clock.sleep(0.01)
+            yield b"x"
+
+    seen: list[httpx.Request] = []
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=drip() if request.url.path == "/slow" else b"y" * 5000)
+
+    client = ExchangeClient(
+        "http://exchange.test", retries=1, transport=httpx.MockTransport(respond), sleep=lambda _: None,
+        max_bytes=1000, max_seconds=0.1,
+    )  # fmt: skip
+    started = clock.monotonic()
+    with pytest.raises(SourceUnavailableError, match="sent its page for longer than the 0.1 s allowed on all 2"):
+        client.get("/slow")
+    assert clock.monotonic() - started < 0.6 and len(seen) == 2
+    with pytest.raises(SourceUnavailableError, match="exceeds the limit of 1,000 bytes; not retried"):
+        client.get("/huge")
+    assert len(seen) == 3
