@@ -123,9 +123,17 @@ class MarketReads:
         )
 
     def predictions_between(
-        self, conn: Connection, symbols: list[str], start: date | None, end: date | None
+        self,
+        conn: Connection,
+        symbols: list[str],
+        start: date | None,
+        end: date | None,
+        limit: int | None = None,
+        after: date | None = None,
     ) -> dict[str, list[ServedPrediction]]:
-        return instrument_views.predictions_between(conn, symbols, start, end)
+        """Each symbol's served predictions within [start, end], oldest first: the first
+        `limit` after the day `after` (a page and its cursor's day), all without them."""
+        return instrument_views.predictions_between(conn, symbols, start, end, limit, after)
 
     def fundamentals(self, conn: Connection, symbols: list[str]) -> dict[str, FundamentalsRow]:
         return instrument_views.latest_fundamentals(conn, symbols)

@@ -441,17 +441,36 @@ class ServedPrediction:
         return cls(**{**named, "reasons": served_reasons(row.get("reasons"))})
 
 
+SERVED_ORDER = ("recorded_at", "id")
+"""The columns that pick a day's served model (`served_model`): the model of the day's row
+that is largest by them, the one recorded last (ties by id)."""
+
+
+def served_model(day_rows: Iterable[Mapping[str, object]]) -> str:
+    """The model served on a day, given the day's stored rows (every symbol's): the
+    `model_id` of the row largest by `SERVED_ORDER`, the model recorded last, so a retrain
+    that re-scored the day wins for every symbol of the day, and a symbol the later model
+    did not score has no served prediction that day (the earlier model's row is not served).
+
+    The same over the day's current rows (store/history.py `current_rows`) or over every
+    stored version of them: the row largest by (recorded_at, id) among all versions is the
+    current version of its key (no version of that key is later), so it is also the largest
+    current row. views/instrument.py `served_models` asks the database for this per day, by
+    `SERVED_ORDER`, rather than reading every symbol's rows (tests/views hold the two equal)."""
+    return max(day_rows, key=lambda r: tuple(r[name] for name in SERVED_ORDER))["model_id"]
+
+
 def served_predictions(rows: Iterable[dict[str, Any]]) -> dict[date, dict[str, dict[str, Any]]]:
     """trading date -> symbol -> the served prediction: when a day was scored by more than
-    one model (a retrain re-scored it), the rows of the model recorded last for that date.
-    The API, the AI executor, T2 and the live calibration all read this rule; the views
-    hand the rows on to the API as `ServedPrediction`s."""
+    one model (a retrain re-scored it), the rows of the model recorded last for that date
+    (`served_model`). The API, the AI executor, T2 and the live calibration all read this
+    rule; the views hand the rows on to the API as `ServedPrediction`s."""
     by_day: dict[date, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_day[row["trading_date"]].append(row)
     served = {}
     for day, day_rows in by_day.items():
-        model_id = max(day_rows, key=lambda r: (r["recorded_at"], r["id"]))["model_id"]
+        model_id = served_model(day_rows)
         served[day] = {r["symbol"]: r for r in day_rows if r["model_id"] == model_id}
     return served
 

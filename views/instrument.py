@@ -20,16 +20,18 @@ from dataclasses import replace
 from datetime import date, datetime
 from typing import TypedDict
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Select, Table, func, select, tuple_
+from sqlalchemy.sql import FromClause
+from sqlalchemy.sql.elements import ColumnElement
 
 from market.liquidity import entry_gates
 from market.money import Fraction
-from models.scoring import ServedPrediction, served_predictions
+from models.scoring import SERVED_ORDER, ServedPrediction, served_predictions
 from models.sentiment.composite import METHOD as SENTIMENT_METHOD
 from models.sentiment.scorer import SCORER_ID
 from portfolio.market import market_days, stored_estimates
 from store import tables
-from store.history import current_rows
+from store.history import current_query, current_rows
 
 NEWS_KINDS = {"NEWS": tables.news_items, "DISCLOSURE": tables.disclosures}
 
@@ -120,24 +122,71 @@ def latest_predictions(conn: Connection, symbols: list[str]) -> dict[str, Served
 
 
 def predictions_between(
-    conn: Connection, symbols: list[str], start: date | None, end: date | None
+    conn: Connection,
+    symbols: list[str],
+    start: date | None,
+    end: date | None,
+    limit: int | None = None,
+    after: date | None = None,
 ) -> dict[str, list[ServedPrediction]]:
-    """Served predictions within [start, end], oldest first, per symbol."""
-    c = tables.predictions.c
-    where = []
-    if start is not None:
-        where.append(c.trading_date >= start)
-    if end is not None:
-        where.append(c.trading_date <= end)
-    # The served model of a day is decided over all its rows, so the symbol filter comes after.
-    served = served_predictions(current_rows(conn, tables.predictions, where=where))
-    wanted = set(symbols)
+    """Served predictions within [start, end], oldest first, per symbol: the first `limit`
+    of each symbol (all without it) after the day `after` (a page's cursor), if given.
+
+    One statement that reads the current rows (`current_query`) of the asked symbols only,
+    of each day's served model only (`served_models`, which decides it over every symbol's
+    rows of the day without reading them whole). Reading every symbol's rows whole and
+    keeping the asked ones after `served_predictions` took 2.6-3.6 s for one symbol of 40
+    over 1,500 days, about 0.1 s so (tests/views/test_instrument_predictions.py)."""
+    if not symbols:
+        return {}
+    table = tables.predictions
+
+    def asked(rows: FromClause) -> list[ColumnElement[bool]]:
+        clauses = [rows.c.symbol.in_(symbols)]
+        if start is not None:
+            clauses.append(rows.c.trading_date >= start)
+        if end is not None:
+            clauses.append(rows.c.trading_date <= end)
+        if after is not None:
+            clauses.append(rows.c.trading_date > after)
+        return clauses
+
+    of_asked = table.alias("asked")
+    days = select(of_asked.c.trading_date).distinct().where(*asked(of_asked))
+    served = tuple_(table.c.trading_date, table.c.model_id).in_(served_models(table, days))
+    # Every condition is on the natural key (a day's served model is a key column), so a
+    # key's versions are kept or left out together and the current one is current_rows'.
+    query = current_query(table, where=[*asked(table), served])
+    if limit is not None:
+        page = query.subquery()
+        place = func.row_number().over(partition_by=page.c.symbol, order_by=page.c.trading_date).label("place")
+        ranked = select(page, place).subquery()
+        query = select(*[ranked.c[name] for name in page.c.keys()]).where(ranked.c.place <= limit)
     result: dict[str, list[ServedPrediction]] = {s: [] for s in symbols}
-    for day in sorted(served):
-        for symbol, row in served[day].items():
-            if symbol in wanted:
-                result[symbol].append(ServedPrediction.from_row(row))
+    found = conn.execute(query)
+    names = list(found.keys())
+    for row in sorted((dict(zip(names, r, strict=True)) for r in found), key=lambda r: r["trading_date"]):
+        result[row["symbol"]].append(ServedPrediction.from_row(row))
     return result
+
+
+def served_models(table: Table, days: Select) -> Select:
+    """SELECT trading_date, model_id: the served model of each day that `days` (a SELECT of
+    one column of trading dates) names, `models.scoring.served_model` as the database
+    answers it: the model of the day's row largest by `SERVED_ORDER`, among every symbol's
+    rows of the day (by the trading_date index, reading no document). Over every stored
+    version, not the current ones only: the largest row of a day is the current version of
+    its key (`served_model` says why), so the two agree."""
+    day = days.subquery("served_day")
+    rows = table.alias("day_rows")
+    model = (
+        select(rows.c.model_id)
+        .where(rows.c.trading_date == day.c[0])
+        .order_by(*[rows.c[name].desc() for name in SERVED_ORDER])
+        .limit(1)
+        .scalar_subquery()
+    )
+    return select(day.c[0].label("trading_date"), model.label("model_id"))
 
 
 def latest_fundamentals(conn: Connection, symbols: list[str]) -> dict[str, FundamentalsRow]:

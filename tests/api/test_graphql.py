@@ -338,6 +338,18 @@ def test_cursor_pagination(api: Api) -> None:
     )["instrument"]["sentiment"]
     assert rest["nodes"] == [{"tradingDate": DAY.isoformat()}] and not rest["pageInfo"]["hasNextPage"]
 
+    # predictions read their page (first + 1 after the cursor's day), not the range: LIQ has two days
+    paged = 'query($a: String) { instrument(symbol: "LIQ") { predictions(first: 1, after: $a) { nodes { tradingDate } '
+    paged += "pageInfo { endCursor hasNextPage } } } }"
+    whole = data(api, '{ instrument(symbol: "LIQ") { predictions { nodes { tradingDate } } } }', key)
+    walked, after, more = [], None, True
+    while more:
+        page = data(api, paged, key, {"a": after})["instrument"]["predictions"]
+        walked += page["nodes"]
+        after, more = page["pageInfo"]["endCursor"], page["pageInfo"]["hasNextPage"]
+    assert walked == whole["instrument"]["predictions"]["nodes"] and len(walked) == 2
+    assert walked[-1] == {"tradingDate": DAY.isoformat()}
+
 
 def test_unknown_instrument_is_not_found_and_bad_range_says_why(api: Api) -> None:
     unknown = gql(api, '{ instrument(symbol: "nope") { symbol } }', api.world.acme_key).json()

@@ -90,7 +90,9 @@ class Instrument:
         after: str | None = None,
     ) -> Connection[Prediction]:
         _range(start, end)
-        rows = await info.context.loaders.predictions.load((self.symbol, start, end))
+        size, cursor_day = PREDICTIONS.size(first), PREDICTIONS.key_after(after)
+        # The page is read, not the range: `size` + 1 rows after the cursor's day say whether another follows.
+        rows = await info.context.loaders.predictions.load((self.symbol, start, end, size + 1, cursor_day))
         return PREDICTIONS.connection(rows, lambda r: r.trading_date, first, after, Prediction.from_row)
 
     @strawberry.field(description="News and disclosures naming the instrument, newest first.")
