@@ -4,9 +4,9 @@ user agent. A 404 that says the day is not published is a `NotPublishedError`; a
 4xx is not retried.
 
 The client's timeout bounds each wait for bytes only, so every body is read with
-`bounded_body`: at most `max_bytes` (a larger page is refused, not retried) within
-`max_seconds` in all (a server sending a byte every few seconds is a timeout, retried):
-the end-of-day pages, the news feed and the disclosure PDFs alike."""
+`bounded_body`: at most `PageLimits.max_bytes` (a larger page is refused, not retried)
+within `PageLimits.max_seconds` in all (a server sending a byte every few seconds is a
+timeout, retried): the end-of-day pages, the news feed and the disclosure PDFs alike."""
 
 from __future__ import annotations
 
@@ -23,8 +23,15 @@ from market.errors import BudgetExceededError, MarketIntelError, NotPublishedErr
 
 log = logging.getLogger(__name__)
 USER_AGENT = "marketintel-t0/0.1 (end-of-day data collector; contact: operations)"
-MAX_PAGE_BYTES = 64 * 1024 * 1024  # a 2,000-name day's quotes page is a few MB
-MAX_PAGE_SECONDS = 120.0  # one attempt's whole body, however slowly it comes
+
+
+@dataclass(frozen=True)
+class PageLimits:
+    """What one attempt may read: `max_bytes` of body (a 2,000-name day's quotes page is a
+    few MB) within `max_seconds` however slowly it comes."""
+
+    max_bytes: int = 64 * 1024 * 1024
+    max_seconds: float = 120.0
 
 
 def bounded_body(response: httpx.Response, max_bytes: int, deadline: Deadline) -> bytes:
@@ -65,11 +72,10 @@ class ExchangeClient:
         backoff: float = 0.5,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
-        max_bytes: int = MAX_PAGE_BYTES,
-        max_seconds: float = MAX_PAGE_SECONDS,
+        limits: PageLimits = PageLimits(),
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.max_bytes, self.max_seconds = max_bytes, max_seconds
+        self.limits = limits
         self.retries = retries
         self.backoff = backoff
         self._sleep = sleep
@@ -99,7 +105,7 @@ class ExchangeClient:
             except httpx.TimeoutException:
                 last_problem = f"timed out after {self._http.timeout.read}s"
             except BudgetExceededError:
-                last_problem = f"sent its page for longer than the {self.max_seconds:g} s allowed"
+                last_problem = f"sent its page for longer than the {self.limits.max_seconds:g} s allowed"
             except httpx.TransportError as exc:
                 last_problem = f"connection failed ({type(exc).__name__}: {exc})"
             else:
@@ -121,10 +127,10 @@ class ExchangeClient:
     def _fetch(self, path: str, params: dict[str, str] | None) -> tuple[int, str, bytes]:
         """One attempt: the status, the final URL and the body, read by `bounded_body` (a
         body past `max_bytes` is refused here, not retried)."""
-        deadline = Deadline(self.max_seconds, "the page", "retried")
+        deadline = Deadline(self.limits.max_seconds, "the page", "retried")
         with self._http.stream("GET", path, params=params) as response:
             try:
-                body = bounded_body(response, self.max_bytes, deadline)
+                body = bounded_body(response, self.limits.max_bytes, deadline)
             except BudgetExceededError:
                 raise
             except MarketIntelError as exc:

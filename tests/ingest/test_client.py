@@ -3,7 +3,7 @@
 import httpx
 import pytest
 
-from ingest.exchange.client import USER_AGENT, ExchangeClient
+from ingest.exchange.client import USER_AGENT, ExchangeClient, PageLimits
 from market.errors import NotPublishedError, SourceUnavailableError
 
 
@@ -83,7 +83,7 @@ def test_a_page_sent_a_byte_at_a_time_is_a_timeout_and_a_huge_one_is_refused() -
 
     client = ExchangeClient(
         "http://exchange.test", retries=1, transport=httpx.MockTransport(respond), sleep=lambda _: None,
-        max_bytes=1000, max_seconds=0.1,
+        limits=PageLimits(max_bytes=1000, max_seconds=0.1),
     )  # fmt: skip
     started = clock.monotonic()
     with pytest.raises(SourceUnavailableError, match="sent its page for longer than the 0.1 s allowed on all 2"):
