@@ -38,9 +38,32 @@ notify_app = command_group("Notifications: the analysis and alerts sent to the w
 app.add_typer(notify_app, name="notify")
 
 # Where a server listens: the API (`serve`) and the exchange website (`exchange serve`)
-# take the same two options; each command gives its own default.
+# take the same two options; each command gives its own default, and checks the pair with
+# `listen_address` before it starts.
 Host = Annotated[str, typer.Option(help="Interface to listen on.")]
-Port = Annotated[int, typer.Option(help="TCP port.")]
+Port = Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")]
+
+
+def listen_address(host: str, port: int) -> None:
+    """Refuse, in one line, a --host and --port a server cannot listen on: a name that does
+    not resolve, an address not on this machine, a port in use. uvicorn found out only
+    once started: it logged the failure among its startup lines and exited 3, a name like
+    `a..b` ended in a traceback, and a port over 65535 was taken (as the port modulo 65536)."""
+    import socket
+
+    from market.errors import InvalidInputError
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (OSError, UnicodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InvalidInputError(f"--host {host!r} is not an address to listen on ({reason})") from None
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            raise InvalidInputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 @app.callback()
@@ -261,6 +284,7 @@ def exchange_serve(
     from market.errors import InvalidInputError
 
     settings = get_settings()
+    listen_address(host, port)
     base_url = f"http://{host}:{port}"
     if replay or settings.replay_path:
         site = _replayed_site(settings, replay, through, base_url)
@@ -496,6 +520,7 @@ def serve(
 
     settings = get_settings()
     settings.checked_admin_key()
+    listen_address(host, port)
     if settings.redis_url:
         typer.echo("per-key rate limits are counted in Redis (MARKETINTEL_REDIS_URL)")
     elif workers > 1 and settings.rate_limit_store == "memory":

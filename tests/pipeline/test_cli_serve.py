@@ -89,3 +89,35 @@ def test_serve_without_either_names_both_ways_in_one_line(settings: Settings, mo
     assert lines[0].startswith("error: MARKETINTEL_ADMIN_KEY is not set")
     assert str(settings.secrets_dir / "admin-key") in lines[0]
     assert "`marketintel keys new-admin`" in lines[0] and "`marketintel demo`" in lines[0]
+
+
+@ON_SQLITE_ONLY
+def test_a_server_refuses_where_it_cannot_listen_in_one_line(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An adversarial run: `serve --port 70000` served on port 4464 (70000 modulo 65536);
+    `--host 999.1.1.1` and a port in use were uvicorn's startup log and exit status 3;
+    `exchange serve --host bad..host` a traceback. Each is one line before anything starts."""
+    monkeypatch.setenv("MARKETINTEL_ADMIN_KEY", ADMIN_KEY)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = str(taken.getsockname()[1])
+        for command in (["serve"], ["exchange", "serve"]):
+            for options, status, words in [
+                (["--port", "70000"], 2, "Invalid value for '--port'"),
+                (["--port", "-1"], 2, "Invalid value for '--port'"),
+                (["--host", "999.1.1.1", "--port", busy], 1, "error: --host '999.1.1.1' is not an address"),
+                (["--host", "bad..host", "--port", busy], 1, "error: --host 'bad..host' is not an address"),
+                (["--port", busy], 1, f"error: cannot listen on 127.0.0.1:{busy}: "),
+            ]:
+                try:
+                    result = subprocess.run(
+                        [MARKETINTEL, *command, *options], capture_output=True, text=True, timeout=60
+                    )
+                except subprocess.TimeoutExpired:
+                    pytest.fail(f"{command} {options} started a server")
+                assert (result.returncode, result.stdout) == (status, ""), (options, result.stdout, result.stderr)
+                assert "Traceback" not in result.stderr and words in result.stderr, (options, result.stderr)
+                if status == 1:
+                    assert result.stderr.startswith(words) and len(result.stderr.strip().splitlines()) == 1
