@@ -18,6 +18,7 @@ from typing import Literal
 
 from sqlalchemy import Connection, Engine, select
 
+from market.errors import InvalidInputError
 from portfolio.ledger import HOUSE_PORTFOLIO, client_portfolio_id, ensure_portfolio
 from portfolio.trading import open_client_portfolio
 from store import tables
@@ -40,6 +41,11 @@ class Account:
 
     @classmethod
     def of_client(cls, client_id: str) -> Account:
+        """A client's account; a blank client id, or one with spaces around it, is refused: an
+        empty one opened the client `admin`'s book (`open_account`), and " acme" a second
+        book beside client:acme."""
+        if not client_id.strip() or client_id != client_id.strip():
+            raise InvalidInputError(f"a client id must not be empty or have spaces around it, not {client_id!r}")
         return cls(client_portfolio_id(client_id), "CLIENT", client_id)
 
 

@@ -151,3 +151,21 @@ def test_a_ledger_row_dated_no_day_is_one_line_naming_it(settings: Settings, tmp
     assert (refused.returncode, refused.stdout, refused.stderr.strip()) == (1, "", said)
     with service_engine(settings).connect() as conn:
         assert [r["status"] for r in current_rows(conn, tables.statement_imports)] == ["REJECTED"]
+
+
+def test_a_blank_client_id_is_refused_and_opens_nothing(settings: Settings) -> None:
+    """An adversarial run: `portfolio open ''` printed `portfolio client:admin` (the empty
+    id became the client `admin`, and `--cash` was deposited there); ' acme' opened a
+    second book beside client:acme."""
+    from sqlalchemy import func, select
+
+    from store import tables
+
+    engine = service_engine(settings)
+    for client in ("", "  ", " acme", "acme "):
+        refused = cli("portfolio", "open", client, "--cash", "100")
+        assert (refused.returncode, refused.stdout) == (1, ""), refused.stdout
+        assert refused.stderr == f"error: a client id must not be empty or have spaces around it, not {client!r}\n"
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.portfolios)).scalar_one() == 0
+        assert conn.execute(select(func.count()).select_from(tables.cash_entries)).scalar_one() == 0
