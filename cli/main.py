@@ -145,9 +145,14 @@ def stage_run(
 
 
 def _default_date(date: str | None) -> str:
+    """The date option as given, else the latest closed trading day. Only an option not
+    given is the default, here and in every date option: an empty one (`--date "$DAY"`
+    with DAY unset) is a date the date rule refuses (scrape, run-day and backfill --end
+    took it as the latest closed day, bootstrap --end as its default, and
+    `notify deliver --date ''` sent every day's notifications)."""
     from market.clock import exchange_now, latest_closed_trading_day
 
-    return date or latest_closed_trading_day(exchange_now()).isoformat()
+    return date if date is not None else latest_closed_trading_day(exchange_now()).isoformat()
 
 
 @app.command("scrape")
@@ -398,7 +403,7 @@ def bootstrap_record(
     settings = get_settings()
     from market.clock import parse_trading_date
 
-    terms = BootstrapTerms(parse_trading_date(end) if end else None, days, min_train_days, replay_days)
+    terms = BootstrapTerms(parse_trading_date(end) if end is not None else None, days, min_train_days, replay_days)
     result = bootstrap(service_engine(settings), settings, default_calendar(), terms)
     for line in result.lines():
         typer.echo(line)
@@ -444,7 +449,9 @@ def notify_deliver(
     from desk import Desk
     from market.clock import parse_trading_date
 
-    echo_json(Desk.from_settings(get_settings()).deliver_notifications(parse_trading_date(date) if date else None))
+    echo_json(
+        Desk.from_settings(get_settings()).deliver_notifications(parse_trading_date(date) if date is not None else None)
+    )
 
 
 @app.command("monitor")

@@ -64,6 +64,11 @@ def test_stage_run_through_the_notebook_prints_the_output_path(settings: Setting
         # an ISO week date is ten characters too, and Python's reader took it as 2026-11-20
         (["run-day", "--date", "2026-W47-5"], "error: '2026-W47-5' is not a date in YYYY-MM-DD form"),
         (["stage", "run", "nope", "--date", "2026-11-20"], "error: unknown stage 'nope'; known stages: health"),
+        # an empty date (`--date "$DAY"` with DAY unset) is refused, never read as the default
+        (["scrape", "--date", ""], "error: '' is not a date in YYYY-MM-DD form"),
+        (["backfill", "--days", "1", "--end", ""], "error: '' is not a date in YYYY-MM-DD form"),
+        (["bootstrap", "--end", ""], "error: '' is not a date in YYYY-MM-DD form"),
+        (["notify", "deliver", "--date", ""], "error: '' is not a date in YYYY-MM-DD form"),
         (["serve"], "error: MARKETINTEL_ADMIN_KEY is not set"),
         # issue 39: the API's input rule holds on the CLI (a NUL cannot be in argv; the rest can)
         (
