@@ -41,6 +41,7 @@ instrument that is not an ordinary share; `types` says where the types came from
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -153,8 +154,12 @@ def source_types(fmt: str, files: list[Path]) -> str:
 
 def source_currency(fmt: str, currency: str | None = None) -> str:
     """The prices' currency: the one given, else the format's (KES for the NSE files, the
-    home currency for the generic CSV, which does not say)."""
-    return currency or FORMAT_CURRENCY.get(fmt, HOME_CURRENCY)
+    home currency for the generic CSV, which does not say). One given is three capitals, as
+    MARKETINTEL_REPLAY_CURRENCY is: `import --currency zz` stored the instruments in 'zz',
+    and `--currency ''` was the format's."""
+    if currency is not None and not re.fullmatch(r"[A-Z]{3}", currency):
+        raise InvalidInputError(f"the currency must be a code of three capitals like JMD, not {currency!r}")
+    return currency if currency is not None else FORMAT_CURRENCY.get(fmt, HOME_CURRENCY)
 
 
 @dataclass(frozen=True)

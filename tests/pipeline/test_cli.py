@@ -141,3 +141,23 @@ def test_what_a_command_stands_on_failing_is_one_line(
     assert result.stderr.startswith(expected), result.stderr
     if message is None:
         assert result.stderr.strip().endswith("run `marketintel db upgrade`")
+
+
+@ON_SQLITE_ONLY
+def test_import_refuses_a_currency_that_is_not_a_code_and_stores_nothing(settings: Settings, tmp_path: Path) -> None:
+    """An adversarial run: `import prices.csv --currency zz` stored the instruments in 'zz';
+    `--currency ''` took the format's currency."""
+    from sqlalchemy import func, select
+
+    from store import tables
+    from store.engine import service_engine
+
+    prices = tmp_path / "prices.csv"
+    prices.write_text("symbol,date,close,volume\nZZZ,2026-11-20,10.5,100\n")
+    for currency in ("zz", "", "JMD ", "dollars"):
+        result = cli("import", str(prices), "--currency", currency)
+        assert (result.returncode, result.stdout) == (1, ""), result.stdout
+        assert result.stderr == f"error: the currency must be a code of three capitals like JMD, not {currency!r}\n"
+    with service_engine(settings).connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.instruments)).scalar_one() == 0
+    assert cli("import", str(prices), "--currency", "USD").returncode == 0
