@@ -7,7 +7,10 @@ the previous one verbatim (`formats.repeated_days`: how a crawler records a holi
 left out and listed in `repeated_days`; a source's
 missing fields are reported as `lacks` (never filled in: a missing bid/ask stays NULL,
 and the liquidity rails apply their documented rule for a missing spread). Re-importing
-the same files inserts nothing (rows are compared with what the store holds).
+the same files inserts nothing (rows are compared with what the store holds). A row dated
+after today on the exchange's clock is a bad row ("not known yet"): the store is
+append-only, and a 2030 row would list the name from 2030 and date the next report by it
+(a replay of a market's files serves their own dates through the simulator's clock instead).
 
 Market indices in the files (`formats.is_index_row`: the NSE's `^NASI`, `^N20I`, FTSE's
 `^FNK15`, a generic file's `^`-prefixed symbols, a row whose name says Index or whose type
@@ -66,6 +69,7 @@ from ingest.importers.formats import (
     second_rows,
 )
 from ingest.importers.renames import RENAME
+from market.clock import exchange_date, utc_now
 from market.errors import InvalidInputError
 from market.instruments import InstrumentType, instrument_type, is_ordinary
 from market.settings import DELIST_AFTER_SESSIONS, HOME_CURRENCY
@@ -193,7 +197,8 @@ def import_path(
     report.types = source_types(fmt, files)
     # a first pass finds the copied days (a day's rows may come from many files: per-company, OHLCV)
     # and the capital changes
-    first = [item for file in files for item in READERS[fmt](file) if not isinstance(item, Bad)]
+    today = exchange_date(utc_now())
+    first = [item for file in files for item in _read(fmt, file, today) if not isinstance(item, Bad)]
     copies = repeated_days(first)
     report.repeated_days = describe_repeated(copies)
     kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
@@ -204,7 +209,7 @@ def import_path(
     rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
-        for item in READERS[fmt](file):
+        for item in _read(fmt, file, today):
             price = rows.take(item, report)
             if price is None:
                 continue
@@ -220,6 +225,18 @@ def import_path(
     report.capital_changes = changes.lines()
     report.corporate_actions_inserted = _store_actions(engine, fmt, changes)
     return report
+
+
+def _read(fmt: str, file: Path, today: date) -> Iterator[dict | Bad]:
+    """The file's rows as its format's reader gives them, a row dated after `today` a Bad."""
+    for item in READERS[fmt](file):
+        if not isinstance(item, Bad) and item["trading_date"] > today:
+            day = item["trading_date"].isoformat()
+            yield Bad(
+                item["_line"], f"dated {day}, after today ({today.isoformat()}) on the exchange's clock: not known yet"
+            )
+        else:
+            yield item
 
 
 @dataclass(frozen=True)

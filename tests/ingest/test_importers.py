@@ -315,3 +315,22 @@ def test_a_file_none_of_whose_rows_can_be_read_is_an_error(settings: Settings, t
     assert (
         result.stderr.strip() == f"error: no row of {path} could be read: nothing was imported (the bad rows are above)"
     )
+
+
+def test_a_row_dated_after_today_is_a_bad_row_and_the_rest_loads(settings: Settings, tmp_path: Path) -> None:
+    """The store is append-only: a row dated in 2030 would list the name from 2030 and date
+    the next report by it. It is a bad row with its file and line; the rest is stored."""
+    from market.clock import exchange_date, utc_now
+
+    path = _write(
+        tmp_path / "prices.csv",
+        ["symbol,date,close,volume", "KCB,2026-11-19,25.73,12000", "KCB,2030-11-20,26.17,100"],
+        newline="\n",
+    )
+    report = import_path(service_engine(settings), path)
+    today = exchange_date(utc_now()).isoformat()
+    assert report.rows_inserted == 1
+    assert report.bad_rows == [
+        f"{path}:3: dated 2030-11-20, after today ({today}) on the exchange's clock: not known yet"
+    ]
+    assert [p["trading_date"] for p in _prices(settings)] == [date(2026, 11, 19)]
