@@ -158,13 +158,17 @@ class CorporateAction:
 
 
 def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
-    """The file's actions and its unreadable rows (file:line: reason)."""
+    """The file's actions and its unreadable rows (file:line: reason); InvalidInputError for
+    a file whose header lacks a required column (a binary file, the prices named by mistake):
+    the prices would be stored or replayed unadjusted."""
     with Path(path).open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         reader = csv.reader(handle)
         header = [h.strip().lower() for h in next(reader, [])]
         missing = [c for c in ACTION_COLUMNS if c not in header]
-        if missing:
-            return [], [f"{path}:1: header lacks required columns {missing} ({HEADER})"]
+        if missing:  # not a corporate-actions file: nothing of it can adjust the prices
+            raise InvalidInputError(
+                f"{path}:1: not a corporate-actions file: its header lacks the columns {missing} ({HEADER})"
+            )
         actions, bad = [], []
         for line, fields in enumerate(reader, start=2):
             if not fields or not "".join(fields).strip():

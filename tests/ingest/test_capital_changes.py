@@ -220,3 +220,29 @@ def test_the_benchmarks_loader_says_what_it_left_out(tmp_path: Path, quality: Mo
         "path and line kept, the other left out)",
         f"  AAA 2021-03-02: close 10.5 kept ({path}:3) vs 11 left out ({path}:4)",
     ]
+
+
+def test_a_file_named_as_the_actions_that_is_not_one_refuses_the_import_and_stores_nothing(
+    tmp_path: Path, settings, quality: ModuleType
+) -> None:
+    """A corporate-actions file whose header lacks the required columns (a binary file, the
+    prices named by mistake) would leave every price unadjusted in the append-only store:
+    the import is refused before a row is written, and the benchmarks' loader is one line."""
+    from sqlalchemy import func, select
+
+    from ingest.importers import import_path
+    from ingest.importers.files import CapitalOptions
+    from market.errors import InvalidInputError
+    from store import tables
+    from store.engine import service_engine
+
+    folder = write_prices(tmp_path / "market")
+    wrong = tmp_path / "actions.csv"
+    wrong.write_bytes(b"\x00\x01PK\x03\x04 binary\n")
+    engine = service_engine(settings)
+    with pytest.raises(InvalidInputError, match=r"actions\.csv:1: not a corporate-actions file: its header lacks"):
+        import_path(engine, folder, capital=CapitalOptions(actions=wrong))
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.eod_prices)).scalar_one() == 0
+    with pytest.raises(SystemExit, match=r"^error: .*actions\.csv:1: not a corporate-actions file"):
+        quality.load_market(folder, False, wrong)
