@@ -22,8 +22,9 @@ A lead that fails or is cancelled hands the lead to the next boarder still waiti
 sends the statement again (a cancelled boarder is skipped); every boarder's wait ends,
 with the values or the lead. A cancellation the driver lets the statement finish through
 (psycopg may answer a statement it was asked to cancel) lands its values before the lead
-raises: they come from a statement sent after every boarder began, as promised. Only reads awaited on one event loop share: the state is
-kept per loop and touched on the loop's thread alone.
+raises: they come from a statement sent after every boarder began, as promised. Only
+reads awaited on one event loop share: the state is kept per loop and touched on the
+loop's thread alone.
 
 The anchor is group commit, applied to reads: the database does the work once for
 everyone who asked while it was busy, and nobody is answered from before they asked.
