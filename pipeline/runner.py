@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from market.clock import TradingCalendar, default_calendar, parse_trading_date, utc_now
+from market.clock import TradingCalendar, default_calendar, exchange_date, parse_trading_date, utc_now
 from market.errors import InvalidInputError, MarketIntelError, StageFailedError
 from market.settings import Settings, get_settings
 from pipeline.registry import get_stage
@@ -169,6 +169,7 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
     closed = calendar.closed_reason(day)
     if stage.trading_days_only and stage.after_close and not closed:
         _refuse_unclosed(day, calendar)
+    _refuse_future(stage, day, calendar)
     _record(ctx, "STARTED", trigger, {})
 
     if stage.trading_days_only and closed:
@@ -194,6 +195,20 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
         outcome.summary,
     )
     return StageResult(stage.name, day, ctx.run_id, "SUCCEEDED", ctx.write, outcome.summary, outcome.tables)
+
+
+def _refuse_future(stage: Stage, day: date, calendar: TradingCalendar) -> None:
+    """No stage runs for a day the exchange has not reached: a health check or a macro fetch
+    recorded for next month is a record of something that has not happened. A stage for a
+    session ahead (T2's suggestions, which T1's close starts for the next session) may run
+    for that next session and no later one; the rest for today at the latest."""
+    now = utc_now()
+    if not stage.after_close:
+        ahead = calendar.next_trading_day(calendar.closed_day_at(now))
+        if day > ahead:
+            raise InvalidInputError(f"{day.isoformat()} is past the next session ({ahead.isoformat()})")
+    elif day > (today := exchange_date(now)):
+        raise InvalidInputError(f"{day.isoformat()} is after today ({today.isoformat()} on the exchange's clock)")
 
 
 def _refuse_unclosed(day: date, calendar: TradingCalendar) -> None:

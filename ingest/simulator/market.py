@@ -39,6 +39,7 @@ regime draws the same random numbers as the default; only what they are used for
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
@@ -47,6 +48,7 @@ import numpy as np
 
 from ingest.simulator.universe import SIM_START, Instrument, build_universe
 from market.clock import TradingCalendar, default_calendar
+from market.errors import InvalidInputError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -294,6 +296,8 @@ class SimulatedMarket:
         """`end`: the last simulated day. SIM_END is the market everything else uses; a
         later end (benchmarks/model_quality.py --sim-days) is a longer market whose
         universe (listing and delisting days) is drawn for its own length."""
+        if not math.isfinite(news_signal):
+            raise InvalidInputError(f"news_signal must be a finite number, not {news_signal}")
         self.regime = REGIMES[regime] if isinstance(regime, str) else regime
         self.seed = seed
         self.size = size

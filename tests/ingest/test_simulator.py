@@ -105,6 +105,16 @@ def test_news_tone_weakly_leads_returns_and_can_be_switched_off() -> None:
     assert abs(_tone_return_correlation(SimulatedMarket(seed=7, size=60, news_signal=0.0))) < 0.08
 
 
+@pytest.mark.parametrize("signal", [float("nan"), float("inf")])
+def test_a_news_signal_that_is_not_a_number_is_refused(signal: float) -> None:
+    """`exchange serve --news-signal nan` served a market whose companies' values were NaN
+    (its prints stuck near their first days' prices)."""
+    from market.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="news_signal must be a finite number"):
+        SimulatedMarket(seed=7, size=10, news_signal=signal)
+
+
 def test_the_day_range_holds_open_and_close_and_closes_bounce(year: list) -> None:
     traded = [b for d in year for b in d.bars if b["volume"] > 0]
     assert all(b["low"] <= min(b["open"], b["close"]) and max(b["open"], b["close"]) <= b["high"] for b in traded)

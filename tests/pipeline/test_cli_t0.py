@@ -129,6 +129,36 @@ def test_a_day_that_has_not_closed_is_neither_backfilled_nor_run(settings: Setti
             assert conn.execute(select(func.count()).select_from(table)).scalar_one() == 0
 
 
+@ON_SQLITE_ONLY
+def test_no_stage_runs_for_a_day_the_exchange_has_not_reached(settings: Settings) -> None:
+    """The stages that run on any calendar day (health, the weekly macro) or before a close
+    (T2's morning) were bounded by nothing: `stage run health --date` a month ahead wrote
+    that month's health checks. A date after the exchange's today (for T2, past the next
+    session) is one line, nothing stored."""
+    from datetime import timedelta
+
+    from sqlalchemy import func, select
+
+    from market.clock import default_calendar, exchange_date, utc_now
+    from store import tables
+    from store.engine import service_engine
+
+    tomorrow = exchange_date(utc_now()) + timedelta(days=1)
+    for stage in ("health", "t3_macro"):
+        ran = cli("stage", "run", stage, "--date", tomorrow.isoformat())
+        assert ran.returncode == 1, ran.stdout
+        assert ran.stderr.strip().startswith(f"error: {tomorrow.isoformat()} is after today ("), ran.stderr
+    calendar = default_calendar()
+    ahead = calendar.next_trading_day(calendar.closed_day_at(utc_now()))  # T1's close starts T2 for it
+    beyond = calendar.next_trading_day(ahead)
+    ran = cli("stage", "run", "t2_suggestions", "--date", beyond.isoformat())
+    assert ran.returncode == 1, ran.stdout
+    assert ran.stderr.strip() == f"error: {beyond.isoformat()} is past the next session ({ahead.isoformat()})"
+    with service_engine(settings).connect() as conn:
+        for table in (tables.health_checks, tables.stage_runs, tables.macro_observations, tables.suggestions):
+            assert conn.execute(select(func.count()).select_from(table)).scalar_one() == 0
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_long_backfill_prints_a_few_lines_not_one_per_request(settings: Settings) -> None:
     """Not a terminal (a pipe): no progress bar and no library INFO lines, only the result.
