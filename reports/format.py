@@ -204,11 +204,16 @@ def against_null_mean(nulls: NullBooksJson) -> str:
     mean = nulls.get("fixed_random_mean")
     if not mean:
         return "no mean of fixed random books to compare with"
-    return (
+    earned = (
         f"{statistic_pct('excess_annual_return', mean['excess_annual_return'])} a year against the mean of the fixed "
-        f"random books, tracking error {statistic_pct('tracking_error', mean['tracking_error'])}, information ratio "
-        f"{ratio(mean['information_ratio'])}"
+        f"random books, tracking error {statistic_pct('tracking_error', mean['tracking_error'])}"
     )
+    if mean["information_ratio"] is not None:
+        return f"{earned}, information ratio {ratio(mean['information_ratio'])}"
+    # no ratio of an excess over a tracking error of nought: said, not printed as "-"
+    if not mean["tracking_error"]:
+        return f"{earned}, so no information ratio (each day's return was their mean's)"
+    return f"{earned}, no information ratio"
 
 
 def null_books_summary(nulls: NullBooksJson | None) -> str:

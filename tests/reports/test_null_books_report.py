@@ -19,7 +19,7 @@ from market.clock import default_calendar
 from market.fees import fee_schedule
 from market.settings import Settings
 from reports import charts, generate
-from reports.format import ratio
+from reports.format import against_null_mean, ratio
 from store.engine import service_engine
 from tests.conftest import ON_SQLITE_ONLY
 from tests.portfolio.planted_store import planted_world
@@ -85,3 +85,15 @@ def test_the_reports_render_what_the_nulls_showed(planted: Settings) -> None:
         f"tracking error {against.tracking_error * 100:.2f}%, information ratio {against.information_ratio:+.2f}"
     ) in compliance
     assert "30 days is a short span: the percentiles and ratios say little about skill" in compliance
+
+
+def test_a_book_that_is_its_nulls_is_said_so_not_printed_as_a_dash() -> None:
+    """On the demo every null book is the model's (its reserve holds every name the gates
+    pass): the Compliance Report read "tracking error 0.00%, information ratio -."."""
+    same = {"excess_annual_return": 0.0, "tracking_error": 0.0, "information_ratio": None}
+    assert against_null_mean({"fixed_random_mean": same}) == (
+        "+0.00% a year against the mean of the fixed random books, tracking error 0.00%, "
+        "so no information ratio (each day's return was their mean's)"
+    )
+    apart = {"excess_annual_return": 0.031, "tracking_error": 0.02, "information_ratio": 1.55}
+    assert against_null_mean({"fixed_random_mean": apart}).endswith("tracking error 2.00%, information ratio +1.55")
