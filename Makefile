@@ -111,13 +111,15 @@ docs-research: install
 		|| exit 1; \
 	done
 
-# Page images of the demo's reports for docs/reports.md (needs pdftoppm: Debian's poppler-utils).
-report-images:
-	@test -f var/reports/quant-briefing.pdf || { echo "run make demo first: var/reports/ has no reports"; exit 1; }
+# Page images of the demo's reports for docs/reports.md (reports/page_images.py: pdfplumber
+# renders them, no system package). REPORTS: the folder the demo wrote them to.
+REPORTS ?= var/reports
+report-images: install
+	@test -f $(REPORTS)/quant-briefing.pdf || { echo "run make demo first: $(REPORTS)/ has no reports"; exit 1; }
 	mkdir -p docs/reports
 	rm -f docs/reports/quant-briefing-*.png docs/reports/compliance-report-*.png  # a report can lose a page
-	pdftoppm -r 70 -png var/reports/quant-briefing.pdf docs/reports/quant-briefing
-	pdftoppm -r 70 -png var/reports/compliance-report.pdf docs/reports/compliance-report
+	$(BIN)/python -m reports.page_images $(REPORTS)/quant-briefing.pdf docs/reports/quant-briefing
+	$(BIN)/python -m reports.page_images $(REPORTS)/compliance-report.pdf docs/reports/compliance-report
 
 clean:
 	rm -rf $(VENV) var runs .pytest_cache
