@@ -67,7 +67,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ingest.importers.formats import calendar_day, price_cell
+from ingest.importers.formats import calendar_day, csv_text, price_cell
 from ingest.importers.renames import RENAME, Handover, Renames, handovers, join_renames
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
@@ -161,7 +161,7 @@ def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
     """The file's actions and its unreadable rows (file:line: reason); InvalidInputError for
     a file whose header lacks a required column (a binary file, the prices named by mistake):
     the prices would be stored or replayed unadjusted."""
-    with Path(path).open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+    with csv_text(Path(path)) as handle:
         reader = csv.reader(handle)
         header = [h.strip().lower() for h in next(reader, [])]
         missing = [c for c in ACTION_COLUMNS if c not in header]

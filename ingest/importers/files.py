@@ -58,6 +58,7 @@ from ingest.importers.formats import (
     NSE_LACKS,
     OHLCV_OPTIONAL,
     Bad,
+    csv_text,
     describe_repeated,
     is_index_row,
     ohlcv_lacks,
@@ -110,7 +111,7 @@ def detect_format(path: Path) -> str:
     sample = next(iter(price_files(path)), None)
     if sample is None:
         raise InvalidInputError(f"{path} holds no .csv files")
-    first = sample.open(encoding="utf-8-sig", errors="replace").readline()
+    first = csv_text(sample).readline()
     if first.startswith("Code;Name;"):
         return "nse-daily"
     if first.startswith("Date;"):

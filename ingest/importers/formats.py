@@ -28,6 +28,7 @@ it out and say so.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ingest.exchange.parsers import CellError, number
+from market.errors import InvalidInputError
 from market.instruments import (
     InstrumentType,
     infer_instrument_type,
@@ -70,6 +72,26 @@ class Bad:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}"
+
+
+def csv_text(path: Path) -> io.StringIO:
+    """A price or corporate-actions file's text, read as UTF-8 (a byte-order mark dropped),
+    lines as in the file (`newline=""`, for the csv module). A file in another encoding (a
+    Latin-1 or Windows-1252 export, Excel's UTF-16 "Unicode text") is refused whole,
+    naming the file and the line of its first byte that is not UTF-8: read with
+    replacement characters, a Windows-1252 "Société Générale" was stored as the
+    instrument name "Soci�t� G�n�rale" (and a name decides a row's type), and a UTF-16
+    file's error quoted its bytes. The readers read every file before a row is stored, so
+    nothing of the import is stored."""
+    data = Path(path).read_bytes()
+    try:
+        return io.StringIO(data.decode("utf-8-sig"), newline="")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidInputError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8 "
+            "(a Latin-1, Windows-1252 or UTF-16 export is not read): nothing was imported"
+        ) from None
 
 
 INDEX_PREFIX = "^"  # market indices in the NSE files (^NASI, ^N20I, ...), published beside the equities
@@ -159,7 +181,7 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
         yield Bad(f"{path}:0", "file name is not YYYYMMDD.csv")
         return
     day = date(*map(int, match.groups()))
-    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+    with csv_text(path) as handle:
         for line, fields in enumerate(csv.reader(handle, delimiter=";"), start=1):
             if line == 1:
                 if [f.strip() for f in fields] != NSE_DAILY_HEADER:
@@ -183,7 +205,7 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
 
 def read_nse_company(path: Path) -> Iterator[dict | Bad]:
     symbol = path.stem.upper()
-    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+    with csv_text(path) as handle:
         for line, raw in enumerate(handle, start=1):
             raw = raw.strip()
             if line == 1:
@@ -216,7 +238,7 @@ def ohlcv_states_types(path: Path) -> bool:
 
 
 def _ohlcv_header(path: Path) -> list[str]:
-    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+    with csv_text(path) as handle:
         return [h.strip().lower() for h in next(csv.reader(handle), [])]
 
 
@@ -227,7 +249,7 @@ def row_instrument_type(row: dict) -> InstrumentType:
 
 
 def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
-    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+    with csv_text(path) as handle:
         reader = csv.reader(handle)
         header = [h.strip().lower() for h in next(reader, [])]
         missing = [c for c in OHLCV_REQUIRED if c not in header]
