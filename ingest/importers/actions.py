@@ -67,7 +67,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ingest.importers.formats import calendar_day, csv_text, price_cell
+from ingest.importers.formats import calendar_day, csv_text, price_cell, ticker
 from ingest.importers.renames import RENAME, Handover, Renames, handovers, join_renames
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
@@ -183,14 +183,12 @@ def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
 
 
 def _action(row: dict[str, str], where: str) -> CorporateAction:
-    symbol = row["symbol"].upper()
-    if not symbol:
-        raise ValueError("empty symbol")
+    symbol = ticker(row["symbol"])
     ex_date = calendar_day(row["ex_date"], "ex_date")
     kind = KINDS.get(re.sub(r"[\s_-]", "", row["kind"].lower()))
     if kind is None:
         raise ValueError(f"kind '{row['kind']}' is not one of split, bonus, rights, consolidation, delisting, rename")
-    new_symbol = row.get("new_symbol", "").upper()
+    new_symbol = row.get("new_symbol", "").strip().upper()
     if kind == RENAME:
         return CorporateAction(symbol, ex_date, kind, "", None, None, where, _new_symbol(symbol, new_symbol, row))
     if new_symbol:
@@ -211,7 +209,7 @@ def _new_symbol(symbol: str, new_symbol: str, row: dict[str, str]) -> str:
         raise ValueError("a rename without a new_symbol")
     if new_symbol == symbol:
         raise ValueError(f"a rename of {symbol} to {new_symbol}: the same symbol, nothing changes")
-    return new_symbol
+    return ticker(new_symbol, "new_symbol")
 
 
 def _price(text: str) -> float | None:

@@ -112,6 +112,24 @@ def is_index_row(row: dict) -> bool:
     return row_instrument_type(row) is InstrumentType.INDEX
 
 
+TICKER = re.compile(r"\^?[A-Z0-9][A-Z0-9.\-]{0,19}")  # the API's symbol (api/routers/market.py), an index's ^
+
+
+def ticker(text: str, name: str = "symbol") -> str:
+    """A symbol cell (or an NSE per-company file's name), upper case and trimmed: a letter
+    or digit, then letters, digits, `.` and `-`, at most 20 (the symbols the API serves:
+    KCB, KPLC-P4, JMMBGL7.25), after an index's `^`. Anything else is no ticker, and was
+    stored as an instrument the API could not serve: a spreadsheet's `#N/A`, a name
+    ("KCB Group", "Grand Total"), or `SCOM (1)` from a per-company file a browser saved
+    twice, which stored SCOM's whole series again as a second company."""
+    symbol = text.strip().upper()
+    if not symbol:
+        raise ValueError(f"empty {name}")
+    if not TICKER.fullmatch(symbol):
+        raise ValueError(f"{name} '{symbol[:40]}' is not a ticker (letters, digits, '.' and '-', at most 20)")
+    return symbol
+
+
 def price_cell(text: str, name: str = "price") -> float | None:
     """A price cell: the exchange page's number rule (`ingest.exchange.parsers.number`:
     digits, thousands commas in threes, an optional point; so "12,50", "1e5", "inf" and
@@ -158,7 +176,7 @@ def _cell(text: str, name: str) -> float | None:
 
 def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, volume: str) -> dict:
     bar = {
-        "symbol": symbol.strip().upper(),
+        "symbol": ticker(symbol),
         "trading_date": day,
         "low": price_cell(low, "low"),
         "high": price_cell(high, "high"),
@@ -166,8 +184,6 @@ def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, vol
         "prev_close": price_cell(prev, "prev_close"),
         "volume": _volume(volume),
     }
-    if not bar["symbol"]:
-        raise ValueError("empty symbol")
     if bar["close"] is None or bar["close"] <= 0:
         raise ValueError(f"close '{close.strip()}' is not a positive price")
     if bar["low"] is not None and bar["high"] is not None and bar["low"] > bar["high"]:

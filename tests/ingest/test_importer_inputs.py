@@ -47,3 +47,31 @@ def test_a_file_that_is_not_utf8_is_refused_and_nothing_is_stored(settings: Sett
     utf8.write_text("symbol,date,close,volume,name\nSGB,2024-01-03,10.5,100,Société Générale\n")
     import_path(service_engine(settings), utf8)
     assert [i["name"] for i in _stored(settings, tables.instruments)] == ["Société Générale"]
+
+
+@ON_SQLITE_ONLY
+def test_a_symbol_that_is_no_ticker_is_a_bad_row(settings: Settings, tmp_path: Path) -> None:
+    """A spreadsheet's `#N/A` in the symbol column, a name typed for a ticker and a per-company
+    file a browser saved twice (`SCOM (1).csv`) were stored as instruments the API cannot
+    serve (the last one SCOM's series again, a second company). Each is a bad row; a lower-case
+    or space-padded ticker is the ticker."""
+    prices = tmp_path / "prices.csv"
+    prices.write_text(
+        "symbol,date,close,volume\n kcb ,2024-01-03,10.5,100\n#N/A,2024-01-03,11,100\nKCB Group,2024-01-03,12,100\n"
+    )
+    result = cli("import", str(prices))
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("bad row: ")] == [
+        f"bad row: {prices}:3: symbol '#N/A' is not a ticker (letters, digits, '.' and '-', at most 20)",
+        f"bad row: {prices}:4: symbol 'KCB GROUP' is not a ticker (letters, digits, '.' and '-', at most 20)",
+    ]
+    company = tmp_path / "company"
+    company.mkdir()
+    header = "Date;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume"
+    for name in ("SCOM.csv", "SCOM (1).csv"):
+        (company / name).write_text(f"{header}\n20240103,6.95,8.0,7.35,7.5,4100\n")
+    result = cli("import", str(company))
+    assert result.returncode == 0, result.stderr
+    assert f"bad row: {company}/SCOM (1).csv:2: symbol 'SCOM (1)' is not a ticker" in result.stdout
+    assert sorted(i["symbol"] for i in _stored(settings, tables.instruments)) == ["KCB", "SCOM"]
+    assert sorted((p["symbol"], p["close"]) for p in _stored(settings)) == [("KCB", 10.5), ("SCOM", 7.35)]
