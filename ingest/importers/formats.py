@@ -141,13 +141,25 @@ def price_cell(text: str, name: str = "price") -> float | None:
     return value
 
 
-def _volume(text: str) -> int:
-    """A volume cell: the same number rule, a whole number of shares, at most MAX_SHARES."""
-    value = _cell(text, "volume")
+THOUSANDS_POINT = re.compile(r"[1-9][0-9]{0,2}\.[0-9]{3}")  # "5.000": 5 shares, or 5,000 written the European way
+
+
+def _volume(text: str, name: str = "volume") -> int:
+    """A volume (or trades) cell: the same number rule, a whole number, at most MAX_SHARES.
+    A count of one to three digits, a point and three more ("5.000", "12.000") is refused:
+    a file that writes thousands with a point (1.234,50 for 1,234.50) means 5,000, and it
+    was stored as 5 shares, a thousandth of the volume, while its "12.345" was a bad row.
+    A whole count with one or two zero decimals ("1200.0", a spreadsheet's) is read."""
+    if THOUSANDS_POINT.fullmatch(text.strip()):
+        raise ValueError(
+            f"{name} '{text.strip()}' is ambiguous: {text.strip().replace('.', ',')} with a point between thousands, "
+            "or a decimal point"
+        )
+    value = _cell(text, name)
     if value is None:
         return 0
     if value != int(value) or not 0 <= value <= MAX_SHARES:
-        raise ValueError(f"volume '{text.strip()}' is not a share count (0 to {MAX_SHARES:,})")
+        raise ValueError(f"{name} '{text.strip()}' is not a share count (0 to {MAX_SHARES:,})")
     return int(value)
 
 
@@ -294,7 +306,7 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                 bar["bid"], bar["ask"] = price_cell(row.get("bid", ""), "bid"), price_cell(row.get("ask", ""), "ask")
                 if bar["bid"] is not None and bar["ask"] is not None and bar["bid"] > bar["ask"]:
                     raise ValueError(f"bid {bar['bid']} is above ask {bar['ask']}")
-                bar["trades"] = _volume(row["trades"]) if row.get("trades") else None
+                bar["trades"] = _volume(row["trades"], "trades") if row.get("trades") else None
                 bar["value_traded"] = price_cell(row.get("value_traded", ""), "value_traded")
                 if row.get("name"):
                     bar["name"] = row["name"]

@@ -75,3 +75,31 @@ def test_a_symbol_that_is_no_ticker_is_a_bad_row(settings: Settings, tmp_path: P
     assert f"bad row: {company}/SCOM (1).csv:2: symbol 'SCOM (1)' is not a ticker" in result.stdout
     assert sorted(i["symbol"] for i in _stored(settings, tables.instruments)) == ["KCB", "SCOM"]
     assert sorted((p["symbol"], p["close"]) for p in _stored(settings)) == [("KCB", 10.5), ("SCOM", 7.35)]
+
+
+@ON_SQLITE_ONLY
+def test_a_share_count_written_with_a_thousands_point_is_a_bad_row(settings: Settings, tmp_path: Path) -> None:
+    """A file that writes thousands with a point: its "12.345" shares were a bad row (not a whole
+    number) but its "5.000" was stored as 5 shares, a thousandth of the volume. A count of one to
+    three digits, a point and three digits is a bad row, for volume and trades alike; a
+    spreadsheet's whole "1200.0" and "0.000" are read."""
+    prices = tmp_path / "prices.csv"
+    prices.write_text(
+        "symbol,date,close,volume,trades\n"
+        "KCB,2024-01-03,45,5.000,3\n"
+        "KCB,2024-01-04,45,12.345,3\n"
+        "KCB,2024-01-05,45,1200.0,2.000\n"
+        "KCB,2024-01-08,45,1200.0,4\n"
+        "KCB,2024-01-09,45,0.000,\n"
+    )
+    result = cli("import", str(prices))
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("bad row: ")] == [
+        f"bad row: {prices}:2: volume '5.000' is ambiguous: 5,000 with a point between thousands, or a decimal point",
+        f"bad row: {prices}:3: volume '12.345' is ambiguous: 12,345 with a point between thousands, or a decimal point",
+        f"bad row: {prices}:4: trades '2.000' is ambiguous: 2,000 with a point between thousands, or a decimal point",
+    ]
+    assert sorted((str(p["trading_date"]), p["volume"], p["trades"]) for p in _stored(settings)) == [
+        ("2024-01-08", 1200, 4),
+        ("2024-01-09", 0, None),
+    ]
