@@ -67,7 +67,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ingest.importers.formats import calendar_day, csv_text, price_cell, ticker
+from ingest.importers.formats import calendar_day, csv_text, price_cell, repeated_columns, ticker
 from ingest.importers.renames import RENAME, Handover, Renames, handovers, join_renames
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
@@ -169,6 +169,8 @@ def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
             raise InvalidInputError(
                 f"{path}:1: not a corporate-actions file: its header lacks the columns {missing} ({HEADER})"
             )
+        if repeated_columns(header):
+            raise InvalidInputError(f"{path}:1: the header names the columns {repeated_columns(header)} more than once")
         actions, bad = [], []
         for line, fields in enumerate(reader, start=2):
             if not fields or not "".join(fields).strip():

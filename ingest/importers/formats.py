@@ -270,6 +270,14 @@ def _ohlcv_header(path: Path) -> list[str]:
         return [h.strip().lower() for h in next(csv.reader(handle), [])]
 
 
+def repeated_columns(header: list[str]) -> list[str]:
+    """The columns a header (trimmed, lower case) names more than once. A row is read by
+    column name, so of `close` and `Close` the last one was read, silently: a file whose
+    header names a column twice is refused (a price file as a bad row at line 1, an
+    actions file as an error), never read by a guess of which one is meant."""
+    return sorted({c for c in header if c and header.count(c) > 1})
+
+
 def row_instrument_type(row: dict) -> InstrumentType:
     """A read row's kind of security: the type its source states, else the inference
     from its code and name (`market.instruments.instrument_type`)."""
@@ -283,6 +291,9 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
         missing = [c for c in OHLCV_REQUIRED if c not in header]
         if missing:
             yield Bad(f"{path}:1", f"header lacks required columns {missing}")
+            return
+        if repeated_columns(header):
+            yield Bad(f"{path}:1", f"header names the columns {repeated_columns(header)} more than once")
             return
         type_column = next((c for c in OHLCV_TYPE_COLUMNS if c in header), None)
         for line, fields in enumerate(reader, start=2):

@@ -103,3 +103,23 @@ def test_a_share_count_written_with_a_thousands_point_is_a_bad_row(settings: Set
         ("2024-01-08", 1200, 4),
         ("2024-01-09", 0, None),
     ]
+
+
+@ON_SQLITE_ONLY
+def test_a_header_that_names_a_column_twice_is_refused(settings: Settings, tmp_path: Path) -> None:
+    """A row is read by column name: of `close` and `Close` the last was stored (99 for a close
+    of 10.5), exit 0. The file is a bad row at line 1 (the folder's other files load) and a
+    corporate-actions file so headed is refused before a row is stored."""
+    root = tmp_path / "prices"
+    root.mkdir()
+    (root / "a.csv").write_text("symbol,date,close,volume,Close\nKCB,2024-01-03,10.5,100,99\n")
+    (root / "b.csv").write_text("symbol,date,close,volume\nKCB,2024-01-04,10.6,100\n")
+    result = cli("import", str(root))
+    assert result.returncode == 0, result.stderr
+    assert f"bad row: {root}/a.csv:1: header names the columns ['close'] more than once" in result.stdout
+    assert [(str(p["trading_date"]), p["close"]) for p in _stored(settings)] == [("2024-01-04", 10.6)]
+    actions = tmp_path / "actions.csv"
+    actions.write_text("symbol,ex_date,kind,ratio,Ratio\nKCB,2024-01-04,split,2,0.5\n")
+    result = cli("import", str(root / "b.csv"), "--actions", str(actions))
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"error: {actions}:1: the header names the columns ['ratio'] more than once"
