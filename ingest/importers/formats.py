@@ -186,7 +186,15 @@ def _cell(text: str, name: str) -> float | None:
         raise ValueError(f"{name} '{text.strip()[:40]}' is not a number like 1,234.50") from None
 
 
+EARLIEST_DAY = date(1900, 1, 1)  # no end-of-day file holds a session before; a spreadsheet's day 0 is 1899-12-30
+
+
 def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, volume: str) -> dict:
+    """A row of any format, read and checked. A day before EARLIEST_DAY is refused: a
+    spreadsheet's empty date cell exported as its day 0 (1899-12-30) or a year cut to
+    0024 was stored, and listed the name from that day."""
+    if day < EARLIEST_DAY:
+        raise ValueError(f"dated {day.isoformat()}, before {EARLIEST_DAY.isoformat()}: not a session")
     bar = {
         "symbol": ticker(symbol),
         "trading_date": day,

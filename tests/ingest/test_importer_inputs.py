@@ -123,3 +123,28 @@ def test_a_header_that_names_a_column_twice_is_refused(settings: Settings, tmp_p
     result = cli("import", str(root / "b.csv"), "--actions", str(actions))
     assert result.returncode == 1
     assert result.stderr.strip() == f"error: {actions}:1: the header names the columns ['ratio'] more than once"
+
+
+@ON_SQLITE_ONLY
+def test_a_day_before_1900_is_a_bad_row(settings: Settings, tmp_path: Path) -> None:
+    """A spreadsheet's empty date cell exported as its day 0 (1899-12-30) and a year cut to
+    0024 were stored, the instrument listed from 1899; they are bad rows, in every format."""
+    prices = tmp_path / "prices.csv"
+    prices.write_text(
+        "symbol,date,close,volume\nKCB,1899-12-30,10.5,100\nKCB,00240103,10.5,100\nKCB,2024-01-03,10.5,100\n"
+    )
+    result = cli("import", str(prices))
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("bad row: ")] == [
+        f"bad row: {prices}:2: dated 1899-12-30, before 1900-01-01: not a session",
+        f"bad row: {prices}:3: dated 0024-01-03, before 1900-01-01: not a session",
+    ]
+    company = tmp_path / "company"
+    company.mkdir()
+    (company / "SCOM.csv").write_text("Date;Closing Price\n18991230,6.95,8.0,7.35,7.5,4100\n")
+    result = cli("import", str(company))
+    assert result.returncode == 1
+    assert f"bad row: {company}/SCOM.csv:2: dated 1899-12-30, before 1900-01-01: not a session" in result.stdout
+    with service_engine(settings).connect() as conn:
+        listed = {r["symbol"]: str(r["listed_on"]) for r in current_rows(conn, tables.instruments)}
+    assert listed == {"KCB": "2024-01-03"}
