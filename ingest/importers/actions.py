@@ -114,10 +114,21 @@ def price_files(path: Path) -> list[Path]:
 
 
 def actions_beside(path: Path) -> Path | None:
-    """The corporate-actions file beside prices at `path`, where there is one."""
+    """The corporate-actions file beside prices at `path`, where there is one: a folder's
+    is its own `corporate_actions.csv`. A folder that holds another actions file (one in a
+    year's subfolder, a `prices_2019.actions.csv`, a `Corporate_Actions.csv`) is refused
+    (InvalidInputError): such a file is never read as prices, and it was not read as
+    actions either, so its splits were not applied and the report said "none beside the
+    prices". The importer, the replay and the benchmarks find the file here."""
     path = Path(path)
     if path.is_dir():
         found = path / ACTIONS_FILE
+        unread = [str(f) for f in sorted(path.rglob("*.csv")) if is_actions_file(f) and f != found]
+        if unread:
+            raise InvalidInputError(
+                f"{', '.join(unread)}: corporate-actions files that are not read (a folder's actions are its own "
+                f"{ACTIONS_FILE}, or the file --actions names): put their rows in one; nothing was imported"
+            )
     else:
         own = path.with_name(path.name.removesuffix(".csv") + ACTIONS_SUFFIX)
         found = own if own.is_file() else path.with_name(ACTIONS_FILE)

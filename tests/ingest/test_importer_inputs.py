@@ -148,3 +148,29 @@ def test_a_day_before_1900_is_a_bad_row(settings: Settings, tmp_path: Path) -> N
     with service_engine(settings).connect() as conn:
         listed = {r["symbol"]: str(r["listed_on"]) for r in current_rows(conn, tables.instruments)}
     assert listed == {"KCB": "2024-01-03"}
+
+
+@ON_SQLITE_ONLY
+def test_an_actions_file_the_import_does_not_read_refuses_it(settings: Settings, tmp_path: Path) -> None:
+    """A year's folder with its own corporate_actions.csv: never read as prices, it was not read
+    as actions either; AAA's 2-for-1 split was not stored, its halved close stored as a move and
+    the report said "none beside the prices", exit 0. The import is refused before a row is
+    stored; the folder's own file (or --actions) is read as before."""
+    root = tmp_path / "prices"
+    (root / "2024").mkdir(parents=True)
+    (root / "2024" / "p.csv").write_text("symbol,date,close,volume\nAAA,2024-01-03,10,100\nAAA,2024-01-04,5,200\n")
+    (root / "2024" / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nAAA,2024-01-04,split,2\n")
+    result = cli("import", str(root))
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"error: {root}/2024/corporate_actions.csv: corporate-actions files that are not read (a folder's actions "
+        "are its own corporate_actions.csv, or the file --actions names): put their rows in one; nothing was imported"
+    )
+    assert _stored(settings) == []
+    (root / "2024" / "corporate_actions.csv").rename(root / "corporate_actions.csv")
+    result = cli("import", str(root))
+    assert result.returncode == 0, result.stderr
+    assert "1 corporate actions stored (SPLIT, DELISTING)" in result.stdout
+    assert [(a["symbol"], a["kind"], a["amount"]) for a in _stored(settings, tables.corporate_actions)] == [
+        ("AAA", "SPLIT", 2.0)
+    ]
