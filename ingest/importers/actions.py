@@ -67,7 +67,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ingest.importers.formats import calendar_day, csv_text, price_cell, repeated_columns, ticker
+from ingest.importers.formats import calendar_day, csv_files, csv_text, price_cell, repeated_columns, ticker
 from ingest.importers.renames import RENAME, Handover, Renames, handovers, join_renames
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
@@ -109,7 +109,7 @@ def is_actions_file(path: Path) -> bool:
 def price_files(path: Path) -> list[Path]:
     """The .csv files of prices a file or folder holds: every one but a corporate-actions file."""
     path = Path(path)
-    files = [path] if path.is_file() else sorted(path.rglob("*.csv"))
+    files = [path] if path.is_file() else csv_files(path)
     return [f for f in files if not is_actions_file(f)]
 
 
@@ -123,7 +123,7 @@ def actions_beside(path: Path) -> Path | None:
     path = Path(path)
     if path.is_dir():
         found = path / ACTIONS_FILE
-        unread = [str(f) for f in sorted(path.rglob("*.csv")) if is_actions_file(f) and f != found]
+        unread = [str(f) for f in csv_files(path) if is_actions_file(f) and f != found]
         if unread:
             raise InvalidInputError(
                 f"{', '.join(unread)}: corporate-actions files that are not read (a folder's actions are its own "

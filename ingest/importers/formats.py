@@ -74,6 +74,13 @@ class Bad:
         return f"{self.where}: {self.reason}"
 
 
+def csv_files(folder: Path) -> list[Path]:
+    """The .csv files under `folder` (recursively, sorted), by a suffix in any case: a
+    Windows export's `20240103.CSV` beside `20240102.csv` was left out of the import
+    without a word (only `*.csv` was looked for), and a folder of them "held no .csv files"."""
+    return sorted(f for f in Path(folder).rglob("*") if f.suffix.lower() == ".csv" and f.is_file())
+
+
 def csv_text(path: Path) -> io.StringIO:
     """A price or corporate-actions file's text, read as UTF-8 (a byte-order mark dropped),
     lines as in the file (`newline=""`, for the csv module). A file in another encoding (a
@@ -212,7 +219,7 @@ def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, vol
 
 
 def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
-    match = re.fullmatch(r"(\d{4})(\d{2})(\d{2})\.csv", path.name)
+    match = re.fullmatch(r"(\d{4})(\d{2})(\d{2})\.csv", path.name, re.IGNORECASE)
     if not match:
         yield Bad(f"{path}:0", "file name is not YYYYMMDD.csv")
         return
@@ -483,7 +490,7 @@ def nse_daily_frame(
     with `names`, each row's `name` (the file's Name column)."""
     import pandas as pd
 
-    rows = [r for path in sorted(folder.rglob("*.csv")) for r in read_nse_daily(path) if not isinstance(r, Bad)]
+    rows = [r for path in csv_files(folder) for r in read_nse_daily(path) if not isinstance(r, Bad)]
     copies = repeated_days(rows)
     index_symbols = sorted({r["symbol"] for r in rows if is_index_row(r)})
     kept, seconds = second_rows(r for r in rows if r["trading_date"] not in copies and (indices or not is_index_row(r)))

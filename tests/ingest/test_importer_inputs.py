@@ -174,3 +174,24 @@ def test_an_actions_file_the_import_does_not_read_refuses_it(settings: Settings,
     assert [(a["symbol"], a["kind"], a["amount"]) for a in _stored(settings, tables.corporate_actions)] == [
         ("AAA", "SPLIT", 2.0)
     ]
+
+
+@ON_SQLITE_ONLY
+def test_a_file_named_csv_in_capitals_is_read(settings: Settings, tmp_path: Path) -> None:
+    """A Windows export's `20240104.CSV` beside `20240103.csv`: only `*.csv` was looked for, so
+    the import said "1 files" and left its rows out without a word. Both are read, in every format."""
+    root = tmp_path / "prices"
+    root.mkdir()
+    (root / "a.csv").write_text("symbol,date,close,volume\nAAA,2024-01-03,10,100\n")
+    (root / "b.CSV").write_text("symbol,date,close,volume\nAAA,2024-01-04,11,100\n")
+    result = cli("import", str(root))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("ohlcv: 2 files, 2 rows read, 2 inserted")
+    daily = tmp_path / "daily"
+    daily.mkdir()
+    header = "Code;Name;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price"
+    (daily / "20240105.CSV").write_text(f"{header};Volume Traded\nAAA;AAA Ltd;11;12;12;11;300\n")
+    result = cli("import", str(daily))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("nse-daily: 1 files, 1 rows read, 1 inserted")
+    assert [p["close"] for p in sorted(_stored(settings), key=lambda p: p["trading_date"])] == [10, 11, 12]
