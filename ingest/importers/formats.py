@@ -88,17 +88,26 @@ def csv_text(path: Path) -> io.StringIO:
     naming the file and the line of its first byte that is not UTF-8: read with
     replacement characters, a Windows-1252 "Société Générale" was stored as the
     instrument name "Soci�t� G�n�rale" (and a name decides a row's type), and a UTF-16
-    file's error quoted its bytes. The readers read every file before a row is stored, so
+    file's error quoted its bytes. So is a file with a NUL byte (UTF-16 without its mark
+    reads as UTF-8 with a NUL after each letter; a damaged download): its error line
+    printed the NULs, and a row's NUL was a bad row's message. The readers read every file before a row is stored, so
     nothing of the import is stored."""
     data = Path(path).read_bytes()
     try:
-        return io.StringIO(data.decode("utf-8-sig"), newline="")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InvalidInputError(
             f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8 "
             "(a Latin-1, Windows-1252 or UTF-16 export is not read): nothing was imported"
         ) from None
+    if "\x00" in text:  # UTF-16 without its mark decodes as UTF-8, a NUL after each letter; or not text at all
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise InvalidInputError(
+            f"{path}:{line}: a NUL byte is not text (a UTF-16 export, or a damaged file); save the file as UTF-8: "
+            "nothing was imported"
+        )
+    return io.StringIO(text, newline="")
 
 
 INDEX_PREFIX = "^"  # market indices in the NSE files (^NASI, ^N20I, ...), published beside the equities

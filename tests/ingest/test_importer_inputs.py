@@ -195,3 +195,24 @@ def test_a_file_named_csv_in_capitals_is_read(settings: Settings, tmp_path: Path
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("nse-daily: 1 files, 1 rows read, 1 inserted")
     assert [p["close"] for p in sorted(_stored(settings), key=lambda p: p["trading_date"])] == [10, 11, 12]
+
+
+@ON_SQLITE_ONLY
+def test_a_file_with_a_nul_byte_is_refused(settings: Settings, tmp_path: Path) -> None:
+    """UTF-16 without its byte-order mark decodes as UTF-8 with a NUL after each letter: the
+    error line printed the NULs. A damaged file's NUL in a cell was a bad row whose message
+    held it, and the rest was stored. Both are refused, naming the line; nothing is stored."""
+    wide = tmp_path / "wide.csv"
+    wide.write_bytes("symbol,date,close,volume\nKCB,2024-01-03,10.5,100\n".encode("utf-16-le"))
+    result = cli("import", str(wide))
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"error: {wide}:1: a NUL byte is not text (a UTF-16 export, or a damaged file); save the file as UTF-8: "
+        "nothing was imported\n"
+    )
+    damaged = tmp_path / "damaged.csv"
+    damaged.write_bytes(b"symbol,date,close,volume\nKCB,2024-01-03,10.5,1\x0000\nKCB,2024-01-04,10.5,100\n")
+    result = cli("import", str(damaged))
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error: {damaged}:2: a NUL byte is not text")
+    assert _stored(settings) == []
