@@ -108,6 +108,11 @@ class ImportReport:
 
 
 def detect_format(path: Path) -> str:
+    """The format of a file or a folder's first .csv file, by its header. A path that does
+    not exist says so (`marketintel import` detects before it reads: a mistyped path was
+    "holds no .csv files")."""
+    if not Path(path).exists():
+        raise InvalidInputError(f"{path} does not exist")
     sample = next(iter(price_files(path)), None)
     if sample is None:
         raise InvalidInputError(f"{path} holds no .csv files")

@@ -216,3 +216,12 @@ def test_a_file_with_a_nul_byte_is_refused(settings: Settings, tmp_path: Path) -
     assert result.returncode == 1
     assert result.stderr.startswith(f"error: {damaged}:2: a NUL byte is not text")
     assert _stored(settings) == []
+
+
+@ON_SQLITE_ONLY
+def test_a_path_that_does_not_exist_says_so(settings: Settings, tmp_path: Path) -> None:
+    """`marketintel import` detects the format before it reads: a mistyped path was "holds no
+    .csv files", as if it were an empty folder."""
+    result = cli("import", str(tmp_path / "pricse"))
+    assert result.returncode == 1
+    assert result.stderr == f"error: {tmp_path / 'pricse'} does not exist\n"
