@@ -58,7 +58,6 @@ same way (`CapitalChanges.unexplained`): a misprint or an unadjusted capital cha
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from dataclasses import dataclass
@@ -67,7 +66,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ingest.importers.formats import calendar_day, csv_files, csv_text, price_cell, repeated_columns, ticker
+from ingest.importers.formats import calendar_day, csv_files, csv_rows, price_cell, repeated_columns, ticker
 from ingest.importers.renames import RENAME, Handover, Renames, handovers, join_renames
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
@@ -172,27 +171,26 @@ def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
     """The file's actions and its unreadable rows (file:line: reason); InvalidInputError for
     a file whose header lacks a required column (a binary file, the prices named by mistake):
     the prices would be stored or replayed unadjusted."""
-    with csv_text(Path(path)) as handle:
-        reader = csv.reader(handle)
-        header = [h.strip().lower() for h in next(reader, [])]
-        missing = [c for c in ACTION_COLUMNS if c not in header]
-        if missing:  # not a corporate-actions file: nothing of it can adjust the prices
-            raise InvalidInputError(
-                f"{path}:1: not a corporate-actions file: its header lacks the columns {missing} ({HEADER})"
-            )
-        if repeated_columns(header):
-            raise InvalidInputError(f"{path}:1: the header names the columns {repeated_columns(header)} more than once")
-        actions, bad = [], []
-        for line, fields in enumerate(reader, start=2):
-            if not fields or not "".join(fields).strip():
-                continue
-            try:
-                if len(fields) != len(header):
-                    raise ValueError(f"{len(fields)} fields, expected {len(header)}")
-                actions.append(_action(dict(zip(header, (f.strip() for f in fields))), f"{path}:{line}"))
-            except ValueError as exc:
-                bad.append(f"{path}:{line}: {exc}")
-        return actions, bad
+    rows = csv_rows(Path(path))
+    header = [h.strip().lower() for h in next(rows, (1, []))[1]]
+    missing = [c for c in ACTION_COLUMNS if c not in header]
+    if missing:  # not a corporate-actions file: nothing of it can adjust the prices
+        raise InvalidInputError(
+            f"{path}:1: not a corporate-actions file: its header lacks the columns {missing} ({HEADER})"
+        )
+    if repeated_columns(header):
+        raise InvalidInputError(f"{path}:1: the header names the columns {repeated_columns(header)} more than once")
+    actions, bad = [], []
+    for line, fields in rows:
+        if not fields or not "".join(fields).strip():
+            continue
+        try:
+            if len(fields) != len(header):
+                raise ValueError(f"{len(fields)} fields, expected {len(header)}")
+            actions.append(_action(dict(zip(header, (f.strip() for f in fields))), f"{path}:{line}"))
+        except ValueError as exc:
+            bad.append(f"{path}:{line}: {exc}")
+    return actions, bad
 
 
 def _action(row: dict[str, str], where: str) -> CorporateAction:

@@ -110,6 +110,30 @@ def csv_text(path: Path) -> io.StringIO:
     return io.StringIO(text, newline="")
 
 
+def csv_rows(path: Path, delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
+    """A CSV file's records (`csv_text`), each with its line (1: the header). A record
+    that runs over more than one line is refused (InvalidInputError: nothing is imported):
+    no cell of these files holds a line break, so it is a quote left open (`"AAA Ltd`),
+    which made the csv module read the rest of the file into that cell. The rows after it
+    were lost without a bad row (an instrument's name held them; in the NSE format one bad
+    row of "2 fields"), and past 131,072 characters the import stopped with a traceback."""
+    reader = csv.reader(csv_text(path), delimiter=delimiter)
+    line = 0
+    try:
+        for fields in reader:
+            line += 1
+            if reader.line_num != line:
+                raise InvalidInputError(
+                    f"{path}:{line}: a quote opened on this line is not closed on it (the cell ran to line "
+                    f"{reader.line_num}); nothing was imported"
+                )
+            yield line, fields
+    except csv.Error as exc:
+        raise InvalidInputError(
+            f"{path}:{line + 1}: not read as CSV ({exc}: a quote left open?); nothing was imported"
+        ) from None
+
+
 INDEX_PREFIX = "^"  # market indices in the NSE files (^NASI, ^N20I, ...), published beside the equities
 
 
@@ -233,26 +257,25 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
         yield Bad(f"{path}:0", "file name is not YYYYMMDD.csv")
         return
     day = date(*map(int, match.groups()))
-    with csv_text(path) as handle:
-        for line, fields in enumerate(csv.reader(handle, delimiter=";"), start=1):
-            if line == 1:
-                if [f.strip() for f in fields] != NSE_DAILY_HEADER:
-                    yield Bad(f"{path}:1", "header is not the NSE daily-summary header")
-                    return
-                continue
-            if not fields or not "".join(fields).strip():
-                continue
-            try:
-                if len(fields) != 7:
-                    raise ValueError(f"{len(fields)} fields, expected 7")
-                code, name, low, high, close, prev, volume = fields
-                yield {
-                    **_bar(code, day, low, high, close, prev, volume),
-                    "name": name.strip(),
-                    "_line": f"{path}:{line}",
-                }
-            except ValueError as exc:
-                yield Bad(f"{path}:{line}", str(exc))
+    for line, fields in csv_rows(path, ";"):
+        if line == 1:
+            if [f.strip() for f in fields] != NSE_DAILY_HEADER:
+                yield Bad(f"{path}:1", "header is not the NSE daily-summary header")
+                return
+            continue
+        if not fields or not "".join(fields).strip():
+            continue
+        try:
+            if len(fields) != 7:
+                raise ValueError(f"{len(fields)} fields, expected 7")
+            code, name, low, high, close, prev, volume = fields
+            yield {
+                **_bar(code, day, low, high, close, prev, volume),
+                "name": name.strip(),
+                "_line": f"{path}:{line}",
+            }
+        except ValueError as exc:
+            yield Bad(f"{path}:{line}", str(exc))
 
 
 def read_nse_company(path: Path) -> Iterator[dict | Bad]:
@@ -290,8 +313,7 @@ def ohlcv_states_types(path: Path) -> bool:
 
 
 def _ohlcv_header(path: Path) -> list[str]:
-    with csv_text(path) as handle:
-        return [h.strip().lower() for h in next(csv.reader(handle), [])]
+    return [h.strip().lower() for h in next(csv_rows(path), (1, []))[1]]
 
 
 def repeated_columns(header: list[str]) -> list[str]:
@@ -309,48 +331,47 @@ def row_instrument_type(row: dict) -> InstrumentType:
 
 
 def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
-    with csv_text(path) as handle:
-        reader = csv.reader(handle)
-        header = [h.strip().lower() for h in next(reader, [])]
-        missing = [c for c in OHLCV_REQUIRED if c not in header]
-        if missing:
-            yield Bad(f"{path}:1", f"header lacks required columns {missing}")
-            return
-        if repeated_columns(header):
-            yield Bad(f"{path}:1", f"header names the columns {repeated_columns(header)} more than once")
-            return
-        type_column = next((c for c in OHLCV_TYPE_COLUMNS if c in header), None)
-        for line, fields in enumerate(reader, start=2):
-            if not fields or not "".join(fields).strip():
-                continue
-            try:
-                if len(fields) != len(header):
-                    raise ValueError(f"{len(fields)} fields, expected {len(header)}")
-                row = dict(zip(header, (f.strip() for f in fields)))
-                day = calendar_day(row["date"])
-                bar = _bar(
-                    row["symbol"],
-                    day,
-                    row.get("low", ""),
-                    row.get("high", ""),
-                    row["close"],
-                    row.get("prev_close", ""),
-                    row["volume"],
-                )
-                bar["open"] = price_cell(row.get("open", ""), "open")
-                bar["bid"], bar["ask"] = price_cell(row.get("bid", ""), "bid"), price_cell(row.get("ask", ""), "ask")
-                if bar["bid"] is not None and bar["ask"] is not None and bar["bid"] > bar["ask"]:
-                    raise ValueError(f"bid {bar['bid']} is above ask {bar['ask']}")
-                bar["trades"] = _volume(row["trades"], "trades") if row.get("trades") else None
-                bar["value_traded"] = price_cell(row.get("value_traded", ""), "value_traded")
-                if row.get("name"):
-                    bar["name"] = row["name"]
-                stated = parse_instrument_type(row[type_column]) if type_column else None
-                if stated is not None:
-                    bar["instrument_type"] = stated
-                yield {**bar, "_line": f"{path}:{line}"}
-            except ValueError as exc:
-                yield Bad(f"{path}:{line}", str(exc))
+    rows = csv_rows(path)
+    header = [h.strip().lower() for h in next(rows, (1, []))[1]]
+    missing = [c for c in OHLCV_REQUIRED if c not in header]
+    if missing:
+        yield Bad(f"{path}:1", f"header lacks required columns {missing}")
+        return
+    if repeated_columns(header):
+        yield Bad(f"{path}:1", f"header names the columns {repeated_columns(header)} more than once")
+        return
+    type_column = next((c for c in OHLCV_TYPE_COLUMNS if c in header), None)
+    for line, fields in rows:
+        if not fields or not "".join(fields).strip():
+            continue
+        try:
+            if len(fields) != len(header):
+                raise ValueError(f"{len(fields)} fields, expected {len(header)}")
+            row = dict(zip(header, (f.strip() for f in fields)))
+            day = calendar_day(row["date"])
+            bar = _bar(
+                row["symbol"],
+                day,
+                row.get("low", ""),
+                row.get("high", ""),
+                row["close"],
+                row.get("prev_close", ""),
+                row["volume"],
+            )
+            bar["open"] = price_cell(row.get("open", ""), "open")
+            bar["bid"], bar["ask"] = price_cell(row.get("bid", ""), "bid"), price_cell(row.get("ask", ""), "ask")
+            if bar["bid"] is not None and bar["ask"] is not None and bar["bid"] > bar["ask"]:
+                raise ValueError(f"bid {bar['bid']} is above ask {bar['ask']}")
+            bar["trades"] = _volume(row["trades"], "trades") if row.get("trades") else None
+            bar["value_traded"] = price_cell(row.get("value_traded", ""), "value_traded")
+            if row.get("name"):
+                bar["name"] = row["name"]
+            stated = parse_instrument_type(row[type_column]) if type_column else None
+            if stated is not None:
+                bar["instrument_type"] = stated
+            yield {**bar, "_line": f"{path}:{line}"}
+        except ValueError as exc:
+            yield Bad(f"{path}:{line}", str(exc))
 
 
 REPEAT_MINIMUM_TRADED = 5  # traded rows a day needs before "all of them repeat" says it is a copy

@@ -225,3 +225,38 @@ def test_a_path_that_does_not_exist_says_so(settings: Settings, tmp_path: Path) 
     result = cli("import", str(tmp_path / "pricse"))
     assert result.returncode == 1
     assert result.stderr == f"error: {tmp_path / 'pricse'} does not exist\n"
+
+
+@ON_SQLITE_ONLY
+def test_a_quote_left_open_is_refused_before_a_row_is_stored(settings: Settings, tmp_path: Path) -> None:
+    """A name cell `"AAA Ltd` whose quote never closes: the csv module read the rest of the file
+    into it, so the rows after it were lost without a bad row (the instrument's name held them,
+    exit 0); a long file stopped with a traceback ("field larger than field limit"), and an
+    actions file lost its later actions. Each is refused, naming the line; nothing is stored."""
+    rows = [f"AAA,2024-01-{d:02d},10,100,AAA Ltd" for d in range(3, 6)]
+    short = tmp_path / "short.csv"
+    short.write_text("\n".join(["symbol,date,close,volume,name", 'AAA,2024-01-02,10,100,"AAA Ltd', *rows]) + "\n")
+    result = cli("import", str(short))
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"error: {short}:2: a quote opened on this line is not closed on it (the cell ran to line 5); "
+        "nothing was imported\n"
+    )
+    long = tmp_path / "long.csv"
+    long.write_text('symbol,date,close,volume,name\nAAA,2024-01-02,10,100,"AAA Ltd\n' + "x" * 140_000 + "\n")
+    result = cli("import", str(long))
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"error: {long}:2: not read as CSV (field larger than field limit (131072): a quote left open?); "
+        "nothing was imported\n"
+    )
+    good = tmp_path / "prices" / "p.csv"
+    good.parent.mkdir()
+    good.write_text("symbol,date,close,volume\nAAA,2024-01-02,10,100\nAAA,2024-01-03,5,200\n")
+    (good.parent / "corporate_actions.csv").write_text(
+        'symbol,ex_date,kind,ratio,note\nAAA,2024-01-03,split,2,"2 for 1\nBBB,2024-01-03,split,2,x\n'
+    )
+    result = cli("import", str(good.parent))
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error: {good.parent / 'corporate_actions.csv'}:2: a quote opened on this line")
+    assert _stored(settings) == [] and _stored(settings, tables.instruments) == []
