@@ -82,14 +82,23 @@ KNOWN_CODES: dict[str, InstrumentType] = {  # NSE codes whose code alone does no
 }
 
 
+_SECURITY_WORD = re.compile(r"(shares?|stocks?)$")  # "Ordinary Shares" says what "Ordinary" says
+
+
 def parse_instrument_type(text: str | None) -> InstrumentType | None:
     """The type a source states: None for a blank cell (the source did not say), UNKNOWN
-    for a word outside the vocabulary and its synonyms (see `_SYNONYMS`)."""
+    for a word outside the vocabulary and its synonyms (see `_SYNONYMS`). A synonym
+    followed by share(s) or stock(s) is that synonym: "Ordinary Shares", "Common Shares",
+    "Preferred Shares" and "Equity Shares" were UNKNOWN, so a file whose type column
+    said "Ordinary Shares" kept every share out of the AI book and the benchmark."""
     if text is None:
         return None
     word = re.sub(r"[\s_\-]+", "", str(text)).lower()
     if not word:
         return None
+    security = _SYNONYMS.get(_SECURITY_WORD.sub("", word))  # not an index: "Index Shares" is no level
+    if word not in _SYNONYMS and security not in (None, InstrumentType.INDEX, InstrumentType.UNKNOWN):
+        return security
     return _SYNONYMS.get(word, InstrumentType.UNKNOWN)
 
 

@@ -260,3 +260,23 @@ def test_a_quote_left_open_is_refused_before_a_row_is_stored(settings: Settings,
     assert result.returncode == 1
     assert result.stderr.startswith(f"error: {good.parent / 'corporate_actions.csv'}:2: a quote opened on this line")
     assert _stored(settings) == [] and _stored(settings, tables.instruments) == []
+
+
+@ON_SQLITE_ONLY
+def test_a_type_column_that_says_ordinary_shares_states_ordinary(settings: Settings, tmp_path: Path) -> None:
+    """A type column in the words a market prints ("Ordinary Shares", "Preferred Shares"): both
+    were UNKNOWN (only "ordinary", "shares" and "preference shares" were in the vocabulary), so
+    every share was stored as UNKNOWN and kept out of the AI book and the benchmark, exit 0."""
+    prices = tmp_path / "prices.csv"
+    prices.write_text(
+        "symbol,date,close,volume,instrument_type\n"
+        "AAA,2024-01-03,10,100,Ordinary Shares\n"
+        "BBB,2024-01-03,10,100,Common Shares\n"
+        "CCC,2024-01-03,10,100,Preferred Shares\n"
+        "DDD,2024-01-03,10,100,Index Shares\n"
+    )
+    result = cli("import", str(prices))
+    assert result.returncode == 0, result.stderr
+    with service_engine(settings).connect() as conn:
+        kinds = {r["symbol"]: r["instrument_type"] for r in current_rows(conn, tables.instruments)}
+    assert kinds == {"AAA": "ORDINARY", "BBB": "ORDINARY", "CCC": "PREFERENCE", "DDD": "UNKNOWN"}
