@@ -53,7 +53,14 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 from tqdm import tqdm
 
-from ingest.importers.actions import IMPLIED, CapitalChanges, actions_beside, capital_changes, price_files
+from ingest.importers.actions import (
+    IMPLIED,
+    CapitalChanges,
+    actions_beside,
+    capital_changes,
+    is_actions_file,
+    price_files,
+)
 from ingest.importers.formats import (
     NSE_LACKS,
     OHLCV_OPTIONAL,
@@ -107,15 +114,29 @@ class ImportReport:
     corporate_actions_inserted: int = 0  # SPLIT and DELISTING actions stored from it
 
 
+def source_files(path: Path) -> list[Path]:
+    """The price files a file or a folder holds (`actions.price_files`), at least one; else
+    InvalidInputError: the path does not exist, is a corporate-actions file, or is a folder
+    without a .csv file. With `--format` given, `import --format ohlcv corporate_actions.csv`
+    stored its actions with no prices at all, and an empty folder was "0 files", exit 0."""
+    path = Path(path)
+    if not path.exists():
+        raise InvalidInputError(f"{path} does not exist")
+    files = price_files(path)
+    if files:
+        return files
+    if path.is_file() and is_actions_file(path):
+        raise InvalidInputError(
+            f"{path} is a corporate-actions file, not prices: it is read beside them, or named with --actions"
+        )
+    raise InvalidInputError(f"{path} holds no .csv files")
+
+
 def detect_format(path: Path) -> str:
     """The format of a file or a folder's first .csv file, by its header. A path that does
-    not exist says so (`marketintel import` detects before it reads: a mistyped path was
-    "holds no .csv files")."""
-    if not Path(path).exists():
-        raise InvalidInputError(f"{path} does not exist")
-    sample = next(iter(price_files(path)), None)
-    if sample is None:
-        raise InvalidInputError(f"{path} holds no .csv files")
+    not exist says so (`source_files`; `marketintel import` detects before it reads: a
+    mistyped path was "holds no .csv files")."""
+    sample = source_files(path)[0]
     first = csv_text(sample).readline()
     if first.startswith("Code;Name;"):
         return "nse-daily"
@@ -137,7 +158,7 @@ def resolve_source(path: Path, fmt: str = "auto") -> tuple[str, list[Path]]:
     fmt = detect_format(path) if fmt == "auto" else fmt
     if fmt not in READERS:
         raise InvalidInputError(f"unknown format '{fmt}'; use auto, nse-daily, nse-company or ohlcv")
-    return fmt, price_files(path)
+    return fmt, source_files(path)
 
 
 def source_lacks(fmt: str, files: list[Path]) -> list[str]:

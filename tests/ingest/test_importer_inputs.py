@@ -280,3 +280,25 @@ def test_a_type_column_that_says_ordinary_shares_states_ordinary(settings: Setti
     with service_engine(settings).connect() as conn:
         kinds = {r["symbol"]: r["instrument_type"] for r in current_rows(conn, tables.instruments)}
     assert kinds == {"AAA": "ORDINARY", "BBB": "ORDINARY", "CCC": "PREFERENCE", "DDD": "UNKNOWN"}
+
+
+@ON_SQLITE_ONLY
+def test_an_import_with_no_price_file_is_refused_with_a_format_given(settings: Settings, tmp_path: Path) -> None:
+    """With --format given the importer did not check that it had a price file: the actions file
+    named by mistake stored its split with no prices at all, and an empty folder was "0 files",
+    exit 0. Both are refused; so is the actions file without --format (it "held no .csv files")."""
+    actions = tmp_path / "corporate_actions.csv"
+    actions.write_text("symbol,ex_date,kind,ratio\nAAA,2024-01-04,split,2\n")
+    for args in (("--format", "ohlcv", str(actions)), (str(actions),)):
+        result = cli("import", *args)
+        assert result.returncode == 1
+        assert result.stderr == (
+            f"error: {actions} is a corporate-actions file, not prices: it is read beside them, or named with "
+            "--actions\n"
+        )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = cli("import", "--format", "ohlcv", str(empty))
+    assert result.returncode == 1
+    assert result.stderr == f"error: {empty} holds no .csv files\n"
+    assert _stored(settings, tables.corporate_actions) == []
