@@ -278,14 +278,28 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
             yield Bad(f"{path}:{line}", str(exc))
 
 
+# what each column of the per-company header names, in its order (the NSE's words: Lowest
+# Price of the Day, Highest ..., Closing Price, Previous Day Closing Price, Volume Traded)
+NSE_COMPANY_WORDS = ("date", "low", "high", "clos", "prev", "vol")
+
+
 def read_nse_company(path: Path) -> Iterator[dict | Bad]:
+    """An NSE per-company file's rows. Its rows are read by position, so its header must
+    name the NSE's columns in the NSE's order (`NSE_COMPANY_WORDS`): any `Date;` header was
+    taken, and a per-company file headed `Date;Open;High;Low;Close;Volume` stored its open
+    as the low, its low as the close and its close as the previous close."""
     symbol = path.stem.upper()
     with csv_text(path) as handle:
         for line, raw in enumerate(handle, start=1):
             raw = raw.strip()
             if line == 1:
-                if not raw.startswith("Date;"):
-                    yield Bad(f"{path}:1", "header is not the NSE per-company header")
+                names = [name.strip().lower() for name in raw.split(";")]
+                if len(names) != 6 or not all(word in name for word, name in zip(NSE_COMPANY_WORDS, names)):
+                    yield Bad(
+                        f"{path}:1",
+                        f"header '{raw[:120]}' is not the NSE per-company header (Date;Lowest ...;Highest ...;"
+                        "Closing ...;Previous ...;Volume ...)",
+                    )
                     return
                 continue
             if not raw:

@@ -13,6 +13,10 @@ from store.history import current_rows
 from tests.conftest import ON_SQLITE_ONLY
 from tests.pipeline.test_cli import cli
 
+COMPANY_HEADER = (
+    "Date;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded"
+)
+
 
 def _stored(settings: Settings, table: Table = tables.eod_prices) -> list[dict]:
     with service_engine(settings).connect() as conn:
@@ -67,9 +71,8 @@ def test_a_symbol_that_is_no_ticker_is_a_bad_row(settings: Settings, tmp_path: P
     ]
     company = tmp_path / "company"
     company.mkdir()
-    header = "Date;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume"
     for name in ("SCOM.csv", "SCOM (1).csv"):
-        (company / name).write_text(f"{header}\n20240103,6.95,8.0,7.35,7.5,4100\n")
+        (company / name).write_text(f"{COMPANY_HEADER}\n20240103,6.95,8.0,7.35,7.5,4100\n")
     result = cli("import", str(company))
     assert result.returncode == 0, result.stderr
     assert f"bad row: {company}/SCOM (1).csv:2: symbol 'SCOM (1)' is not a ticker" in result.stdout
@@ -141,7 +144,7 @@ def test_a_day_before_1900_is_a_bad_row(settings: Settings, tmp_path: Path) -> N
     ]
     company = tmp_path / "company"
     company.mkdir()
-    (company / "SCOM.csv").write_text("Date;Closing Price\n18991230,6.95,8.0,7.35,7.5,4100\n")
+    (company / "SCOM.csv").write_text(f"{COMPANY_HEADER}\n18991230,6.95,8.0,7.35,7.5,4100\n")
     result = cli("import", str(company))
     assert result.returncode == 1
     assert f"bad row: {company}/SCOM.csv:2: dated 1899-12-30, before 1900-01-01: not a session" in result.stdout
@@ -302,3 +305,23 @@ def test_an_import_with_no_price_file_is_refused_with_a_format_given(settings: S
     assert result.returncode == 1
     assert result.stderr == f"error: {empty} holds no .csv files\n"
     assert _stored(settings, tables.corporate_actions) == []
+
+
+@ON_SQLITE_ONLY
+def test_a_per_company_file_with_other_columns_is_not_read_by_position(settings: Settings, tmp_path: Path) -> None:
+    """Any `Date;` header made a per-company file, read by position: `Date;Open;High;Low;Close;Volume`
+    stored the open (6.95) as the low, the low (6.9) as the close and the close (7.35) as the
+    previous close, exit 0. Its header is a bad row; the NSE's own header (in any case) is read."""
+    company = tmp_path / "company"
+    company.mkdir()
+    (company / "AAA.csv").write_text("Date;Open;High;Low;Close;Volume\n20240103,6.95,8.0,6.9,7.35,4100\n")
+    (company / "BBB.csv").write_text(f"{COMPANY_HEADER.upper()}\n20240103,6.9,8.0,7.35,7.5,4100\n")
+    result = cli("import", str(company))
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"bad row: {company}/AAA.csv:1: header 'Date;Open;High;Low;Close;Volume' is not the NSE per-company header "
+        "(Date;Lowest ...;Highest ...;Closing ...;Previous ...;Volume ...)"
+    ) in result.stdout
+    assert [(p["symbol"], p["low"], p["close"], p["prev_close"]) for p in _stored(settings)] == [
+        ("BBB", 6.9, 7.35, 7.5)
+    ]
