@@ -238,7 +238,8 @@ def test_a_file_named_as_the_actions_that_is_not_one_refuses_the_import_and_stor
 
     folder = write_prices(tmp_path / "market")
     wrong = tmp_path / "actions.csv"
-    wrong.write_bytes(b"\x00\x01PK\x03\x04 binary\n")
+    # the prices named by mistake (a binary file is refused before, as not text: test_importer_inputs.py)
+    wrong.write_text("date,symbol,close,volume\n2021-03-01,AAA,10,100\n")
     engine = service_engine(settings)
     with pytest.raises(InvalidInputError, match=r"actions\.csv:1: not a corporate-actions file: its header lacks"):
         import_path(engine, folder, capital=CapitalOptions(actions=wrong))
