@@ -11,6 +11,8 @@ the same files inserts nothing (rows are compared with what the store holds). A 
 after today on the exchange's clock is a bad row ("not known yet"): the store is
 append-only, and a 2030 row would list the name from 2030 and date the next report by it
 (a replay of a market's files serves their own dates through the simulator's clock instead).
+So is a row dated today before the 16:00 close ("not final yet": an intraday export's last
+price would be stored as the day's close).
 
 Market indices in the files (`formats.is_index_row`: the NSE's `^NASI`, `^N20I`, FTSE's
 `^FNK15`, a generic file's `^`-prefixed symbols, a row whose name says Index or whose type
@@ -47,7 +49,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 from sqlalchemy import Engine, select
@@ -77,7 +79,7 @@ from ingest.importers.formats import (
     second_rows,
 )
 from ingest.importers.renames import RENAME
-from market.clock import exchange_date, utc_now
+from market.clock import closed_calendar_day, exchange_date, utc_now
 from market.errors import InvalidInputError
 from market.instruments import InstrumentType, instrument_type, is_ordinary
 from market.settings import DELIST_AFTER_SESSIONS, HOME_CURRENCY
@@ -224,8 +226,8 @@ def import_path(
     report.types = source_types(fmt, files)
     # a first pass finds the copied days (a day's rows may come from many files: per-company, OHLCV)
     # and the capital changes
-    today = exchange_date(utc_now())
-    first = [item for file in files for item in _read(fmt, file, today) if not isinstance(item, Bad)]
+    now = utc_now()
+    first = [item for file in files for item in _read(fmt, file, now) if not isinstance(item, Bad)]
     copies = repeated_days(first)
     report.repeated_days = describe_repeated(copies)
     kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
@@ -236,7 +238,7 @@ def import_path(
     rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
-        for item in _read(fmt, file, today):
+        for item in _read(fmt, file, now):
             price = rows.take(item, report)
             if price is None:
                 continue
@@ -254,16 +256,21 @@ def import_path(
     return report
 
 
-def _read(fmt: str, file: Path, today: date) -> Iterator[dict | Bad]:
-    """The file's rows as its format's reader gives them, a row dated after `today` a Bad."""
+def _read(fmt: str, file: Path, now: datetime) -> Iterator[dict | Bad]:
+    """The file's rows as its format's reader gives them; a row the exchange's clock has not
+    closed yet a Bad: dated after today, or today before its 16:00 close (an intraday export's
+    last price is not the close, and the append-only store would keep it as one)."""
+    today, closed = exchange_date(now), closed_calendar_day(now)
     for item in READERS[fmt](file):
-        if not isinstance(item, Bad) and item["trading_date"] > today:
+        if isinstance(item, Bad) or item["trading_date"] <= closed:
+            yield item
+        elif item["trading_date"] > today:
             day = item["trading_date"].isoformat()
             yield Bad(
                 item["_line"], f"dated {day}, after today ({today.isoformat()}) on the exchange's clock: not known yet"
             )
         else:
-            yield item
+            yield Bad(item["_line"], f"dated today ({today.isoformat()}), before its 16:00 close: not final yet")
 
 
 @dataclass(frozen=True)

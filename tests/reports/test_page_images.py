@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PIL import Image
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen.canvas import Canvas
@@ -36,7 +37,7 @@ def test_each_page_is_one_image_named_as_the_docs_link_it(tmp_path: Path) -> Non
     assert 56_000 < dark < 70_000
 
 
-def test_a_missing_report_is_one_line(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_a_missing_report_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(tmp_path / "none.pdf"), str(tmp_path / "x")]) == 1
     assert capsys.readouterr().err == f"error: {tmp_path / 'none.pdf'} is not a file\n"
     assert not list(tmp_path.iterdir())
