@@ -223,7 +223,7 @@ def import_files(
 
     from desk import Desk
     from ingest.importers import import_path
-    from ingest.importers.files import CapitalOptions, detect_format, source_currency
+    from ingest.importers.files import FORMAT_CURRENCY, CapitalOptions, detect_format, source_currency
     from market.errors import InvalidInputError
 
     fmt = detect_format(Path(path)) if file_format == "auto" else file_format
@@ -235,12 +235,16 @@ def import_files(
         adjust_implied,
         settings.delist_after_sessions,
     )
-    report = import_path(desk.engine, Path(path), fmt, currency=source_currency(fmt, currency), capital=capital)
+    stored_in = source_currency(fmt, currency)
+    report = import_path(desk.engine, Path(path), fmt, currency=stored_in, capital=capital)
     if report.rows_inserted:
         desk.refresh_bars()  # the API's stored bars and indicators for the imported prices
+    # a currency neither given nor the format's own is assumed, and said so: another market's
+    # files in the generic format would otherwise be stored in the home currency unseen
+    assumed = "" if currency or fmt in FORMAT_CURRENCY else ", assumed: the files do not say (--currency)"
     typer.echo(
         f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
-        f"{report.instruments} instruments ({report.instruments_inserted} new or changed)"
+        f"{report.instruments} instruments in {stored_in}{assumed} ({report.instruments_inserted} new or changed)"
     )
     if report.lacks:
         typer.echo(f"the source lacks: {', '.join(report.lacks)} (stored as missing, never invented)")
