@@ -248,6 +248,7 @@ def import_files(
     )
     if report.lacks:
         typer.echo(f"the source lacks: {', '.join(report.lacks)} (stored as missing, never invented)")
+    _echo_types(report.types, report.not_ordinary)
     for copy in report.repeated_days:
         typer.echo(f"left out: {copy}")
     if report.indices:
@@ -267,6 +268,19 @@ def import_files(
         typer.echo(f"{report.corporate_actions_inserted} corporate actions stored (SPLIT, DELISTING)")
     if report.bad_rows and not report.rows_read and not report.index_levels_inserted:
         raise InvalidInputError(f"no row of {path} could be read: nothing was imported (the bad rows are above)")
+
+
+def _echo_types(source: str, not_ordinary: dict[str, str]) -> None:
+    """Where the instruments' types came from and which are not ordinary shares: those are
+    kept out of the AI book, the suggestions and the equal-weighted benchmark, so a type cell
+    the importer could not read (UNKNOWN) is named here rather than found missing later."""
+    if source:
+        typer.echo(f"instrument types: {source}")
+    if not_ordinary:
+        named = [f"{symbol} {kind}" for symbol, kind in not_ordinary.items()]
+        more = f", ... and {len(named) - 20} more" if len(named) > 20 else ""
+        listed = ", ".join(named[:20])
+        typer.echo(f"not ordinary shares (outside the AI book and the equal-weighted benchmark): {listed}{more}")
 
 
 @exchange_app.command("serve")

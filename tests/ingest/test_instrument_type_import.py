@@ -102,6 +102,25 @@ def test_the_importer_stores_the_types_and_the_reader_leaves_non_ordinary_out(
     assert import_path(engine, _typed_ohlcv(tmp_path)).instruments_inserted == 0  # re-import: nothing new
 
 
+def test_the_import_command_names_the_types_and_every_name_left_out_of_the_book(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The report's types and non-ordinary names were never printed: a type cell the
+    importer could not read (UNKNOWN) kept a name out of the AI book without a word."""
+    from tests.pipeline.test_cli import cli
+
+    path = _typed_ohlcv(tmp_path)
+    path.write_text(path.read_text().replace(",ordinary\n", ",EQ\n"))  # ACME's cells: a code the vocabulary lacks
+    result = cli("import", str(path))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "instrument types: instrument_type column; blank cells inferred from code and name" in result.stdout
+    assert (
+        "not ordinary shares (outside the AI book and the equal-weighted benchmark): "
+        "ACME UNKNOWN, GOLDX FUND, KPLC-P4 PREFERENCE, PREFA PREFERENCE"
+    ) in lines
+
+
 def test_the_benchmark_leaves_out_the_typed_non_equities(tmp_path: Path, quality) -> None:
     prices = quality.load_ohlcv(_typed_ohlcv(tmp_path))
     assert prices["ordinary"].dtype == bool
