@@ -290,8 +290,14 @@ def within_band(
     `trade_price_band` of the latest close of `symbol` on or before `trading_date`, on that
     date's share count (`market.reference_close`): the one price band every trade a client
     books passes (a manual trade's price, a confirmed suggestion's limit, which a move since
-    the plan's close can leave far from the market)."""
-    close, close_date = reference_close(conn, symbol, trading_date)
+    the plan's close can leave far from the market). A listed name with no close to check
+    against (listed before its first session, or not traded in the lookback) is refused the
+    same way, TradeRejected (422; GraphQL's InvalidInput), never "not found": the symbol is
+    listed, and a confirmation's 404 means a suggestion that is not the caller's."""
+    try:
+        close, close_date = reference_close(conn, symbol, trading_date)
+    except NotFoundError as error:
+        raise TradeRejected(f"{name} cannot be checked: {error.detail}") from None
     band = Decimal(str(settings.trade_price_band))
     # In whole cents, as a price is given (whole_cents): the lowest and highest prices the
     # band admits, so the edges a refusal prints are prices the band accepts.
