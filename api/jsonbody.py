@@ -5,7 +5,11 @@ JSON bodies use `StrictJSONRoute`; the GraphQL router decodes with `strict_json`
 same rule caps nesting at MAX_DEPTH levels (400), so a body of 2,000 nested arrays is a
 clear refusal on REST and on /graphql alike, never a RecursionError; and a body that is not
 UTF-8 text (RFC 8259's one encoding for JSON exchanged between systems) is a 400 naming
-the first byte that is not, never a UnicodeDecodeError answered as a server error."""
+the first byte that is not, never a UnicodeDecodeError answered as a server error. A
+number of more than MAX_NUMBER_DIGITS characters is a 400 saying so (`NumberTooLong`),
+the same on REST and /graphql, in a body and in a GraphQL document's literals
+(api/graphql/limits.py): Python's integer conversion refuses one past 4,300 digits with a
+ValueError that REST answered "There was an error parsing the body" and /graphql a 500."""
 
 from __future__ import annotations
 
@@ -65,6 +69,28 @@ class NotUTF8(HTTPException):
         )
 
 
+# The most characters a number may have, sign, point and exponent included: money is at most
+# 14 + 6 digits and a count 15 (market/money.py), so 100 leaves every value this API takes
+# its own refusal by range ("at most 1,000,000,000"), and is far below Python's 4,300.
+MAX_NUMBER_DIGITS = 100
+
+
+class NumberTooLong(HTTPException):
+    def __init__(self, length: int, where: str = "the JSON body") -> None:
+        super().__init__(
+            status_code=400,
+            detail=f"{where} holds a number of {length:,} characters; no value of this API needs "
+            f"more than {MAX_NUMBER_DIGITS}",
+        )
+
+
+def _number(text: str, kind: type) -> int | float:
+    """A JSON number's text as `kind` (int or float), or NumberTooLong past MAX_NUMBER_DIGITS."""
+    if len(text) > MAX_NUMBER_DIGITS:
+        raise NumberTooLong(len(text))
+    return kind(text)
+
+
 def utf8_text(data: str | bytes) -> str:
     """A body's bytes as text: UTF-8 (a leading byte order mark skipped, as JSON decoders
     may), else NotUTF8 (400). json.loads would guess UTF-16 or UTF-32 from the first bytes
@@ -107,12 +133,17 @@ def depth(value: Any) -> int:
 def strict_json(data: str | bytes, text_rule: bool = True) -> Any:
     """Decoded, refusing a body that is not UTF-8 (400), a key named twice (422), nesting
     deeper than MAX_DEPTH (400: the decoder's own recursion limit would otherwise surface
-    as a server error) and a key or
+    as a server error), a number longer than MAX_NUMBER_DIGITS (400) and a key or
     string holding a control character (422, market/text.py). GraphQL decodes with
     `text_rule=False`: its variables are checked by the schema (api/graphql/limits.py) and
     refused as BAD_USER_INPUT in a GraphQL answer, as every GraphQL input error is."""
     try:
-        value = json.loads(utf8_text(data), object_pairs_hook=_unique)
+        value = json.loads(
+            utf8_text(data),
+            object_pairs_hook=_unique,
+            parse_int=lambda text: _number(text, int),
+            parse_float=lambda text: _number(text, float),
+        )
     except RecursionError:
         raise TooDeep() from None
     if depth(value) > MAX_DEPTH:

@@ -28,12 +28,14 @@ from typing import Any
 from graphql import (
     DocumentNode,
     FieldNode,
+    FloatValueNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
     GraphQLError,
     GraphQLNamedType,
     GraphQLSchema,
     InlineFragmentNode,
+    IntValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
     StringValueNode,
@@ -46,7 +48,7 @@ from graphql.execution.values import get_variable_values
 from strawberry.extensions import MaskErrors, SchemaExtension
 from strawberry.schema.exceptions import CannotGetOperationTypeError
 
-from api.jsonbody import first_control_character
+from api.jsonbody import MAX_NUMBER_DIGITS, first_control_character
 from market.errors import (
     BudgetExceededError,
     ConflictError,
@@ -169,7 +171,7 @@ class CostLimiter(SchemaExtension):
 
     def on_validate(self) -> Iterator[None]:
         context = self.execution_context
-        if context.graphql_document is not None:
+        if context.graphql_document is not None and not context.pre_execution_errors:
             cost = operation_cost(
                 context.schema._schema, context.graphql_document, context.variables, context.operation_name
             )
@@ -232,6 +234,31 @@ class OneOperation(SchemaExtension):
         yield
 
 
+class LongNumbers(SchemaExtension):
+    """Refuses an operation with a number literal longer than api/jsonbody.py's
+    MAX_NUMBER_DIGITS (the rule a JSON body's numbers keep), as BAD_USER_INPUT before the
+    cost walk, validation and execution: graphql-core converts an Int literal with int(),
+    which raises a ValueError past 4,300 digits (`first: 999...` was a masked "Unexpected
+    error"), and a Decimal argument of 5,000 digits was refused as "not nan"."""
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.graphql_document is not None:
+            longest = max((len(n.value) for n in _literals(context.graphql_document, NUMBER_LITERALS)), default=0)
+            if longest > MAX_NUMBER_DIGITS:
+                context.pre_execution_errors = [
+                    GraphQLError(
+                        f"a number literal has {longest:,} characters; no argument of this API needs more "
+                        f"than {MAX_NUMBER_DIGITS}",
+                        extensions={"code": "BAD_USER_INPUT"},
+                    )
+                ]
+        yield
+
+
+NUMBER_LITERALS = (IntValueNode, FloatValueNode)
+
+
 class ControlCharacters(SchemaExtension):
     """Refuses an operation with a control character in a string literal of the document
     (GraphQL's own escapes, `"\\u0000"`, put one there) or in a variable (market/text.py:
@@ -245,8 +272,8 @@ class ControlCharacters(SchemaExtension):
             where = next(
                 (
                     w
-                    for node in _string_literals(context.graphql_document)
-                    if (w := control_character(node)) is not None
+                    for node in _literals(context.graphql_document, (StringValueNode,))
+                    if (w := control_character(node.value)) is not None
                 ),
                 None,
             )
@@ -262,12 +289,13 @@ class ControlCharacters(SchemaExtension):
         yield
 
 
-def _string_literals(document: DocumentNode) -> Iterator[str]:
+def _literals(document: DocumentNode, kinds: tuple[type, ...]) -> Iterator[Any]:
+    """The document's literal nodes of `kinds` (their `value` is the literal's text)."""
     stack: list[Any] = [document]
     while stack:
         node = stack.pop()
-        if isinstance(node, StringValueNode):
-            yield node.value
+        if isinstance(node, kinds):
+            yield node
         elif isinstance(node, (list, tuple)):
             stack.extend(node)
         elif hasattr(node, "keys"):

@@ -34,3 +34,30 @@ def test_a_trade_of_a_listed_name_with_no_close_is_refused_with_the_reason(api: 
     )["placeTrade"]
     assert placed["__typename"] == "InvalidInput" and "no price for NEW" in placed["message"], placed
     assert _trades(api) == before
+
+
+def test_a_number_of_thousands_of_digits_is_a_clear_refusal_on_rest_and_graphql(api: Api) -> None:
+    """A JSON integer past Python's 4,300 digits answered REST "There was an error parsing
+    the body" and /graphql a 500; as a GraphQL literal, `first: 999...` was a masked
+    "Unexpected error" and a Decimal argument was refused as "not nan". Each is refused
+    saying how long the number is, and nothing is written."""
+    huge = "1" + "0" * 5000
+    before = api.acme("GET", "/api/portfolio/cash").json()["items"]
+    json_body = {"content-type": "application/json"}
+    cash = f'{{"amount": {huge}}}'.encode()
+    assert_problem(api.acme("POST", "/api/portfolio/cash", content=cash, headers=json_body), 400, "5,001 characters")
+    trade = f'{{"side": "BUY", "symbol": "LIQ", "price": "50.00", "quantity": {huge}}}'.encode()
+    assert_problem(api.acme("POST", "/api/portfolio/trade", content=trade, headers=json_body), 400, "5,001 characters")
+    query = "mutation($a: Decimal!) { moveCash(amount: $a) { __typename } }"
+    variables = f'{{"query": "{query}", "variables": {{"a": {huge}}}}}'.encode()
+    response = api.call("POST", "/graphql", api.world.acme_key, content=variables, headers=json_body)
+    assert_problem(response, 400, "5,001 characters")
+    for document in (
+        f"mutation {{ moveCash(amount: {huge}) {{ __typename }} }}",
+        f"{{ instruments(first: {huge}) {{ nodes {{ symbol }} }} }}",
+    ):
+        answer = api.call("POST", "/graphql", api.world.acme_key, json={"query": document})
+        assert answer.status_code == 200, answer.text
+        (error,) = answer.json()["errors"]
+        assert error["extensions"]["code"] == "BAD_USER_INPUT" and "5,001 characters" in error["message"], error
+    assert api.acme("GET", "/api/portfolio/cash").json()["items"] == before
