@@ -208,9 +208,12 @@ KEYED = (401, 422, 429)
 
 
 def example(sample: dict[str, Any], **config: Any) -> ConfigDict:
-    """A documented body's config: its one OpenAPI example, `sample` (what `example_of` reads
-    back), and any other settings in `config`; written once for every schema with an example."""
-    return ConfigDict(json_schema_extra={"examples": [sample]}, **config)
+    """A documented body's config: its one OpenAPI example, `sample` as a response shows it
+    (`conform`, the rule every response passes: a timestamp written "2026-11-20T15:31:05Z"
+    is documented as the exchange time a response serves, "2026-11-20T10:31:05", the
+    pattern its field declares), what `example_of` reads back, and any other settings in
+    `config`; written once for every schema with an example."""
+    return ConfigDict(json_schema_extra={"examples": [conform(sample)]}, **config)
 
 
 def example_of(model: type[BaseModel]) -> dict[str, Any]:

@@ -3,9 +3,12 @@ one is a binary string), every error response is problem+json, and every /api/ o
 
 from __future__ import annotations
 
+import re
+
 from pydantic import SecretStr
 
 from api.app import create_app
+from market.contract import TIMESTAMP_PATTERN, conform, is_timestamp
 from market.settings import Settings
 from tests.conftest import ADMIN_KEY
 
@@ -58,3 +61,29 @@ def test_every_bound_is_written_in_json_schema_words(tmp_path) -> None:
         elif isinstance(node, list):
             stack += [(f"{where}[{i}]", value) for i, value in enumerate(node)]
     assert not raw, raw
+
+
+def test_every_example_shows_what_a_response_serves(tmp_path) -> None:
+    """An example is a response as the service renders it: TradeOut's executed_at was
+    "2026-11-20T15:31:05Z", a Suggestion's expires_at and a key's created_at too, against
+    the pattern their fields declare (exchange time without an offset, which a response
+    serves: "2026-11-20T10:31:05"), and a breadth's index change printed with four
+    decimals where a response has two."""
+    settings = Settings(_env_file=None, database_url=f"sqlite:///{tmp_path / 's.db'}", admin_key=SecretStr(ADMIN_KEY))
+    components = create_app(settings).openapi()["components"]["schemas"]
+    stack = [(name, sample) for name, node in components.items() for sample in node.get("examples", [])]
+    assert len(stack) > 20
+    unlike = [name for name, sample in stack if conform(sample) != sample]
+    off_pattern = []
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, dict):
+            off_pattern += [
+                f"{where}.{key}"
+                for key, value in node.items()
+                if is_timestamp(key) and isinstance(value, str) and not re.match(TIMESTAMP_PATTERN, value)
+            ]
+            stack += [(f"{where}.{key}", value) for key, value in node.items()]
+        elif isinstance(node, list):
+            stack += [(where, value) for value in node]
+    assert (unlike, off_pattern) == ([], [])
