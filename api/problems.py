@@ -173,6 +173,13 @@ def status_for(error: errors.MarketIntelError) -> int:
     return 500
 
 
+def _not_json(error: dict) -> str:
+    """A body that does not decode as JSON, said as what is wrong and where: FastAPI's own
+    words were "JSON decode error" under the character's offset ("11: JSON decode error")."""
+    reason = (error.get("ctx") or {}).get("error", "not JSON")
+    return f"the body is not valid JSON: {reason} at character {error['loc'][-1]}; send one JSON object"
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.MarketIntelError)
     async def _domain(request: Request, exc: errors.MarketIntelError) -> JSONResponse:
@@ -188,6 +195,9 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         fields = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+        unreadable = next((e for e in exc.errors() if e["type"] == "json_invalid"), None)
+        if unreadable is not None:
+            return problem(request, 422, _not_json(unreadable), errors=fields)
         # Name each failing field and why (pydantic's messages do not repeat the input).
         named = "; ".join(f"{'.'.join(str(p) for p in f['loc'][1:]) or f['loc'][0]}: {f['msg']}" for f in fields)
         return problem(request, 422, f"the request does not match the schema: {named}", errors=fields)

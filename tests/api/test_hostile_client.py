@@ -61,3 +61,11 @@ def test_a_number_of_thousands_of_digits_is_a_clear_refusal_on_rest_and_graphql(
         (error,) = answer.json()["errors"]
         assert error["extensions"]["code"] == "BAD_USER_INPUT" and "5,001 characters" in error["message"], error
     assert api.acme("GET", "/api/portfolio/cash").json()["items"] == before
+
+
+def test_a_body_that_is_not_json_is_told_what_is_wrong_and_where(api: Api) -> None:
+    """A cut-off body answered "the request does not match the schema: 11: JSON decode
+    error": an offset where a field's name goes and no reason."""
+    cut = api.acme("POST", "/api/portfolio/cash", content=b'{"amount": ', headers={"content-type": "application/json"})
+    body = assert_problem(cut, 422, "the body is not valid JSON: Expecting value at character 11")
+    assert "schema" not in body["detail"]
