@@ -37,6 +37,7 @@ from graphql import (
     InlineFragmentNode,
     IntValueNode,
     OperationDefinitionNode,
+    OperationType,
     SelectionSetNode,
     StringValueNode,
     VariableNode,
@@ -191,13 +192,29 @@ class OperationBudget(SchemaExtension):
     `graphql_timeout_seconds` when the operation's turn comes, and stopped when its client
     disconnects: api/graphql/schema.py) before it resolves: once it is spent the remaining
     fields are not resolved and the answer carries one BUDGET_EXCEEDED error, so no
-    operation keeps a worker thread past its budget or after its client left."""
+    operation keeps a worker thread past its budget or after its client left. Except the
+    values of a write's answer (`_written_answer`): a mutation that started has written, and
+    its answer, rendered before the commit (api/graphql/rendered.py), reaches the client
+    whatever the clock says; a write that outlasted the budget (it waited for its
+    portfolio's lock) was answered null with BUDGET_EXCEEDED, and a client that retried
+    bought twice. A mutation not yet started is still refused, and writes nothing."""
 
     def resolve(self, _next: Any, root: Any, info: Any, *args: Any, **kwargs: Any) -> Any:
         budget = getattr(info.context, "budget", None)
-        if budget is not None:
+        if budget is not None and not _written_answer(info):
             budget.check()
         return _next(root, info, *args, **kwargs)
+
+
+def _written_answer(info: Any) -> bool:
+    """Whether the field resolving is a value of a mutation's answer: below a root field
+    of a mutation, with no resolver of its own (`__typename` included). A field with its
+    own resolver there is a read the client selected, checked as any query's."""
+    if info.operation.operation != OperationType.MUTATION or info.path.prev is None:
+        return False
+    field = info.parent_type.fields.get(info.field_name)
+    declared = (field.extensions or {}).get("strawberry-definition") if field is not None else None
+    return declared is None or declared.base_resolver is None
 
 
 class OperationNotNamed(CannotGetOperationTypeError):

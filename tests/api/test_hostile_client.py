@@ -4,10 +4,20 @@ never a masked error or a 500, and nothing written."""
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
+import pytest
+
+import desk.desk as application
+from api.app import create_app
+from market.settings import Settings
+from pipeline.serving import serve_in_thread
 from store import tables
 from store.history import append_history
-from tests.api.conftest import Api, assert_problem
-from tests.api.graph import data
+from tests.api import world
+from tests.api.conftest import Api, Clock, assert_problem
+from tests.api.graph import data, gql
 
 NEW_LISTING = {"symbol": "NEW", "name": "New Ltd", "board": "MAIN", "currency": "JMD", "source": "test"}
 
@@ -69,3 +79,38 @@ def test_a_body_that_is_not_json_is_told_what_is_wrong_and_where(api: Api) -> No
     cut = api.acme("POST", "/api/portfolio/cash", content=b'{"amount": ', headers={"content-type": "application/json"})
     body = assert_problem(cut, 422, "the body is not valid JSON: Expecting value at character 11")
     assert "schema" not in body["detail"]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_trade_that_outlasts_the_operations_budget_is_still_answered(
+    unmade_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trade is booked after the operation's wall-clock budget ran out (here a slow
+    write; in life one that waited for its portfolio's lock): placeTrade answered null
+    with BUDGET_EXCEEDED for a trade that was booked, and a client that retried bought
+    twice. The answer of a write that happened is given whatever the clock says."""
+    booked = application.place_manual_trade
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        placed = booked(*args, **kwargs)
+        time.sleep(0.5)
+        return placed
+
+    monkeypatch.setattr(application, "place_manual_trade", slow)
+    w = world.build(unmade_settings)
+    app = create_app(w.settings.model_copy(update={"graphql_timeout_seconds": 0.2}), now=Clock())
+    with serve_in_thread(app) as base:
+        api = Api(base, w, Clock())
+        before = _trades(api)
+        body = gql(
+            api,
+            'mutation { placeTrade(order: {side: "BUY", symbol: "LIQ", quantity: 5, price: "52.00"}) '
+            "{ __typename ... on TradePlaced { tradeId quantity price } } }",
+            w.acme_key,
+        ).json()
+        trades = api.acme("GET", "/api/portfolio/trade").json()["items"]
+        api.http.close()
+    assert "errors" not in body, body
+    placed = body["data"]["placeTrade"]
+    assert len(trades) == before + 1 and trades[-1]["trade_id"] == placed["tradeId"], (placed, trades[-1])
+    assert (placed["quantity"], placed["price"]) == (5, "52.00")
