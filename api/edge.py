@@ -5,7 +5,8 @@ In order:
 1. A request id: the caller's `X-Request-ID` when it is a plain token (letters, digits,
    `.` `_` `:` `-`, at most 128), else a fresh one; it goes back on every response.
 2. A URL longer than `max_url_bytes` is 414 (a GraphQL document in `GET ?query=` included);
-   one whose decoded path or query holds a control character is 422 (market/text.py).
+   one whose decoded path or query holds a control character is 422 (market/text.py), and
+   so is a query that names a parameter twice (`_query_fault`).
 3. A request that carries a body (a Content-Length above 0, or Transfer-Encoding), or
    that 2. refuses, on any path but the open ones (`/healthz`, the docs) is
    authenticated here first, before a byte of its body is read: no key, a bad key or an
@@ -30,7 +31,7 @@ import functools
 import re
 import secrets
 from typing import Any
-from urllib.parse import unquote_plus
+from urllib.parse import parse_qsl, unquote_plus
 
 from fastapi import HTTPException
 from starlette.concurrency import run_in_threadpool
@@ -49,16 +50,28 @@ MULTIPART_OVERHEAD = 1 << 16
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
-def _query_control_character(query_string: bytes) -> str | None:
-    """Where the decoded query string's first control character is (market/text.py), or
-    None."""
-    return control_character(unquote_plus(query_string.decode("latin-1")))
+def _query_fault(query_string: bytes) -> str | None:
+    """What is wrong with a query string, as its 422 says it, or None: a control character
+    once decoded (market/text.py), or a parameter named twice, REST's or /graphql's GET
+    alike: `?side=buy&side=sell` previewed a sell (the last one counted) where a proxy or a
+    log reading the first saw a buy, the ambiguity a JSON body's key named twice is refused
+    for (api/jsonbody.py). No route takes a parameter more than once."""
+    text = query_string.decode("latin-1")
+    where = control_character(unquote_plus(text))
+    if where is not None:
+        return f"the URL's query holds a control character ({where}); send printable text"
+    seen: set[str] = set()
+    for name, _ in parse_qsl(text, keep_blank_values=True):
+        if name in seen:
+            return f"the URL's query names the parameter '{name[:60]}' more than once; send each parameter once"
+        seen.add(name)
+    return None
 
 
 # Remembered for the last 1,024 query strings up to 4 KB: a client polling a URL sends the
 # same one each time, and the GraphQL screen's document by GET is 300 escaped bytes to
 # decode on every request.
-_kept_query_check = functools.lru_cache(maxsize=1024)(_query_control_character)
+_kept_query_check = functools.lru_cache(maxsize=1024)(_query_fault)
 QUERY_KEPT_BYTES = 4096
 
 
@@ -84,7 +97,7 @@ def _with_headers(request: Request, start: Message) -> Message:
 
 
 def _query_check(query_string: bytes) -> str | None:
-    check = _kept_query_check if len(query_string) <= QUERY_KEPT_BYTES else _query_control_character
+    check = _kept_query_check if len(query_string) <= QUERY_KEPT_BYTES else _query_fault
     return check(query_string)
 
 
@@ -165,7 +178,7 @@ class Edge:
 
     def _url_refusal(self, request: Request) -> Any:
         """414 for a URL over `max_url_bytes`, 422 for a control character in its path or
-        query; None for a URL that passes."""
+        what `_query_fault` finds in its query; None for a URL that passes."""
         settings = self.settings
         if (
             len(request.scope.get("query_string", b"")) + len(request.scope.get("raw_path", b""))
@@ -176,15 +189,11 @@ class Edge:
                 414,
                 f"the URL is over the limit of {settings.max_url_bytes:,} bytes; send a GraphQL document by POST",
             )
-        for part, where in (
-            ("path", control_character(request.scope.get("path", ""))),
-            ("query", _query_check(request.scope.get("query_string", b""))),
-        ):
-            if where is not None:
-                return problem(
-                    request, 422, f"the URL's {part} holds a control character ({where}); send printable text"
-                )
-        return None
+        where = control_character(request.scope.get("path", ""))
+        if where is not None:
+            return problem(request, 422, f"the URL's path holds a control character ({where}); send printable text")
+        fault = _query_check(request.scope.get("query_string", b""))
+        return None if fault is None else problem(request, 422, fault)
 
     def _body_refusal(self, request: Request, path: str, length: str | None) -> Any:
         """413 for a declared length over the path's cap, 415 for the wrong media type."""

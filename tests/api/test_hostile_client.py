@@ -114,3 +114,18 @@ def test_a_trade_that_outlasts_the_operations_budget_is_still_answered(
     placed = body["data"]["placeTrade"]
     assert len(trades) == before + 1 and trades[-1]["trade_id"] == placed["tradeId"], (placed, trades[-1])
     assert (placed["quantity"], placed["price"]) == (5, "52.00")
+
+
+def test_a_query_parameter_named_twice_is_refused_on_rest_and_graphql(api: Api) -> None:
+    """`?side=buy&side=sell` previewed a sell and `GET /graphql?query=A&query=B` ran B:
+    the last one counted, where a proxy or a log reading the first saw another request;
+    the ambiguity a JSON body's key named twice is refused for."""
+    preview = "/api/portfolio/trade/preview?side=buy&symbol=LIQ&quantity=5&side=sell"
+    assert_problem(api.acme("GET", preview), 422, "names the parameter 'side' more than once")
+    escaped = "/api/portfolio/trade?limit=1&%6cimit=500"
+    assert_problem(api.acme("GET", escaped), 422, "names the parameter 'limit' more than once")
+    graph = "/graphql?query=%7B__typename%7D&query=%7Binstruments%7Bnodes%7Bsymbol%7D%7D%7D"
+    assert_problem(api.acme("GET", graph), 422, "names the parameter 'query' more than once")
+    assert_problem(api.call("GET", preview, "svc-sk-" + "0" * 40), 401)  # the key first, as ever
+    once = api.acme("GET", "/api/portfolio/trade/preview?side=sell&symbol=LIQ&quantity=5")
+    assert once.status_code == 200 and once.json()["side"] == "SELL", once.text
