@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated
 
-from fastapi import APIRouter, File, Header, Query, UploadFile, status
+from fastapi import APIRouter, File, Header, Query, Request, UploadFile, status
 from fastapi.responses import Response
 from sqlalchemy import Connection
 from starlette.concurrency import run_in_threadpool
@@ -155,6 +155,7 @@ def cash(
 # takes a slot only to store what it read.
 @router.post("/upload-pdf", response_model=StatementResult, responses=problems(*KEYED, 409, 413, 415, 503))
 async def upload_pdf(
+    request: Request,
     svc: ServicesDep,
     caller: UploaderDep,
     file: UploadFile = File(description="An account statement PDF."),
@@ -174,7 +175,7 @@ async def upload_pdf(
     records after that date kept on top (`carried`); the same file twice changes nothing
     (ALREADY_IMPORTED). `preview=true` runs the same sync and rolls it back; `confirm` applies
     a preview only while the book is as it saw it."""
-    data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=True)
+    data = await read_upload(request, file, svc.settings.pdf_max_bytes, pdf_only=True)
     with svc.uploads.turn(caller.portfolio_id):
         read = await run_in_threadpool(svc.desk.read_statement, data, file.filename or "statement.pdf")
         async with svc.slots():
@@ -185,10 +186,13 @@ async def upload_pdf(
 
 @router.post("/upload-research", response_model=ResearchResult, responses=problems(*KEYED, 413, 415, 503))
 async def upload_research(
-    svc: ServicesDep, caller: UploaderDep, file: UploadFile = File(description="A research note: PDF or UTF-8 text.")
+    request: Request,
+    svc: ServicesDep,
+    caller: UploaderDep,
+    file: UploadFile = File(description="A research note: PDF or UTF-8 text."),
 ) -> Response:
     """Read, tag and score a research note; the instruments it names and its sentiment."""
-    data = await read_upload(file, svc.settings.pdf_max_bytes, pdf_only=False)
+    data = await read_upload(request, file, svc.settings.pdf_max_bytes, pdf_only=False)
     with svc.uploads.turn(caller.portfolio_id):
         note = await run_in_threadpool(svc.desk.read_note, data, file.filename, file.content_type)
         async with svc.slots():

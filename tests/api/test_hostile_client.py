@@ -13,11 +13,14 @@ import desk.desk as application
 from api.app import create_app
 from market.settings import Settings
 from pipeline.serving import serve_in_thread
+from portfolio.market import market_days
+from portfolio.statement_pdfs import sample_holdings_statement
 from store import tables
 from store.history import append_history
 from tests.api import world
 from tests.api.conftest import Api, Clock, assert_problem
 from tests.api.graph import data, gql
+from tests.api.world import DAY
 
 NEW_LISTING = {"symbol": "NEW", "name": "New Ltd", "board": "MAIN", "currency": "JMD", "source": "test"}
 
@@ -129,3 +132,33 @@ def test_a_query_parameter_named_twice_is_refused_on_rest_and_graphql(api: Api) 
     assert_problem(api.call("GET", preview, "svc-sk-" + "0" * 40), 401)  # the key first, as ever
     once = api.acme("GET", "/api/portfolio/trade/preview?side=sell&symbol=LIQ&quantity=5")
     assert once.status_code == 200 and once.json()["side"] == "SELL", once.text
+
+
+def _statement(api: Api) -> tuple[str, bytes, str]:
+    """A holdings statement of the world's day, as an upload's file part."""
+    with api.world.engine.connect() as conn:
+        return ("statement.pdf", sample_holdings_statement(market_days(conn, DAY), DAY), "application/pdf")
+
+
+def _book(api: Api) -> tuple[int, list]:
+    cash = api.acme("GET", "/api/portfolio/cash").json()["items"]
+    return _trades(api), cash
+
+
+def test_an_upload_is_one_file_and_its_options_go_in_the_query(api: Api) -> None:
+    """A statement sent with `preview=true` as a form field (the query string's option) was
+    synchronised: the unknown part was ignored and the book changed when the client asked
+    to see the changes. Two files in one upload filed the last one and dropped the first
+    unsaid. Both are 422 naming the part, and nothing is written."""
+    statement = _statement(api)
+    before = _book(api)
+    as_field = api.acme("POST", "/api/portfolio/upload-pdf", files=[("file", statement)], data={"preview": "true"})
+    assert_problem(as_field, 422, "a part 'preview' this upload does not take", "query string")
+    two = [("file", statement), ("file", ("other.pdf", b"%PDF-1.4 another", "application/pdf"))]
+    assert_problem(api.acme("POST", "/api/portfolio/upload-pdf", files=two), 422, "2 parts named 'file'")
+    notes = [("file", ("a.txt", b"LIQ Holdings reported record profit.", "text/plain"))] * 2
+    assert_problem(api.acme("POST", "/api/portfolio/upload-research", files=notes), 422, "2 parts named 'file'")
+    assert _book(api) == before
+    previewed = api.acme("POST", "/api/portfolio/upload-pdf", files=[("file", statement)], params={"preview": "true"})
+    assert previewed.status_code == 200 and previewed.json()["status"] == "PREVIEW", previewed.text
+    assert _book(api) == before
