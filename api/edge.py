@@ -39,7 +39,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.problems import problem, problem_for, unexpected
-from api.security import api_key_header_name, authenticate, request_fact
+from api.security import api_key_header_name, authenticate, carries_body, request_fact
 from market.errors import MarketIntelError
 from market.settings import Settings
 from market.text import control_character
@@ -165,8 +165,7 @@ class Edge:
         aside): a bad key is a 401, counted, whatever else is wrong with the request."""
         url_refusal = self._url_refusal(request)
         length = request.headers.get("content-length")
-        has_body = (length is not None and length.strip() != "0") or "transfer-encoding" in request.headers
-        if (url_refusal is None and not has_body) or path in OPEN_PATHS:
+        if (url_refusal is None and not carries_body(request.headers)) or path in OPEN_PATHS:
             return url_refusal
         try:
             await run_in_threadpool(

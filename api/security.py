@@ -417,8 +417,11 @@ class KeyCheckedRoute(APIRoute):
         """FastAPI's handling, after the query string is held to the route's parameters: a
         parameter the route does not take is a 422 naming it (`?offset=5` on a route that
         pages by cursor answered the first page as if it were the sixth), as a body's
-        unknown field is (`extra="forbid"`). Not on a kept answer: its URL is one a route
+        unknown field is (`extra="forbid"`), and so is a body sent to a route that takes
+        none (`_unwanted_body`). Not on a kept answer: its URL is one a route
         answered, so it passed (`_kept`); a method the route does not serve is its 405."""
+        if self.body_field is None and scope["method"] in self.methods and carries_body(Request(scope).headers):
+            raise RequestValidationError([_unwanted_body()])
         query = scope.get("query_string", b"")
         if query and scope["method"] in self.methods:
             given = dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True))
@@ -436,8 +439,8 @@ class KeyCheckedRoute(APIRoute):
         caller's whole `Principal` is in the key (its key, client, tier and rights), not only
         the portfolio it reads: a route's own checks of its caller are never skipped for
         another key. Runs after the key's check and an admin route's 403."""
-        if not self.defers or scope["method"] != "GET":
-            return False
+        if not self.defers or scope["method"] != "GET" or carries_body(request.headers):
+            return False  # a GET with a body is refused by `_handled`
         svc = _services(request)
         answer_key = (scope["path"], scope["query_string"], request_fact(request, "principal"))
         request.state.answer_key = answer_key
@@ -461,6 +464,23 @@ class KeyCheckedRoute(APIRoute):
         if self.access is Access.KEY_UNLESS_PUBLIC:
             return bool(presented) or not _services(request).settings.public_reports
         return self.access is Access.KEY
+
+
+def carries_body(headers: Any) -> bool:
+    """Whether a request carries a body, from its headers alone: a Content-Length above 0,
+    or a Transfer-Encoding (a chunked body declares no length). The edge's rule for what it
+    authenticates before reading (api/edge.py) and the routes' for a body they do not take."""
+    length = headers.get("content-length")
+    return (length is not None and length.strip() != "0") or "transfer-encoding" in headers
+
+
+def _unwanted_body() -> ErrorDetails:
+    """A validation error for a body sent to a route that takes none, as pydantic words a
+    body's unknown field: `{"quantity": 10}` sent to confirm a suggestion of 243 shares was
+    ignored and all 243 were bought."""
+    return ErrorDetails(
+        type="extra_forbidden", loc=("body",), msg="this route takes no request body; send none", input=None
+    )
 
 
 def _unknown_parameter(name: str, value: str, known: list[str]) -> ErrorDetails:
