@@ -6,7 +6,8 @@ In order:
    `.` `_` `:` `-`, at most 128), else a fresh one; it goes back on every response.
 2. A URL longer than `max_url_bytes` is 414 (a GraphQL document in `GET ?query=` included);
    one whose decoded path or query holds a control character is 422 (market/text.py), and
-   so is a query that names a parameter twice (`_query_fault`).
+   so is a query that names a parameter twice (`_query_fault`) and a header read as one
+   value sent twice (`SINGLE_HEADERS`; a doubled X-API-Key is the authentication's 401).
 3. A request that carries a body (a Content-Length above 0, or Transfer-Encoding), or
    that 2. refuses, on any path but the open ones (`/healthz`, the docs) is
    authenticated here first, before a byte of its body is read: no key, a bad key or an
@@ -73,6 +74,22 @@ def _query_fault(query_string: bytes) -> str | None:
 # decode on every request.
 _kept_query_check = functools.lru_cache(maxsize=1024)(_query_fault)
 QUERY_KEPT_BYTES = 4096
+
+
+# Headers the service reads as one value. Sent twice, which one is meant is a guess: a
+# proxy or a log may take the last where the service took the first (two X-API-Key headers
+# acted as the first client, two Idempotency-Keys keyed the write by the first). A doubled
+# X-API-Key is a bad key (401, api/security.py `_authenticate`, the edge's check first).
+SINGLE_HEADERS = ("X-API-Key", "Idempotency-Key")
+
+
+def _header_refusal(request: Request) -> Any:
+    """422 for a header of SINGLE_HEADERS sent more than once; None otherwise."""
+    for name in SINGLE_HEADERS:
+        sent = len(request.headers.getlist(name))
+        if sent > 1:
+            return problem(request, 422, f"the {name} header is sent {sent} times; send it once")
+    return None
 
 
 class BodyTooLarge(HTTPException):
@@ -163,7 +180,7 @@ class Edge:
         """The response that ends the request here, or None to go on. A request that is
         refused for its URL or carries a body is authenticated first (the open paths
         aside): a bad key is a 401, counted, whatever else is wrong with the request."""
-        url_refusal = self._url_refusal(request)
+        url_refusal = self._url_refusal(request) or _header_refusal(request)
         length = request.headers.get("content-length")
         if (url_refusal is None and not carries_body(request.headers)) or path in OPEN_PATHS:
             return url_refusal

@@ -133,6 +133,9 @@ def _is_admin_key(svc: Services, presented: str) -> bool:
 
 
 def _authenticate(request: Request, svc: Services, presented: str | None, conn: Connection | None) -> Principal:
+    sent = len(request.headers.getlist(api_key_header_name))
+    if sent > 1:  # which one is meant? a proxy may act on the last, the service read the first
+        raise AuthenticationError(f"the X-API-Key header is sent {sent} times; send one key")
     if not presented:
         raise AuthenticationError(f"the X-API-Key header is missing{_misplaced_key(request)}")
     if _is_admin_key(svc, presented):

@@ -179,3 +179,18 @@ def test_a_body_sent_to_a_route_that_takes_none_is_refused(api: Api) -> None:
     confirmed = api.acme("POST", confirm, headers={"content-length": "0"})
     assert confirmed.status_code == 200 and confirmed.json()["quantity"] == shown["quantity"], confirmed.text
     assert _trades(api) == before + 1
+
+
+def test_a_header_read_as_one_value_sent_twice_is_refused(api: Api) -> None:
+    """Two X-API-Key headers acted as the first key's client and two Idempotency-Keys keyed
+    the write by the first, where a proxy or a log may take the last: a doubled key is a
+    bad key (401), a doubled Idempotency-Key a 422, and nothing is written."""
+    w = api.world
+    before = api.acme("GET", "/api/portfolio/cash").json()["items"]
+    keys = [("X-API-Key", w.acme_key), ("X-API-Key", w.beta_key)]
+    assert_problem(api.http.get("/api/portfolio/summary", headers=keys), 401, "sent 2 times")
+    assert_problem(api.http.post("/api/portfolio/cash", json={"amount": "5"}, headers=keys), 401, "sent 2 times")
+    idempotency = [("X-API-Key", w.acme_key), ("Idempotency-Key", "a"), ("Idempotency-Key", "b")]
+    moved = api.http.post("/api/portfolio/cash", json={"amount": "5"}, headers=idempotency)
+    assert_problem(moved, 422, "the Idempotency-Key header is sent 2 times")
+    assert api.acme("GET", "/api/portfolio/cash").json()["items"] == before
