@@ -5,7 +5,9 @@ no field of this service means anything by a control character, so every text a 
 sends (a URL's path and query, a JSON body's keys and strings, a GraphQL string, an
 upload's filename, a plain-text note) is refused with the position of the first one.
 Tab, line feed and carriage return are text. Text extracted from a PDF is not the
-client's typing: its control characters are dropped instead (`printable`).
+client's typing: its control characters are dropped instead (`printable`). A symbol a
+client asks for is compared with the listed ones in capitals of ASCII letters only
+(`asked_symbol`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,16 @@ import re
 from market.errors import InvalidInputError
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ASCII_CAPITALS = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def asked_symbol(text: str) -> str:
+    """A symbol as a client asks for it (a trade, a cost preview, GraphQL's `instrument`),
+    to compare with the listed ones: case-insensitive in ASCII letters only. str.upper()
+    also capitalises other scripts into ASCII (a dotless "ı" is "I", the ligature "ﬁ" is
+    "FI"), so "lıq" booked a trade of LIQ; any other character is kept, and a symbol
+    holding one is no listed symbol."""
+    return text.translate(_ASCII_CAPITALS)
 
 
 def control_character(text: str) -> str | None:

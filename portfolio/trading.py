@@ -47,6 +47,7 @@ from market.money import (
     whole_cents,
 )
 from market.settings import Settings
+from market.text import asked_symbol
 from portfolio import dividends, ledger
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
 from portfolio.market import known_symbols, reference_close
@@ -222,7 +223,7 @@ def place_manual_trade(
     request_hash = _fingerprint(
         [
             str(order.side).upper(),
-            str(order.symbol).upper(),
+            asked_symbol(str(order.symbol)),
             str(order.quantity),
             money_text(_decimal(order.price, "price")),
             money_text(_decimal(order.fees, "fees")),
@@ -255,7 +256,7 @@ def _checked_request(
     side = str(order.side).upper()
     if side not in ("BUY", "SELL"):
         raise TradeRejected(f"side must be buy or sell, not '{order.side}'")
-    symbol = str(order.symbol).upper()
+    symbol = asked_symbol(str(order.symbol))
     if symbol not in known_symbols(conn):
         raise TradeRejected(f"unknown symbol '{order.symbol}'")
     quantity = order.quantity
@@ -354,7 +355,7 @@ def preview_trade(
     side = str(side).upper()
     if side not in ("BUY", "SELL"):
         raise InvalidInputError(f"side must be buy or sell, not '{side.lower()}'")
-    symbol = str(symbol).upper()
+    symbol = asked_symbol(str(symbol))
     if symbol not in known_symbols(conn):
         raise NotFoundError(f"no instrument '{symbol}'")
     trading_date = calendar.session_of(moment)

@@ -23,6 +23,7 @@ from api.graphql.types.portfolio import Portfolio
 from api.security import caller_portfolio_on
 from desk import PortfolioValuation
 from market.errors import NotFoundError
+from market.text import asked_symbol
 
 INSTRUMENTS = Page("instruments", default=50, largest=200, key=text)
 MACRO = Page("macroIndicators", default=50, largest=200, key=keyed(text, text))  # source, indicator code
@@ -75,7 +76,7 @@ class Query:
         "error with extensions.code NOT_FOUND (and null data), as REST answers 404."
     )
     async def instrument(self, info: Info, symbol: str) -> Instrument | None:
-        wanted = symbol.strip().upper()
+        wanted = asked_symbol(symbol.strip())
         row = await info.context.loaders.instrument.load((wanted,))
         if not row:
             raise NotFoundError(f"no instrument '{wanted[:20]}' is listed; `instruments` lists the symbols")

@@ -194,3 +194,26 @@ def test_a_header_read_as_one_value_sent_twice_is_refused(api: Api) -> None:
     moved = api.http.post("/api/portfolio/cash", json={"amount": "5"}, headers=idempotency)
     assert_problem(moved, 422, "the Idempotency-Key header is sent 2 times")
     assert api.acme("GET", "/api/portfolio/cash").json()["items"] == before
+
+
+def test_a_symbol_is_case_insensitive_in_ascii_letters_only(api: Api) -> None:
+    """ "lıq" (a dotless ı) booked a trade of LIQ: str.upper() capitalises it into an ASCII
+    I. A symbol is compared in capitals of ASCII letters only; "lıq" is no listed symbol,
+    over REST and GraphQL, and "liq" is LIQ as ever."""
+    before = _trades(api)
+    order = {"side": "BUY", "symbol": "lıq", "quantity": 1, "price": "52.00"}
+    assert_problem(api.acme("POST", "/api/portfolio/trade", json=order), 422, "unknown symbol 'lıq'")
+    preview = {"side": "buy", "symbol": "lıq", "quantity": 1}
+    assert_problem(api.acme("GET", "/api/portfolio/trade/preview", params=preview), 404, "no instrument")
+    placed = data(
+        api,
+        'mutation { placeTrade(order: {side: "BUY", symbol: "ﬁ", quantity: 1, price: "52.00"}) '
+        "{ __typename ... on UserError { message } } }",
+        api.world.acme_key,
+    )["placeTrade"]
+    assert placed["__typename"] == "InvalidInput" and "unknown symbol" in placed["message"], placed
+    found = gql(api, '{ instrument(symbol: "lıq") { symbol } }', api.world.acme_key).json()
+    assert found["data"]["instrument"] is None and found["errors"][0]["extensions"]["code"] == "NOT_FOUND", found
+    assert _trades(api) == before
+    ascii_lower = api.acme("POST", "/api/portfolio/trade", json={**order, "symbol": "liq"})
+    assert ascii_lower.status_code == 201 and ascii_lower.json()["symbol"] == "LIQ", ascii_lower.text
