@@ -169,7 +169,8 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
     closed = calendar.closed_reason(day)
     if stage.trading_days_only and stage.after_close and not closed:
         _refuse_unclosed(day, calendar)
-    _refuse_future(stage, day, calendar)
+    if not (stage.trading_days_only and closed):  # a day it skips (a holiday, a weekend) is said so
+        _refuse_future(stage, day, calendar)
     _record(ctx, "STARTED", trigger, {})
 
     if stage.trading_days_only and closed:
