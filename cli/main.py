@@ -23,6 +23,7 @@ from market.logging import configure_logging
 from market.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from ingest.importers.files import ImportReport
     from ingest.simulator.site import SimulatorSite
 
 app = command_group("Market intelligence service for a small stock exchange.")
@@ -242,20 +243,7 @@ def import_files(
     # a currency neither given nor the format's own is assumed, and said so: another market's
     # files in the generic format would otherwise be stored in the home currency unseen
     assumed = "" if currency or fmt in FORMAT_CURRENCY else ", assumed: the files do not say (--currency)"
-    typer.echo(
-        f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
-        f"{report.instruments} instruments in {stored_in}{assumed} ({report.instruments_inserted} new or changed)"
-    )
-    if report.lacks:
-        typer.echo(f"the source lacks: {', '.join(report.lacks)} (stored as missing, never invented)")
-    _echo_types(report.types, report.not_ordinary)
-    for copy in report.repeated_days:
-        typer.echo(f"left out: {copy}")
-    if report.indices:
-        typer.echo(
-            f"left out: market indices {', '.join(report.indices)} (index levels, not securities); "
-            f"{report.index_levels_inserted} levels stored as the market's benchmark (index_levels)"
-        )
+    _echo_read(report, f"{stored_in}{assumed}")
     for bad in report.bad_rows[:20]:
         typer.echo(f"bad row: {bad}")
     if len(report.bad_rows) > 20:
@@ -268,6 +256,24 @@ def import_files(
         typer.echo(f"{report.corporate_actions_inserted} corporate actions stored (SPLIT, DELISTING)")
     if report.bad_rows and not report.rows_read and not report.index_levels_inserted:
         raise InvalidInputError(f"no row of {path} could be read: nothing was imported (the bad rows are above)")
+
+
+def _echo_read(report: ImportReport, currency: str) -> None:
+    """What an import read and stored, and what it left out before the bad rows."""
+    typer.echo(
+        f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
+        f"{report.instruments} instruments in {currency} ({report.instruments_inserted} new or changed)"
+    )
+    if report.lacks:
+        typer.echo(f"the source lacks: {', '.join(report.lacks)} (stored as missing, never invented)")
+    _echo_types(report.types, report.not_ordinary)
+    for copy in report.repeated_days:
+        typer.echo(f"left out: {copy}")
+    if report.indices:
+        typer.echo(
+            f"left out: market indices {', '.join(report.indices)} (index levels, not securities); "
+            f"{report.index_levels_inserted} levels stored as the market's benchmark (index_levels)"
+        )
 
 
 def _echo_types(source: str, not_ordinary: dict[str, str]) -> None:
