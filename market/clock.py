@@ -309,15 +309,6 @@ def exchange_date(moment: datetime) -> date:
     return moment.astimezone(EXCHANGE_TZ).date()
 
 
-def closed_calendar_day(moment: datetime) -> date:
-    """The latest calendar day whose 16:00 close has passed at `moment` on the exchange's
-    clock, whatever the calendar says of it: today from the close on, else yesterday. For
-    files of a market whose holidays are not this calendar's (an import, a replay), where
-    `TradingCalendar.closed_day_at` would refuse their own sessions."""
-    local = moment.astimezone(EXCHANGE_TZ)
-    return local.date() if local.time() >= MARKET_CLOSE else local.date() - timedelta(days=1)
-
-
 def session_close_utc(day: date) -> datetime:
     """The 16:00 exchange-time close of `day`, as a UTC instant."""
     return datetime.combine(day, MARKET_CLOSE, tzinfo=EXCHANGE_TZ).astimezone(UTC)

@@ -11,8 +11,10 @@ the same files inserts nothing (rows are compared with what the store holds). A 
 after today on the exchange's clock is a bad row ("not known yet"): the store is
 append-only, and a 2030 row would list the name from 2030 and date the next report by it
 (a replay of a market's files serves their own dates through the simulator's clock instead).
-So is a row dated today before the 16:00 close ("not final yet": an intraday export's last
-price would be stored as the day's close).
+A row dated today is read whatever the hour: the files may be another market's, whose close
+(Nairobi's 15:00 EAT is 07:00 here) the importer does not know, and a nightly import of its
+day would be refused until this exchange's close; an intraday export is the operator's to
+hold back.
 
 Market indices in the files (`formats.is_index_row`: the NSE's `^NASI`, `^N20I`, FTSE's
 `^FNK15`, a generic file's `^`-prefixed symbols, a row whose name says Index or whose type
@@ -49,7 +51,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 
 from sqlalchemy import Engine, select
@@ -79,7 +81,7 @@ from ingest.importers.formats import (
     second_rows,
 )
 from ingest.importers.renames import RENAME
-from market.clock import closed_calendar_day, exchange_date, utc_now
+from market.clock import exchange_date, utc_now
 from market.errors import InvalidInputError
 from market.instruments import InstrumentType, instrument_type, is_ordinary
 from market.settings import DELIST_AFTER_SESSIONS, HOME_CURRENCY
@@ -226,8 +228,8 @@ def import_path(
     report.types = source_types(fmt, files)
     # a first pass finds the copied days (a day's rows may come from many files: per-company, OHLCV)
     # and the capital changes
-    now = utc_now()
-    first = [item for file in files for item in _read(fmt, file, now) if not isinstance(item, Bad)]
+    today = exchange_date(utc_now())
+    first = [item for file in files for item in _read(fmt, file, today) if not isinstance(item, Bad)]
     copies = repeated_days(first)
     report.repeated_days = describe_repeated(copies)
     kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
@@ -238,7 +240,7 @@ def import_path(
     rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
-        for item in _read(fmt, file, now):
+        for item in _read(fmt, file, today):
             price = rows.take(item, report)
             if price is None:
                 continue
@@ -256,21 +258,16 @@ def import_path(
     return report
 
 
-def _read(fmt: str, file: Path, now: datetime) -> Iterator[dict | Bad]:
-    """The file's rows as its format's reader gives them; a row the exchange's clock has not
-    closed yet a Bad: dated after today, or today before its 16:00 close (an intraday export's
-    last price is not the close, and the append-only store would keep it as one)."""
-    today, closed = exchange_date(now), closed_calendar_day(now)
+def _read(fmt: str, file: Path, today: date) -> Iterator[dict | Bad]:
+    """The file's rows as its format's reader gives them, a row dated after `today` a Bad."""
     for item in READERS[fmt](file):
-        if isinstance(item, Bad) or item["trading_date"] <= closed:
-            yield item
-        elif item["trading_date"] > today:
+        if not isinstance(item, Bad) and item["trading_date"] > today:
             day = item["trading_date"].isoformat()
             yield Bad(
                 item["_line"], f"dated {day}, after today ({today.isoformat()}) on the exchange's clock: not known yet"
             )
         else:
-            yield Bad(item["_line"], f"dated today ({today.isoformat()}), before its 16:00 close: not final yet")
+            yield item
 
 
 @dataclass(frozen=True)

@@ -334,28 +334,3 @@ def test_a_row_dated_after_today_is_a_bad_row_and_the_rest_loads(settings: Setti
         f"{path}:3: dated 2030-11-20, after today ({today}) on the exchange's clock: not known yet"
     ]
     assert [p["trading_date"] for p in _prices(settings)] == [date(2026, 11, 19)]
-
-
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_a_row_dated_today_waits_for_the_close(
-    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An export taken at 11:00 holds the day's last trade so far, not its close: stored, the
-    append-only store would keep it as the close. Before 16:00 it is a bad row; from the
-    close on it is the day's."""
-    from datetime import UTC, datetime
-
-    from ingest.importers import files
-
-    path = _write(
-        tmp_path / "prices.csv",
-        ["symbol,date,close,volume", "KCB,2026-11-19,25.73,12000", "KCB,2026-11-20,26.17,100"],
-        newline="\n",
-    )
-    monkeypatch.setattr(files, "utc_now", lambda: datetime(2026, 11, 20, 16, 0, tzinfo=UTC))  # 11:00 in Kingston
-    report = import_path(service_engine(settings), path)
-    assert report.bad_rows == [f"{path}:3: dated today (2026-11-20), before its 16:00 close: not final yet"]
-    assert [p["trading_date"] for p in _prices(settings)] == [date(2026, 11, 19)]
-    monkeypatch.setattr(files, "utc_now", lambda: datetime(2026, 11, 20, 21, 0, tzinfo=UTC))  # 16:00 in Kingston
-    assert import_path(service_engine(settings), path).rows_inserted == 1
-    assert [p["trading_date"] for p in _prices(settings)] == [date(2026, 11, 19), date(2026, 11, 20)]
