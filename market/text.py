@@ -7,7 +7,8 @@ upload's filename, a plain-text note) is refused with the position of the first 
 Tab, line feed and carriage return are text. Text extracted from a PDF is not the
 client's typing: its control characters are dropped instead (`printable`). A symbol a
 client asks for is compared with the listed ones in capitals of ASCII letters only
-(`asked_symbol`).
+(`asked_symbol`); a symbol is made of `SYMBOL_CHARACTERS`, at most `SYMBOL_LENGTH` of them
+(the API's path parameter and the importer's ticker rule).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import re
 from market.errors import InvalidInputError
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+SYMBOL_CHARACTERS = r"A-Za-z0-9.\-"  # a regular expression's class: KCB, KPLC-P4, JMMBGL7.25
+SYMBOL_LENGTH = 20
 _ASCII_CAPITALS = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 

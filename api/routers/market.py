@@ -20,13 +20,16 @@ from api.schemas.market import (
 from api.security import KeyCheckedRoute
 from market.clock import supported_date
 from market.errors import InvalidInputError
+from market.text import SYMBOL_CHARACTERS, SYMBOL_LENGTH
 
 router = APIRouter(prefix="/api/market", tags=["market"], route_class=KeyCheckedRoute)
 # /latest's and /breadth's `date`: the same days, the same errors.
 DeliveredDay = Annotated[
     SupportedDate | None, Query(alias="date", description="A trading date already delivered; default: the latest.")
 ]
-SYMBOL = Path(min_length=1, max_length=20, pattern=r"^[A-Za-z0-9.\-]+$", description="Ticker, e.g. NCBFG.")
+SYMBOL = Path(
+    min_length=1, max_length=SYMBOL_LENGTH, pattern=rf"^[{SYMBOL_CHARACTERS}]+$", description="Ticker, e.g. NCBFG."
+)
 
 
 @router.get(

@@ -129,7 +129,7 @@ def actions_beside(path: Path) -> Path | None:
                 f"{ACTIONS_FILE}, or the file --actions names): put their rows in one; nothing was imported"
             )
     else:
-        own = path.with_name(path.name.removesuffix(".csv") + ACTIONS_SUFFIX)
+        own = path.with_name(path.stem + ACTIONS_SUFFIX)  # PRICES.CSV's as prices.csv's
         found = own if own.is_file() else path.with_name(ACTIONS_FILE)
     return found if found.is_file() else None
 

@@ -46,6 +46,7 @@ from market.instruments import (
     parse_instrument_type,
 )
 from market.money import MAX_PRICE, MAX_SHARES
+from market.text import SYMBOL_CHARACTERS, SYMBOL_LENGTH, asked_symbol
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,8 +78,20 @@ class Bad:
 def csv_files(folder: Path) -> list[Path]:
     """The .csv files under `folder` (recursively, sorted), by a suffix in any case: a
     Windows export's `20240103.CSV` beside `20240102.csv` was left out of the import
-    without a word (only `*.csv` was looked for), and a folder of them "held no .csv files"."""
-    return sorted(f for f in Path(folder).rglob("*") if f.suffix.lower() == ".csv" and f.is_file())
+    without a word (only `*.csv` was looked for), and a folder of them "held no .csv files".
+    Not a system's leftovers (`BYPRODUCT`): a Mac zip's `__MACOSX/._20240102.csv` and
+    Excel's lock file `~$20240102.csv` are not text, and each refused the whole import."""
+    root = Path(folder)
+    return sorted(
+        f for f in root.rglob("*") if f.suffix.lower() == ".csv" and f.is_file() and not _byproduct(f.relative_to(root))
+    )
+
+
+BYPRODUCT = ("._", "~$")  # AppleDouble resource files, Office's owner (lock) files
+
+
+def _byproduct(relative: Path) -> bool:
+    return relative.name.startswith(BYPRODUCT) or "__MACOSX" in relative.parts
 
 
 def csv_text(path: Path) -> io.StringIO:
@@ -152,20 +165,24 @@ def is_index_row(row: dict) -> bool:
     return row_instrument_type(row) is InstrumentType.INDEX
 
 
-TICKER = re.compile(r"\^?[A-Z0-9][A-Z0-9.\-]{0,19}")  # the API's symbol (api/routers/market.py), an index's ^
+# the API's symbol (market.text), first a letter or a digit ("-" is a file's empty cell), after an index's ^
+TICKER = re.compile(rf"\^?[A-Za-z0-9][{SYMBOL_CHARACTERS}]{{0,{SYMBOL_LENGTH - 1}}}")
 
 
-def ticker(text: str, name: str = "symbol") -> str:
-    """A symbol cell (or an NSE per-company file's name), upper case and trimmed: a letter
-    or digit, then letters, digits, `.` and `-`, at most 20 (the symbols the API serves:
-    KCB, KPLC-P4, JMMBGL7.25), after an index's `^`. Anything else is no ticker, and was
-    stored as an instrument the API could not serve: a spreadsheet's `#N/A`, a name
+def ticker(text: str, name: str = "symbol", *, index: bool = False) -> str:
+    """A symbol cell (or an NSE per-company file's name), trimmed and upper case in ASCII
+    letters only (`market.text.asked_symbol`, the API's rule: `str.upper()` made "lıq"
+    LIQ): a letter or digit, then letters, digits, `.` and `-`, at most 20 (the symbols the
+    API serves: KCB, KPLC-P4, JMMBGL7.25), after an index's `^`. Anything else is no ticker,
+    and was stored as an instrument the API could not serve: a spreadsheet's `#N/A`, a name
     ("KCB Group", "Grand Total"), or `SCOM (1)` from a per-company file a browser saved
-    twice, which stored SCOM's whole series again as a second company."""
-    symbol = text.strip().upper()
+    twice, which stored SCOM's whole series again as a second company. An index's row
+    (`index`: its name or type says so, "JSE INDEX" "JSE Main Index") keeps its code as
+    written: it is a level, never a security the API serves."""
+    symbol = asked_symbol(text.strip())
     if not symbol:
         raise ValueError(f"empty {name}")
-    if not TICKER.fullmatch(symbol):
+    if not index and not TICKER.fullmatch(symbol):
         raise ValueError(f"{name} '{symbol[:40]}' is not a ticker (letters, digits, '.' and '-', at most 20)")
     return symbol
 
@@ -229,14 +246,15 @@ def _cell(text: str, name: str) -> float | None:
 EARLIEST_DAY = date(1900, 1, 1)  # no end-of-day file holds a session before; a spreadsheet's day 0 is 1899-12-30
 
 
-def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, volume: str) -> dict:
-    """A row of any format, read and checked. A day before EARLIEST_DAY is refused: a
-    spreadsheet's empty date cell exported as its day 0 (1899-12-30) or a year cut to
-    0024 was stored, and listed the name from that day."""
+def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, volume: str, index: bool = False) -> dict:
+    """A row of any format, read and checked (`index`: an index's row, whose code is not
+    held to the ticker rule). A day before EARLIEST_DAY is refused: a spreadsheet's empty
+    date cell exported as its day 0 (1899-12-30) or a year cut to 0024 was stored, and
+    listed the name from that day."""
     if day < EARLIEST_DAY:
         raise ValueError(f"dated {day.isoformat()}, before {EARLIEST_DAY.isoformat()}: not a session")
     bar = {
-        "symbol": ticker(symbol),
+        "symbol": ticker(symbol, index=index),
         "trading_date": day,
         "low": price_cell(low, "low"),
         "high": price_cell(high, "high"),
@@ -293,7 +311,7 @@ def read_nse_company(path: Path) -> Iterator[dict | Bad]:
         for line, raw in enumerate(handle, start=1):
             raw = raw.strip()
             if line == 1:
-                names = [name.strip().lower() for name in raw.split(";")]
+                names = [name.strip().lower() for name in raw.rstrip(";").split(";")]  # a trailing ; names nothing
                 if len(names) != 6 or not all(word in name for word, name in zip(NSE_COMPANY_WORDS, names)):
                     yield Bad(
                         f"{path}:1",
@@ -363,6 +381,8 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                 raise ValueError(f"{len(fields)} fields, expected {len(header)}")
             row = dict(zip(header, (f.strip() for f in fields)))
             day = calendar_day(row["date"])
+            stated = parse_instrument_type(row[type_column]) if type_column else None
+            index = instrument_type(row["symbol"], row.get("name"), stated) is InstrumentType.INDEX
             bar = _bar(
                 row["symbol"],
                 day,
@@ -371,6 +391,7 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                 row["close"],
                 row.get("prev_close", ""),
                 row["volume"],
+                index,
             )
             bar["open"] = price_cell(row.get("open", ""), "open")
             bar["bid"], bar["ask"] = price_cell(row.get("bid", ""), "bid"), price_cell(row.get("ask", ""), "ask")
@@ -380,7 +401,6 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
             bar["value_traded"] = price_cell(row.get("value_traded", ""), "value_traded")
             if row.get("name"):
                 bar["name"] = row["name"]
-            stated = parse_instrument_type(row[type_column]) if type_column else None
             if stated is not None:
                 bar["instrument_type"] = stated
             yield {**bar, "_line": f"{path}:{line}"}

@@ -81,6 +81,26 @@ def test_a_symbol_that_is_no_ticker_is_a_bad_row(settings: Settings, tmp_path: P
 
 
 @ON_SQLITE_ONLY
+def test_an_index_keeps_its_code_and_a_symbol_is_capitalised_in_ascii_only(settings: Settings, tmp_path: Path) -> None:
+    """An index whose name says so is a level whatever its code ("JSE INDEX" "JSE Main
+    Index"): the ticker rule refused it as a bad row and the market's benchmark was lost. A
+    symbol is capitalised in ASCII letters only, as the API compares them: `str.upper()`
+    stored "lıq" (a dotless i) as LIQ, another listed name's series."""
+    prices = tmp_path / "prices.csv"
+    prices.write_text(
+        "symbol,date,close,volume,name\n"
+        "JSE INDEX,2024-01-03,350100.5,0,JSE Main Index\nliq,2024-01-03,10.5,100,Liq\nlıq,2024-01-03,99,100,Liq\n"
+    )
+    result = cli("import", str(prices))
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("bad row: ")] == [
+        f"bad row: {prices}:4: symbol 'LıQ' is not a ticker (letters, digits, '.' and '-', at most 20)"
+    ]
+    assert [(p["symbol"], p["close"]) for p in _stored(settings)] == [("LIQ", 10.5)]
+    assert [(i["symbol"], i["level"]) for i in _stored(settings, tables.index_levels)] == [("JSE INDEX", 350100.5)]
+
+
+@ON_SQLITE_ONLY
 def test_a_share_count_written_with_a_thousands_point_is_a_bad_row(settings: Settings, tmp_path: Path) -> None:
     """A file that writes thousands with a point: its "12.345" shares were a bad row (not a whole
     number) but its "5.000" was stored as 5 shares, a thousandth of the volume. A count of one to
@@ -198,6 +218,34 @@ def test_a_file_named_csv_in_capitals_is_read(settings: Settings, tmp_path: Path
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("nse-daily: 1 files, 1 rows read, 1 inserted")
     assert [p["close"] for p in sorted(_stored(settings), key=lambda p: p["trading_date"])] == [10, 11, 12]
+
+
+@ON_SQLITE_ONLY
+def test_a_systems_leftovers_beside_the_files_are_not_read(settings: Settings, tmp_path: Path) -> None:
+    """A folder unzipped from a Mac's zip holds `__MACOSX/._<name>.csv` and one a spreadsheet
+    has open holds Excel's lock file `~$<name>.csv`: neither is text, and each refused the
+    whole import as not UTF-8. They are not price files; a per-company header ending in `;`
+    is the NSE's header, and a `.CSV` price file finds its own `.actions.csv`."""
+    root = tmp_path / "prices"
+    (root / "__MACOSX").mkdir(parents=True)
+    (root / "a.csv").write_text("symbol,date,close,volume\nAAA,2024-01-03,10,100\n")
+    (root / "__MACOSX" / "._a.csv").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        \xff")
+    (root / "~$a.csv").write_bytes(b"\x0cJane Doe\x00\x00\xe9")
+    result = cli("import", str(root))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("ohlcv: 1 files, 1 rows read, 1 inserted")
+    company = tmp_path / "company"
+    company.mkdir()
+    (company / "BBB.csv").write_text(f"{COMPANY_HEADER};\n20240103,6.9,8.0,7.35,7.5,4100\n")
+    result = cli("import", str(company))
+    assert result.returncode == 0, result.stderr
+    assert "bad row" not in result.stdout
+    single = tmp_path / "CCC.CSV"
+    single.write_text("symbol,date,close,volume\nCCC,2024-01-03,10,100\nCCC,2024-01-04,5,200\n")
+    (tmp_path / "CCC.actions.csv").write_text("symbol,ex_date,kind,ratio\nCCC,2024-01-04,bonus,1 for 1\n")
+    result = cli("import", str(single))
+    assert result.returncode == 0, result.stderr
+    assert "1 corporate actions stored" in result.stdout
 
 
 @ON_SQLITE_ONLY
