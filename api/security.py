@@ -23,6 +23,7 @@ in the caller's portfolio.
 from __future__ import annotations
 
 import hmac
+import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -40,7 +41,7 @@ from fastapi.security import APIKeyHeader
 from pydantic_core import ErrorDetails
 from sqlalchemy import Connection
 from starlette.concurrency import run_in_threadpool
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from api.ratelimit import WINDOW_SECONDS, Decision, MemoryStore, decide
 from api.services import Services
@@ -421,10 +422,10 @@ class KeyCheckedRoute(APIRoute):
         parameter the route does not take is a 422 naming it (`?offset=5` on a route that
         pages by cursor answered the first page as if it were the sixth), as a body's
         unknown field is (`extra="forbid"`), and so is a body sent to a route that takes
-        none (`_unwanted_body`). Not on a kept answer: its URL is one a route
+        none, unless it says nothing (`_nothing_sent`). Not on a kept answer: its URL is one a route
         answered, so it passed (`_kept`); a method the route does not serve is its 405."""
         if self.body_field is None and scope["method"] in self.methods and carries_body(Request(scope).headers):
-            raise RequestValidationError([_unwanted_body()])
+            receive = await _nothing_sent(receive)
         query = scope.get("query_string", b"")
         if query and scope["method"] in self.methods:
             given = dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True))
@@ -477,12 +478,44 @@ def carries_body(headers: Any) -> bool:
     return (length is not None and length.strip() != "0") or "transfer-encoding" in headers
 
 
+EMPTY_BODY_BYTES = 64  # more than this is never an empty JSON object and its spaces
+
+
+async def _nothing_sent(receive: Receive) -> Receive:
+    """A body sent to a route that takes none, read (up to EMPTY_BODY_BYTES) and let through
+    when it says nothing: empty, spaces, or an empty JSON object (`{}`, which many clients
+    send with every POST: Angular's `post(url, {})`, `requests.post(url, json={})`); the
+    messages the route may read after it (a disconnect) come from `receive`. Anything else
+    is the 422 `_unwanted_body` says."""
+    chunks: list[bytes] = []
+    more = True
+    while more:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        more = message["type"] == "http.request" and message.get("more_body", False)
+        if sum(map(len, chunks)) > EMPTY_BODY_BYTES:
+            raise RequestValidationError([_unwanted_body()])
+    said = re.sub(rb"\s+", b"", b"".join(chunks))
+    if said not in (b"", b"{}"):
+        raise RequestValidationError([_unwanted_body()])
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    return replayed
+
+
 def _unwanted_body() -> ErrorDetails:
     """A validation error for a body sent to a route that takes none, as pydantic words a
     body's unknown field: `{"quantity": 10}` sent to confirm a suggestion of 243 shares was
     ignored and all 243 were bought."""
     return ErrorDetails(
-        type="extra_forbidden", loc=("body",), msg="this route takes no request body; send none", input=None
+        type="extra_forbidden", loc=("body",), msg="this route takes no request body; send none (or {})", input=None
     )
 
 
