@@ -3,7 +3,8 @@
 Rendered by pdfplumber (a dependency already: the tests read the reports with it), which
 draws a page through PDFium (pypdfium2, the renderer Chrome uses), so no system package
 is needed; poppler's `pdftoppm` was one, and a machine without it could not remake the
-images. Pages are named as `pdftoppm -png` named them, `<prefix>-<n>.png` from 1.
+images. Pages are `<prefix>-<n>.png` from 1 (as `pdftoppm -png` named a report of up to 9
+pages), drawn with anti-aliasing, as pdftoppm drew them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def write_page_images(pdf: Path, prefix: Path, resolution: int = RESOLUTION) -> 
     with pdfplumber.open(pdf) as document:
         for number, page in enumerate(document.pages, start=1):
             path = prefix.with_name(f"{prefix.name}-{number}.png")
-            page.to_image(resolution=resolution).save(path)
+            page.to_image(resolution=resolution, antialias=True).save(path)
             written.append(path)
     return written
 
