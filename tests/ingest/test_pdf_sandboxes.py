@@ -21,7 +21,9 @@ MEMORY_MB, SANDBOXES = 512, 2
 def _peak_children(stop: threading.Event, peak: dict[str, int]) -> None:
     """The sandboxes' peak: the children this process starts while the test runs (a worker
     an earlier test in the same process left running, a report builder of the API's, is
-    not one of them)."""
+    not one of them), once they are the PDF worker: between the fork and the exec a child
+    is a copy of this process, whose resident pages it shares and psutil counts (two such
+    children read 1.68 GB in a clean-clone run, a 840 MB test worker twice)."""
     me = psutil.Process()
     earlier = {child.pid for child in me.children(recursive=True)}
     while not stop.is_set():
@@ -30,6 +32,8 @@ def _peak_children(stop: threading.Event, peak: dict[str, int]) -> None:
             if child.pid in earlier:
                 continue
             try:
+                if "ingest.pdf_worker" not in child.cmdline():
+                    continue
                 total += child.memory_info().rss
                 alive += 1
             except psutil.Error:
@@ -60,7 +64,7 @@ def test_four_bombs_at_once_stay_under_the_stated_total() -> None:
     stop.set()
     watcher.join()
     assert len(outcomes) == 4 and all("exhausted the memory limit" in o for o in outcomes), outcomes
-    assert peak["alive"] <= SANDBOXES, peak
+    assert 1 <= peak["alive"] <= SANDBOXES, peak  # the watcher saw the workers, and never more than the slots
     assert peak["rss"] <= SANDBOXES * MEMORY_MB * 2**20, peak
 
 
