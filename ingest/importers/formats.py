@@ -246,15 +246,15 @@ def _cell(text: str, name: str) -> float | None:
 EARLIEST_DAY = date(1900, 1, 1)  # no end-of-day file holds a session before; a spreadsheet's day 0 is 1899-12-30
 
 
-def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, volume: str, index: bool = False) -> dict:
-    """A row of any format, read and checked (`index`: an index's row, whose code is not
-    held to the ticker rule). A day before EARLIEST_DAY is refused: a spreadsheet's empty
-    date cell exported as its day 0 (1899-12-30) or a year cut to 0024 was stored, and
+def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, volume: str) -> dict:
+    """A row of any format, read and checked; `symbol` is the caller's `ticker` (an index's
+    row keeps its code as written). A day before EARLIEST_DAY is refused: a spreadsheet's
+    empty date cell exported as its day 0 (1899-12-30) or a year cut to 0024 was stored, and
     listed the name from that day."""
     if day < EARLIEST_DAY:
         raise ValueError(f"dated {day.isoformat()}, before {EARLIEST_DAY.isoformat()}: not a session")
     bar = {
-        "symbol": ticker(symbol, index=index),
+        "symbol": symbol,
         "trading_date": day,
         "low": price_cell(low, "low"),
         "high": price_cell(high, "high"),
@@ -288,7 +288,7 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
                 raise ValueError(f"{len(fields)} fields, expected 7")
             code, name, low, high, close, prev, volume = fields
             yield {
-                **_bar(code, day, low, high, close, prev, volume),
+                **_bar(ticker(code), day, low, high, close, prev, volume),
                 "name": name.strip(),
                 "_line": f"{path}:{line}",
             }
@@ -330,7 +330,7 @@ def read_nse_company(path: Path) -> Iterator[dict | Bad]:
                 if not re.fullmatch(r"\d{8}", stamp):
                     raise ValueError(f"date '{stamp}' is not YYYYMMDD")
                 day = date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:]))
-                yield {**_bar(symbol, day, low, high, close, prev, volume), "_line": f"{path}:{line}"}
+                yield {**_bar(ticker(symbol), day, low, high, close, prev, volume), "_line": f"{path}:{line}"}
             except ValueError as exc:
                 yield Bad(f"{path}:{line}", str(exc))
 
@@ -384,14 +384,13 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
             stated = parse_instrument_type(row[type_column]) if type_column else None
             index = instrument_type(row["symbol"], row.get("name"), stated) is InstrumentType.INDEX
             bar = _bar(
-                row["symbol"],
+                ticker(row["symbol"], index=index),
                 day,
                 row.get("low", ""),
                 row.get("high", ""),
                 row["close"],
                 row.get("prev_close", ""),
                 row["volume"],
-                index,
             )
             bar["open"] = price_cell(row.get("open", ""), "open")
             bar["bid"], bar["ask"] = price_cell(row.get("bid", ""), "bid"), price_cell(row.get("ask", ""), "ask")
