@@ -66,7 +66,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from ingest.importers.formats import calendar_day, csv_files, csv_rows, price_cell, repeated_columns, ticker
+from ingest.importers.formats import (
+    calendar_day,
+    csv_files,
+    csv_rows,
+    named_rows,
+    price_cell,
+    repeated_columns,
+    ticker,
+)
 from ingest.importers.renames import RENAME, Handover, Renames, handovers, join_renames
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
@@ -181,13 +189,11 @@ def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
     if repeated_columns(header):
         raise InvalidInputError(f"{path}:1: the header names the columns {repeated_columns(header)} more than once")
     actions, bad = [], []
-    for line, fields in rows:
-        if not fields or not "".join(fields).strip():
-            continue
+    for line, row in named_rows(rows, header):
         try:
-            if len(fields) != len(header):
-                raise ValueError(f"{len(fields)} fields, expected {len(header)}")
-            actions.append(_action(dict(zip(header, (f.strip() for f in fields))), f"{path}:{line}"))
+            if isinstance(row, str):
+                raise ValueError(row)
+            actions.append(_action(row, f"{path}:{line}"))
         except ValueError as exc:
             bad.append(f"{path}:{line}: {exc}")
     return actions, bad

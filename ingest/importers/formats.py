@@ -123,6 +123,19 @@ def csv_text(path: Path) -> io.StringIO:
     return io.StringIO(text, newline="")
 
 
+def named_rows(rows: Iterable[tuple[int, list[str]]], header: list[str]) -> Iterator[tuple[int, dict[str, str] | str]]:
+    """The records after a header (`csv_rows`), each with its line: {column: trimmed cell},
+    or, for a record of another width, the reason it is a bad row; blank records are
+    skipped. The price files' reader and the corporate-actions file's read rows by it."""
+    for line, fields in rows:
+        if not fields or not "".join(fields).strip():
+            continue
+        if len(fields) != len(header):
+            yield line, f"{len(fields)} fields, expected {len(header)}"
+        else:
+            yield line, dict(zip(header, (f.strip() for f in fields)))
+
+
 def csv_rows(path: Path, delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
     """A CSV file's records (`csv_text`), each with its line (1: the header). A record
     that runs over more than one line is refused (InvalidInputError: nothing is imported):
@@ -373,13 +386,10 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
         yield Bad(f"{path}:1", f"header names the columns {repeated_columns(header)} more than once")
         return
     type_column = next((c for c in OHLCV_TYPE_COLUMNS if c in header), None)
-    for line, fields in rows:
-        if not fields or not "".join(fields).strip():
-            continue
+    for line, row in named_rows(rows, header):
         try:
-            if len(fields) != len(header):
-                raise ValueError(f"{len(fields)} fields, expected {len(header)}")
-            row = dict(zip(header, (f.strip() for f in fields)))
+            if isinstance(row, str):
+                raise ValueError(row)
             day = calendar_day(row["date"])
             stated = parse_instrument_type(row[type_column]) if type_column else None
             index = instrument_type(row["symbol"], row.get("name"), stated) is InstrumentType.INDEX

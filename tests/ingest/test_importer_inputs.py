@@ -18,6 +18,11 @@ COMPANY_HEADER = (
 )
 
 
+def _bad_rows(stdout: str) -> list[str]:
+    """The `bad row: ...` lines an import printed, in order."""
+    return [line for line in stdout.splitlines() if line.startswith("bad row: ")]
+
+
 def _stored(settings: Settings, table: Table = tables.eod_prices) -> list[dict]:
     with service_engine(settings).connect() as conn:
         return current_rows(conn, table)
@@ -65,7 +70,7 @@ def test_a_symbol_that_is_no_ticker_is_a_bad_row(settings: Settings, tmp_path: P
     )
     result = cli("import", str(prices))
     assert result.returncode == 0, result.stderr
-    assert [line for line in result.stdout.splitlines() if line.startswith("bad row: ")] == [
+    assert _bad_rows(result.stdout) == [
         f"bad row: {prices}:3: symbol '#N/A' is not a ticker (letters, digits, '.' and '-', at most 20)",
         f"bad row: {prices}:4: symbol 'KCB GROUP' is not a ticker (letters, digits, '.' and '-', at most 20)",
     ]
@@ -93,7 +98,7 @@ def test_an_index_keeps_its_code_and_a_symbol_is_capitalised_in_ascii_only(setti
     )
     result = cli("import", str(prices))
     assert result.returncode == 0, result.stderr
-    assert [line for line in result.stdout.splitlines() if line.startswith("bad row: ")] == [
+    assert _bad_rows(result.stdout) == [
         f"bad row: {prices}:4: symbol 'LıQ' is not a ticker (letters, digits, '.' and '-', at most 20)"
     ]
     assert [(p["symbol"], p["close"]) for p in _stored(settings)] == [("LIQ", 10.5)]
@@ -117,7 +122,7 @@ def test_a_share_count_written_with_a_thousands_point_is_a_bad_row(settings: Set
     )
     result = cli("import", str(prices))
     assert result.returncode == 0, result.stderr
-    assert [line for line in result.stdout.splitlines() if line.startswith("bad row: ")] == [
+    assert _bad_rows(result.stdout) == [
         f"bad row: {prices}:2: volume '5.000' is ambiguous: 5,000 with a point between thousands, or a decimal point",
         f"bad row: {prices}:3: volume '12.345' is ambiguous: 12,345 with a point between thousands, or a decimal point",
         f"bad row: {prices}:4: trades '2.000' is ambiguous: 2,000 with a point between thousands, or a decimal point",
@@ -158,7 +163,7 @@ def test_a_day_before_1900_is_a_bad_row(settings: Settings, tmp_path: Path) -> N
     )
     result = cli("import", str(prices))
     assert result.returncode == 0, result.stderr
-    assert [line for line in result.stdout.splitlines() if line.startswith("bad row: ")] == [
+    assert _bad_rows(result.stdout) == [
         f"bad row: {prices}:2: dated 1899-12-30, before 1900-01-01: not a session",
         f"bad row: {prices}:3: dated 0024-01-03, before 1900-01-01: not a session",
     ]
@@ -373,3 +378,26 @@ def test_a_per_company_file_with_other_columns_is_not_read_by_position(settings:
     assert [(p["symbol"], p["low"], p["close"], p["prev_close"]) for p in _stored(settings)] == [
         ("BBB", 6.9, 7.35, 7.5)
     ]
+
+
+@ON_SQLITE_ONLY
+def test_a_record_of_another_width_is_its_lines_bad_row_and_the_rest_loads(settings: Settings, tmp_path: Path) -> None:
+    """The price files and the corporate-actions file read their records by one rule
+    (`formats.named_rows`): a record with a cell missing or one too many is a bad row naming
+    its line, a blank line is skipped, and the rows after it are read."""
+    prices = tmp_path / "prices.csv"
+    prices.write_text(
+        "symbol,date,close,volume\nKCB,2024-01-03,10.5\n\nKCB,2024-01-04,11,100\nKCB,2024-01-05,12,100,x\n"
+    )
+    (tmp_path / "prices.actions.csv").write_text(
+        "symbol,ex_date,kind,ratio\nKCB,2024-01-04,bonus\nKCB,2024-01-05,bonus,1 for 1\n"
+    )
+    result = cli("import", str(prices))
+    assert result.returncode == 0, result.stderr
+    assert _bad_rows(result.stdout) == [
+        f"bad row: {prices}:2: 3 fields, expected 4",
+        f"bad row: {prices}:5: 5 fields, expected 4",
+        f"bad row: {tmp_path / 'prices.actions.csv'}:2: 3 fields, expected 4",
+    ]
+    assert [p["close"] for p in _stored(settings)] == [11]
+    assert "1 corporate actions stored" in result.stdout
