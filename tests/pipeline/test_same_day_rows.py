@@ -14,24 +14,26 @@ book decides and fills; the seventh and eighth find the first live days' labels 
 the live record has metrics.
 
 `same_day_rows.json.gz` holds the rows as the code before that work stored them (written by
-this module, run as `python -m tests.pipeline.test_same_day_rows --write`, in a checkout of
-ad353d0 with issue 65's 7747293, 51aa8b6 and c562179 reverted). A change that means to
-change these rows writes the fixture again the same way and says so in its commit. Text,
-integers, dates and decisions must be equal; floats equal within a relative
-1e-9 (absolute 1e-12 near zero): NumPy's vectorised log and exp and the BLAS under
-scikit-learn's logistic fits may round the last bits differently from run to run of a build.
-Across machines that is not enough: on another machine (its CPU, by all signs: the code and
-the dates are fixed) those last bits can move a LightGBM split,
-and then predictions, the analysis's figures and the AI book's fills differ by more than any
-tolerance that would still catch a change (on 2026-11-29 a new machine's run of the code
-before the speed work differed from the fixture in 593 values, 473 of them predictions, and
-HEAD's run there equalled that run's rows). So the fixture belongs to the machine that runs
-the suite: where the test fails on a new machine, write the fixture there from the code
-before (the checkout above, with this module as 7ddb8fe wrote it) and run the test again; a
-failure on the machine that wrote the fixture is a change in the rows. Written last on the
-machine of 2026-11-29 (an AMD EPYC, 2 cores), where HEAD's rows equal it, from that
-checkout with one change the rows mean to carry since: an opening buy's `entry` in its
-rationale (ceb2570; the two lines of portfolio/book.py `_buy` that set it).
+this module, run as `python -m tests.pipeline.test_same_day_rows --write` with `PINNED`'s
+variables set, in a checkout of ad353d0 with issue 65's 7747293, 51aa8b6 and c562179 reverted, and the module as it is now).
+A change that means to change these rows writes the fixture again the same way and says so
+in its commit. Text, integers, dates and decisions must be equal; floats equal within a
+relative 1e-9 (absolute 1e-12 near zero).
+
+The week is built in a child Python whose arithmetic is pinned (`PINNED`), so that the rows
+are the same on every x86-64 machine the suite runs on. Left to choose, OpenBLAS takes the
+kernels of the CPU it finds (Haswell's on an AMD EPYC, SkylakeX's on an AVX-512 Xeon), whose
+sums round the last bits differently; under scikit-learn's logistic fits those bits moved a
+LightGBM split, and then predictions, the analysis's figures and the AI book's fills differed
+by more than any tolerance that would still catch a change (586 values on the Intel Xeon that
+ran CI on 2026-11-30, the fixture written on an AMD EPYC; on the EPYC, another kernel set,
+`OPENBLAS_CORETYPE=Sandybridge`, alone moves 593, and the pinned run equals the fixture; a
+pinned run on a Xeon is still to be seen). NumPy's dispatched loops are pinned to its baseline as well (on the EPYC,
+turning off its AVX2 loops moves nothing; its AVX-512 ones, which the EPYC lacks, are turned
+off with them). A child process also keeps what earlier tests in the same pytest worker set
+(threads, caches, settings) out of the rows. The packages' own versions are not pinned
+(pyproject.toml takes ranges): a new LightGBM or scikit-learn that changes a split shows
+here first, and its fixture is written again as above.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ import gzip
 import json
 import math
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from datetime import date, datetime
@@ -69,6 +73,15 @@ HISTORY_DAYS, TEXT_DAYS, VALIDATION_DAYS = 110, 10, 50
 AI = "AI"
 UNSTORED = {"id", "recorded_at", "artifact_path"}  # a row's number and time, a model's folder: not content
 RELATIVE, ABSOLUTE = 1e-9, 1e-12
+# The same kernels and loops on every x86-64 machine (the module's docstring): OpenBLAS's
+# Haswell kernels (AVX2 and FMA, which every machine the suite runs on has) on one thread,
+# NumPy's baseline loops.
+PINNED = {
+    "OPENBLAS_CORETYPE": "Haswell",
+    "OPENBLAS_NUM_THREADS": "1",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
+}
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def build(settings: Settings) -> dict[str, list[dict[str, Any]]]:
@@ -157,10 +170,12 @@ def differences(expected: Any, got: Any, where: str = "") -> Iterator[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_a_fixed_seed_week_stores_the_rows_stored_before(settings: Settings) -> None:
+def test_a_fixed_seed_week_stores_the_rows_stored_before(tmp_path: Path) -> None:
+    out = tmp_path / "rows.json"
+    command = [sys.executable, "-m", "tests.pipeline.test_same_day_rows", "--rows", str(out)]
+    subprocess.run(command, cwd=ROOT, env={**os.environ, **PINNED}, check=True, timeout=540)
     expected = json.loads(gzip.decompress(FIXTURE.read_bytes()))
-    got = stored_rows_as_json(build(settings))
+    got = json.loads(out.read_text())
     assert {name: len(rows) for name, rows in got.items()} == {name: len(rows) for name, rows in expected.items()}
     found = list(differences(expected, got))
     assert not found, f"{len(found)} values differ, first: " + "; ".join(found[:10])
@@ -172,14 +187,19 @@ def stored_rows_as_json(rows: dict[str, list[dict[str, Any]]]) -> dict[str, list
 
 
 def main() -> None:
-    """Write the fixture from this checkout's code (`--write`), or print the rows' counts."""
+    """Build the week in a new store under the pinned arithmetic; write its rows to `--rows`, or
+    the fixture (`--write`); print the rows' counts."""
     from market.settings import get_settings, work_environment
     from store.engine import build_engine
     from store.migrations import upgrade
 
     parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--write", action="store_true", help="write same_day_rows.json.gz")
+    parser.add_argument("--rows", type=Path, help="write the rows to this JSON file")
     args = parser.parse_args()
+    unpinned = {name for name, value in PINNED.items() if os.environ.get(name) != value}
+    if unpinned:  # the variables are read as NumPy and OpenBLAS load: too late to set them here
+        parser.error(f"set {', '.join(sorted(unpinned))} as PINNED says: the rows depend on them")
     with tempfile.TemporaryDirectory() as folder:
         os.environ.update({"MARKETINTEL_NO_DOTENV": "1", **work_environment(Path(folder), "store.db")})
         get_settings.cache_clear()
@@ -188,6 +208,8 @@ def main() -> None:
         rows = stored_rows_as_json(build(settings))
     if args.write:
         FIXTURE.write_bytes(gzip.compress(json.dumps(rows, sort_keys=True).encode(), mtime=0))
+    if args.rows:
+        args.rows.write_text(json.dumps(rows))
     print(json.dumps({name: len(r) for name, r in rows.items()}))
 
 
