@@ -15,10 +15,10 @@ the live record has metrics.
 
 `same_day_rows.json.gz` holds the rows as the code before that work stored them (written by
 this module, run as `python -m tests.pipeline.test_same_day_rows --write` with `PINNED`'s
-variables set, in a checkout of ad353d0 with issue 65's 7747293, 51aa8b6 and c562179 reverted, and the module as it is now).
-A change that means to change these rows writes the fixture again the same way and says so
-in its commit. Text, integers, dates and decisions must be equal; floats equal within a
-relative 1e-9 (absolute 1e-12 near zero).
+variables set, in a checkout of ad353d0 with issue 65's 7747293, 51aa8b6 and c562179
+reverted, and the module as it is now). A change that means to change these rows writes
+the fixture again the same way and says so in its commit. Text, integers, dates and
+decisions must be equal; floats equal within a relative 1e-9 (absolute 1e-12 near zero).
 
 The week is built in a child Python whose arithmetic is pinned (`PINNED`), so that the rows
 are the same on every x86-64 machine the suite runs on. Left to choose, OpenBLAS takes the
