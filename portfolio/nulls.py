@@ -448,8 +448,25 @@ def against_nulls(replay: Replay, plan: NullPlan, benchmark: pd.Series) -> Again
         model_information_ratio=ours["information_ratio"],
         families=families,
         fixed_random_mean=against.get("fixed_random_mean"),
+        note=SAME_BOOKS.format(days=days) if all_the_same(returns, books) else None,
     )
     return AgainstNulls(record, NullBand.of(returns, books))
+
+
+SAME_BOOKS = (
+    "Every null book earned what the model's book earned on each of these {days} days: the ranking did not change "
+    "what the book held (as where capacity leaves the slots short and the reserve takes every name the entry gates "
+    "pass, or where no swap paid its round trip), so these nulls cannot tell skill from the mandate here and their "
+    "percentiles are ties."
+)
+
+
+def all_the_same(model: pd.Series, books: list[NullBook]) -> bool:
+    """Whether every null book's daily returns equal the model book's (to a hundredth of a
+    basis point): books the ranking did not tell apart."""
+    return bool(books) and all(
+        float((b.returns.reindex(model.index).fillna(0.0) - model).abs().max()) < 1e-6 for b in books
+    )
 
 
 SHORT_SPAN = 250  # days (a year): over fewer, the nulls' percentiles say little about skill
@@ -457,19 +474,20 @@ SHORT_SPAN = 250  # days (a year): over fewer, the nulls' percentiles say little
 
 def beside_live(record: NullRecord, live_total_return: float | None) -> NullRecord:
     """`record` with its note: how the replayed model book's total return compares with the
-    live record's over the same days (`live_total_return`), and, over fewer than SHORT_SPAN
-    days, that a short span says little."""
+    AI portfolio's executed record over the same days (`live_total_return`: its days
+    replayed on the validation record and its live days alike, as the portfolio traded
+    them), and, over fewer than SHORT_SPAN days, that a short span says little."""
     parts = [record.note] if record.note else []
     replayed = record.model_total_return
     if replayed is not None and live_total_return is not None:
         gap = round(replayed - live_total_return, 4)
         apart = "the same" if gap == 0 else f"{abs(gap) * 100:.2f} points {'more' if gap > 0 else 'less'}"
         parts.append(
-            f"The replayed model book returned {replayed:+.2%} over these {record.days} days, the live record "
+            f"The replayed model book returned {replayed:+.2%} over these {record.days} days, the AI portfolio "
             f"{live_total_return:+.2%} ({apart}): "
             "the replay decides each day's stored predictions again on the day's stored bars at the fee schedule "
             "in force, fills through the same cost model and credits no dividends, so its fills can differ from the "
-            "live book's."
+            "portfolio's."
         )
     if 0 < record.days < SHORT_SPAN:
         parts.append(f"{record.days} days is a short span: the percentiles and ratios say little about skill.")

@@ -122,7 +122,7 @@ NULL_FAMILIES = tuple(NULL_FAMILY_RANKINGS)
 REPLAYED = (
     "The replayed model book is the AI book's rule (the same Mandate, universe, gates, fills and fee schedule) run "
     "by the backtest's engine over the executed days' stored predictions and bars, the engine the null books run "
-    "on: like is ranked with like, not the live record against replays."
+    "on: like is ranked with like, not the portfolio's executed record against replays."
 )
 
 
@@ -173,7 +173,8 @@ class NullRecord:
     days: int = described("The executed days replayed: every day of the record, from its first.")
     model_total_return: Fraction | None = described(
         "The replayed model book's total return over the days (a fraction), beside the record's own total return (the "
-        f"live book's): the note says how far apart they are and why. {REPLAYED}",
+        f"AI portfolio's as executed, its replayed and live days alike): the note says how far apart they are and "
+        f"why. {REPLAYED}",
         default=None,
     )
     model_excess_annual_return: Fraction | None = described(

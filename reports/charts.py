@@ -193,7 +193,7 @@ def benchmarks_figure(
 
 
 NULL_BAND_LABELS = {
-    "live": "AI portfolio (live)",
+    "live": "AI portfolio (as executed)",
     "model": "Model's book, replayed",
     "fixed_mean": "Fixed random books, mean",
     "fixed_band": "Fixed random books, 10th-90th percentile",
@@ -214,8 +214,9 @@ def nulls_figure(days: Sequence[date], live: Sequence[float], band: dict[str, Se
     """The AI book's cumulative return (percent) inside the band of its null books: the
     fixed random books' 10th-90th percentile by day (shaded) and their mean, the daily
     random books' band (outlined), the model's book replayed by the nulls' engine (dashed)
-    and the live record (`live`); `band`: portfolio/nulls.py NullBand as a dict, over the
-    same days. A family without books is left out of the chart and its legend."""
+    and the AI portfolio's executed record (`live`: its replayed and live days alike);
+    `band`: portfolio/nulls.py NullBand as a dict, over the same days. A family without
+    books is left out of the chart and its legend."""
     figure, axes = _figure(width)
     percent = lambda values: [100 * v for v in values]  # noqa: E731
     if band.get("daily_random_low"):

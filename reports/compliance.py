@@ -11,6 +11,7 @@ GET /api/ai-portfolio/history.
 
 from __future__ import annotations
 
+from datetime import date
 from urllib.parse import urlsplit
 
 from reportlab.platypus import Flowable, Spacer
@@ -105,7 +106,11 @@ def story(inputs: ComplianceInputs, generated: dict[str, str], company: str, pag
     width = content_width(page_size)
     return [
         text(TITLE_TEXT, TITLE),
-        text(f"Generated {generated['exchange']} exchange time", SUBTITLE),
+        text(
+            f"Market day {market_day(inputs['provenance']) or 'none stored yet'}  |  generated {generated['exchange']} "
+            "exchange time",
+            SUBTITLE,
+        ),
         *section(
             "Risk disclosures",
             *_paragraphs(
@@ -122,6 +127,11 @@ def story(inputs: ComplianceInputs, generated: dict[str, str], company: str, pag
         ),
         *_certification(generated, powered_by(width, inputs["performance"])),
     ]
+
+
+def market_day(provenance: Provenance) -> date | None:
+    """The latest day whose prices are stored, by any origin (a delivery, a replay, an import)."""
+    return max((o["last_day"] for o in provenance["origins"]), default=None)
 
 
 def _paragraphs(items: list[tuple[str, str]], **values: str) -> list[Flowable]:

@@ -32,6 +32,8 @@ METRIC_LABELS = {
     "tercile_spread": "Tercile spread (TOP minus BOTTOM mean excess)",
 }
 RATE_METRICS = {"binary_accuracy", "three_class_accuracy", "movers_accuracy"}
+# Metrics whose sample is days (a mean of daily figures, models/metrics.py); the others count predictions.
+DAILY_METRICS = frozenset({"rank_ic", "tercile_spread"})
 # Track-record statistics (portfolio/track_record.py, fractions) that are a change, shown with
 # their sign: a return, an excess over a benchmark. The others are magnitudes, shown bare:
 # volatility, tracking error and the maximum drawdown (a positive fraction: a loss by its name).
@@ -105,7 +107,9 @@ def metric_value(name: str, value: Any) -> str:
 
 
 def metric_rows(record: ModelRecord, names: Iterable[str]) -> list[list[str]]:
-    """One row per metric of `record` that has a value: label, value, base rate, sample size."""
+    """One row per metric of `record` that has a value: label, value, base rate, sample size
+    with its unit ("7,906 predictions", "114 days": the rank IC and the tercile spread are
+    means of daily figures, over the days that had one)."""
     rows = []
     for name in names:
         metric = record["metrics"].get(name)
@@ -116,10 +120,16 @@ def metric_rows(record: ModelRecord, names: Iterable[str]) -> list[list[str]]:
                 METRIC_LABELS[name],
                 metric_value(name, metric["value"]),
                 metric_value(name, metric["base_rate"]),
-                number(metric["sample_size"]),
+                _sample(name, metric["sample_size"]),
             ]
         )
     return rows
+
+
+def _sample(name: str, size: int | None) -> str:
+    if size is None:
+        return DASH
+    return f"{number(size)} {'days' if name in DAILY_METRICS else 'predictions'}"
 
 
 def record_caption(perf: Performance, shown: ModelRecord) -> str:
@@ -219,7 +229,7 @@ def against_null_mean(nulls: NullBooksJson) -> str:
 def null_books_summary(nulls: NullBooksJson | None) -> str:
     """What the AI portfolio's null books showed (views/track_record.py `nulls`), in a
     paragraph: the replayed model book's percentile in each family, its figures against the
-    fixed-random mean, and the record's note (how the replay compares with the live book,
+    fixed-random mean, and the record's note (how the replay compares with the AI portfolio as executed,
     and that a short span says little)."""
     if not nulls:
         return "No null books yet: the AI portfolio has not executed a day."

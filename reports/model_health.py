@@ -1,6 +1,8 @@
 """The model-health panel both PDF reports show: the model monitor's latest day
 (views.performance.monitor_state, docs/monitoring.md): the overall state, then every check
-that is not OK with its figure, thresholds and the day its breach began."""
+that is not OK with its figure, thresholds and the day its breach began. A check without a
+figure (the live checks before enough live outcomes are known) is counted apart, never as OK:
+"Checks OK 15 of 16, 3 not run yet", not "18 of 19"."""
 
 from __future__ import annotations
 
@@ -17,13 +19,13 @@ def model_health(perf: Performance) -> list[Flowable]:
         return [text("Model health: " + (monitor.get("reason") or "the model monitor has not run yet") + ".", SMALL)]
     checks = monitor["checks"]
     flagged = [c for c in checks if c["state"] != "OK"]
-    waiting = [c for c in checks if c["figure"] is None and c.get("note")]
+    waiting = not_run(checks)
     blocks: list[Flowable] = [
         key_figures(
             [
                 ("Monitor state", monitor["state"]),
                 ("Checked on", str(monitor["trading_date"])),
-                ("Checks OK", f"{len(checks) - len(flagged)} of {len(checks)}"),
+                ("Checks OK", checks_ok(checks)),
                 ("Alerts", str(sum(c["state"] == "ALERT" for c in checks))),
             ]
         )
@@ -48,7 +50,21 @@ def model_health(perf: Performance) -> list[Flowable]:
         "score and calibration error against the validation record's band. A check is ALERT only after its "
         "breach has lasted the set number of consecutive trading days."
     )
-    if waiting:
-        note += f" Live checks: {waiting[0]['note']} yet."
+    noted = [c for c in waiting if c.get("note")]
+    if noted:
+        note += f" Not run yet ({', '.join(c['check'] for c in waiting)}): {noted[0]['note']} yet."
     blocks.append(text(note, SMALL))
     return blocks
+
+
+def not_run(checks: list[dict]) -> list[dict]:
+    """The checks that have no figure yet (OK only because nothing was measured)."""
+    return [c for c in checks if c["figure"] is None and c["state"] == "OK"]
+
+
+def checks_ok(checks: list[dict]) -> str:
+    """ "15 of 16, 3 not run yet": the checks that ran and were OK, of those that ran."""
+    waiting = len(not_run(checks))
+    run = len(checks) - waiting
+    ok = sum(c["state"] == "OK" for c in checks) - waiting
+    return f"{ok} of {run}" + (f", {waiting} not run yet" if waiting else "")

@@ -77,7 +77,7 @@ def story(inputs: BriefingInputs, generated: str, page_size: str) -> list[Flowab
         *_performance(inputs["performance"]),
         *_sentiment(market),
         *_signals(inputs),
-        *_portfolio(inputs["ai_portfolio"]),
+        *_portfolio(inputs["ai_portfolio"], inputs["track_record"].get("first")),
         *_track_record(inputs.get("track_record") or {"days": 0}, inputs.get("cost_model", "")),
         *_against_benchmarks(inputs.get("track_series") or {}, width),
         *_against_nulls((inputs.get("track_record") or {}).get("nulls"), inputs.get("track_series") or {}, width),
@@ -157,9 +157,10 @@ def _signals(inputs: BriefingInputs) -> list[Flowable]:
     )
     note = text(
         f"Top {len(signals)} of {inputs['scored_instruments']} scored instruments by Score. Score: {SCORE_MEANS} "
-        "Return: the day's change. Edge / cost: what the "
-        "Score's band earned from the next session's close against the name's round-trip cost (spread and "
-        "two fees); a Score at or above the LONG line that is not LONG did not clear it.",
+        "Return: the day's change. Edge / cost: the name's expected excess over the universe across the "
+        f"{HORIZON} sessions from the next close against its round-trip cost (spread and two fees). LONG is a "
+        f"rank, not a Score line: the {BOOK_NAMES} liquid ordinary shares with the largest expected excess, so "
+        "a higher Score can be HOLD (it fails the entry gates, or is not an ordinary share).",
         SMALL,
     )
     return section("Top AI signals", note, table)
@@ -173,7 +174,9 @@ def edge_against_cost(signal: QuotedPrediction) -> str:
     return f"{edge * 100:+.2f}% / {cost * 100:.2f}%"
 
 
-def _portfolio(ai: AIPortfolioSection) -> list[Flowable]:
+def _portfolio(ai: AIPortfolioSection, opened: str | None) -> list[Flowable]:
+    """The AI portfolio's figures and positions; its total return is since `opened` (the
+    track record's first executed day), said beside the figure."""
     if not ai["started"]:
         return section("AI portfolio", notice("the AI portfolio has not executed a day yet (T1 step 6, t1_trade)"))
     figures = key_figures(
@@ -183,7 +186,7 @@ def _portfolio(ai: AIPortfolioSection) -> list[Flowable]:
             ("Portfolio value", by_type(ai, AIPortfolioSection, "equity")),
             ("Cash", by_type(ai, AIPortfolioSection, "cash")),
             ("Liquid equity", by_type(ai, AIPortfolioSection, "liquid_equity")),
-            ("Total return", signed_pct(ai["total_return_pct"])),
+            (f"Total return since {opened}" if opened else "Total return", signed_pct(ai["total_return_pct"])),
             ("Valued at close of", ai["as_of"]),
         ]
     )
@@ -313,12 +316,43 @@ def _track_record_note(record: TrackRecordJson, cost_model: str) -> Flowable:
     """The span, the fills, the cost model and what the benchmarks and statistics are."""
     fills = record.get("fill_count", record.get("trades", 0))
     return text(
-        f"{record['days']} executed days from {record['first']} to {record['last']}, {fills} fills. {cost_model} "
+        f"{record['days']} executed days from {record['first']} to {record['last']}{record_split(record)}, "
+        f"{fills} fills. {cost_model} "
         f"Benchmarks (fully invested, no costs): the names that passed the entry gates at each month's start, "
         f"held equally; {index_label(record)}. Statistics: empyrical-reloaded, 250 trading days a year, no "
         "risk-free rate.",
         SMALL,
     )
+
+
+RECORD_WORDS = {
+    "validation": "replayed on the validation record's out-of-sample predictions before the first live day",
+    "live": "live",
+}
+
+
+def record_split(record: TrackRecordJson) -> str:
+    """ ": 60 replayed on the validation record's ... (2026-09-03 to 2026-11-26), 1 live
+    (2026-11-27)": which of the executed days were a replay, so that a replay is never read
+    as live results; "" when the record is one kind of day or says nothing of its parts."""
+    parts = record.get("records") or {}
+    if len(parts) < 2:
+        only = next(iter(parts), None)
+        return f", all {RECORD_WORDS[only]}" if only in RECORD_WORDS else ""
+    spans = [
+        f"{part['days']} {RECORD_WORDS.get(name, name)}{_span(part)}"
+        for name, part in parts.items()
+        if part and part.get("days")
+    ]
+    return ": " + ", ".join(spans)
+
+
+def _span(part: dict) -> str:
+    """ " (2026-09-03 to 2026-11-26)"; "" where the part has no dates (a day alone has no statistics)."""
+    first, last = part.get("first"), part.get("last")
+    if not first:
+        return ""
+    return f" ({first})" if first == last else f" ({first} to {last})"
 
 
 def index_label(record: TrackRecordJson) -> str:
@@ -457,7 +491,9 @@ def _charts(inputs: BriefingInputs, width: float, closing: list[Flowable]) -> li
     rule = text(
         f"The Score is the calibrated chance that a name beats the equal-weighted liquid universe over the {HORIZON} "
         "sessions from the next close. LONG: one of the "
-        f"{BOOK_NAMES} liquid ordinary shares with the largest expected excess (what the book holds); AVOID: an "
+        f"{BOOK_NAMES} liquid ordinary shares with the largest expected excess (what a book starting from cash "
+        "today would hold; the AI book keeps a held name until a candidate beats it by more than the pair's "
+        "round trip, and fills slots capacity leaves short with reserve names); AVOID: an "
         "expected excess below minus a round trip (the spread and two fees); HOLD otherwise. "
         "GET /api/market/latest gives each name's reason.",
         SMALL,

@@ -265,7 +265,7 @@ def validation_record(conn: Connection) -> ModelRecord:
     span = _Span(
         detail.get("period_start"),
         end,
-        end,
+        detail.get("evaluated_through", end),  # a record stored before it was kept: its period's end
         detail.get("models"),
         detail.get("layer1_backend"),
         None

@@ -406,8 +406,15 @@ class Record(ApiModel):
     record: str = Field(description="`validation` (walk-forward over the history before the first live day) or `live`.")
     label: str = Field(description="What the record is, in words, for display.")
     period_start: str | None = Field(description="First predicted trading day (ISO date).")
-    period_end: str | None = Field(description="Last trading day with a realised outcome in the record.")
-    evaluated_through: str | None
+    period_end: str | None = Field(
+        description="Last trading day of the record: the validation record's last predicted day, the live record's "
+        "last day its metrics were computed on."
+    )
+    evaluated_through: str | None = Field(
+        description="The metrics cover the predictions through this day: the validation record's last predicted day "
+        "whose outcome is known (the days after it are predicted, their horizon not yet passed); the live record's "
+        "period_end."
+    )
     predictions: int = Field(description="Predictions with a realised outcome (the 3-class sample).")
     models: int | None = Field(description="Models that made the record's predictions (walk-forward retrains).")
     layer1_backend: str | None

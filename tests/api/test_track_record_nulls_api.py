@@ -57,7 +57,9 @@ def test_rest_and_graphql_serve_the_same_null_books(api: Api) -> None:
     fixed, held = nulls["families"]["fixed_random"], nulls["families"]["bought_and_held"]
     assert fixed["books"] == 20 and nulls["families"]["daily_random"]["books"] == 10
     assert held["books"] == 0 and held["model_percentile"] is None and "more than 21 days" in held["note"]
-    assert f"the live record {rest['total_return']:+.2%}" in nulls["note"] and "2 days is a short span" in nulls["note"]
+    assert (
+        f"the AI portfolio {rest['total_return']:+.2%}" in nulls["note"] and "2 days is a short span" in nulls["note"]
+    )
     assert rest["records"]["live"]["nulls"] is None, "the whole record's, not its parts'"
 
     settings = api.world.settings

@@ -103,6 +103,9 @@ def test_bootstrap_stores_the_record_and_a_second_run_writes_no_history_row(sett
     )
     # the last day has no outcome yet
     assert record["models"] == 12 and record["predictions"] == 60 * INSTRUMENTS - (HORIZON + 1) * INSTRUMENTS
+    # the metrics are evaluated through the last predicted day with an outcome, not the period's end
+    predicted = sorted(set(_record(engine)["trading_date"]))
+    assert record["evaluated_through"] == predicted[-(HORIZON + 2)].isoformat() < record["period_end"]
     binary = record["metrics"]["binary_accuracy"]
     assert math.isclose(binary["value"], first.record.metrics["binary_accuracy"]["value"])
     assert set(binary["baselines"]) == {"majority", "last_move_sign"}

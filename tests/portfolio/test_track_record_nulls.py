@@ -56,7 +56,7 @@ def test_with_a_planted_signal_the_model_book_ranks_above_them(tmp_path: Path) -
     # the live record of these days held cash: the note sets the replayed book beside it
     replayed = nulls.model_total_return
     assert (
-        f"returned {replayed:+.2%} over these 30 days, the live record +0.00% ({replayed * 100:.2f} points more)"
+        f"returned {replayed:+.2%} over these 30 days, the AI portfolio +0.00% ({replayed * 100:.2f} points more)"
         in (nulls.note)
     )
 
@@ -162,3 +162,32 @@ def test_a_benchmark_that_is_the_book_has_no_information_ratio() -> None:
     assert (mean != book).any()
     against = statistics(book, {"mean": mean}).benchmarks["mean"]
     assert against.tracking_error == 0 and against.information_ratio is None
+
+
+
+def test_books_the_ranking_cannot_tell_apart_are_said_to_be_ties() -> None:
+    """Null books whose every day's return is the model book's (the demo's capacity-bound
+    book held every name the gates passed, whatever the ranking) are ties, not a finding:
+    `all_the_same` says so, to a hundredth of a basis point, and one day apart says not."""
+    import numpy as np
+    import pandas as pd
+
+    from portfolio.nulls import SAME_BOOKS, NullBook, all_the_same
+
+    days = pd.bdate_range("2026-01-05", periods=30).date
+    model = pd.Series(np.random.default_rng(5).normal(0.0005, 0.01, 30), index=days)
+
+    def book(returns: pd.Series) -> NullBook:
+        return NullBook("fixed_random", 1, None, returns)  # type: ignore[arg-type]
+
+    assert all_the_same(model, [book(model.copy()), book(model + 1e-9)])
+    moved = model.copy()
+    moved.iloc[7] += 0.0001
+    assert not all_the_same(model, [book(model.copy()), book(moved)])
+    assert not all_the_same(model, [])
+    assert "cannot tell skill from the mandate" in SAME_BOOKS.format(days=30)
+
+
+def test_books_that_differ_are_not_called_ties(tmp_path: Path) -> None:
+    nulls = nulls_of(planted_store(tmp_path, 0, signal=True), NullRecords(FIXED))
+    assert "Every null book earned" not in nulls.note

@@ -77,6 +77,11 @@ def test_the_reports_render_what_the_nulls_showed(planted: Settings) -> None:
     ir, excess = fixed.information_ratio, fixed.excess_annual_return.mean
     row = f"20 {ratio(ir.mean)} ({ratio(ir.lowest)} to {ratio(ir.highest)}) {excess * 100:+.2f}% 100"
     assert row in " ".join(briefing[start:]), "the fixed random books' row: the figures the API serves"
+    # the planted days are the validation record's, replayed: never called live; LONG is a rank
+    said = " ".join(briefing)
+    assert "30 executed days from" in said and "all replayed on the validation record's out-of-sample" in said
+    assert "AI portfolio (live)" not in said and "LONG is a rank, not a Score line" in said
+    assert "LONG line" not in said
     compliance = " ".join(_lines(generate("compliance", engine, planted, default_calendar(), NOW).pdf))
     against = nulls.fixed_random_mean
     assert "the 100th percentile of the 20 books ranked at random once for the span" in compliance
