@@ -164,7 +164,6 @@ def test_a_benchmark_that_is_the_book_has_no_information_ratio() -> None:
     assert against.tracking_error == 0 and against.information_ratio is None
 
 
-
 def test_books_the_ranking_cannot_tell_apart_are_said_to_be_ties() -> None:
     """Null books whose every day's return is the model book's (the demo's capacity-bound
     book held every name the gates passed, whatever the ranking) are ties, not a finding:
