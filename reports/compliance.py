@@ -194,7 +194,8 @@ def _audit_trail(inputs: ComplianceInputs) -> list[Flowable]:
     note = text(
         f"The AI portfolio's {len(trades)} most recent of {inputs['trades_total']} trades, newest first, each "
         "filled through the cost model the risk disclosures describe (Backtesting limits); all costs = spread + "
-        "impact + fees.",
+        "impact + fees; a fee is the schedule's lines, each rounded to the cent (and any minimum), so it can differ "
+        "by a cent from the total rate times the value.",
         SMALL,
     )
     return section("Recent trade audit trail", note, table)
