@@ -69,9 +69,6 @@ class ValidationRecord:
     metrics: dict[str, EvaluatedMetric]
     seconds: float
     reason: str | None = None
-    # the last predicted day whose outcome is known (its label's horizon has passed): the
-    # metrics cover the predictions through it; the days after it are predicted, not evaluated
-    evaluated_through: date | None = None
 
 
 def plan(dates: list[date], days: int, min_train_days: int) -> int | None:
@@ -164,7 +161,6 @@ def metric_rows(record: ValidationRecord, backend: str, horizon: int) -> list[di
     context = {
         "period_start": first.isoformat(),
         "period_end": last.isoformat(),
-        "evaluated_through": record.evaluated_through.isoformat() if record.evaluated_through else None,
         "models": record.models,
         "layer1_backend": backend,
         "horizon_days": horizon,

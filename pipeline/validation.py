@@ -86,17 +86,7 @@ def build_validation_record(
             conn, tables.model_runs, model_rows(result, ids, panel["date"].min(), horizon, backend)
         ).inserted,
     }
-    known = decided.loc[decided["forward_return"].notna(), "date"]
-    record = ValidationRecord(
-        first,
-        last,
-        len(decided),
-        len(ids),
-        inserted,
-        evaluate(decided),
-        0.0,
-        evaluated_through=known.max() if len(known) else None,
-    )
+    record = ValidationRecord(first, last, len(decided), len(ids), inserted, evaluate(decided), 0.0)
     metrics = metric_rows(record, backend, horizon)
     inserted["model_metrics"] = append_history(conn, tables.model_metrics, metrics).inserted
     return replace(record, seconds=time.perf_counter() - started)

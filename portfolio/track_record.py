@@ -197,8 +197,10 @@ class NullRecord:
         default=None,
     )
     note: str | None = described(
-        "How the replayed model book's return compares with the live record's, and why a figure is null (too few "
-        "days); a short span says little about skill.",
+        "How the replayed model book's return compares with the AI portfolio's as executed (its replayed and live "
+        "days alike), why a figure is null (too few days), whether the null books were ties (each earned what the "
+        "model's book earned every day, so they cannot tell skill from the mandate); a short span says little about "
+        "skill.",
         default=None,
     )
 

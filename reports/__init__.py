@@ -66,6 +66,7 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
         title = compliance.TITLE_TEXT
         generated = {
             "exchange": stamp.replace("T", " "),
+            "market_day": market_day(inputs, calendar, now),
             "method": f"generated on demand by the service from its store (reportlab {version('reportlab')}, "
             f"matplotlib {version('matplotlib')}, svglib {version('svglib')}); no figure is typed by hand",
             "rights": RIGHTS.format(company=company),

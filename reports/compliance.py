@@ -11,7 +11,6 @@ GET /api/ai-portfolio/history.
 
 from __future__ import annotations
 
-from datetime import date
 from urllib.parse import urlsplit
 
 from reportlab.platypus import Flowable, Spacer
@@ -107,8 +106,7 @@ def story(inputs: ComplianceInputs, generated: dict[str, str], company: str, pag
     return [
         text(TITLE_TEXT, TITLE),
         text(
-            f"Market day {market_day(inputs['provenance']) or 'none stored yet'}  |  generated {generated['exchange']} "
-            "exchange time",
+            f"Market day {generated['market_day']}  |  generated {generated['exchange']} exchange time",
             SUBTITLE,
         ),
         *section(
@@ -127,11 +125,6 @@ def story(inputs: ComplianceInputs, generated: dict[str, str], company: str, pag
         ),
         *_certification(generated, powered_by(width, inputs["performance"])),
     ]
-
-
-def market_day(provenance: Provenance) -> date | None:
-    """The latest day whose prices are stored, by any origin (a delivery, a replay, an import)."""
-    return max((o["last_day"] for o in provenance["origins"]), default=None)
 
 
 def _paragraphs(items: list[tuple[str, str]], **values: str) -> list[Flowable]:
@@ -195,7 +188,7 @@ def _audit_trail(inputs: ComplianceInputs) -> list[Flowable]:
         f"The AI portfolio's {len(trades)} most recent of {inputs['trades_total']} trades, newest first, each "
         "filled through the cost model the risk disclosures describe (Backtesting limits); all costs = spread + "
         "impact + fees; a fee is the schedule's lines, each rounded to the cent (and any minimum), so it can differ "
-        "by a cent from the total rate times the value.",
+        "by a few cents (half a cent a line at most) from the total rate times the value.",
         SMALL,
     )
     return section("Recent trade audit trail", note, table)

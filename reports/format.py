@@ -129,7 +129,8 @@ def metric_rows(record: ModelRecord, names: Iterable[str]) -> list[list[str]]:
 def _sample(name: str, size: int | None) -> str:
     if size is None:
         return DASH
-    return f"{number(size)} {'days' if name in DAILY_METRICS else 'predictions'}"
+    unit = "day" if name in DAILY_METRICS else "prediction"
+    return f"{number(size)} {unit}{'' if size == 1 else 's'}"
 
 
 def record_caption(perf: Performance, shown: ModelRecord) -> str:

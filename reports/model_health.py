@@ -50,9 +50,8 @@ def model_health(perf: Performance) -> list[Flowable]:
         "score and calibration error against the validation record's band. A check is ALERT only after its "
         "breach has lasted the set number of consecutive trading days."
     )
-    noted = [c for c in waiting if c.get("note")]
-    if noted:
-        note += f" Not run yet ({', '.join(c['check'] for c in waiting)}): {noted[0]['note']} yet."
+    if waiting:
+        note += " " + waiting_note(waiting)
     blocks.append(text(note, SMALL))
     return blocks
 
@@ -66,5 +65,15 @@ def checks_ok(checks: list[dict]) -> str:
     """ "15 of 16, 3 not run yet": the checks that ran and were OK, of those that ran."""
     waiting = len(not_run(checks))
     run = len(checks) - waiting
+    if not run:
+        return f"none run yet ({waiting} waiting)"
     ok = sum(c["state"] == "OK" for c in checks) - waiting
     return f"{ok} of {run}" + (f", {waiting} not run yet" if waiting else "")
+
+
+def waiting_note(waiting: list[dict]) -> str:
+    """Why each check without a figure has none, the checks grouped by their reason."""
+    by_reason: dict[str, list[str]] = {}
+    for c in waiting:
+        by_reason.setdefault((c.get("note") or "no figure yet").rstrip("."), []).append(c["check"])
+    return " ".join(f"Not run yet ({', '.join(names)}): {reason}." for reason, names in by_reason.items())

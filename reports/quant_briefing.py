@@ -77,7 +77,7 @@ def story(inputs: BriefingInputs, generated: str, page_size: str) -> list[Flowab
         *_performance(inputs["performance"]),
         *_sentiment(market),
         *_signals(inputs),
-        *_portfolio(inputs["ai_portfolio"], inputs["track_record"].get("first")),
+        *_portfolio(inputs["ai_portfolio"], (inputs.get("track_record") or {}).get("first")),
         *_track_record(inputs.get("track_record") or {"days": 0}, inputs.get("cost_model", "")),
         *_against_benchmarks(inputs.get("track_series") or {}, width),
         *_against_nulls((inputs.get("track_record") or {}).get("nulls"), inputs.get("track_series") or {}, width),
@@ -186,7 +186,10 @@ def _portfolio(ai: AIPortfolioSection, opened: str | None) -> list[Flowable]:
             ("Portfolio value", by_type(ai, AIPortfolioSection, "equity")),
             ("Cash", by_type(ai, AIPortfolioSection, "cash")),
             ("Liquid equity", by_type(ai, AIPortfolioSection, "liquid_equity")),
-            (f"Total return since {opened}" if opened else "Total return", signed_pct(ai["total_return_pct"])),
+            (
+                f"Total return since opening on {opened}" if opened else "Total return",
+                signed_pct(ai["total_return_pct"]),
+            ),
             ("Valued at close of", ai["as_of"]),
         ]
     )

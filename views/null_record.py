@@ -20,9 +20,9 @@ What a replay reads, each part once for all the days (not one query per day):
 - the equal-weighted liquid universe's daily returns over the days (the caller's, from
   views/track_record.py `Benchmarks`).
 
-The replay is the same `Mandate()`, fee schedule and starting cash as the live book, with
+The replay is the same `Mandate()`, fee schedule and starting cash as the AI book, with
 no dividends (the backtest credits none); the replayed model book's return is set beside
-the live record's (`beside_live`).
+the AI portfolio's as executed, its replayed and live days alike (`beside_live`).
 
 **What a read costs.** A state is stamped with the newest ids of the parts above. The same
 stamp: the kept answer. Otherwise the rows stored since are dated: a close, a prediction or

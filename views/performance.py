@@ -29,6 +29,7 @@ from typing import TypedDict
 from sqlalchemy import Connection, func, select
 
 from market.plain import JsonValue
+from models.decisions import HORIZON
 from models.validation import RECORD
 from store import tables
 from store.history import current_rows
@@ -265,7 +266,9 @@ def validation_record(conn: Connection) -> ModelRecord:
     span = _Span(
         detail.get("period_start"),
         end,
-        detail.get("evaluated_through", end),  # a record stored before it was kept: its period's end
+        _labelled_through(conn, date.fromisoformat(end), detail.get("horizon_days") or HORIZON, RECORD)
+        if end
+        else None,
         detail.get("models"),
         detail.get("layer1_backend"),
         None
@@ -291,7 +294,31 @@ def live_record(conn: Connection, model: ModelRun | None) -> ModelRecord:
         )
     start, through = first.isoformat() if first else None, scope.split(":", 1)[1] if scope else None
     backend = model["layer1_backend"] if model else None
-    return _record("live", latest, _Span(start, through, through, models, backend, reason))
+    horizon = (model or {}).get("horizon_days") or HORIZON
+    evaluated = _labelled_through(conn, date.fromisoformat(through), horizon) if through else None
+    return _record("live", latest, _Span(start, through, evaluated, models, backend, reason))
+
+
+def _labelled_through(conn: Connection, day: date, horizon: int, record: str = "live") -> str | None:
+    """The last predicted day of `record` whose outcome is known at `day`'s close: a
+    prediction of day t is labelled by the close `horizon` sessions after t's next session,
+    so the metrics computed on `day` (the live record's day, the validation record's last,
+    beyond which its walk-forward read no bar) cover the predictions of the days up to the
+    (horizon + 1)-th stored session before it."""
+    c = tables.eod_prices.c
+    p = (tables.validation_predictions if record == RECORD else tables.predictions).c
+    sessions = conn.execute(
+        select(c.trading_date)
+        .where(c.trading_date <= day)
+        .distinct()
+        .order_by(c.trading_date.desc())
+        .limit(horizon + 2)
+    ).scalars()
+    sessions = list(sessions)
+    if len(sessions) < horizon + 2:
+        return None
+    last = conn.execute(select(func.max(p.trading_date)).where(p.trading_date <= sessions[horizon + 1])).scalar()
+    return None if last is None else str(last)
 
 
 @dataclass(frozen=True)

@@ -402,19 +402,23 @@ _METRIC_EXAMPLE = {
 }
 
 
+PERIOD_END = (
+    "Last trading day of the record: the validation record's last predicted day, the live record's last day "
+    "its metrics were computed on."
+)
+EVALUATED_THROUGH = (
+    "The metrics cover the predictions through this day: the last predicted day whose outcome is known (its "
+    "label's horizon has passed). The validation record's last horizon_days + 1 predicted days have no outcome "
+    "yet, nor the live record's latest."
+)
+
+
 class Record(ApiModel):
     record: str = Field(description="`validation` (walk-forward over the history before the first live day) or `live`.")
     label: str = Field(description="What the record is, in words, for display.")
     period_start: str | None = Field(description="First predicted trading day (ISO date).")
-    period_end: str | None = Field(
-        description="Last trading day of the record: the validation record's last predicted day, the live record's "
-        "last day its metrics were computed on."
-    )
-    evaluated_through: str | None = Field(
-        description="The metrics cover the predictions through this day: the validation record's last predicted day "
-        "whose outcome is known (the days after it are predicted, their horizon not yet passed); the live record's "
-        "period_end."
-    )
+    period_end: str | None = Field(description=PERIOD_END)
+    evaluated_through: str | None = Field(description=EVALUATED_THROUGH)
     predictions: int = Field(description="Predictions with a realised outcome (the 3-class sample).")
     models: int | None = Field(description="Models that made the record's predictions (walk-forward retrains).")
     layer1_backend: str | None
@@ -476,7 +480,7 @@ class Performance(ApiModel):
             "model_id": "risk-2026-11-20-h1-full",
             "trained_through": "2026-11-20",
             "training_rows": 15230,
-            "horizon_days": 1,
+            "horizon_days": 5,
             "layer1_backend": "fallback-empirical-v2",
             "layer1_is_fallback": True,
             "validation": {
@@ -484,7 +488,7 @@ class Performance(ApiModel):
                 "label": "Validation record (walk-forward, out of sample, before the first live day)",
                 "period_start": "2026-05-05",
                 "period_end": "2026-11-19",
-                "evaluated_through": "2026-11-19",
+                "evaluated_through": "2026-11-11",
                 "predictions": 8260,
                 "models": 28,
                 "layer1_backend": "fallback-empirical-v2",

@@ -205,7 +205,7 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     assert f"LONG: one of the {BOOK_NAMES} liquid ordinary shares with the largest expected excess" in pdf.text.replace(
         "\n", " "
     )
-    assert "+0.20% / 1.40%" in pdf.text  # MID: a Score at the LONG line, HOLD, with its edge against its cost
+    assert "+0.20% / 1.40%" in pdf.text  # MID: HOLD, with its edge against its cost
     assert "Cumulative return, %" in pdf.text and "Equal-weighted liquid" in pdf.text  # the chart's axis and legend
     month = f"{DAY.year} {signed_pct(record['total_return'] * 100, 2)}"  # the world's two days fall in one month
     assert month in pdf.text, month

@@ -196,7 +196,7 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(serv
     more than one Action among liquid names, every tercile populated, an AI portfolio whose
     60 replayed days and the demo day each have a record, its fills (if any) in the session
     after their decision with their cost parts, a track record beside both benchmarks,
-    every Score at or above the LONG line that is not LONG saying why, suggestions for the
+    every Action saying why, suggestions for the
     printed client key whenever the day has a LONG to buy, and reports without a "Not
     available" box (but the audit trail's, when the AI portfolio never traded). The AI
     book is invested after its replay: at least five positions, and a track record that

@@ -14,26 +14,34 @@ book decides and fills; the seventh and eighth find the first live days' labels 
 the live record has metrics.
 
 `same_day_rows.json.gz` holds the rows as the code before that work stored them (written by
-this module, run as `python -m tests.pipeline.test_same_day_rows --write` with `PINNED`'s
-variables set, in a checkout of ad353d0 with issue 65's 7747293, 51aa8b6 and c562179
-reverted, and the module as it is now). A change that means to change these rows writes
-the fixture again the same way and says so in its commit. Text, integers, dates and
-decisions must be equal; floats equal within a relative 1e-9 (absolute 1e-12 near zero).
+this module's `--write`, in a checkout of ad353d0 with issue 65's 7747293, 51aa8b6 and
+c562179 reverted and the module as 7ddb8fe wrote it, on an AMD EPYC whose OpenBLAS chooses
+the Haswell kernels PINNED names, so the pinned run equals it there). A change that means
+to change these rows writes the fixture again the same way, now with PINNED's variables
+set (`--write` refuses to run without them), and says so in its commit. Text, integers,
+dates and decisions must be equal; floats equal within a relative 1e-9 (absolute 1e-12
+near zero).
 
 The week is built in a child Python whose arithmetic is pinned (`PINNED`), so that the rows
 are the same on every x86-64 machine the suite runs on. Left to choose, OpenBLAS takes the
 kernels of the CPU it finds (Haswell's on an AMD EPYC, SkylakeX's on an AVX-512 Xeon), whose
 sums round the last bits differently; under scikit-learn's logistic fits those bits moved a
-LightGBM split, and then predictions, the analysis's figures and the AI book's fills differed
-by more than any tolerance that would still catch a change (586 values on the Intel Xeon that
-ran CI on 2026-11-30, the fixture written on an AMD EPYC; on the EPYC, another kernel set,
-`OPENBLAS_CORETYPE=Sandybridge`, alone moves 593, and the pinned run equals the fixture; a
-pinned run on a Xeon is still to be seen). NumPy's dispatched loops are pinned to its baseline as well (on the EPYC,
-turning off its AVX2 loops moves nothing; its AVX-512 ones, which the EPYC lacks, are turned
-off with them). A child process also keeps what earlier tests in the same pytest worker set
-(threads, caches, settings) out of the rows. The packages' own versions are not pinned
-(pyproject.toml takes ranges): a new LightGBM or scikit-learn that changes a split shows
-here first, and its fixture is written again as above.
+LightGBM split, and then predictions, the analysis's figures and the AI book's fills
+differed by more than any tolerance that would still catch a change (586 values on the Intel
+Xeon that ran CI on 2026-11-30, the fixture written on an AMD EPYC; on the EPYC, another
+kernel set, `OPENBLAS_CORETYPE=Sandybridge`, alone moves 593, and the pinned run equals the
+fixture; a pinned run on a Xeon is still to be seen: that CPU runs the Haswell kernels, but
+no run there has been compared yet). NumPy's dispatched loops are pinned to its baseline as
+well (on the EPYC, turning off its AVX2 loops moves nothing; its AVX-512 ones, which the
+EPYC lacks, are turned off with them). The child checks that it got what it asked for
+(`pinned_here`: every OpenBLAS on the Haswell kernels and one thread, no NumPy dispatched
+loop on; a NumPy older than 2.4 knows other feature names) and refuses to build otherwise;
+it gets this process's environment without the service's settings (`pinned_environment`),
+and keeps what earlier tests in the same pytest worker set (threads, caches) out of the
+rows. Where the Haswell kernels cannot run (a CPU without AVX2 and FMA, not x86-64) the test
+is skipped: the fixture is theirs. The packages' own versions are not pinned (pyproject.toml
+takes ranges): a new LightGBM or scikit-learn that changes a split shows here first, and its
+fixture is written again as above.
 """
 
 from __future__ import annotations
@@ -171,14 +179,55 @@ def differences(expected: Any, got: Any, where: str = "") -> Iterator[str]:
 
 @pytest.mark.slow
 def test_a_fixed_seed_week_stores_the_rows_stored_before(tmp_path: Path) -> None:
+    if not haswell_kernels_run_here():
+        pytest.skip("OpenBLAS's Haswell kernels need an x86-64 CPU with AVX2 and FMA; the fixture is theirs")
     out = tmp_path / "rows.json"
     command = [sys.executable, "-m", "tests.pipeline.test_same_day_rows", "--rows", str(out)]
-    subprocess.run(command, cwd=ROOT, env={**os.environ, **PINNED}, check=True, timeout=540)
+    subprocess.run(command, cwd=ROOT, env=pinned_environment(), check=True, timeout=540)
     expected = json.loads(gzip.decompress(FIXTURE.read_bytes()))
     got = json.loads(out.read_text())
     assert {name: len(rows) for name, rows in got.items()} == {name: len(rows) for name, rows in expected.items()}
     found = list(differences(expected, got))
     assert not found, f"{len(found)} values differ, first: " + "; ".join(found[:10])
+
+
+def haswell_kernels_run_here() -> bool:
+    import platform
+
+    from numpy._core._multiarray_umath import __cpu_features__
+
+    return platform.machine().lower() in ("x86_64", "amd64") and all(
+        __cpu_features__.get(name) for name in ("AVX2", "FMA3")
+    )
+
+
+def pinned_environment() -> dict[str, str]:
+    """The child's environment: this one's, less the service's settings (the child sets its
+    own store and folders) and NumPy's feature switches, plus PINNED and the checkout on
+    the path (`-m` finds the module under PYTHONSAFEPATH too)."""
+    kept = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("MARKETINTEL_") and name not in ("NPY_ENABLE_CPU_FEATURES", "PYTHONPATH")
+    }
+    return {**kept, **PINNED, "PYTHONPATH": str(ROOT)}
+
+
+def pinned_here() -> list[str]:
+    """What in this process is not as PINNED asks (none: the arithmetic is the fixture's):
+    an OpenBLAS on other kernels or threads, a NumPy dispatched loop still on (a NumPy that
+    does not know PINNED's feature names leaves them on)."""
+    import threadpoolctl
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    wrong = [f"NumPy's {name} loops are on" for name in __cpu_dispatch__ if __cpu_features__.get(name)]
+    blas = [i for i in threadpoolctl.threadpool_info() if i.get("internal_api") == "openblas"]
+    wrong += [
+        f"{i['filepath']}: {i.get('architecture')} kernels on {i.get('num_threads')} threads"
+        for i in blas
+        if i.get("architecture") != PINNED["OPENBLAS_CORETYPE"] or i.get("num_threads") != 1
+    ]
+    return wrong if blas else [*wrong, "no OpenBLAS loaded"]
 
 
 def stored_rows_as_json(rows: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
@@ -200,6 +249,11 @@ def main() -> None:
     unpinned = {name for name, value in PINNED.items() if os.environ.get(name) != value}
     if unpinned:  # the variables are read as NumPy and OpenBLAS load: too late to set them here
         parser.error(f"set {', '.join(sorted(unpinned))} as PINNED says: the rows depend on them")
+    import numpy  # noqa: F401 - loads NumPy's OpenBLAS, which pinned_here reads
+    import scipy.linalg  # noqa: F401 - and SciPy's
+
+    if wrong := pinned_here():
+        parser.error("the arithmetic is not pinned: " + "; ".join(wrong))
     with tempfile.TemporaryDirectory() as folder:
         os.environ.update({"MARKETINTEL_NO_DOTENV": "1", **work_environment(Path(folder), "store.db")})
         get_settings.cache_clear()

@@ -23,6 +23,7 @@ from reports.format import against_null_mean, ratio
 from store.engine import service_engine
 from tests.conftest import ON_SQLITE_ONLY
 from tests.portfolio.planted_store import planted_world
+from tests.portfolio.seed import DAY
 from views.track_record import ai_track_record, ai_track_series
 
 NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
@@ -90,6 +91,7 @@ def test_the_reports_render_what_the_nulls_showed(planted: Settings) -> None:
         f"tracking error {against.tracking_error * 100:.2f}%, information ratio {against.information_ratio:+.2f}"
     ) in compliance
     assert "30 days is a short span: the percentiles and ratios say little about skill" in compliance
+    assert f"Market day {DAY.isoformat()}" in compliance
 
 
 def test_a_book_that_is_its_nulls_is_said_so_not_printed_as_a_dash() -> None:

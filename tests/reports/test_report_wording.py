@@ -1,16 +1,12 @@
 """What the reports say where a careful reader checks it against the API (a review of the
 demo's two reports beside the API's answers): a check that never ran is not counted OK; a
 metric's sample says whether it counts predictions or days; the track record says which of
-its executed days were a replay on the validation record; the Compliance Report names its
-market day; the signals' note and the Score's rule describe LONG as the rank it is."""
+its executed days were a replay on the validation record."""
 
 from __future__ import annotations
 
-from datetime import date
-
-from reports.compliance import market_day
 from reports.format import metric_rows
-from reports.model_health import checks_ok
+from reports.model_health import checks_ok, waiting_note
 from reports.quant_briefing import record_split
 
 
@@ -22,6 +18,19 @@ def test_a_check_without_a_figure_is_not_counted_ok() -> None:
     checks = [check("OK", 0.1)] * 15 + [check("WATCH", 0.3)] + [check("OK", None)] * 3
     assert checks_ok(checks) == "15 of 16, 3 not run yet"
     assert checks_ok([check("OK", 0.1), check("ALERT", 0.9)]) == "1 of 2"
+    assert checks_ok([check("OK", None)] * 4) == "none run yet (4 waiting)"
+
+
+def test_each_check_not_run_says_its_own_reason() -> None:
+    waiting = [
+        {"check": "live_accuracy", "state": "OK", "figure": None, "note": "not enough live outcomes"},
+        {"check": "live_brier", "state": "OK", "figure": None, "note": "not enough live outcomes"},
+        {"check": "input:rsi_14", "state": "OK", "figure": None, "note": "no validation record to compare with."},
+    ]
+    assert waiting_note(waiting) == (
+        "Not run yet (live_accuracy, live_brier): not enough live outcomes. "
+        "Not run yet (input:rsi_14): no validation record to compare with."
+    )
 
 
 def test_a_metric_sample_says_what_it_counts() -> None:
@@ -29,6 +38,8 @@ def test_a_metric_sample_says_what_it_counts() -> None:
     record = {"metrics": {"rank_ic": metric, "binary_accuracy": {**metric, "value": 0.53, "sample_size": 7906}}}
     rows = metric_rows(record, ["binary_accuracy", "rank_ic"])  # type: ignore[arg-type]
     assert [r[-1] for r in rows] == ["7,906 predictions", "114 days"]
+    one = metric_rows({"metrics": {"rank_ic": {**metric, "sample_size": 1}}}, ["rank_ic"])  # type: ignore[arg-type]
+    assert one[0][-1] == "1 day"
 
 
 def test_the_track_record_says_which_days_were_a_replay() -> None:
@@ -41,24 +52,3 @@ def test_the_track_record_says_which_days_were_a_replay() -> None:
     assert record_split({"records": {"validation": replayed}}).startswith(", all replayed on the validation record")
     assert record_split({"records": {"live": replayed}}) == ", all live"
     assert record_split({}) == ""
-
-
-def test_the_compliance_report_names_its_market_day() -> None:
-    origins = [
-        {
-            "origin": "replayed",
-            "detail": None,
-            "days": 3,
-            "first_day": date(2026, 1, 5),
-            "last_day": date(2026, 11, 26),
-        },
-        {
-            "origin": "scraped",
-            "detail": None,
-            "days": 1,
-            "first_day": date(2026, 11, 27),
-            "last_day": date(2026, 11, 27),
-        },
-    ]
-    assert market_day({"deliveries": 1, "first_day": None, "latest": None, "origins": origins}) == date(2026, 11, 27)
-    assert market_day({"deliveries": 0, "first_day": None, "latest": None, "origins": []}) is None

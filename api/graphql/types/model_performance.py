@@ -5,6 +5,8 @@ from typing import Any
 
 import strawberry
 
+from api.schemas.portfolio import EVALUATED_THROUGH, PERIOD_END
+
 
 @strawberry.type(
     description="A simple rule scored on the same rows as the model (majority, last_move_sign, predict_zero)."
@@ -41,8 +43,8 @@ class PerformanceRecord:
     record: str
     label: str
     period_start: str | None
-    period_end: str | None
-    evaluated_through: str | None
+    period_end: str | None = strawberry.field(description=PERIOD_END)
+    evaluated_through: str | None = strawberry.field(description=EVALUATED_THROUGH)
     predictions: int
     models: int | None
     layer1_backend: str | None
