@@ -267,14 +267,17 @@ def mean_returns(books: list[NullBook]) -> pd.Series:
     return pd.concat([b.returns for b in books], axis=1).mean(axis=1)
 
 
-def percentile(value: float | None, others: list[float | None]) -> float | None:
+def percentile(value: float | None, others: list[float | None], tied: list[bool] | None = None) -> float | None:
     """The share of `others` below `value`, ties counting half, in percent (None without
-    a value or others)."""
-    known = [o for o in others if o is not None]
+    a value or others). `tied`: beside each of `others`, whether it is a tie whatever its
+    figure says (a book that earned what the model's book earned each day, `same_returns`,
+    whose ratio may differ from the model's in its last digits)."""
+    flags = tied if tied is not None else [False] * len(others)
+    known = [(o, t) for o, t in zip(others, flags, strict=True) if o is not None]
     if value is None or not known:
         return None
-    below = sum(1 for o in known if o < value) + 0.5 * sum(1 for o in known if o == value)
-    return round(100 * below / len(known), 1)
+    below = sum(1.0 if o < value else 0.5 if o == value else 0.0 for o, t in known if not t)
+    return round(100 * (below + 0.5 * sum(1 for _, t in known if t)) / len(known), 1)
 
 
 @dataclass(frozen=True)
@@ -314,11 +317,15 @@ def _against(figures: dict, benchmark: str, key: str) -> float | None:
     return (figures.get("benchmarks") or {}).get(benchmark, {}).get(key)
 
 
-def family_figures(family: str, model: dict, books: list[dict], benchmark: str) -> FamilyFigures:
+def family_figures(
+    family: str, model: dict, books: list[dict], benchmark: str, tied: list[bool] | None = None
+) -> FamilyFigures:
     """`model` and `books`: `portfolio.backtest.summarise` figures (with `benchmark` among
-    their benchmarks)."""
+    their benchmarks); `tied`: beside each book, whether it earned what the model's book
+    earned each day (`same_returns`): a tie in the percentile, and not beaten."""
     ratios = [_against(b, benchmark, "information_ratio") for b in books]
     mine = _against(model, benchmark, "information_ratio")
+    flags = tied if tied is not None else [False] * len(books)
     return FamilyFigures(
         family=family,
         books=len(books),
@@ -327,13 +334,14 @@ def family_figures(family: str, model: dict, books: list[dict], benchmark: str) 
         excess_annual_return=Spread.of([_against(b, benchmark, "excess_annual_return") for b in books]),
         annual_turnover=Spread.of([b.get("annual_turnover") for b in books]),
         total_return=Spread.of([b.get("total_return") for b in books]),
-        model_percentile=percentile(mine, ratios),
-        model_beats=sum(1 for r in ratios if mine is not None and r is not None and mine > r),
+        model_percentile=percentile(mine, ratios, flags),
+        model_beats=sum(1 for r, t in zip(ratios, flags, strict=True) if not t and None not in (mine, r) and mine > r),
     )
 
 
-def served(figures: FamilyFigures) -> NullFamily:
-    """A family's figures as the track record serves them (portfolio/track_record.py)."""
+def served(figures: FamilyFigures, note: str | None = None) -> NullFamily:
+    """A family's figures as the track record serves them (portfolio/track_record.py),
+    with `note` (FAMILY_TIES where every book of the family tied)."""
 
     def spread(values: Spread) -> NullSpread:
         return NullSpread(values.mean, values.low, values.high)
@@ -345,6 +353,7 @@ def served(figures: FamilyFigures) -> NullFamily:
         spread(figures.excess_annual_return),
         figures.model_percentile,
         figures.model_beats,
+        note,
     )
 
 
@@ -432,12 +441,14 @@ def against_nulls(replay: Replay, plan: NullPlan, benchmark: pd.Series) -> Again
     mine = summarise(model, replay.starting_cash, compared)
     families = {}
     for family in plan.families:
-        members = [summarise(b.result, replay.starting_cash, compared) for b in books if b.family == family]
-        families[family] = (
-            served(family_figures(family, mine, members, NULL_BENCHMARK))
-            if members
-            else no_books(family, _missing(family, days, plan))
-        )
+        kin = [b for b in books if b.family == family]
+        if not kin:
+            families[family] = no_books(family, _missing(family, days, plan))
+            continue
+        tied = [same_returns(returns, b) for b in kin]
+        members = [summarise(b.result, replay.starting_cash, compared) for b in kin]
+        figures = family_figures(family, mine, members, NULL_BENCHMARK, tied)
+        families[family] = served(figures, FAMILY_TIES.format(books=len(kin)) if all(tied) else None)
     fixed = [b for b in books if b.family == "fixed_random"]
     against = statistics(returns, {"fixed_random_mean": mean_returns(fixed)}).benchmarks if fixed else {}
     ours = mine["benchmarks"][NULL_BENCHMARK]
@@ -461,12 +472,23 @@ SAME_BOOKS = (
 )
 
 
+FAMILY_TIES = (
+    "Each of the {books} books earned what the model's book earned on every day: the percentile is a tie, not a "
+    "measure of skill or its absence."
+)
+SAME_RETURN = 1e-6  # a hundredth of a basis point a day: below it two books' days are the same
+
+
+def same_returns(model: pd.Series, book: NullBook) -> bool:
+    """Whether `book`'s daily returns equal the model book's on every day (within
+    SAME_RETURN): a book the ranking did not tell apart, a tie whatever the last digits of
+    its ratio say."""
+    return float((book.returns.reindex(model.index).fillna(0.0) - model).abs().max()) < SAME_RETURN
+
+
 def all_the_same(model: pd.Series, books: list[NullBook]) -> bool:
-    """Whether every null book's daily returns equal the model book's (to a hundredth of a
-    basis point): books the ranking did not tell apart."""
-    return bool(books) and all(
-        float((b.returns.reindex(model.index).fillna(0.0) - model).abs().max()) < 1e-6 for b in books
-    )
+    """Whether every null book ties with the model book (`same_returns`)."""
+    return bool(books) and all(same_returns(model, b) for b in books)
 
 
 SHORT_SPAN = 250  # days (a year): over fewer, the nulls' percentiles say little about skill

@@ -161,7 +161,11 @@ class NullFamily:
         f"without books or ratios. {REPLAYED}"
     )
     model_beats: int = described("How many of the family's books the replayed model book's information ratio beats.")
-    note: str | None = described("Why the family has no books or no figures, else null.", default=None)
+    note: str | None = described(
+        "Why the family has no books or no figures, or that every book of it earned what the replayed model book "
+        "earned each day (its percentile a tie); else null.",
+        default=None,
+    )
 
 
 @dataclass(frozen=True)
@@ -324,13 +328,15 @@ def statistics(
     over the span's days, a fraction), `mostly_cash` (true when that is under
     MOSTLY_CASH_EXPOSURE) and `note` (plain words when it is true, else None).
     `fill_count`: the fills in the span, carried as given. Fewer than two days: only
-    `days`, `fill_count` and a `reason`."""
+    `days`, `fill_count`, a `reason` and, for one day, its date as `first` and `last` (a
+    day alone has no statistics, but a record of it still says when it was)."""
     returns = returns.sort_index().astype(float)
     n = len(returns)
     counted = None if fill_count is None else int(fill_count)
     if n < 2:
         reason = f"{n} day(s) of returns: the statistics need at least two"
-        return TrackRecord(days=n, fill_count=counted, reason=reason)
+        day = _day(returns.index[0]) if n else None
+        return TrackRecord(days=n, first=day, last=day, fill_count=counted, reason=reason)
     held = holding(exposure.reindex(returns.index)) if exposure is not None else Holding()
     return TrackRecord(
         days=n,

@@ -194,7 +194,8 @@ def ordinal(n: int) -> str:
 def null_percentiles(nulls: NullBooksJson) -> str:
     """Where the replayed model book ranks in each null family, in words: "the 95th
     percentile of the 20 books ranked at random once for the span", "above the book ranked
-    by traded value"; a family without books says why."""
+    by traded value"; a family whose every book tied says so; a family without books says
+    why."""
     parts = []
     for family, figures in nulls["families"].items():
         books, percentile = figures["books"], figures["model_percentile"]
@@ -205,6 +206,8 @@ def null_percentiles(nulls: NullBooksJson) -> str:
             parts.append(f"not ranked against the {named} (no information ratio)")
         elif books == 1:
             parts.append(f"{'above' if percentile > 50 else 'below' if percentile < 50 else 'level with'} the {named}")
+        elif figures.get("note"):  # every book of the family earned what the model's did (portfolio/nulls.py)
+            parts.append(f"level with each of the {books} {named}, day by day (a tie, not a percentile)")
         else:
             parts.append(f"the {ordinal(round(percentile))} percentile of the {books} {named}")
     return "; ".join(parts)

@@ -168,3 +168,5 @@ def test_an_invested_book_is_not_flagged_and_its_exposure_is_the_mean_over_its_d
 def test_too_few_days_say_why() -> None:
     one = statistics(pd.Series([0.01], index=DAYS[1:2]), {}, fill_count=2).as_dict()
     assert one["days"] == 1 and one["fill_count"] == 2 and "at least two" in one["reason"]
+    assert one["first"] == one["last"] == DAYS[1]  # a day alone still says which day it was
+    assert statistics(pd.Series([], dtype=float), {}).as_dict()["first"] is None

@@ -190,3 +190,26 @@ def test_books_the_ranking_cannot_tell_apart_are_said_to_be_ties() -> None:
 def test_books_that_differ_are_not_called_ties(tmp_path: Path) -> None:
     nulls = nulls_of(planted_store(tmp_path, 0, signal=True), NullRecords(FIXED))
     assert "Every null book earned" not in nulls.note
+
+
+def test_a_book_that_tied_each_day_is_a_tie_whatever_its_ratio_s_last_digits() -> None:
+    """A null book whose days equal the model book's is a tie in the percentile and not
+    beaten, though its ratio differs in the last digits (float sums in another order); a
+    family whose every book tied says so, in the served note and in the Briefing's words."""
+    from dataclasses import asdict
+
+    from portfolio.nulls import FAMILY_TIES, family_figures, served
+    from reports.format import null_percentiles
+
+    def figures(ratio: float) -> dict:
+        return {"benchmarks": {"b": {"information_ratio": ratio, "excess_annual_return": 0.0}}}
+
+    model, books = figures(0.5), [figures(0.5000000001), figures(0.5000000002), figures(0.1)]
+    flags = [True, True, False]
+    tied = family_figures("fixed_random", model, books, "b", flags)
+    assert tied.model_percentile == 66.7 and tied.model_beats == 1  # 1 beaten, 2 ties of 3
+    untied = family_figures("fixed_random", model, books, "b")
+    assert untied.model_percentile == 33.3 and untied.model_beats == 1  # the last digits ranked it below
+    every = served(family_figures("fixed_random", model, books[:2], "b", [True, True]), FAMILY_TIES.format(books=2))
+    words = null_percentiles({"families": {"fixed_random": asdict(every)}})  # type: ignore[typeddict-item]
+    assert "level with each of the 2" in words and "tie" in words and "percentile of" not in words

@@ -44,10 +44,11 @@ def test_a_metric_sample_says_what_it_counts() -> None:
 
 def test_the_track_record_says_which_days_were_a_replay() -> None:
     replayed = {"days": 60, "first": "2026-09-03", "last": "2026-11-26"}
-    split = record_split({"records": {"validation": replayed, "live": {"days": 1, "first": None, "last": None}}})
+    one_day = {"days": 1, "first": "2026-11-27", "last": "2026-11-27"}  # the statistics' dates of a day alone
+    split = record_split({"records": {"validation": replayed, "live": one_day}})
     assert split == (
         ": 60 replayed on the validation record's out-of-sample predictions before the first live day "
-        "(2026-09-03 to 2026-11-26), 1 live"
+        "(2026-09-03 to 2026-11-26), 1 live (2026-11-27)"
     )
     assert record_split({"records": {"validation": replayed}}).startswith(", all replayed on the validation record")
     assert record_split({"records": {"live": replayed}}) == ", all live"
