@@ -259,6 +259,28 @@ def estimate_spreads(prices: pd.DataFrame, window: int = WINDOW, ticks: tuple = 
     its first traded session: NaN and `none`. Quotes are not read here: where they exist
     they win in `spread_series` / `spread_fraction`."""
     t = _traded_sessions(prices)
+    estimate, source = _estimated(t, window, ticks)
+    out = _on_frame(prices, t, {"spread_estimate": estimate, "spread_source": source})
+    out["spread_estimate"] = out["spread_estimate"].astype(float)
+    out["spread_source"] = out["spread_source"].where(out["spread_source"].notna(), "none").astype(str)
+    return out
+
+
+def latest_estimates(prices: pd.DataFrame, window: int = WINDOW, ticks: tuple = TICKS) -> dict[str, tuple[float, str]]:
+    """symbol -> (spread estimate, its source) on each name's latest row of `prices`: what
+    `estimate_spreads` gives there (a day without trades carries the last traded session's),
+    read off the traded sessions alone; a name without a traded session is absent."""
+    t = _traded_sessions(prices)
+    if t.empty:
+        return {}
+    estimate, source = _estimated(t, window, ticks)
+    last = np.flatnonzero(np.r_[t["symbol"].to_numpy()[1:] != t["symbol"].to_numpy()[:-1], True])
+    symbols = t["symbol"].to_numpy()[last]
+    return {s: (float(e), str(src)) for s, e, src in zip(symbols, estimate[last], source[last], strict=True)}
+
+
+def _estimated(t: pd.DataFrame, window: int, ticks: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The estimate and its source on each of the traded sessions `t` (`estimate_spreads`' rule)."""
     start = t["group_start"].to_numpy()
     ar, count = _rolling_mean(_ar_terms(t), start, window)
     cs, _ = _rolling_mean(_cs_terms(t), start, window)
@@ -276,10 +298,7 @@ def estimate_spreads(prices: pd.DataFrame, window: int = WINDOW, ticks: tuple = 
     source = np.select(
         [use_ar, use_cs, use_range], ["abdi_ranaldo", "corwin_schultz", "range_window"], default="tick"
     ).astype(object)
-    out = _on_frame(prices, t, {"spread_estimate": estimate, "spread_source": source})
-    out["spread_estimate"] = out["spread_estimate"].astype(float)
-    out["spread_source"] = out["spread_source"].where(out["spread_source"].notna(), "none").astype(str)
-    return out
+    return estimate, source
 
 
 def with_spread_estimates(prices: pd.DataFrame, window: int = WINDOW, ticks: tuple = TICKS) -> pd.DataFrame:

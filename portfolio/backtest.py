@@ -29,9 +29,11 @@ re-decide `decided_frame`'s rows and read them back with `with_signals`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -123,22 +125,38 @@ def out_of_sample_predictions(
 
 
 def signals_of(decided: pd.DataFrame) -> dict[str, Signal]:
-    return {r.symbol: _signal(r) for r in decided.itertuples(index=False)}
+    return {signal.symbol: signal for _, signal in _signals(decided)}
 
 
-def _signal(r) -> Signal:  # noqa: ANN001 - a namedtuple row of `decide`'s output
-    return Signal(
-        r.symbol,
-        float(r.score),
-        r.action,
-        r.tercile,
-        float(r.weight),
-        float(r.predicted_return),
-        float(r.held_edge),
-        float(r.round_trip_cost),
-        r.reason,
-        ordinary=bool(getattr(r, "ordinary", True)),
+def _signals(decided: pd.DataFrame) -> Iterator[tuple[Any, Signal]]:
+    """(the row's date, or None without a `date` column; its Signal) for each row of
+    `decide`'s output, read column by column (a row at a time through pandas costs a
+    null-book replay more than its decisions)."""
+    n = len(decided)
+
+    def column(name: str, default: Any = None) -> list:
+        return decided[name].tolist() if name in decided else [default] * n
+
+    rows = zip(
+        column("date"),
+        *(column(c) for c in SIGNAL_COLUMNS[:-1]),
+        column("ordinary", True),
+        strict=True,
     )
+    for day, symbol, score, action, tercile, weight, predicted, held, round_trip, reason, ordinary in rows:
+        signal = Signal(
+            symbol,
+            float(score),
+            action,
+            tercile,
+            float(weight),
+            float(predicted),
+            float(held),
+            float(round_trip),
+            reason,
+            ordinary=bool(ordinary),
+        )
+        yield day, signal
 
 
 @dataclass(frozen=True)
@@ -187,10 +205,9 @@ def with_signals(days: list[PreparedDay], decided: pd.DataFrame) -> list[Prepare
     """`days` with each day's signals read from `decided` (rows of the same days decided
     again, e.g. on a null's ranking): the same market, other decisions; a day without
     rows in `decided` has no signals."""
-    columns = ["date", *(c for c in SIGNAL_COLUMNS if c in decided)]
     signals: dict[date, dict[str, Signal]] = {}
-    for r in decided[columns].itertuples(index=False):
-        signals.setdefault(r.date, {})[r.symbol] = _signal(r)
+    for day, signal in _signals(decided):
+        signals.setdefault(day, {})[signal.symbol] = signal
     return [PreparedDay(d.day, d.market, signals.get(d.day, {}), d.persistence, d.last_rows) for d in days]
 
 

@@ -18,7 +18,8 @@ spread and says which in `Fill.touch_source`.
 
 `stored_estimates(conn, day, symbols)` is the one reader of the estimate from stored
 history (the instrument liquidity view and the T0 day table read it too): it runs
-`market.liquidity.estimate_spreads` over the bars stored in the
+`market.liquidity.estimate_spreads`' rule (`latest_estimates`: its figure on each name's
+latest bar) over the bars stored in the
 ESTIMATE_LOOKBACK_CALENDAR_DAYS up to `day` (about 95 sessions: the estimator's whole
 60-pair window for a name that trades on two sessions in three; a name that trades more
 rarely gets a shorter window than the model's panel, which reads its whole history, and
@@ -47,7 +48,7 @@ import pandas as pd
 from sqlalchemy import Connection, func, select
 
 from market.errors import NotFoundError
-from market.liquidity import WINDOW, estimate_spreads
+from market.liquidity import WINDOW, latest_estimates
 from portfolio.rails import MarketDay, adv_20
 from store import tables
 from store.history import current_frame, current_rows
@@ -77,13 +78,7 @@ def _estimates(frame: pd.DataFrame, window: int = WINDOW) -> dict[str, tuple[flo
     bars = bars.reset_index(drop=True)
     for column in ("close", "high", "low", "volume"):
         bars[column] = pd.to_numeric(bars[column], errors="coerce").astype(float)
-    estimated = bars[["symbol", "date"]].join(estimate_spreads(bars, window))
-    latest = estimated.sort_values("date", kind="stable").groupby("symbol").tail(1)
-    latest = latest[latest["spread_estimate"].notna()]
-    return {
-        r.symbol: (float(r.spread_estimate), str(r.spread_source))
-        for r in latest[["symbol", "spread_estimate", "spread_source"]].itertuples(index=False)
-    }
+    return latest_estimates(bars, window)
 
 
 def stored_estimates(

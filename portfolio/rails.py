@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TypedDict
 
 import numpy as np
@@ -82,6 +83,11 @@ class MarketDay:
 
     def spread_with_source(self) -> tuple[float | None, str]:
         """The day's spread and its source: quotes, else the estimate, else the day's range."""
+        return self._spread_with_source
+
+    @cached_property
+    def _spread_with_source(self) -> tuple[float | None, str]:
+        # worked out once a day: a null book's replay asks for it about 90 times a day
         return spread_fraction(
             self.bid, self.ask, self.high, self.low, self.close, self.spread_estimate, self.spread_estimate_source
         )

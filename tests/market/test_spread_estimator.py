@@ -20,6 +20,7 @@ from market.liquidity import (
     abdi_ranaldo,
     corwin_schultz,
     estimate_spreads,
+    latest_estimates,
     spread_fraction,
     spreads_with_source,
     tick_size,
@@ -92,6 +93,28 @@ def test_days_without_trades_are_skipped_and_carry_the_last_traded_estimate() ->
     pd.testing.assert_frame_equal(estimated.drop(index=rows), traded_only)
     carried = estimated["spread_estimate"].shift().loc[rows]
     assert estimated.loc[rows, "spread_estimate"].to_numpy() == pytest.approx(carried.to_numpy(), nan_ok=True)
+
+
+def test_the_latest_estimates_are_the_estimators_figures_on_each_names_latest_row() -> None:
+    """`latest_estimates` (what a day's market reads: portfolio/market.py) reads the traded
+    sessions alone; it gives what `estimate_spreads` gives on each name's latest row, that
+    row traded or not, names in any order, and leaves out a name that never traded."""
+    names = []
+    for seed, (days, quiet_every) in enumerate([(150, 0), (90, 3), (30, 2), (12, 0)]):
+        bars = simulated_bars(0.01 + 0.01 * seed, days, seed).assign(symbol=f"S{seed}")
+        if quiet_every:
+            bars.loc[bars.index[quiet_every - 1 :: quiet_every], "volume"] = 0
+        names.append(bars)
+    names.append(pd.DataFrame({"symbol": "NEVER", "date": [START], "close": [5.0], "high": [5.0], "low": [5.0]}))
+    bars = pd.concat(names).assign(volume=lambda f: f["volume"].fillna(0)).sample(frac=1.0, random_state=1)
+    bars = bars.reset_index(drop=True)
+    estimated = bars[["symbol", "date"]].join(estimate_spreads(bars))
+    last = estimated.sort_values("date").groupby("symbol").tail(1).dropna(subset=["spread_estimate"])
+    expected = {r.symbol: (r.spread_estimate, r.spread_source) for r in last.itertuples()}
+    found = latest_estimates(bars)
+    assert set(found) == set(expected) == {"S0", "S1", "S2", "S3"}
+    assert found == expected
+    assert bars.loc[bars["symbol"] == "S2"].sort_values("date")["volume"].iloc[-1] == 0  # its latest row untraded
 
 
 def test_before_enough_pairs_the_window_mean_range_stands_in_and_nothing_known_is_none() -> None:
