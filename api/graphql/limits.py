@@ -197,13 +197,30 @@ class OperationBudget(SchemaExtension):
     its answer, rendered before the commit (api/graphql/rendered.py), reaches the client
     whatever the clock says; a write that outlasted the budget (it waited for its
     portfolio's lock) was answered null with BUDGET_EXCEEDED, and a client that retried
-    bought twice. A mutation not yet started is still refused, and writes nothing."""
+    bought twice. A mutation not yet started is still refused, and writes nothing: its
+    error says so, and, the root fields being nullable (api/graphql/mutation.py), it nulls
+    that field alone (a non-null root field nulled the whole `data`, an earlier write's
+    answer with it)."""
 
     def resolve(self, _next: Any, root: Any, info: Any, *args: Any, **kwargs: Any) -> Any:
         budget = getattr(info.context, "budget", None)
         if budget is not None and not _written_answer(info):
-            budget.check()
+            try:
+                budget.check()
+            except BudgetExceededError as spent:
+                if not _a_write(info):
+                    raise
+                raise BudgetExceededError(
+                    f"`{info.path.key}` was not run: the operation's {budget.seconds:g} s were spent before it began, "
+                    "so nothing was written for it; send it again (the writes before it in this operation were made "
+                    "and answered)"
+                ) from spent
         return _next(root, info, *args, **kwargs)
+
+
+def _a_write(info: Any) -> bool:
+    """Whether the field resolving is a mutation's root field: a write."""
+    return info.operation.operation == OperationType.MUTATION and info.path.prev is None
 
 
 def _written_answer(info: Any) -> bool:

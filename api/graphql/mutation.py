@@ -86,13 +86,19 @@ def _answer(info: Info, build: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return lambda result: rendered(build(result), schema)
 
 
-@strawberry.type
+@strawberry.type(
+    description="The writes. Each field answers its result, or null with an error only when it was not run "
+    "(BUDGET_EXCEEDED: the operation's budget was spent before it began, so nothing was written for it): the "
+    "fields run one after another, and a refused field does not take an earlier field's answer with it."
+)
 class Mutation:
     @strawberry.mutation(
         description="A manual trade (POST /api/portfolio/trade); a retried idempotency key returns "
         "the first result and trades once."
     )
-    async def place_trade(self, info: Info, order: ManualTradeInput, idempotency_key: str | None = None) -> TradeResult:
+    async def place_trade(
+        self, info: Info, order: ManualTradeInput, idempotency_key: str | None = None
+    ) -> TradeResult | None:
         ctx = info.context
         checked = _validated(ManualTradeIn, vars(order))
         if isinstance(checked, UserError):
@@ -114,7 +120,7 @@ class Mutation:
     )
     async def move_cash(
         self, info: Info, amount: Decimal, note: str | None = None, idempotency_key: str | None = None
-    ) -> CashResult:
+    ) -> CashResult | None:
         ctx = info.context
         checked = _validated(CashIn, {"amount": amount, "note": note})
         if isinstance(checked, UserError):
@@ -135,9 +141,9 @@ class Mutation:
         description="Execute a pending suggestion after re-checking cash, holdings and the rails; a retry of a "
         "confirmation already made answers it again (the same trade) and books nothing."
     )
-    async def confirm_suggestion(self, info: Info, suggestion_id: strawberry.ID) -> SuggestionResult:
+    async def confirm_suggestion(self, info: Info, suggestion_id: strawberry.ID) -> SuggestionResult | None:
         return await _decided(info, info.context.svc.desk.confirm_suggestion, suggestion_id)
 
     @strawberry.mutation(description="Decline a pending suggestion.")
-    async def reject_suggestion(self, info: Info, suggestion_id: strawberry.ID) -> SuggestionResult:
+    async def reject_suggestion(self, info: Info, suggestion_id: strawberry.ID) -> SuggestionResult | None:
         return await _decided(info, info.context.svc.desk.reject_suggestion, suggestion_id)

@@ -119,6 +119,39 @@ def test_a_trade_that_outlasts_the_operations_budget_is_still_answered(
     assert (placed["quantity"], placed["price"]) == (5, "52.00")
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_write_refused_for_the_budget_does_not_take_an_earlier_writes_answer(
+    unmade_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two trades in one operation, the first outlasting the budget (in life: waiting for
+    the portfolio's lock): the second is refused before it begins, and its error nulled
+    the whole `data` (the root fields were non-null), the first trade's answer with it,
+    though it was booked: a client that retried bought twice. The first is answered, the
+    second null with BUDGET_EXCEEDED saying it was not made, and one trade is booked."""
+    booked = application.place_manual_trade
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        placed = booked(*args, **kwargs)
+        time.sleep(0.5)
+        return placed
+
+    monkeypatch.setattr(application, "place_manual_trade", slow)
+    w = world.build(unmade_settings)
+    app = create_app(w.settings.model_copy(update={"graphql_timeout_seconds": 0.2}), now=Clock())
+    trade = '(order: {side: "BUY", symbol: "LIQ", quantity: %d, price: "52.00"}) { ... on TradePlaced { tradeId } }'
+    with serve_in_thread(app) as base:
+        api = Api(base, w, Clock())
+        before = _trades(api)
+        body = gql(api, f"mutation {{ a: placeTrade{trade % 5} b: placeTrade{trade % 7} }}", w.acme_key).json()
+        trades = api.acme("GET", "/api/portfolio/trade").json()["items"]
+        api.http.close()
+    assert len(trades) == before + 1 and trades[-1]["quantity"] == 5, trades[-1]
+    assert body["data"]["a"]["tradeId"] == trades[-1]["trade_id"] and body["data"]["b"] is None, body
+    (error,) = body["errors"]
+    assert error["path"] == ["b"] and error["extensions"]["code"] == "BUDGET_EXCEEDED", error
+    assert "`b` was not run" in error["message"] and "nothing was written for it" in error["message"], error
+
+
 def test_a_query_parameter_named_twice_is_refused_on_rest_and_graphql(api: Api) -> None:
     """`?side=buy&side=sell` previewed a sell and `GET /graphql?query=A&query=B` ran B:
     the last one counted, where a proxy or a log reading the first saw another request;

@@ -149,7 +149,7 @@ def test_a_mutation_whose_answer_fails_writes_nothing(api: Api, monkeypatch: pyt
     with monkeypatch.context() as planted:
         planted.setattr(decimal, "serialize", _boom)
         failed = GRAPHQL_WRITES[mutation](api).json()
-    assert failed["data"] is None and failed["errors"], failed
+    assert failed["data"] == {mutation: None} and failed["errors"], failed  # the field null: it was not made
     assert _rows(api) == before  # the error means nothing was written
     answered = GRAPHQL_WRITES[mutation](api).json()
     assert "errors" not in answered and answered["data"][mutation]["__typename"] != "InvalidInput", answered
