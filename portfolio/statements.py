@@ -48,7 +48,8 @@ RECONCILIATION cash entry, effective at that day's close, that brings the cash t
 held at the end of that day to the statement's balance. What the ledger records after the
 statement's day (trades, deposits, fees) is kept on top: the book after a sync is the
 statement plus what happened since, and a statement whose cash or holdings cannot carry
-what happened since is refused with the reason. A preview (`preview=True`, REST
+what happened since is refused with the reason, as is one dated before the last statement
+synchronised (`_not_before_the_last`: the later statement stands). A preview (`preview=True`, REST
 `?preview=true`, CLI `--preview`) runs the same sync, every check included, and rolls it
 back: it answers status PREVIEW with the changes and a `confirm_token`, and stores
 nothing; the same file sent with that token (`confirm=`, `--confirm`) is applied only
@@ -74,7 +75,7 @@ from typing import Required, TypedDict
 from sqlalchemy import Connection, Engine, select
 
 from ingest.pdf_text import PdfExtractor, PdfRejected
-from market.clock import SUPPORTED_DATES, exchange_date, session_close_utc, utc_now
+from market.clock import SUPPORTED_DATES, exchange_date, exchange_iso, session_close_utc, utc_now
 from market.errors import ConflictError, InvalidInputError
 from market.money import MAX_SHARES, PRINTED_NUMBER, Money, Price, money_display, printed_number, to_cents
 from market.settings import Settings
@@ -665,6 +666,7 @@ def _synchronise(
     cash, then what the ledger carries on top of the statement; returns the changes and
     the warnings of the prices booked (statement_checks)."""
     _acceptable(conn, parsed, exchange_date(moment))
+    _not_before_the_last(conn, portfolio_id, parsed)
     current = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, parsed.as_of).items()}
     records = name_records(conn, set(current) | set(parsed.holdings), parsed.as_of)
     _plausible(parsed, records)
@@ -697,6 +699,26 @@ def _synchronise(
             }
         )
     return changes, warnings
+
+
+def _not_before_the_last(conn: Connection, portfolio_id: str, parsed: ParsedStatement) -> None:
+    """StatementRejected for a statement dated before the last one the portfolio was
+    synchronised to. A sync books the difference from the book as it stood on the
+    statement's day; the later statement's differences, booked against the book it saw,
+    would then be replayed on top, so the holdings and the cash would match neither
+    statement (a 2,000-share holding of 11-20 under a 1,000 of 11-27 read 3,000). The later
+    statement stands; one of the same day is a correction and is synchronised."""
+    c = tables.statement_imports.c
+    rows = current_rows(conn, tables.statement_imports, where=[c.portfolio_id == portfolio_id])
+    days = [date.fromisoformat(r["parsed"]["as_of"]) for r in rows if r["status"] == "SYNCED" and r["parsed"]]
+    last = max(days, default=None)
+    if last is not None and parsed.as_of < last:
+        raise StatementRejected(
+            f"the statement is dated {parsed.as_of.isoformat()}, before {last.isoformat()}, the day of the last "
+            "statement this portfolio was synchronised to: that statement stands, and an older one cannot be "
+            "applied under it (its holdings and cash would match neither); upload a statement dated "
+            f"{last.isoformat()} or later"
+        )
 
 
 def _plausible(parsed: ParsedStatement, records: dict[str, NameRecord]) -> None:
@@ -818,7 +840,8 @@ def _sync_cash(
         if running < 0:
             raise StatementRejected(
                 f"the statement's cash of {parsed.cash:,.2f} on {parsed.as_of.isoformat()} cannot pay for what the "
-                f"ledger records since: the balance would reach {running:,.2f} at {entry['effective_at'].isoformat()}"
+                f"ledger records since: the balance would reach {running:,.2f} at "
+                f"{exchange_iso(entry['effective_at'])} (exchange time)"
             )
     if cash == stated:
         return None

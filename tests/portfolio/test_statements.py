@@ -334,7 +334,9 @@ def test_a_statement_whose_cash_cannot_pay_for_what_happened_since_is_refused(cl
     pdf = holdings_statement("KC-10042", "Acme Ltd", EARLIER, HOLDINGS, Decimal("1000"))
     for preview in (True, False):
         with pytest.raises(
-            StatementRejected, match="cannot pay for what the ledger records since: the balance would reach -4,200.00"
+            StatementRejected,
+            match=r"cannot pay for what the ledger records since: the balance would reach -4,200.00 at "
+            r"2026-11-20T13:00:00 \(exchange time\)$",  # the trade's moment as the contract shows times
         ):
             import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=preview)
     assert _state(engine, portfolio_id) == before
@@ -583,3 +585,27 @@ def test_an_opening_row_dated_outside_the_period_is_refused_naming_it(client, op
         re.escape(f"the statement's line '{opened} OPENING - - - - 100,000.00' {said}"),
         StatementRejected,
     )
+
+
+def test_a_statement_older_than_the_last_one_synchronised_is_refused_and_a_correction_is_applied(client) -> None:
+    """A review's run: synced to 11-20's statement (LIQ 6,000), bought 100, then synced to
+    an older statement (11-18: LIQ 2,000): the older sync booked +2,000 against the book of
+    11-18, and 11-20's sync, booked against the book it had seen, replayed on top: LIQ
+    8,100, matching neither statement. The later statement stands: the older one is refused
+    with the reason and changes nothing; one of the same day (a correction) is applied."""
+    engine, settings, portfolio_id = client
+    newer = holdings_statement("KC", "Acme", AS_OF, HOLDINGS, Decimal("100000"))
+    assert import_statement(engine, settings, portfolio_id, newer, now=NOW)["status"] == "SYNCED"
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "LIQ", 100, 52), now=NOW)
+    before = _state(engine, portfolio_id)
+    older = [Holding("LIQ", "Liquid Holdings Ltd", 2_000, Decimal("50"), Decimal("51"))]
+    for preview in (True, False):
+        with pytest.raises(StatementRejected, match="before 2026-11-20, the day of the last statement"):
+            pdf = holdings_statement("KC", "Acme", EARLIER, older, Decimal("0"))
+            import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=preview)
+        assert _state(engine, portfolio_id) == before
+    corrected = holdings_statement("KC", "Acme", AS_OF, older, Decimal("90000"))  # 11-20 again, corrected
+    assert import_statement(engine, settings, portfolio_id, corrected, now=NOW)["status"] == "SYNCED"
+    held, cash, _ = _state(engine, portfolio_id)
+    assert {s: q for s, (q, _) in held.items()} == {"LIQ": 2_000}  # the correction (the buy was on its day)
+    assert cash == Decimal("90000")
