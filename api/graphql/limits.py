@@ -34,6 +34,7 @@ from graphql import (
     GraphQLError,
     GraphQLNamedType,
     GraphQLSchema,
+    GraphQLSyntaxError,
     InlineFragmentNode,
     IntValueNode,
     OperationDefinitionNode,
@@ -336,6 +337,27 @@ def _literals(document: DocumentNode, kinds: tuple[type, ...]) -> Iterator[Any]:
             stack.extend(getattr(node, key) for key in node.keys if key != "loc")
 
 
+VARIABLE_ERROR = re.compile(r"^Variable '\$")  # graphql-core's coercion of the request's variables
+
+
+def _request_code(error: GraphQLError) -> str | None:
+    """The code of an error about the request itself, which graphql-core raises without
+    one: GRAPHQL_PARSE_FAILED for a document that does not parse (or is over the token
+    limit), BAD_USER_INPUT for a variable missing or of the wrong type,
+    GRAPHQL_VALIDATION_FAILED for one the schema's or the limits' validation rules refuse
+    (an unknown field or argument, too many aliases); None for an error that already has a
+    code (the cost limit's) or that came from a field (its cause says)."""
+    if (error.extensions or {}).get("code") or error.path is not None:
+        return None
+    if VARIABLE_ERROR.match(error.message):  # graphql-core keeps the coercion's own error underneath
+        return "BAD_USER_INPUT"
+    if error.original_error is not None:
+        return None
+    if isinstance(error, GraphQLSyntaxError) or error.message.startswith("Syntax Error:"):
+        return "GRAPHQL_PARSE_FAILED"
+    return "GRAPHQL_VALIDATION_FAILED"
+
+
 def _cause(error: GraphQLError) -> Exception | None:
     """What went wrong underneath: graphql-core wraps an input coercion failure (a domain
     error raised by a scalar, e.g. a date out of range) in one or two GraphQLErrors."""
@@ -377,7 +399,7 @@ class ErrorPolicy(MaskErrors):
                 log.error("GraphQL resolver failed at %s", error.path, exc_info=error.original_error)
                 processed.append(self.anonymise_error(error))
                 continue
-            code = next((c for cls, c in CODES.items() if isinstance(_cause(error), cls)), None)
+            code = next((c for cls, c in CODES.items() if isinstance(_cause(error), cls)), None) or _request_code(error)
             if code == "BUDGET_EXCEEDED":  # every field left unresolved says it: once is enough
                 if over_budget:
                     continue

@@ -1,0 +1,41 @@
+"""Every GraphQL error carries `extensions.code`, so a client can tell its own mistake
+from the service's without reading the message: a document that does not parse (or is
+too long to) GRAPHQL_PARSE_FAILED, one the schema or the limits refuse
+GRAPHQL_VALIDATION_FAILED, a variable missing or of the wrong type BAD_USER_INPUT. A
+review found all of these without a code while the domain, cost and budget errors had one."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.conftest import Api
+from tests.api.graph import gql
+
+ALIASES = "{ " + " ".join(f"a{i}: __typename" for i in range(16)) + " }"
+TOKENS = "{ " + " ".join("__typename" for _ in range(2100)) + " }"
+
+
+@pytest.mark.parametrize(
+    ("document", "variables", "code", "said"),
+    [
+        ("{ nope }", None, "GRAPHQL_VALIDATION_FAILED", "Cannot query field 'nope'"),
+        ("{ instruments(first: 1) { nodes { symbol }", None, "GRAPHQL_PARSE_FAILED", "Syntax Error"),
+        (TOKENS, None, "GRAPHQL_PARSE_FAILED", "more than 2000 tokens"),
+        (ALIASES, None, "GRAPHQL_VALIDATION_FAILED", "16 aliases found"),
+        ("query($s: String!) { instrument(symbol: $s) { symbol } }", {}, "BAD_USER_INPUT", "to be provided"),
+        ("query($s: String!) { instrument(symbol: $s) { symbol } }", {"s": 5}, "BAD_USER_INPUT", "$s"),
+        (
+            'mutation { moveCash(amount: "1.00", bogus: 1) { __typename } }',
+            None,
+            "GRAPHQL_VALIDATION_FAILED",
+            "bogus",
+        ),
+    ],
+)
+def test_a_request_the_schema_refuses_says_so_in_its_code(
+    api: Api, document: str, variables: dict | None, code: str, said: str
+) -> None:
+    response = gql(api, document, api.world.acme_key, variables)
+    errors = response.json()["errors"]
+    assert errors and all(e.get("extensions", {}).get("code") == code for e in errors), errors
+    assert any(said in e["message"] for e in errors), errors
