@@ -62,6 +62,7 @@ from market.money import Fraction, Money, Price, money_display, price_display
 MARKET_PRICES = frozenset({"close", "open", "high", "low", "bid", "ask", "previous_close"})
 PERCENT_PLACES, SCORE_PLACES, NUMBER_PLACES, VARIANCE_PLACES, TICK_PLACES = 2, 1, 6, 10, 2
 TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$"
+MAX_SUGGESTION_ID = 200  # characters of a suggestion id: REST's path and GraphQL's argument alike
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?$")
 T = TypeVar("T")

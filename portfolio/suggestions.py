@@ -54,7 +54,7 @@ from decimal import Decimal
 from sqlalchemy import Connection, Engine, Table, func, select
 
 from market.clock import EXCHANGE_TZ, TradingCalendar, session_close_utc
-from market.contract import described
+from market.contract import MAX_SUGGESTION_ID, described
 from market.errors import ConflictError, InvalidInputError, NotFoundError, NotReadyError, StageFailedError
 from market.money import Money, Price, Shares
 from market.settings import Settings
@@ -339,6 +339,10 @@ def pending_at(states: list[Suggestion], now: datetime) -> list[Suggestion]:
 
 
 def _owned(conn: Connection, portfolio_id: str, sid: str, now: datetime) -> Suggestion:
+    """The caller's suggestion `sid`; NotFoundError for none of theirs, InvalidInputError
+    for an id longer than any suggestion's (MAX_SUGGESTION_ID), not echoed back."""
+    if len(sid) > MAX_SUGGESTION_ID:
+        raise InvalidInputError(f"a suggestion id is at most {MAX_SUGGESTION_ID} characters; this one has {len(sid):,}")
     rows = current_rows(conn, tables.suggestions, where=[tables.suggestions.c.suggestion_id == sid])
     if not rows or rows[0]["portfolio_id"] != portfolio_id:
         raise NotFoundError(f"no suggestion '{sid}'")

@@ -13,9 +13,12 @@ from api.schemas.common import KEYED, problems
 from api.schemas.portfolio import Suggestion, SuggestionPage
 from api.security import KeyCheckedRoute, caller_portfolio_on
 from api.services import written
+from market.contract import MAX_SUGGESTION_ID
 
 router = APIRouter(prefix="/api/suggestions", tags=["suggestions"], route_class=KeyCheckedRoute)
-SUGGESTION_ID = Path(min_length=1, max_length=200, description="A suggestion id from GET /api/suggestions.")
+SUGGESTION_ID = Path(
+    min_length=1, max_length=MAX_SUGGESTION_ID, description="A suggestion id from GET /api/suggestions."
+)
 
 
 @router.get("", response_model=SuggestionPage, responses=problems(*KEYED))

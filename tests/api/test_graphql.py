@@ -412,6 +412,11 @@ def test_suggestion_mutations_and_their_typed_failures(api: Api) -> None:
     key, pending = api.world.acme_key, api.world.pending_suggestion
     unknown = data(api, SUGGESTION_MUTATION % "confirmSuggestion", key, {"id": "S-unknown"})["confirmSuggestion"]
     assert unknown["__typename"] == "NotFound"
+    long = "S" * 300  # refused as REST's path refuses it, and not echoed back (it was, as NotFound)
+    refused = data(api, SUGGESTION_MUTATION % "confirmSuggestion", key, {"id": long})["confirmSuggestion"]
+    assert refused["__typename"] == "InvalidInput" and "at most 200 characters" in refused["message"], refused
+    assert long not in refused["message"]
+    assert api.acme("POST", f"/api/suggestions/{long}/confirm").status_code == 422
     beta = data(api, SUGGESTION_MUTATION % "rejectSuggestion", api.world.beta_key, {"id": pending})["rejectSuggestion"]
     assert beta["__typename"] == "NotFound"  # another client's suggestion is not in the caller's portfolio
     confirmed = data(api, SUGGESTION_MUTATION % "confirmSuggestion", key, {"id": pending})["confirmSuggestion"]
