@@ -134,7 +134,7 @@ def _signals(decided: pd.DataFrame) -> Iterator[tuple[Any, Signal]]:
     null-book replay more than its decisions)."""
     n = len(decided)
 
-    def column(name: str, default: Any = None) -> list:
+    def column(name: str, default: object = None) -> list:
         return decided[name].tolist() if name in decided else [default] * n
 
     rows = zip(
