@@ -109,17 +109,20 @@ def import_statement(
 @portfolio_app.command("show")
 @one_line_errors
 def show(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client:acme, HOUSE or AI.")) -> None:
-    """Cash, equity and positions with their cost basis and purchase date, valued at the
-    latest priced day; shares booked for a later session say until when they are pending."""
+    """Cash, equity and positions valued at the latest priced day, as GET /api/portfolio
+    values them: each with its price, market value, cost basis, purchase date and exit
+    flags (DELISTED at the delisting rule's price, TRAPPED, UNPRICED...), so the values
+    add up to the equity; shares booked for a later session say until when they are pending."""
     desk = _desk()
     with desk.engine.connect() as conn:
         view = desk.valuation(conn, portfolio_id)
     typer.echo(f"{portfolio_id}: cash {view.cash:,.2f}, equity {view.equity:,.2f} at the {view.as_of} closes")
     for p in view.positions:
+        flags = f"  {' '.join(p.flags)}" if p.flags else ""
         pending = f"  ({p.pending_quantity:+,} pending until {p.pending_until})" if p.pending_quantity else ""
         typer.echo(
-            f"  {p.symbol:<10} {p.quantity:>10,}  cost {p.cost_basis:>14,.2f}  avg {p.average_cost:>10,.2f}  since "
-            f"{p.purchase_date}{pending}"
+            f"  {p.symbol:<10} {p.quantity:>10,}  price {p.price:>10,.2f}  value {p.market_value:>14,.2f}  "
+            f"cost {p.cost_basis:>14,.2f}  avg {p.average_cost:>10,.2f}  since {p.purchase_date}{flags}{pending}"
         )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from market.settings import Settings
 from store.engine import service_engine
 from tests.api.contract import violations
+from tests.conftest import ON_SQLITE_ONLY
 from tests.pipeline.test_cli import MARKETINTEL, cli
 from tests.portfolio.seed import seed_market
 
@@ -97,6 +98,52 @@ def test_a_buy_booked_for_a_later_session_is_shown_pending_and_a_sell_says_so(se
     assert sold.returncode == 1 and sold.stderr.strip() == (
         f"error: cannot sell 10 AAA: the portfolio holds 0 on {today}; 10 more are pending until the {ahead} session"
     )
+
+
+@ON_SQLITE_ONLY
+def test_show_prints_each_positions_price_value_and_flags_as_the_api_does(settings: Settings) -> None:
+    """`portfolio show` printed quantity, cost and date only: a delisted holding (flagged
+    DELISTED, valued at the rule's price: nothing, or a cash offer) and one that did not
+    trade on the day (TRAPPED) read like any other, and the equity left the delisted one out
+    without a word. Each line now says its price, value and flags, as GET /api/portfolio
+    does, and the values add up to the equity on the first line."""
+    from datetime import UTC, datetime
+
+    from portfolio import ledger
+    from store import tables
+    from store.history import append_history
+    from tests.portfolio.seed import CALENDAR, DAY
+
+    engine = service_engine(settings)
+    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}}, history=90)
+    seed_market(engine, {"STP": {"close": 20.0, "volume": 40_000}}, day=CALENDAR.add_trading_days(DAY, -1))
+    gone = CALENDAR.add_trading_days(DAY, -70)  # more than the rule's 60 sessions without a row
+    seed_market(engine, {"DEL": {"close": 40.0, "volume": 40_000}, "OFF": {"close": 40.0, "volume": 40_000}}, gone)
+    with engine.begin() as conn:  # OFF's holders are offered 45 a share
+        offer = {"symbol": "OFF", "action_date": gone, "kind": "DELISTING", "amount": 45.0, "source": "test"}
+        append_history(conn, tables.corporate_actions, [offer])
+    assert cli("portfolio", "open", "acme", "--cash", "1000").returncode == 0
+    for symbol, day, quantity, price in (("DEL", gone, 1000, "40"), ("OFF", gone, 100, "40"), ("STP", DAY, 10, "20")):
+        with ledger.portfolio_transaction(engine, "client:acme") as conn:
+            when = datetime(day.year, day.month, day.day, 20, tzinfo=UTC)
+            request = ledger.TradeRequest(
+                "client:acme", day, when, symbol, "BUY", quantity, Decimal(price), origin="STATEMENT_SYNC",
+                trade_id=f"t-{symbol}",
+            )  # fmt: skip
+            ledger.record_trade(conn, request, moves_cash=False)
+
+    shown = cli("portfolio", "show", "client:acme")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == "client:acme: cash 1,000.00, equity 5,700.00 at the 2026-11-20 closes"
+    assert [line.split() for line in lines[1:]] == [
+        ["DEL", "1,000", "price", "0.00", "value", "0.00", "cost", "40,000.00", "avg", "40.00", "since", str(gone),
+         "DELISTED"],
+        ["OFF", "100", "price", "45.00", "value", "4,500.00", "cost", "4,000.00", "avg", "40.00", "since", str(gone),
+         "DELISTED"],
+        ["STP", "10", "price", "20.00", "value", "200.00", "cost", "200.00", "avg", "20.00", "since", str(DAY),
+         "TRAPPED"],
+    ]  # fmt: skip
 
 
 def _capped(*args: str) -> subprocess.CompletedProcess:
