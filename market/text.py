@@ -7,20 +7,38 @@ upload's filename, a plain-text note) is refused with the position of the first 
 Tab, line feed and carriage return are text. Text extracted from a PDF is not the
 client's typing: its control characters are dropped instead (`printable`). A symbol a
 client asks for is compared with the listed ones in capitals of ASCII letters only
-(`asked_symbol`); a symbol is made of `SYMBOL_CHARACTERS`, at most `SYMBOL_LENGTH` of them
-(the API's path parameter and the importer's ticker rule).
+(`asked_symbol`). A ticker is a letter or digit, then `SYMBOL_CHARACTERS`, at most
+`SYMBOL_LENGTH` of them (`TICKER_PATTERN`: the importer's ticker rule). A stored symbol is a
+ticker, or the earlier company on a reused ticker: the ticker, `~` and that company's last
+day (`retired_symbol`, ABC~2025-09-30; ingest/importers/renames.py `Reuse`). `STORED_SYMBOL`
+and `STORED_SYMBOL_LENGTH` say exactly that, for the API's path parameter: what the store
+can hold is served, anything else refused.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from market.errors import InvalidInputError
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 SYMBOL_CHARACTERS = r"A-Za-z0-9.\-"  # a regular expression's class: KCB, KPLC-P4, JMMBGL7.25
 SYMBOL_LENGTH = 20
+# a ticker: first a letter or a digit ("-" is a file's empty cell)
+TICKER_PATTERN = rf"[A-Za-z0-9][{SYMBOL_CHARACTERS}]{{0,{SYMBOL_LENGTH - 1}}}"
+RETIRED_MARK = "~"  # between a reused ticker and its earlier company's last day
+# ASCII digits: the API's pattern runs in pydantic-core's Rust regex, whose \d is any script's
+_RETIRED_DAY = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+STORED_SYMBOL = rf"^{TICKER_PATTERN}(?:{RETIRED_MARK}{_RETIRED_DAY})?$"
+STORED_SYMBOL_LENGTH = SYMBOL_LENGTH + len(f"{RETIRED_MARK}2025-09-30")
 _ASCII_CAPITALS = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def retired_symbol(ticker: str, last_day: date) -> str:
+    """The symbol of the earlier company on a reused `ticker`, whose rows end on `last_day`
+    (ABC~2025-09-30): `STORED_SYMBOL` reads it back."""
+    return f"{ticker}{RETIRED_MARK}{last_day.isoformat()}"
 
 
 def asked_symbol(text: str) -> str:

@@ -20,15 +20,20 @@ from api.schemas.market import (
 from api.security import KeyCheckedRoute
 from market.clock import supported_date
 from market.errors import InvalidInputError
-from market.text import SYMBOL_CHARACTERS, SYMBOL_LENGTH
+from market.text import STORED_SYMBOL, STORED_SYMBOL_LENGTH
 
 router = APIRouter(prefix="/api/market", tags=["market"], route_class=KeyCheckedRoute)
 # /latest's and /breadth's `date`: the same days, the same errors.
 DeliveredDay = Annotated[
     SupportedDate | None, Query(alias="date", description="A trading date already delivered; default: the latest.")
 ]
+# what the store can hold (market.text): a ticker, or an earlier company's on a reused one
 SYMBOL = Path(
-    min_length=1, max_length=SYMBOL_LENGTH, pattern=rf"^[{SYMBOL_CHARACTERS}]+$", description="Ticker, e.g. NCBFG."
+    min_length=1,
+    max_length=STORED_SYMBOL_LENGTH,
+    pattern=STORED_SYMBOL,
+    description="Ticker, e.g. NCBFG; the earlier company on a reused ticker is the ticker, `~` and its last day "
+    "(ABC~2025-09-30, as the importer stored it).",
 )
 
 

@@ -46,7 +46,7 @@ from market.instruments import (
     parse_instrument_type,
 )
 from market.money import MAX_PRICE, MAX_SHARES
-from market.text import SYMBOL_CHARACTERS, SYMBOL_LENGTH, asked_symbol
+from market.text import TICKER_PATTERN, asked_symbol
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -178,8 +178,8 @@ def is_index_row(row: dict) -> bool:
     return row_instrument_type(row) is InstrumentType.INDEX
 
 
-# the API's symbol (market.text), first a letter or a digit ("-" is a file's empty cell), after an index's ^
-TICKER = re.compile(rf"\^?[A-Za-z0-9][{SYMBOL_CHARACTERS}]{{0,{SYMBOL_LENGTH - 1}}}")
+# market.text's ticker, the API's symbol, first a letter or a digit ("-" is a file's empty cell), after an index's ^
+TICKER = re.compile(rf"\^?{TICKER_PATTERN}")
 
 
 def ticker(text: str, name: str = "symbol", *, index: bool = False) -> str:

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from market.settings import DELIST_AFTER_SESSIONS
+from market.text import retired_symbol
 
 if TYPE_CHECKING:
     from ingest.importers.actions import CorporateAction
@@ -271,8 +272,9 @@ class Reuse:
 
     @property
     def retired(self) -> str:
-        """The earlier company's symbol: the ticker and its last day (`ABC~2019-04-30`)."""
-        return f"{self.symbol}~{self.last_day.isoformat()}"
+        """The earlier company's symbol: the ticker and its last day (`ABC~2019-04-30`,
+        market.text's one rule, which the API's symbol parameter reads back)."""
+        return retired_symbol(self.symbol, self.last_day)
 
     def line(self) -> str:
         return (

@@ -15,13 +15,17 @@ from types import ModuleType
 
 import pandas as pd
 import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
 
+from api.app import create_app
 from ingest.importers.renames import name_key, reused_tickers
 from market.settings import Settings
 from store import tables
 from store.engine import service_engine
 from store.history import current_rows
 from tests.benchmark_modules import benchmark_module
+from tests.conftest import ADMIN_KEY
 
 FIRST = date(2026, 1, 5)
 SESSIONS = [d for d in (FIRST + timedelta(days=i) for i in range(400)) if d.weekday() < 5][:200]
@@ -90,6 +94,20 @@ def test_a_ticker_another_company_took_is_two_series_in_every_reader(
     assert (instruments[RETIRED]["name"], instruments[RETIRED]["listed_on"]) == ("Old Co", SESSIONS[0])
     assert (instruments["ABC"]["name"], instruments["ABC"]["listed_on"]) == ("New Co", NEW_FIRST)
     assert min(r["trading_date"] for r in stored if r["symbol"] == "ABC") == NEW_FIRST
+
+    # REST serves both companies, as GraphQL does: the symbol parameter takes what the store holds
+    with TestClient(create_app(settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)}))) as client:
+        old = client.get(f"/api/market/history/{RETIRED}", params={"limit": 100}, headers={"X-API-Key": ADMIN_KEY})
+        assert old.status_code == 200, old.text
+        assert [(b["trading_date"], b["close"]) for b in old.json()["items"]] == [
+            (d.isoformat(), 10.0) for d in SESSIONS[:50]
+        ]
+        assert client.get(f"/api/market/symbol/{RETIRED}", headers={"X-API-Key": ADMIN_KEY}).status_code == 200
+        # and nothing else: a mark without its day, a day not in digits, a ticker over 20 characters
+        for symbol in ("ABC~", "ABC~2025-9-30", "ABC~٢٠٢٥-09-30", "A" * 21, f"{'A' * 21}~2025-09-30", "~2025-09-30"):
+            refused = client.get(f"/api/market/history/{symbol}", headers={"X-API-Key": ADMIN_KEY})
+            assert refused.status_code == 422, (symbol, refused.text)
+            assert [e["loc"] for e in refused.json()["errors"]] == [["path", "symbol"]]
 
     replay = ReplayMarket(folder)
     assert LINE in replay.source.capital_changes
