@@ -10,6 +10,7 @@ from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMe
 from market.text import checked_text
 
 TEXT_TYPES = ("text/plain", "text/markdown", "application/octet-stream", "")
+PDF_TYPES = ("application/pdf", "application/x-pdf")
 CHUNK = 1 << 16
 
 
@@ -34,8 +35,9 @@ def one_file(form: FormData) -> None:
 
 async def read_upload(request: Request, file: UploadFile, max_bytes: int, *, pdf_only: bool) -> bytes:
     """The file's bytes, once its form is one file (`one_file`, 422); 413 past `max_bytes`,
-    415 when it is not a PDF (or, where text is allowed, not a PDF and not declared as plain
-    text or markdown)."""
+    415 when it is not a PDF where only a PDF is taken or where it was declared one (a text
+    declared application/pdf is refused as not a PDF, as the statement upload says it),
+    else where text is allowed when it is declared neither a PDF nor plain text or markdown."""
     one_file(await request.form())  # the form FastAPI parsed, kept on the request
     if file.filename:
         checked_text(file.filename, "the upload's filename")
@@ -50,7 +52,7 @@ async def read_upload(request: Request, file: UploadFile, max_bytes: int, *, pdf
         raise InvalidInputError(f"{file.filename or 'the upload'} is empty")
     is_pdf = data.lstrip()[:5] == b"%PDF-"
     declared = (file.content_type or "").split(";")[0].strip().lower()
-    if pdf_only and not is_pdf:
+    if (pdf_only or declared in PDF_TYPES) and not is_pdf:
         raise UnsupportedMediaTypeError(
             f"{file.filename or 'the upload'} is not a PDF (declared {declared or 'nothing'})"
         )

@@ -497,6 +497,20 @@ def test_a_control_character_is_refused_at_the_edge_on_both_databases(api: Api) 
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_research_note_declared_a_pdf_that_is_not_one_is_said_so(api: Api) -> None:
+    """A text note sent as a.pdf, application/pdf, was refused with "research notes are PDF
+    or plain text, not application/pdf" (a PDF refused for not being a PDF). It is refused
+    as the statement upload refuses it, naming the file and what it was declared."""
+    refused = _research(api, api.world.acme_key, "a.pdf", b"KCB strong growth", "application/pdf")
+    problem = assert_problem(refused, 415)
+    assert problem["detail"] == "a.pdf is not a PDF (declared application/pdf)"
+    statement = api.acme("POST", "/api/portfolio/upload-pdf", files={"file": ("a.pdf", b"KCB", "application/pdf")})
+    assert assert_problem(statement, 415)["detail"] == problem["detail"]  # the one rule, both routes
+    image = _research(api, api.world.acme_key, "x.png", b"\x89PNG", "image/png")  # neither PDF nor text
+    assert assert_problem(image, 415)["detail"] == "research notes are PDF or plain text, not image/png"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_admin_bodies_take_numbers_and_switches_as_themselves(api: Api) -> None:
     """Issue 39, defect 8: {"grace_seconds": false} and {"enabled": 0} were accepted as 0
     and False."""
