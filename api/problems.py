@@ -17,10 +17,12 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.formparsers import MultiPartException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Match
 
 from api.services import ClientGone
+from api.uploads import unreadable_form
 from market import errors
 
 log = logging.getLogger(__name__)
@@ -251,8 +253,11 @@ def _allowed_methods(app: FastAPI, request: Request) -> str:
 
 
 def _http_detail(request: Request, exc: StarletteHTTPException, headers: dict[str, str] | None) -> str:
-    """Routing errors say what was asked and what exists, not the status phrase again."""
+    """Routing errors say what was asked and what exists, not the status phrase again; an
+    unreadable multipart body, why (api/uploads.py `unreadable_form`)."""
     detail = str(exc.detail)
+    if exc.status_code == 400 and isinstance(exc.__context__, MultiPartException) and exc.__context__.__cause__:
+        return unreadable_form(exc.__context__)  # Starlette's "Invalid multipart data." said nothing of why
     if detail != HTTPStatus(exc.status_code).phrase:
         return detail
     if exc.status_code == 404:

@@ -1,16 +1,26 @@
-"""Upload checks shared by the multipart endpoints: the form's parts, then size, then what
-the bytes are."""
+"""Upload checks shared by the multipart endpoints: the form's parts, the filename, then
+size, then what the bytes are.
+
+A filename is at most FILENAME_LENGTH characters (255: the usual filesystem limit on a
+file's name) with no control or format character (market.text `checked_name`: a U+202E
+RIGHT-TO-LEFT OVERRIDE makes `note<U+202E>fdp.exe` display as `noteexe.pdf` wherever the
+name is shown back). A much longer one never reaches these checks: the multipart parser
+refuses a part's header line over about 4 KB (its Content-Disposition, which holds the
+filename: python-multipart's limit), and the 400 says so (`unreadable_form`, read by
+api/problems.py) in place of Starlette's "Invalid multipart data."."""
 
 from __future__ import annotations
 
 from fastapi import Request, UploadFile
 from starlette.datastructures import FormData
+from starlette.formparsers import MultiPartException
 
 from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
-from market.text import checked_text
+from market.text import checked_name
 
 TEXT_TYPES = ("text/plain", "text/markdown", "application/octet-stream", "")
 PDF_TYPES = ("application/pdf", "application/x-pdf")
+FILENAME_LENGTH = 255
 CHUNK = 1 << 16
 
 
@@ -33,14 +43,28 @@ def one_file(form: FormData) -> None:
         raise InvalidInputError(f"the form holds {len(names)} parts named '{UPLOAD_PART}'; send one file per upload")
 
 
+def unreadable_form(error: MultiPartException) -> str:
+    """The 400's detail for a multipart body the parser refused: Starlette says "Invalid
+    multipart data." for every error of the parser it raised it from, which names the cause.
+    The likely one, a header line over the parser's limit, is said with what to do."""
+    cause = str(error.__cause__ or error.message)
+    if "header size" in cause:
+        return (
+            f"the multipart body could not be read: {cause}; a part's header line is at most about 4 KB and holds "
+            f"its filename, which may be at most {FILENAME_LENGTH} characters"
+        )
+    return f"the multipart body could not be read: {cause}"
+
+
 async def read_upload(request: Request, file: UploadFile, max_bytes: int, *, pdf_only: bool) -> bytes:
-    """The file's bytes, once its form is one file (`one_file`, 422); 413 past `max_bytes`,
-    415 when it is not a PDF where only a PDF is taken or where it was declared one (a text
-    declared application/pdf is refused as not a PDF, as the statement upload says it),
-    else where text is allowed when it is declared neither a PDF nor plain text or markdown."""
+    """The file's bytes, once its form is one file (`one_file`, 422) and its filename a name
+    (`checked_name`, 422); 413 past `max_bytes`, 415 when it is not a PDF where only a PDF
+    is taken or where it was declared one (a text declared application/pdf is refused as
+    not a PDF, as the statement upload says it), else where text is allowed when it is
+    declared neither a PDF nor plain text or markdown."""
     one_file(await request.form())  # the form FastAPI parsed, kept on the request
     if file.filename:
-        checked_text(file.filename, "the upload's filename")
+        checked_name(file.filename, "the upload's filename", FILENAME_LENGTH)
     parts, size = [], 0
     while chunk := await file.read(CHUNK):
         size += len(chunk)

@@ -18,6 +18,7 @@ can hold is served, anything else refused.
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import date
 
 from market.errors import InvalidInputError
@@ -63,6 +64,38 @@ def checked_text(text: str, what: str) -> str:
     where = control_character(text)
     if where is not None:
         raise InvalidInputError(f"{what} contains a control character ({where}); send printable text")
+    return text
+
+
+def format_character(text: str) -> str | None:
+    """A sentence naming the first Unicode format character (category Cf: the bidirectional
+    controls such as U+202E RIGHT-TO-LEFT OVERRIDE, zero-width spaces and joiners, a
+    byte-order mark) and where it is, or None. Invisible, and a bidirectional control
+    reorders what follows it: `invoice<U+202E>fdp.exe` displays as `invoiceexe.pdf`."""
+    for position, character in enumerate(text):
+        if unicodedata.category(character) == "Cf":
+            named = unicodedata.name(character, "")
+            return f"U+{ord(character):04X}{f' {named}' if named else ''} at position {position}"
+    return None
+
+
+def checked_name(text: str, what: str, max_length: int) -> str:
+    """A name a client gives that the service stores and shows back (an upload's filename):
+    `checked_text`, then at most `max_length` characters, then no format character
+    (`format_character`: a name that displays as another); InvalidInputError naming `what`
+    and the cause otherwise. Free text (a note, a research note's body) keeps its format
+    characters: joiners and marks are part of some scripts' writing."""
+    checked_text(text, what)
+    if len(text) > max_length:
+        raise InvalidInputError(
+            f"{what} is {len(text):,} characters, more than the limit of {max_length:,}; send a shorter name"
+        )
+    where = format_character(text)
+    if where is not None:
+        raise InvalidInputError(
+            f"{what} contains an invisible format character ({where}), which can make it display as another "
+            "name; send it without"
+        )
     return text
 
 

@@ -511,6 +511,39 @@ def test_a_research_note_declared_a_pdf_that_is_not_one_is_said_so(api: Api) -> 
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_an_upload_filename_is_a_name_of_at_most_255_characters_without_format_characters(api: Api) -> None:
+    """A 4,004-character filename was stored and echoed, one with U+202E RIGHT-TO-LEFT
+    OVERRIDE (`note<U+202E>txt.exe` displays as `noteexe.txt`) was accepted, and past the
+    multipart parser's header limit the answer was a bare "Invalid multipart data.". Each is
+    refused saying why, and nothing is stored."""
+    from sqlalchemy import func, select
+
+    from store import tables
+
+    def count() -> int:
+        with api.world.engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(tables.research_notes)).scalar_one()
+
+    before = count()
+    long = assert_problem(_research(api, api.world.acme_key, "n" * 4000 + ".txt", NOTE), 422)
+    assert long["detail"] == (
+        "the upload's filename is 4,004 characters, more than the limit of 255; send a shorter name"
+    )
+    for name, where in (
+        ("note\u202etxt.exe", "U+202E RIGHT-TO-LEFT OVERRIDE at position 4"),
+        ("\u200bnote.txt", "U+200B"),
+    ):
+        hidden = assert_problem(_research(api, api.world.acme_key, name, NOTE), 422, "invisible format character")
+        assert where in hidden["detail"], hidden["detail"]
+    huge = assert_problem(_research(api, api.world.acme_key, "n" * 9000 + ".txt", NOTE), 400)
+    assert huge["detail"].startswith("the multipart body could not be read: Maximum header size exceeded"), huge
+    assert "filename, which may be at most 255 characters" in huge["detail"]
+    assert count() == before
+    fine = _research(api, api.world.acme_key, "n" * 251 + ".txt", NOTE)  # 255 characters: a name
+    assert fine.status_code == 200 and fine.json()["filename"] == "n" * 251 + ".txt", fine.text
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_admin_bodies_take_numbers_and_switches_as_themselves(api: Api) -> None:
     """Issue 39, defect 8: {"grace_seconds": false} and {"enabled": 0} were accepted as 0
     and False."""
