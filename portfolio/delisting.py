@@ -312,3 +312,32 @@ def stored_absences(conn: Connection, day: date, symbols: Iterable[str], rule: D
         after = sessions[bisect_right(sessions, last) :]
         out[symbol] = Absence(last, closes[(symbol, last)], len(after), rule.delisted_on(after))
     return out
+
+
+def delisted_since(conn: Connection, settings: DelistingSettings, symbol: str, day: date) -> str | None:
+    """Where the store knows `symbol` was delisted by `day`, a sentence saying when and how
+    it knows, else None: the exchange's latest DELISTING notice dated after the name's last
+    row (a row since is a name trading again), else the rule's session (`stored_absences`:
+    MARKETINTEL_DELIST_AFTER_SESSIONS without a row). What a refused trade of the name says
+    (portfolio/trading.py `within_band`) in place of "no price for it"."""
+    rule = stored_rule(conn, settings, day, [symbol])
+    absence = stored_absences(conn, day, [symbol], rule).get(symbol)
+    c = tables.corporate_actions.c
+    notices = [
+        r["action_date"]
+        for r in current_rows(
+            conn, tables.corporate_actions, where=[c.kind == "DELISTING", c.symbol == symbol, c.action_date <= day]
+        )
+        if absence is None or r["action_date"] > absence.last_row
+    ]
+    last = f"{absence.last_close:,.2f} on {absence.last_row.isoformat()}" if absence is not None else None
+    if notices:
+        return f"{symbol} was delisted on {max(notices).isoformat()} (the exchange's delisting notice" + (
+            f"; its last close was {last})" if last else ")"
+        )
+    if absence is not None and absence.delisted_on is not None:
+        return (
+            f"{symbol} was delisted on {absence.delisted_on.isoformat()} (no row for {rule.after_sessions} sessions "
+            f"after its last close, {last}: the delisting rule)"
+        )
+    return None

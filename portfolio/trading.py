@@ -49,6 +49,7 @@ from market.money import (
 from market.settings import Settings
 from market.text import asked_symbol
 from portfolio import dividends, ledger
+from portfolio.delisting import delisted_since
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
 from portfolio.market import known_symbols, reference_close
 from store import tables
@@ -294,10 +295,14 @@ def within_band(
     the plan's close can leave far from the market). A listed name with no close to check
     against (listed before its first session, or not traded in the lookback) is refused the
     same way, TradeRejected (422; GraphQL's InvalidInput), never "not found": the symbol is
-    listed, and a confirmation's 404 means a suggestion that is not the caller's."""
+    listed, and a confirmation's 404 means a suggestion that is not the caller's. A name the
+    store knows was delisted says so and when (portfolio/delisting.py `delisted_since`)."""
     try:
         close, close_date = reference_close(conn, symbol, trading_date)
     except NotFoundError as error:
+        delisted = delisted_since(conn, settings, symbol, trading_date)
+        if delisted is not None:
+            raise TradeRejected(f"{delisted}; a delisted name cannot be traded") from None
         raise TradeRejected(f"{name} cannot be checked: {error.detail}") from None
     band = Decimal(str(settings.trade_price_band))
     # In whole cents, as a price is given (whole_cents): the lowest and highest prices the

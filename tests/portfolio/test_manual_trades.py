@@ -176,3 +176,37 @@ def test_the_cash_shown_is_the_cash_held_and_can_all_be_withdrawn(client) -> Non
         shown = cash_history(conn, portfolio_id)[-1]["balance"]
     assert held == shown == Decimal("9968.22")
     assert move_cash(engine, portfolio_id, f"-{held}", now=NOW) == 0
+
+
+def test_a_trade_of_a_delisted_name_says_it_was_delisted_and_when(settings: Settings) -> None:
+    """A trade of a delisted name was refused with "price cannot be checked: no price for
+    NGP in the 60 days up to ...", as if the store knew nothing of it. Where the store knows
+    the name was delisted (the exchange's DELISTING notice, or the delisting rule's sessions
+    without a row: portfolio/delisting.py) the refusal says so and when; a listed name that
+    merely has no recent price keeps the old reason."""
+    from portfolio.trading import open_client_portfolio
+    from store.engine import service_engine
+    from tests.portfolio.seed import CALENDAR, DAY, seed_market
+
+    engine = service_engine(settings)
+    seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}}, history=90)
+    ngp_last, off_last = CALENDAR.add_trading_days(DAY, -70), CALENDAR.add_trading_days(DAY, -50)
+    seed_market(engine, {"NGP": {"close": 12.5, "volume": 20_000}}, day=ngp_last)  # 70 sessions without a row
+    seed_market(engine, {"OFF": {"close": 8.0, "volume": 20_000}, "QUI": {"close": 3.0, "volume": 900}}, off_last)
+    notice = CALENDAR.next_trading_day(off_last)  # the exchange's notice the session after OFF's last
+    clients.announce_action(engine, "OFF", "DELISTING", None, notice, "last trading day was the previous session")
+    client = (engine, settings, open_client_portfolio(engine, "acme"))
+    move_cash(engine, client[2], "10000", now=NOW)
+    refusals = {}
+    for symbol in ("NGP", "OFF", "QUI"):
+        with pytest.raises(TradeRejected) as refused:
+            trade(client, "buy", symbol, 1, 10)
+        refusals[symbol] = refused.value.detail
+    rule_day = CALENDAR.add_trading_days(ngp_last, 60)
+    assert refusals == {
+        "NGP": f"NGP was delisted on {rule_day} (no row for 60 sessions after its last close, 12.50 on {ngp_last}: "
+        "the delisting rule); a delisted name cannot be traded",
+        "OFF": f"OFF was delisted on {notice} (the exchange's delisting notice; its last close was 8.00 on "
+        f"{off_last}); a delisted name cannot be traded",
+        "QUI": "price cannot be checked: no price for QUI in the 60 days up to 2026-11-20",  # 50 sessions: not yet
+    }
