@@ -28,6 +28,7 @@ from api.graphql.pagination import CURSOR_LENGTH, Connection, Page, PageInfo, da
 from api.schemas.common import whole_query
 
 T = TypeVar("T")
+REST_CURSOR = "next_cursor"  # the field a REST page hands its cursor out in (a refused cursor names it)
 TRADES = Page("trades", default=100, largest=1000, key=row_id, owned=True)
 CASH = Page("cashMovements", default=100, largest=1000, key=row_id, owned=True)
 SUGGESTIONS = Page("suggestions", default=50, largest=200, key=keyed(day, flag, text), owned=True)
@@ -68,11 +69,11 @@ class PageQuery:
 
     def after(self) -> Any:
         """The key the cursor carries, of the list's kind (`Page.key_after`); None: the first page."""
-        return self.page.key_after(self.cursor)
+        return self.page.key_after(self.cursor, REST_CURSOR)
 
     def slice(self, items: Iterable[Any], key: Callable[[Any], Any]) -> dict[str, Any]:
         """The REST page of a list read whole, in its order by `key` (`Page.slice`)."""
-        return listed(*self.page.slice(items, key, self.limit, self.cursor))
+        return listed(*self.page.slice(items, key, self.limit, self.cursor, issued_as=REST_CURSOR))
 
     def body(self, keyed: Sequence[tuple[Any, Any]]) -> dict[str, Any]:
         """The REST page of a view's `limit + 1` keyed rows (`body`)."""

@@ -145,24 +145,25 @@ class Page:
     def cursor(self, key: Any) -> str:
         return base64.urlsafe_b64encode(json.dumps([self.name, key, *self._tags], default=str).encode()).decode()
 
-    def key_after(self, after: str | None) -> Any:
+    def key_after(self, after: str | None, issued_as: str = "pageInfo.endCursor") -> Any:
         """The key a cursor of this list (of this portfolio) carries, of the list's kind
         (`key`); None for no cursor, the first page. A cursor longer than any this API
         issues is refused before it is decoded (a deeply nested one would exhaust the
-        decoder)."""
+        decoder). `issued_as`: the field the caller's surface hands cursors out in, which a
+        refusal tells it to pass back unchanged (REST's `next_cursor`)."""
         if after is None:
             return None
         if self.owned and self.owner is None:
             raise TypeError(f"{self.name} is one portfolio's list: read its cursors on Page.of(portfolio_id)")
         if len(after) > CURSOR_LENGTH:
             raise InvalidInputError(
-                f"a cursor is at most {CURSOR_LENGTH} characters, not {len(after)}; pass pageInfo.endCursor unchanged"
+                f"a cursor is at most {CURSOR_LENGTH} characters, not {len(after)}; pass {issued_as} unchanged"
             )
         try:
             name, key, *tags = json.loads(base64.urlsafe_b64decode(after.encode()))
         except (ValueError, TypeError, RecursionError):
             raise InvalidInputError(
-                f"cursor '{after[:60]}' was not issued by this API; pass pageInfo.endCursor unchanged"
+                f"cursor '{after[:60]}' was not issued by this API; pass {issued_as} unchanged"
             ) from None
         if name != self.name:
             owner = name[:40] if isinstance(name, str) else "no list"
@@ -181,15 +182,17 @@ class Page:
         first: int | None,
         after: str | None,
         order: str = "ascending",
+        issued_as: str = "pageInfo.endCursor",
     ) -> tuple[list[Item], PageInfo]:
         """A page of `items` (already in list order) after the cursor's item.
 
         `order` says how the list is sorted by `key`: "ascending" or "descending" (the page
         starts at the first key beyond the cursor's, so it holds even if that item is gone),
         or "as-listed" for a list in its own stable order with unique keys (an append-only
-        ledger): the page starts after the item whose key is the cursor's.
+        ledger): the page starts after the item whose key is the cursor's. `issued_as`: as
+        `key_after`'s.
         """
-        size, last_key = self.size(first), self.key_after(after)
+        size, last_key = self.size(first), self.key_after(after, issued_as)
         items = list(items)
         if last_key is not None:
             bound = _comparable(last_key)

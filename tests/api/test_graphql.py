@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.api.conftest import Api
+from tests.api.conftest import Api, assert_problem
 from tests.api.graph import data, gql, snake
 from tests.api.world import DAY
 from tests.conftest import ADMIN_KEY
@@ -318,7 +318,10 @@ def test_cursor_pagination(api: Api) -> None:
     assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
     assert "belongs to news, not instruments" in body["errors"][0]["message"]
     body = gql(api, query, key, {"after": "garbage!"}).json()
-    assert "was not issued by this API" in body["errors"][0]["message"]
+    assert "was not issued by this API; pass pageInfo.endCursor unchanged" in body["errors"][0]["message"]
+    for cursor in ("%%%", "eyJhIjogMX0="):  # REST names its own field (it said pageInfo.endCursor)
+        refused = api.acme("GET", "/api/portfolio/trade", params={"cursor": cursor})
+        assert_problem(refused, 422, "was not issued by this API; pass next_cursor unchanged")
     for size in (0, 201):
         body = gql(api, f"{{ instruments(first: {size}) {{ nodes {{ symbol }} }} }}", key).json()
         assert "`first` must be between 1 and 200" in body["errors"][0]["message"]
