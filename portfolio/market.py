@@ -52,8 +52,8 @@ from market.liquidity import WINDOW, latest_estimates
 from portfolio.rails import MarketDay, adv_20
 from store import tables
 from store.history import current_frame, current_rows
-from store.panels import PRICE_COLUMNS, PRICE_ROW_COLUMNS
-from store.splits import Split, factor_between, stored_splits
+from store.panels import PRICE_ROW_COLUMNS
+from store.splits import factor_between, on_count, stored_splits
 
 LOOKBACK_CALENDAR_DAYS = 60  # comfortably more than 20 trading days, holidays included
 ESTIMATE_LOOKBACK_CALENDAR_DAYS = 140  # the estimator's 60-pair window, holidays and untraded days included
@@ -71,7 +71,7 @@ def _frame(conn: Connection, day: date, symbols: list[str] | None, lookback_days
 
 def _estimates(frame: pd.DataFrame, window: int = WINDOW) -> dict[str, tuple[float, str]]:
     """symbol -> (spread estimate, its source) on each symbol's latest bar in `frame` (the
-    stored bars, columns as eod_prices, on one share count: `_on_count`)."""
+    stored bars, columns as eod_prices, on one share count: `on_count`)."""
     if frame.empty:
         return {}
     bars = frame[["symbol", "trading_date", "close", "high", "low", "volume"]].rename(columns={"trading_date": "date"})
@@ -93,7 +93,7 @@ def stored_estimates(
     frame = _frame(conn, day, symbols, ESTIMATE_LOOKBACK_CALENDAR_DAYS)
     if frame.empty:
         return {}
-    return _estimates(_on_count(frame, stored_splits(conn, day, frame["symbol"].unique()), day), window)
+    return _estimates(on_count(frame, stored_splits(conn, day, frame["symbol"].unique()), day), window)
 
 
 def _known(value: object) -> float | None:
@@ -109,7 +109,7 @@ def market_days(
     bars as `stored_estimates`, with `spread_estimate_source` its label), else the day's
     range. One query for all symbols.
 
-    Every bar is read on `day`'s share count (`_on_count`, the splits known by `day`): a
+    Every bar is read on `day`'s share count (`on_count`, the splits known by `day`): a
     name's close (a name without a bar since an ex-date keeps its last close, divided),
     its volatility (no split reads as a return) and ADV_20 (a 10-for-1 split does not make a
     name look ten times less liquid for 20 sessions) are on the count its holdings are.
@@ -123,31 +123,7 @@ def market_days(
     if frame.empty:
         return {}
     through = max(day, count_of) if count_of is not None else day
-    return _sessions(_on_count(frame, stored_splits(conn, through, symbols), through), day)
-
-
-def _on_count(frame: pd.DataFrame, splits: list[Split], through: date) -> pd.DataFrame:
-    """`frame` (stored bars) on `through`'s share count: each bar's prices divided by, and
-    its volume multiplied by, `factor_between(splits, symbol, the bar's date, through)`
-    (the product over the name's splits with an ex-date after the bar and on or before
-    `through`, taken a split at a time). A spread or a return is a ratio and reads the same;
-    the tick floor is then read at the new price."""
-    first = frame["trading_date"].min() if not frame.empty else through
-    splits = [s for s in splits if first < s.ex_date <= through]  # those some bar is before
-    if not splits:  # most days: read nothing more
-        return frame
-    symbols = frame["symbol"].to_numpy()
-    dated = pd.to_datetime(frame["trading_date"]).to_numpy()
-    factors = np.ones(len(frame))
-    for split in splits:
-        factors[(symbols == split.symbol) & (dated < np.datetime64(split.ex_date))] *= split.factor
-    if (factors == 1.0).all():
-        return frame
-    adjusted = frame.copy()
-    for column in ("open", *PRICE_COLUMNS):
-        adjusted[column] = pd.to_numeric(adjusted[column], errors="coerce").astype(float) / factors
-    adjusted["volume"] = pd.to_numeric(adjusted["volume"], errors="coerce").astype(float) * factors
-    return adjusted
+    return _sessions(on_count(frame, stored_splits(conn, through, symbols), through), day)
 
 
 def market_days_over(
@@ -172,13 +148,13 @@ def market_days_over(
     for day in days:
         until = np.datetime64(day)
         inside = frame[(dated <= until) & (dated > until - np.timedelta64(ESTIMATE_LOOKBACK_CALENDAR_DAYS, "D"))]
-        out[day] = _sessions(_on_count(inside, splits, day), day) if not inside.empty else {}
+        out[day] = _sessions(on_count(inside, splits, day), day) if not inside.empty else {}
     return out
 
 
 def _sessions(frame: pd.DataFrame, day: date) -> dict[str, MarketDay]:
     """`market_days` from its read: `frame`, the stored bars of the
-    ESTIMATE_LOOKBACK_CALENDAR_DAYS up to `day` on one share count (`_on_count`). Each
+    ESTIMATE_LOOKBACK_CALENDAR_DAYS up to `day` on one share count (`on_count`). Each
     name's bars of the LOOKBACK_CALENDAR_DAYS are read as arrays (one sort for all names)."""
     estimates = _estimates(frame)
     recent = frame[frame["trading_date"] > day - timedelta(days=LOOKBACK_CALENDAR_DAYS)]

@@ -12,7 +12,9 @@ Two readers apply them, each from the ex-date on: the ledger multiplies a holdin
 it (`store.panels.price_panel`), so neither a position nor a return shows the split
 as a loss. Where an earlier day's figures are read for a later day (the morning
 suggestions plan D from the scored day before it, a confirmation checks D's trade against
-the latest close), `factor_between` puts them on the later day's count.
+the latest close), `factor_between` puts them on the later day's count, and `on_count`
+puts a frame of stored bars on one day's count by the same rule (the market's sessions in
+portfolio/market.py, the served returns and indicators in views/market.py).
 """
 
 from __future__ import annotations
@@ -22,10 +24,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 
+import numpy as np
+import pandas as pd
 from sqlalchemy import Connection, func, select
 
 from store import tables
 from store.history import current_rows
+
+ON_COUNT_PRICES = ("open", "close", "bid", "ask", "high", "low")  # what `on_count` divides (those a frame has)
 
 
 @dataclass(frozen=True)
@@ -81,3 +87,29 @@ def factor_between(splits: Iterable[Split], symbol: str, after: date, through: d
     none). A price of `after` divided by it, or a number of its shares multiplied by it, is
     on `through`'s count: the one rule for reading an earlier day on a later day's count."""
     return float(math.prod(s.factor for s in splits if s.symbol == symbol and after < s.ex_date <= through))
+
+
+def on_count(frame: pd.DataFrame, splits: Iterable[Split], through: date) -> pd.DataFrame:
+    """`frame` (stored bars: `symbol`, `trading_date`, prices and `volume`) on `through`'s
+    share count: each bar's prices divided by, and its volume multiplied by,
+    `factor_between(splits, symbol, the bar's date, through)` (the product over the name's
+    splits with an ex-date after the bar and on or before `through`, taken a split at a
+    time). A spread or a return within one bar is a ratio and reads the same; a return
+    across an ex-date reads the move net of the split. `frame` itself when no bar moves."""
+    first = frame["trading_date"].min() if not frame.empty else through
+    splits = [s for s in splits if first < s.ex_date <= through]  # those some bar is before
+    if not splits:  # most days: read nothing more
+        return frame
+    symbols = frame["symbol"].to_numpy()
+    dated = pd.to_datetime(frame["trading_date"]).to_numpy()
+    factors = np.ones(len(frame))
+    for split in splits:
+        factors[(symbols == split.symbol) & (dated < np.datetime64(split.ex_date))] *= split.factor
+    if (factors == 1.0).all():
+        return frame
+    adjusted = frame.copy()
+    for column in ON_COUNT_PRICES:
+        if column in adjusted:
+            adjusted[column] = pd.to_numeric(adjusted[column], errors="coerce").astype(float) / factors
+    adjusted["volume"] = pd.to_numeric(adjusted["volume"], errors="coerce").astype(float) * factors
+    return adjusted
