@@ -66,9 +66,12 @@ def performance(conn: Connection) -> tuple:
 
 
 def latest_market(conn: Connection) -> tuple:
-    """The latest market: closes and both records' predictions (a day before the first
-    live day is answered from the validation record)."""
-    return newest_ids(conn, tables.eod_prices, tables.predictions, tables.validation_predictions)
+    """The latest market: closes, the split notices (the change and RSI read the bars on the
+    day's share count) and both records' predictions (a day before the first live day is
+    answered from the validation record)."""
+    return newest_ids(
+        conn, tables.eod_prices, tables.corporate_actions, tables.predictions, tables.validation_predictions
+    )
 
 
 def predictions(conn: Connection) -> tuple:
@@ -101,14 +104,14 @@ def breadth(conn: Connection) -> tuple:
     return breadth_version(conn)
 
 
-_BARS = (tables.eod_prices, tables.daily_bars, tables.instruments)
+_BARS = (tables.eod_prices, tables.daily_bars, tables.instruments, tables.corporate_actions)
 
 
 def bars(conn: Connection) -> tuple:
-    """The stored daily bars: the newest price, bar and listing (a new price moves it, and
-    so does the refresh that builds bars from it; the bars' read finds what they were built
-    from itself, views/bars.py `watermarks`). One statement on the driver, which a key
-    check rides (`newest_ids`)."""
+    """The stored daily bars: the newest price, bar, listing and corporate action (a new
+    price or split notice moves it, and so does the refresh that builds bars from them; the
+    bars' read finds what they were built from itself, views/bars.py `watermarks`). One
+    statement on the driver, which a key check rides (`newest_ids`)."""
     return newest_ids(conn, *_BARS)
 
 
@@ -125,6 +128,7 @@ INSTRUMENT_READS = (
     tables.eod_prices,
     tables.predictions,
     tables.daily_bars,
+    tables.corporate_actions,
     tables.fundamentals,
     tables.news_items,
     tables.disclosures,

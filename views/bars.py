@@ -28,12 +28,13 @@ from datetime import date, timedelta
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Connection, and_, func, or_, select
+from sqlalchemy import ColumnElement, Connection, Exists, Select, and_, exists, func, or_, select
 
 from market.errors import InvalidInputError, NotReadyError
 from store import tables
 from store.history import append_history, current_frame, current_query
 from store.panels import PRICE_ROW_COLUMNS
+from store.splits import stored_splits
 from views import market as market_views
 from views.market import (
     EARLIEST,
@@ -61,25 +62,54 @@ class BarRow(Bar):
 Page = tuple[list[Bar], bool]  # a page's items, oldest first, and whether more lie beyond it
 
 
-def watermarks(conn: Connection) -> tuple[int | None, int | None, int | None, int | None]:
+def watermarks(conn: Connection) -> tuple[int | None, int | None, int | None, int | None, bool]:
     """The version of everything a bars read depends on, in one statement: (newest
     eod_prices id, newest price id the bars were built from, newest daily_bars id, newest
-    instruments id). It moves whenever a price, a bar or a listing is appended."""
-    return tuple(conn.execute(_WATERMARKS).one())
+    instruments id, whether a split was recorded after its symbol's bars from its ex-date
+    on were built: `_UNBUILT_SPLITS`). It moves whenever a price, a bar, a listing or a
+    split notice is appended."""
+    *ids, unbuilt = conn.execute(_WATERMARKS).one()
+    return (*ids, bool(unbuilt))
 
 
+def _unbuilt_splits() -> Select:
+    """The SPLIT notices (any version) recorded after every stored bar of their symbol
+    dated on or after their ex-date, where the symbol has a bar before the ex-date too:
+    the bars from the ex-date on were built without the notice as it now stands (a split
+    recorded after the prices: `refresh_bars` builds them again). A notice whose ex-date is
+    after the symbol's last bar needs nothing yet (the bars of the ex-date are built with
+    it when its prices come), nor one before the symbol's first bar (no bar is before it).
+    Each bar read checks this (`watermarks`): a few index probes per stored split."""
+    a, b = tables.corporate_actions.c, tables.daily_bars.c
+    of_symbol = b.symbol == a.symbol
+
+    def bars(*where: ColumnElement[bool]) -> Exists:
+        return exists().where(of_symbol, *where)
+
+    return select(a.symbol, a.action_date).where(
+        a.kind == "SPLIT",
+        bars(b.trading_date < a.action_date),
+        bars(b.trading_date >= a.action_date),
+        ~bars(b.trading_date >= a.action_date, b.recorded_at >= a.recorded_at),
+    )
+
+
+_UNBUILT_SPLITS = _unbuilt_splits()
 _WATERMARKS = select(
     select(func.max(tables.eod_prices.c.id)).scalar_subquery(),  # built once: it runs on every read
     select(func.max(tables.daily_bars.c.price_id)).scalar_subquery(),
     select(func.max(tables.daily_bars.c.id)).scalar_subquery(),
     select(func.max(tables.instruments.c.id)).scalar_subquery(),
+    exists(_UNBUILT_SPLITS),
 )
 
 
 def is_current(marks: tuple) -> bool:
-    """Whether the stored bars were built from the newest prices (`watermarks`)."""
-    newest_price, built_from = marks[0], marks[1]
-    return newest_price is None or (built_from is not None and built_from >= newest_price)
+    """Whether the stored bars were built from the newest prices and split notices
+    (`watermarks`)."""
+    newest_price, built_from, unbuilt = marks[0], marks[1], marks[4]
+    prices_built = newest_price is None or (built_from is not None and built_from >= newest_price)
+    return prices_built and not unbuilt
 
 
 def _prices(conn: Connection, symbols: list[str] | None) -> pd.DataFrame:
@@ -99,7 +129,7 @@ def built_rows(
     enriched = _prices(conn, symbols)
     if enriched.empty:
         return []
-    enriched = with_indicators(enriched)
+    enriched = with_indicators(enriched, stored_splits(conn, symbols=symbols))
     if since is not None:
         enriched = enriched[(enriched["trading_date"] >= enriched["symbol"].map(since)).to_numpy(bool)]
     numeric = [c for c in BAR_FIELDS if c not in ("trading_date", "volume")]
@@ -119,11 +149,13 @@ def built_rows(
 
 
 def refresh_bars(conn: Connection) -> int:
-    """Bring `daily_bars` up to date with `eod_prices`; the number of bar rows inserted.
-    Idempotent: with nothing new it reads two numbers and returns 0. Each symbol with a
-    price newer than the last build has its indicators computed over its whole history
-    and its rows compared from the first date of a new price on: an earlier bar reads no
-    new price, so it is as stored (a day's refresh compares that day's rows only)."""
+    """Bring `daily_bars` up to date with `eod_prices` and the split notices; the number of
+    bar rows inserted. Idempotent: with nothing new it reads its watermarks and returns 0.
+    Each symbol with a price newer than the last build, or a split notice recorded after
+    its bars from the ex-date on were built (`_UNBUILT_SPLITS`), has its indicators
+    computed over its whole history and its rows compared from the first date of a new
+    price or ex-date on: an earlier bar reads no new price and no bar on a split's new
+    count, so it is as stored (a day's refresh compares that day's rows only)."""
     marks = watermarks(conn)
     built_from = marks[1]
     if is_current(marks):
@@ -134,6 +166,8 @@ def refresh_bars(conn: Connection) -> int:
             select(p.symbol, func.min(p.trading_date)).where(p.id > (built_from or 0)).group_by(p.symbol)
         ).all()
     )
+    for symbol, ex_date in conn.execute(_UNBUILT_SPLITS).all() if marks[4] else ():
+        firsts[symbol] = min(firsts.get(symbol, ex_date), ex_date)
     if not firsts:
         return 0
     changed = sorted(firsts)
@@ -310,7 +344,8 @@ def symbol_statistics(conn: Connection, symbol: str, marks: tuple | None = None)
     bars = stored_series(conn, symbol)
     if bars.empty:
         raise NotReadyError(f"{symbol} has no prices yet")
-    return {**market_views.statistics(symbol, bars, bars), **market_views.latest_reasons(conn, symbol)}
+    splits = stored_splits(conn, symbols=[symbol])
+    return {**market_views.statistics(symbol, bars, bars, splits), **market_views.latest_reasons(conn, symbol)}
 
 
 def _check_range(start: date | None, end: date | None) -> None:

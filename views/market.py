@@ -16,6 +16,7 @@ prices change); the per-request `history`, `histories`, `recent_histories` and
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, TypedDict
@@ -32,6 +33,7 @@ from models.scoring import ServedPrediction, served_predictions
 from store import tables
 from store.history import current_frame, current_rows, newest_ids
 from store.panels import PRICE_ROW_COLUMNS
+from store.splits import Split, on_count, stored_splits
 
 INDICATOR_WARMUP_DAYS = 270  # calendar days, about 185 trading days
 LATEST_LOOKBACK_DAYS = 60  # a symbol whose last bar is older is not "latest" any more
@@ -220,11 +222,57 @@ def _bars(conn: Connection, start: date, end: date, symbols: list[str] | None = 
     return frame.sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
 
 
-def with_indicators(bars: pd.DataFrame) -> pd.DataFrame:
+Columns = dict[str, np.ndarray]  # computed columns, one value per bar
+
+
+def with_indicators(bars: pd.DataFrame, splits: Sequence[Split] = ()) -> pd.DataFrame:
     """`bars` of one symbol, oldest first, or of many sorted by symbol, then date, with
-    every indicator column added (each symbol's from its own bars: models/features.py)."""
+    every indicator column added (each symbol's from its own bars: models/features.py),
+    each bar's read on its own day's share count (`on_own_count`: `splits`, the stored
+    ones of these symbols, point in time). The prices stay as traded."""
+    return bars.assign(**on_own_count(bars, splits, _indicators))
+
+
+def _indicators(bars: pd.DataFrame) -> Columns:
     panel = bars.astype({"close": float, "volume": float, "bid": float, "ask": float, "high": float, "low": float})
-    return bars.assign(**{name: compute(panel).to_numpy() for name, compute in INDICATORS.items()})
+    return {name: compute(panel).to_numpy() for name, compute in INDICATORS.items()}
+
+
+def on_own_count(bars: pd.DataFrame, splits: Sequence[Split], compute: Callable[[pd.DataFrame], Columns]) -> Columns:
+    """`compute` over `bars` (sorted by symbol, then date), each bar's values read from the
+    bars up to it put on that bar's share count: `store.splits.on_count` through the bar's
+    date, so an earlier bar is divided by the splits with an ex-date after it and on or
+    before the bar's day, and by no later one (point in time). A split's ex-date then reads
+    the move net of the split (a 2-for-1 split of a flat price: a return of 0, not -50%),
+    and a bar before a split reads what it read before the split was known, bit for bit.
+
+    One pass over every bar as traded (the bars before any split), then, for each split,
+    one over its symbol's bars up to its next split on the ex-date's count, whose values
+    are kept from the ex-date on."""
+    values = {name: np.array(column, dtype=float) for name, column in compute(bars).items()}
+    if not splits or bars.empty:
+        return values
+    symbols, dates = bars["symbol"].to_numpy(), bars["trading_date"].to_numpy()
+    for symbol, ex_date, until in _count_spans(bars, splits):
+        history = (symbols == symbol) & (dates < until)  # the bars a bar of the span reads
+        span = history & (dates >= ex_date)
+        counted = compute(on_count(bars[history], splits, ex_date))
+        kept = span[history]
+        for name, column in counted.items():
+            values[name][span] = column[kept]
+    return values
+
+
+def _count_spans(bars: pd.DataFrame, splits: Sequence[Split]) -> list[tuple[str, date, date]]:
+    """(symbol, ex-date, the symbol's next ex-date or LATEST) of each split of a symbol in
+    `bars` with a bar before its ex-date and one on or after it: the bars from the ex-date
+    to the next split are on one share count."""
+    firsts = bars.groupby("symbol", sort=False)["trading_date"].agg(["min", "max"])
+    spans = []
+    for symbol, (first, last) in firsts.iterrows():
+        ex_dates = sorted({s.ex_date for s in splits if s.symbol == symbol and first < s.ex_date <= last})
+        spans += [(symbol, ex, nxt) for ex, nxt in zip(ex_dates, [*ex_dates[1:], date.max])]
+    return spans
 
 
 def _number(value: Any, digits: int = 6) -> float | None:
@@ -327,17 +375,28 @@ def _unscored(conn: Connection, day: date, live_first: date | None) -> str | Non
     return f"{day.isoformat()} is scored by neither record: {validation}, {live} (GET /api/ai/performance)"
 
 
-def _with_rsi(bars: pd.DataFrame) -> pd.DataFrame:
-    """`bars` of every symbol (sorted by symbol, then date) with `rsi_14` added: only RSI is
-    served by `latest_market`, so one pass over every symbol, not all indicators."""
+def _with_rsi(bars: pd.DataFrame, splits: Sequence[Split]) -> pd.DataFrame:
+    """`bars` of every symbol (sorted by symbol, then date) with `rsi_14` and
+    `previous_close` (the close of the bar before, None at a symbol's first) added, each
+    bar's on its own share count (`on_own_count`): only RSI and the change are served by
+    `latest_market`, so one pass over every symbol, not all indicators."""
     if not bars.empty:
-        bars["rsi_14"] = f.rsi_14(bars[["symbol", "close"]].astype({"close": float}))
+        bars = bars.assign(**on_own_count(bars, splits, _rsi_and_previous))
     return bars
+
+
+def _rsi_and_previous(bars: pd.DataFrame) -> Columns:
+    closes = bars[["symbol", "close"]].astype({"close": float})
+    return {
+        "rsi_14": f.rsi_14(closes).to_numpy(),
+        "previous_close": closes.groupby("symbol", sort=False)["close"].shift(1).to_numpy(),
+    }
 
 
 def _change_pct(close: Any, previous: Any, traded: bool) -> float | None:
     """The day's change of the close in percent: 0.0 when the symbol did not trade on the
-    day (its last bar is older), null without an earlier bar."""
+    day (its last bar is older), null without an earlier bar. `previous` is on the day's
+    share count (`_with_rsi`): a split's ex-date reads the move net of the split."""
     if not previous:
         return None
     return _number((close / previous - 1) * 100, 4) if traded else 0.0
@@ -373,12 +432,11 @@ def latest_market(
     The prediction fields come from one record, the live one or else the validation one,
     and `reason` says which (`day_scores`)."""
     day = market_day(conn, calendar, requested, closed_through)
-    bars = _with_rsi(_bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day))
+    bars = _with_rsi(_bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day), stored_splits(conn, day))
     scores = day_scores(conn, day)
     if bars.empty:
         return {}
     # each symbol's last bar with the close before it, read off arrays rather than a group per symbol
-    bars["previous_close"] = bars.groupby("symbol", sort=False)["close"].shift(1)
     last = bars.groupby("symbol", sort=True).tail(1)
     quotes = {
         bar.symbol: _quote(bar, None if pd.isna(bar.previous_close) else bar.previous_close, scores)
@@ -457,6 +515,7 @@ def _pages(conn: Connection, firsts: dict[str, date], end: date | None, limit: i
     page_ends = {s: beyond[s] - timedelta(days=1) if s in beyond else last for s in firsts}
     earliest = max(min(firsts.values()) - timedelta(days=INDICATOR_WARMUP_DAYS), EARLIEST)
     bars = _bars(conn, earliest, max(page_ends.values()), list(firsts))
+    splits = stored_splits(conn, max(page_ends.values()), list(firsts))
     by_symbol = dict(iter(bars.groupby("symbol", sort=False))) if not bars.empty else {}
     result: dict[str, History] = {}
     for symbol, first in firsts.items():
@@ -467,7 +526,9 @@ def _pages(conn: Connection, firsts: dict[str, date], end: date | None, limit: i
             warm_from = max(first - timedelta(days=INDICATOR_WARMUP_DAYS), EARLIEST)
             rows = rows[(rows["trading_date"] >= warm_from) & (rows["trading_date"] <= page_ends[symbol])]
             rows = rows.reset_index(drop=True)
-            items = _items(with_indicators(rows)[lambda frame: frame["trading_date"] >= first]) if len(rows) else []  # noqa: B023 - pandas calls the selector at once
+            if len(rows):
+                enriched = with_indicators(rows, splits)
+                items = _items(enriched[(enriched["trading_date"] >= first).to_numpy(bool)])
         result[symbol] = {
             "symbol": symbol,
             "items": items,
@@ -518,7 +579,8 @@ def symbol_statistics(conn: Connection, symbol: str) -> SymbolStatistics:
     bars = _bars(conn, date(1900, 1, 1), date(9999, 12, 31), [symbol])
     if bars.empty:
         raise NotReadyError(f"{symbol} has no prices yet")
-    return {**statistics(symbol, bars, with_indicators(bars)), **latest_reasons(conn, symbol)}
+    splits = stored_splits(conn, symbols=[symbol])
+    return {**statistics(symbol, bars, with_indicators(bars, splits), splits), **latest_reasons(conn, symbol)}
 
 
 def latest_reasons(conn: Connection, symbol: str) -> LatestReasons:
@@ -537,9 +599,13 @@ def latest_reasons(conn: Connection, symbol: str) -> LatestReasons:
     return {"prediction_date": prediction.trading_date, "reasons": prediction.reasons}
 
 
-def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame) -> Statistics:
+def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame, splits: Sequence[Split]) -> Statistics:
     """`symbol_statistics` of one symbol's bars (oldest first) and their indicators, computed
-    here or read from the stored read model (views/bars.py)."""
+    here or read from the stored read model (views/bars.py). The returns, the volumes and
+    the ranges are read with the bars on the last bar's share count (`on_count` through
+    its day, `splits` the symbol's stored ones): a split is no return, nor a volume jump."""
+    as_of = bars["trading_date"].iloc[-1]
+    bars = on_count(bars, splits, as_of)
     log_returns = np.log(bars["close"].astype(float)).diff().dropna()
     variance: dict[str, WindowVariance] = {}
     for window in VARIANCE_WINDOWS:
@@ -561,7 +627,7 @@ def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame) -> Stati
     }
     return {
         "symbol": symbol,
-        "as_of": bars["trading_date"].iloc[-1],
+        "as_of": as_of,
         "observations": int(len(bars)),
         "variance": variance,
         "normalised": normalised,

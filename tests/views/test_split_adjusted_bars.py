@@ -1,0 +1,164 @@
+"""A split read as a new share count, not a loss, in everything the market endpoints serve:
+the stored daily bars (REST history, GraphQL `recentBars`), their per-request twin, the
+latest day's change and RSI, breadth and a symbol's statistics read each bar's returns and
+indicators with the bars before it on its own day's share count (the splits with an
+ex-date on or before the day, store.splits.on_count), while the prices stay as traded. A
+split recorded after the bars were built is built into them by the next refresh, which a
+stage or an import that stores one runs (SQLite and Postgres)."""
+
+from __future__ import annotations
+
+import math
+from datetime import date
+
+import pytest
+from sqlalchemy import Engine
+
+from desk import versions
+from market.settings import Settings
+from store import tables
+from store.engine import service_engine
+from store.history import append_history, current_rows
+from tests.portfolio.clients import announce_action
+from tests.portfolio.seed import CALENDAR, DAY, days_up_to, price_row
+from views import bars as bar_views
+from views import market as market_views
+from views.breadth import market_breadth
+
+DAYS = days_up_to(DAY, 40)
+EX = DAYS[-3]  # the ex-date: two sessions follow it
+BEFORE = DAYS[-4]  # the last session on the old count
+INDICATORS = list(market_views.INDICATORS)
+
+
+def _close(symbol: str, i: int) -> float:
+    """BIG: flat at 100, then 50 from EX (a 2-for-1 split, nothing else); BONUS: moving, its
+    closes from EX on divided by 1.2 (one new share for every five held); MOVE: moving."""
+    day = DAYS[i]
+    if symbol == "BIG":
+        return 100.0 if day < EX else 50.0
+    close = round(40 * (1 + 0.04 * math.sin(i / 2 + len(symbol))), 2)
+    return round(close / 1.2, 2) if symbol == "BONUS" and day >= EX else close
+
+
+def _volume(symbol: str, i: int) -> int:
+    factor = {"BIG": 2.0, "BONUS": 1.2}.get(symbol, 1.0) if DAYS[i] >= EX else 1.0
+    return int((10_000 + 100 * (i % 3 if symbol != "BIG" else 0)) * factor)
+
+
+def _store(engine: Engine) -> None:
+    """Three names' 40 sessions to DAY, their bars built, no split recorded yet."""
+    symbols = ("BIG", "BONUS", "MOVE")
+    with engine.begin() as conn:
+        append_history(
+            conn,
+            tables.instruments,
+            [{"symbol": s, "name": f"{s} Ltd", "board": "MAIN", "currency": "JMD", "source": "test"} for s in symbols],
+        )
+        rows = []
+        for s in symbols:
+            for i, d in enumerate(DAYS):
+                close = _close(s, i)
+                rows.append(price_row(s, d, close, _volume(s, i), round(close - 0.05, 2), round(close + 0.05, 2)))
+        append_history(conn, tables.eod_prices, rows)
+        bar_views.refresh_bars(conn)
+
+
+def _split(engine: Engine, symbol: str, factor: float) -> None:
+    announce_action(engine, symbol, "SPLIT", factor, EX, f"{symbol} {factor} for 1")
+
+
+def _stored(engine: Engine, symbol: str) -> dict[date, dict]:
+    """The current stored bar rows of `symbol` by date (id and recorded_at included)."""
+    with engine.connect() as conn:
+        rows = current_rows(conn, tables.daily_bars, where=[tables.daily_bars.c.symbol == symbol])
+    return {r["trading_date"]: r for r in rows}
+
+
+def _page(engine: Engine, symbol: str) -> dict[date, dict]:
+    with engine.connect() as conn:
+        items = bar_views.history(conn, symbol, bar_views.BarPage(100))["items"]
+    return {b["trading_date"]: b for b in items}
+
+
+@pytest.fixture
+def engine(settings: Settings) -> Engine:
+    engine = service_engine(settings)
+    _store(engine)
+    return engine
+
+
+def test_a_split_recorded_after_the_bars_were_built_reads_as_no_move_from_the_next_refresh(engine: Engine) -> None:
+    built = _stored(engine, "BIG")
+    assert built[EX]["momentum_5"] == pytest.approx(-0.5)  # what the bars read with no split recorded
+    _split(engine, "BIG", 2.0)
+    with engine.connect() as conn:
+        assert not bar_views.is_current(bar_views.watermarks(conn))  # the stored bars are not the split's
+    read_before_refresh = _page(engine, "BIG")  # built in memory for the read, with the split
+    with engine.begin() as conn:
+        assert bar_views.refresh_bars(conn) == 3  # BIG's bars from the ex-date on, no other
+        assert bar_views.is_current(bar_views.watermarks(conn))
+        assert bar_views.refresh_bars(conn) == 0
+    stored, page = _stored(engine, "BIG"), _page(engine, "BIG")
+    assert page == read_before_refresh
+    ex = page[EX]
+    assert (ex["close"], ex["open"], ex["volume"]) == (50.0, 50.0, 20_000)  # the prices as traded
+    assert ex["momentum_5"] == 0.0 and ex["momentum_20"] == 0.0 and ex["volatility_20"] == 0.0
+    assert ex["rsi_14"] == page[BEFORE]["rsi_14"] == 50.0  # a flat price: no gain, no loss
+    assert ex["volume_ratio_20"] == 1.0  # the volume on the new count is the usual one
+    # the day before the split reads what it read before the split was recorded, bit for bit
+    assert all(stored[d] == built[d] for d in DAYS if d < EX)
+    assert all(stored[d]["id"] != built[d]["id"] for d in DAYS if d >= EX)
+
+
+def test_the_stored_bars_and_the_per_request_computation_agree_across_splits(engine: Engine) -> None:
+    _split(engine, "BIG", 2.0)
+    _split(engine, "BONUS", 1.2)
+    with engine.begin() as conn:
+        bar_views.refresh_bars(conn)
+    with engine.connect() as conn:
+        symbols = ["BIG", "BONUS", "MOVE"]
+        assert bar_views.recent_histories(conn, symbols, 20) == market_views.recent_histories(conn, symbols, 20)
+        assert bar_views.histories(conn, symbols, None, None, 50) == market_views.histories(
+            conn, symbols, None, None, 50
+        )
+        stored = bar_views.symbol_statistics(conn, "BIG")
+        assert stored == market_views.symbol_statistics(conn, "BIG")
+    # BIG's returns on one share count are all 0: no variance, no return, the volume the usual one
+    assert stored["variance"]["20d"]["variance"] == 0.0
+    assert stored["normalised"]["return_1d"]["value"] == 0.0
+    assert (stored["normalised"]["volume"]["mean"], stored["normalised"]["volume"]["std"]) == (20_000.0, 0.0)
+    # BONUS's ex-date reads its move net of the split: 1.2 times the close over the close before
+    bonus = _page(engine, "BONUS")
+    true_moves = [_close("BONUS", DAYS.index(EX)) * 1.2, *(_close("BONUS", DAYS.index(EX) - k) for k in (1, 5))]
+    assert bonus[EX]["momentum_5"] == pytest.approx(true_moves[0] / true_moves[2] - 1, abs=1e-5)
+    assert bonus[EX]["close"] == _close("BONUS", DAYS.index(EX))
+
+
+def test_the_latest_day_and_breadth_read_a_split_day_net_of_the_split(engine: Engine) -> None:
+    with engine.connect() as conn:
+        unsplit = market_views.latest_market(conn, CALENDAR, DAY, EX)
+        unsplit_before = market_views.latest_market(conn, CALENDAR, DAY, BEFORE)
+        version = (versions.latest_market(conn), versions.breadth(conn), versions.bars(conn))
+    assert unsplit["BIG"]["change_pct"] == -50.0  # what it read with no split recorded
+    _split(engine, "BIG", 2.0)
+    _split(engine, "BONUS", 1.2)
+    with engine.connect() as conn:
+        # an answer kept per version is not served past the split: each version moves
+        moved = (versions.latest_market(conn), versions.breadth(conn), versions.bars(conn))
+        assert all(old != new for old, new in zip(version, moved))
+        quotes = market_views.latest_market(conn, CALENDAR, DAY, EX)
+        breadth = market_breadth(conn, CALENDAR, DAY, EX)
+        before = market_views.latest_market(conn, CALENDAR, DAY, BEFORE)
+        bars = {s: bar_views.history(conn, s, bar_views.BarPage(1, end=EX))["items"][0] for s in quotes}
+    big, bonus = quotes["BIG"], quotes["BONUS"]
+    assert (big["close"], big["volume"], big["change_pct"]) == (50.0, 20_000, 0.0)  # as traded; no move
+    i = DAYS.index(EX)
+    true_move = (_close("BONUS", i) * 1.2 / _close("BONUS", i - 1) - 1) * 100
+    assert bonus["close"] == _close("BONUS", i) and bonus["change_pct"] == pytest.approx(true_move, abs=1e-3)
+    assert all(quotes[s]["rsi_14"] == round(bars[s]["rsi_14"], 4) for s in quotes)  # as the stored bar reads it
+    # breadth counts BIG as unchanged, not as a decliner, and the index reads no fall from it
+    others = [quotes[s]["change_pct"] for s in ("BONUS", "MOVE")]
+    assert breadth["unchanged"] == 1 + sum(c == 0 for c in others)
+    assert breadth["decliners"] == sum(c < 0 for c in others) and breadth["advancers"] == sum(c > 0 for c in others)
+    assert before == unsplit_before  # the day before the ex-date reads as it did
