@@ -238,8 +238,8 @@ def import_files(
     )
     stored_in = source_currency(fmt, currency)
     report = import_path(desk.engine, Path(path), fmt, currency=stored_in, capital=capital)
-    if report.rows_inserted:
-        desk.refresh_bars()  # the API's stored bars and indicators for the imported prices
+    if report.rows_inserted or report.corporate_actions_inserted:
+        desk.refresh_bars()  # the API's stored bars and indicators for the imported prices and splits
     # a currency neither given nor the format's own is assumed, and said so: another market's
     # files in the generic format would otherwise be stored in the home currency unseen
     assumed = "" if currency or fmt in FORMAT_CURRENCY else ", assumed: the files do not say (--currency)"

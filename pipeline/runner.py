@@ -185,7 +185,7 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
         reason = exc.detail if isinstance(exc, MarketIntelError) else f"{type(exc).__name__}: {exc}"
         _record(ctx, "FAILED", trigger, {"error": reason})
         raise StageFailedError(f"stage '{stage.name}' for {day.isoformat()} failed: {reason}") from exc
-    if written.get("eod_prices"):
+    if written.get("eod_prices") or written.get("corporate_actions"):
         _refresh_read_models(ctx)
     _record(ctx, "SUCCEEDED", trigger, {"summary": outcome.summary, "rows_written": dict(sorted(written.items()))})
     log.info(
@@ -225,9 +225,10 @@ def _refuse_unclosed(day: date, calendar: TradingCalendar) -> None:
 
 
 def _refresh_read_models(ctx: StageContext) -> None:
-    """A stage that appended prices brings the stored daily bars and indicators up to date
-    (views/bars.py) before it reports success, so the API never recomputes them per request
-    and a read after the stage finds them stored."""
+    """A stage that appended prices or corporate actions (a split puts the bars before it on
+    a new share count) brings the stored daily bars and indicators up to date (views/bars.py)
+    before it reports success, so the API never recomputes them per request and a read
+    after the stage finds them stored."""
     inserted = ctx.desk.refresh_bars()
     log.info("stage %s for %s: %d daily bars rebuilt", ctx.stage, ctx.trading_date, inserted)
 

@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import math
 from datetime import date
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
 
 from desk import versions
 from market.settings import Settings
+from pipeline import registry
+from pipeline.runner import run_stage
+from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
+from tests.conftest import ON_SQLITE_ONLY
+from tests.pipeline.test_cli import cli
 from tests.portfolio.clients import announce_action
 from tests.portfolio.seed import CALENDAR, DAY, days_up_to, price_row
 from views import bars as bar_views
@@ -162,3 +168,37 @@ def test_the_latest_day_and_breadth_read_a_split_day_net_of_the_split(engine: En
     assert breadth["unchanged"] == 1 + sum(c == 0 for c in others)
     assert breadth["decliners"] == sum(c < 0 for c in others) and breadth["advancers"] == sum(c > 0 for c in others)
     assert before == unsplit_before  # the day before the ex-date reads as it did
+
+
+def test_a_stage_that_stores_only_a_split_notice_refreshes_the_bars(
+    engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def notices(ctx: StageContext) -> StageOutcome:
+        with ctx.transaction() as conn:
+            row = {"symbol": "BIG", "action_date": EX, "kind": "SPLIT", "amount": 2.0, "detail": {}, "source": "t"}
+            append_history(conn, tables.corporate_actions, [row])
+        return StageOutcome()
+
+    monkeypatch.setattr(registry, "STAGES", {**registry.STAGES, "notices": Stage("notices", notices, "notices")})
+    run_stage("notices", DAY, settings=settings)
+    with engine.connect() as conn:
+        assert bar_views.is_current(bar_views.watermarks(conn))  # built by the stage, not by a read
+    assert _stored(engine, "BIG")[EX]["momentum_5"] == 0.0
+
+
+@ON_SQLITE_ONLY
+def test_an_import_that_stores_only_a_split_refreshes_the_bars(settings: Settings, tmp_path: Path) -> None:
+    """The reviewer's path: prices imported, then the corporate-actions file beside them
+    imported (no new price): the import's refresh builds the split into the bars."""
+    lines = ["symbol,date,close,volume,high,low"]
+    lines += [f"BIG,{d.isoformat()},{_close('BIG', i)},{_volume('BIG', i)},," for i, d in enumerate(DAYS)]
+    (tmp_path / "prices.csv").write_text("\n".join(lines) + "\n")
+    assert cli("import", str(tmp_path), "--currency", "JMD").returncode == 0
+    engine = service_engine(settings)
+    assert _stored(engine, "BIG")[EX]["momentum_5"] == pytest.approx(-0.5)
+    (tmp_path / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio\nBIG,{EX.isoformat()},split,2:1\n")
+    again = cli("import", str(tmp_path), "--currency", "JMD")
+    assert again.returncode == 0 and "1 corporate actions stored" in again.stdout, again.stdout + again.stderr
+    with engine.connect() as conn:
+        assert bar_views.is_current(bar_views.watermarks(conn))  # built by the import, not by a read
+    assert _stored(engine, "BIG")[EX]["momentum_5"] == 0.0
