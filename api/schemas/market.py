@@ -52,6 +52,12 @@ PREDICTION_FIELDS = {
 }
 
 
+CHANGE_PCT = (
+    "Close over the previous close - 1, in percent, the previous close on the day's share count (split-adjusted: a "
+    "split's ex-date reads the move net of the split; the close itself is as traded)."
+)
+
+
 class LatestQuote(ApiModel):
     """One ticker's latest day and its prediction; prediction fields are null with a
     `reason` when the day is not scored for the ticker."""
@@ -61,7 +67,7 @@ class LatestQuote(ApiModel):
     )
     close: float
     volume: int = Field(description="Shares traded on the market day (0 when it did not trade).")
-    change_pct: float | None = Field(description="Close over the previous close - 1, in percent.")
+    change_pct: float | None = Field(description=CHANGE_PCT)
     rsi_14: float | None = Field(description=PREDICTION_FIELDS["rsi_14"])
     predicted_return: Fraction | None = Field(description=PREDICTION_FIELDS["predicted_return"])
     score: float | None = Field(description=PREDICTION_FIELDS["score"])
@@ -107,7 +113,8 @@ LATEST_EXAMPLE = {
 
 class VarianceWindow(ApiModel):
     variance: float | None = Field(
-        description="Sample variance of daily log returns over the window; null when shorter."
+        description="Sample variance of daily log returns over the window, split-adjusted (the closes on the last "
+        "bar's share count); null when shorter."
     )
     annualised_volatility: float | None = Field(description="sqrt(variance x 252).")
     observations: int
@@ -140,7 +147,8 @@ class SymbolStatistics(ApiModel):
     variance: dict[str, VarianceWindow] = Field(description="Keyed by window: 20d, 60d, 120d, 250d.")
     normalised: dict[str, Normalised] = Field(
         description="return_1d, volume, day_range_pct, spread_pct, rsi_14, volatility_20 against the instrument's own "
-        "history."
+        "history, split-adjusted (the returns and volumes on the last bar's share count: a split is neither a return "
+        "nor a jump in volume)."
     )
     prediction_date: date | None = Field(
         None, description="The trading date of the symbol's latest live prediction; null when it has none."
@@ -156,7 +164,10 @@ class SymbolStatistics(ApiModel):
 
 class Bar(ApiModel):
     """Units: a field named *_pct is in percent; other ratios (momentum, volatility, %B,
-    bandwidth) are fractions; the descriptions say which."""
+    bandwidth) are fractions; the descriptions say which. The prices and the volume are as
+    traded; the returns and indicators are split-adjusted: each day's read the bars before
+    it on that day's share count (the splits with an ex-date on or before the day), so a
+    split's ex-date reads the move net of the split."""
 
     model_config = example(
         {
@@ -221,6 +232,12 @@ class History(ApiModel):
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
 
 
+UNCHANGED = (
+    "Traded firm: traded and closed at the previous close (the previous close on the day's share count, so a split "
+    "alone is no move)."
+)
+
+
 class Breadth(ApiModel):
     model_config = example(
         {
@@ -241,9 +258,9 @@ class Breadth(ApiModel):
     trading_date: date | None = Field(description="The market day; null on an empty store.")
     instruments: int = Field(description="Listed instruments served by /api/market/latest for the day.")
     traded: int = Field(description="Instruments with volume on the day.")
-    advancers: int = Field(description="Traded and closed above the previous close.")
-    decliners: int = Field(description="Traded and closed below the previous close.")
-    unchanged: int = Field(description="Traded firm: traded and closed at the previous close.")
+    advancers: int = Field(description="Traded and closed above the previous close (`change_pct` above 0).")
+    decliners: int = Field(description="Traded and closed below the previous close (`change_pct` below 0).")
+    unchanged: int = Field(description=UNCHANGED)
     not_traded: int
     index_change_pct: float | None = Field(
         description="Change of the service's capitalisation-weighted index in percent (not the exchange's official "

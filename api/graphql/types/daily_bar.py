@@ -8,7 +8,11 @@ import strawberry
 from api.graphql.scalars import Shares
 
 
-@strawberry.type(description="One trading day of an instrument with its technical indicators (the REST history's bar).")
+@strawberry.type(
+    description="One trading day of an instrument with its technical indicators (the REST history's bar): the prices "
+    "and the volume as traded, the returns and indicators split-adjusted (each day's read the bars before it on that "
+    "day's share count, so a split's ex-date reads the move net of the split)."
+)
 class DailyBar:
     trading_date: date
     open: float | None

@@ -5,6 +5,8 @@ from typing import Any
 
 import strawberry
 
+from api.schemas.market import UNCHANGED
+
 
 @strawberry.type(
     description="The day's breadth and the service's capitalisation-weighted index (GET /api/market/breadth)."
@@ -15,7 +17,7 @@ class MarketBreadth:
     traded: int
     advancers: int
     decliners: int
-    unchanged: int = strawberry.field(description="Traded firm: traded and closed at the previous close.")
+    unchanged: int = strawberry.field(description=UNCHANGED)
     not_traded: int
     index_change_pct: float | None = strawberry.field(
         description="Change of the service's capitalisation-weighted index in percent (not the exchange's official "
