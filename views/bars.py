@@ -2,22 +2,28 @@
 endpoints and GraphQL (issue 23): the read model in `daily_bars` (sql/*/0011).
 
 Built by `refresh_bars`, which the writers call, never a request: the stage runner after
-any stage that appended prices (T0), `t1_features` (the stage that computes the day's
-indicators), backfill and the price import. It rebuilds each instrument whose prices
-changed since the last build (eod_prices ids newer than the newest `price_id` stored)
-over the instrument's whole history, every instrument in one pass, with the feature
-registry's own functions (`views.market.INDICATORS`), and appends only the rows whose
-content changed, comparing each instrument's rows from its first new price on (a bar
-before it reads no new price), so a day's refresh compares and inserts that day's bars
-and a corrected price re-versions the bars it moves.
+any stage that appended prices or corporate actions (T0), `t1_features` (the stage that
+computes the day's indicators), backfill and the import. It rebuilds each instrument whose
+prices changed since the last build (eod_prices ids newer than the newest `price_id`
+stored), or that has a split notice recorded after its bars from the ex-date on were
+built (`_UNBUILT_SPLITS`), over the instrument's whole history, every instrument in one
+pass, with the feature registry's own functions (`views.market.INDICATORS`), and appends
+only the rows whose content changed, comparing each instrument's rows from its first new
+price (or ex-date) on (a bar before it reads no new price, and no bar on a new count), so
+a day's refresh compares and inserts that day's bars and a corrected price re-versions
+the bars it moves.
 Indicators are therefore warmed up from the first bar: a page of 5 bars has no nulls once
 the instrument has the indicator's window of history (RSI's 14 changes, 20 days for the
-others).
+others). The prices are stored as traded; each day's indicators read the bars before it on
+that day's share count (`views.market.with_indicators`: the splits with an ex-date on or
+before the day), so a split's ex-date reads the move net of the split.
 
-A reader first asks `is_current`: when prices were appended and no refresh has run yet
-(a writer outside the stage runner, or a read between T0's commit and the refresh), the
-same rows are built in memory for the symbols asked (`built_rows`, no write), so a read
-right after a write sees it either way and both ways give the same numbers.
+A reader first asks `is_current`: when prices or a split notice were appended and no
+refresh has run yet (a writer outside the stage runner, or a read between T0's commit and
+the refresh), the same rows are built in memory for the symbols asked (`built_rows`, no
+write), so a read right after a write sees it either way and both ways give the same
+numbers. (A split notice that changes no bar, the ex-date too early in a listing for any
+indicator to reach back over it, keeps reads in memory until the name's next price.)
 """
 
 from __future__ import annotations

@@ -4,6 +4,11 @@ history with technical indicators.
 
 Indicators are the feature registry's own functions (models/features.py), computed over
 the bars before the requested range as well, so the first rows of a page are warmed up.
+The prices served are as traded; every return-based figure (the day's change and breadth,
+RSI, momentum, volatility, the bands, the volume ratio, the statistics' variances and
+z-scores) reads the bars before a day on that day's share count (`on_own_count`, by
+`store.splits.on_count`: the splits with an ex-date on or before the day, none after), so
+a split's ex-date reads the move net of the split, not a loss.
 RSI is Wilder's exponential average; reading `INDICATOR_WARMUP_DAYS` of earlier bars makes
 it equal to the full-history value to within about 1e-4 (measured 2e-5: (13/14)^180 times
 how far the average's seed is from its value; tests/api/test_read_models.py).
