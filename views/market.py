@@ -251,33 +251,32 @@ def on_own_count(bars: pd.DataFrame, splits: Sequence[Split], compute: Callable[
     the move net of the split (a 2-for-1 split of a flat price: a return of 0, not -50%),
     and a bar before a split reads what it read before the split was known, bit for bit.
 
-    One pass over every bar as traded (the bars before any split), then, for each split,
-    one over its symbol's bars up to its next split on the ex-date's count, whose values
-    are kept from the ex-date on."""
+    One pass over every bar as traded (the bars before any split), then one over every
+    split's span at once: for each split after a symbol's first bar with a bar on or after
+    it, the symbol's bars up to its next split on the ex-date's count, as a run of its own,
+    whose values are kept from the ex-date on."""
     values = {name: np.array(column, dtype=float) for name, column in compute(bars).items()}
     if not splits or bars.empty:
         return values
-    symbols, dates = bars["symbol"].to_numpy(), bars["trading_date"].to_numpy()
-    for symbol, ex_date, until in _count_spans(bars, splits):
-        history = (symbols == symbol) & (dates < until)  # the bars a bar of the span reads
-        span = history & (dates >= ex_date)
-        counted = compute(on_count(bars[history], splits, ex_date))
-        kept = span[history]
+    dates = bars["trading_date"].to_numpy()
+    pieces, targets, kept = [], [], []
+    for symbol, rows in bars.groupby("symbol", sort=False).indices.items():
+        ex_dates = sorted({s.ex_date for s in splits if s.symbol == symbol and dates[rows[0]] < s.ex_date})
+        for ex_date, until in zip(ex_dates, [*ex_dates[1:], date.max]):
+            history = rows[dates[rows] < until]  # the bars a bar from the ex-date to the next split reads
+            on_new_count = dates[history] >= ex_date
+            if on_new_count.any():
+                # each span its own run (models/features.py computes each run on its own)
+                span = on_count(bars.iloc[history], splits, ex_date).assign(symbol=f"{symbol} {ex_date}")
+                pieces.append(span)
+                targets.append(history[on_new_count])
+                kept.append(on_new_count)
+    if pieces:
+        counted = compute(pd.concat(pieces, ignore_index=True))
+        target, keep = np.concatenate(targets), np.concatenate(kept)
         for name, column in counted.items():
-            values[name][span] = column[kept]
+            values[name][target] = np.asarray(column, dtype=float)[keep]
     return values
-
-
-def _count_spans(bars: pd.DataFrame, splits: Sequence[Split]) -> list[tuple[str, date, date]]:
-    """(symbol, ex-date, the symbol's next ex-date or LATEST) of each split of a symbol in
-    `bars` with a bar before its ex-date and one on or after it: the bars from the ex-date
-    to the next split are on one share count."""
-    firsts = bars.groupby("symbol", sort=False)["trading_date"].agg(["min", "max"])
-    spans = []
-    for symbol, (first, last) in firsts.iterrows():
-        ex_dates = sorted({s.ex_date for s in splits if s.symbol == symbol and first < s.ex_date <= last})
-        spans += [(symbol, ex, nxt) for ex, nxt in zip(ex_dates, [*ex_dates[1:], date.max])]
-    return spans
 
 
 def _number(value: Any, digits: int = 6) -> float | None:

@@ -12,6 +12,7 @@ import math
 from datetime import date
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from sqlalchemy import Engine
 
@@ -23,6 +24,7 @@ from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
+from store.splits import Split, on_count
 from tests.conftest import ON_SQLITE_ONLY
 from tests.pipeline.test_cli import cli
 from tests.portfolio.clients import announce_action
@@ -210,3 +212,32 @@ def test_an_import_that_stores_only_a_split_refreshes_the_bars(settings: Setting
     with engine.connect() as conn:
         assert bar_views.is_current(bar_views.watermarks(conn))  # built by the import, not by a read
     assert _stored(engine, "BIG")[EX]["momentum_5"] == 0.0
+
+
+def test_each_bar_reads_the_bars_before_it_on_its_own_share_count() -> None:
+    """`with_indicators` of several names, one with two splits, equals each bar computed on
+    its own: the bars up to it put on its day's count (`on_count` through its date) and
+    nothing after it."""
+    rows = []
+    for s, splits_at in (("TWO", {12: 2.0, 30: 0.5}), ("ONE", {20: 1.2}), ("NONE", {})):
+        factor = 1.0
+        for i, d in enumerate(DAYS):
+            factor *= splits_at.get(i, 1.0)
+            close = round(_close("MOVE", i) / factor, 2)
+            rows.append(price_row(s, d, close, int(1000 * factor), round(close - 0.05, 2), round(close + 0.05, 2)))
+    bars = pd.DataFrame(rows)[["symbol", *market_views.PRICE_COLUMNS]]
+    splits = [Split("TWO", DAYS[12], 2.0), Split("TWO", DAYS[30], 0.5), Split("ONE", DAYS[20], 1.2)]
+    enriched = market_views.with_indicators(bars, splits)
+    for position, bar in enumerate(bars.itertuples(index=False)):
+        upto = bars.iloc[: position + 1]
+        upto = upto[upto["symbol"] == bar.symbol]
+        alone = market_views.with_indicators(on_count(upto, splits, bar.trading_date)).iloc[-1]
+        for name in INDICATORS:
+            got, expected = enriched[name].iloc[position], alone[name]
+            assert (pd.isna(got) and pd.isna(expected)) or got == pytest.approx(expected, rel=1e-12, abs=1e-12), (
+                bar.symbol,
+                bar.trading_date,
+                name,
+            )
+    ex = enriched[(enriched["symbol"] == "TWO") & (enriched["trading_date"] == DAYS[30])].iloc[0]
+    assert ex["momentum_5"] == pytest.approx(_close("MOVE", 30) / _close("MOVE", 25) - 1, abs=1e-3)  # no 2x jump
