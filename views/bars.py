@@ -85,7 +85,10 @@ def _unbuilt_splits() -> Select:
     recorded after the prices: `refresh_bars` builds them again). A notice whose ex-date is
     after the symbol's last bar needs nothing yet (the bars of the ex-date are built with
     it when its prices come), nor one before the symbol's first bar (no bar is before it).
-    Each bar read checks this (`watermarks`): a few index probes per stored split."""
+    Each bar read checks this (`watermarks`): a few index probes per stored split. (Known
+    limit, by timestamps: on Postgres a notice whose transaction commits after a concurrent
+    refresh that re-versioned its symbol's bars from the ex-date on at a later stamp reads
+    as built, and only the bars built after it read it.)"""
     a, b = tables.corporate_actions.c, tables.daily_bars.c
     of_symbol = b.symbol == a.symbol
 
