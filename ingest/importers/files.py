@@ -41,8 +41,10 @@ table's kinds have none, and the joined rows need none).
 
 Each instrument is stored with its kind of security (`instruments.instrument_type`): the
 type the file states (an OHLCV file's type column; the latest row that states one), else
-the market's inference from its code and name (`market.instruments`), so KPLC-P4 is a
-PREFERENCE share and the NSE's ETF and REIT are FUNDs. `not_ordinary` names every
+the stored one, else the market's inference from its code and name (`market.instruments`),
+so KPLC-P4 is a PREFERENCE share and the NSE's ETF and REIT are FUNDs. An instrument the
+store holds keeps its name and type where the files state none, and where the store's are
+dated later (`Held.newer`: the latest by date wins), and its listing date only moves earlier. `not_ordinary` names every
 instrument that is not an ordinary share; `types` says where the types came from.
 """
 
@@ -54,7 +56,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 from tqdm import tqdm
 
 from ingest.importers.actions import (
@@ -83,10 +85,10 @@ from ingest.importers.formats import (
 from ingest.importers.renames import RENAME
 from market.clock import exchange_date, utc_now
 from market.errors import InvalidInputError
-from market.instruments import InstrumentType, instrument_type, is_ordinary
+from market.instruments import infer_instrument_type, instrument_type, is_ordinary
 from market.settings import DELIST_AFTER_SESSIONS, HOME_CURRENCY
 from store import tables
-from store.history import append_history
+from store.history import append_history, current_rows
 from store.transactions import write_transaction
 
 BATCH_ROWS = 25_000
@@ -238,6 +240,7 @@ def import_path(
     del first, kept
     _refuse_two_series(engine, changes)
     rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
+    held = Held.read(engine)  # before the prices: the days the stored names are as of
     batch: list[dict] = []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
         for item in _read(fmt, file, today):
@@ -252,7 +255,7 @@ def import_path(
     report.indices = sorted(rows.indices)
     if rows.levels:
         report.index_levels_inserted = _store_levels(engine, fmt, rows)
-    _store_instruments(engine, fmt, rows, currency, board, report)
+    _store_instruments(engine, fmt, rows, held, {"board": board, "currency": currency}, report)
     report.capital_changes = changes.lines()
     report.corporate_actions_inserted = _store_actions(engine, fmt, changes)
     return report
@@ -379,8 +382,9 @@ class _Rows:
     source: str  # the rows' `source` column
     copies: dict[date, date]  # the days left out as copies of the one before (`repeated_days`)
     symbol_on: Callable[[str, date], str]  # the symbol a row is stored under (the file's renames)
-    names: dict[str, tuple] = field(default_factory=dict)  # symbol -> (date, name) of its latest row
+    names: dict[str, tuple] = field(default_factory=dict)  # symbol -> (date, name) of its latest row that states one
     stated: dict[str, tuple] = field(default_factory=dict)  # symbol -> (date, type) of its latest row that states one
+    first_day: dict[str, date] = field(default_factory=dict)  # symbol -> its first priced day
     seen: set[tuple] = field(default_factory=set)  # (symbol, date) of each price row taken
     indices: set[str] = field(default_factory=set)  # the market indices met
     levels: dict[tuple, dict] = field(default_factory=dict)  # (index, date) -> its index_levels row
@@ -404,12 +408,9 @@ class _Rows:
             return None
         self.seen.add((symbol, day))
         report.rows_read += 1
-        name = item.pop("name", None)
-        kind = item.pop("instrument_type", None)
-        if kind is not None and (symbol not in self.stated or day >= self.stated[symbol][0]):
-            self.stated[symbol] = (day, kind)
-        if symbol not in self.names or day >= self.names[symbol][0]:
-            self.names[symbol] = (day, name or self.names.get(symbol, (None, symbol))[1])
+        self.first_day[symbol] = min(day, self.first_day.get(symbol, day))
+        _latest(self.names, symbol, day, item.pop("name", None) or None)
+        _latest(self.stated, symbol, day, item.pop("instrument_type", None))
         return {**item, "source": self.source}
 
     def _keep_level(self, item: dict) -> None:
@@ -443,34 +444,65 @@ def _store_levels(engine: Engine, fmt: str, rows: _Rows) -> int:
         ).inserted
 
 
-def _store_instruments(engine: Engine, fmt: str, rows: _Rows, currency: str, board: str, report: ImportReport) -> None:
-    """Each priced symbol once, with its latest name, listed from its first priced day,
-    its type the one its files state last, else the market's inference."""
-    first_day: dict[str, object] = {}
-    for symbol, day in rows.seen:
-        first_day[symbol] = min(day, first_day.get(symbol, day))
-    kinds: dict[str, InstrumentType] = {
-        s: instrument_type(s, n, rows.stated.get(s, (None, None))[1]) for s, (_, n) in rows.names.items()
-    }
-    report.not_ordinary = {s: str(k) for s, k in sorted(kinds.items()) if not is_ordinary(k)}
+def _latest(found: dict[str, tuple], symbol: str, day: date, value: object) -> None:
+    """Keep `value` as `symbol`'s (day, value) when it states one and is the latest so far."""
+    if value is not None and (symbol not in found or day >= found[symbol][0]):
+        found[symbol] = (day, value)
+
+
+@dataclass(frozen=True)
+class Held:
+    """What the store held of the instruments before an import wrote a row: each one's
+    current version, and its last priced day, the day its stored name and type are as of."""
+
+    versions: dict[str, dict] = field(default_factory=dict)  # symbol -> current instruments row
+    last_priced: dict[str, date] = field(default_factory=dict)  # symbol -> its latest eod_prices day
+
+    @classmethod
+    def read(cls, engine: Engine) -> Held:
+        c = tables.eod_prices.c
+        with engine.connect() as conn:
+            versions = {r["symbol"]: r for r in current_rows(conn, tables.instruments)}
+            last = conn.execute(select(c.symbol, func.max(c.trading_date)).group_by(c.symbol)).all()
+        return cls(versions, dict(last))
+
+    def newer(self, symbol: str, found: tuple | None, column: str, made_up: str) -> object:
+        """The file's value (`found`: its latest row that states one, (day, value)), unless
+        the file states none, or the store's was stated and is dated later (the store holds
+        prices of the symbol after that row: an older file imported after a newer one): then
+        the stored one. A stored value equal to `made_up`, what the importer gives a symbol
+        no file named or typed (the symbol as its name, the inferred type), states nothing."""
+        stored = self.versions.get(symbol, {}).get(column)
+        if found is None:
+            return stored
+        as_of = self.last_priced.get(symbol)
+        stated_later = stored is not None and stored != made_up and as_of is not None and found[0] < as_of
+        return stored if stated_later else found[1]
+
+
+def _instrument(symbol: str, rows: _Rows, held: Held, given: dict) -> dict:
+    """`symbol`'s instruments row: its current version (a column the files do not know, a
+    sector, kept) with `given` (board, currency, source), the latest name and type by date
+    (`Held.newer`; a new symbol with no name is named by its symbol, a type nobody stated is
+    inferred from code and name) and the earliest listing date, the stored one or the first
+    priced day of the files."""
+    stored = {k: v for k, v in held.versions.get(symbol, {}).items() if k not in ("id", "recorded_at")}
+    name = held.newer(symbol, rows.names.get(symbol), "name", symbol) or symbol
+    inferred = str(infer_instrument_type(symbol, stored.get("name")))  # the stored type, if nobody stated it
+    kind = instrument_type(symbol, name, held.newer(symbol, rows.stated.get(symbol), "instrument_type", inferred))
+    listed = min(d for d in (rows.first_day[symbol], stored.get("listed_on")) if d is not None)
+    return {**stored, **given, "symbol": symbol, "name": name, "listed_on": listed, "instrument_type": str(kind)}
+
+
+def _store_instruments(engine: Engine, fmt: str, rows: _Rows, held: Held, given: dict, report: ImportReport) -> None:
+    """Each priced symbol once (`_instrument`): a follow-up import of files without names
+    or types keeps the stored ones, an older file's name does not replace a newer one's,
+    and the listing date only moves earlier."""
+    found = [_instrument(s, rows, held, {**given, "source": rows.source}) for s in sorted(rows.first_day)]
+    report.not_ordinary = {r["symbol"]: r["instrument_type"] for r in found if not is_ordinary(r["instrument_type"])}
     with write_transaction(engine, f"import:{fmt}:instruments") as conn:
-        report.instruments_inserted = append_history(
-            conn,
-            tables.instruments,
-            [
-                {
-                    "symbol": s,
-                    "name": n,
-                    "board": board,
-                    "currency": currency,
-                    "listed_on": first_day[s],
-                    "instrument_type": str(kinds[s]),
-                    "source": rows.source,
-                }
-                for s, (_, n) in sorted(rows.names.items())
-            ],
-        ).inserted
-    report.instruments = len(rows.names)
+        report.instruments_inserted = append_history(conn, tables.instruments, found).inserted
+    report.instruments = len(found)
 
 
 def _flush(engine: Engine, batch: list[dict]) -> int:
