@@ -93,7 +93,14 @@ import numpy as np
 import pandas as pd
 
 from ingest.exchange.validation import CONFIRMED_MOVE
-from ingest.importers.actions import CorporateAction, actions_beside, explains, file_splits, read_actions
+from ingest.importers.actions import (
+    CorporateAction,
+    actions_beside,
+    distinct_actions,
+    explains,
+    file_splits,
+    read_actions,
+)
 from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks, source_types
 from ingest.importers.formats import Bad, describe_repeated, is_index_row, repeated_days, second_rows
 from ingest.importers.renames import handovers, join_renames
@@ -226,6 +233,8 @@ class ReplayMarket:
             return []
         actions, bad = read_actions(path)
         self.source.actions_file, self.source.bad_rows = str(path), [*self.source.bad_rows, *bad]
+        actions, repeated = distinct_actions(actions)
+        self.source.capital_changes += [f"repeated row: {r}" for r in repeated]
         return actions
 
     def _load(self, files: list[Path], actions: list[CorporateAction]) -> list[CorporateAction]:

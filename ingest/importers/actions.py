@@ -37,7 +37,9 @@ factor and their volumes multiplied (store.panels.split_adjusted, the same adjus
 model's panel makes for stored splits), so neither a label nor a held position reads a
 capital change as a return; the importer stores them as SPLIT corporate actions, which the
 ledger, the panels and the liquidity read as T0's SPLIT notices. Several actions of one
-name on one ex-date apply as one split, their factors multiplied. A row that cannot be
+name on one ex-date apply as one split, their factors multiplied; a row that repeats
+another of the same name, ex-date and kind is counted once and reported, and two such rows
+that disagree are refused (`distinct_actions`). A row that cannot be
 read is reported with file and line and the rest is applied; an action whose factor does
 not explain the name's close (on the new count the close is not nearer the previous one)
 or whose name has no row on or after the ex-date is applied and reported.
@@ -199,6 +201,31 @@ def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
     return actions, bad
 
 
+def distinct_actions(actions: list[CorporateAction]) -> tuple[list[CorporateAction], list[str]]:
+    """The file's actions with each symbol, ex-date and kind once, and a line for each row
+    that repeats an earlier one (the same factor, price and new symbol: `2:1` and `2 for 1`
+    alike), counted once: applied twice, a repeated `split 2:1` was a 4-for-1 split. Two
+    such rows that disagree are refused (InvalidInputError naming both), as nothing in the
+    file says which is right; several actions of one kind on one day are one row."""
+    first: dict[tuple, CorporateAction] = {}
+    kept, repeated, disagree = [], [], []
+    for action in actions:
+        seen = first.setdefault((action.symbol, action.ex_date, action.kind), action)
+        if seen is action:
+            kept.append(action)
+        elif (seen.factor, seen.price, seen.new_symbol) == (action.factor, action.price, action.new_symbol):
+            repeated.append(f"{action.where} repeats {seen.where} ({seen.text()}): counted once")
+        else:
+            disagree.append(f"{seen.where} ({seen.text()}) and {action.where} ({action.text()})")
+    if disagree:
+        raise InvalidInputError(
+            "two corporate actions of one kind for one symbol and ex-date that disagree: "
+            + "; ".join(disagree)
+            + ": keep the row that is right (one row per symbol, ex-date and kind); nothing was imported"
+        )
+    return kept, repeated
+
+
 def _action(row: dict[str, str], where: str) -> CorporateAction:
     symbol = ticker(row["symbol"])
     ex_date = calendar_day(row["ex_date"], "ex_date")
@@ -296,6 +323,7 @@ class CapitalChanges:
     applied: tuple[Split, ...] = ()  # every split applied, the file's and the implied ones, by ex-date
     implied: tuple[Split, ...] = ()  # of them, those adjusted for a move beyond the limit
     bad_rows: tuple[str, ...] = ()
+    repeated: tuple[str, ...] = ()  # rows that repeat an earlier one exactly, counted once (`distinct_actions`)
     warnings: tuple[str, ...] = ()
     limit: float | None = None
     explained: int = 0
@@ -327,7 +355,8 @@ class CapitalChanges:
         ]
         out += self.renames.lines()
         out += [h.line() for h in self.handovers]
-        out += [f"bad row: {b}" for b in self.bad_rows] + [f"warning: {w}" for w in self.warnings]
+        out += [f"bad row: {b}" for b in self.bad_rows] + [f"repeated row: {r}" for r in self.repeated]
+        out += [f"warning: {w}" for w in self.warnings]
         if self.limit is None:
             out.append(
                 "moves beyond the daily price limit: no limit stated (MARKETINTEL_DAILY_PRICE_LIMIT, --price-limit); "
@@ -369,6 +398,7 @@ def capital_changes(
     if adjust_implied and limit is None:
         raise InvalidInputError("adjusting for moves beyond the daily price limit needs the limit (--price-limit)")
     actions, bad = read_actions(actions_path) if actions_path is not None else ([], [])
+    actions, repeated = distinct_actions(actions)
     prices, renames = join_renames(prices, actions, after_sessions)
     prices = prices.drop(columns="name", errors="ignore")
     actions = renames.resolve(actions)
@@ -388,6 +418,7 @@ def capital_changes(
         applied=tuple(sorted([*splits, *implied], key=lambda s: (s.ex_date, s.symbol))),
         implied=implied,
         bad_rows=tuple(bad),
+        repeated=tuple(repeated),
         warnings=(*renames.warnings, *warnings),
         limit=limit,
         explained=sum(1 for m in raw if (m.symbol, m.day) not in still),

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from tests.benchmark_modules import benchmark_module
+from tests.conftest import ON_SQLITE_ONLY
 
 FIRST = date(2026, 1, 5)
 DAYS = [d for d in (FIRST + timedelta(days=i) for i in range(60)) if d.weekday() < 5][:40]
@@ -247,3 +248,52 @@ def test_a_file_named_as_the_actions_that_is_not_one_refuses_the_import_and_stor
         assert conn.execute(select(func.count()).select_from(tables.eod_prices)).scalar_one() == 0
     with pytest.raises(SystemExit, match=r"^error: .*actions\.csv:1: not a corporate-actions file"):
         quality.load_market(folder, False, wrong)
+
+
+def _counts(settings) -> dict[str, int]:
+    from sqlalchemy import func, select
+
+    from store import tables
+    from store.engine import service_engine
+
+    with service_engine(settings).connect() as conn:
+        return {
+            t.name: conn.execute(select(func.count()).select_from(t)).scalar_one()
+            for t in (tables.eod_prices, tables.instruments, tables.corporate_actions)
+        }
+
+
+@ON_SQLITE_ONLY
+def test_a_repeated_actions_row_is_counted_once_and_two_that_disagree_are_refused(tmp_path: Path, settings) -> None:
+    """A corporate-actions row written twice (a file pasted together from two notices)
+    was applied twice: BIG's 2-for-1 stored as a SPLIT of 4.0, its history divided by 4.
+    It is applied once and reported; two rows of one name, day and kind that disagree are
+    refused, naming both lines, and nothing is stored."""
+    from ingest.importers import import_path
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+    from tests.pipeline.test_cli import cli
+
+    folder = write_prices(tmp_path / "market")
+    actions = folder / "corporate_actions.csv"
+    actions.write_text(f"symbol,ex_date,kind,ratio\nBIG,{EX},split,2:1\nBIG,{EX},split,2 for 1\n")
+    report = import_path(service_engine(settings), folder)
+    assert f"repeated row: {actions}:3 repeats {actions}:2 (BIG {EX} split 2:1): counted once" in report.capital_changes
+    with service_engine(settings).connect() as conn:
+        stored = [(r["symbol"], r["kind"], r["amount"]) for r in current_rows(conn, tables.corporate_actions)]
+    assert stored == [("BIG", "SPLIT", 2.0)]
+    other = write_prices(tmp_path / "other")
+    (other / "corporate_actions.csv").write_text(
+        f"symbol,ex_date,kind,ratio,price\nBIG,{EX},split,2:1,\nAAA,{EX},delisting,,12.50\nAAA,{EX},delisting,,13.00\n"
+    )
+    before = _counts(settings)
+    result = cli("import", str(other))
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "error: two corporate actions of one kind for one symbol and ex-date that disagree: "
+        f"{other}/corporate_actions.csv:3 (AAA {EX} delisting at 12.5) and "
+        f"{other}/corporate_actions.csv:4 (AAA {EX} delisting at 13): keep the row that is right (one row per "
+        "symbol, ex-date and kind); nothing was imported"
+    )
+    assert _counts(settings) == before
