@@ -14,7 +14,11 @@ row:
   `split_factor`, store/splits.py): a number is the shares after per share before; "N for
   M" is N / M for a split or a consolidation ("1 for 10" is 0.1) and (M + N) / M for a
   bonus issue, N new shares for every M held ("1 for 1" doubles the count); "N into M"
-  is M / N. The result must lie within 1/1,000 and 1,000 and not be 1.
+  is M / N. The result must lie within 1/1,000 and 1,000 and not be 1, and on the side
+  of 1 the kind says: below for a consolidation, above for the others. "N for M" and "N:M"
+  are written both ways round ("10:1" for a ten-into-one consolidation), so one the
+  other way round is read in the kind's direction; a number or "N into M" that
+  contradicts the kind is a bad row (`_directed`).
 - `rights`: N new shares for every M held ("N for M") at `price`, the subscription price.
   A holder who sells the rights at their theoretical value keeps the value of the
   position, so positions and prices are adjusted as a split by the last close before the
@@ -279,7 +283,26 @@ def _factor(kind: str, ratio: str) -> float:
         raise ValueError(f"ratio '{ratio}' is not a number, 'N for M' or 'N into M'")
     if not MIN_SPLIT <= factor <= MAX_SPLIT or factor == 1:
         raise ValueError(f"ratio '{ratio}' gives {factor:g} shares per share: not a capital change")
-    return factor
+    return _directed(kind, ratio, factor, turnable=number is None and not re.search(r"\binto\b", ratio, re.I))
+
+
+def _directed(kind: str, ratio: str, factor: float, *, turnable: bool) -> float:
+    """`factor` on the side of 1 its kind says: a consolidation leaves fewer shares (below
+    1), a split, a bonus or a rights issue more (above 1). A ratio "N for M" or "N:M" is
+    written both ways round (a consolidation's "10:1", ten old shares into one new, is its
+    "1 for 10"), so one the other way round is read in the kind's direction; a number and
+    "N into M" say their direction themselves, so one that contradicts the kind is refused
+    (a `reverse split 10:1` was stored as a 10-for-1 split, a `bonus 0.5` as a halving)."""
+    fewer = kind == "CONSOLIDATION"
+    if (factor < 1) == fewer:
+        return factor
+    if turnable:
+        return 1 / factor
+    side = "below 1, fewer shares" if fewer else "above 1, more shares"
+    raise ValueError(
+        f"ratio '{ratio}' gives {factor:g} shares per share, but a {kind.lower()}'s is {side}: "
+        "correct the ratio or the kind"
+    )
 
 
 @dataclass(frozen=True)

@@ -297,3 +297,36 @@ def test_a_repeated_actions_row_is_counted_once_and_two_that_disagree_are_refuse
         "symbol, ex-date and kind); nothing was imported"
     )
     assert _counts(settings) == before
+
+
+def test_a_ratio_is_read_in_the_direction_its_kind_says_or_refused(tmp_path: Path, settings) -> None:
+    """A consolidation written `10:1` (ten old shares into one new; the close 1.50 -> 15.0)
+    was stored as a SPLIT of 10, a 10-for-1 split, with only a warning. "N:M" and "N for M"
+    are read in the direction the kind says; a number, which says its own, is refused when
+    it contradicts the kind (a bad row, nothing stored for it)."""
+    from ingest.importers import import_path
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+
+    folder = tmp_path / "market"
+    folder.mkdir()
+    lines = ["symbol,date,close,volume"]
+    for day in DAYS:
+        after = day >= EX
+        lines += [f"CON,{day},{15.0 if after else 1.5},100", f"SPL,{day},{20.0 if after else 40.0},100"]
+        lines += [f"BON,{day},{8.0 if after else 10.0},100"]
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    actions = folder / "corporate_actions.csv"
+    actions.write_text(
+        f"symbol,ex_date,kind,ratio\nCON,{EX},reverse split,10:1\nSPL,{EX},split,1:2\nBON,{EX},bonus,0.8\n"
+    )
+    report = import_path(service_engine(settings), folder)
+    with service_engine(settings).connect() as conn:
+        stored = {r["symbol"]: r["amount"] for r in current_rows(conn, tables.corporate_actions)}
+    assert stored == {"CON": pytest.approx(0.1), "SPL": 2.0}
+    assert not [line for line in report.capital_changes if line.startswith("warning:")]
+    assert (
+        f"bad row: {actions}:4: ratio '0.8' gives 0.8 shares per share, but a bonus's is above 1, more shares: "
+        "correct the ratio or the kind" in report.capital_changes
+    )
