@@ -283,11 +283,17 @@ def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, vol
 
 
 def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
-    match = re.fullmatch(r"(\d{4})(\d{2})(\d{2})\.csv", path.name, re.IGNORECASE)
-    if not match:
+    """An NSE daily-summary file's rows, dated by its name (YYYYMMDD.csv): a name that is
+    not a day (`20240230.csv`) is the file's bad row, as a cell that is not one is a row's
+    (`calendar_day`), not a traceback that stopped the import."""
+    if not re.fullmatch(r"\d{8}\.csv", path.name, re.IGNORECASE):
         yield Bad(f"{path}:0", "file name is not YYYYMMDD.csv")
         return
-    day = date(*map(int, match.groups()))
+    try:
+        day = calendar_day(path.name[:8], "file name")
+    except ValueError as exc:
+        yield Bad(f"{path}:0", str(exc))
+        return
     for line, fields in csv_rows(path, ";"):
         if line == 1:
             if [f.strip() for f in fields] != NSE_DAILY_HEADER:

@@ -401,3 +401,28 @@ def test_a_record_of_another_width_is_its_lines_bad_row_and_the_rest_loads(setti
     ]
     assert [p["close"] for p in _stored(settings)] == [11]
     assert "1 corporate actions stored" in result.stdout
+
+
+@ON_SQLITE_ONLY
+def test_a_daily_file_named_with_a_day_that_does_not_exist_is_a_bad_row(settings: Settings, tmp_path: Path) -> None:
+    """A folder holding `20240230.csv` in the NSE daily format stopped the import with a
+    traceback (`ValueError: day is out of range for month`). The file is a bad row named by
+    its path, the folder's other files load, and a folder holding only it is one error line."""
+    header = "Code;Name;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price"
+    daily = tmp_path / "daily"
+    daily.mkdir()
+    (daily / "20240229.csv").write_text(f"{header};Volume Traded\nAAA;AAA Ltd;11;12;12;11;300\n")
+    (daily / "20240230.csv").write_text(f"{header};Volume Traded\nAAA;AAA Ltd;12;13;13;12;300\n")
+    result = cli("import", str(daily))
+    assert result.returncode == 0, result.stderr
+    assert _bad_rows(result.stdout) == [
+        f"bad row: {daily}/20240230.csv:0: file name '20240230' is not a date as YYYY-MM-DD (or YYYYMMDD)"
+    ]
+    assert [(str(p["trading_date"]), p["close"]) for p in _stored(settings)] == [("2024-02-29", 12)]
+    (daily / "20240229.csv").unlink()
+    result = cli("import", str(daily))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        result.stderr.strip()
+        == f"error: no row of {daily} could be read: nothing was imported (the bad rows are above)"
+    )
