@@ -430,7 +430,7 @@ def capital_changes(
     raw = limit_moves(prices, limit) if limit is not None else []
     beyond = limit_moves(adjusted, limit) if limit is not None else []
     unexplained = tuple(limit_moves(adjusted, SANITY_BAND)) if limit is None else ()
-    implied = tuple(Split(m.symbol, m.day, m.implied_factor) for m in beyond) if adjust_implied else ()
+    implied, overlaid = _implied(beyond, splits) if adjust_implied else ((), [])
     if implied:
         adjusted = split_adjusted(adjusted, list(implied))
     still = {(m.symbol, m.day) for m in beyond}
@@ -442,7 +442,7 @@ def capital_changes(
         implied=implied,
         bad_rows=tuple(bad),
         repeated=tuple(repeated),
-        warnings=(*renames.warnings, *warnings),
+        warnings=(*renames.warnings, *warnings, *overlaid),
         limit=limit,
         explained=sum(1 for m in raw if (m.symbol, m.day) not in still),
         beyond=tuple(beyond),
@@ -450,6 +450,23 @@ def capital_changes(
         handovers=handovers(prices),
     )
     return adjusted, report
+
+
+def _implied(beyond: list[LimitMove], splits: list[Split]) -> tuple[tuple[Split, ...], list[str]]:
+    """The moves beyond the limit as splits of their implied ratios, but for those on a
+    name's ex-date in the file: the file's row wins, and a warning says the move it leaves
+    (stored beside it, the implied split was a second SPLIT of one name and day, and the
+    import failed after its prices were written)."""
+    filed = {(s.symbol, s.ex_date) for s in splits}
+    implied = tuple(Split(m.symbol, m.day, m.implied_factor) for m in beyond if (m.symbol, m.day) not in filed)
+    overlaid = [
+        f"{m.symbol} {m.day.isoformat()}: the file's action leaves a move beyond the limit on its ex-date "
+        f"({m.previous_close:g} -> {m.close:g} on the new count); the file's is applied, not the implied ratio "
+        f"{m.implied_factor:.4g} (correct the file's row if it is wrong)"
+        for m in beyond
+        if (m.symbol, m.day) in filed
+    ]
+    return implied, overlaid
 
 
 def file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[list[Split], list[str]]:

@@ -52,11 +52,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Connection, Engine, func, select
 from tqdm import tqdm
 
 from ingest.importers.actions import (
@@ -222,43 +223,67 @@ def import_path(
     capital: CapitalOptions = CapitalOptions(),
 ) -> ImportReport:
     """Import a file or a folder of .csv files (the module's docstring says what is kept
-    and what is left out); prices are written in batches of BATCH_ROWS as they are read,
-    then the index levels, the instruments and the corporate actions."""
+    and what is left out). Everything that can refuse the import is checked before a row is
+    written (the files, the corporate actions, `_refuse_two_series`); then the prices (in
+    batches of BATCH_ROWS as they are read), the index levels, the instruments and the
+    corporate actions are written in one transaction, so an import that fails part-way
+    leaves the store as it was and says nothing was imported (`_one_transaction`): a
+    failure after the prices once left them stored without their splits. On SQLite the
+    transaction holds the database's write lock for the whole import."""
     fmt, files = resolve_source(path, fmt)
     report = ImportReport(fmt, files=len(files))
     report.lacks = source_lacks(fmt, files)
     report.types = source_types(fmt, files)
-    # a first pass finds the copied days (a day's rows may come from many files: per-company, OHLCV)
-    # and the capital changes
     today = exchange_date(utc_now())
+    copies, changes = _first_pass(fmt, files, today, capital, Path(path), report)
+    _refuse_two_series(engine, changes)
+    actions = _action_rows(fmt, changes)
+    rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
+    with _one_transaction(engine, f"import:{fmt}") as conn:
+        held = Held.read(conn)  # before the prices: the days the stored names are as of
+        report.rows_inserted = _store_prices(conn, fmt, files, today, rows, report)
+        report.indices = sorted(rows.indices)
+        report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
+        _store_instruments(conn, rows, held, {"board": board, "currency": currency}, report)
+        report.corporate_actions_inserted = append_history(conn, tables.corporate_actions, actions).inserted
+    report.capital_changes = changes.lines()
+    return report
+
+
+def _first_pass(
+    fmt: str, files: list[Path], today: date, capital: CapitalOptions, path: Path, report: ImportReport
+) -> tuple[dict[date, date], CapitalChanges]:
+    """The copied days (a day's rows may come from many files: per-company, OHLCV) and the
+    capital changes of the rows the import keeps, read before a row is written."""
     first = [item for file in files for item in _read(fmt, file, today) if not isinstance(item, Bad)]
     copies = repeated_days(first)
     report.repeated_days = describe_repeated(copies)
     kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
     report.second_rows = seconds.lines()
-    changes = _capital(kept, capital, Path(path))
-    del first, kept
-    _refuse_two_series(engine, changes)
-    rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
-    held = Held.read(engine)  # before the prices: the days the stored names are as of
-    batch: list[dict] = []
+    return copies, _capital(kept, capital, path)
+
+
+@contextmanager
+def _one_transaction(engine: Engine, lock_name: str) -> Iterator[Connection]:
+    """`write_transaction`, whose refusal (`InvalidInputError`) says the import was rolled back."""
+    try:
+        with write_transaction(engine, lock_name) as conn:
+            yield conn
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{exc}: nothing was imported (the import is one transaction)") from exc
+
+
+def _store_prices(conn: Connection, fmt: str, files: list[Path], today: date, rows: _Rows, report: ImportReport) -> int:
+    """The second pass: each file's price rows (`_Rows.take`), written in batches."""
+    inserted, batch = 0, []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
         for item in _read(fmt, file, today):
             price = rows.take(item, report)
-            if price is None:
-                continue
-            batch.append(price)
+            if price is not None:
+                batch.append(price)
             if len(batch) >= BATCH_ROWS:
-                report.rows_inserted += _flush(engine, batch)
-                batch = []
-    report.rows_inserted += _flush(engine, batch)
-    report.indices = sorted(rows.indices)
-    if rows.levels:
-        report.index_levels_inserted = _store_levels(engine, fmt, rows)
-    _store_instruments(engine, fmt, rows, held, {"board": board, "currency": currency}, report)
-    report.capital_changes = changes.lines()
-    report.corporate_actions_inserted = _store_actions(engine, fmt, changes)
-    return report
+                inserted, batch = inserted + _flush(conn, batch), []
+    return inserted + _flush(conn, batch)
 
 
 def _read(fmt: str, file: Path, today: date) -> Iterator[dict | Bad]:
@@ -337,10 +362,11 @@ def _capital(kept: list[dict], options: CapitalOptions, path: Path) -> CapitalCh
     return capital_changes(closes, actions, options.price_limit, options.adjust_implied, options.delist_after)[1]
 
 
-def _store_actions(engine: Engine, fmt: str, changes: CapitalChanges) -> int:
-    """The splits applied as SPLIT corporate actions (the factor as the amount; the file's
-    actions named in the detail, an implied one said so) and the file's delistings as
-    DELISTING ones (the value per share as the amount)."""
+def _action_rows(fmt: str, changes: CapitalChanges) -> list[dict]:
+    """The corporate_actions rows to store, built before a row is written: the splits
+    applied as SPLIT corporate actions (the factor as the amount; the file's actions named
+    in the detail, an implied one said so) and the file's delistings as DELISTING ones (the
+    value per share as the amount)."""
     named: dict[tuple[str, date], list[str]] = {}
     for action in (a for a in changes.actions if a.kind != RENAME):
         named.setdefault((action.symbol, action.ex_date), []).append(action.text())
@@ -369,10 +395,7 @@ def _store_actions(engine: Engine, fmt: str, changes: CapitalChanges) -> int:
         }
         for a in changes.settlements
     ]
-    if not rows:
-        return 0
-    with write_transaction(engine, f"import:{fmt}:corporate-actions") as conn:
-        return append_history(conn, tables.corporate_actions, rows).inserted
+    return rows
 
 
 @dataclass
@@ -432,16 +455,15 @@ class _Rows:
             }
 
 
-def _store_levels(engine: Engine, fmt: str, rows: _Rows) -> int:
-    with write_transaction(engine, f"import:{fmt}:index-levels") as conn:
-        c = tables.index_levels.c
-        days = [d for _, d in rows.levels]
-        return append_history(
-            conn,
-            tables.index_levels,
-            list(rows.levels.values()),
-            scope=[c.trading_date.between(min(days), max(days)), c.symbol.in_(sorted(rows.indices))],
-        ).inserted
+def _store_levels(conn: Connection, rows: _Rows) -> int:
+    c = tables.index_levels.c
+    days = [d for _, d in rows.levels]
+    return append_history(
+        conn,
+        tables.index_levels,
+        list(rows.levels.values()),
+        scope=[c.trading_date.between(min(days), max(days)), c.symbol.in_(sorted(rows.indices))],
+    ).inserted
 
 
 def _latest(found: dict[str, tuple], symbol: str, day: date, value: object) -> None:
@@ -459,11 +481,10 @@ class Held:
     last_priced: dict[str, date] = field(default_factory=dict)  # symbol -> its latest eod_prices day
 
     @classmethod
-    def read(cls, engine: Engine) -> Held:
+    def read(cls, conn: Connection) -> Held:
         c = tables.eod_prices.c
-        with engine.connect() as conn:
-            versions = {r["symbol"]: r for r in current_rows(conn, tables.instruments)}
-            last = conn.execute(select(c.symbol, func.max(c.trading_date)).group_by(c.symbol)).all()
+        versions = {r["symbol"]: r for r in current_rows(conn, tables.instruments)}
+        last = conn.execute(select(c.symbol, func.max(c.trading_date)).group_by(c.symbol)).all()
         return cls(versions, dict(last))
 
     def newer(self, symbol: str, found: tuple | None, column: str, made_up: str) -> object:
@@ -494,18 +515,17 @@ def _instrument(symbol: str, rows: _Rows, held: Held, given: dict) -> dict:
     return {**stored, **given, "symbol": symbol, "name": name, "listed_on": listed, "instrument_type": str(kind)}
 
 
-def _store_instruments(engine: Engine, fmt: str, rows: _Rows, held: Held, given: dict, report: ImportReport) -> None:
+def _store_instruments(conn: Connection, rows: _Rows, held: Held, given: dict, report: ImportReport) -> None:
     """Each priced symbol once (`_instrument`): a follow-up import of files without names
     or types keeps the stored ones, an older file's name does not replace a newer one's,
     and the listing date only moves earlier."""
     found = [_instrument(s, rows, held, {**given, "source": rows.source}) for s in sorted(rows.first_day)]
     report.not_ordinary = {r["symbol"]: r["instrument_type"] for r in found if not is_ordinary(r["instrument_type"])}
-    with write_transaction(engine, f"import:{fmt}:instruments") as conn:
-        report.instruments_inserted = append_history(conn, tables.instruments, found).inserted
+    report.instruments_inserted = append_history(conn, tables.instruments, found).inserted
     report.instruments = len(found)
 
 
-def _flush(engine: Engine, batch: list[dict]) -> int:
+def _flush(conn: Connection, batch: list[dict]) -> int:
     if not batch:
         return 0
     days = [row["trading_date"] for row in batch]
@@ -513,5 +533,4 @@ def _flush(engine: Engine, batch: list[dict]) -> int:
         tables.eod_prices.c.trading_date.between(min(days), max(days)),
         tables.eod_prices.c.symbol.in_({row["symbol"] for row in batch}),
     ]
-    with write_transaction(engine, "import:prices") as conn:
-        return append_history(conn, tables.eod_prices, batch, scope=scope).inserted
+    return append_history(conn, tables.eod_prices, batch, scope=scope).inserted

@@ -275,19 +275,10 @@ def test_a_repeated_actions_row_is_counted_once_and_two_that_disagree_are_refuse
     from store.history import current_rows
     from tests.pipeline.test_cli import cli
 
-    folder = write_prices(tmp_path / "market")
-    actions = folder / "corporate_actions.csv"
-    actions.write_text(f"symbol,ex_date,kind,ratio\nBIG,{EX},split,2:1\nBIG,{EX},split,2 for 1\n")
-    report = import_path(service_engine(settings), folder)
-    assert f"repeated row: {actions}:3 repeats {actions}:2 (BIG {EX} split 2:1): counted once" in report.capital_changes
-    with service_engine(settings).connect() as conn:
-        stored = [(r["symbol"], r["kind"], r["amount"]) for r in current_rows(conn, tables.corporate_actions)]
-    assert stored == [("BIG", "SPLIT", 2.0)]
     other = write_prices(tmp_path / "other")
     (other / "corporate_actions.csv").write_text(
         f"symbol,ex_date,kind,ratio,price\nBIG,{EX},split,2:1,\nAAA,{EX},delisting,,12.50\nAAA,{EX},delisting,,13.00\n"
     )
-    before = _counts(settings)
     result = cli("import", str(other))
     assert result.returncode == 1
     assert result.stderr.strip() == (
@@ -296,7 +287,15 @@ def test_a_repeated_actions_row_is_counted_once_and_two_that_disagree_are_refuse
         f"{other}/corporate_actions.csv:4 (AAA {EX} delisting at 13): keep the row that is right (one row per "
         "symbol, ex-date and kind); nothing was imported"
     )
-    assert _counts(settings) == before
+    assert _counts(settings) == {"eod_prices": 0, "instruments": 0, "corporate_actions": 0}
+    folder = write_prices(tmp_path / "market")
+    actions = folder / "corporate_actions.csv"
+    actions.write_text(f"symbol,ex_date,kind,ratio\nBIG,{EX},split,2:1\nBIG,{EX},split,2 for 1\n")
+    report = import_path(service_engine(settings), folder)
+    assert f"repeated row: {actions}:3 repeats {actions}:2 (BIG {EX} split 2:1): counted once" in report.capital_changes
+    with service_engine(settings).connect() as conn:
+        stored = [(r["symbol"], r["kind"], r["amount"]) for r in current_rows(conn, tables.corporate_actions)]
+    assert stored == [("BIG", "SPLIT", 2.0)]
 
 
 def test_a_ratio_is_read_in_the_direction_its_kind_says_or_refused(tmp_path: Path, settings) -> None:
@@ -330,3 +329,59 @@ def test_a_ratio_is_read_in_the_direction_its_kind_says_or_refused(tmp_path: Pat
         f"bad row: {actions}:4: ratio '0.8' gives 0.8 shares per share, but a bonus's is above 1, more shares: "
         "correct the ratio or the kind" in report.capital_changes
     )
+
+
+@ON_SQLITE_ONLY
+def test_a_file_split_and_an_implied_one_on_the_same_day_store_the_files(tmp_path: Path, settings, monkeypatch) -> None:
+    """`--adjust-implied` with a bonus issue row whose factor leaves the close beyond the
+    limit (`bonus 1:2`, 1.5 shares per share, where the close halves): the implied split
+    landed on the file's SPLIT's key and the import failed after its 80 prices were
+    stored, with no corporate action and no bars. The file's row wins, the implied one is
+    not applied and a warning says so, and the import completes."""
+    from sqlalchemy import func, select
+
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+    from tests.pipeline.test_cli import cli
+
+    folder = tmp_path / "market"
+    folder.mkdir()
+    lines = ["symbol,date,close,volume"]
+    for day in DAYS:
+        lines += [f"BIG,{day},{40.0 if day >= EX else 80.0},100", f"OTH,{day},10.0,100"]
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    (folder / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio\nBIG,{EX},bonus,1:2\n")
+    monkeypatch.setenv("MARKETINTEL_DAILY_PRICE_LIMIT", "0.1")
+    result = cli("import", "--adjust-implied", str(folder))
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"warning: BIG {EX}: the file's action leaves a move beyond the limit on its ex-date (53.3333 -> 40 on the "
+        "new count); the file's is applied, not the implied ratio 1.333 (correct the file's row if it is wrong)"
+    ) in result.stdout.splitlines()
+    with service_engine(settings).connect() as conn:
+        stored = [
+            (r["symbol"], r["kind"], r["amount"], r["detail"]) for r in current_rows(conn, tables.corporate_actions)
+        ]
+        bars = conn.execute(select(func.count()).select_from(tables.daily_bars)).scalar_one()
+    assert stored == [("BIG", "SPLIT", 1.5, {"text": f"BIG {EX} bonus 1:2"})]
+    assert _counts(settings)["eod_prices"] == 2 * len(DAYS) and bars > 0
+
+
+def test_an_import_that_fails_part_way_stores_nothing(tmp_path: Path, settings, monkeypatch) -> None:
+    """The prices were committed in batches before the instruments and the corporate
+    actions were written, so a refusal there left a partial import. The import is one
+    transaction: a refusal after the prices leaves the store as it was, and says so."""
+    from ingest.importers import files
+    from market.errors import InvalidInputError
+    from store.engine import service_engine
+
+    folder = write_prices(tmp_path / "market")
+    (folder / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio\nBIG,{EX},bonus,1 for 1\n")
+    twice = files._action_rows
+    monkeypatch.setattr(files, "_action_rows", lambda fmt, changes: twice(fmt, changes) * 2)
+    with pytest.raises(
+        InvalidInputError, match=r"^corporate_actions: two rows for the same key .*: nothing was imported"
+    ):
+        files.import_path(service_engine(settings), folder)
+    assert _counts(settings) == {"eod_prices": 0, "instruments": 0, "corporate_actions": 0}
