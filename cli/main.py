@@ -254,6 +254,13 @@ def import_files(
         typer.echo(line)
     if report.corporate_actions_inserted:
         typer.echo(f"{report.corporate_actions_inserted} corporate actions stored (SPLIT, DELISTING)")
+    if report.unmatched_actions:
+        typer.echo(
+            "warning: the store holds corporate actions of these files' names, within their dates, that this "
+            f"import does not have, and they still apply: {'; '.join(report.unmatched_actions)}. The store keeps "
+            "every row it was given and no command withdraws one: if the file was corrected, import into a fresh "
+            "store (MARKETINTEL_DATABASE_URL)"
+        )
     if report.bad_rows and not report.rows_read and not report.index_levels_inserted:
         raise InvalidInputError(f"no row of {path} could be read: nothing was imported (the bad rows are above)")
 

@@ -119,6 +119,8 @@ class ImportReport:
     not_ordinary: dict[str, str] = field(default_factory=dict)  # symbol -> type, for every non-ordinary instrument
     capital_changes: list[str] = field(default_factory=list)  # the report (actions.CapitalChanges.lines)
     corporate_actions_inserted: int = 0  # SPLIT and DELISTING actions stored from it
+    # stored actions within the files' span that this import does not have (`unmatched_actions`)
+    unmatched_actions: list[str] = field(default_factory=list)
 
 
 def source_files(path: Path) -> list[Path]:
@@ -245,6 +247,7 @@ def import_path(
         report.indices = sorted(rows.indices)
         report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
         _store_instruments(conn, rows, held, {"board": board, "currency": currency}, report)
+        report.unmatched_actions = unmatched_actions(conn, rows, actions)
         report.corporate_actions_inserted = append_history(conn, tables.corporate_actions, actions).inserted
     report.capital_changes = changes.lines()
     return report
@@ -396,6 +399,31 @@ def _action_rows(fmt: str, changes: CapitalChanges) -> list[dict]:
         for a in changes.settlements
     ]
     return rows
+
+
+def unmatched_actions(conn: Connection, rows: _Rows, actions: list[dict]) -> list[str]:
+    """The SPLIT and DELISTING actions the store holds of the imported symbols, dated
+    within the span of their rows (after the first, on or before the last), that this
+    import does not store: a corrected actions file (the split moved from the 28th to the
+    29th) leaves the old row applied beside the new one, the history divided twice. The
+    store keeps every row it was given and no command withdraws one, so they are named
+    (the CLI warns), never removed."""
+    spans: dict[str, tuple[date, date]] = {}
+    for symbol, day in rows.seen:
+        first, last = spans.get(symbol, (day, day))
+        spans[symbol] = (min(first, day), max(last, day))
+    if not spans:
+        return []
+    c = tables.corporate_actions.c
+    where = [c.kind.in_(("SPLIT", "DELISTING")), c.symbol.in_(sorted(spans))]
+    ours = {(a["symbol"], a["action_date"], a["kind"]) for a in actions}
+    return [
+        f"{r['symbol']} {r['action_date'].isoformat()} {r['kind']} {r['amount']:g} ({r['source']})"
+        for r in sorted(current_rows(conn, tables.corporate_actions, where=where), key=lambda r: r["action_date"])
+        if r["amount"] is not None
+        and spans[r["symbol"]][0] < r["action_date"] <= spans[r["symbol"]][1]
+        and (r["symbol"], r["action_date"], r["kind"]) not in ours
+    ]
 
 
 @dataclass

@@ -57,3 +57,32 @@ def test_the_latest_name_by_date_wins_and_the_earliest_listing_date(settings: Se
         "CROWN": ("Crown Paints Kenya Plc", "ORDINARY", "2019-05-02"),
         "PREFX": ("Prefx Series A", "PREFERENCE", "2024-05-02"),
     }
+
+
+@ON_SQLITE_ONLY
+def test_a_corrected_actions_file_names_the_stored_action_it_no_longer_has(settings: Settings, tmp_path: Path) -> None:
+    """A corrected actions file (BIG's split moved from the 28th to the 29th) stored the new
+    SPLIT beside the old one without a word: BIG's history divided by 4. The store keeps
+    every row, so the old one stays, and the import says so, naming it and what to do; a
+    later period's file without actions names nothing (the earlier split is before its rows)."""
+    days = [f"2024-03-{d:02d}" for d in (25, 26, 27, 28, 29)] + ["2024-04-01", "2024-04-02"]
+    prices = "symbol,date,close,volume\n" + "".join(f"BIG,{d},{40 if d >= '2024-03-29' else 80},100\n" for d in days)
+    for name, ex in (("first", "2024-03-28"), ("corrected", "2024-03-29")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio\nBIG,{ex},split,2:1\n")
+        (tmp_path / name / "prices.csv").write_text(prices)
+    assert "warning: the store holds" not in cli("import", str(tmp_path / "first")).stdout
+    result = cli("import", str(tmp_path / "corrected"))
+    assert result.returncode == 0, result.stderr
+    assert (
+        "warning: the store holds corporate actions of these files' names, within their dates, that this import "
+        "does not have, and they still apply: BIG 2024-03-28 SPLIT 2 (import:ohlcv). The store keeps every row it "
+        "was given and no command withdraws one: if the file was corrected, import into a fresh store "
+        "(MARKETINTEL_DATABASE_URL)"
+    ) in result.stdout.splitlines()
+    with service_engine(settings).connect() as conn:
+        splits = sorted(str(r["action_date"]) for r in current_rows(conn, tables.corporate_actions))
+    assert splits == ["2024-03-28", "2024-03-29"]
+    later = tmp_path / "later.csv"
+    later.write_text("symbol,date,close,volume\nBIG,2024-04-03,41,100\nBIG,2024-04-04,42,100\n")
+    assert "warning: the store holds corporate actions" not in cli("import", str(later)).stdout
