@@ -74,7 +74,8 @@ def append_history(
     recorded_at: datetime | None = None,
     scope: Sequence[ColumnElement[bool]] | None = None,
 ) -> AppendResult:
-    """Insert each row whose content differs from the current version of its key.
+    """Insert each row whose content differs from the current version of its key (a
+    column marked `provenance`, the row's source, is not content: `_same_content`).
 
     `scope` (optional) is a filter that covers every key in `rows`, for instance the date
     range of a batch: the current versions are then read with one indexed query instead
@@ -248,9 +249,12 @@ def _coerce(column_type: Any, value: Any) -> Any:
 
 
 def _same_content(table: Table, stored: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    """Whether `new` says what the stored version says: every column but those marked
+    `provenance` (where the row came from: store/tables.py PROVENANCE)."""
     if stored is None:
         return False
-    return all(_comparable(stored.get(name)) == _comparable(value) for name, value in new.items())
+    said = (name for name in new if not (name in table.c and table.c[name].info.get("provenance")))
+    return all(_comparable(stored.get(name)) == _comparable(new[name]) for name in said)
 
 
 def _comparable(value: Any) -> Any:

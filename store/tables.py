@@ -15,6 +15,13 @@ from store.types import JSONDocument, Money, UTCDateTime
 metadata = MetaData()
 
 
+# Where a row came from, not what it says (store/history.py `append_history`): the same
+# values delivered again by another source (the scraper after a backfill of the same day,
+# an import of what T0 stored) are the same content, and the version that holds them keeps
+# the source that delivered them first.
+PROVENANCE = {"provenance": True}
+
+
 def history_table(name: str, key: tuple[str, ...], *columns: Column) -> Table:
     table = Table(
         name,
@@ -40,7 +47,7 @@ instruments = history_table(
     Column("currency", Text(), nullable=False, default="JMD"),
     Column("listed_on", Date()),
     Column("delisted_on", Date()),
-    Column("source", Text(), nullable=False),
+    Column("source", Text(), nullable=False, info=PROVENANCE),
     # Since 0018: the kind of security (market/instruments.py InstrumentType). A writer that
     # does not give it keeps the current version's (store/history.py, "kept_when_absent"):
     # the securities page carries no type, and T0 must not erase what an import stated.
@@ -77,7 +84,7 @@ eod_prices = history_table(
     Column("ask", Double()),
     Column("halted", Boolean(), nullable=False, default=False),
     Column("delivery_id", BigInteger()),
-    Column("source", Text(), nullable=False),
+    Column("source", Text(), nullable=False, info=PROVENANCE),
 )
 
 # The read model of daily bars with their indicators (sql/*/0011, views/bars.py): built
@@ -121,7 +128,7 @@ fundamentals = history_table(
     Column("dividend_yield", Double()),
     Column("shares_outstanding", BigInteger()),
     Column("market_cap", Double()),
-    Column("source", Text(), nullable=False),
+    Column("source", Text(), nullable=False, info=PROVENANCE),
 )
 
 corporate_actions = history_table(
@@ -132,7 +139,7 @@ corporate_actions = history_table(
     Column("kind", Text(), nullable=False),
     Column("amount", Double()),
     Column("detail", JSONDocument, nullable=False, default=dict),
-    Column("source", Text(), nullable=False),
+    Column("source", Text(), nullable=False, info=PROVENANCE),
 )
 
 news_items = history_table(
@@ -507,7 +514,7 @@ index_levels = history_table(
     Column("symbol", Text(), nullable=False),
     Column("trading_date", Date(), nullable=False),
     Column("level", Double(), nullable=False),
-    Column("source", Text(), nullable=False),
+    Column("source", Text(), nullable=False, info=PROVENANCE),
     Column("delivery_id", BigInteger()),
 )
 

@@ -58,6 +58,38 @@ def test_scrape_the_served_simulator_then_preflight(simulator_process: str, monk
     assert '"active_instruments": 59' in preflight.stdout
 
 
+def test_the_same_day_from_the_backfill_and_the_scraper_is_stored_once(
+    simulator_process: str, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review's run: the day a backfill delivered, scraped again from the exchange's site
+    (the same values), stored a second copy of every price, instrument and fundamentals
+    row, and each later backfill or scrape another, the source alternating: a row's
+    source is where it came from, not what it says. The values stored once, the first
+    source kept."""
+    from sqlalchemy import func, select
+
+    from store import tables
+    from store.engine import service_engine
+
+    def counts() -> dict[str, int]:
+        with service_engine(settings).connect() as conn:
+            return {
+                t.name: conn.execute(select(func.count()).select_from(t)).scalar_one()
+                for t in (tables.eod_prices, tables.instruments, tables.fundamentals, tables.index_levels)
+            }
+
+    assert cli("backfill", "--days", "1", "--end", "2026-11-20").returncode == 0
+    delivered = counts()
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", simulator_process)
+    scraped = cli("scrape", "--date", "2026-11-20")
+    assert scraped.returncode == 0, scraped.stderr
+    assert counts() == delivered
+    assert cli("backfill", "--days", "1", "--end", "2026-11-20").returncode == 0
+    assert counts() == delivered
+    with service_engine(settings).connect() as conn:
+        assert {r["source"] for r in conn.execute(select(tables.eod_prices.c.source)).mappings()} == {"simulated"}
+
+
 @ON_SQLITE_ONLY
 def test_scrape_with_no_exchange_is_one_line(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", f"http://127.0.0.1:{_free_port()}")
