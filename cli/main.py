@@ -236,14 +236,18 @@ def import_files(
         adjust_implied,
         settings.delist_after_sessions,
     )
-    stored_in = source_currency(fmt, currency)
-    report = import_path(desk.engine, Path(path), fmt, currency=stored_in, capital=capital)
+    source_currency(fmt, currency)  # a --currency that is not three capitals is refused before anything is read
+    report = import_path(desk.engine, Path(path), fmt, currency=currency, capital=capital)
     if report.rows_inserted or report.corporate_actions_inserted:
         desk.refresh_bars()  # the API's stored bars and indicators for the imported prices and splits
     # a currency neither given nor the format's own is assumed, and said so: another market's
     # files in the generic format would otherwise be stored in the home currency unseen
-    assumed = "" if currency or fmt in FORMAT_CURRENCY else ", assumed: the files do not say (--currency)"
-    _echo_read(report, f"{stored_in}{assumed}")
+    assumed = (
+        ""
+        if currency or report.currency_stated or fmt in FORMAT_CURRENCY
+        else ", assumed: the files do not say (--currency)"
+    )
+    _echo_read(report, f"{report.currency}{', as the files state' if report.currency_stated else ''}{assumed}")
     for bad in report.bad_rows[:20]:
         typer.echo(f"bad row: {bad}")
     if len(report.bad_rows) > 20:

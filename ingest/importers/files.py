@@ -121,6 +121,8 @@ class ImportReport:
     corporate_actions_inserted: int = 0  # SPLIT and DELISTING actions stored from it
     # stored actions within the files' span that this import does not have (`unmatched_actions`)
     unmatched_actions: list[str] = field(default_factory=list)
+    currency: str = HOME_CURRENCY  # the prices' currency as stored (`import_path`)
+    currency_stated: str | None = None  # the one the files' `currency` column states, if any
 
 
 def source_files(path: Path) -> list[Path]:
@@ -220,7 +222,7 @@ def import_path(
     path: Path,
     fmt: str = "auto",
     *,
-    currency: str = HOME_CURRENCY,
+    currency: str | None = None,
     board: str = "OTHER",
     capital: CapitalOptions = CapitalOptions(),
 ) -> ImportReport:
@@ -231,13 +233,19 @@ def import_path(
     corporate actions are written in one transaction, so an import that fails part-way
     leaves the store as it was and says nothing was imported (`_one_transaction`): a
     failure after the prices once left them stored without their splits. On SQLite the
-    transaction holds the database's write lock for the whole import."""
+    transaction holds the database's write lock for the whole import.
+
+    `currency`: the one the caller gives (`--currency`), None when it gives none; the
+    prices' currency is then the one the files state (`stated_currency`), else the
+    format's (`source_currency`), and `report.currency` says which."""
     fmt, files = resolve_source(path, fmt)
     report = ImportReport(fmt, files=len(files))
     report.lacks = source_lacks(fmt, files)
     report.types = source_types(fmt, files)
     today = exchange_date(utc_now())
-    copies, changes = _first_pass(fmt, files, today, capital, Path(path), report)
+    copies, changes, stated = _first_pass(fmt, files, today, capital, Path(path), report)
+    report.currency_stated = stated_currency(stated, currency)
+    report.currency = report.currency_stated or source_currency(fmt, currency)
     _refuse_two_series(engine, changes)
     actions = _action_rows(fmt, changes)
     rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
@@ -246,7 +254,7 @@ def import_path(
         report.rows_inserted = _store_prices(conn, fmt, files, today, rows, report)
         report.indices = sorted(rows.indices)
         report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
-        _store_instruments(conn, rows, held, {"board": board, "currency": currency}, report)
+        _store_instruments(conn, rows, held, {"board": board, "currency": report.currency}, report)
         report.unmatched_actions = unmatched_actions(conn, rows, actions)
         report.corporate_actions_inserted = append_history(conn, tables.corporate_actions, actions).inserted
     report.capital_changes = changes.lines()
@@ -255,15 +263,46 @@ def import_path(
 
 def _first_pass(
     fmt: str, files: list[Path], today: date, capital: CapitalOptions, path: Path, report: ImportReport
-) -> tuple[dict[date, date], CapitalChanges]:
-    """The copied days (a day's rows may come from many files: per-company, OHLCV) and the
-    capital changes of the rows the import keeps, read before a row is written."""
+) -> tuple[dict[date, date], CapitalChanges, dict[str, set[str]]]:
+    """The copied days (a day's rows may come from many files: per-company, OHLCV), the
+    capital changes of the rows the import keeps and the currencies the rows state (code ->
+    symbols), read before a row is written."""
     first = [item for file in files for item in _read(fmt, file, today) if not isinstance(item, Bad)]
     copies = repeated_days(first)
     report.repeated_days = describe_repeated(copies)
     kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
     report.second_rows = seconds.lines()
-    return copies, _capital(kept, capital, path)
+    stated: dict[str, set[str]] = {}
+    for item in first:
+        if item.get("currency") and not is_index_row(item):
+            stated.setdefault(item["currency"], set()).add(item["symbol"])
+    return copies, _capital(kept, capital, path), stated
+
+
+def stated_currency(stated: dict[str, set[str]], given: str | None) -> str | None:
+    """The one currency the files' rows state (a `currency` column), None where they state
+    none; InvalidInputError where they state several (the service values every holding and
+    figure in one trading currency: a USD name read as JMD would be bought with JMD at its
+    USD price) or one other than `given` (`--currency`)."""
+    if len(stated) > 1:
+        parts = "; ".join(
+            f"{code}: {len(names)} name{'s' if len(names) > 1 else ''} ({', '.join(sorted(names)[:5])})"
+            for code, names in sorted(stated.items(), key=lambda kv: -len(kv[1]))
+        )
+        raise InvalidInputError(
+            f"the files state prices in {len(stated)} currencies ({parts}); the service values one trading "
+            "currency: import the names of one (leave the others out, or convert their prices first); nothing "
+            "was imported"
+        )
+    if not stated:
+        return None
+    (code,) = stated
+    if given is not None and given != code:
+        raise InvalidInputError(
+            f"--currency {given}, but the files state their prices in {code}; give --currency {code} or leave it "
+            "out: nothing was imported"
+        )
+    return code
 
 
 @contextmanager
@@ -448,6 +487,7 @@ class _Rows:
             report.bad_rows.append(str(item))
             return None
         item.pop("_line")
+        item.pop("currency", None)  # read in the first pass: the import's one currency (`stated_currency`)
         if is_index_row(item):
             self._keep_level(item)
             return None

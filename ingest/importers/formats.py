@@ -418,9 +418,19 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                 bar["name"] = row["name"]
             if stated is not None:
                 bar["instrument_type"] = stated
+            if row.get("currency", "").strip():
+                bar["currency"] = currency_code(row["currency"])
             yield {**bar, "_line": f"{path}:{line}"}
         except ValueError as exc:
             yield Bad(f"{path}:{line}", str(exc))
+
+
+def currency_code(text: str) -> str:
+    """A row's currency: three letters (`jmd` reads JMD), else ValueError naming it."""
+    code = text.strip().upper()
+    if not re.fullmatch(r"[A-Z]{3}", code):
+        raise ValueError(f"currency {text.strip()[:20]!r} is not a code of three letters like JMD")
+    return code
 
 
 REPEAT_MINIMUM_TRADED = 5  # traded rows a day needs before "all of them repeat" says it is a copy

@@ -86,3 +86,31 @@ def test_a_corrected_actions_file_names_the_stored_action_it_no_longer_has(setti
     later = tmp_path / "later.csv"
     later.write_text("symbol,date,close,volume\nBIG,2024-04-03,41,100\nBIG,2024-04-04,42,100\n")
     assert "warning: the store holds corporate actions" not in cli("import", str(later)).stdout
+
+
+@ON_SQLITE_ONLY
+def test_a_currency_column_is_read_and_a_file_of_two_currencies_is_refused(settings: Settings, tmp_path: Path) -> None:
+    """A review's run: a file with a `currency` column stating USD for PROVEN was stored in
+    JMD, the CLI saying the files do not say their currency. The column is read: one
+    currency is the import's (a --currency that disagrees is refused), two are refused,
+    since the service values everything in one trading currency; nothing is written."""
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text(
+        "symbol,date,close,volume,currency\nNCBFG,2024-05-02,75.00,1000,JMD\nPROVEN,2024-05-02,0.21,50000,USD\n"
+    )
+    refused = cli("import", str(mixed))
+    assert refused.returncode == 1 and "state prices in 2 currencies" in refused.stderr, refused.stderr
+    assert "PROVEN" in refused.stderr and "nothing was imported" in refused.stderr
+    assert _instruments(settings) == {}
+    usd = tmp_path / "usd.csv"
+    usd.write_text("symbol,date,close,volume,currency\nPROVEN,2024-05-02,0.21,50000,usd\nSEP,2024-05-02,0.5,10,USD\n")
+    disagrees = cli("import", str(usd), "--currency", "JMD")
+    assert disagrees.returncode == 1 and "the files state their prices in USD" in disagrees.stderr
+    assert _instruments(settings) == {}
+    read = cli("import", str(usd))
+    assert read.returncode == 0 and "2 instruments in USD, as the files state" in read.stdout, read.stdout
+    with service_engine(settings).connect() as conn:
+        assert {r["symbol"]: r["currency"] for r in current_rows(conn, tables.instruments)} == {
+            "PROVEN": "USD",
+            "SEP": "USD",
+        }

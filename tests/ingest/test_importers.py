@@ -67,7 +67,7 @@ def test_nse_daily_summary_imports_with_bad_rows_reported(settings: Settings, ns
         names = {
             r["symbol"]: (r["name"], r["currency"], r["listed_on"]) for r in current_rows(conn, tables.instruments)
         }
-    assert names["SCOM"] == ("Safaricom PLC", "JMD", date(2022, 4, 27))  # the latest name in the source
+    assert names["SCOM"] == ("Safaricom PLC", "KES", date(2022, 4, 27))  # the latest name; the NSE format's currency
 
 
 def test_reimporting_adds_nothing(settings: Settings, nse_daily_folder: Path) -> None:
