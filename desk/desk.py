@@ -339,10 +339,11 @@ class Desk(PortfolioReads, MarketReads):
 
     # ---- the day's stages -------------------------------------------------------------------------
 
-    def morning_suggestions(self, day: date, record: Table = tables.predictions) -> MorningSuggestions:
+    def morning_suggestions(self, day: date, record: Table | None = None) -> MorningSuggestions:
         """T2 for `day`: every client and house portfolio's plan from the latest day scored
-        before it in `record`, as pending suggestions (expiry judged at T2's own moment,
-        never the wall clock)."""
+        before it in `record` (None: the live predictions where they have such a day, else
+        the validation record: `suggestions.record_before`), as pending suggestions (expiry
+        judged at T2's own moment, never the wall clock)."""
         return suggestions.generate(self.engine, self.settings, day, record=record)
 
     def ai_day(self, day: date, record: Table = tables.predictions) -> ExecutedDay:

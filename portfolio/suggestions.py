@@ -176,19 +176,32 @@ def latest_scored_day(conn: Connection, before: date, record: Table = tables.pre
     return conn.execute(select(func.max(c.trading_date)).where(c.trading_date < before)).scalar()
 
 
+def record_before(conn: Connection, day: date) -> Table:
+    """The record T2 for `day` plans from: the live predictions where they have a day before
+    it, else the validation record (the morning of the first live day, or a day before it,
+    follows the validation record's last day, as bootstrapping plans it and as the AI book
+    replays those days)."""
+    if latest_scored_day(conn, day, tables.predictions) is not None:
+        return tables.predictions
+    return tables.validation_predictions
+
+
 def generate(
-    engine: Engine, settings: Settings, day: date, now: datetime | None = None, record: Table = tables.predictions
+    engine: Engine, settings: Settings, day: date, now: datetime | None = None, record: Table | None = None
 ) -> MorningSuggestions:
-    """T2 for `day` from the latest day scored before it in `record` (the live
-    predictions; bootstrapping passes the validation record before the first live day).
+    """T2 for `day` from the latest day scored before it in `record` (None: `record_before`).
     `now`: the moment expiry is judged at; default the stage's own, `t2_moment(day)`,
     never the wall clock (on a replay the wall clock is years past every replayed close)."""
     moment = now or t2_moment(day)
     with engine.connect() as conn:
+        record = record if record is not None else record_before(conn, day)
         scored = latest_scored_day(conn, day, record)
         portfolios = [r for r in current_rows(conn, tables.portfolios) if r["kind"] in ("CLIENT", "HOUSE")]
         if scored is None:
-            raise NotReadyError(f"no predictions before {day.isoformat()}: T1 has not scored a day yet")
+            raise NotReadyError(
+                f"no predictions of a day before {day.isoformat()} in the {record_name(record)} record: T2 plans "
+                "from the last day scored before its own"
+            )
         outlook = Outlook.of(known_persistence(conn, scored), Mandate().hold)  # as the AI book weighs its day
     expired = expire_stale(engine, day, moment)
     created: list[Planned] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, Table
 
 from market.clock import default_calendar
 from store import tables
@@ -59,11 +59,13 @@ def seed_market(engine: Engine, bars: dict[str, dict], day: date = DAY, history:
         append_history(conn, tables.eod_prices, rows)
 
 
-def seed_predictions(engine: Engine, day: date, signals: dict[str, dict], model_id: str = "test-model") -> None:
+def seed_predictions(
+    engine: Engine, day: date, signals: dict[str, dict], model_id: str = "test-model", table: Table = tables.predictions
+) -> None:
     with engine.begin() as conn:
         append_history(
             conn,
-            tables.predictions,
+            table,
             [
                 {
                     "symbol": s,

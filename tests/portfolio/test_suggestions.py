@@ -184,8 +184,27 @@ def test_sell_suggestions_for_holdings_that_turned_avoid(store) -> None:
 
 
 def test_no_scores_yet_is_not_ready(settings: Settings) -> None:
-    with pytest.raises(NotReadyError, match="T1 has not scored"):
+    with pytest.raises(NotReadyError, match="no predictions of a day before 2026-11-23 in the validation record"):
         suggestions.generate(service_engine(settings), settings, MONDAY, now=MORNING)
+
+
+def test_the_first_live_mornings_plan_follows_the_validation_records_last_day(settings: Settings) -> None:
+    """A review's run: T2 for the first live day (live predictions on that day alone, the
+    days before it in the validation record) failed "no predictions before ...: T1 has not
+    scored a day yet", false, where bootstrapping had planned the same morning from the
+    validation record. T2 plans from the live predictions where they have a day before its
+    own, else from the validation record."""
+    engine = service_engine(settings)
+    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}})
+    long = {"LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1}}
+    seed_predictions(engine, DAY, long, table=tables.validation_predictions)
+    seed_predictions(engine, MONDAY, long)  # the first live day's own predictions: T2 of the next morning reads them
+    move_cash(engine, open_client_portfolio(engine, "acme"), "100000", now=MORNING)
+    planned = suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    assert planned.signals_from == DAY.isoformat()
+    assert {(s.symbol, s.side) for s in planned.suggestions} == {("LIQ", "BUY")}
+    with engine.connect() as conn:
+        assert suggestions.record_before(conn, CALENDAR.next_trading_day(MONDAY)) is tables.predictions
 
 
 # ---- expiry on the clock the caller runs on (issue 42) ------------------------------------
