@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import typer
 from pydantic import ValidationError
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DatabaseError, OperationalError
 
 from market.errors import MarketIntelError
 from market.text import checked_text
@@ -20,8 +20,12 @@ def one_line_errors(command: Callable) -> Callable:
     """Turn a domain error into `error: <message>` on stderr and exit status 1; a text
     argument holding a control character is one. So are the failures of what the command
     stands on rather than of its input (`environment_error`): settings that do not
-    validate, a database that cannot be reached or is locked, a folder that cannot be
-    written; their tracebacks said nothing a person could act on that the line does not."""
+    validate, a database that cannot be reached, is locked or is not a database at all (a
+    file of something else, a damaged one: the driver's plain DatabaseError, raised by the
+    first statement on the connection), a folder that cannot be written; their tracebacks
+    said nothing a person could act on that the line does not. The database's narrower
+    errors (a constraint broken, a statement it cannot parse) are the program's, not the
+    environment's, and keep their traceback."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
@@ -33,25 +37,49 @@ def one_line_errors(command: Callable) -> Callable:
         except MarketIntelError as exc:
             typer.echo(f"error: {exc.detail}", err=True)
             raise typer.Exit(1) from None
-        except (ValidationError, OperationalError, OSError) as exc:
+        except (ValidationError, DatabaseError, OSError) as exc:
+            if isinstance(exc, DatabaseError) and not stands_on_database(exc):
+                raise
             typer.echo(f"error: {environment_error(exc)}", err=True)
             raise typer.Exit(1) from None
 
     return wrapper
 
 
+def stands_on_database(exc: DatabaseError) -> bool:
+    """Whether a database error is the store failing the command (it cannot be reached,
+    is locked, is not a database: OperationalError, or the driver's plain DatabaseError)
+    rather than the program (IntegrityError, ProgrammingError and the other subclasses)."""
+    return isinstance(exc, OperationalError) or type(exc) is DatabaseError
+
+
 def environment_error(exc: Exception) -> str:
     """One line for a failure of the command's environment: which setting is wrong and
     why (a pydantic ValidationError of the settings, named by its environment variable),
-    the database driver's own first line, or the operating system's reason and path."""
+    the database driver's own first line and the store it was said of (the SQLite file,
+    else the URL without its password: MARKETINTEL_DATABASE_URL), or the operating
+    system's reason and path."""
     if isinstance(exc, ValidationError):
         wrong = "; ".join(
             f"MARKETINTEL_{'_'.join(str(part) for part in e['loc']).upper()}: {e['msg']}" for e in exc.errors()
         )
         return f"the settings are not valid: {wrong}"
-    if isinstance(exc, OperationalError):
+    if isinstance(exc, DatabaseError):
         first = str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc.orig).__name__
-        return f"the database refused: {first}"
+        return f"the database refused: {first} ({_store_named()})"
     assert isinstance(exc, OSError)
     where = f": {exc.filename}" if exc.filename else ""
     return f"{exc.strerror or exc}{where}"
+
+
+def _store_named() -> str:
+    """The store the command opened, as a person finds it: a SQLite database's file, else
+    MARKETINTEL_DATABASE_URL without its password."""
+    from sqlalchemy.engine import make_url
+
+    from market.settings import get_settings
+
+    url = make_url(get_settings().database_url)
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        return f"database file {url.database}"
+    return f"database {url.render_as_string(hide_password=True)}"

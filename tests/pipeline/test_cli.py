@@ -163,3 +163,25 @@ def test_import_refuses_a_currency_that_is_not_a_code_and_stores_nothing(setting
     given = cli("import", str(prices), "--currency", "USD")
     assert given.returncode == 0
     assert given.stdout.startswith("ohlcv: 1 files, 1 rows read, 1 inserted, 1 instruments in USD (1 new or changed)")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["db", "status"], ["stage", "run", "health", "--date", "2026-11-20"], ["report", "compliance"]],
+)
+def test_a_store_that_is_not_a_database_is_one_line_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """An adversarial run: MARKETINTEL_DATABASE_URL at a file that is not a database printed
+    a 458-line traceback ending `DatabaseError: file is not a database`. One line naming the
+    file and the cause, exit status 1, and the file is left as it was."""
+    notdb = tmp_path / "notdb.db"
+    notdb.write_text("not a database\n" * 200)
+    monkeypatch.setenv("MARKETINTEL_NO_DOTENV", "1")
+    monkeypatch.setenv("MARKETINTEL_DATABASE_URL", f"sqlite:///{notdb}")
+    for folder in ("RUNS", "DATA", "REPORTS"):
+        monkeypatch.setenv(f"MARKETINTEL_{folder}_DIR", str(tmp_path / folder.lower()))
+    result = cli(*args)
+    assert result.returncode == 1, result.stdout
+    assert result.stderr == f"error: the database refused: file is not a database (database file {notdb})\n"
+    assert notdb.read_text() == "not a database\n" * 200
