@@ -133,10 +133,13 @@ def stage_run(
 
         date = latest_closed_trading_day(exchange_now()).isoformat()
     if notebook:
-        from pipeline.notebooks import run_stage_notebook
+        from market.clock import parse_trading_date
+        from pipeline.day import notebook_stage
 
-        output = run_stage_notebook(name, date, trigger="cli")
-        typer.echo(f"stage {name} for {date} succeeded; output notebook: {output}")
+        ran = notebook_stage(name, parse_trading_date(date), get_settings(), trigger="cli")
+        if ran.error is not None:
+            raise ran.error
+        typer.echo(f"stage {name} for {date}: {ran.outcome()}")
         return
     from pipeline.runner import run_stage
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
@@ -38,6 +38,14 @@ class DayStage:
     seconds: float
     rows_written: int  # rows inserted, all history tables together
     output: Path | None  # the executed notebook
+    reason: str | None = None  # why it was skipped or failed, as recorded
+    error: StageFailedError | None = field(default=None, compare=False, repr=False)  # a failure, to raise
+
+    def outcome(self) -> str:
+        """What `marketintel stage run --notebook` says of the stage: its recorded status,
+        with the reason of a skip, and where its executed notebook is."""
+        why = f" ({self.reason})" if self.reason and self.status != "SUCCEEDED" else ""
+        return f"{self.status}{why}; output notebook: {self.output}"
 
 
 def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[DayStage]:
@@ -49,27 +57,53 @@ def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[Day
     engine = service_engine(settings)
     with one_kernel():  # the day's stages share one kernel (pipeline/notebooks.py)
         for stage in T0_STAGES + T1_STAGES:
-            since, started, run_id = utc_now(), time.monotonic(), uuid.uuid4().hex
-            try:
-                output = run_stage_notebook(stage, day, settings=settings, trigger=trigger, run_id=run_id)
-            except StageFailedError as exc:
-                yield _finished(engine, (stage, run_id), day, since, started, None)
+            ran = notebook_stage(stage, day, settings, trigger, engine)
+            yield ran
+            if ran.error is not None:
                 if stage == T1_PREFLIGHT:
                     from pipeline.preflight import alert_failed_preflight  # the stages' code: only on a failure
 
-                    alert_failed_preflight(day, exc.detail)
-                raise
-            yield _finished(engine, (stage, run_id), day, since, started, output)
+                    alert_failed_preflight(day, ran.error.detail)
+                raise ran.error
+
+
+def notebook_stage(
+    stage: str, day: date, settings: Settings, trigger: str = "cli", engine: Engine | None = None
+) -> DayStage:
+    """Run one stage's notebook for `day` and read back what the stage recorded (the status
+    papermill sees is only whether the notebook ran: a stage that skipped a holiday ran
+    fine). A failed stage is returned too, with its StageFailedError as `error` for the
+    caller to raise (run-day shows it in the day's table first)."""
+    since, started, run_id = utc_now(), time.monotonic(), uuid.uuid4().hex
+    try:
+        output = run_stage_notebook(stage, day, settings=settings, trigger=trigger, run_id=run_id)
+    except StageFailedError as exc:
+        return _finished(engine or service_engine(settings), (stage, run_id), day, (since, started), None, exc)
+    return _finished(engine or service_engine(settings), (stage, run_id), day, (since, started), output, None)
 
 
 def _finished(
-    engine: Engine, run: tuple[str, str], day: date, since: datetime, started: float, output: Path | None
+    engine: Engine,
+    run: tuple[str, str],
+    day: date,
+    began: tuple[datetime, float],
+    output: Path | None,
+    error: StageFailedError | None,
 ) -> DayStage:
     """The stage `run` (its name and run id) as it ended, read back from its own records:
     a second run-day on the same store at once records its own."""
     stage, run_id = run
+    since, started = began
     outcome = recorded_outcome(engine, stage, day, since, run_id)
-    return DayStage(stage, outcome["status"], time.monotonic() - started, sum(outcome["rows_written"].values()), output)
+    return DayStage(
+        stage,
+        outcome["status"],
+        time.monotonic() - started,
+        sum(outcome["rows_written"].values()),
+        output,
+        outcome.get("reason"),
+        error,
+    )
 
 
 def stage_table(stages: list[DayStage]) -> list[str]:

@@ -52,9 +52,30 @@ def test_stage_run_through_the_notebook_prints_the_output_path(settings: Setting
     result = cli("stage", "run", "health", "--date", "2026-11-20", "--notebook")
     assert result.returncode == 0, result.stderr
     output = settings.runs_dir / "2026-11-20" / "health.ipynb"
-    assert f"output notebook: {output}" in result.stdout
+    assert result.stdout == f"stage health for 2026-11-20: SUCCEEDED; output notebook: {output}\n"
     assert output.is_file()
     # the kernel still warns that it runs over TCP (pipeline/notebooks.py says why it is not IPC)
+
+
+@ON_SQLITE_ONLY
+def test_stage_run_through_the_notebook_says_what_the_stage_recorded(settings: Settings) -> None:
+    """An adversarial run: `stage run t1_preflight --date <a holiday> --notebook` printed
+    "succeeded" (the notebook ran fine) while the stage recorded SKIPPED."""
+    from sqlalchemy import select
+
+    from store import tables
+    from store.engine import service_engine
+
+    result = cli("stage", "run", "t1_preflight", "--date", "2026-11-21", "--notebook")
+    assert result.returncode == 0, result.stderr
+    output = settings.runs_dir / "2026-11-21" / "t1_preflight.ipynb"
+    assert result.stdout == (
+        f"stage t1_preflight for 2026-11-21: SKIPPED (2026-11-21 is a Saturday); output notebook: {output}\n"
+    )
+    c = tables.stage_runs.c
+    with service_engine(settings).connect() as conn:
+        events = conn.execute(select(c.event).where(c.stage == "t1_preflight").order_by(c.id)).scalars().all()
+    assert events == ["STARTED", "SKIPPED"]
 
 
 @pytest.mark.parametrize(
