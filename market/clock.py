@@ -8,10 +8,11 @@ following Monday). Extra closures (a special market holiday) can be added per ca
 Stored timestamps are UTC; `exchange_iso()` renders one as ISO 8601 without offset in
 exchange time, the format the API uses where the spec asks for it.
 
-Dates a caller gives (query parameters, GraphQL arguments, cursors) must lie within
-`SUPPORTED_DATES`: the service computes warm-up windows and next days around them, and
-Python's dates end at 0001-01-01 and 9999-12-31, so `supported_date` refuses anything
-outside with a clear InvalidInputError instead of an overflow deep in a read.
+Dates a caller gives (query parameters, GraphQL arguments, cursors; the CLI's and the
+stages' trading dates) must lie within `SUPPORTED_DATES`: the service computes warm-up
+windows and next days around them, and Python's dates end at 0001-01-01 and 9999-12-31, so
+`supported_date` (the API's) and `parse_trading_date` (the CLI's and the pipeline's) refuse
+anything outside with a clear InvalidInputError instead of an overflow deep in a read.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ def supported_date(value: object, name: str) -> date:
     InvalidInputError naming `name`, the range and what was given. Text is YYYY-MM-DD and
     nothing else: a time or an offset is refused, not dropped (2026-11-20T00:00+14:00 is the
     19th at the exchange), and so are a number and the ISO basic and week forms."""
-    first, last = SUPPORTED_DATES
     if isinstance(value, str):
         try:
             if not ISO_DAY.fullmatch(value):
@@ -52,9 +52,15 @@ def supported_date(value: object, name: str) -> date:
             raise InvalidInputError(f"{name} must be a date YYYY-MM-DD, not '{value[:40]}'") from None
     if isinstance(value, datetime) or not isinstance(value, date):
         raise InvalidInputError(f"{name} must be a date YYYY-MM-DD, not {type(value).__name__}")
+    return _within_supported(value, f"{name} ")
+
+
+def _within_supported(value: date, named: str) -> date:
+    """`value` when it lies within SUPPORTED_DATES, else InvalidInputError naming the range."""
+    first, last = SUPPORTED_DATES
     if not first <= value <= last:
         raise InvalidInputError(
-            f"{name} {value.isoformat()} is outside the supported dates {first.isoformat()} to {last.isoformat()}"
+            f"{named}{value.isoformat()} is outside the supported dates {first.isoformat()} to {last.isoformat()}"
         )
     return value
 
@@ -325,12 +331,20 @@ def exchange_date_time(moment: datetime) -> datetime:
     return moment.astimezone(EXCHANGE_TZ).replace(tzinfo=None)
 
 
-def parse_trading_date(text: str) -> date:
-    """Parse YYYY-MM-DD strictly; anything else is an InvalidInputError naming the value
-    (an ISO week date, "2026-W47-5", is ten characters too, and `date.fromisoformat` reads it)."""
+def parse_trading_date(value: str | date) -> date:
+    """The trading date an operator or a pipeline gives (the CLI's dates, a stage's, an
+    Airflow run's): YYYY-MM-DD parsed strictly, anything else an InvalidInputError naming the
+    value (an ISO week date, "2026-W47-5", is ten characters too, and `date.fromisoformat`
+    reads it); a date already parsed is taken as it is. Either is held to SUPPORTED_DATES,
+    the one range `supported_date` holds the API's dates to: a stage for 0001-01-01 ran and
+    failed on an overflow (a year-1 STARTED and FAILED recorded), where now it is refused
+    before anything runs."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return _within_supported(value, "")
     try:
-        if not isinstance(text, str) or not ISO_DAY.fullmatch(text):
+        if not isinstance(value, str) or not ISO_DAY.fullmatch(value):
             raise ValueError
-        return date.fromisoformat(text)
+        day = date.fromisoformat(value)
     except (TypeError, ValueError):
-        raise InvalidInputError(f"'{text}' is not a date in YYYY-MM-DD form") from None
+        raise InvalidInputError(f"'{value}' is not a date in YYYY-MM-DD form") from None
+    return _within_supported(day, "")

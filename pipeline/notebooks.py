@@ -309,7 +309,7 @@ def run_stage_notebook(
     """Execute the stage's notebook for the date; return the output notebook's path.
     `run_id`: the id the stage's `stage_runs` records carry (`runner.run_stage`)."""
     settings = settings or get_settings()
-    day = parse_trading_date(trading_date) if isinstance(trading_date, str) else trading_date
+    day = parse_trading_date(trading_date)
     source, output = notebook_paths(stage_name, day, settings)
     if not source.is_file():
         raise ConfigurationError(f"stage notebook {source} does not exist")

@@ -156,7 +156,7 @@ def run_stage(
     `stage_runs` records carry (a new one when not given): a caller that runs the stage's
     notebook reads its outcome back by it (`recorded_outcome`)."""
     stage = get_stage(name)
-    day = parse_trading_date(trading_date) if isinstance(trading_date, str) else trading_date
+    day = parse_trading_date(trading_date)
     settings = settings or get_settings()
     require_current_schema(service_engine(settings))
     with nullcontext(service_engine(settings)) if write else preview_engine(settings) as engine:

@@ -206,3 +206,35 @@ def test_a_store_that_is_not_a_database_is_one_line_naming_the_file(
     assert result.returncode == 1, result.stdout
     assert result.stderr == f"error: the database refused: file is not a database (database file {notdb})\n"
     assert notdb.read_text() == "not a database\n" * 200
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["stage", "run", "health", "--date", "0001-01-01"],
+        ["stage", "run", "t3_macro", "--date", "0001-01-01"],
+        ["stage", "run", "health", "--date", "1899-12-31", "--notebook"],
+        ["run-day", "--date", "0001-01-03"],
+        ["scrape", "--date", "9999-12-31"],
+    ],
+)
+@ON_SQLITE_ONLY
+def test_a_date_outside_the_supported_dates_is_refused_before_anything_runs(
+    settings: Settings, args: list[str]
+) -> None:
+    """An adversarial run: `stage run health --date 0001-01-01` recorded a year-1 STARTED and
+    FAILED and said `OverflowError: date value out of range`. The CLI's dates are held to the
+    API's range (market/clock.py SUPPORTED_DATES): one line naming it, nothing recorded, no
+    notebook run."""
+    from sqlalchemy import func, select
+
+    from store import tables
+    from store.engine import service_engine
+
+    day = args[args.index("--date") + 1]
+    result = cli(*args)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == f"error: {day} is outside the supported dates 1900-01-01 to 2199-12-31\n"
+    with service_engine(settings).connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.stage_runs)).scalar_one() == 0
+    assert not (settings.runs_dir / day).exists()
