@@ -2,7 +2,9 @@
 DAGs' order, through the same stage notebooks. A failed pre-flight stores and sends the
 PREFLIGHT_FAILED alert (there is no retry window here: run it again when T0 has
 delivered) and stops the day; any failed stage stops the day with its reason, and a
-re-run redoes only what is not already stored (every stage is a transaction).
+re-run redoes only what is not already stored (every stage is a transaction). A day that
+is not a trading day, or whose session has not closed, is refused before the first
+notebook (the runner's rule, `refuse_unreached`): nothing is run, listed or recorded.
 
 Each stage reports what a person running the day wants to see: its status, how long it
 took and the rows it inserted, as the runner recorded them in `stage_runs`
@@ -24,7 +26,8 @@ from market.clock import default_calendar, utc_now
 from market.errors import InvalidInputError, StageFailedError
 from market.settings import Settings
 from pipeline.notebooks import one_kernel, run_stage_notebook
-from pipeline.runner import recorded_outcome
+from pipeline.registry import day_rule
+from pipeline.runner import recorded_outcome, refuse_unreached
 from pipeline.stage_lists import T0_STAGES, T1_PREFLIGHT, T1_STAGES
 from store.engine import service_engine
 
@@ -51,9 +54,12 @@ class DayStage:
 def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[DayStage]:
     """Run T0 and T1 for `day`; yields each stage as it finishes, a FAILED one included,
     after which the stage's StageFailedError is raised."""
-    reason = default_calendar().closed_reason(day)
+    calendar = default_calendar()
+    reason = calendar.closed_reason(day)
     if reason:
         raise InvalidInputError(f"nothing to run: {reason}")
+    for stage in T0_STAGES + T1_STAGES:  # a day not closed yet: refused before the first notebook
+        refuse_unreached(day, calendar, day_rule(stage))
     engine = service_engine(settings)
     with one_kernel():  # the day's stages share one kernel (pipeline/notebooks.py)
         for stage in T0_STAGES + T1_STAGES:

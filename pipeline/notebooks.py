@@ -56,11 +56,12 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
 from traitlets import default
 
-from market.clock import parse_trading_date
+from market.clock import default_calendar, parse_trading_date
 from market.errors import ConfigurationError, StageFailedError
 from market.settings import Settings, get_settings
-from pipeline.registry import known_stage
+from pipeline.registry import day_rule, known_stage
 from pipeline.run_index import write_index
+from pipeline.runner import refuse_unreached
 from store.engine import dispose_engines
 
 
@@ -313,6 +314,9 @@ def run_stage_notebook(
     source, output = notebook_paths(stage_name, day, settings)
     if not source.is_file():
         raise ConfigurationError(f"stage notebook {source} does not exist")
+    # a day the exchange has not reached is refused here, as the runner refuses it, before a
+    # notebook is written: the kernel's refusal left a FAILED notebook listed in runs/index.md
+    refuse_unreached(day, default_calendar(), day_rule(stage_name))
     output.parent.mkdir(parents=True, exist_ok=True)
     shared = _shared.get()
     kernel = {"km": shared.for_stage(source.parent)} if shared is not None else {}

@@ -35,6 +35,22 @@ _DEFINED_IN: dict[str, str] = {  # stage name -> "module:attribute" of its Stage
     "t3_macro": "pipeline.macro_stage:T3_MACRO",
 }
 
+# When a stage may run for a day, for the processes that must not load its code but refuse
+# a day before its notebook runs (run-day, `stage run --notebook`, Airflow's tasks:
+# pipeline/runner.py `refuse_unreached`): (trading_days_only, after_close), the Stage's own
+# two flags, which a test holds equal to these. A stage not listed is a trading-day stage
+# run after its close.
+_DAY_RULES: dict[str, tuple[bool, bool]] = {
+    "health": (False, True),  # any calendar day up to the exchange's today
+    "t3_macro": (False, True),
+    "t2_suggestions": (True, False),  # the session ahead, before its close
+}
+
+
+def day_rule(name: str) -> tuple[bool, bool]:
+    """(trading_days_only, after_close) of the stage `name`, without loading its code."""
+    return _DAY_RULES.get(known_stage(name), (True, True))
+
 
 class _Stages(Mapping[str, "Stage"]):
     """The stages by name, each imported on first read."""

@@ -167,10 +167,7 @@ def run_stage(
 def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
     day, calendar = ctx.trading_date, ctx.calendar
     closed = calendar.closed_reason(day)
-    if stage.trading_days_only and stage.after_close and not closed:
-        _refuse_unclosed(day, calendar)
-    if not (stage.trading_days_only and closed):  # a day it skips (a holiday, a weekend) is said so
-        _refuse_future(stage, day, calendar)
+    refuse_unreached(day, calendar, (stage.trading_days_only, stage.after_close))
     _record(ctx, "STARTED", trigger, {})
 
     if stage.trading_days_only and closed:
@@ -198,13 +195,30 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
     return StageResult(stage.name, day, ctx.run_id, "SUCCEEDED", ctx.write, outcome.summary, outcome.tables)
 
 
-def _refuse_future(stage: Stage, day: date, calendar: TradingCalendar) -> None:
+def refuse_unreached(day: date, calendar: TradingCalendar, rule: tuple[bool, bool]) -> None:
+    """Refuse, before anything is recorded, a day the exchange has not reached for a stage
+    of `rule` (trading_days_only, after_close: the Stage's flags, or pipeline/registry.py
+    `day_rule` where the stage's code is not loaded): an after-close trading-day stage a day
+    whose session has not closed (`_refuse_unclosed`), any stage a day past the one it may
+    run for (`_refuse_future`). A trading-day stage's weekend or holiday is left to skip
+    with its reason. The runner applies it, and so do the callers that would otherwise
+    start the stage's notebook first (pipeline/notebooks.py `run_stage_notebook`, run-day):
+    a refused day leaves no notebook, no runs/index.md row and no `stage_runs` row."""
+    trading_days_only, after_close = rule
+    closed = calendar.closed_reason(day)
+    if trading_days_only and after_close and not closed:
+        _refuse_unclosed(day, calendar)
+    if not (trading_days_only and closed):  # a day it skips (a holiday, a weekend) is said so
+        _refuse_future(after_close, day, calendar)
+
+
+def _refuse_future(after_close: bool, day: date, calendar: TradingCalendar) -> None:
     """No stage runs for a day the exchange has not reached: a health check or a macro fetch
     recorded for next month is a record of something that has not happened. A stage for a
     session ahead (T2's suggestions, which T1's close starts for the next session) may run
     for that next session and no later one; the rest for today at the latest."""
     now = utc_now()
-    if not stage.after_close:
+    if not after_close:
         ahead = calendar.next_trading_day(calendar.closed_day_at(now))
         if day > ahead:
             raise InvalidInputError(f"{day.isoformat()} is past the next session ({ahead.isoformat()})")

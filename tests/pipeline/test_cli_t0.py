@@ -175,7 +175,8 @@ def test_no_stage_runs_for_a_day_the_exchange_has_not_reached(settings: Settings
     from store import tables
     from store.engine import service_engine
 
-    tomorrow = exchange_date(utc_now()) + timedelta(days=1)
+    today = exchange_date(utc_now())
+    tomorrow = today + timedelta(days=1)
     for stage in ("health", "t3_macro"):
         ran = cli("stage", "run", stage, "--date", tomorrow.isoformat())
         assert ran.returncode == 1, ran.stdout
@@ -189,6 +190,55 @@ def test_no_stage_runs_for_a_day_the_exchange_has_not_reached(settings: Settings
     with service_engine(settings).connect() as conn:
         for table in (tables.health_checks, tables.stage_runs, tables.macro_observations, tables.suggestions):
             assert conn.execute(select(func.count()).select_from(table)).scalar_one() == 0
+
+
+@ON_SQLITE_ONLY
+def test_a_day_not_reached_is_refused_before_a_notebook_runs(settings: Settings) -> None:
+    """An adversarial run: `run-day` for a day whose close had not come ran T0's notebook,
+    printed a table with `t0_scrape FAILED ... has not closed yet`, and left a FAILED
+    notebook listed in runs/index.md; `stage run health --notebook` for a future day the
+    same. Every path refuses it as `scrape` does: one line, no notebook, nothing recorded."""
+    from datetime import timedelta
+
+    from sqlalchemy import func, select
+
+    from market.clock import default_calendar, exchange_date, utc_now
+    from store import tables
+    from store.engine import service_engine
+
+    calendar = default_calendar()
+    latest = calendar.closed_day_at(utc_now())
+    unclosed = calendar.next_trading_day(latest)  # today before its close, or the next session
+    today = exchange_date(utc_now())
+    tomorrow = today + timedelta(days=1)
+    not_closed = (
+        f"error: {unclosed.isoformat()} has not closed yet; the latest closed trading day is {latest.isoformat()}"
+    )
+    for args, said in [
+        (["run-day", "--date", unclosed.isoformat()], not_closed),
+        (["stage", "run", "t0_scrape", "--notebook", "--date", unclosed.isoformat()], not_closed),
+        (["stage", "run", "t1_trade", "--notebook", "--date", unclosed.isoformat()], not_closed),
+        (
+            ["stage", "run", "health", "--notebook", "--date", tomorrow.isoformat()],
+            f"error: {tomorrow.isoformat()} is after today ({today.isoformat()} on the exchange's clock)",
+        ),
+    ]:
+        ran = cli(*args)
+        assert (ran.returncode, ran.stdout) == (1, ""), (args, ran.stdout)
+        assert ran.stderr.strip() == said, args
+    assert not settings.runs_dir.exists() or list(settings.runs_dir.iterdir()) == []
+    with service_engine(settings).connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.stage_runs)).scalar_one() == 0
+
+
+def test_every_stage_refuses_days_by_the_rule_the_registry_names_without_its_code() -> None:
+    """The notebook paths refuse an unreached day by the registry's rule (the stage's code
+    is not loaded there): it is each stage's own pair of flags."""
+    from pipeline import registry
+
+    for name in registry.STAGES:
+        stage = registry.STAGES[name]
+        assert registry.day_rule(name) == (stage.trading_days_only, stage.after_close), name
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
