@@ -190,7 +190,7 @@ def backfill(
     from market.clock import exchange_now, latest_closed_trading_day, parse_trading_date
     from market.errors import InvalidInputError
     from pipeline.backfill import backfill as run_backfill
-    from store.engine import service_engine
+    from store.migrations import current_store
 
     settings = get_settings()
     last = parse_trading_date(_default_date(end))
@@ -200,7 +200,7 @@ def backfill(
             f"--end {last.isoformat()} has not closed yet; the latest closed trading day is {latest.isoformat()} "
             "(a simulated future would be stored as history, and the real sessions before it refused)"
         )
-    reports = run_backfill(service_engine(settings), settings, days, last)
+    reports = run_backfill(current_store(settings), settings, days, last)
     inserted = sum(r.inserted.get("eod_prices", 0) for r in reports)
     kind = "replayed" if settings.replay_path else "simulated"
     typer.echo(
@@ -434,15 +434,13 @@ def bootstrap_record(
     """A track record before the first live day: the walk-forward validation record over
     the stored history, the AI executor replayed over its last days, then T2. Re-running
     writes nothing new."""
-    from market.clock import default_calendar
+    from market.clock import default_calendar, parse_trading_date
     from pipeline.bootstrap import BootstrapTerms, bootstrap
-    from store.engine import service_engine
+    from store.migrations import current_store
 
     settings = get_settings()
-    from market.clock import parse_trading_date
-
     terms = BootstrapTerms(parse_trading_date(end) if end is not None else None, days, min_train_days, replay_days)
-    result = bootstrap(service_engine(settings), settings, default_calendar(), terms)
+    result = bootstrap(current_store(settings), settings, default_calendar(), terms)
     for line in result.lines():
         typer.echo(line)
 
@@ -460,12 +458,11 @@ def run_day(
     from pipeline.day import DayStage, stage_table
     from pipeline.day import run_day as run
     from pipeline.stage_lists import T0_STAGES, T1_STAGES
-    from store.engine import service_engine
-    from store.migrations import require_current_schema
+    from store.migrations import current_store
 
     settings = get_settings()
     day = parse_trading_date(_default_date(date))
-    require_current_schema(service_engine(settings))  # before a kernel starts: one line, not a failed notebook
+    current_store(settings)  # before a kernel starts: one line, not a failed notebook
     done: list[DayStage] = []
     try:
         with tqdm(total=len(T0_STAGES + T1_STAGES), desc=f"run-day {day}", unit="stage", disable=None) as bar:
@@ -506,10 +503,8 @@ def monitor(
     it were not monitored), then each check on one line (state, check, figure against its
     WATCH / ALERT thresholds, since, note)."""
     from desk import Desk
-    from store.migrations import require_current_schema
 
-    desk = Desk.from_settings(get_settings())
-    require_current_schema(desk.engine)
+    desk = Desk.from_settings(get_settings())  # on a current schema (store/migrations.py current_store)
     with desk.engine.connect() as conn:
         state = desk.monitor_state(conn)
     for line in monitor_lines(state):

@@ -75,7 +75,7 @@ from reports import Report, generate, generate_apart, save
 from store import tables
 from store.engine import EventLoopReader, ServerReader, event_loop_reader, server_reader, service_engine
 from store.history import current_rows
-from store.migrations import require_current_schema
+from store.migrations import current_store, require_current_schema
 from store.transactions import Respond, write_transaction
 from views.bars import refresh_bars
 from views.book_record import TrackRecords
@@ -117,8 +117,10 @@ class Desk(PortfolioReads, MarketReads):
 
     @classmethod
     def from_settings(cls, settings: Settings, now: Callable[[], datetime] | None = None) -> Desk:
-        """The desk of a process that has only its settings (the CLI, a stage kernel)."""
-        return cls(service_engine(settings), settings, default_calendar(), now or utc_now)
+        """The desk of a process that has only its settings (the CLI, a stage kernel), on a
+        store whose schema is current: else SchemaNotReadyError naming the fix
+        (store/migrations.py `current_store`)."""
+        return cls(current_store(settings), settings, default_calendar(), now or utc_now)
 
     @classmethod
     def serving(cls, settings: Settings, now: Callable[[], datetime] | None = None) -> Desk:

@@ -37,9 +37,9 @@ from market.settings import Settings, get_settings
 from pipeline.registry import get_stage
 from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
-from store.engine import preview_engine, service_engine
+from store.engine import preview_engine
 from store.history import append_history, counting_writes
-from store.migrations import require_current_schema
+from store.migrations import current_store
 from store.transactions import write_transaction
 
 log = logging.getLogger(__name__)
@@ -158,8 +158,8 @@ def run_stage(
     stage = get_stage(name)
     day = parse_trading_date(trading_date)
     settings = settings or get_settings()
-    require_current_schema(service_engine(settings))
-    with nullcontext(service_engine(settings)) if write else preview_engine(settings) as engine:
+    stored = current_store(settings)
+    with nullcontext(stored) if write else preview_engine(settings) as engine:
         ctx = StageContext(stage.name, day, run_id or uuid.uuid4().hex, settings, engine, default_calendar(), write)
         return _run(stage, ctx, trigger)
 

@@ -18,7 +18,8 @@ from sqlalchemy import Engine, text
 
 from market.clock import utc_now
 from market.errors import MigrationError, SchemaNotReadyError
-from store.engine import dialect_of
+from market.settings import Settings
+from store.engine import dialect_of, service_engine
 from store.types import as_utc
 
 SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
@@ -111,6 +112,21 @@ def require_current_schema(engine: Engine) -> None:
     if behind:
         listed = ", ".join(f"{s.version:04d}_{s.name} ({s.state})" for s in behind)
         raise SchemaNotReadyError(f"database schema is not current: {listed}; run `marketintel db upgrade`")
+
+
+def current_store(settings: Settings) -> Engine:
+    """The service engine of the store in `settings`, once its schema is found current
+    (`require_current_schema`): how a process that has only its settings opens the store to
+    read or write it, so that every command on a store never upgraded, or one behind,
+    says the same one line naming the fix before its first read. `Desk.from_settings` (the
+    client's commands, import, notify, monitor), the runner (stages, scrape) and the
+    operator's commands that open the engine themselves (backfill, bootstrap, run-day) all
+    open it here; `report` and `bootstrap`, which opened it without the check, said `no
+    such table: portfolio_days` / `predictions`. The API checks at its start and in
+    /readyz (`Desk.schema_current`), not per request."""
+    engine = service_engine(settings)
+    require_current_schema(engine)
+    return engine
 
 
 def _ensure_bookkeeping(engine: Engine) -> None:

@@ -142,6 +142,15 @@ def test_new_admin_key_has_the_documented_form() -> None:
         ),
         ({"MARKETINTEL_DATABASE_URL": "sqlite:///{tmp}/never-upgraded.db"}, ["run-day", "--date", "2026-11-20"], None),
         ({"MARKETINTEL_DATABASE_URL": "sqlite:///{tmp}/never-upgraded.db"}, ["monitor"], None),
+        # `report` and `bootstrap` said `no such table: portfolio_days` / `predictions`
+        ({"MARKETINTEL_DATABASE_URL": "sqlite:///{tmp}/never-upgraded.db"}, ["report", "compliance"], None),
+        ({"MARKETINTEL_DATABASE_URL": "sqlite:///{tmp}/never-upgraded.db"}, ["bootstrap"], None),
+        (
+            {"MARKETINTEL_DATABASE_URL": "sqlite:///{tmp}/never-upgraded.db"},
+            ["backfill", "--days", "1", "--end", "2026-11-20"],
+            None,
+        ),
+        ({"MARKETINTEL_DATABASE_URL": "sqlite:///{tmp}/never-upgraded.db"}, ["portfolio", "show", "HOUSE"], None),
     ],
 )
 def test_what_a_command_stands_on_failing_is_one_line(
@@ -149,10 +158,13 @@ def test_what_a_command_stands_on_failing_is_one_line(
 ) -> None:
     """An adversarial run: a setting that does not validate printed a 55-line pydantic
     error, an unreachable database 495 lines, `run-day` and `monitor` on a store never
-    upgraded 308 and 173. Each is one line naming what to fix, exit status 1."""
+    upgraded 308 and 173; `report` and `bootstrap` there named a missing table, not the
+    fix. Each is one line naming what to fix, exit status 1."""
     monkeypatch.setenv("MARKETINTEL_NO_DOTENV", "1")
     monkeypatch.setenv("MARKETINTEL_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("MARKETINTEL_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MARKETINTEL_REPORTS_DIR", str(tmp_path / "reports"))
+    monkeypatch.setenv("MARKETINTEL_MODELS_DIR", str(tmp_path / "models"))
     for name, value in env.items():
         monkeypatch.setenv(name, value.format(tmp=tmp_path))
     result = cli(*args)
