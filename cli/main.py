@@ -392,12 +392,17 @@ def demo(
 ) -> None:
     """The whole day on the embedded store: backfill history, bootstrap the track record,
     then T0 over real HTTP from the simulated (or replayed) exchange, T1's stages and T2
-    through their notebooks, then the API."""
+    through their notebooks, then the API.
+
+    With --no-serve the demo still keeps the admin key it would serve with (generated once
+    into secrets_dir/admin-key unless MARKETINTEL_ADMIN_KEY is set: `demo_admin_key`) and
+    says where: a newcomer's next step is `marketintel serve`, whose refusal named
+    `marketintel demo` as what writes that file, and `demo --no-serve` had not."""
     import faulthandler
     import signal
     import time
 
-    from cli.demo import demo_api, run_demo
+    from cli.demo import demo_admin_key, demo_api, run_demo
 
     # `kill -USR1 <pid>` prints every thread's stack to stderr: how an operator (and the
     # demo test) sees where a demo that does not stop is waiting.
@@ -405,6 +410,7 @@ def demo(
     for line in run_demo(get_settings(), days, market):
         typer.echo(line)
     if not serve:
+        typer.echo(f"admin key for `marketintel serve`: {demo_admin_key(get_settings())[1]}")
         return
     with demo_api(get_settings(), port) as lines:
         for line in lines:

@@ -121,3 +121,27 @@ def test_a_server_refuses_where_it_cannot_listen_in_one_line(
                 assert "Traceback" not in result.stderr and words in result.stderr, (options, result.stderr)
                 if status == 1:
                     assert result.stderr.startswith(words) and len(result.stderr.strip().splitlines()) == 1
+
+
+@ON_SQLITE_ONLY
+def test_serve_after_demo_no_serve_finds_the_key_the_demo_kept(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An adversarial run: `serve` after `demo --no-serve` refused, saying `marketintel demo`
+    generates the key, which only the serving demo did. `demo --no-serve` keeps it too and
+    says where; `serve` then starts on it. (The demo's day is left out here: it is the
+    served demo's test, tests/pipeline/test_demo.py.)"""
+    from typer.testing import CliRunner
+
+    import cli.demo
+    from cli.main import app
+
+    monkeypatch.delenv("MARKETINTEL_ADMIN_KEY", raising=False)
+    monkeypatch.setattr(cli.demo, "run_demo", lambda *args: iter(["(the demo's day)"]))
+    monkeypatch.setattr("faulthandler.register", lambda *args, **kwargs: None)  # CliRunner's stderr has no fileno
+    result = CliRunner().invoke(app, ["demo", "--no-serve"])
+    assert result.exit_code == 0, result.output
+    kept = settings.secrets_dir / "admin-key"
+    assert result.output.splitlines()[-1] == f"admin key for `marketintel serve`: {kept}"
+    assert oct(kept.stat().st_mode & 0o777) == "0o600"
+    assert _serve_and_list_keys(kept.read_text().strip()) == (200, 401)
