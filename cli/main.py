@@ -140,12 +140,24 @@ def stage_run(
         if ran.error is not None:
             raise ran.error
         typer.echo(f"stage {name} for {date}: {ran.outcome()}")
+        _alarmed(ran.alarm)
         return
     from pipeline.runner import run_stage
 
     result = run_stage(name, date, trigger="cli")
     typer.echo(f"stage {name} for {date}: {result.status}")
     echo_json(result.summary)
+    _alarmed(result.alarm)
+
+
+def _alarmed(alarm: str | None) -> None:
+    """A stage that ran and found something wrong (health's failed checks: StageOutcome.alarm)
+    says so in one line on stderr and exits 2, as `monitor --check` does: its summary is
+    printed and recorded, and a cron job or a shell sees the problem in the exit status
+    (1 stays a stage that could not run)."""
+    if alarm:
+        typer.echo(f"error: {alarm}", err=True)
+        raise typer.Exit(2)
 
 
 def _default_date(date: str | None) -> str:

@@ -85,6 +85,14 @@ class StageFailedError(MarketIntelError):
     title = "Stage failed"
 
 
+class StageAlarmError(StageFailedError):
+    """A stage ran and recorded what it found, and what it found needs a person: the health
+    stage's failed checks. Raised where a run's status is what someone watches (an Airflow
+    task, so that it fails and its failure alert is sent); the CLI exits 2 instead."""
+
+    title = "Stage found a problem"
+
+
 class SourceUnavailableError(NotReadyError):
     """An outside source did not answer usefully after bounded retries."""
 

@@ -20,7 +20,7 @@ from datetime import date, datetime
 from typing import Any
 
 from market.clock import exchange_date, parse_trading_date, utc_now
-from market.errors import InvalidInputError, MarketIntelError
+from market.errors import InvalidInputError, MarketIntelError, StageAlarmError
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +107,8 @@ def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> dict[str, 
     for outlet in getattr(context.get("task"), "outlets", None) or []:  # e.g. T0's delivery asset
         if outlet_events is not None:
             outlet_events[outlet].extra = {"trading_date": day.isoformat(), "status": summary["status"]}
+    if summary.get("alarm"):  # it ran and recorded what it found, which needs a person: the task fails
+        raise StageAlarmError(f"{stage_name} for {day.isoformat()}: {summary['alarm']}")
     return summary
 
 
@@ -131,8 +133,9 @@ def log_stage_summary(
         "duration_seconds": round(seconds, 1),
         "notebook": str(notebook_paths(stage_name, day, settings)[1]),
     }
-    if "reason" in outcome:
-        summary["reason"] = outcome["reason"]
+    for said in ("reason", "alarm"):
+        if said in outcome:
+            summary[said] = outcome[said]
     written = ", ".join(f"{table} {n}" for table, n in summary["rows_written"].items() if n) or "none"
     log.info(
         "stage summary: %s for %s %s in %.1f s; rows written: %s; notebook: %s%s",
@@ -144,6 +147,8 @@ def log_stage_summary(
         summary["notebook"],
         f"; reason: {summary['reason']}" if "reason" in summary else "",
     )
+    if "alarm" in summary:
+        log.error("stage %s for %s found a problem: %s", stage_name, day.isoformat(), summary["alarm"])
     return summary
 
 

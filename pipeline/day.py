@@ -42,6 +42,7 @@ class DayStage:
     rows_written: int  # rows inserted, all history tables together
     output: Path | None  # the executed notebook
     reason: str | None = None  # why it was skipped or failed, as recorded
+    alarm: str | None = None  # what a stage that succeeded found wrong (health's failed checks)
     error: StageFailedError | None = field(default=None, compare=False, repr=False)  # a failure, to raise
 
     def outcome(self) -> str:
@@ -108,6 +109,7 @@ def _finished(
         sum(outcome["rows_written"].values()),
         output,
         outcome.get("reason"),
+        outcome.get("alarm"),
         error,
     )
 

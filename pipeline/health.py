@@ -4,9 +4,13 @@ trading day's pipeline finish, and what does the store hold.
 It records one row per check in `health_checks` for the date; re-running it when nothing
 changed writes nothing, while a changed row count becomes a new version of that check.
 
-`previous_day`: each T0 and T1 stage's latest outcome for the previous trading day in
-`stage_runs`; SUCCEEDED or SKIPPED (a stage that said why it had nothing to do) is done,
-FAILED, started and never finished, or never run is not, and the check names each. A
+`previous_day`: each T0 and T1 stage's outcome for the previous trading day in
+`stage_runs`; a stage that SUCCEEDED or SKIPPED (said why it had nothing to do) for the
+day is done, even when a later re-run of it failed: every stage is one transaction, so a
+failed re-run left what the success stored (a T0 re-run refused by the exchange leaves the
+day's COMPLETE delivery, and T1 ran on it); such re-runs are listed as `failed_reruns`,
+not failures. A stage that never succeeded and last FAILED, started and never finished,
+or never ran is not done, and the check names each. A
 day nobody ran was otherwise seen only in Airflow's failure alerts, and not at all when a
 DAG run never started. A store where no T0 or T1 stage has run before the date (a new
 one, or one whose earlier days were backfilled) has nothing to check: ok, and it says so.
@@ -32,6 +36,11 @@ _SELF_WRITTEN = {"health_checks", "stage_runs", "schema_migrations"}
 
 
 def run_health(ctx: StageContext) -> StageOutcome:
+    """The checks, recorded; the summary says `healthy` and names the failed checks, and a
+    failed check is the outcome's `alarm` (pipeline/stage.py): the stage still SUCCEEDED
+    (its findings are recorded and its notebook shows them), and the callers make an
+    unhealthy store seen: `marketintel stage run health` exits 2, the Airflow task fails
+    (so the DAG's failure alert is sent)."""
     with ctx.engine.connect() as conn:
         backend = conn.execute(text("SELECT 1")).scalar_one() == 1 and ctx.engine.dialect.name
         counts = row_counts(conn, [t for t in tables.HISTORY_TABLES.values() if t.name not in _SELF_WRITTEN])
@@ -67,6 +76,7 @@ def run_health(ctx: StageContext) -> StageOutcome:
     with ctx.engine.connect() as conn:
         model = ctx.desk.monitor_state(conn)
     return StageOutcome(
+        alarm=_alarm(checks, day) if failed else None,
         summary={
             "healthy": not failed,
             "failed_checks": failed,
@@ -86,6 +96,19 @@ def run_health(ctx: StageContext) -> StageOutcome:
             ],
         },
     )
+
+
+def _alarm(checks: list[dict], day: date) -> str:
+    """One line naming each failed check, with what `previous_day` found wrong."""
+    named = []
+    for c in checks:
+        if c["ok"]:
+            continue
+        found = {k: v for k, v in c["detail"].items() if k in ("failed", "unfinished", "not_run") and v}
+        said = "; ".join(f"{k.replace('_', ' ')} {', '.join(v)}" for k, v in found.items())
+        on = c["detail"].get("trading_date")
+        named.append(f"{c['check_name']} ({on}: {said})" if said else c["check_name"])
+    return f"the store is not healthy on {day.isoformat()}: failed checks {', '.join(named)}"
 
 
 PIPELINE_STAGES = (*T0_STAGES, *T1_STAGES)  # what a trading day's close runs, in order
@@ -109,10 +132,13 @@ def _previous_day(conn: Connection, calendar: TradingCalendar, day: date) -> dic
         select(c.stage, c.event).where(wanted, c.trading_date == previous).order_by(c.recorded_at, c.id)
     ).all()
     latest = {stage: event for stage, event in rows if event in _OUTCOMES}
+    done = {stage for stage, event in rows if event in ("SUCCEEDED", "SKIPPED")}
     started = {stage for stage, _ in rows}
-    detail["failed"] = [s for s in PIPELINE_STAGES if latest.get(s) == "FAILED"]
+    detail["failed"] = [s for s in PIPELINE_STAGES if latest.get(s) == "FAILED" and s not in done]
     detail["unfinished"] = [s for s in PIPELINE_STAGES if s in started and s not in latest]
     detail["not_run"] = [s for s in PIPELINE_STAGES if s not in started]
+    # a re-run that failed after the stage had succeeded for the day: shown, not a failure
+    detail["failed_reruns"] = [s for s in PIPELINE_STAGES if latest.get(s) == "FAILED" and s in done]
     ok = not (detail["failed"] or detail["unfinished"] or detail["not_run"])
     return {"check_name": "previous_day", "ok": ok, "detail": detail}
 

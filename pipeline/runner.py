@@ -55,6 +55,7 @@ class StageResult:
     written: bool  # False: a preview, nothing was stored
     summary: dict[str, Any] = field(default_factory=dict)
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
+    alarm: str | None = None  # what the stage found wrong (StageOutcome.alarm)
 
     def frame(self, name: str):  # noqa: ANN201 - pandas is imported lazily
         """One of the stage's tables as a pandas DataFrame, to compute on (an empty table
@@ -184,7 +185,10 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
         raise StageFailedError(f"stage '{stage.name}' for {day.isoformat()} failed: {reason}") from exc
     if written.get("eod_prices") or written.get("corporate_actions"):
         _refresh_read_models(ctx)
-    _record(ctx, "SUCCEEDED", trigger, {"summary": outcome.summary, "rows_written": dict(sorted(written.items()))})
+    alarm = {"alarm": outcome.alarm} if outcome.alarm else {}
+    _record(
+        ctx, "SUCCEEDED", trigger, {"summary": outcome.summary, "rows_written": dict(sorted(written.items())), **alarm}
+    )
     log.info(
         "stage %s for %s succeeded%s: %s",
         stage.name,
@@ -192,7 +196,9 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
         "" if ctx.write else " (preview, nothing stored)",
         outcome.summary,
     )
-    return StageResult(stage.name, day, ctx.run_id, "SUCCEEDED", ctx.write, outcome.summary, outcome.tables)
+    return StageResult(
+        stage.name, day, ctx.run_id, "SUCCEEDED", ctx.write, outcome.summary, outcome.tables, outcome.alarm
+    )
 
 
 def refuse_unreached(day: date, calendar: TradingCalendar, rule: tuple[bool, bool]) -> None:
@@ -253,8 +259,9 @@ def recorded_outcome(
     """A stage's latest outcome for `day` recorded in `stage_runs` at or after `since` (by
     the run `run_id` alone, when given: another process running the same stage and day at
     once records its own): `status` (SUCCEEDED, SKIPPED, or FAILED, also when it died
-    before recording one), `rows_written` per history table (empty unless SUCCEEDED) and,
-    for a failure or a skip, `reason`. What the Airflow task log and `run-day` report."""
+    before recording one), `rows_written` per history table (empty unless SUCCEEDED),
+    for a failure or a skip, `reason`, and for a stage that found a problem, `alarm`. What
+    the Airflow task log and `run-day` report."""
     c = tables.stage_runs.c
     mine = [c.run_id == run_id] if run_id is not None else []
     with engine.connect() as conn:
@@ -274,6 +281,8 @@ def recorded_outcome(
     outcome: dict[str, Any] = {"status": row.event if row else "FAILED", "rows_written": detail.get("rows_written", {})}
     if "error" in detail or "reason" in detail:
         outcome["reason"] = detail.get("error") or detail.get("reason")
+    if detail.get("alarm"):
+        outcome["alarm"] = detail["alarm"]
     return outcome
 
 

@@ -48,6 +48,10 @@ class StageOutcome:
 
     summary: dict[str, Any] = field(default_factory=dict)
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # What the stage found wrong, for a person to act on (health's failed checks), or None.
+    # The stage still SUCCEEDED (it ran and recorded its findings); the alarm is recorded
+    # with its summary, and the callers make it seen: the CLI exits 2, an Airflow task fails.
+    alarm: str | None = None
 
 
 @dataclass(frozen=True)

@@ -318,6 +318,26 @@ def test_a_stage_tasks_log_ends_with_its_stage_summary(settings: Settings, caplo
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_health_task_fails_on_an_unhealthy_store(settings: Settings, caplog: pytest.LogCaptureFixture) -> None:
+    """An adversarial run: the health task was green the day after a half-run day (its
+    summary said `healthy: false`), so its on_failure_callback never alerted. It logs its
+    summary, then fails with the failed checks, which the failure alert carries."""
+    from market.errors import StageAlarmError
+    from pipeline.airflow_tasks import run_notebook_task
+    from pipeline.health import PIPELINE_STAGES
+    from tests.pipeline.test_runner import _ran
+
+    _ran(settings, date(2026, 11, 18), dict.fromkeys(PIPELINE_STAGES, "SUCCEEDED"))
+    _ran(settings, date(2026, 11, 19), {"t0_scrape": "FAILED"})
+    with caplog.at_level("INFO", logger="pipeline.airflow_tasks"), pytest.raises(StageAlarmError) as failed:
+        run_notebook_task("health", {"params": {"run_date": "2026-11-20"}})
+    assert failed.value.detail.startswith("health for 2026-11-20: the store is not healthy on 2026-11-20: ")
+    said = [r.getMessage() for r in caplog.records if r.name == "pipeline.airflow_tasks"]
+    assert said[-2].startswith("stage summary: health for 2026-11-20 SUCCEEDED in ")
+    assert said[-1].startswith("stage health for 2026-11-20 found a problem: the store is not healthy")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_the_failure_callback_sends_a_signed_task_failed_alert(
     settings: Settings, dag_bag, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -250,3 +250,37 @@ def test_a_date_outside_the_supported_dates_is_refused_before_anything_runs(
     with service_engine(settings).connect() as conn:
         assert conn.execute(select(func.count()).select_from(tables.stage_runs)).scalar_one() == 0
     assert not (settings.runs_dir / day).exists()
+
+
+@pytest.mark.parametrize("notebook", [[], ["--notebook"]])
+@ON_SQLITE_ONLY
+def test_an_unhealthy_store_is_exit_2_with_the_summary_recorded(settings: Settings, notebook: list[str]) -> None:
+    """An adversarial run: `stage run health` the day after a half-run day printed
+    `"healthy": false` and exited 0, so a cron job or a shell saw nothing. It exits 2 (as
+    `monitor --check` does) with one line naming the failed check; the stage SUCCEEDED and
+    its checks and summary are recorded."""
+    from datetime import date
+
+    from sqlalchemy import select
+
+    from pipeline.health import PIPELINE_STAGES
+    from store import tables
+    from store.engine import service_engine
+    from tests.pipeline.test_runner import _ran
+
+    _ran(settings, date(2026, 11, 18), dict.fromkeys(PIPELINE_STAGES, "SUCCEEDED"))
+    _ran(settings, date(2026, 11, 19), {"t0_scrape": "FAILED"})
+    result = cli("stage", "run", "health", "--date", "2026-11-20", *notebook)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout.startswith("stage health for 2026-11-20: SUCCEEDED")
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: the store is not healthy on 2026-11-20: failed checks previous_day "
+        "(2026-11-19: failed t0_scrape; not run " + ", ".join(PIPELINE_STAGES[1:]) + ")"
+    )
+    c = tables.stage_runs.c
+    with service_engine(settings).connect() as conn:
+        recorded = conn.execute(select(c.detail).where(c.stage == "health", c.event == "SUCCEEDED")).scalar_one()
+        checks = conn.execute(select(tables.health_checks.c.check_name)).scalars().all()
+    assert recorded["summary"]["healthy"] is False and recorded["summary"]["failed_checks"] == ["previous_day"]
+    assert recorded["alarm"].startswith("the store is not healthy on 2026-11-20")
+    assert "previous_day" in checks

@@ -74,6 +74,7 @@ def test_health_says_when_the_previous_trading_days_pipeline_did_not_finish(sett
         "failed": ["t1_predict"],
         "unfinished": ["t1_features"],
         "not_run": ["t1_monitor", "t1_analysis", "t1_trade"],
+        "failed_reruns": [],
     }
     _ran(settings, thursday, {"t1_features": "SUCCEEDED", "t1_predict": "SUCCEEDED"})  # the day rerun to the end
     _ran(settings, thursday, {s: "SUCCEEDED" for s in ("t1_monitor", "t1_analysis", "t1_trade")})
@@ -311,3 +312,22 @@ def test_a_runs_outcome_is_read_back_by_its_own_id(settings: Settings) -> None:
     engine = service_engine(settings)
     assert recorded_outcome(engine, "health", DAY, since, "mine")["status"] == "SUCCEEDED"
     assert recorded_outcome(engine, "health", DAY, since)["status"] == "FAILED"  # without an id: the latest
+
+
+def test_a_failed_rerun_of_a_stage_that_succeeded_leaves_the_day_done(settings: Settings) -> None:
+    """An adversarial run: T0 re-run for a day whose COMPLETE delivery stood failed (the
+    exchange refused), and the next day's health read `previous_day` failed although T1 had
+    run on that delivery. A stage that succeeded for the day is done (each is one
+    transaction: the failed re-run left what the success stored); the re-run is named."""
+    from pipeline.health import PIPELINE_STAGES
+
+    thursday, friday = date(2026, 11, 19), date(2026, 11, 20)
+    _ran(settings, date(2026, 11, 18), dict.fromkeys(PIPELINE_STAGES, "SUCCEEDED"))
+    _ran(settings, thursday, dict.fromkeys(PIPELINE_STAGES, "SUCCEEDED"))
+    _ran(settings, thursday, {"t0_scrape": "FAILED"})
+    result = run_stage("health", friday, settings=settings)
+    assert result.summary["healthy"] is True and result.alarm is None
+    with service_engine(settings).connect() as conn:
+        check = {r["check_name"]: r for r in current_rows(conn, tables.health_checks)}["previous_day"]
+    assert check["ok"] is True
+    assert check["detail"]["failed"] == [] and check["detail"]["failed_reruns"] == ["t0_scrape"]
