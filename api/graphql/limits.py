@@ -337,7 +337,17 @@ def _literals(document: DocumentNode, kinds: tuple[type, ...]) -> Iterator[Any]:
             stack.extend(getattr(node, key) for key in node.keys if key != "loc")
 
 
-VARIABLE_ERROR = re.compile(r"^Variable '\$")  # graphql-core's coercion of the request's variables
+# graphql-core's coercion of the request's variables (its validation of the document's
+# variables, "Variable '$x' is never used", is validation, not input)
+VARIABLE_ERROR = re.compile(
+    r"^Variable '\$[^']+' (?:got invalid value|has invalid value|of required type .+ was not provided"
+    r"|of non-null type .+ must not be null)"
+)
+
+
+def _at_a_root(error: GraphQLError) -> bool:
+    """Whether the error is a root field's (each write that was not run says so at its own path)."""
+    return error.path is not None and len(error.path) == 1
 
 
 def _request_code(error: GraphQLError) -> str | None:
@@ -400,7 +410,7 @@ class ErrorPolicy(MaskErrors):
                 processed.append(self.anonymise_error(error))
                 continue
             code = next((c for cls, c in CODES.items() if isinstance(_cause(error), cls)), None) or _request_code(error)
-            if code == "BUDGET_EXCEEDED":  # every field left unresolved says it: once is enough
+            if code == "BUDGET_EXCEEDED" and not _at_a_root(error):  # a query's unresolved fields: once is enough
                 if over_budget:
                     continue
                 over_budget = True

@@ -24,6 +24,8 @@ TOKENS = "{ " + " ".join("__typename" for _ in range(2100)) + " }"
         (ALIASES, None, "GRAPHQL_VALIDATION_FAILED", "16 aliases found"),
         ("query($s: String!) { instrument(symbol: $s) { symbol } }", {}, "BAD_USER_INPUT", "to be provided"),
         ("query($s: String!) { instrument(symbol: $s) { symbol } }", {"s": 5}, "BAD_USER_INPUT", "$s"),
+        ("query($d: String) { __typename }", None, "GRAPHQL_VALIDATION_FAILED", "is never used"),
+        ("query { instrument(symbol: $s) { symbol } }", None, "GRAPHQL_VALIDATION_FAILED", "is not defined"),
         (
             'mutation { moveCash(amount: "1.00", bogus: 1) { __typename } }',
             None,

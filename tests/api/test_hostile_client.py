@@ -142,14 +142,17 @@ def test_a_write_refused_for_the_budget_does_not_take_an_earlier_writes_answer(
     with serve_in_thread(app) as base:
         api = Api(base, w, Clock())
         before = _trades(api)
-        body = gql(api, f"mutation {{ a: placeTrade{trade % 5} b: placeTrade{trade % 7} }}", w.acme_key).json()
+        writes = f"a: placeTrade{trade % 5} b: placeTrade{trade % 7} c: placeTrade{trade % 9}"
+        body = gql(api, f"mutation {{ {writes} }}", w.acme_key).json()
         trades = api.acme("GET", "/api/portfolio/trade").json()["items"]
         api.http.close()
     assert len(trades) == before + 1 and trades[-1]["quantity"] == 5, trades[-1]
     assert body["data"]["a"]["tradeId"] == trades[-1]["trade_id"] and body["data"]["b"] is None, body
-    (error,) = body["errors"]
-    assert error["path"] == ["b"] and error["extensions"]["code"] == "BUDGET_EXCEEDED", error
-    assert "`b` was not run" in error["message"] and "nothing was written for it" in error["message"], error
+    assert body["data"]["c"] is None  # each write not run says so at its own path (c's error was dropped)
+    assert [e["path"] for e in body["errors"]] == [["b"], ["c"]], body["errors"]
+    for error, key in zip(body["errors"], "bc", strict=True):
+        assert error["extensions"]["code"] == "BUDGET_EXCEEDED", error
+        assert f"`{key}` was not run" in error["message"] and "nothing was written for it" in error["message"]
 
 
 def test_a_query_parameter_named_twice_is_refused_on_rest_and_graphql(api: Api) -> None:
