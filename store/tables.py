@@ -15,10 +15,11 @@ from store.types import JSONDocument, Money, UTCDateTime
 metadata = MetaData()
 
 
-# Where a row came from, not what it says (store/history.py `append_history`): the same
-# values delivered again by another source (the scraper after a backfill of the same day,
-# an import of what T0 stored) are the same content, and the version that holds them keeps
-# the source that delivered them first.
+# Where a row came from, not what it says (store/history.py `append_history`): a row's
+# source and the delivery that carried it. The same values delivered again by another
+# source or delivery (the scraper after a backfill of the same day, an import of what T0
+# stored) are the same content, and the version that holds them keeps the source and the
+# delivery that carried them first.
 PROVENANCE = {"provenance": True}
 
 
@@ -83,7 +84,7 @@ eod_prices = history_table(
     Column("bid", Double()),
     Column("ask", Double()),
     Column("halted", Boolean(), nullable=False, default=False),
-    Column("delivery_id", BigInteger()),
+    Column("delivery_id", BigInteger(), info=PROVENANCE),
     Column("source", Text(), nullable=False, info=PROVENANCE),
 )
 
@@ -515,7 +516,7 @@ index_levels = history_table(
     Column("trading_date", Date(), nullable=False),
     Column("level", Double(), nullable=False),
     Column("source", Text(), nullable=False, info=PROVENANCE),
-    Column("delivery_id", BigInteger()),
+    Column("delivery_id", BigInteger(), info=PROVENANCE),
 )
 
 ingest_failures = history_table(

@@ -243,47 +243,77 @@ def import_path(
     report.lacks = source_lacks(fmt, files)
     report.types = source_types(fmt, files)
     today = exchange_date(utc_now())
-    copies, changes, stated = _first_pass(fmt, files, today, capital, Path(path), report)
-    report.currency_stated = stated_currency(stated, currency)
+    first = _first_pass(fmt, files, today, capital, Path(path), report)
+    copies, changes = first.copies, first.changes
+    report.currency_stated = stated_currency(first.currencies, currency, first.unstated)
     report.currency = report.currency_stated or source_currency(fmt, currency)
+    rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
+    if not first.readable:  # not a row could be read: the bad rows are the answer, and nothing is written
+        report.bad_rows = [str(item) for file in files for item in _read(fmt, file, today) if isinstance(item, Bad)]
+        return report
     _refuse_two_series(engine, changes)
     actions = _action_rows(fmt, changes)
-    rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
+    # the import's currency replaces a stored one only where the files state it or the caller gives it
+    said = {"currency": report.currency} if report.currency_stated or currency else {}
     with _one_transaction(engine, f"import:{fmt}") as conn:
         held = Held.read(conn)  # before the prices: the days the stored names are as of
         report.rows_inserted = _store_prices(conn, fmt, files, today, rows, report)
         report.indices = sorted(rows.indices)
         report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
-        _store_instruments(conn, rows, held, {"board": board, "currency": report.currency}, report)
+        _store_instruments(conn, rows, held, ({"board": board, "currency": report.currency}, said), report)
         report.unmatched_actions = unmatched_actions(conn, rows, actions)
         report.corporate_actions_inserted = append_history(conn, tables.corporate_actions, actions).inserted
     report.capital_changes = changes.lines()
     return report
 
 
+@dataclass(frozen=True)
+class FirstPass:
+    """What an import reads before it writes a row (`_first_pass`)."""
+
+    copies: dict[date, date]  # the days that copy the one before, left out
+    changes: CapitalChanges  # the capital changes of the rows kept
+    currencies: dict[str, set[str]]  # currency -> the symbols whose rows state it
+    unstated: set[str]  # the symbols with a row that states no currency
+    readable: int  # the rows read (a price or an index level)
+
+
 def _first_pass(
     fmt: str, files: list[Path], today: date, capital: CapitalOptions, path: Path, report: ImportReport
-) -> tuple[dict[date, date], CapitalChanges, dict[str, set[str]]]:
+) -> FirstPass:
     """The copied days (a day's rows may come from many files: per-company, OHLCV), the
-    capital changes of the rows the import keeps and the currencies the rows state (code ->
-    symbols), read before a row is written."""
+    capital changes of the rows the import keeps and the currencies the rows state, read
+    before a row is written."""
     first = [item for file in files for item in _read(fmt, file, today) if not isinstance(item, Bad)]
     copies = repeated_days(first)
     report.repeated_days = describe_repeated(copies)
     kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
     report.second_rows = seconds.lines()
-    stated: dict[str, set[str]] = {}
-    for item in first:
-        if item.get("currency") and not is_index_row(item):
-            stated.setdefault(item["currency"], set()).add(item["symbol"])
-    return copies, _capital(kept, capital, path), stated
+    currencies: dict[str, set[str]] = {}
+    unstated: set[str] = set()
+    for item in (i for i in first if not is_index_row(i)):
+        if item.get("currency"):
+            currencies.setdefault(item["currency"], set()).add(item["symbol"])
+        else:
+            unstated.add(item["symbol"])
+    return FirstPass(copies, _capital(kept, capital, path), currencies, unstated, len(first))
 
 
-def stated_currency(stated: dict[str, set[str]], given: str | None) -> str | None:
+def stated_currency(stated: dict[str, set[str]], given: str | None, unstated: set[str] = frozenset()) -> str | None:
     """The one currency the files' rows state (a `currency` column), None where they state
     none; InvalidInputError where they state several (the service values every holding and
     figure in one trading currency: a USD name read as JMD would be bought with JMD at its
-    USD price) or one other than `given` (`--currency`)."""
+    USD price), one other than `given` (`--currency`), or one while other rows state none
+    and no currency is given (a blank beside USD is not USD: it would store every name in
+    USD)."""
+    if stated and unstated and given is None:
+        (code, *_) = sorted(stated)
+        names = ", ".join(sorted(unstated)[:5])
+        raise InvalidInputError(
+            f"rows of {len(unstated)} name{'s' if len(unstated) > 1 else ''} ({names}) state no currency while "
+            f"others state {', '.join(sorted(stated))}: give each row its currency, or --currency {code} for the "
+            "blank ones; nothing was imported"
+        )
     if len(stated) > 1:
         parts = "; ".join(
             f"{code}: {len(names)} name{'s' if len(names) > 1 else ''} ({', '.join(sorted(names)[:5])})"
@@ -569,9 +599,11 @@ class Held:
         return stored if stated_later else found[1]
 
 
-def _instrument(symbol: str, rows: _Rows, held: Held, given: dict) -> dict:
+def _instrument(symbol: str, rows: _Rows, held: Held, given: tuple[dict, dict]) -> dict:
     """`symbol`'s instruments row: its current version (a column the files do not know, a
-    sector, kept) with `given` (board, currency, source), the latest name and type by date
+    sector, kept) under `given`'s second part (what the import states: the currency the
+    files state or the caller gives, the source), its first part the defaults of a new
+    symbol (board, the assumed currency), the latest name and type by date
     (`Held.newer`; a new symbol with no name is named by its symbol, a type nobody stated is
     inferred from code and name) and the earliest listing date, the stored one or the first
     priced day of the files."""
@@ -580,14 +612,20 @@ def _instrument(symbol: str, rows: _Rows, held: Held, given: dict) -> dict:
     inferred = str(infer_instrument_type(symbol, stored.get("name")))  # the stored type, if nobody stated it
     kind = instrument_type(symbol, name, held.newer(symbol, rows.stated.get(symbol), "instrument_type", inferred))
     listed = min(d for d in (rows.first_day[symbol], stored.get("listed_on")) if d is not None)
-    return {**stored, **given, "symbol": symbol, "name": name, "listed_on": listed, "instrument_type": str(kind)}
+    defaults, stated = given
+    merged = {**defaults, **stored, **stated}
+    return {**merged, "symbol": symbol, "name": name, "listed_on": listed, "instrument_type": str(kind)}
 
 
-def _store_instruments(conn: Connection, rows: _Rows, held: Held, given: dict, report: ImportReport) -> None:
-    """Each priced symbol once (`_instrument`): a follow-up import of files without names
-    or types keeps the stored ones, an older file's name does not replace a newer one's,
-    and the listing date only moves earlier."""
-    found = [_instrument(s, rows, held, {**given, "source": rows.source}) for s in sorted(rows.first_day)]
+def _store_instruments(
+    conn: Connection, rows: _Rows, held: Held, given: tuple[dict, dict], report: ImportReport
+) -> None:
+    """Each priced symbol once (`_instrument`): a follow-up import of files without names,
+    types or currency keeps the stored ones (and the stored board: the importer's is a
+    default), an older file's name does not replace a newer one's, and the listing date
+    only moves earlier."""
+    defaults, stated = given
+    found = [_instrument(s, rows, held, (defaults, {**stated, "source": rows.source})) for s in sorted(rows.first_day)]
     report.not_ordinary = {r["symbol"]: r["instrument_type"] for r in found if not is_ordinary(r["instrument_type"])}
     report.instruments_inserted = append_history(conn, tables.instruments, found).inserted
     report.instruments = len(found)

@@ -6,7 +6,7 @@ from pathlib import Path
 from market.settings import Settings
 from store import tables
 from store.engine import service_engine
-from store.history import current_rows
+from store.history import append_history, current_rows
 from tests.conftest import ON_SQLITE_ONLY
 from tests.pipeline.test_cli import cli
 
@@ -114,3 +114,41 @@ def test_a_currency_column_is_read_and_a_file_of_two_currencies_is_refused(setti
             "PROVEN": "USD",
             "SEP": "USD",
         }
+
+
+@ON_SQLITE_ONLY
+def test_a_follow_up_without_a_currency_keeps_the_stored_one_and_a_blank_beside_usd_is_refused(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A review's runs: a file whose rows mostly state no currency and a few USD stored
+    every name in USD; a routine follow-up without the column turned a USD name into JMD
+    (the assumed currency), and the board into the importer's OTHER."""
+    blank = tmp_path / "blank.csv"
+    blank.write_text("symbol,date,close,volume,currency\nGK,2024-05-02,80,10,\nPROVEN,2024-05-02,0.21,50,USD\n")
+    refused = cli("import", str(blank))
+    assert refused.returncode == 1 and "rows of 1 name (GK) state no currency while others state USD" in refused.stderr
+    assert _instruments(settings) == {}
+    _imported(tmp_path / "usd.csv", "symbol,date,close,volume,currency\nPROVEN,2024-05-02,0.21,50,USD\n")
+    with service_engine(settings).begin() as conn:  # as T0 states it: on the MAIN board
+        (row,) = current_rows(conn, tables.instruments)
+        append_history(conn, tables.instruments, [{**_listing(row), "board": "MAIN"}])
+    _imported(tmp_path / "next.csv", "symbol,date,close,volume\nPROVEN,2024-05-03,0.22,40\n")
+    with service_engine(settings).connect() as conn:
+        (row,) = current_rows(conn, tables.instruments)
+    assert (row["currency"], row["board"]) == ("USD", "MAIN")
+
+
+def _listing(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k not in ("id", "recorded_at")}
+
+
+@ON_SQLITE_ONLY
+def test_a_file_of_bad_rows_beside_an_actions_file_stores_nothing(settings: Settings, tmp_path: Path) -> None:
+    """The import said "nothing was imported" after it had stored the actions file's split
+    and delisting: now nothing is written when not a price row could be read."""
+    (tmp_path / "prices.csv").write_text("symbol,date,close,volume\nBIG,2024-13-01,10,5\n")
+    (tmp_path / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nBIG,2024-03-29,split,2:1\n")
+    refused = cli("import", str(tmp_path))
+    assert refused.returncode == 1 and "nothing was imported" in refused.stderr and "bad row" in refused.stdout
+    with service_engine(settings).connect() as conn:
+        assert current_rows(conn, tables.corporate_actions) == [] and current_rows(conn, tables.instruments) == []

@@ -171,3 +171,19 @@ def test_stored_closes_are_the_current_versions_as_of_an_id(settings: Settings) 
         assert stored_closes(conn, before, through_id=old) == {DAY: {"GK": 88.0, "NCBFG": 101.5}}
         assert stored_closes(conn, before, before=DAY + timedelta(days=1)) == {DAY: {"GK": 90.0, "NCBFG": 101.5}}
         assert stored_closes(conn, DAY) == {DAY + timedelta(days=3): {"GK": 91.0}}
+
+
+def test_where_a_row_came_from_is_not_what_it_says(settings: Settings) -> None:
+    """The same values from another source or delivery (T0's, then an import's) are stored
+    once, keeping the first source and delivery; a changed value is a new version."""
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        delivery = {"trading_date": DAY, "status": "COMPLETE", "source": "http://x", "checksum": "c", "row_count": 1}
+        append_history(conn, tables.deliveries, [{**delivery, "manifest": {}}], recorded_at=T0)
+        (delivered,) = current_rows(conn, tables.deliveries)
+        first = _price("GK", 88.0, source="http://x", delivery_id=delivered["id"])
+        append_history(conn, tables.eod_prices, [first], recorded_at=T0)
+        again = append_history(conn, tables.eod_prices, [_price("GK", 88.0, source="import:ohlcv", delivery_id=None)])
+        (row,) = current_rows(conn, tables.eod_prices)
+        assert again.inserted == 0 and (row["source"], row["delivery_id"]) == ("http://x", delivered["id"])
+        assert append_history(conn, tables.eod_prices, [_price("GK", 88.5, source="import:ohlcv")]).inserted == 1
