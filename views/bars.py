@@ -85,18 +85,30 @@ def _unbuilt_splits() -> Select:
     recorded after the prices: `refresh_bars` builds them again). A notice whose ex-date is
     after the symbol's last bar needs nothing yet (the bars of the ex-date are built with
     it when its prices come), nor one before the symbol's first bar (no bar is before it).
-    Each bar read checks this (`watermarks`): a few index probes per stored split. (Known
+    A version that keeps its amount (the notice written again, "2 for 1" for "2:1") changes
+    no bar and is not counted: the refresh would write nothing, and the reads would build
+    the bars in memory for good. Each bar read checks this (`watermarks`): a few index
+    probes per stored split. (Known
     limit, by timestamps: on Postgres a notice whose transaction commits after a concurrent
     refresh that re-versioned its symbol's bars from the ex-date on at a later stamp reads
     as built, and only the bars built after it read it.)"""
     a, b = tables.corporate_actions.c, tables.daily_bars.c
     of_symbol = b.symbol == a.symbol
+    prior = tables.corporate_actions.alias("prior").c
+    before = (  # the amount of the version before this one: a version that changed only its text changes no bar
+        select(prior.amount)
+        .where(prior.symbol == a.symbol, prior.action_date == a.action_date, prior.kind == a.kind, prior.id < a.id)
+        .order_by(prior.id.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
 
     def bars(*where: ColumnElement[bool]) -> Exists:
         return exists().where(of_symbol, *where)
 
     return select(a.symbol, a.action_date).where(
         a.kind == "SPLIT",
+        before.is_distinct_from(a.amount),
         bars(b.trading_date < a.action_date),
         bars(b.trading_date >= a.action_date),
         ~bars(b.trading_date >= a.action_date, b.recorded_at >= a.recorded_at),

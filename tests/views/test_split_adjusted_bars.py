@@ -117,6 +117,15 @@ def test_a_split_recorded_after_the_bars_were_built_reads_as_no_move_from_the_ne
     # the day before the split reads what it read before the split was recorded, bit for bit
     assert all(stored[d] == built[d] for d in DAYS if d < EX)
     assert all(stored[d]["id"] != built[d]["id"] for d in DAYS if d >= EX)
+    # the notice written again with the same factor (only its text changed) changes no bar: the
+    # stored bars stay current (a review found every read then built the bars in memory for good)
+    announce_action(engine, "BIG", "SPLIT", 2.0, EX, "BIG: 2:1 split, as the exchange wrote it again")
+    with engine.begin() as conn:
+        assert bar_views.is_current(bar_views.watermarks(conn)) and bar_views.refresh_bars(conn) == 0
+    announce_action(engine, "BIG", "SPLIT", 4.0, EX, "BIG: corrected, 4 for 1")  # a new factor: rebuilt
+    with engine.begin() as conn:
+        assert not bar_views.is_current(bar_views.watermarks(conn)) and bar_views.refresh_bars(conn) == 3
+        assert bar_views.is_current(bar_views.watermarks(conn))
 
 
 def test_the_stored_bars_and_the_per_request_computation_agree_across_splits(engine: Engine) -> None:
