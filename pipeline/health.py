@@ -45,31 +45,8 @@ def run_health(ctx: StageContext) -> StageOutcome:
         backend = conn.execute(text("SELECT 1")).scalar_one() == 1 and ctx.engine.dialect.name
         counts = row_counts(conn, [t for t in tables.HISTORY_TABLES.values() if t.name not in _SELF_WRITTEN])
         previous = _previous_day(conn, ctx.calendar, ctx.trading_date)
-    migrations = migration_status(ctx.engine)
-    unguarded = tables_without_append_only(ctx.engine)
     day = ctx.trading_date
-    closed = ctx.calendar.closed_reason(day)
-    checks = [
-        {"check_name": "database", "ok": bool(backend), "detail": {"backend": backend}},
-        {
-            "check_name": "schema",
-            "ok": all(m.state == "applied" for m in migrations),
-            "detail": {"versions": {f"{m.version:04d}_{m.name}": m.state for m in migrations}},
-        },
-        {"check_name": "append_only", "ok": not unguarded, "detail": {"unguarded_tables": unguarded}},
-        {
-            "check_name": "calendar",
-            "ok": True,
-            "detail": {
-                "trading_day": closed is None,
-                "closed_reason": closed,
-                "previous_trading_day": ctx.calendar.previous_trading_day(day).isoformat(),
-                "next_trading_day": ctx.calendar.next_trading_day(day).isoformat(),
-            },
-        },
-        previous,
-        {"check_name": "row_counts", "ok": True, "detail": counts},
-    ]
+    checks = [*_store_checks(ctx, backend), previous, {"check_name": "row_counts", "ok": True, "detail": counts}]
     with ctx.transaction() as conn:
         written = append_history(conn, tables.health_checks, [{"trading_date": day, **c} for c in checks])
     failed = [c["check_name"] for c in checks if not c["ok"]]
@@ -96,6 +73,33 @@ def run_health(ctx: StageContext) -> StageOutcome:
             ],
         },
     )
+
+
+def _store_checks(ctx: StageContext, backend: object) -> list[dict]:
+    """The database, schema, append-only and calendar checks of the day, in that order."""
+    migrations = migration_status(ctx.engine)
+    unguarded = tables_without_append_only(ctx.engine)
+    day = ctx.trading_date
+    closed = ctx.calendar.closed_reason(day)
+    return [
+        {"check_name": "database", "ok": bool(backend), "detail": {"backend": backend}},
+        {
+            "check_name": "schema",
+            "ok": all(m.state == "applied" for m in migrations),
+            "detail": {"versions": {f"{m.version:04d}_{m.name}": m.state for m in migrations}},
+        },
+        {"check_name": "append_only", "ok": not unguarded, "detail": {"unguarded_tables": unguarded}},
+        {
+            "check_name": "calendar",
+            "ok": True,
+            "detail": {
+                "trading_day": closed is None,
+                "closed_reason": closed,
+                "previous_trading_day": ctx.calendar.previous_trading_day(day).isoformat(),
+                "next_trading_day": ctx.calendar.next_trading_day(day).isoformat(),
+            },
+        },
+    ]
 
 
 def _alarm(checks: list[dict], day: date) -> str:

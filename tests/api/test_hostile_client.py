@@ -5,6 +5,8 @@ never a masked error or a 500, and nothing written."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -84,14 +86,10 @@ def test_a_body_that_is_not_json_is_told_what_is_wrong_and_where(api: Api) -> No
     assert "schema" not in body["detail"]
 
 
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_a_trade_that_outlasts_the_operations_budget_is_still_answered(
-    unmade_settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The trade is booked after the operation's wall-clock budget ran out (here a slow
-    write; in life one that waited for its portfolio's lock): placeTrade answered null
-    with BUDGET_EXCEEDED for a trade that was booked, and a client that retried bought
-    twice. The answer of a write that happened is given whatever the clock says."""
+@contextmanager
+def _slow_trades(unmade_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
+    """A served app whose GraphQL budget (0.2 s) a trade outlasts: each booking takes 0.5 s
+    more (in life, a write that waited for its portfolio's lock)."""
     booked = application.place_manual_trade
 
     def slow(*args: Any, **kwargs: Any) -> Any:
@@ -104,15 +102,29 @@ def test_a_trade_that_outlasts_the_operations_budget_is_still_answered(
     app = create_app(w.settings.model_copy(update={"graphql_timeout_seconds": 0.2}), now=Clock())
     with serve_in_thread(app) as base:
         api = Api(base, w, Clock())
+        try:
+            yield api
+        finally:
+            api.http.close()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_trade_that_outlasts_the_operations_budget_is_still_answered(
+    unmade_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trade is booked after the operation's wall-clock budget ran out (here a slow
+    write; in life one that waited for its portfolio's lock): placeTrade answered null
+    with BUDGET_EXCEEDED for a trade that was booked, and a client that retried bought
+    twice. The answer of a write that happened is given whatever the clock says."""
+    with _slow_trades(unmade_settings, monkeypatch) as api:
         before = _trades(api)
         body = gql(
             api,
             'mutation { placeTrade(order: {side: "BUY", symbol: "LIQ", quantity: 5, price: "52.00"}) '
             "{ __typename ... on TradePlaced { tradeId quantity price } } }",
-            w.acme_key,
+            api.world.acme_key,
         ).json()
         trades = api.acme("GET", "/api/portfolio/trade").json()["items"]
-        api.http.close()
     assert "errors" not in body, body
     placed = body["data"]["placeTrade"]
     assert len(trades) == before + 1 and trades[-1]["trade_id"] == placed["tradeId"], (placed, trades[-1])
@@ -128,24 +140,12 @@ def test_a_write_refused_for_the_budget_does_not_take_an_earlier_writes_answer(
     the whole `data` (the root fields were non-null), the first trade's answer with it,
     though it was booked: a client that retried bought twice. The first is answered, the
     second null with BUDGET_EXCEEDED saying it was not made, and one trade is booked."""
-    booked = application.place_manual_trade
-
-    def slow(*args: Any, **kwargs: Any) -> Any:
-        placed = booked(*args, **kwargs)
-        time.sleep(0.5)
-        return placed
-
-    monkeypatch.setattr(application, "place_manual_trade", slow)
-    w = world.build(unmade_settings)
-    app = create_app(w.settings.model_copy(update={"graphql_timeout_seconds": 0.2}), now=Clock())
     trade = '(order: {side: "BUY", symbol: "LIQ", quantity: %d, price: "52.00"}) { ... on TradePlaced { tradeId } }'
-    with serve_in_thread(app) as base:
-        api = Api(base, w, Clock())
+    with _slow_trades(unmade_settings, monkeypatch) as api:
         before = _trades(api)
         writes = f"a: placeTrade{trade % 5} b: placeTrade{trade % 7} c: placeTrade{trade % 9}"
-        body = gql(api, f"mutation {{ {writes} }}", w.acme_key).json()
+        body = gql(api, f"mutation {{ {writes} }}", api.world.acme_key).json()
         trades = api.acme("GET", "/api/portfolio/trade").json()["items"]
-        api.http.close()
     assert len(trades) == before + 1 and trades[-1]["quantity"] == 5, trades[-1]
     assert body["data"]["a"]["tradeId"] == trades[-1]["trade_id"] and body["data"]["b"] is None, body
     assert body["data"]["c"] is None  # each write not run says so at its own path (c's error was dropped)
