@@ -65,6 +65,7 @@ class Delivery(TypedDict):
     webhook: str  # the redacted target, or "not configured"
     delivered: int
     failed: int
+    waiting: int  # still not delivered after this pass: the failed ones, or every pending one without a webhook
 
 
 @dataclass(frozen=True)
@@ -121,25 +122,25 @@ def deliver_pending(
 ) -> Delivery:
     """Send every stored notification (of `trading_date`, or all) not yet delivered."""
     url = webhook_target(settings)
-    if url is None:
-        return {"webhook": "not configured", "delivered": 0, "failed": 0}
-    target = f"webhook:{_redacted(url)}"
+    target = f"webhook:{_redacted(url)}" if url is not None else None
     n = tables.notifications.c
     with engine.connect() as conn:
         pending = [
             row
             for row in current_rows(
-                conn, tables.notifications, where=[n.trading_date == trading_date] if trading_date else None
+                conn, tables.notifications, where=[n.trading_date == trading_date] if trading_date else ()
             )
-            if not _delivered(conn, row["notification_id"], target)
+            if target is None or not _delivered(conn, row["notification_id"], target)
         ]
+    if url is None or target is None:  # stored only: every one of them waits for a webhook
+        return {"webhook": "not configured", "delivered": 0, "failed": 0, "waiting": len(pending)}
     delivered = failed = 0
     for row in sorted(pending, key=lambda r: r["id"]):
         if _send(engine, settings, url, target, row, sleep):
             delivered += 1
         else:
             failed += 1
-    return {"webhook": target, "delivered": delivered, "failed": failed}
+    return {"webhook": target, "delivered": delivered, "failed": failed, "waiting": failed}
 
 
 def _send(

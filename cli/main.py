@@ -498,13 +498,24 @@ def run_day(
 def notify_deliver(
     date: str | None = typer.Option(None, "--date", help="Only this trading date's notifications; default: all."),
 ) -> None:
-    """Send every stored notification not yet delivered to MARKETINTEL_WEBHOOK_URL."""
+    """Send every stored notification not yet delivered to MARKETINTEL_WEBHOOK_URL; prints
+    what was delivered, failed and still waits, and exits 2 when any still waits (a webhook
+    that failed them, or none configured), so cron and alerting see it."""
     from desk import Desk
     from market.clock import parse_trading_date
 
-    echo_json(
-        Desk.from_settings(get_settings()).deliver_notifications(parse_trading_date(date) if date is not None else None)
+    delivery = Desk.from_settings(get_settings()).deliver_notifications(
+        parse_trading_date(date) if date is not None else None
     )
+    echo_json(delivery)
+    if delivery["waiting"]:
+        why = (
+            "no webhook is configured (MARKETINTEL_WEBHOOK_URL)"
+            if delivery["webhook"] == "not configured"
+            else "the webhook did not accept them; the next pass retries them"
+        )
+        typer.echo(f"error: {delivery['waiting']} notification(s) not delivered: {why}", err=True)
+        raise typer.Exit(2)
 
 
 @app.command("monitor")

@@ -54,7 +54,7 @@ def run_analysis(ctx: StageContext) -> StageOutcome:
     delivery = (
         ctx.desk.deliver_notifications(day)
         if ctx.write
-        else {"webhook": "not sent: preview", "delivered": 0, "failed": 0}
+        else {"webhook": "not sent: preview", "delivered": 0, "failed": 0, "waiting": 0}
     )
     summary: dict[str, Any] = {
         "writer": analysis["writer"],

@@ -59,7 +59,13 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
         delivery = ctx.desk.deliver_notifications(day)
         delivery["apprise"] = send_apprise(ctx.settings, new)
     else:
-        delivery = {"webhook": "not sent: preview", "delivered": 0, "failed": 0, "apprise": "not sent: preview"}
+        delivery = {
+            "webhook": "not sent: preview",
+            "delivered": 0,
+            "failed": 0,
+            "waiting": 0,
+            "apprise": "not sent: preview",
+        }
     states = {c.check_name: c.state for c in checks}
     return StageOutcome(
         summary={

@@ -191,6 +191,41 @@ def test_a_client_error_is_not_retried_and_the_next_pass_delivers(seeded: Settin
         assert second.summary["delivered"] == 1 and len(receiver.received) == 2
 
 
+def test_notify_deliver_exits_2_while_notifications_wait(seeded: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a webhook the operator's `notify deliver` sends nothing: it says how many wait
+    and exits 2 (it exited 0, so cron read a store-only deployment as delivered); one that
+    sends every notification exits 0."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+    from market.settings import get_settings
+
+    stored_only = run_stage("t1_analysis", DAY, settings=seeded).summary
+    assert stored_only["webhook"] == "not configured" and stored_only["waiting"] == stored_only["new_notifications"] > 0
+    unsent = CliRunner().invoke(app, ["notify", "deliver"])
+    assert unsent.exit_code == 2
+    assert json.loads(unsent.stdout)["waiting"] == stored_only["waiting"]
+    assert unsent.stderr.strip() == (
+        f"error: {stored_only['waiting']} notification(s) not delivered: no webhook is configured "
+        "(MARKETINTEL_WEBHOOK_URL)"
+    )
+    receiver = Receiver()
+    with serve_in_thread(receiver.app()) as base:
+        monkeypatch.setenv("MARKETINTEL_WEBHOOK_URL", f"{base}/hook")
+        monkeypatch.setenv("MARKETINTEL_WEBHOOK_SECRET", SECRET)
+        get_settings.cache_clear()
+        sent = CliRunner().invoke(app, ["notify", "deliver"])
+    get_settings.cache_clear()
+    assert sent.exit_code == 0, sent.output
+    assert json.loads(sent.stdout) | {"webhook": "-"} == {
+        "webhook": "-",
+        "delivered": stored_only["waiting"],
+        "failed": 0,
+        "waiting": 0,
+    }
+    assert len(receiver.received) == stored_only["waiting"]
+
+
 @ON_SQLITE_ONLY
 def test_a_webhook_without_a_secret_is_refused(seeded: Settings) -> None:
     from market.errors import StageFailedError
