@@ -1,7 +1,8 @@
 """HTTP client for the exchange website: timeouts, bounded retries with exponential
 backoff for what is transient (timeouts, connection errors, 5xx, 429), and a clear
-user agent. A 404 that says the day is not published is a `NotPublishedError`; any other
-4xx is not retried.
+user agent. A 404 that says the day is not published is a `NotPublishedError` (it may come
+later); one that says the day had no session (before the site's first, or not a trading
+day) a `SourceUnavailableError` giving the site's reason; any other 4xx is not retried.
 
 The client's timeout bounds each wait for bytes only, so every body is read with
 `bounded_body`: at most `PageLimits.max_bytes` (a larger page is refused, not retried)
@@ -11,7 +12,9 @@ timeout, retried): the end-of-day pages, the news feed and the disclosure PDFs a
 from __future__ import annotations
 
 import hashlib
+import html
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,9 +115,9 @@ class ExchangeClient:
                 if status == 200:
                     return Fetched(final_url, body, attempt)
                 if status == 404 and b"not-published" in body:
-                    raise NotPublishedError(
-                        f"{url} says {params.get('date') if params else 'the day'} is not published yet"
-                    )
+                    raise NotPublishedError(f"{url} says {_day(params)} is not published yet")
+                if status == 404 and b"no-session" in body:
+                    raise SourceUnavailableError(f"{url} has no trade quotes for {_day(params)}: {_said(body)}")
                 if status < 500 and status != 429:
                     raise SourceUnavailableError(f"{url} answered {status}; not retried")
                 last_problem = f"answered {status}"
@@ -136,3 +139,16 @@ class ExchangeClient:
             except MarketIntelError as exc:
                 raise SourceUnavailableError(f"{self.base_url}{path}: {exc.detail}; not retried") from None
             return response.status_code, str(response.url), body
+
+
+def _day(params: dict[str, str] | None) -> str:
+    return params.get("date", "the day") if params else "the day"
+
+
+_NO_SESSION = re.compile(rb'<p class="no-session"[^>]*>([^<]{1,300})</p>')
+
+
+def _said(body: bytes) -> str:
+    """The reason a no-session page gives, as plain text."""
+    found = _NO_SESSION.search(body)
+    return html.unescape(found.group(1).decode("utf-8", "replace")) if found else "no session that day"

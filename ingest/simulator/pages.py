@@ -169,6 +169,16 @@ def not_published_page(day: date) -> str:
     )
 
 
+def no_session_page(day: date, first: date) -> str:
+    """A day the site will never publish: before its first session, or not a trading day."""
+    why = (
+        f"Trade quotes start on {first.isoformat()}."
+        if day < first
+        else f"{day.isoformat()} was not a trading day of the exchange."
+    )
+    return html_page("No trading session", f'<p class="no-session" data-date="{day.isoformat()}">{escape(why)}</p>')
+
+
 def html_page(title: str, body: str) -> str:
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(title)}</title></head>\n'

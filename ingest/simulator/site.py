@@ -134,10 +134,10 @@ class SimulatorSite:
             day = date.fromisoformat(raw) if raw else self.published_through()
         except ValueError:
             return Reply(400, "text/plain", b"date must be YYYY-MM-DD")
-        if not self.market.is_simulated(day):
+        if day > self.published_through() or day > self.market.days[-1]:
             return Reply(404, "text/html", pages.not_published_page(day).encode())
-        if day > self.published_through():
-            return Reply(404, "text/html", pages.not_published_page(day).encode())
+        if not self.market.is_simulated(day):  # a past day it will never publish
+            return Reply(404, "text/html", pages.no_session_page(day, self.market.days[0]).encode())
         return day
 
     def _macro(self, path: str, params: dict[str, list[str]]) -> Reply:

@@ -64,6 +64,16 @@ def test_a_late_day_says_not_published() -> None:
     assert len(seen) == 1
 
 
+def test_a_day_without_a_session_is_named_with_the_sites_reason_and_not_retried() -> None:
+    page = b'<p class="no-session" data-date="2026-11-21">2026-11-21 was not a trading day of the exchange.</p>'
+    client, seen = _client([httpx.Response(404, content=page)], [])
+    with pytest.raises(
+        SourceUnavailableError, match="has no trade quotes for 2026-11-21: 2026-11-21 was not a trading day"
+    ):
+        client.get("/market/trade-quotes", {"date": "2026-11-21"})
+    assert len(seen) == 1
+
+
 def test_a_page_sent_a_byte_at_a_time_is_a_timeout_and_a_huge_one_is_refused() -> None:
     """The client's timeout bounds each wait only: a body dripping in past `max_seconds` is
     a timeout (retried, then SourceUnavailable), and one past `max_bytes` is refused at

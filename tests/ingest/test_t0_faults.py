@@ -245,6 +245,18 @@ def test_a_future_day_is_not_published(exchange: Settings) -> None:
         deliver(exchange, date(2026, 11, 23))
 
 
+def test_a_day_before_the_sites_history_says_why_and_stores_nothing(exchange: Settings, site: SimulatorSite) -> None:
+    """A day the site will never publish is not "not published yet" (which tells the
+    operator to wait): the site's reason is named, and nothing is stored."""
+    before = site.market.calendar.previous_trading_day(site.market.days[0])
+    with pytest.raises(
+        SourceUnavailableError,
+        match=f"has no trade quotes for {before}: Trade quotes start on {site.market.days[0]}",
+    ):
+        deliver(exchange, before)
+    assert count(exchange, tables.eod_prices, before) == 0
+
+
 def test_a_failed_rerun_does_not_demote_a_complete_day(exchange: Settings, site: SimulatorSite) -> None:
     deliver(exchange)
     site.faults.server_errors = 1_000_000
