@@ -134,9 +134,11 @@ def stage_run(
         date = latest_closed_trading_day(exchange_now()).isoformat()
     if notebook:
         from market.clock import parse_trading_date
-        from pipeline.day import notebook_stage
+        from pipeline.day import notebook_stage, terminate_as_interrupt
+        from pipeline.notebooks import one_kernel
 
-        ran = notebook_stage(name, parse_trading_date(date), get_settings(), trigger="cli")
+        with terminate_as_interrupt(), one_kernel():  # run-day's kernel handling: an interrupt is shut down alike
+            ran = notebook_stage(name, parse_trading_date(date), get_settings(), trigger="cli")
         if ran.error is not None:
             raise ran.error
         typer.echo(f"stage {name} for {date}: {ran.outcome()}")
@@ -473,7 +475,7 @@ def run_day(
     from tqdm import tqdm
 
     from market.clock import parse_trading_date
-    from pipeline.day import DayStage, stage_table
+    from pipeline.day import DayStage, stage_table, terminate_as_interrupt
     from pipeline.day import run_day as run
     from pipeline.stage_lists import T0_STAGES, T1_STAGES
     from store.migrations import current_store
@@ -483,7 +485,10 @@ def run_day(
     current_store(settings)  # before a kernel starts: one line, not a failed notebook
     done: list[DayStage] = []
     try:
-        with tqdm(total=len(T0_STAGES + T1_STAGES), desc=f"run-day {day}", unit="stage", disable=None) as bar:
+        with (
+            terminate_as_interrupt(),
+            tqdm(total=len(T0_STAGES + T1_STAGES), desc=f"run-day {day}", unit="stage", disable=None) as bar,
+        ):
             for stage in run(day, settings):
                 done.append(stage)
                 bar.update()

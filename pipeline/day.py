@@ -9,13 +9,23 @@ notebook (the runner's rule, `refuse_unreached`): nothing is run, listed or reco
 Each stage reports what a person running the day wants to see: its status, how long it
 took and the rows it inserted, as the runner recorded them in `stage_runs`
 (`pipeline.runner.recorded_outcome`, which Airflow's task log reads too).
+
+An interrupted stage (Ctrl-C, or SIGTERM from a service manager or `kill` while
+`terminate_as_interrupt` holds; Python's own SIGTERM ends the process with no cleanup at
+all) ends as a failure like any other: its notebook is marked failed and its kernel shut
+down, runs/index.md is rewritten, `stage_runs` records it FAILED ("interrupted by SIGTERM")
+unless it recorded an end first, and the day's table shows it before the one-line error.
+A re-run finishes the day: each stage is a transaction.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -27,7 +37,7 @@ from market.errors import InvalidInputError, StageFailedError
 from market.settings import Settings
 from pipeline.notebooks import one_kernel, run_stage_notebook
 from pipeline.registry import day_rule
-from pipeline.runner import recorded_outcome, refuse_unreached
+from pipeline.runner import record_interrupted, recorded_outcome, refuse_unreached
 from pipeline.stage_lists import T0_STAGES, T1_PREFLIGHT, T1_STAGES
 from store.engine import service_engine
 
@@ -82,11 +92,41 @@ def notebook_stage(
     fine). A failed stage is returned too, with its StageFailedError as `error` for the
     caller to raise (run-day shows it in the day's table first)."""
     since, started, run_id = utc_now(), time.monotonic(), uuid.uuid4().hex
+    engine = engine or service_engine(settings)
     try:
         output = run_stage_notebook(stage, day, settings=settings, trigger=trigger, run_id=run_id)
     except StageFailedError as exc:
-        return _finished(engine or service_engine(settings), (stage, run_id), day, (since, started), None, exc)
-    return _finished(engine or service_engine(settings), (stage, run_id), day, (since, started), output, None)
+        return _finished(engine, (stage, run_id), day, (since, started), None, exc)
+    except KeyboardInterrupt as exc:  # the notebook is marked failed and its kernel shut down by now
+        why = f"interrupted by {'SIGTERM' if isinstance(exc, Terminated) else 'Ctrl-C'}"
+        record_interrupted(engine, stage, day, run_id, trigger, f"{why} before it recorded an end")
+        error = StageFailedError(
+            f"stage '{stage}' for {day.isoformat()} {why}; run the day again to finish it (each stage is a transaction)"
+        )
+        return _finished(engine, (stage, run_id), day, (since, started), None, error)
+    return _finished(engine, (stage, run_id), day, (since, started), output, None)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as Ctrl-C is (`terminate_as_interrupt`)."""
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """While inside (on the main thread), SIGTERM raises `Terminated` so that a stopped
+    command cleans up as Ctrl-C does; the previous handler is put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Terminated(signal.Signals(signum).name)
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _finished(

@@ -42,6 +42,7 @@ own, as before.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -299,6 +300,22 @@ def _why_failed(exc: BaseException, timeout_seconds: float) -> str:
     return f"its kernel died: {said.splitlines()[0] if said else 'no reason given'}"
 
 
+def _stranded_tasks() -> list[asyncio.Task]:
+    """The tasks an interrupt raised inside nbclient's event loop left pending there (the
+    interrupted cell's, which fails "Kernel died" once its kernel is shut down)."""
+    from jupyter_core.utils import ensure_event_loop
+
+    return list(asyncio.all_tasks(ensure_event_loop()))
+
+
+def _retrieved(tasks: list[asyncio.Task]) -> None:
+    """Each ended task's exception read, so that it is not logged as "Task exception was
+    never retrieved" when the process exits: the interrupt is the failure reported."""
+    for task in tasks:
+        if task.done() and not task.cancelled():
+            task.exception()
+
+
 def run_stage_notebook(
     stage_name: str,
     trading_date: date | str,
@@ -344,9 +361,11 @@ def run_stage_notebook(
         raise StageFailedError(
             f"stage notebook '{stage_name}' for {day.isoformat()} failed ({why}); see {output}"
         ) from exc
-    except BaseException:
+    except BaseException:  # an interrupt (Ctrl-C, SIGTERM as pipeline.day.Terminated)
+        stranded = _stranded_tasks()
         if shared is not None:
             shared.shut_down()
+        _retrieved(stranded)
         raise
     finally:
         write_index(settings.runs_dir, quiet_after=settings.stage_timeout_seconds + AUTOSAVE_SECONDS)

@@ -286,16 +286,35 @@ def recorded_outcome(
     return outcome
 
 
+def record_interrupted(engine: Engine, stage: str, day: date, run_id: str, trigger: str, reason: str) -> bool:
+    """FAILED with `reason` for the run `run_id` of `stage` when it recorded no end (its
+    process was interrupted while the stage ran); False, writing nothing, when it did."""
+    c = tables.stage_runs.c
+    with engine.connect() as conn:
+        ended = conn.execute(
+            select(c.id).where(c.run_id == run_id, c.event.in_(["SUCCEEDED", "FAILED", "SKIPPED"])).limit(1)
+        ).first()
+    if ended is not None:
+        return False
+    _append(engine, (run_id, stage, day), "FAILED", trigger, {"error": reason})
+    return True
+
+
 def _record(ctx: StageContext, event: str, trigger: str, detail: dict[str, Any]) -> None:
+    _append(ctx.engine, (ctx.run_id, ctx.stage, ctx.trading_date), event, trigger, detail)
+
+
+def _append(engine: Engine, run: tuple[str, str, date], event: str, trigger: str, detail: dict[str, Any]) -> None:
+    run_id, stage, day = run
     row = {
-        "run_id": ctx.run_id,
-        "stage": ctx.stage,
-        "trading_date": ctx.trading_date,
+        "run_id": run_id,
+        "stage": stage,
+        "trading_date": day,
         "event": event,
         "trigger": trigger,
         "detail": json.loads(json.dumps(detail, default=str)),
     }
     # the database's write lock taken up front (SQLite: BEGIN IMMEDIATE waits out another
     # run's write; a deferred transaction that read first was refused at once, "database is locked")
-    with write_transaction(ctx.engine, f"stage-run:{ctx.run_id}") as conn:
+    with write_transaction(engine, f"stage-run:{run_id}") as conn:
         append_history(conn, tables.stage_runs, [row])

@@ -298,6 +298,50 @@ def test_a_stage_past_its_time_limit_is_failed_in_the_table_the_index_and_one_li
 
 
 @ON_SQLITE_ONLY
+def test_run_day_stopped_by_sigterm_names_the_stage_everywhere(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A service manager stops `run-day` (SIGTERM) while t0_scrape waits on the exchange.
+    Python's default ended the process at once: no table, no error, the stage's STARTED
+    without an end, and runs/index.md as the last write left it. Now it ends as a failure
+    does, naming the stage."""
+    import signal
+
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+
+    with socket.socket() as silent:  # listens, never accepts: t0_scrape waits
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", f"http://127.0.0.1:{silent.getsockname()[1]}")
+        monkeypatch.setenv("MARKETINTEL_EXCHANGE_TIMEOUT_SECONDS", "120")
+        process = subprocess.Popen(
+            [MARKETINTEL, "run-day", "--date", "2026-11-20"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        notebook, deadline = settings.runs_dir / "2026-11-20" / "t0_scrape.ipynb", time.monotonic() + 120
+        while not (notebook.is_file() and b'"run_date"' in notebook.read_bytes()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(3)  # its kernel started and the stage's cell waits on the exchange
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1, stderr
+    assert stdout.splitlines()[1].split()[:2] == ["t0_scrape", "FAILED"]
+    assert stderr.strip().splitlines()[-1] == (
+        "error: stage 't0_scrape' for 2026-11-20 interrupted by SIGTERM; run the day again to finish it "
+        "(each stage is a transaction)"
+    )
+    assert "Traceback" not in stderr and "never retrieved" not in stderr
+    assert "| 2026-11-20 | t0_scrape | FAILED |" in (settings.runs_dir / "index.md").read_text()
+    with service_engine(settings).connect() as conn:
+        rows = sorted(current_rows(conn, tables.stage_runs), key=lambda r: r["id"])
+    assert [(r["stage"], r["event"], r["detail"].get("error")) for r in rows] == [
+        ("t0_scrape", "STARTED", None),
+        ("t0_scrape", "FAILED", "interrupted by SIGTERM before it recorded an end"),
+    ]
+
+
+@ON_SQLITE_ONLY
 def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path: Path) -> None:
     path = tmp_path / "prices.csv"
     path.write_text("symbol,date,close,volume\nKCB,2026-11-20,26.17,100\nKCB,2026-11-21,-5,100\n")
