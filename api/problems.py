@@ -16,11 +16,13 @@ from http import HTTPStatus
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.formparsers import MultiPartException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Match
 
+from api.security import refund, refunded_refusal
 from api.services import ClientGone
 from api.uploads import unreadable_form
 from market import errors
@@ -182,10 +184,16 @@ def _not_json(error: dict) -> str:
     return f"the body is not valid JSON: {reason} at character {error['loc'][-1]}; send one JSON object"
 
 
+async def _domain(request: Request, exc: errors.MarketIntelError) -> JSONResponse:
+    """A domain error's problem; one refusing an admitted request before its work is not
+    counted against the key's limit (api/security.py `refund`)."""
+    if refunded_refusal(exc):
+        await run_in_threadpool(refund, request, request.app.state.services)
+    return problem_for(request, exc)
+
+
 def install_problem_handlers(app: FastAPI) -> None:
-    @app.exception_handler(errors.MarketIntelError)
-    async def _domain(request: Request, exc: errors.MarketIntelError) -> JSONResponse:
-        return problem_for(request, exc)
+    app.exception_handler(errors.MarketIntelError)(_domain)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

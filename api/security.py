@@ -27,7 +27,7 @@ import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 from urllib.parse import parse_qsl
@@ -46,7 +46,7 @@ from starlette.types import Message, Receive, Scope, Send
 from api.ratelimit import WINDOW_SECONDS, Decision, MemoryStore, decide
 from api.services import Services
 from desk import Account, KeyCheck, KeyRecord, VersionMoved, is_client_key, settle
-from market.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
+from market.errors import AuthenticationError, BusyError, PermissionDeniedError, RateLimitedError
 
 api_key_header_name = "X-API-Key"
 api_key_header = APIKeyHeader(
@@ -171,6 +171,30 @@ def _admit(request: Request, svc: Services, record: KeyRecord, conn: Connection 
             f"retry in {decision.retry_after} s",
             headers=decision.headers(),
         )
+
+
+def refund(request: Request, svc: Services) -> None:
+    """Take back the request's count: it was admitted, then refused before any work was done
+    for it (`refunded_refusal`: another upload or expensive read of the client still running,
+    the service's uploads all busy). A refused request is not counted, as one over the limit
+    is not; its RateLimit header then says the count without it. Once per request."""
+    earlier = request_fact(request, "counted")
+    if earlier is None or request_fact(request, "refunded"):
+        return
+    counter, window, decision = earlier
+    if not decision.allowed:  # refused at admission: `decide` never kept its hit
+        return
+    svc.limiter.undo(counter, window, None)
+    request.state.refunded = True
+    kept = request_fact(request, "rate_limit")
+    if kept is not None:
+        request.state.rate_limit = replace(kept, remaining=min(kept.limit, kept.remaining + 1))
+
+
+def refunded_refusal(error: BaseException) -> bool:
+    """Whether an error refuses a request after admission without doing its work: over a
+    per-client concurrency limit (429) or the service busy (503); both say when to retry."""
+    return isinstance(error, (RateLimitedError, BusyError))
 
 
 def counted_as(record: KeyRecord) -> str:

@@ -51,6 +51,7 @@ from strawberry.extensions import MaskErrors, SchemaExtension
 from strawberry.schema.exceptions import CannotGetOperationTypeError
 
 from api.jsonbody import MAX_NUMBER_DIGITS, first_control_character
+from api.security import refund, refunded_refusal
 from market.errors import (
     BudgetExceededError,
     ConflictError,
@@ -384,6 +385,12 @@ def unexpected(error: GraphQLError) -> bool:
     return original is not None and not isinstance(original, (GraphQLError, *CODES))
 
 
+def _retry_after(cause: Exception | None) -> dict[str, int]:
+    """`retryAfter`, the seconds a refusal's Retry-After says (REST sends the header)."""
+    said = (getattr(cause, "context", None) or {}).get("headers", {}).get("Retry-After")
+    return {"retryAfter": int(said)} if said and str(said).isdigit() else {}
+
+
 def error_code(error: GraphQLError) -> str | None:
     """The `extensions.code` of a domain error (CODES), else the code already set, if any."""
     cause = _cause(error)
@@ -402,6 +409,17 @@ class ErrorPolicy(MaskErrors):
         )
         self.hide_suggestions = hide_suggestions
 
+    def _process_result(self, result: object) -> None:
+        """The errors coded and masked; an operation that answered nothing because it was
+        refused after admission (another expensive read of the client running, the
+        uploads busy) is not counted against the key's limit, as on REST."""
+        super()._process_result(result)
+        errors = getattr(result, "errors", None) or []
+        data = getattr(result, "data", None)
+        if any(refunded_refusal(_cause(e)) for e in errors) and not any((data or {}).values()):
+            context = self.execution_context.context
+            refund(context.request, context.svc)
+
     def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
         processed, over_budget = [], False
         for error in errors:
@@ -415,7 +433,7 @@ class ErrorPolicy(MaskErrors):
                     continue
                 over_budget = True
             if code is not None:
-                error.extensions = {**(error.extensions or {}), "code": code}
+                error.extensions = {**(error.extensions or {}), "code": code, **_retry_after(_cause(error))}
             if self.hide_suggestions and SUGGESTION.search(error.message):
                 error = GraphQLError(
                     SUGGESTION.sub("", error.message),

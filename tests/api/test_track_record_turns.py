@@ -61,3 +61,44 @@ def test_a_clients_rebuilds_run_one_at_a_time_and_are_kept(api: Api, monkeypatch
         refused["errors"][0]["extensions"]["code"] == "RATE_LIMITED"
         and "still running" in refused["errors"][0]["message"]
     )
+
+
+def _counted(api: Api) -> int:
+    """The requests the acme client's count holds, this window and the last (the limiter's
+    own counters, so that a minute's edge between two reads changes nothing)."""
+    from tests.api.conftest import _SERVER
+
+    limiter = _SERVER.app.state.services.limiter
+    return sum(n for (counter, _), n in limiter._counts.items() if counter.startswith("client:"))
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_read_refused_while_the_clients_rebuild_runs_is_not_counted(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/api.md: a refused request is not counted. The 429 of a second expensive read
+    (REST) and its GraphQL twin took one of the client's 60 requests a minute each, so a
+    client doing what Retry-After: 1 says through a 20 s rebuild spent a third of its
+    minute on refusals; GraphQL's refusal said nothing of when to retry."""
+    import views.book_record
+
+    real, rebuilding = views.book_record.catch_up, []
+
+    def slow(conn, portfolio_id, state, version):
+        rebuilding.append(portfolio_id)
+        time.sleep(1.5)
+        return real(conn, portfolio_id, state, version)
+
+    monkeypatch.setattr(views.book_record, "catch_up", slow)
+    assert api.acme("POST", "/api/portfolio/cash", json={"amount": "0.01"}).status_code == 201
+    before = _counted(api)
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(api.acme, "GET", "/api/portfolio/track-record")
+        started = time.monotonic()
+        while not rebuilding and time.monotonic() - started < 10:
+            time.sleep(0.005)
+        refused = api.acme("GET", "/api/portfolio/track-record")
+        graph = gql(api, TRACK, api.world.acme_key).json()
+        assert first.result().status_code == 200
+    assert refused.status_code == 429 and graph["errors"][0]["extensions"] == {"code": "RATE_LIMITED", "retryAfter": 1}
+    assert _counted(api) - before == 1, "only the read that was answered is counted"
