@@ -111,7 +111,7 @@ GRAPHIQL_PAGE = (
     // and show any other problem document's detail as a GraphQL error.
     const served = GraphiQL.createFetcher({{ url: window.location.pathname, enableIncrementalDelivery: false }});
     const noKey = 'No API key yet: put {{"X-API-Key": "svc-sk-..."}} in the Headers pane below, then ' +
-                  'press Run. The operator issues keys (marketintel keys, or POST /api/keys/generate).';
+                  'press Run. The operator issues keys with the admin key (POST /api/keys/generate).';
     const fetcher = async (params, options) => {{
       const headers = (options && options.headers) || {{}};
       if (!Object.keys(headers).some((name) => name.toLowerCase() === "x-api-key")) {{

@@ -41,6 +41,7 @@ from sqlalchemy import Connection, Engine, bindparam, select
 from market.clock import utc_now
 from market.errors import ConfigurationError, ConflictError, InvalidInputError, NotFoundError
 from market.settings import Settings
+from market.text import checked_name
 from portfolio.accounts import Account
 from portfolio.ledger import ensure_portfolio
 from store import tables
@@ -134,9 +135,7 @@ def generate(
     transaction); the secret is in the result only. `respond` renders the answer before the
     commit (store.transactions `answered`): a key whose secret could not be shown is never
     stored."""
-    name = " ".join(client_name.split())
-    if not name or len(name) > 200:
-        raise InvalidInputError("client_name must be 1 to 200 characters of text")
+    name = client_display_name(client_name)
     _checked_tier(tier)
     moment = now or utc_now()
     secret = _new_secret()
@@ -160,10 +159,20 @@ def ensure_client(engine: Engine, client_name: str, tier: str, now: datetime | N
     """The client id of `client_name` (created with `tier` if new, no key issued): what a
     later `generate` for the same name issues a key for (the desk then opens its portfolio:
     `Desk.client`)."""
-    name = " ".join(client_name.split())
+    name = client_display_name(client_name)
     _checked_tier(tier)
     with write_transaction(engine, "api-keys") as conn:
         return _client(conn, name, tier, now or utc_now())
+
+
+def client_display_name(client_name: str) -> str:
+    """A client's name as stored and matched: its whitespace runs one space, 1 to 200
+    characters, no control and no invisible format character (`market.text.checked_name`:
+    "Look\u200b Alike" made a second client that displays as "Look Alike")."""
+    name = " ".join(client_name.split())
+    if not name:
+        raise InvalidInputError("client_name must be 1 to 200 characters of text")
+    return checked_name(name, "client_name", 200)
 
 
 def _client(conn: Connection, name: str, tier: str, moment: datetime) -> str:

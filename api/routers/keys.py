@@ -1,8 +1,14 @@
-"""Admin only: issue, list, revoke, rotate and tune client keys."""
+"""Admin only: issue, list, revoke, rotate and tune client keys.
+
+Key operations take no `Idempotency-Key`: a key's secret is shown once and never stored, so
+a retry cannot be answered with the first answer, and a retried issue or rotation makes
+another key. The header is refused (422) rather than ignored, where a client would believe
+its retry safe; after a lost answer, GET /api/keys lists what was issued and
+POST /api/keys/{key_id}/revoke withdraws it."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, status
+from fastapi import APIRouter, Depends, Path, Request, status
 from fastapi.responses import Response
 
 from api.deps import AdminDep, ServicesDep
@@ -19,10 +25,26 @@ from api.schemas.keys import (
     TierRequest,
 )
 from api.services import written
+from market.errors import InvalidInputError
 
-router = APIRouter(prefix="/api/keys", tags=["keys"], route_class=StrictJSONRoute)
+
+def no_idempotency_key(request: Request, _: AdminDep) -> None:
+    """Refuse an Idempotency-Key (see the module's docstring), once the caller is known to
+    be the admin (a client is answered 401/403 first, as without the header)."""
+    if "idempotency-key" in request.headers:
+        raise InvalidInputError(
+            "key operations take no Idempotency-Key: a key's secret is shown once and never stored, so a "
+            "retry makes another key; after a lost answer, GET /api/keys lists what was issued and "
+            "POST /api/keys/{key_id}/revoke withdraws it"
+        )
+
+
+router = APIRouter(
+    prefix="/api/keys", tags=["keys"], route_class=StrictJSONRoute, dependencies=[Depends(no_idempotency_key)]
+)
 KEY_ID = Path(min_length=1, max_length=64, description="A key id from GET /api/keys (never the secret).")
 ADMIN_ERRORS = problems(*KEYED, 403, 404, 415)
+CHANGE_ERRORS = problems(*KEYED, 403, 404, 409, 415)  # a rotated key in its grace period: change its successor
 
 
 @router.post(
@@ -61,19 +83,19 @@ def rotate(svc: ServicesDep, _: AdminDep, request: RotateRequest | None = None, 
     return svc.desk.rotate_key(key_id, grace, written(RotatedKey, 201))
 
 
-@router.put("/{key_id}/rate-limit", response_model=KeyInfo, responses=ADMIN_ERRORS)
+@router.put("/{key_id}/rate-limit", response_model=KeyInfo, responses=CHANGE_ERRORS)
 def set_rate_limit(request: RateLimitRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     """Requests per minute for this key (null: the tier's default)."""
     return svc.desk.set_key_option(key_id, "RATE_LIMIT_SET", request.per_minute, written(KeyInfo))
 
 
-@router.put("/{key_id}/macro-access", response_model=KeyInfo, responses=ADMIN_ERRORS)
+@router.put("/{key_id}/macro-access", response_model=KeyInfo, responses=CHANGE_ERRORS)
 def set_macro_access(request: MacroAccessRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     """Switch the macro datasets on or off for this key (null: the tier's rule)."""
     return svc.desk.set_key_option(key_id, "MACRO_ACCESS_SET", request.enabled, written(KeyInfo))
 
 
-@router.put("/{key_id}/tier", response_model=KeyInfo, responses=ADMIN_ERRORS)
+@router.put("/{key_id}/tier", response_model=KeyInfo, responses=CHANGE_ERRORS)
 def set_tier(request: TierRequest, svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     """Move the key to another tier (its default rate limit and macro rule follow)."""
     return svc.desk.set_key_option(key_id, "TIER_SET", request.tier, written(KeyInfo))

@@ -80,6 +80,44 @@ def test_a_key_that_was_rotated_or_revoked_cannot_be_tuned_its_successor_is_name
         assert_problem(api.admin("PUT", f"/api/keys/{api.world.beta_key_id}/{path}", json=body), 409, "is revoked")
 
 
+def test_a_key_operation_refuses_an_idempotency_key_and_issues_nothing(api: Api) -> None:
+    """`POST /api/keys/generate` with an Idempotency-Key ignored it: the retry of a lost
+    answer issued a second working key, and the first stayed live with its secret never
+    received. A key's secret is not stored, so the first answer cannot be replayed: the
+    header is refused (after the admin check) and nothing is issued; the OpenAPI document
+    lists the 409 a change of a rotated key answers."""
+    before = api.admin("GET", "/api/keys").json()
+    retried = {"headers": {"Idempotency-Key": "abc"}}
+    assert_problem(
+        api.admin("POST", "/api/keys/generate", json={"client_name": "Lost Answer", "tier": "STANDARD"}, **retried),
+        422,
+        "take no Idempotency-Key",
+        "GET /api/keys",
+    )
+    assert_problem(api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate", **retried), 422, "Idempotency-Key")
+    assert api.admin("GET", "/api/keys").json() == before
+    assert_problem(
+        api.acme("POST", "/api/keys/generate", json={"client_name": "X", "tier": "PRO"}, **retried), 403
+    )  # a client is refused as a client first
+    paths = api.call("GET", "/openapi.json").json()["paths"]
+    for path in ("rate-limit", "macro-access", "tier"):
+        assert "409" in paths[f"/api/keys/{{key_id}}/{path}"]["put"]["responses"], path
+
+
+def test_a_client_name_with_an_invisible_character_is_refused_not_a_second_client(api: Api) -> None:
+    """ "Look\u200b Alike" (a zero-width space) made a second client that displays as "Look
+    Alike", and a right-to-left override one that displays reordered: refused, naming the
+    character, and nothing issued; a name that differs in spaces only is the same client."""
+    first = api.admin("POST", "/api/keys/generate", json={"client_name": "Look Alike", "tier": "STANDARD"}).json()
+    before = api.admin("GET", "/api/keys").json()
+    for name, where in (("Look\u200b Alike", "U+200B ZERO WIDTH SPACE"), ("Look\u202eekilA", "U+202E")):
+        refused = api.admin("POST", "/api/keys/generate", json={"client_name": name, "tier": "STANDARD"})
+        assert_problem(refused, 422, "client_name contains an invisible format character", where)
+    assert api.admin("GET", "/api/keys").json() == before
+    spaced = api.admin("POST", "/api/keys/generate", json={"client_name": " Look   Alike ", "tier": "STANDARD"})
+    assert spaced.json()["client_id"] == first["client_id"]
+
+
 def test_rotation_with_grace_keeps_the_old_key_until_it_ends(api: Api) -> None:
     api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": 500})
     rotated = api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate", json={"grace_seconds": 3600}).json()
