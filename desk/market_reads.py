@@ -102,8 +102,9 @@ class MarketReads:
     # ---- instruments and a list's fields ----------------------------------------------------------
 
     def instruments(self, conn: Connection) -> list[InstrumentRow]:
-        """Every listed instrument, by symbol."""
-        return instrument_views.instruments(conn)
+        """The instruments listed on the latest closed trading day, by symbol (a delisted
+        one is read by its symbol, `instruments_by_symbol`, not listed)."""
+        return instrument_views.instruments(conn, on=self.closed_day())
 
     def instrument_version(self, conn: Connection) -> tuple:
         """What every field of an instrument reads (a whole market query is kept per it)."""

@@ -39,6 +39,7 @@ from store import tables
 from store.history import current_frame, current_rows, newest_ids
 from store.panels import PRICE_ROW_COLUMNS
 from store.splits import Split, on_count, stored_splits
+from views.instrument import instruments
 
 INDICATOR_WARMUP_DAYS = 270  # calendar days, about 185 trading days
 LATEST_LOOKBACK_DAYS = 60  # a symbol whose last bar is older is not "latest" any more
@@ -431,7 +432,9 @@ def latest_market(
     conn: Connection, calendar: TradingCalendar, closed_through: date, requested: date | None = None
 ) -> dict[str, Quote]:
     """Ticker -> the day's close, volume, change and indicators with the prediction, or
-    null prediction fields and `reason` when the day is not scored for that ticker.
+    null prediction fields and `reason` when the day is not scored for that ticker; the
+    tickers listed on the day only (a delisted one's last bar read "latest" for 60 days,
+    counted in breadth and the index).
 
     The prediction fields come from one record, the live one or else the validation one,
     and `reason` says which (`day_scores`)."""
@@ -442,9 +445,11 @@ def latest_market(
         return {}
     # each symbol's last bar with the close before it, read off arrays rather than a group per symbol
     last = bars.groupby("symbol", sort=True).tail(1)
+    listed = {r["symbol"] for r in instruments(conn, on=day)}  # a delisted name is not the day's market
     quotes = {
         bar.symbol: _quote(bar, None if pd.isna(bar.previous_close) else bar.previous_close, scores)
         for bar in last.itertuples(index=False)
+        if bar.symbol in listed
     }
     return {symbol: quote for symbol, quote in quotes.items() if quote is not None}
 

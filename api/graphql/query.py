@@ -32,7 +32,8 @@ MACRO = Page("macroIndicators", default=50, largest=200, key=keyed(text, text)) 
 @strawberry.type
 class Query:
     @strawberry.field(
-        description="Listed instruments by symbol, filtered by board, sector, the latest prediction's "
+        description="The instruments listed on the latest closed trading day (a delisted one is read with "
+        "`instrument(symbol)`), by symbol, filtered by board, sector, the latest prediction's "
         "tercile and action, and whether they pass the liquidity rail's entry gates today."
     )
     async def instruments(

@@ -29,7 +29,10 @@ def _range(start: date | None, end: date | None) -> None:
         raise InvalidInputError(f"start {start.isoformat()} is after end {end.isoformat()}")
 
 
-@strawberry.type(description="A listed instrument; every per-instrument field is batched across a list of instruments.")
+@strawberry.type(
+    description="An instrument, listed or delisted (`delistedOn`); every per-instrument field is batched across a "
+    "list of instruments."
+)
 class Instrument:
     symbol: str
     name: str
@@ -37,6 +40,9 @@ class Instrument:
     sector: str | None
     currency: str
     listed_on: date | None
+    delisted_on: date | None = strawberry.field(
+        description="The first day it was no longer listed (its last session is the one before); null while listed."
+    )
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Instrument:
