@@ -36,6 +36,9 @@ SUPPORTED_DATES = (date(1900, 1, 1), date(2199, 12, 31))
 ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 EXCHANGE_TZ = ZoneInfo("America/Jamaica")
 MARKET_CLOSE = time(16, 0)  # end-of-day data is final from here on (T0)
+# The sessions a year every annualised figure counts (volatility, returns, turnover, ratios):
+# about what the JSE and NSE calendars hold (weekends and about ten public holidays out)
+TRADING_DAYS_PER_YEAR = 250
 
 
 def supported_date(value: object, name: str) -> date:

@@ -49,7 +49,6 @@ from portfolio.rails import TRAPPED, MarketDay, exit_state
 from portfolio.track_record import COST_PARTS, TrackRecord, breakdown, daily_returns, statistics
 from portfolio.track_record import by_year as yearly
 
-TRADING_DAYS_PER_YEAR = 250
 FILL_DESCRIPTIONS = {
     "costed": "next session, cost model",
     "gross": "next session's close, cost-free",

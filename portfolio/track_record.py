@@ -58,12 +58,12 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
+from market.clock import TRADING_DAYS_PER_YEAR
 from market.contract import described
 from market.costs import CostBreakdown
 from market.liquidity import passes_entry_gates
 from market.money import Fraction, Money, to_cents
 
-TRADING_DAYS_PER_YEAR = 250
 MOSTLY_CASH_EXPOSURE = 0.05  # an average exposure under this: the book held cash, the ratios say so
 # A daily active return's standard deviation at or under this is none: the book is its benchmark
 # (e.g. a mean of books that all held the same), and its information ratio would be rounding noise.

@@ -126,7 +126,7 @@ fundamentals = history_table(
     Column("period_end", Date()),
     Column("eps", Double()),
     Column("book_value_per_share", Double()),
-    Column("dividend_yield", Double()),
+    Column("dividend_yield", Double()),  # percent, as the exchange's "Dividend Yield %" column reports it
     Column("shares_outstanding", BigInteger()),
     Column("market_cap", Double()),
     Column("source", Text(), nullable=False, info=PROVENANCE),

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, Table, and_, func, or_, select
 
-from market.clock import TradingCalendar
+from market.clock import TRADING_DAYS_PER_YEAR, TradingCalendar
 from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
 from models.reasons import ServedReasons
@@ -44,7 +44,6 @@ from views.instrument import instruments
 INDICATOR_WARMUP_DAYS = 270  # calendar days, about 185 trading days
 LATEST_LOOKBACK_DAYS = 60  # a symbol whose last bar is older is not "latest" any more
 VARIANCE_WINDOWS = (20, 60, 120, 250)
-TRADING_DAYS_PER_YEAR = 252
 INDICATORS = {
     "rsi_14": f.rsi_14,
     "bollinger_pct_b": f.bollinger_pct_b,

@@ -116,7 +116,9 @@ class VarianceWindow(ApiModel):
         description="Sample variance of daily log returns over the window, split-adjusted (the closes on the last "
         "bar's share count); null when shorter."
     )
-    annualised_volatility: float | None = Field(description="sqrt(variance x 252).")
+    annualised_volatility: float | None = Field(
+        description="sqrt(variance x 250), the sessions a year every annualised figure counts."
+    )
     observations: int
 
 
@@ -209,7 +211,8 @@ class Bar(ApiModel):
     momentum_5: float | None = Field(description="Return over 5 trading days, a fraction (0.021 = 2.1%).")
     momentum_20: float | None = Field(description="Return over 20 trading days, a fraction.")
     volatility_20: float | None = Field(
-        description="Standard deviation of daily returns over 20 trading days, a fraction."
+        description="Standard deviation (population, ddof 0) of daily log returns over 20 trading days, not "
+        "annualised, a fraction (the model's input; the statistics' variance windows are sample variances)."
     )
     volume_ratio_20: float | None = Field(description="Volume over ADV_20 (the 20-day mean volume), a ratio.")
     spread_pct: float | None = Field(

@@ -64,6 +64,8 @@ def test_symbol_statistics_variance_and_zscores(api: Api) -> None:
     log_returns = np.diff(np.log(closes))
     assert body["symbol"] == "LIQ" and body["as_of"] == DAY.isoformat() and body["observations"] == HISTORY_DAYS
     assert body["variance"]["20d"]["variance"] == pytest.approx(np.var(log_returns[-20:], ddof=1), rel=1e-4)
+    twenty = body["variance"]["20d"]  # annualised on the sessions a year every figure counts (market.clock)
+    assert twenty["annualised_volatility"] == pytest.approx(np.sqrt(twenty["variance"] * 250), rel=1e-5)
     assert body["variance"]["60d"]["variance"] is None  # 59 returns: shorter than the window
     returns = closes[1:] / closes[:-1] - 1
     z = body["normalised"]["return_1d"]

@@ -102,7 +102,7 @@ def seed_documents(engine: Engine) -> None:
                     "period_end": date(2026, 9, 30),
                     "eps": 4.2,
                     "book_value_per_share": 31.5,
-                    "dividend_yield": 0.031,
+                    "dividend_yield": 3.1,  # percent, as the exchange's "Dividend Yield %" column
                     "shares_outstanding": 2_000_000,
                     "market_cap": 100_000_000.0,
                     "source": "test",

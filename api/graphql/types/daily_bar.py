@@ -33,7 +33,8 @@ class DailyBar:
     momentum_5: float | None = strawberry.field(description="Return over 5 trading days, a fraction (0.021 = 2.1%).")
     momentum_20: float | None = strawberry.field(description="Return over 20 trading days, a fraction.")
     volatility_20: float | None = strawberry.field(
-        description="Standard deviation of daily returns over 20 trading days, a fraction."
+        description="Standard deviation (population, ddof 0) of daily log returns over 20 trading days, not "
+        "annualised, a fraction (the model's input; the statistics' variance windows are sample variances)."
     )
     volume_ratio_20: float | None = strawberry.field(
         description="Volume over ADV_20 (the 20-day mean volume), a ratio."
