@@ -24,6 +24,7 @@ import json
 import logging
 import re
 import uuid
+from collections.abc import Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -304,7 +305,7 @@ def _record(ctx: StageContext, event: str, trigger: str, detail: dict[str, Any])
     _append(ctx.engine, (ctx.run_id, ctx.stage, ctx.trading_date), event, trigger, detail)
 
 
-def _append(engine: Engine, run: tuple[str, str, date], event: str, trigger: str, detail: dict[str, Any]) -> None:
+def _append(engine: Engine, run: tuple[str, str, date], event: str, trigger: str, detail: Mapping[str, object]) -> None:
     run_id, stage, day = run
     row = {
         "run_id": run_id,
