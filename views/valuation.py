@@ -99,14 +99,20 @@ class PortfolioValuation:
 
 def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date | None = None) -> PortfolioValuation:
     """The portfolio after every booked trade at `day`'s prices; `session`: the current
-    session (market.clock `session_of`), after which a trade's shares are pending."""
+    session (market.clock `session_of`), after which a trade's shares are pending.
+
+    Holdings and prices are on the current session's share count, as a trade is checked
+    (`reference_close`, `check_trade`) and previewed: a split whose ex-date is the session
+    applies before the ex-date's close is stored (the last close divided), so a trade
+    booked on the new count is not replayed on the old one."""
     trades = ledger.trade_rows(conn, portfolio_id)
-    splits = stored_splits(conn, day, {t["symbol"] for t in trades})
+    count_of = max(day, session) if session is not None else day
+    splits = stored_splits(conn, count_of, {t["symbol"] for t in trades})
     book = ledger.replay(trades, splits)
     open_positions = {s: p for s, p in book.items() if p.quantity > 0}
     pending = _pending(trades, splits, book, session)
     view = _delisting(conn, day, open_positions)
-    market = view.with_carried(market_days(conn, day, list(open_positions)))
+    market = view.with_carried(market_days(conn, day, list(open_positions), count_of=count_of))
     cash = ledger.cash_balance(conn, portfolio_id)
     positions, discounts = [], {}
     for symbol, position in sorted(open_positions.items()):

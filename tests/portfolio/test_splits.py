@@ -96,6 +96,24 @@ def test_a_preview_on_a_known_ex_date_is_priced_on_the_new_count(client, setting
     assert preview.as_of == DAY.isoformat() and preview.close == Decimal("50.00")
 
 
+def test_a_book_traded_on_a_known_ex_date_is_valued_on_the_new_count(client) -> None:
+    """During the ex-date, before its close is stored (the latest priced day is Friday), a
+    sale on the new count is accepted, and the book the client is then shown holds what
+    the trade left on that count at Friday's close halved; it failed 'sells 75 AAA holding
+    50' and a buy on the new count was priced at the old close (twice its worth)."""
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    announce(engine, "AAA", "SPLIT", 2.0)
+    assert trade(client, "sell", "AAA", 75, 50, MONDAY).position_after == 25
+    trade(client, "buy", "AAA", 100, 50, MONDAY)
+    with engine.connect() as conn:
+        view = portfolio_view(conn, portfolio_id, DAY, session=EX_DATE)
+    (position,) = view.positions
+    assert view.as_of == DAY and (position.quantity, position.price) == (125, Decimal("50"))
+    assert position.market_value == Decimal("6250.00") and position.cost_basis == Decimal("6250.00")
+    assert view.equity == Decimal("10000.00")  # 10,000 deposited; every trade at the halved close
+
+
 def test_bonus_issues_and_consolidations_keep_whole_shares(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 53, 100, FRIDAY)
