@@ -41,9 +41,12 @@ attempt's `reason`, since a transfer-in, a rights issue or history older than th
 can explain it and only the cost basis rests on it.
 
 Synchronisation appends reconciling entries and never rewrites history: for each symbol
-whose holding differs, a STATEMENT_SYNC trade for the difference (buys at the statement's
-average cost, or the ledger's last price for the symbol; sells at the statement's market
-price or last price), dated the statement's day, which moves no cash; then one
+whose holding differs, a STATEMENT_SYNC trade for the difference (buys priced so that the
+book's cost basis is the statement's average cost x quantity, or the ledger's last price
+for the symbol; sells at the statement's market price or last price), and for a holding
+whose cost basis still differs from the statement's average cost a sale at the book's
+average cost and a buy back at the statement's (`_rebased`), dated the statement's day,
+which move no cash; then one
 RECONCILIATION cash entry, effective at that day's close, that brings the cash the ledger
 held at the end of that day to the statement's balance. What the ledger records after the
 statement's day (trades, deposits, fees) is kept on top: the book after a sync is the
@@ -77,7 +80,7 @@ from sqlalchemy import Connection, Engine, select
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.clock import SUPPORTED_DATES, exchange_date, exchange_iso, session_close_utc, utc_now
 from market.errors import ConflictError, InvalidInputError
-from market.money import MAX_SHARES, PRINTED_NUMBER, Money, Price, money_display, printed_number, to_cents
+from market.money import CENTS, MAX_SHARES, PRINTED_NUMBER, Money, Price, money_display, printed_number, to_cents
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
@@ -182,6 +185,12 @@ class ParsedStatement:
     prices: dict[str, Decimal] = field(default_factory=dict)  # buy price for a sync trade
     sale_prices: dict[str, Decimal] = field(default_factory=dict)
     unread: dict[str, str] = field(default_factory=dict)  # a holdings line not read, by its first word (`_unread`)
+
+    @property
+    def average_costs(self) -> dict[str, Decimal]:
+        """By symbol, the average cost the broker states (the holdings table's Avg Cost
+        column); a transactions ledger's prices are its last trades, no cost basis."""
+        return self.prices if self.layout == "holdings-table" else {}
 
     def as_dict(self) -> StatementJson:
         return {
@@ -667,17 +676,18 @@ def _synchronise(
     the warnings of the prices booked (statement_checks)."""
     _acceptable(conn, parsed, exchange_date(moment))
     _not_before_the_last(conn, portfolio_id, parsed)
-    current = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, parsed.as_of).items()}
+    current = ledger.holdings(conn, portfolio_id, parsed.as_of)
     records = name_records(conn, set(current) | set(parsed.holdings), parsed.as_of)
     _plausible(parsed, records)
     changes: list[Change] = []
     warnings: list[str] = []
     for symbol in sorted(set(current) | set(parsed.holdings)):
-        difference = parsed.holdings.get(symbol, 0) - current.get(symbol, 0)
-        if difference != 0:
-            synced = _sync_holding(conn, portfolio_id, parsed, digest, moment, records[symbol], current.get(symbol, 0))
-            changes.append(synced.as_dict())
-            warning = price_warning(symbol, synced.side, synced.price, records[symbol], parsed.as_of)
+        synced = _sync_holding(conn, portfolio_id, parsed, digest, moment, records[symbol], current.get(symbol))
+        changes.extend(x.as_dict() for x in synced)
+        if synced:
+            side = "BUY" if symbol in parsed.average_costs else synced[-1].side
+            stated = parsed.average_costs.get(symbol, synced[-1].price)
+            warning = price_warning(symbol, side, stated, records[symbol], parsed.as_of)
             if warning:
                 warnings.append(warning)
     later = _cash_after(conn, portfolio_id, parsed.as_of)
@@ -780,22 +790,79 @@ def _sync_holding(
     digest: str,
     moment: datetime,
     record: NameRecord,
-    before: int,
-) -> HoldingSynced:
-    """The STATEMENT_SYNC trade that brings the record's symbol from `before` to the
-    statement's holding, dated the statement's day and moving no cash: a buy at the
-    statement's average cost, a sale at its market price, else the symbol's last close on
-    or before the statement's day (StatementRejected naming it when it has none)."""
+    held: ledger.Position | None,
+) -> list[HoldingSynced]:
+    """The STATEMENT_SYNC trades, dated the statement's day and moving no cash, that bring
+    the record's symbol from `held` (the ledger's position that day) to the statement's
+    holding and, where the statement states an average cost, to its cost basis (quantity
+    x average cost): a buy of the difference priced so that the cost basis is the
+    statement's ((stated cost - the ledger's cost basis) / difference); a sale at the
+    statement's market price, else the symbol's last close on or before the statement's
+    day (StatementRejected naming it when it has none). Where that leaves the cost basis
+    other than the statement's (the difference's price would not be positive, a sale, or
+    the quantity agrees and the cost does not), `_rebased` books the adjustment."""
     symbol = record.symbol
+    before, cost = (held.quantity, held.cost_basis) if held else (0, Decimal(0))
     after = parsed.holdings.get(symbol, 0)
-    side = "BUY" if after > before else "SELL"
-    source = parsed.prices if side == "BUY" else parsed.sale_prices
-    price = source.get(symbol) or record.last_close
-    if price is None:
-        raise StatementRejected(
-            f"the statement's {symbol} line has no price and {symbol} has no close on or before "
-            f"{parsed.as_of.isoformat()} to book its {side.lower()} of {abs(after - before):,} shares at"
-        )
+    stated = parsed.average_costs.get(symbol)
+    target = after * stated if stated is not None and after else None
+    synced: list[HoldingSynced] = []
+    if after > before and target is not None and target > cost:
+        price = ((target - cost) / (after - before)).quantize(ledger.CENT)
+        synced.append(_book_sync(conn, portfolio_id, parsed, digest, moment, symbol, "BUY", before, after, price))
+    elif after != before:
+        side = "BUY" if after > before else "SELL"
+        price = (parsed.prices if side == "BUY" else parsed.sale_prices).get(symbol) or record.last_close
+        if price is None:
+            raise StatementRejected(
+                f"the statement's {symbol} line has no price and {symbol} has no close on or before "
+                f"{parsed.as_of.isoformat()} to book its {side.lower()} of {abs(after - before):,} shares at"
+            )
+        synced.append(_book_sync(conn, portfolio_id, parsed, digest, moment, symbol, side, before, after, price))
+    if target is not None:
+        synced.extend(_rebased(conn, portfolio_id, parsed, digest, moment, symbol, target))
+    return synced
+
+
+def _rebased(
+    conn: Connection,
+    portfolio_id: str,
+    parsed: ParsedStatement,
+    digest: str,
+    moment: datetime,
+    symbol: str,
+    target: Decimal,
+) -> list[HoldingSynced]:
+    """The cost-basis adjustment of a holding already of the statement's quantity whose
+    cost basis is not the statement's `target` (to the cent): the ledger holds a cost
+    basis only through trades, so the holding is sold at the ledger's own average cost
+    (no gain or loss, to the ledger's six decimals) and bought back at the statement's
+    average cost, both moving no cash; the statement's day becomes its purchase date."""
+    position = ledger.holdings(conn, portfolio_id, parsed.as_of)[symbol]
+    if abs(position.cost_basis - target) < CENTS:
+        return []
+    quantity = position.quantity
+    own = (position.cost_basis / quantity).quantize(ledger.CENT)
+    return [
+        _book_sync(conn, portfolio_id, parsed, digest, moment, symbol, "SELL", quantity, 0, own),
+        _book_sync(conn, portfolio_id, parsed, digest, moment, symbol, "BUY", 0, quantity, parsed.prices[symbol]),
+    ]
+
+
+def _book_sync(
+    conn: Connection,
+    portfolio_id: str,
+    parsed: ParsedStatement,
+    digest: str,
+    moment: datetime,
+    symbol: str,
+    side: str,
+    before: int,
+    after: int,
+    price: Decimal,
+) -> HoldingSynced:
+    """One STATEMENT_SYNC trade from `before` to `after` shares at `price`, moving no cash
+    (StatementRejected naming the line when the ledger cannot hold it)."""
     request = TradeRequest(
         portfolio_id=portfolio_id,
         trading_date=parsed.as_of,
@@ -805,7 +872,11 @@ def _sync_holding(
         quantity=abs(after - before),
         price=price,
         origin="STATEMENT_SYNC",
-        rationale={"statement_sha256": digest, "layout": parsed.layout, "statement_quantity": after},
+        rationale={
+            "statement_sha256": digest,
+            "layout": parsed.layout,
+            "statement_quantity": parsed.holdings.get(symbol, 0),
+        },
         trade_id=f"SYNC-{uuid.uuid4().hex}",
     )
     try:

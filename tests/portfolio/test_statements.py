@@ -609,3 +609,39 @@ def test_a_statement_older_than_the_last_one_synchronised_is_refused_and_a_corre
     held, cash, _ = _state(engine, portfolio_id)
     assert {s: q for s, (q, _) in held.items()} == {"LIQ": 2_000}  # the correction (the buy was on its day)
     assert cash == Decimal("90000")
+
+
+def test_a_sync_leaves_the_cost_basis_the_statement_states(client) -> None:
+    """The book bought 500 LIQ at 45; the broker says 1,000 at an average cost of 50.25: the
+    500 more are booked at the price that makes the book's cost the broker's (55.50), not
+    at 50.25 for a book average of 47.63. OUT's quantity agrees and its cost does not (the
+    broker's 20 against the book's 22), and GONE's 5 bought at 5 are 10 at 0.10, which a
+    difference could not be priced to: both are adjusted. The cash is the statement's."""
+    engine, settings, portfolio_id = client
+    move_cash(engine, portfolio_id, "100000", now=NOW)
+    for symbol, quantity, price in (("LIQ", 500, 45), ("OUT", 100, 22), ("GONE", 5, 5)):
+        place_manual_trade(
+            engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", symbol, quantity, price), now=NOW
+        )
+    holdings = [
+        Holding("LIQ", "Liquid Holdings Ltd", 1_000, Decimal("50.25"), Decimal("52")),
+        Holding("OUT", "Outer Co", 100, Decimal("20"), Decimal("19.5")),
+        Holding("GONE", "Gone Ltd", 10, Decimal("0.10"), Decimal("5")),
+    ]
+    pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, holdings, Decimal("10000"))
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert result["status"] == "SYNCED"
+    assert {"symbol": "LIQ", "side": "BUY", "quantity": 500, "price": "55.500000", "before": 500, "after": 1000} in (
+        result["changes"]
+    )
+    with engine.connect() as conn:
+        book = ledger.holdings(conn, portfolio_id)
+        cash = ledger.cash_balance(conn, portfolio_id)
+    figures = {s: (p.quantity, p.average_cost, p.cost_basis.quantize(Decimal("0.01"))) for s, p in book.items()}
+    assert figures == {
+        "LIQ": (1000, Decimal("50.25"), Decimal("50250.00")),
+        "OUT": (100, Decimal("20.00"), Decimal("2000.00")),
+        "GONE": (10, Decimal("0.10"), Decimal("1.00")),
+    }
+    assert cash == Decimal("10000")
+    assert import_statement(engine, settings, portfolio_id, pdf, now=NOW)["status"] == "ALREADY_IMPORTED"
