@@ -220,6 +220,26 @@ def reference_close(conn: Connection, symbol: str, day: date) -> tuple[Decimal, 
     return (close if factor == 1.0 else Decimal(str(round(float(close) / factor, 6)))), dated
 
 
+def halted_since(conn: Connection, symbol: str, day: date) -> date | None:
+    """The date of the exchange's HALT notice `symbol` is under on `day`, else None: its
+    latest HALT dated on or before `day` with no RESUME dated after it and on or before
+    `day` (a RESUME's date is the session trading resumes). What a client's trade and
+    confirmation are refused with, and what a preview says fills nothing
+    (portfolio/trading.py `within_band`, `preview_trade`)."""
+    c = tables.corporate_actions.c
+    rows = current_rows(
+        conn,
+        tables.corporate_actions,
+        where=[c.symbol == symbol, c.kind.in_(("HALT", "RESUME")), c.action_date <= day],
+    )
+    halts = [r["action_date"] for r in rows if r["kind"] == "HALT"]
+    if not halts:
+        return None
+    halted = max(halts)
+    resumed = any(r["kind"] == "RESUME" and r["action_date"] > halted for r in rows)
+    return None if resumed else halted
+
+
 def trading_currency(conn: Connection, default: str = "JMD") -> str:
     """The currency the listed instruments trade in (the most common one among them, as
     their delivery or import recorded it; KES for a replayed NSE), `default` before any

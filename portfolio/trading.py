@@ -51,7 +51,7 @@ from market.text import asked_symbol
 from portfolio import dividends, ledger
 from portfolio.delisting import delisted_since
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
-from portfolio.market import known_symbols, reference_close
+from portfolio.market import halted_since, known_symbols, reference_close
 from store import tables
 from store.history import append_history, current_rows
 from store.transactions import Respond, answered
@@ -296,7 +296,12 @@ def within_band(
     against (listed before its first session, or not traded in the lookback) is refused the
     same way, TradeRejected (422; GraphQL's InvalidInput), never "not found": the symbol is
     listed, and a confirmation's 404 means a suggestion that is not the caller's. A name the
-    store knows was delisted says so and when (portfolio/delisting.py `delisted_since`)."""
+    store knows was delisted says so and when (portfolio/delisting.py `delisted_since`); a
+    name halted on `trading_date` (`portfolio.market.halted_since`) is refused naming the
+    halt: nothing trades until the exchange resumes it."""
+    halted = halted_since(conn, symbol, trading_date)
+    if halted is not None:
+        raise TradeRejected(_halt_text(symbol, halted) + "; a halted name cannot be traded until it resumes")
     try:
         close, close_date = reference_close(conn, symbol, trading_date)
     except NotFoundError as error:
@@ -315,6 +320,10 @@ def within_band(
             f"({band:.0%} around the {close_date.isoformat()} close of {close:,.2f})"
         )
     return ManualRationale(reference_close=str(close), reference_date=close_date.isoformat())
+
+
+def _halt_text(symbol: str, halted: date) -> str:
+    return f"{symbol} is halted since {halted.isoformat()} (the exchange's HALT notice)"
 
 
 @dataclass(frozen=True)
@@ -368,7 +377,8 @@ def preview_trade(
     # the symbol's latest bar, with its own quotes, on the trade's share count (a split known
     # for its session divides the old close, as the price band does)
     session = market_days(conn, as_of, [symbol], count_of=trading_date)[symbol]
-    done = fill(side, quantity, _priced_session(session), fee_schedule(settings))
+    halted = halted_since(conn, symbol, trading_date)
+    done = fill(side, quantity, _priced_session(session, halted is not None), fee_schedule(settings))
     costs = done.costs
     return TradePreview(
         symbol=symbol,
@@ -381,7 +391,7 @@ def preview_trade(
         impact=round(done.impact, 6) if done.quantity else None,
         price=done.price.quantize(CENT),
         fillable_in_one_session=done.quantity,
-        lapse_reason=done.lapse_reason,
+        lapse_reason=_halt_text(symbol, halted) if halted is not None else done.lapse_reason,
         fees=costs.fees.quantize(CENT),
         spread_cost=costs.spread.quantize(CENT),
         impact_cost=costs.impact.quantize(CENT),
@@ -389,12 +399,15 @@ def preview_trade(
     )
 
 
-def _priced_session(day):  # noqa: ANN001, ANN202 - a rail MarketDay
+def _priced_session(day, halted: bool):  # noqa: ANN001, ANN202 - a rail MarketDay
     """The latest bar as a session: a day the name did not trade still has its last close,
-    and its volume is the normal day's (ADV_20), so the preview prices a session like it."""
+    and its volume is the normal day's (ADV_20), so the preview prices a session like it;
+    a session the name is halted on trades nothing (volume 0)."""
     from dataclasses import replace
 
     session = day.session()
+    if halted:
+        return replace(session, volume=0)
     if session.volume <= 0 and day.adv_20:
         session = replace(session, volume=int(day.adv_20))
     return session

@@ -210,3 +210,25 @@ def test_a_trade_of_a_delisted_name_says_it_was_delisted_and_when(settings: Sett
         f"{off_last}); a delisted name cannot be traded",
         "QUI": "price cannot be checked: no price for QUI in the 60 days up to 2026-11-20",  # 50 sessions: not yet
     }
+
+
+def test_a_halted_name_is_refused_and_its_preview_fills_nothing(client, settings: Settings) -> None:
+    """The exchange halted AAA the day before and has not resumed it: a client's trade is
+    refused naming the halt (it was booked), and the preview says nothing fills (it said
+    the whole order filled, at the normal day's volume); once it resumes, it trades."""
+    from datetime import date
+
+    from portfolio.trading import preview_trade
+    from tests.portfolio.seed import CALENDAR
+
+    engine, _, portfolio_id = client
+    clients.announce_action(engine, "AAA", "HALT", None, date(2026, 11, 19), "trading halted pending announcement")
+    with pytest.raises(TradeRejected, match=r"AAA is halted since 2026-11-19 \(the exchange's HALT notice\)"):
+        trade(client, "buy", "AAA", 10, 100)
+    with engine.connect() as conn:
+        preview = preview_trade(conn, settings, CALENDAR, "buy", "AAA", 10, NOW)
+        assert ledger.trade_rows(conn, portfolio_id) == []
+    assert preview.fillable_in_one_session == 0 and preview.total_cost == Decimal("0.00")
+    assert preview.lapse_reason == "AAA is halted since 2026-11-19 (the exchange's HALT notice)"
+    clients.announce_action(engine, "AAA", "RESUME", None, date(2026, 11, 20), "trading resumed")
+    assert trade(client, "buy", "AAA", 10, 100).position_after == 10
