@@ -385,14 +385,15 @@ def _decide(
     engine: Engine, portfolio_id: str, sid: str, now: datetime, confirm: Settings | None, respond: Respond
 ) -> Suggestion:
     """Confirm (with the settings the re-checks read) or reject (None), answering from inside
-    the transaction (store.transactions.answered). A confirmation retried (its answer lost)
-    is answered as the first one was, with the trade its CONFIRMED event stored, and writes
-    nothing. Any other suggestion that is not pending at `now` is a ConflictError and writes
+    the transaction (store.transactions.answered). A decision retried (its answer lost) is
+    answered as the first one was and writes nothing: a confirmation of a CONFIRMED one with
+    the trade its CONFIRMED event stored, a rejection of a REJECTED one with its state. Any
+    other suggestion that is not pending at `now` is a ConflictError and writes
     nothing (one already expired by the clock is recorded EXPIRED by T2's `expire_stale`;
     listing applies the same rule)."""
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
         suggestion = _owned(conn, portfolio_id, sid, now)
-        if confirm is not None and suggestion.state == "CONFIRMED":
+        if suggestion.state == ("CONFIRMED" if confirm is not None else "REJECTED"):
             return answered(suggestion, respond)
         if suggestion.state != "PENDING":
             raise ConflictError(f"suggestion '{sid}' is {suggestion.state}, not PENDING")

@@ -148,8 +148,10 @@ def test_reject_records_and_the_next_morning_expires_the_rest(store) -> None:
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
     (mine,) = suggestions.list_pending(engine, acme, now=MORNING)
     assert suggestions.reject(engine, acme, mine.suggestion_id, now=MORNING).state == "REJECTED"
-    with pytest.raises(ConflictError, match="is REJECTED, not PENDING"):  # only a confirmation is retried
+    with pytest.raises(ConflictError, match="is REJECTED, not PENDING"):  # a confirmation of a rejected one
         suggestions.confirm(engine, settings, CALENDAR, acme, mine.suggestion_id, now=MORNING)
+    # a rejection retried (its answer lost) is answered as the first was (it was a 409) and writes nothing
+    assert suggestions.reject(engine, acme, mine.suggestion_id, now=MORNING).state == "REJECTED"
     (theirs,) = suggestions.list_pending(engine, house, now=MORNING)
     tuesday = CALENDAR.next_trading_day(MONDAY)
     assert suggestions.generate(engine, settings, tuesday, now=AFTER_CLOSE + timedelta(hours=12)).expired == 1
