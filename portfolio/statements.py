@@ -682,7 +682,7 @@ def _synchronise(
     changes: list[Change] = []
     warnings: list[str] = []
     for symbol in sorted(set(current) | set(parsed.holdings)):
-        synced = _sync_holding(conn, portfolio_id, parsed, digest, moment, records[symbol], current.get(symbol))
+        synced = _sync_holding(_Sync(conn, portfolio_id, parsed, digest, moment), records[symbol], current.get(symbol))
         changes.extend(x.as_dict() for x in synced)
         if synced:
             side = "BUY" if symbol in parsed.average_costs else synced[-1].side
@@ -783,15 +783,19 @@ class HoldingSynced:
         return {**asdict(self), "price": str(self.price)}
 
 
-def _sync_holding(
-    conn: Connection,
-    portfolio_id: str,
-    parsed: ParsedStatement,
-    digest: str,
-    moment: datetime,
-    record: NameRecord,
-    held: ledger.Position | None,
-) -> list[HoldingSynced]:
+@dataclass(frozen=True)
+class _Sync:
+    """A statement being synchronised: the connection, the book, the statement, its
+    SHA-256 and the upload's moment (each sync trade's executed_at)."""
+
+    conn: Connection
+    portfolio_id: str
+    parsed: ParsedStatement
+    digest: str
+    moment: datetime
+
+
+def _sync_holding(sync: _Sync, record: NameRecord, held: ledger.Position | None) -> list[HoldingSynced]:
     """The STATEMENT_SYNC trades, dated the statement's day and moving no cash, that bring
     the record's symbol from `held` (the ledger's position that day) to the statement's
     holding and, where the statement states an average cost, to its cost basis (quantity
@@ -801,7 +805,7 @@ def _sync_holding(
     day (StatementRejected naming it when it has none). Where that leaves the cost basis
     other than the statement's (the difference's price would not be positive, a sale, or
     the quantity agrees and the cost does not), `_rebased` books the adjustment."""
-    symbol = record.symbol
+    parsed, symbol = sync.parsed, record.symbol
     before, cost = (held.quantity, held.cost_basis) if held else (0, Decimal(0))
     after = parsed.holdings.get(symbol, 0)
     stated = parsed.average_costs.get(symbol)
@@ -809,7 +813,7 @@ def _sync_holding(
     synced: list[HoldingSynced] = []
     if after > before and target is not None and target > cost:
         price = ((target - cost) / (after - before)).quantize(ledger.CENT)
-        synced.append(_book_sync(conn, portfolio_id, parsed, digest, moment, symbol, "BUY", before, after, price))
+        synced.append(_book_sync(sync, symbol, "BUY", before, after, price))
     elif after != before:
         side = "BUY" if after > before else "SELL"
         price = (parsed.prices if side == "BUY" else parsed.sale_prices).get(symbol) or record.last_close
@@ -818,69 +822,51 @@ def _sync_holding(
                 f"the statement's {symbol} line has no price and {symbol} has no close on or before "
                 f"{parsed.as_of.isoformat()} to book its {side.lower()} of {abs(after - before):,} shares at"
             )
-        synced.append(_book_sync(conn, portfolio_id, parsed, digest, moment, symbol, side, before, after, price))
+        synced.append(_book_sync(sync, symbol, side, before, after, price))
     if target is not None:
-        synced.extend(_rebased(conn, portfolio_id, parsed, digest, moment, symbol, target))
+        synced.extend(_rebased(sync, symbol, target))
     return synced
 
 
-def _rebased(
-    conn: Connection,
-    portfolio_id: str,
-    parsed: ParsedStatement,
-    digest: str,
-    moment: datetime,
-    symbol: str,
-    target: Decimal,
-) -> list[HoldingSynced]:
+def _rebased(sync: _Sync, symbol: str, target: Decimal) -> list[HoldingSynced]:
     """The cost-basis adjustment of a holding already of the statement's quantity whose
     cost basis is not the statement's `target` (to the cent): the ledger holds a cost
     basis only through trades, so the holding is sold at the ledger's own average cost
     (no gain or loss, to the ledger's six decimals) and bought back at the statement's
     average cost, both moving no cash; the statement's day becomes its purchase date."""
-    position = ledger.holdings(conn, portfolio_id, parsed.as_of)[symbol]
+    position = ledger.holdings(sync.conn, sync.portfolio_id, sync.parsed.as_of)[symbol]
     if abs(position.cost_basis - target) < CENTS:
         return []
     quantity = position.quantity
     own = (position.cost_basis / quantity).quantize(ledger.CENT)
     return [
-        _book_sync(conn, portfolio_id, parsed, digest, moment, symbol, "SELL", quantity, 0, own),
-        _book_sync(conn, portfolio_id, parsed, digest, moment, symbol, "BUY", 0, quantity, parsed.prices[symbol]),
+        _book_sync(sync, symbol, "SELL", quantity, 0, own),
+        _book_sync(sync, symbol, "BUY", 0, quantity, sync.parsed.prices[symbol]),
     ]
 
 
-def _book_sync(
-    conn: Connection,
-    portfolio_id: str,
-    parsed: ParsedStatement,
-    digest: str,
-    moment: datetime,
-    symbol: str,
-    side: str,
-    before: int,
-    after: int,
-    price: Decimal,
-) -> HoldingSynced:
+def _book_sync(sync: _Sync, symbol: str, side: str, before: int, after: int, price: Decimal) -> HoldingSynced:
     """One STATEMENT_SYNC trade from `before` to `after` shares at `price`, moving no cash
     (StatementRejected naming the line when the ledger cannot hold it)."""
+    parsed = sync.parsed
     request = TradeRequest(
-        portfolio_id=portfolio_id,
+        portfolio_id=sync.portfolio_id,
         trading_date=parsed.as_of,
-        executed_at=moment,
+        executed_at=sync.moment,
         symbol=symbol,
         side=side,
         quantity=abs(after - before),
         price=price,
         origin="STATEMENT_SYNC",
         rationale={
-            "statement_sha256": digest,
+            "statement_sha256": sync.digest,
             "layout": parsed.layout,
             "statement_quantity": parsed.holdings.get(symbol, 0),
         },
         trade_id=f"SYNC-{uuid.uuid4().hex}",
     )
     try:
-        ledger.record_trade(conn, request, moves_cash=False)
+        ledger.record_trade(sync.conn, request, moves_cash=False)
     except ledger.TradeRejected as error:  # a figure the ledger cannot hold: the line refused, the attempt kept
         raise StatementRejected(f"the statement's {symbol} line cannot be booked: {error.detail}") from None
     return HoldingSynced(symbol, side, abs(after - before), price, before, after)
