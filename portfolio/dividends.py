@@ -18,8 +18,10 @@ check; always inside the portfolio's write lock. It is idempotent (the entry id 
 ex-date), and append-only: a notice corrected later (another amount for the same key) is
 settled by a further entry for the difference, never by rewriting the first.
 
-The payment date is not in the notice, so the cash counts from the ex-date (a broker's
-statement shows it weeks later; the value is the holder's from the ex-date on). A
+The payment date is not read (the exchange's notice states it only in its text, "ex-date
+2026-11-10, payment 2026-12-01"), so the cash counts from the ex-date, weeks before it is
+paid (a broker's statement shows it then; known limit: a client can withdraw it before
+the payment date). A
 portfolio synchronised to a broker statement takes its cash from the statement: the
 dividends with an ex-date on or before the last synchronisation are in that balance
 already, so only later ones are credited. A split before the ex-date counts the shares
