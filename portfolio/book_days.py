@@ -22,7 +22,8 @@ positions per book.
 
 Rules (each as the valuation from scratch had them, and stated once here):
 - a trade or cash entry dated between two market days counts at the next market day's
-  close (a Saturday deposit is Monday's flow, not Monday's return);
+  close (a Saturday deposit is Monday's flow, not Monday's return); a cash entry's date is
+  the reader's (`portfolio.ledger.cash_days`: a trade's cash on its trading date);
 - a symbol is valued at its latest close on or before the day (carried over days it did
   not trade, on the day's share count: a close carried over a split's ex-date is divided
   by its factor); one without any close yet is not valued;

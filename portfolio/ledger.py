@@ -20,15 +20,17 @@ store's rows, read and written as plain dicts).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from fractions import Fraction
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, Row, Select, select
+from sqlalchemy.sql.elements import ColumnElement
 
+from market.clock import exchange_date
 from market.costs import CostBreakdown
 from market.errors import InvalidInputError, NotFoundError
 from market.money import to_cents, whole_cents
@@ -127,6 +129,39 @@ def ledger_rows(
     # The id bound is applied here: in the query SQLite reads the book by id (all of it)
     # rather than by date, and what is dated after a day is the smaller set.
     return rows if through_id is None else [r for r in rows if r["id"] <= through_id]
+
+
+def dated_cash(*columns: ColumnElement) -> Select:
+    """`columns` of the cash entries beside their trade's trading date (None for an entry
+    of no trade), for `cash_day`: the one read of the day each cash entry belongs to."""
+    c, t = tables.cash_entries.c, tables.trades.c
+    joined = tables.cash_entries.outerjoin(tables.trades, c.trade_id == t.trade_id)
+    return select(*columns, t.trading_date.label("trade_date")).select_from(joined)
+
+
+def cash_days(rows: Sequence[Row]) -> list[date]:
+    """The day each of a book's cash entries belongs to, in the order of `rows` (`dated_cash`
+    rows with `id`, `trade_date` and `effective_at`, any order): its `cash_day`, or the
+    trading date of a trade entered after it where that is earlier. A trade entered between
+    sessions (a weekend, before the open) belongs to the session before, and so does the
+    money entered before it that its cash was checked against: a Saturday deposit that paid
+    for a trade dated Friday is Friday's, or Friday would spend cash the book did not have."""
+    days = [cash_day(r.trade_date, r.effective_at) for r in rows]
+    earliest = date.max
+    for i in sorted(range(len(rows)), key=lambda i: rows[i].id, reverse=True):
+        if rows[i].trade_date is not None:
+            earliest = min(earliest, rows[i].trade_date)
+        days[i] = min(days[i], earliest)
+    return days
+
+
+def cash_day(trade_date: date | None, effective_at: datetime) -> date:
+    """The day a cash entry belongs to: its trade's trading date for a trade's gross and fee
+    (a trade entered after the close or on a weekend belongs to its session, and its cash
+    with it), else the exchange date it took effect (a stored timestamp without a zone is UTC)."""
+    if trade_date is not None:
+        return trade_date
+    return exchange_date(effective_at if effective_at.tzinfo is not None else effective_at.replace(tzinfo=UTC))
 
 
 def cash_balance(conn: Connection, portfolio_id: str) -> Decimal:

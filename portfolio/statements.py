@@ -75,7 +75,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Required, TypedDict
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine
 
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.clock import SUPPORTED_DATES, exchange_date, exchange_iso, session_close_utc, utc_now
@@ -621,22 +621,17 @@ def _cash_after(conn: Connection, portfolio_id: str, day: date) -> list[_CashEnt
 
 
 def _cash_entries(conn: Connection, portfolio_id: str) -> list[_CashEntry]:
-    """Each cash entry with the day it belongs to: its trade's trading date for a trade's
-    gross and fee (a trade entered after the close still belongs to its session), else the
-    exchange date it took effect."""
-    c, t = tables.cash_entries.c, tables.trades.c
-    rows = conn.execute(
-        select(c.amount, c.effective_at, t.trading_date)
-        .select_from(tables.cash_entries.outerjoin(tables.trades, c.trade_id == t.trade_id))
-        .where(c.portfolio_id == portfolio_id)
-    ).mappings()
-    entries: list[_CashEntry] = []
-    for r in rows:
-        moment = r["effective_at"] if r["effective_at"].tzinfo else r["effective_at"].replace(tzinfo=UTC)
-        entries.append(
-            {"amount": r["amount"], "effective_at": moment, "day": r["trading_date"] or exchange_date(moment)}
-        )
-    return entries
+    """Each cash entry with the day it belongs to (`ledger.cash_days`)."""
+    c = tables.cash_entries.c
+    rows = conn.execute(ledger.dated_cash(c.id, c.amount, c.effective_at).where(c.portfolio_id == portfolio_id)).all()
+    return [
+        {
+            "amount": r.amount,
+            "effective_at": r.effective_at if r.effective_at.tzinfo else r.effective_at.replace(tzinfo=UTC),
+            "day": day,
+        }
+        for r, day in zip(rows, ledger.cash_days(rows), strict=True)
+    ]
 
 
 def _already_synced(conn: Connection, portfolio_id: str, digest: str) -> bool:

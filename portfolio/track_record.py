@@ -23,9 +23,15 @@ ledger valued each day, dividends and cash movements included):
   MOSTLY_CASH_EXPOSURE (5%): a book that held cash while the index fell "beats" it, and
   its information ratio describes holding cash, not skill.
 
-A day's return is equity over the previous day's, less the day's deposits and plus its
-withdrawals (`flows`), so money moved in or out is not counted as performance. Years have
-250 trading days (this exchange's calendar), passed to empyrical as the annualisation.
+A day's return is time-weighted between closes, net of the money moved in or out
+(`daily_returns`): the day's deposits (and the shares a statement sync brought in) arrive
+at its start, so they are part of the base the day's return is earned on, and its
+withdrawals leave at its end, so they earned the day's return before leaving:
+r = (equity + withdrawn) / (previous equity + deposited) - 1, the day's flows netted.
+A book's first day is measured from nothing before it (its first deposit is the base),
+and a day whose base is 0 or less has no return (NaN: a client's record then says why
+instead of figures). Years have 250 trading days (this exchange's calendar), passed to
+empyrical as the annualisation.
 
 The benchmarks (`equal_weight_liquid`, `index_returns`):
 - the equal-weighted liquid universe: at each month's start, every name that passed the
@@ -296,9 +302,16 @@ def _round(value: Any, digits: int = 4) -> float | None:
     return None if not math.isfinite(value) else round(value, digits)
 
 
-def daily_returns(equity: pd.Series, flows: pd.Series | None = None) -> pd.Series:
-    """Day-on-day returns of an equity curve indexed by date, net of external flows
-    (deposits positive) booked on the day."""
+def daily_returns(equity: pd.Series, flows: pd.Series | None = None, opening: float | None = None) -> pd.Series:
+    """Day-on-day returns of an equity curve indexed by date, net of the external flows
+    booked on each day (`flows`, deposits positive): a day's deposits arrive at its start
+    and earn its return, its withdrawals leave at its end and earn it too (module
+    docstring), r = (E_t + W_t) / (E_t-1 + D_t) - 1 with D_t the day's net inflow and W_t
+    its net outflow. `opening`: the equity before the first day (a client's book: 0, so its
+    first day's deposit is the base and its first day has a return); None: the first day is
+    the base and has none. A day whose base is 0 or less: its return is NaN (undefined,
+    not 0 or infinite: the caller refuses or flags it), except a day with nothing before or
+    after (both 0), which earned nothing."""
     equity = equity.sort_index().astype(float)
     flow = (
         flows.reindex(equity.index).fillna(0.0).astype(float)
@@ -306,8 +319,12 @@ def daily_returns(equity: pd.Series, flows: pd.Series | None = None) -> pd.Serie
         else pd.Series(0.0, index=equity.index)
     )
     previous = equity.shift(1)
-    returns = (equity - flow - previous) / previous
-    return returns.iloc[1:].replace([np.inf, -np.inf], np.nan).fillna(0.0)
+    if opening is not None:
+        previous.iloc[0] = float(opening)
+    base = previous + flow.clip(lower=0.0)
+    end = equity - flow.clip(upper=0.0)
+    returns = (end / base.where(base > 0) - 1).where(~((base == 0) & (end == 0)), 0.0)
+    return returns if opening is not None else returns.iloc[1:]
 
 
 def statistics(

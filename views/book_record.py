@@ -215,8 +215,10 @@ def _first_changed(conn: Connection, portfolio_id: str, before: BookVersion, now
         select(a.action_date).where(a.kind == "SPLIT", a.id > before.actions, a.id <= now.actions),
     )
     dates = [d for read in reads for d in conn.execute(read).scalars()]
-    moved = select(e.effective_at).where(e.portfolio_id == portfolio_id, e.id > before.cash, e.id <= now.cash)
-    dates += [exchange_date(_aware(when)) for when in conn.execute(moved).scalars()]
+    moved = ledger.dated_cash(e.effective_at).where(
+        e.portfolio_id == portfolio_id, e.id > before.cash, e.id <= now.cash
+    )
+    dates += [ledger.cash_day(r.trade_date, r.effective_at) for r in conn.execute(moved)]
     return min(dates, default=None)
 
 
@@ -249,19 +251,21 @@ def _market_days(conn: Connection, after: date, version: BookVersion) -> list[Ma
 
 
 def _cash_rows(conn: Connection, portfolio_id: str, after: date | None, version: BookVersion) -> list[CashRow]:
-    """The book's cash entries dated (on the exchange's clock) after `after`, as of the
-    version (its id bound applied here: in the query SQLite would read the book by id, all
-    of it, rather than by date)."""
+    """The book's cash entries of the days after `after` (`ledger.cash_days`: a trade's cash
+    on its trading date, as its shares, with the money entered before it in the same gap
+    between sessions; another entry on the exchange date it took effect), as of the version
+    (its id bound applied here: in the query SQLite would read the book by id, all of it,
+    rather than by date). An entry's day is never after the exchange date it took effect,
+    and a trade that moves one back to its trading date took effect on or after that date:
+    the entries taking effect after `after` are all the query reads, and their days decide."""
     e = tables.cash_entries.c
-    query = select(e.id, e.effective_at, e.amount, e.kind).where(e.portfolio_id == portfolio_id)
+    query = ledger.dated_cash(e.id, e.effective_at, e.amount, e.kind).where(e.portfolio_id == portfolio_id)
     if after is not None:
         next_day = datetime.combine(after + timedelta(days=1), time(0), tzinfo=EXCHANGE_TZ).astimezone(UTC)
         query = query.where(e.effective_at >= next_day)
-    return [
-        CashRow(exchange_date(_aware(r.effective_at)), Decimal(r.amount), r.kind)
-        for r in conn.execute(query)
-        if r.id <= version.cash
-    ]
+    rows = [r for r in conn.execute(query) if r.id <= version.cash]
+    dated = [CashRow(day, Decimal(r.amount), r.kind) for r, day in zip(rows, ledger.cash_days(rows), strict=True)]
+    return [row for row in dated if after is None or row.day > after]
 
 
 def _aware(moment: datetime) -> datetime:
@@ -269,18 +273,31 @@ def _aware(moment: datetime) -> datetime:
 
 
 def book_record(conn: Connection, state: BookState, benchmarks: Benchmarks) -> TrackRecord:
-    """The statistics of the state's valued days beside the benchmarks over the same days."""
+    """The statistics of the state's valued days beside the benchmarks over the same days:
+    every day a return (`daily_returns`: flows at the day's start, withdrawals at its end),
+    the first measured from nothing before it, so its deposit is its base. A day whose base
+    (the equity before it plus its deposits) was 0 or less has no return: the record says
+    so in `reason` rather than counting it 0 or infinite."""
     days = state.days
     if days is None:
         return TrackRecord(days=0, fill_count=0, reason=NO_CLIENT_HISTORY)
     totals = state.totals.through(days.last or date.min)  # no valued day yet: no span
     too_few = (
         f"{len(days.dates)} market day(s) with prices since the first trade or cash movement ({days.start}): the "
-        "statistics need at least three (two daily returns)"
+        "statistics need at least two"
     )
     if len(days.dates) < 2:
         return TrackRecord(days=len(days.dates), fill_count=totals.fills, reason=too_few)
-    returns = daily_returns(pd.Series(days.equity, index=days.dates), pd.Series(days.flows, index=days.dates))
+    flows = pd.Series(days.flows, index=days.dates)
+    returns = daily_returns(pd.Series(days.equity, index=days.dates), flows, opening=0.0)
+    if returns.isna().any():
+        i = int(returns.isna().to_numpy().argmax())
+        base = (days.equity[i - 1] if i else 0.0) + max(days.flows[i], 0.0)
+        reason = (
+            f"on {days.dates[i]} the book started from {base:,.2f} (the equity before it plus the day's deposits): "
+            "a day's return needs more than 0 to start from, so there are no statistics"
+        )
+        return TrackRecord(days=len(days.dates), fill_count=totals.fills, reason=reason)
     positive = [e for e in days.equity if e > 0]
     series, index_source = benchmarks.over(conn, list(returns.index))
     out = statistics(

@@ -42,6 +42,7 @@ from market.fees import FeeSchedule, fee_schedule
 from market.plain import JsonValue
 from market.settings import get_settings
 from portfolio import ledger
+from portfolio.book_days import STATEMENT_SYNC
 from portfolio.nulls import beside_live
 from portfolio.track_record import (
     NULL_BENCHMARK,
@@ -86,9 +87,7 @@ BENCHMARK_SPANS = 64
 def _ai_returns(conn: Connection, starting_cash: float) -> tuple[list, pd.Series, list[EquityPoint]]:
     curve = equity_curve(conn)
     dates = [row["trading_date"] for row in curve]
-    equity = pd.Series([float(starting_cash), *(row["equity"] for row in curve)], index=range(len(curve) + 1))
-    returns = daily_returns(equity)
-    returns.index = dates
+    returns = daily_returns(pd.Series([row["equity"] for row in curve], index=dates), opening=float(starting_cash))
     return dates, returns, curve
 
 
@@ -151,8 +150,9 @@ class LedgerTotals:
     """What a book's trades add up to per trading date, kept up to date by `catch_up` with
     the trades stored since (ids above `through_id`: the ledger is append-only and a book's
     ids commit in order under its lock, so the sums are exact): how many rows and fills
-    (trades an order filled, not the shares a statement sync booked), the value traded
-    (price times quantity: turnover's numerator) and the costs paid by part (each trade's
+    (trades an order filled, not the shares a statement sync booked), the value those
+    fills traded (price times quantity: turnover's numerator; a sync's shares moved no
+    money and are left out) and the costs paid by part (each trade's
     fees, spread_cost and impact_cost columns, 0 where the cost model did not fill)."""
 
     through_id: int = 0
@@ -167,9 +167,10 @@ class LedgerTotals:
         query = select(*columns).where(t.portfolio_id == portfolio_id, t.id > self.through_id, t.id <= newest)
         for row in conn.execute(query):
             day = self.days.setdefault(row.trading_date, DayTotals())
+            filled = row.origin != STATEMENT_SYNC  # a sync's shares came from outside: a flow, not a trade
             day.rows += 1
-            day.fills += row.origin != "STATEMENT_SYNC"
-            day.traded_value += Decimal(row.price) * int(row.quantity)
+            day.fills += filled
+            day.traded_value += Decimal(row.price) * int(row.quantity) if filled else Decimal(0)
             day.paid += CostBreakdown(row.fees, row.spread_cost, row.impact_cost)
         self.through_id = newest
 

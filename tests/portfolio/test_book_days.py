@@ -113,7 +113,7 @@ def test_the_kept_record_equals_a_valuation_from_scratch_after_every_change(sett
             fresh = book_record.portfolio_track_record(conn, pid)
         _same(records._books[pid].days, fresh_state.days)
         assert kept == fresh, name
-    assert kept.days == len(MARKET) - 2 and kept.fill_count == 5 and kept.trades == 6
+    assert kept.days == len(MARKET) - 1 and kept.fill_count == 5 and kept.trades == 6  # from MARKET[1], its first day
 
 
 def test_a_change_revalues_only_the_days_it_touches(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,7 +164,11 @@ def test_money_and_shares_from_outside_are_flows_whichever_day_they_arrive(setti
     _trade(engine, pid, MARKET[6], "AAA", "BUY", 100, origin="STATEMENT_SYNC")
     with engine.connect() as conn:
         record = book_record.portfolio_track_record(conn, pid)
-    assert record.total_return == 0 and record.max_drawdown == 0 and record.days == 9
+    assert (
+        record.total_return == 0 and record.max_drawdown == 0 and record.days == 10
+    )  # every market day, the first from nothing before it
+    # the shares a statement brought in are not traded: no fill, and no turnover
+    assert record.fill_count == 0 and record.annual_turnover == 0
 
 
 def test_a_fill_after_the_last_close_joins_the_record_with_its_days_close(settings: Settings) -> None:

@@ -51,6 +51,18 @@ def test_deposits_and_withdrawals_are_not_performance() -> None:
     assert daily_returns(equity, flows).tolist() == pytest.approx([0.0, 0.10])
 
 
+def test_a_day_with_nothing_to_start_from_has_no_return_not_zero_or_infinite() -> None:
+    """From nothing before it: the first day's deposit is its base; a withdrawal leaves at
+    the day's end (it earned the day); a day that starts from 0 with equity is undefined
+    (NaN), one with nothing before or after earned nothing."""
+    days = [date(2026, 1, 5) + timedelta(days=i) for i in range(5)]
+    equity = pd.Series([95.0, 0.0, 0.0, 10.0, 11.0], index=days)
+    flows = pd.Series([100.0, -99.75, 0.0, 0.0, 0.0], index=days)  # all 99.75 withdrawn after a +5% day
+    returns = daily_returns(equity, flows, opening=0.0)
+    assert returns.iloc[:3].tolist() == pytest.approx([-0.05, 0.05, 0.0])
+    assert math.isnan(returns.iloc[3]) and returns.iloc[4] == pytest.approx(0.10)
+
+
 def test_the_equal_weighted_liquid_benchmark_holds_last_months_liquid_names_for_the_month() -> None:
     rows = []
     for d, a, b, c in (

@@ -28,7 +28,7 @@ def test_an_all_cash_client_book_is_flagged_and_an_invested_one_is_not(settings:
     bar(engine, TUESDAY, 81.0)
     with engine.connect() as conn:
         idle, busy = portfolio_track_record(conn, cash).as_dict(), portfolio_track_record(conn, invested).as_dict()
-    assert idle["days"] == 2 and idle["reason"] is None
+    assert idle["days"] == 3 and idle["reason"] is None  # Friday (from nothing before it), Monday, Tuesday
     assert idle["average_exposure"] == 0.0 and idle["mostly_cash"] is True and idle["fill_count"] == 0
     assert "holding cash, not skill" in idle["note"]
     # all 5,000 left after the fee is in AAA from Friday on
