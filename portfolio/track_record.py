@@ -37,11 +37,15 @@ The benchmarks (`equal_weight_liquid`, `index_returns`):
 - the equal-weighted liquid universe: at each month's start, every name that passed the
   entry gates (market/liquidity.py) on the last trading day before it, bought in equal
   amounts and held through the month (untraded days at the last close), rebalanced
-  monthly; no costs (a benchmark is what the market gave, not a strategy);
+  monthly; no costs (a benchmark is what the market gave, not a strategy); a total
+  return where the caller passes the dividends (`reinvested`: each reinvested at its
+  ex-date's close), as the track records do, since a book's equity includes its dividends;
 - the market's index: the levels the exchange publishes (or a replayed file carries, the
   NSE's NASI) where the store holds them (`benchmark_index` says which, `index_returns`),
   else the service's capitalisation-weighted index (`cap_weighted_index`, the day's change
-  as views/breadth.py defines it), as daily returns.
+  as views/breadth.py defines it, shares on the closes' count, dividends added on their
+  ex-dates where passed: a total-return index, while breadth's is a price index), as daily
+  returns.
 
 The AI portfolio's record also carries its null books over its own days (`NullRecord`,
 portfolio/nulls.py `against_nulls`): books that obey its mandate by chance, replayed by the
@@ -56,6 +60,7 @@ description, written here (market.contract `described`).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from datetime import date
 from decimal import Decimal
@@ -69,6 +74,7 @@ from market.contract import described
 from market.costs import CostBreakdown
 from market.liquidity import passes_entry_gates
 from market.money import Fraction, Money, to_cents
+from store.splits import Split, shares_on_count
 
 MOSTLY_CASH_EXPOSURE = 0.05  # an average exposure under this: the book held cash, the ratios say so
 # A daily active return's standard deviation at or under this is none: the book is its benchmark
@@ -241,13 +247,17 @@ class TrackRecord:
     annual_turnover: float | None = None
     costs: CostsPaid | None = None
     benchmarks: dict[str, BenchmarkComparison] = described(
-        "By benchmark: equal_weight_liquid (the names that passed the entry gates at the month's start, held "
-        "equally through the month) and index (see index_source); a benchmark without data is absent.",
+        "By benchmark, as total returns (stored dividends reinvested at their ex-date's close, splits on one share "
+        "count): equal_weight_liquid (the names that passed the entry gates at the month's start, held equally "
+        "through the month) and index (see index_source; a published index is as the exchange publishes it); a "
+        "benchmark without data is absent.",
         default_factory=dict,
     )
     index_source: str | None = described(
         "What the `index` benchmark is: the symbol of the index the exchange published (stored by T0 or the file "
-        "importer, e.g. ^NASI), or cap_weighted (the service's capitalisation-weighted index); null without one.",
+        "importer, e.g. ^NASI, its levels as published), or cap_weighted (the service's capitalisation-weighted "
+        "index with dividends reinvested: breadth's index_change_pct is the same index on price alone); null "
+        "without one.",
         default=None,
     )
     trades: int | None = None
@@ -494,14 +504,35 @@ def breakdown(parts: dict[str, float]) -> CostBreakdown:
     return CostBreakdown(**{name: Decimal(repr(round(float(parts.get(name, 0.0)), 6))) for name in COST_PARTS})
 
 
-def equal_weight_liquid(frame: pd.DataFrame) -> pd.Series:
+def reinvested(closes: pd.DataFrame, dividends: pd.DataFrame | None) -> pd.DataFrame:
+    """`closes` (date x symbol, carried forward over untraded days) grown by each dividend
+    reinvested at its ex-date's close: a total-return price, whose ratio across an ex-date
+    is (close + dividend) / previous close. `dividends`: date x symbol, the cash per share
+    on each ex-date, on the closes' share count (None or empty: `closes` as they are)."""
+    if dividends is None or dividends.empty:
+        return closes
+    cash = dividends.reindex(index=closes.index, columns=closes.columns).fillna(0.0)
+    growth = (1 + cash / closes.where(closes > 0)).fillna(1.0).cumprod()
+    return closes * growth
+
+
+def dividend_matrix(dividends: pd.DataFrame) -> pd.DataFrame:
+    """Stored DIVIDEND notices (symbol, date, amount per share) as date x symbol (summed)."""
+    if dividends.empty:
+        return pd.DataFrame()
+    return dividends.pivot_table(index="date", columns="symbol", values="amount", aggfunc="sum")
+
+
+def equal_weight_liquid(frame: pd.DataFrame, dividends: pd.DataFrame | None = None) -> pd.Series:
     """Daily returns of the equal-weighted liquid universe (module docstring), from a
     frame with symbol, date, close and the gate inputs (adv_20, volume, bid, ask, high,
-    low). Ordinary shares only: where the frame has an `ordinary` column, a row whose
-    value is False (a preference share, a fund, ...: market/instruments.py) is never a
-    member."""
+    low), its closes on one share count. Ordinary shares only: where the frame has an
+    `ordinary` column, a row whose value is False (a preference share, a fund, ...:
+    market/instruments.py) is never a member. `dividends` (date x symbol, cash per share on
+    the same count): reinvested at the ex-date's close (`reinvested`), a total return."""
     frame = frame.sort_values(["date", "symbol"])
-    closes = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
+    traded = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
+    closes = reinvested(traded, dividends)
     eligible = passes_entry_gates(frame).to_numpy()
     if "ordinary" in frame:
         eligible = eligible & frame["ordinary"].ne(False).fillna(True).astype(bool).to_numpy()
@@ -520,7 +551,7 @@ def equal_weight_liquid(frame: pd.DataFrame) -> pd.Series:
         if first == 0:
             continue
         before = dates[first - 1]
-        members = [s for s in closes.columns if liquid.at[before, s] and closes.at[before, s] > 0]
+        members = [s for s in closes.columns if liquid.at[before, s] and traded.at[before, s] > 0]
         if not members:
             continue
         relative = closes.loc[list(days.index), members].div(closes.loc[before, members])
@@ -530,17 +561,32 @@ def equal_weight_liquid(frame: pd.DataFrame) -> pd.Series:
     return out
 
 
-def cap_weighted_index(closes: pd.DataFrame, shares: pd.DataFrame) -> pd.Series:
+def cap_weighted_index(
+    closes: pd.DataFrame,
+    shares: pd.DataFrame,
+    splits: Iterable[Split] = (),
+    through: date | None = None,
+    dividends: pd.DataFrame | None = None,
+) -> pd.Series:
     """Daily returns of the service's capitalisation-weighted index, as views/breadth.py
     defines a day's change: every instrument with shares outstanding known on the day
     (the latest report on or before it), shares held fixed over the day, a name that did
-    not trade at its last close (no change). `closes`: date x symbol, `shares`: symbol,
-    report_date, shares_outstanding. One pass over the date x symbol matrix: the shares
-    known on each day are each symbol's reports carried forward to it."""
+    not trade at its last close (no change). `closes`: date x symbol on `through`'s share
+    count, `shares`: symbol, report_date, shares_outstanding, each put on the same count
+    (`store.splits.shares_on_count` with `splits`), so each name weighs its capitalisation.
+    `dividends` (date x symbol, cash per share on the closes' count): added to the ex-date's
+    close, a total-return index; None: a price index. One pass over the date x symbol
+    matrix: the shares known on each day are each symbol's reports carried forward to it."""
     closes = closes.sort_index().ffill()
     days = pd.Index(closes.index)
     known = shares.dropna(subset=["shares_outstanding"]).sort_values("report_date")
     known = known[known["symbol"].isin(closes.columns)]
+    splits = list(splits)
+    if splits and through is not None and not known.empty:
+        counted = [
+            shares_on_count(splits, r.symbol, r.shares_outstanding, r.report_date, through) for r in known.itertuples()
+        ]
+        known = known.assign(shares_outstanding=counted)
     if len(days) < 2:
         return pd.Series(dtype=float)
     if known.empty:
@@ -553,7 +599,8 @@ def cap_weighted_index(closes: pd.DataFrame, shares: pd.DataFrame) -> pd.Series:
     before = closes.shift(1)
     usable = before.notna() & closes.notna() & (before > 0) & held.notna()
     cap_before = (before * held).where(usable).sum(axis=1)
-    cap_now = (closes * held).where(usable).sum(axis=1)
+    paid = 0.0 if dividends is None or dividends.empty else dividends.reindex_like(closes).fillna(0.0)
+    cap_now = ((closes + paid) * held).where(usable).sum(axis=1)
     change = np.where(cap_before > 0, cap_now / cap_before.where(cap_before > 0, 1.0) - 1, 0.0)
     return pd.Series(change[1:], index=days[1:], dtype=float)
 

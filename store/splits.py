@@ -14,7 +14,10 @@ as a loss. Where an earlier day's figures are read for a later day (the morning
 suggestions plan D from the scored day before it, a confirmation checks D's trade against
 the latest close), `factor_between` puts them on the later day's count, and `on_count`
 puts a frame of stored bars on one day's count by the same rule (the market's sessions in
-portfolio/market.py, the served returns and indicators in views/market.py).
+portfolio/market.py, the served returns and indicators in views/market.py, the track
+records' benchmarks in views/track_record.py); `shares_on_count` puts a share count
+reported before a split (the fundamentals' shares outstanding) on a later day's count (the
+capitalisation-weighted index of views/breadth.py and of the benchmarks).
 """
 
 from __future__ import annotations
@@ -87,6 +90,13 @@ def factor_between(splits: Iterable[Split], symbol: str, after: date, through: d
     none). A price of `after` divided by it, or a number of its shares multiplied by it, is
     on `through`'s count: the one rule for reading an earlier day on a later day's count."""
     return float(math.prod(s.factor for s in splits if s.symbol == symbol and after < s.ex_date <= through))
+
+
+def shares_on_count(splits: Iterable[Split], symbol: str, shares: float, reported: date, day: date) -> float:
+    """A number of `symbol`'s shares reported on `reported` (shares outstanding) on `day`'s
+    count: multiplied by `factor_between(splits, symbol, reported, day)`, so a market
+    capitalisation read after a split is the close times the shares on the same count."""
+    return float(shares) * factor_between(splits, symbol, reported, day)
 
 
 def on_count(frame: pd.DataFrame, splits: Iterable[Split], through: date) -> pd.DataFrame:

@@ -4,8 +4,11 @@ how many did not trade, and the change of a capitalisation-weighted index.
 
 The index is the service's own, not the exchange's published one: the day's change in the
 total market capitalisation of every listed instrument with known shares outstanding
-(point in time: the latest fundamentals reported on or before the day), shares held fixed
-over the day, so it moves like a capitalisation-weighted price index. An instrument that
+(point in time: the latest fundamentals reported on or before the day, put on the day's
+share count when a split came after the report: `store.splits.shares_on_count`), shares
+held fixed over the day, so it moves like a capitalisation-weighted price index: a price
+index, dividends left out (the track records' `index` benchmark built from the same
+definition is a total-return one: views/track_record.py). An instrument that
 did not trade contributes no change; one trading for the first time (no previous close)
 counts as traded but neither advancing, declining nor unchanged. Instruments without shares outstanding are left out
 of the index (and counted in `index_excluded`) but still counted in breadth.
@@ -29,6 +32,7 @@ from sqlalchemy import Connection
 from market.clock import TradingCalendar
 from store import tables
 from store.history import current_rows, newest_ids
+from store.splits import shares_on_count, stored_splits
 from views.market import Quote, latest_market
 
 
@@ -94,11 +98,18 @@ def breadth_of(conn: Connection, quotes: dict[str, Quote]) -> Breadth:
     }
 
 
-def _shares_outstanding(conn: Connection, day: date) -> dict[str, int]:
+def _shares_outstanding(conn: Connection, day: date) -> dict[str, float]:
+    """Each symbol's latest shares outstanding reported on or before `day`, on `day`'s count
+    (`store.splits.shares_on_count`: a report before a split is multiplied by its factor)."""
     c = tables.fundamentals.c
     latest: dict[str, tuple[date, int | None]] = {}
     for row in current_rows(conn, tables.fundamentals, where=[c.report_date <= day]):
         held = latest.get(row["symbol"])
         if held is None or row["report_date"] > held[0]:
             latest[row["symbol"]] = (row["report_date"], row["shares_outstanding"])
-    return {symbol: shares for symbol, (_, shares) in latest.items() if shares}
+    splits = stored_splits(conn, day, [s for s, (_, shares) in latest.items() if shares])
+    return {
+        symbol: shares_on_count(splits, symbol, shares, reported, day)
+        for symbol, (reported, shares) in latest.items()
+        if shares
+    }

@@ -9,13 +9,17 @@ close, dividends included), its first day measured against the opening cash; `re
 splits the days replayed on the validation record from the live ones; costs are
 the parts each fill stored as the trade's columns (fees, spread_cost, impact_cost), summed
 as exact money, and turnover the value its trades moved.
-The benchmarks, over the same days: the equal-weighted liquid universe, from the stored
-closes, volumes and quotes (ADV_20 over each name's last 20 stored bars), and the
+The benchmarks, over the same days, are total returns like the book's curve: the stored
+bars on the last day's share count (`store.splits.on_count`, so a split is no loss) with
+each stored DIVIDEND reinvested at its ex-date's close. The equal-weighted liquid universe,
+from those closes, volumes and quotes (ADV_20 over each name's last 20 stored bars, on
+each bar's own count), and the
 market's index: the index levels the exchange published (`index_levels`, stored by T0
 and the file importer; `MARKETINTEL_BENCHMARK_INDEX` names which where there are several,
 else `portfolio.track_record.benchmark_index` chooses), else the service's
 capitalisation-weighted index (the day's change as views/breadth.py defines it, from the
-stored closes and the shares outstanding the fundamentals reported), absent while neither
+stored closes and the shares outstanding the fundamentals reported, put on the same count,
+dividends added: breadth serves it as a price index), absent while neither
 exists. `index_source` says which: the index's symbol, or `cap_weighted`.
 
 Beside the benchmarks every record says what the book held (portfolio/track_record.py):
@@ -34,6 +38,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Required, TypedDict
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, select
 
@@ -43,6 +48,7 @@ from market.plain import JsonValue
 from market.settings import get_settings
 from portfolio import ledger
 from portfolio.book_days import STATEMENT_SYNC
+from portfolio.dividends import announced
 from portfolio.nulls import beside_live
 from portfolio.track_record import (
     NULL_BENCHMARK,
@@ -51,12 +57,15 @@ from portfolio.track_record import (
     benchmark_index,
     cap_weighted_index,
     daily_returns,
+    dividend_matrix,
     equal_weight_liquid,
     index_returns,
     statistics,
 )
 from store import tables
 from store.history import current_rows, newest_ids
+from store.splits import factor_between, on_count, stored_splits
+from views.market import on_own_count
 from views.null_record import KEPT, NullRecords
 from views.portfolio import EquityPoint, equity_curve
 
@@ -269,9 +278,10 @@ def _by_record(
 
 class Benchmarks:
     """The benchmarks' daily returns over a span of days (`benchmark_returns`), kept per
-    span while the closes, index levels and fundamentals they are read from stand (their
-    newest ids) and the settings name the same index: books valued over the same days,
-    and every read of one book between two market days, share one computation. The
+    span while the closes, index levels, fundamentals and corporate actions (splits and
+    dividends) they are read from stand (their newest ids) and the settings name the same
+    index: books valued over the same days, and every read of one book between two market
+    days, share one computation. The
     BENCHMARK_SPANS most recently used spans are kept."""
 
     def __init__(self) -> None:
@@ -280,7 +290,9 @@ class Benchmarks:
 
     def over(self, conn: Connection, dates: list) -> tuple[dict[str, pd.Series], str | None]:
         """`benchmark_returns(conn, dates)`, computed once per span and version."""
-        version = newest_ids(conn, tables.eod_prices, tables.index_levels, tables.fundamentals)
+        version = newest_ids(
+            conn, tables.eod_prices, tables.index_levels, tables.fundamentals, tables.corporate_actions
+        )
         key = (tuple(dates), version, get_settings().benchmark_index)
         with self._lock:
             if key in self._kept:
@@ -295,18 +307,57 @@ class Benchmarks:
 
 
 def benchmark_returns(conn: Connection, dates: list) -> tuple[dict[str, pd.Series], str | None]:
-    """The benchmarks' daily returns over `dates`, and which index `index` is (module docstring)."""
+    """The benchmarks' daily returns over `dates`, and which index `index` is (module
+    docstring): total returns, from the stored bars on the last day's share count
+    (`store.splits.on_count`: a split is no loss; each bar's ADV_20 on its own day's count,
+    views/market.py `on_own_count`) with the stored dividends reinvested at their ex-date's
+    close (`_dividends`)."""
     c = tables.eod_prices.c
-    rows = current_rows(
-        conn, tables.eod_prices, where=[c.trading_date >= dates[0] - timedelta(days=60), c.trading_date <= dates[-1]]
-    )
+    since = dates[0] - timedelta(days=60)
+    rows = current_rows(conn, tables.eod_prices, where=[c.trading_date >= since, c.trading_date <= dates[-1]])
     if not rows:
         return {}, None
-    frame = pd.DataFrame(rows).rename(columns={"trading_date": "date"}).sort_values(["symbol", "date"])
+    bars = pd.DataFrame(rows).sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
     for column in ("close", "volume", "bid", "ask", "high", "low"):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
-    frame["adv_20"] = frame.groupby("symbol")["volume"].transform(lambda v: v.rolling(20, min_periods=20).mean())
-    out = {"equal_weight_liquid": equal_weight_liquid(frame).reindex(dates).fillna(0.0)}
+        bars[column] = pd.to_numeric(bars[column], errors="coerce").astype(float)
+    splits = stored_splits(conn, dates[-1], bars["symbol"].unique())
+    adv = on_own_count(bars, splits, lambda b: {"adv_20": _adv_20(b)})["adv_20"]
+    frame = on_count(bars, splits, dates[-1]).assign(adv_20=adv).rename(columns={"trading_date": "date"})
+    dividends = _dividends(conn, set(frame["symbol"]), since, dates[-1], splits)
+    out = {"equal_weight_liquid": equal_weight_liquid(frame, dividends).reindex(dates).fillna(0.0)}
+    index, source = _index(conn, dates, frame, splits, dividends)
+    if index is not None:
+        out["index"] = index
+    return out, source
+
+
+def _adv_20(bars: pd.DataFrame) -> np.ndarray:
+    """Each bar's mean volume over its symbol's last 20 bars (NaN before 20)."""
+    return bars.groupby("symbol")["volume"].transform(lambda v: v.rolling(20, min_periods=20).mean()).to_numpy()
+
+
+def _dividends(conn: Connection, symbols: set[str], since: date, through: date, splits: list) -> pd.DataFrame:
+    """The stored DIVIDEND notices of `symbols` with an ex-date in (since, through], as date x
+    symbol cash per share on `through`'s count (an amount before a split divided by it)."""
+    notices = announced(conn, symbols, through, after=since)
+    rows = [
+        {
+            "symbol": n["symbol"],
+            "date": n["action_date"],
+            "amount": float(n["amount"]) / factor_between(splits, n["symbol"], n["action_date"], through),
+        }
+        for n in notices
+        if n["amount"] > 0
+    ]
+    return dividend_matrix(pd.DataFrame(rows, columns=["symbol", "date", "amount"]))
+
+
+def _index(
+    conn: Connection, dates: list, frame: pd.DataFrame, splits: list, dividends: pd.DataFrame
+) -> tuple[pd.Series | None, str | None]:
+    """The `index` benchmark's daily returns over `dates` and its source: the published
+    index's levels (as the exchange publishes them), else the service's cap-weighted index
+    on total return, else none."""
     i = tables.index_levels.c
     levels = pd.DataFrame(
         current_rows(
@@ -320,24 +371,16 @@ def benchmark_returns(conn: Connection, dates: list) -> tuple[dict[str, pd.Serie
     if chosen is not None:
         series = levels[levels["symbol"] == chosen].set_index("date")["level"]
         # a day without a published level: no change (the index's last level stands)
-        out["index"] = (
-            index_returns(series.reindex(sorted(set(series.index) | set(dates))).ffill().dropna())
-            .reindex(dates)
-            .fillna(0.0)
-        )
-        return out, chosen
+        filled = series.reindex(sorted(set(series.index) | set(dates))).ffill().dropna()
+        return index_returns(filled).reindex(dates).fillna(0.0), chosen
     f = tables.fundamentals.c
     shares = pd.DataFrame(
         current_rows(conn, tables.fundamentals, where=[f.report_date <= dates[-1]]),
         columns=[x.name for x in tables.fundamentals.c],
-    )
-    shares = shares.dropna(subset=["shares_outstanding"])
-    if not shares.empty:
-        closes = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last")
-        out["index"] = (
-            cap_weighted_index(closes, shares[["symbol", "report_date", "shares_outstanding"]])
-            .reindex(dates)
-            .fillna(0.0)
-        )
-        return out, "cap_weighted"
-    return out, None
+    ).dropna(subset=["shares_outstanding"])
+    if shares.empty:
+        return None, None
+    closes = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last")
+    known = shares[["symbol", "report_date", "shares_outstanding"]]
+    index = cap_weighted_index(closes, known, splits, dates[-1], dividends)
+    return index.reindex(dates).fillna(0.0), "cap_weighted"

@@ -27,11 +27,12 @@ def _comparison(figures: stats.BenchmarkComparison | None) -> BenchmarkCompariso
 @strawberry.type(description="The benchmarks by name, as REST keys them; null where there is none.")
 class Benchmarks:
     equal_weight_liquid: BenchmarkComparison | None = strawberry.field(
-        description="The names that passed the entry gates at the month's start, held equally through the month."
+        description="The names that passed the entry gates at the month's start, held equally through the month: a "
+        "total return (stored dividends reinvested at their ex-date's close, splits on one share count)."
     )
     index: BenchmarkComparison | None = strawberry.field(
-        description="The exchange's published index where stored, else the service's capitalisation-weighted index "
-        "(TrackRecord.indexSource)."
+        description="The exchange's published index where stored (its levels as published), else the service's "
+        "capitalisation-weighted index with dividends reinvested (TrackRecord.indexSource)."
     )
 
     @classmethod
