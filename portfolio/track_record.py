@@ -329,7 +329,7 @@ def daily_returns(equity: pd.Series, flows: pd.Series | None = None, opening: fl
         else pd.Series(0.0, index=equity.index)
     )
     previous = equity.shift(1)
-    if opening is not None:
+    if opening is not None and len(previous):  # an empty curve (no day yet) has no return
         previous.iloc[0] = float(opening)
     base = previous + flow.clip(lower=0.0)
     end = equity - flow.clip(upper=0.0)

@@ -182,3 +182,13 @@ def test_too_few_days_say_why() -> None:
     assert one["days"] == 1 and one["fill_count"] == 2 and "at least two" in one["reason"]
     assert one["first"] == one["last"] == DAYS[1]  # a day alone still says which day it was
     assert statistics(pd.Series([], dtype=float), {}).as_dict()["first"] is None
+
+
+def test_a_book_with_no_day_yet_has_no_returns_not_an_error() -> None:
+    """The Compliance Report of a store whose AI book has not traded read its curve's
+    returns: an empty curve with an opening equity raised IndexError."""
+    import pandas as pd
+
+    from portfolio.track_record import daily_returns
+
+    assert daily_returns(pd.Series([], dtype=float), opening=1_000_000.0).empty
