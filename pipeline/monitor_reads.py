@@ -23,6 +23,7 @@ import pickle
 import tempfile
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import Connection, func, select
@@ -55,7 +56,7 @@ log = logging.getLogger(__name__)
 # `served_predictions`) and their P(up); not the reasons' documents.
 OUTCOME_COLUMNS = ("id", "recorded_at", "symbol", "trading_date", "model_id", "p_up")
 LIVE_LOOKBACK_DAYS = 60  # priced days of live predictions the live checks read their latest outcomes from
-REFERENCE_FORMAT = 4  # bumped when what `reference_data` keeps changes (4: a models.monitor.Reference)
+REFERENCE_FORMAT = 5  # bumped when what `reference_data` keeps changes (5: Scores and outcomes of calibrated days only)
 
 
 def day_checks(
@@ -197,7 +198,7 @@ def reference_data(conn: Connection, horizon: int, cache_dir: Path | None) -> Re
 
 def build_reference(conn: Connection, horizon: int) -> Reference:
     """The record's inputs (the history's panel up to its last day, from its first),
-    served Scores and outcomes."""
+    and the Scores and outcomes of its calibrated served predictions (`calibrated`)."""
     v = tables.validation_predictions.c
     served = served_predictions(current_rows(conn, tables.validation_predictions, where=[v.horizon_days == horizon]))
     first, last = min(served), max(served)
@@ -205,11 +206,22 @@ def build_reference(conn: Connection, horizon: int) -> Reference:
     panel = panel.assign(traded=panel["volume"].fillna(0) > 0)
     closes = price_panel(conn, outcomes_end(conn, last, horizon), since=first)
     inputs = panel[(panel["date"] >= first)][["symbol", "date", "traded", *FEATURE_NAMES]].reset_index(drop=True)
+    scored = calibrated(served)
     scores = pd.DataFrame(
-        [(d, r["score"]) for d, by in served.items() for r in by.values() if r["score"] is not None],
+        [(d, r["score"]) for d, by in scored.items() for r in by.values() if r["score"] is not None],
         columns=["date", "score"],
     )
-    return Reference(first, last, inputs, scores, outcomes(served, closes, horizon))
+    return Reference(first, last, inputs, scores, outcomes(scored, closes, horizon))
+
+
+def calibrated(served: dict[date, dict[str, dict[str, Any]]]) -> dict[date, dict[str, dict[str, Any]]]:
+    """The served predictions scored with a calibration (`calibration_rows` above 0). The
+    record's first blocks are scored before enough history exists to calibrate
+    (models/scoring.py): their Score is the booster's raw logistic, far narrower than a
+    calibrated day's, so their Scores and outcomes would set the drift band and the live
+    band from another distribution than the one the live model serves."""
+    kept = {d: {s: r for s, r in by.items() if (r.get("calibration_rows") or 0) > 0} for d, by in served.items()}
+    return {d: by for d, by in kept.items() if by}
 
 
 def read_cached(path: Path) -> Reference | None:

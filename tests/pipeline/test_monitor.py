@@ -26,6 +26,7 @@ from cli.main import app as app_cli
 from market.clock import default_calendar
 from market.settings import Settings
 from models import monitor
+from models.decisions import HORIZON
 from models.monitor import ALERT, OK, WATCH, Check, Thresholds, live_checks, persist, psi
 from pipeline import monitor_reads, scoring
 from pipeline.backfill import backfill
@@ -308,3 +309,25 @@ def test_the_reference_is_read_from_its_cache_until_the_record_changes(
         monitor_reads.day_checks(conn, LIVE[0], t, cache_dir=cache)
     (rebuilt,) = cache.glob("monitor-reference-*.pkl")
     assert rebuilt.name != kept.name
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_score_reference_leaves_out_the_record_s_uncalibrated_days(settings: Settings) -> None:
+    """The record's first blocks are scored before enough history exists to calibrate: their
+    Scores (the booster's raw logistic, far narrower) would make the record's first window
+    its largest drift, and the ALERT line too high for a shifted window to reach."""
+    with service_engine(settings).connect() as conn:
+        reference = monitor_reads.build_reference(conn, HORIZON)
+        rows = current_rows(conn, tables.validation_predictions)
+    uncalibrated = {r["trading_date"] for r in rows if not r["calibration_rows"]}
+    assert uncalibrated and min(uncalibrated) == reference.first  # the world's record has such days
+    assert not uncalibrated & (set(reference.scores["date"]) | set(reference.outcomes["date"]))
+    t = Thresholds()
+    days = sorted(set(reference.scores["date"]))
+    last = reference.scores[reference.scores["date"].isin(days[-t.window_days :])]["score"].to_numpy(float)
+    own = monitor.score_check(reference.scores, last, t.window_days, t)
+    shifted = monitor.score_check(reference.scores, last + 8, t.window_days, t)
+    band = monitor.own_band(reference.scores, "score", t.window_days)
+    # the record's own last weeks lie inside its own band: at most WATCH (its top tenth), never ALERT
+    assert own.figure <= band.max() + 1e-6 and own.level != ALERT and own.alert_threshold < 1.0, own
+    assert shifted.level == ALERT, shifted  # every Score 8 points higher is drift
