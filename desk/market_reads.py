@@ -188,7 +188,7 @@ class MarketReads:
         return Versioned(
             ("performance",),
             version,
-            lambda: self.cache.cached(("performance-model",), version, lambda: performance(conn)),
+            lambda: self.cache.cached(("performance-model",), version, lambda: performance(conn, self.calendar)),
         )
 
     def validation_record(self, conn: Connection) -> ModelRecord:

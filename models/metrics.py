@@ -2,7 +2,8 @@
 
 On rows with a realised forward return:
 - binary accuracy: up vs down, on rows whose close moved (unchanged rows are neither);
-  prediction = P(up) > 0.5. Base rate: the share of the more common direction.
+  prediction = P(up) > 0.5 (`binary_accuracy`, the monitor's rule too). Base rate: the
+  share of the more common direction.
 - 3-class accuracy: down / flat / up with a flat band of +-0.5%; the prediction is the
   most probable class of the calibrated class probabilities (`predicted_class`, from
   models/calibration.py) where there is one, else the class of the predicted return.
@@ -54,6 +55,17 @@ MIN_DAY_ROWS = 5  # a day enters a rank IC or a tercile spread with at least thi
 MODEL_ORDER = ["expected_return", "p_up", "raw_score"]
 
 
+# The binary accuracy's rule, one for the records' metrics and the monitor's live check:
+# a row counts as predicted up when its P(up) is above one half (0.5 exactly is not up).
+BINARY_RULE = "P(up) > 0.5 against the label above zero (the held excess over the horizon from the next close)"
+
+
+def binary_accuracy(p_up: np.ndarray | pd.Series, up: np.ndarray | pd.Series) -> float:
+    """The share of rows whose predicted direction (`BINARY_RULE`: P(up) > 0.5) is the
+    label's (`up`: true or 1 where the label is above zero)."""
+    return float(np.mean((np.asarray(p_up, dtype=float) > 0.5) == (np.asarray(up, dtype=float) == 1)))
+
+
 def _classes(returns: pd.Series) -> pd.Series:
     return np.sign(returns.where(returns.abs() > FLAT_BAND, 0.0))
 
@@ -74,7 +86,7 @@ def evaluate(frame: pd.DataFrame) -> dict:
         three_pred = f["predicted_class"].where(f["predicted_class"].notna(), three_pred)
     result = {
         "binary_accuracy": {
-            "value": float(((moved["p_up"] > 0.5) == up).mean()) if len(moved) else None,
+            "value": binary_accuracy(moved["p_up"], up) if len(moved) else None,
             "base_rate": float(max(up.mean(), 1 - up.mean())) if len(moved) else None,
             "sample_size": int(len(moved)),
             "baselines": {
@@ -89,7 +101,7 @@ def evaluate(frame: pd.DataFrame) -> dict:
             "baselines": {"majority": float(three_true.value_counts(normalize=True).max()) if len(f) else None},
         },
         "movers_accuracy": {
-            "value": float(((movers["p_up"] > 0.5) == movers_up).mean()) if len(movers) else None,
+            "value": binary_accuracy(movers["p_up"], movers_up) if len(movers) else None,
             "base_rate": float(max(movers_up.mean(), 1 - movers_up.mean())) if len(movers) else None,
             "sample_size": int(len(movers)),
             "baselines": {},

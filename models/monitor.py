@@ -22,6 +22,7 @@ import pandas as pd
 
 from market.labels import with_labels
 from models.features import FEATURE_NAMES
+from models.metrics import binary_accuracy
 
 OK, WATCH, ALERT = "OK", "WATCH", "ALERT"
 SEVERITY = {OK: 0, WATCH: 1, ALERT: 2}
@@ -122,10 +123,6 @@ def ece(p_up: np.ndarray, up: np.ndarray, bins: int = ECE_BINS) -> float:
         mask = index == b
         total += mask.sum() * abs(p_up[mask].mean() - up[mask].mean())
     return float(total / len(p_up))
-
-
-def accuracy(p_up: np.ndarray, up: np.ndarray) -> float:
-    return float(np.mean((p_up >= 0.5) == (up == 1)))
 
 
 @dataclass(frozen=True)
@@ -464,7 +461,7 @@ def score_check(reference: pd.DataFrame, current: np.ndarray, days: int, t: Thre
 
 
 METRICS = {  # name: (function, higher is worse)
-    "live_accuracy": (accuracy, False),
+    "live_accuracy": (binary_accuracy, False),
     "live_brier": (brier, True),
     "live_calibration": (ece, True),
 }

@@ -28,8 +28,10 @@ from typing import TypedDict
 
 from sqlalchemy import Connection, func, select
 
+from market.clock import TradingCalendar, default_calendar
 from market.plain import JsonValue
 from models.decisions import HORIZON
+from models.metrics import BINARY_RULE
 from models.validation import RECORD
 from store import tables
 from store.history import current_rows
@@ -130,7 +132,7 @@ class Performance(TypedDict):
     monitor: MonitorState
 
 
-def performance(conn: Connection) -> Performance:
+def performance(conn: Connection, calendar: TradingCalendar | None = None) -> Performance:
     model = latest_model(conn)
     backend = model["layer1_backend"] if model else None
     return {
@@ -141,7 +143,7 @@ def performance(conn: Connection) -> Performance:
         "layer1_backend": backend,
         "layer1_is_fallback": bool(backend and backend.startswith("fallback")),
         "validation": validation_record(conn),
-        "live": live_record(conn, model),
+        "live": live_record(conn, model, calendar),
         "monitor": monitor_state(conn),
     }
 
@@ -153,8 +155,7 @@ MEASURES = {
     "against the validation record's, less the most the record's own windows of that length show",
     "input_tail": "tail_share: the share of the validation record's days whose value was at least as far out "
     "as today's (a market-wide input, or the share of priced names that traded)",
-    "live_accuracy": "accuracy: the binary accuracy of the latest live outcomes (P(up) > 0.5 against the label "
-    "above zero)",
+    "live_accuracy": f"accuracy: the binary accuracy of the latest live outcomes ({BINARY_RULE})",
     "live_brier": "brier: the Brier score of the latest live outcomes' P(up)",
     "live_calibration": "ece: the expected calibration error of the latest live outcomes' P(up) (10 equal-width bins)",
 }
@@ -278,7 +279,10 @@ def validation_record(conn: Connection) -> ModelRecord:
     return _record("validation", latest, span)
 
 
-def live_record(conn: Connection, model: ModelRun | None) -> ModelRecord:
+def live_record(conn: Connection, model: ModelRun | None, calendar: TradingCalendar | None = None) -> ModelRecord:
+    """The live record's latest metrics; without any, the reason (when its first outcome
+    is known: a prediction of day t is labelled at the close `horizon` + 1 sessions after
+    t, on `calendar`, the service's calendar by default)."""
     rows = current_rows(conn, tables.model_metrics, where=[tables.model_metrics.c.model_id == "live"])
     scope = max((r["scope"] for r in rows), default=None)
     latest = {r["metric"]: r for r in rows if r["scope"] == scope}
@@ -288,13 +292,17 @@ def live_record(conn: Connection, model: ModelRun | None) -> ModelRecord:
     reason = None
     if model is None:
         reason = "no model has been trained yet (t1_predict trains the first one)"
-    elif not latest:
-        reason = (
-            "no prediction has a realised outcome yet; the record starts the trading day after the first scored day"
+    horizon = (model or {}).get("horizon_days") or HORIZON
+    if model is not None and not latest:
+        reason = "no prediction has a realised outcome yet" + (
+            f": the first, of {first.isoformat()}, is known at the close of "
+            f"{(calendar or default_calendar()).add_trading_days(first, horizon + 1).isoformat()} "
+            f"({horizon} + 1 sessions later)"
+            if first
+            else ""
         )
     start, through = first.isoformat() if first else None, scope.split(":", 1)[1] if scope else None
     backend = model["layer1_backend"] if model else None
-    horizon = (model or {}).get("horizon_days") or HORIZON
     evaluated = _labelled_through(conn, date.fromisoformat(through), horizon) if through else None
     return _record("live", latest, _Span(start, through, evaluated, models, backend, reason))
 

@@ -227,3 +227,21 @@ def test_terciles_and_the_books_rank_are_their_definitions_day_by_day(seed: int)
     ranks = _book_rank(frame, eligible)
     assert {row: int(ranks[row]) for row in np.flatnonzero(eligible)} == {row: p + 1 for row, (p, _) in down.items()}
     assert (ranks[~eligible] == np.iinfo(np.int64).max).all()
+
+
+def test_the_monitor_and_the_records_count_a_p_up_of_one_half_alike() -> None:
+    """One rule (models/metrics.binary_accuracy, P(up) > 0.5): a P(up) of exactly 0.5 is not a
+    prediction of up, for the live record's metrics and for the monitor's live check alike."""
+    from models.monitor import METRICS
+
+    frame = pd.DataFrame(
+        {
+            "date": ["2026-11-02"] * 2,
+            "forward_return": [-0.01, -0.02],
+            "predicted_return": [0.0, 0.0],
+            "p_up": [0.5, 0.5],
+            "last_return": [0.0, 0.0],
+        }
+    )
+    monitored = METRICS["live_accuracy"][0](np.array([0.5, 0.5]), np.array([0.0, 0.0]))
+    assert monitored == evaluate(frame)["binary_accuracy"]["value"] == 1.0

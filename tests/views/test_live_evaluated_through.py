@@ -36,3 +36,19 @@ def test_the_live_record_is_evaluated_through_its_last_labelled_day(settings: Se
     # DAY's close labels the predictions of the day HORIZON + 1 sessions before it, and no later one
     assert record["period_end"] == DAY.isoformat()
     assert record["evaluated_through"] == sessions[-(HORIZON + 2)].isoformat()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_before_its_first_outcome_the_live_record_says_when_that_is_known(settings: Settings) -> None:
+    from market.clock import default_calendar
+
+    engine = service_engine(settings)
+    seed_predictions(engine, DAY, {"AAA": {"score": 55.0, "action": "HOLD", "tercile": "TOP"}})
+    with engine.connect() as conn:
+        record = live_record(conn, {"horizon_days": HORIZON, "layer1_backend": "x"})  # type: ignore[arg-type]
+    known = default_calendar().add_trading_days(DAY, HORIZON + 1)  # Friday 20 Nov: known Monday 30 Nov
+    assert known.isoformat() == "2026-11-30"
+    assert record["reason"] == (
+        f"no prediction has a realised outcome yet: the first, of {DAY.isoformat()}, is known at the close of "
+        f"2026-11-30 ({HORIZON} + 1 sessions later)"
+    )
