@@ -15,13 +15,14 @@ first, with their signs, and the base value: the JSON column `reasons` on `predi
 and `validation_predictions` (migration 0015), rounded to six decimals:
 `{"base_value": b, "top": [{"feature": name, "contribution": c}, ...]}`. `served` turns
 it into what the API, the rationales and the suggestions show: each input by its label
-(models/features.FEATURE_LABELS).
+(models/features.FEATURE_LABELS); the API's also carry the raw score and the contribution
+of the inputs not listed (`other_inputs`), so base value + listed + other_inputs = raw score.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import numpy as np
 
@@ -57,10 +58,15 @@ class ServedReason(TypedDict):
 
 class ServedReasons(TypedDict):
     """The reasons as the API, the rationales and the suggestions show them (a JSON
-    document: it is stored inside a trade's rationale and a suggestion's reason)."""
+    document: it is stored inside a trade's rationale and a suggestion's reason). Served
+    with its prediction's raw score (`served(stored, raw_score)`, the API's), also the raw
+    score and the sum of the inputs not listed (`other_inputs`): base_value + the listed
+    contributions + other_inputs = raw_score."""
 
     base_value: float
     inputs: list[ServedReason]
+    raw_score: NotRequired[float]
+    other_inputs: NotRequired[float]
 
 
 def contributions(model: RiskModel, X: np.ndarray) -> np.ndarray:
@@ -93,16 +99,23 @@ def explain(model: RiskModel, X: np.ndarray, names: Sequence[str]) -> list[Store
     return top_reasons(contributions(model, X), names)
 
 
-def served(stored: StoredReasons | None) -> ServedReasons | None:
+def served(stored: StoredReasons | None, raw_score: float | None = None) -> ServedReasons | None:
     """Stored reasons as served: `{"base_value": b, "inputs": [{"input": label,
-    "contribution": c}, ...]}`, largest first; None when the prediction has none (stored
-    before migration 0015)."""
+    "contribution": c}, ...]}`, largest first; with the prediction's `raw_score`, also
+    `raw_score` and `other_inputs`, the remaining inputs' contributions together (the raw
+    score less the base value and the listed contributions, rounded as they are), so the
+    served figures add up. None when the prediction has none (stored before migration 0015)."""
     if not stored:
         return None
-    return {
+    reasons: ServedReasons = {
         "base_value": stored["base_value"],
         "inputs": [
             {"input": FEATURE_LABELS.get(r["feature"], r["feature"]), "contribution": r["contribution"]}
             for r in stored["top"]
         ],
     }
+    if raw_score is not None:
+        listed = stored["base_value"] + sum(r["contribution"] for r in stored["top"])
+        reasons["raw_score"] = round(float(raw_score), DIGITS)
+        reasons["other_inputs"] = round(float(raw_score) - listed, DIGITS)
+    return reasons

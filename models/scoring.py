@@ -373,23 +373,24 @@ def metric_rows(record: dict, day: date) -> list[dict]:
 @dataclass(frozen=True)
 class ServedPrediction:
     """One instrument's served prediction for a trading day, the one declaration of that
-    record: what views/instrument.py `latest_predictions` and `predictions_between` hand to
-    the API (GraphQL's `Prediction`), and what views/market.py builds the latest quotes'
-    prediction fields (`latest_market`, REST's `LatestQuote` and GraphQL's `Quote`) and
-    the latest reasons of GET /api/market/symbol (`latest_reasons`) from. GraphQL's
-    `Prediction` shows exactly these fields (`p_up` as `probabilityUp`, `layer1_p_up` as
-    `layer1Probability`), a quote the ones views/market.py `QUOTED` names;
-    tests/api/test_shapes.py holds them together.
+        record: what views/instrument.py `latest_predictions` and `predictions_between` hand to
+        the API (GraphQL's `Prediction`), and what views/market.py builds the latest quotes'
+        prediction fields (`latest_market`, REST's `LatestQuote` and GraphQL's `Quote`) and
+        the latest reasons of GET /api/market/symbol (`latest_reasons`) from. GraphQL's
+        `Prediction` shows exactly these fields (`p_up` as `probabilityUp`, `layer1_p_up` as
+        `layer1Probability`), a quote the ones views/market.py `QUOTED` names;
+        tests/api/test_shapes.py holds them together.
 
-    A stored row (of `predictions` or `validation_predictions`) less what only the model
-    reads (raw score, expected return, 3-class prediction, calibration window, ids), with
-    its reasons in their served form (models/reasons.py `served`). `served_predictions`
-    still answers the stored rows: the AI executor, T2, the monitor and the live
-    calibration read those. Frozen, as the API caches it between requests (its `reasons`
-    dict is never written to once built). GraphQL's `Prediction` is derived from it, and a
-    quote's prediction fields (REST's `LatestQuote`, GraphQL's `Quote`) show its
-    descriptions, written here; the label is the return from the next session's close over
-    the horizon minus the equal-weighted liquid universe's (market/labels.py)."""
+        A stored row (of `predictions` or `validation_predictions`) less what only the model
+        reads (raw score, expected return, 3-class prediction, calibration window, ids), with
+        its reasons in their served form (models/reasons.py `served`, which carries the raw score
+    that the reasons add up to). `served_predictions`
+        still answers the stored rows: the AI executor, T2, the monitor and the live
+        calibration read those. Frozen, as the API caches it between requests (its `reasons`
+        dict is never written to once built). GraphQL's `Prediction` is derived from it, and a
+        quote's prediction fields (REST's `LatestQuote`, GraphQL's `Quote`) show its
+        descriptions, written here; the label is the return from the next session's close over
+        the horizon minus the equal-weighted liquid universe's (market/labels.py)."""
 
     symbol: str
     trading_date: date
@@ -429,8 +430,9 @@ class ServedPrediction:
     )
     # since 0015, served form (models/reasons.py `served`)
     reasons: ServedReasons | None = described(
-        "The three inputs that moved this prediction most, with their contributions to the raw score and the base "
-        "value; null when the prediction has none (stored before migration 0015)."
+        "The three inputs that moved this prediction most, with their contributions to the raw score, the base "
+        "value, the raw score and the other inputs' contributions together: base value + the three + other inputs "
+        "= raw score; null when the prediction has none (stored before migration 0015)."
     )
 
     @classmethod
@@ -438,7 +440,7 @@ class ServedPrediction:
         """A stored prediction row as served: its columns of the same names (those added by
         later migrations absent from older rows: None), the reasons in their served form."""
         named = {f.name: row.get(f.name) for f in fields(cls)}
-        return cls(**{**named, "reasons": served_reasons(row.get("reasons"))})
+        return cls(**{**named, "reasons": served_reasons(row.get("reasons"), row.get("raw_score"))})
 
 
 SERVED_ORDER = ("recorded_at", "id")

@@ -23,14 +23,28 @@ class ReasonInput(ApiModel):
     )
 
 
+# What the reasons' figures mean, for REST's PredictionReasons and GraphQL's (api/graphql/types/reasons.py).
+BASE_VALUE = "The model's expected raw score before any input is read (raw-score units)."
+LISTED_INPUTS = "The three inputs with the largest absolute contribution, largest first."
+RAW_SCORE = (
+    "The prediction's raw score (raw-score units, before calibration): base value + the listed inputs' "
+    "contributions + other inputs. Null where the prediction's raw score is not at hand."
+)
+OTHER_INPUTS = (
+    "The contributions of the inputs not listed (the other 11 of the 14), together: raw score - base value - the "
+    "listed contributions. It can outweigh a listed input, as it sums several. Null with raw score."
+)
+
+
 class PredictionReasons(ApiModel):
     """The reasons behind one prediction: LightGBM's own per-prediction contributions of the
-    risk model (pred_contrib); base_value plus every input's contribution is the raw score."""
+    risk model (pred_contrib); base_value plus the listed inputs' contributions plus
+    other_inputs is raw_score."""
 
-    base_value: float = Field(description="The model's expected raw score before any input is read (raw-score units).")
-    inputs: list[ReasonInput] = Field(
-        description="The three inputs with the largest absolute contribution, largest first."
-    )
+    base_value: float = Field(description=BASE_VALUE)
+    inputs: list[ReasonInput] = Field(description=LISTED_INPUTS)
+    raw_score: float | None = Field(default=None, description=RAW_SCORE)
+    other_inputs: float | None = Field(default=None, description=OTHER_INPUTS)
 
 
 REASONS_EXAMPLE = {
@@ -40,6 +54,8 @@ REASONS_EXAMPLE = {
         {"input": "Close in the day's range", "contribution": 0.093122},
         {"input": "Market breadth", "contribution": 0.041870},
     ],
+    "raw_score": -0.040216,
+    "other_inputs": -0.012532,
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tests.api.conftest import Api
 from tests.api.graph import data
-from tests.api.world import DAY, LIQ_REASONS
+from tests.api.world import DAY, LIQ_RAW_SCORE, LIQ_REASONS
 from tests.conftest import ADMIN_KEY
 
 # What is served: the stored reasons with each input by its label (written here, not read
@@ -17,22 +17,35 @@ SERVED = {
     "base_value": LIQ_REASONS["base_value"],
     "inputs": [{"input": LABELS[r["feature"]], "contribution": r["contribution"]} for r in LIQ_REASONS["top"]],
 }
-REASONS = "reasons { baseValue inputs { input contribution } }"
+# Where the prediction itself is served, its raw score too, and the other 11 inputs' share:
+# base value + the three listed + other inputs = raw score (0.012345 - 0.02 - 0.012345 = -0.02)
+SERVED_WITH_RAW = {**SERVED, "raw_score": LIQ_RAW_SCORE, "other_inputs": -0.012345}
+REASONS = "reasons { baseValue inputs { input contribution } rawScore otherInputs }"
 
 
 def _graph(reasons: dict) -> dict:
-    return {"baseValue": reasons["base_value"], "inputs": reasons["inputs"]}
+    return {
+        "baseValue": reasons["base_value"],
+        "inputs": reasons["inputs"],
+        "rawScore": reasons.get("raw_score"),
+        "otherInputs": reasons.get("other_inputs"),
+    }
+
+
+def test_the_served_reasons_add_up_to_the_served_raw_score() -> None:
+    listed = SERVED_WITH_RAW["base_value"] + sum(i["contribution"] for i in SERVED_WITH_RAW["inputs"])
+    assert round(listed + SERVED_WITH_RAW["other_inputs"], 6) == SERVED_WITH_RAW["raw_score"]
 
 
 def test_rest_serves_the_reasons_of_a_scored_symbol(api: Api) -> None:
     assert [r["feature"] for r in LIQ_REASONS["top"]] == ["return_1d", "momentum_5", "market_breadth"]
     latest = api.acme("GET", "/api/market/latest").json()
-    assert latest["LIQ"]["reasons"] == SERVED
+    assert latest["LIQ"]["reasons"] == SERVED_WITH_RAW
     assert latest["MID"]["reasons"] is None and latest["MID"]["score"] == 55.0  # scored, stored without reasons
     assert latest["DRY"]["reasons"] is None  # not scored
 
     statistics = api.acme("GET", "/api/market/symbol/liq").json()
-    assert statistics["prediction_date"] == DAY.isoformat() and statistics["reasons"] == SERVED
+    assert statistics["prediction_date"] == DAY.isoformat() and statistics["reasons"] == SERVED_WITH_RAW
     mid = api.acme("GET", "/api/market/symbol/MID").json()
     assert mid["prediction_date"] == DAY.isoformat() and mid["reasons"] is None
     dry = api.acme("GET", "/api/market/symbol/DRY").json()
@@ -47,9 +60,11 @@ def test_graphql_serves_the_reasons_of_a_scored_symbol(api: Api) -> None:
         f"predictions(first: 5) {{ nodes {{ tradingDate {REASONS} }} }} latestQuote {{ {REASONS} }} }} }}",
         key,
     )["instrument"]
-    assert liq["latestPrediction"] == {"tradingDate": DAY.isoformat(), "reasons": _graph(SERVED)}
-    assert liq["predictions"]["nodes"] and all(n["reasons"] == _graph(SERVED) for n in liq["predictions"]["nodes"])
-    assert liq["latestQuote"]["reasons"] == _graph(SERVED)
+    assert liq["latestPrediction"] == {"tradingDate": DAY.isoformat(), "reasons": _graph(SERVED_WITH_RAW)}
+    assert liq["predictions"]["nodes"] and all(
+        n["reasons"] == _graph(SERVED_WITH_RAW) for n in liq["predictions"]["nodes"]
+    )
+    assert liq["latestQuote"]["reasons"] == _graph(SERVED_WITH_RAW)
     mid = data(api, f'{{ instrument(symbol: "MID") {{ latestPrediction {{ score {REASONS} }} }} }}', key)
     assert mid["instrument"]["latestPrediction"] == {"score": 55.0, "reasons": None}
 

@@ -347,6 +347,8 @@ def test_a_served_prediction_reads_as_its_fields() -> None:
     assert served.reasons == {
         "base_value": 0.021537,
         "inputs": [{"input": "Last day's return", "contribution": -0.184213}],
+        "raw_score": 0.1,
+        "other_inputs": 0.262676,  # 0.1 - 0.021537 + 0.184213: the inputs not listed
     }
     shown = quoted(served)
     assert (shown["predicted_return"], shown["score"], shown["model_id"]) == (0.002123, 58.4123, row["model_id"])

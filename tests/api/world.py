@@ -53,6 +53,7 @@ LIQ_REASONS = {
         {"feature": "market_breadth", "contribution": 0.04},
     ],
 }
+LIQ_RAW_SCORE = -0.02  # the raw score its reasons add up to, with the other 11 inputs' -0.012345
 MACRO_MONDAY = date(2026, 11, 16)
 
 
@@ -249,6 +250,7 @@ def _seed(settings: Settings) -> World:
             "weight": 0.2,
             "predicted_return": 0.012,
             "reasons": LIQ_REASONS,
+            "raw_score": LIQ_RAW_SCORE,
         },
         "MID": {
             "score": 55.0,

@@ -84,6 +84,7 @@ def seed_predictions(
                     "round_trip_cost": p.get("round_trip_cost"),
                     "decision_reason": p.get("decision_reason"),
                     "reasons": p.get("reasons"),
+                    "raw_score": p.get("raw_score"),
                 }
                 for s, p in signals.items()
             ],

@@ -4,6 +4,8 @@ from typing import Any
 
 import strawberry
 
+from api.schemas.market import BASE_VALUE, LISTED_INPUTS, OTHER_INPUTS, RAW_SCORE
+
 
 @strawberry.type(description="One input's signed contribution to a prediction's raw score.")
 class ReasonInput:
@@ -20,20 +22,23 @@ class ReasonInput:
 @strawberry.type(
     description=(
         "The reasons behind one prediction: LightGBM's own per-prediction contributions of the risk model "
-        "(pred_contrib); baseValue plus every input's contribution is the raw score."
+        "(pred_contrib); baseValue plus the listed inputs' contributions plus otherInputs is rawScore."
     )
 )
 class PredictionReasons:
-    base_value: float = strawberry.field(
-        description="The model's expected raw score before any input is read (raw-score units)."
-    )
-    inputs: list[ReasonInput] = strawberry.field(
-        description="The three inputs with the largest absolute contribution, largest first."
-    )
+    base_value: float = strawberry.field(description=BASE_VALUE)
+    inputs: list[ReasonInput] = strawberry.field(description=LISTED_INPUTS)
+    raw_score: float | None = strawberry.field(default=None, description=RAW_SCORE)
+    other_inputs: float | None = strawberry.field(default=None, description=OTHER_INPUTS)
 
     @classmethod
     def from_served(cls, served: dict[str, Any] | None) -> PredictionReasons | None:
         """From models.reasons.served's dict (None stays None)."""
         if not served:
             return None
-        return cls(base_value=served["base_value"], inputs=[ReasonInput(**i) for i in served["inputs"]])
+        return cls(
+            base_value=served["base_value"],
+            inputs=[ReasonInput(**i) for i in served["inputs"]],
+            raw_score=served.get("raw_score"),
+            other_inputs=served.get("other_inputs"),
+        )
