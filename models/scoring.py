@@ -402,7 +402,9 @@ class ServedPrediction:
     )
     action: str | None  # LONG, HOLD, AVOID
     weight: Fraction | None = described(
-        "The share of the AI book's equity a LONG name gets (target exposure over the book's names); 0 else."
+        "The slot a book starting from cash today would give a LONG name (target exposure over the book's names), "
+        "a share of equity; 0 else. Not what the AI book holds: it keeps names bought earlier (some now HOLD) and "
+        "may not have filled a LONG; its positions (GET /api/ai-portfolio/positions) say that."
     )
     tercile: str | None  # TOP, MIDDLE, BOTTOM, ILLIQUID
     predicted_return: Fraction | None = described(

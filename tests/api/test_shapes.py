@@ -46,6 +46,7 @@ from market.money import Fraction, Money
 from models.scoring import ServedPrediction
 from portfolio import track_record as statistics
 from portfolio.trading import PlacedTrade
+from tests.api.conftest import Api
 from views.market import QUOTED, quoted
 from views.valuation import PortfolioValuation, PositionValue
 
@@ -432,3 +433,11 @@ def test_the_served_read_models_show_the_domains_descriptions() -> None:
     assert prediction.Prediction.__strawberry_definition__.get_field("probability_up").description == description(
         ServedPrediction, "p_up"
     )
+
+
+def test_the_position_weight_says_it_is_not_what_the_book_holds(api: Api) -> None:
+    """The book keeps HOLD names it bought earlier and may hold a LONG at 0: the weight is the
+    slot a book starting from cash would give, and the description sends to the positions."""
+    weight = api.acme("GET", "/openapi.json").json()["components"]["schemas"]["LatestQuote"]["properties"]["weight"]
+    assert "starting from cash" in weight["description"] and "/api/ai-portfolio/positions" in weight["description"]
+    assert "share of the AI book's equity a LONG name gets" not in weight["description"]
