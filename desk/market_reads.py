@@ -200,7 +200,10 @@ class MarketReads:
         return monitor_state(conn)
 
     def analysis(self, conn: Connection, day: date | None = None) -> StoredAnalysis:
-        """The day's written analysis (the latest analysed day without `day`) and its notifications."""
+        """The day's written analysis (the latest analysed day without `day`) and its notifications;
+        a `day` that is no trading day or has not closed is refused as the market's reads refuse it."""
+        if day is not None:
+            market_views.check_closed_session(self.calendar, day, self.closed_day())
         return stored_analysis(conn, day)
 
     def macro_indicators(

@@ -186,6 +186,19 @@ def valuation_day(conn: Connection, calendar: TradingCalendar, now: datetime) ->
     return latest_priced_day(conn) or calendar.session_of(now)
 
 
+def check_closed_session(calendar: TradingCalendar, requested: date, closed_through: date) -> None:
+    """A requested day that is no trading day (a weekend, a public holiday) or whose session
+    has not closed yet (after `closed_through`) is bad input (InvalidInputError): every
+    read of a day (the market, the day's analysis) answers it alike, before its store."""
+    reason = calendar.closed_reason(requested)
+    if reason:
+        raise InvalidInputError(f"{requested.isoformat()} is not a trading day ({reason})")
+    if requested > closed_through:
+        raise InvalidInputError(
+            f"{requested.isoformat()} has not closed yet; the latest closed trading day is {closed_through.isoformat()}"
+        )
+
+
 def market_day(conn: Connection, calendar: TradingCalendar, requested: date | None, closed_through: date) -> date:
     """The trading date to serve: the latest priced one, or the requested one once delivered.
 
@@ -195,14 +208,7 @@ def market_day(conn: Connection, calendar: TradingCalendar, requested: date | No
     with no prices is a gap in the history (NotFoundError).
     """
     if requested is not None:
-        reason = calendar.closed_reason(requested)
-        if reason:
-            raise InvalidInputError(f"{requested.isoformat()} is not a trading day ({reason})")
-        if requested > closed_through:
-            raise InvalidInputError(
-                f"{requested.isoformat()} has not closed yet; the latest closed trading day is "
-                f"{closed_through.isoformat()}"
-            )
+        check_closed_session(calendar, requested, closed_through)
         latest = latest_priced_day(conn)
         if latest is None or requested > latest:
             raise NotReadyError(

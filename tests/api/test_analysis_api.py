@@ -52,3 +52,18 @@ def test_the_days_analysis_as_stored_with_its_notifications(api: Api) -> None:
     assert api.acme("GET", "/api/analysis", params={"date": DAY.isoformat()}).json() == body
     assert_problem(api.acme("GET", "/api/analysis", params={"date": "2026-11-19"}), 404, "2026-11-19")
     assert_problem(api.acme("GET", "/api/analysis", params={"date": "19-11-2026"}), 422, "date")
+
+
+def test_a_day_that_is_no_closed_session_is_refused_as_the_market_refuses_it(api: Api) -> None:
+    """A future day or a holiday is bad input (422 with the reason, GraphQL BAD_USER_INPUT), as
+    /api/market/latest answers it, not 'no analysis is stored' (404)."""
+    from tests.api.graph import gql
+
+    for day, words in (("2030-01-02", "has not closed yet"), ("2026-12-25", "is not a trading day")):
+        market = api.acme("GET", "/api/market/latest", params={"date": day})
+        assert_problem(market, 422, words)
+        analysis = api.acme("GET", "/api/analysis", params={"date": day})
+        assert_problem(analysis, 422, words)
+        assert analysis.json()["detail"] == market.json()["detail"]
+        (error,) = gql(api, f'{{ analysis(date: "{day}") {{ tradingDate }} }}', api.world.acme_key).json()["errors"]
+        assert error["extensions"]["code"] == "BAD_USER_INPUT" and words in error["message"], error
