@@ -318,9 +318,11 @@ class DayScores:
     predictions: dict[str, ServedPrediction]
     unscored: str
 
-    def reason(self, symbol: str) -> str | None:
+    def reason(self, symbol: str, last_bar: date | None = None) -> str | None:
         """A quote's `reason`: which record a scored quote's fields are from (null for the
-        live one), or why the symbol has no prediction for the day."""
+        live one), or why the symbol has no prediction for the day: no price delivered for
+        it that day (`last_bar`, its latest bar, is older: the model scores the day's priced
+        names only), else too little history."""
         day = self.day.isoformat()
         if symbol in self.predictions:
             if self.record != "validation":
@@ -332,6 +334,11 @@ class DayScores:
             )
         if self.model_id is None:
             return self.unscored
+        if last_bar is not None and last_bar != self.day:
+            return (
+                f"{symbol} has no prediction for {day}: no price was delivered for it that day (its latest bar "
+                f"is of {last_bar.isoformat()}), and the model scores the names priced on the day"
+            )
         if self.record == "validation":
             return (
                 f"{symbol} has no prediction for {day} in the validation record (the "
@@ -429,7 +436,7 @@ def _quote(last: Any, previous: float | None, scores: DayScores) -> Quote | None
         "change_pct": _change_pct(last.close, previous, traded),
         "rsi_14": _number(last.rsi_14, 4),
         **(dict.fromkeys(QUOTED) if prediction is None else quoted(prediction)),
-        "reason": scores.reason(last.symbol),
+        "reason": scores.reason(last.symbol, last.trading_date),
     }
 
 
