@@ -23,6 +23,7 @@ import pandas as pd
 from market.labels import with_labels
 from models.features import FEATURE_NAMES
 from models.metrics import binary_accuracy
+from models.scoring import ServedDays
 
 OK, WATCH, ALERT = "OK", "WATCH", "ALERT"
 SEVERITY = {OK: 0, WATCH: 1, ALERT: 2}
@@ -628,7 +629,7 @@ def no_reference_checks() -> list[Check]:
     ]
 
 
-def outcomes(served: dict[date, dict[str, dict[str, Any]]], prices: pd.DataFrame, horizon: int) -> pd.DataFrame:
+def outcomes(served: ServedDays, prices: pd.DataFrame, horizon: int) -> pd.DataFrame:
     """date, symbol, p_up, up of the served predictions whose label (models/dataset.with_labels:
     the held excess over `horizon` sessions from the next close) is known and not zero, in
     date order. `prices`: every instrument's bars (the label's universe is the market's)."""

@@ -437,12 +437,19 @@ class ServedPrediction:
         "= raw score; null when the prediction has none (stored before migration 0015)."
     )
 
+    record: str = described(
+        "The record the prediction is from: 'live' (scored by t1_predict), or 'validation' (the walk-forward's "
+        "out-of-sample score of a day before the first live day, GET /api/ai/performance `validation`; "
+        "`model_id` names its walk-forward model).",
+        default="live",
+    )
+
     @classmethod
-    def from_row(cls, row: Mapping[str, object]) -> ServedPrediction:
-        """A stored prediction row as served: its columns of the same names (those added by
-        later migrations absent from older rows: None), the reasons in their served form."""
+    def from_row(cls, row: Mapping[str, object], record: str = "live") -> ServedPrediction:
+        """A stored prediction row of `record` as served: its columns of the same names (those
+        added by later migrations absent from older rows: None), the reasons in their served form."""
         named = {f.name: row.get(f.name) for f in fields(cls)}
-        return cls(**{**named, "reasons": served_reasons(row.get("reasons"), row.get("raw_score"))})
+        return cls(**{**named, "reasons": served_reasons(row.get("reasons"), row.get("raw_score")), "record": record})
 
 
 SERVED_ORDER = ("recorded_at", "id")
@@ -464,7 +471,11 @@ def served_model(day_rows: Iterable[Mapping[str, object]]) -> str:
     return max(day_rows, key=lambda r: tuple(r[name] for name in SERVED_ORDER))["model_id"]
 
 
-def served_predictions(rows: Iterable[dict[str, Any]]) -> dict[date, dict[str, dict[str, Any]]]:
+# trading date -> symbol -> a stored prediction row: what `served_predictions` answers
+ServedDays = dict[date, dict[str, dict[str, Any]]]
+
+
+def served_predictions(rows: Iterable[dict[str, Any]]) -> ServedDays:
     """trading date -> symbol -> the served prediction: when a day was scored by more than
     one model (a retrain re-scored it), the rows of the model recorded last for that date
     (`served_model`). The API, the AI executor, T2 and the live calibration all read this
@@ -483,7 +494,7 @@ def served_scores(rows_by_table: Iterable[Iterable[dict[str, Any]]]) -> pd.DataF
     """symbol, date, raw_score, score of every served prediction among the stored rows of
     each table in turn (`rows_by_table`: the live record's first): a day served by an
     earlier table is not read from a later one."""
-    served: dict[date, dict[str, dict[str, Any]]] = {}
+    served: ServedDays = {}
     for rows in rows_by_table:
         for scored_day, by_symbol in served_predictions(rows).items():
             served.setdefault(scored_day, by_symbol)

@@ -23,7 +23,6 @@ import pickle
 import tempfile
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from sqlalchemy import Connection, func, select
@@ -43,7 +42,7 @@ from models.monitor import (
     outcomes,
     unrecorded_days,
 )
-from models.scoring import served_predictions
+from models.scoring import ServedDays, served_predictions
 from pipeline import validation
 from pipeline.scoring import stored_scores
 from store import tables
@@ -214,7 +213,7 @@ def build_reference(conn: Connection, horizon: int) -> Reference:
     return Reference(first, last, inputs, scores, outcomes(scored, closes, horizon))
 
 
-def calibrated(served: dict[date, dict[str, dict[str, Any]]]) -> dict[date, dict[str, dict[str, Any]]]:
+def calibrated(served: ServedDays) -> ServedDays:
     """The served predictions scored with a calibration (`calibration_rows` above 0). The
     record's first blocks are scored before enough history exists to calibrate
     (models/scoring.py): their Score is the booster's raw logistic, far narrower than a

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import TypedDict
 
 from sqlalchemy import Connection, Select, Table, func, select, tuple_
@@ -110,15 +110,30 @@ def latest_scored_day(conn: Connection) -> date | None:
     return conn.execute(select(func.max(tables.predictions.c.trading_date))).scalar()
 
 
+def scoring_record(conn: Connection) -> tuple[date | None, date | None]:
+    """Which record serves which days, the rule of views/market.py `day_scores` for every
+    read of predictions: (the live record's first day, the validation record's last day).
+    A day on or after the live record's first day is the live record's; a day before it
+    (every day, with no live record yet) is the validation record's."""
+    live_first = conn.execute(select(func.min(tables.predictions.c.trading_date))).scalar()
+    validation_last = conn.execute(select(func.max(tables.validation_predictions.c.trading_date))).scalar()
+    return live_first, validation_last
+
+
 def latest_predictions(conn: Connection, symbols: list[str]) -> dict[str, ServedPrediction]:
-    """Each symbol's prediction on the latest scored day; absent when the model skipped it."""
-    day = latest_scored_day(conn)
+    """Each symbol's prediction on the latest scored day (the live record's, else, with no
+    live record yet, the validation record's: `scoring_record`); absent when the model
+    skipped it."""
+    live_first, validation_last = scoring_record(conn)
+    table, record = (
+        (tables.predictions, "live") if live_first is not None else (tables.validation_predictions, "validation")
+    )
+    day = latest_scored_day(conn) if live_first is not None else validation_last
     if day is None:
         return {}
-    c = tables.predictions.c
-    rows = current_rows(conn, tables.predictions, where=[c.trading_date == day])
+    rows = current_rows(conn, table, where=[table.c.trading_date == day])
     served = served_predictions(rows).get(day, {})
-    return {s: ServedPrediction.from_row(served[s]) for s in symbols if s in served}
+    return {s: ServedPrediction.from_row(served[s], record) for s in symbols if s in served}
 
 
 def predictions_between(
@@ -130,16 +145,38 @@ def predictions_between(
     after: date | None = None,
 ) -> dict[str, list[ServedPrediction]]:
     """Served predictions within [start, end], oldest first, per symbol: the first `limit`
-    of each symbol (all without it) after the day `after` (a page's cursor), if given.
+    of each symbol (all without it) after the day `after` (a page's cursor), if given. Each
+    day from the record that serves it (`scoring_record`): the validation record's days
+    before the live record's first, then the live record's, each prediction saying which."""
+    live_first, _ = scoring_record(conn)
+    earlier = end if live_first is None else min(end or live_first, live_first - timedelta(days=1))
+    found = _served_between(tables.validation_predictions, conn, symbols, start, earlier, limit, after)
+    if live_first is not None and (end is None or end >= live_first):
+        later = _served_between(
+            tables.predictions, conn, symbols, max(start or live_first, live_first), end, limit, after
+        )
+        found = {s: (found[s] + later[s])[:limit] for s in found}
+    return found
 
-    One statement that reads the current rows (`current_query`) of the asked symbols only,
-    of each day's served model only (`served_models`, which decides it over every symbol's
-    rows of the day without reading them whole). Reading every symbol's rows whole and
-    keeping the asked ones after `served_predictions` took 2.6-3.6 s for one symbol of 40
-    over 1,500 days, about 0.1 s so (tests/views/test_instrument_predictions.py)."""
-    if not symbols:
-        return {}
-    table = tables.predictions
+
+def _served_between(
+    table: Table,
+    conn: Connection,
+    symbols: list[str],
+    start: date | None,
+    end: date | None,
+    limit: int | None,
+    after: date | None,
+) -> dict[str, list[ServedPrediction]]:
+    """`predictions_between` over one record's `table`. One statement that reads the current
+    rows (`current_query`) of the asked symbols only, of each day's served model only
+    (`served_models`, which decides it over every symbol's rows of the day without reading
+    them whole). Reading every symbol's rows whole and keeping the asked ones after
+    `served_predictions` took 2.6-3.6 s for one symbol of 40 over 1,500 days, about 0.1 s
+    so (tests/views/test_instrument_predictions.py)."""
+    if not symbols or (start is not None and end is not None and start > end):
+        return {s: [] for s in symbols}
+    record = "validation" if table is tables.validation_predictions else "live"
 
     def asked(rows: FromClause) -> list[ColumnElement[bool]]:
         clauses = [rows.c.symbol.in_(symbols)]
@@ -166,7 +203,7 @@ def predictions_between(
     found = conn.execute(query)
     names = list(found.keys())
     for row in sorted((dict(zip(names, r, strict=True)) for r in found), key=lambda r: r["trading_date"]):
-        result[row["symbol"]].append(ServedPrediction.from_row(row))
+        result[row["symbol"]].append(ServedPrediction.from_row(row, record))
     return result
 
 

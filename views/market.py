@@ -292,7 +292,8 @@ def _number(value: Any, digits: int = 6) -> float | None:
 def _served(conn: Connection, table: Table, day: date) -> dict[str, ServedPrediction]:
     """The day's served predictions of `table` (the live or the validation record), by symbol."""
     rows = current_rows(conn, table, where=[table.c.trading_date == day])
-    return {s: ServedPrediction.from_row(r) for s, r in served_predictions(rows).get(day, {}).items()}
+    record = "validation" if table is tables.validation_predictions else "live"
+    return {s: ServedPrediction.from_row(r, record) for s, r in served_predictions(rows).get(day, {}).items()}
 
 
 def quoted(prediction: ServedPrediction) -> QuotedPrediction:

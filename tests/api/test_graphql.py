@@ -541,3 +541,30 @@ def test_market_breadth_and_the_days_analysis_equal_rest(api: Api) -> None:
         key,
     )["analysis"]
     assert snake(analysis) == api.acme("GET", "/api/analysis").json()
+
+
+def test_rest_and_graphql_serve_a_day_from_the_same_record(api: Api) -> None:
+    """A day before the first live day is served from the validation record by REST's
+    /api/market/latest?date= and by GraphQL's predictions alike, each saying which record;
+    a live day from the live record only, whatever the validation record holds for it."""
+    from store import tables
+    from tests.portfolio.seed import CALENDAR, seed_predictions
+
+    first_live = CALENDAR.previous_trading_day(DAY)  # the world's live record: that day and DAY
+    before = CALENDAR.previous_trading_day(first_live)
+    walk = {"LIQ": {"score": 61.5, "action": "LONG", "tercile": "TOP", "weight": 0.2}}
+    for day in (before, first_live):  # the record ends where the live one begins, and past it
+        seed_predictions(api.world.engine, day, walk, model_id="wf-test-h1", table=tables.validation_predictions)
+    rest = api.acme("GET", "/api/market/latest", params={"date": before.isoformat()}).json()["LIQ"]
+    assert rest["score"] == 61.5 and rest["model_id"] == "wf-test-h1" and "validation record" in rest["reason"]
+    nodes = data(
+        api,
+        f'{{ instrument(symbol: "LIQ") {{ predictions(start: "{before.isoformat()}") '
+        "{ nodes { tradingDate score modelId record } } } }",
+        api.world.acme_key,
+    )["instrument"]["predictions"]["nodes"]
+    assert nodes == [
+        {"tradingDate": before.isoformat(), "score": 61.5, "modelId": "wf-test-h1", "record": "validation"},
+        {"tradingDate": first_live.isoformat(), "score": 72.0, "modelId": "test-model", "record": "live"},
+        {"tradingDate": DAY.isoformat(), "score": 72.0, "modelId": "test-model", "record": "live"},
+    ]

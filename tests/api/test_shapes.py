@@ -298,8 +298,9 @@ GRAPHQL_PREDICTION_NAMES = {"p_up": "probability_up", "layer1_p_up": "layer1_pro
 QUOTE_BAR = ["trading_date", "close", "volume", "change_pct", "rsi_14"]  # the quote's own bar, before its prediction
 QUOTE_ADDS = ["reason"]  # why the prediction fields are null, or which record they are from
 # A quote is keyed by its symbol and dated by its bar (a quote's `trading_date`); it shows the
-# day's decision and the AI book's weight for it, not layer 1's and layer 2's probabilities or the horizon.
-QUOTE_LEAVES = {"symbol", "trading_date", "horizon_days", "p_up", "layer1_p_up"}
+# day's decision and the AI book's weight for it, not layer 1's and layer 2's probabilities or the horizon;
+# its `reason` says which record a prediction is from (`record`).
+QUOTE_LEAVES = {"symbol", "trading_date", "horizon_days", "p_up", "layer1_p_up", "record"}
 
 
 def test_a_served_prediction_is_declared_once_in_the_domain() -> None:
