@@ -17,7 +17,7 @@ Every value is plain JSON (dates as ISO text), so the facts can be hashed and st
 from __future__ import annotations
 
 from datetime import date
-from typing import Required, TypedDict
+from typing import NotRequired, Required, TypedDict
 
 from sqlalchemy import Connection, func, select
 
@@ -34,7 +34,7 @@ from store.history import current_rows
 from store.splits import stored_splits
 from views.breadth import Breadth, breadth_of
 from views.instrument import news
-from views.market import latest_market
+from views.market import latest_market, signal_order
 from views.performance import Metric, performance
 
 TOP_SIGNALS = 5
@@ -49,6 +49,7 @@ class Signal(TypedDict):
     action: str | None
     tercile: str | None
     predicted_return: float | None
+    held_edge: NotRequired[float | None]  # the expected excess over the universe (since the analysis quoted it)
 
 
 class NotableNews(TypedDict):
@@ -108,9 +109,9 @@ def day_facts(conn: Connection, calendar: TradingCalendar, day: date) -> DayFact
     quotes = latest_market(conn, calendar, day, day)
     scored = sorted(
         ({"symbol": s, **q} for s, q in quotes.items() if q["score"] is not None),
-        key=lambda q: (-q["score"], q["symbol"]),
+        key=signal_order,
     )
-    signal = ("symbol", "close", "change_pct", "score", "action", "tercile", "predicted_return")
+    signal = ("symbol", "close", "change_pct", "score", "action", "tercile", "predicted_return", "held_edge")
     return to_plain(
         {
             "trading_date": day,

@@ -57,6 +57,10 @@ def breadth_lead(breadth: Breadth) -> str:
     return "Advancers and decliners were level"
 
 
+def _percent(fraction: float | None) -> float | None:
+    return None if fraction is None else fraction * 100
+
+
 def _pct(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:+.{digits}f}%"
 
@@ -81,8 +85,8 @@ class TemplateWriter:
         if not facts["top_signals"]:
             return "Signals: the day is not scored yet."
         top = "; ".join(
-            f"{s['symbol']} (Score {s['score']:.1f}, {s['action']}, {s['tercile']}, predicted "
-            f"{_pct(s['predicted_return'] * 100)})"
+            f"{s['symbol']} (Score {s['score']:.1f}, {s['action']}, {s['tercile']}, expected excess over the "
+            f"universe {_pct(_percent(s.get('held_edge')))})"
             for s in facts["top_signals"]
         )
         avoid = ", ".join(f"{s['symbol']} (Score {s['score']:.1f})" for s in facts["avoid"]) or "none"

@@ -52,7 +52,7 @@ from store import tables
 from store.history import current_query, current_rows
 from views import portfolio as portfolio_views
 from views.breadth import Breadth, breadth_of
-from views.market import Quote, latest_market, valuation_day
+from views.market import Quote, latest_market, signal_order, valuation_day
 from views.performance import Performance, performance
 from views.portfolio import AIDay, AIPosition, AISummary
 from views.track_record import TrackSeries, ai_track_record, ai_track_series
@@ -155,7 +155,7 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
     market = _market(conn, calendar, now)
     quotes = market.pop("quotes")
     scored = [{"symbol": s, **q} for s, q in quotes.items() if q["score"] is not None]
-    scored.sort(key=lambda q: (-q["score"], q["symbol"]))
+    scored.sort(key=signal_order)
     day = valuation_day(conn, calendar, now)
     summary = portfolio_views.ai_summary(conn, day, settings.ai_starting_cash)
     return to_plain(

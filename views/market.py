@@ -21,7 +21,8 @@ prices change); the per-request `history`, `histories`, `recent_histories` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, TypedDict
@@ -66,7 +67,7 @@ QUOTED: dict[str, int | None] = {
     "tercile": None,
     "model_id": None,
     "layer1_backend": None,
-    "held_edge": 6,
+    "held_edge": None,  # as stored: a reader that formats it (the briefing) rounds it once, as the reason does
     "round_trip_cost": 6,
     "decision_reason": None,
     "reasons": None,
@@ -439,6 +440,22 @@ def _quote(last: Any, previous: float | None, scores: DayScores) -> Quote | None
         **(dict.fromkeys(QUOTED) if prediction is None else quoted(prediction)),
         "reason": scores.reason(last.symbol, last.trading_date),
     }
+
+
+def signal_order(quote: Mapping[str, object]) -> tuple[float, float, float, str]:
+    """The sort key of scored quotes (with `symbol`) best first, as the model ranks them:
+    the Score, then between equal Scores the ranking's keys (models/metrics.MODEL_ORDER: the
+    expected excess, `held_edge`, then the raw score), the symbol last. The day's analysis
+    and the Quant Briefing list their top signals in this order."""
+    reasons = quote.get("reasons")
+    raw = reasons.get("raw_score") if isinstance(reasons, Mapping) else None
+    edge = quote.get("held_edge")
+    return (
+        -float(quote["score"]),  # type: ignore[arg-type]
+        -float(edge) if isinstance(edge, int | float) else math.inf,
+        -float(raw) if isinstance(raw, int | float) else math.inf,
+        str(quote["symbol"]),
+    )
 
 
 def latest_market(

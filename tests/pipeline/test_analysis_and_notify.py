@@ -105,7 +105,9 @@ def test_template_analysis_is_stored_once_and_a_rerun_writes_nothing(seeded: Set
     breadth = analysis["facts"]["breadth"]
     assert analysis["body"].startswith(f"Market on {DAY.isoformat()}: ")
     assert f"{breadth['advancers']} up, {breadth['decliners']} down" in analysis["body"]
-    assert "LIQ (Score 72.0, LONG, TOP, predicted +1.20%)" in analysis["body"]
+    # the expected excess the Action reads, named as an excess over the universe (LIQ's world row has none)
+    assert "LIQ (Score 72.0, LONG, TOP, expected excess over the universe n/a)" in analysis["body"]
+    assert "MID (Score 55.0, HOLD, MIDDLE, expected excess over the universe +0.20%)" in analysis["body"]
     assert "SLOW (Score 30.0)" in analysis["body"]  # the AVOID
     assert '"LIQ Holdings profit up 12%"' not in analysis["body"]  # published the day before: not today's news
     kinds = {n["kind"] for n in stored(seeded, tables.notifications)}
