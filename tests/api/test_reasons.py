@@ -87,7 +87,9 @@ def test_a_name_without_a_price_on_the_day_is_told_so_not_too_little_history(api
     from tests.portfolio.seed import CALENDAR, price_row
 
     before = CALENDAR.previous_trading_day(DAY)
-    with api.world.engine.begin() as conn:
+    with api.world.engine.begin() as conn:  # a listed name (the day's market is the listed names) priced the day before
+        listed = {"symbol": "GONE", "name": "Gone Ltd", "board": "MAIN", "currency": "JMD", "source": "test"}
+        append_history(conn, tables.instruments, [listed])
         append_history(conn, tables.eod_prices, [price_row("GONE", d, 9.0, 500, None, None) for d in (before,)])
     latest = api.acme("GET", "/api/market/latest").json()
     assert latest["GONE"]["trading_date"] == before.isoformat() and latest["GONE"]["score"] is None
