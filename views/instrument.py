@@ -124,11 +124,11 @@ def latest_predictions(conn: Connection, symbols: list[str]) -> dict[str, Served
     """Each symbol's prediction on the latest scored day (the live record's, else, with no
     live record yet, the validation record's: `scoring_record`); absent when the model
     skipped it."""
-    live_first, validation_last = scoring_record(conn)
-    table, record = (
-        (tables.predictions, "live") if live_first is not None else (tables.validation_predictions, "validation")
-    )
-    day = latest_scored_day(conn) if live_first is not None else validation_last
+    day = latest_scored_day(conn)  # one statement while a live record exists, as before it
+    table, record = tables.predictions, "live"
+    if day is None:
+        table, record = tables.validation_predictions, "validation"
+        day = scoring_record(conn)[1]
     if day is None:
         return {}
     rows = current_rows(conn, table, where=[table.c.trading_date == day])
