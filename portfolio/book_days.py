@@ -97,7 +97,8 @@ class BookDays:
     start: date
     dates: list[date] = field(default_factory=list)
     equity: list[float] = field(default_factory=list)
-    flows: list[float] = field(default_factory=list)
+    deposits: list[float] = field(default_factory=list)  # money in from outside, each day
+    withdrawals: list[float] = field(default_factory=list)  # money out to outside, each day (positive)
     exposure: list[float] = field(default_factory=list)
     checkpoints: list[Checkpoint] = field(default_factory=list)
 
@@ -113,7 +114,7 @@ class BookDays:
         self.checkpoints = kept
         point = kept[-1] if kept else None
         count = point.count if point else 0
-        for values in (self.dates, self.equity, self.flows, self.exposure):
+        for values in (self.dates, self.equity, self.deposits, self.withdrawals, self.exposure):
             del values[count:]
         if point is None:
             return Resume(None, Decimal(0), {}, dict(seed))
@@ -142,21 +143,23 @@ class BookDays:
             due, s = _through(splits, s, day, lambda x: x.ex_date)
             replay(batch, due, book)
             _carried_on_count(closes, due, market_day.closes)
-            flow = 0.0
+            flows = [_synced_shares(batch, closes)]
             while e < len(entries) and entries[e].day <= day:
                 balance += entries[e].amount
-                flow += float(entries[e].amount) if entries[e].kind in EXTERNAL_FLOWS else 0.0
+                flows.append(float(entries[e].amount) if entries[e].kind in EXTERNAL_FLOWS else 0.0)
                 e += 1
-            flow += _synced_shares(batch, closes)
             value = sum(p.quantity * closes[sym] for sym, p in book.items() if p.quantity > 0 and sym in closes)
-            self._append(day, balance, value, flow)
+            self._append(day, balance, value, flows)
             self._checkpoint(day, balance, book, closes)
 
-    def _append(self, day: date, cash: Decimal, value: float, flow: float) -> None:
+    def _append(self, day: date, cash: Decimal, value: float, flows: list[float]) -> None:
+        """The day's values; `flows`: each movement from outside (in positive, out negative),
+        summed apart by direction (never netted: `track_record.daily_returns`)."""
         equity = float(cash) + value
         self.dates.append(day)
         self.equity.append(equity)
-        self.flows.append(flow)
+        self.deposits.append(sum(f for f in flows if f > 0))
+        self.withdrawals.append(-sum(f for f in flows if f < 0))
         self.exposure.append(value / equity if equity > 0 else float("nan"))
 
     def _checkpoint(self, day: date, cash: Decimal, book: dict[str, Position], closes: dict[str, float]) -> None:
@@ -188,8 +191,8 @@ def _carried_on_count(closes: dict[str, float], due: Sequence[Split], today: dic
 
 
 def _synced_shares(batch: Sequence[LedgerRow], closes: dict[str, float]) -> float:
-    """The value, at the day's closes, of the shares a statement sync brought in (or took
-    out): they arrive from outside like cash."""
+    """The net value, at the day's closes, of the shares a statement sync brought in (or
+    took out): they arrive from outside like cash (one sync's lines: netted, one movement)."""
     flow = 0.0
     for trade in batch:
         if trade["origin"] == STATEMENT_SYNC and trade["symbol"] in closes:

@@ -312,27 +312,33 @@ def _round(value: Any, digits: int = 4) -> float | None:
     return None if not math.isfinite(value) else round(value, digits)
 
 
-def daily_returns(equity: pd.Series, flows: pd.Series | None = None, opening: float | None = None) -> pd.Series:
-    """Day-on-day returns of an equity curve indexed by date, net of the external flows
-    booked on each day (`flows`, deposits positive): a day's deposits arrive at its start
-    and earn its return, its withdrawals leave at its end and earn it too (module
-    docstring), r = (E_t + W_t) / (E_t-1 + D_t) - 1 with D_t the day's net inflow and W_t
-    its net outflow. `opening`: the equity before the first day (a client's book: 0, so its
-    first day's deposit is the base and its first day has a return); None: the first day is
-    the base and has none. A day whose base is 0 or less: its return is NaN (undefined,
-    not 0 or infinite: the caller refuses or flags it), except a day with nothing before or
-    after (both 0), which earned nothing."""
+def daily_returns(
+    equity: pd.Series,
+    deposits: pd.Series | None = None,
+    withdrawals: pd.Series | None = None,
+    opening: float | None = None,
+) -> pd.Series:
+    """Day-on-day returns of an equity curve indexed by date, net of the money from outside:
+    a day's deposits (`deposits`, amounts in) arrive at its start and earn its return, its
+    withdrawals (`withdrawals`, amounts out, positive) leave at its end and earn it too
+    (module docstring), r = (E_t + W_t) / (E_t-1 + D_t) - 1. The two are kept apart, not
+    netted: 100,000 deposited, traded and withdrawn on one day is a base of 100,000 and the
+    day's gain, where a net of 0 made it +100% or a day starting from nothing. `opening`:
+    the equity before the first day (a client's book: 0, so its first day's deposit is the
+    base and its first day has a return); None: the first day is the base and has none. A
+    day whose base is 0 or less: its return is NaN (undefined, not 0 or infinite: the
+    caller refuses or flags it), except a day with nothing before or after (both 0), which
+    earned nothing."""
     equity = equity.sort_index().astype(float)
-    flow = (
-        flows.reindex(equity.index).fillna(0.0).astype(float)
-        if flows is not None
-        else pd.Series(0.0, index=equity.index)
+    money_in, money_out = (
+        (x.reindex(equity.index).fillna(0.0).astype(float) if x is not None else pd.Series(0.0, index=equity.index))
+        for x in (deposits, withdrawals)
     )
     previous = equity.shift(1)
     if opening is not None and len(previous):  # an empty curve (no day yet) has no return
         previous.iloc[0] = float(opening)
-    base = previous + flow.clip(lower=0.0)
-    end = equity - flow.clip(upper=0.0)
+    base = previous + money_in
+    end = equity + money_out
     returns = (end / base.where(base > 0) - 1).where(~((base == 0) & (end == 0)), 0.0)
     return returns if opening is not None else returns.iloc[1:]
 

@@ -288,11 +288,11 @@ def book_record(conn: Connection, state: BookState, benchmarks: Benchmarks) -> T
     )
     if len(days.dates) < 2:
         return TrackRecord(days=len(days.dates), fill_count=totals.fills, reason=too_few)
-    flows = pd.Series(days.flows, index=days.dates)
-    returns = daily_returns(pd.Series(days.equity, index=days.dates), flows, opening=0.0)
+    deposits, withdrawals = (pd.Series(x, index=days.dates) for x in (days.deposits, days.withdrawals))
+    returns = daily_returns(pd.Series(days.equity, index=days.dates), deposits, withdrawals, opening=0.0)
     if returns.isna().any():
         i = int(returns.isna().to_numpy().argmax())
-        base = (days.equity[i - 1] if i else 0.0) + max(days.flows[i], 0.0)
+        base = (days.equity[i - 1] if i else 0.0) + days.deposits[i]
         reason = (
             f"on {days.dates[i]} the book started from {base:,.2f} (the equity before it plus the day's deposits): "
             "a day's return needs more than 0 to start from, so there are no statistics"

@@ -73,7 +73,7 @@ def _split(engine: Engine, symbol: str, ex_date: date, factor: float) -> None:
 
 def _same(kept: BookDays, fresh: BookDays) -> None:
     assert kept.start == fresh.start and kept.dates == fresh.dates
-    for name in ("equity", "flows", "exposure"):
+    for name in ("equity", "deposits", "withdrawals", "exposure"):
         np.testing.assert_array_equal(getattr(kept, name), getattr(fresh, name), err_msg=name)
 
 

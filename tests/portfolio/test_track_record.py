@@ -47,8 +47,8 @@ def test_statistics_by_hand_and_by_the_library() -> None:
 
 def test_deposits_and_withdrawals_are_not_performance() -> None:
     equity = pd.Series([100.0, 150.0, 165.0], index=DAYS[:3])
-    flows = pd.Series([0.0, 50.0, 0.0], index=DAYS[:3])  # 50 deposited on the second day
-    assert daily_returns(equity, flows).tolist() == pytest.approx([0.0, 0.10])
+    deposits = pd.Series([0.0, 50.0, 0.0], index=DAYS[:3])  # 50 deposited on the second day
+    assert daily_returns(equity, deposits).tolist() == pytest.approx([0.0, 0.10])
 
 
 def test_a_day_with_nothing_to_start_from_has_no_return_not_zero_or_infinite() -> None:
@@ -57,8 +57,9 @@ def test_a_day_with_nothing_to_start_from_has_no_return_not_zero_or_infinite() -
     (NaN), one with nothing before or after earned nothing."""
     days = [date(2026, 1, 5) + timedelta(days=i) for i in range(5)]
     equity = pd.Series([95.0, 0.0, 0.0, 10.0, 11.0], index=days)
-    flows = pd.Series([100.0, -99.75, 0.0, 0.0, 0.0], index=days)  # all 99.75 withdrawn after a +5% day
-    returns = daily_returns(equity, flows, opening=0.0)
+    deposits = pd.Series([100.0, 0.0, 0.0, 0.0, 0.0], index=days)
+    withdrawals = pd.Series([0.0, 99.75, 0.0, 0.0, 0.0], index=days)  # all 99.75 withdrawn after a +5% day
+    returns = daily_returns(equity, deposits, withdrawals, opening=0.0)
     assert returns.iloc[:3].tolist() == pytest.approx([-0.05, 0.05, 0.0])
     assert math.isnan(returns.iloc[3]) and returns.iloc[4] == pytest.approx(0.10)
 
@@ -192,3 +193,22 @@ def test_a_book_with_no_day_yet_has_no_returns_not_an_error() -> None:
     from portfolio.track_record import daily_returns
 
     assert daily_returns(pd.Series([], dtype=float), opening=1_000_000.0).empty
+
+
+def test_money_in_and_out_on_one_day_is_no_return() -> None:
+    """100,000 deposited, traded for a 1,000 gain and withdrawn on the same day: the day's
+    base is the deposit, its return about +1%. Netted (0 in), it read +100% on a later day
+    and a day starting from nothing (no statistics ever) on a book's first."""
+    days = [date(2026, 1, 5) + timedelta(days=i) for i in range(2)]
+    equity = pd.Series([1_000.0, 2_000.0], index=days)
+    deposits = pd.Series([1_000.0, 100_000.0], index=days)
+    withdrawals = pd.Series([0.0, 100_000.0], index=days)
+    returns = daily_returns(equity, deposits, withdrawals, opening=0.0)
+    assert returns.tolist() == pytest.approx([0.0, 1_000 / 101_000])
+    first = daily_returns(
+        pd.Series([1_000.0], index=days[:1]),
+        deposits[:1] * 0 + 100_000.0,
+        pd.Series([100_000.0], index=days[:1]),
+        opening=0.0,
+    )
+    assert first.tolist() == pytest.approx([0.01])
