@@ -103,6 +103,26 @@ def split_factor(notice: dict) -> float | None:
     return None
 
 
+_PAYMENT = re.compile(r"\b(?:payment|paid|payable)(?:\s+date)?\s*(?:on\b|:)?\s*(\d{4}-\d{2}-\d{2})\b", re.IGNORECASE)
+
+
+def payment_date(detail: object) -> date | None:
+    """The payment date a DIVIDEND notice states, read off its detail: the exchange's text
+    ("ex-date 2026-11-10, payment 2026-12-01", as ingest/simulator/market.py writes it;
+    also "paid on", "payable:", "payment date") or a stored row's detail ({"text": ...}).
+    None when the text states none (or an impossible date): such a dividend is paid at its
+    ex-date (portfolio/dividends.py). The historical importers store no DIVIDEND notices
+    (ingest/importers/files.py keeps splits and delistings), so this is the one reader."""
+    text = detail.get("text") if isinstance(detail, dict) else detail
+    match = _PAYMENT.search(str(text or ""))
+    if match is None:
+        return None
+    try:
+        return date.fromisoformat(match.group(1))
+    except ValueError:
+        return None
+
+
 REPEAT_WINDOW_DAYS = 10
 REPEATABLE = ("DIVIDEND", "SPLIT")  # the kinds a second copy would pay or apply again
 

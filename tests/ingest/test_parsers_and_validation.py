@@ -278,3 +278,21 @@ def test_only_dividends_and_splits_shown_again_within_days_are_repeats() -> None
     assert repeated_notices([dividend, halt], earlier) == [(dividend, date(2026, 11, 19))]
     assert repeated_notices([{**dividend, "amount": 0.6}], earlier) == []  # another amount: a new notice
     assert repeated_notices([{**dividend, "detail": ""}], [stored("DIVIDEND", date(2026, 11, 19), text="")]) == []
+
+
+@pytest.mark.parametrize(
+    ("detail", "paid"),
+    [
+        ("ex-date 2026-11-10, payment 2026-12-01", date(2026, 12, 1)),  # the simulator's notice text
+        ({"text": "ex-date 2026-11-10, payment 2026-12-01"}, date(2026, 12, 1)),  # as T0 stores it
+        ("final dividend, payment date: 2026-12-03", date(2026, 12, 3)),
+        ("interim dividend, payable on 2026-12-04", date(2026, 12, 4)),
+        ("interim dividend", None),  # none stated: paid at the ex-date
+        ({"text": "payment 2026-02-30"}, None),  # no such day
+        (None, None),
+    ],
+)
+def test_a_dividend_notice_states_its_payment_date(detail: object, paid: date | None) -> None:
+    from ingest.exchange.validation import payment_date
+
+    assert payment_date(detail) == paid
