@@ -112,11 +112,15 @@ def show(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client
     """Cash, equity and positions valued at the latest priced day, as GET /api/portfolio
     values them: each with its price, market value, cost basis, purchase date and exit
     flags (DELISTED at the delisting rule's price, TRAPPED, UNPRICED...), so the values
-    add up to the equity; shares booked for a later session say until when they are pending."""
+    add up to the equity; shares booked for a later session say until when they are pending;
+    the part of cash that is dividends not yet paid is named beside it (as GET
+    /api/portfolio/summary's `dividends_receivable`)."""
     desk = _desk()
     with desk.engine.connect() as conn:
         view = desk.valuation(conn, portfolio_id)
-    typer.echo(f"{portfolio_id}: cash {view.cash:,.2f}, equity {view.equity:,.2f} at the {view.as_of} closes")
+        receivable = desk.portfolio_summary(conn, portfolio_id).value()["dividends_receivable"]
+    unpaid = f" ({receivable:,.2f} of it dividends not yet paid: not withdrawable)" if receivable else ""
+    typer.echo(f"{portfolio_id}: cash {view.cash:,.2f}{unpaid}, equity {view.equity:,.2f} at the {view.as_of} closes")
     for p in view.positions:
         flags = f"  {' '.join(p.flags)}" if p.flags else ""
         pending = f"  ({p.pending_quantity:+,} pending until {p.pending_until})" if p.pending_quantity else ""

@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 
 from desk import versions
 from desk.cache import ReadCache, Versioned
-from market.clock import TradingCalendar
+from market.clock import TradingCalendar, exchange_date
 from market.fees import fee_schedule
 from market.settings import Settings
 from portfolio import suggestions
@@ -84,17 +84,30 @@ class PortfolioReads:
         return self.track_record(conn, portfolio_id).value()
 
     def portfolio_summary(self, conn: Connection, portfolio_id: str) -> Versioned[PortfolioSummary]:
-        """Totals, each position's and cash's share of equity, and the flagged positions."""
-        version = self._valuation_version(conn, portfolio_id)
-        return Versioned(
-            ("summary", portfolio_id),
-            version,
-            lambda: portfolio_views.summarise(self._valued(conn, portfolio_id, version)),
-        )
+        """Totals, each position's and cash's share of equity, the flagged positions and the
+        dividends receivable today (the exchange date of the desk's clock: what a withdrawal
+        now may not take)."""
+        version = self._summary_version(conn, portfolio_id)
+        return Versioned(("summary", portfolio_id), version, lambda: self._summary(conn, portfolio_id, version))
 
-    def summarise(self, view: PortfolioValuation) -> PortfolioSummary:
-        """`portfolio_summary` of a valuation already read (`positions`)."""
-        return portfolio_views.summarise(view)
+    def portfolio(self, conn: Connection, portfolio_id: str) -> tuple[PortfolioSummary, PortfolioValuation]:
+        """`portfolio_summary` and `positions` on one version read, both as kept (GraphQL's
+        `portfolio`)."""
+        version = self._summary_version(conn, portfolio_id)
+        return self._summary(conn, portfolio_id, version), self._valued(conn, portfolio_id, version)
+
+    def _summary_version(self, conn: Connection, portfolio_id: str) -> tuple:
+        """The valuation's version and the exchange date the receivable is counted on."""
+        return (*self._valuation_version(conn, portfolio_id), exchange_date(self.now()))
+
+    def _summary(self, conn: Connection, portfolio_id: str, version: tuple) -> PortfolioSummary:
+        """The summary model at `version` (`_summary_version`), built once per version."""
+
+        def build() -> PortfolioSummary:
+            view = self._valued(conn, portfolio_id, version)
+            return portfolio_views.summarise(view, portfolio_views.receivable(conn, view, version[-1]))
+
+        return self.cache.cached(("summary-model", portfolio_id), version, build)
 
     def ai_positions(self, conn: Connection) -> Versioned[list[AIPosition]]:
         """The AI portfolio's open positions, each with its opening trade's rationale and

@@ -18,10 +18,16 @@ check; always inside the portfolio's write lock. It is idempotent (the entry id 
 ex-date), and append-only: a notice corrected later (another amount for the same key) is
 settled by a further entry for the difference, never by rewriting the first.
 
-The payment date is not read (the exchange's notice states it only in its text, "ex-date
-2026-11-10, payment 2026-12-01"), so the cash counts from the ex-date, weeks before it is
-paid (a broker's statement shows it then; known limit: a client can withdraw it before
-the payment date). A
+The notice's text states the payment date ("ex-date 2026-11-10, payment 2026-12-01";
+`ingest.exchange.validation.payment_date` reads it; a notice without one is paid at its
+ex-date). The credit still counts from the ex-date: the dividend is the holder's from
+then, and every valuation, equity curve and track record counts it. Until the payment
+date it is a receivable inside the cash (`unpaid_dividends`, `dividends_receivable`): the
+client's summary shows it as `dividends_receivable`, and a withdrawal may take only the
+cash beside it (`check_withdrawal`, from `trading.move_cash`; a refusal names the amount
+not yet paid and its payment date, and writes nothing). A purchase may spend it: by
+policy only money leaving the service is held back, a trade keeps the money inside it.
+A
 portfolio synchronised to a broker statement takes its cash from the statement: the
 dividends with an ex-date on or before the last synchronisation are in that balance
 already, so only later ones are credited. A split before the ex-date counts the shares
@@ -39,10 +45,12 @@ from decimal import Decimal, InvalidOperation
 
 from sqlalchemy import Connection, select
 
+from ingest.exchange.validation import payment_date
 from market.clock import session_close_utc, utc_now
 from market.errors import InvalidInputError
 from market.money import to_cents
 from portfolio import ledger
+from portfolio.ledger import CashRejected
 from portfolio.rows import CashEntry, CreditedDividend, DividendNotice, LedgerRow
 from store import tables
 from store.history import append_history, current_rows
@@ -245,3 +253,65 @@ def _credit(
         moment = max(moment, now)
     identifier = f"{base}:{count}" if count else base
     return DividendCredit(portfolio_id, identifier, symbol, ex_date, shares, notice["amount"], due, note, moment)
+
+
+@dataclass(frozen=True)
+class UnpaidDividend:
+    """A dividend credited to a book whose payment date is still to come: a receivable."""
+
+    symbol: str
+    ex_date: date
+    payment_date: date
+    amount: Decimal  # cents: what the book was credited for it, corrections included
+
+
+def unpaid_dividends(conn: Connection, portfolio_id: str, on: date) -> list[UnpaidDividend]:
+    """The dividends credited to the portfolio (its DIVIDEND cash entries, a corrected
+    notice's entries summed) whose notice states a payment date after `on`, in payment-date
+    order. A notice without a payment date was paid at its ex-date; the dividends with an
+    ex-date on or before the last statement synchronisation are the statement's balance's
+    (`last_statement_sync`), not receivables."""
+    c = tables.cash_entries.c
+    synced = last_statement_sync(conn, portfolio_id)
+    credited: dict[tuple[str, date], Decimal] = {}
+    for row in conn.execute(select(c.entry_id, c.amount).where(c.portfolio_id == portfolio_id, c.kind == "DIVIDEND")):
+        _, symbol, ex_text = _CORRECTION.sub(r"\1", row.entry_id).rsplit(":", 2)  # DIV:<portfolio>:<symbol>:<ex-date>
+        key = (symbol, date.fromisoformat(ex_text))
+        if synced is None or key[1] > synced:
+            credited[key] = credited.get(key, ZERO) + Decimal(row.amount)
+    if not credited:
+        return []
+    a = tables.corporate_actions.c
+    where = [a.kind == "DIVIDEND", a.symbol.in_(sorted({s for s, _ in credited})), a.action_date <= on]
+    unpaid = []
+    for notice in current_rows(conn, tables.corporate_actions, where=where):
+        key = (notice["symbol"], notice["action_date"])
+        paid_on = payment_date(notice["detail"])
+        if key in credited and credited[key] > 0 and paid_on is not None and paid_on > on:
+            unpaid.append(UnpaidDividend(key[0], key[1], paid_on, credited[key]))
+    return sorted(unpaid, key=lambda u: (u.payment_date, u.symbol, u.ex_date))
+
+
+def dividends_receivable(cash: Decimal, unpaid: list[UnpaidDividend]) -> Decimal:
+    """The part of `cash` that is dividends not yet paid: what a withdrawal may not take
+    (cash less it is withdrawable). A purchase may have spent some of it, so never more
+    than the cash there is."""
+    return max(min(sum((u.amount for u in unpaid), ZERO), cash), ZERO)
+
+
+def check_withdrawal(conn: Connection, portfolio_id: str, amount: Decimal, on: date) -> None:
+    """Refuse (CashRejected) a withdrawal of `amount` on the exchange date `on` that would
+    take cash credited for dividends paid after it: the money has not reached the broker's
+    account. Call inside `portfolio_transaction`, after `credit_dividends`."""
+    unpaid = unpaid_dividends(conn, portfolio_id, on)
+    if not unpaid:
+        return
+    cash = ledger.cash_balance(conn, portfolio_id)
+    withdrawable = cash - dividends_receivable(cash, unpaid)
+    if to_cents(amount) <= withdrawable:
+        return
+    owed = ", ".join(f"{u.amount:,.2f} of {u.symbol} (ex-date {u.ex_date}) paid on {u.payment_date}" for u in unpaid)
+    raise CashRejected(
+        f"a withdrawal of {to_cents(amount):,.2f} would take dividends not yet paid: {owed}; "
+        f"at most {max(withdrawable, ZERO):,.2f} of the cash {cash:,.2f} can be withdrawn before then"
+    )

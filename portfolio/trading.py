@@ -183,7 +183,10 @@ def move_cash(
     market.money's MAX_CASH_MOVEMENT either way, the bound REST, GraphQL and the CLI apply
     before they get here; a refused movement writes nothing. With an `idempotency_key` a
     retry of the same movement (amount and note) books nothing and gets the balance the
-    first one left back; the same key with another movement is a conflict."""
+    first one left back; the same key with another movement is a conflict. A withdrawal
+    may not take the cash credited for dividends paid after its exchange date
+    (`dividends.check_withdrawal`, CashRejected); a purchase may spend it (policy: only
+    money leaving the service is held back until the payment date)."""
     value = _decimal(amount, "amount")
     if value == 0:
         raise InvalidInputError("a deposit or withdrawal must not be zero")
@@ -198,6 +201,8 @@ def move_cash(
             if replay is not None:
                 return answered(Decimal(replay["balance"]), respond)
         dividends.credit_dividends(conn, portfolio_id, exchange_date(moment))  # a withdrawal may spend them
+        if value < 0:  # but not before they are paid
+            dividends.check_withdrawal(conn, portfolio_id, -value, exchange_date(moment))
         kind = "DEPOSIT" if value > 0 else "WITHDRAWAL"
         balance = ledger.record_cash(conn, portfolio_id, f"C-{uuid.uuid4().hex}", value, kind, moment, note)
         if idempotency_key is not None:

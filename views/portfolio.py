@@ -15,7 +15,7 @@ from sqlalchemy import Connection, select
 from market.clock import exchange_iso
 from market.contract import JsonOf
 from market.money import Fraction, Money, Price, Shares, to_cents
-from portfolio import ledger
+from portfolio import dividends, ledger
 from portfolio.ai import ExecutedDay
 from portfolio.executor import Rationale
 from portfolio.ledger import AI_PORTFOLIO
@@ -43,7 +43,8 @@ class Allocation(TypedDict):
 
 class PortfolioSummary(TypedDict):
     """A `PortfolioValuation`'s totals (every field but its positions), with the positions'
-    count, each position's and cash's share of equity and the flagged positions."""
+    count, each position's and cash's share of equity, the flagged positions and the part
+    of cash that is dividends not yet paid (portfolio/dividends.py)."""
 
     portfolio_id: str
     as_of: date
@@ -57,6 +58,7 @@ class PortfolioSummary(TypedDict):
     positions_count: int
     allocation: list[Allocation]
     flags: dict[str, tuple[str, ...]]
+    dividends_receivable: Money  # the part of cash credited for dividends not yet paid: not withdrawable
 
 
 class AISummary(PortfolioSummary):
@@ -145,13 +147,22 @@ class EquityPoint(TypedDict):
 
 
 def summary(conn: Connection, portfolio_id: str, day: date) -> PortfolioSummary:
-    """Totals plus each position's and cash's share of equity, and the flagged positions."""
-    return summarise(portfolio_view(conn, portfolio_id, day))
+    """Totals plus each position's and cash's share of equity, the flagged positions and
+    the dividends receivable on `day`."""
+    view = portfolio_view(conn, portfolio_id, day)
+    return summarise(view, receivable(conn, view, day))
 
 
-def summarise(view: PortfolioValuation) -> PortfolioSummary:
+def receivable(conn: Connection, view: PortfolioValuation, on: date) -> Decimal:
+    """The part of the valuation's cash credited for dividends paid after the exchange date
+    `on` (portfolio/dividends.py `dividends_receivable`): what a withdrawal that day may not take."""
+    return dividends.dividends_receivable(view.cash, dividends.unpaid_dividends(conn, view.portfolio_id, on))
+
+
+def summarise(view: PortfolioValuation, dividends_receivable: Decimal) -> PortfolioSummary:
     """`summary` of a `portfolio_view` already read: its totals (every field but the
-    positions), the positions' count, the allocation and the flagged positions."""
+    positions), the positions' count, the allocation, the flagged positions and the
+    dividends receivable (`receivable`)."""
     equity = view.equity
 
     def share(value: Decimal) -> float:
@@ -166,6 +177,7 @@ def summarise(view: PortfolioValuation) -> PortfolioSummary:
         "positions_count": len(view.positions),
         "allocation": allocation,
         "flags": flags,
+        "dividends_receivable": dividends_receivable,
     }
 
 
@@ -173,7 +185,7 @@ def ai_summary(conn: Connection, day: date, starting_cash: float, view: Portfoli
     """The AI portfolio's summary with its start, starting cash and total return (`view`:
     its valuation at `day` when already read)."""
     starting = Decimal(str(starting_cash)).quantize(CENTS)
-    body = summarise(view) if view is not None else summary(conn, ledger.AI_PORTFOLIO, day)
+    body = summarise(view, receivable(conn, view, day)) if view is not None else summary(conn, ledger.AI_PORTFOLIO, day)
     started = bool(equity_curve(conn))
     total_return = round(float(body["equity"] / starting - 1) * 100, 4) if started else None
     return {**body, "started": started, "starting_cash": starting, "total_return_pct": total_return}

@@ -115,7 +115,8 @@ class Mutation:
         return await _expected(act)
 
     @strawberry.mutation(
-        description="A deposit (positive amount) or withdrawal (negative); cash never goes below zero. "
+        description="A deposit (positive amount) or withdrawal (negative); cash never goes below zero, and a "
+        "withdrawal may not take dividends credited but not yet paid (`portfolio { dividendsReceivable }`). "
         "A retried idempotency key returns the first balance and books once."
     )
     async def move_cash(

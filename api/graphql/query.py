@@ -88,12 +88,12 @@ class Query:
         ctx = info.context
         svc, caller = ctx.svc, ctx.principal
 
-        # one connection: the portfolio, its version, its valuation
-        def valued(conn: DatabaseConnection) -> PortfolioValuation:
-            return svc.desk.positions(conn, caller_portfolio_on(conn, svc, caller)).value()
+        # one connection: the portfolio, its version, its summary and valuation
+        def valued(conn: DatabaseConnection) -> tuple[dict, PortfolioValuation]:
+            return svc.desk.portfolio(conn, caller_portfolio_on(conn, svc, caller))
 
-        view = await ctx.read(valued)
-        return Portfolio.build(svc.desk.summarise(view), view.positions)
+        summary, view = await ctx.read(valued)
+        return Portfolio.build(summary, view.positions)
 
     @strawberry.field(description="The autonomous AI portfolio.")
     async def ai_portfolio(self, info: Info) -> AIPortfolio | None:

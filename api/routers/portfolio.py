@@ -141,9 +141,11 @@ async def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep, pag
 def cash(
     movement: CashIn, svc: ServicesDep, caller: CallerDep, idempotency_key: IdempotencyKeyIn | None = IDEMPOTENCY
 ) -> Response:
-    """A deposit (positive amount) or withdrawal (negative); cash never goes below zero.
-    A retry with the same Idempotency-Key returns the first balance and books nothing; the
-    same key with another movement is 409."""
+    """A deposit (positive amount) or withdrawal (negative); cash never goes below zero, and
+    a withdrawal may not take dividends credited but not yet paid (422 naming the amount
+    and its payment date; the summary's `dividends_receivable`). A retry with the same
+    Idempotency-Key returns the first balance and books nothing; the same key with another
+    movement is 409."""
     pid = caller_portfolio(svc, caller)
     shown = written(CashOut, 201, lambda balance: {"portfolio_id": pid, "balance": balance})
     return svc.desk.move_cash(pid, movement.amount, movement.note, shown, idempotency_key)

@@ -120,6 +120,7 @@ class PortfolioSummary(ApiModel):
                 {"symbol": "CASH", "market_value": "96800.00", "weight": 0.484},
             ],
             "flags": {},
+            "dividends_receivable": "0.00",
         }
     )
 
@@ -135,6 +136,11 @@ class PortfolioSummary(ApiModel):
     positions_count: int
     allocation: list[Allocation]
     flags: dict[str, list[str]] = Field(description="Positions with exit flags, by ticker.")
+    dividends_receivable: Money = Field(
+        description="The part of cash credited for dividends whose payment date is still to come (from the ex-date "
+        "the dividend is the holder's and counts in equity, and can buy): a withdrawal may not take it before "
+        "the payment date."
+    )
 
 
 class AISummary(PortfolioSummary):

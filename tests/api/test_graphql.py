@@ -193,7 +193,8 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     graph = data(
         api,
         f"""{{ portfolio {{ portfolioId asOf cash marketValue equity liquidEquity illiquidDiscounts
-        unrealizedPnl realizedPnl positionsCount cashWeight positions {{ nodes {{ {POSITION} weight }} }}
+        unrealizedPnl realizedPnl positionsCount dividendsReceivable cashWeight
+        positions {{ nodes {{ {POSITION} weight }} }}
         trades {{ nodes {{ {TRADE} }} }}
         cashMovements {{ nodes {{ entryId timestamp kind amount balance tradeId note }} }}
         suggestions {{ nodes {{ suggestionId tradingDate symbol side quantity limitPrice fees reason expiresAt """
@@ -222,7 +223,7 @@ def test_portfolio_and_ai_fields_equal_rest(api: Api) -> None:
     ai = data(
         api,
         f"""{{ aiPortfolio {{ asOf started startingCash totalReturnPct cash marketValue equity liquidEquity
-        illiquidDiscounts unrealizedPnl realizedPnl positionsCount
+        illiquidDiscounts unrealizedPnl realizedPnl positionsCount dividendsReceivable
         positions {{ nodes {{ {POSITION} direction enteredAs rationale timestamp }} }}
         trades {{ nodes {{ {TRADE} }} }} """
         f"""days {{ nodes {{ tradingDate modelId equity liquidEquity cash summary }} }} }} }}""",

@@ -226,7 +226,8 @@ GRAPHQL_POSITION_ADDS = RELATIONS | {"weight"}  # GraphQL: the position's share 
 # the opening trade's (views.portfolio.ai_positions)
 AI_POSITION_ADDS = ["direction", "entered_as", "rationale", "timestamp"]
 POSITIONS_BODY_LEAVES = {"market_value", "liquid_equity", "illiquid_discounts", "unrealized_pnl", "realized_pnl"}
-SUMMARY_ADDS = ["positions_count", "allocation", "flags"]  # what views.portfolio.summarise derives
+# what views.portfolio.summarise derives
+SUMMARY_ADDS = ["positions_count", "allocation", "flags", "dividends_receivable"]
 
 
 def test_a_valuation_is_declared_once_in_the_domain() -> None:

@@ -4,7 +4,7 @@ withdrawal; once, append-only, corrections as differences (SQLite and Postgres).
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -273,3 +273,17 @@ def test_the_cash_history_keeps_the_order_it_was_shown_in(client) -> None:
     assert history[: len(shown)] == shown
     assert [h["kind"] for h in history[len(shown) :]] == ["DEPOSIT", "DIVIDEND"]
     assert history[-1]["timestamp"].startswith(EX_DATE.isoformat()) and history[-1]["balance"] == Decimal("110")
+
+
+def test_a_dividend_is_spendable_at_its_ex_date_and_withdrawable_at_its_payment_date(client) -> None:
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)  # all the cash
+    announce_action(engine, "AAA", "DIVIDEND", 2.0, EX_DATE, "ex-date 2026-11-23, payment 2026-12-14")
+    with pytest.raises(TradeRejected, match=r"100\.00 of AAA \(ex-date 2026-11-23\) paid on 2026-12-14; at most 0\.00"):
+        move_cash(engine, portfolio_id, "-0.01", now=MONDAY)
+    assert dividend_entries(engine, portfolio_id) == []  # refused whole: not even the credit is written
+    trade(client, "buy", "BBB", 5, 10, MONDAY)  # a purchase may spend it (only money leaving is held back)
+    move_cash(engine, portfolio_id, "30", now=MONDAY)
+    with pytest.raises(TradeRejected, match=r"at most 0\.00 of the cash 80\.00"):  # 50 left of the 100 unpaid
+        move_cash(engine, portfolio_id, "-1", now=MONDAY)
+    assert move_cash(engine, portfolio_id, "-80", now=datetime(2026, 12, 14, 15, tzinfo=UTC)) == 0  # paid

@@ -38,6 +38,9 @@ class AIPortfolio:
     unrealized_pnl: Decimal
     realized_pnl: Decimal
     positions_count: int
+    dividends_receivable: Decimal = strawberry.field(
+        description="The part of cash credited for dividends whose payment date is still to come."
+    )
     open_positions: strawberry.Private[list[dict[str, Any]]]
 
     @classmethod

@@ -43,6 +43,10 @@ class Portfolio:
     unrealized_pnl: Decimal
     realized_pnl: Decimal
     positions_count: int
+    dividends_receivable: Decimal = strawberry.field(
+        description="The part of cash credited for dividends whose payment date is still to come: it counts in "
+        "equity, can buy, but cannot be withdrawn before it is paid."
+    )
     cash_weight: float = strawberry.field(description="Cash's share of equity.")
     open_positions: strawberry.Private[tuple[PositionValue, ...]]
 
