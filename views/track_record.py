@@ -51,7 +51,6 @@ from portfolio.book_days import STATEMENT_SYNC
 from portfolio.dividends import announced
 from portfolio.nulls import beside_live
 from portfolio.track_record import (
-    NULL_BENCHMARK,
     RECORDS,
     TrackRecord,
     benchmark_index,
@@ -128,7 +127,7 @@ def ai_track_series(
         "monthly": [{"year": int(y), "month": int(m), "return": round(float(r), 6)} for (y, m), r in monthly.items()],
         "nulls": asdict(
             (nulls or KEPT)
-            .over(conn, fees or fee_schedule(get_settings()), starting_cash, series_by_name.get(NULL_BENCHMARK))
+            .over(conn, fees or fee_schedule(get_settings()), starting_cash, null_benchmark(conn, dates))
             .band
         ),
     }
@@ -233,7 +232,7 @@ def ai_track_record(
         fill_count=span.rows,
     )
     against = (nulls or KEPT).over(
-        conn, fees or fee_schedule(get_settings()), starting_cash, series.get(NULL_BENCHMARK)
+        conn, fees or fee_schedule(get_settings()), starting_cash, null_benchmark(conn, dates)
     )
     return out.with_view(
         reason=ONE_AI_DAY if out.reason else None,
@@ -312,23 +311,44 @@ def benchmark_returns(conn: Connection, dates: list) -> tuple[dict[str, pd.Serie
     (`store.splits.on_count`: a split is no loss; each bar's ADV_20 on its own day's count,
     views/market.py `on_own_count`) with the stored dividends reinvested at their ex-date's
     close (`_dividends`)."""
-    c = tables.eod_prices.c
-    since = dates[0] - timedelta(days=60)
-    rows = current_rows(conn, tables.eod_prices, where=[c.trading_date >= since, c.trading_date <= dates[-1]])
-    if not rows:
+    read = _on_one_count(conn, dates)
+    if read is None:
         return {}, None
-    bars = pd.DataFrame(rows).sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
-    for column in ("close", "volume", "bid", "ask", "high", "low"):
-        bars[column] = pd.to_numeric(bars[column], errors="coerce").astype(float)
-    splits = stored_splits(conn, dates[-1], bars["symbol"].unique())
-    adv = on_own_count(bars, splits, lambda b: {"adv_20": _adv_20(b)})["adv_20"]
-    frame = on_count(bars, splits, dates[-1]).assign(adv_20=adv).rename(columns={"trading_date": "date"})
+    frame, splits = read
+    since = dates[0] - timedelta(days=60)
     dividends = _dividends(conn, set(frame["symbol"]), since, dates[-1], splits)
     out = {"equal_weight_liquid": equal_weight_liquid(frame, dividends).reindex(dates).fillna(0.0)}
     index, source = _index(conn, dates, frame, splits, dividends)
     if index is not None:
         out["index"] = index
     return out, source
+
+
+def null_benchmark(conn: Connection, dates: list) -> pd.Series | None:
+    """The equal-weighted liquid universe over `dates` on closes alone, no dividend added:
+    what the null books and the model's replayed book are measured against. The replay
+    credits no dividends (views/null_record.py), so a total return there would count
+    against every replayed book the dividends none of them can receive (the demo's null
+    books read -1.55 against it, -1.08 against closes); their ranks do not depend on it."""
+    read = _on_one_count(conn, dates)
+    return None if read is None else equal_weight_liquid(read[0]).reindex(dates).fillna(0.0)
+
+
+def _on_one_count(conn: Connection, dates: list) -> tuple[pd.DataFrame, list] | None:
+    """The stored bars from 60 days before `dates` through its last, on the last day's share
+    count (`store.splits.on_count`), each bar's ADV_20 on its own day's count, and the
+    splits; None without a bar."""
+    c = tables.eod_prices.c
+    since = dates[0] - timedelta(days=60)
+    rows = current_rows(conn, tables.eod_prices, where=[c.trading_date >= since, c.trading_date <= dates[-1]])
+    if not rows:
+        return None
+    bars = pd.DataFrame(rows).sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
+    for column in ("close", "volume", "bid", "ask", "high", "low"):
+        bars[column] = pd.to_numeric(bars[column], errors="coerce").astype(float)
+    splits = stored_splits(conn, dates[-1], bars["symbol"].unique())
+    adv = on_own_count(bars, splits, lambda b: {"adv_20": _adv_20(b)})["adv_20"]
+    return on_count(bars, splits, dates[-1]).assign(adv_20=adv).rename(columns={"trading_date": "date"}), splits
 
 
 def _adv_20(bars: pd.DataFrame) -> np.ndarray:

@@ -14,7 +14,7 @@ from store import tables
 from store.engine import service_engine
 from store.history import append_history
 from views.breadth import _shares_outstanding
-from views.track_record import benchmark_returns
+from views.track_record import benchmark_returns, null_benchmark
 
 DAYS = [d for d in (date(2026, 9, 1) + timedelta(days=i) for i in range(80)) if d.weekday() < 5]
 EX = DAYS[-10]  # inside October, the month the benchmark holds September's liquid names
@@ -96,3 +96,7 @@ def test_the_benchmarks_reinvest_dividends(settings: Settings) -> None:
     # BBB is half the equal-weighted book: 5.0 a share reinvested at its close adds about half of 5 / close
     assert paid["equal_weight_liquid"] - plain["equal_weight_liquid"] == pytest.approx(0.5 * 5.0 / bbb, rel=0.2)
     assert paid["index"] > plain["index"] + 0.01
+    # the null books' benchmark is on closes alone: the replayed books credit no dividends
+    with engine.connect() as conn:
+        priced = float((1 + null_benchmark(conn, DAYS[-25:])).prod() - 1)
+    assert priced == pytest.approx(plain["equal_weight_liquid"], abs=1e-12)
