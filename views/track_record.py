@@ -358,13 +358,17 @@ def _adv_20(bars: pd.DataFrame) -> np.ndarray:
 
 def _dividends(conn: Connection, symbols: set[str], since: date, through: date, splits: list) -> pd.DataFrame:
     """The stored DIVIDEND notices of `symbols` with an ex-date in (since, through], as date x
-    symbol cash per share on `through`'s count (an amount before a split divided by it)."""
+    symbol cash per share on `through`'s count (an amount paid on the count before a split,
+    one on the ex-date included, divided by it)."""
     notices = announced(conn, symbols, through, after=since)
     rows = [
         {
             "symbol": n["symbol"],
             "date": n["action_date"],
-            "amount": float(n["amount"]) / factor_between(splits, n["symbol"], n["action_date"], through),
+            # paid per share held at the close before the ex-date: on that count, so a split
+            # on the ex-date itself divides it too (as the books are credited: dividends.holdings_before)
+            "amount": float(n["amount"])
+            / factor_between(splits, n["symbol"], n["action_date"] - timedelta(days=1), through),
         }
         for n in notices
         if n["amount"] > 0

@@ -12,7 +12,7 @@ import pytest
 from market.settings import Settings
 from store import tables
 from store.engine import service_engine
-from store.history import append_history
+from store.history import append_history, current_rows
 from views.breadth import _shares_outstanding
 from views.track_record import benchmark_returns, null_benchmark
 
@@ -100,3 +100,21 @@ def test_the_benchmarks_reinvest_dividends(settings: Settings) -> None:
     with engine.connect() as conn:
         priced = float((1 + null_benchmark(conn, DAYS[-25:])).prod() - 1)
     assert priced == pytest.approx(plain["equal_weight_liquid"], abs=1e-12)
+
+
+def test_a_dividend_and_a_split_on_one_ex_date_reinvest_what_a_holder_receives(settings: Settings) -> None:
+    """A dividend is paid on the shares held the night before: with a 2-for-1 split on the
+    same ex-date, 5.00 a share is 2.50 a new share (what the books are credited). The
+    benchmark reinvested 5.00 a new share, twice what a holder receives."""
+    engine = _store(settings)
+    _split(engine)
+    plain, _ = _benchmarks(engine)
+    with engine.begin() as conn:
+        dividend = {"symbol": "AAA", "action_date": EX, "kind": "DIVIDEND", "amount": 5.0, "source": "test"}
+        append_history(conn, tables.corporate_actions, [dividend])
+    paid, _ = _benchmarks(engine)
+    with engine.connect() as conn:
+        bars = current_rows(conn, tables.eod_prices, where=[tables.eod_prices.c.symbol == "AAA"])
+    close = next(float(r["close"]) for r in bars if r["trading_date"] == EX)  # on the new count
+    # AAA is half the equal-weighted book: 2.50 a new share reinvested adds about half of 2.5 / close
+    assert paid["equal_weight_liquid"] - plain["equal_weight_liquid"] == pytest.approx(0.5 * 2.5 / close, rel=0.2)
