@@ -679,12 +679,7 @@ def _synchronise(
     for symbol in sorted(set(current) | set(parsed.holdings)):
         synced = _sync_holding(_Sync(conn, portfolio_id, parsed, digest, moment), records[symbol], current.get(symbol))
         changes.extend(x.as_dict() for x in synced)
-        if synced:
-            side = "BUY" if symbol in parsed.average_costs else synced[-1].side
-            stated = parsed.average_costs.get(symbol, synced[-1].price)
-            warning = price_warning(symbol, side, stated, records[symbol], parsed.as_of)
-            if warning:
-                warnings.append(warning)
+        warnings.extend(_price_warnings(parsed, records[symbol], synced))
     later = _cash_after(conn, portfolio_id, parsed.as_of)
     reconciled = _sync_cash(conn, portfolio_id, parsed, digest, later)
     if reconciled is not None:
@@ -803,7 +798,7 @@ def _sync_holding(sync: _Sync, record: NameRecord, held: ledger.Position | None)
     parsed, symbol = sync.parsed, record.symbol
     before, cost = (held.quantity, held.cost_basis) if held else (0, Decimal(0))
     after = parsed.holdings.get(symbol, 0)
-    stated = parsed.average_costs.get(symbol)
+    stated = _stated_cost(parsed, symbol)
     target = after * stated if stated is not None and after else None
     synced: list[HoldingSynced] = []
     if after > before and target is not None and target > cost:
@@ -821,6 +816,38 @@ def _sync_holding(sync: _Sync, record: NameRecord, held: ledger.Position | None)
     if target is not None:
         synced.extend(_rebased(sync, symbol, target))
     return synced
+
+
+def _price_warnings(parsed: ParsedStatement, record: NameRecord, synced: list[HoldingSynced]) -> list[str]:
+    """The warnings of the prices a holding's sync booked from the statement: a sale's price
+    (the sale that brings the holding to the statement's quantity, not the sale at the
+    book's own average cost of a cost-basis adjustment) and the stated average cost (else
+    a buy's booked price). A stated average cost of 0 or less was no cost basis: said."""
+    symbol, held = record.symbol, parsed.holdings.get(record.symbol, 0)
+    stated = _stated_cost(parsed, symbol)
+    said = [
+        price_warning(symbol, "SELL", x.price, record, parsed.as_of)
+        for x in synced
+        if x.side == "SELL" and x.after == held
+    ]
+    buys = [x for x in synced if x.side == "BUY"]
+    if buys:
+        said.append(
+            price_warning(symbol, "BUY", stated if stated is not None else buys[-1].price, record, parsed.as_of)
+        )
+    if symbol in parsed.average_costs and stated is None:
+        said.append(
+            f"{symbol}: the statement's average cost {parsed.average_costs[symbol]:,.2f} is no cost basis; the "
+            "holding was booked at its market price or last close instead: check the cost basis with your broker"
+        )
+    return [w for w in said if w]
+
+
+def _stated_cost(parsed: ParsedStatement, symbol: str) -> Decimal | None:
+    """The statement's average cost of `symbol`, None where it states none or one of 0 or
+    less (bonus shares: no cost basis the ledger can hold, which books positive prices)."""
+    stated = parsed.average_costs.get(symbol)
+    return stated if stated is not None and stated > 0 else None
 
 
 def _rebased(sync: _Sync, symbol: str, target: Decimal) -> list[HoldingSynced]:

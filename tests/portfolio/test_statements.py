@@ -645,3 +645,38 @@ def test_a_sync_leaves_the_cost_basis_the_statement_states(client) -> None:
     }
     assert cash == Decimal("10000")
     assert import_statement(engine, settings, portfolio_id, pdf, now=NOW)["status"] == "ALREADY_IMPORTED"
+
+
+def _synced(client, held: list[tuple[str, int, int]], holding: Holding) -> tuple[dict, ledger.Position]:
+    engine, settings, pid = client
+    move_cash(engine, pid, "100000", now=NOW)
+    for symbol, quantity, price in held:
+        place_manual_trade(engine, settings, CALENDAR, pid, ManualTrade("buy", symbol, quantity, price), now=NOW)
+    pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, [holding], Decimal("10000"))
+    result = import_statement(engine, settings, pid, pdf, now=NOW)
+    with engine.connect() as conn:
+        return result, ledger.holdings(conn, pid)[holding.symbol]
+
+
+def test_a_statements_sale_far_from_any_traded_price_is_warned_of(client) -> None:
+    """1,000 LIQ held at 52, a statement of 500 at a market price of 520: the 500 sold are
+    booked at 520 (the statement's), and the warning says the sale price is far from any
+    traded (the cost-basis work checked the stated average cost instead and said nothing)."""
+    result, position = _synced(
+        client, [("LIQ", 1000, 52)], Holding("LIQ", "Liquid Holdings Ltd", 500, Decimal("52"), Decimal("520"))
+    )
+    assert [(c["side"], c["price"]) for c in result["changes"] if "side" in c] == [("SELL", "520.00")]
+    assert len(result["warnings"]) == 1 and "the statement's sale price 520.00 is far from" in result["warnings"][0]
+    assert position.quantity == 500
+
+
+def test_a_stated_average_cost_of_zero_is_no_cost_basis_and_is_said(client) -> None:
+    """Bonus shares stated at an average cost of 0.00: the sync was refused ("price must be
+    positive"); the 500 are booked at the last close, as before the cost-basis work, and the
+    warning says the stated cost was not used."""
+    result, position = _synced(
+        client, [("LIQ", 500, 52)], Holding("LIQ", "Liquid Holdings Ltd", 1_000, Decimal("0"), Decimal("52"))
+    )
+    assert result["status"] == "SYNCED" and position.quantity == 1_000
+    assert [(c["side"], c["quantity"]) for c in result["changes"] if "side" in c] == [("BUY", 500)]
+    assert any("average cost 0.00 is no cost basis" in w for w in result["warnings"])
