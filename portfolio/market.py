@@ -221,23 +221,29 @@ def reference_close(conn: Connection, symbol: str, day: date) -> tuple[Decimal, 
 
 
 def halted_since(conn: Connection, symbol: str, day: date) -> date | None:
-    """The date of the exchange's HALT notice `symbol` is under on `day`, else None: its
-    latest HALT dated on or before `day` with no RESUME dated after it and on or before
-    `day` (a RESUME's date is the session trading resumes). What a client's trade and
-    confirmation are refused with, and what a preview says fills nothing
-    (portfolio/trading.py `within_band`, `preview_trade`)."""
+    """The date of the exchange's HALT notice `symbol` is under on `day`, else None: the
+    HALT, RESUME and DELISTING notices dated on or before `day` in the order they apply
+    (date, then the order they were stored: a HALT and a RESUME of one day end resumed
+    when the RESUME came after), and the name is halted when the last is a HALT, since the
+    first of the HALTs that end the run (a repeated notice does not move the date). A
+    RESUME's date is the session trading resumes; a DELISTING ends a halt (the delisting
+    is then what refuses a trade). What a client's trade and confirmation are refused
+    with, and what a preview says fills nothing (portfolio/trading.py `within_band`,
+    `preview_trade`)."""
     c = tables.corporate_actions.c
     rows = current_rows(
         conn,
         tables.corporate_actions,
-        where=[c.symbol == symbol, c.kind.in_(("HALT", "RESUME")), c.action_date <= day],
+        where=[c.symbol == symbol, c.kind.in_(("HALT", "RESUME", "DELISTING")), c.action_date <= day],
     )
-    halts = [r["action_date"] for r in rows if r["kind"] == "HALT"]
-    if not halts:
-        return None
-    halted = max(halts)
-    resumed = any(r["kind"] == "RESUME" and r["action_date"] > halted for r in rows)
-    return None if resumed else halted
+    events = sorted(rows, key=lambda r: (r["action_date"], r["id"]))
+    since = None
+    for event in events:
+        if event["kind"] != "HALT":
+            since = None
+        elif since is None:
+            since = event["action_date"]
+    return since
 
 
 def trading_currency(conn: Connection, default: str = "JMD") -> str:

@@ -232,3 +232,28 @@ def test_a_halted_name_is_refused_and_its_preview_fills_nothing(client, settings
     assert preview.lapse_reason == "AAA is halted since 2026-11-19 (the exchange's HALT notice)"
     clients.announce_action(engine, "AAA", "RESUME", None, date(2026, 11, 20), "trading resumed")
     assert trade(client, "buy", "AAA", 10, 100).position_after == 10
+
+
+def test_a_halt_resumed_the_same_day_or_ended_by_a_delisting_is_no_halt(client, settings: Settings) -> None:
+    """A HALT and a RESUME of one day left the name halted for good (the RESUME had to be
+    dated after the HALT), and a name halted then delisted was refused as "halted ...
+    until it resumes", which it never will: the notices apply in their order, and a
+    DELISTING ends a halt (its own refusal then says so)."""
+    from datetime import date
+
+    from portfolio.trading import move_cash, open_client_portfolio
+    from store.engine import service_engine
+    from tests.portfolio.seed import CALENDAR, DAY, seed_market
+
+    engine, _, _ = client
+    clients.announce_action(engine, "AAA", "HALT", None, date(2026, 11, 18), "trading halted pending announcement")
+    clients.announce_action(engine, "AAA", "RESUME", None, date(2026, 11, 18), "trading resumed")
+    assert trade(client, "buy", "AAA", 10, 100).position_after == 10
+    gone = CALENDAR.add_trading_days(DAY, -50)
+    seed_market(service_engine(settings), {"OFF": {"close": 8.0, "volume": 20_000}}, gone)
+    clients.announce_action(engine, "OFF", "HALT", None, CALENDAR.add_trading_days(gone, -2), "trading halted")
+    clients.announce_action(engine, "OFF", "DELISTING", None, CALENDAR.next_trading_day(gone), "delisted")
+    other = (engine, settings, open_client_portfolio(engine, "other"))
+    move_cash(engine, other[2], "10000", now=NOW)
+    with pytest.raises(TradeRejected, match="OFF was delisted on"):
+        trade(other, "buy", "OFF", 1, 8)
