@@ -30,6 +30,7 @@ import os
 import re
 import secrets
 import threading
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -168,8 +169,9 @@ def ensure_client(engine: Engine, client_name: str, tier: str, now: datetime | N
 def client_display_name(client_name: str) -> str:
     """A client's name as stored and matched: its whitespace runs one space, 1 to 200
     characters, no control and no invisible format character (`market.text.checked_name`:
-    "Look\u200b Alike" made a second client that displays as "Look Alike")."""
-    name = " ".join(client_name.split())
+    "Look\u200b Alike" made a second client that displays as "Look Alike"), in Unicode's
+    composed form (NFC: "Cafe\u0301" and "Caf\u00e9" are one client, as they display)."""
+    name = unicodedata.normalize("NFC", " ".join(client_name.split()))  # "e" + U+0301 is "é"
     if not name:
         raise InvalidInputError("client_name must be 1 to 200 characters of text")
     return checked_name(name, "client_name", 200)

@@ -31,7 +31,7 @@ from market.errors import InvalidInputError
 def no_idempotency_key(request: Request, _: AdminDep) -> None:
     """Refuse an Idempotency-Key (see the module's docstring), once the caller is known to
     be the admin (a client is answered 401/403 first, as without the header)."""
-    if "idempotency-key" in request.headers:
+    if request.method != "GET" and "idempotency-key" in request.headers:  # a read is safe to retry
         raise InvalidInputError(
             "key operations take no Idempotency-Key: a key's secret is shown once and never stored, so a "
             "retry makes another key; after a lost answer, GET /api/keys lists what was issued and "
