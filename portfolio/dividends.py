@@ -40,12 +40,12 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from sqlalchemy import Connection, select
 
-from ingest.exchange.validation import payment_date
+from ingest.exchange.validation import payment_date, states_payment
 from market.clock import session_close_utc, utc_now
 from market.errors import InvalidInputError
 from market.money import to_cents
@@ -261,8 +261,16 @@ class UnpaidDividend:
 
     symbol: str
     ex_date: date
-    payment_date: date
+    payment_date: date | None  # None: the notice speaks of its payment, and no date can be read
     amount: Decimal  # cents: what the book was credited for it, corrections included
+
+    def said(self) -> str:
+        when = (
+            f"paid on {self.payment_date}"
+            if self.payment_date is not None
+            else "whose payment date cannot be read from the exchange's notice (held until it is corrected)"
+        )
+        return f"{self.amount:,.2f} of {self.symbol} (ex-date {self.ex_date}) {when}"
 
 
 def unpaid_dividends(conn: Connection, portfolio_id: str, on: date) -> list[UnpaidDividend]:
@@ -286,10 +294,16 @@ def unpaid_dividends(conn: Connection, portfolio_id: str, on: date) -> list[Unpa
     unpaid = []
     for notice in current_rows(conn, tables.corporate_actions, where=where):
         key = (notice["symbol"], notice["action_date"])
+        if key not in credited or credited[key] <= 0:
+            continue
         paid_on = payment_date(notice["detail"])
-        if key in credited and credited[key] > 0 and paid_on is not None and paid_on > on:
+        if paid_on is not None and not key[1] <= paid_on <= key[1] + timedelta(days=366):
+            paid_on = None  # before its ex-date, or a year after it: no date to trust
+        if paid_on is None and not states_payment(notice["detail"]):
+            continue  # says nothing of its payment: paid at its ex-date
+        if paid_on is None or paid_on > on:
             unpaid.append(UnpaidDividend(key[0], key[1], paid_on, credited[key]))
-    return sorted(unpaid, key=lambda u: (u.payment_date, u.symbol, u.ex_date))
+    return sorted(unpaid, key=lambda u: (u.payment_date or date.max, u.symbol, u.ex_date))
 
 
 def dividends_receivable(cash: Decimal, unpaid: list[UnpaidDividend]) -> Decimal:
@@ -310,8 +324,9 @@ def check_withdrawal(conn: Connection, portfolio_id: str, amount: Decimal, on: d
     withdrawable = cash - dividends_receivable(cash, unpaid)
     if to_cents(amount) <= withdrawable:
         return
-    owed = ", ".join(f"{u.amount:,.2f} of {u.symbol} (ex-date {u.ex_date}) paid on {u.payment_date}" for u in unpaid)
+    owed = ", ".join(u.said() for u in unpaid)
     raise CashRejected(
-        f"a withdrawal of {to_cents(amount):,.2f} would take dividends not yet paid: {owed}; "
-        f"at most {max(withdrawable, ZERO):,.2f} of the cash {cash:,.2f} can be withdrawn before then"
+        f"a withdrawal of {to_cents(amount):,.2f} would take dividends not yet paid: {owed}; at most "
+        f"{max(withdrawable, ZERO):,.2f} can be withdrawn before then (the cash, {cash:,.2f} with the dividends "
+        "credited from their ex-dates, less what is not yet paid)"
     )

@@ -64,7 +64,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timedelta
 
 from ingest.importers.formats import repeated_days
 from market.money import MAX_PRICE, MAX_SHARES
@@ -103,24 +103,52 @@ def split_factor(notice: dict) -> float | None:
     return None
 
 
-_PAYMENT = re.compile(r"\b(?:payment|paid|payable)(?:\s+date)?\s*(?:on\b|:)?\s*(\d{4}-\d{2}-\d{2})\b", re.IGNORECASE)
+_PAYMENT_WORD = re.compile(r"\b(?:payment|paid|payable)\b", re.IGNORECASE)
+_PAYMENT = re.compile(
+    r"\b(?:payment|paid|payable)(?:\s+date)?\s*(?:on\b\s*:?|:)?\s*"
+    r"(\d{4}[-/]\d{1,2}[-/]\d{1,2}|\d{1,2}\s+[A-Za-z]{3,9}\.?,?\s+\d{4}|[A-Za-z]{3,9}\.?\s+\d{1,2},?\s+\d{4})",
+    re.IGNORECASE,
+)
+_WRITTEN_DATES = ("%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y")
+
+
+def states_payment(detail: object) -> bool:
+    """Whether a notice's text speaks of its payment at all ("payment", "paid", "payable"):
+    one that does and whose date `payment_date` cannot read is not paid at its ex-date
+    (portfolio/dividends.py holds it back) and T0 warns of it (`_check_dividend`)."""
+    return _PAYMENT_WORD.search(_notice_text(detail)) is not None
 
 
 def payment_date(detail: object) -> date | None:
     """The payment date a DIVIDEND notice states, read off its detail: the exchange's text
     ("ex-date 2026-11-10, payment 2026-12-01", as ingest/simulator/market.py writes it;
-    also "paid on", "payable:", "payment date") or a stored row's detail ({"text": ...}).
-    None when the text states none (or an impossible date): such a dividend is paid at its
-    ex-date (portfolio/dividends.py). The historical importers store no DIVIDEND notices
+    also "paid on", "payable:", "payment date", a date as 2026/12/01, "1 December 2026" or
+    "December 1, 2026") or a stored row's detail ({"text": ...}). None when the text
+    states none or one that is no date (2026-12-32). A notice that says nothing of its
+    payment is paid at its ex-date; one that does and cannot be read is held back
+    (portfolio/dividends.py). The historical importers store no DIVIDEND notices
     (ingest/importers/files.py keeps splits and delistings), so this is the one reader."""
-    text = detail.get("text") if isinstance(detail, dict) else detail
-    match = _PAYMENT.search(str(text or ""))
+    match = _PAYMENT.search(_notice_text(detail))
     if match is None:
         return None
+    said = " ".join(match.group(1).replace(",", " ").replace(".", " ").split())
     try:
-        return date.fromisoformat(match.group(1))
+        if said[:4].isdigit():
+            year, month, day = (int(x) for x in re.split(r"[-/]", said))
+            return date(year, month, day)
+        for form in _WRITTEN_DATES:
+            try:
+                return datetime.strptime(said, form).date()
+            except ValueError:
+                continue
     except ValueError:
         return None
+    return None
+
+
+def _notice_text(detail: object) -> str:
+    text = detail.get("text") if isinstance(detail, dict) else detail
+    return str(text or "")
 
 
 REPEAT_WINDOW_DAYS = 10
@@ -345,6 +373,7 @@ def _check_dividend(
     if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not math.isfinite(amount) or amount < 0:
         verdict.errors.append(f"{symbol}: DIVIDEND amount {amount!r} is not a finite amount per share of zero or more")
         return
+    _check_payment(notice, verdict)
     price = previous_close.get(symbol) or (row or {}).get("prev_close") or (row or {}).get("close")
     if not price:
         verdict.errors.append(
@@ -354,6 +383,26 @@ def _check_dividend(
         verdict.errors.append(
             f"{symbol}: DIVIDEND of {amount:g} per share is not below the share's price {price:g} "
             "(an amount per share, not a total?)"
+        )
+
+
+def _check_payment(notice: dict, verdict: Verdict) -> None:
+    """A warning where a DIVIDEND notice speaks of its payment and its date cannot be read,
+    or falls before the ex-date or more than a year after it: the service holds such a
+    dividend back from withdrawals until the notice is corrected (portfolio/dividends.py)."""
+    symbol, detail, ex_date = notice.get("symbol"), notice.get("detail"), notice.get("action_date")
+    if not states_payment(detail):
+        return
+    paid = payment_date(detail)
+    if paid is None:
+        verdict.warnings.append(
+            f"{symbol}: DIVIDEND notice speaks of its payment but no date can be read from "
+            f"'{_notice_text(detail)[:120]}'; clients cannot withdraw it until the notice is corrected"
+        )
+    elif isinstance(ex_date, date) and not ex_date <= paid <= ex_date + timedelta(days=366):
+        verdict.warnings.append(
+            f"{symbol}: DIVIDEND payment date {paid.isoformat()} is not within a year after its ex-date "
+            f"{ex_date.isoformat()}; clients cannot withdraw it until the notice is corrected"
         )
 
 

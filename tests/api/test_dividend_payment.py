@@ -71,3 +71,23 @@ def test_a_notice_without_a_payment_date_is_paid_at_its_ex_date(api: Api) -> Non
     everything = rest + Decimal("150.00")
     taken = api.acme("POST", "/api/portfolio/cash", json={"amount": f"-{everything}"})
     assert taken.status_code == 201 and taken.json()["balance"] == "0.00", taken.text
+
+
+def test_a_payment_date_that_cannot_be_read_holds_the_dividend_back(api: Api) -> None:
+    """A notice that speaks of its payment and whose date cannot be read ("2026-12-32", a
+    date before the ex-date) was paid at once: withdrawable before the exchange paid it.
+    It is held back, the refusal saying why, until the notice is corrected."""
+    rest = _holder_of_liq(api, "interim, ex-date 2026-11-24, payment 2026-12-32")
+    api.clock.moment = WEDNESDAY
+    everything = rest + Decimal("150.00")
+    assert_problem(
+        api.acme("POST", "/api/portfolio/cash", json={"amount": f"-{everything}"}),
+        422,
+        "150.00 of LIQ (ex-date 2026-11-24) whose payment date cannot be read from the exchange's notice",
+        f"at most {rest:,.2f} can be withdrawn before then (the cash, {everything:,.2f} with the dividends credited",
+    )
+    announce_action(
+        api.world.engine, "LIQ", "DIVIDEND", 1.5, EX_DATE, "interim, ex-date 2026-11-24, payment 2026-11-25"
+    )
+    taken = api.acme("POST", "/api/portfolio/cash", json={"amount": f"-{everything}"})  # corrected: paid Wednesday
+    assert taken.status_code == 201 and taken.json()["balance"] == "0.00", taken.text

@@ -290,9 +290,30 @@ def test_only_dividends_and_splits_shown_again_within_days_are_repeats() -> None
         ("interim dividend", None),  # none stated: paid at the ex-date
         ({"text": "payment 2026-02-30"}, None),  # no such day
         (None, None),
+        ("paid on: 2026-12-14", date(2026, 12, 14)),
+        ("payment date 2026/12/14", date(2026, 12, 14)),
+        ("payment on 14 December 2026", date(2026, 12, 14)),
+        ("payable December 14, 2026", date(2026, 12, 14)),
     ],
 )
 def test_a_dividend_notice_states_its_payment_date(detail: object, paid: date | None) -> None:
     from ingest.exchange.validation import payment_date
 
     assert payment_date(detail) == paid
+
+
+def test_a_payment_date_that_cannot_be_read_or_trusted_is_warned_of_at_t0() -> None:
+    """A notice that speaks of its payment and whose date cannot be read, or falls before
+    the ex-date, is stored with a warning: the service holds the dividend back until the
+    notice is corrected (it was paid at once: withdrawable before the exchange paid it)."""
+    from ingest.exchange.validation import Verdict, _check_payment
+
+    ex = date(2026, 11, 23)
+    said = {}
+    for text in ("payment 2026-12-32", "payment 2026-11-20", "payment 2026-12-14", "interim dividend"):
+        verdict = Verdict()
+        _check_payment({"symbol": "AAA", "action_date": ex, "detail": {"text": text}}, verdict)
+        said[text] = verdict.warnings
+    assert "no date can be read" in said["payment 2026-12-32"][0]
+    assert "is not within a year after its ex-date 2026-11-23" in said["payment 2026-11-20"][0]
+    assert said["payment 2026-12-14"] == said["interim dividend"] == []

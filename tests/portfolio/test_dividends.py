@@ -284,6 +284,8 @@ def test_a_dividend_is_spendable_at_its_ex_date_and_withdrawable_at_its_payment_
     assert dividend_entries(engine, portfolio_id) == []  # refused whole: not even the credit is written
     trade(client, "buy", "BBB", 5, 10, MONDAY)  # a purchase may spend it (only money leaving is held back)
     move_cash(engine, portfolio_id, "30", now=MONDAY)
-    with pytest.raises(TradeRejected, match=r"at most 0\.00 of the cash 80\.00"):  # 50 left of the 100 unpaid
+    with pytest.raises(
+        TradeRejected, match=r"at most 0\.00 can be withdrawn before then \(the cash, 80\.00"
+    ):  # 50 left of the 100 unpaid
         move_cash(engine, portfolio_id, "-1", now=MONDAY)
     assert move_cash(engine, portfolio_id, "-80", now=datetime(2026, 12, 14, 15, tzinfo=UTC)) == 0  # paid
