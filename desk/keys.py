@@ -178,7 +178,12 @@ def client_display_name(client_name: str) -> str:
 
 
 def _client(conn: Connection, name: str, tier: str, moment: datetime) -> str:
-    existing = [c for c in current_rows(conn, tables.clients) if c["name"] == name]
+    # a name stored before names were composed (NFC) is the same client: read composed too,
+    # the earliest first (two that collide only composed were made apart before; the first is kept)
+    existing = sorted(
+        (c for c in current_rows(conn, tables.clients) if unicodedata.normalize("NFC", c["name"]) == name),
+        key=lambda c: c["id"],
+    )
     client_id = existing[0]["client_id"] if existing else f"c-{secrets.token_hex(6)}"
     append_history(conn, tables.clients, [{"client_id": client_id, "name": name, "tier": tier}], recorded_at=moment)
     return client_id

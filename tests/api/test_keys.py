@@ -12,6 +12,8 @@ import pytest
 from sqlalchemy import select
 
 from api.deps import CallerDep  # at module level: the probe routes' annotations are read from here
+from store import tables
+from store.history import append_history
 from store.tables import metadata
 from tests.api.conftest import Api, assert_problem
 from tests.conftest import ADMIN_KEY
@@ -119,6 +121,10 @@ def test_a_client_name_with_an_invisible_character_is_refused_not_a_second_clien
     composed = api.admin("POST", "/api/keys/generate", json={"client_name": "Caf\u00e9 Ltd", "tier": "STANDARD"})
     decomposed = api.admin("POST", "/api/keys/generate", json={"client_name": "Cafe\u0301 Ltd", "tier": "STANDARD"})
     assert composed.json()["client_id"] == decomposed.json()["client_id"]  # one name as it displays
+    with api.world.engine.begin() as conn:  # a client stored decomposed before names were composed
+        append_history(conn, tables.clients, [{"client_id": "c-0ld0decompos", "name": "Ole\u0301 Ltd", "tier": "PRO"}])
+    again = api.admin("POST", "/api/keys/generate", json={"client_name": "Ol\u00e9 Ltd", "tier": "PRO"})
+    assert again.json()["client_id"] == "c-0ld0decompos"  # its next key is for it, not a new empty client
 
 
 def test_rotation_with_grace_keeps_the_old_key_until_it_ends(api: Api) -> None:
