@@ -231,12 +231,13 @@ def halted_since(conn: Connection, symbol: str, day: date) -> date | None:
     with, and what a preview says fills nothing (portfolio/trading.py `within_band`,
     `preview_trade`)."""
     c = tables.corporate_actions.c
-    rows = current_rows(
-        conn,
-        tables.corporate_actions,
-        where=[c.symbol == symbol, c.kind.in_(("HALT", "RESUME", "DELISTING")), c.action_date <= day],
-    )
-    events = sorted(rows, key=lambda r: (r["action_date"], r["id"]))
+    where = [c.symbol == symbol, c.kind.in_(("HALT", "RESUME", "DELISTING")), c.action_date <= day]
+    rows = current_rows(conn, tables.corporate_actions, where=where)
+    # a notice's place is its first version's: a HALT re-sent with corrected text stays
+    # before the RESUME that followed it
+    firsts = select(c.action_date, c.kind, func.min(c.id)).where(*where).group_by(c.action_date, c.kind)
+    first = {(d, k): i for d, k, i in conn.execute(firsts)}
+    events = sorted(rows, key=lambda r: (r["action_date"], first.get((r["action_date"], r["kind"]), r["id"])))
     since = None
     for event in events:
         if event["kind"] != "HALT":

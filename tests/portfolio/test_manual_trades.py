@@ -249,6 +249,9 @@ def test_a_halt_resumed_the_same_day_or_ended_by_a_delisting_is_no_halt(client, 
     clients.announce_action(engine, "AAA", "HALT", None, date(2026, 11, 18), "trading halted pending announcement")
     clients.announce_action(engine, "AAA", "RESUME", None, date(2026, 11, 18), "trading resumed")
     assert trade(client, "buy", "AAA", 10, 100).position_after == 10
+    # the HALT re-sent with corrected text keeps its place before the RESUME
+    clients.announce_action(engine, "AAA", "HALT", None, date(2026, 11, 18), "trading halted (corrected)")
+    assert trade(client, "buy", "AAA", 10, 100).position_after == 20
     gone = CALENDAR.add_trading_days(DAY, -50)
     seed_market(service_engine(settings), {"OFF": {"close": 8.0, "volume": 20_000}}, gone)
     clients.announce_action(engine, "OFF", "HALT", None, CALENDAR.add_trading_days(gone, -2), "trading halted")
