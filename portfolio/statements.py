@@ -836,9 +836,14 @@ def _price_warnings(parsed: ParsedStatement, record: NameRecord, synced: list[Ho
             price_warning(symbol, "BUY", stated if stated is not None else buys[-1].price, record, parsed.as_of)
         )
     if symbol in parsed.average_costs and stated is None:
+        kept = (
+            "the shares bought in were booked at its market price or last close instead"
+            if buys
+            else "the cost basis the book holds was kept"
+        )
         said.append(
-            f"{symbol}: the statement's average cost {parsed.average_costs[symbol]:,.2f} is no cost basis; the "
-            "holding was booked at its market price or last close instead: check the cost basis with your broker"
+            f"{symbol}: the statement's average cost {parsed.average_costs[symbol]:,.2f} is no cost basis; {kept}: "
+            "check the cost basis with your broker"
         )
     return [w for w in said if w]
 

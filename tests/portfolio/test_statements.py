@@ -679,4 +679,15 @@ def test_a_stated_average_cost_of_zero_is_no_cost_basis_and_is_said(client) -> N
     )
     assert result["status"] == "SYNCED" and position.quantity == 1_000
     assert [(c["side"], c["quantity"]) for c in result["changes"] if "side" in c] == [("BUY", 500)]
-    assert any("average cost 0.00 is no cost basis" in w for w in result["warnings"])
+    assert any("average cost 0.00 is no cost basis; the shares bought in were booked" in w for w in result["warnings"])
+
+
+def test_a_stated_average_cost_of_zero_with_nothing_bought_keeps_the_cost_basis_and_says_so(client) -> None:
+    result, position = _synced(
+        client, [("LIQ", 500, 52)], Holding("LIQ", "Liquid Holdings Ltd", 500, Decimal("0"), Decimal("52"))
+    )
+    assert [c for c in result["changes"] if "side" in c] == [] and position.cost_basis == Decimal("26000")
+    assert result["warnings"] == [
+        "LIQ: the statement's average cost 0.00 is no cost basis; the cost basis the book holds was kept: check the "
+        "cost basis with your broker"
+    ]
