@@ -161,16 +161,16 @@ class NullFamily:
     )
     books: int = described("How many books of the family were replayed (0: too few days for it; note says why).")
     information_ratio: NullSpread = described(
-        "The family's books' information ratios against the equal-weighted liquid universe."
+        "The family's books' information ratios against the equal-weighted liquid universe on closes alone."
     )
     excess_annual_return: NullSpread = described(
-        "The family's books' excess annual return over the equal-weighted liquid universe (fractions, 250 trading "
-        "days a year)."
+        "The family's books' excess annual return over the equal-weighted liquid universe on closes alone "
+        "(fractions, 250 trading days a year)."
     )
     model_percentile: float | None = described(
         "Where the replayed model book ranks among the family's books by information ratio against the "
-        "equal-weighted liquid universe: the share of the books below it, ties counting half, in percent; null "
-        f"without books or ratios. {REPLAYED}"
+        "equal-weighted liquid universe on closes alone: the share of the books below it, ties counting half, in "
+        f"percent; null without books or ratios. {REPLAYED}"
     )
     model_beats: int = described("How many of the family's books the replayed model book's information ratio beats.")
     note: str | None = described(
@@ -184,7 +184,9 @@ class NullFamily:
 class NullRecord:
     """The AI portfolio over its own span against its null books (portfolio/nulls.py): each
     family's figures and the replayed model book's percentile in it, and the replayed model
-    book against the mean of the fixed random books."""
+    book against the mean of the fixed random books. Their universe is on closes alone (no
+    dividends: the replay credits none, views.track_record.null_benchmark), not the
+    track record's total-return benchmark."""
 
     days: int = described("The executed days replayed: every day of the record, from its first.")
     model_total_return: Fraction | None = described(
@@ -194,16 +196,18 @@ class NullRecord:
         default=None,
     )
     model_excess_annual_return: Fraction | None = described(
-        "The replayed model book's excess annual return over the equal-weighted liquid universe.", default=None
+        "The replayed model book's excess annual return over the equal-weighted liquid universe on closes alone.",
+        default=None,
     )
     model_information_ratio: float | None = described(
-        "The replayed model book's information ratio against the equal-weighted liquid universe: what its "
-        "percentile in each family ranks.",
+        "The replayed model book's information ratio against the equal-weighted liquid universe on closes alone: "
+        "what its percentile in each family ranks.",
         default=None,
     )
     families: dict[str, NullFamily] = described(
-        "Each null family's figures against the equal-weighted liquid universe and the replayed model book's "
-        "percentile among its books, by family (daily_random, fixed_random, size, bought_and_held, inverted).",
+        "Each null family's figures against the equal-weighted liquid universe on closes alone and the replayed "
+        "model book's percentile among its books, by family (daily_random, fixed_random, size, bought_and_held, "
+        "inverted).",
         default_factory=dict,
     )
     fixed_random_mean: BenchmarkComparison | None = described(
