@@ -17,19 +17,25 @@ from tests.api.graph import data, gql
 TRACK = "{ portfolio { trackRecord { days totalReturn } } }"
 
 
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_a_clients_rebuilds_run_one_at_a_time_and_are_kept(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+def _slow_rebuilds(monkeypatch: pytest.MonkeyPatch, seconds: float) -> list[str]:
+    """Every book record rebuild (views.book_record.catch_up) made `seconds` slower; the
+    list of the books rebuilt, filled as each starts."""
     import views.book_record
 
-    calls: list[str] = []
-    real = views.book_record.catch_up
+    real, rebuilt = views.book_record.catch_up, []
 
     def slow(conn, portfolio_id, state, version):
-        calls.append(portfolio_id)
-        time.sleep(0.6)
+        rebuilt.append(portfolio_id)
+        time.sleep(seconds)
         return real(conn, portfolio_id, state, version)
 
     monkeypatch.setattr(views.book_record, "catch_up", slow)
+    return rebuilt
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_clients_rebuilds_run_one_at_a_time_and_are_kept(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _slow_rebuilds(monkeypatch, 0.6)
     assert api.acme("POST", "/api/portfolio/cash", json={"amount": "0.01"}).status_code == 201
     with ThreadPoolExecutor(4) as pool:
         answers = list(pool.map(lambda _: api.acme("GET", "/api/portfolio/track-record"), range(4)))
@@ -80,16 +86,7 @@ def test_a_read_refused_while_the_clients_rebuild_runs_is_not_counted(
     (REST) and its GraphQL twin took one of the client's 60 requests a minute each, so a
     client doing what Retry-After: 1 says through a 20 s rebuild spent a third of its
     minute on refusals; GraphQL's refusal said nothing of when to retry."""
-    import views.book_record
-
-    real, rebuilding = views.book_record.catch_up, []
-
-    def slow(conn, portfolio_id, state, version):
-        rebuilding.append(portfolio_id)
-        time.sleep(1.5)
-        return real(conn, portfolio_id, state, version)
-
-    monkeypatch.setattr(views.book_record, "catch_up", slow)
+    rebuilding = _slow_rebuilds(monkeypatch, 1.5)
     assert api.acme("POST", "/api/portfolio/cash", json={"amount": "0.01"}).status_code == 201
     before = _counted(api)
     with ThreadPoolExecutor(1) as pool:
