@@ -10,7 +10,8 @@ bought or sold.
 **The spread every MarketDay carries** (market/liquidity.py's rule, the one the model,
 the backtest and the views use): the day's closing quotes where both sides are quoted;
 else `spread_estimate` / `spread_estimate_source`, set on every MarketDay from
-`stored_estimates` over the same read (Abdi-Ranaldo over the last 60 pairs of traded
+`stored_estimates` over the same read (the name's latest two-sided quote of its last 5
+stored sessions, `recent_quotes`; else Abdi-Ranaldo over the last 60 pairs of traded
 sessions, else Corwin-Schultz or the tick floor, else the window's mean range: labels
 `abdi_ranaldo`, `corwin_schultz`, `tick`, `range_window`); else (a name with no traded
 bar in the lookback) the day's range. A fill through `MarketDay.session()` crosses that
@@ -74,9 +75,9 @@ def _estimates(frame: pd.DataFrame, window: int = WINDOW) -> dict[str, tuple[flo
     stored bars, columns as eod_prices, on one share count: `on_count`)."""
     if frame.empty:
         return {}
-    bars = frame[["symbol", "trading_date", "close", "high", "low", "volume"]].rename(columns={"trading_date": "date"})
-    bars = bars.reset_index(drop=True)
-    for column in ("close", "high", "low", "volume"):
+    columns = ["symbol", "trading_date", "close", "high", "low", "volume", "bid", "ask"]
+    bars = frame[columns].rename(columns={"trading_date": "date"}).reset_index(drop=True)
+    for column in ("close", "high", "low", "volume", "bid", "ask"):
         bars[column] = pd.to_numeric(bars[column], errors="coerce").astype(float)
     return latest_estimates(bars, window)
 

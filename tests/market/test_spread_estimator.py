@@ -16,6 +16,7 @@ import pytest
 from market.costs import FeeSchedule, Session, fill
 from market.liquidity import (
     MIN_PAIRS,
+    QUOTE_CARRY,
     WINDOW,
     abdi_ranaldo,
     corwin_schultz,
@@ -115,6 +116,40 @@ def test_the_latest_estimates_are_the_estimators_figures_on_each_names_latest_ro
     assert set(found) == set(expected) == {"S0", "S1", "S2", "S3"}
     assert found == expected
     assert bars.loc[bars["symbol"] == "S2"].sort_values("date")["volume"].iloc[-1] == 0  # its latest row untraded
+
+
+def test_a_recent_two_sided_quote_stands_in_before_the_bars_estimate() -> None:
+    """A one-sided or unquoted day reads the name's latest two-sided quote of its last
+    QUOTE_CARRY stored sessions (a 5.2% quote is not read as the bars' ~1%), the day's own
+    quote still wins (the estimate beside it stays the bars'), a crossed quote is not a
+    quote, and past the carry the bars' estimate comes back; `latest_estimates` agrees on
+    the latest row."""
+    bars = simulated_bars(0.01, 120, seed=4).assign(bid=np.nan, ask=np.nan)
+    quoted_day = 100
+    mid = bars.loc[quoted_day, "close"]
+    bars.loc[quoted_day, ["bid", "ask"]] = [mid * (1 - 0.026), mid * (1 + 0.026)]
+    bars.loc[quoted_day + 1, ["bid", "ask"]] = [np.nan, mid * 1.03]  # ask only
+    bars.loc[quoted_day + 2, ["bid", "ask"]] = [mid * 1.01, mid * 0.99]  # crossed
+    quoted = (bars.loc[quoted_day, "ask"] - bars.loc[quoted_day, "bid"]) / mid
+    estimated = estimate_spreads(bars)
+    carried = estimated.iloc[quoted_day + 1 : quoted_day + QUOTE_CARRY]
+    assert set(carried["spread_source"]) == {"recent_quotes"}
+    # the quoted day itself keeps the bars' estimate beside its quote
+    assert estimated.iloc[quoted_day]["spread_source"] == "abdi_ranaldo"
+    assert carried["spread_estimate"].to_numpy() == pytest.approx(quoted)
+    after = estimated.iloc[quoted_day + QUOTE_CARRY]
+    assert after["spread_source"] == "abdi_ranaldo" and after["spread_estimate"] < 0.02
+    assert estimated.iloc[quoted_day - 1]["spread_source"] == "abdi_ranaldo"  # point in time
+    spread = spreads_with_source(bars.join(estimated.rename(columns={"spread_source": "spread_estimate_source"})))
+    assert spread.loc[quoted_day, "spread_source"] == "quotes"
+    assert spread.loc[quoted_day + 1].tolist() == [pytest.approx(quoted), "recent_quotes"]
+    assert latest_estimates(bars.iloc[: quoted_day + 3])["SIM"] == (pytest.approx(quoted), "recent_quotes")
+    assert latest_estimates(bars)["SIM"][1] == "abdi_ranaldo"
+    # a name quoted but never traded has the quote and nothing else
+    days = [START, START + timedelta(days=1)]
+    quiet = pd.DataFrame({"symbol": "Q", "date": days, "close": 10.0, "high": 10.0, "low": 10.0, "volume": 0})
+    quiet = quiet.assign(bid=[9.5, np.nan], ask=[10.5, 10.5])
+    assert latest_estimates(quiet) == {"Q": (pytest.approx(0.1), "recent_quotes")}
 
 
 def test_before_enough_pairs_the_window_mean_range_stands_in_and_nothing_known_is_none() -> None:
