@@ -11,9 +11,12 @@ uncalibrated odds by a factor e^0.10). They explain the ranking, not the calibra
 or the expected excess point by point.
 
 Each prediction keeps the three inputs with the largest absolute contribution, largest
-first, with their signs, and the base value: the JSON column `reasons` on `predictions`
-and `validation_predictions` (migration 0015), rounded to six decimals:
-`{"base_value": b, "top": [{"feature": name, "contribution": c}, ...]}`. `served` turns
+first, with their signs, the base value, and the inputs it had no value for (`missing`: a
+new listing's first weeks lack the windowed inputs; the trees send a missing input down
+their missing branch, so a prediction with several missing leans on the few it had): the
+JSON column `reasons` on `predictions` and `validation_predictions` (migration 0015),
+rounded to six decimals: `{"base_value": b, "top": [{"feature": name, "contribution": c},
+...], "missing": [name, ...]}`. `served` turns
 it into what the API, the rationales and the suggestions show: each input by its label
 (models/features.FEATURE_LABELS); the API's also carry the raw score and the contribution
 of the inputs not listed (`other_inputs`), so base value + listed + other_inputs = raw score.
@@ -43,10 +46,13 @@ class StoredReason(TypedDict):
 
 
 class StoredReasons(TypedDict):
-    """The JSON document in the `reasons` column: the base value and the top inputs."""
+    """The JSON document in the `reasons` column: the base value, the top inputs and the
+    inputs the row had no value for (`missing`, registry names; absent on rows stored
+    before the model recorded them)."""
 
     base_value: float
     top: list[StoredReason]
+    missing: NotRequired[list[str]]
 
 
 class ServedReason(TypedDict):
@@ -67,6 +73,7 @@ class ServedReasons(TypedDict):
     inputs: list[ServedReason]
     raw_score: NotRequired[float]
     other_inputs: NotRequired[float]
+    missing_inputs: NotRequired[list[str]]
 
 
 def contributions(model: RiskModel, X: np.ndarray) -> np.ndarray:
@@ -93,10 +100,14 @@ def top_reasons(contrib: np.ndarray, names: Sequence[str], top: int = TOP) -> li
 
 
 def explain(model: RiskModel, X: np.ndarray, names: Sequence[str]) -> list[StoredReasons]:
-    """The stored reasons of each row of `X` (see the module docstring)."""
+    """The stored reasons of each row of `X` (see the module docstring), with the inputs
+    the row has no value for (NaN in `X`) as `missing`, in the registry's order."""
     if len(X) == 0:
         return []
-    return top_reasons(contributions(model, X), names)
+    reasons = top_reasons(contributions(model, X), names)
+    for stored, absent in zip(reasons, np.isnan(np.asarray(X, dtype=float)), strict=True):
+        stored["missing"] = [names[j] for j in np.flatnonzero(absent)]
+    return reasons
 
 
 def served(stored: StoredReasons | None, raw_score: float | None = None) -> ServedReasons | None:
@@ -104,7 +115,9 @@ def served(stored: StoredReasons | None, raw_score: float | None = None) -> Serv
     "contribution": c}, ...]}`, largest first; with the prediction's `raw_score`, also
     `raw_score` and `other_inputs`, the remaining inputs' contributions together (the raw
     score less the base value and the listed contributions, rounded as they are), so the
-    served figures add up. None when the prediction has none (stored before migration 0015)."""
+    served figures add up; and `missing_inputs`, the labels of the inputs the model had
+    no value for, where the stored reasons recorded them. None when the prediction has none
+    (stored before migration 0015)."""
     if not stored:
         return None
     reasons: ServedReasons = {
@@ -118,4 +131,6 @@ def served(stored: StoredReasons | None, raw_score: float | None = None) -> Serv
         listed = stored["base_value"] + sum(r["contribution"] for r in stored["top"])
         reasons["raw_score"] = round(float(raw_score), DIGITS)
         reasons["other_inputs"] = round(float(raw_score) - listed, DIGITS)
+    if "missing" in stored:
+        reasons["missing_inputs"] = [FEATURE_LABELS.get(name, name) for name in stored["missing"]]
     return reasons

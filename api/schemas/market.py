@@ -35,6 +35,13 @@ OTHER_INPUTS = (
     "listed contributions. It can outweigh a listed input, as it sums several. Null with raw score."
 )
 
+MISSING_INPUTS = (
+    "The inputs the model had no value for on this day, by label, in the registry's order (a new listing's first "
+    "weeks lack the windowed ones: the 60-session volatility needs 60 bars); the trees read a missing input as its "
+    "missing branch, so a prediction with several missing leans on the few it had. Empty when all 14 were known; "
+    "null for a prediction stored before the model recorded them."
+)
+
 
 class PredictionReasons(ApiModel):
     """The reasons behind one prediction: LightGBM's own per-prediction contributions of the
@@ -45,6 +52,7 @@ class PredictionReasons(ApiModel):
     inputs: list[ReasonInput] = Field(description=LISTED_INPUTS)
     raw_score: float | None = Field(default=None, description=RAW_SCORE)
     other_inputs: float | None = Field(default=None, description=OTHER_INPUTS)
+    missing_inputs: list[str] | None = Field(default=None, description=MISSING_INPUTS)
 
 
 REASONS_EXAMPLE = {
@@ -56,6 +64,7 @@ REASONS_EXAMPLE = {
     ],
     "raw_score": -0.040216,
     "other_inputs": -0.012532,
+    "missing_inputs": [],
 }
 
 

@@ -126,7 +126,7 @@ def test_market_fields_equal_rest(api: Api) -> None:
         api,
         """{ instruments { nodes { symbol latestQuote { tradingDate close volume changePct rsi14
         predictedReturn score action weight tercile modelId layer1Backend heldEdge roundTripCost decisionReason
-        reasons { baseValue inputs { input contribution } rawScore otherInputs } reason } } } }""",
+        reasons { baseValue inputs { input contribution } rawScore otherInputs missingInputs } reason } } } }""",
         key,
     )["instruments"]["nodes"]
     assert {n["symbol"]: snake(n["latestQuote"]) for n in graph} == rest_latest

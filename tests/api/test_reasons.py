@@ -16,11 +16,12 @@ LABELS = {"return_1d": "Last day's return", "momentum_5": "Momentum, 5 days", "m
 SERVED = {
     "base_value": LIQ_REASONS["base_value"],
     "inputs": [{"input": LABELS[r["feature"]], "contribution": r["contribution"]} for r in LIQ_REASONS["top"]],
+    "missing_inputs": ["Volatility, 60 days (daily)"],  # the input LIQ had no value for
 }
 # Where the prediction itself is served, its raw score too, and the other 11 inputs' share:
 # base value + the three listed + other inputs = raw score (0.012345 - 0.02 - 0.012345 = -0.02)
 SERVED_WITH_RAW = {**SERVED, "raw_score": LIQ_RAW_SCORE, "other_inputs": -0.012345}
-REASONS = "reasons { baseValue inputs { input contribution } rawScore otherInputs }"
+REASONS = "reasons { baseValue inputs { input contribution } rawScore otherInputs missingInputs }"
 
 
 def _graph(reasons: dict) -> dict:
@@ -29,6 +30,7 @@ def _graph(reasons: dict) -> dict:
         "inputs": reasons["inputs"],
         "rawScore": reasons.get("raw_score"),
         "otherInputs": reasons.get("other_inputs"),
+        "missingInputs": reasons.get("missing_inputs"),
     }
 
 

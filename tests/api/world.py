@@ -52,6 +52,7 @@ LIQ_REASONS = {
         {"feature": "momentum_5", "contribution": 0.15},
         {"feature": "market_breadth", "contribution": 0.04},
     ],
+    "missing": ["volatility_60"],
 }
 LIQ_RAW_SCORE = -0.02  # the raw score its reasons add up to, with the other 11 inputs' -0.012345
 MACRO_MONDAY = date(2026, 11, 16)

@@ -76,6 +76,11 @@ def test_contributions_add_up_to_the_raw_score_and_the_top_three_are_the_largest
         assert smallest_kept >= max(others)
         signs |= {np.sign(c) for _, c in got}
     assert signs == {-1.0, 1.0}  # the signs are kept, not the absolute values
+    # the inputs a row had no value for are named, in the registry's order, and served by label
+    assert reasons[0]["missing"] == ["volatility_60", "log_value_adv20"]  # row 0: both planted
+    assert reasons[4]["missing"] == ["volatility_60"] and reasons[5]["missing"] == ["log_value_adv20"]
+    assert reasons[1]["missing"] == []
+    assert served(reasons[0])["missing_inputs"] == ["Volatility, 60 days (daily)", "Traded value, 20-day average (log)"]
 
 
 def test_served_reasons_name_each_input_by_its_label() -> None:
@@ -151,6 +156,7 @@ def test_the_live_stage_stores_the_reasons_of_every_prediction(settings: Setting
         assert row["reasons"] == {
             "base_value": round(float(contrib[i, -1]), 6),
             "top": [{"feature": f, "contribution": c} for f, c in _largest_three(contrib[i])],
+            "missing": [FEATURE_NAMES[j] for j in np.flatnonzero(np.isnan(X[i]))],
         }
     # the notebook's table: the day's top names by Score with their three reasons
     table = result.tables["reasons"]

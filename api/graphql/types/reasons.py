@@ -4,7 +4,7 @@ from typing import Any
 
 import strawberry
 
-from api.schemas.market import BASE_VALUE, LISTED_INPUTS, OTHER_INPUTS, RAW_SCORE
+from api.schemas.market import BASE_VALUE, LISTED_INPUTS, MISSING_INPUTS, OTHER_INPUTS, RAW_SCORE
 
 
 @strawberry.type(description="One input's signed contribution to a prediction's raw score.")
@@ -30,6 +30,7 @@ class PredictionReasons:
     inputs: list[ReasonInput] = strawberry.field(description=LISTED_INPUTS)
     raw_score: float | None = strawberry.field(default=None, description=RAW_SCORE)
     other_inputs: float | None = strawberry.field(default=None, description=OTHER_INPUTS)
+    missing_inputs: list[str] | None = strawberry.field(default=None, description=MISSING_INPUTS)
 
     @classmethod
     def from_served(cls, served: dict[str, Any] | None) -> PredictionReasons | None:
@@ -41,4 +42,5 @@ class PredictionReasons:
             inputs=[ReasonInput(**i) for i in served["inputs"]],
             raw_score=served.get("raw_score"),
             other_inputs=served.get("other_inputs"),
+            missing_inputs=served.get("missing_inputs"),
         )
