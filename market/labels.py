@@ -4,7 +4,9 @@
 market) the product's label, `forward_return`: the return from the close of t+1 (the
 first price an order decided after t's close can get) to the close of t+1+H, minus the
 equal-weighted liquid universe's over the same span (the ordinary shares that passed the
-entry gates on day t, market/liquidity.py); `label_end`, the date it is known (t+1+H);
+entry gates on day t, market/liquidity.py), t+1 and t+1+H being the market's sessions and
+each close the name's last as of the session (`held_return`); `label_end`, the date it is
+known (t+1+H);
 `held_return`, the raw return; and `next_return`, close t to t+1. `label="next_day"` is the
 reference label, close[t+1] / close[t] - 1 (mostly the bid-ask bounce of the close it
 reads). It lives in market/, beside the gates and the spread it reads, so the model's
@@ -49,11 +51,30 @@ def with_labels(frame: pd.DataFrame, horizon: int, label: str = "excess") -> pd.
 
 
 def held_return(frame: pd.DataFrame, horizon: int) -> tuple[pd.Series, pd.Series]:
-    """The excess label's raw held return of each row, its instrument's close t+1 to close
-    t+1+`horizon`, and the date it is known (t+1+`horizon`); `frame` sorted by symbol, then
-    date (as `with_labels` sorts it)."""
-    by = frame.groupby("symbol", sort=False)
-    return by["close"].shift(-(horizon + 1)) / by["close"].shift(-1) - 1, by["date"].shift(-(horizon + 1))
+    """The excess label's raw held return of each row and the date it is known, on the
+    market's sessions (every date of `frame`): from the instrument's close as of session
+    t+1 to its close as of session t+1+`horizon`, known on that session (`label_end`, the
+    same for every row of a day, so a day's universe mean reads no close after it); NaN
+    where the frame ends before it. "As of" is the instrument's last close on or before
+    the session: a file that leaves out a name's untraded days (the NSE's before 2009)
+    carries its last trade, as the store's untraded bars do, instead of reaching past the
+    session to the name's next row; a name whose rows stop (delisted, suspended) is held
+    at its last close, so it stays in the label and its day's universe instead of
+    dropping out of both. `frame` sorted by symbol, then date (as `with_labels` sorts it)."""
+    session, sessions = pd.factorize(frame["date"], sort=True)
+    code = Runs.of(frame).codes
+    keys = code * (len(sessions) + 1) + session  # ascending: the frame is sorted by symbol, then date
+    close = frame["close"].to_numpy(dtype=float)
+
+    def close_as_of(target: np.ndarray) -> np.ndarray:
+        return close[np.searchsorted(keys, code * (len(sessions) + 1) + target, side="right") - 1]
+
+    end = session + 1 + horizon
+    known = end < len(sessions)
+    end = np.minimum(end, len(sessions) - 1)
+    held = np.where(known, close_as_of(end) / close_as_of(np.minimum(session + 1, end)) - 1, np.nan)
+    label_end = pd.Series(np.asarray(sessions)[end], index=frame.index).where(known)
+    return pd.Series(held, index=frame.index), label_end
 
 
 def universe_held_return(panel: pd.DataFrame, gates: np.ndarray | None = None) -> pd.Series:

@@ -97,3 +97,59 @@ def test_names_outside_the_liquid_ordinary_universe_do_not_move_the_benchmark() 
     assert typed[(typed["date"] == day) & (typed["symbol"] == "N00")]["forward_return"].iloc[0] == pytest.approx(
         held["N00"] - universe
     )
+
+
+def gappy_market(days: int = 60) -> pd.DataFrame:
+    """Four liquid names on business days; N3's file leaves out its seven untraded days
+    after session 41 (as the NSE's files did before 2009) and N2's rows stop after session
+    50 (delisted)."""
+    sessions = list(pd.bdate_range("2024-01-01", periods=days).date)
+    rng = np.random.default_rng(0)
+    rows = []
+    for k in range(4):
+        close = 10.0
+        for i, day in enumerate(sessions):
+            close *= float(np.exp(rng.normal(0, 0.01)))
+            if (k == 3 and 42 <= i <= 48) or (k == 2 and i > 50):
+                continue
+            rows.append(
+                {"symbol": f"N{k}", "date": day, "close": close, "volume": 100_000, "bid": close * 0.999}
+                | {"ask": close * 1.001, "high": close * 1.005, "low": close * 0.995}
+            )
+    return pd.DataFrame(rows)
+
+
+def test_the_label_runs_over_the_markets_sessions_and_reads_no_close_after_its_end() -> None:
+    """A name without rows on its untraded days is held at its last close, not carried to
+    its next row: every row of a day ends on the same session (t+1+H of the market), so
+    no label of the day moves when a close after that session does, and a panel cut at the
+    end gives the same label (what the live stage stores)."""
+    prices = gappy_market()
+    sessions = sorted(prices["date"].unique())
+    labelled = with_labels(prices, horizon=5)
+    day = sessions[40]
+    rows = labelled[labelled["date"] == day].set_index("symbol")
+    assert set(rows["label_end"]) == {sessions[46]}
+    n3 = prices[prices["symbol"] == "N3"].set_index("date")["close"]
+    assert rows.loc["N3", "held_return"] == pytest.approx(n3[sessions[41]] / n3[sessions[41]] - 1)  # no trade since
+    moved = prices.copy()
+    moved.loc[(moved["symbol"] == "N3") & (moved["date"] == sessions[49]), "close"] *= 1.5
+    again = with_labels(moved, horizon=5).query("date == @day").set_index("symbol")
+    pd.testing.assert_series_equal(again["forward_return"], rows["forward_return"])
+    cut = with_labels(prices[prices["date"] <= sessions[46]], horizon=5).query("date == @day").set_index("symbol")
+    pd.testing.assert_series_equal(cut["forward_return"], rows["forward_return"])
+
+
+def test_a_name_whose_rows_stop_keeps_its_label_and_its_place_in_the_universe() -> None:
+    """Survivorship: a delisted name's label runs to its last close (it does not vanish from
+    the training rows and its day's universe), while the panel's last sessions, whose end
+    is not known yet, stay unlabelled."""
+    prices = gappy_market()
+    sessions = sorted(prices["date"].unique())
+    labelled = with_labels(prices, horizon=5)
+    rows = labelled[labelled["date"] == sessions[48]].set_index("symbol")
+    n2 = prices[prices["symbol"] == "N2"].set_index("date")["close"]
+    assert rows.loc["N2", "held_return"] == pytest.approx(n2[sessions[50]] / n2[sessions[49]] - 1)
+    assert rows.loc["N0", "forward_return"] == pytest.approx(rows.loc["N0", "held_return"] - rows["held_return"].mean())
+    assert labelled[labelled["date"] >= sessions[-6]]["forward_return"].isna().all()
+    assert labelled[labelled["date"] == sessions[-7]]["forward_return"].notna().all()
