@@ -9,9 +9,9 @@ delivery manifest, and append the day to the store in one transaction.
   all. The instruments' currency is the one the trade-quotes page names in its money
   columns (`Value (KES)`), the home currency if it names none. The same content again
   adds nothing; different content for a past date becomes new versions.
-- A day that cannot be fetched or fails validation is recorded as a FAILED delivery with
-  the reasons (unless a COMPLETE delivery for that date already exists, which a failed
-  re-run must not demote) and the error is raised.
+- A day that cannot be fetched, fails validation or has a row the store refuses is
+  recorded as a FAILED delivery with the reasons (unless a COMPLETE delivery for that
+  date already exists, which a failed re-run must not demote) and the error is raised.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from ingest.exchange.validation import (
     split_factor,
     validate_day,
 )
-from market.errors import DeliveryRejectedError, IncompletePageError, MarketIntelError
+from market.errors import DeliveryRejectedError, IncompletePageError, InvalidInputError, MarketIntelError
 from market.settings import HOME_CURRENCY, Settings
 from store import tables
 from store.history import append_history, current_rows
@@ -115,9 +115,10 @@ def deliver_day(
 ) -> DeliveryReport:
     """Fetch, check, keep and store one trading day (the module's docstring says how).
 
-    A day that cannot be fetched, or whose pages or rows fail the checks, is recorded as a
-    FAILED delivery (`_record_failure`) and raises: the fetch's own error, or
-    DeliveryRejectedError naming the first five problems.
+    A day that cannot be fetched, or whose pages or rows fail the checks or are refused by
+    the store (`InvalidInputError` while storing: the transaction is rolled back, nothing
+    of the day is kept), is recorded as a FAILED delivery (`_record_failure`) and raises:
+    the fetch's own error, or DeliveryRejectedError naming the first five problems.
     """
     try:
         scraped = scrape_day(client, day)
@@ -133,8 +134,12 @@ def deliver_day(
     snapshot = _write_snapshot(settings.data_dir, scraped, manifest)
     if verdict.errors:
         _refuse(engine, day, source, verdict.errors, manifest, snapshot)
-    with write_transaction(engine, f"delivery:{day.isoformat()}") as conn:
-        inserted = _store_day(conn, day, scraped, manifest, snapshot, source)
+    try:
+        with write_transaction(engine, f"delivery:{day.isoformat()}") as conn:
+            inserted = _store_day(conn, day, scraped, manifest, snapshot, source)
+    except InvalidInputError as exc:  # a row the store refuses: the transaction rolled back, nothing kept
+        failed = {**manifest, "status": "FAILED", "errors": [exc.detail]}
+        _refuse(engine, day, source, failed["errors"], failed, _write_snapshot(settings.data_dir, scraped, failed))
     attempts = sum(f.attempts for f in scraped.fetched.values())
     return DeliveryReport(
         day, "COMPLETE", scraped.checksum, row_counts, verdict.warnings, str(snapshot), inserted, attempts
@@ -188,6 +193,7 @@ def _check_day(
         scraped.notices.rows,
         scraped.securities.rows,
         scraped.indices.rows,
+        scraped.fundamentals.rows,
     )
     verdict = validate_day(day, pages, Known(stored.known, stored.closes, price_band, stored.previous))
     left_out = [

@@ -11,6 +11,12 @@ Errors:
   securities list (a new listing must appear on the securities list: that is the
   explicit new-listing path);
 - an active security on the securities list with no row on the quotes page;
+- a fundamentals row without a report date (one that cannot be read is a cell that could
+  not be read), dated after the trading day (the latest report would be one from the
+  future, hiding every real one until then), for a symbol neither in the store nor on
+  the securities list (as for a quotes row), with a share count that is not a whole
+  number from 0 to `MAX_SHARES` or a negative market cap, or twice on the page for one
+  symbol and report date (the store keeps one per symbol and report date);
 - negative volume or trades, a close that is not positive, bid above ask, low above high;
   a volume or trades count over `market.money.MAX_SHARES` or a close over `MAX_PRICE`;
 - a stale page: every traded row (five or more) repeats the previous stored session's row
@@ -190,14 +196,15 @@ class Verdict:
 @dataclass(frozen=True)
 class Published:
     """What the exchange's pages say of a day: the trade-quotes page's date and rows, its
-    notices, the active securities and the market's index levels (symbol, level; each
-    once, a level a positive number)."""
+    notices, the active securities, the market's index levels (symbol, level; each
+    once, a level a positive number) and the fundamentals page's rows."""
 
     page_date: date | None
     quotes: list[dict]
     notices: list[dict]
     securities: list[dict]
     indices: list[dict] = field(default_factory=list)
+    fundamentals: list[dict] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -243,6 +250,7 @@ def validate_day(day: date, published: Published, known: Known) -> Verdict:
             )
     seen = _check_quotes(quotes, names, splits, previous_close, price_band, verdict)
     _check_missing(day, names.listed, seen, verdict)
+    _check_fundamentals(day, published.fundamentals, names, verdict)
     return verdict
 
 
@@ -355,6 +363,33 @@ def _check_missing(day: date, listed: dict[str, dict], seen: set[str], verdict: 
         active = security["status"] == "ACTIVE" and (security["delisted_on"] is None or security["delisted_on"] > day)
         if active and security["listed_on"] <= day and symbol not in seen:
             verdict.errors.append(f"{symbol}: active security missing from the trade-quotes page")
+
+
+def _check_fundamentals(day: date, rows: list[dict], names: _Names, verdict: Verdict) -> None:
+    """Each fundamentals row, named by its symbol and report date: the date given and not
+    after `day`, once on the page, a known or listed symbol (as a quotes row's), a share
+    count from 0 to MAX_SHARES and a market cap that is not negative."""
+    seen: set[tuple] = set()
+    for row in rows:
+        symbol, reported = row["symbol"], row.get("report_date")
+        name = f"fundamentals {symbol} " + (f"reported {reported.isoformat()}" if reported else "(no report date)")
+        if (symbol, reported) in seen:
+            verdict.errors.append(f"{name}: twice on the page (one row per symbol and report date is kept)")
+            continue
+        seen.add((symbol, reported))
+        if reported is None:
+            verdict.errors.append(f"{name}: the report date is required")
+        elif reported > day:
+            verdict.errors.append(f"{name}: report date is after the trading day {day.isoformat()}")
+        if symbol not in names.known and symbol not in names.listed:
+            verdict.errors.append(f"{name}: unknown symbol (not in the store and not on the securities list)")
+        shares, cap = row.get("shares_outstanding"), row.get("market_cap")
+        if shares is not None and not 0 <= shares <= MAX_SHARES:
+            verdict.errors.append(
+                f"{name}: shares outstanding {shares:,} is not a whole number from 0 to {MAX_SHARES:,}"
+            )
+        if cap is not None and cap < 0:
+            verdict.errors.append(f"{name}: market cap {cap:,g} is negative")
 
 
 def _check_dividend(

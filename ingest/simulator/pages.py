@@ -10,6 +10,7 @@ from there.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime, time
 from email.utils import format_datetime
 from html import escape
@@ -103,21 +104,27 @@ def _quote_row(bar: dict) -> str:
     return "<tr>" + "".join(f"<td>{escape(str(cells[key]))}</td>" for key, _ in QUOTE_COLUMNS) + "</tr>"
 
 
-def fundamentals_page(day: SimulatedDay, currency: str = HOME_CURRENCY) -> str:
+def fundamentals_page(
+    day: SimulatedDay, currency: str = HOME_CURRENCY, extra_rows: Sequence[Sequence[str]] = ()
+) -> str:
+    """The day's fundamentals table; `extra_rows` (cells as printed) follow the day's rows
+    (a fault: `Faults.fundamentals_rows`)."""
     header = (
         "<tr><th>Symbol</th><th>Report Date</th><th>Period End</th><th>EPS</th><th>Book Value per Share</th>"
         f"<th>Dividend Yield %</th><th>Shares Outstanding</th><th>Market Cap ({currency})</th></tr>"
     )
-    rows = "\n".join(
+    rows = [
         f"<tr><td>{escape(f['symbol'])}</td><td>{f['report_date'].isoformat()}</td><td>{f['period_end'].isoformat()}</td>"
         f"<td>{f['eps']:,.3f}</td><td>{money(f['book_value_per_share'])}</td><td>{f['dividend_yield']:.2f}</td>"
         f"<td>{count(f['shares_outstanding'])}</td><td>{money(f['market_cap'])}</td></tr>"
         for f in day.fundamentals
-    )
+    ]
+    rows += ["<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in cells) + "</tr>" for cells in extra_rows]
+    body = "\n".join(rows)
     return html_page(
         f"Fundamentals {day.day.isoformat()}",
-        f'<table class="fundamentals" data-rows="{len(day.fundamentals)}"><thead>{header}</thead>'
-        f'<tbody>\n{rows}\n</tbody></table>\n<p class="report-end">End of report</p>',
+        f'<table class="fundamentals" data-rows="{len(rows)}"><thead>{header}</thead>'
+        f'<tbody>\n{body}\n</tbody></table>\n<p class="report-end">End of report</p>',
     )
 
 

@@ -46,6 +46,8 @@ class Faults:
     stale: int = 0  # the next N trade-quote pages are the previous session's, under the asked date
     # the next N trade-quote pages list the previous session's notices again, before the day's
     repeated_notices: int = 0
+    # rows (their eight cells as printed) added to the fundamentals page while set
+    fundamentals_rows: list[list[str]] | None = None
 
     def take(self, name: str) -> bool:
         left = getattr(self, name)
@@ -111,7 +113,9 @@ class SimulatorSite:
     def _route(self, path: str, params: dict[str, list[str]]) -> Reply:
         routes = {
             "/market/trade-quotes": self._quotes,
-            "/market/fundamentals": lambda d: _html(pages.fundamentals_page(self.market.day(d), self.currency)),
+            "/market/fundamentals": lambda d: _html(
+                pages.fundamentals_page(self.market.day(d), self.currency, self.faults.fundamentals_rows or [])
+            ),
             "/market/securities": lambda d: _html(pages.securities_page(self.market.day(d))),
             "/news/rss": self._rss,
         }

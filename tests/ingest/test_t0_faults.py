@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from ingest.exchange import delivery
 from ingest.exchange.delivery import client_for, deliver_day
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from market.errors import (
     DeliveryRejectedError,
     IncompletePageError,
+    InvalidInputError,
     NotPublishedError,
     NotReadyError,
     SourceUnavailableError,
@@ -24,7 +26,7 @@ from pipeline.preflight import check_delivery
 from pipeline.serving import serve_in_thread
 from store import tables
 from store.engine import service_engine
-from store.history import current_rows
+from store.history import append_history, current_rows
 
 DAY = date(2026, 11, 20)
 MARKET = SimulatedMarket(seed=7, size=60)
@@ -273,8 +275,6 @@ def test_preflight_without_any_delivery_names_the_command(settings: Settings) ->
 
 
 def test_preflight_lists_active_instruments_without_a_row(exchange: Settings) -> None:
-    from store.history import append_history
-
     deliver(exchange)
     with service_engine(exchange).begin() as conn:
         append_history(
@@ -332,3 +332,77 @@ def test_a_notice_shown_again_on_the_next_page_is_stored_once(exchange: Settings
             ],
         )
     assert [(r["action_date"], r["amount"]) for r in stored] == [(ex_date, dividend["amount"])]
+
+
+def _fundamentals_row(symbol: str = "KCB", report: str = "2026-11-02", shares: str = "1,000", cap: str = "5,000"):
+    return [symbol, report, "2026-09-30", "1.000", "2.00", "3.00", shares, cap]
+
+
+KCB_REPORT = next(f["report_date"] for f in MARKET.day(DAY).fundamentals if f["symbol"] == "KCB").isoformat()
+
+
+@pytest.mark.parametrize(
+    ("row", "reason"),
+    [
+        (
+            _fundamentals_row(report="2062-11-20"),
+            "fundamentals KCB reported 2062-11-20: report date is after the trading day 2026-11-20",
+        ),
+        (_fundamentals_row(report="-"), r"fundamentals KCB \(no report date\): the report date is required"),
+        (_fundamentals_row(report="2026-13-01"), r"column 'Report Date': '2026-13-01' is not a date"),
+        (
+            _fundamentals_row("ZZZ"),
+            "fundamentals ZZZ reported 2026-11-02: unknown symbol "
+            r"\(not in the store and not on the securities list\)",
+        ),
+        (
+            _fundamentals_row(shares="(1,000,000)"),
+            "fundamentals KCB reported 2026-11-02: shares outstanding -1,000,000 is not a whole number from 0",
+        ),
+        (_fundamentals_row(cap="(5,000)"), "fundamentals KCB reported 2026-11-02: market cap -5,000 is negative"),
+        (
+            _fundamentals_row(report=KCB_REPORT),
+            f"fundamentals KCB reported {KCB_REPORT}: twice on the page",
+        ),
+    ],
+    ids=["future", "blank", "unreadable", "unknown", "negative-shares", "negative-cap", "twice"],
+)
+def test_a_bad_fundamentals_row_refuses_the_day(
+    exchange: Settings, site: SimulatorSite, row: list[str], reason: str
+) -> None:
+    """A report dated after the day would be served as the latest fundamentals for years,
+    hiding every real report; the other rows cannot be stored. Each refuses the day with the
+    row named, stores nothing, records a FAILED delivery pre-flight then names."""
+    site.faults.fundamentals_rows = [row]
+    with pytest.raises(DeliveryRejectedError, match=f"refused, nothing stored: .*{reason}"):
+        deliver(exchange)
+    assert count(exchange, tables.fundamentals) == 0
+    assert_nothing_stored_and_preflight_refuses(exchange, reason)
+    site.faults.fundamentals_rows = None
+    assert deliver(exchange).status == "COMPLETE"  # the corrected page
+    assert count(exchange, tables.fundamentals) == 59
+
+
+def test_a_failure_while_storing_is_a_failed_delivery_with_nothing_written(
+    exchange: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row the store refuses (after the day's delivery, instruments and prices were
+    written in the same transaction) leaves none of them, and the day is recorded FAILED
+    with the store's reason, as a day that fails validation is."""
+
+    def refuse_notices(conn, table, rows, **kwargs):
+        if table is tables.corporate_actions:
+            raise InvalidInputError("corporate_actions: two rows for the same key {...}")
+        return append_history(conn, table, rows, **kwargs)
+
+    monkeypatch.setattr(delivery, "append_history", refuse_notices)
+    with pytest.raises(DeliveryRejectedError, match="refused, nothing stored: corporate_actions: two rows"):
+        deliver(exchange)
+    assert count(exchange, tables.fundamentals) == 0
+    assert_nothing_stored_and_preflight_refuses(exchange, "corporate_actions: two rows for the same key")
+    with service_engine(exchange).connect() as conn:
+        (failed,) = current_rows(conn, tables.deliveries)
+    assert failed["status"] == "FAILED"
+    assert failed["manifest"]["errors"] == ["corporate_actions: two rows for the same key {...}"]
+    manifest = (Path(failed["snapshot_path"]) / "manifest.json").read_text()
+    assert '"status": "FAILED"' in manifest
