@@ -29,7 +29,7 @@ re-decide `decided_frame`'s rows and read them back with `with_signals`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -223,20 +223,33 @@ def prepare_days(
     (`persistence_by_day`; None: none known)."""
     known = persistence or {}
     decided = decided_frame(predictions, fee_rate, horizon, book_names)
+    groups = list(decided.groupby("date", sort=True))
+    priced = ((day, {r.symbol: _market_day(r) for r in frame.itertuples(index=False)}) for day, frame in groups)
+    return [
+        PreparedDay(day, market, signals_of(frame), known.get(day), last_rows)
+        for (day, frame), (market, last_rows) in zip(groups, carried_forward(priced), strict=True)
+    ]
+
+
+def carried_forward(
+    priced: Iterable[tuple[date, dict[str, MarketDay]]],
+) -> Iterator[tuple[dict[str, MarketDay], dict[str, date]]]:
+    """Each day's market of `priced` (days in date order, each with the names priced on it)
+    with every name priced on an earlier day and not on this one carried at its last close
+    with no trades, and the date of each carried name's last row: what the delisting rule
+    counts from (portfolio/delisting.py). The one carry of the backtest's days
+    (`prepare_days`) and the null record's replay (views/null_record.py `replay_of`)."""
     last_seen: dict[str, MarketDay] = {}
     last_row: dict[str, date] = {}
-    out = []
-    for day, frame in decided.groupby("date", sort=True):
-        today = {r.symbol: _market_day(r) for r in frame.itertuples(index=False)}
-        carried = {}
+    for day, today in priced:
+        market, carried = dict(today), {}
         for symbol, seen in last_seen.items():
             if symbol not in today:
-                today[symbol] = MarketDay(symbol, seen.close, 0, seen.adv_20)
+                market[symbol] = MarketDay(symbol, seen.close, 0, seen.adv_20)
                 carried[symbol] = last_row[symbol]
-        last_row.update({symbol: day for symbol in frame["symbol"]})
+        last_row.update(dict.fromkeys(today, day))
         last_seen.update(today)
-        out.append(PreparedDay(day, today, signals_of(frame), known.get(day), carried))
-    return out
+        yield market, carried
 
 
 def smoothed(predictions: pd.DataFrame, sessions: int, column: str = "expected_return") -> pd.DataFrame:

@@ -52,7 +52,7 @@ from market.instruments import is_ordinary
 from market.settings import get_settings
 from models.decisions import HORIZON
 from models.scoring import served_predictions
-from portfolio.backtest import PreparedDay, decided_frame, signals_of
+from portfolio.backtest import PreparedDay, carried_forward, decided_frame, signals_of
 from portfolio.book import Mandate
 from portfolio.delisting import DelistingRule, stored_rule
 from portfolio.ledger import AI_PORTFOLIO
@@ -161,8 +161,9 @@ def replay_of(
 ) -> Replay:
     """The replay of the executed days' reads (in date order): each day's served
     predictions on its market, decided at the fee schedule's rate; a name priced on an
-    earlier day and not on this one carries its last close with no trades, as the
-    backtest's days do."""
+    earlier day and not on this one carries its last close with no trades and the date of
+    its last row, as the backtest's days do (`carried_forward`), so `delisting` delists a
+    held name whose rows end on the day the backtest would."""
     mandate = Mandate()
     rows = [
         {**p, "date": day, **_market_columns(read.market[p["symbol"]]), "ordinary": ordinary.get(p["symbol"], True)}
@@ -175,15 +176,12 @@ def replay_of(
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     decided = decided_frame(frame, float(fees.rate), HORIZON, mandate.names) if rows else frame
     by_day = dict(iter(decided.groupby("date", sort=True)))
-    seen: dict[str, MarketDay] = {}
+    carried = carried_forward((day, read.market) for day, read in reads.items())
     days = []
-    for day, read in reads.items():
-        market = {s: MarketDay(s, m.close, 0, m.adv_20) for s, m in seen.items() if s not in read.market}
-        market.update(read.market)
-        seen.update(read.market)
+    for (day, read), (market, last_rows) in zip(reads.items(), carried, strict=True):
         rows_of_day = by_day.get(day)
         signals = signals_of(rows_of_day) if rows_of_day is not None else {}
-        days.append(PreparedDay(day, market, signals, read.persistence))
+        days.append(PreparedDay(day, market, signals, read.persistence, last_rows))
     return Replay(days, decided, fees, mandate, "costed", float(cash), HORIZON, delisting)
 
 

@@ -7,6 +7,7 @@ touches a replayed day arrives."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,15 +15,18 @@ from sqlalchemy import Engine
 
 import views.null_record
 from market.fees import FeeSchedule
+from portfolio.backtest import _market_day, run_backtest
+from portfolio.delisting import DelistingRule
 from portfolio.ledger import AI_PORTFOLIO
 from portfolio.market import known_persistence, market_days, market_days_over, persistence_known_over
-from portfolio.nulls import NullPlan
+from portfolio.nulls import NullPlan, replay_book
 from portfolio.trading import move_cash, open_client_portfolio
 from store import tables
 from store.history import append_history
 from tests.portfolio.planted_store import planted_world
 from tests.portfolio.seed import CALENDAR, price_row
-from views.null_record import NullRecords, executed_days, read_days, replay_of
+from tests.portfolio.test_nulls import BOOK, planted
+from views.null_record import MODEL_OUTPUTS, DayRead, NullRecords, executed_days, read_days, replay_of
 from views.track_record import ai_track_record
 
 FEES = FeeSchedule()
@@ -213,3 +217,31 @@ def test_a_book_that_tied_each_day_is_a_tie_whatever_its_ratio_s_last_digits() -
     every = served(family_figures("fixed_random", model, books[:2], "b", [True, True]), FAMILY_TIES.format(books=2))
     words = null_percentiles({"families": {"fixed_random": asdict(every)}})  # type: ignore[typeddict-item]
     assert "level with each of the 2" in words and "tie" in words and "percentile of" not in words
+
+
+def test_the_null_records_replay_delists_a_name_whose_rows_end_as_the_backtest_does() -> None:
+    """The model's favourite name stops trading after day 10: the null record's replay of
+    the same days delists it on the day the backtest does and values it by the rule, not
+    at its last close for ever."""
+    frame = planted(3, signal=True, days=40)
+    best = frame.groupby("symbol")["expected_return"].mean().idxmax()
+    frame = frame[~((frame.symbol == best) & (frame.date > sorted(frame.date.unique())[10]))]
+    rule = DelistingRule(after_sessions=3)
+    backtest = run_backtest(frame, CASH, FEES, "costed", BOOK, delisting=rule)
+    reads = {
+        day: DayRead(
+            "live",
+            {r.symbol: _market_day(r) for r in rows.itertuples(index=False)},
+            [
+                {k: getattr(r, k) for k in ("symbol", *MODEL_OUTPUTS[:-1])} | {"predicted_class": None}
+                for r in rows.itertuples()
+            ],
+            None,
+        )
+        for day, rows in frame.groupby("date")
+    }
+    replayed, _ = replay_book(replace(replay_of(reads, {}, FEES, CASH, rule), mandate=BOOK))
+    delisted = [(e["symbol"], e["delisted_on"]) for e in backtest.delistings]
+    assert delisted and delisted[0][0] == best
+    assert [(e["symbol"], e["delisted_on"]) for e in replayed.delistings] == delisted
+    assert replayed.curve.equity.iloc[-1] == pytest.approx(backtest.curve.equity.iloc[-1])
