@@ -226,10 +226,16 @@ def rank_ic(predictions: pd.DataFrame) -> dict[str, float | None]:
     return out
 
 
-def benchmarks_for(predictions: pd.DataFrame, source: Path, index: str | None, nse: bool) -> tuple[dict, str | None]:
-    from portfolio.track_record import equal_weight_liquid, index_returns
+def benchmarks_for(
+    predictions: pd.DataFrame, prices: pd.DataFrame, source: Path, index: str | None, nse: bool
+) -> tuple[dict, str | None]:
+    """The benchmarks over the predictions' days: the equal-weighted liquid universe by the
+    live record's monthly rule (`span_benchmark`: the span's first month from the members
+    of the session before it, read from `prices`) and the index where the files have one."""
+    from portfolio.backtest import span_benchmark
+    from portfolio.track_record import index_returns
 
-    found = {"equal_weight_liquid": equal_weight_liquid(predictions)}
+    found = {"equal_weight_liquid": span_benchmark(predictions, prices)}
     name, levels = index_levels(source, index, nse)
     if levels is not None:
         found["index"] = index_returns(levels).reindex(sorted(predictions["date"].unique())).fillna(0.0)
@@ -470,7 +476,7 @@ def main() -> None:
     out["capital_changes"] = capital_figures(capital)
     cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
     predictions = predictions_for(prices, start, end, horizon, args, cache)
-    benchmarks, index_name = benchmarks_for(predictions, source, args.index, not args.ohlcv)
+    benchmarks, index_name = benchmarks_for(predictions, prices, source, args.index, not args.ohlcv)
     signals: dict[int, tuple[pd.DataFrame, dict]] = {}
     if args.select if args.select is not None else end <= SELECTION_END:
         chosen_at = retail_fees if args.select_at == "retail" else default_fees

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from market.costs import FeeSchedule
+from market.labels import with_labels
 from models.dataset import build_panel
 from models.decisions import BOOK_NAMES, HORIZON, decide
 from models.walkforward import WalkForwardConfig, walk_forward
@@ -46,7 +47,7 @@ from portfolio.book import BookDay, Mandate, Outlook, plan_book
 from portfolio.delisting import READINGS, Absence, BookView, DelistingRule, book_view
 from portfolio.executor import Execution, Order, Signal, fill_orders
 from portfolio.rails import TRAPPED, MarketDay, exit_state
-from portfolio.track_record import COST_PARTS, TrackRecord, breakdown, daily_returns, statistics
+from portfolio.track_record import COST_PARTS, TrackRecord, breakdown, daily_returns, equal_weight_liquid, statistics
 from portfolio.track_record import by_year as yearly
 
 FILL_DESCRIPTIONS = {
@@ -121,6 +122,49 @@ def out_of_sample_predictions(
     panel = build_panel(prices, horizon=horizon, label=label)
     config = WalkForwardConfig(min_train_days=min_train_days, first_test_date=first_test_date, horizon=horizon + 1)
     return walk_forward(panel, config).predictions
+
+
+# What `equal_weight_liquid` reads of a row: its close and the entry gates' inputs.
+BENCHMARK_COLUMNS = (
+    "symbol",
+    "date",
+    "close",
+    "volume",
+    "adv_20",
+    "bid",
+    "ask",
+    "high",
+    "low",
+    "spread_estimate",
+    "spread_estimate_source",
+    "ordinary",
+)
+
+
+def span_benchmark(predictions: pd.DataFrame, prices: pd.DataFrame) -> pd.Series:
+    """The equal-weighted liquid universe's daily returns over the days of `predictions`
+    (portfolio/track_record.py `equal_weight_liquid`) by the live record's rule: each
+    month's members are the names that passed the entry gates on the last session before
+    it, measured from its close. The span's first month starts before the span: its
+    sessions before the span (from the last one before the month) are read from `prices`
+    (every instrument, the history the predictions were made from), with the gate inputs
+    the panel gives each row (ADV_20 and the spread estimate over the name's own earlier
+    rows, market/labels.py `with_labels`), as views/track_record.py reads the 60 days
+    before a record. Each span day's return, the first's from the close before it; 0 on a
+    day of a month with no session before it in `prices`."""
+    span = sorted(predictions["date"].unique())
+    if not span:
+        return pd.Series(dtype=float)
+    start = pd.Timestamp(span[0])
+    earlier = prices[pd.to_datetime(prices["date"]) < start]
+    dates = pd.to_datetime(earlier["date"])
+    before = dates[dates < start.replace(day=1)]
+    if len(before):  # the month's first session's members are chosen on `before.max()`'s gates
+        earlier = with_labels(earlier, 1, "next_day")
+        earlier = earlier[pd.to_datetime(earlier["date"]) >= before.max()]
+        lead = earlier[[c for c in BENCHMARK_COLUMNS if c in earlier]]
+        predictions = pd.concat([lead, predictions[[c for c in BENCHMARK_COLUMNS if c in predictions]]])
+    return equal_weight_liquid(predictions).reindex(span).fillna(0.0)
 
 
 def signals_of(decided: pd.DataFrame) -> dict[str, Signal]:

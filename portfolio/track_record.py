@@ -539,7 +539,11 @@ def equal_weight_liquid(frame: pd.DataFrame, dividends: pd.DataFrame | None = No
     low), its closes on one share count. Ordinary shares only: where the frame has an
     `ordinary` column, a row whose value is False (a preference share, a fund, ...:
     market/instruments.py) is never a member. `dividends` (date x symbol, cash per share on
-    the same count): reinvested at the ex-date's close (`reinvested`), a total return."""
+    the same count): reinvested at the ex-date's close (`reinvested`), a total return.
+    A month without a day before it in `frame` has no members: its days return 0, so a
+    caller measuring a span gives the frame the days from the last session before the
+    span's first month (views/track_record.py reads the 60 days before a record, the
+    backtest `portfolio.backtest.span_benchmark`) and reindexes to the span."""
     frame = frame.sort_values(["date", "symbol"])
     traded = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
     closes = reinvested(traded, dividends)

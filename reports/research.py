@@ -626,9 +626,9 @@ def backtest(prices: pd.DataFrame, test_days: int, min_train_days: int, cash: fl
     on the product's label: the decisions filled in the next session through the cost
     model, the same decisions filled at the next session's close for free, and at their
     own close for free; each result's figures carry the statistics beside the
-    equal-weighted liquid universe. None on too short a history."""
-    from portfolio.backtest import out_of_sample_predictions, prepare_days, run_backtest, summarise
-    from portfolio.track_record import equal_weight_liquid
+    equal-weighted liquid universe (`span_benchmark`: its first month's members chosen
+    before the span, as the live record's are). None on too short a history."""
+    from portfolio.backtest import out_of_sample_predictions, prepare_days, run_backtest, span_benchmark, summarise
 
     dates = sorted(prices["date"].unique()) if not prices.empty else []
     if len(dates) <= min_train_days + 5:
@@ -637,7 +637,7 @@ def backtest(prices: pd.DataFrame, test_days: int, min_train_days: int, cash: fl
     predictions = out_of_sample_predictions(prices, min_train_days=min_train_days, first_test_date=first)
     if predictions.empty:
         return None
-    benchmarks = {"equal_weight_liquid": equal_weight_liquid(predictions)}
+    benchmarks = {"equal_weight_liquid": span_benchmark(predictions, prices)}
     days = prepare_days(predictions, float(FeeSchedule().rate))
     results = {
         "next session, cost model": run_backtest(days, cash, fills="costed"),

@@ -151,3 +151,27 @@ def test_a_bad_fee_file_or_limit_is_one_line(tmp_path: Path, monkeypatch: pytest
             monkeypatch.setattr(sys, "argv", ["backtest.py", "--ohlcv", str(folder), *extra])
             with pytest.raises(SystemExit, match=says):
                 backtest.main()
+
+
+def test_the_equal_weighted_benchmark_measures_the_spans_first_month(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """The span starts on 17 February: the benchmark's February is the names that passed the
+    gates on 31 January, held from its close, as the live record measures a month (not 0
+    for every day until March because the predictions start mid-month)."""
+    from portfolio.track_record import equal_weight_liquid
+
+    panels, planted = [], planted_walk_forward
+
+    def walk_forward(prices: pd.DataFrame, first_test_date: date, horizon: int) -> pd.DataFrame:
+        panels.append(portfolio.backtest.build_panel(prices, horizon=horizon))
+        return planted(prices, first_test_date, horizon)
+
+    monkeypatch.setattr(sys.modules[__name__], "planted_walk_forward", walk_forward)
+    _, last = _planted_backtest(planted_files(tmp_path / "market"), "jse", monkeypatch, capsys)
+    span = [d for d in DAYS if d >= DAYS[30]]
+    whole = equal_weight_liquid(panels[0]).reindex(span).fillna(0.0)  # the rule over the whole history
+    february = whole[[d.month == 2 for d in span]]
+    assert (february != 0).all() and len(february) == 10
+    measured = last["runs"]["default_brokerage"]["benchmarks"]["equal_weight_liquid"]["total_return"]
+    assert measured == pytest.approx(float((1 + whole).prod() - 1), abs=1e-4)
