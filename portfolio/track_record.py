@@ -15,7 +15,8 @@ ledger valued each day, dividends and cash movements included):
 - beside each benchmark over the same days: the benchmark's own total and annual return,
   excess annual return, tracking error (annualised volatility of the daily active
   return), information ratio (mean over standard deviation of the daily active return,
-  annualised: empyrical's `excess_sharpe` x sqrt(250)), beta and annual alpha;
+  annualised: empyrical's `excess_sharpe` x sqrt(250)), beta and annual alpha (null below
+  MIN_BETA_DAYS days of returns, with a `note` saying why: a regression on a few points is noise);
 - what the book held, so the ratios are read for what they are: `average_exposure` (the
   mean over the days of market value / equity, a fraction: 0 all cash, 1 fully invested;
   from the caller's `exposure` series), `fill_count` (the fills in the span, passed by the
@@ -80,6 +81,13 @@ MOSTLY_CASH_EXPOSURE = 0.05  # an average exposure under this: the book held cas
 # A daily active return's standard deviation at or under this is none: the book is its benchmark
 # (e.g. a mean of books that all held the same), and its information ratio would be rounding noise.
 NO_TRACKING = 1e-12
+# Beta and alpha are a regression of the book's daily returns on the benchmark's: on fewer days
+# than this the slope is noise (a two-day record once showed a beta of -72), and the daily
+# intercept compounded over 250 days explodes (an alpha of 5e21). 20 days is a trading month,
+# the span of the record's other windows (the 20-day average volume of the liquidity gates,
+# the bought-and-held null's first month of 21 sessions); below it both are null and the
+# comparison's note says why.
+MIN_BETA_DAYS = 20
 # The benchmarks a record is compared with, by the key both transports use (REST's map
 # key, GraphQL's field in camelCase): the equal-weighted liquid universe and the index.
 BENCHMARKS = ("equal_weight_liquid", "index")
@@ -116,8 +124,31 @@ class BenchmarkComparison:
     excess_annual_return: Fraction | None = None
     tracking_error: Fraction | None = None
     information_ratio: float | None = None
-    beta: float | None = None
-    alpha: Fraction | None = None
+    beta: float | None = described(
+        "The slope of the book's daily returns on the benchmark's; null below "
+        f"{MIN_BETA_DAYS} days of returns (`note` says why).",
+        default=None,
+    )
+    alpha: Fraction | None = described(
+        "The regression's daily intercept compounded over 250 days; null below "
+        f"{MIN_BETA_DAYS} days of returns (`note` says why).",
+        default=None,
+    )
+    note: str | None = described(
+        f"Why beta and alpha are null: the days are fewer than {MIN_BETA_DAYS}, too few for a regression; else null.",
+        default=None,
+    )
+
+
+def too_few_for_beta(days: int) -> str | None:
+    """Why a comparison over `days` days of returns has no beta or alpha (MIN_BETA_DAYS);
+    None when it has enough."""
+    if days >= MIN_BETA_DAYS:
+        return None
+    return (
+        f"Beta and alpha need at least {MIN_BETA_DAYS} days of returns; {days} here: a regression on fewer is "
+        "noise, and its daily alpha compounded to a year is meaningless."
+    )
 
 
 # What the null books' figures are measured against (a key of BENCHMARKS).
@@ -465,7 +496,8 @@ def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
     sd = float(active.std(ddof=1))
     own = ep.annual_return(returns, annualization=ann)
     theirs = ep.annual_return(aligned, annualization=ann)
-    alpha, beta = ep.alpha_beta(returns, aligned, annualization=ann)
+    note = too_few_for_beta(len(returns))
+    alpha, beta = (None, None) if note else ep.alpha_beta(returns, aligned, annualization=ann)
     return BenchmarkComparison(
         total_return=_round(ep.cum_returns_final(aligned)),
         annual_return=_round(theirs),
@@ -474,6 +506,7 @@ def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
         information_ratio=_round(ep.excess_sharpe(returns, aligned) * math.sqrt(ann), 3) if sd > NO_TRACKING else None,
         beta=_round(beta, 3),
         alpha=_round(alpha),
+        note=note,
     )
 
 

@@ -23,7 +23,7 @@ BAR = (
     "volatility20 volumeRatio20 spreadPct"
 )
 METRIC = "{ value baseRate sampleSize baselines { name value } }"
-BENCHMARK = "{ totalReturn annualReturn excessAnnualReturn trackingError informationRatio beta alpha }"
+BENCHMARK = "{ totalReturn annualReturn excessAnnualReturn trackingError informationRatio beta alpha note }"
 SPREAD = "{ mean lowest highest }"
 FAMILY = f"{{ family books informationRatio {SPREAD} excessAnnualReturn {SPREAD} modelPercentile modelBeats note }}"
 NULLS = (

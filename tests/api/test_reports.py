@@ -206,6 +206,7 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
         "\n", " "
     )
     assert "+0.20% / 1.40%" in pdf.text  # MID: HOLD, with its edge against its cost
+    assert bench["beta"] is None and "Beta - -" in pdf.text, "two days: no beta to print, a dash, not a fit's noise"
     assert "Cumulative return, %" in pdf.text and "Equal-weighted liquid" in pdf.text  # the chart's axis and legend
     month = f"{DAY.year} {signed_pct(record['total_return'] * 100, 2)}"  # the world's two days fall in one month
     assert month in pdf.text, month

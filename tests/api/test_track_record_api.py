@@ -4,6 +4,7 @@ AI portfolio's record carries its average exposure and fills beside the benchmar
 
 from __future__ import annotations
 
+from portfolio.track_record import BENCHMARKS, MIN_BETA_DAYS
 from tests.api.conftest import Api
 from tests.api.graph import data, snake
 
@@ -35,3 +36,20 @@ def test_the_ai_track_record_states_exposure_and_fills_beside_the_benchmarks(api
         data(api, "{ aiPortfolio { trackRecord { %s } } }" % HELD, api.world.acme_key)["aiPortfolio"]["trackRecord"]
     )
     assert graph == {k: rest.get(k) for k in graph}
+
+
+def test_a_two_day_record_has_no_beta_or_alpha_and_says_why(api: Api) -> None:
+    """The world's AI book has two executed days: a regression on them is noise (a reviewer's
+    two-day record showed beta -72 and alpha 5e21), so REST and GraphQL serve null with the
+    comparison's note saying why, and keep the figures the days do give."""
+    rest = api.acme("GET", "/api/ai-portfolio/track-record").json()
+    assert rest["days"] == 2 < MIN_BETA_DAYS
+    for name in BENCHMARKS:
+        against = rest["benchmarks"][name]
+        assert against["beta"] is None and against["alpha"] is None, name
+        assert against["note"].startswith(f"Beta and alpha need at least {MIN_BETA_DAYS} days of returns; 2 here")
+        assert against["tracking_error"] is not None
+    query = "{ aiPortfolio { trackRecord { benchmarks { equalWeightLiquid { beta alpha note } } } } }"
+    graph = data(api, query, api.world.acme_key)["aiPortfolio"]["trackRecord"]["benchmarks"]["equalWeightLiquid"]
+    liquid = rest["benchmarks"]["equal_weight_liquid"]
+    assert graph == {"beta": None, "alpha": None, "note": liquid["note"]}

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from market.costs import CostBreakdown
-from portfolio.track_record import daily_returns, equal_weight_liquid, statistics
+from portfolio.track_record import MIN_BETA_DAYS, daily_returns, equal_weight_liquid, statistics
 
 DAYS = [date(2026, 1, 5) + timedelta(days=i) for i in range(6)]
 
@@ -42,7 +42,28 @@ def test_statistics_by_hand_and_by_the_library() -> None:
     active = returns - bench
     assert against["information_ratio"] == pytest.approx(active.mean() / active.std(ddof=1) * math.sqrt(250), abs=1e-3)
     assert against["tracking_error"] == pytest.approx(active.std(ddof=1) * math.sqrt(250), abs=1e-4)
-    assert against["beta"] == pytest.approx(np.cov(returns, bench)[0, 1] / np.var(bench, ddof=1), abs=1e-3)
+    assert against["beta"] is None and against["alpha"] is None, "five days: too few for a regression"
+
+
+def test_beta_and_alpha_wait_for_enough_days_then_are_the_regressions() -> None:
+    """A slope fitted to a few points is noise, and its daily alpha compounded over 250 days
+    explodes (two days once showed a beta of -72 and an alpha of 5e21): below MIN_BETA_DAYS
+    both are null and the comparison's note says why; from it on, they are the regression's."""
+    rng = np.random.default_rng(7)
+    days = pd.bdate_range("2026-01-05", periods=MIN_BETA_DAYS)
+    bench = pd.Series(rng.normal(0.0, 0.01, MIN_BETA_DAYS), index=days)
+    returns = 0.6 * bench + pd.Series(rng.normal(0.0005, 0.004, MIN_BETA_DAYS), index=days)
+    short = statistics(returns.iloc[1:], {"b": bench}).benchmarks["b"]
+    assert short.beta is None and short.alpha is None
+    assert short.note == (
+        f"Beta and alpha need at least {MIN_BETA_DAYS} days of returns; {MIN_BETA_DAYS - 1} here: a regression on "
+        "fewer is noise, and its daily alpha compounded to a year is meaningless."
+    )
+    assert short.tracking_error is not None and short.information_ratio is not None, "the other figures stay"
+    enough = statistics(returns, {"b": bench}).benchmarks["b"]
+    assert enough.note is None
+    assert enough.beta == pytest.approx(np.cov(returns, bench)[0, 1] / np.var(bench, ddof=1), abs=1e-3)
+    assert enough.alpha == pytest.approx(ep.alpha(returns, bench, annualization=250), abs=1e-4)
 
 
 def test_deposits_and_withdrawals_are_not_performance() -> None:
