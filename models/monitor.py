@@ -446,7 +446,9 @@ def per_name_check(name: str, ref: InputReference, values: np.ndarray, window: C
 
 
 def score_check(reference: pd.DataFrame, current: np.ndarray, days: int, t: Thresholds) -> Check:
-    """`reference`: date, score of the validation record's served predictions."""
+    """`reference`: date, score of the validation record's served predictions; `current`:
+    the Scores served over the window's `days` (live, else the validation record's). The
+    figures keep the window's length (`window_days`), which the view's measure names."""
     r = reference["score"].to_numpy(float)
     figure = PsiReference(r).excess(current)[0] if len(r) else 0.0
     watch, alert = psi_thresholds(own_band(reference, "score", t.window_days), t)
@@ -457,7 +459,8 @@ def score_check(reference: pd.DataFrame, current: np.ndarray, days: int, t: Thre
         round(figure, 6),
         round(watch, 6),
         round(alert, 6),
-        {"reference_rows": int(len(r)), "current_rows": int(len(current)), "current_days": days},
+        {"reference_rows": int(len(r)), "current_rows": int(len(current)), "current_days": days}
+        | {"window_days": t.window_days},
     )
 
 

@@ -148,11 +148,24 @@ def performance(conn: Connection, calendar: TradingCalendar | None = None) -> Pe
     }
 
 
-MEASURES = {
-    "score_drift": "psi_excess: the population stability index of the live Scores against the validation "
-    "record's, less the most the record's own windows of that length show",
-    "input_psi": "psi_excess: the population stability index of the input over its last {window_days} days "
-    "against the validation record's, less the most the record's own windows of that length show",
+def _psi_excess(sample: str) -> str:
+    """A PSI check's measure, as the monitor computes it (models/monitor.py
+    `PsiReference.excess`, `psi_thresholds`): the PSI less what a sample of that many rows
+    shows by chance, read against thresholds set by the validation record's own windows.
+    The Score's window holds the Scores served on its days: live where the model served
+    them, else the validation record's (pipeline/scoring.py `stored_scores`)."""
+    return (
+        f"psi_excess: the population stability index (PSI) of {sample} against the validation record's, less its "
+        "sampling noise ((bins - 1) / rows), against thresholds from the validation record's own windows of that "
+        "length"
+    )
+
+
+MEASURES = {  # by check kind; {window_days} is the check's window, from its figures (`_measure`)
+    "score_drift": _psi_excess(
+        "the Scores served over the last {window_days} days (live, else the validation record's)"
+    ),
+    "input_psi": _psi_excess("the input's values over its last {window_days} days"),
     "input_tail": "tail_share: the share of the validation record's days whose value was at least as far out "
     "as today's (a market-wide input, or the share of priced names that traded)",
     "live_accuracy": f"accuracy: the binary accuracy of the latest live outcomes ({BINARY_RULE})",
@@ -229,11 +242,12 @@ def _check(row: MonitorCheckRow) -> MonitorCheck:
 
 
 def _measure(kind: str, figures: dict[str, JsonValue]) -> str:
+    """What a check's figure is (MEASURES), its window's days from its figures (a score
+    check stored before it kept `window_days`: the days its Scores covered)."""
     if kind == "input_drift":
-        if "reference_days" in figures:
-            return MEASURES["input_tail"]
-        return MEASURES["input_psi"].format(window_days=figures.get("window_days", "N"))
-    return MEASURES.get(kind, kind)
+        kind = "input_tail" if "reference_days" in figures else "input_psi"
+    window_days = figures.get("window_days", figures.get("current_days", "N"))
+    return MEASURES.get(kind, kind).format(window_days=window_days)
 
 
 def _worse_when(watch: float | None, alert: float | None) -> str | None:

@@ -331,3 +331,4 @@ def test_the_score_reference_leaves_out_the_record_s_uncalibrated_days(settings:
     # the record's own last weeks lie inside its own band: at most WATCH (its top tenth), never ALERT
     assert own.figure <= band.max() + 1e-6 and own.level != ALERT and own.alert_threshold < 1.0, own
     assert shifted.level == ALERT, shifted  # every Score 8 points higher is drift
+    assert own.figures["window_days"] == t.window_days, "what the measure names: the Scores of the last N days"

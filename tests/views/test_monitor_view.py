@@ -24,6 +24,8 @@ ROWS = [
     ("input:rsi_14", "input_drift", "WATCH", "WATCH", 0.21, 0.2, 0.35, DAY, {"window_days": 20}),
     # a market-wide input's tail share, worse when lower
     ("input:market_breadth", "input_drift", "OK", "OK", 0.4, 0.05, 0.01, None, {"reference_days": 250}),
+    # the Score's drift, over a window of live and validation-record Scores
+    ("score", "score_drift", "OK", "OK", 0.0, 0.1, 0.25, None, {"window_days": 20, "current_rows": 1180}),
     # live accuracy, worse when lower; no figure yet
     ("live_accuracy", "live_accuracy", "OK", "OK", None, None, None, None, {"note": "not enough live outcomes"}),
 ]
@@ -61,6 +63,16 @@ def test_each_check_says_what_it_measures_and_which_way_is_worse(settings: Setti
     assert tail["measure"].startswith("tail_share:")
     assert live["measure"].startswith("accuracy: the binary accuracy")
     assert (drift["worse_when"], tail["worse_when"], live["worse_when"]) == ("above", "below", None)
+    assert drift["measure"] == (
+        "psi_excess: the population stability index (PSI) of the input's values over its last 20 days against the "
+        "validation record's, less its sampling noise ((bins - 1) / rows), against thresholds from the "
+        "validation record's own windows of that length"
+    )
+    assert checks["score"]["measure"] == (
+        "psi_excess: the population stability index (PSI) of the Scores served over the last 20 days (live, else "
+        "the validation record's) against the validation record's, less its sampling noise ((bins - 1) / rows), "
+        "against thresholds from the validation record's own windows of that length"
+    )
     assert drift["note"] == "0.21: WATCH above 0.2, ALERT above 0.35; level WATCH, state WATCH"
     assert live["note"] == "not enough live outcomes"
     assert all(c["note"] for c in state["checks"]), "no check answers a null note"
