@@ -103,6 +103,11 @@ class BookDays:
     checkpoints: list[Checkpoint] = field(default_factory=list)
 
     @property
+    def first(self) -> date | None:
+        """The first valued day; None before it."""
+        return self.dates[0] if self.dates else None
+
+    @property
     def last(self) -> date | None:
         """The last valued day; None before the first."""
         return self.dates[-1] if self.dates else None

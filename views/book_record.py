@@ -272,12 +272,19 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)  # stored timestamps are UTC
 
 
+def _without_statistics(days: BookDays, fills: int, reason: str) -> TrackRecord:
+    """A record of valued days that gives no statistics: how many days and which (its first
+    and last, the same day for one; none before the first valued day), the fills and why."""
+    return TrackRecord(days=len(days.dates), first=days.first, last=days.last, fill_count=fills, reason=reason)
+
+
 def book_record(conn: Connection, state: BookState, benchmarks: Benchmarks) -> TrackRecord:
     """The statistics of the state's valued days beside the benchmarks over the same days:
     every day a return (`daily_returns`: flows at the day's start, withdrawals at its end),
     the first measured from nothing before it, so its deposit is its base. A day whose base
     (the equity before it plus its deposits) was 0 or less has no return: the record says
-    so in `reason` rather than counting it 0 or infinite."""
+    so in `reason` rather than counting it 0 or infinite. A record without statistics still
+    names its days (`first`, `last`), as `statistics` does for one day."""
     days = state.days
     if days is None:
         return TrackRecord(days=0, fill_count=0, reason=NO_CLIENT_HISTORY)
@@ -287,7 +294,7 @@ def book_record(conn: Connection, state: BookState, benchmarks: Benchmarks) -> T
         "statistics need at least two"
     )
     if len(days.dates) < 2:
-        return TrackRecord(days=len(days.dates), fill_count=totals.fills, reason=too_few)
+        return _without_statistics(days, totals.fills, too_few)
     deposits, withdrawals = (pd.Series(x, index=days.dates) for x in (days.deposits, days.withdrawals))
     returns = daily_returns(pd.Series(days.equity, index=days.dates), deposits, withdrawals, opening=0.0)
     if returns.isna().any():
@@ -297,7 +304,7 @@ def book_record(conn: Connection, state: BookState, benchmarks: Benchmarks) -> T
             f"on {days.dates[i]} the book started from {base:,.2f} (the equity before it plus the day's deposits): "
             "a day's return needs more than 0 to start from, so there are no statistics"
         )
-        return TrackRecord(days=len(days.dates), fill_count=totals.fills, reason=reason)
+        return _without_statistics(days, totals.fills, reason)
     positive = [e for e in days.equity if e > 0]
     series, index_source = benchmarks.over(conn, list(returns.index))
     out = statistics(

@@ -4,9 +4,12 @@ AI portfolio's record carries its average exposure and fills beside the benchmar
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from portfolio.track_record import BENCHMARKS, MIN_BETA_DAYS
 from tests.api.conftest import Api
 from tests.api.graph import data, snake
+from tests.api.world import DAY
 
 HELD = "days fillCount averageExposure mostlyCash note reason trades"
 
@@ -53,3 +56,14 @@ def test_a_two_day_record_has_no_beta_or_alpha_and_says_why(api: Api) -> None:
     graph = data(api, query, api.world.acme_key)["aiPortfolio"]["trackRecord"]["benchmarks"]["equalWeightLiquid"]
     liquid = rest["benchmarks"]["equal_weight_liquid"]
     assert graph == {"beta": None, "alpha": None, "note": liquid["note"]}
+
+
+def test_a_one_day_client_record_says_which_day_it_covers(api: Api) -> None:
+    """A deposit on the world's last priced day: one market day, no statistics, and the
+    record names the day (first = last), as `statistics` and the AI record's live part do."""
+    api.clock.moment = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)  # 13:00 exchange time, the world's DAY
+    key = api.world.beta_key
+    assert api.call("POST", "/api/portfolio/cash", key, json={"amount": "1000"}).status_code == 201
+    body = api.call("GET", "/api/portfolio/track-record", key).json()
+    assert body["days"] == 1 and "need at least two" in body["reason"], body
+    assert body["first"] == body["last"] == DAY.isoformat()
