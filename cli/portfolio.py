@@ -15,6 +15,8 @@ from cli.output import echo_json
 from market.settings import get_settings
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from desk import Desk
 
 portfolio_app = command_group("User portfolios: open, trade, import statements, show.")
@@ -114,13 +116,18 @@ def show(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client
     flags (DELISTED at the delisting rule's price, TRAPPED, UNPRICED...), so the values
     add up to the equity; shares booked for a later session say until when they are pending;
     the part of cash that is dividends not yet paid is named beside it (as GET
-    /api/portfolio/summary's `dividends_receivable`)."""
+    /api/portfolio/summary's `dividends_receivable`). The AI portfolio before its first
+    executed day: an empty book that says it has not started, as GET
+    /api/ai-portfolio/summary's `started`."""
     desk = _desk()
     with desk.engine.connect() as conn:
         view = desk.valuation(conn, portfolio_id)
         receivable = desk.portfolio_summary(conn, portfolio_id).value()["dividends_receivable"]
+        waiting = _not_started(desk, conn, portfolio_id)
     unpaid = f" ({receivable:,.2f} of it dividends not yet paid: not withdrawable)" if receivable else ""
-    typer.echo(f"{portfolio_id}: cash {view.cash:,.2f}{unpaid}, equity {view.equity:,.2f} at the {view.as_of} closes")
+    typer.echo(
+        f"{portfolio_id}: cash {view.cash:,.2f}{unpaid}, equity {view.equity:,.2f} at the {view.as_of} closes{waiting}"
+    )
     for p in view.positions:
         flags = f"  {' '.join(p.flags)}" if p.flags else ""
         pending = f"  ({p.pending_quantity:+,} pending until {p.pending_until})" if p.pending_quantity else ""
@@ -128,6 +135,17 @@ def show(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client
             f"  {p.symbol:<10} {p.quantity:>10,}  price {p.price:>10,.2f}  value {p.market_value:>14,.2f}  "
             f"cost {p.cost_basis:>14,.2f}  avg {p.average_cost:>10,.2f}  since {p.purchase_date}{flags}{pending}"
         )
+
+
+def _not_started(desk: Desk, conn: Connection, portfolio_id: str) -> str:
+    """ "; not started: ..." for the AI portfolio before its first executed day, with its
+    starting cash; "" for any other book, or once it has started."""
+    from desk import AI_PORTFOLIO, NO_AI_DAYS
+
+    if portfolio_id != AI_PORTFOLIO:
+        return ""
+    summary = desk.ai_summary(conn).value()
+    return "" if summary["started"] else f"; not started: {NO_AI_DAYS} (starting cash {summary['starting_cash']:,.2f})"
 
 
 @portfolio_app.command("record")

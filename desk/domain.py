@@ -41,6 +41,7 @@ from portfolio.trading import ManualTrade, PlacedTrade, TradePreview
 from reports import Report
 from reports.format import statistic_pct
 from views.portfolio import AIDay, AIPosition, TradeRationale, TradeView
+from views.track_record import NO_AI_DAYS
 from views.valuation import PENDING_QUANTITY, PENDING_UNTIL, PortfolioValuation, PositionValue
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "HORIZON",
     "INSIGHTS_REFUSAL",
     "MOSTLY_CASH_EXPOSURE",
+    "NO_AI_DAYS",
     "NULL_FAMILIES",
     "NULL_FAMILY_RANKINGS",
     "PENDING_QUANTITY",

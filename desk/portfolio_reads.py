@@ -68,17 +68,26 @@ class PortfolioReads:
         version = self._valuation_version(conn, portfolio_id)
         return Versioned(("positions", portfolio_id), version, lambda: self._valued(conn, portfolio_id, version))
 
+    @staticmethod
+    def _named(conn: Connection, portfolio_id: str) -> None:
+        """An operator's portfolio id must name a book (NotFoundError otherwise: a typo,
+        where a caller's own book is opened on first use), except the AI portfolio's: it
+        answers before its first executed day as REST's AI reads do, an empty book that
+        has not started."""
+        if portfolio_id != AI_PORTFOLIO:
+            get_portfolio(conn, portfolio_id)
+
     def valuation(self, conn: Connection, portfolio_id: str) -> PortfolioValuation:
-        """`positions` of a portfolio that must exist (NotFoundError otherwise: an operator's
-        typo, where a caller's own book is opened on first use)."""
-        get_portfolio(conn, portfolio_id)
+        """`positions` of a portfolio an operator named (`_named`)."""
+        self._named(conn, portfolio_id)
         return self.positions(conn, portfolio_id).value()
 
     def record_of(self, conn: Connection, portfolio_id: str) -> TrackRecord:
-        """The track record of a portfolio that must exist (NotFoundError otherwise, as
-        `valuation`): the AI portfolio's with its null books (`ai_track_record`), any other's
-        beside both benchmarks (`track_record`); what an operator's command prints."""
-        get_portfolio(conn, portfolio_id)
+        """The track record of a portfolio an operator named (`_named`): the AI portfolio's
+        with its null books (`ai_track_record`; before its first executed day, days 0 and
+        the reason), any other's beside both benchmarks (`track_record`); what an
+        operator's command prints."""
+        self._named(conn, portfolio_id)
         if portfolio_id == AI_PORTFOLIO:
             return self.ai_track_record(conn).value()
         return self.track_record(conn, portfolio_id).value()

@@ -64,6 +64,23 @@ def test_portfolio_commands(settings: Settings, tmp_path: Path) -> None:
     assert cli("portfolio", "record", "client:nobody").stderr.strip() == "error: no portfolio 'client:nobody'"
 
 
+def test_the_ai_portfolio_answers_before_its_first_executed_day(settings: Settings) -> None:
+    """A store with prices but no executed AI day: REST answers the AI record (days 0, with
+    the reason) and an empty summary (`started` false), and so does the CLI, rather than
+    "no portfolio 'AI'"."""
+    seed_market(service_engine(settings), {"AAA": {"close": 100.0, "volume": 20_000}})
+    record = cli("portfolio", "record", "AI")
+    assert record.returncode == 0, record.stderr
+    body = json.loads(record.stdout)
+    assert (body["days"], body["fill_count"], body["reason"]) == (0, 0, "the AI portfolio has no executed day yet")
+    shown = cli("portfolio", "show", "AI")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == [
+        f"AI: cash 0.00, equity 0.00 at the 2026-11-20 closes; not started: the AI portfolio has no executed day "
+        f"yet (starting cash {settings.ai_starting_cash:,.2f})"
+    ]
+
+
 def test_a_buy_booked_for_a_later_session_is_shown_pending_and_a_sell_says_so(settings: Settings) -> None:
     """A suggestion confirmed ahead of its session (here: for the session after today's, on
     the wall clock the CLI reads) books shares that count from that session: `portfolio show`
