@@ -1,5 +1,9 @@
 """OpenAPI adjustments FastAPI cannot express per route: error bodies are
-application/problem+json, and every /api/ operation names the X-API-Key scheme."""
+application/problem+json, every /api/ operation names the X-API-Key scheme, and the
+refusals that come before any route (api/edge.py, api/jsonbody.py) are listed where they
+apply: 414 (a URL over `max_url_bytes`) on every operation, 413 (a body over its cap) on
+every one that may be sent a body, 400 (a body that cannot be read) on every one with a
+request body."""
 
 from __future__ import annotations
 
@@ -9,6 +13,25 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from api.problems import PROBLEM_JSON
+from api.schemas.common import DESCRIPTIONS
+
+PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+
+
+def _refusals_before_the_route(operation: dict[str, Any]) -> None:
+    """Adds the refusals the edge and the body's decoder make before any route to
+    `operation`'s responses: 414 to each; 413 to one that may be sent a body (a request
+    body, or a documented 415: revoke takes none or `{}`); 400 to one with a request body."""
+    responses = operation.setdefault("responses", {})
+    statuses = [414]
+    if "requestBody" in operation or "415" in responses:
+        statuses.append(413)
+    if "requestBody" in operation:
+        statuses.append(400)
+    for status in statuses:
+        responses.setdefault(
+            str(status), {"description": DESCRIPTIONS[status], "content": {PROBLEM_JSON: {"schema": PROBLEM_REF}}}
+        )
 
 
 def install_openapi(app: FastAPI) -> None:
@@ -18,6 +41,7 @@ def install_openapi(app: FastAPI) -> None:
         schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
         for path, operations in schema.get("paths", {}).items():
             for operation in operations.values():
+                _refusals_before_the_route(operation)
                 for status, response in operation.get("responses", {}).items():
                     content = response.get("content", {})
                     if status[0] in "45" and "application/json" in content:

@@ -173,11 +173,14 @@ class Problem(ApiModel):
 
 
 DESCRIPTIONS = {
+    400: "The body could not be read: not UTF-8, JSON nested more than 32 levels, a number of more "
+    "than 100 characters, or an unreadable multipart form; the detail names what.",
     401: "The X-API-Key header is absent, malformed, unknown or revoked.",
     403: "The key is valid but lacks the right (admin-only endpoint, tier, macro access).",
     404: "Nothing with that identifier is visible to this key.",
     409: "The request is valid but the current state forbids it.",
-    413: "The upload is over the size limit.",
+    413: "The body is over its size limit (`MARKETINTEL_MAX_BODY_BYTES`; an upload's `MARKETINTEL_PDF_MAX_BYTES`).",
+    414: "The URL is over `MARKETINTEL_MAX_URL_BYTES` (8,192 bytes by default).",
     415: "The upload is not of a media type this endpoint reads.",
     422: "The request does not match the schema or the domain rules; `errors` names the fields.",
     429: "Over the key's rate limit; see Retry-After and RateLimit headers.",

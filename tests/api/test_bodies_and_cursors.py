@@ -14,8 +14,12 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 from sqlalchemy import func, select
 
+from api.app import create_app
+from api.edge import MULTIPART_OVERHEAD
+from pipeline.serving import serve_in_thread
 from store import tables
 from tests.api.conftest import Api, assert_problem
 from tests.api.graph import gql
@@ -139,6 +143,54 @@ def test_uploads_read_no_json_and_refuse_text_that_is_not_utf8_without_writing(a
         )
         assert note.status_code in (415, 422) and note.headers["content-type"] == "application/problem+json", note.text
     assert stored(api) == before
+
+
+# --- the refusals before any route, as the OpenAPI document lists them ------------------------
+
+PROBLEM_BODY = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+
+
+def _unreadable(operation: dict[str, Any]) -> tuple[bytes, str]:
+    """A body the operation's decoder refuses with a 400, and its content type: JSON nested
+    40 levels deep, or a multipart form without its boundary."""
+    if "multipart/form-data" in operation["requestBody"]["content"]:
+        return b"--x\r\n", "multipart/form-data"
+    return b"[" * 40 + b"]" * 40, "application/json"
+
+
+def _oversized(operation: dict[str, Any], settings: Any) -> tuple[bytes, str]:
+    """A body one byte over the operation's cap, of the media type it reads."""
+    if "multipart/form-data" in operation.get("requestBody", {}).get("content", {}):
+        return b"-" * (settings.pdf_max_bytes + MULTIPART_OVERHEAD + 1), "multipart/form-data; boundary=b"
+    return b'{"note": "' + b"a" * settings.max_body_bytes + b'"}', "application/json"
+
+
+def test_the_refusals_before_any_route_are_listed_on_every_operation_and_answered_so(api: Api) -> None:
+    """414 (a URL over `max_url_bytes`) is in every operation's responses, 413 (a body over
+    its cap) in every one that may be sent a body, 400 (a body that cannot be read) in every
+    one with a request body, each a problem+json body; and each is what the operation
+    answers, with the admin key (every route lets it through to the edge's checks)."""
+    small = api.world.settings.model_copy(update={"pdf_max_bytes": 1000, "max_body_bytes": 1000})
+    before = stored(api)
+    seen: dict[str, list[str]] = {"400": [], "413": [], "414": []}
+    with serve_in_thread(create_app(small, now=api.clock)) as base, httpx.Client(base_url=base) as http:
+        for method, path, operation in _operations(api):
+            responses, where = operation["responses"], f"{method} {path}"
+            sends = [("414", {"url": f"{path}?q={'a' * small.max_url_bytes}"})]
+            if "requestBody" in operation or "415" in responses:
+                body, media = _oversized(operation, small)
+                sends.append(("413", {"content": body, "headers": {"content-type": media}}))
+            if "requestBody" in operation:
+                body, media = _unreadable(operation)
+                sends.append(("400", {"content": body, "headers": {"content-type": media}}))
+            for status, request in sends:
+                assert responses.get(status, {}).get("content") == PROBLEM_BODY, (where, status, responses)
+                headers = {"X-API-Key": ADMIN_KEY, **request.get("headers", {})}
+                answer = http.request(method, request.get("url", path), content=request.get("content"), headers=headers)
+                assert_problem(answer, int(status))
+                seen[status].append(where)
+    assert stored(api) == before
+    assert [len(seen[status]) for status in ("400", "413", "414")] == [9, 10, len(list(_operations(api)))], seen
 
 
 # --- admin routes: the key's rights before the body ----------------------------------------------
