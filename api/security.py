@@ -191,6 +191,24 @@ def refund(request: Request, svc: Services) -> None:
         request.state.rate_limit = replace(kept, remaining=min(kept.limit, kept.remaining + 1))
 
 
+def start_over(request: Request) -> None:
+    """Forget the request's key check, for a check afresh once the keys' version moved
+    after a key was answered from memory (`_kept_caller`, VersionMoved): its principal, the
+    check riding on its connection, its kept answer's key, and its count: the hit taken
+    before the version was read is taken back and its RateLimit headers dropped. So a key
+    rotated out or revoked meanwhile is a 401 that uses none of its client's requests a
+    minute and shows none of its headers, and a key that still holds is counted once, by
+    the fresh check."""
+    state = request.state
+    state.principal = state.key_rider = state.answer_key = None
+    earlier = request_fact(request, "counted")
+    if earlier is not None and not request_fact(request, "refunded"):
+        counter, window, decision = earlier
+        if decision.allowed:  # a refused hit was never kept (`decide`)
+            _services(request).limiter.undo(counter, window, None)
+    state.counted = state.rate_limit = state.refunded = None
+
+
 def refunded_refusal(error: BaseException) -> bool:
     """Whether an error refuses a request after admission without doing its work: over a
     per-client concurrency limit (429) or the service busy (503); both say when to retry."""
@@ -435,7 +453,7 @@ class KeyCheckedRoute(APIRoute):
                 if not await self._kept(request, scope, receive, send):
                     await self._handled(scope, receive, send)
             except VersionMoved:
-                request.state.principal = request.state.key_rider = request.state.answer_key = None
+                start_over(request)
                 await self._checked(request, presented, hold=self.holds)  # afresh, from the database
                 await self._handled(scope, receive, send)
         finally:

@@ -49,7 +49,7 @@ from api.graphql.query import Query
 from api.graphql.scalars import SCALAR_OVERRIDES
 from api.jsonbody import strict_json
 from api.problems import problem
-from api.security import api_key_header_name, check_key, connection_of
+from api.security import api_key_header_name, check_key, connection_of, start_over
 from api.services import Services, heavy_client
 from desk import VersionMoved
 from market.budget import Deadline
@@ -248,7 +248,7 @@ async def _kept_answer(request: Request, body: bytes) -> bytes | None:
         async with connection_of(request) as conn:
             return await svc.version_read(conn, cache.kept_answer, svc.desk, conn, kept)
     except VersionMoved:  # the keys moved meanwhile: checked afresh on the router's way
-        request.state.principal = request.state.key_rider = None
+        start_over(request)
         return None
 
 

@@ -318,6 +318,35 @@ def test_a_read_whose_key_changed_meanwhile_starts_over_checked_and_counted_once
         assert_problem(acme("/api/ai/performance"), 401, "revoked")
 
 
+def _remaining(response) -> int:
+    return int(re.search(r"r=(\d+)", response.headers["RateLimit"]).group(1))
+
+
+def test_the_first_request_of_a_key_rotated_out_or_revoked_uses_none_of_its_clients_quota(api: Api) -> None:
+    """A key this worker knew is checked from memory and counted at once; when the keys'
+    version then moved (rotated out without grace, revoked), the request starts over and
+    is a 401. That 401 kept the count taken before the version was read, one of the
+    client's shared requests a minute, and showed the client's RateLimit header: the
+    successor's next request said r=56 where 57 was left. REST and GraphQL's kept answers
+    alike."""
+    market = {"query": "{ instruments(first: 2) { nodes { symbol } } }"}
+    for _ in range(2):  # the key, and the GraphQL document, now known to this worker
+        assert api.acme("GET", "/graphql", params=market).status_code == 200
+    left = _remaining(api.acme("GET", "/api/portfolio/summary"))
+    successor = api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate", json={"grace_seconds": 0}).json()
+    rotated_out = api.acme("GET", "/graphql", params=market)
+    assert_problem(rotated_out, 401, "rotated out")
+    assert "RateLimit" not in rotated_out.headers and "RateLimit-Policy" not in rotated_out.headers
+    assert _remaining(api.call("GET", "/api/portfolio/summary", successor["api_key"])) == left - 1
+    second = api.admin("POST", "/api/keys/generate", json={"client_name": "Acme Capital", "tier": "STANDARD"}).json()
+    left = _remaining(api.call("GET", "/api/portfolio/summary", second["api_key"]))
+    api.admin("POST", f"/api/keys/{second['key_id']}/revoke")
+    revoked = api.call("GET", "/api/portfolio/summary", second["api_key"])
+    assert_problem(revoked, 401, "revoked")
+    assert "RateLimit" not in revoked.headers and "RateLimit-Policy" not in revoked.headers
+    assert _remaining(api.call("GET", "/api/portfolio/summary", successor["api_key"])) == left - 1
+
+
 def test_every_keyed_route_checks_its_key_however_it_declares_it(api: Api) -> None:
     """The route checks the key before anything else of the request (api/security.py
     KeyCheckedRoute) whether the handler receives its caller or names the dependency in
