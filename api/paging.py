@@ -24,7 +24,18 @@ from typing import Annotated, Any, Self, TypeVar
 from fastapi import Depends, Query
 
 from api.deps import CallerDep
-from api.graphql.pagination import CURSOR_LENGTH, Connection, Page, PageInfo, day, flag, keyed, row_id, text
+from api.graphql.pagination import (
+    CURSOR_LENGTH,
+    GRAPH_CURSOR,
+    Connection,
+    Page,
+    PageInfo,
+    day,
+    flag,
+    keyed,
+    row_id,
+    text,
+)
 from api.schemas.common import whole_query
 
 T = TypeVar("T")
@@ -61,19 +72,22 @@ def cursor_query(page: Page) -> Any:
 class PageQuery:
     """A list's page as asked: REST's `limit` and `cursor` query parameters (GraphQL's
     `first` and `after`), on the list of the caller's portfolio where the list is one
-    portfolio's."""
+    portfolio's. `issued_as`: the field the asking transport hands its cursors out in,
+    which a refused cursor tells the client to pass back unchanged (REST's `next_cursor`,
+    GraphQL's pageInfo.endCursor: `graph`)."""
 
     page: Page
     limit: int
     cursor: str | None
+    issued_as: str = REST_CURSOR
 
     def after(self) -> Any:
         """The key the cursor carries, of the list's kind (`Page.key_after`); None: the first page."""
-        return self.page.key_after(self.cursor, REST_CURSOR)
+        return self.page.key_after(self.cursor, self.issued_as)
 
     def slice(self, items: Iterable[Any], key: Callable[[Any], Any]) -> dict[str, Any]:
         """The REST page of a list read whole, in its order by `key` (`Page.slice`)."""
-        return listed(*self.page.slice(items, key, self.limit, self.cursor, issued_as=REST_CURSOR))
+        return listed(*self.page.slice(items, key, self.limit, self.cursor, issued_as=self.issued_as))
 
     def body(self, keyed: Sequence[tuple[Any, Any]]) -> dict[str, Any]:
         """The REST page of a view's `limit + 1` keyed rows (`body`)."""
@@ -81,8 +95,9 @@ class PageQuery:
 
     @classmethod
     def graph(cls, page: Page, first: int | None, after: str | None) -> Self:
-        """A GraphQL field's `first` (checked against the list's bounds) and `after`."""
-        return cls(page, page.size(first), after)
+        """A GraphQL field's `first` (checked against the list's bounds) and `after`, its
+        cursors handed out as pageInfo.endCursor."""
+        return cls(page, page.size(first), after, GRAPH_CURSOR)
 
     def connection(self, keyed: Sequence[tuple[Any, Any]], node: Callable[[Any], T]) -> Connection[T]:
         """The GraphQL page of a view's `limit + 1` keyed rows, each item as `node(item)`."""

@@ -32,6 +32,7 @@ from market.text import control_character
 T = TypeVar("T")
 # The longest cursor accepted, REST's and GraphQL's alike: those issued are under 100.
 CURSOR_LENGTH = 200
+GRAPH_CURSOR = "pageInfo.endCursor"  # the field a connection hands its cursor out in (a refused cursor names it)
 Item = TypeVar("Item")
 
 
@@ -145,7 +146,7 @@ class Page:
     def cursor(self, key: Any) -> str:
         return base64.urlsafe_b64encode(json.dumps([self.name, key, *self._tags], default=str).encode()).decode()
 
-    def key_after(self, after: str | None, issued_as: str = "pageInfo.endCursor") -> Any:
+    def key_after(self, after: str | None, issued_as: str = GRAPH_CURSOR) -> Any:
         """The key a cursor of this list (of this portfolio) carries, of the list's kind
         (`key`); None for no cursor, the first page. A cursor longer than any this API
         issues is refused before it is decoded (a deeply nested one would exhaust the
@@ -182,7 +183,7 @@ class Page:
         first: int | None,
         after: str | None,
         order: str = "ascending",
-        issued_as: str = "pageInfo.endCursor",
+        issued_as: str = GRAPH_CURSOR,
     ) -> tuple[list[Item], PageInfo]:
         """A page of `items` (already in list order) after the cursor's item.
 

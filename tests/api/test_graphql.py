@@ -302,6 +302,28 @@ def test_instrument_filters(api: Api) -> None:
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_refused_cursor_on_a_ledger_list_names_graphqls_field_not_rests(api: Api) -> None:
+    """The portfolios' ledger lists page as their REST routes do (api/paging.py PageQuery);
+    a cursor they refuse told a GraphQL client to pass `next_cursor` unchanged, REST's
+    field, where it has pageInfo.endCursor (as instruments and news already said)."""
+    lists = (
+        ("portfolio", "trades", api.world.acme_key),
+        ("portfolio", "cashMovements", api.world.acme_key),
+        ("aiPortfolio", "trades", ADMIN_KEY),
+        ("aiPortfolio", "days", ADMIN_KEY),
+    )
+    for root, field, key in lists:
+        for cursor in ("garbage!", "x" * 2000):
+            query = f'{{ {root} {{ {field}(after: "{cursor}") {{ pageInfo {{ endCursor }} }} }} }}'
+            message = gql(api, query, key).json()["errors"][0]["message"]
+            assert "pass pageInfo.endCursor unchanged" in message and "next_cursor" not in message, (field, message)
+    for path in ("/api/portfolio/trade", "/api/portfolio/cash"):  # REST names its own field
+        assert_problem(api.acme("GET", path, params={"cursor": "garbage!"}), 422, "pass next_cursor unchanged")
+    refused = api.admin("GET", "/api/ai-portfolio/history", params={"cursor": "garbage!"})
+    assert_problem(refused, 422, "pass next_cursor unchanged")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_cursor_pagination(api: Api) -> None:
     key = api.world.acme_key
     query = (
