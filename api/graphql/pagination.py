@@ -48,6 +48,19 @@ class Connection(Generic[T]):
     page_info: PageInfo
 
 
+REFUSED_ARGUMENTS = (
+    "Null with a BAD_USER_INPUT error at its path when its arguments are refused (`first` out of bounds, a "
+    "cursor not issued for this list, a start after the end); the fields asked for beside it still arrive."
+)
+
+
+def connection_field(description: str) -> Any:
+    """A list field whose arguments may be refused: declared nullable (`Connection[X] | None`),
+    so a refusal nulls the field alone, where a non-null one nulled its parent and every
+    field asked for beside it; its description ends with that rule (`REFUSED_ARGUMENTS`)."""
+    return strawberry.field(description=f"{description} {REFUSED_ARGUMENTS}")
+
+
 # --- the kinds of key a cursor carries -----------------------------------------------------------
 # Each takes a cursor's key as JSON gave it and `what` (the cursor, for the message), and
 # answers the key as the list compares it, or InvalidInputError: a key of another kind, or

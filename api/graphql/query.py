@@ -9,7 +9,7 @@ import strawberry
 from sqlalchemy import Connection as DatabaseConnection
 from strawberry.types import Info
 
-from api.graphql.pagination import Connection, Page, keyed, text
+from api.graphql.pagination import Connection, Page, connection_field, keyed, text
 from api.graphql.permissions import MacroInsightsAccess
 from api.graphql.types.ai_portfolio import AIPortfolio
 from api.graphql.types.day_analysis import DayAnalysis
@@ -31,8 +31,8 @@ MACRO = Page("macroIndicators", default=50, largest=200, key=keyed(text, text)) 
 
 @strawberry.type
 class Query:
-    @strawberry.field(
-        description="The instruments listed on the latest closed trading day (a delisted one is read with "
+    @connection_field(
+        "The instruments listed on the latest closed trading day (a delisted one is read with "
         "`instrument(symbol)`), by symbol, filtered by board, sector, the latest prediction's "
         "tercile and action, and whether they pass the liquidity rail's entry gates today."
     )
@@ -120,8 +120,8 @@ class Query:
     async def model_performance(self, info: Info) -> ModelPerformance | None:
         return ModelPerformance.from_record(await info.context.value(info.context.svc.desk.performance))
 
-    @strawberry.field(
-        description="The latest value of every macro indicator with the REST filters: source, category, "
+    @connection_field(
+        "The latest value of every macro indicator with the REST filters: source, category, "
         "currency (converts money values) and asOf (values as known on that date)."
     )
     async def macro_indicators(

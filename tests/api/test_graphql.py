@@ -301,6 +301,55 @@ def test_instrument_filters(api: Api) -> None:
     assert response.status_code == 200 and "BEST" in response.json()["errors"][0]["message"]
 
 
+REFUSED_CONNECTIONS = (  # (root, the refused field, a sibling asked beside it, the key)
+    ('instrument(symbol: "LIQ")', 'predictions(start: "2026-11-20", end: "2026-11-01")', "symbol", "acme"),
+    ('instrument(symbol: "LIQ")', 'history(start: "2026-10-01", end: "2026-09-01")', "symbol", "acme"),
+    ('instrument(symbol: "LIQ")', "history(first: 0)", "name", "acme"),
+    ('instrument(symbol: "LIQ")', 'news(after: "garbage")', "symbol", "acme"),
+    ('instrument(symbol: "LIQ")', "recentBars(first: 0)", "symbol", "acme"),
+    ('instrument(symbol: "LIQ")', 'sentiment(after: "garbage")', "symbol", "acme"),
+    ("portfolio", "trades(first: -1)", "cash", "acme"),
+    ("portfolio", 'cashMovements(after: "garbage")', "cash", "acme"),
+    ("portfolio", "positions(first: 0)", "equity", "acme"),
+    ("portfolio", "suggestions(first: 0)", "cash", "acme"),
+    ("aiPortfolio", "positions(first: 0)", "cash", "admin"),
+    ("aiPortfolio", "days(first: 0)", "cash", "admin"),
+)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_connection_whose_arguments_are_refused_is_null_alone_and_its_siblings_arrive(api: Api) -> None:
+    """A refused argument of a list field (`first` out of bounds, a cursor not issued, start
+    after end) nulled the whole parent: `instrument { predictions(start > end) symbol }`
+    answered `instrument: null`, and `portfolio { trades(first: -1) cash }` lost the cash.
+    Every connection field that takes arguments is nullable, saying so, and the error
+    nulls that field alone, its path naming it."""
+    keys = {"acme": api.world.acme_key, "admin": ADMIN_KEY}
+    for root, field, sibling, key in REFUSED_CONNECTIONS:
+        name, alias = root.split("(")[0], field.split("(")[0]
+        body = gql(api, f"{{ {root} {{ {sibling} {field} {{ pageInfo {{ endCursor }} }} }} }}", keys[key]).json()
+        assert body["data"][name][alias] is None and body["data"][name][sibling] is not None, (field, body)
+        assert [(e["path"], e["extensions"]["code"]) for e in body["errors"]] == [([name, alias], "BAD_USER_INPUT")], (
+            body
+        )
+    fields = gql(
+        api,
+        "{ __schema { types { name fields { name description args { name } type { kind name ofType { name } } } } } }",
+        ADMIN_KEY,
+    ).json()["data"]["__schema"]["types"]
+    refusable = [
+        (t["name"], f["name"], f["type"]["kind"], f["description"])
+        for t in fields
+        if not t["name"].startswith("__")
+        for f in t["fields"] or []
+        if f["args"] and (f["type"]["name"] or f["type"]["ofType"]["name"] or "").endswith("Connection")
+    ]
+    assert len(refusable) >= 14, refusable
+    for owner, field, kind, description in refusable:
+        said = "null with a bad_user_input error" in description.lower()
+        assert kind != "NON_NULL" and said, (owner, field, description)
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_refused_cursor_on_a_ledger_list_names_graphqls_field_not_rests(api: Api) -> None:
     """The portfolios' ledger lists page as their REST routes do (api/paging.py PageQuery);

@@ -8,7 +8,7 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from api.graphql.pagination import Connection, Page, text
+from api.graphql.pagination import REFUSED_ARGUMENTS, Connection, Page, connection_field, text
 from api.graphql.permissions import admin_field
 from api.graphql.types.ai_day import AIDay
 from api.graphql.types.ai_position import AIPosition
@@ -49,8 +49,10 @@ class AIPortfolio:
         fields["illiquid_discounts"] = printed(cls, "illiquid_discounts", summary["illiquid_discounts"])
         return cls(**fields, open_positions=positions)
 
-    @strawberry.field(description="Open positions by ticker, each with the rationale of its opening trade.")
-    def positions(self, first: int | None = AI_POSITIONS.default, after: str | None = None) -> Connection[AIPosition]:
+    @connection_field("Open positions by ticker, each with the rationale of its opening trade.")
+    def positions(
+        self, first: int | None = AI_POSITIONS.default, after: str | None = None
+    ) -> Connection[AIPosition] | None:
         return AI_POSITIONS.connection(
             self.open_positions, lambda p: p["symbol"], first, after, lambda p: AIPosition.from_row(p, self.equity)
         )
@@ -62,14 +64,14 @@ class AIPortfolio:
     async def track_record(self, info: Info) -> TrackRecord:
         return TrackRecord.from_record(await info.context.value(info.context.svc.desk.ai_track_record))
 
-    @admin_field("the AI trades with their rationale, in the order the book recorded them.")
+    @admin_field(f"the AI trades with their rationale, in the order the book recorded them. {REFUSED_ARGUMENTS}")
     async def trades(
         self, info: Info, first: int | None = AI_TRADES.default, after: str | None = None
     ) -> Connection[AITrade] | None:
         desk = info.context.svc.desk
         return await info.context.read_page(AI_TRADES, first, after, AITrade.from_row, desk.trades, AI_PORTFOLIO)
 
-    @admin_field("the executed days, oldest first (GET /api/ai-portfolio/history's pages).")
+    @admin_field(f"the executed days, oldest first (GET /api/ai-portfolio/history's pages). {REFUSED_ARGUMENTS}")
     async def days(
         self, info: Info, first: int | None = AI_DAYS.default, after: str | None = None
     ) -> Connection[AIDay] | None:

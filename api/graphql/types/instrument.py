@@ -7,7 +7,7 @@ import strawberry
 from strawberry.types import Info
 
 from api.graphql.loaders import loaded
-from api.graphql.pagination import Connection, Page, PageInfo, day, keyed, moment, row_id, text
+from api.graphql.pagination import Connection, Page, PageInfo, connection_field, day, keyed, moment, row_id, text
 from api.graphql.types.daily_bar import DailyBar
 from api.graphql.types.fundamentals import Fundamentals
 from api.graphql.types.liquidity import Liquidity
@@ -65,7 +65,7 @@ class Instrument:
     async def fundamentals(self, info: Info) -> Fundamentals | None:
         return await loaded(info.context.loaders.fundamentals, self.symbol, Fundamentals.from_row)
 
-    @strawberry.field(description="Daily bars oldest first within [start, end] (GET /api/market/history).")
+    @connection_field("Daily bars oldest first within [start, end] (GET /api/market/history).")
     async def history(
         self,
         info: Info,
@@ -73,20 +73,20 @@ class Instrument:
         end: date | None = None,
         first: int | None = HISTORY.default,
         after: str | None = None,
-    ) -> Connection[DailyBar]:
+    ) -> Connection[DailyBar] | None:
         _range(start, end)
         size, cursor_day = HISTORY.size(first), HISTORY.key_after(after)
         page = await info.context.loaders.history.load((self.symbol, start, end, size, cursor_day))
         return _bars(HISTORY, page)
 
-    @strawberry.field(description="The last `first` bars up to `end` (default: the latest), oldest first.")
+    @connection_field("The last `first` bars up to `end` (default: the latest), oldest first.")
     async def recent_bars(
         self, info: Info, first: int | None = RECENT_BARS.default, end: date | None = None
-    ) -> Connection[DailyBar]:
+    ) -> Connection[DailyBar] | None:
         page = await info.context.loaders.recent_bars.load((self.symbol, RECENT_BARS.size(first), end))
         return _bars(RECENT_BARS, page)
 
-    @strawberry.field(description="Served predictions within [start, end], oldest first.")
+    @connection_field("Served predictions within [start, end], oldest first.")
     async def predictions(
         self,
         info: Info,
@@ -94,23 +94,23 @@ class Instrument:
         end: date | None = None,
         first: int | None = PREDICTIONS.default,
         after: str | None = None,
-    ) -> Connection[Prediction]:
+    ) -> Connection[Prediction] | None:
         _range(start, end)
         size, cursor_day = PREDICTIONS.size(first), PREDICTIONS.key_after(after)
         # The page is read, not the range: `size` + 1 rows after the cursor's day say whether another follows.
         rows = await info.context.loaders.predictions.load((self.symbol, start, end, size + 1, cursor_day))
         return PREDICTIONS.connection(rows, lambda r: r.trading_date, first, after, Prediction.from_row)
 
-    @strawberry.field(description="News and disclosures naming the instrument, newest first.")
+    @connection_field("News and disclosures naming the instrument, newest first.")
     async def news(
         self, info: Info, first: int | None = NEWS.default, after: str | None = None
-    ) -> Connection[NewsItem]:
+    ) -> Connection[NewsItem] | None:
         rows = await info.context.loaders.news.load((self.symbol,))
         return NEWS.connection(
             rows, lambda r: (r["published_at"], r["kind"], r["id"]), first, after, NewsItem.from_row, "descending"
         )
 
-    @strawberry.field(description="The daily sentiment composite within [start, end], oldest first.")
+    @connection_field("The daily sentiment composite within [start, end], oldest first.")
     async def sentiment(
         self,
         info: Info,
@@ -118,7 +118,7 @@ class Instrument:
         end: date | None = None,
         first: int | None = SENTIMENT.default,
         after: str | None = None,
-    ) -> Connection[SentimentScore]:
+    ) -> Connection[SentimentScore] | None:
         _range(start, end)
         rows = await info.context.loaders.sentiment.load((self.symbol, start, end))
         return SENTIMENT.connection(rows, lambda r: r["trading_date"], first, after, SentimentScore.from_row)

@@ -8,7 +8,7 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from api.graphql.pagination import Connection, Page, text
+from api.graphql.pagination import Connection, Page, connection_field, text
 from api.graphql.scalars import Money
 from api.graphql.types.cash_movement import CashMovement
 from api.graphql.types.derived import document, printed
@@ -58,8 +58,8 @@ class Portfolio:
         fields["illiquid_discounts"] = printed(cls, "illiquid_discounts", summary["illiquid_discounts"])
         return cls(**fields, cash_weight=cash, open_positions=positions)
 
-    @strawberry.field(description="Open positions by ticker.")
-    def positions(self, first: int | None = POSITIONS.default, after: str | None = None) -> Connection[Position]:
+    @connection_field("Open positions by ticker.")
+    def positions(self, first: int | None = POSITIONS.default, after: str | None = None) -> Connection[Position] | None:
         return POSITIONS.of(self.portfolio_id).connection(
             self.open_positions, lambda p: p.symbol, first, after, lambda p: Position.from_value(p, self.equity)
         )
@@ -72,30 +72,30 @@ class Portfolio:
         # the REST route's read model: one build per version, one running per client
         return TrackRecord.from_record(await info.context.value(info.context.svc.desk.track_record, self.portfolio_id))
 
-    @strawberry.field(description="Trades in the order the book recorded them (GET /api/portfolio/trade's pages).")
+    @connection_field("Trades in the order the book recorded them (GET /api/portfolio/trade's pages).")
     async def trades(
         self, info: Info, first: int | None = TRADES.default, after: str | None = None
-    ) -> Connection[Trade]:
+    ) -> Connection[Trade] | None:
         desk = info.context.svc.desk
         return await info.context.read_page(
             TRADES.of(self.portfolio_id), first, after, Trade.from_row, desk.trades, self.portfolio_id
         )
 
-    @strawberry.field(
-        description="Cash movements in the order the book recorded them, with the balance after each "
+    @connection_field(
+        "Cash movements in the order the book recorded them, with the balance after each "
         "(GET /api/portfolio/cash's pages)."
     )
     async def cash_movements(
         self, info: Info, first: int | None = CASH.default, after: str | None = None
-    ) -> Connection[CashMovement]:
+    ) -> Connection[CashMovement] | None:
         desk = info.context.svc.desk
         return await info.context.read_page(
             CASH.of(self.portfolio_id), first, after, CashMovement.from_row, desk.cash_movements, self.portfolio_id
         )
 
-    @strawberry.field(description="Pending morning suggestions (expired ones are not listed).")
+    @connection_field("Pending morning suggestions (expired ones are not listed).")
     async def suggestions(
         self, info: Info, first: int | None = SUGGESTIONS.default, after: str | None = None
-    ) -> Connection[Suggestion]:
+    ) -> Connection[Suggestion] | None:
         rows = await info.context.value(info.context.svc.desk.pending_suggestions, self.portfolio_id)
         return SUGGESTIONS.of(self.portfolio_id).connection(rows, suggestion_key, first, after, Suggestion.from_row)
