@@ -17,6 +17,7 @@ from api.graphql.schema import graphql_router
 from api.openapi import install_openapi
 from api.problems import install_problem_handlers
 from api.routers import ai, analysis, keys, macro, market, portfolio, reports, suggestions
+from api.security import HeadAsGet
 from api.services import build_services
 from market.logging import configure_logging
 from market.settings import Settings, get_settings
@@ -63,6 +64,7 @@ def create_app(settings: Settings | None = None, now: Callable[[], datetime] | N
         "small stock exchange. Every request but /healthz carries `X-API-Key`; every error is "
         "RFC 9457 application/problem+json.",
     )
+    app.router.route_class = HeadAsGet  # the app's own routes (/healthz) answer HEAD; the routers' are KeyCheckedRoute
     app.state.settings = settings
     app.state.services = build_services(settings, now)
     install_problem_handlers(app)

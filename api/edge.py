@@ -140,11 +140,15 @@ class Edge:
         request.state.request_id = given if REQUEST_ID.match(given) else secrets.token_hex(16)
         started = False
 
+        head = scope["method"] == "HEAD"
+
         async def send_with_headers(message: Message) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
                 message = _with_headers(request, message)
+            elif head and message.get("body"):  # a HEAD answer has the GET's header fields, no content
+                message = {**message, "body": b""}
             await send(message)
 
         path = request.url.path

@@ -41,6 +41,7 @@ from fastapi.security import APIKeyHeader
 from pydantic_core import ErrorDetails
 from sqlalchemy import Connection
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import Match
 from starlette.types import Message, Receive, Scope, Send
 
 from api.ratelimit import WINDOW_SECONDS, Decision, MemoryStore, decide
@@ -408,7 +409,26 @@ class Access(Enum):
     KEY_UNLESS_PUBLIC = "key unless public"  # `report_reader`
 
 
-class KeyCheckedRoute(APIRoute):
+class HeadAsGet(APIRoute):
+    """A route that answers HEAD where it answers GET, as its GET (RFC 9110: a server that
+    answers GET answers HEAD): the same handling, status and header fields; the edge drops
+    the content (api/edge.py). FastAPI's APIRoute, unlike Starlette's Route, answered it
+    405. The app's own routes (/healthz) are of this class, the routers' `KeyCheckedRoute`."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        return super().matches(self._as_get(scope))
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await super().handle(self._as_get(scope), receive, send)
+
+    def _as_get(self, scope: Scope) -> Scope:
+        """A HEAD request's scope as its GET's on a route that answers GET; any other as it is."""
+        if scope.get("method") == "HEAD" and "GET" in self.methods:
+            return {**scope, "method": "GET"}
+        return scope
+
+
+class KeyCheckedRoute(HeadAsGet):
     """The route class of every router (`APIRouter(route_class=...)`, FastAPI's extension
     point for routes): the key is checked before the route reads anything of the request.
 
@@ -428,7 +448,9 @@ class KeyCheckedRoute(APIRoute):
     handler's work (its answer or its error) is dropped and the request starts over: the
     key checked afresh (401 if it no longer holds, its new tier and limits if they
     changed), counted once, then the handler again. So the keys are read in the statement
-    that reads the data, or later, never earlier."""
+    that reads the data, or later, never earlier.
+
+    A GET route answers HEAD as its GET (`HeadAsGet`): key check and count included."""
 
     def __init__(self, path: str, endpoint: Any, **kwargs: Any) -> None:
         super().__init__(path, endpoint, **kwargs)
@@ -442,6 +464,7 @@ class KeyCheckedRoute(APIRoute):
         self.query_names = frozenset(f.alias for f in get_flat_dependant(self.dependant).query_params)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope = self._as_get(scope)
         request = Request(scope)
         presented = request.headers.get(api_key_header_name)
         if not self._needs_key(request, presented):

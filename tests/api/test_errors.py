@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 
 from api.app import create_app
 from pipeline.serving import serve_in_thread
 from tests.api.conftest import Api, assert_problem
+from tests.conftest import ADMIN_KEY
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 
@@ -16,6 +19,59 @@ pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_wrong_method_is_405(api: Api) -> None:
     body = assert_problem(api.acme("DELETE", "/api/market/latest"), 405)
     assert body["title"] == "Method Not Allowed"
+
+
+def test_head_answers_every_get_route_as_its_get_does_without_a_body(api: Api) -> None:
+    """RFC 9110: a server that answers GET answers HEAD, the GET's status and header
+    fields without the content. Every GET operation answered HEAD with a 405."""
+    openapi = api.http.get("/openapi.json").json()
+    gets = [path.replace("{symbol}", "LIQ") for path, item in openapi["paths"].items() if "get" in item]
+    assert len(gets) > 20, gets
+    for path in gets:
+        got, head = api.admin("GET", path), api.admin("HEAD", path)
+        assert head.status_code == got.status_code, (path, head.status_code, got.status_code, head.headers)
+        assert head.content == b"", path
+        for name in ("content-type", "ratelimit-policy", "cache-control", "allow"):
+            assert head.headers.get(name) == got.headers.get(name), (path, name)
+    for key in (None, "svc-sk-" + "0" * 40):  # the key is checked as the GET's is
+        assert_problem(api.call("GET", "/api/portfolio", key), 401)
+        refused = api.call("HEAD", "/api/portfolio", key)
+        assert refused.status_code == 401 and refused.content == b"", refused.headers
+    for method in ("GET", "HEAD"):  # a parameter the route does not take is refused alike
+        refused = api.admin(method, "/api/portfolio/trade", params={"offset": 5})
+        assert refused.status_code == 422 and refused.headers["content-type"] == "application/problem+json"
+    assert_problem(api.admin("DELETE", "/api/portfolio"), 405)  # and a method the path lacks is still its 405
+    # the app itself sends no content (uvicorn and httpx drop a HEAD answer's too; another server may not)
+    sent = asyncio.run(_asgi(create_app(api.world.settings, now=api.clock), "HEAD", "/api/portfolio"))
+    assert sent[0]["status"] == 200 and b"".join(m.get("body", b"") for m in sent[1:]) == b"", sent
+
+
+async def _asgi(app, method: str, path: str) -> list[dict]:
+    """The ASGI messages `app` sends for one request with the admin key, as no server or
+    client changed them."""
+    scope = {
+        "type": "http",
+        "http_version": "1.1",
+        "method": method,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "headers": [(b"x-api-key", ADMIN_KEY.encode()), (b"host", b"test")],
+        "client": ("127.0.0.1", 1),
+        "server": ("test", 80),
+        "scheme": "http",
+        "root_path": "",
+    }
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return sent
 
 
 def test_schema_violations_name_the_fields(api: Api) -> None:
