@@ -8,7 +8,9 @@ way and looked up by that hash.
 
 Every change is an appended `api_key_events` row with the moment it takes effect:
 REVOKED (now), ROTATED (now, or after an admin-chosen grace period, detail names the new
-key), RATE_LIMIT_SET, MACRO_ACCESS_SET, TIER_SET. A key is usable while no REVOKED or
+key), RATE_LIMIT_SET, MACRO_ACCESS_SET, TIER_SET (appended to the key and to the keys it
+replaced that are still in their grace period, so what an operator takes from a client's
+key is taken from every key the client can still use). A key is usable while no REVOKED or
 ROTATED event has taken effect; the check runs on every request, so a revocation holds
 from the very next request in every worker.
 
@@ -541,18 +543,34 @@ def rotate(
 
 
 def _no_predecessor_working(conn: Connection, key_id: str, moment: datetime) -> None:
-    """ConflictError while the key this one replaced still works (its grace period): a
+    """ConflictError while a key this one replaced still works (its grace period): a
     rotation with a grace period now would leave three keys of the rotation working."""
+    working = _working_predecessors(conn, key_id, moment)
+    if working:
+        old, until = working[0].key_id, working[0].expires_at  # a rotated key's end: never None
+        raise ConflictError(
+            f"API key '{key_id}' replaced '{old}', which still works until {until.isoformat() if until else '?'}; "
+            f"rotate with grace_seconds 0, revoke '{old}' first, "
+            "or rotate after then, so that no more than two keys of a rotation work"
+        )
+
+
+def _working_predecessors(conn: Connection, key_id: str, moment: datetime) -> list[KeyRecord]:
+    """The records of the keys `key_id` replaced, by a rotation or a chain of them, that
+    still work at `moment` (their grace period): the keys its client is moving off, which
+    take every change made to `key_id` (`set_option`)."""
     c = tables.api_key_events.c
+    replaced: dict[str, list[str]] = {}  # new key -> the keys rotated to it
     for event in current_rows(conn, tables.api_key_events, where=[c.event == "ROTATED"]):
-        if (event["detail"] or {}).get("new_key_id") != key_id or event["effective_at"] <= moment:
-            continue
-        if _record(conn, _key(conn, event["key_id"]), moment) is not None:
-            raise ConflictError(
-                f"API key '{key_id}' replaced '{event['key_id']}', which still works until "
-                f"{event['effective_at'].isoformat()}; rotate with grace_seconds 0, revoke '{event['key_id']}' first, "
-                "or rotate after then, so that no more than two keys of a rotation work"
-            )
+        replaced.setdefault((event["detail"] or {}).get("new_key_id"), []).append(event["key_id"])
+    found: list[str] = []
+    todo = [key_id]
+    while todo:
+        for old in replaced.get(todo.pop(), []):
+            found.append(old)
+            todo.append(old)
+    records = (_record(conn, _key(conn, old), moment) for old in found)
+    return [r for r in records if r is not None]
 
 
 def _not_rotated(conn: Connection, key_id: str, verb: str) -> None:
@@ -589,7 +607,9 @@ def set_option(
     """RATE_LIMIT_SET (requests per minute, None: the tier's default), MACRO_ACCESS_SET
     (True/False, None: the tier's rule) or TIER_SET, on a key that works and has not been
     rotated: a revoked or rotated-out key's setting would change nothing anyone can use,
-    and a rotated key's would miss the successor its client moves to (409 naming it)."""
+    and a rotated key's would miss the successor its client moves to (409 naming it).
+    The change is appended to the keys `key_id` replaced that still work too (their grace
+    period, `_working_predecessors`): access taken from the successor is taken from them."""
     if event == "TIER_SET":
         _checked_tier(value)
     moment = now or utc_now()
@@ -597,10 +617,11 @@ def set_option(
         if _record(conn, _key(conn, key_id), moment) is None:
             raise ConflictError(_ended_detail(conn, key_id, moment, "changed"))
         _not_rotated(conn, key_id, "change")
+        changed = [key_id, *(r.key_id for r in _working_predecessors(conn, key_id, moment))]
         append_history(
             conn,
             tables.api_key_events,
-            [{"key_id": key_id, "event": event, "detail": {"value": value}, "effective_at": moment}],
+            [{"key_id": k, "event": event, "detail": {"value": value}, "effective_at": moment} for k in changed],
             recorded_at=moment,
         )
         return answered(_view(conn, key_id, moment), respond)
