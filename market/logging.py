@@ -14,6 +14,12 @@ A traceback is text too: an exception's message (a `KeyError` of the key a looku
 a driver's error quoting its statement) is formatted when the record is made, redacted,
 and kept as the record's `exc_text`, which every `logging.Formatter` prints as it is; a
 record's `stack_info` likewise.
+
+A log record is one line (`one_line`, market/text.py): its message's and its arguments'
+line breaks and other control characters are escaped when the record is made, so text a
+client sent (a GraphQL refusal quotes its cursor or symbol, a file name, an exception's
+message) cannot write a line that reads as another event. Only a traceback's text keeps its
+lines.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import logging
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from market.text import one_line
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -73,8 +81,9 @@ REDACTED = r"\1<redacted>"
 
 
 def redact_keys() -> None:
-    """Every log record made from now on with key-shaped text cut to its prefix, in its
-    message and its arguments (`_redacted`), kept in their shapes: uvicorn's access
+    """Every log record made from now on with key-shaped text cut to its prefix and its
+    line breaks escaped, in its message and its arguments (`_redacted`; an exception
+    argument as its text), kept in their shapes otherwise: uvicorn's access
     formatter unpacks its arguments; its traceback and stack text are formatted here and
     redacted (`_redacted_traces`). Installed once: the record factory is wrapped again
     only when it is not already ours."""
@@ -110,8 +119,11 @@ def _redacted_traces(record: logging.LogRecord) -> None:
 
 
 def _redacted(value: object) -> object:
-    """`value` with its key-shaped text cut to the prefix when it is text, else as it is."""
-    return _cut(value) if isinstance(value, str) else value
+    """`value` as one line with its key-shaped text cut to the prefix when it is text or an
+    exception (whose text a `%s` would write), else as it is."""
+    if isinstance(value, BaseException):
+        value = str(value)
+    return one_line(_cut(value)) if isinstance(value, str) else value
 
 
 def _cut(text: str) -> str:

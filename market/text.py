@@ -5,7 +5,10 @@ no field of this service means anything by a control character, so every text a 
 sends (a URL's path and query, a JSON body's keys and strings, a GraphQL string, an
 upload's filename, a plain-text note) is refused with the position of the first one.
 Tab, line feed and carriage return are text. Text extracted from a PDF is not the
-client's typing: its control characters are dropped instead (`printable`). A symbol a
+client's typing: its control characters are dropped instead (`printable`). Text written
+where a line is one event (a log record, the CLI's one-line error) has its line breaks and
+other control characters escaped instead (`one_line`: "a\nb" is written `a\nb`), so a
+client's text cannot start a line of its own. A symbol a
 client asks for is compared with the listed ones in capitals of ASCII letters only
 (`asked_symbol`). A ticker is a letter or digit, then `SYMBOL_CHARACTERS`, at most
 `SYMBOL_LENGTH` of them (`TICKER_PATTERN`: the importer's ticker rule). A stored symbol is a
@@ -102,3 +105,19 @@ def checked_name(text: str, what: str, max_length: int) -> str:
 def printable(text: str) -> str:
     """`text` without its control characters (tab, line feed and carriage return kept)."""
     return CONTROL.sub("", text)
+
+
+# every character that ends a line somewhere (a terminal, `str.splitlines`, a log viewer)
+# or moves the cursor, tab aside: written as its escape by `one_line`
+_ONE_LINE = {
+    code: {0x0A: "\\n", 0x0D: "\\r"}.get(code, f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    for code in (*range(0x20), 0x7F, 0x85, 0x2028, 0x2029)
+    if code != 0x09
+}
+
+
+def one_line(text: str) -> str:
+    """`text` as one line: each control character but tab, and each Unicode line or
+    paragraph separator, written as its escape ("\\n", "\\r", "\\x1b", "\\u2028");
+    what a log record and the CLI's error write (market/logging.py, cli/errors.py)."""
+    return text.translate(_ONE_LINE)

@@ -94,7 +94,8 @@ def _schema(introspection: bool, max_depth: int, max_tokens: int, max_aliases: i
 class ServiceSchema(strawberry.Schema):
     """Strawberry's schema, logging as REST does: a client's mistake (a syntax or
     validation error, a domain error with a code: unknown symbol, bad date, FORBIDDEN) is
-    one INFO line without a traceback; an unexpected error is logged with its traceback by
+    one INFO line without a traceback (the client's text it quotes escaped, market/logging.py:
+    a line feed in a variable cannot start a line); an unexpected error is logged with its traceback by
     `ErrorPolicy` (api/graphql/limits.py), which also masks it. Strawberry logged every
     error at ERROR with a 20-line traceback."""
 

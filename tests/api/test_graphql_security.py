@@ -560,3 +560,27 @@ def test_graphql_has_no_websocket_transport(api: Api, caplog: pytest.LogCaptureF
         assert _websocket_handshake(api, key) == "HTTP/1.1 403 Forbidden"
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
     assert data(api, "{ instruments(first: 1) { nodes { symbol } } }", api.world.acme_key)  # HTTP as ever
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_refusal_quoting_client_text_is_one_log_line(api: Api, caplog: pytest.LogCaptureFixture) -> None:
+    """A refused operation is logged at INFO with its error, which quotes what the client
+    sent (a cursor, a symbol, a source, a currency): a variable holding a line feed wrote
+    a second log line the client chose, "2026-11-30 ... WARNING api.security: admin key
+    accepted ...". Line breaks in a log record's text are escaped: one line an event."""
+    fake = "\n2026-11-30 17:30:00,000 WARNING api.security: admin key accepted from 10.0.0.9"
+    operations = (
+        ("query($s:String!){ instrument(symbol:$s){ symbol } }", "AB"),
+        ("query($s:String){ macroIndicators(source:$s){ nodes { source } } }", "BOJ"),
+        ("query($s:String){ macroIndicators(currency:$s){ nodes { source } } }", "US\rD"),
+        ("query($s:String){ instruments(after:$s){ nodes { symbol } } }", "x"),
+    )
+    with caplog.at_level(logging.INFO, logger="api"):
+        for query, value in operations:
+            api.acme("POST", "/graphql", json={"query": query, "variables": {"s": value + fake}})
+    refused = [r for r in caplog.records if r.getMessage().startswith("GraphQL request refused")]
+    assert len(refused) == len(operations), caplog.text
+    for record in refused:
+        assert len(caplog.handler.format(record).splitlines()) == 1, record.getMessage()
+        assert "\\n2026-11-30 17:30:" in record.getMessage()  # escaped, as the client sent it
+    assert not any(line.startswith("2026-11-30 17:30") for line in caplog.text.splitlines()), caplog.text

@@ -63,3 +63,27 @@ def test_a_key_in_a_traceback_is_cut_to_its_prefix() -> None:
     assert "KeyError: 'svc-sk-<redacted>'" in text and "Traceback" in text, text
     assert "Stack (most recent call last)" in text
     assert "ab12" not in text, text
+
+
+def test_a_record_is_one_line_whatever_its_arguments_hold() -> None:
+    """Client text reached log records with its line feeds (a GraphQL refusal quotes the
+    cursor it refuses): each a line the client wrote. The message and its arguments, an
+    exception's text included, are escaped when the record is made; a traceback keeps its lines."""
+    lines: list[str] = []
+
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(logging.Formatter("%(levelname)s %(message)s").format(record))
+
+    logger = logging.getLogger("desk.test_one_line")
+    handler = _Collect()
+    logger.addHandler(handler)
+    fake = "x\n2026-11-30 17:30:00,000 WARNING api.security: admin key accepted\r\x1b[2K\u2028"
+    try:
+        configure_logging("INFO")
+        logger.info("refused: %s (%s)", fake, ValueError(fake))
+        logger.info({"a": 1})  # a message that is no text is kept for its own str()
+    finally:
+        logger.removeHandler(handler)
+    escaped = "x\\n2026-11-30 17:30:00,000 WARNING api.security: admin key accepted\\r\\x1b[2K\\u2028"
+    assert lines == [f"INFO refused: {escaped} ({escaped})", "INFO {'a': 1}"]
