@@ -1,7 +1,10 @@
 """One-line CLI errors: a domain error becomes `error: <message>` on stderr, exit status 1.
 
 The CLI's edge too: every text argument is held to the input rule the API's edge applies
-(market/text.py: no NUL or other control character), before the command runs."""
+(market/text.py: no NUL or other control character), before the command runs. A line feed
+or carriage return is text to that rule, and an error may quote the argument that holds
+it: the line is written through `one_line` (market/text.py: `\n` for a line feed), so an
+error is one line whatever it quotes (`say_error`)."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from pydantic import ValidationError
 from sqlalchemy.exc import DatabaseError, OperationalError
 
 from market.errors import MarketIntelError
-from market.text import checked_text
+from market.text import checked_text, one_line
 
 
 def one_line_errors(command: Callable) -> Callable:
@@ -35,15 +38,21 @@ def one_line_errors(command: Callable) -> Callable:
                     checked_text(value, name.replace("_", " "))
             return command(*args, **kwargs)
         except MarketIntelError as exc:
-            typer.echo(f"error: {exc.detail}", err=True)
+            say_error(exc.detail)
             raise typer.Exit(1) from None
         except (ValidationError, DatabaseError, OSError) as exc:
             if isinstance(exc, DatabaseError) and not stands_on_database(exc):
                 raise
-            typer.echo(f"error: {environment_error(exc)}", err=True)
+            say_error(environment_error(exc))
             raise typer.Exit(1) from None
 
     return wrapper
+
+
+def say_error(message: str) -> None:
+    """`error: <message>` on stderr, as one line: the message's line breaks and other
+    control characters escaped (`one_line`), the text it quotes a client's or a file's."""
+    typer.echo(f"error: {one_line(message)}", err=True)
 
 
 def stands_on_database(exc: DatabaseError) -> bool:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from cli.app import command_group
-from cli.errors import one_line_errors
+from cli.errors import one_line_errors, say_error
 from cli.keys import keys_app
 from cli.output import echo_json, shown
 from cli.portfolio import portfolio_app
@@ -158,7 +158,7 @@ def _alarmed(alarm: str | None) -> None:
     printed and recorded, and a cron job or a shell sees the problem in the exit status
     (1 stays a stage that could not run)."""
     if alarm:
-        typer.echo(f"error: {alarm}", err=True)
+        say_error(alarm)
         raise typer.Exit(2)
 
 
@@ -519,7 +519,7 @@ def notify_deliver(
             if delivery["webhook"] == "not configured"
             else "the webhook did not accept them; the next pass retries them"
         )
-        typer.echo(f"error: {delivery['waiting']} notification(s) not delivered: {why}", err=True)
+        say_error(f"{delivery['waiting']} notification(s) not delivered: {why}")
         raise typer.Exit(2)
 
 

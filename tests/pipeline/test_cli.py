@@ -284,3 +284,22 @@ def test_an_unhealthy_store_is_exit_2_with_the_summary_recorded(settings: Settin
     assert recorded["summary"]["healthy"] is False and recorded["summary"]["failed_checks"] == ["previous_day"]
     assert recorded["alarm"].startswith("the store is not healthy on 2026-11-20")
     assert "previous_day" in checks
+
+
+@ON_SQLITE_ONLY
+def test_an_argument_holding_a_line_break_is_still_one_error_line(settings: Settings) -> None:
+    """A line feed is text to the input rule, and the error quoting the argument printed it
+    raw: `portfolio trade HOUSE buy $'ZZ\\nerror: injected second line' 10 5` wrote two
+    `error:` lines, the second the caller's (a portfolio id, a quantity the same). The line is
+    escaped: stderr is one line."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    for where in (2, 5):  # the portfolio id, the quantity
+        args = ["portfolio", "trade", "HOUSE", "buy", "LIQ", "10", "5"]
+        args[where] += "\nerror: injected\rsecond"
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 1, result.output
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+        assert result.stderr.startswith("error: ") and "\\nerror: injected\\rsecond" in result.stderr, result.stderr
