@@ -3,7 +3,7 @@ the reports' palette and type, with every number formatted for a reader: percent
 percentages, money and counts with thousands separators, never a raw float.
 
 - `styled(frame)`: a DataFrame as a formatted table (pandas Styler), each column formatted
-  by what its name says it holds (`column_format`).
+  by what its name says it holds (`column_format`), its text HTML-escaped.
 - `fmt_pct`, `fmt_money`, `fmt_count`, `fmt_number`: one value as text.
 - `percent_axis`, `thousands_axis`, `millions_axis`: axis tick labels.
 - `bar`, `figure`: small charts with a title and axis units; a figure shows itself in a
@@ -142,7 +142,10 @@ def column_format(name: str) -> Callable[[Any], str] | None:
 
 def styled(frame, formats: dict[str, Callable[[Any], str] | str] | None = None, caption: str | None = None):  # noqa: ANN001, ANN201
     """`frame` as a formatted table: numbers by `column_format` (or `formats`: a column
-    to a function or a format string), numbers right-aligned, no index column."""
+    to a function or a format string), numbers right-aligned, no index column. Text cells
+    and column labels are HTML-escaped (a news title `<img src=x onerror=...>` the feed
+    reader unescaped is shown as that text, never put in the notebook's HTML as a tag);
+    a `formats` function is given the escaped text."""
     import pandas as pd
 
     frame = frame.copy()
@@ -165,7 +168,8 @@ def styled(frame, formats: dict[str, Callable[[Any], str] | str] | None = None, 
             formats[column] = column_format(str(column)) or (
                 fmt_count if pd.api.types.is_integer_dtype(series) else fmt_number
             )
-    styler = frame.style.format(formats, na_rep=DASH).hide(axis="index")
+    styler = frame.style.format(formats, na_rep=DASH, escape="html").format_index(escape="html", axis=1)
+    styler = styler.hide(axis="index")
     styler = styler.set_table_styles([{"selector": "th", "props": [("text-align", "left")]}])
     numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
     if numeric:

@@ -136,3 +136,20 @@ def test_the_analysis_is_markdown_prose_and_the_calibration_cell_always_says_som
     )
     assert isinstance(prose, Markdown) and prose.data == "Market on 2026-11-20: advancers led.\n\nTop signals: LGE."
     assert "live out-of-sample record" in stage_figures.calibration(result({}, {"calibration": []})).data
+
+
+def test_a_news_title_holding_markup_is_shown_as_text_not_run() -> None:
+    """A feed's title `&lt;img src=x onerror=alert(1)&gt;` is unescaped by the feed reader
+    to `<img src=x onerror=alert(1)>`, stored so, and t1_sentiment's table of texts put it
+    in the notebook's HTML as a tag, which ran its script when the notebook was opened.
+    Every table cell is HTML-escaped (`styled`): the title reads as it was written."""
+    title = "<img src=x onerror=alert(1)>Profit & loss"
+    shown = result({}, {"texts": [{"kind": "NEWS", "id": 1, "score": 0.5, "weight": 1.0, "title": title}]})
+    html = shown.show("texts")._repr_html_()
+    assert "&lt;img src=x onerror=alert(1)&gt;Profit &amp; loss" in html, html
+    assert "<img" not in html, html
+    import pandas as pd
+
+    from reports.figures import styled
+
+    assert "&lt;b&gt;symbol" in styled(pd.DataFrame({"<b>symbol": ["LIQ"]}))._repr_html_()  # a label too
