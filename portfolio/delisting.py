@@ -317,18 +317,21 @@ def stored_absences(conn: Connection, day: date, symbols: Iterable[str], rule: D
 def delisted_since(conn: Connection, settings: DelistingSettings, symbol: str, day: date) -> str | None:
     """Where the store knows `symbol` was delisted by `day`, a sentence saying when and how
     it knows, else None: the exchange's latest DELISTING notice dated after the name's last
-    row (a row since is a name trading again), else the rule's session (`stored_absences`:
-    MARKETINTEL_DELIST_AFTER_SESSIONS without a row). What a refused trade of the name says
-    (portfolio/trading.py `within_band`) in place of "no price for it"."""
+    row on or before `day` (a row since is a name trading again: a ticker reused), else the
+    rule's session (`stored_absences`: MARKETINTEL_DELIST_AFTER_SESSIONS without a row). What
+    a trade or confirmation of the name is refused with, and what its preview says fills
+    nothing (portfolio/trading.py `closed_to_trading`), whether or not a close is left to
+    check a price against."""
     rule = stored_rule(conn, settings, day, [symbol])
     absence = stored_absences(conn, day, [symbol], rule).get(symbol)
-    c = tables.corporate_actions.c
+    p, c = tables.eod_prices.c, tables.corporate_actions.c
+    last_row = conn.execute(select(func.max(p.trading_date)).where(p.symbol == symbol, p.trading_date <= day)).scalar()
     notices = [
         r["action_date"]
         for r in current_rows(
             conn, tables.corporate_actions, where=[c.kind == "DELISTING", c.symbol == symbol, c.action_date <= day]
         )
-        if absence is None or r["action_date"] > absence.last_row
+        if last_row is None or r["action_date"] > last_row
     ]
     last = f"{absence.last_close:,.2f} on {absence.last_row.isoformat()}" if absence is not None else None
     if notices:

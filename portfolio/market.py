@@ -229,8 +229,7 @@ def halted_since(conn: Connection, symbol: str, day: date) -> date | None:
     first of the HALTs that end the run (a repeated notice does not move the date). A
     RESUME's date is the session trading resumes; a DELISTING ends a halt (the delisting
     is then what refuses a trade). What a client's trade and confirmation are refused
-    with, and what a preview says fills nothing (portfolio/trading.py `within_band`,
-    `preview_trade`)."""
+    with, and what a preview says fills nothing (portfolio/trading.py `closed_to_trading`)."""
     c = tables.corporate_actions.c
     where = [c.symbol == symbol, c.kind.in_(("HALT", "RESUME", "DELISTING")), c.action_date <= day]
     rows = current_rows(conn, tables.corporate_actions, where=where)

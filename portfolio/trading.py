@@ -300,19 +300,15 @@ def within_band(
     the plan's close can leave far from the market). A listed name with no close to check
     against (listed before its first session, or not traded in the lookback) is refused the
     same way, TradeRejected (422; GraphQL's InvalidInput), never "not found": the symbol is
-    listed, and a confirmation's 404 means a suggestion that is not the caller's. A name the
-    store knows was delisted says so and when (portfolio/delisting.py `delisted_since`); a
-    name halted on `trading_date` (`portfolio.market.halted_since`) is refused naming the
-    halt: nothing trades until the exchange resumes it."""
-    halted = halted_since(conn, symbol, trading_date)
-    if halted is not None:
-        raise TradeRejected(_halt_text(symbol, halted) + "; a halted name cannot be traded until it resumes")
+    listed, and a confirmation's 404 means a suggestion that is not the caller's. Before any
+    price is checked, a name halted or delisted on `trading_date` is refused saying so
+    (`closed_to_trading`), however recent its last close."""
+    closed = closed_to_trading(conn, settings, symbol, trading_date)
+    if closed is not None:
+        raise TradeRejected(closed)
     try:
         close, close_date = reference_close(conn, symbol, trading_date)
     except NotFoundError as error:
-        delisted = delisted_since(conn, settings, symbol, trading_date)
-        if delisted is not None:
-            raise TradeRejected(f"{delisted}; a delisted name cannot be traded") from None
         raise TradeRejected(f"{name} cannot be checked: {error.detail}") from None
     band = Decimal(str(settings.trade_price_band))
     # In whole cents, as a price is given (whole_cents): the lowest and highest prices the
@@ -327,8 +323,21 @@ def within_band(
     return ManualRationale(reference_close=str(close), reference_date=close_date.isoformat())
 
 
-def _halt_text(symbol: str, halted: date) -> str:
-    return f"{symbol} is halted since {halted.isoformat()} (the exchange's HALT notice)"
+def closed_to_trading(conn: Connection, settings: Settings, symbol: str, trading_date: date) -> str | None:
+    """Why nothing of `symbol` trades on `trading_date`, else None: the name is halted (the
+    exchange's HALT notice with no RESUME since: `portfolio.market.halted_since`), or the
+    store knows it was delisted (the exchange's DELISTING notice after its last row, else the
+    delisting rule: portfolio/delisting.py `delisted_since`; a DELISTING that follows a HALT
+    ends the halt, and the delisting is what refuses). What a trade and a confirmation are
+    refused with (`within_band`) and a preview's `lapse_reason` (`preview_trade`)."""
+    halted = halted_since(conn, symbol, trading_date)
+    if halted is not None:
+        return (
+            f"{symbol} is halted since {halted.isoformat()} (the exchange's HALT notice); "
+            "a halted name cannot be traded until it resumes"
+        )
+    delisted = delisted_since(conn, settings, symbol, trading_date)
+    return None if delisted is None else f"{delisted}; a delisted name cannot be traded"
 
 
 @dataclass(frozen=True)
@@ -382,8 +391,8 @@ def preview_trade(
     # the symbol's latest bar, with its own quotes, on the trade's share count (a split known
     # for its session divides the old close, as the price band does)
     session = market_days(conn, as_of, [symbol], count_of=trading_date)[symbol]
-    halted = halted_since(conn, symbol, trading_date)
-    done = fill(side, quantity, _priced_session(session, halted is not None), fee_schedule(settings))
+    closed = closed_to_trading(conn, settings, symbol, trading_date)
+    done = fill(side, quantity, _priced_session(session, closed is not None), fee_schedule(settings))
     costs = done.costs
     return TradePreview(
         symbol=symbol,
@@ -396,7 +405,7 @@ def preview_trade(
         impact=round(done.impact, 6) if done.quantity else None,
         price=done.price.quantize(CENT),
         fillable_in_one_session=done.quantity,
-        lapse_reason=_halt_text(symbol, halted) if halted is not None else done.lapse_reason,
+        lapse_reason=closed or done.lapse_reason,
         fees=costs.fees.quantize(CENT),
         spread_cost=costs.spread.quantize(CENT),
         impact_cost=costs.impact.quantize(CENT),
@@ -404,14 +413,14 @@ def preview_trade(
     )
 
 
-def _priced_session(day, halted: bool):  # noqa: ANN001, ANN202 - a rail MarketDay
+def _priced_session(day, closed: bool):  # noqa: ANN001, ANN202 - a rail MarketDay
     """The latest bar as a session: a day the name did not trade still has its last close,
     and its volume is the normal day's (ADV_20), so the preview prices a session like it;
-    a session the name is halted on trades nothing (volume 0)."""
+    a session the name is halted or delisted on trades nothing (volume 0)."""
     from dataclasses import replace
 
     session = day.session()
-    if halted:
+    if closed:
         return replace(session, volume=0)
     if session.volume <= 0 and day.adv_20:
         session = replace(session, volume=int(day.adv_20))

@@ -229,7 +229,9 @@ def test_a_halted_name_is_refused_and_its_preview_fills_nothing(client, settings
         preview = preview_trade(conn, settings, CALENDAR, "buy", "AAA", 10, NOW)
         assert ledger.trade_rows(conn, portfolio_id) == []
     assert preview.fillable_in_one_session == 0 and preview.total_cost == Decimal("0.00")
-    assert preview.lapse_reason == "AAA is halted since 2026-11-19 (the exchange's HALT notice)"
+    assert preview.lapse_reason == (
+        "AAA is halted since 2026-11-19 (the exchange's HALT notice); a halted name cannot be traded until it resumes"
+    )
     clients.announce_action(engine, "AAA", "RESUME", None, date(2026, 11, 20), "trading resumed")
     assert trade(client, "buy", "AAA", 10, 100).position_after == 10
 
@@ -260,3 +262,40 @@ def test_a_halt_resumed_the_same_day_or_ended_by_a_delisting_is_no_halt(client, 
     move_cash(engine, other[2], "10000", now=NOW)
     with pytest.raises(TradeRejected, match="OFF was delisted on"):
         trade(other, "buy", "OFF", 1, 8)
+
+
+def test_a_name_the_exchange_delisted_is_refused_though_its_last_close_is_recent(client, settings: Settings) -> None:
+    """The exchange's DELISTING notice for Monday, after AAA's Friday close: a trade on Monday
+    was booked within 15% of that close (the notice was read only when no close was left to
+    check against), a name halted then delisted traded again, and the preview said the whole
+    order filled. Now each is refused naming the delisting, and the preview fills nothing with
+    the same sentence; a notice older than the name's rows since (a ticker reused) refuses
+    nothing."""
+    from datetime import date
+
+    from portfolio.trading import preview_trade
+    from tests.portfolio.clients import MONDAY
+
+    engine, _, portfolio_id = client
+    clients.announce_action(engine, "BBB", "DELISTING", None, date(2026, 10, 1), "the ticker's former company")
+    assert trade(client, "buy", "BBB", 10, 10).position_after == 10  # rows since the notice: trading again
+    clients.announce_action(engine, "AAA", "DELISTING", None, date(2026, 11, 23), "last trading day was Friday")
+    clients.announce_action(engine, "BBB", "HALT", None, date(2026, 11, 19), "trading halted pending announcement")
+    clients.announce_action(engine, "BBB", "DELISTING", None, date(2026, 11, 23), "delisted while halted")
+    said = {
+        "AAA": "AAA was delisted on 2026-11-23 (the exchange's delisting notice; its last close was 100.00 on "
+        "2026-11-20); a delisted name cannot be traded",
+        "BBB": "BBB was delisted on 2026-11-23 (the exchange's delisting notice; its last close was 10.00 on "
+        "2026-11-20); a delisted name cannot be traded",
+    }
+    for symbol, price in (("AAA", 100), ("BBB", 10)):
+        for side in ("buy", "sell"):
+            with pytest.raises(TradeRejected) as refused:
+                clients.trade(client, side, symbol, 10, price, MONDAY)
+            assert refused.value.detail == said[symbol]
+        with engine.connect() as conn:
+            preview = preview_trade(conn, settings, clients.CALENDAR, "buy", symbol, 10, MONDAY)
+        assert (preview.fillable_in_one_session, preview.lapse_reason) == (0, said[symbol])
+    with engine.connect() as conn:
+        assert len(ledger.trade_rows(conn, portfolio_id)) == 1
+    assert trade(client, "buy", "AAA", 1, 100).position_after == 1  # Friday: before the notice
