@@ -189,7 +189,12 @@ def split_quantity(quantity: int, factor: float) -> int:
     factor is read as the nearest fraction with a denominator up to 10,000, so 30/11 is
     30/11 (not 2.7272...7, one share short on 11,000,000), an amount published as
     1.333333 is 4/3, and every factor T0 accepts (1/1,000 to 1,000) is exact."""
-    return math.floor(quantity * Fraction(factor).limit_denominator(10_000))
+    return math.floor(quantity * _ratio(factor))
+
+
+def _ratio(factor: float) -> Fraction:
+    """A split's factor as the exact ratio `split_quantity` reads it."""
+    return Fraction(factor).limit_denominator(10_000)
 
 
 def _known_when_entered(split: Split, trade: LedgerRow) -> bool:
@@ -242,9 +247,10 @@ def replay(
     that day comes before every trade dated after it.
 
     `splits` (store.splits) multiply a holding from their ex-date on: the quantity becomes
-    `split_quantity` and the cost basis stays, so the average cost is divided by the
-    factor and the split is neither a gain nor a loss. Pass only the splits known at the
-    date the positions are for."""
+    `split_quantity` and the cost basis of those whole shares stays, so the average cost
+    is divided by the factor and the split is neither a gain nor a loss; the fraction of a
+    share it drops takes its share of the cost basis as a realised loss (`_apply_split`).
+    Pass only the splits known at the date the positions are for."""
     book = {} if book is None else book
     for kind, item in in_replay_order(trades, splits):
         if kind == "split":
@@ -273,11 +279,23 @@ def replay(
 
 
 def _apply_split(book: dict[str, Position], split: Split) -> None:
+    """The holding on the split's count: its whole shares (`split_quantity`) keep their
+    cost; the fraction of a share dropped takes its share of the cost basis out as a
+    realised loss, as a sale for nothing would (no cash in lieu is modelled: the exchange
+    settles it at a price the notice does not carry). Kept and realised add up to the
+    basis exactly; a consolidation that leaves less than one share realises all of it."""
     position = book.get(split.symbol)
-    if position is not None and position.quantity:
-        position.quantity = split_quantity(position.quantity, split.factor)
-        if position.quantity == 0:  # a consolidation left less than one share
-            position.cost_basis, position.opened_on = ZERO, None
+    if position is None or not position.quantity:
+        return
+    exact = position.quantity * _ratio(split.factor)
+    position.quantity = math.floor(exact)
+    dropped = 1 - position.quantity / exact  # of the cost basis, a Fraction
+    if dropped:
+        released = position.cost_basis * dropped.numerator / dropped.denominator
+        position.realized_pnl -= released
+        position.cost_basis -= released
+    if position.quantity == 0:
+        position.cost_basis, position.opened_on = ZERO, None
 
 
 def holdings(conn: Connection, portfolio_id: str, as_of: date | None = None) -> dict[str, Position]:

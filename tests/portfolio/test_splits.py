@@ -114,15 +114,47 @@ def test_a_book_traded_on_a_known_ex_date_is_valued_on_the_new_count(client) -> 
     assert view.equity == Decimal("10000.00")  # 10,000 deposited; every trade at the halved close
 
 
-def test_bonus_issues_and_consolidations_keep_whole_shares(client) -> None:
+def test_bonus_issues_and_consolidations_keep_whole_shares_and_realise_the_fraction_dropped(client) -> None:
+    """A fraction of a share a split drops takes its share of the cost basis with it, booked
+    as a realised loss (no cash in lieu is modelled): a 1-for-10 consolidation of 5 BBB
+    erased their 50 of cost with realised PnL still 0, so equity fell by what no PnL said.
+    Equity's change is now the realised change plus the unrealised one."""
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 53, 100, FRIDAY)
     trade(client, "buy", "BBB", 5, 10, FRIDAY)
+    with engine.connect() as conn:
+        friday = portfolio_view(conn, portfolio_id, DAY)
     announce(engine, "AAA", "SPLIT", 1.2)  # one bonus share for every five: 63.6 -> 63
     announce(engine, "BBB", "SPLIT", 0.1)  # one for ten: less than one share is left
+    price(engine, "AAA", EX_DATE, 85.0, 30_000)
     with engine.connect() as conn:
         held = ledger.holdings(conn, portfolio_id)
-    assert held["AAA"].quantity == 63 and held["AAA"].cost_basis == Decimal("5300") and "BBB" not in held
+        monday = portfolio_view(conn, portfolio_id, EX_DATE)
+    assert held["AAA"].quantity == 63 and "BBB" not in held
+    assert held["AAA"].cost_basis == Decimal("5250")  # 0.6 of 63.6 shares dropped: 50 of 5,300
+    assert (friday.equity, friday.realized_pnl, friday.unrealized_pnl) == (Decimal("10000.00"), 0, 0)
+    assert monday.realized_pnl == Decimal("-100.00")  # AAA's 50 and all of BBB's 50
+    assert monday.unrealized_pnl == Decimal("105.00")  # 63 x 85 - 5,250
+    assert monday.equity - friday.equity == Decimal("5.00") == monday.realized_pnl + monday.unrealized_pnl
+
+
+def test_the_cost_a_split_drops_is_its_fraction_of_the_basis_exactly(client) -> None:
+    """7 BBB costing 100 (fees included) consolidated 1-for-3: 2 shares of 2 1/3 are left,
+    so 1/7 of the cost is realised and 6/7 stays, adding up to the 100 paid to the last
+    digit; selling the 2 then realises the rest."""
+    engine, _, portfolio_id = client
+    trade(client, "buy", "BBB", 7, 10, FRIDAY, fees=30)
+    announce(engine, "BBB", "SPLIT", 1 / 3)
+    with engine.connect() as conn:
+        splits = ledger.stored_splits(conn, None, {"BBB"})
+        (position,) = ledger.replay(ledger.trade_rows(conn, portfolio_id), splits).values()
+    assert position.quantity == 2
+    assert position.cost_basis - position.realized_pnl == Decimal("100")
+    assert position.realized_pnl.quantize(ledger.CENT) == Decimal("-14.285714")
+    trade(client, "sell", "BBB", 2, 30, MONDAY)
+    with engine.connect() as conn:
+        view = portfolio_view(conn, portfolio_id, EX_DATE)
+    assert view.positions == () and view.realized_pnl == Decimal("-40.00")  # 60 for 100 paid
 
 
 def test_whole_shares_are_counted_exactly_and_liquidity_on_the_new_count(client) -> None:
