@@ -91,6 +91,21 @@ def get_portfolio(conn: Connection, portfolio_id: str) -> PortfolioRow:
     return rows[0]
 
 
+def writable_portfolio(conn: Connection, portfolio_id: str) -> PortfolioRow:
+    """The portfolio a manual trade, a cash movement or a statement sync is booked into: a
+    client's or the house portfolio (NotFoundError when there is none). The AI portfolio is
+    written by its own executor only (portfolio/ai.py `write_day`): a write path that names
+    it (the CLI takes any id; REST and GraphQL reach only the caller's own) is refused,
+    InvalidInputError, before anything is read or booked."""
+    row = get_portfolio(conn, portfolio_id)
+    if row["kind"] == AI_PORTFOLIO:
+        raise InvalidInputError(
+            f"portfolio '{portfolio_id}' is the AI book's own, written only by its executor: trade, move cash or "
+            "sync a statement in a client's portfolio or the house portfolio"
+        )
+    return row
+
+
 def trade_rows(conn: Connection, portfolio_id: str, until: datetime | None = None) -> list[TradeRow]:
     t = tables.trades
     query = select(t).where(t.c.portfolio_id == portfolio_id)

@@ -533,7 +533,7 @@ def _file(
     digest, parsed = read.digest, read.parsed
     preview, confirm = asked
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
-        ledger.get_portfolio(conn, portfolio_id)
+        ledger.writable_portfolio(conn, portfolio_id)
         if _already_synced(conn, portfolio_id, digest):
             return answered(_already(digest), respond)
         if read.refusal is not None:
@@ -575,7 +575,7 @@ def import_statement(
 ) -> StatementResult:
     """`read_statement` then `file_statement`; a file synchronised before is not read again."""
     with engine.connect() as conn:
-        ledger.get_portfolio(conn, portfolio_id)
+        ledger.writable_portfolio(conn, portfolio_id)
         digest = hashlib.sha256(data).hexdigest()
         if _already_synced(conn, portfolio_id, digest):
             return answered(_already(digest), respond)

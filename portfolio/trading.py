@@ -8,7 +8,8 @@ before the trade's trading date; a sell does not exceed the holding; a buy plus 
 does not exceed cash. The trade's trading date is the exchange date of the moment it is
 made, or the last trading day before it on a weekend or holiday. Before any balance check
 (a trade, a deposit, a withdrawal) the dividends the portfolio is owed up to that date are
-credited (`portfolio.dividends`), so they can be spent.
+credited (`portfolio.dividends`), so they can be spent. A trade or cash movement is booked
+into a client's or the house portfolio only, never the AI book (`ledger.writable_portfolio`).
 
 Idempotency: with an `Idempotency-Key` the first successful trade's or cash movement's
 response is stored (`idempotency_records`, scope `trade:<portfolio>` or `cash:<portfolio>`)
@@ -195,7 +196,7 @@ def move_cash(
     moment = now or utc_now()
     scope, request_hash = f"cash:{portfolio_id}", _fingerprint([money_text(value), note])
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
-        ledger.get_portfolio(conn, portfolio_id)
+        ledger.writable_portfolio(conn, portfolio_id)
         if idempotency_key is not None:
             replay = _stored_response(conn, scope, idempotency_key, request_hash)
             if replay is not None:
@@ -236,7 +237,7 @@ def place_manual_trade(
         ]
     )
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
-        ledger.get_portfolio(conn, portfolio_id)
+        ledger.writable_portfolio(conn, portfolio_id)
         if idempotency_key is not None:
             replay = _stored_response(conn, f"trade:{portfolio_id}", idempotency_key, request_hash)
             if replay is not None:

@@ -17,7 +17,7 @@ from desk import AI_PORTFOLIO, Account, Desk, ReportOrder, Versioned
 from desk.cache import ReadCache
 from market.errors import RateLimitedError
 from market.settings import Settings
-from portfolio.ledger import ensure_portfolio
+from portfolio.ledger import ensure_portfolio, record_cash
 from tests.conftest import ON_SQLITE_ONLY
 from tests.portfolio.seed import CALENDAR, DAY, seed_market
 
@@ -54,8 +54,8 @@ def test_the_ai_portfolios_reads_and_the_performance_are_models_kept_per_version
     `aiPortfolio` and `modelPerformance` read the same objects (`ai_portfolio`, `value`)."""
     desk = _desk(settings)
     with desk.engine.begin() as conn:
-        ensure_portfolio(conn, AI_PORTFOLIO, "AI")  # as the AI stage opens it
-    desk.move_cash(AI_PORTFOLIO, "1000")
+        ensure_portfolio(conn, AI_PORTFOLIO, "AI")  # as the AI stage opens it and deposits (a client's move
+        record_cash(conn, AI_PORTFOLIO, "C-1", Decimal("1000"), "DEPOSIT", desk.now())  # of cash is refused)
     with desk.engine.connect() as conn:
         summary, positions, performance = desk.ai_summary(conn), desk.ai_positions(conn), desk.performance(conn)
         assert summary.value() is desk.ai_summary(conn).value() and summary.value()["cash"] == Decimal("1000.00")
@@ -63,7 +63,8 @@ def test_the_ai_portfolios_reads_and_the_performance_are_models_kept_per_version
         assert performance.value() is desk.performance(conn).value()
         whole = desk.ai_portfolio(conn)
         assert whole[0] is summary.value() and whole[1] is positions.value()
-    desk.move_cash(AI_PORTFOLIO, "500")
+    with desk.engine.begin() as conn:
+        record_cash(conn, AI_PORTFOLIO, "C-2", Decimal("500"), "DEPOSIT", desk.now())
     with desk.engine.connect() as conn:
         moved = desk.ai_summary(conn)
         assert moved.version != summary.version and moved.value()["cash"] == Decimal("1500.00")

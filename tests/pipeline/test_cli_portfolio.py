@@ -233,3 +233,36 @@ def test_a_blank_client_id_is_refused_and_opens_nothing(settings: Settings) -> N
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(tables.portfolios)).scalar_one() == 0
         assert conn.execute(select(func.count()).select_from(tables.cash_entries)).scalar_one() == 0
+
+
+def test_the_ai_portfolio_is_refused_by_the_write_commands(settings: Settings, tmp_path: Path) -> None:
+    """`portfolio trade AI buy NCT 1 85.35` exited 0 with a MANUAL trade in the autonomous
+    book, and `import-statement AI s.pdf --preview` planned to sell every AI position: each
+    is one line and exit status 1 now, and nothing is booked."""
+    from portfolio import ledger
+    from portfolio.market import market_days
+    from portfolio.statement_pdfs import sample_holdings_statement
+    from tests.portfolio.clients import FRIDAY
+    from tests.portfolio.seed import DAY
+
+    engine = service_engine(settings)
+    seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}, "BBB": {"close": 10.0, "volume": 90_000}})
+    statement = tmp_path / "statement.pdf"
+    with ledger.portfolio_transaction(engine, ledger.AI_PORTFOLIO) as conn:
+        ledger.ensure_portfolio(conn, ledger.AI_PORTFOLIO, "AI")
+        ledger.record_cash(conn, ledger.AI_PORTFOLIO, "C-ai-opening", Decimal("10000"), "DEPOSIT", FRIDAY, None)
+        statement.write_bytes(sample_holdings_statement(market_days(conn, DAY), DAY, count=2))
+    said = (
+        "error: portfolio 'AI' is the AI book's own, written only by its executor: trade, move cash or "
+        "sync a statement in a client's portfolio or the house portfolio"
+    )
+    for command in (
+        ("trade", "AI", "buy", "AAA", "1", "100"),
+        ("import-statement", "AI", str(statement), "--preview"),
+        ("import-statement", "AI", str(statement)),
+    ):
+        refused = cli("portfolio", *command)
+        assert (refused.returncode, refused.stdout, refused.stderr.strip()) == (1, "", said)
+    with engine.connect() as conn:
+        assert ledger.trade_rows(conn, ledger.AI_PORTFOLIO) == []
+

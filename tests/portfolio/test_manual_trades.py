@@ -299,3 +299,40 @@ def test_a_name_the_exchange_delisted_is_refused_though_its_last_close_is_recent
     with engine.connect() as conn:
         assert len(ledger.trade_rows(conn, portfolio_id)) == 1
     assert trade(client, "buy", "AAA", 1, 100).position_after == 1  # Friday: before the notice
+
+
+def test_the_ai_portfolio_takes_no_manual_trade_cash_movement_or_statement(client, settings: Settings) -> None:
+    """The CLI names a portfolio by its id, so `portfolio trade AI buy ...` booked a MANUAL
+    trade into the autonomous book, and a statement synced into it planned to sell every
+    position it held. The AI portfolio is written by its own executor only: each write path
+    refuses it with one sentence (InvalidInputError) and books nothing."""
+    from market.errors import InvalidInputError
+    from portfolio.market import market_days
+    from portfolio.statement_pdfs import sample_holdings_statement
+    from portfolio.statements import import_statement
+    from tests.portfolio.seed import DAY
+
+    engine, _, _ = client
+    with ledger.portfolio_transaction(engine, ledger.AI_PORTFOLIO) as conn:
+        ledger.ensure_portfolio(conn, ledger.AI_PORTFOLIO, "AI")
+        ledger.record_cash(conn, ledger.AI_PORTFOLIO, "C-ai-opening", Decimal("10000"), "DEPOSIT", NOW, None)
+        pdf = sample_holdings_statement(market_days(conn, DAY), DAY, count=2)
+    said = (
+        "portfolio 'AI' is the AI book's own, written only by its executor: trade, move cash or "
+        "sync a statement in a client's portfolio or the house portfolio"
+    )
+    attempts = (
+        lambda: trade((engine, settings, ledger.AI_PORTFOLIO), "buy", "AAA", 1, 100),
+        lambda: move_cash(engine, ledger.AI_PORTFOLIO, "500", now=NOW),
+        lambda: move_cash(engine, ledger.AI_PORTFOLIO, "-500", now=NOW),
+        lambda: import_statement(engine, settings, ledger.AI_PORTFOLIO, pdf, now=NOW, preview=True),
+        lambda: import_statement(engine, settings, ledger.AI_PORTFOLIO, pdf, now=NOW),
+    )
+    for attempt in attempts:
+        with pytest.raises(InvalidInputError) as refused:
+            attempt()
+        assert refused.value.detail == said
+    with engine.connect() as conn:
+        assert ledger.trade_rows(conn, ledger.AI_PORTFOLIO) == []
+        assert ledger.cash_balance(conn, ledger.AI_PORTFOLIO) == Decimal("10000")
+        assert conn.execute(select(func.count()).select_from(tables.statement_imports)).scalar_one() == 0
