@@ -35,9 +35,12 @@ def _desk() -> Desk:
 def open_portfolio(
     client: str = typer.Argument(..., help="Client id; ignored with --house."),
     house: bool = typer.Option(False, "--house", help="The admin house portfolio."),
-    cash: str | None = typer.Option(None, help="Deposit this much cash (JMD), in whole cents."),
+    cash: str | None = typer.Option(
+        None, help="Opening deposit (JMD), in whole cents; made only when this run opens the portfolio."
+    ),
 ) -> None:
-    """Open a client's portfolio (or the house portfolio), optionally with a deposit."""
+    """Open a client's portfolio (or the house portfolio), optionally with an opening
+    deposit: made only when this run opens it, so running it again deposits nothing."""
     from desk import Account
     from market.errors import InvalidInputError
     from market.money import MAX_CASH_MOVEMENT, parse_money
@@ -49,10 +52,16 @@ def open_portfolio(
         raise InvalidInputError(
             f"--cash must be a deposit of more than zero and at most {MAX_CASH_MOVEMENT:,}, not {cash}"
         )
-    desk = _desk()
-    portfolio_id = desk.open_portfolio(Account.house() if house else Account.of_client(client))
-    balance = desk.move_cash(portfolio_id, deposit, note="opening deposit (cli)") if deposit is not None else None
-    typer.echo(f"portfolio {portfolio_id}" + (f"; cash {balance:,.2f}" if balance is not None else ""))
+    account = Account.house() if house else Account.of_client(client)
+    opened = _desk().open_with_deposit(account, deposit, note="opening deposit (cli)")
+    if deposit is None:
+        typer.echo(f"portfolio {opened.portfolio_id}")
+    elif opened.created:
+        typer.echo(f"portfolio {opened.portfolio_id}; cash {opened.cash:,.2f}")
+    else:
+        typer.echo(
+            f"portfolio {opened.portfolio_id} was already open: --cash deposited nothing; cash {opened.cash:,.2f}"
+        )
 
 
 @portfolio_app.command("trade")

@@ -64,7 +64,7 @@ from market.clock import TradingCalendar, default_calendar, utc_now
 from market.errors import SchemaNotReadyError
 from market.settings import Settings
 from portfolio import ledger, suggestions
-from portfolio.accounts import Account, open_account, open_on
+from portfolio.accounts import Account, Opened, open_account, open_on, open_with_deposit
 from portfolio.ai import ExecutedDay, execute_day
 from portfolio.market import market_days
 from portfolio.statements import StatementRead, StatementResult, file_statement, import_statement, read_statement
@@ -159,6 +159,11 @@ class Desk(PortfolioReads, MarketReads):
         if conn is not None:
             return open_on(conn, account, self.opened)
         return open_account(self.engine, account)
+
+    def open_with_deposit(self, account: Account, deposit: Decimal | None, note: str) -> Opened:
+        """The account's portfolio opened, with `deposit` as its opening cash only when this
+        call creates it (portfolio/accounts.py `open_with_deposit`): reopening deposits nothing."""
+        return open_with_deposit(self.engine, account, deposit, note, self.now())
 
     def place_trade(
         self, portfolio_id: str, order: ManualTrade, idempotency_key: str | None = None, respond: Respond = None

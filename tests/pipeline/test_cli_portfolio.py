@@ -266,3 +266,23 @@ def test_the_ai_portfolio_is_refused_by_the_write_commands(settings: Settings, t
     with engine.connect() as conn:
         assert ledger.trade_rows(conn, ledger.AI_PORTFOLIO) == []
 
+
+def test_opening_a_portfolio_again_deposits_nothing_and_says_so(settings: Settings) -> None:
+    """`portfolio open acme --cash 1000` run twice left 2,000 (the opening deposit was made
+    again on every run): the deposit is made only by the run that opens the portfolio; a
+    later one (with or without an earlier deposit) deposits nothing, says so and exits 0."""
+    from sqlalchemy import func, select
+
+    from store import tables
+
+    first = cli("portfolio", "open", "acme", "--cash", "1000")
+    assert (first.returncode, first.stdout.strip()) == (0, "portfolio client:acme; cash 1,000.00"), first.stderr
+    again = cli("portfolio", "open", "acme", "--cash", "1000")
+    said = "portfolio client:acme was already open: --cash deposited nothing; cash 1,000.00"
+    assert (again.returncode, again.stdout.strip(), again.stderr) == (0, said, "")
+    assert cli("portfolio", "open", "beta").stdout.strip() == "portfolio client:beta"
+    late = cli("portfolio", "open", "beta", "--cash", "500")
+    said = "portfolio client:beta was already open: --cash deposited nothing; cash 0.00"
+    assert (late.returncode, late.stdout.strip()) == (0, said)
+    with service_engine(settings).connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.cash_entries)).scalar_one() == 1
