@@ -101,7 +101,7 @@ from ingest.importers.actions import (
     file_splits,
     read_actions,
 )
-from ingest.importers.files import READERS, resolve_source, source_currency, source_lacks, source_types
+from ingest.importers.files import READERS, delisting_date, resolve_source, source_currency, source_lacks, source_types
 from ingest.importers.formats import Bad, describe_repeated, is_index_row, repeated_days, second_rows
 from ingest.importers.renames import handovers, join_renames
 from ingest.simulator.market import SimulatedDay
@@ -441,9 +441,10 @@ class ReplayMarket:
 
     def _securities(self, i: int) -> list[dict]:
         rows = []
+        known = self.days[: i + 1]
         for k in np.flatnonzero(self._first <= i):
             symbol = self._symbols[k]
-            gone = self._last[k] < i
+            delisted = delisting_date(known, int(self._last[k]))
             rows.append(
                 {
                     "symbol": symbol,
@@ -451,8 +452,8 @@ class ReplayMarket:
                     "board": BOARD,
                     "sector": None,
                     "listed_on": self.days[self._first[k]],
-                    "delisted_on": self.days[self._last[k] + 1] if gone else None,
-                    "status": "DELISTED" if gone else "ACTIVE",
+                    "delisted_on": delisted,
+                    "status": "DELISTED" if delisted else "ACTIVE",
                     "instrument_type": str(self.instrument_types[symbol]),
                 }
             )

@@ -45,16 +45,20 @@ the stored one, else the market's inference from its code and name (`market.inst
 so KPLC-P4 is a PREFERENCE share and the NSE's ETF and REIT are FUNDs. An instrument the
 store holds keeps its name and type where the files state none, and where the store's are
 dated later (`Held.newer`: the latest by date wins), and its listing date only moves earlier. `not_ordinary` names every
-instrument that is not an ordinary share; `types` says where the types came from.
+instrument that is not an ordinary share; `types` says where the types came from. A name
+whose rows stop is stored as delisted (`_delisted`): on its `delisting` row's ex-date, else
+on the session after its last row once the delisting rule's sessions have passed without
+one (`delisting_date`, the replay's rule), so T1's pre-flight stops expecting its rows.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, func, select
@@ -247,7 +251,10 @@ def import_path(
     copies, changes = first.copies, first.changes
     report.currency_stated = stated_currency(first.currencies, currency, first.unstated)
     report.currency = report.currency_stated or source_currency(fmt, currency)
-    rows = _Rows(f"import:{fmt}", copies, changes.symbol_on)
+    delistings: dict[str, date] = {}
+    for action in changes.settlements:
+        delistings[action.symbol] = max(action.ex_date, delistings.get(action.symbol, action.ex_date))
+    rows = _Rows(f"import:{fmt}", copies, changes.symbol_on, delistings, capital.delist_after)
     if not first.readable:  # not a row could be read: the bad rows are the answer, and nothing is written
         report.bad_rows = [str(item) for file in files for item in _read(fmt, file, today) if isinstance(item, Bad)]
         return report
@@ -502,9 +509,12 @@ class _Rows:
     source: str  # the rows' `source` column
     copies: dict[date, date]  # the days left out as copies of the one before (`repeated_days`)
     symbol_on: Callable[[str, date], str]  # the symbol a row is stored under (the file's renames)
+    delistings: dict[str, date] = field(default_factory=dict)  # symbol -> its delisting row's ex-date (the latest)
+    delist_after: int = DELIST_AFTER_SESSIONS  # the delisting rule's sessions (`delisting_date`)
     names: dict[str, tuple] = field(default_factory=dict)  # symbol -> (date, name) of its latest row that states one
     stated: dict[str, tuple] = field(default_factory=dict)  # symbol -> (date, type) of its latest row that states one
     first_day: dict[str, date] = field(default_factory=dict)  # symbol -> its first priced day
+    last_day: dict[str, date] = field(default_factory=dict)  # symbol -> its last priced day
     seen: set[tuple] = field(default_factory=set)  # (symbol, date) of each price row taken
     indices: set[str] = field(default_factory=set)  # the market indices met
     levels: dict[tuple, dict] = field(default_factory=dict)  # (index, date) -> its index_levels row
@@ -530,6 +540,7 @@ class _Rows:
         self.seen.add((symbol, day))
         report.rows_read += 1
         self.first_day[symbol] = min(day, self.first_day.get(symbol, day))
+        self.last_day[symbol] = max(day, self.last_day.get(symbol, day))
         _latest(self.names, symbol, day, item.pop("name", None) or None)
         _latest(self.stated, symbol, day, item.pop("instrument_type", None))
         return {**item, "source": self.source}
@@ -573,17 +584,20 @@ def _latest(found: dict[str, tuple], symbol: str, day: date, value: object) -> N
 @dataclass(frozen=True)
 class Held:
     """What the store held of the instruments before an import wrote a row: each one's
-    current version, and its last priced day, the day its stored name and type are as of."""
+    current version, its last priced day (the day its stored name and type are as of) and
+    the sessions (the days with any price row)."""
 
     versions: dict[str, dict] = field(default_factory=dict)  # symbol -> current instruments row
     last_priced: dict[str, date] = field(default_factory=dict)  # symbol -> its latest eod_prices day
+    sessions: frozenset[date] = frozenset()  # the days the store holds prices of
 
     @classmethod
     def read(cls, conn: Connection) -> Held:
         c = tables.eod_prices.c
         versions = {r["symbol"]: r for r in current_rows(conn, tables.instruments)}
         last = conn.execute(select(c.symbol, func.max(c.trading_date)).group_by(c.symbol)).all()
-        return cls(versions, dict(last))
+        sessions = frozenset(conn.execute(select(c.trading_date).distinct()).scalars())
+        return cls(versions, dict(last), sessions)
 
     def newer(self, symbol: str, found: tuple | None, column: str, made_up: str) -> object:
         """The file's value (`found`: its latest row that states one, (day, value)), unless
@@ -597,6 +611,35 @@ class Held:
         as_of = self.last_priced.get(symbol)
         stated_later = stored is not None and stored != made_up and as_of is not None and found[0] < as_of
         return stored if stated_later else found[1]
+
+
+def delisting_date(sessions: Sequence[date], last: int, after_sessions: int = 1) -> date | None:
+    """The delisting date of a name whose rows end on `sessions[last]` and do not resume
+    (`sessions`: the days with any row, in order): the session after its last row, once
+    `after_sessions` sessions have passed without a row; None before (a shorter gap may be
+    a suspension). The one rule of the replay (`ReplayMarket`, which serves its files' days
+    in turn: from the first session without a row) and the importer (`_delisted`: after
+    the delisting rule's sessions, as its files may end before a name's next row)."""
+    return sessions[last + 1] if len(sessions) - 1 - last >= after_sessions else None
+
+
+def _delisted(rows: _Rows, held: Held) -> dict[str, date | None]:
+    """Each priced symbol's delisting date, its last row the files' or the store's, whichever
+    is later: its delisting row's ex-date (at the earliest the day after that last row: a
+    name is listed while it trades), else `delisting_date` over the files' and the store's
+    sessions, else the stored date where it is after that last row (a T0 delivery's); a
+    name whose rows resume after a stored date is listed again."""
+    sessions = sorted(held.sessions | {day for _, day in rows.seen})
+    found: dict[str, date | None] = {}
+    for symbol, day in rows.last_day.items():
+        last = max(day, held.last_priced.get(symbol, day))
+        stored = held.versions.get(symbol, {}).get("delisted_on")
+        if symbol in rows.delistings:
+            found[symbol] = max(rows.delistings[symbol], last + timedelta(days=1))
+        else:
+            ruled = delisting_date(sessions, bisect_left(sessions, last), rows.delist_after)
+            found[symbol] = ruled or (stored if stored is not None and stored > last else None)
+    return found
 
 
 def _instrument(symbol: str, rows: _Rows, held: Held, given: tuple[dict, dict]) -> dict:
@@ -623,9 +666,13 @@ def _store_instruments(
     """Each priced symbol once (`_instrument`): a follow-up import of files without names,
     types or currency keeps the stored ones (and the stored board: the importer's is a
     default), an older file's name does not replace a newer one's, and the listing date
-    only moves earlier."""
+    only moves earlier; the delisting date is `_delisted`'s."""
     defaults, stated = given
-    found = [_instrument(s, rows, held, (defaults, {**stated, "source": rows.source})) for s in sorted(rows.first_day)]
+    delisted = _delisted(rows, held)
+    found = [
+        {**_instrument(s, rows, held, (defaults, {**stated, "source": rows.source})), "delisted_on": delisted[s]}
+        for s in sorted(rows.first_day)
+    ]
     report.not_ordinary = {r["symbol"]: r["instrument_type"] for r in found if not is_ordinary(r["instrument_type"])}
     report.instruments_inserted = append_history(conn, tables.instruments, found).inserted
     report.instruments = len(found)

@@ -1,0 +1,64 @@
+"""A name whose history stops, imported: the instrument is delisted, so T1's pre-flight
+and the active names stop expecting its rows (`ingest.importers.files.delisting_date`)."""
+
+from datetime import date, timedelta
+from pathlib import Path
+
+from ingest.importers import import_path
+from ingest.importers.files import CapitalOptions
+from market.settings import Settings
+from store import tables
+from store.engine import service_engine
+from store.history import current_rows
+from store.instruments import ordinary_symbols
+
+SESSIONS = [d for d in (date(2025, 12, 1) + timedelta(days=i) for i in range(70)) if d.weekday() < 5][:40]
+
+
+def _prices(folder: Path, last: dict[str, date]) -> Path:
+    """prices.csv: each name's rows from the first session to its `last` day."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["symbol,date,close,volume,name"]
+    lines += [f"{s},{d.isoformat()},10.00,100,{s} Ltd" for s, end in last.items() for d in SESSIONS if d <= end]
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def _delisted(settings: Settings) -> dict[str, date | None]:
+    with service_engine(settings).connect() as conn:
+        return {r["symbol"]: r["delisted_on"] for r in current_rows(conn, tables.instruments)}
+
+
+def test_a_delisting_row_delists_the_imported_instrument(settings: Settings, tmp_path: Path) -> None:
+    """OLDCO's rows end on a Friday and the actions file delists it the Tuesday after: the
+    import stored the DELISTING action but left the instrument active, so every later
+    day's pre-flight wanted OLDCO's row and /api/market/latest listed it."""
+    last = date(2026, 1, 9)
+    folder = _prices(tmp_path / "old", {"OLDCO": last, "AAA": SESSIONS[-1]})
+    (folder / "corporate_actions.csv").write_text(
+        "symbol,ex_date,kind,ratio,price\nOLDCO,2026-01-13,delisting,,10.50\n"
+    )
+    engine = service_engine(settings)
+    import_path(engine, folder)
+    assert _delisted(settings) == {"OLDCO": date(2026, 1, 13), "AAA": None}
+    with engine.connect() as conn:
+        assert ordinary_symbols(conn, last) == {"OLDCO", "AAA"}
+        assert ordinary_symbols(conn, SESSIONS[-1]) == {"AAA"}
+
+
+def test_a_name_whose_rows_stop_for_the_rules_sessions_is_delisted_after_its_last_row(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Without a delisting row: a name whose rows stop for the delisting rule's sessions is
+    delisted on the session after its last row (the replay's date); one whose gap is shorter
+    (a suspension, or a file exported a day early) stays listed; a later import whose rows
+    resume lists it again."""
+    folder = _prices(tmp_path / "a", {"GONE": SESSIONS[30], "PAUSED": SESSIONS[-3], "AAA": SESSIONS[-1]})
+    engine = service_engine(settings)
+    import_path(engine, folder, capital=CapitalOptions(delist_after=5))
+    assert _delisted(settings) == {"GONE": SESSIONS[31], "PAUSED": None, "AAA": None}
+    back = tmp_path / "b"
+    back.mkdir()
+    (back / "prices.csv").write_text("symbol,date,close,volume\nGONE,2026-02-02,9.00,100\nAAA,2026-02-02,10.0,100\n")
+    import_path(engine, back, capital=CapitalOptions(delist_after=5))
+    assert _delisted(settings)["GONE"] is None
