@@ -35,7 +35,8 @@ What the replay serves, and the rules it follows:
   `bad_rows`; of a name's rows for a day the first (by file path and line) is served, as
   the importer stores it, and the others are counted in `second_rows`, those that
   disagree with it listed (`ingest.importers.formats.second_rows`).
-- A close more than `move_band` from the previous close is served with the row status
+- A close beyond the band of `move_band` around the previous close (T0's test,
+  `ingest.exchange.band.beyond_band`: a factor either way) is served with the row status
   CONFIRMED MOVE: in a replay the file is the record of what traded (most such moves in
   the NSE files are splits and bonus issues the files do not record), so T0's
   validation accepts the move, with a warning in the delivery manifest, as it accepts
@@ -92,6 +93,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ingest.exchange.band import beyond_band
 from ingest.exchange.validation import CONFIRMED_MOVE
 from ingest.importers.actions import (
     CorporateAction,
@@ -152,8 +154,8 @@ class ReplayMarket:
     `path`: a file or a folder of .csv files; `fmt`: auto (detected from the header, as
     the importer does), nse-daily, nse-company or ohlcv; `currency`: overrides the
     format's; `seed`: of the simulated macro economy served beside it; `move_band`: a
-    close further than this from the previous one is served as a CONFIRMED MOVE (give
-    T0's price band); `delist_after`: the delisting rule's sessions, a ticker whose name
+    close beyond this band around the previous one (`beyond_band`) is served as a
+    CONFIRMED MOVE (give T0's price band); `delist_after`: the delisting rule's sessions, a ticker whose name
     changes across a gap that long is two instruments (`renames.Reuse`). Unreadable rows
     are skipped and listed in `source.bad_rows`; a path without any readable row is an
     InvalidInputError.
@@ -378,7 +380,7 @@ class ReplayMarket:
                 # T0 compares with the store's latest close, or with the row's own previous
                 # close on the first day it delivers: a move beyond the band from either is
                 # confirmed (the file is the record).
-                far = any(p and abs(close / p - 1) > self.move_band for p in (previous, file_prev))
+                far = any(p and beyond_band(p, close, self.move_band) for p in (previous, file_prev))
                 bar.update(
                     {
                         "open": _num(v["open"][i, k]),

@@ -161,7 +161,10 @@ class Settings(BaseSettings):
     price_band: float = Field(
         default=0.5,
         gt=0,
-        description="Largest accepted close-to-previous-close move (0.5 = 50%) without a split notice.",
+        description=(
+            "Largest accepted close-to-previous-close move without a split notice, a factor either way "
+            "(0.5: a rise of 50% or a fall of a third; ingest/exchange/band.py)."
+        ),
     )
     trade_price_band: float = Field(
         default=0.15,

@@ -27,7 +27,7 @@ Errors:
 - a SPLIT notice whose ratio cannot be read (`split_factor`: the Amount column, shares
   after per share before, or "N for M" in the detail), lies outside 1/1,000 to 1,000 or
   is 1, or does not explain the day's close: the close times the factor must lie within
-  `price_band` of the previous close and nearer to it than the close itself (the ratio
+  the price band of the previous close and nearer to it than the close itself (the ratio
   explains the move better than no split), also on a day without trades, when the
   exchange restates the close on the new count; a SPLIT for a symbol with no row on the
   quotes page or no previous close cannot be checked and is refused too (holdings and
@@ -44,7 +44,8 @@ Errors:
 - two notices of one kind for one symbol on one day (the store keeps one per symbol, day
   and kind: the exchange's special dividend beside a regular one is sent as one notice
   with the total);
-- a close more than `price_band` (default 50%) away from the previous close, unless the
+- a close beyond the price band around the previous close (`ingest.exchange.band`:
+  `price_band`, default 50%, is a factor either way, so 50% up or a third down), unless the
   day's notices carry a SPLIT for that symbol, or its row's status is CONFIRMED MOVE: the
   publisher states that the close is what traded (kept as a warning). Only the
   real-history replay marks rows so (`ingest/replay.py`: its files are the record, and
@@ -72,6 +73,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
+from ingest.exchange.band import band_text, beyond_band
 from ingest.importers.formats import repeated_days
 from market.money import MAX_PRICE, MAX_SHARES
 
@@ -475,28 +477,28 @@ def _check_row(
         previous
         and factor
         and (
-            abs(close * factor / previous - 1) > band  # untraded too: the close must be restated
+            beyond_band(previous, close * factor, band)  # untraded too: the close must be restated
             or abs(math.log(close * factor / previous)) >= abs(math.log(close / previous))
         )
     ):
         unexplained = (
             f"{symbol}: the SPLIT notice's ratio {factor:g} does not explain the close {close} after "
-            f"{previous} (on the new count it must be within {band:.0%} of the previous close and nearer "
-            "to it than without the split)"
+            f"{previous} (on the new count it must be within the band, {band_text(band)}, of the previous close "
+            "and nearer to it than without the split)"
         )
-        if row.get("status") == CONFIRMED_MOVE and abs(close * factor / previous - 1) <= band:
+        if row.get("status") == CONFIRMED_MOVE and not beyond_band(previous, close * factor, band):
             # a small bonus issue on a day the price rose by more than half of it: the publisher confirms the close
             verdict.warnings.append(f"{unexplained}: accepted, the page confirms the close ({CONFIRMED_MOVE})")
         else:
             verdict.errors.append(unexplained)
-    if previous and not split and abs(close / previous - 1) > band:
+    if previous and not split and beyond_band(previous, close, band):
         move = f"{symbol}: close {close} is {abs(close / previous - 1):.0%} from the previous close {previous}"
         if row.get("status") == CONFIRMED_MOVE:
             verdict.warnings.append(
-                f"{move}, beyond the {band:.0%} band: accepted, the page confirms it ({CONFIRMED_MOVE})"
+                f"{move}, beyond the band ({band_text(band)}): accepted, the page confirms it ({CONFIRMED_MOVE})"
             )
         else:
-            verdict.errors.append(f"{move} (band {band:.0%}, no split notice)")
+            verdict.errors.append(f"{move} (band {band_text(band)}, no split notice)")
     if volume == 0 and previous and close != previous:
         verdict.warnings.append(f"{symbol}: no volume but the close moved from {previous} to {close}")
     if volume and not row.get("trades"):

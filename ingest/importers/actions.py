@@ -58,20 +58,23 @@ while moved from a close some sessions old) and, with `adjust_implied`, adjusted
 split of that ratio, said so in the report (which lists the largest SHOWN, the largest
 moves first; the benchmarks' JSON every one). The implied ratio takes the day's whole
 move away, the part within the limit too. Without a stated limit nothing is adjusted, and
-the moves past SANITY_BAND (T0's 50% price band) that no action explains are reported the
-same way (`CapitalChanges.unexplained`): a misprint or an unadjusted capital change to check.
+the moves past SANITY_BAND (T0's 50% price band, a factor either way: `band_moves`, by
+`ingest.exchange.band`'s test) that no action explains are reported the same way
+(`CapitalChanges.unexplained`): a misprint or an unadjusted capital change to check.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 import pandas as pd
 
+from ingest.exchange.band import band_text, beyond_band
 from ingest.importers.formats import (
     calendar_day,
     csv_files,
@@ -383,7 +386,8 @@ class CapitalChanges:
         if self.limit is None:
             out.append(
                 "moves beyond the daily price limit: no limit stated (MARKETINTEL_DAILY_PRICE_LIMIT, --price-limit); "
-                f"moves of more than {SANITY_BAND:.0%} in a session that no action explains: {len(self.unexplained)} "
+                f"moves beyond T0's band ({band_text(SANITY_BAND)}) in a session that no action explains: "
+                f"{len(self.unexplained)} "
                 "(not adjusted: misprints or capital changes to check)"
             )
             return out + _largest(self.unexplained)
@@ -429,7 +433,7 @@ def capital_changes(
     adjusted = split_adjusted(prices, splits)
     raw = limit_moves(prices, limit) if limit is not None else []
     beyond = limit_moves(adjusted, limit) if limit is not None else []
-    unexplained = tuple(limit_moves(adjusted, SANITY_BAND)) if limit is None else ()
+    unexplained = tuple(band_moves(adjusted, SANITY_BAND)) if limit is None else ()
     implied, overlaid = _implied(beyond, splits) if adjust_implied else ((), [])
     if implied:
         adjusted = split_adjusted(adjusted, list(implied))
@@ -512,13 +516,24 @@ def explains(previous: float, close: float, factor: float) -> bool:
 def limit_moves(prices: pd.DataFrame, limit: float) -> list[LimitMove]:
     """Every close further from its name's previous row's close than `limit` of it plus one
     tick, in date order."""
+    return _moves(prices, lambda prev, close: (close - prev).abs() > limit * prev + tick_size(prev.to_numpy()))
+
+
+def band_moves(prices: pd.DataFrame, band: float) -> list[LimitMove]:
+    """Every close beyond T0's price band around its name's previous row's close
+    (`validation.beyond_band`: a factor either way, so a halving as a doubling), in date order."""
+    return _moves(prices, lambda prev, close: beyond_band(prev, close, band))
+
+
+def _moves(prices: pd.DataFrame, far: Callable[[pd.Series, pd.Series], pd.Series]) -> list[LimitMove]:
+    """Every close `far` from its name's previous row's close (previous, close), in date order."""
     frame = prices[["symbol", "date", "close"]].sort_values(["symbol", "date"], kind="stable").reset_index(drop=True)
     grouped = frame.groupby("symbol", sort=False)
     previous, previous_day = grouped["close"].shift(), grouped["date"].shift()
     close = frame["close"].astype(float)
     known = previous.notna() & (previous > 0)
     prev = previous.where(known, 1.0).astype(float)
-    beyond = known & ((close - prev).abs() > limit * prev + tick_size(prev.to_numpy()))
+    beyond = known & far(prev, close)
     days = {d: i for i, d in enumerate(sorted(frame["date"].unique()))}
     found = [
         LimitMove(r.symbol, r.date, p_day, float(p), float(r.close), days[r.date] - days[p_day])

@@ -127,6 +127,20 @@ def test_without_the_row_the_move_beyond_a_stated_10_percent_limit_is_reported_a
     assert returns(unlimited, "BIG").loc[EX] == pytest.approx(-0.5, abs=0.01)
 
 
+def test_without_a_limit_a_halving_is_reported_as_a_doubling_is() -> None:
+    """An unadjusted 2-for-1 split (10.2 -> 5.1) was not among the moves "that no action
+    explains" while a doubling was: the band is a factor either way (T0's, shared)."""
+    from ingest.importers.actions import capital_changes
+
+    closes = {"HALF": [10.0, 10.2, 5.1], "DOUBLE": [10.0, 10.2, 20.4], "CALM": [10.0, 10.2, 7.0]}
+    prices = pd.DataFrame(
+        [(s, d, c) for s, cs in closes.items() for d, c in zip(DAYS, cs)], columns=["symbol", "date", "close"]
+    )
+    _, report = capital_changes(prices, None)
+    assert sorted(m.symbol for m in report.unexplained) == ["DOUBLE", "HALF"]
+    assert "moves beyond T0's band (50% up or 33% down) in a session that no action explains: 2" in report.lines()[-3]
+
+
 def test_a_rights_issue_is_adjusted_by_its_theoretical_ex_rights_price(tmp_path: Path, quality: ModuleType) -> None:
     closes = true_closes()["BIG"]
     cum = round(closes[19], 4)

@@ -115,8 +115,28 @@ def test_price_band_edges() -> None:
     confirmed = _validate(
         [_row(close=1.0, status="CONFIRMED MOVE"), _row("ISB", close=1.0)], previous={"KCB": 10.0, "ISB": 10.0}
     )
-    assert confirmed.errors == ["ISB: close 1.0 is 90% from the previous close 10.0 (band 50%, no split notice)"]
-    assert "KCB: close 1.0 is 90% from the previous close 10.0, beyond the 50% band: accepted" in confirmed.warnings[0]
+    assert confirmed.errors == [
+        "ISB: close 1.0 is 90% from the previous close 10.0 (band 50% up or 33% down, no split notice)"
+    ]
+    assert (
+        "KCB: close 1.0 is 90% from the previous close 10.0, beyond the band (50% up or 33% down): accepted"
+        in confirmed.warnings[0]
+    )
+
+
+def test_the_band_is_as_wide_down_as_up() -> None:
+    """The band is a factor either way (in log terms): a 2-for-1 split without a notice
+    (10.2 -> 5.1) passed while a doubling was refused, as a fall never reached 50% more
+    than the band allowed. A fall to 2/3 of the previous close, the mirror of a 50% rise,
+    is the edge and passes as that rise does: so does a 1-for-2 bonus issue without its
+    notice (docs/pipeline.md, T0 validation)."""
+    halved = _validate([_row(close=5.1)], previous={"KCB": 10.2})
+    assert halved.errors == [
+        "KCB: close 5.1 is 50% from the previous close 10.2 (band 50% up or 33% down, no split notice)"
+    ]
+    assert _validate([_row(close=20.4)], previous={"KCB": 10.2}).errors != []
+    assert _validate([_row(close=6.8)], previous={"KCB": 10.2}).errors == []  # exactly 2/3: the edge
+    assert _validate([_row(close=6.6)], previous={"KCB": 10.0}).errors != []  # -34%
 
 
 def test_unknown_symbols_need_the_new_listing_path() -> None:
@@ -185,7 +205,8 @@ def test_a_split_notice_must_say_its_ratio_and_explain_the_close() -> None:
     (error,) = _validate([_row(close=5.0)], previous={"KCB": 10.0}, notices=ten).errors  # a 2-for-1 move
     assert error == (
         "KCB: the SPLIT notice's ratio 10 does not explain the close 5.0 after 10.0 (on the new count "
-        "it must be within 50% of the previous close and nearer to it than without the split)"
+        "it must be within the band, 50% up or 33% down, of the previous close and nearer to it than without the "
+        "split)"
     )
     (stale,) = _validate([_row(close=10.0, volume=0, trades=0)], previous={"KCB": 10.0}, notices=ten).errors
     assert "does not explain the close 10.0" in stale  # untraded, the close must still be restated on the new count

@@ -89,7 +89,9 @@ def test_a_generic_csv_replays_through_t0_as_the_file_says(settings: Settings, o
     assert [(a["symbol"], a["kind"]) for a in actions] == [("CCC", "LISTING")]
     # AAA's +133% is what the file says: delivered, and the manifest says it was accepted as confirmed
     assert any(
-        w.startswith("AAA: close 24.0 is 133% from the previous close 10.3, beyond the 50% band: accepted")
+        w.startswith(
+            "AAA: close 24.0 is 133% from the previous close 10.3, beyond the band (50% up or 33% down): accepted"
+        )
         for w in reports[-1].warnings
     )
     assert check_delivery(service_engine(settings), date(2021, 3, 5))["active_instruments"] == 3
@@ -112,6 +114,19 @@ BBB,2021-03-04,split,2 for 1,
 BBB,2021-03-08,delisting,,3.50
 CCC,2021-03-02,bonus,x,
 """
+
+
+def test_a_fall_beyond_the_band_is_served_as_a_confirmed_move(tmp_path: Path) -> None:
+    """The band is a factor either way (`validation.beyond_band`): a fall to 60% of the
+    previous close, which T0 refuses without a notice, is served as a CONFIRMED MOVE (a
+    replayed file is the record); a fall to 70% is within the band, unmarked."""
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "symbol,date,close,volume\nAAA,2021-03-01,10.0,100\nBBB,2021-03-01,10.0,100\n"
+        "AAA,2021-03-02,6.0,100\nBBB,2021-03-02,7.0,100\n"
+    )
+    bars = {b["symbol"]: b["status"] for b in ReplayMarket(path).day(date(2021, 3, 2)).bars}
+    assert bars == {"AAA": "CONFIRMED MOVE", "BBB": ""}
 
 
 def test_a_corporate_actions_file_beside_the_replay_is_served_and_stored_by_t0(
@@ -342,8 +357,8 @@ def test_a_real_split_day_through_t0_over_http(settings: Settings, nse_data: Pat
             0
         ]
     assert (
-        "KCB: close 22.5 is 89% from the previous close 212.0, beyond the 50% band: accepted, the page confirms it "
-        "(CONFIRMED MOVE)" in delivery["manifest"]["warnings"]
+        "KCB: close 22.5 is 89% from the previous close 212.0, beyond the band (50% up or 33% down): accepted, the "
+        "page confirms it (CONFIRMED MOVE)" in delivery["manifest"]["warnings"]
     )
 
 
