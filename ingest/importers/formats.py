@@ -20,6 +20,9 @@ the column, a blank cell) gets the market's inference from its code and name
 (`row_instrument_type`, `market.instruments.infer_instrument_type`: `-P<n>` preference
 shares such as KPLC-P4, ETF/REIT funds, `^` indices, otherwise ORDINARY).
 
+A file of any format with no row at all is a bad row of its own (`says_when_empty`:
+`FILE:0: empty file`, `FILE:1: no rows`), never a session silently missing.
+
 A day of any format whose traded rows all repeat the previous date's verbatim is a copy,
 not a session (`repeated_days`): the importer, the replay and the research frames leave
 it out and say so.
@@ -30,9 +33,10 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
+from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -282,6 +286,26 @@ def _bar(symbol: str, day: date, low: str, high: str, close: str, prev: str, vol
     return bar
 
 
+def says_when_empty(reader: Callable[[Path], Iterator[dict | Bad]]) -> Callable[[Path], Iterator[dict | Bad]]:
+    """`reader`, but a file it yields nothing of (no row, no bad row) is a bad row of its
+    own: `FILE:0: empty file` (no text at all) or `FILE:1: no rows` (a header, or a header
+    and blank lines). A 0-byte or header-only NSE daily file was skipped without a word:
+    the import exited 0 with its session missing, and the replay dropped the day too."""
+
+    @wraps(reader)
+    def read(path: Path) -> Iterator[dict | Bad]:
+        said = False
+        for item in reader(path):
+            said = True
+            yield item
+        if not said:
+            empty = not csv_text(path).getvalue().strip()
+            yield Bad(f"{path}:0", "empty file") if empty else Bad(f"{path}:1", "no rows")
+
+    return read
+
+
+@says_when_empty
 def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
     """An NSE daily-summary file's rows, dated by its name (YYYYMMDD.csv): a name that is
     not a day (`20240230.csv`) is the file's bad row, as a cell that is not one is a row's
@@ -320,6 +344,7 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
 NSE_COMPANY_WORDS = ("date", "low", "high", "clos", "prev", "vol")
 
 
+@says_when_empty
 def read_nse_company(path: Path) -> Iterator[dict | Bad]:
     """An NSE per-company file's rows. Its rows are read by position, so its header must
     name the NSE's columns in the NSE's order (`NSE_COMPANY_WORDS`): any `Date;` header was
@@ -381,6 +406,7 @@ def row_instrument_type(row: dict) -> InstrumentType:
     return instrument_type(row["symbol"], row.get("name"), row.get("instrument_type"))
 
 
+@says_when_empty
 def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
     rows = csv_rows(path)
     header = [h.strip().lower() for h in next(rows, (1, []))[1]]

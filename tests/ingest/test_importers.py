@@ -138,6 +138,33 @@ def test_a_market_with_few_trades_keeps_its_repeated_bars(settings: Settings, tm
     assert report.repeated_days == [] and report.rows_inserted == 6
 
 
+def test_an_empty_or_header_only_file_is_a_bad_row_not_a_silent_gap(settings: Settings, tmp_path: Path) -> None:
+    """An adversarial run: a 0-byte NSE daily file and one with only its header were
+    skipped without a word (exit 0, two sessions silently missing, the replay dropping
+    them too); each is now a bad row of its file, per-company files alike."""
+    root = tmp_path / "daily"
+    _write(root / "20210105.csv", [HEADER, "EGAD;Eaagads Ltd;12.5;12.5;12.5;12.5;-"])
+    (root / "20210106.csv").write_bytes(b"")
+    _write(root / "20210107.csv", [HEADER])
+    _write(root / "20210108.csv", [HEADER, "EGAD;Eaagads Ltd;13.5;13.5;13.5;13.5;100"])
+    result = cli("import", str(root))
+    assert result.returncode == 0, result.stderr
+    assert f"bad row: {root}/20210106.csv:0: empty file" in result.stdout
+    assert f"bad row: {root}/20210107.csv:1: no rows" in result.stdout
+    from ingest.replay import ReplayMarket
+
+    assert ReplayMarket(root).source.bad_rows == [
+        f"{root}/20210106.csv:0: empty file",
+        f"{root}/20210107.csv:1: no rows",
+    ]
+    company = tmp_path / "company"
+    _write(company / "SCOM.csv", ["Date;Lowest;Highest;Closing;Previous;Volume", "20080609,6.95,8.0,7.35,7.3,100"])
+    (company / "KCB.csv").write_bytes(b"")
+    _write(company / "EGAD.csv", ["Date;Lowest;Highest;Closing;Previous;Volume"])
+    report = import_path(service_engine(settings), company, "nse-company")
+    assert report.bad_rows == [f"{company}/EGAD.csv:1: no rows", f"{company}/KCB.csv:0: empty file"]
+
+
 def test_nse_per_company_quirk_header_semicolons_rows_commas(settings: Settings, tmp_path: Path) -> None:
     path = _write(
         tmp_path / "company" / "SCOM.csv",
