@@ -201,20 +201,24 @@ def backfill(
     ),
 ) -> None:
     """Deliver simulated (or replayed) history through the T0 code path (no server needed)."""
+    from ingest.markets import market_for
     from market.clock import exchange_now, latest_closed_trading_day, parse_trading_date
     from market.errors import InvalidInputError
     from pipeline.backfill import backfill as run_backfill
     from store.migrations import current_store
 
     settings = get_settings()
+    # A replay is built first: building it records its calendar (the files' dates, which the
+    # default --end reads), and a fresh data folder has none yet.
+    market = market_for(settings) if settings.replay_path else None
     last = parse_trading_date(_default_date(end))
-    latest = latest_closed_trading_day(exchange_now())
-    if last > latest and not settings.replay_path:  # a replay's files are the record, whatever their dates
+    latest = latest_closed_trading_day(exchange_now()) if market is None else last  # a replay's files: the record
+    if last > latest:
         raise InvalidInputError(
             f"--end {last.isoformat()} has not closed yet; the latest closed trading day is {latest.isoformat()} "
             "(a simulated future would be stored as history, and the real sessions before it refused)"
         )
-    reports = run_backfill(current_store(settings), settings, days, last)
+    reports = run_backfill(current_store(settings), settings, days, last, market)
     inserted = sum(r.inserted.get("eod_prices", 0) for r in reports)
     kind = "replayed" if settings.replay_path else "simulated"
     typer.echo(

@@ -27,6 +27,7 @@ from pipeline.serving import serve_in_thread
 from store import tables
 from store.engine import service_engine
 from store.history import current_rows
+from tests.conftest import ON_SQLITE_ONLY
 from tests.pipeline.test_cli import cli
 
 OHLCV = """symbol,date,open,high,low,close,volume,name
@@ -255,6 +256,24 @@ def test_the_setting_makes_every_process_use_the_replay_calendar(
     clock._replay_calendar.cache_clear()
     with pytest.raises(ConfigurationError, match=r"stale: the files \(or the calendar rules\) changed"):
         default_calendar()
+
+
+@ON_SQLITE_ONLY
+def test_backfill_builds_the_replay_before_it_reads_the_calendar(
+    settings: Settings, ohlcv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`MARKETINTEL_REPLAY_PATH=DIR marketintel backfill --days N --end D` on a fresh data
+    folder failed ("its calendar has not been built yet ... build the replay once, e.g.
+    marketintel exchange serve --replay PATH"), though the command needs no server: it
+    read the calendar before it built the replay. Without --end, the files' last day."""
+    monkeypatch.setenv("MARKETINTEL_REPLAY_PATH", str(ohlcv))
+    result = cli("backfill", "--days", "3", "--end", "2021-03-04")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("delivered 3 replayed days (2021-03-01 to 2021-03-04)")
+    monkeypatch.setenv("MARKETINTEL_DATA_DIR", str(tmp_path / "fresh"))
+    latest = cli("backfill", "--days", "1")
+    assert latest.returncode == 0, latest.stderr
+    assert latest.stdout.startswith("delivered 1 replayed days (2021-03-05 to 2021-03-05)")
 
 
 def test_simulated_text_and_macro_are_labelled(ohlcv: Path) -> None:
