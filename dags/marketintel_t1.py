@@ -7,9 +7,10 @@ for that delivery and skips at `trading_day`, so a day runs once per delivery (a
 run with `run_date` always runs). One task per stage notebook, in this order, each a
 transaction that a re-run leaves as one run would:
 
-1. `t1_preflight`: T0 delivered the same trading date whole. Retried every 5 minutes for
-   30 minutes (T0 may be late); then the run fails with the reason and the failure
-   callback stores and sends a PREFLIGHT_FAILED alert to the webhook.
+1. `t1_preflight`: T0 delivered the same trading date whole, and no earlier day T0
+   delivered still waits for its `t1_trade` (the AI book trades its days in order).
+   Retried every 5 minutes for 30 minutes (T0 may be late); then the run fails with the
+   reason and the failure callback stores and sends a PREFLIGHT_FAILED alert to the webhook.
 2. `t1_ingest_text`: news feeds and disclosure PDFs.
 3. `t1_sentiment`: the sentiment composite.
 4. `t1_features`, then `t1_predict`: the 14 features, layer 1 and the risk model (Score,
@@ -23,7 +24,8 @@ transaction that a re-run leaves as one run would:
 
 The first task, `trading_day`, skips everything on weekends and exchange holidays with
 the reason in its log. The trading date is the `run_date` param, else the day T0's
-delivery names (a run started by the asset), else the run's own date on the exchange clock
+delivery names (a run started by the asset; the earliest delivered day not yet traded
+when there are several), else the run's own date on the exchange clock
 (a manual run has no logical date: its `run_after` is used).
 Executed notebooks land in `runs/<date>/<stage>.ipynb`.
 """

@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 def trading_date_from_context(context: Mapping[str, Any]) -> date:
     """The trading date of a run: the `run_date` param when given; else, for a run started
     by T0's delivery asset, the date that delivery carried (a T0 re-run for a past day
-    starts T1 for that day, not for today), and for a run started by T1's close asset the
+    starts T1 for that day, not for today), or an earlier delivered day T1 still owes
+    (`_delivered_date`), and for a run started by T1's close asset the
     trading day after the day it closed (T2 is that morning's suggestions); else the run's
     own time on the exchange clock. A manually triggered Airflow 3 run has no logical date,
     so its `run_after` is used."""
@@ -52,35 +53,65 @@ NEXT_MORNING_ASSETS = frozenset({"marketintel_t1_close"})
 
 
 def _delivered_date(events: Any) -> date | None:
-    """The trading date of the latest triggering asset event that carries one (the next
-    trading day for T1's close). Airflow hands a run every event queued since the last
-    one; when they name several days only the latest is run, and the others are logged
-    for a re-run by run_date."""
+    """The trading date a run started by asset events is for. Airflow hands a run every
+    event queued since the last one, and they may name several days. T1's close names the
+    next morning: the latest event's is run (an earlier morning has passed). T0's delivery:
+    the earliest day T1 still owes up to the latest delivered (`pipeline.preflight
+    .untraded_days`: the AI book executes its days in date order, and the pre-flight refuses
+    a later one while an earlier is owed), so each run started by a delivery takes the next
+    owed day; else (a correction of a day already traded) the latest event's day. The days
+    not run are logged."""
     if not events:
         return None
-    dated = [
-        (event.timestamp, _run_day_of(asset, event))
+    dated = sorted(
+        (event.timestamp, _run_day_of(asset, event), _asset_name(asset, event))
         for asset in events
         for event in events[asset]
         if (getattr(event, "extra", None) or {}).get("trading_date")
-    ]
+    )
     if not dated:
         return None
-    dated.sort()
-    others = sorted({day.isoformat() for _, day in dated} - {dated[-1][1].isoformat()})
+    latest = dated[-1][1]
+    owed = None if any(name in NEXT_MORNING_ASSETS for *_, name in dated) else _first_owed(max(d for _, d, _ in dated))
+    day = owed or latest
+    others = sorted({d.isoformat() for _, d, _ in dated} - {day.isoformat()})
     if others:
         log.warning(
-            "the upstream asset named several days since the last run: running %s; re-run %s with run_date",
-            dated[-1][1].isoformat(),
-            ", ".join(others),
+            "the upstream asset named several days since the last run: running %s; %s",
+            day.isoformat(),
+            f"the next run started by a delivery takes the next of {', '.join(others)} still owed, "
+            "or trigger them in date order with run_date"
+            if owed
+            else f"re-run {', '.join(others)} with run_date",
         )
-    return dated[-1][1]
+    return day
+
+
+def _first_owed(through: date) -> date | None:
+    """The earliest day up to `through` that T0 delivered and T1 has not traded, if any
+    (None also when the store cannot be read: the stage's pre-flight says why)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from market.settings import get_settings
+    from pipeline.preflight import untraded_days
+    from store.engine import service_engine
+
+    try:
+        with service_engine(get_settings()).connect() as conn:
+            owed = untraded_days(conn, through)
+    except SQLAlchemyError:
+        log.exception("the days T1 owes could not be read; running the latest delivered day")
+        return None
+    return owed[0] if owed else None
+
+
+def _asset_name(asset: Any, event: Any) -> str | None:
+    return getattr(asset, "name", None) or getattr(getattr(event, "asset", None), "name", None)
 
 
 def _run_day_of(asset: Any, event: Any) -> date:
     day = parse_trading_date(str(event.extra["trading_date"]))
-    name = getattr(asset, "name", None) or getattr(getattr(event, "asset", None), "name", None)
-    if name in NEXT_MORNING_ASSETS:
+    if _asset_name(asset, event) in NEXT_MORNING_ASSETS:
         from market.clock import default_calendar
 
         return default_calendar().next_trading_day(day)

@@ -1,25 +1,54 @@
 """T1 step 1, pre-flight: refuse to score a day that T0 did not deliver whole.
 
-The day passes when the latest delivery for it is COMPLETE with no unresolved errors and
-every instrument active on that date (listed on or before it, not delisted by it) has an
-end-of-day row for it; a no-trade day is a row with zero volume, which counts as present.
-Otherwise `NotReadyError` says what is missing, and T1 stops there.
+The day passes when no earlier day waits for T1 (`untraded_days`: T0 delivered it, the AI
+book has not traded it and still can: the book executes its days in date order, so a later
+day traded first would leave it refused for good), the latest delivery for it is COMPLETE
+with no unresolved errors and every instrument active on that date (listed on or before it,
+not delisted by it) has an end-of-day row for it; a no-trade day is a row with zero volume,
+which counts as present. Otherwise `NotReadyError` says what is missing, and T1 stops
+there, before any T1 stage writes.
 """
 
 from __future__ import annotations
 
 from datetime import date
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, select
 
 from market.errors import NotReadyError
 from pipeline.stage import Stage, StageContext, StageOutcome
+from portfolio.ledger import AI_PORTFOLIO, latest_executed_day
 from store import tables
 from store.history import current_rows
 
 
+def untraded_days(conn: Connection, through: date) -> list[date]:
+    """The days T1 still owes, earliest first, up to and including `through`: each trading
+    day after the AI book's latest executed day that T0 delivered (`t0_scrape` SUCCEEDED)
+    and whose `t1_trade` has not succeeded. T1 runs them in date order (the pre-flight
+    refuses a later day while one is owed; the asset-started Airflow run takes the first)."""
+    c = tables.stage_runs.c
+    floor = latest_executed_day(conn, AI_PORTFOLIO)
+
+    def succeeded(stage: str) -> set[date]:
+        query = select(c.trading_date).where(c.stage == stage, c.event == "SUCCEEDED", c.trading_date <= through)
+        if floor is not None:
+            query = query.where(c.trading_date > floor)
+        return set(conn.execute(query.distinct()).scalars())
+
+    return sorted(succeeded("t0_scrape") - succeeded("t1_trade"))
+
+
 def check_delivery(engine: Engine, day: date) -> dict:
     with engine.connect() as conn:
+        owed = [d for d in untraded_days(conn, day) if d < day]
+        if owed:
+            first = owed[0].isoformat()
+            raise NotReadyError(
+                f"T1 for {day.isoformat()} waits for {first}: T0 delivered it and T1 has not traded it, and the AI "
+                f"book executes its days in date order; run `marketintel run-day --date {first}` "
+                f"(or trigger T1 with run_date {first}) first"
+            )
         deliveries = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == day])
         if not deliveries:
             raise NotReadyError(

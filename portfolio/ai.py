@@ -321,8 +321,7 @@ def read_day(conn: Connection, settings: Settings, day: date, record: Table) -> 
     """The read step: refuses a day before the latest executed one (ConflictError) and a
     day without predictions (NotReadyError), then reads the day's signals, market,
     ledger, cash, dividends owed, pending orders and how many days were executed."""
-    c = tables.portfolio_days.c
-    latest = conn.execute(select(func.max(c.trading_date)).where(c.portfolio_id == AI_PORTFOLIO)).scalar()
+    latest = ledger.latest_executed_day(conn, AI_PORTFOLIO)
     if latest is not None and latest > day:
         raise ConflictError(f"the AI portfolio has already executed {latest}; {day} cannot be executed after it")
     model_id, signals = day_signals(conn, day, record)

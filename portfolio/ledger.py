@@ -27,7 +27,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from fractions import Fraction
 
-from sqlalchemy import Connection, Engine, Row, Select, select
+from sqlalchemy import Connection, Engine, Row, Select, func, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from market.clock import exchange_date
@@ -63,6 +63,13 @@ class CashRejected(TradeRejected):
     refusal wherever one is, titled for what it refuses."""
 
     title = "Cash movement rejected"
+
+
+def latest_executed_day(conn: Connection, portfolio_id: str) -> date | None:
+    """The latest day the portfolio executed (`portfolio_days`), or None before its first: a
+    book executes its days in date order, so no day before it can be executed any more."""
+    c = tables.portfolio_days.c
+    return conn.execute(select(func.max(c.trading_date)).where(c.portfolio_id == portfolio_id)).scalar()
 
 
 def client_portfolio_id(client_id: str) -> str:

@@ -1,0 +1,82 @@
+"""T1 runs the delivered days in date order: the AI book executes its days in order, so a
+later day traded first left the earlier one refused at t1_trade for good. The pre-flight
+refuses a later day while an earlier delivered one is owed, and a T1 run started by T0's
+deliveries takes the earliest owed day."""
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from types import SimpleNamespace
+
+import pytest
+
+from market.errors import NotReadyError
+from market.settings import Settings
+from pipeline.preflight import check_delivery
+from store import tables
+from store.engine import service_engine
+from store.history import append_history
+from tests.pipeline.test_runner import _ran
+
+FRIDAY, MONDAY = date(2026, 11, 20), date(2026, 11, 23)
+
+
+def test_preflight_refuses_a_later_day_while_an_earlier_delivered_day_is_untraded(settings: Settings) -> None:
+    """`scrape --date 2026-11-20; run-day --date 2026-11-23` traded Monday, then Friday's
+    run-day failed at t1_trade for good. Monday's pre-flight now names Friday, and lets
+    Monday through once Friday traded."""
+    engine = service_engine(settings)
+    _ran(settings, FRIDAY, {"t0_scrape": "SUCCEEDED"})
+    _ran(settings, MONDAY, {"t0_scrape": "SUCCEEDED"})
+    with pytest.raises(NotReadyError, match="T1 for 2026-11-23 waits for 2026-11-20: T0 delivered it") as refused:
+        check_delivery(engine, MONDAY)
+    assert "marketintel run-day --date 2026-11-20" in refused.value.detail
+    _ran(settings, FRIDAY, {"t1_trade": "FAILED"})  # a failed trade is still owed
+    with pytest.raises(NotReadyError, match="waits for 2026-11-20"):
+        check_delivery(engine, MONDAY)
+    _ran(settings, FRIDAY, {"t1_trade": "SUCCEEDED"})
+    with pytest.raises(NotReadyError, match="no T0 delivery for 2026-11-23"):  # on to the day's own checks
+        check_delivery(engine, MONDAY)
+
+
+def test_a_day_the_ai_book_can_no_longer_trade_does_not_hold_later_days(settings: Settings) -> None:
+    """A delivered day at or before the book's latest executed day (the bootstrap's replay,
+    or a day traded before this rule) can never be traded: it owes nothing."""
+    from portfolio.ledger import AI_PORTFOLIO, ensure_portfolio
+
+    _ran(settings, FRIDAY, {"t0_scrape": "SUCCEEDED"})
+    with service_engine(settings).begin() as conn:
+        ensure_portfolio(conn, AI_PORTFOLIO, "AI")
+        money = {"cash": Decimal("1000000"), "market_value": Decimal("0"), "liquid_equity": Decimal("1000000")}
+        row = {"portfolio_id": AI_PORTFOLIO, "trading_date": FRIDAY, "summary": {}, **money}
+        append_history(conn, tables.portfolio_days, [row])
+    with pytest.raises(NotReadyError, match="no T0 delivery for 2026-11-23"):
+        check_delivery(service_engine(settings), MONDAY)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_t1_started_by_several_deliveries_runs_the_earliest_owed_day(
+    settings: Settings, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture
+) -> None:
+    """T0 delivered Friday and Monday before T1 ran: the asset run took Monday and logged
+    "re-run the others", which then failed at t1_trade. It takes Friday now; once Friday
+    traded, the next run started by a delivery takes Monday."""
+    from pipeline.airflow_plugin import T0_DELIVERY
+    from pipeline.airflow_tasks import trading_date_from_context
+
+    def event(day: date, hour: int) -> SimpleNamespace:
+        at = datetime(2026, 11, 23, hour, tzinfo=UTC)
+        return SimpleNamespace(timestamp=at, extra={"trading_date": day.isoformat(), "status": "SUCCEEDED"})
+
+    both = {"params": {}, "triggering_asset_events": {T0_DELIVERY: [event(FRIDAY, 14), event(MONDAY, 21)]}}
+    monday_only = {"params": {}, "triggering_asset_events": {T0_DELIVERY: [event(MONDAY, 21)]}}
+    _ran(settings, FRIDAY, {"t0_scrape": "SUCCEEDED"})
+    _ran(settings, MONDAY, {"t0_scrape": "SUCCEEDED"})
+    with caplog.at_level("WARNING", logger="pipeline.airflow_tasks"):
+        assert trading_date_from_context(both) == FRIDAY
+    logged = caplog.text + capsys.readouterr().out  # structlog's console, once logging is configured
+    assert "running 2026-11-20; the next run started by a delivery takes the next of 2026-11-23" in logged
+    assert trading_date_from_context(monday_only) == FRIDAY  # Friday's event was consumed; it is still owed
+    _ran(settings, FRIDAY, {"t1_trade": "SUCCEEDED"})
+    assert trading_date_from_context(monday_only) == MONDAY
+    _ran(settings, MONDAY, {"t1_trade": "SUCCEEDED"})
+    assert trading_date_from_context(both) == MONDAY  # nothing owed: a correction runs the latest delivered day
