@@ -7,7 +7,9 @@ transaction (a slow model must not hold the store), then one transaction stores 
 analysis and the notifications it raises: the analysis itself, each newly TRAPPED AI
 position and a retrained model. After the commit, pending notifications of the day go to
 the webhook; a webhook outage does not fail the stage (T1 goes on to trade) but is in its
-summary and retried by the next pass. A preview sends nothing.
+summary and retried by the next pass (a webhook set up wrong, a URL without its secret, is
+refused before the stage starts: pipeline/runner.py `refuse_to_start`). A preview sends
+nothing.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ DAGs' order, through the same stage notebooks. A failed pre-flight stores and se
 PREFLIGHT_FAILED alert (there is no retry window here: run it again when T0 has
 delivered) and stops the day; any failed stage stops the day with its reason, and a
 re-run redoes only what is not already stored (every stage is a transaction). A day that
-is not a trading day, or whose session has not closed, is refused before the first
-notebook (the runner's rule, `refuse_unreached`): nothing is run, listed or recorded.
+is not a trading day, or whose session has not closed, and notification settings a
+delivery would refuse (a webhook URL without its secret) are refused before the first
+notebook (the runner's rule, `refuse_to_start`): nothing is run, listed or recorded.
 
 Each stage reports what a person running the day wants to see: its status, how long it
 took and the rows it inserted, as the runner recorded them in `stage_runs`
@@ -37,7 +38,7 @@ from market.errors import InvalidInputError, StageFailedError
 from market.settings import Settings
 from pipeline.notebooks import one_kernel, run_stage_notebook
 from pipeline.registry import day_rule
-from pipeline.runner import record_interrupted, recorded_outcome, refuse_unreached
+from pipeline.runner import record_interrupted, recorded_outcome, refuse_to_start
 from pipeline.stage_lists import T0_STAGES, T1_PREFLIGHT, T1_STAGES
 from store.engine import service_engine
 
@@ -69,8 +70,8 @@ def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[Day
     reason = calendar.closed_reason(day)
     if reason:
         raise InvalidInputError(f"nothing to run: {reason}")
-    for stage in T0_STAGES + T1_STAGES:  # a day not closed yet: refused before the first notebook
-        refuse_unreached(day, calendar, day_rule(stage))
+    for stage in T0_STAGES + T1_STAGES:  # a day not closed, a webhook set up wrong: refused before any notebook
+        refuse_to_start(day, calendar, day_rule(stage), settings)
     engine = service_engine(settings)
     with one_kernel():  # the day's stages share one kernel (pipeline/notebooks.py)
         for stage in T0_STAGES + T1_STAGES:

@@ -9,7 +9,9 @@ check in one transaction, with a MODEL_DRIFT or MODEL_DEGRADED notification for 
 in ALERT (id `<since>:model-drift:<check>` or
 `<since>:model-degraded:<check>`: one per breach, however long it lasts). After the commit
 the pending notifications of the day go to the signed webhook and new alerts to the
-apprise URLs of `notify_urls`; a delivery failure does not fail the stage. A re-run with
+apprise URLs of `notify_urls`; a delivery failure does not fail the stage (a webhook set up
+wrong, a URL without its secret, is refused before the stage starts: pipeline/runner.py
+`refuse_to_start`). A re-run with
 the same figures writes nothing and notifies nobody again. A preview sends nothing.
 """
 

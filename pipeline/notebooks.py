@@ -62,7 +62,7 @@ from market.errors import ConfigurationError, StageFailedError
 from market.settings import Settings, get_settings
 from pipeline.registry import day_rule, known_stage
 from pipeline.run_index import write_index
-from pipeline.runner import refuse_unreached
+from pipeline.runner import refuse_to_start
 from store.engine import dispose_engines
 
 
@@ -331,9 +331,10 @@ def run_stage_notebook(
     source, output = notebook_paths(stage_name, day, settings)
     if not source.is_file():
         raise ConfigurationError(f"stage notebook {source} does not exist")
-    # a day the exchange has not reached is refused here, as the runner refuses it, before a
-    # notebook is written: the kernel's refusal left a FAILED notebook listed in runs/index.md
-    refuse_unreached(day, default_calendar(), day_rule(stage_name))
+    # a day the exchange has not reached, or notification settings a delivery would refuse, are
+    # refused here, as the runner refuses them, before a notebook is written: the kernel's
+    # refusal left a FAILED notebook listed in runs/index.md
+    refuse_to_start(day, default_calendar(), day_rule(stage_name), settings)
     output.parent.mkdir(parents=True, exist_ok=True)
     shared = _shared.get()
     kernel = {"km": shared.for_stage(source.parent)} if shared is not None else {}

@@ -169,7 +169,7 @@ def run_stage(
 def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
     day, calendar = ctx.trading_date, ctx.calendar
     closed = calendar.closed_reason(day)
-    refuse_unreached(day, calendar, (stage.trading_days_only, stage.after_close))
+    refuse_to_start(day, calendar, (stage.trading_days_only, stage.after_close), ctx.settings if ctx.write else None)
     _record(ctx, "STARTED", trigger, {})
 
     if stage.trading_days_only and closed:
@@ -202,6 +202,24 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
     )
 
 
+def refuse_to_start(day: date, calendar: TradingCalendar, rule: tuple[bool, bool], settings: Settings | None) -> None:
+    """Everything a stage is refused for before anything is recorded, wherever it starts:
+    the runner, and the callers that would otherwise start its notebook first
+    (pipeline/notebooks.py `run_stage_notebook`, run-day before its first stage, so a
+    refused day or setting leaves no notebook and no row). A day the exchange has not
+    reached for the stage's `rule` (`refuse_unreached`); and, for a run that stores and
+    sends (`settings`; None: a preview, which sends nothing), notification settings a
+    delivery would refuse (`analysis.notify.webhook_target`: a webhook URL without its
+    secret, or not http(s)). A stage sends its notifications after its rows are committed,
+    and a failed stage alerts through the same webhook, so such a setting failed t1_monitor
+    after its rows were written and stopped the day before its analysis and trade."""
+    refuse_unreached(day, calendar, rule)
+    if settings is not None:
+        from analysis.notify import webhook_target  # loaded here: run-day's own process loads no stage code
+
+        webhook_target(settings)
+
+
 def refuse_unreached(day: date, calendar: TradingCalendar, rule: tuple[bool, bool]) -> None:
     """Refuse, before anything is recorded, a day the exchange has not reached for a stage
     of `rule` (trading_days_only, after_close: the Stage's flags, or pipeline/registry.py
@@ -209,8 +227,9 @@ def refuse_unreached(day: date, calendar: TradingCalendar, rule: tuple[bool, boo
     whose session has not closed (`_refuse_unclosed`), any stage a day past the one it may
     run for (`_refuse_future`). A trading-day stage's weekend or holiday is left to skip
     with its reason. The runner applies it, and so do the callers that would otherwise
-    start the stage's notebook first (pipeline/notebooks.py `run_stage_notebook`, run-day):
-    a refused day leaves no notebook, no runs/index.md row and no `stage_runs` row."""
+    start the stage's notebook first (pipeline/notebooks.py `run_stage_notebook`, run-day),
+    through `refuse_to_start`: a refused day leaves no notebook, no runs/index.md row and no
+    `stage_runs` row."""
     trading_days_only, after_close = rule
     closed = calendar.closed_reason(day)
     if trading_days_only and after_close and not closed:

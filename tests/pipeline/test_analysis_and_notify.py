@@ -229,11 +229,51 @@ def test_notify_deliver_exits_2_while_notifications_wait(seeded: Settings, monke
 
 
 @ON_SQLITE_ONLY
-def test_a_webhook_without_a_secret_is_refused(seeded: Settings) -> None:
-    from market.errors import StageFailedError
+@pytest.mark.parametrize("stage", ["t1_monitor", "t1_analysis"])
+def test_a_webhook_without_a_secret_is_refused_before_the_stage_writes(seeded: Settings, stage: str) -> None:
+    """A webhook URL without its secret failed the stage after its rows were committed (the
+    table said 0 rows written) and stopped the day before its trade; the stage is refused
+    before it records or writes anything now, in one line. A preview sends nothing, so it
+    still runs."""
+    from market.errors import ConfigurationError
+    from store.engine import service_engine
 
-    with pytest.raises(StageFailedError, match="WEBHOOK_SECRET"):
-        run_stage("t1_analysis", DAY, settings=seeded.model_copy(update={"webhook_url": "http://127.0.0.1:9/hook"}))
+    def counts() -> dict[str, int]:
+        with service_engine(seeded).connect() as conn:
+            written = (tables.stage_runs, tables.monitor_checks, tables.analyses)
+            return {t.name: len(current_rows(conn, t)) for t in written}
+
+    wrong = seeded.model_copy(update={"webhook_url": "http://127.0.0.1:9/hook"})
+    before = counts()
+    with pytest.raises(ConfigurationError, match="MARKETINTEL_WEBHOOK_URL is set without MARKETINTEL_WEBHOOK_SECRET"):
+        run_stage(stage, DAY, settings=wrong)
+    assert counts() == before
+    assert run_stage(stage, DAY, settings=wrong, write=False).status == "SUCCEEDED"
+
+
+def test_run_day_refuses_a_webhook_without_a_secret_before_its_first_stage(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run-day stopped at t1_monitor, T0 to t1_predict written and no trade; it refuses up
+    front in one line now, with no notebook and no row."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+    from market.settings import get_settings
+    from store.engine import service_engine
+
+    monkeypatch.setenv("MARKETINTEL_WEBHOOK_URL", "http://127.0.0.1:9/hook")
+    get_settings.cache_clear()
+    refused = CliRunner().invoke(app, ["run-day", "--date", "2026-11-20"])
+    get_settings.cache_clear()
+    assert refused.exit_code == 1, refused.output
+    assert refused.stderr == (
+        "error: MARKETINTEL_WEBHOOK_URL is set without MARKETINTEL_WEBHOOK_SECRET; notifications are signed, "
+        "so set a secret the receiver shares\n"
+    )
+    assert not settings.runs_dir.exists() or not any(settings.runs_dir.iterdir())
+    with service_engine(settings).connect() as conn:
+        assert current_rows(conn, tables.stage_runs) == []
 
 
 def test_new_trapped_positions_and_a_retrained_model_raise_alerts(seeded: Settings) -> None:
