@@ -202,7 +202,7 @@ def backfill(
 ) -> None:
     """Deliver simulated (or replayed) history through the T0 code path (no server needed)."""
     from ingest.markets import market_for
-    from market.clock import exchange_now, latest_closed_trading_day, parse_trading_date
+    from market.clock import default_calendar, exchange_now, latest_closed_trading_day, parse_trading_date
     from market.errors import InvalidInputError
     from pipeline.backfill import backfill as run_backfill
     from store.migrations import current_store
@@ -213,7 +213,8 @@ def backfill(
     market = market_for(settings) if settings.replay_path else None
     last = parse_trading_date(_default_date(end))
     latest = latest_closed_trading_day(exchange_now()) if market is None else last  # a replay's files: the record
-    if last > latest:
+    # --end is "up to and including": a weekend or holiday --end ends at the trading day before it
+    if market is None and default_calendar().latest_trading_day(last) > latest:
         raise InvalidInputError(
             f"--end {last.isoformat()} has not closed yet; the latest closed trading day is {latest.isoformat()} "
             "(a simulated future would be stored as history, and the real sessions before it refused)"

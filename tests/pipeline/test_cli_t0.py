@@ -353,3 +353,32 @@ def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path
     )
     assert f"bad row: {path}:3: close '-5' is not a price" in result.stdout
     assert "the source lacks: open, high, low, prev_close, bid, ask, trades, value_traded" in result.stdout
+
+
+@ON_SQLITE_ONLY
+def test_a_backfill_ending_on_a_weekend_after_the_last_close_runs_to_that_close(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`backfill --end` is "up to and including": on Monday morning, `--end` the Saturday
+    before ends at Friday, which has closed. It was refused "--end 2026-11-28 has not closed
+    yet" (the Saturday itself compared with Friday); before Friday's close it still is."""
+    from datetime import datetime
+
+    from typer.testing import CliRunner
+
+    from cli.main import app
+    from market import clock
+
+    def at(moment: datetime) -> None:
+        monkeypatch.setattr(clock, "exchange_now", lambda: moment.replace(tzinfo=clock.EXCHANGE_TZ))
+
+    at(datetime(2026, 11, 27, 10, 0))  # Friday, before its close
+    refused = CliRunner().invoke(app, ["backfill", "--days", "3", "--end", "2026-11-28"])
+    assert refused.exit_code == 1
+    assert refused.stderr.startswith(
+        "error: --end 2026-11-28 has not closed yet; the latest closed trading day is 2026-11-26"
+    )
+    at(datetime(2026, 11, 30, 10, 0))  # Monday morning: Friday has closed
+    done = CliRunner().invoke(app, ["backfill", "--days", "3", "--end", "2026-11-28"])
+    assert done.exit_code == 0, done.output
+    assert "delivered 3 simulated days (2026-11-25 to 2026-11-27)" in done.stdout
