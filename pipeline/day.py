@@ -15,7 +15,8 @@ An interrupted stage (Ctrl-C, or SIGTERM from a service manager or `kill` while
 `terminate_as_interrupt` holds; Python's own SIGTERM ends the process with no cleanup at
 all) ends as a failure like any other: its notebook is marked failed and its kernel shut
 down, runs/index.md is rewritten, `stage_runs` records it FAILED ("interrupted by SIGTERM")
-unless it recorded an end first, and the day's table shows it before the one-line error.
+unless it recorded an end first, and the day's table shows it before the one-line error
+(which says the stage's recorded status when the interrupt came after its end).
 A re-run finishes the day: each stage is a transaction.
 """
 
@@ -27,7 +28,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -100,12 +101,22 @@ def notebook_stage(
         return _finished(engine, (stage, run_id), day, (since, started), None, exc)
     except KeyboardInterrupt as exc:  # the notebook is marked failed and its kernel shut down by now
         why = f"interrupted by {'SIGTERM' if isinstance(exc, Terminated) else 'Ctrl-C'}"
-        record_interrupted(engine, stage, day, run_id, trigger, f"{why} before it recorded an end")
-        error = StageFailedError(
-            f"stage '{stage}' for {day.isoformat()} {why}; run the day again to finish it (each stage is a transaction)"
-        )
-        return _finished(engine, (stage, run_id), day, (since, started), None, error)
+        unended = record_interrupted(engine, stage, day, run_id, trigger, f"{why} before it recorded an end")
+        ran = _finished(engine, (stage, run_id), day, (since, started), None, None)
+        return replace(ran, error=StageFailedError(_interrupted(ran, day, why, unended)))
     return _finished(engine, (stage, run_id), day, (since, started), output, None)
+
+
+def _interrupted(ran: DayStage, day: date, why: str, unended: bool) -> str:
+    """What an interrupt during `ran` says: the stage was cut short (it recorded no end), or
+    it had already recorded its end (its status stands) and the day stopped after it."""
+    again = "(each stage is a transaction)"
+    if unended:
+        return f"stage '{ran.stage}' for {day.isoformat()} {why}; run the day again to finish it {again}"
+    return (
+        f"{why} after stage '{ran.stage}' for {day.isoformat()} recorded {ran.status}; "
+        f"run the day again to run the stages after it {again}"
+    )
 
 
 class Terminated(KeyboardInterrupt):

@@ -331,3 +331,36 @@ def test_a_failed_rerun_of_a_stage_that_succeeded_leaves_the_day_done(settings: 
         check = {r["check_name"]: r for r in current_rows(conn, tables.health_checks)}["previous_day"]
     assert check["ok"] is True
     assert check["detail"]["failed"] == [] and check["detail"]["failed_reruns"] == ["t0_scrape"]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("ended", [True, False])
+def test_an_interrupt_says_what_the_stage_recorded(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, ended: bool
+) -> None:
+    """SIGTERM after a stage recorded SUCCEEDED: run-day's table showed it SUCCEEDED while the
+    one-line error said it was interrupted and to run the day again "to finish it". The
+    error matches the table now; one cut short before its end still says so."""
+    from pipeline import day as run_day
+    from pipeline.day import Terminated, notebook_stage
+
+    def interrupted(stage: str, day: date, *, settings: Settings, trigger: str, run_id: str) -> None:
+        if ended:  # the stage ran to its end and recorded it; the signal came as its notebook closed
+            run_stage(stage, day, settings=settings, trigger=trigger, run_id=run_id)
+        raise Terminated("SIGTERM")
+
+    monkeypatch.setattr(run_day, "run_stage_notebook", interrupted)
+    ran = notebook_stage("health", DAY, settings)
+    assert ran.error is not None
+    if ended:
+        assert ran.status == "SUCCEEDED"
+        assert ran.error.detail == (
+            "interrupted by SIGTERM after stage 'health' for 2026-11-20 recorded SUCCEEDED; run the day again to "
+            "run the stages after it (each stage is a transaction)"
+        )
+    else:
+        assert ran.status == "FAILED" and ran.reason == "interrupted by SIGTERM before it recorded an end"
+        assert ran.error.detail == (
+            "stage 'health' for 2026-11-20 interrupted by SIGTERM; run the day again to finish it "
+            "(each stage is a transaction)"
+        )
