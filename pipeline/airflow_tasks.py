@@ -150,7 +150,7 @@ def log_stage_summary(
     `since` (FAILED when the notebook died before recording one), the rows it inserted per
     table, how long the task's notebook ran and where the executed notebook is."""
     from market.settings import get_settings
-    from pipeline.notebooks import notebook_paths
+    from pipeline.notebooks import executed_notebook
     from pipeline.runner import recorded_outcome
     from store.engine import service_engine
 
@@ -162,7 +162,7 @@ def log_stage_summary(
         "status": outcome["status"],
         "rows_written": outcome["rows_written"],
         "duration_seconds": round(seconds, 1),
-        "notebook": str(notebook_paths(stage_name, day, settings)[1]),
+        "notebook": str(executed_notebook(stage_name, day, settings, run_id)),
     }
     for said in ("reason", "alarm"):
         if said in outcome:

@@ -1,5 +1,8 @@
 """Runs a stage through its papermill notebook: `notebooks/<stage>.ipynb` in, the executed
 copy out at `runs/<trading-date>/<stage>.ipynb` for reviewers, listed in `runs/index.md`.
+A re-run of a stage whose notebook there succeeded runs beside it
+(`<stage>.<run id>.ipynb`, `rerun_path`) and replaces it only when it succeeds too: a
+failed re-run leaves the day's succeeded notebook, as it leaves the store.
 
 The notebook reads settings from the environment like every other process (so a database
 URL with a password never lands in an output notebook); the only parameters are the
@@ -44,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -61,7 +65,7 @@ from market.clock import default_calendar, parse_trading_date
 from market.errors import ConfigurationError, StageFailedError
 from market.settings import Settings, get_settings
 from pipeline.registry import day_rule, known_stage
-from pipeline.run_index import write_index
+from pipeline.run_index import succeeded, write_index
 from pipeline.runner import refuse_to_start
 from store.engine import dispose_engines
 
@@ -286,6 +290,22 @@ def notebook_paths(stage_name: str, trading_date: date, settings: Settings) -> t
     return source, output
 
 
+def rerun_path(output: Path, run_id: str | None) -> Path:
+    """Where a re-run of a stage whose notebook `output` succeeded is executed: beside it,
+    named with the run's id (`runs/<date>/<stage>.<run id>.ipynb`), so that a failed
+    re-run leaves the succeeded notebook as it was (the store keeps what the success
+    stored: each stage is a transaction); one that succeeds replaces it."""
+    return output.with_name(f"{output.stem}.{run_id or uuid.uuid4().hex}{output.suffix}")
+
+
+def executed_notebook(stage_name: str, trading_date: date, settings: Settings, run_id: str | None) -> Path:
+    """The notebook the run `run_id` of the stage left: its failed re-run beside the day's
+    succeeded notebook, if there is one, else the day's notebook."""
+    output = notebook_paths(stage_name, trading_date, settings)[1]
+    rerun = rerun_path(output, run_id) if run_id else None
+    return rerun if rerun is not None and rerun.is_file() else output
+
+
 def _why_failed(exc: BaseException, timeout_seconds: float) -> str:
     """Why a stage notebook failed, in a few words: the cell's error, the time limit it ran
     past, or that its kernel died (and the first line of why)."""
@@ -329,6 +349,7 @@ def run_stage_notebook(
     settings = settings or get_settings()
     day = parse_trading_date(trading_date)
     source, output = notebook_paths(stage_name, day, settings)
+    attempt = rerun_path(output, run_id) if succeeded(output) else output
     if not source.is_file():
         raise ConfigurationError(f"stage notebook {source} does not exist")
     # a day the exchange has not reached, or notification settings a delivery would refuse, are
@@ -345,7 +366,7 @@ def run_stage_notebook(
     try:
         papermill.execute_notebook(
             str(source),
-            str(output),
+            str(attempt),
             parameters={"run_date": day.isoformat(), "trigger": trigger, "write": True, "run_id": run_id or ""},
             kernel_name=KERNEL_NAME,
             kernel_manager_class=EncryptedKernelManager,
@@ -360,7 +381,7 @@ def run_stage_notebook(
             shared.shut_down()
         why = _why_failed(exc, settings.stage_timeout_seconds)
         raise StageFailedError(
-            f"stage notebook '{stage_name}' for {day.isoformat()} failed ({why}); see {output}"
+            f"stage notebook '{stage_name}' for {day.isoformat()} failed ({why}); see {attempt}"
         ) from exc
     except BaseException:  # an interrupt (Ctrl-C, SIGTERM as pipeline.day.Terminated)
         stranded = _stranded_tasks()
@@ -368,6 +389,9 @@ def run_stage_notebook(
             shared.shut_down()
         _retrieved(stranded)
         raise
+    else:  # a re-run that succeeded is the day's notebook now
+        if attempt != output:
+            os.replace(attempt, output)
     finally:
         write_index(settings.runs_dir, quiet_after=settings.stage_timeout_seconds + AUTOSAVE_SECONDS)
     if shared is not None:

@@ -1,7 +1,9 @@
 """`runs/index.md`: every executed stage notebook by trading date, newest first (within a
 date in the order they ran), with its status and duration from papermill's own metadata,
 so an operator or reviewer finds any day's run in one place (it renders as a table on the
-repository page and in JupyterLab).
+repository page and in JupyterLab). A re-run executed beside a day's succeeded notebook
+(`<stage>.<run id>.ipynb`, pipeline/notebooks.py `rerun_path`), one that failed, is a row
+of its own, its status saying that the succeeded run stands.
 Rewritten whole after every notebook run (a temporary file, then a rename). Each
 notebook's metadata is kept in `runs/.index-cache.json` under the notebook's size and
 modification time, so a rewrite parses only the notebooks written since the last one: a
@@ -39,10 +41,12 @@ def write_index(runs_dir: Path, quiet_after: float | None = None) -> Path:
     by_date_newest_first = sorted(executed, key=lambda item: item[0].parent.name, reverse=True)
     for notebook, meta in by_date_newest_first:
         status = _status(meta, notebook, now, quiet_after)
+        stage, _, rerun = notebook.stem.partition(".")  # <stage>.<run id>: a re-run beside a succeeded run
+        status += " (re-run; the day's SUCCEEDED run stands)" if rerun else ""
         duration = f"{meta['duration']:.1f} s" if isinstance(meta.get("duration"), (int, float)) else "-"
         finished = (meta.get("end_time") or "-")[:19].replace("T", " ")
         rows.append(
-            f"| {notebook.parent.name} | {notebook.stem} | {status} | {duration} | {finished} | "
+            f"| {notebook.parent.name} | {stage} | {status} | {duration} | {finished} | "
             f"[{notebook.parent.name}/{notebook.name}]({notebook.parent.name}/{notebook.name}) |"
         )
     text = (
@@ -53,6 +57,15 @@ def write_index(runs_dir: Path, quiet_after: float | None = None) -> Path:
     runs_dir.mkdir(parents=True, exist_ok=True)
     _replace(runs_dir / CACHE, json.dumps(kept))
     return _replace(runs_dir / "index.md", text)
+
+
+def succeeded(notebook: Path) -> bool:
+    """Whether `notebook` is an executed notebook that papermill ended without an error."""
+    try:
+        meta = json.loads(notebook.read_text()).get("metadata", {}).get("papermill", {})
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and _status(meta, notebook, time.time(), None) == "SUCCEEDED"
 
 
 def _status(meta: dict, notebook: Path, now: float, quiet_after: float | None) -> str:

@@ -273,3 +273,31 @@ def test_stages_in_one_kernel_share_its_process_and_nothing_else(
     for pid in {first["pid"], moved["pid"], after_failure["pid"]}:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)  # every kernel of the block was shut down
+
+
+def test_a_failed_rerun_leaves_the_days_succeeded_notebook(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed re-run overwrote the day's succeeded notebook, and runs/index.md said FAILED
+    while the store and health said the day was done. The re-run now runs beside it, named
+    with its run id; the index shows the succeeded run and notes the failed re-run; a re-run
+    that succeeds is the day's notebook again."""
+    from market.settings import get_settings
+
+    output = run_stage_notebook("health", "2026-11-20", settings=settings)
+    kept = output.read_text()
+    monkeypatch.setenv("MARKETINTEL_DATABASE_URL", f"sqlite:///{settings.runs_dir.parent / 'never-upgraded.db'}")
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(StageFailedError, match="SchemaNotReadyError") as caught:
+            run_stage_notebook("health", "2026-11-20", settings=settings, run_id="rerun1")
+    finally:
+        get_settings.cache_clear()
+    rerun = output.with_name("health.rerun1.ipynb")
+    assert f"see {rerun}" in str(caught.value) and rerun.is_file()
+    assert output.read_text() == kept
+    index = (settings.runs_dir / "index.md").read_text()
+    assert "| 2026-11-20 | health | SUCCEEDED |" in index
+    assert "| 2026-11-20 | health | FAILED (re-run; the day's SUCCEEDED run stands) |" in index
+    monkeypatch.setenv("MARKETINTEL_DATABASE_URL", settings.database_url)
+    get_settings.cache_clear()
+    assert run_stage_notebook("health", "2026-11-20", settings=settings, run_id="rerun2") == output
+    assert output.read_text() != kept and not output.with_name("health.rerun2.ipynb").exists()
