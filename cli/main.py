@@ -123,15 +123,20 @@ def stage_list() -> None:
 def stage_run(
     name: str = typer.Argument(..., help="Stage name (see `marketintel stage list`)."),
     date: str | None = typer.Option(
-        None, "--date", help="Trading date, YYYY-MM-DD (exchange time); default: the latest closed trading day."
+        None,
+        "--date",
+        help="Trading date, YYYY-MM-DD (exchange time); default: the stage's own day, the latest closed "
+        "trading day (t2_suggestions: the next session; t3_macro and health: today).",
     ),
     notebook: bool = typer.Option(False, "--notebook", help="Run through the stage's papermill notebook."),
 ) -> None:
     """Run one stage for one trading date."""
     if date is None:
-        from market.clock import exchange_now, latest_closed_trading_day
+        from market.clock import default_calendar
+        from pipeline.registry import day_rule
+        from pipeline.runner import default_day
 
-        date = latest_closed_trading_day(exchange_now()).isoformat()
+        date = default_day(day_rule(name), default_calendar()).isoformat()
     if notebook:
         from market.clock import parse_trading_date
         from pipeline.day import notebook_stage, terminate_as_interrupt

@@ -245,11 +245,31 @@ def _refuse_future(after_close: bool, day: date, calendar: TradingCalendar) -> N
     for that next session and no later one; the rest for today at the latest."""
     now = utc_now()
     if not after_close:
-        ahead = calendar.next_trading_day(calendar.closed_day_at(now))
+        ahead = next_session(calendar, now)
         if day > ahead:
             raise InvalidInputError(f"{day.isoformat()} is past the next session ({ahead.isoformat()})")
     elif day > (today := exchange_date(now)):
         raise InvalidInputError(f"{day.isoformat()} is after today ({today.isoformat()} on the exchange's clock)")
+
+
+def next_session(calendar: TradingCalendar, now: datetime) -> date:
+    """The session ahead at `now`: the trading day after the latest closed one (today's
+    before its close, the next trading day's after it)."""
+    return calendar.next_trading_day(calendar.closed_day_at(now))
+
+
+def default_day(rule: tuple[bool, bool], calendar: TradingCalendar) -> date:
+    """The day a stage of `rule` (trading_days_only, after_close: pipeline/registry.py
+    `day_rule`) runs for when none is named (`marketintel stage run` without --date): a
+    trading-day stage after the close, the latest closed trading day; one for the session
+    ahead (T2's suggestions), the next session; one of any calendar day (T3's macro week,
+    health), today on the exchange's clock. The latest closed day for every stage made T2
+    suggest for a session already closed and T3 fetch last week."""
+    trading_days_only, after_close = rule
+    now = utc_now()
+    if not after_close:
+        return next_session(calendar, now)
+    return calendar.closed_day_at(now) if trading_days_only else exchange_date(now)
 
 
 def _refuse_unclosed(day: date, calendar: TradingCalendar) -> None:

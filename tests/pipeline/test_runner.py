@@ -364,3 +364,35 @@ def test_an_interrupt_says_what_the_stage_recorded(
             "stage 'health' for 2026-11-20 interrupted by SIGTERM; run the day again to finish it "
             "(each stage is a transaction)"
         )
+
+
+def test_a_stage_without_a_date_runs_for_its_own_day(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`stage run` without --date took the latest closed trading day for every stage: T2
+    suggested for a session already closed (expired on arrival) and T3 on a Monday fetched
+    the week before. Each stage's day rule gives its default now."""
+    from datetime import UTC, datetime
+
+    from typer.testing import CliRunner
+
+    from cli.main import app
+    from market.clock import default_calendar
+    from pipeline import runner
+    from pipeline.registry import day_rule
+    from pipeline.runner import default_day
+
+    def at(moment: datetime) -> None:
+        monkeypatch.setattr(runner, "utc_now", lambda: moment)
+
+    at(datetime(2026, 11, 30, 15, 0, tzinfo=UTC))  # Monday 10:00 on the exchange, before the close
+    days = {
+        name: default_day(day_rule(name), default_calendar()) for name in ("t1_trade", "t2_suggestions", "t3_macro")
+    }
+    assert days == {
+        "t1_trade": date(2026, 11, 27),
+        "t2_suggestions": date(2026, 11, 30),
+        "t3_macro": date(2026, 11, 30),
+    }
+    at(datetime(2026, 11, 30, 21, 30, tzinfo=UTC))  # 16:30, after Monday's close: T2 is Tuesday's
+    assert default_day(day_rule("t2_suggestions"), default_calendar()) == date(2026, 12, 1)
+    ran = CliRunner().invoke(app, ["stage", "run", "t2_suggestions"])  # an empty store: nothing to plan from
+    assert ran.stderr.startswith("error: stage 't2_suggestions' for 2026-12-01 failed: no predictions"), ran.output
