@@ -87,7 +87,11 @@ def run_suggestions(ctx: StageContext) -> StageOutcome:
             "expired": result.expired,
             "dividends": len(result.dividends),
         },
-        tables={"suggestions": [asdict(s) for s in result.suggestions], "dividends": result.dividends},
+        tables={
+            "suggestions": [asdict(s) for s in result.suggestions],
+            "left_out": [asdict(s) for s in result.left_out],
+            "dividends": result.dividends,
+        },
     )
 
 

@@ -59,6 +59,7 @@ from portfolio.executor import (
     DayPlan,
     Order,
     PlanTerms,
+    PriceRule,
     Rationale,
     Signal,
     Skip,
@@ -123,13 +124,17 @@ class Outlook:
 @dataclass(frozen=True)
 class BookDay:
     """What a book plans on for one day: its cash and holdings (shares per name), the day's
-    signals and market, and the fees its trades pay."""
+    signals and market, the fees its trades pay, and the rule an order's price must pass to
+    be booked (`booking`, executor.PlanTerms: a morning suggestion's band; None for the AI
+    book and the backtest). An order it refuses is left out (`DayPlan.left_out`): a sell's
+    proceeds are not spent, a buy's cash stays for the next name."""
 
     cash: Decimal
     holdings: Mapping[str, int]
     signals: Mapping[str, Signal]
     market: Mapping[str, MarketDay]
     fees: FeeSchedule
+    booking: PriceRule | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,7 @@ class _Planning:
     mandate: Mandate
     outlook: Outlook
     realistic: bool
+    booking: PriceRule | None = None
     slot: float = 0.0
     reserve: int = field(default=0)  # reserve names bought in this plan
 
@@ -164,7 +170,7 @@ class _Planning:
     @property
     def terms(self) -> PlanTerms:
         """The book's orders are always under the rails."""
-        return PlanTerms(self.fees, True, self.realistic)
+        return PlanTerms(self.fees, True, self.realistic, self.booking)
 
 
 def plan_book(
@@ -178,7 +184,7 @@ def plan_book(
     plan = DayPlan()
     plan.liquid_equity = value_positions(float(day.cash), day.holdings, day.market).liquid_equity
     held = {s: q for s, q in day.holdings.items() if q > 0}
-    book = _Planning(plan, day.cash, held, day.signals, day.market, day.fees, mandate, outlook, realistic)
+    book = _Planning(plan, day.cash, held, day.signals, day.market, day.fees, mandate, outlook, realistic, day.booking)
     book.slot = mandate.exposure * plan.liquid_equity / mandate.names
     for symbol in sorted(book.held):
         _exit_if_due(book, symbol, rebalance)
@@ -352,7 +358,10 @@ def _swap(book: _Planning, candidates: list[Candidate]) -> bool:
     if not gap > cost or exit_state(leaving, book.held[weakest]).sellable_today < book.held[weakest]:
         return False
     held_edge = _edge(book.signals[weakest])
+    planned = len(book.plan.orders)
     book.cash += plan_exit(book.plan, book.signals[weakest], leaving, book.held[weakest], book.terms, "replaced")
+    if len(book.plan.orders) == planned:  # the sale was left out (its price is not booked): no replacement
+        return False
     del book.held[weakest]
     why = (
         f"replaces {weakest} (expected excess {held_edge:+.2%}): the gap {gap:+.2%} {book.outlook.words()} beats "
@@ -365,7 +374,8 @@ def _swap(book: _Planning, candidates: list[Candidate]) -> bool:
 
 
 def _buy(book: _Planning, candidate: Candidate, why: str) -> None:
-    """Plan a buy up to the candidate's slot within the cash and the entry gates."""
+    """Plan a buy up to the candidate's slot within the cash and the entry gates (left out
+    where its price is not booked: `PlanTerms.booking`)."""
     signal, day = candidate.signal, candidate.day
     owned = book.held.get(signal.symbol, 0)
     price, _ = estimate("BUY", 1, day, book.fees, book.realistic)
@@ -382,6 +392,10 @@ def _buy(book: _Planning, candidate: Candidate, why: str) -> None:
         plan.skipped.append(Skip(signal.symbol, "BUY", reason, gates=check.as_dict()))
         return
     price, fee = estimate("BUY", quantity, day, book.fees, book.realistic)
+    refused = book.terms.refusal(signal.symbol, price)
+    if refused is not None:  # its cash stays for the next name
+        plan.left_out.append(Skip(signal.symbol, "BUY", f"{why}; left out: {refused}", gates=check.as_dict()))
+        return
     rationale: Rationale = {
         "reason": _buy_reason(why, signal),
         **signal_dict(signal),

@@ -25,7 +25,7 @@ same-close comparison the backtest prints beside the real one).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Required, TypedDict
@@ -227,6 +227,9 @@ class Lapse:
 class DayPlan:
     orders: list[Order] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)  # candidates left alone, with the reason
+    # orders priced where the plan's booking rule refuses them (PlanTerms.booking), left out
+    # with the rule's refusal, their proceeds not spent and their cost not charged
+    left_out: list[Skip] = field(default_factory=list)
     would_trade: int = 0
     blocked_by_rails: int = 0
     cut_by_rails: int = 0
@@ -281,15 +284,28 @@ def _whole(session):  # noqa: ANN001, ANN202 - the estimate ignores the particip
     return replace(session, volume=max(session.volume, 1) * 10**9) if session.volume > 0 else session
 
 
+PriceRule = Callable[[str, Decimal], str | None]
+"""Why an order for a symbol at a price cannot be booked on the plan's trading day, or None
+where it can: a morning suggestion's plan is given the band its confirmation enforces
+(portfolio/suggestions.py, `trading.within_band`)."""
+
+
 @dataclass(frozen=True)
 class PlanTerms:
     """How a plan prices and rails its orders: the fees, whether the exit rail holds a sell
-    back (`rails`), and whether prices are the cost model's estimate for the next session
-    (`realistic`) or the decision's own close, whole and cost-free."""
+    back (`rails`), whether prices are the cost model's estimate for the next session
+    (`realistic`) or the decision's own close, whole and cost-free, and the rule an order's
+    price must pass to be booked at all (`booking`; None: every price, as the AI book's and
+    the backtest's fills are the cost model's)."""
 
     fees: FeeSchedule
     rails: bool = True
     realistic: bool = True
+    booking: PriceRule | None = None
+
+    def refusal(self, symbol: str, price: Decimal) -> str | None:
+        """Why `booking` refuses `price` for `symbol` (None: it is booked as planned)."""
+        return None if self.booking is None else self.booking(symbol, price)
 
 
 def plan_exit(
@@ -297,7 +313,9 @@ def plan_exit(
 ) -> Decimal:
     """Plan selling `quantity` under the exit rail (nothing when TRAPPED, 25% of today's
     volume when SLOW_EXIT; everything with `terms.rails` False); the estimated proceeds net
-    of the fee. `reason`: why it is sold (default: the signal turned AVOID)."""
+    of the fee. `reason`: why it is sold (default: the signal turned AVOID). A sell priced
+    where `terms.booking` refuses it is left out (`DayPlan.left_out`, with the refusal) and
+    brings in nothing."""
     rails, realistic = terms.rails, terms.realistic
     state = exit_state(day, quantity)
     plan.would_trade += 1
@@ -317,6 +335,10 @@ def plan_exit(
         if day.volume > 0 or not realistic
         else (Decimal(str(day.close)).quantize(CENT), Decimal(0))
     )
+    refused = terms.refusal(day.symbol, price)
+    if refused is not None:
+        plan.left_out.append(Skip(day.symbol, "SELL", f"{reason}; left out: {refused}", exit=state.as_dict()))
+        return Decimal(0)
     gross = (price * sellable).quantize(CENT)
     rationale: Rationale = {
         "reason": reason,

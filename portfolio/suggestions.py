@@ -11,9 +11,12 @@ says so). Every morning is a
 rebalance for a client (a suggestion not confirmed is not a trade, so a cadence counted in
 the client's days would drift from the AI book's); replacements still need a gap that
 beats the pair's round trip, so a full book rarely gets one: each planned order becomes a PENDING
-suggestion with quantity, limit price (the price the plan used) and the rationale. A
-portfolio that already has suggestions for D is left alone, so re-running T2 changes
-nothing.
+suggestion with quantity, limit price (the price the plan used) and the rationale. The
+plan applies the band its confirmation applies (`_band`, `trading.within_band` on D): an
+order priced outside it is left out with the band's refusal (`MorningSuggestions.left_out`,
+the stage's `left_out` table) and a sell's proceeds are not spent, so every suggestion
+confirms on an unchanged market. A portfolio that already has suggestions for D is left
+alone, so re-running T2 changes nothing.
 
 Expiry is one rule (`is_expired`): a suggestion for trading day D is open until D's
 session close (16:00 exchange time, its `expires_at`) on the clock of whoever asks, and
@@ -29,7 +32,7 @@ pending and unexpired; a buy still passes the entry gates with the resulting pos
 is affordable with fees; a sell is still held and sellable under the exit rail (the rails
 read the latest priced day on D's count); the limit price is still within the price band of
 the latest close on D's count, as a manual trade's price must be (`trading.within_band`: a
-plan priced before a move the day T1 did not score is refused, not booked).
+close stored after T2 planned is refused, not booked).
 Before the ledger's cash check it credits the dividends owed up to the trading date, as a
 manual trade does (a buy may spend a dividend paid since T2, never one a correction takes
 back). Then it executes the trade at the limit price (a price at the instrument's tick)
@@ -61,7 +64,7 @@ from market.settings import Settings
 from portfolio import dividends, ledger
 from portfolio.ai import day_signals, fee_schedule, record_name
 from portfolio.book import BookDay, Mandate, Outlook, plan_book
-from portfolio.executor import Rationale
+from portfolio.executor import PriceRule, Rationale
 from portfolio.ledger import TradeRejected, TradeRequest
 from portfolio.market import known_persistence, market_days
 from portfolio.rails import check_entry, exit_state
@@ -79,6 +82,7 @@ SUGGESTION_FEES = (
     "quantity plus these fees (null on suggestions made before they were stored: the fee schedule's then)."
 )
 T2_TIME = time(7, 0)  # T2 runs at 07:00 exchange time on the trading day it suggests for
+LIMIT = "the limit price"  # what the band's refusal calls the price, planning and confirming alike
 
 
 class SuggestionReason(Rationale, total=False):
@@ -133,9 +137,21 @@ class Planned:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """An order a portfolio's plan left out because its confirmation would refuse its limit
+    price (`trading.within_band`), with the plan's reason and the band's refusal: no
+    suggestion is made of it, and the plan spends none of a sell's proceeds."""
+
+    portfolio_id: str
+    symbol: str
+    side: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class MorningSuggestions:
-    """What T2 did for a trading date: the suggestions created, the pending ones of
-    earlier days it expired, and the dividends credited first."""
+    """What T2 did for a trading date: the suggestions created, the orders left out for
+    their price, the pending ones of earlier days it expired, and the dividends credited first."""
 
     trading_date: str  # ISO 8601
     signals_from: str  # ISO 8601: the scored day the plans came from
@@ -144,6 +160,7 @@ class MorningSuggestions:
     suggestions: list[Planned]
     expired: int
     dividends: list[dict[str, object]]  # portfolio.dividends.credit_dividends's rows, with the portfolio_id
+    left_out: list[LeftOut]
 
 
 def expires_at(day: date) -> datetime:
@@ -205,6 +222,7 @@ def generate(
         outlook = Outlook.of(known_persistence(conn, scored), Mandate().hold)  # as the AI book weighs its day
     expired = expire_stale(engine, day, moment)
     created: list[Planned] = []
+    left_out: list[LeftOut] = []
     credited: list[dict[str, object]] = []
     failed: list[str] = []
     for portfolio in sorted(portfolios, key=lambda p: p["portfolio_id"]):
@@ -215,13 +233,14 @@ def generate(
                 paid = [
                     {"portfolio_id": portfolio_id, **d} for d in dividends.credit_dividends(conn, portfolio_id, day)
                 ]
-                made = _suggest_for(conn, settings, portfolio_id, (day, scored), record, outlook)
+                made, left = _suggest_for(conn, settings, portfolio_id, (day, scored), record, outlook)
         except InvalidInputError as exc:  # one book that does not replay must not stop the others' morning
             log.error("T2 for %s skipped portfolio %s: %s", day, portfolio_id, exc.detail)
             failed.append(f"{portfolio_id}: {exc.detail}")
             continue
         credited.extend(paid)
         created.extend(made)
+        left_out.extend(left)
     if failed:  # the others are planned and committed; the stage still fails, so the operator sees it
         raise StageFailedError(
             f"T2 for {day.isoformat()} planned {len(portfolios) - len(failed)} of {len(portfolios)} "
@@ -235,24 +254,30 @@ def generate(
         suggestions=created,
         expired=expired,
         dividends=credited,
+        left_out=left_out,
     )
 
 
 def _suggest_for(
     conn: Connection, settings: Settings, portfolio_id: str, days: tuple[date, date], record: Table, outlook: Outlook
-) -> list[Planned]:
+) -> tuple[list[Planned], list[LeftOut]]:
     """The portfolio's plan for trading day `days[0]` from the signals of `days[1]` (the
-    latest scored day before it), as pending suggestions; none if it has some for the day."""
+    latest scored day before it), as pending suggestions, and the orders it left out because
+    their confirmation would refuse the price (`_band`); none if it has some for the day."""
     day, scored = days
     c = tables.suggestions.c
     if current_rows(conn, tables.suggestions, where=[c.portfolio_id == portfolio_id, c.trading_date == day]):
-        return []
+        return [], []
     model_id, signals = day_signals(conn, scored, record)
     held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, day).items()}
     cash = ledger.cash_balance(conn, portfolio_id)
     # the scored day's market on D's share count, the count the holdings are on
-    book = BookDay(cash, held, signals, market_days(conn, scored, count_of=day), fee_schedule(settings))
+    market = market_days(conn, scored, count_of=day)
+    book = BookDay(cash, held, signals, market, fee_schedule(settings), _band(conn, settings, day))
     plan = plan_book(book, Mandate(), rebalance=True, outlook=outlook)
+    left = [LeftOut(portfolio_id, s.symbol, s.side, s.reason) for s in plan.left_out]
+    for order in left:
+        log.info("T2 for %s left out %s %s for %s: %s", day, order.side, order.symbol, portfolio_id, order.reason)
     later = stored_splits(conn, day, after=scored)
     rows = [
         {
@@ -280,7 +305,25 @@ def _suggest_for(
         append_history(
             conn, tables.suggestion_events, [{"suggestion_id": r["suggestion_id"], "state": "PENDING"} for r in rows]
         )
-    return [Planned(r["suggestion_id"], portfolio_id, r["symbol"], r["side"], r["quantity"]) for r in rows]
+    return [Planned(r["suggestion_id"], portfolio_id, r["symbol"], r["side"], r["quantity"]) for r in rows], left
+
+
+def _band(conn: Connection, settings: Settings, day: date) -> PriceRule:
+    """The price rule a confirmation on trading day `day` applies (`trading.within_band`, on
+    the latest close on or before `day`, `day`'s halts and delistings), for the plan: an
+    order it refuses is left out rather than suggested, so every suggestion T2 makes is
+    confirmable on an unchanged market. A sell is not clamped to the band's edge: its limit
+    is what the confirmation books, and booking the whole order at a price better than the
+    cost model's estimate would credit proceeds the market was not expected to pay."""
+
+    def refusal(symbol: str, price: Decimal) -> str | None:
+        try:
+            within_band(conn, settings, symbol, day, price, LIMIT)
+        except TradeRejected as error:
+            return error.detail
+        return None
+
+    return refusal
 
 
 def _on_count_note(factor: float) -> dict[str, str]:
@@ -431,7 +474,7 @@ def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: 
                 f"the exit rail allows selling {state.sellable_today} {symbol} now ({', '.join(state.flags)})"
             )
     price = Decimal(suggestion.limit_price)
-    within_band(conn, settings, symbol, suggestion.trading_date, price, "the limit price")
+    within_band(conn, settings, symbol, suggestion.trading_date, price, LIMIT)
     shown = suggestion.fees  # what the client was shown is what it pays
     fees = fee_schedule(settings).fee((price * quantity).quantize(ledger.CENT)) if shown is None else Decimal(shown)
     dividends.credit_dividends(conn, portfolio_id, suggestion.trading_date)  # a buy may spend them, not a reversal

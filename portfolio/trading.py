@@ -297,8 +297,9 @@ def within_band(
     """The close `price` was checked against, or TradeRejected when it lies outside
     `trade_price_band` of the latest close of `symbol` on or before `trading_date`, on that
     date's share count (`market.reference_close`): the one price band every trade a client
-    books passes (a manual trade's price, a confirmed suggestion's limit, which a move since
-    the plan's close can leave far from the market). A listed name with no close to check
+    books passes (a manual trade's price, a confirmed suggestion's limit, which a close
+    stored since the plan can leave far from the market), and the rule T2's plan applies
+    before it suggests an order (portfolio/suggestions.py `_band`). A listed name with no close to check
     against (listed before its first session, or not traded in the lookback) is refused the
     same way, TradeRejected (422; GraphQL's InvalidInput), never "not found": the symbol is
     listed, and a confirmation's 404 means a suggestion that is not the caller's. Before any

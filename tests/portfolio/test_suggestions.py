@@ -279,7 +279,10 @@ def test_a_limit_a_move_left_behind_is_refused_not_booked(settings: Settings) ->
     """T1 did not score Friday, so Monday's plan is priced on Thursday's close of 50; Friday
     closed at 25 (a fall, no split: nothing puts Thursday on a new count). Confirming would
     buy 126 shares at 50.55 that were worth 25 (a manual trade at that price is refused by
-    the band): the limit is checked against the latest close by the same band."""
+    the band): the limit is checked against the latest close by the same band. A plan made
+    once Friday's close is stored leaves the buy out with that refusal (every suggestion T2
+    makes confirms on an unchanged market); one made before it arrived is refused when
+    confirmed."""
     engine = service_engine(settings)
     seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}})
     seed_predictions(
@@ -287,18 +290,26 @@ def test_a_limit_a_move_left_behind_is_refused_not_booked(settings: Settings) ->
         CALENDAR.previous_trading_day(DAY),
         {"LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1}},
     )
-    with engine.begin() as conn:
-        append_history(conn, tables.eod_prices, [price_row("LIQ", DAY, 25.0, 80_000, 24.95, 25.05)])
     acme = open_client_portfolio(engine, "acme")
     move_cash(engine, acme, "100000", now=MORNING)
-    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)  # before Friday's close is stored
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, [price_row("LIQ", DAY, 25.0, 80_000, 24.95, 25.05)])
     (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
     assert pending.limit_price > 50
-    with pytest.raises(TradeRejected, match="the limit price 50.55 is outside the day's band 21.25-28.75"):
+    band = "the limit price 50.55 is outside the day's band 21.25-28.75"
+    with pytest.raises(TradeRejected, match=band):
         suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
     assert _events(engine, pending.suggestion_id) == ["PENDING"]
     with engine.connect() as conn:
         assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("100000")
+
+    other = open_client_portfolio(engine, "other")  # planned with Friday's close known
+    move_cash(engine, other, "100000", now=MORNING)
+    planned = suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    assert planned.suggestions == [] and suggestions.list_pending(engine, other, now=MORNING) == []
+    (left,) = planned.left_out
+    assert (left.portfolio_id, left.symbol, left.side) == (other, "LIQ", "BUY") and band in left.reason
 
 
 @pytest.mark.parametrize("ex_date", [MONDAY, DAY], ids=["ex-date-is-the-trading-date", "t1-did-not-score-the-ex-date"])

@@ -1,0 +1,86 @@
+"""Every suggestion T2 hands out confirms on an unchanged market (reviewer's t11).
+
+A client holds 8,000 WRM bought at its Friday close of 14.75, some 17 slots, so Monday's
+plan trims it; WRM's closing bid sits at 12.40, under the 15% band's floor of 12.54 that
+every trade a client books passes (`trading.within_band`). Before the fix the plan priced
+the trim at the bid less its impact (11.80), outside the band, so its confirmation was refused
+(422) and the buys planned on its proceeds were then refused for cash. Now the plan applies
+the confirmation's band: the trim is left out with the band's refusal as its reason
+(the stage's `left_out` table), its proceeds are not spent, and every suggestion listed
+over REST confirms on Monday's morning."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from api.app import create_app
+from desk import keys as keystore
+from market.settings import Settings
+from pipeline.runner import run_stage
+from pipeline.serving import serve_in_thread
+from store.engine import service_engine
+from tests.api.conftest import Clock
+from tests.conftest import ADMIN_KEY
+from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
+
+MONDAY = CALENDAR.next_trading_day(DAY)
+FRIDAY_NOON = datetime(2026, 11, 20, 17, 0, tzinfo=UTC)  # 12:00 exchange time, DAY's session
+MONDAY_MORNING = datetime(2026, 11, 23, 12, 30, tzinfo=UTC)  # 07:30 exchange time
+BAND = "the limit price 11.80 is outside the day's band 12.54-16.96 (15% around the 2026-11-20 close of 14.75)"
+
+
+@pytest.fixture
+def served(settings: Settings) -> Iterator[tuple[httpx.Client, Clock, str, Settings]]:
+    settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY), "rate_limit_unauthenticated": 100_000})
+    engine = service_engine(settings)
+    seed_market(
+        engine,
+        {
+            "WRM": {"close": 14.75, "volume": 40_000, "bid": 12.40, "ask": 14.80},
+            "LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1},
+            "MID": {"close": 20.0, "volume": 40_000, "bid": 19.9, "ask": 20.1},
+        },
+    )
+    seed_predictions(
+        engine,
+        DAY,
+        {
+            "WRM": {"score": 52.0, "action": "HOLD", "tercile": "MIDDLE"},
+            "LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP", "weight": 0.1, "held_edge": 0.02},
+            "MID": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1, "held_edge": 0.01},
+        },
+    )
+    key = keystore.generate(engine, settings, "Wide Co", "PRO", now=FRIDAY_NOON)["api_key"]
+    clock = Clock()
+    clock.moment = FRIDAY_NOON
+    with serve_in_thread(create_app(settings, now=clock)) as base, httpx.Client(base_url=base, timeout=30) as http:
+        http.headers["X-API-Key"] = key
+        assert http.post("/api/portfolio/cash", json={"amount": "130000.00"}).status_code == 201
+        bought = http.post(
+            "/api/portfolio/trade", json={"side": "buy", "symbol": "WRM", "quantity": 8000, "price": "14.75"}
+        )
+        assert bought.status_code == 201, bought.text
+        yield http, clock, key, settings
+
+
+def test_every_planned_suggestion_confirms_and_a_trim_outside_the_band_is_left_out(served) -> None:
+    http, clock, _, settings = served
+    stage = run_stage("t2_suggestions", MONDAY, settings=settings)
+    clock.moment = MONDAY_MORNING
+    listed = http.get("/api/suggestions").json()["items"]
+    refused = []
+    for suggestion in listed:  # as listed: the sells first
+        confirmed = http.post(f"/api/suggestions/{suggestion['suggestion_id']}/confirm")
+        if confirmed.status_code != 200 or confirmed.json()["state"] != "CONFIRMED":
+            refused.append((suggestion["symbol"], suggestion["side"], confirmed.text))
+    assert listed and refused == []
+    # no WRM sell it could not book, and the buys planned on the cash the client has
+    assert {s["symbol"] for s in listed} == {"LIQ", "MID"}, listed
+    (left_out,) = stage.tables["left_out"]
+    assert (left_out["symbol"], left_out["side"]) == ("WRM", "SELL")
+    assert left_out["reason"].startswith("trimmed to its slot") and left_out["reason"].endswith(BAND)
