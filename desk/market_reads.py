@@ -45,6 +45,11 @@ class MarketReads:
     now: Callable[[], datetime]
     cache: ReadCache
 
+    def today(self) -> date:
+        """The exchange's date on the service's clock: what the macro reads call today (a
+        release dated after it is not known yet)."""
+        return exchange_date(self.now())
+
     def closed_day(self) -> date:
         """The latest closed trading day on the desk's clock: which days a market read serves."""
         return latest_closed_trading_day(self.now(), self.calendar)
@@ -220,7 +225,7 @@ class MarketReads:
         would be today's (ALFRED reads such a date as "the latest"; here that is an `as_of`
         left out). Without `as_of`, the latest is what is known today: a release dated
         after it is not served."""
-        today = exchange_date(self.now())
+        today = self.today()
         if as_of is not None and as_of > today:
             raise InvalidInputError(
                 f"as_of {as_of.isoformat()} is after today ({today.isoformat()}): values are known only up to "
@@ -233,6 +238,9 @@ class MarketReads:
         )
 
     def macro_insights(self, conn: Connection) -> MacroInsights:
-        """The week's macro parameters with their inputs (who may read them is the transport's
-        tier check; its refusal text is INSIGHTS_REFUSAL)."""
-        return macro_model.insights(macro_model.latest_parameters(current_rows(conn, tables.macro_parameters)))
+        """The macro parameters of the latest week starting on or before today (`today`, the
+        date `macro_indicators` reads its latest on) with their inputs, so they draw only on
+        releases known today (who may read them is the transport's tier check; its refusal
+        text is INSIGHTS_REFUSAL)."""
+        stored = current_rows(conn, tables.macro_parameters)
+        return macro_model.insights(macro_model.latest_parameters(stored, self.today()))

@@ -302,20 +302,26 @@ def parameters(observations: list[Observation], week: date) -> tuple[list[MacroP
     return rows, missing
 
 
-def latest_parameters(stored: Iterable[Mapping[str, object]], week: date | None = None) -> list[MacroParameter]:
-    """The parameters of `week`, or of the latest week that has any, among the stored
-    `macro_parameters` rows."""
-    rows = [MacroParameter.of(r) for r in stored]
+def latest_parameters(stored: Iterable[Mapping[str, object]], today: date) -> list[MacroParameter]:
+    """The parameters of the latest week starting on or before `today` that has any, among
+    the stored `macro_parameters` rows. A week's parameters are built on the releases dated
+    before its Monday (`known_before`), so these draw only on releases known on `today`; a
+    week T3 computed ahead of `today` (a replay's or a re-run's T3) is not served before it
+    starts."""
+    rows = [r for r in (MacroParameter.of(r) for r in stored) if r.week_start <= today]
     if not rows:
         return []
-    chosen = week or max(r.week_start for r in rows)
+    chosen = max(r.week_start for r in rows)
     return sorted((r for r in rows if r.week_start == chosen), key=lambda r: list(PARAMETERS).index(r.parameter))
 
 
 def insights(rows: list[MacroParameter]) -> MacroInsights:
     """The week's macro parameters (`latest_parameters`) with the three sources they draw on."""
     if not rows:
-        raise NotReadyError("no macro parameters yet: T3 (`marketintel stage t3_macro`, Mondays 09:00) has not run")
+        raise NotReadyError(
+            "no macro parameters yet for a week that has started: T3 (`marketintel stage t3_macro`, Mondays 09:00) "
+            "has not run"
+        )
     latest: dict[str, date] = {}
     for row in rows:
         for used in row.inputs.values():

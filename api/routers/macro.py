@@ -37,8 +37,9 @@ async def indicators(
 
 @router.get("/api/macro_insights", response_model=MacroInsights, responses=problems(*KEYED, 403, 503))
 def insights(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> MacroInsights:
-    """The week's macro parameters (rates regime, FX pressure, macro risk) with their inputs
-    and the three sources. PRO and INSTITUTIONAL keys, and keys whose macro access is on."""
+    """The macro parameters (rates regime, FX pressure, macro risk) of the latest week starting
+    on or before today, with their inputs (all released before that week's Monday) and the
+    three sources. PRO and INSTITUTIONAL keys, and keys whose macro access is on."""
     if not caller.may_read_macro_insights:
         raise PermissionDeniedError(INSIGHTS_REFUSAL)
     return MacroInsights.model_validate(svc.desk.macro_insights(conn), from_attributes=True)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -142,6 +142,36 @@ def test_insights_follow_the_tier_and_the_per_key_switch(api: Api) -> None:
     rest = api.acme("GET", "/api/macro_insights").json()
     graph = data(api, "{ macroInsights { parameters { parameter value reading } } }", w.acme_key)["macroInsights"]
     assert graph["parameters"] == [{k: p[k] for k in ("parameter", "value", "reading")} for p in rest["parameters"]]
+
+
+def test_insights_are_the_latest_week_started_by_today_on_releases_known_then(api: Api) -> None:
+    """T3 computed the week of 2026-11-23 (on STATIN's 2026-11-20 release, among others)
+    while the service's clock read Wednesday 2026-11-18: the insights served that week's
+    parameters, built on a release /api/v1/macro/indicators hid as not known yet. The week
+    served is the latest starting on or before today (macro_indicators' today), on REST and
+    GraphQL, so nothing in it was released after today; on the Monday it starts, it is served."""
+    world.run_t3(api.world.settings)
+    world.run_t3(api.world.settings, MONDAY + timedelta(days=7))
+    wednesday = datetime(2026, 11, 18, 13, 0, tzinfo=UTC)  # 08:00 exchange time
+    query = "{ macroInsights { weekStart parameters { parameter inputs } sources { code latestRelease } } }"
+    for moment, week in ((wednesday, MONDAY), (MORNING, MONDAY + timedelta(days=7))):
+        api.clock.moment = moment
+        today = exchange_date(moment).isoformat()
+        rest = api.call("GET", "/api/macro_insights", api.world.beta_key).json()
+        served = data(api, query, api.world.beta_key)["macroInsights"]
+        graph = {  # `inputs` is JSON, served as stored: its keys stay as they are
+            "week_start": served["weekStart"],
+            "parameters": served["parameters"],
+            "sources": snake(served["sources"]),
+        }
+        for body in (rest, graph):
+            assert body["week_start"] == week.isoformat(), (moment, body["week_start"])
+            released = [i["release_date"] for p in body["parameters"] for i in p["inputs"].values()]
+            assert released and max(released) < week.isoformat() <= today
+            assert all(s["latest_release"] is None or s["latest_release"] <= today for s in body["sources"])
+        assert [p["inputs"] for p in graph["parameters"]] == [p["inputs"] for p in rest["parameters"]]
+    # what the Wednesday's answer left out: the next week's parameters draw on a later release
+    assert max(i["release_date"] for p in rest["parameters"] for i in p["inputs"].values()) > "2026-11-18"
 
 
 @pytest.mark.parametrize(

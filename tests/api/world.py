@@ -279,9 +279,10 @@ def _seed(settings: Settings) -> World:
     )
 
 
-def run_t3(settings: Settings) -> None:
-    """T3 for MACRO_MONDAY against the simulated institutions (published through that
-    Friday) over HTTP, so the macro endpoints have indicators and parameters."""
+def run_t3(settings: Settings, week: date = MACRO_MONDAY) -> None:
+    """T3 for `week` (MACRO_MONDAY: the week before the world's MONDAY) against the simulated
+    institutions (published through DAY, that Friday) over HTTP, so the macro endpoints have
+    indicators and parameters."""
     from ingest.simulator.market import SimulatedMarket
     from ingest.simulator.site import SimulatorSite
     from pipeline.runner import run_stage
@@ -289,4 +290,4 @@ def run_t3(settings: Settings) -> None:
 
     site = SimulatorSite(SimulatedMarket(), published_through=date(2026, 11, 20))
     with serve_in_thread(site.asgi_app()) as base:
-        run_stage("t3_macro", MACRO_MONDAY, settings=settings.model_copy(update={"macro_base_url": base}))
+        run_stage("t3_macro", week, settings=settings.model_copy(update={"macro_base_url": base}))
