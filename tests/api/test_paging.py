@@ -43,6 +43,7 @@ BOUNDED_FIELDS = {
     ("Metric", "baselines"): "the fixed baselines",
     ("ModelMonitor", "checks"): "the monitor's checks",
     ("PredictionReasons", "inputs"): "the model's features",
+    ("PredictionReasons", "missingInputs"): "the model's features (at most 14)",
 }
 
 
