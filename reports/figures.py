@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from reports.charts import PALETTE
 from reports.fonts import MATPLOTLIB_RC
+from reports.format import fixed
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -97,15 +98,15 @@ _COUNT = (
 
 
 def fmt_pct(value: Any, digits: int = 1, signed: bool = False, fraction: bool = True) -> str:
-    """A fraction (0.0123) or, with fraction=False, a percent (1.23) as '1.2%'."""
+    """A fraction (0.0123) or, with fraction=False, a percent (1.23) as '1.2%' (zero never
+    "-0.0%": `reports.format.fixed`)."""
     if _missing(value):
         return DASH
-    number = float(value) * (100 if fraction else 1)
-    return f"{number:+.{digits}f}%" if signed else f"{number:.{digits}f}%"
+    return f"{fixed(float(value) * (100 if fraction else 1), digits, signed)}%"
 
 
 def fmt_money(value: Any, digits: int = 2) -> str:
-    return DASH if _missing(value) else f"{float(value):,.{digits}f}"
+    return DASH if _missing(value) else fixed(value, digits, grouping=True)
 
 
 def fmt_count(value: Any) -> str:
@@ -113,7 +114,7 @@ def fmt_count(value: Any) -> str:
 
 
 def fmt_number(value: Any, digits: int = 2) -> str:
-    return DASH if _missing(value) else f"{float(value):,.{digits}f}"
+    return DASH if _missing(value) else fixed(value, digits, grouping=True)
 
 
 def _missing(value: Any) -> bool:
@@ -267,13 +268,14 @@ def percent_axis(ax, axis: str = "y", digits: int = 0, fraction: bool = True) ->
 def thousands_axis(ax, axis: str = "y") -> None:  # noqa: ANN001
     from matplotlib.ticker import FuncFormatter
 
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(FuncFormatter(lambda v, _: fixed(v, 0, grouping=True)))
 
 
 def millions_axis(ax, axis: str = "y") -> None:  # noqa: ANN001
     from matplotlib.ticker import FuncFormatter
 
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e6:,.2f}M"))
+    formatter = FuncFormatter(lambda v, _: f"{fixed(v / 1e6, 2, grouping=True)}M")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(formatter)
 
 
 def titled(ax, title: str, xlabel: str = "", ylabel: str = "") -> None:  # noqa: ANN001

@@ -40,8 +40,17 @@ DAILY_METRICS = frozenset({"rank_ic", "tercile_spread"})
 SIGNED_STATISTICS = frozenset({"total_return", "annual_return", "excess_annual_return"})
 
 
+def fixed(value: Any, digits: int, signed: bool = False, grouping: bool = False) -> str:
+    """`value` with `digits` decimals, its sign where `signed`, thousands separators where
+    `grouping`: the one rule of every number printer here and in reports/figures.py. It rounds
+    to the printed digits before it picks the sign, so a value that rounds to zero (-0.004 at
+    two decimals) or an API's -0.0 reads as zero ("0.00", "+0.00"), never "-0.00"."""
+    number = round(float(value), digits) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return f"{number:{'+' if signed else ''}{',' if grouping else ''}.{digits}f}"
+
+
 def money(value: Any) -> str:
-    return DASH if value is None else f"{float(value):,.2f}"
+    return DASH if value is None else fixed(value, 2, grouping=True)
 
 
 def price(value: Any) -> str:
@@ -57,7 +66,7 @@ def price(value: Any) -> str:
 def fraction(value: Any, digits: int = 1, signed: bool = False) -> str:
     """A fraction as a percentage with `digits` decimals (0.516 is 51.6%), with its sign
     where `signed` (a change, never a magnitude)."""
-    return DASH if value is None else f"{float(value) * 100:{'+' if signed else ''}.{digits}f}%"
+    return DASH if value is None else f"{fixed(float(value) * 100, digits, signed)}%"
 
 
 # How the reports print each declared type (the contract's types, in the reports' style); a
@@ -76,15 +85,15 @@ def by_type(row: Mapping[str, Any], shape: type, name: str) -> str:
 
 
 def number(value: Any, digits: int = 0) -> str:
-    return DASH if value is None else f"{float(value):,.{digits}f}"
+    return DASH if value is None else fixed(value, digits, grouping=True)
 
 
 def pct(value: Any, digits: int = 1) -> str:
-    return DASH if value is None else f"{float(value):.{digits}f}%"
+    return DASH if value is None else f"{fixed(value, digits)}%"
 
 
 def signed_pct(value: Any, digits: int = 2) -> str:
-    return DASH if value is None else f"{float(value):+.{digits}f}%"
+    return DASH if value is None else f"{fixed(value, digits, signed=True)}%"
 
 
 def statistic_pct(name: str, value: Any, digits: int = 2) -> str:
@@ -100,10 +109,10 @@ def metric_value(name: str, value: Any) -> str:
     if value is None:
         return DASH
     if name == "tercile_spread":
-        return f"{float(value) * 100:+.2f}%"
+        return fraction(value, 2, signed=True)
     if name in RATE_METRICS:
-        return f"{float(value) * 100:.1f}%"
-    return f"{float(value):.4f}"
+        return fraction(value, 1)
+    return fixed(value, 4)
 
 
 def metric_rows(record: ModelRecord, names: Iterable[str]) -> list[list[str]]:
@@ -182,7 +191,7 @@ NULL_FAMILY_BOOKS = {
 
 def ratio(value: Any) -> str:
     """A ratio to two decimals with its sign, "-" without one."""
-    return DASH if value is None else f"{float(value):+.2f}"
+    return DASH if value is None else fixed(value, 2, signed=True)
 
 
 def ordinal(n: int) -> str:

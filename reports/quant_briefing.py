@@ -23,6 +23,8 @@ from reports.format import (
     NULL_FAMILY_LABELS,
     backend_line,
     by_type,
+    fixed,
+    fraction,
     metric_rows,
     money,
     null_books_summary,
@@ -171,7 +173,7 @@ def edge_against_cost(signal: QuotedPrediction) -> str:
     edge, cost = signal.get("held_edge"), signal.get("round_trip_cost")
     if edge is None or cost is None:
         return "-"
-    return f"{edge * 100:+.2f}% / {cost * 100:.2f}%"
+    return f"{fraction(edge, 2, signed=True)} / {fraction(cost, 2)}"
 
 
 def _portfolio(ai: AIPortfolioSection, opened: str | None) -> list[Flowable]:
@@ -237,7 +239,7 @@ def _track_record(record: TrackRecordJson, cost_model: str) -> list[Flowable]:
 
 def _ratio(value: float | None) -> str:
     """A ratio to two decimals, "-" without one."""
-    return "-" if value is None else f"{value:.2f}"
+    return "-" if value is None else fixed(value, 2)
 
 
 @dataclass(frozen=True)
