@@ -423,6 +423,9 @@ class AgainstNulls:
     band: NullBand
 
 
+MIN_NULL_DAYS = 2  # days: a book's statistics need two daily returns at least
+
+
 def against_nulls(replay: Replay, plan: NullPlan, benchmark: pd.Series) -> AgainstNulls:
     """The replayed model book beside every null book of `plan` over `replay`: each
     family's figures against `benchmark` (the equal-weighted liquid universe's daily
@@ -431,10 +434,10 @@ def against_nulls(replay: Replay, plan: NullPlan, benchmark: pd.Series) -> Again
     figures, and a note that says so; a family the days cannot give (the bought-and-held
     book within its first month) has no books and says why."""
     days = len(replay.days)
-    if days < 2:
-        why = f"{days} day(s) replayed: the null books' statistics need at least two"
+    if days < MIN_NULL_DAYS:
+        why = f"{days} {'day' if days == 1 else 'days'} replayed; the statistics need at least two"
         families = {family: no_books(family, why) for family in plan.families}
-        return AgainstNulls(NullRecord(days, families=families, note=why), NullBand([], [], [], [], [], [], []))
+        return AgainstNulls(NullRecord(days, families=families, note=f"{why}."), NullBand([], [], [], [], [], [], []))
     model, returns = replay_book(replay)
     books = null_books(replay, plan, model)
     compared = {NULL_BENCHMARK: benchmark}
@@ -498,7 +501,8 @@ def beside_live(record: NullRecord, live_total_return: float | None) -> NullReco
     """`record` with its note: how the replayed model book's total return compares with the
     AI portfolio's executed record over the same days (`live_total_return`: its days
     replayed on the validation record and its live days alike, as the portfolio traded
-    them), and, over fewer than SHORT_SPAN days, that a short span says little."""
+    them), and, over two days or more but fewer than SHORT_SPAN, that a short span says little
+    (under two days there are no statistics to call weak: the note already says so)."""
     parts = [record.note] if record.note else []
     replayed = record.model_total_return
     if replayed is not None and live_total_return is not None:
@@ -511,6 +515,6 @@ def beside_live(record: NullRecord, live_total_return: float | None) -> NullReco
             "in force, fills through the same cost model and credits no dividends, so its fills can differ from the "
             "portfolio's."
         )
-    if 0 < record.days < SHORT_SPAN:
+    if MIN_NULL_DAYS <= record.days < SHORT_SPAN:
         parts.append(f"{record.days} days is a short span: the percentiles and ratios say little about skill.")
     return replace(record, note=" ".join(parts) or None)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from market.contract import declared
 from market.money import Fraction, Money, Price, price_display
+from portfolio.nulls import MIN_NULL_DAYS
 
 if TYPE_CHECKING:
     from reports.inputs import NullBooksJson
@@ -246,7 +247,7 @@ def null_books_summary(nulls: NullBooksJson | None) -> str:
     and that a short span says little)."""
     if not nulls:
         return "No null books yet: the AI portfolio has not executed a day."
-    if nulls["days"] < 2:
+    if nulls["days"] < MIN_NULL_DAYS:
         return f"No null books yet: {nulls['note']}"
     return (
         f"Over the AI portfolio's {nulls['days']} executed days, its book replayed by the backtest's engine (the "

@@ -21,6 +21,7 @@ from portfolio.ledger import AI_PORTFOLIO
 from portfolio.market import known_persistence, market_days, market_days_over, persistence_known_over
 from portfolio.nulls import NullPlan, replay_book
 from portfolio.trading import move_cash, open_client_portfolio
+from reports.format import null_books_summary
 from store import tables
 from store.history import append_history
 from tests.portfolio.planted_store import planted_world
@@ -77,6 +78,17 @@ def test_too_few_days_are_said_never_failed(tmp_path: Path) -> None:
     one = nulls_of(planted_store(tmp_path / "one", 1, signal=True, days=1, names=20), NullRecords())
     assert one.days == 1 and one.fixed_random_mean is None and "at least two" in one.note
     assert all(f.books == 0 and "at least two" in f.note for f in one.families.values())
+
+
+def test_one_day_says_so_in_a_sentence(tmp_path: Path) -> None:
+    """One executed day: the note is one sentence, "day" in the singular, and no short-span
+    sentence run on after it (a span of one day has no statistics to call weak); the
+    reports print it after "No null books yet:"."""
+    one = nulls_of(planted_store(tmp_path, 1, signal=True, days=1, names=20), NullRecords())
+    assert one.note == "1 day replayed; the statistics need at least two."
+    assert one.families["fixed_random"].note == "1 day replayed; the statistics need at least two"
+    summary = null_books_summary({"days": one.days, "note": one.note, "families": {}})  # type: ignore[typeddict-item]
+    assert summary == "No null books yet: 1 day replayed; the statistics need at least two."
 
 
 def test_the_days_are_read_at_once_as_each_day_reads_them(tmp_path: Path) -> None:
