@@ -66,7 +66,6 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
         title = compliance.TITLE_TEXT
         generated = {
             "exchange": stamp.replace("T", " "),
-            "market_day": market_day(inputs, calendar, now),
             "method": f"generated on demand by the service from its store (reportlab {version('reportlab')}, "
             f"matplotlib {version('matplotlib')}, svglib {version('svglib')}); no figure is typed by hand",
             "rights": RIGHTS.format(company=company),
@@ -98,18 +97,13 @@ def generate_apart(kind: str, settings: Settings, calendar: TradingCalendar, now
 
 
 def market_day(inputs: dict, calendar: TradingCalendar, now: datetime) -> str:
-    """The market day a report is about (YYYY-MM-DD): the latest day with stored prices,
-    whichever report it is: the briefing's breadth day, the compliance report's latest
-    priced day from its provenance (delivered, backfilled or imported; a refused delivery
-    priced nothing); on a store without prices, the latest closed trading day at `now`. A
-    report generated on Sunday about Friday is Friday's."""
-    breadth = inputs.get("market", {}).get("breadth")
-    origins = inputs.get("provenance", {}).get("origins") or []
-    if breadth:
-        return str(breadth["trading_date"])
-    if origins:
-        return str(max(str(o["last_day"]) for o in origins))
-    return latest_closed_trading_day(now, calendar).isoformat()
+    """The market day a report's file is named for (YYYY-MM-DD): the latest day with stored
+    prices (`reports.inputs.priced_day`, the day both headings name); on a store without
+    prices, the latest closed trading day at `now` (a file needs a name; the heading says
+    no day is delivered yet). A report generated on Sunday about Friday is Friday's."""
+    from reports.inputs import priced_day
+
+    return priced_day(inputs) or latest_closed_trading_day(now, calendar).isoformat()
 
 
 def save(report: Report, path: Path) -> Path:

@@ -15,8 +15,16 @@ from urllib.parse import urlsplit
 
 from reportlab.platypus import Flowable, Spacer
 
-from reports.format import backend_line, by_type, metric_rows, null_books_summary, number, record_caption
-from reports.inputs import AuditTrade, ComplianceInputs, Origin, Provenance
+from reports.format import (
+    backend_line,
+    by_type,
+    market_day_line,
+    metric_rows,
+    null_books_summary,
+    number,
+    record_caption,
+)
+from reports.inputs import AuditTrade, ComplianceInputs, Origin, Provenance, priced_day
 from reports.layout import (
     DIGEST,
     SMALL,
@@ -106,7 +114,7 @@ def story(inputs: ComplianceInputs, generated: dict[str, str], company: str, pag
     return [
         text(TITLE_TEXT, TITLE),
         text(
-            f"Market day {generated['market_day']}  |  generated {generated['exchange']} exchange time",
+            market_day_line(priced_day(inputs), f"{generated['exchange']} exchange time"),
             SUBTITLE,
         ),
         *section(

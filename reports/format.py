@@ -50,6 +50,13 @@ def fixed(value: Any, digits: int, signed: bool = False, grouping: bool = False)
     return f"{number:{'+' if signed else ''}{',' if grouping else ''}.{digits}f}"
 
 
+def market_day_line(day: str | None, generated: str) -> str:
+    """The line under a report's title: the market day it is about (the latest priced day,
+    `reports.inputs.priced_day`) or, on a store without prices, that none is delivered yet;
+    then when it was generated."""
+    return f"Market day {day or 'not delivered yet'}  |  generated {generated}"
+
+
 def money(value: Any) -> str:
     return DASH if value is None else fixed(value, 2, grouping=True)
 

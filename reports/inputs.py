@@ -215,6 +215,20 @@ def compliance_inputs(
     )
 
 
+def priced_day(inputs: BriefingInputs | ComplianceInputs | dict) -> str | None:
+    """The market day a report is about (YYYY-MM-DD), whichever report it is: the latest
+    day with stored prices, the briefing's breadth day or the compliance report's latest
+    priced day from its provenance (delivered, backfilled or imported; a refused delivery
+    priced nothing); None on a store without prices."""
+    breadth = (inputs.get("market") or {}).get("breadth")
+    origins = (inputs.get("provenance") or {}).get("origins") or []
+    if breadth:
+        return str(breadth["trading_date"])
+    if origins:
+        return str(max(str(o["last_day"]) for o in origins))
+    return None
+
+
 def snapshot_sha256(inputs: BriefingInputs | ComplianceInputs) -> str:
     """SHA-256 of the inputs as canonical JSON (sorted keys, no whitespace)."""
     return canonical_sha256(inputs)

@@ -25,6 +25,7 @@ from reports.format import (
     by_type,
     fixed,
     fraction,
+    market_day_line,
     metric_rows,
     money,
     null_books_summary,
@@ -42,6 +43,7 @@ from reports.inputs import (
     MarketSection,
     NullBooksJson,
     TrackRecordJson,
+    priced_day,
 )
 from reports.layout import (
     SMALL,
@@ -72,10 +74,9 @@ SCORE_MEANS = description(ServedPrediction, "score")
 def story(inputs: BriefingInputs, generated: str, page_size: str) -> list[Flowable]:
     width = content_width(page_size)
     market = inputs["market"]
-    day = market["breadth"]["trading_date"] if market["breadth"] else None
     return [
         text(TITLE_TEXT, TITLE),
-        text(f"Market day {day or 'not delivered yet'}  |  generated {generated}", SUBTITLE),
+        text(market_day_line(priced_day(inputs), generated), SUBTITLE),
         *_performance(inputs["performance"]),
         *_sentiment(market),
         *_signals(inputs),

@@ -31,6 +31,8 @@ def test_an_empty_store_gives_a_valid_report_that_says_what_is_missing(settings:
     pdf = read(report.pdf)
     assert report.pages == len(pdf.pages) >= 1  # the logos close the last page, after what precedes them
     missing = re.findall(r"Not available yet: ([^\n]+)", pdf.text)
+    # both headings say no day is priced yet, never the clock's day the file is named for
+    assert pdf.pages[0].splitlines()[2].startswith("Market day not delivered yet | generated 2026-11-22")
     if kind == "quant-briefing":
         # performance, sentiment, signals, portfolio, track record, benchmarks, charts
         assert len(missing) == 8, missing
@@ -57,7 +59,9 @@ def test_both_reports_are_named_for_the_latest_priced_day(settings: Settings) ->
     refused = {"trading_date": date(2026, 12, 9), "status": "FAILED", "source": "http://exchange.example"}
     with engine.begin() as conn:  # as T0 records a refused day (ingest/exchange/delivery.py): no price
         append_history(conn, tables.deliveries, [{**refused, "checksum": "0" * 64, "row_count": 0, "manifest": {}}])
-    names = {kind: generate(kind, engine, settings, default_calendar(), later).filename for kind in KINDS}
+    reports = {kind: generate(kind, engine, settings, default_calendar(), later) for kind in KINDS}
+    names = {kind: report.filename for kind, report in reports.items()}
+    assert all(read(r.pdf).pages[0].splitlines()[2].startswith(f"Market day {priced} |") for r in reports.values())
     assert names == {"quant-briefing": f"quant-briefing-{priced}.pdf", "compliance": f"compliance-report-{priced}.pdf"}
 
 
