@@ -151,12 +151,15 @@ def _sample(name: str, size: int | None) -> str:
 
 
 def record_caption(perf: Performance, shown: ModelRecord) -> str:
-    """Which out-of-sample record the metrics table shows, over what, and where the other
-    one stands: the reader must never mistake the validation record for live results."""
+    """Which out-of-sample record the metrics table shows, over what (or why it is empty),
+    and where the other one stands, each in sentences: the reader must never mistake the
+    validation record for live results."""
     line = shown["label"]
     if shown["period_start"]:
         models = f" by {shown['models']} models" if shown["models"] else ""
         line += f": {shown['period_start']} to {shown['period_end']}, {shown['predictions']:,} predictions{models}."
+    else:  # an empty record: its label, then why it is empty, as the other record's reads
+        line += f": {shown['reason']}." if shown.get("reason") else "."
     if perf.get("horizon_days"):
         line += (
             f" Measured on the label: the return from the next session's close over {perf['horizon_days']} "

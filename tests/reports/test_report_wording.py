@@ -5,7 +5,7 @@ its executed days were a replay on the validation record."""
 
 from __future__ import annotations
 
-from reports.format import metric_rows
+from reports.format import metric_rows, record_caption
 from reports.model_health import checks_ok, waiting_note
 from reports.quant_briefing import record_split
 
@@ -53,3 +53,21 @@ def test_the_track_record_says_which_days_were_a_replay() -> None:
     assert record_split({"records": {"validation": replayed}}).startswith(", all replayed on the validation record")
     assert record_split({"records": {"live": replayed}}) == ", all live"
     assert record_split({}) == ""
+
+
+def test_an_empty_record_caption_gives_its_reason_in_sentences() -> None:
+    """Before any model: the shown record's label with its reason and a full stop, then the
+    other record's, never two labels run together."""
+
+    def empty(record: str, label: str, reason: str) -> dict:
+        return {"record": record, "label": label, "period_start": None, "period_end": None, "reason": reason}
+
+    perf = {
+        "horizon_days": None,
+        "validation": empty("validation", "Validation record (walk-forward)", "no model has been trained yet"),
+        "live": empty("live", "Live record (predictions made each day)", "no model has been trained yet"),
+    }
+    assert record_caption(perf, perf["validation"]) == (  # type: ignore[arg-type]
+        "Validation record (walk-forward): no model has been trained yet. "
+        "Live record (predictions made each day): no model has been trained yet."
+    )
