@@ -497,9 +497,15 @@ def all_the_same(model: pd.Series, books: list[NullBook]) -> bool:
 SHORT_SPAN = 250  # days (a year): over fewer, the nulls' percentiles say little about skill
 
 
+def _pct(value: float) -> str:
+    """A total return as a signed percentage to two decimals, zero never "-0.00%"."""
+    return f"{round(value, 4) + 0.0:+.2%}"
+
+
 def beside_live(record: NullRecord, live_total_return: float | None) -> NullRecord:
     """`record` with its note: how the replayed model book's total return compares with the
-    AI portfolio's executed record over the same days (`live_total_return`: its days
+    AI portfolio's executed record ("...the AI portfolio +2.75%; the replay earned 0.73 points
+    less.") over the same days (`live_total_return`: its days
     replayed on the validation record and its live days alike, as the portfolio traded
     them), and, over two days or more but fewer than SHORT_SPAN, that a short span says little
     (under two days there are no statistics to call weak: the note already says so)."""
@@ -509,9 +515,9 @@ def beside_live(record: NullRecord, live_total_return: float | None) -> NullReco
         gap = round(replayed - live_total_return, 4)
         apart = "the same" if gap == 0 else f"{abs(gap) * 100:.2f} points {'more' if gap > 0 else 'less'}"
         parts.append(
-            f"The replayed model book returned {replayed:+.2%} over these {record.days} days, the AI portfolio "
-            f"{live_total_return:+.2%} ({apart}): "
-            "the replay decides each day's stored predictions again on the day's stored bars at the fee schedule "
+            f"The replayed model book returned {_pct(replayed)} over these {record.days} days, the AI portfolio "
+            f"{_pct(live_total_return)}; the replay earned {apart}. "
+            "The replay decides each day's stored predictions again on the day's stored bars at the fee schedule "
             "in force, fills through the same cost model and credits no dividends, so its fills can differ from the "
             "portfolio's."
         )

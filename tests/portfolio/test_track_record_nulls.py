@@ -19,7 +19,8 @@ from portfolio.backtest import _market_day, run_backtest
 from portfolio.delisting import DelistingRule
 from portfolio.ledger import AI_PORTFOLIO
 from portfolio.market import known_persistence, market_days, market_days_over, persistence_known_over
-from portfolio.nulls import NullPlan, replay_book
+from portfolio.nulls import NullPlan, beside_live, replay_book
+from portfolio.track_record import NullRecord
 from portfolio.trading import move_cash, open_client_portfolio
 from reports.format import null_books_summary
 from store import tables
@@ -61,8 +62,8 @@ def test_with_a_planted_signal_the_model_book_ranks_above_them(tmp_path: Path) -
     # the live record of these days held cash: the note sets the replayed book beside it
     replayed = nulls.model_total_return
     assert (
-        f"returned {replayed:+.2%} over these 30 days, the AI portfolio +0.00% ({replayed * 100:.2f} points more)"
-        in (nulls.note)
+        f"returned {replayed:+.2%} over these 30 days, the AI portfolio +0.00%; the replay earned "
+        f"{replayed * 100:.2f} points more. The replay decides" in (nulls.note)
     )
 
 
@@ -78,6 +79,18 @@ def test_too_few_days_are_said_never_failed(tmp_path: Path) -> None:
     one = nulls_of(planted_store(tmp_path / "one", 1, signal=True, days=1, names=20), NullRecords())
     assert one.days == 1 and one.fixed_random_mean is None and "at least two" in one.note
     assert all(f.books == 0 and "at least two" in f.note for f in one.families.values())
+
+
+def test_the_note_says_which_earned_less() -> None:
+    """The replay behind the AI portfolio: "the replay earned 0.73 points less", never a
+    bracket after the portfolio's figure that reads as if the portfolio earned less."""
+    note = beside_live(NullRecord(61, model_total_return=0.0202), 0.0275).note
+    assert note.startswith(
+        "The replayed model book returned +2.02% over these 61 days, the AI portfolio +2.75%; "
+        "the replay earned 0.73 points less. The replay decides each day's"
+    )
+    same = beside_live(NullRecord(61, model_total_return=0.0275), 0.0275).note
+    assert "the AI portfolio +2.75%; the replay earned the same. The replay" in same
 
 
 def test_one_day_says_so_in_a_sentence(tmp_path: Path) -> None:
