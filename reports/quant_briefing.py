@@ -80,7 +80,7 @@ def story(inputs: BriefingInputs, generated: str, page_size: str) -> list[Flowab
         *_performance(inputs["performance"]),
         *_sentiment(market),
         *_signals(inputs),
-        *_portfolio(inputs["ai_portfolio"], (inputs.get("track_record") or {}).get("first")),
+        *_portfolio(inputs["ai_portfolio"], inputs.get("track_record") or {}),
         *_track_record(inputs.get("track_record") or {"days": 0}, inputs.get("cost_model", "")),
         *_against_benchmarks(inputs.get("track_series") or {}, width),
         *_against_nulls((inputs.get("track_record") or {}).get("nulls"), inputs.get("track_series") or {}, width),
@@ -177,9 +177,12 @@ def edge_against_cost(signal: QuotedPrediction) -> str:
     return f"{fraction(edge, 2, signed=True)} / {fraction(cost, 2)}"
 
 
-def _portfolio(ai: AIPortfolioSection, opened: str | None) -> list[Flowable]:
-    """The AI portfolio's figures and positions; its total return is since `opened` (the
-    track record's first executed day), said beside the figure."""
+def _portfolio(ai: AIPortfolioSection, record: TrackRecordJson | dict) -> list[Flowable]:
+    """The AI portfolio's figures and positions; its total return is since the track
+    `record`'s first executed day, said beside the figure, and valued at `as_of`: where that
+    close is after the record's last executed day (T0 delivered, T1 not yet run) a row says
+    so, since the track record's total return runs only to that day."""
+    opened, last = record.get("first"), record.get("last")
     if not ai["started"]:
         return section("AI portfolio", notice("the AI portfolio has not executed a day yet (T1 step 6, t1_trade)"))
     figures = key_figures(
@@ -194,6 +197,7 @@ def _portfolio(ai: AIPortfolioSection, opened: str | None) -> list[Flowable]:
                 signed_pct(ai["total_return_pct"]),
             ),
             ("Valued at close of", ai["as_of"]),
+            *_executed_before(last, str(ai["as_of"])),
         ]
     )
     weights = {a["symbol"]: a["weight"] for a in ai["allocation"]}
@@ -212,6 +216,13 @@ def _portfolio(ai: AIPortfolioSection, opened: str | None) -> list[Flowable]:
     rows.append(["CASH", "", "", "", cash, pct(weights.get("CASH", 0.0) * 100), "", ""])
     table = data_table(["Symbol", "Quantity", "Avg cost", "Price", "Value", "Weight", "Unrealised PnL", "Flags"], rows)
     return section("AI portfolio", figures, Spacer(0, 6), table)
+
+
+def _executed_before(last: str | None, valued: str) -> list[tuple[str, str]]:
+    """The row that says the book's last executed day is before its valuation day, if it is."""
+    if not last or last >= valued:
+        return []
+    return [("Last executed day", f"{last} (the track record's total return runs to it)")]
 
 
 def entered_as(positions: Sequence[AIPosition]) -> str:
@@ -288,7 +299,11 @@ def _book_rows(record: TrackRecordJson, columns: _BenchmarkColumns) -> list[list
     """The book's return (beside the benchmarks'), risk, turnover and costs paid."""
     costs = record.get("costs") or {}
     return [
-        ["Total return", statistic_pct("total_return", record["total_return"]), *columns.against("total_return")],
+        [
+            f"Total return to {record['last']}" if record.get("last") else "Total return",
+            statistic_pct("total_return", record["total_return"]),
+            *columns.against("total_return"),
+        ],
         ["Annual return", statistic_pct("annual_return", record["annual_return"]), *columns.against("annual_return")],
         ["Annual volatility", statistic_pct("annual_volatility", record["annual_volatility"]), "", ""],
         ["Sharpe / Sortino", f"{_ratio(record['sharpe'])} / {_ratio(record['sortino'])}", "", ""],

@@ -195,7 +195,8 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     bench = record["benchmarks"]["equal_weight_liquid"]
     index = record["benchmarks"]["index"]
     assert (
-        f"Total return {signed_pct(record['total_return'] * 100, 2)} {signed_pct(bench['total_return'] * 100, 2)} "
+        f"Total return to {record['last']} {signed_pct(record['total_return'] * 100, 2)} "
+        f"{signed_pct(bench['total_return'] * 100, 2)} "
         f"{signed_pct(index['total_return'] * 100, 2)}" in pdf.text
     )
     assert (

@@ -78,7 +78,7 @@ def test_a_sign_stands_on_changes_not_on_magnitudes(briefing: tuple[list[str], d
     assert _row(lines, "Tracking error") == tracking
     assert "+" not in tracking + _row(lines, "Annual volatility") + _row(lines, "Maximum drawdown")
     total = [changed(record["total_return"]), changed(liquid["total_return"]), changed(index["total_return"])]
-    assert _row(lines, "Total return") == f"Total return {' '.join(total)}"
+    assert _row(lines, "Total return to") == f"Total return to {record['last']} {' '.join(total)}"
     excess = f"{changed(liquid['excess_annual_return'])} {changed(index['excess_annual_return'])}"
     assert any(line.endswith(excess) for line in lines), excess  # its label may wrap onto a second line
 
