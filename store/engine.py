@@ -9,6 +9,7 @@ connections `SET ROLE` to the append-only service role (see sql/postgres/0003).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
 import weakref
@@ -56,6 +57,8 @@ def build_engine(url: str, *, service_role: str | None = None, pool: PoolSize | 
 
 _SERVICE_ROLES: weakref.WeakKeyDictionary[Engine, str | None] = weakref.WeakKeyDictionary()
 
+SQLITE_BUSY_TIMEOUT_SECONDS = 30.0  # how long a SQLite connection waits for another writer's lock
+
 
 def _sqlite_engine(url: str, *, preview: bool = False, single: bool = False, sizing: dict | None = None) -> Engine:
     """`single`: one connection, used from any thread in turn (StaticPool), as a preview's."""
@@ -65,12 +68,12 @@ def _sqlite_engine(url: str, *, preview: bool = False, single: bool = False, siz
     if preview or single:
         engine = create_engine(
             url,
-            connect_args={"timeout": 30, "check_same_thread": False},
+            connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
             poolclass=StaticPool,
             pool_reset_on_return=None,
         )
     else:
-        engine = create_engine(url, connect_args={"timeout": 30}, **(sizing or {}))
+        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS}, **(sizing or {}))
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:  # noqa: ANN001
@@ -78,7 +81,7 @@ def _sqlite_engine(url: str, *, preview: bool = False, single: bool = False, siz
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA busy_timeout = 30000")
+        cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_SECONDS * 1000)}")
         cursor.close()
 
     if not preview:  # a preview engine's transactions are savepoints (preview_engine)
@@ -89,9 +92,14 @@ def _sqlite_engine(url: str, *, preview: bool = False, single: bool = False, siz
             # SQLAlchemy's whole execution path: 8% of a cached API read's profile.
             # sqlite_begin=None: no BEGIN at all, each statement reads in its own snapshot (an
             # API request's reads, as on Postgres in autocommit: api/services.py LazyConnection).
+            # Outside SQLAlchemy's execution path the driver's error (`database is locked`)
+            # is wrapped here, as SQLAlchemy wraps it (OperationalError), for every caller.
             mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
             if mode is not None:
-                connection.connection.driver_connection.execute(f"BEGIN {mode}")
+                try:
+                    connection.connection.driver_connection.execute(f"BEGIN {mode}")
+                except sqlite3.Error as failure:
+                    raise DBAPIError.instance(f"BEGIN {mode}", (), failure, sqlite3.Error) from failure
 
     return engine
 

@@ -303,3 +303,30 @@ def test_an_argument_holding_a_line_break_is_still_one_error_line(settings: Sett
         assert result.exit_code == 1, result.output
         assert len(result.stderr.splitlines()) == 1, result.stderr
         assert result.stderr.startswith("error: ") and "\\nerror: injected\\rsecond" in result.stderr, result.stderr
+
+
+@ON_SQLITE_ONLY
+def test_a_locked_store_is_one_error_line(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write command on a store another connection holds locked printed a ~120-line
+    traceback ending `sqlite3.OperationalError: database is locked` (the BEGIN IMMEDIATE
+    runs on the driver's connection, store/engine.py, out of SQLAlchemy's error wrapping).
+    It is one line naming the store, exit status 1."""
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from cli.main import app
+    from store import engine as engines
+
+    monkeypatch.setattr(engines, "SQLITE_BUSY_TIMEOUT_SECONDS", 0.05)
+    engines.dispose_engines()
+    holder = sqlite3.connect(settings.database_url.removeprefix("sqlite:///"), isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        result = CliRunner().invoke(app, ["portfolio", "open", "X", "--house"])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: the database refused: database is locked"), result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
