@@ -61,10 +61,10 @@ SQLITE_BUSY_TIMEOUT_SECONDS = 30.0  # how long a SQLite connection waits for ano
 
 
 def _sqlite_engine(url: str, *, preview: bool = False, single: bool = False, sizing: dict | None = None) -> Engine:
-    """`single`: one connection, used from any thread in turn (StaticPool), as a preview's."""
-    database = make_url(url).database
-    if database and database != ":memory:":
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    """`single`: one connection, used from any thread in turn (StaticPool), as a preview's.
+    Its file, and the folders above it, are made by `marketintel db upgrade` only (store/
+    migrations.py `upgrade`); SQLite itself makes a missing file on the first connection,
+    which `require_store` refuses first."""
     if preview or single:
         engine = create_engine(
             url,
@@ -102,6 +102,14 @@ def _sqlite_engine(url: str, *, preview: bool = False, single: bool = False, siz
                     raise DBAPIError.instance(f"BEGIN {mode}", (), failure, sqlite3.Error) from failure
 
     return engine
+
+
+def sqlite_file(engine: Engine) -> Path | None:
+    """The file a SQLite engine's store is; None for a database server or an in-memory one."""
+    database = engine.url.database
+    if engine.url.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    return Path(database)
 
 
 IDLE_BEFORE_PING_SECONDS = 5.0

@@ -19,7 +19,7 @@ from sqlalchemy import Engine, text
 from market.clock import utc_now
 from market.errors import MigrationError, SchemaNotReadyError
 from market.settings import Settings
-from store.engine import dialect_of, service_engine
+from store.engine import dialect_of, service_engine, sqlite_file
 from store.types import as_utc
 
 SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
@@ -75,6 +75,9 @@ def available_migrations(dialect: str, sql_dir: Path = SQL_DIR) -> list[Migratio
 
 
 def status(engine: Engine, sql_dir: Path = SQL_DIR) -> list[MigrationState]:
+    """Each migration's state; a SQLite store whose file is not there is refused
+    (`require_store`), not listed as a store with every migration pending."""
+    require_store(engine)
     applied = _applied(engine)
     states = []
     for migration in available_migrations(dialect_of(engine), sql_dir):
@@ -91,6 +94,8 @@ def upgrade(engine: Engine, sql_dir: Path = SQL_DIR) -> list[Migration]:
     """Apply every pending migration; return those applied now (empty when up to date)."""
     dialect = dialect_of(engine)
     migrations = available_migrations(dialect, sql_dir)
+    if (path := sqlite_file(engine)) is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)  # the one place a SQLite store is made
     _ensure_bookkeeping(engine)
     applied_now = []
     for migration in migrations:
@@ -105,8 +110,18 @@ def upgrade(engine: Engine, sql_dir: Path = SQL_DIR) -> list[Migration]:
     return applied_now
 
 
+def require_store(engine: Engine) -> None:
+    """Raise SchemaNotReadyError naming the fix when a SQLite store's file is not there:
+    opening it would make an empty file (and a mistyped path a real, empty store). Only
+    `upgrade` makes one (`marketintel db upgrade`, the demo, the tests' fixtures)."""
+    path = sqlite_file(engine)
+    if path is not None and not path.exists():
+        raise SchemaNotReadyError(f"no database at {path}; `marketintel db upgrade` creates it")
+
+
 def require_current_schema(engine: Engine) -> None:
-    """Raise SchemaNotReadyError naming the fix when migrations are pending or edited."""
+    """Raise SchemaNotReadyError naming the fix when the store is missing (`require_store`)
+    or migrations are pending or edited."""
     states = status(engine)
     behind = [s for s in states if s.state != "applied"]
     if behind:

@@ -193,8 +193,11 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def empty_database_url(database_url: str) -> str:
-    """An empty database of each supported kind (SQLite makes its file on first use)."""
-    if not database_url.startswith("sqlite:///"):
+    """An empty database of each supported kind (on SQLite an empty file: only `upgrade`
+    makes a missing one, store/migrations.py `require_store`)."""
+    if database_url.startswith("sqlite:///"):
+        Path(database_url.removeprefix("sqlite:///")).touch()
+    else:
         import psycopg
 
         with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:

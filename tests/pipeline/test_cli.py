@@ -109,6 +109,7 @@ def test_bad_input_is_one_line_on_stderr_and_exit_1(settings: Settings, args: li
 
 
 def test_a_stage_against_an_unmigrated_store_names_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "fresh.db").touch()  # an empty SQLite file: a store never upgraded
     monkeypatch.setenv("MARKETINTEL_DATABASE_URL", f"sqlite:///{tmp_path / 'fresh.db'}")
     result = cli("stage", "run", "health", "--date", "2026-11-20")
     assert result.returncode == 1
@@ -170,10 +171,40 @@ def test_what_a_command_stands_on_failing_is_one_line(
     result = cli(*args)
     assert result.returncode == 1, result.stdout
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr[-2000:]
-    expected = message or "error: database schema is not current: "
+    expected = message or f"error: no database at {tmp_path / 'never-upgraded.db'}; `marketintel db upgrade` creates it"
     assert result.stderr.startswith(expected), result.stderr
-    if message is None:
-        assert result.stderr.strip().endswith("run `marketintel db upgrade`")
+    assert not (tmp_path / "never-upgraded.db").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["db", "status"],
+        ["portfolio", "show", "HOUSE"],
+        ["stage", "run", "health", "--date", "2026-11-20"],
+        ["scrape", "--date", "2026-11-20"],
+        ["report", "compliance"],
+    ],
+)
+def test_a_command_on_a_mistyped_store_path_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """A reviewer's run: a read command on a mistyped SQLite path made the file and its
+    folders, then said `run marketintel db upgrade` (which would make the typo a real,
+    empty store); `db status` listed every migration pending, exit status 0. Only `db
+    upgrade` (and the demo) make a store: the others refuse in one line and make nothing."""
+    for name in ("RUNS", "DATA", "REPORTS", "MODELS"):
+        monkeypatch.setenv(f"MARKETINTEL_{name}_DIR", str(tmp_path / name.lower()))
+    monkeypatch.setenv("MARKETINTEL_NO_DOTENV", "1")
+    typo = tmp_path / "typo" / "deeper" / "store.db"
+    monkeypatch.setenv("MARKETINTEL_DATABASE_URL", f"sqlite:///{typo}")
+    result = cli(*args)
+    assert result.returncode == 1, result.stdout
+    assert result.stderr == f"error: no database at {typo}; `marketintel db upgrade` creates it\n"
+    assert not (tmp_path / "typo").exists()
+    created = cli("db", "upgrade")
+    assert created.returncode == 0, created.stderr
+    assert typo.is_file()
 
 
 @ON_SQLITE_ONLY
