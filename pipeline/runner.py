@@ -225,17 +225,17 @@ def refuse_unreached(day: date, calendar: TradingCalendar, rule: tuple[bool, boo
     of `rule` (trading_days_only, after_close: the Stage's flags, or pipeline/registry.py
     `day_rule` where the stage's code is not loaded): an after-close trading-day stage a day
     whose session has not closed (`_refuse_unclosed`), any stage a day past the one it may
-    run for (`_refuse_future`). A trading-day stage's weekend or holiday is left to skip
-    with its reason. The runner applies it, and so do the callers that would otherwise
+    run for (`_refuse_future`); a weekend or holiday after today, for an after-close
+    trading-day stage, in the unclosed day's words. A trading-day stage's weekend or holiday
+    up to today is left to skip with its reason. The runner applies it, and so do the callers that would otherwise
     start the stage's notebook first (pipeline/notebooks.py `run_stage_notebook`, run-day),
     through `refuse_to_start`: a refused day leaves no notebook, no runs/index.md row and no
     `stage_runs` row."""
     trading_days_only, after_close = rule
-    closed = calendar.closed_reason(day)
-    if trading_days_only and after_close and not closed:
+    ahead = day > exchange_date(utc_now())  # a closed day ahead is refused, not skipped
+    if trading_days_only and after_close and (ahead or not calendar.closed_reason(day)):
         _refuse_unclosed(day, calendar)
-    if not (trading_days_only and closed):  # a day it skips (a holiday, a weekend) is said so
-        _refuse_future(after_close, day, calendar)
+    _refuse_future(after_close, day, calendar)
 
 
 def _refuse_future(after_close: bool, day: date, calendar: TradingCalendar) -> None:

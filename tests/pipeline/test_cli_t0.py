@@ -231,6 +231,40 @@ def test_a_day_not_reached_is_refused_before_a_notebook_runs(settings: Settings)
         assert conn.execute(select(func.count()).select_from(tables.stage_runs)).scalar_one() == 0
 
 
+@ON_SQLITE_ONLY
+def test_a_future_holiday_or_weekend_is_refused_not_skipped(settings: Settings) -> None:
+    """A reviewer's run: `scrape --date 2099-01-01` (New Year's Day), `stage run t1_features`
+    the same and `stage run health --notebook --date 2099-01-03` (a Sunday) were SKIPPED,
+    exit status 0, with stage_runs rows and a notebook written for 2099: the future check
+    was left out for any day the exchange is closed. A closed day ahead is refused as an
+    open one is, in the same words; only a past weekend or holiday skips."""
+    from datetime import timedelta
+
+    from sqlalchemy import func, select
+
+    from market.clock import default_calendar, utc_now
+    from store import tables
+    from store.engine import service_engine
+
+    latest = default_calendar().closed_day_at(utc_now())
+    not_closed = f"has not closed yet; the latest closed trading day is {latest.isoformat()}"
+    for args, said in [
+        (["scrape", "--date", "2099-01-01"], f"error: 2099-01-01 {not_closed}"),
+        (["stage", "run", "t1_features", "--date", "2099-01-01"], f"error: 2099-01-01 {not_closed}"),
+        (["stage", "run", "t1_features", "--notebook", "--date", "2099-01-03"], f"error: 2099-01-03 {not_closed}"),
+        (["stage", "run", "t2_suggestions", "--date", "2099-01-03"], "error: 2099-01-03 is past the next session ("),
+    ]:
+        ran = cli(*args)
+        assert (ran.returncode, ran.stdout) == (1, ""), (args, ran.stdout)
+        assert ran.stderr.strip().startswith(said), (args, ran.stderr)
+    assert not settings.runs_dir.exists() or list(settings.runs_dir.iterdir()) == []
+    with service_engine(settings).connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.stage_runs)).scalar_one() == 0
+    gone = next(day for day in (latest - timedelta(days=n) for n in range(1, 8)) if day.weekday() == 6)
+    past = cli("stage", "run", "t1_features", "--date", gone.isoformat())  # a Sunday gone: skipped
+    assert past.returncode == 0 and "SKIPPED" in past.stdout, past.stdout + past.stderr
+
+
 def test_every_stage_refuses_days_by_the_rule_the_registry_names_without_its_code() -> None:
     """The notebook paths refuse an unreached day by the registry's rule (the stage's code
     is not loaded there): it is each stage's own pair of flags."""
