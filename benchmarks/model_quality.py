@@ -211,14 +211,15 @@ def load_market(
     a row (default: the delisting rule's, MARKETINTEL_DELIST_AFTER_SESSIONS) split at the
     gap, the earlier company's rows under its own symbol (ingest/importers/renames.py
     `Reuse`); with the report."""
-    from ingest.importers.actions import actions_beside, capital_changes
+    from ingest.importers.actions import LIMIT_SETTING, actions_beside, capital_changes
     from market.errors import MarketIntelError
     from market.settings import get_settings
 
     prices = load_nse(source, names=True) if nse else load_ohlcv(source, names=True)
     sessions = delist_after if delist_after is not None else get_settings().delist_after_sessions
     try:
-        return capital_changes(prices, actions or actions_beside(source), price_limit, adjust_implied, sessions)
+        beside = actions or actions_beside(source)
+        return capital_changes(prices, beside, price_limit, adjust_implied, sessions, f"{LIMIT_SETTING}, --price-limit")
     except MarketIntelError as exc:  # a script's one line, as the options' errors are
         raise SystemExit(f"error: {exc.detail}") from None
 

@@ -336,6 +336,9 @@ class LimitMove:
         )
 
 
+LIMIT_SETTING = "MARKETINTEL_DAILY_PRICE_LIMIT"  # the setting the import reads the limit from
+
+
 @dataclass(frozen=True)
 class CapitalChanges:
     """What a source's capital changes were and what was done about them (module docstring):
@@ -352,6 +355,7 @@ class CapitalChanges:
     repeated: tuple[str, ...] = ()  # rows that repeat an earlier one exactly, counted once (`distinct_actions`)
     warnings: tuple[str, ...] = ()
     limit: float | None = None
+    limit_from: str = LIMIT_SETTING  # how the caller's user states the limit, named when none is
     explained: int = 0
     beyond: tuple[LimitMove, ...] = ()
     # Without a stated limit: the moves beyond SANITY_BAND no action explains, reported and
@@ -385,7 +389,7 @@ class CapitalChanges:
         out += [f"warning: {w}" for w in self.warnings]
         if self.limit is None:
             out.append(
-                "moves beyond the daily price limit: no limit stated (MARKETINTEL_DAILY_PRICE_LIMIT, --price-limit); "
+                f"moves beyond the daily price limit: no limit stated ({self.limit_from}); "
                 f"moves beyond T0's band ({band_text(SANITY_BAND)}) in a session that no action explains: "
                 f"{len(self.unexplained)} "
                 "(not adjusted: misprints or capital changes to check)"
@@ -415,15 +419,18 @@ def capital_changes(
     limit: float | None = None,
     adjust_implied: bool = False,
     after_sessions: int = DELIST_AFTER_SESSIONS,
+    limit_from: str = LIMIT_SETTING,
 ) -> tuple[pd.DataFrame, CapitalChanges]:
     """`prices` (symbol, date, close, and any of volume, high, low, bid, ask and name) on
     the count of their latest rows: adjusted for the actions of `actions_path` and, with
     `adjust_implied`, for the moves beyond `limit` they do not explain; and the report. The
     file's renames come first, then the reused tickers (a name that changes across
     `after_sessions` sessions without a row, the delisting rule's) are split: every row
-    under the symbol it belongs to (`join_renames`). The `name` column is read, not kept."""
+    under the symbol it belongs to (`join_renames`). The `name` column is read, not kept.
+    `limit_from`: how the caller's user states the limit (the setting; the benchmarks' flag
+    too), named where none is."""
     if adjust_implied and limit is None:
-        raise InvalidInputError("adjusting for moves beyond the daily price limit needs the limit (--price-limit)")
+        raise InvalidInputError(f"adjusting for moves beyond the daily price limit needs the limit ({limit_from})")
     actions, bad = read_actions(actions_path) if actions_path is not None else ([], [])
     actions, repeated = distinct_actions(actions)
     prices, renames = join_renames(prices, actions, after_sessions)
@@ -448,6 +455,7 @@ def capital_changes(
         repeated=tuple(repeated),
         warnings=(*renames.warnings, *warnings, *overlaid),
         limit=limit,
+        limit_from=limit_from,
         explained=sum(1 for m in raw if (m.symbol, m.day) not in still),
         beyond=tuple(beyond),
         unexplained=unexplained,

@@ -361,3 +361,22 @@ def test_a_locked_store_is_one_error_line(settings: Settings, monkeypatch: pytes
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith("error: the database refused: database is locked"), result.stderr
     assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+@ON_SQLITE_ONLY
+def test_import_adjust_implied_without_a_limit_names_the_setting(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reviewer's run: `import FILE --adjust-implied` without a limit said it `needs the
+    limit (--price-limit)`, an option of the benchmarks, not of this command. It names the
+    setting the import reads, as its report's line without a limit does."""
+    monkeypatch.delenv("MARKETINTEL_DAILY_PRICE_LIMIT", raising=False)
+    prices = tmp_path / "prices.csv"
+    prices.write_text("symbol,date,close,volume\nZZZ,2026-11-20,10.5,100\n")
+    result = cli("import", str(prices), "--adjust-implied")
+    assert (result.returncode, result.stdout) == (1, ""), result.stdout
+    assert result.stderr == (
+        "error: adjusting for moves beyond the daily price limit needs the limit (MARKETINTEL_DAILY_PRICE_LIMIT)\n"
+    )
+    listed = cli("import", str(prices))
+    assert "no limit stated (MARKETINTEL_DAILY_PRICE_LIMIT);" in listed.stdout, listed.stdout
