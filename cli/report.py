@@ -18,11 +18,15 @@ def report(
         None, "--out", help="PDF file to write; default: <reports dir>/<file name of the day>."
     ),
 ) -> None:
-    """Generate a PDF report from the store as it is now."""
+    """Generate a PDF report from the store as it is now. Only an --out not given is the
+    default path: an empty one (`--out "$FILE"`, FILE unset) is refused, nothing written."""
     from desk import Desk
+    from market.errors import InvalidInputError
 
+    if out is not None and not out.strip():
+        raise InvalidInputError(f"--out must name the PDF file to write, not {out!r}")
     settings = get_settings()
     desk = Desk.from_settings(settings)
     made = desk.report(kind)
-    path = desk.save_report(made, Path(out) if out else settings.reports_dir / made.filename)
+    path = desk.save_report(made, Path(out) if out is not None else settings.reports_dir / made.filename)
     typer.echo(f"wrote {path} ({made.pages} pages; data snapshot sha256 {made.sha256})")

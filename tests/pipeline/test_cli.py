@@ -380,3 +380,14 @@ def test_import_adjust_implied_without_a_limit_names_the_setting(
     )
     listed = cli("import", str(prices))
     assert "no limit stated (MARKETINTEL_DAILY_PRICE_LIMIT);" in listed.stdout, listed.stdout
+
+
+@ON_SQLITE_ONLY
+def test_report_refuses_an_empty_out(settings: Settings) -> None:
+    """A reviewer's run: `report compliance --out ''` (`--out "$FILE"`, FILE unset) wrote
+    the PDF to the default path, as if no --out was given. Only an option not given is the
+    default: an empty one is one error line, and nothing is written."""
+    result = cli("report", "compliance", "--out", "")
+    assert (result.returncode, result.stdout) == (1, ""), result.stdout
+    assert result.stderr == "error: --out must name the PDF file to write, not ''\n"
+    assert not settings.reports_dir.exists() or list(settings.reports_dir.iterdir()) == []
