@@ -167,6 +167,7 @@ def test_unknown_stage_and_bad_date_are_clear_errors(settings: Settings) -> None
 
 
 def test_a_store_that_was_never_upgraded_is_refused(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "empty.db").touch()  # an empty SQLite file; a missing one is refused as missing
     monkeypatch.setenv("MARKETINTEL_DATABASE_URL", f"sqlite:///{tmp_path / 'empty.db'}")
     get_settings.cache_clear()
     try:
