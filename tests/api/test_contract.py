@@ -158,6 +158,12 @@ PDF_FRACTION_ROWS = {
     "Excess annual return (book - benchmark)",
     "Tracking error",
 }
+def _fraction_row(label: str) -> str | None:
+    """The PDF_FRACTION_ROWS row a track record row's label names ("Total return to
+    2026-11-20" is the total return row), else None."""
+    return next((row for row in PDF_FRACTION_ROWS if label == row or label.startswith(f"{row} to ")), None)
+
+
 PDF_MONEY_TEXT = re.compile(r"^-?[\d,]+\.\d\d$")
 PDF_PRICE_TEXT = re.compile(r"^-?[\d,]+\.\d{2,6}$")
 PDF_FRACTION_TEXT = re.compile(r"^[+-]?\d+\.\d\d%$")
@@ -179,8 +185,8 @@ def pdf_cells(api: Api, walk: TypedWalk, monkeypatch: pytest.MonkeyPatch) -> Non
         if header[0] == "Statistic":  # the track record table
             costs = next(row[1] for row in rows if str(row[0]).startswith("Costs paid"))
             cells.extend(("Value", part) for part in costs.split(" / "))
-            shown = [row for row in rows if row[0] in PDF_FRACTION_ROWS]
-            fractions.extend((row[0], str(cell).split(" / ")[0]) for row in shown for cell in row[1:])
+            shown = [(_fraction_row(row[0]), row) for row in rows if _fraction_row(row[0])]
+            fractions.extend((label, str(cell).split(" / ")[0]) for label, row in shown for cell in row[1:])
         return real_table(header, rows, *args, **kwargs)
 
     def figures(pairs: Any) -> Any:
