@@ -158,6 +158,8 @@ PDF_FRACTION_ROWS = {
     "Excess annual return (book - benchmark)",
     "Tracking error",
 }
+
+
 def _fraction_row(label: str) -> str | None:
     """The PDF_FRACTION_ROWS row a track record row's label names ("Total return to
     2026-11-20" is the total return row), else None."""
