@@ -82,6 +82,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from market.liquidity import GATE_INPUTS
+
 # The ranking figures are the product's own (models/metrics.py: the API's and the
 # briefing's rank IC and tercile spread); feature_screen and the tests read them here too.
 from models.metrics import MIN_DAY_ROWS, MODEL_ORDER, daily_ic, daily_rank_ic, daily_tercile_spread  # noqa: F401
@@ -415,18 +417,7 @@ def print_persistence(figures: dict) -> None:
 REFERENCE_ORDER = ["reference_p_up"]
 NEXT_DAY_ORDER = ["next_day_expected_return", "next_day_p_up", "next_day_raw_score"]
 # The gate inputs (market.liquidity.passes_entry_gates) and the instrument type.
-LIQUID_COLUMNS = [
-    "adv_20",
-    "volume",
-    "close",
-    "bid",
-    "ask",
-    "high",
-    "low",
-    "spread_estimate",
-    "spread_estimate_source",
-    "ordinary",
-]
+LIQUID_COLUMNS = [*GATE_INPUTS, "ordinary"]
 
 
 def three_class(returns: pd.Series) -> pd.Series:

@@ -564,11 +564,11 @@ def _working_predecessors(conn: Connection, key_id: str, moment: datetime) -> li
     for event in current_rows(conn, tables.api_key_events, where=[c.event == "ROTATED"]):
         replaced.setdefault((event["detail"] or {}).get("new_key_id"), []).append(event["key_id"])
     found: list[str] = []
-    todo = [key_id]
-    while todo:
-        for old in replaced.get(todo.pop(), []):
+    to_follow = [key_id]  # the chain of rotations, followed back from `key_id`
+    while to_follow:
+        for old in replaced.get(to_follow.pop(), []):
             found.append(old)
-            todo.append(old)
+            to_follow.append(old)
     records = (_record(conn, _key(conn, old), moment) for old in found)
     return [r for r in records if r is not None]
 

@@ -87,6 +87,8 @@ QUOTE_CARRY = 5  # stored sessions a name's last two-sided quote stands in for d
 RECENT_QUOTES = "recent_quotes"
 ESTIMATE = "spread_estimate"
 ESTIMATE_SOURCE = "spread_estimate_source"
+# The columns `passes_entry_gates` reads of a row (with `spreads_with_source`'s quote inputs).
+GATE_INPUTS = ("close", "volume", "adv_20", "bid", "ask", "high", "low", ESTIMATE, ESTIMATE_SOURCE)
 
 
 def known(value: float | None) -> bool:

@@ -336,6 +336,26 @@ def _retrieved(tasks: list[asyncio.Task]) -> None:
             task.exception()
 
 
+def _execute(source: Path, attempt: Path, parameters: dict[str, object], settings: Settings, shared: object) -> None:
+    """papermill runs the stage notebook `source` into `attempt` with `parameters`, on the
+    shared kernel where one is kept (`shared`), else on a kernel of its own."""
+    kernel = {"km": shared.for_stage(source.parent)} if shared is not None else {}
+    import papermill  # after a shared kernel's launch: it boots meanwhile
+
+    papermill.execute_notebook(
+        str(source),
+        str(attempt),
+        parameters=parameters,
+        kernel_name=KERNEL_NAME,
+        kernel_manager_class=EncryptedKernelManager,
+        progress_bar=False,
+        execution_timeout=settings.stage_timeout_seconds,
+        cwd=str(source.parent),
+        engine_name=_engine(),
+        **kernel,
+    )
+
+
 def run_stage_notebook(
     stage_name: str,
     trading_date: date | str,
@@ -358,24 +378,12 @@ def run_stage_notebook(
     refuse_to_start(day, default_calendar(), day_rule(stage_name), settings)
     output.parent.mkdir(parents=True, exist_ok=True)
     shared = _shared.get()
-    kernel = {"km": shared.for_stage(source.parent)} if shared is not None else {}
-    import papermill  # after a shared kernel's launch: it boots meanwhile
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
+    parameters = {"run_date": day.isoformat(), "trigger": trigger, "write": True, "run_id": run_id or ""}
     try:
-        papermill.execute_notebook(
-            str(source),
-            str(attempt),
-            parameters={"run_date": day.isoformat(), "trigger": trigger, "write": True, "run_id": run_id or ""},
-            kernel_name=KERNEL_NAME,
-            kernel_manager_class=EncryptedKernelManager,
-            progress_bar=False,
-            execution_timeout=settings.stage_timeout_seconds,
-            cwd=str(source.parent),
-            engine_name=_engine(),
-            **kernel,
-        )
+        _execute(source, attempt, parameters, settings, shared)
     except (PapermillExecutionError, CellTimeoutError, DeadKernelError) as exc:  # unfinished: failed too
         if shared is not None:
             shared.shut_down()

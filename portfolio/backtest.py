@@ -40,6 +40,7 @@ import pandas as pd
 
 from market.costs import FeeSchedule
 from market.labels import with_labels
+from market.liquidity import GATE_INPUTS
 from models.dataset import build_panel
 from models.decisions import BOOK_NAMES, HORIZON, decide
 from models.walkforward import WalkForwardConfig, walk_forward
@@ -125,20 +126,7 @@ def out_of_sample_predictions(
 
 
 # What `equal_weight_liquid` reads of a row: its close and the entry gates' inputs.
-BENCHMARK_COLUMNS = (
-    "symbol",
-    "date",
-    "close",
-    "volume",
-    "adv_20",
-    "bid",
-    "ask",
-    "high",
-    "low",
-    "spread_estimate",
-    "spread_estimate_source",
-    "ordinary",
-)
+BENCHMARK_COLUMNS = ("symbol", "date", *GATE_INPUTS, "ordinary")
 
 
 def span_benchmark(predictions: pd.DataFrame, prices: pd.DataFrame) -> pd.Series:
