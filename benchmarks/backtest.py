@@ -103,6 +103,7 @@ PREDICTION_CODE = (
     "market/instruments.py",
     "market/budget.py",
     "ingest/importers/formats.py",
+    "ingest/importers/untraded.py",
 )
 # The book's rule, chosen on the early span (SELECTION_END) against its own null books:
 # the hold a trade is weighed over, replacements per rebalance, the trim (the largest

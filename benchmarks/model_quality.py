@@ -212,8 +212,10 @@ def load_market(
     no action explains; a ticker whose name changes across `delist_after` sessions without
     a row (default: the delisting rule's, MARKETINTEL_DELIST_AFTER_SESSIONS) split at the
     gap, the earlier company's rows under its own symbol (ingest/importers/renames.py
-    `Reuse`); with the report."""
+    `Reuse`); then a no-trade row for each session a name's shorter gaps left out, as the
+    importer stores them (ingest/importers/untraded.py); with the report."""
     from ingest.importers.actions import LIMIT_SETTING, actions_beside, capital_changes
+    from ingest.importers.untraded import with_untraded_rows
     from market.errors import MarketIntelError
     from market.settings import get_settings
 
@@ -221,9 +223,18 @@ def load_market(
     sessions = delist_after if delist_after is not None else get_settings().delist_after_sessions
     try:
         beside = actions or actions_beside(source)
-        return capital_changes(prices, beside, price_limit, adjust_implied, sessions, f"{LIMIT_SETTING}, --price-limit")
+        adjusted, changes = capital_changes(
+            prices, beside, price_limit, adjust_implied, sessions, f"{LIMIT_SETTING}, --price-limit"
+        )
     except MarketIntelError as exc:  # a script's one line, as the options' errors are
         raise SystemExit(f"error: {exc.detail}") from None
+    filled = with_untraded_rows(adjusted, sessions)
+    print(
+        f"untraded: {filled.attrs['untraded_rows']:,} no-trade rows added for names a day's file left out "
+        f"(gaps under {sessions} sessions; ingest/importers/untraded.py)",
+        flush=True,
+    )
+    return filled, changes
 
 
 def capital_figures(changes: CapitalChanges) -> dict:

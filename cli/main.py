@@ -304,6 +304,12 @@ def _echo_read(report: ImportReport, currency: str) -> None:
     )
     if report.lacks:
         typer.echo(f"the source lacks: {', '.join(report.lacks)} (stored as missing, never invented)")
+    if report.untraded_inserted:
+        typer.echo(
+            f"{report.untraded_inserted} no-trade rows stored for listed names a day's file left out (volume 0 at "
+            "the last close, as the exchange lists an untraded name; a gap the delisting rule's sessions long stays "
+            "a gap)"
+        )
     _echo_types(report.types, report.not_ordinary)
     for copy in report.repeated_days:
         typer.echo(f"left out: {copy}")

@@ -30,7 +30,9 @@ What the replay serves, and the rules it follows:
 - A listed name absent from a day's file is served as a no-trade row: volume 0, the
   close and previous close at its last close (the exchange convention for an untraded
   name, which the NSE files follow themselves from 2009 on, where earlier files simply
-  leave untraded names out), no high, low, bid or ask, status `NOT IN FILE`. A row the
+  leave untraded names out), no high, low, bid or ask, status `NOT IN FILE`
+  (`ingest.importers.untraded.NO_TRADE`; the importer stores the same rows, in gaps
+  shorter than the delisting rule's count). A row the
   importer's reader refuses (e.g. a close of '-') counts as absent and is listed in
   `bad_rows`; of a name's rows for a day the first (by file path and line) is served, as
   the importer stores it, and the others are counted in `second_rows`, those that
@@ -106,6 +108,7 @@ from ingest.importers.actions import (
 from ingest.importers.files import READERS, delisting_date, resolve_source, source_currency, source_lacks, source_types
 from ingest.importers.formats import Bad, describe_repeated, is_index_row, repeated_days, second_rows
 from ingest.importers.renames import handovers, join_renames
+from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE
 from ingest.simulator.market import SimulatedDay
 from market.clock import DatedCalendar, write_replay_dates
 from market.errors import InvalidInputError
@@ -115,7 +118,7 @@ from market.settings import DELIST_AFTER_SESSIONS, Settings
 log = logging.getLogger(__name__)
 
 BOARD = "MAIN"  # the files do not say; the page has a MAIN and a JUNIOR board
-ABSENT_STATUS = "NOT IN FILE"
+ABSENT_STATUS = NOT_IN_FILE
 RECENT_DAYS = 16
 _FIELDS = ("close", "low", "high", "prev_close", "volume", "open", "bid", "ask", "trades", "value_traded")
 _CLOSES = ["symbol", "date", "close"]  # the frame the renames module reads handovers from
@@ -398,21 +401,7 @@ class ReplayMarket:
                 )
             else:
                 close = float(self._served_close[i, k])
-                bar.update(
-                    {
-                        "open": None,
-                        "high": None,
-                        "low": None,
-                        "close": close,
-                        "prev_close": close,
-                        "volume": 0,
-                        "trades": None,
-                        "value_traded": None,
-                        "bid": None,
-                        "ask": None,
-                        "status": ABSENT_STATUS,
-                    }
-                )
+                bar.update({**NO_TRADE, "close": close, "prev_close": close, "status": ABSENT_STATUS})
             bars.append(bar)
         return bars
 

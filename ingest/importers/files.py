@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
+import pandas as pd
 from sqlalchemy import Connection, Engine, func, select
 from tqdm import tqdm
 
@@ -88,6 +89,7 @@ from ingest.importers.formats import (
     second_rows,
 )
 from ingest.importers.renames import RENAME
+from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, untraded_rows
 from market.clock import exchange_date, utc_now
 from market.errors import InvalidInputError
 from market.instruments import infer_instrument_type, instrument_type, is_ordinary
@@ -111,6 +113,7 @@ class ImportReport:
     files: int = 0
     rows_read: int = 0
     rows_inserted: int = 0
+    untraded_inserted: int = 0  # no-trade rows of listed names a day's file left out (`_store_untraded`)
     instruments: int = 0
     instruments_inserted: int = 0
     lacks: list[str] = field(default_factory=list)
@@ -265,6 +268,7 @@ def import_path(
     with _one_transaction(engine, f"import:{fmt}") as conn:
         held = Held.read(conn)  # before the prices: the days the stored names are as of
         report.rows_inserted = _store_prices(conn, fmt, files, today, rows, report)
+        report.untraded_inserted = _store_untraded(conn, rows)
         report.indices = sorted(rows.indices)
         report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
         _store_instruments(conn, rows, held, ({"board": board, "currency": report.currency}, said), report)
@@ -363,6 +367,30 @@ def _store_prices(conn: Connection, fmt: str, files: list[Path], today: date, ro
             if len(batch) >= BATCH_ROWS:
                 inserted, batch = inserted + _flush(conn, batch), []
     return inserted + _flush(conn, batch)
+
+
+def _store_untraded(conn: Connection, rows: _Rows) -> int:
+    """The no-trade rows (`ingest.importers.untraded`) of the imported names, over their
+    stored rows, this import's included, and the store's sessions: a file that leaves an
+    untraded name out is stored as the exchange lists it (volume 0 at its last close), so
+    the 20-day windows of the gates and the model count sessions, not trades. Their source
+    says so (`...:not-in-file`, the replay's status for the same row); a gap the delisting
+    rule's sessions long stays a gap. An earlier import's gaps of these names are filled too."""
+    if not rows.first_day:
+        return 0
+    c = tables.eod_prices.c
+    where = [c.symbol.in_(sorted(rows.first_day))]
+    columns = ["symbol", "trading_date", "close"]
+    stored = pd.DataFrame(current_rows(conn, tables.eod_prices, where=where, columns=columns))
+    sessions = conn.execute(select(c.trading_date).distinct()).scalars().all()
+    found = untraded_rows(stored.rename(columns={"trading_date": "date"}), rows.delist_after, sessions)
+    records = [
+        {**NO_TRADE, "symbol": r.symbol, "trading_date": r.date, "close": float(r.close), "prev_close": float(r.close)}
+        for r in found.itertuples(index=False)
+    ]
+    source = f"{rows.source}:{NOT_IN_FILE.lower()}"
+    batches = range(0, len(records), BATCH_ROWS)
+    return sum(_flush(conn, [{**r, "source": source} for r in records[i : i + BATCH_ROWS]]) for i in batches)
 
 
 def _read(fmt: str, file: Path, today: date) -> Iterator[dict | Bad]:

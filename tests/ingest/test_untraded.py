@@ -1,0 +1,123 @@
+"""Files that leave untraded names out (ingest/importers/untraded.py): a listed name absent
+from a day's file is a no-trade row (volume 0 at its last close) inside a gap shorter than
+the delisting rule's count, in the importer's store and in the research frames alike, so the
+entry gates' 20-day average volume and the model's windows count sessions, not trades."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date, timedelta
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ingest.importers import import_path
+from ingest.importers.untraded import untraded_rows
+from market.settings import Settings
+from store import tables
+from store.engine import service_engine
+from store.history import current_rows
+from tests.benchmark_modules import benchmark_module
+from tests.pipeline.test_cli import cli
+
+FIRST = date(2026, 1, 5)
+DAYS = [d for d in (FIRST + timedelta(days=i) for i in range(80)) if d.weekday() < 5][:40]
+
+
+@pytest.fixture(scope="module")
+def quality() -> Iterator[ModuleType]:
+    with benchmark_module("model_quality") as module:
+        yield module
+
+
+def _frame(rows: list[tuple[str, int, float]]) -> pd.DataFrame:
+    frame = pd.DataFrame(
+        [(s, DAYS[i], close, 1_000) for s, i, close in rows], columns=["symbol", "date", "close", "volume"]
+    )
+    return frame.assign(high=frame["close"] * 1.01, ordinary=True)
+
+
+def test_a_gap_shorter_than_the_rules_count_is_untraded_and_a_longer_one_stays_a_gap() -> None:
+    every = [("EVERY", i, 10.0 + i) for i in range(10)]
+    gappy = [("GAPPY", 0, 5.0), ("GAPPY", 3, 6.0), ("GAPPY", 9, 7.0)]  # 2 sessions missing, then 5
+    late = [("LATE", 2, 1.0), ("LATE", 5, 2.0)]  # listed from day 2, its rows end on day 5
+    added = untraded_rows(_frame(every + gappy + late), shorter_than=5)
+    assert [(r.symbol, DAYS.index(r.date), r.close, r.volume) for r in added.itertuples()] == [
+        ("GAPPY", 1, 5.0, 0),
+        ("GAPPY", 2, 5.0, 0),
+        ("LATE", 3, 1.0, 0),
+        ("LATE", 4, 1.0, 0),
+    ]
+    assert added["high"].isna().all() and added["ordinary"].all()  # nothing invented; the name's own type
+    assert added["high"].dtype == np.float64  # a frame's numbers stay numbers
+    longer = untraded_rows(_frame(every + gappy + late), shorter_than=6)  # the 5-session gap is now short
+    assert [DAYS.index(d) for d in longer.loc[longer["symbol"] == "GAPPY", "date"]] == [1, 2, 4, 5, 6, 7, 8]
+    assert set(longer.loc[longer["date"] > DAYS[3], "close"]) == {6.0, 1.0}  # each at its last close
+    assert untraded_rows(_frame(every), shorter_than=60).empty  # a file that lists every name adds nothing
+
+
+def _gappy_market(folder: Path, sessions: int = len(DAYS)) -> Path:
+    """prices.csv over the first `sessions` DAYS: LIQUID trades every session; THIN's rows are
+    every third session (the file leaves it out on the others), 300,000 shares each."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["symbol,date,close,volume,high,low"]
+    for i, day in enumerate(DAYS[:sessions]):
+        lines.append(f"LIQUID,{day.isoformat()},{20 + i * 0.1:.2f},100000,{20.5 + i * 0.1:.2f},{19.5 + i * 0.1:.2f}")
+        if i % 3 == 0:
+            lines.append(f"THIN,{day.isoformat()},{50 + i:.2f},300000,{51 + i:.2f},{49 + i:.2f}")
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_the_gates_and_the_models_windows_count_sessions_on_a_file_that_leaves_untraded_names_out(
+    tmp_path: Path, quality: ModuleType
+) -> None:
+    from models.dataset import build_panel
+
+    prices, _ = quality.load_market(_gappy_market(tmp_path / "market"), nse=False)
+    thin = prices[prices["symbol"] == "THIN"]
+    assert len(thin) == len(DAYS)  # every session from its first row to its last (day 39)
+    panel = build_panel(prices.drop(columns="ordinary"), horizon=5).set_index(["symbol", "date"])
+    last = panel.loc[("THIN", DAYS[39])]
+    # 7 trades of 300,000 in its last 20 sessions: 105,000 a session, not the 300,000 of its last 20 trades
+    assert last["adv_20"] == pytest.approx(7 * 300_000 / 20)
+    assert last["zero_volume_share_20"] == pytest.approx(13 / 20)
+    assert prices.attrs["untraded_rows"] == len(DAYS) - 14
+
+
+def _stored(settings: Settings) -> pd.DataFrame:
+    with service_engine(settings).connect() as conn:
+        return pd.DataFrame(current_rows(conn, tables.eod_prices))
+
+
+def test_the_importer_stores_the_no_trade_rows_once_and_across_follow_up_imports(
+    settings: Settings, tmp_path: Path
+) -> None:
+    market = _gappy_market(tmp_path / "market", sessions=39)
+    report = import_path(service_engine(settings), market)
+    assert report.rows_inserted == report.rows_read == 39 + 13 and report.untraded_inserted == 24
+    thin = _stored(settings).query("symbol == 'THIN'").set_index("trading_date").sort_index()
+    assert list(thin.index) == DAYS[:37]  # to its last row (day 36); nothing after it
+    untraded = thin[thin["source"] == "import:ohlcv:not in file"]
+    assert len(untraded) == 24 and (untraded["volume"] == 0).all() and untraded["high"].isna().all()
+    assert untraded.loc[DAYS[2], "close"] == untraded.loc[DAYS[2], "prev_close"] == thin.loc[DAYS[0], "close"]
+    assert import_path(service_engine(settings), market).untraded_inserted == 0  # a re-import adds nothing
+    # the next day's file, in which THIN trades again after two sessions without a row
+    later = tmp_path / "later"
+    later.mkdir()
+    day = DAYS[39].isoformat()
+    (later / "prices.csv").write_text(f"symbol,date,close,volume\nTHIN,{day},90,1000\nLIQUID,{day},24,1000\n")
+    follow = import_path(service_engine(settings), later)
+    assert (follow.rows_inserted, follow.untraded_inserted) == (2, 2)  # days 37 and 38, the store's sessions
+    assert len(_stored(settings).query("symbol == 'THIN'")) == len(DAYS)
+
+
+def test_the_import_command_says_how_many_no_trade_rows_it_stored(settings: Settings, tmp_path: Path) -> None:
+    result = cli("import", str(_gappy_market(tmp_path / "market")))
+    assert result.returncode == 0, result.stderr
+    assert "26 no-trade rows stored for listed names a day's file left out (volume 0 at the last close" in (
+        result.stdout
+    )
