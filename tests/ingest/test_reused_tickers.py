@@ -83,7 +83,8 @@ def test_a_ticker_another_company_took_is_two_series_in_every_reader(
     assert sorted(by_symbol) == ["AAA", "ABC", RETIRED, "DEF", "GHI", "JKL"]
     assert list(by_symbol[RETIRED]["date"]) == SESSIONS[:50] and set(by_symbol[RETIRED]["close"]) == {10.0}
     assert list(by_symbol["ABC"]["date"]) == SESSIONS[150:] and set(by_symbol["ABC"]["close"]) == {30.0}
-    assert len(by_symbol["DEF"]) == len(by_symbol["GHI"]) == 100 and len(by_symbol["JKL"]) == 190
+    assert len(by_symbol["DEF"]) == len(by_symbol["GHI"]) == 100  # a 100-session gap stays a gap
+    assert len(by_symbol["JKL"]) == 200  # its 10 sessions without a row are no-trade rows (untraded.py)
 
     result = cli("import", str(folder))
     assert result.returncode == 0, result.stderr
