@@ -366,13 +366,14 @@ def exchange_serve(
             raise InvalidInputError("--through applies to a replay; give --replay PATH")
         site = SimulatorSite(simulator_for(settings, news_signal=news_signal), base_url=base_url)
         typer.echo(f"simulated exchange on {base_url} (trade quotes: /market/trade-quotes?date=YYYY-MM-DD)")
-    from pipeline.serving import uvicorn_stop_options
+    from pipeline.serving import uvicorn_log_options, uvicorn_stop_options
 
     uvicorn.run(
         site.asgi_app(),
         host=host,
         port=port,
         log_level="warning",
+        **uvicorn_log_options(),
         **uvicorn_stop_options(settings.shutdown_grace_seconds),
     )
 
@@ -617,7 +618,7 @@ def serve(
         # per-process counters would let each worker grant the whole limit
         os.environ["MARKETINTEL_RATE_LIMIT_STORE"] = "database"
         typer.echo("several workers: per-key rate limits are counted in the database")
-    from pipeline.serving import uvicorn_proxy_options, uvicorn_stop_options
+    from pipeline.serving import uvicorn_log_options, uvicorn_proxy_options, uvicorn_stop_options
 
     uvicorn.run(
         "api.app:create_app",
@@ -625,6 +626,7 @@ def serve(
         host=host,
         port=port,
         workers=workers,
+        **uvicorn_log_options(),
         **uvicorn_proxy_options(settings.trusted_proxies),
         **uvicorn_stop_options(settings.shutdown_grace_seconds),
     )

@@ -18,8 +18,12 @@ record's `stack_info` likewise.
 A log record is one line (`one_line`, market/text.py): its message's and its arguments'
 line breaks and other control characters are escaped when the record is made, so text a
 client sent (a GraphQL refusal quotes its cursor or symbol, a file name, an exception's
-message) cannot write a line that reads as another event. Only a traceback's text keeps its
-lines.
+message) cannot write a line that reads as another event; its traceback's and stack's text
+likewise (an exception's message is in its traceback), their lines joined by the escaped
+line break `\\n`. A formatter puts a line break of its own between the message and the
+traceback: each handler the service configures (the root's here, uvicorn's in
+pipeline/serving.py) writes it escaped too (`OneLineFormatter`), so a record is one line
+there; any other handler writes a record in two lines at most, the second the traceback's.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ def configure_logging(level: str = "INFO", *, verbose: bool = False) -> None:
     root = logging.getLogger()
     if not any(getattr(h, "_marketintel", False) for h in root.handlers):
         handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter(_FORMAT))
+        handler.setFormatter(OneLineFormatter(_FORMAT))
         handler._marketintel = True  # type: ignore[attr-defined]  # noqa: SLF001 - our marker on our own handler
         root.addHandler(handler)
     redact_keys()
@@ -69,6 +73,18 @@ def configure_logging(level: str = "INFO", *, verbose: bool = False) -> None:
     root.setLevel(level if verbose else _coarser(level, LIBRARY_LEVEL))
     for package in OWN_PACKAGES:
         logging.getLogger(package).setLevel(level)
+
+
+LINE_BREAK = one_line("\n")  # what joins a record's lines: the two characters \ and n
+
+
+class OneLineFormatter(logging.Formatter):
+    """A formatter whose record is one line: the line breaks it puts between a record's
+    message, traceback and stack are written escaped (`one_line`), as the record's own are
+    when it is made (`redact_keys`). A mixin for another formatter class too (uvicorn's)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return super().format(record).replace("\n", LINE_BREAK)
 
 
 def _coarser(a: str, b: str) -> str:
@@ -84,8 +100,8 @@ def redact_keys() -> None:
     """Every log record made from now on with key-shaped text cut to its prefix and its
     line breaks escaped, in its message and its arguments (`_redacted`; an exception
     argument as its text), kept in their shapes otherwise: uvicorn's access
-    formatter unpacks its arguments; its traceback and stack text are formatted here and
-    redacted (`_redacted_traces`). Installed once: the record factory is wrapped again
+    formatter unpacks its arguments; its traceback and stack text are formatted here,
+    redacted and escaped (`_redacted_traces`). Installed once: the record factory is wrapped again
     only when it is not already ours."""
     made = logging.getLogRecordFactory()
     if getattr(made, "redacts_keys", False):
@@ -110,12 +126,12 @@ _TRACES = logging.Formatter()
 
 def _redacted_traces(record: logging.LogRecord) -> None:
     """The record's traceback formatted once (as `logging.Formatter` would) with its
-    key-shaped text cut, kept as `exc_text` so no formatter formats it again whole; its
-    stack text cut likewise."""
+    key-shaped text cut and as one line, kept as `exc_text` so no formatter formats it
+    again whole; its stack text cut and one line likewise."""
     if record.exc_info and not record.exc_text:
-        record.exc_text = _cut(_TRACES.formatException(record.exc_info))
+        record.exc_text = one_line(_cut(_TRACES.formatException(record.exc_info)))
     if record.stack_info:
-        record.stack_info = _cut(record.stack_info)
+        record.stack_info = one_line(_cut(record.stack_info))
 
 
 def _redacted(value: object) -> object:

@@ -3,6 +3,7 @@ simulated exchange and the tests' real-HTTP servers use it."""
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Iterator
@@ -10,6 +11,28 @@ from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
+from uvicorn.config import LOGGING_CONFIG
+from uvicorn.logging import AccessFormatter, DefaultFormatter
+
+from market.logging import OneLineFormatter
+
+
+class OneLineDefaultFormatter(OneLineFormatter, DefaultFormatter):
+    """uvicorn's formatter of its own events, each record one line."""
+
+
+class OneLineAccessFormatter(OneLineFormatter, AccessFormatter):
+    """uvicorn's access-log formatter, each record one line."""
+
+
+def uvicorn_log_options() -> dict[str, Any]:
+    """uvicorn's own logging set-up (its loggers, handlers, formats and colours) with each
+    record one line (market/logging.py `OneLineFormatter`): its "Exception in ASGI
+    application" record holds the exception's traceback, whose message a client may write."""
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["formatters"]["default"]["()"] = OneLineDefaultFormatter
+    config["formatters"]["access"]["()"] = OneLineAccessFormatter
+    return {"log_config": config}
 
 
 def uvicorn_stop_options(grace_seconds: float) -> dict[str, Any]:
@@ -39,6 +62,7 @@ def serve_in_thread(
             port=port,
             log_level="warning",
             lifespan="on",
+            **uvicorn_log_options(),
             **uvicorn_proxy_options(trusted_proxies),
             **uvicorn_stop_options(grace_seconds),
         )

@@ -68,7 +68,7 @@ def test_a_key_in_a_traceback_is_cut_to_its_prefix() -> None:
 def test_a_record_is_one_line_whatever_its_arguments_hold() -> None:
     """Client text reached log records with its line feeds (a GraphQL refusal quotes the
     cursor it refuses): each a line the client wrote. The message and its arguments, an
-    exception's text included, are escaped when the record is made; a traceback keeps its lines."""
+    exception's text included, are escaped when the record is made (its traceback too: below)."""
     lines: list[str] = []
 
     class _Collect(logging.Handler):
@@ -87,3 +87,56 @@ def test_a_record_is_one_line_whatever_its_arguments_hold() -> None:
         logger.removeHandler(handler)
     escaped = "x\\n2026-11-30 17:30:00,000 WARNING api.security: admin key accepted\\r\\x1b[2K\\u2028"
     assert lines == [f"INFO refused: {escaped} ({escaped})", "INFO {'a': 1}"]
+
+
+def test_a_record_with_a_traceback_is_one_line_on_every_handler_the_service_configures() -> None:
+    """An exception's message reached the log in its traceback's text with its line feeds:
+    `ValueError("bad\\n2026-11-30 INFO forged")`, logged by `log.exception`, wrote a line that
+    read as another event. The traceback and a record's stack are escaped like its message,
+    and each handler the service configures (the root's, uvicorn's) joins a record's lines
+    with the escaped line break: every record is one line; another handler's formatter
+    writes the traceback on a line of its own, one line too."""
+    import io
+
+    import uvicorn
+
+    from pipeline.serving import uvicorn_log_options
+
+    other = _Plain()
+    logging.getLogger("api.problems").addHandler(other)
+    configure_logging("INFO")
+    # uvicorn's set-up as served (at WARNING, as the tests' servers log: no later one logs at INFO)
+    uvicorn.Config("api.app:create_app", factory=True, log_level="warning", **uvicorn_log_options())
+    handlers = [h for h in logging.getLogger().handlers if getattr(h, "_marketintel", False)]
+    handlers += logging.getLogger("uvicorn").handlers
+    streams = [io.StringIO() for _ in handlers]
+    previous = [h.setStream(s) for h, s in zip(handlers, streams, strict=True)]
+    try:
+        for name in ("api.problems", "uvicorn.error"):
+            try:
+                raise ValueError("bad\n2026-11-30 INFO forged")
+            except ValueError:
+                logging.getLogger(name).exception("unhandled error")
+            logging.getLogger(name).warning("where", stack_info=True)
+    finally:
+        for handler, stream in zip(handlers, previous, strict=True):
+            handler.setStream(stream)
+        logging.getLogger("api.problems").removeHandler(other)
+    assert [len(record.splitlines()) for record in other.records] == [2, 2], other.records
+    for stream in streams:
+        lines = stream.getvalue().splitlines()
+        assert len(lines) == 2, lines
+        assert "unhandled error\\nTraceback (most recent call last):\\n" in lines[0], lines
+        assert "ValueError: bad\\n2026-11-30 INFO forged" in lines[0], lines
+        assert "where\\nStack (most recent call last):\\n" in lines[1], lines
+
+
+class _Plain(logging.Handler):
+    """Each record as the standard library's formatter writes it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(logging.Formatter().format(record))
