@@ -84,7 +84,10 @@ class StageResult:
     def nothing(self, what: str) -> str:
         """The sentence for an empty table: why there is nothing, as far as the runner knows."""
         if self.status == "SKIPPED":
-            return f"No {what}: {self.stage} was skipped, {self.summary.get('skipped_reason', 'not a trading day')}."
+            from reports.figures import markdown_text
+
+            reason = markdown_text(self.summary.get("skipped_reason", "not a trading day"))
+            return f"No {what}: {self.stage} was skipped, {reason}."
         return f"No {what} for {self.trading_date.isoformat()}."
 
     def headline(self) -> str:
@@ -120,7 +123,10 @@ class StageResult:
 
 def _cell(value: Any) -> str:
     """A summary value as Markdown table text: mappings as `key: value` pairs, numbers
-    with thousands separators (decimals, also as text, to two places), yes/no."""
+    with thousands separators (decimals, also as text, to two places), yes/no; the text
+    escaped (`markdown_text`: a stored name or a reason is data, shown as written)."""
+    from reports.figures import markdown_text
+
     if isinstance(value, dict):
         value = ", ".join(f"{k}: {_number(v)}" for k, v in value.items()) or "none"
     elif isinstance(value, (list, tuple)):
@@ -129,7 +135,7 @@ def _cell(value: Any) -> str:
         value = "-"
     else:
         value = _number(value)
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return markdown_text(value)
 
 
 def _number(value: Any) -> Any:

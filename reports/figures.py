@@ -8,11 +8,13 @@ percentages, money and counts with thousands separators, never a raw float.
 - `percent_axis`, `thousands_axis`, `millions_axis`: axis tick labels.
 - `bar`, `figure`: small charts with a title and axis units; a figure shows itself in a
   notebook as a PNG.
-- `markdown(text)`: prose rendered as Markdown in a notebook.
+- `markdown(text)`: prose rendered as Markdown in a notebook; `markdown_text(value)`: data
+  (a stored name, a news title, a symbol) put into that prose, escaped to read as written.
 """
 
 from __future__ import annotations
 
+import html
 import io
 import math
 import re
@@ -179,9 +181,34 @@ def styled(frame, formats: dict[str, Callable[[Any], str] | str] | None = None, 
 
 
 def markdown(text: str):  # noqa: ANN201 - IPython is imported lazily
+    """`text`, the notebook author's Markdown, for a notebook to render; data in it goes
+    through `markdown_text`."""
     from IPython.display import Markdown
 
     return Markdown(text)
+
+
+# Markdown's inline marks (code, emphasis, links and images, table cells, strikethrough,
+# math) and the marks that open a block at the start of a line (heading, list, rule; a
+# minus sign's number is no list)
+_INLINE_MARKS = re.compile(r"([\\`*_\[\]!|~$])")
+_OPENING_MARKS = re.compile(r"^([#=]|[+\-](?=[\s+\-]|$))|^(\d+)([.)])(?=\s|$)")
+
+
+def markdown_text(value: object) -> str:
+    """`value`, data (a stored name, a news title, a symbol, a paragraph a writer wrote), as
+    Markdown that reads as written wherever the author's Markdown puts it: HTML's special
+    characters as entities (a title `<img src=x onerror=...>` is shown, never a tag), every
+    inline mark and an opening one backslash-escaped (no link, image, emphasis or table
+    cell of the data's making), its line breaks as spaces (no block of its own)."""
+    text = html.escape(" ".join(str(value).split()), quote=False)
+    return _OPENING_MARKS.sub(_escaped_opening, _INLINE_MARKS.sub(r"\\\1", text), count=1)
+
+
+def _escaped_opening(match: re.Match[str]) -> str:
+    """A heading's, a list's or a rule's opening mark escaped (`#`, `-`, `1.`)."""
+    mark, digits, point = match.groups()
+    return f"\\{mark}" if mark else f"{digits}\\{point}"
 
 
 # --- charts -----------------------------------------------------------------------------

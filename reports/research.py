@@ -603,11 +603,13 @@ def nse_diagnostics(path: str, history_days: int, test_days: int, min_train_days
     """The walk-forward over the last `history_days` of the NSE files, its last
     `test_days` out of sample."""
     if not nse_available(path):
+        from reports.figures import markdown_text
+
         return Diagnostics(
             pd.DataFrame(columns=["date", "fwd_1"]),
             "NSE daily files",
             window,
-            missing=f"no NSE daily files at '{path or 'none'}'",
+            missing=f"no NSE daily files at '{markdown_text(path or 'none')}'",
         )
     ran = walk_forward_models(nse_prices(path, history_days), test_days, min_train_days)
     if ran is None:
@@ -748,10 +750,10 @@ def gaps_table(prices: pd.DataFrame):  # noqa: ANN201
 
 
 def markdown_none(path: str):  # noqa: ANN201
-    from reports.figures import markdown
+    from reports.figures import markdown, markdown_text
 
     return markdown(
-        f"No NSE daily files at '{path or 'none'}': this section is left out (set `nse_path`, or "
+        f"No NSE daily files at '{markdown_text(path or 'none')}': this section is left out (set `nse_path`, or "
         "MARKETINTEL_SHARED_DATA, to the folder that holds them)."
     )
 

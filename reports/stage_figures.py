@@ -18,6 +18,7 @@ from reports.figures import (
     fmt_number,
     fmt_pct,
     markdown,
+    markdown_text,
     percent_axis,
     styled,
     thousands_axis,
@@ -290,7 +291,9 @@ def calibration(result):  # noqa: ANN001, ANN201
 
 
 def analysis(result):  # noqa: ANN001, ANN201
-    paragraphs = [row["paragraph"] for row in result.tables.get("analysis", [])]
+    """The day's analysis, its paragraphs as the writer wrote them: data (they quote news
+    titles and names), shown as text."""
+    paragraphs = [markdown_text(row["paragraph"]) for row in result.tables.get("analysis", [])]
     if not paragraphs:
         return _nothing(result, "analysis")
     return markdown("\n\n".join(paragraphs))

@@ -153,3 +153,46 @@ def test_a_news_title_holding_markup_is_shown_as_text_not_run() -> None:
     from reports.figures import styled
 
     assert "&lt;b&gt;symbol" in styled(pd.DataFrame({"<b>symbol": ["LIQ"]}))._repr_html_()  # a label too
+
+
+HOSTILE = "<img src=x onerror=alert(1)>**Profit** & [loss](javascript:alert(1)) | `x`"
+# what a notebook shows of it: its text, no tag, no link, no emphasis, no extra table cell
+SHOWN = "&lt;img src=x onerror=alert(1)&gt;**Profit** &amp; [loss](javascript:alert(1)) | `x`"
+
+
+def _page(text: str) -> str:
+    """Markdown as a notebook renders it: CommonMark with GFM tables, raw HTML passed
+    through as Jupyter's renderer passes it (markdown-it-py, which typer's rich installs)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(text)
+
+
+def test_data_in_a_markdown_cell_is_shown_as_text_not_run() -> None:
+    """A news title, a stored name or a symbol holding `<img onerror=...>` reached the stage
+    notebooks' Markdown cells as it was: t1_analysis's paragraphs quote the day's news titles,
+    a stage's summary table and a skipped stage's sentence quote stored values, and the
+    notebook rendered each as live HTML. The data is escaped (`reports.figures.markdown_text`);
+    the notebook's own bold and tables stay."""
+    from reports.research import markdown_none
+
+    day = result(
+        {"fallback_reason": HOSTILE, "symbols": ["LGE", HOSTILE]},
+        {"analysis": [{"paragraph": f"{HOSTILE}\n\n# Buy now"}]},
+    )
+    skipped = result({"skipped_reason": HOSTILE}, {}, status="SKIPPED")
+    pages = [
+        _page(stage_figures.analysis(day).data),
+        _page(day._repr_markdown_()),
+        _page(stage_figures.analysis(skipped).data),
+        _page(skipped.show("orders").data),
+        _page(markdown_none(HOSTILE).data),
+    ]
+    for page in pages:
+        assert SHOWN in page, page
+        assert "<img" not in page and "<a " not in page and "<strong>Profit" not in page and "<code>x" not in page, page
+        assert "<h1>" not in page, page  # a line break in the data opens no block of its own
+    assert "<strong>stage for 2026-11-20: SUCCEEDED.</strong>" in pages[1], pages[1]
+    assert pages[1].count("<td>") == 4 and "<td>fallback reason</td>" in pages[1], pages[1]
+    assert f"<td>LGE, {SHOWN}</td>" in pages[1], pages[1]
+    assert "<code>nse_path</code>" in pages[4], pages[4]  # the author's own Markdown keeps its formatting
