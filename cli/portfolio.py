@@ -17,7 +17,7 @@ from market.settings import get_settings
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-    from desk import Desk
+    from desk import Account, Desk
 
 portfolio_app = command_group("User portfolios: open, trade, import statements, show.")
 
@@ -33,15 +33,14 @@ def _desk() -> Desk:
 @portfolio_app.command("open")
 @one_line_errors
 def open_portfolio(
-    client: str = typer.Argument(..., help="Client id; ignored with --house."),
-    house: bool = typer.Option(False, "--house", help="The admin house portfolio."),
+    client: str | None = typer.Argument(None, help="Client id; required, except with --house (which takes none)."),
+    house: bool = typer.Option(False, "--house", help="The admin house portfolio (no client id)."),
     cash: str | None = typer.Option(
         None, help="Opening deposit (JMD), in whole cents; made only when this run opens the portfolio."
     ),
 ) -> None:
-    """Open a client's portfolio (or the house portfolio), optionally with an opening
-    deposit: made only when this run opens it, so running it again deposits nothing."""
-    from desk import Account
+    """Open a client's portfolio (or with --house the house portfolio), optionally with an
+    opening deposit: made only when this run opens it, so running it again deposits nothing."""
     from market.errors import InvalidInputError
     from market.money import MAX_CASH_MOVEMENT, parse_money
 
@@ -52,7 +51,7 @@ def open_portfolio(
         raise InvalidInputError(
             f"--cash must be a deposit of more than zero and at most {MAX_CASH_MOVEMENT:,}, not {cash}"
         )
-    account = Account.house() if house else Account.of_client(client)
+    account = _account(client, house)
     opened = _desk().open_with_deposit(account, deposit, note="opening deposit (cli)")
     if deposit is None:
         typer.echo(f"portfolio {opened.portfolio_id}")
@@ -62,6 +61,22 @@ def open_portfolio(
         typer.echo(
             f"portfolio {opened.portfolio_id} was already open: --cash deposited nothing; cash {opened.cash:,.2f}"
         )
+
+
+def _account(client: str | None, house: bool) -> Account:
+    """The account `portfolio open` names: a client's, or with --house the house's (no
+    client's: a client id beside it is refused rather than ignored, since a deposit would
+    land in the house book); one of the two is required."""
+    from desk import Account
+    from market.errors import InvalidInputError
+
+    if house and client is not None:
+        raise InvalidInputError(
+            f"--house opens the house portfolio, which is no client's: give no client id with it, not {client!r}"
+        )
+    if not house and client is None:
+        raise InvalidInputError("name the client whose portfolio to open, or --house for the house portfolio")
+    return Account.house() if house else Account.of_client(client)
 
 
 @portfolio_app.command("trade")

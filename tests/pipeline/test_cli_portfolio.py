@@ -286,3 +286,28 @@ def test_opening_a_portfolio_again_deposits_nothing_and_says_so(settings: Settin
     assert (late.returncode, late.stdout.strip()) == (0, said)
     with service_engine(settings).connect() as conn:
         assert conn.execute(select(func.count()).select_from(tables.cash_entries)).scalar_one() == 1
+
+
+@ON_SQLITE_ONLY
+def test_the_house_portfolio_opens_without_a_client_and_a_client_without_house(settings: Settings) -> None:
+    """`portfolio open --house` was refused for a missing client (exit 2 and usage): the house
+    book is no client's, so a user passed a dummy one, which --house then ignored (and
+    `open acme --house --cash 100` deposited into the house book). --house takes no client;
+    without it the client is required, each refusal one line, exit status 1, nothing opened."""
+    from sqlalchemy import func, select
+
+    from store import tables
+
+    opened = cli("portfolio", "open", "--house", "--cash", "100")
+    assert (opened.returncode, opened.stdout, opened.stderr) == (0, "portfolio HOUSE; cash 100.00\n", "")
+    said = {
+        ("acme", "--house", "--cash", "5"): "error: --house opens the house portfolio, which is no client's: "
+        "give no client id with it, not 'acme'",
+        ("--cash", "5"): "error: name the client whose portfolio to open, or --house for the house portfolio",
+    }
+    for args, line in said.items():
+        refused = cli("portfolio", "open", *args)
+        assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", line + "\n")
+    with service_engine(settings).connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.portfolios)).scalar_one() == 1
+        assert conn.execute(select(func.count()).select_from(tables.cash_entries)).scalar_one() == 1
