@@ -465,19 +465,23 @@ def bootstrap_record(
         None,
         "--end",
         help="The record's last day (YYYY-MM-DD); default and latest "
-        "allowed: the day before the first live prediction, else the latest priced day.",
+        "allowed: the day before the first live prediction, else the latest priced day (a later one is refused).",
     ),
 ) -> None:
     """A track record before the first live day: the walk-forward validation record over
     the stored history, the AI executor replayed over its last days, then T2. Re-running
     writes nothing new."""
     from market.clock import default_calendar, parse_trading_date
-    from pipeline.bootstrap import BootstrapTerms, bootstrap
+    from pipeline.bootstrap import BootstrapTerms, bootstrap, refuse_late_end
     from store.migrations import current_store
 
     settings = get_settings()
     terms = BootstrapTerms(parse_trading_date(end) if end is not None else None, days, min_train_days, replay_days)
-    result = bootstrap(current_store(settings), settings, default_calendar(), terms)
+    engine, calendar = current_store(settings), default_calendar()
+    if terms.end is not None:  # refused, not moved back to the latest allowed day without a word
+        with engine.connect() as conn:
+            refuse_late_end(conn, calendar, terms.end)
+    result = bootstrap(engine, settings, calendar, terms)
     for line in result.lines():
         typer.echo(line)
 

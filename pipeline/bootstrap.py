@@ -26,11 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Connection, Engine, func, select
 
 from desk import AI_PORTFOLIO, Desk, ExecutedDay, MorningSuggestions
-from market.clock import TradingCalendar
-from market.errors import NotReadyError
+from market.clock import TradingCalendar, utc_now
+from market.errors import InvalidInputError, NotReadyError
 from market.fees import fee_schedule
 from market.settings import Settings
 from models.decisions import HORIZON
@@ -38,7 +38,7 @@ from models.validation import DEFAULT_DAYS, DEFAULT_MIN_TRAIN_DAYS, ValidationRe
 from pipeline.monitor_reads import reference_data
 from pipeline.validation import build_validation_record
 from store import tables
-from store.panels import first_live_day, prediction_days
+from store.panels import first_live_day, prediction_days, record_end
 from store.transactions import write_transaction
 
 REPLAY_DAYS = 60
@@ -120,6 +120,33 @@ def bootstrap(
     replayed, replay_note = _replay_ai(engine, settings, record, terms.replay_days)
     suggestions, suggestions_note = _suggestions(engine, settings, calendar, record)
     return Bootstrap(record, replayed, replay_note, suggestions, suggestions_note)
+
+
+def refuse_late_end(conn: Connection, calendar: TradingCalendar, end: date) -> None:
+    """`marketintel bootstrap --end` after the latest day the record may end on (`record_end`:
+    the day before the first live prediction, else the latest priced day) is refused
+    (InvalidInputError) rather than moved back to it without a word, and one the exchange has
+    not reached says so, as backfill --end and the stages refuse a day not closed. A weekend
+    or holiday ends on the trading day before it ("up to and including"). `build_validation_record`
+    still holds its callers' `end` to that day (the demo's day before its live day)."""
+    closed = calendar.closed_day_at(utc_now())
+    allowed, why = _latest_end(conn, closed)
+    asked = calendar.latest_trading_day(end)
+    if asked > closed:
+        raise InvalidInputError(
+            f"--end {end} has not closed yet; the record may end on {allowed} at the latest ({why})"
+        )
+    if asked > allowed:
+        raise InvalidInputError(f"--end {end} is after {allowed}, the latest day the record may end on ({why})")
+
+
+def _latest_end(conn: Connection, closed: date) -> tuple[date, str]:
+    """The latest day the record may end on and why: `record_end`, else (no prices yet) the
+    latest closed trading day."""
+    live, last = first_live_day(conn), record_end(conn)
+    if last is None:
+        return closed, "the latest closed trading day"
+    return last, "the latest priced day" if live is None else f"the day before the first live prediction, {live}"
 
 
 def _replay_ai(

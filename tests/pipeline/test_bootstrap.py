@@ -4,7 +4,7 @@ no look-ahead, kept apart from the live record, on both databases."""
 from __future__ import annotations
 
 import math
-from datetime import date
+from datetime import date, timedelta
 
 import numpy as np
 import pandas as pd
@@ -12,10 +12,10 @@ import pytest
 from sqlalchemy import func, select
 
 from market.clock import default_calendar
-from market.errors import StageFailedError
+from market.errors import InvalidInputError, StageFailedError
 from market.settings import Settings
 from models.decisions import HORIZON
-from pipeline.bootstrap import BootstrapTerms, bootstrap
+from pipeline.bootstrap import BootstrapTerms, bootstrap, refuse_late_end
 from pipeline.runner import run_stage
 from pipeline.validation import build_validation_record
 from store import tables
@@ -23,7 +23,9 @@ from store.engine import migration_engine, service_engine
 from store.history import append_history
 from store.migrations import upgrade
 from store.panels import record_end
+from tests.conftest import ON_SQLITE_ONLY
 from tests.models.synthetic import synthetic_prices
+from tests.pipeline.test_cli import cli
 from views.performance import performance
 
 DAYS, INSTRUMENTS = 190, 12
@@ -192,3 +194,37 @@ def test_a_day_the_validation_record_covers_is_not_scored_live(settings: Setting
     after = _history_counts(engine)
     assert after.pop("stage_runs") == before.pop("stage_runs") + 2  # STARTED and FAILED, the runner's own record
     assert after == before
+
+
+@ON_SQLITE_ONLY
+def test_an_end_after_the_latest_day_the_record_may_end_on_is_refused(settings: Settings) -> None:
+    """`marketintel bootstrap --end 2099-01-02` built the record to the latest priced day and
+    said nothing of the day asked for: an --end the exchange has not reached, or one after
+    the latest day the record may end on, is one line naming that day, exit status 1, and
+    nothing is written. A weekend before the first live day ends on the Friday before it
+    ("up to and including", as backfill --end), so it is no refusal."""
+    prices = _prices()
+    engine = _store(settings, prices)
+    days = sorted(prices["date"].unique())
+    before = _history_counts(engine)
+    ahead = cli("bootstrap", "--end", "2099-01-02")
+    said = (
+        f"--end 2099-01-02 has not closed yet; the record may end on {days[-1]} at the latest (the latest priced day)"
+    )
+    assert (ahead.returncode, ahead.stdout, ahead.stderr) == (1, "", f"error: {said}\n")
+    after = default_calendar().next_trading_day(days[-1])
+    late = cli("bootstrap", "--end", after.isoformat())
+    said = f"--end {after} is after {days[-1]}, the latest day the record may end on (the latest priced day)"
+    assert (late.returncode, late.stdout, late.stderr) == (1, "", f"error: {said}\n")
+    assert _history_counts(engine) == before
+    live = days[-4]  # a Monday: the record may end on the Friday before it, or the weekend between
+    with engine.begin() as conn:
+        row = {"symbol": "S00", "trading_date": live, "model_id": "m", "horizon_days": 1, "p_up": 0.5, "score": 50.0}
+        append_history(conn, tables.predictions, [row])
+    why = f"the day before the first live prediction, {live}"
+    said = f"--end {live} is after {days[-5]}, the latest day the record may end on ({why})"
+    with engine.connect() as conn, pytest.raises(InvalidInputError) as refused:
+        refuse_late_end(conn, default_calendar(), live)
+    assert refused.value.detail == said
+    with engine.connect() as conn:
+        refuse_late_end(conn, default_calendar(), live - timedelta(days=1))  # the Sunday before: no refusal
