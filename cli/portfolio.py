@@ -121,7 +121,8 @@ def import_statement(
     confirm: str | None = typer.Option(
         None,
         "--confirm",
-        help="A preview's confirm token: apply exactly what it showed (refused if the book changed since).",
+        help="A preview's confirm token: apply exactly what it showed (refused if the book changed since, "
+        "or if no preview of this file issued it).",
     ),
 ) -> None:
     """Synchronise a portfolio to a broker account statement (what the ledger records after

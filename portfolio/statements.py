@@ -59,9 +59,11 @@ nothing; the same file sent with that token (`confirm=`, `--confirm`) is applied
 while the book is as the preview saw it (409 otherwise), so what is applied is what was
 previewed: the token names the changes the preview showed as well as the book it saw, so a
 price the sync books at that moved since (a dropped holding's last close, corrected) is a
-409 too. A file sent without either is synchronised at once. The same file
-imported again (same SHA-256) changes nothing and says so; every attempt, refused or not,
-is kept in `statement_imports` (a preview is not an attempt).
+409 too. A token no preview of the file issued (malformed, or another file's: it starts
+with the file's SHA-256) is bad input saying so (422), not a book that changed. A file
+sent without either is synchronised at once. The same file imported again (same SHA-256)
+changes nothing and says so; every attempt, refused or not, is kept in
+`statement_imports` (a preview is not an attempt).
 """
 
 from __future__ import annotations
@@ -114,6 +116,8 @@ SYMBOL_FIRST = re.compile(r"^([A-Z][A-Z0-9.]{0,11})(?: |$)")  # a line that open
 DATE_FIRST = re.compile(r"^(\d{4}-\d{2}-\d{2})(?: |$)")  # a line that opens with a date-shaped word
 DATE_AT_END = re.compile(r"\d{4}-\d{2}-\d{2}$")
 PERIOD_START = re.compile(r"^Period:? (\d{4}-\d{2}-\d{2}) to ")  # "Period: 2026-11-01 to 2026-11-20"
+TOKEN_FILE_CHARS = 8  # a confirm token starts with this many hex digits of its file's SHA-256
+CONFIRM_TOKEN = re.compile(r"[0-9a-f]{32}")  # those, then 24 of the hash of what the preview showed
 TOLERANCE = Decimal("0.01")
 
 
@@ -542,11 +546,7 @@ def _file(
         book = _book_version(conn, portfolio_id)
         changes, warnings = _synchronise(conn, portfolio_id, parsed, digest, moment)
         token = _confirm_token(digest, book, changes, warnings)
-        if confirm is not None and confirm != token:  # raised in the transaction: the sync is rolled back
-            raise ConflictError(
-                "the book changed since the preview (a trade or cash movement was recorded, a price the sync "
-                "books at moved, or this is another file); preview it again and confirm that"
-            )
+        _confirmed(confirm, token)  # raised in the transaction: the sync is rolled back
         if preview:
             raise _Previewed(changes, warnings, token)
         row = {"file_sha256": digest, "layout": parsed.layout, "status": "SYNCED", "parsed": parsed.as_dict()}
@@ -602,12 +602,31 @@ def _book_version(conn: Connection, portfolio_id: str) -> tuple:
 
 
 def _confirm_token(digest: str, book: tuple, changes: list[Change], warnings: list[str]) -> str:
-    """What a preview showed: the file, the book it was applied to (`_book_version`) and the
-    changes and warnings it answered. A confirmation applies the sync only when it makes the
-    same token, so what is booked is what was shown: a price the sync books at (a dropped
-    holding's last close) corrected since the preview changes the token as a trade does."""
+    """What a preview showed: the file (its SHA-256's first `TOKEN_FILE_CHARS` hex digits,
+    read back by `_confirmed`), then a hash of the file, the book it was applied to
+    (`_book_version`) and the changes and warnings it answered. A confirmation applies the
+    sync only when it makes the same token, so what is booked is what was shown: a price the
+    sync books at (a dropped holding's last close) corrected since the preview changes the
+    token as a trade does."""
     shown = json.dumps([changes, warnings], sort_keys=True, default=str)
-    return hashlib.sha256(f"{digest}:{book}:{shown}".encode()).hexdigest()[:24]
+    return digest[:TOKEN_FILE_CHARS] + hashlib.sha256(f"{digest}:{book}:{shown}".encode()).hexdigest()[:24]
+
+
+def _confirmed(confirm: str | None, token: str) -> None:
+    """A confirmation (`confirm`) that is not the token this sync makes: one no preview of
+    this file issued (malformed, or naming another file: InvalidInputError, 422), else one
+    of its preview that the book no longer matches (ConflictError, 409)."""
+    if confirm is None or confirm == token:
+        return
+    if not CONFIRM_TOKEN.fullmatch(confirm) or confirm[:TOKEN_FILE_CHARS] != token[:TOKEN_FILE_CHARS]:
+        raise InvalidInputError(
+            f"the confirm token {confirm!r} is not one a preview of this file issued; preview the file "
+            "(CLI --preview, REST ?preview=true) and confirm with the confirm_token it answers"
+        )
+    raise ConflictError(
+        "the book changed since the preview (a trade or cash movement was recorded, or a price the sync "
+        "books at moved); preview it again and confirm that"
+    )
 
 
 def _cash_through(conn: Connection, portfolio_id: str, day: date) -> Decimal:

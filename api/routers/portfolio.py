@@ -169,7 +169,8 @@ async def upload_pdf(
         None,
         min_length=1,
         max_length=64,
-        description="A preview's confirm_token: apply exactly what it showed (409 if the book changed since).",
+        description="A preview's confirm_token: apply exactly what it showed (409 if the book changed since; "
+        "422 if no preview of this file issued it).",
     ),
 ) -> Response:
     """Synchronise the portfolio from a broker statement (holdings or transactions

@@ -339,8 +339,15 @@ def test_statement_and_research_uploads(api: Api) -> None:
         preview.text
     )
     assert api.acme("GET", "/api/portfolio").json() == before  # the preview changed nothing
-    stale = api.acme("POST", "/api/portfolio/upload-pdf", files=files, params={"confirm": "0" * 24})
-    assert_problem(stale, 409, "the book changed since the preview")
+    # a token no preview of this file issued is named as such (it said "the book changed since the preview")
+    bogus = api.acme("POST", "/api/portfolio/upload-pdf", files=files, params={"confirm": "0" * 32})
+    assert_problem(bogus, 422, "the confirm token '" + "0" * 32 + "' is not one a preview of this file issued")
+    stale = preview.json()["confirm_token"][:8] + "0" * 24  # this file's, of a book it no longer matches
+    assert_problem(
+        api.acme("POST", "/api/portfolio/upload-pdf", files=files, params={"confirm": stale}),
+        409,
+        "the book changed since the preview",
+    )
     synced = api.acme(
         "POST", "/api/portfolio/upload-pdf", files=files, params={"confirm": preview.json()["confirm_token"]}
     )

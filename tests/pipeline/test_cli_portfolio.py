@@ -311,3 +311,33 @@ def test_the_house_portfolio_opens_without_a_client_and_a_client_without_house(s
     with service_engine(settings).connect() as conn:
         assert conn.execute(select(func.count()).select_from(tables.portfolios)).scalar_one() == 1
         assert conn.execute(select(func.count()).select_from(tables.cash_entries)).scalar_one() == 1
+
+
+@ON_SQLITE_ONLY
+def test_a_confirm_token_no_preview_issued_is_one_line_saying_so(settings: Settings, tmp_path: Path) -> None:
+    """`import-statement client:acme s.pdf --confirm bogus` answered "the book changed since the
+    preview", of a book nobody had touched: it says the token is not one a preview of the
+    file issued and how to get one, exit status 1, and books nothing."""
+    from portfolio.market import market_days
+    from portfolio.statement_pdfs import sample_holdings_statement
+    from store import tables
+    from store.history import current_rows
+    from tests.portfolio.seed import DAY
+
+    engine = service_engine(settings)
+    seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}, "BBB": {"close": 10.0, "volume": 90_000}})
+    assert cli("portfolio", "open", "acme", "--cash", "5000").returncode == 0
+    statement = tmp_path / "statement.pdf"
+    with engine.connect() as conn:
+        statement.write_bytes(sample_holdings_statement(market_days(conn, DAY), DAY, count=2))
+    refused = cli("portfolio", "import-statement", "client:acme", str(statement), "--confirm", "bogus")
+    said = (
+        "error: the confirm token 'bogus' is not one a preview of this file issued; preview the file "
+        "(CLI --preview, REST ?preview=true) and confirm with the confirm_token it answers\n"
+    )
+    assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", said)
+    assert cli("portfolio", "show", "client:acme").stdout.splitlines() == [
+        "client:acme: cash 5,000.00, equity 5,000.00 at the 2026-11-20 closes"
+    ]
+    with engine.connect() as conn:
+        assert current_rows(conn, tables.statement_imports) == []

@@ -321,6 +321,33 @@ def test_a_preview_confirmed_after_a_price_it_books_at_moved_is_refused(client) 
     assert result["status"] == "SYNCED" and result["changes"] == again["changes"]
 
 
+def test_a_confirm_token_no_preview_of_the_file_issued_is_refused_as_such(client) -> None:
+    """`--confirm bogus` (and a token a preview of another file answered) was refused as "the
+    book changed since the preview": nothing had changed, and previewing again was the
+    fix only by luck. A token that is not one a preview of this file issued is bad input
+    naming it and how to get one (422 over REST); a token of this file's preview that the
+    book no longer matches stays the conflict (409). Nothing is booked or recorded."""
+    engine, settings, portfolio_id = client
+    move_cash(engine, portfolio_id, "1000", now=ON_EARLIER)
+    pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, HOLDINGS, Decimal("10000"))
+    other = holdings_statement("KC-10042", "Acme Ltd", AS_OF, HOLDINGS, Decimal("10001"))
+    elsewhere = import_statement(engine, settings, portfolio_id, other, now=NOW, preview=True)["confirm_token"]
+    preview = import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=True)
+    assert re.fullmatch(r"[0-9a-f]{32}", preview["confirm_token"])
+    before, imports = _state(engine, portfolio_id), _imports(engine)
+    for token in ("bogus", "", preview["confirm_token"].upper(), preview["confirm_token"][:24], elsewhere):
+        with pytest.raises(InvalidInputError) as refused:
+            import_statement(engine, settings, portfolio_id, pdf, now=NOW, confirm=token)
+        assert refused.value.detail == (
+            f"the confirm token {token!r} is not one a preview of this file issued; preview the file "
+            "(CLI --preview, REST ?preview=true) and confirm with the confirm_token it answers"
+        )
+    assert _state(engine, portfolio_id) == before and _imports(engine) == imports
+    move_cash(engine, portfolio_id, "1", now=NOW)
+    with pytest.raises(ConflictError, match=r"^the book changed since the preview \(a trade or cash movement"):
+        import_statement(engine, settings, portfolio_id, pdf, now=NOW, confirm=preview["confirm_token"])
+
+
 def _sold(result: dict, symbol: str) -> dict:
     (change,) = [c for c in result["changes"] if c.get("symbol") == symbol]
     return {"symbol": symbol, "side": change["side"], "price": change["price"]}
