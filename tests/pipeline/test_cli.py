@@ -354,7 +354,7 @@ def test_a_locked_store_is_one_error_line(settings: Settings, monkeypatch: pytes
     holder = sqlite3.connect(settings.database_url.removeprefix("sqlite:///"), isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        result = CliRunner().invoke(app, ["portfolio", "open", "X", "--house"])
+        result = CliRunner().invoke(app, ["portfolio", "open", "--house"])
     finally:
         holder.execute("ROLLBACK")
         holder.close()

@@ -70,7 +70,7 @@ def test_a_deposit_over_the_one_limit_is_refused_before_the_portfolio_opens(sett
     for args, shown in [
         (("partialA", "--cash", "99999999999999.99"), "99999999999999.99"),
         (("partialA", "--cash", "1000000000000.01"), "1000000000000.01"),
-        (("x", "--house", "--cash", "99999999999999"), "99999999999999"),
+        (("--house", "--cash", "99999999999999"), "99999999999999"),
         (("partialA", "--cash", "1000000001"), "1000000001"),
         (("partialA", "--cash", "1000000000.01"), "1000000000.01"),
     ]:
