@@ -28,10 +28,14 @@ class OneLineAccessFormatter(OneLineFormatter, AccessFormatter):
 def uvicorn_log_options() -> dict[str, Any]:
     """uvicorn's own logging set-up (its loggers, handlers, formats and colours) with each
     record one line (market/logging.py `OneLineFormatter`): its "Exception in ASGI
-    application" record holds the exception's traceback, whose message a client may write."""
+    application" record holds the exception's traceback, whose message a client may write.
+    "uvicorn.error" propagates to "uvicorn"'s handler, said outright: uvicorn's set-up leaves
+    a logger's `propagate` as it found it, and Airflow's (imported in the same process by a
+    DAG or a test) turns it off, so the server's errors went to no handler."""
     config = copy.deepcopy(LOGGING_CONFIG)
     config["formatters"]["default"]["()"] = OneLineDefaultFormatter
     config["formatters"]["access"]["()"] = OneLineAccessFormatter
+    config["loggers"]["uvicorn.error"]["propagate"] = True
     return {"log_config": config}
 
 

@@ -104,6 +104,8 @@ def test_a_record_with_a_traceback_is_one_line_on_every_handler_the_service_conf
 
     other = _Plain()
     logging.getLogger("api.problems").addHandler(other)
+    # a set-up before the service's turned uvicorn's error logger off (Airflow's does)
+    logging.getLogger("uvicorn.error").propagate = False
     configure_logging("INFO")
     # uvicorn's set-up as served (at WARNING, as the tests' servers log: no later one logs at INFO)
     uvicorn.Config("api.app:create_app", factory=True, log_level="warning", **uvicorn_log_options())
