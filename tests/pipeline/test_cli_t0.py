@@ -341,10 +341,6 @@ def test_run_day_stopped_by_sigterm_names_the_stage_everywhere(
     does, naming the stage."""
     import signal
 
-    from store import tables
-    from store.engine import service_engine
-    from store.history import current_rows
-
     with socket.socket() as silent:  # listens, never accepts: t0_scrape waits
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
@@ -353,10 +349,10 @@ def test_run_day_stopped_by_sigterm_names_the_stage_everywhere(
         process = subprocess.Popen(
             [MARKETINTEL, "run-day", "--date", "2026-11-20"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        notebook, deadline = settings.runs_dir / "2026-11-20" / "t0_scrape.ipynb", time.monotonic() + 120
-        while not (notebook.is_file() and b'"run_date"' in notebook.read_bytes()) and time.monotonic() < deadline:
+        deadline = time.monotonic() + 120
+        while not _events(settings) and time.monotonic() < deadline:  # the kernel's stage recorded its start
             time.sleep(0.2)
-        time.sleep(3)  # its kernel started and the stage's cell waits on the exchange
+        time.sleep(1)  # the stage's cell waits on the exchange
         process.send_signal(signal.SIGTERM)
         stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 1, stderr
@@ -367,12 +363,21 @@ def test_run_day_stopped_by_sigterm_names_the_stage_everywhere(
     )
     assert "Traceback" not in stderr and "never retrieved" not in stderr
     assert "| 2026-11-20 | t0_scrape | FAILED |" in (settings.runs_dir / "index.md").read_text()
-    with service_engine(settings).connect() as conn:
-        rows = sorted(current_rows(conn, tables.stage_runs), key=lambda r: r["id"])
-    assert [(r["stage"], r["event"], r["detail"].get("error")) for r in rows] == [
+    assert _events(settings) == [
         ("t0_scrape", "STARTED", None),
         ("t0_scrape", "FAILED", "interrupted by SIGTERM before it recorded an end"),
     ]
+
+
+def _events(settings: Settings) -> list[tuple[str, str, str | None]]:
+    """The stages' recorded events, oldest first: (stage, event, error)."""
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+
+    with service_engine(settings).connect() as conn:
+        rows = sorted(current_rows(conn, tables.stage_runs), key=lambda r: r["id"])
+    return [(r["stage"], r["event"], r["detail"].get("error")) for r in rows]
 
 
 @ON_SQLITE_ONLY
