@@ -96,6 +96,7 @@ from market.instruments import infer_instrument_type, instrument_type, is_ordina
 from market.settings import DELIST_AFTER_SESSIONS, HOME_CURRENCY
 from store import tables
 from store.history import append_history, current_rows
+from store.splits import Split, factor_between, stored_splits
 from store.transactions import write_transaction
 
 BATCH_ROWS = 25_000
@@ -268,12 +269,12 @@ def import_path(
     with _one_transaction(engine, f"import:{fmt}") as conn:
         held = Held.read(conn)  # before the prices: the days the stored names are as of
         report.rows_inserted = _store_prices(conn, fmt, files, today, rows, report)
-        report.untraded_inserted = _store_untraded(conn, rows)
         report.indices = sorted(rows.indices)
         report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
         _store_instruments(conn, rows, held, ({"board": board, "currency": report.currency}, said), report)
         report.unmatched_actions = unmatched_actions(conn, rows, actions)
         report.corporate_actions_inserted = append_history(conn, tables.corporate_actions, actions).inserted
+        report.untraded_inserted = _store_untraded(conn, rows)
     report.capital_changes = changes.lines()
     return report
 
@@ -375,15 +376,20 @@ def _store_untraded(conn: Connection, rows: _Rows) -> int:
     untraded name out is stored as the exchange lists it (volume 0 at its last close), so
     the 20-day windows of the gates and the model count sessions, not trades. Their source
     says so (`...:not-in-file`, the replay's status for the same row); a gap the delisting
-    rule's sessions long stays a gap. An earlier import's gaps of these names are filled too."""
+    rule's sessions long stays a gap. An earlier import's gaps of these names are filled too.
+    Called once the import's capital changes are stored: a carried close is on its day's
+    count (`_carried_on_count`)."""
     if not rows.first_day:
         return 0
     c = tables.eod_prices.c
     where = [c.symbol.in_(sorted(rows.first_day))]
     columns = ["symbol", "trading_date", "close"]
     stored = pd.DataFrame(current_rows(conn, tables.eod_prices, where=where, columns=columns))
+    stored = stored.rename(columns={"trading_date": "date"})
     sessions = conn.execute(select(c.trading_date).distinct()).scalars().all()
-    found = untraded_rows(stored.rename(columns={"trading_date": "date"}), rows.delist_after, sessions)
+    found = _carried_on_count(
+        untraded_rows(stored, rows.delist_after, sessions), stored, stored_splits(conn, symbols=rows.first_day)
+    )
     records = [
         {**NO_TRADE, "symbol": r.symbol, "trading_date": r.date, "close": float(r.close), "prev_close": float(r.close)}
         for r in found.itertuples(index=False)
@@ -391,6 +397,23 @@ def _store_untraded(conn: Connection, rows: _Rows) -> int:
     source = f"{rows.source}:{NOT_IN_FILE.lower()}"
     batches = range(0, len(records), BATCH_ROWS)
     return sum(_flush(conn, [{**r, "source": source} for r in records[i : i + BATCH_ROWS]]) for i in batches)
+
+
+def _carried_on_count(found: pd.DataFrame, stored: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:
+    """`found` (no-trade rows carrying a name's last stored close) with each close on its
+    own day's count: divided by `factor_between` the name's last row before it and its day,
+    as the exchange quotes an untraded name after a split or bonus issue's ex-date. Carried
+    as stored, a gap across an ex-date held the old count's close after it: an adjusted
+    reader saw the price jump by the factor and back on the next trade."""
+    if found.empty or not splits:
+        return found
+    last = stored[["symbol", "date"]].assign(last=stored["date"], on=pd.to_datetime(stored["date"]))
+    keyed = found.assign(on=pd.to_datetime(found["date"]), order=range(len(found)))
+    paired = pd.merge_asof(
+        keyed.sort_values("on"), last.drop(columns="date").sort_values("on"), on="on", by="symbol"
+    ).sort_values("order")
+    factors = [factor_between(splits, r.symbol, r.last, r.date) for r in paired.itertuples(index=False)]
+    return found.assign(close=found["close"].to_numpy(dtype=float) / factors)
 
 
 def _read(fmt: str, file: Path, today: date) -> Iterator[dict | Bad]:

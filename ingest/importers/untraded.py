@@ -25,7 +25,8 @@ is the rule's to say. A file that lists every name every session gets nothing.
 The replay serves its files as an exchange would and, as its docstring says, reads the
 later files for one status alone: a name is listed from its first row to its last, so a
 long suspension there is served as no-trade rows. The importer (`ingest.importers.files`
-`_store_untraded`) and the research frames (benchmarks/model_quality.py `load_market`,
+`_store_untraded`, which puts a close carried across a split's ex-date on the new count)
+and the research frames (benchmarks/model_quality.py `load_market`,
 which the backtest reads) apply this module's rule; on the NSE files it adds 2,249 rows,
 all in 2006-2009 (none after: the files list every name from 2009 on, and the one long
 gap since, MSC's from October 2019, is longer than the rule's count).

@@ -115,6 +115,35 @@ def test_the_importer_stores_the_no_trade_rows_once_and_across_follow_up_imports
     assert len(_stored(settings).query("symbol == 'THIN'")) == len(DAYS)
 
 
+def test_a_no_trade_row_after_a_bonus_issues_ex_date_carries_the_close_on_the_new_count(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A one-for-one bonus issue goes ex on a day the file leaves BONUS out: the no-trade rows
+    from its ex-date on carry the last close halved, as the exchange quotes it, so the
+    adjusted history is flat across the gap. Carried as stored, the rows after the ex-date
+    held the old count's close: the adjusted price doubled for three sessions and fell back."""
+    from store.splits import on_count, stored_splits
+
+    folder = tmp_path / "market"
+    folder.mkdir()
+    lines = ["symbol,date,close,volume"]
+    for i, day in enumerate(DAYS[:20]):
+        lines.append(f"LIQUID,{day.isoformat()},20,100000")
+        if not 10 <= i <= 14:  # two sessions left out before the ex-date (day 12), three from it
+            lines.append(f"BONUS,{day.isoformat()},{100 if i < 12 else 50},1000")
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    (folder / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio\nBONUS,{DAYS[12]},bonus,1 for 1\n")
+    report = import_path(service_engine(settings), folder)
+    assert report.untraded_inserted == 5 and report.corporate_actions_inserted == 1
+    bonus = _stored(settings).query("symbol == 'BONUS'").set_index("trading_date").sort_index()
+    assert list(bonus.loc[DAYS[10] : DAYS[14], "close"]) == [100, 100, 50, 50, 50]
+    assert list(bonus.loc[DAYS[10] : DAYS[14], "prev_close"]) == [100, 100, 50, 50, 50]
+    with service_engine(settings).connect() as conn:
+        splits = stored_splits(conn)
+    adjusted = on_count(bonus.reset_index().assign(symbol="BONUS"), splits, DAYS[19])
+    assert set(adjusted["close"]) == {50}
+
+
 def test_the_import_command_says_how_many_no_trade_rows_it_stored(settings: Settings, tmp_path: Path) -> None:
     result = cli("import", str(_gappy_market(tmp_path / "market")))
     assert result.returncode == 0, result.stderr
