@@ -43,7 +43,7 @@ from api.problems import problem, problem_for, unexpected
 from api.security import api_key_header_name, authenticate, carries_body, request_fact
 from market.errors import MarketIntelError
 from market.settings import Settings
-from market.text import control_character
+from market.text import unprintable
 
 UPLOAD_PATHS = ("/api/portfolio/upload-pdf", "/api/portfolio/upload-research")
 OPEN_PATHS = ("/healthz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
@@ -58,9 +58,9 @@ def _query_fault(query_string: bytes) -> str | None:
     log reading the first saw a buy, the ambiguity a JSON body's key named twice is refused
     for (api/jsonbody.py). No route takes a parameter more than once."""
     text = query_string.decode("latin-1")
-    where = control_character(unquote_plus(text))
+    where = unprintable(unquote_plus(text))
     if where is not None:
-        return f"the URL's query holds a control character ({where}); send printable text"
+        return f"the URL's query holds {where}; send printable text"
     seen: set[str] = set()
     for name, _ in parse_qsl(text, keep_blank_values=True):
         if name in seen:
@@ -209,9 +209,9 @@ class Edge:
                 414,
                 f"the URL is over the limit of {settings.max_url_bytes:,} bytes; send a GraphQL document by POST",
             )
-        where = control_character(request.scope.get("path", ""))
+        where = unprintable(request.scope.get("path", ""))
         if where is not None:
-            return problem(request, 422, f"the URL's path holds a control character ({where}); send printable text")
+            return problem(request, 422, f"the URL's path holds {where}; send printable text")
         fault = _query_check(request.scope.get("query_string", b""))
         return None if fault is None else problem(request, 422, fault)
 

@@ -20,7 +20,7 @@ from typing import Any
 from fastapi import HTTPException, Request, Response
 
 from api.security import KeyCheckedRoute
-from market.text import control_character
+from market.text import unprintable
 
 
 class DuplicateKey(HTTPException):
@@ -55,7 +55,7 @@ class ControlCharacter(HTTPException):
     def __init__(self, where: str) -> None:
         super().__init__(
             status_code=422,
-            detail=f"the JSON body holds a control character ({where}) in a key or "
+            detail=f"the JSON body holds {where} in a key or "
             "string; send printable text (tab and line breaks are fine)",
         )
 
@@ -149,15 +149,16 @@ def strict_json(data: str | bytes, text_rule: bool = True) -> Any:
     if depth(value) > MAX_DEPTH:
         raise TooDeep()
     if text_rule:
-        where = first_control_character(value)
+        where = first_unprintable(value)
         if where is not None:
             raise ControlCharacter(where)
     return value
 
 
-def first_control_character(value: Any) -> str | None:
-    """Where the first control character of any key or string of a decoded value is."""
-    return next((w for text in _strings(value) if (w := control_character(text)) is not None), None)
+def first_unprintable(value: Any) -> str | None:
+    """What and where the first control character or lone surrogate (market/text.py
+    `unprintable`) of any key or string of a decoded value is."""
+    return next((w for text in _strings(value) if (w := unprintable(text)) is not None), None)
 
 
 class StrictJSONRequest(Request):

@@ -12,6 +12,7 @@ import html
 import logging
 import uuid
 from http import HTTPStatus
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -26,6 +27,7 @@ from api.security import refund, refunded_refusal
 from api.services import ClientGone
 from api.uploads import unreadable_form
 from market import errors
+from market.text import encodable
 
 log = logging.getLogger(__name__)
 PROBLEM_JSON = "application/problem+json"
@@ -138,18 +140,33 @@ def problem(
     **extra: object,
 ) -> JSONResponse:
     request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
-    body = {
-        "type": problem_type(request, status),
-        "title": title or HTTPStatus(status).phrase,
-        "status": status,
-        "detail": detail,
-        "instance": request.url.path,
-        "request_id": request_id,
-        **extra,
-    }
+    body = _encodable(
+        {
+            "type": problem_type(request, status),
+            "title": title or HTTPStatus(status).phrase,
+            "status": status,
+            "detail": detail,
+            "instance": request.url.path,
+            "request_id": request_id,
+            **extra,
+        }
+    )
     return JSONResponse(
         body, status_code=status, media_type=PROBLEM_JSON, headers={**(headers or {}), "X-Request-ID": request_id}
     )
+
+
+def _encodable(value: Any) -> Any:
+    """`value` (a problem's body) with every text `encodable`: a detail quotes what the
+    client sent (a key named twice, an unknown operation's name), and a lone surrogate in it
+    (JSON's `"\\ud800"`) made the answer fail to encode, a 500 instead of the problem."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_encodable(v) for v in value]
+    return value
 
 
 def problem_for(request: Request, error: errors.MarketIntelError) -> JSONResponse:

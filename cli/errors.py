@@ -1,7 +1,8 @@
 """One-line CLI errors: a domain error becomes `error: <message>` on stderr, exit status 1.
 
 The CLI's edge too: every text argument is held to the input rule the API's edge applies
-(market/text.py: no NUL or other control character), before the command runs. A line feed
+(market/text.py: no NUL or other control character, no lone surrogate; an argument's byte
+that is not UTF-8 is named as such), before the command runs. A line feed
 or carriage return is text to that rule, and an error may quote the argument that holds
 it: the line is written through `one_line` (market/text.py: `\n` for a line feed), so an
 error is one line whatever it quotes (`say_error`)."""
@@ -9,13 +10,14 @@ error is one line whatever it quotes (`say_error`)."""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 
 import typer
 from pydantic import ValidationError
 from sqlalchemy.exc import DatabaseError, OperationalError
 
-from market.errors import MarketIntelError
+from market.errors import InvalidInputError, MarketIntelError
 from market.text import checked_text, one_line
 
 
@@ -35,7 +37,7 @@ def one_line_errors(command: Callable) -> Callable:
         try:
             for name, value in [*((f"argument {i + 1}", a) for i, a in enumerate(args)), *kwargs.items()]:
                 if isinstance(value, str):
-                    checked_text(value, name.replace("_", " "))
+                    checked_argument(value, name.replace("_", " "))
             return command(*args, **kwargs)
         except MarketIntelError as exc:
             say_error(exc.detail)
@@ -47,6 +49,23 @@ def one_line_errors(command: Callable) -> Callable:
             raise typer.Exit(1) from None
 
     return wrapper
+
+
+# a byte of an argument that is not UTF-8, as Python reads it (its "surrogateescape")
+_UNDECODED = re.compile(r"[\udc80-\udcff]")
+
+
+def checked_argument(value: str, what: str) -> str:
+    """A text argument held to the input rule (`checked_text`); a byte that is not UTF-8
+    (which Python reads as a lone surrogate, and the database then failed to write, a
+    traceback) is named as the byte it is."""
+    found = _UNDECODED.search(value)
+    if found is not None:
+        byte = ord(found.group()) - 0xDC00
+        raise InvalidInputError(
+            f"{what} is not UTF-8 text (the byte 0x{byte:02X} at position {found.start()}); send it in UTF-8"
+        )
+    return checked_text(value, what)
 
 
 def say_error(message: str) -> None:

@@ -4,7 +4,9 @@ Postgres refuses a NUL in a text column (the request then failed with a server e
 no field of this service means anything by a control character, so every text a client
 sends (a URL's path and query, a JSON body's keys and strings, a GraphQL string, an
 upload's filename, a plain-text note) is refused with the position of the first one.
-Tab, line feed and carriage return are text. Text extracted from a PDF is not the
+Tab, line feed and carriage return are text. A lone surrogate (half of a UTF-16 pair,
+which JSON's `\ud800` escape and an argument's undecodable byte give) is no character and
+no UTF-8 text: it is refused the same way (`unprintable`). Text extracted from a PDF is not the
 client's typing: its control characters are dropped instead (`printable`). Text written
 where a line is one event (a log record, the CLI's one-line error) has its line breaks and
 other control characters escaped instead (`one_line`: "a\nb" is written `a\nb`), so a
@@ -27,6 +29,11 @@ from datetime import date
 from market.errors import InvalidInputError
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# half of a UTF-16 pair alone (JSON's "\ud800", an argument's undecodable byte as Python
+# reads it): no character, and UTF-8 cannot encode it (the database driver, a JSON
+# response and a log stream each raised UnicodeEncodeError)
+SURROGATE = re.compile(r"[\ud800-\udfff]")
+UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")  # either
 SYMBOL_CHARACTERS = r"A-Za-z0-9.\-"  # a regular expression's class: KCB, KPLC-P4, JMMBGL7.25
 SYMBOL_LENGTH = 20
 # a ticker: first a letter or a digit ("-" is a file's empty cell)
@@ -54,19 +61,23 @@ def asked_symbol(text: str) -> str:
     return text.translate(_ASCII_CAPITALS)
 
 
-def control_character(text: str) -> str | None:
-    """A sentence naming the first control character and where it is, or None."""
-    found = CONTROL.search(text)
+def unprintable(text: str) -> str | None:
+    """What the first control character or lone surrogate (`UNPRINTABLE`) of `text` is and
+    where, as a phrase ("a control character (U+0007 at position 3)"), or None."""
+    found = UNPRINTABLE.search(text)
     if found is None:
         return None
-    return f"U+{ord(found.group()):04X} at position {found.start()}"
+    where = f"U+{ord(found.group()):04X} at position {found.start()}"
+    if SURROGATE.match(found.group()):
+        return f"a lone surrogate ({where}: half of a UTF-16 pair, not a character)"
+    return f"a control character ({where})"
 
 
 def checked_text(text: str, what: str) -> str:
     """`text` unchanged, or InvalidInputError naming `what` and the character."""
-    where = control_character(text)
-    if where is not None:
-        raise InvalidInputError(f"{what} contains a control character ({where}); send printable text")
+    found = unprintable(text)
+    if found is not None:
+        raise InvalidInputError(f"{what} contains {found}; send printable text")
     return text
 
 
@@ -102,22 +113,30 @@ def checked_name(text: str, what: str, max_length: int) -> str:
     return text
 
 
+def encodable(text: str) -> str:
+    """`text` with each lone surrogate written as its escape ("\\ud800"): text UTF-8 can
+    write, for an answer that quotes what a client sent (a problem's detail)."""
+    return SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
 def printable(text: str) -> str:
-    """`text` without its control characters (tab, line feed and carriage return kept)."""
-    return CONTROL.sub("", text)
+    """`text` without its control characters and lone surrogates (tab, line feed and
+    carriage return kept)."""
+    return UNPRINTABLE.sub("", text)
 
 
 # every character that ends a line somewhere (a terminal, `str.splitlines`, a log viewer)
 # or moves the cursor, tab aside: written as its escape by `one_line`
 _ONE_LINE = {
     code: {0x0A: "\\n", 0x0D: "\\r"}.get(code, f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-    for code in (*range(0x20), 0x7F, 0x85, 0x2028, 0x2029)
+    for code in (*range(0x20), 0x7F, 0x85, 0x2028, 0x2029, *range(0xD800, 0xE000))
     if code != 0x09
 }
 
 
 def one_line(text: str) -> str:
-    """`text` as one line: each control character but tab, and each Unicode line or
-    paragraph separator, written as its escape ("\\n", "\\r", "\\x1b", "\\u2028");
+    """`text` as one line: each control character but tab, each Unicode line or paragraph
+    separator and each lone surrogate (which no stream can write) written as its escape
+    ("\\n", "\\r", "\\x1b", "\\u2028", "\\ud800");
     what a log record and the CLI's error write (market/logging.py, cli/errors.py)."""
     return text.translate(_ONE_LINE)

@@ -50,7 +50,7 @@ from graphql.execution.values import get_variable_values
 from strawberry.extensions import MaskErrors, SchemaExtension
 from strawberry.schema.exceptions import CannotGetOperationTypeError
 
-from api.jsonbody import MAX_NUMBER_DIGITS, first_control_character
+from api.jsonbody import MAX_NUMBER_DIGITS, first_unprintable
 from api.security import refund, refunded_refusal
 from market.errors import (
     BudgetExceededError,
@@ -61,7 +61,7 @@ from market.errors import (
     PermissionDeniedError,
     RateLimitedError,
 )
-from market.text import control_character
+from market.text import unprintable
 
 log = logging.getLogger(__name__)
 CODES = {
@@ -309,16 +309,16 @@ class ControlCharacters(SchemaExtension):
                 (
                     w
                     for node in _literals(context.graphql_document, (StringValueNode,))
-                    if (w := control_character(node.value)) is not None
+                    if (w := unprintable(node.value)) is not None
                 ),
                 None,
             )
         if where is None and context.variables:
-            where = first_control_character(context.variables)
+            where = first_unprintable(context.variables)
         if where is not None:
             context.pre_execution_errors = [
                 GraphQLError(
-                    f"a string argument holds a control character ({where}); send printable text",
+                    f"a string argument holds {where}; send printable text",
                     extensions={"code": "BAD_USER_INPUT"},
                 )
             ]

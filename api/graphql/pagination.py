@@ -27,7 +27,7 @@ import strawberry
 
 from market.clock import supported_date
 from market.errors import InvalidInputError
-from market.text import control_character
+from market.text import unprintable
 
 T = TypeVar("T")
 # The longest cursor accepted, REST's and GraphQL's alike: those issued are under 100.
@@ -102,7 +102,7 @@ def moment(value: Any, what: str) -> datetime:
 
 def text(value: Any, what: str) -> str:
     """A name (a symbol, a news kind, a macro source or code): printable text."""
-    if isinstance(value, str) and 0 < len(value) <= LONGEST_TEXT and control_character(value) is None:
+    if isinstance(value, str) and 0 < len(value) <= LONGEST_TEXT and unprintable(value) is None:
         return value
     raise _not_issued(what, value, "a name")
 

@@ -54,6 +54,7 @@ from api.services import Services, heavy_client
 from desk import VersionMoved
 from market.budget import Deadline
 from market.settings import Settings
+from market.text import unprintable
 
 log = logging.getLogger(__name__)
 DISCONNECT_POLL_SECONDS = 0.25
@@ -127,6 +128,8 @@ class StrictGraphQLRouter(GraphQLRouter):
         value = strict_json(data, text_rule=False)
         if not isinstance(value, dict | list):
             raise TransportError(400, f"the body must be a JSON object with a `query`, not a JSON {_kind(value)}")
+        if isinstance(value, dict):
+            _check_operation_name(value.get("operationName"))
         return value
 
     async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
@@ -253,6 +256,17 @@ async def _kept_answer(request: Request, body: bytes) -> bytes | None:
         return None
 
 
+def _check_operation_name(name: object) -> None:
+    """A body's `operationName` is a string of printable text or null, else a 400: an
+    object there reached the answers' cache as a key (unhashable: a 500), and Strawberry's
+    refusal of an unknown name quotes it."""
+    if name is not None and not isinstance(name, str):
+        raise TransportError(400, f"`operationName` must be a string or null, not a JSON {_kind(name)}")
+    found = unprintable(name) if name is not None else None
+    if found is not None:
+        raise TransportError(400, f"`operationName` holds {found}; send printable text")
+
+
 def _asked(request: Request, body: bytes) -> cache.Asked | None:
     """The (query, variables, operation name) of a GET's parameters or a POST's JSON body
     when the document is one `cache.cacheable` found a market query before; None for
@@ -345,4 +359,5 @@ def _kind(value: object) -> str:
     """A decoded JSON value's kind, as a client would name it."""
     if value is None:
         return "null"
-    return {bool: "boolean", str: "string", int: "number", float: "number"}.get(type(value), type(value).__name__)
+    kinds = {bool: "boolean", str: "string", int: "number", float: "number", dict: "object", list: "array"}
+    return kinds.get(type(value), type(value).__name__)

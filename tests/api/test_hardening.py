@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -494,6 +495,31 @@ def test_a_control_character_is_refused_at_the_edge_on_both_databases(api: Api) 
     assert api.acme("GET", "/api/portfolio/cash").json()["items"] == cash_before
     fine = api.acme("POST", "/api/portfolio/cash", json={"amount": "10", "note": "top-up\tline one\nline two"})
     assert fine.status_code == 201, fine.text  # tab and line breaks are text
+
+
+def test_a_lone_surrogate_is_refused_like_a_control_character_never_a_server_error(api: Api) -> None:
+    """JSON's `"\\ud800"` escape decodes to half of a UTF-16 pair, which UTF-8 cannot
+    encode: a suggestion id holding one reached the database driver (GraphQL's masked
+    "Unexpected error"), a key holding one named twice made the 422 fail to encode (500), and
+    an `operationName` that was an object (unhashable) or held one answered 500. Each is bad
+    input now, said so, and nothing is stored."""
+    cash_before = api.acme("GET", "/api/portfolio/cash").json()["items"]
+
+    def posted(path: str, text: str) -> httpx.Response:  # the body as written: a client library refuses the escape
+        return api.acme("POST", path, content=text.encode(), headers={"content-type": "application/json"})
+
+    note = posted("/api/portfolio/cash", '{"amount": "10", "note": "top\\ud800up"}')
+    assert_problem(note, 422, "a lone surrogate (U+D800 at position 3")
+    twice = posted("/api/portfolio/cash", '{"amount": "1.00", "\\ud800": 1, "\\ud800": 2}')
+    assert_problem(twice, 422, "\\ud800")  # the key it quotes, as its escape
+    confirm = "mutation($id: String!) { confirmSuggestion(suggestionId: $id) { __typename } }"
+    graph = posted("/graphql", json.dumps({"query": confirm, "variables": {"id": "S-\ud800"}}))
+    assert graph.status_code == 200 and graph.json()["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", graph.text
+    assert "lone surrogate" in graph.json()["errors"][0]["message"]
+    for name, says in (("{}", "not a JSON object"), ("[1]", "not a JSON array"), ('"\\ud800"', "lone surrogate")):
+        refused = posted("/graphql", f'{{"query": "{{ __typename }}", "operationName": {name}}}')
+        assert_problem(refused, 400, "`operationName`", says)
+    assert api.acme("GET", "/api/portfolio/cash").json()["items"] == cash_before
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

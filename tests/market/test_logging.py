@@ -78,14 +78,15 @@ def test_a_record_is_one_line_whatever_its_arguments_hold() -> None:
     logger = logging.getLogger("desk.test_one_line")
     handler = _Collect()
     logger.addHandler(handler)
-    fake = "x\n2026-11-30 17:30:00,000 WARNING api.security: admin key accepted\r\x1b[2K\u2028"
+    # a lone surrogate last: a stream writing UTF-8 cannot write it ("--- Logging error ---")
+    fake = "x\n2026-11-30 17:30:00,000 WARNING api.security: admin key accepted\r\x1b[2K\u2028\ud800"
     try:
         configure_logging("INFO")
         logger.info("refused: %s (%s)", fake, ValueError(fake))
         logger.info({"a": 1})  # a message that is no text is kept for its own str()
     finally:
         logger.removeHandler(handler)
-    escaped = "x\\n2026-11-30 17:30:00,000 WARNING api.security: admin key accepted\\r\\x1b[2K\\u2028"
+    escaped = "x\\n2026-11-30 17:30:00,000 WARNING api.security: admin key accepted\\r\\x1b[2K\\u2028\\ud800"
     assert lines == [f"INFO refused: {escaped} ({escaped})", "INFO {'a': 1}"]
 
 

@@ -97,6 +97,11 @@ def test_stage_run_through_the_notebook_says_what_the_stage_recorded(settings: S
             "error: symbol contains a control character (U+001B at position 3)",
         ),
         (["stage", "run", "health\x07", "--date", "2026-11-20"], "error: name contains a control character (U+0007"),
+        # a byte that is not UTF-8 (0xFF: Python reads it as U+DCFF) failed at the database with a traceback
+        (
+            ["portfolio", "show", "client:\udcff"],
+            "error: portfolio id is not UTF-8 text (the byte 0xFF at position 7); send it in UTF-8",
+        ),
     ],
 )
 @ON_SQLITE_ONLY
