@@ -38,6 +38,8 @@ SYMBOL_CHARACTERS = r"A-Za-z0-9.\-"  # a regular expression's class: KCB, KPLC-P
 SYMBOL_LENGTH = 20
 # a ticker: first a letter or a digit ("-" is a file's empty cell)
 TICKER_PATTERN = rf"[A-Za-z0-9][{SYMBOL_CHARACTERS}]{{0,{SYMBOL_LENGTH - 1}}}"
+# a ticker as a broker's statement prints it: TICKER_PATTERN in capitals (KPLC-P4, 3MCO)
+PRINTED_TICKER = rf"[A-Z0-9][A-Z0-9.\-]{{0,{SYMBOL_LENGTH - 1}}}"
 RETIRED_MARK = "~"  # between a reused ticker and its earlier company's last day
 # ASCII digits: the API's pattern runs in pydantic-core's Rust regex, whose \d is any script's
 _RETIRED_DAY = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"

@@ -84,6 +84,7 @@ from market.clock import SUPPORTED_DATES, exchange_date, exchange_iso, session_c
 from market.errors import ConflictError, InvalidInputError
 from market.money import CENTS, MAX_SHARES, PRINTED_NUMBER, Money, Price, money_display, printed_number, to_cents
 from market.settings import Settings
+from market.text import PRINTED_TICKER
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
 from portfolio.market import known_symbols
@@ -104,15 +105,17 @@ class StatementRejected(InvalidInputError):
 
 
 NUMBER = r"-?[\d,]+(?:\.\d+)?"  # a holdings table's figure: none is negative but in a hyphen (refused when booked)
-HOLDING_ROW = re.compile(rf"^([A-Z][A-Z0-9.]{{0,11}}) (.+?) ([\d,]+) ({NUMBER}) ({NUMBER}) ({NUMBER})$")
+HOLDING_ROW = re.compile(rf"^({PRINTED_TICKER}) (.+?) ([\d,]+) ({NUMBER}) ({NUMBER}) ({NUMBER})$")
 # A ledger row's columns are words; each figure is read by the printed-number rule (`_number`),
 # so a figure that is not one is refused naming it, and a line opening with a date that is
 # not such a row is refused naming the line (`_unread`, DATE_FIRST): never skipped.
 LEDGER_ROW = re.compile(
     r"^(\d{4}-\d{2}-\d{2}) (BUY|SELL|DEPOSIT|WITHDRAWAL|FEE|DIVIDEND|OPENING) (\S+) (\S+) (\S+) (\S+) (\S+)$"
 )
-QUANTITY_ROW = re.compile(r"^([A-Z][A-Z0-9.]{0,11}) ([\d,]+)$")
-SYMBOL_FIRST = re.compile(r"^([A-Z][A-Z0-9.]{0,11})(?: |$)")  # a line that opens with a symbol-shaped word
+# A holding's symbol is any ticker the service lists, in capitals (market/text.py): the
+# reader's own narrower shape skipped KPLC-P4's line, and the sync sold the holding.
+QUANTITY_ROW = re.compile(rf"^({PRINTED_TICKER}) ([\d,]+)$")
+SYMBOL_FIRST = re.compile(rf"^({PRINTED_TICKER})(?: |$)")  # a line that opens with a symbol-shaped word
 DATE_FIRST = re.compile(r"^(\d{4}-\d{2}-\d{2})(?: |$)")  # a line that opens with a date-shaped word
 DATE_AT_END = re.compile(r"\d{4}-\d{2}-\d{2}$")
 PERIOD_START = re.compile(r"^Period:? (\d{4}-\d{2}-\d{2}) to ")  # "Period: 2026-11-01 to 2026-11-20"

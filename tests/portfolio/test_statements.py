@@ -490,6 +490,33 @@ def test_a_holding_line_that_cannot_be_read_is_refused_not_sold(client, lines: l
     assert _state(engine, portfolio_id)[0]["OUT"][0] == 100
 
 
+@pytest.mark.parametrize("layout", ["table", "ledger"])
+def test_a_holding_whose_ticker_has_a_hyphen_or_opens_with_a_digit_is_read_and_kept(client, layout: str) -> None:
+    """An adversarial run: the statement reader's symbol was `[A-Z][A-Z0-9.]{0,11}`, narrower
+    than the tickers the service lists (a hyphen: KPLC-P4, the NSE's preference shares; a
+    digit first; up to 20 characters). An activity statement listing the 500 KPLC-P4 the
+    book held was synced as not holding them: the sync sold all 500. Every listed ticker is
+    read (market/text.py's one ticker rule, in capitals)."""
+    engine, settings, portfolio_id = client
+    seed_market(engine, {"KPLC-P4": {"close": 5.0, "volume": 40_000}, "3MCO": {"close": 5.0, "volume": 40_000}})
+    move_cash(engine, portfolio_id, "10000", now=NOW)
+    for symbol, quantity in (("KPLC-P4", 500), ("3MCO", 100)):
+        place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", symbol, quantity, 5), now=NOW)
+    held = [Holding("KPLC-P4", "Kenya Power 4% Pref", 500, Decimal("5"), Decimal("5")), *HOLDINGS[:1]]
+    held.append(Holding("3MCO", "Three M Co", 100, Decimal("5"), Decimal("5")))
+    if layout == "table":
+        pdf = holdings_statement("KC", "Acme", AS_OF, held, Decimal("100"))
+    else:
+        quantities = ["KPLC-P4 500", "LIQ 6,000", "3MCO 100"]
+        pdf = text_pdf(_ledger_lines([], "100,000.00", quantities, quantities))
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert result["status"] == "SYNCED", result
+    sold = {c.get("symbol") for c in result["changes"] if c.get("side") == "SELL"}
+    assert sold == set(), result["changes"]
+    held_now = _state(engine, portfolio_id)[0]
+    assert (held_now["KPLC-P4"][0], held_now["3MCO"][0], held_now["LIQ"][0]) == (500, 100, 6000)
+
+
 def _ledger_lines(rows: list[str], closing_cash: str, opening: list[str], closing: list[str]) -> list[str]:
     """An activity statement's lines, as a broker prints them, around `rows`."""
     head = [LEDGER_TITLE, f"Period: 2026-11-01 to {AS_OF.isoformat()}", "Opening Holdings", *opening]
