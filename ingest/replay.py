@@ -100,14 +100,14 @@ from ingest.exchange.validation import CONFIRMED_MOVE
 from ingest.importers.actions import (
     CorporateAction,
     actions_beside,
-    distinct_actions,
     explains,
     file_splits,
+    on_joined_series,
     read_actions,
 )
 from ingest.importers.files import READERS, delisting_date, resolve_source, source_currency, source_lacks, source_types
 from ingest.importers.formats import Bad, describe_repeated, is_index_row, repeated_days, second_rows
-from ingest.importers.renames import handovers, join_renames
+from ingest.importers.renames import handovers
 from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE
 from ingest.simulator.market import SimulatedDay
 from market.clock import DatedCalendar, write_replay_dates
@@ -238,15 +238,13 @@ class ReplayMarket:
             return []
         actions, bad = read_actions(path)
         self.source.actions_file, self.source.bad_rows = str(path), [*self.source.bad_rows, *bad]
-        actions, repeated = distinct_actions(actions)
-        self.source.capital_changes += [f"repeated row: {r}" for r in repeated]
         return actions
 
     def _load(self, files: list[Path], actions: list[CorporateAction]) -> list[CorporateAction]:
         """Read the files (`_read`), leave out the copied days, put each row under the
-        symbol the file's renames give it (`join_renames`), and set the days, the symbols
-        with their names and types, and the arrays the days are served from; the file's
-        actions on the joined series."""
+        symbol the file's renames give it, and set the days, the symbols with their names
+        and types, and the arrays the days are served from; the file's actions on the joined
+        series, each once (`on_joined_series`, the importer's rule)."""
         read = self._read(files)
         copies = repeated_days(read.items)
         self.source.repeated_days = describe_repeated(copies)
@@ -255,9 +253,11 @@ class ReplayMarket:
         rows = pd.DataFrame(
             [(i["symbol"], i["trading_date"], i["close"], i.get("name")) for i in items], columns=_NAMED
         )
-        _, renames = join_renames(rows, actions, self.delist_after)
+        joined = on_joined_series(rows, actions, self.delist_after)
+        renames = joined.renames
         if renames.applied or renames.reused:
             items = [{**i, "symbol": renames.symbol_on(i["symbol"], i["trading_date"])} for i in items]
+        self.source.capital_changes += [f"repeated row: {r}" for r in joined.repeated]
         self.source.capital_changes += renames.lines() + list(renames.warnings)
         read = _latest(items, read.levels)  # the names and types of the rows served
         closes = pd.DataFrame([(i["symbol"], i["trading_date"], i["close"]) for i in items], columns=_CLOSES)
@@ -277,7 +277,7 @@ class ReplayMarket:
         }
         self._column = {s: k for k, s in enumerate(self._symbols)}
         self._fill(items)
-        return renames.resolve(actions)
+        return list(joined.actions)
 
     def _capital_notices(self, path: Path | None, actions: list[CorporateAction]) -> dict[int, list[dict]]:
         """The corporate-actions file's SPLIT notices (`actions`: on the joined series) by

@@ -43,7 +43,9 @@ capital change as a return; the importer stores them as SPLIT corporate actions,
 ledger, the panels and the liquidity read as T0's SPLIT notices. Several actions of one
 name on one ex-date apply as one split, their factors multiplied; a row that repeats
 another of the same name, ex-date and kind is counted once and reported, and two such rows
-that disagree are refused (`distinct_actions`). A row that cannot be
+that disagree are refused (`distinct_actions`). The name is the joined series' (the rows
+are compared after the renames resolve, `on_joined_series`), so an action listed under
+both the old and the new symbol of a rename is one action. A row that cannot be
 read is reported with file and line and the rest is applied; an action whose factor does
 not explain the name's close (on the new count the close is not nearer the previous one)
 or whose name has no row on or after the ex-date is applied and reported.
@@ -68,7 +70,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
@@ -156,7 +158,9 @@ class CorporateAction:
     """One row of the file: `factor` is the shares after per share before where the ratio
     says it alone; a rights issue with a price needs the close before its ex-date
     (`split_factor`); a delisting has none and `price` is its value per share; a rename
-    has none and `new_symbol` is the symbol from its ex-date on."""
+    has none and `new_symbol` is the symbol from its ex-date on. `listed`: the symbol the
+    file's row names, where `Renames.resolve` put the action on another symbol's series (a
+    rename's new symbol, a reused ticker's earlier company)."""
 
     symbol: str
     ex_date: date
@@ -166,6 +170,7 @@ class CorporateAction:
     price: float | None
     where: str  # file:line
     new_symbol: str | None = None  # a rename's
+    listed: str | None = None  # the file's symbol, where the action is on another's series
 
     def split_factor(self, last_close: float | None) -> float | None:
         """The factor applied: a rights issue's by the last close before the ex-date (None
@@ -182,6 +187,13 @@ class CorporateAction:
             return f"{self.symbol} {self.ex_date.isoformat()} rename to {self.new_symbol}"
         priced = f" at {self.price:g}" if self.price is not None else ""
         return f"{self.symbol} {self.ex_date.isoformat()} {self.kind.lower()} {self.ratio}{priced}".replace("  ", " ")
+
+    def row(self) -> str:
+        """The file's row as a person finds it: file:line, what it says, and the series it
+        applies to where that is another symbol's."""
+        if self.listed is None:
+            return f"{self.where} ({self.text()})"
+        return f"{self.where} ({replace(self, symbol=self.listed).text()}, on {self.symbol}'s series)"
 
 
 def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
@@ -213,7 +225,8 @@ def distinct_actions(actions: list[CorporateAction]) -> tuple[list[CorporateActi
     that repeats an earlier one (the same factor, price and new symbol: `2:1` and `2 for 1`
     alike), counted once: applied twice, a repeated `split 2:1` was a 4-for-1 split. Two
     such rows that disagree are refused (InvalidInputError naming both), as nothing in the
-    file says which is right; several actions of one kind on one day are one row."""
+    file says which is right; several actions of one kind on one day are one row. The
+    symbol is the series' (`on_joined_series` calls it after the renames resolve)."""
     first: dict[tuple, CorporateAction] = {}
     kept, repeated, disagree = [], [], []
     for action in actions:
@@ -221,9 +234,9 @@ def distinct_actions(actions: list[CorporateAction]) -> tuple[list[CorporateActi
         if seen is action:
             kept.append(action)
         elif (seen.factor, seen.price, seen.new_symbol) == (action.factor, action.price, action.new_symbol):
-            repeated.append(f"{action.where} repeats {seen.where} ({seen.text()}): counted once")
+            repeated.append(f"{action.where} repeats {seen.row()}: counted once")
         else:
-            disagree.append(f"{seen.where} ({seen.text()}) and {action.where} ({action.text()})")
+            disagree.append(f"{seen.row()} and {action.row()}")
     if disagree:
         raise InvalidInputError(
             "two corporate actions of one kind for one symbol and ex-date that disagree: "
@@ -231,6 +244,33 @@ def distinct_actions(actions: list[CorporateAction]) -> tuple[list[CorporateActi
             + ": keep the row that is right (one row per symbol, ex-date and kind); nothing was imported"
         )
     return kept, repeated
+
+
+@dataclass(frozen=True)
+class JoinedSeries:
+    """Prices with the file's renames joined, and the file's actions on the joined series,
+    each once (`on_joined_series`)."""
+
+    prices: pd.DataFrame
+    renames: Renames
+    actions: tuple[CorporateAction, ...]
+    repeated: tuple[str, ...]  # the rows counted once (`distinct_actions`)
+
+
+def on_joined_series(
+    prices: pd.DataFrame, actions: list[CorporateAction], after_sessions: int = DELIST_AFTER_SESSIONS
+) -> JoinedSeries:
+    """`prices` with the file's renames applied (`join_renames`) and the file's actions on
+    the joined series (`Renames.resolve`), each once (`distinct_actions`), the importer's,
+    the replay's and the benchmarks' rule. The repeats are found after the renames resolve:
+    an action listed under both the old and the new symbol of a rename is one action of the
+    joined series, counted once (applied twice, a 2-for-1 split was a SPLIT of 4, and a
+    delisting stored twice failed the import after its prices), or refused where the two
+    rows disagree. The join reads the rename rows, so they are made distinct first."""
+    renames, _ = distinct_actions([a for a in actions if a.kind == RENAME])
+    joined, applied = join_renames(prices, renames, after_sessions)
+    distinct, repeated = distinct_actions(applied.resolve(actions))
+    return JoinedSeries(joined, applied, tuple(distinct), tuple(repeated))
 
 
 def _action(row: dict[str, str], where: str) -> CorporateAction:
@@ -352,7 +392,7 @@ class CapitalChanges:
     applied: tuple[Split, ...] = ()  # every split applied, the file's and the implied ones, by ex-date
     implied: tuple[Split, ...] = ()  # of them, those adjusted for a move beyond the limit
     bad_rows: tuple[str, ...] = ()
-    repeated: tuple[str, ...] = ()  # rows that repeat an earlier one exactly, counted once (`distinct_actions`)
+    repeated: tuple[str, ...] = ()  # rows that repeat an earlier one on the joined series, counted once
     warnings: tuple[str, ...] = ()
     limit: float | None = None
     limit_from: str = LIMIT_SETTING  # how the caller's user states the limit, named when none is
@@ -431,11 +471,9 @@ def capital_changes(
     too), named where none is."""
     if adjust_implied and limit is None:
         raise InvalidInputError(f"adjusting for moves beyond the daily price limit needs the limit ({limit_from})")
-    actions, bad = read_actions(actions_path) if actions_path is not None else ([], [])
-    actions, repeated = distinct_actions(actions)
-    prices, renames = join_renames(prices, actions, after_sessions)
-    prices = prices.drop(columns="name", errors="ignore")
-    actions = renames.resolve(actions)
+    read, bad = read_actions(actions_path) if actions_path is not None else ([], [])
+    joined = on_joined_series(prices, read, after_sessions)
+    prices, renames, actions = joined.prices.drop(columns="name", errors="ignore"), joined.renames, list(joined.actions)
     splits, warnings = file_splits(prices, actions)
     adjusted = split_adjusted(prices, splits)
     raw = limit_moves(prices, limit) if limit is not None else []
@@ -452,7 +490,7 @@ def capital_changes(
         applied=tuple(sorted([*splits, *implied], key=lambda s: (s.ex_date, s.symbol))),
         implied=implied,
         bad_rows=tuple(bad),
-        repeated=tuple(repeated),
+        repeated=joined.repeated,
         warnings=(*renames.warnings, *warnings, *overlaid),
         limit=limit,
         limit_from=limit_from,

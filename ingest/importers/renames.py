@@ -7,7 +7,9 @@ symbol's rows from it are one instrument's history under the NEW symbol, as a da
 keeps one series per company, so returns, the model's panel and a held position run
 through the rename. The file's other actions follow the rows (`Renames.resolve`): one
 listed under the old symbol dated on or before the rename's ex-date is the joined
-series', under the new symbol; one listed under the new symbol already applies to it.
+series', under the new symbol; one listed under the new symbol already applies to it, and
+one listed under both is one action (`actions.on_joined_series` finds the repeated rows
+after the renames resolve).
 
 Renames apply in ex-date order, so a chain (A -> B, then B -> C) is one series under C,
 and said so. The cases the file cannot settle are reported, never applied silently:
@@ -116,7 +118,8 @@ class Renames:
 
     def resolve(self, actions: Iterable[CorporateAction]) -> list[CorporateAction]:
         """The file's actions on the joined series: one of an old symbol dated on or before
-        its rename's ex-date is the new symbol's (the bars it adjusts are the new symbol's)."""
+        its rename's ex-date is the new symbol's (the bars it adjusts are the new symbol's),
+        `listed` under the file's symbol (a report names the row as the file has it)."""
         out = []
         for action in actions:
             symbol = action.symbol
@@ -127,7 +130,8 @@ class Renames:
             symbol = next(
                 (r.retired for r in self.reused if r.symbol == symbol and action.ex_date < r.first_day), symbol
             )
-            out.append(action if symbol == action.symbol else replace(action, symbol=symbol))
+            moved = replace(action, symbol=symbol, listed=action.listed or action.symbol)
+            out.append(action if symbol == action.symbol else moved)
         return out
 
     def lines(self) -> list[str]:

@@ -357,3 +357,96 @@ def test_a_vendors_new_spelling_of_a_code_is_reported_and_its_case_and_spaces_ar
         f"the next session, {EX.isoformat()} (20): the same company? Read apart, SCOM is a name that stops (a held "
         f"position is delisted); a rename row (SCOM,{EX.isoformat()},rename,,,SCOM.NR) joins them"
     ]
+
+
+DELISTED = DAYS[15]  # a delisting row of the company, before its rename
+
+
+@pytest.mark.parametrize(
+    ("rows", "repeat", "delisted"),
+    [
+        (f"CFC,{BONUS},split,2 for 1,,,\nSBIC,{BONUS},split,2 for 1,,,\n", f"CFC {BONUS} split 2 for 1", []),
+        (
+            f"{CFC_BONUS}CFC,{DELISTED},delisting,,30,,\nSBIC,{DELISTED},delisting,,30.00,,\n",
+            f"CFC {DELISTED} delisting at 30",
+            [("SBIC", "DELISTING", DELISTED, 30.0)],
+        ),
+    ],
+    ids=["a split", "a delisting"],
+)
+def test_an_action_listed_under_both_symbols_of_a_rename_counts_once(
+    tmp_path: Path, settings, rows: str, repeat: str, delisted: list[tuple]
+) -> None:
+    """A file that lists an action under the old symbol and again under the new one (a
+    vendor's file per ticker pasted together) states one action of the joined series: the
+    split was applied twice (a 2-for-1 stored as a SPLIT of 4.0, CFC's history divided by
+    4) and the delisting stored twice (the import failed on the store's key). Counted once
+    and reported: the repeat is found after the rename puts both rows under SBIC."""
+    from ingest.importers import import_path
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+    from store.panels import price_panel
+
+    folder = write_market(tmp_path / "market", RENAME + rows)
+    engine = service_engine(settings)
+    report = import_path(engine, folder)
+    with engine.connect() as conn:
+        actions = current_rows(conn, tables.corporate_actions)
+        panel = price_panel(conn, DAYS[-1])
+    stored = sorted((a["symbol"], a["kind"], a["action_date"], a["amount"]) for a in actions)
+    assert stored == sorted([("SBIC", "SPLIT", BONUS, 2.0), *delisted])
+    np.testing.assert_allclose(series(panel, "SBIC").to_numpy()[:10], true_closes()["SBIC"][:10], rtol=1e-6)
+    file = folder / "corporate_actions.csv"
+    line = 4 if delisted else 3  # the rename is line 2
+    assert (
+        f"repeated row: {file}:{line + 1} repeats {file}:{line} ({repeat}, on SBIC's series): counted once"
+        in report.capital_changes
+    )
+    from ingest.replay import ReplayMarket
+
+    replayed = ReplayMarket(folder).source.capital_changes  # the replay's rule is the importer's
+    assert [c for c in report.capital_changes if c.startswith("repeated row")] == [
+        c for c in replayed if c.startswith("repeated row")
+    ]
+    assert f"SBIC {BONUS} x2: served as a SPLIT notice on {BONUS}" in replayed
+
+
+@pytest.mark.parametrize(
+    ("rows", "first", "second"),
+    [
+        (f"CFC,{BONUS},split,2 for 1,,,\nSBIC,{BONUS},split,3 for 1,,,\n", "split 2 for 1", "split 3 for 1"),
+        (f"CFC,{DELISTED},delisting,,30,,\nSBIC,{DELISTED},delisting,,31,,\n", "delisting at 30", "delisting at 31"),
+    ],
+    ids=["two splits", "two delistings"],
+)
+def test_an_action_under_both_symbols_of_a_rename_that_disagrees_is_refused(
+    tmp_path: Path, settings, rows: str, first: str, second: str
+) -> None:
+    """Two rows that state one action of the joined series differently: nothing in the file
+    says which is right, so the import is refused before a row is written, in one line
+    naming both rows (the delistings were stored until the store's key refused the second,
+    in Python's words)."""
+    from ingest.importers import import_path
+    from market.errors import InvalidInputError
+    from store import tables
+    from store.engine import service_engine
+    from store.history import row_counts
+
+    folder = write_market(tmp_path / "market", RENAME + rows)
+    engine = service_engine(settings)
+    with pytest.raises(InvalidInputError) as refused:
+        import_path(engine, folder)
+    file = folder / "corporate_actions.csv"
+    day = BONUS if first.startswith("split") else DELISTED
+    assert str(refused.value) == (
+        "two corporate actions of one kind for one symbol and ex-date that disagree: "
+        f"{file}:3 (CFC {day} {first}, on SBIC's series) and {file}:4 (SBIC {day} {second}): keep the row that "
+        "is right (one row per symbol, ex-date and kind); nothing was imported"
+    )
+    with engine.connect() as conn:
+        assert row_counts(conn, [tables.eod_prices, tables.instruments, tables.corporate_actions]) == {
+            "eod_prices": 0,
+            "instruments": 0,
+            "corporate_actions": 0,
+        }
