@@ -234,6 +234,8 @@ def load_market(
         f"(gaps under {sessions} sessions; ingest/importers/untraded.py)",
         flush=True,
     )
+    for thin in filled.attrs["thin_days"]:
+        print(f"untraded: thin day {thin}", flush=True)
     return filled, changes
 
 

@@ -310,6 +310,8 @@ def _echo_read(report: ImportReport, currency: str) -> None:
             "the last close, as the exchange lists an untraded name; a gap the delisting rule's sessions long stays "
             "a gap)"
         )
+    for thin in report.thin_days:
+        typer.echo(f"thin day {thin}")
     _echo_types(report.types, report.not_ordinary)
     for copy in report.repeated_days:
         typer.echo(f"left out: {copy}")

@@ -89,13 +89,13 @@ from ingest.importers.formats import (
     second_rows,
 )
 from ingest.importers.renames import RENAME
-from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, untraded_rows
+from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, thin_days, untraded_rows
 from market.clock import exchange_date, utc_now
 from market.errors import InvalidInputError
 from market.instruments import infer_instrument_type, instrument_type, is_ordinary
 from market.settings import DELIST_AFTER_SESSIONS, HOME_CURRENCY
 from store import tables
-from store.history import append_history, current_rows
+from store.history import append_history, current_frame, current_rows
 from store.splits import Split, factor_between, stored_splits
 from store.transactions import write_transaction
 
@@ -115,6 +115,7 @@ class ImportReport:
     rows_read: int = 0
     rows_inserted: int = 0
     untraded_inserted: int = 0  # no-trade rows of listed names a day's file left out (`_store_untraded`)
+    thin_days: list[str] = field(default_factory=list)  # days with rows of too few names to be sessions (`thin_days`)
     instruments: int = 0
     instruments_inserted: int = 0
     lacks: list[str] = field(default_factory=list)
@@ -274,7 +275,7 @@ def import_path(
         _store_instruments(conn, rows, held, ({"board": board, "currency": report.currency}, said), report)
         report.unmatched_actions = unmatched_actions(conn, rows, actions)
         report.corporate_actions_inserted = append_history(conn, tables.corporate_actions, actions).inserted
-        report.untraded_inserted = _store_untraded(conn, rows)
+        _store_untraded(conn, rows, report)
     report.capital_changes = changes.lines()
     return report
 
@@ -370,33 +371,37 @@ def _store_prices(conn: Connection, fmt: str, files: list[Path], today: date, ro
     return inserted + _flush(conn, batch)
 
 
-def _store_untraded(conn: Connection, rows: _Rows) -> int:
+def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport) -> None:
     """The no-trade rows (`ingest.importers.untraded`) of the imported names, over their
-    stored rows, this import's included, and the store's sessions: a file that leaves an
-    untraded name out is stored as the exchange lists it (volume 0 at its last close), so
-    the 20-day windows of the gates and the model count sessions, not trades. Their source
-    says so (`...:not-in-file`, the replay's status for the same row); a gap the delisting
-    rule's sessions long stays a gap. An earlier import's gaps of these names are filled too.
+    stored rows, this import's included, and the store's days (its rows, less the no-trade
+    rows the importer stored, decide the thin days, which are no sessions): a file that
+    leaves an untraded name out is stored as the exchange lists it (volume 0 at its last
+    close), so the 20-day windows of the gates and the model count sessions, not trades.
+    Their source says so (`...:not in file`, the replay's status for the same row); a gap
+    the delisting rule's sessions long stays a gap. An earlier import's gaps of these names
+    are filled too. The thin days within the import's span are named in the report.
     Called once the import's capital changes are stored: a carried close is on its day's
     count (`_carried_on_count`)."""
     if not rows.first_day:
-        return 0
-    c = tables.eod_prices.c
-    where = [c.symbol.in_(sorted(rows.first_day))]
-    columns = ["symbol", "trading_date", "close"]
-    stored = pd.DataFrame(current_rows(conn, tables.eod_prices, where=where, columns=columns))
-    stored = stored.rename(columns={"trading_date": "date"})
-    sessions = conn.execute(select(c.trading_date).distinct()).scalars().all()
+        return
+    ours = f":{NOT_IN_FILE.lower()}"  # the source of the no-trade rows an import stored
+    market = current_frame(conn, tables.eod_prices, ["symbol", "trading_date", "close", "source"])
+    market = market.rename(columns={"trading_date": "date"})
+    stored = market[market["symbol"].isin(rows.first_day)].drop(columns="source")
+    filed = market[~market["source"].str.endswith(ours)]
     found = _carried_on_count(
-        untraded_rows(stored, rows.delist_after, sessions), stored, stored_splits(conn, symbols=rows.first_day)
+        untraded_rows(stored, rows.delist_after, filed), stored, stored_splits(conn, symbols=rows.first_day)
     )
     records = [
         {**NO_TRADE, "symbol": r.symbol, "trading_date": r.date, "close": float(r.close), "prev_close": float(r.close)}
         for r in found.itertuples(index=False)
     ]
-    source = f"{rows.source}:{NOT_IN_FILE.lower()}"
     batches = range(0, len(records), BATCH_ROWS)
-    return sum(_flush(conn, [{**r, "source": source} for r in records[i : i + BATCH_ROWS]]) for i in batches)
+    report.untraded_inserted = sum(
+        _flush(conn, [{**r, "source": rows.source + ours} for r in records[i : i + BATCH_ROWS]]) for i in batches
+    )
+    first, last = min(rows.first_day.values()), max(rows.last_day.values())
+    report.thin_days = [str(t) for t in thin_days(filed) if first <= t.day <= last]
 
 
 def _carried_on_count(found: pd.DataFrame, stored: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:

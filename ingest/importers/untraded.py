@@ -9,7 +9,8 @@ traded days only: twenty rows are twenty *trades*, not twenty sessions, so the 2
 average volume (the entry gates' ADV_20), the share of no-trade days (0 on every row) and
 each windowed input of the model read a name that trades once a month as liquid.
 
-The rule (`untraded_rows`): on every session (a day on which the market has any row) on
+The rule (`untraded_rows`): on every session (`thin_days`: a day with rows of at least
+half the names the market has rows of around it) on
 which a name has no row, inside a gap between two of its rows shorter than the delisting
 rule's count (portfolio/delisting.py, 60 sessions by default), the name gets a no-trade
 row: volume 0, the close and the previous close at its last close, no open, high, low,
@@ -22,19 +23,41 @@ stays a gap (the rule delisted the name during it, and a name that returns is li
 again), and after a name's last row nothing is added: whether its rows stopped for good
 is the rule's to say. A file that lists every name every session gets nothing.
 
+A thin day (`thin_days`) is no session for the fill: a day with rows of fewer than
+THIN_SHARE (half) of the names the market has rows of on the days around it (the median
+count of the THIN_AROUND days with rows before it, and of those after it, the smaller of
+the two). Its own rows are kept as the files give them (a name's last close may be one),
+no other name gets a no-trade row on it, and the importer and the research frames name it
+for a person to check. Taken as a session, one misdated row (a Sunday's, in a market that
+trades Monday to Friday) gave every other name a no-trade row that day: a fake session in
+each of their 20-day windows. The rule reads the market's own rows, not a calendar (some
+markets trade Sunday to Thursday), and against the days on both sides, so a market that
+grows or shrinks (a file that adds a board) does not make its smaller side thin. Half
+because a day on which most of the market has no row cannot be told apart from a partial
+or misdated file, and the fill would invent a row for every absent name: where untraded
+names are left out, a normal day has rows of most names that trade (the NSE's before
+2009: 31 to 42 names a day, of about 50, never below 0.6 of the days around), so half
+leaves normal and quiet days sessions; with three names one row is thin, with two names
+one row is not (a day of one of two names cannot be told from a session). The price is
+a day that was a session cut short: the NSE's 2008-01-03 (7 names, against 37.5 around
+it, in the post-election unrest) is thin, and 34 names absent on it get no no-trade row; a
+day's rows say nothing of which names were listed and untraded, so none is invented. A
+day without days with rows on both sides is not judged: no name has rows on both sides of
+it to fill.
+
 The replay serves its files as an exchange would and, as its docstring says, reads the
 later files for one status alone: a name is listed from its first row to its last, so a
 long suspension there is served as no-trade rows. The importer (`ingest.importers.files`
 `_store_untraded`, which puts a close carried across a split's ex-date on the new count)
 and the research frames (benchmarks/model_quality.py `load_market`,
-which the backtest reads) apply this module's rule; on the NSE files it adds 2,249 rows,
+which the backtest reads) apply this module's rule; on the NSE files it adds 2,215 rows,
 all in 2006-2009 (none after: the files list every name from 2009 on, and the one long
 gap since, MSC's from October 2019, is longer than the rule's count).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date
 
 import numpy as np
@@ -53,17 +76,57 @@ NO_TRADE = {
     "ask": None,
 }
 CARRIED = ("ordinary", "name")  # a frame's columns that hold for the name, not the day: carried into its no-trade rows
+THIN_SHARE = 0.5  # a day with rows of fewer than this share of the names around it is thin (`thin_days`)
+THIN_AROUND = 10  # the days with rows on each side of a day whose median count is "the names around it"
+NAMED = 5  # the names a thin day's line lists
 
 
-def untraded_rows(prices: pd.DataFrame, shorter_than: int, sessions: Iterable[date] | None = None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class ThinDay:
+    """A day with rows of too few names to be a session for the fill (`thin_days`)."""
+
+    day: date
+    names: tuple[str, ...]  # the names with a row on it
+    around: float  # the names with rows on the days around it (the smaller side's median)
+
+    def __str__(self) -> str:
+        more = len(self.names) - NAMED
+        shown = ", ".join(self.names[:NAMED]) + (f" and {more} more" if more > 0 else "")
+        return (
+            f"{self.day.isoformat()}: rows of {len(self.names)} name{'s' if len(self.names) > 1 else ''} ({shown}) "
+            f"against {self.around:g} on the days around it: not taken as a session, no other name was given a "
+            "no-trade row on it; check the day's rows"
+        )
+
+
+def thin_days(market: pd.DataFrame) -> list[ThinDay]:
+    """The thin days of `market` (the market's rows: symbol, date; any other columns), in
+    order: a day with rows of fewer than THIN_SHARE of the median count of the THIN_AROUND
+    days with rows before it and of those after it, whichever is smaller (the module's
+    docstring says why). A day without days on both sides is not judged."""
+    rows = market[["symbol", "date"]].drop_duplicates()
+    counts = rows.groupby("date").size().sort_index()
+    before = counts.rolling(THIN_AROUND, min_periods=1).median().shift(1)
+    after = counts[::-1].rolling(THIN_AROUND, min_periods=1).median().shift(1)[::-1]
+    around = np.fmin(before, after).where(before.notna() & after.notna())
+    thin = counts.index[counts < THIN_SHARE * around]
+    names = rows[rows["date"].isin(thin)].groupby("date")["symbol"].agg(lambda s: tuple(sorted(s)))
+    return [ThinDay(day, names[day], float(around[day])) for day in thin]
+
+
+def untraded_rows(prices: pd.DataFrame, shorter_than: int, market: pd.DataFrame | None = None) -> pd.DataFrame:
     """The no-trade rows `prices` (symbol, date, close, any other columns; a name's rows
     after renames are applied) lacks: one per name and session without a row inside a gap
     between two of its rows of fewer than `shorter_than` sessions (the delisting rule's
-    count), in the frame's columns, sorted by symbol and date. `sessions`: the market's
-    days (default: every date of `prices`). Volume is 0, `prev_close` (where the frame has
-    it) the close, the columns of CARRIED the name's previous row's, every other column
+    count), in the frame's columns, sorted by symbol and date. `market`: the market's rows
+    (symbol, date), whose days with rows less its `thin_days` are the sessions (default:
+    `prices`); a row of `prices` on a thin day is a row of its name (its close may be the
+    one carried) but no session of the others. Volume is 0, `prev_close` (where the frame
+    has it) the close, the columns of CARRIED the name's previous row's, every other column
     missing."""
-    days = np.array(sorted(set(prices["date"]) | set(sessions or ())), dtype=object)
+    market = prices if market is None else market
+    days = np.array(sorted(set(prices["date"]) | set(market["date"])), dtype=object)
+    session = ~np.isin(days, [t.day for t in thin_days(market)])
     ordered = prices.sort_values(["symbol", "date"], kind="stable")
     position = np.searchsorted(days, ordered["date"].to_numpy())
     codes, symbols = pd.factorize(ordered["symbol"], sort=False)
@@ -71,10 +134,12 @@ def untraded_rows(prices: pd.DataFrame, shorter_than: int, sessions: Iterable[da
     row_of[codes, position] = np.arange(len(ordered))
     columns = np.arange(len(days))
     held = row_of >= 0
-    before = np.maximum.accumulate(np.where(held, columns, -1), axis=1)  # the last session with a row, to each
+    before = np.maximum.accumulate(np.where(held, columns, -1), axis=1)  # the last day with a row, to each
     after = np.minimum.accumulate(np.where(held, columns, len(days))[:, ::-1], axis=1)[:, ::-1]  # the next one
-    short = (before >= 0) & (after < len(days)) & (after - before - 1 < shorter_than)
-    name_at, day_at = np.nonzero(short & ~held)
+    through = np.concatenate([[0], np.cumsum(session)])  # through[i]: the sessions before day i
+    between = through[after] - through[before + 1]  # the sessions strictly between the two rows
+    short = (before >= 0) & (after < len(days)) & (between < shorter_than)
+    name_at, day_at = np.nonzero(short & ~held & session)
     if len(name_at) == 0:
         return prices.iloc[0:0].copy()
     source = ordered.iloc[row_of[name_at, before[name_at, day_at]]]
@@ -93,13 +158,13 @@ def untraded_rows(prices: pd.DataFrame, shorter_than: int, sessions: Iterable[da
 
 def with_untraded_rows(prices: pd.DataFrame, shorter_than: int) -> pd.DataFrame:
     """`prices` with its `untraded_rows` (gaps of fewer than `shorter_than` sessions),
-    sorted by symbol and date (the panel's order), its `attrs` kept and the count added
-    (`attrs["untraded_rows"]`)."""
+    sorted by symbol and date (the panel's order), its `attrs` kept, the count added
+    (`attrs["untraded_rows"]`) and its `thin_days` (`attrs["thin_days"]`), for the reader to name."""
     added = untraded_rows(prices, shorter_than)
     if added.empty:
         out = prices.sort_values(["symbol", "date"], kind="stable").reset_index(drop=True)
     else:
         out = pd.concat([prices, added], ignore_index=True).sort_values(["symbol", "date"], kind="stable")
         out = out.reset_index(drop=True)
-    out.attrs = {**prices.attrs, "untraded_rows": len(added)}
+    out.attrs = {**prices.attrs, "untraded_rows": len(added), "thin_days": thin_days(prices)}
     return out

@@ -150,3 +150,70 @@ def test_the_import_command_says_how_many_no_trade_rows_it_stored(settings: Sett
     assert "26 no-trade rows stored for listed names a day's file left out (volume 0 at the last close" in (
         result.stdout
     )
+
+
+def _weekdays(first: date, last: date, weekdays: set[int]) -> list[date]:
+    return [d for d in (first + timedelta(days=i) for i in range((last - first).days + 1)) if d.weekday() in weekdays]
+
+
+def _market_file(folder: Path, rows: list[tuple[str, date]]) -> Path:
+    """prices.csv of (symbol, day) rows, each name at its own steady close."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["symbol,date,close,volume"] + [f"{s},{d.isoformat()},{10 + ord(s[0]) % 7},500" for s, d in rows]
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+MISDATED = date(2024, 1, 7)  # a Sunday, in a Monday-to-Friday market
+WEEKDAYS = _weekdays(date(2024, 1, 2), date(2024, 1, 9), {0, 1, 2, 3, 4})
+
+
+def test_a_misdated_row_adds_no_session_for_the_other_names_and_the_import_names_its_day(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """AAA, BBB and CCC trade every weekday; AAA also has one row dated a Sunday. The import
+    stored a no-trade row for BBB and CCC on that Sunday, flagged nothing: every date with a
+    row was a session. A day with rows of fewer than half the names around it is no session
+    for the fill: AAA's row is stored as the file says, no other name gets one, the day is named."""
+    rows = [(s, d) for d in WEEKDAYS for s in ("AAA", "BBB", "CCC")] + [("AAA", MISDATED)]
+    report = import_path(service_engine(settings), _market_file(tmp_path / "market", rows))
+    assert report.untraded_inserted == 0
+    stored = _stored(settings)
+    assert sorted(stored.loc[stored["trading_date"] == MISDATED, "symbol"]) == ["AAA"]
+    assert report.thin_days == [
+        "2024-01-07: rows of 1 name (AAA) against 3 on the days around it: not taken as a session, no other name "
+        "was given a no-trade row on it; check the day's rows"
+    ]
+    result = cli("import", str(_market_file(tmp_path / "again", rows)))
+    assert result.returncode == 0, result.stderr
+    assert "thin day 2024-01-07: rows of 1 name (AAA) against 3 on the days around it" in result.stdout
+
+
+def test_the_rule_reads_the_markets_days_not_the_calendars_and_applies_to_the_research_frames(
+    quality: ModuleType, tmp_path: Path
+) -> None:
+    """A Sunday-to-Thursday market: its Sundays are sessions (a name absent on one is
+    untraded there), a misdated Saturday row is not; the research frames read the same rule."""
+    sessions = _weekdays(date(2024, 1, 7), date(2024, 1, 25), {6, 0, 1, 2, 3})
+    saturday = date(2024, 1, 13)
+    rows = [(s, d) for d in sessions for s in ("AAA", "BBB", "CCC", "DDD") if not (s == "DDD" and d == sessions[5])]
+    prices, _ = quality.load_market(_market_file(tmp_path / "market", [*rows, ("AAA", saturday)]), nse=False)
+    added = prices[prices["volume"] == 0]
+    assert [(r.symbol, r.date) for r in added.itertuples()] == [("DDD", sessions[5])]
+    assert sessions[5].weekday() == 6  # a Sunday, a session of this market
+    assert [t.day for t in prices.attrs["thin_days"]] == [saturday]
+
+
+def test_a_market_that_grows_has_no_thin_day_and_a_quiet_day_stays_a_session() -> None:
+    """Two names for twelve days, then ten: the days before the new board are judged against
+    their own side too. A quiet day with rows of half the names is a session."""
+    from ingest.importers.untraded import thin_days
+
+    names = [f"N{i}" for i in range(10)]
+    rows = [(s, d) for i, d in enumerate(DAYS[:30]) for s in (names[:2] if i < 12 else names)]
+    quiet = [(s, d) for s, d in rows if d != DAYS[20] or s in names[:5]]
+    assert thin_days(pd.DataFrame(quiet, columns=["symbol", "date"])) == []
+    misdated = [*quiet, ("N0", DAYS[20] - timedelta(days=1)), ("N1", DAYS[20] - timedelta(days=1))]
+    assert [t.day for t in thin_days(pd.DataFrame(misdated, columns=["symbol", "date"]))] == [
+        DAYS[20] - timedelta(days=1)
+    ]
