@@ -297,10 +297,12 @@ def import_files(
 
 
 def _echo_read(report: ImportReport, currency: str) -> None:
-    """What an import read and stored, and what it left out before the bad rows."""
+    """What an import read and stored, and what it left out before the bad rows; the
+    currency only where an instrument was read (nothing is stored in an assumed one)."""
     typer.echo(
         f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
-        f"{report.instruments} instruments in {currency} ({report.instruments_inserted} new or changed)"
+        f"{report.instruments} instruments{f' in {currency}' if report.instruments else ''} "
+        f"({report.instruments_inserted} new or changed)"
     )
     if report.lacks:
         typer.echo(f"the source lacks: {', '.join(report.lacks)} (stored as missing, never invented)")

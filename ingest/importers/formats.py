@@ -68,6 +68,7 @@ NSE_LACKS = ["open", "bid", "ask", "trades", "value_traded"]
 OHLCV_REQUIRED = ["symbol", "date", "close", "volume"]
 OHLCV_OPTIONAL = ["open", "high", "low", "prev_close", "bid", "ask", "trades", "value_traded"]
 OHLCV_TYPE_COLUMNS = ("instrument_type", "type")  # the optional type column, by either name
+OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}  # a header's separator, named where not commas
 
 
 @dataclass
@@ -412,7 +413,7 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
     header = [h.strip().lower() for h in next(rows, (1, []))[1]]
     missing = [c for c in OHLCV_REQUIRED if c not in header]
     if missing:
-        yield Bad(f"{path}:1", f"header lacks required columns {missing}")
+        yield Bad(f"{path}:1", _lacking(header, missing))
         return
     if repeated_columns(header):
         yield Bad(f"{path}:1", f"header names the columns {repeated_columns(header)} more than once")
@@ -449,6 +450,22 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
             yield {**bar, "_line": f"{path}:{line}"}
         except ValueError as exc:
             yield Bad(f"{path}:{line}", str(exc))
+
+
+def _lacking(header: list[str], missing: list[str]) -> str:
+    """Why a header is refused for `missing` columns: the separator it uses where that names
+    them all (`symbol;date;close;volume` read as one column lacked the four it names), else
+    the columns. Such a file is refused, not read: a ';' export writes decimals with
+    commas as often as not (`10,5`), which a comma-separated reader cannot tell from two
+    cells or from a thousands comma."""
+    line = ",".join(header)
+    for separator, called in OTHER_SEPARATORS.items():
+        if all(c in [h.strip() for h in line.split(separator)] for c in OHLCV_REQUIRED):
+            return (
+                f"the header separates its columns with {called} ({separator!r}): the importer reads comma-separated "
+                "files (',' between columns, '.' as the decimal point); save the file so"
+            )
+    return f"header lacks required columns {missing}"
 
 
 def currency_code(text: str) -> str:

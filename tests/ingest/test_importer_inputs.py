@@ -426,3 +426,23 @@ def test_a_daily_file_named_with_a_day_that_does_not_exist_is_a_bad_row(settings
         result.stderr.strip()
         == f"error: no row of {daily} could be read: nothing was imported (the bad rows are above)"
     )
+
+
+@ON_SQLITE_ONLY
+def test_a_file_separated_by_semicolons_or_tabs_says_so(settings: Settings, tmp_path: Path) -> None:
+    """`symbol;date;close;volume` was "header lacks required columns ['symbol', 'date', 'close',
+    'volume']", the very columns it names, after "0 instruments in JMD, assumed: the files do
+    not say (--currency)": a currency assumed for nothing. The bad row names the separator
+    and says the files are read comma-separated (a ';' file's decimal commas are not read)."""
+    for separator, called in ((";", "semicolons (';')"), ("\t", "tabs ('\\t')")):
+        prices = tmp_path / "prices.csv"
+        prices.write_text(separator.join(["symbol", "date", "close", "volume"]) + "\n" + "KCB;2024-01-03;10,5;100\n")
+        result = cli("import", str(prices))
+        assert result.returncode == 1
+        assert (
+            f"bad row: {prices}:1: the header separates its columns with {called}: the importer reads "
+            "comma-separated files (',' between columns, '.' as the decimal point); save the file so"
+        ) in result.stdout
+        assert "lacks required columns" not in result.stdout
+        assert result.stdout.startswith("ohlcv: 1 files, 0 rows read, 0 inserted, 0 instruments (0 new or changed)")
+    assert _stored(settings) == []
