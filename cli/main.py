@@ -265,7 +265,7 @@ def import_files(
     )
     source_currency(fmt, currency)  # a --currency that is not three capitals is refused before anything is read
     report = import_path(desk.engine, Path(path), fmt, currency=currency, capital=capital)
-    if report.rows_inserted or report.corporate_actions_inserted:
+    if report.rows_inserted or report.rows_changed or report.corporate_actions_inserted:
         desk.refresh_bars()  # the API's stored bars and indicators for the imported prices and splits
     # a currency neither given nor the format's own is assumed, and said so: another market's
     # files in the generic format would otherwise be stored in the home currency unseen
@@ -281,6 +281,7 @@ def import_files(
         typer.echo(f"... and {len(report.bad_rows) - 20} more bad rows")
     for line in report.second_rows:
         typer.echo(line)
+    _echo_changed(report)
     for line in report.capital_changes:
         typer.echo(line)
     if report.corporate_actions_inserted:
@@ -296,11 +297,27 @@ def import_files(
         raise InvalidInputError(f"no row of {path} could be read: nothing was imported (the bad rows are above)")
 
 
+def _echo_changed(report: ImportReport) -> None:
+    """The stored price rows the import changed (`ingest.importers.files.Written`), as the
+    second rows of its own files are listed: a count, then the first few."""
+    if not report.rows_changed:
+        return
+    typer.echo(
+        f"stored rows this import changed: {report.rows_changed} (a later import's row of a name and day is a "
+        "correction: the current version, the stored one kept as an earlier version)"
+    )
+    for line in report.changed:
+        typer.echo(f"  {line}")
+    if report.rows_changed > len(report.changed):
+        typer.echo(f"  ... and {report.rows_changed - len(report.changed):,} more changed")
+
+
 def _echo_read(report: ImportReport, currency: str) -> None:
     """What an import read and stored, and what it left out before the bad rows; the
     currency only where an instrument was read (nothing is stored in an assumed one)."""
     typer.echo(
         f"{report.format}: {report.files} files, {report.rows_read} rows read, {report.rows_inserted} inserted, "
+        f"{report.rows_changed} changed, "
         f"{report.instruments} instruments{f' in {currency}' if report.instruments else ''} "
         f"({report.instruments_inserted} new or changed)"
     )

@@ -61,9 +61,14 @@ def counting_writes() -> Iterator[Counter[str]]:
 
 @dataclass(frozen=True)
 class AppendResult:
+    """What `append_history` wrote: `inserted` rows (new keys and new versions alike),
+    `unchanged` ones, and of the inserted, `replaced`: (the current version it replaced,
+    the row) for each key that had a current version, so a writer can say what it changed."""
+
     table: str
     inserted: int
     unchanged: int
+    replaced: tuple[tuple[dict, dict], ...] = ()
 
 
 def append_history(
@@ -106,14 +111,16 @@ def append_history(
     for key, missing in absent.items():  # a column the writer does not know keeps its stored value
         if key in current:
             by_key[key].update({name: current[key][name] for name in missing})
-    changed = [row for key, row in by_key.items() if not _same_content(table, current.get(key), row)]
+    differ = [key for key, row in by_key.items() if not _same_content(table, current.get(key), row)]
+    changed = [by_key[key] for key in differ]
     if changed:
         stamp = recorded_at or utc_now()
         conn.execute(table.insert(), [{**row, "recorded_at": stamp} for row in changed])
         tally = _written.get()
         if tally is not None:
             tally[table.name] += len(changed)
-    return AppendResult(table.name, inserted=len(changed), unchanged=len(prepared) - len(changed))
+    replaced = tuple((current[key], by_key[key]) for key in differ if key in current)
+    return AppendResult(table.name, inserted=len(changed), unchanged=len(prepared) - len(changed), replaced=replaced)
 
 
 def _kept_columns(table: Table) -> tuple[str, ...]:

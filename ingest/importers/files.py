@@ -7,7 +7,15 @@ the previous one verbatim (`formats.repeated_days`: how a crawler records a holi
 left out and listed in `repeated_days`; a source's
 missing fields are reported as `lacks` (never filled in: a missing bid/ask stays NULL,
 and the liquidity rails apply their documented rule for a missing spread). Re-importing
-the same files inserts nothing (rows are compared with what the store holds). A row dated
+the same files inserts nothing (rows are compared with what the store holds). Two rows of
+a name and day that disagree are never settled unsaid, and which stands goes by delivery:
+an import's files are one delivery, in which nothing says which row is the later, so the
+first by path and line stands and the others are listed (`second_rows`); an import is a
+later delivery than every row the store holds, so its row that differs from the stored one
+is a correction: stored as the current version (the store keeps the earlier
+one), counted as `rows_changed`, not inserted, and the first CHANGED_SHOWN named with both
+values (`Written`, `formats.Correction`). Which close a store holds therefore follows the
+order of the imports, and each import says what it changed. A row dated
 after today on the exchange's clock is a bad row ("not known yet"): the store is
 append-only, and a 2030 row would list the name from 2030 and date the next report by it
 (a replay of a market's files serves their own dates through the simulator's clock instead).
@@ -76,9 +84,12 @@ from ingest.importers.actions import (
 from ingest.importers.formats import (
     NSE_LACKS,
     OHLCV_OPTIONAL,
+    SECOND_ROWS_SHOWN,
     Bad,
+    Correction,
     csv_text,
     describe_repeated,
+    first_difference,
     is_index_row,
     ohlcv_lacks,
     ohlcv_states_types,
@@ -100,6 +111,7 @@ from store.splits import Split, factor_between, stored_splits
 from store.transactions import write_transaction
 
 BATCH_ROWS = 25_000
+CHANGED_SHOWN = SECOND_ROWS_SHOWN  # stored rows an import changed, listed one a line as second rows are
 READERS: dict[str, Callable[[Path], Iterator]] = {
     "nse-daily": read_nse_daily,
     "nse-company": read_nse_company,
@@ -113,7 +125,9 @@ class ImportReport:
     format: str
     files: int = 0
     rows_read: int = 0
-    rows_inserted: int = 0
+    rows_inserted: int = 0  # price rows of a name and day the store did not hold
+    rows_changed: int = 0  # stored price rows this import's replaced (`Written`: a correction, said)
+    changed: list[str] = field(default_factory=list)  # the first CHANGED_SHOWN of them (`formats.Correction`)
     untraded_inserted: int = 0  # no-trade rows of listed names a day's file left out (`_store_untraded`)
     thin_days: list[str] = field(default_factory=list)  # days with rows of too few names to be sessions (`thin_days`)
     instruments: int = 0
@@ -269,7 +283,9 @@ def import_path(
     said = {"currency": report.currency} if report.currency_stated or currency else {}
     with _one_transaction(engine, f"import:{fmt}") as conn:
         held = Held.read(conn)  # before the prices: the days the stored names are as of
-        report.rows_inserted = _store_prices(conn, fmt, files, today, rows, report)
+        written = _store_prices(conn, fmt, files, today, rows, report)
+        report.rows_inserted, report.rows_changed = written.new, len(written.changed)
+        report.changed = [c.line() for c in written.changed[:CHANGED_SHOWN]]
         report.indices = sorted(rows.indices)
         report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
         _store_instruments(conn, rows, held, ({"board": board, "currency": report.currency}, said), report)
@@ -358,17 +374,19 @@ def _one_transaction(engine: Engine, lock_name: str) -> Iterator[Connection]:
         raise InvalidInputError(f"{exc}: nothing was imported (the import is one transaction)") from exc
 
 
-def _store_prices(conn: Connection, fmt: str, files: list[Path], today: date, rows: _Rows, report: ImportReport) -> int:
+def _store_prices(
+    conn: Connection, fmt: str, files: list[Path], today: date, rows: _Rows, report: ImportReport
+) -> Written:
     """The second pass: each file's price rows (`_Rows.take`), written in batches."""
-    inserted, batch = 0, []
+    written, batch = Written(), []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
         for item in _read(fmt, file, today):
             price = rows.take(item, report)
             if price is not None:
                 batch.append(price)
             if len(batch) >= BATCH_ROWS:
-                inserted, batch = inserted + _flush(conn, batch), []
-    return inserted + _flush(conn, batch)
+                written, batch = written + _flush(conn, batch), []
+    return written + _flush(conn, batch)
 
 
 def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport) -> None:
@@ -398,8 +416,9 @@ def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport) -> None
     ]
     batches = range(0, len(records), BATCH_ROWS)
     report.untraded_inserted = sum(
-        _flush(conn, [{**r, "source": rows.source + ours} for r in records[i : i + BATCH_ROWS]]) for i in batches
-    )
+        (_flush(conn, [{**r, "source": rows.source + ours} for r in records[i : i + BATCH_ROWS]]) for i in batches),
+        Written(),
+    ).new
     first, last = min(rows.first_day.values()), max(rows.last_day.values())
     report.thin_days = [str(t) for t in thin_days(filed) if first <= t.day <= last]
 
@@ -578,13 +597,14 @@ class _Rows:
     def take(self, item: dict | Bad, report: ImportReport) -> dict | None:
         """The price row to store for a row read, or None: a bad row (listed in the report),
         a second row for a symbol and day (`second_rows`: counted in the report, the
-        disagreeing ones listed), an index (its level is kept) or a row of a copied day."""
+        disagreeing ones listed), an index (its level is kept) or a row of a copied day. The
+        row keeps its `_line` (file:line) for `_flush` to name it where it changes a stored row."""
         if isinstance(item, Bad):
             report.bad_rows.append(str(item))
             return None
-        item.pop("_line")
         item.pop("currency", None)  # read in the first pass: the import's one currency (`stated_currency`)
         if is_index_row(item):
+            item.pop("_line")
             self._keep_level(item)
             return None
         if item["trading_date"] in self.copies:
@@ -734,12 +754,41 @@ def _store_instruments(
     report.instruments = len(found)
 
 
-def _flush(conn: Connection, batch: list[dict]) -> int:
+@dataclass(frozen=True)
+class Written:
+    """What an import's price rows did to the store (`_flush`): `new` rows of a name and day
+    it did not hold, and the stored rows `changed` (a correction each: the current version
+    now, the stored one kept as an earlier version)."""
+
+    new: int = 0
+    changed: tuple[Correction, ...] = ()
+
+    def __add__(self, other: Written) -> Written:
+        return Written(self.new + other.new, self.changed + other.changed)
+
+
+def _flush(conn: Connection, batch: list[dict]) -> Written:
+    """Write a batch of price rows (each with its file:line as `_line`, a no-trade row
+    without): a row that differs from the stored one of its name and day replaces it, a
+    correction (`Correction`, the first field that differs); one that repeats it is not
+    written. The rule of an import against the store, the module's docstring says it."""
     if not batch:
-        return 0
+        return Written()
+    where = {(row["symbol"], row["trading_date"]): row.pop("_line", row["source"]) for row in batch}
     days = [row["trading_date"] for row in batch]
     scope = [
         tables.eod_prices.c.trading_date.between(min(days), max(days)),
         tables.eod_prices.c.symbol.in_({row["symbol"] for row in batch}),
     ]
-    return append_history(conn, tables.eod_prices, batch, scope=scope).inserted
+    result = append_history(conn, tables.eod_prices, batch, scope=scope)
+    changed = tuple(_correction(old, new, where) for old, new in result.replaced)
+    return Written(result.inserted - len(changed), changed)
+
+
+def _correction(stored: dict, new: dict, where: dict[tuple, str]) -> Correction:
+    """`new` replacing the stored row of its name and day, named by the first field that
+    differs (a column outside the compared fields, `halted`, where none of them does)."""
+    content = (k for k in new if not tables.eod_prices.c[k].info.get("provenance"))
+    field = first_difference(stored, new) or next(k for k in content if stored.get(k) != new[k])
+    key = (new["symbol"], new["trading_date"])
+    return Correction(*key, field, stored.get(field), new.get(field), stored["source"], where[key])

@@ -33,7 +33,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
 from functools import wraps
@@ -523,6 +523,35 @@ SECOND_ROWS_SHOWN = 10  # second rows that disagree with the kept one, listed on
 _COMPARED_FIELDS = ("close", "open", "high", "low", "prev_close", "volume", "bid", "ask", "trades", "value_traded")
 
 
+def first_difference(kept: Mapping, other: Mapping) -> str | None:
+    """The first field of a price row (close first: `_COMPARED_FIELDS`) in which two rows of
+    a name and day differ, None where they agree: how a second row of a name and day
+    (`second_rows`) and an import's row that changes a stored one (`Correction`) are named."""
+    return next((f for f in _COMPARED_FIELDS if kept.get(f) != other.get(f)), None)
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A stored price row an import replaced (`import_path`: a later import's row of a name
+    and day is a correction, stored as the current version, the stored one kept as an
+    earlier version): the first field that differs (`first_difference`), the stored value
+    and where it came from (its source), the new value and where it is (file:line)."""
+
+    symbol: str
+    day: date
+    field: str
+    stored: float | None
+    new: float | None
+    stored_from: str
+    new_where: str
+
+    def line(self) -> str:
+        return (
+            f"{self.symbol} {self.day.isoformat()}: {self.field} {_shown(self.stored)} stored ({self.stored_from}) -> "
+            f"{_shown(self.new)} ({self.new_where})"
+        )
+
+
 @dataclass(frozen=True)
 class Disagreement:
     """A second row of a name and day that disagrees with the kept one: the first field
@@ -589,7 +618,7 @@ def second_rows(rows: Iterable[dict]) -> tuple[list[dict], SecondRows]:
             kept[key] = row
             out.append(row)
             continue
-        field = next((f for f in _COMPARED_FIELDS if first.get(f) != row.get(f)), None)
+        field = first_difference(first, row)
         if field is None:
             identical.append(row.get("_line", "?"))
         else:

@@ -152,3 +152,31 @@ def test_a_file_of_bad_rows_beside_an_actions_file_stores_nothing(settings: Sett
     assert refused.returncode == 1 and "nothing was imported" in refused.stderr and "bad row" in refused.stdout
     with service_engine(settings).connect() as conn:
         assert current_rows(conn, tables.corporate_actions) == [] and current_rows(conn, tables.instruments) == []
+
+
+@ON_SQLITE_ONLY
+def test_a_later_file_that_changes_a_stored_close_says_so_and_counts_it_apart(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A review's run: a.csv stored ABC's close of 10.5, then b.csv (the same day at 11)
+    replaced it with "2 inserted" and no word; imported together the two files kept 10.5
+    and listed the disagreement. A later import's row is a correction (the store keeps the
+    earlier version): stored, counted as changed rather than inserted, and named."""
+    (tmp_path / "a.csv").write_text("symbol,date,close,volume\nABC,2024-01-03,10.5,100\n")
+    (tmp_path / "b.csv").write_text("symbol,date,close,volume\nABC,2024-01-03,11,100\nABC,2024-01-04,11.5,100\n")
+    assert cli("import", str(tmp_path / "a.csv")).returncode == 0
+    result = cli("import", str(tmp_path / "b.csv"))
+    assert result.returncode == 0, result.stderr
+    assert "ohlcv: 1 files, 2 rows read, 1 inserted, 1 changed, " in result.stdout
+    lines = result.stdout.splitlines()
+    at = lines.index(
+        "stored rows this import changed: 1 (a later import's row of a name and day is a correction: the current "
+        "version, the stored one kept as an earlier version)"
+    )
+    assert lines[at + 1] == f"  ABC 2024-01-03: close 10.5 stored (import:ohlcv) -> 11 ({tmp_path / 'b.csv'}:2)"
+    with service_engine(settings).connect() as conn:
+        closes = {(r["trading_date"].isoformat(), r["close"]) for r in current_rows(conn, tables.eod_prices)}
+        versions = conn.execute(tables.eod_prices.select()).all()
+    assert closes == {("2024-01-03", 11), ("2024-01-04", 11.5)} and len(versions) == 3
+    again = cli("import", str(tmp_path / "b.csv")).stdout
+    assert "2 rows read, 0 inserted, 0 changed" in again and "stored rows this import changed" not in again

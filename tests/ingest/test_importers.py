@@ -318,7 +318,7 @@ def test_market_indices_are_left_out_and_named(settings: Settings, tmp_path: Pat
         "left out: market indices ^FNK15, ^NASI (index levels, not securities); 3 levels stored as the market's "
         "benchmark (index_levels)"
     ) in result.stdout
-    assert "nse-daily: 2 files, 14 rows read, 14 inserted, 7 instruments" in result.stdout
+    assert "nse-daily: 2 files, 14 rows read, 14 inserted, 0 changed, 7 instruments" in result.stdout
     engine = service_engine(settings)
     with engine.connect() as conn:
         symbols = {r["symbol"] for r in current_rows(conn, tables.instruments)}

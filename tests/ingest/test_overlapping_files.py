@@ -74,7 +74,7 @@ def test_overlapping_files_that_disagree_are_reported_apart_from_repeats(
     report = expected_report(files)
     result = cli("import", str(tmp_path / "market"))
     assert result.returncode == 0, result.stderr
-    assert "2 files, 14 rows read, 14 inserted, 2 instruments" in result.stdout
+    assert "2 files, 14 rows read, 14 inserted, 0 changed, 2 instruments" in result.stdout
     lines = result.stdout.splitlines()
     start = lines.index(report[0])
     assert lines[start : start + len(report)] == report and "bad row" not in result.stdout

@@ -347,7 +347,7 @@ def test_a_vendors_new_spelling_of_a_code_is_reported_and_its_case_and_spaces_ar
         (folder / f"prices_{half}.csv").write_text("symbol,date,close,volume\n" + "\n".join(rows) + "\n")
     result = cli("import", str(folder))
     assert result.returncode == 0, result.stderr
-    assert "3 files, 100 rows read, 100 inserted, 4 instruments" in result.stdout
+    assert "3 files, 100 rows read, 100 inserted, 0 changed, 4 instruments" in result.stdout
     probable = [line for line in result.stdout.splitlines() if line.startswith("probable rename")]
     from ingest.replay import ReplayMarket
 

@@ -231,7 +231,9 @@ def test_import_refuses_a_currency_that_is_not_a_code_and_stores_nothing(setting
         assert conn.execute(select(func.count()).select_from(tables.instruments)).scalar_one() == 0
     given = cli("import", str(prices), "--currency", "USD")
     assert given.returncode == 0
-    assert given.stdout.startswith("ohlcv: 1 files, 1 rows read, 1 inserted, 1 instruments in USD (1 new or changed)")
+    assert given.stdout.startswith(
+        "ohlcv: 1 files, 1 rows read, 1 inserted, 0 changed, 1 instruments in USD (1 new or changed)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -387,8 +387,9 @@ def test_import_reports_bad_rows_with_file_and_line(settings: Settings, tmp_path
     result = cli("import", str(path))
     assert result.returncode == 0, result.stderr
     # the generic CSV does not say its currency: the one stored is named, and that it was assumed
-    assert "ohlcv: 1 files, 1 rows read, 1 inserted, 1 instruments in JMD, assumed: the files do not say" in (
-        result.stdout
+    assert (
+        "ohlcv: 1 files, 1 rows read, 1 inserted, 0 changed, 1 instruments in JMD, assumed: the files do not say"
+        in (result.stdout)
     )
     assert f"bad row: {path}:3: close '-5' is not a price" in result.stdout
     assert "the source lacks: open, high, low, prev_close, bid, ask, trades, value_traded" in result.stdout
