@@ -86,7 +86,7 @@ from ingest.importers.formats import (
     repeated_columns,
     ticker,
 )
-from ingest.importers.renames import RENAME, Handover, Renames, handovers, join_renames
+from ingest.importers.renames import RENAME, Handover, Renames, Stored, handovers, join_renames
 from market.errors import InvalidInputError
 from market.liquidity import tick_size
 from market.settings import DELIST_AFTER_SESSIONS
@@ -258,7 +258,10 @@ class JoinedSeries:
 
 
 def on_joined_series(
-    prices: pd.DataFrame, actions: list[CorporateAction], after_sessions: int = DELIST_AFTER_SESSIONS
+    prices: pd.DataFrame,
+    actions: list[CorporateAction],
+    after_sessions: int = DELIST_AFTER_SESSIONS,
+    stored: Stored | None = None,
 ) -> JoinedSeries:
     """`prices` with the file's renames applied (`join_renames`) and the file's actions on
     the joined series (`Renames.resolve`), each once (`distinct_actions`), the importer's,
@@ -266,9 +269,10 @@ def on_joined_series(
     an action listed under both the old and the new symbol of a rename is one action of the
     joined series, counted once (applied twice, a 2-for-1 split was a SPLIT of 4, and a
     delisting stored twice failed the import after its prices), or refused where the two
-    rows disagree. The join reads the rename rows, so they are made distinct first."""
+    rows disagree. The join reads the rename rows, so they are made distinct first.
+    `stored`: what the store holds that a reused ticker is looked for across (`join_renames`)."""
     renames, _ = distinct_actions([a for a in actions if a.kind == RENAME])
-    joined, applied = join_renames(prices, renames, after_sessions)
+    joined, applied = join_renames(prices, renames, after_sessions, stored)
     distinct, repeated = distinct_actions(applied.resolve(actions))
     return JoinedSeries(joined, applied, tuple(distinct), tuple(repeated))
 
@@ -460,6 +464,7 @@ def capital_changes(
     adjust_implied: bool = False,
     after_sessions: int = DELIST_AFTER_SESSIONS,
     limit_from: str = LIMIT_SETTING,
+    stored: Stored | None = None,
 ) -> tuple[pd.DataFrame, CapitalChanges]:
     """`prices` (symbol, date, close, and any of volume, high, low, bid, ask and name) on
     the count of their latest rows: adjusted for the actions of `actions_path` and, with
@@ -468,11 +473,12 @@ def capital_changes(
     `after_sessions` sessions without a row, the delisting rule's) are split: every row
     under the symbol it belongs to (`join_renames`). The `name` column is read, not kept.
     `limit_from`: how the caller's user states the limit (the setting; the benchmarks' flag
-    too), named where none is."""
+    too), named where none is. `stored`: what the store holds that a reused ticker is
+    looked for across (the importer's; `renames.Stored`)."""
     if adjust_implied and limit is None:
         raise InvalidInputError(f"adjusting for moves beyond the daily price limit needs the limit ({limit_from})")
     read, bad = read_actions(actions_path) if actions_path is not None else ([], [])
-    joined = on_joined_series(prices, read, after_sessions)
+    joined = on_joined_series(prices, read, after_sessions, stored)
     prices, renames, actions = joined.prices.drop(columns="name", errors="ignore"), joined.renames, list(joined.actions)
     splits, warnings = file_splits(prices, actions)
     adjusted = split_adjusted(prices, splits)

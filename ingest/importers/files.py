@@ -99,7 +99,7 @@ from ingest.importers.formats import (
     repeated_days,
     second_rows,
 )
-from ingest.importers.renames import RENAME
+from ingest.importers.renames import RENAME, Reuse, Stored
 from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, thin_days, untraded_rows
 from market.clock import exchange_date, utc_now
 from market.errors import InvalidInputError
@@ -266,7 +266,7 @@ def import_path(
     report.lacks = source_lacks(fmt, files)
     report.types = source_types(fmt, files)
     today = exchange_date(utc_now())
-    first = _first_pass(fmt, files, today, capital, Path(path), report)
+    first = _first_pass(engine, fmt, files, today, capital, Path(path), report)
     copies, changes = first.copies, first.changes
     report.currency_stated = stated_currency(first.currencies, currency, first.unstated)
     report.currency = report.currency_stated or source_currency(fmt, currency)
@@ -308,11 +308,12 @@ class FirstPass:
 
 
 def _first_pass(
-    fmt: str, files: list[Path], today: date, capital: CapitalOptions, path: Path, report: ImportReport
+    engine: Engine, fmt: str, files: list[Path], today: date, capital: CapitalOptions, path: Path, report: ImportReport
 ) -> FirstPass:
     """The copied days (a day's rows may come from many files: per-company, OHLCV), the
-    capital changes of the rows the import keeps and the currencies the rows state, read
-    before a row is written."""
+    capital changes of the rows the import keeps (a reused ticker looked for across the
+    store's rows too: `stored_history`) and the currencies the rows state, read before a
+    row is written."""
     first = [item for file in files for item in _read(fmt, file, today) if not isinstance(item, Bad)]
     copies = repeated_days(first)
     report.repeated_days = describe_repeated(copies)
@@ -325,7 +326,28 @@ def _first_pass(
             currencies.setdefault(item["currency"], set()).add(item["symbol"])
         else:
             unstated.add(item["symbol"])
-    return FirstPass(copies, _capital(kept, capital, path), currencies, unstated, len(first))
+    stored = stored_history(engine, {i["symbol"] for i in kept}) if any(i.get("name") for i in kept) else None
+    return FirstPass(copies, _capital(kept, capital, path, stored), currencies, unstated, len(first))
+
+
+def stored_history(engine: Engine, symbols: set[str]) -> Stored:
+    """The store's price rows of `symbols` (symbol, date, close), each named by its stored
+    instrument's name (None where that is the bare symbol, what the importer gives a name
+    no file named: `Held.newer`), and the store's sessions: what a reused ticker is looked
+    for across (`renames.reused_tickers`), so files imported one after another split a
+    ticker as one import of them does."""
+    c = tables.eod_prices.c
+    with engine.connect() as conn:
+        rows = current_frame(
+            conn, tables.eod_prices, ["symbol", "trading_date", "close"], where=[c.symbol.in_(symbols)]
+        )
+        named = current_rows(
+            conn, tables.instruments, where=[tables.instruments.c.symbol.in_(symbols)], columns=["symbol", "name"]
+        )
+        sessions = frozenset(conn.execute(select(c.trading_date).distinct()).scalars())
+    names = {r["symbol"]: r["name"] for r in named if r["name"] and r["name"] != r["symbol"]}
+    frame = rows.rename(columns={"trading_date": "date"})
+    return Stored(frame.assign(name=frame["symbol"].map(names)), sessions)
 
 
 def stated_currency(stated: dict[str, set[str]], given: str | None, unstated: set[str] = frozenset()) -> str | None:
@@ -463,11 +485,32 @@ class Moved:
     rows: int
     first: date
     last: date
+    reuse: Reuse | None = None  # the reused ticker that moves them, where one does
 
     def line(self) -> str:
-        return (
+        line = (
             f"the store holds {self.rows:,} rows of {self.symbol} ({self.first.isoformat()} to "
             f"{self.last.isoformat()}) that this file's capital changes put under {self.to}"
+        )
+        if self.reuse is None:
+            return line
+        r = self.reuse
+        return (
+            f"{line}: {r.symbol} is a reused ticker, {r.old_name!r} to {r.last_day.isoformat()} and {r.new_name!r} "
+            f"from {r.first_day.isoformat()}, {r.sessions} sessions later"
+        )
+
+    def remedy(self) -> str:
+        """How to import what was refused: the rows both series hold in one import, into a
+        fresh store (it splits a reused ticker, joins a rename), or the rename row left out."""
+        if self.reuse is not None:
+            return (
+                "import both companies' files in one import into a fresh store (MARKETINTEL_DATABASE_URL), which "
+                "splits the ticker"
+            )
+        return (
+            "import into a fresh store (MARKETINTEL_DATABASE_URL), or leave the rename row out to keep the stored "
+            "symbol"
         )
 
 
@@ -485,7 +528,8 @@ def stored_elsewhere(engine: Engine, changes: CapitalChanges) -> list[Moved]:
         to = changes.symbol_on(symbol, day)
         if to != symbol:
             found.setdefault((symbol, to), []).append(day)
-    return [Moved(s, to, len(days), min(days), max(days)) for (s, to), days in sorted(found.items())]
+    reuses = {r.retired: r for r in changes.renames.reused}
+    return [Moved(s, to, len(days), min(days), max(days), reuses.get(to)) for (s, to), days in sorted(found.items())]
 
 
 def _refuse_two_series(engine: Engine, changes: CapitalChanges) -> None:
@@ -493,19 +537,23 @@ def _refuse_two_series(engine: Engine, changes: CapitalChanges) -> None:
     rows the store already holds under another symbol: the store keeps every row it was
     given (append-only), so the old symbol's series would stay beside the joined one, one
     company counted twice by the model's universe and the benchmark. A store built from
-    the same files with the same actions holds none (its rows are under the new symbols)."""
+    the same files with the same actions holds none (its rows are under the new symbols).
+    A reused ticker found across the store's rows (`stored_history`: the later company's
+    file imported after the earlier's) is refused so too: the stored rows cannot move under
+    the retired symbol, and one import of both companies' files into a fresh store splits it."""
     moved = stored_elsewhere(engine, changes)
     if moved:
+        remedies = "; or ".join(dict.fromkeys(m.remedy() for m in moved))
         raise InvalidInputError(
             "; ".join(m.line() for m in moved)
-            + ": the store keeps every row it was given, so both series would stay; import into a fresh store "
-            "(MARKETINTEL_DATABASE_URL), or leave the rename row out to keep the stored symbol; nothing was imported"
+            + f": the store keeps every row it was given, so both series would stay; {remedies}; nothing was imported"
         )
 
 
-def _capital(kept: list[dict], options: CapitalOptions, path: Path) -> CapitalChanges:
+def _capital(kept: list[dict], options: CapitalOptions, path: Path, stored: Stored | None) -> CapitalChanges:
     """The capital changes of the rows the import keeps (indices and copied days left out,
-    the first row of a symbol and day: `second_rows`)."""
+    the first row of a symbol and day: `second_rows`), a reused ticker looked for across
+    the `stored` rows too."""
     import pandas as pd
 
     closes = pd.DataFrame(
@@ -513,7 +561,8 @@ def _capital(kept: list[dict], options: CapitalOptions, path: Path) -> CapitalCh
         columns=["symbol", "date", "close", "volume", "name"],
     )
     actions = options.actions or actions_beside(path)
-    return capital_changes(closes, actions, options.price_limit, options.adjust_implied, options.delist_after)[1]
+    limit, delist_after = options.price_limit, options.delist_after
+    return capital_changes(closes, actions, limit, options.adjust_implied, delist_after, stored=stored)[1]
 
 
 def _action_rows(fmt: str, changes: CapitalChanges) -> list[dict]:

@@ -40,7 +40,14 @@ position was delisted) and begin again under another name (`name_key`: words in 
 punctuation and legal form left out) is two companies. The earlier one's rows are under
 `Reuse.retired` (SYMBOL~its last day), a name that stops; the symbol from the later one's
 first row is a new listing; the file's actions of the symbol dated before that row are the
-earlier company's. Each is a line of the report.
+earlier company's. Each is a line of the report. The importer looks across what the store
+holds too (`Stored`: the rows of the files' symbols, named by the stored instrument's name,
+and the store's sessions), so the two companies' files imported one after another are
+split as one import splits them: the earlier company's file imported after the later's is
+stored under the retired symbol; the later's imported after the earlier's would put the
+stored rows under it, which an append-only store cannot do (they would stay under the
+ticker beside the retired symbol's), so that import is refused, saying so and to import
+both companies' files in one import into a fresh store (`files._refuse_two_series`).
 """
 
 from __future__ import annotations
@@ -138,17 +145,30 @@ class Renames:
         return [f"renamed: {r.line()}" for r in self.applied] + [r.line() for r in self.reused]
 
 
+@dataclass(frozen=True)
+class Stored:
+    """What a store holds that a reused ticker is looked for across (`reused_tickers`): the
+    rows of the files' symbols (symbol, date, close, name: the stored instrument's name,
+    None where it is only the symbol) and the days with any row (its sessions)."""
+
+    rows: pd.DataFrame
+    sessions: frozenset[date] = frozenset()
+
+
 def join_renames(
-    prices: pd.DataFrame, actions: Iterable[CorporateAction], after_sessions: int = DELIST_AFTER_SESSIONS
+    prices: pd.DataFrame,
+    actions: Iterable[CorporateAction],
+    after_sessions: int = DELIST_AFTER_SESSIONS,
+    stored: Stored | None = None,
 ) -> tuple[pd.DataFrame, Renames]:
     """`prices` (symbol, date, ..., and a `name` where the files carry names) with the
     file's renames applied (the module's rule), then each reused ticker split at its gap
     (`reused_tickers`: a name that changes across `after_sessions` sessions without a
-    row or more), and what was applied and reported."""
+    row or more, the `stored` rows and sessions counted), and what was applied and reported."""
     joined, renames = _renamed(prices, actions)
     if "name" not in prices:
         return joined, renames
-    split = replace(renames, reused=reused_tickers(joined, after_sessions))
+    split = replace(renames, reused=reused_tickers(joined, after_sessions, stored))
     return (split.frame(joined) if split.reused else joined), split
 
 
@@ -290,14 +310,22 @@ class Reuse:
         )
 
 
-def reused_tickers(prices: pd.DataFrame, after_sessions: int = DELIST_AFTER_SESSIONS) -> tuple[Reuse, ...]:
-    """Every Reuse in `prices` (symbol, date, close, name; the renames already joined): a
-    gap of `after_sessions` sessions without a row or more (the delisting rule's, so the
-    earlier company was delisted) across which the name changes (`name_key`); a row
-    without a name says nothing. A session is a day with any row. By date."""
-    days = {d: i for i, d in enumerate(sorted(prices["date"].unique()))}
+def reused_tickers(
+    prices: pd.DataFrame, after_sessions: int = DELIST_AFTER_SESSIONS, stored: Stored | None = None
+) -> tuple[Reuse, ...]:
+    """Every Reuse in `prices` (symbol, date, close, name; the renames already joined) and
+    the `stored` rows beside them (a file's row of a name and day stands for the stored
+    one): a gap of `after_sessions` sessions without a row or more (the delisting rule's,
+    so the earlier company was delisted) across which the name changes (`name_key`); a row
+    without a name says nothing. A session is a day with any row, the store's included. By date."""
+    columns = ["symbol", "date", "close", "name"]
+    rows = prices[columns]
+    if stored is not None and not stored.rows.empty:
+        rows = pd.concat([rows, stored.rows[columns]]).drop_duplicates(["symbol", "date"], keep="first")
+    held = stored.sessions if stored is not None else frozenset()
+    days = {d: i for i, d in enumerate(sorted(set(rows["date"].unique()) | held))}
     found = []
-    ordered = prices[["symbol", "date", "close", "name"]].sort_values(["symbol", "date"], kind="stable")
+    ordered = rows.sort_values(["symbol", "date"], kind="stable")
     for symbol, part in ordered.groupby("symbol", sort=False):
         rows = list(part.itertuples(index=False))
         for before, after in zip(rows, rows[1:]):

@@ -184,3 +184,63 @@ def test_a_split_that_would_leave_the_stored_series_beside_it_is_refused(tmp_pat
     )
     with engine.connect() as conn:
         assert row_counts(conn, [tables.eod_prices, tables.instruments]) == before
+
+
+def _part(path: Path, rows: list[tuple[str, date, float, str]]) -> Path:
+    lines = ["symbol,date,close,volume,name"] + [f"{s},{d},{c:.2f},50000,{n}" for s, d, c, n in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_ticker_reused_across_two_imports_is_split_or_refused_as_one_import_would(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """A review's run: old.csv (ABC "Old Co" at 10), mid.csv (ZZZ alone for 100 sessions)
+    and new.csv (ABC "New Co" at 30) imported one after another made ABC one series with a
+    +200% jump, renamed "New Co", without a word: the reused ticker was looked for in the
+    files' rows only. The store's rows and name are read too: the later company's file is
+    refused (the stored Old Co rows would stay under ABC beside ABC~...'s), saying what was
+    found and how to import it; the earlier company's file after the later's is split."""
+    from ingest.importers import import_path
+    from market.errors import InvalidInputError
+    from store.history import row_counts
+
+    old = _part(tmp_path / "old.csv", [("ABC", d, 10.0, "Old Co") for d in SESSIONS[:50]])
+    mid = _part(tmp_path / "mid.csv", [("ZZZ", d, 5.0, "Zed Ltd") for d in SESSIONS[50:150]])
+    new = _part(tmp_path / "new.csv", [("ABC", d, 30.0, "New Co") for d in SESSIONS[150:]])
+    engine = service_engine(settings)
+    import_path(engine, old)
+    import_path(engine, mid)
+    with engine.connect() as conn:
+        before = row_counts(conn, [tables.eod_prices, tables.instruments])
+    with pytest.raises(InvalidInputError) as refused:
+        import_path(engine, new)
+    assert str(refused.value) == (
+        f"the store holds 50 rows of ABC ({SESSIONS[0].isoformat()} to {OLD_LAST.isoformat()}) that this file's "
+        f"capital changes put under {RETIRED}: ABC is a reused ticker, 'Old Co' to {OLD_LAST.isoformat()} and "
+        f"'New Co' from {NEW_FIRST.isoformat()}, 100 sessions later: the store keeps every row it was given, so "
+        "both series would stay; import both companies' files in one import into a fresh store "
+        "(MARKETINTEL_DATABASE_URL), which splits the ticker; nothing was imported"
+    )
+    with engine.connect() as conn:
+        assert row_counts(conn, [tables.eod_prices, tables.instruments]) == before
+        assert {r["symbol"]: r["name"] for r in current_rows(conn, tables.instruments)}["ABC"] == "Old Co"
+
+
+def test_the_earlier_companys_file_imported_after_the_later_ones_is_split(tmp_path: Path, settings: Settings) -> None:
+    """The other order: the store holds New Co's ABC; Old Co's file, imported later, is
+    stored under ABC~... (a name that stops) as one import of the three files stores it,
+    and New Co keeps ABC and its name."""
+    from ingest.importers import import_path
+
+    engine = service_engine(settings)
+    import_path(engine, _part(tmp_path / "new.csv", [("ABC", d, 30.0, "New Co") for d in SESSIONS[150:]]))
+    import_path(engine, _part(tmp_path / "mid.csv", [("ZZZ", d, 5.0, "Zed Ltd") for d in SESSIONS[50:150]]))
+    report = import_path(engine, _part(tmp_path / "old.csv", [("ABC", d, 10.0, "Old Co") for d in SESSIONS[:50]]))
+    assert LINE in report.capital_changes
+    with engine.connect() as conn:
+        names = {r["symbol"]: r["name"] for r in current_rows(conn, tables.instruments)}
+        stored = current_rows(conn, tables.eod_prices, where=[tables.eod_prices.c.symbol.in_(["ABC", RETIRED])])
+    assert (names["ABC"], names[RETIRED]) == ("New Co", "Old Co")
+    assert {r["symbol"] for r in stored if r["trading_date"] <= OLD_LAST} == {RETIRED}
+    assert min(r["trading_date"] for r in stored if r["symbol"] == "ABC") == NEW_FIRST
