@@ -221,29 +221,54 @@ def reference_close(conn: Connection, symbol: str, day: date) -> tuple[Decimal, 
     return (close if factor == 1.0 else Decimal(str(round(float(close) / factor, 6)))), dated
 
 
+HALT_NOTICES = ("HALT", "RESUME", "DELISTING")  # the exchange's notices that start or end a halt
+
+
 def halted_since(conn: Connection, symbol: str, day: date) -> date | None:
-    """The date of the exchange's HALT notice `symbol` is under on `day`, else None: the
-    HALT, RESUME and DELISTING notices dated on or before `day` in the order they apply
-    (date, then the order they were stored: a HALT and a RESUME of one day end resumed
-    when the RESUME came after), and the name is halted when the last is a HALT, since the
-    first of the HALTs that end the run (a repeated notice does not move the date). A
-    RESUME's date is the session trading resumes; a DELISTING ends a halt (the delisting
-    is then what refuses a trade). What a client's trade and confirmation are refused
-    with, and what a preview says fills nothing (portfolio/trading.py `closed_to_trading`)."""
+    """The date of the exchange's HALT notice `symbol` is under on `day`, else None
+    (`halts_on`'s rule). What a client's trade and confirmation are refused with, and what
+    a preview says fills nothing (portfolio/trading.py `closed_to_trading`)."""
+    return halts_on(conn, day, [symbol]).get(symbol)
+
+
+def halt_said(symbol: str, since: date) -> str:
+    """How a halt is said wherever it stops or marks a name: a trade's refusal
+    (portfolio/trading.py `closed_to_trading`), the Quant Briefing's signals."""
+    return (
+        f"{symbol} is halted since {since.isoformat()} (the exchange's HALT notice); "
+        "a halted name cannot be traded until it resumes"
+    )
+
+
+def halts_on(conn: Connection, day: date, symbols: list[str] | None = None) -> dict[str, date]:
+    """symbol -> the date of the exchange's HALT notice it is under on `day`, of `symbols`
+    (every name when None; a name trading is absent): one query whatever their number.
+
+    The rule: a name's HALT, RESUME and DELISTING notices dated on or before `day` in the
+    order they apply (date, then the order they were stored: a HALT and a RESUME of one day
+    end resumed when the RESUME came after), and the name is halted when the last is a HALT,
+    since the first of the HALTs that end the run (a repeated notice does not move the
+    date). A RESUME's date is the session trading resumes; a DELISTING ends a halt (the
+    delisting is then what refuses a trade).
+
+    The notices are what says a name is halted, not `eod_prices.halted`: that column is the
+    status on a delivered bar (the exchange's page; an imported bar has none), absent on a
+    day the name has no bar and silent on since when; the notices are dated, point in time,
+    and what a trade is refused with, so a quote (views/market.py) says what a trade meets."""
     c = tables.corporate_actions.c
-    where = [c.symbol == symbol, c.kind.in_(("HALT", "RESUME", "DELISTING")), c.action_date <= day]
-    rows = current_rows(conn, tables.corporate_actions, where=where)
-    # a notice's place is its first version's: a HALT re-sent with corrected text stays
-    # before the RESUME that followed it
-    firsts = select(c.action_date, c.kind, func.min(c.id)).where(*where).group_by(c.action_date, c.kind)
-    first = {(d, k): i for d, k, i in conn.execute(firsts)}
-    events = sorted(rows, key=lambda r: (r["action_date"], first.get((r["action_date"], r["kind"]), r["id"])))
-    since = None
-    for event in events:
-        if event["kind"] != "HALT":
-            since = None
-        elif since is None:
-            since = event["action_date"]
+    where = [c.kind.in_(HALT_NOTICES), c.action_date <= day]
+    if symbols is not None:
+        where.append(c.symbol.in_(sorted(set(symbols))))
+    # a notice is its key (symbol, date, kind), and its place its first version's: a HALT
+    # re-sent with corrected text stays before the RESUME that followed it
+    notices = select(c.symbol, c.action_date, c.kind, func.min(c.id)).where(*where)
+    rows = conn.execute(notices.group_by(c.symbol, c.action_date, c.kind)).all()
+    since: dict[str, date] = {}
+    for symbol, action_date, kind, _ in sorted(rows, key=lambda r: (r[0], r[1], r[3])):
+        if kind != "HALT":
+            since.pop(symbol, None)
+        else:
+            since.setdefault(symbol, action_date)
     return since
 
 

@@ -52,7 +52,7 @@ from market.text import asked_symbol
 from portfolio import dividends, ledger
 from portfolio.delisting import delisted_since
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
-from portfolio.market import halted_since, known_symbols, reference_close
+from portfolio.market import halt_said, halted_since, known_symbols, reference_close
 from store import tables
 from store.history import append_history, current_rows
 from store.transactions import Respond, answered
@@ -334,10 +334,7 @@ def closed_to_trading(conn: Connection, settings: Settings, symbol: str, trading
     refused with (`within_band`) and a preview's `lapse_reason` (`preview_trade`)."""
     halted = halted_since(conn, symbol, trading_date)
     if halted is not None:
-        return (
-            f"{symbol} is halted since {halted.isoformat()} (the exchange's HALT notice); "
-            "a halted name cannot be traded until it resumes"
-        )
+        return halt_said(symbol, halted)
     delisted = delisted_since(conn, settings, symbol, trading_date)
     return None if delisted is None else f"{delisted}; a delisted name cannot be traded"
 

@@ -16,6 +16,7 @@ from market.contract import description
 from market.plain import JsonValue
 from models.decisions import BOOK_NAMES, HORIZON
 from models.scoring import ServedPrediction
+from portfolio.market import halt_said
 from portfolio.rails import HIGH_SPREAD
 from portfolio.track_record import CostsPaid
 from reports import charts
@@ -42,6 +43,7 @@ from reports.inputs import (
     CurveDay,
     MarketSection,
     NullBooksJson,
+    SignalRow,
     TrackRecordJson,
     priced_day,
 )
@@ -144,7 +146,7 @@ def _signals(inputs: BriefingInputs) -> list[Flowable]:
     rows = [
         [
             i + 1,
-            s["symbol"],
+            f"{s['symbol']} (halted)" if s["halted_since"] else s["symbol"],
             money(s["close"]),
             signed_pct(s["change_pct"]),
             number(s["rsi_14"], 1),
@@ -163,10 +165,17 @@ def _signals(inputs: BriefingInputs) -> list[Flowable]:
         "Return: the day's change. Edge / cost: the name's expected excess over the universe across the "
         f"{HORIZON} sessions from the next close against its round-trip cost (spread and two fees). LONG is a "
         f"rank, not a Score line: the {BOOK_NAMES} liquid ordinary shares with the largest expected excess, so "
-        "a higher Score can be HOLD (it fails the entry gates, or is not an ordinary share).",
+        f"a higher Score can be HOLD (it fails the entry gates, or is not an ordinary share).{_halts(signals)}",
         SMALL,
     )
     return section("Top AI signals", note, table)
+
+
+def _halts(signals: list[SignalRow]) -> str:
+    """What a signal marked "(halted)" means, name by name (its quote's `halted_since`), as
+    a trade of it is refused; nothing when none is halted."""
+    said = [halt_said(s["symbol"], date.fromisoformat(str(s["halted_since"]))) for s in signals if s["halted_since"]]
+    return "".join(f" {line}." for line in said)
 
 
 def edge_against_cost(signal: QuotedPrediction) -> str:

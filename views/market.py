@@ -36,6 +36,7 @@ from market.errors import InvalidInputError, NotFoundError, NotReadyError
 from models import features as f
 from models.reasons import ServedReasons
 from models.scoring import ServedPrediction, served_predictions
+from portfolio.market import halts_on
 from store import tables
 from store.history import current_frame, current_rows, newest_ids
 from store.panels import PRICE_ROW_COLUMNS
@@ -93,12 +94,14 @@ class QuotedPrediction(TypedDict):
 
 
 class Quote(QuotedPrediction):
-    """A ticker's latest quote (`latest_market`): its last bar, the change, RSI, the
-    prediction fields and which record they come from (`reason`, `DayScores.reason`)."""
+    """A ticker's latest quote (`latest_market`): its last bar, whether the exchange has
+    halted it (`halted_since`), the change, RSI, the prediction fields and which record they
+    come from (`reason`, `DayScores.reason`)."""
 
     trading_date: date
     close: float
     volume: int
+    halted_since: date | None
     change_pct: float | None
     rsi_14: float | None
     reason: str | None
@@ -421,11 +424,11 @@ def _change_pct(close: Any, previous: Any, traded: bool) -> float | None:
     return _number((close / previous - 1) * 100, 4) if traded else 0.0
 
 
-def _quote(last: Any, previous: float | None, scores: DayScores) -> Quote | None:
+def _quote(last: Any, previous: float | None, scores: DayScores, halted: date | None) -> Quote | None:
     """One symbol's latest quote from its last bar (`last`: symbol, trading_date, close,
-    volume, rsi_14), the close of the bar before it (None without one) and the day's
-    scores; None when its last bar is more than `LATEST_LOOKBACK_DAYS` old (it is not
-    "latest" any more)."""
+    volume, rsi_14), the close of the bar before it (None without one), the day's scores
+    and the date of the HALT notice it is under on the day (None while it trades); None
+    when its last bar is more than `LATEST_LOOKBACK_DAYS` old (it is not "latest" any more)."""
     day = scores.day
     if last.trading_date < day - timedelta(days=LATEST_LOOKBACK_DAYS):
         return None
@@ -435,6 +438,7 @@ def _quote(last: Any, previous: float | None, scores: DayScores) -> Quote | None
         "trading_date": last.trading_date,
         "close": float(last.close),
         "volume": int(last.volume) if traded else 0,
+        "halted_since": halted,
         "change_pct": _change_pct(last.close, previous, traded),
         "rsi_14": _number(last.rsi_14, 4),
         **(dict.fromkeys(QUOTED) if prediction is None else quoted(prediction)),
@@ -467,7 +471,10 @@ def latest_market(
     counted in breadth and the index).
 
     The prediction fields come from one record, the live one or else the validation one,
-    and `reason` says which (`day_scores`)."""
+    and `reason` says which (`day_scores`). A name the exchange has halted on the day is
+    quoted as any other (its last close, its prediction), with `halted_since` the date of
+    the HALT notice it is under (portfolio.market `halts_on`, the rule a trade is refused
+    by; every name's in one query), null while it trades."""
     day = market_day(conn, calendar, requested, closed_through)
     bars = _with_rsi(_bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day), stored_splits(conn, day))
     scores = day_scores(conn, day)
@@ -476,8 +483,11 @@ def latest_market(
     # each symbol's last bar with the close before it, read off arrays rather than a group per symbol
     last = bars.groupby("symbol", sort=True).tail(1)
     listed = {r["symbol"] for r in instruments(conn, on=day)}  # a delisted name is not the day's market
+    halts = halts_on(conn, day)
     quotes = {
-        bar.symbol: _quote(bar, None if pd.isna(bar.previous_close) else bar.previous_close, scores)
+        bar.symbol: _quote(
+            bar, None if pd.isna(bar.previous_close) else bar.previous_close, scores, halts.get(bar.symbol)
+        )
         for bar in last.itertuples(index=False)
         if bar.symbol in listed
     }

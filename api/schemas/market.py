@@ -82,6 +82,13 @@ CHANGE_PCT = (
     "split's ex-date reads the move net of the split; the close itself is as traded)."
 )
 
+HALTED_SINCE = (
+    "The date of the exchange's HALT notice the name is under on the market day: it cannot be traded until the "
+    "exchange resumes it (a trade or a suggestion's confirmation of it is refused), though the quote still shows its "
+    "last close and its prediction. Null while it trades (no HALT, or a RESUME since: a RESUME is dated the session "
+    "trading resumes)."
+)
+
 
 class LatestQuote(ApiModel):
     """One ticker's latest day and its prediction; prediction fields are null with a
@@ -92,6 +99,7 @@ class LatestQuote(ApiModel):
     )
     close: float
     volume: int = Field(description="Shares traded on the market day (0 when it did not trade).")
+    halted_since: date | None = Field(description=HALTED_SINCE)
     change_pct: float | None = Field(description=CHANGE_PCT)
     rsi_14: float | None = Field(description=PREDICTION_FIELDS["rsi_14"])
     predicted_return: Fraction | None = Field(description=PREDICTION_FIELDS["predicted_return"])
@@ -117,6 +125,7 @@ LATEST_EXAMPLE = {
         "trading_date": "2026-11-20",
         "close": 101.5,
         "volume": 125000,
+        "halted_since": None,
         "change_pct": 1.25,
         "rsi_14": 56.3,
         "predicted_return": 0.0021,

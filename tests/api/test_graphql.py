@@ -124,7 +124,7 @@ def test_market_fields_equal_rest(api: Api) -> None:
     rest_latest = api.acme("GET", "/api/market/latest").json()
     graph = data(
         api,
-        """{ instruments { nodes { symbol latestQuote { tradingDate close volume changePct rsi14
+        """{ instruments { nodes { symbol latestQuote { tradingDate close volume haltedSince changePct rsi14
         predictedReturn score action weight tercile modelId layer1Backend heldEdge roundTripCost decisionReason
         reasons { baseValue inputs { input contribution } rawScore otherInputs missingInputs } reason } } } }""",
         key,

@@ -296,7 +296,8 @@ def test_a_valuation_renders_as_its_fields() -> None:
 
 # What the served prediction's readers call otherwise, add to it or leave out, on purpose:
 GRAPHQL_PREDICTION_NAMES = {"p_up": "probability_up", "layer1_p_up": "layer1_probability"}
-QUOTE_BAR = ["trading_date", "close", "volume", "change_pct", "rsi_14"]  # the quote's own bar, before its prediction
+# the quote's own bar (and whether the exchange has halted it), before its prediction
+QUOTE_BAR = ["trading_date", "close", "volume", "halted_since", "change_pct", "rsi_14"]
 QUOTE_ADDS = ["reason"]  # why the prediction fields are null, or which record they are from
 # A quote is keyed by its symbol and dated by its bar (a quote's `trading_date`); it shows the
 # day's decision and the AI book's weight for it, not layer 1's and layer 2's probabilities or the horizon;

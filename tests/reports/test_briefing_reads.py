@@ -116,3 +116,27 @@ def test_the_signals_say_what_the_score_is_as_the_api_does(briefing: tuple[list[
     prose = " ".join(" ".join(lines).split())
     assert f"Score: {description(ServedPrediction, 'score')}" in prose
     assert "close rises" not in prose
+
+
+@ON_SQLITE_ONLY
+def test_a_halted_signal_says_it_is_halted(settings: Settings) -> None:
+    """The exchange halted MID the day before the market day: its row in the Top AI signals
+    read as a tradable name's, its Score and Action as if it could be bought. The row marks it
+    halted and the note says since when, as the latest quote's `halted_since` does."""
+    from tests.portfolio.clients import announce_action
+    from tests.portfolio.seed import CALENDAR
+
+    engine = service_engine(settings)
+    seed_prices(engine)
+    signals = {
+        "LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP"},
+        "MID": {"score": 55.0, "action": "HOLD", "tercile": "MIDDLE"},
+    }
+    seed_predictions(engine, DAY, signals)
+    halted = CALENDAR.previous_trading_day(DAY)
+    announce_action(engine, "MID", "HALT", None, halted, "trading halted pending announcement")
+    pdf = generate("quant-briefing", engine, settings, default_calendar(), NOW).pdf
+    with pdfplumber.open(io.BytesIO(pdf)) as document:
+        prose = " ".join(" ".join((page.extract_text() or "") for page in document.pages).split())
+    assert "2 MID (halted)" in prose and "1 LIQ (halted)" not in prose
+    assert f"MID is halted since {halted.isoformat()} (the exchange's HALT notice)" in prose

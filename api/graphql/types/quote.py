@@ -8,7 +8,7 @@ import strawberry
 from api.graphql.scalars import Shares
 from api.graphql.types.enums import Action, Tercile, optional
 from api.graphql.types.reasons import PredictionReasons
-from api.schemas.market import CHANGE_PCT, PREDICTION_FIELDS
+from api.schemas.market import CHANGE_PCT, HALTED_SINCE, PREDICTION_FIELDS
 
 
 @strawberry.type(
@@ -20,6 +20,7 @@ class Quote:
     )
     close: float
     volume: Shares
+    halted_since: date | None = strawberry.field(description=HALTED_SINCE)
     change_pct: float | None = strawberry.field(description=CHANGE_PCT)
     rsi_14: float | None = strawberry.field(description=PREDICTION_FIELDS["rsi_14"])
     predicted_return: float | None = strawberry.field(description=PREDICTION_FIELDS["predicted_return"])
