@@ -444,5 +444,6 @@ def test_a_file_separated_by_semicolons_or_tabs_says_so(settings: Settings, tmp_
             "comma-separated files (',' between columns, '.' as the decimal point); save the file so"
         ) in result.stdout
         assert "lacks required columns" not in result.stdout
-        assert result.stdout.startswith("ohlcv: 1 files, 0 rows read, 0 inserted, 0 changed, 0 instruments (0 new or changed)")
+        first = "ohlcv: 1 files, 0 rows read, 0 inserted, 0 changed, 0 instruments (0 new or changed)"
+        assert result.stdout.startswith(first)
     assert _stored(settings) == []
