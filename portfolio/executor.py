@@ -111,6 +111,7 @@ class Rationale(SignalFacts, total=False):
     model_id: str | None
     record: str
     split_adjustment: str
+    split_factor: float  # the factor split_adjustment names (a suggestion's: its confirmation checks it)
     decided_on: str | None
     fill: FillJson  # market/costs.py Fill.as_dict
     estimate: Estimate  # the plan's price and quantity

@@ -333,8 +333,33 @@ def _on_count_note(factor: float) -> dict[str, str]:
         return {}
     return {
         "split_adjustment": f"the scored day's prices divided and volumes multiplied by {factor:g}, "
-        "for a split with an ex-date after it: on the share count of the trading date"
+        "for a split with an ex-date after it: on the share count of the trading date",
+        "split_factor": factor,
     }
+
+
+def _count_moved(conn: Connection, suggestion: Suggestion) -> None:
+    """TradeRejected when the name's share count on the trading date moved after the plan:
+    a split or bonus issue with an ex-date after the scored day and on or before the trading
+    date, stored once T2 had planned (its notice delivered between 07:00 and the close),
+    makes the suggestion's quantity and limit price the old count's. Booked at that limit, a
+    buy of a 1.1 split (inside the price band) paid 10% over the market, a sell was paid as
+    much above it. The plan's factor is its reason's `split_factor` (1 when it names none;
+    a reason stored before the factor was kept, which names an adjustment without it, is
+    not judged)."""
+    reason = suggestion.reason
+    scored = reason.get("signals_from")
+    if scored is None or ("split_adjustment" in reason and "split_factor" not in reason):
+        return
+    day, symbol = suggestion.trading_date, suggestion.symbol
+    splits = stored_splits(conn, day, symbols=[symbol], after=date.fromisoformat(scored))
+    now, planned = factor_between(splits, symbol, date.fromisoformat(scored), day), reason.get("split_factor", 1.0)
+    if abs(now / planned - 1) > 1e-9:
+        raise TradeRejected(
+            f"{symbol}'s share count on {day.isoformat()} changed after this suggestion was planned (a split or "
+            f"bonus issue of {now / planned:g} shares per share): its quantity and limit price are on the old "
+            "count; reject it (the next morning's suggestions are planned on the new count)"
+        )
 
 
 def expire_stale(engine: Engine, day: date, now: datetime) -> int:
@@ -473,6 +498,7 @@ def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: 
             raise TradeRejected(
                 f"the exit rail allows selling {state.sellable_today} {symbol} now ({', '.join(state.flags)})"
             )
+    _count_moved(conn, suggestion)
     price = Decimal(suggestion.limit_price)
     within_band(conn, settings, symbol, suggestion.trading_date, price, LIMIT)
     shown = suggestion.fees  # what the client was shown is what it pays

@@ -3,6 +3,7 @@ rejected, expired, and hidden from other clients (SQLite and Postgres)."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
@@ -350,6 +351,24 @@ def test_a_split_after_the_scored_day_is_planned_on_the_new_count(settings: Sett
         (trade,) = ledger.trade_rows(conn, other)
         assert (trade["quantity"], Decimal(trade["price"])) == (buy.quantity, buy.limit_price)
         assert ledger.holdings(conn, acme, MONDAY)["LIQ"].quantity == 300
+
+
+def test_a_split_announced_after_the_plan_refuses_the_confirmation_not_books_the_old_count(store) -> None:
+    """A review's run: T2 planned a buy of LIQ at 50.x at 07:00; a 1.1 bonus issue with
+    Monday's ex-date was stored after (a notice delivered during the session). Confirming
+    booked the plan's quantity at the old count's price, 10% over the market on the new count,
+    inside the 15% band. The confirmation is refused saying why, and nothing is booked; a
+    suggestion planned with the split known confirms (the test above)."""
+    engine, settings, acme, _ = store
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
+    announce_action(engine, "LIQ", "SPLIT", 1.1, MONDAY, "1 for 10 bonus")
+    moved = "LIQ's share count on 2026-11-23 changed after this suggestion was planned (a split or bonus issue of 1.1"
+    with pytest.raises(TradeRejected, match=re.escape(moved)):
+        suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
+    assert _events(engine, pending.suggestion_id) == ["PENDING"]
+    with engine.connect() as conn:
+        assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("100000")
 
 
 def test_a_confirmation_credits_the_dividends_first_so_a_reversal_owed_is_not_spent(store) -> None:
