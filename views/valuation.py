@@ -19,15 +19,16 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
 
 from market.contract import described
 from market.money import Money, Shares, to_cents
 from market.settings import get_settings
-from portfolio import ledger
+from portfolio import dividends, ledger
 from portfolio.delisting import DELISTED, BookView, book_view, stored_absences, stored_rule
 from portfolio.market import market_days
 from portfolio.rails import MarketDay, exit_state, illiquid_discount
+from store import tables
 from store.splits import stored_splits
 
 # What a position's pending fields mean, written once for REST's and GraphQL's descriptions.
@@ -52,7 +53,10 @@ class PositionValue:
     average_cost: Money  # at full precision; the answers show cents
     purchase_date: date | None  # the trading day the position was opened
     # the latest close on or before the day, else the average cost (UNPRICED)
-    price: Money = described("Latest close on or before the valuation day.")
+    price: Money = described(
+        "Latest close on or before the valuation day; less a dividend whose ex-date is the current session and "
+        "which the cash already holds (the ex-date's reference price)."
+    )
     market_value: Money  # cents
     unrealized_pnl: Money  # cents
     realized_pnl: Money  # cents, of this symbol's closed shares
@@ -114,9 +118,12 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
     view = _delisting(conn, day, open_positions)
     market = view.with_carried(market_days(conn, day, list(open_positions), count_of=count_of))
     cash = ledger.cash_balance(conn, portfolio_id)
+    paid = _ex_dividend(conn, portfolio_id, set(open_positions), day, count_of)
     positions, discounts = [], {}
     for symbol, position in sorted(open_positions.items()):
         price, flags, discount = _priced(view, market.get(symbol), position)
+        if symbol in paid and not {"UNPRICED", DELISTED} & set(flags):
+            price = max(price - paid[symbol], Decimal(0))
         value = to_cents(price * position.quantity)
         if discount:
             discounts[symbol] = round(discount, 2)
@@ -156,6 +163,35 @@ def _delisting(conn: Connection, day: date, open_positions: dict[str, ledger.Pos
     rule = stored_rule(conn, get_settings(), day, open_positions)
     held = {s: p.quantity for s, p in open_positions.items()}
     return book_view(held, stored_absences(conn, day, open_positions, rule), rule, day)
+
+
+def _ex_dividend(
+    conn: Connection, portfolio_id: str, symbols: set[str], day: date, count_of: date
+) -> dict[str, Decimal]:
+    """By symbol, the dividend per share the close of `day` still holds and the portfolio's
+    cash holds too: the notices with an ex-date after `day` and on or before the current
+    session (`count_of`) whose credit is booked (the ex-date's morning credits it, the T2
+    stage or any cash use: portfolio/dividends.py). That close is read ex-dividend, as the
+    exchange's reference price on the ex-date is and as a split of the session divides it,
+    so equity counts the dividend once: from 07:00 to the ex-date's close, the cash with
+    the dividend beside the close before it overstated the book by the dividend."""
+    if count_of <= day or not symbols:
+        return {}
+    notices = {
+        dividends.entry_id(portfolio_id, n["symbol"], n["action_date"]): n
+        for n in dividends.announced(conn, symbols, count_of, after=day)
+    }
+    if not notices:
+        return {}
+    c = tables.cash_entries.c
+    booked = conn.execute(
+        select(c.entry_id).where(c.portfolio_id == portfolio_id, c.entry_id.in_(sorted(notices)))
+    ).scalars()
+    paid: dict[str, Decimal] = {}
+    for credited in set(booked):
+        notice = notices[credited]
+        paid[notice["symbol"]] = paid.get(notice["symbol"], Decimal(0)) + notice["amount"]
+    return paid
 
 
 def _priced(

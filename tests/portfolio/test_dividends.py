@@ -275,6 +275,28 @@ def test_the_cash_history_keeps_the_order_it_was_shown_in(client) -> None:
     assert history[-1]["timestamp"].startswith(EX_DATE.isoformat()) and history[-1]["balance"] == Decimal("110")
 
 
+def test_the_ex_dates_morning_values_a_credited_dividend_once(client) -> None:
+    """A review's run: the ex-date's morning credits the dividend (effective at its close)
+    while the latest close is the day before's, with the dividend still in it: the summary
+    counted the 100 twice, cash and price, until the ex-date's close was stored. The close
+    is read ex-dividend once the cash holds the credit; before the credit, as it was."""
+    from views.valuation import portfolio_view
+
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    announce(engine, "AAA", 2.0)  # ex-date Monday
+    with engine.connect() as conn:
+        before = portfolio_view(conn, portfolio_id, DAY, EX_DATE)
+    move_cash(engine, portfolio_id, "1", now=MONDAY - timedelta(hours=8))  # Monday morning: credits the 100
+    with engine.connect() as conn:
+        after = portfolio_view(conn, portfolio_id, DAY, EX_DATE)
+        friday = portfolio_view(conn, portfolio_id, DAY, DAY)  # Friday's own valuation keeps Friday's close
+    assert after.cash == before.cash + Decimal("101")
+    assert after.equity == before.equity + Decimal("1")  # the deposit, not the dividend again
+    assert (before.positions[0].price, after.positions[0].price) == (Decimal("100"), Decimal("98"))
+    assert friday.positions[0].price == Decimal("100")
+
+
 def test_a_dividend_is_spendable_at_its_ex_date_and_withdrawable_at_its_payment_date(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 50, 100, FRIDAY)  # all the cash
