@@ -45,6 +45,7 @@ from market.money import (
     Shares,
     money_text,
     parse_money,
+    to_cents,
     whole_cents,
 )
 from market.settings import Settings
@@ -320,7 +321,7 @@ def within_band(
     if not low <= price <= high:
         raise TradeRejected(
             f"{name} {price:,.2f} is outside the day's band {low:,.2f}-{high:,.2f} "
-            f"({band:.0%} around the {close_date.isoformat()} close of {close:,.2f})"
+            f"({band:.0%} around the {close_date.isoformat()} close of {to_cents(close):,.2f})"  # half up, as shown
         )
     return ManualRationale(reference_close=str(close), reference_date=close_date.isoformat())
 

@@ -97,6 +97,16 @@ def test_a_band_between_cents_prints_the_edges_it_accepts(settings: Settings) ->
     assert trade(odd, "buy", "AAA", 1, "112.34").price == Decimal("112.34")
 
 
+def test_a_band_refusal_prints_the_close_as_every_answer_rounds_it(client) -> None:
+    """A review's run: a close of 26.005 (a split-adjusted one) was printed "close of 26.00"
+    by the refusal (the decimal context's half-even) and "26.01" by the preview (half up)."""
+    from tests.portfolio.seed import seed_market
+
+    seed_market(client[0], {"HALF": {"close": 26.005, "volume": 20_000}})
+    with pytest.raises(TradeRejected, match=r"around the 2026-11-20 close of 26\.01\)"):
+        trade(client, "buy", "HALF", 1, 40)
+
+
 def test_a_sell_of_more_than_held_after_buys(client) -> None:
     trade(client, "buy", "BBB", 100, 10)
     with pytest.raises(TradeRejected, match="holds 100"):
