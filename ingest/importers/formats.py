@@ -531,28 +531,6 @@ def first_difference(kept: Mapping, other: Mapping) -> str | None:
 
 
 @dataclass(frozen=True)
-class Correction:
-    """A stored price row an import replaced (`import_path`: a later import's row of a name
-    and day is a correction, stored as the current version, the stored one kept as an
-    earlier version): the first field that differs (`first_difference`), the stored value
-    and where it came from (its source), the new value and where it is (file:line)."""
-
-    symbol: str
-    day: date
-    field: str
-    stored: float | None
-    new: float | None
-    stored_from: str
-    new_where: str
-
-    def line(self) -> str:
-        return (
-            f"{self.symbol} {self.day.isoformat()}: {self.field} {_shown(self.stored)} stored ({self.stored_from}) -> "
-            f"{_shown(self.new)} ({self.new_where})"
-        )
-
-
-@dataclass(frozen=True)
 class Disagreement:
     """A second row of a name and day that disagrees with the kept one: the first field
     that differs (close first), its value in each and where each row is (file:line)."""
@@ -569,6 +547,20 @@ class Disagreement:
         return (
             f"{self.symbol} {self.day.isoformat()}: {self.field} {_shown(self.kept)} kept ({self.kept_where}) vs "
             f"{_shown(self.other)} left out ({self.other_where})"
+        )
+
+
+@dataclass(frozen=True)
+class Correction(Disagreement):
+    """A stored price row an import replaced (`import_path`: a later import's row of a name
+    and day is a correction, stored as the current version, the stored one kept as an
+    earlier version): a disagreement whose `kept` is the stored value and `kept_where` its
+    source, `other` the import's value and `other_where` its file:line."""
+
+    def line(self) -> str:
+        return (
+            f"{self.symbol} {self.day.isoformat()}: {self.field} {_shown(self.kept)} stored ({self.kept_where}) -> "
+            f"{_shown(self.other)} ({self.other_where})"
         )
 
 
