@@ -34,6 +34,7 @@ MONEY_TEXT = re.compile(r"[+-]?[0-9]{1,14}(\.[0-9]{1,6})?")
 MONEY_PLACES = 2
 MONEY_OUT = re.compile(rf"-?[0-9]+\.[0-9]{{{MONEY_PLACES}}}")
 CENTS = Decimal("0.01")
+PRICE_PLACES = Decimal("0.000001")  # the most places a price per share is shown with
 # The largest cash movement (a deposit, or a withdrawal as its negative) one request may
 # make, whichever way it comes: REST's CashIn and GraphQL's moveCash (api/schemas), the CLI's
 # `portfolio open --cash` and the domain's move_cash (portfolio/trading.py) all apply it.
@@ -159,10 +160,19 @@ def price_display(value: Decimal | float | int) -> str:
     cents, market/costs.py), else with the decimals it was stored with, at most six (an
     older AI fill, a statement's average cost per share), so that price x quantity is the
     trade's value to the cent wherever it is printed (docs/api.md, "Prices that multiply")."""
-    amount = value if isinstance(value, Decimal) else Decimal(str(value))
+    amount = shown_price(value)
     if not amount.is_finite() or amount == amount.quantize(CENTS):
         return money_display(amount)
-    return format(amount.quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP).normalize(), "f")
+    return format(amount.normalize(), "f")
+
+
+def shown_price(value: Decimal | float | int) -> Decimal:
+    """A price per share at the places every surface shows it (`price_display`): at most
+    PRICE_PLACES, half up. A value worked out from a price that is no whole number of cents
+    (a close divided by a split's ratio) is this price times the quantity, so that the price
+    shown times the quantity shown is the value shown, to the cent."""
+    amount = value if isinstance(value, Decimal) else Decimal(str(value))
+    return amount.quantize(PRICE_PLACES, rounding=ROUND_HALF_UP) if amount.is_finite() else amount
 
 
 def to_cents(value: Decimal | int | str) -> Decimal:

@@ -22,7 +22,7 @@ from decimal import Decimal
 from sqlalchemy import Connection, select
 
 from market.contract import described
-from market.money import Money, Shares, to_cents
+from market.money import Money, Price, Shares, shown_price, to_cents
 from market.settings import get_settings
 from portfolio import dividends, ledger
 from portfolio.delisting import DELISTED, BookView, book_view, stored_absences, stored_rule
@@ -53,9 +53,11 @@ class PositionValue:
     average_cost: Money  # at full precision; the answers show cents
     purchase_date: date | None  # the trading day the position was opened
     # the latest close on or before the day, else the average cost (UNPRICED)
-    price: Money = described(
-        "Latest close on or before the valuation day; less a dividend whose ex-date is the current session and "
-        "which the cash already holds (the ex-date's reference price)."
+    price: Price = described(
+        "Latest close on or before the valuation day (on the current count: divided by a split known since); less "
+        "a dividend whose ex-date is the current session and which the cash already holds (the ex-date's "
+        "reference price). Two places where it is whole cents, else at most six: `market_value` is this price "
+        "times `quantity`, to the cent."
     )
     market_value: Money  # cents
     unrealized_pnl: Money  # cents
@@ -124,6 +126,7 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
         price, flags, discount = _priced(view, market.get(symbol), position)
         if symbol in paid and not {"UNPRICED", DELISTED} & set(flags):
             price = max(price - paid[symbol], Decimal(0))
+        price = shown_price(price)  # the value is the price shown times the quantity, to the cent
         value = to_cents(price * position.quantity)
         if discount:
             discounts[symbol] = round(discount, 2)

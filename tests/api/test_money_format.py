@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from market.money import MONEY_OUT, money_display
+from market.money import MONEY_OUT, money_display, price_display
 from tests.api.graph import data
 from tests.conftest import ADMIN_KEY
 
@@ -70,6 +70,21 @@ def money_values(body, seen=None):
 )
 def test_money_display(value, shown) -> None:
     assert money_display(value) == shown and MONEY_OUT.fullmatch(shown)
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        (Decimal("39.05"), "39.05"),
+        (Decimal("39.050000"), "39.05"),
+        (52.05 / 1.5, "34.70"),  # a float close divided by a split: whole cents once rounded
+        (52.0 / 1.5, "34.666667"),
+        (Decimal("34.6000001"), "34.60"),  # rounded to six places it is whole cents: two places, never "34.6"
+        (Decimal("50.1234565"), "50.123457"),
+    ],
+)
+def test_price_display_shows_two_to_six_places(value, shown) -> None:
+    assert price_display(value) == shown
 
 
 def test_every_rest_and_graphql_money_field_is_text_with_two_places(api) -> None:

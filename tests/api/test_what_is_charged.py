@@ -12,19 +12,22 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
-from decimal import Decimal
+from datetime import UTC, date, datetime
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from market.liquidity import tick_size
 from tests.api.conftest import Api, assert_problem
 from tests.api.graph import data, snake
 from tests.api.world import DAY, MONDAY
+from tests.portfolio.clients import announce_action
 from tests.reports.pdf import read
 
 TRADE = "tradeId tradingDate symbol side quantity price fees value"
 AUDIT_ROW = re.compile(r"^\d{4}-\d\d-\d\d \S+ (?:BUY|SELL) ([\d,]+) ([\d,.]+) ([\d,.]+) ", re.M)
 SATURDAY = datetime(2026, 11, 21, 15, 0, tzinfo=UTC)  # between DAY (Friday 2026-11-20) and MONDAY's session
+TUESDAY = date(2026, 11, 24)
+TUESDAY_MORNING = datetime(2026, 11, 24, 13, 0, tzinfo=UTC)  # 08:00 exchange time, before the session
 
 
 def _priced(rows: list[dict[str, Any]], where: str) -> int:
@@ -135,3 +138,25 @@ def test_a_buy_confirmed_ahead_of_its_session_is_pending_until_then_and_a_sell_s
     assert (position["pending_quantity"], position["pending_until"]) == (0, None)
     assert api.acme("POST", "/api/portfolio/trade", json=sell).status_code == 201
     assert api.acme("GET", "/api/portfolio").json()["positions"] == []
+
+
+def test_a_position_after_a_split_shows_a_price_that_times_its_quantity_is_its_value(api: Api) -> None:
+    """A 3-for-2 split known before its ex-date's close: 101 LIQ become 151 at the last close
+    divided by 1.5, a price that is no whole number of cents. The position shows that price
+    with the places it needs (at most six), and its market value is that price times 151 to
+    the cent, on REST and GraphQL (34.67 x 151 once showed 5,235.17 beside a value of 5,234.67)."""
+    bought = api.acme(
+        "POST", "/api/portfolio/trade", json={"side": "BUY", "symbol": "LIQ", "quantity": 101, "price": "52.05"}
+    )
+    assert bought.status_code == 201, bought.text
+    announce_action(api.world.engine, "LIQ", "SPLIT", 1.5, TUESDAY, "3-for-2 split, ex-date 2026-11-24")
+    api.clock.moment = TUESDAY_MORNING
+    (position,) = api.acme("GET", "/api/portfolio").json()["positions"]
+    assert position["quantity"] == 151
+    price = Decimal(position["price"])
+    assert price != price.quantize(Decimal("0.01")), position  # the case: no whole number of cents
+    assert (price * 151).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP) == Decimal(position["market_value"])
+    (node,) = data(api, "{ portfolio { positions { nodes { quantity price marketValue } } } }", api.world.acme_key)[
+        "portfolio"
+    ]["positions"]["nodes"]
+    assert node == {"quantity": 151, "price": position["price"], "marketValue": position["market_value"]}
