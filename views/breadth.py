@@ -30,6 +30,7 @@ from typing import TypedDict
 from sqlalchemy import Connection
 
 from market.clock import TradingCalendar
+from market.contract import PERCENT_PLACES
 from store import tables
 from store.history import current_rows, newest_ids
 from store.splits import shares_on_count, stored_splits
@@ -75,6 +76,8 @@ def breadth_of(conn: Connection, quotes: dict[str, Quote]) -> Breadth:
     day = max((q["trading_date"] for q in quotes.values()), default=None)
     traded = {s: q for s, q in quotes.items() if q["trading_date"] == day and q["volume"] > 0}
     changes = {s: q["change_pct"] for s, q in traded.items() if q["change_pct"] is not None}
+    # counted as served, to two places: a -0.001% move is shown 0.00 and is unchanged
+    served = [round(c, PERCENT_PLACES) for c in changes.values()]
     shares = _shares_outstanding(conn, day) if day else {}
     weights: dict[str, float] = {}
     for symbol, quote in quotes.items():
@@ -87,9 +90,9 @@ def breadth_of(conn: Connection, quotes: dict[str, Quote]) -> Breadth:
         "trading_date": day,
         "instruments": len(quotes),
         "traded": len(traded),
-        "advancers": sum(1 for c in changes.values() if c > 0),
-        "decliners": sum(1 for c in changes.values() if c < 0),
-        "unchanged": sum(1 for c in changes.values() if c == 0),
+        "advancers": sum(1 for c in served if c > 0),
+        "decliners": sum(1 for c in served if c < 0),
+        "unchanged": sum(1 for c in served if c == 0),
         "not_traded": len(quotes) - len(traded),
         "index_change_pct": round(index_change, 4) if index_change is not None else None,
         "index_market_cap": round(sum(quotes[s]["close"] * shares[s] for s in weights), 2) if weights else None,

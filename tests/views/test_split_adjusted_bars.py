@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import Engine
 
 from desk import versions
+from market.contract import conform
 from market.settings import Settings
 from pipeline import registry
 from pipeline.runner import run_stage
@@ -31,7 +32,7 @@ from tests.portfolio.clients import announce_action
 from tests.portfolio.seed import CALENDAR, DAY, days_up_to, price_row
 from views import bars as bar_views
 from views import market as market_views
-from views.breadth import market_breadth
+from views.breadth import breadth_of, market_breadth
 
 DAYS = days_up_to(DAY, 40)
 EX = DAYS[-3]  # the ex-date: two sessions follow it
@@ -250,3 +251,16 @@ def test_each_bar_reads_the_bars_before_it_on_its_own_share_count() -> None:
             )
     ex = enriched[(enriched["symbol"] == "TWO") & (enriched["trading_date"] == DAYS[30])].iloc[0]
     assert ex["momentum_5"] == pytest.approx(_close("MOVE", 30) / _close("MOVE", 25) - 1, abs=1e-3)  # no 2x jump
+
+
+def test_breadth_counts_a_change_as_it_is_served(engine: Engine) -> None:
+    """A close of 333.33 against a split-adjusted 333.333333 (1,000 before a 3-for-1 split)
+    moved -0.001%: served as 0.00 (`change_pct` has two places), so breadth counts it
+    unchanged, not as a decliner (it counted the unrounded change)."""
+    with engine.connect() as conn:
+        quotes = market_views.latest_market(conn, CALENDAR, DAY, EX)
+        tiny = {**quotes["MOVE"], "change_pct": (333.33 / (1000 / 3) - 1) * 100}
+        shown = conform({"change_pct": tiny["change_pct"]})
+        breadth = breadth_of(conn, {"MOVE": tiny})
+    assert shown == {"change_pct": 0.0}
+    assert (breadth["advancers"], breadth["decliners"], breadth["unchanged"]) == (0, 0, 1)
