@@ -1,7 +1,8 @@
 """What T1 step 5 writes about and alerts on: the day's facts, read from the store.
 
 - market breadth and the capitalisation-weighted index (views/breadth.py);
-- the top signals by Score and the AVOIDs with the lowest Scores (the served predictions);
+- the top signals by Score and the AVOIDs with the lowest Scores (the served predictions),
+  each with the date of the HALT notice it is under, if any;
 - notable news: the day's items naming a listed instrument, strongest sentiment first;
 - the AI portfolio: its latest executed day before this one (orders, equity) and its
   holdings before this day's execution valued at this day's close. Step 6 executes after
@@ -50,6 +51,9 @@ class Signal(TypedDict):
     tercile: str | None
     predicted_return: float | None
     held_edge: NotRequired[float | None]  # the expected excess over the universe (since the analysis quoted it)
+    # the date of the HALT notice it is under (its quote's, portfolio.market's rule), None while
+    # it trades (since the analysis marked halts)
+    halted_since: NotRequired[str | None]
 
 
 class NotableNews(TypedDict):
@@ -111,7 +115,10 @@ def day_facts(conn: Connection, calendar: TradingCalendar, day: date) -> DayFact
         ({"symbol": s, **q} for s, q in quotes.items() if q["score"] is not None),
         key=signal_order,
     )
-    signal = ("symbol", "close", "change_pct", "score", "action", "tercile", "predicted_return", "held_edge")
+    signal = (
+        *("symbol", "close", "change_pct", "score", "action", "tercile"),
+        *("predicted_return", "held_edge", "halted_since"),
+    )
     return to_plain(
         {
             "trading_date": day,

@@ -20,7 +20,7 @@ from typing import Protocol
 
 import httpx
 
-from analysis.day_facts import DayFacts
+from analysis.day_facts import DayFacts, Signal
 from market.settings import Settings
 from views.breadth import Breadth
 
@@ -61,6 +61,12 @@ def _percent(fraction: float | None) -> float | None:
     return None if fraction is None else fraction * 100
 
 
+def _halted(signal: Signal) -> str:
+    """ "halted since D; " for a signal under a HALT notice (it cannot be traded), else nothing."""
+    since = signal.get("halted_since")
+    return f"halted since {since}; " if since else ""
+
+
 def _pct(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:+.{digits}f}%"
 
@@ -85,11 +91,11 @@ class TemplateWriter:
         if not facts["top_signals"]:
             return "Signals: the day is not scored yet."
         top = "; ".join(
-            f"{s['symbol']} (Score {s['score']:.1f}, {s['action']}, {s['tercile']}, expected excess over the "
-            f"universe {_pct(_percent(s.get('held_edge')))})"
+            f"{s['symbol']} ({_halted(s)}Score {s['score']:.1f}, {s['action']}, {s['tercile']}, expected excess "
+            f"over the universe {_pct(_percent(s.get('held_edge')))})"
             for s in facts["top_signals"]
         )
-        avoid = ", ".join(f"{s['symbol']} (Score {s['score']:.1f})" for s in facts["avoid"]) or "none"
+        avoid = ", ".join(f"{s['symbol']} ({_halted(s)}Score {s['score']:.1f})" for s in facts["avoid"]) or "none"
         return f"Top signals of {facts['scored']} scored instruments: {top}. AVOID: {avoid}."
 
     @staticmethod

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from sqlalchemy import event
 
+from analysis.day_facts import day_facts
+from analysis.writers import TemplateWriter
 from tests.api.conftest import Api
 from tests.api.graph import data
 from tests.api.world import MONDAY
@@ -62,3 +64,19 @@ def test_every_names_halt_is_read_in_one_query(api: Api) -> None:
         event.remove(engine, "before_cursor_execute", listen)
     assert {s for s, q in quotes.items() if q["halted_since"] == HALTED} == {"LIQ", "MID", "SLOW"}
     assert sum("corporate_actions" in s for s in statements) == 3, statements
+
+
+def test_the_days_written_analysis_marks_a_halted_signal(api: Api) -> None:
+    """The day's facts (T1 step 5) carry each top signal's `halted_since`, and the written
+    analysis says a halted name is halted beside its Score: a reader of the note could not
+    tell that a top signal cannot be traded."""
+    engine = api.world.engine
+    announce_action(engine, "LIQ", "HALT", None, HALTED, "trading halted pending announcement")
+    with engine.connect() as conn:
+        facts = day_facts(conn, CALENDAR, DAY)
+    signals = {s["symbol"]: s for s in facts["top_signals"] + facts["avoid"]}
+    assert signals["LIQ"]["halted_since"] == HALTED.isoformat()
+    assert all(s["halted_since"] is None for symbol, s in signals.items() if symbol != "LIQ")
+    text = TemplateWriter().write(facts)
+    assert f"LIQ (halted since {HALTED.isoformat()}; Score" in text
+    assert "MID (Score" in text and text.count("halted") == 1
