@@ -5,7 +5,9 @@
 LOOKBACK_CALENDAR_DAYS) and the volatility of their closes (the cost model's sigma) (a
 bar with no trades counts as zero volume). A symbol whose latest bar is older than `day`
 is reported with volume 0 for `day`: no trade was reported, so nothing could have been
-bought or sold.
+bought or sold. A symbol without a bar in the LOOKBACK_CALENDAR_DAYS has no MarketDay (a
+window with no bar at all reads no sessions); the delisting rule carries a held one at its
+last close (portfolio/delisting.py `BookView.carried`).
 
 **The spread every MarketDay carries** (market/liquidity.py's rule, the one the model,
 the backtest and the views use): the day's closing quotes where both sides are quoted;
@@ -165,10 +167,9 @@ def _sessions(frame: pd.DataFrame, day: date) -> dict[str, MarketDay]:
     symbols, dated = symbols[order], dated[order]
     close, volume = (pd.to_numeric(recent[c], errors="coerce").to_numpy(float)[order] for c in ("close", "volume"))
     quotes = {c: recent[c].to_numpy()[order] for c in ("bid", "ask", "high", "low")}
-    starts = np.flatnonzero(np.r_[True, symbols[1:] != symbols[:-1]]) if len(symbols) else np.array([], int)
     today = np.datetime64(day)
     result: dict[str, MarketDay] = {}
-    for start, end in zip(starts, [*starts[1:], len(symbols)], strict=True):
+    for start, end in _runs(symbols):
         symbol, last, stale = symbols[start], end - 1, dated[end - 1] != today
         estimate, source = estimates.get(symbol, (None, "estimate"))
         result[symbol] = MarketDay(
@@ -185,6 +186,16 @@ def _sessions(frame: pd.DataFrame, day: date) -> dict[str, MarketDay]:
             spread_estimate_source=source,
         )
     return result
+
+
+def _runs(symbols: np.ndarray) -> list[tuple[int, int]]:
+    """Each name's [start, end) in `symbols`, sorted by name: none where the window holds no
+    bar (a held name suspended for longer than LOOKBACK_CALENDAR_DAYS has no session; the
+    delisting rule carries it, portfolio/delisting.py)."""
+    if not len(symbols):
+        return []
+    starts = np.flatnonzero(np.r_[True, symbols[1:] != symbols[:-1]])
+    return list(zip(starts, [*starts[1:], len(symbols)], strict=True))
 
 
 def _volatility(closes: np.ndarray) -> float | None:
