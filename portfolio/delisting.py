@@ -43,6 +43,7 @@ from market.settings import DELIST_AFTER_SESSIONS
 from portfolio.rails import MarketDay, Valuation, value_positions
 from store import tables
 from store.history import current_rows
+from store.splits import factor_between, stored_splits
 
 NOTHING, LAST_CLOSE = "nothing", "last_close"
 READINGS = (NOTHING, LAST_CLOSE)
@@ -116,9 +117,10 @@ class DelistingRule:
 
 @dataclass(frozen=True)
 class Absence:
-    """A held name without a row on a day: its last row (date and close), the sessions since
-    without one (the day included) and the session on which that gap reached the rule's
-    count (None before it did)."""
+    """A held name without a row on a day: its last row (date and close, the close on the
+    share count the name is held on: `stored_absences`), the sessions since without one
+    (the day included) and the session on which that gap reached the rule's count (None
+    before it did)."""
 
     last_row: date
     last_close: float
@@ -279,11 +281,19 @@ def stored_settlements(conn: Connection, day: date, symbols: Iterable[str]) -> l
     ]
 
 
-def stored_absences(conn: Connection, day: date, symbols: Iterable[str], rule: DelistingRule) -> dict[str, Absence]:
+def stored_absences(
+    conn: Connection, day: date, symbols: Iterable[str], rule: DelistingRule, count_of: date | None = None
+) -> dict[str, Absence]:
     """Each of `symbols` whose latest stored row on or before `day` is older than `day`: that
     row's date and close, and the sessions after it up to `day` (dates on which the store
     holds any price), with the one on which the gap reached `rule.after_sessions`. A name
-    never priced is not absent: it has nothing to carry (views/valuation.py: UNPRICED)."""
+    never priced is not absent: it has nothing to carry (views/valuation.py: UNPRICED).
+
+    The close is on the share count the holdings are (`count_of`, else `day`: a later
+    session's, as portfolio/market.py `market_days` reads it): divided by
+    `store.splits.factor_between` of the splits with an ex-date after the row, so a name
+    consolidated while it has no row is carried and delisted at its close on the count it
+    is held on, not ten times below it."""
     wanted = sorted(set(symbols))
     if not wanted:
         return {}
@@ -307,10 +317,13 @@ def stored_absences(conn: Connection, day: date, symbols: Iterable[str], rule: D
         )
     ]
     sessions.sort()
+    through = max(day, count_of) if count_of is not None else day
+    splits = stored_splits(conn, through, gone, after=min(gone.values()))
     out = {}
     for symbol, last in gone.items():
         after = sessions[bisect_right(sessions, last) :]
-        out[symbol] = Absence(last, closes[(symbol, last)], len(after), rule.delisted_on(after))
+        close = closes[(symbol, last)] / factor_between(splits, symbol, last, through)
+        out[symbol] = Absence(last, close, len(after), rule.delisted_on(after))
     return out
 
 

@@ -117,7 +117,7 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
     book = ledger.replay(trades, splits)
     open_positions = {s: p for s, p in book.items() if p.quantity > 0}
     pending = _pending(trades, splits, book, session)
-    view = _delisting(conn, day, open_positions)
+    view = _delisting(conn, day, open_positions, count_of)
     market = view.with_carried(market_days(conn, day, list(open_positions), count_of=count_of))
     cash = ledger.cash_balance(conn, portfolio_id)
     paid = _ex_dividend(conn, portfolio_id, set(open_positions), day, count_of)
@@ -161,11 +161,12 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
     )
 
 
-def _delisting(conn: Connection, day: date, open_positions: dict[str, ledger.Position]) -> BookView:
-    """The open positions under the delisting rule the settings state (portfolio/delisting.py)."""
+def _delisting(conn: Connection, day: date, open_positions: dict[str, ledger.Position], count_of: date) -> BookView:
+    """The open positions (on `count_of`'s share count) under the delisting rule the
+    settings state (portfolio/delisting.py)."""
     rule = stored_rule(conn, get_settings(), day, open_positions)
     held = {s: p.quantity for s, p in open_positions.items()}
-    return book_view(held, stored_absences(conn, day, open_positions, rule), rule, day)
+    return book_view(held, stored_absences(conn, day, open_positions, rule, count_of), rule, day)
 
 
 def _ex_dividend(

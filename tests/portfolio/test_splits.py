@@ -285,3 +285,33 @@ def test_an_order_decided_before_a_split_fills_on_the_new_count() -> None:
     assert "split" in adjusted.rationale["split_adjustment"] and adjusted.rationale["reason"] == "turned AVOID"
     assert kept == other
     assert split_adjusted([sell], splits, None, date(2026, 11, 20)) == [sell]
+
+
+def test_a_name_consolidated_while_suspended_keeps_its_value_once_carried_and_delisted(
+    client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BBB has no row after Friday and consolidates 1-for-10 on Monday, during the
+    suspension: the 100 shares are 10, at the last close on the new count (100). Once its
+    last bar is older than the market days' 60 calendar days the delisting rule carries it,
+    and then values it at its last close (MARKETINTEL_DELISTED_VALUE=last_close): on the
+    new count too, not the close undivided (10, 90% of the holding gone overnight). A split
+    of the current session applies to the carried close as to the holding."""
+    from market.settings import get_settings
+
+    monkeypatch.setenv("MARKETINTEL_DELISTED_VALUE", "last_close")
+    get_settings.cache_clear()
+    engine, _, portfolio_id = client
+    trade(client, "buy", "BBB", 100, 10, FRIDAY)
+    later = [CALENDAR.add_trading_days(DAY, i) for i in range(1, 62)]
+    with engine.begin() as conn:  # AAA trades on; BBB has no row after Friday
+        append_history(conn, tables.eod_prices, [price_row("AAA", d, 100.0, 20_000, None, None) for d in later])
+    announce(engine, "BBB", "SPLIT", 0.1)
+    announce(engine, "BBB", "SPLIT", 2.0, later[42])
+    with engine.connect() as conn:
+        values = {n: portfolio_view(conn, portfolio_id, later[n - 1]).positions for n in (30, 42, 60)}
+        (session,) = portfolio_view(conn, portfolio_id, later[41], session=later[42]).positions
+    for n, flag in ((30, "TRAPPED"), (42, "TRAPPED"), (60, "DELISTED")):
+        (held,) = values[n]
+        shares = 10 if n < 43 else 20
+        assert (held.quantity, held.price * shares, flag in held.flags) == (shares, 1000, True), n
+    assert (session.quantity, session.price, session.market_value) == (20, 50, 1000)
