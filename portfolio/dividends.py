@@ -54,7 +54,7 @@ from portfolio.ledger import CashRejected
 from portfolio.rows import CashEntry, CreditedDividend, DividendNotice, LedgerRow
 from store import tables
 from store.history import append_history, current_rows
-from store.splits import Split, stored_splits
+from store.splits import Split, factor_between, stored_splits
 
 ENTRY_PREFIX = "DIV"
 ZERO = ledger.ZERO
@@ -83,6 +83,18 @@ def announced(conn: Connection, symbols: set[str], through: date, after: date | 
             amount = ZERO
         rows.append({**row, "amount": amount if amount.is_finite() and amount > 0 else ZERO})
     return sorted(rows, key=lambda r: (r["action_date"], r["symbol"]))
+
+
+def per_share_on_count(notice: DividendNotice, splits: list[Split], through: date) -> Decimal:
+    """The notice's cash per share on `through`'s share count: the amount is paid per share
+    held at the close before the ex-date, so a split with an ex-date after that close and
+    on or before `through` (the ex-date's own included) divides it
+    (`store.splits.factor_between`), as the books are credited on that count
+    (`holdings_before`). The one rule for reading a dividend beside a price on a later
+    count: the ex-date's reference price (views/valuation.py), the benchmarks' total
+    return (views/track_record.py)."""
+    factor = factor_between(splits, notice["symbol"], notice["action_date"] - timedelta(days=1), through)
+    return notice["amount"] if factor == 1.0 else notice["amount"] / Decimal(str(factor))
 
 
 def last_statement_sync(conn: Connection, portfolio_id: str) -> date | None:

@@ -48,7 +48,7 @@ from market.plain import JsonValue
 from market.settings import get_settings
 from portfolio import ledger
 from portfolio.book_days import STATEMENT_SYNC
-from portfolio.dividends import announced
+from portfolio.dividends import announced, per_share_on_count
 from portfolio.nulls import beside_live
 from portfolio.track_record import (
     RECORDS,
@@ -63,7 +63,7 @@ from portfolio.track_record import (
 )
 from store import tables
 from store.history import current_rows, newest_ids
-from store.splits import factor_between, on_count, stored_splits
+from store.splits import on_count, stored_splits
 from views.market import on_own_count
 from views.null_record import KEPT, NullRecords
 from views.portfolio import EquityPoint, equity_curve
@@ -358,17 +358,14 @@ def _adv_20(bars: pd.DataFrame) -> np.ndarray:
 
 def _dividends(conn: Connection, symbols: set[str], since: date, through: date, splits: list) -> pd.DataFrame:
     """The stored DIVIDEND notices of `symbols` with an ex-date in (since, through], as date x
-    symbol cash per share on `through`'s count (an amount paid on the count before a split,
-    one on the ex-date included, divided by it)."""
+    symbol cash per share on `through`'s count (`portfolio.dividends.per_share_on_count`: an
+    amount paid on the count before a split, one on the ex-date included, divided by it)."""
     notices = announced(conn, symbols, through, after=since)
     rows = [
         {
             "symbol": n["symbol"],
             "date": n["action_date"],
-            # paid per share held at the close before the ex-date: on that count, so a split
-            # on the ex-date itself divides it too (as the books are credited: dividends.holdings_before)
-            "amount": float(n["amount"])
-            / factor_between(splits, n["symbol"], n["action_date"] - timedelta(days=1), through),
+            "amount": float(per_share_on_count(n, splits, through)),
         }
         for n in notices
         if n["amount"] > 0

@@ -29,7 +29,7 @@ from portfolio.delisting import DELISTED, BookView, book_view, stored_absences, 
 from portfolio.market import market_days
 from portfolio.rails import MarketDay, exit_state, illiquid_discount
 from store import tables
-from store.splits import stored_splits
+from store.splits import Split, stored_splits
 
 # What a position's pending fields mean, written once for REST's and GraphQL's descriptions.
 PENDING_QUANTITY = (
@@ -120,7 +120,7 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
     view = _delisting(conn, day, open_positions, count_of)
     market = view.with_carried(market_days(conn, day, list(open_positions), count_of=count_of))
     cash = ledger.cash_balance(conn, portfolio_id)
-    paid = _ex_dividend(conn, portfolio_id, set(open_positions), day, count_of)
+    paid = _ex_dividend(conn, portfolio_id, set(open_positions), splits, day, count_of)
     positions, discounts = [], {}
     for symbol, position in sorted(open_positions.items()):
         price, flags, discount = _priced(view, market.get(symbol), position)
@@ -170,7 +170,7 @@ def _delisting(conn: Connection, day: date, open_positions: dict[str, ledger.Pos
 
 
 def _ex_dividend(
-    conn: Connection, portfolio_id: str, symbols: set[str], day: date, count_of: date
+    conn: Connection, portfolio_id: str, symbols: set[str], splits: list[Split], day: date, count_of: date
 ) -> dict[str, Decimal]:
     """By symbol, the dividend per share the close of `day` still holds and the portfolio's
     cash holds too: the notices with an ex-date after `day` and on or before the current
@@ -178,7 +178,9 @@ def _ex_dividend(
     stage or any cash use: portfolio/dividends.py). That close is read ex-dividend, as the
     exchange's reference price on the ex-date is and as a split of the session divides it,
     so equity counts the dividend once: from 07:00 to the ex-date's close, the cash with
-    the dividend beside the close before it overstated the book by the dividend."""
+    the dividend beside the close before it overstated the book by the dividend. Each
+    amount is on `count_of`'s count, as the close is (`dividends.per_share_on_count`: a
+    split of the same ex-date divides it)."""
     if count_of <= day or not symbols:
         return {}
     notices = {
@@ -194,7 +196,8 @@ def _ex_dividend(
     paid: dict[str, Decimal] = {}
     for credited in set(booked):
         notice = notices[credited]
-        paid[notice["symbol"]] = paid.get(notice["symbol"], Decimal(0)) + notice["amount"]
+        amount = dividends.per_share_on_count(notice, splits, count_of)
+        paid[notice["symbol"]] = paid.get(notice["symbol"], Decimal(0)) + amount
     return paid
 
 

@@ -297,6 +297,25 @@ def test_the_ex_dates_morning_values_a_credited_dividend_once(client) -> None:
     assert friday.positions[0].price == Decimal("100")
 
 
+def test_a_split_and_a_dividend_of_one_ex_date_read_the_ex_dates_morning_on_one_count(client) -> None:
+    """A 2-for-1 split and a 2.00 dividend (per share held the night before) share Monday's
+    ex-date. That morning the cash holds the 100 and the holding is 100 shares at Friday's
+    close on the new count less the dividend on that count: (100 - 2) / 2 = 49, not the
+    per-old-share 2.00 taken from the halved close (48, 100 off the book)."""
+    from views.valuation import portfolio_view
+
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)  # all the cash
+    announce_action(engine, "AAA", "SPLIT", 2.0, EX_DATE, "2 for 1")
+    announce(engine, "AAA", 2.0)
+    move_cash(engine, portfolio_id, "1", now=MONDAY - timedelta(hours=8))  # Monday morning: credits the 100
+    with engine.connect() as conn:
+        view = portfolio_view(conn, portfolio_id, DAY, EX_DATE)
+    (held,) = view.positions
+    assert (view.cash, held.quantity, held.price, held.market_value) == (101, 100, 49, 4900)
+    assert view.equity == Decimal("5001.00")  # Friday's 5000 and the deposit: the dividend counted once
+
+
 def test_a_dividend_is_spendable_at_its_ex_date_and_withdrawable_at_its_payment_date(client) -> None:
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 50, 100, FRIDAY)  # all the cash
