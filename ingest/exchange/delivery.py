@@ -194,6 +194,7 @@ def _check_day(
         scraped.securities.rows,
         scraped.indices.rows,
         scraped.fundamentals.rows,
+        scraped.quotes.currency,
     )
     verdict = validate_day(day, pages, Known(stored.known, stored.closes, price_band, stored.previous))
     left_out = [

@@ -71,7 +71,9 @@ _QUOTE_FIELDS = {
 
 def parse_trade_quotes(html: str) -> tuple[ParsedPage, ParsedPage, ParsedPage]:
     """(quotes of every board, market notices, the market's index levels: symbol, level;
-    a page without an index table has none). Raises IncompletePageError when the page is
+    a page without an index table has none). Each notice carries `currency`, the one its
+    Amount column names (None where it names none): validation refuses a money notice in
+    another currency than the quotes'. Raises IncompletePageError when the page is
     cut short, a board is missing or a table holds fewer rows than it declares."""
     if 'class="report-end"' not in html:
         raise IncompletePageError("trade-quotes page is truncated (no end-of-report marker)")
@@ -95,6 +97,8 @@ def parse_trade_quotes(html: str) -> tuple[ParsedPage, ParsedPage, ParsedPage]:
             "Detail": ("detail", str),
         }
         notices.rows = _table_rows(notices_table, fields, notices.errors, "notices", notices)
+        for row in notices.rows:  # the currency the Amount column names ('Amount (USD)'), None where it names none
+            row["currency"] = notices.currency
     indices_table = _find_table(root, '@class="indices"')
     indices = ParsedPage(page_date=quotes.page_date)
     if indices_table is not None:

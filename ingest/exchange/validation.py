@@ -41,6 +41,11 @@ Errors:
   symbol's previous close (or the day's close, for a name without one), or is for a
   symbol neither in the store nor on the securities list (an empty or zero amount is a
   nil dividend or a withdrawn notice: it pays nothing, and reverses what was credited);
+- a DIVIDEND or DELISTING notice with an amount whose Amount column names another currency
+  than the trading one (the quotes page's, `Published.currency`, else the home currency):
+  "Amount (USD)" on a JMD share would be paid, or value a delisted holding, as that many
+  JMD a share; the day is refused, naming the notice, until the exchange restates it in
+  the trading currency (a column naming no currency is read in the trading one);
 - two notices of one kind for one symbol on one day (the store keeps one per symbol, day
   and kind: the exchange's special dividend beside a regular one is sent as one notice
   with the total);
@@ -76,6 +81,7 @@ from datetime import date, datetime, timedelta
 from ingest.exchange.band import band_text, beyond_band
 from ingest.importers.formats import repeated_days
 from market.money import MAX_PRICE, MAX_SHARES
+from market.settings import HOME_CURRENCY
 
 MIN_SPLIT, MAX_SPLIT = 1 / 1000, 1000.0  # shares after per share before: beyond, a misread ratio
 CONFIRMED_MOVE = "CONFIRMED MOVE"  # a row status: the publisher confirms a close outside the band
@@ -207,6 +213,7 @@ class Published:
     securities: list[dict]
     indices: list[dict] = field(default_factory=list)
     fundamentals: list[dict] = field(default_factory=list)
+    currency: str | None = None  # the trading currency the quotes page names; None: the home currency
 
 
 @dataclass(frozen=True)
@@ -225,7 +232,8 @@ def validate_day(day: date, published: Published, known: Known) -> Verdict:
     """The day's verdict on what its pages say, against what the store knows.
 
     The errors come in this order: the index levels, the page's date, a stale page, two
-    notices of a kind, the SPLIT notices, the DIVIDEND notices, the quotes' rows (each
+    notices of a kind, the money notices' currency, the SPLIT notices, the DIVIDEND
+    notices, the quotes' rows (each
     with its warnings), the active securities missing from the quotes page."""
     page_date, quotes, notices = published.page_date, published.quotes, published.notices
     securities, indices = published.securities, published.indices
@@ -243,6 +251,7 @@ def validate_day(day: date, published: Published, known: Known) -> Verdict:
         listings={n["symbol"] for n in notices if n.get("kind") == "LISTING"},
     )
     _check_notice_counts(notices, verdict)
+    _check_notice_currency(notices, published.currency or HOME_CURRENCY, verdict)
     quoted = {row["symbol"]: row for row in quotes}
     splits = _check_splits(notices, quoted, previous_close, verdict)
     for notice in notices:
@@ -295,6 +304,22 @@ def _check_notice_counts(notices: list[dict], verdict: Verdict) -> None:
             verdict.errors.append(
                 f"{symbol}: {count} {kind} notices on one day (one per symbol, day and kind is kept: "
                 "send one notice with the total)"
+            )
+
+
+MONEY_NOTICES = ("DIVIDEND", "DELISTING")  # an amount of money per share: paid, or a delisted holding's value
+
+
+def _check_notice_currency(notices: list[dict], trading: str, verdict: Verdict) -> None:
+    """A money notice with an amount in another currency than `trading` (its `currency`,
+    the one the Amount column names) is refused: it would be stored, and paid, as that many
+    of the trading currency. Nothing is converted: no rate is guessed."""
+    for n in notices:
+        currency, amount = n.get("currency"), n.get("amount")
+        if n.get("kind") in MONEY_NOTICES and amount and currency and currency != trading:
+            verdict.errors.append(
+                f"{n.get('symbol')}: {n['kind']} notice of {amount:g} per share is in {currency} (its Amount "
+                f"column), not the trading currency {trading}: refused until the exchange restates it in {trading}"
             )
 
 

@@ -338,3 +338,49 @@ def test_a_payment_date_that_cannot_be_read_or_trusted_is_warned_of_at_t0() -> N
     assert "no date can be read" in said["payment 2026-12-32"][0]
     assert "is not within a year after its ex-date 2026-11-23" in said["payment 2026-11-20"][0]
     assert said["payment 2026-12-14"] == said["interim dividend"] == []
+
+
+def _page(amount_header: str, kind: str = "DIVIDEND", amount: str = "0.05") -> str:
+    """A trade-quotes page in JMD with one notice for AAA under `amount_header`."""
+    money = "".join(
+        f"<th>{c} (JMD)</th>" for c in ("Open", "High", "Low", "Close", "Prev Close", "Change", "Closing Bid")
+    )
+    head = f"<thead><tr><th>Symbol</th><th>Security</th><th>Volume</th><th>Trades</th>{money}"
+    head += "<th>Closing Ask (JMD)</th><th>Value (JMD)</th><th>Status</th></tr></thead>"
+    aaa = "".join(f"<td>{v}</td>" for v in ("AAA", "AAA Ltd", "100", "3", *["50.00"] * 5, "0", "49.90", "50.10"))
+    return (
+        '<html><body><p class="trading-date" data-date="2026-11-20">x</p>'
+        f'<table class="quotes" data-board="MAIN" data-rows="1">{head}<tbody><tr>{aaa}<td>5,000.00</td><td>-</td>'
+        f'</tr></tbody></table><table class="quotes" data-board="JUNIOR" data-rows="0">{head}<tbody></tbody></table>'
+        '<table class="notices" data-rows="1"><thead><tr><th>Symbol</th><th>Notice</th>'
+        f"<th>{amount_header}</th><th>Detail</th></tr></thead><tbody><tr><td>AAA</td><td>{kind}</td>"
+        f"<td>{amount}</td><td>final dividend, payment 2026-12-10</td></tr></tbody></table>"
+        '<p class="report-end" data-boards="MAIN,JUNIOR">End</p></body></html>'
+    )
+
+
+@pytest.mark.parametrize(
+    "header, kind, amount, refused",
+    [
+        ("Amount (USD)", "DIVIDEND", "0.05", True),  # US$0.05 would be paid as 0.05 JMD a share
+        ("Amount (USD)", "DELISTING", "0.50", True),  # a cash offer values a delisted holding per share
+        ("Amount (USD)", "DIVIDEND", "0", False),  # a nil dividend pays nothing in any currency
+        ("Amount (JMD)", "DIVIDEND", "0.05", False),
+        ("Amount", "DIVIDEND", "0.05", False),  # a column naming none is in the trading currency
+    ],
+)
+def test_a_notice_paying_in_another_currency_than_the_trading_one_refuses_the_day(
+    header: str, kind: str, amount: str, refused: bool
+) -> None:
+    from ingest.exchange.parsers import parse_trade_quotes
+
+    quotes, notices, _ = parse_trade_quotes(_page(header, kind, amount))
+    (notice,) = notices.rows
+    assert notice["currency"] == (header[-4:-1] if "(" in header else None)
+    published = Published(quotes.page_date, quotes.rows, notices.rows, [_security("AAA")], currency=quotes.currency)
+    verdict = validate_day(DAY, published, Known({"AAA"}, {"AAA": 50.0}, 0.5))
+    said = (
+        f"AAA: {kind} notice of {float(amount):g} per share is in USD (its Amount column), not the trading "
+        "currency JMD: refused until the exchange restates it in JMD"
+    )
+    assert verdict.errors == ([said] if refused else [])
