@@ -24,7 +24,9 @@ row:
   position, so positions and prices are adjusted as a split by the last close before the
   ex-date, P, over the theoretical ex-rights price (M P + N S) / (M + N). Without a price
   it is read as a bonus issue (the new shares free: the largest adjustment it can be),
-  and a warning says so.
+  and a warning says so. One priced at or above P is not applied (no holder takes up a
+  right to pay more than the market asks: the count does not change) and a warning says
+  so; a rights issue is never stored as a factor below 1.
 - `delisting`: `price` is the value per share holders received (a cash offer, or what the
   shares a merger gave were worth), the corporate action that gives a delisted position a
   value (portfolio/delisting.py `Settlement`); no ratio.
@@ -174,13 +176,23 @@ class CorporateAction:
 
     def split_factor(self, last_close: float | None) -> float | None:
         """The factor applied: a rights issue's by the last close before the ex-date (None
-        without one), every other kind's own."""
+        without one; 1, no adjustment, where its price is at or above that close: `above_market`),
+        every other kind's own."""
         if self.kind != "RIGHTS" or self.price is None or self.factor is None:
             return self.factor
         if last_close is None or last_close <= 0:
             return None
+        if self.above_market(last_close):
+            return 1.0
         new_per_old = self.factor - 1  # N / M
         return last_close * (1 + new_per_old) / (last_close + new_per_old * self.price)
+
+    def above_market(self, last_close: float) -> bool:
+        """A rights issue priced at or above the last close before its ex-date: no holder
+        takes up a right to pay more than the market asks, so the rights are worth nothing
+        and the count does not change. Its theoretical ex-rights price was above the close,
+        a factor below 1 stored as a consolidation (101 shares became 84, a realised loss)."""
+        return self.kind == "RIGHTS" and self.price is not None and self.price >= last_close
 
     def text(self) -> str:
         if self.kind == RENAME:
@@ -543,6 +555,12 @@ def file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[l
         if factor is None:
             warnings.append(
                 f"{action.where}: {action.text()}: no close before the ex-date to price the rights; not applied"
+            )
+            continue
+        if last is not None and action.above_market(last):
+            warnings.append(
+                f"{action.where}: {action.text()}: the subscription price is at or above the last close before the "
+                f"ex-date ({last:g}): no holder takes the rights up; not applied (no adjustment)"
             )
             continue
         if action.kind == "RIGHTS" and action.price is None:

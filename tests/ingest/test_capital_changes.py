@@ -399,3 +399,32 @@ def test_an_import_that_fails_part_way_stores_nothing(tmp_path: Path, settings, 
     ):
         files.import_path(service_engine(settings), folder)
     assert _counts(settings) == {"eod_prices": 0, "instruments": 0, "corporate_actions": 0}
+
+
+@ON_SQLITE_ONLY
+def test_a_rights_issue_priced_at_or_above_the_close_changes_no_count(tmp_path: Path, settings) -> None:
+    """A rights issue at 80 with the close at 50 gave P / TERP = 0.833, stored as a SPLIT
+    below 1, a consolidation: 101 shares became 84 and the dropped fraction was booked as
+    a realised loss, though no holder takes up a right to pay more than the market asks.
+    It is not applied (no SPLIT stored) and the report says why."""
+    from ingest.importers import import_path
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+
+    folder = tmp_path / "market"
+    folder.mkdir()
+    lines = ["symbol,date,close,volume"] + [f"AAA,{day},50.0,1000" for day in DAYS]
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    (folder / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio,price\nAAA,{EX},rights,1 for 2,80\n")
+    engine = service_engine(settings)
+    report = import_path(engine, folder)
+    assert report.corporate_actions_inserted == 0
+    with engine.connect() as conn:
+        assert [r for r in current_rows(conn, tables.corporate_actions) if r["kind"] == "SPLIT"] == []
+    assert report.capital_changes[0].endswith("1 read, 0 splits applied")
+    assert (
+        f"warning: {folder / 'corporate_actions.csv'}:2: AAA {EX} rights 1 for 2 at 80: the subscription price is "
+        "at or above the last close before the ex-date (50): no holder takes the rights up; not applied "
+        "(no adjustment)"
+    ) in report.capital_changes
