@@ -65,6 +65,10 @@ move away, the part within the limit too. Without a stated limit nothing is adju
 the moves past SANITY_BAND (T0's 50% price band, a factor either way: `band_moves`, by
 `ingest.exchange.band`'s test) that no action explains are reported the same way
 (`CapitalChanges.unexplained`): a misprint or an unadjusted capital change to check.
+
+**A follow-up import** (`previous_closes`, the importer's `stored`): each name's first row is read against
+its last stored row before it, on that row's count, as its previous close (the limit, the
+band, `explains` and a rights issue's price), as one import of all the files reads it.
 """
 
 from __future__ import annotations
@@ -93,7 +97,7 @@ from market.errors import InvalidInputError
 from market.liquidity import tick_size
 from market.settings import DELIST_AFTER_SESSIONS
 from store.panels import split_adjusted
-from store.splits import Split
+from store.splits import Split, factor_between
 
 ACTIONS_FILE = "corporate_actions.csv"
 ACTIONS_SUFFIX = ".actions.csv"
@@ -118,6 +122,7 @@ KINDS = {
 }
 SHOWN = 25  # probable capital changes listed one a line, the largest moves first; the rest are counted
 SANITY_BAND = 0.5  # T0's price band (MARKETINTEL_PRICE_BAND's default): a session's move past it is reported
+STORED = "_stored"  # the column that marks the store's rows beside the prices (`previous_closes`)
 IMPLIED = "implied by a close beyond the daily price limit (previous close over close: the day's whole move)"
 
 
@@ -469,6 +474,33 @@ def _largest(moves: tuple[LimitMove, ...]) -> list[str]:
     return out
 
 
+def previous_closes(stored: Stored, prices: pd.DataFrame, filed: set[tuple[str, date]]) -> pd.DataFrame:
+    """Each name of `prices`'s last `stored` row before its first row there (symbol, date,
+    close), its close on the count of that first row: divided by `factor_between` the
+    stored splits between the two days, but those the file's actions state (`filed`, which
+    the file applies). The previous close of a follow-up import's first row, as one import
+    of both files reads it: checked against its own rows only, a nightly file's unadjusted
+    split on its first day passed the limit and the band unsaid, and a rights issue on it
+    had "no close before the ex-date"."""
+    rows = stored.rows[stored.rows["close"].notna() & (stored.rows["close"] > 0)]
+    first = prices.groupby("symbol")["date"].min()
+    rows = rows[rows["symbol"].isin(first.index)]
+    last = rows[rows["date"] < rows["symbol"].map(first)].sort_values("date").groupby("symbol").tail(1)
+    splits = [s for s in stored.splits if (s.symbol, s.ex_date) not in filed]
+    factors = [factor_between(splits, r.symbol, r.date, first[r.symbol]) for r in last.itertuples()]
+    return last[["symbol", "date"]].assign(close=last["close"].to_numpy(dtype=float) / factors)
+
+
+def _with_previous(prices: pd.DataFrame, stored: Stored | None, actions: list[CorporateAction]) -> pd.DataFrame:
+    """`prices` with each name's previous stored close before its first row (`previous_closes`),
+    those rows marked in the STORED column."""
+    filed = {(a.symbol, a.ex_date) for a in actions if a.kind not in ("DELISTING", RENAME)}
+    parts = [prices.assign(**{STORED: False})]
+    if stored is not None and not prices.empty and not stored.rows.empty:
+        parts.insert(0, previous_closes(stored, prices, filed).assign(**{STORED: True}))
+    return pd.concat([p for p in parts if not p.empty] or parts, ignore_index=True)
+
+
 def capital_changes(
     prices: pd.DataFrame,
     actions_path: Path | None,
@@ -486,20 +518,25 @@ def capital_changes(
     under the symbol it belongs to (`join_renames`). The `name` column is read, not kept.
     `limit_from`: how the caller's user states the limit (the setting; the benchmarks' flag
     too), named where none is. `stored`: what the store holds that a reused ticker is
-    looked for across (the importer's; `renames.Stored`)."""
+    looked for across (the importer's; `renames.Stored`), and whose last row before each
+    name's first row is that row's previous close (`previous_closes`: a follow-up import
+    is checked as one import of both files is; the stored rows are never returned)."""
     if adjust_implied and limit is None:
         raise InvalidInputError(f"adjusting for moves beyond the daily price limit needs the limit ({limit_from})")
     read, bad = read_actions(actions_path) if actions_path is not None else ([], [])
     joined = on_joined_series(prices, read, after_sessions, stored)
     prices, renames, actions = joined.prices.drop(columns="name", errors="ignore"), joined.renames, list(joined.actions)
-    splits, warnings = file_splits(prices, actions)
-    adjusted = split_adjusted(prices, splits)
-    raw = limit_moves(prices, limit) if limit is not None else []
-    beyond = limit_moves(adjusted, limit) if limit is not None else []
-    unexplained = tuple(band_moves(adjusted, SANITY_BAND)) if limit is None else ()
+    checked = _with_previous(prices, stored, actions)
+    sessions = stored.sessions if stored is not None else frozenset()
+    splits, warnings = file_splits(checked, actions)
+    adjusted = split_adjusted(checked, splits)
+    raw = limit_moves(checked, limit, sessions) if limit is not None else []
+    beyond = limit_moves(adjusted, limit, sessions) if limit is not None else []
+    unexplained = tuple(band_moves(adjusted, SANITY_BAND, sessions)) if limit is None else ()
     implied, overlaid = _implied(beyond, splits) if adjust_implied else ((), [])
     if implied:
         adjusted = split_adjusted(adjusted, list(implied))
+    adjusted = adjusted[~adjusted[STORED].astype(bool)].drop(columns=STORED).reset_index(drop=True)
     still = {(m.symbol, m.day) for m in beyond}
     report = CapitalChanges(
         actions_file=str(actions_path) if actions_path is not None else None,
@@ -583,20 +620,25 @@ def explains(previous: float, close: float, factor: float) -> bool:
     return abs(math.log(close * factor / previous)) <= abs(math.log(close / previous))
 
 
-def limit_moves(prices: pd.DataFrame, limit: float) -> list[LimitMove]:
+def limit_moves(prices: pd.DataFrame, limit: float, sessions: frozenset[date] = frozenset()) -> list[LimitMove]:
     """Every close further from its name's previous row's close than `limit` of it plus one
     tick, in date order."""
-    return _moves(prices, lambda prev, close: (close - prev).abs() > limit * prev + tick_size(prev.to_numpy()))
+    return _moves(
+        prices, lambda prev, close: (close - prev).abs() > limit * prev + tick_size(prev.to_numpy()), sessions
+    )
 
 
-def band_moves(prices: pd.DataFrame, band: float) -> list[LimitMove]:
+def band_moves(prices: pd.DataFrame, band: float, sessions: frozenset[date] = frozenset()) -> list[LimitMove]:
     """Every close beyond T0's price band around its name's previous row's close
     (`validation.beyond_band`: a factor either way, so a halving as a doubling), in date order."""
-    return _moves(prices, lambda prev, close: beyond_band(prev, close, band))
+    return _moves(prices, lambda prev, close: beyond_band(prev, close, band), sessions)
 
 
-def _moves(prices: pd.DataFrame, far: Callable[[pd.Series, pd.Series], pd.Series]) -> list[LimitMove]:
-    """Every close `far` from its name's previous row's close (previous, close), in date order."""
+def _moves(
+    prices: pd.DataFrame, far: Callable[[pd.Series, pd.Series], pd.Series], sessions: frozenset[date]
+) -> list[LimitMove]:
+    """Every close `far` from its name's previous row's close (previous, close), in date
+    order; the sessions between them counted over the rows' days and `sessions` (the store's)."""
     frame = prices[["symbol", "date", "close"]].sort_values(["symbol", "date"], kind="stable").reset_index(drop=True)
     grouped = frame.groupby("symbol", sort=False)
     previous, previous_day = grouped["close"].shift(), grouped["date"].shift()
@@ -604,7 +646,7 @@ def _moves(prices: pd.DataFrame, far: Callable[[pd.Series, pd.Series], pd.Series
     known = previous.notna() & (previous > 0)
     prev = previous.where(known, 1.0).astype(float)
     beyond = known & far(prev, close)
-    days = {d: i for i, d in enumerate(sorted(frame["date"].unique()))}
+    days = {d: i for i, d in enumerate(sorted(set(frame["date"].unique()) | sessions))}
     found = [
         LimitMove(r.symbol, r.date, p_day, float(p), float(r.close), days[r.date] - days[p_day])
         for r, p, p_day in zip(

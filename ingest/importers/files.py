@@ -326,16 +326,18 @@ def _first_pass(
             currencies.setdefault(item["currency"], set()).add(item["symbol"])
         else:
             unstated.add(item["symbol"])
-    stored = stored_history(engine, {i["symbol"] for i in kept}) if any(i.get("name") for i in kept) else None
+    stored = stored_history(engine, {i["symbol"] for i in kept})
     return FirstPass(copies, _capital(kept, capital, path, stored), currencies, unstated, len(first))
 
 
 def stored_history(engine: Engine, symbols: set[str]) -> Stored:
     """The store's price rows of `symbols` (symbol, date, close), each named by its stored
     instrument's name (None where that is the bare symbol, what the importer gives a name
-    no file named: `Held.newer`), and the store's sessions: what a reused ticker is looked
-    for across (`renames.reused_tickers`), so files imported one after another split a
-    ticker as one import of them does."""
+    no file named: `Held.newer`), the store's sessions and the symbols' stored splits: what
+    a reused ticker is looked for across (`renames.reused_tickers`), so files imported one
+    after another split a ticker as one import of them does (a file's row without a name
+    says nothing), and what each name's first imported row is checked against
+    (`actions.previous_closes`: its last stored close, on its count)."""
     c = tables.eod_prices.c
     with engine.connect() as conn:
         rows = current_frame(
@@ -345,9 +347,10 @@ def stored_history(engine: Engine, symbols: set[str]) -> Stored:
             conn, tables.instruments, where=[tables.instruments.c.symbol.in_(symbols)], columns=["symbol", "name"]
         )
         sessions = frozenset(conn.execute(select(c.trading_date).distinct()).scalars())
+        splits = tuple(stored_splits(conn, symbols=symbols))
     names = {r["symbol"]: r["name"] for r in named if r["name"] and r["name"] != r["symbol"]}
     frame = rows.rename(columns={"trading_date": "date"})
-    return Stored(frame.assign(name=frame["symbol"].map(names)), sessions)
+    return Stored(frame.assign(name=frame["symbol"].map(names)), sessions, splits)
 
 
 def stated_currency(stated: dict[str, set[str]], given: str | None, unstated: set[str] = frozenset()) -> str | None:
@@ -550,12 +553,10 @@ def _refuse_two_series(engine: Engine, changes: CapitalChanges) -> None:
         )
 
 
-def _capital(kept: list[dict], options: CapitalOptions, path: Path, stored: Stored | None) -> CapitalChanges:
+def _capital(kept: list[dict], options: CapitalOptions, path: Path, stored: Stored) -> CapitalChanges:
     """The capital changes of the rows the import keeps (indices and copied days left out,
     the first row of a symbol and day: `second_rows`), a reused ticker looked for across
-    the `stored` rows too."""
-    import pandas as pd
-
+    the `stored` rows too and each name's first row checked against its last stored close."""
     closes = pd.DataFrame(
         [(i["symbol"], i["trading_date"], i["close"], i["volume"], i.get("name")) for i in kept],
         columns=["symbol", "date", "close", "volume", "name"],

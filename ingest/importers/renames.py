@@ -62,6 +62,7 @@ import pandas as pd
 
 from market.settings import DELIST_AFTER_SESSIONS
 from market.text import retired_symbol
+from store.splits import Split
 
 if TYPE_CHECKING:
     from ingest.importers.actions import CorporateAction
@@ -147,12 +148,15 @@ class Renames:
 
 @dataclass(frozen=True)
 class Stored:
-    """What a store holds that a reused ticker is looked for across (`reused_tickers`): the
+    """What a store holds that a reused ticker is looked for across (`reused_tickers`) and
+    a follow-up import's first rows are checked against (`actions.previous_closes`): the
     rows of the files' symbols (symbol, date, close, name: the stored instrument's name,
-    None where it is only the symbol) and the days with any row (its sessions)."""
+    None where it is only the symbol), the days with any row (its sessions) and the
+    symbols' stored splits."""
 
     rows: pd.DataFrame
     sessions: frozenset[date] = frozenset()
+    splits: tuple[Split, ...] = ()
 
 
 def join_renames(

@@ -1,7 +1,10 @@
 """A store filled by more than one import: what a later file does to what an earlier one
 stored (the instruments' names, types and listing dates)."""
 
+from datetime import date
 from pathlib import Path
+
+import pytest
 
 from market.settings import Settings
 from store import tables
@@ -9,6 +12,7 @@ from store.engine import service_engine
 from store.history import append_history, current_rows
 from tests.conftest import ON_SQLITE_ONLY
 from tests.pipeline.test_cli import cli
+from tests.portfolio.clients import announce_action
 
 
 def _instruments(settings: Settings) -> dict[str, tuple]:
@@ -180,3 +184,62 @@ def test_a_later_file_that_changes_a_stored_close_says_so_and_counts_it_apart(
     assert closes == {("2024-01-03", 11), ("2024-01-04", 11.5)} and len(versions) == 3
     again = cli("import", str(tmp_path / "b.csv")).stdout
     assert "2 rows read, 0 inserted, 0 changed" in again and "stored rows this import changed" not in again
+
+
+def _month(path: Path, aaa: str = "100.00") -> None:
+    """January's file: AAA at 100 and BBB at 10 each weekday, stored."""
+    days = [f"2024-01-{d:02d}" for d in range(1, 32) if date(2024, 1, d).weekday() < 5]
+    _imported(path, "symbol,date,close,volume\n" + "".join(f"AAA,{d},{aaa},1000\nBBB,{d},10.00,1000\n" for d in days))
+
+
+def _splits(settings: Settings) -> list[tuple]:
+    with service_engine(settings).connect() as conn:
+        rows = current_rows(conn, tables.corporate_actions)
+    return [(r["symbol"], r["action_date"].isoformat(), r["amount"]) for r in rows if r["kind"] == "SPLIT"]
+
+
+@ON_SQLITE_ONLY
+def test_a_nightly_import_is_checked_against_the_stored_closes(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A follow-up import was checked for capital changes against its own rows only: each
+    name's first row had no previous close, so AAA halving on a one-day file (an unadjusted
+    2-for-1 split) passed a 10% limit and --adjust-implied unsaid, and a 100x fall passed
+    the band. Each name's first row is read against its last stored close."""
+    _month(tmp_path / "jan.csv")
+    monkeypatch.setenv("MARKETINTEL_DAILY_PRICE_LIMIT", "0.1")
+    feb1 = _written(tmp_path / "feb1.csv", "AAA,2024-02-01,50.00,2000\nBBB,2024-02-01,10.05,900\n")
+    result = cli("import", "--adjust-implied", str(feb1))
+    assert result.returncode == 0, result.stderr
+    assert "  AAA 2024-02-01: 100 -> 50 (-50.0%); implied ratio 2 shares per share" in result.stdout.splitlines()
+    assert _splits(settings) == [("AAA", "2024-02-01", 2.0)]
+    monkeypatch.delenv("MARKETINTEL_DAILY_PRICE_LIMIT")
+    result = cli("import", str(_written(tmp_path / "feb2.csv", "AAA,2024-02-02,0.50,1000\nBBB,2024-02-02,10,1000\n")))
+    assert result.returncode == 0, result.stderr
+    assert "that no action explains: 1 (not adjusted" in result.stdout
+    assert "  AAA 2024-02-02: 50 -> 0.5 (-99.0%); implied ratio 100 shares per share" in result.stdout.splitlines()
+
+
+def _written(path: Path, rows: str) -> Path:
+    path.write_text("symbol,date,close,volume\n" + rows)
+    return path
+
+
+@ON_SQLITE_ONLY
+def test_a_follow_up_rights_issue_is_priced_by_the_stored_close_and_a_stored_split_is_on_the_count(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A rights issue on a follow-up's first day was "not applied: no close before the
+    ex-date" though the store held it; a SPLIT the store holds for the day (T0's notice)
+    puts the stored close on the day's count, so the halving it explains is no move."""
+    _month(tmp_path / "jan.csv")
+    folder = tmp_path / "feb"
+    folder.mkdir()
+    _written(folder / "prices.csv", "AAA,2024-02-01,92.00,1000\nBBB,2024-02-01,5.00,2000\n")
+    (folder / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio,price\nAAA,2024-02-01,rights,1 for 4,60\n")
+    announce_action(service_engine(settings), "BBB", "SPLIT", 2.0, date(2024, 2, 1), "BBB bonus 1 for 1")
+    result = cli("import", str(folder))
+    assert result.returncode == 0, result.stderr
+    assert "1 read, 1 splits applied" in result.stdout and "warning" not in result.stdout
+    assert "that no action explains: 0 (not adjusted" in result.stdout
+    assert sorted(_splits(settings)) == [("AAA", "2024-02-01", pytest.approx(100 / 92)), ("BBB", "2024-02-01", 2.0)]
