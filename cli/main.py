@@ -329,6 +329,11 @@ def _echo_read(report: ImportReport, currency: str) -> None:
             "the last close, as the exchange lists an untraded name; a gap the delisting rule's sessions long stays "
             "a gap)"
         )
+    if report.untraded_changed:
+        typer.echo(
+            f"{report.untraded_changed} no-trade rows an earlier import stored put again at the last close on the "
+            "current count (a split stored since, or the last close corrected; the earlier version is kept)"
+        )
     for thin in report.thin_days:
         typer.echo(f"thin day {thin}")
     _echo_types(report.types, report.not_ordinary)

@@ -129,6 +129,7 @@ class ImportReport:
     rows_changed: int = 0  # stored price rows this import's replaced (`Written`: a correction, said)
     changed: list[str] = field(default_factory=list)  # the first CHANGED_SHOWN of them (`formats.Correction`)
     untraded_inserted: int = 0  # no-trade rows of listed names a day's file left out (`_store_untraded`)
+    untraded_changed: int = 0  # an earlier import's no-trade rows put again on the current count (`_store_untraded`)
     thin_days: list[str] = field(default_factory=list)  # days with rows of too few names to be sessions (`thin_days`)
     instruments: int = 0
     instruments_inserted: int = 0
@@ -424,28 +425,45 @@ def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport) -> None
     the delisting rule's sessions long stays a gap. An earlier import's gaps of these names
     are filled too. The thin days within the import's span are named in the report.
     Called once the import's capital changes are stored: a carried close is on its day's
-    count (`_carried_on_count`)."""
+    count (`_carried_on_count`). The rows are found over the files' rows alone (an
+    importer's own no-trade rows are no trades), so an earlier import's no-trade row whose
+    carried close is no longer its last close on the day's count (a split stored since, by
+    an actions file imported after the prices; the last close corrected) is put again, a
+    new version (the store is append-only), and counted apart (`untraded_changed`): left
+    on the old count, a holder was valued at the old close and the panel read the factor
+    as a move and back, where one import of the same files stores the new count."""
     if not rows.first_day:
         return
     ours = f":{NOT_IN_FILE.lower()}"  # the source of the no-trade rows an import stored
     market = current_frame(conn, tables.eod_prices, ["symbol", "trading_date", "close", "source"])
     market = market.rename(columns={"trading_date": "date"})
-    stored = market[market["symbol"].isin(rows.first_day)].drop(columns="source")
     filed = market[~market["source"].str.endswith(ours)]
+    stored = filed[filed["symbol"].isin(rows.first_day)].drop(columns="source")
     found = _carried_on_count(
         untraded_rows(stored, rows.delist_after, filed), stored, stored_splits(conn, symbols=rows.first_day)
     )
     records = [
         {**NO_TRADE, "symbol": r.symbol, "trading_date": r.date, "close": float(r.close), "prev_close": float(r.close)}
-        for r in found.itertuples(index=False)
+        for r in _not_stored(found, market[market["source"].str.endswith(ours)]).itertuples(index=False)
     ]
     batches = range(0, len(records), BATCH_ROWS)
-    report.untraded_inserted = sum(
+    written = sum(
         (_flush(conn, [{**r, "source": rows.source + ours} for r in records[i : i + BATCH_ROWS]]) for i in batches),
         Written(),
-    ).new
+    )
+    report.untraded_inserted, report.untraded_changed = written.new, len(written.changed)
     first, last = min(rows.first_day.values()), max(rows.last_day.values())
     report.thin_days = [str(t) for t in thin_days(filed) if first <= t.day <= last]
+
+
+def _not_stored(found: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:
+    """The no-trade rows of `found` that the importer's stored ones (`ours`) do not hold
+    as they are: a day without one, or one whose carried close differs."""
+    stored = found[["symbol", "date", "close"]].merge(
+        ours[["symbol", "date", "close"]], on=["symbol", "date"], how="left", suffixes=("", "_stored")
+    )
+    close, held = stored["close"].astype(float), stored["close_stored"].astype(float)
+    return found[~((close - held).abs() <= 1e-9 * close.abs()).to_numpy()]
 
 
 def _carried_on_count(found: pd.DataFrame, stored: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:

@@ -144,6 +144,32 @@ def test_a_no_trade_row_after_a_bonus_issues_ex_date_carries_the_close_on_the_ne
     assert set(adjusted["close"]) == {50}
 
 
+def test_an_actions_file_imported_after_the_prices_puts_the_carried_closes_on_the_new_count(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The prices imported first (BONUS untraded over its ex-date: the no-trade rows carry
+    100), then the same folder with its corporate_actions.csv: the split was stored and the
+    bars refreshed, but the no-trade rows from the ex-date kept 100, a holder valued double
+    for three sessions. They are put again at 50 (a new version each), as one import of
+    both stores them, and the command says so."""
+    folder = tmp_path / "market"
+    folder.mkdir()
+    lines = ["symbol,date,close,volume"]
+    for i, day in enumerate(DAYS[:20]):
+        lines.append(f"LIQUID,{day.isoformat()},20,100000")
+        if not 10 <= i <= 14:  # two sessions left out before the ex-date (day 12), three from it
+            lines.append(f"BONUS,{day.isoformat()},{100 if i < 12 else 50},1000")
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    assert import_path(service_engine(settings), folder).untraded_inserted == 5
+    (folder / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio\nBONUS,{DAYS[12]},bonus,1 for 1\n")
+    result = cli("import", str(folder))
+    assert result.returncode == 0, result.stderr
+    assert "3 no-trade rows an earlier import stored put again at the last close on the current count" in result.stdout
+    bonus = _stored(settings).query("symbol == 'BONUS'").set_index("trading_date").sort_index()
+    assert list(bonus.loc[DAYS[10] : DAYS[14], "close"]) == [100, 100, 50, 50, 50]
+    assert import_path(service_engine(settings), folder).untraded_changed == 0  # once is enough
+
+
 def test_the_import_command_says_how_many_no_trade_rows_it_stored(settings: Settings, tmp_path: Path) -> None:
     result = cli("import", str(_gappy_market(tmp_path / "market")))
     assert result.returncode == 0, result.stderr
