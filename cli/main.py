@@ -250,7 +250,6 @@ def import_files(
     from pathlib import Path
 
     from desk import Desk
-    from ingest.importers import import_path
     from ingest.importers.files import FORMAT_CURRENCY, CapitalOptions, detect_format, source_currency
     from market.errors import InvalidInputError
 
@@ -264,7 +263,7 @@ def import_files(
         settings.delist_after_sessions,
     )
     source_currency(fmt, currency)  # a --currency that is not three capitals is refused before anything is read
-    report = import_path(desk.engine, Path(path), fmt, currency=currency, capital=capital)
+    report = desk.import_files(Path(path), fmt, currency=currency, capital=capital)
     if report.rows_inserted or report.rows_changed or report.corporate_actions_inserted:
         desk.refresh_bars()  # the API's stored bars and indicators for the imported prices and splits
     # a currency neither given nor the format's own is assumed, and said so: another market's

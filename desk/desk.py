@@ -59,9 +59,10 @@ from desk.cache import ReadCache
 from desk.clock import ReplayClock
 from desk.market_reads import MarketReads
 from desk.portfolio_reads import PortfolioReads
+from ingest.importers.files import CapitalOptions, ImportReport, import_path
 from ingest.pdf_text import read_pdf_file
 from market.clock import TradingCalendar, default_calendar, utc_now
-from market.errors import SchemaNotReadyError
+from market.errors import InvalidInputError, SchemaNotReadyError
 from market.settings import Settings
 from portfolio import ledger, suggestions
 from portfolio.accounts import Account, Opened, open_account, open_on, open_with_deposit
@@ -82,6 +83,22 @@ from views.book_record import TrackRecords
 
 if TYPE_CHECKING:  # the research notes' module is imported by the methods that read or file one
     from analysis.research import NoteText
+
+
+def keep_books(conn: Connection, symbols: list[str], before_id: int) -> None:
+    """An import's check (`ingest.importers.files.BooksCheck`): refuse splits that leave a
+    client's ledger unreplayable (`ledger.books_broken_by_splits`) on one line naming the
+    portfolios, the symbols and the trades. Stored, such a split made the client's summary
+    a 422 "ledger of ... sells 60 LIQ holding 10" for good, the client blamed for a late
+    notice; the store keeps every action it is given, so it is never stored."""
+    broken = ledger.books_broken_by_splits(conn, symbols, before_id)
+    if broken:
+        raise InvalidInputError(
+            f"the splits of {', '.join(symbols)} this import would store come after trades on the old count: "
+            + "; ".join(broken)
+            + " (the book would no longer replay; check the ex-date, or record the client's trades on the new count "
+            "first)"
+        )
 
 
 @dataclass(frozen=True)
@@ -274,6 +291,15 @@ class Desk(PortfolioReads, MarketReads):
             return sample_holdings_statement(market_days(conn, day), day)
 
     # ---- the operator's ---------------------------------------------------------------------------
+
+    def import_files(
+        self, path: Path, fmt: str = "auto", *, currency: str | None = None, capital: CapitalOptions | None = None
+    ) -> ImportReport:
+        """`marketintel import`: the files into the store (`ingest.importers.import_path`),
+        refused, nothing written, where a split it would store leaves a client's ledger
+        unreplayable (`keep_books`)."""
+        capital = capital if capital is not None else CapitalOptions()
+        return import_path(self.engine, path, fmt, currency=currency, capital=capital, keep_books=keep_books)
 
     def refresh_bars(self) -> int:
         """The stored daily bars and indicators brought up to date with the stored prices

@@ -289,7 +289,9 @@ def replay(
         else:
             if quantity > position.quantity:
                 raise InvalidInputError(
-                    f"ledger of {trade['portfolio_id']} sells {quantity} {trade['symbol']} holding {position.quantity}"
+                    f"ledger of {trade['portfolio_id']} sells {quantity} {trade['symbol']} holding {position.quantity}",
+                    trade=trade,
+                    held=position.quantity,
                 )
             released = (position.cost_basis * quantity / position.quantity) if position.quantity else ZERO
             position.realized_pnl += quantity * price - fees - released
@@ -298,6 +300,36 @@ def replay(
             if position.quantity == 0:
                 position.cost_basis, position.opened_on = ZERO, None
     return book
+
+
+def books_broken_by_splits(conn: Connection, symbols: Iterable[str], before_id: int) -> list[str]:
+    """One line for each portfolio that has traded `symbols` whose ledger replays with the
+    splits stored up to the corporate action `before_id` and not with those stored since
+    (an import's, in its transaction): a split stored after a client traded past its
+    ex-date on the old count (a 1-for-10 consolidation imported late, after a sale of 60
+    of the 100 bought) leaves the sale selling more than the replay holds, and the book
+    unreadable for good (append-only). The line names the portfolio, the trade and what
+    is held then; empty when every book still replays."""
+    t = tables.trades.c
+    held = conn.execute(select(t.portfolio_id).where(t.symbol.in_(sorted(set(symbols)))).distinct()).scalars()
+    lines = []
+    for portfolio_id in sorted(held):
+        trades = ledger_rows(conn, portfolio_id)
+        traded = {r["symbol"] for r in trades}
+        try:
+            replay(trades, stored_splits(conn, None, traded, through_id=before_id))
+        except InvalidInputError:
+            continue  # broken before: not this split's doing
+        try:
+            replay(trades, stored_splits(conn, None, traded))
+        except InvalidInputError as exc:
+            trade, holding = exc.context["trade"], exc.context["held"]
+            lines.append(
+                f"{portfolio_id}'s {trade['side']} of {trade['quantity']} {trade['symbol']} on "
+                f"{trade['trading_date'].isoformat()} ({trade['trade_id']}) would sell more than the {holding} held "
+                "on the new count"
+            )
+    return lines
 
 
 def _apply_split(book: dict[str, Position], split: Split) -> None:

@@ -241,6 +241,13 @@ class CapitalOptions:
     delist_after: int = DELIST_AFTER_SESSIONS
 
 
+BooksCheck = Callable[[Connection, list[str], int], None]
+"""Called in an import's transaction once it has stored SPLIT actions, before it commits:
+the symbols of the splits stored and the id of the last corporate action stored before
+them; raises InvalidInputError to refuse the import (the desk's `Desk.import_files`: every
+client's ledger still replays). The layers keep ingest from reading the books itself."""
+
+
 def import_path(
     engine: Engine,
     path: Path,
@@ -249,6 +256,7 @@ def import_path(
     currency: str | None = None,
     board: str = "OTHER",
     capital: CapitalOptions = CapitalOptions(),
+    keep_books: BooksCheck | None = None,
 ) -> ImportReport:
     """Import a file or a folder of .csv files (the module's docstring says what is kept
     and what is left out). Everything that can refuse the import is checked before a row is
@@ -261,7 +269,9 @@ def import_path(
 
     `currency`: the one the caller gives (`--currency`), None when it gives none; the
     prices' currency is then the one the files state (`stated_currency`), else the
-    format's (`source_currency`), and `report.currency` says which."""
+    format's (`source_currency`), and `report.currency` says which. `keep_books`: what
+    refuses, before the import commits, splits that would leave a client's ledger
+    unreplayable (`BooksCheck`)."""
     fmt, files = resolve_source(path, fmt)
     report = ImportReport(fmt, files=len(files))
     report.lacks = source_lacks(fmt, files)
@@ -291,10 +301,20 @@ def import_path(
         report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
         _store_instruments(conn, rows, held, ({"board": board, "currency": report.currency}, said), report)
         report.unmatched_actions = unmatched_actions(conn, rows, actions)
-        report.corporate_actions_inserted = append_history(conn, tables.corporate_actions, actions).inserted
+        _store_actions(conn, actions, report, keep_books)
         _store_untraded(conn, rows, report)
     report.capital_changes = changes.lines()
     return report
+
+
+def _store_actions(conn: Connection, actions: list[dict], report: ImportReport, keep_books: BooksCheck | None) -> None:
+    """The import's corporate actions, then, where it stored splits, `keep_books`'s check."""
+    c = tables.corporate_actions.c
+    before = conn.execute(select(func.coalesce(func.max(c.id), 0))).scalar_one()
+    report.corporate_actions_inserted = append_history(conn, tables.corporate_actions, actions).inserted
+    splits = conn.execute(select(c.symbol).where(c.id > before, c.kind == "SPLIT").distinct()).scalars().all()
+    if keep_books is not None and splits:
+        keep_books(conn, sorted(splits), before)
 
 
 @dataclass(frozen=True)
