@@ -322,6 +322,18 @@ async def check_key(request: Request, presented: str | None, defer: bool = False
         return await run_in_threadpool(authenticate, request, svc, presented, conn)
 
 
+async def settle_deferred(request: Request) -> None:
+    """Settle the key check a request left to ride on its connection (`_kept_caller`) when
+    the request is refused before its handler took one: on a connection taken for it
+    (`connection_of`), the keys' version read (VersionMoved when it moved) and, with the
+    counts in the database, the request counted (RateLimitedError past the key's limit).
+    Nothing when no check is pending: the handler's connection settled it, or none rode."""
+    rider = request_fact(request, "key_rider")
+    if rider is not None and rider.moved is None:
+        async with connection_of(request):
+            pass
+
+
 async def _release_unadopted(request: Request) -> None:
     """Give back the connection `check_key` held for a request whose route never took it."""
     held = request_fact(request, "held_connection")
@@ -448,7 +460,10 @@ class KeyCheckedRoute(HeadAsGet):
     handler's work (its answer or its error) is dropped and the request starts over: the
     key checked afresh (401 if it no longer holds, its new tier and limits if they
     changed), counted once, then the handler again. So the keys are read in the statement
-    that reads the data, or later, never earlier.
+    that reads the data, or later, never earlier. A request refused before the handler
+    took its connection (an admin route's 403, an unknown parameter's 422, a method's 405)
+    settles that check first (`_answered`, `settle_deferred`): a revoked key is 401 there
+    too, and the refusal is counted against the key's limit as it is now.
 
     A GET route answers HEAD as its GET (`HeadAsGet`): key check and count included."""
 
@@ -471,16 +486,32 @@ class KeyCheckedRoute(HeadAsGet):
             await self._handled(scope, receive, send)
             return
         try:
-            await self._checked(request, presented, self.defers, self.holds)
             try:
-                if not await self._kept(request, scope, receive, send):
-                    await self._handled(scope, receive, send)
+                await self._answered(request, presented, scope, receive, send)
             except VersionMoved:
                 start_over(request)
                 await self._checked(request, presented, hold=self.holds)  # afresh, from the database
                 await self._handled(scope, receive, send)
         finally:
             await _release_unadopted(request)
+
+    async def _answered(
+        self, request: Request, presented: str | None, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """The key's check, then the kept answer or the route's handling. A refusal raised
+        before the handler took the request's connection (an admin route's 403, an unknown
+        parameter's 422, a method's 405) first settles the key check left to ride on that
+        connection (`settle_deferred`): a key that moved meanwhile starts over (401 if it no
+        longer holds), one over its limit is 429, and the refusal is counted as any other."""
+        try:
+            await self._checked(request, presented, self.defers, self.holds)
+            if not await self._kept(request, scope, receive, send):
+                await self._handled(scope, receive, send)
+        except VersionMoved:
+            raise
+        except Exception:
+            await settle_deferred(request)
+            raise
 
     async def _handled(self, scope: Scope, receive: Receive, send: Send) -> None:
         """FastAPI's handling, after the query string is held to the route's parameters: a

@@ -309,3 +309,47 @@ def test_bad_keys_with_bad_parameters_are_throttled_per_address(unmade_settings:
             f"over the limit of {len(bad)} requests per minute without a valid key from this address",
         )
         assert api.acme("GET", "/api/market/history/LIQ?limit=5").status_code == 200
+
+
+# Requests a GET route refuses before its handler takes the request's connection, where a
+# key this worker has seen is answered from memory and its check waits for that connection:
+# a query parameter the route does not take (422), a method the path does not serve (405),
+# a client key on an admin route (403). (method, path, the refusal a valid client key gets)
+REFUSED_BEFORE_THE_CONNECTION = [
+    ("GET", "/api/portfolio?offset=5", 422),
+    ("OPTIONS", "/api/market/latest", 405),
+    ("PUT", "/api/market/latest", 405),
+    ("GET", "/api/ai-portfolio/history", 403),
+]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("counted_in", ["memory", "database"])
+def test_a_key_revoked_while_kept_is_401_before_any_other_refusal(unmade_settings: Settings, counted_in: str) -> None:
+    """A revoked key this worker still held in memory was answered 422, 405 or 403 there
+    (docs/api.md: 401 from the very next request, whatever else is wrong with it)."""
+    with counting_failures(unmade_settings, rate_limit_store=counted_in) as (api, counter):
+        failures = []
+        for method, path, refusal in REFUSED_BEFORE_THE_CONNECTION:
+            assert api.acme(method, path).status_code == refusal, (method, path)
+            wrong = refused_and_counted(api, counter, revoked_while_kept(api), method, path)
+            if wrong:
+                failures.append(f"{method} {path} as revoked_while_kept: {wrong}")
+    assert failures == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("counted_in", ["memory", "database"])
+def test_requests_refused_before_the_connection_count_against_the_keys_limit(
+    unmade_settings: Settings, counted_in: str
+) -> None:
+    """A key limited to 2 requests a minute got 150 such refusals in a minute, no 429: with
+    the counts in the database (`serve --workers N`) its count waited for a connection the
+    refused request never took, and in memory the key's new limit was never read (its
+    keys' version, left to that connection too, never was). Each is counted under the
+    key's limit as it is now, and past it the answer is 429."""
+    with counting_failures(unmade_settings, rate_limit_store=counted_in) as (api, _):
+        assert api.acme("GET", "/api/portfolio").status_code == 200  # the key, now kept by this worker
+        api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": 3})
+        codes = [api.acme(method, path).status_code for method, path, _ in REFUSED_BEFORE_THE_CONNECTION * 2]
+        assert codes == [422, 405, 429, 429, 429, 429, 429, 429]  # the first GET was the minute's first
