@@ -27,10 +27,12 @@ api/security.py, which asks the desk for a key's record.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hmac
 import os
 import re
 import secrets
+import tempfile
 import threading
 import unicodedata
 from collections.abc import Callable
@@ -89,24 +91,37 @@ _PEPPERS: dict[Any, bytes] = {}
 
 
 def _pepper_file(folder: Any) -> bytes:
-    """Read the generated pepper, creating it exactly once (O_EXCL: two workers starting
-    together agree on one pepper). It never changes once written, so each process reads it
-    once per secrets folder (every authenticated request hashes with it)."""
+    """Read the generated pepper, creating it exactly once (`_publish_once`: two workers
+    starting together agree on one pepper, and neither reads it half-written). It never
+    changes once written, so each process reads it once per secrets folder (every
+    authenticated request hashes with it)."""
     path = Path(folder) / PEPPER_FILE
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(secrets.token_hex(32))
+        _publish_once(path)
     value = path.read_text().strip()
     if len(value) < 32:
         raise ConfigurationError(f"the API key pepper in {path} is shorter than 32 characters")
     _PEPPERS[folder] = value.encode()
     return _PEPPERS[folder]
+
+
+def _publish_once(path: Path) -> None:
+    """A new secret at `path` unless one is there: written whole to a file of its own in the
+    same folder (mode 0600, `mkstemp`), then linked into place, which fails when `path`
+    exists, so the first worker's secret is kept and the others read that one. A worker
+    never sees the file before its secret is in it: created empty, then written, it was
+    read empty by a second worker starting at the same moment (its request a 500)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_hex(32))
+            handle.flush()
+            os.fsync(handle.fileno())  # on disk before it is the pepper: never an empty one after a crash
+        with contextlib.suppress(FileExistsError):  # another worker's came first: that one holds
+            os.link(partial, path)
+    finally:
+        os.unlink(partial)
 
 
 def key_hash(settings: Settings, key: str) -> str:
