@@ -323,6 +323,14 @@ def session_close_utc(day: date) -> datetime:
     return datetime.combine(day, MARKET_CLOSE, tzinfo=EXCHANGE_TZ).astimezone(UTC)
 
 
+def exchange_day_end_utc(day: date) -> datetime:
+    """The last instant (microsecond) of `day` at the exchange, as a UTC instant: what was
+    recorded by then is what was known by the end of that day."""
+    return datetime.combine(day + timedelta(days=1), time(0), tzinfo=EXCHANGE_TZ).astimezone(UTC) - timedelta(
+        microseconds=1
+    )
+
+
 def exchange_iso(moment: datetime) -> str:
     """ISO 8601 in exchange time without offset, e.g. '2026-11-20T16:05:00'."""
     return exchange_date_time(moment).isoformat(timespec="seconds")

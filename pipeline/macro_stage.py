@@ -4,17 +4,21 @@ revision is a new row), then compute the week's macro parameters, and any of the
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from datetime import timedelta
+import logging
+from collections.abc import Mapping
+from dataclasses import asdict, astuple, dataclass
+from datetime import date, timedelta
+from typing import Any
 
 from ingest.macro_sources import fetch_all
 from market.macro_catalogue import SOURCES
 from models import macro_model
 from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
-from store.history import append_history, current_rows
+from store.history import AppendResult, append_history, current_rows
 
 BACKFILL_WEEKS = 26
+log = logging.getLogger(__name__)
 
 
 def run_macro(ctx: StageContext) -> StageOutcome:
@@ -24,6 +28,7 @@ def run_macro(ctx: StageContext) -> StageOutcome:
     with ctx.transaction() as conn:
         stored = append_history(conn, tables.macro_observations, observations)
         everything = macro_model.observations(current_rows(conn, tables.macro_observations))
+        changed, unlisted = _changed(stored), _unlisted(everything, observations, ctx.trading_date)
         done = {r["week_start"] for r in current_rows(conn, tables.macro_parameters)}
         computed, missing = [], {}
         for day in weeks:
@@ -40,7 +45,9 @@ def run_macro(ctx: StageContext) -> StageOutcome:
         summary={
             "week_start": week.isoformat(),
             "releases_read": len(observations),
-            "releases_new": stored.inserted,
+            "releases_new": stored.inserted - len(changed),
+            "releases_changed": len(changed),
+            "releases_unlisted": len(unlisted),
             "sources": ", ".join(SOURCES),
             "parameters": len(this_week),
             "parameter_rows_new": written.inserted,
@@ -49,8 +56,56 @@ def run_macro(ctx: StageContext) -> StageOutcome:
         tables={
             "parameters": [{"parameter": r.parameter, "value": r.value, "reading": r.reading} for r in this_week],
             "panel": [{"week_start": w.isoformat(), **row} for w, row in panel.to_dict("index").items()],
+            "changed": [asdict(c) for c in changed],
+            "unlisted": [asdict(k) for k in unlisted],
         },
     )
+
+
+@dataclass(frozen=True)
+class StoredRelease:
+    """A stored release by its key, as T3 names it (its "unlisted" table: those no longer listed)."""
+
+    source: str
+    indicator_code: str
+    period: str
+    release_date: str  # ISO 8601
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> StoredRelease:
+        return cls(row["source"], row["indicator_code"], row["period"], row["release_date"].isoformat())
+
+
+@dataclass(frozen=True)
+class ChangedRelease(StoredRelease):
+    """A stored release its source now publishes with another value (T3's "changed" table)."""
+
+    stored: float
+    now: float
+
+
+def _changed(stored: AppendResult) -> list[ChangedRelease]:
+    """The stored releases the sources now publish with another value (same period, same
+    release date): a correction, stored as a new version and served from today on (as_of
+    reads of earlier days keep the value known then: docs/macro.md). Logged, and shown."""
+    changed = [
+        ChangedRelease(*astuple(StoredRelease.of(new)), old["value"], new["value"]) for old, new in stored.replaced
+    ]
+    for c in changed:
+        log.warning("T3: %s %s %s released %s changed at its source: %s -> %s", *astuple(c))
+    return changed
+
+
+def _unlisted(stored: list[macro_model.Observation], read: list[Mapping[str, Any]], on: date) -> list[StoredRelease]:
+    """The stored releases dated up to `on` that the sources no longer list (re-dated or
+    withdrawn): kept and served as before, since the source did publish them (docs/macro.md),
+    and named so that it is not silent."""
+    listed = {StoredRelease.of(r) for r in read}
+    kept = [StoredRelease.of(asdict(o)) for o in stored if o.release_date <= on]
+    gone = sorted((k for k in kept if k not in listed), key=astuple)
+    for k in gone:
+        log.warning("T3: %s %s %s released %s is no longer listed by its source", *astuple(k))
+    return gone
 
 
 T3_MACRO = Stage(

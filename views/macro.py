@@ -2,8 +2,13 @@
 
 Point in time works the way ALFRED vintages do: a query `as_of` D sees, for every period,
 the value of its latest release dated on or before D, and nothing released after D, even
-if the store loaded it long ago. Without `as_of` it sees every release. The answer is each
-indicator's latest period under that view.
+if the store loaded it long ago; each release as known at the end of D (the exchange's
+day): a release counts as known from its release date in the version the store first
+recorded, however late it loaded it, and a correction of it (the source re-publishing
+the same release with another value) from the day the store recorded it, so what a read
+as of a past day serves never changes. Without `as_of` it sees what is known today:
+releases dated up to today, each in its latest version. The answer is each indicator's
+latest period under that view.
 
 Currency: values in money units (reserves in USD, M2 and GDP in JMD) convert to a target
 currency with the central bank's FX rates of the observation's own period (the monthly
@@ -23,6 +28,7 @@ from typing import TypedDict
 
 from sqlalchemy import Connection
 
+from market.clock import exchange_day_end_utc
 from market.errors import InvalidInputError
 from market.macro_catalogue import CATEGORIES, GENERATION, SOURCES, vintage
 from store import tables
@@ -102,15 +108,24 @@ def supported_currencies(conn: Connection) -> list[str]:
 
 
 def _rows(
-    conn: Connection, as_of: date | None, source: str | None = None, category: str | None = None
+    conn: Connection,
+    released_by: date | None,
+    source: str | None = None,
+    category: str | None = None,
+    as_of: date | None = None,
 ) -> list[Observation]:
+    """The stored releases dated on or before `released_by`; each as known at the end of
+    `as_of` (the exchange's day) when given: a release counts as known from its release date
+    in the version the store first recorded, a correction of it from the day the store
+    recorded that (store/history.py `backdate_first`). Without `as_of`, the latest version."""
     c = tables.macro_observations.c
-    where = [c.release_date <= as_of] if as_of is not None else []
+    where = [c.release_date <= released_by] if released_by is not None else []
     if source is not None:
         where.append(c.source == source)
     if category is not None:
         where.append(c.category == category)
-    return current_rows(conn, tables.macro_observations, where=where)
+    recorded_by = exchange_day_end_utc(as_of) if as_of is not None else None
+    return current_rows(conn, tables.macro_observations, as_of=recorded_by, where=where, backdate_first=True)
 
 
 def checked_filters(source: str | None, category: str | None, currency: str | None) -> tuple[str | None, ...]:
@@ -144,11 +159,11 @@ def indicators(
         raise InvalidInputError(f"unknown currency code '{currency}'; FX rates exist for {', '.join(known)}")
     known_by = as_of if as_of is not None else today
     latest: dict[tuple[str, str], Observation] = {}
-    for (src, code, _), row in vintage(_rows(conn, known_by, source, category)).items():
+    for (src, code, _), row in vintage(_rows(conn, known_by, source, category, as_of)).items():
         held = latest.get((src, code))
         if held is None or row["period"] > held["period"]:
             latest[(src, code)] = row
-    fx = _fx_series(conn, known_by) if currency else {}
+    fx = _fx_series(conn, known_by, as_of) if currency else {}
     items = [_item(row, currency, fx) for _, row in sorted(latest.items())]
     return {"generation": GENERATION, "as_of": as_of, "currency": currency, "count": len(items), "indicators": items}
 
@@ -190,9 +205,9 @@ def _item(row: Observation, target: str | None, fx: FxSeries) -> Indicator:
     }
 
 
-def _fx_series(conn: Connection, as_of: date | None) -> FxSeries:
+def _fx_series(conn: Connection, released_by: date | None, as_of: date | None) -> FxSeries:
     series: FxSeries = {}
-    for (_, code, period), row in vintage(_rows(conn, as_of, "BOJ", FX_CATEGORY)).items():
+    for (_, code, period), row in vintage(_rows(conn, released_by, "BOJ", FX_CATEGORY, as_of)).items():
         series.setdefault(code, {})[period] = row
     return series
 

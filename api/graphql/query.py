@@ -122,7 +122,7 @@ class Query:
 
     @connection_field(
         "The latest value of every macro indicator with the REST filters: source, category, "
-        "currency (converts money values) and asOf (values as known on that date)."
+        "currency (converts money values) and asOf (values as known at the end of that day; null: as known today)."
     )
     async def macro_indicators(
         self,

@@ -25,11 +25,13 @@ async def indicators(
         None, max_length=20, description="rates, fx, reserves, money, prices, output, labour or outlook."
     ),
     currency: str | None = Query(None, max_length=3, description="Convert money values to this ISO 4217 code."),
-    as_of: SupportedDate | None = Query(None, description="YYYY-MM-DD: values as known on that date."),
+    as_of: SupportedDate | None = Query(
+        None, description="YYYY-MM-DD: values as known at the end of that day (left out: as known today)."
+    ),
 ) -> Response:
     """The latest value of every indicator from the central bank, the statistics institute
     and the planning institute, optionally filtered; `as_of` gives the values as they were
-    known on a date (releases on or before it only), `currency` converts money values with
+    known at the end of a day (releases on or before it, as recorded by then), `currency` converts money values with
     the FX rate of each value's period and names the rate."""
     read = lambda c: svc.desk.macro_indicators(c, source, category, currency, as_of)  # noqa: E731
     return await svc.answer(conn, read, MacroIndicators)

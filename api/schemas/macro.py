@@ -79,7 +79,10 @@ class MacroIndicators(ApiModel):
     )
 
     generation: str = Field(description="The macro data generation label.")
-    as_of: date | None = Field(description="Values as known on this date (releases on or before it); null: everything.")
+    as_of: date | None = Field(
+        description="Values as known at the end of this day: releases dated on or before it, each as recorded by "
+        "then. Null: as known today (releases dated up to today, each in its latest version)."
+    )
     currency: str | None
     count: int
     indicators: list[MacroIndicator]

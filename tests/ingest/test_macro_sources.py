@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import date, timedelta
 
 import httpx
 import pytest
 
 from ingest.macro_sources import SourceFormatError, fetch_all, parse_boj_csv, parse_pioj_pdf, parse_statin_html
-from ingest.simulator.macro import SERIES, MacroEconomy
+from ingest.simulator.macro import SERIES, MacroEconomy, Release
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from market.settings import Settings
@@ -144,6 +145,49 @@ def test_running_t3_twice_changes_nothing(institutions) -> None:
         assert row_counts(conn, [tables.macro_observations, tables.macro_parameters]) == counts
     assert first.summary["parameters"] == 3 and again.summary["releases_new"] == 0
     assert again.summary["parameter_rows_new"] == 0 and counts["macro_parameters"] == 3 * 26
+
+
+def _republished(change: dict[tuple[str, date], Release]) -> MacroEconomy:
+    """The simulated economy with some NIR releases (by period and release date) published anew."""
+    economy = MacroEconomy()
+    economy.releases = {
+        code: [change.get((r.period, r.release_date), r) if code == "NIR" else r for r in rows]
+        for code, rows in ECONOMY.releases.items()
+    }
+    return economy
+
+
+def test_t3_counts_and_names_a_release_its_source_changed(institutions) -> None:
+    """A re-read in which the central bank corrected one release in place (same period, same
+    release date) and re-dated another: neither is a new release, and neither goes unsaid."""
+    moving, settings = institutions
+    run_stage("t3_macro", FIRST_SEEN, settings=settings)
+    latest, redated = ECONOMY.published("NIR", FIRST_SEEN)[-1], ECONOMY.published("NIR", FIRST_SEEN)[-3]
+    moving.site.economy = _republished(
+        {
+            (latest.period, latest.release_date): replace(latest, value=latest.value + 500),
+            (redated.period, redated.release_date): replace(redated, release_date=redated.release_date + timedelta(1)),
+        }
+    )
+    again = run_stage("t3_macro", FIRST_SEEN, settings=settings)
+    assert {k: again.summary[k] for k in ("releases_new", "releases_changed", "releases_unlisted")} == {
+        "releases_new": 1,  # the re-dated release, under its new date
+        "releases_changed": 1,
+        "releases_unlisted": 1,  # the re-dated release, under its old date
+    }
+    assert again.tables["changed"] == [
+        {
+            "source": "BOJ",
+            "indicator_code": "NIR",
+            "period": latest.period,
+            "release_date": latest.release_date.isoformat(),
+            "stored": latest.value,
+            "now": latest.value + 500,
+        }
+    ]
+    assert [(r["period"], r["release_date"]) for r in again.tables["unlisted"]] == [
+        (redated.period, redated.release_date.isoformat())
+    ]
 
 
 def test_an_unreachable_source_fails_the_stage_and_stores_nothing(institutions) -> None:

@@ -3,7 +3,7 @@ on hand-set releases (including what a Monday may and may not see)."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
 from sqlalchemy import Engine
@@ -37,7 +37,7 @@ SOURCE = {
 }
 
 
-def _store(engine: Engine, releases: list[tuple[str, str, float, date]]) -> None:
+def _store(engine: Engine, releases: list[tuple[str, str, float, date]], recorded_at: datetime | None = None) -> None:
     rows = []
     for code, period, value, released in releases:
         category, unit, currency = UNITS[code]
@@ -55,7 +55,7 @@ def _store(engine: Engine, releases: list[tuple[str, str, float, date]]) -> None
             }
         )
     with engine.begin() as conn:
-        append_history(conn, tables.macro_observations, rows)
+        append_history(conn, tables.macro_observations, rows, recorded_at=recorded_at)
 
 
 @pytest.fixture
@@ -190,3 +190,25 @@ def test_parameters_by_hand_and_only_from_releases_before_the_monday(settings: S
     early_values = {r.parameter: r.value for r in early}
     assert early_values["fx_pressure"] == pytest.approx(0.6 * ((152 / 150 - 1) * 400 / 10) + 0.4 * 1.0, abs=1e-4)
     assert early_missing == {"macro_risk": ["inflation"]}  # CPI for October comes on 2026-11-13
+
+
+def test_a_release_corrected_in_place_leaves_what_a_past_date_read_served(settings: Settings) -> None:
+    """The source re-publishes a release (same period, same release date) with another value:
+    a read as of a day before the store recorded the correction still serves the value known
+    then, however late the store loaded the release; from the day the correction is recorded
+    (the exchange's day, Kingston), and without `as_of`, the correction is served."""
+    engine = service_engine(settings)
+    release = [("NIR", "2026-09", 5409.7, date(2026, 10, 8))]
+    _store(engine, release, recorded_at=datetime(2026, 11, 20, 14, tzinfo=UTC))  # loaded after its release date
+    corrected = [("NIR", "2026-09", 5909.7, date(2026, 10, 8))]
+    _store(engine, corrected, recorded_at=datetime(2026, 11, 26, 3, tzinfo=UTC))  # 22:00 on the 25th in Kingston
+
+    def served(as_of: date | None) -> float:
+        with engine.connect() as conn:
+            (item,) = indicators(conn, category="reserves", as_of=as_of, today=date(2026, 11, 30))["indicators"]
+        return item["value"]
+
+    assert served(date(2026, 10, 8)) == 5409.7  # known from its release date, though loaded in November
+    assert served(date(2026, 11, 24)) == 5409.7  # the correction was not known yet
+    assert served(date(2026, 11, 25)) == 5909.7  # known by the end of that day in Kingston
+    assert served(None) == 5909.7
