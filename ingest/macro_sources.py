@@ -7,8 +7,12 @@ indicator code, period (YYYY-MM or YYYY-Qn), frequency, value, unit, currency (o
 values; null for rates, indices and percentages) and release date. A revision is simply
 another release of the same period and becomes another row; nothing is overwritten.
 
-A file that cannot be read whole is refused whole (SourceFormatError naming the source
-and the line), so a stage never stores half a release.
+A file that cannot be read whole is refused whole (SourceFormatError naming the source,
+the series and the line), so a stage never stores half a release: a value is read by the
+rule every printed figure is (`market.money.printed_number`: "1,234.5", "+0.8", "-0.6" and
+"\u22120.6" read; a decimal comma "1,2", a mark "1.1p", "1e5" or "n/a" are refused, not
+read as another number or dropped), and a PIOJ line that starts with an indicator code
+must be a whole row of the table.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from lxml import html as lxml_html
 
 from ingest.pdf_text import PdfExtractor
 from market.errors import MarketIntelError
-from market.macro_catalogue import BOJ_SERIES, CATEGORIES, SOURCES, STATIN_CATEGORIES
+from market.macro_catalogue import BOJ_SERIES, CATEGORIES, PIOJ_CATEGORIES, SOURCES, STATIN_CATEGORIES
+from market.money import printed_number
 from market.settings import Settings
 
 PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2]|Q[1-4])$")
@@ -50,21 +55,21 @@ class _Published:
 
 
 def _observation(published: _Published, where: str) -> dict[str, Any]:
-    """The observation `macro_observations` stores, or SourceFormatError naming `where`."""
+    """The observation `macro_observations` stores, or SourceFormatError naming the source,
+    the series and `where` (the line or row)."""
     source, code, period, value, unit, currency, released = astuple(published)
     if not PERIOD.match(period):
-        raise SourceFormatError(f"{source}: {where}: period '{period}' is not YYYY-MM or YYYY-Qn")
-    try:
-        number = float(str(value).replace(",", ""))
-    except ValueError:
-        raise SourceFormatError(f"{source}: {where}: value '{value}' is not a number") from None
+        raise SourceFormatError(f"{source}: {code} {where}: period '{period}' is not YYYY-MM or YYYY-Qn")
+    number = printed_number(str(value).strip())  # the one rule every printed figure is read by
+    if number is None:
+        raise SourceFormatError(f"{source}: {code} {where}: value '{value}' is not a number")
     return {
         "source": source,
         "category": CATEGORIES[code],
         "indicator_code": code,
         "period": period,
         "frequency": "Q" if "Q" in period else "M",
-        "value": number,
+        "value": float(number),
         "unit": unit,
         "currency": currency,
         "release_date": released,
@@ -84,7 +89,7 @@ def parse_boj_csv(code: str, text: str) -> list[dict[str, Any]]:
     for line, row in enumerate(reader, start=2):
         released = _iso_date("BOJ", row["release_date"], f"{code} line {line}")
         published = _Published("BOJ", code, row["period"], row["value"], unit, BOJ_SERIES[code][1], released)
-        rows.append(_observation(published, f"{code} line {line}"))
+        rows.append(_observation(published, f"line {line}"))
     return rows
 
 
@@ -118,14 +123,16 @@ def parse_pioj_pdf(data: bytes, settings: Settings) -> list[dict[str, Any]]:
     every downloaded PDF is): Code Period Value Unit Released."""
     with PdfExtractor.from_settings(settings) as extractor:
         text = extractor.extract(data, "the PIOJ bulletin").text
-    line = re.compile(r"^(GDP_GROWTH_EST|GROWTH_OUTLOOK)\s+(\S+)\s+(-?[\d.]+)\s+(\w+)\s+(\d{4}-\d{2}-\d{2})$")
     rows = []
     for number, raw in enumerate(text.splitlines(), start=1):
-        found = line.match(raw.strip())
-        if found:
-            code, period, value, unit, released = found.groups()
-            day = _iso_date("PIOJ", released, f"line {number}")
-            rows.append(_observation(_Published("PIOJ", code, period, value, unit, None, day), f"line {number}"))
+        fields = raw.split()
+        if not fields or fields[0] not in PIOJ_CATEGORIES:
+            continue  # the bulletin's prose and the table's header
+        if len(fields) != 5:
+            raise SourceFormatError(f"PIOJ: line {number}: '{' '.join(fields)}' is not Code Period Value Unit Released")
+        code, period, value, unit, released = fields
+        day = _iso_date("PIOJ", released, f"line {number}")
+        rows.append(_observation(_Published("PIOJ", code, period, value, unit, None, day), f"line {number}"))
     if not rows:
         raise SourceFormatError("PIOJ: the bulletin has no estimates table")
     return rows

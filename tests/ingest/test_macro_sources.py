@@ -77,6 +77,40 @@ def test_a_broken_file_is_refused_whole_with_where() -> None:
         parse_statin_html(ECONOMY.statin_html(AFTER_REVISION).replace("15 Oct 2026", "31/12/2026", 1))
 
 
+def _bulletin(*rows: tuple[str, str, str, str, str]) -> bytes:
+    """A PIOJ bulletin with these table rows (Code, Period, Value, Unit, Released)."""
+    import io
+
+    from reportlab.platypus import SimpleDocTemplate, Table
+
+    buffer = io.BytesIO()
+    SimpleDocTemplate(buffer).build([Table([("Code", "Period", "Value", "Unit", "Released"), *rows])])
+    return buffer.getvalue()
+
+
+def test_a_pioj_estimate_with_a_sign_is_read_and_one_that_does_not_parse_refuses_the_bulletin() -> None:
+    """Every row of the bulletin's table is read or the bulletin is refused naming the row:
+    an explicit sign or a typographic minus reads as the other sources' values do, a
+    provisional mark or a decimal comma is not dropped without a word."""
+    first = ("GDP_GROWTH_EST", "2026-Q2", "1.4", "percent", "2026-07-20")
+    signed = [
+        first,
+        ("GDP_GROWTH_EST", "2026-Q3", "+0.8", "percent", "2026-10-20"),
+        ("GROWTH_OUTLOOK", "2026-Q4", "\u22120.6", "percent", "2026-10-20"),
+    ]
+    rows = parse_pioj_pdf(_bulletin(*signed), Settings())
+    assert [(r["indicator_code"], r["period"], r["value"]) for r in rows] == [
+        ("GDP_GROWTH_EST", "2026-Q2", 1.4),
+        ("GDP_GROWTH_EST", "2026-Q3", 0.8),
+        ("GROWTH_OUTLOOK", "2026-Q4", -0.6),
+    ]
+    for value in ("1.1p", "1,2"):
+        with pytest.raises(SourceFormatError, match=rf"PIOJ: GROWTH_OUTLOOK line \d+: value '{value}' is not a number"):
+            parse_pioj_pdf(_bulletin(first, ("GROWTH_OUTLOOK", "2027-Q1", value, "percent", "2026-11-20")), Settings())
+    with pytest.raises(SourceFormatError, match=r"PIOJ: line \d+: 'GROWTH_OUTLOOK 2027-Q1 1.2' is not"):
+        parse_pioj_pdf(_bulletin(first, ("GROWTH_OUTLOOK", "2027-Q1", "1.2", "", "")), Settings())
+
+
 def _nir(engine, as_of: date | None) -> dict:
     with engine.connect() as conn:
         body = indicators(conn, source="BOJ", category="reserves", as_of=as_of)
