@@ -10,15 +10,16 @@ another release of the same period and becomes another row; nothing is overwritt
 A file that cannot be read whole is refused whole (SourceFormatError naming the source,
 the series and the line), so a stage never stores half a release: a value is read by the
 rule every printed figure is (`market.money.printed_number`: "1,234.5", "+0.8", "-0.6" and
-"\u22120.6" read; a decimal comma "1,2", a mark "1.1p", "1e5" or "n/a" are refused, not
-read as another number or dropped), and a PIOJ line that starts with an indicator code
-must be a whole row of the table.
+"\u22120.6" read; a decimal comma "1,2", a mark "1.1p", "1e5", "inf", "nan" or "n/a" are
+refused, not read as another number or dropped, and so is a figure too large for a float),
+and a PIOJ line that starts with an indicator code must be a whole row of the table.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from dataclasses import astuple, dataclass
 from datetime import date, datetime
@@ -63,6 +64,8 @@ def _observation(published: _Published, where: str) -> dict[str, Any]:
     number = printed_number(str(value).strip())  # the one rule every printed figure is read by
     if number is None:
         raise SourceFormatError(f"{source}: {code} {where}: value '{value}' is not a number")
+    if not math.isfinite(float(number)):  # 400 digits are a printed number, and no float
+        raise SourceFormatError(f"{source}: {code} {where}: value '{str(value)[:40]}' is not a finite number")
     return {
         "source": source,
         "category": CATEGORIES[code],

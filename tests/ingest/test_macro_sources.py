@@ -77,6 +77,22 @@ def test_a_broken_file_is_refused_whole_with_where() -> None:
         parse_statin_html(ECONOMY.statin_html(AFTER_REVISION).replace("15 Oct 2026", "31/12/2026", 1))
 
 
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e999", "9" * 400])
+def test_a_value_that_is_no_finite_number_refuses_the_file_naming_where(value: str) -> None:
+    """A value that is not a finite number (written as a word, or too long for a float) is
+    refused with the file, naming the source, the series and the line: stored, it was served
+    as null by REST, and GraphQL lost the whole list."""
+    csv = f"# unit: USD millions\nperiod,value,release_date\n2026-09,5000,2026-10-08\n2026-10,{value},2026-11-09\n"
+    with pytest.raises(SourceFormatError, match=r"BOJ: NIR line 3: value '.*' is not a (finite )?number"):
+        parse_boj_csv("NIR", csv)
+    html = ECONOMY.statin_html(AFTER_REVISION)
+    row = next(tr for tr in html.split("<tr>") if "<td>GDP</td>" in tr)
+    cells = row.split("</td>")
+    broken = html.replace(row, "</td>".join([*cells[:3], f"<td>{value}", *cells[4:]]), 1)
+    with pytest.raises(SourceFormatError, match=r"STATIN: GDP row \d+: value '.*' is not a (finite )?number"):
+        parse_statin_html(broken)
+
+
 def _bulletin(*rows: tuple[str, str, str, str, str]) -> bytes:
     """A PIOJ bulletin with these table rows (Code, Period, Value, Unit, Released)."""
     import io
