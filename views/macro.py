@@ -103,27 +103,21 @@ FxSeries = dict[str, dict[str, Observation]]  # pair (USDJMD) -> period -> its F
 
 
 def supported_currencies(conn: Connection) -> list[str]:
-    pairs = {r["indicator_code"] for r in _rows(conn, None, "BOJ", FX_CATEGORY)}
+    pairs = {r["indicator_code"] for r in _rows(conn, None, source="BOJ", category=FX_CATEGORY)}
     return sorted({HOME} | {p[:3] for p in pairs if p.endswith(HOME)})
 
 
 def _rows(
-    conn: Connection,
-    released_by: date | None,
-    source: str | None = None,
-    category: str | None = None,
-    as_of: date | None = None,
+    conn: Connection, released_by: date | None, as_of: date | None = None, **equal: str | None
 ) -> list[Observation]:
-    """The stored releases dated on or before `released_by`; each as known at the end of
-    `as_of` (the exchange's day) when given: a release counts as known from its release date
-    in the version the store first recorded, a correction of it from the day the store
-    recorded that (store/history.py `backdate_first`). Without `as_of`, the latest version."""
+    """The stored releases dated on or before `released_by` whose columns have the `equal`
+    values given (None: any); each as known at the end of `as_of` (the exchange's day) when
+    given: a release counts as known from its release date in the version the store first
+    recorded, a correction of it from the day the store recorded that (store/history.py
+    `backdate_first`). Without `as_of`, the latest version."""
     c = tables.macro_observations.c
     where = [c.release_date <= released_by] if released_by is not None else []
-    if source is not None:
-        where.append(c.source == source)
-    if category is not None:
-        where.append(c.category == category)
+    where += [c[name] == value for name, value in equal.items() if value is not None]
     recorded_by = exchange_day_end_utc(as_of) if as_of is not None else None
     return current_rows(conn, tables.macro_observations, as_of=recorded_by, where=where, backdate_first=True)
 
@@ -159,7 +153,7 @@ def indicators(
         raise InvalidInputError(f"unknown currency code '{currency}'; FX rates exist for {', '.join(known)}")
     known_by = as_of if as_of is not None else today
     latest: dict[tuple[str, str], Observation] = {}
-    for (src, code, _), row in vintage(_rows(conn, known_by, source, category, as_of)).items():
+    for (src, code, _), row in vintage(_rows(conn, known_by, as_of, source=source, category=category)).items():
         held = latest.get((src, code))
         if held is None or row["period"] > held["period"]:
             latest[(src, code)] = row
@@ -207,7 +201,7 @@ def _item(row: Observation, target: str | None, fx: FxSeries) -> Indicator:
 
 def _fx_series(conn: Connection, released_by: date | None, as_of: date | None) -> FxSeries:
     series: FxSeries = {}
-    for (_, code, period), row in vintage(_rows(conn, released_by, "BOJ", FX_CATEGORY, as_of)).items():
+    for (_, code, period), row in vintage(_rows(conn, released_by, as_of, source="BOJ", category=FX_CATEGORY)).items():
         series.setdefault(code, {})[period] = row
     return series
 
@@ -243,9 +237,10 @@ def _rate(months: dict[str, Observation], period: str) -> Rate | None:
     }
 
 
-def releases(conn: Connection, code: str) -> list[Observation]:
+def releases(conn: Connection, code: str, as_of: date | None = None) -> list[Observation]:
     """Every stored release of one indicator, by period then release date (revisions show
-    as several releases of one period)."""
-    c = tables.macro_observations.c
-    rows = current_rows(conn, tables.macro_observations, where=[c.indicator_code == code])
+    as several releases of one period); with `as_of`, those known at the end of that day
+    (released on or before it, each as recorded by then: `_rows`), so a notebook run for a
+    past date shows nothing from after it."""
+    rows = _rows(conn, as_of, as_of, indicator_code=code)
     return sorted(rows, key=lambda r: (r["period"], r["release_date"]))

@@ -136,6 +136,29 @@ def test_every_stage_previewed_in_the_days_order_stores_nothing(settings: Settin
         assert _rows_in_every_table(settings) != before, f"{stage} wrote nothing, so its preview proved nothing"
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_t3_notebook_of_an_old_monday_shows_nothing_from_after_it(settings: Settings) -> None:
+    """A backfill or re-run of an old week's T3 notebook, on a store that already knows later
+    weeks: its revisions table and its parameters week by week end at its run date, as the
+    week's parameters do, rather than showing what was released or computed after it."""
+    from pipeline.runner import run_stage
+
+    run_stage("t3_macro", "2026-11-16", settings=settings)
+    output = run_stage_notebook("t3_macro", "2026-06-01", settings=settings)
+    shown = {
+        cell.source: json.dumps(cell.get("outputs", []))
+        for cell in nbformat.read(output, as_version=4).cells
+        if cell.cell_type == "code"
+    }
+    revisions = next(text for source, text in shown.items() if "macro_views.releases" in source)
+    months = re.findall(r"20[0-9]{2}-(?:0[1-9]|1[0-2])(?![0-9-])", revisions)
+    quarters = re.findall(r"20[0-9]{2}-Q[1-4]", revisions)
+    assert months and quarters
+    assert max(months) <= "2026-05" and max(quarters) <= "2026-Q1"  # nothing of a period not out by June 1
+    weekly = next(text for source, text in shown.items() if "macro_parameters" in source)
+    assert "26 weeks, 2025-12-08 to 2026-06-01" in weekly
+
+
 def _printed_by_a_fresh_process(probe: str) -> str:
     """The last line `probe` prints, run in a new Python process of the project."""
     import subprocess
