@@ -79,20 +79,33 @@ def _observation(published: _Published, where: str) -> dict[str, Any]:
     }
 
 
+BOJ_COLUMNS = ["period", "value", "release_date"]
+
+
 def parse_boj_csv(code: str, text: str) -> list[dict[str, Any]]:
-    """One BOJ series download: `# unit: ...` comment lines, then period,value,release_date."""
+    """One BOJ series download: `# unit: ...` comment lines, then period,value,release_date.
+    A row with fewer or more fields (a download cut off mid-row) is refused, naming its line
+    (of the file, comments counted)."""
     unit = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("# unit:")), None)
     if unit is None:
         raise SourceFormatError(f"BOJ {code}: the download has no '# unit:' line")
-    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
-    reader = csv.DictReader(io.StringIO(body))
-    if reader.fieldnames != ["period", "value", "release_date"]:
-        raise SourceFormatError(f"BOJ {code}: expected columns period,value,release_date, got {reader.fieldnames}")
+    body = "\n".join("" if line.startswith("#") else line for line in text.splitlines())  # lines keep their numbers
+    reader = csv.reader(io.StringIO(body))
+    header = next((cells for cells in reader if cells), None)
+    if header != BOJ_COLUMNS:
+        raise SourceFormatError(f"BOJ {code}: expected columns period,value,release_date, got {header}")
     rows = []
-    for line, row in enumerate(reader, start=2):
-        released = _iso_date("BOJ", row["release_date"], f"{code} line {line}")
-        published = _Published("BOJ", code, row["period"], row["value"], unit, BOJ_SERIES[code][1], released)
-        rows.append(_observation(published, f"line {line}"))
+    for cells in reader:
+        if not cells:
+            continue  # a blank line
+        where = f"line {reader.line_num}"
+        if len(cells) != len(BOJ_COLUMNS):
+            raise SourceFormatError(
+                f"BOJ: {code} {where}: expected 3 fields (period,value,release_date), got {len(cells)}"
+            )
+        period, value, release_date = cells
+        released = _iso_date("BOJ", release_date, f"{code} {where}")
+        rows.append(_observation(_Published("BOJ", code, period, value, unit, BOJ_SERIES[code][1], released), where))
     return rows
 
 
@@ -144,7 +157,7 @@ def parse_pioj_pdf(data: bytes, settings: Settings) -> list[dict[str, Any]]:
 def _iso_date(source: str, text: str, where: str) -> date:
     try:
         return date.fromisoformat(text)
-    except ValueError:
+    except (TypeError, ValueError):  # TypeError: no text at all
         raise SourceFormatError(f"{source}: {where}: release date '{text}' is not YYYY-MM-DD") from None
 
 

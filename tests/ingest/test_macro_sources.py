@@ -83,7 +83,7 @@ def test_a_value_that_is_no_finite_number_refuses_the_file_naming_where(value: s
     refused with the file, naming the source, the series and the line: stored, it was served
     as null by REST, and GraphQL lost the whole list."""
     csv = f"# unit: USD millions\nperiod,value,release_date\n2026-09,5000,2026-10-08\n2026-10,{value},2026-11-09\n"
-    with pytest.raises(SourceFormatError, match=r"BOJ: NIR line 3: value '.*' is not a (finite )?number"):
+    with pytest.raises(SourceFormatError, match=r"BOJ: NIR line 4: value '.*' is not a (finite )?number"):
         parse_boj_csv("NIR", csv)
     html = ECONOMY.statin_html(AFTER_REVISION)
     row = next(tr for tr in html.split("<tr>") if "<td>GDP</td>" in tr)
@@ -91,6 +91,18 @@ def test_a_value_that_is_no_finite_number_refuses_the_file_naming_where(value: s
     broken = html.replace(row, "</td>".join([*cells[:3], f"<td>{value}", *cells[4:]]), 1)
     with pytest.raises(SourceFormatError, match=r"STATIN: GDP row \d+: value '.*' is not a (finite )?number"):
         parse_statin_html(broken)
+
+
+@pytest.mark.parametrize(
+    ("last", "fields"), [("2026-10,5431.2", 2), ("2026-10,5431.2,2026-11-09,provisional", 4), ("2026-10", 1)]
+)
+def test_a_boj_row_cut_off_or_with_a_field_too_many_refuses_the_download(last: str, fields: int) -> None:
+    """A download cut off mid-row (the connection dropped) or with a field the columns do not
+    name: the download is refused naming the series and the line, not failed with a bare
+    TypeError or read without the field."""
+    csv = f"# unit: USD millions\nperiod,value,release_date\n2026-09,5409.7,2026-10-08\n{last}\n"
+    with pytest.raises(SourceFormatError, match=rf"BOJ: NIR line 4: expected 3 fields .*, got {fields}"):
+        parse_boj_csv("NIR", csv)
 
 
 def _bulletin(*rows: tuple[str, str, str, str, str]) -> bytes:
