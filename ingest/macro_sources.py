@@ -85,7 +85,7 @@ BOJ_COLUMNS = ["period", "value", "release_date"]
 def parse_boj_csv(code: str, text: str) -> list[dict[str, Any]]:
     """One BOJ series download: `# unit: ...` comment lines, then period,value,release_date.
     A row with fewer or more fields (a download cut off mid-row) is refused, naming its line
-    (of the file, comments counted)."""
+    (of the file, comments counted), and so is a download with no observation."""
     unit = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("# unit:")), None)
     if unit is None:
         raise SourceFormatError(f"BOJ {code}: the download has no '# unit:' line")
@@ -106,17 +106,21 @@ def parse_boj_csv(code: str, text: str) -> list[dict[str, Any]]:
         period, value, release_date = cells
         released = _iso_date("BOJ", release_date, f"{code} {where}")
         rows.append(_observation(_Published("BOJ", code, period, value, unit, BOJ_SERIES[code][1], released), where))
+    if not rows:
+        raise SourceFormatError(f"BOJ: {code}: the download has no observations")
     return rows
 
 
 def parse_statin_html(text: str) -> list[dict[str, Any]]:
-    """STATIN's indicator table: Indicator, Code, Period, Value, Unit, Currency, Released."""
+    """STATIN's indicator table: Indicator, Code, Period, Value, Unit, Currency, Released; its
+    rows in a tbody or straight in the table, as HTML allows. A table with no observation of
+    the indicators tracked is refused, as an empty BOJ series and PIOJ bulletin are."""
     tree = lxml_html.fromstring(text)
     table = tree.xpath("//table[@id='indicators']")
     if not table:
         raise SourceFormatError("STATIN: the page has no indicators table")
     rows = []
-    for number, tr in enumerate(table[0].xpath(".//tbody/tr"), start=1):
+    for number, tr in enumerate(table[0].xpath(".//tr[td]"), start=1):  # in a tbody or not; not the header
         cells = [c.text_content().strip() for c in tr.xpath("./td")]
         if len(cells) != 7:
             raise SourceFormatError(f"STATIN: table row {number} has {len(cells)} cells, not 7")
@@ -131,6 +135,8 @@ def parse_statin_html(text: str) -> list[dict[str, Any]]:
             ) from None
         published = _Published("STATIN", code, period, value, unit, currency or None, day)
         rows.append(_observation(published, f"row {number}"))
+    if not rows:
+        raise SourceFormatError(f"STATIN: the indicators table has no observations (of {', '.join(STATIN_CATEGORIES)})")
     return rows
 
 

@@ -105,6 +105,27 @@ def test_a_boj_row_cut_off_or_with_a_field_too_many_refuses_the_download(last: s
         parse_boj_csv("NIR", csv)
 
 
+STATIN_ROW = (
+    "<tr><td>Real GDP</td><td>GDP</td><td>2026-Q2</td><td>203,785</td><td>JMD millions</td><td>JMD</td>"
+    "<td>01 Sep 2026</td></tr>"
+)
+
+
+def test_a_statin_table_without_tbody_is_read_and_an_empty_table_or_series_is_refused() -> None:
+    """Rows written straight into the table (no tbody, as HTML allows) are read like those in
+    a tbody; a table, or a BOJ series, with no observation at all is refused as the PIOJ
+    bulletin is, rather than read as nothing released."""
+    head = "<thead><tr><th>Indicator</th><th>Code</th></tr></thead>"
+    for table in (f"<tbody>{STATIN_ROW}</tbody>", f"{head}{STATIN_ROW}", STATIN_ROW):
+        (row,) = parse_statin_html(f"<table id='indicators'>{table}</table>")
+        assert (row["indicator_code"], row["period"], row["value"]) == ("GDP", "2026-Q2", 203785.0)
+    for empty in ("<tbody></tbody>", head, f"{head}<tbody></tbody>"):
+        with pytest.raises(SourceFormatError, match="STATIN: the indicators table has no observations"):
+            parse_statin_html(f"<table id='indicators'>{empty}</table>")
+    with pytest.raises(SourceFormatError, match="BOJ: USDJMD: the download has no observations"):
+        parse_boj_csv("USDJMD", "# unit: JMD per USD\nperiod,value,release_date\n")
+
+
 def _bulletin(*rows: tuple[str, str, str, str, str]) -> bytes:
     """A PIOJ bulletin with these table rows (Code, Period, Value, Unit, Released)."""
     import io
