@@ -7,7 +7,7 @@ request's connection (`KeyCheck`, `settle`, `VersionMoved`: store/history.py `Ri
 
 from desk import domain
 from desk.cache import Versioned
-from desk.desk import Desk, ReportOrder
+from desk.desk import Desk, ReportOrder, keep_books
 from desk.domain import (
     AI_PORTFOLIO,
     HORIZON,
@@ -66,6 +66,7 @@ __all__ = [
     "Versioned",
     "domain",
     "is_client_key",
+    "keep_books",
     "settle",
     "statistic_pct",
     "week_start",

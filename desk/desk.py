@@ -86,15 +86,16 @@ if TYPE_CHECKING:  # the research notes' module is imported by the methods that 
 
 
 def keep_books(conn: Connection, symbols: list[str], before_id: int) -> None:
-    """An import's check (`ingest.importers.files.BooksCheck`): refuse splits that leave a
-    client's ledger unreplayable (`ledger.books_broken_by_splits`) on one line naming the
-    portfolios, the symbols and the trades. Stored, such a split made the client's summary
-    a 422 "ledger of ... sells 60 LIQ holding 10" for good, the client blamed for a late
-    notice; the store keeps every action it is given, so it is never stored."""
+    """The check an import (`Desk.import_files`) and T0 (`pipeline.t0`) store their splits
+    under (`ingest.books.BooksCheck`): refuse splits that leave a client's ledger
+    unreplayable (`ledger.books_broken_by_splits`) on one line naming the portfolios, the
+    symbols and the trades. Stored, such a split made the client's summary a 422 "ledger
+    of ... sells 60 LIQ holding 10" for good, the client blamed for a late notice; the
+    store keeps every action it is given, so it is never stored."""
     broken = ledger.books_broken_by_splits(conn, symbols, before_id)
     if broken:
         raise InvalidInputError(
-            f"the splits of {', '.join(symbols)} this import would store come after trades on the old count: "
+            f"the splits of {', '.join(symbols)} to be stored come after trades on the old count: "
             + "; ".join(broken)
             + " (the book would no longer replay; check the ex-date, or record the client's trades on the new count "
             "first)"

@@ -10,7 +10,7 @@ import httpx
 from sqlalchemy import Engine
 from tqdm import tqdm
 
-from desk import Desk
+from desk import Desk, keep_books
 from ingest.exchange.client import ExchangeClient
 from ingest.exchange.delivery import DeliveryReport, deliver_day
 from ingest.markets import market_for
@@ -58,7 +58,7 @@ def backfill(
         pdf_extractor(settings) as extractor,
     ):
         for day in tqdm(wanted, desc="backfill", unit="day", disable=None):
-            reports.append(deliver_day(engine, settings, day, client, source=origin))
+            reports.append(deliver_day(engine, settings, day, client, source=origin, keep_books=keep_books))
             if with_text:
                 ingest_text(engine, settings, day, client, http, extractor)
                 with write_transaction(engine, f"stage:t1_sentiment:{day.isoformat()}") as conn:

@@ -1,7 +1,10 @@
-"""T0 (16:00 exchange time): scrape the day's end-of-day data and deliver it to the store."""
+"""T0 (16:00 exchange time): scrape the day's end-of-day data and deliver it to the store,
+refused where a SPLIT notice of the day would leave a client's ledger unreplayable (the
+desk's `keep_books`)."""
 
 from __future__ import annotations
 
+from desk import keep_books
 from ingest.exchange.delivery import client_for, deliver_day
 from market.liquidity import spread_fraction
 from pipeline.stage import Stage, StageContext, StageOutcome
@@ -12,7 +15,7 @@ from store.history import current_rows
 
 def run_t0_scrape(ctx: StageContext) -> StageOutcome:
     with client_for(ctx.settings) as client:
-        report = deliver_day(ctx.engine, ctx.settings, ctx.trading_date, client)
+        report = deliver_day(ctx.engine, ctx.settings, ctx.trading_date, client, keep_books=keep_books)
     return StageOutcome(
         summary={
             "status": report.status,

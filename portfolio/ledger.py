@@ -305,10 +305,10 @@ def replay(
 def books_broken_by_splits(conn: Connection, symbols: Iterable[str], before_id: int) -> list[str]:
     """One line for each portfolio that has traded `symbols` whose ledger replays with the
     splits stored up to the corporate action `before_id` and not with those stored since
-    (an import's, in its transaction): a split stored after a client traded past its
-    ex-date on the old count (a 1-for-10 consolidation imported late, after a sale of 60
-    of the 100 bought) leaves the sale selling more than the replay holds, and the book
-    unreadable for good (append-only). The line names the portfolio, the trade and what
+    (an import's or a T0 day's, in its transaction): a split stored after a client traded
+    past its ex-date on the old count (a 1-for-10 consolidation imported or delivered late,
+    after a sale of 60 of the 100 bought) leaves the sale selling more than the replay
+    holds, and the book unreadable for good (append-only). The line names the portfolio, the trade and what
     is held then; empty when every book still replays."""
     t = tables.trades.c
     held = conn.execute(select(t.portfolio_id).where(t.symbol.in_(sorted(set(symbols)))).distinct()).scalars()

@@ -9,6 +9,11 @@ delivery manifest, and append the day to the store in one transaction.
   all. The instruments' currency is the one the trade-quotes page names in its money
   columns (`Value (KES)`), the home currency if it names none. The same content again
   adds nothing; different content for a past date becomes new versions.
+- A day whose SPLIT notice (a split, bonus issue or consolidation) has an ex-date before
+  trades a client already recorded on the old count (a day delivered late, or again as a
+  correction) would leave that client's ledger unreplayable for good: the caller's
+  `keep_books` check (`ingest.books`; the T0 stage passes the desk's) refuses it inside
+  the day's transaction, and the day is recorded as FAILED like a row the store refuses.
 - A day that cannot be fetched, fails validation or has a row the store refuses is
   recorded as a FAILED delivery with the reasons (unless a COMPLETE delivery for that
   date already exists, which a failed re-run must not demote) and the error is raised.
@@ -26,6 +31,7 @@ from typing import NoReturn
 
 from sqlalchemy import Connection, Engine, func, select
 
+from ingest.books import BooksCheck, append_actions
 from ingest.exchange.client import ExchangeClient, Fetched
 from ingest.exchange.parsers import ParsedPage, parse_fundamentals, parse_securities, parse_trade_quotes
 from ingest.exchange.validation import (
@@ -111,14 +117,21 @@ def scrape_day(client: ExchangeClient, day: date, page_attempts: int = 3) -> Scr
 
 
 def deliver_day(
-    engine: Engine, settings: Settings, day: date, client: ExchangeClient, source: str = "exchange"
+    engine: Engine,
+    settings: Settings,
+    day: date,
+    client: ExchangeClient,
+    source: str = "exchange",
+    keep_books: BooksCheck | None = None,
 ) -> DeliveryReport:
     """Fetch, check, keep and store one trading day (the module's docstring says how).
 
     A day that cannot be fetched, or whose pages or rows fail the checks or are refused by
-    the store (`InvalidInputError` while storing: the transaction is rolled back, nothing
-    of the day is kept), is recorded as a FAILED delivery (`_record_failure`) and raises:
-    the fetch's own error, or DeliveryRejectedError naming the first five problems.
+    the store or by `keep_books` (`InvalidInputError` while storing: the transaction is
+    rolled back, nothing of the day is kept), is recorded as a FAILED delivery
+    (`_record_failure`) and raises: the fetch's own error, or DeliveryRejectedError naming
+    the first five problems. `keep_books`: what refuses, before the day commits, SPLIT
+    notices that would leave a client's ledger unreplayable (`ingest.books.BooksCheck`).
     """
     try:
         scraped = scrape_day(client, day)
@@ -136,8 +149,8 @@ def deliver_day(
         _refuse(engine, day, source, verdict.errors, manifest, snapshot)
     try:
         with write_transaction(engine, f"delivery:{day.isoformat()}") as conn:
-            inserted = _store_day(conn, day, scraped, manifest, snapshot, source)
-    except InvalidInputError as exc:  # a row the store refuses: the transaction rolled back, nothing kept
+            inserted = _store_day(conn, day, scraped, manifest, snapshot, source, keep_books)
+    except InvalidInputError as exc:  # a row the store or the books refuse: rolled back, nothing kept
         failed = {**manifest, "status": "FAILED", "errors": [exc.detail]}
         _refuse(engine, day, source, failed["errors"], failed, _write_snapshot(settings.data_dir, scraped, failed))
     attempts = sum(f.attempts for f in scraped.fetched.values())
@@ -242,10 +255,17 @@ def _refuse(engine: Engine, day: date, source: str, errors: list[str], manifest:
 
 
 def _store_day(
-    conn: Connection, day: date, s: ScrapedDay, manifest: dict, snapshot: Path, source: str
+    conn: Connection,
+    day: date,
+    s: ScrapedDay,
+    manifest: dict,
+    snapshot: Path,
+    source: str,
+    keep_books: BooksCheck | None = None,
 ) -> dict[str, int]:
     """Append the COMPLETE delivery and the day's rows (the day's prices and index levels
-    tied to that delivery); returns the rows inserted by table."""
+    tied to that delivery), the notices through `append_actions` (`keep_books`'s check of
+    the splits stored); returns the rows inserted by table."""
     stored = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == day])
     if stored and stored[0]["status"] == "COMPLETE" and stored[0]["checksum"] == s.checksum:
         # the same pages again (another address for the same exchange: a mirror, a port,
@@ -267,9 +287,9 @@ def _store_day(
     inserted["fundamentals"] = append_history(
         conn, tables.fundamentals, [{**r, "source": source} for r in s.fundamentals.rows]
     ).inserted
-    inserted["corporate_actions"] = append_history(
-        conn, tables.corporate_actions, [_action_row(n, day, source) for n in s.notices.rows]
-    ).inserted
+    inserted["corporate_actions"] = append_actions(
+        conn, [_action_row(n, day, source) for n in s.notices.rows], keep_books
+    )
     levels = [
         {"symbol": x["symbol"], "trading_date": day, "level": x["level"], "delivery_id": delivery_id, "source": source}
         for x in s.indices.rows

@@ -73,6 +73,7 @@ import pandas as pd
 from sqlalchemy import Connection, Engine, func, select
 from tqdm import tqdm
 
+from ingest.books import BooksCheck, append_actions
 from ingest.importers.actions import (
     IMPLIED,
     CapitalChanges,
@@ -241,13 +242,6 @@ class CapitalOptions:
     delist_after: int = DELIST_AFTER_SESSIONS
 
 
-BooksCheck = Callable[[Connection, list[str], int], None]
-"""Called in an import's transaction once it has stored SPLIT actions, before it commits:
-the symbols of the splits stored and the id of the last corporate action stored before
-them; raises InvalidInputError to refuse the import (the desk's `Desk.import_files`: every
-client's ledger still replays). The layers keep ingest from reading the books itself."""
-
-
 def import_path(
     engine: Engine,
     path: Path,
@@ -271,7 +265,7 @@ def import_path(
     prices' currency is then the one the files state (`stated_currency`), else the
     format's (`source_currency`), and `report.currency` says which. `keep_books`: what
     refuses, before the import commits, splits that would leave a client's ledger
-    unreplayable (`BooksCheck`)."""
+    unreplayable (`ingest.books.BooksCheck`)."""
     fmt, files = resolve_source(path, fmt)
     report = ImportReport(fmt, files=len(files))
     report.lacks = source_lacks(fmt, files)
@@ -301,20 +295,10 @@ def import_path(
         report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
         _store_instruments(conn, rows, held, ({"board": board, "currency": report.currency}, said), report)
         report.unmatched_actions = unmatched_actions(conn, rows, actions)
-        _store_actions(conn, actions, report, keep_books)
+        report.corporate_actions_inserted = append_actions(conn, actions, keep_books)
         _store_untraded(conn, rows, report)
     report.capital_changes = changes.lines()
     return report
-
-
-def _store_actions(conn: Connection, actions: list[dict], report: ImportReport, keep_books: BooksCheck | None) -> None:
-    """The import's corporate actions, then, where it stored splits, `keep_books`'s check."""
-    c = tables.corporate_actions.c
-    before = conn.execute(select(func.coalesce(func.max(c.id), 0))).scalar_one()
-    report.corporate_actions_inserted = append_history(conn, tables.corporate_actions, actions).inserted
-    splits = conn.execute(select(c.symbol).where(c.id > before, c.kind == "SPLIT").distinct()).scalars().all()
-    if keep_books is not None and splits:
-        keep_books(conn, sorted(splits), before)
 
 
 @dataclass(frozen=True)

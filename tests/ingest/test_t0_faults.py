@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from ingest import books
 from ingest.exchange import delivery
 from ingest.exchange.delivery import client_for, deliver_day
 from ingest.simulator.market import SimulatedMarket
@@ -396,6 +397,7 @@ def test_a_failure_while_storing_is_a_failed_delivery_with_nothing_written(
         return append_history(conn, table, rows, **kwargs)
 
     monkeypatch.setattr(delivery, "append_history", refuse_notices)
+    monkeypatch.setattr(books, "append_history", refuse_notices)  # the notices' (ingest/books.py append_actions)
     with pytest.raises(DeliveryRejectedError, match="refused, nothing stored: corporate_actions: two rows"):
         deliver(exchange)
     assert count(exchange, tables.fundamentals) == 0
