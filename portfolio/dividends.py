@@ -91,10 +91,35 @@ def per_share_on_count(notice: DividendNotice, splits: list[Split], through: dat
     on or before `through` (the ex-date's own included) divides it
     (`store.splits.factor_between`), as the books are credited on that count
     (`holdings_before`). The one rule for reading a dividend beside a price on a later
-    count: the ex-date's reference price (views/valuation.py), the benchmarks' total
-    return (views/track_record.py)."""
+    count: the ex-date's reference price (views/valuation.py, `going_ex`: the morning plan,
+    the price band, the preview), the benchmarks' total return (views/track_record.py)."""
     factor = factor_between(splits, notice["symbol"], notice["action_date"] - timedelta(days=1), through)
     return notice["amount"] if factor == 1.0 else notice["amount"] / Decimal(str(factor))
+
+
+def per_share_by_symbol(notices: list[DividendNotice], splits: list[Split], through: date) -> dict[str, Decimal]:
+    """By symbol, the cash per share of `notices` on `through`'s count (`per_share_on_count`,
+    summed over a name's notices; a name whose notices pay nothing is absent)."""
+    paid: dict[str, Decimal] = {}
+    for notice in notices:
+        amount = per_share_on_count(notice, splits, through)
+        if amount:
+            paid[notice["symbol"]] = paid.get(notice["symbol"], ZERO) + amount
+    return paid
+
+
+def going_ex(conn: Connection, symbols: set[str], after: date, through: date) -> dict[str, Decimal]:
+    """By symbol, the dividend per share a close of `after` still holds and the exchange's
+    reference price on `through` does not: the notices with an ex-date after `after` and on
+    or before `through`, on `through`'s count (`per_share_by_symbol`). What the morning
+    plan and its confirmation (portfolio/suggestions.py) and the price band and preview
+    (`portfolio.market.reference_close`, `reference_market`) take off an earlier close."""
+    if through <= after or not symbols:
+        return {}
+    notices = announced(conn, symbols, through, after=after)
+    if not notices:
+        return {}
+    return per_share_by_symbol(notices, stored_splits(conn, through, {n["symbol"] for n in notices}), through)
 
 
 def last_statement_sync(conn: Connection, portfolio_id: str) -> date | None:

@@ -39,10 +39,20 @@ checks D's trade against the latest close before it. `market_days(..., count_of=
 splits with an ex-date after it and on or before D: prices divided, volumes and ADV_20
 multiplied), so a 2-for-1 split on D's morning neither doubles what a holding looks worth
 nor prices a buy at the old close.
+
+**A later day's reference price.** On a dividend's ex-date the exchange's reference price
+is the close before it less the dividend. `reference_close` (the price band of every trade
+a client books) and `reference_market` (the morning plan, its confirmation's rails, the
+preview) take off the dividends with an ex-date after the close read and on or before the
+later day, on its count (`portfolio.dividends.going_ex`, the one rule
+`per_share_on_count` that the valuation applies to the ex-date's close): a sell planned
+from Friday's 20.00 for a 2.00 dividend ex Monday is limited near 18, not near 20 with the
+dividend credited beside it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from decimal import Decimal
 
@@ -52,6 +62,7 @@ from sqlalchemy import Connection, func, select
 
 from market.errors import NotFoundError
 from market.liquidity import WINDOW, latest_estimates
+from portfolio import dividends
 from portfolio.rails import MarketDay, adv_20
 from store import tables
 from store.history import current_frame, current_rows
@@ -210,10 +221,23 @@ def known_symbols(conn: Connection) -> set[str]:
     return {r["symbol"] for r in current_rows(conn, tables.instruments)}
 
 
-def reference_close(conn: Connection, symbol: str, day: date) -> tuple[Decimal, date]:
+@dataclass(frozen=True)
+class ReferenceClose:
+    """The price a trade on a later session is checked and previewed against: the latest
+    close on or before it, on that session's share count, less the dividends going ex
+    after the close and by the session (`dividends.going_ex`): the exchange's reference
+    price, which on an ex-date is the close before it less the dividend."""
+
+    price: Decimal  # the reference: `close` less `dividend`, never below zero
+    dated: date  # the close's session
+    close: Decimal  # on the later session's count
+    dividend: Decimal  # per share on that count, taken off (0: none goes ex)
+
+
+def reference_close(conn: Connection, symbol: str, day: date) -> ReferenceClose:
     """The latest close of `symbol` on or before `day`, on `day`'s share count (a split
     with an ex-date after the close and on or before `day` divides it: `factor_between`),
-    and its date."""
+    less the dividends going ex after it and on or before `day` (`ReferenceClose`)."""
     c = tables.eod_prices.c
     rows = current_rows(
         conn,
@@ -229,7 +253,47 @@ def reference_close(conn: Connection, symbol: str, day: date) -> tuple[Decimal, 
     latest = max(rows, key=lambda r: r["trading_date"])
     close, dated = Decimal(str(latest["close"])), latest["trading_date"]
     factor = factor_between(stored_splits(conn, day, [symbol], after=dated), symbol, dated, day)
-    return (close if factor == 1.0 else Decimal(str(round(float(close) / factor, 6)))), dated
+    close = close if factor == 1.0 else Decimal(str(round(float(close) / factor, 6)))
+    dividend = dividends.going_ex(conn, {symbol}, dated, day).get(symbol, Decimal(0))
+    return ReferenceClose(max(close - dividend, Decimal(0)), dated, close, dividend)
+
+
+@dataclass(frozen=True)
+class ReferenceMarket:
+    """`reference_market`'s answer: the sessions, and what was taken off their prices."""
+
+    sessions: dict[str, MarketDay]
+    dividends: dict[str, Decimal]  # by symbol, per share on the later count (`dividends.going_ex`)
+
+
+def reference_market(conn: Connection, day: date, count_of: date, symbols: list[str] | None = None) -> ReferenceMarket:
+    """`market_days(conn, day, symbols, count_of=count_of)` as the exchange's reference for
+    the session `count_of`: each name's prices (close, quotes, range) less the dividends
+    going ex after `day` and on or before `count_of` (`dividends.going_ex`, the rule
+    `reference_close` applies), a price the dividend reaches read as unknown (the close as
+    0, which nothing buys). What the morning plan sizes and prices its orders on, its
+    confirmation checks the rails on, and a preview estimates from."""
+    sessions = market_days(conn, day, symbols, count_of=count_of)
+    paid = dividends.going_ex(conn, set(sessions), day, count_of)
+    for symbol, amount in paid.items():
+        sessions[symbol] = _less(sessions[symbol], float(amount))
+    return ReferenceMarket(sessions, paid)
+
+
+def _less(session: MarketDay, amount: float) -> MarketDay:
+    """`session` with `amount` taken off its prices (an ex-date's reference)."""
+
+    def off(price: float | None) -> float | None:
+        return None if price is None or price - amount <= 0 else price - amount
+
+    return replace(
+        session,
+        close=max(session.close - amount, 0.0),
+        bid=off(session.bid),
+        ask=off(session.ask),
+        high=off(session.high),
+        low=off(session.low),
+    )
 
 
 HALT_NOTICES = ("HALT", "RESUME", "DELISTING")  # the exchange's notices that start or end a halt

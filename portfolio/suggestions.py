@@ -7,7 +7,10 @@ holdings at D) from the latest scored day before D and that day's market, read o
 share count (`market_days(..., count_of=D)`: a split with an ex-date after the scored day
 and on or before D divides its prices and multiplies its volumes, so a holding is valued
 and an order sized and priced on the count it is held on; the reason's `split_adjustment`
-says so). Every morning is a
+says so) and as D's reference price (`portfolio.market.reference_market`: less the
+dividends going ex after the scored day and by D, so a sell is not paid the dividend in
+its price beside the dividend credited, nor a buy charged it; the reason's
+`dividend_adjustment` says so). Every morning is a
 rebalance for a client (a suggestion not confirmed is not a trade, so a cadence counted in
 the client's days would drift from the AI book's); replacements still need a gap that
 beats the pair's round trip, so a full book rarely gets one: each planned order becomes a PENDING
@@ -32,7 +35,8 @@ pending and unexpired; a buy still passes the entry gates with the resulting pos
 is affordable with fees; a sell is still held and sellable under the exit rail (the rails
 read the latest priced day on D's count); the limit price is still within the price band of
 the latest close on D's count, as a manual trade's price must be (`trading.within_band`: a
-close stored after T2 planned is refused, not booked).
+close stored after T2 planned is refused, not booked); D's share count and the dividends
+going ex by D are those the plan read (`_count_moved`, `_dividend_moved`).
 Before the ledger's cash check it credits the dividends owed up to the trading date, as a
 manual trade does (a buy may spend a dividend paid since T2, never one a correction takes
 back). Then it executes the trade at the limit price (a price at the instrument's tick)
@@ -66,7 +70,7 @@ from portfolio.ai import day_signals, fee_schedule, record_name
 from portfolio.book import BookDay, Mandate, Outlook, plan_book
 from portfolio.executor import PriceRule, Rationale
 from portfolio.ledger import TradeRejected, TradeRequest
-from portfolio.market import known_persistence, market_days
+from portfolio.market import known_persistence, reference_market
 from portfolio.rails import check_entry, exit_state
 from portfolio.trading import within_band
 from store import tables
@@ -271,9 +275,10 @@ def _suggest_for(
     model_id, signals = day_signals(conn, scored, record)
     held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, day).items()}
     cash = ledger.cash_balance(conn, portfolio_id)
-    # the scored day's market on D's share count, the count the holdings are on
-    market = market_days(conn, scored, count_of=day)
-    book = BookDay(cash, held, signals, market, fee_schedule(settings), _band(conn, settings, day))
+    # the scored day's market as D's reference: on D's share count, the count the holdings
+    # are on, and less the dividends going ex by D
+    market = reference_market(conn, scored, day)
+    book = BookDay(cash, held, signals, market.sessions, fee_schedule(settings), _band(conn, settings, day))
     plan = plan_book(book, Mandate(), rebalance=True, outlook=outlook)
     left = [LeftOut(portfolio_id, s.symbol, s.side, s.reason) for s in plan.left_out]
     for order in left:
@@ -292,6 +297,7 @@ def _suggest_for(
             "reason": {
                 **o.rationale,
                 **_on_count_note(factor_between(later, o.symbol, scored, day)),
+                **_ex_dividend_note(market.dividends.get(o.symbol), day),
                 "signals_from": scored.isoformat(),
                 "model_id": model_id,
                 "record": record_name(record),
@@ -336,6 +342,39 @@ def _on_count_note(factor: float) -> dict[str, str]:
         "for a split with an ex-date after it: on the share count of the trading date",
         "split_factor": factor,
     }
+
+
+def _ex_dividend_note(per_share: Decimal | None, day: date) -> dict[str, str]:
+    """The reason's note for a name with a dividend going ex after the scored day and by D,
+    which the plan took off the scored day's prices (`portfolio.market.reference_market`);
+    `dividend_per_share` is what `_dividend_moved` compares with at confirmation."""
+    if not per_share:
+        return {}
+    return {
+        "dividend_adjustment": f"the scored day's prices less the dividend of {per_share} per share going ex by "
+        f"{day.isoformat()}: the exchange's reference price, the dividend being credited, not sold or bought",
+        "dividend_per_share": str(per_share),
+    }
+
+
+def _dividend_moved(conn: Connection, suggestion: Suggestion) -> None:
+    """TradeRejected when the dividends going ex after the scored day and by the trading
+    date (`dividends.going_ex`) are not those the plan took off its prices (its reason's
+    `dividend_per_share`, 0 when it names none): a notice stored once T2 had planned makes
+    the limit the price with the dividend in it, a sell paid it twice (in the price and
+    credited), a buy paid it for a share that earns none."""
+    scored = suggestion.reason.get("signals_from")
+    if scored is None:
+        return
+    day, symbol = suggestion.trading_date, suggestion.symbol
+    now = dividends.going_ex(conn, {symbol}, date.fromisoformat(scored), day).get(symbol, Decimal(0))
+    planned = Decimal(str(suggestion.reason.get("dividend_per_share", 0)))
+    if now != planned:
+        raise TradeRejected(
+            f"{symbol}'s dividends going ex by {day.isoformat()} changed after this suggestion was planned "
+            f"({planned} per share then, {now} now): its limit price is not the exchange's reference price; reject "
+            "it (the next morning's suggestions are priced on the dividends known then)"
+        )
 
 
 def _count_moved(conn: Connection, suggestion: Suggestion) -> None:
@@ -483,7 +522,7 @@ def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: 
             tables.eod_prices.c.trading_date <= suggestion.trading_date
         )
     ).scalar()
-    day = market_days(conn, priced, [symbol], count_of=suggestion.trading_date).get(symbol) if priced else None
+    day = reference_market(conn, priced, suggestion.trading_date, [symbol]).sessions.get(symbol) if priced else None
     if day is None:
         raise TradeRejected(f"no market data for {symbol} to check the rails against")
     held = ledger.holdings(conn, portfolio_id, suggestion.trading_date).get(symbol)
@@ -499,6 +538,7 @@ def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: 
                 f"the exit rail allows selling {state.sellable_today} {symbol} now ({', '.join(state.flags)})"
             )
     _count_moved(conn, suggestion)
+    _dividend_moved(conn, suggestion)
     price = Decimal(suggestion.limit_price)
     within_band(conn, settings, symbol, suggestion.trading_date, price, LIMIT)
     shown = suggestion.fees  # what the client was shown is what it pays

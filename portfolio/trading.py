@@ -3,8 +3,9 @@
 
 A manual trade is checked, in this order, and refused with the reason (TradeRejected):
 the symbol is listed; the quantity is a positive whole number; the price lies within
-`trade_price_band` (default 15%, the exchange's daily limit) of the latest close on or
-before the trade's trading date; a sell does not exceed the holding; a buy plus its fees
+`trade_price_band` (default 15%, the exchange's daily limit) of the reference price: the
+latest close on or before the trade's trading date, less a dividend going ex after it and
+by that date (`portfolio.market.reference_close`); a sell does not exceed the holding; a buy plus its fees
 does not exceed cash. The trade's trading date is the exchange date of the moment it is
 made, or the last trading day before it on a weekend or holiday. Before any balance check
 (a trade, a deposit, a withdrawal) the dividends the portfolio is owed up to that date are
@@ -53,7 +54,7 @@ from market.text import asked_symbol
 from portfolio import dividends, ledger
 from portfolio.delisting import delisted_since
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
-from portfolio.market import halt_said, halted_since, known_symbols, reference_close
+from portfolio.market import ReferenceClose, halt_said, halted_since, known_symbols, reference_close
 from store import tables
 from store.history import append_history, current_rows
 from store.transactions import Respond, answered
@@ -73,8 +74,9 @@ class ManualTrade:
 class ManualRationale(TypedDict):
     """A manual trade's rationale: the close its price was checked against (`_checked_request`)."""
 
-    reference_close: Price  # decimal text
+    reference_close: Price  # decimal text: the reference price (the close less a dividend going ex since)
     reference_date: str
+    reference_dividend: NotRequired[Price]  # the dividend taken off the close, where one goes ex since
 
 
 class PlacedTradeJson(TypedDict):
@@ -297,7 +299,8 @@ def within_band(
 ) -> ManualRationale:
     """The close `price` was checked against, or TradeRejected when it lies outside
     `trade_price_band` of the latest close of `symbol` on or before `trading_date`, on that
-    date's share count (`market.reference_close`): the one price band every trade a client
+    date's share count and less the dividends going ex after it and by that date (the
+    exchange's reference price: `market.reference_close`): the one price band every trade a client
     books passes (a manual trade's price, a confirmed suggestion's limit, which a close
     stored since the plan can leave far from the market), and the rule T2's plan applies
     before it suggests an order (portfolio/suggestions.py `_band`). A listed name with no close to check
@@ -310,20 +313,32 @@ def within_band(
     if closed is not None:
         raise TradeRejected(closed)
     try:
-        close, close_date = reference_close(conn, symbol, trading_date)
+        reference = reference_close(conn, symbol, trading_date)
     except NotFoundError as error:
         raise TradeRejected(f"{name} cannot be checked: {error.detail}") from None
     band = Decimal(str(settings.trade_price_band))
     # In whole cents, as a price is given (whole_cents): the lowest and highest prices the
     # band admits, so the edges a refusal prints are prices the band accepts.
-    low = (close * (1 - band)).quantize(CENTS, rounding=ROUND_CEILING)
-    high = (close * (1 + band)).quantize(CENTS, rounding=ROUND_FLOOR)
+    low = (reference.price * (1 - band)).quantize(CENTS, rounding=ROUND_CEILING)
+    high = (reference.price * (1 + band)).quantize(CENTS, rounding=ROUND_FLOOR)
     if not low <= price <= high:
         raise TradeRejected(
             f"{name} {price:,.2f} is outside the day's band {low:,.2f}-{high:,.2f} "
-            f"({band:.0%} around the {close_date.isoformat()} close of {to_cents(close):,.2f})"  # half up, as shown
+            f"({band:.0%} around {_reference_said(reference, trading_date)})"
         )
-    return ManualRationale(reference_close=str(close), reference_date=close_date.isoformat())
+    rationale = ManualRationale(reference_close=str(reference.price), reference_date=reference.dated.isoformat())
+    return rationale if not reference.dividend else {**rationale, "reference_dividend": str(reference.dividend)}
+
+
+def _reference_said(reference: ReferenceClose, trading_date: date) -> str:
+    """The band's centre as a refusal says it (money half up, as shown)."""
+    close = f"the {reference.dated.isoformat()} close of {to_cents(reference.close):,.2f}"
+    if not reference.dividend:
+        return close
+    return (
+        f"{to_cents(reference.price):,.2f}: {close} less the dividend of {to_cents(reference.dividend):,.2f} per "
+        f"share going ex by {trading_date.isoformat()}, the exchange's reference price"
+    )
 
 
 def closed_to_trading(conn: Connection, settings: Settings, symbol: str, trading_date: date) -> str | None:
@@ -378,7 +393,7 @@ def preview_trade(
     to set that price against. Nothing is stored."""
     from market.costs import fill
     from portfolio.ai import fee_schedule
-    from portfolio.market import market_days
+    from portfolio.market import reference_market
 
     side = str(side).upper()
     if side not in ("BUY", "SELL"):
@@ -387,10 +402,11 @@ def preview_trade(
     if symbol not in known_symbols(conn):
         raise NotFoundError(f"no instrument '{symbol}'")
     trading_date = calendar.session_of(moment)
-    _, as_of = reference_close(conn, symbol, trading_date)
-    # the symbol's latest bar, with its own quotes, on the trade's share count (a split known
-    # for its session divides the old close, as the price band does)
-    session = market_days(conn, as_of, [symbol], count_of=trading_date)[symbol]
+    as_of = reference_close(conn, symbol, trading_date).dated
+    # the symbol's latest bar, with its own quotes, as the reference for the trade's session:
+    # on its share count (a split known for it divides the old close) and less a dividend
+    # going ex by it, as the price band reads it
+    session = reference_market(conn, as_of, trading_date, [symbol]).sessions[symbol]
     closed = closed_to_trading(conn, settings, symbol, trading_date)
     done = fill(side, quantity, _priced_session(session, closed is not None), fee_schedule(settings))
     costs = done.costs

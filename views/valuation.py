@@ -193,12 +193,7 @@ def _ex_dividend(
     booked = conn.execute(
         select(c.entry_id).where(c.portfolio_id == portfolio_id, c.entry_id.in_(sorted(notices)))
     ).scalars()
-    paid: dict[str, Decimal] = {}
-    for credited in set(booked):
-        notice = notices[credited]
-        amount = dividends.per_share_on_count(notice, splits, count_of)
-        paid[notice["symbol"]] = paid.get(notice["symbol"], Decimal(0)) + amount
-    return paid
+    return dividends.per_share_by_symbol([notices[credited] for credited in set(booked)], splits, count_of)
 
 
 def _priced(
