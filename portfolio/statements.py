@@ -52,7 +52,10 @@ held at the end of that day to the statement's balance. What the ledger records 
 statement's day (trades, deposits, fees) is kept on top: the book after a sync is the
 statement plus what happened since, and a statement whose cash or holdings cannot carry
 what happened since is refused with the reason, as is one dated before the last statement
-synchronised (`_not_before_the_last`: the later statement stands). A preview (`preview=True`, REST
+synchronised (`_not_before_the_last`: the later statement stands) and one of another broker
+account than the last synchronised statement that names one (`_same_account`: both layouts
+print `Account: <number>`, read into `ParsedStatement.account` and kept in
+`statement_imports.parsed`; a statement that prints none is not judged). A preview (`preview=True`, REST
 `?preview=true`, CLI `--preview`) runs the same sync, every check included, and rolls it
 back: it answers status PREVIEW with the changes and a `confirm_token`, and stores
 nothing; the same file sent with that token (`confirm=`, `--confirm`) is applied only
@@ -122,6 +125,8 @@ PERIOD_START = re.compile(r"^Period:? (\d{4}-\d{2}-\d{2}) to ")  # "Period: 2026
 TOKEN_FILE_CHARS = 8  # a confirm token starts with this many hex digits of its file's SHA-256
 CONFIRM_TOKEN = re.compile(r"[0-9a-f]{32}")  # those, then 24 of the hash of what the preview showed
 TOLERANCE = Decimal("0.01")
+ACCOUNT_LINE = re.compile(r"^Account: *(?!Client:)(\S*)")  # "Account: KC-0001    Client: Acme Ltd"
+MAX_ACCOUNT = 40  # characters of an account number
 
 
 class StatementJson(TypedDict):
@@ -131,6 +136,7 @@ class StatementJson(TypedDict):
     as_of: str
     cash: Money  # decimal text
     holdings: dict[str, int]
+    account: str | None  # the broker account it prints (`Account: <number>`); None: it prints none
 
 
 class HoldingChange(TypedDict):
@@ -192,6 +198,7 @@ class ParsedStatement:
     prices: dict[str, Decimal] = field(default_factory=dict)  # buy price for a sync trade
     sale_prices: dict[str, Decimal] = field(default_factory=dict)
     unread: dict[str, str] = field(default_factory=dict)  # a holdings line not read, by its first word (`_unread`)
+    account: str | None = None  # the broker account the statement is of (`_account`); None: it prints none
 
     @property
     def average_costs(self) -> dict[str, Decimal]:
@@ -205,6 +212,7 @@ class ParsedStatement:
             "as_of": self.as_of.isoformat(),
             "cash": money_display(self.cash),
             "holdings": dict(sorted(self.holdings.items())),
+            "account": self.account,
         }
 
 
@@ -256,13 +264,32 @@ def _date_after(lines: list[str], label: str) -> date:
 def parse_text(text: str) -> ParsedStatement:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if HOLDINGS_TITLE in lines:
-        return _parse_holdings(lines)
-    if LEDGER_TITLE in lines:
-        return _parse_ledger(lines)
-    raise StatementRejected(
-        "no recognisable statement layout: expected a valuation statement with a holdings "
-        "table or an activity statement with a transactions ledger"
-    )
+        parsed = _parse_holdings(lines)
+    elif LEDGER_TITLE in lines:
+        parsed = _parse_ledger(lines)
+    else:
+        raise StatementRejected(
+            "no recognisable statement layout: expected a valuation statement with a holdings "
+            "table or an activity statement with a transactions ledger"
+        )
+    parsed.account = _account(lines)
+    return parsed
+
+
+def _account(lines: list[str]) -> str | None:
+    """The account number of the statement's first `Account: <number>    Client: <name>`
+    line (both layouts print it under their title: portfolio/statement_pdfs.py `_heading`),
+    None when it prints none; StatementRejected for an account line without a number
+    (at most MAX_ACCOUNT printable characters)."""
+    for line in lines:
+        found = ACCOUNT_LINE.match(line)
+        if found is None:
+            continue
+        number = found.group(1)
+        if not 0 < len(number) <= MAX_ACCOUNT or not number.isprintable() or not number.isascii():
+            raise StatementRejected(f"the statement's account line '{line[:60]}' names no account number")
+        return number
+    return None
 
 
 def _unread(section: list[str], row: re.Pattern[str], opener: re.Pattern[str] = SYMBOL_FIRST) -> dict[str, str]:
@@ -692,7 +719,9 @@ def _synchronise(
     cash, then what the ledger carries on top of the statement; returns the changes and
     the warnings of the prices booked (statement_checks)."""
     _acceptable(conn, parsed, exchange_date(moment))
-    _not_before_the_last(conn, portfolio_id, parsed)
+    synced = _synced(conn, portfolio_id)
+    _same_account(synced, parsed)
+    _not_before_the_last(synced, parsed)
     current = ledger.holdings(conn, portfolio_id, parsed.as_of)
     records = name_records(conn, set(current) | set(parsed.holdings), parsed.as_of)
     _plausible(parsed, records)
@@ -723,17 +752,40 @@ def _synchronise(
     return changes, warnings
 
 
-def _not_before_the_last(conn: Connection, portfolio_id: str, parsed: ParsedStatement) -> None:
+def _synced(conn: Connection, portfolio_id: str) -> list[StatementJson]:
+    """The statements the portfolio was synchronised to (`statement_imports.parsed` of its
+    SYNCED imports), oldest first: by their date, then in the order they were synced."""
+    c = tables.statement_imports.c
+    rows = current_rows(conn, tables.statement_imports, where=[c.portfolio_id == portfolio_id, c.status == "SYNCED"])
+    return [r["parsed"] for r in sorted(rows, key=lambda r: r["id"]) if r["parsed"]]
+
+
+def _same_account(synced: list[StatementJson], parsed: ParsedStatement) -> None:
+    """StatementRejected for a statement of another account than the portfolio's last
+    synchronised statement that names one: synced, another account's holdings and cash
+    would replace the book's (KC-7777's statement sold every holding of a portfolio kept
+    to KC-0001's). A statement that prints no account line is not judged, and does not
+    change the portfolio's account."""
+    named = [s for s in synced if s.get("account")]
+    if parsed.account is None or not named:
+        return
+    last = named[-1]  # the last synced (a statement dated before the last is refused: also the latest dated)
+    if parsed.account != last["account"]:
+        raise StatementRejected(
+            f"the statement is of account {parsed.account}, not {last['account']}, the account of the statement "
+            f"this portfolio was last synchronised to ({last['as_of']}): synchronised, another account's holdings "
+            f"and cash would replace this portfolio's; upload a statement of account {last['account']}"
+        )
+
+
+def _not_before_the_last(synced: list[StatementJson], parsed: ParsedStatement) -> None:
     """StatementRejected for a statement dated before the last one the portfolio was
-    synchronised to. A sync books the difference from the book as it stood on the
+    synchronised to (`synced`). A sync books the difference from the book as it stood on the
     statement's day; the later statement's differences, booked against the book it saw,
     would then be replayed on top, so the holdings and the cash would match neither
     statement (a 2,000-share holding of 11-20 under a 1,000 of 11-27 read 3,000). The later
     statement stands; one of the same day is a correction and is synchronised."""
-    c = tables.statement_imports.c
-    rows = current_rows(conn, tables.statement_imports, where=[c.portfolio_id == portfolio_id])
-    days = [date.fromisoformat(r["parsed"]["as_of"]) for r in rows if r["status"] == "SYNCED" and r["parsed"]]
-    last = max(days, default=None)
+    last = max((date.fromisoformat(s["as_of"]) for s in synced), default=None)
     if last is not None and parsed.as_of < last:
         raise StatementRejected(
             f"the statement is dated {parsed.as_of.isoformat()}, before {last.isoformat()}, the day of the last "

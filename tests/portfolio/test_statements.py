@@ -97,6 +97,7 @@ def test_ledger_statement_round_trip(client) -> None:
         "as_of": "2026-11-20",
         "cash": "65375.00",
         "holdings": {"LIQ": 800, "OUT": 100},
+        "account": "IT-77",
     }
     held, cash, _ = _state(engine, portfolio_id)
     assert {s: q for s, (q, _) in held.items()} == {"LIQ": 800, "OUT": 100} and cash == Decimal("65375")
