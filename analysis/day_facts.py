@@ -8,7 +8,9 @@
   holdings before this day's execution valued at this day's close. Step 6 executes after
   step 5, so a re-run of step 5 after step 6 sees the same facts (and writes nothing new);
 - the model: the one that scored the day, whether it was trained for it (a registered model
-  whose first scored day is this one), and its live record;
+  whose first scored day is this one), and its live record as of the day (the metrics
+  `t1_predict` computed by it, views/performance.py `performance(as_of=)`), so a re-run of
+  an old day after later days writes nothing new;
 - alerts: positions newly TRAPPED at this close (no volume, so no exit possible) and a
   retrained model.
 
@@ -183,7 +185,7 @@ def _ai_portfolio(conn: Connection, calendar: TradingCalendar, day: date) -> Por
 
 
 def _model(conn: Connection, day: date, model_id: str | None) -> ModelFacts:
-    record = performance(conn)
+    record = performance(conn, as_of=day)  # as of the day: a re-run after later days quotes the same record
     live = {name: m for name, m in record["live"]["metrics"].items() if m is not None}
     validation: dict[str, JsonValue] = {
         "period_start": record["validation"]["period_start"],

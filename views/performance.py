@@ -132,8 +132,11 @@ class Performance(TypedDict):
     monitor: MonitorState
 
 
-def performance(conn: Connection, calendar: TradingCalendar | None = None) -> Performance:
-    model = latest_model(conn)
+def performance(conn: Connection, calendar: TradingCalendar | None = None, as_of: date | None = None) -> Performance:
+    """The records as they stand now; with `as_of`, as they stood at that day's close: the
+    model of its time and the live metrics computed by that day (a day's analysis quotes
+    these, so re-running it after later days writes the same facts)."""
+    model = latest_model(conn, as_of)
     backend = model["layer1_backend"] if model else None
     return {
         "model_id": model["model_id"] if model else None,
@@ -143,7 +146,7 @@ def performance(conn: Connection, calendar: TradingCalendar | None = None) -> Pe
         "layer1_backend": backend,
         "layer1_is_fallback": bool(backend and backend.startswith("fallback")),
         "validation": validation_record(conn),
-        "live": live_record(conn, model, calendar),
+        "live": live_record(conn, model, calendar, as_of),
         "monitor": monitor_state(conn),
     }
 
@@ -293,11 +296,16 @@ def validation_record(conn: Connection) -> ModelRecord:
     return _record("validation", latest, span)
 
 
-def live_record(conn: Connection, model: ModelRun | None, calendar: TradingCalendar | None = None) -> ModelRecord:
-    """The live record's latest metrics; without any, the reason (when its first outcome
-    is known: a prediction of day t is labelled at the close `horizon` + 1 sessions after
-    t, on `calendar`, the service's calendar by default)."""
+def live_record(
+    conn: Connection, model: ModelRun | None, calendar: TradingCalendar | None = None, as_of: date | None = None
+) -> ModelRecord:
+    """The live record's latest metrics (with `as_of`, the latest computed by that day:
+    scope `live:<date>` up to it); without any, the reason (when its first outcome is known:
+    a prediction of day t is labelled at the close `horizon` + 1 sessions after t, on
+    `calendar`, the service's calendar by default)."""
     rows = current_rows(conn, tables.model_metrics, where=[tables.model_metrics.c.model_id == "live"])
+    if as_of is not None:
+        rows = [r for r in rows if r["scope"] <= f"live:{as_of.isoformat()}"]
     scope = max((r["scope"] for r in rows), default=None)
     latest = {r["metric"]: r for r in rows if r["scope"] == scope}
     p = tables.predictions.c

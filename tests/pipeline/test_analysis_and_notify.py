@@ -117,6 +117,25 @@ def test_template_analysis_is_stored_once_and_a_rerun_writes_nothing(seeded: Set
     assert len(stored(seeded, tables.analyses)) == 1 and len(stored(seeded, tables.notifications)) == 1
 
 
+def test_a_rerun_of_a_day_after_later_days_quotes_the_live_record_of_its_time(seeded: Settings) -> None:
+    """The day's analysis quotes the live record as it stood at its close: metrics a later
+    day's t1_predict appended do not change it, so a re-run writes nothing new."""
+    from store.engine import service_engine
+    from tests.api.test_reports import append_metrics
+
+    with service_engine(seeded).begin() as conn:
+        append_metrics(conn, "live", f"live:{DAY.isoformat()}", [("binary_accuracy", 0.55, 0.5, 40)])
+    first = run_stage("t1_analysis", DAY, settings=seeded)
+    (analysis,) = stored(seeded, tables.analyses)
+    assert analysis["facts"]["model"]["live"]["binary_accuracy"]["value"] == 0.55
+    with service_engine(seeded).begin() as conn:  # a later day's live record
+        append_metrics(conn, "live", f"live:{world.MONDAY.isoformat()}", [("binary_accuracy", 0.61, 0.5, 90)])
+    again = run_stage("t1_analysis", DAY, settings=seeded)
+    assert first.summary["reused_stored_analysis"] is False and again.summary["reused_stored_analysis"] is True
+    (analysis,) = stored(seeded, tables.analyses)
+    assert analysis["facts"]["model"]["live"]["binary_accuracy"]["value"] == 0.55
+
+
 @ON_SQLITE_ONLY
 def test_a_language_model_writes_it_and_failures_fall_back_to_the_template(seeded: Settings) -> None:
     server = ChatServer("ok")
