@@ -1,6 +1,8 @@
 """T1 step 1, pre-flight: refuse to score a day that T0 did not deliver whole.
 
-The day passes when no earlier day waits for T1 (`untraded_days`: T0 delivered it, the AI
+The day passes when the AI book can still trade it (`refuse_untradable`: a day before the
+book's latest executed day that it never executed can only be re-scored), no earlier day
+waits for T1 (`untraded_days`: T0 delivered it, the AI
 book has not traded it and still can: the book executes its days in date order, so a later
 day traded first would leave it refused for good), the latest delivery for it is COMPLETE
 with no unresolved errors and every instrument active on that date (listed on or before it,
@@ -17,7 +19,7 @@ from sqlalchemy import Connection, Engine, select
 
 from market.errors import NotReadyError
 from pipeline.stage import Stage, StageContext, StageOutcome
-from portfolio.ledger import AI_PORTFOLIO, latest_executed_day
+from portfolio.ledger import AI_PORTFOLIO, executed_on, latest_executed_day
 from store import tables
 from store.history import current_rows
 
@@ -39,8 +41,22 @@ def untraded_days(conn: Connection, through: date) -> list[date]:
     return sorted(succeeded("t0_scrape") - succeeded("t1_trade"))
 
 
+def refuse_untradable(conn: Connection, day: date) -> None:
+    """Refuse a day before the AI book's latest executed day that the book never executed:
+    T1 would score, monitor, analyse and notify it, then fail at `t1_trade` (the book
+    executes its days in date order). A day the book executed may be run again."""
+    latest = latest_executed_day(conn, AI_PORTFOLIO)
+    if latest is not None and day < latest and not executed_on(conn, AI_PORTFOLIO, day):
+        raise NotReadyError(
+            f"T1 for {day.isoformat()} cannot trade it: the AI book has executed {latest.isoformat()} and executes "
+            f"its days in date order, so {day.isoformat()} can only be re-scored "
+            f"(`marketintel stage run t1_predict --date {day.isoformat()}`), not traded"
+        )
+
+
 def check_delivery(engine: Engine, day: date) -> dict:
     with engine.connect() as conn:
+        refuse_untradable(conn, day)
         owed = [d for d in untraded_days(conn, day) if d < day]
         if owed:
             first = owed[0].isoformat()

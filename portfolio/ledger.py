@@ -72,6 +72,13 @@ def latest_executed_day(conn: Connection, portfolio_id: str) -> date | None:
     return conn.execute(select(func.max(c.trading_date)).where(c.portfolio_id == portfolio_id)).scalar()
 
 
+def executed_on(conn: Connection, portfolio_id: str, day: date) -> bool:
+    """Whether the portfolio executed `day` (a `portfolio_days` row for it)."""
+    c = tables.portfolio_days.c
+    query = select(c.trading_date).where(c.portfolio_id == portfolio_id, c.trading_date == day).limit(1)
+    return conn.execute(query).first() is not None
+
+
 def client_portfolio_id(client_id: str) -> str:
     return f"client:{client_id}"
 

@@ -53,6 +53,36 @@ def test_a_day_the_ai_book_can_no_longer_trade_does_not_hold_later_days(settings
         check_delivery(service_engine(settings), MONDAY)
 
 
+def _executed(settings: Settings, day: date) -> None:
+    """A portfolio_days row of the AI book for `day`: the book executed it."""
+    from portfolio.ledger import AI_PORTFOLIO, ensure_portfolio
+
+    with service_engine(settings).begin() as conn:
+        ensure_portfolio(conn, AI_PORTFOLIO, "AI")
+        money = {"cash": Decimal("1000000"), "market_value": Decimal("0"), "liquid_equity": Decimal("1000000")}
+        row = {"portfolio_id": AI_PORTFOLIO, "trading_date": day, "summary": {}, **money}
+        append_history(conn, tables.portfolio_days, [row])
+
+
+def test_t1_refuses_a_day_before_the_books_latest_executed_day_before_it_writes(settings: Settings) -> None:
+    """T1 for a day the AI book never executed, before its latest executed day, scored,
+    analysed and notified it, then failed at t1_trade. The pre-flight now refuses it, names
+    the book's latest day and says it can only be re-scored; an executed day may run again."""
+    from market.errors import StageFailedError
+    from pipeline.runner import run_stage
+    from store.history import current_rows
+
+    _executed(settings, MONDAY)
+    with pytest.raises(StageFailedError) as refused:
+        run_stage("t1_preflight", FRIDAY, settings=settings)
+    assert "T1 for 2026-11-20 cannot trade it: the AI book has executed 2026-11-23" in refused.value.detail
+    assert "can only be re-scored (`marketintel stage run t1_predict --date 2026-11-20`)" in refused.value.detail
+    with pytest.raises(StageFailedError, match="no T0 delivery for 2026-11-23"):  # the executed day: its own checks
+        run_stage("t1_preflight", MONDAY, settings=settings)
+    with service_engine(settings).connect() as conn:
+        assert not current_rows(conn, tables.predictions) and not current_rows(conn, tables.analyses)
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_t1_started_by_several_deliveries_runs_the_earliest_owed_day(
     settings: Settings, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture
