@@ -88,8 +88,9 @@ def _delivered_date(events: Any) -> date | None:
 
 
 def _first_owed(through: date) -> date | None:
-    """The earliest day up to `through` that T0 delivered and T1 has not traded, if any
-    (None also when the store cannot be read: the stage's pre-flight says why)."""
+    """The earliest day up to `through` delivered COMPLETE (by T0 or a backfill) that T1
+    has not traded, if any: `untraded_days`, the pre-flight's rule (None also when the store
+    cannot be read: the stage's pre-flight says why)."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from market.settings import get_settings

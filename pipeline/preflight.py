@@ -2,7 +2,7 @@
 
 The day passes when the AI book can still trade it (`refuse_untradable`: a day before the
 book's latest executed day that it never executed can only be re-scored), no earlier day
-waits for T1 (`untraded_days`: T0 delivered it, the AI
+waits for T1 (`untraded_days`: T0 or a backfill delivered it COMPLETE, the AI
 book has not traded it and still can: the book executes its days in date order, so a later
 day traded first would leave it refused for good), the latest delivery for it is COMPLETE
 with no unresolved errors and every instrument active on that date (listed on or before it,
@@ -13,9 +13,9 @@ there, before any T1 stage writes.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, func, select
 
 from market.errors import NotReadyError
 from pipeline.stage import Stage, StageContext, StageOutcome
@@ -26,19 +26,26 @@ from store.history import current_rows
 
 def untraded_days(conn: Connection, through: date) -> list[date]:
     """The days T1 still owes, earliest first, up to and including `through`: each trading
-    day after the AI book's latest executed day that T0 delivered (`t0_scrape` SUCCEEDED)
-    and whose `t1_trade` has not succeeded. T1 runs them in date order (the pre-flight
-    refuses a later day while one is owed; the asset-started Airflow run takes the first)."""
-    c = tables.stage_runs.c
+    day after the AI book's latest executed day whose latest T0 delivery (`deliveries`) is
+    COMPLETE, whoever delivered it (`t0_scrape`, `marketintel backfill`), and whose
+    `t1_trade` has not succeeded. Before the book's first executed day, the history
+    delivered before T0's first scrape is not owed (the book starts after it). T1 runs them
+    in date order (the pre-flight refuses a later day while one is owed; the asset-started
+    Airflow run takes the first)."""
+    d, c = tables.deliveries.c, tables.stage_runs.c
     floor = latest_executed_day(conn, AI_PORTFOLIO)
-
-    def succeeded(stage: str) -> set[date]:
-        query = select(c.trading_date).where(c.stage == stage, c.event == "SUCCEEDED", c.trading_date <= through)
-        if floor is not None:
-            query = query.where(c.trading_date > floor)
-        return set(conn.execute(query.distinct()).scalars())
-
-    return sorted(succeeded("t0_scrape") - succeeded("t1_trade"))
+    if floor is None:
+        scraped = select(func.min(c.trading_date)).where(c.stage == "t0_scrape", c.event == "SUCCEEDED")
+        first = conn.execute(scraped).scalar()
+        if first is None:
+            return []
+        floor = first - timedelta(days=1)
+    where = [d.trading_date <= through, d.trading_date > floor]
+    delivered = {
+        r["trading_date"] for r in current_rows(conn, tables.deliveries, where=where) if r["status"] == "COMPLETE"
+    }
+    traded = select(c.trading_date).where(c.stage == "t1_trade", c.event == "SUCCEEDED", c.trading_date <= through)
+    return sorted(delivered - set(conn.execute(traded.distinct()).scalars()))
 
 
 def refuse_untradable(conn: Connection, day: date) -> None:

@@ -20,13 +20,26 @@ from tests.pipeline.test_runner import _ran
 FRIDAY, MONDAY = date(2026, 11, 20), date(2026, 11, 23)
 
 
+def _delivered(settings: Settings, day: date, status: str = "COMPLETE", source: str = "exchange") -> None:
+    """A `deliveries` row for `day`, as T0's scrape or `marketintel backfill` stores it."""
+    row = {"trading_date": day, "status": status, "source": source, "checksum": f"{day}:{status}", "row_count": 0}
+    with service_engine(settings).begin() as conn:
+        append_history(conn, tables.deliveries, [{**row, "manifest": {}}])
+
+
+def _scraped(settings: Settings, day: date) -> None:
+    """T0's scrape of `day`: its COMPLETE delivery and its succeeded stage run."""
+    _delivered(settings, day)
+    _ran(settings, day, {"t0_scrape": "SUCCEEDED"})
+
+
 def test_preflight_refuses_a_later_day_while_an_earlier_delivered_day_is_untraded(settings: Settings) -> None:
     """`scrape --date 2026-11-20; run-day --date 2026-11-23` traded Monday, then Friday's
     run-day failed at t1_trade for good. Monday's pre-flight now names Friday, and lets
     Monday through once Friday traded."""
     engine = service_engine(settings)
-    _ran(settings, FRIDAY, {"t0_scrape": "SUCCEEDED"})
-    _ran(settings, MONDAY, {"t0_scrape": "SUCCEEDED"})
+    _scraped(settings, FRIDAY)
+    _scraped(settings, MONDAY)
     with pytest.raises(NotReadyError, match="T1 for 2026-11-23 waits for 2026-11-20: T0 delivered it") as refused:
         check_delivery(engine, MONDAY)
     assert "marketintel run-day --date 2026-11-20" in refused.value.detail
@@ -34,8 +47,7 @@ def test_preflight_refuses_a_later_day_while_an_earlier_delivered_day_is_untrade
     with pytest.raises(NotReadyError, match="waits for 2026-11-20"):
         check_delivery(engine, MONDAY)
     _ran(settings, FRIDAY, {"t1_trade": "SUCCEEDED"})
-    with pytest.raises(NotReadyError, match="no T0 delivery for 2026-11-23"):  # on to the day's own checks
-        check_delivery(engine, MONDAY)
+    assert check_delivery(engine, MONDAY)["active_instruments"] == 0  # on to the day's own checks: it passes
 
 
 def test_a_day_the_ai_book_can_no_longer_trade_does_not_hold_later_days(settings: Settings) -> None:
@@ -43,7 +55,7 @@ def test_a_day_the_ai_book_can_no_longer_trade_does_not_hold_later_days(settings
     or a day traded before this rule) can never be traded: it owes nothing."""
     from portfolio.ledger import AI_PORTFOLIO, ensure_portfolio
 
-    _ran(settings, FRIDAY, {"t0_scrape": "SUCCEEDED"})
+    _scraped(settings, FRIDAY)
     with service_engine(settings).begin() as conn:
         ensure_portfolio(conn, AI_PORTFOLIO, "AI")
         money = {"cash": Decimal("1000000"), "market_value": Decimal("0"), "liquid_equity": Decimal("1000000")}
@@ -51,6 +63,23 @@ def test_a_day_the_ai_book_can_no_longer_trade_does_not_hold_later_days(settings
         append_history(conn, tables.portfolio_days, [row])
     with pytest.raises(NotReadyError, match="no T0 delivery for 2026-11-23"):
         check_delivery(service_engine(settings), MONDAY)
+
+
+def test_a_day_delivered_by_backfill_is_owed_like_a_scraped_one(settings: Settings) -> None:
+    """`marketintel backfill` delivers days without a t0_scrape stage run: T1 for a later day
+    traded past them, and orders decided on an earlier day filled at a later session. The
+    delivered days now come from `deliveries` (the latest COMPLETE) for every path."""
+    from market.errors import StageFailedError
+    from pipeline.runner import run_stage
+
+    _executed(settings, date(2026, 11, 18))
+    _delivered(settings, date(2026, 11, 19), status="FAILED")  # not delivered whole: not owed
+    _delivered(settings, FRIDAY, source="simulated")  # a backfilled day
+    _scraped(settings, MONDAY)
+    with pytest.raises(StageFailedError, match="T1 for 2026-11-23 waits for 2026-11-20: T0 delivered it"):
+        run_stage("t1_preflight", MONDAY, settings=settings)
+    _delivered(settings, FRIDAY, status="FAILED")  # its latest delivery failed: no longer owed
+    assert run_stage("t1_preflight", MONDAY, settings=settings).status == "SUCCEEDED"  # Monday's own checks
 
 
 def _executed(settings: Settings, day: date) -> None:
@@ -99,8 +128,8 @@ def test_t1_started_by_several_deliveries_runs_the_earliest_owed_day(
 
     both = {"params": {}, "triggering_asset_events": {T0_DELIVERY: [event(FRIDAY, 14), event(MONDAY, 21)]}}
     monday_only = {"params": {}, "triggering_asset_events": {T0_DELIVERY: [event(MONDAY, 21)]}}
-    _ran(settings, FRIDAY, {"t0_scrape": "SUCCEEDED"})
-    _ran(settings, MONDAY, {"t0_scrape": "SUCCEEDED"})
+    _scraped(settings, FRIDAY)
+    _scraped(settings, MONDAY)
     with caplog.at_level("WARNING", logger="pipeline.airflow_tasks"):
         assert trading_date_from_context(both) == FRIDAY
     logged = caplog.text + capsys.readouterr().out  # structlog's console, once logging is configured
