@@ -6,6 +6,7 @@ from dataclasses import asdict
 from typing import TypedDict
 
 from market.contract import conform
+from market.errors import NotReadyError
 from market.money import Money
 from pipeline.stage import Stage, StageContext, StageOutcome
 
@@ -77,11 +78,31 @@ EXECUTE = Stage(
 )
 
 
+def refuse_unexecuted_session(ctx: StageContext) -> None:
+    """T2 for D plans from the previous session's signals, once T1 has closed it: refused
+    (NotReadyError, before anything is written) while the AI book, which executed a day
+    before, has not executed D's previous trading day (T1 for it has not run or not
+    finished). A store the book never executed (T2 reading the validation record) passes."""
+    from portfolio.ledger import AI_PORTFOLIO, latest_executed_day
+
+    previous = ctx.calendar.previous_trading_day(ctx.trading_date)
+    with ctx.engine.connect() as conn:
+        latest = latest_executed_day(conn, AI_PORTFOLIO)
+    if latest is not None and latest < previous:
+        raise NotReadyError(
+            f"T2 for {ctx.trading_date.isoformat()} waits for T1 of {previous.isoformat()}: the AI book has not "
+            f"executed it (its latest executed day is {latest.isoformat()}), and T2 plans from the previous "
+            f"session's signals; run `marketintel run-day --date {previous.isoformat()}` first"
+        )
+
+
 def run_suggestions(ctx: StageContext) -> StageOutcome:
+    refuse_unexecuted_session(ctx)
     result = ctx.desk.morning_suggestions(ctx.trading_date)
     return StageOutcome(
         summary={
             "signals_from": result.signals_from,
+            "replaced": result.replaced,
             "portfolios": result.portfolios,
             "suggestions": len(result.suggestions),
             "expired": result.expired,

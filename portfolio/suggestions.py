@@ -18,8 +18,10 @@ suggestion with quantity, limit price (the price the plan used) and the rational
 plan applies the band its confirmation applies (`_band`, `trading.within_band` on D): an
 order priced outside it is left out with the band's refusal (`MorningSuggestions.left_out`,
 the stage's `left_out` table) and a sell's proceeds are not spent, so every suggestion
-confirms on an unchanged market. A portfolio that already has suggestions for D is left
-alone, so re-running T2 changes nothing.
+confirms on an unchanged market. A portfolio that already has suggestions for D planned
+from the latest scored day is left alone, so re-running T2 changes nothing; a set planned
+from older signals (T2 ran before T1 closed the previous session) has its pending
+suggestions expired and is replaced (`_stale_set`, `MorningSuggestions.replaced`).
 
 Expiry is one rule (`is_expired`): a suggestion for trading day D is open until D's
 session close (16:00 exchange time, its `expires_at`) on the clock of whoever asks, and
@@ -165,6 +167,8 @@ class MorningSuggestions:
     expired: int
     dividends: list[dict[str, object]]  # portfolio.dividends.credit_dividends's rows, with the portfolio_id
     left_out: list[LeftOut]
+    # the pending suggestions of the day expired because newer signals replaced their set
+    replaced: int = 0
 
 
 def expires_at(day: date) -> datetime:
@@ -187,9 +191,11 @@ def t2_moment(day: date) -> datetime:
     return datetime.combine(day, T2_TIME, tzinfo=EXCHANGE_TZ).astimezone(UTC)
 
 
-def suggestion_id(portfolio_id: str, day: date, symbol: str, side: str) -> str:
+def suggestion_id(portfolio_id: str, day: date, symbol: str, side: str, replacing: date | None = None) -> str:
+    """The suggestion's id; a replacement set (`replacing`: planned from newer signals than
+    an expired set of the day) names its signals day, so no id of the expired set recurs."""
     digest = hashlib.sha256(portfolio_id.encode()).hexdigest()[:10]
-    return f"S-{day:%Y%m%d}-{digest}-{symbol}-{side}"
+    return f"S-{day:%Y%m%d}-{digest}-{symbol}-{side}" + (f"-from{replacing:%Y%m%d}" if replacing else "")
 
 
 def latest_scored_day(conn: Connection, before: date, record: Table = tables.predictions) -> date | None:
@@ -229,6 +235,7 @@ def generate(
     left_out: list[LeftOut] = []
     credited: list[dict[str, object]] = []
     failed: list[str] = []
+    replaced = 0
     for portfolio in sorted(portfolios, key=lambda p: p["portfolio_id"]):
         portfolio_id = portfolio["portfolio_id"]
         try:
@@ -237,7 +244,7 @@ def generate(
                 paid = [
                     {"portfolio_id": portfolio_id, **d} for d in dividends.credit_dividends(conn, portfolio_id, day)
                 ]
-                made, left = _suggest_for(conn, settings, portfolio_id, (day, scored), record, outlook)
+                made, left, stale = _suggest_for(conn, settings, portfolio_id, (day, scored), record, outlook)
         except InvalidInputError as exc:  # one book that does not replay must not stop the others' morning
             log.error("T2 for %s skipped portfolio %s: %s", day, portfolio_id, exc.detail)
             failed.append(f"{portfolio_id}: {exc.detail}")
@@ -245,6 +252,7 @@ def generate(
         credited.extend(paid)
         created.extend(made)
         left_out.extend(left)
+        replaced += stale
     if failed:  # the others are planned and committed; the stage still fails, so the operator sees it
         raise StageFailedError(
             f"T2 for {day.isoformat()} planned {len(portfolios) - len(failed)} of {len(portfolios)} "
@@ -259,19 +267,21 @@ def generate(
         expired=expired,
         dividends=credited,
         left_out=left_out,
+        replaced=replaced,
     )
 
 
 def _suggest_for(
     conn: Connection, settings: Settings, portfolio_id: str, days: tuple[date, date], record: Table, outlook: Outlook
-) -> tuple[list[Planned], list[LeftOut]]:
+) -> tuple[list[Planned], list[LeftOut], int]:
     """The portfolio's plan for trading day `days[0]` from the signals of `days[1]` (the
-    latest scored day before it), as pending suggestions, and the orders it left out because
-    their confirmation would refuse the price (`_band`); none if it has some for the day."""
+    latest scored day before it), as pending suggestions, the orders it left out because
+    their confirmation would refuse the price (`_band`) and how many pending suggestions of
+    a set planned from older signals it replaced; none if its set for the day is current."""
     day, scored = days
-    c = tables.suggestions.c
-    if current_rows(conn, tables.suggestions, where=[c.portfolio_id == portfolio_id, c.trading_date == day]):
-        return [], []
+    prior = _stale_set(conn, portfolio_id, day, scored)
+    if prior is None:
+        return [], [], 0
     model_id, signals = day_signals(conn, scored, record)
     held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id, day).items()}
     cash = ledger.cash_balance(conn, portfolio_id)
@@ -286,7 +296,7 @@ def _suggest_for(
     later = stored_splits(conn, day, after=scored)
     rows = [
         {
-            "suggestion_id": suggestion_id(portfolio_id, day, o.symbol, o.side),
+            "suggestion_id": suggestion_id(portfolio_id, day, o.symbol, o.side, scored if prior.existed else None),
             "portfolio_id": portfolio_id,
             "trading_date": day,
             "symbol": o.symbol,
@@ -311,7 +321,34 @@ def _suggest_for(
         append_history(
             conn, tables.suggestion_events, [{"suggestion_id": r["suggestion_id"], "state": "PENDING"} for r in rows]
         )
-    return [Planned(r["suggestion_id"], portfolio_id, r["symbol"], r["side"], r["quantity"]) for r in rows], left
+    planned = [Planned(r["suggestion_id"], portfolio_id, r["symbol"], r["side"], r["quantity"]) for r in rows]
+    return planned, left, prior.replaced
+
+
+@dataclass(frozen=True)
+class _Prior:
+    """A portfolio's earlier set of suggestions for the day: whether it had one, and how many
+    of its pending suggestions were expired because newer signals replace it."""
+
+    existed: bool
+    replaced: int
+
+
+def _stale_set(conn: Connection, portfolio_id: str, day: date, scored: date) -> _Prior | None:
+    """None when the portfolio's suggestions for `day` are current (planned from `scored`
+    or later: re-running T2 changes nothing); else its earlier set (`_Prior`), whose pending
+    suggestions, planned from older signals, are recorded EXPIRED here: newer signals
+    replace that set."""
+    c = tables.suggestions.c
+    rows = current_rows(conn, tables.suggestions, where=[c.portfolio_id == portfolio_id, c.trading_date == day])
+    if not rows:
+        return _Prior(False, 0)
+    if max(str(r["reason"].get("signals_from") or "") for r in rows) >= scored.isoformat():
+        return None
+    stale = [r["suggestion_id"] for r in rows if _state(conn, r["suggestion_id"]) == "PENDING"]
+    append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "EXPIRED"} for sid in stale])
+    log.warning("T2 for %s replaced %d suggestions of %s planned from older signals", day, len(stale), portfolio_id)
+    return _Prior(True, len(stale))
 
 
 def _band(conn: Connection, settings: Settings, day: date) -> PriceRule:
