@@ -309,7 +309,9 @@ class Desk(PortfolioReads, MarketReads):
             return refresh_bars(conn)
 
     def deliver_notifications(self, day: date | None = None) -> dict[str, Any]:
-        """Every stored notification (of `day`, or all) not yet delivered, sent to the webhook."""
+        """Every stored notification (of `day`, or all: what T1's stages and `notify deliver`
+        send, so a notification an outage left undelivered goes with the next pass) not yet
+        delivered, sent to the webhook."""
         from analysis.notify import deliver_pending  # httpx: only the operator's delivery sends
 
         return deliver_pending(self.engine, self.settings, day)

@@ -52,9 +52,10 @@ def run_analysis(ctx: StageContext) -> StageOutcome:
         if not reused:
             append_history(conn, tables.analyses, [analysis])
         new = notify.record(conn, raised(facts, analysis))
-    # a preview (ctx.write False) stores nothing, so it must not tell the webhook either
+    # a preview (ctx.write False) stores nothing, so it must not tell the webhook either; a
+    # write delivers every notification still undelivered, an earlier day's too
     delivery = (
-        ctx.desk.deliver_notifications(day)
+        ctx.desk.deliver_notifications()
         if ctx.write
         else {"webhook": "not sent: preview", "delivered": 0, "failed": 0, "waiting": 0}
     )

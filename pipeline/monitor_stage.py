@@ -58,7 +58,7 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
         new = [a for a in alerts if a.notification_id not in known]
         notify.record(conn, new)
     if ctx.write:
-        delivery = ctx.desk.deliver_notifications(day)
+        delivery = ctx.desk.deliver_notifications()  # every undelivered one, an earlier day's too
         delivery["apprise"] = send_apprise(ctx.settings, new)
     else:
         delivery = {

@@ -212,6 +212,26 @@ def test_a_client_error_is_not_retried_and_the_next_pass_delivers(seeded: Settin
         assert second.summary["delivered"] == 1 and len(receiver.received) == 2
 
 
+def test_the_next_days_pass_delivers_an_earlier_days_undelivered_notification(seeded: Settings) -> None:
+    """A webhook outage during Thursday's T1 left Thursday's notification undelivered; Friday's
+    T1 sent only Friday's, although the docs promise the next pass delivers it. Every pass
+    now sends every undelivered notification, and `waiting` counts the backlog."""
+    thursday = world.CALENDAR.previous_trading_day(DAY)
+    receiver = Receiver([400])
+    with serve_in_thread(receiver.app()) as base:
+        hooked = seeded.model_copy(
+            update={"webhook_url": f"{base}/hook", "webhook_secret": SecretStr(SECRET), "webhook_backoff_seconds": 0.01}
+        )
+        outage = run_stage("t1_analysis", thursday, settings=hooked)
+        assert outage.summary["failed"] == 1 and outage.summary["waiting"] == 1
+        friday = run_stage("t1_analysis", DAY, settings=hooked)
+    assert friday.summary["delivered"] == 2 and friday.summary["waiting"] == 0
+    sent = [r["body"]["notification_id"] for r in receiver.received[1:]]
+    assert sent == [f"{thursday.isoformat()}:analysis", f"{DAY.isoformat()}:analysis"]
+    unhooked = run_stage("t1_analysis", DAY, settings=seeded)  # no webhook: the whole backlog waits
+    assert unhooked.summary["waiting"] == 2
+
+
 def test_notify_deliver_exits_2_while_notifications_wait(seeded: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without a webhook the operator's `notify deliver` sends nothing: it says how many wait
     and exits 2 (it exited 0, so cron read a store-only deployment as delivered); one that
