@@ -1,7 +1,7 @@
 """Notifications: stored first, then POSTed to the configured webhook.
 
 A notification has a stable id (`<date>:analysis`, `<date>:trapped:<symbol>`,
-`<date>:preflight-failed`, `<date>:model-retrained:<model>`,
+`<date>:preflight-failed:<run>:<try>`, `<date>:model-retrained:<model>`,
 `<date>:task-failed:<dag>.<task>:<run>:<try>`), so recording it again is a
 no-op and a re-run never notifies twice (a notification, once stored, is never changed).
 Delivery is at least once: every attempt is a `notification_attempts` row, a notification

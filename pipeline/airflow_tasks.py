@@ -263,10 +263,10 @@ def alert_task_failure(context: Mapping[str, Any]) -> None:
     except MarketIntelError:  # a malformed run_date param is what failed: date the alert today
         day = exchange_date(utc_now())
     try:
-        if task_id == "t1_preflight":
-            alert_failed_preflight(day, reason)
-            return
         try_number = getattr(ti, "try_number", 1)
+        if task_id == "t1_preflight":
+            alert_failed_preflight(day, reason, run_id, try_number)
+            return
         settings = get_settings()
         alert(
             service_engine(settings),

@@ -73,7 +73,7 @@ def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[Day
         raise InvalidInputError(f"nothing to run: {reason}")
     for stage in T0_STAGES + T1_STAGES:  # a day not closed, a webhook set up wrong: refused before any notebook
         refuse_to_start(day, calendar, day_rule(stage), settings)
-    engine = service_engine(settings)
+    engine, invocation = service_engine(settings), uuid.uuid4().hex  # this run-day's id, for its alert
     with one_kernel():  # the day's stages share one kernel (pipeline/notebooks.py)
         for stage in T0_STAGES + T1_STAGES:
             ran = notebook_stage(stage, day, settings, trigger, engine)
@@ -82,7 +82,7 @@ def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[Day
                 if stage == T1_PREFLIGHT:
                     from pipeline.preflight import alert_failed_preflight  # the stages' code: only on a failure
 
-                    alert_failed_preflight(day, ran.error.detail)
+                    alert_failed_preflight(day, ran.error.detail, f"run-day:{invocation}")
                 raise ran.error
 
 

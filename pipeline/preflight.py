@@ -104,9 +104,11 @@ def check_delivery(engine: Engine, day: date) -> dict:
     }
 
 
-def alert_failed_preflight(day: date, reason: str) -> None:
-    """Store and send the PREFLIGHT_FAILED alert: called by Airflow on the last retry and by
-    `marketintel run-day`, which has no retries."""
+def alert_failed_preflight(day: date, reason: str, run_id: str, try_number: int = 1) -> None:
+    """Store and send the PREFLIGHT_FAILED alert: called by Airflow on the last retry (its
+    DAG run and try) and by `marketintel run-day`, which has no retries (an id of its own
+    per invocation). Its id names the run and try, as TASK_FAILED's does, so a pre-flight
+    that fails again for the same day (a cleared task, another run-day) alerts again."""
     from analysis.notify import Notification, alert
     from market.settings import get_settings
     from store.engine import service_engine
@@ -116,12 +118,12 @@ def alert_failed_preflight(day: date, reason: str) -> None:
         service_engine(settings),
         settings,
         Notification(
-            f"{day.isoformat()}:preflight-failed",
+            f"{day.isoformat()}:preflight-failed:{run_id}:{try_number}",
             day,
             "PREFLIGHT_FAILED",
             "CRITICAL",
             f"T1 pre-flight failed for {day.isoformat()}: the day is not scored or traded",
-            {"reason": reason},
+            {"reason": reason, "run_id": run_id, "try_number": try_number},
         ),
     )
 

@@ -377,14 +377,18 @@ def test_a_failed_preflight_alerts_through_the_failure_callback(
     seeded: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A failing try alerts nobody (Airflow retries it); the failure callback, which Airflow
-    calls once the last retry has failed, stores and sends PREFLIGHT_FAILED with the reason."""
+    calls once the last retry has failed, stores and sends PREFLIGHT_FAILED with the reason.
+    Its id names the DAG run and try, so the pre-flight failing again for the same day (a
+    cleared task, a manual run) alerts again: the second failure was stored as the first."""
     from market.errors import StageFailedError
     from market.settings import get_settings
 
     context = {
         "params": {"run_date": "2026-11-19"},
+        "dag_run": SimpleNamespace(run_id="scheduled__2026-11-19"),
         "ti": SimpleNamespace(task_id="t1_preflight", dag_id="marketintel_t1", try_number=7),
     }
+    manual = {**context, "dag_run": SimpleNamespace(run_id="manual__2026-11-20T13:00")}
     receiver = Receiver()
     with serve_in_thread(receiver.app()) as base:
         monkeypatch.setenv("MARKETINTEL_WEBHOOK_URL", f"{base}/hook")
@@ -394,7 +398,11 @@ def test_a_failed_preflight_alerts_through_the_failure_callback(
             run_notebook_task("t1_preflight", context)
         assert [n for n in stored(seeded, tables.notifications) if n["kind"] == "PREFLIGHT_FAILED"] == []
         alert_task_failure({**context, "exception": failure.value})
-    (note,) = [n for n in stored(seeded, tables.notifications) if n["kind"] == "PREFLIGHT_FAILED"]
-    assert note["notification_id"] == "2026-11-19:preflight-failed" and note["severity"] == "CRITICAL"
-    assert "no T0 delivery" in note["payload"]["reason"]
-    assert [r["body"]["kind"] for r in receiver.received] == ["PREFLIGHT_FAILED"] and receiver.received[0]["valid"]
+        alert_task_failure({**manual, "exception": failure.value})  # the same day fails again
+    first, second = sorted(
+        (n for n in stored(seeded, tables.notifications) if n["kind"] == "PREFLIGHT_FAILED"), key=lambda n: n["id"]
+    )
+    assert first["notification_id"] == "2026-11-19:preflight-failed:scheduled__2026-11-19:7"
+    assert second["notification_id"] == "2026-11-19:preflight-failed:manual__2026-11-20T13:00:7"
+    assert first["severity"] == "CRITICAL" and "no T0 delivery" in first["payload"]["reason"]
+    assert [r["body"]["kind"] for r in receiver.received] == ["PREFLIGHT_FAILED"] * 2 and receiver.received[0]["valid"]
