@@ -28,7 +28,7 @@ from portfolio.track_record import TrackRecord
 from store.history import Part
 from views import portfolio as portfolio_views
 from views.book_record import TrackRecords
-from views.market import valuation_day
+from views.market import valued_at
 from views.portfolio import AIDayTrades, AIPosition, AISummary, CashMovement, PortfolioSummary, TradeView
 from views.valuation import PortfolioValuation, portfolio_view
 
@@ -45,15 +45,15 @@ class PortfolioReads:
     # ---- valuations -------------------------------------------------------------------------------
 
     def _valuation_version(self, conn: Connection, portfolio_id: str, *more: Part) -> tuple:
-        """The valuation day (the latest priced day; on a store without prices the clock's),
-        the current session (`TradingCalendar.session_of`: after it a trade's shares are
-        pending), then the ids the valuation is built from (`versions.valuation`) and `more`."""
+        """The valuation day and the current session (views/market.py `valued_at`, the rule
+        the reports value by too: kept per newest price and exchange date, all it depends
+        on), then the ids the valuation is built from (`versions.valuation`) and `more`."""
         newest = versions.valuation(conn, portfolio_id, *more)
-        session = self.calendar.session_of(self.now())
-        day = self.cache.cached(
-            ("valuation-day",), (newest[0], session), lambda: valuation_day(conn, self.calendar, self.now())
+        now = self.now()
+        at = self.cache.cached(
+            ("valued-at",), (newest[0], exchange_date(now)), lambda: valued_at(conn, self.calendar, now)
         )
-        return (day, session, *newest)
+        return (at.day, at.session, *newest)
 
     def _valued(self, conn: Connection, portfolio_id: str, version: tuple) -> PortfolioValuation:
         """The portfolio valued once per valuation version (less any `more` parts)."""

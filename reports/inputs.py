@@ -12,6 +12,10 @@ serves, so a figure in a PDF is the figure a client reads over REST:
 | track record, null books | views.track_record.ai_track_record, ai_track_series | GET /api/ai-portfolio/track-record |
 | data provenance | the store's deliveries and prices (`_provenance` here) | - |
 
+The AI portfolio's summary and positions are one valuation, read by the rule the desk reads
+the API's by (views.market.valued_at): at the latest priced day's closes, on the current
+session's share count (a split whose ex-date is today applies before its close is stored).
+
 Data provenance counts the market days whose stored prices came from each origin, read
 from what the store records for each day: a price row names the delivery it came with
 (`eod_prices.delivery_id`) or, without one, its source (`import:<format>` for
@@ -47,15 +51,17 @@ from market.plain import JsonValue, canonical_sha256, to_plain
 from market.settings import Settings
 from models.features import FEATURE_NAMES
 from portfolio.ai import fee_schedule
+from portfolio.ledger import AI_PORTFOLIO
 from portfolio.market import trading_currency
 from store import tables
 from store.history import current_query, current_rows
 from views import portfolio as portfolio_views
 from views.breadth import Breadth, breadth_of
-from views.market import Quote, latest_market, signal_order, valuation_day
+from views.market import Quote, latest_market, signal_order, valued_at
 from views.performance import Performance, performance
 from views.portfolio import AIDay, AIPosition, AISummary
 from views.track_record import TrackSeries, ai_track_record, ai_track_series
+from views.valuation import portfolio_view
 
 TOP_SIGNALS = 15
 AUDIT_TRADES = 100
@@ -156,8 +162,9 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
     quotes = market.pop("quotes")
     scored = [{"symbol": s, **q} for s, q in quotes.items() if q["score"] is not None]
     scored.sort(key=signal_order)
-    day = valuation_day(conn, calendar, now)
-    summary = portfolio_views.ai_summary(conn, day, settings.ai_starting_cash)
+    at = valued_at(conn, calendar, now)  # the desk's rule: on the current session's share count
+    book = portfolio_view(conn, AI_PORTFOLIO, at.day, at.session)
+    summary = portfolio_views.ai_summary(conn, at.day, settings.ai_starting_cash, view=book)
     return to_plain(
         {
             "performance": performance(conn),
@@ -165,7 +172,7 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
             "signals": scored[:TOP_SIGNALS],
             "scored_instruments": len(scored),
             "scores": [q["score"] for q in scored],
-            "ai_portfolio": {**summary, "positions": portfolio_views.ai_positions(conn, day)},
+            "ai_portfolio": {**summary, "positions": portfolio_views.ai_positions(conn, at.day, view=book)},
             "equity_curve": _with_untraded_write_downs(conn, portfolio_views.ai_record(conn)["days"]),
             "track_record": ai_track_record(conn, settings.ai_starting_cash, fees=fee_schedule(settings)).as_dict(),
             "track_series": ai_track_series(conn, settings.ai_starting_cash, fees=fee_schedule(settings)),

@@ -190,6 +190,23 @@ def valuation_day(conn: Connection, calendar: TradingCalendar, now: datetime) ->
     return latest_priced_day(conn) or calendar.session_of(now)
 
 
+@dataclass(frozen=True)
+class ValuedAt:
+    """Where a portfolio is valued at a moment: at `day`'s closes (`valuation_day`), on the
+    share count of `session`, the current session (`TradingCalendar.session_of`: a split
+    whose ex-date it is applies; a trade booked for a later one is pending)."""
+
+    day: date
+    session: date
+
+
+def valued_at(conn: Connection, calendar: TradingCalendar, now: datetime) -> ValuedAt:
+    """The one rule every reader of a portfolio at `now` values it by (the desk's REST,
+    GraphQL and CLI reads, the reports): views/valuation.py `portfolio_view(conn, id,
+    at.day, at.session)`. It depends only on the stored prices and the exchange date of `now`."""
+    return ValuedAt(valuation_day(conn, calendar, now), calendar.session_of(now))
+
+
 def check_closed_session(calendar: TradingCalendar, requested: date, closed_through: date) -> None:
     """A requested day that is no trading day (a weekend, a public holiday) or whose session
     has not closed yet (after `closed_through`) is bad input (InvalidInputError): every

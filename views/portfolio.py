@@ -125,7 +125,7 @@ class AIPosition(TypedDict):
     cost_basis: Money
     average_cost: Money
     purchase_date: date | None
-    price: Money
+    price: Price
     market_value: Money
     unrealized_pnl: Money
     realized_pnl: Money

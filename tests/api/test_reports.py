@@ -17,15 +17,16 @@ from api.app import create_app
 from market.clock import default_calendar
 from models.decisions import BOOK_NAMES
 from pipeline.serving import serve_in_thread
-from reports.format import metric_value, money, number, signed_pct
+from reports.format import metric_value, money, number, price, signed_pct
 from reports.inputs import compliance_inputs, snapshot_sha256
 from reports.layout import HEADER_FILL, MARGIN, PAGE_SIZES
 from reports.quant_briefing import edge_against_cost, entered_as
 from store import tables
 from store.history import append_history
 from tests.api.conftest import Api, assert_problem
-from tests.api.world import DAY
+from tests.api.world import DAY, MONDAY
 from tests.conftest import ON_SQLITE_ONLY
+from tests.portfolio.clients import announce_action
 from tests.reports.pdf import read
 
 BRIEFING_SECTIONS = [
@@ -401,3 +402,22 @@ def test_report_files_are_named_by_their_market_day_not_the_day_they_were_made(
     assert made_on != DAY, "the clock is the Monday after the market day"
     response = api.acme("GET", path)
     assert response.headers["content-disposition"] == f'inline; filename="{name}-{DAY.isoformat()}.pdf"'
+
+
+def test_the_briefing_counts_the_ai_positions_as_the_api_does_on_a_split_ex_date(api: Api) -> None:
+    """A reviewer's run: LIQ splits 3-for-2 with ex-date Monday, read Monday 07:30 (the
+    latest priced day Friday's). REST, GraphQL and the CLI showed the AI book's 1,812 shares
+    at 34.673333 (the current session's count), the Briefing 1,208 at 52.01 (Friday's): it
+    valued the book without the current session. It lists them as REST does, and its price
+    times the quantity is the value shown beside it."""
+    announce_action(api.world.engine, "LIQ", "SPLIT", 1.5, MONDAY, "3-for-2 split, ex-date Monday")
+    (position,) = api.acme("GET", "/api/ai-portfolio/positions").json()
+    assert (position["quantity"], position["price"]) == (1812, "34.673333")
+    summary = api.acme("GET", "/api/ai-portfolio/summary").json()
+    pdf = read(pdf_of(api.acme("GET", "/api/quant-briefing.pdf")))
+    row = (
+        f"LIQ {number(position['quantity'])} {money(position['average_cost'])} {price(position['price'])} "
+        f"{money(position['market_value'])}"
+    )
+    assert row in pdf.text, [line for line in pdf.text.splitlines() if line.startswith("LIQ")]
+    assert f"Portfolio value {money(summary['equity'])}" in pdf.text
