@@ -148,7 +148,8 @@ class PortfolioReads:
 
     def _ai_summary(self, conn: Connection, version: tuple) -> AISummary:
         """The AI portfolio's summary model at `version` (its valuation's and its executed
-        days'), built once per version."""
+        days'), built once per version: its starting cash is the opening deposit among the
+        cash entries the version names (the setting only before the book has opened)."""
         cash = self.settings.ai_starting_cash
         return self.cache.cached(
             ("ai-summary-model",),

@@ -17,6 +17,7 @@ from views.null_record import NULL_PARTS
 
 AI_DAYS = (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO)  # the AI summary reads its executed days too
 _AI_TRADES = (tables.trades, "portfolio_id", AI_PORTFOLIO)
+_AI_CASH = (tables.cash_entries, "portfolio_id", AI_PORTFOLIO)
 _PERFORMANCE = (
     tables.model_metrics,
     tables.model_runs,
@@ -53,11 +54,13 @@ def ai_record(conn: Connection) -> tuple:
 
 
 def ai_track_record(conn: Connection) -> tuple:
-    """The AI portfolio's track record: its trades, and what its statistics, benchmarks and
-    null books are read from (its executed days, the closes, both records' predictions,
-    the corporate actions and instruments: views/null_record.py NULL_PARTS; the index
-    levels and the fundamentals of the index benchmark)."""
-    return newest_ids(conn, _AI_TRADES, *NULL_PARTS, tables.index_levels, tables.fundamentals)
+    """The AI portfolio's track record: its trades, its cash entries (its opening deposit is
+    what its return is measured from: portfolio/ai.py `starting_cash`, never the setting,
+    which no version could name), and what its statistics, benchmarks and null books are
+    read from (its executed days, the closes, both records' predictions, the corporate
+    actions and instruments: views/null_record.py NULL_PARTS; the index levels and the
+    fundamentals of the index benchmark)."""
+    return newest_ids(conn, _AI_TRADES, _AI_CASH, *NULL_PARTS, tables.index_levels, tables.fundamentals)
 
 
 def performance(conn: Connection) -> tuple:

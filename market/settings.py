@@ -195,7 +195,10 @@ class Settings(BaseSettings):
         "action gives a value per share) or `last_close`; the other reading is printed beside it.",
     )
     ai_starting_cash: float = Field(
-        default=10_000_000, gt=0, description="Opening cash of the autonomous AI portfolio (JMD)."
+        default=10_000_000,
+        gt=0,
+        description="Opening cash of the autonomous AI portfolio (JMD), deposited on its first executed day; once "
+        "open, its return is measured from that deposit, not from this setting.",
     )
     fee_schedule: str = Field(
         default=DEFAULT_SCHEDULE,

@@ -1,7 +1,8 @@
 """The autonomous AI portfolio (T1 step 6) and what the API and reports read of it.
 
 `execute_day` runs the book (portfolio/book.py) for one trading date in one transaction: it opens the
-portfolio with `ai_starting_cash` on first use, credits the dividends owed up to the
+portfolio with `ai_starting_cash` on first use (its opening deposit: from then on what it
+started with, `starting_cash`, whatever the setting says later), credits the dividends owed up to the
 date (`portfolio.dividends`), fills the orders the previous executed day decided in this
 session (the first an order decided after a close can reach: the ask or the bid, impact,
 at most 25% of the session's volume, fees, market/costs.py; what the session cannot fill
@@ -235,6 +236,21 @@ def pending_orders(conn: Connection, portfolio_id: str, day: date) -> tuple[str 
     return last["trading_date"].isoformat(), ExecutedDay.from_summary(last["summary"]).pending
 
 
+def opening_deposit(conn: Connection) -> Decimal | None:
+    """The AI portfolio's opening deposit (OPENING_ENTRY, written with its first executed
+    day); None before it has opened."""
+    opened = current_rows(conn, tables.cash_entries, where=[tables.cash_entries.c.entry_id == OPENING_ENTRY])
+    return opened[0]["amount"] if opened else None
+
+
+def starting_cash(conn: Connection, opens_with: float) -> Decimal:
+    """What the AI portfolio started with, the base of its return and track record: the
+    opening deposit its ledger holds once it has opened (whatever the setting says since),
+    else `opens_with` (MARKETINTEL_AI_STARTING_CASH: what its first executed day deposits)."""
+    deposit = opening_deposit(conn)
+    return deposit if deposit is not None else Decimal(str(opens_with))
+
+
 def days_executed(conn: Connection) -> int:
     """How many days the AI portfolio has executed (the book rebalances every
     `Mandate.rebalance_every` of them, `DayDecision`)."""
@@ -329,7 +345,7 @@ def read_day(conn: Connection, settings: Settings, day: date, record: Table) -> 
         raise NotReadyError(
             f"no {record_name(record)} predictions for {day.isoformat()}: run t1_predict for that date first"
         )
-    opened = current_rows(conn, tables.cash_entries, where=[tables.cash_entries.c.entry_id == OPENING_ENTRY])
+    opened = opening_deposit(conn) is not None
     decided_on, pending = pending_orders(conn, AI_PORTFOLIO, day)
     trades = ledger.ledger_rows(conn, AI_PORTFOLIO)
     traded = {t["symbol"] for t in trades}

@@ -121,12 +121,13 @@ class TrackRecords:
                 state.record = book_record(conn, state, self.benchmarks)
             return state.record
 
-    def ai(self, conn: Connection, starting_cash: float, fees: FeeSchedule | None = None) -> TrackRecord:
+    def ai(self, conn: Connection, opens_with: float, fees: FeeSchedule | None = None) -> TrackRecord:
         """The AI portfolio's record: its executed days as t1_trade stored them (one row a
-        day), its trades' totals kept here, its null books at `fees` (views/null_record.py)
-        kept here too."""
+        day), measured from its opening deposit (`opens_with`, the setting, only before it
+        has one: views/track_record.py `ai_track_record`), its trades' totals kept here, its
+        null books at `fees` (views/null_record.py) kept here too."""
         with self._ai_lock:
-            return ai_track_record(conn, starting_cash, self._ai_totals, self.benchmarks, self.nulls, fees)
+            return ai_track_record(conn, opens_with, self._ai_totals, self.benchmarks, self.nulls, fees)
 
     def _state(self, portfolio_id: str) -> BookState:
         with self._lock:

@@ -16,7 +16,7 @@ from market.clock import exchange_iso
 from market.contract import JsonOf
 from market.money import Fraction, Money, Price, Shares, to_cents
 from portfolio import dividends, ledger
-from portfolio.ai import ExecutedDay
+from portfolio.ai import ExecutedDay, starting_cash
 from portfolio.executor import Rationale
 from portfolio.ledger import AI_PORTFOLIO
 from portfolio.rows import StoredPortfolioDay
@@ -181,10 +181,12 @@ def summarise(view: PortfolioValuation, dividends_receivable: Decimal) -> Portfo
     }
 
 
-def ai_summary(conn: Connection, day: date, starting_cash: float, view: PortfolioValuation | None = None) -> AISummary:
+def ai_summary(conn: Connection, day: date, opens_with: float, view: PortfolioValuation | None = None) -> AISummary:
     """The AI portfolio's summary with its start, starting cash and total return (`view`:
-    its valuation at `day` when already read)."""
-    starting = Decimal(str(starting_cash)).quantize(CENTS)
+    its valuation at `day` when already read). The starting cash is its opening deposit
+    once it has one, else `opens_with`, the setting it will open with (portfolio/ai.py
+    `starting_cash`)."""
+    starting = starting_cash(conn, opens_with).quantize(CENTS)
     body = summarise(view, receivable(conn, view, day)) if view is not None else summary(conn, ledger.AI_PORTFOLIO, day)
     started = bool(equity_curve(conn))
     total_return = round(float(body["equity"] / starting - 1) * 100, 4) if started else None

@@ -5,7 +5,9 @@ the trades' totals (`LedgerTotals`). A client's and the house's record is the re
 of views/book_record.py, which uses both.
 
 The equity curve is the AI portfolio's `portfolio_days` (cash plus positions at each
-close, dividends included), its first day measured against the opening cash; `records`
+close, dividends included), its first day measured against the opening cash (the opening
+deposit its ledger holds, portfolio/ai.py `starting_cash`: not the setting, which only
+opens the book); `records`
 splits the days replayed on the validation record from the live ones; costs are
 the parts each fill stored as the trade's columns (fees, spread_cost, impact_cost), summed
 as exact money, and turnover the value its trades moved.
@@ -47,6 +49,7 @@ from market.fees import FeeSchedule, fee_schedule
 from market.plain import JsonValue
 from market.settings import get_settings
 from portfolio import ledger
+from portfolio.ai import starting_cash
 from portfolio.book_days import STATEMENT_SYNC
 from portfolio.dividends import announced, per_share_on_count
 from portfolio.nulls import beside_live
@@ -92,21 +95,37 @@ NO_CLIENT_HISTORY = "no trades or cash movements yet"
 BENCHMARK_SPANS = 64
 
 
-def _ai_returns(conn: Connection, starting_cash: float) -> tuple[list, pd.Series, list[EquityPoint]]:
+@dataclass(frozen=True)
+class _AIReturns:
+    """The AI portfolio's executed days, their daily returns and equity curve, and the cash
+    it started with (the first day's return is measured against it)."""
+
+    dates: list[date]
+    returns: pd.Series
+    curve: list[EquityPoint]
+    starting: float
+
+
+def _ai_returns(conn: Connection, opens_with: float) -> _AIReturns:
+    """`opens_with`: the setting the book opens with, the start only before it has opened
+    (portfolio/ai.py `starting_cash`)."""
     curve = equity_curve(conn)
     dates = [row["trading_date"] for row in curve]
-    returns = daily_returns(pd.Series([row["equity"] for row in curve], index=dates), opening=float(starting_cash))
-    return dates, returns, curve
+    starting = float(starting_cash(conn, opens_with))
+    returns = daily_returns(pd.Series([row["equity"] for row in curve], index=dates), opening=starting)
+    return _AIReturns(dates, returns, curve, starting)
 
 
 def ai_track_series(
-    conn: Connection, starting_cash: float, nulls: NullRecords | None = None, fees: FeeSchedule | None = None
+    conn: Connection, opens_with: float, nulls: NullRecords | None = None, fees: FeeSchedule | None = None
 ) -> TrackSeries:
     """What the Quant Briefing draws: the book's cumulative return by executed day beside
     each benchmark's, its drawdown from the running peak, its return per calendar month
     (compounded from the daily returns), and its null books' band over the same days
-    (`nulls`: portfolio/nulls.py NullBand as a dict; `ai_track_record`'s null books)."""
-    dates, returns, _ = _ai_returns(conn, starting_cash)
+    (`nulls`: portfolio/nulls.py NullBand as a dict; `ai_track_record`'s null books).
+    `opens_with`: as `ai_track_record`'s."""
+    read = _ai_returns(conn, opens_with)
+    dates, returns = read.dates, read.returns
     if len(dates) < 2:
         return {"days": [], "book": [], "benchmarks": {}, "drawdown": [], "monthly": [], "nulls": None}
     growth = (1 + returns).cumprod()
@@ -127,7 +146,7 @@ def ai_track_series(
         "monthly": [{"year": int(y), "month": int(m), "return": round(float(r), 6)} for (y, m), r in monthly.items()],
         "nulls": asdict(
             (nulls or KEPT)
-            .over(conn, fees or fee_schedule(get_settings()), starting_cash, null_benchmark(conn, dates))
+            .over(conn, fees or fee_schedule(get_settings()), read.starting, null_benchmark(conn, dates))
             .band
         ),
     }
@@ -200,7 +219,7 @@ class LedgerTotals:
 
 def ai_track_record(
     conn: Connection,
-    starting_cash: float,
+    opens_with: float,
     totals: LedgerTotals | None = None,
     benchmarks: Benchmarks | None = None,
     nulls: NullRecords | None = None,
@@ -211,8 +230,11 @@ def ai_track_record(
     the same days (views/null_record.py) at `fees` (default: the settings' schedule).
     `totals`, `benchmarks` and `nulls`: a read model's (views/book_record.py TrackRecords),
     caught up here; fresh totals and benchmarks read everything, and the null books are
-    the process's (`null_record.KEPT`)."""
-    dates, returns, curve = _ai_returns(conn, starting_cash)
+    the process's (`null_record.KEPT`). `opens_with`: the setting the book opens with
+    (MARKETINTEL_AI_STARTING_CASH); its return is measured from its opening deposit once
+    it has one (portfolio/ai.py `starting_cash`)."""
+    read = _ai_returns(conn, opens_with)
+    dates, returns, curve = read.dates, read.returns, read.curve
     if not curve:
         return TrackRecord(days=0, fill_count=0, reason=NO_AI_DAYS)
     totals = totals or LedgerTotals()
@@ -232,7 +254,7 @@ def ai_track_record(
         fill_count=span.rows,
     )
     against = (nulls or KEPT).over(
-        conn, fees or fee_schedule(get_settings()), starting_cash, null_benchmark(conn, dates)
+        conn, fees or fee_schedule(get_settings()), read.starting, null_benchmark(conn, dates)
     )
     return out.with_view(
         reason=ONE_AI_DAY if out.reason else None,

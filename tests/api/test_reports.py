@@ -421,3 +421,24 @@ def test_the_briefing_counts_the_ai_positions_as_the_api_does_on_a_split_ex_date
     )
     assert row in pdf.text, [line for line in pdf.text.splitlines() if line.startswith("LIQ")]
     assert f"Portfolio value {money(summary['equity'])}" in pdf.text
+
+
+@ON_SQLITE_ONLY
+def test_the_ai_return_is_measured_from_the_deposit_the_book_opened_with(api: Api) -> None:
+    """A reviewer's run: the AI book opened with 1,000,000 (its opening deposit, in the
+    ledger); read with MARKETINTEL_AI_STARTING_CASH since set to 10,000,000, REST and the
+    Briefing said total return -90.01%, volatility 1005%, drawdown 90.01%: measured from the
+    setting. The setting only opens the book; once open, its return is from its deposit."""
+    reads = ("/api/ai-portfolio/summary", "/api/ai-portfolio/track-record")
+    summary, record = (api.acme("GET", path).json() for path in reads)
+    assert summary["starting_cash"] == "1000000.00" and abs(summary["total_return_pct"]) < 1
+    changed = api.world.settings.model_copy(update={"ai_starting_cash": 10_000_000})
+    key = {"X-API-Key": api.world.acme_key}
+    with (
+        serve_in_thread(create_app(changed, now=api.clock)) as base,
+        httpx.Client(base_url=base, timeout=30, headers=key) as http,
+    ):
+        assert [http.get(path).json() for path in reads] == [summary, record]
+        pdf = read(pdf_of(http.get("/api/quant-briefing.pdf")))
+    assert f"Total return since opening on {signed_pct(summary['total_return_pct'])}" in pdf.text  # date wraps
+    assert f"Total return to {record['last']} {signed_pct(record['total_return'] * 100, 2)}" in pdf.text
