@@ -9,6 +9,7 @@ the section's first block (`section` keeps them together).
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -128,17 +129,21 @@ def data_table(
     rows: Sequence[Sequence[Any]],
     widths: Sequence[float | str] | None = None,
     numeric_from: int = 1,
+    numeric_to: int | None = None,
 ) -> Table:
     """A table as wide as the text, whose header row repeats on every page it spans;
-    columns from `numeric_from` on are right-aligned. `widths`: fractions of the text
-    width as "NN%" strings (the default: `_widths`, each heading whole on one line where
-    the table has room). A heading, or a cell, wider than its column wraps inside it, never
-    over the next one."""
+    columns from `numeric_from` up to `numeric_to` (not included; default: the last
+    column included) are figures, right-aligned, the others text, left-aligned (a text
+    column after the figures: the AI positions' Flags). `widths`: fractions of the text
+    width as "NN%" strings (the default: `_widths`, each heading and figure whole on one
+    line where the table has room). A heading, or a cell, wider than its column wraps
+    inside it, never over the next one."""
     body = [[c if isinstance(c, Flowable) else printable(str(c)) for c in row] for row in rows]
-    widths = widths or _widths(list(header), body, numeric_from)
+    figures = range(numeric_from, len(header) if numeric_to is None else numeric_to)
+    widths = widths or _widths(list(header), body, figures)
     room = [float(w[:-1]) / 100 * TABLE_WIDTH - 2 * CELL_PADDING if isinstance(w, str) else w for w in widths]
-    aligned = [CELL if i < numeric_from else CELL_RIGHT for i in range(len(header))]
-    heads = [text(h, HEAD if i < numeric_from else HEAD_RIGHT) for i, h in enumerate(header)]
+    aligned = [CELL_RIGHT if i in figures else CELL for i in range(len(header))]
+    heads = [text(h, HEAD_RIGHT if i in figures else HEAD) for i, h in enumerate(header)]
     cells = [[_fitted(c, room[i], aligned[i]) for i, c in enumerate(row)] for row in body]
     table = Table([heads, *cells], colWidths=widths, repeatRows=1, hAlign="LEFT")
     style = [
@@ -152,8 +157,8 @@ def data_table(
         ("VALIGN", (0, 0), (-1, -1), "MIDDLE"),
         ("TOPPADDING", (0, 0), (-1, -1), 3),
         ("BOTTOMPADDING", (0, 0), (-1, -1), 3),
-        ("ALIGN", (numeric_from, 0), (-1, -1), "RIGHT"),
     ]
+    style += [("ALIGN", (figures.start, 0), (figures.stop - 1, -1), "RIGHT")] if figures else []
     style += [("BACKGROUND", (0, i), (-1, i), ZEBRA) for i in range(2, len(body) + 1, 2)]
     table.setStyle(TableStyle(style))
     return table
@@ -167,32 +172,69 @@ def _fitted(cell: str | Flowable, room: float, style: ParagraphStyle) -> str | F
     return text(cell, style)
 
 
-def _widths(header: list[str], body: list[list[str | Flowable]], numeric_from: int) -> list[str]:
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+SPARE = 0.5  # points a column has beyond its text: its width is a rounded percentage of the table's
+
+
+def _widths(header: list[str], body: list[list[str | Flowable]], figures: range) -> list[str]:
     """Column widths as percentages of the text width, from what each column's text needs
     (measured in its font, at least six digits; a flowable as twelve). Where the table has
-    room, in proportion to that need. Where it has not, the figures (the columns from
-    `numeric_from` on) keep their width and the text columns before them share what is
-    left, each at least as wide as its heading, so every heading and figure reads whole on
-    one line and only the text wraps; a table too wide even for that is shared out in
-    proportion, and whatever does not fit wraps."""
+    room, in proportion to that need. Where it has not, the figures (`figures`) and the
+    columns of dates (`_dates`) keep their width, so each reads whole on one line, and the
+    text columns share what is left and wrap (`_shared`); only a table too wide even for
+    its figures and dates is shared out in proportion, and whatever does not fit wraps."""
     heads = [_needed(h, BOLD) for h in header]
     needs = [
         max(head, _needed("0" * 6, REGULAR), *(_needed(row[i], REGULAR) for row in body))
         for i, head in enumerate(heads)
     ]
-    left = TABLE_WIDTH - sum(needs[numeric_from:])
-    beyond = [need - head for need, head in zip(needs[:numeric_from], heads)]
+    whole = [i in figures or _dates(body, i) for i in range(len(header))]
     widths = needs
-    if sum(needs) > TABLE_WIDTH and left > sum(heads[:numeric_from]) and sum(beyond) > 0:
-        spare = left - sum(heads[:numeric_from])
-        widths = [head + spare * extra / sum(beyond) for head, extra in zip(heads, beyond)] + needs[numeric_from:]
+    if sum(needs) > TABLE_WIDTH and not all(whole):
+        words = [max(heads[i], *(_longest_word(row[i]) for row in body)) for i in range(len(header))]
+        texts = [i for i, w in enumerate(whole) if not w]
+        left = TABLE_WIDTH - sum(n for n, w in zip(needs, whole) if w)
+        shared = _shared([heads[i] for i in texts], [words[i] for i in texts], [needs[i] for i in texts], left)
+        widths = [needs[i] if whole[i] else shared[texts.index(i)] for i in range(len(header))] if shared else needs
     return [f"{100 * w / sum(widths):.3f}%" for w in widths]
 
 
+def _dates(body: list[list[str | Flowable]], column: int) -> bool:
+    """Whether a column holds dates (YYYY-MM-DD; a dash or nothing where a row has none):
+    a date keeps its width, as a figure does."""
+    shown = [c for c in (row[column] for row in body) if not (isinstance(c, str) and c in ("", "-"))]
+    return bool(shown) and all(isinstance(c, str) and DATE.fullmatch(c) for c in shown)
+
+
+def _shared(heads: list[float], words: list[float], needs: list[float], left: float) -> list[float]:
+    """The text columns' widths in `left` points: each as wide as its heading (where the
+    headings do not fit, in proportion to them: they wrap too), then as wide as its longest
+    word where that fits, the columns whose word costs least first (so a word wraps only
+    where it must), and what is left in proportion to what each still needs. None (an empty
+    list) where not even three digits' width is left for each."""
+    if left < len(heads) * _needed("0" * 3, REGULAR):
+        return []
+    floors = list(heads) if sum(heads) <= left else [left * head / sum(heads) for head in heads]
+    for i in sorted(range(len(heads)), key=lambda i: words[i] - floors[i]):
+        extra = max(words[i] - floors[i], 0.0)
+        if sum(floors) + extra <= left:
+            floors[i] += extra
+    beyond = [max(need - floor, 0.0) for need, floor in zip(needs, floors)]
+    spare = left - sum(floors)
+    return [floor + (spare * extra / sum(beyond) if sum(beyond) else 0.0) for floor, extra in zip(floors, beyond)]
+
+
+def _longest_word(cell: str | Flowable) -> float:
+    """The width of a cell's longest word (a flowable's as `_needed` measures it), with its padding."""
+    if isinstance(cell, Flowable):
+        return _needed(cell, REGULAR)
+    return max((_needed(word, REGULAR) for word in cell.split()), default=0.0)
+
+
 def _needed(cell: str | Flowable, font: str) -> float:
-    """The width a cell's text takes in `font`, with the cell's padding, in points."""
+    """The width a cell's text takes in `font`, with the cell's padding and SPARE, in points."""
     shown = "0" * 12 if isinstance(cell, Flowable) else cell
-    return stringWidth(shown, font, TABLE_FONT_SIZE) + 2 * CELL_PADDING
+    return stringWidth(shown, font, TABLE_FONT_SIZE) + 2 * CELL_PADDING + SPARE
 
 
 def key_figures(pairs: Sequence[tuple[str, str | Flowable]]) -> Table:

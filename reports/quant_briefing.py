@@ -223,7 +223,8 @@ def _portfolio(ai: AIPortfolioSection, record: TrackRecordJson | dict) -> list[F
     ]
     cash = by_type(ai, AIPortfolioSection, "cash")
     rows.append(["CASH", "", "", "", cash, pct(weights.get("CASH", 0.0) * 100), "", ""])
-    table = data_table(["Symbol", "Quantity", "Avg cost", "Price", "Value", "Weight", "Unrealised PnL", "Flags"], rows)
+    headings = ["Symbol", "Quantity", "Avg cost", "Price", "Value", "Weight", "Unrealised PnL", "Flags"]
+    table = data_table(headings, rows, numeric_to=7)  # the flags are words: text, not a figure
     return section("AI portfolio", figures, Spacer(0, 6), table)
 
 

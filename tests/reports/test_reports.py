@@ -12,7 +12,9 @@ import pytest
 from market.clock import default_calendar
 from market.settings import Settings
 from reports import KINDS, generate
+from reports.compliance import _audit_trail
 from reports.layout import data_table, render, text
+from reports.quant_briefing import _portfolio
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
@@ -115,3 +117,67 @@ def test_a_letter_the_font_cannot_draw_is_shown_as_a_square_not_left_blank() -> 
     page = read(rendered.pdf).text
     assert "Held for □□□□ and Ωμέγα" in page and "ABC □□ Co" in page, page
     assert "□□ Securities" in page and "\x00" not in page, page
+
+
+RETIRED = "JMMBGL7.25PREFERENCE~2025-09-30"  # 31 characters: the longest symbol the store keeps (a retired ticker)
+
+
+def _position(symbol: str, flags: list[str]) -> dict:
+    return {
+        "symbol": symbol,
+        "quantity": 66666,
+        "average_cost": "10.01",
+        "price": "10.00",
+        "market_value": "666660.00",
+        "unrealized_pnl": "-666.66",
+        "flags": flags,
+        "entered_as": "slot",
+    }
+
+
+def _positions_table(positions: list[dict], cash: str) -> str:
+    """The Briefing's AI portfolio section over `positions` and `cash`, read back."""
+    weights = [{"symbol": p["symbol"], "weight": 0.0667} for p in positions] + [{"symbol": "CASH", "weight": 0.9}]
+    ai = {
+        "started": True,
+        "positions_count": len(positions),
+        "positions": positions,
+        "equity": "10000000.00",
+        "cash": cash,
+        "liquid_equity": cash,
+        "total_return_pct": 0.0,
+        "as_of": "2026-11-20",
+        "allocation": weights,
+    }
+    story = _portfolio(ai, {"first": "2026-01-02", "last": "2026-11-20"})
+    return read(render(story, company="Co", title="Positions", page_size="A4", subject="test").pdf).text
+
+
+def test_a_holdings_exit_flags_wrap_as_text_and_every_figure_reads_whole() -> None:
+    """A reviewer's run: one holding flagged TRAPPED and SLOW_EXIT in a 10M book. The
+    Briefing's positions table read "9,333,340.0" / "0" and "Symbo" / "l": its Flags column
+    was sized as a figure, and a table short of room was shared out in proportion, figures
+    included. The flags are words that wrap; every heading and figure reads whole."""
+    shown = _positions_table([_position("SGJ", ["TRAPPED", "SLOW_EXIT"])], "9333340.00")
+    assert "Symbol Quantity Avg cost Price Value Weight Unrealised PnL Flags" in shown.splitlines(), shown
+    words = shown.split()
+    for figure in ("SGJ", "66,666", "10.01", "10.00", "666,660.00", "6.7%", "-666.66", "9,333,340.00", "90.0%"):
+        assert figure in words, figure
+    assert {"TRAPPED,", "SLOW_EXIT"} <= set(words)
+
+
+def test_a_retired_symbol_wraps_and_the_dates_and_figures_beside_it_read_whole() -> None:
+    """A reviewer's run: the Compliance audit trail and the Briefing's positions with the
+    longest symbol the store keeps read "2026-11-" / "20" and "5,956.6" / "0". Figures and
+    dates keep their width; only the text (the symbol, the flags) wraps."""
+    trade = {"trading_date": "2026-11-20", "symbol": RETIRED, "side": "SELL", "quantity": 56789, "price": "12.34"}
+    trades = [trade | {"value": "700776.26", "fees": "5956.60", "costs": "8000.00", "timestamp": "", "trade_id": "t"}]
+    trail = _audit_trail({"audit_trail": trades, "trades_total": 1})
+    words = read(render(trail, company="Co", title="Trail", page_size="A4", subject="test").pdf).text.split()
+    for figure in ("2026-11-20", "SELL", "56,789", "12.34", "700,776.26", "5,956.60", "8,000.00"):
+        assert figure in words, figure
+    flagged = [_position("KPLC-P4", ["TRAPPED", "SLOW_EXIT", "HIGH_SPREAD"]), _position(RETIRED, ["DELISTED"])]
+    words = _positions_table(flagged, "8000000.00").split()
+    for figure in ("KPLC-P4", "66,666", "10.01", "10.00", "666,660.00", "6.7%", "-666.66", "8,000,000.00"):
+        assert figure in words, figure
+    assert {"TRAPPED,", "SLOW_EXIT,", "HIGH_SPREAD", "DELISTED"} <= set(words)
