@@ -4,6 +4,7 @@ but desk/ and market/ (pyproject.toml's import contracts)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ import typer
 from cli.app import command_group
 from cli.errors import one_line_errors
 from cli.output import echo_json
+from market.money import money_display, price_display
 from market.settings import get_settings
 
 if TYPE_CHECKING:
@@ -143,23 +145,39 @@ def show(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client
     the part of cash that is dividends not yet paid is named beside it (as GET
     /api/portfolio/summary's `dividends_receivable`). The AI portfolio before its first
     executed day: an empty book that says it has not started, as GET
-    /api/ai-portfolio/summary's `started`."""
+    /api/ai-portfolio/summary's `started`. Prices and amounts read as REST's (`_price`,
+    `_amount`), with thousands separators."""
     desk = _desk()
     with desk.engine.connect() as conn:
         view = desk.valuation(conn, portfolio_id)
         receivable = desk.portfolio_summary(conn, portfolio_id).value()["dividends_receivable"]
         waiting = _not_started(desk, conn, portfolio_id)
-    unpaid = f" ({receivable:,.2f} of it dividends not yet paid: not withdrawable)" if receivable else ""
+    unpaid = f" ({_amount(receivable)} of it dividends not yet paid: not withdrawable)" if receivable else ""
     typer.echo(
-        f"{portfolio_id}: cash {view.cash:,.2f}{unpaid}, equity {view.equity:,.2f} at the {view.as_of} closes{waiting}"
+        f"{portfolio_id}: cash {_amount(view.cash)}{unpaid}, equity {_amount(view.equity)} at the {view.as_of} "
+        f"closes{waiting}"
     )
     for p in view.positions:
         flags = f"  {' '.join(p.flags)}" if p.flags else ""
         pending = f"  ({p.pending_quantity:+,} pending until {p.pending_until})" if p.pending_quantity else ""
         typer.echo(
-            f"  {p.symbol:<10} {p.quantity:>10,}  price {p.price:>10,.2f}  value {p.market_value:>14,.2f}  "
-            f"cost {p.cost_basis:>14,.2f}  avg {p.average_cost:>10,.2f}  since {p.purchase_date}{flags}{pending}"
+            f"  {p.symbol:<10} {p.quantity:>10,}  price {_price(p.price):>10}  value {_amount(p.market_value):>14}  "
+            f"cost {_amount(p.cost_basis):>14}  avg {_amount(p.average_cost):>10}  since {p.purchase_date}"
+            f"{flags}{pending}"
         )
+
+
+def _amount(value: Decimal) -> str:
+    """An amount as REST shows it (market.money.money_display: cents, half up; Python's
+    `:,.2f` rounds half to even, 52.005 to 52.00), with thousands separators."""
+    return f"{Decimal(money_display(value)):,f}"
+
+
+def _price(value: Decimal) -> str:
+    """A price per share as REST shows it (market.money.price_display: its cents, or the
+    places a split-adjusted close needs, at most six, so price x quantity is the value),
+    with thousands separators."""
+    return f"{Decimal(price_display(value)):,f}"
 
 
 def _not_started(desk: Desk, conn: Connection, portfolio_id: str) -> str:
@@ -170,7 +188,9 @@ def _not_started(desk: Desk, conn: Connection, portfolio_id: str) -> str:
     if portfolio_id != AI_PORTFOLIO:
         return ""
     summary = desk.ai_summary(conn).value()
-    return "" if summary["started"] else f"; not started: {NO_AI_DAYS} (starting cash {summary['starting_cash']:,.2f})"
+    if summary["started"]:
+        return ""
+    return f"; not started: {NO_AI_DAYS} (starting cash {_amount(summary['starting_cash'])})"
 
 
 @portfolio_app.command("record")

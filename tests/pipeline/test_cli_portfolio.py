@@ -163,6 +163,40 @@ def test_show_prints_each_positions_price_value_and_flags_as_the_api_does(settin
     ]  # fmt: skip
 
 
+@ON_SQLITE_ONLY
+def test_show_rounds_prices_and_amounts_as_rest_does(settings: Settings) -> None:
+    """A reviewer's run: `portfolio show` printed an average cost of 104.01 / 2 as 52.00
+    (Python's half-even rounding) where REST shows 52.01 (half up), and after a 3-for-2
+    split a price of 34.67 beside a value of 34.673333 x 3. Prices print as every surface
+    shows them (their places, at most six) and amounts half up, with thousands separators."""
+    from datetime import UTC, datetime
+
+    from portfolio import ledger
+    from tests.portfolio.clients import announce_action
+    from tests.portfolio.seed import CALENDAR, DAY
+
+    engine = service_engine(settings)
+    seed_market(engine, {"AAA": {"close": 52.01, "volume": 40_000}})
+    assert cli("portfolio", "open", "acme", "--cash", "1000").returncode == 0
+    for n, price in enumerate(("52.00", "52.01")):
+        with ledger.portfolio_transaction(engine, "client:acme") as conn:
+            when = datetime(DAY.year, DAY.month, DAY.day, 20, tzinfo=UTC)
+            request = ledger.TradeRequest(
+                "client:acme", DAY, when, "AAA", "BUY", 1, Decimal(price), origin="STATEMENT_SYNC", trade_id=f"t-{n}"
+            )
+            ledger.record_trade(conn, request, moves_cash=False)
+    shown = cli("portfolio", "show", "client:acme").stdout.splitlines()
+    assert shown[1].split() == [
+        "AAA", "2", "price", "52.01", "value", "104.02", "cost", "104.01", "avg", "52.01", "since", str(DAY)
+    ]  # fmt: skip
+    announce_action(engine, "AAA", "SPLIT", 1.5, CALENDAR.next_trading_day(DAY), "3-for-2 split")
+    shown = cli("portfolio", "show", "client:acme").stdout.splitlines()
+    assert shown[0] == "client:acme: cash 1,000.00, equity 1,104.02 at the 2026-11-20 closes"
+    assert shown[1].split() == [
+        "AAA", "3", "price", "34.673333", "value", "104.02", "cost", "104.01", "avg", "34.67", "since", str(DAY)
+    ]  # fmt: skip
+
+
 def _capped(*args: str) -> subprocess.CompletedProcess:
     """The command under a 2 GiB address-space cap: a file read whole fails fast there
     instead of taking the test machine's memory."""
