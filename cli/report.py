@@ -3,6 +3,7 @@ nothing of the project but desk/ and market/ (pyproject.toml's import contracts)
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -15,7 +16,10 @@ from market.settings import get_settings
 def report(
     kind: str = typer.Argument(..., help="quant-briefing or compliance."),
     out: str | None = typer.Option(
-        None, "--out", help="PDF file to write; default: <reports dir>/<file name of the day>."
+        None,
+        "--out",
+        help="PDF file to write, or a folder (an existing one, or one ending with /, made if missing) to write "
+        "<file name of the day> in; default: <reports dir>/<file name of the day>.",
     ),
 ) -> None:
     """Generate a PDF report from the store as it is now. Only an --out not given is the
@@ -28,5 +32,15 @@ def report(
     settings = get_settings()
     desk = Desk.from_settings(settings)
     made = desk.report(kind)
-    path = desk.save_report(made, Path(out) if out is not None else settings.reports_dir / made.filename)
+    path = desk.save_report(made, _target(out, settings.reports_dir, made.filename))
     typer.echo(f"wrote {path} ({made.pages} pages; data snapshot sha256 {made.sha256})")
+
+
+def _target(out: str | None, reports_dir: Path, filename: str) -> Path:
+    """Where the report goes: `filename` (the report's file name of the day) in the reports
+    folder without --out, or in the folder --out names (an existing folder, or a path
+    ending with a separator: saving makes it); else --out itself, the file."""
+    if out is None:
+        return reports_dir / filename
+    separators = tuple(s for s in (os.sep, os.altsep) if s)
+    return Path(out) / filename if out.endswith(separators) or Path(out).is_dir() else Path(out)

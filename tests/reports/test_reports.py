@@ -107,6 +107,27 @@ def test_cli_writes_the_report_and_refuses_an_unknown_kind(settings: Settings, t
     assert list(tmp_path.glob("**/.*.partial")) == []
 
 
+@ON_SQLITE_ONLY
+def test_cli_out_naming_a_folder_writes_the_report_into_it(settings: Settings, tmp_path: Path) -> None:
+    """A reviewer's run: `report quant-briefing --out DIR/` with DIR missing wrote a PDF
+    file named DIR, and with DIR existing refused "Is a directory". An --out that ends with
+    a separator (the folder made if missing) or names a folder gets the report's own file
+    name inside it; any other --out is the file, as before."""
+    for folder, out in (
+        (tmp_path / "new", f"{tmp_path / 'new'}/"),
+        (tmp_path / "existing", str(tmp_path / "existing")),
+    ):
+        if not out.endswith("/"):
+            folder.mkdir()
+        made = subprocess.run(
+            [MARKETINTEL, "report", "quant-briefing", "--out", out], capture_output=True, text=True, timeout=120
+        )
+        assert made.returncode == 0, made.stderr
+        (written,) = folder.iterdir()
+        assert re.fullmatch(r"quant-briefing-\d{4}-\d{2}-\d{2}\.pdf", written.name), written
+        assert made.stdout.startswith(f"wrote {written} (") and "Quant Briefing" in read(written.read_bytes()).text
+
+
 def test_a_letter_the_font_cannot_draw_is_shown_as_a_square_not_left_blank() -> None:
     """An adversarial run: a client or instrument named in Han characters printed blank (the
     font has no glyph for them), so a reader could not tell a name was there. Each such
