@@ -120,7 +120,7 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
     view = _delisting(conn, day, open_positions, count_of)
     market = view.with_carried(market_days(conn, day, list(open_positions), count_of=count_of))
     cash = ledger.cash_balance(conn, portfolio_id)
-    paid = _ex_dividend(conn, portfolio_id, set(open_positions), splits, day, count_of)
+    paid = _ex_dividend(conn, portfolio_id, set(open_positions), trades, splits, day, count_of)
     positions, discounts = [], {}
     for symbol, position in sorted(open_positions.items()):
         price, flags, discount = _priced(view, market.get(symbol), position)
@@ -170,7 +170,13 @@ def _delisting(conn: Connection, day: date, open_positions: dict[str, ledger.Pos
 
 
 def _ex_dividend(
-    conn: Connection, portfolio_id: str, symbols: set[str], splits: list[Split], day: date, count_of: date
+    conn: Connection,
+    portfolio_id: str,
+    symbols: set[str],
+    trades: list[ledger.LedgerRow],
+    splits: list[Split],
+    day: date,
+    count_of: date,
 ) -> dict[str, Decimal]:
     """By symbol, the dividend per share the close of `day` still holds and the portfolio's
     cash holds too: the notices with an ex-date after `day` and on or before the current
@@ -178,9 +184,13 @@ def _ex_dividend(
     stage or any cash use: portfolio/dividends.py). That close is read ex-dividend, as the
     exchange's reference price on the ex-date is and as a split of the session divides it,
     so equity counts the dividend once: from 07:00 to the ex-date's close, the cash with
-    the dividend beside the close before it overstated the book by the dividend. Each
-    amount is on `count_of`'s count, as the close is (`dividends.per_share_on_count`: a
-    split of the same ex-date divides it)."""
+    the dividend beside the close before it overstated the book by the dividend. A notice
+    the portfolio is not owed (it held none of the name at the close before the ex-date:
+    shares bought on the ex-date earn no dividend) is taken off too, so those shares are
+    worth the ex-date's reference price, as their trade was priced, not the close with the
+    dividend in it (an unrealised gain of a dividend they never had). Each amount is on
+    `count_of`'s count, as the close is (`dividends.per_share_on_count`: a split of the
+    same ex-date divides it)."""
     if count_of <= day or not symbols:
         return {}
     notices = {
@@ -193,7 +203,9 @@ def _ex_dividend(
     booked = conn.execute(
         select(c.entry_id).where(c.portfolio_id == portfolio_id, c.entry_id.in_(sorted(notices)))
     ).scalars()
-    return dividends.per_share_by_symbol([notices[credited] for credited in set(booked)], splits, count_of)
+    credited, held_before = set(booked), dividends.holdings_before(trades, splits)
+    taken = [n for key, n in notices.items() if key in credited or not held_before(n["symbol"], n["action_date"])]
+    return dividends.per_share_by_symbol(taken, splits, count_of)
 
 
 def _priced(

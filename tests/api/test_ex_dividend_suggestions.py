@@ -121,6 +121,10 @@ def test_an_ex_date_is_planned_confirmed_traded_and_previewed_ex_dividend(served
     assert traded.status_code == 201, traded.text
     preview = http.get("/api/portfolio/trade/preview", params={"side": "buy", "symbol": "LIQ", "quantity": 10}).json()
     assert (preview["close"], preview["touch"]) == ("45.00", "45.10"), preview
+    # the LIQ bought on the ex-date earns no dividend: it is valued at the ex-date's reference
+    # price too, not at Friday's 50.00 (an unrealised gain of the dividend it never had)
+    (liq,) = (p for p in http.get("/api/portfolio").json()["positions"] if p["symbol"] == "LIQ")
+    assert liq["price"] == "45.00", liq
 
 
 def test_a_dividend_stored_after_the_plan_refuses_the_confirmation(served) -> None:
