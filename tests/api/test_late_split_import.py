@@ -28,15 +28,7 @@ WEDNESDAY = datetime(2026, 11, 25, 15, 0, tzinfo=UTC)
 
 
 def test_a_consolidation_that_would_break_a_clients_book_is_refused(api: Api, tmp_path: Path) -> None:
-    bought = api.acme(
-        "POST", "/api/portfolio/trade", json={"side": "BUY", "symbol": "LIQ", "quantity": 100, "price": "52.05"}
-    )
-    assert bought.status_code == 201, bought.text
-    api.clock.moment = WEDNESDAY
-    sold = api.acme(
-        "POST", "/api/portfolio/trade", json={"side": "SELL", "symbol": "LIQ", "quantity": 60, "price": "49.95"}
-    )
-    assert sold.status_code == 201, sold.text
+    portfolio, trade = _buy_monday_sell_wednesday(api)
     folder = tmp_path / "late"
     folder.mkdir()
     (folder / "prices.csv").write_text(
@@ -47,7 +39,6 @@ def test_a_consolidation_that_would_break_a_clients_book_is_refused(api: Api, tm
         before = {t.name: conn.execute(select(func.count()).select_from(t)).scalar_one() for t in _TABLES}
     with pytest.raises(InvalidInputError) as refused:
         Desk.from_settings(api.world.settings).import_files(folder)
-    portfolio, trade = sold.json()["portfolio_id"], sold.json()["trade_id"]
     assert refused.value.detail == (
         "the splits of LIQ to be stored come after trades on the old count: "
         f"{portfolio}'s SELL of 60 LIQ on 2026-11-25 ({trade}) would sell more than the 10 held on the new count "
