@@ -124,14 +124,7 @@ def test_a_no_trade_row_after_a_bonus_issues_ex_date_carries_the_close_on_the_ne
     held the old count's close: the adjusted price doubled for three sessions and fell back."""
     from store.splits import on_count, stored_splits
 
-    folder = tmp_path / "market"
-    folder.mkdir()
-    lines = ["symbol,date,close,volume"]
-    for i, day in enumerate(DAYS[:20]):
-        lines.append(f"LIQUID,{day.isoformat()},20,100000")
-        if not 10 <= i <= 14:  # two sessions left out before the ex-date (day 12), three from it
-            lines.append(f"BONUS,{day.isoformat()},{100 if i < 12 else 50},1000")
-    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    folder = _bonus_market(tmp_path)
     (folder / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio\nBONUS,{DAYS[12]},bonus,1 for 1\n")
     report = import_path(service_engine(settings), folder)
     assert report.untraded_inserted == 5 and report.corporate_actions_inserted == 1
@@ -152,14 +145,7 @@ def test_an_actions_file_imported_after_the_prices_puts_the_carried_closes_on_th
     bars refreshed, but the no-trade rows from the ex-date kept 100, a holder valued double
     for three sessions. They are put again at 50 (a new version each), as one import of
     both stores them, and the command says so."""
-    folder = tmp_path / "market"
-    folder.mkdir()
-    lines = ["symbol,date,close,volume"]
-    for i, day in enumerate(DAYS[:20]):
-        lines.append(f"LIQUID,{day.isoformat()},20,100000")
-        if not 10 <= i <= 14:  # two sessions left out before the ex-date (day 12), three from it
-            lines.append(f"BONUS,{day.isoformat()},{100 if i < 12 else 50},1000")
-    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    folder = _bonus_market(tmp_path)
     assert import_path(service_engine(settings), folder).untraded_inserted == 5
     (folder / "corporate_actions.csv").write_text(f"symbol,ex_date,kind,ratio\nBONUS,{DAYS[12]},bonus,1 for 1\n")
     result = cli("import", str(folder))
@@ -243,3 +229,17 @@ def test_a_market_that_grows_has_no_thin_day_and_a_quiet_day_stays_a_session() -
     assert [t.day for t in thin_days(pd.DataFrame(misdated, columns=["symbol", "date"]))] == [
         DAYS[20] - timedelta(days=1)
     ]
+
+
+def _bonus_market(tmp_path: Path) -> Path:
+    """A folder whose prices.csv leaves BONUS out for five sessions around the ex-date of a
+    one-for-one bonus issue (day 12): two before it, three from it; LIQUID trades daily."""
+    folder = tmp_path / "market"
+    folder.mkdir()
+    lines = ["symbol,date,close,volume"]
+    for i, day in enumerate(DAYS[:20]):
+        lines.append(f"LIQUID,{day.isoformat()},20,100000")
+        if not 10 <= i <= 14:
+            lines.append(f"BONUS,{day.isoformat()},{100 if i < 12 else 50},1000")
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    return folder
