@@ -30,7 +30,7 @@ from store.engine import service_engine
 from tests.api.conftest import Clock
 from tests.conftest import ADMIN_KEY
 from tests.portfolio.clients import announce_action
-from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
+from tests.portfolio.seed import CALENDAR, DAY, seed_long_and_avoid
 
 MONDAY = CALENDAR.next_trading_day(DAY)
 FRIDAY_NOON = datetime(2026, 11, 20, 17, 0, tzinfo=UTC)
@@ -47,21 +47,7 @@ def served(settings: Settings) -> Iterator[tuple[httpx.Client, Clock, Settings]]
     """Acme's portfolio over REST holding 1,000 OUT bought at 20 and 80,000 cash."""
     settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY), "rate_limit_unauthenticated": 100_000})
     engine = service_engine(settings)
-    seed_market(
-        engine,
-        {
-            "LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1},
-            "OUT": {"close": 20.0, "volume": 40_000, "bid": 19.9, "ask": 20.1},
-        },
-    )
-    seed_predictions(
-        engine,
-        DAY,
-        {
-            "LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1},
-            "OUT": {"score": 30.0, "action": "AVOID", "tercile": "BOTTOM"},
-        },
-    )
+    seed_long_and_avoid(engine)
     key = keystore.generate(engine, settings, "Acme Ltd", "PRO", now=FRIDAY_NOON)["api_key"]
     clock = Clock()
     clock.moment = FRIDAY_NOON

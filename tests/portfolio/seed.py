@@ -89,3 +89,23 @@ def seed_predictions(
                 for s, p in signals.items()
             ],
         )
+
+
+def seed_long_and_avoid(engine: Engine) -> None:
+    """The morning suggestions' market: LIQ (50, LONG in the TOP tercile) and OUT (20, AVOID),
+    both liquid with a 0.2 spread, predicted on DAY."""
+    seed_market(
+        engine,
+        {
+            "LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1},
+            "OUT": {"close": 20.0, "volume": 40_000, "bid": 19.9, "ask": 20.1},
+        },
+    )
+    seed_predictions(
+        engine,
+        DAY,
+        {
+            "LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1},
+            "OUT": {"score": 30.0, "action": "AVOID", "tercile": "BOTTOM"},
+        },
+    )

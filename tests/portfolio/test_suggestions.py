@@ -23,7 +23,7 @@ from store import tables
 from store.engine import service_engine
 from store.history import append_history
 from tests.portfolio.clients import announce_action
-from tests.portfolio.seed import CALENDAR, DAY, price_row, seed_market, seed_predictions
+from tests.portfolio.seed import CALENDAR, DAY, price_row, seed_long_and_avoid, seed_market, seed_predictions
 
 MONDAY = CALENDAR.next_trading_day(DAY)
 MORNING = datetime(2026, 11, 23, 12, 30, tzinfo=UTC)  # 07:30 exchange time
@@ -33,21 +33,7 @@ AFTER_CLOSE = datetime(2026, 11, 23, 21, 1, tzinfo=UTC)
 @pytest.fixture
 def store(settings: Settings):
     engine = service_engine(settings)
-    seed_market(
-        engine,
-        {
-            "LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1},
-            "OUT": {"close": 20.0, "volume": 40_000, "bid": 19.9, "ask": 20.1},
-        },
-    )
-    seed_predictions(
-        engine,
-        DAY,
-        {
-            "LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1},
-            "OUT": {"score": 30.0, "action": "AVOID", "tercile": "BOTTOM"},
-        },
-    )
+    seed_long_and_avoid(engine)
     acme = open_client_portfolio(engine, "acme")
     move_cash(engine, acme, "100000", now=MORNING)
     other = open_client_portfolio(engine, "other")
