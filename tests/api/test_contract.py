@@ -138,7 +138,9 @@ def cli_answers(api: Api, walk: TypedWalk) -> list[tuple[str, Any]]:
     for command, kind in commands:
         result = CliRunner().invoke(app, command)
         assert result.exit_code == 0, (command, result.output)
-        body = json.loads(result.output[result.output.index("{") :])
+        # stdout alone (`output` mixes stderr in): log lines, which go to stderr, may carry a
+        # "{" of their own; `stage run` prints its status line before the JSON
+        body = json.loads(result.stdout[result.stdout.index("{") :])
         walk.python(body, kind, f"cli {' '.join(command[:2])}")
         printed.append((f"cli {' '.join(command[:2])}", body))
     return printed
