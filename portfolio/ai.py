@@ -45,7 +45,7 @@ from portfolio import dividends, ledger
 from portfolio.book import BookDay, Mandate, Outlook, plan_book
 from portfolio.delisting import Absence, DelistedRecord, DelistingRule, book_view, stored_absences, stored_rule
 from portfolio.dividends import DividendBook, DividendCredit
-from portfolio.executor import DayPlan, Execution, Lapse, Order, Signal, Skip, fill_orders
+from portfolio.executor import DayPlan, Execution, Lapse, Order, Signal, Skip, fill_orders, split_adjusted
 from portfolio.ledger import AI_PORTFOLIO, CheckedTrade, TradeRequest
 from portfolio.market import known_persistence, market_days
 from portfolio.rails import MarketDay, Valuation
@@ -53,7 +53,7 @@ from portfolio.rows import CashEntry, CreditedDividend, LedgerRow, PortfolioDayR
 from store import tables
 from store.history import append_history, current_rows
 from store.instruments import instrument_types
-from store.splits import Split, factor_between, stored_splits
+from store.splits import Split, stored_splits
 
 OPENING_ENTRY = "AI:opening-cash"
 
@@ -424,33 +424,6 @@ def decide_day(inputs: DayInputs, fees: FeeSchedule, mandate: Mandate) -> DayDec
         "summary": executed.summary(),
     }
     return DayDecision(opening, credited, checked, executed, day_row)
-
-
-def split_adjusted(orders: list[Order], splits: list[Split], decided_on: str | None, day: date) -> list[Order]:
-    """The pending orders on the share count of `day`: an order decided before a split whose
-    ex-date falls after its decision and on or before the fill is for `factor` times as many
-    shares (rounded down: a consolidation never asks to sell more than the book holds) at
-    1/factor of the price; its rationale says so. Without this a sell planned before a 1:2
-    consolidation asked the next session for twice the shares held and failed the day."""
-    if decided_on is None:
-        return orders
-    since = date.fromisoformat(decided_on)
-    out = []
-    for order in orders:
-        factor = factor_between(splits, order.symbol, since, day)
-        if factor == 1.0:
-            out.append(order)
-            continue
-        note = f"adjusted for a split of {factor:g} shares per share (ex-date after the decision)"
-        out.append(
-            replace(
-                order,
-                quantity=int(order.quantity * factor),
-                price=(order.price / Decimal(str(factor))).quantize(Decimal("0.000001")),
-                rationale={**order.rationale, "split_adjustment": note},
-            )
-        )
-    return [o for o in out if o.quantity > 0]
 
 
 def _opening(inputs: DayInputs, close: datetime) -> CashEntry | None:

@@ -29,8 +29,8 @@ re-decide `decided_frame`'s rows and read them back with `with_signals`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -46,10 +46,12 @@ from models.decisions import BOOK_NAMES, HORIZON, decide
 from models.walkforward import WalkForwardConfig, walk_forward
 from portfolio.book import BookDay, Mandate, Outlook, plan_book
 from portfolio.delisting import READINGS, Absence, BookView, DelistingRule, book_view
-from portfolio.executor import Execution, Order, Signal, fill_orders
+from portfolio.executor import Execution, Order, Signal, fill_orders, split_adjusted
+from portfolio.ledger import split_quantity
 from portfolio.rails import TRAPPED, MarketDay, exit_state
 from portfolio.track_record import COST_PARTS, TrackRecord, breakdown, daily_returns, equal_weight_liquid, statistics
 from portfolio.track_record import by_year as yearly
+from store.splits import Split, factor_between
 
 FILL_DESCRIPTIONS = {
     "costed": "next session, cost model",
@@ -205,6 +207,11 @@ class PreparedDay:
     # The date of the last row of each name carried without one on the day (its close and
     # no trades): what the delisting rule counts from (portfolio/delisting.py).
     last_rows: dict[str, date] = field(default_factory=dict)
+    # The splits with an ex-date after the day before and on or before this one, where each
+    # day's market is on its own share count (the null record's replay of stored bars,
+    # views/null_record.py): a replay puts what it holds and has pending on this day's
+    # count (`_Replay.on_count`). Empty where the prices are split-adjusted (`prepare_days`).
+    splits: tuple[Split, ...] = ()
 
 
 def decided_frame(
@@ -239,7 +246,7 @@ def with_signals(days: list[PreparedDay], decided: pd.DataFrame) -> list[Prepare
     signals: dict[date, dict[str, Signal]] = {}
     for day, signal in _signals(decided):
         signals.setdefault(day, {})[signal.symbol] = signal
-    return [PreparedDay(d.day, d.market, signals.get(d.day, {}), d.persistence, d.last_rows) for d in days]
+    return [replace(d, signals=signals.get(d.day, {})) for d in days]
 
 
 def prepare_days(
@@ -264,20 +271,23 @@ def prepare_days(
 
 
 def carried_forward(
-    priced: Iterable[tuple[date, dict[str, MarketDay]]],
+    priced: Iterable[tuple[date, dict[str, MarketDay]]], splits: Sequence[Split] = ()
 ) -> Iterator[tuple[dict[str, MarketDay], dict[str, date]]]:
     """Each day's market of `priced` (days in date order, each with the names priced on it)
     with every name priced on an earlier day and not on this one carried at its last close
-    with no trades, and the date of each carried name's last row: what the delisting rule
-    counts from (portfolio/delisting.py). The one carry of the backtest's days
-    (`prepare_days`) and the null record's replay (views/null_record.py `replay_of`)."""
+    with no trades (on the day's share count: divided by `factor_between` the `splits`
+    since its last row; none for prices already split-adjusted), and the date of each
+    carried name's last row: what the delisting rule counts from (portfolio/delisting.py).
+    The one carry of the backtest's days (`prepare_days`) and the null record's replay
+    (views/null_record.py `replay_of`)."""
     last_seen: dict[str, MarketDay] = {}
     last_row: dict[str, date] = {}
     for day, today in priced:
         market, carried = dict(today), {}
         for symbol, seen in last_seen.items():
             if symbol not in today:
-                market[symbol] = MarketDay(symbol, seen.close, 0, seen.adv_20)
+                close = seen.close / factor_between(splits, symbol, last_row[symbol], day)
+                market[symbol] = MarketDay(symbol, close, 0, seen.adv_20)
                 carried[symbol] = last_row[symbol]
         last_row.update(dict.fromkeys(today, day))
         last_seen.update(today)
@@ -339,7 +349,9 @@ def run_backtest(
     `prepare_days` made of them at the same fee rate and number of names (a grid of books
     reuses them). A held name without a row for `delisting.after_sessions` sessions is
     delisted (portfolio/delisting.py; default: DelistingRule()): out of the book's names,
-    valued by the rule's reading, listed in `delistings`."""
+    valued by the rule's reading, listed in `delistings`. On a day with `splits` (a
+    PreparedDay's) the holdings and pending orders go onto its share count first
+    (`_Replay.on_count`)."""
     if fills not in FILL_MODES:
         raise ValueError(f"fills must be one of {FILL_MODES}, not {fills!r}")
     fees, mandate = fees or FeeSchedule(), mandate or Mandate()
@@ -381,10 +393,13 @@ class _Replay:
     delistings: _Episodes = field(default_factory=lambda: _Episodes())
 
     def day(self, number: int) -> dict:
-        """One day: the pending orders fill, the book plans on the names it holds (the
-        delisted left out), and the day's curve row."""
+        """One day: the holdings and pending orders on its share count, the pending orders
+        fill, the book plans on the names it holds (the delisted left out), and the day's
+        curve row."""
         prepared, fills, result = self.days[number], self.fills, self.result
         day, today = prepared.day, prepared.market
+        if number and prepared.splits:
+            self.on_count(self.days[number - 1].day, day, prepared.splits)
         filled_before = len(self.trades)
         spent = {part: 0.0 for part in COST_PARTS}
         traded = 0.0
@@ -424,6 +439,20 @@ class _Replay:
             "delisted": len(view.delisted),
             **{f"delisted_{reading}": view.value(reading) for reading in READINGS},
         }
+
+    def on_count(self, since: date, day: date, splits: Sequence[Split]) -> None:
+        """The holdings and the orders pending since `since` on `day`'s share count, by the
+        `splits` with an ex-date after `since` and on or before `day` (store/splits.py
+        `factor_between`), as the live book has them: the whole shares the ledger keeps
+        (`ledger.split_quantity`) and its pending orders adjusted (`split_adjusted`)."""
+        for symbol in {s.symbol for s in splits} & self.held.keys():
+            kept = split_quantity(self.held[symbol], factor_between(splits, symbol, since, day))
+            if kept > 0:
+                self.held[symbol] = kept
+            else:
+                del self.held[symbol]
+        if self.pending:
+            self.pending = split_adjusted(self.pending, splits, since.isoformat(), day)
 
     def _absences(self, number: int) -> dict[str, Absence]:
         """Each held name without a row on day `number`: its last row and the sessions since."""

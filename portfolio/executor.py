@@ -25,8 +25,9 @@ same-close comparison the backtest prints beside the real one).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date
 from decimal import Decimal
 from typing import Required, TypedDict
 
@@ -35,6 +36,7 @@ from market.money import Fraction, Money, Price
 from market.plain import JsonValue
 from models.reasons import ServedReasons
 from portfolio.rails import EntryCheckJson, ExitStateJson, MarketDay, exit_state
+from store.splits import Split, factor_between
 
 CENT = MONEY
 
@@ -280,8 +282,6 @@ def estimate(side: str, quantity: int, day: MarketDay, fees: FeeSchedule, realis
 
 
 def _whole(session):  # noqa: ANN001, ANN202 - the estimate ignores the participation cap (the fill applies it)
-    from dataclasses import replace
-
     return replace(session, volume=max(session.volume, 1) * 10**9) if session.volume > 0 else session
 
 
@@ -396,9 +396,36 @@ def fill_orders(
     return run
 
 
-def _relabel(done, requested: int, reason: str):  # noqa: ANN001, ANN202 - a Fill
-    from dataclasses import replace
+def split_adjusted(orders: list[Order], splits: Sequence[Split], decided_on: str | None, day: date) -> list[Order]:
+    """The pending orders on the share count of `day`: an order decided before a split whose
+    ex-date falls after its decision and on or before the fill is for `factor` times as many
+    shares (rounded down: a consolidation never asks to sell more than the book holds) at
+    1/factor of the price; its rationale says so. Without this a sell planned before a 1:2
+    consolidation asked the next session for twice the shares held and failed the day. The
+    AI book's pending orders (portfolio/ai.py) and a replay's over stored splits
+    (portfolio/backtest.py `_Replay.on_count`) read it."""
+    if decided_on is None:
+        return orders
+    since = date.fromisoformat(decided_on)
+    out = []
+    for order in orders:
+        factor = factor_between(splits, order.symbol, since, day)
+        if factor == 1.0:
+            out.append(order)
+            continue
+        note = f"adjusted for a split of {factor:g} shares per share (ex-date after the decision)"
+        out.append(
+            replace(
+                order,
+                quantity=int(order.quantity * factor),
+                price=(order.price / Decimal(str(factor))).quantize(Decimal("0.000001")),
+                rationale={**order.rationale, "split_adjustment": note},
+            )
+        )
+    return [o for o in out if o.quantity > 0]
 
+
+def _relabel(done, requested: int, reason: str):  # noqa: ANN001, ANN202 - a Fill
     return replace(
         done,
         requested=requested,

@@ -17,6 +17,10 @@ What a replay reads, each part once for all the days (not one query per day):
 - the signal's persistence known on each day (`portfolio.market.persistence_known_over`),
   which the book weighs a trade's hold with (portfolio/book.py `Outlook`);
 - which symbols are ordinary shares (the instruments' types);
+- the splits with an ex-date over the days (`store.splits.stored_splits`): each day's
+  market is on its own share count, so every book's holdings and pending orders go onto
+  the new count from the ex-date on, as the live book's do (`portfolio.backtest.PreparedDay`'s
+  `splits`);
 - the equal-weighted liquid universe's daily returns over the days (the caller's, from
   views/track_record.py `Benchmarks`).
 
@@ -64,6 +68,7 @@ from portfolio.track_record import NullRecord
 from store import tables
 from store.history import current_rows, newest_ids
 from store.instruments import instrument_types
+from store.splits import Split, stored_splits
 
 NULL_PARTS = (
     (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO),
@@ -158,12 +163,15 @@ def replay_of(
     fees: FeeSchedule,
     cash: float,
     delisting: DelistingRule | None = None,
+    splits: tuple[Split, ...] = (),
 ) -> Replay:
     """The replay of the executed days' reads (in date order): each day's served
     predictions on its market, decided at the fee schedule's rate; a name priced on an
     earlier day and not on this one carries its last close with no trades and the date of
     its last row, as the backtest's days do (`carried_forward`), so `delisting` delists a
-    held name whose rows end on the day the backtest would."""
+    held name whose rows end on the day the backtest would. `splits`: the stored splits
+    over the days, each given to the day of its ex-date or the first after it (and to the
+    carry), so every book's holdings and orders are on each day's share count."""
     mandate = Mandate()
     rows = [
         {**p, "date": day, **_market_columns(read.market[p["symbol"]]), "ordinary": ordinary.get(p["symbol"], True)}
@@ -176,12 +184,14 @@ def replay_of(
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     decided = decided_frame(frame, float(fees.rate), HORIZON, mandate.names) if rows else frame
     by_day = dict(iter(decided.groupby("date", sort=True)))
-    carried = carried_forward((day, read.market) for day, read in reads.items())
-    days = []
+    carried = carried_forward(((day, read.market) for day, read in reads.items()), splits)
+    days: list[PreparedDay] = []
     for (day, read), (market, last_rows) in zip(reads.items(), carried, strict=True):
         rows_of_day = by_day.get(day)
         signals = signals_of(rows_of_day) if rows_of_day is not None else {}
-        days.append(PreparedDay(day, market, signals, read.persistence, last_rows))
+        since = days[-1].day if days else day  # the first day: nothing held yet
+        split = tuple(s for s in splits if since < s.ex_date <= day)
+        days.append(PreparedDay(day, market, signals, read.persistence, last_rows, split))
     return Replay(days, decided, fees, mandate, "costed", float(cash), HORIZON, delisting)
 
 
@@ -295,8 +305,10 @@ class NullRecords:
             )
         ordinary = {symbol: is_ordinary(kind) for symbol, kind in instrument_types(conn).items()}
         # the live book's delisting rule (portfolio/delisting.py), with the store's settlements
-        rule = stored_rule(conn, get_settings(), max(reads), {s for r in reads.values() for s in r.market})
-        return against_nulls(replay_of(reads, ordinary, fees, cash, rule), self.plan, benchmark)
+        symbols = {s for r in reads.values() for s in r.market}
+        rule = stored_rule(conn, get_settings(), max(reads), symbols)
+        splits = tuple(stored_splits(conn, max(reads), symbols, after=min(reads)))
+        return against_nulls(replay_of(reads, ordinary, fees, cash, rule, splits), self.plan, benchmark)
 
     def _state(self, key: tuple) -> _State:
         with self._lock:

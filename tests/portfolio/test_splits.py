@@ -273,8 +273,7 @@ def test_an_order_decided_before_a_split_fills_on_the_new_count() -> None:
     from datetime import date
     from decimal import Decimal
 
-    from portfolio.ai import split_adjusted
-    from portfolio.executor import Order
+    from portfolio.executor import Order, split_adjusted
     from store.splits import Split
 
     sell = Order("S6", "SELL", 11064, Decimal("2.50"), Decimal("0"), {"reason": "turned AVOID"})

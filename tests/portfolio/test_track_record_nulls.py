@@ -8,6 +8,7 @@ touches a replayed day arrives."""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from sqlalchemy import Engine
 
 import views.null_record
 from market.fees import FeeSchedule
+from market.settings import Settings
 from portfolio.backtest import _market_day, run_backtest
 from portfolio.delisting import DelistingRule
 from portfolio.ledger import AI_PORTFOLIO
@@ -270,3 +272,103 @@ def test_the_null_records_replay_delists_a_name_whose_rows_end_as_the_backtest_d
     assert delisted and delisted[0][0] == best
     assert [(e["symbol"], e["delisted_on"]) for e in replayed.delistings] == delisted
     assert replayed.curve.equity.iloc[-1] == pytest.approx(backtest.curve.equity.iloc[-1])
+
+
+SPLIT_NAMES = {f"N{i}": 50.0 + i for i in range(6)}
+
+
+def split_market(settings: Settings, ex_date: int) -> Engine:
+    """The AI book decides to buy six names on DAY and holds them five sessions while every
+    close rises 0.2% a session; N0 splits 2-for-1 on session `ex_date` (its close halved,
+    its volume doubled)."""
+    from portfolio.ai import execute_day
+    from store.engine import service_engine
+    from tests.portfolio.seed import DAY, seed_market
+
+    engine = service_engine(settings)
+    bars = {s: {"close": c, "volume": 400_000, "bid": c - 0.05, "ask": c + 0.05} for s, c in SPLIT_NAMES.items()}
+    seed_market(engine, bars, history=30)
+    days = [CALENDAR.add_trading_days(DAY, i) for i in range(6)]
+    _predict_split_names(engine, DAY)
+    execute_day(engine, settings, DAY)
+    for n, day in enumerate(days[1:], 1):
+        rows = []
+        for symbol, close in SPLIT_NAMES.items():
+            factor = 2 if symbol == "N0" and day >= days[ex_date] else 1
+            moved = close * (1 + 0.002 * n) / factor
+            half = 0.05 / factor
+            rows.append(price_row(symbol, day, moved, 400_000 * factor, moved - half, moved + half, cents=False))
+        with engine.begin() as conn:
+            append_history(conn, tables.eod_prices, rows)
+            if day == days[ex_date]:
+                split = {"symbol": "N0", "action_date": day, "kind": "SPLIT", "amount": 2.0, "detail": {}}
+                append_history(conn, tables.corporate_actions, [{**split, "source": "test"}])
+        _predict_split_names(engine, day)
+        execute_day(engine, settings, day)
+    return engine
+
+
+def _predict_split_names(engine: Engine, day: date) -> None:
+    rows = [
+        {
+            "symbol": symbol,
+            "trading_date": day,
+            "model_id": "m",
+            "horizon_days": 5,
+            "predicted_return": 0.02 - 0.001 * i,
+            "p_up": 0.6 - 0.01 * i,
+            "score": 60.0 - i,
+            "action": "LONG",
+            "weight": 0.95 / 15,
+            "tercile": "TOP",
+            "layer1_p_up": 0.5,
+            "layer1_backend": "test",
+            "held_edge": 0.02 - 0.001 * i,
+            "round_trip_cost": 0.02,
+            "decision_reason": "test",
+            "expected_return": 0.02 - 0.001 * i,
+            "raw_score": 0.1 - 0.01 * i,
+        }
+        for i, symbol in enumerate(SPLIT_NAMES)
+    ]
+    with engine.begin() as conn:
+        append_history(conn, tables.predictions, rows)
+
+
+@pytest.mark.parametrize("ex_date", [3, 1], ids=["held", "pending"])
+def test_a_split_is_no_loss_in_the_replayed_or_the_null_books(settings: Settings, ex_date: int) -> None:
+    """The AI book holds N0 through a 2-for-1 split (or its buy, decided on DAY, fills on the
+    ex-date, on the new count): the executed record, the replayed model book and every null
+    book (six names, each book holds them all) return the same, a little under the market's
+    1% for the costs of buying. The replay kept the old count at the halved close, so the
+    model book and every null book lost half of N0 (-3.25% where the executed record had
+    -0.06%) and the note blamed fills and dividends."""
+    from views.track_record import ai_track_series
+
+    engine = split_market(settings, ex_date)
+    with engine.connect() as conn:
+        record = ai_track_record(conn, settings.ai_starting_cash, nulls=NullRecords(FIXED))
+        band = ai_track_series(conn, settings.ai_starting_cash, nulls=NullRecords(FIXED))["nulls"]
+    nulls = record.nulls
+    assert record.total_return is not None and abs(record.total_return) < 0.005
+    assert nulls.model_total_return == record.total_return and "the replay earned the same" in nulls.note
+    assert band is not None and len(band["days"]) == 6
+    assert min(band["fixed_random_low"]) > -0.005 and band["fixed_random_high"][-1] < 0.01, band
+    assert band["model"][-1] == pytest.approx(nulls.model_total_return, abs=1e-4)
+
+
+def test_a_name_carried_over_its_split_is_carried_on_the_new_count() -> None:
+    """A name without rows past the market's lookback (carried by the replay at its last
+    close) splits 2-for-1 while it has none: from the ex-date its close is carried halved,
+    as the holding is doubled, so the book is worth what it was (not twice its position)."""
+    from portfolio.backtest import carried_forward
+    from portfolio.rails import MarketDay
+    from store.splits import Split
+
+    days = [CALENDAR.add_trading_days(date(2026, 11, 20), i) for i in range(3)]
+    n0, n1 = MarketDay("N0", 50.0, 1_000, 50_000.0), MarketDay("N1", 10.0, 1_000, 10_000.0)
+    priced = [(days[0], {"N0": n0, "N1": n1}), (days[1], {"N1": n1}), (days[2], {"N1": n1})]
+    carried = list(carried_forward(priced, [Split("N0", days[2], 2.0)]))
+    assert [market["N0"].close for market, _ in carried] == [50.0, 50.0, 25.0]
+    assert [last_rows for _, last_rows in carried] == [{}, {"N0": days[0]}, {"N0": days[0]}]
+    assert [market["N0"].close for market, _ in carried_forward(priced)] == [50.0, 50.0, 50.0]
