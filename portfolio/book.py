@@ -16,7 +16,8 @@ than a fleeting one) applied to Qlib's TopkDropout, whose hold threshold is the 
 
 - **Exits**: a held name is sold under the exit rail (portfolio/executor.plan_exit) when it
   turned AVOID (any day), or, on a rebalance day, when it is expected to lose more over
-  the hold than its round trip (leaving it and entering an average name) costs.
+  the hold than its round trip (leaving it and entering an average name) costs. A plan
+  sells a name once (`_sell`): what the rail leaves of it is neither trimmed nor replaced.
 - **Trims, on rebalance days**: a position that drifted above `trim` slots (a winner that
   grew) is sold back to its slot, the proceeds going to the slots below theirs: the
   mandate's largest weight, a risk budget (one name's idiosyncratic risk grows with the
@@ -163,6 +164,7 @@ class _Planning:
     booking: PriceRule | None = None
     slot: float = 0.0
     reserve: int = field(default=0)  # reserve names bought in this plan
+    selling: set[str] = field(default_factory=set)  # names this plan sells (or tried to): one exit per name
 
     def signal(self, symbol: str) -> Signal | None:
         return self.signals.get(symbol)
@@ -180,7 +182,8 @@ def plan_book(
     realistic: bool = True,
     outlook: Outlook = Outlook(),
 ) -> DayPlan:
-    """The day's orders for the book (fills in the next session, executor.fill_orders)."""
+    """The day's orders for the book (fills in the next session, executor.fill_orders): at
+    most one per name (`_one_order_per_name`)."""
     plan = DayPlan()
     plan.liquid_equity = value_positions(float(day.cash), day.holdings, day.market).liquid_equity
     held = {s: q for s, q in day.holdings.items() if q > 0}
@@ -188,8 +191,14 @@ def plan_book(
     book.slot = mandate.exposure * plan.liquid_equity / mandate.names
     for symbol in sorted(book.held):
         _exit_if_due(book, symbol, rebalance)
-    if not rebalance:
-        return plan
+    if rebalance:
+        _rebalance(book)
+    return _one_order_per_name(plan)
+
+
+def _rebalance(book: _Planning) -> None:
+    """A rebalance day's steps after the exits: trims, top-ups, empty slots, replacements."""
+    plan, mandate = book.plan, book.mandate
     for symbol in sorted(book.held):
         _trim_if_over(book, symbol)
     _top_ups(book)
@@ -200,6 +209,19 @@ def plan_book(
             break
     for left in (c for c in candidates if c.signal.action == "LONG"):
         plan.skipped.append(Skip(left.signal.symbol, "BUY", _not_bought(book, left)))
+
+
+def _one_order_per_name(plan: DayPlan) -> DayPlan:
+    """The backstop behind the one exit per name (`_sell`) and "a name bought in the plan is
+    never sold in it": a plan with two orders for one name is a bug, refused here, where it
+    is made, rather than stored as pending orders whose fills would share one trade id
+    (portfolio/ai.py `_fill_request`: `AI-<day>-<symbol>-<side>`) and fail every later day."""
+    seen: set[str] = set()
+    for order in plan.orders:
+        if order.symbol in seen:
+            twice = [(o.side, o.quantity, o.rationale.get("reason")) for o in plan.orders if o.symbol == order.symbol]
+            raise ValueError(f"the book planned two orders for {order.symbol} in one plan: {twice}")
+        seen.add(order.symbol)
     return plan
 
 
@@ -226,35 +248,44 @@ def _exit_if_due(book: _Planning, symbol: str, rebalance: bool) -> None:
     reason = _exit_reason(book, signal, rebalance)
     if reason is None or day is None:
         return
-    book.cash += plan_exit(book.plan, signal, day, book.held[symbol], book.terms, reason=reason)
-    _sold(book, symbol)
+    _sell(book, symbol, book.held[symbol], reason)
 
 
-def _sold(book: _Planning, symbol: str) -> None:
-    """Take the shares the plan's last sell of `symbol` sells off what the book holds."""
-    book.held[symbol] -= sum(o.quantity for o in book.plan.orders if o.symbol == symbol and o.side == "SELL")
+def _sell(book: _Planning, symbol: str, quantity: int, reason: str) -> bool:
+    """The plan's one sell of `symbol` (under the exit rail), taken off what the book holds;
+    True when it was planned. The name is then the plan's to sell: it is neither trimmed nor
+    replaced in the same plan, whatever the rail left of it (a second sell would spend the
+    rail's allowance twice and its fill share the first one's trade id)."""
+    book.selling.add(symbol)
+    planned = len(book.plan.orders)
+    book.cash += plan_exit(book.plan, book.signals[symbol], book.market[symbol], quantity, book.terms, reason)
+    if len(book.plan.orders) == planned:  # TRAPPED, or left out (its price is not booked)
+        return False
+    book.held[symbol] -= book.plan.orders[-1].quantity
     if book.held[symbol] <= 0:
         del book.held[symbol]
+    return True
 
 
 def _trim_if_over(book: _Planning, symbol: str) -> None:
-    """A position past `trim` slots sold back to its slot (under the exit rail)."""
+    """A position past `trim` slots sold back to its slot (under the exit rail), unless the
+    plan already sells it."""
     signal, day, limit = book.signal(symbol), book.market.get(symbol), book.mandate.trim
-    if limit is None or signal is None or day is None or day.close <= 0:
+    if limit is None or signal is None or day is None or day.close <= 0 or symbol in book.selling:
         return
     value = book.held[symbol] * day.close
     excess = book.held[symbol] - int(math.floor(book.slot / day.close))
     if value <= limit * book.slot or excess <= 0:
         return
-    reason = f"trimmed to its slot: {value / book.slot:.1f} slots, past the mandate's {limit:g}"
-    book.cash += plan_exit(book.plan, signal, day, excess, book.terms, reason=reason)
-    _sold(book, symbol)
+    _sell(book, symbol, excess, f"trimmed to its slot: {value / book.slot:.1f} slots, past the mandate's {limit:g}")
 
 
 def _top_ups(book: _Planning) -> None:
     for symbol in sorted(book.held):
         signal, day = book.signal(symbol), book.market.get(symbol)
-        if signal is None or day is None or day.close <= 0 or _exit_reason(book, signal) is not None:
+        if signal is None or day is None or day.close <= 0 or symbol in book.selling:
+            continue
+        if _exit_reason(book, signal) is not None:
             continue
         candidate = _candidate(signal, day, book.slot, book.mandate.capacity)
         if book.held[symbol] * day.close >= TOP_UP_SHARE * book.slot or book.held[symbol] >= candidate.shares:
@@ -290,7 +321,8 @@ def _candidates(book: _Planning) -> list[Candidate]:
     out = []
     for signal in sorted(book.signals.values(), key=lambda s: (s.action != "LONG", -_edge(s), -s.score, s.symbol)):
         day = book.market.get(signal.symbol)
-        if signal.symbol in book.held or day is None or day.close <= 0 or not _eligible(signal):
+        taken = signal.symbol in book.held or signal.symbol in book.selling
+        if taken or day is None or day.close <= 0 or not _eligible(signal):
             continue
         out.append(_candidate(signal, day, book.slot, book.mandate.capacity))
     return out
@@ -339,9 +371,9 @@ def pair_round_trip(
 
 
 def _weakest(book: _Planning) -> str | None:
-    """The held name that is expected to earn least (not one bought in this plan)."""
-    buying = {o.symbol for o in book.plan.orders if o.side == "BUY"}
-    scored = [s for s in book.held if s in book.signals and s in book.market and s not in buying]
+    """The held name that is expected to earn least (not one this plan buys or sells)."""
+    planned = {o.symbol for o in book.plan.orders} | book.selling
+    scored = [s for s in book.held if s in book.signals and s in book.market and s not in planned]
     return min(scored, key=lambda s: (_edge(book.signals[s]), s)) if scored else None
 
 
@@ -358,11 +390,8 @@ def _swap(book: _Planning, candidates: list[Candidate]) -> bool:
     if not gap > cost or exit_state(leaving, book.held[weakest]).sellable_today < book.held[weakest]:
         return False
     held_edge = _edge(book.signals[weakest])
-    planned = len(book.plan.orders)
-    book.cash += plan_exit(book.plan, book.signals[weakest], leaving, book.held[weakest], book.terms, "replaced")
-    if len(book.plan.orders) == planned:  # the sale was left out (its price is not booked): no replacement
+    if not _sell(book, weakest, book.held[weakest], "replaced"):  # left out (its price is not booked)
         return False
-    del book.held[weakest]
     why = (
         f"replaces {weakest} (expected excess {held_edge:+.2%}): the gap {gap:+.2%} {book.outlook.words()} beats "
         f"the pair's round trip {cost:.2%}"
@@ -434,7 +463,7 @@ def _buy_reason(why: str, signal: Signal) -> str:
 
 
 def _not_bought(book: _Planning, candidate: Candidate) -> str:
-    scored = [s for s in book.held if s in book.signals]
+    scored = [s for s in book.held if s in book.signals and s not in book.selling]
     if not scored:
         return "LONG, but no cash or slot was left this rebalance"
     weakest = min(scored, key=lambda s: (_edge(book.signals[s]), s))

@@ -20,7 +20,7 @@ from models.decisions import decide
 from portfolio.backtest import signals_of
 from portfolio.book import BookDay, Mandate, Outlook, pair_round_trip, plan_book
 from portfolio.executor import Signal, fill_orders
-from portfolio.rails import MarketDay, value_positions
+from portfolio.rails import MarketDay, exit_state, value_positions
 
 NO_FEES = FeeSchedule(Decimal("0"), Decimal("0"))
 FEES = FeeSchedule(Decimal("0.005"), Decimal("0"))
@@ -194,11 +194,13 @@ def test_property_no_buy_takes_a_position_past_its_capacity(
         BookDay(Decimal(cash), dict(holdings), signals, days, FEES), Mandate(names=names, capacity=capacity), rebalance
     )
     after = dict(holdings)
+    assert len({o.symbol for o in plan.orders}) == len(plan.orders)  # one order per name
     for order in plan.orders:
         after[order.symbol] = after.get(order.symbol, 0) + (order.quantity if order.side == "BUY" else -order.quantity)
         assert order.quantity > 0
         if order.side == "SELL":
             assert after[order.symbol] >= 0  # never sells what it does not own
+            assert order.quantity <= exit_state(days[order.symbol], holdings[order.symbol]).sellable_today
     for symbol in {o.symbol for o in plan.orders if o.side == "BUY"}:
         assert after[symbol] <= math.floor(capacity * advs[symbol])
         assert actions[symbol] != "AVOID"
