@@ -35,8 +35,9 @@ than a fleeting one) applied to Qlib's TopkDropout, whose hold threshold is the 
 - **Capacity**: no position is larger than `capacity` of the name's ADV_20 (its daily
   traded volume; the rail's size gate allows 15%), so impact stays bounded. Where capacity
   holds names below their slots, the book buys its reserve (the eligible names ranked after
-  the LONG ones: ordinary shares passing the entry gates, not AVOID) while half a slot or
-  more is uninvested, up to twice `names`; a reserve buy says so and is counted apart from
+  the LONG ones: ordinary shares passing the entry gates, not AVOID) while what capacity
+  leaves uninvested is half a slot or more (`_capacity_shortfall`: cash that merely came in
+  buys no reserve), up to twice `names`; a reserve buy says so and is counted apart from
   the slots, and what is still uninvested stays in cash and shows in the average exposure.
 
 Every order says why in its rationale (a buy whose expected excess is negative says that
@@ -301,14 +302,13 @@ def _fill_slots(book: _Planning, candidates: list[Candidate]) -> None:
             return  # an empty slot takes a LONG name; the reserve only fills what capacity leaves
         best = candidates.pop(0)
         if _entry(book) == "slot":
-            why = f"fills an empty slot ({len(book.held) + 1} of {names})"
-        else:
-            book.reserve += 1
-            why = (
-                f"reserve {book.reserve}: capacity holds the book's {names} names below their slots, "
-                "so the next-ranked eligible name takes what is uninvested"
-            )
-        _buy(book, best, why)
+            _buy(book, best, f"fills an empty slot ({len(book.held) + 1} of {names})")
+            continue
+        why = (
+            f"reserve {book.reserve + 1}: capacity holds the book's {names} names below their slots, "
+            "so the next-ranked eligible name takes what is uninvested"
+        )
+        book.reserve += int(_buy(book, best, why))
 
 
 def _candidates(book: _Planning) -> list[Candidate]:
@@ -347,13 +347,27 @@ def _candidate(signal: Signal, day: MarketDay, slot: float, capacity: float) -> 
 
 
 def _room_for_another(book: _Planning) -> bool:
-    """Fewer names than the mandate's, or (capacity having held some below their slot) at
-    least half a slot uninvested, below twice the mandate's names."""
+    """Fewer names than the mandate's, or, below twice its names, at least half a slot that
+    capacity leaves uninvested (`_capacity_shortfall`)."""
     names = book.mandate.names
     if len(book.held) < names:
         return True
-    invested = sum(q * book.market[s].close for s, q in book.held.items() if s in book.market)
-    return len(book.held) < 2 * names and invested <= book.slot * (names - 0.5)
+    return len(book.held) < 2 * names and _capacity_shortfall(book) >= book.slot / 2
+
+
+def _capacity_shortfall(book: _Planning) -> float:
+    """What capacity keeps the book from investing: the mandate's `names` slots less what
+    the held names hold, each counted at least at its slot within capacity. With the book's
+    names held at their slots and no reserve, it is the sum over the names capacity binds of
+    their slot less their capacity; a name merely below its slot (cash that came in, a
+    price that fell) counts as full, and the reserve names held count as the slots do."""
+    full = 0.0
+    for symbol, quantity in book.held.items():
+        day = book.market.get(symbol)
+        if day is not None and day.close > 0:
+            fits = capacity_shares(book.slot, day, book.mandate.capacity) * day.close
+            full += max(quantity * day.close, fits)
+    return book.mandate.names * book.slot - full
 
 
 def _edge(signal: Signal | None) -> float:
@@ -402,9 +416,9 @@ def _swap(book: _Planning, candidates: list[Candidate]) -> bool:
     return True
 
 
-def _buy(book: _Planning, candidate: Candidate, why: str) -> None:
+def _buy(book: _Planning, candidate: Candidate, why: str) -> bool:
     """Plan a buy up to the candidate's slot within the cash and the entry gates (left out
-    where its price is not booked: `PlanTerms.booking`)."""
+    where its price is not booked: `PlanTerms.booking`); True when it was planned."""
     signal, day = candidate.signal, candidate.day
     owned = book.held.get(signal.symbol, 0)
     price, _ = estimate("BUY", 1, day, book.fees, book.realistic)
@@ -419,12 +433,12 @@ def _buy(book: _Planning, candidate: Candidate, why: str) -> None:
     if quantity <= 0 or not check.passed:
         reason = "no cash left" if quantity <= 0 else "entry gates failed: " + ", ".join(check.failed)
         plan.skipped.append(Skip(signal.symbol, "BUY", reason, gates=check.as_dict()))
-        return
+        return False
     price, fee = estimate("BUY", quantity, day, book.fees, book.realistic)
     refused = book.terms.refusal(signal.symbol, price)
     if refused is not None:  # its cash stays for the next name
         plan.left_out.append(Skip(signal.symbol, "BUY", f"{why}; left out: {refused}", gates=check.as_dict()))
-        return
+        return False
     rationale: Rationale = {
         "reason": _buy_reason(why, signal),
         **signal_dict(signal),
@@ -440,6 +454,7 @@ def _buy(book: _Planning, candidate: Candidate, why: str) -> None:
     plan.orders.append(order)
     book.held[signal.symbol] = owned + quantity
     book.cash -= order.gross + order.fees
+    return True
 
 
 def _entry(book: _Planning) -> str:

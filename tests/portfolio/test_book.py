@@ -402,3 +402,35 @@ def test_reserve_names_say_so_and_a_buy_expected_to_trail_says_why() -> None:
         "C": "reserve",
         "D": "reserve",
     }
+
+
+def _fifteen_held(adv_20: float, shares: int, reserve_spread: float = 0.002):
+    """15 LONG names held (50 each), two HOLD names that may be the reserve, cash 1,200,000."""
+    days, signals = {}, {}
+    for i in range(17):
+        s = f"N{i:02d}"
+        spread = reserve_spread if i == 15 else 0.002
+        days[s] = market(s, close=50.0, volume=400_000, adv_20=adv_20, bid=50 - 25 * spread, ask=50 + 25 * spread)
+        signals[s] = signal(s, 0.01 - i * 0.0001, "LONG" if i < 15 else "HOLD", 60.0 - i / 10)
+    held = {f"N{i:02d}": shares for i in range(15)}
+    return BookDay(Decimal(1_200_000), held, signals, days, FEES)
+
+
+def test_cash_that_came_in_buys_no_reserve_where_capacity_binds_nothing() -> None:
+    """The book holds its 15 names, each below its slot (about 4,275 shares) only because
+    cash came in; capacity (15% of ADV_20 400,000: 60,000 shares) holds none below it. The
+    cash stays a buffer: no 16th name, no reserve reason claiming capacity did it."""
+    plan = plan_book(_fifteen_held(400_000.0, 2_900), Mandate())
+    assert [o.symbol for o in plan.orders if o.symbol in ("N15", "N16")] == []
+    assert not any(o.rationale["reason"].startswith("reserve") for o in plan.orders)
+
+
+def test_the_reserve_takes_what_capacity_leaves_and_counts_only_its_buys() -> None:
+    """Capacity (15% of ADV_20 20,000: 3,000 shares) holds each of the 15 names below its
+    slot (4,370 shares) by 1,370: the reserve is bought. The first reserve name fails the
+    entry gates (a 6% spread), so the name bought is `reserve 1`, not `reserve 2`."""
+    plan = plan_book(_fifteen_held(20_000.0, 3_000, reserve_spread=0.06), Mandate())
+    assert [s.symbol for s in plan.skipped if s.reason.startswith("entry gates failed")] == ["N15"]
+    (bought,) = [o for o in plan.orders if o.side == "BUY"]
+    assert bought.symbol == "N16" and bought.rationale["entry"] == "reserve"
+    assert bought.rationale["reason"].startswith("reserve 1: capacity holds the book's 15 names below their slots")
