@@ -312,10 +312,12 @@ class UnpaidDividend:
 
 def unpaid_dividends(conn: Connection, portfolio_id: str, on: date) -> list[UnpaidDividend]:
     """The dividends credited to the portfolio (its DIVIDEND cash entries, a corrected
-    notice's entries summed) whose notice states a payment date after `on`, in payment-date
-    order. A notice without a payment date was paid at its ex-date; the dividends with an
-    ex-date on or before the last statement synchronisation are the statement's balance's
-    (`last_statement_sync`), not receivables."""
+    notice's entries summed) whose payment date is after `on`, in payment-date order: each
+    judged by its payment date alone, whenever it was credited and whatever its ex-date (a
+    T2 run ahead of its morning credits an ex-date still to come). A notice without a
+    payment date is paid at its ex-date; the dividends with an ex-date on or before the
+    last statement synchronisation are the statement's balance's (`last_statement_sync`),
+    not receivables."""
     c = tables.cash_entries.c
     synced = last_statement_sync(conn, portfolio_id)
     credited: dict[tuple[str, date], Decimal] = {}
@@ -327,7 +329,7 @@ def unpaid_dividends(conn: Connection, portfolio_id: str, on: date) -> list[Unpa
     if not credited:
         return []
     a = tables.corporate_actions.c
-    where = [a.kind == "DIVIDEND", a.symbol.in_(sorted({s for s, _ in credited})), a.action_date <= on]
+    where = [a.kind == "DIVIDEND", a.symbol.in_(sorted({s for s, _ in credited}))]
     unpaid = []
     for notice in current_rows(conn, tables.corporate_actions, where=where):
         key = (notice["symbol"], notice["action_date"])
@@ -337,7 +339,7 @@ def unpaid_dividends(conn: Connection, portfolio_id: str, on: date) -> list[Unpa
         if paid_on is not None and not key[1] <= paid_on <= key[1] + timedelta(days=366):
             paid_on = None  # before its ex-date, or a year after it: no date to trust
         if paid_on is None and not states_payment(notice["detail"]):
-            continue  # says nothing of its payment: paid at its ex-date
+            paid_on = key[1]  # says nothing of its payment: paid at its ex-date
         if paid_on is None or paid_on > on:
             unpaid.append(UnpaidDividend(key[0], key[1], paid_on, credited[key]))
     return sorted(unpaid, key=lambda u: (u.payment_date or date.max, u.symbol, u.ex_date))

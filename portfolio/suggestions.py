@@ -522,13 +522,19 @@ def confirm(
 ) -> Suggestion:
     """The trade, if the suggestion is still pending at `now` (the caller's clock, also the
     trade's executed_at) and passes the re-checks."""
-    return _decide(engine, portfolio_id, sid, now, settings, respond)
+    return _decide(engine, portfolio_id, sid, now, (settings, calendar), respond)
 
 
 def _decide(
-    engine: Engine, portfolio_id: str, sid: str, now: datetime, confirm: Settings | None, respond: Respond
+    engine: Engine,
+    portfolio_id: str,
+    sid: str,
+    now: datetime,
+    confirm: tuple[Settings, TradingCalendar] | None,
+    respond: Respond,
 ) -> Suggestion:
-    """Confirm (with the settings the re-checks read) or reject (None), answering from inside
+    """Confirm (with the settings the re-checks read and the calendar that dates `now`) or
+    reject (None), answering from inside
     the transaction (store.transactions.answered). A decision retried (its answer lost) is
     answered as the first one was and writes nothing: a confirmation of a CONFIRMED one with
     the trade its CONFIRMED event stored, a rejection of a REJECTED one with its state. Any
@@ -544,15 +550,22 @@ def _decide(
         if confirm is None:
             append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "REJECTED"}])
             return answered(suggestion.decided("REJECTED"), respond)
-        trade_id = _execute(conn, confirm, suggestion, now)
+        trade_id = _execute(conn, *confirm, suggestion, now)
         append_history(
             conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "CONFIRMED", "trade_id": trade_id}]
         )
         return answered(suggestion.decided("CONFIRMED", trade_id), respond)
 
 
-def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: datetime) -> str:
-    """The suggestion executed at its limit price after the re-checks; the trade's id."""
+def _execute(
+    conn: Connection, settings: Settings, calendar: TradingCalendar, suggestion: Suggestion, now: datetime
+) -> str:
+    """The suggestion executed at its limit price after the re-checks; the trade's id. The
+    dividends owed are credited first, through the suggestion's session or the current one
+    (`calendar.session_of(now)`), whichever is earlier: a confirmation ahead of its session
+    (Monday's, on Saturday) credits no dividend going ex in a session still to come, whose
+    holders are not yet known (a sale dated Friday may still end the holding) and whose
+    credit the next cash use from the ex-date on makes."""
     portfolio_id, symbol, quantity = suggestion.portfolio_id, suggestion.symbol, int(suggestion.quantity)
     priced = conn.execute(
         select(func.max(tables.eod_prices.c.trading_date)).where(
@@ -580,7 +593,8 @@ def _execute(conn: Connection, settings: Settings, suggestion: Suggestion, now: 
     within_band(conn, settings, symbol, suggestion.trading_date, price, LIMIT)
     shown = suggestion.fees  # what the client was shown is what it pays
     fees = fee_schedule(settings).fee((price * quantity).quantize(ledger.CENT)) if shown is None else Decimal(shown)
-    dividends.credit_dividends(conn, portfolio_id, suggestion.trading_date)  # a buy may spend them, not a reversal
+    through = min(suggestion.trading_date, calendar.session_of(now))
+    dividends.credit_dividends(conn, portfolio_id, through)  # a buy may spend them, not a reversal
     recorded = ledger.record_trade(
         conn,
         TradeRequest(

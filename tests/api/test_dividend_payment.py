@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
+from portfolio import suggestions
 from tests.api.conftest import Api, assert_problem
 from tests.api.graph import data
 from tests.portfolio.clients import announce_action
@@ -91,3 +92,74 @@ def test_a_payment_date_that_cannot_be_read_holds_the_dividend_back(api: Api) ->
     )
     taken = api.acme("POST", "/api/portfolio/cash", json={"amount": f"-{everything}"})  # corrected: paid Wednesday
     assert taken.status_code == 201 and taken.json()["balance"] == "0.00", taken.text
+
+
+FRIDAY = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)  # 10:00 exchange time
+SATURDAY = datetime(2026, 11, 21, 15, 0, tzinfo=UTC)
+MONDAY_EX = date(2026, 11, 23)  # the session of the world's pending suggestions
+MONDAY_NOTICE = "MID dividend 2.00 per share, ex-date 2026-11-23, payment 2026-12-15"
+
+
+def _friday_holder_of_mid(api: Api) -> None:
+    """Acme buys 1,000 MID on Friday; T0 then stores a 2.00 dividend of MID ex Monday, paid
+    on 12-15; the clock moves to Saturday."""
+    api.clock.moment = FRIDAY
+    bought = api.acme(
+        "POST", "/api/portfolio/trade", json={"side": "BUY", "symbol": "MID", "quantity": 1000, "price": "20.00"}
+    )
+    assert bought.status_code == 201 and bought.json()["trading_date"] == "2026-11-20", bought.text
+    announce_action(api.world.engine, "MID", "DIVIDEND", 2.0, MONDAY_EX, MONDAY_NOTICE)
+    api.clock.moment = SATURDAY
+
+
+def _dividend_entries(api: Api) -> list[dict]:
+    listed = api.acme("GET", "/api/portfolio/cash", params={"limit": 100})
+    assert listed.status_code == 200, listed.text
+    return [e for e in listed.json()["items"] if e["kind"] == "DIVIDEND"]
+
+
+def test_a_weekend_confirmation_credits_no_dividend_going_ex_on_its_session(api: Api) -> None:
+    """Confirming Monday's suggestion on Saturday credited MID's Monday dividend at once: the
+    summary showed 2,000 more cash (none of it receivable) and equity jumped by it beside
+    Friday's close with the dividend in it; a Saturday sale of the 1,000 MID (dated Friday,
+    so not held at Friday's close: the dividend is not owed) reversed nothing, and the whole
+    balance, the 2,000 included, could be withdrawn. A dividend is credited by the session
+    it goes ex in, as a manual trade or a withdrawal that weekend credits it."""
+    _friday_holder_of_mid(api)
+    before = _summary(api)
+    (suggestion,) = api.acme("GET", "/api/suggestions").json()["items"]
+    confirmed = api.acme("POST", f"/api/suggestions/{suggestion['suggestion_id']}/confirm")
+    assert confirmed.status_code == 200 and confirmed.json()["state"] == "CONFIRMED", confirmed.text
+    cost = Decimal(suggestion["limit_price"]) * int(suggestion["quantity"]) + Decimal(suggestion["fees"])
+    after = _summary(api)
+    assert Decimal(after["cash"]) == Decimal(before["cash"]) - cost  # no dividend in it
+    assert Decimal(after["equity"]) < Decimal(before["equity"])  # the fees, the spread: no dividend
+    assert _dividend_entries(api) == []
+    sold = api.acme(
+        "POST", "/api/portfolio/trade", json={"side": "SELL", "symbol": "MID", "quantity": 1000, "price": "20.00"}
+    )
+    assert sold.status_code == 201 and sold.json()["trading_date"] == "2026-11-20", sold.text
+    api.clock.moment = datetime(2026, 11, 23, 13, 0, tzinfo=UTC)  # Monday 08:00: the ex-date
+    assert api.acme("POST", "/api/portfolio/cash", json={"amount": "10.00"}).status_code == 201
+    assert _dividend_entries(api) == []  # not held at Friday's close: not owed, never credited
+    assert _summary(api)["dividends_receivable"] == "0.00"
+
+
+def test_a_dividend_credited_before_its_ex_date_is_a_receivable_until_paid(api: Api) -> None:
+    """T2 for Monday run on Saturday (a stage run ahead of its 07:00) credits Monday's
+    dividend then: the summary counted a receivable only for notices with an ex-date by
+    today, so that weekend it showed none and the 2,000 could leave before the exchange paid
+    it. Whatever credited it, a dividend is judged payable by its payment date alone."""
+    _friday_holder_of_mid(api)
+    suggestions.generate(api.world.engine, api.world.settings, MONDAY_EX, now=SATURDAY)
+    (entry,) = _dividend_entries(api)
+    assert entry["amount"] == "2000.00"
+    shown = _summary(api)
+    assert shown["dividends_receivable"] == "2000.00"
+    everything = Decimal(shown["cash"])
+    assert_problem(
+        api.acme("POST", "/api/portfolio/cash", json={"amount": f"-{everything}"}),
+        422,
+        "dividends not yet paid: 2,000.00 of MID (ex-date 2026-11-23) paid on 2026-12-15",
+        f"at most {everything - 2000:,.2f}",
+    )
