@@ -174,7 +174,10 @@ def cash_days(rows: Sequence[Row]) -> list[date]:
     trading date of a trade entered after it where that is earlier. A trade entered between
     sessions (a weekend, before the open) belongs to the session before, and so does the
     money entered before it that its cash was checked against: a Saturday deposit that paid
-    for a trade dated Friday is Friday's, or Friday would spend cash the book did not have."""
+    for a trade dated Friday is Friday's, or Friday would spend cash the book did not have.
+    The track record's rule (views/book_record.py); a statement sync reads each entry's own
+    `cash_day` (portfolio/statements.py `_cash_entries`): a broker's Friday statement holds
+    no money deposited on the Saturday, whatever was traded with it."""
     days = [cash_day(r.trade_date, r.effective_at) for r in rows]
     earliest = date.max
     for i in sorted(range(len(rows)), key=lambda i: rows[i].id, reverse=True):

@@ -670,16 +670,21 @@ def _cash_after(conn: Connection, portfolio_id: str, day: date) -> list[_CashEnt
 
 
 def _cash_entries(conn: Connection, portfolio_id: str) -> list[_CashEntry]:
-    """Each cash entry with the day it belongs to (`ledger.cash_days`)."""
+    """Each cash entry with the day it belongs to in the account a statement states
+    (`ledger.cash_day`): a trade's gross and fee on its trading date, a deposit, withdrawal,
+    dividend or reconciliation on the exchange date it took effect. Not `ledger.cash_days`,
+    the track record's rule, which moves the money entered before a trade to the trade's
+    earlier session: a Saturday deposit entered before a buy dated Friday is not in Friday's
+    statement, and read as Friday's the statement's balance replaced it."""
     c = tables.cash_entries.c
-    rows = conn.execute(ledger.dated_cash(c.id, c.amount, c.effective_at).where(c.portfolio_id == portfolio_id)).all()
+    rows = conn.execute(ledger.dated_cash(c.amount, c.effective_at).where(c.portfolio_id == portfolio_id)).all()
     return [
         {
             "amount": r.amount,
             "effective_at": r.effective_at if r.effective_at.tzinfo else r.effective_at.replace(tzinfo=UTC),
-            "day": day,
+            "day": ledger.cash_day(r.trade_date, r.effective_at),
         }
-        for r, day in zip(rows, ledger.cash_days(rows), strict=True)
+        for r in rows
     ]
 
 

@@ -746,3 +746,27 @@ def test_a_stated_average_cost_of_zero_with_nothing_bought_keeps_the_cost_basis_
         "LIQ: the statement's average cost 0.00 is no cost basis; the cost basis the book holds was kept: check the "
         "cost basis with your broker"
     ]
+
+
+@pytest.mark.parametrize("weekend_trade", [False, True], ids=["deposit-only", "deposit-and-trade"])
+def test_a_weekend_deposit_is_kept_on_top_of_the_fridays_statement(client, weekend_trade: bool) -> None:
+    """200,000 deposited on Thursday, 100,000 on Saturday, the broker's Friday statement (cash
+    200,000, no holdings) synced on Monday: 300,000. A BUY entered on the Saturday too (dated
+    Friday's session) pulled the Saturday deposit into Friday (`ledger.cash_days`, the track
+    record's rule), so the statement's balance replaced it: 200,000, the deposit gone. A
+    statement states the account's balance on its day: a deposit, withdrawal or dividend is
+    of the day it took effect, a trade's gross and fee of its trading date."""
+    engine, settings, portfolio_id = client
+    move_cash(engine, portfolio_id, "200000", now=datetime(2026, 11, 19, 14, 0, tzinfo=UTC))  # Thursday
+    saturday = datetime(2026, 11, 21, 14, 0, tzinfo=UTC)
+    move_cash(engine, portfolio_id, "100000", now=saturday)
+    if weekend_trade:
+        order = ManualTrade("buy", "LIQ", 10, 52)
+        placed = place_manual_trade(engine, settings, CALENDAR, portfolio_id, order, now=saturday)
+        assert placed.trading_date == AS_OF  # Friday's session
+    pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, [], Decimal("200000"))
+    result = import_statement(engine, settings, portfolio_id, pdf, now=datetime(2026, 11, 23, 14, 0, tzinfo=UTC))
+    assert result["status"] == "SYNCED", result
+    assert result["changes"][-1]["carried"]["cash_movements_after"] == 1  # the Saturday deposit
+    held, cash, _ = _state(engine, portfolio_id)
+    assert held == {} and cash == Decimal("300000")
