@@ -91,7 +91,10 @@ def keep_books(conn: Connection, symbols: list[str], before_id: int) -> None:
     unreplayable (`ledger.books_broken_by_splits`) on one line naming the portfolios, the
     symbols and the trades. Stored, such a split made the client's summary a 422 "ledger
     of ... sells 60 LIQ holding 10" for good, the client blamed for a late notice; the
-    store keeps every action it is given, so it is never stored."""
+    store keeps every action it is given, so it is never stored. Each affected portfolio's
+    write lock is taken before its book is read and held to the caller's commit
+    (`ledger.lock_portfolio`, inside `books_broken_by_splits`), so a sale on the old count
+    cannot commit between the check and the split's commit."""
     broken = ledger.books_broken_by_splits(conn, symbols, before_id)
     if broken:
         raise InvalidInputError(

@@ -47,7 +47,7 @@ from portfolio.rows import (
 from store import tables
 from store.history import append_history, current_rows
 from store.splits import Split, stored_splits
-from store.transactions import write_transaction
+from store.transactions import hold_lock, write_transaction
 
 AI_PORTFOLIO, HOUSE_PORTFOLIO = "AI", "HOUSE"
 ZERO = Decimal("0")
@@ -91,7 +91,18 @@ def portfolio_transaction(engine: Engine, portfolio_id: str) -> AbstractContextM
     would, but the service role may not take row locks: FOR UPDATE needs the UPDATE
     privilege, which the append-only role does not have. SQLite: BEGIN IMMEDIATE.
     """
-    return write_transaction(engine, f"portfolio:{portfolio_id}")
+    return write_transaction(engine, _lock_name(portfolio_id))
+
+
+def lock_portfolio(conn: Connection, portfolio_id: str) -> None:
+    """Take the portfolio's write lock, the one `portfolio_transaction` holds, in the
+    transaction `conn` is in (another writer's: T0's day), until that transaction ends: a
+    trade or cash movement of the portfolio waits for it, and it waits for theirs."""
+    hold_lock(conn, _lock_name(portfolio_id))
+
+
+def _lock_name(portfolio_id: str) -> str:
+    return f"portfolio:{portfolio_id}"
 
 
 def ensure_portfolio(conn: Connection, portfolio_id: str, kind: str, client_id: str | None = None) -> None:
@@ -319,11 +330,19 @@ def books_broken_by_splits(conn: Connection, symbols: Iterable[str], before_id: 
     past its ex-date on the old count (a 1-for-10 consolidation imported or delivered late,
     after a sale of 60 of the 100 bought) leaves the sale selling more than the replay
     holds, and the book unreadable for good (append-only). The line names the portfolio, the trade and what
-    is held then; empty when every book still replays."""
+    is held then; empty when every book still replays.
+
+    Each portfolio's write lock (`lock_portfolio`) is taken before its book is read, in
+    portfolio-id order, and held to the caller's commit: a sale committed while the check
+    ran, unseen by it, passed its own check on the old count (the split not yet committed)
+    and broke the book all the same. Now such a sale either commits first, and this check
+    reads it and refuses the split, or waits for the split's commit and is checked on the
+    new count."""
     t = tables.trades.c
     held = conn.execute(select(t.portfolio_id).where(t.symbol.in_(sorted(set(symbols)))).distinct()).scalars()
     lines = []
     for portfolio_id in sorted(held):
+        lock_portfolio(conn, portfolio_id)
         trades = ledger_rows(conn, portfolio_id)
         traded = {r["symbol"] for r in trades}
         try:

@@ -50,12 +50,22 @@ def write_on(conn: Connection, lock_name: str) -> Iterator[Connection]:
         conn.execution_options(sqlite_begin="IMMEDIATE")
     try:
         with conn.begin():
-            if conn.dialect.name == "postgresql":
-                conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": lock_name})
+            hold_lock(conn, lock_name)
             yield conn
     finally:
         if sqlite:
             conn.execution_options(sqlite_begin=before)
+
+
+def hold_lock(conn: Connection, lock_name: str) -> None:
+    """Take `lock_name`'s lock in the transaction `conn` is in, held until it ends: the
+    lock `write_transaction` takes, for a transaction that must also hold another writer's
+    (T0's day checking the books of the portfolios its splits touch). Postgres: the
+    transaction-scoped advisory lock on `lock_name`, waited for while another transaction
+    holds it. SQLite: nothing to take, the transaction already holds the database's one
+    write lock (BEGIN IMMEDIATE)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": lock_name})
 
 
 def transactional(conn: Connection) -> Connection:

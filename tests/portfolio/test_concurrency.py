@@ -3,18 +3,24 @@ writes atomic, so cash never goes negative and a retried Idempotency-Key execute
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, date, datetime
 from decimal import Decimal
-from threading import Barrier
+from threading import Barrier, Event
 
 import pytest
+from sqlalchemy import text
 
+from desk.desk import keep_books
+from ingest.books import append_actions
 from market.errors import ConflictError
 from market.settings import Settings
 from portfolio import ledger
 from portfolio.ledger import TradeRejected
 from portfolio.trading import ManualTrade, PlacedTrade, move_cash, open_client_portfolio, place_manual_trade
 from store.engine import build_engine
+from store.transactions import write_transaction
 from tests.portfolio.seed import CALENDAR, seed_market
 from tests.portfolio.test_manual_trades import NOW
 
@@ -74,3 +80,60 @@ def test_the_same_idempotency_key_fifty_times_at_once_trades_once(settings: Sett
         assert len(ledger.trade_rows(conn, portfolio_id)) == 1
         assert ledger.cash_balance(conn, portfolio_id) == Decimal("99500")
     engine.dispose()
+
+
+@pytest.mark.parametrize("database_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
+def test_a_split_stored_by_t0_and_a_sale_on_the_old_count_at_once_keep_the_book_replayable(settings: Settings) -> None:
+    """T0's day stores a late 1-for-10 consolidation of LIQ (ex Tuesday) and checks the books
+    (`desk.keep_books`) while a client who bought 100 LIQ on Monday sells 60 on Wednesday.
+    The check read the book without the portfolio's lock: it passed before the sale, the sale
+    passed its own check on the old count (the split not yet committed), both committed, and
+    every later valuation and trade of the book failed "sells 60 LIQ holding 10". The check
+    takes the portfolio's lock: the sale waits for T0's commit and is judged on the new count
+    (its price, the old count's, is outside the band around 500.00), and refused."""
+    engine = build_engine(settings.database_url)
+    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000}})
+    portfolio_id = open_client_portfolio(engine, "acme")
+    move_cash(engine, portfolio_id, "100000", now=datetime(2026, 11, 23, 14, 0, tzinfo=UTC))
+    buy = ManualTrade("buy", "LIQ", 100, "50.00")
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, buy, now=datetime(2026, 11, 23, 15, 0, tzinfo=UTC))
+    split = {"symbol": "LIQ", "action_date": date(2026, 11, 24), "kind": "SPLIT", "amount": 0.1, "source": "t0"}
+    checked, go = Event(), Event()
+
+    def t0_day() -> None:
+        with write_transaction(engine, "delivery:2026-11-25") as conn:
+            append_actions(conn, [{**split, "detail": {"text": "1 for 10 consolidation"}}], keep_books)
+            checked.set()
+            go.wait(10)
+
+    def sale() -> object:
+        order, moment = ManualTrade("sell", "LIQ", 60, "50.00"), datetime(2026, 11, 25, 15, 0, tzinfo=UTC)
+        try:
+            return place_manual_trade(engine, settings, CALENDAR, portfolio_id, order, now=moment)
+        except TradeRejected as exc:
+            return exc
+
+    with ThreadPoolExecutor(2) as pool:
+        stored = pool.submit(t0_day)
+        assert checked.wait(10)
+        sold = pool.submit(sale)
+        _until_waiting_or_done(engine, sold)
+        go.set()
+        stored.result(timeout=20)
+        refused = sold.result(timeout=20)
+    assert isinstance(refused, TradeRejected) and "close of 500.00" in str(refused), refused  # the new count's
+    with engine.connect() as conn:
+        assert ledger.holdings(conn, portfolio_id)["LIQ"].quantity == 10  # the book replays, on the new count
+    engine.dispose()
+
+
+def _until_waiting_or_done(engine, future: Future, seconds: float = 5.0) -> None:
+    """Return once `future` is done or another session waits for an advisory lock."""
+    waiting = text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'")
+    deadline = time.monotonic() + seconds
+    with engine.connect() as conn:
+        while not future.done() and time.monotonic() < deadline:
+            if conn.execute(waiting).scalar():
+                return
+            conn.rollback()
+            time.sleep(0.02)
