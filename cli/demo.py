@@ -155,11 +155,16 @@ def _track_record_line(settings: Settings) -> str:
     line = (
         f"AI portfolio track record over {record['days']} days: {fills} fills{why}, average exposure {held} of "
         f"equity, return {pct(record['total_return'])}, Sharpe {num(record['sharpe'])}, max drawdown "
-        f"{pct(record['max_drawdown'], 'max_drawdown')}, turnover {num(record.get('annual_turnover'))}x a year, costs "
+        f"{pct(record['max_drawdown'], 'max_drawdown')}, turnover {_turnover(record.get('annual_turnover'))}, costs "
         f"{costs.get('total', 0):,.2f}; equal-weighted liquid universe {pct(bench.get('total_return'))}"
         f"{_ratios(bench, num, cash)}{_index_part(record, pct, num, cash)} (GET /api/ai-portfolio/track-record)"
     )
     return f"{line}. {record['note']}" if cash and record.get("note") else line
+
+
+def _turnover(value: float | None) -> str:
+    """Turnover a year, or why there is none (under a year of returns: not annualised)."""
+    return "a year n/a (under a year of returns)" if value is None else f"{value:.2f}x a year"
 
 
 def _ratios(figures: dict, num, cash: bool) -> str:  # noqa: ANN001 - the formatter above

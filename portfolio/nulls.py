@@ -50,7 +50,15 @@ from models.decisions import BOOK_NAMES, HORIZON, RowFacts, decide, row_facts
 from portfolio.backtest import BacktestResult, PreparedDay, book_returns, run_backtest, summarise, with_signals
 from portfolio.book import Mandate
 from portfolio.delisting import DelistingRule
-from portfolio.track_record import NULL_BENCHMARK, NULL_FAMILIES, NullFamily, NullRecord, NullSpread, statistics
+from portfolio.track_record import (
+    NULL_BENCHMARK,
+    NULL_FAMILIES,
+    NullFamily,
+    NullRecord,
+    NullSpread,
+    statistics,
+    under_a_year,
+)
 
 DAILY_RANDOM_SEEDS = 10
 FIXED_RANDOM_SEEDS = 20
@@ -508,7 +516,9 @@ def beside_live(record: NullRecord, live_total_return: float | None) -> NullReco
     less.") over the same days (`live_total_return`: its days
     replayed on the validation record and its live days alike, as the portfolio traded
     them), and, over two days or more but fewer than SHORT_SPAN, that a short span says little
-    (under two days there are no statistics to call weak: the note already says so)."""
+    (under two days there are no statistics to call weak: the note already says so), and under
+    a year of returns why the excess annual returns are null (`under_a_year`: `statistics`
+    annualises nothing over less than a year)."""
     parts = [record.note] if record.note else []
     replayed = record.model_total_return
     if replayed is not None and live_total_return is not None:
@@ -523,4 +533,10 @@ def beside_live(record: NullRecord, live_total_return: float | None) -> NullReco
         )
     if MIN_NULL_DAYS <= record.days < SHORT_SPAN:
         parts.append(f"{record.days} days is a short span: the percentiles and ratios say little about skill.")
+    why = under_a_year(record.days)
+    if MIN_NULL_DAYS <= record.days and why:
+        parts.append(
+            f"{why[0].upper()}{why[1:]}, so the excess annual returns are null; model_total_return is the replayed "
+            "model book's return over these days."
+        )
     return replace(record, note=" ".join(parts) or None)

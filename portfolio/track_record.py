@@ -17,6 +17,13 @@ ledger valued each day, dividends and cash movements included):
   return), information ratio (mean over standard deviation of the daily active return,
   annualised: empyrical's `excess_sharpe` x sqrt(250)), beta and annual alpha (null below
   MIN_BETA_DAYS days of returns, with a `note` saying why: a regression on a few points is noise);
+- under a year of returns (fewer than YEAR_OF_RETURNS daily returns) nothing is annualised
+  (GIPS: "returns for periods of less than one year must not be annualized"): the annual
+  return, Calmar, annual turnover and costs a year, and each benchmark's annual return,
+  excess annual return and alpha are null, and the notes say why and point at the total
+  return (`under_a_year`). Volatility, Sharpe, Sortino, tracking error and the information
+  ratio stay: they scale a daily deviation by sqrt(250) or divide a daily mean by one, and
+  compound no return;
 - what the book held, so the ratios are read for what they are: `average_exposure` (the
   mean over the days of market value / equity, a fraction: 0 all cash, 1 fully invested;
   from the caller's `exposure` series), `fill_count` (the fills in the span, passed by the
@@ -88,6 +95,16 @@ NO_TRACKING = 1e-12
 # the bought-and-held null's first month of 21 sessions); below it both are null and the
 # comparison's note says why.
 MIN_BETA_DAYS = 20
+# GIPS: "returns for periods of less than one year must not be annualized". 1% in two days
+# compounds to +247% a year, and a new book's first purchases (about its equity once) over two
+# days read as 125x turnover a year. A figure a year, whether it compounds a return (the annual
+# return, Calmar on it, a benchmark's annual return, the excess annual return, alpha: the daily
+# intercept compounded over a year) or scales a span's total up to a year (turnover, costs a
+# year), needs a year of returns: this many daily returns, the sessions a year counts
+# (TRADING_DAYS_PER_YEAR). Every calendar year of this exchange's calendar holds 250 to 254
+# sessions and of the NSE files 251 to 255, so a whole calendar year (`by_year`) has its annual
+# figures and a part of one has not. Under it they are null and the notes say why.
+YEAR_OF_RETURNS = TRADING_DAYS_PER_YEAR
 # The benchmarks a record is compared with, by the key both transports use (REST's map
 # key, GraphQL's field in camelCase): the equal-weighted liquid universe and the index.
 BENCHMARKS = ("equal_weight_liquid", "index")
@@ -106,11 +123,16 @@ class CostsPaid:
     spread: Money = described("Paid to the spread: what the fills lost against the mid.")
     impact: Money = described("Paid to the square-root impact past the touch.")
     total: Money
-    share_of_equity_per_year: Fraction | None = described("A fraction.", default=None)
+    share_of_equity_per_year: Fraction | None = described(
+        f"The total over the mean equity, a year (a fraction); null under a year ({YEAR_OF_RETURNS} days) of "
+        "returns, where the total is what was paid.",
+        default=None,
+    )
 
     @classmethod
-    def of(cls, paid: CostBreakdown, mean_equity: float, years: float) -> CostsPaid:
-        share = _round(float(paid.total) / mean_equity / years)
+    def of(cls, paid: CostBreakdown, mean_equity: float, years: float | None) -> CostsPaid:
+        """`years`: the span's (None under a year of returns: no share a year, `under_a_year`)."""
+        share = None if years is None else _round(float(paid.total) / mean_equity / years)
         parts = (paid.fees, paid.spread, paid.impact, paid.total)
         return cls(*(to_cents(part) for part in parts), share_of_equity_per_year=share)
 
@@ -119,9 +141,16 @@ class CostsPaid:
 class BenchmarkComparison:
     """The book beside one benchmark over the same days (fractions; 250 trading days a year)."""
 
-    total_return: Fraction | None = None
-    annual_return: Fraction | None = None
-    excess_annual_return: Fraction | None = None
+    total_return: Fraction | None = described("The benchmark's return over the record's days.", default=None)
+    annual_return: Fraction | None = described(
+        f"The benchmark's return compounded to a year; null under a year ({YEAR_OF_RETURNS} days) of returns "
+        "(`note` says why).",
+        default=None,
+    )
+    excess_annual_return: Fraction | None = described(
+        f"The book's annual return less the benchmark's; null under a year ({YEAR_OF_RETURNS} days) of returns.",
+        default=None,
+    )
     tracking_error: Fraction | None = None
     information_ratio: float | None = None
     beta: float | None = described(
@@ -131,13 +160,35 @@ class BenchmarkComparison:
     )
     alpha: Fraction | None = described(
         "The regression's daily intercept compounded over 250 days; null below "
-        f"{MIN_BETA_DAYS} days of returns (`note` says why).",
+        f"{MIN_BETA_DAYS} days of returns and under a year ({YEAR_OF_RETURNS} days) of them (`note` says why).",
         default=None,
     )
     note: str | None = described(
-        f"Why beta and alpha are null: the days are fewer than {MIN_BETA_DAYS}, too few for a regression; else null.",
+        f"Why figures are null: beta and alpha below {MIN_BETA_DAYS} days, too few for a regression; the annual "
+        f"return, excess annual return and alpha under a year ({YEAR_OF_RETURNS} days) of returns, which are not "
+        "annualised; else null.",
         default=None,
     )
+
+
+def under_a_year(days: int) -> str | None:
+    """Why nothing is annualised over `days` daily returns (YEAR_OF_RETURNS); None from a year on."""
+    if days >= YEAR_OF_RETURNS:
+        return None
+    return (
+        f"{days} days of returns, under a year ({YEAR_OF_RETURNS}): a return over less than a year is not "
+        "annualised (GIPS)"
+    )
+
+
+def _a_year(value: Any, days: int, digits: int = 4) -> float | None:
+    """`value` rounded (`_round`) over a year of `days` or more; None under a year (`under_a_year`)."""
+    return None if under_a_year(days) else _round(value, digits)
+
+
+def _joined(*notes: str | None) -> str | None:
+    """The notes given, in order, as one; None without any."""
+    return " ".join(n for n in notes if n) or None
 
 
 def too_few_for_beta(days: int) -> str | None:
@@ -196,7 +247,7 @@ class NullFamily:
     )
     excess_annual_return: NullSpread = described(
         "The family's books' excess annual return over the equal-weighted liquid universe on closes alone "
-        "(fractions, 250 trading days a year)."
+        f"(fractions, 250 trading days a year); null under a year ({YEAR_OF_RETURNS} days) of returns."
     )
     model_percentile: float | None = described(
         "Where the replayed model book ranks among the family's books by information ratio against the "
@@ -227,7 +278,8 @@ class NullRecord:
         default=None,
     )
     model_excess_annual_return: Fraction | None = described(
-        "The replayed model book's excess annual return over the equal-weighted liquid universe on closes alone.",
+        "The replayed model book's excess annual return over the equal-weighted liquid universe on closes alone; "
+        f"null under a year ({YEAR_OF_RETURNS} days) of returns, which is not annualised (the note says so).",
         default=None,
     )
     model_information_ratio: float | None = described(
@@ -243,15 +295,16 @@ class NullRecord:
     )
     fixed_random_mean: BenchmarkComparison | None = described(
         "The replayed model book against the mean of the fixed random books (their daily returns averaged, a "
-        "benchmark like the others): its active return a year (the excess annual return), tracking error and "
-        "information ratio from the daily differences; null below two days or without fixed random books.",
+        "benchmark like the others): its active return a year (the excess annual return, null under a year of "
+        "returns), tracking error and information ratio from the daily differences; null below two days or without "
+        "fixed random books.",
         default=None,
     )
     note: str | None = described(
         "How the replayed model book's return compares with the AI portfolio's as executed (its replayed and live "
-        "days alike), why a figure is null (too few days), whether the null books were ties (each earned what the "
-        "model's book earned every day, so they cannot tell skill from the mandate); a short span says little about "
-        "skill.",
+        "days alike), why a figure is null (too few days; the excess annual returns under a year), whether the null "
+        "books were ties (each earned what the model's book earned every day, so they cannot tell skill from the "
+        "mandate); a short span says little about skill.",
         default=None,
     )
 
@@ -272,14 +325,25 @@ class TrackRecord:
     days: int
     first: date | None = None
     last: date | None = None
-    total_return: Fraction | None = None
-    annual_return: Fraction | None = None
+    total_return: Fraction | None = described("The book's return over the record's days.", default=None)
+    annual_return: Fraction | None = described(
+        f"The total return compounded to a year; null under a year ({YEAR_OF_RETURNS} days) of returns, which is "
+        "not annualised (`note` says so).",
+        default=None,
+    )
     annual_volatility: Fraction | None = None
     sharpe: float | None = None
     sortino: float | None = None
     max_drawdown: Fraction | None = None
-    calmar: float | None = None
-    annual_turnover: float | None = None
+    calmar: float | None = described(
+        f"The annual return over the maximum drawdown; null under a year ({YEAR_OF_RETURNS} days) of returns.",
+        default=None,
+    )
+    annual_turnover: float | None = described(
+        f"The value traded over the mean equity, a year; null under a year ({YEAR_OF_RETURNS} days) of returns, "
+        "where a new book's first purchases would read as many times its equity a year.",
+        default=None,
+    )
     costs: CostsPaid | None = None
     benchmarks: dict[str, BenchmarkComparison] = described(
         "By benchmark, as total returns (stored dividends reinvested at their ex-date's close, splits on one share "
@@ -311,7 +375,11 @@ class TrackRecord:
         "benchmarks describe holding cash, not skill (`note` says so in words).",
         default=None,
     )
-    note: str | None = described("Plain words when `mostly_cash` is true, else null.", default=None)
+    note: str | None = described(
+        "Plain words when `mostly_cash` is true, and under a year of returns why the figures a year are null "
+        "(total_return is the return over the days); else null.",
+        default=None,
+    )
     reason: str | None = described(
         "Why there are no statistics, when there are none: e.g. no trades or cash movements yet, or too few "
         "market days since the first.",
@@ -411,12 +479,23 @@ def statistics(
         first=_day(returns.index[0]),
         last=_day(returns.index[-1]),
         **_figures(returns),
-        **_turnover_and_costs(traded_value, mean_equity, costs, n / TRADING_DAYS_PER_YEAR),
+        **_turnover_and_costs(traded_value, mean_equity, costs, n),
         benchmarks={name: _against(returns, series) for name, series in (benchmarks or {}).items()},
         fill_count=counted,
         average_exposure=held.average_exposure,
         mostly_cash=held.mostly_cash,
-        note=held.note,
+        note=_joined(held.note, _not_annualised(n)),
+    )
+
+
+def _not_annualised(days: int) -> str | None:
+    """The record's note under a year of returns (`under_a_year`); None from a year on."""
+    why = under_a_year(days)
+    if why is None:
+        return None
+    return (
+        f"{why}, so the annual return, Calmar, annual turnover and costs a year are null, and so are each "
+        "benchmark's annual return, excess annual return and alpha; total_return is the return over these days."
     )
 
 
@@ -426,18 +505,20 @@ def _day(value: Any) -> date:
 
 
 def _figures(returns: pd.Series) -> dict[str, float | None]:
-    """Return, risk and their ratios, by empyrical (module docstring)."""
+    """Return, risk and their ratios, by empyrical (module docstring): the annual return and
+    Calmar compound the return to a year, so need a year of returns (`under_a_year`); the
+    volatility, Sharpe and Sortino scale daily figures by sqrt(250) and stay."""
     import empyrical as ep
 
-    ann = TRADING_DAYS_PER_YEAR
+    ann, n = TRADING_DAYS_PER_YEAR, len(returns)
     return {
         "total_return": _round(ep.cum_returns_final(returns)),
-        "annual_return": _round(ep.annual_return(returns, annualization=ann)),
+        "annual_return": _a_year(ep.annual_return(returns, annualization=ann), n),
         "annual_volatility": _round(ep.annual_volatility(returns, annualization=ann)),
         "sharpe": _round(ep.sharpe_ratio(returns, annualization=ann), 3),
         "sortino": _round(ep.sortino_ratio(returns, annualization=ann), 3),
         "max_drawdown": _round(max(0.0, -float(ep.max_drawdown(returns)))),
-        "calmar": _round(ep.calmar_ratio(returns, annualization=ann), 3),
+        "calmar": _a_year(ep.calmar_ratio(returns, annualization=ann), n, 3),
     }
 
 
@@ -447,13 +528,16 @@ class TurnoverAndCosts(TypedDict, total=False):
 
 
 def _turnover_and_costs(
-    traded_value: float, mean_equity: float | None, costs: CostBreakdown | None, years: float
+    traded_value: float, mean_equity: float | None, costs: CostBreakdown | None, days: int
 ) -> TurnoverAndCosts:
-    """Annual turnover and the costs paid: both need a mean equity to be measured against."""
+    """Annual turnover and the costs paid: both need a mean equity to be measured against,
+    and a year of `days` (daily returns) to be a year's (`under_a_year`: else the turnover
+    and the costs' share a year are null, the costs paid stay in money)."""
     if not mean_equity:
         return {}
+    years = None if under_a_year(days) else days / TRADING_DAYS_PER_YEAR
     return {
-        "annual_turnover": _round(traded_value / mean_equity / years, 2),
+        "annual_turnover": None if years is None else _round(traded_value / mean_equity / years, 2),
         "costs": CostsPaid.of(costs, mean_equity, years) if costs is not None else None,
     }
 
@@ -488,25 +572,39 @@ def holding(exposure: pd.Series) -> Holding:
 
 
 def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
+    """The book beside `benchmark` (module docstring): the annual and excess annual return
+    and alpha compound to a year, so need a year of returns (`under_a_year`); the tracking
+    error and information ratio scale the daily active return by sqrt(250) and stay."""
     import empyrical as ep
 
-    ann = TRADING_DAYS_PER_YEAR
+    ann, n = TRADING_DAYS_PER_YEAR, len(returns)
     aligned = benchmark.reindex(returns.index).fillna(0.0).astype(float)
     active = returns - aligned
     sd = float(active.std(ddof=1))
     own = ep.annual_return(returns, annualization=ann)
     theirs = ep.annual_return(aligned, annualization=ann)
-    note = too_few_for_beta(len(returns))
-    alpha, beta = (None, None) if note else ep.alpha_beta(returns, aligned, annualization=ann)
+    few = too_few_for_beta(n)
+    alpha, beta = (None, None) if few else ep.alpha_beta(returns, aligned, annualization=ann)
     return BenchmarkComparison(
         total_return=_round(ep.cum_returns_final(aligned)),
-        annual_return=_round(theirs),
-        excess_annual_return=_round(own - theirs),
+        annual_return=_a_year(theirs, n),
+        excess_annual_return=_a_year(own - theirs, n),
         tracking_error=_round(ep.annual_volatility(active, annualization=ann)),
         information_ratio=_round(ep.excess_sharpe(returns, aligned) * math.sqrt(ann), 3) if sd > NO_TRACKING else None,
         beta=_round(beta, 3),
-        alpha=_round(alpha),
-        note=note,
+        alpha=_a_year(alpha, n),
+        note=_joined(few, _benchmark_not_annualised(n)),
+    )
+
+
+def _benchmark_not_annualised(days: int) -> str | None:
+    """A comparison's note under a year of returns (`under_a_year`); None from a year on."""
+    why = under_a_year(days)
+    if why is None:
+        return None
+    return (
+        f"{why}, so the annual return, excess annual return and alpha are null; total_return is the benchmark's "
+        "return over these days, beside the record's."
     )
 
 

@@ -238,9 +238,14 @@ def against_null_mean(nulls: NullBooksJson) -> str:
     mean = nulls.get("fixed_random_mean")
     if not mean:
         return "no mean of fixed random books to compare with"
+    excess = statistic_pct("excess_annual_return", mean["excess_annual_return"])
+    if mean["excess_annual_return"] is None:  # under a year of returns (portfolio/track_record.py `under_a_year`)
+        excess += " a year (not annualised under a year of returns)"
+    else:
+        excess += " a year"
     earned = (
-        f"{statistic_pct('excess_annual_return', mean['excess_annual_return'])} a year against the mean of the fixed "
-        f"random books, tracking error {statistic_pct('tracking_error', mean['tracking_error'])}"
+        f"{excess} against the mean of the fixed random books, tracking error "
+        f"{statistic_pct('tracking_error', mean['tracking_error'])}"
     )
     if mean["information_ratio"] is not None:
         return f"{earned}, information ratio {ratio(mean['information_ratio'])}"

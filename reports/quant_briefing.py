@@ -256,12 +256,19 @@ def _track_record(record: TrackRecordJson, cost_model: str) -> list[Flowable]:
     table = data_table(["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"], rows)
     if columns.cash:
         return section("Track record", note, caution(record.get("note") or "The book held cash."), Spacer(0, 4), table)
+    if record.get("note"):  # under a year of returns: why the figures a year read "-"
+        return section("Track record", note, text(record["note"], SMALL), Spacer(0, 4), table)
     return section("Track record", note, table)
 
 
 def _ratio(value: float | None) -> str:
     """A ratio to two decimals, "-" without one."""
     return "-" if value is None else fixed(value, 2)
+
+
+def _times(value: float | None) -> str:
+    """A multiple ("0.37x"), "-" without one (under a year of returns: not annualised)."""
+    return "-" if value is None else f"{fixed(value, 2)}x"
 
 
 @dataclass(frozen=True)
@@ -323,7 +330,7 @@ def _book_rows(record: TrackRecordJson, columns: _BenchmarkColumns) -> list[list
             "",
             "",
         ],
-        ["Annual turnover", f"{_ratio(record.get('annual_turnover'))}x", "", ""],
+        ["Annual turnover", _times(record.get("annual_turnover")), "", ""],
         [
             "Costs paid (fees / spread / impact)",
             " / ".join(by_type(costs, CostsPaid, part) for part in ("fees", "spread", "impact")),
@@ -448,8 +455,9 @@ def _against_nulls(nulls: NullBooksJson | None, series: TrackSeries, width: floa
         ["Book", "Books", "IR: mean (lowest to highest)", "Excess a year, mean", "Model's percentile"], rows
     )
     caption = text(
-        "Information ratio and excess a year against the equal-weighted liquid universe; the model's percentile: the "
-        "share of the family's books whose information ratio is below the replayed model book's, ties counting half.",
+        'Information ratio and excess a year against the equal-weighted liquid universe (the excess "-" under a year '
+        "of returns: not annualised); the model's percentile: the share of the family's books whose information "
+        "ratio is below the replayed model book's, ties counting half.",
         SMALL,
     )
     return section("Against its null books", *kept(summary, Spacer(0, 4), chart), Spacer(0, 4), *kept(caption, table))

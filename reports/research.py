@@ -440,7 +440,7 @@ def backtest_table(results: dict):  # noqa: ANN201
         "sortino": ratio,
         "calmar": ratio,
         "max_drawdown": lambda v: fmt_pct(v, 2),
-        "annual_turnover": lambda v: f"{fmt_number(v, 1)}x",
+        "annual_turnover": lambda v: "-" if v is None else f"{fmt_number(v, 1)}x",  # None: under a year
         "average_exposure": lambda v: fmt_pct(v, 1),
         "average_names": lambda v: fmt_number(v, 1),
         "final_equity": fmt_money,

@@ -600,36 +600,41 @@ class TrackRecord(ApiModel):
             "first": "2026-08-28",
             "last": "2026-11-25",
             "total_return": 0.0123,
-            "annual_return": 0.0524,
+            "annual_return": None,
             "annual_volatility": 0.031,
             "sharpe": 1.69,
             "sortino": 2.4,
             "max_drawdown": 0.012,
-            "calmar": 4.36,
-            "annual_turnover": 1.8,
+            "calmar": None,
+            "annual_turnover": None,
             "costs": {
                 "fees": "950.00",
                 "spread": "1400.00",
                 "impact": "310.00",
                 "total": "2660.00",
-                "share_of_equity_per_year": 0.0011,
+                "share_of_equity_per_year": None,
             },
             "benchmarks": {
                 "equal_weight_liquid": {
                     "total_return": 0.004,
-                    "annual_return": 0.017,
-                    "excess_annual_return": 0.035,
+                    "annual_return": None,
+                    "excess_annual_return": None,
                     "tracking_error": 0.09,
                     "information_ratio": 0.41,
                     "beta": 0.12,
-                    "alpha": 0.031,
+                    "alpha": None,
+                    "note": "60 days of returns, under a year (250): a return over less than a year is not annualised "
+                    "(GIPS), so the annual return, excess annual return and alpha are null; total_return is the "
+                    "benchmark's return over these days, beside the record's.",
                 }
             },
             "trades": 14,
             "fill_count": 14,
             "average_exposure": 0.62,
             "mostly_cash": False,
-            "note": None,
+            "note": "60 days of returns, under a year (250): a return over less than a year is not annualised (GIPS), "
+            "so the annual return, Calmar, annual turnover and costs a year are null, and so are each benchmark's "
+            "annual return, excess annual return and alpha; total_return is the return over these days.",
             "reason": None,
         }
     )

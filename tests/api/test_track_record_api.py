@@ -4,12 +4,19 @@ AI portfolio's record carries its average exposure and fills beside the benchmar
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 
+import pytest
+
+from market.clock import TRADING_DAYS_PER_YEAR
 from portfolio.track_record import BENCHMARKS, MIN_BETA_DAYS
+from store import tables
+from store.history import append_history
 from tests.api.conftest import Api
 from tests.api.graph import data, snake
-from tests.api.world import DAY
+from tests.api.world import DAY, HISTORY_DAYS, MORNING, close_of, price_rows
+from tests.portfolio.seed import days_up_to
+from views.bars import refresh_bars
 
 HELD = "days fillCount averageExposure mostlyCash note reason trades"
 
@@ -67,3 +74,74 @@ def test_a_one_day_client_record_says_which_day_it_covers(api: Api) -> None:
     body = api.call("GET", "/api/portfolio/track-record", key).json()
     assert body["days"] == 1 and "need at least two" in body["reason"], body
     assert body["first"] == body["last"] == DAY.isoformat()
+
+
+def test_a_few_days_record_annualises_no_return_and_says_why_over_rest_and_graphql(api: Api) -> None:
+    """GIPS: a return over less than a year is not annualised (1% in two days compounds to
+    +247% a year). The world's AI book has two executed days: REST and GraphQL serve its total
+    return, a null annual return, Calmar and turnover a year, null annual figures against
+    each benchmark, and the note saying why and pointing at the total return."""
+    rest = api.acme("GET", "/api/ai-portfolio/track-record").json()
+    assert rest["days"] == 2 and rest["total_return"] is not None
+    assert rest["annual_return"] is None and rest["calmar"] is None and rest["annual_turnover"] is None
+    assert rest["costs"]["share_of_equity_per_year"] is None and rest["costs"]["total"] is not None
+    assert "under a year (250): a return over less than a year is not annualised (GIPS)" in rest["note"]
+    assert rest["note"].endswith("total_return is the return over these days.")
+    assert rest["sharpe"] is not None and rest["annual_volatility"] is not None, "not compounded: kept"
+    for name in BENCHMARKS:
+        against = rest["benchmarks"][name]
+        assert (against["annual_return"], against["excess_annual_return"], against["alpha"]) == (None, None, None)
+        assert against["total_return"] is not None and "under a year (250)" in against["note"], name
+    query = (
+        "{ aiPortfolio { trackRecord { totalReturn annualReturn calmar annualTurnover note "
+        "benchmarks { equalWeightLiquid { annualReturn excessAnnualReturn alpha note } } } } }"
+    )
+    graph = data(api, query, api.world.acme_key)["aiPortfolio"]["trackRecord"]
+    liquid = rest["benchmarks"]["equal_weight_liquid"]
+    assert graph == {
+        "totalReturn": rest["total_return"],
+        "annualReturn": None,
+        "calmar": None,
+        "annualTurnover": None,
+        "note": rest["note"],
+        "benchmarks": {
+            "equalWeightLiquid": {
+                "annualReturn": None,
+                "excessAnnualReturn": None,
+                "alpha": None,
+                "note": liquid["note"],
+            }
+        },
+    }
+
+
+YEAR_BACK = 300  # market days of the world's prices before its own HISTORY_DAYS: more than a year
+
+
+def test_a_client_record_of_more_than_a_year_has_its_annual_figures(api: Api) -> None:
+    """A client who deposited and bought more than a year of market days ago: REST serves its
+    annual return, Calmar, turnover and costs a year and each benchmark's annual figures, and
+    no note; the annual return is the total return compounded over the record's years."""
+    earlier = days_up_to(DAY, HISTORY_DAYS + YEAR_BACK)[:YEAR_BACK]
+    with api.world.engine.begin() as conn:
+        append_history(conn, tables.eod_prices, price_rows(earlier, -YEAR_BACK))
+        refresh_bars(conn)
+    opened = earlier[20]
+    api.clock.moment = datetime.combine(opened, time(18, 0), tzinfo=UTC)  # 13:00 exchange time
+    key = api.world.beta_key
+    assert api.call("POST", "/api/portfolio/cash", key, json={"amount": "100000"}).status_code == 201
+    price = f"{close_of('LIQ', 19 - YEAR_BACK) + 0.05:.2f}"  # the day before's ask
+    order = {"side": "buy", "symbol": "LIQ", "quantity": 1000, "price": price}
+    bought = api.call("POST", "/api/portfolio/trade", key, json=order)
+    assert bought.status_code == 201, bought.text
+    api.clock.moment = MORNING
+    body = api.call("GET", "/api/portfolio/track-record", key).json()
+    assert body["days"] > TRADING_DAYS_PER_YEAR and body["note"] is None, body
+    years = body["days"] / TRADING_DAYS_PER_YEAR
+    assert body["annual_return"] == pytest.approx((1 + body["total_return"]) ** (1 / years) - 1, abs=2e-4)
+    assert body["calmar"] is not None and body["annual_turnover"] is not None
+    assert body["costs"]["share_of_equity_per_year"] is not None
+    for name in BENCHMARKS:
+        against = body["benchmarks"][name]
+        assert None not in (against["annual_return"], against["excess_annual_return"], against["alpha"]), name
+        assert against["note"] is None, name

@@ -24,6 +24,7 @@ from store.engine import service_engine
 from store.history import append_history
 from tests.portfolio.seed import CALENDAR
 from views.book_record import BookState, TrackRecords, book_version, catch_up
+from views.track_record import LedgerTotals
 
 SYMBOLS = ("AAA", "BBB", "CCC", "DDD")
 FIRST = date(2026, 6, 1)  # a Monday
@@ -167,8 +168,13 @@ def test_money_and_shares_from_outside_are_flows_whichever_day_they_arrive(setti
     assert (
         record.total_return == 0 and record.max_drawdown == 0 and record.days == 10
     )  # every market day, the first from nothing before it
-    # the shares a statement brought in are not traded: no fill, and no turnover
-    assert record.fill_count == 0 and record.annual_turnover == 0
+    # the shares a statement brought in are not traded: no fill, and no value traded (turnover's numerator;
+    # ten days are under a year, so no turnover a year is served: portfolio/track_record.py `under_a_year`)
+    totals = LedgerTotals()
+    with engine.connect() as conn:
+        totals.catch_up(conn, pid, conn.scalar(select(func.max(tables.trades.c.id))))
+    assert (totals.through(MARKET[9]).fills, totals.through(MARKET[9]).traded_value) == (0, 0)
+    assert record.fill_count == 0 and record.annual_turnover is None
 
 
 def test_a_fill_after_the_last_close_joins_the_record_with_its_days_close(settings: Settings) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from market.clock import TRADING_DAYS_PER_YEAR
 from market.costs import CostBreakdown
 from portfolio.track_record import MIN_BETA_DAYS, daily_returns, equal_weight_liquid, statistics
 
@@ -32,12 +33,13 @@ def test_statistics_by_hand_and_by_the_library() -> None:
     ).as_dict()
     assert stats["total_return"] == pytest.approx(0.1979, abs=1e-4)  # 119.79 / 100 - 1
     assert stats["max_drawdown"] == pytest.approx(0.10)  # 110 -> 99
-    assert stats["annual_turnover"] == pytest.approx(500 / 100 / (5 / 250))
+    # five days are under a year: nothing a year is extrapolated from them (the next test)
+    assert stats["annual_turnover"] is None and stats["costs"]["share_of_equity_per_year"] is None
     assert stats["costs"]["total"] == 3.5
     mean, sd = np.mean(returns), np.std(returns, ddof=1)
     assert stats["sharpe"] == pytest.approx(mean / sd * math.sqrt(250), abs=1e-3)
     assert stats["sortino"] == pytest.approx(ep.sortino_ratio(returns, annualization=250), abs=1e-3)
-    assert stats["calmar"] == pytest.approx(ep.calmar_ratio(returns, annualization=250), abs=1e-3)
+    assert stats["annual_return"] is None and stats["calmar"] is None
     against = stats["benchmarks"]["b"]
     active = returns - bench
     assert against["information_ratio"] == pytest.approx(active.mean() / active.std(ddof=1) * math.sqrt(250), abs=1e-3)
@@ -45,25 +47,76 @@ def test_statistics_by_hand_and_by_the_library() -> None:
     assert against["beta"] is None and against["alpha"] is None, "five days: too few for a regression"
 
 
+def _year_of(days: int, daily: float = 0.001) -> tuple[pd.Series, pd.Series]:
+    """`days` daily returns of a book and of its benchmark, varied around `daily` and 0.0004."""
+    rng = np.random.default_rng(11)
+    index = pd.bdate_range("2025-01-06", periods=days)
+    bench = pd.Series(rng.normal(0.0004, 0.008, days), index=index)
+    return 0.8 * bench + pd.Series(rng.normal(daily, 0.004, days), index=index), bench
+
+
+def test_under_a_year_no_return_is_annualised_and_the_note_says_why() -> None:
+    """GIPS: a return over less than a year is not annualised. 1% in two days compounded to
+    a year reads as +247%; under TRADING_DAYS_PER_YEAR daily returns the annual return, Calmar,
+    turnover and costs a year, and each benchmark's annual and excess annual return and alpha
+    are null, the note says why and points at the total return; from a year on they are
+    empyrical's. Volatility, Sharpe, Sortino, tracking error and IR are not compounded: kept."""
+    two = statistics(pd.Series([0.005, 0.00498], index=DAYS[:2]), {"b": pd.Series([0.0, 0.0], index=DAYS[:2])})
+    assert two.total_return == pytest.approx(0.01, abs=1e-4) and two.annual_return is None and two.calmar is None
+    assert two.note == (
+        "2 days of returns, under a year (250): a return over less than a year is not annualised (GIPS), so the "
+        "annual return, Calmar, annual turnover and costs a year are null, and so are each benchmark's annual "
+        "return, excess annual return and alpha; total_return is the return over these days."
+    )
+    assert two.benchmarks["b"].excess_annual_return is None and two.benchmarks["b"].annual_return is None
+    assert two.benchmarks["b"].total_return == 0.0
+    short, bench = _year_of(TRADING_DAYS_PER_YEAR)
+    costs = CostBreakdown(fees=Decimal("10"), spread=Decimal("20"), impact=Decimal("5"))
+    within = statistics(short.iloc[1:], {"b": bench}, traded_value=50.0, mean_equity=100.0, costs=costs)
+    assert within.days == TRADING_DAYS_PER_YEAR - 1 and within.annual_return is None and within.calmar is None
+    assert within.annual_turnover is None and within.costs.share_of_equity_per_year is None
+    assert within.costs.total == Decimal("35.00"), "the costs paid stay, in money"
+    against = within.benchmarks["b"]
+    assert (against.annual_return, against.excess_annual_return, against.alpha) == (None, None, None)
+    assert against.beta is not None and against.tracking_error is not None and against.information_ratio is not None
+    assert against.note == (
+        "249 days of returns, under a year (250): a return over less than a year is not annualised (GIPS), so the "
+        "annual return, excess annual return and alpha are null; total_return is the benchmark's return over "
+        "these days, beside the record's."
+    )
+    assert within.sharpe is not None and within.sortino is not None and within.annual_volatility is not None
+    year = statistics(short, {"b": bench}, traded_value=50.0, mean_equity=100.0, costs=costs)
+    assert year.note is None and year.benchmarks["b"].note is None
+    assert year.annual_return == pytest.approx(ep.annual_return(short, annualization=250), abs=1e-4)
+    assert year.calmar == pytest.approx(ep.calmar_ratio(short, annualization=250), abs=1e-3)
+    assert year.annual_turnover == 0.5 and year.costs.share_of_equity_per_year == 0.35
+    mine, theirs = ep.annual_return(short, annualization=250), ep.annual_return(bench, annualization=250)
+    assert year.benchmarks["b"].annual_return == pytest.approx(theirs, abs=1e-4)
+    assert year.benchmarks["b"].excess_annual_return == pytest.approx(mine - theirs, abs=1e-4)
+    assert year.benchmarks["b"].alpha == pytest.approx(ep.alpha(short, bench, annualization=250), abs=1e-4)
+
+
 def test_beta_and_alpha_wait_for_enough_days_then_are_the_regressions() -> None:
     """A slope fitted to a few points is noise, and its daily alpha compounded over 250 days
     explodes (two days once showed a beta of -72 and an alpha of 5e21): below MIN_BETA_DAYS
-    both are null and the comparison's note says why; from it on, they are the regression's."""
+    both are null and the comparison's note says why; from it on, beta is the regression's
+    (alpha, a return a year, waits for a year of returns)."""
     rng = np.random.default_rng(7)
     days = pd.bdate_range("2026-01-05", periods=MIN_BETA_DAYS)
     bench = pd.Series(rng.normal(0.0, 0.01, MIN_BETA_DAYS), index=days)
     returns = 0.6 * bench + pd.Series(rng.normal(0.0005, 0.004, MIN_BETA_DAYS), index=days)
     short = statistics(returns.iloc[1:], {"b": bench}).benchmarks["b"]
     assert short.beta is None and short.alpha is None
-    assert short.note == (
+    assert short.note.startswith(
         f"Beta and alpha need at least {MIN_BETA_DAYS} days of returns; {MIN_BETA_DAYS - 1} here: a regression on "
-        "fewer is noise, and its daily alpha compounded to a year is meaningless."
+        "fewer is noise, and its daily alpha compounded to a year is meaningless. "
+        f"{MIN_BETA_DAYS - 1} days of returns, under a year"
     )
     assert short.tracking_error is not None and short.information_ratio is not None, "the other figures stay"
     enough = statistics(returns, {"b": bench}).benchmarks["b"]
-    assert enough.note is None
+    assert enough.note.startswith(f"{MIN_BETA_DAYS} days of returns, under a year"), "alpha waits for a year"
     assert enough.beta == pytest.approx(np.cov(returns, bench)[0, 1] / np.var(bench, ddof=1), abs=1e-3)
-    assert enough.alpha == pytest.approx(ep.alpha(returns, bench, annualization=250), abs=1e-4)
+    assert enough.alpha is None  # a year of returns: the regression's (the test above)
 
 
 def test_deposits_and_withdrawals_are_not_performance() -> None:
@@ -190,13 +243,15 @@ def test_an_invested_book_is_not_flagged_and_its_exposure_is_the_mean_over_its_d
     exposure = pd.Series([0.5, 0.9, 1.0, 1.0, 0.95, 0.9], index=DAYS)  # the first day is before the returns
     stats = statistics(returns, {"index": returns * 0.5}, exposure=exposure, fill_count=7).as_dict()
     assert stats["average_exposure"] == pytest.approx((0.9 + 1.0 + 1.0 + 0.95 + 0.9) / 5, abs=1e-4)
-    assert stats["mostly_cash"] is False and stats["note"] is None and stats["fill_count"] == 7
+    assert stats["mostly_cash"] is False and stats["fill_count"] == 7
+    assert stats["note"].startswith("5 days of returns, under a year"), "nothing of cash: only the short span"
     # nearly all cash: under the threshold on average is flagged too
     nearly = statistics(returns, {}, exposure=pd.Series(0.03, index=DAYS)).as_dict()
     assert nearly["mostly_cash"] is True and nearly["average_exposure"] == pytest.approx(0.03)
-    # without the inputs, nothing is claimed
+    # without the inputs, nothing is claimed of what the book held (the note only says the span is short)
     claimed = statistics(returns, {}).as_dict()
-    assert not {k for k in ("average_exposure", "mostly_cash", "note", "fill_count") if claimed[k] is not None}
+    assert not {k for k in ("average_exposure", "mostly_cash", "fill_count") if claimed[k] is not None}
+    assert "cash" not in claimed["note"] and claimed["note"].startswith("5 days of returns, under a year")
 
 
 def test_too_few_days_say_why() -> None:

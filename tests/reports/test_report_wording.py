@@ -97,3 +97,16 @@ def test_each_total_return_says_to_which_day() -> None:
 
     assert "Last executed day 2026-11-26 (the track record's total return runs to it)" in shown(ai)
     assert "Last executed day" not in shown({**ai, "as_of": "2026-11-26"})
+
+
+def test_a_figure_a_year_not_annualised_reads_as_a_dash_in_the_research_table() -> None:
+    """Under a year of returns the track record's figures a year are null (portfolio/track_record.py
+    `under_a_year`): the research notebooks' backtest table prints "-", never "-x" or "nan"."""
+    from types import SimpleNamespace
+
+    from reports.research import backtest_table
+
+    figures = {"total_return": 0.01, "annual_return": None, "annual_turnover": None, "calmar": None}
+    shown = backtest_table({"book": SimpleNamespace(figures=figures)}).data.set_index("figure")["book"]
+    assert shown[["annual return", "annual turnover", "calmar"]].tolist() == ["-", "-", "-"]
+    assert shown["total return"] == "+1.00%"
