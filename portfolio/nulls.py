@@ -510,15 +510,17 @@ def _pct(value: float) -> str:
     return f"{round(value, 4) + 0.0:+.2%}"
 
 
-def beside_live(record: NullRecord, live_total_return: float | None) -> NullRecord:
+def beside_live(
+    record: NullRecord, live_total_return: float | None, span: tuple[date, date] | None = None
+) -> NullRecord:
     """`record` with its note: how the replayed model book's total return compares with the
     AI portfolio's executed record ("...the AI portfolio +2.75%; the replay earned 0.73 points
     less.") over the same days (`live_total_return`: its days
     replayed on the validation record and its live days alike, as the portfolio traded
     them), and, over two days or more but fewer than SHORT_SPAN, that a short span says little
     (under two days there are no statistics to call weak: the note already says so), and under
-    a year of returns why the excess annual returns are null (`under_a_year`: `statistics`
-    annualises nothing over less than a year)."""
+    a year of returns why the excess annual returns are null (`under_a_year` over the record's
+    first and last days, `span`: `statistics` annualises nothing over less than a year)."""
     parts = [record.note] if record.note else []
     replayed = record.model_total_return
     if replayed is not None and live_total_return is not None:
@@ -533,7 +535,7 @@ def beside_live(record: NullRecord, live_total_return: float | None) -> NullReco
         )
     if MIN_NULL_DAYS <= record.days < SHORT_SPAN:
         parts.append(f"{record.days} days is a short span: the percentiles and ratios say little about skill.")
-    why = under_a_year(record.days)
+    why = under_a_year(record.days, *(span or (None, None)))
     if MIN_NULL_DAYS <= record.days and why:
         parts.append(
             f"{why[0].upper()}{why[1:]}, so the excess annual returns are null; model_total_return is the replayed "

@@ -17,7 +17,8 @@ ledger valued each day, dividends and cash movements included):
   return), information ratio (mean over standard deviation of the daily active return,
   annualised: empyrical's `excess_sharpe` x sqrt(250)), beta and annual alpha (null below
   MIN_BETA_DAYS days of returns, with a `note` saying why: a regression on a few points is noise);
-- under a year of returns (fewer than YEAR_OF_RETURNS daily returns) nothing is annualised
+- under a year of returns (fewer than YEAR_OF_RETURNS daily returns, first and last days under
+  YEAR_SPAN_DAYS apart) nothing is annualised
   (GIPS: "returns for periods of less than one year must not be annualized"): the annual
   return, Calmar, annual turnover and costs a year, and each benchmark's annual return,
   excess annual return and alpha are null, and the notes say why and point at the total
@@ -101,10 +102,17 @@ MIN_BETA_DAYS = 20
 # return, Calmar on it, a benchmark's annual return, the excess annual return, alpha: the daily
 # intercept compounded over a year) or scales a span's total up to a year (turnover, costs a
 # year), needs a year of returns: this many daily returns, the sessions a year counts
-# (TRADING_DAYS_PER_YEAR). Every calendar year of this exchange's calendar holds 250 to 254
-# sessions and of the NSE files 251 to 255, so a whole calendar year (`by_year`) has its annual
-# figures and a part of one has not. Under it they are null and the notes say why.
+# (TRADING_DAYS_PER_YEAR), or returns whose first and last days lie YEAR_SPAN_DAYS or more
+# apart. Every calendar year of this exchange's calendar holds 250 to 254 sessions and of the
+# NSE files 251 to 255; a market with fewer sessions (more holidays, or whole days without a
+# trade missing from its files: 240 a year is common) holds a whole calendar year from its
+# first session (by the 4th of January, a holiday and a weekend after New Year) to its last
+# (from the 28th of December), 358 days or more apart: so a whole calendar year (`by_year`) has
+# its annual figures on any market and a part of one has not. Under both they are null and the
+# notes say why.
 YEAR_OF_RETURNS = TRADING_DAYS_PER_YEAR
+YEAR_SPAN_DAYS = 355
+A_YEAR = f"{YEAR_OF_RETURNS} returns or {YEAR_SPAN_DAYS} calendar days"  # how the fields say it
 # The benchmarks a record is compared with, by the key both transports use (REST's map
 # key, GraphQL's field in camelCase): the equal-weighted liquid universe and the index.
 BENCHMARKS = ("equal_weight_liquid", "index")
@@ -124,7 +132,7 @@ class CostsPaid:
     impact: Money = described("Paid to the square-root impact past the touch.")
     total: Money
     share_of_equity_per_year: Fraction | None = described(
-        f"The total over the mean equity, a year (a fraction); null under a year ({YEAR_OF_RETURNS} days) of "
+        f"The total over the mean equity, a year (a fraction); null under a year ({A_YEAR}) of "
         "returns, where the total is what was paid.",
         default=None,
     )
@@ -143,12 +151,11 @@ class BenchmarkComparison:
 
     total_return: Fraction | None = described("The benchmark's return over the record's days.", default=None)
     annual_return: Fraction | None = described(
-        f"The benchmark's return compounded to a year; null under a year ({YEAR_OF_RETURNS} days) of returns "
-        "(`note` says why).",
+        f"The benchmark's return compounded to a year; null under a year ({A_YEAR}) of returns (`note` says why).",
         default=None,
     )
     excess_annual_return: Fraction | None = described(
-        f"The book's annual return less the benchmark's; null under a year ({YEAR_OF_RETURNS} days) of returns.",
+        f"The book's annual return less the benchmark's; null under a year ({A_YEAR}) of returns.",
         default=None,
     )
     tracking_error: Fraction | None = None
@@ -160,20 +167,21 @@ class BenchmarkComparison:
     )
     alpha: Fraction | None = described(
         "The regression's daily intercept compounded over 250 days; null below "
-        f"{MIN_BETA_DAYS} days of returns and under a year ({YEAR_OF_RETURNS} days) of them (`note` says why).",
+        f"{MIN_BETA_DAYS} days of returns and under a year ({A_YEAR}) of them (`note` says why).",
         default=None,
     )
     note: str | None = described(
         f"Why figures are null: beta and alpha below {MIN_BETA_DAYS} days, too few for a regression; the annual "
-        f"return, excess annual return and alpha under a year ({YEAR_OF_RETURNS} days) of returns, which are not "
+        f"return, excess annual return and alpha under a year ({A_YEAR}) of returns, which are not "
         "annualised; else null.",
         default=None,
     )
 
 
-def under_a_year(days: int) -> str | None:
-    """Why nothing is annualised over `days` daily returns (YEAR_OF_RETURNS); None from a year on."""
-    if days >= YEAR_OF_RETURNS:
+def under_a_year(days: int, first: date | None = None, last: date | None = None) -> str | None:
+    """Why nothing is annualised over `days` daily returns from `first` to `last`; None from a
+    year on: YEAR_OF_RETURNS returns, or a first and a last day YEAR_SPAN_DAYS apart."""
+    if days >= YEAR_OF_RETURNS or (first is not None and last is not None and (last - first).days >= YEAR_SPAN_DAYS):
         return None
     return (
         f"{days} days of returns, under a year ({YEAR_OF_RETURNS}): a return over less than a year is not "
@@ -181,9 +189,14 @@ def under_a_year(days: int) -> str | None:
     )
 
 
-def _a_year(value: Any, days: int, digits: int = 4) -> float | None:
-    """`value` rounded (`_round`) over a year of `days` or more; None under a year (`under_a_year`)."""
-    return None if under_a_year(days) else _round(value, digits)
+def _year_of(returns: pd.Series) -> str | None:
+    """`under_a_year` of daily `returns` (indexed by date, sorted)."""
+    return under_a_year(len(returns), _day(returns.index[0]), _day(returns.index[-1])) if len(returns) else None
+
+
+def _a_year(value: Any, why: str | None, digits: int = 4) -> float | None:
+    """`value` rounded (`_round`) over a year; None under one (`why`: `under_a_year`'s reason)."""
+    return None if why else _round(value, digits)
 
 
 def _joined(*notes: str | None) -> str | None:
@@ -247,7 +260,7 @@ class NullFamily:
     )
     excess_annual_return: NullSpread = described(
         "The family's books' excess annual return over the equal-weighted liquid universe on closes alone "
-        f"(fractions, 250 trading days a year); null under a year ({YEAR_OF_RETURNS} days) of returns."
+        f"(fractions, 250 trading days a year); null under a year ({A_YEAR}) of returns."
     )
     model_percentile: float | None = described(
         "Where the replayed model book ranks among the family's books by information ratio against the "
@@ -279,7 +292,7 @@ class NullRecord:
     )
     model_excess_annual_return: Fraction | None = described(
         "The replayed model book's excess annual return over the equal-weighted liquid universe on closes alone; "
-        f"null under a year ({YEAR_OF_RETURNS} days) of returns, which is not annualised (the note says so).",
+        f"null under a year ({A_YEAR}) of returns, which is not annualised (the note says so).",
         default=None,
     )
     model_information_ratio: float | None = described(
@@ -327,7 +340,7 @@ class TrackRecord:
     last: date | None = None
     total_return: Fraction | None = described("The book's return over the record's days.", default=None)
     annual_return: Fraction | None = described(
-        f"The total return compounded to a year; null under a year ({YEAR_OF_RETURNS} days) of returns, which is "
+        f"The total return compounded to a year; null under a year ({A_YEAR}) of returns, which is "
         "not annualised (`note` says so).",
         default=None,
     )
@@ -336,11 +349,11 @@ class TrackRecord:
     sortino: float | None = None
     max_drawdown: Fraction | None = None
     calmar: float | None = described(
-        f"The annual return over the maximum drawdown; null under a year ({YEAR_OF_RETURNS} days) of returns.",
+        f"The annual return over the maximum drawdown; null under a year ({A_YEAR}) of returns.",
         default=None,
     )
     annual_turnover: float | None = described(
-        f"The value traded over the mean equity, a year; null under a year ({YEAR_OF_RETURNS} days) of returns, "
+        f"The value traded over the mean equity, a year; null under a year ({A_YEAR}) of returns, "
         "where a new book's first purchases would read as many times its equity a year.",
         default=None,
     )
@@ -479,18 +492,17 @@ def statistics(
         first=_day(returns.index[0]),
         last=_day(returns.index[-1]),
         **_figures(returns),
-        **_turnover_and_costs(traded_value, mean_equity, costs, n),
+        **_turnover_and_costs(traded_value, mean_equity, costs, n, _year_of(returns)),
         benchmarks={name: _against(returns, series) for name, series in (benchmarks or {}).items()},
         fill_count=counted,
         average_exposure=held.average_exposure,
         mostly_cash=held.mostly_cash,
-        note=_joined(held.note, _not_annualised(n)),
+        note=_joined(held.note, _not_annualised(_year_of(returns))),
     )
 
 
-def _not_annualised(days: int) -> str | None:
-    """The record's note under a year of returns (`under_a_year`); None from a year on."""
-    why = under_a_year(days)
+def _not_annualised(why: str | None) -> str | None:
+    """The record's note under a year of returns (`why`: `under_a_year`'s); None from a year on."""
     if why is None:
         return None
     return (
@@ -510,15 +522,15 @@ def _figures(returns: pd.Series) -> dict[str, float | None]:
     volatility, Sharpe and Sortino scale daily figures by sqrt(250) and stay."""
     import empyrical as ep
 
-    ann, n = TRADING_DAYS_PER_YEAR, len(returns)
+    ann, why = TRADING_DAYS_PER_YEAR, _year_of(returns)
     return {
         "total_return": _round(ep.cum_returns_final(returns)),
-        "annual_return": _a_year(ep.annual_return(returns, annualization=ann), n),
+        "annual_return": _a_year(ep.annual_return(returns, annualization=ann), why),
         "annual_volatility": _round(ep.annual_volatility(returns, annualization=ann)),
         "sharpe": _round(ep.sharpe_ratio(returns, annualization=ann), 3),
         "sortino": _round(ep.sortino_ratio(returns, annualization=ann), 3),
         "max_drawdown": _round(max(0.0, -float(ep.max_drawdown(returns)))),
-        "calmar": _a_year(ep.calmar_ratio(returns, annualization=ann), n, 3),
+        "calmar": _a_year(ep.calmar_ratio(returns, annualization=ann), why, 3),
     }
 
 
@@ -528,14 +540,14 @@ class TurnoverAndCosts(TypedDict, total=False):
 
 
 def _turnover_and_costs(
-    traded_value: float, mean_equity: float | None, costs: CostBreakdown | None, days: int
+    traded_value: float, mean_equity: float | None, costs: CostBreakdown | None, days: int, why: str | None
 ) -> TurnoverAndCosts:
     """Annual turnover and the costs paid: both need a mean equity to be measured against,
-    and a year of `days` (daily returns) to be a year's (`under_a_year`: else the turnover
+    and a year of `days` (daily returns) to be a year's (`why`, `under_a_year`'s: else the turnover
     and the costs' share a year are null, the costs paid stay in money)."""
     if not mean_equity:
         return {}
-    years = None if under_a_year(days) else days / TRADING_DAYS_PER_YEAR
+    years = None if why else days / TRADING_DAYS_PER_YEAR
     return {
         "annual_turnover": None if years is None else _round(traded_value / mean_equity / years, 2),
         "costs": CostsPaid.of(costs, mean_equity, years) if costs is not None else None,
@@ -577,7 +589,7 @@ def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
     error and information ratio scale the daily active return by sqrt(250) and stay."""
     import empyrical as ep
 
-    ann, n = TRADING_DAYS_PER_YEAR, len(returns)
+    ann, n, why = TRADING_DAYS_PER_YEAR, len(returns), _year_of(returns)
     aligned = benchmark.reindex(returns.index).fillna(0.0).astype(float)
     active = returns - aligned
     sd = float(active.std(ddof=1))
@@ -587,19 +599,18 @@ def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
     alpha, beta = (None, None) if few else ep.alpha_beta(returns, aligned, annualization=ann)
     return BenchmarkComparison(
         total_return=_round(ep.cum_returns_final(aligned)),
-        annual_return=_a_year(theirs, n),
-        excess_annual_return=_a_year(own - theirs, n),
+        annual_return=_a_year(theirs, why),
+        excess_annual_return=_a_year(own - theirs, why),
         tracking_error=_round(ep.annual_volatility(active, annualization=ann)),
         information_ratio=_round(ep.excess_sharpe(returns, aligned) * math.sqrt(ann), 3) if sd > NO_TRACKING else None,
         beta=_round(beta, 3),
-        alpha=_a_year(alpha, n),
-        note=_joined(few, _benchmark_not_annualised(n)),
+        alpha=_a_year(alpha, why),
+        note=_joined(few, _benchmark_not_annualised(why)),
     )
 
 
-def _benchmark_not_annualised(days: int) -> str | None:
-    """A comparison's note under a year of returns (`under_a_year`); None from a year on."""
-    why = under_a_year(days)
+def _benchmark_not_annualised(why: str | None) -> str | None:
+    """A comparison's note under a year of returns (`why`: `under_a_year`'s); None from a year on."""
     if why is None:
         return None
     return (

@@ -261,7 +261,7 @@ def ai_track_record(
         trades=span.rows,
         index_source=index_source,
         records=_by_record(conn, returns, series, totals.fills_by_day(), exposure),
-        nulls=beside_live(against.record, out.total_return),
+        nulls=beside_live(against.record, out.total_return, (out.first, out.last) if out.first and out.last else None),
     )
 
 

@@ -288,3 +288,21 @@ def test_money_in_and_out_on_one_day_is_no_return() -> None:
         opening=0.0,
     )
     assert first.tolist() == pytest.approx([0.01])
+
+
+def test_a_whole_calendar_year_of_a_market_with_fewer_sessions_is_annualised() -> None:
+    """A market with more holidays (or whole days missing from its files) holds fewer than
+    TRADING_DAYS_PER_YEAR sessions in a calendar year: 240 returns from the year's first
+    session to its last are a year (`YEAR_SPAN_DAYS` apart) and have their annual figures,
+    as every whole year of a backtest's per-year table must; the same 240 returns over ten
+    months are not."""
+    year = pd.Series(np.random.default_rng(3).normal(0.0008, 0.01, 240))
+    bench = pd.Series(np.random.default_rng(4).normal(0.0004, 0.008, 240))
+    whole = pd.date_range("2025-01-03", "2025-12-30", periods=240).normalize()
+    months = pd.bdate_range("2025-01-06", periods=240)[:240]
+    spread = statistics(year.set_axis(whole), {"b": bench.set_axis(whole)})
+    assert spread.annual_return == pytest.approx(ep.annual_return(year, annualization=250), abs=1e-4)
+    assert spread.benchmarks["b"].excess_annual_return is not None and spread.note is None
+    packed = statistics(year.set_axis(months), {"b": bench.set_axis(months)})
+    assert packed.annual_return is None and packed.benchmarks["b"].excess_annual_return is None
+    assert packed.note.startswith("240 days of returns, under a year (250)")
