@@ -120,8 +120,8 @@ class MarketReads:
         return {r["symbol"]: r for r in instrument_views.instruments(conn) if r["symbol"] in wanted}
 
     def latest_predictions(self, conn: Connection, symbols: list[str]) -> dict[str, ServedPrediction]:
-        """Each symbol's prediction on the latest scored day, kept per batch until the
-        predictions move."""
+        """Each symbol's prediction on the latest scored day, kept per batch until either
+        record's predictions move (the validation record's serve before the first live day)."""
         return self.cache.cached(
             ("latest-predictions", tuple(symbols)),
             versions.predictions(conn),

@@ -15,14 +15,17 @@ from views.book_record import book_parts
 from views.breadth import data_version as breadth_version
 from views.null_record import NULL_PARTS
 
+# The predictions served: the live record, and before its first day the validation record
+# (views/instrument.py `scoring_record`, views/market.py `day_scores`). Every read that serves
+# a prediction is kept for as long as neither moves.
+SERVED_PREDICTIONS = (tables.predictions, tables.validation_predictions)
 AI_DAYS = (tables.portfolio_days, "portfolio_id", AI_PORTFOLIO)  # the AI summary reads its executed days too
 _AI_TRADES = (tables.trades, "portfolio_id", AI_PORTFOLIO)
 _AI_CASH = (tables.cash_entries, "portfolio_id", AI_PORTFOLIO)
 _PERFORMANCE = (
     tables.model_metrics,
     tables.model_runs,
-    tables.predictions,
-    tables.validation_predictions,
+    *SERVED_PREDICTIONS,
     tables.monitor_checks,
 )
 
@@ -72,14 +75,12 @@ def latest_market(conn: Connection) -> tuple:
     """The latest market: closes, the split notices (the change and RSI read the bars on the
     day's share count) and both records' predictions (a day before the first live day is
     answered from the validation record)."""
-    return newest_ids(
-        conn, tables.eod_prices, tables.corporate_actions, tables.predictions, tables.validation_predictions
-    )
+    return newest_ids(conn, tables.eod_prices, tables.corporate_actions, *SERVED_PREDICTIONS)
 
 
 def predictions(conn: Connection) -> tuple:
-    """The live predictions (their reasons move with them)."""
-    return newest_ids(conn, tables.predictions)
+    """The served predictions, both records' (their reasons move with them)."""
+    return newest_ids(conn, *SERVED_PREDICTIONS)
 
 
 def macro(conn: Connection) -> tuple:
@@ -129,7 +130,7 @@ def symbol_statistics(conn: Connection) -> tuple:
 INSTRUMENT_READS = (
     tables.instruments,
     tables.eod_prices,
-    tables.predictions,
+    *SERVED_PREDICTIONS,
     tables.daily_bars,
     tables.corporate_actions,
     tables.fundamentals,

@@ -88,3 +88,70 @@ def test_a_kept_market_answer_is_served_while_its_clients_heavy_turn_is_held(unm
         revoked = _get(api, w.beta_key, {"first": 10})
         assert revoked.status_code == 401, revoked.text  # the key's version rode on the version read
         api.http.close()
+
+
+def _validation_record(engine: object, day: object) -> None:
+    """The validation record's LIQ prediction for `day`, written as `marketintel bootstrap`
+    writes it while the API serves."""
+    from store import tables
+    from tests.portfolio.seed import seed_predictions
+
+    walk = {"LIQ": {"score": 61.0, "action": "LONG", "tercile": "TOP"}}
+    seed_predictions(engine, day, walk, model_id="wf-1", table=tables.validation_predictions)
+
+
+def test_a_validation_record_written_while_the_app_serves_reaches_graphql_at_once(api: Api) -> None:
+    """The validation record serves the days before the live record's first: a prediction
+    written to it moves the kept market answers (desk/versions.py SERVED_PREDICTIONS), as it
+    moves REST's /api/market/latest, instead of GraphQL answering the earlier body."""
+    from tests.portfolio.seed import CALENDAR, DAY
+
+    before = CALENDAR.previous_trading_day(CALENDAR.previous_trading_day(DAY))  # before the live record
+    asked = {
+        "query": f'{{ instrument(symbol: "LIQ") {{ predictions(start: "{before.isoformat()}") '
+        "{ nodes { tradingDate score record } } } }"
+    }
+
+    def served() -> list[dict]:
+        answer = api.acme("POST", "/graphql", json=asked)
+        assert answer.status_code == 200 and "errors" not in answer.json(), answer.text
+        return answer.json()["data"]["instrument"]["predictions"]["nodes"]
+
+    assert [n["record"] for n in served()] == ["live", "live"]  # answered, and kept
+    _validation_record(api.world.engine, before)
+    assert served()[0] == {"tradingDate": before.isoformat(), "score": 61.0, "record": "validation"}
+    rest = api.acme("GET", "/api/market/latest", params={"date": before.isoformat()}).json()["LIQ"]
+    assert rest["score"] == 61.0  # REST and GraphQL agree
+
+
+def test_before_the_first_live_day_a_validation_record_written_reaches_latest_prediction(
+    settings: Settings,
+) -> None:
+    """With no live record yet (a service started before `marketintel bootstrap`), a position's
+    latestPrediction is the validation record's latest day as soon as it is written, over
+    GraphQL as over REST, not the null kept from before."""
+    from pydantic import SecretStr
+
+    from store.engine import service_engine
+    from tests.conftest import ADMIN_KEY
+    from tests.portfolio.seed import DAY
+
+    settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)})
+    engine = service_engine(settings)
+    world.seed_prices(engine)
+    app = create_app(settings, now=Clock())
+    held = {"query": "{ portfolio { positions { nodes { symbol latestPrediction { tradingDate score record } } } } }"}
+    with serve_in_thread(app) as base:
+        with httpx.Client(base_url=base, timeout=30, headers={"X-API-Key": ADMIN_KEY}) as http:
+            assert http.post("/api/portfolio/cash", json={"amount": "100000.00"}).status_code == 201
+            bought = {"side": "buy", "symbol": "LIQ", "quantity": 10, "price": "52.00"}
+            assert http.post("/api/portfolio/trade", json=bought).status_code == 201
+
+            def latest() -> dict | None:
+                answer = http.post("/graphql", json=held).json()
+                return answer["data"]["portfolio"]["positions"]["nodes"][0]["latestPrediction"]
+
+            assert latest() is None  # nothing scored yet, and that answer kept
+            _validation_record(engine, DAY)
+            assert latest() == {"tradingDate": DAY.isoformat(), "score": 61.0, "record": "validation"}
+            assert http.get("/api/market/latest").json()["LIQ"]["score"] == 61.0
