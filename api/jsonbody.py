@@ -20,6 +20,7 @@ from typing import Any
 from fastapi import HTTPException, Request, Response
 
 from api.security import KeyCheckedRoute
+from market.money import WrittenNumber
 from market.text import unprintable
 
 
@@ -85,7 +86,9 @@ class NumberTooLong(HTTPException):
 
 
 def _number(text: str, kind: type) -> int | float:
-    """A JSON number's text as `kind` (int or float), or NumberTooLong past MAX_NUMBER_DIGITS."""
+    """A JSON number's text as `kind` (int, or a WrittenNumber for one with a fraction or an
+    exponent: a float that keeps its text, so money is read exactly, market/money.py), or
+    NumberTooLong past MAX_NUMBER_DIGITS."""
     if len(text) > MAX_NUMBER_DIGITS:
         raise NumberTooLong(len(text))
     return kind(text)
@@ -142,7 +145,7 @@ def strict_json(data: str | bytes, text_rule: bool = True) -> Any:
             utf8_text(data),
             object_pairs_hook=_unique,
             parse_int=lambda text: _number(text, int),
-            parse_float=lambda text: _number(text, float),
+            parse_float=lambda text: _number(text, WrittenNumber),
         )
     except RecursionError:
         raise TooDeep() from None

@@ -1,16 +1,17 @@
 """Money and share quantities as the service accepts them from outside, one strict rule
 for REST bodies, GraphQL arguments and the CLI.
 
-Money is decimal text of ASCII digits (or a JSON number that prints as such): an optional
-sign, at most 14 integer digits and 6 decimals, nothing else, and a whole number of cents
-(the currency's MONEY_PLACES: "6.480" is 6.48, "52.001" is refused, never rounded), so a
-price and the cash its trade moves agree to the cent. Python's Decimal() alone would also
-take full-width digits ("６.４８"), underscores ("6_48" is 648), exponents, whitespace, NaN
-and infinities. A JSON number (a REST body, a GraphQL variable) and a GraphQL number
-literal are read by their value, as the JSON decoder gives it: 1e3 is the number 1000
-(docs/api.md, "Numbers in"). A quantity is a whole number, never a boolean (true is not
-one share), text ("10") or a float (1.0); where every value is text (a query string, the
-CLI) its digits and nothing else ("1_0", "1.0", "+5" are refused).
+Money is decimal text of ASCII digits: an optional sign, at most 14 integer digits and 6
+decimals, nothing else, and a whole number of cents (the currency's MONEY_PLACES: "6.480"
+is 6.48, "52.001" is refused, never rounded), so a price and the cash its trade moves agree
+to the cent. Python's Decimal() alone would also take full-width digits ("６.４８"),
+underscores ("6_48" is 648), exponents, whitespace, NaN and infinities. A JSON number (a
+REST body, a GraphQL variable) and a GraphQL number literal are read by the exact value
+they denote, from their text (`WrittenNumber`), never from the float nearest it: 1e3 is the
+number 1000, 51.999999999999999999 is not whole cents (docs/api.md, "Numbers in"). A
+quantity is a whole number, never a boolean (true is not one share), text ("10") or a
+float (1.0); where every value is text (a query string, the CLI) its digits and nothing
+else ("1_0", "1.0", "+5" are refused).
 
 What a number is, money, a price per share, a fraction or a count of shares, is a type
 (`Money`, `Price`, `Fraction`, `Shares`), declared on the field that holds it in a read
@@ -23,12 +24,13 @@ price in a prediction).
 from __future__ import annotations
 
 import re
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import NewType
 
 from market.errors import InvalidInputError
 
-MONEY_TEXT = re.compile(r"[+-]?[0-9]{1,14}(\.[0-9]{1,6})?")
+MONEY_DIGITS = 14  # the most digits money may have before the point, as text or a number
+MONEY_TEXT = re.compile(rf"[+-]?[0-9]{{1,{MONEY_DIGITS}}}(\.[0-9]{{1,6}})?")
 # Amounts leave the service with the currency's minor-unit digits (ISO 4217): 2 for JMD,
 # KES and USD, the currencies this service lists and reports in.
 MONEY_PLACES = 2
@@ -60,27 +62,53 @@ Fraction = NewType("Fraction", float)  # a share of a whole: 0.05 is 5% (a retur
 Shares = NewType("Shares", int)  # a whole number of shares, or a traded volume
 
 
+class WrittenNumber(float):
+    """A number a client wrote with a fraction or an exponent (a JSON number, a GraphQL number
+    literal): the float a decoder reads, which every input but money takes as before, and
+    the text it was written as, from which money is read exactly (`parse_money`):
+    51.999999999999999999 is not whole cents, though its nearest float prints as 52.0. Its
+    repr is that text, so a refusal names the number as it was sent."""
+
+    text: str
+
+    def __new__(cls, text: str) -> WrittenNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def parse_money(value: object, name: str) -> Decimal:
-    """`value` as an exact Decimal, or InvalidInputError saying what a money value looks like.
-    `value` is whatever the client sent (a JSON value, a GraphQL literal, the CLI's text):
-    checking its type is this function's job, so it takes any object."""
-    if isinstance(value, Decimal):
-        text = format(value, "f") if value.is_finite() else str(value)
-    elif isinstance(value, int) and not isinstance(value, bool):
-        text = str(value)
-    elif isinstance(value, float):
-        text = repr(value)
-    elif isinstance(value, str):
-        text = value
+    """`value` as an exact Decimal of whole cents, or InvalidInputError saying what a money
+    value looks like. `value` is whatever the client sent (a JSON value, a GraphQL literal,
+    the CLI's text): checking its type is this function's job, so it takes any object. Text
+    is read by its characters (`MONEY_TEXT`), a number by the value it denotes (`_denoted`)."""
+    if isinstance(value, str):
+        amount = Decimal(value) if MONEY_TEXT.fullmatch(value) else None
     else:
-        text = None
-    if text is None or not MONEY_TEXT.fullmatch(text):
-        shown = repr(value)[:40]
+        amount = _denoted(value)
+    if amount is None:
         raise InvalidInputError(
             f"{name} must be a decimal number like 101.50 (ASCII digits, at most 14 before "
-            f"and 6 after the point), not {shown}"
+            f"and 6 after the point), not {repr(value)[:40]}"
         )
-    return whole_cents(Decimal(text), name)
+    return whole_cents(amount, name).quantize(CENTS)
+
+
+def _denoted(value: object) -> Decimal | None:
+    """The exact value of a number (a written number by its text, a float by the shortest
+    text that reads back as it, as a JSON decoder prints it), or None for anything else, a
+    value that is not finite and one of more than MONEY_DIGITS digits before the point."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return None
+    written = value.text if isinstance(value, WrittenNumber) else repr(value) if isinstance(value, float) else value
+    try:
+        amount = Decimal(written)
+    except InvalidOperation:  # an exponent past what a Decimal holds: no amount of money
+        return None
+    return amount if amount.is_finite() and amount.adjusted() < MONEY_DIGITS else None
 
 
 def whole_cents(amount: Decimal, name: str) -> Decimal:
@@ -91,9 +119,14 @@ def whole_cents(amount: Decimal, name: str) -> Decimal:
     if not amount.is_finite() or amount != amount.quantize(CENTS):
         raise InvalidInputError(
             f"{name} must be a whole number of cents (at most {MONEY_PLACES} decimals that are "
-            f"not zero), not {format(amount, 'f') if amount.is_finite() else amount}"
+            f"not zero), not {_written(amount)}"
         )
     return amount
+
+
+def _written(amount: Decimal) -> str:
+    """`amount` in plain digits where that is short, else as Decimal prints it (1E-999999999)."""
+    return format(amount, "f") if amount.is_finite() and -40 < amount.adjusted() < 40 else str(amount)
 
 
 def parse_quantity(value: object, name: str, text: bool = False) -> int:

@@ -12,7 +12,9 @@ CLI (whole cents: 52.001 is refused), and answers as money, the text REST answer
 quantities do: placeTrade's quantity is `Shares`, so a variable's 1.0 is refused as REST
 refuses it (GraphQL's `Int` would take it as 1). A literal and a variable are read alike
 (graphql-core parses a literal to the value a variable would give, then `parse_value`):
-a number by its value, as REST reads a JSON number (1e3 is 1000), text by its characters
+a number by the exact value it denotes, as REST reads a JSON number (1e3 is 1000;
+money's scalars read a number literal from its text, `_written`, as the JSON decoder
+reads a variable's, so 51.999999999999999999 is not whole cents), text by its characters
 ("1e3" is refused), docs/api.md "Numbers in".
 `Date` is Strawberry's own (ISO 8601 text) with one more rule: an argument or variable
 must lie within market.clock.SUPPORTED_DATES, the same rule as every REST date parameter,
@@ -28,12 +30,13 @@ from decimal import Decimal
 from functools import partial
 
 import strawberry
+from graphql import FloatValueNode, ValueNode, value_from_ast_untyped
 from strawberry.schema.types.base_scalars import DateDefinition, DateTimeDefinition, DecimalDefinition
 from strawberry.schema.types.scalar import DEFAULT_SCALAR_REGISTRY
 
 from api.contract import exchange_timestamp, shown
 from market.clock import SUPPORTED_DATES, supported_date
-from market.money import Fraction, Money, Price, Shares, parse_money, parse_quantity
+from market.money import Fraction, Money, Price, Shares, WrittenNumber, parse_money, parse_quantity
 
 __all__ = ["SCALAR_OVERRIDES", "Fraction", "Money", "Price", "Shares", "StrictDecimal", "SupportedDate"]
 
@@ -44,10 +47,21 @@ SupportedDate = dataclasses.replace(
     parse_value=lambda value: supported_date(value, "a Date"),
 )
 
+
+def _written(node: ValueNode, variables: dict[str, object] | None = None) -> object:
+    """A literal as graphql-core reads it, but a number with a fraction or an exponent as it
+    is written (market.money.WrittenNumber, what a JSON number in a variable is read as), so
+    money is read from its text: graphql-core reads it as the float nearest it."""
+    if isinstance(node, FloatValueNode):
+        return WrittenNumber(node.value)
+    return value_from_ast_untyped(node, variables)
+
+
 # Money in (placeTrade's price and fees, moveCash's amount) follows market.money's one rule.
 StrictDecimal = dataclasses.replace(
     DecimalDefinition,
     parse_value=lambda value: parse_money(value, "a Decimal"),
+    parse_literal=lambda node, variables=None: parse_money(_written(node, variables), "a Decimal"),
     serialize=partial(shown, Money),
     description="An amount in the market's currency: decimal text with 2 places",
 )
@@ -59,6 +73,7 @@ PriceScalar = strawberry.scalar(
     "the places it was stored with (an older fill), at most 6, so that price x quantity is the value to the cent",
     serialize=partial(shown, Price),
     parse_value=lambda value: parse_money(value, "a Price"),
+    parse_literal=lambda node, variables=None: parse_money(_written(node, variables), "a Price"),
 )
 
 # Timestamps answer as every answer does (api/contract.py): exchange time, no offset, to the second.

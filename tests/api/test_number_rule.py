@@ -7,8 +7,10 @@ characters ("1e3" is refused everywhere)."""
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
+import httpx
 import pytest
 
 from tests.api.conftest import Api, assert_problem
@@ -110,3 +112,60 @@ def test_a_json_number_is_read_by_its_value_and_text_by_its_characters(api: Api)
     _refused(gql(api, 'mutation { moveCash(amount: "1e3") { __typename } }', key), "decimal number like 101.50")
     _refused(gql(api, "mutation($a: Decimal!) { moveCash(amount: $a) { __typename } }", key, {"a": "1e3"}), "101.50")
     assert _book(api) == before
+
+
+def _raw(api: Api, path: str, body: str) -> httpx.Response:
+    return api.acme("POST", path, content=body.encode(), headers={"content-type": "application/json"})
+
+
+# Numbers past a float's digits: a float reads each as whole cents (52.0, 0.01, 0.005, 100.005 would
+# round to 100.01 half up, 100.00 as the float is just below).
+PAST_A_FLOAT = ("51.999999999999999999", "0.009999999999999999", "0.0050000000000000001", "100.00499999999999999999")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_json_number_past_a_floats_digits_is_refused_never_rounded_to_cents(api: Api) -> None:
+    """A JSON number (REST body, GraphQL variable) and a GraphQL number literal are read by the
+    exact value they denote, from their text: 51.999999999999999999 is not whole cents, so it
+    is refused as its text form is, never booked as the 52.00 its nearest float prints as."""
+    key, price, words = api.world.acme_key, _close(api), "whole number of cents"
+    before = _book(api)
+    deposit = "mutation($a: Decimal!) { moveCash(amount: $a) { __typename ... on CashMoved { balance } } }"
+    for written in PAST_A_FLOAT:
+        assert_problem(_raw(api, "/api/portfolio/cash", '{"amount": %s}' % written), 422, words)
+        trade = '{"side": "buy", "symbol": "LIQ", "quantity": 1, "price": %s}' % written
+        assert_problem(_raw(api, "/api/portfolio/trade", trade), 422, words)
+        variables = '{"query": %s, "variables": {"a": %s}}' % (json.dumps(deposit), written)
+        _refused(_raw(api, "/graphql", variables), words)
+        _refused(gql(api, f"mutation {{ moveCash(amount: {written}) {{ __typename }} }}", key), words)
+        literal = f'mutation {{ placeTrade(order: {{side: "buy", symbol: "LIQ", quantity: 1, price: {written}}}) '
+        _refused(gql(api, literal + "{ __typename } }", key), words)
+    assert _book(api) == before
+    # A number whole cents by value, however many zeros it is written with, is that amount.
+    start = Decimal(before[2])
+    padded = _raw(api, "/api/portfolio/cash", '{"amount": 52.000000000000000000000000}')
+    assert padded.status_code == 201 and padded.json()["balance"] == f"{start + 52:.2f}", padded.text
+    placed = _raw(
+        api, "/api/portfolio/trade", '{"side": "buy", "symbol": "LIQ", "quantity": 1, "price": %s0000}' % price
+    )
+    assert placed.status_code == 201 and placed.json()["price"] == price, placed.text
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_quantities_and_whole_numbers_read_json_numbers_as_before(api: Api) -> None:
+    """Reading money exactly changes no other input: a quantity is still a JSON integer (1.0
+    and 1e0 refused, named as written), GraphQL's `first` still takes 2.0 as 2 and a key's
+    per-minute limit, a strict integer, still refuses 100.0."""
+    order = '{"side": "buy", "symbol": "LIQ", "quantity": %s, "price": "%s"}'
+    for written in ("1.0", "1e0", "1.00000000000000000001"):
+        assert_problem(_raw(api, "/api/portfolio/trade", order % (written, _close(api))), 422, f"not {written}")
+    screen = '{"query": "query($n: Int) { instruments(first: $n) { nodes { symbol } } }", "variables": {"n": 2.0}}'
+    answer = _raw(api, "/graphql", screen)
+    assert answer.status_code == 200 and len(answer.json()["data"]["instruments"]["nodes"]) == 2, answer.text
+    limit = api.admin(
+        "PUT",
+        f"/api/keys/{api.world.beta_key_id}/rate-limit",
+        content=b'{"per_minute": 100.0}',
+        headers={"content-type": "application/json"},
+    )
+    assert_problem(limit, 422, "valid integer")  # a strict whole number, as it was
