@@ -118,6 +118,22 @@ def _query_check(query_string: bytes) -> str | None:
     return check(query_string)
 
 
+def checks_media_type(path: str) -> bool:
+    """Whether a body sent to `path` is held to a media type (415): every REST path, the
+    uploads to multipart and the rest to JSON (`Edge._body_refusal`)."""
+    return path.startswith("/api/")
+
+
+def body_refusals(path: str) -> tuple[int, ...]:
+    """What the edge may answer a request to `path` (a route's path or its template) that
+    carries a body, whatever its method, before any route reads it: 413 past the path's cap,
+    415 where it checks the media type; nothing on the open paths, which it lets through.
+    The OpenAPI document lists them on each operation from here (api/openapi.py)."""
+    if path in OPEN_PATHS:
+        return ()
+    return (413, 415) if checks_media_type(path) else (413,)
+
+
 def declared_length(length: str | None) -> int | None:
     """A Content-Length header's bytes, or None where it is absent or not ASCII digits (the
     server in front answers a malformed one; "²" is a digit to `str.isdigit` but not to
@@ -229,7 +245,7 @@ class Edge:
                     415,
                     f"uploads are multipart/form-data with a `file` part, not {media or 'no content type'}",
                 )
-        elif path.startswith("/api/") and media != "application/json" and not media.endswith("+json"):
+        elif checks_media_type(path) and media != "application/json" and not media.endswith("+json"):
             return problem(request, 415, f"request bodies are application/json, not {media or 'no content type'}")
         return None
 

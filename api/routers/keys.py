@@ -43,13 +43,11 @@ router = APIRouter(
     prefix="/api/keys", tags=["keys"], route_class=StrictJSONRoute, dependencies=[Depends(no_idempotency_key)]
 )
 KEY_ID = Path(min_length=1, max_length=64, description="A key id from GET /api/keys (never the secret).")
-ADMIN_ERRORS = problems(*KEYED, 403, 404, 415)
-CHANGE_ERRORS = problems(*KEYED, 403, 404, 409, 415)  # a rotated key in its grace period: change its successor
+ADMIN_ERRORS = problems(*KEYED, 403, 404)
+CHANGE_ERRORS = problems(*KEYED, 403, 404, 409)  # a rotated key in its grace period: change its successor
 
 
-@router.post(
-    "/generate", response_model=NewKey, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 403, 415)
-)
+@router.post("/generate", response_model=NewKey, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 403))
 def generate(request: KeyRequest, svc: ServicesDep, _: AdminDep) -> Response:
     """A new client key, shown once in this response; a known client name gets another key
     for the same client (and portfolio)."""
@@ -73,7 +71,7 @@ def revoke(svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
     "/{key_id}/rotate",
     response_model=RotatedKey,
     status_code=status.HTTP_201_CREATED,
-    responses=problems(*KEYED, 403, 404, 409, 415),
+    responses=problems(*KEYED, 403, 404, 409),
 )
 def rotate(svc: ServicesDep, _: AdminDep, request: RotateRequest | None = None, key_id: str = KEY_ID) -> Response:
     """A replacement key (shown once) with the same client, tier and limits; the old key

@@ -104,9 +104,7 @@ def trade_preview(
     return TradePreview.model_validate(svc.desk.preview_trade(conn, side, symbol, quantity), from_attributes=True)
 
 
-@router.post(
-    "/trade", response_model=TradeOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 409, 415)
-)
+@router.post("/trade", response_model=TradeOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 409))
 def trade(
     order: ManualTradeIn, svc: ServicesDep, caller: CallerDep, idempotency_key: IdempotencyKeyIn | None = IDEMPOTENCY
 ) -> Response:
@@ -137,7 +135,7 @@ async def cash_movements(svc: ServicesDep, caller: CallerDep, conn: ConnDep, pag
     return await _ledger_page(svc, caller, conn, page, CashPage, svc.desk.cash_movements)
 
 
-@router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 409, 415))
+@router.post("/cash", response_model=CashOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 409))
 def cash(
     movement: CashIn, svc: ServicesDep, caller: CallerDep, idempotency_key: IdempotencyKeyIn | None = IDEMPOTENCY
 ) -> Response:

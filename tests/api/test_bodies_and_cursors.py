@@ -165,21 +165,36 @@ def _oversized(operation: dict[str, Any], settings: Any) -> tuple[bytes, str]:
     return b'{"note": "' + b"a" * settings.max_body_bytes + b'"}', "application/json"
 
 
+def _other_media(operation: dict[str, Any]) -> tuple[bytes, str]:
+    """A small body of a media type the operation does not read: JSON for an upload, text
+    for the rest (a GET or a confirmation sent a body included)."""
+    if "multipart/form-data" in operation.get("requestBody", {}).get("content", {}):
+        return b"{}", "application/json"
+    return b"note", "text/plain"
+
+
 def test_the_refusals_before_any_route_are_listed_on_every_operation_and_answered_so(api: Api) -> None:
-    """414 (a URL over `max_url_bytes`) is in every operation's responses, 413 (a body over
-    its cap) in every one that may be sent a body, 400 (a body that cannot be read) in every
-    one with a request body, each a problem+json body; and each is what the operation
-    answers, with the admin key (every route lets it through to the edge's checks)."""
+    """414 (a URL over `max_url_bytes`) is in every operation's responses; 413 (a body over
+    its cap) and 415 (a body of a media type it does not read) in every REST operation,
+    whatever its method, as the edge checks every request that carries a body (a GET, a
+    confirmation or a revocation sent one is answered so); 400 (a body that cannot be read)
+    in every one with a request body; each a problem+json body, and each what the operation
+    answers, with the admin key (every route lets it through to the edge's checks).
+    /healthz, which the edge lets a body through to, lists neither."""
     small = api.world.settings.model_copy(update={"pdf_max_bytes": 1000, "max_body_bytes": 1000})
     before = stored(api)
-    seen: dict[str, list[str]] = {"400": [], "413": [], "414": []}
+    seen: dict[str, list[str]] = {"400": [], "413": [], "414": [], "415": []}
     with serve_in_thread(create_app(small, now=api.clock)) as base, httpx.Client(base_url=base) as http:
         for method, path, operation in _operations(api):
             responses, where = operation["responses"], f"{method} {path}"
             sends = [("414", {"url": f"{path}?q={'a' * small.max_url_bytes}"})]
-            if "requestBody" in operation or "415" in responses:
-                body, media = _oversized(operation, small)
-                sends.append(("413", {"content": body, "headers": {"content-type": media}}))
+            if path.startswith("/api/"):
+                for status, (body, media) in (("413", _oversized(operation, small)), ("415", _other_media(operation))):
+                    sends.append((status, {"content": body, "headers": {"content-type": media}}))
+            else:
+                assert "413" not in responses and "415" not in responses, (where, responses)
+                answer = http.request(method, path, content=b"x" * 2000, headers={"content-type": "text/plain"})
+                assert answer.status_code == 200, (where, answer.text)
             if "requestBody" in operation:
                 body, media = _unreadable(operation)
                 sends.append(("400", {"content": body, "headers": {"content-type": media}}))
@@ -190,7 +205,9 @@ def test_the_refusals_before_any_route_are_listed_on_every_operation_and_answere
                 assert_problem(answer, int(status))
                 seen[status].append(where)
     assert stored(api) == before
-    assert [len(seen[status]) for status in ("400", "413", "414")] == [9, 10, len(list(_operations(api)))], seen
+    operations = len(list(_operations(api)))
+    rest = operations - 1  # all but /healthz
+    assert [len(seen[status]) for status in ("400", "413", "414", "415")] == [9, rest, operations, rest], seen
 
 
 # --- admin routes: the key's rights before the body ----------------------------------------------
