@@ -504,10 +504,15 @@ class _Episodes:
 
 
 def _concentration(held: dict[str, int], today: dict[str, MarketDay], equity: float) -> dict[str, float]:
-    """The day's largest position and the sum of the squared position weights (a
-    Herfindahl index: 1 / it is the book's effective number of names), as shares of equity."""
-    weights = [q * today[s].close / equity for s, q in held.items()] if equity > 0 else []
-    return {"largest_weight": max(weights, default=0.0), "herfindahl": sum(w * w for w in weights)}
+    """The day's largest position, a share of equity, and the sum of the squared position
+    weights as shares of the invested value (a Herfindahl index: 1 / it is the book's
+    effective number of names, which the cash beside them does not raise; 0 holding none)."""
+    values = [q * today[s].close for s, q in held.items()]
+    invested = sum(values)
+    return {
+        "largest_weight": max(values, default=0.0) / equity if equity > 0 else 0.0,
+        "herfindahl": sum(v * v for v in values) / invested**2 if invested > 0 else 0.0,
+    }
 
 
 def _apply(
@@ -636,8 +641,8 @@ def delisting_figures(result: BacktestResult, starting_cash: float) -> dict:
 
 def concentration(curve: pd.DataFrame) -> dict[str, float | None]:
     """The book's concentration over `curve`'s days: the mean and the largest of its
-    largest position's weight, and the mean effective number of names (1 / Herfindahl,
-    over the days it held any)."""
+    largest position's weight (of equity), and the mean effective number of names
+    (1 / Herfindahl of the invested value's weights, over the days it held any)."""
     if curve.empty or "largest_weight" not in curve:
         return {"largest_weight_mean": None, "largest_weight_max": None, "effective_names": None}
     invested = curve["herfindahl"] > 0

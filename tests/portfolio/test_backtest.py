@@ -139,3 +139,16 @@ def test_the_backtest_is_deterministic(fills: str) -> None:
     first, second = run(fills), run(fills)
     assert first.figures == second.figures
     pd.testing.assert_frame_equal(first.trades, second.trades)
+
+
+def test_the_effective_number_of_names_counts_the_names_held_not_the_cash() -> None:
+    """1 / Herfindahl over the invested value: a book of at most two names, partly in cash,
+    has at most two effective names (not the 2 / exposure^2 that weights of equity gave);
+    its largest position stays a share of equity."""
+    result = run()
+    curve, figures = result.curve, result.figures["concentration"]
+    held = curve[curve["names"] > 0]
+    assert (curve["market_value"] / curve["equity"]).mean() < 0.95  # partly in cash
+    assert 1 <= figures["effective_names"] <= held["names"].max() == BOOK.names
+    largest = curve["largest_weight"]
+    assert (largest <= curve["market_value"] / curve["equity"] + 1e-9).all()
