@@ -43,7 +43,8 @@ takes a built-in schedule or a .toml/.json fee file (market/fees.py FEE_FILE_FOR
 Null books (portfolio/nulls.py; `--no-nulls` skips them): beside the model's book at the
 default brokerage, the same book with the model's expected-excess values re-assigned each
 day by a null's order: random rankings drawn daily (`--daily-seeds`, 10), random rankings
-fixed for the span (`--fixed-seeds`, 20), ranked by traded value, the first month's book
+fixed for the span (`--fixed-seeds`, 20; 1 or more with the nulls or the selection, which
+measure the book against their mean: fewer is a one-line error), ranked by traded value, the first month's book
 bought and held, and the model's ranking inverted. Printed: each family's mean and range
 of the information ratio and the excess a year against the equal-weighted liquid universe
 and of the turnover, the model's percentile among its books; and the model's book against
@@ -363,7 +364,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--cash", type=float, default=10_000_000)
     parser.add_argument("--nulls", action=argparse.BooleanOptionalAction, default=True, help="the null books")
     parser.add_argument("--daily-seeds", type=int, default=DAILY_RANDOM_SEEDS, help="random rankings drawn daily")
-    parser.add_argument("--fixed-seeds", type=int, default=FIXED_RANDOM_SEEDS, help="random rankings fixed")
+    parser.add_argument(
+        "--fixed-seeds",
+        type=int,
+        default=FIXED_RANDOM_SEEDS,
+        help="random rankings fixed for the span (1 or more, unless --no-nulls --no-select)",
+    )
     parser.add_argument("--cache", default=None, help="a folder for the out-of-sample predictions (opt-in)")
     parser.add_argument("--first-seed", type=int, default=0, help="the random books' first seed (a second set)")
     parser.add_argument("--workers", type=int, default=2, help="processes for the selection's books")
@@ -414,11 +420,21 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
         )
     if args.smooth < 1:
         parser.error(f"--smooth {args.smooth}: the expected excess is averaged over 1 session or more")
+    if args.fixed_seeds < 1 and (args.nulls or selects(args)):
+        parser.error(
+            f"--fixed-seeds {args.fixed_seeds}: the null books and the selection measure the model's book against "
+            "the fixed random books' mean; 1 book or more (or --no-nulls --no-select)"
+        )
     try:
         args.grid = grid_of(args.grid, args.smooth)
     except ValueError as exc:
         parser.error(f"--grid: {exc}")
     return args
+
+
+def selects(args: argparse.Namespace) -> bool:
+    """Whether the run has the selection table: `--select`, else a span ending by SELECTION_END."""
+    return args.select if args.select is not None else date.fromisoformat(args.end) <= SELECTION_END
 
 
 def grid_of(text: str | None, smooth: int = 1) -> dict:
@@ -479,7 +495,7 @@ def main() -> None:
     predictions = predictions_for(prices, start, end, horizon, args, cache)
     benchmarks, index_name = benchmarks_for(predictions, prices, source, args.index, not args.ohlcv)
     signals: dict[int, tuple[pd.DataFrame, dict]] = {}
-    if args.select if args.select is not None else end <= SELECTION_END:
+    if selects(args):
         chosen_at = retail_fees if args.select_at == "retail" else default_fees
         signals = {k: smoothed_signal(predictions, prices, k) for k in args.grid["smooth"]}
         out["selection"] = selection(signals, chosen_at, benchmarks, args, args.grid)

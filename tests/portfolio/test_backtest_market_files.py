@@ -175,3 +175,21 @@ def test_the_equal_weighted_benchmark_measures_the_spans_first_month(
     assert (february != 0).all() and len(february) == 10
     measured = last["runs"]["default_brokerage"]["benchmarks"]["equal_weight_liquid"]["total_return"]
     assert measured == pytest.approx(float((1 + whole).prod() - 1), abs=1e-4)
+
+
+def test_no_fixed_random_books_is_refused_where_the_nulls_or_the_selection_read_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """--fixed-seeds 0 left the model's book compared with an empty mean (its own returns
+    against cash, reported as "vs fixed_random_mean") and the selection a traceback: it is
+    one line wherever the null books or the selection would read the fixed random books."""
+    folder = str(planted_files(tmp_path / "market"))
+    with benchmark_module("backtest") as backtest:
+        for extra in ([], ["--no-nulls", "--select"], ["--no-nulls", "--to", "2011-12-30"]):
+            monkeypatch.setattr(sys, "argv", ["backtest.py", "--ohlcv", folder, "--fixed-seeds", "0", *extra])
+            with pytest.raises(SystemExit):
+                backtest.parse_args()
+            (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+            assert "error: --fixed-seeds 0: the null books and the selection measure the model's book against" in line
+        monkeypatch.setattr(sys, "argv", ["backtest.py", "--ohlcv", folder, "--fixed-seeds", "0", "--no-nulls"])
+        assert backtest.parse_args().fixed_seeds == 0  # nothing reads them
