@@ -1,7 +1,10 @@
 """The AI book replayed over a market's daily files: the model of what a position can earn
 (walk-forward, out of sample), the book that trades on it (portfolio/book.py), fills in the
 next session through the one cost model, and the track record beside the equal-weighted
-liquid universe and the market's index, overall and per calendar year.
+liquid universe and the market's index, overall and per calendar year. The index is
+compared over the days its levels cover (after its first level, to its last; a day between
+two without one is no change): the span's other days are left out of its comparison, a
+line names them and the JSON's `index_coverage` says which it covered.
 
 Predictions are the walk-forward's out-of-sample output on the product's label (the
 excess return from the next session's close over H sessions, models/dataset.py; layer 1 =
@@ -86,7 +89,7 @@ import json
 import logging
 import resource
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import date
 from pathlib import Path
 
@@ -228,20 +231,62 @@ def rank_ic(predictions: pd.DataFrame) -> dict[str, float | None]:
     return out
 
 
+@dataclass(frozen=True)
+class IndexCoverage:
+    """The span's days the index's levels cover (after its first level, to its last: a day
+    between two levels without one counts as no change), how many of how many, and the
+    runs of the span's days they do not cover ([first, last] each)."""
+
+    first: date | None
+    last: date | None
+    days: int
+    of: int
+    uncovered: list[list[date]]
+
+    @classmethod
+    def of_span(cls, span: list[date], covered: pd.Series) -> IndexCoverage:
+        runs: list[list[date]] = []
+        for day, known in zip(span, covered, strict=True):
+            if known:
+                continue
+            if runs and runs[-1][1] == span[span.index(day) - 1]:
+                runs[-1][1] = day
+            else:
+                runs.append([day, day])
+        inside = [d for d, known in zip(span, covered, strict=True) if known]
+        return cls(inside[0] if inside else None, inside[-1] if inside else None, len(inside), len(span), runs)
+
+    def line(self, name: str) -> str:
+        """What the run prints where the levels leave days of the span uncovered."""
+        gaps = ", ".join(f"from {a} to {b}" for a, b in self.uncovered)
+        over = f"compared over the {self.days} it covers" if self.days >= 2 else "not compared"
+        return f"index {name}: no levels {gaps} ({self.of - self.days} of {self.of} days); {over}"
+
+
 def benchmarks_for(
     predictions: pd.DataFrame, prices: pd.DataFrame, source: Path, index: str | None, nse: bool
-) -> tuple[dict, str | None]:
+) -> tuple[dict, str | None, IndexCoverage | None]:
     """The benchmarks over the predictions' days: the equal-weighted liquid universe by the
     live record's monthly rule (`span_benchmark`: the span's first month from the members
-    of the session before it, read from `prices`) and the index where the files have one."""
+    of the session before it, read from `prices`) and the index where the files have one,
+    over the days its levels cover (IndexCoverage; NaN on the others, which the comparison
+    leaves out: portfolio/backtest.py `summarise`), with that coverage."""
     from portfolio.backtest import span_benchmark
     from portfolio.track_record import index_returns
 
     found = {"equal_weight_liquid": span_benchmark(predictions, prices)}
     name, levels = index_levels(source, index, nse)
-    if levels is not None:
-        found["index"] = index_returns(levels).reindex(sorted(predictions["date"].unique())).fillna(0.0)
-    return found, name
+    if levels is None:
+        return found, name, None
+    span = sorted(predictions["date"].unique())
+    days = pd.Series(span, index=span)
+    covered = (days > min(levels.index)) & (days <= max(levels.index))
+    coverage = IndexCoverage.of_span(span, covered)
+    if coverage.uncovered:
+        print(coverage.line(name), flush=True)
+    if coverage.days >= 2:
+        found["index"] = index_returns(levels).reindex(span).fillna(0.0).where(covered)
+    return found, name, coverage
 
 
 def book_figures(days, fees, fills: str, mandate, horizon: int, cash: float, benchmarks: dict, delisting=None) -> dict:
@@ -493,7 +538,8 @@ def main() -> None:
     out["capital_changes"] = capital_figures(capital)
     cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
     predictions = predictions_for(prices, start, end, horizon, args, cache)
-    benchmarks, index_name = benchmarks_for(predictions, prices, source, args.index, not args.ohlcv)
+    benchmarks, index_name, coverage = benchmarks_for(predictions, prices, source, args.index, not args.ohlcv)
+    out["index_coverage"] = asdict(coverage) if coverage is not None else None
     signals: dict[int, tuple[pd.DataFrame, dict]] = {}
     if selects(args):
         chosen_at = retail_fees if args.select_at == "retail" else default_fees
@@ -733,7 +779,7 @@ def print_against(model: dict, benchmarks: dict) -> None:
     for year, f in years:
         cells = []
         for name in names:
-            b = f["benchmarks"].get(name, {})
+            b = f["benchmarks"].get(name) or {}
             cells.append(
                 f"{_signed(b.get('excess_annual_return'), True)} / {_pct(b.get('tracking_error'))} / "
                 f"{_signed(b.get('information_ratio'))}"

@@ -609,7 +609,25 @@ def summarise(
         dates = pd.to_datetime(curve["date"])
         for year, part in curve.groupby(dates.dt.year):
             figures["years"].setdefault(str(year), {})["concentration"] = concentration(part)
+    for name, series in (benchmarks or {}).items():
+        _over_covered(figures, returns, name, series)
     return figures
+
+
+def _over_covered(figures: dict, returns: pd.Series, name: str, benchmark: pd.Series) -> None:
+    """The book against `benchmark` over the days it covers, where it is NaN on some of the
+    book's days (an index without levels there: not a day of no change), overall and per
+    year in `figures`; None where it covers fewer than two days."""
+    aligned = benchmark.reindex(returns.index)
+    if aligned.notna().all():
+        return
+    years = pd.to_datetime(pd.Index(returns.index)).year
+    parts = [(figures, np.ones(len(returns), bool))]
+    parts += [(figures["years"][str(y)], np.asarray(years == y)) for y in sorted(set(years)) if "years" in figures]
+    for into, mask in parts:
+        days = mask & aligned.notna().to_numpy()
+        record = statistics(returns[days], {name: aligned[days]}) if days.sum() >= 2 else None
+        into["benchmarks"][name] = asdict(record.benchmarks[name]) if record is not None else None
 
 
 def delisting_figures(result: BacktestResult, starting_cash: float) -> dict:

@@ -193,3 +193,30 @@ def test_no_fixed_random_books_is_refused_where_the_nulls_or_the_selection_read_
             assert "error: --fixed-seeds 0: the null books and the selection measure the model's book against" in line
         monkeypatch.setattr(sys, "argv", ["backtest.py", "--ohlcv", folder, "--fixed-seeds", "0", "--no-nulls"])
         assert backtest.parse_args().fixed_seeds == 0  # nothing reads them
+
+
+def test_the_index_is_compared_only_over_the_days_its_levels_cover(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """^IDX's levels (up 0.2% a session) end 30 sessions before the span does: those sessions
+    read as flat made the index's year 70 sessions of growth spread over 100 (its annual
+    return understated, the book's excess over it overstated) with no word. The book is
+    compared with it over the 70 sessions it covers, and the run says which it lacks."""
+    folder = planted_files(tmp_path / "market")
+    levels = [f"^IDX,{day},{1000 * 1.002**i:.4f},0,," for i, day in enumerate(DAYS[:100])]
+    with (folder / "prices.csv").open("a") as f:
+        f.write("\n".join(levels) + "\n")
+    out, last = _planted_backtest(folder, "jse", monkeypatch, capsys)
+    assert last["index"] == "^IDX"
+    assert last["index_coverage"] == {
+        "first": str(DAYS[30]),
+        "last": str(DAYS[99]),
+        "days": 70,
+        "of": 100,
+        "uncovered": [[str(DAYS[100]), str(DAYS[-1])]],
+    }
+    assert f"index ^IDX: no levels from {DAYS[100]} to {DAYS[-1]} (30 of 100 days)" in out
+    index = last["runs"]["default_brokerage"]["benchmarks"]["index"]
+    assert index["total_return"] == pytest.approx(1.002**70 - 1, abs=1e-3)
+    assert index["annual_return"] == pytest.approx(1.002**250 - 1, rel=1e-2)  # 70 sessions' growth over 70
+    assert last["runs"]["default_brokerage"]["years"]["2025"]["benchmarks"]["index"] == index
