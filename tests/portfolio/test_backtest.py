@@ -152,3 +152,22 @@ def test_the_effective_number_of_names_counts_the_names_held_not_the_cash() -> N
     assert 1 <= figures["effective_names"] <= held["names"].max() == BOOK.names
     largest = curve["largest_weight"]
     assert (largest <= curve["market_value"] / curve["equity"] + 1e-9).all()
+
+
+def test_a_benchmark_is_compared_only_over_the_days_it_covers_and_per_year_where_it_does() -> None:
+    """An index without levels before the new year (NaN there: not a day of no change): the
+    year it does not cover has no comparison, and the whole span's is the covered year's."""
+    from portfolio.backtest import book_returns, summarise
+
+    frame = panel()
+    frame["date"] = frame["date"] - timedelta(days=20)  # 2025-12-16 .. 2026-01-24
+    result = run(frame=frame)
+    days = list(result.curve["date"])
+    index = pd.Series([0.01 if d.year == 2026 else float("nan") for d in days], index=days)
+    figures = summarise(result, START, {"index": index}, by_year=True)
+    assert figures["years"]["2025"]["benchmarks"]["index"] is None
+    covered = figures["years"]["2026"]["benchmarks"]["index"]
+    assert figures["benchmarks"]["index"] == covered
+    assert covered["total_return"] == pytest.approx(1.01 ** sum(d.year == 2026 for d in days) - 1, abs=1e-4)
+    returns = book_returns(result.curve, START)
+    assert figures["total_return"] == pytest.approx(float((1 + returns).prod() - 1), abs=1e-4)  # the book's own: whole
