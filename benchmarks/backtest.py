@@ -32,6 +32,11 @@ Runs, in one call:
     python benchmarks/backtest.py --ohlcv prices.csv --fees jse  # any market: symbol,date,close,volume,...
     python benchmarks/backtest.py --ohlcv prices.csv --fees gse.toml --price-limit 0.1   # its fees, its limit
 
+The span (--from, --to: dates, in order) must hold a day of the files: the default span
+ends 2021-12-31, so files that start later need --from and --to. A span the files do not
+price, or one the walk-forward cannot predict (its training sessions), is one line naming
+the files' dates, before the walk-forward.
+
 Real market files as they come (issue 66): a held name without a row for `--delist-after`
 sessions (default MARKETINTEL_DELIST_AFTER_SESSIONS, 60) is delisted (portfolio/delisting.py)
 and valued by `--delisted-value` (nothing, the default, or last_close), the other reading
@@ -203,6 +208,11 @@ def predictions_for(prices: pd.DataFrame, start: date, end: date, horizon: int, 
             cache["seconds"] += time.perf_counter() - started
             return pd.read_pickle(path)
     predictions = out_of_sample_predictions(prices, first_test_date=start, horizon=horizon)
+    if predictions.empty:
+        raise SystemExit(
+            f"error: no out-of-sample prediction from {start} to {end}: the walk-forward trains on the sessions before "
+            f"its first prediction, and the prices start on {min(prices['date'])} (a later --from)"
+        )
     predictions = predictions[predictions["date"] <= end]
     if path is not None:
         cache["misses"] += 1
@@ -403,8 +413,8 @@ def parse_args() -> argparse.Namespace:
         default=None,
         help=f"fee schedule: {', '.join(sorted(SCHEDULES))} or a .toml/.json fee file (default: nse on NSE, else jse)",
     )
-    parser.add_argument("--from", dest="start", default="2012-01-02")
-    parser.add_argument("--to", dest="end", default="2021-12-31", help="last day (default 2021-12-31)")
+    parser.add_argument("--from", dest="start", type=a_day, default="2012-01-02", help="first day (default 2012-01-02)")
+    parser.add_argument("--to", dest="end", type=a_day, default="2021-12-31", help="last day (default 2021-12-31)")
     parser.add_argument("--select", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--cash", type=float, default=10_000_000)
     parser.add_argument("--nulls", action=argparse.BooleanOptionalAction, default=True, help="the null books")
@@ -457,6 +467,8 @@ def parse_args() -> argparse.Namespace:
 def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
     """`args` once each bound is checked (a one-line error naming the option otherwise),
     with `--grid` read into the selection's grid."""
+    if args.start > args.end:
+        parser.error(f"--from {args.start} is after --to {args.end}")
     if args.delist_after < 1:
         parser.error(f"--delist-after {args.delist_after}: a name is delisted after 1 session without a row or more")
     if not 1 <= args.horizon <= LABEL_CUT - 2:
@@ -477,9 +489,17 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
     return args
 
 
+def a_day(text: str) -> date:
+    """--from's and --to's date (YYYY-MM-DD); else the parser's one-line error."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+
+
 def selects(args: argparse.Namespace) -> bool:
     """Whether the run has the selection table: `--select`, else a span ending by SELECTION_END."""
-    return args.select if args.select is not None else date.fromisoformat(args.end) <= SELECTION_END
+    return args.select if args.select is not None else args.end <= SELECTION_END
 
 
 def grid_of(text: str | None, smooth: int = 1) -> dict:
@@ -530,11 +550,11 @@ def main() -> None:
     if not source.exists():
         raise SystemExit(f"error: no market files at {source} (set --nse, --ohlcv or MARKETINTEL_SHARED_DATA)")
     started = time.perf_counter()
-    start, end = date.fromisoformat(args.start), date.fromisoformat(args.end)
+    start, end = args.start, args.end
     default_fees, retail_fees = fee_schedules(args)
-    prices, capital = market_through(source, end, args)
+    prices, capital = market_through(source, start, end, args)
     rule = delisting_rule(args, capital)
-    out: dict = {"benchmark": "backtest", "data": str(source), "from": args.start, "to": args.end}
+    out: dict = {"benchmark": "backtest", "data": str(source), "from": str(start), "to": str(end)}
     out["capital_changes"] = capital_figures(capital)
     cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
     predictions = predictions_for(prices, start, end, horizon, args, cache)
@@ -579,11 +599,13 @@ def main() -> None:
     print(json.dumps(out, default=str))
 
 
-def market_through(source: Path, end: date, args: argparse.Namespace) -> tuple[pd.DataFrame, object]:
+def market_through(source: Path, start: date, end: date, args: argparse.Namespace) -> tuple[pd.DataFrame, object]:
     """The market's prices, adjusted for its capital changes (whose report is printed and
     whose applied changes join `args.adjustments`, the predictions' cache key), cut
-    LABEL_CUT sessions after `end`: the last labels' and persistence windows' closes, no more."""
+    LABEL_CUT sessions after `end`: the last labels' and persistence windows' closes, no more.
+    A span without a priced day stops here (`priced_in`), before the walk-forward."""
     prices, capital = load_market(source, not args.ohlcv, *capital_arguments(args))
+    priced_in(prices, start, end)
     for line in capital.lines():
         print(line, flush=True)
     args.adjustments = tuple((s.symbol, s.ex_date.isoformat(), s.factor) for s in capital.applied)
@@ -591,6 +613,14 @@ def market_through(source: Path, end: date, args: argparse.Namespace) -> tuple[p
     args.adjustments += tuple((r.symbol, r.last_day.isoformat(), r.retired) for r in capital.renames.reused)
     label_cut = sorted(d for d in prices["date"].unique() if d > end)[:LABEL_CUT]
     return prices[prices["date"] <= (label_cut[-1] if label_cut else end)], capital
+
+
+def priced_in(prices: pd.DataFrame, start: date, end: date) -> None:
+    """Stop with one line, before the walk-forward, where no day of the files falls in the span."""
+    dates = prices["date"]
+    if prices.empty or not ((dates >= start) & (dates <= end)).any():
+        known = f"the files run from {min(dates)} to {max(dates)}" if len(dates) else "the files have no prices"
+        raise SystemExit(f"error: no day of the files from {start} to {end}: {known} (set --from and --to)")
 
 
 def retail_run(

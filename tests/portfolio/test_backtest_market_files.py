@@ -185,7 +185,7 @@ def test_no_fixed_random_books_is_refused_where_the_nulls_or_the_selection_read_
     one line wherever the null books or the selection would read the fixed random books."""
     folder = str(planted_files(tmp_path / "market"))
     with benchmark_module("backtest") as backtest:
-        for extra in ([], ["--no-nulls", "--select"], ["--no-nulls", "--to", "2011-12-30"]):
+        for extra in ([], ["--no-nulls", "--select"], ["--no-nulls", "--from", "2008-01-02", "--to", "2011-12-30"]):
             monkeypatch.setattr(sys, "argv", ["backtest.py", "--ohlcv", folder, "--fixed-seeds", "0", *extra])
             with pytest.raises(SystemExit):
                 backtest.parse_args()
@@ -220,3 +220,41 @@ def test_the_index_is_compared_only_over_the_days_its_levels_cover(
     assert index["total_return"] == pytest.approx(1.002**70 - 1, abs=1e-3)
     assert index["annual_return"] == pytest.approx(1.002**250 - 1, rel=1e-2)  # 70 sessions' growth over 70
     assert last["runs"]["default_brokerage"]["years"]["2025"]["benchmarks"]["index"] == index
+
+
+def test_a_span_the_files_do_not_price_is_one_line_before_the_walk_forward(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """A span after the files (or the default span, which ends in 2021, on files that start
+    later) was a pandas KeyError after the whole load; --from after --to the same, and a bad
+    date a ValueError. Each is one line, the span without a priced day naming the files'
+    first and last dates, before any walk-forward."""
+
+    def no_walk_forward(*_: object, **__: object) -> pd.DataFrame:
+        raise AssertionError("the walk-forward ran")
+
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", no_walk_forward)
+    folder = str(planted_files(tmp_path / "market"))
+    with benchmark_module("backtest") as backtest:
+        for extra, says in (
+            (["--from", "xx"], "argument --from: 'xx' is not a date (YYYY-MM-DD)"),
+            (["--from", "2030-02-01", "--to", "2030-01-31"], "--from 2030-02-01 is after --to 2030-01-31"),
+        ):
+            monkeypatch.setattr(sys, "argv", ["backtest.py", "--ohlcv", folder, *extra])
+            with pytest.raises(SystemExit):
+                backtest.main()
+            assert capsys.readouterr().err.strip().splitlines()[-1].endswith(says)
+        for extra, span in ((["--from", "2030-01-02", "--to", "2030-12-31"], "2030-01-02 to 2030-12-31"), ([], "")):
+            monkeypatch.setattr(sys, "argv", ["backtest.py", "--ohlcv", folder, "--no-nulls", *extra])
+            with pytest.raises(
+                SystemExit, match=f"^error: no day of the files from {span or '2012-01-02 to 2021-12-31'}"
+            ):
+                backtest.main()
+        assert f"the files run from {DAYS[0]} to {DAYS[-1]}" in str(pytest.raises(SystemExit, backtest.main).value)
+        # a span the files price but the walk-forward cannot predict (its training sessions)
+        monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", lambda *_, **__: pd.DataFrame())
+        monkeypatch.setattr(
+            sys, "argv", ["backtest.py", "--ohlcv", folder, "--from", str(DAYS[5]), "--to", str(DAYS[-1])]
+        )
+        with pytest.raises(SystemExit, match=f"^error: no out-of-sample prediction from {DAYS[5]} to {DAYS[-1]}: "):
+            backtest.main()
