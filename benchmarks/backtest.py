@@ -4,7 +4,8 @@ next session through the one cost model, and the track record beside the equal-w
 liquid universe and the market's index, overall and per calendar year. The index is
 compared over the days its levels cover (after its first level, to its last; a day between
 two without one is no change): the span's other days are left out of its comparison, a
-line names them and the JSON's `index_coverage` says which it covered.
+line names them and the JSON's `index_coverage` says which it covered. `--index` naming an
+index the files lack is one line naming theirs, before the walk-forward.
 
 Predictions are the walk-forward's out-of-sample output on the product's label (the
 excess return from the next session's close over H sessions, models/dataset.py; layer 1 =
@@ -142,7 +143,9 @@ HEADLINE = (
 
 
 def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, pd.Series | None]:
-    """The named index (default ^NASI for the NSE files) as a level series by date."""
+    """The named index (default ^NASI for the NSE files, else the files' first) as a level
+    series by date; (None, None) where the files hold none and none is named. An index
+    `name`d that the files lack stops the run with one line naming theirs."""
     from ingest.importers.formats import Bad, is_index_row, nse_daily_frame, read_ohlcv
 
     if nse:
@@ -154,15 +157,14 @@ def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, p
         files = price_files(path)
         rows = pd.DataFrame([r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and is_index_row(r)])
         rows = rows.rename(columns={"trading_date": "date"}) if not rows.empty else rows
-    if rows.empty:
+    held = sorted(set(rows["symbol"])) if not rows.empty else []
+    if name is not None and name not in held:
+        raise SystemExit(f"error: --index {name}: no such index in the files; theirs: {', '.join(held) or 'none'}")
+    if not held:
         return None, None
-    name = name or ("^NASI" if "^NASI" in set(rows["symbol"]) else sorted(set(rows["symbol"]))[0])
+    name = name or ("^NASI" if "^NASI" in held else held[0])
     chosen = rows[rows["symbol"] == name]
-    return (
-        (name, chosen.drop_duplicates("date").set_index("date")["close"].astype(float))
-        if not chosen.empty
-        else (None, None)
-    )
+    return name, chosen.drop_duplicates("date").set_index("date")["close"].astype(float)
 
 
 def _digest(paths: list[Path], root: Path, into: hashlib._Hash) -> None:
@@ -274,20 +276,20 @@ class IndexCoverage:
 
 
 def benchmarks_for(
-    predictions: pd.DataFrame, prices: pd.DataFrame, source: Path, index: str | None, nse: bool
-) -> tuple[dict, str | None, IndexCoverage | None]:
+    predictions: pd.DataFrame, prices: pd.DataFrame, name: str | None, levels: pd.Series | None
+) -> tuple[dict, IndexCoverage | None]:
     """The benchmarks over the predictions' days: the equal-weighted liquid universe by the
     live record's monthly rule (`span_benchmark`: the span's first month from the members
-    of the session before it, read from `prices`) and the index where the files have one,
-    over the days its levels cover (IndexCoverage; NaN on the others, which the comparison
-    leaves out: portfolio/backtest.py `summarise`), with that coverage."""
+    of the session before it, read from `prices`) and the index `name` where the files have
+    one (its `levels`, `index_levels`), over the days its levels cover (IndexCoverage; NaN
+    on the others, which the comparison leaves out: portfolio/backtest.py `summarise`), with
+    that coverage."""
     from portfolio.backtest import span_benchmark
     from portfolio.track_record import index_returns
 
     found = {"equal_weight_liquid": span_benchmark(predictions, prices)}
-    name, levels = index_levels(source, index, nse)
     if levels is None:
-        return found, name, None
+        return found, None
     span = sorted(predictions["date"].unique())
     days = pd.Series(span, index=span)
     covered = (days > min(levels.index)) & (days <= max(levels.index))
@@ -296,7 +298,7 @@ def benchmarks_for(
         print(coverage.line(name), flush=True)
     if coverage.days >= 2:
         found["index"] = index_returns(levels).reindex(span).fillna(0.0).where(covered)
-    return found, name, coverage
+    return found, coverage
 
 
 def book_figures(days, fees, fills: str, mandate, horizon: int, cash: float, benchmarks: dict, delisting=None) -> dict:
@@ -407,7 +409,9 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nse", default=str(SHARED_DATA / "nse-kenya" / "daily"))
     parser.add_argument("--ohlcv", default=None, help="any OHLCV file or folder instead of the NSE files")
-    parser.add_argument("--index", default=None, help="the index symbol to compare with (default ^NASI where present)")
+    parser.add_argument(
+        "--index", default=None, help="the index symbol to compare with (default ^NASI, else the files' first)"
+    )
     parser.add_argument(
         "--fees",
         default=None,
@@ -553,12 +557,13 @@ def main() -> None:
     start, end = args.start, args.end
     default_fees, retail_fees = fee_schedules(args)
     prices, capital = market_through(source, start, end, args)
+    index_name, levels = index_levels(source, args.index, not args.ohlcv)
     rule = delisting_rule(args, capital)
     out: dict = {"benchmark": "backtest", "data": str(source), "from": str(start), "to": str(end)}
     out["capital_changes"] = capital_figures(capital)
     cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
     predictions = predictions_for(prices, start, end, horizon, args, cache)
-    benchmarks, index_name, coverage = benchmarks_for(predictions, prices, source, args.index, not args.ohlcv)
+    benchmarks, coverage = benchmarks_for(predictions, prices, index_name, levels)
     out["index_coverage"] = asdict(coverage) if coverage is not None else None
     signals: dict[int, tuple[pd.DataFrame, dict]] = {}
     if selects(args):

@@ -258,3 +258,31 @@ def test_a_span_the_files_do_not_price_is_one_line_before_the_walk_forward(
         )
         with pytest.raises(SystemExit, match=f"^error: no out-of-sample prediction from {DAYS[5]} to {DAYS[-1]}: "):
             backtest.main()
+
+
+def test_an_index_the_files_lack_is_one_line_naming_theirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """--index ^IDZ (a typo of ^IDX) was dropped without a word: no index in the comparison
+    and `index` null. It is one line naming the files' indices, before the walk-forward."""
+
+    def no_walk_forward(*_: object, **__: object) -> pd.DataFrame:
+        raise AssertionError("the walk-forward ran")
+
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", no_walk_forward)
+    folder = planted_files(tmp_path / "market")
+    with (folder / "prices.csv").open("a") as f:
+        f.write("".join(f"{name},{day},1000,0,,\n" for name in ("^IDX", "^ALL") for day in DAYS))
+    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1]), "--no-nulls"]
+    with benchmark_module("backtest") as backtest:
+        monkeypatch.setattr(sys, "argv", [*argv, "--index", "^IDZ"])
+        with pytest.raises(
+            SystemExit, match=r"^error: --index \^IDZ: no such index in the files; theirs: \^ALL, \^IDX$"
+        ):
+            backtest.main()
+        folder.joinpath("prices.csv").write_text(
+            "\n".join(line for line in folder.joinpath("prices.csv").read_text().splitlines() if "^" not in line)
+        )
+        monkeypatch.setattr(sys, "argv", [*argv, "--index", "^IDX"])
+        with pytest.raises(SystemExit, match=r"^error: --index \^IDX: no such index in the files; theirs: none$"):
+            backtest.main()
