@@ -59,7 +59,10 @@ of the information ratio and the excess a year against the equal-weighted liquid
 and of the turnover, the model's percentile among its books; and the model's book against
 the mean of the fixed random books' daily returns (active return, tracking error,
 information ratio) beside the equal-weighted liquid universe and the index, overall and
-per year, with the time a name is held (sessions, from the fills).
+per year, with the time a name is held (sessions, from the fills). A null book that earned
+the model book's return every day is a tie (portfolio/nulls.py `same_returns`): a family
+whose books all tied says so in its `note`, and where every null book tied the run prints
+SAME_BOOKS (`nulls_note`, `retail_nulls_note` in the JSON).
 
 `--smooth K` (default 1): the book, its null books and the persistence its Outlook weighs
 with read the expected excess averaged over each name's last K sessions (point in time,
@@ -582,7 +585,7 @@ def main() -> None:
     model, _ = replay_book(replay)
     compared = dict(benchmarks)
     if args.nulls:
-        out["nulls"], compared["fixed_random_mean"] = nulls(replay, model, benchmarks, args)
+        out["nulls"], compared["fixed_random_mean"], out["nulls_note"] = nulls(replay, model, benchmarks, args)
     runs = {"default_brokerage": summarise_book(model, args.cash, compared)}
     runs["gross_of_costs"] = book_figures(
         replay.days, default_fees, "gross", mandate, horizon, args.cash, benchmarks, rule
@@ -645,7 +648,9 @@ def retail_run(
     model, _ = replay_book(retail)
     compared = dict(benchmarks)
     if args.nulls:
-        out["retail_nulls"], compared["fixed_random_mean"] = nulls(retail, model, benchmarks, args, ("fixed_random",))
+        out["retail_nulls"], compared["fixed_random_mean"], out["retail_nulls_note"] = nulls(
+            retail, model, benchmarks, args, ("fixed_random",)
+        )
     return summarise_book(model, args.cash, compared), compared
 
 
@@ -657,9 +662,9 @@ def print_runs(out: dict, benchmarks: dict, compared: tuple[dict, dict] | None) 
     print_table(runs, benchmarks)
     print_delisting(runs)
     if compared is not None:
-        print_nulls(out["nulls"], runs["default_brokerage"])
+        print_nulls(out["nulls"], runs["default_brokerage"], out["nulls_note"])
         print_against(runs["default_brokerage"], compared[0])
-        print_nulls(out["retail_nulls"], runs["retail_brokerage"], "retail")
+        print_nulls(out["retail_nulls"], runs["retail_brokerage"], out["retail_nulls_note"], "retail")
         print_against(runs["retail_brokerage"], compared[1])
 
 
@@ -729,31 +734,49 @@ def summarise_book(result, cash: float, benchmarks: dict) -> dict:
     return summarise(result, cash, benchmarks, by_year=True)
 
 
-def nulls(replay, model, benchmarks: dict, args, families: tuple[str, ...] | None = None) -> tuple[dict, pd.Series]:
+def nulls(
+    replay, model, benchmarks: dict, args, families: tuple[str, ...] | None = None
+) -> tuple[dict, pd.Series, str | None]:
     """Every null book over the model's replay (`families`: only those): per family its
-    FamilyFigures (against the equal-weighted liquid universe) and each book's own figures;
-    and the mean of the fixed random books' daily returns."""
-    from portfolio.backtest import summarise
-    from portfolio.nulls import NULL_FAMILIES, NullPlan, family_figures, mean_returns, null_books
+    FamilyFigures (against the equal-weighted liquid universe; a book that earned the model
+    book's return every day is a tie, `nulls.same_returns`), each book's own figures and
+    its `note` (FAMILY_TIES where every book tied); the mean of the fixed random books'
+    daily returns; and the note where every null book tied (SAME_BOOKS), as the track
+    record's nulls say it (portfolio/nulls.py `against_nulls`)."""
+    from portfolio.backtest import book_returns, summarise
+    from portfolio.nulls import (
+        FAMILY_TIES,
+        NULL_FAMILIES,
+        SAME_BOOKS,
+        NullPlan,
+        all_the_same,
+        family_figures,
+        mean_returns,
+        null_books,
+        same_returns,
+    )
 
     started = time.perf_counter()
     plan = NullPlan(args.daily_seeds, args.fixed_seeds, families=families or NULL_FAMILIES, first_seed=args.first_seed)
     books = null_books(replay, plan, model)
-    mine = summarise(model, args.cash, benchmarks)
+    mine, returns = summarise(model, args.cash, benchmarks), book_returns(model.curve, args.cash)
     families: dict = {}
     for book in books:
         families.setdefault(book.family, []).append((book, summarise(book.result, args.cash, benchmarks)))
     out = {}
     for family, members in families.items():
-        figures = family_figures(family, mine, [f for _, f in members], "equal_weight_liquid")
+        tied = [same_returns(returns, book) for book, _ in members]
+        figures = family_figures(family, mine, [f for _, f in members], "equal_weight_liquid", tied)
         out[family] = {
             **asdict(figures),
             "holding_sessions": [f["holding"]["mean_sessions"] for _, f in members],
             "each_book": [book_row(book.seed, f) for book, f in members],
+            "note": FAMILY_TIES.format(books=len(members)) if all(tied) else None,
         }
     print(f"{len(books)} null books in {time.perf_counter() - started:.0f} s", flush=True)
     fixed = [b for b in books if b.family == "fixed_random"]
-    return out, mean_returns(fixed) if fixed else pd.Series(dtype=float)
+    note = SAME_BOOKS.format(days=len(returns)) if all_the_same(returns, books) else None
+    return out, mean_returns(fixed) if fixed else pd.Series(dtype=float), note
 
 
 def book_row(seed: int | None, figures: dict) -> dict:
@@ -783,8 +806,9 @@ def _range(spread: dict, show) -> str:
     return f"{show(spread['mean'])} ({show(spread['low'])}..{show(spread['high'])})"
 
 
-def print_nulls(families: dict, model: dict, brokerage: str = "default") -> None:
-    """Each null family beside the model's book (at `brokerage`): mean (min..max)."""
+def print_nulls(families: dict, model: dict, note: str | None, brokerage: str = "default") -> None:
+    """Each null family beside the model's book (at `brokerage`): mean (min..max); then the
+    `note` where every null book tied with the model's, else each family's whose books all did."""
     ew = model["benchmarks"]["equal_weight_liquid"]
     print(f"null books, {brokerage} brokerage; IR and excess a year vs the equal-weighted liquid universe (range)")
     print(f"{'book':<17}{'books':>6}  {'IR':<22}{'excess a year':<26}{'turnover':<20}{'held':>7}  model pct  beats")
@@ -801,6 +825,9 @@ def print_nulls(families: dict, model: dict, brokerage: str = "default") -> None
             f"{family:<17}{f['books']:>6}  {_range(ir, _signed):<22}{_range(ex, _percent):<26}{_range(to, str):<20}"
             f"{mean_held!s:>7}  {f['model_percentile']!s:>9}  {f['model_beats']}/{f['books']}"
         )
+    notes = [note] if note else [f"{family}: {f['note']}" for family, f in families.items() if f["note"]]
+    for line in notes:
+        print(f"note: {line}")
 
 
 def print_against(model: dict, benchmarks: dict) -> None:

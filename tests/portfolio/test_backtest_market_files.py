@@ -286,3 +286,28 @@ def test_an_index_the_files_lack_is_one_line_naming_theirs(
         monkeypatch.setattr(sys, "argv", [*argv, "--index", "^IDX"])
         with pytest.raises(SystemExit, match=r"^error: --index \^IDX: no such index in the files; theirs: none$"):
             backtest.main()
+
+
+def test_null_books_that_all_tie_with_the_model_say_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """Six names, each expected to beat the universe, and a book of 15 slots: whatever the
+    ranking, every book buys the six, so every null book earns what the model's book earns.
+    The track record's nulls say so (portfolio/nulls.py SAME_BOOKS, FAMILY_TIES); the
+    backtest printed percentiles as if they measured skill. It says so too, in its JSON."""
+    from portfolio.nulls import FAMILY_TIES, SAME_BOOKS
+
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
+    folder = planted_files(tmp_path / "market")
+    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1]), "--no-select"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--daily-seeds", "1", "--fixed-seeds", "2", "--delist-after", "200"])
+    with benchmark_module("backtest") as backtest:
+        backtest.main()
+    out = capsys.readouterr().out
+    last = json.loads(out.strip().splitlines()[-1])
+    same = SAME_BOOKS.format(days=100)
+    assert last["nulls_note"] == same and last["retail_nulls_note"] == same
+    assert out.count(f"note: {same}\n") == 2  # printed under each brokerage's table
+    for family, figures in last["nulls"].items():
+        assert figures["note"] == FAMILY_TIES.format(books=figures["books"]), family
+        assert figures["model_beats"] == 0 and figures["model_percentile"] == 50.0
