@@ -471,16 +471,19 @@ def served_model(day_rows: Iterable[Mapping[str, object]]) -> str:
     return max(day_rows, key=lambda r: tuple(r[name] for name in SERVED_ORDER))["model_id"]
 
 
+StoredRow = dict[str, Any]
+"""A stored prediction row (its columns by name)."""
+
 # trading date -> symbol -> a stored prediction row: what `served_predictions` answers
-ServedDays = dict[date, dict[str, dict[str, Any]]]
+ServedDays = dict[date, dict[str, StoredRow]]
 
 
-def served_predictions(rows: Iterable[dict[str, Any]]) -> ServedDays:
+def served_predictions(rows: Iterable[StoredRow]) -> ServedDays:
     """trading date -> symbol -> the served prediction: when a day was scored by more than
     one model (a retrain re-scored it), the rows of the model recorded last for that date
     (`served_model`). The API, the AI executor, T2 and the live calibration all read this
     rule; the views hand the rows on to the API as `ServedPrediction`s."""
-    by_day: dict[date, list[dict[str, Any]]] = defaultdict(list)
+    by_day: dict[date, list[StoredRow]] = defaultdict(list)
     for row in rows:
         by_day[row["trading_date"]].append(row)
     served = {}
@@ -490,7 +493,13 @@ def served_predictions(rows: Iterable[dict[str, Any]]) -> ServedDays:
     return served
 
 
-def served_scores(rows_by_table: Iterable[Iterable[dict[str, Any]]]) -> pd.DataFrame:
+def served_rows(rows: Iterable[StoredRow]) -> list[StoredRow]:
+    """The served ones among stored prediction rows (`served_predictions`), flat: what the
+    live record's metrics count, so a day a retrain re-scored counts once, as served."""
+    return [row for by_symbol in served_predictions(rows).values() for row in by_symbol.values()]
+
+
+def served_scores(rows_by_table: Iterable[Iterable[StoredRow]]) -> pd.DataFrame:
     """symbol, date, raw_score, score of every served prediction among the stored rows of
     each table in turn (`rows_by_table`: the live record's first): a day served by an
     earlier table is not read from a later one."""

@@ -43,6 +43,7 @@ from models.scoring import (
     prediction_rows,
     retrain_plan,
     sentiment_inputs,
+    served_rows,
     served_scores,
     track_record_of,
     training_set,
@@ -235,13 +236,15 @@ def live_calibration(conn: Connection, panel: pd.DataFrame, day: date, horizon: 
 
 
 def track_record(conn: Connection, day: date, horizon: int, panel: pd.DataFrame) -> dict:
-    """The live record (`models.scoring.track_record_of`) of every stored prediction before
-    `day` whose label is known by `day` (in `panel`, the day's point-in-time panel at
-    `horizon`: `feature_rows`); {} without any."""
+    """The live record (`models.scoring.track_record_of`) of every served prediction before
+    `day` (`models.scoring.served_rows`: of a day a retrain re-scored, the later model's
+    rows only, as the API served them) whose label is known by `day` (in `panel`, the day's
+    point-in-time panel at `horizon`: `feature_rows`); {} without any."""
     c = tables.predictions.c
     columns = [x.name for x in tables.predictions.c if x.name != "reasons"]  # the record reads no reasons
     where = [c.trading_date < day, c.horizon_days == horizon]
-    predictions = pd.DataFrame(current_rows(conn, tables.predictions, where=where, columns=columns), columns=columns)
+    served = served_rows(current_rows(conn, tables.predictions, where=where, columns=columns))
+    predictions = pd.DataFrame(served, columns=columns)
     if predictions.empty:
         return {}
     return track_record_of(predictions, panel)

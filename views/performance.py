@@ -4,8 +4,9 @@
   (models/validation.py): every prediction out of sample, made by a model trained only on
   labels known before its 5-day block; stored once by bootstrapping.
 - **live**: from the first live day on, `t1_predict` appends each day the metrics of every
-  earlier live prediction whose label is known (models/scoring.py `track_record`, scope
-  `live:<date>`).
+  earlier served live prediction whose label is known (pipeline/scoring.py `track_record`,
+  scope `live:<date>`): of a day a retrain re-scored, the later model's rows only; its
+  model count is of the models that served the days it evaluates (`_served_model_count`).
 
 Each record carries its label, period, prediction and model counts, layer-1 backend and
 the same metrics on the model's label (the excess return over `horizon_days`,
@@ -36,6 +37,7 @@ from models.validation import RECORD
 from store import tables
 from store.history import current_rows
 from store.panels import MetricRow, ModelRun, latest_metrics, latest_model
+from views.instrument import served_models
 
 REPORTED = (
     "binary_accuracy",
@@ -310,7 +312,6 @@ def live_record(
     latest = {r["metric"]: r for r in rows if r["scope"] == scope}
     p = tables.predictions.c
     first = conn.execute(select(func.min(p.trading_date))).scalar()
-    models = conn.execute(select(func.count(func.distinct(p.model_id)))).scalar() or None
     reason = None
     if model is None:
         reason = "no model has been trained yet (t1_predict trains the first one)"
@@ -326,7 +327,19 @@ def live_record(
     start, through = first.isoformat() if first else None, scope.split(":", 1)[1] if scope else None
     backend = model["layer1_backend"] if model else None
     evaluated = _labelled_through(conn, date.fromisoformat(through), horizon) if through else None
+    models = _served_model_count(conn, date.fromisoformat(evaluated) if evaluated else None)
     return _record("live", latest, _Span(start, through, evaluated, models, backend, reason))
+
+
+def _served_model_count(conn: Connection, evaluated: date | None) -> int | None:
+    """How many models made the live record's predictions: the models that served a day
+    (views/instrument.py `served_models`, the model recorded last for the day) through
+    `evaluated`, the last day the record's metrics count; every predicted day before any is
+    evaluated. A model whose every row a retrain replaced made none of them."""
+    p = tables.predictions.c
+    days = select(p.trading_date).distinct()
+    served = served_models(tables.predictions, days if evaluated is None else days.where(p.trading_date <= evaluated))
+    return conn.execute(select(func.count(func.distinct(served.subquery().c.model_id)))).scalar() or None
 
 
 def _labelled_through(conn: Connection, day: date, horizon: int, record: str = "live") -> str | None:
