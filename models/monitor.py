@@ -365,14 +365,18 @@ def activity_check(daily: np.ndarray, window: CurrentWindow, t: Thresholds) -> C
 
 
 def daily_check(check_name: str, daily: np.ndarray, today: np.ndarray, t: Thresholds) -> Check:
-    """A market-wide input: the day's value (the first of `today`'s finite values) as a
-    tail share among the reference's daily values (lower is worse)."""
-    value = float(today[0]) if len(today) else float("nan")
+    """A market-wide input: the day's value as a tail share among the reference's daily
+    values (lower is worse). The day's value is the median of the names' (`today`: their
+    finite values), the value the market shows: an input that was one value per day in the
+    reference may differ between names today (zero_volume_share_20 when every name
+    traded through the reference, sentiment before any news), and then no one name's value
+    decides, neither the first one's nor one outlier's; `names_range` shows the spread."""
+    value = float(np.median(today)) if len(today) else float("nan")
     share = tail_share(daily, value)
     level = level_below(share, t.tail_watch, t.tail_alert)
-    return Check(
-        check_name, "input_drift", level, round(share, 6), t.tail_watch, t.tail_alert, _daily_figures(daily, value)
-    )
+    spread = [round(float(today.min()), 6), round(float(today.max()), 6)] if len(today) else None
+    figures = _daily_figures(daily, value) | {"names_range": spread}
+    return Check(check_name, "input_drift", level, round(share, 6), t.tail_watch, t.tail_alert, figures)
 
 
 @dataclass(frozen=True)
