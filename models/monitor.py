@@ -32,6 +32,13 @@ PSI_FLOOR = 1e-4  # the share an empty bin counts as, so the logarithm stays fin
 ECE_BINS = 10  # equal-width bins of P(up) for the expected calibration error
 NOT_ENOUGH = "not enough live outcomes"
 NO_RECORD = "no validation record to compare with"
+NO_CALIBRATED_SCORES = "no calibrated Scores in the validation record"
+# The live checks' band: the same metric over at least this many of the validation
+# record's consecutive chunks. A live record of the same model is beyond all of k chunks
+# about 1 / (k + 1) of the time (ALERT on noise: about half with 1 chunk, a third with 2,
+# a tenth with 8), and with fewer than 10 chunks the 10th/90th percentile WATCH line is
+# the worst chunk's ALERT line or next to it (docs/monitoring.md).
+LIVE_MIN_CHUNKS = 10
 
 
 class PsiReference:
@@ -454,18 +461,14 @@ def score_check(reference: pd.DataFrame, current: np.ndarray, days: int, t: Thre
     the Scores served over the window's `days` (live, else the validation record's). The
     figures keep the window's length (`window_days`), which the view's measure names."""
     r = reference["score"].to_numpy(float)
-    figure = PsiReference(r).excess(current)[0] if len(r) else 0.0
+    figures = {"reference_rows": int(len(r)), "current_rows": int(len(current)), "current_days": days}
+    figures |= {"window_days": t.window_days}
+    if not len(r):  # nothing to compare with: no figure, and the note says why
+        return Check("score", "score_drift", OK, None, None, None, figures | {"note": NO_CALIBRATED_SCORES})
+    figure = PsiReference(r).excess(current)[0]
     watch, alert = psi_thresholds(own_band(reference, "score", t.window_days), t)
-    return Check(
-        "score",
-        "score_drift",
-        level_above(figure, watch, alert),
-        round(figure, 6),
-        round(watch, 6),
-        round(alert, 6),
-        {"reference_rows": int(len(r)), "current_rows": int(len(current)), "current_days": days}
-        | {"window_days": t.window_days},
-    )
+    level = level_above(figure, watch, alert)
+    return Check("score", "score_drift", level, round(figure, 6), round(watch, 6), round(alert, 6), figures)
 
 
 METRICS = {  # name: (function, higher is worse)
@@ -475,19 +478,34 @@ METRICS = {  # name: (function, higher is worse)
 }
 
 
-def live_checks(reference: pd.DataFrame, live: pd.DataFrame, t: Thresholds) -> list[Check]:
+def live_checks(reference: pd.DataFrame | None, live: pd.DataFrame, t: Thresholds) -> list[Check]:
     """The live record's latest `t.live_outcomes` outcomes (p_up, up, moved rows in date
     order) against the band of the same metric over the validation record's consecutive
-    chunks of as many rows: WATCH beyond the band's 10th/90th percentile on the worse side,
-    ALERT beyond its worst chunk. OK with a note while either side has too few rows."""
+    chunks of as many rows (`reference`: its outcomes; None without a record): WATCH beyond
+    the band's 10th/90th percentile on the worse side, ALERT beyond its worst chunk. OK
+    with a note (`live_note`) while either side has too few rows."""
     n = t.live_outcomes
-    chunks = [reference.iloc[i : i + n] for i in range(0, len(reference) - n + 1, n)]
-    if len(live) < n or not chunks:
-        note = NOT_ENOUGH if len(live) < n else NO_RECORD
-        figures = {"note": note, "live_outcomes": int(len(live)), "needed": n}
+    chunks = [] if reference is None else [reference.iloc[i : i + n] for i in range(0, len(reference) - n + 1, n)]
+    note = live_note(reference is not None, len(chunks), len(live), n)
+    if note is not None:
+        figures = {"note": note, "live_outcomes": int(len(live)), "needed": n, "validation_chunks": len(chunks)}
         return [Check(name, name, OK, None, None, None, dict(figures)) for name in METRICS]
     tail = live.iloc[-n:]
     return [live_check(name, tail, chunks) for name in METRICS]
+
+
+def live_note(recorded: bool, chunks: int, live: int, n: int) -> str | None:
+    """Why the live checks compare nothing yet, None when they can: no validation record,
+    a record of fewer than LIVE_MIN_CHUNKS chunks of `n` outcomes (its band is noise), or
+    fewer than `n` live outcomes."""
+    if not recorded:
+        return NO_RECORD
+    if chunks < LIVE_MIN_CHUNKS:
+        return (
+            f"validation record too short: {chunks} chunk{'' if chunks == 1 else 's'} of {n} outcomes "
+            f"(the live checks need {LIVE_MIN_CHUNKS})"
+        )
+    return NOT_ENOUGH if live < n else None
 
 
 def live_check(name: str, tail: pd.DataFrame, chunks: list[pd.DataFrame]) -> Check:

@@ -75,7 +75,7 @@ def day_checks(
         context = DayContext.of(window, reference, len(set(live["date"])))
     else:
         checks = no_reference_checks()
-        reference_outcomes = outcomes({}, prices, horizon)
+        reference_outcomes = None
         context = DayContext.of(window, None, None)
     live_record = live_outcomes(conn, day, priced, prices, t, horizon)
     return checks + live_checks(reference_outcomes, live_record, t), context

@@ -11,7 +11,7 @@ import pandas as pd
 
 from models import monitor
 from models.features import FEATURE_NAMES
-from models.monitor import ALERT, OK, Thresholds, input_checks
+from models.monitor import ALERT, OK, Thresholds, input_checks, live_checks
 
 NAMES = [f"S{i:02d}" for i in range(12)]
 REFERENCE_DAYS = [date(2025, 1, 1) + timedelta(days=i) for i in range(120)]
@@ -51,3 +51,42 @@ def test_an_input_constant_across_names_in_the_reference_is_read_on_every_name_t
         one_thin = _panel(CURRENT_DAYS, rng, lambda s, odd=odd: 0.05 if s == odd else 0.0)
         check = _checks(reference, one_thin)["input:zero_volume_share_20"]
         assert check.level == OK and check.figures["value"] == 0.0
+
+
+def _outcomes(rng: np.random.Generator, rows: int) -> pd.DataFrame:
+    p = rng.uniform(0.4, 0.6, rows)
+    return pd.DataFrame({"p_up": p, "up": (rng.uniform(size=rows) < p).astype(float)})
+
+
+def test_a_validation_record_without_calibrated_scores_gives_the_score_check_no_figure() -> None:
+    none = pd.DataFrame({"date": pd.Series([], dtype=object), "score": pd.Series([], dtype=float)})
+    check = monitor.score_check(none, np.linspace(20, 80, 600), 20, Thresholds())
+    assert check.level == OK and check.figure is None and check.watch_threshold is None
+    assert check.figures["note"] == "no calibrated Scores in the validation record"
+
+
+def test_the_live_checks_need_a_band_of_enough_validation_chunks() -> None:
+    """One chunk of 300 outcomes is a band of one draw: a live record of the same model is
+    beyond it about half the time (ALERT on noise, WATCH at the same line). Below
+    LIVE_MIN_CHUNKS the checks are OK and say the record is too short, not that it is missing."""
+    rng = np.random.default_rng(0)
+    t = Thresholds()
+    short = live_checks(_outcomes(rng, 348), _outcomes(rng, 300), t)
+    assert {c.level for c in short} == {OK} and {c.figure for c in short} == {None}
+    assert {c.figures["note"] for c in short} == {
+        f"validation record too short: 1 chunk of 300 outcomes (the live checks need {monitor.LIVE_MIN_CHUNKS})"
+    }
+    missing = live_checks(None, _outcomes(rng, 300), t)
+    assert {c.figures["note"] for c in missing} == {monitor.NO_RECORD}
+    enough = live_checks(_outcomes(rng, 300 * monitor.LIVE_MIN_CHUNKS), _outcomes(rng, 300), t)
+    assert all(c.figure is not None and c.watch_threshold != c.alert_threshold for c in enough)
+
+
+def test_same_model_noise_rarely_reaches_alert_once_the_band_has_enough_chunks() -> None:
+    t = Thresholds()
+    alerts = 0
+    for seed in range(100):
+        rng = np.random.default_rng(seed)
+        checks = live_checks(_outcomes(rng, 300 * monitor.LIVE_MIN_CHUNKS), _outcomes(rng, 300), t)
+        alerts += sum(c.level == ALERT for c in checks)
+    assert alerts / 300 < 0.12  # about 1 / (chunks + 1) per check: the live chunk the worst of them all
