@@ -32,8 +32,8 @@ models/dataset.py).
 - `reason` says in words why each row has its Action.
 - **Position Weight** (LONG only, else 0): the book's slot, TARGET_EXPOSURE / BOOK_NAMES.
 - **Tercile**: names that pass the entry gates are ranked by expected excess (ties by
-  the Score, then the raw score) into TOP, MIDDLE and BOTTOM thirds; the rest are
-  ILLIQUID.
+  the Score, then the raw score, then the symbol: the book's order) into TOP, MIDDLE and
+  BOTTOM thirds; the rest are ILLIQUID.
 
 HORIZON and the book's parameters were chosen on the NSE early span (2008-2011) alone and
 run once on 2012-2021 (docs/portfolio.md, "The book"); the entry gates are the liquidity
@@ -142,40 +142,40 @@ class _Terms(NamedTuple):
 
 
 def _terciles(out: pd.DataFrame, liquid: np.ndarray) -> np.ndarray:
-    """TOP, MIDDLE or BOTTOM third of each day's liquid names by expected excess (ties:
-    the Score, then the raw score); ILLIQUID for the rest."""
+    """TOP, MIDDLE or BOTTOM third of each day's liquid names in the book's order
+    (`_best_first`); ILLIQUID for the rest."""
     tercile = np.full(len(out), "ILLIQUID", dtype=object)
-    rows = np.flatnonzero(liquid)
-    if not len(rows):
+    ranked, days = _best_first(out, np.flatnonzero(liquid))
+    if not len(ranked):
         return tercile
-    day, edge, score, raw = _ranking_keys(out, rows)
-    ranked = rows[np.lexsort((raw, score, np.nan_to_num(edge, nan=-np.inf), day))]  # stable, ascending
-    position, size = _places(np.sort(day, kind="stable"))
-    share = (position + 1) / size
+    position, size = _places(days)
+    share = (size - position) / size  # the best name's share is 1
     tercile[ranked] = np.where(share > 2 / 3, "TOP", np.where(share > 1 / 3, "MIDDLE", "BOTTOM"))
     return tercile
 
 
 def _book_rank(out: pd.DataFrame, eligible: np.ndarray) -> np.ndarray:
-    """Each eligible row's rank (1 = best) within its day by expected excess, then Score,
-    then raw score; a large number for the rest."""
+    """Each eligible row's rank (1 = best) within its day (`_best_first`); a large number
+    for the rest."""
     rank = np.full(len(out), np.iinfo(np.int64).max, dtype=np.int64)
-    rows = np.flatnonzero(eligible)
-    if not len(rows):
-        return rank
-    day, edge, score, raw = _ranking_keys(out, rows)
-    ranked = rows[np.lexsort((-raw, -score, -edge, day))]  # stable: best first within each day, NaN last
-    position, _ = _places(np.sort(day, kind="stable"))
-    rank[ranked] = position + 1
+    ranked, days = _best_first(out, np.flatnonzero(eligible))
+    if len(ranked):
+        rank[ranked] = _places(days)[0] + 1
     return rank
 
 
-def _ranking_keys(out: pd.DataFrame, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-    """`rows`' day (a code in date order; one day without a `date` column), expected
-    excess, Score and raw score, as the terciles and the book's rank sort them."""
+def _best_first(out: pd.DataFrame, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`rows` in the one order the terciles and the book's rank share: by day, then best
+    first by expected excess (none last), Score, raw score, and on an exact tie by symbol
+    (the row's place without a `symbol` column), so a tie never ranks names one way for
+    the book and the other for the terciles. Returns the rows and their sorted day codes."""
     day = pd.factorize(out["date"], sort=True)[0] if "date" in out else np.zeros(len(out), np.int64)
     raw = out["raw_score"].to_numpy(float) if "raw_score" in out else np.zeros(len(out))
-    return day[rows], out["held_edge"].to_numpy(float)[rows], out["score"].to_numpy(float)[rows], raw[rows]
+    name = pd.factorize(out["symbol"], sort=True)[0] if "symbol" in out else np.arange(len(out))
+    edge, score = out["held_edge"].to_numpy(float), out["score"].to_numpy(float)
+    keys = (name[rows], -raw[rows], -score[rows], -edge[rows], day[rows])  # last is first; NaN sorts last
+    ranked = rows[np.lexsort(keys)]
+    return ranked, day[ranked]
 
 
 def _places(days: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -104,6 +104,19 @@ def test_equal_expected_excess_is_ranked_by_score() -> None:
     assert out["tercile"].tolist() == ["TOP", "BOTTOM", "MIDDLE"]
 
 
+def test_on_exact_ties_the_terciles_are_the_books_order_reversed() -> None:
+    """30 names alike in every respect: the book's best are the TOP third and no LONG is
+    BOTTOM, whatever order the rows come in (the last tie key is the symbol)."""
+    n = 30
+    alike = day(p_up=[0.5] * n, expected_return=[0.001] * n, raw_score=[0.0] * n)
+    for rows in (alike, alike.iloc[::-1], alike.sample(frac=1, random_state=3)):
+        out = decide(rows.reset_index(drop=True), fee_rate=0.005).set_index("symbol").sort_index()
+        assert (out["tercile"] == "TOP").sum() == 10
+        assert set(out.index[out["tercile"] == "TOP"]) <= set(out.index[out["action"] == "LONG"])
+        assert "BOTTOM" not in set(out.loc[out["action"] == "LONG", "tercile"])
+        assert list(out.index[out["tercile"] == "TOP"]) == [f"S{i}" for i in sorted(range(n), key=str)][:10]
+
+
 @pytest.mark.parametrize(
     "changes, liquid",
     [
@@ -192,7 +205,8 @@ def _by_day(frame: pd.DataFrame, rows: np.ndarray, key) -> dict:
 def test_terciles_and_the_books_rank_are_their_definitions_day_by_day(seed: int) -> None:
     """Many ties (rounded values), names without an expected excess, illiquid rows, several
     days: the terciles sort each day's liquid names up by expected excess, Score, raw score;
-    the book's rank sorts the eligible ones down; ties keep the rows' order."""
+    the book's rank sorts the eligible ones down; an exact tie ranks the earlier row (the
+    symbol where there is one) better in both, so the terciles are the book's order reversed."""
     from models.decisions import _book_rank, _terciles
 
     rng = np.random.default_rng(seed)
@@ -208,7 +222,9 @@ def test_terciles_and_the_books_rank_are_their_definitions_day_by_day(seed: int)
     frame.loc[rng.random(n) < 0.2, "held_edge"] = np.nan
     liquid = rng.random(n) < 0.7
     up = _by_day(
-        frame, np.flatnonzero(liquid), lambda r: (np.nan_to_num(r.held_edge, nan=-np.inf), r.score, r.raw_score)
+        frame,
+        np.flatnonzero(liquid),
+        lambda r: (np.nan_to_num(r.held_edge, nan=-np.inf), r.score, r.raw_score, -r.name),
     )
     share = {row: (place + 1) / size for row, (place, size) in up.items()}
     expected = [
@@ -223,7 +239,7 @@ def test_terciles_and_the_books_rank_are_their_definitions_day_by_day(seed: int)
     ]
     assert list(_terciles(frame, liquid)) == expected
     eligible = liquid & frame["held_edge"].notna().to_numpy()
-    down = _by_day(frame, np.flatnonzero(eligible), lambda r: (-r.held_edge, -r.score, -r.raw_score))
+    down = _by_day(frame, np.flatnonzero(eligible), lambda r: (-r.held_edge, -r.score, -r.raw_score, r.name))
     ranks = _book_rank(frame, eligible)
     assert {row: int(ranks[row]) for row in np.flatnonzero(eligible)} == {row: p + 1 for row, (p, _) in down.items()}
     assert (ranks[~eligible] == np.iinfo(np.int64).max).all()
