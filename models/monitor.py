@@ -232,6 +232,9 @@ ACTIVITY = "activity:traded_share"
 # market where every name always traded is not ALERT because one name was suspended.
 ACTIVITY_MIN_MOVE = 0.1
 STUCK_SHARE = 0.5  # a feed is stuck when one value covers more than this share of the day's traded names
+# ... read only on a day when at least this many traded names have a value: one name's
+# one value covers 100% of one name, and two names' 50% is no majority either.
+STUCK_MIN_NAMES = 3
 
 
 def top_share(values: np.ndarray) -> float:
@@ -255,9 +258,12 @@ def reference_top_share(reference: pd.DataFrame, name: str) -> float:
 def stuck_level(most: float, today: np.ndarray) -> tuple[str, float]:
     """A broken feed that gives one value for every name: ALERT when the day's most common
     value covers more than STUCK_SHARE of the traded names (`today`: their values) and more
-    than on any day of the reference (`most`). Returns the level and the day's share."""
+    than on any day of the reference (`most`), on a day with at least STUCK_MIN_NAMES of
+    them (else OK: a thin day's one or two names say nothing of a feed). Returns the level
+    and the day's share."""
     share = top_share(today)
-    return (ALERT if share > STUCK_SHARE and share > most else OK), share
+    stuck = len(today) >= STUCK_MIN_NAMES and share > STUCK_SHARE and share > most
+    return (ALERT if stuck else OK), share
 
 
 @dataclass(frozen=True)

@@ -90,3 +90,20 @@ def test_same_model_noise_rarely_reaches_alert_once_the_band_has_enough_chunks()
         checks = live_checks(_outcomes(rng, 300 * monitor.LIVE_MIN_CHUNKS), _outcomes(rng, 300), t)
         alerts += sum(c.level == ALERT for c in checks)
     assert alerts / 300 < 0.12  # about 1 / (chunks + 1) per check: the live chunk the worst of them all
+
+
+def test_a_day_on_which_one_or_two_names_traded_is_no_stuck_feed() -> None:
+    """One value covers all of one name: the stuck-feed rule reads a day only when at least
+    STUCK_MIN_NAMES names traded; below that the share is shown and the level is the PSI's."""
+    rng = np.random.default_rng(2)
+    reference = _panel(REFERENCE_DAYS, rng)
+    for traded in (NAMES[:1], NAMES[:2]):
+        checks = _checks(reference, _panel(CURRENT_DAYS, rng, traded_on_last=traded))
+        per_name = [c for c in checks.values() if c.figures.get("market_wide") is False]
+        assert per_name and not [c.check_name for c in per_name if c.figures["stuck"] or c.level == ALERT]
+        assert {c.figures["top_value_share"] for c in per_name} == {1.0 / len(traded)}
+    assert monitor.STUCK_MIN_NAMES == 3
+    stuck = _panel(CURRENT_DAYS, rng, traded_on_last=NAMES[:3])
+    stuck.loc[stuck["date"] == CURRENT_DAYS[-1], "rsi_14"] = 0.5  # three names, one value: a stuck feed
+    check = _checks(reference, stuck)["input:rsi_14"]
+    assert check.level == ALERT and check.figures["stuck"] is True
