@@ -28,7 +28,7 @@ from ingest.text_sources import pdf_extractor
 from market.budget import Deadline
 from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
 from market.settings import Settings
-from market.text import checked_text, printable
+from market.text import checked_text
 from models.sentiment import SCORER_ID, SentimentScore, key_sentences, score_text
 from store import tables
 from store.history import append_history, current_rows
@@ -239,7 +239,7 @@ def _read(content: bytes, name: str, media_type: str, settings: Settings) -> tup
     if looks_pdf or media_type == "application/pdf" or name.lower().endswith(".pdf"):
         with pdf_extractor(settings) as extractor:
             text = extractor.extract(content, name)  # PdfRejected says why when it is no PDF
-        return "application/pdf", printable(text.text), text.pages  # a PDF's own control characters are dropped
+        return "application/pdf", text.text, text.pages  # printable: the extractor drops control characters
     if media_type in TEXT_TYPES or PurePath(name).suffix.lower() in TEXT_SUFFIXES or (not media_type and not looks_pdf):
         if len(content) > settings.research_text_max_bytes:
             raise PayloadTooLargeError(

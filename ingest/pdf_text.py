@@ -7,7 +7,9 @@ seconds and cannot take the service down; a worker that runs over is killed and 
 At most `settings.pdf_sandboxes` workers live at once in a process (a slot is taken when a
 worker starts and given back when it is closed; one more waits up to `timeout`, then is
 refused as busy), so hostile files in parallel stay under their product. Before that,
-the bytes must be under the size limit and start like a PDF. Every refusal is a
+the bytes must be under the size limit and start like a PDF. The text comes back
+`printable` (market/text.py): a glyph mapped to a control character (a NUL, which Postgres
+refuses in a text column) is dropped for every reader. Every refusal is a
 `PdfRejected` whose message says why: too large, not a PDF, encrypted, too many pages, too
 slow, malformed.
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from market.errors import BusyError, InvalidInputError, PayloadTooLargeError
 from market.settings import Settings
+from market.text import printable
 
 _SLOTS: dict[int, threading.BoundedSemaphore] = {}  # by size: the process's sandbox slots
 _SLOTS_LOCK = threading.Lock()
@@ -127,7 +130,7 @@ class PdfExtractor:
             raise PdfRejected(f"{name} could not be read: the reader died on it")
         if "refused" in answer:
             raise PdfRejected(f"{name} {answer['refused']}")
-        return PdfText(answer["text"], answer["pages"])
+        return PdfText(printable(answer["text"]), answer["pages"])
 
     def _running_worker(self) -> subprocess.Popen:
         if not self._holding:

@@ -32,6 +32,7 @@ from market.budget import Deadline
 from market.clock import EXCHANGE_TZ
 from market.errors import MarketIntelError
 from market.settings import Settings
+from market.text import printable
 from store import tables
 from store.history import append_history, current_rows
 from store.transactions import write_transaction
@@ -218,8 +219,21 @@ class _DisclosureRun:
 
 
 def _store_disclosure(run: _DisclosureRun, entry: dict) -> None:
-    """A feed entry's PDF downloaded, read in the sandbox and stored once, with its tags."""
-    engine, settings, day, matcher, report = run.engine, run.settings, run.day, run.matcher, run.report
+    """A feed entry's PDF downloaded, read in the sandbox and stored once, with its tags;
+    an error nobody foresaw on this one file (a reader's, the store's refusal of its row)
+    is its FAILED row with that reason, never the stage's failure (retried on the next run)."""
+    try:
+        _store_one_disclosure(run, entry)
+    except Exception as exc:  # one disclosure's fault is its own row
+        log.exception("disclosure %s failed unexpectedly", entry["pdf"])
+        first_line = (str(exc).splitlines() or [""])[0]
+        reason = printable(f"unexpected error ({type(exc).__name__}: {first_line})")
+        row = {"url": entry["pdf"], "title": entry["title"], "published_at": entry["published_at"]}
+        _write_disclosure(run, entry, {**row, "status": "FAILED", "failure_reason": reason})
+
+
+def _store_one_disclosure(run: _DisclosureRun, entry: dict) -> None:
+    engine, settings = run.engine, run.settings
     url = entry["pdf"]
     with engine.connect() as conn:
         stored = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
@@ -246,15 +260,22 @@ def _store_disclosure(run: _DisclosureRun, entry: dict) -> None:
         row.update(page_count=text.pages, body=text.text, kind=classify_disclosure(entry["title"], text.text))
     except (PdfRejected, MarketIntelError) as exc:
         row.update(status="FAILED", failure_reason=exc.detail)
-        log.warning("disclosure %s failed: %s", url, exc.detail)
-        report.failures.append(f"{url}: {exc.detail}")
-    with write_transaction(engine, f"text:{day}") as conn:
+    _write_disclosure(run, entry, row)
+
+
+def _write_disclosure(run: _DisclosureRun, entry: dict, row: dict) -> None:
+    """A disclosure's row stored, tagged when it is OK, and counted in the report."""
+    url = row["url"]
+    if row["status"] == "FAILED":
+        log.warning("disclosure %s failed: %s", url, row["failure_reason"])
+        run.report.failures.append(f"{url}: {row['failure_reason']}")
+    with write_transaction(run.engine, f"text:{run.day}") as conn:
         append_history(conn, tables.disclosures, [row])
         if row["status"] == "OK":
             (stored_row,) = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
-            _tag(conn, "DISCLOSURE", stored_row["id"], f"{entry['title']}\n{row['body']}", matcher)
-    report.disclosures_ok += row["status"] == "OK"
-    report.disclosures_failed += row["status"] == "FAILED"
+            _tag(conn, "DISCLOSURE", stored_row["id"], f"{entry['title']}\n{row['body']}", run.matcher)
+    run.report.disclosures_ok += row["status"] == "OK"
+    run.report.disclosures_failed += row["status"] == "FAILED"
 
 
 def _download(http: httpx.Client, url: str, max_bytes: int, seconds: float) -> bytes:

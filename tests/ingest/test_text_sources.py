@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from ingest.exchange.client import ExchangeClient
+from ingest.pdf_text import PdfExtractor
 from ingest.text_sources import classify_disclosure, ingest_text
 from market.settings import Settings
 from pipeline.sentiment import score_new_documents, texts_in_window
@@ -18,7 +19,8 @@ from pipeline.serving import serve_in_thread
 from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
-from tests.pdf_samples import decompression_bomb, page_bomb, text_pdf
+from tests.conftest import ON_SQLITE_ONLY
+from tests.pdf_samples import decompression_bomb, page_bomb, relabelled_pdf, text_pdf
 
 DAY = date(2026, 11, 20)
 
@@ -261,3 +263,68 @@ def test_an_item_is_stored_once_by_its_link_within_a_feed_and_an_item_without_a_
         titles = sorted(r["title"] for r in current_rows(conn, tables.news_items))
     assert (first.news_new, first.news_seen, second.news_new, second.news_seen) == (2, 1, 1, 1)
     assert titles == ["ISB opens a branch", "Island Savings Bank names a CEO", "KCB profit rises"]
+
+
+def test_a_pdf_whose_text_holds_a_nul_is_stored_without_it_and_the_day_goes_on(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """A glyph mapped to U+0000 put a NUL in the extracted text: Postgres refused the row
+    and the stage stopped, losing the other PDF and the next feed, every day again."""
+    files, url = site
+    files.pages.update(
+        {
+            "/nul.pdf": (200, "application/pdf", relabelled_pdf(["KCB interim results X profit rose"], {"X": "\x00"})),
+            "/good.pdf": (200, "application/pdf", text_pdf(["Island Savings Bank declares a dividend"])),
+            "/feed1": _feed(
+                _item("KCB interim results", f"{url}/d/1", pdf=f"{url}/nul.pdf"),
+                _item("ISB dividend notice", f"{url}/d/2", pdf=f"{url}/good.pdf"),
+            ),
+            "/feed2": _feed(_item("KCB wins licence", f"{url}/n/3")),
+        }
+    )
+    report = _ingest(settings, [f"{url}/feed1", f"{url}/feed2"])
+    with service_engine(settings).connect() as conn:
+        disclosures = {r["url"].rsplit("/", 1)[1]: r for r in current_rows(conn, tables.disclosures)}
+        news = [r["title"] for r in current_rows(conn, tables.news_items)]
+    assert (report.disclosures_ok, report.disclosures_failed, news) == (2, 0, ["KCB wins licence"])
+    assert disclosures["nul.pdf"]["body"].split() == ["KCB", "interim", "results", "profit", "rose"]
+
+
+class _FaultyExtractor:
+    """The real extractor, but one file raises what nobody expected."""
+
+    def __init__(self, real: PdfExtractor) -> None:
+        self.real = real
+
+    def extract(self, data: bytes, name: str = "file"):
+        if name == "odd.pdf":
+            raise RuntimeError("the reader tripped")
+        return self.real.extract(data, name)
+
+
+@ON_SQLITE_ONLY
+def test_an_unexpected_error_on_one_disclosure_is_its_failed_row(settings: Settings, site: tuple[Files, str]) -> None:
+    files, url = site
+    files.pages.update(
+        {
+            "/odd.pdf": (200, "application/pdf", text_pdf(["KCB notice"])),
+            "/good.pdf": (200, "application/pdf", text_pdf(["Island Savings Bank declares a dividend"])),
+            "/feed": _feed(
+                _item("KCB notice", f"{url}/d/1", pdf=f"{url}/odd.pdf"),
+                _item("ISB dividend notice", f"{url}/d/2", pdf=f"{url}/good.pdf"),
+            ),
+        }
+    )
+    settings = settings.model_copy(update={"news_feeds": [f"{url}/feed"], "exchange_retries": 0})
+    with (
+        ExchangeClient("", retries=0) as client,
+        httpx.Client(timeout=15) as http,
+        PdfExtractor.from_settings(settings) as real,
+    ):
+        report = ingest_text(service_engine(settings), settings, DAY, client, http, _FaultyExtractor(real))
+    with service_engine(settings).connect() as conn:
+        rows = {r["url"].rsplit("/", 1)[1]: r for r in current_rows(conn, tables.disclosures)}
+    assert (report.disclosures_ok, report.disclosures_failed) == (1, 1)
+    assert rows["odd.pdf"]["status"] == "FAILED"
+    assert rows["odd.pdf"]["failure_reason"] == "unexpected error (RuntimeError: the reader tripped)"
+    assert rows["good.pdf"]["status"] == "OK"
