@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from pathlib import Path
+from time import struct_time as time_struct
 
 import feedparser
 import httpx
@@ -154,11 +155,20 @@ def published_at(item: dict) -> datetime | None:
     with a zone as given; a time without a zone is exchange time; a date without a time is
     the end of that day at the exchange (it may have come after the close). feedparser reads
     both as UTC, which put a 16:30 item at 11:30 and a dated one at 19:00 the evening before,
-    inside the composite of a close they came after. None: the item has no readable stamp."""
+    inside the composite of a close they came after. None: the item has no readable stamp
+    (also one out of the calendar's range, 9999-12-31 at the exchange or year 0 in UTC: an
+    unreadable date is no date, never the feed's failure)."""
     field = "published" if item.get("published_parsed") else "updated"
     stamp, raw = item.get(f"{field}_parsed"), item.get(field) or ""
     if not stamp:
         return None
+    try:
+        return _stamp_time(stamp, raw)
+    except (OverflowError, ValueError):
+        return None
+
+
+def _stamp_time(stamp: time_struct, raw: str) -> datetime:
     if not _TIME_OF_DAY.search(raw):
         return datetime.combine(date(*stamp[:3]), time(23, 59, 59), tzinfo=EXCHANGE_TZ).astimezone(UTC)
     if not _ZONE_AFTER_TIME.search(raw):

@@ -328,3 +328,22 @@ def test_an_unexpected_error_on_one_disclosure_is_its_failed_row(settings: Setti
     assert rows["odd.pdf"]["status"] == "FAILED"
     assert rows["odd.pdf"]["failure_reason"] == "unexpected error (RuntimeError: the reader tripped)"
     assert rows["good.pdf"]["status"] == "OK"
+
+
+@ON_SQLITE_ONLY
+@pytest.mark.parametrize("stamp", ["9999-12-31", "0001-01-01T00:00:00+05:00"])
+def test_an_item_dated_out_of_range_is_undated_and_its_feed_and_the_next_are_kept(
+    settings: Settings, site: tuple[Files, str], stamp: str
+) -> None:
+    """Its date overflowed the calendar when read as exchange time or UTC, outside the
+    feed's error handling: the whole stage failed, on any database."""
+    files, url = site
+    far = _item("KCB archive", f"{url}/n/2").replace("Fri, 20 Nov 2026 14:00:00 -0500", stamp)
+    files.pages["/feed1"] = _feed(_item("KCB profit rises", f"{url}/n/1"), far)
+    files.pages["/feed2"] = _feed(_item("ISB opens a branch", f"{url}/n/3"))
+    report = _ingest(settings, [f"{url}/feed1", f"{url}/feed2"])
+    with service_engine(settings).connect() as conn:
+        stored = {r["title"]: r["published_at"] for r in current_rows(conn, tables.news_items)}
+    assert (report.news_new, report.failures) == (3, [])
+    assert stored["KCB archive"] is None
+    assert stored["ISB opens a branch"] == datetime(2026, 11, 20, 19, 0, tzinfo=UTC)
