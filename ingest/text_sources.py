@@ -24,7 +24,7 @@ from time import struct_time as time_struct
 
 import feedparser
 import httpx
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Column, Connection, Engine, select
 
 from ingest.exchange.client import ExchangeClient, bounded_body
 from ingest.mentions import InstrumentMatcher
@@ -35,7 +35,7 @@ from market.errors import MarketIntelError
 from market.settings import Settings
 from market.text import printable
 from store import tables
-from store.history import append_history, current_rows
+from store.history import append_history, current_rows, key_chunks
 from store.transactions import write_transaction
 
 log = logging.getLogger(__name__)
@@ -187,15 +187,10 @@ def _store_news(
             " ".join(f"{entry['title']}\n{entry['summary']}".split()).encode()
         ).hexdigest()
     with write_transaction(engine, f"text:{day}") as conn:
-        links = {entry["link"] for entry in entries if entry["link"]}
-        hashes = {entry["content_hash"] for entry in entries}
-        known = conn.execute(
-            select(news.c.link, news.c.content_hash).where(news.c.link.in_(links) | news.c.content_hash.in_(hashes))
-        ).all()
         # an item is known by its link or its content, stored or earlier in this batch (the
         # same link twice in a feed, a re-publication, counted twice); no link is no match
-        known_links = {k.link for k in known if k.link}
-        known_hashes = {k.content_hash for k in known}
+        known_links = _stored(conn, news.c.link, {entry["link"] for entry in entries if entry["link"]})
+        known_hashes = _stored(conn, news.c.content_hash, {entry["content_hash"] for entry in entries})
         fresh = []
         for entry in entries:
             if entry["link"] in known_links or entry["content_hash"] in known_hashes:
@@ -212,6 +207,15 @@ def _store_news(
             doc_id = conn.execute(select(news.c.id).where(news.c.content_hash == entry["content_hash"])).scalar_one()
             _tag(conn, "NEWS", doc_id, f"{entry['title']}\n{entry['summary']}", matcher)
         report.news_new += len(fresh)
+
+
+def _stored(conn: Connection, column: Column, values: set[str]) -> set[str]:
+    """Those of `values` that a stored news item has in `column`, looked up in chunks (one
+    `IN (...)` of a feed's every item went over Postgres's 65,535 parameters)."""
+    found: set[str] = set()
+    for chunk in key_chunks(sorted(values)):
+        found.update(conn.execute(select(column).where(column.in_(chunk))).scalars())
+    return found
 
 
 @dataclass(frozen=True)

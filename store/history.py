@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Connection, Date, Select, Table, bindparam, case, func, select, tuple_
 from sqlalchemy import column as named_column
@@ -39,7 +39,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 _BOOKKEEPING = ("id", "recorded_at")
+# the values one `IN (...)` binds: far under each driver's limit on a statement's
+# parameters (Postgres 65,535; SQLite 32,766), which a long list passed whole went over
 _KEYS_PER_QUERY = 400
+_Key = TypeVar("_Key")
 
 
 _written: ContextVar[Counter[str] | None] = ContextVar("rows_written", default=None)
@@ -295,13 +298,19 @@ def _comparable(value: Any) -> Any:
     return value
 
 
+def key_chunks(keys: Sequence[_Key]) -> Iterator[Sequence[_Key]]:
+    """`keys` in slices of at most `_KEYS_PER_QUERY`: the values of one `IN (...)` each, so
+    a look-up of any number of keys stays under the driver's limit on parameters."""
+    for start in range(0, len(keys), _KEYS_PER_QUERY):
+        yield keys[start : start + _KEYS_PER_QUERY]
+
+
 def _current_for_keys(conn: Connection, table: Table, keys: list[tuple]) -> list[dict[str, Any]]:
     if not keys:
         return []
     key_columns = [table.c[name] for name in table.info["key"]]
     found: list[dict[str, Any]] = []
-    for start in range(0, len(keys), _KEYS_PER_QUERY):
-        chunk = keys[start : start + _KEYS_PER_QUERY]
+    for chunk in key_chunks(keys):
         if len(key_columns) == 1:
             condition = key_columns[0].in_([k[0] for k in chunk])
         else:

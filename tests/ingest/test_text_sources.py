@@ -347,3 +347,28 @@ def test_an_item_dated_out_of_range_is_undated_and_its_feed_and_the_next_are_kep
     assert (report.news_new, report.failures) == (3, [])
     assert stored["KCB archive"] is None
     assert stored["ISB opens a branch"] == datetime(2026, 11, 20, 19, 0, tzinfo=UTC)
+
+
+# SQLite read the single look-up as well; what it proves is Postgres's limit
+@pytest.mark.parametrize("database_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
+def test_a_feed_of_more_items_than_a_statement_can_bind_is_read(settings: Settings, site: tuple[Files, str]) -> None:
+    """The look-up of a feed's stored items bound two parameters an item in one statement:
+    at 32,768 items Postgres refused it (65,535 at most) and the stage failed."""
+    files, url = site
+    many = 33_000
+    with service_engine(settings).begin() as conn:  # stored on an earlier day
+        append_history(
+            conn,
+            tables.news_items,
+            [
+                {"content_hash": f"{n:064x}", "link": f"{url}/n/{n}", "title": f"Item {n}", "feed_url": f"{url}/feed1"}
+                for n in range(many)
+            ],
+        )
+    files.pages["/feed1"] = _feed(
+        *(f"<item><title>Item {n}</title><link>{url}/n/{n}</link></item>" for n in range(many)),
+        _item("KCB profit rises", f"{url}/k/1"),
+    )
+    files.pages["/feed2"] = _feed(_item("ISB opens a branch", f"{url}/k/2"))
+    report = _ingest(settings, [f"{url}/feed1", f"{url}/feed2"])
+    assert (report.news_seen, report.news_new, report.failures) == (many, 2, [])
