@@ -18,12 +18,13 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 from time import struct_time as time_struct
 
 import feedparser
 import httpx
+from feedparser.datetimes import rfc822
 from sqlalchemy import Column, Connection, Engine, select
 
 from ingest.exchange.client import ExchangeClient, bounded_body
@@ -143,16 +144,24 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
     return entries
 
 
-_TIME_OF_DAY = re.compile(r"\d{1,2}:\d{2}")
-# a zone right after the time: Z, +hh, +hhmm, +hh:mm or a name (GMT, EST), never AM/PM
-_ZONE_AFTER_TIME = re.compile(
-    r"\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\s*(?:Z\b|[+-]\d{2}(?::?\d{2})?\b|(?!(?:AM|PM)\b)[A-Z]{1,5}\b)", re.I
+# a time of day, then AM/PM and a zone where given: Z, +hh, +hhmm, +hh:mm or a name (GMT, EST)
+_CLOCK = re.compile(
+    r"(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:[.,]\d+)?)?\s*(?P<half>[AP]M\b)?\s*"
+    r"(?P<zone>Z\b|[+-]\d{2}(?::?\d{2})?\b|(?:Etc/)?[A-Z]{1,5}\b)?",
+    re.I,
 )
+_OFFSET = re.compile(r"([+-])(\d{2}):?(\d{2})?")
+# the zone names feedparser reads (any other it reads as UTC), and the westernmost offset
+# in use: a time in a zone it does not know (COT, "local") is read there, the latest it can be
+_KNOWN_ZONES = {**rfc822.timezone_names, "utc": 0}
+_LATEST_OFFSET = timedelta(hours=-12)
 
 
 def published_at(item: dict) -> datetime | None:
     """When a feed item was published (UTC), never earlier than its stamp allows: a time
-    with a zone as given; a time without a zone is exchange time; a date without a time is
+    with a zone as given, AM/PM honoured; a time without a zone is exchange time, one with
+    a zone name feedparser does not know (COT, "local") the latest it can be (at UTC-12,
+    where feedparser read UTC); a date without a time is
     the end of that day at the exchange (it may have come after the close). feedparser reads
     both as UTC, which put a 16:30 item at 11:30 and a dated one at 19:00 the evening before,
     inside the composite of a close they came after. None: the item has no readable stamp
@@ -169,11 +178,32 @@ def published_at(item: dict) -> datetime | None:
 
 
 def _stamp_time(stamp: time_struct, raw: str) -> datetime:
-    if not _TIME_OF_DAY.search(raw):
+    clock = _CLOCK.search(raw)
+    if clock is None:
         return datetime.combine(date(*stamp[:3]), time(23, 59, 59), tzinfo=EXCHANGE_TZ).astimezone(UTC)
-    if not _ZONE_AFTER_TIME.search(raw):
+    zone = (clock["zone"] or "").lower().removeprefix("etc/")
+    if clock["half"] is None and (zone[:1] in ("+", "-") or zone in _KNOWN_ZONES):
+        return datetime.fromtimestamp(calendar.timegm(stamp), tz=UTC)  # feedparser's reading
+    if clock["half"] is None and not zone:
         return datetime(*stamp[:6], tzinfo=EXCHANGE_TZ).astimezone(UTC)
-    return datetime.fromtimestamp(calendar.timegm(stamp), tz=UTC)
+    # feedparser dropped AM/PM (and then the zone) or read an unknown zone as UTC: the time as
+    # written, on the date it gave (it shifted nothing), read here
+    hour = int(clock["hour"])
+    if clock["half"]:
+        hour = hour % 12 + (12 if clock["half"].upper() == "PM" else 0)
+    written = datetime.combine(date(*stamp[:3]), time(hour, int(clock["minute"]), int(clock["second"] or 0)))
+    return written.replace(tzinfo=_zone(zone)).astimezone(UTC)
+
+
+def _zone(zone: str) -> tzinfo:
+    """The zone of a written time: its offset, a name feedparser knows, none (the exchange's),
+    or an unknown name (the westernmost offset: never earlier than the stamp allows)."""
+    if offset := _OFFSET.fullmatch(zone):
+        minutes = int(offset[2]) * 60 + int(offset[3] or 0)
+        return timezone(timedelta(minutes=-minutes if offset[1] == "-" else minutes))
+    if zone in _KNOWN_ZONES:
+        return timezone(timedelta(hours=_KNOWN_ZONES[zone]))
+    return EXCHANGE_TZ if not zone else timezone(_LATEST_OFFSET)
 
 
 def _store_news(

@@ -372,3 +372,41 @@ def test_a_feed_of_more_items_than_a_statement_can_bind_is_read(settings: Settin
     files.pages["/feed2"] = _feed(_item("ISB opens a branch", f"{url}/k/2"))
     report = _ingest(settings, [f"{url}/feed1", f"{url}/feed2"])
     assert (report.news_seen, report.news_new, report.failures) == (many, 2, [])
+
+
+@ON_SQLITE_ONLY
+def test_a_stamp_in_am_pm_or_an_unknown_zone_never_counts_before_the_close_it_may_follow(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """feedparser drops AM/PM (4:30 PM was 04:30) and reads a zone name it does not know as
+    UTC: both put after-close news into that day's composite."""
+    files, url = site
+    stamps = {
+        "pm": "Fri, 20 Nov 2026 04:30 PM -0500",
+        "pm-named-zone": "Fri, 20 Nov 2026 04:30 PM EST",
+        "am": "Fri, 20 Nov 2026 11:30 AM -0500",
+        "cot": "Fri, 20 Nov 2026 16:30:00 COT",
+        "local": "2026-11-20 16:30 local",
+    }
+    files.pages["/feed"] = _feed(
+        *(
+            _item(f"KCB {name}", f"{url}/n/{name}", description="Profit rose.").replace(
+                "Fri, 20 Nov 2026 14:00:00 -0500", stamp
+            )
+            for name, stamp in stamps.items()
+        )
+    )
+    _ingest(settings, [f"{url}/feed"])
+    with service_engine(settings).begin() as conn:
+        stored = {r["title"]: r["published_at"] for r in current_rows(conn, tables.news_items)}
+        score_new_documents(conn)
+        counted = {t.doc_id for t in texts_in_window(conn, DAY)}
+        ids = {r["title"]: r["id"] for r in current_rows(conn, tables.news_items)}
+    assert stored == {
+        "KCB pm": datetime(2026, 11, 20, 21, 30, tzinfo=UTC),
+        "KCB pm-named-zone": datetime(2026, 11, 20, 21, 30, tzinfo=UTC),
+        "KCB am": datetime(2026, 11, 20, 16, 30, tzinfo=UTC),
+        "KCB cot": datetime(2026, 11, 21, 4, 30, tzinfo=UTC),  # 16:30 at UTC-12, the latest it can be
+        "KCB local": datetime(2026, 11, 21, 4, 30, tzinfo=UTC),
+    }
+    assert counted == {ids["KCB am"]}
