@@ -1,6 +1,7 @@
 """Notifications: stored first, then POSTed to the configured webhook.
 
-A notification has a stable id (`<date>:analysis`, `<date>:trapped:<symbol>`,
+A notification has a stable id (`<date>:analysis`, `<date>:analysis:<digest>` for a day's
+analysis rewritten with other content, `<date>:trapped:<symbol>`,
 `<date>:preflight-failed:<run>:<try>`, `<date>:model-retrained:<model>`,
 `<date>:task-failed:<dag>.<task>:<run>:<try>`), so recording it again is a
 no-op and a re-run never notifies twice (a notification, once stored, is never changed).

@@ -4,7 +4,8 @@ Reads the day's facts (analysis/day_facts.py); when an analysis of the same fact
 already stored (a re-run), it is reused and the language model is not asked again, so a
 re-run writes nothing. Otherwise the writer (analysis/writers.py) writes it outside any
 transaction (a slow model must not hold the store), then one transaction stores the
-analysis and the notifications it raises: the analysis itself, each newly TRAPPED AI
+analysis and the notifications it raises: the analysis itself (a rewritten one, other
+content for the same day, under its own id: `versioned`), each newly TRAPPED AI
 position and a retrained model. After the commit, pending notifications of the day go to
 the webhook; a webhook outage does not fail the stage (T1 goes on to trade) but is in its
 summary and retried by the next pass (a webhook set up wrong, a URL without its secret, is
@@ -14,8 +15,11 @@ nothing.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from typing import Any
+
+from sqlalchemy import Connection
 
 from analysis import notify
 from analysis.day_facts import day_facts
@@ -51,7 +55,7 @@ def run_analysis(ctx: StageContext) -> StageOutcome:
     with ctx.transaction() as conn:
         if not reused:
             append_history(conn, tables.analyses, [analysis])
-        new = notify.record(conn, raised(facts, analysis))
+        new = notify.record(conn, [versioned(conn, note) for note in raised(facts, analysis)])
     # a preview (ctx.write False) stores nothing, so it must not tell the webhook either; a
     # write delivers every notification still undelivered, an earlier day's too
     delivery = (
@@ -131,6 +135,21 @@ def raised(facts: dict[str, Any], analysis: dict[str, Any]) -> list[Notification
             )
         )
     return items
+
+
+def versioned(conn: Connection, note: Notification) -> Notification:
+    """A day's analysis notification under its version's id: the first version keeps
+    `<date>:analysis`, one rewritten with other content (new facts after a correction) is
+    `<date>:analysis:<digest of its payload>`, so each version is stored and sent once (an
+    id, once stored, keeps its first content: the rewrite was never sent)."""
+    if note.kind != "ANALYSIS":
+        return note
+    payload = canonical_sha256(note.row()["payload"])
+    n = tables.notifications.c
+    first = current_rows(conn, tables.notifications, where=[n.notification_id == note.notification_id])
+    if not first or canonical_sha256(first[0]["payload"]) == payload:
+        return note
+    return replace(note, notification_id=f"{note.notification_id}:{payload[:12]}")
 
 
 ANALYSIS = Stage("t1_analysis", run_analysis, "Write the day's analysis and send its notifications (webhook).")

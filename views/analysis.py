@@ -40,7 +40,8 @@ class StoredAnalysis(TypedDict):
 def stored_analysis(conn: Connection, day: date | None = None) -> StoredAnalysis:
     """The analysis of `day` (default: the latest one stored) with that day's
     notifications and whether each reached the webhook; the latest version when the day was
-    written more than once (new facts after a correction)."""
+    written more than once (new facts after a correction), with its own analysis
+    notification only (each version is sent under its own id)."""
     a = tables.analyses.c
     if day is None:
         day = conn.execute(select(func.max(a.trading_date))).scalar()
@@ -52,7 +53,13 @@ def stored_analysis(conn: Connection, day: date | None = None) -> StoredAnalysis
     latest = max(versions, key=lambda r: (r["recorded_at"], r["id"]))
     n, d = tables.notifications.c, tables.notification_attempts.c
     delivered = {r for (r,) in conn.execute(select(d.notification_id).where(d.status == "DELIVERED"))}
-    notes = current_rows(conn, tables.notifications, where=[n.trading_date == day])
+    # the day's other versions' analysis notifications are not this one's: only the shown one's
+    notes = [
+        x
+        for x in current_rows(conn, tables.notifications, where=[n.trading_date == day])
+        if x["kind"] != "ANALYSIS"
+        or (x["payload"].get("body"), x["payload"].get("writer")) == (latest["body"], latest["writer"])
+    ]
     return {
         "trading_date": day,
         "writer": latest["writer"],

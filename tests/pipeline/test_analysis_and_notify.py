@@ -406,3 +406,40 @@ def test_a_failed_preflight_alerts_through_the_failure_callback(
     assert second["notification_id"] == "2026-11-19:preflight-failed:manual__2026-11-20T13:00:7"
     assert first["severity"] == "CRITICAL" and "no T0 delivery" in first["payload"]["reason"]
     assert [r["body"]["kind"] for r in receiver.received] == ["PREFLIGHT_FAILED"] * 2 and receiver.received[0]["valid"]
+
+
+@ON_SQLITE_ONLY
+def test_a_rewritten_analysis_is_sent_once_and_shown_delivered_only_once_sent(seeded: Settings) -> None:
+    """After a price correction the day's analysis was rewritten under the same id: the
+    webhook never got it, yet /api/analysis showed the new body as delivered."""
+    from store.engine import service_engine
+    from store.history import append_history
+    from views.analysis import stored_analysis
+    from views.bars import refresh_bars
+
+    receiver = Receiver()
+    with serve_in_thread(receiver.app()) as base:
+        hooked = seeded.model_copy(update={"webhook_url": f"{base}/hook", "webhook_secret": SecretStr(SECRET)})
+        run_stage("t1_analysis", DAY, settings=hooked)
+        with service_engine(seeded).begin() as conn:  # the exchange corrects MID's close for the day
+            prices = current_rows(conn, tables.eod_prices, where=[tables.eod_prices.c.trading_date == DAY])
+            (mid,) = [r for r in prices if r["symbol"] == "MID"]
+            fixed = {k: v for k, v in mid.items() if k not in ("id", "recorded_at", "valid_from", "valid_to")}
+            append_history(conn, tables.eod_prices, [{**fixed, "close": round(mid["close"] * 1.2, 2)}])
+            refresh_bars(conn)
+        receiver.statuses = [400]  # the rewritten one is refused once: shown undelivered, then sent
+        failed = run_stage("t1_analysis", DAY, settings=hooked)
+        with service_engine(seeded).connect() as conn:
+            waiting = stored_analysis(conn, DAY)
+        run_stage("t1_analysis", DAY, settings=hooked)  # the retry delivers it
+        run_stage("t1_analysis", DAY, settings=hooked)  # and never again
+    with service_engine(seeded).connect() as conn:
+        shown = stored_analysis(conn, DAY)
+    assert failed.summary["reused_stored_analysis"] is False and failed.summary["new_notifications"] == 1
+    first, refused, delivered = [r["body"] for r in receiver.received if r["body"]["kind"] == "ANALYSIS"]
+    assert refused == delivered and first["payload"]["body"] != delivered["payload"]["body"]
+    assert delivered["payload"]["body"] == shown["body"] == waiting["body"]
+    assert delivered["notification_id"].startswith(f"{DAY.isoformat()}:analysis:")
+    analysis_notes = [(x["notification_id"], x["delivered"]) for x in shown["notifications"] if x["kind"] == "ANALYSIS"]
+    assert analysis_notes == [(delivered["notification_id"], True)]
+    assert [x["delivered"] for x in waiting["notifications"] if x["kind"] == "ANALYSIS"] == [False]
