@@ -16,10 +16,9 @@ from starlette.datastructures import FormData
 from starlette.formparsers import MultiPartException
 
 from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
-from market.text import checked_name
+from market.text import PDF_TYPES, checked_name, media_type
 
 TEXT_TYPES = ("text/plain", "text/markdown", "application/octet-stream", "")
-PDF_TYPES = ("application/pdf", "application/x-pdf")
 FILENAME_LENGTH = 255
 CHUNK = 1 << 16
 
@@ -75,7 +74,7 @@ async def read_upload(request: Request, file: UploadFile, max_bytes: int, *, pdf
     if not data:
         raise InvalidInputError(f"{file.filename or 'the upload'} is empty")
     is_pdf = data.lstrip()[:5] == b"%PDF-"
-    declared = (file.content_type or "").split(";")[0].strip().lower()
+    declared = media_type(file.content_type)
     if (pdf_only or declared in PDF_TYPES) and not is_pdf:
         raise UnsupportedMediaTypeError(
             f"{file.filename or 'the upload'} is not a PDF (declared {declared or 'nothing'})"

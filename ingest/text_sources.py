@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 from time import struct_time as time_struct
+from urllib.parse import urljoin
 
 import feedparser
 import httpx
@@ -34,7 +35,7 @@ from market.budget import Deadline
 from market.clock import EXCHANGE_TZ
 from market.errors import MarketIntelError
 from market.settings import Settings
-from market.text import printable
+from market.text import PDF_TYPES, media_type, printable
 from store import tables
 from store.history import append_history, current_rows, key_chunks
 from store.transactions import write_transaction
@@ -130,7 +131,7 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
         return []
     entries = []
     for item in parsed.entries:
-        pdf = next((e.get("href") for e in item.get("enclosures", []) if e.get("type") == "application/pdf"), None)
+        pdf = next((urljoin(url, e["href"]) for e in item.get("enclosures", []) if _is_pdf(e)), None)
         entries.append(
             {
                 "title": (item.get("title") or "").strip(),
@@ -145,6 +146,12 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
 
 
 # a time of day, then AM/PM and a zone where given: Z, +hh, +hhmm, +hh:mm or a name (GMT, EST)
+def _is_pdf(enclosure: dict) -> bool:
+    """Whether a feed item's enclosure is a PDF by its media type, however written (any
+    case, with parameters: `application/pdf; charset=binary`, the older `application/x-pdf`)."""
+    return media_type(enclosure.get("type")) in PDF_TYPES and bool(enclosure.get("href"))
+
+
 _CLOCK = re.compile(
     r"(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:[.,]\d+)?)?\s*(?P<half>[AP]M\b)?\s*"
     r"(?P<zone>Z\b|[+-]\d{2}(?::?\d{2})?\b|(?:Etc/)?[A-Z]{1,5}\b)?",

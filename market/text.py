@@ -17,7 +17,8 @@ client asks for is compared with the listed ones in capitals of ASCII letters on
 ticker, or the earlier company on a reused ticker: the ticker, `~` and that company's last
 day (`retired_symbol`, ABC~2025-09-30; ingest/importers/renames.py `Reuse`). `STORED_SYMBOL`
 and `STORED_SYMBOL_LENGTH` say exactly that, for the API's path parameter: what the store
-can hold is served, anything else refused.
+can hold is served, anything else refused. A declared content type is compared by its
+`media_type` (lower-cased, without parameters): a PDF is one of `PDF_TYPES`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,15 @@ _RETIRED_DAY = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
 STORED_SYMBOL = rf"^{TICKER_PATTERN}(?:{RETIRED_MARK}{_RETIRED_DAY})?$"
 STORED_SYMBOL_LENGTH = SYMBOL_LENGTH + len(f"{RETIRED_MARK}2025-09-30")
 _ASCII_CAPITALS = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})  # the media types a PDF is declared as
+
+
+def media_type(declared: str | None) -> str:
+    """A declared content type's media type: lower-cased, without its parameters
+    (`Application/PDF; charset=binary` is `application/pdf`), to compare with PDF_TYPES."""
+    return (declared or "").split(";")[0].strip().lower()
 
 
 def retired_symbol(ticker: str, last_day: date) -> str:

@@ -410,3 +410,31 @@ def test_a_stamp_in_am_pm_or_an_unknown_zone_never_counts_before_the_close_it_ma
         "KCB local": datetime(2026, 11, 21, 4, 30, tzinfo=UTC),
     }
     assert counted == {ids["KCB am"]}
+
+
+@ON_SQLITE_ONLY
+def test_a_pdf_enclosure_is_read_whatever_its_type_is_written_and_wherever_its_url_is_relative_to(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """Only `application/pdf` exactly was a disclosure (x-pdf, or with a parameter, was stored
+    as news and never read), and a relative enclosure URL could never be downloaded."""
+    files, url = site
+    kinds = {"a": "application/pdf", "b": "application/x-pdf", "c": "Application/PDF; charset=binary", "d": ""}
+    for name in kinds:
+        files.pages[f"/files/{name}.pdf"] = (200, "application/pdf", text_pdf([f"KCB notice {name}: profit fell"]))
+    files.pages["/feeds/rss"] = _feed(
+        *(
+            _item(f"KCB notice {name}", f"{url}/d/{name}", pdf=f"{url}/files/{name}.pdf").replace(
+                'type="application/pdf"', f'type="{kind}"'
+            )
+            for name, kind in kinds.items()
+            if kind
+        ),
+        _item("KCB notice d", f"{url}/d/d", pdf="../files/d.pdf"),
+    )
+    report = _ingest(settings, [f"{url}/feeds/rss"])
+    with service_engine(settings).connect() as conn:
+        disclosures = {r["title"]: (r["status"], r["url"]) for r in current_rows(conn, tables.disclosures)}
+        news = current_rows(conn, tables.news_items)
+    assert (report.disclosures_ok, report.disclosures_failed, news) == (4, 0, [])
+    assert disclosures["KCB notice d"] == ("OK", f"{url}/files/d.pdf")
