@@ -35,7 +35,7 @@ from market.budget import Deadline
 from market.clock import EXCHANGE_TZ
 from market.errors import MarketIntelError
 from market.settings import Settings
-from market.text import PDF_TYPES, media_type, printable
+from market.text import PDF_TYPES, media_type, plain_text, printable
 from store import tables
 from store.history import append_history, current_rows, key_chunks
 from store.transactions import write_transaction
@@ -134,8 +134,9 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
         pdf = next((urljoin(url, e["href"]) for e in item.get("enclosures", []) if _is_pdf(e)), None)
         entries.append(
             {
-                "title": (item.get("title") or "").strip(),
-                "summary": (item.get("summary") or "").strip(),
+                "title": plain_text(item.get("title") or ""),
+                "summary": plain_text(item.get("summary") or ""),
+                "legacy_hash": _legacy_hash(item),
                 "link": item.get("link"),
                 "feed_url": url,
                 "pdf": pdf,
@@ -220,17 +221,16 @@ def _store_news(
         return
     news = tables.news_items
     for entry in entries:
-        entry["content_hash"] = hashlib.sha256(
-            " ".join(f"{entry['title']}\n{entry['summary']}".split()).encode()
-        ).hexdigest()
+        entry["content_hash"] = content_hash(entry["title"], entry["summary"])
     with write_transaction(engine, f"text:{day}") as conn:
         # an item is known by its link or its content, stored or earlier in this batch (the
         # same link twice in a feed, a re-publication, counted twice); no link is no match
         known_links = _stored(conn, news.c.link, {entry["link"] for entry in entries if entry["link"]})
-        known_hashes = _stored(conn, news.c.content_hash, {entry["content_hash"] for entry in entries})
+        hashes = {entry["content_hash"] for entry in entries} | {entry["legacy_hash"] for entry in entries}
+        known_hashes = _stored(conn, news.c.content_hash, hashes)
         fresh = []
         for entry in entries:
-            if entry["link"] in known_links or entry["content_hash"] in known_hashes:
+            if entry["link"] in known_links or known_hashes & {entry["content_hash"], entry["legacy_hash"]}:
                 report.news_seen += 1
                 continue
             known_hashes.add(entry["content_hash"])
@@ -244,6 +244,20 @@ def _store_news(
             doc_id = conn.execute(select(news.c.id).where(news.c.content_hash == entry["content_hash"])).scalar_one()
             _tag(conn, "NEWS", doc_id, f"{entry['title']}\n{entry['summary']}", matcher)
         report.news_new += len(fresh)
+
+
+def content_hash(title: str, summary: str) -> str:
+    """What makes two news items the same story: their plain title and summary, case-folded
+    (the same story from a wire in plain text and a paper in HTML, retitled in capitals)."""
+    return hashlib.sha256(f"{title}\n{summary}".casefold().encode()).hexdigest()
+
+
+def _legacy_hash(item: dict) -> str:
+    """The content hash of items stored before `content_hash` (of the raw text with its
+    markup, whitespace collapsed): looked up too, so that those stored items, a link-less
+    one included, are not new again."""
+    raw = f"{(item.get('title') or '').strip()}\n{(item.get('summary') or '').strip()}"
+    return hashlib.sha256(" ".join(raw.split()).encode()).hexdigest()
 
 
 def _stored(conn: Connection, column: Column, values: set[str]) -> set[str]:

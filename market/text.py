@@ -18,11 +18,13 @@ ticker, or the earlier company on a reused ticker: the ticker, `~` and that comp
 day (`retired_symbol`, ABC~2025-09-30; ingest/importers/renames.py `Reuse`). `STORED_SYMBOL`
 and `STORED_SYMBOL_LENGTH` say exactly that, for the API's path parameter: what the store
 can hold is served, anything else refused. A declared content type is compared by its
-`media_type` (lower-cased, without parameters): a PDF is one of `PDF_TYPES`.
+`media_type` (lower-cased, without parameters): a PDF is one of `PDF_TYPES`. A feed's
+text, HTML or not, is compared, stored and scored as `plain_text`.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from datetime import date
@@ -56,6 +58,15 @@ def media_type(declared: str | None) -> str:
     """A declared content type's media type: lower-cased, without its parameters
     (`Application/PDF; charset=binary` is `application/pdf`), to compare with PDF_TYPES."""
     return (declared or "").split(";")[0].strip().lower()
+
+
+_TAG = re.compile(r"</?[A-Za-z!][^>]*>")  # a tag, a comment or a doctype; a lone "<" is text
+
+
+def plain_text(markup: str) -> str:
+    """`markup` (HTML or plain text) as plain text: tags dropped (each a space: "a<br>b" is
+    two words), entities read ("&amp;" is "&"), every run of whitespace one space."""
+    return " ".join(html.unescape(_TAG.sub(" ", markup)).split())
 
 
 def retired_symbol(ticker: str, last_day: date) -> str:

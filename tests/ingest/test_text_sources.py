@@ -2,9 +2,10 @@
 become a stored failure with its reason while the day goes on."""
 
 import asyncio
+import hashlib
 import time
 from collections.abc import Iterator
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import httpx
 import pytest
@@ -438,3 +439,45 @@ def test_a_pdf_enclosure_is_read_whatever_its_type_is_written_and_wherever_its_u
         news = current_rows(conn, tables.news_items)
     assert (report.disclosures_ok, report.disclosures_failed, news) == (4, 0, [])
     assert disclosures["KCB notice d"] == ("OK", f"{url}/files/d.pdf")
+
+
+@ON_SQLITE_ONLY
+def test_the_same_story_with_an_html_summary_is_stored_and_counted_once(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """The content hash covered the summary's markup: the same story from a wire in plain
+    text and a paper in HTML was stored twice and counted twice in the composite."""
+    files, url = site
+    plain = "Losses widened &amp; the dividend was cut."
+    html = "&lt;p&gt;Losses  widened &amp;amp; the &lt;b&gt;dividend&lt;/b&gt; was cut.&lt;/p&gt;"
+    files.pages["/wire"] = _feed(_item("KCB profit falls sharply", f"{url}/wire/1", description=plain))
+    files.pages["/paper"] = _feed(_item("KCB Profit Falls Sharply", f"{url}/paper/77", description=html))
+    report = _ingest(settings, [f"{url}/wire", f"{url}/paper"])
+    with service_engine(settings).begin() as conn:
+        stored = [(r["title"], r["summary"]) for r in current_rows(conn, tables.news_items)]
+        score_new_documents(conn)
+        counted = [t.doc_id for t in texts_in_window(conn, DAY + timedelta(days=3))]
+    assert (report.news_new, report.news_seen) == (1, 1)
+    assert stored == [("KCB profit falls sharply", "Losses widened & the dividend was cut.")]
+    assert len(counted) == 1
+
+
+@ON_SQLITE_ONLY
+def test_items_stored_under_the_earlier_content_hash_are_not_new_again(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """The content hash is now of the plain, case-folded text; an item stored under the
+    earlier hash (of the raw text) and without a link must still be known on the next run."""
+    files, url = site
+    title, summary = "ISB opens a branch", "Island Savings Bank & partners open in Ocho Rios."  # as feedparser reads it
+    with service_engine(settings).begin() as conn:
+        legacy = hashlib.sha256(" ".join(f"{title}\n{summary}".split()).encode()).hexdigest()
+        append_history(
+            conn,
+            tables.news_items,
+            [{"content_hash": legacy, "link": None, "title": title, "summary": summary, "feed_url": f"{url}/feed"}],
+        )
+    described = summary.replace("&", "&amp;")
+    files.pages["/feed"] = _feed(f"<item><title>{title}</title><description>{described}</description></item>")
+    report = _ingest(settings, [f"{url}/feed"])
+    assert (report.news_new, report.news_seen) == (0, 1)
