@@ -7,7 +7,10 @@
   colon ("(WIN)", "WIN:"); another symbol is not such a word ("KCB, ISB and NCT").
 - A name counts case-insensitively as a whole phrase, with or without its legal suffix
   ("Kingston Commercial Bank Limited", "Kingston Commercial Bank").
-- ALIASES holds the short names the press uses; each alias is tested.
+  The legal suffix is a legal form (Limited, Ltd, plc, Inc, Company, Co, Corporation,
+  Corp), never "Group" or "Holdings", without which a name is a common phrase.
+- ALIASES holds the short names the press uses, each distinctive (never a place: "Blue
+  Mountain", "Kingston Commercial" district); each alias is tested.
 """
 
 from __future__ import annotations
@@ -17,15 +20,16 @@ from dataclasses import dataclass
 
 from market.budget import Deadline
 
-_SUFFIXES = re.compile(r"\s+(limited|ltd\.?|plc|inc\.?|company|co\.?|group|holdings|corporation|corp\.?)$", re.I)
+# legal forms only: "Group" and "Holdings" are part of a name ("Caribbean Financial" and
+# "Blue Lagoon" alone are a task force's and a bay's)
+_SUFFIXES = re.compile(r"\s+(limited|ltd\.?|plc|inc\.?|company|co\.?|corporation|corp\.?)$", re.I)
 
 ALIASES: dict[str, list[str]] = {
-    "KCB": ["Kingston Commercial", "KC Bank"],
+    "KCB": ["KC Bank"],
     "CFG": ["Caribbean Fin.", "CaribFin"],
     "ISB": ["Island Savings"],
     "NCT": ["North Coast Tel", "NC Telecom"],
     "JPC": ["Jamaica Power", "JP&C"],
-    "BMD": ["Blue Mountain"],
     "SLA": ["Sandals Leisure"],
     "MBI": ["MoBay Insurance"],
 }
