@@ -140,13 +140,34 @@ def holdings_before(trades: list[LedgerRow], splits: list[Split]) -> Callable[[s
     """A function (symbol, day) -> shares held at the close of the session before `day`:
     the trades dated before it, bought less sold, on the count of the splits before it,
     in the ledger's own order (`ledger.in_replay_order`, so a split and a trade of its
-    ex-date fall as the ledger puts them). A book that sells more than it holds raises
+    ex-date fall as the ledger puts them). A rename carries the holding on under its new
+    symbol from its ex-date, and a trade or split under the old symbol after it is the new
+    one's, as the ledger's replay has them. A book that sells more than it holds raises
     InvalidInputError, as `ledger.replay` does."""
     dates: dict[str, list[date]] = {}
     held: dict[str, list[int]] = {}
     quantity: dict[str, int] = {}
+    renamed: dict[str, str] = {}
+
+    def record(symbol: str, day: date, now: int) -> None:
+        quantity[symbol] = now
+        days, totals = dates.setdefault(symbol, []), held.setdefault(symbol, [])
+        if days and days[-1] == day:
+            totals[-1] = now
+        else:
+            days.append(day)
+            totals.append(now)
+
     for kind, item in ledger.in_replay_order(trades, splits):
+        if kind == "split" and item.new_symbol is not None:
+            renamed[item.symbol] = item.new_symbol
+            moved = quantity.get(item.symbol, 0)
+            record(item.symbol, item.ex_date, 0)
+            record(item.new_symbol, item.ex_date, quantity.get(item.new_symbol, 0) + moved)
+            continue
         symbol = item.symbol if kind == "split" else item["symbol"]
+        while symbol in renamed:
+            symbol = renamed[symbol]
         day = item.ex_date if kind == "split" else item["trading_date"]
         now = quantity.get(symbol, 0)
         if kind == "split":
@@ -158,13 +179,7 @@ def holdings_before(trades: list[LedgerRow], splits: list[Split]) -> Callable[[s
                     f"ledger of {item['portfolio_id']} sells {item['quantity']} {symbol} "
                     f"holding {now + int(item['quantity'])}"
                 )
-        quantity[symbol] = now
-        days, totals = dates.setdefault(symbol, []), held.setdefault(symbol, [])
-        if days and days[-1] == day:
-            totals[-1] = now
-        else:
-            days.append(day)
-            totals.append(now)
+        record(symbol, day, now)
 
     def shares(symbol: str, day: date) -> int:
         position = bisect_left(dates.get(symbol, []), day)
@@ -235,10 +250,12 @@ def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list
 
 def dividend_book(conn: Connection, portfolio_id: str, through: date) -> DividendBook:
     """The read step of `credit_dividends`: the notices up to `through` of the names the
-    portfolio traded (after its last statement synchronisation), and, when there are any,
-    its dividend entries and splits."""
+    portfolio traded and those their renames carried them on under (after its last
+    statement synchronisation), and, when there are any, its dividend entries and splits."""
     trades = ledger.ledger_rows(conn, portfolio_id)
-    notices = announced(conn, {t["symbol"] for t in trades}, through, last_statement_sync(conn, portfolio_id))
+    splits = stored_splits(conn, through, {t["symbol"] for t in trades})
+    held = {t["symbol"] for t in trades} | {s.new_symbol for s in splits if s.new_symbol is not None}
+    notices = announced(conn, held, through, last_statement_sync(conn, portfolio_id))
     if not notices:
         return DividendBook(trades, notices)
     c = tables.cash_entries.c
@@ -247,7 +264,7 @@ def dividend_book(conn: Connection, portfolio_id: str, through: date) -> Dividen
         base = _CORRECTION.sub(r"\1", row.entry_id)  # DIV:<portfolio>:<symbol>:<ex-date>[:<n>]
         total, count = paid.get(base, (ZERO, 0))
         paid[base] = (total + Decimal(row.amount), count + 1)
-    return DividendBook(trades, notices, paid, stored_splits(conn, through, {t["symbol"] for t in trades}))
+    return DividendBook(trades, notices, paid, splits)
 
 
 def dividends_due(book: DividendBook, portfolio_id: str, cash: Decimal, now: datetime) -> list[DividendCredit]:

@@ -46,7 +46,7 @@ from portfolio.rows import (
 )
 from store import tables
 from store.history import append_history, current_rows
-from store.splits import Split, stored_splits
+from store.splits import Split, renamed_on, stored_splits
 from store.transactions import hold_lock, write_transaction
 
 AI_PORTFOLIO, HOUSE_PORTFOLIO = "AI", "HOUSE"
@@ -220,6 +220,7 @@ class Position:
     cost_basis: Decimal = ZERO
     opened_on: date | None = None
     realized_pnl: Decimal = ZERO
+    renamed_to: str | None = None  # the symbol a ticker change carried the position on under (`_apply_rename`)
 
     @property
     def average_cost(self) -> Decimal:
@@ -252,6 +253,13 @@ def _id_or_last(trade: LedgerRow) -> float:
     return trade["id"] if trade.get("id") is not None else math.inf  # a trade not stored yet comes after its peers
 
 
+def capital_order(split: Split) -> tuple[date, bool, str]:
+    """The order the capital changes of one ex-date apply in: the renames first, so a split
+    of that ex-date applies to the holding carried on, whether the notice names the old
+    symbol or the new one (`_apply_split` follows `renamed_to`)."""
+    return (split.ex_date, split.new_symbol is None, split.symbol)
+
+
 def in_replay_order(trades: Iterable[LedgerRow], splits: Iterable[Split] = ()) -> list[ReplayEvent]:
     """Trades and splits in the order the ledger replays them, as ("trade", row) and
     ("split", Split). Trades by trading date, then execution (a statement's trades, dated
@@ -261,7 +269,7 @@ def in_replay_order(trades: Iterable[LedgerRow], splits: Iterable[Split] = ()) -
     the ex-date entered before then was checked and priced on the old count, and is
     replayed before the split multiplies what is left."""
     ordered = sorted(trades, key=lambda t: (t["trading_date"], t["executed_at"], _id_or_last(t)))
-    pending = sorted(splits, key=lambda x: (x.ex_date, x.symbol))
+    pending = sorted(splits, key=capital_order)
     events: list[ReplayEvent] = []
     for trade in ordered:
         due = [
@@ -300,7 +308,7 @@ def replay(
             _apply_split(book, item)
             continue
         trade = item
-        position = book.setdefault(trade["symbol"], Position(trade["symbol"]))
+        position = _holding(book, trade["symbol"])
         quantity, price, fees = int(trade["quantity"]), Decimal(trade["price"]), Decimal(trade["fees"])
         if trade["side"] == "BUY":
             if position.quantity == 0:
@@ -361,13 +369,55 @@ def books_broken_by_splits(conn: Connection, symbols: Iterable[str], before_id: 
     return lines
 
 
+def _holding(book: dict[str, Position], symbol: str) -> Position:
+    """The position a trade under `symbol` books into: the symbol's, or where a ticker
+    change carried it on (`renamed_to`), the new symbol's (a trade under the old symbol
+    entered before the rename was stored is the company's, as the exchange booked it)."""
+    position = book.setdefault(symbol, Position(symbol))
+    while position.renamed_to is not None:
+        position = book.setdefault(position.renamed_to, Position(position.renamed_to))
+    return position
+
+
+def _apply_rename(book: dict[str, Position], rename: Split) -> None:
+    """A ticker change from its ex-date: the old symbol's position carries on under the new
+    one, the same shares, cost basis, purchase date and realised PnL (no trade, no fee),
+    added to any the new symbol already holds; the old symbol's position is left empty,
+    pointing at the new one (`_holding`)."""
+    old = book.setdefault(rename.symbol, Position(rename.symbol))
+    new = book.setdefault(str(rename.new_symbol), Position(str(rename.new_symbol)))
+    if old.quantity:
+        opened = [d for d in (old.opened_on, new.opened_on if new.quantity else None) if d is not None]
+        new.opened_on = min(opened, default=None)
+    new.quantity += old.quantity
+    new.cost_basis += old.cost_basis
+    new.realized_pnl += old.realized_pnl
+    old.quantity, old.cost_basis, old.opened_on, old.realized_pnl = 0, ZERO, None, ZERO
+    old.renamed_to = new.symbol
+
+
+def renamed_said(rename: Split) -> str:
+    """Why a trade under a renamed symbol is refused from the rename's ex-date."""
+    return (
+        f"{rename.symbol} trades as {rename.new_symbol} from {rename.ex_date.isoformat()} (a ticker change; a "
+        f"holding of {rename.symbol} is held as {rename.new_symbol}): enter the trade under {rename.new_symbol}"
+    )
+
+
 def _apply_split(book: dict[str, Position], split: Split) -> None:
     """The holding on the split's count: its whole shares (`split_quantity`) keep their
     cost; the fraction of a share dropped takes its share of the cost basis out as a
     realised loss, as a sale for nothing would (no cash in lieu is modelled: the exchange
     settles it at a price the notice does not carry). Kept and realised add up to the
-    basis exactly; a consolidation that leaves less than one share realises all of it."""
+    basis exactly; a consolidation that leaves less than one share realises all of it. A
+    rename (`new_symbol`) carries the holding on under the new symbol (`_apply_rename`),
+    and a split named under the old symbol after it applies to the holding carried on."""
+    if split.new_symbol is not None:
+        _apply_rename(book, split)
+        return
     position = book.get(split.symbol)
+    while position is not None and position.renamed_to is not None:
+        position = book.get(position.renamed_to)
     if position is None or not position.quantity:
         return
     exact = position.quantity * _ratio(split.factor)
@@ -495,8 +545,12 @@ def check_trade(
     """The trade checked against a ledger read beforehand, touching no store: `trades` as
     `ledger_rows` reads them, `splits` every stored split of their symbols and the
     request's (any ex-date), `cash` the balance. Refuses (TradeRejected) what
-    `record_trade` refuses, with the same messages."""
+    `record_trade` refuses, with the same messages; a trade under a symbol renamed on or
+    before its trading date is refused naming the new symbol (`renamed_said`)."""
     price, fees = _terms(request)
+    rename = renamed_on(splits, request.symbol, request.trading_date)
+    if rename is not None:
+        raise TradeRejected(renamed_said(rename))
     held = open_positions(trades, splits, request.trading_date).get(request.symbol)
     held_quantity = held.quantity if held else 0
     gross = to_cents(price * request.quantity)

@@ -57,6 +57,7 @@ from portfolio.ledger import CENT, TradeRejected, TradeRequest
 from portfolio.market import ReferenceClose, halt_said, halted_since, known_symbols, reference_close
 from store import tables
 from store.history import append_history, current_rows
+from store.splits import renamed_on, stored_splits
 from store.transactions import Respond, answered
 
 MAX_AMOUNT = Decimal("1000000000000")  # the store keeps 14 integer digits; nothing real comes near
@@ -347,7 +348,12 @@ def closed_to_trading(conn: Connection, settings: Settings, symbol: str, trading
     store knows it was delisted (the exchange's DELISTING notice after its last row, else the
     delisting rule: portfolio/delisting.py `delisted_since`; a DELISTING that follows a HALT
     ends the halt, and the delisting is what refuses). What a trade and a confirmation are
-    refused with (`within_band`) and a preview's `lapse_reason` (`preview_trade`)."""
+    refused with (`within_band`) and a preview's `lapse_reason` (`preview_trade`). A name
+    renamed on or before `trading_date` says first what it trades as now
+    (`ledger.renamed_said`, the ledger's own refusal), however long it has had no row."""
+    rename = renamed_on(stored_splits(conn, trading_date, [symbol]), symbol, trading_date)
+    if rename is not None:
+        return ledger.renamed_said(rename)
     halted = halted_since(conn, symbol, trading_date)
     if halted is not None:
         return halt_said(symbol, halted)
@@ -390,7 +396,8 @@ def preview_trade(
     else half the range proxy from the close), the square-root impact, the fee, the price
     per share with all of them, and how much of it one session's volume would fill (25%
     of it). A client's own trade is recorded at the client's price; this is the estimate
-    to set that price against. Nothing is stored."""
+    to set that price against. Nothing is stored. A symbol renamed by `trading_date` is not
+    found, the answer naming the symbol it trades under (`ledger.renamed_said`)."""
     from market.costs import fill
     from portfolio.ai import fee_schedule
     from portfolio.market import reference_market
@@ -402,6 +409,9 @@ def preview_trade(
     if symbol not in known_symbols(conn):
         raise NotFoundError(f"no instrument '{symbol}'")
     trading_date = calendar.session_of(moment)
+    rename = renamed_on(stored_splits(conn, trading_date, [symbol]), symbol, trading_date)
+    if rename is not None:  # nothing trades under the old symbol: the answer names the one it trades under
+        raise NotFoundError(ledger.renamed_said(rename))
     as_of = reference_close(conn, symbol, trading_date).dated
     # the symbol's latest bar, with its own quotes, as the reference for the trade's session:
     # on its share count (a split known for it divides the old close) and less a dividend

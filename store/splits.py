@@ -18,6 +18,14 @@ portfolio/market.py, the served returns and indicators in views/market.py, the t
 records' benchmarks in views/track_record.py); `shares_on_count` puts a share count
 reported before a split (the fundamentals' shares outstanding) on a later day's count (the
 capitalisation-weighted index of views/breadth.py and of the benchmarks).
+
+A ticker change on a running store is a RENAME row of the old symbol (its date the ex-date,
+the first session under the new symbol; its detail's `new_symbol` the new one), read here
+as a capital change of factor 1 that names the symbol the holding trades under from its
+ex-date (`Split.new_symbol`): the ledger's replay carries a holding of the old symbol on
+under the new one there, and `renamed_on` is the one reading of whether a symbol trades
+under another on a day. The stored rows stay under the old symbol (append-only); a price
+adjustment reads the factor 1 as no change.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from store import tables
 from store.history import current_rows
 
 ON_COUNT_PRICES = ("open", "close", "bid", "ask", "high", "low")  # what `on_count` divides (those a frame has)
+RENAME = "RENAME"  # the corporate action of a ticker change, stored under the old symbol
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,8 @@ class Split:
     # corrected notice does not move it): a trade of the ex-date entered before then was
     # entered on the old count (portfolio.ledger.replay). None: known before any trade.
     known_at: datetime | None = None
+    # A rename (factor 1): the symbol `symbol` trades under from `ex_date` on.
+    new_symbol: str | None = None
 
 
 def stored_splits(
@@ -55,11 +66,13 @@ def stored_splits(
     after: date | None = None,
     through_id: int | None = None,
 ) -> list[Split]:
-    """The splits with an ex-date on or before `through` (all when None) and after `after`,
-    in ex-date order; `through_id`: as the notices stood when the newest row's id was that
-    (a read model's watermark)."""
+    """The splits and renames with an ex-date on or before `through` (all when None) and
+    after `after`, in ex-date order (a rename before a split of its ex-date); `symbols`: of
+    those symbols and of the symbols their renames gave them (a holding carried on under a
+    new symbol is split on it); `through_id`: as the notices stood when the newest row's id
+    was that (a read model's watermark)."""
     c = tables.corporate_actions.c
-    where = [c.kind == "SPLIT"]
+    where = [c.kind.in_(("SPLIT", RENAME))]
     if through is not None:
         where.append(c.action_date <= through)
     if after is not None:
@@ -67,21 +80,58 @@ def stored_splits(
     if through_id is not None:
         where.append(c.id <= through_id)
     if symbols is not None:
-        where.append(c.symbol.in_(sorted(set(symbols))))
+        where.append(c.symbol.in_(sorted(_renamed_onto(conn, set(symbols), through_id))))
     first_known = {
         (r.symbol, r.action_date): r.known
         for r in conn.execute(
             select(c.symbol, c.action_date, func.min(c.recorded_at).label("known"))
-            .where(*where)
+            .where(*where, c.kind == "SPLIT")
             .group_by(c.symbol, c.action_date)
         )
     }
     found = [
-        Split(r["symbol"], r["action_date"], float(r["amount"]), first_known.get((r["symbol"], r["action_date"])))
+        _rename(r)
+        if r["kind"] == RENAME
+        else Split(r["symbol"], r["action_date"], float(r["amount"]), first_known.get((r["symbol"], r["action_date"])))
         for r in current_rows(conn, tables.corporate_actions, where=where)
-        if r["amount"] is not None and math.isfinite(r["amount"]) and r["amount"] > 0 and r["amount"] != 1
+        if r["kind"] == RENAME or _a_factor(r["amount"])
     ]
-    return sorted(found, key=lambda s: (s.ex_date, s.symbol))
+    return sorted(found, key=lambda s: (s.ex_date, s.new_symbol is None, s.symbol))
+
+
+def _a_factor(amount: float | None) -> bool:
+    return amount is not None and math.isfinite(amount) and amount > 0 and amount != 1
+
+
+def _rename(row: dict) -> Split:
+    """A stored RENAME as the capital change the ledger applies: factor 1, known before any
+    trade (a trade of the old symbol from its ex-date is the new symbol's, whenever entered)."""
+    return Split(row["symbol"], row["action_date"], 1.0, None, str(row["detail"]["new_symbol"]))
+
+
+def _renamed_onto(conn: Connection, symbols: set[str], through_id: int | None) -> set[str]:
+    """`symbols` and every symbol a stored rename gave one of them (a chain followed; read
+    by the symbols, on the table's key index)."""
+    c = tables.corporate_actions.c
+    grown, frontier = set(symbols), set(symbols)
+    while frontier:
+        where = [c.kind == RENAME, c.symbol.in_(sorted(frontier))]
+        where += [c.id <= through_id] if through_id is not None else []
+        found = {r["detail"]["new_symbol"] for r in current_rows(conn, tables.corporate_actions, where=where)}
+        frontier = found - grown
+        grown |= frontier
+    return grown
+
+
+def renamed_on(splits: Iterable[Split], symbol: str, day: date) -> Split | None:
+    """The rename of `symbol` with an ex-date on or before `day` (None when it trades under
+    `symbol` on `day`): the one reading of a ticker change. The ledger carries a holding on
+    under its new symbol from the ex-date (`portfolio.ledger.replay`), a trade under the old
+    symbol from then is refused naming the new one, and the old symbol's reads name it."""
+    return next(
+        (s for s in splits if s.new_symbol is not None and s.symbol == symbol and s.ex_date <= day),
+        None,
+    )
 
 
 def factor_between(splits: Iterable[Split], symbol: str, after: date, through: date) -> float:

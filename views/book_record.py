@@ -52,7 +52,7 @@ from portfolio.track_record import TrackRecord, daily_returns, statistics
 from store import tables
 from store.history import Part, newest_ids
 from store.panels import stored_closes
-from store.splits import stored_splits
+from store.splits import RENAME, stored_splits
 from views.null_record import NullRecords
 from views.track_record import NO_CLIENT_HISTORY, Benchmarks, LedgerTotals, ai_track_record
 
@@ -213,7 +213,7 @@ def _first_changed(conn: Connection, portfolio_id: str, before: BookVersion, now
     reads = (
         select(t.trading_date).where(t.portfolio_id == portfolio_id, t.id > before.trades, t.id <= now.trades),
         select(p.trading_date).where(p.id > before.prices, p.id <= now.prices),
-        select(a.action_date).where(a.kind == "SPLIT", a.id > before.actions, a.id <= now.actions),
+        select(a.action_date).where(a.kind.in_(("SPLIT", RENAME)), a.id > before.actions, a.id <= now.actions),
     )
     dates = [d for read in reads for d in conn.execute(read).scalars()]
     moved = ledger.dated_cash(e.effective_at).where(

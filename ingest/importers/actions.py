@@ -443,6 +443,7 @@ class CapitalChanges:
             f"corporate actions: {named}; {len(self.actions)} read, "
             f"{len(self.applied) - len(self.implied)} splits applied"
             + (f", {len(self.renames.applied)} renames applied" if renamed else "")
+            + (f", {len(self.renames.kept)} stored as RENAME actions (no row moved)" if self.renames.kept else "")
         ]
         out += self.renames.lines()
         out += [h.line() for h in self.handovers]
@@ -552,7 +553,7 @@ def capital_changes(
         explained=sum(1 for m in raw if (m.symbol, m.day) not in still),
         beyond=tuple(beyond),
         unexplained=unexplained,
-        handovers=handovers(prices),
+        handovers=tuple(h for h in handovers(prices) if (h.old, h.new) not in {(r.old, r.new) for r in renames.kept}),
     )
     return adjusted, report
 

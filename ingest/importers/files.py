@@ -44,8 +44,11 @@ action explains is reported as a probable capital change (`capital_changes`), an
 file's renames (`ingest.importers.renames`) decide which symbol a row is stored under: the
 old symbol's rows before a rename's ex-date are stored under the new symbol, so the store
 holds one series and one instrument (listed from the old symbol's first row, with the
-latest name) where the files hold two; a rename is stored as no corporate action (the
-table's kinds have none, and the joined rows need none).
+latest name) where the files hold two; a joined rename is stored as no corporate action
+(the joined rows need none). On a running store, one whose old symbol's rows before the
+ex-date the store already holds (`renames.on_the_store`), no row moves: the rename is
+stored as a RENAME corporate action of the old symbol (the new symbol in its detail),
+which the ledger reads to carry a holding on under the new symbol (`store.splits`).
 
 Each instrument is stored with its kind of security (`instruments.instrument_type`): the
 type the file states (an OHLCV file's type column; the latest row that states one), else
@@ -81,6 +84,7 @@ from ingest.importers.actions import (
     capital_changes,
     is_actions_file,
     price_files,
+    read_actions,
 )
 from ingest.importers.formats import (
     NSE_LACKS,
@@ -100,7 +104,7 @@ from ingest.importers.formats import (
     repeated_days,
     second_rows,
 )
-from ingest.importers.renames import RENAME, Reuse, Stored
+from ingest.importers.renames import RENAME, Reuse, Stored, kept_line
 from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, thin_days, untraded_rows
 from market.clock import exchange_date, utc_now
 from market.errors import InvalidInputError
@@ -278,6 +282,8 @@ def import_path(
     delistings: dict[str, date] = {}
     for action in changes.settlements:
         delistings[action.symbol] = max(action.ex_date, delistings.get(action.symbol, action.ex_date))
+    for rename in changes.renames.kept:  # on a running store the old symbol stops trading at the ex-date
+        delistings[rename.old] = max(rename.ex_date, delistings.get(rename.old, rename.ex_date))
     rows = _Rows(f"import:{fmt}", copies, changes.symbol_on, delistings, capital.delist_after)
     if not first.readable:  # not a row could be read: the bad rows are the answer, and nothing is written
         report.bad_rows = [str(item) for file in files for item in _read(fmt, file, today) if isinstance(item, Bad)]
@@ -294,6 +300,7 @@ def import_path(
         report.indices = sorted(rows.indices)
         report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
         _store_instruments(conn, rows, held, ({"board": board, "currency": report.currency}, said), report)
+        report.instruments_inserted += _retire_renamed(conn, rows, held)
         report.unmatched_actions = unmatched_actions(conn, rows, actions)
         report.corporate_actions_inserted = append_actions(conn, actions, keep_books)
         _store_untraded(conn, rows, report)
@@ -331,8 +338,18 @@ def _first_pass(
             currencies.setdefault(item["currency"], set()).add(item["symbol"])
         else:
             unstated.add(item["symbol"])
-    stored = stored_history(engine, {i["symbol"] for i in kept})
+    stored = stored_history(engine, {i["symbol"] for i in kept} | _renamed_symbols(capital, path))
     return FirstPass(copies, _capital(kept, capital, path, stored), currencies, unstated, len(first))
+
+
+def _renamed_symbols(capital: CapitalOptions, path: Path) -> set[str]:
+    """The old symbols of the corporate-actions file's renames: the store's rows of them say
+    whether a rename is on a running store (`renames.on_the_store`), whether or not the
+    files hold rows of the old symbol."""
+    actions = capital.actions or actions_beside(path)
+    if actions is None:
+        return set()
+    return {a.symbol for a in read_actions(actions)[0] if a.kind == RENAME}
 
 
 def stored_history(engine: Engine, symbols: set[str]) -> Stored:
@@ -621,6 +638,17 @@ def _action_rows(fmt: str, changes: CapitalChanges) -> list[dict]:
         }
         for a in changes.settlements
     ]
+    rows += [
+        {
+            "symbol": r.old,
+            "action_date": r.ex_date,
+            "kind": RENAME,
+            "amount": None,
+            "detail": {"new_symbol": r.new, "text": kept_line(r)},
+            "source": f"import:{fmt}",
+        }
+        for r in changes.renames.kept
+    ]
     return rows
 
 
@@ -824,6 +852,24 @@ def _store_instruments(
     report.not_ordinary = {r["symbol"]: r["instrument_type"] for r in found if not is_ordinary(r["instrument_type"])}
     report.instruments_inserted = append_history(conn, tables.instruments, found).inserted
     report.instruments = len(found)
+
+
+def _retire_renamed(conn: Connection, rows: _Rows, held: Held) -> int:
+    """A new version of each stored instrument a delisting row or a rename on a running
+    store stops that the files hold no row of, delisted from the row's ex-date (at the
+    earliest the day after its last stored row): T1's pre-flight stops expecting its rows,
+    and the market's lists leave it out. The instruments stored."""
+    retired = []
+    for symbol, day in sorted(rows.delistings.items()):
+        stored = held.versions.get(symbol)
+        if symbol in rows.first_day or stored is None:
+            continue  # priced by the files: `_delisted` dates it
+        last = held.last_priced.get(symbol)
+        on = max(day, last + timedelta(days=1)) if last is not None else day
+        if stored.get("delisted_on") != on:
+            kept = {k: v for k, v in stored.items() if k not in ("id", "recorded_at")}
+            retired.append({**kept, "delisted_on": on, "source": rows.source})
+    return append_history(conn, tables.instruments, retired).inserted if retired else 0
 
 
 @dataclass(frozen=True)

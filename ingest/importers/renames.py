@@ -48,6 +48,11 @@ stored under the retired symbol; the later's imported after the earlier's would 
 stored rows under it, which an append-only store cannot do (they would stay under the
 ticker beside the retired symbol's), so that import is refused, saying so and to import
 both companies' files in one import into a fresh store (`files._refuse_two_series`).
+
+A rename on a running store (`on_the_store`): where the store already holds rows of the
+old symbol before the ex-date (`Stored` holds the renames' old symbols too), they cannot
+move, so the rename is not joined; it is kept (`Renames.kept`) and the importer stores it
+as a RENAME corporate action of the old symbol, which the ledger reads (`store.splits`).
 """
 
 from __future__ import annotations
@@ -98,6 +103,8 @@ class Renames:
     applied: tuple[Rename, ...] = ()
     warnings: tuple[str, ...] = ()
     reused: tuple[Reuse, ...] = ()
+    # renames on a running store (`on_the_store`): stored as RENAME actions, no row moved
+    kept: tuple[Rename, ...] = ()
 
     def symbol_on(self, symbol: str, day: date) -> str:
         """The symbol a row of the files under `symbol` on `day` belongs to: the renames
@@ -143,7 +150,18 @@ class Renames:
         return out
 
     def lines(self) -> list[str]:
-        return [f"renamed: {r.line()}" for r in self.applied] + [r.line() for r in self.reused]
+        kept = [f"renamed on the store: {kept_line(r)}" for r in self.kept]
+        return [f"renamed: {r.line()}" for r in self.applied] + kept + [r.line() for r in self.reused]
+
+
+def kept_line(rename: Rename) -> str:
+    """What a rename on a running store does (`on_the_store`), as the import reports it."""
+    return (
+        f"{rename.old} -> {rename.new} from {rename.ex_date.isoformat()}: the store's {rename.rows:,} rows of "
+        f"{rename.old} ({rename.first.isoformat()} to {rename.last.isoformat()}) stay under {rename.old}; a "
+        f"holding of {rename.old} is held as {rename.new} from {rename.ex_date.isoformat()} (a RENAME action; "
+        f"{rename.where})"
+    )
 
 
 @dataclass(frozen=True)
@@ -169,24 +187,33 @@ def join_renames(
     file's renames applied (the module's rule), then each reused ticker split at its gap
     (`reused_tickers`: a name that changes across `after_sessions` sessions without a
     row or more, the `stored` rows and sessions counted), and what was applied and reported."""
-    joined, renames = _renamed(prices, actions)
+    joined, renames = _renamed(prices, actions, stored)
     if "name" not in prices:
         return joined, renames
     split = replace(renames, reused=reused_tickers(joined, after_sessions, stored))
     return (split.frame(joined) if split.reused else joined), split
 
 
-def _renamed(prices: pd.DataFrame, actions: Iterable[CorporateAction]) -> tuple[pd.DataFrame, Renames]:
-    """`prices` with the file's renames applied, and what was applied and reported."""
+def _renamed(
+    prices: pd.DataFrame, actions: Iterable[CorporateAction], stored: Stored | None = None
+) -> tuple[pd.DataFrame, Renames]:
+    """`prices` with the file's renames applied, and what was applied, kept as an action
+    on a running store (`on_the_store`) and reported."""
     renames = sorted((a for a in actions if a.kind == RENAME), key=lambda a: a.ex_date)
     if not renames:
         return prices, Renames()
     days = {s: sorted(part) for s, part in prices.groupby("symbol")["date"]}
     applied: list[Rename] = []
+    kept: list[Rename] = []
     warnings: list[str] = []
     for k, action in enumerate(renames):
         old, new, ex = action.symbol, action.new_symbol or "", action.ex_date
         said = f"{action.where}: {action.text()}"
+        on_store = on_the_store(action, stored, days)
+        if on_store is not None:
+            kept.extend([on_store] if isinstance(on_store, Rename) else [])
+            warnings.extend([on_store] if isinstance(on_store, str) else [])
+            continue
         before = [d for d in days.get(old, []) if d < ex]
         taken = [d for d in days.get(new, []) if d < ex]
         if not before:
@@ -217,8 +244,35 @@ def _renamed(prices: pd.DataFrame, actions: Iterable[CorporateAction]) -> tuple[
         days[new] = before + days.get(new, [])
         days[old] = [d for d in days[old] if d >= ex]
         applied.append(Rename(old, new, ex, action.where, len(before), before[0], before[-1]))
-    joined = Renames(tuple(applied), tuple(warnings))
+    joined = Renames(tuple(applied), tuple(warnings), kept=tuple(kept))
     return joined.frame(prices), joined
+
+
+def on_the_store(action: CorporateAction, stored: Stored | None, days: dict[str, list[date]]) -> Rename | str | None:
+    """A rename on a running store: where the store already holds rows of the old symbol
+    before the ex-date, the rows stay where they are (append-only) and the rename is stored
+    as a RENAME action of the old symbol (`store.splits`: the ledger carries a holding on
+    under the new symbol from the ex-date); the Rename kept, with the stored rows. A warning
+    (not applied) where the new symbol has rows before the ex-date, in the file or the
+    store: a reused ticker or a wrong ex-date. None where the store holds no such row: the
+    file's rows are joined (`_renamed`)."""
+    if stored is None or stored.rows.empty:
+        return None
+    rows = stored.rows
+    held = sorted(rows.loc[(rows["symbol"] == action.symbol) & (rows["date"] < action.ex_date), "date"])
+    if not held:
+        return None
+    new = action.new_symbol or ""
+    taken = sorted(
+        {d for d in days.get(new, []) if d < action.ex_date}
+        | set(rows.loc[(rows["symbol"] == new) & (rows["date"] < action.ex_date), "date"])
+    )
+    if taken:
+        return (
+            f"{action.where}: {action.text()}: not applied: {new} already has {len(taken):,} rows before the "
+            f"ex-date ({taken[0]} to {taken[-1]}): a reused ticker or a wrong ex-date"
+        )
+    return Rename(action.symbol, new, action.ex_date, action.where, len(held), held[0], held[-1])
 
 
 HANDOVER_BAND = 0.5  # the most a handover's first close may differ from the last (T0's price band, SANITY_BAND)

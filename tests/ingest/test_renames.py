@@ -134,32 +134,45 @@ def test_the_importer_stores_one_series_and_one_instrument_under_the_new_symbol(
     np.testing.assert_allclose(series(panel, "SBIC").to_numpy(), true_closes()["SBIC"], rtol=1e-6)
 
 
-def test_a_rename_that_would_leave_the_stored_series_beside_the_joined_one_is_refused(tmp_path: Path, settings) -> None:
-    """The store holds CFC's rows from the files without the rename row; the same files
-    with it would store the company again under SBIC and keep CFC's rows (the store is
-    append-only): refused before a row is written, naming the rows. Imported with the
-    rename from the start, the same import again is no conflict."""
+def test_a_rename_on_a_store_that_holds_the_old_series_is_stored_as_an_action(tmp_path: Path, settings) -> None:
+    """The store holds CFC's rows from the files without the rename row (a running store);
+    the same files with it cannot move them (append-only), so no row moves: the rename is
+    stored as a RENAME action of CFC (the ledger carries a holding of CFC on under SBIC
+    from the ex-date: tests/api/test_renamed_holding.py), CFC is delisted from it, said in
+    the report, and stored once however often the files are imported again. Imported with the rename from the
+    start, into a fresh store, the two are one series under SBIC (above)."""
     from ingest.importers import import_path
-    from market.errors import InvalidInputError
     from store import tables
     from store.engine import service_engine
-    from store.history import row_counts
+    from store.history import current_rows, row_counts
 
     engine = service_engine(settings)
-    import_path(engine, write_market(tmp_path / "plain", ""))
+    plain = import_path(engine, write_market(tmp_path / "plain", ""))
+    assert any(line.startswith("probable rename (not joined): CFC's rows end") for line in plain.capital_changes)
     with engine.connect() as conn:
-        before = row_counts(conn, [tables.eod_prices, tables.instruments, tables.corporate_actions])
+        before = row_counts(conn, [tables.eod_prices])
     renamed = write_market(tmp_path / "renamed", RENAME)
-    with pytest.raises(InvalidInputError) as refused:
-        import_path(engine, renamed)
+    report = import_path(engine, renamed)
     first, last = DAYS[0].isoformat(), max(d for d in DAYS if d < EX).isoformat()
     held = sum(1 for d in DAYS if d < EX)
-    assert str(refused.value).startswith(
-        f"the store holds {held:,} rows of CFC ({first} to {last}) that this file's capital changes put under SBIC"
+    assert report.rows_inserted == 0 and report.corporate_actions_inserted == 1
+    assert report.capital_changes[0].endswith(
+        "1 read, 0 splits applied, 0 renames applied, 1 stored as RENAME actions (no row moved)"
     )
-    assert str(refused.value).endswith("nothing was imported")
+    assert report.capital_changes[1:2] == [
+        f"renamed on the store: CFC -> SBIC from {EX}: the store's {held:,} rows of CFC ({first} to {last}) stay "
+        f"under CFC; a holding of CFC is held as SBIC from {EX} (a RENAME action; "
+        f"{renamed / 'corporate_actions.csv'}:2)"
+    ]
+    assert import_path(engine, renamed).corporate_actions_inserted == 0  # the same files again: stored once
     with engine.connect() as conn:
-        assert row_counts(conn, [tables.eod_prices, tables.instruments, tables.corporate_actions]) == before
+        assert row_counts(conn, [tables.eod_prices]) == before
+        actions = current_rows(conn, tables.corporate_actions)
+        listed = {r["symbol"]: r["delisted_on"] for r in current_rows(conn, tables.instruments)}
+    assert listed == {"CFC": EX, "SBIC": None, "AAA": None}  # CFC stops at the ex-date: T1 expects no row of it
+    assert [(a["symbol"], a["kind"], a["action_date"], a["detail"]["new_symbol"]) for a in actions] == [
+        ("CFC", "RENAME", EX, "SBIC")
+    ]
 
     fresh = service_engine(settings.model_copy(update={"database_url": f"sqlite:///{tmp_path / 'fresh.db'}"}))
     from store.migrations import upgrade
@@ -167,6 +180,8 @@ def test_a_rename_that_would_leave_the_stored_series_beside_the_joined_one_is_re
     upgrade(fresh)
     assert import_path(fresh, renamed).rows_inserted == len(DAYS) * 2
     assert import_path(fresh, renamed).rows_inserted == 0  # the same files again: nothing moves, nothing refused
+    with fresh.connect() as conn:
+        assert not current_rows(conn, tables.corporate_actions)  # joined: no action is stored for it
 
 
 def test_a_replay_serves_the_renamed_company_as_one_instrument_and_t0_stores_one_series(
