@@ -58,6 +58,7 @@ from market.costs import FALLBACK_SPREAD, FeeSchedule, affordable, impact_fracti
 from models.decisions import BOOK_NAMES, HORIZON, TARGET_EXPOSURE
 from models.metrics import edge_multiplier
 from portfolio.executor import (
+    CENT,
     DayPlan,
     Order,
     PlanTerms,
@@ -421,8 +422,7 @@ def _buy(book: _Planning, candidate: Candidate, why: str) -> bool:
     where its price is not booked: `PlanTerms.booking`); True when it was planned."""
     signal, day = candidate.signal, candidate.day
     owned = book.held.get(signal.symbol, 0)
-    price, _ = estimate("BUY", 1, day, book.fees, book.realistic)
-    cash_cap = affordable(book.cash, price, book.fees)
+    cash_cap = _cash_cap(book, day, candidate.shares - owned)
     quantity = min(candidate.shares - owned, cash_cap)
     bound_by = "cash" if cash_cap < candidate.shares - owned else candidate.bound_by
     check = check_entry(day, owned + max(quantity, 0))
@@ -455,6 +455,22 @@ def _buy(book: _Planning, candidate: Candidate, why: str) -> bool:
     book.held[signal.symbol] = owned + quantity
     book.cash -= order.gross + order.fees
     return True
+
+
+def _cash_cap(book: _Planning, day: MarketDay, wanted: int) -> int:
+    """The most shares of `wanted` the cash pays for at the price of the quantity bought
+    (impact and the tick included: more than one share's), fee included, so the plan's
+    cash, and a suggestion's confirmation, never goes below zero. It converges: the price
+    does not rise as the quantity falls."""
+    quantity = max(wanted, 1)
+    while True:
+        price, fee = estimate("BUY", quantity, day, book.fees, book.realistic)
+        if (price * quantity).quantize(CENT) + fee <= book.cash:
+            return quantity if quantity < wanted else affordable(book.cash, price, book.fees)
+        smaller = min(affordable(book.cash, price, book.fees), quantity - 1)
+        if smaller <= 0:
+            return 0
+        quantity = smaller
 
 
 def _entry(book: _Planning) -> str:

@@ -84,3 +84,41 @@ def test_every_planned_suggestion_confirms_and_a_trim_outside_the_band_is_left_o
     (left_out,) = stage.tables["left_out"]
     assert (left_out["symbol"], left_out["side"]) == ("WRM", "SELL")
     assert left_out["reason"].startswith("trimmed to its slot") and left_out["reason"].endswith(BAND)
+
+
+HELD = {f"H{i}": {"close": 100.0, "volume": 40_000, "bid": 99.9, "ask": 100.1} for i in range(8)}
+
+
+@pytest.fixture
+def cash_short(settings: Settings) -> Iterator[tuple[httpx.Client, Clock, Settings]]:
+    """A client with 960,000 in eight names and 40,000 cash: the LIQ slot (about 1,266
+    shares at 50) costs more than the cash, so T2 sizes the buy to the cash."""
+    settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY), "rate_limit_unauthenticated": 100_000})
+    engine = service_engine(settings)
+    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}, **HELD})
+    signals = {"LIQ": {"score": 80.0, "action": "LONG", "tercile": "TOP", "weight": 0.1}}
+    signals |= {s: {"score": 60.0, "action": "LONG", "tercile": "TOP", "weight": 0.1} for s in HELD}
+    seed_predictions(engine, DAY, signals)
+    key = keystore.generate(engine, settings, "Short Co", "PRO", now=FRIDAY_NOON)["api_key"]
+    clock = Clock()
+    clock.moment = FRIDAY_NOON
+    with serve_in_thread(create_app(settings, now=clock)) as base, httpx.Client(base_url=base, timeout=30) as http:
+        http.headers["X-API-Key"] = key
+        assert http.post("/api/portfolio/cash", json={"amount": "1000000.00"}).status_code == 201
+        for symbol in HELD:
+            trade = {"side": "buy", "symbol": symbol, "quantity": 1200, "price": "100", "fees": "0"}
+            assert http.post("/api/portfolio/trade", json=trade).status_code == 201
+        yield http, clock, settings
+
+
+def test_a_buy_sized_to_the_cash_confirms(cash_short) -> None:
+    """The cash cap is priced at the quantity's own price (impact and the tick included),
+    not one share's: before the fix T2 suggested 791 LIQ at 50.15 with 337.18 in fees,
+    40,005.83 against 40,000 cash, and the confirmation refused it."""
+    http, clock, settings = cash_short
+    run_stage("t2_suggestions", MONDAY, settings=settings)
+    clock.moment = MONDAY_MORNING
+    (suggestion,) = http.get("/api/suggestions").json()["items"]
+    assert (suggestion["symbol"], suggestion["reason"]["limits"]["bound_by"]) == ("LIQ", "cash")
+    confirmed = http.post(f"/api/suggestions/{suggestion['suggestion_id']}/confirm")
+    assert confirmed.status_code == 200 and confirmed.json()["state"] == "CONFIRMED", confirmed.text

@@ -205,6 +205,31 @@ def test_property_no_buy_takes_a_position_past_its_capacity(
         assert after[symbol] <= math.floor(capacity * advs[symbol])
         assert actions[symbol] != "AVOID"
     assert len({s for s, q in after.items() if q > 0}) <= max(2 * names, len([s for s, q in holdings.items() if q > 0]))
+    assert planned_cash(Decimal(cash), plan) >= 0
+
+
+def planned_cash(cash: Decimal, plan) -> Decimal:
+    """The cash the plan leaves: its sells' proceeds in, its buys' value and fees out, at
+    the prices it planned (a suggestion's limit, what its confirmation charges)."""
+    for order in plan.orders:
+        cash += order.gross - order.fees if order.side == "SELL" else -(order.gross + order.fees)
+    return cash
+
+
+def test_a_buy_sized_to_the_cash_is_paid_for_at_its_own_price() -> None:
+    """960,000 held in eight names and 40,000 cash: LIQ's slot (about 1,266 shares) is more
+    than the cash pays for, so the buy is sized to the cash at the price of the quantity
+    bought (impact and the tick included), not one share's: before, 791 at 50.15 and
+    337.18 in fees planned 40,005.83 of 40,000."""
+    days = {f"H{i}": market(f"H{i}", close=100.0, bid=99.9, ask=100.1, volume=40_000, adv_20=4e4) for i in range(8)}
+    days["LIQ"] = market("LIQ", close=50.0, bid=49.9, ask=50.1, high=50.5, low=49.5, volume=40_000, adv_20=40_000.0)
+    signals = {s: signal(s, 0.01, "HOLD", 60.0) for s in days if s != "LIQ"} | {"LIQ": signal("LIQ", 0.03)}
+    fees = FeeSchedule(Decimal("0.00725"), Decimal("0"))
+    book = BookDay(Decimal(40_000), {f"H{i}": 1_200 for i in range(8)}, signals, days, fees)
+    plan = plan_book(book, Mandate(names=9))
+    (bought,) = plan.orders
+    assert (bought.symbol, bought.bound_by) == ("LIQ", "cash")
+    assert Decimal(0) <= planned_cash(Decimal(40_000), plan) < Decimal(400)  # within 1% of the cash
 
 
 # --- filling the book ----------------------------------------------------------------------
