@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Protocol
 
 from market.errors import ConfigurationError
-from market.money import to_cents
+from market.money import setting_amount, to_cents
 
 ZERO = Decimal(0)
 
@@ -269,7 +269,8 @@ def load_fee_file(path: Path) -> MarketFees:
     """A market's schedule from a TOML or JSON file (FEE_FILE_FORMAT): ConfigurationError
     with one line naming the file and what is wrong (unreadable, not TOML or JSON, an
     unknown key, no brokerage, a rate that is not a fraction from 0 up to MAX_RATE, a
-    negative minimum, a levy without a name)."""
+    minimum that is negative or past the one money bound (market.money
+    MAX_AMOUNT), a levy without a name)."""
     where = f"fee file {path}"
     if path.suffix.lower() not in FEE_FILE_SUFFIXES:
         raise ConfigurationError(f"{where}: expected a .toml or .json file")
@@ -281,7 +282,7 @@ def load_fee_file(path: Path) -> MarketFees:
         raise ConfigurationError(f"{where}: cannot be read ({exc.__class__.__name__}: {exc})") from None
     try:
         data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
         kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"
         raise ConfigurationError(f"{where}: not valid {kind}: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
@@ -307,7 +308,11 @@ def load_fee_file(path: Path) -> MarketFees:
 
 
 def _number(value: object, name: str, where: str) -> Decimal:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    """A TOML or JSON number as an exact Decimal (an integer of any size, read without a
+    float: 10**400 is refused by the caller's range, never an OverflowError)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Decimal(value)
+    if not isinstance(value, float) or not math.isfinite(value):
         raise ConfigurationError(f"{where}: {name} = {value!r} is not a number")
     return Decimal(str(value))
 
@@ -323,10 +328,11 @@ def _rate(value: object, name: str, where: str) -> Decimal:
 
 
 def _amount(value: object, name: str, where: str) -> Decimal:
-    amount = _number(value, name, where)
-    if amount < 0:
+    """A minimum, in the currency: a number (`_number`), not negative, within the one money
+    bound (market.money `setting_amount`)."""
+    if _number(value, name, where) < 0:
         raise ConfigurationError(f"{where}: {name} = {value!r} is negative")
-    return amount
+    return setting_amount(value, f"{where}: {name}")
 
 
 def _text(value: object, name: str, where: str) -> str:

@@ -27,7 +27,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import NewType
 
-from market.errors import InvalidInputError
+from market.errors import ConfigurationError, InvalidInputError
 
 MONEY_DIGITS = 14  # the most digits money may have before the point, as text or a number
 MONEY_TEXT = re.compile(rf"[+-]?[0-9]{{1,{MONEY_DIGITS}}}(\.[0-9]{{1,6}})?")
@@ -41,6 +41,11 @@ PRICE_PLACES = Decimal("0.000001")  # the most places a price per share is shown
 # make, whichever way it comes: REST's CashIn and GraphQL's moveCash (api/schemas), the CLI's
 # `portfolio open --cash` and the domain's move_cash (portfolio/trading.py) all apply it.
 MAX_CASH_MOVEMENT = Decimal("1000000000")
+# The largest amount of money the service books or charges: a manual trade's price or fees
+# (portfolio/trading.py), a statement's cash or price (portfolio/statements.py) and a fee
+# minimum in the settings or a fee file (`setting_amount`). The store keeps MONEY_DIGITS
+# integer digits; nothing real comes near.
+MAX_AMOUNT = Decimal("1000000000000")
 # The largest share count one line may state (a statement's holding, a day's traded volume
 # in a market file or on the exchange's page) and the largest price per share: far past any
 # listing, far inside the store's BIGINT and every float's exact integers. A number past
@@ -109,6 +114,20 @@ def _denoted(value: object) -> Decimal | None:
     except InvalidOperation:  # an exponent past what a Decimal holds: no amount of money
         return None
     return amount if amount.is_finite() and amount.adjusted() < MONEY_DIGITS else None
+
+
+def setting_amount(value: object, name: str) -> Decimal:
+    """A configured amount of money (a fee minimum: a setting, a fee file's field) as an
+    exact Decimal: a number, finite, from 0 up to MAX_AMOUNT; else ConfigurationError, one
+    line naming `name` and the value as it was given. An infinite or huge minimum would
+    load and then break every fee (to_cents of it) on every priced request."""
+    amount = None if isinstance(value, str) else _denoted(value)
+    if amount is None or not 0 <= amount <= MAX_AMOUNT:
+        shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}... ({len(repr(value))} characters)"
+        raise ConfigurationError(
+            f"{name} = {shown} is not an amount of money: a finite number from 0 up to {MAX_AMOUNT:,}"
+        )
+    return amount
 
 
 def whole_cents(amount: Decimal, name: str) -> Decimal:

@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from market.errors import ConfigurationError
 from market.fees import DEFAULT_SCHEDULE, SCHEDULES, is_fee_file, market_fees
+from market.money import setting_amount
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DELIST_AFTER_SESSIONS = 60  # a held name without a row this many sessions is delisted (portfolio/delisting.py)
@@ -447,6 +448,15 @@ class Settings(BaseSettings):
                 f"expected one of: {', '.join(sorted(SCHEDULES))}, or the path of a .toml or .json fee file"
             )
         return key
+
+    @field_validator("brokerage_min_fee")
+    @classmethod
+    def _bounded_min_fee(cls, value: float | None) -> float | None:
+        """Finite and within the one money bound (market.money `setting_amount`): an
+        infinite minimum loaded, then every fee failed."""
+        if value is not None:
+            setting_amount(value, "MARKETINTEL_BROKERAGE_MIN_FEE")
+        return value
 
     @field_validator("replay_path", "replay_currency", mode="before")
     @classmethod

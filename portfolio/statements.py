@@ -85,14 +85,23 @@ from sqlalchemy import Connection, Engine
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.clock import SUPPORTED_DATES, exchange_date, exchange_iso, session_close_utc, utc_now
 from market.errors import ConflictError, InvalidInputError
-from market.money import CENTS, MAX_SHARES, PRINTED_NUMBER, Money, Price, money_display, printed_number, to_cents
+from market.money import (
+    CENTS,
+    MAX_AMOUNT,
+    MAX_SHARES,
+    PRINTED_NUMBER,
+    Money,
+    Price,
+    money_display,
+    printed_number,
+    to_cents,
+)
 from market.settings import Settings
 from market.text import PRINTED_TICKER
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
 from portfolio.market import known_symbols
 from portfolio.statement_checks import NameRecord, holding_refusal, name_records, price_warning
-from portfolio.trading import MAX_AMOUNT
 from store import tables
 from store.history import append_history, current_rows, newest_ids
 from store.transactions import Respond, answered, write_transaction

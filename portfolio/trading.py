@@ -39,6 +39,7 @@ from market.contract import described, served_fields
 from market.errors import ConflictError, InvalidInputError, NotFoundError
 from market.money import (
     CENTS,
+    MAX_AMOUNT,
     MAX_CASH_MOVEMENT,
     Fraction,
     Money,
@@ -59,8 +60,6 @@ from store import tables
 from store.history import append_history, current_rows
 from store.splits import renamed_on, stored_splits
 from store.transactions import Respond, answered
-
-MAX_AMOUNT = Decimal("1000000000000")  # the store keeps 14 integer digits; nothing real comes near
 
 
 @dataclass(frozen=True)

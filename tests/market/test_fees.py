@@ -180,6 +180,10 @@ def test_a_fee_file_charges_exactly_its_schedule_in_the_backtest_the_executor_an
         ("brokerage = 0.005\nminimum = -1\n", r"minimum = -1 is negative"),
         ("brokerage = 0.005\nlevies = 0.003\n", r"levies is not a table"),
         ("brokerage = 0.005\n[levies\n", r"not valid TOML"),
+        ("brokerage = 0.005\nbrokerage_minimum = 1e30\n", r"brokerage_minimum = 1e\+30 is not an amount"),
+        ("brokerage = 0.005\nminimum = inf\n", r"minimum = inf is not a number"),
+        (f"brokerage = 0.005\nminimum = {10**400}\n", r"minimum = 10{19}\.\.\. \(401 characters\) is not an amount"),
+        (f"brokerage = {10**400}\n", r"brokerage = 10{400} is not a rate"),
     ],
 )
 def test_a_bad_fee_file_is_one_line_naming_the_file_and_the_field(tmp_path, text: str, says: str) -> None:
@@ -206,3 +210,29 @@ def test_fees_no_longer_imports_the_settings() -> None:
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert "market.settings" not in imported
+
+
+def test_a_json_fee_file_with_a_huge_minimum_is_one_line_naming_it(tmp_path) -> None:
+    """JSON's integers have no bound: 10**400 raised OverflowError (a traceback from
+    `marketintel db status`), not the loader's one line."""
+    path = tmp_path / "huge.json"
+    path.write_text(f'{{"brokerage": 0.005, "minimum": {10**400}}}')
+    with pytest.raises(
+        ConfigurationError, match=r"^fee file .*huge\.json: minimum = 10{19}\.\.\. \(401 characters\) is not an amount"
+    ):
+        market_fees(str(path))
+    with pytest.raises(ConfigurationError, match=r"^MARKETINTEL_FEE_SCHEDULE=.*huge\.json"):
+        Settings(_env_file=None, fee_schedule=str(path))
+
+
+@pytest.mark.parametrize("minimum", ["inf", "1e30", "1000000000001"])
+def test_a_brokerage_minimum_past_the_money_bound_stops_the_settings(monkeypatch: pytest.MonkeyPatch, minimum) -> None:
+    """MARKETINTEL_BROKERAGE_MIN_FEE=inf loaded, then every priced request answered 500
+    (to_cents of an infinite fee): the one money bound (market.money.MAX_AMOUNT) refuses it
+    at load, with one line naming the setting."""
+    monkeypatch.setenv("MARKETINTEL_BROKERAGE_MIN_FEE", minimum)
+    with pytest.raises(ConfigurationError, match=r"^MARKETINTEL_BROKERAGE_MIN_FEE = .* is not an amount") as caught:
+        Settings(_env_file=None)
+    assert "\n" not in str(caught.value)
+    monkeypatch.setenv("MARKETINTEL_BROKERAGE_MIN_FEE", "1000000000000")
+    assert fee_schedule(Settings(_env_file=None)).fee(Decimal(1000)) == Decimal("1000000000003.50")  # the levies too
